@@ -1,0 +1,156 @@
+package cost
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// SchemaVersion is the version of the JSON report contract (DESIGN.md).
+// Fields are added, never renamed; bump only on an incompatible change.
+const SchemaVersion = 1
+
+// Report is the result of Analyze: the JSON contract of `onnxcost report`.
+// Quantities are float64 so that totals of huge models saturate in
+// precision instead of wrapping (a 2^63-FLOP model stays positive).
+type Report struct {
+	SchemaVersion    int              `json:"schema_version"`
+	ToolVersion      string           `json:"tool_version"`
+	CostModelVersion string           `json:"cost_model_version"`
+	Model            string           `json:"model"`
+	GPU              string           `json:"gpu"`
+	GPUSpecHash      string           `json:"gpu_spec_hash"`
+	DType            string           `json:"dtype"`
+	Plan             string           `json:"plan"`
+	Bindings         map[string]int64 `json:"bindings"`
+	FLOPConvention   string           `json:"flop_convention"`
+	Totals           Totals           `json:"totals"`
+	Nodes            []NodeCost       `json:"nodes"`
+	Warnings         []string         `json:"warnings"`
+	UnsupportedOps   []Unsupported    `json:"unsupported_ops"`
+}
+
+// Totals sums the per-node figures, plus whole-model quantities.
+type Totals struct {
+	MACs            float64 `json:"macs"`
+	FLOPs           float64 `json:"flops"`
+	Transcendentals float64 `json:"transcendentals"`
+	BytesRead       float64 `json:"bytes_read"`
+	BytesWritten    float64 `json:"bytes_written"`
+	Params          float64 `json:"params"`
+	ParamBytes      float64 `json:"param_bytes"`
+	Launches        float64 `json:"launches"`
+	TimeS           float64 `json:"time_s"`
+	EnergyJ         float64 `json:"energy_j"`
+	PeakMemoryBytes float64 `json:"peak_memory_bytes"`
+	// GEMMConvTimeShare is the fraction of TimeS spent in Conv, Gemm,
+	// MatMul and recurrent (LSTM/GRU/RNN) nodes, fused or not.
+	GEMMConvTimeShare float64 `json:"gemm_conv_time_share"`
+	// Bound counts nodes per bound class.
+	Nodes int `json:"nodes"`
+}
+
+// NodeCost is one node's estimate.
+type NodeCost struct {
+	Name      string       `json:"name"`
+	OpType    string       `json:"op_type"`
+	Domain    string       `json:"domain,omitempty"`
+	FusedFrom []string     `json:"fused_from"`
+	Inputs    []TensorInfo `json:"inputs"`
+	Outputs   []TensorInfo `json:"outputs"`
+
+	MACs            float64 `json:"macs"`
+	FLOPs           float64 `json:"flops"`
+	Transcendentals float64 `json:"transcendentals"`
+	BytesRead       float64 `json:"bytes_read"`
+	BytesWritten    float64 `json:"bytes_written"`
+	Params          float64 `json:"params"`
+	Launches        float64 `json:"launches"`
+
+	ArithmeticIntensity float64 `json:"arithmetic_intensity"`
+	Bound               string  `json:"bound"` // "compute" | "memory" | "launch"; "" for nodes with no kernel
+	Precision           string  `json:"precision,omitempty"`
+	ComputeS            float64 `json:"compute_s"`
+	MemoryS             float64 `json:"memory_s"`
+	TimeS               float64 `json:"time_s"`
+	LaunchS             float64 `json:"launch_s"`
+	EnergyJ             float64 `json:"energy_j"`
+	// Note explains an approximation (If: costlier branch; Loop: trip count unknown).
+	Note string `json:"note,omitempty"`
+}
+
+// TensorInfo is a node input or output as the report shows it.
+type TensorInfo struct {
+	Name  string `json:"name"`
+	DType string `json:"dtype"`
+	Shape Shape  `json:"shape"`
+}
+
+// Unsupported names an op with no cost rule and the nodes that use it.
+type Unsupported struct {
+	Domain string   `json:"domain,omitempty"`
+	OpType string   `json:"op_type"`
+	Count  int      `json:"count"`
+	Nodes  []string `json:"nodes"`
+}
+
+// Shape is a JSON shape: numbers for known dims, strings for symbols, null
+// for an unranked tensor.
+type Shape []ir.Dim
+
+// ShapeOf converts an ir.Shape (nil for unranked).
+func ShapeOf(s ir.Shape) Shape {
+	if !s.Ranked {
+		return nil
+	}
+	return append(Shape{}, s.Dims...)
+}
+
+// MarshalJSON writes [1, "batch", 224].
+func (s Shape) MarshalJSON() ([]byte, error) {
+	if s == nil {
+		return []byte("null"), nil
+	}
+	b := []byte{'['}
+	for i, d := range s {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if d.IsKnown() {
+			b = strconv.AppendInt(b, d.Value, 10)
+		} else {
+			q, _ := json.Marshal(d.Sym)
+			b = append(b, q...)
+		}
+	}
+	return append(b, ']'), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (s *Shape) UnmarshalJSON(data []byte) error {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	if raw == nil {
+		*s = nil
+		return nil
+	}
+	out := make(Shape, len(raw))
+	for i, r := range raw {
+		var n int64
+		if err := json.Unmarshal(r, &n); err == nil {
+			out[i] = ir.D(n)
+			continue
+		}
+		var sym string
+		if err := json.Unmarshal(r, &sym); err != nil {
+			return fmt.Errorf("shape dim %d: want a number or a string", i)
+		}
+		out[i] = ir.S(sym)
+	}
+	*s = out
+	return nil
+}

@@ -1,0 +1,57 @@
+// Package hwdb is the GPU database: datasheet figures for each GPU, every
+// figure with its source, embedded in the binary, plus user-supplied spec
+// files (for measured ceilings or GPUs not in the table).
+package hwdb
+
+// Precision names a compute path: a dtype and whether it runs on tensor
+// cores (matrix units). Peaks are dense (never the 2:4-sparse figure).
+type Precision string
+
+const (
+	FP64       Precision = "fp64"        // vector FP64
+	FP64Tensor Precision = "fp64_tensor" // FP64 on tensor cores (A100+)
+	FP32       Precision = "fp32"        // vector FP32 (CUDA cores)
+	FP16       Precision = "fp16"        // vector FP16 (non-tensor)
+	BF16       Precision = "bf16"        // vector BF16 (non-tensor)
+	TF32Tensor Precision = "tf32_tensor"
+	FP16Tensor Precision = "fp16_tensor" // FP16 inputs, FP32 accumulate where the vendor quotes both
+	BF16Tensor Precision = "bf16_tensor"
+	FP8Tensor  Precision = "fp8_tensor"
+	INT8Tensor Precision = "int8_tensor"
+	INT8       Precision = "int8" // vector INT8 (dp4a) where there are no tensor cores
+)
+
+// GPU is one accelerator's figures. Rates are per second in base units
+// (FLOP/s, bytes/s); sizes in bytes; power in watts; times in seconds.
+type GPU struct {
+	Name    string   `json:"name"`              // canonical id, e.g. "A100-SXM4-80GB"
+	Aliases []string `json:"aliases,omitempty"` // other accepted names, e.g. "a100"
+	Vendor  string   `json:"vendor"`
+	Arch    string   `json:"arch"`
+	Year    int      `json:"year,omitempty"`
+
+	SMs           int     `json:"sms"` // SMs (NVIDIA) or CUs (AMD)
+	BaseClockMHz  float64 `json:"base_clock_mhz,omitempty"`
+	BoostClockMHz float64 `json:"boost_clock_mhz"`
+
+	// Peak is the dense peak rate per precision; a missing key means the
+	// GPU has no such path (e.g. no fp8 before Hopper/Ada).
+	Peak map[Precision]float64 `json:"peak_flops"`
+
+	MemBytes  float64 `json:"mem_bytes"`
+	MemBW     float64 `json:"mem_bw"` // HBM/GDDR bytes/s
+	L2Bytes   float64 `json:"l2_bytes"`
+	L2BW      float64 `json:"l2_bw,omitempty"` // bytes/s; 0 = unknown (a multiple of MemBW is assumed)
+	TDPWatts  float64 `json:"tdp_w"`
+	IdleWatts float64 `json:"idle_w,omitempty"`
+	LaunchS   float64 `json:"launch_s"` // per-kernel launch overhead
+
+	// Sources maps a figure's JSON name ("mem_bw", "peak_flops.fp16_tensor")
+	// to where it comes from (document title, table, URL).
+	Sources map[string]string `json:"sources"`
+	// Notes records caveats (e.g. "boost clock varies by SKU").
+	Notes []string `json:"notes,omitempty"`
+}
+
+// PeakFor returns the peak for p, or 0 when the GPU lacks that path.
+func (g *GPU) PeakFor(p Precision) float64 { return g.Peak[p] }

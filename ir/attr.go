@@ -1,0 +1,105 @@
+package ir
+
+// AttrType is onnx.AttributeProto.AttributeType.
+type AttrType int32
+
+const (
+	AttrUndefined     AttrType = 0
+	AttrFloat         AttrType = 1
+	AttrInt           AttrType = 2
+	AttrString        AttrType = 3
+	AttrTensor        AttrType = 4
+	AttrGraph         AttrType = 5
+	AttrFloats        AttrType = 6
+	AttrInts          AttrType = 7
+	AttrStrings       AttrType = 8
+	AttrTensors       AttrType = 9
+	AttrGraphs        AttrType = 10
+	AttrSparseTensor  AttrType = 11
+	AttrSparseTensors AttrType = 12
+	AttrTypeProto     AttrType = 13
+	AttrTypeProtos    AttrType = 14
+)
+
+// Attribute is one node attribute. Exactly the fields matching Type are set.
+type Attribute struct {
+	Name string
+	Type AttrType
+
+	F       float64
+	I       int64
+	S       string
+	T       *Tensor
+	G       *Graph
+	Floats  []float64
+	Ints    []int64
+	Strings []string
+	Tensors []*Tensor
+	Graphs  []*Graph
+
+	// RefAttrName is set inside function bodies: the attribute takes the
+	// value of the calling node's attribute of that name.
+	RefAttrName string
+	Doc         string
+}
+
+// Attr returns the node's attribute with the given name, or nil.
+func (n *Node) Attr(name string) *Attribute {
+	for _, a := range n.Attrs {
+		if a.Name == name {
+			return a
+		}
+	}
+	return nil
+}
+
+// AttrInt returns an INT attribute, or def when absent.
+func (n *Node) AttrInt(name string, def int64) int64 {
+	if a := n.Attr(name); a != nil && a.Type == AttrInt {
+		return a.I
+	}
+	return def
+}
+
+// AttrFloat returns a FLOAT attribute, or def when absent.
+func (n *Node) AttrFloat(name string, def float64) float64 {
+	if a := n.Attr(name); a != nil && a.Type == AttrFloat {
+		return a.F
+	}
+	return def
+}
+
+// AttrString returns a STRING attribute, or def when absent.
+func (n *Node) AttrString(name string, def string) string {
+	if a := n.Attr(name); a != nil && a.Type == AttrString {
+		return a.S
+	}
+	return def
+}
+
+// AttrInts returns an INTS attribute; ok is false when absent.
+func (n *Node) AttrInts(name string) (v []int64, ok bool) {
+	if a := n.Attr(name); a != nil && a.Type == AttrInts {
+		return a.Ints, true
+	}
+	return nil, false
+}
+
+// AttrFloats returns a FLOATS attribute; ok is false when absent.
+func (n *Node) AttrFloats(name string) (v []float64, ok bool) {
+	if a := n.Attr(name); a != nil && a.Type == AttrFloats {
+		return a.Floats, true
+	}
+	return nil, false
+}
+
+// SetAttr replaces or adds an attribute, keeping attribute order stable.
+func (n *Node) SetAttr(a *Attribute) {
+	for i, old := range n.Attrs {
+		if old.Name == a.Name {
+			n.Attrs[i] = a
+			return
+		}
+	}
+	n.Attrs = append(n.Attrs, a)
+}

@@ -1,0 +1,532 @@
+package ir
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+)
+
+// Model is a decoded ONNX model: its metadata, opset imports, main graph
+// and model-local functions.
+type Model struct {
+	Path            string // file it was read from, for messages
+	IRVersion       int64
+	ProducerName    string
+	ProducerVersion string
+	Domain          string
+	ModelVersion    int64
+	Doc             string
+	Opsets          []OpsetImport
+	Metadata        []KeyValue
+	Graph           *Graph
+	Functions       []*Function
+}
+
+// OpsetImport is one entry of ModelProto.opset_import. Domain "" is the
+// default ONNX domain ("ai.onnx").
+type OpsetImport struct {
+	Domain  string
+	Version int64
+}
+
+// KeyValue is one metadata_props entry.
+type KeyValue struct{ Key, Value string }
+
+// Opset returns the imported version of domain ("" and "ai.onnx" are the
+// same), or 0 when the model does not import it.
+func (m *Model) Opset(domain string) int64 {
+	if domain == "ai.onnx" {
+		domain = ""
+	}
+	for _, o := range m.Opsets {
+		d := o.Domain
+		if d == "ai.onnx" {
+			d = ""
+		}
+		if d == domain {
+			return o.Version
+		}
+	}
+	return 0
+}
+
+// Function is a model-local function (FunctionProto). Its body is a Graph
+// whose Inputs and Outputs are the formal parameters.
+type Function struct {
+	Name      string
+	Domain    string
+	Overload  string
+	AttrNames []string
+	// AttrDefaults holds attribute_proto entries: attributes with defaults.
+	AttrDefaults []*Attribute
+	Opsets       []OpsetImport
+	Body         *Graph
+	Doc          string
+}
+
+// Graph is a computation graph: nodes in topological order, the values they
+// read and write, graph inputs, outputs and initializers. Subgraphs (If,
+// Loop, Scan bodies) have Parent set and may read values of enclosing graphs.
+//
+// Producer/consumer links are kept consistent by the editing methods below;
+// code outside this package must not assign Node.Inputs/Outputs directly
+// once a node is in a graph.
+type Graph struct {
+	Name         string
+	Doc          string
+	Nodes        []*Node  // topological order
+	Inputs       []*Value // graph inputs, initializers excluded
+	Outputs      []*Value
+	Initializers []*Value // values whose Const is the initializer tensor
+	Parent       *Graph
+
+	// ValueInfo holds types declared in the file for intermediate values.
+	// They are never used as inference results, only checked against them.
+	ValueInfo map[string]TypeInfo
+
+	values  map[string]*Value
+	nameSeq int
+}
+
+// TypeInfo is a declared type from value_info or a graph input/output.
+type TypeInfo struct {
+	Kind  ValueKind
+	DType DType
+	Shape Shape
+}
+
+// ValueKind tells tensors from the other ONNX value types.
+type ValueKind uint8
+
+const (
+	TensorValue ValueKind = iota
+	SequenceValue
+	OptionalValue
+	MapValue
+	SparseTensorValue
+)
+
+// Value is a named tensor (or sequence/optional/map) in a graph.
+type Value struct {
+	Name  string
+	Kind  ValueKind
+	DType DType // element type; for a sequence or optional, its element's
+	Shape Shape
+
+	// Const is the tensor's contents when known: an initializer, a
+	// Constant node's output, or a small tensor computed by inference.
+	Const *Tensor
+	// IsInitializer marks a value that is a graph initializer.
+	IsInitializer bool
+	// Declared is the type the file declared for this value (graph input,
+	// output or value_info), kept to check inference against.
+	Declared *TypeInfo
+
+	Producer  *Node // nil for graph inputs, initializers and outer values
+	Consumers []*Node
+}
+
+// Node is one operator application.
+type Node struct {
+	Name    string
+	OpType  string
+	Domain  string   // "" for the default ONNX domain
+	Inputs  []*Value // nil for an omitted optional input
+	Outputs []*Value // nil for an omitted optional output
+	Attrs   []*Attribute
+	Doc     string
+
+	// FusedFrom lists the names of the nodes a fusion pass replaced with
+	// this node, in their original order.
+	FusedFrom []string
+
+	graph *Graph
+}
+
+// Graph returns the graph the node belongs to.
+func (n *Node) Graph() *Graph { return n.graph }
+
+// In returns input i, or nil when absent.
+func (n *Node) In(i int) *Value {
+	if i < 0 || i >= len(n.Inputs) {
+		return nil
+	}
+	return n.Inputs[i]
+}
+
+// Out returns output i, or nil when absent.
+func (n *Node) Out(i int) *Value {
+	if i < 0 || i >= len(n.Outputs) {
+		return nil
+	}
+	return n.Outputs[i]
+}
+
+// Subgraphs returns the graphs held in the node's attributes, in attribute order.
+func (n *Node) Subgraphs() []*Graph {
+	var gs []*Graph
+	for _, a := range n.Attrs {
+		if a.G != nil {
+			gs = append(gs, a.G)
+		}
+		gs = append(gs, a.Graphs...)
+	}
+	return gs
+}
+
+// NewGraph returns an empty graph.
+func NewGraph(name string) *Graph {
+	return &Graph{Name: name, values: map[string]*Value{}, ValueInfo: map[string]TypeInfo{}}
+}
+
+// NewSubgraph returns an empty graph nested in parent.
+func NewSubgraph(name string, parent *Graph) *Graph {
+	g := NewGraph(name)
+	g.Parent = parent
+	return g
+}
+
+// Lookup finds a value by name in g or, failing that, in enclosing graphs.
+func (g *Graph) Lookup(name string) *Value {
+	for s := g; s != nil; s = s.Parent {
+		if v, ok := s.values[name]; ok {
+			return v
+		}
+	}
+	return nil
+}
+
+// Local finds a value defined in g itself.
+func (g *Graph) Local(name string) *Value { return g.values[name] }
+
+// Values returns the values of g sorted by name (deterministic order).
+func (g *Graph) Values() []*Value {
+	vs := make([]*Value, 0, len(g.values))
+	for _, v := range g.values {
+		vs = append(vs, v)
+	}
+	sort.Slice(vs, func(i, j int) bool { return vs[i].Name < vs[j].Name })
+	return vs
+}
+
+// NewValue creates a value named name in g. It fails if g already has one.
+func (g *Graph) NewValue(name string) (*Value, error) {
+	if name == "" {
+		return nil, fmt.Errorf("value with empty name")
+	}
+	if _, dup := g.values[name]; dup {
+		return nil, fmt.Errorf("value %q defined twice", name)
+	}
+	v := &Value{Name: name}
+	g.values[name] = v
+	return v, nil
+}
+
+// UniqueName returns a value or node name based on prefix that no value in
+// g or its parents uses yet.
+func (g *Graph) UniqueName(prefix string) string {
+	for {
+		g.nameSeq++
+		name := prefix + "_" + strconv.Itoa(g.nameSeq)
+		if g.Lookup(name) == nil && !g.hasNodeNamed(name) {
+			return name
+		}
+	}
+}
+
+func (g *Graph) hasNodeNamed(name string) bool {
+	for _, n := range g.Nodes {
+		if n.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// AddInput appends a graph input.
+func (g *Graph) AddInput(v *Value) { g.Inputs = append(g.Inputs, v) }
+
+// AddOutput appends a graph output.
+func (g *Graph) AddOutput(v *Value) { g.Outputs = append(g.Outputs, v) }
+
+// AddInitializer records v as an initializer holding t.
+func (g *Graph) AddInitializer(v *Value, t *Tensor) {
+	v.Const = t
+	v.IsInitializer = true
+	v.DType = t.DType
+	v.Shape = t.Shape()
+	g.Initializers = append(g.Initializers, v)
+}
+
+// AddNode appends n to the graph and links its producers and consumers.
+// Outputs must not already have a producer. The caller keeps topological
+// order by adding nodes after their inputs' producers (or calls Toposort).
+func (g *Graph) AddNode(n *Node) error {
+	for _, o := range n.Outputs {
+		if o == nil {
+			continue
+		}
+		if o.Producer != nil {
+			return fmt.Errorf("value %q produced by both %q and %q", o.Name, o.Producer.Name, n.Name)
+		}
+	}
+	n.graph = g
+	for _, o := range n.Outputs {
+		if o != nil {
+			o.Producer = n
+		}
+	}
+	for _, in := range n.Inputs {
+		if in != nil {
+			in.Consumers = append(in.Consumers, n)
+		}
+	}
+	g.Nodes = append(g.Nodes, n)
+	return nil
+}
+
+// InsertNodeBefore adds n just before the node at, keeping topological order
+// when n reads only values available at that point.
+func (g *Graph) InsertNodeBefore(n, at *Node) error {
+	if err := g.AddNode(n); err != nil {
+		return err
+	}
+	g.Nodes = g.Nodes[:len(g.Nodes)-1]
+	idx := g.indexOf(at)
+	if idx < 0 {
+		idx = len(g.Nodes)
+	}
+	g.Nodes = append(g.Nodes, nil)
+	copy(g.Nodes[idx+1:], g.Nodes[idx:])
+	g.Nodes[idx] = n
+	return nil
+}
+
+func (g *Graph) indexOf(n *Node) int {
+	for i, m := range g.Nodes {
+		if m == n {
+			return i
+		}
+	}
+	return -1
+}
+
+// RemoveNode unlinks n from the graph. Its outputs lose their producer;
+// callers must rewire or delete their uses first.
+func (g *Graph) RemoveNode(n *Node) {
+	for _, in := range n.Inputs {
+		if in != nil {
+			in.removeConsumer(n)
+		}
+	}
+	for _, o := range n.Outputs {
+		if o != nil && o.Producer == n {
+			o.Producer = nil
+		}
+	}
+	if i := g.indexOf(n); i >= 0 {
+		g.Nodes = append(g.Nodes[:i], g.Nodes[i+1:]...)
+	}
+	n.graph = nil
+}
+
+// RemoveValue forgets an unused value.
+func (g *Graph) RemoveValue(v *Value) { delete(g.values, v.Name) }
+
+func (v *Value) removeConsumer(n *Node) {
+	for i, c := range v.Consumers {
+		if c == n {
+			v.Consumers = append(v.Consumers[:i], v.Consumers[i+1:]...)
+			return
+		}
+	}
+}
+
+// SetInput makes input i of n read v, keeping consumer lists consistent.
+func (g *Graph) SetInput(n *Node, i int, v *Value) {
+	for len(n.Inputs) <= i {
+		n.Inputs = append(n.Inputs, nil)
+	}
+	if old := n.Inputs[i]; old != nil {
+		old.removeConsumer(n)
+	}
+	n.Inputs[i] = v
+	if v != nil {
+		v.Consumers = append(v.Consumers, n)
+	}
+}
+
+// ReplaceAllUses makes every consumer of old (and the graph outputs) read
+// new instead.
+func (g *Graph) ReplaceAllUses(old, new *Value) {
+	for _, c := range append([]*Node(nil), old.Consumers...) {
+		for i, in := range c.Inputs {
+			if in == old {
+				g.SetInput(c, i, new)
+			}
+		}
+	}
+	for i, o := range g.Outputs {
+		if o == old {
+			g.Outputs[i] = new
+		}
+	}
+}
+
+// IsGraphOutput reports whether v is an output of g.
+func (g *Graph) IsGraphOutput(v *Value) bool {
+	for _, o := range g.Outputs {
+		if o == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Toposort reorders g.Nodes topologically, keeping the existing relative
+// order where dependencies allow (so a sorted file keeps its order). It
+// returns an error naming a node on a cycle. Values read from enclosing
+// graphs or by subgraphs of a node count as that node's inputs.
+func (g *Graph) Toposort() error {
+	pos := make(map[*Node]int, len(g.Nodes))
+	for i, n := range g.Nodes {
+		pos[n] = i
+	}
+	indeg := make([]int, len(g.Nodes))
+	succ := make([][]int, len(g.Nodes))
+	for i, n := range g.Nodes {
+		for _, in := range nodeReads(n) {
+			if p := in.Producer; p != nil {
+				if j, ok := pos[p]; ok && j != i {
+					succ[j] = append(succ[j], i)
+					indeg[i]++
+				} else if ok && j == i {
+					return fmt.Errorf("cycle: node %q reads its own output %q", n.Name, in.Name)
+				}
+			}
+		}
+	}
+	// Kahn's algorithm with a min-heap on original position for stability.
+	ready := &intHeap{}
+	for i := range g.Nodes {
+		if indeg[i] == 0 {
+			ready.push(i)
+		}
+	}
+	order := make([]*Node, 0, len(g.Nodes))
+	for ready.len() > 0 {
+		i := ready.pop()
+		order = append(order, g.Nodes[i])
+		for _, j := range succ[i] {
+			indeg[j]--
+			if indeg[j] == 0 {
+				ready.push(j)
+			}
+		}
+	}
+	if len(order) != len(g.Nodes) {
+		for i, n := range g.Nodes {
+			if indeg[i] > 0 {
+				return fmt.Errorf("cycle through node %q (%s)", n.Name, n.OpType)
+			}
+		}
+	}
+	g.Nodes = order
+	return nil
+}
+
+// nodeReads lists the values n reads: its inputs and, for control-flow
+// nodes, the outer values its subgraphs capture.
+func nodeReads(n *Node) []*Value {
+	reads := make([]*Value, 0, len(n.Inputs))
+	for _, in := range n.Inputs {
+		if in != nil {
+			reads = append(reads, in)
+		}
+	}
+	for _, sg := range n.Subgraphs() {
+		reads = append(reads, sg.OuterReads()...)
+	}
+	return reads
+}
+
+// OuterReads lists values defined outside g (in enclosing graphs) that
+// nodes of g or of its nested subgraphs read.
+func (g *Graph) OuterReads() []*Value {
+	var out []*Value
+	seen := map[*Value]bool{}
+	var walk func(s *Graph)
+	walk = func(s *Graph) {
+		for _, n := range s.Nodes {
+			for _, in := range n.Inputs {
+				if in != nil && !seen[in] && g.values[in.Name] != in && !definedBelow(g, s, in) {
+					seen[in] = true
+					out = append(out, in)
+				}
+			}
+			for _, sub := range n.Subgraphs() {
+				walk(sub)
+			}
+		}
+	}
+	walk(g)
+	return out
+}
+
+// definedBelow reports whether v is defined in s or a graph between s and g.
+func definedBelow(g, s *Graph, v *Value) bool {
+	for c := s; c != nil && c != g; c = c.Parent {
+		if c.values[v.Name] == v {
+			return true
+		}
+	}
+	return false
+}
+
+type intHeap struct{ a []int }
+
+func (h *intHeap) len() int { return len(h.a) }
+func (h *intHeap) push(x int) {
+	h.a = append(h.a, x)
+	for i := len(h.a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h.a[p] <= h.a[i] {
+			break
+		}
+		h.a[p], h.a[i] = h.a[i], h.a[p]
+		i = p
+	}
+}
+func (h *intHeap) pop() int {
+	top := h.a[0]
+	last := len(h.a) - 1
+	h.a[0] = h.a[last]
+	h.a = h.a[:last]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h.a) && h.a[l] < h.a[m] {
+			m = l
+		}
+		if r < len(h.a) && h.a[r] < h.a[m] {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h.a[i], h.a[m] = h.a[m], h.a[i]
+		i = m
+	}
+	return top
+}
+
+// NodeCount counts nodes in g and, recursively, in its subgraphs.
+func (g *Graph) NodeCount() int {
+	n := 0
+	for _, nd := range g.Nodes {
+		n++
+		for _, sg := range nd.Subgraphs() {
+			n += sg.NodeCount()
+		}
+	}
+	return n
+}

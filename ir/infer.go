@@ -1,0 +1,216 @@
+package ir
+
+import (
+	"fmt"
+	"sort"
+)
+
+// InferOptions controls shape inference.
+type InferOptions struct {
+	// Bindings give values to symbolic dims of graph inputs ("batch": 8).
+	Bindings map[string]int64
+	// Batch, when > 0, binds the leading dim of every graph input whose
+	// leading dim is symbolic (what --batch means).
+	Batch int64
+	// InputData gives graph inputs known contents (from --input-data);
+	// keys are graph input names.
+	InputData map[string]*Tensor
+	// Limits defaults to DefaultLimits.
+	Limits *Limits
+}
+
+// InferResult reports what inference could not settle.
+type InferResult struct {
+	Warnings []string
+	// UnknownOps lists "domain::op" of nodes with no shape rule, sorted.
+	UnknownOps []string
+	// Unbound lists symbols of graph inputs that no binding fixed, sorted.
+	Unbound []string
+	// Bound records the value given to each bound symbol.
+	Bound map[string]int64
+}
+
+// InferShapes sets the dtype and shape of every value of m's graph (and its
+// subgraphs) from the graph inputs, the initializers and the op table. It
+// never takes a shape from declared output or value_info types: those are
+// only compared with the result, and a disagreement is a warning.
+func InferShapes(m *Model, opt InferOptions) (*InferResult, error) {
+	if opt.Limits == nil {
+		opt.Limits = &DefaultLimits
+	}
+	res := &InferResult{Bound: map[string]int64{}}
+	e := &inferer{m: m, opt: opt, res: res, unknown: map[string]bool{}}
+	g := m.Graph
+	if err := e.bindInputs(g); err != nil {
+		return res, err
+	}
+	if err := e.graph(g, 0); err != nil {
+		return res, err
+	}
+	for k := range e.unknown {
+		res.UnknownOps = append(res.UnknownOps, k)
+	}
+	sort.Strings(res.UnknownOps)
+	e.checkDeclared(g)
+	return res, nil
+}
+
+type inferer struct {
+	m       *Model
+	opt     InferOptions
+	res     *InferResult
+	unknown map[string]bool
+	fresh   int
+}
+
+func (e *inferer) warnf(format string, args ...any) {
+	e.res.Warnings = append(e.res.Warnings, fmt.Sprintf(format, args...))
+}
+
+// bindInputs gives each graph input its declared type with symbols bound.
+func (e *inferer) bindInputs(g *Graph) error {
+	unbound := map[string]bool{}
+	for _, in := range g.Inputs {
+		if t, ok := e.opt.InputData[in.Name]; ok {
+			in.DType = t.DType
+			in.Shape = t.Shape()
+			if t.HasData {
+				in.Const = t
+			}
+			continue
+		}
+		if in.Declared == nil {
+			continue
+		}
+		in.Kind = in.Declared.Kind
+		in.DType = in.Declared.DType
+		s := in.Declared.Shape.Clone()
+		for i, d := range s.Dims {
+			if d.IsKnown() {
+				continue
+			}
+			if v, ok := e.opt.Bindings[d.Sym]; ok {
+				s.Dims[i] = D(v)
+				e.res.Bound[d.Sym] = v
+			} else if i == 0 && e.opt.Batch > 0 {
+				s.Dims[i] = D(e.opt.Batch)
+				e.res.Bound[d.Sym] = e.opt.Batch
+			} else {
+				unbound[d.Sym] = true
+			}
+		}
+		in.Shape = s
+	}
+	for name := range e.opt.Bindings {
+		if _, used := e.res.Bound[name]; !used {
+			e.warnf("binding %s=%d matches no symbolic dim of a graph input", name, e.opt.Bindings[name])
+		}
+	}
+	for s := range unbound {
+		if _, ok := e.res.Bound[s]; !ok {
+			e.res.Unbound = append(e.res.Unbound, s)
+		}
+	}
+	sort.Strings(e.res.Unbound)
+	return nil
+}
+
+// graph infers every node of g in order. Subgraph inputs must be set by
+// the control-flow op's shape function before it calls InferSubgraph.
+func (e *inferer) graph(g *Graph, depth int) error {
+	if depth > e.opt.Limits.MaxDepth {
+		return fmt.Errorf("graph %q: subgraphs nested deeper than %d", g.Name, e.opt.Limits.MaxDepth)
+	}
+	for _, n := range g.Nodes {
+		if err := e.node(n, depth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *inferer) node(n *Node, depth int) error {
+	schema := LookupOp(n.Domain, n.OpType)
+	if schema == nil {
+		key := opKey(n.Domain, n.OpType)
+		e.unknown[key] = true
+		for _, o := range n.Outputs {
+			if o != nil {
+				o.Shape = Unranked()
+			}
+		}
+		return nil
+	}
+	opset := e.m.Opset(n.Domain)
+	if n.Domain == "" && opset == 0 {
+		opset = 21 // models without an opset import: assume current
+	}
+	if err := checkArity(schema, n); err != nil {
+		return err
+	}
+	ctx := &InferCtx{
+		Node:   n,
+		Opset:  opset,
+		Model:  e.m,
+		Limits: e.opt.Limits,
+		fresh:  &e.fresh,
+		InferSubgraph: func(g *Graph) error {
+			return e.graph(g, depth+1)
+		},
+	}
+	if err := schema.Infer(ctx); err != nil {
+		return err
+	}
+	return nil
+}
+
+func checkArity(s *OpSchema, n *Node) error {
+	nin, nout := len(n.Inputs), len(n.Outputs)
+	if nin < s.MinIn || (s.MaxIn >= 0 && nin > s.MaxIn) {
+		return fmt.Errorf("%s node %q: has %d inputs, the op takes %s", n.OpType, n.Name, nin, arityText(s.MinIn, s.MaxIn))
+	}
+	if nout < s.MinOut || (s.MaxOut >= 0 && nout > s.MaxOut) {
+		return fmt.Errorf("%s node %q: has %d outputs, the op gives %s", n.OpType, n.Name, nout, arityText(s.MinOut, s.MaxOut))
+	}
+	return nil
+}
+
+func arityText(lo, hi int) string {
+	switch {
+	case hi < 0:
+		return fmt.Sprintf("at least %d", lo)
+	case lo == hi:
+		return fmt.Sprintf("%d", lo)
+	}
+	return fmt.Sprintf("%d to %d", lo, hi)
+}
+
+// checkDeclared compares inferred graph-output types with declared ones.
+func (e *inferer) checkDeclared(g *Graph) {
+	for _, o := range g.Outputs {
+		d := o.Declared
+		if d == nil || d.Kind != TensorValue || o.Kind != TensorValue {
+			continue
+		}
+		if d.DType != Undefined && o.DType != Undefined && d.DType != o.DType {
+			e.warnf("output %q: inferred dtype %s, declared %s", o.Name, o.DType, d.DType)
+		}
+		if d.Shape.Ranked && o.Shape.Ranked && !compatible(d.Shape, o.Shape) {
+			e.warnf("output %q: inferred shape %s, declared %s", o.Name, o.Shape, d.Shape)
+		}
+	}
+}
+
+// compatible reports whether declared and inferred shapes can describe the
+// same tensor: same rank, and equal wherever both dims are numbers.
+func compatible(a, b Shape) bool {
+	if len(a.Dims) != len(b.Dims) {
+		return false
+	}
+	for i := range a.Dims {
+		if a.Dims[i].IsKnown() && b.Dims[i].IsKnown() && a.Dims[i].Value != b.Dims[i].Value {
+			return false
+		}
+	}
+	return true
+}

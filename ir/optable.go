@@ -1,0 +1,229 @@
+package ir
+
+import (
+	"fmt"
+	"sort"
+)
+
+// OpSchema is one row of the op table: everything the project knows about
+// an operator, in one place. Cost rules live in package cost, keyed by the
+// same (Domain, Name).
+type OpSchema struct {
+	Domain string // "" is the default ONNX domain
+	Name   string
+	// Since is the first opset version that has the operator; Until, when
+	// non-zero, the last one (removed operators such as Upsample, Scatter).
+	Since, Until int64
+	// Arity ranges; MaxIn/MaxOut of -1 mean variadic.
+	MinIn, MaxIn, MinOut, MaxOut int
+	// Infer sets the dtype and shape (and, for small integer tensors, the
+	// value) of each output from the inputs and attributes.
+	Infer func(c *InferCtx) error
+	Doc   string
+}
+
+var opTable = map[string]*OpSchema{}
+
+func opKey(domain, name string) string {
+	if domain == "ai.onnx" {
+		domain = ""
+	}
+	return domain + "::" + name
+}
+
+// Register adds schemas to the op table. It panics on a duplicate, which is
+// a programming error caught by any test (the table is built at init).
+func Register(schemas ...*OpSchema) {
+	for _, s := range schemas {
+		k := opKey(s.Domain, s.Name)
+		if _, dup := opTable[k]; dup {
+			panic("ir: op registered twice: " + k)
+		}
+		opTable[k] = s
+	}
+}
+
+// LookupOp returns the schema for an operator, or nil.
+func LookupOp(domain, name string) *OpSchema { return opTable[opKey(domain, name)] }
+
+// Ops returns every registered schema sorted by domain and name.
+func Ops() []*OpSchema {
+	out := make([]*OpSchema, 0, len(opTable))
+	for _, s := range opTable {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Domain != out[j].Domain {
+			return out[i].Domain < out[j].Domain
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// InferCtx is what a shape function sees: the node, the opset in force for
+// its domain, and helpers that read inputs and set outputs.
+type InferCtx struct {
+	Node   *Node
+	Opset  int64
+	Model  *Model
+	Limits *Limits
+	// Infer runs inference on a subgraph (If/Loop/Scan bodies) after the
+	// caller has set the types of the subgraph's inputs.
+	InferSubgraph func(g *Graph) error
+	fresh         *int
+}
+
+// NumIn is the number of input slots (omitted optional inputs included).
+func (c *InferCtx) NumIn() int { return len(c.Node.Inputs) }
+
+// In returns input i or nil when absent.
+func (c *InferCtx) In(i int) *Value { return c.Node.In(i) }
+
+// HasIn reports whether input i is present.
+func (c *InferCtx) HasIn(i int) bool { return c.Node.In(i) != nil }
+
+// InShape returns input i's shape (unranked when absent).
+func (c *InferCtx) InShape(i int) Shape {
+	if v := c.In(i); v != nil {
+		return v.Shape
+	}
+	return Unranked()
+}
+
+// InType returns input i's dtype (Undefined when absent).
+func (c *InferCtx) InType(i int) DType {
+	if v := c.In(i); v != nil {
+		return v.DType
+	}
+	return Undefined
+}
+
+// ConstInts returns the known integer contents of input i.
+func (c *InferCtx) ConstInts(i int) ([]int64, bool) {
+	v := c.In(i)
+	if v == nil || v.Const == nil || !v.Const.HasData {
+		return nil, false
+	}
+	if v.Const.Ints != nil || (v.Const.NumElements() == 0 && !v.DType.IsFloat()) {
+		return v.Const.Ints, true
+	}
+	if v.Const.Floats != nil && !v.Const.DType.IsFloat() {
+		return nil, false
+	}
+	return nil, false
+}
+
+// ConstFloats returns the known contents of input i as float64, whatever
+// its numeric dtype.
+func (c *InferCtx) ConstFloats(i int) ([]float64, bool) {
+	v := c.In(i)
+	if v == nil || v.Const == nil || !v.Const.HasData {
+		return nil, false
+	}
+	if v.Const.Floats != nil || v.Const.NumElements() == 0 {
+		return v.Const.Floats, true
+	}
+	if v.Const.Ints != nil {
+		f := make([]float64, len(v.Const.Ints))
+		for k, x := range v.Const.Ints {
+			f[k] = float64(x)
+		}
+		return f, true
+	}
+	return nil, false
+}
+
+// Out returns output i or nil when the node omits it.
+func (c *InferCtx) Out(i int) *Value { return c.Node.Out(i) }
+
+// SetOut sets the dtype and shape of output i; absent outputs are ignored.
+// It checks the shape against Limits so no later step sees a wrapped size.
+func (c *InferCtx) SetOut(i int, dt DType, s Shape) error {
+	v := c.Out(i)
+	if v == nil {
+		return nil
+	}
+	if err := c.checkShape(s); err != nil {
+		return err
+	}
+	v.Kind = TensorValue
+	v.DType = dt
+	v.Shape = s
+	return nil
+}
+
+// SetOutConst sets output i's type from t and records t as its known value.
+func (c *InferCtx) SetOutConst(i int, t *Tensor) error {
+	if err := c.SetOut(i, t.DType, t.Shape()); err != nil {
+		return err
+	}
+	if v := c.Out(i); v != nil {
+		v.Const = t
+	}
+	return nil
+}
+
+// PassThrough gives output i the type and shape of input j.
+func (c *InferCtx) PassThrough(i, j int) error {
+	return c.SetOut(i, c.InType(j), c.InShape(j).Clone())
+}
+
+// Fresh returns a new symbolic dim for a size that cannot be known from
+// the model (e.g. NonZero's count), named after hint.
+func (c *InferCtx) Fresh(hint string) Dim {
+	*c.fresh++
+	return S(fmt.Sprintf("?%s_%d", hint, *c.fresh))
+}
+
+// Errorf returns an error prefixed with the node's op and name.
+func (c *InferCtx) Errorf(format string, args ...any) error {
+	return fmt.Errorf("%s node %q: %s", c.Node.OpType, c.Node.Name, fmt.Sprintf(format, args...))
+}
+
+func (c *InferCtx) checkShape(s Shape) error {
+	if !s.Ranked {
+		return nil
+	}
+	lim := c.Limits
+	if len(s.Dims) > lim.MaxRank {
+		return c.Errorf("rank %d exceeds the limit of %d", len(s.Dims), lim.MaxRank)
+	}
+	n := int64(1)
+	for _, d := range s.Dims {
+		if !d.IsKnown() {
+			continue
+		}
+		if d.Value < 0 {
+			return c.Errorf("negative dimension %d in output shape %s", d.Value, s)
+		}
+		if d.Value > lim.MaxDim {
+			return c.Errorf("dimension %d exceeds the limit of %d", d.Value, lim.MaxDim)
+		}
+		p, ok := MulDim(D(n), d)
+		if !ok || p.Value > lim.MaxElements {
+			return c.Errorf("shape %s has more than %d elements", s, lim.MaxElements)
+		}
+		n = p.Value
+	}
+	return nil
+}
+
+// Attr helpers, so shape functions read attributes through the context.
+func (c *InferCtx) AttrInt(name string, def int64) int64       { return c.Node.AttrInt(name, def) }
+func (c *InferCtx) AttrFloat(name string, def float64) float64 { return c.Node.AttrFloat(name, def) }
+func (c *InferCtx) AttrString(name, def string) string         { return c.Node.AttrString(name, def) }
+func (c *InferCtx) AttrInts(name string) ([]int64, bool)       { return c.Node.AttrInts(name) }
+func (c *InferCtx) AttrFloats(name string) ([]float64, bool)   { return c.Node.AttrFloats(name) }
+func (c *InferCtx) Attr(name string) *Attribute                { return c.Node.Attr(name) }
+
+// NormAxis maps a possibly negative axis into [0, rank), or errors.
+func (c *InferCtx) NormAxis(axis int64, rank int) (int, error) {
+	if axis < -int64(rank) || axis >= int64(rank) {
+		return 0, c.Errorf("axis %d out of range for rank %d", axis, rank)
+	}
+	if axis < 0 {
+		axis += int64(rank)
+	}
+	return int(axis), nil
+}
