@@ -37,6 +37,16 @@ type Kernel struct {
 	WorkingSet float64
 	// Launches is the number of kernel launches (usually 1).
 	Launches float64
+	// InputK is, for ClassRNN, the input feature size (the K of the input
+	// projection GEMM, run once for all steps); K is the hidden size (the
+	// recurrent GEMM's K). Zero means no input projection (cuDNN's
+	// skip-input mode, as DeepBench measures); ONNX LSTM/GRU/RNN always
+	// have one, so rules set it to the input size.
+	InputK int64
+	// ElemBytes is the operand element size in bytes (4 fp32, 2 fp16, 1
+	// int8); ClassRNN uses it for the weights re-read every step. Zero
+	// means 4.
+	ElemBytes float64
 }
 
 // KernelTime is the time model's estimate for a Kernel.
@@ -52,3 +62,178 @@ type KernelTime struct {
 	Bandwidth float64
 	Level     string // "hbm" or "l2"
 }
+
+// The builders below give every caller (the per-op rules, the Winograd
+// pass, the DeepBench calibration) one definition of a GEMM-like kernel's
+// view, FLOPs and bytes, so that what is calibrated is what is estimated.
+
+// GEMMKernel is batch independent GEMMs C[M×N] = A[M×K]·B[K×N], operands
+// of inBytes per element and an output of outBytes per element. The working
+// set is the whole footprint (it decides L2 versus DRAM bandwidth).
+func GEMMKernel(m, n, k, batch int64, pr hwdb.Precision, inBytes, outBytes float64) Kernel {
+	batch = max(batch, 1)
+	b := float64(batch)
+	bytes := b * (inBytes*float64(m*k+k*n) + outBytes*float64(m*n))
+	return Kernel{
+		Class: ClassGEMM, Precision: pr,
+		FLOPs: b * fmaFLOPsTM * float64(m) * float64(n) * float64(k),
+		Bytes: bytes, WorkingSet: bytes,
+		M: m, N: n, K: k, Batch: batch,
+		Launches: 1, ElemBytes: inBytes,
+	}
+}
+
+// ConvGeom is a 2-D convolution in NCHW: batch N, C input channels of
+// H×W, K output channels, R×S filters (height×width), Group groups.
+type ConvGeom struct {
+	N, C, H, W, K, R, S int64
+	PadH, PadW          int64 // padding per side
+	StrideH, StrideW    int64
+	Group               int64 // 0 means 1
+}
+
+// P is the output height.
+func (c ConvGeom) P() int64 { return convOut(c.H, c.R, c.PadH, c.StrideH) }
+
+// Q is the output width.
+func (c ConvGeom) Q() int64 { return convOut(c.W, c.S, c.PadW, c.StrideW) }
+
+func (c ConvGeom) groups() int64 { return max(c.Group, 1) }
+
+// DirectFLOPs is 2·N·K·P·Q·(C/group)·R·S, the convention every
+// convolution's FLOPs are quoted in.
+func (c ConvGeom) DirectFLOPs() float64 {
+	return fmaFLOPsTM * float64(c.N) * float64(c.K) * float64(c.P()) * float64(c.Q()) *
+		float64(c.C/c.groups()) * float64(c.R) * float64(c.S)
+}
+
+// ioBytes is input + weights + output, read or written once.
+func (c ConvGeom) ioBytes(inBytes, outBytes float64) float64 {
+	in := float64(c.N * c.C * c.H * c.W)
+	w := float64(c.K * (c.C / c.groups()) * c.R * c.S)
+	out := float64(c.N * c.K * c.P() * c.Q())
+	return inBytes*(in+w) + outBytes*out
+}
+
+// ConvKernel is the convolution as an implicit GEMM per group:
+// M = N·P·Q, N = K/group, K = C/group·R·S, Batch = group.
+func ConvKernel(c ConvGeom, pr hwdb.Precision, inBytes, outBytes float64) Kernel {
+	g := c.groups()
+	bytes := c.ioBytes(inBytes, outBytes)
+	return Kernel{
+		Class: ClassConv, Precision: pr,
+		FLOPs: c.DirectFLOPs(), Bytes: bytes, WorkingSet: bytes,
+		M: c.N * c.P() * c.Q(), N: c.K / g, K: c.C / g * c.R * c.S, Batch: g,
+		Launches: 1, ElemBytes: inBytes,
+	}
+}
+
+// WinogradApplies reports whether the Winograd kernel models this
+// convolution: 3×3 filters, stride 1, one group.
+func WinogradApplies(c ConvGeom) bool {
+	return c.R == 3 && c.S == 3 && c.StrideH == 1 && c.StrideW == 1 && c.groups() == 1
+}
+
+// WinogradTile is the output tile m of the modelled F(m×m, 3×3) Winograd
+// convolution; (m+2)² element-wise GEMMs replace the 3×3 filter.
+const WinogradTile = 4
+
+// WinogradKernel is F(m×m,3×3) Winograd convolution as (m+2)² batched
+// GEMMs [T × C]·[C × K], T = N·⌈P/m⌉·⌈Q/m⌉ tiles. FLOPs are those of the
+// batched GEMMs (the transforms are priced through the class efficiency).
+// Winograd runs on the vector units of the dtype (libraries do not run it
+// on tensor cores), so a tensor-core precision is mapped to its vector
+// path. ok is false where Winograd does not apply.
+func WinogradKernel(c ConvGeom, m int64, pr hwdb.Precision, inBytes, outBytes float64) (k Kernel, ok bool) {
+	if !WinogradApplies(c) || m <= 0 {
+		return Kernel{}, false
+	}
+	alpha := m + c.R - 1
+	tiles := c.N * ceilDiv(c.P(), m) * ceilDiv(c.Q(), m)
+	bytes := c.ioBytes(inBytes, outBytes)
+	batch := alpha * alpha
+	return Kernel{
+		Class: ClassWinograd, Precision: vectorPath(pr),
+		FLOPs: fmaFLOPsTM * float64(batch) * float64(tiles) * float64(c.C) * float64(c.K),
+		Bytes: bytes, WorkingSet: bytes,
+		M: tiles, N: c.K, K: c.C, Batch: batch,
+		Launches: 1, ElemBytes: inBytes,
+	}, true
+}
+
+// vectorPath is the non-tensor-core path of a precision.
+func vectorPath(pr hwdb.Precision) hwdb.Precision {
+	switch pr {
+	case hwdb.FP16Tensor:
+		return hwdb.FP16
+	case hwdb.BF16Tensor:
+		return hwdb.BF16
+	case hwdb.TF32Tensor:
+		return hwdb.FP32
+	case hwdb.INT8Tensor:
+		return hwdb.INT8
+	case hwdb.FP64Tensor:
+		return hwdb.FP64
+	case hwdb.FP8Tensor:
+		return hwdb.FP16
+	}
+	return pr
+}
+
+// RNNGates is the number of gate blocks of a recurrent cell: the
+// recurrent GEMM's M is gates·hidden.
+func RNNGates(cell string) int64 {
+	switch cell {
+	case "lstm":
+		return 4
+	case "gru":
+		return 3
+	}
+	return 1
+}
+
+// rnnGateFLOPsPerElem approximates the pointwise work per gate element
+// (bias adds, sigmoid/tanh, the cell update).
+const rnnGateFLOPsPerElem = 5
+
+// RNNKernel is a recurrent layer ("vanilla", "lstm", "gru") of hidden
+// units over steps time steps with batch sequences of input features;
+// dirs independent directions (or stacked layers priced alike) run as a
+// batch. M = gates·hidden, N = batch, K = hidden, InputK = input; input 0
+// means no input projection (skip-input mode).
+func RNNKernel(cell string, hidden, input, batch, steps, dirs int64, pr hwdb.Precision, elemBytes float64) Kernel {
+	gates := RNNGates(cell)
+	dirs = max(dirs, 1)
+	m := gates * hidden
+	perStep := fmaFLOPsTM*float64(m)*float64(batch)*float64(input+hidden) +
+		rnnGateFLOPsPerElem*float64(m*batch)
+	weights := elemBytes * float64(dirs*m*(input+hidden))
+	io := elemBytes * float64(dirs*batch*steps*(input+hidden))
+	return Kernel{
+		Class: ClassRNN, Precision: pr,
+		FLOPs: float64(dirs*steps) * perStep,
+		Bytes: weights + io, WorkingSet: weights,
+		M: m, N: batch, K: hidden, InputK: input, Batch: dirs, Steps: steps,
+		Launches: 1, ElemBytes: elemBytes,
+	}
+}
+
+// EstimateConv prices a convolution with the faster of implicit GEMM and
+// (where it applies) Winograd, as cuDNN's algorithm search does; it
+// returns the chosen kernel with its time.
+func EstimateConv(g *hwdb.GPU, c ConvGeom, pr hwdb.Precision, inBytes, outBytes float64) (Kernel, KernelTime) {
+	return estimateConvWith(g, c, pr, inBytes, outBytes, calibratedParams)
+}
+
+func estimateConvWith(g *hwdb.GPU, c ConvGeom, pr hwdb.Precision, inBytes, outBytes float64, p Params) (Kernel, KernelTime) {
+	k := ConvKernel(c, pr, inBytes, outBytes)
+	t := EstimateKernelWith(g, k, p)
+	if w, ok := WinogradKernel(c, WinogradTile, pr, inBytes, outBytes); ok && !isInt8(pr) {
+		if wt := EstimateKernelWith(g, w, p); wt.TimeS < t.TimeS {
+			return w, wt
+		}
+	}
+	return k, t
+}
+
+func isInt8(pr hwdb.Precision) bool { return pr == hwdb.INT8 || pr == hwdb.INT8Tensor }

@@ -45,6 +45,10 @@ type Totals struct {
 	TimeS           float64 `json:"time_s"`
 	EnergyJ         float64 `json:"energy_j"`
 	PeakMemoryBytes float64 `json:"peak_memory_bytes"`
+	// PeakActivationBytes is the peak of live activations alone (tensors
+	// produced and not yet freed, walking nodes in topological order);
+	// PeakMemoryBytes = PeakActivationBytes + ParamBytes.
+	PeakActivationBytes float64 `json:"peak_activation_bytes"`
 	// GEMMConvTimeShare is the fraction of TimeS spent in Conv, Gemm,
 	// MatMul and recurrent (LSTM/GRU/RNN) nodes, fused or not.
 	GEMMConvTimeShare float64 `json:"gemm_conv_time_share"`
@@ -71,12 +75,18 @@ type NodeCost struct {
 
 	ArithmeticIntensity float64 `json:"arithmetic_intensity"`
 	Bound               string  `json:"bound"` // "compute" | "memory" | "launch"; "" for nodes with no kernel
-	Precision           string  `json:"precision,omitempty"`
-	ComputeS            float64 `json:"compute_s"`
-	MemoryS             float64 `json:"memory_s"`
-	TimeS               float64 `json:"time_s"`
-	LaunchS             float64 `json:"launch_s"`
-	EnergyJ             float64 `json:"energy_j"`
+	// MemLevel is the memory level whose bandwidth priced the node's
+	// memory time: "hbm", or "l2" when its working set fits in L2 (the
+	// time model's KernelTime.Level). "" for nodes with no kernel and for
+	// control-flow nodes that sum a body. Viz uses it to name the roof
+	// that binds a memory-bound node.
+	MemLevel  string  `json:"mem_level,omitempty"`
+	Precision string  `json:"precision,omitempty"`
+	ComputeS  float64 `json:"compute_s"`
+	MemoryS   float64 `json:"memory_s"`
+	TimeS     float64 `json:"time_s"`
+	LaunchS   float64 `json:"launch_s"`
+	EnergyJ   float64 `json:"energy_j"`
 	// Note explains an approximation (If: costlier branch; Loop: trip count unknown).
 	Note string `json:"note,omitempty"`
 }

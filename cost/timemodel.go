@@ -1,33 +1,350 @@
 package cost
 
-import "github.com/onnxcost/onnxcost/hwdb"
+import (
+	"math"
 
-// EstimateKernel is the time-based roofline: time = max(FLOPs/attainable
-// compute, bytes/attainable bandwidth) + launch overhead.
+	"github.com/onnxcost/onnxcost/hwdb"
+)
+
+// The calibrated time model (REFERENCE.md §5, time-based roofline):
 //
-// This first version uses datasheet peaks with no efficiency curve; the
-// calibrated model replaces it.
+//	time = max(compute time, memory time) + launch overhead
+//
+// Compute time is not FLOPs/peak: GEMM-like kernels (GEMM, implicit-GEMM
+// convolution, Winograd, the GEMMs inside RNN steps) are modelled the way
+// cuBLAS/cuDNN run them. The output is cut into CTA tiles; tiles run in
+// waves over the SMs (wave quantisation); a tile that overhangs the matrix
+// edge still costs a full tile (tile quantisation); each tile's main loop
+// over K pays a prologue/epilogue that small K cannot amortise (the K ramp);
+// small outputs with long K are split over K (split-K) to fill the GPU. The
+// tile shape is the cheapest of a few candidates, like a library heuristic.
+// What remains is one asymptotic fraction of peak per kind of compute path.
+//
+// Every fitted parameter is dimensionless (fractions of a datasheet peak,
+// tile-size ratios, K in elements) or a latency in launches, so that one
+// set calibrated on DeepBench's GPUs carries over to GPUs it never saw.
+// CALIBRATION.md has the fit and its held-out error per GPU.
+
+// Params are the time model's fitted parameters.
+type Params struct {
+	// EffVector is the fraction of the vector-unit peak (fp32, fp16 or
+	// dp4a int8 on CUDA cores) a large, well-shaped GEMM reaches.
+	EffVector float64 `json:"eff_vector"`
+	// EffTensor is the same fraction for tensor-core paths.
+	EffTensor float64 `json:"eff_tensor"`
+	// EffConv scales the GEMM efficiency for implicit-GEMM convolution
+	// (the on-the-fly im2col gather costs issue slots and cache traffic).
+	EffConv float64 `json:"eff_conv"`
+	// EffWinograd scales the GEMM efficiency for the batched GEMMs of a
+	// Winograd convolution (input/output transforms ride along).
+	EffWinograd float64 `json:"eff_winograd"`
+	// KHalf is the K (elements of the reduction, per CTA) at which the
+	// main loop reaches half its asymptotic rate: ramp = K/(K+KHalf).
+	KHalf float64 `json:"k_half"`
+	// SmallTile is the relative rate lost each time the CTA tile's area
+	// halves below 128×128 (less operand reuse per loaded byte).
+	SmallTile float64 `json:"small_tile"`
+	// Unaligned is the fraction of the tensor-core rate kept when a GEMM
+	// dimension is not a multiple of the tensor-core granule (8 for 16-bit
+	// types, 16 for 8-bit): the library falls back to slower kernels.
+	Unaligned float64 `json:"unaligned"`
+	// MemEff is the fraction of the datasheet DRAM bandwidth streamed.
+	MemEff float64 `json:"mem_eff"`
+	// L2Factor is L2 bandwidth as a multiple of DRAM bandwidth when the
+	// GPU's L2 bandwidth is unknown (assumed, not fitted: DeepBench does
+	// not isolate L2).
+	L2Factor float64 `json:"l2_factor"`
+	// RNNStepLaunches is the per-time-step latency of a recurrent layer in
+	// units of the kernel launch overhead (recurrent GEMM, gate kernel and
+	// the dependency between steps).
+	RNNStepLaunches float64 `json:"rnn_step_launches"`
+	// Occupancy is the exponent of the rate lost by an SM that holds fewer
+	// small CTAs than fill it: rate × (held/needed)^Occupancy.
+	Occupancy float64 `json:"occupancy"`
+	// FillLaunches is the fixed latency of a GEMM-like kernel beyond the
+	// launch itself (pipeline fill and drain, the last wave's tail), in
+	// units of the launch overhead; it is part of compute time.
+	FillLaunches float64 `json:"fill_launches"`
+	// LaunchS is the per-kernel overhead used when the GPU entry has none
+	// (measured back-to-back: launch plus fill and drain).
+	LaunchS float64 `json:"launch_s"`
+}
+
+// DefaultParams are the committed, calibrated parameters (see
+// calibration_params.go, written by `go run ./scripts/calibrate -fit -write`).
+func DefaultParams() Params { return calibratedParams }
+
+// EstimateKernel is the time-based roofline with the calibrated
+// efficiency model: time = max(compute, memory) + launch overhead.
 func EstimateKernel(g *hwdb.GPU, k Kernel) KernelTime {
+	return EstimateKernelWith(g, k, calibratedParams)
+}
+
+// EstimateKernelWith is EstimateKernel with explicit parameters (used by
+// the calibration fit).
+func EstimateKernelWith(g *hwdb.GPU, k Kernel, p Params) KernelTime {
+	var t KernelTime
+	if g == nil {
+		t.Bound = "launch"
+		return t
+	}
 	launches := k.Launches
-	if launches == 0 {
+	if launches <= 0 {
 		launches = 1
 	}
-	t := KernelTime{Level: "hbm", Bandwidth: g.MemBW, AttainableFLOPS: g.PeakFor(k.Precision)}
-	if t.AttainableFLOPS > 0 {
-		t.ComputeS = k.FLOPs / t.AttainableFLOPS
+	launch := launchOverhead(g, p)
+	t.LaunchS = launches * launch
+
+	peak, _ := peakFor(g, k.Precision)
+	t.Bandwidth, t.Level = bandwidthFor(g, k.WorkingSet, p)
+	if t.Bandwidth > 0 && k.Bytes > 0 {
+		t.MemoryS = k.Bytes / (t.Bandwidth * p.MemEff)
 	}
-	if t.Bandwidth > 0 {
-		t.MemoryS = k.Bytes / t.Bandwidth
-	}
-	t.LaunchS = launches * g.LaunchS
-	t.TimeS = max(t.ComputeS, t.MemoryS) + t.LaunchS
+
 	switch {
-	case t.LaunchS >= max(t.ComputeS, t.MemoryS):
-		t.Bound = "launch"
-	case t.ComputeS >= t.MemoryS:
-		t.Bound = "compute"
+	case k.Class == ClassRNN && k.M > 0 && k.N > 0 && k.K > 0:
+		t.ComputeS, t.MemoryS = rnnTime(g, k, p, launch)
+	case isGEMMClass(k.Class) && k.M > 0 && k.N > 0 && k.K > 0:
+		t.ComputeS = gemmCompute(g, k.Precision, k.M, k.N, k.K, max(k.Batch, 1), classEff(k.Class, p), p)
+		if k.FLOPs > 0 && t.ComputeS > 0 {
+			// Rules may count extra work (bias, activation epilogue) in
+			// FLOPs; the GEMM view already prices the main loop, so only
+			// scale up when FLOPs exceed it.
+			gemmFLOPs := fmaFLOPsTM * float64(k.M) * float64(k.N) * float64(k.K) * float64(max(k.Batch, 1))
+			if k.FLOPs > gemmFLOPs {
+				t.ComputeS *= k.FLOPs / gemmFLOPs
+			}
+		}
 	default:
-		t.Bound = "memory"
+		if peak > 0 && k.FLOPs > 0 {
+			t.ComputeS = k.FLOPs / (peak * pathEff(k.Precision, p) * classEff(k.Class, p))
+		}
 	}
+	if k.M > 0 && k.N > 0 && k.K > 0 && (isGEMMClass(k.Class) || k.Class == ClassRNN) {
+		t.ComputeS += p.FillLaunches * launch
+	}
+	if t.ComputeS > 0 {
+		t.AttainableFLOPS = k.FLOPs / t.ComputeS
+	}
+	t.TimeS = max(t.ComputeS, t.MemoryS) + t.LaunchS
+	t.Bound = boundOf(t)
 	return t
+}
+
+// fmaFLOPsTM counts a fused multiply-add as two FLOPs.
+const fmaFLOPsTM = 2
+
+// boundOf classifies a kernel: "launch" when the launch overhead exceeds
+// both compute and memory time, else the larger of the two.
+func boundOf(t KernelTime) string {
+	switch {
+	case t.LaunchS > t.ComputeS && t.LaunchS > t.MemoryS:
+		return "launch"
+	case t.ComputeS >= t.MemoryS:
+		return "compute"
+	default:
+		return "memory"
+	}
+}
+
+func isGEMMClass(c KernelClass) bool {
+	return c == ClassGEMM || c == ClassConv || c == ClassWinograd || c == ClassAttention
+}
+
+// classEff is the efficiency multiplier of a kernel class relative to a
+// plain GEMM.
+func classEff(c KernelClass, p Params) float64 {
+	switch c {
+	case ClassConv:
+		return p.EffConv
+	case ClassWinograd:
+		return p.EffWinograd
+	}
+	return 1
+}
+
+// launchOverhead is the GPU's per-kernel launch overhead, or the fitted
+// default when the entry has none.
+func launchOverhead(g *hwdb.GPU, p Params) float64 {
+	if g.LaunchS > 0 {
+		return g.LaunchS
+	}
+	return p.LaunchS
+}
+
+// bandwidthFor picks the memory level: L2 when the working set fits in
+// it, else DRAM.
+func bandwidthFor(g *hwdb.GPU, workingSet float64, p Params) (float64, string) {
+	if workingSet > 0 && g.L2Bytes > 0 && workingSet <= g.L2Bytes {
+		if g.L2BW > 0 {
+			return g.L2BW, "l2"
+		}
+		return g.MemBW * p.L2Factor, "l2"
+	}
+	return g.MemBW, "hbm"
+}
+
+// isTensor reports whether a precision runs on tensor cores.
+func isTensor(pr hwdb.Precision) bool {
+	switch pr {
+	case hwdb.TF32Tensor, hwdb.FP16Tensor, hwdb.BF16Tensor, hwdb.FP8Tensor, hwdb.INT8Tensor, hwdb.FP64Tensor:
+		return true
+	}
+	return false
+}
+
+// pathEff is the asymptotic fraction of peak for a compute path.
+func pathEff(pr hwdb.Precision, p Params) float64 {
+	if isTensor(pr) {
+		return p.EffTensor
+	}
+	return p.EffVector
+}
+
+// peakFor returns the peak rate for a precision and the path that really
+// runs. A GPU without the requested path runs the next one a library
+// would fall back to: tf32 -> fp32, fp16/bf16 tensor -> vector -> fp32,
+// fp8 -> fp16 tensor, int8 tensor -> dp4a int8. Where the entry has no
+// dp4a figure, dp4a is taken as 4× fp32 on GPUs that have int8 tensor
+// cores (Turing and later all have dp4a) and as fp32 otherwise.
+func peakFor(g *hwdb.GPU, pr hwdb.Precision) (float64, hwdb.Precision) {
+	for range 6 { // the chain is at most a few links long
+		if v := g.PeakFor(pr); v > 0 {
+			return v, pr
+		}
+		switch pr {
+		case hwdb.TF32Tensor, hwdb.FP16, hwdb.BF16:
+			pr = hwdb.FP32
+		case hwdb.FP16Tensor:
+			pr = hwdb.FP16
+		case hwdb.BF16Tensor:
+			pr = hwdb.BF16
+		case hwdb.FP8Tensor:
+			pr = hwdb.FP16Tensor
+		case hwdb.INT8Tensor:
+			pr = hwdb.INT8
+		case hwdb.INT8:
+			if g.PeakFor(hwdb.INT8Tensor) > 0 {
+				return 4 * g.PeakFor(hwdb.FP32), hwdb.INT8
+			}
+			pr = hwdb.FP32
+		case hwdb.FP64Tensor:
+			pr = hwdb.FP64
+		default:
+			return 0, pr
+		}
+	}
+	return 0, pr
+}
+
+// tensorGranule is the dimension multiple tensor-core kernels need.
+func tensorGranule(pr hwdb.Precision) int64 {
+	switch pr {
+	case hwdb.INT8Tensor, hwdb.FP8Tensor:
+		return 16
+	case hwdb.TF32Tensor:
+		return 4
+	}
+	return 8
+}
+
+// ctaTile is a candidate CTA output tile.
+type ctaTile struct{ m, n int64 }
+
+// refTileArea is the tile area that fills one SM (128×128): smaller
+// tiles run several CTAs per SM.
+const refTileArea = 128 * 128
+
+var ctaTiles = []ctaTile{
+	{128, 128}, {128, 64}, {64, 128}, {64, 64},
+	{128, 32}, {32, 128}, {64, 32}, {32, 64}, {32, 32},
+}
+
+// splitKMinK is the smallest K slice a split-K kernel gives a CTA.
+const splitKMinK = 128
+
+// gemmCompute is the compute time of batch independent M×N×K GEMMs.
+func gemmCompute(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff float64, p Params) float64 {
+	peak, real := peakFor(g, pr)
+	if peak <= 0 || g.SMs <= 0 {
+		return 0
+	}
+	eff := pathEff(real, p) * classEff
+	if isTensor(real) {
+		q := tensorGranule(real)
+		if m%q != 0 || n%q != 0 || k%q != 0 {
+			eff *= p.Unaligned
+		}
+	}
+	perSM := peak / float64(g.SMs) * eff
+	sms := int64(g.SMs)
+	best := math.Inf(1)
+	for _, tl := range ctaTiles {
+		// ctasPerSM tiles of this size together fill one SM.
+		ctasPerSM := max(refTileArea/(tl.m*tl.n), 1)
+		ctas := ceilDiv(m, tl.m) * ceilDiv(n, tl.n) * batch
+		split := int64(1)
+		if slots := sms * ctasPerSM; ctas < slots {
+			split = max(min(slots/ctas, k/splitKMinK), 1)
+		}
+		kPer := ceilDiv(k, split)
+		// The busiest SM holds onSM CTAs; it is fully used only when it
+		// holds ctasPerSM of them at once, and a lone small CTA cannot
+		// hide its own latency (occupancy).
+		onSM := ceilDiv(ctas*split, sms)
+		occ := math.Pow(min(float64(onSM)/float64(ctasPerSM), 1), p.Occupancy)
+		smFLOPs := fmaFLOPsTM * float64(tl.m*tl.n*kPer*onSM)
+		tileEff := math.Pow(p.SmallTile, math.Log2(float64(refTileArea)/float64(tl.m*tl.n)))
+		ramp := float64(kPer) / (float64(kPer) + p.KHalf)
+		t := smFLOPs / (perSM * tileEff * ramp * occ)
+		if split > 1 {
+			// Partial sums go through memory: write and re-read split
+			// fp32 slices of the output.
+			t += float64(2*split*m*n*batch*4) / (g.MemBW * p.MemEff)
+		}
+		best = min(best, t)
+	}
+	return best
+}
+
+func ceilDiv(a, b int64) int64 {
+	if b <= 0 {
+		return 0
+	}
+	return (a + b - 1) / b
+}
+
+// rnnTime prices a recurrent layer: one GEMM for the input projection of
+// all steps, then per step the recurrent GEMM (weights re-read from L2 or
+// DRAM) and the gate kernel, in sequence. It returns compute time (which
+// includes the per-step latencies, because they serialise with the GEMMs)
+// and memory time.
+func rnnTime(g *hwdb.GPU, k Kernel, p Params, launch float64) (compute, memory float64) {
+	steps := max(k.Steps, 1)
+	batch := max(k.Batch, 1) // independent directions/layers run as a batch
+	inK := k.InputK
+	eb := k.ElemBytes
+	if eb <= 0 {
+		eb = 4
+	}
+	// Input projection, one GEMM for all steps: [M × inK] · [inK × N·steps].
+	bw, _ := bandwidthFor(g, 0, p)
+	var in float64
+	if inK > 0 {
+		in = gemmCompute(g, k.Precision, k.M, k.N*steps, inK, batch, 1, p)
+		inBytes := eb * float64(batch) * float64(k.M*inK+inK*k.N*steps+k.M*k.N*steps)
+		in = max(in, inBytes/(bw*p.MemEff))
+	}
+
+	// One step: recurrent GEMM [M × K] · [K × N], weights re-read.
+	step := gemmCompute(g, k.Precision, k.M, k.N, k.K, batch, 1, p)
+	wBytes := eb * float64(batch*k.M*k.K)
+	wbw, _ := bandwidthFor(g, wBytes, p)
+	step = max(step, wBytes/(wbw*p.MemEff))
+	compute = in + float64(steps)*(step+p.RNNStepLaunches*launch)
+	memory = 0
+	if k.Bytes > 0 {
+		memory = k.Bytes / (bw * p.MemEff)
+	}
+	return compute, memory
 }

@@ -116,6 +116,10 @@ type Value struct {
 	// Const is the tensor's contents when known: an initializer, a
 	// Constant node's output, or a small tensor computed by inference.
 	Const *Tensor
+	// SymInts is for small 1-D int64 tensors computed from shapes: per-element dims, symbolic where unknown.
+	// Shape inference sets it (instead of Const) when some element is
+	// symbolic, e.g. Shape(x) for x of shape [batch,3] gives [batch,3].
+	SymInts []Dim
 	// IsInitializer marks a value that is a graph initializer.
 	IsInitializer bool
 	// Declared is the type the file declared for this value (graph input,

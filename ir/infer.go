@@ -158,10 +158,14 @@ func (e *inferer) node(n *Node, depth int) error {
 			return e.graph(g, depth+1)
 		},
 	}
-	if err := schema.Infer(ctx); err != nil {
-		return err
+	// A value known from an earlier inference run (other bindings) must
+	// not survive into this one: outputs start unknown.
+	for _, o := range n.Outputs {
+		if o != nil && !o.IsInitializer {
+			o.Const, o.SymInts = nil, nil
+		}
 	}
-	return nil
+	return schema.Infer(ctx)
 }
 
 func checkArity(s *OpSchema, n *Node) error {

@@ -1,0 +1,496 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/gate"
+	"github.com/spf13/cobra"
+)
+
+func init() {
+	register(newDiffCmd)
+	register(newCheckCmd)
+	register(newBudgetCmd)
+}
+
+// outFlags are the report files one run can write besides stdout.
+type outFlags struct {
+	json, markdown, junit string
+}
+
+func (o *outFlags) add(c *cobra.Command, junit bool) {
+	c.Flags().StringVar(&o.json, "out-json", "", "also write the result as JSON to `FILE`")
+	c.Flags().StringVar(&o.markdown, "out-markdown", "", "also write a Markdown PR comment to `FILE`")
+	if junit {
+		c.Flags().StringVar(&o.junit, "out-junit", "", "also write JUnit XML (one test case per model × assertion) to `FILE`")
+	}
+}
+
+// loadReport returns the report of a model file, or a saved JSON report.
+func loadReport(path string, f *costFlags) (*cost.Report, error) {
+	data, isJSON, err := sniffJSON(path)
+	if err != nil {
+		return nil, err
+	}
+	if !isJSON {
+		r, _, err := estimate(path, f)
+		return r, err
+	}
+	r, err := decodeReport(data)
+	if err != nil {
+		return nil, usageErr("%s: %v", path, err)
+	}
+	return r, nil
+}
+
+// sniffJSON reads small files to tell a saved report from a model; it
+// does not read a model (which may be large) into memory.
+func sniffJSON(path string) (data []byte, isJSON bool, err error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, false, usageErr("%s: %v", path, errors.Unwrap(err))
+	}
+	defer fh.Close()
+	head := make([]byte, 64)
+	n, _ := io.ReadFull(fh, head)
+	trimmed := bytes.TrimLeft(head[:n], " \t\r\n\xef\xbb\xbf")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, false, nil
+	}
+	rest, err := io.ReadAll(io.LimitReader(fh, 1<<30))
+	if err != nil {
+		return nil, false, usageErr("%s: %v", path, err)
+	}
+	return append(head[:n], rest...), true, nil
+}
+
+// decodeReport reads a saved `report --format json`, or the first model
+// of a saved `check --out-json`.
+func decodeReport(data []byte) (*cost.Report, error) {
+	var probe struct {
+		SchemaVersion *int              `json:"schema_version"`
+		Totals        *json.RawMessage  `json:"totals"`
+		Models        []json.RawMessage `json:"models"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, fmt.Errorf("not a valid JSON report: %v", err)
+	}
+	if probe.SchemaVersion == nil {
+		return nil, fmt.Errorf("not an onnxcost report (no schema_version)")
+	}
+	if *probe.SchemaVersion > cost.SchemaVersion {
+		return nil, fmt.Errorf("report schema_version %d is newer than this onnxcost understands (%d)", *probe.SchemaVersion, cost.SchemaVersion)
+	}
+	if probe.Totals == nil {
+		return nil, fmt.Errorf("not an onnxcost report (no totals)")
+	}
+	var r cost.Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("not a valid JSON report: %v", err)
+	}
+	return &r, nil
+}
+
+func newDiffCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f costFlags
+	var failOn, format string
+	var out outFlags
+	c := &cobra.Command{
+		Use:   "diff BASE HEAD",
+		Short: "Compare two models or saved JSON reports; --fail-on turns it into a check",
+		Long: `diff compares BASE and HEAD, each an .onnx model (estimated with --gpu and the
+other flags) or a JSON report saved by 'onnxcost report --format json'.
+It prints totals base/head/Δ/Δ% and the nodes that changed most (matched
+by name, then by structure). With --fail-on it exits 1 when a condition
+holds, e.g. --fail-on 'time>+5%,launches>+0,flops>+2%,peak_memory>+10%'.
+A condition is METRIC>+N% (relative increase), METRIC>+N[unit] (absolute
+increase) or METRIC>N[unit] (head value). Metrics: time, flops, macs,
+bytes, launches, params, param_bytes, peak_memory, energy.`,
+		Args: exactArgs(2, "BASE and HEAD"),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := checkFormat(format, "text", "json", "markdown"); err != nil {
+				return err
+			}
+			var conds []gate.Condition
+			if failOn != "" {
+				var err error
+				if conds, err = gate.ParseConditions(failOn); err != nil {
+					return usageErr("%v", err)
+				}
+			}
+			base, err := loadReport(args[0], &f)
+			if err != nil {
+				return err
+			}
+			head, err := loadReport(args[1], &f)
+			if err != nil {
+				return err
+			}
+			d := gate.Compare(base, head)
+			var violations []string
+			for _, cnd := range conds {
+				if holds, moved := cnd.Holds(d.ChangeFor(cnd.Metric.Name)); holds {
+					violations = append(violations, fmt.Sprintf("%s: %s", cnd.Text, moved))
+				}
+			}
+			for _, w := range d.Warnings {
+				fmt.Fprintf(stderr, "onnxcost: warning: %s\n", w)
+			}
+			result := struct {
+				*gate.Diff
+				FailOn     string   `json:"fail_on,omitempty"`
+				Violations []string `json:"violations"`
+			}{d, failOn, nonNil(violations)}
+			if err := writeOutputs(out, func(w io.Writer) error { return writeJSON(w, result) },
+				func(w io.Writer) error { gate.WriteDiffMarkdown(w, d, violations); return nil }, nil); err != nil {
+				return err
+			}
+			switch format {
+			case "json":
+				err = writeJSON(stdout, result)
+			case "markdown":
+				gate.WriteDiffMarkdown(stdout, d, violations)
+			default:
+				gate.WriteDiffText(stdout, d, violations)
+			}
+			if err != nil {
+				return err
+			}
+			if len(violations) > 0 {
+				return failErr("diff: %d --fail-on condition(s) hold", len(violations))
+			}
+			return nil
+		},
+	}
+	f.add(c)
+	c.Flags().StringVar(&failOn, "fail-on", "", "exit 1 when a condition holds, e.g. 'time>+5%,launches>+0'")
+	c.Flags().StringVar(&format, "format", "text", "output format: text|json|markdown")
+	out.add(c, false)
+	return c
+}
+
+// writeOutputs writes the requested side files, each atomically.
+func writeOutputs(out outFlags, jsonW, mdW, junitW func(io.Writer) error) error {
+	for _, o := range []struct {
+		path  string
+		write func(io.Writer) error
+	}{{out.json, jsonW}, {out.markdown, mdW}, {out.junit, junitW}} {
+		if o.path == "" || o.write == nil {
+			continue
+		}
+		var buf bytes.Buffer
+		if err := o.write(&buf); err != nil {
+			return err
+		}
+		if err := writeFileAtomic(o.path, buf.Bytes()); err != nil {
+			return usageErr("%s: %v", o.path, err)
+		}
+	}
+	return nil
+}
+
+// writeFileAtomic writes to a temporary file beside path and renames it,
+// so a reader never sees half a file.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(name)
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(name)
+		return err
+	}
+	if err := os.Chmod(name, 0o644); err != nil {
+		os.Remove(name)
+		return err
+	}
+	return os.Rename(name, path)
+}
+
+func newCheckCmd(stdout, stderr io.Writer) *cobra.Command {
+	var configPath, baseReport string
+	var out outFlags
+	var pf passFlags
+	c := &cobra.Command{
+		Use:   "check [-c .onnxcost.yaml] [--base-report FILE]",
+		Short: "Check every model of a budget file; exit 1 if an error-level budget is exceeded",
+		Long: `check estimates every model listed in the budget file and tests its
+assertions: absolute limits (max: "1.8 ms") and, given --base-report (a
+saved 'report --format json' or 'check --out-json'), relative ones
+(max_increase: 5%). Exit 0: pass (warnings printed); 1: an error-level
+budget failed; 2: bad budget file or unreadable model. Under GitHub
+Actions (GITHUB_ACTIONS=true) it also appends the Markdown to
+$GITHUB_STEP_SUMMARY and prints ::error annotations on the budget lines.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			b, err := gate.LoadBudget(configPath)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			reports := map[string]*cost.Report{}
+			for _, mb := range b.Models {
+				r, err := estimateBudgetModel(b, mb, pf)
+				if err != nil {
+					return err
+				}
+				reports[mb.Name] = r
+			}
+			bases := map[string]*cost.Report{}
+			if baseReport != "" {
+				if bases, err = loadBases(baseReport, b); err != nil {
+					return err
+				}
+			}
+			res := gate.Evaluate(b, version, reports, bases)
+			md := func(w io.Writer) error { gate.WriteCheckMarkdown(w, res); return nil }
+			if err := writeOutputs(out, func(w io.Writer) error { return writeJSON(w, res) }, md,
+				func(w io.Writer) error { return gate.WriteJUnit(w, res) }); err != nil {
+				return err
+			}
+			gate.WriteCheckText(stdout, res)
+			if os.Getenv("GITHUB_ACTIONS") == "true" {
+				gate.WriteAnnotations(stdout, res)
+				if p := os.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
+					if err := appendFile(p, md); err != nil {
+						fmt.Fprintf(stderr, "onnxcost: warning: cannot append to GITHUB_STEP_SUMMARY %s: %v\n", p, err)
+					}
+				}
+			}
+			if res.Errors > 0 {
+				return failErr("check: %d budget(s) exceeded", res.Errors)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&configPath, "config", "c", ".onnxcost.yaml", "budget `FILE` (YAML or JSON)")
+	c.Flags().StringVar(&baseReport, "base-report", "", "saved JSON report(s) to test max_increase budgets against")
+	out.add(c, true)
+	pf.add(c)
+	return c
+}
+
+func appendFile(path string, write func(io.Writer) error) error {
+	fh, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := write(fh); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
+}
+
+// estimateBudgetModel estimates one budget entry with its settings; the
+// model path is relative to the budget file's folder.
+func estimateBudgetModel(b *gate.Budget, mb gate.ModelBudget, pf passFlags) (*cost.Report, error) {
+	s := mb.Settings
+	if s.GPU == "" {
+		return nil, usageErr("%s:%d: model %s has no gpu (set defaults.gpu or gpu in the entry)", b.File, mb.Line, mb.Name)
+	}
+	path := mb.Path
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(filepath.Dir(b.File), path)
+	}
+	f := costFlags{gpu: s.GPU, gpuFile: s.GPUFile, dtype: s.DType, plan: s.Plan, passFlags: pf}
+	if f.plan == "" {
+		f.plan = "fused"
+	}
+	if f.gpuFile != "" && !filepath.IsAbs(f.gpuFile) {
+		f.gpuFile = filepath.Join(filepath.Dir(b.File), f.gpuFile)
+	}
+	f.batch = s.Batch
+	names := make([]string, 0, len(s.Dims))
+	for k := range s.Dims {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		f.dims = append(f.dims, fmt.Sprintf("%s=%d", k, s.Dims[k]))
+	}
+	r, _, err := estimate(path, &f)
+	if err != nil {
+		return nil, err
+	}
+	r.Model = mb.Path // as the budget names it, so reports compare across checkouts
+	return r, nil
+}
+
+// loadBases reads --base-report: one saved report (matched to the model
+// whose path or name it names, or to the only model), or a saved check
+// result with a report per model.
+func loadBases(path string, b *gate.Budget) (map[string]*cost.Report, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usageErr("--base-report %s: %v", path, errors.Unwrap(err))
+	}
+	var chk gate.CheckResult
+	if json.Unmarshal(data, &chk) == nil && len(chk.Models) > 0 {
+		out := map[string]*cost.Report{}
+		for _, m := range chk.Models {
+			if m.Report != nil {
+				out[m.Name] = m.Report
+			}
+		}
+		return out, nil
+	}
+	r, err := decodeReport(data)
+	if err != nil {
+		return nil, usageErr("--base-report %s: %v", path, err)
+	}
+	for _, mb := range b.Models {
+		if r.Model == mb.Path || r.Model == mb.Name || filepath.Base(r.Model) == filepath.Base(mb.Path) {
+			return map[string]*cost.Report{mb.Name: r}, nil
+		}
+	}
+	if len(b.Models) == 1 {
+		return map[string]*cost.Report{b.Models[0].Name: r}, nil
+	}
+	return nil, usageErr("--base-report %s: report of %q matches no model of %s", path, r.Model, b.File)
+}
+
+func newBudgetCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{Use: "budget", Short: "Create budget files for 'onnxcost check'"}
+	var f costFlags
+	var headroom, outPath string
+	var force bool
+	initCmd := &cobra.Command{
+		Use:   "init MODEL.onnx... --gpu NAME [--headroom 10%]",
+		Short: "Write a budget file from the current estimates plus headroom",
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErr("budget init: name at least one model")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			h, err := gate.ParsePercent(headroom)
+			if err != nil || h < 0 {
+				return usageErr("--headroom %q: want a non-negative percentage like 10%%", headroom)
+			}
+			if !force {
+				if _, err := os.Stat(outPath); err == nil {
+					return usageErr("%s exists; pass --force to overwrite it", outPath)
+				}
+			}
+			var entries []budgetEntry
+			for _, p := range args {
+				r, _, err := estimate(p, &f)
+				if err != nil {
+					return err
+				}
+				rel := p
+				if r2, err := filepath.Rel(filepath.Dir(outPath), p); err == nil && !filepath.IsAbs(p) {
+					rel = r2
+				}
+				entries = append(entries, budgetEntry{path: filepath.ToSlash(rel), report: r})
+			}
+			text := budgetYAML(&f, entries, h)
+			if _, err := gate.ParseBudget(outPath, []byte(text)); err != nil {
+				return fmt.Errorf("internal error: generated budget does not parse: %v", err)
+			}
+			if err := writeFileAtomic(outPath, []byte(text)); err != nil {
+				return usageErr("%s: %v", outPath, err)
+			}
+			fmt.Fprintf(stdout, "wrote %s: %d model(s), %s headroom\n", outPath, len(entries), headroom)
+			return nil
+		},
+	}
+	f.add(initCmd)
+	initCmd.Flags().StringVar(&headroom, "headroom", "10%", "margin above the current estimates")
+	initCmd.Flags().StringVarP(&outPath, "output", "o", ".onnxcost.yaml", "budget `FILE` to write")
+	initCmd.Flags().BoolVar(&force, "force", false, "overwrite an existing budget file")
+	root.AddCommand(initCmd)
+	return root
+}
+
+type budgetEntry struct {
+	path   string
+	report *cost.Report
+}
+
+// budgetYAML renders a budget file: settings as given on the command
+// line, and for each model max limits at estimate × (1 + headroom),
+// rounded up so the current model passes.
+func budgetYAML(f *costFlags, entries []budgetEntry, headroom float64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# onnxcost budget: 'onnxcost check' tests every model below.\n")
+	fmt.Fprintf(&b, "# Generated by 'onnxcost budget init' with %g%% headroom; edit freely.\n", headroom*100)
+	fmt.Fprintf(&b, "# Levels: error (exit 1), warn (printed), off. max_increase needs --base-report.\n")
+	fmt.Fprintf(&b, "version: 1\ndefaults:\n  gpu: %s\n", yamlQuote(f.gpu))
+	if f.gpuFile != "" {
+		fmt.Fprintf(&b, "  gpu_file: %s\n", yamlQuote(f.gpuFile))
+	}
+	if f.dtype != "" {
+		fmt.Fprintf(&b, "  dtype: %s\n", f.dtype)
+	}
+	fmt.Fprintf(&b, "  plan: %s\n", f.plan)
+	if f.batch > 0 {
+		fmt.Fprintf(&b, "  batch: %d\n", f.batch)
+	}
+	if dims, _ := parseDims(f.dims); len(dims) > 0 {
+		fmt.Fprintf(&b, "  dims:\n")
+		keys := make([]string, 0, len(dims))
+		for k := range dims {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, "    %s: %d\n", yamlQuote(k), dims[k])
+		}
+	}
+	fmt.Fprintf(&b, "models:\n")
+	for _, e := range entries {
+		fmt.Fprintf(&b, "  - path: %s\n    budgets:\n", yamlQuote(e.path))
+		for _, name := range []string{"time", "flops", "launches", "peak_memory"} {
+			m, _ := gate.LookupMetric(name)
+			v := gate.MetricValue(m, e.report.Totals) * (1 + headroom)
+			line := fmt.Sprintf("      %s: { max: %s", name, yamlQuote(ceilQuantity(v, m)))
+			if name == "time" {
+				line += `, max_increase: "5%"`
+			}
+			if name == "flops" {
+				line += ", level: warn"
+			}
+			fmt.Fprintf(&b, "%s }\n", line)
+		}
+	}
+	return b.String()
+}
+
+// ceilQuantity formats v in m's human unit, rounded up at 3 significant
+// digits so that a budget never sits below the value it was made from.
+func ceilQuantity(v float64, m *gate.Metric) string {
+	if v <= 0 {
+		return gate.Format(0, m)
+	}
+	exp := math.Floor(math.Log10(v))
+	step := math.Pow(10, exp-2)
+	up := math.Ceil(v/step-1e-9) * step
+	s := gate.Format(up, m)
+	if q, err := gate.ParseQuantity(s, m); err != nil || q < v {
+		// The display rounding lost the ceiling: fall back to exact base units.
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return s
+}
+
+func yamlQuote(s string) string { return strconv.Quote(s) }

@@ -1,0 +1,101 @@
+// Command onnxcost estimates what an ONNX model costs on a GPU — MACs,
+// FLOPs, bytes moved, kernel launches and time under a time-based roofline —
+// from the .onnx file alone, before and after fusion.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// version is the tool version; release builds set it with -ldflags.
+var version = "0.1.0-dev"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// exitError carries the process exit code with the message.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErr is a bad invocation or unreadable input: exit 2.
+func usageErr(format string, args ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
+}
+
+// failErr is a budget or --fail-on check that failed: exit 1.
+func failErr(format string, args ...any) error {
+	return &exitError{code: 1, err: fmt.Errorf(format, args...)}
+}
+
+// run is main without the process: testable, it returns the exit code.
+// Any panic is turned into an internal-error message and exit code 3, so
+// no input ever prints a Go trace; tests treat code 3 as a bug.
+func run(args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "onnxcost: internal error (please report): %v\n", r)
+			code = 3
+		}
+	}()
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	msg := strings.TrimSpace(err.Error())
+	if msg != "" {
+		fmt.Fprintf(stderr, "onnxcost: %s\n", oneLine(msg))
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return 2 // cobra's own errors are usage errors
+}
+
+// oneLine keeps an error to one line, as the contract promises.
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\r", " ")
+	return strings.ReplaceAll(s, "\n", "; ")
+}
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "onnxcost",
+		Short: "Estimate what an ONNX model costs on a GPU, before and after fusion",
+		Long: `onnxcost reads an ONNX model, infers every tensor's shape, applies fusion
+passes and estimates per node, on a chosen GPU: MACs, FLOPs, bytes moved,
+kernel launches and time under a time-based roofline.`,
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr("%s: %v (see '%s --help')", c.Name(), err, c.CommandPath())
+	})
+	for _, add := range subcommands {
+		root.AddCommand(add(stdout, stderr))
+	}
+	return root
+}
+
+// subcommands are registered by the files that define them, so adding a
+// command touches one file.
+var subcommands []func(stdout, stderr io.Writer) *cobra.Command
+
+func register(f func(stdout, stderr io.Writer) *cobra.Command) { subcommands = append(subcommands, f) }

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newReportCmd) }
+
+// costFlags are the flags of every command that estimates cost.
+type costFlags struct {
+	modelFlags
+	gpu     string
+	gpuFile string
+	dtype   string
+	plan    string
+	passFlags
+}
+
+func (f *costFlags) add(c *cobra.Command) {
+	f.modelFlags.add(c)
+	c.Flags().StringVar(&f.gpu, "gpu", "", "target GPU (see 'onnxcost gpus'); required")
+	c.Flags().StringVar(&f.gpuFile, "gpu-file", "", "YAML or JSON file with your own GPU specs (e.g. measured ceilings)")
+	c.Flags().StringVar(&f.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8 (default: the model's own)")
+	c.Flags().StringVar(&f.plan, "plan", "fused", "execution plan to cost: fused|unfused")
+	f.passFlags.add(c)
+}
+
+var validDTypes = []string{"", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"}
+
+// estimate loads a model, applies the plan's passes and runs the cost model.
+func estimate(path string, f *costFlags) (*cost.Report, *loaded, error) {
+	if f.gpu == "" {
+		return nil, nil, usageErr("--gpu is required (see 'onnxcost gpus' for the list)")
+	}
+	if err := checkValue("--dtype", f.dtype, validDTypes...); err != nil {
+		return nil, nil, err
+	}
+	if err := checkValue("--plan", f.plan, "fused", "unfused"); err != nil {
+		return nil, nil, err
+	}
+	gpu, err := resolveGPU(f.gpu, f.gpuFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := loadModel(path, &f.modelFlags, loadOptions{bindAll: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := applyPlan(l, f.plan, &f.passFlags); err != nil {
+		return nil, nil, err
+	}
+	r, err := cost.Analyze(l.model.Graph, l.model, gpu, cost.Options{
+		DType:       f.dtype,
+		Plan:        f.plan,
+		ToolVersion: version,
+		ModelName:   path,
+	})
+	if err != nil {
+		return nil, nil, usageErr("%s: %v", path, err)
+	}
+	r.Bindings = l.bindings
+	r.Warnings = append(append([]string{}, l.warnings...), r.Warnings...)
+	return r, l, nil
+}
+
+func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f costFlags
+	var format, by string
+	var top int
+	c := &cobra.Command{
+		Use:   "report MODEL.onnx --gpu NAME",
+		Short: "Estimate MACs, FLOPs, bytes, launches and time per node on a GPU",
+		Args:  exactArgs(1, "MODEL.onnx"),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := checkFormat(format, "text", "json", "csv", "markdown"); err != nil {
+				return err
+			}
+			if err := checkValue("--by", by, "", "node", "op"); err != nil {
+				return err
+			}
+			if top < 0 {
+				return usageErr("--top must be ≥ 0")
+			}
+			r, _, err := estimate(args[0], &f)
+			if err != nil {
+				return err
+			}
+			for _, w := range r.Warnings {
+				fmt.Fprintf(stderr, "onnxcost: warning: %s\n", w)
+			}
+			opt := render.Options{Top: top, ByOp: by == "op"}
+			switch format {
+			case "json":
+				return writeJSON(stdout, r)
+			case "csv":
+				return render.CSV(stdout, r, opt)
+			case "markdown":
+				return render.Markdown(stdout, r, opt)
+			}
+			return render.Text(stdout, r, opt)
+		},
+	}
+	f.add(c)
+	c.Flags().StringVar(&format, "format", "text", "output format: text|json|csv|markdown")
+	c.Flags().IntVar(&top, "top", 0, "show only the `N` costliest nodes (0: all)")
+	c.Flags().StringVar(&by, "by", "", "aggregate: op (totals per op type)")
+	return c
+}
+
+func checkValue(flag, got string, allowed ...string) error {
+	for _, a := range allowed {
+		if got == a {
+			return nil
+		}
+	}
+	return usageErr("%s %q: want one of %v", flag, got, allowed)
+}

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/ir"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newShapesCmd) }
+
+// shapesJSON is `shapes --format json`: the nodes[].inputs/outputs form of
+// the report contract, plus the graph's own inputs and outputs.
+type shapesJSON struct {
+	SchemaVersion int               `json:"schema_version"`
+	ToolVersion   string            `json:"tool_version"`
+	Model         string            `json:"model"`
+	Opsets        map[string]int64  `json:"opsets"`
+	Bindings      map[string]int64  `json:"bindings"`
+	Inputs        []cost.TensorInfo `json:"inputs"`
+	Outputs       []cost.TensorInfo `json:"outputs"`
+	Nodes         []shapesNodeJSON  `json:"nodes"`
+	Warnings      []string          `json:"warnings"`
+	UnknownOps    []string          `json:"unknown_ops"`
+	Unbound       []string          `json:"unbound_symbols"`
+}
+
+type shapesNodeJSON struct {
+	Name    string            `json:"name"`
+	OpType  string            `json:"op_type"`
+	Domain  string            `json:"domain,omitempty"`
+	Graph   string            `json:"graph,omitempty"` // enclosing subgraph path for nested nodes
+	Inputs  []cost.TensorInfo `json:"inputs"`
+	Outputs []cost.TensorInfo `json:"outputs"`
+}
+
+func newShapesCmd(stdout, stderr io.Writer) *cobra.Command {
+	var mf modelFlags
+	var format string
+	c := &cobra.Command{
+		Use:   "shapes MODEL.onnx",
+		Short: "Print every node with its inputs' and outputs' dtypes and inferred shapes",
+		Args:  exactArgs(1, "MODEL.onnx"),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := checkFormat(format, "text", "json"); err != nil {
+				return err
+			}
+			l, err := loadModel(args[0], &mf, loadOptions{})
+			if err != nil {
+				return err
+			}
+			for _, w := range l.warnings {
+				fmt.Fprintf(stderr, "onnxcost: warning: %s\n", w)
+			}
+			if format == "json" {
+				return writeJSON(stdout, shapesReport(l))
+			}
+			return writeShapesText(stdout, l)
+		},
+	}
+	mf.add(c)
+	c.Flags().StringVar(&format, "format", "text", "output format: text|json")
+	return c
+}
+
+func shapesReport(l *loaded) *shapesJSON {
+	g := l.model.Graph
+	r := &shapesJSON{
+		SchemaVersion: cost.SchemaVersion,
+		ToolVersion:   version,
+		Model:         l.path,
+		Opsets:        map[string]int64{},
+		Bindings:      l.bindings,
+		Inputs:        tensorInfos(g.Inputs),
+		Outputs:       tensorInfos(g.Outputs),
+		Warnings:      nonNil(l.warnings),
+		UnknownOps:    nonNil(l.infer.UnknownOps),
+		Unbound:       nonNil(l.infer.Unbound),
+	}
+	for _, o := range l.model.Opsets {
+		d := o.Domain
+		if d == "" {
+			d = "ai.onnx"
+		}
+		r.Opsets[d] = o.Version
+	}
+	walkNodes(g, "", func(n *ir.Node, path string) {
+		r.Nodes = append(r.Nodes, shapesNodeJSON{
+			Name: n.Name, OpType: n.OpType, Domain: n.Domain, Graph: path,
+			Inputs: tensorInfos(n.Inputs), Outputs: tensorInfos(n.Outputs),
+		})
+	})
+	return r
+}
+
+// walkNodes visits nodes in topological order, each subgraph's nodes right
+// after the node that owns it; path names the enclosing subgraphs.
+func walkNodes(g *ir.Graph, path string, visit func(n *ir.Node, path string)) {
+	for _, n := range g.Nodes {
+		visit(n, path)
+		for _, a := range n.Attrs {
+			sub := a.Graphs
+			if a.G != nil {
+				sub = append([]*ir.Graph{a.G}, sub...)
+			}
+			for _, sg := range sub {
+				p := n.Name + "." + a.Name
+				if path != "" {
+					p = path + "/" + p
+				}
+				walkNodes(sg, p, visit)
+			}
+		}
+	}
+}
+
+func tensorInfos(vs []*ir.Value) []cost.TensorInfo {
+	out := make([]cost.TensorInfo, 0, len(vs))
+	for _, v := range vs {
+		if v == nil {
+			continue
+		}
+		out = append(out, cost.TensorInfo{Name: v.Name, DType: v.DType.String(), Shape: cost.ShapeOf(v.Shape)})
+	}
+	return out
+}
+
+func writeShapesText(w io.Writer, l *loaded) error {
+	g := l.model.Graph
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "# %s: %d nodes\n", l.path, g.NodeCount())
+	for _, in := range g.Inputs {
+		fmt.Fprintf(tw, "input\t%s\n", valueText(in))
+	}
+	walkNodes(g, "", func(n *ir.Node, path string) {
+		indent := ""
+		if path != "" {
+			indent = strings.Repeat("  ", strings.Count(path, "/")+1)
+		}
+		op := n.OpType
+		if n.Domain != "" {
+			op = n.Domain + "." + op
+		}
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t-> %s\n", indent, n.Name, op, valuesText(n.Inputs), valuesText(n.Outputs))
+	})
+	for _, o := range g.Outputs {
+		fmt.Fprintf(tw, "output\t%s\n", valueText(o))
+	}
+	return tw.Flush()
+}
+
+func valueText(v *ir.Value) string {
+	if v == nil {
+		return "-"
+	}
+	kind := ""
+	switch v.Kind {
+	case ir.SequenceValue:
+		kind = "seq:"
+	case ir.OptionalValue:
+		kind = "opt:"
+	case ir.MapValue:
+		kind = "map:"
+	}
+	return fmt.Sprintf("%s:%s%s%s", v.Name, kind, v.DType, v.Shape)
+}
+
+func valuesText(vs []*ir.Value) string {
+	parts := make([]string, 0, len(vs))
+	for _, v := range vs {
+		parts = append(parts, valueText(v))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func checkFormat(got string, allowed ...string) error {
+	for _, a := range allowed {
+		if got == a {
+			return nil
+		}
+	}
+	return usageErr("--format %q: want one of %s", got, strings.Join(allowed, "|"))
+}
+
+// exactArgs is cobra.ExactArgs with a usage error naming what is missing.
+func exactArgs(n int, names string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageErr("%s: want %s, got %d argument(s) (see '%s --help')", c.Name(), names, len(args), c.CommandPath())
+		}
+		return nil
+	}
+}

@@ -1,0 +1,474 @@
+package cost
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// CostModelVersion names the rule set and power model; it changes when a
+// convention changes, so that reports from different versions are not
+// compared as equals.
+const CostModelVersion = "rules-1"
+
+// Options controls Analyze.
+type Options struct {
+	// DType is the compute dtype: fp32|tf32|fp16|bf16|fp8|int8; "" = the
+	// model's own dtypes.
+	DType string
+	// Plan is recorded only ("fused" or "unfused").
+	Plan        string
+	ToolVersion string
+	ModelName   string
+	// Bindings are the symbol values the caller bound before inference;
+	// recorded in the report.
+	Bindings map[string]int64
+}
+
+// computeDTypes maps --dtype to the storage dtype float tensors are costed
+// at. tf32 is stored as fp32; int8 quantised tensors are 1 byte.
+var computeDTypes = map[string]ir.DType{
+	"fp32": ir.Float32,
+	"tf32": ir.Float32,
+	"fp16": ir.Float16,
+	"bf16": ir.BFloat16,
+	"fp8":  ir.Float8E4M3FN,
+	"int8": ir.Int8,
+}
+
+// Analyze estimates the cost of every node of g (shapes already inferred)
+// on gpu. It never panics on a model: a rule that fails lists its node
+// under unsupported_ops with a warning.
+func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*Report, error) {
+	if g == nil {
+		return nil, fmt.Errorf("analyze: no graph")
+	}
+	if gpu == nil {
+		return nil, fmt.Errorf("analyze: no GPU")
+	}
+	a := &analyzer{
+		gpu: gpu, model: m, opt: opt,
+		unsupported: map[string]*Unsupported{},
+		seenParams:  map[*ir.Value]bool{},
+		fallbacks:   map[string]int{},
+	}
+	if opt.DType != "" {
+		dt, ok := computeDTypes[opt.DType]
+		if !ok {
+			return nil, fmt.Errorf("analyze: unknown dtype %q (want fp32, tf32, fp16, bf16, fp8 or int8)", opt.DType)
+		}
+		a.dtype = dt
+	}
+	gc, err := a.graph(g, 0)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{
+		SchemaVersion:    SchemaVersion,
+		ToolVersion:      opt.ToolVersion,
+		CostModelVersion: CostModelVersion,
+		Model:            opt.ModelName,
+		GPU:              gpu.Name,
+		GPUSpecHash:      hwdb.SpecHash(gpu),
+		DType:            opt.DType,
+		Plan:             opt.Plan,
+		Bindings:         opt.Bindings,
+		FLOPConvention:   FLOPConvention,
+		Nodes:            gc.nodes,
+		Warnings:         []string{},
+		UnsupportedOps:   []Unsupported{},
+	}
+	if rep.Model == "" && m != nil {
+		rep.Model = m.Path
+	}
+	if rep.DType == "" {
+		rep.DType = "model"
+	}
+	if rep.Bindings == nil {
+		rep.Bindings = map[string]int64{}
+	}
+	t := &rep.Totals
+	t.MACs, t.FLOPs, t.Transcendentals = gc.est.MACs, gc.est.FLOPs, gc.est.Transcendentals
+	t.BytesRead, t.BytesWritten, t.Launches = gc.est.BytesRead, gc.est.BytesWritten, gc.est.Launches
+	t.TimeS, t.EnergyJ = gc.agg.TimeS, gc.agg.EnergyJ
+	if t.TimeS > 0 {
+		t.GEMMConvTimeShare = gc.agg.GEMMTimeS / t.TimeS
+	}
+	t.Nodes = len(gc.nodes)
+	for _, v := range a.paramOrder {
+		t.Params += a.paramElems(v)
+		t.ParamBytes += a.paramBytes(v)
+	}
+	t.PeakActivationBytes = gc.peakAct
+	t.PeakMemoryBytes = gc.peakAct + t.ParamBytes
+	a.finishWarnings()
+	rep.Warnings = append(rep.Warnings, a.warnings...)
+	rep.UnsupportedOps = a.unsupportedList()
+	a.sanitizeTotals(rep)
+	return rep, nil
+}
+
+// aggregate is the timing of a group of nodes run one after another on one
+// stream: the sum of their times.
+type aggregate struct {
+	ComputeS, MemoryS, LaunchS, TimeS, EnergyJ float64
+	// GEMMTimeS is the part of TimeS spent in GEMM-like nodes.
+	GEMMTimeS float64
+}
+
+func (g *aggregate) add(o aggregate) {
+	g.ComputeS += o.ComputeS
+	g.MemoryS += o.MemoryS
+	g.LaunchS += o.LaunchS
+	g.TimeS += o.TimeS
+	g.EnergyJ += o.EnergyJ
+	g.GEMMTimeS += o.GEMMTimeS
+}
+
+func (g *aggregate) scale(f float64) {
+	g.ComputeS *= f
+	g.MemoryS *= f
+	g.LaunchS *= f
+	g.TimeS *= f
+	g.EnergyJ *= f
+	g.GEMMTimeS *= f
+}
+
+// bound names the term that dominates a group's time.
+func (g *aggregate) bound() string {
+	switch {
+	case g.TimeS == 0:
+		return ""
+	case g.LaunchS >= g.ComputeS && g.LaunchS >= g.MemoryS:
+		return "launch"
+	case g.ComputeS >= g.MemoryS:
+		return "compute"
+	}
+	return "memory"
+}
+
+// graphCost is the analysis of one graph (the main graph or a body).
+type graphCost struct {
+	nodes   []NodeCost
+	est     NodeEstimate // sums (Params not deduplicated)
+	agg     aggregate
+	peakAct float64
+}
+
+// estimate turns a subgraph's sums into a control-flow node's estimate.
+func (gc *graphCost) estimate() NodeEstimate {
+	e := gc.est
+	e.Class = ""
+	e.M, e.N, e.K, e.Batch = 0, 0, 0, 0
+	agg := gc.agg
+	e.composite = &agg
+	return e
+}
+
+type analyzer struct {
+	gpu   *hwdb.GPU
+	model *ir.Model
+	opt   Options
+	dtype ir.DType
+
+	warnings    []string
+	unsupported map[string]*Unsupported
+	unsOrder    []string
+	seenParams  map[*ir.Value]bool
+	paramOrder  []*ir.Value
+	fallbacks   map[string]int // "want->got" precision fallbacks, counted
+}
+
+func (a *analyzer) warnf(format string, args ...any) {
+	a.warnings = append(a.warnings, fmt.Sprintf(format, args...))
+}
+
+// graph costs every node of g in topological order.
+func (a *analyzer) graph(g *ir.Graph, depth int) (*graphCost, error) {
+	if depth > ir.DefaultLimits.MaxDepth {
+		return nil, fmt.Errorf("analyze: subgraphs nested deeper than %d", ir.DefaultLimits.MaxDepth)
+	}
+	gc := &graphCost{nodes: make([]NodeCost, 0, len(g.Nodes))}
+	subPeak := make(map[*ir.Node]float64)
+	views := make(map[*ir.Node]bool)
+	for _, n := range g.Nodes {
+		nc, est, agg, sp := a.node(n, g, depth)
+		if sp > 0 {
+			subPeak[n] = sp
+		}
+		if est.View {
+			views[n] = true
+		}
+		gc.nodes = append(gc.nodes, nc)
+		gc.est.add(est)
+		gc.agg.add(agg)
+	}
+	gc.peakAct = a.peakActivations(g, views, subPeak)
+	return gc, nil
+}
+
+// node costs one node and returns its report row, its estimate (for
+// sums), its timing and the peak activation memory of its subgraphs.
+func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (NodeCost, NodeEstimate, aggregate, float64) {
+	nc := NodeCost{
+		Name: n.Name, OpType: n.OpType, Domain: n.Domain,
+		FusedFrom: append([]string{}, n.FusedFrom...),
+		Inputs:    tensorInfos(n.Inputs),
+		Outputs:   tensorInfos(n.Outputs),
+	}
+	est, subPeak, ok := a.estimate(n, g, depth)
+	if !ok {
+		nc.Note = "no cost rule: not counted"
+		return nc, NodeEstimate{}, aggregate{}, 0
+	}
+	a.sanitizeEstimate(n, &est)
+	nc.MACs, nc.FLOPs, nc.Transcendentals = est.MACs, est.FLOPs, est.Transcendentals
+	nc.BytesRead, nc.BytesWritten, nc.Params, nc.Launches = est.BytesRead, est.BytesWritten, est.Params, est.Launches
+	nc.Note = est.Note
+	if bytes := est.BytesRead + est.BytesWritten; bytes > 0 {
+		nc.ArithmeticIntensity = est.FLOPs / bytes
+	}
+	var agg aggregate
+	switch {
+	case est.composite != nil:
+		agg = *est.composite
+		nc.Bound = agg.bound()
+	case est.View || est.Launches == 0:
+		// No kernel: no time.
+	default:
+		prec := a.precisionFor(n, est.Class)
+		k := Kernel{
+			Class: est.Class, FLOPs: est.FLOPs, Bytes: est.BytesRead + est.BytesWritten,
+			Precision: prec, M: est.M, N: est.N, K: est.K, Batch: est.Batch,
+			Steps: est.Steps, WorkingSet: est.BytesRead + est.BytesWritten, Launches: est.Launches,
+			InputK: est.InputK, ElemBytes: a.elemBytes(n),
+		}
+		if est.Class == ClassRNN {
+			// The time model prices per-step latency itself (RNNStepLaunches).
+			k.Launches = 1
+		}
+		kt := EstimateKernel(a.gpu, k)
+		agg = aggregate{ComputeS: kt.ComputeS, MemoryS: kt.MemoryS, LaunchS: kt.LaunchS, TimeS: kt.TimeS}
+		agg.EnergyJ = kernelEnergy(a.gpu, kt)
+		if isGEMMLike(est.Class) {
+			agg.GEMMTimeS = agg.TimeS
+		}
+		nc.Bound = kt.Bound
+		nc.MemLevel = kt.Level
+		nc.Precision = string(prec)
+	}
+	a.sanitizeAggregate(n, &agg)
+	nc.ComputeS, nc.MemoryS, nc.TimeS, nc.LaunchS, nc.EnergyJ = agg.ComputeS, agg.MemoryS, agg.TimeS, agg.LaunchS, agg.EnergyJ
+	return nc, est, agg, subPeak
+}
+
+// estimate finds and runs the node's rule. ok is false when the node has
+// no rule (or its rule failed): it is then listed as unsupported.
+func (a *analyzer) estimate(n *ir.Node, g *ir.Graph, depth int) (est NodeEstimate, subPeak float64, ok bool) {
+	if n.Domain == "" && n.OpType == "Constant" {
+		return NodeEstimate{View: true, Note: "constant: no run-time cost"}, 0, true
+	}
+	if folded(n) {
+		return NodeEstimate{View: true, Note: "constant-folded: output known before run time"}, 0, true
+	}
+	rule := LookupRule(n.Domain, n.OpType)
+	if rule == nil {
+		a.addUnsupported(n, NoCostRule[ruleKey(n.Domain, n.OpType)])
+		return NodeEstimate{}, 0, false
+	}
+	ctx := &RuleCtx{Graph: g, Model: a.model, DType: a.dtype, node: n}
+	if a.model != nil {
+		ctx.Opset = a.model.Opset(n.Domain)
+	}
+	ctx.sub = func(sg *ir.Graph) (*graphCost, error) {
+		sc, err := a.graph(sg, depth+1)
+		if err == nil && sc.peakAct > subPeak {
+			subPeak = sc.peakAct
+		}
+		return sc, err
+	}
+	est, err := runRule(rule, n, ctx)
+	a.warnings = append(a.warnings, ctx.warnings...)
+	if err != nil {
+		a.warnf("%s node %q: cost rule failed: %v; node not counted", n.OpType, n.Name, err)
+		a.addUnsupported(n, "cost rule failed")
+		return NodeEstimate{}, 0, false
+	}
+	for _, v := range ctx.params {
+		if !a.seenParams[v] {
+			a.seenParams[v] = true
+			a.paramOrder = append(a.paramOrder, v)
+		}
+	}
+	return est, subPeak, true
+}
+
+// runRule calls a rule, turning a panic (a bug in a rule meeting an odd
+// model) into an error, so a model can never crash the tool.
+func runRule(r Rule, n *ir.Node, c *RuleCtx) (e NodeEstimate, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error: %v", p)
+		}
+	}()
+	return r(n, c)
+}
+
+// folded reports whether every output of n is a constant known before run
+// time (Shape, Size, shape arithmetic computed by inference): no kernel runs.
+func folded(n *ir.Node) bool {
+	if len(n.Outputs) == 0 || len(n.Subgraphs()) > 0 {
+		return false
+	}
+	any := false
+	for _, o := range n.Outputs {
+		if o == nil {
+			continue
+		}
+		if o.Const == nil || !o.Const.HasData {
+			return false
+		}
+		any = true
+	}
+	return any
+}
+
+func (a *analyzer) addUnsupported(n *ir.Node, reason string) {
+	k := ruleKey(n.Domain, n.OpType)
+	u, ok := a.unsupported[k]
+	if !ok {
+		u = &Unsupported{Domain: n.Domain, OpType: n.OpType}
+		a.unsupported[k] = u
+		a.unsOrder = append(a.unsOrder, k)
+		msg := fmt.Sprintf("op %s has no cost rule; its nodes are listed under unsupported_ops and not counted", displayOp(n.Domain, n.OpType))
+		if reason != "" && reason != "cost rule failed" {
+			msg += " (" + reason + ")"
+		}
+		a.warnf("%s", msg)
+	}
+	u.Count++
+	u.Nodes = append(u.Nodes, n.Name)
+	// Weights read by an unsupported node are still parameters.
+	for _, in := range n.Inputs {
+		if in != nil && in.IsInitializer && !a.seenParams[in] {
+			a.seenParams[in] = true
+			a.paramOrder = append(a.paramOrder, in)
+		}
+	}
+}
+
+func displayOp(domain, op string) string {
+	if domain == "" {
+		return op
+	}
+	return domain + "." + op
+}
+
+func (a *analyzer) unsupportedList() []Unsupported {
+	keys := append([]string(nil), a.unsOrder...)
+	sort.Strings(keys)
+	out := make([]Unsupported, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, *a.unsupported[k])
+	}
+	return out
+}
+
+func (a *analyzer) paramElems(v *ir.Value) float64 {
+	c := RuleCtx{DType: a.dtype}
+	c.unknown = true // no warnings from totals
+	return c.Numel(v)
+}
+
+func (a *analyzer) paramBytes(v *ir.Value) float64 {
+	c := RuleCtx{DType: a.dtype}
+	c.unknown = true
+	return c.Bytes(v)
+}
+
+// isGEMMLike reports whether a class counts as GEMM/conv time (the
+// gemm_conv_time_share) and may use tensor cores: the time model's
+// isGEMMClass plus recurrent kernels.
+// elemBytes is the operand element size of n as costed (first input).
+func (a *analyzer) elemBytes(n *ir.Node) float64 {
+	if x := n.In(0); x != nil {
+		c := RuleCtx{DType: a.dtype}
+		if b := c.elemBytes(x); b > 0 {
+			return b
+		}
+	}
+	return 4
+}
+
+func isGEMMLike(c KernelClass) bool {
+	switch c {
+	case ClassGEMM, ClassConv, ClassWinograd, ClassRNN, ClassAttention:
+		return true
+	}
+	return false
+}
+
+func tensorInfos(vs []*ir.Value) []TensorInfo {
+	out := make([]TensorInfo, 0, len(vs))
+	for _, v := range vs {
+		if v == nil {
+			continue
+		}
+		out = append(out, TensorInfo{Name: v.Name, DType: v.DType.String(), Shape: ShapeOf(v.Shape)})
+	}
+	return out
+}
+
+// clean returns x when it is a finite non-negative number; otherwise it
+// returns a safe value (0 for NaN or negative, MaxFloat64 for +Inf) and ok
+// false, so nothing NaN, infinite or negative reaches a report.
+func clean(x float64) (float64, bool) {
+	switch {
+	case math.IsNaN(x), x < 0:
+		return 0, false
+	case math.IsInf(x, 1):
+		return math.MaxFloat64, false
+	}
+	return x, true
+}
+
+func (a *analyzer) sanitizeEstimate(n *ir.Node, e *NodeEstimate) {
+	bad := false
+	for _, p := range []*float64{&e.MACs, &e.FLOPs, &e.Transcendentals, &e.BytesRead, &e.BytesWritten, &e.Params, &e.Launches} {
+		var ok bool
+		if *p, ok = clean(*p); !ok {
+			bad = true
+		}
+	}
+	if bad {
+		a.warnf("%s node %q: a count was NaN, infinite or negative and was clamped", n.OpType, n.Name)
+	}
+}
+
+func (a *analyzer) sanitizeAggregate(n *ir.Node, g *aggregate) {
+	bad := false
+	for _, p := range []*float64{&g.ComputeS, &g.MemoryS, &g.LaunchS, &g.TimeS, &g.EnergyJ, &g.GEMMTimeS} {
+		var ok bool
+		if *p, ok = clean(*p); !ok {
+			bad = true
+		}
+	}
+	if bad {
+		a.warnf("%s node %q: a time or energy was NaN, infinite or negative and was clamped", n.OpType, n.Name)
+	}
+}
+
+func (a *analyzer) sanitizeTotals(r *Report) {
+	t := &r.Totals
+	for _, p := range []*float64{&t.MACs, &t.FLOPs, &t.Transcendentals, &t.BytesRead, &t.BytesWritten,
+		&t.Params, &t.ParamBytes, &t.Launches, &t.TimeS, &t.EnergyJ, &t.PeakMemoryBytes,
+		&t.PeakActivationBytes, &t.GEMMConvTimeShare} {
+		var ok bool
+		if *p, ok = clean(*p); !ok {
+			r.Warnings = append(r.Warnings, "a total overflowed float64 or was not a number and was clamped")
+		}
+	}
+}

@@ -1,0 +1,591 @@
+package cost
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// ruleTestGPU is a fixed, hand-written GPU so that tests do not move when the
+// database is edited: 100 TFLOP/s fp32 vector, 400 fp16 tensor, no tf32,
+// 2 TB/s, 300 W TDP, 60 W idle, 5 µs launches.
+func ruleTestGPU() *hwdb.GPU {
+	return &hwdb.GPU{
+		Name: "TestGPU", SMs: 100, BoostClockMHz: 1500,
+		Peak: map[hwdb.Precision]float64{
+			hwdb.FP32: 100e12, hwdb.FP16: 200e12, hwdb.FP16Tensor: 400e12,
+		},
+		MemBytes: 80e9, MemBW: 2e12, L2Bytes: 40e6,
+		TDPWatts: 300, IdleWatts: 60, LaunchS: 5e-6,
+	}
+}
+
+// builder makes hand-built graphs concise.
+type builder struct {
+	t *testing.T
+	g *ir.Graph
+	m *ir.Model
+}
+
+func newBuilder(t *testing.T) *builder {
+	g := ir.NewGraph("test")
+	return &builder{t: t, g: g, m: &ir.Model{Graph: g, Opsets: []ir.OpsetImport{{Version: 17}}}}
+}
+
+// val makes a value of known shape.
+func (b *builder) val(name string, dt ir.DType, dims ...int64) *ir.Value {
+	b.t.Helper()
+	v, err := b.g.NewValue(name)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	v.DType, v.Shape = dt, ir.KnownShape(dims...)
+	return v
+}
+
+// input makes a graph input of known shape.
+func (b *builder) input(name string, dims ...int64) *ir.Value {
+	v := b.val(name, ir.Float32, dims...)
+	v.Declared = &ir.TypeInfo{DType: ir.Float32, Shape: ir.KnownShape(dims...)}
+	b.g.AddInput(v)
+	return v
+}
+
+// weight makes a float32 initializer (no data: dims only, like a
+// graph-only model).
+func (b *builder) weight(name string, dims ...int64) *ir.Value {
+	v := b.val(name, ir.Float32, dims...)
+	b.g.AddInitializer(v, &ir.Tensor{Name: name, DType: ir.Float32, Dims: dims})
+	return v
+}
+
+// ints makes an int64 initializer with known contents.
+func (b *builder) ints(name string, vals ...int64) *ir.Value {
+	v := b.val(name, ir.Int64, int64(len(vals)))
+	b.g.AddInitializer(v, ir.IntTensor([]int64{int64(len(vals))}, vals))
+	return v
+}
+
+func (b *builder) node(op string, ins []*ir.Value, outs []*ir.Value, attrs ...*ir.Attribute) *ir.Node {
+	b.t.Helper()
+	n := &ir.Node{Name: op + "_" + outs[0].Name, OpType: op, Inputs: ins, Outputs: outs, Attrs: attrs}
+	if err := b.g.AddNode(n); err != nil {
+		b.t.Fatal(err)
+	}
+	return n
+}
+
+func intAttr(name string, v int64) *ir.Attribute {
+	return &ir.Attribute{Name: name, Type: ir.AttrInt, I: v}
+}
+func intsAttr(name string, v ...int64) *ir.Attribute {
+	return &ir.Attribute{Name: name, Type: ir.AttrInts, Ints: v}
+}
+
+func (b *builder) analyze(opt Options) *Report {
+	b.t.Helper()
+	r, err := Analyze(b.g, b.m, ruleTestGPU(), opt)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	checkSane(b.t, r)
+	return r
+}
+
+func nodeByOp(t *testing.T, r *Report, op string) NodeCost {
+	t.Helper()
+	for _, n := range r.Nodes {
+		if n.OpType == op {
+			return n
+		}
+	}
+	t.Fatalf("no %s node in report", op)
+	return NodeCost{}
+}
+
+// checkSane fails on any NaN, infinite or negative number in a report,
+// and on a report that does not marshal.
+func checkSane(t *testing.T, r *Report) {
+	t.Helper()
+	bad := func(what string, x float64) {
+		if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+			t.Errorf("%s = %v", what, x)
+		}
+	}
+	tt := r.Totals
+	for name, x := range map[string]float64{"macs": tt.MACs, "flops": tt.FLOPs, "trans": tt.Transcendentals,
+		"read": tt.BytesRead, "written": tt.BytesWritten, "params": tt.Params, "param_bytes": tt.ParamBytes,
+		"launches": tt.Launches, "time": tt.TimeS, "energy": tt.EnergyJ, "peak": tt.PeakMemoryBytes,
+		"peak_act": tt.PeakActivationBytes, "share": tt.GEMMConvTimeShare} {
+		bad("totals."+name, x)
+	}
+	if tt.GEMMConvTimeShare > 1+1e-9 {
+		t.Errorf("gemm_conv_time_share = %v > 1", tt.GEMMConvTimeShare)
+	}
+	for _, n := range r.Nodes {
+		for i, x := range []float64{n.MACs, n.FLOPs, n.Transcendentals, n.BytesRead, n.BytesWritten, n.Params,
+			n.Launches, n.ArithmeticIntensity, n.ComputeS, n.MemoryS, n.TimeS, n.LaunchS, n.EnergyJ} {
+			bad(n.Name+" field "+string(rune('0'+i)), x)
+		}
+	}
+	if _, err := json.Marshal(r); err != nil {
+		t.Errorf("report does not marshal: %v", err)
+	}
+}
+
+func TestConvRuleArithmetic(t *testing.T) {
+	b := newBuilder(t)
+	// N=2, C=8, 16x16 input; K=12 filters of 3x3, group 2, pad 1: out 2x12x16x16.
+	const N, C, H, W, K, R, S, G = 2, 8, 16, 16, 12, 3, 3, 2
+	x := b.input("x", N, C, H, W)
+	w := b.weight("w", K, C/G, R, S)
+	bias := b.weight("b", K)
+	y := b.val("y", ir.Float32, N, K, H, W)
+	b.g.AddOutput(y)
+	b.node("Conv", []*ir.Value{x, w, bias}, []*ir.Value{y}, intAttr("group", G), intsAttr("pads", 1, 1, 1, 1))
+	r := b.analyze(Options{})
+	n := nodeByOp(t, r, "Conv")
+	wantMACs := float64(N * K * H * W * (C / G) * R * S) // N·K·P·Q·(C/group)·R·S
+	if n.MACs != wantMACs {
+		t.Errorf("conv macs = %v, want %v", n.MACs, wantMACs)
+	}
+	wantFLOPs := 2*wantMACs + N*K*H*W // 2·MACs + one bias add per output element
+	if n.FLOPs != wantFLOPs {
+		t.Errorf("conv flops = %v, want %v", n.FLOPs, wantFLOPs)
+	}
+	wantRead := 4.0 * (N*C*H*W + K*(C/G)*R*S + K) // x, w, b at 4 bytes
+	if n.BytesRead != wantRead || n.BytesWritten != 4*N*K*H*W {
+		t.Errorf("conv bytes = %v/%v, want %v/%v", n.BytesRead, n.BytesWritten, wantRead, 4*N*K*H*W)
+	}
+	if wantParams := float64(K*(C/G)*R*S + K); r.Totals.Params != wantParams || n.Params != wantParams {
+		t.Errorf("params = %v (node %v), want %v", r.Totals.Params, n.Params, wantParams)
+	}
+	if n.Launches != 1 || n.TimeS <= 0 || n.Bound == "" || n.Precision != "fp32" {
+		t.Errorf("conv launches %v time %v bound %q precision %q", n.Launches, n.TimeS, n.Bound, n.Precision)
+	}
+}
+
+func TestGemmAndMatMulArithmetic(t *testing.T) {
+	b := newBuilder(t)
+	const M, K, N = 4, 64, 32
+	a := b.input("a", M, K)
+	wt := b.weight("wt", N, K) // transB
+	c := b.weight("c", N)
+	y := b.val("y", ir.Float32, M, N)
+	b.node("Gemm", []*ir.Value{a, wt, c}, []*ir.Value{y}, intAttr("transB", 1),
+		&ir.Attribute{Name: "alpha", Type: ir.AttrFloat, F: 0.5})
+	// Batched, broadcast MatMul: [3, 5, M, N] x [N, 7] -> [3, 5, M, 7].
+	const B1, B2, P = 3, 5, 7
+	x := b.input("x", B1, B2, M, N)
+	w2 := b.weight("w2", N, P)
+	z := b.val("z", ir.Float32, B1, B2, M, P)
+	b.g.AddOutput(y)
+	b.g.AddOutput(z)
+	b.node("MatMul", []*ir.Value{x, w2}, []*ir.Value{z})
+	r := b.analyze(Options{})
+	g := nodeByOp(t, r, "Gemm")
+	if want := float64(M * N * K); g.MACs != want { // M·N·K
+		t.Errorf("gemm macs = %v, want %v", g.MACs, want)
+	}
+	// 2·M·N·K + M·N (alpha) + M·N (add C); beta = 1 costs nothing.
+	if want := float64(2*M*N*K + M*N + M*N); g.FLOPs != want {
+		t.Errorf("gemm flops = %v, want %v", g.FLOPs, want)
+	}
+	mm := nodeByOp(t, r, "MatMul")
+	if want := float64(B1 * B2 * M * P * N); mm.MACs != want { // batch·M·N·K
+		t.Errorf("matmul macs = %v, want %v", mm.MACs, want)
+	}
+	if mm.FLOPs != 2*mm.MACs {
+		t.Errorf("matmul flops = %v, want 2·macs", mm.FLOPs)
+	}
+}
+
+// lstmGraph is one exported-style LSTM layer: X [T, batch, in], W [dirs,
+// 4h, in], R [dirs, 4h, h], B [dirs, 8h]; shapes by ir.InferShapes.
+func lstmGraph(t *testing.T, T, batch, in, h, dirs int64) *builder {
+	b := newBuilder(t)
+	x := b.input("x", T, batch, in)
+	w := b.weight("W", dirs, 4*h, in)
+	rr := b.weight("R", dirs, 4*h, h)
+	bb := b.weight("B", dirs, 8*h)
+	y, _ := b.g.NewValue("Y")
+	yh, _ := b.g.NewValue("Y_h")
+	yc, _ := b.g.NewValue("Y_c")
+	b.g.AddOutput(y)
+	dir := "forward"
+	if dirs == 2 {
+		dir = "bidirectional"
+	}
+	b.node("LSTM", []*ir.Value{x, w, rr, bb}, []*ir.Value{y, yh, yc}, intAttr("hidden_size", h),
+		&ir.Attribute{Name: "direction", Type: ir.AttrString, S: dir})
+	if _, err := ir.InferShapes(b.m, ir.InferOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestLSTMSweep: per step, the GEMM FLOPs of an LSTM with input = hidden =
+// h at batch 1 are 16h² (REFERENCE §3: 4 gates × 2 matrices × h² MACs × 2);
+// the bias adds 4h (Wb+Rb pre-summed: the measured slope at h=1024 is
+// 16,781,312 = 16·1024² + 4·1024) and the gates 15h (documented in
+// rules_rnn.go).
+func TestLSTMSweep(t *testing.T) {
+	const T = 5 // time steps
+	for _, h := range []int64{128, 256, 512, 1024} {
+		b := lstmGraph(t, T, 1, h, h, 1)
+		n := nodeByOp(t, b.analyze(Options{}), "LSTM")
+		hh := float64(h)
+		if want := T * 16 * hh * hh; 2*n.MACs != want {
+			t.Errorf("h=%d: 2·macs = %v, want T·16h² = %v", h, 2*n.MACs, want)
+		}
+		if want := T * (16*hh*hh + 4*hh + 15*hh); n.FLOPs != want {
+			t.Errorf("h=%d: flops = %v, want T·(16h² + 4h bias + 15h gates) = %v", h, n.FLOPs, want)
+		}
+		if want := T * 5 * hh; n.Transcendentals != want { // 3 sigmoids + 2 tanh per element
+			t.Errorf("h=%d: transcendentals = %v, want %v", h, n.Transcendentals, want)
+		}
+		if h == 1024 {
+			if slope := (n.FLOPs - T*15*hh) / T; slope != 16_781_312 {
+				t.Errorf("GEMM+bias per step at h=1024 = %v, want the measured 16,781,312", slope)
+			}
+		}
+	}
+}
+
+func TestLSTMBidirectionalBatchInput(t *testing.T) {
+	const T, batch, in, h, dirs = 7, 3, 40, 24, 2
+	b := lstmGraph(t, T, batch, in, h, dirs)
+	n := nodeByOp(t, b.analyze(Options{}), "LSTM")
+	if want := float64(T * dirs * batch * 4 * h * (in + h)); n.MACs != want { // steps·dirs·batch·4h·(in+h)
+		t.Errorf("macs = %v, want %v", n.MACs, want)
+	}
+	if want := float64(dirs * (1 + 2*T)); n.Launches != want {
+		t.Errorf("launches = %v, want dirs·(1+2T) = %v", n.Launches, want)
+	}
+}
+
+// TestPeakMemoryTiny walks a graph whose peak is known by hand (4000 B
+// per tensor):
+//
+//	x -> Relu -> a -> Reshape (view) -> a2 -> Relu -> b ; Sum(a, b, W) -> c (output)
+//
+// start: x live (1 tensor). Relu: +a (2), then x is freed (1). Reshape: a
+// view, no allocation. Relu: +b (2; a is still read by Sum). Sum: +c (3),
+// then a and b are freed. Peak: 3 tensors of activations, plus the weight W.
+func TestPeakMemoryTiny(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 1000)
+	a := b.val("a", ir.Float32, 1000)
+	a2 := b.val("a2", ir.Float32, 1000)
+	bv := b.val("b", ir.Float32, 1000)
+	c := b.val("c", ir.Float32, 1000)
+	wt := b.weight("W", 1000)
+	shape := b.ints("shape", 1000)
+	b.g.AddOutput(c)
+	b.node("Relu", []*ir.Value{x}, []*ir.Value{a})
+	b.node("Reshape", []*ir.Value{a, shape}, []*ir.Value{a2})
+	b.node("Relu", []*ir.Value{a2}, []*ir.Value{bv})
+	b.node("Sum", []*ir.Value{a, bv, wt}, []*ir.Value{c})
+	r := b.analyze(Options{})
+	const elem = 4 * 1000 // bytes of one tensor
+	if want := 3.0 * elem; r.Totals.PeakActivationBytes != want {
+		t.Errorf("peak activations = %v, want 3 tensors = %v", r.Totals.PeakActivationBytes, want)
+	}
+	if want := 3.0*elem + elem; r.Totals.PeakMemoryBytes != want { // + W
+		t.Errorf("peak memory = %v, want activations + W = %v", r.Totals.PeakMemoryBytes, want)
+	}
+	if r.Totals.Params != 1000 || r.Totals.ParamBytes != elem {
+		t.Errorf("params %v (%v B), want 1000 (4000 B): the Reshape shape is not a parameter", r.Totals.Params, r.Totals.ParamBytes)
+	}
+	rs := nodeByOp(t, r, "Reshape")
+	if rs.BytesRead != 0 || rs.BytesWritten != 0 || rs.Launches != 0 || rs.TimeS != 0 {
+		t.Errorf("Reshape is a view, got %+v", rs)
+	}
+	if r.Totals.Launches != 3 {
+		t.Errorf("launches = %v, want 3 (Relu, Relu, Sum)", r.Totals.Launches)
+	}
+	sum := nodeByOp(t, r, "Sum")
+	if sum.FLOPs != 2*1000 { // (inputs-1) adds per element
+		t.Errorf("Sum flops = %v, want 2000", sum.FLOPs)
+	}
+}
+
+func TestUnsupportedOpListed(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 10)
+	y := b.val("y", ir.Float32, 10)
+	z := b.val("z", ir.Float32, 10)
+	b.g.AddOutput(z)
+	n := b.node("Frobnicate", []*ir.Value{x}, []*ir.Value{y})
+	n.Domain = "example.custom"
+	b.node("Relu", []*ir.Value{y}, []*ir.Value{z})
+	r := b.analyze(Options{})
+	if len(r.UnsupportedOps) != 1 || r.UnsupportedOps[0].OpType != "Frobnicate" ||
+		r.UnsupportedOps[0].Domain != "example.custom" || r.UnsupportedOps[0].Count != 1 ||
+		r.UnsupportedOps[0].Nodes[0] != n.Name {
+		t.Fatalf("unsupported_ops = %+v", r.UnsupportedOps)
+	}
+	if r.Totals.FLOPs != 10 { // the Relu only
+		t.Errorf("flops = %v, want 10", r.Totals.FLOPs)
+	}
+	if !strings.Contains(strings.Join(r.Warnings, "\n"), "example.custom.Frobnicate has no cost rule") {
+		t.Errorf("no warning names the op: %q", r.Warnings)
+	}
+}
+
+// TestHugeLLMNoOverflow: 50 MatMuls [1, 1e6, 1e5] x [1e5, 1e6] are
+// 50 · 2·1e6·1e6·1e5 = 1e19 FLOPs > 2^63 ≈ 9.22e18: totals must stay exact
+// and positive, never wrap.
+func TestHugeLLMNoOverflow(t *testing.T) {
+	b := newBuilder(t)
+	const layers, M, K, N = 50, 1_000_000, 100_000, 1_000_000
+	x := b.input("x", 1, M, K)
+	for i := range layers {
+		w := b.weight("w"+itoa(i), K, N)
+		y := b.val("y"+itoa(i), ir.Float32, 1, M, N)
+		b.g.AddOutput(y)
+		b.node("MatMul", []*ir.Value{x, w}, []*ir.Value{y})
+	}
+	r := b.analyze(Options{DType: "fp16"})
+	want := float64(layers) * 2 * M * N * K
+	if r.Totals.FLOPs != want || !(r.Totals.FLOPs > math.Exp2(63)) {
+		t.Errorf("flops = %v, want %v (> 2^63)", r.Totals.FLOPs, want)
+	}
+	if r.Totals.Params != layers*K*N || r.Totals.ParamBytes != 2*layers*K*N { // fp16: 2 bytes
+		t.Errorf("params = %v (%v B)", r.Totals.Params, r.Totals.ParamBytes)
+	}
+	if r.Totals.TimeS <= 0 || r.Totals.EnergyJ <= 0 {
+		t.Errorf("time %v energy %v", r.Totals.TimeS, r.Totals.EnergyJ)
+	}
+}
+
+func itoa(i int) string {
+	b, _ := json.Marshal(i)
+	return string(b)
+}
+
+// TestLoopAndIf: a Loop with a constant trip count multiplies its body; an
+// If takes the costlier branch and says so.
+func TestLoopAndIf(t *testing.T) {
+	b := newBuilder(t)
+	const trips, D = 10, 64
+	x := b.input("x", D, D)
+	w := b.weight("w", D, D)
+	m := b.ints("M", trips)
+	out := b.val("out", ir.Float32, D, D)
+	b.g.AddOutput(out)
+
+	body := ir.NewSubgraph("body", b.g)
+	sv := func(g *ir.Graph, name string, dt ir.DType, dims ...int64) *ir.Value {
+		v, err := g.NewValue(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.DType, v.Shape = dt, ir.KnownShape(dims...)
+		return v
+	}
+	it, cond, carried := sv(body, "i", ir.Int64), sv(body, "cond_in", ir.Bool), sv(body, "h", ir.Float32, D, D)
+	body.AddInput(it)
+	body.AddInput(cond)
+	body.AddInput(carried)
+	condOut, next := sv(body, "cond_out", ir.Bool), sv(body, "h_next", ir.Float32, D, D)
+	_ = body.AddNode(&ir.Node{Name: "id", OpType: "Identity", Inputs: []*ir.Value{cond}, Outputs: []*ir.Value{condOut}})
+	_ = body.AddNode(&ir.Node{Name: "mm", OpType: "MatMul", Inputs: []*ir.Value{carried, w}, Outputs: []*ir.Value{next}})
+	body.AddOutput(condOut)
+	body.AddOutput(next)
+	b.node("Loop", []*ir.Value{m, nil, x}, []*ir.Value{out}, &ir.Attribute{Name: "body", Type: ir.AttrGraph, G: body})
+
+	// If: then = one Relu, else = two MatMuls: else is costlier.
+	cnd := b.input("c", 1)
+	cnd.DType = ir.Bool
+	ifOut := b.val("if_out", ir.Float32, D, D)
+	b.g.AddOutput(ifOut)
+	thenG := ir.NewSubgraph("then", b.g)
+	tOut := sv(thenG, "t", ir.Float32, D, D)
+	_ = thenG.AddNode(&ir.Node{Name: "relu", OpType: "Relu", Inputs: []*ir.Value{x}, Outputs: []*ir.Value{tOut}})
+	thenG.AddOutput(tOut)
+	elseG := ir.NewSubgraph("else", b.g)
+	e1, e2 := sv(elseG, "e1", ir.Float32, D, D), sv(elseG, "e2", ir.Float32, D, D)
+	_ = elseG.AddNode(&ir.Node{Name: "mm1", OpType: "MatMul", Inputs: []*ir.Value{x, w}, Outputs: []*ir.Value{e1}})
+	_ = elseG.AddNode(&ir.Node{Name: "mm2", OpType: "MatMul", Inputs: []*ir.Value{e1, w}, Outputs: []*ir.Value{e2}})
+	elseG.AddOutput(e2)
+	b.node("If", []*ir.Value{cnd}, []*ir.Value{ifOut},
+		&ir.Attribute{Name: "then_branch", Type: ir.AttrGraph, G: thenG},
+		&ir.Attribute{Name: "else_branch", Type: ir.AttrGraph, G: elseG})
+
+	r := b.analyze(Options{})
+	loop := nodeByOp(t, r, "Loop")
+	if want := float64(trips * D * D * D); loop.MACs != want { // trips · (D·D·D per MatMul)
+		t.Errorf("loop macs = %v, want %v", loop.MACs, want)
+	}
+	if !strings.Contains(loop.Note, "x 10 trips") || loop.TimeS <= 0 {
+		t.Errorf("loop note %q time %v", loop.Note, loop.TimeS)
+	}
+	ifn := nodeByOp(t, r, "If")
+	if want := float64(2 * D * D * D); ifn.MACs != want {
+		t.Errorf("if macs = %v, want else branch's %v", ifn.MACs, want)
+	}
+	if !strings.Contains(ifn.Note, "else_branch") {
+		t.Errorf("if note %q does not name the branch", ifn.Note)
+	}
+	if r.Totals.Params != D*D { // w counted once though read by three nodes
+		t.Errorf("params = %v, want %v", r.Totals.Params, D*D)
+	}
+}
+
+func TestLoopUnknownTripCount(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 4)
+	m := b.input("m") // a runtime trip count
+	m.DType = ir.Int64
+	out := b.val("out", ir.Float32, 4)
+	b.g.AddOutput(out)
+	body := ir.NewSubgraph("body", b.g)
+	for _, nm := range []string{"i", "cond"} {
+		v, _ := body.NewValue(nm)
+		body.AddInput(v)
+	}
+	h, _ := body.NewValue("h")
+	h.DType, h.Shape = ir.Float32, ir.KnownShape(4)
+	body.AddInput(h)
+	hn, _ := body.NewValue("hn")
+	hn.DType, hn.Shape = ir.Float32, ir.KnownShape(4)
+	_ = body.AddNode(&ir.Node{Name: "relu", OpType: "Relu", Inputs: []*ir.Value{h}, Outputs: []*ir.Value{hn}})
+	body.AddOutput(body.Local("cond"))
+	body.AddOutput(hn)
+	b.node("Loop", []*ir.Value{m, nil, x}, []*ir.Value{out}, &ir.Attribute{Name: "body", Type: ir.AttrGraph, G: body})
+	r := b.analyze(Options{})
+	loop := nodeByOp(t, r, "Loop")
+	if loop.FLOPs != 4 || !strings.Contains(loop.Note, "trip count unknown, counted once") {
+		t.Errorf("loop flops %v note %q", loop.FLOPs, loop.Note)
+	}
+}
+
+// TestSymbolicShapeWarns: a dim left symbolic is never counted as a
+// number silently: the node is costed with what is known and warned about.
+func TestSymbolicShapeWarns(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 4)
+	x.Shape = ir.RankedShape(ir.S("n"))
+	y, _ := b.g.NewValue("y")
+	y.DType, y.Shape = ir.Float32, ir.RankedShape(ir.S("n"))
+	b.g.AddOutput(y)
+	b.node("Relu", []*ir.Value{x}, []*ir.Value{y})
+	r := b.analyze(Options{})
+	if r.Totals.FLOPs != 0 || !strings.Contains(strings.Join(r.Warnings, "\n"), `Relu node "Relu_y": shape of "x" is [n]`) {
+		t.Errorf("flops %v warnings %q", r.Totals.FLOPs, r.Warnings)
+	}
+}
+
+func TestPrecisionChoice(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 256, 256)
+	w := b.weight("w", 256, 256)
+	y := b.val("y", ir.Float32, 256, 256)
+	z := b.val("z", ir.Float32, 256, 256)
+	b.g.AddOutput(z)
+	b.node("MatMul", []*ir.Value{x, w}, []*ir.Value{y})
+	b.node("Relu", []*ir.Value{y}, []*ir.Value{z})
+
+	r := b.analyze(Options{DType: "fp16"})
+	if p := nodeByOp(t, r, "MatMul").Precision; p != "fp16_tensor" {
+		t.Errorf("fp16 MatMul precision %q", p)
+	}
+	if p := nodeByOp(t, r, "Relu").Precision; p != "fp16" {
+		t.Errorf("fp16 Relu precision %q", p)
+	}
+	if got := nodeByOp(t, r, "Relu").BytesRead; got != 2*256*256 { // costed at 2 bytes
+		t.Errorf("fp16 Relu bytes read %v", got)
+	}
+	// The test GPU has no tf32 path: fp32 with a warning.
+	r = b.analyze(Options{DType: "tf32"})
+	if p := nodeByOp(t, r, "MatMul").Precision; p != "fp32" {
+		t.Errorf("tf32 fallback precision %q", p)
+	}
+	if !strings.Contains(strings.Join(r.Warnings, "\n"), "tf32_tensor->fp32") {
+		t.Errorf("no fallback warning: %q", r.Warnings)
+	}
+	if _, err := Analyze(b.g, b.m, ruleTestGPU(), Options{DType: "fp7"}); err == nil {
+		t.Error("unknown dtype accepted")
+	}
+}
+
+// TestEnergyModel: a compute-bound kernel draws TDP, a memory-bound one
+// idle + 0.6·(TDP - idle), a launch-bound one close to idle.
+func TestEnergyModel(t *testing.T) {
+	g := ruleTestGPU()
+	cases := []struct {
+		kt   KernelTime
+		want float64
+	}{
+		{KernelTime{ComputeS: 1, TimeS: 1}, 300},
+		{KernelTime{MemoryS: 1, TimeS: 1}, 60 + 0.6*240},
+		{KernelTime{LaunchS: 1, TimeS: 1}, 60},
+	}
+	for _, c := range cases {
+		if p := kernelPower(g, c.kt); math.Abs(p-c.want) > 1e-9 {
+			t.Errorf("power(%+v) = %v, want %v", c.kt, p, c.want)
+		}
+	}
+}
+
+// TestFusedEstimate: a fused Conv+Relu sums its parts' arithmetic, moves
+// only its boundary tensors and launches once.
+func TestFusedEstimate(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 1, 4, 8, 8)
+	w := b.weight("w", 6, 4, 3, 3)
+	y := b.val("y", ir.Float32, 1, 6, 6, 6)
+	b.g.AddOutput(y)
+	n := b.node("FusedConvTest", []*ir.Value{x, w}, []*ir.Value{y})
+	c := &RuleCtx{Graph: b.g, DType: ir.Undefined, node: n}
+	conv, err := c.Estimate(&ir.Node{OpType: "Conv", Inputs: n.Inputs, Outputs: n.Outputs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	act, ok := ElementwisePart(c, "Relu", y)
+	if !ok {
+		t.Fatal("Relu has no count")
+	}
+	e := FusedEstimate(n, c, conv, act)
+	outElems := 6.0 * 6 * 6
+	if want := outElems * 4 * 3 * 3; e.MACs != want {
+		t.Errorf("macs %v want %v", e.MACs, want)
+	}
+	if want := 2*outElems*4*3*3 + outElems; e.FLOPs != want { // conv + one relu op per output
+		t.Errorf("flops %v want %v", e.FLOPs, want)
+	}
+	if want := 4.0 * (4*8*8 + 6*4*3*3); e.BytesRead != want || e.BytesWritten != 4*outElems {
+		t.Errorf("bytes %v/%v", e.BytesRead, e.BytesWritten)
+	}
+	if e.Launches != 1 || e.Class != ClassConv || e.Params != 6*4*3*3 {
+		t.Errorf("launches %v class %v params %v", e.Launches, e.Class, e.Params)
+	}
+}
+
+// TestMatMulGEMMView: a weight operand folds A's batch dims into M (one
+// GEMM, as libraries run it); a batched B keeps independent GEMMs.
+func TestMatMulGEMMView(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 30, 1, 512)
+	w := b.weight("w", 512, 2048)
+	y := b.val("y", ir.Float32, 30, 1, 2048)
+	n1 := b.node("MatMul", []*ir.Value{x, w}, []*ir.Value{y})
+	q := b.input("q", 2, 4, 64, 32)
+	k := b.input("k", 2, 4, 32, 64)
+	s := b.val("s", ir.Float32, 2, 4, 64, 64)
+	n2 := b.node("MatMul", []*ir.Value{q, k}, []*ir.Value{s})
+	c := &RuleCtx{Graph: b.g}
+	e1, _ := c.Estimate(n1)
+	if e1.M != 30 || e1.N != 2048 || e1.K != 512 || e1.Batch != 1 { // M = 30·1 rows
+		t.Errorf("weight MatMul view %d×%d×%d batch %d", e1.M, e1.N, e1.K, e1.Batch)
+	}
+	e2, _ := c.Estimate(n2)
+	if e2.M != 64 || e2.N != 64 || e2.K != 32 || e2.Batch != 2*4 { // B·H independent GEMMs
+		t.Errorf("batched MatMul view %d×%d×%d batch %d", e2.M, e2.N, e2.K, e2.Batch)
+	}
+}

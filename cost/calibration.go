@@ -1,0 +1,325 @@
+package cost
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/onnxcost/onnxcost/hwdb"
+)
+
+// Calibration of the time model against DeepBench (CALIBRATION.md).
+//
+// Every measured kernel becomes a Kernel built with the same builders the
+// rules use (GEMMKernel, EstimateConv, RNNKernel), is priced with
+// EstimateKernelWith, and is compared with its measured time. Rows are
+// split deterministically: within each (GPU, kind) group, in file order,
+// every third row is held back and never used in fitting.
+
+// BenchCase is one measured kernel bound to its GPU.
+type BenchCase struct {
+	Row     BenchRow
+	GPUName string    // hwdb name
+	GPU     *hwdb.GPU // figures used for the prediction
+	Holdout bool      // held back from fitting
+}
+
+// deepBenchGPUs maps a DeepBench file name (without the train_/inference
+// prefix) to the hwdb name of its GPU. Order matters: "TitanX_Pascal" and
+// "TitanXp" must be tried before plain "TitanX".
+var deepBenchGPUs = []struct{ fileTag, gpu string }{
+	{"_NV_TitanX_Pascal", "Titan-X-Pascal"},
+	{"_NV_TitanXp", "Titan-Xp"},
+	{"_NV_TitanX.", "Titan-X-Maxwell"},
+	{"_NV_1080Ti", "GTX-1080-Ti"},
+	{"_NV_P100", "P100"},
+	{"_NV_T4", "T4"},
+	{"_NV_M40", "M40"},
+	{"_AMD_MI25", "MI25"},
+}
+
+// DeepBenchGPUName returns the hwdb name of the GPU a DeepBench CSV
+// measured, or "" when the file is not one of the known exports.
+func DeepBenchGPUName(file string) string {
+	for _, m := range deepBenchGPUs {
+		if strings.Contains(file, m.fileTag) {
+			return m.gpu
+		}
+	}
+	return ""
+}
+
+// GPUResolver finds a GPU's figures by hwdb name.
+type GPUResolver func(name string) (*hwdb.GPU, error)
+
+// LoadDeepBench parses every *.csv in fsys, binds rows to GPUs and marks
+// the held-out split. Files whose GPU the resolver does not know are
+// reported in skipped, not silently dropped.
+func LoadDeepBench(fsys fs.FS, resolve GPUResolver) (cases []BenchCase, files []*BenchFile, skipped []string, err error) {
+	names, err := fs.Glob(fsys, "*.csv")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		gname := DeepBenchGPUName(name)
+		if gname == "" {
+			skipped = append(skipped, name+": unknown GPU")
+			continue
+		}
+		g, rerr := resolve(gname)
+		if rerr != nil || g == nil {
+			skipped = append(skipped, fmt.Sprintf("%s: GPU %s: %v", name, gname, rerr))
+			continue
+		}
+		f, oerr := fsys.Open(name)
+		if oerr != nil {
+			return nil, nil, nil, oerr
+		}
+		bf, perr := ParseDeepBench(path.Base(name), f)
+		f.Close()
+		if perr != nil {
+			return nil, nil, nil, perr
+		}
+		files = append(files, bf)
+		for _, r := range bf.Rows {
+			cases = append(cases, BenchCase{Row: r, GPUName: gname, GPU: g})
+		}
+	}
+	markHoldout(cases)
+	return cases, files, skipped, nil
+}
+
+// markHoldout holds back every third row of each (GPU, kind) group.
+func markHoldout(cases []BenchCase) {
+	seen := map[string]int{}
+	for i := range cases {
+		key := cases[i].GPUName + "/" + string(cases[i].Row.Kind)
+		cases[i].Holdout = seen[key]%3 == 2
+		seen[key]++
+	}
+}
+
+// benchPath maps a sheet's arithmetic to the compute path it ran on and
+// the bytes per operand and output element. These choices follow the data,
+// not only the sheet titles: P100's "Psuedo FP16" multiplies in fp32 (its
+// GEMMs top out at the fp32 rate), and DeepBench's int8 GEMMs and
+// convolutions (cuBLAS/cuDNN of 2017-2019) use dp4a, not T4's int8 tensor
+// cores (T4 int8 GEMMs reach 24 TOPS of its 130 TOPS tensor peak but 73%
+// of its 32 TOPS dp4a rate).
+func benchPath(g *hwdb.GPU, bp BenchPrecision) (pr hwdb.Precision, in, out float64) {
+	switch bp {
+	case BenchPseudoFP16:
+		return hwdb.FP32, 2, 2
+	case BenchFP16:
+		if g.PeakFor(hwdb.FP16Tensor) > 0 {
+			return hwdb.FP16Tensor, 2, 2
+		}
+		return hwdb.FP16, 2, 2
+	case BenchINT8:
+		return hwdb.INT8, 1, 4
+	}
+	return hwdb.FP32, 4, 4
+}
+
+// Predict is the model's time for a measured kernel, and the kernel it
+// priced (for convolution, the faster of implicit GEMM and Winograd).
+func (c BenchCase) Predict(p Params) (KernelTime, Kernel) {
+	r := c.Row
+	pr, in, out := benchPath(c.GPU, r.Precision)
+	switch r.Kind {
+	case BenchGEMM:
+		k := GEMMKernel(r.M, r.N, r.K, 1, pr, in, out)
+		return EstimateKernelWith(c.GPU, k, p), k
+	case BenchConv:
+		geom := ConvGeom{N: r.Batch, C: r.C, H: r.H, W: r.W, K: r.Filters, R: r.R, S: r.S,
+			PadH: r.PadH, PadW: r.PadW, StrideH: r.StrideH, StrideW: r.StrideW}
+		k, t := estimateConvWith(c.GPU, geom, pr, in, out, p)
+		return t, k
+	default:
+		// DeepBench runs cuDNN RNNs in skip-input mode (no input
+		// projection): its own FLOP counts are recurrent-only, and the
+		// measured rates would exceed peak otherwise.
+		k := RNNKernel(r.Cell, r.Hidden, 0, r.RNNBatch, r.Steps, 1, pr, in)
+		return EstimateKernelWith(c.GPU, k, p), k
+	}
+}
+
+// ErrStat is the absolute percentage error of one (GPU, kind) group.
+type ErrStat struct {
+	GPU    string
+	Kind   string // "gemm", "conv", "rnn" or "all"
+	N      int
+	Median float64 // median |pred-meas|/meas
+	P90    float64 // 90th percentile of the same
+}
+
+// absPctErr is |pred - meas| / meas.
+func absPctErr(pred, meas float64) float64 { return math.Abs(pred-meas) / meas }
+
+// pooledGPU names the rows of ErrorTable that pool every GPU.
+const pooledGPU = "(all GPUs)"
+
+// ErrorTable computes error statistics over the cases selected by keep,
+// per GPU and kind plus an "all" row per GPU and pooled rows over all
+// GPUs, sorted by GPU then kind.
+func ErrorTable(cases []BenchCase, p Params, keep func(BenchCase) bool) []ErrStat {
+	groups := map[[2]string][]float64{}
+	for _, c := range cases {
+		if !keep(c) {
+			continue
+		}
+		t, _ := c.Predict(p)
+		e := absPctErr(t.TimeS, c.Row.TimeS)
+		groups[[2]string{c.GPUName, string(c.Row.Kind)}] = append(groups[[2]string{c.GPUName, string(c.Row.Kind)}], e)
+		groups[[2]string{c.GPUName, "all"}] = append(groups[[2]string{c.GPUName, "all"}], e)
+		groups[[2]string{pooledGPU, string(c.Row.Kind)}] = append(groups[[2]string{pooledGPU, string(c.Row.Kind)}], e)
+		groups[[2]string{pooledGPU, "all"}] = append(groups[[2]string{pooledGPU, "all"}], e)
+	}
+	keys := make([][2]string, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i][0] != keys[j][0] {
+			return keys[i][0] < keys[j][0]
+		}
+		return kindOrder(keys[i][1]) < kindOrder(keys[j][1])
+	})
+	out := make([]ErrStat, 0, len(keys))
+	for _, k := range keys {
+		e := groups[k]
+		out = append(out, ErrStat{GPU: k[0], Kind: k[1], N: len(e), Median: quantile(e, 0.5), P90: quantile(e, 0.9)})
+	}
+	return out
+}
+
+func kindOrder(k string) int {
+	switch k {
+	case "gemm":
+		return 0
+	case "conv":
+		return 1
+	case "rnn":
+		return 2
+	}
+	return 3
+}
+
+// quantile is the q-quantile by linear interpolation between order
+// statistics; it sorts a copy.
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	pos := q * float64(len(s)-1)
+	lo := int(math.Floor(pos))
+	hi := min(lo+1, len(s)-1)
+	return s[lo] + (pos-float64(lo))*(s[hi]-s[lo])
+}
+
+// fitted lists the parameters the fit moves, as pointers into a Params;
+// all are positive, so the search runs on their logarithms. L2Factor stays
+// fixed: DeepBench does not isolate L2.
+func fitted(p *Params) []*float64 {
+	return []*float64{
+		&p.EffVector, &p.EffTensor, &p.EffConv, &p.EffWinograd, &p.KHalf,
+		&p.SmallTile, &p.Occupancy, &p.Unaligned, &p.MemEff, &p.RNNStepLaunches, &p.FillLaunches, &p.LaunchS,
+	}
+}
+
+// FitLoss is the mean absolute log ratio of predicted to measured time,
+// a robust, scale-free loss that treats 2× too slow like 2× too fast.
+func FitLoss(cases []BenchCase, p Params) float64 {
+	var sum float64
+	var n int
+	for _, c := range cases {
+		t, _ := c.Predict(p)
+		if t.TimeS <= 0 || math.IsNaN(t.TimeS) || math.IsInf(t.TimeS, 0) {
+			sum += 10
+		} else {
+			sum += math.Abs(math.Log(t.TimeS / c.Row.TimeS))
+		}
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// Fit minimises FitLoss over the training cases with Nelder-Mead on the
+// logarithms of the fitted parameters, starting from start.
+func Fit(train []BenchCase, start Params, maxEvals int) (Params, float64, error) {
+	if len(train) == 0 {
+		return start, 0, fmt.Errorf("no training rows")
+	}
+	x0 := make([]float64, len(fitted(&start)))
+	for i, v := range fitted(&start) {
+		x0[i] = math.Log(*v)
+	}
+	decode := func(x []float64) Params {
+		p := start
+		for i, v := range fitted(&p) {
+			*v = math.Exp(x[i])
+		}
+		// Physical caps: a fraction of a tile rate or of an aligned rate
+		// cannot exceed 1.
+		p.SmallTile = min(p.SmallTile, 1)
+		p.Unaligned = min(p.Unaligned, 1)
+		p.EffTensor = min(p.EffTensor, 1)
+		p.MemEff = min(p.MemEff, 1)
+		return p
+	}
+	x, _ := nelderMead(func(x []float64) float64 { return FitLoss(train, decode(x)) }, x0, 0.3, maxEvals)
+	p := decode(x)
+	return p, FitLoss(train, p), nil
+}
+
+// Training and Holdout select the split.
+func Training(c BenchCase) bool { return !c.Holdout }
+
+// Holdout selects the held-back rows.
+func Holdout(c BenchCase) bool { return c.Holdout }
+
+// WriteErrorTable prints a Markdown table of error statistics.
+func WriteErrorTable(w io.Writer, stats []ErrStat) {
+	fmt.Fprintln(w, "| GPU | kind | n | median abs err | P90 abs err |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|")
+	for _, s := range stats {
+		fmt.Fprintf(w, "| %s | %s | %d | %.1f%% | %.1f%% |\n", s.GPU, s.Kind, s.N, 100*s.Median, 100*s.P90)
+	}
+}
+
+// WriteParams prints the parameters as a Markdown table, in a fixed order.
+func WriteParams(w io.Writer, p Params) {
+	fmt.Fprintln(w, "| parameter | value | meaning |")
+	fmt.Fprintln(w, "|---|---:|---|")
+	for _, r := range []struct {
+		name string
+		v    float64
+		doc  string
+	}{
+		{"eff_vector", p.EffVector, "fraction of vector (CUDA-core) peak for large GEMMs"},
+		{"eff_tensor", p.EffTensor, "fraction of tensor-core peak for large GEMMs"},
+		{"eff_conv", p.EffConv, "implicit-GEMM convolution rate relative to GEMM"},
+		{"eff_winograd", p.EffWinograd, "Winograd batched-GEMM rate relative to GEMM"},
+		{"k_half", p.KHalf, "K per CTA at which the main loop reaches half rate"},
+		{"small_tile", p.SmallTile, "rate kept per halving of the CTA tile below 128×128"},
+		{"occupancy", p.Occupancy, "exponent of the rate lost by an under-filled SM"},
+		{"unaligned", p.Unaligned, "tensor-core rate kept when M, N or K is not aligned"},
+		{"mem_eff", p.MemEff, "fraction of DRAM bandwidth"},
+		{"l2_factor", p.L2Factor, "L2 bandwidth / DRAM bandwidth when unknown (assumed)"},
+		{"rnn_step_launches", p.RNNStepLaunches, "per-step RNN latency in launch overheads"},
+		{"fill_launches", p.FillLaunches, "fixed GEMM-like kernel latency in launch overheads"},
+		{"launch_s", p.LaunchS, "per-kernel overhead (s) when the GPU entry has none"},
+	} {
+		fmt.Fprintf(w, "| %s | %.4g | %s |\n", r.name, r.v, r.doc)
+	}
+}

@@ -1,0 +1,417 @@
+package gate
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Level is what an assertion does when it fails.
+type Level string
+
+const (
+	Off   Level = "off"
+	Warn  Level = "warn"
+	Error Level = "error"
+)
+
+// Settings are the estimate parameters of a model: budget defaults, with
+// per-model overrides.
+type Settings struct {
+	GPU     string           `yaml:"gpu" json:"gpu,omitempty"`
+	GPUFile string           `yaml:"gpu_file" json:"gpu_file,omitempty"`
+	DType   string           `yaml:"dtype" json:"dtype,omitempty"`
+	Plan    string           `yaml:"plan" json:"plan,omitempty"`
+	Batch   int64            `yaml:"batch" json:"batch,omitempty"`
+	Dims    map[string]int64 `yaml:"dims" json:"dims,omitempty"`
+}
+
+// merge returns s with o's set fields applied over it.
+func (s Settings) merge(o Settings) Settings {
+	if o.GPU != "" {
+		s.GPU = o.GPU
+	}
+	if o.GPUFile != "" {
+		s.GPUFile = o.GPUFile
+	}
+	if o.DType != "" {
+		s.DType = o.DType
+	}
+	if o.Plan != "" {
+		s.Plan = o.Plan
+	}
+	if o.Batch != 0 {
+		s.Batch = o.Batch
+	}
+	if len(o.Dims) > 0 {
+		d := map[string]int64{}
+		for k, v := range s.Dims {
+			d[k] = v
+		}
+		for k, v := range o.Dims {
+			d[k] = v
+		}
+		s.Dims = d
+	}
+	return s
+}
+
+// Assertion is one budget on one metric of one model.
+type Assertion struct {
+	Metric *Metric
+	Level  Level
+	// Max is an absolute limit on the head value (HasMax false: none).
+	Max    float64
+	HasMax bool
+	MaxRaw string
+	// MaxIncrease is a limit on the relative increase over the base
+	// report (HasMaxIncrease false: none).
+	MaxIncrease    float64
+	HasMaxIncrease bool
+	MaxIncreaseRaw string
+	Line           int // line of the assertion in the budget file
+}
+
+// ModelBudget is one entry of `models:`.
+type ModelBudget struct {
+	Name       string
+	Path       string // as written; resolved against the budget file's folder
+	Settings   Settings
+	Assertions []Assertion
+	Line       int
+}
+
+// Budget is a parsed budget file.
+type Budget struct {
+	File     string
+	Defaults Settings
+	Models   []ModelBudget
+}
+
+// ConfigError is a budget-file error that knows its line.
+type ConfigError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *ConfigError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// LoadBudget reads a budget file (YAML, or JSON, which YAML reads too).
+func LoadBudget(path string) (*Budget, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &ConfigError{File: path, Msg: "cannot read budget file: " + strings.TrimPrefix(err.Error(), "open "+path+": ")}
+	}
+	return ParseBudget(path, data)
+}
+
+// ParseBudget parses budget file contents; path is used in messages.
+func ParseBudget(path string, data []byte) (*Budget, error) {
+	p := &budgetParser{file: path}
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err == io.EOF {
+		return nil, &ConfigError{File: path, Msg: "the budget file is empty"}
+	} else if err != nil {
+		return nil, &ConfigError{File: path, Line: yamlErrLine(err), Msg: "not valid YAML or JSON: " + yamlErrText(err)}
+	}
+	if len(doc.Content) == 0 {
+		return nil, p.errf(&doc, "the budget file is empty")
+	}
+	root := doc.Content[0]
+	b := &Budget{File: path}
+	if err := p.budget(root, b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+type budgetParser struct{ file string }
+
+func (p *budgetParser) errf(n *yaml.Node, format string, args ...any) error {
+	return &ConfigError{File: p.file, Line: n.Line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// pairs returns a mapping node's key/value pairs, rejecting anything else.
+func (p *budgetParser) pairs(n *yaml.Node, what string) ([][2]*yaml.Node, error) {
+	if n.Kind != yaml.MappingNode {
+		return nil, p.errf(n, "%s must be a mapping", what)
+	}
+	var out [][2]*yaml.Node
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if seen[k.Value] {
+			return nil, p.errf(k, "%s: key %q appears twice", what, k.Value)
+		}
+		seen[k.Value] = true
+		out = append(out, [2]*yaml.Node{k, n.Content[i+1]})
+	}
+	return out, nil
+}
+
+func (p *budgetParser) budget(root *yaml.Node, b *Budget) error {
+	kv, err := p.pairs(root, "the budget file")
+	if err != nil {
+		return err
+	}
+	sawModels := false
+	for _, e := range kv {
+		k, v := e[0], e[1]
+		switch k.Value {
+		case "version":
+			if v.Value != "1" {
+				return p.errf(v, "version %q is not supported (want 1)", v.Value)
+			}
+		case "defaults":
+			if err := p.settings(v, &b.Defaults, "defaults"); err != nil {
+				return err
+			}
+		case "models":
+			sawModels = true
+			if v.Kind != yaml.SequenceNode {
+				return p.errf(v, "models must be a list")
+			}
+			for _, mn := range v.Content {
+				mb, err := p.model(mn)
+				if err != nil {
+					return err
+				}
+				b.Models = append(b.Models, mb)
+			}
+		default:
+			return p.errf(k, "unknown key %q (want version, defaults, models)", k.Value)
+		}
+	}
+	if !sawModels || len(b.Models) == 0 {
+		return p.errf(root, "no models: add a models: list")
+	}
+	for i := range b.Models {
+		b.Models[i].Settings = b.Defaults.merge(b.Models[i].Settings)
+	}
+	return nil
+}
+
+func (p *budgetParser) settings(n *yaml.Node, s *Settings, what string) error {
+	kv, err := p.pairs(n, what)
+	if err != nil {
+		return err
+	}
+	for _, e := range kv {
+		if err := p.setting(e[0], e[1], s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setting applies one settings key; it reports unknown keys as errors.
+func (p *budgetParser) setting(k, v *yaml.Node, s *Settings) error {
+	str := func() (string, error) {
+		if v.Kind != yaml.ScalarNode || v.Value == "" {
+			return "", p.errf(v, "%s must be a non-empty string", k.Value)
+		}
+		return v.Value, nil
+	}
+	var err error
+	switch k.Value {
+	case "gpu":
+		s.GPU, err = str()
+	case "gpu_file":
+		s.GPUFile, err = str()
+	case "dtype":
+		s.DType, err = str()
+		if err == nil && !oneOf(s.DType, "fp32", "tf32", "fp16", "bf16", "fp8", "int8") {
+			err = p.errf(v, "dtype %q: want fp32, tf32, fp16, bf16, fp8 or int8", s.DType)
+		}
+	case "plan":
+		s.Plan, err = str()
+		if err == nil && !oneOf(s.Plan, "fused", "unfused") {
+			err = p.errf(v, "plan %q: want fused or unfused", s.Plan)
+		}
+	case "batch":
+		s.Batch, err = p.positive(v, "batch")
+	case "dims":
+		kv, perr := p.pairs(v, "dims")
+		if perr != nil {
+			return perr
+		}
+		s.Dims = map[string]int64{}
+		for _, e := range kv {
+			n, perr := p.positive(e[1], "dims."+e[0].Value)
+			if perr != nil {
+				return perr
+			}
+			s.Dims[e[0].Value] = n
+		}
+	default:
+		return errUnknown
+	}
+	return err
+}
+
+var errUnknown = fmt.Errorf("unknown key")
+
+func (p *budgetParser) positive(v *yaml.Node, what string) (int64, error) {
+	n, err := strconv.ParseInt(v.Value, 10, 64)
+	if v.Kind != yaml.ScalarNode || err != nil || n <= 0 {
+		return 0, p.errf(v, "%s must be a positive integer, got %q", what, v.Value)
+	}
+	return n, nil
+}
+
+func oneOf(s string, options ...string) bool {
+	for _, o := range options {
+		if s == o {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *budgetParser) model(n *yaml.Node) (ModelBudget, error) {
+	mb := ModelBudget{Line: n.Line}
+	kv, err := p.pairs(n, "a models entry")
+	if err != nil {
+		return mb, err
+	}
+	for _, e := range kv {
+		k, v := e[0], e[1]
+		switch k.Value {
+		case "path":
+			if v.Kind != yaml.ScalarNode || v.Value == "" {
+				return mb, p.errf(v, "path must be a file name")
+			}
+			mb.Path = v.Value
+		case "name":
+			mb.Name = v.Value
+		case "budgets", "assert":
+			if err := p.assertions(v, &mb); err != nil {
+				return mb, err
+			}
+		default:
+			if err := p.setting(k, v, &mb.Settings); err == errUnknown {
+				return mb, p.errf(k, "unknown key %q in a models entry (want path, name, budgets, gpu, gpu_file, dtype, plan, batch, dims)", k.Value)
+			} else if err != nil {
+				return mb, err
+			}
+		}
+	}
+	if mb.Path == "" {
+		return mb, p.errf(n, "a models entry needs a path")
+	}
+	if mb.Name == "" {
+		mb.Name = mb.Path
+	}
+	return mb, nil
+}
+
+// assertions parses `budgets:`: metric → limits. A scalar is shorthand for
+// {max: VALUE, level: error}.
+func (p *budgetParser) assertions(n *yaml.Node, mb *ModelBudget) error {
+	kv, err := p.pairs(n, "budgets")
+	if err != nil {
+		return err
+	}
+	for _, e := range kv {
+		k, v := e[0], e[1]
+		m, err := LookupMetric(k.Value)
+		if err != nil {
+			return p.errf(k, "%v", err)
+		}
+		a := Assertion{Metric: m, Level: Error, Line: k.Line}
+		if v.Kind == yaml.ScalarNode {
+			if err := p.setMax(v, &a); err != nil {
+				return err
+			}
+		} else {
+			fields, err := p.pairs(v, "budget "+k.Value)
+			if err != nil {
+				return err
+			}
+			for _, f := range fields {
+				switch f[0].Value {
+				case "max":
+					err = p.setMax(f[1], &a)
+				case "max_increase":
+					a.MaxIncrease, err = ParsePercent(f[1].Value)
+					if err != nil {
+						err = p.errf(f[1], "%s.max_increase: %v", k.Value, err)
+					}
+					a.HasMaxIncrease, a.MaxIncreaseRaw = true, f[1].Value
+				case "level":
+					lv := Level(f[1].Value)
+					if lv != Off && lv != Warn && lv != Error {
+						err = p.errf(f[1], "%s.level %q: want off, warn or error", k.Value, f[1].Value)
+					}
+					a.Level = lv
+				default:
+					err = p.errf(f[0], "unknown key %q in budget %s (want max, max_increase, level)", f[0].Value, k.Value)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			if !a.HasMax && !a.HasMaxIncrease && a.Level != Off {
+				return p.errf(k, "budget %s sets neither max nor max_increase", k.Value)
+			}
+		}
+		mb.Assertions = append(mb.Assertions, a)
+	}
+	sort.SliceStable(mb.Assertions, func(i, j int) bool {
+		return metricIndex(mb.Assertions[i].Metric) < metricIndex(mb.Assertions[j].Metric)
+	})
+	return nil
+}
+
+func (p *budgetParser) setMax(v *yaml.Node, a *Assertion) error {
+	q, err := ParseQuantity(v.Value, a.Metric)
+	if err != nil {
+		return p.errf(v, "%s.max: %v", a.Metric.Name, err)
+	}
+	a.Max, a.HasMax, a.MaxRaw = q, true, v.Value
+	return nil
+}
+
+func metricIndex(m *Metric) int {
+	for i := range Metrics {
+		if &Metrics[i] == m {
+			return i
+		}
+	}
+	return len(Metrics)
+}
+
+// yamlErrLine pulls "line N" out of a yaml error message.
+func yamlErrLine(err error) int {
+	s := err.Error()
+	if i := strings.Index(s, "line "); i >= 0 {
+		j := i + 5
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		n, _ := strconv.Atoi(s[i+5 : j])
+		return n
+	}
+	return 0
+}
+
+func yamlErrText(err error) string {
+	s := strings.TrimPrefix(err.Error(), "yaml: ")
+	if i := strings.Index(s, ": "); i >= 0 && strings.HasPrefix(s, "line ") {
+		s = s[i+2:]
+	}
+	return s
+}

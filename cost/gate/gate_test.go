@@ -1,0 +1,233 @@
+package gate
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+func metric(t *testing.T, name string) *Metric {
+	t.Helper()
+	m, err := LookupMetric(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestParseQuantity(t *testing.T) {
+	cases := []struct {
+		in, metric string
+		want       float64
+	}{
+		{"1.8 ms", "time", 1.8e-3},
+		{"250us", "time", 250e-6},
+		{"2 s", "time", 2},
+		{"120 GFLOP", "flops", 120e9},
+		{"120 GFLOPs", "flops", 120e9},
+		{"2.5 GB", "peak_memory", 2.5e9},
+		{"512 MiB", "peak_memory", 512 << 20},
+		{"300", "launches", 300},
+		{"1.5k", "launches", 1500},
+		{"0.2 J", "energy", 0.2},
+	}
+	for _, c := range cases {
+		got, err := ParseQuantity(c.in, metric(t, c.metric))
+		if err != nil {
+			t.Errorf("ParseQuantity(%q): %v", c.in, err)
+			continue
+		}
+		if math.Abs(got-c.want) > 1e-12*math.Max(1, c.want) {
+			t.Errorf("ParseQuantity(%q) = %g, want %g", c.in, got, c.want)
+		}
+	}
+	for _, bad := range []struct{ in, metric string }{{"1.8 GB", "time"}, {"fast", "time"}, {"-1 ms", "time"}, {"3 parsecs", "flops"}, {"NaN", "launches"}} {
+		if _, err := ParseQuantity(bad.in, metric(t, bad.metric)); err == nil {
+			t.Errorf("ParseQuantity(%q) for %s: want an error", bad.in, bad.metric)
+		}
+	}
+}
+
+func report(timeS, flops, launches float64, nodes ...cost.NodeCost) *cost.Report {
+	return &cost.Report{SchemaVersion: cost.SchemaVersion, ToolVersion: "t", CostModelVersion: "1", GPU: "T4", GPUSpecHash: "abc", DType: "fp32", Plan: "fused",
+		Totals: cost.Totals{TimeS: timeS, FLOPs: flops, Launches: launches}, Nodes: nodes}
+}
+
+func node(name, op string, timeS float64, shape ...int64) cost.NodeCost {
+	return cost.NodeCost{Name: name, OpType: op, TimeS: timeS, FLOPs: timeS * 1e12,
+		Outputs: []cost.TensorInfo{{Name: name + "_out", DType: "float32", Shape: cost.ShapeOf(ir.KnownShape(shape...))}}}
+}
+
+func TestCompareAndConditions(t *testing.T) {
+	base := report(1e-3, 1e9, 10, node("a", "Conv", 4e-4, 1, 8), node("b", "Relu", 1e-4, 1, 8), node("old", "Add", 5e-5, 1, 4))
+	head := report(1.2e-3, 1e9, 11, node("a", "Conv", 6e-4, 1, 8), node("b", "Relu", 1e-4, 1, 8), node("renamed", "Add", 5e-5, 1, 4), node("new", "MatMul", 2e-4, 4, 4))
+	d := Compare(base, head)
+	// a changed (+0.2 ms), new added (+0.2 ms), old matched structurally to renamed (no change), b unchanged.
+	if len(d.Nodes) != 2 {
+		t.Fatalf("changed nodes = %+v, want a and new", d.Nodes)
+	}
+	got := map[string]string{}
+	for _, n := range d.Nodes {
+		got[n.Name] = n.Status
+	}
+	if got["a"] != "changed" || got["new"] != "added" {
+		t.Errorf("statuses %v", got)
+	}
+	ch := d.ChangeFor("time")
+	if ch.Rel == nil || math.Abs(*ch.Rel-0.2) > 1e-9 { // (1.2-1.0)/1.0
+		t.Errorf("time rel = %v, want 0.2", ch.Rel)
+	}
+	conds, err := ParseConditions("time>+5%,launches>+0,flops>+2%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var holding []string
+	for _, c := range conds {
+		if h, _ := c.Holds(d.ChangeFor(c.Metric.Name)); h {
+			holding = append(holding, c.Metric.Name)
+		}
+	}
+	if strings.Join(holding, ",") != "time,launches" {
+		t.Errorf("holding = %v, want time and launches", holding)
+	}
+	if _, err := ParseConditions("speed>5%"); err == nil {
+		t.Error("unknown metric accepted")
+	}
+	if _, err := ParseConditions("time<5%"); err == nil {
+		t.Error("a condition without > accepted")
+	}
+	// Provenance differences are warned about.
+	head.CostModelVersion = "2"
+	if d := Compare(base, head); len(d.Warnings) == 0 {
+		t.Error("no warning for different cost-model versions")
+	}
+}
+
+const budgetYAML = `version: 1
+defaults:
+  gpu: T4
+  plan: fused
+models:
+  - path: m.onnx
+    budgets:
+      time: { max: "1.1 ms", max_increase: "5%" }
+      flops: { max: "2 GFLOP", level: warn }
+      launches: 12
+`
+
+func TestBudgetEvaluate(t *testing.T) {
+	b, err := ParseBudget("b.yaml", []byte(budgetYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Models) != 1 || b.Models[0].Settings.GPU != "T4" || len(b.Models[0].Assertions) != 3 {
+		t.Fatalf("parsed %+v", b.Models)
+	}
+	if line := b.Models[0].Assertions[0].Line; line != 8 {
+		t.Errorf("time assertion on line %d, want 8", line)
+	}
+	base := report(1e-3, 1e9, 10)
+	pass := Evaluate(b, "t", map[string]*cost.Report{"m.onnx": report(1.04e-3, 1e9, 10)}, map[string]*cost.Report{"m.onnx": base})
+	if pass.Verdict != "pass" || pass.Errors != 0 {
+		t.Errorf("verdict %s errors %d, want pass", pass.Verdict, pass.Errors)
+	}
+	// 1.2 ms > 1.1 ms and +20% > 5%: two errors; 3 GFLOP > 2 GFLOP: a warning.
+	fail := Evaluate(b, "t", map[string]*cost.Report{"m.onnx": report(1.2e-3, 3e9, 10)}, map[string]*cost.Report{"m.onnx": base})
+	if fail.Verdict != "fail" || fail.Errors != 2 || fail.Warnings != 1 {
+		t.Errorf("verdict %s errors %d warnings %d, want fail 2 1", fail.Verdict, fail.Errors, fail.Warnings)
+	}
+	// No base: relative budget skipped, not failed.
+	nobase := Evaluate(b, "t", map[string]*cost.Report{"m.onnx": report(1.0e-3, 1e9, 10)}, nil)
+	skipped := 0
+	for _, r := range nobase.Models[0].Results {
+		if r.Status == "skipped" {
+			skipped++
+		}
+	}
+	if skipped != 1 || nobase.Verdict != "pass" {
+		t.Errorf("skipped %d verdict %s", skipped, nobase.Verdict)
+	}
+	var ann bytes.Buffer
+	WriteAnnotations(&ann, fail)
+	if n := strings.Count(ann.String(), "::error file=b.yaml,line=8,"); n != 2 {
+		t.Errorf("annotations:\n%s\nwant 2 on line 8", ann.String())
+	}
+	if strings.Contains(ann.String(), "flops") {
+		t.Errorf("warn-level failure annotated:\n%s", ann.String())
+	}
+	var junit bytes.Buffer
+	if err := WriteJUnit(&junit, fail); err != nil {
+		t.Fatal(err)
+	}
+	if err := xml.Unmarshal(junit.Bytes(), new(junitSuites)); err != nil {
+		t.Errorf("JUnit not well-formed: %v\n%s", err, junit.String())
+	}
+	if c := strings.Count(junit.String(), "<failure"); c != 2 {
+		t.Errorf("JUnit has %d failures, want 2", c)
+	}
+}
+
+func TestBudgetErrorsNameTheLine(t *testing.T) {
+	cases := []struct {
+		yaml string
+		line int
+		want string
+	}{
+		{"version: 1\nmodels:\n  - path: m.onnx\n    budgets:\n      time: { max: \"fast\" }\n", 5, "time.max"},
+		{"version: 1\nmodels:\n  - path: m.onnx\n    budgets:\n      speed: 3\n", 5, "unknown metric"},
+		{"version: 1\nmodel:\n  - path: m.onnx\n", 2, "unknown key"},
+		{"version: 1\nmodels:\n  - path: m.onnx\n    budgets:\n      time: { max: 1ms, level: fatal }\n", 5, "level"},
+		{"version: 1\nmodels:\n  - budgets: {}\n", 3, "needs a path"},
+		{"version: 1\nmodels: [\n", 2, "not valid YAML"},
+		{"", 0, "empty"},
+	}
+	for _, c := range cases {
+		_, err := ParseBudget("b.yaml", []byte(c.yaml))
+		var ce *ConfigError
+		if !errors.As(err, &ce) {
+			t.Errorf("%q: err = %v, want a ConfigError", c.yaml, err)
+			continue
+		}
+		if (c.line > 0 && ce.Line != c.line) || !strings.Contains(ce.Msg, c.want) {
+			t.Errorf("%q: got line %d %q, want line %d containing %q", c.yaml, ce.Line, ce.Msg, c.line, c.want)
+		}
+	}
+}
+
+func TestHostileNamesAreEscaped(t *testing.T) {
+	evil := "x\n::error::pwned|`<b>`"
+	b, err := ParseBudget("b.yaml", []byte("version: 1\ndefaults: {gpu: T4}\nmodels:\n  - path: m.onnx\n    name: \""+strings.ReplaceAll(evil, "\n", `\n`)+"\"\n    budgets:\n      time: 1ms\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := report(2e-3, 1, 1, node(evil, "Conv", 2e-3, 1))
+	res := Evaluate(b, "t", map[string]*cost.Report{evil: r}, map[string]*cost.Report{evil: report(1e-3, 1, 1, node(evil, "Relu", 1e-3, 1))})
+	var text, mdBuf, ann bytes.Buffer
+	WriteCheckText(&text, res)
+	WriteCheckMarkdown(&mdBuf, res)
+	WriteAnnotations(&ann, res)
+	for name, out := range map[string]string{"text": text.String(), "markdown": mdBuf.String(), "annotations": ann.String()} {
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "::error::pwned") {
+				t.Errorf("%s output lets a node name start a workflow command:\n%s", name, out)
+			}
+		}
+	}
+	if strings.Count(ann.String(), "\n") != 1 {
+		t.Errorf("one failure must give one annotation line:\n%s", ann.String())
+	}
+	for _, line := range strings.Split(mdBuf.String(), "\n") {
+		if strings.HasPrefix(line, "| ") && strings.Count(strings.ReplaceAll(line, `\|`, ""), "|") != 8 && strings.Count(strings.ReplaceAll(line, `\|`, ""), "|") != 7 {
+			t.Errorf("a table row has a stray pipe: %q", line)
+		}
+		if strings.Contains(line, "<b>") {
+			t.Errorf("raw HTML from a model name: %q", line)
+		}
+	}
+}

@@ -1,0 +1,322 @@
+package gate
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/onnxcost/onnxcost/cost/render"
+)
+
+// CommentMarker is a hidden line in every Markdown comment so that a bot
+// can find its previous comment and update it in place.
+const CommentMarker = "<!-- onnxcost-report -->"
+
+// maxNodeRows bounds the changed-node tables.
+const maxNodeRows = 15
+
+var clean, md = render.Clean, render.MarkdownEscape
+
+// WriteCheckText prints one line per assertion and a verdict.
+func WriteCheckText(w io.Writer, res *CheckResult) {
+	for _, m := range res.Models {
+		fmt.Fprintf(w, "%s (%s)\n", clean(m.Name), clean(reportLine(m)))
+		for _, a := range m.Results {
+			mark := map[string]string{"pass": "ok  ", "fail": "FAIL", "skipped": "skip"}[a.Status]
+			if a.Status == "fail" && a.Level == Warn {
+				mark = "warn"
+			}
+			fmt.Fprintf(w, "  %s %s:%d  %s\n", mark, clean(res.BudgetFile), a.Line, clean(a.Message))
+		}
+	}
+	fmt.Fprintf(w, "%s\n", verdictLine(res))
+}
+
+func reportLine(m ModelResult) string {
+	if m.Report == nil {
+		return "no report"
+	}
+	r := m.Report
+	return fmt.Sprintf("GPU %s, %s, plan %s", r.GPU, r.DType, r.Plan)
+}
+
+func verdictLine(res *CheckResult) string {
+	switch res.Verdict {
+	case "fail":
+		return fmt.Sprintf("onnxcost check: FAIL — %d budget(s) exceeded, %d warning(s)", res.Errors, res.Warnings)
+	case "warn":
+		return fmt.Sprintf("onnxcost check: pass with %d warning(s)", res.Warnings)
+	}
+	return "onnxcost check: pass — all budgets met"
+}
+
+// WriteCheckMarkdown writes a PR comment: verdict, a base/head/Δ/budget
+// table with ✅/❌, the top changed nodes folded in <details>, provenance,
+// and the hidden marker.
+func WriteCheckMarkdown(w io.Writer, res *CheckResult) {
+	fmt.Fprintln(w, CommentMarker)
+	icon := map[string]string{"pass": "✅", "warn": "⚠️", "fail": "❌"}[res.Verdict]
+	fmt.Fprintf(w, "### %s %s\n\n", icon, md(verdictLine(res)))
+	fmt.Fprintln(w, "| model | metric | base | head | Δ | budget | |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---|:-:|")
+	for _, m := range res.Models {
+		for _, a := range m.Results {
+			met, _ := LookupMetric(a.Metric)
+			base, delta := "—", "—"
+			if a.HasBase {
+				base = Format(a.Base, met)
+				ch := change(met.Name, a.Base, a.Head)
+				delta = md(signed(ch.Delta, met) + relText(ch.Rel))
+			} else if m.Base != nil {
+				b := met.get(m.Base.Totals)
+				base = Format(b, met)
+				ch := change(met.Name, b, a.Head)
+				delta = md(signed(ch.Delta, met) + relText(ch.Rel))
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", md(m.Name), a.Metric, base, Format(a.Head, met), delta, md(a.Limit+levelSuffix(a.Level)), statusIcon(a))
+		}
+	}
+	for _, m := range res.Models {
+		if m.Diff != nil && len(m.Diff.Nodes) > 0 {
+			fmt.Fprintf(w, "\n<details><summary>%s: top changed nodes</summary>\n\n", md(m.Name))
+			writeNodeTable(w, m.Diff)
+			fmt.Fprintln(w, "\n</details>")
+		}
+	}
+	fmt.Fprintln(w)
+	writeProvenance(w, res)
+}
+
+func levelSuffix(l Level) string {
+	if l == Warn {
+		return " (warn)"
+	}
+	return ""
+}
+
+func statusIcon(a AssertResult) string {
+	switch {
+	case a.Status == "skipped":
+		return "➖"
+	case a.Failed():
+		return "❌"
+	case a.Warned():
+		return "⚠️"
+	}
+	return "✅"
+}
+
+func writeProvenance(w io.Writer, res *CheckResult) {
+	for _, m := range res.Models {
+		if m.Report != nil {
+			r := m.Report
+			fmt.Fprintf(w, "<sub>onnxcost %s · cost model %s · GPU %s (spec %s) · %s · %s</sub>\n", md(r.ToolVersion), md(r.CostModelVersion), md(r.GPU), md(r.GPUSpecHash), md(r.DType), md(r.Plan))
+			return
+		}
+	}
+}
+
+func writeNodeTable(w io.Writer, d *Diff) {
+	fmt.Fprintln(w, "| node | op | status | base time | head time | Δ time |")
+	fmt.Fprintln(w, "|---|---|---|---:|---:|---:|")
+	for i, n := range d.Nodes {
+		if i == maxNodeRows {
+			fmt.Fprintf(w, "| … %d more | | | | | |\n", len(d.Nodes)-maxNodeRows)
+			break
+		}
+		name := n.Name
+		if n.HeadName != "" {
+			name += " → " + n.HeadName
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", md(name), md(n.OpType), n.Status, render.Seconds(n.BaseTimeS), render.Seconds(n.HeadTimeS), signedSeconds(n.DeltaTimeS))
+	}
+}
+
+func signedSeconds(s float64) string {
+	if s >= 0 {
+		return "+" + render.Seconds(s)
+	}
+	return "-" + render.Seconds(-s)
+}
+
+// WriteDiffText prints totals and the top changed nodes.
+func WriteDiffText(w io.Writer, d *Diff, violations []string) {
+	fmt.Fprintf(w, "base %s · head %s\n", clean(d.Base.Model), clean(d.Head.Model))
+	for _, x := range d.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", clean(x))
+	}
+	fmt.Fprintf(w, "%-12s %14s %14s %14s %9s\n", "metric", "base", "head", "Δ", "Δ%")
+	for _, c := range d.Totals {
+		m, _ := LookupMetric(c.Metric)
+		fmt.Fprintf(w, "%-12s %14s %14s %14s %9s\n", c.Metric, Format(c.Base, m), Format(c.Head, m), signed(c.Delta, m), relPercent(c.Rel))
+	}
+	if len(d.Nodes) > 0 {
+		fmt.Fprintf(w, "\nchanged nodes (largest time change first):\n")
+		for i, n := range d.Nodes {
+			if i == maxNodeRows {
+				fmt.Fprintf(w, "  … %d more\n", len(d.Nodes)-maxNodeRows)
+				break
+			}
+			name := n.Name
+			if n.HeadName != "" {
+				name += " → " + n.HeadName
+			}
+			fmt.Fprintf(w, "  %-8s %-40s %-18s %12s → %-12s %s\n", n.Status, clean(name), clean(n.OpType), render.Seconds(n.BaseTimeS), render.Seconds(n.HeadTimeS), signedSeconds(n.DeltaTimeS))
+		}
+	}
+	for _, v := range violations {
+		fmt.Fprintf(w, "FAIL %s\n", clean(v))
+	}
+}
+
+func relPercent(r *float64) string {
+	if r == nil {
+		return "new"
+	}
+	if math.Abs(*r) < 0.0005 {
+		return "0%"
+	}
+	return fmt.Sprintf("%+.1f%%", *r*100)
+}
+
+// WriteDiffMarkdown writes a diff as a PR comment.
+func WriteDiffMarkdown(w io.Writer, d *Diff, violations []string) {
+	fmt.Fprintln(w, CommentMarker)
+	if len(violations) > 0 {
+		fmt.Fprintf(w, "### ❌ onnxcost diff: %d condition(s) failed\n\n", len(violations))
+	} else {
+		fmt.Fprintf(w, "### ✅ onnxcost diff\n\n")
+	}
+	for _, x := range d.Warnings {
+		fmt.Fprintf(w, "> ⚠️ %s\n\n", md(x))
+	}
+	fmt.Fprintln(w, "| metric | base | head | Δ | Δ% |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
+	for _, c := range d.Totals {
+		m, _ := LookupMetric(c.Metric)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", c.Metric, Format(c.Base, m), Format(c.Head, m), signed(c.Delta, m), relPercent(c.Rel))
+	}
+	for _, v := range violations {
+		fmt.Fprintf(w, "\n- ❌ %s", md(v))
+	}
+	if len(violations) > 0 {
+		fmt.Fprintln(w)
+	}
+	if len(d.Nodes) > 0 {
+		fmt.Fprintf(w, "\n<details><summary>Top changed nodes</summary>\n\n")
+		writeNodeTable(w, d)
+		fmt.Fprintln(w, "\n</details>")
+	}
+	fmt.Fprintf(w, "\n<sub>base: %s (onnxcost %s, cost model %s, GPU %s) · head: %s (onnxcost %s, cost model %s, GPU %s)</sub>\n",
+		md(d.Base.Model), md(d.Base.ToolVersion), md(d.Base.CostModelVersion), md(d.Base.GPU),
+		md(d.Head.Model), md(d.Head.ToolVersion), md(d.Head.CostModelVersion), md(d.Head.GPU))
+}
+
+// junit types: the subset of the JUnit XML format CI servers read.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes one test case per model × assertion. Warn-level
+// failures pass with the message in system-out; skipped relative budgets
+// are <skipped/>.
+func WriteJUnit(w io.Writer, res *CheckResult) error {
+	s := junitSuites{Name: "onnxcost"}
+	for _, m := range res.Models {
+		suite := junitSuite{Name: xmlSafe(m.Name)}
+		for _, a := range m.Results {
+			c := junitCase{Name: xmlSafe(a.Metric + " " + a.Kind), Classname: xmlSafe("onnxcost." + m.Name)}
+			msg := xmlSafe(a.Message)
+			switch {
+			case a.Failed():
+				c.Failure = &junitMessage{Message: msg, Type: "budget", Text: fmt.Sprintf("%s:%d: %s", xmlSafe(res.BudgetFile), a.Line, msg)}
+				suite.Failures++
+			case a.Status == "skipped":
+				c.Skipped = &junitMessage{Message: msg}
+				suite.Skipped++
+			default:
+				c.SystemOut = msg
+			}
+			suite.Cases = append(suite.Cases, c)
+			suite.Tests++
+		}
+		s.Tests += suite.Tests
+		s.Failures += suite.Failures
+		s.Suites = append(s.Suites, suite)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(s); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// xmlSafe drops characters XML 1.0 cannot hold at all (encoding/xml
+// escapes the rest).
+func xmlSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == 0x9 || r == 0xA || r == 0xD || (r >= 0x20 && r <= 0xD7FF) || (r >= 0xE000 && r <= 0xFFFD) || (r >= 0x10000 && r <= 0x10FFFF) {
+			return r
+		}
+		return '\uFFFD'
+	}, s)
+}
+
+// WriteAnnotations prints GitHub Actions ::error commands, one per
+// error-level failure, pointing at the budget line.
+func WriteAnnotations(w io.Writer, res *CheckResult) {
+	for _, m := range res.Models {
+		for _, a := range m.Results {
+			if !a.Failed() {
+				continue
+			}
+			fmt.Fprintf(w, "::error file=%s,line=%d,title=%s::%s\n", ghProperty(res.BudgetFile), a.Line, ghProperty("onnxcost budget"), ghData(a.Message))
+		}
+	}
+}
+
+// ghData escapes a workflow-command message so that it cannot end the
+// command or start another (the runner unescapes %25, %0D, %0A).
+func ghData(s string) string {
+	r := strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A")
+	return r.Replace(s)
+}
+
+// ghProperty escapes a workflow-command property value.
+func ghProperty(s string) string {
+	r := strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
+	return r.Replace(s)
+}

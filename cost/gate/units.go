@@ -1,0 +1,139 @@
+// Package gate turns cost reports into CI verdicts: diffs between two
+// reports, budget files with absolute and relative limits, and the outputs
+// a pipeline consumes (text, JSON, Markdown PR comment, JUnit, GitHub
+// Actions annotations).
+package gate
+
+import (
+	"fmt"
+
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/render"
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// Metric is a whole-model quantity a budget or --fail-on can test.
+type Metric struct {
+	Name string // as written in budget files and --fail-on
+	Unit string // "s", "FLOP", "B", "J" or "" for counts
+	Doc  string
+	get  func(t cost.Totals) float64
+}
+
+// Metrics is the ordered metric table; order is the order of every output.
+var Metrics = []Metric{
+	{"time", "s", "estimated time of one inference", func(t cost.Totals) float64 { return t.TimeS }},
+	{"flops", "FLOP", "floating-point operations", func(t cost.Totals) float64 { return t.FLOPs }},
+	{"macs", "", "multiply-accumulates", func(t cost.Totals) float64 { return t.MACs }},
+	{"bytes", "B", "bytes read and written by all kernels", func(t cost.Totals) float64 { return t.BytesRead + t.BytesWritten }},
+	{"launches", "", "kernel launches", func(t cost.Totals) float64 { return t.Launches }},
+	{"params", "", "parameters", func(t cost.Totals) float64 { return t.Params }},
+	{"param_bytes", "B", "parameter bytes", func(t cost.Totals) float64 { return t.ParamBytes }},
+	{"peak_memory", "B", "peak activation memory plus weights", func(t cost.Totals) float64 { return t.PeakMemoryBytes }},
+	{"energy", "J", "estimated energy of one inference", func(t cost.Totals) float64 { return t.EnergyJ }},
+}
+
+// LookupMetric finds a metric by name (accepting a few common spellings).
+func LookupMetric(name string) (*Metric, error) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	switch n {
+	case "time_s", "latency":
+		n = "time"
+	case "peak_memory_bytes", "memory":
+		n = "peak_memory"
+	case "energy_j":
+		n = "energy"
+	}
+	for i := range Metrics {
+		if Metrics[i].Name == n {
+			return &Metrics[i], nil
+		}
+	}
+	names := make([]string, len(Metrics))
+	for i, m := range Metrics {
+		names[i] = m.Name
+	}
+	return nil, fmt.Errorf("unknown metric %q (want one of %s)", name, strings.Join(names, ", "))
+}
+
+// unitScale maps a unit suffix to its base unit and factor.
+var unitScale = map[string]struct {
+	base  string
+	scale float64
+}{
+	"ns": {"s", 1e-9}, "us": {"s", 1e-6}, "µs": {"s", 1e-6}, "ms": {"s", 1e-3}, "s": {"s", 1},
+	"flop": {"FLOP", 1}, "kflop": {"FLOP", 1e3}, "mflop": {"FLOP", 1e6}, "gflop": {"FLOP", 1e9}, "tflop": {"FLOP", 1e12}, "pflop": {"FLOP", 1e15},
+	"b": {"B", 1}, "kb": {"B", 1e3}, "mb": {"B", 1e6}, "gb": {"B", 1e9}, "tb": {"B", 1e12},
+	"kib": {"B", 1 << 10}, "mib": {"B", 1 << 20}, "gib": {"B", 1 << 30}, "tib": {"B", 1 << 40},
+	"j": {"J", 1}, "mj": {"J", 1e-3}, "uj": {"J", 1e-6}, "µj": {"J", 1e-6},
+	"k": {"", 1e3}, "m": {"", 1e6}, "g": {"", 1e9},
+}
+
+// ParseQuantity reads a human quantity for metric m: "1.8 ms", "120 GFLOP",
+// "2.5 GB", "300" (base units). A unit of the wrong kind is an error.
+func ParseQuantity(s string, m *Metric) (float64, error) {
+	s = strings.TrimSpace(s)
+	i := strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || r == 'µ' })
+	num, unit := s, ""
+	if i >= 0 {
+		num, unit = strings.TrimSpace(s[:i]), strings.TrimSpace(s[i:])
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return 0, fmt.Errorf("%q is not a non-negative quantity", s)
+	}
+	if unit == "" {
+		return v, nil
+	}
+	u := strings.ToLower(strings.TrimSuffix(strings.TrimSuffix(unit, "s"), "/inference"))
+	if unit == "s" || unit == "ms" || unit == "ns" || unit == "us" || unit == "µs" {
+		u = unit
+	}
+	// FLOPs, GFLOPs: the plural s was trimmed above.
+	sc, ok := unitScale[u]
+	if !ok {
+		return 0, fmt.Errorf("unknown unit %q in %q", unit, s)
+	}
+	if sc.base != m.Unit {
+		want := m.Unit
+		if want == "" {
+			want = "a plain count (k, M, G allowed)"
+		}
+		return 0, fmt.Errorf("unit %q does not fit metric %s (want %s)", unit, m.Name, want)
+	}
+	return v * sc.scale, nil
+}
+
+// ParsePercent reads "5%", "+5%" or "0.5%" as a fraction (0.05).
+func ParsePercent(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	if !strings.HasSuffix(t, "%") {
+		return 0, fmt.Errorf("%q: want a percentage like 5%%", s)
+	}
+	v, err := strconv.ParseFloat(strings.TrimPrefix(strings.TrimSuffix(t, "%"), "+"), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%q: want a percentage like 5%%", s)
+	}
+	return v / 100, nil
+}
+
+// Format renders a value of metric m in human units.
+func Format(v float64, m *Metric) string {
+	switch m.Unit {
+	case "s":
+		return render.Seconds(v)
+	case "FLOP":
+		return render.FLOPs(v)
+	case "B":
+		return render.Bytes(v)
+	case "J":
+		return render.Joules(v)
+	}
+	return render.Count(v)
+}
+
+// MetricValue reads metric m from report totals.
+func MetricValue(m *Metric, t cost.Totals) float64 { return m.get(t) }

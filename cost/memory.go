@@ -1,0 +1,114 @@
+package cost
+
+import "github.com/onnxcost/onnxcost/ir"
+
+// Peak activation memory. Walking the nodes in topological order (one
+// stream, no reordering), a tensor's buffer is allocated when its producer
+// runs and freed after its last consumer has run; graph inputs are live
+// from the start, graph outputs to the end. A view's output shares its
+// input's buffer (the buffer lives until the last use of either). Weights
+// (initializers) and constants are excluded: they are reported as
+// param_bytes and added once to peak_memory_bytes. While a node runs its
+// inputs and outputs are live together, and a control-flow node adds its
+// body's own peak on top.
+
+// buffer is one allocation shared by a value and its views.
+type buffer struct {
+	bytes   float64
+	lastUse int // index of the last node reading it; len(nodes) = graph output
+}
+
+// peakActivations returns the peak of live activation bytes in g. views
+// marks nodes that alias instead of allocating; subPeak adds a
+// control-flow node's body peak while it runs.
+func (a *analyzer) peakActivations(g *ir.Graph, views map[*ir.Node]bool, subPeak map[*ir.Node]float64) float64 {
+	idx := make(map[*ir.Node]int, len(g.Nodes))
+	for i, n := range g.Nodes {
+		idx[n] = i
+	}
+	bufOf := map[*ir.Value]*buffer{}
+	c := RuleCtx{DType: a.dtype, unknown: true} // sizes only; shape warnings come from the rules
+	isActivation := func(v *ir.Value) bool {
+		return v != nil && !v.IsInitializer && v.Const == nil && v.Kind == ir.TensorValue
+	}
+	newBuf := func(v *ir.Value, at int) *buffer {
+		b := &buffer{bytes: c.Bytes(v), lastUse: at}
+		bufOf[v] = b
+		return b
+	}
+	// Graph inputs are live from the start.
+	var live float64
+	for _, v := range g.Inputs {
+		if isActivation(v) && bufOf[v] == nil {
+			live += newBuf(v, -1).bytes
+		}
+	}
+	// Each node's outputs: a new buffer, or its input's for a view.
+	for i, n := range g.Nodes {
+		for _, o := range n.Outputs {
+			if !isActivation(o) {
+				continue
+			}
+			if views[n] {
+				if b := bufOf[n.In(0)]; b != nil {
+					bufOf[o] = b
+					continue
+				}
+			}
+			newBuf(o, i)
+		}
+	}
+	// Last uses: direct consumers in g, and values read by subgraphs of a
+	// node of g count as read by that node.
+	use := func(v *ir.Value, i int) {
+		if b := bufOf[v]; b != nil && i > b.lastUse {
+			b.lastUse = i
+		}
+	}
+	for i, n := range g.Nodes {
+		for _, in := range n.Inputs {
+			use(in, i)
+		}
+		for _, sg := range n.Subgraphs() {
+			for _, v := range sg.OuterReads() {
+				use(v, i)
+			}
+		}
+	}
+	for _, o := range g.Outputs {
+		use(o, len(g.Nodes))
+	}
+	// Walk: allocate, take the peak, free what this node read last.
+	frees := make([][]*buffer, len(g.Nodes)+1)
+	seen := map[*buffer]bool{}
+	for _, v := range g.Values() { // sorted: deterministic
+		b := bufOf[v]
+		if b == nil || seen[b] {
+			continue
+		}
+		seen[b] = true
+		if b.lastUse >= 0 && b.lastUse < len(g.Nodes) {
+			frees[b.lastUse] = append(frees[b.lastUse], b)
+		}
+	}
+	// Inputs never read are freed at once (but were live at the start).
+	peak := live
+	for _, v := range g.Inputs {
+		if b := bufOf[v]; b != nil && b.lastUse < 0 {
+			live -= b.bytes
+			b.lastUse = -2
+		}
+	}
+	for i, n := range g.Nodes {
+		for _, o := range n.Outputs {
+			if b := bufOf[o]; b != nil && !(views[n] && bufOf[n.In(0)] == b) {
+				live += b.bytes
+			}
+		}
+		peak = max(peak, live+subPeak[n])
+		for _, b := range frees[i] {
+			live -= b.bytes
+		}
+	}
+	return peak
+}

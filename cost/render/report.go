@@ -1,0 +1,297 @@
+package render
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/onnxcost/onnxcost/cost"
+)
+
+// Options select what a rendering shows.
+type Options struct {
+	Top  int  // show only the N costliest nodes (by time), 0 = all
+	ByOp bool // totals per op type instead of per node
+}
+
+// OpTotal aggregates the nodes of one op type.
+type OpTotal struct {
+	OpType       string  `json:"op_type"`
+	Count        int     `json:"count"`
+	MACs         float64 `json:"macs"`
+	FLOPs        float64 `json:"flops"`
+	BytesRead    float64 `json:"bytes_read"`
+	BytesWritten float64 `json:"bytes_written"`
+	Launches     float64 `json:"launches"`
+	TimeS        float64 `json:"time_s"`
+	Share        float64 `json:"share"`
+}
+
+// ByOp sums nodes per op type, costliest first (ties by name).
+func ByOp(r *cost.Report) []OpTotal {
+	idx := map[string]int{}
+	var out []OpTotal
+	for _, n := range r.Nodes {
+		key := n.OpType
+		if n.Domain != "" {
+			key = n.Domain + "." + n.OpType
+		}
+		i, ok := idx[key]
+		if !ok {
+			i = len(out)
+			idx[key] = i
+			out = append(out, OpTotal{OpType: key})
+		}
+		t := &out[i]
+		t.Count++
+		t.MACs += n.MACs
+		t.FLOPs += n.FLOPs
+		t.BytesRead += n.BytesRead
+		t.BytesWritten += n.BytesWritten
+		t.Launches += n.Launches
+		t.TimeS += n.TimeS
+	}
+	for i := range out {
+		if r.Totals.TimeS > 0 {
+			out[i].Share = out[i].TimeS / r.Totals.TimeS
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].TimeS != out[j].TimeS {
+			return out[i].TimeS > out[j].TimeS
+		}
+		return out[i].OpType < out[j].OpType
+	})
+	return out
+}
+
+// selectNodes returns the nodes to show: all in topological order, or the
+// top N by time (ties broken by position, so output is deterministic).
+func selectNodes(r *cost.Report, top int) (shown []cost.NodeCost, rest []cost.NodeCost) {
+	if top <= 0 || top >= len(r.Nodes) {
+		return r.Nodes, nil
+	}
+	order := make([]int, len(r.Nodes))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return r.Nodes[order[a]].TimeS > r.Nodes[order[b]].TimeS })
+	for k, i := range order {
+		if k < top {
+			shown = append(shown, r.Nodes[i])
+		} else {
+			rest = append(rest, r.Nodes[i])
+		}
+	}
+	return shown, rest
+}
+
+// Header is the one-paragraph context every human rendering starts with.
+func Header(r *cost.Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "onnxcost %s · %s · GPU %s · dtype %s · plan %s", r.ToolVersion, r.Model, r.GPU, r.DType, r.Plan)
+	if len(r.Bindings) > 0 {
+		keys := make([]string, 0, len(r.Bindings))
+		for k := range r.Bindings {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, " · %s=%d", k, r.Bindings[k])
+		}
+	}
+	return b.String()
+}
+
+func opName(n cost.NodeCost) string {
+	op := n.OpType
+	if n.Domain != "" {
+		op = n.Domain + "." + op
+	}
+	if len(n.FusedFrom) > 0 {
+		op += fmt.Sprintf(" (%d fused)", len(n.FusedFrom))
+	}
+	return op
+}
+
+func outShape(n cost.NodeCost) string {
+	if len(n.Outputs) == 0 {
+		return ""
+	}
+	b, _ := n.Outputs[0].Shape.MarshalJSON()
+	return string(b)
+}
+
+func share(t, total float64) string {
+	if total <= 0 {
+		return "-"
+	}
+	return Percent(t / total)
+}
+
+func intensity(ai float64) string {
+	if ai == 0 {
+		return "-"
+	}
+	return sig(ai)
+}
+
+// ConventionSummary states the FLOP convention once in human renderings;
+// the full text is the report's flop_convention field (JSON).
+const ConventionSummary = "FLOPs: 1 multiply-accumulate = 2 FLOPs; bias, activation, normalisation and pooling counted separately (full convention: flop_convention in --format json)."
+
+// Text writes an aligned table with human units, a totals row and the
+// FLOP convention stated once.
+func Text(w io.Writer, r *cost.Report, opt Options) error {
+	fmt.Fprintln(w, Clean(Header(r)))
+	fmt.Fprintf(w, "%s\n\n", ConventionSummary)
+	var t *table
+	if opt.ByOp {
+		t = newTable([]string{"op", "nodes", "FLOPs", "read", "written", "launches", "time", "share"}, false, true, true, true, true, true, true, true)
+		for _, o := range ByOp(r) {
+			t.add(Clean(o.OpType), Count(float64(o.Count)), FLOPs(o.FLOPs), Bytes(o.BytesRead), Bytes(o.BytesWritten), Count(o.Launches), Seconds(o.TimeS), Percent(o.Share))
+		}
+		t.add("total", Count(float64(len(r.Nodes))), FLOPs(r.Totals.FLOPs), Bytes(r.Totals.BytesRead), Bytes(r.Totals.BytesWritten), Count(r.Totals.Launches), Seconds(r.Totals.TimeS), "100%")
+	} else {
+		t = newTable([]string{"node", "op", "output", "FLOPs", "read", "written", "AI", "bound", "time", "share"}, false, false, false, true, true, true, true, false, true, true)
+		shown, rest := selectNodes(r, opt.Top)
+		for _, n := range shown {
+			t.add(Clean(n.Name), Clean(opName(n)), Clean(outShape(n)), FLOPs(n.FLOPs), Bytes(n.BytesRead), Bytes(n.BytesWritten), intensity(n.ArithmeticIntensity), dash(n.Bound), Seconds(n.TimeS), share(n.TimeS, r.Totals.TimeS))
+		}
+		if len(rest) > 0 {
+			var rt float64
+			for _, n := range rest {
+				rt += n.TimeS
+			}
+			t.add(fmt.Sprintf("… %d more nodes", len(rest)), "", "", "", "", "", "", "", Seconds(rt), share(rt, r.Totals.TimeS))
+		}
+		t.add("total", "", "", FLOPs(r.Totals.FLOPs), Bytes(r.Totals.BytesRead), Bytes(r.Totals.BytesWritten), "", "", Seconds(r.Totals.TimeS), "100%")
+	}
+	if err := t.write(w); err != nil {
+		return err
+	}
+	tt := r.Totals
+	fmt.Fprintf(w, "\n%s MACs · params %s (%s) · %s launches · peak memory %s · energy %s · GEMM/conv %s of time\n",
+		Count(tt.MACs), Count(tt.Params), Bytes(tt.ParamBytes), Count(tt.Launches), Bytes(tt.PeakMemoryBytes), Joules(tt.EnergyJ), Percent(tt.GEMMConvTimeShare))
+	writeUnsupported(w, r)
+	return nil
+}
+
+func writeUnsupported(w io.Writer, r *cost.Report) {
+	if len(r.UnsupportedOps) == 0 {
+		return
+	}
+	parts := make([]string, 0, len(r.UnsupportedOps))
+	for _, u := range r.UnsupportedOps {
+		op := u.OpType
+		if u.Domain != "" {
+			op = u.Domain + "." + op
+		}
+		parts = append(parts, fmt.Sprintf("%s (%d)", op, u.Count))
+	}
+	fmt.Fprintf(w, "unsupported ops, not counted in any total: %s\n", Clean(strings.Join(parts, ", ")))
+}
+
+// Joules renders energy (µJ, mJ, J).
+func Joules(j float64) string {
+	switch {
+	case j == 0:
+		return "0 J"
+	case j < 1e-3:
+		return sig(j*1e6) + " µJ"
+	case j < 1:
+		return sig(j*1e3) + " mJ"
+	}
+	return sig(j) + " J"
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// CSV writes one row per node (or per op type) with raw numbers in base
+// units, for spreadsheets and scripts.
+func CSV(w io.Writer, r *cost.Report, opt Options) error {
+	cw := csv.NewWriter(w)
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	if opt.ByOp {
+		cw.Write([]string{"op_type", "count", "macs", "flops", "bytes_read", "bytes_written", "launches", "time_s", "share"})
+		for _, t := range ByOp(r) {
+			cw.Write([]string{Clean(t.OpType), strconv.Itoa(t.Count), f(t.MACs), f(t.FLOPs), f(t.BytesRead), f(t.BytesWritten), f(t.Launches), f(t.TimeS), f(t.Share)})
+		}
+	} else {
+		cw.Write([]string{"name", "op_type", "domain", "fused_from", "output_shape", "macs", "flops", "transcendentals", "bytes_read", "bytes_written", "params", "launches", "arithmetic_intensity", "bound", "compute_s", "memory_s", "launch_s", "time_s", "energy_j"})
+		shown, _ := selectNodes(r, opt.Top)
+		for _, n := range shown {
+			cw.Write([]string{Clean(n.Name), Clean(n.OpType), Clean(n.Domain), Clean(strings.Join(n.FusedFrom, ";")), Clean(outShape(n)), f(n.MACs), f(n.FLOPs), f(n.Transcendentals), f(n.BytesRead), f(n.BytesWritten), f(n.Params), f(n.Launches), f(n.ArithmeticIntensity), n.Bound, f(n.ComputeS), f(n.MemoryS), f(n.LaunchS), f(n.TimeS), f(n.EnergyJ)})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// Markdown writes a GitHub-flavoured table with human units. Model-supplied
+// strings are escaped so that they cannot break the table.
+func Markdown(w io.Writer, r *cost.Report, opt Options) error {
+	fmt.Fprintf(w, "**%s**\n\n", MarkdownEscape(Header(r)))
+	tt := r.Totals
+	fmt.Fprintf(w, "| time | FLOPs | MACs | bytes read | bytes written | params | launches | peak memory | energy | GEMM/conv share |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n\n", Seconds(tt.TimeS), FLOPs(tt.FLOPs), Count(tt.MACs), Bytes(tt.BytesRead), Bytes(tt.BytesWritten), Count(tt.Params), Count(tt.Launches), Bytes(tt.PeakMemoryBytes), Joules(tt.EnergyJ), Percent(tt.GEMMConvTimeShare))
+	if opt.ByOp {
+		fmt.Fprintf(w, "| op | nodes | FLOPs | read | written | launches | time | share |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, t := range ByOp(r) {
+			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", MarkdownEscape(t.OpType), t.Count, FLOPs(t.FLOPs), Bytes(t.BytesRead), Bytes(t.BytesWritten), Count(t.Launches), Seconds(t.TimeS), Percent(t.Share))
+		}
+	} else {
+		shown, rest := selectNodes(r, opt.Top)
+		fmt.Fprintf(w, "| node | op | output | FLOPs | read | written | AI | bound | time | share |\n|---|---|---|---:|---:|---:|---:|---|---:|---:|\n")
+		for _, n := range shown {
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", MarkdownEscape(n.Name), MarkdownEscape(opName(n)), MarkdownEscape(outShape(n)), FLOPs(n.FLOPs), Bytes(n.BytesRead), Bytes(n.BytesWritten), intensity(n.ArithmeticIntensity), dash(n.Bound), Seconds(n.TimeS), share(n.TimeS, r.Totals.TimeS))
+		}
+		if len(rest) > 0 {
+			fmt.Fprintf(w, "| … %d more nodes | | | | | | | | | |\n", len(rest))
+		}
+	}
+	fmt.Fprintf(w, "\n%s\n", MarkdownEscape(ConventionSummary))
+	if len(r.UnsupportedOps) > 0 {
+		fmt.Fprintln(w)
+		var sb strings.Builder
+		writeUnsupported(&sb, r)
+		fmt.Fprint(w, MarkdownEscape(sb.String()))
+	}
+	return nil
+}
+
+// MarkdownEscape makes a model-supplied string safe inside a Markdown table
+// cell or paragraph: no pipes, no HTML, no code spans, no line breaks.
+func MarkdownEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '|', '\\', '`', '*', '_', '[', ']', '#', '!':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '&':
+			b.WriteString("&amp;")
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '\n', '\r', '\u2028', '\u2029':
+			b.WriteByte(' ')
+		default:
+			if unsafeRune(r) {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+	}
+	return b.String()
+}

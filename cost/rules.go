@@ -1,0 +1,338 @@
+package cost
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// FLOPConvention is printed once in every report (Report.FLOPConvention).
+// It is the contract behind every number in the flops and macs columns.
+const FLOPConvention = "1 MAC = 2 FLOPs (fmaFLOPs); macs and flops are separate fields. " +
+	"Conv: macs = N*K*P*Q*(C/group)*R*S; ConvTranspose: macs = numel(X)*(M/group)*kernel; " +
+	"Gemm: macs = M*N*K; MatMul: macs = batch*M*N*K; Einsum: macs = product of all label sizes. " +
+	"flops = 2*macs plus every other arithmetic operation of the node: bias adds (1 per output element), " +
+	"Gemm alpha/beta scaling and C add (1 per output element each), and elementwise work. " +
+	"So for Conv/Gemm the bias is in flops; 2*macs is the bias-free count. " +
+	"Elementwise: 1 flop per output element per arithmetic operation (table opCounts in cost/rules_elementwise.go); " +
+	"exp, log, tanh, erf, sigmoid's exp, sqrt, pow, trig are also counted in transcendentals. " +
+	"BatchNormalization (inference) = 2 flops per element (folded scale and shift); " +
+	"pooling = kernel-size comparisons or adds per output element (+1 divide for average); " +
+	"reductions = 1 flop per input element (+ per-op extras); Softmax = 4 flops + 1 exp per element. " +
+	"LSTM per step and direction: macs = batch*4h*(input+h) (so flops = 16h^2 at input = hidden, batch 1), " +
+	"+ batch*4h bias adds (Wb+Rb pre-summed), + 15 gate flops per batch*h element (5 transcendentals); " +
+	"GRU: macs = batch*3h*(input+h), bias batch*6h, 13 gate flops per element; RNN: macs = batch*h*(input+h), " +
+	"bias batch*h, 1 tanh. Recurrent ops are multiplied by seq_length and num_directions. " +
+	"Bytes: every data input read once (weights included) and every output written once, at the tensor's dtype, " +
+	"or at the compute dtype for floating-point tensors when --dtype is given. Views (Reshape, Squeeze, Unsqueeze, " +
+	"Flatten, Identity, inference Dropout) and constant-folded nodes cost 0 bytes and 0 launches."
+
+// fmaFLOPs is the number of FLOPs in one multiply-accumulate.
+const fmaFLOPs = 2
+
+// NodeEstimate is what a cost rule returns for one node. All quantities are
+// float64 so that sums never wrap; Analyze checks them for NaN, Inf and
+// negative values.
+type NodeEstimate struct {
+	MACs            float64
+	FLOPs           float64 // includes 2*MACs
+	Transcendentals float64
+	BytesRead       float64
+	BytesWritten    float64
+	Params          float64 // elements of initializer inputs the node reads
+	Launches        float64 // kernel launches; 0 for views and folded nodes
+	Class           KernelClass
+	// GEMM view for the time model (see Kernel); zero when not GEMM-like.
+	M, N, K, Batch int64
+	// Steps is the number of dependent sequential steps (RNN time steps).
+	Steps int64
+	// InputK is, for recurrent ops, the input size (Kernel.InputK).
+	InputK int64
+	// Note explains an approximation; it is shown in the report.
+	Note string
+	// View marks a node that launches no kernel (a view or metadata op).
+	View bool
+
+	// composite is set by control-flow rules whose time is the sum of a
+	// subgraph's node times rather than one kernel's.
+	composite *aggregate
+}
+
+// add accumulates o into e (compute and traffic; Class and GEMM view of e kept).
+func (e *NodeEstimate) add(o NodeEstimate) {
+	e.MACs += o.MACs
+	e.FLOPs += o.FLOPs
+	e.Transcendentals += o.Transcendentals
+	e.BytesRead += o.BytesRead
+	e.BytesWritten += o.BytesWritten
+	e.Params += o.Params
+	e.Launches += o.Launches
+}
+
+// scale multiplies every summable quantity by f (a trip count).
+func (e *NodeEstimate) scale(f float64) {
+	e.MACs *= f
+	e.FLOPs *= f
+	e.Transcendentals *= f
+	e.BytesRead *= f
+	e.BytesWritten *= f
+	e.Launches *= f
+}
+
+// Rule computes one node's estimate from its inferred shapes and attributes.
+// It must not panic on any input; a shape it cannot use is reported through
+// ctx.Warnf and costed with what is known.
+type Rule func(n *ir.Node, ctx *RuleCtx) (NodeEstimate, error)
+
+var ruleTable = map[string]Rule{}
+
+func ruleKey(domain, op string) string {
+	if domain == "ai.onnx" {
+		domain = ""
+	}
+	return domain + "::" + op
+}
+
+// RegisterRule adds a cost rule for (domain, op). Like ir.Register it
+// panics on a duplicate, a programming error caught at init by any test.
+// The passes engineer registers fused-op rules (domain "onnxcost") with it
+// from cost/rules_fused.go.
+func RegisterRule(domain, op string, r Rule) {
+	k := ruleKey(domain, op)
+	if _, dup := ruleTable[k]; dup {
+		panic("cost: rule registered twice: " + k)
+	}
+	ruleTable[k] = r
+}
+
+// LookupRule returns the rule for (domain, op), or nil.
+func LookupRule(domain, op string) Rule { return ruleTable[ruleKey(domain, op)] }
+
+// RuleKeys lists the registered rules' keys ("domain::op"), sorted.
+func RuleKeys() []string {
+	ks := make([]string, 0, len(ruleTable))
+	for k := range ruleTable {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// NoCostRule lists ops that shape inference may support but that have no
+// cost rule, each with the reason. Analyze reports their nodes under
+// unsupported_ops and counts them nowhere.
+var NoCostRule = map[string]string{
+	"::StringNormalizer":                 "string processing runs on the host; no GPU kernel model",
+	"::TfIdfVectorizer":                  "string/n-gram processing; no GPU kernel model",
+	"::RegexFullMatch":                   "string processing runs on the host",
+	"::StringConcat":                     "string processing runs on the host",
+	"::StringSplit":                      "string processing runs on the host",
+	"::SequenceMap":                      "body cost times a sequence length that is not known statically",
+	"::Unique":                           "data-dependent output size and sort cost",
+	"::NonMaxSuppression":                "data-dependent: cost depends on the number of boxes kept",
+	"::Multinomial":                      "sampling cost depends on the implementation",
+	"::ConcatFromSequence":               "sequence element shapes are not known statically",
+	"ai.onnx.preview.training::Gradient": "the gradient graph is not materialised; its cost is that of a backward pass",
+}
+
+// RuleCtx is what a rule sees besides the node: the compute dtype, the
+// opset, and helpers that turn shapes into element and byte counts while
+// remembering which weights were read and which shapes were unknown.
+type RuleCtx struct {
+	Graph *ir.Graph
+	Model *ir.Model
+	Opset int64
+	// DType is the compute dtype override (Undefined = each tensor's own).
+	DType ir.DType
+
+	warnings []string
+	params   []*ir.Value
+	unknown  bool // a shape the rule needed was not fully known
+	// sub analyses a subgraph (If/Loop/Scan bodies).
+	sub func(g *ir.Graph) (*graphCost, error)
+	// node is the node being costed, for messages.
+	node *ir.Node
+}
+
+// Warnf records a warning naming the node.
+func (c *RuleCtx) Warnf(format string, args ...any) {
+	name := ""
+	if c.node != nil {
+		name = fmt.Sprintf("%s node %q: ", c.node.OpType, c.node.Name)
+	}
+	c.warnings = append(c.warnings, name+fmt.Sprintf(format, args...))
+}
+
+// Numel is the number of elements of v as float64 (no overflow possible).
+// An absent value has 0 elements; an unknown shape counts as 0 and is
+// reported once per node (never a symbol silently taken as a number).
+func (c *RuleCtx) Numel(v *ir.Value) float64 {
+	if v == nil {
+		return 0
+	}
+	if v.Const != nil && !v.Shape.Ranked {
+		return float64(v.Const.NumElements())
+	}
+	dims, ok := c.Dims(v)
+	if !ok {
+		return 0
+	}
+	n := 1.0
+	for _, d := range dims {
+		n *= d
+	}
+	return n
+}
+
+// Dims returns v's dims as float64; ok is false (and the node is marked
+// approximate) when the rank or a dim is unknown.
+func (c *RuleCtx) Dims(v *ir.Value) ([]float64, bool) {
+	if v == nil {
+		return nil, false
+	}
+	s := v.Shape
+	if !s.Ranked {
+		c.markUnknown(v)
+		return nil, false
+	}
+	out := make([]float64, len(s.Dims))
+	for i, d := range s.Dims {
+		if !d.IsKnown() || d.Value < 0 {
+			c.markUnknown(v)
+			return nil, false
+		}
+		out[i] = float64(d.Value)
+	}
+	return out, true
+}
+
+// Dim returns dim i of v (negative i counts from the end), or 0 and false.
+func (c *RuleCtx) Dim(v *ir.Value, i int) (float64, bool) {
+	dims, ok := c.Dims(v)
+	if !ok {
+		return 0, false
+	}
+	if i < 0 {
+		i += len(dims)
+	}
+	if i < 0 || i >= len(dims) {
+		return 0, false
+	}
+	return dims[i], true
+}
+
+func (c *RuleCtx) markUnknown(v *ir.Value) {
+	if !c.unknown {
+		c.Warnf("shape of %q is %s (not fully known); its unknown part is counted as 0", v.Name, v.Shape)
+	}
+	c.unknown = true
+}
+
+// elemBytes is the storage size of one element of v as costed: the compute
+// dtype for floating-point tensors when one is set, else v's own dtype.
+func (c *RuleCtx) elemBytes(v *ir.Value) float64 {
+	dt := v.DType
+	if c.DType != ir.Undefined && dt.IsFloat() {
+		dt = c.DType
+	}
+	return float64(dt.Bits()) / 8
+}
+
+// Bytes is the size of v in bytes as costed.
+func (c *RuleCtx) Bytes(v *ir.Value) float64 {
+	if v == nil {
+		return 0
+	}
+	return c.Numel(v) * c.elemBytes(v)
+}
+
+// Read counts input slots idx of n as read (all present inputs when idx is
+// empty) and records initializer inputs as parameters.
+func (c *RuleCtx) Read(n *ir.Node, e *NodeEstimate, idx ...int) {
+	if len(idx) == 0 {
+		for i := range n.Inputs {
+			c.readOne(n.In(i), e)
+		}
+		return
+	}
+	for _, i := range idx {
+		c.readOne(n.In(i), e)
+	}
+}
+
+func (c *RuleCtx) readOne(v *ir.Value, e *NodeEstimate) {
+	if v == nil {
+		return
+	}
+	e.BytesRead += c.Bytes(v)
+	c.param(v, e)
+}
+
+// param records v as a parameter when it is an initializer.
+func (c *RuleCtx) param(v *ir.Value, e *NodeEstimate) {
+	if v == nil || !v.IsInitializer {
+		return
+	}
+	for _, p := range c.params {
+		if p == v {
+			return
+		}
+	}
+	c.params = append(c.params, v)
+	e.Params += c.Numel(v)
+}
+
+// Write counts all present outputs of n as written.
+func (c *RuleCtx) Write(n *ir.Node, e *NodeEstimate) {
+	for _, o := range n.Outputs {
+		e.BytesWritten += c.Bytes(o)
+	}
+}
+
+// ReadWrite is the boundary traffic of a plain kernel: every input read
+// once, every output written once.
+func (c *RuleCtx) ReadWrite(n *ir.Node, e *NodeEstimate) {
+	c.Read(n, e)
+	c.Write(n, e)
+}
+
+// Estimate runs the registered rule for a node that need not be in any
+// graph (a fused node's parts, built by a pass). The parameters it reads
+// are recorded in c as for any node.
+func (c *RuleCtx) Estimate(n *ir.Node) (NodeEstimate, error) {
+	r := LookupRule(n.Domain, n.OpType)
+	if r == nil {
+		return NodeEstimate{}, fmt.Errorf("no cost rule for %s", ruleKey(n.Domain, n.OpType))
+	}
+	return r(n, c)
+}
+
+// kernel is a one-launch estimate of class cl with boundary traffic.
+func kernel(n *ir.Node, c *RuleCtx, cl KernelClass) NodeEstimate {
+	e := NodeEstimate{Class: cl, Launches: 1}
+	c.ReadWrite(n, &e)
+	return e
+}
+
+// prod multiplies float dims.
+func prod(ds []float64) float64 {
+	p := 1.0
+	for _, d := range ds {
+		p *= d
+	}
+	return p
+}
+
+// clampInt converts a non-negative float count to int64 for the kernel's
+// GEMM view, saturating instead of wrapping.
+func clampInt(f float64) int64 {
+	switch {
+	case !(f > 0): // NaN or <= 0
+		return 0
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	}
+	return int64(f)
+}

@@ -1,0 +1,304 @@
+package cost
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// Cost rules for the nodes written by passes part 1 (passes/epilogue.go,
+// passes/winograd.go); their inputs and attributes are documented there.
+// Each is one kernel: the arithmetic of its parts, the bytes of its own
+// inputs and outputs (FusedEstimate), one launch.
+
+func init() {
+	RegisterRule(FusedDomain, "FusedConv", fusedConvRule)
+	RegisterRule(FusedDomain, "FusedGemm", fusedGemmRule)
+	RegisterRule(FusedDomain, "WinogradConv", winogradConvRule)
+}
+
+// fusedConvRule: conv (+bias) + residual add + activation + pool.
+//
+//	flops = 2*macs + numel(convOut)*(bias + residual + activation) + pool work
+func fusedConvRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	convOut := convOutput(n, c)
+	conv, err := c.Estimate(&ir.Node{Name: n.Name, OpType: "Conv",
+		Inputs: []*ir.Value{n.In(0), n.In(1), n.In(2)}, Outputs: []*ir.Value{convOut}, Attrs: n.Attrs})
+	if err != nil {
+		return NodeEstimate{}, err
+	}
+	parts := append([]NodeEstimate{conv}, EpilogueParts(n, c, convOut)...)
+	pool, err := poolPart(n, c, convOut)
+	if err != nil {
+		return NodeEstimate{}, err
+	}
+	return FusedEstimate(n, c, append(parts, pool)...), nil
+}
+
+// fusedGemmRule: Gemm or MatMul (+bias) + residual add + activation.
+//
+//	flops = 2*macs + numel(Y)*(bias + residual + activation)   (Gemm: its C terms as gemmRule counts them)
+func fusedGemmRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	y := n.Out(0)
+	anchor := n.AttrString("anchor", "MatMul")
+	ins := []*ir.Value{n.In(0), n.In(1)}
+	var bias NodeEstimate
+	switch anchor {
+	case "Gemm":
+		ins = append(ins, n.In(2))
+	case "MatMul":
+		if n.In(2) != nil {
+			bias.FLOPs = c.Numel(y) // one add per output element
+		}
+	default:
+		c.Warnf("unknown anchor %q; costed as MatMul", anchor)
+	}
+	if anchor != "Gemm" {
+		anchor = "MatMul"
+	}
+	prod, err := c.Estimate(&ir.Node{Name: n.Name, OpType: anchor, Inputs: ins, Outputs: []*ir.Value{y}, Attrs: n.Attrs})
+	if err != nil {
+		return NodeEstimate{}, err
+	}
+	parts := append([]NodeEstimate{prod, bias}, EpilogueParts(n, c, y)...)
+	return FusedEstimate(n, c, parts...), nil
+}
+
+// EpilogueParts is the pointwise work a fused node applies to its
+// accumulator y, from its attributes: the residual add (attribute
+// residual=1: 1 flop per element) and the activation (attribute
+// activation, counted from the elementwise table; Silu = x*sigmoid(x)).
+// Any fused rule with those attributes can add these parts.
+func EpilogueParts(n *ir.Node, c *RuleCtx, y *ir.Value) []NodeEstimate {
+	var parts []NodeEstimate
+	if n.AttrInt("residual", 0) != 0 {
+		parts = append(parts, NodeEstimate{FLOPs: c.Numel(y)})
+	}
+	act := n.AttrString("activation", "")
+	if act == "Silu" {
+		act = "Swish" // x*sigmoid(x): the same count
+	}
+	if p, ok := ElementwisePart(c, act, y); ok {
+		parts = append(parts, p)
+	}
+	return parts
+}
+
+// poolPart is the pooling of a FusedConv (attribute pool), costed by the
+// pool op's own rule over the fused node's output; zero when not pooled.
+func poolPart(n *ir.Node, c *RuleCtx, convOut *ir.Value) (NodeEstimate, error) {
+	op := n.AttrString("pool", "")
+	if op == "" {
+		return NodeEstimate{}, nil
+	}
+	var attrs []*ir.Attribute
+	for _, a := range n.Attrs {
+		if name, ok := strings.CutPrefix(a.Name, "pool_"); ok {
+			cp := *a
+			cp.Name = name
+			attrs = append(attrs, &cp)
+		}
+	}
+	return c.Estimate(&ir.Node{Name: n.Name, OpType: op, Inputs: []*ir.Value{convOut}, Outputs: []*ir.Value{n.Out(0)}, Attrs: attrs})
+}
+
+// convOutput is the value the convolution of a FusedConv/WinogradConv
+// writes into its epilogue: the node's output when it does not pool, else
+// a phantom value (in no graph) with the convolution's output shape.
+func convOutput(n *ir.Node, c *RuleCtx) *ir.Value {
+	y := n.Out(0)
+	if n.AttrString("pool", "") == "" || y == nil {
+		return y
+	}
+	v := &ir.Value{Name: y.Name + ":conv", Kind: ir.TensorValue, DType: y.DType, Shape: ir.Unranked()}
+	xd, ok1 := c.Dims(n.In(0))
+	wd, ok2 := c.Dims(n.In(1))
+	if !ok1 || !ok2 || len(xd) != len(wd) || len(xd) < 3 {
+		return v
+	}
+	dims := []ir.Dim{ir.D(int64(xd[0])), ir.D(int64(wd[0]))}
+	for i := 2; i < len(xd); i++ {
+		d, ok := convOutDim(n, i-2, len(xd)-2, int64(xd[i]), int64(wd[i]))
+		if !ok {
+			c.Warnf("cannot work out the convolution's output size before pooling")
+			return v
+		}
+		dims = append(dims, ir.D(d))
+	}
+	v.Shape = ir.RankedShape(dims...)
+	return v
+}
+
+// convOutDim is the output size along spatial axis i of a convolution
+// with n spatial axes: floor((in + pads - dilation*(k-1) - 1)/stride) + 1,
+// or ceil(in/stride) under SAME padding.
+func convOutDim(node *ir.Node, i, n int, in, k int64) (int64, bool) {
+	at := func(name string, idx int, def int64) int64 {
+		v, ok := node.AttrInts(name)
+		if !ok || idx >= len(v) {
+			return def
+		}
+		return v[idx]
+	}
+	s, d := at("strides", i, 1), at("dilations", i, 1)
+	if s <= 0 || d <= 0 {
+		return 0, false
+	}
+	switch node.AttrString("auto_pad", "NOTSET") {
+	case "SAME_UPPER", "SAME_LOWER":
+		return (in + s - 1) / s, true
+	case "VALID":
+		return (in-d*(k-1)-1)/s + 1, true
+	}
+	out := (in+at("pads", i, 0)+at("pads", i+n, 0)-d*(k-1)-1)/s + 1
+	return out, out > 0
+}
+
+// winogradConvRule: F(m×m,3×3) Winograd convolution (m = winograd_tile)
+// with FusedConv's epilogue. With T = N·⌈P/m⌉·⌈Q/m⌉ tiles and α = m+2:
+//
+//	macs  = α²·T·C·K                      (the batched elementwise GEMMs)
+//	flops = 2·macs + T·C·inputOps(m) + T·K·outputOps(m) + epilogue
+//
+// inputOps/outputOps are the adds and non-unit multiplies of B^T·d·B and
+// A^T·M·A (WinogradTransformOps). The filter transform is offline, so the
+// weights read are the transformed filter, α²·C·K elements, instead of
+// 9·C·K. Winograd runs on the vector units; at a compute dtype that has
+// tensor cores (fp16, bf16, fp8, int8), implicit GEMM on tensor cores is
+// faster, so the node is costed as the direct FusedConv (noted).
+func winogradConvRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	if tensorCoreDType(c.DType) {
+		e, err := fusedConvRule(n, c)
+		e.Note = "Winograd not used at this compute dtype: tensor-core implicit GEMM is faster (costed as direct convolution)"
+		return e, err
+	}
+	m := n.AttrInt("winograd_tile", 0)
+	if m != 2 && m != 4 {
+		m = 0 // also keeps ceilDiv below away from a zero divisor
+	}
+	inOps, outOps, ok := WinogradTransformOps(m)
+	convOut := convOutput(n, c)
+	xd, ok1 := c.Dims(n.In(0))
+	yd, ok2 := c.Dims(convOut)
+	if !ok || !ok1 || !ok2 || len(xd) != 4 || len(yd) != 4 {
+		if !ok {
+			c.Warnf("winograd_tile %d is not 2 or 4; costed as direct convolution", m)
+		}
+		return fusedConvRule(n, c)
+	}
+	alpha := float64(m + 2)
+	N, C, K, P, Q := xd[0], xd[1], yd[1], yd[2], yd[3]
+	tiles := N * float64(ceilDiv(int64(P), m)*ceilDiv(int64(Q), m))
+	var wino NodeEstimate
+	wino.Class = ClassWinograd
+	wino.MACs = alpha * alpha * tiles * C * K
+	wino.FLOPs = fmaFLOPs*wino.MACs + tiles*C*inOps + tiles*K*outOps
+	if n.In(2) != nil {
+		wino.FLOPs += c.Numel(convOut) // bias, added in the output transform's epilogue
+	}
+	wino.M, wino.N, wino.K, wino.Batch = clampInt(tiles), clampInt(K), clampInt(C), clampInt(alpha*alpha)
+	parts := append([]NodeEstimate{wino}, EpilogueParts(n, c, convOut)...)
+	pool, err := poolPart(n, c, convOut)
+	if err != nil {
+		return NodeEstimate{}, err
+	}
+	e := FusedEstimate(n, c, append(parts, pool)...)
+	// Transformed filter instead of the 3×3 weights.
+	e.BytesRead += (alpha*alpha/9 - 1) * c.Bytes(n.In(1))
+	e.Note = fmt.Sprintf("Winograd F(%dx%d,3x3): transformed filter read, transforms counted", m, m)
+	return e, nil
+}
+
+// tensorCoreDType: compute dtypes whose convolutions run on tensor cores.
+func tensorCoreDType(dt ir.DType) bool {
+	switch dt {
+	case ir.Float16, ir.BFloat16, ir.Int8, ir.Uint8, ir.Float8E4M3FN, ir.Float8E4M3FNUZ, ir.Float8E5M2, ir.Float8E5M2FNUZ:
+		return true
+	}
+	return false
+}
+
+// WinogradTransforms returns the F(m×m,3×3) matrices of Lavin & Gray
+// (arXiv:1509.09308), m = 2 or 4: Y = Aᵀ[(G·g·Gᵀ) ⊙ (Bᵀ·d·B)]A for an
+// (m+2)×(m+2) input tile d and a 3×3 filter g. ok is false for other m.
+func WinogradTransforms(m int64) (at, g, bt [][]float64, ok bool) {
+	switch m {
+	case 2:
+		return [][]float64{
+				{1, 1, 1, 0},
+				{0, 1, -1, -1},
+			}, [][]float64{
+				{1, 0, 0},
+				{0.5, 0.5, 0.5},
+				{0.5, -0.5, 0.5},
+				{0, 0, 1},
+			}, [][]float64{
+				{1, 0, -1, 0},
+				{0, 1, 1, 0},
+				{0, -1, 1, 0},
+				{0, 1, 0, -1},
+			}, true
+	case 4:
+		return [][]float64{
+				{1, 1, 1, 1, 1, 0},
+				{0, 1, -1, 2, -2, 0},
+				{0, 1, 1, 4, 4, 0},
+				{0, 1, -1, 8, -8, 1},
+			}, [][]float64{
+				{1.0 / 4, 0, 0},
+				{-1.0 / 6, -1.0 / 6, -1.0 / 6},
+				{-1.0 / 6, 1.0 / 6, -1.0 / 6},
+				{1.0 / 24, 1.0 / 12, 1.0 / 6},
+				{1.0 / 24, -1.0 / 12, 1.0 / 6},
+				{0, 0, 1},
+			}, [][]float64{
+				{4, 0, -5, 0, 1, 0},
+				{0, -4, -4, 1, 1, 0},
+				{0, 4, -4, -1, 1, 0},
+				{0, -2, -1, 2, 1, 0},
+				{0, 2, -1, -2, 1, 0},
+				{0, 4, 0, -5, 0, 1},
+			}, true
+	}
+	return nil, nil, nil, false
+}
+
+// WinogradTransformOps counts the arithmetic of the per-tile transforms of
+// F(m×m,3×3): inOps per input tile and channel (Bᵀ·d·B: the 1-D
+// transform applied to α columns, then α rows) and outOps per output tile
+// and output channel (Aᵀ·M·A: α columns, then m rows). A 1-D transform
+// by matrix T costs, per row, (nonzeros − 1) adds plus one multiply per
+// coefficient other than ±1; common subexpressions are not shared, so
+// this is what a straightforward kernel does.
+func WinogradTransformOps(m int64) (inOps, outOps float64, ok bool) {
+	at, _, bt, ok := WinogradTransforms(m)
+	if !ok {
+		return 0, 0, false
+	}
+	alpha := float64(m + 2)
+	inOps = 2 * alpha * matOps(bt)
+	outOps = (alpha + float64(m)) * matOps(at)
+	return inOps, outOps, true
+}
+
+// matOps is the arithmetic of multiplying a vector by t (see WinogradTransformOps).
+func matOps(t [][]float64) float64 {
+	ops := 0.0
+	for _, row := range t {
+		nz := 0
+		for _, x := range row {
+			if x == 0 {
+				continue
+			}
+			nz++
+			if x != 1 && x != -1 {
+				ops++
+			}
+		}
+		if nz > 1 {
+			ops += float64(nz - 1)
+		}
+	}
+	return ops
+}

@@ -1,0 +1,177 @@
+package cost
+
+import (
+	"strings"
+
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// Cost rules for the nodes written by passes part 2 (passes/decomp.go,
+// passes/elementwise.go, passes/attention.go): FusedElementwise, the
+// recognised LayerNormalization, Gelu and Softmax, and FusedAttention.
+// Each is one kernel (FusedEstimate): the arithmetic of the nodes it
+// replaced, the bytes of its own inputs and outputs, one launch.
+//
+// The replaced nodes' arithmetic comes from the part attributes the passes
+// record (part_ops, part_in, part_out, part_arity: per replaced node its
+// op, the element counts of its first input and its output, and its
+// number of inputs). Each part is costed by its own op's rule on phantom
+// values of those sizes, so a fused node's FLOPs equal the unfused nodes'
+// exactly. A node without part attributes (written by hand or by another
+// tool) is costed from its own op's formula instead.
+
+func init() {
+	RegisterRule(FusedDomain, "FusedElementwise", fusedPartsRule(ClassElementwise, nil))
+	RegisterRule(FusedDomain, "Gelu", fusedPartsRule(ClassElementwise, geluFormula))
+	RegisterRule(FusedDomain, "LayerNormalization", fusedPartsRule(ClassReduction, normFormula("LayerNormalization")))
+	RegisterRule(FusedDomain, "Softmax", fusedPartsRule(ClassReduction, normFormula("Softmax")))
+	RegisterRule(FusedDomain, "FusedAttention", fusedAttentionRule)
+}
+
+// geluTanhCounts is the tanh-form GELU as PyTorch exports it:
+// 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x*x*x))): x*x, *x, *0.044715, +x,
+// *sqrt(2/pi), tanh, +1, *x, *0.5 = 9 flops, 1 transcendental.
+var geluTanhCounts = opCount{9, 1, "tanh-form GELU as exported"}
+
+// geluFormula costs a Gelu without part attributes.
+func geluFormula(n *ir.Node, c *RuleCtx) NodeEstimate {
+	cnt := opCounts["Gelu"]
+	if n.AttrString("approximate", "none") == "tanh" {
+		cnt = geluTanhCounts
+	}
+	out := c.Numel(n.Out(0))
+	return NodeEstimate{FLOPs: cnt.flops * out, Transcendentals: cnt.trans * out}
+}
+
+// normFormula costs a recognised norm/softmax without part attributes as
+// the default-domain op of the same name (same attributes).
+func normFormula(op string) func(n *ir.Node, c *RuleCtx) NodeEstimate {
+	return func(n *ir.Node, c *RuleCtx) NodeEstimate {
+		e, err := c.Estimate(&ir.Node{Name: n.Name, OpType: op, Inputs: n.Inputs, Outputs: n.Outputs, Attrs: n.Attrs})
+		if err != nil {
+			c.Warnf("%v; arithmetic not counted", err)
+		}
+		return e
+	}
+}
+
+// fusedPartsRule is one kernel of class cl whose arithmetic is the sum of
+// its parts, or formula's when the node carries no parts.
+func fusedPartsRule(cl KernelClass, formula func(*ir.Node, *RuleCtx) NodeEstimate) Rule {
+	return func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+		sum, ok := sumParts(n, c)
+		if !ok {
+			if formula == nil {
+				c.Warnf("no part attributes: its arithmetic is unknown and not counted")
+			} else {
+				sum = formula(n, c)
+			}
+		}
+		sum.Class = cl
+		return FusedEstimate(n, c, sum), nil
+	}
+}
+
+// sumParts adds the arithmetic (MACs, FLOPs, transcendentals) of the
+// parts recorded on n; ok is false when n has no (consistent) part
+// attributes.
+func sumParts(n *ir.Node, c *RuleCtx) (NodeEstimate, bool) {
+	a := n.Attr("part_ops")
+	in, _ := n.AttrInts("part_in")
+	out, _ := n.AttrInts("part_out")
+	arity, _ := n.AttrInts("part_arity")
+	if a == nil || a.Type != ir.AttrStrings {
+		return NodeEstimate{}, false
+	}
+	ops := a.Strings
+	if len(in) != len(ops) || len(out) != len(ops) || len(arity) != len(ops) {
+		c.Warnf("part attributes disagree in length; arithmetic not counted")
+		return NodeEstimate{}, true
+	}
+	dt := ir.Float32
+	if y := n.Out(0); y != nil && y.DType != ir.Undefined {
+		dt = y.DType
+	}
+	var sum NodeEstimate
+	for i, key := range ops {
+		// "Op" in the default domain, "domain.Op" elsewhere (the domain
+		// may itself contain dots).
+		domain, op := "", key
+		if j := strings.LastIndex(key, "."); j >= 0 {
+			domain, op = key[:j], key[j+1:]
+		}
+		pin := phantom(key+":in", dt, in[i])
+		part := &ir.Node{Name: n.Name + "/" + key, OpType: op, Domain: domain,
+			Inputs:  make([]*ir.Value, max(arity[i], 1)),
+			Outputs: []*ir.Value{phantom(key+":out", dt, out[i])},
+		}
+		for j := range part.Inputs {
+			part.Inputs[j] = pin
+		}
+		e, err := c.Estimate(part)
+		if err != nil {
+			c.Warnf("part %s: %v; not counted", key, err)
+			continue
+		}
+		sum.MACs += e.MACs
+		sum.FLOPs += e.FLOPs
+		sum.Transcendentals += e.Transcendentals
+	}
+	return sum, true
+}
+
+// phantom is a value in no graph with elems elements (unknown when < 0):
+// the parts' rules need only element counts.
+func phantom(name string, dt ir.DType, elems int64) *ir.Value {
+	v := &ir.Value{Name: name, Kind: ir.TensorValue, DType: dt}
+	if elems >= 0 {
+		v.Shape = ir.KnownShape(elems)
+	}
+	return v
+}
+
+// fusedAttentionRule: softmax(scale·Q·Kᵀ + mask)·V as one kernel whose
+// scores stay on chip.
+//
+//	scores = batch·Lq·Lk               (batch = every dim of O but the last two)
+//	macs   = scores·d + batch·Lq·Lk·dv (Q·Kᵀ, then P·V; as MatMul counts them)
+//	flops  = 2·macs + softmax (4 per score + 1 per row, as Softmax counts it)
+//	         + the recorded parts (scale, mask, K transpose, ...)
+//	bytes  = Q, K, V, mask read once + O written once: no scores.
+//
+// GEMM view for the time model: the output O[batch × Lq × dv] is the
+// product of a K-loop over the keys, as flash attention runs it (each CTA
+// owns a tile of queries and streams K and V): M = Lq, N = dv,
+// K = Lk·(d+dv)/dv (2·Lk when d = dv), Batch = batch, so that
+// 2·M·N·K·Batch is the two GEMMs' FLOPs. Class ClassAttention (GEMM-like:
+// tensor cores at reduced precision).
+func fusedAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	core := NodeEstimate{Class: ClassAttention}
+	od, ok1 := c.Dims(n.Out(0))
+	qd, ok2 := c.Dims(n.In(0))
+	vd, ok3 := c.Dims(n.In(2))
+	if ok1 && ok2 && ok3 && len(od) >= 2 && len(qd) >= 1 && len(vd) >= 2 {
+		lq, dv := od[len(od)-2], od[len(od)-1]
+		lk, d := vd[len(vd)-2], qd[len(qd)-1]
+		rows := prod(od[:len(od)-1]) // batch·Lq
+		batch := prod(od[:len(od)-2])
+		scores := rows * lk
+		core.MACs = scores*d + rows*lk*dv
+		core.FLOPs = fmaFLOPs * core.MACs
+		if n.AttrInt("softmax_in_parts", 0) == 0 {
+			sm := normOps["Softmax"]
+			core.FLOPs += sm.inFLOPs*scores + sm.rowFLOPs*rows
+			core.Transcendentals += sm.inTrans*scores + sm.rowTrans*rows
+		}
+		if dv > 0 {
+			core.M, core.N = clampInt(lq), clampInt(dv)
+			core.K = clampInt(lk * (d + dv) / dv)
+			core.Batch = clampInt(batch)
+		}
+	}
+	extra, _ := sumParts(n, c)
+	extra.Class = ClassElementwise
+	e := FusedEstimate(n, c, core, extra)
+	e.Note = "fused attention: the batch·Lq·Lk scores stay on chip (not in bytes)"
+	return e, nil
+}

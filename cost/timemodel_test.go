@@ -1,0 +1,162 @@
+package cost
+
+import (
+	"math"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/hwdb"
+)
+
+// testGPU is a T4-like GPU from datasheet figures (NVIDIA T4 datasheet:
+// 40 SMs, 8.1 TFLOPS fp32, 65 TFLOPS fp16 tensor, 130 TOPS int8 tensor,
+// 320 GB/s, 4 MiB L2), with a fixed launch overhead.
+func testGPU() *hwdb.GPU {
+	return &hwdb.GPU{
+		Name: "test-T4", SMs: 40,
+		Peak:    map[hwdb.Precision]float64{hwdb.FP32: 8.1e12, hwdb.FP16Tensor: 65e12, hwdb.INT8Tensor: 130e12},
+		MemBW:   320e9,
+		L2Bytes: 4 << 20,
+		LaunchS: 3e-6,
+	}
+}
+
+func near(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math.Abs(want) }
+
+func TestEstimateKernelMemoryBound(t *testing.T) {
+	g, p := testGPU(), DefaultParams()
+	const n = 64 << 20 // elements, far beyond L2
+	k := Kernel{Class: ClassElementwise, Precision: hwdb.FP32, FLOPs: n, Bytes: 2 * 4 * n, WorkingSet: 2 * 4 * n}
+	got := EstimateKernelWith(g, k, p)
+	wantMem := 2 * 4 * n / (g.MemBW * p.MemEff) // read + write fp32 at the attainable DRAM rate
+	if !near(got.MemoryS, wantMem, 1e-12) || got.Level != "hbm" {
+		t.Errorf("memory time %g (%s), want %g (hbm)", got.MemoryS, got.Level, wantMem)
+	}
+	if got.Bound != "memory" {
+		t.Errorf("bound %q, want memory", got.Bound)
+	}
+	if want := max(got.ComputeS, got.MemoryS) + g.LaunchS; !near(got.TimeS, want, 1e-12) {
+		t.Errorf("time %g, want max(compute, memory)+launch = %g", got.TimeS, want)
+	}
+}
+
+func TestEstimateKernelL2(t *testing.T) {
+	g, p := testGPU(), DefaultParams()
+	const bytes = 1 << 20 // fits in the 4 MiB L2
+	got := EstimateKernelWith(g, Kernel{Class: ClassElementwise, Precision: hwdb.FP32, Bytes: bytes, WorkingSet: bytes}, p)
+	want := bytes / (g.MemBW * p.L2Factor * p.MemEff) // L2 bandwidth unknown: L2Factor × DRAM
+	if got.Level != "l2" || !near(got.MemoryS, want, 1e-12) {
+		t.Errorf("got %s %g, want l2 %g", got.Level, got.MemoryS, want)
+	}
+}
+
+func TestEstimateKernelLaunchBound(t *testing.T) {
+	g := testGPU()
+	got := EstimateKernel(g, Kernel{Class: ClassElementwise, Precision: hwdb.FP32, FLOPs: 1024, Bytes: 8192, Launches: 2})
+	if got.Bound != "launch" {
+		t.Errorf("bound %q, want launch", got.Bound)
+	}
+	if want := 2 * g.LaunchS; got.LaunchS != want {
+		t.Errorf("launch %g, want 2 launches × %g", got.LaunchS, g.LaunchS)
+	}
+}
+
+func TestGEMMFullWaves(t *testing.T) {
+	// M = 128·SMs·4, N = 128: exactly four full waves of 128×128 tiles,
+	// so the only losses are the asymptotic efficiency and the K ramp.
+	g := testGPU()
+	p := DefaultParams()
+	p.KHalf = 0 // isolate wave arithmetic from the ramp
+	m, n, k := int64(128*g.SMs*4), int64(128), int64(4096)
+	got := gemmCompute(g, hwdb.FP32, m, n, k, 1, 1, p)
+	want := 2 * float64(m*n*k) / (g.Peak[hwdb.FP32] * p.EffVector) // GEMM FLOPs at eff × peak
+	if !near(got, want, 1e-9) {
+		t.Errorf("full-wave GEMM %g s, want %g s", got, want)
+	}
+	// One more tile row costs a whole extra wave of that tile, or a
+	// smaller-tile schedule; either way it cannot be cheaper.
+	if more := gemmCompute(g, hwdb.FP32, m+1, n, k, 1, 1, p); more <= got {
+		t.Errorf("M+1 took %g s, not more than %g s", more, got)
+	}
+}
+
+func TestGEMMRampAndTensor(t *testing.T) {
+	g, p := testGPU(), DefaultParams()
+	short := gemmCompute(g, hwdb.FP16Tensor, 4096, 4096, 64, 1, 1, p)
+	long := gemmCompute(g, hwdb.FP16Tensor, 4096, 4096, 64*64, 1, 1, p)
+	if rate := func(s float64, k int64) float64 { return 2 * 4096 * 4096 * float64(k) / s }; rate(short, 64) >= rate(long, 64*64) {
+		t.Errorf("short-K GEMM is not slower per FLOP (%g vs %g FLOP/s)", rate(short, 64), rate(long, 64*64))
+	}
+	vec := gemmCompute(g, hwdb.FP32, 4096, 4096, 4096, 1, 1, p)
+	tc := gemmCompute(g, hwdb.FP16Tensor, 4096, 4096, 4096, 1, 1, p)
+	if tc >= vec {
+		t.Errorf("tensor-core GEMM %g s not faster than fp32 %g s", tc, vec)
+	}
+}
+
+func TestPeakFallback(t *testing.T) {
+	g := testGPU()
+	if v, pr := peakFor(g, hwdb.INT8); pr != hwdb.INT8 || v != 4*g.Peak[hwdb.FP32] {
+		t.Errorf("dp4a on a GPU with int8 tensor cores: %g %s, want 4×fp32", v, pr)
+	}
+	if v, pr := peakFor(g, hwdb.TF32Tensor); pr != hwdb.FP32 || v != g.Peak[hwdb.FP32] {
+		t.Errorf("tf32 on Turing: %g %s, want the fp32 path", v, pr)
+	}
+	if v, _ := peakFor(g, hwdb.FP64); v != 0 {
+		t.Errorf("fp64 missing should give 0, got %g", v)
+	}
+}
+
+func TestRNNStepsSerialise(t *testing.T) {
+	g := testGPU()
+	one := EstimateKernel(g, RNNKernel("lstm", 1024, 1024, 8, 10, 1, hwdb.FP32, 4))
+	two := EstimateKernel(g, RNNKernel("lstm", 1024, 1024, 8, 20, 1, hwdb.FP32, 4))
+	// Doubling the steps doubles the sequential part; the one input GEMM
+	// grows less, so the ratio is a little under 2 but well above 1.5.
+	if r := two.TimeS / one.TimeS; r < 1.5 || r > 2.01 {
+		t.Errorf("20 steps / 10 steps = %.2f, want about 2", r)
+	}
+}
+
+func TestEstimateConvChoosesAlgorithm(t *testing.T) {
+	g := testGPU()
+	c3 := ConvGeom{N: 16, C: 256, H: 28, W: 28, K: 256, R: 3, S: 3, PadH: 1, PadW: 1, StrideH: 1, StrideW: 1}
+	k, _ := EstimateConv(g, c3, hwdb.FP32, 4, 4)
+	if k.Class != ClassWinograd {
+		t.Errorf("3×3 fp32 conv with 256 channels chose %s, want winograd", k.Class)
+	}
+	c1 := c3
+	c1.R, c1.S, c1.PadH, c1.PadW = 1, 1, 0, 0
+	if k, _ := EstimateConv(g, c1, hwdb.FP32, 4, 4); k.Class != ClassConv {
+		t.Errorf("1×1 conv chose %s, want implicit GEMM", k.Class)
+	}
+	want := 2.0 * 16 * 256 * 28 * 28 * 256 * 3 * 3 // 2·N·K·P·Q·C·R·S
+	if got := ConvKernel(c3, hwdb.FP32, 4, 4).FLOPs; got != want {
+		t.Errorf("conv FLOPs %g, want %g", got, want)
+	}
+}
+
+func TestEstimateKernelNoPanicOnDegenerate(t *testing.T) {
+	g := testGPU()
+	for _, k := range []Kernel{
+		{},
+		{Class: ClassGEMM, M: 1, N: 1, K: 1},
+		{Class: ClassRNN, M: 4, N: 1, K: 1},
+		{Class: ClassGEMM, Precision: hwdb.FP64, M: 8, N: 8, K: 8, FLOPs: 1024},
+	} {
+		got := EstimateKernel(g, k)
+		if math.IsNaN(got.TimeS) || math.IsInf(got.TimeS, 0) || got.TimeS < 0 {
+			t.Errorf("%+v: time %g", k, got.TimeS)
+		}
+	}
+	if got := EstimateKernel(nil, Kernel{}); got.TimeS != 0 {
+		t.Errorf("nil GPU: %+v", got)
+	}
+}
+
+func BenchmarkEstimateKernelGEMM(b *testing.B) {
+	g := testGPU()
+	k := GEMMKernel(4096, 4096, 4096, 1, hwdb.FP16Tensor, 2, 2)
+	for b.Loop() {
+		EstimateKernel(g, k)
+	}
+}

@@ -1,0 +1,220 @@
+package hwdb
+
+import (
+	_ "embed"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
+)
+
+//go:embed gpus.yaml
+var builtinYAML []byte
+
+// DB is a set of GPUs that can be listed and looked up by name or alias.
+// The zero DB is empty; use Builtin or WithUserFile.
+type DB struct {
+	gpus  []*GPU          // sorted by name
+	index map[string]*GPU // normalized name or alias -> GPU
+}
+
+var builtin = sync.OnceValues(func() (*DB, error) {
+	gpus, err := parse(builtinYAML, parseOptions{origin: "hwdb/gpus.yaml", builtin: true})
+	if err != nil {
+		return nil, fmt.Errorf("built-in GPU data: %w", err)
+	}
+	return newDB(gpus, nil)
+})
+
+// Builtin returns the embedded database. The error is non-nil only if the
+// embedded data is broken, which the package tests rule out.
+func Builtin() (*DB, error) { return builtin() }
+
+// WithUserFile returns the built-in database plus the GPUs of a user spec
+// file (YAML or JSON, see LoadFile). A user entry with a built-in name
+// replaces that entry; a user alias that a built-in GPU also uses moves to
+// the user's GPU.
+func WithUserFile(path string) (*DB, error) {
+	b, err := builtin()
+	if err != nil {
+		return nil, err
+	}
+	user, err := LoadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return newDB(b.gpus, user)
+}
+
+// newDB indexes base entries overlaid with user entries.
+func newDB(base, user []*GPU) (*DB, error) {
+	byName := map[string]*GPU{}
+	for _, g := range base {
+		byName[normalize(g.Name)] = g
+	}
+	for _, g := range user {
+		byName[normalize(g.Name)] = g
+	}
+	db := &DB{index: map[string]*GPU{}}
+	for k, g := range byName {
+		db.gpus = append(db.gpus, g)
+		db.index[k] = g
+	}
+	sort.Slice(db.gpus, func(i, j int) bool { return db.gpus[i].Name < db.gpus[j].Name })
+	isUser := map[*GPU]bool{}
+	for _, g := range user {
+		isUser[g] = true
+	}
+	// Built-in aliases first, then the user's, which may take over a
+	// built-in alias (a user's "a100" is their measured A100) but never a
+	// GPU's name.
+	aliasOwner := map[string]*GPU{}
+	for _, pass := range []bool{false, true} {
+		for _, g := range db.gpus {
+			if isUser[g] != pass {
+				continue
+			}
+			for _, a := range g.Aliases {
+				k := normalize(a)
+				if owner, ok := db.index[k]; ok && owner != g && aliasOwner[k] == nil {
+					return nil, fmt.Errorf("alias %q of %s is the name of GPU %s", a, g.Name, owner.Name)
+				}
+				if prev := aliasOwner[k]; prev != nil && prev != g && isUser[prev] == isUser[g] {
+					return nil, fmt.Errorf("alias %q claimed by both %s and %s", a, prev.Name, g.Name)
+				}
+				aliasOwner[k] = g
+				db.index[k] = g
+			}
+		}
+	}
+	return db, nil
+}
+
+// All returns copies of every GPU, sorted by name.
+func (db *DB) All() []*GPU {
+	out := make([]*GPU, len(db.gpus))
+	for i, g := range db.gpus {
+		out[i] = g.Clone()
+	}
+	return out
+}
+
+// Lookup finds a GPU by name or alias, ignoring case, '-', '_' and spaces,
+// and returns a copy. An unknown name gives an error suggesting the closest
+// names.
+func (db *DB) Lookup(name string) (*GPU, error) {
+	if g, ok := db.index[normalize(name)]; ok {
+		return g.Clone(), nil
+	}
+	msg := fmt.Sprintf("unknown GPU %q", name)
+	if s := db.suggest(name, 3); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(s, ", ") + "?"
+	}
+	return nil, fmt.Errorf("%s (onnxcost gpus lists all)", msg)
+}
+
+// All returns the built-in GPUs, sorted by name (nil if the embedded data
+// is broken; see Builtin).
+func All() []*GPU {
+	db, err := builtin()
+	if err != nil {
+		return nil
+	}
+	return db.All()
+}
+
+// Lookup finds a built-in GPU by name or alias (see DB.Lookup).
+func Lookup(name string) (*GPU, error) {
+	db, err := builtin()
+	if err != nil {
+		return nil, err
+	}
+	return db.Lookup(name)
+}
+
+// normalize folds case and drops '-', '_' and spaces, so "A100 SXM4 80GB",
+// "a100-sxm4-80gb" and "A100_SXM4_80GB" are one key.
+func normalize(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r == '-' || r == '_' || unicode.IsSpace(r) {
+			continue
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
+
+// suggest returns up to n GPU names close to the query. Closeness is the
+// edit distance from the query to the best-matching beginning of a name or
+// alias (so "A100X" is one edit from "a100..." names), then the distance
+// to the whole key, then the name.
+func (db *DB) suggest(query string, n int) []string {
+	q := normalize(query)
+	if q == "" {
+		return nil
+	}
+	type cand struct {
+		name          string
+		prefix, whole int
+	}
+	best := map[*GPU]cand{}
+	for k, g := range db.index {
+		p, w := prefixDistance(q, k)
+		c, ok := best[g]
+		if !ok || p < c.prefix || (p == c.prefix && w < c.whole) {
+			best[g] = cand{g.Name, p, w}
+		}
+	}
+	limit := max(1, len([]rune(q))/4)
+	var cs []cand
+	for _, c := range best {
+		if c.prefix <= limit {
+			cs = append(cs, c)
+		}
+	}
+	sort.Slice(cs, func(i, j int) bool {
+		a, b := cs[i], cs[j]
+		if a.prefix != b.prefix {
+			return a.prefix < b.prefix
+		}
+		if a.whole != b.whole {
+			return a.whole < b.whole
+		}
+		return a.name < b.name
+	})
+	var out []string
+	for i := 0; i < len(cs) && i < n; i++ {
+		out = append(out, cs[i].name)
+	}
+	return out
+}
+
+// prefixDistance returns the Levenshtein distance from q to the closest
+// prefix of key, and to key as a whole.
+func prefixDistance(q, key string) (prefix, whole int) {
+	a, b := []rune(q), []rune(key)
+	// prev[j] = distance(a[:i], b[:j]) for the previous i.
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	prefix = prev[0]
+	for _, d := range prev {
+		prefix = min(prefix, d)
+	}
+	return prefix, prev[len(b)]
+}

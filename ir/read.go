@@ -1,0 +1,1061 @@
+package ir
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// ReadOptions controls the ONNX reader.
+type ReadOptions struct {
+	// Limits bounds what the reader accepts; nil means DefaultLimits.
+	Limits *Limits
+	// Dir is the folder external data paths resolve against. ReadFile
+	// sets it to the model's folder. When it is empty (a model given as
+	// bytes), external tensors are marked Missing and no file is opened:
+	// the reader never resolves data paths against the working directory.
+	Dir string
+}
+
+// maxObjectsPerNode bounds values, attributes and tensors relative to
+// Limits.MaxNodes: every such record costs the reader an allocation of a
+// few hundred bytes while it may take only two bytes of input, so without
+// a cap a small file could demand gigabytes.
+const maxObjectsPerNode = 4
+
+// ReadFile reads an ONNX model from path. The file is memory-mapped where
+// the platform allows it and unmapped before return: the model keeps only
+// the offsets of weight bytes, never the bytes themselves, so reading a
+// model with gigabytes of weights touches only the pages holding its
+// structure and small constants.
+func ReadFile(path string, opt ReadOptions) (*Model, error) {
+	data, release, err := mapFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if opt.Dir == "" {
+		opt.Dir = filepath.Dir(path)
+	}
+	m, err := Read(data, opt)
+	if err != nil {
+		return nil, err
+	}
+	m.Path = path
+	return m, nil
+}
+
+// Read decodes an ONNX ModelProto held in memory. Tensors keep offsets
+// into data (and Read does not retain data itself).
+func Read(data []byte, opt ReadOptions) (m *Model, err error) {
+	if len(data) == 0 {
+		return nil, fmt.Errorf("empty file: not an ONNX model")
+	}
+	lim := opt.Limits
+	if lim == nil {
+		lim = &DefaultLimits
+	}
+	r := &reader{data: data, lim: lim, ext: newExtFiles(opt.Dir)}
+	defer r.ext.close()
+	m, err = r.model()
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// reader holds the state of one Read call.
+type reader struct {
+	wireWalker
+	data []byte
+	lim  *Limits
+	ext  *extFiles
+
+	nodes, objects int // counted against Limits before allocating
+	unknownDims    int // numbering of "?unk_N" symbols
+}
+
+// countNode charges one node against Limits.MaxNodes.
+func (r *reader) countNode() error {
+	r.nodes++
+	if r.nodes > r.lim.MaxNodes {
+		return fmt.Errorf("model has more than %d nodes (the limit)", r.lim.MaxNodes)
+	}
+	return nil
+}
+
+// countObject charges one value, attribute or tensor against the object cap.
+func (r *reader) countObject() error {
+	r.objects++
+	if r.objects > maxObjectsPerNode*r.lim.MaxNodes {
+		return fmt.Errorf("model has more than %d values, attributes and tensors (the limit)", maxObjectsPerNode*r.lim.MaxNodes)
+	}
+	return nil
+}
+
+func (r *reader) model() (*Model, error) {
+	m := &Model{}
+	var graphF *pbField
+	var funcs []pbField
+	r.push("ModelProto", -1)
+	defer r.pop()
+	err := r.walk(r.data, 0, func(f *pbField) error {
+		var err error
+		switch f.num {
+		case 1:
+			err = r.wantType(f, protowire.VarintType, "ir_version")
+			m.IRVersion = int64(f.x)
+		case 2:
+			m.ProducerName, err = r.str(f, "producer_name")
+		case 3:
+			m.ProducerVersion, err = r.str(f, "producer_version")
+		case 4:
+			m.Domain, err = r.str(f, "domain")
+		case 5:
+			err = r.wantType(f, protowire.VarintType, "model_version")
+			m.ModelVersion = int64(f.x)
+		case 6:
+			m.Doc, err = r.str(f, "doc_string")
+		case 7:
+			if err = r.wantType(f, protowire.BytesType, "graph"); err == nil {
+				g := *f
+				graphF = &g // the last one wins, as in protobuf
+			}
+		case 8:
+			var o OpsetImport
+			o, err = r.opset(f, len(m.Opsets))
+			m.Opsets = append(m.Opsets, o)
+		case 14:
+			var kv KeyValue
+			kv, err = r.keyValue(f, "metadata_props", len(m.Metadata))
+			m.Metadata = append(m.Metadata, kv)
+		case 25:
+			if err = r.wantType(f, protowire.BytesType, "functions"); err == nil {
+				funcs = append(funcs, *f)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if graphF == nil {
+		return nil, fmt.Errorf("not an ONNX model: ModelProto has no graph")
+	}
+	for i := range funcs {
+		fn, err := r.function(&funcs[i], i)
+		if err != nil {
+			return nil, err
+		}
+		m.Functions = append(m.Functions, fn)
+	}
+	r.push("graph", -1)
+	g, err := r.graph(graphF.b, graphF.off, nil, 0)
+	r.pop()
+	if err != nil {
+		return nil, err
+	}
+	m.Graph = g
+	nameUnnamedNodes(m)
+	return m, nil
+}
+
+// str decodes a string field (copying it out of the input buffer).
+func (r *reader) str(f *pbField, field string) (string, error) {
+	if err := r.wantType(f, protowire.BytesType, field); err != nil {
+		return "", err
+	}
+	return string(f.b), nil
+}
+
+// normDomain maps the spelled-out default domain to "".
+func normDomain(d string) string {
+	if d == "ai.onnx" {
+		return ""
+	}
+	return d
+}
+
+func (r *reader) opset(f *pbField, idx int) (OpsetImport, error) {
+	var o OpsetImport
+	if err := r.wantType(f, protowire.BytesType, "opset_import"); err != nil {
+		return o, err
+	}
+	r.push("opset_import", idx)
+	defer r.pop()
+	err := r.walk(f.b, f.off, func(g *pbField) error {
+		var err error
+		switch g.num {
+		case 1:
+			o.Domain, err = r.str(g, "domain")
+			o.Domain = normDomain(o.Domain)
+		case 2:
+			err = r.wantType(g, protowire.VarintType, "version")
+			o.Version = int64(g.x)
+		}
+		return err
+	})
+	return o, err
+}
+
+func (r *reader) keyValue(f *pbField, field string, idx int) (KeyValue, error) {
+	var kv KeyValue
+	if err := r.wantType(f, protowire.BytesType, field); err != nil {
+		return kv, err
+	}
+	r.push(field, idx)
+	defer r.pop()
+	err := r.walk(f.b, f.off, func(g *pbField) error {
+		var err error
+		switch g.num {
+		case 1:
+			kv.Key, err = r.str(g, "key")
+		case 2:
+			kv.Value, err = r.str(g, "value")
+		}
+		return err
+	})
+	return kv, err
+}
+
+// graphParts holds the raw records of a GraphProto, collected in one pass
+// so that the graph can be built in dependency order whatever the field
+// order in the file.
+type graphParts struct {
+	name, doc                                        string
+	nodes, inits, sparse, inputs, outputs, valueInfo []pbField
+}
+
+func (r *reader) graphScan(b []byte, off int64) (*graphParts, error) {
+	p := &graphParts{}
+	err := r.walk(b, off, func(f *pbField) error {
+		var err error
+		switch f.num {
+		case 1:
+			if err = r.wantType(f, protowire.BytesType, "node"); err == nil {
+				if err = r.countNode(); err == nil {
+					p.nodes = append(p.nodes, *f)
+				}
+			}
+		case 2:
+			p.name, err = r.str(f, "name")
+		case 5, 15, 11, 12, 13:
+			if err = r.wantType(f, protowire.BytesType, "field"); err != nil {
+				return err
+			}
+			if err = r.countObject(); err != nil {
+				return err
+			}
+			switch f.num {
+			case 5:
+				p.inits = append(p.inits, *f)
+			case 15:
+				p.sparse = append(p.sparse, *f)
+			case 11:
+				p.inputs = append(p.inputs, *f)
+			case 12:
+				p.outputs = append(p.outputs, *f)
+			case 13:
+				p.valueInfo = append(p.valueInfo, *f)
+			}
+		case 10:
+			p.doc, err = r.str(f, "doc_string")
+		}
+		return err
+	})
+	return p, err
+}
+
+// graph builds a Graph from a GraphProto. parent is nil for the main graph;
+// depth counts subgraph nesting and is checked before recursing.
+func (r *reader) graph(b []byte, off int64, parent *Graph, depth int) (*Graph, error) {
+	if depth > r.lim.MaxDepth {
+		return nil, fmt.Errorf("%s: subgraphs nested deeper than %d (the limit)", r.where(), r.lim.MaxDepth)
+	}
+	p, err := r.graphScan(b, off)
+	if err != nil {
+		return nil, err
+	}
+	var g *Graph
+	if parent == nil {
+		g = NewGraph(p.name)
+	} else {
+		g = NewSubgraph(p.name, parent)
+	}
+	g.Doc = p.doc
+
+	// Initializers first: old IR versions also list them as inputs, and
+	// such inputs are initializers only.
+	for i := range p.inits {
+		r.push("initializer", i)
+		t, err := r.tensor(p.inits[i].b, p.inits[i].off)
+		if err == nil {
+			err = r.addInitializer(g, t)
+		}
+		r.pop()
+		if err != nil {
+			return nil, err
+		}
+	}
+	for i := range p.sparse {
+		r.push("sparse_initializer", i)
+		t, err := r.sparseTensor(p.sparse[i].b, p.sparse[i].off)
+		if err == nil {
+			err = r.addInitializer(g, t)
+		}
+		r.pop()
+		if err != nil {
+			return nil, err
+		}
+	}
+	for i := range p.inputs {
+		r.push("input", i)
+		name, ti, err := r.valueInfo(&p.inputs[i], depth)
+		if err == nil {
+			err = r.addGraphInput(g, name, ti)
+		}
+		r.pop()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := r.nodes2graph(g, p.nodes, depth); err != nil {
+		return nil, err
+	}
+	for i := range p.outputs {
+		r.push("output", i)
+		name, ti, err := r.valueInfo(&p.outputs[i], depth)
+		r.pop()
+		if err != nil {
+			return nil, err
+		}
+		v := g.Lookup(name)
+		if v == nil {
+			return nil, fmt.Errorf("graph %q output %q is not produced by any node, input or initializer", g.Name, name)
+		}
+		if ti != nil {
+			v.Declared = ti
+		}
+		g.AddOutput(v)
+	}
+	for i := range p.valueInfo {
+		r.push("value_info", i)
+		name, ti, err := r.valueInfo(&p.valueInfo[i], depth)
+		r.pop()
+		if err != nil {
+			return nil, err
+		}
+		if ti == nil {
+			continue
+		}
+		g.ValueInfo[name] = *ti
+		if v := g.Local(name); v != nil && v.Declared == nil {
+			v.Declared = ti
+		}
+	}
+	if err := g.Toposort(); err != nil {
+		return nil, fmt.Errorf("graph %q: %v", g.Name, err)
+	}
+	return g, nil
+}
+
+func (r *reader) addInitializer(g *Graph, t *Tensor) error {
+	if t.Name == "" {
+		return fmt.Errorf("%s: initializer has no name", r.where())
+	}
+	v, err := g.NewValue(t.Name)
+	if err != nil {
+		return fmt.Errorf("initializer %q is defined twice", t.Name)
+	}
+	g.AddInitializer(v, t)
+	return nil
+}
+
+// addGraphInput declares a graph input, unless an initializer of the same
+// name exists (then the input entry only declares the initializer's type).
+func (r *reader) addGraphInput(g *Graph, name string, ti *TypeInfo) error {
+	if name == "" {
+		return fmt.Errorf("graph %q has an input with no name", g.Name)
+	}
+	if v := g.Local(name); v != nil {
+		if !v.IsInitializer {
+			return fmt.Errorf("graph %q lists input %q twice", g.Name, name)
+		}
+		if ti != nil {
+			v.Declared = ti
+		}
+		return nil
+	}
+	v, err := g.NewValue(name)
+	if err != nil {
+		return err
+	}
+	v.Declared = ti
+	if ti != nil {
+		// A graph input's declared type is its type until inference binds
+		// its symbols; subgraph inputs are reset by their op's shape rule.
+		v.Kind, v.DType, v.Shape = ti.Kind, ti.DType, ti.Shape.Clone()
+	}
+	g.AddInput(v)
+	return nil
+}
+
+// valueInfo decodes a ValueInfoProto: its name and declared type (nil when
+// the entry has no type).
+func (r *reader) valueInfo(f *pbField, depth int) (string, *TypeInfo, error) {
+	var name string
+	var ti *TypeInfo
+	err := r.walk(f.b, f.off, func(g *pbField) error {
+		var err error
+		switch g.num {
+		case 1:
+			name, err = r.str(g, "name")
+		case 2:
+			if err = r.wantType(g, protowire.BytesType, "type"); err != nil {
+				return err
+			}
+			r.push("type", -1)
+			var t TypeInfo
+			t, err = r.typeProto(g.b, g.off, 0)
+			r.pop()
+			ti = &t
+		}
+		return err
+	})
+	return name, ti, err
+}
+
+// typeProto decodes a TypeProto. A sequence, optional or map keeps the
+// kind of the outer type and the element type and shape of the innermost
+// tensor. nest counts type nesting, bounded like subgraph nesting.
+func (r *reader) typeProto(b []byte, off int64, nest int) (TypeInfo, error) {
+	ti := TypeInfo{Kind: TensorValue, Shape: Unranked()}
+	if nest > r.lim.MaxDepth {
+		return ti, fmt.Errorf("%s: types nested deeper than %d (the limit)", r.where(), r.lim.MaxDepth)
+	}
+	err := r.walk(b, off, func(f *pbField) error {
+		switch f.num {
+		case 1, 8: // tensor_type, sparse_tensor_type
+			if err := r.wantType(f, protowire.BytesType, "tensor_type"); err != nil {
+				return err
+			}
+			kind := TensorValue
+			if f.num == 8 {
+				kind = SparseTensorValue
+			}
+			t, err := r.tensorType(f)
+			t.Kind = kind
+			ti = t
+			return err
+		case 4, 9: // sequence_type, optional_type: {elem_type = 1}
+			if err := r.wantType(f, protowire.BytesType, "sequence_type"); err != nil {
+				return err
+			}
+			kind := SequenceValue
+			if f.num == 9 {
+				kind = OptionalValue
+			}
+			inner, err := r.innerType(f, 1, nest)
+			inner.Kind = kind
+			ti = inner
+			return err
+		case 5: // map_type: {key_type = 1, value_type = 2}
+			if err := r.wantType(f, protowire.BytesType, "map_type"); err != nil {
+				return err
+			}
+			inner, err := r.innerType(f, 2, nest)
+			inner.Kind = MapValue
+			ti = inner
+			return err
+		}
+		return nil
+	})
+	return ti, err
+}
+
+// innerType decodes the TypeProto held in field num of a Sequence,
+// Optional or Map message.
+func (r *reader) innerType(f *pbField, num protowire.Number, nest int) (TypeInfo, error) {
+	ti := TypeInfo{Shape: Unranked()}
+	err := r.walk(f.b, f.off, func(g *pbField) error {
+		if g.num != num {
+			return nil
+		}
+		if err := r.wantType(g, protowire.BytesType, "elem_type"); err != nil {
+			return err
+		}
+		var err error
+		ti, err = r.typeProto(g.b, g.off, nest+1)
+		return err
+	})
+	return ti, err
+}
+
+// tensorType decodes TypeProto.Tensor {elem_type = 1, shape = 2}.
+func (r *reader) tensorType(f *pbField) (TypeInfo, error) {
+	ti := TypeInfo{Shape: Unranked()}
+	err := r.walk(f.b, f.off, func(g *pbField) error {
+		switch g.num {
+		case 1:
+			if err := r.wantType(g, protowire.VarintType, "elem_type"); err != nil {
+				return err
+			}
+			ti.DType = DType(int32(g.x))
+		case 2:
+			if err := r.wantType(g, protowire.BytesType, "shape"); err != nil {
+				return err
+			}
+			s, err := r.shapeProto(g)
+			ti.Shape = s
+			return err
+		}
+		return nil
+	})
+	return ti, err
+}
+
+// shapeProto decodes a TensorShapeProto. dim_value gives a number,
+// dim_param a symbol, and a dim with neither a fresh "?unk_N" symbol.
+func (r *reader) shapeProto(f *pbField) (Shape, error) {
+	s := Shape{Ranked: true, Dims: []Dim{}}
+	err := r.walk(f.b, f.off, func(g *pbField) error {
+		if g.num != 1 {
+			return nil
+		}
+		if err := r.wantType(g, protowire.BytesType, "dim"); err != nil {
+			return err
+		}
+		if len(s.Dims) >= r.lim.MaxRank {
+			return fmt.Errorf("%s: shape has more than %d dims (the limit)", r.where(), r.lim.MaxRank)
+		}
+		d := Dim{Sym: "?"}
+		err := r.walk(g.b, g.off, func(h *pbField) error {
+			switch h.num {
+			case 1:
+				if err := r.wantType(h, protowire.VarintType, "dim_value"); err != nil {
+					return err
+				}
+				v := int64(h.x)
+				if err := r.checkDim(v); err != nil {
+					return err
+				}
+				d = D(v)
+			case 2:
+				sym, err := r.str(h, "dim_param")
+				if err != nil {
+					return err
+				}
+				if sym == "" {
+					sym = "?"
+				}
+				d = S(sym)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if d.Sym == "?" {
+			r.unknownDims++
+			d = S(fmt.Sprintf("?unk_%d", r.unknownDims))
+		}
+		s.Dims = append(s.Dims, d)
+		return nil
+	})
+	return s, err
+}
+
+// checkDim rejects a dimension outside [0, MaxDim].
+func (r *reader) checkDim(v int64) error {
+	if v < 0 {
+		return fmt.Errorf("%s: negative dimension %d", r.where(), v)
+	}
+	if v > r.lim.MaxDim {
+		return fmt.Errorf("%s: dimension %d exceeds the limit of %d", r.where(), v, r.lim.MaxDim)
+	}
+	return nil
+}
+
+// nodeRec is a node whose output values exist but whose inputs and
+// attributes are not yet decoded.
+type nodeRec struct {
+	n      *Node
+	f      *pbField
+	inputs []string
+}
+
+// nodes2graph builds the nodes of g in two passes: first every node with
+// its output values (so inputs can name values produced later in the file,
+// and subgraphs can read any value of g), then inputs and attributes.
+func (r *reader) nodes2graph(g *Graph, recs []pbField, depth int) error {
+	built := make([]nodeRec, len(recs))
+	producer := map[string]*Node{}
+	for i := range recs {
+		r.push("node", i)
+		nr, err := r.nodeHead(g, &recs[i], producer)
+		r.pop()
+		if err != nil {
+			return err
+		}
+		built[i] = nr
+	}
+	for i := range built {
+		r.push("node", i)
+		err := r.nodeBody(g, &built[i], depth)
+		r.pop()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nodeHead decodes a NodeProto's scalar fields and creates its outputs.
+func (r *reader) nodeHead(g *Graph, f *pbField, producer map[string]*Node) (nodeRec, error) {
+	n := &Node{}
+	rec := nodeRec{n: n, f: f}
+	var outputs []string
+	err := r.walk(f.b, f.off, func(h *pbField) error {
+		var err error
+		switch h.num {
+		case 1:
+			var s string
+			s, err = r.str(h, "input")
+			rec.inputs = append(rec.inputs, s)
+		case 2:
+			var s string
+			s, err = r.str(h, "output")
+			outputs = append(outputs, s)
+		case 3:
+			n.Name, err = r.str(h, "name")
+		case 4:
+			n.OpType, err = r.str(h, "op_type")
+		case 6:
+			n.Doc, err = r.str(h, "doc_string")
+		case 7:
+			n.Domain, err = r.str(h, "domain")
+			n.Domain = normDomain(n.Domain)
+		}
+		return err
+	})
+	if err != nil {
+		return rec, err
+	}
+	if n.OpType == "" {
+		return rec, fmt.Errorf("%s: node %q has no op_type", r.where(), n.Name)
+	}
+	for _, name := range outputs {
+		if name == "" {
+			n.Outputs = append(n.Outputs, nil)
+			continue
+		}
+		if err := r.countObject(); err != nil {
+			return rec, err
+		}
+		if p, dup := producer[name]; dup {
+			return rec, fmt.Errorf("value %q is produced by both node %q and node %q", name, p.Name, n.Name)
+		}
+		v, err := g.NewValue(name)
+		if err != nil {
+			return rec, fmt.Errorf("node %q (%s) writes %q, which is already a graph input or initializer", n.Name, n.OpType, name)
+		}
+		producer[name] = n
+		n.Outputs = append(n.Outputs, v)
+	}
+	return rec, nil
+}
+
+// nodeBody resolves a node's inputs, decodes its attributes (subgraphs
+// included) and adds it to g.
+func (r *reader) nodeBody(g *Graph, rec *nodeRec, depth int) error {
+	n := rec.n
+	for _, name := range rec.inputs {
+		if name == "" {
+			n.Inputs = append(n.Inputs, nil)
+			continue
+		}
+		v := g.Lookup(name)
+		if v == nil {
+			return fmt.Errorf("node %q (%s) reads undefined tensor %q", n.Name, n.OpType, name)
+		}
+		n.Inputs = append(n.Inputs, v)
+	}
+	idx := 0
+	err := r.walk(rec.f.b, rec.f.off, func(h *pbField) error {
+		if h.num != 5 {
+			return nil
+		}
+		if err := r.wantType(h, protowire.BytesType, "attribute"); err != nil {
+			return err
+		}
+		r.push("attribute", idx)
+		idx++
+		a, err := r.attribute(h, g, depth)
+		r.pop()
+		if err != nil {
+			return err
+		}
+		if a.Name == fusedFromAttr && a.Type == AttrStrings {
+			n.FusedFrom = append([]string(nil), a.Strings...)
+			return nil
+		}
+		n.Attrs = append(n.Attrs, a)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return g.AddNode(n)
+}
+
+// fusedFromAttr is the attribute the writer uses to carry Node.FusedFrom.
+const fusedFromAttr = "fused_from"
+
+// attribute decodes an AttributeProto. Subgraphs are built nested in g.
+func (r *reader) attribute(f *pbField, g *Graph, depth int) (*Attribute, error) {
+	if err := r.countObject(); err != nil {
+		return nil, err
+	}
+	a := &Attribute{}
+	typeSet := false
+	var seen [24]bool // which value fields occurred, to infer a missing type
+	var tp string     // TYPE_PROTO value, serialized
+	var tps []string  // TYPE_PROTOS values, serialized
+	err := r.walk(f.b, f.off, func(h *pbField) error {
+		var err error
+		if int(h.num) < len(seen) && h.num > 0 {
+			seen[h.num] = true
+		}
+		switch h.num {
+		case 1:
+			a.Name, err = r.str(h, "name")
+		case 20:
+			err = r.wantType(h, protowire.VarintType, "type")
+			a.Type = AttrType(int32(h.x))
+			typeSet = true
+		case 21:
+			a.RefAttrName, err = r.str(h, "ref_attr_name")
+		case 13:
+			a.Doc, err = r.str(h, "doc_string")
+		case 2:
+			err = r.wantType(h, protowire.Fixed32Type, "f")
+			a.F = float64(math.Float32frombits(uint32(h.x)))
+		case 3:
+			err = r.wantType(h, protowire.VarintType, "i")
+			a.I = int64(h.x)
+		case 4:
+			a.S, err = r.str(h, "s")
+		case 14: // tp: kept serialized in S (see Attribute.TypeProto)
+			if tp, err = r.str(h, "tp"); err == nil {
+				r.push("tp", -1)
+				_, err = r.typeProto(h.b, h.off, 0)
+				r.pop()
+			}
+		case 15: // type_protos: kept serialized in Strings
+			var s string
+			if s, err = r.str(h, "type_protos"); err == nil {
+				r.push("type_protos", len(a.Strings))
+				_, err = r.typeProto(h.b, h.off, 0)
+				r.pop()
+				tps = append(tps, s)
+			}
+		case 5:
+			if err = r.wantType(h, protowire.BytesType, "t"); err == nil {
+				r.push("t", -1)
+				a.T, err = r.tensor(h.b, h.off)
+				r.pop()
+			}
+		case 22:
+			if err = r.wantType(h, protowire.BytesType, "sparse_tensor"); err == nil {
+				r.push("sparse_tensor", -1)
+				a.T, err = r.sparseTensor(h.b, h.off)
+				r.pop()
+			}
+		case 6:
+			if err = r.wantType(h, protowire.BytesType, "g"); err == nil {
+				r.push("g", -1)
+				a.G, err = r.graph(h.b, h.off, g, depth+1)
+				r.pop()
+			}
+		case 7:
+			a.Floats, err = r.appendFloats(a.Floats, h)
+		case 8:
+			var ok bool
+			a.Ints, ok, err = r.appendInts(a.Ints, h, math.MaxInt)
+			_ = ok
+		case 9:
+			var s string
+			s, err = r.str(h, "strings")
+			a.Strings = append(a.Strings, s)
+		case 10, 23:
+			if err = r.wantType(h, protowire.BytesType, "tensors"); err == nil {
+				if err = r.countObject(); err != nil {
+					return err
+				}
+				r.push("tensors", len(a.Tensors))
+				var t *Tensor
+				if h.num == 10 {
+					t, err = r.tensor(h.b, h.off)
+				} else {
+					t, err = r.sparseTensor(h.b, h.off)
+				}
+				r.pop()
+				a.Tensors = append(a.Tensors, t)
+			}
+		case 11:
+			if err = r.wantType(h, protowire.BytesType, "graphs"); err == nil {
+				if err = r.countObject(); err != nil {
+					return err
+				}
+				r.push("graphs", len(a.Graphs))
+				var sg *Graph
+				sg, err = r.graph(h.b, h.off, g, depth+1)
+				r.pop()
+				a.Graphs = append(a.Graphs, sg)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !typeSet || a.Type == AttrUndefined {
+		a.Type = inferAttrType(seen[:])
+	}
+	switch a.Type {
+	case AttrTypeProto:
+		a.S = tp
+	case AttrTypeProtos:
+		a.Strings = tps
+	}
+	pruneAttr(a)
+	return a, nil
+}
+
+// pruneAttr clears the value fields that do not match a's type, as
+// "exactly the fields matching Type are set" promises: a file may carry
+// stray fields, which onnx ignores too.
+func pruneAttr(a *Attribute) {
+	keep := *a
+	*a = Attribute{Name: keep.Name, Type: keep.Type, RefAttrName: keep.RefAttrName, Doc: keep.Doc}
+	switch keep.Type {
+	case AttrFloat:
+		a.F = keep.F
+	case AttrInt:
+		a.I = keep.I
+	case AttrString, AttrTypeProto:
+		a.S = keep.S
+	case AttrTensor, AttrSparseTensor:
+		a.T = keep.T
+	case AttrGraph:
+		a.G = keep.G
+	case AttrFloats:
+		a.Floats = keep.Floats
+	case AttrInts:
+		a.Ints = keep.Ints
+	case AttrStrings, AttrTypeProtos:
+		a.Strings = keep.Strings
+	case AttrTensors, AttrSparseTensors:
+		a.Tensors = keep.Tensors
+	case AttrGraphs:
+		a.Graphs = keep.Graphs
+	}
+}
+
+// inferAttrType guesses the type of an attribute written without its type
+// field (IR version 1 files), from which value field is present.
+func inferAttrType(seen []bool) AttrType {
+	order := []struct {
+		field int
+		t     AttrType
+	}{{2, AttrFloat}, {3, AttrInt}, {4, AttrString}, {5, AttrTensor}, {6, AttrGraph}, {22, AttrSparseTensor}, {14, AttrTypeProto},
+		{7, AttrFloats}, {8, AttrInts}, {9, AttrStrings}, {10, AttrTensors}, {11, AttrGraphs}, {23, AttrSparseTensors}, {15, AttrTypeProtos}}
+	for _, o := range order {
+		if seen[o.field] {
+			return o.t
+		}
+	}
+	return AttrUndefined
+}
+
+// appendFloats decodes a repeated float field, packed or not.
+func (r *reader) appendFloats(dst []float64, f *pbField) ([]float64, error) {
+	switch f.typ {
+	case protowire.Fixed32Type:
+		return append(dst, float64(math.Float32frombits(uint32(f.x)))), nil
+	case protowire.BytesType:
+		if len(f.b)%4 != 0 {
+			return dst, fmt.Errorf("corrupt protobuf in %s: packed floats of %d bytes", r.where(), len(f.b))
+		}
+		for i := 0; i+4 <= len(f.b); i += 4 {
+			u := uint32(f.b[i]) | uint32(f.b[i+1])<<8 | uint32(f.b[i+2])<<16 | uint32(f.b[i+3])<<24
+			dst = append(dst, float64(math.Float32frombits(u)))
+		}
+		return dst, nil
+	}
+	return dst, fmt.Errorf("corrupt protobuf in %s: float field has wire type %d", r.where(), f.typ)
+}
+
+// function decodes a FunctionProto. Its body is a graph without a parent
+// whose inputs and outputs are the formal parameters (untyped).
+func (r *reader) function(f *pbField, idx int) (*Function, error) {
+	r.push("functions", idx)
+	defer r.pop()
+	fn := &Function{}
+	var inputs, outputs []string
+	var nodes, valueInfo, attrProtos []pbField
+	err := r.walk(f.b, f.off, func(h *pbField) error {
+		var err error
+		switch h.num {
+		case 1:
+			fn.Name, err = r.str(h, "name")
+		case 4:
+			var s string
+			s, err = r.str(h, "input")
+			inputs = append(inputs, s)
+		case 5:
+			var s string
+			s, err = r.str(h, "output")
+			outputs = append(outputs, s)
+		case 6:
+			var s string
+			s, err = r.str(h, "attribute")
+			fn.AttrNames = append(fn.AttrNames, s)
+		case 7:
+			if err = r.wantType(h, protowire.BytesType, "node"); err == nil {
+				if err = r.countNode(); err == nil {
+					nodes = append(nodes, *h)
+				}
+			}
+		case 8:
+			fn.Doc, err = r.str(h, "doc_string")
+		case 9:
+			var o OpsetImport
+			o, err = r.opset(h, len(fn.Opsets))
+			fn.Opsets = append(fn.Opsets, o)
+		case 10:
+			fn.Domain, err = r.str(h, "domain")
+			fn.Domain = normDomain(fn.Domain)
+		case 11:
+			if err = r.wantType(h, protowire.BytesType, "attribute_proto"); err == nil {
+				attrProtos = append(attrProtos, *h)
+			}
+		case 12:
+			if err = r.wantType(h, protowire.BytesType, "value_info"); err == nil {
+				valueInfo = append(valueInfo, *h)
+			}
+		case 13:
+			fn.Overload, err = r.str(h, "overload")
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	body := NewGraph(fn.Name)
+	fn.Body = body
+	for _, name := range inputs {
+		if name == "" {
+			continue // ONNX allows no omitted formal inputs; tolerate
+		}
+		v, err := body.NewValue(name)
+		if err != nil {
+			return nil, fmt.Errorf("function %q lists input %q twice", fn.Name, name)
+		}
+		body.AddInput(v)
+	}
+	for i := range attrProtos {
+		r.push("attribute_proto", i)
+		a, err := r.attribute(&attrProtos[i], body, 0)
+		r.pop()
+		if err != nil {
+			return nil, err
+		}
+		fn.AttrDefaults = append(fn.AttrDefaults, a)
+	}
+	if err := r.nodes2graph(body, nodes, 0); err != nil {
+		return nil, fmt.Errorf("function %q: %v", fn.Name, err)
+	}
+	for _, name := range outputs {
+		v := body.Lookup(name)
+		if v == nil {
+			return nil, fmt.Errorf("function %q output %q is not produced by any node", fn.Name, name)
+		}
+		body.AddOutput(v)
+	}
+	for i := range valueInfo {
+		r.push("value_info", i)
+		name, ti, err := r.valueInfo(&valueInfo[i], 0)
+		r.pop()
+		if err != nil {
+			return nil, err
+		}
+		if ti != nil {
+			body.ValueInfo[name] = *ti
+		}
+	}
+	if err := body.Toposort(); err != nil {
+		return nil, fmt.Errorf("function %q: %v", fn.Name, err)
+	}
+	return fn, nil
+}
+
+// nameUnnamedNodes gives every node without a name a unique one,
+// "<OpType>_<n>", so reports and errors can refer to it. Names already in
+// the model are never changed, and the numbering follows graph order, so
+// reading the same file twice gives the same names.
+func nameUnnamedNodes(m *Model) {
+	used := map[string]bool{}
+	var graphs []*Graph
+	var collect func(g *Graph)
+	collect = func(g *Graph) {
+		graphs = append(graphs, g)
+		for _, n := range g.Nodes {
+			if n.Name != "" {
+				used[n.Name] = true
+			}
+			for _, sg := range n.Subgraphs() {
+				collect(sg)
+			}
+		}
+	}
+	collect(m.Graph)
+	for _, f := range m.Functions {
+		collect(f.Body)
+	}
+	seq := 0
+	for _, g := range graphs {
+		for _, n := range g.Nodes {
+			if n.Name != "" {
+				continue
+			}
+			for {
+				seq++
+				name := fmt.Sprintf("%s_%d", n.OpType, seq)
+				if !used[name] {
+					n.Name = name
+					used[name] = true
+					break
+				}
+			}
+		}
+	}
+}
+
+// statModel reports a clear error for a path that is not a readable file.
+func statModel(path string) (os.FileInfo, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.IsDir() {
+		return nil, fmt.Errorf("is a directory, not an ONNX file")
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("is not a regular file")
+	}
+	return fi, nil
+}

@@ -1,0 +1,212 @@
+package ir
+
+import "fmt"
+
+// Verify checks the structural invariants every pass must keep:
+//   - every value has at most one producer, and that producer lists it
+//     among its outputs;
+//   - every value's consumer list matches the nodes reading it exactly
+//     (once per reading slot);
+//   - every node input is produced earlier in g.Nodes, is an input or
+//     initializer of g, or is available in an enclosing graph at the point
+//     of the node that owns the subgraph (so g.Nodes is in topological
+//     order and the graph is acyclic);
+//   - every graph output is produced (or is an input, an initializer or an
+//     outer value).
+//
+// Subgraphs are checked recursively. Verify holds right after reading,
+// before shape inference; VerifyInferred adds the type checks.
+func Verify(g *Graph) error {
+	v := &verifier{}
+	return v.graph(g, nil)
+}
+
+// VerifyInferred is Verify plus: every tensor output of a node whose op is
+// in the op table has a dtype and a ranked shape.
+func VerifyInferred(g *Graph) error {
+	v := &verifier{inferred: true}
+	return v.graph(g, nil)
+}
+
+// VerifyModel verifies the main graph and every function body.
+func VerifyModel(m *Model) error {
+	if m.Graph == nil {
+		return fmt.Errorf("model has no graph")
+	}
+	if err := Verify(m.Graph); err != nil {
+		return err
+	}
+	for _, f := range m.Functions {
+		if f.Body == nil {
+			return fmt.Errorf("function %q has no body", f.Name)
+		}
+		if err := Verify(f.Body); err != nil {
+			return fmt.Errorf("function %q: %v", f.Name, err)
+		}
+	}
+	return nil
+}
+
+type verifier struct {
+	inferred bool
+}
+
+// scope is the set of values available at a point, chained to the scope
+// of the enclosing graph at the owning node.
+type scope struct {
+	avail map[*Value]bool
+	outer *scope
+}
+
+func (s *scope) has(v *Value) bool {
+	for c := s; c != nil; c = c.outer {
+		if c.avail[v] {
+			return true
+		}
+	}
+	return false
+}
+
+func (vf *verifier) graph(g *Graph, outer *scope) error {
+	sc := &scope{avail: map[*Value]bool{}, outer: outer}
+	for _, v := range g.Inputs {
+		if v == nil {
+			return fmt.Errorf("graph %q has a nil input", g.Name)
+		}
+		if v.Producer != nil {
+			return fmt.Errorf("graph %q input %q has producer %q", g.Name, v.Name, v.Producer.Name)
+		}
+		if g.Local(v.Name) != v {
+			return fmt.Errorf("graph %q input %q is not registered in the graph", g.Name, v.Name)
+		}
+		sc.avail[v] = true
+	}
+	for _, v := range g.Initializers {
+		if v == nil || v.Const == nil || !v.IsInitializer {
+			return fmt.Errorf("graph %q has an initializer without a tensor", g.Name)
+		}
+		if v.Producer != nil {
+			return fmt.Errorf("graph %q initializer %q has producer %q", g.Name, v.Name, v.Producer.Name)
+		}
+		if g.Local(v.Name) != v {
+			return fmt.Errorf("graph %q initializer %q is not registered in the graph", g.Name, v.Name)
+		}
+		sc.avail[v] = true
+	}
+	// reads counts, per value, how many input slots of g's nodes read it,
+	// to compare with the value's consumer list.
+	reads := map[*Value]int{}
+	inGraph := make(map[*Node]bool, len(g.Nodes))
+	for _, n := range g.Nodes {
+		if n == nil {
+			return fmt.Errorf("graph %q has a nil node", g.Name)
+		}
+		if inGraph[n] {
+			return fmt.Errorf("graph %q lists node %q twice", g.Name, n.Name)
+		}
+		inGraph[n] = true
+		if n.graph != g {
+			return fmt.Errorf("node %q is listed in graph %q but belongs to another graph", n.Name, g.Name)
+		}
+		for _, in := range n.Inputs {
+			if in == nil {
+				continue
+			}
+			if !sc.has(in) {
+				if in.Producer != nil && in.Producer.graph == g {
+					return fmt.Errorf("node %q reads %q before its producer %q runs (not in topological order, or a cycle)", n.Name, in.Name, in.Producer.Name)
+				}
+				return fmt.Errorf("node %q reads undefined tensor %q", n.Name, in.Name)
+			}
+			reads[in]++
+		}
+		for _, sg := range n.Subgraphs() {
+			if sg.Parent != g {
+				return fmt.Errorf("node %q holds subgraph %q whose parent is not graph %q", n.Name, sg.Name, g.Name)
+			}
+			if err := vf.graph(sg, sc); err != nil {
+				return err
+			}
+		}
+		for _, o := range n.Outputs {
+			if o == nil {
+				continue
+			}
+			if o.Producer != n {
+				p := "none"
+				if o.Producer != nil {
+					p = fmt.Sprintf("%q", o.Producer.Name)
+				}
+				return fmt.Errorf("node %q writes %q, whose producer is %s", n.Name, o.Name, p)
+			}
+			if sc.avail[o] {
+				return fmt.Errorf("value %q is produced twice (second time by node %q)", o.Name, n.Name)
+			}
+			if g.Local(o.Name) != o {
+				return fmt.Errorf("node %q output %q is not registered in graph %q", n.Name, o.Name, g.Name)
+			}
+			if vf.inferred && LookupOp(n.Domain, n.OpType) != nil && o.Kind == TensorValue {
+				if o.DType == Undefined || !o.Shape.Ranked {
+					return fmt.Errorf("node %q output %q has no inferred type (%s)", n.Name, o.Name, typeText(o.Kind, o.DType, o.Shape))
+				}
+			}
+			sc.avail[o] = true
+		}
+	}
+	// Consumer lists of g's values must list exactly the reading nodes.
+	// Values read from outer scopes are checked by the graph owning them,
+	// counting reads from nested subgraphs.
+	for v, cnt := range reads {
+		if g.Local(v.Name) != v {
+			continue
+		}
+		if got := countIn(v.Consumers, g); got != cnt {
+			return fmt.Errorf("value %q: %d consumers recorded in graph %q, %d reads", v.Name, got, g.Name, cnt)
+		}
+	}
+	for _, v := range g.Values() {
+		for _, c := range v.Consumers {
+			if c == nil || c.graph == nil {
+				return fmt.Errorf("value %q lists a consumer that is not in any graph", v.Name)
+			}
+			if !readsValue(c, v) {
+				return fmt.Errorf("value %q lists consumer %q, which does not read it", v.Name, c.Name)
+			}
+		}
+		if p := v.Producer; p != nil && p.graph == g && !inGraph[p] {
+			return fmt.Errorf("value %q has producer %q, which is not in graph %q", v.Name, p.Name, g.Name)
+		}
+		if p := v.Producer; p != nil && p.graph == nil {
+			return fmt.Errorf("value %q has producer %q, which was removed", v.Name, p.Name)
+		}
+	}
+	for _, o := range g.Outputs {
+		if o == nil {
+			return fmt.Errorf("graph %q has a nil output", g.Name)
+		}
+		if !sc.has(o) {
+			return fmt.Errorf("graph %q output %q is not produced", g.Name, o.Name)
+		}
+	}
+	return nil
+}
+
+// countIn counts entries of cs that are nodes of g.
+func countIn(cs []*Node, g *Graph) int {
+	k := 0
+	for _, c := range cs {
+		if c != nil && c.graph == g {
+			k++
+		}
+	}
+	return k
+}
+
+func readsValue(n *Node, v *Value) bool {
+	for _, in := range n.Inputs {
+		if in == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,145 @@
+package passes
+
+import "github.com/onnxcost/onnxcost/ir"
+
+// cleanup removes what an inference engine never runs: no-op nodes
+// (Identity, Dropout in inference mode), shape arithmetic whose result
+// inference already knows (folded into initializers), and nodes whose
+// outputs nobody reads. It touches the main graph only; subgraph bodies
+// are left as written.
+func cleanup(g *ir.Graph) (bool, error) {
+	changed := false
+	for _, n := range append([]*ir.Node(nil), g.Nodes...) {
+		if n.Graph() != g {
+			continue // removed earlier in this sweep
+		}
+		switch {
+		case isOp(n, "Identity"):
+			// Identity(x) -> x
+			changed = bypass(g, n) || changed
+		case isOp(n, "Dropout") && dropoutIsNoOp(g, n):
+			// Dropout(x){inference} -> x
+			changed = bypass(g, n) || changed
+		case foldable(g, n):
+			// f(consts) -> initializer holding the value inference computed
+			foldToInitializers(g, n)
+			changed = true
+		}
+	}
+	if removeDead(g) {
+		changed = true
+	}
+	return changed, nil
+}
+
+// bypass makes every reader of n's first output read n's first input and
+// removes n. It declines when that output is a graph output (its name is
+// part of the model's interface) or the input is absent.
+func bypass(g *ir.Graph, n *ir.Node) bool {
+	in, out := n.In(0), n.Out(0)
+	if in == nil || out == nil || g.IsGraphOutput(out) {
+		return false
+	}
+	for _, o := range n.Outputs[1:] {
+		if o != nil && (len(o.Consumers) > 0 || g.IsGraphOutput(o)) {
+			return false
+		}
+	}
+	g.ReplaceAllUses(out, in)
+	g.RemoveNode(n)
+	for _, o := range n.Outputs {
+		if o != nil {
+			g.RemoveValue(o)
+		}
+	}
+	return true
+}
+
+// dropoutIsNoOp: Dropout is the identity at inference, unless its
+// training_mode input (opset 12+) is known true or may be true, or its
+// mask output is used.
+func dropoutIsNoOp(g *ir.Graph, n *ir.Node) bool {
+	if tm := n.In(2); tm != nil {
+		t := ir.Known(tm)
+		if t == nil || len(t.Ints) != 1 || t.Ints[0] != 0 {
+			return false
+		}
+	}
+	// Opset < 7 had is_test; is_test=0 means training.
+	if a := n.Attr("is_test"); a != nil && a.I == 0 {
+		return false
+	}
+	mask := n.Out(1)
+	return mask == nil || (len(mask.Consumers) == 0 && !g.IsGraphOutput(mask))
+}
+
+// foldable reports whether every output of n is a small tensor whose
+// contents inference already computed (Shape, Gather on a shape, shape
+// arithmetic, Constant), so the node can become initializers.
+func foldable(g *ir.Graph, n *ir.Node) bool {
+	if n.Domain == Domain || len(n.Subgraphs()) > 0 || len(n.Outputs) == 0 {
+		return false
+	}
+	any := false
+	for _, o := range n.Outputs {
+		if o == nil {
+			continue
+		}
+		t := ir.Known(o)
+		if t == nil || o.Kind != ir.TensorValue || g.IsGraphOutput(o) || t.NumElements() > ir.DefaultLimits.SmallTensorElems {
+			return false
+		}
+		any = true
+	}
+	return any
+}
+
+// foldToInitializers turns n's outputs into initializers and removes n.
+func foldToInitializers(g *ir.Graph, n *ir.Node) {
+	g.RemoveNode(n)
+	for _, o := range n.Outputs {
+		if o != nil {
+			g.AddInitializer(o, o.Const)
+		}
+	}
+}
+
+// removeDead deletes, last to first so chains go in one sweep, nodes none
+// of whose outputs is read or is a graph output, then initializers nothing
+// reads. Graph inputs are the model's interface and stay.
+func removeDead(g *ir.Graph) bool {
+	changed := false
+	for i := len(g.Nodes) - 1; i >= 0; i-- {
+		n := g.Nodes[i]
+		if !deadNode(g, n) {
+			continue
+		}
+		g.RemoveNode(n)
+		for _, o := range n.Outputs {
+			if o != nil {
+				g.RemoveValue(o)
+			}
+		}
+		changed = true
+	}
+	live := g.Initializers[:0]
+	for _, v := range g.Initializers {
+		if len(v.Consumers) == 0 && !g.IsGraphOutput(v) {
+			g.RemoveValue(v)
+			changed = true
+			continue
+		}
+		live = append(live, v)
+	}
+	g.Initializers = live
+	return changed
+}
+
+func deadNode(g *ir.Graph, n *ir.Node) bool {
+	for _, o := range n.Outputs {
+		if o != nil && (len(o.Consumers) > 0 || g.IsGraphOutput(o)) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,363 @@
+package passes
+
+import (
+	"math"
+
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// Recognisers for the decompositions PyTorch exports where ONNX (at the
+// opset used) has no single op, or where the exporter spells the formula
+// out: LayerNorm before opset 17, GELU (exact and tanh forms), and softmax
+// written as exp / sum. Each becomes one onnxcost node that an engine runs
+// as one kernel. Every intermediate must be read only inside the pattern
+// and must not be a graph output; the data must be floating point.
+
+// fuseLayerNorm rewrites LayerNorm decompositions.
+func fuseLayerNorm(g *ir.Graph) (bool, error) {
+	return runMatcher(g, func(n *ir.Node) bool { return isOp(n, "ReduceMean") }, matchLayerNorm)
+}
+
+// fuseGelu rewrites GELU decompositions (erf and tanh forms).
+func fuseGelu(g *ir.Graph) (bool, error) {
+	return runMatcher(g,
+		func(n *ir.Node) bool { return isOp(n, "Erf") || isOp(n, "Tanh") },
+		func(g *ir.Graph, n *ir.Node) (Fusion, bool) {
+			if n.OpType == "Erf" {
+				return matchGeluErf(g, n)
+			}
+			return matchGeluTanh(g, n)
+		})
+}
+
+// fuseSoftmax rewrites softmax written as exp / sum (with or without the
+// max subtraction).
+func fuseSoftmax(g *ir.Graph) (bool, error) {
+	return runMatcher(g, func(n *ir.Node) bool { return isOp(n, "Exp") }, matchSoftmax)
+}
+
+// matchLayerNorm, from the first ReduceMean:
+//
+//	d = Sub(x, ReduceMean(x))
+//	Add(Mul(Div(d, Sqrt(Add(ReduceMean(Pow(d, 2)), eps))), gamma), beta)
+//	  -> LayerNormalization(x, gamma, beta){axis = -k, epsilon = eps}
+//
+// where both ReduceMeans cover the same k trailing axes with keepdims,
+// Pow(d, 2) may be Mul(d, d), and the Mul/Add affine tail is optional
+// (gamma and beta must broadcast along the normalised axes only).
+func matchLayerNorm(g *ir.Graph, mean *ir.Node) (Fusion, bool) {
+	x := mean.In(0)
+	if !floatTensor(x) {
+		return Fusion{}, false
+	}
+	r := x.Shape.Rank()
+	axes, ok := reduceAxes(mean)
+	if !ok {
+		return Fusion{}, false
+	}
+	k, ok := trailingAxes(axes, r)
+	if !ok {
+		return Fusion{}, false
+	}
+	sub := onlyUse(g, mean.Out(0))
+	if !isOp(sub, "Sub") || sub.In(0) != x || sub.In(1) != mean.Out(0) {
+		return Fusion{}, false
+	}
+	d := sub.Out(0)
+	if d == nil || g.IsGraphOutput(d) {
+		return Fusion{}, false
+	}
+	rd := readers(d)
+	if len(rd) != 2 {
+		return Fusion{}, false
+	}
+	var sq, div *ir.Node
+	for _, c := range rd {
+		switch {
+		case isOp(c, "Div") && c.In(0) == d && c.In(1) != d:
+			div = c
+		case isOp(c, "Pow") && c.In(0) == d && isConstNear(c.In(1), 2),
+			isOp(c, "Mul") && c.In(0) == d && c.In(1) == d:
+			sq = c
+		}
+	}
+	if sq == nil || div == nil {
+		return Fusion{}, false
+	}
+	variance := onlyUse(g, sq.Out(0))
+	if !isOp(variance, "ReduceMean") || variance.In(0) != sq.Out(0) {
+		return Fusion{}, false
+	}
+	vaxes, ok := reduceAxes(variance)
+	if !ok || !sameAxes(axes, vaxes, r) {
+		return Fusion{}, false
+	}
+	addEps := onlyUse(g, variance.Out(0))
+	if !isOp(addEps, "Add") {
+		return Fusion{}, false
+	}
+	v, eps, ok := constOperand(addEps)
+	if !ok || v != variance.Out(0) || eps < 0 {
+		return Fusion{}, false
+	}
+	sqrt := onlyUse(g, addEps.Out(0))
+	if !isOp(sqrt, "Sqrt") || onlyUse(g, sqrt.Out(0)) != div || div.In(1) != sqrt.Out(0) {
+		return Fusion{}, false
+	}
+	nodes := []*ir.Node{mean, sub, sq, variance, addEps, sqrt, div}
+	y := div.Out(0)
+	var gamma, beta *ir.Value
+	// Optional affine tail: y*gamma (+ beta), each a per-feature tensor.
+	if m := onlyUse(g, y); isOp(m, "Mul") {
+		if o := otherOperand(m, y); affineParam(o, k, nodes) {
+			gamma, nodes, y = o, append(nodes, m), m.Out(0)
+			if a := onlyUse(g, y); isOp(a, "Add") {
+				if o := otherOperand(a, y); affineParam(o, k, nodes) {
+					beta, nodes, y = o, append(nodes, a), a.Out(0)
+				}
+			}
+		}
+	}
+	if !floatTensor(y) {
+		return Fusion{}, false
+	}
+	attrs := append([]*ir.Attribute{newIntAttr("axis", int64(-k)), newFloatAttr("epsilon", eps)}, partsOf(nodes...).attrs()...)
+	return Fusion{
+		Nodes: nodes, OpType: "LayerNormalization",
+		Inputs: trimNil([]*ir.Value{x, gamma, beta}), Outputs: []*ir.Value{y}, Attrs: attrs,
+	}, true
+}
+
+// affineParam reports whether o can be a LayerNorm scale or shift over k
+// normalised trailing axes: a float tensor of rank at most k that the
+// pattern does not itself compute.
+func affineParam(o *ir.Value, k int, nodes []*ir.Node) bool {
+	return floatTensor(o) && o.Shape.Rank() <= k && !producedBy(o, nodes)
+}
+
+// Constants of the GELU formulas.
+var (
+	sqrt2        = math.Sqrt2
+	sqrt2OverPi  = math.Sqrt(2 / math.Pi)
+	geluTanhCube = 0.044715
+)
+
+// matchGeluErf, from the Erf:
+//
+//	Mul(Mul(x, Add(Erf(Div(x, sqrt2)), 1)), 0.5) -> Gelu(x){approximate="none"}
+//
+// with Div(x, sqrt2) also as Mul(x, 1/sqrt2) and the 0.5 applied to x
+// first or last (see geluTail).
+func matchGeluErf(g *ir.Graph, erf *ir.Node) (Fusion, bool) {
+	a := erf.In(0)
+	p := producerOf(a)
+	if p == nil || onlyUse(g, a) != erf {
+		return Fusion{}, false
+	}
+	var x *ir.Value
+	switch {
+	case isOp(p, "Div"):
+		if v, k, ok := constOperand(p); ok && near(k, sqrt2) {
+			x = v
+		}
+	case isOp(p, "Mul"):
+		if v, k, ok := constOperand(p); ok && near(k, 1/sqrt2) {
+			x = v
+		}
+	}
+	if !floatTensor(x) {
+		return Fusion{}, false
+	}
+	add := onlyUse(g, erf.Out(0))
+	if !binaryWith(add, "Add", erf.Out(0), 1) {
+		return Fusion{}, false
+	}
+	tail, y, ok := geluTail(g, add.Out(0), x)
+	if !ok {
+		return Fusion{}, false
+	}
+	nodes := append([]*ir.Node{p, erf, add}, tail...)
+	return geluFusion(nodes, x, y, "none"), true
+}
+
+// matchGeluTanh, from the Tanh (GPT-2's gelu_new, F.gelu(approximate="tanh")):
+//
+//	Mul(Mul(x, Add(Tanh(Mul(sqrt(2/pi), Add(x, Mul(0.044715, x^3)))), 1)), 0.5)
+//	  -> Gelu(x){approximate="tanh"}
+//
+// with x^3 as Pow(x, 3), Mul(x, Mul(x, x)) or Mul(Mul(x, x), x).
+func matchGeluTanh(g *ir.Graph, tanh *ir.Node) (Fusion, bool) {
+	a := tanh.In(0)
+	scale := producerOf(a)
+	if onlyUse(g, a) != tanh || !isOp(scale, "Mul") {
+		return Fusion{}, false
+	}
+	inner, k, ok := constOperand(scale)
+	if !ok || !near(k, sqrt2OverPi) {
+		return Fusion{}, false
+	}
+	sum := producerOf(inner)
+	if onlyUse(g, inner) != scale || !isOp(sum, "Add") || len(sum.Inputs) != 2 {
+		return Fusion{}, false
+	}
+	// x + 0.044715*x^3: try each operand as x.
+	var x *ir.Value
+	var cubic []*ir.Node
+	for i := 0; i < 2 && x == nil; i++ {
+		cand, term := sum.In(i), sum.In(1-i)
+		if nodes, ok := matchCubeTerm(g, term, sum, cand); ok {
+			x, cubic = cand, nodes
+		}
+	}
+	if !floatTensor(x) {
+		return Fusion{}, false
+	}
+	add := onlyUse(g, tanh.Out(0))
+	if !binaryWith(add, "Add", tanh.Out(0), 1) {
+		return Fusion{}, false
+	}
+	tail, y, ok := geluTail(g, add.Out(0), x)
+	if !ok {
+		return Fusion{}, false
+	}
+	nodes := append(append(cubic, sum, scale, tanh, add), tail...)
+	return geluFusion(nodes, x, y, "tanh"), true
+}
+
+// matchCubeTerm matches term = Mul(0.044715, x^3), read only by user,
+// returning its nodes in topological order.
+func matchCubeTerm(g *ir.Graph, term *ir.Value, user *ir.Node, x *ir.Value) ([]*ir.Node, bool) {
+	m := producerOf(term)
+	if onlyUse(g, term) != user || !isOp(m, "Mul") {
+		return nil, false
+	}
+	cube, k, ok := constOperand(m)
+	if !ok || !near(k, geluTanhCube) {
+		return nil, false
+	}
+	c := producerOf(cube)
+	if onlyUse(g, cube) != m || c == nil {
+		return nil, false
+	}
+	if isOp(c, "Pow") && c.In(0) == x && isConstNear(c.In(1), 3) {
+		return []*ir.Node{c, m}, true
+	}
+	if !isOp(c, "Mul") {
+		return nil, false
+	}
+	sq := otherOperand(c, x)
+	s := producerOf(sq)
+	if sq == nil || sq == x || !isOp(s, "Mul") || s.In(0) != x || s.In(1) != x || onlyUse(g, sq) != c {
+		return nil, false
+	}
+	return []*ir.Node{s, c, m}, true
+}
+
+// geluTail matches the common end of both GELU forms, given u = 1 + f(x):
+//
+//	Mul(Mul(x, u), 0.5), Mul(Mul(x, 0.5), u), Mul(x, Mul(u, 0.5))
+//
+// returning the nodes (the last writes y) and y.
+func geluTail(g *ir.Graph, u, x *ir.Value) ([]*ir.Node, *ir.Value, bool) {
+	m1 := onlyUse(g, u)
+	if !isOp(m1, "Mul") {
+		return nil, nil, false
+	}
+	o := otherOperand(m1, u)
+	switch {
+	case o == x:
+		// Mul(Mul(x, u), 0.5)
+		m2 := onlyUse(g, m1.Out(0))
+		if binaryWith(m2, "Mul", m1.Out(0), 0.5) {
+			return []*ir.Node{m1, m2}, m2.Out(0), true
+		}
+	case isConstNear(o, 0.5):
+		// Mul(x, Mul(u, 0.5))
+		m2 := onlyUse(g, m1.Out(0))
+		if isOp(m2, "Mul") && otherOperand(m2, m1.Out(0)) == x {
+			return []*ir.Node{m1, m2}, m2.Out(0), true
+		}
+	default:
+		// Mul(Mul(x, 0.5), u)
+		h := producerOf(o)
+		if onlyUse(g, o) == m1 && binaryWith(h, "Mul", x, 0.5) {
+			return []*ir.Node{h, m1}, m1.Out(0), true
+		}
+	}
+	return nil, nil, false
+}
+
+// geluFusion builds the Gelu fusion of nodes (the last writes y).
+func geluFusion(nodes []*ir.Node, x, y *ir.Value, approximate string) Fusion {
+	attrs := append([]*ir.Attribute{newStringAttr("approximate", approximate)}, partsOf(nodes...).attrs()...)
+	return Fusion{Nodes: nodes, OpType: "Gelu", Inputs: []*ir.Value{x}, Outputs: []*ir.Value{y}, Attrs: attrs}
+}
+
+// matchSoftmax, from the Exp:
+//
+//	e = Exp(Sub(x, ReduceMax(x, a)))   (or e = Exp(x))
+//	Div(e, ReduceSum(e, a)) -> Softmax(x){axis = a}
+//
+// over one axis a, keepdims set.
+func matchSoftmax(g *ir.Graph, exp *ir.Node) (Fusion, bool) {
+	x := exp.In(0)
+	var nodes []*ir.Node
+	var maxAxes []int64
+	if sub := producerOf(x); isOp(sub, "Sub") && onlyUse(g, x) == exp {
+		if rmax := producerOf(sub.In(1)); isOp(rmax, "ReduceMax") && rmax.In(0) == sub.In(0) && onlyUse(g, sub.In(1)) == sub {
+			axes, ok := reduceAxes(rmax)
+			if !ok {
+				return Fusion{}, false
+			}
+			maxAxes = axes
+			nodes = append(nodes, rmax, sub)
+			x = sub.In(0)
+		}
+	}
+	if !floatTensor(x) {
+		return Fusion{}, false
+	}
+	r := x.Shape.Rank()
+	e := exp.Out(0)
+	if e == nil || g.IsGraphOutput(e) {
+		return Fusion{}, false
+	}
+	rd := readers(e)
+	if len(rd) != 2 {
+		return Fusion{}, false
+	}
+	var sum, div *ir.Node
+	for _, c := range rd {
+		switch {
+		case isOp(c, "ReduceSum") && c.In(0) == e:
+			sum = c
+		case isOp(c, "Div") && c.In(0) == e:
+			div = c
+		}
+	}
+	if sum == nil || div == nil || onlyUse(g, sum.Out(0)) != div || div.In(1) != sum.Out(0) {
+		return Fusion{}, false
+	}
+	axes, ok := reduceAxes(sum)
+	if !ok || len(axes) != 1 || (maxAxes != nil && !sameAxes(axes, maxAxes, r)) {
+		return Fusion{}, false
+	}
+	axis := axes[0]
+	if axis >= 0 {
+		axis -= int64(r)
+	}
+	if axis < -int64(r) || axis >= 0 || !floatTensor(div.Out(0)) {
+		return Fusion{}, false
+	}
+	nodes = append(nodes, exp, sum, div)
+	attrs := append([]*ir.Attribute{newIntAttr("axis", axis)}, partsOf(nodes...).attrs()...)
+	return Fusion{Nodes: nodes, OpType: "Softmax", Inputs: []*ir.Value{x}, Outputs: []*ir.Value{div.Out(0)}, Attrs: attrs}, true
+}
+
+// producerOf is v's producer, or nil.
+func producerOf(v *ir.Value) *ir.Node {
+	if v == nil {
+		return nil
+	}
+	return v.Producer
+}

@@ -1,0 +1,333 @@
+package passes
+
+import (
+	"math"
+	"sort"
+
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// Matching helpers shared by the decomposition, attention and
+// elementwise-chain passes (passes part 2).
+
+// constTol is the relative tolerance for recognising an exporter's
+// constants (sqrt(2), 0.5, 0.044715, ...): exporters write them in float32.
+const constTol = 1e-3
+
+// scalarConst returns v's value when v is a known constant with exactly
+// one element (a scalar or a [1] tensor), as exporters write the literals
+// of a decomposed formula.
+func scalarConst(v *ir.Value) (float64, bool) {
+	t := ir.Known(v)
+	if t == nil || t.NumElements() != 1 {
+		return 0, false
+	}
+	switch {
+	case len(t.Floats) == 1:
+		return t.Floats[0], true
+	case len(t.Ints) == 1:
+		return float64(t.Ints[0]), true
+	}
+	return 0, false
+}
+
+// near reports whether a and b agree within constTol (relative).
+func near(a, b float64) bool {
+	return math.Abs(a-b) <= constTol*math.Max(math.Abs(a), math.Abs(b))
+}
+
+// isConstNear reports whether v is a scalar constant close to want.
+func isConstNear(v *ir.Value, want float64) bool {
+	k, ok := scalarConst(v)
+	return ok && near(k, want)
+}
+
+// commutative ops may carry their constant on either side.
+func commutative(op string) bool { return op == "Add" || op == "Mul" }
+
+// constOperand splits a binary default-domain node into its variable
+// operand and its scalar-constant operand. Sub, Div and Pow count only a
+// right-hand constant (x-k, x/k, x^k).
+func constOperand(n *ir.Node) (x *ir.Value, k float64, ok bool) {
+	if n == nil || n.Domain != "" || len(n.Inputs) != 2 || n.In(0) == nil || n.In(1) == nil {
+		return nil, 0, false
+	}
+	if k, ok := scalarConst(n.In(1)); ok {
+		return n.In(0), k, true
+	}
+	if commutative(n.OpType) {
+		if k, ok := scalarConst(n.In(0)); ok {
+			return n.In(1), k, true
+		}
+	}
+	return nil, 0, false
+}
+
+// binaryWith reports whether n is the binary op op of v and a scalar
+// constant close to want, in an order op allows.
+func binaryWith(n *ir.Node, op string, v *ir.Value, want float64) bool {
+	if !isOp(n, op) {
+		return false
+	}
+	x, k, ok := constOperand(n)
+	return ok && x == v && near(k, want)
+}
+
+// otherOperand returns the operand of binary node n that is not v (v
+// itself when n reads v twice), or nil when n does not read v.
+func otherOperand(n *ir.Node, v *ir.Value) *ir.Value {
+	if n == nil || len(n.Inputs) != 2 {
+		return nil
+	}
+	switch v {
+	case n.In(0):
+		return n.In(1)
+	case n.In(1):
+		return n.In(0)
+	}
+	return nil
+}
+
+// readers returns the distinct nodes reading v, in first-read order; a
+// node that reads v in two slots (Mul(x, x)) appears once.
+func readers(v *ir.Value) []*ir.Node {
+	var out []*ir.Node
+	for _, c := range v.Consumers {
+		seen := false
+		for _, o := range out {
+			if o == c {
+				seen = true
+				break
+			}
+		}
+		if !seen {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// singleReader returns the one node reading v (in any number of slots)
+// when v is not a graph output, else nil.
+func singleReader(g *ir.Graph, v *ir.Value) *ir.Node {
+	if v == nil || len(v.Consumers) == 0 || g.IsGraphOutput(v) {
+		return nil
+	}
+	r := readers(v)
+	if len(r) != 1 {
+		return nil
+	}
+	return r[0]
+}
+
+// reduceAxes returns a Reduce* node's axes (attribute before opset 18,
+// constant input 1 from ReduceSum-13/opset 18 on). ok is false when the
+// axes are not known, are empty (reduce over everything), or keepdims is
+// 0: the decompositions the passes recognise keep dims for broadcasting.
+func reduceAxes(n *ir.Node) ([]int64, bool) {
+	if n.AttrInt("keepdims", 1) != 1 {
+		return nil, false
+	}
+	if axes, ok := n.AttrInts("axes"); ok && len(axes) > 0 {
+		return axes, true
+	}
+	if t := ir.Known(n.In(1)); t != nil && len(t.Ints) > 0 {
+		return t.Ints, true
+	}
+	return nil, false
+}
+
+// trailingAxes reports how many trailing dims axes covers when it is
+// exactly the last k dims of a rank-r tensor (any order, negative or not).
+func trailingAxes(axes []int64, r int) (int, bool) {
+	if r <= 0 || len(axes) == 0 || len(axes) > r {
+		return 0, false
+	}
+	pos := make([]int, len(axes))
+	for i, a := range axes {
+		if a < 0 {
+			a += int64(r)
+		}
+		if a < 0 || a >= int64(r) {
+			return 0, false
+		}
+		pos[i] = int(a)
+	}
+	sort.Ints(pos)
+	for i, p := range pos {
+		if p != r-len(pos)+i {
+			return 0, false
+		}
+	}
+	return len(pos), true
+}
+
+// sameAxes reports whether two axis lists name the same axes of a rank-r
+// tensor.
+func sameAxes(a, b []int64, r int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	norm := func(xs []int64) []int64 {
+		out := make([]int64, len(xs))
+		for i, x := range xs {
+			if x < 0 {
+				x += int64(r)
+			}
+			out[i] = x
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+		return out
+	}
+	na, nb := norm(a), norm(b)
+	for i := range na {
+		if na[i] != nb[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// The part attributes: every fused node passes part 2 writes records,
+// for each node it replaced, the op, the element counts of its first input
+// and its output, and how many inputs it read. cost/rules_fused_attn.go
+// sums the parts' own cost rules over them, so a fused node's FLOPs are
+// exactly those of the nodes it replaced. An unknown count is -1.
+const (
+	attrPartOps   = "part_ops"
+	attrPartIn    = "part_in"
+	attrPartOut   = "part_out"
+	attrPartArity = "part_arity"
+)
+
+// partKey names a part's op: "Op" in the default domain, "domain.Op"
+// elsewhere.
+func partKey(n *ir.Node) string {
+	if n.Domain == "" {
+		return n.OpType
+	}
+	return n.Domain + "." + n.OpType
+}
+
+// elems is v's element count, or -1 when its shape is not fully known.
+func elems(v *ir.Value) int64 {
+	if v == nil {
+		return -1
+	}
+	n, ok := v.Shape.NumElements()
+	if !ok {
+		return -1
+	}
+	return n
+}
+
+// parts accumulates part attributes.
+type parts struct {
+	ops            []string
+	in, out, arity []int64
+}
+
+// add records n as a part, flattening a node that already carries parts
+// (a fused node being fused again).
+func (p *parts) add(n *ir.Node) {
+	if a := n.Attr(attrPartOps); a != nil && n.Domain == Domain {
+		in, _ := n.AttrInts(attrPartIn)
+		out, _ := n.AttrInts(attrPartOut)
+		ar, _ := n.AttrInts(attrPartArity)
+		if len(in) == len(a.Strings) && len(out) == len(a.Strings) && len(ar) == len(a.Strings) {
+			p.ops = append(p.ops, a.Strings...)
+			p.in = append(p.in, in...)
+			p.out = append(p.out, out...)
+			p.arity = append(p.arity, ar...)
+			return
+		}
+	}
+	present := int64(0)
+	for _, v := range n.Inputs {
+		if v != nil {
+			present++
+		}
+	}
+	p.ops = append(p.ops, partKey(n))
+	p.in = append(p.in, elems(n.In(0)))
+	p.out = append(p.out, elems(n.Out(0)))
+	p.arity = append(p.arity, present)
+}
+
+// attrs returns the part attributes.
+func (p *parts) attrs() []*ir.Attribute {
+	return []*ir.Attribute{
+		{Name: attrPartOps, Type: ir.AttrStrings, Strings: p.ops},
+		{Name: attrPartIn, Type: ir.AttrInts, Ints: p.in},
+		{Name: attrPartOut, Type: ir.AttrInts, Ints: p.out},
+		{Name: attrPartArity, Type: ir.AttrInts, Ints: p.arity},
+	}
+}
+
+// partsOf records every node of nodes as a part.
+func partsOf(nodes ...*ir.Node) *parts {
+	p := &parts{}
+	for _, n := range nodes {
+		p.add(n)
+	}
+	return p
+}
+
+// trimNil drops trailing absent inputs.
+func trimNil(vs []*ir.Value) []*ir.Value {
+	for len(vs) > 0 && vs[len(vs)-1] == nil {
+		vs = vs[:len(vs)-1]
+	}
+	return vs
+}
+
+// live reports whether n is still in g (an earlier rewrite in the same
+// sweep may have removed it).
+func live(g *ir.Graph, n *ir.Node) bool { return n != nil && n.Graph() == g }
+
+// producedBy reports whether v is written by one of nodes.
+func producedBy(v *ir.Value, nodes []*ir.Node) bool {
+	if v == nil || v.Producer == nil {
+		return false
+	}
+	for _, n := range nodes {
+		if v.Producer == n {
+			return true
+		}
+	}
+	return false
+}
+
+// floatAttr and intAttr build attributes.
+func newFloatAttr(name string, f float64) *ir.Attribute {
+	return &ir.Attribute{Name: name, Type: ir.AttrFloat, F: f}
+}
+
+func newIntAttr(name string, i int64) *ir.Attribute {
+	return &ir.Attribute{Name: name, Type: ir.AttrInt, I: i}
+}
+
+func newStringAttr(name, s string) *ir.Attribute {
+	return &ir.Attribute{Name: name, Type: ir.AttrString, S: s}
+}
+
+// runMatcher applies match to every live node of g's main graph matching
+// start, in graph order, applying each fusion found. It is the loop of
+// every recogniser pass.
+func runMatcher(g *ir.Graph, start func(*ir.Node) bool, match func(*ir.Graph, *ir.Node) (Fusion, bool)) (bool, error) {
+	changed := false
+	for _, n := range append([]*ir.Node(nil), g.Nodes...) {
+		if !live(g, n) || !start(n) {
+			continue
+		}
+		f, ok := match(g, n)
+		if !ok {
+			continue
+		}
+		if _, err := f.Apply(g); err != nil {
+			return changed, err
+		}
+		changed = true
+	}
+	return changed, nil
+}

@@ -1,0 +1,191 @@
+package passes
+
+import (
+	"sort"
+
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// Elementwise-chain fusion (XLA's loop fusion): a connected run of
+// elementwise and broadcast ops, each intermediate read by exactly one
+// node of the run and not a graph output, becomes one FusedElementwise
+// kernel. Its FLOPs are the sum of its parts (recorded as part
+// attributes); its bytes are what crosses its boundary: the run's
+// external inputs (side inputs such as a bias or a mask included, each
+// once) and its one output.
+//
+// Shape of a group: every edge inside it is a value with a single reader,
+// so a group is an in-tree whose root is its only node read from outside.
+// Fusing an in-tree cannot create a cycle: a path leaving the group starts
+// at the root, and no group node is reachable from the root.
+//
+// Views (Reshape, Squeeze, Unsqueeze, Flatten) are not crossed: a chain
+// broken by a view becomes two kernels. Views cost no bytes and no launch
+// in the cost model, so crossing them would only save one launch and the
+// intermediate's round trip; not crossing keeps every fused node's inputs
+// and output in the layouts the graph declares.
+
+// elementwiseOps are the default-domain ops a chain may contain: pointwise
+// maps and numpy-broadcast binary ops whose output is floating point.
+// Comparisons and logical ops (bool outputs) are excluded by the float
+// guard, not by this list.
+var elementwiseOps = map[string]bool{
+	"Abs": true, "Neg": true, "Relu": true, "LeakyRelu": true, "ThresholdedRelu": true,
+	"Elu": true, "Selu": true, "Celu": true, "Sigmoid": true, "HardSigmoid": true,
+	"HardSwish": true, "Softplus": true, "Softsign": true, "Mish": true, "Gelu": true,
+	"Tanh": true, "Exp": true, "Log": true, "Sqrt": true, "Reciprocal": true,
+	"Ceil": true, "Floor": true, "Round": true, "Sign": true, "Erf": true,
+	"Sin": true, "Cos": true, "Tan": true, "Asin": true, "Acos": true, "Atan": true,
+	"Sinh": true, "Cosh": true, "Asinh": true, "Acosh": true, "Atanh": true,
+	"Shrink": true, "Clip": true, "Swish": true, "Cast": true, "CastLike": true,
+	"Add": true, "Sub": true, "Mul": true, "Div": true, "Pow": true, "Mod": true,
+	"PRelu": true, "Where": true, "Sum": true, "Max": true, "Min": true, "Mean": true,
+}
+
+// fusedElementwiseOps are onnxcost ops that are themselves pointwise and
+// may join a chain (their parts are flattened into the chain's).
+var fusedElementwiseOps = map[string]bool{"FusedElementwise": true, "Gelu": true}
+
+// chainable reports whether n may be part of an elementwise chain: a
+// pointwise op with one floating-point output whose contents are not
+// already known (a folded constant costs nothing and must stay so).
+func chainable(n *ir.Node) bool {
+	switch n.Domain {
+	case "":
+		if !elementwiseOps[n.OpType] {
+			return false
+		}
+	case Domain:
+		if !fusedElementwiseOps[n.OpType] {
+			return false
+		}
+	default:
+		return false
+	}
+	if len(n.Outputs) != 1 || len(n.Subgraphs()) > 0 {
+		return false
+	}
+	out := n.Out(0)
+	if !floatTensor(out) || ir.Known(out) != nil {
+		return false
+	}
+	for _, in := range n.Inputs {
+		if in != nil && in.Kind != ir.TensorValue {
+			return false
+		}
+	}
+	return true
+}
+
+// fuseElementwise groups chainable nodes joined by single-reader edges
+// and replaces every group of two or more with one FusedElementwise.
+func fuseElementwise(g *ir.Graph) (bool, error) {
+	pos := make(map[*ir.Node]int, len(g.Nodes))
+	for i, n := range g.Nodes {
+		pos[n] = i
+	}
+	uf := newUnionFind(len(g.Nodes))
+	ok := make([]bool, len(g.Nodes))
+	for i, n := range g.Nodes {
+		ok[i] = chainable(n)
+	}
+	for i, n := range g.Nodes {
+		if !ok[i] {
+			continue
+		}
+		// Join n to its reader when n's output has exactly one reader,
+		// which is chainable too, and is not a graph output.
+		r := singleReader(g, n.Out(0))
+		if r == nil {
+			continue
+		}
+		if j, in := pos[r]; in && ok[j] {
+			uf.union(i, j)
+		}
+	}
+	groups := map[int][]*ir.Node{}
+	var roots []int
+	for i, n := range g.Nodes {
+		if !ok[i] {
+			continue
+		}
+		root := uf.find(i)
+		if _, seen := groups[root]; !seen {
+			roots = append(roots, root)
+		}
+		groups[root] = append(groups[root], n)
+	}
+	changed := false
+	for _, root := range roots {
+		nodes := groups[root]
+		if len(nodes) < 2 {
+			continue
+		}
+		sort.Slice(nodes, func(a, b int) bool { return pos[nodes[a]] < pos[nodes[b]] })
+		f := elementwiseFusion(nodes)
+		if _, err := f.Apply(g); err != nil {
+			return changed, err
+		}
+		changed = true
+	}
+	return changed, nil
+}
+
+// elementwiseFusion builds the fusion of a group in topological order:
+// inputs are the values the group reads but does not write, each once, in
+// first-read order; the output is the last node's (the in-tree's root).
+func elementwiseFusion(nodes []*ir.Node) Fusion {
+	inGroup := make(map[*ir.Node]bool, len(nodes))
+	for _, n := range nodes {
+		inGroup[n] = true
+	}
+	var inputs []*ir.Value
+	seen := map[*ir.Value]bool{}
+	for _, n := range nodes {
+		for _, v := range n.Inputs {
+			if v == nil || seen[v] || (v.Producer != nil && inGroup[v.Producer]) {
+				continue
+			}
+			seen[v] = true
+			inputs = append(inputs, v)
+		}
+	}
+	last := nodes[len(nodes)-1]
+	return Fusion{
+		Nodes: nodes, OpType: "FusedElementwise",
+		Inputs: inputs, Outputs: []*ir.Value{last.Out(0)},
+		Attrs: partsOf(nodes...).attrs(),
+	}
+}
+
+// unionFind is a disjoint-set forest over 0..n-1 (path halving, union by
+// size).
+type unionFind struct{ parent, size []int }
+
+func newUnionFind(n int) *unionFind {
+	u := &unionFind{parent: make([]int, n), size: make([]int, n)}
+	for i := range u.parent {
+		u.parent[i], u.size[i] = i, 1
+	}
+	return u
+}
+
+func (u *unionFind) find(i int) int {
+	for u.parent[i] != i {
+		u.parent[i] = u.parent[u.parent[i]]
+		i = u.parent[i]
+	}
+	return i
+}
+
+func (u *unionFind) union(a, b int) {
+	a, b = u.find(a), u.find(b)
+	if a == b {
+		return
+	}
+	if u.size[a] < u.size[b] {
+		a, b = b, a
+	}
+	u.parent[b] = a
+	u.size[a] += u.size[b]
+}

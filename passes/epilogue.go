@@ -1,0 +1,357 @@
+package passes
+
+import (
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// Epilogue fusion: a convolution or GEMM followed by the pointwise work
+// cuDNN/cuBLASLt/TensorRT run in the same kernel's epilogue, applied to
+// the accumulator before it is stored:
+//
+//	anchor -> [+ bias] -> [+ residual] -> [activation] -> [pool (conv only)]
+//
+// Each step is taken only when the running value has exactly one reader
+// (that step) and is not a graph output, so nothing outside the group
+// needs an intermediate the fused kernel no longer writes.
+//
+// onnxcost::FusedConv(X, W, B?, R?) -> Y
+//
+//	X, W, B: as Conv (B, the per-output-channel bias, may broadcast along
+//	the channel axis only, e.g. [K,1,1] from an absorbed Add); R: the
+//	residual, same shape as the conv output, added before the activation.
+//	Attributes: the Conv's (kernel_shape, pads, strides, dilations, group,
+//	auto_pad); activation (string: Relu, LeakyRelu, Clip, Sigmoid, Tanh,
+//	HardSigmoid, HardSwish, Silu, Elu, Gelu; absent = none) with
+//	activation_alpha / activation_beta (LeakyRelu, Elu, HardSigmoid) or
+//	activation_min / activation_max (Clip, e.g. Relu6 = Clip 0..6);
+//	residual (int 1 when R is present); pool (string MaxPool|AveragePool)
+//	with the pool's attributes prefixed pool_ (pool_kernel_shape,
+//	pool_strides, pool_pads, pool_dilations, pool_ceil_mode,
+//	pool_count_include_pad, pool_auto_pad). Y is the pool output when
+//	pooled, else the activation output.
+//
+// onnxcost::FusedGemm(A, B, C?, R?) -> Y
+//
+//	anchor (string Gemm|MatMul) says which product: Gemm keeps its
+//	transA/transB/alpha/beta attributes and C is its C (beta applied);
+//	MatMul takes C as a bias broadcast along the last axis. R, activation
+//	and residual as for FusedConv. No pool.
+//
+// Rules (one line each):
+//
+//	Relu(Add(Conv(x,w), b{per channel}))  -> FusedConv(x,w,b){activation=Relu}
+//	Relu(Add(Conv(x,w,b), r))             -> FusedConv(x,w,b,r){residual=1, activation=Relu}
+//	MaxPool(Relu(Conv(x,w,b)))            -> FusedConv(x,w,b){activation=Relu, pool=MaxPool}
+//	Mul(y, Sigmoid(y)), y = Conv(x,w,b)   -> FusedConv(x,w,b){activation=Silu}
+//	Gelu(Add(MatMul(a,w), b{per column})) -> FusedGemm(a,w,b){anchor=MatMul, activation=Gelu}
+//	Add(Gemm(a,w,c), r)                   -> FusedGemm(a,w,c,r){anchor=Gemm, residual=1}
+
+// fuseConv fuses every Conv with its epilogue.
+func fuseConv(g *ir.Graph) (bool, error) {
+	return fuseAnchors(g, "FusedConv", func(n *ir.Node) bool { return isOp(n, "Conv") })
+}
+
+// fuseGemm fuses every Gemm or MatMul with its epilogue.
+func fuseGemm(g *ir.Graph) (bool, error) {
+	return fuseAnchors(g, "FusedGemm", func(n *ir.Node) bool { return isOp(n, "Gemm") || isOp(n, "MatMul") })
+}
+
+func fuseAnchors(g *ir.Graph, op string, anchor func(*ir.Node) bool) (bool, error) {
+	changed := false
+	for _, n := range append([]*ir.Node(nil), g.Nodes...) {
+		if n.Graph() != g || !anchor(n) || !floatTensor(n.Out(0)) {
+			continue
+		}
+		ep := matchEpilogue(g, n, op == "FusedConv")
+		if ep == nil {
+			continue
+		}
+		fused, err := ep.fusion(op).Apply(g)
+		if err != nil {
+			return changed, err
+		}
+		fused.Name = n.Name // the group is known by its anchor's name
+		changed = true
+	}
+	return changed, nil
+}
+
+// epilogue is what matchEpilogue found after an anchor.
+type epilogue struct {
+	anchor   *ir.Node
+	nodes    []*ir.Node // anchor first, then absorbed nodes in graph order
+	bias     *ir.Value  // absorbed Add operand (anchor had no bias)
+	residual *ir.Value
+	act      string
+	actAttrs []*ir.Attribute
+	pool     *ir.Node
+	out      *ir.Value
+}
+
+// matchEpilogue is the selector. It returns nil when nothing beyond the
+// anchor can be absorbed (a lone Conv or Gemm is already one kernel).
+func matchEpilogue(g *ir.Graph, a *ir.Node, conv bool) *epilogue {
+	ep := &epilogue{anchor: a, nodes: []*ir.Node{a}, out: a.Out(0)}
+	for _, o := range a.Outputs[1:] {
+		if o != nil {
+			return nil
+		}
+	}
+	hasBias := a.In(2) != nil
+	// Bias: Add(y, const) broadcasting along the output-channel axis.
+	if next := onlyUse(g, ep.out); !hasBias && isOp(next, "Add") {
+		if other := otherInput(next, ep.out); other != nil && perChannel(other, ep.out, conv) && sameType(next.Out(0), ep.out) {
+			ep.take(next)
+			ep.bias = other
+		}
+	}
+	// Residual: Add(y, r) with r of y's exact shape.
+	if next := onlyUse(g, ep.out); isOp(next, "Add") {
+		if other := otherInput(next, ep.out); other != nil && constant(other) == nil &&
+			sameShape(other, ep.out) && other.DType == ep.out.DType && sameType(next.Out(0), ep.out) {
+			ep.take(next)
+			ep.residual = other
+		}
+	}
+	ep.matchActivation(g)
+	if conv {
+		if next := onlyUse(g, ep.out); (isOp(next, "MaxPool") || isOp(next, "AveragePool")) && poolFusable(g, next) {
+			ep.take(next)
+			ep.pool = next
+		}
+	}
+	if len(ep.nodes) == 1 {
+		return nil
+	}
+	return ep
+}
+
+// take absorbs n, whose first output becomes the running value.
+func (ep *epilogue) take(n *ir.Node) {
+	ep.nodes = append(ep.nodes, n)
+	ep.out = n.Out(0)
+}
+
+// fusedActivations are the unary ops an epilogue applies, with the
+// attributes each carries over (renamed activation_<name>).
+var fusedActivations = map[string][]string{
+	"Relu": nil, "Sigmoid": nil, "Tanh": nil, "HardSwish": nil, "Gelu": nil,
+	"LeakyRelu": {"alpha"}, "Elu": {"alpha"}, "HardSigmoid": {"alpha", "beta"},
+}
+
+// matchActivation absorbs one activation: a unary op from
+// fusedActivations, Clip with constant bounds, or the SiLU pattern
+// y*Sigmoid(y).
+func (ep *epilogue) matchActivation(g *ir.Graph) {
+	y := ep.out
+	if ep.matchSilu(g) {
+		return
+	}
+	next := onlyUse(g, y)
+	if next == nil || next.In(0) != y || !sameType(next.Out(0), y) {
+		return
+	}
+	if next.Domain == Domain && next.OpType == "Gelu" {
+		ep.take(next)
+		ep.act = "Gelu"
+		return
+	}
+	if next.Domain != "" {
+		return
+	}
+	if next.OpType == "Gelu" && next.AttrString("approximate", "none") != "none" {
+		return // the tanh form is another function; not an epilogue we model
+	}
+	if keep, ok := fusedActivations[next.OpType]; ok {
+		for _, o := range next.Outputs[1:] {
+			if o != nil {
+				return
+			}
+		}
+		ep.take(next)
+		ep.act = next.OpType
+		for _, k := range keep {
+			if a := next.Attr(k); a != nil {
+				c := *a
+				c.Name = "activation_" + k
+				ep.actAttrs = append(ep.actAttrs, &c)
+			}
+		}
+		return
+	}
+	if next.OpType == "Clip" {
+		lo, hi, ok := clipBounds(next)
+		if !ok {
+			return
+		}
+		ep.take(next)
+		ep.act = "Clip"
+		ep.actAttrs = append(ep.actAttrs,
+			&ir.Attribute{Name: "activation_min", Type: ir.AttrFloat, F: lo},
+			&ir.Attribute{Name: "activation_max", Type: ir.AttrFloat, F: hi})
+	}
+}
+
+// matchSilu absorbs Mul(y, Sigmoid(y)) (either operand order): y's only
+// two readers are that Sigmoid and that Mul.
+func (ep *epilogue) matchSilu(g *ir.Graph) bool {
+	y := ep.out
+	if len(y.Consumers) != 2 || g.IsGraphOutput(y) {
+		return false
+	}
+	var sig, mul *ir.Node
+	for _, c := range y.Consumers {
+		switch {
+		case isOp(c, "Sigmoid"):
+			sig = c
+		case isOp(c, "Mul"):
+			mul = c
+		}
+	}
+	if sig == nil || mul == nil || onlyUse(g, sig.Out(0)) != mul || !sameType(mul.Out(0), y) {
+		return false
+	}
+	a, b := mul.In(0), mul.In(1)
+	if !(a == y && b == sig.Out(0)) && !(b == y && a == sig.Out(0)) {
+		return false
+	}
+	ep.nodes = append(ep.nodes, sig)
+	ep.take(mul)
+	ep.act = "Silu"
+	return true
+}
+
+// clipBounds reads Clip's bounds: attributes before opset 11, constant
+// inputs after (absent = unbounded). ok is false when a bound is not a
+// known constant.
+func clipBounds(n *ir.Node) (lo, hi float64, ok bool) {
+	lo, hi = n.AttrFloat("min", -3.4028234663852886e38), n.AttrFloat("max", 3.4028234663852886e38)
+	for i, p := range []*float64{&lo, &hi} {
+		v := n.In(i + 1)
+		if v == nil {
+			continue
+		}
+		f := floatsOf(v)
+		if len(f) != 1 {
+			return 0, 0, false
+		}
+		*p = f[0]
+	}
+	return lo, hi, true
+}
+
+// poolFusable: a MaxPool/AveragePool whose indices output is unused.
+func poolFusable(g *ir.Graph, p *ir.Node) bool {
+	if p.AttrString("auto_pad", "NOTSET") != "NOTSET" && p.AttrString("auto_pad", "NOTSET") != "VALID" {
+		return false // SAME padding depends on the runtime shape; keep it simple
+	}
+	if _, ok := p.AttrInts("kernel_shape"); !ok {
+		return false
+	}
+	for _, o := range p.Outputs[1:] {
+		if o != nil && (len(o.Consumers) > 0 || g.IsGraphOutput(o)) {
+			return false
+		}
+	}
+	return true
+}
+
+// otherInput returns the operand of binary n that is not y (nil when n
+// reads y twice or is not binary).
+func otherInput(n *ir.Node, y *ir.Value) *ir.Value {
+	if len(n.Inputs) != 2 {
+		return nil
+	}
+	switch {
+	case n.Inputs[0] == y && n.Inputs[1] != y:
+		return n.Inputs[1]
+	case n.Inputs[1] == y && n.Inputs[0] != y:
+		return n.Inputs[0]
+	}
+	return nil
+}
+
+// perChannel reports whether constant b broadcasts against y along y's
+// output-channel axis only: axis 1 for a conv (NC...), the last axis for
+// a GEMM. Any other broadcast is not a bias.
+func perChannel(b, y *ir.Value, conv bool) bool {
+	t := constant(b)
+	if t == nil || !y.Shape.Ranked || b.DType != y.DType {
+		return false
+	}
+	r := y.Shape.Rank()
+	if len(t.Dims) > r || len(t.Dims) == 0 {
+		return false
+	}
+	ch := r - 1
+	if conv {
+		ch = 1
+	}
+	off := r - len(t.Dims)
+	found := false
+	for i, d := range t.Dims {
+		axis := off + i
+		switch {
+		case d == 1:
+		case axis == ch && y.Shape.Dims[axis].Is(d):
+			found = true
+		default:
+			return false
+		}
+	}
+	return found || y.Shape.Dims[ch].Is(1)
+}
+
+// sameShape reports whether a and b have the same ranked shape (symbolic
+// dims equal as symbols).
+func sameShape(a, b *ir.Value) bool {
+	return a.Shape.Ranked && b.Shape.Ranked && a.Shape.Equal(b.Shape)
+}
+
+// sameType: the step keeps the running value's dtype and shape, so the
+// fused kernel writes what the last absorbed node wrote.
+func sameType(o, y *ir.Value) bool {
+	return o != nil && o.DType == y.DType && sameShape(o, y)
+}
+
+// fusion turns the match into the rewrite.
+func (ep *epilogue) fusion(op string) Fusion {
+	a := ep.anchor
+	ins := []*ir.Value{a.In(0), a.In(1), a.In(2)}
+	if ep.bias != nil {
+		ins[2] = ep.bias
+	}
+	var attrs []*ir.Attribute
+	if op == "FusedGemm" {
+		attrs = append(attrs, &ir.Attribute{Name: "anchor", Type: ir.AttrString, S: a.OpType})
+	}
+	for _, at := range a.Attrs {
+		c := *at
+		if ep.bias != nil && c.Name == "beta" {
+			// An absorbed Add is unscaled; a Gemm without C had no use for beta.
+			c = ir.Attribute{Name: "beta", Type: ir.AttrFloat, F: 1}
+		}
+		attrs = append(attrs, &c)
+	}
+	if ep.residual != nil {
+		ins = append(ins, ep.residual)
+		attrs = append(attrs, &ir.Attribute{Name: "residual", Type: ir.AttrInt, I: 1})
+	}
+	if ep.act != "" {
+		attrs = append(attrs, &ir.Attribute{Name: "activation", Type: ir.AttrString, S: ep.act})
+		attrs = append(attrs, ep.actAttrs...)
+	}
+	if p := ep.pool; p != nil {
+		attrs = append(attrs, &ir.Attribute{Name: "pool", Type: ir.AttrString, S: p.OpType})
+		for _, at := range p.Attrs {
+			c := *at
+			c.Name = "pool_" + at.Name
+			attrs = append(attrs, &c)
+		}
+	}
+	// Trailing absent inputs are dropped, as ONNX writers do.
+	for len(ins) > 2 && ins[len(ins)-1] == nil {
+		ins = ins[:len(ins)-1]
+	}
+	return Fusion{Nodes: ep.nodes, OpType: op, Inputs: ins, Outputs: []*ir.Value{ep.out}, Attrs: attrs}
+}

@@ -1,0 +1,153 @@
+// Package passes rewrites an inferred ir.Graph into the graph a GPU
+// inference engine would run: dead and no-op nodes removed, batch norms
+// folded, convolutions, GEMMs and elementwise chains fused, attention
+// fused, 3x3 convolutions substituted by Winograd. Passes never compute
+// costs; fused nodes record the nodes they replaced (Node.FusedFrom) so the
+// cost model and reports can show what was merged.
+package passes
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// Domain is the ONNX domain of every op the passes create.
+const Domain = "onnxcost"
+
+// Pass is one named rewrite. Run reports whether it changed the graph.
+type Pass struct {
+	Name string
+	Doc  string
+	Run  func(g *ir.Graph) (changed bool, err error)
+	// After lists passes that must run before this one when both are
+	// enabled; a test checks the table honours it.
+	After []string
+}
+
+// Table is the ordered pass list; Run applies it in this order. Filled by
+// table.go so that every pass is addressable by name.
+var Table []Pass
+
+// Options select passes and debugging aids.
+type Options struct {
+	// Only, when non-empty, runs just these passes (in table order).
+	Only []string
+	// Disable skips these passes.
+	Disable []string
+	// Check runs ir.Verify after every pass that changed the graph.
+	Check bool
+	// DumpAfter prints ir.Dump to DumpTo after the named pass.
+	DumpAfter string
+	DumpTo    io.Writer
+	// MaxIterations bounds the fixpoint loop (default 8).
+	MaxIterations int
+}
+
+// Lookup returns the pass with the given name.
+func Lookup(name string) (*Pass, bool) {
+	for i := range Table {
+		if Table[i].Name == name {
+			return &Table[i], true
+		}
+	}
+	return nil, false
+}
+
+// Names lists the pass names in table order.
+func Names() []string {
+	out := make([]string, len(Table))
+	for i, p := range Table {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// Selected returns the passes opt enables, in table order, or an error
+// naming an unknown pass.
+func Selected(opt Options) ([]Pass, error) {
+	for _, n := range append(append([]string{}, opt.Only...), opt.Disable...) {
+		if _, ok := Lookup(n); !ok {
+			return nil, fmt.Errorf("unknown pass %q (passes: %s)", n, strings.Join(Names(), ", "))
+		}
+	}
+	if opt.DumpAfter != "" {
+		if _, ok := Lookup(opt.DumpAfter); !ok {
+			return nil, fmt.Errorf("--dump-after: unknown pass %q (passes: %s)", opt.DumpAfter, strings.Join(Names(), ", "))
+		}
+	}
+	in := func(list []string, n string) bool {
+		for _, x := range list {
+			if x == n {
+				return true
+			}
+		}
+		return false
+	}
+	var out []Pass
+	for _, p := range Table {
+		if len(opt.Only) > 0 && !in(opt.Only, p.Name) {
+			continue
+		}
+		if in(opt.Disable, p.Name) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// Stats says what a Run did.
+type Stats struct {
+	Iterations int
+	// Changed counts, per pass name, the iterations in which it changed
+	// the graph.
+	Changed map[string]int
+	// Converged is false when the iteration limit stopped the loop while
+	// passes were still changing the graph.
+	Converged bool
+}
+
+// Run applies the selected passes in order, repeating the whole sequence
+// until no pass changes the graph (a fixpoint) or the iteration limit is
+// reached, which is reported rather than silently accepted.
+func Run(g *ir.Graph, opt Options) (*Stats, error) {
+	sel, err := Selected(opt)
+	if err != nil {
+		return nil, err
+	}
+	limit := opt.MaxIterations
+	if limit <= 0 {
+		limit = 8
+	}
+	st := &Stats{Changed: map[string]int{}}
+	for st.Iterations < limit {
+		st.Iterations++
+		any := false
+		for _, p := range sel {
+			changed, err := p.Run(g)
+			if err != nil {
+				return st, fmt.Errorf("pass %s: %w", p.Name, err)
+			}
+			if changed {
+				any = true
+				st.Changed[p.Name]++
+				if opt.Check {
+					if err := ir.Verify(g); err != nil {
+						return st, fmt.Errorf("pass %s broke the graph: %w", p.Name, err)
+					}
+				}
+			}
+			if opt.DumpAfter == p.Name && opt.DumpTo != nil && st.Iterations == 1 {
+				fmt.Fprintf(opt.DumpTo, "# after %s\n%s", p.Name, ir.Dump(g))
+			}
+		}
+		if !any {
+			st.Converged = true
+			return st, nil
+		}
+	}
+	return st, fmt.Errorf("passes did not converge after %d iterations (last changes: %v)", limit, st.Changed)
+}

@@ -1,0 +1,565 @@
+package passes
+
+// A test-only reference evaluator: it runs a small graph in float64 on
+// concrete inputs, so that a rewrite can be checked to preserve meaning
+// (same outputs before and after the pass). It covers the ops the part-1
+// passes rewrite and the fused ops they produce; the GEMMs and the
+// Winograd transforms use gonum's dense matrices.
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/ir"
+	"gonum.org/v1/gonum/mat"
+)
+
+// tensor is a dense float64 array in row-major order.
+type tensor struct {
+	dims []int
+	data []float64
+}
+
+func newTensor(dims ...int) *tensor {
+	n := 1
+	for _, d := range dims {
+		n *= d
+	}
+	return &tensor{dims: append([]int(nil), dims...), data: make([]float64, n)}
+}
+
+func (t *tensor) at4(n, c, h, w int) float64 {
+	d := t.dims
+	return t.data[((n*d[1]+c)*d[2]+h)*d[3]+w]
+}
+
+// evaluate runs g on inputs (by graph-input name) and returns the graph
+// outputs in order.
+func evaluate(g *ir.Graph, inputs map[string]*tensor) ([]*tensor, error) {
+	env := map[*ir.Value]*tensor{}
+	for _, v := range g.Inputs {
+		t, ok := inputs[v.Name]
+		if !ok {
+			return nil, fmt.Errorf("no value for input %q", v.Name)
+		}
+		env[v] = t
+	}
+	for _, v := range g.Initializers {
+		c := v.Const
+		if c == nil || !c.HasData {
+			return nil, fmt.Errorf("initializer %q has no contents", v.Name)
+		}
+		t := &tensor{data: append([]float64(nil), c.Floats...)}
+		for _, d := range c.Dims {
+			t.dims = append(t.dims, int(d))
+		}
+		env[v] = t
+	}
+	for _, n := range g.Nodes {
+		ins := make([]*tensor, len(n.Inputs))
+		for i, v := range n.Inputs {
+			if v != nil {
+				ins[i] = env[v]
+				if ins[i] == nil {
+					return nil, fmt.Errorf("node %s: input %q not computed", n.Name, v.Name)
+				}
+			}
+		}
+		out, err := evalNode(n, ins)
+		if err != nil {
+			return nil, fmt.Errorf("node %s (%s): %v", n.Name, n.OpType, err)
+		}
+		env[n.Out(0)] = out
+	}
+	var outs []*tensor
+	for _, v := range g.Outputs {
+		outs = append(outs, env[v])
+	}
+	return outs, nil
+}
+
+func in(ins []*tensor, i int) *tensor {
+	if i < len(ins) {
+		return ins[i]
+	}
+	return nil
+}
+
+func evalNode(n *ir.Node, ins []*tensor) (*tensor, error) {
+	switch n.OpType {
+	case "Conv":
+		y := conv2d(n, ins[0], ins[1])
+		return addBias(y, in(ins, 2)), nil
+	case "BatchNormalization":
+		return batchNorm(ins, n.AttrFloat("epsilon", 1e-5)), nil
+	case "Add":
+		return broadcast(ins[0], ins[1], func(a, b float64) float64 { return a + b }), nil
+	case "Mul":
+		return broadcast(ins[0], ins[1], func(a, b float64) float64 { return a * b }), nil
+	case "MaxPool", "AveragePool":
+		return pool2d(n.OpType, attrsOf(n, ""), ins[0]), nil
+	case "Gemm":
+		return gemm(n, ins[0], ins[1], in(ins, 2)), nil
+	case "MatMul":
+		return matmul(ins[0], ins[1]), nil
+	case "Clip":
+		lo, hi, _ := clipBounds(n)
+		return unary(ins[0], func(x float64) float64 { return math.Min(math.Max(x, lo), hi) }), nil
+	case "FusedConv", "WinogradConv":
+		var y *tensor
+		if n.OpType == "WinogradConv" {
+			y = winogradConv(n, ins[0], ins[1])
+		} else {
+			y = conv2d(n, ins[0], ins[1])
+		}
+		y = addBias(y, in(ins, 2))
+		if r := in(ins, 3); r != nil {
+			y = broadcast(y, r, func(a, b float64) float64 { return a + b })
+		}
+		y = unary(y, activation(n, n.AttrString("activation", "")))
+		if p := n.AttrString("pool", ""); p != "" {
+			y = pool2d(p, attrsOf(n, "pool_"), y)
+		}
+		return y, nil
+	case "FusedGemm":
+		var y *tensor
+		if n.AttrString("anchor", "") == "Gemm" {
+			y = gemm(n, ins[0], ins[1], in(ins, 2))
+		} else {
+			y = matmul(ins[0], ins[1])
+			if b := in(ins, 2); b != nil {
+				y = broadcast(y, b, func(a, b float64) float64 { return a + b })
+			}
+		}
+		if r := in(ins, 3); r != nil {
+			y = broadcast(y, r, func(a, b float64) float64 { return a + b })
+		}
+		return unary(y, activation(n, n.AttrString("activation", ""))), nil
+	}
+	if f := activationOf(n, n.OpType, ""); f != nil {
+		return unary(ins[0], f), nil
+	}
+	return nil, fmt.Errorf("op not in the reference evaluator")
+}
+
+// activation returns a fused node's activation function (identity when none).
+func activation(n *ir.Node, name string) func(float64) float64 {
+	if name == "" {
+		return func(x float64) float64 { return x }
+	}
+	if name == "Clip" {
+		lo, hi := n.AttrFloat("activation_min", math.Inf(-1)), n.AttrFloat("activation_max", math.Inf(1))
+		return func(x float64) float64 { return math.Min(math.Max(x, lo), hi) }
+	}
+	return activationOf(n, name, "activation_")
+}
+
+// activationOf is the unary op name with its attributes read under prefix.
+func activationOf(n *ir.Node, name, prefix string) func(float64) float64 {
+	sig := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+	switch name {
+	case "Relu":
+		return func(x float64) float64 { return math.Max(x, 0) }
+	case "Sigmoid":
+		return sig
+	case "Tanh":
+		return math.Tanh
+	case "Silu":
+		return func(x float64) float64 { return x * sig(x) }
+	case "LeakyRelu":
+		a := n.AttrFloat(prefix+"alpha", 0.01)
+		return func(x float64) float64 {
+			if x < 0 {
+				return a * x
+			}
+			return x
+		}
+	case "HardSwish":
+		return func(x float64) float64 { return x * math.Max(0, math.Min(1, x/6+0.5)) }
+	case "Identity", "Dropout":
+		return func(x float64) float64 { return x }
+	}
+	return nil
+}
+
+func unary(t *tensor, f func(float64) float64) *tensor {
+	out := newTensor(t.dims...)
+	for i, x := range t.data {
+		out.data[i] = f(x)
+	}
+	return out
+}
+
+// broadcast applies f with numpy broadcasting.
+func broadcast(a, b *tensor, f func(a, b float64) float64) *tensor {
+	r := max(len(a.dims), len(b.dims))
+	pad := func(d []int) []int {
+		out := make([]int, r)
+		for i := range out {
+			out[i] = 1
+		}
+		copy(out[r-len(d):], d)
+		return out
+	}
+	ad, bd := pad(a.dims), pad(b.dims)
+	od := make([]int, r)
+	for i := range od {
+		od[i] = max(ad[i], bd[i])
+	}
+	out := newTensor(od...)
+	idx := make([]int, r)
+	for k := range out.data {
+		rem := k
+		for i := r - 1; i >= 0; i-- {
+			idx[i] = rem % od[i]
+			rem /= od[i]
+		}
+		ai, bi := 0, 0
+		for i := 0; i < r; i++ {
+			ai = ai*ad[i] + min(idx[i], ad[i]-1)
+			bi = bi*bd[i] + min(idx[i], bd[i]-1)
+		}
+		out.data[k] = f(a.data[ai], b.data[bi])
+	}
+	return out
+}
+
+// addBias adds a per-channel bias ([K], or already [K,1,1]) to NCHW y.
+func addBias(y, b *tensor) *tensor {
+	if b == nil {
+		return y
+	}
+	if len(b.dims) == 1 {
+		b = &tensor{dims: []int{b.dims[0], 1, 1}, data: b.data}
+	}
+	return broadcast(y, b, func(a, b float64) float64 { return a + b })
+}
+
+// convAttrs are a convolution's (or pool's) geometry.
+type convAttrs struct {
+	kernel, pads, strides, dilations []int
+	group                            int
+	ceil, countPad                   bool
+}
+
+func attrsOf(n *ir.Node, prefix string) convAttrs {
+	get := func(name string, def []int) []int {
+		v, ok := n.AttrInts(prefix + name)
+		if !ok {
+			return def
+		}
+		out := make([]int, len(v))
+		for i, x := range v {
+			out[i] = int(x)
+		}
+		return out
+	}
+	return convAttrs{
+		kernel:    get("kernel_shape", nil),
+		pads:      get("pads", []int{0, 0, 0, 0}),
+		strides:   get("strides", []int{1, 1}),
+		dilations: get("dilations", []int{1, 1}),
+		group:     int(n.AttrInt(prefix+"group", 1)),
+		ceil:      n.AttrInt(prefix+"ceil_mode", 0) != 0,
+		countPad:  n.AttrInt(prefix+"count_include_pad", 0) != 0,
+	}
+}
+
+// conv2d is direct convolution (cross-correlation), NCHW, no bias.
+func conv2d(n *ir.Node, x, w *tensor) *tensor {
+	a := attrsOf(n, "")
+	N, C, H, W := x.dims[0], x.dims[1], x.dims[2], x.dims[3]
+	K, Cg, R, S := w.dims[0], w.dims[1], w.dims[2], w.dims[3]
+	P := (H+a.pads[0]+a.pads[2]-a.dilations[0]*(R-1)-1)/a.strides[0] + 1
+	Q := (W+a.pads[1]+a.pads[3]-a.dilations[1]*(S-1)-1)/a.strides[1] + 1
+	kPerG := K / a.group
+	y := newTensor(N, K, P, Q)
+	_ = C
+	for b := 0; b < N; b++ {
+		for k := 0; k < K; k++ {
+			g := k / kPerG
+			for p := 0; p < P; p++ {
+				for q := 0; q < Q; q++ {
+					s := 0.0
+					for c := 0; c < Cg; c++ {
+						for r := 0; r < R; r++ {
+							h := p*a.strides[0] - a.pads[0] + r*a.dilations[0]
+							if h < 0 || h >= H {
+								continue
+							}
+							for t := 0; t < S; t++ {
+								ww := q*a.strides[1] - a.pads[1] + t*a.dilations[1]
+								if ww < 0 || ww >= W {
+									continue
+								}
+								s += x.at4(b, g*Cg+c, h, ww) * w.at4(k, c, r, t)
+							}
+						}
+					}
+					y.data[((b*K+k)*P+p)*Q+q] = s
+				}
+			}
+		}
+	}
+	return y
+}
+
+// winogradConv evaluates a 3×3 stride-1 convolution by the F(m×m,3×3)
+// algorithm with the cost package's transform matrices: per tile,
+// Y = Aᵀ[Σ_c (G g Gᵀ) ⊙ (Bᵀ d B)]A.
+func winogradConv(n *ir.Node, x, w *tensor) *tensor {
+	m := int(n.AttrInt("winograd_tile", 0))
+	at, gm, bt, ok := cost.WinogradTransforms(int64(m))
+	if !ok {
+		panic("bad tile")
+	}
+	dense := func(rows [][]float64) *mat.Dense {
+		d := mat.NewDense(len(rows), len(rows[0]), nil)
+		for i, r := range rows {
+			d.SetRow(i, r)
+		}
+		return d
+	}
+	AT, G, BT := dense(at), dense(gm), dense(bt)
+	a := attrsOf(n, "")
+	N, C, H, W := x.dims[0], x.dims[1], x.dims[2], x.dims[3]
+	K := w.dims[0]
+	P, Q := H+a.pads[0]+a.pads[2]-2, W+a.pads[1]+a.pads[3]-2
+	alpha := m + 2
+	// Offline filter transform U[k][c] = G g Gᵀ.
+	U := make([][]*mat.Dense, K)
+	for k := range U {
+		U[k] = make([]*mat.Dense, C)
+		for c := range U[k] {
+			g := mat.NewDense(3, 3, nil)
+			for r := 0; r < 3; r++ {
+				for s := 0; s < 3; s++ {
+					g.Set(r, s, w.at4(k, c, r, s))
+				}
+			}
+			var t, u mat.Dense
+			t.Mul(G, g)
+			u.Mul(&t, G.T())
+			U[k][c] = &u
+		}
+	}
+	y := newTensor(N, K, P, Q)
+	for b := 0; b < N; b++ {
+		for ty := 0; ty*m < P; ty++ {
+			for tx := 0; tx*m < Q; tx++ {
+				// Input transform V[c] = Bᵀ d B of the α×α patch.
+				V := make([]*mat.Dense, C)
+				for c := 0; c < C; c++ {
+					d := mat.NewDense(alpha, alpha, nil)
+					for i := 0; i < alpha; i++ {
+						for j := 0; j < alpha; j++ {
+							h, ww := ty*m+i-a.pads[0], tx*m+j-a.pads[1]
+							if h >= 0 && h < H && ww >= 0 && ww < W {
+								d.Set(i, j, x.at4(b, c, h, ww))
+							}
+						}
+					}
+					var t, v mat.Dense
+					t.Mul(BT, d)
+					v.Mul(&t, BT.T())
+					V[c] = &v
+				}
+				for k := 0; k < K; k++ {
+					M := mat.NewDense(alpha, alpha, nil)
+					for c := 0; c < C; c++ {
+						var e mat.Dense
+						e.MulElem(U[k][c], V[c])
+						M.Add(M, &e)
+					}
+					var t, o mat.Dense
+					t.Mul(AT, M)
+					o.Mul(&t, AT.T())
+					for i := 0; i < m && ty*m+i < P; i++ {
+						for j := 0; j < m && tx*m+j < Q; j++ {
+							y.data[((b*K+k)*P+ty*m+i)*Q+tx*m+j] = o.At(i, j)
+						}
+					}
+				}
+			}
+		}
+	}
+	return y
+}
+
+func batchNorm(ins []*tensor, eps float64) *tensor {
+	x, sc, bi, mean, vr := ins[0], ins[1], ins[2], ins[3], ins[4]
+	out := newTensor(x.dims...)
+	C := x.dims[1]
+	inner := len(x.data) / (x.dims[0] * C)
+	for i, v := range x.data {
+		c := (i / inner) % C
+		out.data[i] = (v-mean.data[c])/math.Sqrt(vr.data[c]+eps)*sc.data[c] + bi.data[c]
+	}
+	return out
+}
+
+func pool2d(op string, a convAttrs, x *tensor) *tensor {
+	N, C, H, W := x.dims[0], x.dims[1], x.dims[2], x.dims[3]
+	R, S := a.kernel[0], a.kernel[1]
+	out := func(in, k, pb, pe, s int) int {
+		num := in + pb + pe - k
+		if a.ceil {
+			return (num+s-1)/s + 1
+		}
+		return num/s + 1
+	}
+	P, Q := out(H, R, a.pads[0], a.pads[2], a.strides[0]), out(W, S, a.pads[1], a.pads[3], a.strides[1])
+	y := newTensor(N, C, P, Q)
+	for b := 0; b < N; b++ {
+		for c := 0; c < C; c++ {
+			for p := 0; p < P; p++ {
+				for q := 0; q < Q; q++ {
+					best, sum, cnt := math.Inf(-1), 0.0, 0
+					for r := 0; r < R; r++ {
+						for s := 0; s < S; s++ {
+							h, w := p*a.strides[0]-a.pads[0]+r, q*a.strides[1]-a.pads[1]+s
+							if h < 0 || h >= H || w < 0 || w >= W {
+								if a.countPad {
+									cnt++
+								}
+								continue
+							}
+							v := x.at4(b, c, h, w)
+							best, sum, cnt = math.Max(best, v), sum+v, cnt+1
+						}
+					}
+					if op == "MaxPool" {
+						y.data[((b*C+c)*P+p)*Q+q] = best
+					} else {
+						y.data[((b*C+c)*P+p)*Q+q] = sum / float64(cnt)
+					}
+				}
+			}
+		}
+	}
+	return y
+}
+
+func toDense(t *tensor) *mat.Dense {
+	return mat.NewDense(t.dims[0], t.dims[1], append([]float64(nil), t.data...))
+}
+
+func fromDense(d *mat.Dense) *tensor {
+	r, c := d.Dims()
+	out := newTensor(r, c)
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			out.data[i*c+j] = d.At(i, j)
+		}
+	}
+	return out
+}
+
+func gemm(n *ir.Node, a, b, c *tensor) *tensor {
+	A, B := mat.Matrix(toDense(a)), mat.Matrix(toDense(b))
+	if n.AttrInt("transA", 0) != 0 {
+		A = A.T()
+	}
+	if n.AttrInt("transB", 0) != 0 {
+		B = B.T()
+	}
+	var y mat.Dense
+	y.Mul(A, B)
+	y.Scale(n.AttrFloat("alpha", 1), &y)
+	out := fromDense(&y)
+	if c != nil {
+		beta := n.AttrFloat("beta", 1)
+		out = broadcast(out, c, func(a, b float64) float64 { return a + beta*b })
+	}
+	return out
+}
+
+func matmul(a, b *tensor) *tensor {
+	var y mat.Dense
+	y.Mul(toDense(a), toDense(b))
+	return fromDense(&y)
+}
+
+// randomInputs draws every graph input from [-1, 1).
+func randomInputs(g *ir.Graph, seed int64) map[string]*tensor {
+	rng := rand.New(rand.NewSource(seed))
+	out := map[string]*tensor{}
+	for _, v := range g.Inputs {
+		dims, _ := v.Shape.Ints()
+		t := &tensor{}
+		for _, d := range dims {
+			t.dims = append(t.dims, int(d))
+		}
+		t.data = make([]float64, newTensor(t.dims...).len())
+		for i := range t.data {
+			t.data[i] = 2*rng.Float64() - 1
+		}
+		out[v.Name] = t
+	}
+	return out
+}
+
+func (t *tensor) len() int { return len(t.data) }
+
+// relErr is max|a-b| / max|a|, the error relative to the output's scale.
+func relErr(a, b *tensor) float64 {
+	if len(a.data) != len(b.data) {
+		return math.Inf(1)
+	}
+	num, den := 0.0, 0.0
+	for i := range a.data {
+		num = math.Max(num, math.Abs(a.data[i]-b.data[i]))
+		den = math.Max(den, math.Abs(a.data[i]))
+	}
+	if den == 0 {
+		return num
+	}
+	return num / den
+}
+
+// checkPreserves evaluates g, runs the passes, evaluates again on the same
+// inputs and requires every output to agree within 1e-4 (float64).
+func checkPreserves(t *testing.T, g *ir.Graph, passNames ...string) {
+	t.Helper()
+	inputs := randomInputs(g, 7)
+	before, err := evaluate(g, inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runPasses(t, g, passNames...)
+	after, err := evaluate(g, inputs)
+	if err != nil {
+		t.Fatalf("after %s: %v\n%s", strings.Join(passNames, ","), err, ir.Dump(g))
+	}
+	for i := range before {
+		if e := relErr(before[i], after[i]); !(e < 1e-4) {
+			t.Errorf("output %d: relative error %g after %v, want < 1e-4", i, e, passNames)
+		}
+	}
+}
+
+// TestRefEvalConv sanity-checks the evaluator itself on a convolution
+// worked by hand: a 3×3 all-ones filter over a 3×3 all-ones image with
+// pad 1 gives the number of in-bounds taps at each output.
+func TestRefEvalConv(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 1, 1, 3, 3)
+	w := b.constant("w", []int64{1, 1, 3, 3}, []float64{1, 1, 1, 1, 1, 1, 1, 1, 1})
+	b.output(b.op("Conv", []*ir.Attribute{ints("pads", 1, 1, 1, 1)}, x, w))
+	g := b.infer()
+	one := &tensor{dims: []int{1, 1, 3, 3}, data: []float64{1, 1, 1, 1, 1, 1, 1, 1, 1}}
+	out, err := evaluate(g, map[string]*tensor{"x": one})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{4, 6, 4, 6, 9, 6, 4, 6, 4} // corner 2x2, edge 2x3, centre 3x3 taps
+	for i, v := range want {
+		if out[0].data[i] != v {
+			t.Fatalf("conv output %v, want %v", out[0].data, want)
+		}
+	}
+}

@@ -1,0 +1,127 @@
+package passes
+
+import (
+	"fmt"
+
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// Shared guards: every fusion checks these through the same code, so a
+// rule cannot forget one.
+
+// soleConsumer reports whether v is read by exactly one node, n, and is
+// not a graph output: only then may a fusion swallow v.
+func soleConsumer(g *ir.Graph, v *ir.Value, n *ir.Node) bool {
+	return v != nil && len(v.Consumers) == 1 && v.Consumers[0] == n && !g.IsGraphOutput(v)
+}
+
+// onlyUse returns the single consumer of v when v is an intermediate with
+// exactly one reader, else nil.
+func onlyUse(g *ir.Graph, v *ir.Value) *ir.Node {
+	if v == nil || len(v.Consumers) != 1 || g.IsGraphOutput(v) {
+		return nil
+	}
+	return v.Consumers[0]
+}
+
+// isOp reports whether n is the default-domain op op.
+func isOp(n *ir.Node, op string) bool {
+	return n != nil && n.Domain == "" && n.OpType == op
+}
+
+// floatTensor reports whether v is a floating-point tensor with a known
+// rank: fusion rules are defined for float math only.
+func floatTensor(v *ir.Value) bool {
+	return v != nil && v.Kind == ir.TensorValue && v.DType.IsFloat() && v.Shape.Ranked
+}
+
+// constant returns v's known contents, or nil.
+func constant(v *ir.Value) *ir.Tensor {
+	if v == nil || v.Const == nil {
+		return nil
+	}
+	return v.Const
+}
+
+// Fusion describes one rewrite: the nodes it replaces (in topological
+// order), the new node's op, inputs, outputs and attributes.
+type Fusion struct {
+	Nodes   []*ir.Node
+	OpType  string
+	Inputs  []*ir.Value
+	Outputs []*ir.Value
+	Attrs   []*ir.Attribute
+}
+
+// Apply replaces f.Nodes with one node in the onnxcost domain placed where
+// the last replaced node was, so every input is still produced before it.
+// The new node's FusedFrom lists the replaced nodes' names, flattening
+// nodes that were themselves fused. Values only the group used are removed.
+func (f Fusion) Apply(g *ir.Graph) (*ir.Node, error) {
+	if len(f.Nodes) == 0 {
+		return nil, fmt.Errorf("fusion %s of no nodes", f.OpType)
+	}
+	last := f.Nodes[len(f.Nodes)-1]
+	n := &ir.Node{
+		Name:   last.Name,
+		OpType: f.OpType,
+		Domain: Domain,
+		Attrs:  f.Attrs,
+	}
+	group := map[*ir.Node]bool{}
+	for _, m := range f.Nodes {
+		group[m] = true
+		if len(m.FusedFrom) > 0 {
+			n.FusedFrom = append(n.FusedFrom, m.FusedFrom...)
+		} else {
+			n.FusedFrom = append(n.FusedFrom, m.Name)
+		}
+	}
+	// Values written inside the group that are not outputs of the fused
+	// node disappear with it.
+	keep := map[*ir.Value]bool{}
+	for _, o := range f.Outputs {
+		keep[o] = true
+	}
+	var dead []*ir.Value
+	for _, m := range f.Nodes {
+		for _, o := range m.Outputs {
+			if o != nil && !keep[o] {
+				for _, c := range o.Consumers {
+					if !group[c] {
+						return nil, fmt.Errorf("fusion %s: %q is read outside the group by %q", f.OpType, o.Name, c.Name)
+					}
+				}
+				if g.IsGraphOutput(o) {
+					return nil, fmt.Errorf("fusion %s: %q is a graph output", f.OpType, o.Name)
+				}
+				dead = append(dead, o)
+			}
+		}
+	}
+	for _, m := range f.Nodes[:len(f.Nodes)-1] {
+		g.RemoveNode(m)
+	}
+	// Detach the outputs from the last node, then swap it for the new one.
+	for _, o := range last.Outputs {
+		if o != nil {
+			o.Producer = nil
+		}
+	}
+	for _, o := range f.Outputs {
+		if o.Producer != nil && !group[o.Producer] {
+			return nil, fmt.Errorf("fusion %s: output %q is produced outside the group", f.OpType, o.Name)
+		}
+		o.Producer = nil
+	}
+	n.Inputs = f.Inputs
+	n.Outputs = f.Outputs
+	if err := g.InsertNodeBefore(n, last); err != nil {
+		return nil, err
+	}
+	g.RemoveNode(last)
+	for _, v := range dead {
+		g.RemoveValue(v)
+	}
+	return n, nil
+}

@@ -1,0 +1,30 @@
+package passes
+
+// The pass table, in run order. One line per pass; adding a pass is adding
+// its line here (and its file). After names the passes that must precede
+// it when both are enabled; TestTableOrder checks the table honours that.
+//
+// Order, and why:
+//   - cleanup first: removing Identity/Dropout and folding shape
+//     arithmetic exposes the producer→consumer chains the fusions match.
+//   - fold-bn before the epilogue fusions: a BatchNormalization between a
+//     Conv and its Relu would otherwise stop the Conv+Relu match.
+//   - pattern recognisers (LayerNorm/GELU/softmax decompositions and
+//     attention, passes part 2) go before fuse-conv/fuse-gemm, so that a
+//     GEMM epilogue can absorb a recognised Gelu and fuse-gemm never eats
+//     the MatMul that starts an attention block.
+//   - elementwise-chain fusion (part 2) after the epilogue fusions: what is
+//     left of the pointwise ops after the GEMM/conv epilogues took theirs.
+//   - winograd last: it rewrites the convolution kernels the epilogue
+//     fusion has already settled (a FusedConv keeps its epilogue).
+func init() {
+	Table = []Pass{
+		{Name: "cleanup", Doc: "remove Identity and inference Dropout, fold constant shape arithmetic into initializers, drop dead nodes", Run: cleanup},
+		{Name: "fold-bn", Doc: "fold an inference BatchNormalization into the Conv or Gemm before it", Run: foldBN, After: []string{"cleanup"}},
+		// passes part 2: decomposition recognisers (LayerNorm, GELU, softmax) and attention go here.
+		{Name: "fuse-conv", Doc: "Conv (+bias) (+residual Add) (+activation) (+MaxPool/AveragePool) -> one FusedConv kernel", Run: fuseConv, After: []string{"fold-bn"}},
+		{Name: "fuse-gemm", Doc: "Gemm/MatMul (+bias) (+residual Add) (+activation) -> one FusedGemm kernel", Run: fuseGemm, After: []string{"fold-bn"}},
+		// passes part 2: elementwise-chain fusion goes here.
+		{Name: "winograd", Doc: "3x3 stride-1 dilation-1 group-1 convolutions with enough channels -> WinogradConv F(2x2,3x3) or F(4x4,3x3)", Run: winograd, After: []string{"fuse-conv"}},
+	}
+}

@@ -1,0 +1,143 @@
+package passes
+
+import (
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// winograd substitutes Winograd convolution for direct convolution where
+// cuDNN's and TensorRT's algorithm search would pick it:
+//
+//	Conv(x,w,b){3x3, stride 1, dilation 1, group 1}      -> WinogradConv(x,w,b){winograd_tile=m}
+//	FusedConv(x,w,b,r){3x3, stride 1, dilation 1, group 1} -> WinogradConv(x,w,b,r){winograd_tile=m, epilogue kept}
+//
+// onnxcost::WinogradConv takes exactly FusedConv's inputs and attributes
+// (a plain Conv has no epilogue attributes) plus winograd_tile (int m: the
+// kernel is F(m×m, 3×3), tiles of (m+2)×(m+2) inputs). Its FusedFrom names
+// the convolution it replaced (and that node's own FusedFrom).
+//
+// Tile rule, per node (P×Q is the convolution's output, C and K its input
+// and output channels):
+//   - not at all unless C ≥ winogradMinChannels and K ≥ winogradMinChannels:
+//     with few channels the transforms, whose cost is per channel and per
+//     tile, are not amortised over the C·K products, and libraries pick
+//     implicit GEMM;
+//   - F(4×4,3×3) when P, Q ≥ winogradBigTileMinOut and C, K ≥
+//     winogradBigTileMinChannels: 36 products per 16 outputs (2.25 per
+//     output instead of 9), worth its larger transforms and its fp32
+//     rounding error only on large enough layers;
+//   - else F(2×2,3×3): 16 products per 4 outputs (4 per output);
+//   - and only if the tiling pays: (m+2)²·⌈P/m⌉·⌈Q/m⌉ ≤ winogradMaxProductRatio
+//     · 9·P·Q (partial tiles at the border waste products; a 2×2 output
+//     gains nothing).
+//
+// The filter transform is done once, offline, as TensorRT does at build
+// time; the cost rule counts the transformed filter's bytes instead of the
+// 3×3 weights.
+func winograd(g *ir.Graph) (bool, error) {
+	changed := false
+	for _, n := range append([]*ir.Node(nil), g.Nodes...) {
+		if n.Graph() != g {
+			continue
+		}
+		if !isOp(n, "Conv") && !(n.Domain == Domain && n.OpType == "FusedConv") {
+			continue
+		}
+		m := winogradTile(n)
+		if m == 0 {
+			continue
+		}
+		w := &ir.Node{Name: n.Name, OpType: "WinogradConv", Domain: Domain, Doc: n.Doc,
+			FusedFrom: nodeNames(n),
+			Inputs:    append([]*ir.Value(nil), n.Inputs...),
+			Outputs:   append([]*ir.Value(nil), n.Outputs...)}
+		for _, a := range n.Attrs {
+			c := *a
+			w.Attrs = append(w.Attrs, &c)
+		}
+		w.SetAttr(&ir.Attribute{Name: "winograd_tile", Type: ir.AttrInt, I: m})
+		if err := swapIn(g, []*ir.Node{n}, w); err != nil {
+			return changed, err
+		}
+		changed = true
+	}
+	return changed, nil
+}
+
+const (
+	winogradMinChannels        = 16
+	winogradBigTileMinOut      = 8
+	winogradBigTileMinChannels = 64
+	winogradMaxProductRatio    = 0.75
+)
+
+// winogradTile returns the output tile m (2 or 4) for a convolution node,
+// or 0 when Winograd does not apply or does not pay.
+func winogradTile(n *ir.Node) int64 {
+	x, w, y := n.In(0), n.In(1), n.Out(0)
+	if !floatTensor(x) || !floatTensor(y) || w == nil || constant(w) == nil {
+		return 0 // the filter transform is offline: the weights must be constant
+	}
+	wd, ok := w.Shape.Ints()
+	if !ok || len(wd) != 4 || wd[2] != 3 || wd[3] != 3 {
+		return 0
+	}
+	if n.AttrInt("group", 1) != 1 || !allOnes(n, "strides") || !allOnes(n, "dilations") {
+		return 0
+	}
+	xd := x.Shape.Dims
+	if len(xd) != 4 || !xd[1].IsKnown() || !xd[2].IsKnown() || !xd[3].IsKnown() {
+		return 0
+	}
+	c, k := xd[1].Value, wd[0]
+	if c != wd[1] || c < winogradMinChannels || k < winogradMinChannels {
+		return 0
+	}
+	p, q, ok := winogradConvOut(n, xd[2].Value, xd[3].Value)
+	if !ok || p <= 0 || q <= 0 {
+		return 0
+	}
+	m := int64(2)
+	if p >= winogradBigTileMinOut && q >= winogradBigTileMinOut && c >= winogradBigTileMinChannels && k >= winogradBigTileMinChannels {
+		m = 4
+	}
+	products := float64((m+2)*(m+2)) * float64(ceilDiv(p, m)*ceilDiv(q, m))
+	if products > winogradMaxProductRatio*9*float64(p*q) {
+		return 0
+	}
+	return m
+}
+
+// winogradConvOut is the output size of a 3×3, stride-1, dilation-1
+// convolution of an h×w input: h + pads − 2 (SAME keeps h, VALID pads 0).
+func winogradConvOut(n *ir.Node, h, w int64) (p, q int64, ok bool) {
+	switch n.AttrString("auto_pad", "NOTSET") {
+	case "SAME_UPPER", "SAME_LOWER":
+		return h, w, true
+	case "VALID":
+		return h - 2, w - 2, true
+	case "NOTSET", "":
+	default:
+		return 0, 0, false
+	}
+	pads, ok := n.AttrInts("pads")
+	if !ok {
+		pads = []int64{0, 0, 0, 0}
+	}
+	if len(pads) != 4 {
+		return 0, 0, false
+	}
+	return h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2, true
+}
+
+// allOnes: an INTS attribute that is absent (default 1) or all 1.
+func allOnes(n *ir.Node, name string) bool {
+	v, _ := n.AttrInts(name)
+	for _, x := range v {
+		if x != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }

@@ -1,0 +1,141 @@
+// Command calibrate fits the time model's parameters on DeepBench's
+// training split and prints the held-out error table (cost/CALIBRATION.md).
+//
+//	go run ./scripts/calibrate                 # table with the committed parameters
+//	go run ./scripts/calibrate -fit            # re-fit, print table and parameters
+//	go run ./scripts/calibrate -fit -write     # also rewrite cost/calibration_params.go
+//	go run ./scripts/calibrate -leave-out T4   # fit without T4, report T4
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/onnxcost/onnxcost/cost"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "calibrate:", err)
+		os.Exit(2)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", "cost/testdata/deepbench", "folder of DeepBench CSV exports")
+	doFit := fs.Bool("fit", false, "re-fit the parameters on the training split")
+	write := fs.Bool("write", false, "with -fit: rewrite cost/calibration_params.go")
+	leaveOut := fs.String("leave-out", "", "fit on all other GPUs and report this one in full")
+	evals := fs.Int("evals", 4000, "Nelder-Mead evaluation budget")
+	showDrops := fs.Bool("drops", false, "list dropped rows")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cases, files, skipped, err := cost.LoadDeepBench(os.DirFS(*dir), cost.CalibrationGPU)
+	if err != nil {
+		return err
+	}
+	for _, s := range skipped {
+		fmt.Fprintln(stderr, "skipped:", s)
+	}
+	drops := 0
+	for _, f := range files {
+		drops += len(f.Dropped)
+		if *showDrops {
+			for _, d := range f.Dropped {
+				fmt.Fprintf(stdout, "%s:%d: %s\n", d.File, d.Line, d.Reason)
+			}
+		}
+	}
+	fmt.Fprintf(stdout, "%d measured kernels from %d files (%d rows dropped)\n\n", len(cases), len(files), drops)
+
+	p := cost.DefaultParams()
+	if *leaveOut != "" {
+		train := filter(cases, func(c cost.BenchCase) bool { return c.GPUName != *leaveOut && !c.Holdout })
+		lp, loss, err := cost.Fit(train, p, *evals)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "fit without %s: training loss %.4f (mean |log ratio|)\n\n", *leaveOut, loss)
+		cost.WriteErrorTable(stdout, cost.ErrorTable(cases, lp, func(c cost.BenchCase) bool { return c.GPUName == *leaveOut }))
+		fmt.Fprintln(stdout)
+		cost.WriteParams(stdout, lp)
+		return nil
+	}
+	if *doFit {
+		train := filter(cases, cost.Training)
+		fp, loss, err := cost.Fit(train, p, *evals)
+		if err != nil {
+			return err
+		}
+		p = fp
+		fmt.Fprintf(stdout, "training loss %.4f (mean |log ratio|) on %d rows\n\n", loss, len(train))
+		if *write {
+			if err := writeParams("cost/calibration_params.go", p); err != nil {
+				return err
+			}
+		}
+	}
+	fmt.Fprintln(stdout, "Held-out rows:")
+	fmt.Fprintln(stdout)
+	cost.WriteErrorTable(stdout, cost.ErrorTable(cases, p, cost.Holdout))
+	fmt.Fprintln(stdout)
+	cost.WriteParams(stdout, p)
+	return nil
+}
+
+func filter(cs []cost.BenchCase, keep func(cost.BenchCase) bool) []cost.BenchCase {
+	var out []cost.BenchCase
+	for _, c := range cs {
+		if keep(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// writeParams rewrites the committed parameters, via a temporary file and
+// a rename so a failed write leaves the old file.
+func writeParams(path string, p cost.Params) error {
+	src := fmt.Sprintf(`package cost
+
+// calibratedParams are the time model's parameters fitted on the training
+// split of DeepBench (see CALIBRATION.md for the command, the data and the
+// held-out error). Regenerate with `+"`go run ./scripts/calibrate -fit -write`"+`.
+var calibratedParams = Params{
+	EffVector:       %.4g,
+	EffTensor:       %.4g,
+	EffConv:         %.4g,
+	EffWinograd:     %.4g,
+	KHalf:           %.4g,
+	SmallTile:       %.4g,
+	Occupancy:       %.4g,
+	Unaligned:       %.4g,
+	MemEff:          %.4g,
+	L2Factor:        %.4g,
+	RNNStepLaunches: %.4g,
+	FillLaunches:    %.4g,
+	LaunchS:         %.4g,
+}
+`, p.EffVector, p.EffTensor, p.EffConv, p.EffWinograd, p.KHalf, p.SmallTile, p.Occupancy, p.Unaligned,
+		p.MemEff, p.L2Factor, p.RNNStepLaunches, p.FillLaunches, p.LaunchS)
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".calibration_params-*.go")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.WriteString(src); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

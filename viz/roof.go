@@ -1,0 +1,125 @@
+package viz
+
+import (
+	"math"
+	"sort"
+
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/hwdb"
+)
+
+// Ceiling names the roof that bounds a node: its compute peak, the HBM or
+// L2 bandwidth diagonal, or the kernel-launch overhead.
+type Ceiling string
+
+const (
+	CeilCompute Ceiling = "compute"
+	CeilHBM     Ceiling = "HBM"
+	CeilL2      Ceiling = "L2"
+	CeilLaunch  Ceiling = "launch"
+	CeilNone    Ceiling = "" // no kernel (constants, views, folded shape ops)
+)
+
+// Ceilings are a GPU's roofs in FLOP/s and bytes/s (datasheet figures, as
+// rooflines are drawn; the time model's efficiencies put nodes below them).
+type Ceilings struct {
+	GPU   *hwdb.GPU
+	HBMBW float64
+	L2BW  float64
+	// L2Assumed is true when the GPU lists no L2 bandwidth and the time
+	// model's assumed multiple of HBM bandwidth is used.
+	L2Assumed bool
+}
+
+// CeilingsOf reads a GPU's roofs. A nil GPU gives zero ceilings (drawing
+// still works, without roofs).
+func CeilingsOf(g *hwdb.GPU) Ceilings {
+	c := Ceilings{GPU: g}
+	if g == nil {
+		return c
+	}
+	c.HBMBW = g.MemBW
+	c.L2BW = g.L2BW
+	if c.L2BW <= 0 && g.MemBW > 0 {
+		c.L2BW = g.MemBW * cost.DefaultParams().L2Factor
+		c.L2Assumed = true
+	}
+	return c
+}
+
+// Peak is the compute roof of a precision (0 when unknown).
+func (c Ceilings) Peak(p string) float64 {
+	if c.GPU == nil || p == "" {
+		return 0
+	}
+	return c.GPU.PeakFor(hwdb.Precision(p))
+}
+
+// BW is the bandwidth of a memory level ("hbm" when unknown).
+func (c Ceilings) BW(level string) float64 {
+	if level == "l2" {
+		return c.L2BW
+	}
+	return c.HBMBW
+}
+
+// NodeRoof is one node's place under the roofline.
+type NodeRoof struct {
+	AI float64 // arithmetic intensity, FLOP/byte
+	// Achieved is the estimated FLOP/s: FLOPs / estimated time.
+	Achieved float64
+	// Roof is the classic roofline at the node's intensity:
+	// min(peak of its precision, AI × bandwidth of its memory level).
+	Roof    float64
+	Peak    float64
+	BW      float64
+	Ceiling Ceiling
+}
+
+// RoofOf places a node under the GPU's roofs. The binding ceiling comes
+// from the report's bound and memory level, so viz and the cost model
+// never disagree about what bounds a node.
+func (c Ceilings) RoofOf(n *cost.NodeCost) NodeRoof {
+	r := NodeRoof{AI: n.ArithmeticIntensity, Peak: c.Peak(n.Precision), BW: c.BW(n.MemLevel)}
+	if n.TimeS > 0 && n.FLOPs > 0 {
+		r.Achieved = n.FLOPs / n.TimeS
+	}
+	switch {
+	case r.Peak > 0 && r.BW > 0:
+		r.Roof = math.Min(r.Peak, r.AI*r.BW)
+	case r.Peak > 0:
+		r.Roof = r.Peak
+	}
+	r.Ceiling = ceilingOf(n)
+	return r
+}
+
+// ceilingOf maps the report's bound to the roof that binds.
+func ceilingOf(n *cost.NodeCost) Ceiling {
+	switch n.Bound {
+	case "compute":
+		return CeilCompute
+	case "launch":
+		return CeilLaunch
+	case "memory":
+		if n.MemLevel == "l2" {
+			return CeilL2
+		}
+		return CeilHBM
+	}
+	return CeilNone
+}
+
+// usedPrecisions lists, sorted by name, the precisions the nodes run at.
+func usedPrecisions(nodes []cost.NodeCost) []string {
+	seen := map[string]bool{}
+	var out []string
+	for i := range nodes {
+		if p := nodes[i].Precision; p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
