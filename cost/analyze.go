@@ -85,7 +85,7 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*Report, err
 		rep.Model = m.Path
 	}
 	if rep.DType == "" {
-		rep.DType = "model"
+		rep.DType = modelDType(g)
 	}
 	if rep.Bindings == nil {
 		rep.Bindings = map[string]int64{}

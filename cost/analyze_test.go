@@ -589,3 +589,45 @@ func TestMatMulGEMMView(t *testing.T) {
 		t.Errorf("batched MatMul view %d×%d×%d batch %d", e2.M, e2.N, e2.K, e2.Batch)
 	}
 }
+
+// TestScanLength: a Scan's body is counted once per slice of its scan
+// input along the scan axis.
+func TestScanLength(t *testing.T) {
+	b := newBuilder(t)
+	const T, D = 12, 16
+	s0 := b.input("s0", D)
+	xs := b.input("xs", T, D)
+	sFinal := b.val("s_final", ir.Float32, D)
+	ys := b.val("ys", ir.Float32, T, D)
+	b.g.AddOutput(sFinal)
+	b.g.AddOutput(ys)
+	body := ir.NewSubgraph("body", b.g)
+	mk := func(name string) *ir.Value {
+		v, err := body.NewValue(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.DType, v.Shape = ir.Float32, ir.KnownShape(D)
+		return v
+	}
+	s, x, sn, y := mk("s"), mk("x"), mk("s_next"), mk("y")
+	body.AddInput(s)
+	body.AddInput(x)
+	_ = body.AddNode(&ir.Node{Name: "add", OpType: "Add", Inputs: []*ir.Value{s, x}, Outputs: []*ir.Value{sn}})
+	_ = body.AddNode(&ir.Node{Name: "neg", OpType: "Neg", Inputs: []*ir.Value{sn}, Outputs: []*ir.Value{y}})
+	body.AddOutput(sn)
+	body.AddOutput(y)
+	b.node("Scan", []*ir.Value{s0, xs}, []*ir.Value{sFinal, ys}, intAttr("num_scan_inputs", 1),
+		&ir.Attribute{Name: "body", Type: ir.AttrGraph, G: body})
+	r := b.analyze(Options{})
+	n := nodeByOp(t, r, "Scan")
+	if want := float64(T * 2 * D); n.FLOPs != want { // T iterations × (Add + Neg) × D elements
+		t.Errorf("scan flops = %v, want %v", n.FLOPs, want)
+	}
+	if want := float64(T * 2); n.Launches != want {
+		t.Errorf("scan launches = %v, want %v", n.Launches, want)
+	}
+	if !strings.Contains(n.Note, "x 12 iterations") {
+		t.Errorf("note %q", n.Note)
+	}
+}

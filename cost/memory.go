@@ -12,6 +12,14 @@ import "github.com/onnxcost/onnxcost/ir"
 // inputs and outputs are live together, and a control-flow node adds its
 // body's own peak on top.
 
+// aliasOps are the views whose output is the input's buffer seen with
+// another shape. Other no-kernel ops (Shape, Size, Optional and sequence
+// bookkeeping) produce small host-side values that get their own buffer.
+var aliasOps = map[string]bool{
+	"Reshape": true, "Squeeze": true, "Unsqueeze": true, "Flatten": true,
+	"Identity": true, "Dropout": true,
+}
+
 // buffer is one allocation shared by a value and its views.
 type buffer struct {
 	bytes   float64
@@ -49,7 +57,7 @@ func (a *analyzer) peakActivations(g *ir.Graph, views map[*ir.Node]bool, subPeak
 			if !isActivation(o) {
 				continue
 			}
-			if views[n] {
+			if views[n] && aliasOps[n.OpType] {
 				if b := bufOf[n.In(0)]; b != nil {
 					bufOf[o] = b
 					continue
@@ -101,7 +109,7 @@ func (a *analyzer) peakActivations(g *ir.Graph, views map[*ir.Node]bool, subPeak
 	}
 	for i, n := range g.Nodes {
 		for _, o := range n.Outputs {
-			if b := bufOf[o]; b != nil && !(views[n] && bufOf[n.In(0)] == b) {
+			if b := bufOf[o]; b != nil && o.Producer == n && !(views[n] && aliasOps[n.OpType] && bufOf[n.In(0)] == b) {
 				live += b.bytes
 			}
 		}

@@ -139,6 +139,12 @@ func (a *analyzer) finishWarnings() {
 	for _, k := range keys {
 		a.warnf("GPU %s has no rate for the wanted compute path (%s): %d node(s) costed on the fallback", a.gpu.Name, k, a.fallbacks[k])
 	}
+	switch {
+	case !(a.gpu.TDPWatts > 0):
+		a.warnf("GPU %s has no TDP figure: energy is not estimated", a.gpu.Name)
+	case !(a.gpu.IdleWatts > 0):
+		a.warnf("GPU %s has no idle power figure: %.0f%% of TDP assumed for the energy model", a.gpu.Name, idleFraction*100)
+	}
 	if a.gpu.PeakFor(hwdb.FP32) == 0 {
 		a.warnf("GPU %s has no fp32 rate: compute time is not estimated", a.gpu.Name)
 	}

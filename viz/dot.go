@@ -330,7 +330,9 @@ func (d *drawer) nodeLabel(n *cost.NodeCost) string {
 	} else {
 		b.WriteString(row(timeShare(n.TimeS, d.share(n.TimeS))))
 		b.WriteString(row(small(workText(n.FLOPs, n.BytesRead+n.BytesWritten))))
-		b.WriteString(row(small(esc(d.boundText(n)))))
+		for _, ln := range d.boundText(n) {
+			b.WriteString(row(small(esc(ln))))
+		}
 	}
 	if len(n.FusedFrom) > 0 {
 		// The constituents, stacked one per row, so a reader sees what merged.
@@ -368,25 +370,28 @@ func aiText(ai float64) string {
 	return render.Count(ai)
 }
 
-// boundText names the binding roof and the attainable rate at the node's
-// intensity against its precision's peak: "HBM-bound · roof 6.20 of 19.5 TFLOP/s".
-func (d *drawer) boundText(n *cost.NodeCost) string {
+// boundText names the binding roof with the node's estimated rate, and
+// the classic roofline at its intensity against its precision's peak:
+// "HBM-bound · 4.10 TFLOP/s", "roof 6.20 TFLOP/s of peak 19.5 TFLOP/s".
+func (d *drawer) boundText(n *cost.NodeCost) []string {
 	rf := d.c.RoofOf(n)
 	if rf.Ceiling == CeilNone {
-		return "no kernel"
+		return []string{"no kernel"}
 	}
-	s := string(rf.Ceiling) + "-bound"
+	first := string(rf.Ceiling) + "-bound"
+	if rf.Achieved > 0 {
+		first += " · " + flopsRate(rf.Achieved)
+	}
 	switch {
 	case rf.Peak <= 0 || n.FLOPs == 0:
-		if rf.BW > 0 && rf.Ceiling != CeilCompute {
-			s += " · " + levelName(n.MemLevel) + " " + render.Bytes(rf.BW) + "/s"
+		if rf.BW > 0 {
+			return []string{first, levelName(n.MemLevel) + " " + render.Bytes(rf.BW) + "/s"}
 		}
+		return []string{first}
 	case rf.Roof >= rf.Peak:
-		s += " · roof = peak " + flopsRate(rf.Peak)
-	default:
-		s += " · roof " + flopsRate(rf.Roof) + " of " + flopsRate(rf.Peak)
+		return []string{first, "roof = peak " + flopsRate(rf.Peak)}
 	}
-	return s
+	return []string{first, "roof " + flopsRate(rf.Roof) + " of peak " + flopsRate(rf.Peak)}
 }
 
 func levelName(level string) string {

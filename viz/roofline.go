@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost"
@@ -145,6 +146,7 @@ func rooflinePlot(main, other *cost.Report, c Ceilings, o RooflineOptions) (*plo
 	p.Title.Text = rooflineTitle(main, other, len(mainPts), skipped, skippedT)
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), vg.Points(-4)
 	grid := plotter.NewGrid()
 	grid.Vertical.Color = color.Gray{Y: 0xe0}
 	grid.Horizontal.Color = color.Gray{Y: 0xe0}
@@ -210,7 +212,7 @@ func rooflinePlot(main, other *cost.Report, c Ceilings, o RooflineOptions) (*plo
 	}
 	if other != nil {
 		p.Legend.Add(other.Plan+" plan", legendGlyph("#888888", draw.RingGlyph{}))
-		p.Legend.Add(main.Plan+" plan", legendGlyph("#888888", draw.TriangleGlyph{}))
+		p.Legend.Add(main.Plan+" plan", legendGlyph("#888888", draw.PyramidGlyph{}))
 	}
 	if lbl := topLabels(mainPts, o.Label); lbl != nil {
 		p.Add(lbl)
@@ -220,7 +222,7 @@ func rooflinePlot(main, other *cost.Report, c Ceilings, o RooflineOptions) (*plo
 
 func mainGlyph(twoPlans bool) draw.GlyphDrawer {
 	if twoPlans {
-		return draw.TriangleGlyph{}
+		return draw.PyramidGlyph{}
 	}
 	return draw.CircleGlyph{}
 }
@@ -292,8 +294,8 @@ func glyphColor(c Ceiling, shape draw.GlyphDrawer) color.Color {
 	if _, ring := shape.(draw.RingGlyph); ring {
 		return darker(col)
 	}
-	col.A = 0xd0
-	return col
+	// color.RGBA is alpha-premultiplied: translucency needs NRGBA.
+	return color.NRGBA{R: col.R, G: col.G, B: col.B, A: 0xd0}
 }
 
 // outlined draws a filled glyph with a thin dark outline, so pale colours
@@ -309,7 +311,7 @@ func (o outlined) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
 	edge.Color = color.RGBA{0x44, 0x44, 0x44, 0xff}
 	c.SetLineWidth(vg.Points(0.5))
 	switch o.shape.(type) {
-	case draw.TriangleGlyph:
+	case draw.PyramidGlyph:
 		r := sty.Radius + (sty.Radius-sty.Radius*vg.Length(math.Sin(math.Pi/6)))/2
 		var path vg.Path
 		path.Move(vg.Point{X: pt.X, Y: pt.Y + r})
@@ -426,9 +428,15 @@ func (d decadeTicks) Ticks(min, max float64) []plot.Tick {
 	return ticks
 }
 
+// siLabel writes a power of ten as 1, 10, 100, 1 k, 10 k, ... 100 T.
 func siLabel(v float64) string {
-	s := render.Count(v)
-	return strings.TrimSuffix(strings.ReplaceAll(s, ".00", ""), " ")
+	e := int(math.Round(math.Log10(v)))
+	if e < 0 {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	prefixes := []string{"", " k", " M", " G", " T", " P", " E"}
+	k := min(e/3, len(prefixes)-1)
+	return strconv.Itoa(int(math.Pow10(e-3*k))) + prefixes[k]
 }
 
 func decadeFloor(v float64) float64 { return math.Pow(10, math.Floor(math.Log10(v))) }

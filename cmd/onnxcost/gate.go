@@ -204,6 +204,9 @@ func writeOutputs(out outFlags, jsonW, mdW, junitW func(io.Writer) error) error 
 // so a reader never sees half a file.
 func writeFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
@@ -481,6 +484,9 @@ func budgetYAML(f *costFlags, entries []budgetEntry, headroom float64) string {
 func ceilQuantity(v float64, m *gate.Metric) string {
 	if v <= 0 {
 		return gate.Format(0, m)
+	}
+	if m.Unit == "" && v < 1e6 {
+		return strconv.FormatFloat(math.Ceil(v), 'f', 0, 64) // a count
 	}
 	exp := math.Floor(math.Log10(v))
 	step := math.Pow(10, exp-2)

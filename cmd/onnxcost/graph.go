@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/viz"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newGraphCmd) }
+
+// drawn is what the drawing commands need: a report, the GPU's roofs and
+// the graph's inputs and outputs (known only when a model was read).
+type drawn struct {
+	report  *cost.Report
+	ceil    viz.Ceilings
+	inputs  []string
+	outputs []string
+}
+
+// loadDrawn estimates a model (or reads a saved JSON report) for one plan.
+func loadDrawn(path string, f *costFlags, stderr io.Writer) (*drawn, error) {
+	data, isJSON, err := sniffJSON(path)
+	if err != nil {
+		return nil, err
+	}
+	if isJSON {
+		r, err := decodeReport(data)
+		if err != nil {
+			return nil, usageErr("%s: %v", path, err)
+		}
+		name := f.gpu
+		if name == "" {
+			name = r.GPU
+		}
+		d := &drawn{report: r}
+		if g, err := resolveGPU(name, f.gpuFile); err == nil {
+			d.ceil = viz.CeilingsOf(g)
+		} else {
+			fmt.Fprintf(stderr, "onnxcost: warning: GPU %q of the report is unknown; no roofs drawn\n", name)
+		}
+		return d, nil
+	}
+	r, l, err := estimate(path, f)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(stderr, "onnxcost: warning: %s\n", w)
+	}
+	gpu, err := resolveGPU(f.gpu, f.gpuFile)
+	if err != nil {
+		return nil, err
+	}
+	d := &drawn{report: r, ceil: viz.CeilingsOf(gpu)}
+	for _, v := range l.model.Graph.Inputs {
+		if v != nil && !v.IsInitializer {
+			d.inputs = append(d.inputs, v.Name)
+		}
+	}
+	d.outputs = []string{}
+	for _, v := range l.model.Graph.Outputs {
+		if v != nil {
+			d.outputs = append(d.outputs, v.Name)
+		}
+	}
+	return d, nil
+}
+
+// graphFlags are the drawing flags of `graph` (and the graph in `html`).
+type graphFlags struct {
+	color, focus, rankdir string
+	top, halo, collapse   int
+	allNodes              bool
+	timeout               time.Duration
+}
+
+func (g *graphFlags) add(c *cobra.Command) {
+	c.Flags().StringVar(&g.color, "color", "bound", "fill boxes by: bound|time|op")
+	c.Flags().IntVar(&g.top, "top", 0, "keep the `N` costliest boxes and fold the rest (0: all, capped at 300 boxes)")
+	c.Flags().IntVar(&g.halo, "halo", viz.DefaultHalo, "outline the `N` costliest boxes (0: none)")
+	c.Flags().StringVar(&g.focus, "focus", "", "keep only nodes whose name or op type matches `REGEX`; fold the rest")
+	c.Flags().IntVar(&g.collapse, "collapse", 0, "collapse exporter scopes (/layer3/attn/...) to their first `DEPTH` parts")
+	c.Flags().StringVar(&g.rankdir, "rankdir", "TB", "layout direction: TB|LR")
+	c.Flags().BoolVar(&g.allNodes, "all-nodes", false, "also draw nodes that run no kernel (constants, views, folded shape ops)")
+	c.Flags().DurationVar(&g.timeout, "timeout", viz.DefaultRenderTimeout, "give up on Graphviz after `D`")
+}
+
+// options checks the flags and turns them into viz options.
+func (g *graphFlags) options(d *drawn) (viz.GraphOptions, error) {
+	o := viz.GraphOptions{Color: g.color, Top: g.top, Halo: g.halo, Collapse: g.collapse,
+		RankDir: strings.ToUpper(g.rankdir), ShowFree: g.allNodes, Inputs: d.inputs, Outputs: d.outputs}
+	if err := checkValue("--color", g.color, "bound", "time", "op"); err != nil {
+		return o, err
+	}
+	if err := checkValue("--rankdir", o.RankDir, "TB", "LR"); err != nil {
+		return o, err
+	}
+	if g.top < 0 || g.collapse < 0 || g.halo < 0 {
+		return o, usageErr("--top, --halo and --collapse must be ≥ 0")
+	}
+	if g.halo == 0 {
+		o.Halo = -1
+	}
+	if g.focus != "" {
+		re, err := regexp.Compile(g.focus)
+		if err != nil {
+			return o, usageErr("--focus %q: %v", g.focus, err)
+		}
+		o.Focus = re
+	}
+	return o, nil
+}
+
+// outFormat is the format named by an output file's extension.
+func outFormat(path string, allowed ...string) (string, error) {
+	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	for _, a := range allowed {
+		if ext == a {
+			return ext, nil
+		}
+	}
+	return "", usageErr("-o %s: the extension must be one of .%s", path, strings.Join(allowed, ", ."))
+}
+
+func newGraphCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f costFlags
+	var g graphFlags
+	var out string
+	c := &cobra.Command{
+		Use:   "graph MODEL.onnx|REPORT.json --gpu NAME -o out.{dot,svg,png,pdf}",
+		Short: "Draw the graph annotated with each node's time, share and roofline bound (Graphviz)",
+		Long: `graph draws the model as a Graphviz graph: each box shows the op type, the
+node name, its estimated time and share of the total, FLOPs, bytes,
+arithmetic intensity and the roof that binds it (compute, HBM, L2 or
+launch). Fused nodes list the nodes they merged. Edges carry shape and
+dtype. The costliest boxes get a gold halo.
+
+Without -o the DOT goes to stdout. .svg, .png and .pdf are rendered by the
+system 'dot' (Graphviz); when it is missing the .dot is written instead,
+with the command that renders it. A saved 'report --format json' can be
+drawn instead of a model (edges come from the value names).`,
+		Args: exactArgs(1, "MODEL.onnx"),
+		RunE: func(c *cobra.Command, args []string) error {
+			format := "dot"
+			if out != "" {
+				var err error
+				if format, err = outFormat(out, "dot", "svg", "png", "pdf"); err != nil {
+					return err
+				}
+			}
+			d, err := loadDrawn(args[0], &f, stderr)
+			if err != nil {
+				return err
+			}
+			opt, err := g.options(d)
+			if err != nil {
+				return err
+			}
+			src, err := viz.DOT(d.report, d.ceil, opt)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			return writeGraph(src, out, format, g.timeout, stdout, stderr)
+		},
+	}
+	f.add(c)
+	g.add(c)
+	c.Flags().StringVarP(&out, "output", "o", "", "write to `FILE` (.dot, .svg, .png or .pdf); default: DOT to stdout")
+	return c
+}
+
+// writeGraph writes DOT, or renders it with the system dot; without dot it
+// writes the .dot beside the requested file and says how to render it.
+func writeGraph(src, out, format string, timeout time.Duration, stdout, stderr io.Writer) error {
+	if out == "" {
+		_, err := io.WriteString(stdout, src)
+		return err
+	}
+	if format == "dot" {
+		return writeOut(out, []byte(src))
+	}
+	img, err := viz.Render(context.Background(), src, format, timeout)
+	if err == viz.ErrNoDot {
+		dotPath := strings.TrimSuffix(out, filepath.Ext(out)) + ".dot"
+		if err := writeOut(dotPath, []byte(src)); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "onnxcost: Graphviz 'dot' is not on PATH: wrote %s; render it with: dot -T%s %s -o %s\n",
+			dotPath, format, dotPath, out)
+		return nil
+	}
+	if err != nil {
+		return usageErr("%s: %v", out, err)
+	}
+	return writeOut(out, img)
+}
+
+func writeOut(path string, data []byte) error {
+	if err := writeFileAtomic(path, data); err != nil {
+		return usageErr("%s: %v", path, err)
+	}
+	return nil
+}

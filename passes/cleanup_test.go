@@ -1,0 +1,85 @@
+package passes
+
+import (
+	"testing"
+
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+func TestCleanupIdentityDropout(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 2, 3)
+	y := b.op("Identity", nil, x)
+	y = b.op("Relu", nil, y)
+	y = b.op("Dropout", nil, y)
+	b.output(b.op("Sigmoid", nil, y))
+	g := b.infer()
+	checkPreserves(t, g, "cleanup")
+	if got := ops(g); got != "Relu Sigmoid" {
+		t.Errorf("ops %q, want Relu Sigmoid", got)
+	}
+}
+
+func TestCleanupGuards(t *testing.T) {
+	t.Run("identity output is a graph output", func(t *testing.T) {
+		b := newBuilder(t)
+		b.output(b.op("Identity", nil, b.op("Relu", nil, b.input("x", 2))))
+		g := b.infer()
+		runPasses(t, g, "cleanup")
+		if ops(g) != "Relu Identity" {
+			t.Errorf("ops %q", ops(g))
+		}
+	})
+	t.Run("dropout mask used", func(t *testing.T) {
+		b := newBuilder(t)
+		d := b.node("Dropout", []*ir.Value{b.input("x", 2)}, 2)
+		b.output(d.Out(0), d.Out(1))
+		g := b.infer()
+		runPasses(t, g, "cleanup")
+		if ops(g) != "Dropout" {
+			t.Errorf("ops %q", ops(g))
+		}
+	})
+	t.Run("dropout in training mode", func(t *testing.T) {
+		b := newBuilder(t)
+		x := b.input("x", 2)
+		tm := b.value("tm")
+		b.g.AddInitializer(tm, &ir.Tensor{DType: ir.Bool, Ints: []int64{1}, HasData: true})
+		b.output(b.op("Relu", nil, b.op("Dropout", nil, x, b.constant("ratio", nil, []float64{0.5}), tm)))
+		g := b.infer()
+		runPasses(t, g, "cleanup")
+		if ops(g) != "Dropout Relu" {
+			t.Errorf("ops %q", ops(g))
+		}
+	})
+}
+
+// Reshape(x, Concat(Shape(x)[0], -1)) with a known batch: the shape
+// arithmetic folds to one initializer and only the Reshape is left.
+func TestCleanupFoldsShapeArithmetic(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 2, 3, 4)
+	sh := b.op("Shape", nil, x)
+	idx := b.value("idx")
+	b.g.AddInitializer(idx, ir.IntTensor(nil, []int64{0}))
+	d0 := b.op("Gather", []*ir.Attribute{intAttr("axis", 0)}, sh, idx)
+	ax := b.value("axes")
+	b.g.AddInitializer(ax, ir.IntTensor([]int64{1}, []int64{0}))
+	d0 = b.op("Unsqueeze", nil, d0, ax)
+	minus := b.value("minus1")
+	b.g.AddInitializer(minus, ir.IntTensor([]int64{1}, []int64{-1}))
+	shape := b.op("Concat", []*ir.Attribute{intAttr("axis", 0)}, d0, minus)
+	b.output(b.op("Reshape", nil, x, shape))
+	g := b.infer()
+	checkPreserves(t, g, "cleanup")
+	if ops(g) != "Reshape" {
+		t.Fatalf("ops %q, want Reshape", ops(g))
+	}
+	s := g.Nodes[0].In(1)
+	if !s.IsInitializer || len(s.Const.Ints) != 2 || s.Const.Ints[0] != 2 || s.Const.Ints[1] != -1 {
+		t.Errorf("shape input %+v, want initializer [2 -1]", s.Const)
+	}
+	if len(g.Initializers) != 1 {
+		t.Errorf("%d initializers left, want 1 (the folded shape)", len(g.Initializers))
+	}
+}

@@ -1,0 +1,123 @@
+package passes
+
+import (
+	"testing"
+
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/ir"
+	"gonum.org/v1/gonum/mat"
+)
+
+// The transform matrices compute a 1-D correlation exactly:
+// Aᵀ[(G g) ⊙ (Bᵀ d)] = [Σ_k d[i+k] g[k]]_i for i < m.
+func TestWinogradMatrices1D(t *testing.T) {
+	for _, m := range []int64{2, 4} {
+		at, gm, bt, ok := cost.WinogradTransforms(m)
+		if !ok {
+			t.Fatalf("no matrices for m=%d", m)
+		}
+		alpha := int(m) + 2
+		d := make([]float64, alpha)
+		g := []float64{0.3, -1.7, 0.9}
+		for i := range d {
+			d[i] = float64(i*i)/7 - 1
+		}
+		var u, v mat.VecDense
+		u.MulVec(denseOf(gm), mat.NewVecDense(3, g))
+		v.MulVec(denseOf(bt), mat.NewVecDense(alpha, d))
+		u.MulElemVec(&u, &v)
+		var y mat.VecDense
+		y.MulVec(denseOf(at), &u)
+		for i := 0; i < int(m); i++ {
+			want := d[i]*g[0] + d[i+1]*g[1] + d[i+2]*g[2]
+			if diff := y.AtVec(i) - want; diff > 1e-12 || diff < -1e-12 {
+				t.Errorf("F(%d,3) output %d = %g, want %g", m, i, y.AtVec(i), want)
+			}
+		}
+	}
+}
+
+func denseOf(rows [][]float64) *mat.Dense {
+	d := mat.NewDense(len(rows), len(rows[0]), nil)
+	for i, r := range rows {
+		d.SetRow(i, r)
+	}
+	return d
+}
+
+// Winograd substitution preserves the convolution's output (evaluated by
+// the actual tile algorithm), for both tiles, with and without an
+// epilogue, on outputs that are not a multiple of the tile.
+func TestWinogradNumeric(t *testing.T) {
+	cases := []struct {
+		c, k, hw int64
+		tile     int64
+		fuse     bool
+	}{
+		{16, 16, 7, 2, false},  // small channels: F(2x2)
+		{64, 64, 10, 4, false}, // P,Q ≥ 8, C,K ≥ 64: F(4x4), partial border tiles
+		{64, 64, 9, 4, true},   // fused epilogue kept
+	}
+	for _, c := range cases {
+		b := newBuilder(t)
+		x := b.input("x", 1, c.c, c.hw, c.hw)
+		y := b.op("Conv", []*ir.Attribute{ints("pads", 1, 1, 1, 1), ints("kernel_shape", 3, 3)}, x, b.weight("w", c.k, c.c, 3, 3), b.weight("b", c.k))
+		b.output(b.op("Relu", nil, y))
+		g := b.infer()
+		passes := []string{"winograd"}
+		if c.fuse {
+			passes = []string{"fuse-conv", "winograd"}
+		}
+		checkPreserves(t, g, passes...)
+		n := find(g, "WinogradConv")
+		if n == nil || n.AttrInt("winograd_tile", 0) != c.tile {
+			t.Fatalf("%+v: got %s", c, ir.Dump(g))
+		}
+		if c.fuse && n.AttrString("activation", "") != "Relu" {
+			t.Errorf("epilogue lost: %s", ir.NodeText(n))
+		}
+	}
+}
+
+// Guards: shapes and attributes where Winograd does not apply or does not pay.
+func TestWinogradGuards(t *testing.T) {
+	cases := []struct {
+		name       string
+		c, k, hw   int64
+		kern       int64
+		attrs      []*ir.Attribute
+		blindInput bool
+	}{
+		{"stride 2", 32, 32, 8, 3, []*ir.Attribute{ints("strides", 2, 2)}, false},
+		{"dilation 2", 32, 32, 8, 3, []*ir.Attribute{ints("dilations", 2, 2)}, false},
+		{"group 2", 32, 32, 8, 3, []*ir.Attribute{intAttr("group", 2)}, false},
+		{"1x1 filter", 32, 32, 8, 1, nil, false},
+		{"tiny channels (first layer)", 3, 64, 8, 3, nil, false},
+		{"2x2 output does not pay", 32, 32, 2, 3, nil, false},
+		{"weights not constant", 32, 32, 8, 3, nil, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := newBuilder(t)
+			x := b.input("x", 1, c.c, c.hw, c.hw)
+			cin := c.c
+			for _, a := range c.attrs {
+				if a.Name == "group" {
+					cin = c.c / a.I
+				}
+			}
+			var w *ir.Value
+			if c.blindInput {
+				w = b.input("w", c.k, cin, c.kern, c.kern)
+			} else {
+				w = b.blind("w", c.k, cin, c.kern, c.kern)
+			}
+			b.output(b.op("Conv", c.attrs, x, w))
+			g := b.infer()
+			runPasses(t, g, "winograd")
+			if ops(g) != "Conv" {
+				t.Errorf("winograd fired: %s", ir.Dump(g))
+			}
+		})
+	}
+}
