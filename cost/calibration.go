@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"math"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -260,14 +261,26 @@ func Fit(train []BenchCase, start Params, maxEvals int) (Params, float64, error)
 	if len(train) == 0 {
 		return start, 0, fmt.Errorf("no training rows")
 	}
-	x0 := make([]float64, len(fitted(&start)))
-	for i, v := range fitted(&start) {
+	// Parameters no training row exercises stay at their start values
+	// rather than drifting to a bound: without tensor-core rows (fitting
+	// with T4 left out) eff_tensor and unaligned are not identified.
+	free := fitted(&start)
+	if !anyTensor(train, start) {
+		free = slices.DeleteFunc(free, func(v *float64) bool { return v == &start.EffTensor || v == &start.Unaligned })
+	}
+	idx := make([]int, len(free)) // position of each free parameter in fitted()
+	for i, v := range free {
+		idx[i] = slices.Index(fitted(&start), v)
+	}
+	x0 := make([]float64, len(free))
+	for i, v := range free {
 		x0[i] = math.Log(*v)
 	}
 	decode := func(x []float64) Params {
 		p := start
-		for i, v := range fitted(&p) {
-			*v = math.Exp(x[i])
+		all := fitted(&p)
+		for i, j := range idx {
+			*all[j] = math.Exp(x[i])
 		}
 		// Physical caps: a fraction of a tile rate or of an aligned rate
 		// cannot exceed 1.
@@ -280,6 +293,16 @@ func Fit(train []BenchCase, start Params, maxEvals int) (Params, float64, error)
 	x, _ := nelderMead(func(x []float64) float64 { return FitLoss(train, decode(x)) }, x0, 0.3, maxEvals)
 	p := decode(x)
 	return p, FitLoss(train, p), nil
+}
+
+// anyTensor reports whether any case is priced on a tensor-core path.
+func anyTensor(cases []BenchCase, p Params) bool {
+	for _, c := range cases {
+		if _, k := c.Predict(p); isTensor(k.Precision) {
+			return true
+		}
+	}
+	return false
 }
 
 // Training and Holdout select the split.
@@ -316,6 +339,7 @@ func WriteParams(w io.Writer, p Params) {
 		{"unaligned", p.Unaligned, "tensor-core rate kept when M, N or K is not aligned"},
 		{"mem_eff", p.MemEff, "fraction of DRAM bandwidth"},
 		{"l2_factor", p.L2Factor, "L2 bandwidth / DRAM bandwidth when unknown (assumed)"},
+		{"full_clock_power", p.FullClockPower, "W/(SM·GHz) a GPU needs to hold boost clock under dense compute (assumed)"},
 		{"rnn_step_launches", p.RNNStepLaunches, "per-step RNN latency in launch overheads"},
 		{"fill_launches", p.FillLaunches, "fixed GEMM-like kernel latency in launch overheads"},
 		{"launch_s", p.LaunchS, "per-kernel overhead (s) when the GPU entry has none"},

@@ -118,14 +118,14 @@ func TestHoldoutSplit(t *testing.T) {
 // TestHeldOutError recomputes the held-out error with the committed
 // parameters and the figures they were fitted against. The bounds sit a
 // few points above what the committed fit gives (CALIBRATION.md: per-GPU
-// medians 19.8-24.8%, pooled 22.6%), so a change that makes the model
+// medians 19.1-27.5%, pooled 23.0%), so a change that makes the model
 // worse fails, while a refit that moves a GPU by a point does not.
 func TestHeldOutError(t *testing.T) {
 	cases, _, _, err := LoadDeepBench(os.DirFS(deepBenchDir), CalibrationGPU)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const perGPU, pooled = 0.30, 0.25
+	const perGPU, pooled = 0.30, 0.25 // not tightened: the worst GPU (M40) is at 27.5%
 	var all []float64
 	for _, s := range ErrorTable(cases, DefaultParams(), Holdout) {
 		if s.Kind == "all" && s.Median > perGPU {
@@ -180,5 +180,28 @@ func TestNelderMeadQuadratic(t *testing.T) {
 	x, v := nelderMead(func(x []float64) float64 { return (x[0]-1)*(x[0]-1) + 2*(x[1]+3)*(x[1]+3) }, []float64{0, 0}, 0.5, 2000)
 	if v > 1e-6 || math.Abs(x[0]-1) > 1e-3 || math.Abs(x[1]+3) > 1e-3 {
 		t.Errorf("minimum at %v (%g), want (1, -3)", x, v)
+	}
+}
+
+// TestFitHoldsUnidentified checks that a fit without tensor-core rows
+// leaves eff_tensor where it started instead of letting it drift.
+func TestFitHoldsUnidentified(t *testing.T) {
+	cases, _, _, err := LoadDeepBench(os.DirFS(deepBenchDir), CalibrationGPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var train []BenchCase
+	for i, c := range cases {
+		if c.GPUName == "P100" && i%5 == 0 { // no tensor cores; a sample keeps it cheap
+			train = append(train, c)
+		}
+	}
+	start := DefaultParams()
+	got, _, err := Fit(train, start, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.EffTensor != start.EffTensor || got.Unaligned != start.Unaligned {
+		t.Errorf("eff_tensor %g -> %g, unaligned %g -> %g without tensor rows", start.EffTensor, got.EffTensor, start.Unaligned, got.Unaligned)
 	}
 }

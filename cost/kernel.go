@@ -226,6 +226,7 @@ func EstimateConv(g *hwdb.GPU, c ConvGeom, pr hwdb.Precision, inBytes, outBytes 
 }
 
 func estimateConvWith(g *hwdb.GPU, c ConvGeom, pr hwdb.Precision, inBytes, outBytes float64, p Params) (Kernel, KernelTime) {
+	pr = convPath(c, pr)
 	k := ConvKernel(c, pr, inBytes, outBytes)
 	t := EstimateKernelWith(g, k, p)
 	if w, ok := WinogradKernel(c, WinogradTile, pr, inBytes, outBytes); ok && !isInt8(pr) {
@@ -234,6 +235,29 @@ func estimateConvWith(g *hwdb.GPU, c ConvGeom, pr hwdb.Precision, inBytes, outBy
 		}
 	}
 	return k, t
+}
+
+// convPath is the compute path a convolution really runs on. Packed paths
+// reduce over input channels in groups: dp4a packs 4 int8 channels into one
+// 32-bit lane, tensor cores take 8 16-bit (16 8-bit) channels per step.
+// A convolution whose channels per group do not fill the pack (a first
+// layer with 1 or 3 channels) cannot use the packed kernels; libraries run
+// a generic kernel instead, modelled as the fp32 vector path. DeepBench
+// shows such layers in int8 and fp16 running below even the fp32 rate.
+func convPath(c ConvGeom, pr hwdb.Precision) hwdb.Precision {
+	var pack int64
+	switch {
+	case isInt8(pr):
+		pack = 4
+	case isTensor(pr):
+		pack = tensorGranule(pr)
+	default:
+		return pr
+	}
+	if (c.C/c.groups())%pack != 0 {
+		return hwdb.FP32
+	}
+	return pr
 }
 
 func isInt8(pr hwdb.Precision) bool { return pr == hwdb.INT8 || pr == hwdb.INT8Tensor }

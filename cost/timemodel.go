@@ -65,6 +65,12 @@ type Params struct {
 	// launch itself (pipeline fill and drain, the last wave's tail), in
 	// units of the launch overhead; it is part of compute time.
 	FillLaunches float64 `json:"fill_launches"`
+	// FullClockPower is the board power per SM per GHz of boost clock
+	// (W/(SM·GHz)) a GPU needs to hold its boost clock under dense compute;
+	// a GPU whose TDP allows less runs compute at a lower sustained clock
+	// (see clockFraction). Assumed from measurements, not fitted: DeepBench
+	// has one GPU below it (T4).
+	FullClockPower float64 `json:"full_clock_power"`
 	// LaunchS is the per-kernel overhead used when the GPU entry has none
 	// (measured back-to-back: launch plus fill and drain).
 	LaunchS float64 `json:"launch_s"`
@@ -96,6 +102,7 @@ func EstimateKernelWith(g *hwdb.GPU, k Kernel, p Params) KernelTime {
 	t.LaunchS = launches * launch
 
 	peak, _ := peakFor(g, k.Precision)
+	peak *= clockFraction(g, p)
 	t.Bandwidth, t.Level = bandwidthFor(g, k.WorkingSet, p)
 	if t.Bandwidth > 0 && k.Bytes > 0 {
 		t.MemoryS = k.Bytes / (t.Bandwidth * p.MemEff)
@@ -129,6 +136,26 @@ func EstimateKernelWith(g *hwdb.GPU, k Kernel, p Params) KernelTime {
 	t.TimeS = max(t.ComputeS, t.MemoryS) + t.LaunchS
 	t.Bound = boundOf(t)
 	return t
+}
+
+// clockFraction is the sustained compute clock as a fraction of the boost
+// clock that datasheet peaks assume. A measured sustained clock in the
+// GPU entry wins. Otherwise it is estimated from the power budget: dynamic
+// power is P ≈ SMs·C·V²·f, and over the upper part of the voltage/frequency
+// curve V grows about as √f, so P ∝ SMs·f². A board whose TDP per SM per
+// GHz of boost clock (ρ = TDP/(SMs·f_boost)) is below the power density
+// dense compute needs at boost (FullClockPower) settles where the two meet:
+// f = f_boost·√(ρ/FullClockPower). Memory bandwidth is not scaled: the
+// memory clock does not drop under a power cap.
+func clockFraction(g *hwdb.GPU, p Params) float64 {
+	if g.SustainedClockMHz > 0 && g.BoostClockMHz > 0 {
+		return min(g.SustainedClockMHz/g.BoostClockMHz, 1)
+	}
+	if p.FullClockPower <= 0 || g.TDPWatts <= 0 || g.SMs <= 0 || g.BoostClockMHz <= 0 {
+		return 1
+	}
+	rho := g.TDPWatts / (float64(g.SMs) * g.BoostClockMHz / 1000)
+	return min(math.Sqrt(rho/p.FullClockPower), 1)
 }
 
 // fmaFLOPsTM counts a fused multiply-add as two FLOPs.
@@ -269,6 +296,7 @@ func gemmCompute(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 	if peak <= 0 || g.SMs <= 0 {
 		return 0
 	}
+	peak *= clockFraction(g, p)
 	eff := pathEff(real, p) * classEff
 	if isTensor(real) {
 		q := tensorGranule(real)

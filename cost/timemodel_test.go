@@ -160,3 +160,48 @@ func BenchmarkEstimateKernelGEMM(b *testing.B) {
 		EstimateKernel(g, k)
 	}
 }
+
+func TestClockFraction(t *testing.T) {
+	p := DefaultParams()
+	p.FullClockPower = 2.5
+	g := testGPU()
+	g.TDPWatts, g.BoostClockMHz = 70, 1590
+	rho := 70 / (40 * 1.590) // TDP per SM per GHz of boost clock
+	if got, want := clockFraction(g, p), math.Sqrt(rho/2.5); !near(got, want, 1e-12) {
+		t.Errorf("power-capped clock fraction %g, want sqrt(rho/full) = %g", got, want)
+	}
+	g.TDPWatts = 400 // ample power: boost clock holds
+	if got := clockFraction(g, p); got != 1 {
+		t.Errorf("unconstrained clock fraction %g, want 1", got)
+	}
+	g.SustainedClockMHz = 1200 // a measured figure wins over the estimate
+	if got, want := clockFraction(g, p), 1200.0/1590; !near(got, want, 1e-12) {
+		t.Errorf("measured clock fraction %g, want %g", got, want)
+	}
+	// Compute slows with the clock; memory does not.
+	g.SustainedClockMHz = 795 // half the boost clock
+	k := GEMMKernel(4096, 4096, 4096, 1, hwdb.FP32, 4, 4)
+	half := EstimateKernelWith(g, k, p)
+	g.SustainedClockMHz = 0
+	full := EstimateKernelWith(g, k, p)
+	fill := p.FillLaunches * g.LaunchS // fixed latency, not clock-scaled
+	if !near(half.ComputeS-fill, 2*(full.ComputeS-fill), 1e-9) || half.MemoryS != full.MemoryS {
+		t.Errorf("half clock: compute %g vs %g, memory %g vs %g", half.ComputeS, full.ComputeS, half.MemoryS, full.MemoryS)
+	}
+}
+
+func TestConvPathFallback(t *testing.T) {
+	first := ConvGeom{N: 8, C: 3, H: 224, W: 224, K: 64, R: 7, S: 7, PadH: 3, PadW: 3, StrideH: 2, StrideW: 2}
+	for _, pr := range []hwdb.Precision{hwdb.INT8, hwdb.INT8Tensor, hwdb.FP16Tensor} {
+		if got := convPath(first, pr); got != hwdb.FP32 {
+			t.Errorf("%s conv with 3 channels runs %s, want the fp32 fallback", pr, got)
+		}
+	}
+	packed := first
+	packed.C = 64 // a multiple of every pack (4 dp4a, 8 fp16 tensor, 16 int8 tensor)
+	for _, pr := range []hwdb.Precision{hwdb.INT8, hwdb.INT8Tensor, hwdb.FP16Tensor, hwdb.FP32} {
+		if got := convPath(packed, pr); got != pr {
+			t.Errorf("%s conv with 64 channels runs %s", pr, got)
+		}
+	}
+}

@@ -33,6 +33,12 @@ type GPU struct {
 	SMs           int     `json:"sms"` // SMs (NVIDIA) or CUs (AMD)
 	BaseClockMHz  float64 `json:"base_clock_mhz,omitempty"`
 	BoostClockMHz float64 `json:"boost_clock_mhz"`
+	// SustainedClockMHz is the SM clock measured under sustained dense
+	// compute at the default power limit, where it is known to fall below
+	// the boost clock (power-capped parts); 0 = not measured. The time
+	// model then scales compute peaks by SustainedClockMHz/BoostClockMHz
+	// instead of estimating the clock from TDP and SM count.
+	SustainedClockMHz float64 `json:"sustained_clock_mhz,omitempty"`
 
 	// Peak is the dense peak rate per precision; a missing key means the
 	// GPU has no such path (e.g. no fp8 before Hopper/Ada).

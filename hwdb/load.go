@@ -61,6 +61,8 @@ func buildFigures() map[string]figure {
 		ptr: func(g *GPU) *float64 { return &g.BaseClockMHz }})
 	add([]string{"boost_clock_mhz"}, []float64{1}, figure{json: "boost_clock_mhz", required: true, sourced: true,
 		ptr: func(g *GPU) *float64 { return &g.BoostClockMHz }})
+	add([]string{"sustained_clock_mhz"}, []float64{1}, figure{json: "sustained_clock_mhz", sourced: true,
+		ptr: func(g *GPU) *float64 { return &g.SustainedClockMHz }})
 	add([]string{"mem_gib", "mem_bytes"}, []float64{gib, 1}, figure{json: "mem_bytes", required: true, sourced: true,
 		ptr: func(g *GPU) *float64 { return &g.MemBytes }})
 	add([]string{"mem_bw_gbps", "mem_bw"}, []float64{giga, 1}, figure{json: "mem_bw", required: true, sourced: true,
@@ -548,7 +550,7 @@ func merge(g *GPU, e *entry, opt parseOptions) {
 // canonicalSpelling returns the one figures key for a JSON name, so merge
 // copies each figure once although it has two spellings.
 func canonicalSpelling(json string) string {
-	for _, k := range []string{"year", "sms", "base_clock_mhz", "boost_clock_mhz", "mem_gib",
+	for _, k := range []string{"year", "sms", "base_clock_mhz", "boost_clock_mhz", "sustained_clock_mhz", "mem_gib",
 		"mem_bw_gbps", "l2_mib", "l2_bw_gbps", "tdp_w", "idle_w", "launch_us"} {
 		if figures[k].json == json {
 			return k
@@ -596,6 +598,9 @@ func validate(g *GPU, e *entry, opt parseOptions, el *errList) {
 	}
 	if g.BaseClockMHz > g.BoostClockMHz && g.BoostClockMHz > 0 {
 		el.add(e.set["base_clock_mhz"], "%s: base clock %g MHz above boost clock %g MHz", g.Name, g.BaseClockMHz, g.BoostClockMHz)
+	}
+	if g.SustainedClockMHz > g.BoostClockMHz && g.BoostClockMHz > 0 {
+		el.add(e.set["sustained_clock_mhz"], "%s: sustained clock %g MHz above boost clock %g MHz", g.Name, g.SustainedClockMHz, g.BoostClockMHz)
 	}
 	if g.IdleWatts >= g.TDPWatts && g.TDPWatts > 0 {
 		el.add(e.set["idle_w"], "%s: idle power %g W not below TDP %g W", g.Name, g.IdleWatts, g.TDPWatts)

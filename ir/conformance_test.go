@@ -44,8 +44,8 @@ func init() {
 	}
 }
 
-// updateGoldens reports whether the test run was given -update.
-func updateGoldens() bool {
+// conformanceUpdate reports whether the test run was given -update.
+func conformanceUpdate() bool {
 	f := flag.Lookup("update")
 	return f != nil && f.Value.String() == "true"
 }
@@ -126,6 +126,9 @@ func TestConformanceShapes(t *testing.T) {
 				pass++
 			case conformanceFail:
 				failures = append(failures, failure{mode.name, conformanceName(p), reason})
+				if strings.HasPrefix(reason, "PANIC") {
+					t.Errorf("%s %s: %s", mode.name, conformanceName(p), reason) // listed or not, a panic is a bug
+				}
 			}
 			applicable++
 		}
@@ -133,7 +136,7 @@ func TestConformanceShapes(t *testing.T) {
 		rates[mode.name] = rate
 		t.Logf("mode %-5s: %d/%d models pass (%.1f%%), target %.0f%%; %d of %d models have no output this test can compare",
 			mode.name, pass, applicable, 100*rate, 100*mode.target, na, len(paths))
-		if !updateGoldens() && rate < mode.target {
+		if !conformanceUpdate() && rate < mode.target {
 			t.Errorf("mode %s: pass rate %.1f%% is below the target %.0f%%", mode.name, 100*rate, 100*mode.target)
 		}
 	}
@@ -155,7 +158,7 @@ func TestConformanceShapes(t *testing.T) {
 		}
 	}
 
-	if updateGoldens() {
+	if conformanceUpdate() {
 		var b strings.Builder
 		fmt.Fprintf(&b, "# Shape-inference conformance failures (ir/conformance_test.go), one per line:\n")
 		fmt.Fprintf(&b, "# mode<TAB>suite/model<TAB>reason. mode \"model\": inferred from the model alone;\n")

@@ -109,10 +109,7 @@ func TestDifferentialPythonONNX(t *testing.T) {
 	if err := exec.Command("/usr/bin/python3", "-c", "import onnx").Run(); err != nil {
 		t.Skip("/usr/bin/python3 cannot import onnx (install python3-onnx): " + err.Error())
 	}
-	paths := append(conformanceModelsOrNone(), fixtureModels()...)
-	if len(paths) == 0 {
-		t.Skip("no conformance models (libonnx-testdata) or fixtures (testdata/models) installed")
-	}
+	paths := append(append(conformanceModelsOrNone(), fixtureModels()...), featureModels()...)
 	cmd := exec.Command("/usr/bin/python3", "../scripts/onnx_summary.py")
 	cmd.Stdin = strings.NewReader(strings.Join(paths, "\n"))
 	var stderr bytes.Buffer

@@ -104,14 +104,14 @@ func TestScanShapes(t *testing.T) {
 		body := NewSubgraph("body", g)
 		s := fcBodyInput(t, body, "s_in")
 		x := fcBodyInput(t, body, "x_in")
-		sum := fcNode(t, body, "Einsum", []*Attribute{aStr("equation", "i,i->i")}, []*Value{s, x}, 1).Outputs[0]
+		sum := fcNode(t, body, "Einsum", []*Attribute{fcAttrStr("equation", "i,i->i")}, []*Value{s, x}, 1).Outputs[0]
 		body.AddOutput(sum)
 		body.AddOutput(sum)
 		inputs := ins
 		if opset < 9 {
 			inputs = append([]*Value{nil}, ins...) // sequence_lens omitted
 		}
-		n := fcNode(t, g, "Scan", append(attrs, fcGraphAttr("body", body), aInt("num_scan_inputs", 1)), inputs, 2)
+		n := fcNode(t, g, "Scan", append(attrs, fcGraphAttr("body", body), fcAttrInt("num_scan_inputs", 1)), inputs, 2)
 		return &Model{Opsets: []OpsetImport{{Version: opset}}, Graph: g}, n
 	}
 	cases := []struct {
@@ -122,7 +122,7 @@ func TestScanShapes(t *testing.T) {
 		final, stacks string
 	}{
 		{"axis 0", 11, nil, fcKnownIn("s", Float32, 4), fcKnownIn("x", Float32, 5, 4), "float32[4]", "float32[5,4]"},
-		{"input axis 1, output axis 1", 11, []*Attribute{aInts("scan_input_axes", 1), aInts("scan_output_axes", -1)},
+		{"input axis 1, output axis 1", 11, []*Attribute{fcAttrInts("scan_input_axes", 1), fcAttrInts("scan_output_axes", -1)},
 			fcKnownIn("s", Float32, 4), fcKnownIn("x", Float32, 4, 5), "float32[4]", "float32[4,5]"},
 		{"opset 8 batched", 8, nil, fcKnownIn("s", Float32, 2, 4), fcKnownIn("x", Float32, 2, 5, 4), "float32[2,4]", "float32[2,5,4]"},
 		{"symbolic length", 11, nil, fcKnownIn("s", Float32, 4), fcTensorIn("x", Float32, S("T"), D(4)), "float32[4]", "float32[T,4]"},

@@ -33,9 +33,9 @@ func TestFamilyCOpsNeverPanic(t *testing.T) {
 	omitted := []int64{} // marks "leave inputs after the first out"
 	consts := [][]int64{nil, {-1}, {0}, {1 << 62}, {3, -7, 0}, omitted}
 	attrSets := [][]*Attribute{nil,
-		{aInts("kernel_shape", 2, 2), aInts("strides", 0, 1), aInts("pads", -5, 0, 0, 0), aStr("auto_pad", "VALID")},
-		{aStr("equation", "...ij,...jk->...ik"), aInt("axis", -9), aInt("num_scan_inputs", 5), aInt("hidden_size", -3)},
-		{aStr("equation", "ab,,c"), aInts("ngram_indexes"), aInt("new_axis", 1), aStr("direction", "bidirectional")},
+		{fcAttrInts("kernel_shape", 2, 2), fcAttrInts("strides", 0, 1), fcAttrInts("pads", -5, 0, 0, 0), fcAttrStr("auto_pad", "VALID")},
+		{fcAttrStr("equation", "...ij,...jk->...ik"), fcAttrInt("axis", -9), fcAttrInt("num_scan_inputs", 5), fcAttrInt("hidden_size", -3)},
+		{fcAttrStr("equation", "ab,,c"), fcAttrInts("ngram_indexes"), fcAttrInt("new_axis", 1), fcAttrStr("direction", "bidirectional")},
 	}
 	for _, op := range famCOps {
 		s := LookupOp(op.domain, op.name)

@@ -31,7 +31,7 @@ func TestStringAndTextShapes(t *testing.T) {
 	fcCheck(t, 20, "StringSplit", nil, []fcIn{fcKnownIn("a", String, 3)}, "string[3,?splits_1]", "int64[3]")
 
 	// TfIdfVectorizer: width = max(ngram_indexes) + 1 = 7.
-	idx := aInts("ngram_indexes", 0, 1, 2, 3, 4, 5, 6)
+	idx := fcAttrInts("ngram_indexes", 0, 1, 2, 3, 4, 5, 6)
 	fcCheck(t, 9, "TfIdfVectorizer", []*Attribute{idx}, []fcIn{fcKnownIn("x", Int32, 2, 6)}, "float32[2,7]")
 	fcCheck(t, 9, "TfIdfVectorizer", []*Attribute{idx}, []fcIn{fcKnownIn("x", Int32, 12)}, "float32[7]")
 }

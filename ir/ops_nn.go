@@ -73,14 +73,27 @@ func readConvGeom(c *InferCtx, n int, weightKernel []Dim) (*convGeom, error) {
 	if g.pads, err = attrPerAxis(c, "pads", 2*n, 0); err != nil {
 		return nil, err
 	}
+	// Bounding every entry by MaxDim keeps (k-1)*d+1 and the pad sums far
+	// from int64 overflow.
+	lim := c.Limits.MaxDim
 	for _, s := range g.strides {
-		if s <= 0 {
-			return nil, c.Errorf("stride %d is not positive", s)
+		if s <= 0 || s > lim {
+			return nil, c.Errorf("stride %d is out of range", s)
 		}
 	}
 	for _, d := range g.dilations {
-		if d <= 0 {
-			return nil, c.Errorf("dilation %d is not positive", d)
+		if d <= 0 || d > lim {
+			return nil, c.Errorf("dilation %d is out of range", d)
+		}
+	}
+	for _, p := range g.pads {
+		if p < -lim || p > lim {
+			return nil, c.Errorf("pad %d is out of range", p)
+		}
+	}
+	for _, k := range g.kernel {
+		if k.IsKnown() && (k.Value <= 0 || k.Value > lim) {
+			return nil, c.Errorf("kernel size %d is out of range", k.Value)
 		}
 	}
 	return g, nil
@@ -169,16 +182,10 @@ func convShape(c *InferCtx, x, w Shape) (Shape, error) {
 		}
 		return Unranked(), nil
 	}
-	batch, outC := c.Fresh("N"), c.Fresh("M")
-	if x.Ranked {
-		batch = x.Dims[0]
+	if w.Ranked && len(w.Dims) != n+2 {
+		return Shape{}, c.Errorf("weight rank %d does not match input rank %d", len(w.Dims), n+2)
 	}
-	if w.Ranked {
-		if len(w.Dims) != n+2 {
-			return Shape{}, c.Errorf("weight rank %d does not match input rank %d", len(w.Dims), n+2)
-		}
-		outC = w.Dims[0]
-	}
+	batch, outC := dimOr(c, x, 0, "N"), dimOr(c, w, 0, "M")
 	g, err := readConvGeom(c, n, spatialOf(w))
 	if err != nil {
 		return Shape{}, err

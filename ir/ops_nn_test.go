@@ -106,36 +106,36 @@ func fcCheck(t *testing.T, opset int64, op string, attrs []*Attribute, ins []fcI
 	}
 }
 
-func aInts(name string, v ...int64) *Attribute {
+func fcAttrInts(name string, v ...int64) *Attribute {
 	return &Attribute{Name: name, Type: AttrInts, Ints: v}
 }
-func aInt(name string, v int64) *Attribute { return &Attribute{Name: name, Type: AttrInt, I: v} }
-func aStr(name, v string) *Attribute       { return &Attribute{Name: name, Type: AttrString, S: v} }
+func fcAttrInt(name string, v int64) *Attribute { return &Attribute{Name: name, Type: AttrInt, I: v} }
+func fcAttrStr(name, v string) *Attribute       { return &Attribute{Name: name, Type: AttrString, S: v} }
 
 func TestConvShapes(t *testing.T) {
 	x := fcKnownIn("x", Float32, 1, 3, 224, 224)
 	w := fcKnownIn("w", Float32, 64, 3, 11, 11)
 	// AlexNet conv1: (224 + 2 + 2 - 11)/4 + 1 = 55.
 	out := (224+2+2-11)/4 + 1
-	fcCheck(t, 13, "Conv", []*Attribute{aInts("strides", 4, 4), aInts("pads", 2, 2, 2, 2)}, []fcIn{x, w},
+	fcCheck(t, 13, "Conv", []*Attribute{fcAttrInts("strides", 4, 4), fcAttrInts("pads", 2, 2, 2, 2)}, []fcIn{x, w},
 		"float32[1,64,"+fcItoa(out)+","+fcItoa(out)+"]")
 
 	x7 := fcKnownIn("x", Float32, 1, 1, 7, 7)
 	w3 := fcKnownIn("w", Float32, 2, 1, 3, 3)
 	// SAME: ceil(7/2) = 4 whatever the kernel.
-	fcCheck(t, 13, "Conv", []*Attribute{aStr("auto_pad", "SAME_UPPER"), aInts("strides", 2, 2)}, []fcIn{x7, w3}, "float32[1,2,4,4]")
+	fcCheck(t, 13, "Conv", []*Attribute{fcAttrStr("auto_pad", "SAME_UPPER"), fcAttrInts("strides", 2, 2)}, []fcIn{x7, w3}, "float32[1,2,4,4]")
 	// VALID: (7-3)/2 + 1 = 3.
-	fcCheck(t, 13, "Conv", []*Attribute{aStr("auto_pad", "VALID"), aInts("strides", 2, 2)}, []fcIn{x7, w3}, "float32[1,2,3,3]")
+	fcCheck(t, 13, "Conv", []*Attribute{fcAttrStr("auto_pad", "VALID"), fcAttrInts("strides", 2, 2)}, []fcIn{x7, w3}, "float32[1,2,3,3]")
 	// Dilation 2 widens the 3-tap kernel to (3-1)*2+1 = 5: 7-5+1 = 3.
-	fcCheck(t, 13, "Conv", []*Attribute{aInts("dilations", 2, 2)}, []fcIn{x7, w3}, "float32[1,2,3,3]")
+	fcCheck(t, 13, "Conv", []*Attribute{fcAttrInts("dilations", 2, 2)}, []fcIn{x7, w3}, "float32[1,2,3,3]")
 	// Asymmetric pads on a 1-D conv: 7 + 1 + 0 - 3 + 1 = 6.
-	fcCheck(t, 13, "Conv", []*Attribute{aInts("pads", 1, 0)},
+	fcCheck(t, 13, "Conv", []*Attribute{fcAttrInts("pads", 1, 0)},
 		[]fcIn{fcKnownIn("x", Float32, 1, 1, 7), fcKnownIn("w", Float32, 2, 1, 3)}, "float32[1,2,6]")
 	// Symbolic batch and height; pad 1 with a 3x3 kernel keeps the size.
 	xs := fcTensorIn("x", Float32, S("N"), D(3), S("H"), D(32))
-	fcCheck(t, 13, "Conv", []*Attribute{aInts("pads", 1, 1, 1, 1)}, []fcIn{xs, fcKnownIn("w", Float32, 8, 3, 3, 3)}, "float32[N,8,H,32]")
+	fcCheck(t, 13, "Conv", []*Attribute{fcAttrInts("pads", 1, 1, 1, 1)}, []fcIn{xs, fcKnownIn("w", Float32, 8, 3, 3, 3)}, "float32[N,8,H,32]")
 	// Stride 2 on a symbol stays an expression: (H + 2 - 3)/2 + 1.
-	fcCheck(t, 13, "Conv", []*Attribute{aInts("pads", 1, 1, 1, 1), aInts("strides", 2, 2)},
+	fcCheck(t, 13, "Conv", []*Attribute{fcAttrInts("pads", 1, 1, 1, 1), fcAttrInts("strides", 2, 2)},
 		[]fcIn{xs, fcKnownIn("w", Float32, 8, 3, 3, 3)}, "float32[N,8,(H-1)/2+1,16]")
 	// Integer and quantized convolutions.
 	fcCheck(t, 13, "ConvInteger", nil, []fcIn{fcKnownIn("x", Uint8, 1, 1, 5, 5), fcKnownIn("w", Uint8, 1, 1, 3, 3)}, "int32[1,1,3,3]")
@@ -155,42 +155,42 @@ func TestConvTransposeShapes(t *testing.T) {
 	x := fcKnownIn("x", Float32, 1, 1, 3, 3)
 	w := fcKnownIn("w", Float32, 1, 2, 3, 3)
 	// stride*(in-1) + k + output_padding - pads = 3*2 + 3 + 1 - 0 = 10.
-	fcCheck(t, 13, "ConvTranspose", []*Attribute{aInts("strides", 3, 2), aInts("output_padding", 1, 1)}, []fcIn{x, w},
+	fcCheck(t, 13, "ConvTranspose", []*Attribute{fcAttrInts("strides", 3, 2), fcAttrInts("output_padding", 1, 1)}, []fcIn{x, w},
 		"float32[1,2,"+fcItoa(3*2+3+1)+","+fcItoa(2*2+3+1)+"]")
 	// group 2 doubles the output channels: W[1]*group.
-	fcCheck(t, 13, "ConvTranspose", []*Attribute{aInt("group", 2)}, []fcIn{fcKnownIn("x", Float32, 1, 2, 3, 3), fcKnownIn("w", Float32, 2, 2, 3, 3)},
+	fcCheck(t, 13, "ConvTranspose", []*Attribute{fcAttrInt("group", 2)}, []fcIn{fcKnownIn("x", Float32, 1, 2, 3, 3), fcKnownIn("w", Float32, 2, 2, 3, 3)},
 		"float32[1,4,5,5]")
 	// output_shape wins.
-	fcCheck(t, 13, "ConvTranspose", []*Attribute{aInts("strides", 3, 2), aInts("output_shape", 10, 8)}, []fcIn{x, w}, "float32[1,2,10,8]")
+	fcCheck(t, 13, "ConvTranspose", []*Attribute{fcAttrInts("strides", 3, 2), fcAttrInts("output_shape", 10, 8)}, []fcIn{x, w}, "float32[1,2,10,8]")
 	// SAME_UPPER: in*stride.
-	fcCheck(t, 13, "ConvTranspose", []*Attribute{aInts("strides", 2, 2), aStr("auto_pad", "SAME_UPPER")}, []fcIn{x, w}, "float32[1,2,6,6]")
+	fcCheck(t, 13, "ConvTranspose", []*Attribute{fcAttrInts("strides", 2, 2), fcAttrStr("auto_pad", "SAME_UPPER")}, []fcIn{x, w}, "float32[1,2,6,6]")
 	// pads subtract: 1*(3-1) + 3 - 2 = 3.
-	fcCheck(t, 13, "ConvTranspose", []*Attribute{aInts("pads", 1, 1, 1, 1)}, []fcIn{x, w}, "float32[1,2,3,3]")
+	fcCheck(t, 13, "ConvTranspose", []*Attribute{fcAttrInts("pads", 1, 1, 1, 1)}, []fcIn{x, w}, "float32[1,2,3,3]")
 	// Symbolic: H*2 + (3 - 2) = H*2+1.
-	fcCheck(t, 13, "ConvTranspose", []*Attribute{aInts("strides", 2, 2)},
+	fcCheck(t, 13, "ConvTranspose", []*Attribute{fcAttrInts("strides", 2, 2)},
 		[]fcIn{fcTensorIn("x", Float32, D(1), D(1), S("H"), D(3)), w}, "float32[1,2,H*2+1,7]")
 }
 
 func TestPoolShapes(t *testing.T) {
 	x := fcKnownIn("x", Float32, 1, 3, 4, 4)
 	// floor((4-3)/2)+1 = 1; ceil gives ceil(1/2)+1 = 2.
-	fcCheck(t, 13, "MaxPool", []*Attribute{aInts("kernel_shape", 3, 3), aInts("strides", 2, 2)}, []fcIn{x}, "float32[1,3,1,1]")
-	fcCheck(t, 13, "MaxPool", []*Attribute{aInts("kernel_shape", 3, 3), aInts("strides", 2, 2), aInt("ceil_mode", 1)}, []fcIn{x},
+	fcCheck(t, 13, "MaxPool", []*Attribute{fcAttrInts("kernel_shape", 3, 3), fcAttrInts("strides", 2, 2)}, []fcIn{x}, "float32[1,3,1,1]")
+	fcCheck(t, 13, "MaxPool", []*Attribute{fcAttrInts("kernel_shape", 3, 3), fcAttrInts("strides", 2, 2), fcAttrInt("ceil_mode", 1)}, []fcIn{x},
 		"float32[1,3,2,2]", "int64[1,3,2,2]")
 	// ceil mode drops a window that would start in the end padding:
 	// in 5, k 2, s 2, pad 1: ceil((5+2-2)/2)+1 = 4, but window 4 starts at
 	// 3*2 = 6 >= 5+1, so 3.
-	fcCheck(t, 13, "MaxPool", []*Attribute{aInts("kernel_shape", 2), aInts("strides", 2), aInts("pads", 1, 1), aInt("ceil_mode", 1)},
+	fcCheck(t, 13, "MaxPool", []*Attribute{fcAttrInts("kernel_shape", 2), fcAttrInts("strides", 2), fcAttrInts("pads", 1, 1), fcAttrInt("ceil_mode", 1)},
 		[]fcIn{fcKnownIn("x", Float32, 1, 1, 5)}, "float32[1,1,3]")
-	fcCheck(t, 13, "AveragePool", []*Attribute{aInts("kernel_shape", 2, 2), aStr("auto_pad", "SAME_LOWER")}, []fcIn{x}, "float32[1,3,4,4]")
-	fcCheck(t, 19, "AveragePool", []*Attribute{aInts("kernel_shape", 2, 2), aInts("dilations", 2, 2)}, []fcIn{x}, "float32[1,3,2,2]")
-	fcCheck(t, 13, "LpPool", []*Attribute{aInts("kernel_shape", 2, 2)}, []fcIn{x}, "float32[1,3,3,3]")
+	fcCheck(t, 13, "AveragePool", []*Attribute{fcAttrInts("kernel_shape", 2, 2), fcAttrStr("auto_pad", "SAME_LOWER")}, []fcIn{x}, "float32[1,3,4,4]")
+	fcCheck(t, 19, "AveragePool", []*Attribute{fcAttrInts("kernel_shape", 2, 2), fcAttrInts("dilations", 2, 2)}, []fcIn{x}, "float32[1,3,2,2]")
+	fcCheck(t, 13, "LpPool", []*Attribute{fcAttrInts("kernel_shape", 2, 2)}, []fcIn{x}, "float32[1,3,3,3]")
 	fcCheck(t, 13, "GlobalAveragePool", nil, []fcIn{fcTensorIn("x", Float16, S("N"), D(8), D(7), D(7))}, "float16[N,8,1,1]")
 	fcCheck(t, 13, "GlobalMaxPool", nil, []fcIn{fcKnownIn("x", Float32, 2, 8, 5)}, "float32[2,8,1]")
 	// MaxUnpool: (in-1)*s + k - pads = 1*2 + 2 = 4.
-	fcCheck(t, 11, "MaxUnpool", []*Attribute{aInts("kernel_shape", 2, 2), aInts("strides", 2, 2)},
+	fcCheck(t, 11, "MaxUnpool", []*Attribute{fcAttrInts("kernel_shape", 2, 2), fcAttrInts("strides", 2, 2)},
 		[]fcIn{fcKnownIn("x", Float32, 1, 1, 2, 2), fcKnownIn("i", Int64, 1, 1, 2, 2)}, "float32[1,1,4,4]")
-	fcCheck(t, 11, "MaxUnpool", []*Attribute{aInts("kernel_shape", 2, 2), aInts("strides", 2, 2)},
+	fcCheck(t, 11, "MaxUnpool", []*Attribute{fcAttrInts("kernel_shape", 2, 2), fcAttrInts("strides", 2, 2)},
 		[]fcIn{fcKnownIn("x", Float32, 1, 1, 2, 2), fcKnownIn("i", Int64, 1, 1, 2, 2), fcConstInts("s", []int64{4}, 1, 1, 5, 5)}, "float32[1,1,5,5]")
 	if _, err := fcInfer(t, 13, "MaxPool", nil, []fcIn{x}, 1); err == nil {
 		t.Error("MaxPool without kernel_shape: no error")
@@ -200,8 +200,8 @@ func TestPoolShapes(t *testing.T) {
 func TestRoiOps(t *testing.T) {
 	x := fcKnownIn("x", Float32, 1, 256, 50, 50)
 	rois := fcKnownIn("rois", Float32, 7, 5)
-	fcCheck(t, 13, "MaxRoiPool", []*Attribute{aInts("pooled_shape", 6, 6)}, []fcIn{x, rois}, "float32[7,256,6,6]")
-	fcCheck(t, 16, "RoiAlign", []*Attribute{aInt("output_height", 5), aInt("output_width", 4)},
+	fcCheck(t, 13, "MaxRoiPool", []*Attribute{fcAttrInts("pooled_shape", 6, 6)}, []fcIn{x, rois}, "float32[7,256,6,6]")
+	fcCheck(t, 16, "RoiAlign", []*Attribute{fcAttrInt("output_height", 5), fcAttrInt("output_width", 4)},
 		[]fcIn{x, fcKnownIn("rois", Float32, 7, 4), fcKnownIn("bi", Int64, 7)}, "float32[7,256,5,4]")
 	fcCheck(t, 16, "GridSample", nil, []fcIn{fcKnownIn("x", Float32, 2, 3, 10, 10), fcKnownIn("g", Float32, 2, 6, 7, 2)}, "float32[2,3,6,7]")
 	fcCheck(t, 20, "AffineGrid", nil, []fcIn{fcKnownIn("theta", Float32, 2, 2, 3), fcConstInts("size", []int64{4}, 2, 3, 5, 6)}, "float32[2,5,6,2]")
@@ -210,7 +210,7 @@ func TestRoiOps(t *testing.T) {
 func TestGemmMatMulShapes(t *testing.T) {
 	a, b := fcKnownIn("a", Float32, 3, 5), fcKnownIn("b", Float32, 5, 4)
 	fcCheck(t, 13, "Gemm", nil, []fcIn{a, b}, "float32[3,4]")
-	fcCheck(t, 13, "Gemm", []*Attribute{aInt("transA", 1), aInt("transB", 1)},
+	fcCheck(t, 13, "Gemm", []*Attribute{fcAttrInt("transA", 1), fcAttrInt("transB", 1)},
 		[]fcIn{fcKnownIn("a", Float32, 5, 3), fcKnownIn("b", Float32, 4, 5), fcKnownIn("c", Float32, 1)}, "float32[3,4]")
 	mm := func(as, bs []Dim, want string) {
 		t.Helper()
@@ -232,7 +232,7 @@ func TestGemmMatMulShapes(t *testing.T) {
 func TestEinsumShapes(t *testing.T) {
 	eq := func(e string, ins []fcIn, want string) {
 		t.Helper()
-		fcCheck(t, 12, "Einsum", []*Attribute{aStr("equation", e)}, ins, want)
+		fcCheck(t, 12, "Einsum", []*Attribute{fcAttrStr("equation", e)}, ins, want)
 	}
 	a, b := fcKnownIn("a", Float32, 3, 4), fcKnownIn("b", Float32, 4, 5)
 	eq("ij,jk->ik", []fcIn{a, b}, "float32[3,5]")
@@ -243,10 +243,10 @@ func TestEinsumShapes(t *testing.T) {
 	eq("...ii->...i", []fcIn{fcKnownIn("a", Float32, 2, 7, 3, 3)}, "float32[2,7,3]")
 	eq("...ij,...jk", []fcIn{fcKnownIn("a", Float32, 2, 1, 3, 4), fcKnownIn("b", Float32, 5, 4, 6)}, "float32[2,5,3,6]") // ellipsis broadcasts
 	eq("i,i", []fcIn{fcKnownIn("a", Float32, 4), fcKnownIn("b", Float32, 4)}, "float32[]")
-	if _, err := fcInfer(t, 12, "Einsum", []*Attribute{aStr("equation", "ij->k")}, []fcIn{a}, 1); err == nil {
+	if _, err := fcInfer(t, 12, "Einsum", []*Attribute{fcAttrStr("equation", "ij->k")}, []fcIn{a}, 1); err == nil {
 		t.Error("Einsum with an output letter absent from the inputs: no error")
 	}
-	if _, err := fcInfer(t, 12, "Einsum", []*Attribute{aStr("equation", "i.j->i")}, []fcIn{a}, 1); err == nil {
+	if _, err := fcInfer(t, 12, "Einsum", []*Attribute{fcAttrStr("equation", "i.j->i")}, []fcIn{a}, 1); err == nil {
 		t.Error("Einsum with a lone dot: no error")
 	}
 }

@@ -7,25 +7,25 @@ func TestRecurrentShapes(t *testing.T) {
 	x := fcKnownIn("x", Float32, seq, batch, input)
 	lstmW := func(dirs int64) fcIn { return fcKnownIn("w", Float32, dirs, 4*hidden, input) } // 4 gates
 	lstmR := func(dirs int64) fcIn { return fcKnownIn("r", Float32, dirs, 4*hidden, hidden) }
-	bi := []*Attribute{aInt("hidden_size", hidden), aStr("direction", "bidirectional")}
+	bi := []*Attribute{fcAttrInt("hidden_size", hidden), fcAttrStr("direction", "bidirectional")}
 	// Y [seq, dirs, batch, hidden], Y_h and Y_c [dirs, batch, hidden].
 	fcCheck(t, 14, "LSTM", bi, []fcIn{x, lstmW(2), lstmR(2)},
 		"float32[7,2,3,4]", "float32[2,3,4]", "float32[2,3,4]")
 	// layout=1: X [batch, seq, input], Y [batch, seq, dirs, hidden], states [batch, dirs, hidden].
-	fcCheck(t, 14, "LSTM", append(bi, aInt("layout", 1)), []fcIn{fcKnownIn("x", Float32, batch, seq, input), lstmW(2), lstmR(2)},
+	fcCheck(t, 14, "LSTM", append(bi, fcAttrInt("layout", 1)), []fcIn{fcKnownIn("x", Float32, batch, seq, input), lstmW(2), lstmR(2)},
 		"float32[3,7,2,4]", "float32[3,2,4]", "float32[3,2,4]")
 	// hidden_size absent: taken from R's last dim.
 	fcCheck(t, 14, "GRU", nil, []fcIn{x, fcKnownIn("w", Float32, 1, 3*hidden, input), fcKnownIn("r", Float32, 1, 3*hidden, hidden)},
 		"float32[7,1,3,4]", "float32[1,3,4]")
 	// Symbolic sequence length and batch flow through.
-	fcCheck(t, 14, "RNN", []*Attribute{aInt("hidden_size", hidden)},
+	fcCheck(t, 14, "RNN", []*Attribute{fcAttrInt("hidden_size", hidden)},
 		[]fcIn{fcTensorIn("x", Float16, S("T"), S("B"), D(input)), fcKnownIn("w", Float16, 1, hidden, input), fcKnownIn("r", Float16, 1, hidden, hidden)},
 		"float16[T,1,B,4]", "float16[1,B,4]")
 
 	// Omitted Y: only Y_h is produced.
 	g := NewGraph("g")
 	ins := fcAddInputs(t, g, []fcIn{x, lstmW(1), lstmR(1)})
-	n := fcNode(t, g, "LSTM", []*Attribute{aInt("hidden_size", hidden)}, ins, 2)
+	n := fcNode(t, g, "LSTM", []*Attribute{fcAttrInt("hidden_size", hidden)}, ins, 2)
 	n.Outputs[0].Producer = nil
 	n.Outputs[0] = nil
 	m := &Model{Opsets: []OpsetImport{{Version: 14}}, Graph: g}
@@ -36,7 +36,7 @@ func TestRecurrentShapes(t *testing.T) {
 		t.Errorf("LSTM Y_h with Y omitted = %s, want [1,3,4]", got)
 	}
 
-	if _, err := fcInfer(t, 14, "LSTM", []*Attribute{aStr("direction", "sideways")}, []fcIn{x, lstmW(1), lstmR(1)}, 1); err == nil {
+	if _, err := fcInfer(t, 14, "LSTM", []*Attribute{fcAttrStr("direction", "sideways")}, []fcIn{x, lstmW(1), lstmR(1)}, 1); err == nil {
 		t.Error("LSTM with an unknown direction: no error")
 	}
 }

@@ -33,12 +33,12 @@ func TestSequenceShapes(t *testing.T) {
 	seq := b.op("SequenceConstruct", nil, a, c)
 	at1 := b.op("SequenceAt", nil, seq, one)
 	n := b.op("SequenceLength", nil, seq)
-	cat := b.op("ConcatFromSequence", []*Attribute{aInt("axis", 1)}, seq) // 3 + 4 columns
-	ins := b.op("SequenceInsert", nil, seq, d)                            // appended
+	cat := b.op("ConcatFromSequence", []*Attribute{fcAttrInt("axis", 1)}, seq) // 3 + 4 columns
+	ins := b.op("SequenceInsert", nil, seq, d)                                 // appended
 	atLast := b.op("SequenceAt", nil, ins, last)
 	erased := b.op("SequenceErase", nil, ins, zero) // [c, d]
 	at0 := b.op("SequenceAt", nil, erased, zero)
-	empty := b.op("SequenceEmpty", []*Attribute{aInt("dtype", int64(Float16))})
+	empty := b.op("SequenceEmpty", []*Attribute{fcAttrInt("dtype", int64(Float16))})
 	b.infer()
 
 	if seq.Kind != SequenceValue || seq.DType != Float32 || seq.Shape.Rank() != 2 || !seq.Shape.Dims[0].Is(2) || seq.Shape.Dims[1].IsKnown() {
@@ -78,8 +78,8 @@ func TestSplitToSequenceShapes(t *testing.T) {
 
 	chunks := b.op("SplitToSequence", nil, x, four) // 6 rows in chunks of 4: [4,4], [2,4]
 	second := b.op("SequenceAt", nil, chunks, one)
-	rows := b.op("SplitToSequence", []*Attribute{aInt("keepdims", 0)}, x) // six [4]
-	stacked := b.op("ConcatFromSequence", []*Attribute{aInt("new_axis", 1), aInt("axis", -1)}, rows)
+	rows := b.op("SplitToSequence", []*Attribute{fcAttrInt("keepdims", 0)}, x) // six [4]
+	stacked := b.op("ConcatFromSequence", []*Attribute{fcAttrInt("new_axis", 1), fcAttrInt("axis", -1)}, rows)
 	parts := b.op("SplitToSequence", nil, x, sizes)
 	joined := b.op("ConcatFromSequence", nil, parts)
 	b.infer()

@@ -943,7 +943,7 @@ func symElementwise(op string, c *InferCtx) bool {
 	for i, t := range ins {
 		all[i] = t.dims
 	}
-	dims, ok := broadcastKnown(all)
+	dims, ok := BroadcastDims(all...)
 	if !ok || !smallShape(c, dims) {
 		return false
 	}
@@ -1122,31 +1122,6 @@ func symCompare(op string, a, b Dim) (Dim, bool) {
 		return boolDim(cmp >= 0), true
 	}
 	return Dim{}, false
-}
-
-// broadcastKnown applies numpy broadcasting to known dims.
-func broadcastKnown(all [][]int64) ([]int64, bool) {
-	rank := 0
-	for _, d := range all {
-		rank = max(rank, len(d))
-	}
-	out := make([]int64, rank)
-	for i := range out {
-		out[i] = 1
-	}
-	for _, d := range all {
-		off := rank - len(d)
-		for i, v := range d {
-			switch o := out[off+i]; {
-			case v == 1:
-			case o == 1:
-				out[off+i] = v
-			case o != v:
-				return nil, false
-			}
-		}
-	}
-	return out, true
 }
 
 // broadcastMap maps each element of dims out to the element of a tensor of

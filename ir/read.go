@@ -336,7 +336,9 @@ func (r *reader) graph(b []byte, off int64, parent *Graph, depth int) (*Graph, e
 		if v == nil {
 			return nil, fmt.Errorf("graph %q output %q is not produced by any node, input or initializer", g.Name, name)
 		}
-		if ti != nil {
+		if ti != nil && v.Declared == nil && v.Producer != nil {
+			// A graph input or initializer keeps its own declaration (or
+			// none): the current type of an input is its declared one.
 			v.Declared = ti
 		}
 		g.AddOutput(v)

@@ -113,7 +113,7 @@ func (vf *verifier) graph(g *Graph, outer *scope) error {
 				continue
 			}
 			if !sc.has(in) {
-				if in.Producer != nil && in.Producer.graph == g {
+				if in.Producer != nil && in.Producer.graph != nil {
 					return fmt.Errorf("node %q reads %q before its producer %q runs (not in topological order, or a cycle)", n.Name, in.Name, in.Producer.Name)
 				}
 				return fmt.Errorf("node %q reads undefined tensor %q", n.Name, in.Name)
@@ -154,16 +154,9 @@ func (vf *verifier) graph(g *Graph, outer *scope) error {
 		}
 	}
 	// Consumer lists of g's values must list exactly the reading nodes.
-	// Values read from outer scopes are checked by the graph owning them,
-	// counting reads from nested subgraphs.
-	for v, cnt := range reads {
-		if g.Local(v.Name) != v {
-			continue
-		}
-		if got := countIn(v.Consumers, g); got != cnt {
-			return fmt.Errorf("value %q: %d consumers recorded in graph %q, %d reads", v.Name, got, g.Name, cnt)
-		}
-	}
+	// Values read from outer scopes are checked by the graph owning them;
+	// reads by nested subgraphs are checked by those subgraphs' nodes.
+	// Values are visited in name order so the first error is stable.
 	for _, v := range g.Values() {
 		for _, c := range v.Consumers {
 			if c == nil || c.graph == nil {
@@ -173,11 +166,14 @@ func (vf *verifier) graph(g *Graph, outer *scope) error {
 				return fmt.Errorf("value %q lists consumer %q, which does not read it", v.Name, c.Name)
 			}
 		}
-		if p := v.Producer; p != nil && p.graph == g && !inGraph[p] {
-			return fmt.Errorf("value %q has producer %q, which is not in graph %q", v.Name, p.Name, g.Name)
+		if got, cnt := countIn(v.Consumers, g), reads[v]; got != cnt {
+			return fmt.Errorf("value %q: %d consumers recorded in graph %q, %d reads", v.Name, got, g.Name, cnt)
 		}
 		if p := v.Producer; p != nil && p.graph == nil {
 			return fmt.Errorf("value %q has producer %q, which was removed", v.Name, p.Name)
+		}
+		if p := v.Producer; p != nil && p.graph == g && !inGraph[p] {
+			return fmt.Errorf("value %q has producer %q, which is not in graph %q", v.Name, p.Name, g.Name)
 		}
 	}
 	for _, o := range g.Outputs {

@@ -288,7 +288,7 @@ func (e *encoder) graph(g *Graph) (*msgBuf, error) {
 
 // typeOf is the type to write for v: inferred when known, else declared.
 func typeOf(v *Value) *TypeInfo {
-	if v.DType != Undefined || v.Shape.Ranked {
+	if v.DType != Undefined || v.Shape.Ranked || v.Kind != TensorValue {
 		return &TypeInfo{Kind: v.Kind, DType: v.DType, Shape: v.Shape}
 	}
 	return v.Declared

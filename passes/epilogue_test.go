@@ -50,8 +50,10 @@ func TestFuseConvResidualReluPool(t *testing.T) {
 // constant (as TensorFlow converters write it).
 func TestFuseConvActivations(t *testing.T) {
 	acts := map[string]func(b *builder, y *ir.Value) *ir.Value{
-		"Relu":      func(b *builder, y *ir.Value) *ir.Value { return b.op("Relu", nil, y) },
-		"LeakyRelu": func(b *builder, y *ir.Value) *ir.Value { return b.op("LeakyRelu", []*ir.Attribute{floatAttr("alpha", 0.2)}, y) },
+		"Relu": func(b *builder, y *ir.Value) *ir.Value { return b.op("Relu", nil, y) },
+		"LeakyRelu": func(b *builder, y *ir.Value) *ir.Value {
+			return b.op("LeakyRelu", []*ir.Attribute{floatAttr("alpha", 0.2)}, y)
+		},
 		"Sigmoid":   func(b *builder, y *ir.Value) *ir.Value { return b.op("Sigmoid", nil, y) },
 		"HardSwish": func(b *builder, y *ir.Value) *ir.Value { return b.op("HardSwish", nil, y) },
 		"Clip": func(b *builder, y *ir.Value) *ir.Value { // Relu6

@@ -112,7 +112,7 @@ type Stats struct {
 
 // Run applies the selected passes in order, repeating the whole sequence
 // until no pass changes the graph (a fixpoint) or the iteration limit is
-// reached, which is reported rather than silently accepted.
+// reached; Stats.Converged tells the two apart so callers can report it.
 func Run(g *ir.Graph, opt Options) (*Stats, error) {
 	sel, err := Selected(opt)
 	if err != nil {
@@ -149,5 +149,7 @@ func Run(g *ir.Graph, opt Options) (*Stats, error) {
 			return st, nil
 		}
 	}
-	return st, fmt.Errorf("passes did not converge after %d iterations (last changes: %v)", limit, st.Changed)
+	// Not converged: the graph is valid (every pass leaves it so), just
+	// possibly not fully optimised. Callers report it.
+	return st, nil
 }

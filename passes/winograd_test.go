@@ -50,17 +50,17 @@ func denseOf(rows [][]float64) *mat.Dense {
 // epilogue, on outputs that are not a multiple of the tile.
 func TestWinogradNumeric(t *testing.T) {
 	cases := []struct {
-		c, k, hw int64
-		tile     int64
-		fuse     bool
+		n, c, k, hw int64
+		tile        int64
+		fuse        bool
 	}{
-		{16, 16, 7, 2, false},  // small channels: F(2x2)
-		{64, 64, 10, 4, false}, // P,Q ≥ 8, C,K ≥ 64: F(4x4), partial border tiles
-		{64, 64, 9, 4, true},   // fused epilogue kept
+		{2, 16, 16, 7, 2, false},  // small channels: F(2x2), 2·4·4 = 32 tiles
+		{4, 64, 64, 10, 4, false}, // P,Q ≥ 8, C,K ≥ 64: F(4x4), partial border tiles, 4·3·3 = 36 tiles
+		{4, 64, 64, 9, 4, true},   // fused epilogue kept
 	}
 	for _, c := range cases {
 		b := newBuilder(t)
-		x := b.input("x", 1, c.c, c.hw, c.hw)
+		x := b.input("x", c.n, c.c, c.hw, c.hw)
 		y := b.op("Conv", []*ir.Attribute{ints("pads", 1, 1, 1, 1), ints("kernel_shape", 3, 3)}, x, b.weight("w", c.k, c.c, 3, 3), b.weight("b", c.k))
 		b.output(b.op("Relu", nil, y))
 		g := b.infer()
@@ -88,13 +88,15 @@ func TestWinogradGuards(t *testing.T) {
 		attrs      []*ir.Attribute
 		blindInput bool
 	}{
-		{"stride 2", 32, 32, 8, 3, []*ir.Attribute{ints("strides", 2, 2)}, false},
-		{"dilation 2", 32, 32, 8, 3, []*ir.Attribute{ints("dilations", 2, 2)}, false},
-		{"group 2", 32, 32, 8, 3, []*ir.Attribute{intAttr("group", 2)}, false},
-		{"1x1 filter", 32, 32, 8, 1, nil, false},
-		{"tiny channels (first layer)", 3, 64, 8, 3, nil, false},
+		{"control: this one fires", 32, 32, 16, 3, nil, false},
+		{"stride 2", 32, 32, 16, 3, []*ir.Attribute{ints("strides", 2, 2)}, false},
+		{"dilation 2", 32, 32, 16, 3, []*ir.Attribute{ints("dilations", 2, 2)}, false},
+		{"group 2", 32, 32, 16, 3, []*ir.Attribute{intAttr("group", 2)}, false},
+		{"1x1 filter", 32, 32, 16, 1, nil, false},
+		{"tiny channels (first layer)", 3, 64, 16, 3, nil, false},
 		{"2x2 output does not pay", 32, 32, 2, 3, nil, false},
-		{"weights not constant", 32, 32, 8, 3, nil, true},
+		{"too few tiles: 1·⌈7/2⌉² = 16 < 32", 32, 32, 7, 3, nil, false},
+		{"weights not constant", 32, 32, 16, 3, nil, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -115,9 +117,61 @@ func TestWinogradGuards(t *testing.T) {
 			b.output(b.op("Conv", c.attrs, x, w))
 			g := b.infer()
 			runPasses(t, g, "winograd")
+			if c.name == "control: this one fires" {
+				if ops(g) != "onnxcost.WinogradConv" {
+					t.Errorf("control did not fire: %s", ops(g))
+				}
+				return
+			}
 			if ops(g) != "Conv" {
 				t.Errorf("winograd fired: %s", ir.Dump(g))
 			}
 		})
 	}
+}
+
+// AlexNet conv3–5 (13×13 outputs, 192→384, 384→256, 256→256 channels):
+// F(4×4,3×3) is chosen (P,Q ≥ 8, C,K ≥ 64); with 4×4 = 16 tiles per image
+// it is substituted from batch 2 on (≥ 32 tiles). Its arithmetic, products
+// and transforms, is about 0.39 of the direct count: 36·16/(9·169) = 0.379
+// for the products (border tiles waste 16²/13² − 1 = 51%), plus ~1% for
+// the transforms.
+func TestAlexNetConv345Winograd(t *testing.T) {
+	layers := []struct{ c, k int64 }{{192, 384}, {384, 256}, {256, 256}}
+	for _, batch := range []int64{1, 128} {
+		for _, l := range layers {
+			b := newBuilder(t)
+			x := b.input("x", batch, l.c, 13, 13)
+			b.output(b.op("Relu", nil, b.op("Conv", []*ir.Attribute{ints("pads", 1, 1, 1, 1), ints("kernel_shape", 3, 3)}, x, b.blind("w", l.k, l.c, 3, 3), b.blind("b", l.k))))
+			g := b.infer()
+			runPasses(t, g, "fuse-conv")
+			direct := fusedFLOPs(t, g.Nodes[0])
+			runPasses(t, g, "winograd")
+			n := g.Nodes[0]
+			if batch == 1 {
+				if n.OpType != "FusedConv" {
+					t.Errorf("batch 1: 16 tiles, substituted anyway")
+				}
+				continue
+			}
+			if n.OpType != "WinogradConv" || n.AttrInt("winograd_tile", 0) != 4 {
+				t.Fatalf("got %s", ir.NodeText(n))
+			}
+			epilogue := 2 * float64(batch*l.k*13*13) // bias + Relu, in both counts
+			ratio := (fusedFLOPs(t, n) - epilogue) / (direct - epilogue)
+			t.Logf("AlexNet conv %d->%d at batch %d: Winograd F(4x4,3x3) = %.3f of direct FLOPs", l.c, l.k, batch, ratio)
+			if ratio < 0.38 || ratio > 0.40 {
+				t.Errorf("ratio %.3f, want 0.379 (products) + ~0.01 (transforms)", ratio)
+			}
+		}
+	}
+}
+
+func fusedFLOPs(t *testing.T, n *ir.Node) float64 {
+	t.Helper()
+	e, err := cost.LookupRule(n.Domain, n.OpType)(n, &cost.RuleCtx{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.FLOPs
 }

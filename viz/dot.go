@@ -17,7 +17,7 @@ import (
 // above it the costliest are kept and the rest folded, because Graphviz
 // takes minutes on thousands of HTML-labelled nodes and nobody can read
 // them anyway (pprof's -nodecount does the same).
-const DefaultMaxNodes = 300
+const DefaultMaxNodes = 150
 
 // DefaultHalo is how many of the costliest boxes get a halo.
 const DefaultHalo = 5
@@ -49,6 +49,8 @@ type GraphOptions struct {
 	Inputs []string
 	// Outputs are the graph outputs; nil means every value no node reads.
 	Outputs []string
+
+	dotLimits bool // set for large drawings: bound Graphviz's effort
 }
 
 func (o *GraphOptions) check() error {
@@ -101,18 +103,34 @@ func Graph(r *cost.Report, c Ceilings, o GraphOptions) (*dot.Graph, error) {
 	lo := layoutOptions{collapse: o.Collapse, top: o.Top, focus: o.Focus, showFree: o.ShowFree}
 	l := buildLayout(r, lo)
 	if o.Top == 0 && len(l.units) > o.MaxNodes {
-		lo.top = o.MaxNodes / 2
-		l = buildLayout(r, lo)
-		l.notes = append(l.notes, fmt.Sprintf("%d boxes is too many to read: the %d costliest are kept (set --top)", countBoxes(r, o), lo.top))
+		// Too many boxes to read (or for Graphviz to lay out quickly):
+		// collapse exporter scopes to the deepest level that fits, else
+		// keep the costliest and fold the rest.
+		n := len(l.units)
+		if o.Collapse == 0 {
+			for depth := 8; depth >= 1; depth-- {
+				try := lo
+				try.collapse = depth
+				if tl := buildLayout(r, try); len(tl.units) <= o.MaxNodes && len(tl.units) > 1 {
+					l, lo = tl, try
+					l.notes = append(l.notes, fmt.Sprintf("%d boxes is too many to read: scopes collapsed to depth %d (set --collapse or --top)", n, depth))
+					break
+				}
+			}
+		}
+		if len(l.units) > o.MaxNodes {
+			lo.top = o.MaxNodes / 2
+			l = buildLayout(r, lo)
+			l.notes = append(l.notes, fmt.Sprintf("%d boxes is too many to read: the %d costliest are kept (set --top)", n, lo.top))
+		}
+	}
+	if len(l.units) > 100 {
+		// Cheaper crossing minimisation: big layouts otherwise take minutes.
+		o.dotLimits = true
 	}
 	d := &drawer{r: r, c: c, o: o, l: l, g: dot.NewGraph(dot.Directed), maxBytes: -1}
 	d.draw()
 	return d.g, nil
-}
-
-// countBoxes is the number of boxes before any top-N folding.
-func countBoxes(r *cost.Report, o GraphOptions) int {
-	return len(buildLayout(r, layoutOptions{collapse: o.Collapse, focus: o.Focus, showFree: o.ShowFree}).units)
 }
 
 type drawer struct {
@@ -139,6 +157,9 @@ func (d *drawer) draw() {
 	g := d.g
 	g.Attrs("rankdir", d.o.RankDir, "fontname", "Helvetica", "nodesep", "0.25", "ranksep", "0.35",
 		"bgcolor", "white", "tooltip", render.Clean(d.r.Model))
+	if d.o.dotLimits {
+		g.Attrs("mclimit", "0.3", "remincross", "false", "searchsize", "10")
+	}
 	d.families = map[string]bool{}
 	// Halo: the costliest boxes that are nodes or scopes.
 	var order []int
@@ -328,8 +349,8 @@ func (d *drawer) nodeLabel(n *cost.NodeCost) string {
 	if free(n) {
 		b.WriteString(row(small("no kernel")))
 	} else {
-		b.WriteString(row(timeShare(n.TimeS, d.share(n.TimeS))))
-		b.WriteString(row(small(workText(n.FLOPs, n.BytesRead+n.BytesWritten))))
+		b.WriteString(row(esc(timeShare(n.TimeS, d.share(n.TimeS)))))
+		b.WriteString(row(small(esc(workText(n.FLOPs, n.BytesRead+n.BytesWritten)))))
 		for _, ln := range d.boundText(n) {
 			b.WriteString(row(small(esc(ln))))
 		}
@@ -510,9 +531,9 @@ func (d *drawer) groupLabel(u *unit) string {
 		b.WriteString(row(fmt.Sprintf("<i>… %d folded</i>", len(u.members))))
 	}
 	b.WriteString(row(small(esc(d.opCounts(u, 3)))))
-	b.WriteString(row(timeShare(u.timeS, d.share(u.timeS))))
+	b.WriteString(row(esc(timeShare(u.timeS, d.share(u.timeS)))))
 	if u.kind == unitScope {
-		b.WriteString(row(small(workText(u.flops, u.bytes))))
+		b.WriteString(row(small(esc(workText(u.flops, u.bytes)))))
 		if c := d.unitCeiling(u); c != CeilNone {
 			b.WriteString(row(small(string(c) + "-bound")))
 		}

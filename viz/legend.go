@@ -30,7 +30,7 @@ func (d *drawer) legend() {
 			if k == 0 {
 				lbl = "0"
 			}
-			b.WriteString(fmt.Sprintf(`<td bgcolor="%s">%s</td>`, c, small(fontFor(c, lbl))))
+			b.WriteString(fmt.Sprintf(`<td bgcolor="%s">%s</td>`, c, small(fontFor(c, esc(lbl)))))
 		}
 	case "op":
 		for _, f := range familyList {
@@ -54,10 +54,10 @@ func (d *drawer) legend() {
 		lines = append(lines, roofs)
 	}
 	if d.l.hidden > 0 {
-		lines = append(lines, fmt.Sprintf("%d nodes with no kernel (constants, views, folded shape ops) hidden; edges pass through them", d.l.hidden))
+		lines = append(lines, fmt.Sprintf("%s with no kernel (constants, views, folded shape ops) hidden; edges pass through them", plural(d.l.hidden, "node")))
 	}
 	if d.l.folded > 0 {
-		lines = append(lines, fmt.Sprintf("%d nodes folded into dashed boxes", d.l.folded))
+		lines = append(lines, fmt.Sprintf("%s folded into dashed boxes", plural(d.l.folded, "node")))
 	}
 	if d.o.Focus != nil {
 		lines = append(lines, "focus: "+render.Clean(d.o.Focus.String()))
@@ -116,4 +116,12 @@ func fontFor(fill, s string) string {
 		return `<font color="white">` + s + `</font>`
 	}
 	return s
+}
+
+// plural is "1 node", "2 nodes".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

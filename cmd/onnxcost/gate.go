@@ -129,6 +129,7 @@ bytes, launches, params, param_bytes, peak_memory, energy.`,
 					return usageErr("%v", err)
 				}
 			}
+			f.dumpTo = stderr
 			base, err := loadReport(args[0], &f)
 			if err != nil {
 				return err
@@ -244,6 +245,7 @@ Actions (GITHUB_ACTIONS=true) it also appends the Markdown to
 $GITHUB_STEP_SUMMARY and prints ::error annotations on the budget lines.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			pf.dumpTo = stderr
 			b, err := gate.LoadBudget(configPath)
 			if err != nil {
 				return usageErr("%v", err)

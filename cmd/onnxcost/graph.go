@@ -84,7 +84,7 @@ type graphFlags struct {
 
 func (g *graphFlags) add(c *cobra.Command) {
 	c.Flags().StringVar(&g.color, "color", "bound", "fill boxes by: bound|time|op")
-	c.Flags().IntVar(&g.top, "top", 0, "keep the `N` costliest boxes and fold the rest (0: all, capped at 300 boxes)")
+	c.Flags().IntVar(&g.top, "top", 0, "keep the `N` costliest boxes and fold the rest (0: all, capped at 150 boxes)")
 	c.Flags().IntVar(&g.halo, "halo", viz.DefaultHalo, "outline the `N` costliest boxes (0: none)")
 	c.Flags().StringVar(&g.focus, "focus", "", "keep only nodes whose name or op type matches `REGEX`; fold the rest")
 	c.Flags().IntVar(&g.collapse, "collapse", 0, "collapse exporter scopes (/layer3/attn/...) to their first `DEPTH` parts")

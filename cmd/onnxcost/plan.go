@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"sort"
 	"io"
 	"os"
 	"strings"
@@ -52,8 +54,22 @@ func applyPlan(l *loaded, plan string, f *passFlags) error {
 	if plan != "fused" {
 		return nil
 	}
-	if _, err := passes.Run(l.model.Graph, opt); err != nil {
+	st, err := passes.Run(l.model.Graph, opt)
+	if err != nil {
 		return usageErr("%s: %v", l.path, err)
 	}
+	if !st.Converged {
+		l.warnings = append(l.warnings, fmt.Sprintf("fusion passes did not reach a fixpoint in %d iterations (still changing: %s); the fused plan may be incompletely optimised", st.Iterations, changedList(st)))
+	}
 	return nil
+}
+
+// changedList names the passes that changed the graph, sorted.
+func changedList(st *passes.Stats) string {
+	names := make([]string, 0, len(st.Changed))
+	for n := range st.Changed {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
 }

@@ -86,6 +86,7 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 			if top < 0 {
 				return usageErr("--top must be ≥ 0")
 			}
+			f.dumpTo = stderr
 			r, _, err := estimate(args[0], &f)
 			if err != nil {
 				return err

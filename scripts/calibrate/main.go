@@ -13,6 +13,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 
 	"github.com/onnxcost/onnxcost/cost"
 )
@@ -30,7 +32,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	dir := fs.String("dir", "cost/testdata/deepbench", "folder of DeepBench CSV exports")
 	doFit := fs.Bool("fit", false, "re-fit the parameters on the training split")
 	write := fs.Bool("write", false, "with -fit: rewrite cost/calibration_params.go")
-	leaveOut := fs.String("leave-out", "", "fit on all other GPUs and report this one in full")
+	leaveOut := fs.String("leave-out", "", "fit on all other GPUs and report this one in full; \"all\" does so for every GPU in turn and prints one summary table")
 	evals := fs.Int("evals", 4000, "Nelder-Mead evaluation budget")
 	showDrops := fs.Bool("drops", false, "list dropped rows")
 	if err := fs.Parse(args); err != nil {
@@ -55,6 +57,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "%d measured kernels from %d files (%d rows dropped)\n\n", len(cases), len(files), drops)
 
 	p := cost.DefaultParams()
+	if *leaveOut == "all" {
+		return leaveEachOut(stdout, cases, p, *evals)
+	}
 	if *leaveOut != "" {
 		train := filter(cases, func(c cost.BenchCase) bool { return c.GPUName != *leaveOut && !c.Holdout })
 		lp, loss, err := cost.Fit(train, p, *evals)
@@ -89,6 +94,33 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// leaveEachOut fits once per GPU without that GPU's rows and reports the
+// error on all of its rows: the proxy for a GPU the fit never saw.
+func leaveEachOut(w io.Writer, cases []cost.BenchCase, start cost.Params, evals int) error {
+	var gpus []string
+	for _, c := range cases {
+		if !slices.Contains(gpus, c.GPUName) {
+			gpus = append(gpus, c.GPUName)
+		}
+	}
+	sort.Strings(gpus)
+	fmt.Fprintln(w, "| GPU left out | n | median abs err | P90 abs err |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|")
+	for _, g := range gpus {
+		train := filter(cases, func(c cost.BenchCase) bool { return c.GPUName != g && !c.Holdout })
+		lp, _, err := cost.Fit(train, start, evals)
+		if err != nil {
+			return err
+		}
+		for _, s := range cost.ErrorTable(cases, lp, func(c cost.BenchCase) bool { return c.GPUName == g }) {
+			if s.GPU == g && s.Kind == "all" {
+				fmt.Fprintf(w, "| %s | %d | %.1f%% | %.1f%% |\n", g, s.N, 100*s.Median, 100*s.P90)
+			}
+		}
+	}
+	return nil
+}
+
 func filter(cs []cost.BenchCase, keep func(cost.BenchCase) bool) []cost.BenchCase {
 	var out []cost.BenchCase
 	for _, c := range cs {
@@ -118,12 +150,13 @@ var calibratedParams = Params{
 	Unaligned:       %.4g,
 	MemEff:          %.4g,
 	L2Factor:        %.4g,
+	FullClockPower:  %.4g,
 	RNNStepLaunches: %.4g,
 	FillLaunches:    %.4g,
 	LaunchS:         %.4g,
 }
 `, p.EffVector, p.EffTensor, p.EffConv, p.EffWinograd, p.KHalf, p.SmallTile, p.Occupancy, p.Unaligned,
-		p.MemEff, p.L2Factor, p.RNNStepLaunches, p.FillLaunches, p.LaunchS)
+		p.MemEff, p.L2Factor, p.FullClockPower, p.RNNStepLaunches, p.FillLaunches, p.LaunchS)
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".calibration_params-*.go")
 	if err != nil {
 		return err

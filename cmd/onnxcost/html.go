@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+
+	"github.com/onnxcost/onnxcost/viz"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newHTMLCmd) }
+
+func newHTMLCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f costFlags
+	var g graphFlags
+	var out string
+	c := &cobra.Command{
+		Use:   "html MODEL.onnx|REPORT.json --gpu NAME -o report.html",
+		Short: "Write one self-contained HTML report: summary, sortable node table, graph and roofline",
+		Long: `html writes a single HTML file that needs no network: the summary, a
+sortable per-node table, the annotated graph (SVG, rendered by the system
+'dot' when it is on PATH; otherwise the DOT source is embedded) and the
+roofline chart (fused and unfused plans).`,
+		Args: exactArgs(1, "MODEL.onnx"),
+		RunE: func(c *cobra.Command, args []string) error {
+			if out == "" {
+				return usageErr("-o FILE is required")
+			}
+			d, other, err := loadPlans(args[0], &f, true, stderr)
+			if err != nil {
+				return err
+			}
+			opt, err := g.options(d)
+			if err != nil {
+				return err
+			}
+			src, err := viz.DOT(d.report, d.ceil, opt)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			in := viz.HTMLInput{Report: d.report, Ceil: d.ceil}
+			svg, err := viz.Render(context.Background(), src, "svg", g.timeout)
+			switch {
+			case err == viz.ErrNoDot:
+				in.GraphNote = "Graphviz 'dot' is not on PATH: the graph is not drawn. Render the DOT below with: dot -Tsvg graph.dot -o graph.svg"
+				in.GraphDOT = src
+			case err != nil:
+				in.GraphNote = err.Error()
+				in.GraphDOT = src
+			default:
+				in.GraphSVG = svg
+			}
+			roof, err := viz.Roofline(d.report, other, d.ceil, viz.RooflineOptions{}, "svg")
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			in.RooflineSVG = roof
+			var buf bytes.Buffer
+			if err := viz.HTML(&buf, in); err != nil {
+				return err
+			}
+			return writeOut(out, buf.Bytes())
+		},
+	}
+	f.add(c)
+	g.add(c)
+	c.Flags().StringVarP(&out, "output", "o", "", "write the report to `FILE`")
+	return c
+}

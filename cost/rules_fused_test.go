@@ -1,0 +1,132 @@
+package cost
+
+import (
+	"testing"
+
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+func fusedVal(name string, dims ...int64) *ir.Value {
+	return &ir.Value{Name: name, Kind: ir.TensorValue, DType: ir.Float32, Shape: ir.KnownShape(dims...)}
+}
+
+func fusedNode(op string, ins []*ir.Value, out *ir.Value, attrs ...*ir.Attribute) *ir.Node {
+	return &ir.Node{Name: op, OpType: op, Domain: FusedDomain, Inputs: ins, Outputs: []*ir.Value{out}, Attrs: attrs}
+}
+
+func aInts(name string, v ...int64) *ir.Attribute {
+	return &ir.Attribute{Name: name, Type: ir.AttrInts, Ints: v}
+}
+func aStr(name, v string) *ir.Attribute { return &ir.Attribute{Name: name, Type: ir.AttrString, S: v} }
+func aInt(name string, v int64) *ir.Attribute {
+	return &ir.Attribute{Name: name, Type: ir.AttrInt, I: v}
+}
+
+func runFused(t *testing.T, n *ir.Node, dt ir.DType) NodeEstimate {
+	t.Helper()
+	r := LookupRule(FusedDomain, n.OpType)
+	if r == nil {
+		t.Fatalf("no rule for %s", n.OpType)
+	}
+	c := &RuleCtx{DType: dt, node: n}
+	e, err := r(n, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.warnings) > 0 {
+		t.Errorf("warnings: %v", c.warnings)
+	}
+	return e
+}
+
+// FusedConv(conv 3x3 pad 1 + bias + Relu + MaxPool 2x2/2): the sum of
+// its parts' arithmetic, only its own inputs and output as bytes.
+func TestFusedConvRule(t *testing.T) {
+	const N, C, H, W, K, R, S = 1, 3, 8, 8, 4, 3, 3
+	const P, Q = 8, 8 // pad 1, stride 1
+	x, w, b := fusedVal("x", N, C, H, W), fusedVal("w", K, C, R, S), fusedVal("b", K)
+	y := fusedVal("y", N, K, P/2, Q/2)
+	n := fusedNode("FusedConv", []*ir.Value{x, w, b}, y, aInts("pads", 1, 1, 1, 1), aInts("kernel_shape", 3, 3),
+		aStr("activation", "Relu"), aStr("pool", "MaxPool"), aInts("pool_kernel_shape", 2, 2), aInts("pool_strides", 2, 2))
+	e := runFused(t, n, ir.Undefined)
+	macs := float64(N * K * P * Q * C * R * S)
+	convOut := float64(N * K * P * Q)
+	poolTaps := float64(2 * 2)
+	wantFLOPs := 2*macs + convOut /*bias*/ + convOut /*relu*/ + float64(N*K*P/2*Q/2)*poolTaps
+	if e.MACs != macs || e.FLOPs != wantFLOPs {
+		t.Errorf("macs %v flops %v, want %v %v", e.MACs, e.FLOPs, macs, wantFLOPs)
+	}
+	const f32 = 4
+	if want := f32 * float64(N*C*H*W+K*C*R*S+K); e.BytesRead != want {
+		t.Errorf("bytes read %v, want %v (x, w, b once)", e.BytesRead, want)
+	}
+	if want := f32 * float64(N*K*P/2*Q/2); e.BytesWritten != want {
+		t.Errorf("bytes written %v, want %v (the pooled output only)", e.BytesWritten, want)
+	}
+	if e.Launches != 1 || e.Class != ClassConv {
+		t.Errorf("launches %v class %s, want 1 conv", e.Launches, e.Class)
+	}
+}
+
+func TestWinogradTransformOps(t *testing.T) {
+	// F(2,3): Bᵀ rows have 2 nonzeros (±1): 4 adds per 1-D transform, 2·4 of them per tile.
+	// Aᵀ rows have 3 nonzeros (±1): 4 adds; (4 columns + 2 rows) transforms.
+	// F(4,3): Bᵀ 1-D = 4+5+5+5+5+4 = 28 (adds + non-unit multiplies), 2·6 transforms;
+	// Aᵀ 1-D = 4+5+5+6 = 20, (6 + 4) transforms.
+	for _, c := range []struct {
+		m       int64
+		in, out float64
+	}{{2, 2 * 4 * 4, (4 + 2) * 4}, {4, 2 * 6 * 28, (6 + 4) * 20}} {
+		in, out, ok := WinogradTransformOps(c.m)
+		if !ok || in != c.in || out != c.out {
+			t.Errorf("m=%d: %v %v, want %v %v", c.m, in, out, c.in, c.out)
+		}
+	}
+	if _, _, ok := WinogradTransformOps(3); ok {
+		t.Error("m=3 accepted")
+	}
+}
+
+func TestWinogradConvRule(t *testing.T) {
+	const N, C, H, W, K = 2, 64, 16, 16, 64
+	const P, Q, m, alpha = 16, 16, 4, 6
+	x, w, b := fusedVal("x", N, C, H, W), fusedVal("w", K, C, 3, 3), fusedVal("b", K)
+	y := fusedVal("y", N, K, P, Q)
+	n := fusedNode("WinogradConv", []*ir.Value{x, w, b}, y, aInts("pads", 1, 1, 1, 1), aInts("kernel_shape", 3, 3),
+		aStr("activation", "Relu"), aInt("winograd_tile", m))
+	e := runFused(t, n, ir.Undefined)
+	tiles := float64(N * (P / m) * (Q / m))
+	macs := alpha * alpha * tiles * C * K
+	inOps, outOps := 2*6*28.0, (6+4)*20.0
+	wantFLOPs := 2*macs + tiles*C*inOps + tiles*K*outOps + 2*float64(N*K*P*Q) // + bias + relu
+	if e.MACs != macs || e.FLOPs != wantFLOPs {
+		t.Errorf("macs %v flops %v, want %v %v", e.MACs, e.FLOPs, macs, wantFLOPs)
+	}
+	direct := 2.0 * N * K * P * Q * C * 9
+	t.Logf("F(4x4,3x3) on 16x16: %.3f of direct FLOPs", (e.FLOPs-2*float64(N*K*P*Q))/direct)
+	const f32 = 4
+	if want := f32 * float64(N*C*H*W+alpha*alpha*C*K+K); e.BytesRead != want {
+		t.Errorf("bytes read %v, want %v (transformed filter α²·C·K)", e.BytesRead, want)
+	}
+	if e.Class != ClassWinograd || e.Batch != alpha*alpha || e.M != int64(tiles) {
+		t.Errorf("class %s GEMM view M=%d batch=%d", e.Class, e.M, e.Batch)
+	}
+	// On tensor cores the node is costed as the direct convolution.
+	h := runFused(t, n, ir.Float16)
+	if h.Class != ClassConv || h.MACs != float64(N*K*P*Q*C*9) {
+		t.Errorf("fp16: class %s macs %v, want direct conv", h.Class, h.MACs)
+	}
+}
+
+func TestFusedGemmRule(t *testing.T) {
+	const M, Kd, Nd = 8, 16, 32
+	a, w, b, r := fusedVal("a", M, Kd), fusedVal("w", Kd, Nd), fusedVal("b", Nd), fusedVal("r", M, Nd)
+	y := fusedVal("y", M, Nd)
+	n := fusedNode("FusedGemm", []*ir.Value{a, w, b, r}, y, aStr("anchor", "MatMul"), aInt("residual", 1), aStr("activation", "Gelu"))
+	e := runFused(t, n, ir.Undefined)
+	const geluFLOPs = 5 // opCounts["Gelu"]
+	want := 2.0*M*Nd*Kd + M*Nd /*bias*/ + M*Nd /*residual*/ + geluFLOPs*M*Nd
+	if e.FLOPs != want || e.Transcendentals != M*Nd || e.Class != ClassGEMM || e.Launches != 1 {
+		t.Errorf("flops %v trans %v class %s, want %v %v gemm", e.FLOPs, e.Transcendentals, e.Class, want, M*Nd)
+	}
+}

@@ -1,0 +1,305 @@
+package passes
+
+import (
+	"math"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// Hand-built tests of the LayerNorm, GELU and softmax recognisers: each
+// pattern fires on the exported form and declines when a guard fails.
+
+// scalar adds a scalar float initializer.
+func (b *builder) scalar(name string, v float64) *ir.Value {
+	return b.constant(name, nil, []float64{v})
+}
+
+// int64s adds an int64 initializer (axes inputs).
+func (b *builder) int64s(name string, vals ...int64) *ir.Value {
+	v := b.value(name)
+	t := ir.IntTensor([]int64{int64(len(vals))}, vals)
+	t.Name = name
+	b.g.AddInitializer(v, t)
+	return v
+}
+
+// fusedNodes returns the onnxcost nodes of op.
+func fusedNodes(g *ir.Graph, op string) []*ir.Node {
+	var out []*ir.Node
+	for _, n := range g.Nodes {
+		if n.Domain == Domain && n.OpType == op {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// expectOne checks that g has exactly one onnxcost op, made of want
+// nodes, and returns it.
+func expectOne(t *testing.T, g *ir.Graph, op string, want int) *ir.Node {
+	t.Helper()
+	ns := fusedNodes(g, op)
+	if len(ns) != 1 {
+		t.Fatalf("%d %s nodes, want 1:\n%s", len(ns), op, ir.Dump(g))
+	}
+	if got := len(ns[0].FusedFrom); got != want {
+		t.Errorf("%s fused %d nodes %v, want %d", op, got, ns[0].FusedFrom, want)
+	}
+	if ns[0].Attr(attrPartOps) == nil && op != "FusedAttention" {
+		t.Errorf("%s has no part attributes", op)
+	}
+	return ns[0]
+}
+
+// expectNone checks that g has no onnxcost op.
+func expectNone(t *testing.T, g *ir.Graph, op string) {
+	t.Helper()
+	if ns := fusedNodes(g, op); len(ns) != 0 {
+		t.Errorf("%s fired (%v) though a guard fails", op, ns[0].FusedFrom)
+	}
+}
+
+// layerNormOpts vary the hand-built LayerNorm.
+type layerNormOpts struct {
+	mulSquare   bool // Mul(d, d) instead of Pow(d, 2)
+	noAffine    bool
+	epsInput    bool  // epsilon is a graph input, not a constant
+	axes        int64 // normalised axis (default -1)
+	subIsOutput bool  // the centred tensor is also a graph output
+	sqrtReused  bool  // Sqrt's output read by another node
+}
+
+// buildLayerNorm builds torch's LayerNorm export over x [2,4,8] and
+// returns the graph output.
+func buildLayerNorm(b *builder, o layerNormOpts) *ir.Value {
+	x := b.input("x", 2, 4, 8)
+	axis := o.axes
+	if axis == 0 {
+		axis = -1
+	}
+	axes := []*ir.Attribute{ints("axes", axis)}
+	mean := b.op("ReduceMean", axes, x)
+	d := b.op("Sub", nil, x, mean)
+	var sq *ir.Value
+	if o.mulSquare {
+		sq = b.op("Mul", nil, d, d)
+	} else {
+		sq = b.op("Pow", nil, d, b.scalar("two", 2))
+	}
+	v := b.op("ReduceMean", axes, sq)
+	var eps *ir.Value
+	if o.epsInput {
+		eps = b.input("eps", 1)
+	} else {
+		eps = b.scalar("eps", 1e-5)
+	}
+	s := b.op("Sqrt", nil, b.op("Add", nil, v, eps))
+	y := b.op("Div", nil, d, s)
+	if !o.noAffine {
+		y = b.op("Add", nil, b.op("Mul", nil, y, b.weight("gamma", 8)), b.weight("beta", 8))
+	}
+	b.output(y)
+	if o.subIsOutput {
+		b.output(d)
+	}
+	if o.sqrtReused {
+		b.output(b.op("Neg", nil, s))
+	}
+	return y
+}
+
+func TestLayerNormFuses(t *testing.T) {
+	b := newBuilder(t)
+	y := buildLayerNorm(b, layerNormOpts{})
+	g := b.infer()
+	runPasses(t, g, "fuse-layernorm")
+	n := expectOne(t, g, "LayerNormalization", 9) // ReduceMean Sub Pow ReduceMean Add Sqrt Div Mul Add
+	if n.Out(0) != y || len(n.Inputs) != 3 || n.In(0).Name != "x" || n.In(1).Name != "gamma" || n.In(2).Name != "beta" {
+		t.Errorf("LayerNormalization reads %v writes %v; want (x, gamma, beta) -> %s", n.Inputs, n.Outputs, y.Name)
+	}
+	if a, eps := n.AttrInt("axis", 0), n.AttrFloat("epsilon", 0); a != -1 || math.Abs(eps-1e-5) > 1e-9 {
+		t.Errorf("axis %d epsilon %g, want -1, 1e-5", a, eps)
+	}
+	if len(g.Nodes) != 1 {
+		t.Errorf("%d nodes left, want 1", len(g.Nodes))
+	}
+}
+
+func TestLayerNormVariants(t *testing.T) {
+	b := newBuilder(t)
+	buildLayerNorm(b, layerNormOpts{mulSquare: true, noAffine: true})
+	g := b.infer()
+	runPasses(t, g, "fuse-layernorm")
+	n := expectOne(t, g, "LayerNormalization", 7) // no Mul/Add tail
+	if len(n.Inputs) != 1 {
+		t.Errorf("inputs %d, want 1 (no gamma, beta)", len(n.Inputs))
+	}
+}
+
+func TestLayerNormGuards(t *testing.T) {
+	for name, o := range map[string]layerNormOpts{
+		"centred tensor is a graph output": {subIsOutput: true},
+		"sqrt read twice":                  {sqrtReused: true},
+		"epsilon not a constant":           {epsInput: true},
+		"axis is not trailing":             {axes: 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := newBuilder(t)
+			buildLayerNorm(b, o)
+			g := b.infer()
+			runPasses(t, g, "fuse-layernorm")
+			expectNone(t, g, "LayerNormalization")
+		})
+	}
+}
+
+// buildGeluErf builds F.gelu's export: Mul(Mul(x, Add(Erf(Div(x, c)), 1)), 0.5).
+func buildGeluErf(b *builder, x *ir.Value, c float64) (erf, y *ir.Value) {
+	erf = b.op("Erf", nil, b.op("Div", nil, x, b.scalar("sqrt2", c)))
+	u := b.op("Add", nil, erf, b.scalar("one", 1))
+	y = b.op("Mul", nil, b.op("Mul", nil, x, u), b.scalar("half", 0.5))
+	return erf, y
+}
+
+func TestGeluErfFuses(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 4, 16)
+	_, y := buildGeluErf(b, x, math.Sqrt2)
+	b.output(y)
+	g := b.infer()
+	runPasses(t, g, "fuse-gelu")
+	n := expectOne(t, g, "Gelu", 5) // Div Erf Add Mul Mul
+	if n.AttrString("approximate", "") != "none" || n.In(0) != x || n.Out(0) != y {
+		t.Errorf("Gelu %v -> %v approximate %q", n.Inputs, n.Outputs, n.AttrString("approximate", ""))
+	}
+}
+
+// TestGeluErfHalfFirst: HF's x*0.5*(1+erf(x/sqrt2)).
+func TestGeluErfHalfFirst(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 4, 16)
+	erf := b.op("Erf", nil, b.op("Mul", nil, x, b.scalar("rsqrt2", 1/math.Sqrt2)))
+	u := b.op("Add", nil, b.scalar("one", 1), erf)
+	y := b.op("Mul", nil, b.op("Mul", nil, x, b.scalar("half", 0.5)), u)
+	b.output(y)
+	g := b.infer()
+	runPasses(t, g, "fuse-gelu")
+	expectOne(t, g, "Gelu", 5)
+}
+
+func TestGeluTanhFuses(t *testing.T) {
+	for _, pow := range []bool{false, true} {
+		b := newBuilder(t)
+		x := b.input("x", 4, 16)
+		var cube *ir.Value
+		if pow {
+			cube = b.op("Pow", nil, x, b.scalar("three", 3))
+		} else {
+			cube = b.op("Mul", nil, x, b.op("Mul", nil, x, x))
+		}
+		inner := b.op("Add", nil, x, b.op("Mul", nil, b.scalar("c", 0.044715), cube))
+		th := b.op("Tanh", nil, b.op("Mul", nil, b.scalar("k", math.Sqrt(2/math.Pi)), inner))
+		u := b.op("Add", nil, b.scalar("one", 1), th)
+		y := b.op("Mul", nil, b.scalar("half", 0.5), b.op("Mul", nil, x, u))
+		b.output(y)
+		g := b.infer()
+		runPasses(t, g, "fuse-gelu")
+		want := 9 // Mul Mul Mul Add Mul Tanh Add Mul Mul
+		if pow {
+			want = 8 // Pow replaces the two Muls of x^3
+		}
+		n := expectOne(t, g, "Gelu", want)
+		if n.AttrString("approximate", "") != "tanh" || len(g.Nodes) != 1 {
+			t.Errorf("pow=%v: approximate %q, %d nodes left", pow, n.AttrString("approximate", ""), len(g.Nodes))
+		}
+	}
+}
+
+func TestGeluGuards(t *testing.T) {
+	t.Run("wrong constant", func(t *testing.T) {
+		b := newBuilder(t)
+		_, y := buildGeluErf(b, b.input("x", 4, 16), math.Sqrt(3))
+		b.output(y)
+		g := b.infer()
+		runPasses(t, g, "fuse-gelu")
+		expectNone(t, g, "Gelu")
+	})
+	t.Run("erf output is a graph output", func(t *testing.T) {
+		b := newBuilder(t)
+		erf, y := buildGeluErf(b, b.input("x", 4, 16), math.Sqrt2)
+		b.output(y, erf)
+		g := b.infer()
+		runPasses(t, g, "fuse-gelu")
+		expectNone(t, g, "Gelu")
+	})
+	t.Run("erf read twice", func(t *testing.T) {
+		b := newBuilder(t)
+		erf, y := buildGeluErf(b, b.input("x", 4, 16), math.Sqrt2)
+		b.output(y, b.op("Neg", nil, erf))
+		g := b.infer()
+		runPasses(t, g, "fuse-gelu")
+		expectNone(t, g, "Gelu")
+	})
+}
+
+// buildSoftmax builds exp/sum softmax over axis of x [2,3,5].
+func buildSoftmax(b *builder, stable bool, axes []int64, keep int64) (e, y *ir.Value) {
+	x := b.input("x", 2, 3, 5)
+	in := x
+	if stable {
+		m := b.op("ReduceMax", []*ir.Attribute{ints("axes", axes...), newIntAttr("keepdims", keep)}, x)
+		in = b.op("Sub", nil, x, m)
+	}
+	e = b.op("Exp", nil, in)
+	s := b.op("ReduceSum", []*ir.Attribute{newIntAttr("keepdims", keep)}, e, b.int64s("axes", axes...))
+	y = b.op("Div", nil, e, s)
+	return e, y
+}
+
+func TestSoftmaxFuses(t *testing.T) {
+	for _, stable := range []bool{true, false} {
+		b := newBuilder(t)
+		_, y := buildSoftmax(b, stable, []int64{2}, 1)
+		b.output(y)
+		g := b.infer()
+		runPasses(t, g, "fuse-softmax")
+		want := 3 // Exp ReduceSum Div
+		if stable {
+			want = 5 // + ReduceMax Sub
+		}
+		n := expectOne(t, g, "Softmax", want)
+		if n.AttrInt("axis", 0) != -1 || n.In(0).Name != "x" {
+			t.Errorf("stable=%v: axis %d input %s, want -1, x", stable, n.AttrInt("axis", 0), n.In(0).Name)
+		}
+	}
+}
+
+func TestSoftmaxGuards(t *testing.T) {
+	t.Run("two axes", func(t *testing.T) {
+		b := newBuilder(t)
+		_, y := buildSoftmax(b, false, []int64{1, 2}, 1)
+		b.output(y)
+		g := b.infer()
+		runPasses(t, g, "fuse-softmax")
+		expectNone(t, g, "Softmax")
+	})
+	t.Run("keepdims=0", func(t *testing.T) {
+		b := newBuilder(t)
+		x := b.input("x", 2, 3, 5)
+		e := b.op("Exp", nil, x)
+		s := b.op("ReduceSum", []*ir.Attribute{newIntAttr("keepdims", 0)}, e, b.int64s("axes", 0))
+		b.output(b.op("Div", nil, e, s)) // [2,3,5] / [3,5]: broadcasts, but is not a softmax over axis 0's keepdims form
+		g := b.infer()
+		runPasses(t, g, "fuse-softmax")
+		expectNone(t, g, "Softmax")
+	})
+	t.Run("exp read outside", func(t *testing.T) {
+		b := newBuilder(t)
+		e, y := buildSoftmax(b, true, []int64{-1}, 1)
+		b.output(y, b.op("Neg", nil, e))
+		g := b.infer()
+		runPasses(t, g, "fuse-softmax")
+		expectNone(t, g, "Softmax")
+	})
+}

@@ -1,0 +1,122 @@
+package viz
+
+import (
+	"bytes"
+	_ "embed"
+	"html/template"
+	"io"
+	"sort"
+
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/render"
+)
+
+//go:embed report.html.tmpl
+var reportTemplate string
+
+var reportTmpl = template.Must(template.New("report").Parse(reportTemplate))
+
+// HTMLInput is what the HTML report shows.
+type HTMLInput struct {
+	Report *cost.Report
+	Ceil   Ceilings
+	// GraphSVG is the rendered graph (nil: GraphNote says why, and the
+	// DOT is embedded to render elsewhere).
+	GraphSVG  []byte
+	GraphDOT  string
+	GraphNote string
+	// RooflineSVG is the roofline chart.
+	RooflineSVG []byte
+}
+
+// htmlRow is one line of the per-node table; sort keys are raw numbers.
+type htmlRow struct {
+	ID, Name, Op, Bound, Shape, Fused     string
+	Time, Share, FLOPs, Bytes, AI, Launch string
+	TimeV, ShareV, FLOPsV, BytesV, AIV    float64
+	Fill                                  string
+}
+
+// HTML writes one self-contained page (no network fetches): the summary,
+// a sortable per-node table, the graph SVG and the roofline SVG. Model
+// strings are escaped by html/template; the SVGs are our own output
+// (Graphviz and gonum escape the text they carry).
+func HTML(w io.Writer, in HTMLInput) error {
+	r := in.Report
+	total := r.Totals.TimeS
+	rows := make([]htmlRow, 0, len(r.Nodes))
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		share := 0.0
+		if total > 0 {
+			share = n.TimeS / total
+		}
+		ce := ceilingOf(n)
+		shape := ""
+		if len(n.Outputs) > 0 {
+			shape = tensorText(n.Outputs[0])
+		}
+		fused := ""
+		for k, f := range n.FusedFrom {
+			if k > 0 {
+				fused += ", "
+			}
+			fused += render.Clean(f)
+		}
+		rows = append(rows, htmlRow{
+			ID: "node:" + sanitizeID(n.Name), Name: render.Clean(n.Name), Op: render.Clean(opText(n)),
+			Bound: string(ce), Shape: shape, Fused: fused,
+			Time: render.Seconds(n.TimeS), Share: render.Percent(share), FLOPs: render.FLOPs(n.FLOPs),
+			Bytes: render.Bytes(n.BytesRead + n.BytesWritten), AI: aiText(n.ArithmeticIntensity),
+			Launch: render.Seconds(n.LaunchS),
+			TimeV:  n.TimeS, ShareV: share, FLOPsV: n.FLOPs, BytesV: n.BytesRead + n.BytesWritten, AIV: n.ArithmeticIntensity,
+			Fill: ceilingFill[ce],
+		})
+	}
+	// Costliest first, as a reader looks for them; the table re-sorts.
+	sort.SliceStable(rows, func(a, b int) bool { return rows[a].TimeV > rows[b].TimeV })
+	t := r.Totals
+	data := map[string]any{
+		"Model": render.Clean(baseName(r.Model)), "Path": render.Clean(r.Model),
+		"GPU": render.Clean(r.GPU), "Plan": render.Clean(r.Plan), "DType": render.Clean(r.DType),
+		"Tool": render.Clean(r.ToolVersion), "CostModel": render.Clean(r.CostModelVersion),
+		"Time": render.Seconds(t.TimeS), "FLOPs": render.FLOPs(t.FLOPs), "MACs": render.Count(t.MACs),
+		"Bytes":    render.Bytes(t.BytesRead + t.BytesWritten),
+		"Params":   render.Count(t.Params),
+		"Launches": render.Count(t.Launches), "Energy": render.Count(t.EnergyJ) + " J",
+		"Peak": render.Bytes(t.PeakMemoryBytes), "GEMMShare": render.Percent(t.GEMMConvTimeShare),
+		"Nodes": len(r.Nodes), "Rows": rows, "Warnings": cleanAll(r.Warnings),
+		"Roofs":    (&drawer{r: r, c: in.Ceil}).ceilingText(),
+		"GraphSVG": template.HTML(stripProlog(in.GraphSVG)), "GraphNote": in.GraphNote, "GraphDOT": in.GraphDOT,
+		"RooflineSVG": template.HTML(stripProlog(in.RooflineSVG)),
+		"Bounds":      boundLegend(),
+	}
+	return reportTmpl.Execute(w, data)
+}
+
+func cleanAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = render.Clean(s)
+	}
+	return out
+}
+
+type boundKey struct{ Name, Fill string }
+
+func boundLegend() []boundKey {
+	var out []boundKey
+	for _, c := range ceilingOrder {
+		out = append(out, boundKey{string(c), ceilingFill[c]})
+	}
+	return out
+}
+
+// stripProlog drops the XML declaration and DOCTYPE before <svg, which
+// are not allowed inside HTML (and name a DTD URL nobody should fetch).
+func stripProlog(svg []byte) []byte {
+	if i := bytes.Index(svg, []byte("<svg")); i > 0 {
+		return svg[i:]
+	}
+	return svg
+}
