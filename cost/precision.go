@@ -36,7 +36,13 @@ var precisionFallback = map[hwdb.Precision][]hwdb.Precision{
 
 // wantedPrecision is the path a kernel of class cl would use at compute
 // dtype name (one of computeDTypes' keys, or a dtype-derived name).
+// Winograd kernels run on the vector units of the dtype: cuDNN's Winograd
+// kernels do not use tensor cores (TF32 included), so a WinogradConv at
+// tf32 is priced on the fp32 vector path, as WinogradKernel prices it.
 func wantedPrecision(dtype string, cl KernelClass) hwdb.Precision {
+	if cl == ClassWinograd {
+		return vectorPath(wantedPrecision(dtype, ClassGEMM))
+	}
 	gemm := isGEMMLike(cl)
 	switch dtype {
 	case "tf32":

@@ -80,15 +80,48 @@ type Params struct {
 // calibration_params.go, written by `go run ./scripts/calibrate -fit -write`).
 func DefaultParams() Params { return calibratedParams }
 
+// Setting is how a kernel is run, which decides its fixed per-kernel cost.
+type Setting int
+
+const (
+	// Isolated is a kernel timed alone, called through a library in a loop
+	// (DeepBench): every call pays the launch and the library's fixed cost
+	// (FillLaunches: host-side heuristics and argument set-up, pipeline fill
+	// and the tail of the last wave), which the calibration fits.
+	Isolated Setting = iota
+	// InPlan is one kernel of an inference engine's plan (TensorRT,
+	// CUDA graphs): kernels were chosen at build time and are issued back
+	// to back in one stream, so the host runs ahead and the next launch
+	// overlaps the running kernel. What remains per kernel is the GPU-side
+	// gap between dependent kernels (inPlanLaunchFraction of the
+	// back-to-back launch cost); there is no library call to pay for.
+	InPlan
+)
+
+// inPlanLaunchFraction is the per-kernel cost inside a CUDA graph as a
+// fraction of the back-to-back stream launch cost, measured with the same
+// tiny streaming kernel (te42kyfo/gpu-benches gpu-small-kernels, research
+// notes gpu-specs.md §2d [M1]): A100 1.34/2.6 = 0.52, H200 1.26/2.4 = 0.53,
+// A40 1.09/2.05 = 0.53, L40 0.94/1.6 = 0.59; the median of the four. It
+// includes the tiny kernel's own DRAM round trip, i.e. a minimal kernel's
+// fill and drain. Not fitted.
+const inPlanLaunchFraction = 0.53
+
 // EstimateKernel is the time-based roofline with the calibrated
-// efficiency model: time = max(compute, memory) + launch overhead.
+// efficiency model, for a kernel of a whole-model plan (InPlan):
+// time = max(compute, memory) + the in-plan per-kernel gap.
 func EstimateKernel(g *hwdb.GPU, k Kernel) KernelTime {
-	return EstimateKernelWith(g, k, calibratedParams)
+	return EstimateKernelIn(g, k, calibratedParams, InPlan)
 }
 
-// EstimateKernelWith is EstimateKernel with explicit parameters (used by
-// the calibration fit).
+// EstimateKernelWith is the kernel timed in isolation (Isolated), with
+// explicit parameters: what the DeepBench calibration fits and tests.
 func EstimateKernelWith(g *hwdb.GPU, k Kernel, p Params) KernelTime {
+	return EstimateKernelIn(g, k, p, Isolated)
+}
+
+// EstimateKernelIn is the time model with explicit parameters and setting.
+func EstimateKernelIn(g *hwdb.GPU, k Kernel, p Params, s Setting) KernelTime {
 	var t KernelTime
 	if g == nil {
 		t.Bound = "launch"
@@ -99,7 +132,11 @@ func EstimateKernelWith(g *hwdb.GPU, k Kernel, p Params) KernelTime {
 		launches = 1
 	}
 	launch := launchOverhead(g, p)
-	t.LaunchS = launches * launch
+	perKernel := launch
+	if s == InPlan {
+		perKernel *= inPlanLaunchFraction
+	}
+	t.LaunchS = launches * perKernel
 
 	peak, _ := peakFor(g, k.Precision)
 	peak *= clockFraction(g, p)
@@ -127,7 +164,7 @@ func EstimateKernelWith(g *hwdb.GPU, k Kernel, p Params) KernelTime {
 			t.ComputeS = k.FLOPs / (peak * pathEff(k.Precision, p) * classEff(k.Class, p))
 		}
 	}
-	if k.M > 0 && k.N > 0 && k.K > 0 && (isGEMMClass(k.Class) || k.Class == ClassRNN) {
+	if s == Isolated && k.M > 0 && k.N > 0 && k.K > 0 && (isGEMMClass(k.Class) || k.Class == ClassRNN) {
 		t.ComputeS += p.FillLaunches * launch
 	}
 	if t.ComputeS > 0 {
@@ -147,15 +184,27 @@ func EstimateKernelWith(g *hwdb.GPU, k Kernel, p Params) KernelTime {
 // dense compute needs at boost (FullClockPower) settles where the two meet:
 // f = f_boost·√(ρ/FullClockPower). Memory bandwidth is not scaled: the
 // memory clock does not drop under a power cap.
-func clockFraction(g *hwdb.GPU, p Params) float64 {
+func clockFraction(g *hwdb.GPU, p Params) float64 { return clockFractionBusy(g, p, 1) }
+
+// clockFractionBusy is clockFraction for a kernel that keeps only the
+// fraction busy (0 < busy ≤ 1) of the SMs working: dynamic power scales
+// with the switching SMs, P ∝ busy·SMs·f², so a kernel of a few CTAs
+// (a batch-1 layer) stays at boost clock on a power-capped board where a
+// GPU-filling one throttles: f = f_boost·√(ρ/(busy·FullClockPower)).
+// A measured sustained clock is a full-load figure; it is scaled alike.
+func clockFractionBusy(g *hwdb.GPU, p Params, busy float64) float64 {
+	if !(busy > 0) || busy > 1 {
+		busy = 1
+	}
 	if g.SustainedClockMHz > 0 && g.BoostClockMHz > 0 {
-		return min(g.SustainedClockMHz/g.BoostClockMHz, 1)
+		full := min(g.SustainedClockMHz/g.BoostClockMHz, 1)
+		return min(full/math.Sqrt(busy), 1)
 	}
 	if p.FullClockPower <= 0 || g.TDPWatts <= 0 || g.SMs <= 0 || g.BoostClockMHz <= 0 {
 		return 1
 	}
 	rho := g.TDPWatts / (float64(g.SMs) * g.BoostClockMHz / 1000)
-	return min(math.Sqrt(rho/p.FullClockPower), 1)
+	return min(math.Sqrt(rho/(busy*p.FullClockPower)), 1)
 }
 
 // fmaFLOPsTM counts a fused multiply-add as two FLOPs.
@@ -285,6 +334,10 @@ const refTileArea = 128 * 128
 var ctaTiles = []ctaTile{
 	{128, 128}, {128, 64}, {64, 128}, {64, 64},
 	{128, 32}, {32, 128}, {64, 32}, {32, 64}, {32, 32},
+	// Skinny tiles for GEMV-like shapes (M or N of a few rows: a batch-1
+	// fully connected layer): libraries run these as GEMV/small-M kernels
+	// that stream the weights instead of padding the rows to a full tile.
+	{16, 128}, {128, 16}, {8, 128}, {128, 8},
 }
 
 // splitKMinK is the smallest K slice a split-K kernel gives a CTA.
@@ -296,7 +349,6 @@ func gemmCompute(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 	if peak <= 0 || g.SMs <= 0 {
 		return 0
 	}
-	peak *= clockFraction(g, p)
 	eff := pathEff(real, p) * classEff
 	if isTensor(real) {
 		q := tensorGranule(real)
@@ -304,7 +356,7 @@ func gemmCompute(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 			eff *= p.Unaligned
 		}
 	}
-	perSM := peak / float64(g.SMs) * eff
+	perSMBoost := peak / float64(g.SMs) * eff
 	sms := int64(g.SMs)
 	best := math.Inf(1)
 	for _, tl := range ctaTiles {
@@ -320,6 +372,9 @@ func gemmCompute(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 		// holds ctasPerSM of them at once, and a lone small CTA cannot
 		// hide its own latency (occupancy).
 		onSM := ceilDiv(ctas*split, sms)
+		// The SMs that get any CTA set the power draw, hence the clock.
+		busy := min(float64(ctas*split)/float64(sms), 1)
+		perSM := perSMBoost * clockFractionBusy(g, p, busy)
 		occ := math.Pow(min(float64(onSM)/float64(ctasPerSM), 1), p.Occupancy)
 		smFLOPs := fmaFLOPsTM * float64(tl.m*tl.n*kPer*onSM)
 		tileEff := math.Pow(p.SmallTile, math.Log2(float64(refTileArea)/float64(tl.m*tl.n)))

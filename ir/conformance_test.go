@@ -2,7 +2,6 @@ package ir
 
 import (
 	"bufio"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,20 +34,6 @@ const (
 )
 
 var conformanceSuites = []string{"node", "pytorch-converted", "pytorch-operator", "simple", "real"}
-
-func init() {
-	// Other golden tests of the package may define -update too; whichever
-	// file registers it first wins and all read it through flag.Lookup.
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files and failure lists")
-	}
-}
-
-// conformanceUpdate reports whether the test run was given -update.
-func conformanceUpdate() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 // conformanceCauses explains the failures that binding the test inputs
 // does not fix.
@@ -136,7 +121,7 @@ func TestConformanceShapes(t *testing.T) {
 		rates[mode.name] = rate
 		t.Logf("mode %-5s: %d/%d models pass (%.1f%%), target %.0f%%; %d of %d models have no output this test can compare",
 			mode.name, pass, applicable, 100*rate, 100*mode.target, na, len(paths))
-		if !conformanceUpdate() && rate < mode.target {
+		if !*update && rate < mode.target {
 			t.Errorf("mode %s: pass rate %.1f%% is below the target %.0f%%", mode.name, 100*rate, 100*mode.target)
 		}
 	}
@@ -158,7 +143,7 @@ func TestConformanceShapes(t *testing.T) {
 		}
 	}
 
-	if conformanceUpdate() {
+	if *update {
 		var b strings.Builder
 		fmt.Fprintf(&b, "# Shape-inference conformance failures (ir/conformance_test.go), one per line:\n")
 		fmt.Fprintf(&b, "# mode<TAB>suite/model<TAB>reason. mode \"model\": inferred from the model alone;\n")

@@ -1,24 +1,10 @@
 package ir
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 )
-
-func init() {
-	// conformance_test.go may register -update too; the first one wins
-	// and both read it through flag.Lookup.
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files")
-	}
-}
-
-func updateDumpGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 // goldenModel exercises every part of the dump: symbolic and unknown
 // dims, small and large initializers, attributes of many types, a custom
@@ -75,7 +61,7 @@ func TestDumpGolden(t *testing.T) {
 	}
 	got := DumpModel(roundTrip(t, m))
 	golden := filepath.Join("testdata", "roundtrip", "dump.golden")
-	if updateDumpGolden() {
+	if *update {
 		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -173,8 +173,12 @@ func aInts(name string, v ...int64) *ir.Attribute {
 	return &ir.Attribute{Name: name, Type: ir.AttrInts, Ints: v}
 }
 func aFloat(name string, v float64) *ir.Attribute {
-	return &ir.Attribute{Name: name, Type: ir.AttrFloat, F: v}
+	return &ir.Attribute{Name: name, Type: ir.AttrFloat, F: f32(v)}
 }
+
+// f32 rounds to the float32 the file will hold, so that a model compares
+// equal to itself after a write and read.
+func f32(v float64) float64 { return float64(float32(v)) }
 
 // opN adds a node with nOut outputs named "<node>_output_<i>".
 func (b *builder) opN(scope, op string, nOut int, ins []*ir.Value, attrs ...*ir.Attribute) []*ir.Value {
@@ -211,13 +215,17 @@ func (b *builder) scalarInt(scope string, v int64) *ir.Value {
 
 // scalar is a Constant node holding a float32 scalar.
 func (b *builder) scalar(scope string, v float64) *ir.Value {
-	t := ir.FloatTensor(ir.Float32, nil, []float64{v})
+	t := ir.FloatTensor(ir.Float32, nil, []float64{f32(v)})
 	return b.op(scope, "Constant", nil, &ir.Attribute{Name: "value", Type: ir.AttrTensor, T: t})
 }
 
 // floats is a Constant node holding a small 1-D float32 tensor.
 func (b *builder) floats(scope string, vals []float64) *ir.Value {
-	t := ir.FloatTensor(ir.Float32, []int64{int64(len(vals))}, vals)
+	r := make([]float64, len(vals))
+	for i, v := range vals {
+		r[i] = f32(v)
+	}
+	t := ir.FloatTensor(ir.Float32, []int64{int64(len(vals))}, r)
 	return b.op(scope, "Constant", nil, &ir.Attribute{Name: "value", Type: ir.AttrTensor, T: t})
 }
 

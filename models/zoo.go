@@ -223,3 +223,14 @@ func Names() []string {
 	}
 	return out
 }
+
+// SetDataFile points every weight of m at the external data file name
+// (relative to the model's folder), keeping their offsets: `zoo -o
+// OUT.onnx` names it OUT.onnx.data, as the fixtures' exporter would.
+func SetDataFile(m *ir.Model, name string) {
+	for _, v := range m.Graph.Initializers {
+		if t := v.Const; t != nil && t.Loc.Missing {
+			t.Loc.File = name
+		}
+	}
+}

@@ -4,7 +4,7 @@ import "github.com/onnxcost/onnxcost/ir"
 
 // cleanup removes what an inference engine never runs: no-op nodes
 // (Identity, Dropout in inference mode), shape arithmetic whose result
-// inference already knows (folded into initializers), and nodes whose
+// inference already knows (folded into Constant nodes), and nodes whose
 // outputs nobody reads. It touches the main graph only; subgraph bodies
 // are left as written.
 func cleanup(g *ir.Graph) (bool, error) {
@@ -21,8 +21,10 @@ func cleanup(g *ir.Graph) (bool, error) {
 			// Dropout(x){inference} -> x
 			changed = bypass(g, n) || changed
 		case foldable(g, n):
-			// f(consts) -> initializer holding the value inference computed
-			foldToInitializers(g, n)
+			// f(consts) -> Constant{value inference computed}
+			if err := foldToConstants(g, n); err != nil {
+				return changed, err
+			}
 			changed = true
 		}
 	}
@@ -77,7 +79,7 @@ func dropoutIsNoOp(g *ir.Graph, n *ir.Node) bool {
 // contents inference already computed (Shape, Gather on a shape, shape
 // arithmetic, Constant), so the node can become initializers.
 func foldable(g *ir.Graph, n *ir.Node) bool {
-	if n.Domain == Domain || len(n.Subgraphs()) > 0 || len(n.Outputs) == 0 {
+	if n.Domain == Domain || isOp(n, "Constant") || len(n.Subgraphs()) > 0 || len(n.Outputs) == 0 {
 		return false
 	}
 	any := false
@@ -94,14 +96,28 @@ func foldable(g *ir.Graph, n *ir.Node) bool {
 	return any
 }
 
-// foldToInitializers turns n's outputs into initializers and removes n.
-func foldToInitializers(g *ir.Graph, n *ir.Node) {
-	g.RemoveNode(n)
-	for _, o := range n.Outputs {
-		if o != nil {
-			g.AddInitializer(o, o.Const)
+// foldToConstants replaces n by one Constant node per output holding the
+// value inference computed. Constants, not initializers: the folded values
+// are not model parameters, and counting them as such would make a
+// model's parameter count depend on the plan.
+func foldToConstants(g *ir.Graph, n *ir.Node) error {
+	for i, o := range n.Outputs {
+		if o == nil {
+			continue
+		}
+		name := n.Name
+		if i > 0 {
+			name = g.UniqueName(n.Name + "_const")
+		}
+		o.Producer = nil
+		c := &ir.Node{Name: name, OpType: "Constant", Outputs: []*ir.Value{o},
+			Attrs: []*ir.Attribute{{Name: "value", Type: ir.AttrTensor, T: o.Const}}}
+		if err := g.InsertNodeBefore(c, n); err != nil {
+			return err
 		}
 	}
+	g.RemoveNode(n)
+	return nil
 }
 
 // removeDead deletes, last to first so chains go in one sweep, nodes none
