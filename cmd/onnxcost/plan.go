@@ -2,9 +2,9 @@ package main
 
 import (
 	"fmt"
-	"sort"
 	"io"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/passes"
