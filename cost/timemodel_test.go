@@ -51,7 +51,7 @@ func TestEstimateKernelL2(t *testing.T) {
 
 func TestEstimateKernelLaunchBound(t *testing.T) {
 	g := testGPU()
-	got := EstimateKernel(g, Kernel{Class: ClassElementwise, Precision: hwdb.FP32, FLOPs: 1024, Bytes: 8192, Launches: 2})
+	got := EstimateKernelWith(g, Kernel{Class: ClassElementwise, Precision: hwdb.FP32, FLOPs: 1024, Bytes: 8192, Launches: 2}, DefaultParams())
 	if got.Bound != "launch" {
 		t.Errorf("bound %q, want launch", got.Bound)
 	}
@@ -202,6 +202,80 @@ func TestConvPathFallback(t *testing.T) {
 	for _, pr := range []hwdb.Precision{hwdb.INT8, hwdb.INT8Tensor, hwdb.FP16Tensor, hwdb.FP32} {
 		if got := convPath(packed, pr); got != pr {
 			t.Errorf("%s conv with 64 channels runs %s", pr, got)
+		}
+	}
+}
+
+// TestInPlanFixedCost: a kernel inside a plan pays the in-graph gap
+// (inPlanLaunchFraction of the stream launch cost) and no library fill;
+// the same kernel timed in isolation pays the launch and FillLaunches.
+func TestInPlanFixedCost(t *testing.T) {
+	g, p := testGPU(), DefaultParams()
+	k := GEMMKernel(128, 768, 768, 1, hwdb.FP16Tensor, 2, 2)
+	iso := EstimateKernelIn(g, k, p, Isolated)
+	plan := EstimateKernelIn(g, k, p, InPlan)
+	if want := inPlanLaunchFraction * g.LaunchS; !near(plan.LaunchS, want, 1e-12) {
+		t.Errorf("in-plan launch %g, want %g × %g", plan.LaunchS, inPlanLaunchFraction, g.LaunchS)
+	}
+	if want := p.FillLaunches * g.LaunchS; !near(iso.ComputeS-plan.ComputeS, want, 1e-9) {
+		t.Errorf("isolated − in-plan compute = %g, want the fill %g", iso.ComputeS-plan.ComputeS, want)
+	}
+	if got := EstimateKernel(g, k); got != plan {
+		t.Errorf("EstimateKernel is not the in-plan estimate")
+	}
+	if got := EstimateKernelWith(g, k, p); got != iso {
+		t.Errorf("EstimateKernelWith is not the isolated estimate")
+	}
+}
+
+// TestGEMVMemoryBound: a batch-1 fully connected layer (AlexNet fc6 at
+// batch 1, [1×9216]·[9216×4096] fp32) streams its 151 MB of weights;
+// the skinny tiles keep it from being priced as 128 padded rows.
+func TestGEMVMemoryBound(t *testing.T) {
+	g, p := testGPU(), DefaultParams()
+	k := GEMMKernel(1, 4096, 9216, 1, hwdb.FP32, 4, 4)
+	got := EstimateKernelWith(g, k, p)
+	if got.Bound != "memory" {
+		t.Errorf("GEMV bound %q (compute %g s, memory %g s), want memory", got.Bound, got.ComputeS, got.MemoryS)
+	}
+	weights := 4.0 * 9216 * 4096 // fp32 weight bytes, read once
+	if got.MemoryS < weights/(g.MemBW*p.MemEff) {
+		t.Errorf("memory time %g s below the weight stream %g s", got.MemoryS, weights/(g.MemBW*p.MemEff))
+	}
+}
+
+// TestClockBusyFraction: a power-capped board throttles a kernel that
+// fills every SM but not one that keeps a quarter of them busy enough to
+// fit the power budget: f ∝ √(ρ/(busy·FullClockPower)), capped at boost.
+func TestClockBusyFraction(t *testing.T) {
+	p := DefaultParams()
+	g := &hwdb.GPU{SMs: 40, BoostClockMHz: 1590, TDPWatts: 70} // T4: ρ = 70/(40·1.59) = 1.10 W/(SM·GHz)
+	rho := 70 / (40 * 1.59)
+	if got, want := clockFractionBusy(g, p, 1), math.Sqrt(rho/p.FullClockPower); !near(got, want, 1e-12) {
+		t.Errorf("full load %g, want %g", got, want)
+	}
+	if got := clockFractionBusy(g, p, 0.25); got != 1 {
+		t.Errorf("a quarter busy: %g, want boost (1): 0.25·%g W/(SM·GHz) is under ρ = %g", got, p.FullClockPower, rho)
+	}
+}
+
+// TestWinogradNotOnTensorCores: cuDNN's Winograd kernels run on the
+// vector units, so tf32 Winograd is fp32 vector and fp16 Winograd fp16
+// vector, while GEMM-like kernels at those dtypes use tensor cores.
+func TestWinogradNotOnTensorCores(t *testing.T) {
+	for _, c := range []struct {
+		dtype      string
+		wino, gemm hwdb.Precision
+	}{
+		{"tf32", hwdb.FP32, hwdb.TF32Tensor},
+		{"fp16", hwdb.FP16, hwdb.FP16Tensor},
+		{"fp32", hwdb.FP32, hwdb.FP32},
+	} {
+		if got := wantedPrecision(c.dtype, ClassWinograd); got != c.wino {
+			t.Errorf("%s Winograd: %s, want %s", c.dtype, got, c.wino)
+		}
+		if got := wantedPrecision(c.dtype, ClassGEMM); got != c.gemm {
+			t.Errorf("%s GEMM: %s, want %s", c.dtype, got, c.gemm)
 		}
 	}
 }
