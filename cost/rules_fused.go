@@ -16,6 +16,7 @@ func init() {
 	RegisterRule(FusedDomain, "FusedConv", fusedConvRule)
 	RegisterRule(FusedDomain, "FusedGemm", fusedGemmRule)
 	RegisterRule(FusedDomain, "WinogradConv", winogradConvRule)
+	RegisterRule(FusedDomain, "GroupedGemm", groupedGemmRule)
 }
 
 // fusedConvRule: conv (+bias) + residual add + activation + pool.
@@ -63,6 +64,40 @@ func fusedGemmRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	}
 	parts := append([]NodeEstimate{prod, bias}, EpilogueParts(n, c, y)...)
 	return FusedEstimate(n, c, parts...), nil
+}
+
+// groupedGemmRule: X·W1 | ... | X·Wn (passes/qkv.go) as one GEMM over the
+// packed weights [K × (N1+...+Nn)], bias adds in its epilogue.
+//
+//	macs  = Σ numel(Yi)·K        (= M·(N1+...+Nn)·K, M = numel(X)/K)
+//	flops = 2·macs + numel(Yi) per branch with a bias
+//	bytes = X once, every weight and bias, every output (FusedEstimate)
+//
+// GEMM view for the time model: M = numel(X)/K, N = N1+...+Nn, K.
+func groupedGemmRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	gemm := NodeEstimate{Class: ClassGEMM}
+	k, ok := c.Dim(n.In(0), -1)
+	if !ok || k <= 0 {
+		return FusedEstimate(n, c, gemm), nil
+	}
+	m := c.Numel(n.In(0)) / k
+	cols := 0.0
+	for i, y := range n.Outputs {
+		if y == nil {
+			continue
+		}
+		out := c.Numel(y)
+		gemm.MACs += out * k
+		if n.In(2+2*i) != nil {
+			gemm.FLOPs += out // bias add
+		}
+		if m > 0 {
+			cols += out / m
+		}
+	}
+	gemm.FLOPs += fmaFLOPs * gemm.MACs
+	gemm.M, gemm.N, gemm.K, gemm.Batch = clampInt(m), clampInt(cols), clampInt(k), 1
+	return FusedEstimate(n, c, gemm), nil
 }
 
 // EpilogueParts is the pointwise work a fused node applies to its

@@ -26,6 +26,20 @@ func init() {
 	RegisterRule(FusedDomain, "LayerNormalization", fusedPartsRule(ClassReduction, normFormula("LayerNormalization")))
 	RegisterRule(FusedDomain, "Softmax", fusedPartsRule(ClassReduction, normFormula("Softmax")))
 	RegisterRule(FusedDomain, "FusedAttention", fusedAttentionRule)
+	RegisterRule(FusedDomain, "SkipLayerNormalization", fusedPartsRule(ClassReduction, skipLayerNormFormula))
+}
+
+// skipLayerNormFormula costs a SkipLayerNormalization (passes/skipln.go)
+// without part attributes: the residual add (1 flop per element) plus the
+// LayerNormalization of the sum, as the default-domain op counts it.
+func skipLayerNormFormula(n *ir.Node, c *RuleCtx) NodeEstimate {
+	ln, err := c.Estimate(&ir.Node{Name: n.Name, OpType: "LayerNormalization",
+		Inputs: []*ir.Value{n.In(0), n.In(2), n.In(3)}, Outputs: []*ir.Value{n.Out(0)}, Attrs: n.Attrs})
+	if err != nil {
+		c.Warnf("%v; arithmetic not counted", err)
+	}
+	ln.FLOPs += c.Numel(n.Out(0))
+	return ln
 }
 
 // geluTanhCounts is the tanh-form GELU as PyTorch exports it:

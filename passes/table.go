@@ -27,7 +27,9 @@ func init() {
 		{Name: "fuse-attention", Doc: "MatMul(Q,Kt) -> scale -> mask -> Softmax -> MatMul(.,V) -> one FusedAttention that keeps the scores on chip", Run: fuseAttention, After: []string{"cleanup", "fuse-softmax"}},
 		{Name: "fuse-conv", Doc: "Conv (+bias) (+residual Add) (+activation) (+MaxPool/AveragePool) -> one FusedConv kernel", Run: fuseConv, After: []string{"fold-bn"}},
 		{Name: "fuse-gemm", Doc: "Gemm/MatMul (+bias) (+residual Add) (+activation) -> one FusedGemm kernel", Run: fuseGemm, After: []string{"fold-bn"}},
-		{Name: "fuse-elementwise", Doc: "maximal chains of elementwise/broadcast ops, each intermediate read once -> one FusedElementwise kernel", Run: fuseElementwise, After: []string{"fuse-layernorm", "fuse-gelu", "fuse-softmax", "fuse-attention", "fuse-conv", "fuse-gemm"}},
+		{Name: "fuse-qkv", Doc: "GEMMs reading the same activation with constant weights (the Q, K, V projections) -> one GroupedGemm over the packed weights", Run: fuseQKV, After: []string{"fuse-gemm"}},
+		{Name: "fuse-skip-layernorm", Doc: "residual Add(x, skip) -> LayerNormalization -> one SkipLayerNormalization that also writes the sum when it is read elsewhere", Run: fuseSkipLayerNorm, After: []string{"fuse-layernorm", "fuse-gemm"}},
+		{Name: "fuse-elementwise", Doc: "maximal chains of elementwise/broadcast ops, each intermediate read once -> one FusedElementwise kernel", Run: fuseElementwise, After: []string{"fuse-layernorm", "fuse-gelu", "fuse-softmax", "fuse-attention", "fuse-conv", "fuse-gemm", "fuse-skip-layernorm"}},
 		{Name: "winograd", Doc: "3x3 stride-1 dilation-1 group-1 convolutions with enough channels -> WinogradConv F(2x2,3x3) or F(4x4,3x3)", Run: winograd, After: []string{"fuse-conv"}},
 	}
 }

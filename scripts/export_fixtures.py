@@ -18,7 +18,11 @@ small biases) stay inline because shape inference needs them.
 Next to each NAME.onnx the script writes NAME.shapes.json: the dtype and
 shape onnx.shape_inference (strict_mode off, data_prop on) gives every
 graph input, output, initializer and value_info entry. ir/fixtures_test.go
-compares onnxcost's own shape inference with it.
+compares onnxcost's own shape inference with it. For the transformer-like
+fixtures (where onnx 1.12 loses even ranks downstream of a computed Slice)
+it also writes NAME.run.json: the dtype and shape of every tensor when the
+graph-only model is executed in numpy with its input symbols bound
+(Fixture.run), stripped weights running as zeros.
 
 --with-weights writes full-weight models instead (default: vgg16 and
 resnet50, for load-speed benchmarks); never commit those.
@@ -35,21 +39,20 @@ import io
 import json
 import math
 import os
-import shutil
 import sys
 import tempfile
 
+import numpy as np
 import onnx
 import onnx.external_data_helper
+import onnx.helper
+import onnx.mapping
+import onnx.numpy_helper
 import onnx.shape_inference
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 import torchvision
-import numpy as np
-import onnx.helper
-import onnx.mapping
-import onnx.numpy_helper
 
 SIZE_THRESHOLD = 1024  # bytes: initializers larger than this lose their data
 OPSET = 13

@@ -1,0 +1,108 @@
+package passes
+
+import (
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// Residual add + LayerNorm in one kernel (TensorRT's skip-layer-norm
+// plugin, ONNX Runtime's SkipLayerNormalization): the sum is normalised
+// while it is still on chip, and written out only when something else
+// reads it (the next residual, in a pre-LN transformer).
+//
+//	LayerNormalization(Add(x, skip), gamma, beta)
+//	  -> SkipLayerNormalization(x, skip, gamma, beta) -> (y[, sum])
+//
+// onnxcost::SkipLayerNormalization(X, Skip, Gamma, Beta?) -> Y, Sum?
+//
+//	X, Skip: the two addends, of the same shape (no broadcast); Gamma,
+//	Beta: as LayerNormalization. Y: the normalised sum; Sum: X+Skip, present
+//	when the sum is read outside the pair or is a graph output.
+//	Attributes: axis, epsilon (the LayerNorm's), and the part attributes
+//	(part_ops, ...) of the Add and the LayerNorm, which
+//	cost/rules_fused_attn.go sums.
+//
+// A residual add already taken by a GEMM epilogue (FusedGemm with
+// residual=1) leaves nothing for this pass: that kernel writes the sum and
+// the LayerNorm reads it, one launch each either way.
+func fuseSkipLayerNorm(g *ir.Graph) (bool, error) {
+	pos := make(map[*ir.Node]int, len(g.Nodes))
+	for i, n := range g.Nodes {
+		pos[n] = i
+	}
+	return runMatcher(g, isLayerNormNode, func(g *ir.Graph, ln *ir.Node) (Fusion, bool) {
+		return matchSkipLayerNorm(g, ln, pos)
+	})
+}
+
+// isLayerNormNode: a default-domain LayerNormalization or a recognised
+// onnxcost one.
+func isLayerNormNode(n *ir.Node) bool {
+	return isOp(n, "LayerNormalization") || (n.Domain == Domain && n.OpType == "LayerNormalization")
+}
+
+// matchSkipLayerNorm matches the Add feeding LayerNorm ln. pos orders the
+// nodes as they stood when the pass began (relative order survives the
+// rewrites), so the fused node, which takes ln's place, still precedes
+// every other reader of the sum.
+func matchSkipLayerNorm(g *ir.Graph, ln *ir.Node, pos map[*ir.Node]int) (Fusion, bool) {
+	s := ln.In(0)
+	add := producerOf(s)
+	if !isOp(add, "Add") || len(add.Inputs) != 2 || len(add.Outputs) != 1 || !floatTensor(s) {
+		return Fusion{}, false
+	}
+	// Default-domain LayerNorm: its Mean and InvStdDev must be unused.
+	for _, o := range ln.Outputs[1:] {
+		if o != nil && (len(o.Consumers) > 0 || g.IsGraphOutput(o)) {
+			return Fusion{}, false
+		}
+	}
+	x, skip := add.In(0), add.In(1)
+	for _, v := range []*ir.Value{x, skip} {
+		// Both addends are activations of the sum's own shape: a constant
+		// or broadcast addend is a bias, not a skip connection.
+		if !floatTensor(v) || v.DType != s.DType || !sameShape(v, s) || constant(v) != nil {
+			return Fusion{}, false
+		}
+	}
+	if x == skip || !floatTensor(ln.Out(0)) {
+		return Fusion{}, false
+	}
+	outs := []*ir.Value{ln.Out(0)}
+	if !soleConsumer(g, s, ln) {
+		for _, c := range s.Consumers {
+			if c == ln {
+				continue
+			}
+			if p, ok := pos[c]; !ok || p <= pos[ln] {
+				return Fusion{}, false // a reader before the LayerNorm, or one this sweep created
+			}
+		}
+		outs = append(outs, s)
+	}
+	attrs := []*ir.Attribute{
+		newIntAttr("axis", ln.AttrInt("axis", -1)),
+		newFloatAttr("epsilon", ln.AttrFloat("epsilon", 1e-5)),
+	}
+	attrs = append(attrs, partsOf(add, ln).attrs()...)
+	return Fusion{
+		Nodes: []*ir.Node{add, ln}, OpType: "SkipLayerNormalization",
+		Inputs:  trimNil([]*ir.Value{x, skip, ln.In(1), ln.In(2)}),
+		Outputs: outs,
+		Attrs:   attrs,
+	}, true
+}
+
+// Shape inference for SkipLayerNormalization: Y and Sum are like X.
+func init() {
+	ir.Register(&ir.OpSchema{Domain: Domain, Name: "SkipLayerNormalization", Since: 1, MinIn: 3, MaxIn: 4, MinOut: 1, MaxOut: 2,
+		Infer: inferSkipLN, Doc: "residual Add + LayerNormalization in one kernel (passes/skipln.go)"})
+}
+
+func inferSkipLN(c *ir.InferCtx) error {
+	for i := range c.Node.Outputs {
+		if err := c.PassThrough(i, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
