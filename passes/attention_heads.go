@@ -1,0 +1,170 @@
+package passes
+
+import (
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// Head-split absorption (TensorRT's fused multi-head attention reads the
+// packed projection layout): the Reshape/Transpose that split Q, K and V
+// into heads and the Transpose/Reshape that merge the heads after
+// attention move into the FusedAttention, which then reads the
+// projections' [B, L, H·d] outputs and writes [B, L, H·dv] directly. The
+// transposes were one copy kernel each; inside the attention kernel they
+// are only a different indexing of the same loads and stores.
+//
+//	Q4 = Transpose(Reshape(Q, [B,L,H,d]), [0,2,1,3])
+//	K4 = Reshape(K, [B,L,H,d])                 (FusedAttention k_perm [0,2,3,1] absorbed Kᵀ)
+//	V4 = Transpose(Reshape(V, [B,L,H,dv]), [0,2,1,3])
+//	O  = Reshape(Transpose(FusedAttention(Q4, K4, V4, ...), [0,2,1,3]), [B,L,H·dv])
+//	  -> FusedAttention(Q, K, V, ...){num_heads=H, q_perm, k_perm, v_perm, o_perm} -> O
+//
+// Attributes added: num_heads (its presence means the packed layout: the
+// inputs are split into num_heads heads along their last axis, then
+// permuted by q_perm / k_perm / v_perm; the output is permuted by o_perm,
+// then its last two axes merged), q_perm, v_perm, o_perm. k_perm keeps
+// its meaning, applied to K's head-split view. The replaced Reshapes and
+// Transposes join the part attributes (no arithmetic). Only the complete
+// pattern is rewritten, each intermediate read once and not a graph
+// output, so the fused node's inputs and output are all in one layout.
+func fuseAttentionHeads(g *ir.Graph) (bool, error) {
+	return runMatcher(g, func(n *ir.Node) bool {
+		return n.Domain == Domain && n.OpType == "FusedAttention" && n.Attr("num_heads") == nil
+	}, matchAttentionHeads)
+}
+
+// headPerm is the head-split transpose of Q and V, [B,L,H,d] -> [B,H,L,d],
+// and the head-merge transpose of the output (its own inverse).
+var headPerm = []int64{0, 2, 1, 3}
+
+// kHeadPerm is Kᵀ's transpose, [B,L,H,d] -> [B,H,d,L].
+var kHeadPerm = []int64{0, 2, 3, 1}
+
+// matchAttentionHeads matches the split and merge around attention a.
+func matchAttentionHeads(g *ir.Graph, a *ir.Node) (Fusion, bool) {
+	if a.AttrInt("k_transposed", 0) != 1 || !permIs(a, "k_perm", kHeadPerm) || len(a.Outputs) != 1 {
+		return Fusion{}, false
+	}
+	rq, tq, q, hq, ok := splitHeads(g, a, a.In(0), true)
+	if !ok {
+		return Fusion{}, false
+	}
+	rk, _, k, hk, ok := splitHeads(g, a, a.In(1), false)
+	if !ok {
+		return Fusion{}, false
+	}
+	rv, tv, v, hv, ok := splitHeads(g, a, a.In(2), true)
+	if !ok || hq != hk || hq != hv || q == k || q == v || k == v {
+		return Fusion{}, false
+	}
+	to, ro, o, ho, ok := mergeHeads(g, a.Out(0))
+	if !ok || ho != hq {
+		return Fusion{}, false
+	}
+	nodes := []*ir.Node{rq, tq, rk, rv, tv, a, to, ro}
+	p := &parts{}
+	for _, n := range nodes {
+		p.add(n) // a's own parts are flattened; its MatMuls and Softmax stay implicit
+	}
+	var attrs []*ir.Attribute
+	for _, at := range a.Attrs {
+		switch at.Name {
+		case attrPartOps, attrPartIn, attrPartOut, attrPartArity:
+		default:
+			attrs = append(attrs, at)
+		}
+	}
+	perm := func(name string, v []int64) *ir.Attribute {
+		return &ir.Attribute{Name: name, Type: ir.AttrInts, Ints: append([]int64(nil), v...)}
+	}
+	attrs = append(attrs, newIntAttr("num_heads", hq),
+		perm("q_perm", headPerm), perm("v_perm", headPerm), perm("o_perm", headPerm))
+	attrs = append(attrs, p.attrs()...)
+	ins := append([]*ir.Value{q, k, v}, a.Inputs[3:]...)
+	return Fusion{Nodes: nodes, OpType: "FusedAttention", Inputs: ins, Outputs: []*ir.Value{o}, Attrs: attrs}, true
+}
+
+// splitHeads walks back from attention input x4 (read only by a) through
+// the head-split Transpose (when transposed) and the Reshape
+// [B,L,H·d] -> [B,L,H,d]. It returns the Reshape, the Transpose (nil when
+// not transposed), the packed input and H.
+func splitHeads(g *ir.Graph, a *ir.Node, x4 *ir.Value, transposed bool) (r, t *ir.Node, x *ir.Value, heads int64, ok bool) {
+	if onlyUse(g, x4) != a || !floatTensor(x4) {
+		return nil, nil, nil, 0, false
+	}
+	v := x4
+	if transposed {
+		t = producerOf(v)
+		if !isOp(t, "Transpose") || !permIs(t, "perm", headPerm) || onlyUse(g, t.In(0)) != t {
+			return nil, nil, nil, 0, false
+		}
+		v = t.In(0)
+	}
+	r = producerOf(v)
+	if !isOp(r, "Reshape") || r.In(0) == nil {
+		return nil, nil, nil, 0, false
+	}
+	x = r.In(0)
+	heads, ok = splitsLastAxis(x, v)
+	if !ok {
+		return nil, nil, nil, 0, false
+	}
+	return r, t, x, heads, true
+}
+
+// mergeHeads follows attention output o4 [B,H,L,dv] through the
+// head-merge Transpose and the Reshape to [B,L,H·dv]; it returns them, the
+// merged output and H.
+func mergeHeads(g *ir.Graph, o4 *ir.Value) (t, r *ir.Node, o *ir.Value, heads int64, ok bool) {
+	t = onlyUse(g, o4)
+	if !isOp(t, "Transpose") || t.In(0) != o4 || !permIs(t, "perm", headPerm) {
+		return nil, nil, nil, 0, false
+	}
+	r = onlyUse(g, t.Out(0))
+	if !isOp(r, "Reshape") || r.In(0) != t.Out(0) || len(r.Outputs) != 1 {
+		return nil, nil, nil, 0, false
+	}
+	o = r.Out(0)
+	heads, ok = splitsLastAxis(o, t.Out(0))
+	if !ok || !floatTensor(o) || o.DType != o4.DType {
+		return nil, nil, nil, 0, false
+	}
+	return t, r, o, heads, true
+}
+
+// splitsLastAxis reports whether split [B,L,H,d] is packed [B,L,H·d] with
+// its last axis cut into H heads of d (B and L equal, possibly symbolic;
+// H and d known), and returns H.
+func splitsLastAxis(packed, split *ir.Value) (int64, bool) {
+	if !floatTensor(packed) || !floatTensor(split) || packed.DType != split.DType ||
+		packed.Shape.Rank() != 3 || split.Shape.Rank() != 4 {
+		return 0, false
+	}
+	p, s := packed.Shape.Dims, split.Shape.Dims
+	if !sameDim(p[0], s[0]) || !sameDim(p[1], s[1]) || !s[2].IsKnown() || !s[3].IsKnown() || !p[2].IsKnown() {
+		return 0, false
+	}
+	h, d := s[2].Value, s[3].Value
+	if h <= 0 || d <= 0 || p[2].Value != h*d {
+		return 0, false
+	}
+	return h, true
+}
+
+// sameDim: two dims that are the same known size or the same symbol.
+func sameDim(a, b ir.Dim) bool {
+	return ir.RankedShape(a).Equal(ir.RankedShape(b))
+}
+
+// permIs reports whether n's ints attribute name equals want.
+func permIs(n *ir.Node, name string, want []int64) bool {
+	p, ok := n.AttrInts(name)
+	if !ok || len(p) != len(want) {
+		return false
+	}
+	for i := range p {
+		if p[i] != want[i] {
+			return false
+		}
+	}
+	return true
+}
