@@ -161,14 +161,8 @@ func phantom(name string, dt ir.DType, elems int64) *ir.Value {
 // tensor cores at reduced precision).
 func fusedAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	core := NodeEstimate{Class: ClassAttention}
-	od, ok1 := c.Dims(n.Out(0))
-	qd, ok2 := c.Dims(n.In(0))
-	vd, ok3 := c.Dims(n.In(2))
-	if ok1 && ok2 && ok3 && len(od) >= 2 && len(qd) >= 1 && len(vd) >= 2 {
-		lq, dv := od[len(od)-2], od[len(od)-1]
-		lk, d := vd[len(vd)-2], qd[len(qd)-1]
-		rows := prod(od[:len(od)-1]) // batch·Lq
-		batch := prod(od[:len(od)-2])
+	if batch, lq, lk, d, dv, ok := attentionDims(n, c); ok {
+		rows := batch * lq
 		scores := rows * lk
 		core.MACs = scores*d + rows*lk*dv
 		core.FLOPs = fmaFLOPs * core.MACs
@@ -188,4 +182,26 @@ func fusedAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	e := FusedEstimate(n, c, core, extra)
 	e.Note = "fused attention: the batch·Lq·Lk scores stay on chip (not in bytes)"
 	return e, nil
+}
+
+// attentionDims returns the per-head problem of a FusedAttention: batch
+// (every dim of the output but the last two, times the heads), Lq, Lk,
+// d (Q·K's contraction) and dv. In the head layout O is [..., Lq, dv], Q
+// [..., d] and V [..., Lk, dv]. With num_heads = H (the packed layout of
+// passes/attention_heads.go) Q, V and O are [B, L, H·d]: batch = B·H and
+// the last axes divide by H.
+func attentionDims(n *ir.Node, c *RuleCtx) (batch, lq, lk, d, dv float64, ok bool) {
+	od, ok1 := c.Dims(n.Out(0))
+	qd, ok2 := c.Dims(n.In(0))
+	vd, ok3 := c.Dims(n.In(2))
+	if !ok1 || !ok2 || !ok3 || len(od) < 2 || len(qd) < 1 || len(vd) < 2 {
+		return 0, 0, 0, 0, 0, false
+	}
+	lq, dv = od[len(od)-2], od[len(od)-1]
+	lk, d = vd[len(vd)-2], qd[len(qd)-1]
+	batch = prod(od[:len(od)-2])
+	if h := float64(n.AttrInt("num_heads", 0)); h > 0 {
+		batch, dv, d = batch*h, dv/h, d/h
+	}
+	return batch, lq, lk, d, dv, true
 }

@@ -35,10 +35,23 @@ func TestBadModelsExit2(t *testing.T) {
 		paths = append(paths, p)
 	}
 	paths = append(paths, filepath.Join(dir, "missing.onnx"), dir /* a folder */)
-	// The reader's own bad-input corpus (cycles, undefined tensors, huge
-	// dims, escaping external data), when present.
-	more, _ := filepath.Glob(filepath.Join(repoRoot, "ir", "testdata", "bad", "*.onnx"))
-	paths = append(paths, more...)
+	// Structurally bad models (testdata/bad, made with python onnx): each
+	// message must name the problem, not just fail.
+	problems := map[string]string{
+		"cycle.onnx":             "cycle",
+		"undefined.onnx":         `undefined tensor "nowhere"`,
+		"dim_2pow62.onnx":        "dimension 4611686018427387904 exceeds",
+		"external_escape.onnx":   "escapes the model folder",
+		"external_absolute.onnx": "is absolute",
+	}
+	for name, want := range problems {
+		p := filepath.Join("testdata", "bad", name)
+		paths = append(paths, p)
+		_, _, errs := runCLI(t, "shapes", p)
+		if !strings.Contains(errs, want) {
+			t.Errorf("shapes %s: stderr %q does not say %q", name, errs, want)
+		}
+	}
 	for _, p := range paths {
 		for _, cmd := range [][]string{{"shapes", p}, {"report", p, "--gpu", "T4"}} {
 			code, out, errs := runCLI(t, cmd...)

@@ -35,6 +35,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	leaveOut := fs.String("leave-out", "", "fit on all other GPUs and report this one in full; \"all\" does so for every GPU in turn and prints one summary table")
 	evals := fs.Int("evals", 4000, "Nelder-Mead evaluation budget")
 	showDrops := fs.Bool("drops", false, "list dropped rows")
+	dump := fs.String("dump", "", "write every row's prediction as TSV to this file (for studying the misses)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -57,6 +58,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "%d measured kernels from %d files (%d rows dropped)\n\n", len(cases), len(files), drops)
 
 	p := cost.DefaultParams()
+	if *dump != "" {
+		if err := dumpRows(*dump, cases, p); err != nil {
+			return err
+		}
+	}
 	if *leaveOut == "all" {
 		return leaveEachOut(stdout, cases, p, *evals)
 	}
@@ -171,4 +177,25 @@ var calibratedParams = Params{
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// dumpRows writes one TSV line per measured kernel: where it came from,
+// its sizes, the kernel the model priced, and predicted versus measured
+// time. It is for studying misses row by row, not part of any table.
+func dumpRows(path string, cases []cost.BenchCase, p cost.Params) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(f, "gpu\tholdout\tkind\tprec\tsheet\tline\tm\tn\tk\tta\ttb\tw\th\tc\tbatch\tfilters\tr\ts\tpad_h\tpad_w\tstride_h\tstride_w\talgo\tcell\thidden\tsteps\trnn_batch\tclass\tpath\tkm\tkn\tkk\tkbatch\tbound\tcompute_s\tmemory_s\tpred_s\tmeas_s")
+	for _, c := range cases {
+		r := c.Row
+		t, k := c.Predict(p)
+		fmt.Fprintf(f, "%s\t%v\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%v\t%v\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%q\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%g\t%g\t%g\t%g\n",
+			c.GPUName, c.Holdout, r.Kind, r.Precision, r.Sheet, r.Line, r.M, r.N, r.K, r.TransA, r.TransB,
+			r.W, r.H, r.C, r.Batch, r.Filters, r.R, r.S, r.PadH, r.PadW, r.StrideH, r.StrideW, r.Algo,
+			r.Cell, r.Hidden, r.Steps, r.RNNBatch, k.Class, k.Precision, k.M, k.N, k.K, k.Batch,
+			t.Bound, t.ComputeS, t.MemoryS, t.TimeS, r.TimeS)
+	}
+	return f.Close()
 }
