@@ -26,20 +26,34 @@ func init() {
 	RegisterRule(FusedDomain, "LayerNormalization", fusedPartsRule(ClassReduction, normFormula("LayerNormalization")))
 	RegisterRule(FusedDomain, "Softmax", fusedPartsRule(ClassReduction, normFormula("Softmax")))
 	RegisterRule(FusedDomain, "FusedAttention", fusedAttentionRule)
-	RegisterRule(FusedDomain, "SkipLayerNormalization", fusedPartsRule(ClassReduction, skipLayerNormFormula))
+	RegisterRule(FusedDomain, "SkipLayerNormalization", skipLayerNormRule)
 }
 
-// skipLayerNormFormula costs a SkipLayerNormalization (passes/skipln.go)
-// without part attributes: the residual add (1 flop per element) plus the
-// LayerNormalization of the sum, as the default-domain op counts it.
-func skipLayerNormFormula(n *ir.Node, c *RuleCtx) NodeEstimate {
-	ln, err := c.Estimate(&ir.Node{Name: n.Name, OpType: "LayerNormalization",
-		Inputs: []*ir.Value{n.In(0), n.In(2), n.In(3)}, Outputs: []*ir.Value{n.Out(0)}, Attrs: n.Attrs})
-	if err != nil {
-		c.Warnf("%v; arithmetic not counted", err)
+// skipLayerNormRule: residual add + LayerNorm of the sum
+// (passes/skipln.go) as one kernel.
+//
+//	flops = the recorded parts (the Add; the LayerNorm's own parts when
+//	        layernorm_in_parts = 1), else 1 add per element,
+//	        + the LayerNorm as the default-domain op counts it over the
+//	        real shapes when its parts are not recorded
+//	bytes = x, skip, gamma, beta read; y (and the sum, when it is an
+//	        output) written: the sum is not re-read.
+func skipLayerNormRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	sum, ok := sumParts(n, c)
+	if !ok {
+		sum = NodeEstimate{FLOPs: c.Numel(n.Out(0))} // the residual add
 	}
-	ln.FLOPs += c.Numel(n.Out(0))
-	return ln
+	if n.AttrInt("layernorm_in_parts", 0) == 0 {
+		ln, err := c.Estimate(&ir.Node{Name: n.Name, OpType: "LayerNormalization",
+			Inputs: []*ir.Value{n.In(0), n.In(2), n.In(3)}, Outputs: []*ir.Value{n.Out(0)}, Attrs: n.Attrs})
+		if err != nil {
+			c.Warnf("%v; LayerNorm arithmetic not counted", err)
+		}
+		sum.FLOPs += ln.FLOPs
+		sum.Transcendentals += ln.Transcendentals
+	}
+	sum.Class = ClassReduction
+	return FusedEstimate(n, c, sum), nil
 }
 
 // geluTanhCounts is the tanh-form GELU as PyTorch exports it:

@@ -130,3 +130,45 @@ func TestFusedGemmRule(t *testing.T) {
 		t.Errorf("flops %v trans %v class %s, want %v %v gemm", e.FLOPs, e.Transcendentals, e.Class, want, M*Nd)
 	}
 }
+
+// GroupedGemm (passes/qkv.go): one GEMM over the packed weights, X read
+// once; the time model sees N = N1+N2+N3.
+func TestGroupedGemmRule(t *testing.T) {
+	const M, K, N1, N2, N3 = 128, 64, 64, 64, 32
+	x := fusedVal("x", 1, M, K)
+	w1, w2, w3 := fusedVal("w1", K, N1), fusedVal("w2", K, N2), fusedVal("w3", N3, K)
+	b1 := fusedVal("b1", N1)
+	y1, y2, y3 := fusedVal("y1", 1, M, N1), fusedVal("y2", 1, M, N2), fusedVal("y3", 1, M, N3)
+	n := &ir.Node{Name: "g", OpType: "GroupedGemm", Domain: FusedDomain,
+		Inputs: []*ir.Value{x, w1, b1, w2, nil, w3}, Outputs: []*ir.Value{y1, y2, y3}, Attrs: []*ir.Attribute{aInts("trans_b", 0, 0, 1)}}
+	e := runFused(t, n, ir.Undefined)
+	macs := float64(M * K * (N1 + N2 + N3))
+	wantFLOPs := 2*macs + M*N1 // bias on the first branch only
+	const f32 = 4
+	wantRead := f32 * float64(M*K+K*(N1+N2+N3)+N1)
+	wantWritten := f32 * float64(M*(N1+N2+N3))
+	if e.MACs != macs || e.FLOPs != wantFLOPs || e.BytesRead != wantRead || e.BytesWritten != wantWritten || e.Launches != 1 {
+		t.Errorf("macs %v flops %v read %v written %v launches %v; want %v %v %v %v 1", e.MACs, e.FLOPs, e.BytesRead, e.BytesWritten, e.Launches, macs, wantFLOPs, wantRead, wantWritten)
+	}
+	if e.Class != ClassGEMM || e.M != M || e.N != N1+N2+N3 || e.K != K {
+		t.Errorf("GEMM view %s M %d N %d K %d, want gemm %d %d %d", e.Class, e.M, e.N, e.K, M, N1+N2+N3, K)
+	}
+}
+
+// SkipLayerNormalization without part attributes: the residual add plus
+// the LayerNorm of the sum over the real rows; the sum is read from
+// nowhere but written when it is an output.
+func TestSkipLayerNormRule(t *testing.T) {
+	const R, D = 16, 32
+	x, s, g, b := fusedVal("x", R, D), fusedVal("s", R, D), fusedVal("g", D), fusedVal("b", D)
+	y, sum := fusedVal("y", R, D), fusedVal("sum", R, D)
+	n := &ir.Node{Name: "sln", OpType: "SkipLayerNormalization", Domain: FusedDomain,
+		Inputs: []*ir.Value{x, s, g, b}, Outputs: []*ir.Value{y, sum}, Attrs: []*ir.Attribute{aInt("axis", -1)}}
+	e := runFused(t, n, ir.Undefined)
+	ln := normOps["LayerNormalization"]
+	wantFLOPs := R*D /*add*/ + ln.inFLOPs*R*D + ln.rowFLOPs*R
+	const f32 = 4
+	if e.FLOPs != wantFLOPs || e.BytesRead != f32*(2*R*D+2*D) || e.BytesWritten != f32*2*R*D || e.Launches != 1 {
+		t.Errorf("flops %v read %v written %v launches %v; want %v %v %v 1", e.FLOPs, e.BytesRead, e.BytesWritten, e.Launches, wantFLOPs, f32*(2*R*D+2*D), f32*2*R*D)
+	}
+}

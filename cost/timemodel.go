@@ -41,9 +41,17 @@ type Params struct {
 	// KHalf is the K (elements of the reduction, per CTA) at which the
 	// main loop reaches half its asymptotic rate: ramp = K/(K+KHalf).
 	KHalf float64 `json:"k_half"`
-	// SmallTile is the relative rate lost each time the CTA tile's area
-	// halves below 128×128 (less operand reuse per loaded byte).
+	// SmallTile is, on tensor-core paths, the relative rate lost each time
+	// the CTA tile's area halves below 128×128 (less operand reuse per
+	// loaded byte). Vector paths use the shared-memory feed model instead
+	// (TileReuse, vectorTileEff).
 	SmallTile float64 `json:"small_tile"`
+	// TileReuse is, on vector paths, the FMAs a 128×128 CTA tile's threads
+	// do per operand word they read from shared memory (register blocking:
+	// 256 threads holding 8×8 outputs each read 8+8 words for 64 FMAs, 4).
+	// A tile of area a reuses each word TileReuse·√(a/128²) times. See
+	// vectorTileEff.
+	TileReuse float64 `json:"tile_reuse"`
 	// Unaligned is the fraction of the tensor-core rate kept when a GEMM
 	// dimension is not a multiple of the tensor-core granule (8 for 16-bit
 	// types, 16 for 8-bit): the library falls back to slower kernels.
@@ -377,7 +385,7 @@ func gemmCompute(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 		perSM := perSMBoost * clockFractionBusy(g, p, busy)
 		occ := math.Pow(min(float64(onSM)/float64(ctasPerSM), 1), p.Occupancy)
 		smFLOPs := fmaFLOPsTM * float64(tl.m*tl.n*kPer*onSM)
-		tileEff := math.Pow(p.SmallTile, math.Log2(float64(refTileArea)/float64(tl.m*tl.n)))
+		tileEff := tileEffFor(g, real, tl, p)
 		ramp := float64(kPer) / (float64(kPer) + p.KHalf)
 		t := smFLOPs / (perSM * tileEff * ramp * occ)
 		if split > 1 {
@@ -388,6 +396,68 @@ func gemmCompute(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 		best = min(best, t)
 	}
 	return best
+}
+
+// tileEffFor is the fraction of an SM's peak a CTA tile can feed.
+func tileEffFor(g *hwdb.GPU, real hwdb.Precision, tl ctaTile, p Params) float64 {
+	area := float64(tl.m * tl.n)
+	if isTensor(real) {
+		return math.Pow(p.SmallTile, math.Log2(float64(refTileArea)/area))
+	}
+	return vectorTileEff(g, real, area, p)
+}
+
+// smemWordsPerClock is the shared-memory bandwidth of one SM (or AMD CU)
+// in 4-byte words per clock: 32 banks of 4 bytes on every NVIDIA GPU since
+// Maxwell, and 128 bytes per clock for AMD's LDS (CUDA C Programming
+// Guide, compute capability 5.x-9.0 shared memory; AMD GCN/CDNA ISA LDS).
+const smemWordsPerClock = 32
+
+// vectorTileEff is the rate a CTA tile of the given area can sustain on a
+// vector path, as a fraction of peak. Every FMA's operands come from
+// shared memory through registers; a tile of area a reuses each word it
+// reads TileReuse·√(a/128²) times (register blocking grows with the
+// square root of the per-thread output block). The SM reads
+// smemWordsPerClock words per clock, while its lanes demand
+// lanes·elemsPerWord-th of a word per FMA. So the tile feeds
+//
+//	min(1, smemWordsPerClock·TileReuse·√(a/128²) / (FMAs per clock / elements per word))
+//
+// of peak. An SM with 128 FP32 lanes (Maxwell, GP102) needs the full
+// 128×128 tile to run at peak; one with 64 (GP100, Volta, Turing, Ampere
+// A100, AMD CUs) runs a 64×64 or 128×32 tile at peak. The lanes are
+// derived from the GPU's own figures: peak / (2·SMs·boost clock).
+func vectorTileEff(g *hwdb.GPU, real hwdb.Precision, area float64, p Params) float64 {
+	fmaPerClock := vectorFMAsPerClock(g, real)
+	if fmaPerClock <= 0 || p.TileReuse <= 0 {
+		return math.Pow(p.SmallTile, math.Log2(float64(refTileArea)/area))
+	}
+	wordsNeeded := fmaPerClock / elemsPerWord(real)
+	return min(1, smemWordsPerClock*p.TileReuse*math.Sqrt(area/refTileArea)/wordsNeeded)
+}
+
+// vectorFMAsPerClock is the path's peak in FMAs per clock per SM, from the
+// datasheet peak, the SM count and the boost clock; 0 when unknown.
+func vectorFMAsPerClock(g *hwdb.GPU, real hwdb.Precision) float64 {
+	peak, _ := peakFor(g, real)
+	if peak <= 0 || g.SMs <= 0 || g.BoostClockMHz <= 0 {
+		return 0
+	}
+	return peak / (fmaFLOPsTM * float64(g.SMs) * g.BoostClockMHz * 1e6)
+}
+
+// elemsPerWord is how many operand elements of a vector path one 4-byte
+// shared-memory word carries (packed fp16x2, dp4a's four int8).
+func elemsPerWord(pr hwdb.Precision) float64 {
+	switch pr {
+	case hwdb.FP16, hwdb.BF16:
+		return 2
+	case hwdb.INT8:
+		return 4
+	case hwdb.FP64:
+		return 0.5
+	}
+	return 1
 }
 
 func ceilDiv(a, b int64) int64 {

@@ -66,7 +66,7 @@ func (f Fusion) Apply(g *ir.Graph) (*ir.Node, error) {
 		Name:   last.Name,
 		OpType: f.OpType,
 		Domain: Domain,
-		Attrs:  f.Attrs,
+		Attrs:  append(f.Attrs, outDTypesAttr(f.Outputs)),
 	}
 	group := map[*ir.Node]bool{}
 	for _, m := range f.Nodes {
@@ -124,4 +124,17 @@ func (f Fusion) Apply(g *ir.Graph) (*ir.Node, error) {
 		g.RemoveValue(v)
 	}
 	return n, nil
+}
+
+// attrOutDTypes records a fused node's output dtypes, so that a written
+// fused graph can be read back and re-inferred (under other bindings) even
+// when its parts changed the dtype (a Cast inside an elementwise chain).
+const attrOutDTypes = "out_dtypes"
+
+func outDTypesAttr(outs []*ir.Value) *ir.Attribute {
+	a := &ir.Attribute{Name: attrOutDTypes, Type: ir.AttrInts}
+	for _, o := range outs {
+		a.Ints = append(a.Ints, int64(o.DType))
+	}
+	return a
 }

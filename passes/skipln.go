@@ -17,9 +17,10 @@ import (
 //	X, Skip: the two addends, of the same shape (no broadcast); Gamma,
 //	Beta: as LayerNormalization. Y: the normalised sum; Sum: X+Skip, present
 //	when the sum is read outside the pair or is a graph output.
-//	Attributes: axis, epsilon (the LayerNorm's), and the part attributes
-//	(part_ops, ...) of the Add and the LayerNorm, which
-//	cost/rules_fused_attn.go sums.
+//	Attributes: axis, epsilon (the LayerNorm's), the part attributes
+//	(part_ops, ...) of the Add and, when the LayerNorm was a recognised
+//	decomposition, of its parts (then layernorm_in_parts = 1; otherwise
+//	cost/rules_fused_attn.go costs the LayerNorm from the shapes).
 //
 // A residual add already taken by a GEMM epilogue (FusedGemm with
 // residual=1) leaves nothing for this pass: that kernel writes the sum and
@@ -83,7 +84,15 @@ func matchSkipLayerNorm(g *ir.Graph, ln *ir.Node, pos map[*ir.Node]int) (Fusion,
 		newIntAttr("axis", ln.AttrInt("axis", -1)),
 		newFloatAttr("epsilon", ln.AttrFloat("epsilon", 1e-5)),
 	}
-	attrs = append(attrs, partsOf(add, ln).attrs()...)
+	// A recognised LayerNorm brings its own parts; a default-domain one is
+	// costed from the real shapes by the rule (layernorm_in_parts = 0),
+	// since a part knows only element counts, not rows.
+	p := partsOf(add)
+	if ln.Domain == Domain && ln.Attr(attrPartOps) != nil {
+		p.add(ln)
+		attrs = append(attrs, newIntAttr("layernorm_in_parts", 1))
+	}
+	attrs = append(attrs, p.attrs()...)
 	return Fusion{
 		Nodes: []*ir.Node{add, ln}, OpType: "SkipLayerNormalization",
 		Inputs:  trimNil([]*ir.Value{x, skip, ln.In(1), ln.In(2)}),

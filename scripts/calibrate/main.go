@@ -152,6 +152,7 @@ var calibratedParams = Params{
 	EffWinograd:     %.4g,
 	KHalf:           %.4g,
 	SmallTile:       %.4g,
+	TileReuse:       %.4g,
 	Occupancy:       %.4g,
 	Unaligned:       %.4g,
 	MemEff:          %.4g,
@@ -161,7 +162,7 @@ var calibratedParams = Params{
 	FillLaunches:    %.4g,
 	LaunchS:         %.4g,
 }
-`, p.EffVector, p.EffTensor, p.EffConv, p.EffWinograd, p.KHalf, p.SmallTile, p.Occupancy, p.Unaligned,
+`, p.EffVector, p.EffTensor, p.EffConv, p.EffWinograd, p.KHalf, p.SmallTile, p.TileReuse, p.Occupancy, p.Unaligned,
 		p.MemEff, p.L2Factor, p.FullClockPower, p.RNNStepLaunches, p.FillLaunches, p.LaunchS)
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".calibration_params-*.go")
 	if err != nil {

@@ -1,0 +1,127 @@
+package passes
+
+import (
+	"math"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// Geometry of the hand-built multi-head block: X [B, L, E], H heads of d.
+const mhB, mhL, mhH, mhD = 2, 4, 2, 4
+const mhE = mhH * mhD
+
+// mhOpts vary the hand-built block.
+type mhOpts struct {
+	qSplitReused bool // Q's head-split view is also a graph output
+	mergeOutput  bool // the merged [B,L,H,d] context (before the Reshape) is a graph output
+	vPerm        bool // V is split with another permutation (not a head split)
+}
+
+// buildMHA builds BERT's self-attention as torch exports it: the Q, K, V
+// projections, head splits (K transposed for Kᵀ), scaled masked softmax,
+// the context, head merge, and the output projection.
+func buildMHA(b *builder, o mhOpts) (q, k, v, ctx, out *ir.Value) {
+	x := b.input("x", mhB, mhL, mhE)
+	mask := b.input("mask", mhB, 1, 1, mhL)
+	proj := func(name string) *ir.Value {
+		return b.op("Add", nil, b.op("MatMul", nil, x, b.weight(name+"_w", mhE, mhE)), b.weight(name+"_b", mhE))
+	}
+	split := func(p *ir.Value, name string, perm ...int64) *ir.Value {
+		r := b.op("Reshape", nil, p, b.int64s(name+"_shape", mhB, mhL, mhH, mhD))
+		if name == "q" && o.qSplitReused {
+			b.output(r)
+		}
+		return b.op("Transpose", []*ir.Attribute{ints("perm", perm...)}, r)
+	}
+	q, k, v = proj("q"), proj("k"), proj("v")
+	q4, kt := split(q, "q", 0, 2, 1, 3), split(k, "k", 0, 2, 3, 1)
+	v4 := split(v, "v", 0, 2, 1, 3)
+	if o.vPerm {
+		v4 = b.op("Transpose", []*ir.Attribute{ints("perm", 0, 1, 3, 2)}, v4)
+	}
+	s := b.op("Div", nil, b.op("MatMul", nil, q4, kt), b.scalar("scale", math.Sqrt(mhD)))
+	p := b.op("Softmax", []*ir.Attribute{newIntAttr("axis", -1)}, b.op("Add", nil, s, mask))
+	m := b.op("Transpose", []*ir.Attribute{ints("perm", 0, 2, 1, 3)}, b.op("MatMul", nil, p, v4))
+	if o.mergeOutput {
+		b.output(m)
+	}
+	ctx = b.op("Reshape", nil, m, b.int64s("ctx_shape", mhB, mhL, mhE))
+	out = b.op("MatMul", nil, ctx, b.weight("o_w", mhE, mhE))
+	b.output(out)
+	return q, k, v, ctx, out
+}
+
+func TestAttentionHeadsFuse(t *testing.T) {
+	b := newBuilder(t)
+	q, k, v, ctx, _ := buildMHA(b, mhOpts{})
+	g := b.infer()
+	runPasses(t, g, "fuse-attention")
+	before, err := cost.Analyze(g, b.m, a100(t), cost.Options{DType: "fp32"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	beforeAttn := nodeCost(t, before, fusedNodes(g, "FusedAttention")[0].Name)
+	checkPreservesX(t, g, "fuse-attention-heads")
+	// Reshape Transpose (Q), Reshape (K), Reshape Transpose (V), the 6 of
+	// the attention, Transpose Reshape (merge).
+	n := expectOne(t, g, "FusedAttention", 13)
+	if n.In(0) != q || n.In(1) != k || n.In(2) != v || n.Out(0) != ctx {
+		t.Errorf("reads %v writes %v; want the projections and the merged context", n.Inputs, n.Outputs)
+	}
+	if n.AttrInt("num_heads", 0) != mhH || !permIs(n, "q_perm", headPerm) || !permIs(n, "k_perm", kHeadPerm) ||
+		!permIs(n, "v_perm", headPerm) || !permIs(n, "o_perm", headPerm) {
+		t.Errorf("attributes %+v", n.Attrs)
+	}
+	after, err := cost.Analyze(g, b.m, a100(t), cost.Options{DType: "fp32"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := nodeCost(t, after, n.Name)
+	// Same arithmetic and boundary bytes (the packed tensors hold the same
+	// elements as the head views); the three transposes' launches go.
+	const scores = mhB * mhH * mhL * mhL
+	wantMACs := float64(2 * scores * mhD) // Q·Kᵀ and P·V per head
+	if nc.MACs != wantMACs || nc.MACs != beforeAttn.MACs || nc.FLOPs != beforeAttn.FLOPs ||
+		nc.BytesRead != beforeAttn.BytesRead || nc.BytesWritten != beforeAttn.BytesWritten {
+		t.Errorf("macs %g flops %g bytes %g/%g; before %g %g %g/%g; want macs %g",
+			nc.MACs, nc.FLOPs, nc.BytesRead, nc.BytesWritten, beforeAttn.MACs, beforeAttn.FLOPs, beforeAttn.BytesRead, beforeAttn.BytesWritten, wantMACs)
+	}
+	if after.Totals.FLOPs != before.Totals.FLOPs || after.Totals.Launches != before.Totals.Launches-3 {
+		t.Errorf("FLOPs %g launches %g; before %g %g (want equal FLOPs, 3 transposes fewer)",
+			after.Totals.FLOPs, after.Totals.Launches, before.Totals.FLOPs, before.Totals.Launches)
+	}
+}
+
+// TestAttentionHeadsFullTable: with every pass, a BERT self-attention is
+// one GroupedGemm (Q, K, V), one FusedAttention and the output GEMM.
+func TestAttentionHeadsFullTable(t *testing.T) {
+	b := newBuilder(t)
+	buildMHA(b, mhOpts{})
+	g := b.infer()
+	checkPreservesX(t, g, Names()...)
+	if got := ops(g); got != "onnxcost.GroupedGemm onnxcost.FusedAttention MatMul" {
+		t.Errorf("ops %q, want GroupedGemm FusedAttention MatMul", got)
+	}
+}
+
+func TestAttentionHeadsGuards(t *testing.T) {
+	for name, o := range map[string]mhOpts{
+		"head view read elsewhere":    {qSplitReused: true},
+		"merged context is an output": {mergeOutput: true},
+		"not a head split":            {vPerm: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := newBuilder(t)
+			buildMHA(b, o)
+			g := b.infer()
+			runPasses(t, g, "fuse-attention", "fuse-attention-heads")
+			for _, n := range fusedNodes(g, "FusedAttention") {
+				if n.Attr("num_heads") != nil {
+					t.Errorf("heads absorbed (%v) though a guard fails", n.FusedFrom)
+				}
+			}
+		})
+	}
+}

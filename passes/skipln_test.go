@@ -1,0 +1,160 @@
+package passes
+
+import (
+	"testing"
+
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// Geometry of the hand-built skip + LayerNorm: [B, L, D], normalised over D.
+const skB, skL, skD = 2, 4, 8
+
+// skipOpts vary the hand-built block.
+type skipOpts struct {
+	sumReadAfter  bool // the sum is also read after the LayerNorm (pre-LN residual)
+	sumOutput     bool // the sum is a graph output
+	sumReadBefore bool // a reader of the sum sits between the Add and the LayerNorm
+	meanUsed      bool // the LayerNorm's Mean output is a graph output
+	constSkip     bool // the addend is a constant (a bias, not a skip)
+	broadcastSkip bool // the addend is [D], broadcast
+}
+
+// buildSkipLN builds LayerNormalization(Add(x, r)) at opset 17.
+func buildSkipLN(b *builder, o skipOpts) (x, r, y, s *ir.Value) {
+	b.m.Opsets[0].Version = 17
+	x = b.input("x", skB, skL, skD)
+	switch {
+	case o.constSkip:
+		r = b.weight("r", skB, skL, skD)
+	case o.broadcastSkip:
+		r = b.input("r", skD)
+	default:
+		r = b.input("r", skB, skL, skD)
+	}
+	s = b.op("Add", nil, x, r)
+	if o.sumReadBefore {
+		b.output(b.op("Mul", nil, s, s))
+	}
+	nout := 1
+	if o.meanUsed {
+		nout = 2
+	}
+	ln := b.node("LayerNormalization", []*ir.Value{s, b.positive("gamma", skD), b.weight("beta", skD)}, nout, intAttr("axis", -1))
+	y = ln.Out(0)
+	b.output(y)
+	if o.meanUsed {
+		b.output(ln.Out(1))
+	}
+	if o.sumReadAfter {
+		b.output(b.op("Add", nil, s, y))
+	}
+	if o.sumOutput {
+		b.output(s)
+	}
+	return x, r, y, s
+}
+
+func TestSkipLayerNormFuses(t *testing.T) {
+	b := newBuilder(t)
+	x, r, y, _ := buildSkipLN(b, skipOpts{})
+	g := b.infer()
+	unfused, err := cost.Analyze(g, b.m, a100(t), cost.Options{DType: "fp32"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPreservesX(t, g, "fuse-skip-layernorm")
+	n := expectOne(t, g, "SkipLayerNormalization", 2) // Add LayerNormalization
+	if n.In(0) != x || n.In(1) != r || len(n.Inputs) != 4 || len(n.Outputs) != 1 || n.Out(0) != y {
+		t.Errorf("reads %v writes %v; want (x, r, gamma, beta) -> y", n.Inputs, n.Outputs)
+	}
+	rep, err := cost.Analyze(g, b.m, a100(t), cost.Options{DType: "fp32"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := nodeCost(t, rep, n.Name)
+	const elems = skB * skL * skD
+	wantRead := float64(f32Bytes * (2*elems + 2*skD)) // x, r, gamma, beta: the sum stays on chip
+	wantWritten := float64(f32Bytes * elems)          // y only
+	if nc.BytesRead != wantRead || nc.BytesWritten != wantWritten || nc.Launches != 1 {
+		t.Errorf("read %g written %g launches %g; want %g %g 1", nc.BytesRead, nc.BytesWritten, nc.Launches, wantRead, wantWritten)
+	}
+	if rep.Totals.FLOPs != unfused.Totals.FLOPs || rep.Totals.Launches != unfused.Totals.Launches-1 {
+		t.Errorf("FLOPs %g launches %g; unfused %g %g (want equal FLOPs, one launch fewer)",
+			rep.Totals.FLOPs, rep.Totals.Launches, unfused.Totals.FLOPs, unfused.Totals.Launches)
+	}
+}
+
+// TestSkipLayerNormSum: a sum read elsewhere (the next residual, or a
+// graph output) becomes the fused node's second output.
+func TestSkipLayerNormSum(t *testing.T) {
+	for name, o := range map[string]skipOpts{
+		"read after": {sumReadAfter: true},
+		"output":     {sumOutput: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := newBuilder(t)
+			_, _, y, s := buildSkipLN(b, o)
+			g := b.infer()
+			checkPreservesX(t, g, "fuse-skip-layernorm")
+			n := expectOne(t, g, "SkipLayerNormalization", 2)
+			if len(n.Outputs) != 2 || n.Out(0) != y || n.Out(1) != s {
+				t.Errorf("writes %v, want (y, sum)", n.Outputs)
+			}
+		})
+	}
+}
+
+// TestSkipLayerNormRecognised: the residual Add before a LayerNorm
+// decomposition joins the recognised LayerNormalization; its parts add up.
+func TestSkipLayerNormRecognised(t *testing.T) {
+	b := newBuilder(t)
+	r := b.input("r", 2, 4, 8)
+	y := buildLayerNormOf(b, func(x *ir.Value) *ir.Value { return b.op("Add", nil, x, r) })
+	g := b.infer()
+	unfused, err := cost.Analyze(g, b.m, a100(t), cost.Options{DType: "fp32"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPreservesX(t, g, "fuse-layernorm", "fuse-skip-layernorm")
+	n := expectOne(t, g, "SkipLayerNormalization", 10) // Add + the 9 nodes of the decomposition
+	if n.Out(0) != y || n.AttrInt("axis", 0) != -1 {
+		t.Errorf("writes %v axis %d", n.Outputs, n.AttrInt("axis", 0))
+	}
+	rep, err := cost.Analyze(g, b.m, a100(t), cost.Options{DType: "fp32"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Totals.FLOPs != unfused.Totals.FLOPs || rep.Totals.Transcendentals != unfused.Totals.Transcendentals {
+		t.Errorf("FLOPs %g transcendentals %g, unfused %g %g", rep.Totals.FLOPs, rep.Totals.Transcendentals, unfused.Totals.FLOPs, unfused.Totals.Transcendentals)
+	}
+}
+
+// buildLayerNormOf builds torch's LayerNorm export over pre(x), x [2,4,8].
+func buildLayerNormOf(b *builder, pre func(*ir.Value) *ir.Value) *ir.Value {
+	x := pre(b.input("x", 2, 4, 8))
+	axes := []*ir.Attribute{ints("axes", -1)}
+	d := b.op("Sub", nil, x, b.op("ReduceMean", axes, x))
+	v := b.op("ReduceMean", axes, b.op("Pow", nil, d, b.scalar("two", 2)))
+	y := b.op("Div", nil, d, b.op("Sqrt", nil, b.op("Add", nil, v, b.scalar("eps", 1e-5))))
+	y = b.op("Add", nil, b.op("Mul", nil, y, b.weight("gamma", 8)), b.weight("beta", 8))
+	b.output(y)
+	return y
+}
+
+func TestSkipLayerNormGuards(t *testing.T) {
+	for name, o := range map[string]skipOpts{
+		"sum read before the norm": {sumReadBefore: true},
+		"mean output used":         {meanUsed: true},
+		"constant addend":          {constSkip: true},
+		"broadcast addend":         {broadcastSkip: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := newBuilder(t)
+			buildSkipLN(b, o)
+			g := b.infer()
+			runPasses(t, g, "fuse-skip-layernorm")
+			expectNone(t, g, "SkipLayerNormalization")
+		})
+	}
+}
