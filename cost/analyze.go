@@ -139,12 +139,21 @@ func (g *aggregate) scale(f float64) {
 
 // bound names the term that dominates a group's time.
 func (g *aggregate) bound() string {
+	return SequenceBound(g.TimeS, g.ComputeS, g.MemoryS, g.LaunchS)
+}
+
+// SequenceBound names the term ("compute", "memory" or "launch") that
+// dominates the summed times of kernels run one after another, or "" when
+// they take no time. Ties go to launch, then compute (boundOf, the rule
+// for one kernel, breaks a launch tie the other way). viz colours its
+// collapsed boxes by it, so a box and the node it stands for agree.
+func SequenceBound(timeS, computeS, memoryS, launchS float64) string {
 	switch {
-	case g.TimeS == 0:
+	case timeS == 0:
 		return ""
-	case g.LaunchS >= g.ComputeS && g.LaunchS >= g.MemoryS:
+	case launchS >= computeS && launchS >= memoryS:
 		return "launch"
-	case g.ComputeS >= g.MemoryS:
+	case computeS >= memoryS:
 		return "compute"
 	}
 	return "memory"

@@ -117,15 +117,16 @@ func TestHoldoutSplit(t *testing.T) {
 
 // TestHeldOutError recomputes the held-out error with the committed
 // parameters and the figures they were fitted against. The bounds sit a
-// few points above what the committed fit gives (CALIBRATION.md: per-GPU
-// medians 19.1-27.5%, pooled 23.0%), so a change that makes the model
-// worse fails, while a refit that moves a GPU by a point does not.
+// couple of points above what the committed fit gives (CALIBRATION.md
+// revision 4: per-GPU medians 14.1-29.0%, pooled 19.3%, pooled P90 62.6%),
+// so a change that makes the model worse fails, while a refit that moves a
+// GPU by a point does not.
 func TestHeldOutError(t *testing.T) {
 	cases, _, _, err := LoadDeepBench(os.DirFS(deepBenchDir), CalibrationGPU)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const perGPU, pooled = 0.30, 0.25 // not tightened: the worst GPU (M40) is at 27.5%
+	const perGPU, pooled, pooledP90 = 0.31, 0.21, 0.66 // the worst GPU (MI25) is at 29.0%
 	var all []float64
 	for _, s := range ErrorTable(cases, DefaultParams(), Holdout) {
 		if s.Kind == "all" && s.Median > perGPU {
@@ -140,6 +141,9 @@ func TestHeldOutError(t *testing.T) {
 	}
 	if m := quantile(all, 0.5); m > pooled || math.IsNaN(m) {
 		t.Errorf("pooled held-out median error %.1f%% > %.0f%%", 100*m, 100*pooled)
+	}
+	if p := quantile(all, 0.9); p > pooledP90 || math.IsNaN(p) {
+		t.Errorf("pooled held-out P90 error %.1f%% > %.0f%%", 100*p, 100*pooledP90)
 	}
 }
 

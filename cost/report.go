@@ -91,6 +91,16 @@ type NodeCost struct {
 	Note string `json:"note,omitempty"`
 }
 
+// QualifiedOp is how reports name an op: the op type, prefixed with its
+// domain outside the default one ("Conv", "onnxcost.FusedConv"). The
+// reader maps "ai.onnx" to "", but a saved report may spell it out.
+func QualifiedOp(domain, op string) string {
+	if domain == "" || domain == "ai.onnx" {
+		return op
+	}
+	return domain + "." + op
+}
+
 // TensorInfo is a node input or output as the report shows it.
 type TensorInfo struct {
 	Name  string `json:"name"`

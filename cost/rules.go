@@ -71,7 +71,8 @@ func (e *NodeEstimate) add(o NodeEstimate) {
 	e.Launches += o.Launches
 }
 
-// scale multiplies every summable quantity by f (a trip count).
+// scale multiplies every summable quantity by f (a trip count). Params
+// stays: every trip reads the same weights.
 func (e *NodeEstimate) scale(f float64) {
 	e.MACs *= f
 	e.FLOPs *= f

@@ -279,3 +279,33 @@ func TestWinogradNotOnTensorCores(t *testing.T) {
 		}
 	}
 }
+
+// TestVectorTileFeed checks the shared-memory feed model of vector tiles:
+// an SM with 128 FP32 lanes (GP102-like) needs the full 128×128 tile,
+// while one with 64 lanes (GP100-like) runs a 64×64 tile at full rate.
+func TestVectorTileFeed(t *testing.T) {
+	p := DefaultParams()
+	p.TileReuse = 4 // 8×8 outputs per thread: 64 FMAs per 16 words
+	wide := &hwdb.GPU{Name: "wide", SMs: 28, BoostClockMHz: 1000,
+		Peak: map[hwdb.Precision]float64{hwdb.FP32: 2 * 128 * 28 * 1e9}} // 128 lanes/SM
+	narrow := &hwdb.GPU{Name: "narrow", SMs: 56, BoostClockMHz: 1000,
+		Peak: map[hwdb.Precision]float64{hwdb.FP32: 2 * 64 * 56 * 1e9}} // 64 lanes/SM
+	if got := vectorFMAsPerClock(wide, hwdb.FP32); !near(got, 128, 1e-12) {
+		t.Errorf("lanes %g, want 128", got)
+	}
+	// 32 words/clock × 4 FMAs/word × √(64·64/128²) = 64 FMAs/clock.
+	if got, want := vectorTileEff(wide, hwdb.FP32, 64*64, p), 32*4*0.5/128.0; !near(got, want, 1e-12) {
+		t.Errorf("128-lane SM, 64×64 tile: %g of peak, want %g", got, want)
+	}
+	if got := vectorTileEff(wide, hwdb.FP32, 128*128, p); got != 1 {
+		t.Errorf("128-lane SM, 128×128 tile: %g of peak, want 1", got)
+	}
+	if got := vectorTileEff(narrow, hwdb.FP32, 64*64, p); got != 1 {
+		t.Errorf("64-lane SM, 64×64 tile: %g of peak, want 1", got)
+	}
+	// dp4a packs four int8 per word: the same 4× rate needs no more words.
+	wide.Peak[hwdb.INT8] = 4 * wide.Peak[hwdb.FP32]
+	if a, b := vectorTileEff(wide, hwdb.INT8, 64*64, p), vectorTileEff(wide, hwdb.FP32, 64*64, p); !near(a, b, 1e-12) {
+		t.Errorf("dp4a tile feed %g, fp32 %g: want equal", a, b)
+	}
+}

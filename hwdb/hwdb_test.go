@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/onnxcost/onnxcost/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
@@ -432,30 +434,12 @@ func TestJSONForm(t *testing.T) {
 	}
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./hwdb -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden (go test ./hwdb -run %s -update to accept):\n%s", path, t.Name(), got)
-	}
-}
-
 func TestWriteTableGolden(t *testing.T) {
 	var b bytes.Buffer
 	if err := WriteTable(&b, All()); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "table.golden", b.Bytes())
+	golden.Check(t, filepath.Join("testdata", "table.golden"), b.Bytes(), *update)
 }
 
 func TestWriteDetailGolden(t *testing.T) {
@@ -464,6 +448,6 @@ func TestWriteDetailGolden(t *testing.T) {
 		if err := WriteDetail(&b, mustGPU(t, name)); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, "detail_"+name+".golden", b.Bytes())
+		golden.Check(t, filepath.Join("testdata", "detail_"+name+".golden"), b.Bytes(), *update)
 	}
 }

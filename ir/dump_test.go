@@ -1,9 +1,10 @@
 package ir
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/onnxcost/onnxcost/internal/golden"
 )
 
 // goldenModel exercises every part of the dump: symbolic and unknown
@@ -60,22 +61,7 @@ func TestDumpGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := DumpModel(roundTrip(t, m))
-	golden := filepath.Join("testdata", "roundtrip", "dump.golden")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("dump differs from %s:\n--- got\n%s\n--- want\n%s", golden, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", "roundtrip", "dump.golden"), []byte(got), *update)
 	if again := DumpModel(roundTrip(t, m)); again != got {
 		t.Errorf("dump is not deterministic")
 	}

@@ -2,6 +2,8 @@ package ir
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 )
 
@@ -101,7 +103,9 @@ func (e *inferer) bindInputs(g *Graph) error {
 		}
 		in.Shape = s
 	}
-	for name := range e.opt.Bindings {
+	// Sorted, so that the warnings (printed and in reports) come in the
+	// same order on every run.
+	for _, name := range slices.Sorted(maps.Keys(e.opt.Bindings)) {
 		if _, used := e.res.Bound[name]; !used {
 			e.warnf("binding %s=%d matches no symbolic dim of a graph input", name, e.opt.Bindings[name])
 		}

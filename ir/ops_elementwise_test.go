@@ -20,7 +20,7 @@ func faKnown(t *Tensor) faIn         { return faIn{val: t} }
 
 var faOmitted = faIn{omitted: true}
 
-// sym builds a shape from dims written as numbers or symbol names.
+// faShape builds a shape from dims written as numbers or symbol names.
 func faShape(dims ...any) Shape {
 	s := RankedShape()
 	for _, d := range dims {

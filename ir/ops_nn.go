@@ -201,35 +201,42 @@ func convShape(c *InferCtx, x, w Shape) (Shape, error) {
 	return RankedShape(dims...), nil
 }
 
-func inferConv(c *InferCtx) error {
-	s, err := convShape(c, c.InShape(0), c.InShape(1))
-	if err != nil {
-		return err
+// The Conv and MatMul families share a shape rule per family and differ
+// only in which inputs carry the operands and in the output's dtype: the
+// input's for the float ops, int32 for the *Integer ops (they accumulate
+// uint8/int8 products into int32), y_zero_point's for QLinear* (x, x_scale,
+// x_zp, w, w_scale, w_zp, y_scale, y_zp[, B]).
+var (
+	inferConv          = operandPairInfer(convShape, 1, inputDType)
+	inferConvInteger   = operandPairInfer(convShape, 1, int32DType)
+	inferQLinearConv   = operandPairInfer(convShape, 3, qlinearDType)
+	inferMatMul        = operandPairInfer(matMulShape, 1, inputDType)
+	inferMatMulInteger = operandPairInfer(matMulShape, 1, int32DType)
+	inferQLinearMatMul = operandPairInfer(matMulShape, 3, qlinearDType)
+)
+
+// operandPairInfer is the shape function of an op whose output shape is
+// shape(input 0, input second) and whose dtype is dtype's.
+func operandPairInfer(shape func(c *InferCtx, a, b Shape) (Shape, error), second int, dtype func(c *InferCtx) DType) func(c *InferCtx) error {
+	return func(c *InferCtx) error {
+		s, err := shape(c, c.InShape(0), c.InShape(second))
+		if err != nil {
+			return err
+		}
+		return c.SetOut(0, dtype(c), s)
 	}
-	return c.SetOut(0, c.InType(0), s)
 }
 
-// ConvInteger accumulates uint8/int8 products into int32.
-func inferConvInteger(c *InferCtx) error {
-	s, err := convShape(c, c.InShape(0), c.InShape(1))
-	if err != nil {
-		return err
-	}
-	return c.SetOut(0, Int32, s)
-}
+func inputDType(c *InferCtx) DType { return c.InType(0) }
 
-// QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B): the
-// output is quantized like y_zero_point.
-func inferQLinearConv(c *InferCtx) error {
-	s, err := convShape(c, c.InShape(0), c.InShape(3))
-	if err != nil {
-		return err
+func int32DType(*InferCtx) DType { return Int32 }
+
+// qlinearDType is y_zero_point's dtype, or the input's when it is unknown.
+func qlinearDType(c *InferCtx) DType {
+	if dt := c.InType(7); dt != Undefined {
+		return dt
 	}
-	dt := c.InType(7)
-	if dt == Undefined {
-		dt = c.InType(0)
-	}
-	return c.SetOut(0, dt, s)
+	return c.InType(0)
 }
 
 // ConvTranspose: W is [C, M/group, k...], the output has M channels and
@@ -304,6 +311,22 @@ func inferConvTranspose(c *InferCtx) error {
 	return c.SetOut(0, c.InType(0), RankedShape(dims...))
 }
 
+// windowGeom reads the window of an op that requires kernel_shape (the
+// pools, MaxUnpool) over the spatial dims of x, n = rank-2 of them.
+func windowGeom(c *InferCtx, x Shape) (g *convGeom, n int, err error) {
+	n = len(x.Dims) - 2
+	if n < 0 {
+		return nil, 0, c.Errorf("input of rank %d, need at least 2", len(x.Dims))
+	}
+	if g, err = readConvGeom(c, n, nil); err != nil {
+		return nil, 0, err
+	}
+	if g == nil {
+		return nil, 0, c.Errorf("kernel_shape is required")
+	}
+	return g, n, nil
+}
+
 // inferPool covers MaxPool, AveragePool and LpPool: the window comes from
 // kernel_shape; MaxPool's optional second output holds int64 indices.
 func inferPool(c *InferCtx) error {
@@ -315,16 +338,9 @@ func inferPool(c *InferCtx) error {
 		}
 		return c.SetOut(1, Int64, Unranked())
 	}
-	n := len(x.Dims) - 2
-	if n < 0 {
-		return c.Errorf("input of rank %d, need at least 2", len(x.Dims))
-	}
-	g, err := readConvGeom(c, n, nil)
+	g, n, err := windowGeom(c, x)
 	if err != nil {
 		return err
-	}
-	if g == nil {
-		return c.Errorf("kernel_shape is required")
 	}
 	ceil := c.AttrInt("ceil_mode", 0) != 0
 	dims := []Dim{x.Dims[0], x.Dims[1]}
@@ -371,16 +387,9 @@ func inferMaxUnpool(c *InferCtx) error {
 	if !x.Ranked {
 		return c.SetOut(0, dt, Unranked())
 	}
-	n := len(x.Dims) - 2
-	if n < 0 {
-		return c.Errorf("input of rank %d, need at least 2", len(x.Dims))
-	}
-	g, err := readConvGeom(c, n, nil)
+	g, n, err := windowGeom(c, x)
 	if err != nil {
 		return err
-	}
-	if g == nil {
-		return c.Errorf("kernel_shape is required")
 	}
 	dims := []Dim{x.Dims[0], x.Dims[1]}
 	for i := 0; i < n; i++ {
@@ -488,35 +497,6 @@ func matMulShape(c *InferCtx, a, b Shape) (Shape, error) {
 		dims = append(dims, bd[len(bd)-1])
 	}
 	return RankedShape(dims...), nil
-}
-
-func inferMatMul(c *InferCtx) error {
-	s, err := matMulShape(c, c.InShape(0), c.InShape(1))
-	if err != nil {
-		return err
-	}
-	return c.SetOut(0, c.InType(0), s)
-}
-
-func inferMatMulInteger(c *InferCtx) error {
-	s, err := matMulShape(c, c.InShape(0), c.InShape(1))
-	if err != nil {
-		return err
-	}
-	return c.SetOut(0, Int32, s)
-}
-
-// QLinearMatMul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp).
-func inferQLinearMatMul(c *InferCtx) error {
-	s, err := matMulShape(c, c.InShape(0), c.InShape(3))
-	if err != nil {
-		return err
-	}
-	dt := c.InType(7)
-	if dt == Undefined {
-		dt = c.InType(0)
-	}
-	return c.SetOut(0, dt, s)
 }
 
 // einsumTerm is one parsed operand (or the output) of an Einsum equation:

@@ -68,8 +68,8 @@ type InferCtx struct {
 	Opset  int64
 	Model  *Model
 	Limits *Limits
-	// Infer runs inference on a subgraph (If/Loop/Scan bodies) after the
-	// caller has set the types of the subgraph's inputs.
+	// InferSubgraph runs inference on a subgraph (If/Loop/Scan bodies)
+	// after the caller has set the types of the subgraph's inputs.
 	InferSubgraph func(g *Graph) error
 	fresh         *int
 }
@@ -108,10 +108,7 @@ func (c *InferCtx) ConstInts(i int) ([]int64, bool) {
 	if v.Const.Ints != nil || (v.Const.NumElements() == 0 && !v.DType.IsFloat()) {
 		return v.Const.Ints, true
 	}
-	if v.Const.Floats != nil && !v.Const.DType.IsFloat() {
-		return nil, false
-	}
-	return nil, false
+	return nil, false // float contents, or strings
 }
 
 // ConstFloats returns the known contents of input i as float64, whatever

@@ -289,52 +289,46 @@ func (r *reader) graph(b []byte, off int64, parent *Graph, depth int) (*Graph, e
 
 	// Initializers first: old IR versions also list them as inputs, and
 	// such inputs are initializers only.
-	for i := range p.inits {
-		r.push("initializer", i)
-		t, err := r.tensor(p.inits[i].b, p.inits[i].off)
-		if err == nil {
-			err = r.addInitializer(g, t)
-		}
-		r.pop()
+	for _, inits := range []struct {
+		field  string
+		recs   []pbField
+		decode func(b []byte, off int64) (*Tensor, error)
+	}{
+		{"initializer", p.inits, r.tensor},
+		{"sparse_initializer", p.sparse, r.sparseTensor},
+	} {
+		err := r.each(inits.field, len(inits.recs), func(i int) error {
+			t, err := inits.decode(inits.recs[i].b, inits.recs[i].off)
+			if err != nil {
+				return err
+			}
+			return r.addInitializer(g, t)
+		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	for i := range p.sparse {
-		r.push("sparse_initializer", i)
-		t, err := r.sparseTensor(p.sparse[i].b, p.sparse[i].off)
-		if err == nil {
-			err = r.addInitializer(g, t)
-		}
-		r.pop()
-		if err != nil {
-			return nil, err
-		}
-	}
-	for i := range p.inputs {
-		r.push("input", i)
+	err = r.each("input", len(p.inputs), func(i int) error {
 		name, ti, err := r.valueInfo(&p.inputs[i], depth)
-		if err == nil {
-			err = r.addGraphInput(g, name, ti)
-		}
-		r.pop()
 		if err != nil {
-			return nil, err
+			return err
 		}
+		return r.addGraphInput(g, name, ti)
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := r.nodes2graph(g, p.nodes, depth); err != nil {
 		return nil, err
 	}
-	for i := range p.outputs {
-		r.push("output", i)
+	err = r.each("output", len(p.outputs), func(i int) error {
 		name, ti, err := r.valueInfo(&p.outputs[i], depth)
-		r.pop()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		v := g.Lookup(name)
 		if v == nil {
-			return nil, fmt.Errorf("graph %q output %q is not produced by any node, input or initializer", g.Name, name)
+			return fmt.Errorf("graph %q output %q is not produced by any node, input or initializer", g.Name, name)
 		}
 		if ti != nil && v.Declared == nil && v.Producer != nil {
 			// A graph input or initializer keeps its own declaration (or
@@ -342,21 +336,24 @@ func (r *reader) graph(b []byte, off int64, parent *Graph, depth int) (*Graph, e
 			v.Declared = ti
 		}
 		g.AddOutput(v)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	for i := range p.valueInfo {
-		r.push("value_info", i)
+	err = r.each("value_info", len(p.valueInfo), func(i int) error {
 		name, ti, err := r.valueInfo(&p.valueInfo[i], depth)
-		r.pop()
-		if err != nil {
-			return nil, err
-		}
-		if ti == nil {
-			continue
+		if err != nil || ti == nil {
+			return err
 		}
 		g.ValueInfo[name] = *ti
 		if v := g.Local(name); v != nil && v.Declared == nil {
 			v.Declared = ti
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := g.Toposort(); err != nil {
 		return nil, fmt.Errorf("graph %q: %v", g.Name, err)
@@ -595,24 +592,17 @@ type nodeRec struct {
 func (r *reader) nodes2graph(g *Graph, recs []pbField, depth int) error {
 	built := make([]nodeRec, len(recs))
 	producer := map[string]*Node{}
-	for i := range recs {
-		r.push("node", i)
-		nr, err := r.nodeHead(g, &recs[i], producer)
-		r.pop()
-		if err != nil {
-			return err
-		}
-		built[i] = nr
+	err := r.each("node", len(recs), func(i int) error {
+		var err error
+		built[i], err = r.nodeHead(g, &recs[i], producer)
+		return err
+	})
+	if err != nil {
+		return err
 	}
-	for i := range built {
-		r.push("node", i)
-		err := r.nodeBody(g, &built[i], depth)
-		r.pop()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return r.each("node", len(built), func(i int) error {
+		return r.nodeBody(g, &built[i], depth)
+	})
 }
 
 // nodeHead decodes a NodeProto's scalar fields and creates its outputs.
@@ -969,14 +959,15 @@ func (r *reader) function(f *pbField, idx int) (*Function, error) {
 		}
 		body.AddInput(v)
 	}
-	for i := range attrProtos {
-		r.push("attribute_proto", i)
+	err = r.each("attribute_proto", len(attrProtos), func(i int) error {
 		a, err := r.attribute(&attrProtos[i], body, 0)
-		r.pop()
-		if err != nil {
-			return nil, err
+		if err == nil {
+			fn.AttrDefaults = append(fn.AttrDefaults, a)
 		}
-		fn.AttrDefaults = append(fn.AttrDefaults, a)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := r.nodes2graph(body, nodes, 0); err != nil {
 		return nil, fmt.Errorf("function %q: %v", fn.Name, err)
@@ -988,16 +979,15 @@ func (r *reader) function(f *pbField, idx int) (*Function, error) {
 		}
 		body.AddOutput(v)
 	}
-	for i := range valueInfo {
-		r.push("value_info", i)
+	err = r.each("value_info", len(valueInfo), func(i int) error {
 		name, ti, err := r.valueInfo(&valueInfo[i], 0)
-		r.pop()
-		if err != nil {
-			return nil, err
-		}
-		if ti != nil {
+		if err == nil && ti != nil {
 			body.ValueInfo[name] = *ti
 		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := body.Toposort(); err != nil {
 		return nil, fmt.Errorf("function %q: %v", fn.Name, err)

@@ -60,6 +60,20 @@ func (w *wireWalker) push(name string, idx int) { w.path = append(w.path, pathEl
 func (w *wireWalker) pop()                      { w.path = w.path[:len(w.path)-1] }
 func (w *wireWalker) where() string             { return wherePath(w.path) }
 
+// each calls f for i in [0, n) with field[i] pushed on the path, so that
+// the errors of a repeated field's elements say which element failed.
+func (w *wireWalker) each(field string, n int, f func(i int) error) error {
+	for i := 0; i < n; i++ {
+		w.push(field, i)
+		err := f(i)
+		w.pop()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // wireErr converts a protowire error code into an error naming the place.
 func (w *wireWalker) wireErr(code int) error {
 	err := protowire.ParseError(code)

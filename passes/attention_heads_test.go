@@ -63,7 +63,7 @@ func TestAttentionHeadsFuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	beforeAttn := nodeCost(t, before, fusedNodes(g, "FusedAttention")[0].Name)
-	checkPreservesX(t, g, "fuse-attention-heads")
+	checkPreservesExact(t, g, "fuse-attention-heads")
 	// Reshape Transpose (Q), Reshape (K), Reshape Transpose (V), the 6 of
 	// the attention, Transpose Reshape (merge).
 	n := expectOne(t, g, "FusedAttention", 13)
@@ -100,7 +100,7 @@ func TestAttentionHeadsFullTable(t *testing.T) {
 	b := newBuilder(t)
 	buildMHA(b, mhOpts{})
 	g := b.infer()
-	checkPreservesX(t, g, Names()...)
+	checkPreservesExact(t, g, Names()...)
 	if got := ops(g); got != "onnxcost.GroupedGemm onnxcost.FusedAttention MatMul" {
 		t.Errorf("ops %q, want GroupedGemm FusedAttention MatMul", got)
 	}

@@ -41,7 +41,7 @@ func TestQKVFuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkPreservesX(t, g, "fuse-gemm", "fuse-qkv")
+	checkPreservesExact(t, g, "fuse-gemm", "fuse-qkv")
 	n := expectGrouped(t, g, q, k, v)
 	if n.In(0) != x || len(n.Inputs) != 7 || n.In(1).Name != "q_w" || n.In(2).Name != "q_b" || n.In(6).Name != "v_b" {
 		t.Errorf("inputs %v, want (x, q_w, q_b, k_w, k_b, v_w, v_b)", n.Inputs)
@@ -110,7 +110,7 @@ func TestQKVGemm(t *testing.T) {
 	v := b.op("MatMul", nil, x, b.weight("v_w", qkvE, qkvNv))
 	b.output(q, k, v)
 	g := b.infer()
-	checkPreservesX(t, g, "fuse-qkv")
+	checkPreservesExact(t, g, "fuse-qkv")
 	n := expectGrouped(t, g, q, k, v)
 	if tr, _ := n.AttrInts("trans_b"); len(tr) != 3 || tr[0] != 1 || tr[1] != 1 || tr[2] != 0 {
 		t.Errorf("trans_b %v, want [1 1 0]", tr)

@@ -2,9 +2,11 @@ package passes
 
 // A test-only reference evaluator: it runs a small graph in float64 on
 // concrete inputs, so that a rewrite can be checked to preserve meaning
-// (same outputs before and after the pass). It covers the ops the part-1
-// passes rewrite and the fused ops they produce; the GEMMs and the
-// Winograd transforms use gonum's dense matrices.
+// (same outputs before and after the pass). It covers the ops the passes
+// rewrite and the fused ops they produce; the transformer kernels
+// (batched MatMul, Softmax, LayerNormalization, attention) are in
+// qkv_eval_test.go. Gemm and the Winograd transforms use gonum's dense
+// matrices.
 
 import (
 	"fmt"
@@ -49,18 +51,16 @@ func evaluate(g *ir.Graph, inputs map[string]*tensor) ([]*tensor, error) {
 		env[v] = t
 	}
 	for _, v := range g.Initializers {
-		c := v.Const
-		if c == nil || !c.HasData {
+		if v.Const == nil || !v.Const.HasData {
 			return nil, fmt.Errorf("initializer %q has no contents", v.Name)
 		}
-		env[v] = constTensor(c)
+		env[v] = constTensor(v.Const)
 	}
 	for _, n := range g.Nodes {
 		ins := make([]*tensor, len(n.Inputs))
 		for i, v := range n.Inputs {
 			if v != nil {
-				ins[i] = env[v]
-				if ins[i] == nil {
+				if ins[i] = env[v]; ins[i] == nil {
 					return nil, fmt.Errorf("node %s: input %q not computed", n.Name, v.Name)
 				}
 			}
@@ -69,19 +69,21 @@ func evaluate(g *ir.Graph, inputs map[string]*tensor) ([]*tensor, error) {
 			env[n.Out(0)] = constTensor(k) // shape arithmetic inference computed
 			continue
 		}
-		if n.OpType == "Reshape" {
-			dims, _ := n.Out(0).Shape.Ints()
-			env[n.Out(0)] = &tensor{dims: intsOf(dims), data: ins[0].data}
-			continue
-		}
-		out, err := evalNode(n, ins)
+		outs, err := evalNode(n, ins)
 		if err != nil {
 			return nil, fmt.Errorf("node %s (%s): %v", n.Name, n.OpType, err)
 		}
-		env[n.Out(0)] = out
+		for i, o := range n.Outputs {
+			if o != nil && i < len(outs) {
+				env[o] = outs[i]
+			}
+		}
 	}
 	var outs []*tensor
 	for _, v := range g.Outputs {
+		if env[v] == nil {
+			return nil, fmt.Errorf("graph output %q not computed", v.Name)
+		}
 		outs = append(outs, env[v])
 	}
 	return outs, nil
@@ -114,26 +116,56 @@ func in(ins []*tensor, i int) *tensor {
 	return nil
 }
 
-func evalNode(n *ir.Node, ins []*tensor) (*tensor, error) {
+// add and mul are the binary functions broadcast applies most.
+func add(a, b float64) float64 { return a + b }
+func mul(a, b float64) float64 { return a * b }
+
+// evalNode computes n's outputs from its inputs (nil where an optional
+// input is omitted).
+func evalNode(n *ir.Node, ins []*tensor) ([]*tensor, error) {
+	one := func(t *tensor) ([]*tensor, error) { return []*tensor{t}, nil }
 	switch n.OpType {
 	case "Conv":
 		y := conv2d(n, ins[0], ins[1])
-		return addBias(y, in(ins, 2)), nil
+		return one(addBias(y, in(ins, 2)))
 	case "BatchNormalization":
-		return batchNorm(ins, n.AttrFloat("epsilon", 1e-5)), nil
+		return one(batchNorm(ins, n.AttrFloat("epsilon", 1e-5)))
 	case "Add":
-		return broadcast(ins[0], ins[1], func(a, b float64) float64 { return a + b }), nil
+		return one(broadcast(ins[0], ins[1], add))
+	case "Sub":
+		return one(broadcast(ins[0], ins[1], func(a, b float64) float64 { return a - b }))
 	case "Mul":
-		return broadcast(ins[0], ins[1], func(a, b float64) float64 { return a * b }), nil
+		return one(broadcast(ins[0], ins[1], mul))
+	case "Div":
+		return one(broadcast(ins[0], ins[1], func(a, b float64) float64 { return a / b }))
+	case "Pow":
+		return one(broadcast(ins[0], ins[1], math.Pow))
+	case "Sqrt":
+		return one(unary(ins[0], math.Sqrt))
 	case "MaxPool", "AveragePool":
-		return pool2d(n.OpType, attrsOf(n, ""), ins[0]), nil
+		return one(pool2d(n.OpType, attrsOf(n, ""), ins[0]))
 	case "Gemm":
-		return gemm(n, ins[0], ins[1], in(ins, 2)), nil
+		return one(gemm(n, ins[0], ins[1], in(ins, 2)))
 	case "MatMul":
-		return matmul(ins[0], ins[1]), nil
+		return one(bmatmul(ins[0], ins[1]))
+	case "Reshape":
+		dims, ok := n.Out(0).Shape.Ints()
+		if !ok {
+			return nil, fmt.Errorf("unknown output shape")
+		}
+		return one(reshape(ins[0], intsOf(dims)))
+	case "Transpose":
+		perm, _ := n.AttrInts("perm")
+		return one(transpose(ins[0], intsOf(perm)))
+	case "Softmax":
+		return one(softmaxLast(ins[0]))
+	case "ReduceMean":
+		return reduceMeanLast(n, ins[0])
 	case "Clip":
 		lo, hi, _ := clipBounds(n)
-		return unary(ins[0], func(x float64) float64 { return math.Min(math.Max(x, lo), hi) }), nil
+		return one(unary(ins[0], func(x float64) float64 { return math.Min(math.Max(x, lo), hi) }))
+	case "LayerNormalization":
+		return one(layerNorm(ins[0], in(ins, 1), in(ins, 2), n.AttrInt("axis", -1), n.AttrFloat("epsilon", 1e-5)))
 	case "FusedConv", "WinogradConv":
 		var y *tensor
 		if n.OpType == "WinogradConv" {
@@ -143,30 +175,37 @@ func evalNode(n *ir.Node, ins []*tensor) (*tensor, error) {
 		}
 		y = addBias(y, in(ins, 2))
 		if r := in(ins, 3); r != nil {
-			y = broadcast(y, r, func(a, b float64) float64 { return a + b })
+			y = broadcast(y, r, add)
 		}
 		y = unary(y, activation(n, n.AttrString("activation", "")))
 		if p := n.AttrString("pool", ""); p != "" {
 			y = pool2d(p, attrsOf(n, "pool_"), y)
 		}
-		return y, nil
+		return one(y)
 	case "FusedGemm":
 		var y *tensor
 		if n.AttrString("anchor", "") == "Gemm" {
 			y = gemm(n, ins[0], ins[1], in(ins, 2))
 		} else {
-			y = matmul(ins[0], ins[1])
+			y = bmatmul(ins[0], ins[1]) // a MatMul anchor may be batched
 			if b := in(ins, 2); b != nil {
-				y = broadcast(y, b, func(a, b float64) float64 { return a + b })
+				y = broadcast(y, b, add)
 			}
 		}
 		if r := in(ins, 3); r != nil {
-			y = broadcast(y, r, func(a, b float64) float64 { return a + b })
+			y = broadcast(y, r, add)
 		}
-		return unary(y, activation(n, n.AttrString("activation", ""))), nil
+		return one(unary(y, activation(n, n.AttrString("activation", ""))))
+	case "GroupedGemm":
+		return groupedGemm(n, ins), nil
+	case "SkipLayerNormalization":
+		s := broadcast(ins[0], ins[1], add)
+		return []*tensor{layerNorm(s, in(ins, 2), in(ins, 3), n.AttrInt("axis", -1), n.AttrFloat("epsilon", 1e-5)), s}, nil
+	case "FusedAttention":
+		return one(fusedAttention(n, ins))
 	}
 	if f := activationOf(n, n.OpType, ""); f != nil {
-		return unary(ins[0], f), nil
+		return one(unary(ins[0], f))
 	}
 	return nil, fmt.Errorf("op not in the reference evaluator")
 }
@@ -261,7 +300,7 @@ func addBias(y, b *tensor) *tensor {
 	if len(b.dims) == 1 {
 		b = &tensor{dims: []int{b.dims[0], 1, 1}, data: b.data}
 	}
-	return broadcast(y, b, func(a, b float64) float64 { return a + b })
+	return broadcast(y, b, add)
 }
 
 // convAttrs are a convolution's (or pool's) geometry.
@@ -503,23 +542,13 @@ func gemm(n *ir.Node, a, b, c *tensor) *tensor {
 	return out
 }
 
-func matmul(a, b *tensor) *tensor {
-	var y mat.Dense
-	y.Mul(toDense(a), toDense(b))
-	return fromDense(&y)
-}
-
 // randomInputs draws every graph input from [-1, 1).
 func randomInputs(g *ir.Graph, seed int64) map[string]*tensor {
 	rng := rand.New(rand.NewSource(seed))
 	out := map[string]*tensor{}
 	for _, v := range g.Inputs {
 		dims, _ := v.Shape.Ints()
-		t := &tensor{}
-		for _, d := range dims {
-			t.dims = append(t.dims, int(d))
-		}
-		t.data = make([]float64, newTensor(t.dims...).len())
+		t := newTensor(intsOf(dims)...)
 		for i := range t.data {
 			t.data[i] = 2*rng.Float64() - 1
 		}
@@ -547,8 +576,21 @@ func relErr(a, b *tensor) float64 {
 }
 
 // checkPreserves evaluates g, runs the passes, evaluates again on the same
-// inputs and requires every output to agree within 1e-4 (float64).
+// inputs and requires every output to agree within 1e-4 (float64): the
+// Winograd transforms and BatchNorm folding reorder arithmetic.
 func checkPreserves(t *testing.T, g *ir.Graph, passNames ...string) {
+	t.Helper()
+	checkPreservesWithin(t, g, 1e-4, passNames...)
+}
+
+// checkPreservesExact is checkPreserves for rewrites that only regroup
+// GEMMs and normalisations, which agree within 1e-9.
+func checkPreservesExact(t *testing.T, g *ir.Graph, passNames ...string) {
+	t.Helper()
+	checkPreservesWithin(t, g, 1e-9, passNames...)
+}
+
+func checkPreservesWithin(t *testing.T, g *ir.Graph, tol float64, passNames ...string) {
 	t.Helper()
 	inputs := randomInputs(g, 7)
 	before, err := evaluate(g, inputs)
@@ -563,8 +605,8 @@ func checkPreserves(t *testing.T, g *ir.Graph, passNames ...string) {
 	for i := range before {
 		e := relErr(before[i], after[i])
 		t.Logf("output %d: relative error %.3g after %v", i, e, passNames)
-		if !(e < 1e-4) {
-			t.Errorf("output %d: relative error %g after %v, want < 1e-4", i, e, passNames)
+		if !(e < tol) {
+			t.Errorf("output %d: relative error %g after %v, want < %g", i, e, passNames, tol)
 		}
 	}
 }

@@ -367,13 +367,7 @@ func (d *drawer) nodeLabel(n *cost.NodeCost) string {
 	return b.String()
 }
 
-// opText is the op type, with a non-default domain.
-func opText(n *cost.NodeCost) string {
-	if n.Domain != "" && n.Domain != "ai.onnx" {
-		return n.Domain + "." + n.OpType
-	}
-	return n.OpType
-}
+func opText(n *cost.NodeCost) string { return cost.QualifiedOp(n.Domain, n.OpType) }
 
 // workText is "4.82 GFLOP · 12.3 MB · AI 392".
 func workText(flops, bytes float64) string {

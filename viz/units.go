@@ -45,18 +45,10 @@ func (u *unit) add(i int, n *cost.NodeCost) {
 	u.bytes += n.BytesRead + n.BytesWritten
 }
 
-// bound names the term that dominates a group's time, by the rule the cost
+// bound names the term that dominates a box's time, by the rule the cost
 // model uses for a sequence of kernels.
 func (u *unit) bound() string {
-	switch {
-	case u.timeS == 0:
-		return ""
-	case u.launchS >= u.computeS && u.launchS >= u.memoryS:
-		return "launch"
-	case u.computeS >= u.memoryS:
-		return "compute"
-	}
-	return "memory"
+	return cost.SequenceBound(u.timeS, u.computeS, u.memoryS, u.launchS)
 }
 
 // free reports whether a node runs no kernel and costs nothing: constants,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/golden"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -89,37 +90,12 @@ func alexnetReport(t *testing.T) (*cost.Report, Ceilings) {
 	return &r, CeilingsOf(g)
 }
 
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./viz -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := 0; i < len(gl) && i < len(wl); i++ {
-			if gl[i] != wl[i] {
-				t.Fatalf("%s differs at line %d:\ngot:  %.300s\nwant: %.300s\n(run go test ./viz -update if the change is intended)", name, i+1, gl[i], wl[i])
-			}
-		}
-		t.Fatalf("%s differs in length: got %d lines, want %d", name, len(gl), len(wl))
-	}
-}
-
 func TestDOTGoldenSmall(t *testing.T) {
 	src, err := DOT(smallReport(), CeilingsOf(testGPU()), GraphOptions{Inputs: []string{"x"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "small.dot", []byte(src))
+	golden.Check(t, filepath.Join("testdata", "small.dot"), []byte(src), *update)
 	// The model string is entity-escaped in the HTML label.
 	if !strings.Contains(src, "/head/Add &lt;b&gt;&amp;&#34;x&#34;") {
 		t.Errorf("node name not escaped in its label")
@@ -154,7 +130,7 @@ func TestDOTGoldenAlexNet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden(t, tc.name, []byte(src))
+		golden.Check(t, filepath.Join("testdata", tc.name), []byte(src), *update)
 	}
 }
 

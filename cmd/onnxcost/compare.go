@@ -75,9 +75,7 @@ totals of both plans.`,
 			if err != nil {
 				return err
 			}
-			for _, w := range cmp.Warnings {
-				fmt.Fprintf(stderr, "onnxcost: warning: %s\n", w)
-			}
+			printWarnings(stderr, cmp.Warnings)
 			switch format {
 			case "json":
 				return writeJSON(stdout, cmp)
@@ -144,7 +142,7 @@ func buildComparison(ur, fr *cost.Report) *Comparison {
 	}
 	claimed := make([]bool, len(ur.Nodes))
 	for _, n := range fr.Nodes {
-		g := Group{Name: n.Name, OpType: opLabel(n.Domain, n.OpType), After: nodeTotals(n)}
+		g := Group{Name: n.Name, OpType: cost.QualifiedOp(n.Domain, n.OpType), After: nodeTotals(n)}
 		parts := n.FusedFrom
 		if len(parts) == 0 {
 			parts = []string{n.Name}
@@ -175,13 +173,6 @@ func buildComparison(ur, fr *cost.Report) *Comparison {
 		return a.Name < b.Name
 	})
 	return cmp
-}
-
-func opLabel(domain, op string) string {
-	if domain == "" {
-		return op
-	}
-	return domain + "." + op
 }
 
 // constituentsText abbreviates a long list: "Conv, Relu, MaxPool" or

@@ -145,9 +145,7 @@ bytes, launches, params, param_bytes, peak_memory, energy.`,
 					violations = append(violations, fmt.Sprintf("%s: %s", cnd.Text, moved))
 				}
 			}
-			for _, w := range d.Warnings {
-				fmt.Fprintf(stderr, "onnxcost: warning: %s\n", w)
-			}
+			printWarnings(stderr, d.Warnings)
 			result := struct {
 				*gate.Diff
 				FailOn     string   `json:"fail_on,omitempty"`

@@ -52,9 +52,7 @@ func loadDrawn(path string, f *costFlags, stderr io.Writer) (*drawn, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range r.Warnings {
-		fmt.Fprintf(stderr, "onnxcost: warning: %s\n", w)
-	}
+	printWarnings(stderr, r.Warnings)
 	gpu, err := resolveGPU(f.gpu, f.gpuFile)
 	if err != nil {
 		return nil, err
@@ -119,6 +117,19 @@ func (g *graphFlags) options(d *drawn) (viz.GraphOptions, error) {
 	return o, nil
 }
 
+// dot draws d as DOT source under the flags.
+func (g *graphFlags) dot(d *drawn) (string, error) {
+	opt, err := g.options(d)
+	if err != nil {
+		return "", err
+	}
+	src, err := viz.DOT(d.report, d.ceil, opt)
+	if err != nil {
+		return "", usageErr("%v", err)
+	}
+	return src, nil
+}
+
 // outFormat is the format named by an output file's extension.
 func outFormat(path string, allowed ...string) (string, error) {
 	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
@@ -160,13 +171,9 @@ drawn instead of a model (edges come from the value names).`,
 			if err != nil {
 				return err
 			}
-			opt, err := g.options(d)
+			src, err := g.dot(d)
 			if err != nil {
 				return err
-			}
-			src, err := viz.DOT(d.report, d.ceil, opt)
-			if err != nil {
-				return usageErr("%v", err)
 			}
 			return writeGraph(src, out, format, g.timeout, stdout, stderr)
 		},

@@ -31,13 +31,9 @@ roofline chart (fused and unfused plans).`,
 			if err != nil {
 				return err
 			}
-			opt, err := g.options(d)
+			src, err := g.dot(d)
 			if err != nil {
 				return err
-			}
-			src, err := viz.DOT(d.report, d.ceil, opt)
-			if err != nil {
-				return usageErr("%v", err)
 			}
 			in := viz.HTMLInput{Report: d.report, Ceil: d.ceil}
 			svg, err := viz.Render(context.Background(), src, "svg", g.timeout)

@@ -39,6 +39,14 @@ func failErr(format string, args ...any) error {
 	return &exitError{code: 1, err: fmt.Errorf(format, args...)}
 }
 
+// printWarnings writes each warning to stderr on its own line; the data
+// stays on stdout.
+func printWarnings(stderr io.Writer, warnings []string) {
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "onnxcost: warning: %s\n", w)
+	}
+}
+
 // run is main without the process: testable, it returns the exit code.
 // Any panic is turned into an internal-error message and exit code 3, so
 // no input ever prints a Go trace; tests treat code 3 as a bug.

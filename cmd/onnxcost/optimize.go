@@ -55,9 +55,7 @@ Symbolic dims stay symbolic unless bound with --batch/--dim.`,
 			if err != nil {
 				return err
 			}
-			for _, w := range l.warnings {
-				fmt.Fprintf(stderr, "onnxcost: warning: %s\n", w)
-			}
+			printWarnings(stderr, l.warnings)
 			before := len(l.model.Graph.Nodes)
 			st, err := passes.Run(l.model.Graph, opt)
 			if err != nil {

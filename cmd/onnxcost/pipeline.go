@@ -130,21 +130,28 @@ func unboundSymbols(g *ir.Graph, opt ir.InferOptions) []string {
 
 // parseDims parses repeated --dim NAME=VALUE flags.
 func parseDims(flags []string) (map[string]int64, error) {
-	if len(flags) == 0 {
-		return nil, nil
-	}
+	return parseKeyValues("--dim", "NAME=VALUE", flags, true)
+}
+
+// parseKeyValues parses the values of a repeatable KEY=N flag into a map;
+// a repeated key takes its last value. With positive, N must be ≥ 1 (a
+// dim size); otherwise any integer is accepted.
+func parseKeyValues(flag, form string, flags []string, positive bool) (map[string]int64, error) {
 	out := map[string]int64{}
 	for _, f := range flags {
-		name, val, ok := strings.Cut(f, "=")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" {
-			return nil, usageErr("--dim %q: want NAME=VALUE", f)
+		k, v, ok := strings.Cut(f, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, usageErr("%s %q: want %s", flag, f, form)
 		}
-		v, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
-		if err != nil || v <= 0 {
-			return nil, usageErr("--dim %q: value must be a positive integer", f)
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		switch {
+		case err != nil && !positive:
+			return nil, usageErr("%s %q: value must be an integer", flag, f)
+		case err != nil || (positive && n <= 0):
+			return nil, usageErr("%s %q: value must be a positive integer", flag, f)
 		}
-		out[name] = v
+		out[k] = n
 	}
 	return out, nil
 }

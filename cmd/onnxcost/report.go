@@ -1,8 +1,8 @@
 package main
 
 import (
-	"fmt"
 	"io"
+	"strings"
 
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/render"
@@ -91,9 +91,7 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, w := range r.Warnings {
-				fmt.Fprintf(stderr, "onnxcost: warning: %s\n", w)
-			}
+			printWarnings(stderr, r.Warnings)
 			opt := render.Options{Top: top, ByOp: by == "op"}
 			switch format {
 			case "json":
@@ -113,11 +111,17 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 	return c
 }
 
+// checkValue requires a flag's value to be one of allowed ("" among them
+// means the flag may be left unset).
 func checkValue(flag, got string, allowed ...string) error {
+	var named []string
 	for _, a := range allowed {
 		if got == a {
 			return nil
 		}
+		if a != "" {
+			named = append(named, a)
+		}
 	}
-	return usageErr("%s %q: want one of %v", flag, got, allowed)
+	return usageErr("%s %q: want one of %s", flag, got, strings.Join(named, "|"))
 }

@@ -54,9 +54,7 @@ func newShapesCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, w := range l.warnings {
-				fmt.Fprintf(stderr, "onnxcost: warning: %s\n", w)
-			}
+			printWarnings(stderr, l.warnings)
 			if format == "json" {
 				return writeJSON(stdout, shapesReport(l))
 			}
@@ -142,11 +140,7 @@ func writeShapesText(w io.Writer, l *loaded) error {
 		if path != "" {
 			indent = strings.Repeat("  ", strings.Count(path, "/")+1)
 		}
-		op := n.OpType
-		if n.Domain != "" {
-			op = n.Domain + "." + op
-		}
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t-> %s\n", indent, n.Name, op, valuesText(n.Inputs), valuesText(n.Outputs))
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t-> %s\n", indent, n.Name, cost.QualifiedOp(n.Domain, n.OpType), valuesText(n.Inputs), valuesText(n.Outputs))
 	})
 	for _, o := range g.Outputs {
 		fmt.Fprintf(tw, "output\t%s\n", valueText(o))
@@ -193,12 +187,7 @@ func nonNil[T any](s []T) []T {
 }
 
 func checkFormat(got string, allowed ...string) error {
-	for _, a := range allowed {
-		if got == a {
-			return nil
-		}
-	}
-	return usageErr("--format %q: want one of %s", got, strings.Join(allowed, "|"))
+	return checkValue("--format", got, allowed...)
 }
 
 // exactArgs is cobra.ExactArgs with a usage error naming what is missing.

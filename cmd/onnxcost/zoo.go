@@ -95,23 +95,9 @@ reads it. batch=-1 or seq=-1 leaves that dim symbolic, to be bound with
 	return c
 }
 
-// parseParams turns K=V flags into a map; a repeated key takes its last
-// value.
+// parseParams parses repeated --param K=V flags.
 func parseParams(flags []string) (map[string]int64, error) {
-	p := map[string]int64{}
-	for _, f := range flags {
-		k, v, ok := strings.Cut(f, "=")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" {
-			return nil, usageErr("--param %q: want K=V", f)
-		}
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil {
-			return nil, usageErr("--param %q: value must be an integer", f)
-		}
-		p[k] = n
-	}
-	return p, nil
+	return parseKeyValues("--param", "K=V", flags, false)
 }
 
 func listZoo(w io.Writer, entries []models.Entry, format string) error {

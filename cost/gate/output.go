@@ -126,12 +126,17 @@ func writeNodeTable(w io.Writer, d *Diff) {
 			fmt.Fprintf(w, "| … %d more | | | | | |\n", len(d.Nodes)-maxNodeRows)
 			break
 		}
-		name := n.Name
-		if n.HeadName != "" {
-			name += " → " + n.HeadName
-		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", md(name), md(n.OpType), n.Status, render.Seconds(n.BaseTimeS), render.Seconds(n.HeadTimeS), signedSeconds(n.DeltaTimeS))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", md(nodeLabel(n)), md(n.OpType), n.Status, render.Seconds(n.BaseTimeS), render.Seconds(n.HeadTimeS), signedSeconds(n.DeltaTimeS))
 	}
+}
+
+// nodeLabel names a changed node, and its head name when it was matched
+// by structure under another one.
+func nodeLabel(n NodeChange) string {
+	if n.HeadName != "" {
+		return n.Name + " → " + n.HeadName
+	}
+	return n.Name
 }
 
 func signedSeconds(s float64) string {
@@ -159,11 +164,7 @@ func WriteDiffText(w io.Writer, d *Diff, violations []string) {
 				fmt.Fprintf(w, "  … %d more\n", len(d.Nodes)-maxNodeRows)
 				break
 			}
-			name := n.Name
-			if n.HeadName != "" {
-				name += " → " + n.HeadName
-			}
-			fmt.Fprintf(w, "  %-8s %-40s %-18s %12s → %-12s %s\n", n.Status, clean(name), clean(n.OpType), render.Seconds(n.BaseTimeS), render.Seconds(n.HeadTimeS), signedSeconds(n.DeltaTimeS))
+			fmt.Fprintf(w, "  %-8s %-40s %-18s %12s → %-12s %s\n", n.Status, clean(nodeLabel(n)), clean(n.OpType), render.Seconds(n.BaseTimeS), render.Seconds(n.HeadTimeS), signedSeconds(n.DeltaTimeS))
 		}
 	}
 	for _, v := range violations {

@@ -35,10 +35,7 @@ func ByOp(r *cost.Report) []OpTotal {
 	idx := map[string]int{}
 	var out []OpTotal
 	for _, n := range r.Nodes {
-		key := n.OpType
-		if n.Domain != "" {
-			key = n.Domain + "." + n.OpType
-		}
+		key := cost.QualifiedOp(n.Domain, n.OpType)
 		i, ok := idx[key]
 		if !ok {
 			i = len(out)
@@ -107,10 +104,7 @@ func Header(r *cost.Report) string {
 }
 
 func opName(n cost.NodeCost) string {
-	op := n.OpType
-	if n.Domain != "" {
-		op = n.Domain + "." + op
-	}
+	op := cost.QualifiedOp(n.Domain, n.OpType)
 	if len(n.FusedFrom) > 0 {
 		op += fmt.Sprintf(" (%d fused)", len(n.FusedFrom))
 	}
@@ -186,11 +180,7 @@ func writeUnsupported(w io.Writer, r *cost.Report) {
 	}
 	parts := make([]string, 0, len(r.UnsupportedOps))
 	for _, u := range r.UnsupportedOps {
-		op := u.OpType
-		if u.Domain != "" {
-			op = u.Domain + "." + op
-		}
-		parts = append(parts, fmt.Sprintf("%s (%d)", op, u.Count))
+		parts = append(parts, fmt.Sprintf("%s (%d)", cost.QualifiedOp(u.Domain, u.OpType), u.Count))
 	}
 	fmt.Fprintf(w, "unsupported ops, not counted in any total: %s\n", Clean(strings.Join(parts, ", ")))
 }
