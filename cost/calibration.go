@@ -44,11 +44,23 @@ var deepBenchGPUs = []struct{ fileTag, gpu string }{
 }
 
 // DeepBenchGPUName returns the hwdb name of the GPU a DeepBench CSV
-// measured, or "" when the file is not one of the known exports.
+// measured, or "" when the file names no GPU hwdb knows. Files beyond the
+// eight exports shipped here (e.g. train_DeepBench_NV_V100.csv) resolve
+// through hwdb's own name matching, so new measurements need no code.
 func DeepBenchGPUName(file string) string {
 	for _, m := range deepBenchGPUs {
 		if strings.Contains(file, m.fileTag) {
 			return m.gpu
+		}
+	}
+	base := strings.TrimSuffix(path.Base(file), ".csv")
+	if _, tag, ok := strings.Cut(base, "DeepBench_"); ok {
+		// Drop the vendor prefix ("NV_", "AMD_"); hwdb ignores case, '_' and '-'.
+		for _, vendor := range []string{"NV_", "AMD_", "Intel_"} {
+			tag = strings.TrimPrefix(tag, vendor)
+		}
+		if g, err := hwdb.Lookup(tag); err == nil {
+			return g.Name
 		}
 	}
 	return ""

@@ -209,3 +209,18 @@ func TestFitHoldsUnidentified(t *testing.T) {
 		t.Errorf("eff_tensor %g -> %g, unaligned %g -> %g without tensor rows", start.EffTensor, got.EffTensor, start.Unaligned, got.Unaligned)
 	}
 }
+
+func TestDeepBenchGPUNameResolvesNewFiles(t *testing.T) {
+	cases := map[string]string{
+		"train_DeepBench_NV_TitanX.csv":        "Titan-X-Maxwell",
+		"inference_DeepBench_NV_T4.csv":        "T4",
+		"train_DeepBench_NV_V100.csv":          "V100-SXM2-16GB", // hwdb alias "v100"
+		"inference_server_DeepBench_NV_P4.csv": "P4",
+		"train_DeepBench_NV_Frobnicator.csv":   "",
+	}
+	for file, want := range cases {
+		if got := DeepBenchGPUName(file); got != want {
+			t.Errorf("DeepBenchGPUName(%q) = %q, want %q", file, got, want)
+		}
+	}
+}
