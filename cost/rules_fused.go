@@ -114,6 +114,10 @@ func EpilogueParts(n *ir.Node, c *RuleCtx, y *ir.Value) []NodeEstimate {
 	if act == "Silu" {
 		act = "Swish" // x*sigmoid(x): the same count
 	}
+	if act == "Gelu" && n.AttrString("activation_approximate", "none") == "tanh" {
+		out := c.Numel(y)
+		return append(parts, NodeEstimate{Class: ClassElementwise, FLOPs: geluTanhCounts.flops * out, Transcendentals: geluTanhCounts.trans * out})
+	}
 	if p, ok := ElementwisePart(c, act, y); ok {
 		parts = append(parts, p)
 	}

@@ -154,6 +154,13 @@ func (ep *epilogue) matchActivation(g *ir.Graph) {
 	if next.Domain == Domain && next.OpType == "Gelu" {
 		ep.take(next)
 		ep.act = "Gelu"
+		// The tanh form has more arithmetic than the erf form; the cost
+		// rule reads the form from the fused node.
+		if a := next.Attr("approximate"); a != nil {
+			c := *a
+			c.Name = "activation_approximate"
+			ep.actAttrs = append(ep.actAttrs, &c)
+		}
 		return
 	}
 	if next.Domain != "" {
