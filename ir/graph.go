@@ -1,9 +1,13 @@
 package ir
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
+
+	"gonum.org/v1/gonum/graph/simple"
+	"gonum.org/v1/gonum/graph/topo"
 )
 
 // Model is a decoded ONNX model: its metadata, opset imports, main graph
@@ -388,52 +392,46 @@ func (g *Graph) IsGraphOutput(v *Value) bool {
 }
 
 // Toposort reorders g.Nodes topologically, keeping the existing relative
-// order where dependencies allow (so a sorted file keeps its order). It
-// returns an error naming a node on a cycle. Values read from enclosing
-// graphs or by subgraphs of a node count as that node's inputs.
+// order where dependencies allow (gonum's stabilised sort, ordered by file
+// position, so a sorted file keeps its order). It returns an error naming
+// the nodes on a cycle. Values read from enclosing graphs or by subgraphs
+// of a node count as that node's inputs.
 func (g *Graph) Toposort() error {
-	pos := make(map[*Node]int, len(g.Nodes))
+	pos := make(map[*Node]int64, len(g.Nodes))
+	dg := simple.NewDirectedGraph()
 	for i, n := range g.Nodes {
-		pos[n] = i
+		pos[n] = int64(i)
+		dg.AddNode(simple.Node(i))
 	}
-	indeg := make([]int, len(g.Nodes))
-	succ := make([][]int, len(g.Nodes))
 	for i, n := range g.Nodes {
 		for _, in := range nodeReads(n) {
-			if p := in.Producer; p != nil {
-				if j, ok := pos[p]; ok && j != i {
-					succ[j] = append(succ[j], i)
-					indeg[i]++
-				} else if ok && j == i {
-					return fmt.Errorf("cycle: node %q reads its own output %q", n.Name, in.Name)
-				}
+			p := in.Producer
+			if p == nil {
+				continue
+			}
+			j, ok := pos[p]
+			switch {
+			case !ok:
+				// produced in another graph (an outer scope)
+			case j == int64(i):
+				return fmt.Errorf("cycle: node %q reads its own output %q", n.Name, in.Name)
+			default:
+				dg.SetEdge(dg.NewEdge(simple.Node(j), simple.Node(i)))
 			}
 		}
 	}
-	// Kahn's algorithm with a min-heap on original position for stability.
-	ready := &intHeap{}
-	for i := range g.Nodes {
-		if indeg[i] == 0 {
-			ready.push(i)
+	sorted, err := topo.SortStabilized(dg, nil)
+	if err != nil {
+		var cyc topo.Unorderable
+		if errors.As(err, &cyc) && len(cyc) > 0 && len(cyc[0]) > 0 {
+			first := g.Nodes[cyc[0][0].ID()]
+			return fmt.Errorf("cycle through node %q (%s) and %d other node(s)", first.Name, first.OpType, len(cyc[0])-1)
 		}
+		return fmt.Errorf("cannot order the nodes: %v", err)
 	}
-	order := make([]*Node, 0, len(g.Nodes))
-	for ready.len() > 0 {
-		i := ready.pop()
-		order = append(order, g.Nodes[i])
-		for _, j := range succ[i] {
-			indeg[j]--
-			if indeg[j] == 0 {
-				ready.push(j)
-			}
-		}
-	}
-	if len(order) != len(g.Nodes) {
-		for i, n := range g.Nodes {
-			if indeg[i] > 0 {
-				return fmt.Errorf("cycle through node %q (%s)", n.Name, n.OpType)
-			}
-		}
+	order := make([]*Node, len(sorted))
+	for k, nd := range sorted {
+		order[k] = g.Nodes[nd.ID()]
 	}
 	g.Nodes = order
 	return nil
@@ -485,42 +483,6 @@ func definedBelow(g, s *Graph, v *Value) bool {
 		}
 	}
 	return false
-}
-
-type intHeap struct{ a []int }
-
-func (h *intHeap) len() int { return len(h.a) }
-func (h *intHeap) push(x int) {
-	h.a = append(h.a, x)
-	for i := len(h.a) - 1; i > 0; {
-		p := (i - 1) / 2
-		if h.a[p] <= h.a[i] {
-			break
-		}
-		h.a[p], h.a[i] = h.a[i], h.a[p]
-		i = p
-	}
-}
-func (h *intHeap) pop() int {
-	top := h.a[0]
-	last := len(h.a) - 1
-	h.a[0] = h.a[last]
-	h.a = h.a[:last]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(h.a) && h.a[l] < h.a[m] {
-			m = l
-		}
-		if r < len(h.a) && h.a[r] < h.a[m] {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		h.a[i], h.a[m] = h.a[m], h.a[i]
-		i = m
-	}
-	return top
 }
 
 // NodeCount counts nodes in g and, recursively, in its subgraphs.
