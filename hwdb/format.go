@@ -114,6 +114,7 @@ func WriteDetail(w io.Writer, g *GPU) error {
 		{"sms", unitsLabel, float64(g.SMs), ""},
 		{"base_clock_mhz", "base clock", g.BaseClockMHz, "MHz"},
 		{"boost_clock_mhz", "boost clock", g.BoostClockMHz, "MHz"},
+		{"sustained_clock_mhz", "sustained clock", g.SustainedClockMHz, "MHz"},
 	}
 	for _, p := range Precisions {
 		unit := "TFLOPS"
