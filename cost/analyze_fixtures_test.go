@@ -58,6 +58,30 @@ var fixtureMACs = map[string]struct {
 	// BERT: batch 2, T=128; per layer 4Td² + 2T²d + 2T·d·ff; pooler d² per sequence.
 	"bert_base":  {map[string]int64{"batch": 2}, 2 * (12*transformerLayerMACs(128, 768, 3072) + 768*768)},
 	"bert_large": {map[string]int64{"batch": 2}, 2 * (24*transformerLayerMACs(128, 1024, 4096) + 1024*1024)},
+	// GRU 128->256, 2 layers, batch 4, seq 20; head 256->10 on the last step.
+	"gru": {map[string]int64{"batch": 4, "seq": 20}, 20*4*(gruStepMACs(128, 256)+gruStepMACs(256, 256)) + 4*256*10},
+	// Bidirectional LSTM 64->128, 2 layers (the second reads 2·128), seq 20,
+	// batch 4; head 256->5 on every step.
+	"bilstm": {nil, 20 * 4 * (2*lstmStepMACs(64, 128) + 2*lstmStepMACs(256, 128) + 256*5)},
+	// Loop over seq 5, batch 3: a 32x32 linear per step; head 32->8 once.
+	"loop_if": {map[string]int64{"seq": 5, "batch": 3}, 5*3*32*32 + 3*32*8},
+	// nn.Transformer, S=10, T=7, batch 2, d 256, ff 512, 2+2 layers.
+	"transformer_seq2seq": {nil, 2 * 2 * (transformerLayerMACs(10, 256, 512) + decoderLayerMACs(7, 10, 256, 512))},
+}
+
+// gruStepMACs: one GRU step of one row: 3 gates of h outputs over the
+// input (in) and the previous state (h).
+func gruStepMACs(in, h float64) float64 { return 3 * h * (in + h) }
+
+// lstmStepMACs: one LSTM step of one row and direction: 4 gates.
+func lstmStepMACs(in, h float64) float64 { return 4 * h * (in + h) }
+
+// decoderLayerMACs: a Transformer decoder layer over t target and s source
+// positions: self-attention as an encoder layer on t (4·t·d² + 2·t²·d),
+// cross-attention Q and out projections on t (2·t·d²), K and V on s
+// (2·s·d²), scores and weighted sum (2·t·s·d), FFN 2·t·d·ff.
+func decoderLayerMACs(t, s, d, ff float64) float64 {
+	return 4*t*d*d + 2*t*t*d + 2*t*d*d + 2*s*d*d + 2*t*s*d + 2*t*d*ff
 }
 
 // alexnetLayers are torchvision AlexNet's MACs per layer at 224x224, batch 1:
@@ -172,12 +196,14 @@ func transformerLayerMACs(l, d, ff float64) float64 {
 	return 4*l*d*d + 2*l*l*d + 2*l*d*ff
 }
 
-// gemmLikeMACs sums the MACs of Conv, Gemm, MatMul and LSTM nodes.
+// gemmLikeMACs sums the MACs of Conv, Gemm, MatMul, LSTM and GRU nodes,
+// including those inside control-flow bodies.
 func gemmLikeMACs(r *Report) float64 {
 	s := 0.0
 	for _, n := range r.Nodes {
 		switch n.OpType {
-		case "Conv", "Gemm", "MatMul", "LSTM":
+		case "Conv", "Gemm", "MatMul", "LSTM", "GRU",
+			"Loop", "If", "Scan": // control flow carries its bodies' MACs
 			s += n.MACs
 		}
 	}

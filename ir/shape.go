@@ -1,6 +1,8 @@
 package ir
 
 import (
+	"fmt"
+	"hash/fnv"
 	"math/bits"
 	"strconv"
 	"strings"
@@ -48,6 +50,27 @@ func atom(d Dim) string {
 	return s
 }
 
+// maxSymLen caps the text of a symbolic expression. Shape arithmetic nests
+// expressions, and some patterns double them: a Concat of a tensor with
+// itself turns "n" into "n+n", so 40 such nodes would build a 2^40-byte
+// string. Real exports reach thousands of bytes (the anchor counts of a
+// detection model with dynamic height and width).
+const maxSymLen = 256
+
+// expr returns the symbolic dim with text s, or, past maxSymLen, a short
+// "?expr_<hash>" stand-in: still unknown, and still equal to any dim built
+// by the same arithmetic (the hash is of the full text), so broadcasting
+// and Concat keep proving equal dims equal. Operands are capped too, so s
+// is never much longer than twice the cap.
+func expr(s string) Dim {
+	if len(s) <= maxSymLen {
+		return S(s)
+	}
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return S(fmt.Sprintf("?expr_%016x", h.Sum64()))
+}
+
 // MulDim multiplies two dims; ok is false if the known product overflows int64.
 func MulDim(a, b Dim) (Dim, bool) {
 	switch {
@@ -64,9 +87,9 @@ func MulDim(a, b Dim) (Dim, bool) {
 	case a.Is(0) || b.Is(0):
 		return D(0), true
 	case a.IsKnown():
-		return S(a.String() + "*" + atom(b)), true
+		return expr(a.String() + "*" + atom(b)), true
 	}
-	return S(atom(a) + "*" + atom(b)), true
+	return expr(atom(a) + "*" + atom(b)), true
 }
 
 // AddDim adds two dims.
@@ -79,9 +102,9 @@ func AddDim(a, b Dim) Dim {
 	case b.Is(0):
 		return a
 	case b.IsKnown() && b.Value < 0:
-		return S(a.String() + "-" + strconv.FormatInt(-b.Value, 10))
+		return expr(a.String() + "-" + strconv.FormatInt(-b.Value, 10))
 	}
-	return S(a.String() + "+" + b.String())
+	return expr(a.String() + "+" + b.String())
 }
 
 // SubDim subtracts b from a.
@@ -94,7 +117,7 @@ func SubDim(a, b Dim) Dim {
 	case a == b:
 		return D(0)
 	}
-	return S(a.String() + "-" + atom(b))
+	return expr(a.String() + "-" + atom(b))
 }
 
 // DivDim is floor division (ceil when ceil is true) of a by a known or
@@ -115,7 +138,7 @@ func DivDim(a, b Dim, ceil bool) Dim {
 	if ceil {
 		op = "/^" // ceiling division, rendered distinctly so it is not mistaken for floor
 	}
-	return S(atom(a) + op + atom(b))
+	return expr(atom(a) + op + atom(b))
 }
 
 func floorDiv(a, b int64) int64 {

@@ -239,6 +239,71 @@ class GPTSmall(nn.Module):
         return self.lm_head(self.ln_f(x))
 
 
+class GRUClassifier(nn.Module):
+    """A 2-layer batch-first GRU (128 -> 256) whose last step feeds a
+    10-way linear head: the GRU op, with dynamic batch and sequence."""
+
+    def __init__(self, inp=128, hidden=256, layers=2, classes=10):
+        super().__init__()
+        self.gru = nn.GRU(inp, hidden, num_layers=layers, batch_first=True)
+        self.fc = nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        y, h = self.gru(x)
+        return self.fc(y[:, -1]), h
+
+
+class BiLSTMTagger(nn.Module):
+    """A 2-layer bidirectional LSTM (64 -> 2x128, seq-first) with a per-step
+    5-way linear head: the LSTM op with direction=bidirectional."""
+
+    def __init__(self, inp=64, hidden=128, layers=2, tags=5):
+        super().__init__()
+        self.lstm = nn.LSTM(inp, hidden, num_layers=layers, bidirectional=True)
+        self.fc = nn.Linear(2 * hidden, tags)
+
+    def forward(self, x):
+        y, (h, c) = self.lstm(x)
+        return self.fc(y), h, c
+
+
+class LoopIfCell(nn.Module):
+    """A recurrent cell written as a Python loop with a data-dependent
+    branch; exported through torch.jit.script it becomes a Loop whose trip
+    count is the sequence length, with an If in its body."""
+
+    def __init__(self, d=32, out=8):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.out = nn.Linear(d, out)
+
+    def forward(self, x):
+        h = torch.zeros(x.size(1), 32)
+        for i in range(x.size(0)):
+            h = torch.tanh(self.lin(x[i]) + h)
+            if bool(h.sum() > 0):
+                h = h * 2.0
+            else:
+                h = h / 2.0
+        return self.out(h)
+
+
+class Seq2SeqTransformer(nn.Module):
+    """nn.Transformer (d 256, 4 heads, 2+2 layers, ff 512) with the causal
+    target mask built at run time by torch.triu: at opset 17 this gives
+    Trilu and LayerNormalization nodes."""
+
+    def __init__(self):
+        super().__init__()
+        self.t = nn.Transformer(d_model=256, nhead=4, num_encoder_layers=2,
+                                num_decoder_layers=2, dim_feedforward=512)
+
+    def forward(self, src, tgt):
+        t = tgt.size(0)
+        mask = torch.triu(torch.full((t, t), float("-inf")), diagonal=1)
+        return self.t(src, tgt, tgt_mask=mask)
+
+
 def resnet50_plus_block():
     """torchvision ResNet-50 with one extra Bottleneck(1024 -> 256 -> 1024)
     appended to layer3 (6 blocks become 7): the "regression" side of a CI
@@ -255,8 +320,9 @@ def resnet50_plus_block():
 
 class Fixture:
     def __init__(self, name, build, inputs, input_names, output_names,
-                 dynamic_axes=None, doc="", run=None):
+                 dynamic_axes=None, doc="", run=None, opset=OPSET):
         self.name = name
+        self.opset = opset
         # run: symbol bindings for the runtime reference NAME.run.json
         # (None: no runtime reference; {} for a model with static shapes).
         self.run = run
@@ -331,6 +397,23 @@ FIXTURES = [
             ["input_ids", "token_type_ids", "attention_mask"],
             ["last_hidden_state", "pooler_output"], BERT_AXES,
             doc="BERT-large-like encoder: 24 layers, d 1024, 16 heads, ff 4096, GELU, seq 128, dynamic batch", run={"batch": 3}),
+    # Robustness fixtures: op patterns the models above lack.
+    Fixture("gru", GRUClassifier, lambda g: (torch.randn(4, 20, 128, generator=g),),
+            ["x"], ["logits", "h"],
+            {"x": {0: "batch", 1: "seq"}, "logits": BATCH, "h": {1: "batch"}},
+            doc="2-layer GRU 128->256, batch-first, last step -> linear 10; dynamic batch and seq"),
+    Fixture("bilstm", BiLSTMTagger, lambda g: (torch.randn(20, 4, 64, generator=g),),
+            ["x"], ["y", "h", "c"], opset=17,
+            doc="2-layer bidirectional LSTM 64->2x128, seq 20, batch 4, per-step linear 5; opset 17"),
+    Fixture("loop_if", lambda: torch.jit.script(LoopIfCell()),
+            lambda g: (torch.randn(5, 3, 32, generator=g),), ["x"], ["y"],
+            {"x": {0: "seq", 1: "batch"}, "y": BATCH},
+            doc="scripted recurrent cell: Loop over dynamic seq with an If in the body; dynamic batch"),
+    Fixture("transformer_seq2seq", Seq2SeqTransformer,
+            lambda g: (torch.randn(10, 2, 256, generator=g), torch.randn(7, 2, 256, generator=g)),
+            ["src", "tgt"], ["out"], opset=17,
+            doc="nn.Transformer d 256, 4 heads, 2+2 layers, ff 512, S=10, T=7, batch 2, runtime triu mask; opset 17",
+            run={}),
 ]
 
 
@@ -358,7 +441,7 @@ def export_bytes(fx, seed):
     args = fx.inputs(g)
     buf = io.BytesIO()
     with torch.no_grad():
-        torch.onnx.export(model, args, buf, opset_version=OPSET,
+        torch.onnx.export(model, args, buf, opset_version=fx.opset,
                           input_names=fx.input_names, output_names=fx.output_names,
                           dynamic_axes=fx.dynamic_axes, do_constant_folding=True)
     del model
@@ -481,11 +564,26 @@ def _gemm(node, a, b, c=None):
     return y.astype(a.dtype)
 
 
+def _layer_norm(node, x, scale, bias=None):
+    axis = _attr(node, "axis", -1)
+    axes = tuple(range(axis % x.ndim, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+    y = (x - mean) / np.sqrt(var + _attr(node, "epsilon", 1e-5)) * scale
+    return (y if bias is None else y + bias).astype(x.dtype)
+
+
+def _trilu(node, x, k=None):
+    k = 0 if k is None else int(k)
+    return np.triu(x, k) if _attr(node, "upper", 1) else np.tril(x, k)
+
+
 def _erf(a):
     return torch.erf(torch.from_numpy(np.ascontiguousarray(a))).numpy()
 
 # Each entry maps (node, *inputs) to one output or a list of outputs; only
-# the ops the transformer-like fixtures use, at opset 13.
+# the ops the transformer-like fixtures use (opset 13; LayerNormalization
+# and Trilu for the opset-17 transformer_seq2seq).
 NP_OPS = {
     "Add": lambda n, a, b: a + b,
     "Sub": lambda n, a, b: a - b,
@@ -513,6 +611,8 @@ NP_OPS = {
     "Cast": lambda n, x: x.astype(onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[_attr(n, "to")]),
     "Range": lambda n, a, b, d: np.arange(a, b, d).astype(a.dtype),
     "Constant": lambda n: onnx.numpy_helper.to_array(_attr(n, "value")),
+    "LayerNormalization": _layer_norm,
+    "Trilu": _trilu,
 }
 
 
