@@ -118,7 +118,7 @@ func TestHoldoutSplit(t *testing.T) {
 // TestHeldOutError recomputes the held-out error with the committed
 // parameters and the figures they were fitted against. The bounds sit a
 // couple of points above what the committed fit gives (CALIBRATION.md
-// revision 4: per-GPU medians 14.1-29.0%, pooled 19.3%, pooled P90 62.6%),
+// revision 5: per-GPU medians 13.6-30.2%, pooled 18.6%, pooled P90 62.6%),
 // so a change that makes the model worse fails, while a refit that moves a
 // GPU by a point does not.
 func TestHeldOutError(t *testing.T) {
@@ -126,7 +126,7 @@ func TestHeldOutError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const perGPU, pooled, pooledP90 = 0.31, 0.21, 0.66 // the worst GPU (MI25) is at 29.0%
+	const perGPU, pooled, pooledP90 = 0.31, 0.20, 0.66 // the worst GPU (MI25) is at 30.2%
 	var all []float64
 	for _, s := range ErrorTable(cases, DefaultParams(), Holdout) {
 		if s.Kind == "all" && s.Median > perGPU {
