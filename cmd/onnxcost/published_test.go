@@ -31,7 +31,11 @@ type publishedRow struct {
 // publishedBounds is the largest median |error| each file may reach.
 // Achieved when set (go test ./cmd/onnxcost -run TestPublished -v;
 // CALIBRATION.md revision 5): bert_tensorrt.csv 20.1% (P90 42.0%, 52 rows
-// with L40S), resnet50.csv 9.4% (P90 44.3%). The margin (3-5 points)
+// with L40S), resnet50.csv 9.4% (P90 44.3%) on 12 rows. Adding the MLPerf
+// H100 SXM/PCIe, H200 and L40S Offline rows (16 rows) moved resnet50.csv
+// to 12.0% (P90 55.9%), still inside its bound, which was left as it was
+// (not tightened: the median got worse; not loosened: it still holds).
+// The margin (3-5 points)
 // absorbs small, deliberate changes elsewhere in the model; anything
 // larger should be looked at, not absorbed.
 var publishedBounds = map[string]float64{
