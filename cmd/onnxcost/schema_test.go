@@ -1,0 +1,37 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/onnxcost/onnxcost/cost"
+)
+
+// TestReportsMatchSchema: real reports of every plan and a few fixtures
+// validate against the committed JSON Schema of the report contract.
+func TestReportsMatchSchema(t *testing.T) {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(cost.ReportSchema, &s); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"alexnet.onnx", "gpt_small.onnx", "lstm_ptb_dyn.onnx", "loop_if.onnx"} {
+		for _, plan := range []string{"unfused", "fused"} {
+			code, out, errs := runCLI(t, "report", fixture(t, m), "--gpu", "T4", "--plan", plan, "--format", "json")
+			if code != 0 {
+				t.Fatalf("%s: exit %d: %s", m, code, errs)
+			}
+			var inst any
+			if err := json.Unmarshal([]byte(out), &inst); err != nil {
+				t.Fatal(err)
+			}
+			if err := rs.Validate(inst); err != nil {
+				t.Errorf("%s (%s): report does not match cost/report.schema.json: %v", m, plan, err)
+			}
+		}
+	}
+}
