@@ -196,16 +196,57 @@ func arityText(lo, hi int) string {
 // checkDeclared compares inferred graph-output types with declared ones.
 func (e *inferer) checkDeclared(g *Graph) {
 	for _, o := range g.Outputs {
-		d := o.Declared
-		if d == nil || d.Kind != TensorValue || o.Kind != TensorValue {
+		e.checkOne("output", o, o.Declared)
+	}
+	// value_info: the same check for intermediate values, at most a few
+	// warnings (an exporter that got one shape wrong usually got many).
+	names := make([]string, 0, len(g.ValueInfo))
+	for name := range g.ValueInfo {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	const maxWarnings = 5
+	bad := 0
+	for _, name := range names {
+		v := g.Local(name)
+		if v == nil || v.IsInitializer || g.IsGraphOutput(v) {
 			continue
 		}
-		if d.DType != Undefined && o.DType != Undefined && d.DType != o.DType {
-			e.warnf("output %q: inferred dtype %s, declared %s", o.Name, o.DType, d.DType)
+		d := g.ValueInfo[name]
+		if !e.disagrees(v, &d) {
+			continue
 		}
-		if d.Shape.Ranked && o.Shape.Ranked && !compatible(d.Shape, o.Shape) {
-			e.warnf("output %q: inferred shape %s, declared %s", o.Name, o.Shape, d.Shape)
+		bad++
+		if bad <= maxWarnings {
+			e.checkOne("value_info", v, &d)
 		}
+	}
+	if bad > maxWarnings {
+		e.warnf("value_info: %d more values whose declared type disagrees with the inferred one", bad-maxWarnings)
+	}
+}
+
+// disagrees reports whether a declared tensor type contradicts v's.
+func (e *inferer) disagrees(v *Value, d *TypeInfo) bool {
+	if d == nil || d.Kind != TensorValue || v.Kind != TensorValue {
+		return false
+	}
+	if d.DType != Undefined && v.DType != Undefined && d.DType != v.DType {
+		return true
+	}
+	return d.Shape.Ranked && v.Shape.Ranked && !compatible(d.Shape, v.Shape)
+}
+
+// checkOne warns when v's inferred type contradicts its declaration.
+func (e *inferer) checkOne(what string, v *Value, d *TypeInfo) {
+	if !e.disagrees(v, d) {
+		return
+	}
+	if d.DType != Undefined && v.DType != Undefined && d.DType != v.DType {
+		e.warnf("%s %q: inferred dtype %s, declared %s", what, v.Name, v.DType, d.DType)
+	}
+	if d.Shape.Ranked && v.Shape.Ranked && !compatible(d.Shape, v.Shape) {
+		e.warnf("%s %q: inferred shape %s, declared %s", what, v.Name, v.Shape, d.Shape)
 	}
 }
 

@@ -41,3 +41,39 @@ func TestUnusedBindingWarningsSorted(t *testing.T) {
 		}
 	}
 }
+
+// TestDeclaredTypesAreCheckedNotUsed: a value_info entry and a graph
+// output that declare wrong shapes do not change the inferred shapes; each
+// disagreement is a warning naming the value.
+func TestDeclaredTypesAreCheckedNotUsed(t *testing.T) {
+	g := NewGraph("main")
+	x, _ := g.NewValue("x")
+	x.Declared = &TypeInfo{Kind: TensorValue, DType: Float32, Shape: KnownShape(2, 3)}
+	g.AddInput(x)
+	mid, _ := g.NewValue("mid")
+	y, _ := g.NewValue("y")
+	for _, n := range []*Node{
+		{Name: "r", OpType: "Relu", Inputs: []*Value{x}, Outputs: []*Value{mid}},
+		{Name: "n", OpType: "Neg", Inputs: []*Value{mid}, Outputs: []*Value{y}},
+	} {
+		if err := g.AddNode(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.AddOutput(y)
+	g.ValueInfo["mid"] = TypeInfo{Kind: TensorValue, DType: Float32, Shape: KnownShape(2, 4)} // wrong
+	y.Declared = &TypeInfo{Kind: TensorValue, DType: Float16, Shape: KnownShape(2, 3)}       // wrong dtype
+	res, err := InferShapes(&Model{Opsets: []OpsetImport{{Version: 13}}, Graph: g}, InferOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !mid.Shape.Equal(KnownShape(2, 3)) || y.DType != Float32 {
+		t.Errorf("declared types leaked into inference: mid %s, y %s", mid.Shape, y.DType)
+	}
+	all := strings.Join(res.Warnings, "\n")
+	for _, want := range []string{`value_info "mid": inferred shape [2,3], declared [2,4]`, `output "y": inferred dtype float32, declared float16`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("warnings %q lack %q", all, want)
+		}
+	}
+}
