@@ -62,7 +62,7 @@ func TestDeclaredTypesAreCheckedNotUsed(t *testing.T) {
 	}
 	g.AddOutput(y)
 	g.ValueInfo["mid"] = TypeInfo{Kind: TensorValue, DType: Float32, Shape: KnownShape(2, 4)} // wrong
-	y.Declared = &TypeInfo{Kind: TensorValue, DType: Float16, Shape: KnownShape(2, 3)}       // wrong dtype
+	y.Declared = &TypeInfo{Kind: TensorValue, DType: Float16, Shape: KnownShape(2, 3)}        // wrong dtype
 	res, err := InferShapes(&Model{Opsets: []OpsetImport{{Version: 13}}, Graph: g}, InferOptions{})
 	if err != nil {
 		t.Fatal(err)
