@@ -58,6 +58,10 @@ var fixtureMACs = map[string]struct {
 	// BERT: batch 2, T=128; per layer 4Td² + 2T²d + 2T·d·ff; pooler d² per sequence.
 	"bert_base":  {map[string]int64{"batch": 2}, 2 * (12*transformerLayerMACs(128, 768, 3072) + 768*768)},
 	"bert_large": {map[string]int64{"batch": 2}, 2 * (24*transformerLayerMACs(128, 1024, 4096) + 1024*1024)},
+	// BERT-large at MLPerf's sequence length, batch 2, T=384: the same
+	// per-layer count, where the 2T²d attention term now weighs 3x more
+	// relative to the projections than at T=128.
+	"bert_large_s384": {map[string]int64{"batch": 2}, 2 * (24*transformerLayerMACs(384, 1024, 4096) + 1024*1024)},
 	// GRU 128->256, 2 layers, batch 4, seq 20; head 256->10 on the last step.
 	"gru": {map[string]int64{"batch": 4, "seq": 20}, 20*4*(gruStepMACs(128, 256)+gruStepMACs(256, 256)) + 4*256*10},
 	// Bidirectional LSTM 64->128, 2 layers (the second reads 2·128), seq 20,

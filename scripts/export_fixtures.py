@@ -414,6 +414,14 @@ FIXTURES = [
             ["src", "tgt"], ["out"], opset=17,
             doc="nn.Transformer d 256, 4 heads, 2+2 layers, ff 512, S=10, T=7, batch 2, runtime triu mask; opset 17",
             run={}),
+    # MLPerf Inference's BERT benchmark: BERT-large on SQuAD padded to 384
+    # tokens. Appended last so the fixtures above keep their seeds and bytes.
+    # No run.json: it would repeat bert_large's (same graph but for the
+    # sequence constant) and push testdata/models past ~3 MB.
+    Fixture("bert_large_s384", lambda: BertModel(1024, 16, 24, 4096), bert_inputs(seq=384),
+            ["input_ids", "token_type_ids", "attention_mask"],
+            ["last_hidden_state", "pooler_output"], BERT_AXES,
+            doc="BERT-large-like encoder as bert_large, seq 384 (MLPerf BERT), dynamic batch"),
 ]
 
 

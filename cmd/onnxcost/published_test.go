@@ -13,7 +13,8 @@ import (
 )
 
 // End-to-end accuracy against published whole-model inference figures
-// (testdata/published/*.csv: TensorRT BERT demo, MLPerf ResNet-50). Each
+// (testdata/published/*.csv: TensorRT BERT demo, MLPerf ResNet-50 and
+// BERT-large). Each
 // row is costed with the fused plan at its GPU, dtype and batch, and the
 // relative error |pred − pub| / pub is logged. The assertion is a
 // regression guard on the median per file, not a target: the bounds are
@@ -38,10 +39,25 @@ type publishedRow struct {
 // The margin (3-5 points)
 // absorbs small, deliberate changes elsewhere in the model; anything
 // larger should be looked at, not absorbed.
+//
+// bert_mlperf.csv (MLPerf bert-99 Offline int8, BERT-large at sequence
+// 384, 10 GPUs) reached a median of 70.0% (P90 124.1%) when its bound was
+// set; the bound is that plus 5 points. The error is dominated by a known
+// one-sided bias, not noise: NVIDIA's harness runs the real SQuAD lengths
+// with variable-length kernels while bert_large_s384 is padded to 384, so
+// every row is over-predicted (+41% to +182%; see the CSV's header). The
+// bound guards against regressions only; it says nothing about accuracy.
 var publishedBounds = map[string]float64{
+	"bert_mlperf.csv":   0.75,
 	"bert_tensorrt.csv": 0.23,
 	"resnet50.csv":      0.14,
 }
+
+// paddedFiles lists the files whose published runs did less work than our
+// model of them (MLPerf BERT: real SQuAD lengths vs our padded 384). An
+// exact model would over-predict every such row, so a row predicted
+// faster than published shows the model too fast, whatever the median.
+var paddedFiles = map[string]bool{"bert_mlperf.csv": true}
 
 // readPublished parses a published CSV: '#' lines are comments, the
 // first other line is the header gpu,model,dtype,batch,latency_ms.
@@ -171,15 +187,22 @@ func TestPublishedEndToEnd(t *testing.T) {
 				t.Fatal("no rows")
 			}
 			res := predictPublished(t, rows)
-			t.Logf("%-16s %-10s %-5s %5s %10s %10s %8s", "gpu", "model", "dtype", "batch", "pub ms", "pred ms", "error")
+			t.Logf("%-16s %-15s %-5s %5s %10s %10s %8s", "gpu", "model", "dtype", "batch", "pub ms", "pred ms", "error")
 			for _, r := range res {
-				t.Logf("%-16s %-10s %-5s %5d %10.3f %10.3f %+7.1f%%", r.GPU, r.Model, r.DType, r.Batch, r.LatencyMS, r.PredMS, 100*r.Err)
+				t.Logf("%-16s %-15s %-5s %5d %10.3f %10.3f %+7.1f%%", r.GPU, r.Model, r.DType, r.Batch, r.LatencyMS, r.PredMS, 100*r.Err)
 			}
 			logGroups(t, "gpu", res, func(r publishedResult) string { return r.GPU })
 			logGroups(t, "dtype", res, func(r publishedResult) string { return r.Model + " " + r.DType })
 			logGroups(t, "batch", res, func(r publishedResult) string { return batchRange(r.Batch) })
 			med, p90 := quantileAbs(res, 0.5), quantileAbs(res, 0.9)
 			t.Logf("%s: n=%d median |error| %.1f%%, P90 %.1f%%", file, len(res), 100*med, 100*p90)
+			if paddedFiles[file] {
+				for _, r := range res {
+					if r.Err < 0 {
+						t.Errorf("%s %s b=%d: predicted %.3f ms, faster than the published %.3f ms of a run that did less work", r.GPU, r.Model, r.Batch, r.PredMS, r.LatencyMS)
+					}
+				}
+			}
 			if bound := publishedBounds[file]; med > bound {
 				t.Errorf("%s: median |error| %.1f%% exceeds the regression bound %.0f%%", file, 100*med, 100*bound)
 			}
