@@ -12,13 +12,11 @@ import "github.com/onnxcost/onnxcost/ir"
 // inputs and outputs are live together, and a control-flow node adds its
 // body's own peak on top.
 
-// aliasOps are the views whose output is the input's buffer seen with
-// another shape. Other no-kernel ops (Shape, Size, Optional and sequence
-// bookkeeping) produce small host-side values that get their own buffer.
-var aliasOps = map[string]bool{
-	"Reshape": true, "Squeeze": true, "Unsqueeze": true, "Flatten": true,
-	"Identity": true, "Dropout": true,
-}
+// aliases reports whether n is a view whose output is its input's buffer
+// seen with another shape (ir.Alias). Other no-kernel ops (Shape, Size,
+// Optional and sequence bookkeeping) produce small host-side values that
+// get their own buffer.
+func aliases(n *ir.Node) bool { return ir.OpHas("", n.OpType, ir.Alias) }
 
 // buffer is one allocation shared by a value and its views.
 type buffer struct {
@@ -57,7 +55,7 @@ func (a *analyzer) peakActivations(g *ir.Graph, views map[*ir.Node]bool, subPeak
 			if !isActivation(o) {
 				continue
 			}
-			if views[n] && aliasOps[n.OpType] {
+			if views[n] && aliases(n) {
 				if b := bufOf[n.In(0)]; b != nil {
 					bufOf[o] = b
 					continue
@@ -109,7 +107,7 @@ func (a *analyzer) peakActivations(g *ir.Graph, views map[*ir.Node]bool, subPeak
 	}
 	for i, n := range g.Nodes {
 		for _, o := range n.Outputs {
-			if b := bufOf[o]; b != nil && o.Producer == n && !(views[n] && aliasOps[n.OpType] && bufOf[n.In(0)] == b) {
+			if b := bufOf[o]; b != nil && o.Producer == n && !(views[n] && aliases(n) && bufOf[n.In(0)] == b) {
 				live += b.bytes
 			}
 		}

@@ -6,16 +6,6 @@ import (
 	"github.com/onnxcost/onnxcost/ir"
 )
 
-// viewOps change only metadata: the output aliases the input buffer (or is
-// host-side bookkeeping), so no kernel runs and no bytes move.
-var viewOps = []string{
-	"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity",
-	"Shape", "Size",
-	"Optional", "OptionalGetElement", "OptionalHasElement",
-	"SequenceConstruct", "SequenceEmpty", "SequenceLength", "SequenceAt",
-	"SequenceInsert", "SequenceErase",
-}
-
 // copyOps move data without arithmetic: one kernel, every input read once
 // and every output written once.
 var copyOps = []string{
@@ -46,8 +36,13 @@ var randomOps = map[string]float64{
 }
 
 func init() {
-	for _, op := range viewOps {
-		RegisterRule("", op, viewRule)
+	// Views (ir.View) change only metadata: the output aliases the input
+	// buffer (or is host-side bookkeeping), so no kernel runs and no
+	// bytes move.
+	for _, s := range ir.Ops() {
+		if s.Domain == "" && s.Traits.Has(ir.View) {
+			RegisterRule("", s.Name, viewRule)
+		}
 	}
 	for _, op := range copyOps {
 		RegisterRule("", op, copyRule)

@@ -2,7 +2,6 @@ package cost
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/onnxcost/onnxcost/ir"
 )
@@ -13,10 +12,10 @@ import (
 // inputs and outputs (FusedEstimate), one launch.
 
 func init() {
-	RegisterRule(FusedDomain, "FusedConv", fusedConvRule)
-	RegisterRule(FusedDomain, "FusedGemm", fusedGemmRule)
-	RegisterRule(FusedDomain, "WinogradConv", winogradConvRule)
-	RegisterRule(FusedDomain, "GroupedGemm", groupedGemmRule)
+	RegisterRule(ir.FusedDomain, ir.OpFusedConv, fusedConvRule)
+	RegisterRule(ir.FusedDomain, ir.OpFusedGemm, fusedGemmRule)
+	RegisterRule(ir.FusedDomain, ir.OpWinogradConv, winogradConvRule)
+	RegisterRule(ir.FusedDomain, ir.OpGroupedGemm, groupedGemmRule)
 }
 
 // fusedConvRule: conv (+bias) + residual add + activation + pool.
@@ -42,7 +41,7 @@ func fusedConvRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 //	flops = 2*macs + numel(Y)*(bias + residual + activation)   (Gemm: its C terms as gemmRule counts them)
 func fusedGemmRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	y := n.Out(0)
-	anchor := n.AttrString("anchor", "MatMul")
+	anchor := ir.AnchorOf(n)
 	ins := []*ir.Value{n.In(0), n.In(1)}
 	var bias NodeEstimate
 	switch anchor {
@@ -107,14 +106,14 @@ func groupedGemmRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 // Any fused rule with those attributes can add these parts.
 func EpilogueParts(n *ir.Node, c *RuleCtx, y *ir.Value) []NodeEstimate {
 	var parts []NodeEstimate
-	if n.AttrInt("residual", 0) != 0 {
+	if n.AttrInt(ir.KeyResidual, 0) != 0 {
 		parts = append(parts, NodeEstimate{FLOPs: c.Numel(y)})
 	}
-	act := n.AttrString("activation", "")
+	act := n.AttrString(ir.KeyActivation, "")
 	if act == "Silu" {
 		act = "Swish" // x*sigmoid(x): the same count
 	}
-	if act == "Gelu" && n.AttrString("activation_approximate", "none") == "tanh" {
+	if act == "Gelu" && n.AttrString(ir.KeyActivationPrefix+"approximate", "none") == "tanh" {
 		out := c.Numel(y)
 		return append(parts, NodeEstimate{Class: ClassElementwise, FLOPs: geluTanhCounts.flops * out, Transcendentals: geluTanhCounts.trans * out})
 	}
@@ -127,18 +126,11 @@ func EpilogueParts(n *ir.Node, c *RuleCtx, y *ir.Value) []NodeEstimate {
 // poolPart is the pooling of a FusedConv (attribute pool), costed by the
 // pool op's own rule over the fused node's output; zero when not pooled.
 func poolPart(n *ir.Node, c *RuleCtx, convOut *ir.Value) (NodeEstimate, error) {
-	op := n.AttrString("pool", "")
+	op := n.AttrString(ir.KeyPool, "")
 	if op == "" {
 		return NodeEstimate{}, nil
 	}
-	var attrs []*ir.Attribute
-	for _, a := range n.Attrs {
-		if name, ok := strings.CutPrefix(a.Name, "pool_"); ok {
-			cp := *a
-			cp.Name = name
-			attrs = append(attrs, &cp)
-		}
-	}
+	_, attrs := ir.SplitPoolAttrs(n)
 	return c.Estimate(&ir.Node{Name: n.Name, OpType: op, Inputs: []*ir.Value{convOut}, Outputs: []*ir.Value{n.Out(0)}, Attrs: attrs})
 }
 
@@ -147,7 +139,7 @@ func poolPart(n *ir.Node, c *RuleCtx, convOut *ir.Value) (NodeEstimate, error) {
 // a phantom value (in no graph) with the convolution's output shape.
 func convOutput(n *ir.Node, c *RuleCtx) *ir.Value {
 	y := n.Out(0)
-	if n.AttrString("pool", "") == "" || y == nil {
+	if n.AttrString(ir.KeyPool, "") == "" || y == nil {
 		return y
 	}
 	v := &ir.Value{Name: y.Name + ":conv", Kind: ir.TensorValue, DType: y.DType, Shape: ir.Unranked()}
@@ -169,9 +161,8 @@ func convOutput(n *ir.Node, c *RuleCtx) *ir.Value {
 	return v
 }
 
-// convOutDim is the output size along spatial axis i of a convolution
-// with n spatial axes: floor((in + pads - dilation*(k-1) - 1)/stride) + 1,
-// or ceil(in/stride) under SAME padding.
+// convOutDim is the output size along spatial axis i of node's
+// convolution with n spatial axes (ir.ConvOutDim over its attributes).
 func convOutDim(node *ir.Node, i, n int, in, k int64) (int64, bool) {
 	at := func(name string, idx int, def int64) int64 {
 		v, ok := node.AttrInts(name)
@@ -180,18 +171,7 @@ func convOutDim(node *ir.Node, i, n int, in, k int64) (int64, bool) {
 		}
 		return v[idx]
 	}
-	s, d := at("strides", i, 1), at("dilations", i, 1)
-	if s <= 0 || d <= 0 {
-		return 0, false
-	}
-	switch node.AttrString("auto_pad", "NOTSET") {
-	case "SAME_UPPER", "SAME_LOWER":
-		return (in + s - 1) / s, true
-	case "VALID":
-		return (in-d*(k-1)-1)/s + 1, true
-	}
-	out := (in+at("pads", i, 0)+at("pads", i+n, 0)-d*(k-1)-1)/s + 1
-	return out, out > 0
+	return ir.ConvOutDim(in, k, at("strides", i, 1), at("dilations", i, 1), at("pads", i, 0), at("pads", i+n, 0), node.AttrString("auto_pad", "NOTSET"))
 }
 
 // winogradConvRule: F(m×m,3×3) Winograd convolution (m = winograd_tile)
@@ -212,7 +192,7 @@ func winogradConvRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		e.Note = "Winograd not used at this compute dtype: tensor-core implicit GEMM is faster (costed as direct convolution)"
 		return e, err
 	}
-	m := n.AttrInt("winograd_tile", 0)
+	m := n.AttrInt(ir.KeyWinogradTile, 0)
 	if m != 2 && m != 4 {
 		m = 0 // also keeps ceilDiv below away from a zero divisor
 	}

@@ -21,12 +21,12 @@ import (
 // tool) is costed from its own op's formula instead.
 
 func init() {
-	RegisterRule(FusedDomain, "FusedElementwise", fusedPartsRule(ClassElementwise, nil))
-	RegisterRule(FusedDomain, "Gelu", fusedPartsRule(ClassElementwise, geluFormula))
-	RegisterRule(FusedDomain, "LayerNormalization", fusedPartsRule(ClassReduction, normFormula("LayerNormalization")))
-	RegisterRule(FusedDomain, "Softmax", fusedPartsRule(ClassReduction, normFormula("Softmax")))
-	RegisterRule(FusedDomain, "FusedAttention", fusedAttentionRule)
-	RegisterRule(FusedDomain, "SkipLayerNormalization", skipLayerNormRule)
+	RegisterRule(ir.FusedDomain, ir.OpFusedElementwise, fusedPartsRule(ClassElementwise, nil))
+	RegisterRule(ir.FusedDomain, ir.OpFusedGelu, fusedPartsRule(ClassElementwise, geluFormula))
+	RegisterRule(ir.FusedDomain, ir.OpFusedLayerNorm, fusedPartsRule(ClassReduction, normFormula("LayerNormalization")))
+	RegisterRule(ir.FusedDomain, ir.OpFusedSoftmax, fusedPartsRule(ClassReduction, normFormula("Softmax")))
+	RegisterRule(ir.FusedDomain, ir.OpFusedAttention, fusedAttentionRule)
+	RegisterRule(ir.FusedDomain, ir.OpSkipLayerNorm, skipLayerNormRule)
 }
 
 // skipLayerNormRule: residual add + LayerNorm of the sum
@@ -104,10 +104,10 @@ func fusedPartsRule(cl KernelClass, formula func(*ir.Node, *RuleCtx) NodeEstimat
 // parts recorded on n; ok is false when n has no (consistent) part
 // attributes.
 func sumParts(n *ir.Node, c *RuleCtx) (NodeEstimate, bool) {
-	a := n.Attr("part_ops")
-	in, _ := n.AttrInts("part_in")
-	out, _ := n.AttrInts("part_out")
-	arity, _ := n.AttrInts("part_arity")
+	a := n.Attr(ir.KeyPartOps)
+	in, _ := n.AttrInts(ir.KeyPartIn)
+	out, _ := n.AttrInts(ir.KeyPartOut)
+	arity, _ := n.AttrInts(ir.KeyPartArity)
 	if a == nil || a.Type != ir.AttrStrings {
 		return NodeEstimate{}, false
 	}
@@ -214,7 +214,7 @@ func attentionDims(n *ir.Node, c *RuleCtx) (batch, lq, lk, d, dv float64, ok boo
 	lq, dv = od[len(od)-2], od[len(od)-1]
 	lk, d = vd[len(vd)-2], qd[len(qd)-1]
 	batch = prod(od[:len(od)-2])
-	if h := float64(n.AttrInt("num_heads", 0)); h > 0 {
+	if h := float64(n.AttrInt(ir.KeyNumHeads, 0)); h > 0 {
 		batch, dv, d = batch*h, dv/h, d/h
 	}
 	return batch, lq, lk, d, dv, true

@@ -11,7 +11,7 @@ func fusedVal(name string, dims ...int64) *ir.Value {
 }
 
 func fusedNode(op string, ins []*ir.Value, out *ir.Value, attrs ...*ir.Attribute) *ir.Node {
-	return &ir.Node{Name: op, OpType: op, Domain: FusedDomain, Inputs: ins, Outputs: []*ir.Value{out}, Attrs: attrs}
+	return &ir.Node{Name: op, OpType: op, Domain: ir.FusedDomain, Inputs: ins, Outputs: []*ir.Value{out}, Attrs: attrs}
 }
 
 func aInts(name string, v ...int64) *ir.Attribute {
@@ -24,7 +24,7 @@ func aInt(name string, v int64) *ir.Attribute {
 
 func runFused(t *testing.T, n *ir.Node, dt ir.DType) NodeEstimate {
 	t.Helper()
-	r := LookupRule(FusedDomain, n.OpType)
+	r := LookupRule(ir.FusedDomain, n.OpType)
 	if r == nil {
 		t.Fatalf("no rule for %s", n.OpType)
 	}
@@ -139,7 +139,7 @@ func TestGroupedGemmRule(t *testing.T) {
 	w1, w2, w3 := fusedVal("w1", K, N1), fusedVal("w2", K, N2), fusedVal("w3", N3, K)
 	b1 := fusedVal("b1", N1)
 	y1, y2, y3 := fusedVal("y1", 1, M, N1), fusedVal("y2", 1, M, N2), fusedVal("y3", 1, M, N3)
-	n := &ir.Node{Name: "g", OpType: "GroupedGemm", Domain: FusedDomain,
+	n := &ir.Node{Name: "g", OpType: "GroupedGemm", Domain: ir.FusedDomain,
 		Inputs: []*ir.Value{x, w1, b1, w2, nil, w3}, Outputs: []*ir.Value{y1, y2, y3}, Attrs: []*ir.Attribute{aInts("trans_b", 0, 0, 1)}}
 	e := runFused(t, n, ir.Undefined)
 	macs := float64(M * K * (N1 + N2 + N3))
@@ -162,7 +162,7 @@ func TestSkipLayerNormRule(t *testing.T) {
 	const R, D = 16, 32
 	x, s, g, b := fusedVal("x", R, D), fusedVal("s", R, D), fusedVal("g", D), fusedVal("b", D)
 	y, sum := fusedVal("y", R, D), fusedVal("sum", R, D)
-	n := &ir.Node{Name: "sln", OpType: "SkipLayerNormalization", Domain: FusedDomain,
+	n := &ir.Node{Name: "sln", OpType: "SkipLayerNormalization", Domain: ir.FusedDomain,
 		Inputs: []*ir.Value{x, s, g, b}, Outputs: []*ir.Value{y, sum}, Attrs: []*ir.Attribute{aInt("axis", -1)}}
 	e := runFused(t, n, ir.Undefined)
 	ln := normOps["LayerNormalization"]

@@ -20,16 +20,14 @@ import "github.com/onnxcost/onnxcost/ir"
 // or with ElementwisePart for an activation over a tensor, then returns
 // FusedEstimate(n, ctx, parts...):
 //
-//	func init() { RegisterRule(FusedDomain, "FusedConv", fusedConvRule) }
+//	func init() { RegisterRule(ir.FusedDomain, ir.OpFusedConv, fusedConvRule) }
 //	func fusedConvRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 //		conv, err := c.Estimate(&ir.Node{OpType: "Conv", Inputs: n.Inputs, Outputs: []*ir.Value{convOut}, Attrs: n.Attrs})
 //		if err != nil { return NodeEstimate{}, err }
-//		act, _ := ElementwisePart(c, n.AttrString("activation", ""), convOut)
+//		act, _ := ElementwisePart(c, n.AttrString(ir.KeyActivation, ""), convOut)
 //		return FusedEstimate(n, c, conv, act), nil
 //	}
 
-// FusedDomain is the domain of the nodes fusion passes write.
-const FusedDomain = "onnxcost"
 
 // FusedEstimate combines parts into the estimate of the fused node n.
 func FusedEstimate(n *ir.Node, c *RuleCtx, parts ...NodeEstimate) NodeEstimate {

@@ -147,7 +147,7 @@ func (e *inferer) node(n *Node, depth int) error {
 	}
 	opset := e.m.Opset(n.Domain)
 	if n.Domain == "" && opset == 0 {
-		opset = 21 // models without an opset import: assume current
+		opset = DefaultOpset
 	}
 	if err := checkArity(schema, n); err != nil {
 		return err
@@ -175,10 +175,10 @@ func (e *inferer) node(n *Node, depth int) error {
 func checkArity(s *OpSchema, n *Node) error {
 	nin, nout := len(n.Inputs), len(n.Outputs)
 	if nin < s.MinIn || (s.MaxIn >= 0 && nin > s.MaxIn) {
-		return fmt.Errorf("%s node %q: has %d inputs, the op takes %s", n.OpType, n.Name, nin, arityText(s.MinIn, s.MaxIn))
+		return &OpError{Op: n.OpType, Node: n.Name, Err: fmt.Errorf("has %d inputs, the op takes %s", nin, arityText(s.MinIn, s.MaxIn))}
 	}
 	if nout < s.MinOut || (s.MaxOut >= 0 && nout > s.MaxOut) {
-		return fmt.Errorf("%s node %q: has %d outputs, the op gives %s", n.OpType, n.Name, nout, arityText(s.MinOut, s.MaxOut))
+		return &OpError{Op: n.OpType, Node: n.Name, Err: fmt.Errorf("has %d outputs, the op gives %s", nout, arityText(s.MinOut, s.MaxOut))}
 	}
 	return nil
 }
@@ -262,4 +262,42 @@ func compatible(a, b Shape) bool {
 		}
 	}
 	return true
+}
+
+// DefaultOpset is the default-domain opset assumed for a model that
+// imports none: the current one.
+const DefaultOpset = 21
+
+// InferDetached runs the shape rule of default-domain op on a node in no
+// graph (the parts of a fused op), with c's model and limits, and returns
+// its single output. Inputs are read, never changed. When the rule needs a
+// size nothing determines (a fresh symbol, which belongs to a graph), the
+// output is unranked with input 0's dtype: the fused op's own output is
+// then unknown, not invented.
+func InferDetached(c *InferCtx, op string, ins []*Value, attrs []*Attribute) (*Value, error) {
+	s := LookupOp("", op)
+	if s == nil {
+		return nil, c.Errorf("unknown part %q", op)
+	}
+	out := &Value{Name: c.Node.Name + ":" + op}
+	n := &Node{Name: c.Node.Name, OpType: op, Inputs: ins, Outputs: []*Value{out}, Attrs: attrs}
+	if err := checkArity(s, n); err != nil {
+		return nil, c.Errorf("part: %w", err)
+	}
+	opset := int64(DefaultOpset)
+	if c.Model != nil && c.Model.Opset("") > 0 {
+		opset = c.Model.Opset("")
+	}
+	dc := &InferCtx{Node: n, Opset: opset, Model: c.Model, Limits: c.Limits}
+	err := s.Infer(dc)
+	if dc.askedFresh {
+		// Whatever the rule did after asking (an error on the
+		// placeholder included) rests on a size it could not know.
+		out.Kind, out.DType, out.Shape, out.Const, out.SymInts = TensorValue, c.InType(0), Unranked(), nil, nil
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Node.Name, err)
+	}
+	return out, nil
 }

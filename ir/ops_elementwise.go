@@ -16,17 +16,17 @@ func init() {
 	registerFresh(binaryOps()...)
 	registerFresh(variadicOps()...)
 	registerFresh(
-		&OpSchema{Name: "Cast", Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferCast,
+		&OpSchema{Name: "Cast", Traits: Elementwise, Family: FamilyData, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferCast,
 			Doc: "output dtype from the to attribute (a type name string at opset 1)"},
-		&OpSchema{Name: "CastLike", Since: 15, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferCastLike},
-		&OpSchema{Name: "Where", Since: 9, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferWhere},
-		&OpSchema{Name: "Clip", Since: 1, MinIn: 1, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferClip,
+		&OpSchema{Name: "CastLike", Traits: Elementwise, Family: FamilyElementwise, Since: 15, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferCastLike},
+		&OpSchema{Name: "Where", Traits: Elementwise, Family: FamilyData, Since: 9, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferWhere},
+		&OpSchema{Name: "Clip", Traits: Elementwise, Family: FamilyElementwise, Since: 1, MinIn: 1, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferClip,
 			Doc: "min/max are attributes before opset 11, optional inputs from 11"},
-		&OpSchema{Name: "Identity", Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferIdentity,
+		&OpSchema{Name: "Identity", Traits: View | Alias, Family: FamilyData, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferIdentity,
 			Doc: "tensors, and from opset 14/16 sequences and optionals, pass through"},
 		&OpSchema{Name: "IsNaN", Since: 9, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferToBool},
 		&OpSchema{Name: "IsInf", Since: 10, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferToBool},
-		&OpSchema{Name: "PRelu", Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferPRelu},
+		&OpSchema{Name: "PRelu", Traits: Elementwise, Family: FamilyElementwise, Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferPRelu},
 		softmaxLike("Softmax"),
 		softmaxLike("LogSoftmax"),
 		softmaxLike("Hardmax"),
@@ -36,6 +36,12 @@ func init() {
 		registerFresh(&OpSchema{Domain: "com.microsoft", Name: name, Since: 1, MinIn: 1, MaxIn: 2, MinOut: 1, MaxOut: 1,
 			Infer: inferSameAsInput, Doc: "ONNX Runtime contrib op: output shaped like input 0"})
 	}
+}
+
+// with sets traits and family on a schema built by a helper.
+func (s *OpSchema) with(t Traits, f Family) *OpSchema {
+	s.Traits, s.Family = s.Traits|t, f
+	return s
 }
 
 // inferSameAsInput gives output 0 input 0's dtype and shape.
@@ -110,36 +116,43 @@ func intIdentity(x int64) (int64, bool) { return x, true }
 func unaryOps() []*OpSchema {
 	noFold := unaryFold{}
 	type row struct {
-		name  string
-		since int64
-		fold  unaryFold
+		name   string
+		since  int64
+		fold   unaryFold
+		traits Traits
+		keep   []string // EpilogueAttrs
 	}
+	const pw, act = Elementwise, Elementwise | FusableActivation
 	rows := []row{
-		{"Abs", 1, unaryFold{func(x int64) (int64, bool) { return abs64(x), true }, math.Abs}},
-		{"Neg", 1, unaryFold{func(x int64) (int64, bool) { return -x, true }, func(x float64) float64 { return -x }}},
-		{"Sign", 9, unaryFold{func(x int64) (int64, bool) { return sign64(x), true }, signFloat}},
-		{"Floor", 1, unaryFold{intIdentity, math.Floor}},
-		{"Ceil", 1, unaryFold{intIdentity, math.Ceil}},
-		{"Round", 11, unaryFold{intIdentity, math.RoundToEven}},
-		{"Sqrt", 1, unaryFold{nil, math.Sqrt}},
-		{"Reciprocal", 1, unaryFold{nil, func(x float64) float64 { return 1 / x }}},
-		{"Relu", 1, unaryFold{func(x int64) (int64, bool) { return max(x, 0), true }, func(x float64) float64 { return math.Max(x, 0) }}},
-		{"Not", 1, unaryFold{func(x int64) (int64, bool) { return 1 - x, true }, nil}},
-		{"BitwiseNot", 18, unaryFold{func(x int64) (int64, bool) { return ^x, true }, nil}},
-		{"Exp", 1, unaryFold{nil, math.Exp}},
-		{"Log", 1, unaryFold{nil, math.Log}},
-		{"Acos", 7, noFold}, {"Acosh", 9, noFold}, {"Asin", 7, noFold}, {"Asinh", 9, noFold},
-		{"Atan", 7, noFold}, {"Atanh", 9, noFold}, {"Cos", 7, noFold}, {"Cosh", 9, noFold},
-		{"Sin", 7, noFold}, {"Sinh", 9, noFold}, {"Tan", 7, noFold}, {"Tanh", 1, noFold},
-		{"Erf", 9, noFold}, {"Sigmoid", 1, noFold}, {"Softplus", 1, noFold}, {"Softsign", 1, noFold},
-		{"Mish", 18, noFold}, {"HardSwish", 14, noFold},
+		{"Abs", 1, unaryFold{func(x int64) (int64, bool) { return abs64(x), true }, math.Abs}, pw, nil},
+		{"Neg", 1, unaryFold{func(x int64) (int64, bool) { return -x, true }, func(x float64) float64 { return -x }}, pw, nil},
+		{"Sign", 9, unaryFold{func(x int64) (int64, bool) { return sign64(x), true }, signFloat}, pw, nil},
+		{"Floor", 1, unaryFold{intIdentity, math.Floor}, pw, nil},
+		{"Ceil", 1, unaryFold{intIdentity, math.Ceil}, pw, nil},
+		{"Round", 11, unaryFold{intIdentity, math.RoundToEven}, pw, nil},
+		{"Sqrt", 1, unaryFold{nil, math.Sqrt}, pw, nil},
+		{"Reciprocal", 1, unaryFold{nil, func(x float64) float64 { return 1 / x }}, pw, nil},
+		{"Relu", 1, unaryFold{func(x int64) (int64, bool) { return max(x, 0), true }, func(x float64) float64 { return math.Max(x, 0) }}, act, nil},
+		{"Not", 1, unaryFold{func(x int64) (int64, bool) { return 1 - x, true }, nil}, 0, nil},
+		{"BitwiseNot", 18, unaryFold{func(x int64) (int64, bool) { return ^x, true }, nil}, 0, nil},
+		{"Exp", 1, unaryFold{nil, math.Exp}, pw, nil},
+		{"Log", 1, unaryFold{nil, math.Log}, pw, nil},
+		{"Acos", 7, noFold, pw, nil}, {"Acosh", 9, noFold, pw, nil}, {"Asin", 7, noFold, pw, nil}, {"Asinh", 9, noFold, pw, nil},
+		{"Atan", 7, noFold, pw, nil}, {"Atanh", 9, noFold, pw, nil}, {"Cos", 7, noFold, pw, nil}, {"Cosh", 9, noFold, pw, nil},
+		{"Sin", 7, noFold, pw, nil}, {"Sinh", 9, noFold, pw, nil}, {"Tan", 7, noFold, pw, nil}, {"Tanh", 1, noFold, act, nil},
+		{"Erf", 9, noFold, pw, nil}, {"Sigmoid", 1, noFold, act, nil}, {"Softplus", 1, noFold, pw, nil}, {"Softsign", 1, noFold, pw, nil},
+		{"Mish", 18, noFold, pw, nil}, {"HardSwish", 14, noFold, act, nil},
 		// Activations whose parameters are attributes only.
-		{"Celu", 12, noFold}, {"Elu", 1, noFold}, {"HardSigmoid", 1, noFold}, {"LeakyRelu", 1, noFold},
-		{"Selu", 1, noFold}, {"Shrink", 9, noFold}, {"ThresholdedRelu", 10, noFold}, {"Gelu", 20, noFold},
+		{"Celu", 12, noFold, pw, nil}, {"Elu", 1, noFold, act, []string{"alpha"}}, {"HardSigmoid", 1, noFold, act, []string{"alpha", "beta"}}, {"LeakyRelu", 1, noFold, act, []string{"alpha"}},
+		{"Selu", 1, noFold, pw, nil}, {"Shrink", 9, noFold, pw, nil}, {"ThresholdedRelu", 10, noFold, pw, nil}, {"Gelu", 20, noFold, act, nil},
 	}
 	out := make([]*OpSchema, len(rows))
 	for i, r := range rows {
 		out[i] = unarySchema(r.name, r.since, r.fold)
+		out[i].Traits, out[i].EpilogueAttrs = r.traits, r.keep
+		if r.traits.Has(Elementwise) {
+			out[i].Family = FamilyElementwise
+		}
 	}
 	return out
 }
@@ -382,12 +395,12 @@ func binaryOps() []*OpSchema {
 		return binaryFold{fi: intOp(func(a, b int64) (int64, bool) { return f(a, b), true })}
 	}
 	return []*OpSchema{
-		binarySchema("Add", 1, sameType, add),
-		binarySchema("Sub", 1, sameType, sub),
-		binarySchema("Mul", 1, sameType, mul),
-		binarySchema("Div", 1, sameType, div),
-		binarySchema("Pow", 1, sameType, pow),
-		binarySchema("Mod", 10, sameType, binaryFold{intMod, floatMod}),
+		binarySchema("Add", 1, sameType, add).with(Elementwise|Commutative, FamilyElementwise),
+		binarySchema("Sub", 1, sameType, sub).with(Elementwise, FamilyElementwise),
+		binarySchema("Mul", 1, sameType, mul).with(Elementwise|Commutative, FamilyElementwise),
+		binarySchema("Div", 1, sameType, div).with(Elementwise, FamilyElementwise),
+		binarySchema("Pow", 1, sameType, pow).with(Elementwise, FamilyElementwise),
+		binarySchema("Mod", 10, sameType, binaryFold{intMod, floatMod}).with(Elementwise, FamilyElementwise),
 		binarySchema("BitShift", 11, sameType, binaryFold{fi: bitShift}),
 		binarySchema("BitwiseAnd", 18, sameType, bitwise(func(a, b int64) int64 { return a & b })),
 		binarySchema("BitwiseOr", 18, sameType, bitwise(func(a, b int64) int64 { return a | b })),
@@ -421,6 +434,7 @@ func variadicOps() []*OpSchema {
 	out := make([]*OpSchema, len(rows))
 	for i, r := range rows {
 		out[i] = &OpSchema{Name: r.name, Since: 1, MinIn: 1, MaxIn: -1, MinOut: 1, MaxOut: 1,
+			Traits: Elementwise, Family: FamilyElementwise,
 			Infer: func(c *InferCtx) error {
 				s, err := broadcastInputs(c)
 				if err != nil {
@@ -634,7 +648,7 @@ func inferPRelu(c *InferCtx) error {
 // softmaxLike covers Softmax, LogSoftmax and Hardmax: same shape as the
 // input; the axis default moved from 1 to -1 at opset 13.
 func softmaxLike(name string) *OpSchema {
-	return &OpSchema{Name: name, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1,
+	return &OpSchema{Name: name, Family: FamilyNorm, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1,
 		Infer: func(c *InferCtx) error {
 			def := int64(-1)
 			if c.Opset > 0 && c.Opset < 13 {

@@ -6,7 +6,7 @@ package ir
 func init() {
 	Register(
 		// Constant: the output is the attribute's tensor, value included.
-		&OpSchema{Name: "Constant", Since: 1, MinIn: 0, MaxIn: 0, MinOut: 1, MaxOut: 1, Infer: inferConstant},
+		&OpSchema{Name: "Constant", Family: FamilyData, Since: 1, MinIn: 0, MaxIn: 0, MinOut: 1, MaxOut: 1, Infer: inferConstant},
 	)
 }
 

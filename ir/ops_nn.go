@@ -11,26 +11,26 @@ import (
 
 func init() {
 	Register(
-		&OpSchema{Name: "Conv", Since: 1, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferConv,
+		&OpSchema{Name: "Conv", Family: FamilyConv, Since: 1, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferConv,
 			Doc: "N-d convolution; output [N, M, spatial...]"},
-		&OpSchema{Name: "ConvInteger", Since: 10, MinIn: 2, MaxIn: 4, MinOut: 1, MaxOut: 1, Infer: inferConvInteger},
-		&OpSchema{Name: "QLinearConv", Since: 10, MinIn: 8, MaxIn: 9, MinOut: 1, MaxOut: 1, Infer: inferQLinearConv},
-		&OpSchema{Name: "DeformConv", Since: 19, MinIn: 3, MaxIn: 5, MinOut: 1, MaxOut: 1, Infer: inferConv},
-		&OpSchema{Name: "ConvTranspose", Since: 1, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferConvTranspose},
-		&OpSchema{Name: "MaxPool", Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 2, Infer: inferPool},
-		&OpSchema{Name: "AveragePool", Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferPool},
-		&OpSchema{Name: "LpPool", Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferPool},
-		&OpSchema{Name: "GlobalAveragePool", Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferGlobalPool},
-		&OpSchema{Name: "GlobalMaxPool", Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferGlobalPool},
-		&OpSchema{Name: "GlobalLpPool", Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferGlobalPool},
+		&OpSchema{Name: "ConvInteger", Family: FamilyConv, Since: 10, MinIn: 2, MaxIn: 4, MinOut: 1, MaxOut: 1, Infer: inferConvInteger},
+		&OpSchema{Name: "QLinearConv", Family: FamilyConv, Since: 10, MinIn: 8, MaxIn: 9, MinOut: 1, MaxOut: 1, Infer: inferQLinearConv},
+		&OpSchema{Name: "DeformConv", Family: FamilyConv, Since: 19, MinIn: 3, MaxIn: 5, MinOut: 1, MaxOut: 1, Infer: inferConv},
+		&OpSchema{Name: "ConvTranspose", Family: FamilyConv, Since: 1, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferConvTranspose},
+		&OpSchema{Name: "MaxPool", Family: FamilyPool, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 2, Infer: inferPool},
+		&OpSchema{Name: "AveragePool", Family: FamilyPool, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferPool},
+		&OpSchema{Name: "LpPool", Family: FamilyPool, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferPool},
+		&OpSchema{Name: "GlobalAveragePool", Family: FamilyPool, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferGlobalPool},
+		&OpSchema{Name: "GlobalMaxPool", Family: FamilyPool, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferGlobalPool},
+		&OpSchema{Name: "GlobalLpPool", Family: FamilyPool, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferGlobalPool},
 		&OpSchema{Name: "MaxUnpool", Since: 9, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferMaxUnpool},
-		&OpSchema{Name: "MaxRoiPool", Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferMaxRoiPool},
+		&OpSchema{Name: "MaxRoiPool", Family: FamilyPool, Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferMaxRoiPool},
 		&OpSchema{Name: "RoiAlign", Since: 10, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferRoiAlign},
-		&OpSchema{Name: "Gemm", Since: 1, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferGemm},
-		&OpSchema{Name: "MatMul", Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferMatMul},
-		&OpSchema{Name: "MatMulInteger", Since: 10, MinIn: 2, MaxIn: 4, MinOut: 1, MaxOut: 1, Infer: inferMatMulInteger},
-		&OpSchema{Name: "QLinearMatMul", Since: 10, MinIn: 8, MaxIn: 8, MinOut: 1, MaxOut: 1, Infer: inferQLinearMatMul},
-		&OpSchema{Name: "Einsum", Since: 12, MinIn: 1, MaxIn: -1, MinOut: 1, MaxOut: 1, Infer: inferEinsum},
+		&OpSchema{Name: "Gemm", Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferGemm},
+		&OpSchema{Name: "MatMul", Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferMatMul},
+		&OpSchema{Name: "MatMulInteger", Family: FamilyGEMM, Since: 10, MinIn: 2, MaxIn: 4, MinOut: 1, MaxOut: 1, Infer: inferMatMulInteger},
+		&OpSchema{Name: "QLinearMatMul", Family: FamilyGEMM, Since: 10, MinIn: 8, MaxIn: 8, MinOut: 1, MaxOut: 1, Infer: inferQLinearMatMul},
+		&OpSchema{Name: "Einsum", Family: FamilyGEMM, Since: 12, MinIn: 1, MaxIn: -1, MinOut: 1, MaxOut: 1, Infer: inferEinsum},
 		&OpSchema{Name: "NonMaxSuppression", Since: 10, MinIn: 2, MaxIn: 5, MinOut: 1, MaxOut: 1, Infer: inferNonMaxSuppression},
 		&OpSchema{Name: "GridSample", Since: 16, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferGridSample},
 		&OpSchema{Name: "AffineGrid", Since: 20, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferAffineGrid},
@@ -762,4 +762,24 @@ func nmsIoU(a, b []float64, centre bool) float64 {
 		return 0
 	}
 	return inter / union
+}
+
+// ConvOutDim is the output size along one spatial axis of a convolution
+// over concrete sizes (the integer form of slidingOut without ceil mode):
+// ceil(in/stride) under SAME_* padding, else
+// floor((in + padBegin + padEnd − dilation·(k−1) − 1)/stride) + 1, with no
+// padding under VALID. ok is false for a non-positive stride or dilation,
+// and for an explicit-padding result that is not positive.
+func ConvOutDim(in, k, stride, dilation, padBegin, padEnd int64, autoPad string) (out int64, ok bool) {
+	if stride <= 0 || dilation <= 0 {
+		return 0, false
+	}
+	switch autoPad {
+	case "SAME_UPPER", "SAME_LOWER":
+		return (in + stride - 1) / stride, true
+	case "VALID":
+		return (in-dilation*(k-1)-1)/stride + 1, true
+	}
+	out = (in+padBegin+padEnd-dilation*(k-1)-1)/stride + 1
+	return out, out > 0
 }

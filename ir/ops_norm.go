@@ -6,28 +6,28 @@ package ir
 
 func init() {
 	registerFresh(
-		&OpSchema{Name: "BatchNormalization", Since: 1, MinIn: 5, MaxIn: 5, MinOut: 1, MaxOut: 5, Infer: inferBatchNorm,
+		&OpSchema{Name: "BatchNormalization", Family: FamilyNorm, Since: 1, MinIn: 5, MaxIn: 5, MinOut: 1, MaxOut: 5, Infer: inferBatchNorm,
 			Doc: "Y like X; running/saved statistics like the mean input"},
-		&OpSchema{Name: "InstanceNormalization", Since: 1, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferSameAsInput},
-		&OpSchema{Name: "GroupNormalization", Since: 18, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferSameAsInput},
-		&OpSchema{Name: "LpNormalization", Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferAxisSameShape(-1)},
-		&OpSchema{Name: "MeanVarianceNormalization", Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferSameAsInput},
-		&OpSchema{Name: "LRN", Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferSameAsInput},
-		&OpSchema{Name: "LayerNormalization", Since: 17, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 3, Infer: inferLayerNorm,
+		&OpSchema{Name: "InstanceNormalization", Family: FamilyNorm, Since: 1, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferSameAsInput},
+		&OpSchema{Name: "GroupNormalization", Family: FamilyNorm, Since: 18, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferSameAsInput},
+		&OpSchema{Name: "LpNormalization", Family: FamilyNorm, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferAxisSameShape(-1)},
+		&OpSchema{Name: "MeanVarianceNormalization", Family: FamilyNorm, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferSameAsInput},
+		&OpSchema{Name: "LRN", Family: FamilyNorm, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferSameAsInput},
+		&OpSchema{Name: "LayerNormalization", Family: FamilyNorm, Since: 17, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 3, Infer: inferLayerNorm,
 			Doc: "Mean and InvStdDev keep dims before axis, 1 after; their dtype is stash_type"},
-		&OpSchema{Name: "Dropout", Since: 1, MinIn: 1, MaxIn: 3, MinOut: 1, MaxOut: 2, Infer: inferDropout,
+		&OpSchema{Name: "Dropout", Traits: Alias, Since: 1, MinIn: 1, MaxIn: 3, MinOut: 1, MaxOut: 2, Infer: inferDropout,
 			Doc: "mask is bool from opset 10, the data type before"},
 	)
 	for _, dom := range []string{"com.microsoft", ""} {
 		// ONNX Runtime registers SimplifiedLayerNormalization in the default
 		// domain as well; transformer optimizers emit it there.
-		registerFresh(&OpSchema{Domain: dom, Name: "SimplifiedLayerNormalization", Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 2,
+		registerFresh(&OpSchema{Domain: dom, Name: "SimplifiedLayerNormalization", Family: FamilyNorm, Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 2,
 			Infer: inferSimplifiedLayerNorm, Doc: "ONNX Runtime contrib op: RMS norm; outputs Y and inv_std_var"})
 	}
 	registerFresh(
-		&OpSchema{Domain: "com.microsoft", Name: "SkipLayerNormalization", Since: 1, MinIn: 3, MaxIn: 5, MinOut: 1, MaxOut: 4,
+		&OpSchema{Domain: "com.microsoft", Name: "SkipLayerNormalization", Family: FamilyNorm, Since: 1, MinIn: 3, MaxIn: 5, MinOut: 1, MaxOut: 4,
 			Infer: inferSkipLayerNorm, Doc: "ONNX Runtime contrib op: outputs, mean, inv_std_var, input_skip_bias_sum"},
-		&OpSchema{Domain: "com.microsoft", Name: "SkipSimplifiedLayerNormalization", Since: 1, MinIn: 3, MaxIn: 4, MinOut: 1, MaxOut: 4,
+		&OpSchema{Domain: "com.microsoft", Name: "SkipSimplifiedLayerNormalization", Family: FamilyNorm, Since: 1, MinIn: 3, MaxIn: 4, MinOut: 1, MaxOut: 4,
 			Infer: inferSkipLayerNorm, Doc: "ONNX Runtime contrib op: outputs, mean, inv_std_var, input_skip_bias_sum"},
 	)
 }

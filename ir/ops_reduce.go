@@ -26,14 +26,14 @@ func init() {
 		{"ReduceSumSquare", 18, 0, false},
 	}
 	for _, r := range rows {
-		registerFresh(&OpSchema{Name: r.name, Since: 1, MinIn: 1, MaxIn: 2, MinOut: 1, MaxOut: 1,
+		registerFresh(&OpSchema{Name: r.name, Family: FamilyReduce, Since: 1, MinIn: 1, MaxIn: 2, MinOut: 1, MaxOut: 1,
 			Infer: func(c *InferCtx) error { return inferReduce(c, r.axesInput, r.fold, r.folds) },
 			Doc:   "axes attribute, or input from the opset named in the table; keepdims; noop_with_empty_axes"})
 	}
 	registerFresh(
-		&OpSchema{Name: "ArgMax", Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferArgReduce},
-		&OpSchema{Name: "ArgMin", Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferArgReduce},
-		&OpSchema{Name: "SoftmaxCrossEntropyLoss", Since: 12, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 2, Infer: inferLoss},
+		&OpSchema{Name: "ArgMax", Family: FamilyReduce, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferArgReduce},
+		&OpSchema{Name: "ArgMin", Family: FamilyReduce, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferArgReduce},
+		&OpSchema{Name: "SoftmaxCrossEntropyLoss", Family: FamilyNorm, Since: 12, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 2, Infer: inferLoss},
 		&OpSchema{Name: "NegativeLogLikelihoodLoss", Since: 12, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferLoss},
 	)
 }

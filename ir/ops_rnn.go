@@ -4,14 +4,26 @@ package ir
 
 func init() {
 	Register(
-		&OpSchema{Name: "RNN", Since: 1, MinIn: 3, MaxIn: 6, MinOut: 0, MaxOut: 2, Infer: inferRecurrent},
-		&OpSchema{Name: "GRU", Since: 1, MinIn: 3, MaxIn: 6, MinOut: 0, MaxOut: 2, Infer: inferRecurrent},
-		&OpSchema{Name: "LSTM", Since: 1, MinIn: 3, MaxIn: 8, MinOut: 0, MaxOut: 3, Infer: inferRecurrent},
+		&OpSchema{Name: "RNN", Family: FamilyRNN, Since: 1, MinIn: 3, MaxIn: 6, MinOut: 0, MaxOut: 2, Infer: inferRecurrent},
+		&OpSchema{Name: "GRU", Family: FamilyRNN, Since: 1, MinIn: 3, MaxIn: 6, MinOut: 0, MaxOut: 2, Infer: inferRecurrent},
+		&OpSchema{Name: "LSTM", Family: FamilyRNN, Since: 1, MinIn: 3, MaxIn: 8, MinOut: 0, MaxOut: 3, Infer: inferRecurrent},
 	)
 }
 
-// rnnGates is the number of stacked gate matrices in W and R per op.
-var rnnGates = map[string]int64{"RNN": 1, "GRU": 3, "LSTM": 4}
+// RNNGates is the number of stacked gate matrices in W and R of a
+// recurrent op (RNN 1, GRU 3, LSTM 4), 0 for any other op. Shape inference
+// and the cost model both read it here.
+func RNNGates(op string) int64 {
+	switch op {
+	case "RNN":
+		return 1
+	case "GRU":
+		return 3
+	case "LSTM":
+		return 4
+	}
+	return 0
+}
 
 // inferRecurrent sets Y [seq, dirs, batch, hidden] and the final states
 // Y_h (and LSTM's Y_c) [dirs, batch, hidden]. With layout=1 (opset 14) the
@@ -41,7 +53,7 @@ func inferRecurrent(c *InferCtx) error {
 		// Without the attribute, R is [dirs, gates*hidden, hidden].
 		hidden = dimOr(c, r, 2, "hidden")
 		if !hidden.IsKnown() && w.Rank() == 3 && w.Dims[1].IsKnown() {
-			hidden = D(w.Dims[1].Value / rnnGates[c.Node.OpType])
+			hidden = D(w.Dims[1].Value / RNNGates(c.Node.OpType))
 		}
 	}
 	y := RankedShape(seq, dirs, batch, hidden)

@@ -10,18 +10,18 @@ package ir
 
 func init() {
 	Register(
-		&OpSchema{Name: "SequenceConstruct", Since: 11, MinIn: 1, MaxIn: -1, MinOut: 1, MaxOut: 1, Infer: inferSequenceConstruct},
-		&OpSchema{Name: "SequenceEmpty", Since: 11, MinIn: 0, MaxIn: 0, MinOut: 1, MaxOut: 1, Infer: inferSequenceEmpty},
-		&OpSchema{Name: "SequenceInsert", Since: 11, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferSequenceEdit},
-		&OpSchema{Name: "SequenceErase", Since: 11, MinIn: 1, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferSequenceEdit},
-		&OpSchema{Name: "SequenceAt", Since: 11, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferSequenceAt},
-		&OpSchema{Name: "SequenceLength", Since: 11, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferSequenceLength},
+		&OpSchema{Name: "SequenceConstruct", Traits: View, Since: 11, MinIn: 1, MaxIn: -1, MinOut: 1, MaxOut: 1, Infer: inferSequenceConstruct},
+		&OpSchema{Name: "SequenceEmpty", Traits: View, Since: 11, MinIn: 0, MaxIn: 0, MinOut: 1, MaxOut: 1, Infer: inferSequenceEmpty},
+		&OpSchema{Name: "SequenceInsert", Traits: View, Since: 11, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferSequenceEdit},
+		&OpSchema{Name: "SequenceErase", Traits: View, Since: 11, MinIn: 1, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferSequenceEdit},
+		&OpSchema{Name: "SequenceAt", Traits: View, Since: 11, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferSequenceAt},
+		&OpSchema{Name: "SequenceLength", Traits: View, Since: 11, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferSequenceLength},
 		&OpSchema{Name: "SplitToSequence", Since: 11, MinIn: 1, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferSplitToSequence},
 		&OpSchema{Name: "ConcatFromSequence", Since: 11, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferConcatFromSequence},
 		&OpSchema{Name: "SequenceMap", Since: 17, MinIn: 1, MaxIn: -1, MinOut: 1, MaxOut: -1, Infer: inferSequenceMap},
-		&OpSchema{Name: "Optional", Since: 15, MinIn: 0, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferOptional},
-		&OpSchema{Name: "OptionalHasElement", Since: 15, MinIn: 0, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferOptionalHasElement},
-		&OpSchema{Name: "OptionalGetElement", Since: 15, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferOptionalGetElement},
+		&OpSchema{Name: "Optional", Traits: View, Since: 15, MinIn: 0, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferOptional},
+		&OpSchema{Name: "OptionalHasElement", Traits: View, Since: 15, MinIn: 0, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferOptionalHasElement},
+		&OpSchema{Name: "OptionalGetElement", Traits: View, Since: 15, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferOptionalGetElement},
 	)
 }
 

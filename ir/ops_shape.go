@@ -15,21 +15,21 @@ import (
 
 func init() {
 	Register(
-		&OpSchema{Name: "Shape", Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferShapeOp,
+		&OpSchema{Name: "Shape", Traits: View, Family: FamilyData, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferShapeOp,
 			Doc: "the input's dims as a 1-D int64 tensor; start/end (15) select a range"},
-		&OpSchema{Name: "Size", Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferSize,
+		&OpSchema{Name: "Size", Traits: View, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferSize,
 			Doc: "the input's element count as an int64 scalar"},
-		&OpSchema{Name: "Reshape", Since: 1, MinIn: 1, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferReshape,
+		&OpSchema{Name: "Reshape", Traits: View | Alias, Family: FamilyData, Since: 1, MinIn: 1, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferReshape,
 			Doc: "shape attr (1) or input (5); 0 copies a dim unless allowzero (14); one -1 is inferred"},
-		&OpSchema{Name: "Flatten", Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferFlatten,
+		&OpSchema{Name: "Flatten", Traits: View | Alias, Family: FamilyData, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferFlatten,
 			Doc: "2-D [prod(d[:axis]), prod(d[axis:])]; negative axis from 11"},
-		&OpSchema{Name: "Squeeze", Since: 1, MinIn: 1, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferSqueeze,
+		&OpSchema{Name: "Squeeze", Traits: View | Alias, Family: FamilyData, Since: 1, MinIn: 1, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferSqueeze,
 			Doc: "axes attr (1, negative from 11) or input (13); no axes removes every 1"},
-		&OpSchema{Name: "Unsqueeze", Since: 1, MinIn: 1, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferUnsqueeze,
+		&OpSchema{Name: "Unsqueeze", Traits: View | Alias, Family: FamilyData, Since: 1, MinIn: 1, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferUnsqueeze,
 			Doc: "axes attr (1, negative from 11) or input (13), relative to the output rank"},
-		&OpSchema{Name: "ConstantOfShape", Since: 9, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferConstantOfShape,
+		&OpSchema{Name: "ConstantOfShape", Family: FamilyData, Since: 9, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferConstantOfShape,
 			Doc: "a tensor of the given shape filled with the value attr (float32 0 by default)"},
-		&OpSchema{Name: "Range", Since: 11, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferRange,
+		&OpSchema{Name: "Range", Family: FamilyData, Since: 11, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferRange,
 			Doc: "1-D of max(ceil((limit-start)/delta), 0) elements of start's dtype"},
 	)
 }

@@ -13,15 +13,15 @@ import (
 
 func init() {
 	Register(
-		&OpSchema{Name: "Resize", Since: 10, MinIn: 1, MaxIn: 4, MinOut: 1, MaxOut: 1, Infer: inferResize,
+		&OpSchema{Name: "Resize", Family: FamilyData, Since: 10, MinIn: 1, MaxIn: 4, MinOut: 1, MaxOut: 1, Infer: inferResize,
 			Doc: "floor(d*scale), or sizes (11); axes and keep_aspect_ratio_policy from 18"},
-		&OpSchema{Name: "Upsample", Since: 1, Until: 10, MinIn: 1, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferUpsample,
+		&OpSchema{Name: "Upsample", Family: FamilyData, Since: 1, Until: 10, MinIn: 1, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferUpsample,
 			Doc: "floor(d*scale); scales attr (7) or input (9); deprecated at 10"},
-		&OpSchema{Name: "OneHot", Since: 9, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferOneHot,
+		&OpSchema{Name: "OneHot", Family: FamilyData, Since: 9, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferOneHot,
 			Doc: "indices' shape with depth inserted at axis; the values' dtype"},
-		&OpSchema{Name: "NonZero", Since: 9, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferNonZero,
+		&OpSchema{Name: "NonZero", Family: FamilyData, Since: 9, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferNonZero,
 			Doc: "int64 [rank, count]; count is data-dependent"},
-		&OpSchema{Name: "TopK", Since: 1, MinIn: 1, MaxIn: 2, MinOut: 2, MaxOut: 2, Infer: inferTopK,
+		&OpSchema{Name: "TopK", Family: FamilyData, Since: 1, MinIn: 1, MaxIn: 2, MinOut: 2, MaxOut: 2, Infer: inferTopK,
 			Doc: "k along axis; k attr (1) or input (10); values and int64 indices"},
 		&OpSchema{Name: "Compress", Since: 9, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferCompress,
 			Doc: "the true count of condition along axis (flattened without axis)"},

@@ -20,6 +20,13 @@ type OpSchema struct {
 	// value) of each output from the inputs and attributes.
 	Infer func(c *InferCtx) error
 	Doc   string
+	// Traits and Family are what passes, cost rules and pictures ask of
+	// the op (traits.go).
+	Traits Traits
+	Family Family
+	// EpilogueAttrs are the attributes a FusableActivation carries into
+	// a fused epilogue (renamed activation_<name>).
+	EpilogueAttrs []string
 }
 
 var opTable = map[string]*OpSchema{}
@@ -71,7 +78,11 @@ type InferCtx struct {
 	// InferSubgraph runs inference on a subgraph (If/Loop/Scan bodies)
 	// after the caller has set the types of the subgraph's inputs.
 	InferSubgraph func(g *Graph) error
-	fresh         *int
+	// fresh counts the symbols minted for this inference run; nil in a
+	// detached context (InferDetached), whose Fresh only records that an
+	// unknown size was asked for.
+	fresh      *int
+	askedFresh bool
 }
 
 // NumIn is the number of input slots (omitted optional inputs included).
@@ -169,14 +180,30 @@ func (c *InferCtx) PassThrough(i, j int) error {
 // Fresh returns a new symbolic dim for a size that cannot be known from
 // the model (e.g. NonZero's count), named after hint.
 func (c *InferCtx) Fresh(hint string) Dim {
+	if c.fresh == nil {
+		c.askedFresh = true
+		return S("?" + hint)
+	}
 	*c.fresh++
 	return S(fmt.Sprintf("?%s_%d", hint, *c.fresh))
 }
 
-// Errorf returns an error prefixed with the node's op and name.
+// Errorf returns an *OpError for the node: the message is prefixed with
+// the node's op and name, and %w wraps as in fmt.Errorf.
 func (c *InferCtx) Errorf(format string, args ...any) error {
-	return fmt.Errorf("%s node %q: %s", c.Node.OpType, c.Node.Name, fmt.Sprintf(format, args...))
+	return &OpError{Op: c.Node.OpType, Node: c.Node.Name, Err: fmt.Errorf(format, args...)}
 }
+
+// OpError is a shape-inference failure at one node: a malformed model
+// (bad attribute, inputs that cannot combine) rather than a program bug.
+// Callers match it with errors.As.
+type OpError struct {
+	Op, Node string
+	Err      error
+}
+
+func (e *OpError) Error() string { return fmt.Sprintf("%s node %q: %v", e.Op, e.Node, e.Err) }
+func (e *OpError) Unwrap() error { return e.Err }
 
 func (c *InferCtx) checkShape(s Shape) error {
 	if !s.Ranked {

@@ -42,7 +42,10 @@ func (b *builder) imageInput(c ImageConfig) *ir.Value {
 }
 
 // convOut is the spatial size after a k/s/p convolution or pooling.
-func convOut(n, k, s, p int64) int64 { return (n+2*p-k)/s + 1 }
+func convOut(n, k, s, p int64) int64 {
+	out, _ := ir.ConvOutDim(n, k, s, 1, p, p, "NOTSET")
+	return out
+}
 
 // adaptiveAvg is nn.AdaptiveAvgPool2d(out) on an n×n map, exported as the
 // exporter does when n is a multiple of out: AveragePool with kernel =

@@ -36,7 +36,7 @@ func fuseAttention(g *ir.Graph) (bool, error) {
 // isSoftmaxNode reports whether n is a default-domain Softmax or a
 // recognised onnxcost Softmax.
 func isSoftmaxNode(n *ir.Node) bool {
-	return isOp(n, "Softmax") || (n.Domain == Domain && n.OpType == "Softmax")
+	return isOp(n, "Softmax") || ir.IsFused(n, ir.OpFusedSoftmax)
 }
 
 // attnMatch collects the pieces of one attention block.
@@ -210,12 +210,12 @@ func (m *attnMatch) fusion() Fusion {
 			attrs = append(attrs, &ir.Attribute{Name: "k_perm", Type: ir.AttrInts, Ints: perm})
 		}
 	}
-	if m.sm.Domain == Domain {
+	if m.sm.Domain == ir.FusedDomain {
 		attrs = append(attrs, newIntAttr("softmax_in_parts", 1))
 	}
 	attrs = append(attrs, p.attrs()...)
 	return Fusion{
-		Nodes: nodes, OpType: "FusedAttention",
+		Nodes: nodes, OpType: ir.OpFusedAttention,
 		Inputs:  trimNil([]*ir.Value{m.q, m.k, m.v, m.maskIn, m.fill}),
 		Outputs: []*ir.Value{m.pv.Out(0)},
 		Attrs:   attrs,

@@ -72,7 +72,7 @@ func loadInferred(t testing.TB, path string, batch int64) *ir.Model {
 func countOps(g *ir.Graph, op, attr, val string) int {
 	n := 0
 	for _, x := range g.Nodes {
-		if x.Domain == Domain && x.OpType == op && (attr == "" || x.AttrString(attr, "") == val) {
+		if x.Domain == ir.FusedDomain && x.OpType == op && (attr == "" || x.AttrString(attr, "") == val) {
 			n++
 		}
 	}
@@ -153,7 +153,7 @@ func TestFixtureAttentionBytes(t *testing.T) {
 			// d = L (gpt_small): those are the attention's own operands.
 			operand := map[*ir.Value]bool{}
 			for _, n := range fused.Graph.Nodes {
-				if n.Domain == Domain && n.OpType == "FusedAttention" {
+				if n.Domain == ir.FusedDomain && n.OpType == "FusedAttention" {
 					for _, v := range append(append([]*ir.Value{}, n.Inputs...), n.Outputs...) {
 						operand[v] = true
 					}

@@ -28,7 +28,7 @@ import (
 // output, so the fused node's inputs and output are all in one layout.
 func fuseAttentionHeads(g *ir.Graph) (bool, error) {
 	return runMatcher(g, func(n *ir.Node) bool {
-		return n.Domain == Domain && n.OpType == "FusedAttention" && n.Attr("num_heads") == nil
+		return n.Domain == ir.FusedDomain && n.OpType == ir.OpFusedAttention && n.Attr(ir.KeyNumHeads) == nil
 	}, matchAttentionHeads)
 }
 
@@ -68,7 +68,7 @@ func matchAttentionHeads(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 	var attrs []*ir.Attribute
 	for _, at := range a.Attrs {
 		switch at.Name {
-		case attrPartOps, attrPartIn, attrPartOut, attrPartArity:
+		case ir.KeyPartOps, ir.KeyPartIn, ir.KeyPartOut, ir.KeyPartArity:
 		default:
 			attrs = append(attrs, at)
 		}
@@ -76,11 +76,11 @@ func matchAttentionHeads(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 	perm := func(name string, v []int64) *ir.Attribute {
 		return &ir.Attribute{Name: name, Type: ir.AttrInts, Ints: append([]int64(nil), v...)}
 	}
-	attrs = append(attrs, newIntAttr("num_heads", hq),
+	attrs = append(attrs, newIntAttr(ir.KeyNumHeads, hq),
 		perm("q_perm", headPerm), perm("v_perm", headPerm), perm("o_perm", headPerm))
 	attrs = append(attrs, p.attrs()...)
 	ins := append([]*ir.Value{q, k, v}, a.Inputs[3:]...)
-	return Fusion{Nodes: nodes, OpType: "FusedAttention", Inputs: ins, Outputs: []*ir.Value{o}, Attrs: attrs}, true
+	return Fusion{Nodes: nodes, OpType: ir.OpFusedAttention, Inputs: ins, Outputs: []*ir.Value{o}, Attrs: attrs}, true
 }
 
 // splitHeads walks back from attention input x4 (read only by a) through

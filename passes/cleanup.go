@@ -79,7 +79,7 @@ func dropoutIsNoOp(g *ir.Graph, n *ir.Node) bool {
 // contents inference already computed (Shape, Gather on a shape, shape
 // arithmetic, Constant), so the node can become initializers.
 func foldable(g *ir.Graph, n *ir.Node) bool {
-	if n.Domain == Domain || isOp(n, "Constant") || len(n.Subgraphs()) > 0 || len(n.Outputs) == 0 {
+	if n.Domain == ir.FusedDomain || isOp(n, "Constant") || len(n.Subgraphs()) > 0 || len(n.Outputs) == 0 {
 		return false
 	}
 	any := false

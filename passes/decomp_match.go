@@ -42,9 +42,6 @@ func isConstNear(v *ir.Value, want float64) bool {
 	return ok && near(k, want)
 }
 
-// commutative ops may carry their constant on either side.
-func commutative(op string) bool { return op == "Add" || op == "Mul" }
-
 // constOperand splits a binary default-domain node into its variable
 // operand and its scalar-constant operand. Sub, Div and Pow count only a
 // right-hand constant (x-k, x/k, x^k).
@@ -55,7 +52,7 @@ func constOperand(n *ir.Node) (x *ir.Value, k float64, ok bool) {
 	if k, ok := scalarConst(n.In(1)); ok {
 		return n.In(0), k, true
 	}
-	if commutative(n.OpType) {
+	if ir.OpHas("", n.OpType, ir.Commutative) {
 		if k, ok := scalarConst(n.In(0)); ok {
 			return n.In(1), k, true
 		}
@@ -188,18 +185,6 @@ func sameAxes(a, b []int64, r int) bool {
 	return true
 }
 
-// The part attributes: every fused node passes part 2 writes records,
-// for each node it replaced, the op, the element counts of its first input
-// and its output, and how many inputs it read. cost/rules_fused_attn.go
-// sums the parts' own cost rules over them, so a fused node's FLOPs are
-// exactly those of the nodes it replaced. An unknown count is -1.
-const (
-	attrPartOps   = "part_ops"
-	attrPartIn    = "part_in"
-	attrPartOut   = "part_out"
-	attrPartArity = "part_arity"
-)
-
 // partKey names a part's op: "Op" in the default domain, "domain.Op"
 // elsewhere.
 func partKey(n *ir.Node) string {
@@ -230,10 +215,10 @@ type parts struct {
 // add records n as a part, flattening a node that already carries parts
 // (a fused node being fused again).
 func (p *parts) add(n *ir.Node) {
-	if a := n.Attr(attrPartOps); a != nil && n.Domain == Domain {
-		in, _ := n.AttrInts(attrPartIn)
-		out, _ := n.AttrInts(attrPartOut)
-		ar, _ := n.AttrInts(attrPartArity)
+	if a := n.Attr(ir.KeyPartOps); a != nil && n.Domain == ir.FusedDomain {
+		in, _ := n.AttrInts(ir.KeyPartIn)
+		out, _ := n.AttrInts(ir.KeyPartOut)
+		ar, _ := n.AttrInts(ir.KeyPartArity)
 		if len(in) == len(a.Strings) && len(out) == len(a.Strings) && len(ar) == len(a.Strings) {
 			p.ops = append(p.ops, a.Strings...)
 			p.in = append(p.in, in...)
@@ -257,10 +242,10 @@ func (p *parts) add(n *ir.Node) {
 // attrs returns the part attributes.
 func (p *parts) attrs() []*ir.Attribute {
 	return []*ir.Attribute{
-		{Name: attrPartOps, Type: ir.AttrStrings, Strings: p.ops},
-		{Name: attrPartIn, Type: ir.AttrInts, Ints: p.in},
-		{Name: attrPartOut, Type: ir.AttrInts, Ints: p.out},
-		{Name: attrPartArity, Type: ir.AttrInts, Ints: p.arity},
+		{Name: ir.KeyPartOps, Type: ir.AttrStrings, Strings: p.ops},
+		{Name: ir.KeyPartIn, Type: ir.AttrInts, Ints: p.in},
+		{Name: ir.KeyPartOut, Type: ir.AttrInts, Ints: p.out},
+		{Name: ir.KeyPartArity, Type: ir.AttrInts, Ints: p.arity},
 	}
 }
 

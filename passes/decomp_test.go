@@ -28,7 +28,7 @@ func (b *builder) int64s(name string, vals ...int64) *ir.Value {
 func fusedNodes(g *ir.Graph, op string) []*ir.Node {
 	var out []*ir.Node
 	for _, n := range g.Nodes {
-		if n.Domain == Domain && n.OpType == op {
+		if n.Domain == ir.FusedDomain && n.OpType == op {
 			out = append(out, n)
 		}
 	}
@@ -46,7 +46,7 @@ func expectOne(t *testing.T, g *ir.Graph, op string, want int) *ir.Node {
 	if got := len(ns[0].FusedFrom); got != want {
 		t.Errorf("%s fused %d nodes %v, want %d", op, got, ns[0].FusedFrom, want)
 	}
-	if ns[0].Attr(attrPartOps) == nil && op != "FusedAttention" {
+	if ns[0].Attr(ir.KeyPartOps) == nil && op != "FusedAttention" {
 		t.Errorf("%s has no part attributes", op)
 	}
 	return ns[0]

@@ -25,41 +25,17 @@ import (
 // intermediate's round trip; not crossing keeps every fused node's inputs
 // and output in the layouts the graph declares.
 
-// elementwiseOps are the default-domain ops a chain may contain: pointwise
-// maps and numpy-broadcast binary ops whose output is floating point.
-// Comparisons and logical ops (bool outputs) are excluded by the float
-// guard, not by this list.
-var elementwiseOps = map[string]bool{
-	"Abs": true, "Neg": true, "Relu": true, "LeakyRelu": true, "ThresholdedRelu": true,
-	"Elu": true, "Selu": true, "Celu": true, "Sigmoid": true, "HardSigmoid": true,
-	"HardSwish": true, "Softplus": true, "Softsign": true, "Mish": true, "Gelu": true,
-	"Tanh": true, "Exp": true, "Log": true, "Sqrt": true, "Reciprocal": true,
-	"Ceil": true, "Floor": true, "Round": true, "Sign": true, "Erf": true,
-	"Sin": true, "Cos": true, "Tan": true, "Asin": true, "Acos": true, "Atan": true,
-	"Sinh": true, "Cosh": true, "Asinh": true, "Acosh": true, "Atanh": true,
-	"Shrink": true, "Clip": true, "Swish": true, "Cast": true, "CastLike": true,
-	"Add": true, "Sub": true, "Mul": true, "Div": true, "Pow": true, "Mod": true,
-	"PRelu": true, "Where": true, "Sum": true, "Max": true, "Min": true, "Mean": true,
-}
-
-// fusedElementwiseOps are onnxcost ops that are themselves pointwise and
-// may join a chain (their parts are flattened into the chain's).
-var fusedElementwiseOps = map[string]bool{"FusedElementwise": true, "Gelu": true}
+// The ops a chain may contain are those whose schema has the
+// ir.Elementwise trait: pointwise maps and numpy-broadcast binary ops of
+// the default domain, and the onnxcost ops that are themselves pointwise
+// (FusedElementwise, Gelu; their parts are flattened into the chain's).
+// Comparisons and logical ops have bool outputs and no trait.
 
 // chainable reports whether n may be part of an elementwise chain: a
 // pointwise op with one floating-point output whose contents are not
 // already known (a folded constant costs nothing and must stay so).
 func chainable(n *ir.Node) bool {
-	switch n.Domain {
-	case "":
-		if !elementwiseOps[n.OpType] {
-			return false
-		}
-	case Domain:
-		if !fusedElementwiseOps[n.OpType] {
-			return false
-		}
-	default:
+	if !ir.NodeHas(n, ir.Elementwise) {
 		return false
 	}
 	if len(n.Outputs) != 1 || len(n.Subgraphs()) > 0 {
@@ -152,7 +128,7 @@ func elementwiseFusion(nodes []*ir.Node) Fusion {
 	}
 	last := nodes[len(nodes)-1]
 	return Fusion{
-		Nodes: nodes, OpType: "FusedElementwise",
+		Nodes: nodes, OpType: ir.OpFusedElementwise,
 		Inputs: inputs, Outputs: []*ir.Value{last.Out(0)},
 		Attrs: partsOf(nodes...).attrs(),
 	}

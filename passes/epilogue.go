@@ -48,12 +48,12 @@ import (
 
 // fuseConv fuses every Conv with its epilogue.
 func fuseConv(g *ir.Graph) (bool, error) {
-	return fuseAnchors(g, "FusedConv", func(n *ir.Node) bool { return isOp(n, "Conv") })
+	return fuseAnchors(g, ir.OpFusedConv, func(n *ir.Node) bool { return isOp(n, "Conv") })
 }
 
 // fuseGemm fuses every Gemm or MatMul with its epilogue.
 func fuseGemm(g *ir.Graph) (bool, error) {
-	return fuseAnchors(g, "FusedGemm", func(n *ir.Node) bool { return isOp(n, "Gemm") || isOp(n, "MatMul") })
+	return fuseAnchors(g, ir.OpFusedGemm, func(n *ir.Node) bool { return isOp(n, "Gemm") || isOp(n, "MatMul") })
 }
 
 func fuseAnchors(g *ir.Graph, op string, anchor func(*ir.Node) bool) (bool, error) {
@@ -62,7 +62,7 @@ func fuseAnchors(g *ir.Graph, op string, anchor func(*ir.Node) bool) (bool, erro
 		if n.Graph() != g || !anchor(n) || !floatTensor(n.Out(0)) {
 			continue
 		}
-		ep := matchEpilogue(g, n, op == "FusedConv")
+		ep := matchEpilogue(g, n, op == ir.OpFusedConv)
 		if ep == nil {
 			continue
 		}
@@ -132,15 +132,8 @@ func (ep *epilogue) take(n *ir.Node) {
 	ep.out = n.Out(0)
 }
 
-// fusedActivations are the unary ops an epilogue applies, with the
-// attributes each carries over (renamed activation_<name>).
-var fusedActivations = map[string][]string{
-	"Relu": nil, "Sigmoid": nil, "Tanh": nil, "HardSwish": nil, "Gelu": nil,
-	"LeakyRelu": {"alpha"}, "Elu": {"alpha"}, "HardSigmoid": {"alpha", "beta"},
-}
-
-// matchActivation absorbs one activation: a unary op from
-// fusedActivations, Clip with constant bounds, or the SiLU pattern
+// matchActivation absorbs one activation: a unary op with
+// the ir.FusableActivation trait, Clip with constant bounds, or the SiLU pattern
 // y*Sigmoid(y).
 func (ep *epilogue) matchActivation(g *ir.Graph) {
 	y := ep.out
@@ -151,14 +144,14 @@ func (ep *epilogue) matchActivation(g *ir.Graph) {
 	if next == nil || next.In(0) != y || !sameType(next.Out(0), y) {
 		return
 	}
-	if next.Domain == Domain && next.OpType == "Gelu" {
+	if ir.IsFused(next, ir.OpFusedGelu) {
 		ep.take(next)
 		ep.act = "Gelu"
 		// The tanh form has more arithmetic than the erf form; the cost
 		// rule reads the form from the fused node.
 		if a := next.Attr("approximate"); a != nil {
 			c := *a
-			c.Name = "activation_approximate"
+			c.Name = ir.KeyActivationPrefix + "approximate"
 			ep.actAttrs = append(ep.actAttrs, &c)
 		}
 		return
@@ -169,7 +162,7 @@ func (ep *epilogue) matchActivation(g *ir.Graph) {
 	if next.OpType == "Gelu" && next.AttrString("approximate", "none") != "none" {
 		return // the tanh form is another function; not an epilogue we model
 	}
-	if keep, ok := fusedActivations[next.OpType]; ok {
+	if s := ir.LookupOp("", next.OpType); s != nil && s.Traits.Has(ir.FusableActivation) {
 		for _, o := range next.Outputs[1:] {
 			if o != nil {
 				return
@@ -177,10 +170,10 @@ func (ep *epilogue) matchActivation(g *ir.Graph) {
 		}
 		ep.take(next)
 		ep.act = next.OpType
-		for _, k := range keep {
+		for _, k := range s.EpilogueAttrs {
 			if a := next.Attr(k); a != nil {
 				c := *a
-				c.Name = "activation_" + k
+				c.Name = ir.KeyActivationPrefix + k
 				ep.actAttrs = append(ep.actAttrs, &c)
 			}
 		}
@@ -194,8 +187,8 @@ func (ep *epilogue) matchActivation(g *ir.Graph) {
 		ep.take(next)
 		ep.act = "Clip"
 		ep.actAttrs = append(ep.actAttrs,
-			&ir.Attribute{Name: "activation_min", Type: ir.AttrFloat, F: lo},
-			&ir.Attribute{Name: "activation_max", Type: ir.AttrFloat, F: hi})
+			&ir.Attribute{Name: ir.KeyActivationPrefix + "min", Type: ir.AttrFloat, F: lo},
+			&ir.Attribute{Name: ir.KeyActivationPrefix + "max", Type: ir.AttrFloat, F: hi})
 	}
 }
 
@@ -329,8 +322,8 @@ func (ep *epilogue) fusion(op string) Fusion {
 		ins[2] = ep.bias
 	}
 	var attrs []*ir.Attribute
-	if op == "FusedGemm" {
-		attrs = append(attrs, &ir.Attribute{Name: "anchor", Type: ir.AttrString, S: a.OpType})
+	if op == ir.OpFusedGemm {
+		attrs = append(attrs, &ir.Attribute{Name: ir.KeyAnchor, Type: ir.AttrString, S: a.OpType})
 	}
 	for _, at := range a.Attrs {
 		c := *at
@@ -342,17 +335,17 @@ func (ep *epilogue) fusion(op string) Fusion {
 	}
 	if ep.residual != nil {
 		ins = append(ins, ep.residual)
-		attrs = append(attrs, &ir.Attribute{Name: "residual", Type: ir.AttrInt, I: 1})
+		attrs = append(attrs, &ir.Attribute{Name: ir.KeyResidual, Type: ir.AttrInt, I: 1})
 	}
 	if ep.act != "" {
-		attrs = append(attrs, &ir.Attribute{Name: "activation", Type: ir.AttrString, S: ep.act})
+		attrs = append(attrs, &ir.Attribute{Name: ir.KeyActivation, Type: ir.AttrString, S: ep.act})
 		attrs = append(attrs, ep.actAttrs...)
 	}
 	if p := ep.pool; p != nil {
-		attrs = append(attrs, &ir.Attribute{Name: "pool", Type: ir.AttrString, S: p.OpType})
+		attrs = append(attrs, &ir.Attribute{Name: ir.KeyPool, Type: ir.AttrString, S: p.OpType})
 		for _, at := range p.Attrs {
 			c := *at
-			c.Name = "pool_" + at.Name
+			c.Name = ir.KeyPoolPrefix + at.Name
 			attrs = append(attrs, &c)
 		}
 	}

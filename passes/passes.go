@@ -14,9 +14,6 @@ import (
 	"github.com/onnxcost/onnxcost/ir"
 )
 
-// Domain is the ONNX domain of every op the passes create.
-const Domain = "onnxcost"
-
 // Pass is one named rewrite. Run reports whether it changed the graph.
 type Pass struct {
 	Name string

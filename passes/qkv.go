@@ -56,7 +56,7 @@ func fuseQKV(g *ir.Graph) (bool, error) {
 
 // isGemmOp: the node kinds a branch may be.
 func isGemmOp(n *ir.Node) bool {
-	return isOp(n, "MatMul") || isOp(n, "Gemm") || (n.Domain == Domain && n.OpType == "FusedGemm")
+	return isOp(n, "MatMul") || isOp(n, "Gemm") || ir.IsFused(n, ir.OpFusedGemm)
 }
 
 // gemmBranch is one projection of a group.
@@ -74,9 +74,9 @@ func branchOf(n *ir.Node, x *ir.Value) (gemmBranch, bool) {
 	}
 	b := gemmBranch{node: n, w: n.In(1), y: n.Out(0)}
 	anchor := n.OpType
-	if n.Domain == Domain {
-		anchor = n.AttrString("anchor", "MatMul")
-		if n.In(3) != nil || n.AttrInt("residual", 0) != 0 || n.AttrString("activation", "") != "" {
+	if n.Domain == ir.FusedDomain {
+		anchor = ir.AnchorOf(n)
+		if n.In(3) != nil || n.AttrInt(ir.KeyResidual, 0) != 0 || n.AttrString(ir.KeyActivation, "") != "" {
 			return gemmBranch{}, false
 		}
 	}
@@ -182,7 +182,7 @@ type qkvFusion struct {
 
 // fusion builds the GroupedGemm rewrite.
 func (grp gemmGroup) fusion() qkvFusion {
-	f := qkvFusion{Fusion: Fusion{OpType: "GroupedGemm"}}
+	f := qkvFusion{Fusion: Fusion{OpType: ir.OpGroupedGemm}}
 	f.Inputs = []*ir.Value{grp[0].node.In(0)}
 	trans := make([]int64, len(grp))
 	// Fusion.Apply places the new node where its last node stood: list
@@ -203,7 +203,7 @@ func (grp gemmGroup) fusion() qkvFusion {
 		}
 	}
 	f.Inputs = trimNil(f.Inputs)
-	f.Attrs = []*ir.Attribute{{Name: "trans_b", Type: ir.AttrInts, Ints: trans}}
+	f.Attrs = []*ir.Attribute{{Name: ir.KeyTransB, Type: ir.AttrInts, Ints: trans}}
 	return f
 }
 
@@ -216,35 +216,4 @@ func (f qkvFusion) apply(g *ir.Graph) (*ir.Node, error) {
 	}
 	n.FusedFrom = f.names
 	return n, nil
-}
-
-// Shape inference for GroupedGemm, so that a model written by `onnxcost
-// optimize` reads back: output i is X with its last axis replaced by Ni.
-func init() {
-	ir.Register(&ir.OpSchema{Domain: Domain, Name: "GroupedGemm", Since: 1, MinIn: 2, MaxIn: -1, MinOut: 1, MaxOut: -1,
-		Infer: inferGroupedGemm, Doc: "GEMMs of one activation by several weights as one GEMM over the packed weights (passes/qkv.go)"})
-}
-
-func inferGroupedGemm(c *ir.InferCtx) error {
-	xs := c.InShape(0)
-	if !xs.Ranked || xs.Rank() < 1 {
-		return c.Errorf("input X must be ranked")
-	}
-	trans, _ := c.AttrInts("trans_b")
-	for i := range c.Node.Outputs {
-		ws := c.InShape(1 + 2*i)
-		if !ws.Ranked || ws.Rank() != 2 {
-			return c.Errorf("weight %d must be a ranked matrix", i)
-		}
-		col := ws.Dims[1]
-		if i < len(trans) && trans[i] != 0 {
-			col = ws.Dims[0]
-		}
-		s := xs.Clone()
-		s.Dims[len(s.Dims)-1] = col
-		if err := c.SetOut(i, c.InType(0), s); err != nil {
-			return err
-		}
-	}
-	return nil
 }

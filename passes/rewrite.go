@@ -65,7 +65,7 @@ func (f Fusion) Apply(g *ir.Graph) (*ir.Node, error) {
 	n := &ir.Node{
 		Name:   last.Name,
 		OpType: f.OpType,
-		Domain: Domain,
+		Domain: ir.FusedDomain,
 		Attrs:  append(f.Attrs, outDTypesAttr(f.Outputs)),
 	}
 	group := map[*ir.Node]bool{}
@@ -126,13 +126,8 @@ func (f Fusion) Apply(g *ir.Graph) (*ir.Node, error) {
 	return n, nil
 }
 
-// attrOutDTypes records a fused node's output dtypes, so that a written
-// fused graph can be read back and re-inferred (under other bindings) even
-// when its parts changed the dtype (a Cast inside an elementwise chain).
-const attrOutDTypes = "out_dtypes"
-
 func outDTypesAttr(outs []*ir.Value) *ir.Attribute {
-	a := &ir.Attribute{Name: attrOutDTypes, Type: ir.AttrInts}
+	a := &ir.Attribute{Name: ir.KeyOutDTypes, Type: ir.AttrInts}
 	for _, o := range outs {
 		a.Ints = append(a.Ints, int64(o.DType))
 	}

@@ -38,7 +38,7 @@ func fuseSkipLayerNorm(g *ir.Graph) (bool, error) {
 // isLayerNormNode: a default-domain LayerNormalization or a recognised
 // onnxcost one.
 func isLayerNormNode(n *ir.Node) bool {
-	return isOp(n, "LayerNormalization") || (n.Domain == Domain && n.OpType == "LayerNormalization")
+	return isOp(n, "LayerNormalization") || ir.IsFused(n, ir.OpFusedLayerNorm)
 }
 
 // matchSkipLayerNorm matches the Add feeding LayerNorm ln. pos orders the
@@ -88,30 +88,16 @@ func matchSkipLayerNorm(g *ir.Graph, ln *ir.Node, pos map[*ir.Node]int) (Fusion,
 	// costed from the real shapes by the rule (layernorm_in_parts = 0),
 	// since a part knows only element counts, not rows.
 	p := partsOf(add)
-	if ln.Domain == Domain && ln.Attr(attrPartOps) != nil {
+	if ln.Domain == ir.FusedDomain && ln.Attr(ir.KeyPartOps) != nil {
 		p.add(ln)
 		attrs = append(attrs, newIntAttr("layernorm_in_parts", 1))
 	}
 	attrs = append(attrs, p.attrs()...)
 	return Fusion{
-		Nodes: []*ir.Node{add, ln}, OpType: "SkipLayerNormalization",
+		Nodes: []*ir.Node{add, ln}, OpType: ir.OpSkipLayerNorm,
 		Inputs:  trimNil([]*ir.Value{x, skip, ln.In(1), ln.In(2)}),
 		Outputs: outs,
 		Attrs:   attrs,
 	}, true
 }
 
-// Shape inference for SkipLayerNormalization: Y and Sum are like X.
-func init() {
-	ir.Register(&ir.OpSchema{Domain: Domain, Name: "SkipLayerNormalization", Since: 1, MinIn: 3, MaxIn: 4, MinOut: 1, MaxOut: 2,
-		Infer: inferSkipLN, Doc: "residual Add + LayerNormalization in one kernel (passes/skipln.go)"})
-}
-
-func inferSkipLN(c *ir.InferCtx) error {
-	for i := range c.Node.Outputs {
-		if err := c.PassThrough(i, 0); err != nil {
-			return err
-		}
-	}
-	return nil
-}

@@ -46,14 +46,14 @@ func winograd(g *ir.Graph) (bool, error) {
 		if n.Graph() != g {
 			continue
 		}
-		if !isOp(n, "Conv") && !(n.Domain == Domain && n.OpType == "FusedConv") {
+		if !isOp(n, "Conv") && !ir.IsFused(n, ir.OpFusedConv) {
 			continue
 		}
 		m := winogradTile(n)
 		if m == 0 {
 			continue
 		}
-		w := &ir.Node{Name: n.Name, OpType: "WinogradConv", Domain: Domain, Doc: n.Doc,
+		w := &ir.Node{Name: n.Name, OpType: ir.OpWinogradConv, Domain: ir.FusedDomain, Doc: n.Doc,
 			FusedFrom: nodeNames(n),
 			Inputs:    append([]*ir.Value(nil), n.Inputs...),
 			Outputs:   append([]*ir.Value(nil), n.Outputs...)}
@@ -61,7 +61,7 @@ func winograd(g *ir.Graph) (bool, error) {
 			c := *a
 			w.Attrs = append(w.Attrs, &c)
 		}
-		w.SetAttr(&ir.Attribute{Name: "winograd_tile", Type: ir.AttrInt, I: m})
+		w.SetAttr(&ir.Attribute{Name: ir.KeyWinogradTile, Type: ir.AttrInt, I: m})
 		if err := swapIn(g, []*ir.Node{n}, w); err != nil {
 			return changed, err
 		}
@@ -125,12 +125,9 @@ func winogradTile(n *ir.Node) int64 {
 // winogradConvOut is the output size of a 3×3, stride-1, dilation-1
 // convolution of an h×w input: h + pads − 2 (SAME keeps h, VALID pads 0).
 func winogradConvOut(n *ir.Node, h, w int64) (p, q int64, ok bool) {
-	switch n.AttrString("auto_pad", "NOTSET") {
-	case "SAME_UPPER", "SAME_LOWER":
-		return h, w, true
-	case "VALID":
-		return h - 2, w - 2, true
-	case "NOTSET", "":
+	autoPad := n.AttrString("auto_pad", "NOTSET")
+	switch autoPad {
+	case "SAME_UPPER", "SAME_LOWER", "VALID", "NOTSET", "":
 	default:
 		return 0, 0, false
 	}
@@ -141,7 +138,11 @@ func winogradConvOut(n *ir.Node, h, w int64) (p, q int64, ok bool) {
 	if len(pads) != 4 {
 		return 0, 0, false
 	}
-	return h + pads[0] + pads[2] - 2, w + pads[1] + pads[3] - 2, true
+	// A non-positive size is kept (ok is ignored): the caller's tile
+	// count rejects it.
+	p, _ = ir.ConvOutDim(h, 3, 1, 1, pads[0], pads[2], autoPad)
+	q, _ = ir.ConvOutDim(w, 3, 1, 1, pads[1], pads[3], autoPad)
+	return p, q, true
 }
 
 // allOnes: an INTS attribute that is absent (default 1) or all 1.

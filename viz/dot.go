@@ -272,7 +272,7 @@ func (d *drawer) fill(u *unit, rep *cost.NodeCost) string {
 	case "op":
 		f := famOther
 		if rep != nil {
-			f = familyOf(rep.OpType)
+			f = familyOf(rep.Domain, rep.OpType)
 		}
 		d.families[f.name] = true
 		return f.fill

@@ -2,7 +2,8 @@ package viz
 
 import (
 	"math"
-	"strings"
+
+	"github.com/onnxcost/onnxcost/ir"
 )
 
 // Colours follow the convention users know from perf tools (research
@@ -69,38 +70,32 @@ var (
 	familyList = []opFamily{famConv, famGEMM, famAttn, famRNN, famPool, famNorm, famData, famElem, famOther}
 )
 
-var dataOps = map[string]bool{
-	"Transpose": true, "Concat": true, "Gather": true, "GatherElements": true, "GatherND": true,
-	"Slice": true, "Split": true, "Reshape": true, "Flatten": true, "Squeeze": true, "Unsqueeze": true,
-	"Expand": true, "Tile": true, "Pad": true, "Cast": true, "Identity": true, "Shape": true,
-	"Resize": true, "Upsample": true, "ScatterND": true, "ScatterElements": true, "Scatter": true,
-	"DepthToSpace": true, "SpaceToDepth": true, "Range": true, "ConstantOfShape": true, "Constant": true,
-	"Where": true, "NonZero": true, "TopK": true, "OneHot": true, "Trilu": true,
-}
-
-// familyOf classifies an op type by name; fused ops ("FusedConv",
-// "FusedMatMulAdd") go with the op they are built around.
-func familyOf(op string) opFamily {
-	switch {
-	case strings.Contains(op, "Attention"):
-		return famAttn
-	case strings.Contains(op, "Conv"):
-		return famConv
-	case strings.Contains(op, "MatMul"), strings.Contains(op, "Gemm"), op == "Einsum":
-		return famGEMM
-	case op == "LSTM", op == "GRU", op == "RNN":
-		return famRNN
-	case strings.Contains(op, "Pool"):
-		return famPool
-	case strings.Contains(op, "Norm"), strings.Contains(op, "Softmax"), strings.HasPrefix(op, "Reduce"),
-		op == "LRN", op == "ArgMax", op == "ArgMin":
-		return famNorm
-	case dataOps[op]:
-		return famData
-	case op != "":
-		return famElem
+// familyOf is the colour family of an op, from the family its schema
+// declares (ir.Family). Normalisations, softmax and reductions share one
+// colour; every other registered op (elementwise, control, quantisation,
+// ...) is drawn as elementwise work; an op with no schema is "other".
+func familyOf(domain, op string) opFamily {
+	s := ir.LookupOp(domain, op)
+	if s == nil {
+		return famOther
 	}
-	return famOther
+	switch s.Family {
+	case ir.FamilyConv:
+		return famConv
+	case ir.FamilyGEMM:
+		return famGEMM
+	case ir.FamilyAttention:
+		return famAttn
+	case ir.FamilyRNN:
+		return famRNN
+	case ir.FamilyPool:
+		return famPool
+	case ir.FamilyNorm, ir.FamilyReduce:
+		return famNorm
+	case ir.FamilyData:
+		return famData
+	}
+	return famElem
 }
 
 // shortDType abbreviates dtype names for edge labels.

@@ -81,12 +81,12 @@ Symbolic dims stay symbolic unless bound with --batch/--dim.`,
 // when a node uses it, so ONNX tools (the checker, Netron) treat the fused
 // ops as custom ops of a declared domain.
 func importFusedDomain(m *ir.Model) {
-	if m.Opset(passes.Domain) != 0 {
+	if m.Opset(ir.FusedDomain) != 0 {
 		return
 	}
 	for _, n := range m.Graph.Nodes {
-		if n.Domain == passes.Domain {
-			m.Opsets = append(m.Opsets, ir.OpsetImport{Domain: passes.Domain, Version: 1})
+		if n.Domain == ir.FusedDomain {
+			m.Opsets = append(m.Opsets, ir.OpsetImport{Domain: ir.FusedDomain, Version: 1})
 			return
 		}
 	}

@@ -1,0 +1,137 @@
+package ir
+
+// Shape rules of the fused ops in FusedDomain (fused.go), so that a model
+// written by `onnxcost optimize` reads back and costs without importing
+// package passes. A fused op's output is what its parts compute: the parts'
+// own shape rules run on detached nodes (InferDetached).
+
+func init() {
+	const d = FusedDomain
+	Register(
+		&OpSchema{Domain: d, Name: OpFusedConv, Family: FamilyConv, Since: 1, MinIn: 2, MaxIn: 4, MinOut: 1, MaxOut: 1, Infer: inferFusedConv,
+			Doc: "Conv + bias + residual + activation + pool in one kernel (passes/epilogue.go)"},
+		&OpSchema{Domain: d, Name: OpWinogradConv, Family: FamilyConv, Since: 1, MinIn: 2, MaxIn: 4, MinOut: 1, MaxOut: 1, Infer: inferFusedConv,
+			Doc: "F(m×m,3×3) Winograd convolution with FusedConv's epilogue (passes/winograd.go)"},
+		&OpSchema{Domain: d, Name: OpFusedGemm, Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: 4, MinOut: 1, MaxOut: 1, Infer: inferFusedGemm,
+			Doc: "Gemm/MatMul + bias + residual + activation in one kernel (passes/epilogue.go)"},
+		&OpSchema{Domain: d, Name: OpGroupedGemm, Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: -1, MinOut: 1, MaxOut: -1, Infer: inferGroupedGemm,
+			Doc: "GEMMs of one activation by several weights as one GEMM over the packed weights (passes/qkv.go)"},
+		// Gelu, Softmax, LayerNormalization: y has x's shape.
+		&OpSchema{Domain: d, Name: OpFusedGelu, Traits: Elementwise, Family: FamilyElementwise, Since: 1, MinIn: 1, MaxIn: -1, MinOut: 1, MaxOut: 1, Infer: inferLikeFirst,
+			Doc: "a decomposed GELU recognised as one op (passes/decomp.go)"},
+		&OpSchema{Domain: d, Name: OpFusedSoftmax, Family: FamilyNorm, Since: 1, MinIn: 1, MaxIn: -1, MinOut: 1, MaxOut: 1, Infer: inferLikeFirst,
+			Doc: "a decomposed softmax recognised as one op (passes/decomp.go)"},
+		&OpSchema{Domain: d, Name: OpFusedLayerNorm, Family: FamilyNorm, Since: 1, MinIn: 1, MaxIn: -1, MinOut: 1, MaxOut: 1, Infer: inferLikeFirst,
+			Doc: "a decomposed layer normalisation recognised as one op (passes/decomp.go)"},
+		// FusedElementwise: a chain of broadcasting ops, so the result has
+		// the broadcast shape of every input.
+		&OpSchema{Domain: d, Name: OpFusedElementwise, Traits: Elementwise, Family: FamilyElementwise, Since: 1, MinIn: 1, MaxIn: -1, MinOut: 1, MaxOut: 1, Infer: inferBroadcastAll,
+			Doc: "a chain of elementwise ops in one kernel (passes/elementwise.go)"},
+		// FusedAttention(Q, K, V, mask...): softmax(Q·Kᵀ)·V keeps Q's
+		// leading dims and V's last (head) dim, whether the head split is
+		// inside the node ([B,L,H·d]) or outside ([B,H,L,d]).
+		&OpSchema{Domain: d, Name: OpFusedAttention, Family: FamilyAttention, Since: 1, MinIn: 3, MaxIn: -1, MinOut: 1, MaxOut: 1, Infer: inferFusedAttention,
+			Doc: "softmax(Q·Kᵀ)·V in one kernel (passes/attention.go)"},
+		&OpSchema{Domain: d, Name: OpSkipLayerNorm, Family: FamilyNorm, Since: 1, MinIn: 3, MaxIn: 4, MinOut: 1, MaxOut: 2, Infer: inferSkipLN,
+			Doc: "residual Add + LayerNormalization in one kernel (passes/skipln.go)"},
+	)
+}
+
+func inferFusedConv(c *InferCtx) error {
+	convAttrs, poolAttrs := SplitPoolAttrs(c.Node)
+	y, err := InferDetached(c, "Conv", []*Value{c.In(0), c.In(1)}, convAttrs)
+	if err != nil {
+		return err
+	}
+	if _, _, pool := EpilogueOf(c.Node); pool != "" {
+		if y, err = InferDetached(c, pool, []*Value{y}, poolAttrs); err != nil {
+			return err
+		}
+	}
+	return c.SetOut(0, y.DType, y.Shape)
+}
+
+func inferFusedGemm(c *InferCtx) error {
+	anchor := AnchorOf(c.Node)
+	ins := []*Value{c.In(0), c.In(1)}
+	if anchor == "Gemm" && c.In(2) != nil {
+		ins = append(ins, c.In(2))
+	}
+	y, err := InferDetached(c, anchor, ins, c.Node.Attrs)
+	if err != nil {
+		return err
+	}
+	return c.SetOut(0, y.DType, y.Shape)
+}
+
+// fusedOutDType is the recorded output dtype (KeyOutDTypes), or input 0's.
+func fusedOutDType(c *InferCtx, i int) DType {
+	if dts, ok := c.AttrInts(KeyOutDTypes); ok && i < len(dts) && DType(dts[i]).Valid() {
+		return DType(dts[i])
+	}
+	return c.InType(0)
+}
+
+func inferLikeFirst(c *InferCtx) error {
+	return c.SetOut(0, fusedOutDType(c, 0), c.InShape(0).Clone())
+}
+
+func inferBroadcastAll(c *InferCtx) error {
+	var shapes []Shape
+	for i := 0; i < c.NumIn(); i++ {
+		if v := c.In(i); v != nil && v.Kind == TensorValue {
+			shapes = append(shapes, v.Shape)
+		}
+	}
+	s, err := BroadcastShapes(shapes...)
+	if err != nil {
+		return c.Errorf("%v", err)
+	}
+	return c.SetOut(0, fusedOutDType(c, 0), s)
+}
+
+func inferFusedAttention(c *InferCtx) error {
+	q, v := c.InShape(0), c.InShape(2)
+	if !q.Ranked || !v.Ranked || q.Rank() < 2 || v.Rank() < 1 {
+		return c.SetOut(0, fusedOutDType(c, 0), Unranked())
+	}
+	out := q.Clone()
+	out.Dims[len(out.Dims)-1] = v.Dims[len(v.Dims)-1]
+	return c.SetOut(0, fusedOutDType(c, 0), out)
+}
+
+// inferGroupedGemm: output i is X with its last axis replaced by Ni, the
+// output width of weight i (input 1+2i, transposed when trans_b[i]).
+func inferGroupedGemm(c *InferCtx) error {
+	xs := c.InShape(0)
+	if !xs.Ranked || xs.Rank() < 1 {
+		return c.Errorf("input X must be ranked")
+	}
+	trans, _ := c.AttrInts(KeyTransB)
+	for i := range c.Node.Outputs {
+		ws := c.InShape(1 + 2*i)
+		if !ws.Ranked || ws.Rank() != 2 {
+			return c.Errorf("weight %d must be a ranked matrix", i)
+		}
+		col := ws.Dims[1]
+		if i < len(trans) && trans[i] != 0 {
+			col = ws.Dims[0]
+		}
+		s := xs.Clone()
+		s.Dims[len(s.Dims)-1] = col
+		if err := c.SetOut(i, c.InType(0), s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inferSkipLN: Y and Sum are like X.
+func inferSkipLN(c *InferCtx) error {
+	for i := range c.Node.Outputs {
+		if err := c.PassThrough(i, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
