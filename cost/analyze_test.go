@@ -79,13 +79,6 @@ func (b *builder) node(op string, ins []*ir.Value, outs []*ir.Value, attrs ...*i
 	return n
 }
 
-func intAttr(name string, v int64) *ir.Attribute {
-	return &ir.Attribute{Name: name, Type: ir.AttrInt, I: v}
-}
-func intsAttr(name string, v ...int64) *ir.Attribute {
-	return &ir.Attribute{Name: name, Type: ir.AttrInts, Ints: v}
-}
-
 func (b *builder) analyze(opt Options) *Report {
 	b.t.Helper()
 	r, err := Analyze(b.g, b.m, ruleTestGPU(), opt)
@@ -146,7 +139,7 @@ func TestConvRuleArithmetic(t *testing.T) {
 	bias := b.weight("b", K)
 	y := b.val("y", ir.Float32, N, K, H, W)
 	b.g.AddOutput(y)
-	b.node("Conv", []*ir.Value{x, w, bias}, []*ir.Value{y}, intAttr("group", G), intsAttr("pads", 1, 1, 1, 1))
+	b.node("Conv", []*ir.Value{x, w, bias}, []*ir.Value{y}, ir.IntAttr("group", G), ir.IntsAttr("pads", 1, 1, 1, 1))
 	r := b.analyze(Options{})
 	n := nodeByOp(t, r, "Conv")
 	wantMACs := float64(N * K * H * W * (C / G) * R * S) // N·K·P·Q·(C/group)·R·S
@@ -176,7 +169,7 @@ func TestGemmAndMatMulArithmetic(t *testing.T) {
 	wt := b.weight("wt", N, K) // transB
 	c := b.weight("c", N)
 	y := b.val("y", ir.Float32, M, N)
-	b.node("Gemm", []*ir.Value{a, wt, c}, []*ir.Value{y}, intAttr("transB", 1),
+	b.node("Gemm", []*ir.Value{a, wt, c}, []*ir.Value{y}, ir.IntAttr("transB", 1),
 		&ir.Attribute{Name: "alpha", Type: ir.AttrFloat, F: 0.5})
 	// Batched, broadcast MatMul: [3, 5, M, N] x [N, 7] -> [3, 5, M, 7].
 	const B1, B2, P = 3, 5, 7
@@ -220,7 +213,7 @@ func lstmGraph(t *testing.T, T, batch, in, h, dirs int64) *builder {
 	if dirs == 2 {
 		dir = "bidirectional"
 	}
-	b.node("LSTM", []*ir.Value{x, w, rr, bb}, []*ir.Value{y, yh, yc}, intAttr("hidden_size", h),
+	b.node("LSTM", []*ir.Value{x, w, rr, bb}, []*ir.Value{y, yh, yc}, ir.IntAttr("hidden_size", h),
 		&ir.Attribute{Name: "direction", Type: ir.AttrString, S: dir})
 	if _, err := ir.InferShapes(b.m, ir.InferOptions{}); err != nil {
 		t.Fatal(err)
@@ -617,7 +610,7 @@ func TestScanLength(t *testing.T) {
 	_ = body.AddNode(&ir.Node{Name: "neg", OpType: "Neg", Inputs: []*ir.Value{sn}, Outputs: []*ir.Value{y}})
 	body.AddOutput(sn)
 	body.AddOutput(y)
-	b.node("Scan", []*ir.Value{s0, xs}, []*ir.Value{sFinal, ys}, intAttr("num_scan_inputs", 1),
+	b.node("Scan", []*ir.Value{s0, xs}, []*ir.Value{sFinal, ys}, ir.IntAttr("num_scan_inputs", 1),
 		&ir.Attribute{Name: "body", Type: ir.AttrGraph, G: body})
 	r := b.analyze(Options{})
 	n := nodeByOp(t, r, "Scan")

@@ -14,14 +14,6 @@ func fusedNode(op string, ins []*ir.Value, out *ir.Value, attrs ...*ir.Attribute
 	return &ir.Node{Name: op, OpType: op, Domain: ir.FusedDomain, Inputs: ins, Outputs: []*ir.Value{out}, Attrs: attrs}
 }
 
-func aInts(name string, v ...int64) *ir.Attribute {
-	return &ir.Attribute{Name: name, Type: ir.AttrInts, Ints: v}
-}
-func aStr(name, v string) *ir.Attribute { return &ir.Attribute{Name: name, Type: ir.AttrString, S: v} }
-func aInt(name string, v int64) *ir.Attribute {
-	return &ir.Attribute{Name: name, Type: ir.AttrInt, I: v}
-}
-
 func runFused(t *testing.T, n *ir.Node, dt ir.DType) NodeEstimate {
 	t.Helper()
 	r := LookupRule(ir.FusedDomain, n.OpType)
@@ -46,8 +38,8 @@ func TestFusedConvRule(t *testing.T) {
 	const P, Q = 8, 8 // pad 1, stride 1
 	x, w, b := fusedVal("x", N, C, H, W), fusedVal("w", K, C, R, S), fusedVal("b", K)
 	y := fusedVal("y", N, K, P/2, Q/2)
-	n := fusedNode("FusedConv", []*ir.Value{x, w, b}, y, aInts("pads", 1, 1, 1, 1), aInts("kernel_shape", 3, 3),
-		aStr("activation", "Relu"), aStr("pool", "MaxPool"), aInts("pool_kernel_shape", 2, 2), aInts("pool_strides", 2, 2))
+	n := fusedNode("FusedConv", []*ir.Value{x, w, b}, y, ir.IntsAttr("pads", 1, 1, 1, 1), ir.IntsAttr("kernel_shape", 3, 3),
+		ir.StringAttr("activation", "Relu"), ir.StringAttr("pool", "MaxPool"), ir.IntsAttr("pool_kernel_shape", 2, 2), ir.IntsAttr("pool_strides", 2, 2))
 	e := runFused(t, n, ir.Undefined)
 	macs := float64(N * K * P * Q * C * R * S)
 	convOut := float64(N * K * P * Q)
@@ -92,8 +84,8 @@ func TestWinogradConvRule(t *testing.T) {
 	const P, Q, m, alpha = 16, 16, 4, 6
 	x, w, b := fusedVal("x", N, C, H, W), fusedVal("w", K, C, 3, 3), fusedVal("b", K)
 	y := fusedVal("y", N, K, P, Q)
-	n := fusedNode("WinogradConv", []*ir.Value{x, w, b}, y, aInts("pads", 1, 1, 1, 1), aInts("kernel_shape", 3, 3),
-		aStr("activation", "Relu"), aInt("winograd_tile", m))
+	n := fusedNode("WinogradConv", []*ir.Value{x, w, b}, y, ir.IntsAttr("pads", 1, 1, 1, 1), ir.IntsAttr("kernel_shape", 3, 3),
+		ir.StringAttr("activation", "Relu"), ir.IntAttr("winograd_tile", m))
 	e := runFused(t, n, ir.Undefined)
 	tiles := float64(N * (P / m) * (Q / m))
 	macs := alpha * alpha * tiles * C * K
@@ -122,7 +114,7 @@ func TestFusedGemmRule(t *testing.T) {
 	const M, Kd, Nd = 8, 16, 32
 	a, w, b, r := fusedVal("a", M, Kd), fusedVal("w", Kd, Nd), fusedVal("b", Nd), fusedVal("r", M, Nd)
 	y := fusedVal("y", M, Nd)
-	n := fusedNode("FusedGemm", []*ir.Value{a, w, b, r}, y, aStr("anchor", "MatMul"), aInt("residual", 1), aStr("activation", "Gelu"))
+	n := fusedNode("FusedGemm", []*ir.Value{a, w, b, r}, y, ir.StringAttr("anchor", "MatMul"), ir.IntAttr("residual", 1), ir.StringAttr("activation", "Gelu"))
 	e := runFused(t, n, ir.Undefined)
 	const geluFLOPs = 5 // opCounts["Gelu"]
 	want := 2.0*M*Nd*Kd + M*Nd /*bias*/ + M*Nd /*residual*/ + geluFLOPs*M*Nd
@@ -140,7 +132,7 @@ func TestGroupedGemmRule(t *testing.T) {
 	b1 := fusedVal("b1", N1)
 	y1, y2, y3 := fusedVal("y1", 1, M, N1), fusedVal("y2", 1, M, N2), fusedVal("y3", 1, M, N3)
 	n := &ir.Node{Name: "g", OpType: "GroupedGemm", Domain: ir.FusedDomain,
-		Inputs: []*ir.Value{x, w1, b1, w2, nil, w3}, Outputs: []*ir.Value{y1, y2, y3}, Attrs: []*ir.Attribute{aInts("trans_b", 0, 0, 1)}}
+		Inputs: []*ir.Value{x, w1, b1, w2, nil, w3}, Outputs: []*ir.Value{y1, y2, y3}, Attrs: []*ir.Attribute{ir.IntsAttr("trans_b", 0, 0, 1)}}
 	e := runFused(t, n, ir.Undefined)
 	macs := float64(M * K * (N1 + N2 + N3))
 	wantFLOPs := 2*macs + M*N1 // bias on the first branch only
@@ -163,7 +155,7 @@ func TestSkipLayerNormRule(t *testing.T) {
 	x, s, g, b := fusedVal("x", R, D), fusedVal("s", R, D), fusedVal("g", D), fusedVal("b", D)
 	y, sum := fusedVal("y", R, D), fusedVal("sum", R, D)
 	n := &ir.Node{Name: "sln", OpType: "SkipLayerNormalization", Domain: ir.FusedDomain,
-		Inputs: []*ir.Value{x, s, g, b}, Outputs: []*ir.Value{y, sum}, Attrs: []*ir.Attribute{aInt("axis", -1)}}
+		Inputs: []*ir.Value{x, s, g, b}, Outputs: []*ir.Value{y, sum}, Attrs: []*ir.Attribute{ir.IntAttr("axis", -1)}}
 	e := runFused(t, n, ir.Undefined)
 	ln := normOps["LayerNormalization"]
 	wantFLOPs := R*D /*add*/ + ln.inFLOPs*R*D + ln.rowFLOPs*R

@@ -28,7 +28,6 @@ import "github.com/onnxcost/onnxcost/ir"
 //		return FusedEstimate(n, c, conv, act), nil
 //	}
 
-
 // FusedEstimate combines parts into the estimate of the fused node n.
 func FusedEstimate(n *ir.Node, c *RuleCtx, parts ...NodeEstimate) NodeEstimate {
 	e := NodeEstimate{Launches: 1}

@@ -103,3 +103,20 @@ func (n *Node) SetAttr(a *Attribute) {
 	}
 	n.Attrs = append(n.Attrs, a)
 }
+
+// IntAttr, IntsAttr, FloatAttr and StringAttr build attributes: for
+// builders, rewrites and tests that make nodes.
+func IntAttr(name string, v int64) *Attribute { return &Attribute{Name: name, Type: AttrInt, I: v} }
+
+// IntsAttr builds an INTS attribute.
+func IntsAttr(name string, v ...int64) *Attribute {
+	return &Attribute{Name: name, Type: AttrInts, Ints: v}
+}
+
+// FloatAttr builds a FLOAT attribute.
+func FloatAttr(name string, v float64) *Attribute {
+	return &Attribute{Name: name, Type: AttrFloat, F: v}
+}
+
+// StringAttr builds a STRING attribute.
+func StringAttr(name, v string) *Attribute { return &Attribute{Name: name, Type: AttrString, S: v} }

@@ -145,6 +145,7 @@ func unaryOps() []*OpSchema {
 		// Activations whose parameters are attributes only.
 		{"Celu", 12, noFold, pw, nil}, {"Elu", 1, noFold, act, []string{"alpha"}}, {"HardSigmoid", 1, noFold, act, []string{"alpha", "beta"}}, {"LeakyRelu", 1, noFold, act, []string{"alpha"}},
 		{"Selu", 1, noFold, pw, nil}, {"Shrink", 9, noFold, pw, nil}, {"ThresholdedRelu", 10, noFold, pw, nil}, {"Gelu", 20, noFold, act, nil},
+		{"Swish", 24, noFold, pw, nil}, // x·sigmoid(alpha·x)
 	}
 	out := make([]*OpSchema, len(rows))
 	for i, r := range rows {

@@ -34,15 +34,6 @@ func faShape(dims ...any) Shape {
 	return s
 }
 
-func faAttrI(name string, v int64) *Attribute { return &Attribute{Name: name, Type: AttrInt, I: v} }
-func faAttrF(name string, v float64) *Attribute {
-	return &Attribute{Name: name, Type: AttrFloat, F: v}
-}
-func faAttrS(name, v string) *Attribute { return &Attribute{Name: name, Type: AttrString, S: v} }
-func faAttrIs(name string, v ...int64) *Attribute {
-	return &Attribute{Name: name, Type: AttrInts, Ints: v}
-}
-
 // runFAOp builds a graph with one node of op (domain "" unless op is
 // written "domain::Op") at the given opset, runs InferShapes, and returns
 // the node's outputs.
@@ -131,24 +122,24 @@ func TestElementwiseTypes(t *testing.T) {
 		{name: "add incompatible", op: "Add", opset: 14, ins: []faIn{faInput(f32, faShape(2, 3)), faInput(f32, faShape(4))}, wantErr: "broadcast"},
 		{name: "add unranked", op: "Add", opset: 14, ins: []faIn{faInput(f32, Unranked()), faInput(f32, faShape(4))}, wantDT: f32, want: Unranked()},
 		{name: "legacy add broadcast attr", op: "Add", opset: 6, ins: []faIn{faInput(f32, faShape(2, 3, 4, 5)), faInput(f32, faShape(3, 4))},
-			attrs: []*Attribute{faAttrI("broadcast", 1), faAttrI("axis", 1)}, wantDT: f32, want: faShape(2, 3, 4, 5)},
+			attrs: []*Attribute{IntAttr("broadcast", 1), IntAttr("axis", 1)}, wantDT: f32, want: faShape(2, 3, 4, 5)},
 		{name: "equal gives bool", op: "Equal", opset: 13, ins: []faIn{faInput(Int64, faShape(4)), faInput(Int64, faShape())}, wantDT: Bool, want: faShape(4)},
 		{name: "greater or equal", op: "GreaterOrEqual", opset: 16, ins: []faIn{faInput(f32, faShape(2, 1)), faInput(f32, faShape(3))}, wantDT: Bool, want: faShape(2, 3)},
 		{name: "and", op: "And", opset: 7, ins: []faIn{faInput(Bool, faShape(3, 4)), faInput(Bool, faShape(4))}, wantDT: Bool, want: faShape(3, 4)},
 		{name: "pow keeps base type", op: "Pow", opset: 15, ins: []faIn{faInput(f32, faShape(3)), faInput(Int64, faShape())}, wantDT: f32, want: faShape(3)},
-		{name: "bitshift", op: "BitShift", opset: 11, ins: []faIn{faInput(Uint8, faShape(3)), faInput(Uint8, faShape(3))}, attrs: []*Attribute{faAttrS("direction", "LEFT")}, wantDT: Uint8, want: faShape(3)},
+		{name: "bitshift", op: "BitShift", opset: 11, ins: []faIn{faInput(Uint8, faShape(3)), faInput(Uint8, faShape(3))}, attrs: []*Attribute{StringAttr("direction", "LEFT")}, wantDT: Uint8, want: faShape(3)},
 		{name: "sum of three", op: "Sum", opset: 13, ins: []faIn{faInput(f32, faShape(3)), faInput(f32, faShape(2, 1)), faInput(f32, faShape(1, 1, 3))}, wantDT: f32, want: faShape(1, 2, 3)},
 		{name: "max one input", op: "Max", opset: 13, ins: []faIn{faInput(Int32, faShape("n"))}, wantDT: Int32, want: faShape("n")},
 		{name: "where", op: "Where", opset: 16, ins: []faIn{faInput(Bool, faShape(2, 1)), faInput(Int64, faShape(3)), faInput(Int64, faShape())}, wantDT: Int64, want: faShape(2, 3)},
 		{name: "where incompatible", op: "Where", opset: 16, ins: []faIn{faInput(Bool, faShape(2)), faInput(f32, faShape(3)), faInput(f32, faShape())}, wantErr: "broadcast"},
-		{name: "cast", op: "Cast", opset: 19, ins: []faIn{faInput(f32, faShape("b", 3))}, attrs: []*Attribute{faAttrI("to", int64(Float16))}, wantDT: Float16, want: faShape("b", 3)},
-		{name: "cast opset 1 string to", op: "Cast", opset: 1, ins: []faIn{faInput(f32, faShape(2))}, attrs: []*Attribute{faAttrS("to", "INT32")}, wantDT: Int32, want: faShape(2)},
-		{name: "cast bad to", op: "Cast", opset: 13, ins: []faIn{faInput(f32, faShape(2))}, attrs: []*Attribute{faAttrI("to", 99)}, wantErr: "not a tensor type"},
+		{name: "cast", op: "Cast", opset: 19, ins: []faIn{faInput(f32, faShape("b", 3))}, attrs: []*Attribute{IntAttr("to", int64(Float16))}, wantDT: Float16, want: faShape("b", 3)},
+		{name: "cast opset 1 string to", op: "Cast", opset: 1, ins: []faIn{faInput(f32, faShape(2))}, attrs: []*Attribute{StringAttr("to", "INT32")}, wantDT: Int32, want: faShape(2)},
+		{name: "cast bad to", op: "Cast", opset: 13, ins: []faIn{faInput(f32, faShape(2))}, attrs: []*Attribute{IntAttr("to", 99)}, wantErr: "not a tensor type"},
 		{name: "castlike", op: "CastLike", opset: 15, ins: []faIn{faInput(f32, faShape(2, 3)), faInput(BFloat16, faShape())}, wantDT: BFloat16, want: faShape(2, 3)},
 		{name: "isnan", op: "IsNaN", opset: 13, ins: []faIn{faInput(f32, faShape(5))}, wantDT: Bool, want: faShape(5)},
 		{name: "clip with inputs", op: "Clip", opset: 13, ins: []faIn{faInput(f32, faShape(5)), faInput(f32, faShape()), faOmitted}, wantDT: f32, want: faShape(5)},
 		{name: "softmax axis default 13", op: "Softmax", opset: 13, ins: []faIn{faInput(f32, faShape(2, "seq"))}, wantDT: f32, want: faShape(2, "seq")},
-		{name: "softmax bad axis", op: "Softmax", opset: 13, ins: []faIn{faInput(f32, faShape(2, 3))}, attrs: []*Attribute{faAttrI("axis", 2)}, wantErr: "axis 2 out of range"},
+		{name: "softmax bad axis", op: "Softmax", opset: 13, ins: []faIn{faInput(f32, faShape(2, 3))}, attrs: []*Attribute{IntAttr("axis", 2)}, wantErr: "axis 2 out of range"},
 		{name: "logsoftmax old default axis 1 on rank 1", op: "LogSoftmax", opset: 11, ins: []faIn{faInput(f32, faShape(4))}, wantErr: "axis 1 out of range"},
 		{name: "prelu", op: "PRelu", opset: 16, ins: []faIn{faInput(f32, faShape("N", 3, 8, 8)), faInput(f32, faShape(3, 1, 1))}, wantDT: f32, want: faShape("N", 3, 8, 8)},
 		{name: "prelu bad slope", op: "PRelu", opset: 16, ins: []faIn{faInput(f32, faShape(1, 3, 8, 8)), faInput(f32, faShape(4, 1, 1))}, wantErr: "slope"},
@@ -233,7 +224,7 @@ func TestElementwiseFold(t *testing.T) {
 		{name: "float32 rounding", op: "Div", opset: 14, ins: []faIn{faKnown(faFloats(nil, 1)), faKnown(faFloats(nil, 3))}, wantDT: Float32, dims: []int64{}, floats: []float64{float64(float32(1.0 / 3.0))}},
 		// Mod: fmod=0 takes the divisor's sign (-7 mod 3 = 2), fmod=1 the dividend's (-1).
 		{name: "mod python", op: "Mod", opset: 13, ins: []faIn{faKnown(faInts([]int64{2}, -7, 7)), scalar(3)}, wantDT: Int64, dims: []int64{2}, ints: []int64{2, 1}},
-		{name: "mod fmod", op: "Mod", opset: 13, ins: []faIn{faKnown(faInts([]int64{2}, -7, 7)), scalar(3)}, attrs: []*Attribute{faAttrI("fmod", 1)}, wantDT: Int64, dims: []int64{2}, ints: []int64{-1, 1}},
+		{name: "mod fmod", op: "Mod", opset: 13, ins: []faIn{faKnown(faInts([]int64{2}, -7, 7)), scalar(3)}, attrs: []*Attribute{IntAttr("fmod", 1)}, wantDT: Int64, dims: []int64{2}, ints: []int64{-1, 1}},
 		{name: "int32 wraps", op: "Mul", opset: 14, ins: []faIn{faKnown(faTyped(Int32, nil, 1<<30)), faKnown(faTyped(Int32, nil, 4))}, wantDT: Int32, dims: []int64{}, ints: []int64{0}},
 		{name: "neg", op: "Neg", opset: 13, ins: []faIn{faKnown(faInts([]int64{2}, 5, -1))}, wantDT: Int64, dims: []int64{2}, ints: []int64{-5, 1}},
 		{name: "abs", op: "Abs", opset: 13, ins: []faIn{faKnown(faInts([]int64{2}, 5, -1))}, wantDT: Int64, dims: []int64{2}, ints: []int64{5, 1}},
@@ -261,19 +252,19 @@ func TestElementwiseFold(t *testing.T) {
 			wantDT: Int64, dims: []int64{3}, ints: []int64{4, 1, 6}},
 		{name: "identity", op: "Identity", opset: 16, ins: []faIn{faKnown(shape)}, wantDT: Int64, dims: []int64{4}, ints: shape.Ints},
 		// Cast float->int truncates toward zero.
-		{name: "cast float to int", op: "Cast", opset: 13, ins: []faIn{faKnown(faFloats([]int64{3}, 2.7, -2.7, 112))}, attrs: []*Attribute{faAttrI("to", int64(Int64))},
+		{name: "cast float to int", op: "Cast", opset: 13, ins: []faIn{faKnown(faFloats([]int64{3}, 2.7, -2.7, 112))}, attrs: []*Attribute{IntAttr("to", int64(Int64))},
 			wantDT: Int64, dims: []int64{3}, ints: []int64{2, -2, 112}},
-		{name: "cast int to float", op: "Cast", opset: 13, ins: []faIn{faKnown(shape)}, attrs: []*Attribute{faAttrI("to", int64(Float32))},
+		{name: "cast int to float", op: "Cast", opset: 13, ins: []faIn{faKnown(shape)}, attrs: []*Attribute{IntAttr("to", int64(Float32))},
 			wantDT: Float32, dims: []int64{4}, floats: []float64{8, 3, 224, 224}},
-		{name: "cast int64 to uint8 wraps", op: "Cast", opset: 13, ins: []faIn{faKnown(faInts([]int64{2}, 300, -1))}, attrs: []*Attribute{faAttrI("to", int64(Uint8))},
+		{name: "cast int64 to uint8 wraps", op: "Cast", opset: 13, ins: []faIn{faKnown(faInts([]int64{2}, 300, -1))}, attrs: []*Attribute{IntAttr("to", int64(Uint8))},
 			wantDT: Uint8, dims: []int64{2}, ints: []int64{300 - 256, 255}},
-		{name: "cast to bool", op: "Cast", opset: 13, ins: []faIn{faKnown(faFloats([]int64{2}, 0, -0.5))}, attrs: []*Attribute{faAttrI("to", int64(Bool))},
+		{name: "cast to bool", op: "Cast", opset: 13, ins: []faIn{faKnown(faFloats([]int64{2}, 0, -0.5))}, attrs: []*Attribute{IntAttr("to", int64(Bool))},
 			wantDT: Bool, dims: []int64{2}, ints: []int64{0, 1}},
 		{name: "castlike", op: "CastLike", opset: 15, ins: []faIn{faKnown(faInts([]int64{2}, 3, 4)), faKnown(faFloats(nil, 0))},
 			wantDT: Float32, dims: []int64{2}, floats: []float64{3, 4}},
 		{name: "clip opset 11 inputs", op: "Clip", opset: 13, ins: []faIn{faKnown(faInts([]int64{3}, -5, 3, 99)), scalar(0), scalar(10)},
 			wantDT: Int64, dims: []int64{3}, ints: []int64{0, 3, 10}},
-		{name: "clip opset 6 attrs", op: "Clip", opset: 6, ins: []faIn{faKnown(faFloats([]int64{2}, -5, 9))}, attrs: []*Attribute{faAttrF("min", -1), faAttrF("max", 1)},
+		{name: "clip opset 6 attrs", op: "Clip", opset: 6, ins: []faIn{faKnown(faFloats([]int64{2}, -5, 9))}, attrs: []*Attribute{FloatAttr("min", -1), FloatAttr("max", 1)},
 			wantDT: Float32, dims: []int64{2}, floats: []float64{-1, 1}},
 		// Resize scales as exporters compute them: Div(Cast(out dims), Cast(in dims)).
 		{name: "resize scales", op: "Div", opset: 13, ins: []faIn{faKnown(faFloats([]int64{2}, 448, 448)), faKnown(faFloats([]int64{2}, 224, 224))},

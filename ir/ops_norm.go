@@ -13,6 +13,10 @@ func init() {
 		&OpSchema{Name: "LpNormalization", Family: FamilyNorm, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferAxisSameShape(-1)},
 		&OpSchema{Name: "MeanVarianceNormalization", Family: FamilyNorm, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferSameAsInput},
 		&OpSchema{Name: "LRN", Family: FamilyNorm, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferSameAsInput},
+		// RMSNormalization (opset 23): X / sqrt(mean(X², axes ≥ axis) + ε) · scale;
+		// Y is shaped like X (the optional statistics outputs of
+		// LayerNormalization do not exist here).
+		&OpSchema{Name: "RMSNormalization", Family: FamilyNorm, Since: 23, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferAxisSameShape(-1)},
 		&OpSchema{Name: "LayerNormalization", Family: FamilyNorm, Since: 17, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 3, Infer: inferLayerNorm,
 			Doc: "Mean and InvStdDev keep dims before axis, 1 after; their dtype is stash_type"},
 		&OpSchema{Name: "Dropout", Traits: Alias, Since: 1, MinIn: 1, MaxIn: 3, MinOut: 1, MaxOut: 2, Infer: inferDropout,

@@ -165,16 +165,8 @@ func (b *builder) nodeName(scope, op string) string {
 	return base + "_" + strconv.Itoa(k)
 }
 
-// attr helpers.
-func aInt(name string, v int64) *ir.Attribute {
-	return &ir.Attribute{Name: name, Type: ir.AttrInt, I: v}
-}
-func aInts(name string, v ...int64) *ir.Attribute {
-	return &ir.Attribute{Name: name, Type: ir.AttrInts, Ints: v}
-}
-func aFloat(name string, v float64) *ir.Attribute {
-	return &ir.Attribute{Name: name, Type: ir.AttrFloat, F: f32(v)}
-}
+// aFloat is a FLOAT attribute holding v as float32 stores it.
+func aFloat(name string, v float64) *ir.Attribute { return ir.FloatAttr(name, f32(v)) }
 
 // f32 rounds to the float32 the file will hold, so that a model compares
 // equal to itself after a write and read.

@@ -56,7 +56,7 @@ func (b *builder) adaptiveAvg(scope string, x *ir.Value, n, out int64) *ir.Value
 		return x
 	}
 	k := n / out
-	return b.op(scope, "AveragePool", []*ir.Value{x}, aInts("kernel_shape", k, k), aInts("strides", k, k))
+	return b.op(scope, "AveragePool", []*ir.Value{x}, ir.IntsAttr("kernel_shape", k, k), ir.IntsAttr("strides", k, k))
 }
 
 // AlexNet builds torchvision's AlexNet.
@@ -81,7 +81,7 @@ func AlexNet(c ImageConfig) (*ir.Model, error) {
 		}
 	}
 	x = b.adaptiveAvg("/avgpool", x, n, 6)
-	x = b.op("", "Flatten", []*ir.Value{x}, aInt("axis", 1))
+	x = b.op("", "Flatten", []*ir.Value{x}, ir.IntAttr("axis", 1))
 	x = b.classifier(x, []int64{256 * 6 * 6, 4096, 4096, c.Classes}, []int64{1, 4, 6})
 	b.output(x, "output")
 	return b.finish()
@@ -167,7 +167,7 @@ func VGG(c VGGConfig) (*ir.Model, error) {
 		cin = w
 	}
 	x = b.adaptiveAvg("/avgpool", x, n, 7)
-	x = b.op("", "Flatten", []*ir.Value{x}, aInt("axis", 1))
+	x = b.op("", "Flatten", []*ir.Value{x}, ir.IntAttr("axis", 1))
 	x = b.classifier(x, []int64{512 * 7 * 7, 4096, 4096, c.Classes}, []int64{0, 3, 6})
 	b.output(x, "output")
 	return b.finish()
@@ -267,7 +267,7 @@ func ResNet(c ResNetConfig) (*ir.Model, error) {
 		}
 	}
 	x = b.op("/avgpool", "GlobalAveragePool", []*ir.Value{x})
-	x = b.op("", "Flatten", []*ir.Value{x}, aInt("axis", 1))
+	x = b.op("", "Flatten", []*ir.Value{x}, ir.IntAttr("axis", 1))
 	x = b.gemm("/fc", "fc", x, in, c.Classes)
 	b.output(x, "output")
 	return b.finish()

@@ -77,7 +77,7 @@ func GPT(c GPTConfig) (*ir.Model, error) {
 		prefix := "h." + strconv.Itoa(l)
 		h := b.layerNorm(scope+"/ln_1", prefix+".ln_1", x, d, 1e-5)
 		qkv := b.linear(scope+"/attn/c_attn", prefix+".attn.c_attn", h, d, 3*d, true)
-		parts := b.opN(scope+"/attn", "Split", 3, []*ir.Value{qkv, b.ints(scope+"/attn", d, d, d)}, aInt("axis", 2))
+		parts := b.opN(scope+"/attn", "Split", 3, []*ir.Value{qkv, b.ints(scope+"/attn", d, d, d)}, ir.IntAttr("axis", 2))
 		a := b.mha(scope+"/attn", parts[0], parts[1], parts[2], mask, c.Heads, d)
 		a = b.linear(scope+"/attn/c_proj", prefix+".attn.c_proj", a, d, d, true)
 		x = b.op(scope, "Add", []*ir.Value{x, a})
@@ -104,9 +104,9 @@ func GPT(c GPTConfig) (*ir.Model, error) {
 // symbolic).
 func (b *builder) tiedHead(scope string, x, emb *ir.Value, vocab, d int64) *ir.Value {
 	flat := b.op(scope, "Reshape", []*ir.Value{x, b.ints(scope, -1, d)})
-	y := b.op(scope, "Gemm", []*ir.Value{flat, emb}, aFloat("alpha", 1), aFloat("beta", 1), aInt("transB", 1))
+	y := b.op(scope, "Gemm", []*ir.Value{flat, emb}, aFloat("alpha", 1), aFloat("beta", 1), ir.IntAttr("transB", 1))
 	lead := b.op(scope, "Slice", []*ir.Value{b.op(scope, "Shape", []*ir.Value{x}), b.ints(scope, 0), b.ints(scope, 2), b.ints(scope, 0)})
-	shape := b.op(scope, "Concat", []*ir.Value{lead, b.ints(scope, vocab)}, aInt("axis", 0))
+	shape := b.op(scope, "Concat", []*ir.Value{lead, b.ints(scope, vocab)}, ir.IntAttr("axis", 0))
 	return b.op(scope, "Reshape", []*ir.Value{y, shape})
 }
 
@@ -205,10 +205,10 @@ func (b *builder) rotaryTables(scope string, seq *ir.Value, hd int64, theta floa
 	for i := range inv {
 		inv[i] = 1 / math.Pow(theta, float64(2*i)/float64(hd))
 	}
-	pos := b.op(scope, "Cast", []*ir.Value{b.positions(scope, seq)}, aInt("to", int64(ir.Float32)))
+	pos := b.op(scope, "Cast", []*ir.Value{b.positions(scope, seq)}, ir.IntAttr("to", int64(ir.Float32)))
 	pos = b.op(scope, "Unsqueeze", []*ir.Value{pos, b.ints(scope, 1)})
 	freqs := b.op(scope, "Mul", []*ir.Value{pos, b.floats(scope, inv)})
-	emb := b.op(scope, "Concat", []*ir.Value{freqs, freqs}, aInt("axis", -1))
+	emb := b.op(scope, "Concat", []*ir.Value{freqs, freqs}, ir.IntAttr("axis", -1))
 	emb = b.op(scope, "Unsqueeze", []*ir.Value{emb, b.ints(scope, 1)})
 	return b.op(scope, "Cos", []*ir.Value{emb}), b.op(scope, "Sin", []*ir.Value{emb})
 }
@@ -219,7 +219,7 @@ func (b *builder) rope(scope string, x, cos, sin *ir.Value, hd int64) *ir.Value 
 	half := hd / 2
 	x1 := b.op(scope, "Slice", []*ir.Value{x, b.ints(scope, 0), b.ints(scope, half), b.ints(scope, -1)})
 	x2 := b.op(scope, "Slice", []*ir.Value{x, b.ints(scope, half), b.ints(scope, hd), b.ints(scope, -1)})
-	rot := b.op(scope, "Concat", []*ir.Value{b.op(scope, "Neg", []*ir.Value{x2}), x1}, aInt("axis", -1))
+	rot := b.op(scope, "Concat", []*ir.Value{b.op(scope, "Neg", []*ir.Value{x2}), x1}, ir.IntAttr("axis", -1))
 	return b.op(scope, "Add", []*ir.Value{
 		b.op(scope, "Mul", []*ir.Value{x, cos}),
 		b.op(scope, "Mul", []*ir.Value{rot, sin}),
@@ -242,20 +242,20 @@ func (b *builder) gqa(scope, prefix string, x, mask, cos, sin *ir.Value, c Llama
 	v = b.splitHeads(scope, v, c.KVHeads, hd)
 	var y *ir.Value
 	if group := c.Heads / c.KVHeads; group == 1 {
-		qh := b.op(scope, "Transpose", []*ir.Value{q}, aInts("perm", 0, 2, 1, 3))
-		kT := b.op(scope, "Transpose", []*ir.Value{k}, aInts("perm", 0, 2, 3, 1))
-		vh := b.op(scope, "Transpose", []*ir.Value{v}, aInts("perm", 0, 2, 1, 3))
+		qh := b.op(scope, "Transpose", []*ir.Value{q}, ir.IntsAttr("perm", 0, 2, 1, 3))
+		kT := b.op(scope, "Transpose", []*ir.Value{k}, ir.IntsAttr("perm", 0, 2, 3, 1))
+		vh := b.op(scope, "Transpose", []*ir.Value{v}, ir.IntsAttr("perm", 0, 2, 1, 3))
 		y = b.attend(scope, qh, kT, vh, mask, hd)
-		y = b.op(scope, "Transpose", []*ir.Value{y}, aInts("perm", 0, 2, 1, 3))
+		y = b.op(scope, "Transpose", []*ir.Value{y}, ir.IntsAttr("perm", 0, 2, 1, 3))
 	} else {
 		qg := b.op(scope, "Reshape", []*ir.Value{q, b.ints(scope, 0, 0, c.KVHeads, group, hd)})
-		qg = b.op(scope, "Transpose", []*ir.Value{qg}, aInts("perm", 0, 2, 3, 1, 4))
-		kT := b.op(scope, "Transpose", []*ir.Value{k}, aInts("perm", 0, 2, 3, 1))
+		qg = b.op(scope, "Transpose", []*ir.Value{qg}, ir.IntsAttr("perm", 0, 2, 3, 1, 4))
+		kT := b.op(scope, "Transpose", []*ir.Value{k}, ir.IntsAttr("perm", 0, 2, 3, 1))
 		kT = b.op(scope, "Unsqueeze", []*ir.Value{kT, b.ints(scope, 2)})
-		vh := b.op(scope, "Transpose", []*ir.Value{v}, aInts("perm", 0, 2, 1, 3))
+		vh := b.op(scope, "Transpose", []*ir.Value{v}, ir.IntsAttr("perm", 0, 2, 1, 3))
 		vh = b.op(scope, "Unsqueeze", []*ir.Value{vh, b.ints(scope, 2)})
 		y = b.attend(scope, qg, kT, vh, mask, hd)
-		y = b.op(scope, "Transpose", []*ir.Value{y}, aInts("perm", 0, 3, 1, 2, 4))
+		y = b.op(scope, "Transpose", []*ir.Value{y}, ir.IntsAttr("perm", 0, 3, 1, 2, 4))
 	}
 	y = b.op(scope, "Reshape", []*ir.Value{y, b.ints(scope, 0, 0, d)})
 	return b.linear(scope+"/o_proj", prefix+".o_proj", y, d, d, false)

@@ -27,7 +27,7 @@ func (b *builder) gemm(scope, prefix string, x *ir.Value, in, out int64) *ir.Val
 	w := b.weight(prefix+".weight", out, in)
 	bv := b.weight(prefix+".bias", out)
 	return b.op(scope, "Gemm", []*ir.Value{x, w, bv},
-		aFloat("alpha", 1), aFloat("beta", 1), aInt("transB", 1))
+		aFloat("alpha", 1), aFloat("beta", 1), ir.IntAttr("transB", 1))
 }
 
 // conv is nn.Conv2d with square kernel k, stride s and padding p.
@@ -37,8 +37,8 @@ func (b *builder) conv(scope, prefix string, x *ir.Value, cin, cout, k, s, p int
 		ins = append(ins, b.weight(prefix+".bias", cout))
 	}
 	return b.op(scope, "Conv", ins,
-		aInts("dilations", 1, 1), aInt("group", 1), aInts("kernel_shape", k, k),
-		aInts("pads", p, p, p, p), aInts("strides", s, s))
+		ir.IntsAttr("dilations", 1, 1), ir.IntAttr("group", 1), ir.IntsAttr("kernel_shape", k, k),
+		ir.IntsAttr("pads", p, p, p, p), ir.IntsAttr("strides", s, s))
 }
 
 // batchNorm is nn.BatchNorm2d in eval mode.
@@ -52,16 +52,16 @@ func (b *builder) batchNorm(scope, prefix string, x *ir.Value, c int64) *ir.Valu
 // maxPool is nn.MaxPool2d(k, s, p).
 func (b *builder) maxPool(scope string, x *ir.Value, k, s, p int64) *ir.Value {
 	return b.op(scope, "MaxPool", []*ir.Value{x},
-		aInt("ceil_mode", 0), aInts("kernel_shape", k, k), aInts("pads", p, p, p, p), aInts("strides", s, s))
+		ir.IntAttr("ceil_mode", 0), ir.IntsAttr("kernel_shape", k, k), ir.IntsAttr("pads", p, p, p, p), ir.IntsAttr("strides", s, s))
 }
 
 // layerNorm is nn.LayerNorm over the last axis as opset-13 exports spell
 // it: mean, centre, Pow 2, mean, + eps, Sqrt, Div, scale, shift.
 func (b *builder) layerNorm(scope, prefix string, x *ir.Value, d int64, eps float64) *ir.Value {
-	mean := b.op(scope, "ReduceMean", []*ir.Value{x}, aInts("axes", -1))
+	mean := b.op(scope, "ReduceMean", []*ir.Value{x}, ir.IntsAttr("axes", -1))
 	xc := b.op(scope, "Sub", []*ir.Value{x, mean})
 	sq := b.op(scope, "Pow", []*ir.Value{xc, b.scalar(scope, 2)})
-	v := b.op(scope, "ReduceMean", []*ir.Value{sq}, aInts("axes", -1))
+	v := b.op(scope, "ReduceMean", []*ir.Value{sq}, ir.IntsAttr("axes", -1))
 	ve := b.op(scope, "Add", []*ir.Value{v, b.scalar(scope, eps)})
 	sd := b.op(scope, "Sqrt", []*ir.Value{ve})
 	xn := b.op(scope, "Div", []*ir.Value{xc, sd})
@@ -73,7 +73,7 @@ func (b *builder) layerNorm(scope, prefix string, x *ir.Value, d int64, eps floa
 // Pow/ReduceMean/Add/Sqrt/Div/Mul.
 func (b *builder) rmsNorm(scope, prefix string, x *ir.Value, d int64, eps float64) *ir.Value {
 	sq := b.op(scope, "Pow", []*ir.Value{x, b.scalar(scope, 2)})
-	ms := b.op(scope, "ReduceMean", []*ir.Value{sq}, aInts("axes", -1))
+	ms := b.op(scope, "ReduceMean", []*ir.Value{sq}, ir.IntsAttr("axes", -1))
 	mse := b.op(scope, "Add", []*ir.Value{ms, b.scalar(scope, eps)})
 	rms := b.op(scope, "Sqrt", []*ir.Value{mse})
 	xn := b.op(scope, "Div", []*ir.Value{x, rms})
@@ -117,7 +117,7 @@ func (b *builder) splitHeads(scope string, x *ir.Value, heads, hd int64, perm ..
 	if perm == nil {
 		return r
 	}
-	return b.op(scope, "Transpose", []*ir.Value{r}, aInts("perm", perm...))
+	return b.op(scope, "Transpose", []*ir.Value{r}, ir.IntsAttr("perm", perm...))
 }
 
 // attend is scaled dot-product attention as the fixtures spell it:
@@ -129,7 +129,7 @@ func (b *builder) attend(scope string, q, kT, v, mask *ir.Value, hd int64) *ir.V
 	if mask != nil {
 		s = b.op(scope, "Add", []*ir.Value{s, mask})
 	}
-	p := b.op(scope, "Softmax", []*ir.Value{s}, aInt("axis", -1))
+	p := b.op(scope, "Softmax", []*ir.Value{s}, ir.IntAttr("axis", -1))
 	return b.op(scope, "MatMul", []*ir.Value{p, v})
 }
 
@@ -141,7 +141,7 @@ func (b *builder) mha(scope string, q, k, v, mask *ir.Value, heads, d int64) *ir
 	kT := b.splitHeads(scope, k, heads, hd, 0, 2, 3, 1)
 	vh := b.splitHeads(scope, v, heads, hd, 0, 2, 1, 3)
 	y := b.attend(scope, qh, kT, vh, mask, hd)
-	y = b.op(scope, "Transpose", []*ir.Value{y}, aInts("perm", 0, 2, 1, 3))
+	y = b.op(scope, "Transpose", []*ir.Value{y}, ir.IntsAttr("perm", 0, 2, 1, 3))
 	return b.op(scope, "Reshape", []*ir.Value{y, b.ints(scope, 0, 0, d)})
 }
 
@@ -149,7 +149,7 @@ func (b *builder) mha(scope string, q, k, v, mask *ir.Value, heads, d int64) *ir
 // (Shape → Gather), symbolic when the input's seq is.
 func (b *builder) seqLen(scope string, ids *ir.Value) *ir.Value {
 	sh := b.op(scope, "Shape", []*ir.Value{ids})
-	return b.op(scope, "Gather", []*ir.Value{sh, b.scalarInt(scope, 1)}, aInt("axis", 0))
+	return b.op(scope, "Gather", []*ir.Value{sh, b.scalarInt(scope, 1)}, ir.IntAttr("axis", 0))
 }
 
 // causalMask builds the additive causal mask [1,1,s,s] (0 on and below the
@@ -158,10 +158,10 @@ func (b *builder) seqLen(scope string, ids *ir.Value) *ir.Value {
 // a [max_pos,max_pos] buffer sliced per call.
 func (b *builder) causalMask(scope string, seq *ir.Value) *ir.Value {
 	s1 := b.op(scope, "Unsqueeze", []*ir.Value{seq, b.ints(scope, 0)})
-	shape := b.op(scope, "Concat", []*ir.Value{b.ints(scope, 1, 1), s1, s1}, aInt("axis", 0))
+	shape := b.op(scope, "Concat", []*ir.Value{b.ints(scope, 1, 1), s1, s1}, ir.IntAttr("axis", 0))
 	fill := ir.FloatTensor(ir.Float32, []int64{1}, []float64{negInf})
 	full := b.op(scope, "ConstantOfShape", []*ir.Value{shape}, &ir.Attribute{Name: "value", Type: ir.AttrTensor, T: fill})
-	return b.op(scope, "Trilu", []*ir.Value{full, b.scalarInt(scope, 1)}, aInt("upper", 1))
+	return b.op(scope, "Trilu", []*ir.Value{full, b.scalarInt(scope, 1)}, ir.IntAttr("upper", 1))
 }
 
 // positions is Range(0, seq, 1): the position ids [s].

@@ -66,14 +66,14 @@ func LSTM(c LSTMConfig) (*ir.Model, error) {
 			b.weight("rnn.weight_ih_l"+ls, 1, 4*H, in),
 			b.weight("rnn.weight_hh_l"+ls, 1, 4*H, H),
 			b.weight("rnn.bias_l"+ls, 1, 8*H),
-			nil, hl, cl}, aInt("hidden_size", H))
+			nil, hl, cl}, ir.IntAttr("hidden_size", H))
 		// Y is [seq, num_directions=1, batch, H].
 		x = b.op("/rnn", "Squeeze", []*ir.Value{outs[0], b.ints("/rnn", 1)})
 		hs, cs = append(hs, outs[1]), append(cs, outs[2])
 		in = H
 	}
-	hn := b.op("/rnn", "Concat", hs, aInt("axis", 0))
-	cn := b.op("/rnn", "Concat", cs, aInt("axis", 0))
+	hn := b.op("/rnn", "Concat", hs, ir.IntAttr("axis", 0))
+	cn := b.op("/rnn", "Concat", cs, ir.IntAttr("axis", 0))
 	logits := b.linear("/decoder", "decoder", x, H, c.Vocab, true)
 	b.output(logits, "logits")
 	b.output(hn, "hn")

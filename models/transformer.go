@@ -75,7 +75,7 @@ func TransformerEncoder(c TransformerConfig) (*ir.Model, error) {
 // input's shape.
 func (b *builder) encoderAttention(scope, prefix string, x, mask *ir.Value, heads, d int64) *ir.Value {
 	qkv := b.linear(scope, prefix+".in_proj", x, d, 3*d, true)
-	parts := b.opN(scope, "Split", 3, []*ir.Value{qkv, b.ints(scope, d, d, d)}, aInt("axis", 2))
+	parts := b.opN(scope, "Split", 3, []*ir.Value{qkv, b.ints(scope, d, d, d)}, ir.IntAttr("axis", 2))
 	y := b.mha(scope, parts[0], parts[1], parts[2], mask, heads, d)
 	flat := b.op(scope, "Reshape", []*ir.Value{y, b.ints(scope, -1, d)})
 	o := b.gemm(scope, prefix+".out_proj", flat, d, d)

@@ -200,18 +200,18 @@ func (m *attnMatch) fusion() Fusion {
 		p.add(n)
 	}
 	attrs := []*ir.Attribute{
-		newFloatAttr("scale", m.scaleVal),
-		newStringAttr("scale_on", m.scaleOn),
-		newStringAttr("mask", m.maskOp),
+		ir.FloatAttr("scale", m.scaleVal),
+		ir.StringAttr("scale_on", m.scaleOn),
+		ir.StringAttr("mask", m.maskOp),
 	}
 	if m.kT != nil {
-		attrs = append(attrs, newIntAttr("k_transposed", 1))
+		attrs = append(attrs, ir.IntAttr("k_transposed", 1))
 		if perm, ok := m.kT.AttrInts("perm"); ok {
 			attrs = append(attrs, &ir.Attribute{Name: "k_perm", Type: ir.AttrInts, Ints: perm})
 		}
 	}
 	if m.sm.Domain == ir.FusedDomain {
-		attrs = append(attrs, newIntAttr("softmax_in_parts", 1))
+		attrs = append(attrs, ir.IntAttr("softmax_in_parts", 1))
 	}
 	attrs = append(attrs, p.attrs()...)
 	return Fusion{

@@ -20,7 +20,7 @@ func transformerGraph(tb testing.TB, nodes int) (*ir.Graph, int) {
 	u := bl.g.UniqueName
 	w := func(dims ...int64) *ir.Value { return bl.blind(u("w"), dims...) }
 	sc := func(v float64) *ir.Value { return bl.scalar(u("c"), v) }
-	axes := []*ir.Attribute{ints("axes", -1)}
+	axes := []*ir.Attribute{ir.IntsAttr("axes", -1)}
 	layerNorm := func(x *ir.Value) *ir.Value {
 		dd := bl.op("Sub", nil, x, bl.op("ReduceMean", axes, x))
 		v := bl.op("ReduceMean", axes, bl.op("Pow", nil, dd, sc(2)))
@@ -32,7 +32,7 @@ func transformerGraph(tb testing.TB, nodes int) (*ir.Graph, int) {
 	}
 	heads := func(x *ir.Value, perm ...int64) *ir.Value {
 		r := bl.op("Reshape", nil, x, bl.int64s(u("shape"), b, l, h, hd))
-		return bl.op("Transpose", []*ir.Attribute{ints("perm", perm...)}, r)
+		return bl.op("Transpose", []*ir.Attribute{ir.IntsAttr("perm", perm...)}, r)
 	}
 	layers := 0
 	for len(bl.g.Nodes) < nodes {
@@ -41,8 +41,8 @@ func transformerGraph(tb testing.TB, nodes int) (*ir.Graph, int) {
 		kt := heads(linear(x, d, d), 0, 2, 3, 1)
 		v := heads(linear(x, d, d), 0, 2, 1, 3)
 		s := bl.op("Div", nil, bl.op("MatMul", nil, q, kt), sc(math.Sqrt(hd)))
-		p := bl.op("Softmax", []*ir.Attribute{newIntAttr("axis", -1)}, bl.op("Add", nil, s, mask))
-		ctx := bl.op("Transpose", []*ir.Attribute{ints("perm", 0, 2, 1, 3)}, bl.op("MatMul", nil, p, v))
+		p := bl.op("Softmax", []*ir.Attribute{ir.IntAttr("axis", -1)}, bl.op("Add", nil, s, mask))
+		ctx := bl.op("Transpose", []*ir.Attribute{ir.IntsAttr("perm", 0, 2, 1, 3)}, bl.op("MatMul", nil, p, v))
 		ctx = bl.op("Reshape", nil, ctx, bl.int64s(u("shape"), b, l, d))
 		x = layerNorm(bl.op("Add", nil, x, linear(ctx, d, d)))
 		f := linear(x, d, ff)

@@ -76,7 +76,7 @@ func matchAttentionHeads(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 	perm := func(name string, v []int64) *ir.Attribute {
 		return &ir.Attribute{Name: name, Type: ir.AttrInts, Ints: append([]int64(nil), v...)}
 	}
-	attrs = append(attrs, newIntAttr(ir.KeyNumHeads, hq),
+	attrs = append(attrs, ir.IntAttr(ir.KeyNumHeads, hq),
 		perm("q_perm", headPerm), perm("v_perm", headPerm), perm("o_perm", headPerm))
 	attrs = append(attrs, p.attrs()...)
 	ins := append([]*ir.Value{q, k, v}, a.Inputs[3:]...)

@@ -33,17 +33,17 @@ func buildMHA(b *builder, o mhOpts) (q, k, v, ctx, out *ir.Value) {
 		if name == "q" && o.qSplitReused {
 			b.output(r)
 		}
-		return b.op("Transpose", []*ir.Attribute{ints("perm", perm...)}, r)
+		return b.op("Transpose", []*ir.Attribute{ir.IntsAttr("perm", perm...)}, r)
 	}
 	q, k, v = proj("q"), proj("k"), proj("v")
 	q4, kt := split(q, "q", 0, 2, 1, 3), split(k, "k", 0, 2, 3, 1)
 	v4 := split(v, "v", 0, 2, 1, 3)
 	if o.vPerm {
-		v4 = b.op("Transpose", []*ir.Attribute{ints("perm", 0, 1, 3, 2)}, v4)
+		v4 = b.op("Transpose", []*ir.Attribute{ir.IntsAttr("perm", 0, 1, 3, 2)}, v4)
 	}
 	s := b.op("Div", nil, b.op("MatMul", nil, q4, kt), b.scalar("scale", math.Sqrt(mhD)))
-	p := b.op("Softmax", []*ir.Attribute{newIntAttr("axis", -1)}, b.op("Add", nil, s, mask))
-	m := b.op("Transpose", []*ir.Attribute{ints("perm", 0, 2, 1, 3)}, b.op("MatMul", nil, p, v4))
+	p := b.op("Softmax", []*ir.Attribute{ir.IntAttr("axis", -1)}, b.op("Add", nil, s, mask))
+	m := b.op("Transpose", []*ir.Attribute{ir.IntsAttr("perm", 0, 2, 1, 3)}, b.op("MatMul", nil, p, v4))
 	if o.mergeOutput {
 		b.output(m)
 	}

@@ -30,7 +30,7 @@ func buildAttention(b *builder, o attnOpts) (q, k, v, mask, out *ir.Value) {
 	q = b.input("q", attnB, attnH, attnL, attnD)
 	k = b.input("k", attnB, attnH, attnL, attnD)
 	v = b.input("v", attnB, attnH, attnL, attnD)
-	kt := b.op("Transpose", []*ir.Attribute{ints("perm", 0, 1, 3, 2)}, k)
+	kt := b.op("Transpose", []*ir.Attribute{ir.IntsAttr("perm", 0, 1, 3, 2)}, k)
 	scale := b.scalar("scale", math.Sqrt(attnD))
 	qq := q
 	if o.scaleOnQ {
@@ -55,7 +55,7 @@ func buildAttention(b *builder, o attnOpts) (q, k, v, mask, out *ir.Value) {
 	if axis == 0 {
 		axis = -1
 	}
-	p := b.op("Softmax", []*ir.Attribute{newIntAttr("axis", axis)}, s)
+	p := b.op("Softmax", []*ir.Attribute{ir.IntAttr("axis", axis)}, s)
 	if o.probsReused {
 		b.output(b.op("Neg", nil, p))
 	}
@@ -140,7 +140,7 @@ func TestAttentionVariants(t *testing.T) {
 		v := b.input("v", attnB, attnH, attnL, attnD)
 		s := b.op("MatMul", nil, q, k)
 		e := b.op("Exp", nil, s)
-		p := b.op("Div", nil, e, b.op("ReduceSum", []*ir.Attribute{newIntAttr("keepdims", 1)}, e, b.int64s("axes", -1)))
+		p := b.op("Div", nil, e, b.op("ReduceSum", []*ir.Attribute{ir.IntAttr("keepdims", 1)}, e, b.int64s("axes", -1)))
 		b.output(b.op("MatMul", nil, p, v))
 		g := b.infer()
 		runPasses(t, g, "fuse-softmax", "fuse-attention")

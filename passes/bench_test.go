@@ -12,7 +12,7 @@ import (
 func benchGraph(b testing.TB, nodes int) *ir.Graph {
 	bl := newBuilder(b)
 	x := bl.input("x", 1, 32, 16, 16)
-	pad := []*ir.Attribute{ints("pads", 1, 1, 1, 1), ints("kernel_shape", 3, 3)}
+	pad := []*ir.Attribute{ir.IntsAttr("pads", 1, 1, 1, 1), ir.IntsAttr("kernel_shape", 3, 3)}
 	bn := func(y *ir.Value, k int) *ir.Value {
 		p := func(s string) *ir.Value { return bl.blind(bl.g.UniqueName(s), 32) }
 		return bl.op("BatchNormalization", nil, y, p("s"), p("b"), p("m"), p("v"))

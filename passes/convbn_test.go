@@ -15,9 +15,9 @@ func convBN(t *testing.T, bias bool) (*builder, *ir.Node, *ir.Node) {
 	if bias {
 		ins = append(ins, b.weight("b", 4))
 	}
-	conv := b.node("Conv", ins, 1, ints("pads", 1, 1, 1, 1), ints("strides", 2, 2))
+	conv := b.node("Conv", ins, 1, ir.IntsAttr("pads", 1, 1, 1, 1), ir.IntsAttr("strides", 2, 2))
 	bn := b.node("BatchNormalization", []*ir.Value{conv.Out(0), b.positive("gamma", 4), b.weight("beta", 4), b.weight("mean", 4), b.positive("var", 4)}, 1,
-		floatAttr("epsilon", 1e-3))
+		ir.FloatAttr("epsilon", 1e-3))
 	b.output(b.op("Relu", nil, bn.Out(0)))
 	return b, conv, bn
 }
@@ -72,7 +72,7 @@ func TestFoldBNGemmNumeric(t *testing.T) {
 		if transB == 1 {
 			w = b.weight("wt", 4, 5)
 		}
-		y := b.op("Gemm", []*ir.Attribute{intAttr("transB", transB), floatAttr("alpha", 0.5), floatAttr("beta", 2)}, a, w, b.weight("c", 4))
+		y := b.op("Gemm", []*ir.Attribute{ir.IntAttr("transB", transB), ir.FloatAttr("alpha", 0.5), ir.FloatAttr("beta", 2)}, a, w, b.weight("c", 4))
 		y = b.op("BatchNormalization", nil, y, b.positive("g", 4), b.weight("be", 4), b.weight("m", 4), b.positive("v", 4))
 		b.output(y)
 		g := b.infer()
@@ -93,7 +93,7 @@ func TestFoldBNGuards(t *testing.T) {
 			b.output(conv.Out(0))
 		},
 		"training mode": func(b *builder, conv, bn *ir.Node) {
-			bn.SetAttr(intAttr("training_mode", 1))
+			bn.SetAttr(ir.IntAttr("training_mode", 1))
 		},
 		"statistics output used": func(b *builder, conv, bn *ir.Node) {
 			m := b.value("running_mean")

@@ -121,7 +121,7 @@ func matchLayerNorm(g *ir.Graph, mean *ir.Node) (Fusion, bool) {
 	if !floatTensor(y) {
 		return Fusion{}, false
 	}
-	attrs := append([]*ir.Attribute{newIntAttr("axis", int64(-k)), newFloatAttr("epsilon", eps)}, partsOf(nodes...).attrs()...)
+	attrs := append([]*ir.Attribute{ir.IntAttr("axis", int64(-k)), ir.FloatAttr("epsilon", eps)}, partsOf(nodes...).attrs()...)
 	return Fusion{
 		Nodes: nodes, OpType: "LayerNormalization",
 		Inputs: trimNil([]*ir.Value{x, gamma, beta}), Outputs: []*ir.Value{y}, Attrs: attrs,
@@ -289,7 +289,7 @@ func geluTail(g *ir.Graph, u, x *ir.Value) ([]*ir.Node, *ir.Value, bool) {
 
 // geluFusion builds the Gelu fusion of nodes (the last writes y).
 func geluFusion(nodes []*ir.Node, x, y *ir.Value, approximate string) Fusion {
-	attrs := append([]*ir.Attribute{newStringAttr("approximate", approximate)}, partsOf(nodes...).attrs()...)
+	attrs := append([]*ir.Attribute{ir.StringAttr("approximate", approximate)}, partsOf(nodes...).attrs()...)
 	return Fusion{Nodes: nodes, OpType: "Gelu", Inputs: []*ir.Value{x}, Outputs: []*ir.Value{y}, Attrs: attrs}
 }
 
@@ -350,7 +350,7 @@ func matchSoftmax(g *ir.Graph, exp *ir.Node) (Fusion, bool) {
 		return Fusion{}, false
 	}
 	nodes = append(nodes, exp, sum, div)
-	attrs := append([]*ir.Attribute{newIntAttr("axis", axis)}, partsOf(nodes...).attrs()...)
+	attrs := append([]*ir.Attribute{ir.IntAttr("axis", axis)}, partsOf(nodes...).attrs()...)
 	return Fusion{Nodes: nodes, OpType: "Softmax", Inputs: []*ir.Value{x}, Outputs: []*ir.Value{div.Out(0)}, Attrs: attrs}, true
 }
 

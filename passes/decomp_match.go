@@ -284,17 +284,6 @@ func producedBy(v *ir.Value, nodes []*ir.Node) bool {
 }
 
 // floatAttr and intAttr build attributes.
-func newFloatAttr(name string, f float64) *ir.Attribute {
-	return &ir.Attribute{Name: name, Type: ir.AttrFloat, F: f}
-}
-
-func newIntAttr(name string, i int64) *ir.Attribute {
-	return &ir.Attribute{Name: name, Type: ir.AttrInt, I: i}
-}
-
-func newStringAttr(name, s string) *ir.Attribute {
-	return &ir.Attribute{Name: name, Type: ir.AttrString, S: s}
-}
 
 // runMatcher applies match to every live node of g's main graph matching
 // start, in graph order, applying each fusion found. It is the loop of

@@ -78,7 +78,7 @@ func buildLayerNorm(b *builder, o layerNormOpts) *ir.Value {
 	if axis == 0 {
 		axis = -1
 	}
-	axes := []*ir.Attribute{ints("axes", axis)}
+	axes := []*ir.Attribute{ir.IntsAttr("axes", axis)}
 	mean := b.op("ReduceMean", axes, x)
 	d := b.op("Sub", nil, x, mean)
 	var sq *ir.Value
@@ -248,11 +248,11 @@ func buildSoftmax(b *builder, stable bool, axes []int64, keep int64) (e, y *ir.V
 	x := b.input("x", 2, 3, 5)
 	in := x
 	if stable {
-		m := b.op("ReduceMax", []*ir.Attribute{ints("axes", axes...), newIntAttr("keepdims", keep)}, x)
+		m := b.op("ReduceMax", []*ir.Attribute{ir.IntsAttr("axes", axes...), ir.IntAttr("keepdims", keep)}, x)
 		in = b.op("Sub", nil, x, m)
 	}
 	e = b.op("Exp", nil, in)
-	s := b.op("ReduceSum", []*ir.Attribute{newIntAttr("keepdims", keep)}, e, b.int64s("axes", axes...))
+	s := b.op("ReduceSum", []*ir.Attribute{ir.IntAttr("keepdims", keep)}, e, b.int64s("axes", axes...))
 	y = b.op("Div", nil, e, s)
 	return e, y
 }
@@ -288,7 +288,7 @@ func TestSoftmaxGuards(t *testing.T) {
 		b := newBuilder(t)
 		x := b.input("x", 2, 3, 5)
 		e := b.op("Exp", nil, x)
-		s := b.op("ReduceSum", []*ir.Attribute{newIntAttr("keepdims", 0)}, e, b.int64s("axes", 0))
+		s := b.op("ReduceSum", []*ir.Attribute{ir.IntAttr("keepdims", 0)}, e, b.int64s("axes", 0))
 		b.output(b.op("Div", nil, e, s)) // [2,3,5] / [3,5]: broadcasts, but is not a softmax over axis 0's keepdims form
 		g := b.infer()
 		runPasses(t, g, "fuse-softmax")

@@ -111,7 +111,7 @@ func TestElementwiseChainGuards(t *testing.T) {
 		b := newBuilder(t)
 		x := b.input("x", 4, 8)
 		r := b.op("Relu", nil, x)
-		red := b.op("ReduceSum", []*ir.Attribute{newIntAttr("keepdims", 1)}, r, b.int64s("axes", 1))
+		red := b.op("ReduceSum", []*ir.Attribute{ir.IntAttr("keepdims", 1)}, r, b.int64s("axes", 1))
 		b.output(b.op("Exp", nil, red))
 		g := b.infer()
 		runPasses(t, g, "fuse-elementwise")

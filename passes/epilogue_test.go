@@ -12,10 +12,10 @@ func resBlock(t *testing.T) *builder {
 	b := newBuilder(t)
 	x := b.input("x", 1, 4, 8, 8)
 	r := b.input("r", 1, 6, 8, 8)
-	y := b.op("Conv", []*ir.Attribute{ints("pads", 1, 1, 1, 1), ints("kernel_shape", 3, 3)}, x, b.weight("w", 6, 4, 3, 3), b.weight("b", 6))
+	y := b.op("Conv", []*ir.Attribute{ir.IntsAttr("pads", 1, 1, 1, 1), ir.IntsAttr("kernel_shape", 3, 3)}, x, b.weight("w", 6, 4, 3, 3), b.weight("b", 6))
 	y = b.op("Add", nil, y, r)
 	y = b.op("Relu", nil, y)
-	y = b.op("MaxPool", []*ir.Attribute{ints("kernel_shape", 2, 2), ints("strides", 2, 2)}, y)
+	y = b.op("MaxPool", []*ir.Attribute{ir.IntsAttr("kernel_shape", 2, 2), ir.IntsAttr("strides", 2, 2)}, y)
 	b.output(y)
 	return b
 }
@@ -52,7 +52,7 @@ func TestFuseConvActivations(t *testing.T) {
 	acts := map[string]func(b *builder, y *ir.Value) *ir.Value{
 		"Relu": func(b *builder, y *ir.Value) *ir.Value { return b.op("Relu", nil, y) },
 		"LeakyRelu": func(b *builder, y *ir.Value) *ir.Value {
-			return b.op("LeakyRelu", []*ir.Attribute{floatAttr("alpha", 0.2)}, y)
+			return b.op("LeakyRelu", []*ir.Attribute{ir.FloatAttr("alpha", 0.2)}, y)
 		},
 		"Sigmoid":   func(b *builder, y *ir.Value) *ir.Value { return b.op("Sigmoid", nil, y) },
 		"HardSwish": func(b *builder, y *ir.Value) *ir.Value { return b.op("HardSwish", nil, y) },
@@ -95,7 +95,7 @@ func TestFuseGemm(t *testing.T) {
 	t.Run("Gemm without C absorbs the bias, beta reset", func(t *testing.T) {
 		b := newBuilder(t)
 		a := b.input("a", 3, 5)
-		y := b.op("Gemm", []*ir.Attribute{intAttr("transB", 1), floatAttr("beta", 3)}, a, b.weight("w", 4, 5))
+		y := b.op("Gemm", []*ir.Attribute{ir.IntAttr("transB", 1), ir.FloatAttr("beta", 3)}, a, b.weight("w", 4, 5))
 		y = b.op("Add", nil, y, b.weight("bias", 1, 4))
 		b.output(b.op("Sigmoid", nil, y))
 		g := b.infer()
@@ -128,7 +128,7 @@ func TestFuseConvGuards(t *testing.T) {
 			b.output(b.op("Clip", nil, y, b.input("lo", 1)))
 		}},
 		{"pool indices used", "onnxcost.FusedConv MaxPool", func(b *builder, y *ir.Value) {
-			p := b.node("MaxPool", []*ir.Value{b.op("Relu", nil, y)}, 2, ints("kernel_shape", 2, 2))
+			p := b.node("MaxPool", []*ir.Value{b.op("Relu", nil, y)}, 2, ir.IntsAttr("kernel_shape", 2, 2))
 			b.output(p.Out(0), p.Out(1))
 		}},
 		{"activation after an unfusable op", "Conv Softmax Relu", func(b *builder, y *ir.Value) {
@@ -139,7 +139,7 @@ func TestFuseConvGuards(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			b := newBuilder(t)
 			x := b.input("x", 1, 3, 5, 5)
-			y := b.op("Conv", []*ir.Attribute{ints("pads", 1, 1, 1, 1)}, x, b.weight("w", 4, 3, 3, 3))
+			y := b.op("Conv", []*ir.Attribute{ir.IntsAttr("pads", 1, 1, 1, 1)}, x, b.weight("w", 4, 3, 3, 3))
 			c.build(b, y)
 			g := b.infer()
 			runPasses(t, g, "fuse-conv")

@@ -114,18 +114,6 @@ func (b *builder) infer() *ir.Graph {
 	return b.g
 }
 
-func ints(name string, v ...int64) *ir.Attribute {
-	return &ir.Attribute{Name: name, Type: ir.AttrInts, Ints: v}
-}
-
-func intAttr(name string, v int64) *ir.Attribute {
-	return &ir.Attribute{Name: name, Type: ir.AttrInt, I: v}
-}
-
-func floatAttr(name string, v float64) *ir.Attribute {
-	return &ir.Attribute{Name: name, Type: ir.AttrFloat, F: v}
-}
-
 // runPasses runs the named passes with the verifier after each, and
 // checks the result is still a well-typed graph.
 func runPasses(t testing.TB, g *ir.Graph, names ...string) *Stats {

@@ -104,7 +104,7 @@ func nodeCost(t *testing.T, rep *cost.Report, name string) cost.NodeCost {
 func TestQKVGemm(t *testing.T) {
 	b := newBuilder(t)
 	x := b.input("x", qkvRows, qkvE)
-	tb := []*ir.Attribute{intAttr("transB", 1)}
+	tb := []*ir.Attribute{ir.IntAttr("transB", 1)}
 	q := b.op("Gemm", tb, x, b.weight("q_w", qkvNq, qkvE), b.weight("q_b", qkvNq))
 	k := b.op("Gemm", tb, x, b.weight("k_w", qkvNk, qkvE), b.weight("k_b", 1, qkvNk))
 	v := b.op("MatMul", nil, x, b.weight("v_w", qkvE, qkvNv))
@@ -202,7 +202,7 @@ func TestQKVInteger(t *testing.T) {
 func TestQKVReadBack(t *testing.T) {
 	b := newBuilder(t)
 	x := b.input("x", qkvRows, qkvE)
-	tb := []*ir.Attribute{intAttr("transB", 1)}
+	tb := []*ir.Attribute{ir.IntAttr("transB", 1)}
 	q := b.op("Gemm", tb, x, b.weight("q_w", qkvNq, qkvE))
 	v := b.op("MatMul", nil, x, b.weight("v_w", qkvE, qkvNv))
 	b.output(q, v)

@@ -618,7 +618,7 @@ func TestRefEvalConv(t *testing.T) {
 	b := newBuilder(t)
 	x := b.input("x", 1, 1, 3, 3)
 	w := b.constant("w", []int64{1, 1, 3, 3}, []float64{1, 1, 1, 1, 1, 1, 1, 1, 1})
-	b.output(b.op("Conv", []*ir.Attribute{ints("pads", 1, 1, 1, 1)}, x, w))
+	b.output(b.op("Conv", []*ir.Attribute{ir.IntsAttr("pads", 1, 1, 1, 1)}, x, w))
 	g := b.infer()
 	one := &tensor{dims: []int{1, 1, 3, 3}, data: []float64{1, 1, 1, 1, 1, 1, 1, 1, 1}}
 	out, err := evaluate(g, map[string]*tensor{"x": one})

@@ -81,8 +81,8 @@ func matchSkipLayerNorm(g *ir.Graph, ln *ir.Node, pos map[*ir.Node]int) (Fusion,
 		outs = append(outs, s)
 	}
 	attrs := []*ir.Attribute{
-		newIntAttr("axis", ln.AttrInt("axis", -1)),
-		newFloatAttr("epsilon", ln.AttrFloat("epsilon", 1e-5)),
+		ir.IntAttr("axis", ln.AttrInt("axis", -1)),
+		ir.FloatAttr("epsilon", ln.AttrFloat("epsilon", 1e-5)),
 	}
 	// A recognised LayerNorm brings its own parts; a default-domain one is
 	// costed from the real shapes by the rule (layernorm_in_parts = 0),
@@ -90,7 +90,7 @@ func matchSkipLayerNorm(g *ir.Graph, ln *ir.Node, pos map[*ir.Node]int) (Fusion,
 	p := partsOf(add)
 	if ln.Domain == ir.FusedDomain && ln.Attr(ir.KeyPartOps) != nil {
 		p.add(ln)
-		attrs = append(attrs, newIntAttr("layernorm_in_parts", 1))
+		attrs = append(attrs, ir.IntAttr("layernorm_in_parts", 1))
 	}
 	attrs = append(attrs, p.attrs()...)
 	return Fusion{
@@ -100,4 +100,3 @@ func matchSkipLayerNorm(g *ir.Graph, ln *ir.Node, pos map[*ir.Node]int) (Fusion,
 		Attrs:   attrs,
 	}, true
 }
-

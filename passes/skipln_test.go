@@ -40,7 +40,7 @@ func buildSkipLN(b *builder, o skipOpts) (x, r, y, s *ir.Value) {
 	if o.meanUsed {
 		nout = 2
 	}
-	ln := b.node("LayerNormalization", []*ir.Value{s, b.positive("gamma", skD), b.weight("beta", skD)}, nout, intAttr("axis", -1))
+	ln := b.node("LayerNormalization", []*ir.Value{s, b.positive("gamma", skD), b.weight("beta", skD)}, nout, ir.IntAttr("axis", -1))
 	y = ln.Out(0)
 	b.output(y)
 	if o.meanUsed {
@@ -133,7 +133,7 @@ func TestSkipLayerNormRecognised(t *testing.T) {
 // buildLayerNormOf builds torch's LayerNorm export over pre(x), x [2,4,8].
 func buildLayerNormOf(b *builder, pre func(*ir.Value) *ir.Value) *ir.Value {
 	x := pre(b.input("x", 2, 4, 8))
-	axes := []*ir.Attribute{ints("axes", -1)}
+	axes := []*ir.Attribute{ir.IntsAttr("axes", -1)}
 	d := b.op("Sub", nil, x, b.op("ReduceMean", axes, x))
 	v := b.op("ReduceMean", axes, b.op("Pow", nil, d, b.scalar("two", 2)))
 	y := b.op("Div", nil, d, b.op("Sqrt", nil, b.op("Add", nil, v, b.scalar("eps", 1e-5))))

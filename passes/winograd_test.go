@@ -61,7 +61,7 @@ func TestWinogradNumeric(t *testing.T) {
 	for _, c := range cases {
 		b := newBuilder(t)
 		x := b.input("x", c.n, c.c, c.hw, c.hw)
-		y := b.op("Conv", []*ir.Attribute{ints("pads", 1, 1, 1, 1), ints("kernel_shape", 3, 3)}, x, b.weight("w", c.k, c.c, 3, 3), b.weight("b", c.k))
+		y := b.op("Conv", []*ir.Attribute{ir.IntsAttr("pads", 1, 1, 1, 1), ir.IntsAttr("kernel_shape", 3, 3)}, x, b.weight("w", c.k, c.c, 3, 3), b.weight("b", c.k))
 		b.output(b.op("Relu", nil, y))
 		g := b.infer()
 		passes := []string{"winograd"}
@@ -89,9 +89,9 @@ func TestWinogradGuards(t *testing.T) {
 		blindInput bool
 	}{
 		{"control: this one fires", 32, 32, 16, 3, nil, false},
-		{"stride 2", 32, 32, 16, 3, []*ir.Attribute{ints("strides", 2, 2)}, false},
-		{"dilation 2", 32, 32, 16, 3, []*ir.Attribute{ints("dilations", 2, 2)}, false},
-		{"group 2", 32, 32, 16, 3, []*ir.Attribute{intAttr("group", 2)}, false},
+		{"stride 2", 32, 32, 16, 3, []*ir.Attribute{ir.IntsAttr("strides", 2, 2)}, false},
+		{"dilation 2", 32, 32, 16, 3, []*ir.Attribute{ir.IntsAttr("dilations", 2, 2)}, false},
+		{"group 2", 32, 32, 16, 3, []*ir.Attribute{ir.IntAttr("group", 2)}, false},
 		{"1x1 filter", 32, 32, 16, 1, nil, false},
 		{"tiny channels (first layer)", 3, 64, 16, 3, nil, false},
 		{"2x2 output does not pay", 32, 32, 2, 3, nil, false},
@@ -142,7 +142,7 @@ func TestAlexNetConv345Winograd(t *testing.T) {
 		for _, l := range layers {
 			b := newBuilder(t)
 			x := b.input("x", batch, l.c, 13, 13)
-			b.output(b.op("Relu", nil, b.op("Conv", []*ir.Attribute{ints("pads", 1, 1, 1, 1), ints("kernel_shape", 3, 3)}, x, b.blind("w", l.k, l.c, 3, 3), b.blind("b", l.k))))
+			b.output(b.op("Relu", nil, b.op("Conv", []*ir.Attribute{ir.IntsAttr("pads", 1, 1, 1, 1), ir.IntsAttr("kernel_shape", 3, 3)}, x, b.blind("w", l.k, l.c, 3, 3), b.blind("b", l.k))))
 			g := b.infer()
 			runPasses(t, g, "fuse-conv")
 			direct := fusedFLOPs(t, g.Nodes[0])
