@@ -1,0 +1,131 @@
+package registrytest
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/ir"
+	_ "github.com/onnxcost/onnxcost/passes" // linked in so that anything passes registered would be checked too
+)
+
+func shapeKeys() []string {
+	var ks []string
+	for _, s := range ir.Ops() {
+		ks = append(ks, s.Domain+"::"+s.Name)
+	}
+	return ks
+}
+
+// TestRegistriesAgree: every op with a shape rule has a cost rule or a
+// documented reason on cost.NoCostRule, and every cost rule has a shape
+// rule.
+func TestRegistriesAgree(t *testing.T) {
+	for _, line := range CheckKeys(shapeKeys(), cost.RuleKeys(), cost.NoCostRule) {
+		t.Error(line)
+	}
+}
+
+// TestCheckKeysFails shows the check failing when either side gains an op
+// the other lacks.
+func TestCheckKeysFails(t *testing.T) {
+	shape := []string{"::Relu", "::Constant", "::Unique"}
+	costs := []string{"::Relu"}
+	noCost := map[string]string{"::Unique": "data-dependent"}
+	if bad := CheckKeys(shape, costs, noCost); len(bad) != 0 {
+		t.Fatalf("agreeing sets reported %v", bad)
+	}
+	cases := []struct {
+		name         string
+		shape, costs []string
+		noCost       map[string]string
+		want         string
+	}{
+		{"shape side gains an op", append(slices.Clone(shape), "::NewOp"), costs, noCost, "::NewOp has a shape rule but no cost rule"},
+		{"cost side gains an op", shape, append(slices.Clone(costs), "::Orphan"), noCost, "::Orphan has a cost rule but no shape rule"},
+		{"costed and excused", shape, append(slices.Clone(costs), "::Unique"), noCost, "::Unique has a cost rule and is also on"},
+		{"stale excuse", shape, costs, map[string]string{"::Unique": "x", "::Gone": "y"}, "::Gone is on cost.NoCostRule but has no shape rule"},
+	}
+	for _, c := range cases {
+		bad := CheckKeys(c.shape, c.costs, c.noCost)
+		if len(bad) != 1 || !strings.Contains(bad[0], c.want) {
+			t.Errorf("%s: got %q, want one line containing %q", c.name, bad, c.want)
+		}
+	}
+}
+
+// TestTraitsKeepPromises: each trait implies what its readers rely on.
+func TestTraitsKeepPromises(t *testing.T) {
+	for _, s := range ir.Ops() {
+		k := s.Domain + "::" + s.Name
+		if s.Traits != 0 && s.Domain != "" && s.Domain != ir.FusedDomain {
+			t.Errorf("%s: traits are read for the default and %s domains only", k, ir.FusedDomain)
+		}
+		if s.Traits.Has(ir.Elementwise) {
+			if s.Domain == "" {
+				// The chain rule and fused parts price each member by
+				// its per-element count.
+				if _, _, ok := cost.OpCount(s.Name); !ok {
+					t.Errorf("%s is Elementwise but has no per-element count in cost", k)
+				}
+			} else if cost.LookupRule(s.Domain, s.Name) == nil {
+				t.Errorf("%s is Elementwise but has no cost rule", k)
+			}
+		}
+		if s.Traits.Has(ir.FusableActivation) {
+			if _, _, ok := cost.OpCount(s.Name); !ok {
+				t.Errorf("%s is a FusableActivation but the epilogue cost part has no count for it", k)
+			}
+			if s.MinIn != 1 {
+				t.Errorf("%s is a FusableActivation but not unary", k)
+			}
+		}
+		if !s.Traits.Has(ir.FusableActivation) && len(s.EpilogueAttrs) > 0 {
+			t.Errorf("%s carries EpilogueAttrs without FusableActivation", k)
+		}
+		if s.Traits.Has(ir.Commutative) && (s.MinIn != 2 || s.MaxIn != 2) {
+			t.Errorf("%s is Commutative but not binary", k)
+		}
+		if s.Traits.Has(ir.View) {
+			if e := costOf(t, s); e.Launches != 0 || e.BytesRead != 0 || e.BytesWritten != 0 || !e.View {
+				t.Errorf("%s is a View but its cost rule gives %+v", k, e)
+			}
+		}
+		if s.Traits.Has(ir.Alias) && !s.Traits.Has(ir.View) && s.Name != "Dropout" {
+			t.Errorf("%s is an Alias that is not a View; only Dropout (a no-op at inference) may be", k)
+		}
+		if s.Domain == ir.FusedDomain && cost.LookupRule(s.Domain, s.Name) == nil {
+			t.Errorf("fused op %s has no cost rule", k)
+		}
+	}
+}
+
+// costOf runs s's cost rule on a one-node graph with float inputs and
+// outputs of shape [2, 3].
+func costOf(t *testing.T, s *ir.OpSchema) cost.NodeEstimate {
+	t.Helper()
+	r := cost.LookupRule(s.Domain, s.Name)
+	if r == nil {
+		t.Fatalf("%s has no cost rule", s.Name)
+	}
+	g := ir.NewGraph("g")
+	n := &ir.Node{Name: "n", OpType: s.Name, Domain: s.Domain}
+	mk := func(name string) *ir.Value {
+		v, err := g.NewValue(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.Kind, v.DType, v.Shape = ir.TensorValue, ir.Float32, ir.RankedShape(ir.D(2), ir.D(3))
+		return v
+	}
+	for i := 0; i < max(s.MinIn, 1); i++ {
+		n.Inputs = append(n.Inputs, mk("in"+string(rune('0'+i))))
+	}
+	n.Outputs = []*ir.Value{mk("out")}
+	e, err := r(n, &cost.RuleCtx{Graph: g})
+	if err != nil {
+		t.Fatalf("%s: %v", s.Name, err)
+	}
+	return e
+}
