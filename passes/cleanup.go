@@ -1,6 +1,10 @@
 package passes
 
-import "github.com/onnxcost/onnxcost/ir"
+import (
+	"slices"
+
+	"github.com/onnxcost/onnxcost/ir"
+)
 
 // cleanup removes what an inference engine never runs: no-op nodes
 // (Identity, Dropout in inference mode), shape arithmetic whose result
@@ -101,6 +105,12 @@ func foldable(g *ir.Graph, n *ir.Node) bool {
 // are not model parameters, and counting them as such would make a
 // model's parameter count depend on the plan.
 func foldToConstants(g *ir.Graph, n *ir.Node) error {
+	// The constants take n's place: before the node that followed it.
+	var at *ir.Node
+	if i := slices.Index(g.Nodes, n); i >= 0 && i+1 < len(g.Nodes) {
+		at = g.Nodes[i+1]
+	}
+	g.RemoveNode(n)
 	for i, o := range n.Outputs {
 		if o == nil {
 			continue
@@ -109,14 +119,12 @@ func foldToConstants(g *ir.Graph, n *ir.Node) error {
 		if i > 0 {
 			name = g.UniqueName(n.Name + "_const")
 		}
-		o.Producer = nil
 		c := &ir.Node{Name: name, OpType: "Constant", Outputs: []*ir.Value{o},
 			Attrs: []*ir.Attribute{{Name: "value", Type: ir.AttrTensor, T: o.Const}}}
-		if err := g.InsertNodeBefore(c, n); err != nil {
+		if err := g.InsertNodeBefore(c, at); err != nil {
 			return err
 		}
 	}
-	g.RemoveNode(n)
 	return nil
 }
 

@@ -285,31 +285,6 @@ func nodeNames(n *ir.Node) []string {
 }
 
 // swapIn replaces the nodes old (in graph order) with n, placed where the
-// last of them was. n's outputs must be outputs of old nodes; every other
-// output of old is dropped (the selector guaranteed nobody reads it).
-// Inputs of old that nothing reads any more are removed by cleanup.
-func swapIn(g *ir.Graph, old []*ir.Node, n *ir.Node) error {
-	last := old[len(old)-1]
-	var at *ir.Node
-	for i, m := range g.Nodes {
-		if m == last && i+1 < len(g.Nodes) {
-			at = g.Nodes[i+1]
-		}
-	}
-	keep := map[*ir.Value]bool{}
-	for _, o := range n.Outputs {
-		keep[o] = true
-	}
-	for _, m := range old {
-		g.RemoveNode(m)
-		for _, o := range m.Outputs {
-			if o != nil && !keep[o] {
-				g.RemoveValue(o)
-			}
-		}
-	}
-	if at == nil {
-		return g.AddNode(n)
-	}
-	return g.InsertNodeBefore(n, at)
-}
+// last of them was (ir.Graph.ReplaceNodes). Inputs of old that nothing
+// reads any more are removed by cleanup.
+func swapIn(g *ir.Graph, old []*ir.Node, n *ir.Node) error { return g.ReplaceNodes(old, n) }

@@ -68,60 +68,19 @@ func (f Fusion) Apply(g *ir.Graph) (*ir.Node, error) {
 		Domain: ir.FusedDomain,
 		Attrs:  append(f.Attrs, outDTypesAttr(f.Outputs)),
 	}
-	group := map[*ir.Node]bool{}
 	for _, m := range f.Nodes {
-		group[m] = true
 		if len(m.FusedFrom) > 0 {
 			n.FusedFrom = append(n.FusedFrom, m.FusedFrom...)
 		} else {
 			n.FusedFrom = append(n.FusedFrom, m.Name)
 		}
 	}
-	// Values written inside the group that are not outputs of the fused
-	// node disappear with it.
-	keep := map[*ir.Value]bool{}
-	for _, o := range f.Outputs {
-		keep[o] = true
-	}
-	var dead []*ir.Value
-	for _, m := range f.Nodes {
-		for _, o := range m.Outputs {
-			if o != nil && !keep[o] {
-				for _, c := range o.Consumers {
-					if !group[c] {
-						return nil, fmt.Errorf("fusion %s: %q is read outside the group by %q", f.OpType, o.Name, c.Name)
-					}
-				}
-				if g.IsGraphOutput(o) {
-					return nil, fmt.Errorf("fusion %s: %q is a graph output", f.OpType, o.Name)
-				}
-				dead = append(dead, o)
-			}
-		}
-	}
-	for _, m := range f.Nodes[:len(f.Nodes)-1] {
-		g.RemoveNode(m)
-	}
-	// Detach the outputs from the last node, then swap it for the new one.
-	for _, o := range last.Outputs {
-		if o != nil {
-			o.Producer = nil
-		}
-	}
-	for _, o := range f.Outputs {
-		if o.Producer != nil && !group[o.Producer] {
-			return nil, fmt.Errorf("fusion %s: output %q is produced outside the group", f.OpType, o.Name)
-		}
-		o.Producer = nil
-	}
 	n.Inputs = f.Inputs
 	n.Outputs = f.Outputs
-	if err := g.InsertNodeBefore(n, last); err != nil {
-		return nil, err
-	}
-	g.RemoveNode(last)
-	for _, v := range dead {
-		g.RemoveValue(v)
+	// ReplaceNodes checks that no value written inside the group is read
+	// outside it or is a graph output before it changes anything.
+	if err := g.ReplaceNodes(f.Nodes, n); err != nil {
+		return nil, fmt.Errorf("fusion %s: %w", f.OpType, err)
 	}
 	return n, nil
 }
