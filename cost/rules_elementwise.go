@@ -131,3 +131,45 @@ func OpCount(op string) (flops, transcendentals float64, ok bool) {
 	c, ok := opCounts[op]
 	return c.flops, c.trans, ok
 }
+
+func init() { RegisterRule("", "RotaryEmbedding", rotaryRule) }
+
+// rotaryRule (ONNX opset 23 RotaryEmbedding): each rotated channel is
+// x·cos ± x_pair·sin, 2 multiplies and 1 add; channels past
+// rotary_embedding_dim (rot, default the head size) pass through.
+//
+//	rotated = numel(X)·rot/head;  flops = 3·rotated
+//
+// Bytes: X read and Y written once, position_ids read, and from each of
+// the cos and sin caches the rows the tokens use, tokens·rot/2 elements
+// (the whole cache when it is smaller): a decode step reads one row of a
+// long cache, not all of it.
+func rotaryRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	e := NodeEstimate{Class: ClassElementwise, Launches: 1}
+	x, ok := c.Dims(n.In(0))
+	var tokens, head float64
+	switch {
+	case ok && len(x) == 4: // [B, H, S, head]
+		tokens, head = x[0]*x[2], x[3]
+	case ok && len(x) == 3: // [B, S, H·head]
+		tokens, head = x[0]*x[1], x[2]/float64(max(n.AttrInt("num_heads", 1), 1))
+	}
+	if tokens == 0 || head == 0 {
+		c.ReadWrite(n, &e) // unknown layout: every input once
+		return e, nil
+	}
+	rot := float64(n.AttrInt("rotary_embedding_dim", 0))
+	if rot <= 0 || rot > head {
+		rot = head
+	}
+	e.FLOPs = 3 * c.Numel(n.In(0)) * rot / head
+	c.Read(n, &e, 0, 3)
+	for _, cache := range []*ir.Value{n.In(1), n.In(2)} {
+		if cache != nil {
+			c.param(cache, &e)
+			e.BytesRead += min(c.Numel(cache), tokens*rot/2) * c.elemBytes(cache)
+		}
+	}
+	c.Write(n, &e)
+	return e, nil
+}

@@ -6,6 +6,8 @@ package ir
 // and kv_num_heads.
 
 func init() {
+	Register(&OpSchema{Name: "RotaryEmbedding", Family: FamilyElementwise, Since: 23, MinIn: 3, MaxIn: 4, MinOut: 1, MaxOut: 1,
+		Infer: inferRotaryEmbedding, Doc: "Y like X: [B,H,S,head] or [B,S,H·head] (num_heads required)"})
 	Register(&OpSchema{Name: "Attention", Family: FamilyAttention, Since: 23, MinIn: 3, MaxIn: 7, MinOut: 1, MaxOut: 4,
 		Infer: inferAttention,
 		Doc:   "Y [B,Hq,Lq,dv] (4-D) or [B,Lq,Hq·dv] (3-D); present_key/value [B,Hkv,past+Lk,d]; qk_matmul_output [B,Hq,Lq,past+Lk]"})
@@ -72,4 +74,23 @@ func inferAttention(c *InferCtx) error {
 		}
 	}
 	return nil
+}
+
+// inferRotaryEmbedding: RoPE rotates pairs of channels in place, so Y has
+// X's type and shape. X is 4-D [B, heads, S, head] or 3-D [B, S, hidden],
+// which needs num_heads to find the head size.
+func inferRotaryEmbedding(c *InferCtx) error {
+	x := c.InShape(0)
+	if x.Ranked {
+		switch r := x.Rank(); {
+		case r == 3 && c.AttrInt("num_heads", 0) <= 0:
+			return c.Errorf("3-D input needs a positive num_heads")
+		case r != 3 && r != 4:
+			return c.Errorf("input of rank %d, want 3 or 4", r)
+		}
+	}
+	if rot := c.AttrInt("rotary_embedding_dim", 0); rot < 0 || rot%2 != 0 {
+		return c.Errorf("rotary_embedding_dim %d must be even and not negative", rot)
+	}
+	return c.PassThrough(0, 0)
 }

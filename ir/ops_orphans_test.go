@@ -43,3 +43,21 @@ func TestOpErrorTyped(t *testing.T) {
 		t.Fatalf("got %v (%T), want an *OpError for Attention", err, err)
 	}
 }
+
+// RotaryEmbedding (opset 23), added by following doc.go's "Adding an op".
+func TestRotaryEmbeddingInfer(t *testing.T) {
+	f16 := Float16
+	x4, x3 := faShape("b", 32, "s", 128), faShape("b", "s", 4096)
+	cache := faShape(8192, 64)
+	pos := faShape("b", "s")
+	runFAOutputs(t, "4-D with position_ids", "RotaryEmbedding", 23,
+		[]faIn{faInput(f16, x4), faInput(f16, cache), faInput(f16, cache), faInput(Int64, pos)}, nil, []TypeInfo{{DType: f16, Shape: x4}})
+	runFAOutputs(t, "3-D partial rotation", "RotaryEmbedding", 23,
+		[]faIn{faInput(f16, x3), faInput(f16, faShape("b", "s", 32)), faInput(f16, faShape("b", "s", 32))},
+		[]*Attribute{IntAttr("num_heads", 32), IntAttr("rotary_embedding_dim", 64)}, []TypeInfo{{DType: f16, Shape: x3}})
+	runFATypeCases(t, []faTypeCase{
+		{name: "rope 3-D without heads", op: "RotaryEmbedding", opset: 23, ins: []faIn{faInput(f16, x3), faInput(f16, cache), faInput(f16, cache)}, wantErr: "num_heads"},
+		{name: "rope rank 2", op: "RotaryEmbedding", opset: 23, ins: []faIn{faInput(f16, faShape(4, 8)), faInput(f16, cache), faInput(f16, cache)}, wantErr: "rank 2"},
+		{name: "rope odd dim", op: "RotaryEmbedding", opset: 23, ins: []faIn{faInput(f16, x4), faInput(f16, cache), faInput(f16, cache)}, attrs: []*Attribute{IntAttr("rotary_embedding_dim", 3)}, wantErr: "even"},
+	})
+}
