@@ -3,6 +3,7 @@ package ir
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -243,12 +244,7 @@ func (g *Graph) UniqueName(prefix string) string {
 }
 
 func (g *Graph) hasNodeNamed(name string) bool {
-	for _, n := range g.Nodes {
-		if n.Name == name {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(g.Nodes, func(n *Node) bool { return n.Name == name })
 }
 
 // AddInput appends a graph input.
@@ -310,14 +306,7 @@ func (g *Graph) InsertNodeBefore(n, at *Node) error {
 	return nil
 }
 
-func (g *Graph) indexOf(n *Node) int {
-	for i, m := range g.Nodes {
-		if m == n {
-			return i
-		}
-	}
-	return -1
-}
+func (g *Graph) indexOf(n *Node) int { return slices.Index(g.Nodes, n) }
 
 // RemoveNode unlinks n from the graph. Its outputs lose their producer;
 // callers must rewire or delete their uses first.
@@ -365,31 +354,24 @@ func (g *Graph) SetInput(n *Node, i int, v *Value) {
 }
 
 // ReplaceAllUses makes every consumer of old (and the graph outputs) read
-// new instead.
-func (g *Graph) ReplaceAllUses(old, new *Value) {
+// repl instead.
+func (g *Graph) ReplaceAllUses(old, repl *Value) {
 	for _, c := range append([]*Node(nil), old.Consumers...) {
 		for i, in := range c.Inputs {
 			if in == old {
-				g.SetInput(c, i, new)
+				g.SetInput(c, i, repl)
 			}
 		}
 	}
 	for i, o := range g.Outputs {
 		if o == old {
-			g.Outputs[i] = new
+			g.Outputs[i] = repl
 		}
 	}
 }
 
 // IsGraphOutput reports whether v is an output of g.
-func (g *Graph) IsGraphOutput(v *Value) bool {
-	for _, o := range g.Outputs {
-		if o == v {
-			return true
-		}
-	}
-	return false
-}
+func (g *Graph) IsGraphOutput(v *Value) bool { return slices.Contains(g.Outputs, v) }
 
 // Toposort reorders g.Nodes topologically, keeping the existing relative
 // order where dependencies allow (gonum's stabilised sort, ordered by file
@@ -427,7 +409,7 @@ func (g *Graph) Toposort() error {
 			first := g.Nodes[cyc[0][0].ID()]
 			return fmt.Errorf("cycle through node %q (%s) and %d other node(s)", first.Name, first.OpType, len(cyc[0])-1)
 		}
-		return fmt.Errorf("cannot order the nodes: %v", err)
+		return fmt.Errorf("cannot order the nodes: %w", err)
 	}
 	order := make([]*Node, len(sorted))
 	for k, nd := range sorted {

@@ -86,7 +86,7 @@ func (in *inliner) graph(g *Graph) error {
 		}
 		added, err := in.expand(g, i, n, f)
 		if err != nil {
-			return fmt.Errorf("inlining node %q (%s): %v", n.Name, n.OpType, err)
+			return fmt.Errorf("inlining node %q (%s): %w", n.Name, n.OpType, err)
 		}
 		for _, a := range added {
 			in.depth[a] = d

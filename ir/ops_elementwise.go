@@ -241,7 +241,7 @@ func broadcastInputs(c *InferCtx) (Shape, error) {
 	}
 	s, err := BroadcastShapes(shapes...)
 	if err != nil {
-		return Shape{}, c.Errorf("%v", err)
+		return Shape{}, c.Errorf("%w", err)
 	}
 	return s, nil
 }
@@ -640,7 +640,7 @@ func inferPRelu(c *InferCtx) error {
 	}
 	if c.Opset >= 7 {
 		if _, err := BroadcastShapes(x, c.InShape(1)); err != nil {
-			return c.Errorf("slope does not broadcast onto X: %v", err)
+			return c.Errorf("slope does not broadcast onto X: %w", err)
 		}
 	}
 	return c.PassThrough(0, 0)

@@ -85,7 +85,7 @@ func inferBroadcastAll(c *InferCtx) error {
 	}
 	s, err := BroadcastShapes(shapes...)
 	if err != nil {
-		return c.Errorf("%v", err)
+		return c.Errorf("%w", err)
 	}
 	return c.SetOut(0, fusedOutDType(c, 0), s)
 }

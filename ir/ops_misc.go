@@ -70,7 +70,7 @@ func inferStringNormalizer(c *InferCtx) error {
 func inferStringConcat(c *InferCtx) error {
 	s, err := BroadcastShapes(c.InShape(0), c.InShape(1))
 	if err != nil {
-		return c.Errorf("%v", err)
+		return c.Errorf("%w", err)
 	}
 	return c.SetOut(0, String, s)
 }

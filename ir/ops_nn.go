@@ -487,7 +487,7 @@ func matMulShape(c *InferCtx, a, b Shape) (Shape, error) {
 	}
 	batch, err := BroadcastShapes(RankedShape(ad[:len(ad)-2]...), RankedShape(bd[:len(bd)-2]...))
 	if err != nil {
-		return Shape{}, c.Errorf("%v", err)
+		return Shape{}, c.Errorf("%w", err)
 	}
 	dims := append([]Dim{}, batch.Dims...)
 	if !aVec {
@@ -574,7 +574,7 @@ func inferEinsum(c *InferCtx) error {
 			anyEllipsis = true
 			b, err := BroadcastShapes(ell, RankedShape(s.Dims[t.ellipsis:t.ellipsis+ne]...))
 			if err != nil {
-				return c.Errorf("ellipsis dims: %v", err)
+				return c.Errorf("ellipsis dims: %w", err)
 			}
 			ell = b
 		}

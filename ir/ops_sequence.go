@@ -442,7 +442,7 @@ func inferOptional(c *InferCtx) error {
 	} else if a := c.Attr("type"); a != nil {
 		ti, err := a.TypeProto(0)
 		if err != nil {
-			return c.Errorf("type attribute: %v", err)
+			return c.Errorf("type attribute: %w", err)
 		}
 		t.DType, t.Shape = ti.DType, ti.Shape.Clone()
 	}

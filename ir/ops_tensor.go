@@ -724,7 +724,7 @@ func inferExpand(c *InferCtx) error {
 	}
 	s, err := BroadcastShapes(in, RankedShape(target...))
 	if err != nil {
-		return c.Errorf("%v", err)
+		return c.Errorf("%w", err)
 	}
 	if dims, ok := s.Ints(); ok && smallShape(c, dims) {
 		if t, ok := inVals(c, 0); ok {

@@ -356,7 +356,7 @@ func (r *reader) graph(b []byte, off int64, parent *Graph, depth int) (*Graph, e
 		return nil, err
 	}
 	if err := g.Toposort(); err != nil {
-		return nil, fmt.Errorf("graph %q: %v", g.Name, err)
+		return nil, fmt.Errorf("graph %q: %w", g.Name, err)
 	}
 	return g, nil
 }
@@ -970,7 +970,7 @@ func (r *reader) function(f *pbField, idx int) (*Function, error) {
 		return nil, err
 	}
 	if err := r.nodes2graph(body, nodes, 0); err != nil {
-		return nil, fmt.Errorf("function %q: %v", fn.Name, err)
+		return nil, fmt.Errorf("function %q: %w", fn.Name, err)
 	}
 	for _, name := range outputs {
 		v := body.Lookup(name)
@@ -990,7 +990,7 @@ func (r *reader) function(f *pbField, idx int) (*Function, error) {
 		return nil, err
 	}
 	if err := body.Toposort(); err != nil {
-		return nil, fmt.Errorf("function %q: %v", fn.Name, err)
+		return nil, fmt.Errorf("function %q: %w", fn.Name, err)
 	}
 	return fn, nil
 }

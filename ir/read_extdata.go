@@ -126,12 +126,12 @@ func (e *extFiles) openNew(loc string) (*extFile, error) {
 		if strings.Contains(err.Error(), "escapes") {
 			return nil, fmt.Errorf("external data path %q escapes the model folder", loc)
 		}
-		return nil, fmt.Errorf("external data %q: %v", loc, err)
+		return nil, fmt.Errorf("external data %q: %w", loc, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("external data %q: %v", loc, err)
+		return nil, fmt.Errorf("external data %q: %w", loc, err)
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
@@ -145,14 +145,14 @@ func (e *extFiles) openNew(loc string) (*extFile, error) {
 func (e *extFiles) checkInside(loc string) error {
 	base, err := filepath.EvalSymlinks(e.dir)
 	if err != nil {
-		return fmt.Errorf("model folder: %v", err)
+		return fmt.Errorf("model folder: %w", err)
 	}
 	full, err := filepath.EvalSymlinks(filepath.Join(e.dir, loc))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
-		return fmt.Errorf("external data %q: %v", loc, err)
+		return fmt.Errorf("external data %q: %w", loc, err)
 	}
 	rel, err := filepath.Rel(base, full)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") || filepath.IsAbs(rel) {
@@ -236,7 +236,7 @@ func (r *reader) external(p *tensorParts, n, small int64) error {
 	}
 	buf := make([]byte, length) // length == want ≤ small × 16 bytes
 	if _, err := f.f.ReadAt(buf, offset); err != nil {
-		return fmt.Errorf("external data %q: %v", loc, err)
+		return fmt.Errorf("external data %q: %w", loc, err)
 	}
 	return decodeRaw(t, buf, n)
 }

@@ -119,7 +119,7 @@ func (r *reader) tensorCap(b []byte, off int64, small int64) (*Tensor, error) {
 		}
 	}
 	if err := r.tensorData(p, n, small); err != nil {
-		return nil, fmt.Errorf("tensor %q: %v", t.Name, err)
+		return nil, fmt.Errorf("tensor %q: %w", t.Name, err)
 	}
 	return t, nil
 }

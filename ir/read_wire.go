@@ -80,7 +80,7 @@ func (w *wireWalker) wireErr(code int) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("truncated protobuf in %s", w.where())
 	}
-	return fmt.Errorf("corrupt protobuf in %s: %v", w.where(), err)
+	return fmt.Errorf("corrupt protobuf in %s: %w", w.where(), err)
 }
 
 // walk calls fn for every field of the message in b, whose first byte is

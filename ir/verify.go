@@ -1,6 +1,9 @@
 package ir
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Verify checks the structural invariants every pass must keep:
 //   - every value has at most one producer, and that producer lists it
@@ -41,7 +44,7 @@ func VerifyModel(m *Model) error {
 			return fmt.Errorf("function %q has no body", f.Name)
 		}
 		if err := Verify(f.Body); err != nil {
-			return fmt.Errorf("function %q: %v", f.Name, err)
+			return fmt.Errorf("function %q: %w", f.Name, err)
 		}
 	}
 	return nil
@@ -198,11 +201,4 @@ func countIn(cs []*Node, g *Graph) int {
 	return k
 }
 
-func readsValue(n *Node, v *Value) bool {
-	for _, in := range n.Inputs {
-		if in == v {
-			return true
-		}
-	}
-	return false
-}
+func readsValue(n *Node, v *Value) bool { return slices.Contains(n.Inputs, v) }

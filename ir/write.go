@@ -406,7 +406,7 @@ func (e *encoder) node(n *Node) (*msgBuf, error) {
 	for _, a := range n.Attrs {
 		c, err := e.attribute(a)
 		if err != nil {
-			return nil, fmt.Errorf("node %q attribute %q: %v", n.Name, a.Name, err)
+			return nil, fmt.Errorf("node %q attribute %q: %w", n.Name, a.Name, err)
 		}
 		b.msg(5, c)
 	}
@@ -511,7 +511,7 @@ func (e *encoder) function(f *Function) (*msgBuf, error) {
 	for _, n := range f.Body.Nodes {
 		c, err := e.node(n)
 		if err != nil {
-			return nil, fmt.Errorf("function %q: %v", f.Name, err)
+			return nil, fmt.Errorf("function %q: %w", f.Name, err)
 		}
 		b.msg(7, c)
 	}
@@ -523,7 +523,7 @@ func (e *encoder) function(f *Function) (*msgBuf, error) {
 	for _, a := range f.AttrDefaults {
 		c, err := e.attribute(a)
 		if err != nil {
-			return nil, fmt.Errorf("function %q attribute %q: %v", f.Name, a.Name, err)
+			return nil, fmt.Errorf("function %q attribute %q: %w", f.Name, a.Name, err)
 		}
 		b.msg(11, c)
 	}
@@ -545,7 +545,7 @@ func (e *encoder) function(f *Function) (*msgBuf, error) {
 func (e *encoder) tensorField(t *Tensor, name string, denseNum, sparseNum protowire.Number) (protowire.Number, *msgBuf, error) {
 	enc, err := e.src.encoding(t)
 	if err != nil {
-		return 0, nil, fmt.Errorf("tensor %q: %v", name, err)
+		return 0, nil, fmt.Errorf("tensor %q: %w", name, err)
 	}
 	if enc.sparse {
 		b := &msgBuf{}
@@ -576,7 +576,7 @@ func (e *encoder) tensorField(t *Tensor, name string, denseNum, sparseNum protow
 		b.ref(enc.field, enc.file, enc.off, t.Loc.Length)
 	case t.HasData:
 		if err := encodeValues(b, t); err != nil {
-			return 0, nil, fmt.Errorf("tensor %q: %v", name, err)
+			return 0, nil, fmt.Errorf("tensor %q: %w", name, err)
 		}
 	case t.NumElements() > 0 && (t.Loc.Length > 0 || t.Loc.Offset != 0):
 		return 0, nil, fmt.Errorf("tensor %q: its bytes cannot be copied (the source model is not a file, or stores them unpacked) and its values were not read", name)
@@ -753,7 +753,7 @@ func (s *sourceFiles) encoding(t *Tensor) (tensorSource, error) {
 	}
 	buf := make([]byte, k)
 	if _, err := f.ReadAt(buf, loc.Offset-k); err != nil {
-		return tensorSource{}, fmt.Errorf("reading source model: %v", err)
+		return tensorSource{}, fmt.Errorf("reading source model: %w", err)
 	}
 	pre := buf[:len(buf)-len(lenBytes)]
 	if string(buf[len(pre):]) != string(lenBytes) || len(pre) == 0 {

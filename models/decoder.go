@@ -1,6 +1,7 @@
 package models
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -34,17 +35,12 @@ var (
 )
 
 func (c *GPTConfig) defaults() {
-	def := func(p *int64, v int64) {
-		if *p == 0 {
-			*p = v
-		}
-	}
-	def(&c.Vocab, 50257)
-	def(&c.Positions, 1024)
-	def(&c.DModel, 768)
-	def(&c.Heads, 12)
-	def(&c.Seq, 1024)
-	def(&c.Batch, 1)
+	c.Vocab = cmp.Or(c.Vocab, 50257)
+	c.Positions = cmp.Or(c.Positions, 1024)
+	c.DModel = cmp.Or(c.DModel, 768)
+	c.Heads = cmp.Or(c.Heads, 12)
+	c.Seq = cmp.Or(c.Seq, 1024)
+	c.Batch = cmp.Or(c.Batch, 1)
 	if c.Layers == 0 {
 		c.Layers = 12
 	}
@@ -137,18 +133,13 @@ var (
 )
 
 func (c *LlamaConfig) defaults() {
-	def := func(p *int64, v int64) {
-		if *p == 0 {
-			*p = v
-		}
-	}
-	def(&c.Vocab, 32000)
-	def(&c.DModel, 4096)
-	def(&c.Heads, 32)
-	def(&c.KVHeads, c.Heads)
-	def(&c.FF, 11008)
-	def(&c.Seq, 2048)
-	def(&c.Batch, 1)
+	c.Vocab = cmp.Or(c.Vocab, 32000)
+	c.DModel = cmp.Or(c.DModel, 4096)
+	c.Heads = cmp.Or(c.Heads, 32)
+	c.KVHeads = cmp.Or(c.KVHeads, c.Heads)
+	c.FF = cmp.Or(c.FF, 11008)
+	c.Seq = cmp.Or(c.Seq, 2048)
+	c.Batch = cmp.Or(c.Batch, 1)
 	if c.Layers == 0 {
 		c.Layers = 32
 	}

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 
@@ -22,16 +23,11 @@ type LSTMConfig struct {
 }
 
 func (c *LSTMConfig) defaults() {
-	def := func(p *int64, v int64) {
-		if *p == 0 {
-			*p = v
-		}
-	}
-	def(&c.Vocab, 10000)
-	def(&c.Embed, 1024)
-	def(&c.Hidden, 1024)
-	def(&c.Seq, 32)
-	def(&c.Batch, 128)
+	c.Vocab = cmp.Or(c.Vocab, 10000)
+	c.Embed = cmp.Or(c.Embed, 1024)
+	c.Hidden = cmp.Or(c.Hidden, 1024)
+	c.Seq = cmp.Or(c.Seq, 32)
+	c.Batch = cmp.Or(c.Batch, 128)
 	if c.Layers == 0 {
 		c.Layers = 2
 	}

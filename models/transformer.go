@@ -1,6 +1,7 @@
 package models
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 
@@ -22,16 +23,11 @@ type TransformerConfig struct {
 }
 
 func (c *TransformerConfig) defaults() {
-	def := func(p *int64, v int64) {
-		if *p == 0 {
-			*p = v
-		}
-	}
-	def(&c.DModel, 512)
-	def(&c.Heads, 8)
-	def(&c.FF, 2048)
-	def(&c.Seq, 128)
-	def(&c.Batch, 1)
+	c.DModel = cmp.Or(c.DModel, 512)
+	c.Heads = cmp.Or(c.Heads, 8)
+	c.FF = cmp.Or(c.FF, 2048)
+	c.Seq = cmp.Or(c.Seq, 128)
+	c.Batch = cmp.Or(c.Batch, 1)
 	if c.Layers == 0 {
 		c.Layers = 6
 	}

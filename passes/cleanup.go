@@ -86,7 +86,7 @@ func foldable(g *ir.Graph, n *ir.Node) bool {
 	if n.Domain == ir.FusedDomain || isOp(n, "Constant") || len(n.Subgraphs()) > 0 || len(n.Outputs) == 0 {
 		return false
 	}
-	any := false
+	folds := false
 	for _, o := range n.Outputs {
 		if o == nil {
 			continue
@@ -95,9 +95,9 @@ func foldable(g *ir.Graph, n *ir.Node) bool {
 		if t == nil || o.Kind != ir.TensorValue || g.IsGraphOutput(o) || t.NumElements() > ir.DefaultLimits.SmallTensorElems {
 			return false
 		}
-		any = true
+		folds = true
 	}
-	return any
+	return folds
 }
 
 // foldToConstants replaces n by one Constant node per output holding the

@@ -6,12 +6,12 @@ import (
 	"github.com/onnxcost/onnxcost/ir"
 )
 
-// withTable runs f with Table replaced, restoring it afterwards.
-func withTable(t *testing.T, table []Pass, f func()) {
+// withTable runs f with table replaced, restoring it afterwards.
+func withTable(t *testing.T, tbl []Pass, f func()) {
 	t.Helper()
-	saved := Table
-	Table = table
-	defer func() { Table = saved }()
+	saved := table
+	table = tbl
+	defer func() { table = saved }()
 	f()
 }
 

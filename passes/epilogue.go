@@ -256,17 +256,12 @@ func poolFusable(g *ir.Graph, p *ir.Node) bool {
 	return true
 }
 
-// otherInput returns the operand of binary n that is not y (nil when n
-// reads y twice or is not binary).
+// otherInput is otherOperand for an epilogue's residual: nil, not y,
+// when n reads y twice (y+y doubles the accumulator; it adds no other
+// tensor).
 func otherInput(n *ir.Node, y *ir.Value) *ir.Value {
-	if len(n.Inputs) != 2 {
-		return nil
-	}
-	switch {
-	case n.Inputs[0] == y && n.Inputs[1] != y:
-		return n.Inputs[1]
-	case n.Inputs[1] == y && n.Inputs[0] != y:
-		return n.Inputs[0]
+	if o := otherOperand(n, y); o != y {
+		return o
 	}
 	return nil
 }

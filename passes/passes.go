@@ -1,14 +1,9 @@
-// Package passes rewrites an inferred ir.Graph into the graph a GPU
-// inference engine would run: dead and no-op nodes removed, batch norms
-// folded, convolutions, GEMMs and elementwise chains fused, attention
-// fused, 3x3 convolutions substituted by Winograd. Passes never compute
-// costs; fused nodes record the nodes they replaced (Node.FusedFrom) so the
-// cost model and reports can show what was merged.
 package passes
 
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/ir"
@@ -24,9 +19,12 @@ type Pass struct {
 	After []string
 }
 
-// Table is the ordered pass list; Run applies it in this order. Filled by
+// table is the ordered pass list; Run applies it in this order. Filled by
 // table.go so that every pass is addressable by name.
-var Table []Pass
+var table []Pass
+
+// All returns the pass table in run order (a copy: the table is fixed).
+func All() []Pass { return slices.Clone(table) }
 
 // Options select passes and debugging aids.
 type Options struct {
@@ -45,9 +43,9 @@ type Options struct {
 
 // Lookup returns the pass with the given name.
 func Lookup(name string) (*Pass, bool) {
-	for i := range Table {
-		if Table[i].Name == name {
-			return &Table[i], true
+	for i := range table {
+		if table[i].Name == name {
+			return &table[i], true
 		}
 	}
 	return nil, false
@@ -55,8 +53,8 @@ func Lookup(name string) (*Pass, bool) {
 
 // Names lists the pass names in table order.
 func Names() []string {
-	out := make([]string, len(Table))
-	for i, p := range Table {
+	out := make([]string, len(table))
+	for i, p := range table {
 		out[i] = p.Name
 	}
 	return out
@@ -75,20 +73,12 @@ func Selected(opt Options) ([]Pass, error) {
 			return nil, fmt.Errorf("--dump-after: unknown pass %q (passes: %s)", opt.DumpAfter, strings.Join(Names(), ", "))
 		}
 	}
-	in := func(list []string, n string) bool {
-		for _, x := range list {
-			if x == n {
-				return true
-			}
-		}
-		return false
-	}
 	var out []Pass
-	for _, p := range Table {
-		if len(opt.Only) > 0 && !in(opt.Only, p.Name) {
+	for _, p := range table {
+		if len(opt.Only) > 0 && !slices.Contains(opt.Only, p.Name) {
 			continue
 		}
-		if in(opt.Disable, p.Name) {
+		if slices.Contains(opt.Disable, p.Name) {
 			continue
 		}
 		out = append(out, p)
@@ -122,14 +112,14 @@ func Run(g *ir.Graph, opt Options) (*Stats, error) {
 	st := &Stats{Changed: map[string]int{}}
 	for st.Iterations < limit {
 		st.Iterations++
-		any := false
+		anyChanged := false
 		for _, p := range sel {
 			changed, err := p.Run(g)
 			if err != nil {
 				return st, fmt.Errorf("pass %s: %w", p.Name, err)
 			}
 			if changed {
-				any = true
+				anyChanged = true
 				st.Changed[p.Name]++
 				if opt.Check {
 					if err := ir.Verify(g); err != nil {
@@ -141,7 +131,7 @@ func Run(g *ir.Graph, opt Options) (*Stats, error) {
 				fmt.Fprintf(opt.DumpTo, "# after %s\n%s", p.Name, ir.Dump(g))
 			}
 		}
-		if !any {
+		if !anyChanged {
 			st.Converged = true
 			return st, nil
 		}

@@ -7,7 +7,7 @@ import "testing"
 // documented and runnable.
 func TestTableOrder(t *testing.T) {
 	pos := map[string]int{}
-	for i, p := range Table {
+	for i, p := range table {
 		if _, dup := pos[p.Name]; dup {
 			t.Errorf("pass %q listed twice", p.Name)
 		}
@@ -16,7 +16,7 @@ func TestTableOrder(t *testing.T) {
 			t.Errorf("pass %q has no Doc or Run", p.Name)
 		}
 	}
-	for i, p := range Table {
+	for i, p := range table {
 		for _, a := range p.After {
 			j, ok := pos[a]
 			if !ok {

@@ -107,7 +107,7 @@ func changedText(st *passes.Stats) string {
 }
 
 func listPasses(w io.Writer) error {
-	for _, p := range passes.Table {
+	for _, p := range passes.All() {
 		after := ""
 		if len(p.After) > 0 {
 			after = " (after " + strings.Join(p.After, ", ") + ")"
