@@ -4,30 +4,20 @@ import (
 	"testing"
 
 	"github.com/onnxcost/onnxcost/ir"
+	"github.com/onnxcost/onnxcost/ir/irtest"
 )
 
 // TestRotaryRule: LLaMA-style RoPE on one decode step, X [1, 32, 1, 128]
 // fp16, caches [4096, 32] (rotary_embedding_dim 64: half of each head).
 func TestRotaryRule(t *testing.T) {
-	g := ir.NewGraph("g")
-	mk := func(name string, dt ir.DType, dims ...int64) *ir.Value {
-		v, err := g.NewValue(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ds := make([]ir.Dim, len(dims))
-		for i, d := range dims {
-			ds[i] = ir.D(d)
-		}
-		v.Kind, v.DType, v.Shape = ir.TensorValue, dt, ir.RankedShape(ds...)
-		return v
-	}
+	b := irtest.New(t, 23)
+	mk := func(name string, dt ir.DType, dims ...int64) *ir.Value { return b.Tensor(name, dt, dims...) }
 	x, y := mk("x", ir.Float16, 1, 32, 1, 128), mk("y", ir.Float16, 1, 32, 1, 128)
 	cos, sin := mk("cos", ir.Float16, 4096, 32), mk("sin", ir.Float16, 4096, 32)
 	pos := mk("pos", ir.Int64, 1, 1)
 	n := &ir.Node{Name: "rope", OpType: "RotaryEmbedding", Inputs: []*ir.Value{x, cos, sin, pos}, Outputs: []*ir.Value{y},
 		Attrs: []*ir.Attribute{ir.IntAttr("rotary_embedding_dim", 64)}}
-	e, err := LookupRule("", "RotaryEmbedding")(n, &RuleCtx{Graph: g})
+	e, err := LookupRule("", "RotaryEmbedding")(n, &RuleCtx{Graph: b.G})
 	if err != nil {
 		t.Fatal(err)
 	}

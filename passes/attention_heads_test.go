@@ -58,7 +58,7 @@ func TestAttentionHeadsFuse(t *testing.T) {
 	q, k, v, ctx, _ := buildMHA(b, mhOpts{})
 	g := b.infer()
 	runPasses(t, g, "fuse-attention")
-	before, err := cost.Analyze(g, b.m, a100(t), cost.Options{DType: "fp32"})
+	before, err := cost.Analyze(g, b.M, a100(t), cost.Options{DType: "fp32"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestAttentionHeadsFuse(t *testing.T) {
 		!permIs(n, "v_perm", headPerm) || !permIs(n, "o_perm", headPerm) {
 		t.Errorf("attributes %+v", n.Attrs)
 	}
-	after, err := cost.Analyze(g, b.m, a100(t), cost.Options{DType: "fp32"})
+	after, err := cost.Analyze(g, b.M, a100(t), cost.Options{DType: "fp32"})
 	if err != nil {
 		t.Fatal(err)
 	}

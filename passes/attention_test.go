@@ -73,7 +73,7 @@ func TestAttentionFuses(t *testing.T) {
 	b := newBuilder(t)
 	q, k, v, mask, out := buildAttention(b, attnOpts{})
 	g := b.infer()
-	unfused, err := cost.Analyze(g, b.m, a100(t), cost.Options{DType: "fp32"})
+	unfused, err := cost.Analyze(g, b.M, a100(t), cost.Options{DType: "fp32"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestAttentionFuses(t *testing.T) {
 		t.Errorf("attributes %+v", n.Attrs)
 	}
 
-	rep, err := cost.Analyze(g, b.m, a100(t), cost.Options{DType: "fp32"})
+	rep, err := cost.Analyze(g, b.M, a100(t), cost.Options{DType: "fp32"})
 	if err != nil {
 		t.Fatal(err)
 	}

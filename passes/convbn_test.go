@@ -111,7 +111,7 @@ func TestFoldBNGuards(t *testing.T) {
 			b, conv, bn := convBN(t, true)
 			mutate(b, conv, bn)
 			g := b.g
-			if _, err := ir.InferShapes(b.m, ir.InferOptions{}); err != nil {
+			if _, err := ir.InferShapes(b.M, ir.InferOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			st := runPasses(t, g, "fold-bn")

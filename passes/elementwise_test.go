@@ -44,7 +44,7 @@ func TestElementwiseChainFuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := cost.Analyze(g, b.m, gpu, cost.Options{DType: "fp32"})
+	rep, err := cost.Analyze(g, b.M, gpu, cost.Options{DType: "fp32"})
 	if err != nil {
 		t.Fatal(err)
 	}

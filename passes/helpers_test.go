@@ -2,43 +2,31 @@ package passes
 
 import (
 	"math/rand"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/ir"
+	"github.com/onnxcost/onnxcost/ir/irtest"
 )
 
-// builder makes small inferred graphs by hand for pass tests.
+// builder makes small inferred graphs by hand for pass tests: the shared
+// irtest builder plus float32 shorthands and random weights.
 type builder struct {
+	*irtest.Builder
 	t   testing.TB
-	m   *ir.Model
 	g   *ir.Graph
 	rng *rand.Rand
-	seq int
 }
 
 func newBuilder(t testing.TB) *builder {
-	g := ir.NewGraph("test")
-	return &builder{t: t, g: g, rng: rand.New(rand.NewSource(1)),
-		m: &ir.Model{Opsets: []ir.OpsetImport{{Domain: "", Version: 13}}, Graph: g}}
+	ib := irtest.New(t, 13)
+	return &builder{Builder: ib, t: t, g: ib.G, rng: rand.New(rand.NewSource(1))}
 }
 
-func (b *builder) value(name string) *ir.Value {
-	v, err := b.g.NewValue(name)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	return v
-}
+func (b *builder) value(name string) *ir.Value { return b.Value(name) }
 
 // input adds a float32 graph input.
 func (b *builder) input(name string, dims ...int64) *ir.Value {
-	v := b.value(name)
-	v.Kind, v.DType, v.Shape = ir.TensorValue, ir.Float32, ir.KnownShape(dims...)
-	v.Declared = &ir.TypeInfo{Kind: ir.TensorValue, DType: ir.Float32, Shape: ir.KnownShape(dims...)}
-	b.g.AddInput(v)
-	return v
+	return b.Input(name, ir.Float32, dims...)
 }
 
 // weight adds a float32 initializer with random contents in [-1, 1).
@@ -81,38 +69,18 @@ func (b *builder) blind(name string, dims ...int64) *ir.Value {
 
 // node adds op reading ins and writing nout fresh outputs.
 func (b *builder) node(op string, ins []*ir.Value, nout int, attrs ...*ir.Attribute) *ir.Node {
-	b.seq++
-	n := &ir.Node{Name: op + "_" + strconv.Itoa(b.seq), OpType: op, Inputs: ins, Attrs: attrs}
-	for i := 0; i < nout; i++ {
-		n.Outputs = append(n.Outputs, b.value(n.Name+"_out"+strconv.Itoa(i)))
-	}
-	if err := b.g.AddNode(n); err != nil {
-		b.t.Fatal(err)
-	}
-	return n
+	return b.Node(op, ins, nout, attrs...)
 }
 
 // op adds a one-output node and returns its output.
 func (b *builder) op(op string, attrs []*ir.Attribute, ins ...*ir.Value) *ir.Value {
-	return b.node(op, ins, 1, attrs...).Out(0)
+	return b.Op(op, attrs, ins...)
 }
 
-func (b *builder) output(vs ...*ir.Value) {
-	for _, v := range vs {
-		b.g.AddOutput(v)
-	}
-}
+func (b *builder) output(vs ...*ir.Value) { b.Output(vs...) }
 
 // infer runs shape inference and checks the graph.
-func (b *builder) infer() *ir.Graph {
-	if _, err := ir.InferShapes(b.m, ir.InferOptions{}); err != nil {
-		b.t.Fatal(err)
-	}
-	if err := ir.VerifyInferred(b.g); err != nil {
-		b.t.Fatal(err)
-	}
-	return b.g
-}
+func (b *builder) infer() *ir.Graph { return b.Infer() }
 
 // runPasses runs the named passes with the verifier after each, and
 // checks the result is still a well-typed graph.
@@ -129,17 +97,7 @@ func runPasses(t testing.TB, g *ir.Graph, names ...string) *Stats {
 }
 
 // ops lists the graph's ops in order, "Conv" or "onnxcost.FusedConv".
-func ops(g *ir.Graph) string {
-	var s []string
-	for _, n := range g.Nodes {
-		if n.Domain != "" {
-			s = append(s, n.Domain+"."+n.OpType)
-		} else {
-			s = append(s, n.OpType)
-		}
-	}
-	return strings.Join(s, " ")
-}
+func ops(g *ir.Graph) string { return irtest.Ops(g) }
 
 // find returns the first node of op type op.
 func find(g *ir.Graph, op string) *ir.Node {

@@ -37,7 +37,7 @@ func TestQKVFuses(t *testing.T) {
 	v := projection(b, x, "v", qkvNv)
 	b.output(qr, k, v, b.op("Relu", nil, x)) // x is also read by a non-GEMM
 	g := b.infer()
-	unfused, err := cost.Analyze(g, b.m, a100(t), cost.Options{DType: "fp32"})
+	unfused, err := cost.Analyze(g, b.M, a100(t), cost.Options{DType: "fp32"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestQKVFuses(t *testing.T) {
 		t.Errorf("%s fused from %q, want Q's name and %q", n.Name, got, want)
 	}
 
-	rep, err := cost.Analyze(g, b.m, a100(t), cost.Options{DType: "fp32"})
+	rep, err := cost.Analyze(g, b.M, a100(t), cost.Options{DType: "fp32"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestQKVGemm(t *testing.T) {
 	if len(n.Inputs) != 6 { // x, q_w, q_b, k_w, k_b, v_w
 		t.Errorf("inputs %v, want V's absent bias trimmed", n.Inputs)
 	}
-	rep, err := cost.Analyze(g, b.m, a100(t), cost.Options{DType: "fp32"})
+	rep, err := cost.Analyze(g, b.M, a100(t), cost.Options{DType: "fp32"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestQKVReadBack(t *testing.T) {
 	for _, o := range []*ir.Value{q, v} {
 		o.Shape = ir.Unranked()
 	}
-	if _, err := ir.InferShapes(b.m, ir.InferOptions{}); err != nil {
+	if _, err := ir.InferShapes(b.M, ir.InferOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if !q.Shape.Equal(ir.KnownShape(qkvRows, qkvNq)) || !v.Shape.Equal(ir.KnownShape(qkvRows, qkvNv)) {

@@ -22,7 +22,7 @@ type skipOpts struct {
 
 // buildSkipLN builds LayerNormalization(Add(x, r)) at opset 17.
 func buildSkipLN(b *builder, o skipOpts) (x, r, y, s *ir.Value) {
-	b.m.Opsets[0].Version = 17
+	b.M.Opsets[0].Version = 17
 	x = b.input("x", skB, skL, skD)
 	switch {
 	case o.constSkip:
@@ -59,7 +59,7 @@ func TestSkipLayerNormFuses(t *testing.T) {
 	b := newBuilder(t)
 	x, r, y, _ := buildSkipLN(b, skipOpts{})
 	g := b.infer()
-	unfused, err := cost.Analyze(g, b.m, a100(t), cost.Options{DType: "fp32"})
+	unfused, err := cost.Analyze(g, b.M, a100(t), cost.Options{DType: "fp32"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestSkipLayerNormFuses(t *testing.T) {
 	if n.In(0) != x || n.In(1) != r || len(n.Inputs) != 4 || len(n.Outputs) != 1 || n.Out(0) != y {
 		t.Errorf("reads %v writes %v; want (x, r, gamma, beta) -> y", n.Inputs, n.Outputs)
 	}
-	rep, err := cost.Analyze(g, b.m, a100(t), cost.Options{DType: "fp32"})
+	rep, err := cost.Analyze(g, b.M, a100(t), cost.Options{DType: "fp32"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestSkipLayerNormRecognised(t *testing.T) {
 	r := b.input("r", 2, 4, 8)
 	y := buildLayerNormOf(b, func(x *ir.Value) *ir.Value { return b.op("Add", nil, x, r) })
 	g := b.infer()
-	unfused, err := cost.Analyze(g, b.m, a100(t), cost.Options{DType: "fp32"})
+	unfused, err := cost.Analyze(g, b.M, a100(t), cost.Options{DType: "fp32"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestSkipLayerNormRecognised(t *testing.T) {
 	if n.Out(0) != y || n.AttrInt("axis", 0) != -1 {
 		t.Errorf("writes %v axis %d", n.Outputs, n.AttrInt("axis", 0))
 	}
-	rep, err := cost.Analyze(g, b.m, a100(t), cost.Options{DType: "fp32"})
+	rep, err := cost.Analyze(g, b.M, a100(t), cost.Options{DType: "fp32"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/ir"
+	"github.com/onnxcost/onnxcost/ir/irtest"
 	_ "github.com/onnxcost/onnxcost/passes" // linked in so that anything passes registered would be checked too
 )
 
@@ -109,21 +110,14 @@ func costOf(t *testing.T, s *ir.OpSchema) cost.NodeEstimate {
 	if r == nil {
 		t.Fatalf("%s has no cost rule", s.Name)
 	}
-	g := ir.NewGraph("g")
+	b := irtest.New(t, ir.DefaultOpset)
 	n := &ir.Node{Name: "n", OpType: s.Name, Domain: s.Domain}
-	mk := func(name string) *ir.Value {
-		v, err := g.NewValue(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v.Kind, v.DType, v.Shape = ir.TensorValue, ir.Float32, ir.RankedShape(ir.D(2), ir.D(3))
-		return v
-	}
+	mk := func(name string) *ir.Value { return b.Tensor(name, ir.Float32, 2, 3) }
 	for i := 0; i < max(s.MinIn, 1); i++ {
 		n.Inputs = append(n.Inputs, mk("in"+string(rune('0'+i))))
 	}
 	n.Outputs = []*ir.Value{mk("out")}
-	e, err := r(n, &cost.RuleCtx{Graph: g})
+	e, err := r(n, &cost.RuleCtx{Graph: b.G})
 	if err != nil {
 		t.Fatalf("%s: %v", s.Name, err)
 	}
