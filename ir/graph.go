@@ -274,6 +274,14 @@ func (g *Graph) AddNode(n *Node) error {
 			return fmt.Errorf("value %q produced by both %q and %q", o.Name, o.Producer.Name, n.Name)
 		}
 	}
+	g.link(n)
+	g.Nodes = append(g.Nodes, n)
+	return nil
+}
+
+// link makes n part of g: n produces its outputs and consumes its inputs.
+// The caller places n in g.Nodes.
+func (g *Graph) link(n *Node) {
 	n.graph = g
 	for _, o := range n.Outputs {
 		if o != nil {
@@ -285,8 +293,6 @@ func (g *Graph) AddNode(n *Node) error {
 			in.Consumers = append(in.Consumers, n)
 		}
 	}
-	g.Nodes = append(g.Nodes, n)
-	return nil
 }
 
 // InsertNodeBefore adds n just before the node at, keeping topological order

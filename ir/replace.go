@@ -1,6 +1,9 @@
 package ir
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // ReplaceNodes swaps the nodes old (in graph order) for the new node n,
 // placed where the last of them was, so every value n reads that old read
@@ -64,20 +67,8 @@ func (g *Graph) ReplaceNodes(old []*Node, n *Node) error {
 	}
 	at := g.indexOf(last)
 	g.RemoveNode(last)
-	n.graph = g
-	for _, o := range n.Outputs {
-		if o != nil {
-			o.Producer = n
-		}
-	}
-	for _, in := range n.Inputs {
-		if in != nil {
-			in.Consumers = append(in.Consumers, n)
-		}
-	}
-	g.Nodes = append(g.Nodes, nil)
-	copy(g.Nodes[at+1:], g.Nodes[at:])
-	g.Nodes[at] = n
+	g.link(n)
+	g.Nodes = slices.Insert(g.Nodes, at, n)
 	for _, v := range dead {
 		g.RemoveValue(v)
 	}

@@ -70,17 +70,26 @@ func (s *scope) has(v *Value) bool {
 	return false
 }
 
+// checkSource: a graph input or initializer (what) has no producer and is
+// registered in g.
+func checkSource(g *Graph, v *Value, what string) error {
+	if v.Producer != nil {
+		return fmt.Errorf("graph %q %s %q has producer %q", g.Name, what, v.Name, v.Producer.Name)
+	}
+	if g.Local(v.Name) != v {
+		return fmt.Errorf("graph %q %s %q is not registered in the graph", g.Name, what, v.Name)
+	}
+	return nil
+}
+
 func (vf *verifier) graph(g *Graph, outer *scope) error {
 	sc := &scope{avail: map[*Value]bool{}, outer: outer}
 	for _, v := range g.Inputs {
 		if v == nil {
 			return fmt.Errorf("graph %q has a nil input", g.Name)
 		}
-		if v.Producer != nil {
-			return fmt.Errorf("graph %q input %q has producer %q", g.Name, v.Name, v.Producer.Name)
-		}
-		if g.Local(v.Name) != v {
-			return fmt.Errorf("graph %q input %q is not registered in the graph", g.Name, v.Name)
+		if err := checkSource(g, v, "input"); err != nil {
+			return err
 		}
 		sc.avail[v] = true
 	}
@@ -88,11 +97,8 @@ func (vf *verifier) graph(g *Graph, outer *scope) error {
 		if v == nil || v.Const == nil || !v.IsInitializer {
 			return fmt.Errorf("graph %q has an initializer without a tensor", g.Name)
 		}
-		if v.Producer != nil {
-			return fmt.Errorf("graph %q initializer %q has producer %q", g.Name, v.Name, v.Producer.Name)
-		}
-		if g.Local(v.Name) != v {
-			return fmt.Errorf("graph %q initializer %q is not registered in the graph", g.Name, v.Name)
+		if err := checkSource(g, v, "initializer"); err != nil {
+			return err
 		}
 		sc.avail[v] = true
 	}
