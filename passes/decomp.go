@@ -123,7 +123,7 @@ func matchLayerNorm(g *ir.Graph, mean *ir.Node) (Fusion, bool) {
 	}
 	attrs := append([]*ir.Attribute{ir.IntAttr("axis", int64(-k)), ir.FloatAttr("epsilon", eps)}, partsOf(nodes...).attrs()...)
 	return Fusion{
-		Nodes: nodes, OpType: "LayerNormalization",
+		Nodes: nodes, OpType: ir.OpFusedLayerNorm,
 		Inputs: trimNil([]*ir.Value{x, gamma, beta}), Outputs: []*ir.Value{y}, Attrs: attrs,
 	}, true
 }
@@ -290,7 +290,7 @@ func geluTail(g *ir.Graph, u, x *ir.Value) ([]*ir.Node, *ir.Value, bool) {
 // geluFusion builds the Gelu fusion of nodes (the last writes y).
 func geluFusion(nodes []*ir.Node, x, y *ir.Value, approximate string) Fusion {
 	attrs := append([]*ir.Attribute{ir.StringAttr("approximate", approximate)}, partsOf(nodes...).attrs()...)
-	return Fusion{Nodes: nodes, OpType: "Gelu", Inputs: []*ir.Value{x}, Outputs: []*ir.Value{y}, Attrs: attrs}
+	return Fusion{Nodes: nodes, OpType: ir.OpFusedGelu, Inputs: []*ir.Value{x}, Outputs: []*ir.Value{y}, Attrs: attrs}
 }
 
 // matchSoftmax, from the Exp:
@@ -351,7 +351,7 @@ func matchSoftmax(g *ir.Graph, exp *ir.Node) (Fusion, bool) {
 	}
 	nodes = append(nodes, exp, sum, div)
 	attrs := append([]*ir.Attribute{ir.IntAttr("axis", axis)}, partsOf(nodes...).attrs()...)
-	return Fusion{Nodes: nodes, OpType: "Softmax", Inputs: []*ir.Value{x}, Outputs: []*ir.Value{div.Out(0)}, Attrs: attrs}, true
+	return Fusion{Nodes: nodes, OpType: ir.OpFusedSoftmax, Inputs: []*ir.Value{x}, Outputs: []*ir.Value{div.Out(0)}, Attrs: attrs}, true
 }
 
 // producerOf is v's producer, or nil.
