@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"github.com/onnxcost/onnxcost/cost/report"
 	"os"
 	"path/filepath"
 	"sort"
@@ -202,7 +203,7 @@ func transformerLayerMACs(l, d, ff float64) float64 {
 
 // gemmLikeMACs sums the MACs of Conv, Gemm, MatMul, LSTM and GRU nodes,
 // including those inside control-flow bodies.
-func gemmLikeMACs(r *Report) float64 {
+func gemmLikeMACs(r *report.Report) float64 {
 	s := 0.0
 	for _, n := range r.Nodes {
 		switch n.OpType {
@@ -225,7 +226,7 @@ func TestAlexNetTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSane(t, r)
-	var layers []NodeCost
+	var layers []report.NodeCost
 	for _, n := range r.Nodes {
 		if n.OpType == "Conv" || n.OpType == "Gemm" {
 			layers = append(layers, n)

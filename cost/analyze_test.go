@@ -2,6 +2,7 @@ package cost
 
 import (
 	"encoding/json"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"math"
 	"strings"
 	"testing"
@@ -86,7 +87,7 @@ func intsAttr(name string, v ...int64) *ir.Attribute {
 	return &ir.Attribute{Name: name, Type: ir.AttrInts, Ints: v}
 }
 
-func (b *builder) analyze(opt Options) *Report {
+func (b *builder) analyze(opt Options) *report.Report {
 	b.t.Helper()
 	r, err := Analyze(b.g, b.m, ruleTestGPU(), opt)
 	if err != nil {
@@ -96,7 +97,7 @@ func (b *builder) analyze(opt Options) *Report {
 	return r
 }
 
-func nodeByOp(t *testing.T, r *Report, op string) NodeCost {
+func nodeByOp(t *testing.T, r *report.Report, op string) report.NodeCost {
 	t.Helper()
 	for _, n := range r.Nodes {
 		if n.OpType == op {
@@ -104,12 +105,12 @@ func nodeByOp(t *testing.T, r *Report, op string) NodeCost {
 		}
 	}
 	t.Fatalf("no %s node in report", op)
-	return NodeCost{}
+	return report.NodeCost{}
 }
 
 // checkSane fails on any NaN, infinite or negative number in a report,
 // and on a report that does not marshal.
-func checkSane(t *testing.T, r *Report) {
+func checkSane(t *testing.T, r *report.Report) {
 	t.Helper()
 	bad := func(what string, x float64) {
 		if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {

@@ -2,6 +2,7 @@ package cost
 
 import (
 	"fmt"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/ir"
@@ -108,7 +109,7 @@ func groupedGemmRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 func EpilogueParts(n *ir.Node, c *RuleCtx, y *ir.Value) []NodeEstimate {
 	var parts []NodeEstimate
 	if n.AttrInt("residual", 0) != 0 {
-		parts = append(parts, NodeEstimate{FLOPs: c.Numel(y)})
+		parts = append(parts, NodeEstimate{Counts: report.Counts{FLOPs: c.Numel(y)}})
 	}
 	act := n.AttrString("activation", "")
 	if act == "Silu" {
@@ -116,7 +117,7 @@ func EpilogueParts(n *ir.Node, c *RuleCtx, y *ir.Value) []NodeEstimate {
 	}
 	if act == "Gelu" && n.AttrString("activation_approximate", "none") == "tanh" {
 		out := c.Numel(y)
-		return append(parts, NodeEstimate{Class: ClassElementwise, FLOPs: geluTanhCounts.flops * out, Transcendentals: geluTanhCounts.trans * out})
+		return append(parts, NodeEstimate{Counts: report.Counts{FLOPs: geluTanhCounts.flops * out, Transcendentals: geluTanhCounts.trans * out}, Class: ClassElementwise})
 	}
 	if p, ok := ElementwisePart(c, act, y); ok {
 		parts = append(parts, p)

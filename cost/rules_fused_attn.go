@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"github.com/onnxcost/onnxcost/cost/report"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/ir"
@@ -41,7 +42,7 @@ func init() {
 func skipLayerNormRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	sum, ok := sumParts(n, c)
 	if !ok {
-		sum = NodeEstimate{FLOPs: c.Numel(n.Out(0))} // the residual add
+		sum = NodeEstimate{Counts: report.Counts{FLOPs: c.Numel(n.Out(0))}} // the residual add
 	}
 	if n.AttrInt("layernorm_in_parts", 0) == 0 {
 		ln, err := c.Estimate(&ir.Node{Name: n.Name, OpType: "LayerNormalization",
@@ -68,7 +69,7 @@ func geluFormula(n *ir.Node, c *RuleCtx) NodeEstimate {
 		cnt = geluTanhCounts
 	}
 	out := c.Numel(n.Out(0))
-	return NodeEstimate{FLOPs: cnt.flops * out, Transcendentals: cnt.trans * out}
+	return NodeEstimate{Counts: report.Counts{FLOPs: cnt.flops * out, Transcendentals: cnt.trans * out}}
 }
 
 // normFormula costs a recognised norm/softmax without part attributes as

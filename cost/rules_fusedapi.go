@@ -1,6 +1,9 @@
 package cost
 
-import "github.com/onnxcost/onnxcost/ir"
+import (
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/ir"
+)
 
 // Fused-op costing. A fused node (domain "onnxcost", written by a pass,
 // FusedFrom naming the nodes it replaced) runs as one kernel:
@@ -80,5 +83,5 @@ func ElementwisePart(c *RuleCtx, op string, v *ir.Value) (NodeEstimate, bool) {
 		return NodeEstimate{}, false
 	}
 	elems := c.Numel(v)
-	return NodeEstimate{Class: ClassElementwise, FLOPs: cnt.flops * elems, Transcendentals: cnt.trans * elems}, true
+	return NodeEstimate{Counts: report.Counts{FLOPs: cnt.flops * elems, Transcendentals: cnt.trans * elems}, Class: ClassElementwise}, true
 }

@@ -39,7 +39,7 @@ func DumpModel(m *Model) string {
 	}
 	for _, f := range m.Functions {
 		b.WriteString("function ")
-		b.WriteString(qualifiedOp(f.Domain, f.Name))
+		b.WriteString(QualifiedOp(f.Domain, f.Name))
 		if f.Overload != "" {
 			b.WriteString(":" + f.Overload)
 		}
@@ -64,12 +64,6 @@ func domainName(d string) string {
 	return d
 }
 
-func qualifiedOp(domain, op string) string {
-	if domain == "" {
-		return op
-	}
-	return domain + "." + op
-}
 
 func dumpGraph(b *strings.Builder, g *Graph, indent string) {
 	b.WriteString(indent + "graph " + strconv.Quote(g.Name) + "\n")
@@ -110,7 +104,7 @@ func nodeText(n *Node) string {
 	var b strings.Builder
 	b.WriteString(n.Name)
 	b.WriteString(" = ")
-	b.WriteString(qualifiedOp(n.Domain, n.OpType))
+	b.WriteString(QualifiedOp(n.Domain, n.OpType))
 	b.WriteByte('(')
 	for i, in := range n.Inputs {
 		if i > 0 {

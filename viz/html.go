@@ -3,11 +3,11 @@ package viz
 import (
 	"bytes"
 	_ "embed"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"html/template"
 	"io"
 	"sort"
 
-	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/render"
 )
 
@@ -18,7 +18,7 @@ var reportTmpl = template.Must(template.New("report").Parse(reportTemplate))
 
 // HTMLInput is what the HTML report shows.
 type HTMLInput struct {
-	Report *cost.Report
+	Report *report.Report
 	Ceil   Ceilings
 	// GraphSVG is the rendered graph (nil: GraphNote says why, and the
 	// DOT is embedded to render elsewhere).

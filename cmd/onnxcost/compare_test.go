@@ -2,17 +2,18 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"strings"
 	"testing"
 )
 
-func compareJSON(t *testing.T, args ...string) Comparison {
+func compareJSON(t *testing.T, args ...string) report.Comparison {
 	t.Helper()
 	code, out, errs := runCLI(t, append([]string{"compare", "--format", "json"}, args...)...)
 	if code != 0 {
 		t.Fatalf("compare %v: exit %d: %s", args, code, errs)
 	}
-	var c Comparison
+	var c report.Comparison
 	if err := json.Unmarshal([]byte(out), &c); err != nil {
 		t.Fatal(err)
 	}

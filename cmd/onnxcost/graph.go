@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"io"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
-	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/viz"
 	"github.com/spf13/cobra"
 )
@@ -19,7 +19,7 @@ func init() { register(newGraphCmd) }
 // drawn is what the drawing commands need: a report, the GPU's roofs and
 // the graph's inputs and outputs (known only when a model was read).
 type drawn struct {
-	report  *cost.Report
+	report  *report.Report
 	ceil    viz.Ceilings
 	inputs  []string
 	outputs []string

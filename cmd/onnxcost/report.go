@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/onnxcost/onnxcost/cost/report"
 	"io"
 	"strings"
 
@@ -33,7 +34,7 @@ func (f *costFlags) add(c *cobra.Command) {
 var validDTypes = []string{"", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"}
 
 // estimate loads a model, applies the plan's passes and runs the cost model.
-func estimate(path string, f *costFlags) (*cost.Report, *loaded, error) {
+func estimate(path string, f *costFlags) (*report.Report, *loaded, error) {
 	if f.gpu == "" {
 		return nil, nil, usageErr("--gpu is required (see 'onnxcost gpus' for the list)")
 	}

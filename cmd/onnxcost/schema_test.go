@@ -2,17 +2,17 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/onnxcost/onnxcost/cost"
 )
 
 // TestReportsMatchSchema: real reports of every plan and a few fixtures
 // validate against the committed JSON Schema of the report contract.
 func TestReportsMatchSchema(t *testing.T) {
 	var s jsonschema.Schema
-	if err := json.Unmarshal(cost.ReportSchema, &s); err != nil {
+	if err := json.Unmarshal(report.ReportSchema, &s); err != nil {
 		t.Fatal(err)
 	}
 	rs, err := s.Resolve(nil)
@@ -30,8 +30,34 @@ func TestReportsMatchSchema(t *testing.T) {
 				t.Fatal(err)
 			}
 			if err := rs.Validate(inst); err != nil {
-				t.Errorf("%s (%s): report does not match cost/report.schema.json: %v", m, plan, err)
+				t.Errorf("%s (%s): report does not match cost/report/report.schema.json: %v", m, plan, err)
 			}
+		}
+	}
+}
+
+// TestComparisonsMatchSchema: real `compare --format json` output
+// validates against the committed JSON Schema of the compare contract.
+func TestComparisonsMatchSchema(t *testing.T) {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(report.CompareSchema, &s); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"alexnet.onnx", "gpt_small.onnx", "lstm_ptb_dyn.onnx"} {
+		code, out, errs := runCLI(t, "compare", fixture(t, m), "--gpu", "T4", "--format", "json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", m, code, errs)
+		}
+		var inst any
+		if err := json.Unmarshal([]byte(out), &inst); err != nil {
+			t.Fatal(err)
+		}
+		if err := rs.Validate(inst); err != nil {
+			t.Errorf("%s: comparison does not match cost/report/compare.schema.json: %v", m, err)
 		}
 	}
 }
