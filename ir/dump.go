@@ -64,7 +64,6 @@ func domainName(d string) string {
 	return d
 }
 
-
 func dumpGraph(b *strings.Builder, g *Graph, indent string) {
 	b.WriteString(indent + "graph " + strconv.Quote(g.Name) + "\n")
 	for _, v := range g.Inputs {

@@ -34,7 +34,7 @@ type ModelResult struct {
 	Report  *report.Report `json:"report"`
 	Base    *report.Report `json:"base_report,omitempty"`
 	Results []AssertResult `json:"results"`
-	Diff    *ReportDiff          `json:"diff,omitempty"`
+	Diff    *ReportDiff    `json:"diff,omitempty"`
 }
 
 // CheckResult is the outcome of a whole budget file.
