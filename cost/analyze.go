@@ -2,6 +2,7 @@ package cost
 
 import (
 	"fmt"
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"math"
 	"sort"
@@ -145,7 +146,7 @@ func (g *aggregate) bound() string {
 // graphCost is the analysis of one graph (the main graph or a body).
 type graphCost struct {
 	nodes   []report.NodeCost
-	est     NodeEstimate // sums (Params not deduplicated)
+	est     NodeEstimate // sums (perf.Params not deduplicated)
 	agg     aggregate
 	peakAct float64
 }
@@ -231,20 +232,20 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, No
 		// No kernel: no time.
 	default:
 		prec := a.precisionFor(n, est.Class)
-		k := Kernel{
+		k := perf.Kernel{
 			Class: est.Class, FLOPs: est.FLOPs, Bytes: est.Bytes(),
 			Precision: prec, M: est.M, N: est.N, K: est.K, Batch: est.Batch,
 			Steps: est.Steps, WorkingSet: est.Bytes(), Launches: est.Launches,
 			InputK: est.InputK, ElemBytes: a.elemBytes(n),
 		}
-		if est.Class == ClassRNN {
+		if est.Class == perf.ClassRNN {
 			// The time model prices per-step latency itself (RNNStepLaunches).
 			k.Launches = 1
 		}
-		kt := EstimateKernel(a.gpu, k)
+		kt := perf.EstimateKernel(a.gpu, k, perf.PlanOptions())
 		agg = aggregate{ComputeS: kt.ComputeS, MemoryS: kt.MemoryS, LaunchS: kt.LaunchS, TimeS: kt.TimeS}
-		agg.EnergyJ = kernelEnergy(a.gpu, kt)
-		if isGEMMLike(est.Class) {
+		agg.EnergyJ = perf.KernelEnergy(a.gpu, kt)
+		if est.Class.GEMMLike() {
 			agg.GEMMTimeS = agg.TimeS
 		}
 		nc.Bound = kt.Bound
@@ -382,17 +383,6 @@ func (a *analyzer) elemBytes(n *ir.Node) float64 {
 		}
 	}
 	return 4
-}
-
-// isGEMMLike reports whether a class counts as GEMM/conv time (the
-// gemm_conv_time_share) and may use tensor cores: the time model's
-// isGEMMClass plus recurrent kernels.
-func isGEMMLike(c KernelClass) bool {
-	switch c {
-	case ClassGEMM, ClassConv, ClassWinograd, ClassRNN, ClassAttention:
-		return true
-	}
-	return false
 }
 
 // clean returns x when it is a finite non-negative number; otherwise it

@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"os"
 	"path/filepath"
@@ -237,10 +238,10 @@ func TestAlexNetTable(t *testing.T) {
 	}
 	for i, n := range layers {
 		l := alexnetLayers[i]
-		if fmaFLOPs*l.macs != alexnetTable[i] {
+		if perf.FMAFLOPs*l.macs != alexnetTable[i] {
 			t.Errorf("%s: the stated arithmetic 2·%v disagrees with the table's %v", l.name, l.macs, alexnetTable[i])
 		}
-		if got := fmaFLOPs * n.MACs; got != alexnetTable[i] {
+		if got := perf.FMAFLOPs * n.MACs; got != alexnetTable[i] {
 			t.Errorf("%s (%s): 2·macs = %v, want %v", l.name, n.Name, got, alexnetTable[i])
 		}
 		outElems := 1.0

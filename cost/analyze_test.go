@@ -2,6 +2,7 @@ package cost
 
 import (
 	"encoding/json"
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"math"
 	"strings"
@@ -520,15 +521,15 @@ func TestPrecisionChoice(t *testing.T) {
 func TestEnergyModel(t *testing.T) {
 	g := ruleTestGPU()
 	cases := []struct {
-		kt   KernelTime
+		kt   perf.KernelTime
 		want float64
 	}{
-		{KernelTime{ComputeS: 1, TimeS: 1}, 300},
-		{KernelTime{MemoryS: 1, TimeS: 1}, 60 + 0.6*240},
-		{KernelTime{LaunchS: 1, TimeS: 1}, 60},
+		{perf.KernelTime{ComputeS: 1, TimeS: 1}, 300},
+		{perf.KernelTime{MemoryS: 1, TimeS: 1}, 60 + 0.6*240},
+		{perf.KernelTime{LaunchS: 1, TimeS: 1}, 60},
 	}
 	for _, c := range cases {
-		if p := kernelPower(g, c.kt); math.Abs(p-c.want) > 1e-9 {
+		if p := perf.KernelPower(g, c.kt); math.Abs(p-c.want) > 1e-9 {
 			t.Errorf("power(%+v) = %v, want %v", c.kt, p, c.want)
 		}
 	}
@@ -563,7 +564,7 @@ func TestFusedEstimate(t *testing.T) {
 	if want := 4.0 * (4*8*8 + 6*4*3*3); e.BytesRead != want || e.BytesWritten != 4*outElems {
 		t.Errorf("bytes %v/%v", e.BytesRead, e.BytesWritten)
 	}
-	if e.Launches != 1 || e.Class != ClassConv || e.Params != 6*4*3*3 {
+	if e.Launches != 1 || e.Class != perf.ClassConv || e.Params != 6*4*3*3 {
 		t.Errorf("launches %v class %v params %v", e.Launches, e.Class, e.Params)
 	}
 }

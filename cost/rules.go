@@ -2,6 +2,7 @@ package cost
 
 import (
 	"fmt"
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"math"
 	"sort"
@@ -11,7 +12,7 @@ import (
 
 // FLOPConvention is printed once in every report (report.Report.FLOPConvention).
 // It is the contract behind every number in the flops and macs columns.
-const FLOPConvention = "1 MAC = 2 FLOPs (fmaFLOPs); macs and flops are separate fields. " +
+const FLOPConvention = "1 MAC = 2 FLOPs (perf.FMAFLOPs); macs and flops are separate fields. " +
 	"Conv: macs = N*K*P*Q*(C/group)*R*S; ConvTranspose: macs = numel(X)*(M/group)*kernel; " +
 	"Gemm: macs = M*N*K; MatMul: macs = batch*M*N*K; Einsum: macs = product of all label sizes. " +
 	"flops = 2*macs plus every other arithmetic operation of the node: bias adds (1 per output element), " +
@@ -30,9 +31,6 @@ const FLOPConvention = "1 MAC = 2 FLOPs (fmaFLOPs); macs and flops are separate 
 	"or at the compute dtype for floating-point tensors when --dtype is given. Views (Reshape, Squeeze, Unsqueeze, " +
 	"Flatten, Identity, inference Dropout) and constant-folded nodes cost 0 bytes and 0 launches."
 
-// fmaFLOPs is the number of FLOPs in one multiply-accumulate.
-const fmaFLOPs = 2
-
 // NodeEstimate is what a cost rule returns for one node. All quantities are
 // float64 so that sums never wrap; Analyze checks them for NaN, Inf and
 // negative values.
@@ -40,7 +38,7 @@ type NodeEstimate struct {
 	report.Counts         // FLOPs include 2*MACs
 	Params        float64 // elements of initializer inputs the node reads
 	Launches      float64 // kernel launches; 0 for views and folded nodes
-	Class         KernelClass
+	Class         perf.KernelClass
 	// GEMM view for the time model (see Kernel); zero when not GEMM-like.
 	M, N, K, Batch int64
 	// Steps is the number of dependent sequential steps (RNN time steps).
@@ -293,7 +291,7 @@ func (c *RuleCtx) Estimate(n *ir.Node) (NodeEstimate, error) {
 }
 
 // kernel is a one-launch estimate of class cl with boundary traffic.
-func kernel(n *ir.Node, c *RuleCtx, cl KernelClass) NodeEstimate {
+func kernel(n *ir.Node, c *RuleCtx, cl perf.KernelClass) NodeEstimate {
 	e := NodeEstimate{Class: cl, Launches: 1}
 	c.ReadWrite(n, &e)
 	return e

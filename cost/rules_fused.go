@@ -2,6 +2,7 @@ package cost
 
 import (
 	"fmt"
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"strings"
 
@@ -76,7 +77,7 @@ func fusedGemmRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 //
 // GEMM view for the time model: M = numel(X)/K, N = N1+...+Nn, K.
 func groupedGemmRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	gemm := NodeEstimate{Class: ClassGEMM}
+	gemm := NodeEstimate{Class: perf.ClassGEMM}
 	k, ok := c.Dim(n.In(0), -1)
 	if !ok || k <= 0 {
 		return FusedEstimate(n, c, gemm), nil
@@ -96,7 +97,7 @@ func groupedGemmRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 			cols += out / m
 		}
 	}
-	gemm.FLOPs += fmaFLOPs * gemm.MACs
+	gemm.FLOPs += perf.FMAFLOPs * gemm.MACs
 	gemm.M, gemm.N, gemm.K, gemm.Batch = clampInt(m), clampInt(cols), clampInt(k), 1
 	return FusedEstimate(n, c, gemm), nil
 }
@@ -117,7 +118,7 @@ func EpilogueParts(n *ir.Node, c *RuleCtx, y *ir.Value) []NodeEstimate {
 	}
 	if act == "Gelu" && n.AttrString("activation_approximate", "none") == "tanh" {
 		out := c.Numel(y)
-		return append(parts, NodeEstimate{Counts: report.Counts{FLOPs: geluTanhCounts.flops * out, Transcendentals: geluTanhCounts.trans * out}, Class: ClassElementwise})
+		return append(parts, NodeEstimate{Counts: report.Counts{FLOPs: geluTanhCounts.flops * out, Transcendentals: geluTanhCounts.trans * out}, Class: perf.ClassElementwise})
 	}
 	if p, ok := ElementwisePart(c, act, y); ok {
 		parts = append(parts, p)
@@ -229,11 +230,11 @@ func winogradConvRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	}
 	alpha := float64(m + 2)
 	N, C, K, P, Q := xd[0], xd[1], yd[1], yd[2], yd[3]
-	tiles := N * float64(ceilDiv(int64(P), m)*ceilDiv(int64(Q), m))
+	tiles := float64(perf.WinogradTiles(int64(N), int64(P), int64(Q), m))
 	var wino NodeEstimate
-	wino.Class = ClassWinograd
+	wino.Class = perf.ClassWinograd
 	wino.MACs = alpha * alpha * tiles * C * K
-	wino.FLOPs = fmaFLOPs*wino.MACs + tiles*C*inOps + tiles*K*outOps
+	wino.FLOPs = perf.FMAFLOPs*wino.MACs + tiles*C*inOps + tiles*K*outOps
 	if n.In(2) != nil {
 		wino.FLOPs += c.Numel(convOut) // bias, added in the output transform's epilogue
 	}

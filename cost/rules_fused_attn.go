@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"strings"
 
@@ -22,10 +23,10 @@ import (
 // tool) is costed from its own op's formula instead.
 
 func init() {
-	RegisterRule(FusedDomain, "FusedElementwise", fusedPartsRule(ClassElementwise, nil))
-	RegisterRule(FusedDomain, "Gelu", fusedPartsRule(ClassElementwise, geluFormula))
-	RegisterRule(FusedDomain, "LayerNormalization", fusedPartsRule(ClassReduction, normFormula("LayerNormalization")))
-	RegisterRule(FusedDomain, "Softmax", fusedPartsRule(ClassReduction, normFormula("Softmax")))
+	RegisterRule(FusedDomain, "FusedElementwise", fusedPartsRule(perf.ClassElementwise, nil))
+	RegisterRule(FusedDomain, "Gelu", fusedPartsRule(perf.ClassElementwise, geluFormula))
+	RegisterRule(FusedDomain, "LayerNormalization", fusedPartsRule(perf.ClassReduction, normFormula("LayerNormalization")))
+	RegisterRule(FusedDomain, "Softmax", fusedPartsRule(perf.ClassReduction, normFormula("Softmax")))
 	RegisterRule(FusedDomain, "FusedAttention", fusedAttentionRule)
 	RegisterRule(FusedDomain, "SkipLayerNormalization", skipLayerNormRule)
 }
@@ -53,7 +54,7 @@ func skipLayerNormRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		sum.FLOPs += ln.FLOPs
 		sum.Transcendentals += ln.Transcendentals
 	}
-	sum.Class = ClassReduction
+	sum.Class = perf.ClassReduction
 	return FusedEstimate(n, c, sum), nil
 }
 
@@ -86,7 +87,7 @@ func normFormula(op string) func(n *ir.Node, c *RuleCtx) NodeEstimate {
 
 // fusedPartsRule is one kernel of class cl whose arithmetic is the sum of
 // its parts, or formula's when the node carries no parts.
-func fusedPartsRule(cl KernelClass, formula func(*ir.Node, *RuleCtx) NodeEstimate) Rule {
+func fusedPartsRule(cl perf.KernelClass, formula func(*ir.Node, *RuleCtx) NodeEstimate) Rule {
 	return func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		sum, ok := sumParts(n, c)
 		if !ok {
@@ -175,12 +176,12 @@ func phantom(name string, dt ir.DType, elems int64) *ir.Value {
 // 2·M·N·K·Batch is the two GEMMs' FLOPs. Class ClassAttention (GEMM-like:
 // tensor cores at reduced precision).
 func fusedAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	core := NodeEstimate{Class: ClassAttention}
+	core := NodeEstimate{Class: perf.ClassAttention}
 	if batch, lq, lk, d, dv, ok := attentionDims(n, c); ok {
 		rows := batch * lq
 		scores := rows * lk
 		core.MACs = scores*d + rows*lk*dv
-		core.FLOPs = fmaFLOPs * core.MACs
+		core.FLOPs = perf.FMAFLOPs * core.MACs
 		if n.AttrInt("softmax_in_parts", 0) == 0 {
 			sm := normOps["Softmax"]
 			core.FLOPs += sm.inFLOPs*scores + sm.rowFLOPs*rows
@@ -193,7 +194,7 @@ func fusedAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		}
 	}
 	extra, _ := sumParts(n, c)
-	extra.Class = ClassElementwise
+	extra.Class = perf.ClassElementwise
 	e := FusedEstimate(n, c, core, extra)
 	e.Note = "fused attention: the batch·Lq·Lk scores stay on chip (not in bytes)"
 	return e, nil

@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/ir"
 )
@@ -43,7 +44,7 @@ func FusedEstimate(n *ir.Node, c *RuleCtx, parts ...NodeEstimate) NodeEstimate {
 		e.Transcendentals += p.Transcendentals
 	}
 	for _, p := range parts {
-		if isGEMMLike(p.Class) {
+		if p.Class.GEMMLike() {
 			e.Class, e.M, e.N, e.K, e.Batch, e.Steps, e.InputK = p.Class, p.M, p.N, p.K, p.Batch, p.Steps, p.InputK
 			break
 		}
@@ -52,7 +53,7 @@ func FusedEstimate(n *ir.Node, c *RuleCtx, parts ...NodeEstimate) NodeEstimate {
 		e.Class = parts[0].Class
 	}
 	if e.Class == "" {
-		e.Class = ClassElementwise
+		e.Class = perf.ClassElementwise
 	}
 	// Boundary traffic. Parameters: the fused node's initializer inputs,
 	// whether or not a part already recorded them in c.
@@ -83,5 +84,5 @@ func ElementwisePart(c *RuleCtx, op string, v *ir.Value) (NodeEstimate, bool) {
 		return NodeEstimate{}, false
 	}
 	elems := c.Numel(v)
-	return NodeEstimate{Counts: report.Counts{FLOPs: cnt.flops * elems, Transcendentals: cnt.trans * elems}, Class: ClassElementwise}, true
+	return NodeEstimate{Counts: report.Counts{FLOPs: cnt.flops * elems, Transcendentals: cnt.trans * elems}, Class: perf.ClassElementwise}, true
 }

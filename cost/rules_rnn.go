@@ -2,6 +2,7 @@ package cost
 
 import (
 	"fmt"
+	"github.com/onnxcost/onnxcost/cost/perf"
 
 	"github.com/onnxcost/onnxcost/ir"
 )
@@ -50,7 +51,7 @@ func init() {
 // one gate kernel, per direction.
 func recurrentRule(k rnnKind) Rule {
 	return func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-		e := kernel(n, c, ClassRNN)
+		e := kernel(n, c, perf.ClassRNN)
 		x, ok := c.Dims(n.In(0))
 		if !ok || len(x) != 3 {
 			return e, nil
@@ -70,7 +71,7 @@ func recurrentRule(k rnnKind) Rule {
 		}
 		rows := seq * dirs * batch // cell evaluations
 		e.MACs = rows * k.gates * h * (in + h)
-		e.FLOPs = fmaFLOPs * e.MACs
+		e.FLOPs = perf.FMAFLOPs * e.MACs
 		if n.In(3) != nil {
 			e.FLOPs += rows * k.biasAdds * h
 		}

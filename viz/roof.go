@@ -1,11 +1,11 @@
 package viz
 
 import (
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"math"
 	"sort"
 
-	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/hwdb"
 )
 
@@ -42,7 +42,7 @@ func CeilingsOf(g *hwdb.GPU) Ceilings {
 	c.HBMBW = g.MemBW
 	c.L2BW = g.L2BW
 	if c.L2BW <= 0 && g.MemBW > 0 {
-		c.L2BW = g.MemBW * cost.DefaultParams().L2Factor
+		c.L2BW = g.MemBW * perf.DefaultParams().L2Factor
 		c.L2Assumed = true
 	}
 	return c

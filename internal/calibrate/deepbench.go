@@ -1,9 +1,10 @@
-package cost
+package calibrate
 
 import (
 	"bufio"
 	"encoding/csv"
 	"fmt"
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"io"
 	"math"
 	"strconv"
@@ -70,17 +71,10 @@ type BenchRow struct {
 	TimeS float64 // measured forward time
 }
 
-// P and Q are the convolution's output height and width.
-func (r BenchRow) P() int64 { return convOut(r.H, r.R, r.PadH, r.StrideH) }
-
-// Q is the convolution's output width.
-func (r BenchRow) Q() int64 { return convOut(r.W, r.S, r.PadW, r.StrideW) }
-
-func convOut(in, filt, pad, stride int64) int64 {
-	if stride <= 0 {
-		return 0
-	}
-	return (in+2*pad-filt)/stride + 1
+// Conv is a convolution row's geometry as the time model takes it.
+func (r BenchRow) Conv() perf.ConvGeom {
+	return perf.ConvGeom{N: r.Batch, C: r.C, H: r.H, W: r.W, K: r.Filters, R: r.R, S: r.S,
+		PadH: r.PadH, PadW: r.PadW, StrideH: r.StrideH, StrideW: r.StrideW}
 }
 
 // BenchDrop records a data row the parser skipped and why.
@@ -361,7 +355,7 @@ func (s *section) parse(f []string) (BenchRow, string) {
 		r.StrideH, r.StrideW = num("vertical stride"), num("horizontal stride")
 		r.Algo = s.str(f, "forward algorithm")
 		t = ms("forward")
-		if bad == "" && (r.StrideH == 0 || r.StrideW == 0 || r.P() <= 0 || r.Q() <= 0) {
+		if bad == "" && (r.StrideH == 0 || r.StrideW == 0 || r.Conv().P() <= 0 || r.Conv().Q() <= 0) {
 			bad = "convolution geometry gives no output"
 		}
 	case BenchRNN:
