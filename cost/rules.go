@@ -12,7 +12,7 @@ import (
 
 // FLOPConvention is printed once in every report (report.Report.FLOPConvention).
 // It is the contract behind every number in the flops and macs columns.
-const FLOPConvention = "1 MAC = 2 FLOPs (perf.FMAFLOPs); macs and flops are separate fields. " +
+const FLOPConvention = "1 MAC = 2 FLOPs (fmaFLOPs); macs and flops are separate fields. " +
 	"Conv: macs = N*K*P*Q*(C/group)*R*S; ConvTranspose: macs = numel(X)*(M/group)*kernel; " +
 	"Gemm: macs = M*N*K; MatMul: macs = batch*M*N*K; Einsum: macs = product of all label sizes. " +
 	"flops = 2*macs plus every other arithmetic operation of the node: bias adds (1 per output element), " +
