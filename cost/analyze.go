@@ -30,15 +30,39 @@ type Options struct {
 	Bindings map[string]int64
 }
 
-// computeDTypes maps --dtype to the storage dtype float tensors are costed
-// at. tf32 is stored as fp32; int8 quantised tensors are 1 byte.
-var computeDTypes = map[string]ir.DType{
-	"fp32": ir.Float32,
-	"tf32": ir.Float32,
-	"fp16": ir.Float16,
-	"bf16": ir.BFloat16,
-	"fp8":  ir.Float8E4M3FN,
-	"int8": ir.Int8,
+// computeDTypes are the values of Options.DType, in the order help and
+// error texts list them, each with the storage dtype float tensors are
+// costed at. tf32 is stored as fp32; int8 quantised tensors are 1 byte.
+var computeDTypes = []struct {
+	name string
+	dt   ir.DType
+}{
+	{"fp32", ir.Float32},
+	{"tf32", ir.Float32},
+	{"fp16", ir.Float16},
+	{"bf16", ir.BFloat16},
+	{"fp8", ir.Float8E4M3FN},
+	{"int8", ir.Int8},
+}
+
+// DTypes lists the compute dtypes Options.DType accepts ("" aside: the
+// model's own dtypes).
+func DTypes() []string {
+	out := make([]string, len(computeDTypes))
+	for i, d := range computeDTypes {
+		out[i] = d.name
+	}
+	return out
+}
+
+// computeDType is the storage dtype of compute dtype name.
+func computeDType(name string) (ir.DType, bool) {
+	for _, d := range computeDTypes {
+		if d.name == name {
+			return d.dt, true
+		}
+	}
+	return ir.Undefined, false
 }
 
 // Analyze estimates the cost of every node of g (shapes already inferred)
@@ -58,7 +82,7 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 		fallbacks:   map[string]int{},
 	}
 	if opt.DType != "" {
-		dt, ok := computeDTypes[opt.DType]
+		dt, ok := computeDType(opt.DType)
 		if !ok {
 			return nil, fmt.Errorf("analyze: unknown dtype %q (want fp32, tf32, fp16, bf16, fp8 or int8)", opt.DType)
 		}

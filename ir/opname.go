@@ -11,3 +11,9 @@ func QualifiedOp(domain, op string) string {
 	}
 	return domain + "." + op
 }
+
+// RNNGates is the number of gate blocks stacked in the W and R inputs of a
+// recurrent op ("LSTM" 4, "GRU" 3, "RNN" 1; 0 for any other op): the
+// recurrent GEMM's M is gates·hidden. Shape inference and the time model
+// read the same table.
+func RNNGates(op string) int64 { return rnnGates[op] }

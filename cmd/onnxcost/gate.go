@@ -84,7 +84,7 @@ func decodeReport(data []byte) (*report.Report, error) {
 		Models        []json.RawMessage `json:"models"`
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, fmt.Errorf("not a valid JSON report: %v", err)
+		return nil, fmt.Errorf("not a valid JSON report: %w", err)
 	}
 	if probe.SchemaVersion == nil {
 		return nil, fmt.Errorf("not an onnxcost report (no schema_version)")
@@ -97,7 +97,7 @@ func decodeReport(data []byte) (*report.Report, error) {
 	}
 	var r report.Report
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("not a valid JSON report: %v", err)
+		return nil, fmt.Errorf("not a valid JSON report: %w", err)
 	}
 	return &r, nil
 }
@@ -408,7 +408,7 @@ func newBudgetCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			text := budgetYAML(&f, entries, h)
 			if _, err := gate.ParseBudget(outPath, []byte(text)); err != nil {
-				return fmt.Errorf("internal error: generated budget does not parse: %v", err)
+				return fmt.Errorf("internal error: generated budget does not parse: %w", err)
 			}
 			if err := writeFileAtomic(outPath, []byte(text)); err != nil {
 				return usageErr("%s: %v", outPath, err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"io"
@@ -195,7 +196,7 @@ func writeGraph(src, out, format string, timeout time.Duration, stdout, stderr i
 		return writeOut(out, []byte(src))
 	}
 	img, err := viz.Render(context.Background(), src, format, timeout)
-	if err == viz.ErrNoDot {
+	if errors.Is(err, viz.ErrNoDot) {
 		dotPath := strings.TrimSuffix(out, filepath.Ext(out)) + ".dot"
 		if err := writeOut(dotPath, []byte(src)); err != nil {
 			return err

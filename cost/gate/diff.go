@@ -221,7 +221,7 @@ func ParseConditions(s string) ([]Condition, error) {
 		_ = op
 		m, err := LookupMetric(lhs)
 		if err != nil {
-			return nil, fmt.Errorf("--fail-on %q: %v", part, err)
+			return nil, fmt.Errorf("--fail-on %q: %w", part, err)
 		}
 		c.Metric = m
 		rhs = strings.TrimSpace(rhs)
@@ -237,7 +237,7 @@ func ParseConditions(s string) ([]Condition, error) {
 			c.Limit, err = ParseQuantity(rhs, m)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("--fail-on %q: %v", part, err)
+			return nil, fmt.Errorf("--fail-on %q: %w", part, err)
 		}
 		out = append(out, c)
 	}

@@ -1,6 +1,9 @@
 package perf
 
-import "github.com/onnxcost/onnxcost/hwdb"
+import (
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/ir"
+)
 
 // KernelClass groups kernels whose achievable efficiency behaves alike.
 type KernelClass string
@@ -188,29 +191,17 @@ func vectorPath(pr hwdb.Precision) hwdb.Precision {
 	return pr
 }
 
-// RNNGates is the number of gate blocks of a recurrent cell: the
-// recurrent GEMM's M is gates·hidden.
-func RNNGates(cell string) int64 {
-	switch cell {
-	case "lstm":
-		return 4
-	case "gru":
-		return 3
-	}
-	return 1
-}
-
 // rnnGateFLOPsPerElem approximates the pointwise work per gate element
 // (bias adds, sigmoid/tanh, the cell update).
 const rnnGateFLOPsPerElem = 5
 
-// RNNKernel is a recurrent layer ("vanilla", "lstm", "gru") of hidden
+// RNNKernel is a recurrent layer (ONNX op "RNN", "GRU" or "LSTM") of hidden
 // units over steps time steps with batch sequences of input features;
 // dirs independent directions (or stacked layers priced alike) run as a
 // batch. M = gates·hidden, N = batch, K = hidden, InputK = input; input 0
 // means no input projection (skip-input mode).
-func RNNKernel(cell string, hidden, input, batch, steps, dirs int64, pr hwdb.Precision, elemBytes float64) Kernel {
-	gates := RNNGates(cell)
+func RNNKernel(op string, hidden, input, batch, steps, dirs int64, pr hwdb.Precision, elemBytes float64) Kernel {
+	gates := max(ir.RNNGates(op), 1)
 	dirs = max(dirs, 1)
 	m := gates * hidden
 	perStep := FMAFLOPs*float64(m)*float64(batch)*float64(input+hidden) +

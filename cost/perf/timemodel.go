@@ -6,7 +6,7 @@ import (
 	"github.com/onnxcost/onnxcost/hwdb"
 )
 
-// The calibrated time model (REFERENCE.md §5, time-based roofline):
+// The calibrated time model, a time-based roofline:
 //
 //	time = max(compute time, memory time) + launch overhead
 //
@@ -67,7 +67,11 @@ type Params struct {
 	// the dependency between steps).
 	RNNStepLaunches float64 `json:"rnn_step_launches"`
 	// Occupancy is the exponent of the rate lost by an SM that holds fewer
-	// small CTAs than fill it: rate × (held/needed)^Occupancy.
+	// small CTAs than fill it: rate × (held/needed)^Occupancy. DeepBench
+	// does not identify it: the fit drives it to about 2e-6, which makes
+	// the factor 1 (the term is effectively off). It is kept only so the
+	// committed numbers stay identical; the next calibration revision
+	// should drop it.
 	Occupancy float64 `json:"occupancy"`
 	// FillLaunches is the fixed latency of a GEMM-like kernel beyond the
 	// launch itself (pipeline fill and drain, the last wave's tail), in
@@ -109,8 +113,8 @@ const (
 
 // inPlanLaunchFraction is the per-kernel cost inside a CUDA graph as a
 // fraction of the back-to-back stream launch cost, measured with the same
-// tiny streaming kernel (te42kyfo/gpu-benches gpu-small-kernels, research
-// notes gpu-specs.md §2d [M1]): A100 1.34/2.6 = 0.52, H200 1.26/2.4 = 0.53,
+// tiny streaming kernel (te42kyfo/gpu-benches, gpu-small-kernels, on
+// GitHub): A100 1.34/2.6 = 0.52, H200 1.26/2.4 = 0.53,
 // A40 1.09/2.05 = 0.53, L40 0.94/1.6 = 0.59; the median of the four. It
 // includes the tiny kernel's own DRAM round trip, i.e. a minimal kernel's
 // fill and drain. Not fitted.

@@ -108,8 +108,8 @@ func TestPeakFallback(t *testing.T) {
 
 func TestRNNStepsSerialise(t *testing.T) {
 	g := testGPU()
-	one := EstimateKernel(g, RNNKernel("lstm", 1024, 1024, 8, 10, 1, hwdb.FP32, 4), PlanOptions())
-	two := EstimateKernel(g, RNNKernel("lstm", 1024, 1024, 8, 20, 1, hwdb.FP32, 4), PlanOptions())
+	one := EstimateKernel(g, RNNKernel("LSTM", 1024, 1024, 8, 10, 1, hwdb.FP32, 4), PlanOptions())
+	two := EstimateKernel(g, RNNKernel("LSTM", 1024, 1024, 8, 20, 1, hwdb.FP32, 4), PlanOptions())
 	// Doubling the steps doubles the sequential part; the one input GEMM
 	// grows less, so the ratio is a little under 2 but well above 1.5.
 	if r := two.TimeS / one.TimeS; r < 1.5 || r > 2.01 {

@@ -148,7 +148,7 @@ func (c BenchCase) Predict(p perf.Params) (perf.KernelTime, perf.Kernel) {
 		// DeepBench runs cuDNN RNNs in skip-input mode (no input
 		// projection): its own FLOP counts are recurrent-only, and the
 		// measured rates would exceed peak otherwise.
-		k := perf.RNNKernel(r.Cell, r.Hidden, 0, r.RNNBatch, r.Steps, 1, pr, in)
+		k := perf.RNNKernel(r.RNNOp(), r.Hidden, 0, r.RNNBatch, r.Steps, 1, pr, in)
 		return perf.EstimateKernel(c.GPU, k, perf.Options{Params: p, Setting: perf.Isolated}), k
 	}
 }

@@ -71,6 +71,17 @@ type BenchRow struct {
 	TimeS float64 // measured forward time
 }
 
+// RNNOp is the ONNX op of a recurrent row's cell.
+func (r BenchRow) RNNOp() string {
+	switch r.Cell {
+	case "lstm":
+		return "LSTM"
+	case "gru":
+		return "GRU"
+	}
+	return "RNN"
+}
+
 // Conv is a convolution row's geometry as the time model takes it.
 func (r BenchRow) Conv() perf.ConvGeom {
 	return perf.ConvGeom{N: r.Batch, C: r.C, H: r.H, W: r.W, K: r.Filters, R: r.R, S: r.S,
@@ -131,7 +142,7 @@ func ParseDeepBench(name string, rd io.Reader) (*BenchFile, error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", name, line, err)
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
 		for i := range fields {
 			fields[i] = strings.TrimSpace(fields[i])
@@ -179,7 +190,7 @@ func ParseDeepBench(name string, rd io.Reader) (*BenchFile, error) {
 		bf.Rows = append(bf.Rows, row)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return bf, nil
 }
