@@ -2,11 +2,11 @@ package cost
 
 import (
 	"fmt"
-	"github.com/onnxcost/onnxcost/cost/perf"
-	"github.com/onnxcost/onnxcost/cost/report"
 	"math"
 	"sort"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
 )

@@ -2,12 +2,12 @@ package cost
 
 import (
 	"encoding/json"
-	"github.com/onnxcost/onnxcost/cost/perf"
-	"github.com/onnxcost/onnxcost/cost/report"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
 )

@@ -1,9 +1,9 @@
 package cost
 
 import (
-	"github.com/onnxcost/onnxcost/cost/perf"
 	"math"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/ir"
 )
 

@@ -2,10 +2,10 @@ package cost
 
 import (
 	"fmt"
-	"github.com/onnxcost/onnxcost/cost/perf"
-	"github.com/onnxcost/onnxcost/cost/report"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/ir"
 )
 

@@ -2,8 +2,8 @@ package cost
 
 import (
 	"fmt"
-	"github.com/onnxcost/onnxcost/cost/perf"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/ir"
 )
 

@@ -2,7 +2,6 @@ package models
 
 import (
 	"fmt"
-	"github.com/onnxcost/onnxcost/cost/report"
 	"math"
 	"os"
 	"os/exec"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
 )

@@ -1,11 +1,11 @@
 package passes
 
 import (
-	"github.com/onnxcost/onnxcost/cost/report"
 	"strings"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/ir"
 )
 

@@ -2,8 +2,6 @@ package viz
 
 import (
 	"fmt"
-	"github.com/onnxcost/onnxcost/cost/report"
-	"github.com/onnxcost/onnxcost/ir"
 	"html"
 	"math"
 	"regexp"
@@ -12,6 +10,8 @@ import (
 
 	"github.com/emicklei/dot"
 	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/ir"
 )
 
 // DefaultMaxNodes is the most boxes a graph gets when --top is not given:

@@ -3,12 +3,12 @@ package viz
 import (
 	"bytes"
 	_ "embed"
-	"github.com/onnxcost/onnxcost/cost/report"
 	"html/template"
 	"io"
 	"sort"
 
 	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/cost/report"
 )
 
 //go:embed report.html.tmpl

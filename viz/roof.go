@@ -1,11 +1,11 @@
 package viz
 
 import (
-	"github.com/onnxcost/onnxcost/cost/perf"
-	"github.com/onnxcost/onnxcost/cost/report"
 	"math"
 	"sort"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 )
 

@@ -3,7 +3,6 @@ package viz
 import (
 	"bytes"
 	"fmt"
-	"github.com/onnxcost/onnxcost/cost/report"
 	"image/color"
 	"math"
 	"sort"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"

@@ -2,11 +2,11 @@ package viz
 
 import (
 	"fmt"
-	"github.com/onnxcost/onnxcost/cost/report"
 	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/ir"
 )
 

@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"github.com/onnxcost/onnxcost/cost/report"
 	"io"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/spf13/cobra"
 )
 

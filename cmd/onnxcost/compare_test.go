@@ -2,9 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/onnxcost/onnxcost/cost/report"
 	"strings"
 	"testing"
+
+	"github.com/onnxcost/onnxcost/cost/report"
 )
 
 func compareJSON(t *testing.T, args ...string) report.Comparison {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/onnxcost/onnxcost/cost/report"
 	"io"
 	"math"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost/gate"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/spf13/cobra"
 )
 

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/onnxcost/onnxcost/cost/report"
 	"io"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/viz"
 	"github.com/spf13/cobra"
 )

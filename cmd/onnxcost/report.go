@@ -1,12 +1,12 @@
 package main
 
 import (
-	"github.com/onnxcost/onnxcost/cost/report"
 	"io"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/spf13/cobra"
 )
 

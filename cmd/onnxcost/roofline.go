@@ -2,9 +2,9 @@ package main
 
 import (
 	"fmt"
-	"github.com/onnxcost/onnxcost/cost/report"
 	"io"
 
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/viz"
 	"github.com/spf13/cobra"
 )

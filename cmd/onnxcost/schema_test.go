@@ -2,10 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/onnxcost/onnxcost/cost/report"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/onnxcost/onnxcost/cost/report"
 )
 
 // TestReportsMatchSchema: real reports of every plan and a few fixtures

@@ -3,11 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/onnxcost/onnxcost/cost/report"
 	"io"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/spf13/cobra"
 )

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+
 	"github.com/onnxcost/onnxcost/cost/report"
 )
 

@@ -2,10 +2,11 @@ package gate
 
 import (
 	"fmt"
-	"github.com/onnxcost/onnxcost/cost/report"
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/onnxcost/onnxcost/cost/report"
 )
 
 // Change is one metric's movement from base to head.

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
-	"github.com/onnxcost/onnxcost/cost/report"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/ir"
 )
 

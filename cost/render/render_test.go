@@ -2,10 +2,10 @@ package render
 
 import (
 	"bytes"
-	"github.com/onnxcost/onnxcost/cost/report"
 	"strings"
 	"testing"
 
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/ir"
 )
 

@@ -3,12 +3,13 @@ package render
 import (
 	"encoding/csv"
 	"fmt"
-	"github.com/onnxcost/onnxcost/cost/report"
-	"github.com/onnxcost/onnxcost/ir"
 	"io"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/ir"
 )
 
 // Options select what a rendering shows.

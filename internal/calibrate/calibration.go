@@ -2,7 +2,6 @@ package calibrate
 
 import (
 	"fmt"
-	"github.com/onnxcost/onnxcost/cost/perf"
 	"io"
 	"io/fs"
 	"math"
@@ -11,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/hwdb"
 )
 

@@ -1,12 +1,13 @@
 package calibrate
 
 import (
-	"github.com/onnxcost/onnxcost/cost/perf"
-	"github.com/onnxcost/onnxcost/hwdb"
 	"math"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/hwdb"
 )
 
 const deepBenchDir = "testdata/deepbench"

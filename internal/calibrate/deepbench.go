@@ -4,11 +4,12 @@ import (
 	"bufio"
 	"encoding/csv"
 	"fmt"
-	"github.com/onnxcost/onnxcost/cost/perf"
 	"io"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/onnxcost/onnxcost/cost/perf"
 )
 
 // This file reads Baidu DeepBench result sheets (exported from the

@@ -1,18 +1,14 @@
-// Package gate turns cost reports into CI verdicts: diffs between two
-// reports, budget files with absolute and relative limits, and the outputs
-// a pipeline consumes (text, JSON, Markdown PR comment, JUnit, GitHub
-// Actions annotations).
 package gate
 
 import (
 	"fmt"
-	"github.com/onnxcost/onnxcost/cost/report"
-
-	"github.com/onnxcost/onnxcost/cost/render"
 	"math"
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/cost/report"
 )
 
 // Metric is a whole-model quantity a budget or --fail-on can test.
