@@ -92,21 +92,7 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	if err != nil {
 		return nil, err
 	}
-	rep := &report.Report{
-		SchemaVersion:    report.SchemaVersion,
-		ToolVersion:      opt.ToolVersion,
-		CostModelVersion: CostModelVersion,
-		Model:            opt.ModelName,
-		GPU:              gpu.Name,
-		GPUSpecHash:      hwdb.SpecHash(gpu),
-		DType:            opt.DType,
-		Plan:             opt.Plan,
-		Bindings:         opt.Bindings,
-		FLOPConvention:   FLOPConvention,
-		Nodes:            gc.nodes,
-		Warnings:         []string{},
-		UnsupportedOps:   []report.Unsupported{},
-	}
+	rep := &report.Report{Header: report.Header{SchemaVersion: report.SchemaVersion, ToolVersion: opt.ToolVersion}, CostModelVersion: CostModelVersion, Model: opt.ModelName, GPU: gpu.Name, GPUSpecHash: hwdb.SpecHash(gpu), DType: opt.DType, Plan: opt.Plan, Bindings: opt.Bindings, FLOPConvention: FLOPConvention, Nodes: gc.nodes, Warnings: []string{}, UnsupportedOps: []report.Unsupported{}}
 	if rep.Model == "" && m != nil {
 		rep.Model = m.Path
 	}

@@ -48,7 +48,7 @@ func smallReport() *report.Report {
 		{Counts: report.Counts{FLOPs: 64000, BytesRead: 2 * 2 * 64000, BytesWritten: 2 * 64000}, Name: "/head/Add <b>&\"x\"", OpType: "Add", Inputs: []report.TensorInfo{ti("m", "float16", 64, 1000), ti("x", "float16", 1, 64, 56, 56)}, Outputs: []report.TensorInfo{ti("a", "float16", 64, 1000)}, Bound: "memory", MemLevel: "l2", Precision: "fp16", ComputeS: 1e-9, MemoryS: 3e-6, LaunchS: 2e-6, TimeS: 5e-6, Launches: 1},
 		{Counts: report.Counts{FLOPs: 5 * 64000, BytesRead: 128000, BytesWritten: 128000}, Name: "/head/Softmax", OpType: "Softmax", Inputs: []report.TensorInfo{ti("a", "float16", 64, 1000)}, Outputs: []report.TensorInfo{ti("y", "float16", 64, 1000)}, Bound: "launch", MemLevel: "l2", Precision: "fp16", ComputeS: 1e-7, MemoryS: 6e-8, LaunchS: 2e-6, TimeS: 2.1e-6, Launches: 1},
 	}
-	r := &report.Report{SchemaVersion: 1, Model: "models/small.onnx", GPU: "TestGPU", DType: "fp16", Plan: "fused", Nodes: nodes}
+	r := &report.Report{Header: report.Header{SchemaVersion: 1}, Model: "models/small.onnx", GPU: "TestGPU", DType: "fp16", Plan: "fused", Nodes: nodes}
 	for i := range r.Nodes {
 		n := &r.Nodes[i]
 		if b := n.BytesRead + n.BytesWritten; b > 0 {

@@ -17,17 +17,16 @@ func init() { register(newShapesCmd) }
 // shapesJSON is `shapes --format json`: the nodes[].inputs/outputs form of
 // the report contract, plus the graph's own inputs and outputs.
 type shapesJSON struct {
-	SchemaVersion int                 `json:"schema_version"`
-	ToolVersion   string              `json:"tool_version"`
-	Model         string              `json:"model"`
-	Opsets        map[string]int64    `json:"opsets"`
-	Bindings      map[string]int64    `json:"bindings"`
-	Inputs        []report.TensorInfo `json:"inputs"`
-	Outputs       []report.TensorInfo `json:"outputs"`
-	Nodes         []shapesNodeJSON    `json:"nodes"`
-	Warnings      []string            `json:"warnings"`
-	UnknownOps    []string            `json:"unknown_ops"`
-	Unbound       []string            `json:"unbound_symbols"`
+	report.Header
+	Model      string              `json:"model"`
+	Opsets     map[string]int64    `json:"opsets"`
+	Bindings   map[string]int64    `json:"bindings"`
+	Inputs     []report.TensorInfo `json:"inputs"`
+	Outputs    []report.TensorInfo `json:"outputs"`
+	Nodes      []shapesNodeJSON    `json:"nodes"`
+	Warnings   []string            `json:"warnings"`
+	UnknownOps []string            `json:"unknown_ops"`
+	Unbound    []string            `json:"unbound_symbols"`
 }
 
 type shapesNodeJSON struct {
@@ -68,18 +67,7 @@ func newShapesCmd(stdout, stderr io.Writer) *cobra.Command {
 
 func shapesReport(l *loaded) *shapesJSON {
 	g := l.model.Graph
-	r := &shapesJSON{
-		SchemaVersion: report.SchemaVersion,
-		ToolVersion:   version,
-		Model:         l.path,
-		Opsets:        map[string]int64{},
-		Bindings:      l.bindings,
-		Inputs:        report.TensorInfos(g.Inputs),
-		Outputs:       report.TensorInfos(g.Outputs),
-		Warnings:      nonNil(l.warnings),
-		UnknownOps:    nonNil(l.infer.UnknownOps),
-		Unbound:       nonNil(l.infer.Unbound),
-	}
+	r := &shapesJSON{Header: report.Header{SchemaVersion: report.SchemaVersion, ToolVersion: version}, Model: l.path, Opsets: map[string]int64{}, Bindings: l.bindings, Inputs: report.TensorInfos(g.Inputs), Outputs: report.TensorInfos(g.Outputs), Warnings: nonNil(l.warnings), UnknownOps: nonNil(l.infer.UnknownOps), Unbound: nonNil(l.infer.Unbound)}
 	for _, o := range l.model.Opsets {
 		d := o.Domain
 		if d == "" {

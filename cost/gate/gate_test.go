@@ -55,8 +55,7 @@ func TestParseQuantity(t *testing.T) {
 }
 
 func mkReport(timeS, flops, launches float64, nodes ...report.NodeCost) *report.Report {
-	return &report.Report{SchemaVersion: report.SchemaVersion, ToolVersion: "t", CostModelVersion: "1", GPU: "T4", GPUSpecHash: "abc", DType: "fp32", Plan: "fused",
-		Totals: report.Totals{Counts: report.Counts{FLOPs: flops}, TimeS: timeS, Launches: launches}, Nodes: nodes}
+	return &report.Report{Header: report.Header{SchemaVersion: report.SchemaVersion, ToolVersion: "t"}, CostModelVersion: "1", GPU: "T4", GPUSpecHash: "abc", DType: "fp32", Plan: "fused", Totals: report.Totals{Counts: report.Counts{FLOPs: flops}, TimeS: timeS, Launches: launches}, Nodes: nodes}
 }
 
 func node(name, op string, timeS float64, shape ...int64) report.NodeCost {

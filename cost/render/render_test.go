@@ -37,10 +37,7 @@ func sample() *report.Report {
 	n := func(name, op string, timeS, flops float64) report.NodeCost {
 		return report.NodeCost{Counts: report.Counts{FLOPs: flops, BytesRead: 1e6, BytesWritten: 8e5}, Name: name, OpType: op, TimeS: timeS, Bound: "memory", ArithmeticIntensity: flops / 1.8e6, Outputs: []report.TensorInfo{{Name: name + ":0", DType: "float32", Shape: shape}}}
 	}
-	return &report.Report{ToolVersion: "t", Model: "m.onnx", GPU: "T4", DType: "fp32", Plan: "unfused",
-		Totals:         report.Totals{Counts: report.Counts{FLOPs: 3e6, BytesRead: 3e6, BytesWritten: 2.4e6}, TimeS: 6e-6, Launches: 3},
-		Nodes:          []report.NodeCost{n("conv|1\n::error::x", "Conv", 4e-6, 2.9e6), n("relu", "Relu", 1e-6, 5e4), n("add", "Add", 1e-6, 5e4)},
-		UnsupportedOps: []report.Unsupported{{Domain: "com.x", OpType: "Magic", Count: 2}}}
+	return &report.Report{Header: report.Header{ToolVersion: "t"}, Model: "m.onnx", GPU: "T4", DType: "fp32", Plan: "unfused", Totals: report.Totals{Counts: report.Counts{FLOPs: 3e6, BytesRead: 3e6, BytesWritten: 2.4e6}, TimeS: 6e-6, Launches: 3}, Nodes: []report.NodeCost{n("conv|1\n::error::x", "Conv", 4e-6, 2.9e6), n("relu", "Relu", 1e-6, 5e4), n("add", "Add", 1e-6, 5e4)}, UnsupportedOps: []report.Unsupported{{Domain: "com.x", OpType: "Magic", Count: 2}}}
 }
 
 func TestTextTopAndTotals(t *testing.T) {

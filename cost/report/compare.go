@@ -9,14 +9,13 @@ import (
 // Comparison is the JSON form of `onnxcost compare`: the unfused and the
 // fused plan of one model, side by side.
 type Comparison struct {
-	SchemaVersion int              `json:"schema_version"`
-	ToolVersion   string           `json:"tool_version"`
-	Model         string           `json:"model"`
-	GPU           string           `json:"gpu"`
-	DType         string           `json:"dtype"`
-	Bindings      map[string]int64 `json:"bindings"`
-	Unfused       PlanTotals       `json:"unfused"`
-	Fused         PlanTotals       `json:"fused"`
+	Header
+	Model    string           `json:"model"`
+	GPU      string           `json:"gpu"`
+	DType    string           `json:"dtype"`
+	Bindings map[string]int64 `json:"bindings"`
+	Unfused  PlanTotals       `json:"unfused"`
+	Fused    PlanTotals       `json:"fused"`
 	// Groups has one entry per node of the fused plan and one per node
 	// the passes removed, sorted by time saved (largest first).
 	Groups   []Group  `json:"groups"`
@@ -66,8 +65,8 @@ func (p *PlanTotals) add(o PlanTotals) {
 // group claims were removed by the passes and form groups of their own.
 func Compare(ur, fr *Report, toolVersion string) *Comparison {
 	cmp := &Comparison{
-		SchemaVersion: SchemaVersion, ToolVersion: toolVersion,
-		Model: fr.Model, GPU: fr.GPU, DType: fr.DType, Bindings: fr.Bindings,
+		Header: Header{SchemaVersion: SchemaVersion, ToolVersion: toolVersion},
+		Model:  fr.Model, GPU: fr.GPU, DType: fr.DType, Bindings: fr.Bindings,
 		Unfused: totalsOf(ur), Fused: totalsOf(fr),
 		Groups: []Group{}, Warnings: append([]string{}, fr.Warnings...),
 	}

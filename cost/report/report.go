@@ -13,12 +13,18 @@ import (
 // incompatible change.
 const SchemaVersion = 1
 
+// Header opens every JSON output of onnxcost: which contract version it
+// follows and which build wrote it.
+type Header struct {
+	SchemaVersion int    `json:"schema_version"`
+	ToolVersion   string `json:"tool_version"`
+}
+
 // Report is the result of Analyze: the JSON contract of `onnxcost report`.
 // Quantities are float64 so that totals of huge models saturate in
 // precision instead of wrapping (a 2^63-FLOP model stays positive).
 type Report struct {
-	SchemaVersion    int              `json:"schema_version"`
-	ToolVersion      string           `json:"tool_version"`
+	Header
 	CostModelVersion string           `json:"cost_model_version"`
 	Model            string           `json:"model"`
 	GPU              string           `json:"gpu"`

@@ -62,8 +62,7 @@ func TestCompareSchema(t *testing.T) {
 	rs := checkSchemaFile(t, "compare.schema.json",
 		schemaFor[Comparison](t, "onnxcost compare", "Output of 'onnxcost compare --format json'. Fields are added, never renamed."),
 		CompareSchema)
-	c := &Comparison{SchemaVersion: SchemaVersion, Bindings: map[string]int64{}, Warnings: []string{},
-		Groups: []Group{{Name: "g", OpType: "Conv", Constituents: []string{"g"}}}}
+	c := &Comparison{Header: Header{SchemaVersion: SchemaVersion}, Bindings: map[string]int64{}, Warnings: []string{}, Groups: []Group{{Name: "g", OpType: "Conv", Constituents: []string{"g"}}}}
 	js, _ := json.Marshal(c)
 	var inst map[string]any
 	if err := json.Unmarshal(js, &inst); err != nil {
@@ -82,9 +81,8 @@ func TestReportSchema(t *testing.T) {
 	rs := checkSchemaFile(t, "report.schema.json",
 		schemaFor[Report](t, "onnxcost report", "Output of 'onnxcost report --format json'. Fields are added, never renamed."),
 		ReportSchema)
-	r := &Report{SchemaVersion: SchemaVersion, Bindings: map[string]int64{"batch": 1}, Warnings: []string{}, UnsupportedOps: []Unsupported{},
-		Nodes: []NodeCost{{Name: "n", OpType: "Relu", FusedFrom: []string{}, Inputs: []TensorInfo{{Name: "x", DType: "float32", Shape: ShapeOf(ir.RankedShape(ir.S("batch"), ir.D(3)))}},
-			Outputs: []TensorInfo{{Name: "y", DType: "float32", Shape: nil}}}}}
+	r := &Report{Header: Header{SchemaVersion: SchemaVersion}, Bindings: map[string]int64{"batch": 1}, Warnings: []string{}, UnsupportedOps: []Unsupported{}, Nodes: []NodeCost{{Name: "n", OpType: "Relu", FusedFrom: []string{}, Inputs: []TensorInfo{{Name: "x", DType: "float32", Shape: ShapeOf(ir.RankedShape(ir.S("batch"), ir.D(3)))}},
+		Outputs: []TensorInfo{{Name: "y", DType: "float32", Shape: nil}}}}}
 	js, _ := json.Marshal(r)
 	var inst any
 	if err := json.Unmarshal(js, &inst); err != nil {
