@@ -11,14 +11,7 @@ import (
 // TestReportsMatchSchema: real reports of every plan and a few fixtures
 // validate against the committed JSON Schema of the report contract.
 func TestReportsMatchSchema(t *testing.T) {
-	var s jsonschema.Schema
-	if err := json.Unmarshal(report.ReportSchema, &s); err != nil {
-		t.Fatal(err)
-	}
-	rs, err := s.Resolve(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs := resolveSchema(t, report.ReportSchema)
 	for _, m := range []string{"alexnet.onnx", "gpt_small.onnx", "lstm_ptb_dyn.onnx", "loop_if.onnx"} {
 		for _, plan := range []string{"unfused", "fused"} {
 			code, out, errs := runCLI(t, "report", fixture(t, m), "--gpu", "T4", "--plan", plan, "--format", "json")
@@ -39,14 +32,7 @@ func TestReportsMatchSchema(t *testing.T) {
 // TestComparisonsMatchSchema: real `compare --format json` output
 // validates against the committed JSON Schema of the compare contract.
 func TestComparisonsMatchSchema(t *testing.T) {
-	var s jsonschema.Schema
-	if err := json.Unmarshal(report.CompareSchema, &s); err != nil {
-		t.Fatal(err)
-	}
-	rs, err := s.Resolve(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs := resolveSchema(t, report.CompareSchema)
 	for _, m := range []string{"alexnet.onnx", "gpt_small.onnx", "lstm_ptb_dyn.onnx"} {
 		code, out, errs := runCLI(t, "compare", fixture(t, m), "--gpu", "T4", "--format", "json")
 		if code != 0 {
@@ -60,4 +46,18 @@ func TestComparisonsMatchSchema(t *testing.T) {
 			t.Errorf("%s: comparison does not match cost/report/compare.schema.json: %v", m, err)
 		}
 	}
+}
+
+// resolveSchema parses and resolves a committed JSON Schema.
+func resolveSchema(t *testing.T, schema []byte) *jsonschema.Resolved {
+	t.Helper()
+	var s jsonschema.Schema
+	if err := json.Unmarshal(schema, &s); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
 }
