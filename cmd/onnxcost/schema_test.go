@@ -14,17 +14,7 @@ func TestReportsMatchSchema(t *testing.T) {
 	rs := resolveSchema(t, report.ReportSchema)
 	for _, m := range []string{"alexnet.onnx", "gpt_small.onnx", "lstm_ptb_dyn.onnx", "loop_if.onnx"} {
 		for _, plan := range []string{"unfused", "fused"} {
-			code, out, errs := runCLI(t, "report", fixture(t, m), "--gpu", "T4", "--plan", plan, "--format", "json")
-			if code != 0 {
-				t.Fatalf("%s: exit %d: %s", m, code, errs)
-			}
-			var inst any
-			if err := json.Unmarshal([]byte(out), &inst); err != nil {
-				t.Fatal(err)
-			}
-			if err := rs.Validate(inst); err != nil {
-				t.Errorf("%s (%s): report does not match cost/report/report.schema.json: %v", m, plan, err)
-			}
+			checkOutput(t, rs, "cost/report/report.schema.json", "report", fixture(t, m), "--gpu", "T4", "--plan", plan, "--format", "json")
 		}
 	}
 }
@@ -34,17 +24,23 @@ func TestReportsMatchSchema(t *testing.T) {
 func TestComparisonsMatchSchema(t *testing.T) {
 	rs := resolveSchema(t, report.CompareSchema)
 	for _, m := range []string{"alexnet.onnx", "gpt_small.onnx", "lstm_ptb_dyn.onnx"} {
-		code, out, errs := runCLI(t, "compare", fixture(t, m), "--gpu", "T4", "--format", "json")
-		if code != 0 {
-			t.Fatalf("%s: exit %d: %s", m, code, errs)
-		}
-		var inst any
-		if err := json.Unmarshal([]byte(out), &inst); err != nil {
-			t.Fatal(err)
-		}
-		if err := rs.Validate(inst); err != nil {
-			t.Errorf("%s: comparison does not match cost/report/compare.schema.json: %v", m, err)
-		}
+		checkOutput(t, rs, "cost/report/compare.schema.json", "compare", fixture(t, m), "--gpu", "T4", "--format", "json")
+	}
+}
+
+// checkOutput runs the CLI and validates its JSON output against rs.
+func checkOutput(t *testing.T, rs *jsonschema.Resolved, schemaFile string, args ...string) {
+	t.Helper()
+	code, out, errs := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, errs)
+	}
+	var inst any
+	if err := json.Unmarshal([]byte(out), &inst); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.Validate(inst); err != nil {
+		t.Errorf("%v: output does not match %s: %v", args, schemaFile, err)
 	}
 }
 
