@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
 )
@@ -28,21 +30,45 @@ type Options struct {
 	Bindings map[string]int64
 }
 
-// computeDTypes maps --dtype to the storage dtype float tensors are costed
-// at. tf32 is stored as fp32; int8 quantised tensors are 1 byte.
-var computeDTypes = map[string]ir.DType{
-	"fp32": ir.Float32,
-	"tf32": ir.Float32,
-	"fp16": ir.Float16,
-	"bf16": ir.BFloat16,
-	"fp8":  ir.Float8E4M3FN,
-	"int8": ir.Int8,
+// computeDTypes are the values of Options.DType, in the order help and
+// error texts list them, each with the storage dtype float tensors are
+// costed at. tf32 is stored as fp32; int8 quantised tensors are 1 byte.
+var computeDTypes = []struct {
+	name string
+	dt   ir.DType
+}{
+	{"fp32", ir.Float32},
+	{"tf32", ir.Float32},
+	{"fp16", ir.Float16},
+	{"bf16", ir.BFloat16},
+	{"fp8", ir.Float8E4M3FN},
+	{"int8", ir.Int8},
+}
+
+// DTypes lists the compute dtypes Options.DType accepts ("" aside: the
+// model's own dtypes).
+func DTypes() []string {
+	out := make([]string, len(computeDTypes))
+	for i, d := range computeDTypes {
+		out[i] = d.name
+	}
+	return out
+}
+
+// computeDType is the storage dtype of compute dtype name.
+func computeDType(name string) (ir.DType, bool) {
+	for _, d := range computeDTypes {
+		if d.name == name {
+			return d.dt, true
+		}
+	}
+	return ir.Undefined, false
 }
 
 // Analyze estimates the cost of every node of g (shapes already inferred)
 // on gpu. It never panics on a model: a rule that fails lists its node
 // under unsupported_ops with a warning.
-func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*Report, error) {
+func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Report, error) {
 	if g == nil {
 		return nil, fmt.Errorf("analyze: no graph")
 	}
@@ -51,12 +77,12 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*Report, err
 	}
 	a := &analyzer{
 		gpu: gpu, model: m, opt: opt,
-		unsupported: map[string]*Unsupported{},
+		unsupported: map[string]*report.Unsupported{},
 		seenParams:  map[*ir.Value]bool{},
 		fallbacks:   map[string]int{},
 	}
 	if opt.DType != "" {
-		dt, ok := computeDTypes[opt.DType]
+		dt, ok := computeDType(opt.DType)
 		if !ok {
 			return nil, fmt.Errorf("analyze: unknown dtype %q (want fp32, tf32, fp16, bf16, fp8 or int8)", opt.DType)
 		}
@@ -66,21 +92,7 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*Report, err
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{
-		SchemaVersion:    SchemaVersion,
-		ToolVersion:      opt.ToolVersion,
-		CostModelVersion: CostModelVersion,
-		Model:            opt.ModelName,
-		GPU:              gpu.Name,
-		GPUSpecHash:      hwdb.SpecHash(gpu),
-		DType:            opt.DType,
-		Plan:             opt.Plan,
-		Bindings:         opt.Bindings,
-		FLOPConvention:   FLOPConvention,
-		Nodes:            gc.nodes,
-		Warnings:         []string{},
-		UnsupportedOps:   []Unsupported{},
-	}
+	rep := &report.Report{Header: report.Header{SchemaVersion: report.SchemaVersion, ToolVersion: opt.ToolVersion}, CostModelVersion: CostModelVersion, Model: opt.ModelName, GPU: gpu.Name, GPUSpecHash: hwdb.SpecHash(gpu), DType: opt.DType, Plan: opt.Plan, Bindings: opt.Bindings, FLOPConvention: FLOPConvention, Nodes: gc.nodes, Warnings: []string{}, UnsupportedOps: []report.Unsupported{}}
 	if rep.Model == "" && m != nil {
 		rep.Model = m.Path
 	}
@@ -91,8 +103,7 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*Report, err
 		rep.Bindings = map[string]int64{}
 	}
 	t := &rep.Totals
-	t.MACs, t.FLOPs, t.Transcendentals = gc.est.MACs, gc.est.FLOPs, gc.est.Transcendentals
-	t.BytesRead, t.BytesWritten, t.Launches = gc.est.BytesRead, gc.est.BytesWritten, gc.est.Launches
+	t.Counts, t.Launches = gc.est.Counts, gc.est.Launches
 	t.TimeS, t.EnergyJ = gc.agg.TimeS, gc.agg.EnergyJ
 	if t.TimeS > 0 {
 		t.GEMMConvTimeShare = gc.agg.GEMMTimeS / t.TimeS
@@ -139,30 +150,13 @@ func (g *aggregate) scale(f float64) {
 
 // bound names the term that dominates a group's time.
 func (g *aggregate) bound() string {
-	return SequenceBound(g.TimeS, g.ComputeS, g.MemoryS, g.LaunchS)
-}
-
-// SequenceBound names the term ("compute", "memory" or "launch") that
-// dominates the summed times of kernels run one after another, or "" when
-// they take no time. Ties go to launch, then compute (boundOf, the rule
-// for one kernel, breaks a launch tie the other way). viz colours its
-// collapsed boxes by it, so a box and the node it stands for agree.
-func SequenceBound(timeS, computeS, memoryS, launchS float64) string {
-	switch {
-	case timeS == 0:
-		return ""
-	case launchS >= computeS && launchS >= memoryS:
-		return "launch"
-	case computeS >= memoryS:
-		return "compute"
-	}
-	return "memory"
+	return report.SequenceBound(g.TimeS, g.ComputeS, g.MemoryS, g.LaunchS)
 }
 
 // graphCost is the analysis of one graph (the main graph or a body).
 type graphCost struct {
-	nodes   []NodeCost
-	est     NodeEstimate // sums (Params not deduplicated)
+	nodes   []report.NodeCost
+	est     NodeEstimate // sums (perf.Params not deduplicated)
 	agg     aggregate
 	peakAct float64
 }
@@ -184,7 +178,7 @@ type analyzer struct {
 	dtype ir.DType
 
 	warnings    []string
-	unsupported map[string]*Unsupported
+	unsupported map[string]*report.Unsupported
 	unsOrder    []string
 	seenParams  map[*ir.Value]bool
 	paramOrder  []*ir.Value
@@ -200,7 +194,7 @@ func (a *analyzer) graph(g *ir.Graph, depth int) (*graphCost, error) {
 	if depth > ir.DefaultLimits.MaxDepth {
 		return nil, fmt.Errorf("analyze: subgraphs nested deeper than %d", ir.DefaultLimits.MaxDepth)
 	}
-	gc := &graphCost{nodes: make([]NodeCost, 0, len(g.Nodes))}
+	gc := &graphCost{nodes: make([]report.NodeCost, 0, len(g.Nodes))}
 	subPeak := make(map[*ir.Node]float64)
 	views := make(map[*ir.Node]bool)
 	for _, n := range g.Nodes {
@@ -221,12 +215,12 @@ func (a *analyzer) graph(g *ir.Graph, depth int) (*graphCost, error) {
 
 // node costs one node and returns its report row, its estimate (for
 // sums), its timing and the peak activation memory of its subgraphs.
-func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (NodeCost, NodeEstimate, aggregate, float64) {
-	nc := NodeCost{
+func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, NodeEstimate, aggregate, float64) {
+	nc := report.NodeCost{
 		Name: n.Name, OpType: n.OpType, Domain: n.Domain,
 		FusedFrom: append([]string{}, n.FusedFrom...),
-		Inputs:    tensorInfos(n.Inputs),
-		Outputs:   tensorInfos(n.Outputs),
+		Inputs:    report.TensorInfos(n.Inputs),
+		Outputs:   report.TensorInfos(n.Outputs),
 	}
 	est, subPeak, ok := a.estimate(n, g, depth)
 	if !ok {
@@ -234,10 +228,9 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (NodeCost, NodeEstim
 		return nc, NodeEstimate{}, aggregate{}, 0
 	}
 	a.sanitizeEstimate(n, &est)
-	nc.MACs, nc.FLOPs, nc.Transcendentals = est.MACs, est.FLOPs, est.Transcendentals
-	nc.BytesRead, nc.BytesWritten, nc.Params, nc.Launches = est.BytesRead, est.BytesWritten, est.Params, est.Launches
+	nc.Counts, nc.Params, nc.Launches = est.Counts, est.Params, est.Launches
 	nc.Note = est.Note
-	if bytes := est.BytesRead + est.BytesWritten; bytes > 0 {
+	if bytes := est.Bytes(); bytes > 0 {
 		nc.ArithmeticIntensity = est.FLOPs / bytes
 	}
 	var agg aggregate
@@ -249,20 +242,20 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (NodeCost, NodeEstim
 		// No kernel: no time.
 	default:
 		prec := a.precisionFor(n, est.Class)
-		k := Kernel{
-			Class: est.Class, FLOPs: est.FLOPs, Bytes: est.BytesRead + est.BytesWritten,
+		k := perf.Kernel{
+			Class: est.Class, FLOPs: est.FLOPs, Bytes: est.Bytes(),
 			Precision: prec, M: est.M, N: est.N, K: est.K, Batch: est.Batch,
-			Steps: est.Steps, WorkingSet: est.BytesRead + est.BytesWritten, Launches: est.Launches,
+			Steps: est.Steps, WorkingSet: est.Bytes(), Launches: est.Launches,
 			InputK: est.InputK, ElemBytes: a.elemBytes(n),
 		}
-		if est.Class == ClassRNN {
+		if est.Class == perf.ClassRNN {
 			// The time model prices per-step latency itself (RNNStepLaunches).
 			k.Launches = 1
 		}
-		kt := EstimateKernel(a.gpu, k)
+		kt := perf.EstimateKernel(a.gpu, k, perf.PlanOptions())
 		agg = aggregate{ComputeS: kt.ComputeS, MemoryS: kt.MemoryS, LaunchS: kt.LaunchS, TimeS: kt.TimeS}
-		agg.EnergyJ = kernelEnergy(a.gpu, kt)
-		if isGEMMLike(est.Class) {
+		agg.EnergyJ = perf.KernelEnergy(a.gpu, kt)
+		if est.Class.GEMMLike() {
 			agg.GEMMTimeS = agg.TimeS
 		}
 		nc.Bound = kt.Bound
@@ -285,7 +278,7 @@ func (a *analyzer) estimate(n *ir.Node, g *ir.Graph, depth int) (est NodeEstimat
 	}
 	rule := LookupRule(n.Domain, n.OpType)
 	if rule == nil {
-		a.addUnsupported(n, NoCostRule[ruleKey(n.Domain, n.OpType)])
+		a.addUnsupported(n, NoCostRule[ir.QualifiedOp(n.Domain, n.OpType)])
 		return NodeEstimate{}, 0, false
 	}
 	ctx := &RuleCtx{Graph: g, Model: a.model, DType: a.dtype, node: n}
@@ -346,13 +339,13 @@ func folded(n *ir.Node) bool {
 }
 
 func (a *analyzer) addUnsupported(n *ir.Node, reason string) {
-	k := ruleKey(n.Domain, n.OpType)
+	k := ir.QualifiedOp(n.Domain, n.OpType)
 	u, ok := a.unsupported[k]
 	if !ok {
-		u = &Unsupported{Domain: n.Domain, OpType: n.OpType}
+		u = &report.Unsupported{Domain: n.Domain, OpType: n.OpType}
 		a.unsupported[k] = u
 		a.unsOrder = append(a.unsOrder, k)
-		msg := fmt.Sprintf("op %s has no cost rule; its nodes are listed under unsupported_ops and not counted", displayOp(n.Domain, n.OpType))
+		msg := fmt.Sprintf("op %s has no cost rule; its nodes are listed under unsupported_ops and not counted", ir.QualifiedOp(n.Domain, n.OpType))
 		if reason != "" && reason != "cost rule failed" {
 			msg += " (" + reason + ")"
 		}
@@ -369,17 +362,10 @@ func (a *analyzer) addUnsupported(n *ir.Node, reason string) {
 	}
 }
 
-func displayOp(domain, op string) string {
-	if domain == "" {
-		return op
-	}
-	return domain + "." + op
-}
-
-func (a *analyzer) unsupportedList() []Unsupported {
+func (a *analyzer) unsupportedList() []report.Unsupported {
 	keys := append([]string(nil), a.unsOrder...)
 	sort.Strings(keys)
-	out := make([]Unsupported, 0, len(keys))
+	out := make([]report.Unsupported, 0, len(keys))
 	for _, k := range keys {
 		out = append(out, *a.unsupported[k])
 	}
@@ -398,9 +384,6 @@ func (a *analyzer) paramBytes(v *ir.Value) float64 {
 	return c.Bytes(v)
 }
 
-// isGEMMLike reports whether a class counts as GEMM/conv time (the
-// gemm_conv_time_share) and may use tensor cores: the time model's
-// isGEMMClass plus recurrent kernels.
 // elemBytes is the operand element size of n as costed (first input).
 func (a *analyzer) elemBytes(n *ir.Node) float64 {
 	if x := n.In(0); x != nil {
@@ -410,25 +393,6 @@ func (a *analyzer) elemBytes(n *ir.Node) float64 {
 		}
 	}
 	return 4
-}
-
-func isGEMMLike(c KernelClass) bool {
-	switch c {
-	case ClassGEMM, ClassConv, ClassWinograd, ClassRNN, ClassAttention:
-		return true
-	}
-	return false
-}
-
-func tensorInfos(vs []*ir.Value) []TensorInfo {
-	out := make([]TensorInfo, 0, len(vs))
-	for _, v := range vs {
-		if v == nil {
-			continue
-		}
-		out = append(out, TensorInfo{Name: v.Name, DType: v.DType.String(), Shape: ShapeOf(v.Shape)})
-	}
-	return out
 }
 
 // clean returns x when it is a finite non-negative number; otherwise it
@@ -470,7 +434,7 @@ func (a *analyzer) sanitizeAggregate(n *ir.Node, g *aggregate) {
 	}
 }
 
-func (a *analyzer) sanitizeTotals(r *Report) {
+func (a *analyzer) sanitizeTotals(r *report.Report) {
 	t := &r.Totals
 	for _, p := range []*float64{&t.MACs, &t.FLOPs, &t.Transcendentals, &t.BytesRead, &t.BytesWritten,
 		&t.Params, &t.ParamBytes, &t.Launches, &t.TimeS, &t.EnergyJ, &t.PeakMemoryBytes,

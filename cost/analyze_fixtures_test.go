@@ -6,6 +6,8 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -104,7 +106,9 @@ var alexnetLayers = []struct {
 	{"fc8", 4096 * 1000},
 }
 
-// alexnetTable is REFERENCE.md §2's "expected FLOPs" column, verbatim.
+// alexnetTable is the per-layer FLOPs (2·MACs, bias excluded) of
+// torchvision's AlexNet, conv1..conv5 then fc6..fc8, written out as a
+// table independent of the rules.
 var alexnetTable = []float64{140_553_600, 447_897_600, 224_280_576, 299_040_768, 199_360_512, 75_497_472, 33_554_432, 8_192_000}
 
 func alexnetMACs() float64 {
@@ -195,14 +199,14 @@ func ptbMACs(seq, batch float64) float64 {
 }
 
 // transformerLayerMACs: QKV and out projections 4·L·d², scores and the
-// weighted sum 2·L²·d, FFN 2·L·d·ff (REFERENCE §4, in MACs).
+// weighted sum 2·L²·d, FFN 2·L·d·ff (in MACs).
 func transformerLayerMACs(l, d, ff float64) float64 {
 	return 4*l*d*d + 2*l*l*d + 2*l*d*ff
 }
 
 // gemmLikeMACs sums the MACs of Conv, Gemm, MatMul, LSTM and GRU nodes,
 // including those inside control-flow bodies.
-func gemmLikeMACs(r *Report) float64 {
+func gemmLikeMACs(r *report.Report) float64 {
 	s := 0.0
 	for _, n := range r.Nodes {
 		switch n.OpType {
@@ -214,7 +218,7 @@ func gemmLikeMACs(r *Report) float64 {
 	return s
 }
 
-// TestAlexNetTable reproduces REFERENCE §2 layer by layer from the
+// TestAlexNetTable reproduces alexnetTable layer by layer from the
 // torchvision export: 2·MACs of the k-th Conv/Gemm equals the table
 // (the table's convention excludes bias, which our flops add: flops =
 // 2·macs + one add per output element).
@@ -225,7 +229,7 @@ func TestAlexNetTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSane(t, r)
-	var layers []NodeCost
+	var layers []report.NodeCost
 	for _, n := range r.Nodes {
 		if n.OpType == "Conv" || n.OpType == "Gemm" {
 			layers = append(layers, n)
@@ -236,10 +240,10 @@ func TestAlexNetTable(t *testing.T) {
 	}
 	for i, n := range layers {
 		l := alexnetLayers[i]
-		if fmaFLOPs*l.macs != alexnetTable[i] {
+		if perf.FMAFLOPs*l.macs != alexnetTable[i] {
 			t.Errorf("%s: the stated arithmetic 2·%v disagrees with the table's %v", l.name, l.macs, alexnetTable[i])
 		}
-		if got := fmaFLOPs * n.MACs; got != alexnetTable[i] {
+		if got := perf.FMAFLOPs * n.MACs; got != alexnetTable[i] {
 			t.Errorf("%s (%s): 2·macs = %v, want %v", l.name, n.Name, got, alexnetTable[i])
 		}
 		outElems := 1.0

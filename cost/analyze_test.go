@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
 )
@@ -79,7 +81,7 @@ func (b *builder) node(op string, ins []*ir.Value, outs []*ir.Value, attrs ...*i
 	return n
 }
 
-func (b *builder) analyze(opt Options) *Report {
+func (b *builder) analyze(opt Options) *report.Report {
 	b.t.Helper()
 	r, err := Analyze(b.g, b.m, ruleTestGPU(), opt)
 	if err != nil {
@@ -89,7 +91,7 @@ func (b *builder) analyze(opt Options) *Report {
 	return r
 }
 
-func nodeByOp(t *testing.T, r *Report, op string) NodeCost {
+func nodeByOp(t *testing.T, r *report.Report, op string) report.NodeCost {
 	t.Helper()
 	for _, n := range r.Nodes {
 		if n.OpType == op {
@@ -97,12 +99,12 @@ func nodeByOp(t *testing.T, r *Report, op string) NodeCost {
 		}
 	}
 	t.Fatalf("no %s node in report", op)
-	return NodeCost{}
+	return report.NodeCost{}
 }
 
 // checkSane fails on any NaN, infinite or negative number in a report,
 // and on a report that does not marshal.
-func checkSane(t *testing.T, r *Report) {
+func checkSane(t *testing.T, r *report.Report) {
 	t.Helper()
 	bad := func(what string, x float64) {
 		if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
@@ -222,7 +224,7 @@ func lstmGraph(t *testing.T, T, batch, in, h, dirs int64) *builder {
 }
 
 // TestLSTMSweep: per step, the GEMM FLOPs of an LSTM with input = hidden =
-// h at batch 1 are 16h² (REFERENCE §3: 4 gates × 2 matrices × h² MACs × 2);
+// h at batch 1 are 16h² (4 gates × 2 matrices × h² MACs × 2 FLOPs);
 // the bias adds 4h (Wb+Rb pre-summed: the measured slope at h=1024 is
 // 16,781,312 = 16·1024² + 4·1024) and the gates 15h (documented in
 // rules_rnn.go).
@@ -512,15 +514,15 @@ func TestPrecisionChoice(t *testing.T) {
 func TestEnergyModel(t *testing.T) {
 	g := ruleTestGPU()
 	cases := []struct {
-		kt   KernelTime
+		kt   perf.KernelTime
 		want float64
 	}{
-		{KernelTime{ComputeS: 1, TimeS: 1}, 300},
-		{KernelTime{MemoryS: 1, TimeS: 1}, 60 + 0.6*240},
-		{KernelTime{LaunchS: 1, TimeS: 1}, 60},
+		{perf.KernelTime{ComputeS: 1, TimeS: 1}, 300},
+		{perf.KernelTime{MemoryS: 1, TimeS: 1}, 60 + 0.6*240},
+		{perf.KernelTime{LaunchS: 1, TimeS: 1}, 60},
 	}
 	for _, c := range cases {
-		if p := kernelPower(g, c.kt); math.Abs(p-c.want) > 1e-9 {
+		if p := perf.KernelPower(g, c.kt); math.Abs(p-c.want) > 1e-9 {
 			t.Errorf("power(%+v) = %v, want %v", c.kt, p, c.want)
 		}
 	}
@@ -555,7 +557,7 @@ func TestFusedEstimate(t *testing.T) {
 	if want := 4.0 * (4*8*8 + 6*4*3*3); e.BytesRead != want || e.BytesWritten != 4*outElems {
 		t.Errorf("bytes %v/%v", e.BytesRead, e.BytesWritten)
 	}
-	if e.Launches != 1 || e.Class != ClassConv || e.Params != 6*4*3*3 {
+	if e.Launches != 1 || e.Class != perf.ClassConv || e.Params != 6*4*3*3 {
 		t.Errorf("launches %v class %v params %v", e.Launches, e.Class, e.Params)
 	}
 }

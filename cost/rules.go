@@ -5,10 +5,12 @@ import (
 	"math"
 	"sort"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
-// FLOPConvention is printed once in every report (Report.FLOPConvention).
+// FLOPConvention is printed once in every report (report.Report.FLOPConvention).
 // It is the contract behind every number in the flops and macs columns.
 const FLOPConvention = "1 MAC = 2 FLOPs (fmaFLOPs); macs and flops are separate fields. " +
 	"Conv: macs = N*K*P*Q*(C/group)*R*S; ConvTranspose: macs = numel(X)*(M/group)*kernel; " +
@@ -29,21 +31,14 @@ const FLOPConvention = "1 MAC = 2 FLOPs (fmaFLOPs); macs and flops are separate 
 	"or at the compute dtype for floating-point tensors when --dtype is given. Views (Reshape, Squeeze, Unsqueeze, " +
 	"Flatten, Identity, inference Dropout) and constant-folded nodes cost 0 bytes and 0 launches."
 
-// fmaFLOPs is the number of FLOPs in one multiply-accumulate.
-const fmaFLOPs = 2
-
 // NodeEstimate is what a cost rule returns for one node. All quantities are
 // float64 so that sums never wrap; Analyze checks them for NaN, Inf and
 // negative values.
 type NodeEstimate struct {
-	MACs            float64
-	FLOPs           float64 // includes 2*MACs
-	Transcendentals float64
-	BytesRead       float64
-	BytesWritten    float64
-	Params          float64 // elements of initializer inputs the node reads
-	Launches        float64 // kernel launches; 0 for views and folded nodes
-	Class           KernelClass
+	report.Counts         // FLOPs include 2*MACs
+	Params        float64 // elements of initializer inputs the node reads
+	Launches      float64 // kernel launches; 0 for views and folded nodes
+	Class         perf.KernelClass
 	// GEMM view for the time model (see Kernel); zero when not GEMM-like.
 	M, N, K, Batch int64
 	// Steps is the number of dependent sequential steps (RNN time steps).
@@ -62,11 +57,7 @@ type NodeEstimate struct {
 
 // add accumulates o into e (compute and traffic; Class and GEMM view of e kept).
 func (e *NodeEstimate) add(o NodeEstimate) {
-	e.MACs += o.MACs
-	e.FLOPs += o.FLOPs
-	e.Transcendentals += o.Transcendentals
-	e.BytesRead += o.BytesRead
-	e.BytesWritten += o.BytesWritten
+	e.Counts.Add(o.Counts)
 	e.Params += o.Params
 	e.Launches += o.Launches
 }
@@ -74,11 +65,7 @@ func (e *NodeEstimate) add(o NodeEstimate) {
 // scale multiplies every summable quantity by f (a trip count). Params
 // stays: every trip reads the same weights.
 func (e *NodeEstimate) scale(f float64) {
-	e.MACs *= f
-	e.FLOPs *= f
-	e.Transcendentals *= f
-	e.BytesRead *= f
-	e.BytesWritten *= f
+	e.Counts.Scale(f)
 	e.Launches *= f
 }
 
@@ -89,19 +76,12 @@ type Rule func(n *ir.Node, ctx *RuleCtx) (NodeEstimate, error)
 
 var ruleTable = map[string]Rule{}
 
-func ruleKey(domain, op string) string {
-	if domain == "ai.onnx" {
-		domain = ""
-	}
-	return domain + "::" + op
-}
-
 // RegisterRule adds a cost rule for (domain, op). Like ir.Register it
 // panics on a duplicate, a programming error caught at init by any test.
-// The passes engineer registers fused-op rules (domain "onnxcost") with it
-// from cost/rules_fused.go.
+// Fused-op rules (domain "onnxcost") are registered the same way, in
+// rules_fused.go and rules_fused_attn.go.
 func RegisterRule(domain, op string, r Rule) {
-	k := ruleKey(domain, op)
+	k := ir.QualifiedOp(domain, op)
 	if _, dup := ruleTable[k]; dup {
 		panic("cost: rule registered twice: " + k)
 	}
@@ -109,9 +89,10 @@ func RegisterRule(domain, op string, r Rule) {
 }
 
 // LookupRule returns the rule for (domain, op), or nil.
-func LookupRule(domain, op string) Rule { return ruleTable[ruleKey(domain, op)] }
+func LookupRule(domain, op string) Rule { return ruleTable[ir.QualifiedOp(domain, op)] }
 
-// RuleKeys lists the registered rules' keys ("domain::op"), sorted.
+// RuleKeys lists the ops that have a cost rule, named by ir.QualifiedOp
+// ("Conv", "onnxcost.FusedConv"), sorted.
 func RuleKeys() []string {
 	ks := make([]string, 0, len(ruleTable))
 	for k := range ruleTable {
@@ -121,20 +102,20 @@ func RuleKeys() []string {
 	return ks
 }
 
-// NoCostRule lists ops that shape inference may support but that have no
-// cost rule, each with the reason. Analyze reports their nodes under
+// NoCostRule lists ops (keyed by ir.QualifiedOp) that shape inference may
+// support but that have no cost rule, each with the reason. Analyze reports their nodes under
 // unsupported_ops and counts them nowhere.
 var NoCostRule = map[string]string{
-	"::StringNormalizer":                 "string processing runs on the host; no GPU kernel model",
-	"::TfIdfVectorizer":                  "string/n-gram processing; no GPU kernel model",
-	"::RegexFullMatch":                   "string processing runs on the host",
-	"::StringConcat":                     "string processing runs on the host",
-	"::StringSplit":                      "string processing runs on the host",
-	"::SequenceMap":                      "body cost times a sequence length that is not known statically",
-	"::Unique":                           "data-dependent output size and sort cost",
-	"::Multinomial":                      "sampling cost depends on the implementation",
-	"::ConcatFromSequence":               "sequence element shapes are not known statically",
-	"ai.onnx.preview.training::Gradient": "the gradient graph is not materialised; its cost is that of a backward pass",
+	"StringNormalizer":                  "string processing runs on the host; no GPU kernel model",
+	"TfIdfVectorizer":                   "string/n-gram processing; no GPU kernel model",
+	"RegexFullMatch":                    "string processing runs on the host",
+	"StringConcat":                      "string processing runs on the host",
+	"StringSplit":                       "string processing runs on the host",
+	"SequenceMap":                       "body cost times a sequence length that is not known statically",
+	"Unique":                            "data-dependent output size and sort cost",
+	"Multinomial":                       "sampling cost depends on the implementation",
+	"ConcatFromSequence":                "sequence element shapes are not known statically",
+	"ai.onnx.preview.training.Gradient": "the gradient graph is not materialised; its cost is that of a backward pass",
 }
 
 // RuleCtx is what a rule sees besides the node: the compute dtype, the
@@ -304,13 +285,13 @@ func (c *RuleCtx) ReadWrite(n *ir.Node, e *NodeEstimate) {
 func (c *RuleCtx) Estimate(n *ir.Node) (NodeEstimate, error) {
 	r := LookupRule(n.Domain, n.OpType)
 	if r == nil {
-		return NodeEstimate{}, fmt.Errorf("no cost rule for %s", ruleKey(n.Domain, n.OpType))
+		return NodeEstimate{}, fmt.Errorf("no cost rule for %s", ir.QualifiedOp(n.Domain, n.OpType))
 	}
 	return r(n, c)
 }
 
 // kernel is a one-launch estimate of class cl with boundary traffic.
-func kernel(n *ir.Node, c *RuleCtx, cl KernelClass) NodeEstimate {
+func kernel(n *ir.Node, c *RuleCtx, cl perf.KernelClass) NodeEstimate {
 	e := NodeEstimate{Class: cl, Launches: 1}
 	c.ReadWrite(n, &e)
 	return e

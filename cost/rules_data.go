@@ -3,6 +3,7 @@ package cost
 import (
 	"math"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -79,11 +80,11 @@ func init() {
 
 // viewRule: no kernel, no bytes.
 func viewRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	return NodeEstimate{View: true, Class: ClassData}, nil
+	return NodeEstimate{View: true, Class: perf.ClassData}, nil
 }
 
 func copyRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := NodeEstimate{Class: ClassData, Launches: 1}
+	e := NodeEstimate{Class: perf.ClassData, Launches: 1}
 	// Only the data input moves: shape, pads, repeats and axes inputs are
 	// small host-side operands, but they still count as bytes read so
 	// that weights fed through them are never lost.
@@ -92,13 +93,13 @@ func copyRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 }
 
 func writeRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := kernel(n, c, ClassData)
+	e := kernel(n, c, perf.ClassData)
 	e.FLOPs = writeOps[n.OpType] * c.Numel(n.Out(0))
 	return e, nil
 }
 
 func randomRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := NodeEstimate{Class: ClassElementwise, Launches: 1}
+	e := NodeEstimate{Class: perf.ClassElementwise, Launches: 1}
 	// The *Like variants read only their input's shape, not its data.
 	c.Write(n, &e)
 	out := c.Numel(n.Out(0))
@@ -115,7 +116,7 @@ func randomRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 // rows, not the table); index inputs are read in full. The table is still
 // a parameter when it is an initializer.
 func gatherRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := NodeEstimate{Class: ClassData, Launches: 1}
+	e := NodeEstimate{Class: perf.ClassData, Launches: 1}
 	for i, in := range n.Inputs {
 		if in == nil {
 			continue
@@ -134,7 +135,7 @@ func gatherRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 // scatterRule: out-of-place: data copied to the output, then updates
 // written through the indices.
 func scatterRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := kernel(n, c, ClassData)
+	e := kernel(n, c, perf.ClassData)
 	if n.AttrString("reduction", "none") != "none" {
 		e.FLOPs = c.Numel(n.In(2)) // one reduction op per update
 	}
@@ -155,7 +156,7 @@ func dropoutRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		// onnxcost estimates inference.
 		return viewRule(n, c)
 	}
-	e := kernel(n, c, ClassElementwise)
+	e := kernel(n, c, perf.ClassElementwise)
 	e.FLOPs = 3 * c.Numel(n.Out(0)) // draw, compare, scale
 	e.Note = "Dropout in training mode or with a used mask: counted as a kernel"
 	return e, nil
@@ -169,7 +170,7 @@ func isOutput(n *ir.Node, v *ir.Value) bool {
 // nonZeroRule: one compare per input element; the output size is data
 // dependent, so only what inference knows of it is counted.
 func nonZeroRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := kernel(n, c, ClassReduction)
+	e := kernel(n, c, perf.ClassReduction)
 	e.FLOPs = c.Numel(n.In(0))
 	return e, nil
 }
@@ -192,7 +193,7 @@ func interpFLOPs(mode string, r int) float64 {
 // resizeRule: interpolation over the spatial dims (rank-2 of them for
 // NCHW tensors; all dims for rank < 3).
 func resizeRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := kernel(n, c, ClassData)
+	e := kernel(n, c, perf.ClassData)
 	out := c.Numel(n.Out(0))
 	r := n.Out(0).Shape.Rank()
 	if r >= 3 {
@@ -200,13 +201,13 @@ func resizeRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	}
 	e.FLOPs = out * interpFLOPs(n.AttrString("mode", "nearest"), max(r, 0))
 	if e.FLOPs > 0 {
-		e.Class = ClassElementwise
+		e.Class = perf.ClassElementwise
 	}
 	return e, nil
 }
 
 func gridSampleRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := kernel(n, c, ClassElementwise)
+	e := kernel(n, c, perf.ClassElementwise)
 	r := max(n.Out(0).Shape.Rank()-2, 0)
 	mode := n.AttrString("mode", "linear")
 	e.FLOPs = c.Numel(n.Out(0)) * (interpFLOPs(mode, r) + 2*float64(r)) // + unnormalise coords
@@ -216,11 +217,11 @@ func gridSampleRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 // affineGridRule: each output point is a (r x (r+1)) matrix times a
 // homogeneous coordinate: r+1 MACs per output element.
 func affineGridRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := kernel(n, c, ClassElementwise)
+	e := kernel(n, c, perf.ClassElementwise)
 	out := c.Numel(n.Out(0))
 	r := float64(max(n.Out(0).Shape.Rank()-2, 1))
 	e.MACs = out * (r + 1)
-	e.FLOPs = fmaFLOPs * e.MACs
+	e.FLOPs = perf.FMAFLOPs * e.MACs
 	return e, nil
 }
 
@@ -228,7 +229,7 @@ func affineGridRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 // adaptive ratio of 0 is assumed 2, noted), each 4 taps (7 flops), plus
 // the average.
 func roiAlignRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := kernel(n, c, ClassReduction)
+	e := kernel(n, c, perf.ClassReduction)
 	s := float64(n.AttrInt("sampling_ratio", 0))
 	if s <= 0 {
 		s = 2
@@ -241,7 +242,7 @@ func roiAlignRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 // maxRoiPoolRule: the RoI sizes are data; as an upper bound each output bin
 // compares a (H/ph) x (W/pw) window of the feature map.
 func maxRoiPoolRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := kernel(n, c, ClassReduction)
+	e := kernel(n, c, perf.ClassReduction)
 	x, ok := c.Dims(n.In(0))
 	p, pok := n.AttrInts("pooled_shape")
 	if ok && pok && len(x) == 4 && len(p) == 2 && p[0] > 0 && p[1] > 0 {
@@ -253,14 +254,14 @@ func maxRoiPoolRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 
 // col2ImRule: every column element is added into the image: 1 add each.
 func col2ImRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := kernel(n, c, ClassData)
+	e := kernel(n, c, perf.ClassData)
 	e.FLOPs = c.Numel(n.In(0))
 	return e, nil
 }
 
 // detRule: LU factorisation, (2/3)·n³ flops per matrix.
 func detRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := kernel(n, c, ClassReduction)
+	e := kernel(n, c, perf.ClassReduction)
 	x, ok := c.Dims(n.In(0))
 	if ok && len(x) >= 2 {
 		m := x[len(x)-1]
@@ -272,7 +273,7 @@ func detRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 // dftRule: a radix-2 FFT costs 5·L·log2(L) flops per transform of length L
 // (the usual FFT flop convention); transforms = output elements / L.
 func dftRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := kernel(n, c, ClassReduction)
+	e := kernel(n, c, perf.ClassReduction)
 	out, ok := c.Dims(n.Out(0))
 	if !ok || len(out) < 2 {
 		return e, nil
@@ -295,7 +296,7 @@ func dftRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 // stftRule: one FFT of the frame length per frame (output [B, frames, bins, 2]),
 // plus the window multiply.
 func stftRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := kernel(n, c, ClassReduction)
+	e := kernel(n, c, perf.ClassReduction)
 	out, ok := c.Dims(n.Out(0))
 	if !ok || len(out) != 4 {
 		return e, nil
@@ -313,7 +314,7 @@ func stftRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 // windowRule: cosine windows: a multiply-add argument and 1-2 cosines per
 // element, counted as 3 flops with 1 transcendental.
 func windowRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := kernel(n, c, ClassElementwise)
+	e := kernel(n, c, perf.ClassElementwise)
 	out := c.Numel(n.Out(0))
 	e.FLOPs = 3 * out
 	e.Transcendentals = out

@@ -1,6 +1,9 @@
 package cost
 
-import "github.com/onnxcost/onnxcost/ir"
+import (
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/ir"
+)
 
 // opCount is the arithmetic one output element costs: FLOPs (every
 // arithmetic operation, transcendental ones included) and how many of
@@ -104,7 +107,7 @@ func init() {
 // elementwiseRule: one kernel, opCounts[op] per output element, every
 // input read once (broadcast inputs at their own, smaller size).
 func elementwiseRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := kernel(n, c, ClassElementwise)
+	e := kernel(n, c, perf.ClassElementwise)
 	cnt := opCounts[n.OpType]
 	out := c.Numel(n.Out(0))
 	ops := cnt.flops
@@ -145,7 +148,7 @@ func init() { RegisterRule("", "RotaryEmbedding", rotaryRule) }
 // (the whole cache when it is smaller): a decode step reads one row of a
 // long cache, not all of it.
 func rotaryRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := NodeEstimate{Class: ClassElementwise, Launches: 1}
+	e := NodeEstimate{Launches: 1, Class: perf.ClassElementwise}
 	x, ok := c.Dims(n.In(0))
 	var tokens, head float64
 	switch {

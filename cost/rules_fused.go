@@ -3,11 +3,13 @@ package cost
 import (
 	"fmt"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
-// Cost rules for the nodes written by passes part 1 (passes/epilogue.go,
-// passes/winograd.go); their inputs and attributes are documented there.
+// Cost rules for the nodes written by the epilogue and Winograd passes
+// (passes/epilogue.go, passes/winograd.go); their inputs and attributes are documented there.
 // Each is one kernel: the arithmetic of its parts, the bytes of its own
 // inputs and outputs (FusedEstimate), one launch.
 
@@ -74,7 +76,7 @@ func fusedGemmRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 //
 // GEMM view for the time model: M = numel(X)/K, N = N1+...+Nn, K.
 func groupedGemmRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	gemm := NodeEstimate{Class: ClassGEMM}
+	gemm := NodeEstimate{Class: perf.ClassGEMM}
 	k, ok := c.Dim(n.In(0), -1)
 	if !ok || k <= 0 {
 		return FusedEstimate(n, c, gemm), nil
@@ -94,7 +96,7 @@ func groupedGemmRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 			cols += out / m
 		}
 	}
-	gemm.FLOPs += fmaFLOPs * gemm.MACs
+	gemm.FLOPs += perf.FMAFLOPs * gemm.MACs
 	gemm.M, gemm.N, gemm.K, gemm.Batch = clampInt(m), clampInt(cols), clampInt(k), 1
 	return FusedEstimate(n, c, gemm), nil
 }
@@ -107,7 +109,7 @@ func groupedGemmRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 func EpilogueParts(n *ir.Node, c *RuleCtx, y *ir.Value) []NodeEstimate {
 	var parts []NodeEstimate
 	if n.AttrInt(ir.KeyResidual, 0) != 0 {
-		parts = append(parts, NodeEstimate{FLOPs: c.Numel(y)})
+		parts = append(parts, NodeEstimate{Counts: report.Counts{FLOPs: c.Numel(y)}})
 	}
 	act := n.AttrString(ir.KeyActivation, "")
 	if act == "Silu" {
@@ -115,7 +117,7 @@ func EpilogueParts(n *ir.Node, c *RuleCtx, y *ir.Value) []NodeEstimate {
 	}
 	if act == "Gelu" && n.AttrString(ir.KeyActivationPrefix+"approximate", "none") == "tanh" {
 		out := c.Numel(y)
-		return append(parts, NodeEstimate{Class: ClassElementwise, FLOPs: geluTanhCounts.flops * out, Transcendentals: geluTanhCounts.trans * out})
+		return append(parts, NodeEstimate{Counts: report.Counts{FLOPs: geluTanhCounts.flops * out, Transcendentals: geluTanhCounts.trans * out}, Class: perf.ClassElementwise})
 	}
 	if p, ok := ElementwisePart(c, act, y); ok {
 		parts = append(parts, p)
@@ -208,11 +210,11 @@ func winogradConvRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	}
 	alpha := float64(m + 2)
 	N, C, K, P, Q := xd[0], xd[1], yd[1], yd[2], yd[3]
-	tiles := N * float64(ceilDiv(int64(P), m)*ceilDiv(int64(Q), m))
+	tiles := float64(perf.WinogradTiles(int64(N), int64(P), int64(Q), m))
 	var wino NodeEstimate
-	wino.Class = ClassWinograd
+	wino.Class = perf.ClassWinograd
 	wino.MACs = alpha * alpha * tiles * C * K
-	wino.FLOPs = fmaFLOPs*wino.MACs + tiles*C*inOps + tiles*K*outOps
+	wino.FLOPs = perf.FMAFLOPs*wino.MACs + tiles*C*inOps + tiles*K*outOps
 	if n.In(2) != nil {
 		wino.FLOPs += c.Numel(convOut) // bias, added in the output transform's epilogue
 	}

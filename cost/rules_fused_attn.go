@@ -3,10 +3,13 @@ package cost
 import (
 	"strings"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
-// Cost rules for the nodes written by passes part 2 (passes/decomp.go,
+// Cost rules for the nodes written by the decomposition, elementwise and
+// attention passes (passes/decomp.go,
 // passes/elementwise.go, passes/attention.go): FusedElementwise, the
 // recognised LayerNormalization, Gelu and Softmax, and FusedAttention.
 // Each is one kernel (FusedEstimate): the arithmetic of the nodes it
@@ -21,10 +24,10 @@ import (
 // tool) is costed from its own op's formula instead.
 
 func init() {
-	RegisterRule(ir.FusedDomain, ir.OpFusedElementwise, fusedPartsRule(ClassElementwise, nil))
-	RegisterRule(ir.FusedDomain, ir.OpFusedGelu, fusedPartsRule(ClassElementwise, geluFormula))
-	RegisterRule(ir.FusedDomain, ir.OpFusedLayerNorm, fusedPartsRule(ClassReduction, normFormula("LayerNormalization")))
-	RegisterRule(ir.FusedDomain, ir.OpFusedSoftmax, fusedPartsRule(ClassReduction, normFormula("Softmax")))
+	RegisterRule(ir.FusedDomain, ir.OpFusedElementwise, fusedPartsRule(perf.ClassElementwise, nil))
+	RegisterRule(ir.FusedDomain, ir.OpFusedGelu, fusedPartsRule(perf.ClassElementwise, geluFormula))
+	RegisterRule(ir.FusedDomain, ir.OpFusedLayerNorm, fusedPartsRule(perf.ClassReduction, normFormula("LayerNormalization")))
+	RegisterRule(ir.FusedDomain, ir.OpFusedSoftmax, fusedPartsRule(perf.ClassReduction, normFormula("Softmax")))
 	RegisterRule(ir.FusedDomain, ir.OpFusedAttention, fusedAttentionRule)
 	RegisterRule(ir.FusedDomain, ir.OpSkipLayerNorm, skipLayerNormRule)
 }
@@ -41,7 +44,7 @@ func init() {
 func skipLayerNormRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	sum, ok := sumParts(n, c)
 	if !ok {
-		sum = NodeEstimate{FLOPs: c.Numel(n.Out(0))} // the residual add
+		sum = NodeEstimate{Counts: report.Counts{FLOPs: c.Numel(n.Out(0))}} // the residual add
 	}
 	if n.AttrInt("layernorm_in_parts", 0) == 0 {
 		ln, err := c.Estimate(&ir.Node{Name: n.Name, OpType: "LayerNormalization",
@@ -52,7 +55,7 @@ func skipLayerNormRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		sum.FLOPs += ln.FLOPs
 		sum.Transcendentals += ln.Transcendentals
 	}
-	sum.Class = ClassReduction
+	sum.Class = perf.ClassReduction
 	return FusedEstimate(n, c, sum), nil
 }
 
@@ -68,7 +71,7 @@ func geluFormula(n *ir.Node, c *RuleCtx) NodeEstimate {
 		cnt = geluTanhCounts
 	}
 	out := c.Numel(n.Out(0))
-	return NodeEstimate{FLOPs: cnt.flops * out, Transcendentals: cnt.trans * out}
+	return NodeEstimate{Counts: report.Counts{FLOPs: cnt.flops * out, Transcendentals: cnt.trans * out}}
 }
 
 // normFormula costs a recognised norm/softmax without part attributes as
@@ -85,7 +88,7 @@ func normFormula(op string) func(n *ir.Node, c *RuleCtx) NodeEstimate {
 
 // fusedPartsRule is one kernel of class cl whose arithmetic is the sum of
 // its parts, or formula's when the node carries no parts.
-func fusedPartsRule(cl KernelClass, formula func(*ir.Node, *RuleCtx) NodeEstimate) Rule {
+func fusedPartsRule(cl perf.KernelClass, formula func(*ir.Node, *RuleCtx) NodeEstimate) Rule {
 	return func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		sum, ok := sumParts(n, c)
 		if !ok {
@@ -174,12 +177,12 @@ func phantom(name string, dt ir.DType, elems int64) *ir.Value {
 // 2·M·N·K·Batch is the two GEMMs' FLOPs. Class ClassAttention (GEMM-like:
 // tensor cores at reduced precision).
 func fusedAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	core := NodeEstimate{Class: ClassAttention}
+	core := NodeEstimate{Class: perf.ClassAttention}
 	if batch, lq, lk, d, dv, ok := attentionDims(n, c); ok {
 		rows := batch * lq
 		scores := rows * lk
 		core.MACs = scores*d + rows*lk*dv
-		core.FLOPs = fmaFLOPs * core.MACs
+		core.FLOPs = perf.FMAFLOPs * core.MACs
 		if n.AttrInt("softmax_in_parts", 0) == 0 {
 			sm := normOps["Softmax"]
 			core.FLOPs += sm.inFLOPs*scores + sm.rowFLOPs*rows
@@ -192,7 +195,7 @@ func fusedAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		}
 	}
 	extra, _ := sumParts(n, c)
-	extra.Class = ClassElementwise
+	extra.Class = perf.ClassElementwise
 	e := FusedEstimate(n, c, core, extra)
 	e.Note = "fused attention: the batch·Lq·Lk scores stay on chip (not in bytes)"
 	return e, nil

@@ -3,6 +3,7 @@ package cost
 import (
 	"testing"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -55,7 +56,7 @@ func TestFusedConvRule(t *testing.T) {
 	if want := f32 * float64(N*K*P/2*Q/2); e.BytesWritten != want {
 		t.Errorf("bytes written %v, want %v (the pooled output only)", e.BytesWritten, want)
 	}
-	if e.Launches != 1 || e.Class != ClassConv {
+	if e.Launches != 1 || e.Class != perf.ClassConv {
 		t.Errorf("launches %v class %s, want 1 conv", e.Launches, e.Class)
 	}
 }
@@ -100,12 +101,12 @@ func TestWinogradConvRule(t *testing.T) {
 	if want := f32 * float64(N*C*H*W+alpha*alpha*C*K+K); e.BytesRead != want {
 		t.Errorf("bytes read %v, want %v (transformed filter α²·C·K)", e.BytesRead, want)
 	}
-	if e.Class != ClassWinograd || e.Batch != alpha*alpha || e.M != int64(tiles) {
+	if e.Class != perf.ClassWinograd || e.Batch != alpha*alpha || e.M != int64(tiles) {
 		t.Errorf("class %s GEMM view M=%d batch=%d", e.Class, e.M, e.Batch)
 	}
 	// On tensor cores the node is costed as the direct convolution.
 	h := runFused(t, n, ir.Float16)
-	if h.Class != ClassConv || h.MACs != float64(N*K*P*Q*C*9) {
+	if h.Class != perf.ClassConv || h.MACs != float64(N*K*P*Q*C*9) {
 		t.Errorf("fp16: class %s macs %v, want direct conv", h.Class, h.MACs)
 	}
 }
@@ -118,7 +119,7 @@ func TestFusedGemmRule(t *testing.T) {
 	e := runFused(t, n, ir.Undefined)
 	const geluFLOPs = 5 // opCounts["Gelu"]
 	want := 2.0*M*Nd*Kd + M*Nd /*bias*/ + M*Nd /*residual*/ + geluFLOPs*M*Nd
-	if e.FLOPs != want || e.Transcendentals != M*Nd || e.Class != ClassGEMM || e.Launches != 1 {
+	if e.FLOPs != want || e.Transcendentals != M*Nd || e.Class != perf.ClassGEMM || e.Launches != 1 {
 		t.Errorf("flops %v trans %v class %s, want %v %v gemm", e.FLOPs, e.Transcendentals, e.Class, want, M*Nd)
 	}
 }
@@ -142,7 +143,7 @@ func TestGroupedGemmRule(t *testing.T) {
 	if e.MACs != macs || e.FLOPs != wantFLOPs || e.BytesRead != wantRead || e.BytesWritten != wantWritten || e.Launches != 1 {
 		t.Errorf("macs %v flops %v read %v written %v launches %v; want %v %v %v %v 1", e.MACs, e.FLOPs, e.BytesRead, e.BytesWritten, e.Launches, macs, wantFLOPs, wantRead, wantWritten)
 	}
-	if e.Class != ClassGEMM || e.M != M || e.N != N1+N2+N3 || e.K != K {
+	if e.Class != perf.ClassGEMM || e.M != M || e.N != N1+N2+N3 || e.K != K {
 		t.Errorf("GEMM view %s M %d N %d K %d, want gemm %d %d %d", e.Class, e.M, e.N, e.K, M, N1+N2+N3, K)
 	}
 }

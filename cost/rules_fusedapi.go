@@ -1,6 +1,10 @@
 package cost
 
-import "github.com/onnxcost/onnxcost/ir"
+import (
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/ir"
+)
 
 // Fused-op costing. A fused node (domain "onnxcost", written by a pass,
 // FusedFrom naming the nodes it replaced) runs as one kernel:
@@ -37,7 +41,7 @@ func FusedEstimate(n *ir.Node, c *RuleCtx, parts ...NodeEstimate) NodeEstimate {
 		e.Transcendentals += p.Transcendentals
 	}
 	for _, p := range parts {
-		if isGEMMLike(p.Class) {
+		if p.Class.GEMMLike() {
 			e.Class, e.M, e.N, e.K, e.Batch, e.Steps, e.InputK = p.Class, p.M, p.N, p.K, p.Batch, p.Steps, p.InputK
 			break
 		}
@@ -46,7 +50,7 @@ func FusedEstimate(n *ir.Node, c *RuleCtx, parts ...NodeEstimate) NodeEstimate {
 		e.Class = parts[0].Class
 	}
 	if e.Class == "" {
-		e.Class = ClassElementwise
+		e.Class = perf.ClassElementwise
 	}
 	// Boundary traffic. Parameters: the fused node's initializer inputs,
 	// whether or not a part already recorded them in c.
@@ -77,5 +81,5 @@ func ElementwisePart(c *RuleCtx, op string, v *ir.Value) (NodeEstimate, bool) {
 		return NodeEstimate{}, false
 	}
 	elems := c.Numel(v)
-	return NodeEstimate{Class: ClassElementwise, FLOPs: cnt.flops * elems, Transcendentals: cnt.trans * elems}, true
+	return NodeEstimate{Counts: report.Counts{FLOPs: cnt.flops * elems, Transcendentals: cnt.trans * elems}, Class: perf.ClassElementwise}, true
 }

@@ -3,6 +3,7 @@ package cost
 import (
 	"strings"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -27,7 +28,7 @@ func init() {
 //	flops = 2*macs + numel(Y) if a bias is present
 func convRule(x, w, b int) Rule {
 	return func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-		e := kernel(n, c, ClassConv)
+		e := kernel(n, c, perf.ClassConv)
 		y := n.Out(0)
 		outElems := c.Numel(y)
 		wd, ok := c.Dims(n.In(w))
@@ -36,7 +37,7 @@ func convRule(x, w, b int) Rule {
 		}
 		perOut := prod(wd[1:]) // (C/group) * kernel volume
 		e.MACs = outElems * perOut
-		e.FLOPs = fmaFLOPs * e.MACs
+		e.FLOPs = perf.FMAFLOPs * e.MACs
 		if b >= 0 && n.In(b) != nil {
 			e.FLOPs += outElems // bias: one add per output element
 		}
@@ -57,7 +58,7 @@ func convRule(x, w, b int) Rule {
 //
 //	macs = numel(X) * (M/group) * R * S   (= numel(X) * numel(W) / C)
 func convTransposeRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := kernel(n, c, ClassConv)
+	e := kernel(n, c, perf.ClassConv)
 	xElems := c.Numel(n.In(0))
 	wd, ok := c.Dims(n.In(1))
 	if !ok || len(wd) < 2 {
@@ -65,7 +66,7 @@ func convTransposeRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	}
 	perIn := prod(wd[1:])
 	e.MACs = xElems * perIn
-	e.FLOPs = fmaFLOPs * e.MACs
+	e.FLOPs = perf.FMAFLOPs * e.MACs
 	if n.In(2) != nil {
 		e.FLOPs += c.Numel(n.Out(0))
 	}
@@ -84,7 +85,7 @@ func convTransposeRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 //	macs = M*N*K
 //	flops = 2*macs + M*N (alpha != 1) + M*N (C present) + M*N (C present, beta != 1)
 func gemmRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := kernel(n, c, ClassGEMM)
+	e := kernel(n, c, perf.ClassGEMM)
 	ad, ok := c.Dims(n.In(0))
 	if !ok || len(ad) != 2 {
 		return e, nil
@@ -99,7 +100,7 @@ func gemmRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	}
 	mn := y[0] * y[1]
 	e.MACs = mn * k
-	e.FLOPs = fmaFLOPs * e.MACs
+	e.FLOPs = perf.FMAFLOPs * e.MACs
 	if n.AttrFloat("alpha", 1) != 1 {
 		e.FLOPs += mn
 	}
@@ -119,7 +120,7 @@ func gemmRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 //	macs = numel(Y) * K   (= batch*M*N*K; also right for 1-D operands)
 func matmulRule(a, b int) Rule {
 	return func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-		e := kernel(n, c, ClassGEMM)
+		e := kernel(n, c, perf.ClassGEMM)
 		k, ok := c.Dim(n.In(a), -1)
 		if !ok {
 			return e, nil
@@ -127,7 +128,7 @@ func matmulRule(a, b int) Rule {
 		y := n.Out(0)
 		outElems := c.Numel(y)
 		e.MACs = outElems * k
-		e.FLOPs = fmaFLOPs * e.MACs
+		e.FLOPs = perf.FMAFLOPs * e.MACs
 		yd, _ := c.Dims(y)
 		bd, bok := c.Dims(n.In(b))
 		if len(yd) == 0 || !bok || outElems == 0 {
@@ -156,7 +157,7 @@ func matmulRule(a, b int) Rule {
 // taken left to right without reordering (the naive order; noted). With
 // one operand it is a transpose/reduction: 1 FLOP per input element.
 func einsumRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := kernel(n, c, ClassGEMM)
+	e := kernel(n, c, perf.ClassGEMM)
 	eq := strings.ReplaceAll(n.AttrString("equation", ""), " ", "")
 	lhs := eq
 	if i := strings.Index(eq, "->"); i >= 0 {
@@ -168,7 +169,7 @@ func einsumRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		return e, nil
 	}
 	if len(terms) == 1 {
-		e.Class = ClassReduction
+		e.Class = perf.ClassReduction
 		e.FLOPs = c.Numel(n.In(0))
 		return e, nil
 	}
@@ -202,7 +203,7 @@ func einsumRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		all *= s
 	}
 	e.MACs = all * float64(len(terms)-1)
-	e.FLOPs = fmaFLOPs * e.MACs
+	e.FLOPs = perf.FMAFLOPs * e.MACs
 	if len(terms) > 2 {
 		e.Note = "Einsum with more than two operands: naive left-to-right contraction, upper bound"
 	}
@@ -214,7 +215,7 @@ func einsumRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 //
 //	macs = B*H*Lq*Lk*(dk + dv); softmax 4 flops + 1 exp per score
 func attentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := kernel(n, c, ClassAttention)
+	e := kernel(n, c, perf.ClassAttention)
 	q, ok1 := c.Dims(n.In(0))
 	k, ok2 := c.Dims(n.In(1))
 	v, ok3 := c.Dims(n.In(2))
@@ -233,7 +234,7 @@ func attentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	}
 	scores := bh * lq * lk
 	e.MACs = scores * (dk + dv)
-	e.FLOPs = fmaFLOPs*e.MACs + 4*scores
+	e.FLOPs = perf.FMAFLOPs*e.MACs + 4*scores
 	e.Transcendentals = scores
 	e.M, e.N, e.K, e.Batch = clampInt(lq), clampInt(lk), clampInt(dk), clampInt(bh)
 	return e, nil

@@ -1,6 +1,9 @@
 package cost
 
-import "github.com/onnxcost/onnxcost/ir"
+import (
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/ir"
+)
 
 // Rules for contrib (com.microsoft), training-preview and legacy ops that
 // shape inference supports.
@@ -47,7 +50,7 @@ func init() {
 // countsRule is an elementwise kernel with fixed per-output-element counts.
 func countsRule(cnt opCount) Rule {
 	return func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-		e := kernel(n, c, ClassElementwise)
+		e := kernel(n, c, perf.ClassElementwise)
 		out := c.Numel(n.Out(0))
 		e.FLOPs = cnt.flops * out
 		e.Transcendentals = cnt.trans * out
@@ -59,7 +62,7 @@ func countsRule(cnt opCount) Rule {
 // axis (the contrib layer norms normalise the hidden dim).
 func normRuleWith(p perElem) Rule {
 	return func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-		e := kernel(n, c, ClassReduction)
+		e := kernel(n, c, perf.ClassReduction)
 		in := c.Numel(n.In(0))
 		rows := 0.0
 		if last, ok := c.Dim(n.In(0), -1); ok && last > 0 {
@@ -75,7 +78,7 @@ func normRuleWith(p perElem) Rule {
 // update count.
 func optimizerRule(cnt opCount) Rule {
 	return func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-		e := kernel(n, c, ClassElementwise)
+		e := kernel(n, c, perf.ClassElementwise)
 		var elems float64
 		for _, o := range n.Outputs {
 			elems += c.Numel(o)
@@ -91,7 +94,7 @@ func optimizerRule(cnt opCount) Rule {
 // reduction add (4 flops); a log per target for the softmax variant.
 func lossRule(softmaxFLOPs float64) Rule {
 	return func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-		e := kernel(n, c, ClassReduction)
+		e := kernel(n, c, perf.ClassReduction)
 		in, targets := c.Numel(n.In(0)), c.Numel(n.In(1))
 		e.FLOPs = softmaxFLOPs*in + 4*targets
 		if softmaxFLOPs > 0 {

@@ -3,6 +3,7 @@ package cost
 import (
 	"math"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -31,7 +32,7 @@ func init() {
 // is data too: at most min(N, max_output_boxes_per_class) per pair, and the
 // bytes written are counted at that bound (a missing bound keeps none).
 func nmsRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := NodeEstimate{Class: ClassReduction, Launches: 1, Note: "upper bound: every box pair's IoU tested, every allowed box kept"}
+	e := NodeEstimate{Class: perf.ClassReduction, Launches: 1, Note: "upper bound: every box pair's IoU tested, every allowed box kept"}
 	c.Read(n, &e)
 	boxes, bok := c.Dims(n.In(0))
 	scores, sok := c.Dims(n.In(1))

@@ -3,6 +3,7 @@ package cost
 import (
 	"math"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -76,7 +77,7 @@ func init() {
 }
 
 func reductionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := kernel(n, c, ClassReduction)
+	e := kernel(n, c, perf.ClassReduction)
 	p := reductionOps[n.OpType]
 	in, out := c.Numel(n.In(0)), c.Numel(n.Out(0))
 	e.FLOPs = p.inFLOPs*in + p.outFLOPs*out
@@ -85,7 +86,7 @@ func reductionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 }
 
 func normRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := kernel(n, c, ClassReduction)
+	e := kernel(n, c, perf.ClassReduction)
 	p := normOps[n.OpType]
 	in := c.Numel(n.In(0))
 	rows := rowsOf(n, c)
@@ -151,7 +152,7 @@ func rowsOf(n *ir.Node, c *RuleCtx) float64 {
 // transcendental).
 func poolRule(perTap, perOut, outTrans float64) Rule {
 	return func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-		e := kernel(n, c, ClassReduction)
+		e := kernel(n, c, perf.ClassReduction)
 		out := c.Numel(n.Out(0))
 		k, ok := n.AttrInts("kernel_shape")
 		if !ok {
@@ -171,7 +172,7 @@ func poolRule(perTap, perOut, outTrans float64) Rule {
 // globalPoolRule: every input element is visited once.
 func globalPoolRule(perIn, perOut, outTrans float64) Rule {
 	return func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-		e := kernel(n, c, ClassReduction)
+		e := kernel(n, c, perf.ClassReduction)
 		in, out := c.Numel(n.In(0)), c.Numel(n.Out(0))
 		e.FLOPs = perIn*in + perOut*out
 		e.Transcendentals = outTrans * out
@@ -182,7 +183,7 @@ func globalPoolRule(perIn, perOut, outTrans float64) Rule {
 // lrnRule: per element, a window of size squares and adds (2*size), then
 // bias, pow and divide (3, the pow transcendental).
 func lrnRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := kernel(n, c, ClassReduction)
+	e := kernel(n, c, perf.ClassReduction)
 	in := c.Numel(n.In(0))
 	size := float64(max(n.AttrInt("size", 1), 1))
 	e.FLOPs = in * (2*size + 3)
@@ -192,7 +193,7 @@ func lrnRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 
 // topKRule: a heap selection, about log2(k) comparisons per input element.
 func topKRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := kernel(n, c, ClassReduction)
+	e := kernel(n, c, perf.ClassReduction)
 	in := c.Numel(n.In(0))
 	k := 1.0
 	if v := n.In(1); v != nil && v.Const != nil && len(v.Const.Ints) == 1 {

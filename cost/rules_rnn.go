@@ -3,6 +3,7 @@ package cost
 import (
 	"fmt"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -23,8 +24,8 @@ type rnnKind struct {
 
 var (
 	// LSTM: Wb+Rb are summed once per sequence, so each of the 4h gate
-	// pre-activations gets one bias add per step (REFERENCE §3: the
-	// measured slope 16·h² + 4·h at batch 1). Gates per h element:
+	// pre-activations gets one bias add per step (the FLOPs
+	// measured per step at batch 1 grow as 16·h² + 4·h). Gates per h element:
 	// 3 sigmoids (3 flops, 1 exp each) + tanh(g) + c = f*c + i*g (3) +
 	// tanh(c) + o*tanh(c) (1) = 15 flops, 5 transcendentals. Peepholes add
 	// 3 multiplies and 3 adds.
@@ -50,7 +51,7 @@ func init() {
 // one gate kernel, per direction.
 func recurrentRule(k rnnKind) Rule {
 	return func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-		e := kernel(n, c, ClassRNN)
+		e := kernel(n, c, perf.ClassRNN)
 		x, ok := c.Dims(n.In(0))
 		if !ok || len(x) != 3 {
 			return e, nil
@@ -70,7 +71,7 @@ func recurrentRule(k rnnKind) Rule {
 		}
 		rows := seq * dirs * batch // cell evaluations
 		e.MACs = rows * k.gates * h * (in + h)
-		e.FLOPs = fmaFLOPs * e.MACs
+		e.FLOPs = perf.FMAFLOPs * e.MACs
 		if n.In(3) != nil {
 			e.FLOPs += rows * k.biasAdds * h
 		}

@@ -10,7 +10,7 @@ import (
 // rule or is on the documented NoCostRule list (reported as unsupported).
 func TestEveryInferredOpHasRule(t *testing.T) {
 	for _, s := range ir.Ops() {
-		k := ruleKey(s.Domain, s.Name)
+		k := ir.QualifiedOp(s.Domain, s.Name)
 		if s.Domain == "" && s.Name == "Constant" {
 			continue // handled by Analyze itself: no run-time cost
 		}

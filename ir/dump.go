@@ -39,7 +39,7 @@ func DumpModel(m *Model) string {
 	}
 	for _, f := range m.Functions {
 		b.WriteString("function ")
-		b.WriteString(qualifiedOp(f.Domain, f.Name))
+		b.WriteString(QualifiedOp(f.Domain, f.Name))
 		if f.Overload != "" {
 			b.WriteString(":" + f.Overload)
 		}
@@ -62,13 +62,6 @@ func domainName(d string) string {
 		return "ai.onnx"
 	}
 	return d
-}
-
-func qualifiedOp(domain, op string) string {
-	if domain == "" {
-		return op
-	}
-	return domain + "." + op
 }
 
 func dumpGraph(b *strings.Builder, g *Graph, indent string) {
@@ -110,7 +103,7 @@ func nodeText(n *Node) string {
 	var b strings.Builder
 	b.WriteString(n.Name)
 	b.WriteString(" = ")
-	b.WriteString(qualifiedOp(n.Domain, n.OpType))
+	b.WriteString(QualifiedOp(n.Domain, n.OpType))
 	b.WriteByte('(')
 	for i, in := range n.Inputs {
 		if i > 0 {

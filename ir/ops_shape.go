@@ -230,22 +230,6 @@ func setOutVals(c *InferCtx, i int, t elemVals) error {
 	return nil
 }
 
-// passValue copies input in's known contents (Const or SymInts) to output
-// out, for ops that do not change values (Identity and the like). The
-// output's type must already be set.
-func passValue(c *InferCtx, out, in int) {
-	o, i := c.Out(out), c.In(in)
-	if o == nil || i == nil {
-		return
-	}
-	o.Const, o.SymInts = nil, nil
-	if i.Const != nil && i.Const.HasData {
-		o.Const = i.Const
-	} else if i.SymInts != nil {
-		o.SymInts = append([]Dim(nil), i.SymInts...)
-	}
-}
-
 // smallShape reports whether s is known and small enough that its
 // contents are worth computing.
 func smallShape(c *InferCtx, dims []int64) bool {

@@ -11,12 +11,13 @@ import (
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
 // analyze costs m's main graph on a T4 with the unfused plan (no passes).
-func analyze(t *testing.T, m *ir.Model) *cost.Report {
+func analyze(t *testing.T, m *ir.Model) *report.Report {
 	t.Helper()
 	gpu, err := hwdb.Lookup("T4")
 	if err != nil {
@@ -56,7 +57,7 @@ func loadFixture(t *testing.T, name string, bind map[string]int64) *ir.Model {
 var gemmOps = []string{"Conv", "Gemm", "MatMul", "LSTM"}
 
 // macsByOp lists, per op type, the sorted per-node MACs.
-func macsByOp(rep *cost.Report) map[string][]float64 {
+func macsByOp(rep *report.Report) map[string][]float64 {
 	out := map[string][]float64{}
 	for _, n := range rep.Nodes {
 		out[n.OpType] = append(out[n.OpType], n.MACs)

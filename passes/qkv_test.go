@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -88,7 +89,7 @@ func expectGrouped(t *testing.T, g *ir.Graph, outs ...*ir.Value) *ir.Node {
 }
 
 // nodeCost returns the report row of the node named name.
-func nodeCost(t *testing.T, rep *cost.Report, name string) cost.NodeCost {
+func nodeCost(t *testing.T, rep *report.Report, name string) report.NodeCost {
 	t.Helper()
 	for _, nc := range rep.Nodes {
 		if nc.Name == name {
@@ -96,7 +97,7 @@ func nodeCost(t *testing.T, rep *cost.Report, name string) cost.NodeCost {
 		}
 	}
 	t.Fatalf("no report row for %s", name)
-	return cost.NodeCost{}
+	return report.NodeCost{}
 }
 
 // TestQKVGemm: 2-D Gemm projections with transB (nn.Linear on a matrix)

@@ -2,7 +2,7 @@
 // node's roofline bound, roofline charts (gonum.org/v1/plot) and a
 // self-contained HTML report.
 //
-// Everything here is drawn from a *cost.Report (plus the GPU's ceilings),
+// Everything here is drawn from a *report.Report (plus the GPU's ceilings),
 // never from the IR, so a saved JSON report draws the same picture as the
 // model it came from. viz decides nothing about cost: times, bounds and
 // memory levels come from the report. The one thing asked of package ir

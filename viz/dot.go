@@ -9,8 +9,9 @@ import (
 	"strings"
 
 	"github.com/emicklei/dot"
-	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/ir"
 )
 
 // DefaultMaxNodes is the most boxes a graph gets when --top is not given:
@@ -81,7 +82,7 @@ func (o *GraphOptions) check() error {
 }
 
 // DOT returns the annotated graph of a report as DOT text.
-func DOT(r *cost.Report, c Ceilings, o GraphOptions) (string, error) {
+func DOT(r *report.Report, c Ceilings, o GraphOptions) (string, error) {
 	g, err := Graph(r, c, o)
 	if err != nil {
 		return "", err
@@ -93,7 +94,7 @@ func DOT(r *cost.Report, c Ceilings, o GraphOptions) (string, error) {
 // collapsed scope, or fold), labelled with its op, name, time and share,
 // FLOPs, bytes, arithmetic intensity and the roof that binds it; edges
 // labelled with shape and dtype; a legend node.
-func Graph(r *cost.Report, c Ceilings, o GraphOptions) (*dot.Graph, error) {
+func Graph(r *report.Report, c Ceilings, o GraphOptions) (*dot.Graph, error) {
 	if r == nil {
 		return nil, fmt.Errorf("viz: no report")
 	}
@@ -134,7 +135,7 @@ func Graph(r *cost.Report, c Ceilings, o GraphOptions) (*dot.Graph, error) {
 }
 
 type drawer struct {
-	r *cost.Report
+	r *report.Report
 	c Ceilings
 	o GraphOptions
 	l *layout
@@ -220,7 +221,7 @@ func (d *drawer) endpoint(k int, nodes []dot.Node, inputs map[int]dot.Node) (dot
 }
 
 // valueInfo finds a value's dtype and shape among the nodes' inputs.
-func (d *drawer) valueInfo(name string) (cost.TensorInfo, bool) {
+func (d *drawer) valueInfo(name string) (report.TensorInfo, bool) {
 	for i := range d.r.Nodes {
 		for _, t := range d.r.Nodes[i].Inputs {
 			if t.Name == name {
@@ -228,7 +229,7 @@ func (d *drawer) valueInfo(name string) (cost.TensorInfo, bool) {
 			}
 		}
 	}
-	return cost.TensorInfo{}, false
+	return report.TensorInfo{}, false
 }
 
 func (d *drawer) unitNode(i int, u *unit) dot.Node {
@@ -265,7 +266,7 @@ func (d *drawer) unitNode(i int, u *unit) dot.Node {
 }
 
 // fill picks a box's colour under the --color mode.
-func (d *drawer) fill(u *unit, rep *cost.NodeCost) string {
+func (d *drawer) fill(u *unit, rep *report.NodeCost) string {
 	switch d.o.Color {
 	case "time":
 		return heatRamp[heatIndex(d.share(u.timeS), d.maxShare)]
@@ -292,7 +293,7 @@ func (d *drawer) unitCeiling(u *unit) Ceiling {
 	case "launch":
 		return CeilLaunch
 	case "memory":
-		var best *cost.NodeCost
+		var best *report.NodeCost
 		for _, i := range u.members {
 			if n := &d.r.Nodes[i]; best == nil || n.MemoryS > best.MemoryS {
 				best = n
@@ -307,8 +308,8 @@ func (d *drawer) unitCeiling(u *unit) Ceiling {
 }
 
 // costliest is a group's member with the largest time.
-func (d *drawer) costliest(u *unit) *cost.NodeCost {
-	var best *cost.NodeCost
+func (d *drawer) costliest(u *unit) *report.NodeCost {
+	var best *report.NodeCost
 	for _, i := range u.members {
 		if n := &d.r.Nodes[i]; best == nil || n.TimeS > best.TimeS {
 			best = n
@@ -341,7 +342,7 @@ func timeShare(t, s float64) string {
 	return render.Seconds(t) + " · " + render.Percent(s)
 }
 
-func (d *drawer) nodeLabel(n *cost.NodeCost) string {
+func (d *drawer) nodeLabel(n *report.NodeCost) string {
 	var b strings.Builder
 	b.WriteString(labelOpen)
 	b.WriteString(row("<b>" + esc(opText(n)) + "</b>"))
@@ -367,7 +368,7 @@ func (d *drawer) nodeLabel(n *cost.NodeCost) string {
 	return b.String()
 }
 
-func opText(n *cost.NodeCost) string { return cost.QualifiedOp(n.Domain, n.OpType) }
+func opText(n *report.NodeCost) string { return ir.QualifiedOp(n.Domain, n.OpType) }
 
 // workText is "4.82 GFLOP · 12.3 MB · AI 392".
 func workText(flops, bytes float64) string {
@@ -388,7 +389,7 @@ func aiText(ai float64) string {
 // boundText names the binding roof with the node's estimated rate, and
 // the classic roofline at its intensity against its precision's peak:
 // "HBM-bound · 4.10 TFLOP/s", "roof 6.20 TFLOP/s of peak 19.5 TFLOP/s".
-func (d *drawer) boundText(n *cost.NodeCost) []string {
+func (d *drawer) boundText(n *report.NodeCost) []string {
 	rf := d.c.RoofOf(n)
 	if rf.Ceiling == CeilNone {
 		return []string{"no kernel"}
@@ -418,7 +419,7 @@ func levelName(level string) string {
 
 func flopsRate(f float64) string { return render.FLOPs(f) + "/s" }
 
-func (d *drawer) nodeTooltip(n *cost.NodeCost) string {
+func (d *drawer) nodeTooltip(n *report.NodeCost) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%s)\n", render.Clean(n.Name), render.Clean(opText(n)))
 	if free(n) {
@@ -459,7 +460,7 @@ func (d *drawer) nodeTooltip(n *cost.NodeCost) string {
 }
 
 // tensorText is "1×64×56×56 f32" ("? f32" for an unranked tensor).
-func tensorText(t cost.TensorInfo) string {
+func tensorText(t report.TensorInfo) string {
 	dims := "?"
 	if t.Shape != nil {
 		parts := make([]string, len(t.Shape))

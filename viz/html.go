@@ -7,8 +7,8 @@ import (
 	"io"
 	"sort"
 
-	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/cost/report"
 )
 
 //go:embed report.html.tmpl
@@ -18,7 +18,7 @@ var reportTmpl = template.Must(template.New("report").Parse(reportTemplate))
 
 // HTMLInput is what the HTML report shows.
 type HTMLInput struct {
-	Report *cost.Report
+	Report *report.Report
 	Ceil   Ceilings
 	// GraphSVG is the rendered graph (nil: GraphNote says why, and the
 	// DOT is embedded to render elsewhere).

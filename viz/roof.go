@@ -4,7 +4,8 @@ import (
 	"math"
 	"sort"
 
-	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 )
 
@@ -41,7 +42,7 @@ func CeilingsOf(g *hwdb.GPU) Ceilings {
 	c.HBMBW = g.MemBW
 	c.L2BW = g.L2BW
 	if c.L2BW <= 0 && g.MemBW > 0 {
-		c.L2BW = g.MemBW * cost.DefaultParams().L2Factor
+		c.L2BW = g.MemBW * perf.DefaultParams().L2Factor
 		c.L2Assumed = true
 	}
 	return c
@@ -79,7 +80,7 @@ type NodeRoof struct {
 // RoofOf places a node under the GPU's roofs. The binding ceiling comes
 // from the report's bound and memory level, so viz and the cost model
 // never disagree about what bounds a node.
-func (c Ceilings) RoofOf(n *cost.NodeCost) NodeRoof {
+func (c Ceilings) RoofOf(n *report.NodeCost) NodeRoof {
 	r := NodeRoof{AI: n.ArithmeticIntensity, Peak: c.Peak(n.Precision), BW: c.BW(n.MemLevel)}
 	if n.TimeS > 0 && n.FLOPs > 0 {
 		r.Achieved = n.FLOPs / n.TimeS
@@ -95,7 +96,7 @@ func (c Ceilings) RoofOf(n *cost.NodeCost) NodeRoof {
 }
 
 // ceilingOf maps the report's bound to the roof that binds.
-func ceilingOf(n *cost.NodeCost) Ceiling {
+func ceilingOf(n *report.NodeCost) Ceiling {
 	switch n.Bound {
 	case "compute":
 		return CeilCompute
@@ -111,7 +112,7 @@ func ceilingOf(n *cost.NodeCost) Ceiling {
 }
 
 // usedPrecisions lists, sorted by name, the precisions the nodes run at.
-func usedPrecisions(nodes []cost.NodeCost) []string {
+func usedPrecisions(nodes []report.NodeCost) []string {
 	seen := map[string]bool{}
 	var out []string
 	for i := range nodes {

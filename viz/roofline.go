@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -41,7 +41,7 @@ const DefaultRooflineLabels = 8
 // no FLOPs or no bytes cannot sit on log axes: they are counted in a note.
 //
 // format is svg (fonts embedded, byte-identical across runs), png or pdf.
-func Roofline(main, other *cost.Report, c Ceilings, o RooflineOptions, format string) ([]byte, error) {
+func Roofline(main, other *report.Report, c Ceilings, o RooflineOptions, format string) ([]byte, error) {
 	if main == nil {
 		return nil, fmt.Errorf("viz: no report")
 	}
@@ -67,11 +67,11 @@ type point struct {
 	share float64
 	ceil  Ceiling
 	name  string
-	node  *cost.NodeCost
+	node  *report.NodeCost
 }
 
 // points places a plan's nodes; skipped counts those log axes cannot draw.
-func points(r *cost.Report, c Ceilings) (pts []point, skipped int, skippedTime float64) {
+func points(r *report.Report, c Ceilings) (pts []point, skipped int, skippedTime float64) {
 	total := r.Totals.TimeS
 	if total <= 0 {
 		for i := range r.Nodes {
@@ -98,7 +98,7 @@ func points(r *cost.Report, c Ceilings) (pts []point, skipped int, skippedTime f
 	return pts, skipped, skippedTime
 }
 
-func rooflinePlot(main, other *cost.Report, c Ceilings, o RooflineOptions) (*plot.Plot, error) {
+func rooflinePlot(main, other *report.Report, c Ceilings, o RooflineOptions) (*plot.Plot, error) {
 	p := plot.New()
 	mainPts, skipped, skippedT := points(main, c)
 	var otherPts []point
@@ -391,7 +391,7 @@ func topLabels(pts []point, n int) *plotter.Labels {
 	return l
 }
 
-func rooflineTitle(main, other *cost.Report, drawn, skipped int, skippedT float64) string {
+func rooflineTitle(main, other *report.Report, drawn, skipped int, skippedT float64) string {
 	plans := main.Plan
 	if other != nil {
 		plans = main.Plan + " (triangles) vs " + other.Plan + " (rings)"

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -32,7 +32,7 @@ type unit struct {
 	flops, bytes                      float64
 }
 
-func (u *unit) add(i int, n *cost.NodeCost) {
+func (u *unit) add(i int, n *report.NodeCost) {
 	if len(u.members) == 0 {
 		u.first = i
 	}
@@ -48,13 +48,13 @@ func (u *unit) add(i int, n *cost.NodeCost) {
 // bound names the term that dominates a box's time, by the rule the cost
 // model uses for a sequence of kernels.
 func (u *unit) bound() string {
-	return cost.SequenceBound(u.timeS, u.computeS, u.memoryS, u.launchS)
+	return report.SequenceBound(u.timeS, u.computeS, u.memoryS, u.launchS)
 }
 
 // free reports whether a node runs no kernel and costs nothing: constants,
 // views (Reshape, Flatten) and shape arithmetic folded before run time.
 // They are hidden by default; edges are routed through them.
-func free(n *cost.NodeCost) bool {
+func free(n *report.NodeCost) bool {
 	return n.TimeS == 0 && n.Launches == 0 && n.FLOPs == 0 && n.BytesRead+n.BytesWritten == 0
 }
 
@@ -75,7 +75,7 @@ func scopeOf(name string, depth int) (string, bool) {
 
 // layout is the drawing's content after hiding, collapsing and folding.
 type layout struct {
-	r      *cost.Report
+	r      *report.Report
 	units  []*unit // in topological order of their first member
 	unitOf []int   // report node index -> index into units; -1 = hidden
 	hidden int     // free nodes hidden
@@ -98,7 +98,7 @@ type layoutOptions struct {
 // costliest; fold every maximal run (in topological order) of the other
 // units into one box. Folding runs of a topological order keeps the folded
 // graph acyclic, whatever was folded.
-func buildLayout(r *cost.Report, o layoutOptions) *layout {
+func buildLayout(r *report.Report, o layoutOptions) *layout {
 	l := &layout{r: r, unitOf: make([]int, len(r.Nodes))}
 	for i := range r.Nodes {
 		l.total += r.Nodes[i].TimeS
@@ -193,7 +193,7 @@ func buildLayout(r *cost.Report, o layoutOptions) *layout {
 
 // matches reports whether a unit's name or any member's name or op type
 // matches the focus pattern.
-func (u *unit) matches(r *cost.Report, re *regexp.Regexp) bool {
+func (u *unit) matches(r *report.Report, re *regexp.Regexp) bool {
 	if re.MatchString(u.name) {
 		return true
 	}
@@ -266,7 +266,7 @@ func uniqueID(used map[string]int, base string) string {
 // labels the edge).
 type edge struct {
 	from, to int // unit indices; -1 - k is the graph input k
-	values   []cost.TensorInfo
+	values   []report.TensorInfo
 	bytes    float64
 }
 
@@ -375,7 +375,7 @@ func appendUnique(dst, src []int, limit int) []int {
 	return dst
 }
 
-func hasValue(vs []cost.TensorInfo, name string) bool {
+func hasValue(vs []report.TensorInfo, name string) bool {
 	for _, v := range vs {
 		if v.Name == name {
 			return true
@@ -385,7 +385,7 @@ func hasValue(vs []cost.TensorInfo, name string) bool {
 }
 
 // tensorBytes is a tensor's size when its shape and dtype are known.
-func tensorBytes(t cost.TensorInfo) float64 {
+func tensorBytes(t report.TensorInfo) float64 {
 	if t.Shape == nil {
 		return 0
 	}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/internal/golden"
 	"github.com/onnxcost/onnxcost/ir"
@@ -29,35 +29,26 @@ func testGPU() *hwdb.GPU {
 		Peak: map[hwdb.Precision]float64{hwdb.FP32: 10e12, hwdb.FP16Tensor: 100e12}}
 }
 
-func ti(name, dt string, dims ...int64) cost.TensorInfo {
-	s := cost.Shape{}
+func ti(name, dt string, dims ...int64) report.TensorInfo {
+	s := report.Shape{}
 	for _, d := range dims {
 		s = append(s, ir.D(d))
 	}
-	return cost.TensorInfo{Name: name, DType: dt, Shape: s}
+	return report.TensorInfo{Name: name, DType: dt, Shape: s}
 }
 
 // smallReport is a hand-built 5-node report: a fused conv (compute
 // bound), a free Reshape, a MatMul bound by HBM, an L2-bound Add and a
 // launch-bound Softmax, with a model string that needs escaping.
-func smallReport() *cost.Report {
-	nodes := []cost.NodeCost{
-		{Name: "/block/conv/Conv", OpType: "FusedConv", Domain: "onnxcost", FusedFrom: []string{"/block/conv/Conv", "/block/relu/Relu"},
-			Inputs: []cost.TensorInfo{ti("x", "float16", 1, 64, 56, 56), ti("w", "float16", 64, 64, 3, 3)}, Outputs: []cost.TensorInfo{ti("c", "float16", 1, 64, 56, 56)},
-			FLOPs: 2 * 1 * 64 * 56 * 56 * 64 * 3 * 3, BytesRead: 2 * (64*56*56 + 64*64*9), BytesWritten: 2 * 64 * 56 * 56,
-			Bound: "compute", MemLevel: "l2", Precision: "fp16_tensor", ComputeS: 40e-6, MemoryS: 2e-6, LaunchS: 2e-6, TimeS: 42e-6, Launches: 1},
-		{Name: "/block/Reshape", OpType: "Reshape", Inputs: []cost.TensorInfo{ti("c", "float16", 1, 64, 56, 56)}, Outputs: []cost.TensorInfo{ti("r", "float16", 64, 3136)}},
-		{Name: "/head/MatMul", OpType: "MatMul", Inputs: []cost.TensorInfo{ti("r", "float16", 64, 3136), ti("wm", "float16", 3136, 1000)}, Outputs: []cost.TensorInfo{ti("m", "float16", 64, 1000)},
-			FLOPs: 2 * 64 * 3136 * 1000, BytesRead: 2 * (64*3136 + 3136*1000), BytesWritten: 2 * 64 * 1000,
-			Bound: "memory", MemLevel: "hbm", Precision: "fp16_tensor", ComputeS: 4e-6, MemoryS: 6.7e-6, LaunchS: 2e-6, TimeS: 8.7e-6, Launches: 1},
-		{Name: "/head/Add <b>&\"x\"", OpType: "Add", Inputs: []cost.TensorInfo{ti("m", "float16", 64, 1000), ti("x", "float16", 1, 64, 56, 56)}, Outputs: []cost.TensorInfo{ti("a", "float16", 64, 1000)},
-			FLOPs: 64000, BytesRead: 2 * 2 * 64000, BytesWritten: 2 * 64000,
-			Bound: "memory", MemLevel: "l2", Precision: "fp16", ComputeS: 1e-9, MemoryS: 3e-6, LaunchS: 2e-6, TimeS: 5e-6, Launches: 1},
-		{Name: "/head/Softmax", OpType: "Softmax", Inputs: []cost.TensorInfo{ti("a", "float16", 64, 1000)}, Outputs: []cost.TensorInfo{ti("y", "float16", 64, 1000)},
-			FLOPs: 5 * 64000, BytesRead: 128000, BytesWritten: 128000,
-			Bound: "launch", MemLevel: "l2", Precision: "fp16", ComputeS: 1e-7, MemoryS: 6e-8, LaunchS: 2e-6, TimeS: 2.1e-6, Launches: 1},
+func smallReport() *report.Report {
+	nodes := []report.NodeCost{
+		{Counts: report.Counts{FLOPs: 2 * 1 * 64 * 56 * 56 * 64 * 3 * 3, BytesRead: 2 * (64*56*56 + 64*64*9), BytesWritten: 2 * 64 * 56 * 56}, Name: "/block/conv/Conv", OpType: "FusedConv", Domain: "onnxcost", FusedFrom: []string{"/block/conv/Conv", "/block/relu/Relu"}, Inputs: []report.TensorInfo{ti("x", "float16", 1, 64, 56, 56), ti("w", "float16", 64, 64, 3, 3)}, Outputs: []report.TensorInfo{ti("c", "float16", 1, 64, 56, 56)}, Bound: "compute", MemLevel: "l2", Precision: "fp16_tensor", ComputeS: 40e-6, MemoryS: 2e-6, LaunchS: 2e-6, TimeS: 42e-6, Launches: 1},
+		{Name: "/block/Reshape", OpType: "Reshape", Inputs: []report.TensorInfo{ti("c", "float16", 1, 64, 56, 56)}, Outputs: []report.TensorInfo{ti("r", "float16", 64, 3136)}},
+		{Counts: report.Counts{FLOPs: 2 * 64 * 3136 * 1000, BytesRead: 2 * (64*3136 + 3136*1000), BytesWritten: 2 * 64 * 1000}, Name: "/head/MatMul", OpType: "MatMul", Inputs: []report.TensorInfo{ti("r", "float16", 64, 3136), ti("wm", "float16", 3136, 1000)}, Outputs: []report.TensorInfo{ti("m", "float16", 64, 1000)}, Bound: "memory", MemLevel: "hbm", Precision: "fp16_tensor", ComputeS: 4e-6, MemoryS: 6.7e-6, LaunchS: 2e-6, TimeS: 8.7e-6, Launches: 1},
+		{Counts: report.Counts{FLOPs: 64000, BytesRead: 2 * 2 * 64000, BytesWritten: 2 * 64000}, Name: "/head/Add <b>&\"x\"", OpType: "Add", Inputs: []report.TensorInfo{ti("m", "float16", 64, 1000), ti("x", "float16", 1, 64, 56, 56)}, Outputs: []report.TensorInfo{ti("a", "float16", 64, 1000)}, Bound: "memory", MemLevel: "l2", Precision: "fp16", ComputeS: 1e-9, MemoryS: 3e-6, LaunchS: 2e-6, TimeS: 5e-6, Launches: 1},
+		{Counts: report.Counts{FLOPs: 5 * 64000, BytesRead: 128000, BytesWritten: 128000}, Name: "/head/Softmax", OpType: "Softmax", Inputs: []report.TensorInfo{ti("a", "float16", 64, 1000)}, Outputs: []report.TensorInfo{ti("y", "float16", 64, 1000)}, Bound: "launch", MemLevel: "l2", Precision: "fp16", ComputeS: 1e-7, MemoryS: 6e-8, LaunchS: 2e-6, TimeS: 2.1e-6, Launches: 1},
 	}
-	r := &cost.Report{SchemaVersion: 1, Model: "models/small.onnx", GPU: "TestGPU", DType: "fp16", Plan: "fused", Nodes: nodes}
+	r := &report.Report{Header: report.Header{SchemaVersion: 1}, Model: "models/small.onnx", GPU: "TestGPU", DType: "fp16", Plan: "fused", Nodes: nodes}
 	for i := range r.Nodes {
 		n := &r.Nodes[i]
 		if b := n.BytesRead + n.BytesWritten; b > 0 {
@@ -69,13 +60,13 @@ func smallReport() *cost.Report {
 	return r
 }
 
-func alexnetReport(t *testing.T) (*cost.Report, Ceilings) {
+func alexnetReport(t *testing.T) (*report.Report, Ceilings) {
 	t.Helper()
 	data, err := os.ReadFile("testdata/alexnet_a100.report.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r cost.Report
+	var r report.Report
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatal(err)
 	}
@@ -210,21 +201,16 @@ func TestUniqueIDs(t *testing.T) {
 
 // synthetic is an n-node report shaped like a deep residual network: a
 // chain with a skip edge every 3 nodes and exporter scopes.
-func synthetic(n int) *cost.Report {
-	r := &cost.Report{Model: "synthetic", GPU: "TestGPU", Plan: "fused", DType: "fp32"}
+func synthetic(n int) *report.Report {
+	r := &report.Report{Model: "synthetic", GPU: "TestGPU", Plan: "fused", DType: "fp32"}
 	ops := []string{"Conv", "Relu", "Add"}
 	for i := 0; i < n; i++ {
-		in := []cost.TensorInfo{ti(fmt.Sprintf("v%d", i), "float32", 1, 64, 28, 28)}
+		in := []report.TensorInfo{ti(fmt.Sprintf("v%d", i), "float32", 1, 64, 28, 28)}
 		if i%3 == 2 && i >= 3 {
 			in = append(in, ti(fmt.Sprintf("v%d", i-2), "float32", 1, 64, 28, 28))
 		}
 		t := float64(1+(i*7919)%97) * 1e-6
-		r.Nodes = append(r.Nodes, cost.NodeCost{
-			Name: fmt.Sprintf("/stage%d/block%d/%s_%d", i/1000, i/30, ops[i%3], i), OpType: ops[i%3],
-			Inputs: in, Outputs: []cost.TensorInfo{ti(fmt.Sprintf("v%d", i+1), "float32", 1, 64, 28, 28)},
-			FLOPs: 1e6, BytesRead: 4e5, BytesWritten: 2e5, ArithmeticIntensity: 1e6 / 6e5,
-			Bound: "memory", MemLevel: "hbm", Precision: "fp32", MemoryS: t, LaunchS: 2e-6, TimeS: t + 2e-6, Launches: 1,
-		})
+		r.Nodes = append(r.Nodes, report.NodeCost{Counts: report.Counts{FLOPs: 1e6, BytesRead: 4e5, BytesWritten: 2e5}, Name: fmt.Sprintf("/stage%d/block%d/%s_%d", i/1000, i/30, ops[i%3], i), OpType: ops[i%3], Inputs: in, Outputs: []report.TensorInfo{ti(fmt.Sprintf("v%d", i+1), "float32", 1, 64, 28, 28)}, ArithmeticIntensity: 1e6 / 6e5, Bound: "memory", MemLevel: "hbm", Precision: "fp32", MemoryS: t, LaunchS: 2e-6, TimeS: t + 2e-6, Launches: 1})
 		r.Totals.TimeS += t + 2e-6
 	}
 	return r
@@ -330,7 +316,7 @@ func TestRooflineSVGDeterministic(t *testing.T) {
 func TestRooflineCountsUndrawable(t *testing.T) {
 	r := smallReport()
 	// A copy with zero FLOPs: cannot sit on a log axis.
-	r.Nodes = append(r.Nodes, cost.NodeCost{Name: "copy", OpType: "Transpose", BytesRead: 10, BytesWritten: 10, TimeS: 2e-6, LaunchS: 2e-6, Launches: 1, Bound: "launch"})
+	r.Nodes = append(r.Nodes, report.NodeCost{Counts: report.Counts{BytesRead: 10, BytesWritten: 10}, Name: "copy", OpType: "Transpose", TimeS: 2e-6, LaunchS: 2e-6, Launches: 1, Bound: "launch"})
 	pts, skipped, _ := points(r, CeilingsOf(testGPU()))
 	if want := 4; len(pts) != want || skipped != 1 { // 5 kernels, the free Reshape is no point
 		t.Errorf("points %d skipped %d, want %d and 1", len(pts), skipped, want)

@@ -3,53 +3,15 @@ package main
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/spf13/cobra"
 )
 
 func init() { register(newCompareCmd) }
-
-// Comparison is the JSON form of `onnxcost compare`: the unfused and the
-// fused plan of one model, side by side.
-type Comparison struct {
-	SchemaVersion int              `json:"schema_version"`
-	ToolVersion   string           `json:"tool_version"`
-	Model         string           `json:"model"`
-	GPU           string           `json:"gpu"`
-	DType         string           `json:"dtype"`
-	Bindings      map[string]int64 `json:"bindings"`
-	Unfused       PlanTotals       `json:"unfused"`
-	Fused         PlanTotals       `json:"fused"`
-	// Groups has one entry per node of the fused plan and one per node
-	// the passes removed, sorted by time saved (largest first).
-	Groups   []Group  `json:"groups"`
-	Warnings []string `json:"warnings"`
-}
-
-// PlanTotals are the totals compare shows for one plan.
-type PlanTotals struct {
-	TimeS    float64 `json:"time_s"`
-	Bytes    float64 `json:"bytes"` // read + written
-	Launches float64 `json:"launches"`
-	FLOPs    float64 `json:"flops"`
-	Nodes    int     `json:"nodes"`
-}
-
-// Group is one fused-plan node and the unfused nodes it replaced.
-type Group struct {
-	Name   string `json:"name"`
-	OpType string `json:"op_type"` // in the fused plan; "" for a removed node
-	// Constituents are the unfused nodes the group replaced, in order.
-	Constituents []string   `json:"constituents"`
-	Before       PlanTotals `json:"before"`
-	After        PlanTotals `json:"after"`
-	SavingS      float64    `json:"saving_s"`
-}
 
 func newCompareCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f costFlags
@@ -95,7 +57,7 @@ totals of both plans.`,
 
 // compareModel estimates both plans (the model is loaded once per plan:
 // loading is milliseconds and the passes rewrite the graph in place).
-func compareModel(path string, f *costFlags) (*Comparison, error) {
+func compareModel(path string, f *costFlags) (*report.Comparison, error) {
 	uf, ff := *f, *f
 	uf.plan, ff.plan = "unfused", "fused"
 	ur, _, err := estimate(path, &uf)
@@ -106,73 +68,7 @@ func compareModel(path string, f *costFlags) (*Comparison, error) {
 	if err != nil {
 		return nil, err
 	}
-	return buildComparison(ur, fr), nil
-}
-
-func totalsOf(r *cost.Report) PlanTotals {
-	t := r.Totals
-	return PlanTotals{TimeS: t.TimeS, Bytes: t.BytesRead + t.BytesWritten, Launches: t.Launches, FLOPs: t.FLOPs, Nodes: len(r.Nodes)}
-}
-
-func nodeTotals(n cost.NodeCost) PlanTotals {
-	return PlanTotals{TimeS: n.TimeS, Bytes: n.BytesRead + n.BytesWritten, Launches: n.Launches, FLOPs: n.FLOPs, Nodes: 1}
-}
-
-func (p *PlanTotals) add(o PlanTotals) {
-	p.TimeS += o.TimeS
-	p.Bytes += o.Bytes
-	p.Launches += o.Launches
-	p.FLOPs += o.FLOPs
-	p.Nodes += o.Nodes
-}
-
-// buildComparison matches every fused-plan node with the unfused nodes
-// named in its fused_from (itself when it has none); unfused nodes no
-// group claims were removed by the passes and form groups of their own.
-func buildComparison(ur, fr *cost.Report) *Comparison {
-	cmp := &Comparison{
-		SchemaVersion: cost.SchemaVersion, ToolVersion: version,
-		Model: fr.Model, GPU: fr.GPU, DType: fr.DType, Bindings: fr.Bindings,
-		Unfused: totalsOf(ur), Fused: totalsOf(fr),
-		Groups: []Group{}, Warnings: append([]string{}, fr.Warnings...),
-	}
-	byName := make(map[string]int, len(ur.Nodes))
-	for i, n := range ur.Nodes {
-		byName[n.Name] = i
-	}
-	claimed := make([]bool, len(ur.Nodes))
-	for _, n := range fr.Nodes {
-		g := Group{Name: n.Name, OpType: cost.QualifiedOp(n.Domain, n.OpType), After: nodeTotals(n)}
-		parts := n.FusedFrom
-		if len(parts) == 0 {
-			parts = []string{n.Name}
-		}
-		for _, p := range parts {
-			g.Constituents = append(g.Constituents, p)
-			if i, ok := byName[p]; ok && !claimed[i] {
-				claimed[i] = true
-				g.Before.add(nodeTotals(ur.Nodes[i]))
-			}
-		}
-		g.SavingS = g.Before.TimeS - g.After.TimeS
-		cmp.Groups = append(cmp.Groups, g)
-	}
-	for i, n := range ur.Nodes {
-		if claimed[i] {
-			continue
-		}
-		g := Group{Name: n.Name, Constituents: []string{n.Name}, Before: nodeTotals(n)}
-		g.SavingS = g.Before.TimeS
-		cmp.Groups = append(cmp.Groups, g)
-	}
-	sort.SliceStable(cmp.Groups, func(i, j int) bool {
-		a, b := cmp.Groups[i], cmp.Groups[j]
-		if a.SavingS != b.SavingS {
-			return a.SavingS > b.SavingS
-		}
-		return a.Name < b.Name
-	})
-	return cmp
+	return report.Compare(ur, fr, version), nil
 }
 
 // constituentsText abbreviates a long list: "Conv, Relu, MaxPool" or
@@ -192,7 +88,7 @@ func change(before, after float64) string {
 	return fmt.Sprintf("%+.1f%%", 100*(after-before)/before)
 }
 
-func shownGroups(c *Comparison, top int) []Group {
+func shownGroups(c *report.Comparison, top int) []report.Group {
 	if top > 0 && top < len(c.Groups) {
 		return c.Groups[:top]
 	}
@@ -200,7 +96,7 @@ func shownGroups(c *Comparison, top int) []Group {
 }
 
 // totalsRows is the totals table shared by text and Markdown.
-func totalsRows(c *Comparison) [][]string {
+func totalsRows(c *report.Comparison) [][]string {
 	u, f := c.Unfused, c.Fused
 	return [][]string{
 		{"time", render.Seconds(u.TimeS), render.Seconds(f.TimeS), change(u.TimeS, f.TimeS)},
@@ -211,7 +107,7 @@ func totalsRows(c *Comparison) [][]string {
 	}
 }
 
-func groupRow(g Group, clean func(string) string) []string {
+func groupRow(g report.Group, clean func(string) string) []string {
 	op := g.OpType
 	if op == "" {
 		op = "(removed)"
@@ -227,11 +123,11 @@ func groupRow(g Group, clean func(string) string) []string {
 
 var groupHeader = []string{"group", "op", "replaces", "time", "bytes", "launches", "saved"}
 
-func compareHeader(c *Comparison) string {
+func compareHeader(c *report.Comparison) string {
 	return fmt.Sprintf("%s on %s, dtype %s: unfused vs fused plan", c.Model, c.GPU, c.DType)
 }
 
-func writeCompareText(w io.Writer, c *Comparison, top int) error {
+func writeCompareText(w io.Writer, c *report.Comparison, top int) error {
 	fmt.Fprintln(w, render.Clean(compareHeader(c)))
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -257,7 +153,7 @@ func writeCompareText(w io.Writer, c *Comparison, top int) error {
 	return nil
 }
 
-func writeCompareMarkdown(w io.Writer, c *Comparison, top int) error {
+func writeCompareMarkdown(w io.Writer, c *report.Comparison, top int) error {
 	fmt.Fprintf(w, "### %s\n\n", render.MarkdownEscape(compareHeader(c)))
 	fmt.Fprintln(w, "| total | unfused | fused | change |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|")

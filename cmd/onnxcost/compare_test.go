@@ -4,15 +4,17 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/onnxcost/onnxcost/cost/report"
 )
 
-func compareJSON(t *testing.T, args ...string) Comparison {
+func compareJSON(t *testing.T, args ...string) report.Comparison {
 	t.Helper()
 	code, out, errs := runCLI(t, append([]string{"compare", "--format", "json"}, args...)...)
 	if code != 0 {
 		t.Fatalf("compare %v: exit %d: %s", args, code, errs)
 	}
-	var c Comparison
+	var c report.Comparison
 	if err := json.Unmarshal([]byte(out), &c); err != nil {
 		t.Fatal(err)
 	}

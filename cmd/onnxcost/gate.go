@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/gate"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/spf13/cobra"
 )
 
@@ -38,7 +38,7 @@ func (o *outFlags) add(c *cobra.Command, junit bool) {
 }
 
 // loadReport returns the report of a model file, or a saved JSON report.
-func loadReport(path string, f *costFlags) (*cost.Report, error) {
+func loadReport(path string, f *costFlags) (*report.Report, error) {
 	data, isJSON, err := sniffJSON(path)
 	if err != nil {
 		return nil, err
@@ -77,27 +77,27 @@ func sniffJSON(path string) (data []byte, isJSON bool, err error) {
 
 // decodeReport reads a saved `report --format json`, or the first model
 // of a saved `check --out-json`.
-func decodeReport(data []byte) (*cost.Report, error) {
+func decodeReport(data []byte) (*report.Report, error) {
 	var probe struct {
 		SchemaVersion *int              `json:"schema_version"`
 		Totals        *json.RawMessage  `json:"totals"`
 		Models        []json.RawMessage `json:"models"`
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, fmt.Errorf("not a valid JSON report: %v", err)
+		return nil, fmt.Errorf("not a valid JSON report: %w", err)
 	}
 	if probe.SchemaVersion == nil {
 		return nil, fmt.Errorf("not an onnxcost report (no schema_version)")
 	}
-	if *probe.SchemaVersion > cost.SchemaVersion {
-		return nil, fmt.Errorf("report schema_version %d is newer than this onnxcost understands (%d)", *probe.SchemaVersion, cost.SchemaVersion)
+	if *probe.SchemaVersion > report.SchemaVersion {
+		return nil, fmt.Errorf("report schema_version %d is newer than this onnxcost understands (%d)", *probe.SchemaVersion, report.SchemaVersion)
 	}
 	if probe.Totals == nil {
 		return nil, fmt.Errorf("not an onnxcost report (no totals)")
 	}
-	var r cost.Report
+	var r report.Report
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("not a valid JSON report: %v", err)
+		return nil, fmt.Errorf("not a valid JSON report: %w", err)
 	}
 	return &r, nil
 }
@@ -138,7 +138,7 @@ bytes, launches, params, param_bytes, peak_memory, energy.`,
 			if err != nil {
 				return err
 			}
-			d := gate.Compare(base, head)
+			d := gate.Diff(base, head)
 			var violations []string
 			for _, cnd := range conds {
 				if holds, moved := cnd.Holds(d.ChangeFor(cnd.Metric.Name)); holds {
@@ -147,7 +147,7 @@ bytes, launches, params, param_bytes, peak_memory, energy.`,
 			}
 			printWarnings(stderr, d.Warnings)
 			result := struct {
-				*gate.Diff
+				*gate.ReportDiff
 				FailOn     string   `json:"fail_on,omitempty"`
 				Violations []string `json:"violations"`
 			}{d, failOn, nonNil(violations)}
@@ -248,7 +248,7 @@ $GITHUB_STEP_SUMMARY and prints ::error annotations on the budget lines.`,
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			reports := map[string]*cost.Report{}
+			reports := map[string]*report.Report{}
 			for _, mb := range b.Models {
 				r, err := estimateBudgetModel(b, mb, pf)
 				if err != nil {
@@ -256,7 +256,7 @@ $GITHUB_STEP_SUMMARY and prints ::error annotations on the budget lines.`,
 				}
 				reports[mb.Name] = r
 			}
-			bases := map[string]*cost.Report{}
+			bases := map[string]*report.Report{}
 			if baseReport != "" {
 				if bases, err = loadBases(baseReport, b); err != nil {
 					return err
@@ -304,7 +304,7 @@ func appendFile(path string, write func(io.Writer) error) error {
 
 // estimateBudgetModel estimates one budget entry with its settings; the
 // model path is relative to the budget file's folder.
-func estimateBudgetModel(b *gate.Budget, mb gate.ModelBudget, pf passFlags) (*cost.Report, error) {
+func estimateBudgetModel(b *gate.Budget, mb gate.ModelBudget, pf passFlags) (*report.Report, error) {
 	s := mb.Settings
 	if s.GPU == "" {
 		return nil, usageErr("%s:%d: model %s has no gpu (set defaults.gpu or gpu in the entry)", b.File, mb.Line, mb.Name)
@@ -340,14 +340,14 @@ func estimateBudgetModel(b *gate.Budget, mb gate.ModelBudget, pf passFlags) (*co
 // loadBases reads --base-report: one saved report (matched to the model
 // whose path or name it names, or to the only model), or a saved check
 // result with a report per model.
-func loadBases(path string, b *gate.Budget) (map[string]*cost.Report, error) {
+func loadBases(path string, b *gate.Budget) (map[string]*report.Report, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, usageErr("--base-report %s: %v", path, errors.Unwrap(err))
 	}
 	var chk gate.CheckResult
 	if json.Unmarshal(data, &chk) == nil && len(chk.Models) > 0 {
-		out := map[string]*cost.Report{}
+		out := map[string]*report.Report{}
 		for _, m := range chk.Models {
 			if m.Report != nil {
 				out[m.Name] = m.Report
@@ -361,11 +361,11 @@ func loadBases(path string, b *gate.Budget) (map[string]*cost.Report, error) {
 	}
 	for _, mb := range b.Models {
 		if r.Model == mb.Path || r.Model == mb.Name || filepath.Base(r.Model) == filepath.Base(mb.Path) {
-			return map[string]*cost.Report{mb.Name: r}, nil
+			return map[string]*report.Report{mb.Name: r}, nil
 		}
 	}
 	if len(b.Models) == 1 {
-		return map[string]*cost.Report{b.Models[0].Name: r}, nil
+		return map[string]*report.Report{b.Models[0].Name: r}, nil
 	}
 	return nil, usageErr("--base-report %s: report of %q matches no model of %s", path, r.Model, b.File)
 }
@@ -408,7 +408,7 @@ func newBudgetCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			text := budgetYAML(&f, entries, h)
 			if _, err := gate.ParseBudget(outPath, []byte(text)); err != nil {
-				return fmt.Errorf("internal error: generated budget does not parse: %v", err)
+				return fmt.Errorf("internal error: generated budget does not parse: %w", err)
 			}
 			if err := writeFileAtomic(outPath, []byte(text)); err != nil {
 				return usageErr("%s: %v", outPath, err)
@@ -427,7 +427,7 @@ func newBudgetCmd(stdout, stderr io.Writer) *cobra.Command {
 
 type budgetEntry struct {
 	path   string
-	report *cost.Report
+	report *report.Report
 }
 
 // budgetYAML renders a budget file: settings as given on the command

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -9,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/viz"
 	"github.com/spf13/cobra"
 )
@@ -19,7 +20,7 @@ func init() { register(newGraphCmd) }
 // drawn is what the drawing commands need: a report, the GPU's roofs and
 // the graph's inputs and outputs (known only when a model was read).
 type drawn struct {
-	report  *cost.Report
+	report  *report.Report
 	ceil    viz.Ceilings
 	inputs  []string
 	outputs []string
@@ -195,7 +196,7 @@ func writeGraph(src, out, format string, timeout time.Duration, stdout, stderr i
 		return writeOut(out, []byte(src))
 	}
 	img, err := viz.Render(context.Background(), src, format, timeout)
-	if err == viz.ErrNoDot {
+	if errors.Is(err, viz.ErrNoDot) {
 		dotPath := strings.TrimSuffix(out, filepath.Ext(out)) + ".dot"
 		if err := writeOut(dotPath, []byte(src)); err != nil {
 			return err

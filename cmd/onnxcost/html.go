@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 
 	"github.com/onnxcost/onnxcost/viz"
@@ -38,7 +39,7 @@ roofline chart (fused and unfused plans).`,
 			in := viz.HTMLInput{Report: d.report, Ceil: d.ceil}
 			svg, err := viz.Render(context.Background(), src, "svg", g.timeout)
 			switch {
-			case err == viz.ErrNoDot:
+			case errors.Is(err, viz.ErrNoDot):
 				in.GraphNote = "Graphviz 'dot' is not on PATH: the graph is not drawn. Render the DOT below with: dot -Tsvg graph.dot -o graph.svg"
 				in.GraphDOT = src
 			case err != nil:

@@ -6,6 +6,7 @@ import (
 
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/spf13/cobra"
 )
 
@@ -30,10 +31,11 @@ func (f *costFlags) add(c *cobra.Command) {
 	f.passFlags.add(c)
 }
 
-var validDTypes = []string{"", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"}
+// validDTypes are --dtype's values: "" (the model's own) and cost's list.
+var validDTypes = append([]string{""}, cost.DTypes()...)
 
 // estimate loads a model, applies the plan's passes and runs the cost model.
-func estimate(path string, f *costFlags) (*cost.Report, *loaded, error) {
+func estimate(path string, f *costFlags) (*report.Report, *loaded, error) {
 	if f.gpu == "" {
 		return nil, nil, usageErr("--gpu is required (see 'onnxcost gpus' for the list)")
 	}

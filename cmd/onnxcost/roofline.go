@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/viz"
 	"github.com/spf13/cobra"
 )
@@ -13,7 +13,7 @@ func init() { register(newRooflineCmd) }
 
 // loadPlans returns the main plan's drawing data and, when both plans are
 // wanted and a model (not a saved report) was given, the unfused report.
-func loadPlans(path string, f *costFlags, both bool, stderr io.Writer) (*drawn, *cost.Report, error) {
+func loadPlans(path string, f *costFlags, both bool, stderr io.Writer) (*drawn, *report.Report, error) {
 	d, err := loadDrawn(path, f, stderr)
 	if err != nil || !both {
 		return d, nil, err

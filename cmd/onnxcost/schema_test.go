@@ -5,33 +5,55 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/report"
 )
 
 // TestReportsMatchSchema: real reports of every plan and a few fixtures
 // validate against the committed JSON Schema of the report contract.
 func TestReportsMatchSchema(t *testing.T) {
+	rs := resolveSchema(t, report.ReportSchema)
+	for _, m := range []string{"alexnet.onnx", "gpt_small.onnx", "lstm_ptb_dyn.onnx", "loop_if.onnx"} {
+		for _, plan := range []string{"unfused", "fused"} {
+			checkOutput(t, rs, "cost/report/report.schema.json", "report", fixture(t, m), "--gpu", "T4", "--plan", plan, "--format", "json")
+		}
+	}
+}
+
+// TestComparisonsMatchSchema: real `compare --format json` output
+// validates against the committed JSON Schema of the compare contract.
+func TestComparisonsMatchSchema(t *testing.T) {
+	rs := resolveSchema(t, report.CompareSchema)
+	for _, m := range []string{"alexnet.onnx", "gpt_small.onnx", "lstm_ptb_dyn.onnx"} {
+		checkOutput(t, rs, "cost/report/compare.schema.json", "compare", fixture(t, m), "--gpu", "T4", "--format", "json")
+	}
+}
+
+// checkOutput runs the CLI and validates its JSON output against rs.
+func checkOutput(t *testing.T, rs *jsonschema.Resolved, schemaFile string, args ...string) {
+	t.Helper()
+	code, out, errs := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, errs)
+	}
+	var inst any
+	if err := json.Unmarshal([]byte(out), &inst); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.Validate(inst); err != nil {
+		t.Errorf("%v: output does not match %s: %v", args, schemaFile, err)
+	}
+}
+
+// resolveSchema parses and resolves a committed JSON Schema.
+func resolveSchema(t *testing.T, schema []byte) *jsonschema.Resolved {
+	t.Helper()
 	var s jsonschema.Schema
-	if err := json.Unmarshal(cost.ReportSchema, &s); err != nil {
+	if err := json.Unmarshal(schema, &s); err != nil {
 		t.Fatal(err)
 	}
 	rs, err := s.Resolve(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []string{"alexnet.onnx", "gpt_small.onnx", "lstm_ptb_dyn.onnx", "loop_if.onnx"} {
-		for _, plan := range []string{"unfused", "fused"} {
-			code, out, errs := runCLI(t, "report", fixture(t, m), "--gpu", "T4", "--plan", plan, "--format", "json")
-			if code != 0 {
-				t.Fatalf("%s: exit %d: %s", m, code, errs)
-			}
-			var inst any
-			if err := json.Unmarshal([]byte(out), &inst); err != nil {
-				t.Fatal(err)
-			}
-			if err := rs.Validate(inst); err != nil {
-				t.Errorf("%s (%s): report does not match cost/report.schema.json: %v", m, plan, err)
-			}
-		}
-	}
+	return rs
 }

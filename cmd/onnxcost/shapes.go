@@ -7,7 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/spf13/cobra"
 )
@@ -17,26 +17,25 @@ func init() { register(newShapesCmd) }
 // shapesJSON is `shapes --format json`: the nodes[].inputs/outputs form of
 // the report contract, plus the graph's own inputs and outputs.
 type shapesJSON struct {
-	SchemaVersion int               `json:"schema_version"`
-	ToolVersion   string            `json:"tool_version"`
-	Model         string            `json:"model"`
-	Opsets        map[string]int64  `json:"opsets"`
-	Bindings      map[string]int64  `json:"bindings"`
-	Inputs        []cost.TensorInfo `json:"inputs"`
-	Outputs       []cost.TensorInfo `json:"outputs"`
-	Nodes         []shapesNodeJSON  `json:"nodes"`
-	Warnings      []string          `json:"warnings"`
-	UnknownOps    []string          `json:"unknown_ops"`
-	Unbound       []string          `json:"unbound_symbols"`
+	report.Header
+	Model      string              `json:"model"`
+	Opsets     map[string]int64    `json:"opsets"`
+	Bindings   map[string]int64    `json:"bindings"`
+	Inputs     []report.TensorInfo `json:"inputs"`
+	Outputs    []report.TensorInfo `json:"outputs"`
+	Nodes      []shapesNodeJSON    `json:"nodes"`
+	Warnings   []string            `json:"warnings"`
+	UnknownOps []string            `json:"unknown_ops"`
+	Unbound    []string            `json:"unbound_symbols"`
 }
 
 type shapesNodeJSON struct {
-	Name    string            `json:"name"`
-	OpType  string            `json:"op_type"`
-	Domain  string            `json:"domain,omitempty"`
-	Graph   string            `json:"graph,omitempty"` // enclosing subgraph path for nested nodes
-	Inputs  []cost.TensorInfo `json:"inputs"`
-	Outputs []cost.TensorInfo `json:"outputs"`
+	Name    string              `json:"name"`
+	OpType  string              `json:"op_type"`
+	Domain  string              `json:"domain,omitempty"`
+	Graph   string              `json:"graph,omitempty"` // enclosing subgraph path for nested nodes
+	Inputs  []report.TensorInfo `json:"inputs"`
+	Outputs []report.TensorInfo `json:"outputs"`
 }
 
 func newShapesCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -68,18 +67,7 @@ func newShapesCmd(stdout, stderr io.Writer) *cobra.Command {
 
 func shapesReport(l *loaded) *shapesJSON {
 	g := l.model.Graph
-	r := &shapesJSON{
-		SchemaVersion: cost.SchemaVersion,
-		ToolVersion:   version,
-		Model:         l.path,
-		Opsets:        map[string]int64{},
-		Bindings:      l.bindings,
-		Inputs:        tensorInfos(g.Inputs),
-		Outputs:       tensorInfos(g.Outputs),
-		Warnings:      nonNil(l.warnings),
-		UnknownOps:    nonNil(l.infer.UnknownOps),
-		Unbound:       nonNil(l.infer.Unbound),
-	}
+	r := &shapesJSON{Header: report.Header{SchemaVersion: report.SchemaVersion, ToolVersion: version}, Model: l.path, Opsets: map[string]int64{}, Bindings: l.bindings, Inputs: report.TensorInfos(g.Inputs), Outputs: report.TensorInfos(g.Outputs), Warnings: nonNil(l.warnings), UnknownOps: nonNil(l.infer.UnknownOps), Unbound: nonNil(l.infer.Unbound)}
 	for _, o := range l.model.Opsets {
 		d := o.Domain
 		if d == "" {
@@ -90,7 +78,7 @@ func shapesReport(l *loaded) *shapesJSON {
 	walkNodes(g, "", func(n *ir.Node, path string) {
 		r.Nodes = append(r.Nodes, shapesNodeJSON{
 			Name: n.Name, OpType: n.OpType, Domain: n.Domain, Graph: path,
-			Inputs: tensorInfos(n.Inputs), Outputs: tensorInfos(n.Outputs),
+			Inputs: report.TensorInfos(n.Inputs), Outputs: report.TensorInfos(n.Outputs),
 		})
 	})
 	return r
@@ -117,17 +105,6 @@ func walkNodes(g *ir.Graph, path string, visit func(n *ir.Node, path string)) {
 	}
 }
 
-func tensorInfos(vs []*ir.Value) []cost.TensorInfo {
-	out := make([]cost.TensorInfo, 0, len(vs))
-	for _, v := range vs {
-		if v == nil {
-			continue
-		}
-		out = append(out, cost.TensorInfo{Name: v.Name, DType: v.DType.String(), Shape: cost.ShapeOf(v.Shape)})
-	}
-	return out
-}
-
 func writeShapesText(w io.Writer, l *loaded) error {
 	g := l.model.Graph
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -140,7 +117,7 @@ func writeShapesText(w io.Writer, l *loaded) error {
 		if path != "" {
 			indent = strings.Repeat("  ", strings.Count(path, "/")+1)
 		}
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t-> %s\n", indent, n.Name, cost.QualifiedOp(n.Domain, n.OpType), valuesText(n.Inputs), valuesText(n.Outputs))
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t-> %s\n", indent, n.Name, ir.QualifiedOp(n.Domain, n.OpType), valuesText(n.Inputs), valuesText(n.Outputs))
 	})
 	for _, o := range g.Outputs {
 		fmt.Fprintf(tw, "output\t%s\n", valueText(o))

@@ -3,7 +3,7 @@ package gate
 import (
 	"fmt"
 
-	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/report"
 )
 
 // AssertResult is the outcome of one assertion on one model.
@@ -32,10 +32,10 @@ func (a *AssertResult) Warned() bool { return a.Status == "fail" && a.Level == W
 type ModelResult struct {
 	Name    string         `json:"name"`
 	Path    string         `json:"path"`
-	Report  *cost.Report   `json:"report"`
-	Base    *cost.Report   `json:"base_report,omitempty"`
+	Report  *report.Report `json:"report"`
+	Base    *report.Report `json:"base_report,omitempty"`
 	Results []AssertResult `json:"results"`
-	Diff    *Diff          `json:"diff,omitempty"`
+	Diff    *ReportDiff    `json:"diff,omitempty"`
 }
 
 // CheckResult is the outcome of a whole budget file.
@@ -51,13 +51,13 @@ type CheckResult struct {
 
 // Evaluate checks each model's report against its budget. bases may hold
 // a base report per model name (nil: relative budgets are skipped).
-func Evaluate(b *Budget, toolVersion string, reports, bases map[string]*cost.Report) *CheckResult {
-	res := &CheckResult{SchemaVersion: cost.SchemaVersion, ToolVersion: toolVersion, BudgetFile: b.File, Models: []ModelResult{}}
+func Evaluate(b *Budget, toolVersion string, reports, bases map[string]*report.Report) *CheckResult {
+	res := &CheckResult{SchemaVersion: report.SchemaVersion, ToolVersion: toolVersion, BudgetFile: b.File, Models: []ModelResult{}}
 	for _, mb := range b.Models {
 		r := reports[mb.Name]
 		mr := ModelResult{Name: mb.Name, Path: mb.Path, Report: r, Base: bases[mb.Name], Results: []AssertResult{}}
 		if mr.Base != nil && r != nil {
-			mr.Diff = Compare(mr.Base, r)
+			mr.Diff = Diff(mr.Base, r)
 		}
 		for _, a := range mb.Assertions {
 			if a.Level == Off {
@@ -85,7 +85,7 @@ func Evaluate(b *Budget, toolVersion string, reports, bases map[string]*cost.Rep
 	return res
 }
 
-func evalAssertion(file, model string, a Assertion, r, base *cost.Report) []AssertResult {
+func evalAssertion(file, model string, a Assertion, r, base *report.Report) []AssertResult {
 	m := a.Metric
 	head := m.get(r.Totals)
 	var out []AssertResult

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/report"
 )
 
 // Change is one metric's movement from base to head.
@@ -48,8 +48,8 @@ type Provenance struct {
 	Plan             string `json:"plan"`
 }
 
-// Diff compares two reports.
-type Diff struct {
+// ReportDiff is what `onnxcost diff` reports: how head differs from base.
+type ReportDiff struct {
 	Base     Provenance   `json:"base"`
 	Head     Provenance   `json:"head"`
 	Totals   []Change     `json:"totals"`
@@ -57,13 +57,13 @@ type Diff struct {
 	Warnings []string     `json:"warnings"`
 }
 
-func provenance(r *cost.Report) Provenance {
+func provenance(r *report.Report) Provenance {
 	return Provenance{r.Model, r.ToolVersion, r.CostModelVersion, r.GPU, r.GPUSpecHash, r.DType, r.Plan}
 }
 
-// Compare diffs base against head.
-func Compare(base, head *cost.Report) *Diff {
-	d := &Diff{Base: provenance(base), Head: provenance(head), Warnings: []string{}}
+// Diff diffs base against head: the `diff` command.
+func Diff(base, head *report.Report) *ReportDiff {
+	d := &ReportDiff{Base: provenance(base), Head: provenance(head), Warnings: []string{}}
 	d.Warnings = append(d.Warnings, provenanceWarnings(d.Base, d.Head)...)
 	for i := range Metrics {
 		m := &Metrics[i]
@@ -110,7 +110,7 @@ func change(name string, base, head float64) Change {
 }
 
 // structKey identifies a node by what it computes rather than its name.
-func structKey(n *cost.NodeCost) string {
+func structKey(n *report.NodeCost) string {
 	var b strings.Builder
 	b.WriteString(n.Domain + "." + n.OpType)
 	for _, o := range n.Outputs {
@@ -120,7 +120,7 @@ func structKey(n *cost.NodeCost) string {
 	return b.String()
 }
 
-func matchNodes(base, head []cost.NodeCost) []NodeChange {
+func matchNodes(base, head []report.NodeCost) []NodeChange {
 	headByName := map[string]int{}
 	for i := range head {
 		headByName[head[i].Name] = i
@@ -181,7 +181,7 @@ func matchNodes(base, head []cost.NodeCost) []NodeChange {
 	return kept
 }
 
-func nodeChange(b, h *cost.NodeCost) NodeChange {
+func nodeChange(b, h *report.NodeCost) NodeChange {
 	return NodeChange{
 		Name: b.Name, OpType: b.OpType, Status: "changed",
 		BaseTimeS: b.TimeS, HeadTimeS: h.TimeS, DeltaTimeS: h.TimeS - b.TimeS,
@@ -222,7 +222,7 @@ func ParseConditions(s string) ([]Condition, error) {
 		_ = op
 		m, err := LookupMetric(lhs)
 		if err != nil {
-			return nil, fmt.Errorf("--fail-on %q: %v", part, err)
+			return nil, fmt.Errorf("--fail-on %q: %w", part, err)
 		}
 		c.Metric = m
 		rhs = strings.TrimSpace(rhs)
@@ -238,7 +238,7 @@ func ParseConditions(s string) ([]Condition, error) {
 			c.Limit, err = ParseQuantity(rhs, m)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("--fail-on %q: %v", part, err)
+			return nil, fmt.Errorf("--fail-on %q: %w", part, err)
 		}
 		out = append(out, c)
 	}
@@ -286,7 +286,7 @@ func relText(r *float64) string {
 }
 
 // ChangeFor returns the diff's change for a metric.
-func (d *Diff) ChangeFor(metric string) Change {
+func (d *ReportDiff) ChangeFor(metric string) Change {
 	for _, c := range d.Totals {
 		if c.Metric == metric {
 			return c

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -54,20 +54,18 @@ func TestParseQuantity(t *testing.T) {
 	}
 }
 
-func report(timeS, flops, launches float64, nodes ...cost.NodeCost) *cost.Report {
-	return &cost.Report{SchemaVersion: cost.SchemaVersion, ToolVersion: "t", CostModelVersion: "1", GPU: "T4", GPUSpecHash: "abc", DType: "fp32", Plan: "fused",
-		Totals: cost.Totals{TimeS: timeS, FLOPs: flops, Launches: launches}, Nodes: nodes}
+func mkReport(timeS, flops, launches float64, nodes ...report.NodeCost) *report.Report {
+	return &report.Report{Header: report.Header{SchemaVersion: report.SchemaVersion, ToolVersion: "t"}, CostModelVersion: "1", GPU: "T4", GPUSpecHash: "abc", DType: "fp32", Plan: "fused", Totals: report.Totals{Counts: report.Counts{FLOPs: flops}, TimeS: timeS, Launches: launches}, Nodes: nodes}
 }
 
-func node(name, op string, timeS float64, shape ...int64) cost.NodeCost {
-	return cost.NodeCost{Name: name, OpType: op, TimeS: timeS, FLOPs: timeS * 1e12,
-		Outputs: []cost.TensorInfo{{Name: name + "_out", DType: "float32", Shape: cost.ShapeOf(ir.KnownShape(shape...))}}}
+func node(name, op string, timeS float64, shape ...int64) report.NodeCost {
+	return report.NodeCost{Counts: report.Counts{FLOPs: timeS * 1e12}, Name: name, OpType: op, TimeS: timeS, Outputs: []report.TensorInfo{{Name: name + "_out", DType: "float32", Shape: report.ShapeOf(ir.KnownShape(shape...))}}}
 }
 
-func TestCompareAndConditions(t *testing.T) {
-	base := report(1e-3, 1e9, 10, node("a", "Conv", 4e-4, 1, 8), node("b", "Relu", 1e-4, 1, 8), node("old", "Add", 5e-5, 1, 4))
-	head := report(1.2e-3, 1e9, 11, node("a", "Conv", 6e-4, 1, 8), node("b", "Relu", 1e-4, 1, 8), node("renamed", "Add", 5e-5, 1, 4), node("new", "MatMul", 2e-4, 4, 4))
-	d := Compare(base, head)
+func TestDiffAndConditions(t *testing.T) {
+	base := mkReport(1e-3, 1e9, 10, node("a", "Conv", 4e-4, 1, 8), node("b", "Relu", 1e-4, 1, 8), node("old", "Add", 5e-5, 1, 4))
+	head := mkReport(1.2e-3, 1e9, 11, node("a", "Conv", 6e-4, 1, 8), node("b", "Relu", 1e-4, 1, 8), node("renamed", "Add", 5e-5, 1, 4), node("new", "MatMul", 2e-4, 4, 4))
+	d := Diff(base, head)
 	// a changed (+0.2 ms), new added (+0.2 ms), old matched structurally to renamed (no change), b unchanged.
 	if len(d.Nodes) != 2 {
 		t.Fatalf("changed nodes = %+v, want a and new", d.Nodes)
@@ -104,7 +102,7 @@ func TestCompareAndConditions(t *testing.T) {
 	}
 	// Provenance differences are warned about.
 	head.CostModelVersion = "2"
-	if d := Compare(base, head); len(d.Warnings) == 0 {
+	if d := Diff(base, head); len(d.Warnings) == 0 {
 		t.Error("no warning for different cost-model versions")
 	}
 }
@@ -132,18 +130,18 @@ func TestBudgetEvaluate(t *testing.T) {
 	if line := b.Models[0].Assertions[0].Line; line != 8 {
 		t.Errorf("time assertion on line %d, want 8", line)
 	}
-	base := report(1e-3, 1e9, 10)
-	pass := Evaluate(b, "t", map[string]*cost.Report{"m.onnx": report(1.04e-3, 1e9, 10)}, map[string]*cost.Report{"m.onnx": base})
+	base := mkReport(1e-3, 1e9, 10)
+	pass := Evaluate(b, "t", map[string]*report.Report{"m.onnx": mkReport(1.04e-3, 1e9, 10)}, map[string]*report.Report{"m.onnx": base})
 	if pass.Verdict != "pass" || pass.Errors != 0 {
 		t.Errorf("verdict %s errors %d, want pass", pass.Verdict, pass.Errors)
 	}
 	// 1.2 ms > 1.1 ms and +20% > 5%: two errors; 3 GFLOP > 2 GFLOP: a warning.
-	fail := Evaluate(b, "t", map[string]*cost.Report{"m.onnx": report(1.2e-3, 3e9, 10)}, map[string]*cost.Report{"m.onnx": base})
+	fail := Evaluate(b, "t", map[string]*report.Report{"m.onnx": mkReport(1.2e-3, 3e9, 10)}, map[string]*report.Report{"m.onnx": base})
 	if fail.Verdict != "fail" || fail.Errors != 2 || fail.Warnings != 1 {
 		t.Errorf("verdict %s errors %d warnings %d, want fail 2 1", fail.Verdict, fail.Errors, fail.Warnings)
 	}
 	// No base: relative budget skipped, not failed.
-	nobase := Evaluate(b, "t", map[string]*cost.Report{"m.onnx": report(1.0e-3, 1e9, 10)}, nil)
+	nobase := Evaluate(b, "t", map[string]*report.Report{"m.onnx": mkReport(1.0e-3, 1e9, 10)}, nil)
 	skipped := 0
 	for _, r := range nobase.Models[0].Results {
 		if r.Status == "skipped" {
@@ -206,8 +204,8 @@ func TestHostileNamesAreEscaped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := report(2e-3, 1, 1, node(evil, "Conv", 2e-3, 1))
-	res := Evaluate(b, "t", map[string]*cost.Report{evil: r}, map[string]*cost.Report{evil: report(1e-3, 1, 1, node(evil, "Relu", 1e-3, 1))})
+	r := mkReport(2e-3, 1, 1, node(evil, "Conv", 2e-3, 1))
+	res := Evaluate(b, "t", map[string]*report.Report{evil: r}, map[string]*report.Report{evil: mkReport(1e-3, 1, 1, node(evil, "Relu", 1e-3, 1))})
 	var text, mdBuf, ann bytes.Buffer
 	WriteCheckText(&text, res)
 	WriteCheckMarkdown(&mdBuf, res)

@@ -118,7 +118,7 @@ func writeProvenance(w io.Writer, res *CheckResult) {
 	}
 }
 
-func writeNodeTable(w io.Writer, d *Diff) {
+func writeNodeTable(w io.Writer, d *ReportDiff) {
 	fmt.Fprintln(w, "| node | op | status | base time | head time | Δ time |")
 	fmt.Fprintln(w, "|---|---|---|---:|---:|---:|")
 	for i, n := range d.Nodes {
@@ -147,7 +147,7 @@ func signedSeconds(s float64) string {
 }
 
 // WriteDiffText prints totals and the top changed nodes.
-func WriteDiffText(w io.Writer, d *Diff, violations []string) {
+func WriteDiffText(w io.Writer, d *ReportDiff, violations []string) {
 	fmt.Fprintf(w, "base %s · head %s\n", clean(d.Base.Model), clean(d.Head.Model))
 	for _, x := range d.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", clean(x))
@@ -183,7 +183,7 @@ func relPercent(r *float64) string {
 }
 
 // WriteDiffMarkdown writes a diff as a PR comment.
-func WriteDiffMarkdown(w io.Writer, d *Diff, violations []string) {
+func WriteDiffMarkdown(w io.Writer, d *ReportDiff, violations []string) {
 	fmt.Fprintln(w, CommentMarker)
 	if len(violations) > 0 {
 		fmt.Fprintf(w, "### ❌ onnxcost diff: %d condition(s) failed\n\n", len(violations))

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -32,16 +32,12 @@ func TestUnits(t *testing.T) {
 	}
 }
 
-func sample() *cost.Report {
-	shape := cost.ShapeOf(ir.KnownShape(1, 64, 56, 56))
-	n := func(name, op string, timeS, flops float64) cost.NodeCost {
-		return cost.NodeCost{Name: name, OpType: op, TimeS: timeS, FLOPs: flops, BytesRead: 1e6, BytesWritten: 8e5, Bound: "memory",
-			ArithmeticIntensity: flops / 1.8e6, Outputs: []cost.TensorInfo{{Name: name + ":0", DType: "float32", Shape: shape}}}
+func sample() *report.Report {
+	shape := report.ShapeOf(ir.KnownShape(1, 64, 56, 56))
+	n := func(name, op string, timeS, flops float64) report.NodeCost {
+		return report.NodeCost{Counts: report.Counts{FLOPs: flops, BytesRead: 1e6, BytesWritten: 8e5}, Name: name, OpType: op, TimeS: timeS, Bound: "memory", ArithmeticIntensity: flops / 1.8e6, Outputs: []report.TensorInfo{{Name: name + ":0", DType: "float32", Shape: shape}}}
 	}
-	return &cost.Report{ToolVersion: "t", Model: "m.onnx", GPU: "T4", DType: "fp32", Plan: "unfused",
-		Totals:         cost.Totals{TimeS: 6e-6, FLOPs: 3e6, BytesRead: 3e6, BytesWritten: 2.4e6, Launches: 3},
-		Nodes:          []cost.NodeCost{n("conv|1\n::error::x", "Conv", 4e-6, 2.9e6), n("relu", "Relu", 1e-6, 5e4), n("add", "Add", 1e-6, 5e4)},
-		UnsupportedOps: []cost.Unsupported{{Domain: "com.x", OpType: "Magic", Count: 2}}}
+	return &report.Report{Header: report.Header{ToolVersion: "t"}, Model: "m.onnx", GPU: "T4", DType: "fp32", Plan: "unfused", Totals: report.Totals{Counts: report.Counts{FLOPs: 3e6, BytesRead: 3e6, BytesWritten: 2.4e6}, TimeS: 6e-6, Launches: 3}, Nodes: []report.NodeCost{n("conv|1\n::error::x", "Conv", 4e-6, 2.9e6), n("relu", "Relu", 1e-6, 5e4), n("add", "Add", 1e-6, 5e4)}, UnsupportedOps: []report.Unsupported{{Domain: "com.x", OpType: "Magic", Count: 2}}}
 }
 
 func TestTextTopAndTotals(t *testing.T) {

@@ -8,7 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/ir"
 )
 
 // Options select what a rendering shows.
@@ -31,11 +32,11 @@ type OpTotal struct {
 }
 
 // ByOp sums nodes per op type, costliest first (ties by name).
-func ByOp(r *cost.Report) []OpTotal {
+func ByOp(r *report.Report) []OpTotal {
 	idx := map[string]int{}
 	var out []OpTotal
 	for _, n := range r.Nodes {
-		key := cost.QualifiedOp(n.Domain, n.OpType)
+		key := ir.QualifiedOp(n.Domain, n.OpType)
 		i, ok := idx[key]
 		if !ok {
 			i = len(out)
@@ -67,7 +68,7 @@ func ByOp(r *cost.Report) []OpTotal {
 
 // selectNodes returns the nodes to show: all in topological order, or the
 // top N by time (ties broken by position, so output is deterministic).
-func selectNodes(r *cost.Report, top int) (shown []cost.NodeCost, rest []cost.NodeCost) {
+func selectNodes(r *report.Report, top int) (shown []report.NodeCost, rest []report.NodeCost) {
 	if top <= 0 || top >= len(r.Nodes) {
 		return r.Nodes, nil
 	}
@@ -87,7 +88,7 @@ func selectNodes(r *cost.Report, top int) (shown []cost.NodeCost, rest []cost.No
 }
 
 // Header is the one-paragraph context every human rendering starts with.
-func Header(r *cost.Report) string {
+func Header(r *report.Report) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "onnxcost %s · %s · GPU %s · dtype %s · plan %s", r.ToolVersion, r.Model, r.GPU, r.DType, r.Plan)
 	if len(r.Bindings) > 0 {
@@ -103,15 +104,15 @@ func Header(r *cost.Report) string {
 	return b.String()
 }
 
-func opName(n cost.NodeCost) string {
-	op := cost.QualifiedOp(n.Domain, n.OpType)
+func opName(n report.NodeCost) string {
+	op := ir.QualifiedOp(n.Domain, n.OpType)
 	if len(n.FusedFrom) > 0 {
 		op += fmt.Sprintf(" (%d fused)", len(n.FusedFrom))
 	}
 	return op
 }
 
-func outShape(n cost.NodeCost) string {
+func outShape(n report.NodeCost) string {
 	if len(n.Outputs) == 0 {
 		return ""
 	}
@@ -139,7 +140,7 @@ const ConventionSummary = "FLOPs: 1 multiply-accumulate = 2 FLOPs; bias, activat
 
 // Text writes an aligned table with human units, a totals row and the
 // FLOP convention stated once.
-func Text(w io.Writer, r *cost.Report, opt Options) error {
+func Text(w io.Writer, r *report.Report, opt Options) error {
 	fmt.Fprintln(w, Clean(Header(r)))
 	fmt.Fprintf(w, "%s\n\n", ConventionSummary)
 	var t *table
@@ -174,13 +175,13 @@ func Text(w io.Writer, r *cost.Report, opt Options) error {
 	return nil
 }
 
-func writeUnsupported(w io.Writer, r *cost.Report) {
+func writeUnsupported(w io.Writer, r *report.Report) {
 	if len(r.UnsupportedOps) == 0 {
 		return
 	}
 	parts := make([]string, 0, len(r.UnsupportedOps))
 	for _, u := range r.UnsupportedOps {
-		parts = append(parts, fmt.Sprintf("%s (%d)", cost.QualifiedOp(u.Domain, u.OpType), u.Count))
+		parts = append(parts, fmt.Sprintf("%s (%d)", ir.QualifiedOp(u.Domain, u.OpType), u.Count))
 	}
 	fmt.Fprintf(w, "unsupported ops, not counted in any total: %s\n", Clean(strings.Join(parts, ", ")))
 }
@@ -207,7 +208,7 @@ func dash(s string) string {
 
 // CSV writes one row per node (or per op type) with raw numbers in base
 // units, for spreadsheets and scripts.
-func CSV(w io.Writer, r *cost.Report, opt Options) error {
+func CSV(w io.Writer, r *report.Report, opt Options) error {
 	cw := csv.NewWriter(w)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	if opt.ByOp {
@@ -228,7 +229,7 @@ func CSV(w io.Writer, r *cost.Report, opt Options) error {
 
 // Markdown writes a GitHub-flavoured table with human units. Model-supplied
 // strings are escaped so that they cannot break the table.
-func Markdown(w io.Writer, r *cost.Report, opt Options) error {
+func Markdown(w io.Writer, r *report.Report, opt Options) error {
 	fmt.Fprintf(w, "**%s**\n\n", MarkdownEscape(Header(r)))
 	tt := r.Totals
 	fmt.Fprintf(w, "| time | FLOPs | MACs | bytes read | bytes written | params | launches | peak memory | energy | GEMM/conv share |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")

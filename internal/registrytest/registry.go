@@ -12,9 +12,9 @@ import (
 
 // exempt are shape-rule ops that need no cost rule and no NoCostRule entry
 // because Analyze handles them itself.
-var exempt = map[string]bool{"::Constant": true}
+var exempt = map[string]bool{"Constant": true}
 
-// CheckKeys compares the keys ("domain::Op") of ops with a shape rule with
+// CheckKeys compares the keys (ir.QualifiedOp form, e.g. "Conv", "onnxcost.FusedConv") of ops with a shape rule with
 // those with a cost rule, given the documented list of ops deliberately
 // left uncosted. It returns one line per disagreement, sorted; none means
 // the two registries agree in both directions.

@@ -14,7 +14,7 @@ import (
 func shapeKeys() []string {
 	var ks []string
 	for _, s := range ir.Ops() {
-		ks = append(ks, s.Domain+"::"+s.Name)
+		ks = append(ks, ir.QualifiedOp(s.Domain, s.Name))
 	}
 	return ks
 }
@@ -31,9 +31,9 @@ func TestRegistriesAgree(t *testing.T) {
 // TestCheckKeysFails shows the check failing when either side gains an op
 // the other lacks.
 func TestCheckKeysFails(t *testing.T) {
-	shape := []string{"::Relu", "::Constant", "::Unique"}
-	costs := []string{"::Relu"}
-	noCost := map[string]string{"::Unique": "data-dependent"}
+	shape := []string{"Relu", "Constant", "Unique"}
+	costs := []string{"Relu"}
+	noCost := map[string]string{"Unique": "data-dependent"}
 	if bad := CheckKeys(shape, costs, noCost); len(bad) != 0 {
 		t.Fatalf("agreeing sets reported %v", bad)
 	}
@@ -43,10 +43,10 @@ func TestCheckKeysFails(t *testing.T) {
 		noCost       map[string]string
 		want         string
 	}{
-		{"shape side gains an op", append(slices.Clone(shape), "::NewOp"), costs, noCost, "::NewOp has a shape rule but no cost rule"},
-		{"cost side gains an op", shape, append(slices.Clone(costs), "::Orphan"), noCost, "::Orphan has a cost rule but no shape rule"},
-		{"costed and excused", shape, append(slices.Clone(costs), "::Unique"), noCost, "::Unique has a cost rule and is also on"},
-		{"stale excuse", shape, costs, map[string]string{"::Unique": "x", "::Gone": "y"}, "::Gone is on cost.NoCostRule but has no shape rule"},
+		{"shape side gains an op", append(slices.Clone(shape), "NewOp"), costs, noCost, "NewOp has a shape rule but no cost rule"},
+		{"cost side gains an op", shape, append(slices.Clone(costs), "Orphan"), noCost, "Orphan has a cost rule but no shape rule"},
+		{"costed and excused", shape, append(slices.Clone(costs), "Unique"), noCost, "Unique has a cost rule and is also on"},
+		{"stale excuse", shape, costs, map[string]string{"Unique": "x", "Gone": "y"}, "Gone is on cost.NoCostRule but has no shape rule"},
 	}
 	for _, c := range cases {
 		bad := CheckKeys(c.shape, c.costs, c.noCost)
@@ -59,7 +59,7 @@ func TestCheckKeysFails(t *testing.T) {
 // TestTraitsKeepPromises: each trait implies what its readers rely on.
 func TestTraitsKeepPromises(t *testing.T) {
 	for _, s := range ir.Ops() {
-		k := s.Domain + "::" + s.Name
+		k := s.Domain + "" + s.Name
 		if s.Traits != 0 && s.Domain != "" && s.Domain != ir.FusedDomain {
 			t.Errorf("%s: traits are read for the default and %s domains only", k, ir.FusedDomain)
 		}

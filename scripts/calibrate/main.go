@@ -1,9 +1,9 @@
 // Command calibrate fits the time model's parameters on DeepBench's
-// training split and prints the held-out error table (cost/CALIBRATION.md).
+// training split and prints the held-out error table (internal/calibrate/CALIBRATION.md).
 //
 //	go run ./scripts/calibrate                 # table with the committed parameters
 //	go run ./scripts/calibrate -fit            # re-fit, print table and parameters
-//	go run ./scripts/calibrate -fit -write     # also rewrite cost/calibration_params.go
+//	go run ./scripts/calibrate -fit -write     # also rewrite "+paramsFile+"
 //	go run ./scripts/calibrate -leave-out T4   # fit without T4, report T4
 package main
 
@@ -16,8 +16,13 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/calibrate"
 )
+
+// paramsFile is the generated file holding the committed parameters.
+const paramsFile = "cost/perf/calibration_params.go"
 
 func main() {
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
@@ -29,9 +34,9 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dir := fs.String("dir", "cost/testdata/deepbench", "folder of DeepBench CSV exports")
+	dir := fs.String("dir", "internal/calibrate/testdata/deepbench", "folder of DeepBench CSV exports")
 	doFit := fs.Bool("fit", false, "re-fit the parameters on the training split")
-	write := fs.Bool("write", false, "with -fit: rewrite cost/calibration_params.go")
+	write := fs.Bool("write", false, "with -fit: rewrite "+paramsFile+"")
 	leaveOut := fs.String("leave-out", "", "fit on all other GPUs and report this one in full; \"all\" does so for every GPU in turn and prints one summary table")
 	evals := fs.Int("evals", 4000, "Nelder-Mead evaluation budget")
 	showDrops := fs.Bool("drops", false, "list dropped rows")
@@ -39,7 +44,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cases, files, skipped, err := cost.LoadDeepBench(os.DirFS(*dir), cost.CalibrationGPU)
+	cases, files, skipped, err := calibrate.LoadDeepBench(os.DirFS(*dir), hwdb.Lookup)
 	if err != nil {
 		return err
 	}
@@ -57,7 +62,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%d measured kernels from %d files (%d rows dropped)\n\n", len(cases), len(files), drops)
 
-	p := cost.DefaultParams()
+	p := perf.DefaultParams()
 	if *dump != "" {
 		if err := dumpRows(*dump, cases, p); err != nil {
 			return err
@@ -67,42 +72,42 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return leaveEachOut(stdout, cases, p, *evals)
 	}
 	if *leaveOut != "" {
-		train := filter(cases, func(c cost.BenchCase) bool { return c.GPUName != *leaveOut && !c.Holdout })
-		lp, loss, err := cost.Fit(train, p, *evals)
+		train := filter(cases, func(c calibrate.BenchCase) bool { return c.GPUName != *leaveOut && !c.Holdout })
+		lp, loss, err := calibrate.Fit(train, p, *evals)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "fit without %s: training loss %.4f (mean |log ratio|)\n\n", *leaveOut, loss)
-		cost.WriteErrorTable(stdout, cost.ErrorTable(cases, lp, func(c cost.BenchCase) bool { return c.GPUName == *leaveOut }))
+		calibrate.WriteErrorTable(stdout, calibrate.ErrorTable(cases, lp, func(c calibrate.BenchCase) bool { return c.GPUName == *leaveOut }))
 		fmt.Fprintln(stdout)
-		cost.WriteParams(stdout, lp)
+		calibrate.WriteParams(stdout, lp)
 		return nil
 	}
 	if *doFit {
-		train := filter(cases, cost.Training)
-		fp, loss, err := cost.Fit(train, p, *evals)
+		train := filter(cases, calibrate.Training)
+		fp, loss, err := calibrate.Fit(train, p, *evals)
 		if err != nil {
 			return err
 		}
 		p = fp
 		fmt.Fprintf(stdout, "training loss %.4f (mean |log ratio|) on %d rows\n\n", loss, len(train))
 		if *write {
-			if err := writeParams("cost/calibration_params.go", p); err != nil {
+			if err := writeParams(paramsFile, p); err != nil {
 				return err
 			}
 		}
 	}
 	fmt.Fprintln(stdout, "Held-out rows:")
 	fmt.Fprintln(stdout)
-	cost.WriteErrorTable(stdout, cost.ErrorTable(cases, p, cost.Holdout))
+	calibrate.WriteErrorTable(stdout, calibrate.ErrorTable(cases, p, calibrate.Holdout))
 	fmt.Fprintln(stdout)
-	cost.WriteParams(stdout, p)
+	calibrate.WriteParams(stdout, p)
 	return nil
 }
 
 // leaveEachOut fits once per GPU without that GPU's rows and reports the
 // error on all of its rows: the proxy for a GPU the fit never saw.
-func leaveEachOut(w io.Writer, cases []cost.BenchCase, start cost.Params, evals int) error {
+func leaveEachOut(w io.Writer, cases []calibrate.BenchCase, start perf.Params, evals int) error {
 	var gpus []string
 	for _, c := range cases {
 		if !slices.Contains(gpus, c.GPUName) {
@@ -113,12 +118,12 @@ func leaveEachOut(w io.Writer, cases []cost.BenchCase, start cost.Params, evals 
 	fmt.Fprintln(w, "| GPU left out | n | median abs err | P90 abs err |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|")
 	for _, g := range gpus {
-		train := filter(cases, func(c cost.BenchCase) bool { return c.GPUName != g && !c.Holdout })
-		lp, _, err := cost.Fit(train, start, evals)
+		train := filter(cases, func(c calibrate.BenchCase) bool { return c.GPUName != g && !c.Holdout })
+		lp, _, err := calibrate.Fit(train, start, evals)
 		if err != nil {
 			return err
 		}
-		for _, s := range cost.ErrorTable(cases, lp, func(c cost.BenchCase) bool { return c.GPUName == g }) {
+		for _, s := range calibrate.ErrorTable(cases, lp, func(c calibrate.BenchCase) bool { return c.GPUName == g }) {
 			if s.GPU == g && s.Kind == "all" {
 				fmt.Fprintf(w, "| %s | %d | %.1f%% | %.1f%% |\n", g, s.N, 100*s.Median, 100*s.P90)
 			}
@@ -127,8 +132,8 @@ func leaveEachOut(w io.Writer, cases []cost.BenchCase, start cost.Params, evals 
 	return nil
 }
 
-func filter(cs []cost.BenchCase, keep func(cost.BenchCase) bool) []cost.BenchCase {
-	var out []cost.BenchCase
+func filter(cs []calibrate.BenchCase, keep func(calibrate.BenchCase) bool) []calibrate.BenchCase {
+	var out []calibrate.BenchCase
 	for _, c := range cs {
 		if keep(c) {
 			out = append(out, c)
@@ -139,12 +144,14 @@ func filter(cs []cost.BenchCase, keep func(cost.BenchCase) bool) []cost.BenchCas
 
 // writeParams rewrites the committed parameters, via a temporary file and
 // a rename so a failed write leaves the old file.
-func writeParams(path string, p cost.Params) error {
-	src := fmt.Sprintf(`package cost
+func writeParams(path string, p perf.Params) error {
+	src := fmt.Sprintf(`// Code generated by go run ./scripts/calibrate -fit -write; DO NOT EDIT.
+
+package perf
 
 // calibratedParams are the time model's parameters fitted on the training
-// split of DeepBench (see CALIBRATION.md for the command, the data and the
-// held-out error). Regenerate with `+"`go run ./scripts/calibrate -fit -write`"+`.
+// split of DeepBench (internal/calibrate/CALIBRATION.md gives the command,
+// the data and the held-out error).
 var calibratedParams = Params{
 	EffVector:       %.4g,
 	EffTensor:       %.4g,
@@ -183,7 +190,7 @@ var calibratedParams = Params{
 // dumpRows writes one TSV line per measured kernel: where it came from,
 // its sizes, the kernel the model priced, and predicted versus measured
 // time. It is for studying misses row by row, not part of any table.
-func dumpRows(path string, cases []cost.BenchCase, p cost.Params) error {
+func dumpRows(path string, cases []calibrate.BenchCase, p perf.Params) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err

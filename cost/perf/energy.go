@@ -1,8 +1,8 @@
-package cost
+package perf
 
 import "github.com/onnxcost/onnxcost/hwdb"
 
-// Energy model (REFERENCE §7): a kernel's energy is its time times the
+// Energy model: a kernel's energy is its time times the
 // board power while it runs, and that power lies between IdleWatts and
 // TDPWatts according to how busy the kernel keeps the chip:
 //
@@ -17,24 +17,24 @@ import "github.com/onnxcost/onnxcost/hwdb"
 // figure. Launch-bound time (tiny kernels) draws about idle power.
 const memoryActivity = 0.6
 
-// idleFraction is the idle power assumed, as a fraction of TDP, when the
+// IdleFraction is the idle power assumed, as a fraction of TDP, when the
 // GPU record has no IdleWatts (an assumption; datasheets rarely give it).
-const idleFraction = 0.2
+const IdleFraction = 0.2
 
-// kernelEnergy is the energy in joules of one kernel estimate.
-func kernelEnergy(g *hwdb.GPU, kt KernelTime) float64 {
-	return kernelPower(g, kt) * kt.TimeS
+// KernelEnergy is the energy in joules of one kernel estimate.
+func KernelEnergy(g *hwdb.GPU, kt KernelTime) float64 {
+	return KernelPower(g, kt) * kt.TimeS
 }
 
-// kernelPower is the modelled average board power during the kernel.
-func kernelPower(g *hwdb.GPU, kt KernelTime) float64 {
+// KernelPower is the modelled average board power during the kernel.
+func KernelPower(g *hwdb.GPU, kt KernelTime) float64 {
 	tdp := g.TDPWatts
 	if !(tdp > 0) || !(kt.TimeS > 0) {
 		return 0
 	}
 	idle := g.IdleWatts
 	if !(idle > 0) || idle > tdp {
-		idle = idleFraction * tdp
+		idle = IdleFraction * tdp
 	}
 	activity := max(kt.ComputeS/kt.TimeS, memoryActivity*kt.MemoryS/kt.TimeS)
 	activity = min(max(activity, 0), 1)

@@ -1,4 +1,4 @@
-package cost
+package perf
 
 import (
 	"math"
@@ -26,7 +26,7 @@ func TestEstimateKernelMemoryBound(t *testing.T) {
 	g, p := testGPU(), DefaultParams()
 	const n = 64 << 20 // elements, far beyond L2
 	k := Kernel{Class: ClassElementwise, Precision: hwdb.FP32, FLOPs: n, Bytes: 2 * 4 * n, WorkingSet: 2 * 4 * n}
-	got := EstimateKernelWith(g, k, p)
+	got := EstimateKernel(g, k, Options{Params: p, Setting: Isolated})
 	wantMem := 2 * 4 * n / (g.MemBW * p.MemEff) // read + write fp32 at the attainable DRAM rate
 	if !near(got.MemoryS, wantMem, 1e-12) || got.Level != "hbm" {
 		t.Errorf("memory time %g (%s), want %g (hbm)", got.MemoryS, got.Level, wantMem)
@@ -42,7 +42,7 @@ func TestEstimateKernelMemoryBound(t *testing.T) {
 func TestEstimateKernelL2(t *testing.T) {
 	g, p := testGPU(), DefaultParams()
 	const bytes = 1 << 20 // fits in the 4 MiB L2
-	got := EstimateKernelWith(g, Kernel{Class: ClassElementwise, Precision: hwdb.FP32, Bytes: bytes, WorkingSet: bytes}, p)
+	got := EstimateKernel(g, Kernel{Class: ClassElementwise, Precision: hwdb.FP32, Bytes: bytes, WorkingSet: bytes}, Options{Params: p, Setting: Isolated})
 	want := bytes / (g.MemBW * p.L2Factor * p.MemEff) // L2 bandwidth unknown: L2Factor × DRAM
 	if got.Level != "l2" || !near(got.MemoryS, want, 1e-12) {
 		t.Errorf("got %s %g, want l2 %g", got.Level, got.MemoryS, want)
@@ -51,7 +51,7 @@ func TestEstimateKernelL2(t *testing.T) {
 
 func TestEstimateKernelLaunchBound(t *testing.T) {
 	g := testGPU()
-	got := EstimateKernelWith(g, Kernel{Class: ClassElementwise, Precision: hwdb.FP32, FLOPs: 1024, Bytes: 8192, Launches: 2}, DefaultParams())
+	got := EstimateKernel(g, Kernel{Class: ClassElementwise, Precision: hwdb.FP32, FLOPs: 1024, Bytes: 8192, Launches: 2}, Options{Params: DefaultParams(), Setting: Isolated})
 	if got.Bound != "launch" {
 		t.Errorf("bound %q, want launch", got.Bound)
 	}
@@ -108,8 +108,8 @@ func TestPeakFallback(t *testing.T) {
 
 func TestRNNStepsSerialise(t *testing.T) {
 	g := testGPU()
-	one := EstimateKernel(g, RNNKernel("lstm", 1024, 1024, 8, 10, 1, hwdb.FP32, 4))
-	two := EstimateKernel(g, RNNKernel("lstm", 1024, 1024, 8, 20, 1, hwdb.FP32, 4))
+	one := EstimateKernel(g, RNNKernel("LSTM", 1024, 1024, 8, 10, 1, hwdb.FP32, 4), PlanOptions())
+	two := EstimateKernel(g, RNNKernel("LSTM", 1024, 1024, 8, 20, 1, hwdb.FP32, 4), PlanOptions())
 	// Doubling the steps doubles the sequential part; the one input GEMM
 	// grows less, so the ratio is a little under 2 but well above 1.5.
 	if r := two.TimeS / one.TimeS; r < 1.5 || r > 2.01 {
@@ -120,13 +120,13 @@ func TestRNNStepsSerialise(t *testing.T) {
 func TestEstimateConvChoosesAlgorithm(t *testing.T) {
 	g := testGPU()
 	c3 := ConvGeom{N: 16, C: 256, H: 28, W: 28, K: 256, R: 3, S: 3, PadH: 1, PadW: 1, StrideH: 1, StrideW: 1}
-	k, _ := EstimateConv(g, c3, hwdb.FP32, 4, 4)
+	k, _ := EstimateConv(g, c3, hwdb.FP32, 4, 4, PlanOptions())
 	if k.Class != ClassWinograd {
 		t.Errorf("3×3 fp32 conv with 256 channels chose %s, want winograd", k.Class)
 	}
 	c1 := c3
 	c1.R, c1.S, c1.PadH, c1.PadW = 1, 1, 0, 0
-	if k, _ := EstimateConv(g, c1, hwdb.FP32, 4, 4); k.Class != ClassConv {
+	if k, _ := EstimateConv(g, c1, hwdb.FP32, 4, 4, PlanOptions()); k.Class != ClassConv {
 		t.Errorf("1×1 conv chose %s, want implicit GEMM", k.Class)
 	}
 	want := 2.0 * 16 * 256 * 28 * 28 * 256 * 3 * 3 // 2·N·K·P·Q·C·R·S
@@ -143,12 +143,12 @@ func TestEstimateKernelNoPanicOnDegenerate(t *testing.T) {
 		{Class: ClassRNN, M: 4, N: 1, K: 1},
 		{Class: ClassGEMM, Precision: hwdb.FP64, M: 8, N: 8, K: 8, FLOPs: 1024},
 	} {
-		got := EstimateKernel(g, k)
+		got := EstimateKernel(g, k, PlanOptions())
 		if math.IsNaN(got.TimeS) || math.IsInf(got.TimeS, 0) || got.TimeS < 0 {
 			t.Errorf("%+v: time %g", k, got.TimeS)
 		}
 	}
-	if got := EstimateKernel(nil, Kernel{}); got.TimeS != 0 {
+	if got := EstimateKernel(nil, Kernel{}, PlanOptions()); got.TimeS != 0 {
 		t.Errorf("nil GPU: %+v", got)
 	}
 }
@@ -157,7 +157,7 @@ func BenchmarkEstimateKernelGEMM(b *testing.B) {
 	g := testGPU()
 	k := GEMMKernel(4096, 4096, 4096, 1, hwdb.FP16Tensor, 2, 2)
 	for b.Loop() {
-		EstimateKernel(g, k)
+		EstimateKernel(g, k, PlanOptions())
 	}
 }
 
@@ -181,9 +181,9 @@ func TestClockFraction(t *testing.T) {
 	// Compute slows with the clock; memory does not.
 	g.SustainedClockMHz = 795 // half the boost clock
 	k := GEMMKernel(4096, 4096, 4096, 1, hwdb.FP32, 4, 4)
-	half := EstimateKernelWith(g, k, p)
+	half := EstimateKernel(g, k, Options{Params: p, Setting: Isolated})
 	g.SustainedClockMHz = 0
-	full := EstimateKernelWith(g, k, p)
+	full := EstimateKernel(g, k, Options{Params: p, Setting: Isolated})
 	fill := p.FillLaunches * g.LaunchS // fixed latency, not clock-scaled
 	if !near(half.ComputeS-fill, 2*(full.ComputeS-fill), 1e-9) || half.MemoryS != full.MemoryS {
 		t.Errorf("half clock: compute %g vs %g, memory %g vs %g", half.ComputeS, full.ComputeS, half.MemoryS, full.MemoryS)
@@ -213,19 +213,16 @@ func TestConvPathFallback(t *testing.T) {
 func TestInPlanFixedCost(t *testing.T) {
 	g, p := testGPU(), DefaultParams()
 	k := GEMMKernel(128, 768, 768, 1, hwdb.FP16Tensor, 2, 2)
-	iso := EstimateKernelIn(g, k, p, Isolated)
-	plan := EstimateKernelIn(g, k, p, InPlan)
+	iso := EstimateKernel(g, k, Options{Params: p, Setting: Isolated})
+	plan := EstimateKernel(g, k, Options{Params: p, Setting: InPlan})
 	if want := inPlanLaunchFraction * g.LaunchS; !near(plan.LaunchS, want, 1e-12) {
 		t.Errorf("in-plan launch %g, want %g × %g", plan.LaunchS, inPlanLaunchFraction, g.LaunchS)
 	}
 	if want := (1 - inPlanLaunchFraction) * p.FillLaunches * g.LaunchS; !near(iso.ComputeS-plan.ComputeS, want, 1e-9) {
 		t.Errorf("isolated − in-plan compute = %g, want the host-side fill %g", iso.ComputeS-plan.ComputeS, want)
 	}
-	if got := EstimateKernel(g, k); got != plan {
-		t.Errorf("EstimateKernel is not the in-plan estimate")
-	}
-	if got := EstimateKernelWith(g, k, p); got != iso {
-		t.Errorf("EstimateKernelWith is not the isolated estimate")
+	if got := EstimateKernel(g, k, PlanOptions()); got != plan {
+		t.Errorf("PlanOptions is not the in-plan setting with the committed parameters")
 	}
 }
 
@@ -235,7 +232,7 @@ func TestInPlanFixedCost(t *testing.T) {
 func TestGEMVMemoryBound(t *testing.T) {
 	g, p := testGPU(), DefaultParams()
 	k := GEMMKernel(1, 4096, 9216, 1, hwdb.FP32, 4, 4)
-	got := EstimateKernelWith(g, k, p)
+	got := EstimateKernel(g, k, Options{Params: p, Setting: Isolated})
 	if got.Bound != "memory" {
 		t.Errorf("GEMV bound %q (compute %g s, memory %g s), want memory", got.Bound, got.ComputeS, got.MemoryS)
 	}
@@ -272,10 +269,10 @@ func TestWinogradNotOnTensorCores(t *testing.T) {
 		{"fp16", hwdb.FP16, hwdb.FP16Tensor},
 		{"fp32", hwdb.FP32, hwdb.FP32},
 	} {
-		if got := wantedPrecision(c.dtype, ClassWinograd); got != c.wino {
+		if got := WantedPrecision(c.dtype, ClassWinograd); got != c.wino {
 			t.Errorf("%s Winograd: %s, want %s", c.dtype, got, c.wino)
 		}
-		if got := wantedPrecision(c.dtype, ClassGEMM); got != c.gemm {
+		if got := WantedPrecision(c.dtype, ClassGEMM); got != c.gemm {
 			t.Errorf("%s GEMM: %s, want %s", c.dtype, got, c.gemm)
 		}
 	}

@@ -1,5 +1,3 @@
-// Package render writes cost reports for people: aligned text, CSV and
-// Markdown, with human units. JSON is the report struct itself.
 package render
 
 import (

@@ -1,18 +1,14 @@
-// Package gate turns cost reports into CI verdicts: diffs between two
-// reports, budget files with absolute and relative limits, and the outputs
-// a pipeline consumes (text, JSON, Markdown PR comment, JUnit, GitHub
-// Actions annotations).
 package gate
 
 import (
 	"fmt"
-
-	"github.com/onnxcost/onnxcost/cost"
-	"github.com/onnxcost/onnxcost/cost/render"
 	"math"
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/cost/report"
 )
 
 // Metric is a whole-model quantity a budget or --fail-on can test.
@@ -20,20 +16,20 @@ type Metric struct {
 	Name string // as written in budget files and --fail-on
 	Unit string // "s", "FLOP", "B", "J" or "" for counts
 	Doc  string
-	get  func(t cost.Totals) float64
+	get  func(t report.Totals) float64
 }
 
 // Metrics is the ordered metric table; order is the order of every output.
 var Metrics = []Metric{
-	{"time", "s", "estimated time of one inference", func(t cost.Totals) float64 { return t.TimeS }},
-	{"flops", "FLOP", "floating-point operations", func(t cost.Totals) float64 { return t.FLOPs }},
-	{"macs", "", "multiply-accumulates", func(t cost.Totals) float64 { return t.MACs }},
-	{"bytes", "B", "bytes read and written by all kernels", func(t cost.Totals) float64 { return t.BytesRead + t.BytesWritten }},
-	{"launches", "", "kernel launches", func(t cost.Totals) float64 { return t.Launches }},
-	{"params", "", "parameters", func(t cost.Totals) float64 { return t.Params }},
-	{"param_bytes", "B", "parameter bytes", func(t cost.Totals) float64 { return t.ParamBytes }},
-	{"peak_memory", "B", "peak activation memory plus weights", func(t cost.Totals) float64 { return t.PeakMemoryBytes }},
-	{"energy", "J", "estimated energy of one inference", func(t cost.Totals) float64 { return t.EnergyJ }},
+	{"time", "s", "estimated time of one inference", func(t report.Totals) float64 { return t.TimeS }},
+	{"flops", "FLOP", "floating-point operations", func(t report.Totals) float64 { return t.FLOPs }},
+	{"macs", "", "multiply-accumulates", func(t report.Totals) float64 { return t.MACs }},
+	{"bytes", "B", "bytes read and written by all kernels", func(t report.Totals) float64 { return t.BytesRead + t.BytesWritten }},
+	{"launches", "", "kernel launches", func(t report.Totals) float64 { return t.Launches }},
+	{"params", "", "parameters", func(t report.Totals) float64 { return t.Params }},
+	{"param_bytes", "B", "parameter bytes", func(t report.Totals) float64 { return t.ParamBytes }},
+	{"peak_memory", "B", "peak activation memory plus weights", func(t report.Totals) float64 { return t.PeakMemoryBytes }},
+	{"energy", "J", "estimated energy of one inference", func(t report.Totals) float64 { return t.EnergyJ }},
 }
 
 // LookupMetric finds a metric by name (accepting a few common spellings).
@@ -136,4 +132,4 @@ func Format(v float64, m *Metric) string {
 }
 
 // MetricValue reads metric m from report totals.
-func MetricValue(m *Metric, t cost.Totals) float64 { return m.get(t) }
+func MetricValue(m *Metric, t report.Totals) float64 { return m.get(t) }

@@ -1,4 +1,4 @@
-package cost
+package calibrate
 
 import (
 	"bufio"
@@ -8,6 +8,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/onnxcost/onnxcost/cost/perf"
 )
 
 // This file reads Baidu DeepBench result sheets (exported from the
@@ -70,17 +72,21 @@ type BenchRow struct {
 	TimeS float64 // measured forward time
 }
 
-// P and Q are the convolution's output height and width.
-func (r BenchRow) P() int64 { return convOut(r.H, r.R, r.PadH, r.StrideH) }
-
-// Q is the convolution's output width.
-func (r BenchRow) Q() int64 { return convOut(r.W, r.S, r.PadW, r.StrideW) }
-
-func convOut(in, filt, pad, stride int64) int64 {
-	if stride <= 0 {
-		return 0
+// RNNOp is the ONNX op of a recurrent row's cell.
+func (r BenchRow) RNNOp() string {
+	switch r.Cell {
+	case "lstm":
+		return "LSTM"
+	case "gru":
+		return "GRU"
 	}
-	return (in+2*pad-filt)/stride + 1
+	return "RNN"
+}
+
+// Conv is a convolution row's geometry as the time model takes it.
+func (r BenchRow) Conv() perf.ConvGeom {
+	return perf.ConvGeom{N: r.Batch, C: r.C, H: r.H, W: r.W, K: r.Filters, R: r.R, S: r.S,
+		PadH: r.PadH, PadW: r.PadW, StrideH: r.StrideH, StrideW: r.StrideW}
 }
 
 // BenchDrop records a data row the parser skipped and why.
@@ -137,7 +143,7 @@ func ParseDeepBench(name string, rd io.Reader) (*BenchFile, error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", name, line, err)
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
 		for i := range fields {
 			fields[i] = strings.TrimSpace(fields[i])
@@ -185,7 +191,7 @@ func ParseDeepBench(name string, rd io.Reader) (*BenchFile, error) {
 		bf.Rows = append(bf.Rows, row)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return bf, nil
 }
@@ -361,7 +367,7 @@ func (s *section) parse(f []string) (BenchRow, string) {
 		r.StrideH, r.StrideW = num("vertical stride"), num("horizontal stride")
 		r.Algo = s.str(f, "forward algorithm")
 		t = ms("forward")
-		if bad == "" && (r.StrideH == 0 || r.StrideW == 0 || r.P() <= 0 || r.Q() <= 0) {
+		if bad == "" && (r.StrideH == 0 || r.StrideW == 0 || r.Conv().P() <= 0 || r.Conv().Q() <= 0) {
 			bad = "convolution geometry gives no output"
 		}
 	case BenchRNN:

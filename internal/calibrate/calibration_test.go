@@ -1,10 +1,13 @@
-package cost
+package calibrate
 
 import (
 	"math"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/hwdb"
 )
 
 const deepBenchDir = "testdata/deepbench"
@@ -55,7 +58,7 @@ func TestConvGeometryMatchesDeepBench(t *testing.T) {
 		}
 		// ",,700,161,1,4,32,5,20,0,0,2,2,0.142,...,4.8187943661971824": DeepBench
 		// used fractional P, Q (78.5, 340.5) where the exact ones are 79, 341.
-		flops := 2 * float64(r.Batch*r.Filters*r.P()*r.Q()*r.C*r.R*r.S)
+		flops := 2 * float64(r.Batch*r.Filters*r.Conv().P()*r.Conv().Q()*r.C*r.R*r.S)
 		deepBench := 4.8187943661971824e12 * 0.142e-3
 		if !near(flops, deepBench, 0.01) {
 			t.Errorf("first conv FLOPs %g, DeepBench's %g", flops, deepBench)
@@ -94,7 +97,7 @@ func TestParseDeepBenchDropsAndGarbage(t *testing.T) {
 }
 
 func TestHoldoutSplit(t *testing.T) {
-	cases, _, _, err := LoadDeepBench(os.DirFS(deepBenchDir), CalibrationGPU)
+	cases, _, _, err := LoadDeepBench(os.DirFS(deepBenchDir), hwdb.Lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,20 +125,20 @@ func TestHoldoutSplit(t *testing.T) {
 // so a change that makes the model worse fails, while a refit that moves a
 // GPU by a point does not.
 func TestHeldOutError(t *testing.T) {
-	cases, _, _, err := LoadDeepBench(os.DirFS(deepBenchDir), CalibrationGPU)
+	cases, _, _, err := LoadDeepBench(os.DirFS(deepBenchDir), hwdb.Lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const perGPU, pooled, pooledP90 = 0.31, 0.20, 0.66 // the worst GPU (MI25) is at 30.2%
 	var all []float64
-	for _, s := range ErrorTable(cases, DefaultParams(), Holdout) {
+	for _, s := range ErrorTable(cases, perf.DefaultParams(), Holdout) {
 		if s.Kind == "all" && s.Median > perGPU {
 			t.Errorf("%s: held-out median error %.1f%% > %.0f%%", s.GPU, 100*s.Median, 100*perGPU)
 		}
 	}
 	for _, c := range cases {
 		if c.Holdout {
-			kt, _ := c.Predict(DefaultParams())
+			kt, _ := c.Predict(perf.DefaultParams())
 			all = append(all, absPctErr(kt.TimeS, c.Row.TimeS))
 		}
 	}
@@ -148,7 +151,7 @@ func TestHeldOutError(t *testing.T) {
 }
 
 func TestFitImprovesLoss(t *testing.T) {
-	cases, _, _, err := LoadDeepBench(os.DirFS(deepBenchDir), CalibrationGPU)
+	cases, _, _, err := LoadDeepBench(os.DirFS(deepBenchDir), hwdb.Lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +161,7 @@ func TestFitImprovesLoss(t *testing.T) {
 			train = append(train, c)
 		}
 	}
-	start := DefaultParams()
+	start := perf.DefaultParams()
 	start.EffVector, start.KHalf = 0.3, 300 // a deliberately poor start
 	before := FitLoss(train, start)
 	_, after, err := Fit(train, start, 300)
@@ -190,17 +193,17 @@ func TestNelderMeadQuadratic(t *testing.T) {
 // TestFitHoldsUnidentified checks that a fit without tensor-core rows
 // leaves eff_tensor where it started instead of letting it drift.
 func TestFitHoldsUnidentified(t *testing.T) {
-	cases, _, _, err := LoadDeepBench(os.DirFS(deepBenchDir), CalibrationGPU)
+	cases, _, _, err := LoadDeepBench(os.DirFS(deepBenchDir), hwdb.Lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var train []BenchCase
 	for i, c := range cases {
-		if c.GPUName == "P100" && i%5 == 0 { // no tensor cores; a sample keeps it cheap
+		if c.GPUName == "P100-PCIe-16GB" && i%5 == 0 { // no tensor cores; a sample keeps it cheap
 			train = append(train, c)
 		}
 	}
-	start := DefaultParams()
+	start := perf.DefaultParams()
 	got, _, err := Fit(train, start, 200)
 	if err != nil {
 		t.Fatal(err)
@@ -212,11 +215,20 @@ func TestFitHoldsUnidentified(t *testing.T) {
 
 func TestDeepBenchGPUNameResolvesNewFiles(t *testing.T) {
 	cases := map[string]string{
-		"train_DeepBench_NV_TitanX.csv":        "Titan-X-Maxwell",
-		"inference_DeepBench_NV_T4.csv":        "T4",
-		"train_DeepBench_NV_V100.csv":          "V100-SXM2-16GB", // hwdb alias "v100"
-		"inference_server_DeepBench_NV_P4.csv": "P4",
-		"train_DeepBench_NV_Frobnicator.csv":   "",
+		// The eight GPUs of the shipped exports, each to the hwdb entry
+		// whose figures price its rows.
+		"train_DeepBench_NV_TitanX.csv":                   "Titan-X-Maxwell",
+		"train_DeepBench_NV_TitanX_Pascal.csv":            "Titan-X-Pascal",
+		"inference_server_DeepBench_NV_TitanXp.csv":       "Titan-Xp",
+		"train_DeepBench_NV_1080Ti.csv":                   "GTX-1080-Ti",
+		"train_DeepBench_NV_P100.csv":                     "P100-PCIe-16GB",
+		"train_DeepBench_NV_M40.csv":                      "M40",
+		"train_DeepBench_AMD_MI25.csv":                    "MI25",
+		"inference_server_DeepBench_NV_TitanX_Pascal.csv": "Titan-X-Pascal",
+		"inference_DeepBench_NV_T4.csv":                   "T4",
+		"train_DeepBench_NV_V100.csv":                     "V100-SXM2-16GB", // hwdb alias "v100"
+		"inference_server_DeepBench_NV_P4.csv":            "P4",
+		"train_DeepBench_NV_Frobnicator.csv":              "",
 	}
 	for file, want := range cases {
 		if got := DeepBenchGPUName(file); got != want {
@@ -224,3 +236,5 @@ func TestDeepBenchGPUNameResolvesNewFiles(t *testing.T) {
 		}
 	}
 }
+
+func near(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math.Abs(want) }

@@ -1,4 +1,4 @@
-package cost
+package report
 
 import (
 	"encoding/json"
@@ -8,16 +8,23 @@ import (
 	"github.com/onnxcost/onnxcost/ir"
 )
 
-// SchemaVersion is the version of the JSON report contract (DESIGN.md).
-// Fields are added, never renamed; bump only on an incompatible change.
+// SchemaVersion is the version of the JSON contracts in this package
+// (report and compare). Fields are added, never renamed; bump only on an
+// incompatible change.
 const SchemaVersion = 1
+
+// Header opens every JSON output of onnxcost: which contract version it
+// follows and which build wrote it.
+type Header struct {
+	SchemaVersion int    `json:"schema_version"`
+	ToolVersion   string `json:"tool_version"`
+}
 
 // Report is the result of Analyze: the JSON contract of `onnxcost report`.
 // Quantities are float64 so that totals of huge models saturate in
 // precision instead of wrapping (a 2^63-FLOP model stays positive).
 type Report struct {
-	SchemaVersion    int              `json:"schema_version"`
-	ToolVersion      string           `json:"tool_version"`
+	Header
 	CostModelVersion string           `json:"cost_model_version"`
 	Model            string           `json:"model"`
 	GPU              string           `json:"gpu"`
@@ -34,11 +41,7 @@ type Report struct {
 
 // Totals sums the per-node figures, plus whole-model quantities.
 type Totals struct {
-	MACs            float64 `json:"macs"`
-	FLOPs           float64 `json:"flops"`
-	Transcendentals float64 `json:"transcendentals"`
-	BytesRead       float64 `json:"bytes_read"`
-	BytesWritten    float64 `json:"bytes_written"`
+	Counts
 	Params          float64 `json:"params"`
 	ParamBytes      float64 `json:"param_bytes"`
 	Launches        float64 `json:"launches"`
@@ -52,7 +55,7 @@ type Totals struct {
 	// GEMMConvTimeShare is the fraction of TimeS spent in Conv, Gemm,
 	// MatMul and recurrent (LSTM/GRU/RNN) nodes, fused or not.
 	GEMMConvTimeShare float64 `json:"gemm_conv_time_share"`
-	// Bound counts nodes per bound class.
+	// Nodes is the number of nodes costed in the main graph.
 	Nodes int `json:"nodes"`
 }
 
@@ -65,13 +68,9 @@ type NodeCost struct {
 	Inputs    []TensorInfo `json:"inputs"`
 	Outputs   []TensorInfo `json:"outputs"`
 
-	MACs            float64 `json:"macs"`
-	FLOPs           float64 `json:"flops"`
-	Transcendentals float64 `json:"transcendentals"`
-	BytesRead       float64 `json:"bytes_read"`
-	BytesWritten    float64 `json:"bytes_written"`
-	Params          float64 `json:"params"`
-	Launches        float64 `json:"launches"`
+	Counts
+	Params   float64 `json:"params"`
+	Launches float64 `json:"launches"`
 
 	ArithmeticIntensity float64 `json:"arithmetic_intensity"`
 	Bound               string  `json:"bound"` // "compute" | "memory" | "launch"; "" for nodes with no kernel
@@ -91,14 +90,53 @@ type NodeCost struct {
 	Note string `json:"note,omitempty"`
 }
 
-// QualifiedOp is how reports name an op: the op type, prefixed with its
-// domain outside the default one ("Conv", "onnxcost.FusedConv"). The
-// reader maps "ai.onnx" to "", but a saved report may spell it out.
-func QualifiedOp(domain, op string) string {
-	if domain == "" || domain == "ai.onnx" {
-		return op
+// Counts are the work and traffic every level of a report sums: a rule's
+// estimate, a node, an op type, a graph. Embedded, its fields serialise in
+// place, so Totals and NodeCost keep their JSON field order.
+type Counts struct {
+	MACs            float64 `json:"macs"`
+	FLOPs           float64 `json:"flops"`
+	Transcendentals float64 `json:"transcendentals"`
+	BytesRead       float64 `json:"bytes_read"`
+	BytesWritten    float64 `json:"bytes_written"`
+}
+
+// Add accumulates o into c.
+func (c *Counts) Add(o Counts) {
+	c.MACs += o.MACs
+	c.FLOPs += o.FLOPs
+	c.Transcendentals += o.Transcendentals
+	c.BytesRead += o.BytesRead
+	c.BytesWritten += o.BytesWritten
+}
+
+// Scale multiplies every count by f (a trip count).
+func (c *Counts) Scale(f float64) {
+	c.MACs *= f
+	c.FLOPs *= f
+	c.Transcendentals *= f
+	c.BytesRead *= f
+	c.BytesWritten *= f
+}
+
+// Bytes is the traffic in both directions.
+func (c Counts) Bytes() float64 { return c.BytesRead + c.BytesWritten }
+
+// SequenceBound names the term ("compute", "memory" or "launch") that
+// dominates the summed times of kernels run one after another, or "" when
+// they take no time. Ties go to launch, then compute (the rule for one
+// kernel, in package cost, breaks a launch tie the other way). viz colours
+// its collapsed boxes by it, so a box and the node it stands for agree.
+func SequenceBound(timeS, computeS, memoryS, launchS float64) string {
+	switch {
+	case timeS == 0:
+		return ""
+	case launchS >= computeS && launchS >= memoryS:
+		return "launch"
+	case computeS >= memoryS:
+		return "compute"
 	}
-	return domain + "." + op
+	return "memory"
 }
 
 // TensorInfo is a node input or output as the report shows it.
@@ -114,6 +152,19 @@ type Unsupported struct {
 	OpType string   `json:"op_type"`
 	Count  int      `json:"count"`
 	Nodes  []string `json:"nodes"`
+}
+
+// TensorInfos describes values as a report shows them, skipping absent
+// (nil) optional inputs and outputs.
+func TensorInfos(vs []*ir.Value) []TensorInfo {
+	out := make([]TensorInfo, 0, len(vs))
+	for _, v := range vs {
+		if v == nil {
+			continue
+		}
+		out = append(out, TensorInfo{Name: v.Name, DType: v.DType.String(), Shape: ShapeOf(v.Shape)})
+	}
+	return out
 }
 
 // Shape is a JSON shape: numbers for known dims, strings for symbols, null

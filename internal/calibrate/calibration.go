@@ -1,4 +1,4 @@
-package cost
+package calibrate
 
 import (
 	"fmt"
@@ -10,14 +10,15 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/hwdb"
 )
 
 // Calibration of the time model against DeepBench (CALIBRATION.md).
 //
 // Every measured kernel becomes a Kernel built with the same builders the
-// rules use (GEMMKernel, EstimateConv, RNNKernel), is priced with
-// EstimateKernelWith, and is compared with its measured time. Rows are
+// rules use (perf.GEMMKernel, perf.EstimateConv, perf.RNNKernel), is priced
+// with perf.EstimateKernel in the Isolated setting, and is compared with its measured time. Rows are
 // split deterministically: within each (GPU, kind) group, in file order,
 // every third row is held back and never used in fitting.
 
@@ -29,39 +30,31 @@ type BenchCase struct {
 	Holdout bool      // held back from fitting
 }
 
-// deepBenchGPUs maps a DeepBench file name (without the train_/inference
-// prefix) to the hwdb name of its GPU. Order matters: "TitanX_Pascal" and
-// "TitanXp" must be tried before plain "TitanX".
-var deepBenchGPUs = []struct{ fileTag, gpu string }{
-	{"_NV_TitanX_Pascal", "Titan-X-Pascal"},
-	{"_NV_TitanXp", "Titan-Xp"},
-	{"_NV_TitanX.", "Titan-X-Maxwell"},
-	{"_NV_1080Ti", "GTX-1080-Ti"},
-	{"_NV_P100", "P100"},
-	{"_NV_T4", "T4"},
-	{"_NV_M40", "M40"},
-	{"_AMD_MI25", "MI25"},
-}
+// deepBenchAliases are DeepBench file tags hwdb does not resolve by
+// itself. DeepBench's "TitanX" results (2016) are the Maxwell GTX Titan X,
+// measured before the Pascal Titan X existed; hwdb rightly refuses the bare
+// name as ambiguous.
+var deepBenchAliases = map[string]string{"TitanX": "Titan-X-Maxwell"}
 
 // DeepBenchGPUName returns the hwdb name of the GPU a DeepBench CSV
-// measured, or "" when the file names no GPU hwdb knows. Files beyond the
-// eight exports shipped here (e.g. train_DeepBench_NV_V100.csv) resolve
-// through hwdb's own name matching, so new measurements need no code.
+// measured, or "" when the file names no GPU hwdb knows. The GPU tag of
+// the file name (train_DeepBench_NV_P100.csv: "P100") resolves through
+// hwdb's own name matching, so new measurements need no code.
 func DeepBenchGPUName(file string) string {
-	for _, m := range deepBenchGPUs {
-		if strings.Contains(file, m.fileTag) {
-			return m.gpu
-		}
-	}
 	base := strings.TrimSuffix(path.Base(file), ".csv")
-	if _, tag, ok := strings.Cut(base, "DeepBench_"); ok {
-		// Drop the vendor prefix ("NV_", "AMD_"); hwdb ignores case, '_' and '-'.
-		for _, vendor := range []string{"NV_", "AMD_", "Intel_"} {
-			tag = strings.TrimPrefix(tag, vendor)
-		}
-		if g, err := hwdb.Lookup(tag); err == nil {
-			return g.Name
-		}
+	_, tag, ok := strings.Cut(base, "DeepBench_")
+	if !ok {
+		return ""
+	}
+	// Drop the vendor prefix ("NV_", "AMD_"); hwdb ignores case, '_' and '-'.
+	for _, vendor := range []string{"NV_", "AMD_", "Intel_"} {
+		tag = strings.TrimPrefix(tag, vendor)
+	}
+	if a, ok := deepBenchAliases[tag]; ok {
+		tag = a
+	}
+	if g, err := hwdb.Lookup(tag); err == nil {
+		return g.Name
 	}
 	return ""
 }
@@ -141,24 +134,22 @@ func benchPath(g *hwdb.GPU, bp BenchPrecision) (pr hwdb.Precision, in, out float
 
 // Predict is the model's time for a measured kernel, and the kernel it
 // priced (for convolution, the faster of implicit GEMM and Winograd).
-func (c BenchCase) Predict(p Params) (KernelTime, Kernel) {
+func (c BenchCase) Predict(p perf.Params) (perf.KernelTime, perf.Kernel) {
 	r := c.Row
 	pr, in, out := benchPath(c.GPU, r.Precision)
 	switch r.Kind {
 	case BenchGEMM:
-		k := GEMMKernel(r.M, r.N, r.K, 1, pr, in, out)
-		return EstimateKernelWith(c.GPU, k, p), k
+		k := perf.GEMMKernel(r.M, r.N, r.K, 1, pr, in, out)
+		return perf.EstimateKernel(c.GPU, k, perf.Options{Params: p, Setting: perf.Isolated}), k
 	case BenchConv:
-		geom := ConvGeom{N: r.Batch, C: r.C, H: r.H, W: r.W, K: r.Filters, R: r.R, S: r.S,
-			PadH: r.PadH, PadW: r.PadW, StrideH: r.StrideH, StrideW: r.StrideW}
-		k, t := estimateConvWith(c.GPU, geom, pr, in, out, p)
+		k, t := perf.EstimateConv(c.GPU, r.Conv(), pr, in, out, perf.Options{Params: p, Setting: perf.Isolated})
 		return t, k
 	default:
 		// DeepBench runs cuDNN RNNs in skip-input mode (no input
 		// projection): its own FLOP counts are recurrent-only, and the
 		// measured rates would exceed peak otherwise.
-		k := RNNKernel(r.Cell, r.Hidden, 0, r.RNNBatch, r.Steps, 1, pr, in)
-		return EstimateKernelWith(c.GPU, k, p), k
+		k := perf.RNNKernel(r.RNNOp(), r.Hidden, 0, r.RNNBatch, r.Steps, 1, pr, in)
+		return perf.EstimateKernel(c.GPU, k, perf.Options{Params: p, Setting: perf.Isolated}), k
 	}
 }
 
@@ -180,7 +171,7 @@ const pooledGPU = "(all GPUs)"
 // ErrorTable computes error statistics over the cases selected by keep,
 // per GPU and kind plus an "all" row per GPU and pooled rows over all
 // GPUs, sorted by GPU then kind.
-func ErrorTable(cases []BenchCase, p Params, keep func(BenchCase) bool) []ErrStat {
+func ErrorTable(cases []BenchCase, p perf.Params, keep func(BenchCase) bool) []ErrStat {
 	groups := map[[2]string][]float64{}
 	for _, c := range cases {
 		if !keep(c) {
@@ -240,7 +231,7 @@ func quantile(xs []float64, q float64) float64 {
 // fitted lists the parameters the fit moves, as pointers into a Params;
 // all are positive, so the search runs on their logarithms. L2Factor stays
 // fixed: DeepBench does not isolate L2.
-func fitted(p *Params) []*float64 {
+func fitted(p *perf.Params) []*float64 {
 	return []*float64{
 		&p.EffVector, &p.EffTensor, &p.EffConv, &p.EffWinograd, &p.KHalf,
 		&p.SmallTile, &p.TileReuse, &p.Occupancy, &p.Unaligned, &p.MemEff, &p.RNNStepLaunches, &p.FillLaunches, &p.LaunchS,
@@ -253,63 +244,41 @@ func fitted(p *Params) []*float64 {
 // fitLossMedianWeight. The cap keeps a few library pathologies (a GEMM
 // shape cuBLAS runs 3× slow, P100's batch-32 RNNs) from pulling the
 // parameters away from the bulk of the rows, and the median term aims the
-// fit at what is reported (median error). With fitLossPerGPU each GPU is
-// one group of equal weight; off (committed), rows are pooled — weighing
-// GPUs alike made the Pascal GPUs 5 points worse for no leave-one-out gain.
-func FitLoss(cases []BenchCase, p Params) float64 {
-	type acc struct {
-		sum float64
-		n   int
-		all []float64
-	}
-	per := map[string]*acc{}
-	var gpus []string
+// fit at what is reported (median error). Rows of all GPUs are pooled:
+// weighing GPUs alike made the Pascal GPUs 5 points worse for no
+// leave-one-out gain.
+func FitLoss(cases []BenchCase, p perf.Params) float64 {
+	var sum float64
+	all := make([]float64, 0, len(cases))
 	for _, c := range cases {
 		t, _ := c.Predict(p)
 		e := float64(fitLossBad)
 		if t.TimeS > 0 && !math.IsNaN(t.TimeS) && !math.IsInf(t.TimeS, 0) {
 			e = min(math.Abs(math.Log(t.TimeS/c.Row.TimeS)), fitLossCap)
 		}
-		key := c.GPUName
-		if !fitLossPerGPU {
-			key = pooledGPU
-		}
-		a := per[key]
-		if a == nil {
-			a = &acc{}
-			per[key] = a
-			gpus = append(gpus, key)
-		}
-		a.sum += e
-		a.n++
-		a.all = append(a.all, e)
+		sum += e
+		all = append(all, e)
 	}
-	if len(gpus) == 0 {
+	if len(all) == 0 {
 		return 0
 	}
-	var sum float64
-	for _, g := range gpus { // file order: a deterministic summation order
-		sum += (1-fitLossMedianWeight)*per[g].sum/float64(per[g].n) + fitLossMedianWeight*quantile(per[g].all, 0.5)
-	}
-	return sum / float64(len(gpus))
+	return (1-fitLossMedianWeight)*sum/float64(len(all)) + fitLossMedianWeight*quantile(all, 0.5)
 }
 
-// fitLossCap caps one row's |log ratio| in FitLoss: ln 2.5, a row
-// predicted 2.5× off either way counts no more than that.
-var fitLossCap = math.Log(2.5)
+// fitLossCap caps one row's |log ratio| in FitLoss: ln 2.5 (the float64
+// nearest, equal to math.Log(2.5)), so a row predicted 2.5× off either
+// way counts no more than that.
+const fitLossCap = 0.916290731874155065183527211768
 
 // fitLossMedianWeight blends the median |log ratio| into FitLoss.
-var fitLossMedianWeight = 0.5
-
-// fitLossPerGPU weighs each GPU alike in FitLoss.
-var fitLossPerGPU = false
+const fitLossMedianWeight = 0.5
 
 // fitLossBad is the loss of a row the model cannot price at all.
 const fitLossBad = 10.0
 
 // Fit minimises FitLoss over the training cases with Nelder-Mead on the
 // logarithms of the fitted parameters, starting from start.
-func Fit(train []BenchCase, start Params, maxEvals int) (Params, float64, error) {
+func Fit(train []BenchCase, start perf.Params, maxEvals int) (perf.Params, float64, error) {
 	if len(train) == 0 {
 		return start, 0, fmt.Errorf("no training rows")
 	}
@@ -336,7 +305,7 @@ func Fit(train []BenchCase, start Params, maxEvals int) (Params, float64, error)
 	for i, v := range free {
 		x0[i] = math.Log(*v)
 	}
-	decode := func(x []float64) Params {
+	decode := func(x []float64) perf.Params {
 		p := start
 		all := fitted(&p)
 		for i, j := range idx {
@@ -356,9 +325,9 @@ func Fit(train []BenchCase, start Params, maxEvals int) (Params, float64, error)
 }
 
 // anyTensor reports whether any case is priced on a tensor-core path.
-func anyTensor(cases []BenchCase, p Params) bool {
+func anyTensor(cases []BenchCase, p perf.Params) bool {
 	for _, c := range cases {
-		if _, k := c.Predict(p); isTensor(k.Precision) {
+		if _, k := c.Predict(p); k.OnTensorCores() {
 			return true
 		}
 	}
@@ -381,7 +350,7 @@ func WriteErrorTable(w io.Writer, stats []ErrStat) {
 }
 
 // WriteParams prints the parameters as a Markdown table, in a fixed order.
-func WriteParams(w io.Writer, p Params) {
+func WriteParams(w io.Writer, p perf.Params) {
 	fmt.Fprintln(w, "| parameter | value | meaning |")
 	fmt.Fprintln(w, "|---|---:|---|")
 	for _, r := range []struct {

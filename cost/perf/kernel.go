@@ -1,6 +1,9 @@
-package cost
+package perf
 
-import "github.com/onnxcost/onnxcost/hwdb"
+import (
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/ir"
+)
 
 // KernelClass groups kernels whose achievable efficiency behaves alike.
 type KernelClass string
@@ -76,7 +79,7 @@ func GEMMKernel(m, n, k, batch int64, pr hwdb.Precision, inBytes, outBytes float
 	bytes := b * (inBytes*float64(m*k+k*n) + outBytes*float64(m*n))
 	return Kernel{
 		Class: ClassGEMM, Precision: pr,
-		FLOPs: b * fmaFLOPsTM * float64(m) * float64(n) * float64(k),
+		FLOPs: b * FMAFLOPs * float64(m) * float64(n) * float64(k),
 		Bytes: bytes, WorkingSet: bytes,
 		M: m, N: n, K: k, Batch: batch,
 		Launches: 1, ElemBytes: inBytes,
@@ -98,12 +101,20 @@ func (c ConvGeom) P() int64 { return convOut(c.H, c.R, c.PadH, c.StrideH) }
 // Q is the output width.
 func (c ConvGeom) Q() int64 { return convOut(c.W, c.S, c.PadW, c.StrideW) }
 
+// convOut is the output size of a convolution along one axis (no dilation).
+func convOut(in, filt, pad, stride int64) int64 {
+	if stride <= 0 {
+		return 0
+	}
+	return (in+2*pad-filt)/stride + 1
+}
+
 func (c ConvGeom) groups() int64 { return max(c.Group, 1) }
 
 // DirectFLOPs is 2·N·K·P·Q·(C/group)·R·S, the convention every
 // convolution's FLOPs are quoted in.
 func (c ConvGeom) DirectFLOPs() float64 {
-	return fmaFLOPsTM * float64(c.N) * float64(c.K) * float64(c.P()) * float64(c.Q()) *
+	return FMAFLOPs * float64(c.N) * float64(c.K) * float64(c.P()) * float64(c.Q()) *
 		float64(c.C/c.groups()) * float64(c.R) * float64(c.S)
 }
 
@@ -149,12 +160,12 @@ func WinogradKernel(c ConvGeom, m int64, pr hwdb.Precision, inBytes, outBytes fl
 		return Kernel{}, false
 	}
 	alpha := m + c.R - 1
-	tiles := c.N * ceilDiv(c.P(), m) * ceilDiv(c.Q(), m)
+	tiles := WinogradTiles(c.N, c.P(), c.Q(), m)
 	bytes := c.ioBytes(inBytes, outBytes)
 	batch := alpha * alpha
 	return Kernel{
 		Class: ClassWinograd, Precision: vectorPath(pr),
-		FLOPs: fmaFLOPsTM * float64(batch) * float64(tiles) * float64(c.C) * float64(c.K),
+		FLOPs: FMAFLOPs * float64(batch) * float64(tiles) * float64(c.C) * float64(c.K),
 		Bytes: bytes, WorkingSet: bytes,
 		M: tiles, N: c.K, K: c.C, Batch: batch,
 		Launches: 1, ElemBytes: inBytes,
@@ -180,32 +191,20 @@ func vectorPath(pr hwdb.Precision) hwdb.Precision {
 	return pr
 }
 
-// RNNGates is the number of gate blocks of a recurrent cell: the
-// recurrent GEMM's M is gates·hidden.
-func RNNGates(cell string) int64 {
-	switch cell {
-	case "lstm":
-		return 4
-	case "gru":
-		return 3
-	}
-	return 1
-}
-
 // rnnGateFLOPsPerElem approximates the pointwise work per gate element
 // (bias adds, sigmoid/tanh, the cell update).
 const rnnGateFLOPsPerElem = 5
 
-// RNNKernel is a recurrent layer ("vanilla", "lstm", "gru") of hidden
+// RNNKernel is a recurrent layer (ONNX op "RNN", "GRU" or "LSTM") of hidden
 // units over steps time steps with batch sequences of input features;
 // dirs independent directions (or stacked layers priced alike) run as a
 // batch. M = gates·hidden, N = batch, K = hidden, InputK = input; input 0
 // means no input projection (skip-input mode).
-func RNNKernel(cell string, hidden, input, batch, steps, dirs int64, pr hwdb.Precision, elemBytes float64) Kernel {
-	gates := RNNGates(cell)
+func RNNKernel(op string, hidden, input, batch, steps, dirs int64, pr hwdb.Precision, elemBytes float64) Kernel {
+	gates := max(ir.RNNGates(op), 1)
 	dirs = max(dirs, 1)
 	m := gates * hidden
-	perStep := fmaFLOPsTM*float64(m)*float64(batch)*float64(input+hidden) +
+	perStep := FMAFLOPs*float64(m)*float64(batch)*float64(input+hidden) +
 		rnnGateFLOPsPerElem*float64(m*batch)
 	weights := elemBytes * float64(dirs*m*(input+hidden))
 	io := elemBytes * float64(dirs*batch*steps*(input+hidden))
@@ -221,16 +220,12 @@ func RNNKernel(cell string, hidden, input, batch, steps, dirs int64, pr hwdb.Pre
 // EstimateConv prices a convolution with the faster of implicit GEMM and
 // (where it applies) Winograd, as cuDNN's algorithm search does; it
 // returns the chosen kernel with its time.
-func EstimateConv(g *hwdb.GPU, c ConvGeom, pr hwdb.Precision, inBytes, outBytes float64) (Kernel, KernelTime) {
-	return estimateConvWith(g, c, pr, inBytes, outBytes, calibratedParams)
-}
-
-func estimateConvWith(g *hwdb.GPU, c ConvGeom, pr hwdb.Precision, inBytes, outBytes float64, p Params) (Kernel, KernelTime) {
+func EstimateConv(g *hwdb.GPU, c ConvGeom, pr hwdb.Precision, inBytes, outBytes float64, o Options) (Kernel, KernelTime) {
 	pr = convPath(c, pr)
 	k := ConvKernel(c, pr, inBytes, outBytes)
-	t := EstimateKernelWith(g, k, p)
+	t := EstimateKernel(g, k, o)
 	if w, ok := WinogradKernel(c, WinogradTile, pr, inBytes, outBytes); ok && !isInt8(pr) {
-		if wt := EstimateKernelWith(g, w, p); wt.TimeS < t.TimeS {
+		if wt := EstimateKernel(g, w, o); wt.TimeS < t.TimeS {
 			return w, wt
 		}
 	}
@@ -261,3 +256,23 @@ func convPath(c ConvGeom, pr hwdb.Precision) hwdb.Precision {
 }
 
 func isInt8(pr hwdb.Precision) bool { return pr == hwdb.INT8 || pr == hwdb.INT8Tensor }
+
+// GEMMLike reports whether a class counts as GEMM/conv time (a report's
+// gemm_conv_time_share) and may use tensor cores: the GEMM classes the time
+// model tiles (isGEMMClass) plus recurrent kernels.
+func (c KernelClass) GEMMLike() bool {
+	switch c {
+	case ClassGEMM, ClassConv, ClassWinograd, ClassRNN, ClassAttention:
+		return true
+	}
+	return false
+}
+
+// WinogradTiles is the number of m×m output tiles Winograd F(m×m, 3×3)
+// computes for n images of p×q outputs (partial tiles round up).
+func WinogradTiles(n, p, q, m int64) int64 {
+	return n * ceilDiv(p, m) * ceilDiv(q, m)
+}
+
+// OnTensorCores reports whether the kernel's compute path is a tensor-core one.
+func (k Kernel) OnTensorCores() bool { return isTensor(k.Precision) }

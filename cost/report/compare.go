@@ -1,0 +1,110 @@
+package report
+
+import (
+	"sort"
+
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// Comparison is the JSON form of `onnxcost compare`: the unfused and the
+// fused plan of one model, side by side.
+type Comparison struct {
+	Header
+	Model    string           `json:"model"`
+	GPU      string           `json:"gpu"`
+	DType    string           `json:"dtype"`
+	Bindings map[string]int64 `json:"bindings"`
+	Unfused  PlanTotals       `json:"unfused"`
+	Fused    PlanTotals       `json:"fused"`
+	// Groups has one entry per node of the fused plan and one per node
+	// the passes removed, sorted by time saved (largest first).
+	Groups   []Group  `json:"groups"`
+	Warnings []string `json:"warnings"`
+}
+
+// PlanTotals are the totals compare shows for one plan.
+type PlanTotals struct {
+	TimeS    float64 `json:"time_s"`
+	Bytes    float64 `json:"bytes"` // read + written
+	Launches float64 `json:"launches"`
+	FLOPs    float64 `json:"flops"`
+	Nodes    int     `json:"nodes"`
+}
+
+// Group is one fused-plan node and the unfused nodes it replaced.
+type Group struct {
+	Name   string `json:"name"`
+	OpType string `json:"op_type"` // in the fused plan; "" for a removed node
+	// Constituents are the unfused nodes the group replaced, in order.
+	Constituents []string   `json:"constituents"`
+	Before       PlanTotals `json:"before"`
+	After        PlanTotals `json:"after"`
+	SavingS      float64    `json:"saving_s"`
+}
+
+func totalsOf(r *Report) PlanTotals {
+	t := r.Totals
+	return PlanTotals{TimeS: t.TimeS, Bytes: t.Bytes(), Launches: t.Launches, FLOPs: t.FLOPs, Nodes: len(r.Nodes)}
+}
+
+func nodeTotals(n NodeCost) PlanTotals {
+	return PlanTotals{TimeS: n.TimeS, Bytes: n.Bytes(), Launches: n.Launches, FLOPs: n.FLOPs, Nodes: 1}
+}
+
+func (p *PlanTotals) add(o PlanTotals) {
+	p.TimeS += o.TimeS
+	p.Bytes += o.Bytes
+	p.Launches += o.Launches
+	p.FLOPs += o.FLOPs
+	p.Nodes += o.Nodes
+}
+
+// Compare builds the comparison of an unfused report ur and a fused
+// report fr of the same model. It matches every fused-plan node with the unfused nodes
+// named in its fused_from (itself when it has none); unfused nodes no
+// group claims were removed by the passes and form groups of their own.
+func Compare(ur, fr *Report, toolVersion string) *Comparison {
+	cmp := &Comparison{
+		Header: Header{SchemaVersion: SchemaVersion, ToolVersion: toolVersion},
+		Model:  fr.Model, GPU: fr.GPU, DType: fr.DType, Bindings: fr.Bindings,
+		Unfused: totalsOf(ur), Fused: totalsOf(fr),
+		Groups: []Group{}, Warnings: append([]string{}, fr.Warnings...),
+	}
+	byName := make(map[string]int, len(ur.Nodes))
+	for i, n := range ur.Nodes {
+		byName[n.Name] = i
+	}
+	claimed := make([]bool, len(ur.Nodes))
+	for _, n := range fr.Nodes {
+		g := Group{Name: n.Name, OpType: ir.QualifiedOp(n.Domain, n.OpType), After: nodeTotals(n)}
+		parts := n.FusedFrom
+		if len(parts) == 0 {
+			parts = []string{n.Name}
+		}
+		for _, p := range parts {
+			g.Constituents = append(g.Constituents, p)
+			if i, ok := byName[p]; ok && !claimed[i] {
+				claimed[i] = true
+				g.Before.add(nodeTotals(ur.Nodes[i]))
+			}
+		}
+		g.SavingS = g.Before.TimeS - g.After.TimeS
+		cmp.Groups = append(cmp.Groups, g)
+	}
+	for i, n := range ur.Nodes {
+		if claimed[i] {
+			continue
+		}
+		g := Group{Name: n.Name, Constituents: []string{n.Name}, Before: nodeTotals(n)}
+		g.SavingS = g.Before.TimeS
+		cmp.Groups = append(cmp.Groups, g)
+	}
+	sort.SliceStable(cmp.Groups, func(i, j int) bool {
+		a, b := cmp.Groups[i], cmp.Groups[j]
+		if a.SavingS != b.SavingS {
+			return a.SavingS > b.SavingS
+		}
+		return a.Name < b.Name
+	})
+	return cmp
+}
