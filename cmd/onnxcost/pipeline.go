@@ -16,7 +16,7 @@ type modelFlags struct {
 }
 
 func (f *modelFlags) add(c *cobra.Command) {
-	c.Flags().Int64Var(&f.batch, "batch", 0, "bind the leading symbolic dim of every graph input to `N`")
+	c.Flags().Int64Var(&f.batch, "batch", 0, "batch size `N`: binds the input dim named batch (else the symbolic dim every input shares); a static batch-1 model has its leading dim rewritten, with a warning")
 	c.Flags().StringArrayVar(&f.dims, "dim", nil, "bind a symbolic dim: `NAME=VALUE` (repeatable)")
 	c.Flags().StringVar(&f.inputData, "input-data", "", "bind graph inputs to the tensors in `DIR`/input_<i>.pb (graph-input order)")
 }

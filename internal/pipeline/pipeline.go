@@ -105,8 +105,10 @@ func finish(path string, m *ir.Model, opt Options) (*Loaded, error) {
 		return nil, inputErr("%s: %w", path, err)
 	}
 	ir.NameNodes(m.Graph)
-	bindings := opt.Dims
-	iopt := ir.InferOptions{Bindings: bindings, Batch: opt.Batch, InputData: opt.InputData}
+	iopt := ir.InferOptions{Bindings: map[string]int64{}, InputData: opt.InputData}
+	for k, v := range opt.Dims {
+		iopt.Bindings[k] = v
+	}
 	if opt.InputDataDir != "" {
 		var err error
 		iopt.InputData, err = readInputData(opt.InputDataDir, m.Graph)
@@ -115,66 +117,70 @@ func finish(path string, m *ir.Model, opt Options) (*Loaded, error) {
 		}
 	}
 	l := &Loaded{Path: path, Model: m, Bindings: map[string]int64{}}
-	if opt.BindAll {
-		// Find the symbols no option binds and bind them to 1, loudly.
-		probe := unboundSymbols(m.Graph, iopt)
-		if len(probe) > 0 {
-			b := map[string]int64{}
-			for k, v := range iopt.Bindings {
-				b[k] = v
+	var rewritten []*ir.Value // outputs a static rewrite must reach
+	rewrote := false
+	if opt.Batch > 0 {
+		bp, err := planBatch(m.Graph, opt.Batch, iopt.InputData)
+		if err != nil {
+			return nil, inputErr("%s: %w", path, err)
+		}
+		for sym, n := range bp.bind {
+			if v, ok := iopt.Bindings[sym]; ok && v != n {
+				return nil, inputErr("%s: --batch %d and --dim %s=%d bind the same dim to different values", path, n, sym, v)
 			}
-			iopt.Bindings = b
-			for _, s := range probe {
-				iopt.Bindings[s] = 1
-				l.Warnings = append(l.Warnings, fmt.Sprintf("symbol %s is unbound; assumed 1 (bind it with --batch N or --dim %s=N)", s, s))
+			iopt.Bindings[sym] = n
+		}
+		if bp.note != "" {
+			l.Warnings = append(l.Warnings, bp.note)
+		}
+		if len(bp.rewritten) > 0 {
+			rewritten = rewriteStatic(m.Graph, bp.rewritten, opt.Batch)
+			rewrote = true
+			for _, name := range bp.rewritten {
+				if opt.Batch == 1 {
+					break // batch 1 is what the model was exported for
+				}
+				l.Warnings = append(l.Warnings, fmt.Sprintf("input %s has a static batch dim of 1 (the model was exported for batch 1); --batch %d rewrote it to %d", name, opt.Batch, opt.Batch))
 			}
 		}
 	}
+	if opt.BindAll {
+		iopt.Assume = 1
+	}
 	res, err := ir.InferShapes(m, iopt)
 	if err != nil {
+		if rewrote {
+			return nil, inputErr("%s: --batch %d: the model has a static batch of 1 and rewriting it fails shape inference (%w); re-export it with a dynamic batch axis", path, opt.Batch, err)
+		}
 		return nil, inputErr("%s: %w", path, err)
 	}
+	if err := checkRewrite(rewritten, opt.Batch); err != nil {
+		return nil, inputErr("%s: %w", path, err)
+	}
+	// The assumed symbols come first: they explain the numbers most.
+	var assumed []string
+	for _, s := range res.Assumed {
+		how := fmt.Sprintf("--dim %s=N", s)
+		if isBatchName(s) {
+			how = "--batch N or " + how
+		}
+		assumed = append(assumed, fmt.Sprintf("symbol %s is unbound; assumed 1 (bind it with %s)", s, how))
+	}
+	l.Warnings = append(assumed, l.Warnings...)
 	l.Infer = res
 	for k, v := range res.Bound {
 		l.Bindings[k] = v
+	}
+	if rewrote {
+		// A static model has no symbol to show; the rewritten batch is
+		// shown under the name users asked for (the warnings say how).
+		l.Bindings["batch"] = opt.Batch
 	}
 	l.Warnings = append(l.Warnings, res.Warnings...)
 	for _, op := range res.UnknownOps {
 		l.Warnings = append(l.Warnings, fmt.Sprintf("no shape rule for op %s; its outputs have unknown shapes", strings.TrimPrefix(op, "::")))
 	}
 	return l, nil
-}
-
-// unboundSymbols lists, sorted, the symbolic dims of graph inputs that
-// neither Dims nor Batch nor input data binds.
-func unboundSymbols(g *ir.Graph, opt ir.InferOptions) []string {
-	set := map[string]bool{}
-	for _, in := range g.Inputs {
-		if in.Declared == nil {
-			continue
-		}
-		if _, ok := opt.InputData[in.Name]; ok {
-			continue
-		}
-		for i, d := range in.Declared.Shape.Dims {
-			if d.IsKnown() {
-				continue
-			}
-			if _, ok := opt.Bindings[d.Sym]; ok {
-				continue
-			}
-			if i == 0 && opt.Batch > 0 {
-				continue
-			}
-			set[d.Sym] = true
-		}
-	}
-	out := make([]string, 0, len(set))
-	for s := range set {
-		out = append(out, s)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // readInputData reads DIR/input_<i>.pb for each graph input, in order.
