@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 )
@@ -62,4 +63,80 @@ func TestBatchOnStaticModel(t *testing.T) {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// TestFlagsNeverPassSilently: flags that used to be accepted and ignored
+// are refused or honoured.
+func TestFlagsNeverPassSilently(t *testing.T) {
+	m := fixture(t, "alexnet.onnx")
+	refused := map[string][]string{
+		"names no pass":       {"report", m, "--gpu", "T4", "--passes", ""},
+		"--batch must be ≥ 1": {"report", m, "--gpu", "T4", "--batch", "0"},
+		`--by "node"`:         {"report", m, "--gpu", "T4", "--by", "node"},
+		"--top applies to":    {"report", m, "--gpu", "T4", "--top", "3", "--format", "json"},
+	}
+	for want, args := range refused {
+		code, out, errs := runCLI(t, args...)
+		if code != 2 || out != "" || !strings.Contains(errs, want) {
+			t.Errorf("%s: exit %d, stderr %q, want exit 2 saying %q", strings.Join(args[2:], " "), code, errs, want)
+		}
+	}
+	// --dtype is case-insensitive, like GPU names.
+	_, lower, _ := runCLI(t, "report", m, "--gpu", "T4", "--dtype", "fp16")
+	code, upper, errs := runCLI(t, "report", m, "--gpu", "T4", "--dtype", "FP16")
+	if code != 0 || upper != lower {
+		t.Errorf("--dtype FP16: exit %d, stderr %q, or output differs from fp16", code, errs)
+	}
+	// --top is honoured with --by op.
+	_, out, _ := runCLI(t, "report", m, "--gpu", "T4", "--by", "op", "--top", "2")
+	if !strings.Contains(out, "more op types") {
+		t.Errorf("--by op --top 2 lists every op type:\n%s", out)
+	}
+}
+
+// TestSavedReportFlags: a saved report cannot be redrawn for another GPU
+// or dtype (refused), and diff warns — once, on stderr — about flags that
+// do not apply and about different bindings.
+func TestSavedReportFlags(t *testing.T) {
+	dir := t.TempDir()
+	m := fixture(t, "resnet50.onnx")
+	save := func(name string, args ...string) string {
+		t.Helper()
+		code, out, errs := runCLI(t, append([]string{"report", m, "--format", "json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		p := dir + "/" + name
+		writeFile(t, p, out)
+		return p
+	}
+	base := save("base.json", "--gpu", "T4")
+	head := save("head.json", "--gpu", "T4", "--batch", "8")
+	for _, args := range [][]string{
+		{"graph", base, "--gpu", "A100", "-o", dir + "/g.dot"},
+		{"graph", base, "--dtype", "fp16", "-o", dir + "/g.dot"},
+		{"roofline", base, "--gpu", "A100", "-o", dir + "/r.svg"},
+	} {
+		code, _, errs := runCLI(t, args...)
+		if code != 2 || !strings.Contains(errs, "saved report") {
+			t.Errorf("%s: exit %d, stderr %q", strings.Join(args, " "), code, errs)
+		}
+	}
+	if code, _, errs := runCLI(t, "graph", base, "--gpu", "T4", "-o", dir+"/g.dot"); code != 0 {
+		t.Errorf("graph with the report's own GPU: exit %d %s", code, errs)
+	}
+	code, out, errs := runCLI(t, "diff", base, head, "--gpu", "A100")
+	if code != 0 || !strings.Contains(errs, "different bindings (batch=1 vs batch=8)") || !strings.Contains(errs, "--gpu A100 does not apply") {
+		t.Errorf("diff: exit %d, stderr %q", code, errs)
+	}
+	if strings.Contains(out, "warning") {
+		t.Errorf("diff prints warnings on stdout too:\n%s", out)
+	}
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -47,6 +47,9 @@ Symbolic dims stay symbolic unless bound with --batch/--dim.`,
 				return usageErr("optimize: -o %s would overwrite the input model", out)
 			}
 			pf.dumpTo = stderr
+			if err := pf.validate(); err != nil {
+				return err
+			}
 			opt := pf.options()
 			if _, err := passes.Selected(opt); err != nil {
 				return usageErr("%v", err)

@@ -13,9 +13,13 @@ type modelFlags struct {
 	batch     int64
 	dims      []string
 	inputData string
+	// cmd tells a given flag from its default (--batch 0 is refused, not
+	// read as "unset").
+	cmd *cobra.Command
 }
 
 func (f *modelFlags) add(c *cobra.Command) {
+	f.cmd = c
 	c.Flags().Int64Var(&f.batch, "batch", 0, "batch size `N`: binds the input dim named batch (else the symbolic dim every input shares); a static batch-1 model has its leading dim rewritten, with a warning")
 	c.Flags().StringArrayVar(&f.dims, "dim", nil, "bind a symbolic dim: `NAME=VALUE` (repeatable)")
 	c.Flags().StringVar(&f.inputData, "input-data", "", "bind graph inputs to the tensors in `DIR`/input_<i>.pb (graph-input order)")
@@ -31,8 +35,8 @@ type loadOptions struct {
 // loadModel parses the model flags and runs the shared pipeline's Load.
 // Every error names the file.
 func loadModel(path string, f *modelFlags, opt loadOptions) (*pipeline.Loaded, error) {
-	if f.batch < 0 {
-		return nil, usageErr("--batch must be positive, got %d", f.batch)
+	if f.batch < 0 || f.batch == 0 && f.given("batch") {
+		return nil, usageErr("--batch must be ≥ 1, got %d", f.batch)
 	}
 	bindings, err := parseDims(f.dims)
 	if err != nil {
@@ -45,6 +49,11 @@ func loadModel(path string, f *modelFlags, opt loadOptions) (*pipeline.Loaded, e
 		BindAll:      opt.bindAll,
 	})
 	return l, pipeErr(err)
+}
+
+// given reports whether the user set the named flag.
+func (f *modelFlags) given(name string) bool {
+	return f.cmd != nil && f.cmd.Flags().Changed(name)
 }
 
 // pipeErr maps the pipeline's errors to exit codes: bad input is a usage

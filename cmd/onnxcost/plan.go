@@ -19,13 +19,27 @@ type passFlags struct {
 	// dumpTo receives --dump-after output; nil means os.Stderr. Commands
 	// with a testable stderr set it.
 	dumpTo io.Writer
+	// cmd tells `--passes ""` from an absent --passes.
+	cmd *cobra.Command
 }
 
 func (f *passFlags) add(c *cobra.Command) {
+	f.cmd = c
 	c.Flags().StringVar(&f.passes, "passes", "", "comma-separated passes to run (default: all, in table order; see 'onnxcost optimize --list')")
 	c.Flags().StringArrayVar(&f.disable, "disable", nil, "disable the pass `NAME` (repeatable)")
 	c.Flags().BoolVar(&f.check, "check", false, "verify the graph after every pass")
 	c.Flags().StringVar(&f.dumpAfter, "dump-after", "", "print the canonical graph dump to stderr after pass `NAME`")
+}
+
+// validate refuses an explicitly empty --passes: read literally it would
+// run every pass (an empty selection means "all" to the pass runner),
+// which is the opposite of what it says; the graph as read is
+// --plan unfused.
+func (f *passFlags) validate() error {
+	if f.cmd != nil && f.cmd.Flags().Changed("passes") && strings.Trim(f.passes, ", \t") == "" {
+		return usageErr("--passes %q names no pass; to cost the graph without passes use --plan unfused (the default runs them all)", f.passes)
+	}
+	return nil
 }
 
 // options turns the flags into passes.Options.
@@ -44,6 +58,9 @@ func (f *passFlags) options() passes.Options {
 
 // applyPlan runs the plan's passes through the shared pipeline.
 func applyPlan(l *pipeline.Loaded, plan string, f *passFlags) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
 	return pipeErr(l.Plan(plan, f.options()))
 }
 

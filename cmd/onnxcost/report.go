@@ -38,6 +38,8 @@ func estimate(path string, f *costFlags) (*cost.Report, *pipeline.Loaded, error)
 	if f.gpu == "" {
 		return nil, nil, usageErr("--gpu is required (see 'onnxcost gpus' for the list)")
 	}
+	// Case-insensitive, like GPU names: FP16 is fp16.
+	f.dtype = strings.ToLower(strings.TrimSpace(f.dtype))
 	if err := checkValue("--dtype", f.dtype, validDTypes...); err != nil {
 		return nil, nil, err
 	}
@@ -79,11 +81,16 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err := checkFormat(format, "text", "json", "csv", "markdown"); err != nil {
 				return err
 			}
-			if err := checkValue("--by", by, "", "node", "op"); err != nil {
+			if err := checkValue("--by", by, "", "op"); err != nil {
 				return err
 			}
 			if top < 0 {
 				return usageErr("--top must be ≥ 0")
+			}
+			if top > 0 && format == "json" {
+				// A JSON report is a contract: its totals are the sum of
+				// its nodes, so it always lists every one.
+				return usageErr("--top applies to the text, csv and markdown tables; a JSON report lists every node (select with jq)")
 			}
 			f.dumpTo = stderr
 			r, _, err := estimate(args[0], &f)
@@ -105,7 +112,7 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	f.add(c)
 	c.Flags().StringVar(&format, "format", "text", "output format: text|json|csv|markdown")
-	c.Flags().IntVar(&top, "top", 0, "show only the `N` costliest nodes (0: all)")
+	c.Flags().IntVar(&top, "top", 0, "show only the `N` costliest nodes, or op types with --by op (0: all; not with --format json)")
 	c.Flags().StringVar(&by, "by", "", "aggregate: op (totals per op type)")
 	return c
 }

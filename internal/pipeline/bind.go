@@ -27,8 +27,9 @@ var batchNames = map[string]bool{
 	"unkbatch": true,
 }
 
-// isBatchName reports whether a symbol's name says it is the batch dim.
-func isBatchName(sym string) bool {
+// IsBatchName reports whether a symbol's name says it is the batch dim
+// (batch, batch_size, N, bs, …).
+func IsBatchName(sym string) bool {
 	var b strings.Builder
 	for _, r := range strings.ToLower(sym) {
 		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
@@ -93,7 +94,7 @@ func planBatch(g *ir.Graph, n int64, data map[string]*ir.Tensor) (*batchPlan, er
 	uses := inputSymbols(ins)
 	p := &batchPlan{bind: map[string]int64{}}
 	for _, u := range uses {
-		if isBatchName(u.sym) {
+		if IsBatchName(u.sym) {
 			p.bind[u.sym] = n
 		}
 	}

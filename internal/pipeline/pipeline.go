@@ -161,7 +161,7 @@ func finish(path string, m *ir.Model, opt Options) (*Loaded, error) {
 	var assumed []string
 	for _, s := range res.Assumed {
 		how := fmt.Sprintf("--dim %s=N", s)
-		if isBatchName(s) {
+		if IsBatchName(s) {
 			how = "--batch N or " + how
 		}
 		assumed = append(assumed, fmt.Sprintf("symbol %s is unbound; assumed 1 (bind it with %s)", s, how))
