@@ -140,3 +140,25 @@ func writeFile(t *testing.T, path, data string) {
 		t.Fatal(err)
 	}
 }
+
+// TestErrorsSayMore: an LFS pointer, a saved report where a model is
+// expected and an unknown command each get a message that says what to do.
+func TestErrorsSayMore(t *testing.T) {
+	dir := t.TempDir()
+	lfs := dir + "/model.onnx"
+	writeFile(t, lfs, "version https://git-lfs.github.com/spec/v1\noid sha256:4d7a\nsize 102400\n")
+	_, rep, _ := runCLI(t, "report", fixture(t, "alexnet.onnx"), "--gpu", "T4", "--format", "json")
+	saved := dir + "/r.json"
+	writeFile(t, saved, rep)
+	cases := map[string][]string{
+		"git lfs pull":               {"report", lfs, "--gpu", "T4"},
+		"saved onnxcost JSON report": {"shapes", saved},
+		"did you mean report?":       {"reprot"},
+	}
+	for want, args := range cases {
+		code, out, errs := runCLI(t, args...)
+		if code != 2 || out != "" || !strings.Contains(errs, want) || strings.Count(errs, "\n") != 1 || strings.Contains(errs, "; ;") {
+			t.Errorf("%s: exit %d, stderr %q, want one line saying %q", strings.Join(args, " "), code, errs, want)
+		}
+	}
+}

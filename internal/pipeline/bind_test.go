@@ -119,3 +119,28 @@ func TestBatchStatic(t *testing.T) {
 		t.Fatalf("got %v, want a refusal", err)
 	}
 }
+
+// TestInputDataChecked: an input tensor of the wrong rank or dtype is
+// refused before inference, naming the input and both shapes.
+func TestInputDataChecked(t *testing.T) {
+	p := tiny(t, "Relu", map[string][]ir.Dim{"x": {d(1), d(4)}}, []string{"x"}, []ir.Dim{d(1), d(4)})
+	for want, tn := range map[string]*ir.Tensor{
+		"has rank 1":       {DType: ir.Float32, Dims: []int64{4}},
+		"declares float32": {DType: ir.Int64, Dims: []int64{1, 4}},
+		"dim 1 differs":    {DType: ir.Float32, Dims: []int64{1, 5}},
+	} {
+		_, err := Load(p, Options{InputData: map[string]*ir.Tensor{"x": tn}})
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "(x)") {
+			t.Errorf("got %v, want %q", err, want)
+		}
+	}
+}
+
+// TestShortenWarning: a huge symbolic expression is cut, the rest kept.
+func TestShortenWarning(t *testing.T) {
+	expr := "(" + strings.Repeat("(batch*seq)+", 60) + "1)"
+	w := shorten("value y has shape [" + expr + ",4]")
+	if len([]rune(w)) > 120 || !strings.HasPrefix(w, "value y has shape [(") || !strings.HasSuffix(w, ",4]") {
+		t.Fatalf("shortened to %q", w)
+	}
+}

@@ -10,7 +10,9 @@
 package pipeline
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -79,6 +81,9 @@ func Load(path string, opt Options) (*Loaded, error) {
 	}
 	m, err := ir.ReadFile(path, ir.ReadOptions{})
 	if err != nil {
+		if isSavedReport(fileHead(path)) {
+			return nil, inputErr("%s: %w", path, errSavedReport)
+		}
 		return nil, inputErr("%s: %w", path, err)
 	}
 	return finish(path, m, opt)
@@ -93,10 +98,34 @@ func LoadBytes(name string, data []byte, opt Options) (*Loaded, error) {
 	}
 	m, err := ir.Read(data, ir.ReadOptions{})
 	if err != nil {
+		if isSavedReport(data) {
+			return nil, inputErr("%s: %w", name, errSavedReport)
+		}
 		return nil, inputErr("%s: %w", name, err)
 	}
 	m.Path = name
 	return finish(name, m, opt)
+}
+
+// errSavedReport says what to do with a saved report given as a model.
+var errSavedReport = errors.New("a saved onnxcost JSON report, not an ONNX model: diff, graph, html and roofline take a saved report (and check takes one with --base-report); report, compare and shapes need the .onnx model")
+
+// fileHead returns the first bytes of a file (nil when unreadable).
+func fileHead(path string) []byte {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer fh.Close()
+	head := make([]byte, 256)
+	n, _ := io.ReadFull(fh, head)
+	return head[:n]
+}
+
+// isSavedReport reports whether data opens like a JSON report.
+func isSavedReport(data []byte) bool {
+	t := bytes.TrimLeft(data, " \t\r\n\xef\xbb\xbf")
+	return len(t) > 0 && t[0] == '{' && bytes.Contains(data[:min(len(data), 4096)], []byte(`"schema_version"`))
 }
 
 // finish inlines, names, binds and infers a model that was just read.
@@ -115,6 +144,9 @@ func finish(path string, m *ir.Model, opt Options) (*Loaded, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	if err := checkInputData(m.Graph, iopt.InputData); err != nil {
+		return nil, inputErr("%s: %w", path, err)
 	}
 	l := &Loaded{Path: path, Model: m, Bindings: map[string]int64{}}
 	var rewritten []*ir.Value // outputs a static rewrite must reach
@@ -167,6 +199,7 @@ func finish(path string, m *ir.Model, opt Options) (*Loaded, error) {
 		assumed = append(assumed, fmt.Sprintf("symbol %s is unbound; assumed 1 (bind it with %s)", s, how))
 	}
 	l.Warnings = append(assumed, l.Warnings...)
+	l.Warnings = shortenAll(l.Warnings)
 	l.Infer = res
 	for k, v := range res.Bound {
 		l.Bindings[k] = v
@@ -181,6 +214,36 @@ func finish(path string, m *ir.Model, opt Options) (*Loaded, error) {
 		l.Warnings = append(l.Warnings, fmt.Sprintf("no shape rule for op %s; its outputs have unknown shapes", strings.TrimPrefix(op, "::")))
 	}
 	return l, nil
+}
+
+// checkInputData refuses an input tensor that contradicts the input's
+// declared dtype, rank or static dims, before inference would fail on it
+// somewhere deep inside the graph.
+func checkInputData(g *ir.Graph, data map[string]*ir.Tensor) error {
+	for i, in := range g.Inputs {
+		t, ok := data[in.Name]
+		if !ok || in.Declared == nil {
+			continue
+		}
+		d := in.Declared
+		got := t.Shape()
+		what := fmt.Sprintf("input data for input %d (%s)", i, in.Name)
+		if d.DType != ir.Undefined && t.DType != d.DType {
+			return fmt.Errorf("%s is %s, the model declares %s", what, t.DType, d.DType)
+		}
+		if !d.Shape.Ranked {
+			continue
+		}
+		if len(got.Dims) != len(d.Shape.Dims) {
+			return fmt.Errorf("%s has rank %d %s, the model declares rank %d %s", what, len(got.Dims), got, len(d.Shape.Dims), d.Shape)
+		}
+		for k, dd := range d.Shape.Dims {
+			if dd.IsKnown() && !got.Dims[k].Is(dd.Value) {
+				return fmt.Errorf("%s has shape %s, the model declares %s (dim %d differs)", what, got, d.Shape, k)
+			}
+		}
+	}
+	return nil
 }
 
 // readInputData reads DIR/input_<i>.pb for each graph input, in order.
@@ -235,6 +298,38 @@ func ChangedList(st *passes.Stats) string {
 	return strings.Join(names, ", ")
 }
 
+// Warning length limits: a symbolic dim can grow into an expression of
+// hundreds of characters through a chain of shape arithmetic; a warning
+// needs only to identify it.
+const (
+	maxWordRunes    = 80
+	maxWarningRunes = 400
+)
+
+// shortenAll applies shorten to every warning.
+func shortenAll(ws []string) []string {
+	for i, w := range ws {
+		ws[i] = shorten(w)
+	}
+	return ws
+}
+
+// shorten cuts every over-long word (a symbolic expression, a shape) to
+// its head and tail, and the warning to maxWarningRunes.
+func shorten(w string) string {
+	words := strings.Split(w, " ")
+	for i, word := range words {
+		if r := []rune(word); len(r) > maxWordRunes {
+			words[i] = string(r[:maxWordRunes-16]) + "…" + string(r[len(r)-15:])
+		}
+	}
+	w = strings.Join(words, " ")
+	if r := []rune(w); len(r) > maxWarningRunes {
+		w = string(r[:maxWarningRunes-1]) + "…"
+	}
+	return w
+}
+
 // EstimateOptions choose what Estimate costs.
 type EstimateOptions struct {
 	DType       string // "" is the model's own
@@ -260,6 +355,6 @@ func Estimate(l *Loaded, gpu *hwdb.GPU, opt EstimateOptions) (*cost.Report, erro
 		return nil, inputErr("%s: %w", l.Path, err)
 	}
 	r.Bindings = l.Bindings
-	r.Warnings = append(append([]string{}, l.Warnings...), r.Warnings...)
+	r.Warnings = shortenAll(append(append([]string{}, l.Warnings...), r.Warnings...))
 	return r, nil
 }
