@@ -12,8 +12,8 @@ package pipeline
 import (
 	"bytes"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
