@@ -1,6 +1,10 @@
 package passes
 
-import "github.com/onnxcost/onnxcost/ir"
+import (
+	"fmt"
+
+	"github.com/onnxcost/onnxcost/ir"
+)
 
 // cleanup removes what an inference engine never runs: no-op nodes
 // (Identity, Dropout in inference mode), shape arithmetic whose result
@@ -105,9 +109,11 @@ func foldToConstants(g *ir.Graph, n *ir.Node) error {
 		if o == nil {
 			continue
 		}
-		name := n.Name
+		// The name says what happened: a report row "X/folded" with op
+		// Constant is X computed at load time, not a kernel called X.
+		name := g.UniqueName(n.Name + "/folded")
 		if i > 0 {
-			name = g.UniqueName(n.Name + "_const")
+			name = g.UniqueName(fmt.Sprintf("%s/folded_%d", n.Name, i))
 		}
 		o.Producer = nil
 		c := &ir.Node{Name: name, OpType: "Constant", Outputs: []*ir.Value{o},

@@ -265,11 +265,12 @@ func writeOutputs(out outFlags, jsonW, mdW, junitW func(io.Writer) error) error 
 }
 
 // writeFileAtomic writes to a temporary file beside path and renames it,
-// so a reader never sees half a file.
+// so a reader never sees half a file. It never creates folders: a typo in
+// -o must be an error, not a new directory tree.
 func writeFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("folder %s does not exist", dir)
 	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {

@@ -162,3 +162,55 @@ func TestErrorsSayMore(t *testing.T) {
 		}
 	}
 }
+
+// TestSmallThings: compare folds its unchanged rows, -o never creates
+// folders, CSV integers print as integers, folded constants say so, and
+// shapes text is not padded to the widest cell.
+func TestSmallThings(t *testing.T) {
+	m := fixture(t, "bert_base.onnx")
+	_, out, _ := runCLI(t, "compare", m, "--gpu", "A100")
+	if strings.Contains(out, "0 ns → 0 ns") || !strings.Contains(out, "left unchanged or removed at no cost") {
+		t.Errorf("compare lists unchanged rows:\n%s", out)
+	}
+	dir := t.TempDir()
+	code, _, errs := runCLI(t, "roofline", m, "--gpu", "A100", "-o", dir+"/no/such/x.svg")
+	if _, err := os.Stat(dir + "/no"); code != 2 || err == nil || !strings.Contains(errs, "does not exist") {
+		t.Errorf("-o into a missing folder: exit %d, stderr %q, folder created: %v", code, errs, err == nil)
+	}
+	_, out, _ = runCLI(t, "report", fixture(t, "alexnet.onnx"), "--gpu", "T4", "--format", "csv")
+	if strings.Contains(out, "e+") {
+		t.Errorf("CSV has exponents:\n%s", firstLine(out[strings.Index(out, "\n")+1:]))
+	}
+	// A node the unfused plan runs as another op is, when the fused plan
+	// shows it as a Constant, a folded one: its name must say so.
+	ops := func(args ...string) map[string]string {
+		_, out, _ := runCLI(t, append([]string{"report", m, "--gpu", "T4", "--format", "csv"}, args...)...)
+		byName := map[string]string{}
+		for _, line := range strings.Split(out, "\n")[1:] {
+			if f := strings.SplitN(line, ",", 3); len(f) == 3 {
+				byName[f[0]] = f[1]
+			}
+		}
+		return byName
+	}
+	unfused, folded := ops("--plan", "unfused"), 0
+	for name, op := range ops() {
+		if op != "Constant" || unfused[name] == "Constant" {
+			continue
+		}
+		folded++
+		if !strings.HasSuffix(name, "/folded") && !strings.Contains(name, "/folded_") {
+			t.Errorf("folded constant %s (was %s) does not say it was folded", name, unfused[name])
+		}
+	}
+	if folded == 0 {
+		t.Error("no folded constants found in bert_base")
+	}
+	_, out, _ = runCLI(t, "shapes", fixture(t, "gpt_small.onnx"))
+	for _, line := range strings.Split(out, "\n") {
+		if n := len([]rune(line)); n > 220 {
+			t.Errorf("shapes line of %d columns: %s", n, line)
+			break
+		}
+	}
+}

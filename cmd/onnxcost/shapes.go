@@ -141,12 +141,33 @@ func writeShapesText(w io.Writer, l *pipeline.Loaded) error {
 		if path != "" {
 			indent = strings.Repeat("  ", strings.Count(path, "/")+1)
 		}
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t-> %s\n", indent, n.Name, cost.QualifiedOp(n.Domain, n.OpType), valuesText(n.Inputs), valuesText(n.Outputs))
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t-> %s\n", indent, cell(n.Name, maxNameCell), cell(cost.QualifiedOp(n.Domain, n.OpType), maxOpCell), cell(valuesText(n.Inputs), maxInputsCell), cell(valuesText(n.Outputs), maxOutputsCell))
 	})
 	for _, o := range g.Outputs {
 		fmt.Fprintf(tw, "output\t%s\n", valueText(o))
 	}
 	return tw.Flush()
+}
+
+// Column caps of the shapes text: one long node name or a Concat of fifty
+// inputs would otherwise pad every line of the table to its width. The
+// outputs are cut too, to keep a line readable; --format json has
+// every name and shape in full.
+const (
+	maxNameCell    = 40
+	maxOpCell      = 28
+	maxInputsCell  = 60
+	maxOutputsCell = 64
+)
+
+// cell cuts s to n runes, keeping its head and tail around an ellipsis.
+func cell(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	tail := n / 3
+	return string(r[:n-tail-1]) + "…" + string(r[len(r)-tail:])
 }
 
 func valueText(v *ir.Value) string {

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -227,7 +228,7 @@ func dash(s string) string {
 // units, for spreadsheets and scripts.
 func CSV(w io.Writer, r *cost.Report, opt Options) error {
 	cw := csv.NewWriter(w)
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	f := csvNumber
 	if opt.ByOp {
 		cw.Write([]string{"op_type", "count", "macs", "flops", "bytes_read", "bytes_written", "launches", "time_s", "share"})
 		shown, _ := topOps(r, opt.Top)
@@ -243,6 +244,16 @@ func CSV(w io.Writer, r *cost.Report, opt Options) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvNumber writes a whole number as an integer (115605504, not
+// 1.15605504e+08) and any other value in the shortest form that reads
+// back exactly.
+func csvNumber(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e18 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
 // Markdown writes a GitHub-flavoured table with human units. Model-supplied
