@@ -214,3 +214,25 @@ func TestSmallThings(t *testing.T) {
 		}
 	}
 }
+
+// TestBigGraphLayoutBounded: the zoo's llama-70b (6,273 nodes, 80
+// identical decoder layers) draws as a handful of boxes, the layers as
+// one box ×80, by default and under an explicit --collapse; Graphviz
+// took minutes on the eighty layer boxes and their fan-out edges.
+func TestBigGraphLayoutBounded(t *testing.T) {
+	dir := t.TempDir()
+	m := dir + "/llama70b.onnx"
+	if code, _, errs := runCLI(t, "zoo", "llama-70b", "-o", m); code != 0 {
+		t.Fatalf("zoo: %s", errs)
+	}
+	for _, extra := range [][]string{nil, {"--collapse", "2"}, {"--collapse", "3"}} {
+		code, out, errs := runCLI(t, append([]string{"graph", m, "--gpu", "A100"}, extra...)...)
+		if code != 0 {
+			t.Fatalf("graph %v: exit %d %s", extra, code, errs)
+		}
+		boxes := strings.Count(out, "\n\tn")
+		if boxes > 40 || !strings.Contains(out, "×80") {
+			t.Errorf("graph %v: %d boxes and edges, or no ×80 box", extra, boxes)
+		}
+	}
+}
