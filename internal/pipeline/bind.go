@@ -13,7 +13,9 @@ import (
 //     (batch, batch_size, N, bs, …) take the value, wherever they sit —
 //     a [seq, batch] input binds its second dim;
 //  2. by role: failing a name, the symbol that every input with symbolic
-//     dims carries at the same position (the leading one preferred);
+//     dims carries at the same position (the leading one preferred), else
+//     the leading symbol of each input when every such input has one
+//     (distinct unk__N symbols per input); both with a warning;
 //  3. static: a model whose inputs are all static has its leading dims of
 //     1 rewritten (with a warning naming each input), and the rewrite must
 //     carry through to the outputs that were declared with a leading 1;
@@ -104,6 +106,13 @@ func planBatch(g *ir.Graph, n int64, data map[string]*ir.Tensor) (*batchPlan, er
 	if len(uses) > 0 {
 		sym, ok := sharedSymbol(ins)
 		if !ok {
+			if leads := leadingSymbols(ins); leads != nil {
+				for _, s := range leads {
+					p.bind[s] = n
+				}
+				p.note = fmt.Sprintf("--batch %d bound the leading dim of every input (%s): no input dim is named batch and none is shared", n, strings.Join(leads, ", "))
+				return p, nil
+			}
 			return nil, fmt.Errorf("--batch %d: no input dim is named batch and no symbolic dim is shared by every input (%s); bind the one you mean with --dim NAME=%d", n, describeInputs(ins), n)
 		}
 		p.bind[sym] = n
@@ -153,6 +162,28 @@ func sharedSymbol(ins []*ir.Value) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// leadingSymbols lists the leading symbol of every input with symbolic
+// dims (exporters such as tf2onnx give each input its own unk__N batch
+// symbol), or nil when some such input has a static leading dim.
+func leadingSymbols(ins []*ir.Value) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, in := range ins {
+		dims := in.Declared.Shape.Dims
+		if len(inputSymbols([]*ir.Value{in})) == 0 {
+			continue
+		}
+		if len(dims) == 0 || dims[0].IsKnown() {
+			return nil
+		}
+		if !seen[dims[0].Sym] {
+			seen[dims[0].Sym] = true
+			out = append(out, dims[0].Sym)
+		}
+	}
+	return out
 }
 
 // describeInputs prints the inputs as name[dims], for refusals.

@@ -84,7 +84,13 @@ func TestBatchByRole(t *testing.T) {
 	if !strings.Contains(strings.Join(l.Warnings, "\n"), "bound symbol s0") {
 		t.Fatalf("no note on the role binding: %q", l.Warnings)
 	}
-	p = tiny(t, "Add", map[string][]ir.Dim{"a": {s("s0"), d(8)}, "b": {s("s1"), d(8)}}, []string{"a", "b"}, []ir.Dim{s("s0"), d(8)})
+	// Distinct leading symbols per input (tf2onnx's unk__N): each bound.
+	p = tiny(t, "Add", map[string][]ir.Dim{"a": {s("unk__0"), d(8)}, "b": {s("unk__1"), d(8)}}, []string{"a", "b"}, []ir.Dim{s("unk__0"), d(8)})
+	l, err = Load(p, Options{Batch: 3, BindAll: true})
+	if err != nil || l.Bindings["unk__0"] != 3 || l.Bindings["unk__1"] != 3 {
+		t.Fatalf("leading symbols: %v %v", err, l)
+	}
+	p = tiny(t, "Add", map[string][]ir.Dim{"a": {d(8), s("s0")}, "b": {d(8), s("s1")}}, []string{"a", "b"}, []ir.Dim{d(8), s("s0")})
 	if _, err := Load(p, Options{Batch: 3, BindAll: true}); err == nil || !IsInputError(err) || !strings.Contains(err.Error(), "--dim NAME=3") {
 		t.Fatalf("got %v, want a refusal naming --dim", err)
 	}
