@@ -14,6 +14,10 @@ type InferOptions struct {
 	// Batch, when > 0, binds the leading dim of every graph input whose
 	// leading dim is symbolic (what --batch means).
 	Batch int64
+	// Assume, when > 0, binds every symbol of a graph input that nothing
+	// else binds to this value; InferResult.Assumed lists them so the
+	// caller can say so.
+	Assume int64
 	// InputData gives graph inputs known contents (from --input-data);
 	// keys are graph input names.
 	InputData map[string]*Tensor
@@ -30,6 +34,8 @@ type InferResult struct {
 	Unbound []string
 	// Bound records the value given to each bound symbol.
 	Bound map[string]int64
+	// Assumed lists, sorted, the symbols bound only by Assume.
+	Assumed []string
 }
 
 // InferShapes sets the dtype and shape of every value of m's graph (and its
@@ -71,7 +77,7 @@ func (e *inferer) warnf(format string, args ...any) {
 
 // bindInputs gives each graph input its declared type with symbols bound.
 func (e *inferer) bindInputs(g *Graph) error {
-	unbound := map[string]bool{}
+	unbound, assumed := map[string]bool{}, map[string]bool{}
 	for _, in := range g.Inputs {
 		if t, ok := e.opt.InputData[in.Name]; ok {
 			in.DType = t.DType
@@ -97,6 +103,9 @@ func (e *inferer) bindInputs(g *Graph) error {
 			} else if i == 0 && e.opt.Batch > 0 {
 				s.Dims[i] = D(e.opt.Batch)
 				e.res.Bound[d.Sym] = e.opt.Batch
+			} else if e.opt.Assume > 0 {
+				s.Dims[i] = D(e.opt.Assume)
+				assumed[d.Sym] = true
 			} else {
 				unbound[d.Sym] = true
 			}
@@ -116,6 +125,17 @@ func (e *inferer) bindInputs(g *Graph) error {
 		}
 	}
 	sort.Strings(e.res.Unbound)
+	// A symbol some input binds explicitly is not assumed, even where
+	// another input met it first.
+	for s := range assumed {
+		if _, ok := e.res.Bound[s]; !ok {
+			e.res.Assumed = append(e.res.Assumed, s)
+		}
+	}
+	sort.Strings(e.res.Assumed)
+	for _, s := range e.res.Assumed {
+		e.res.Bound[s] = e.opt.Assume
+	}
 	return nil
 }
 

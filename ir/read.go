@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -19,6 +20,9 @@ type ReadOptions struct {
 	// the reader never resolves data paths against the working directory.
 	Dir string
 }
+
+// lfsPointerPrefix opens every Git LFS pointer file.
+const lfsPointerPrefix = "version https://git-lfs.github.com/spec/v1"
 
 // maxObjectsPerNode bounds values, attributes and tensors relative to
 // Limits.MaxNodes: every such record costs the reader an allocation of a
@@ -53,6 +57,11 @@ func ReadFile(path string, opt ReadOptions) (*Model, error) {
 func Read(data []byte, opt ReadOptions) (m *Model, err error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("empty file: not an ONNX model")
+	}
+	if bytes.HasPrefix(data, []byte(lfsPointerPrefix)) {
+		// A clone without `git lfs pull` holds this text where the model
+		// should be; the protobuf error it would give says nothing useful.
+		return nil, fmt.Errorf("a Git LFS pointer file, not the model itself: run `git lfs pull` to fetch it")
 	}
 	lim := opt.Limits
 	if lim == nil {

@@ -70,7 +70,8 @@ func TestReadBadInputs(t *testing.T) {
 		want string
 	}{
 		{"empty", nil, "empty file"},
-		{"text", []byte("version https://git-lfs.github.com/spec/v1\n"), "protobuf"},
+		{"lfs pointer", []byte("version https://git-lfs.github.com/spec/v1\n"), "git lfs pull"},
+		{"text", []byte("this is not a model\n"), "protobuf"},
 		{"no graph", []byte{0x08, 0x07}, "has no graph"},
 		{"truncated", valid[:len(valid)/2], "truncated protobuf in ModelProto"},
 		{"parent path", ext("../w.bin"), `external data path "../w.bin" escapes the model folder`},

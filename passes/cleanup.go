@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/onnxcost/onnxcost/ir"
@@ -115,9 +116,11 @@ func foldToConstants(g *ir.Graph, n *ir.Node) error {
 		if o == nil {
 			continue
 		}
-		name := n.Name
+		// The name says what happened: a report row "X/folded" with op
+		// Constant is X computed at load time, not a kernel called X.
+		name := g.UniqueName(n.Name + "/folded")
 		if i > 0 {
-			name = g.UniqueName(n.Name + "_const")
+			name = g.UniqueName(fmt.Sprintf("%s/folded_%d", n.Name, i))
 		}
 		c := &ir.Node{Name: name, OpType: "Constant", Outputs: []*ir.Value{o},
 			Attrs: []*ir.Attribute{{Name: "value", Type: ir.AttrTensor, T: o.Const}}}

@@ -144,6 +144,11 @@ func buildLayout(r *report.Report, o layoutOptions) *layout {
 		}
 	}
 
+	// Identical repeated blocks (decoder layers) become one box.
+	if o.collapse > 0 {
+		base = mergeRepeats(r, base, baseOf)
+	}
+
 	// Keep: the focus, then the top N of it.
 	keep := make([]bool, len(base))
 	var cand []int
@@ -189,6 +194,111 @@ func buildLayout(r *report.Report, o layoutOptions) *layout {
 	}
 	l.assignIDs()
 	return l
+}
+
+// digitRuns finds the numbers in a scope name: /model/layers.17 and
+// /model/layers.18 differ only there.
+var digitRuns = regexp.MustCompile(`[0-9]+`)
+
+// maxBlockUnits bounds the length of a repeated block mergeRepeats looks
+// for (a decoder layer collapsed at depth 3 is a handful of units).
+const maxBlockUnits = 16
+
+// mergeRepeats draws a run of consecutive blocks that are the same block
+// repeated (a block is one unit or a short sequence of units; unit by
+// unit, names equal but for their numbers and members with the same ops,
+// FLOPs and bytes, in order) as one box "first … last ×N" whose figures
+// are the sums over the run. An 80-layer decoder is then one box instead
+// of eighty or more boxes with long edges fanning out from the shared
+// mask and rotary tables, which Graphviz takes minutes to lay out. Runs
+// are consecutive in topological order, so merging them keeps the drawing
+// acyclic, as folding does. baseOf is rewritten to the merged indices.
+func mergeRepeats(r *report.Report, base []*unit, baseOf []int) []*unit {
+	blockEq := func(a, b, p int) bool {
+		for t := 0; t < p; t++ {
+			if !sameBlock(r, base[a+t], base[b+t]) {
+				return false
+			}
+		}
+		return true
+	}
+	var out []*unit
+	remap := make([]int, len(base))
+	for j := 0; j < len(base); {
+		period, reps := 0, 0
+		for p := 1; p <= maxBlockUnits && j+2*p <= len(base); p++ {
+			if blockEq(j, j+p, p) {
+				period, reps = p, 2
+				for j+(reps+1)*p <= len(base) && blockEq(j, j+reps*p, p) {
+					reps++
+				}
+				break
+			}
+		}
+		if reps == 0 {
+			remap[j] = len(out)
+			out = append(out, base[j])
+			j++
+			continue
+		}
+		end := j + period*reps
+		first := commonScope(base[j : j+period])
+		last := commonScope(base[end-period : end])
+		m := &unit{kind: unitScope, name: fmt.Sprintf("%s … %s ×%d", first, last[strings.LastIndex(last, "/")+1:], reps)}
+		var members []int
+		for t := j; t < end; t++ {
+			members = append(members, base[t].members...)
+			remap[t] = len(out)
+		}
+		sort.Ints(members)
+		for _, i := range members {
+			m.add(i, &r.Nodes[i])
+		}
+		out = append(out, m)
+		j = end
+	}
+	for i, b := range baseOf {
+		if b >= 0 {
+			baseOf[i] = remap[b]
+		}
+	}
+	return out
+}
+
+// commonScope is the longest scope path all units' names share (the
+// first unit's name when they share none).
+func commonScope(us []*unit) string {
+	if len(us) == 1 {
+		return us[0].name
+	}
+	parts := strings.Split(strings.Trim(us[0].name, "/"), "/")
+	for _, u := range us[1:] {
+		q := strings.Split(strings.Trim(u.name, "/"), "/")
+		k := 0
+		for k < len(parts) && k < len(q) && parts[k] == q[k] {
+			k++
+		}
+		parts = parts[:k]
+	}
+	if len(parts) == 0 {
+		return us[0].name
+	}
+	return "/" + strings.Join(parts, "/")
+}
+
+// sameBlock reports whether two units are the same unit of a repeated
+// block: names that differ only in their numbers, the same members.
+func sameBlock(r *report.Report, a, b *unit) bool {
+	if a.name == b.name || len(a.members) != len(b.members) || digitRuns.ReplaceAllString(a.name, "#") != digitRuns.ReplaceAllString(b.name, "#") {
+		return false
+	}
+	for t := range a.members {
+		x, y := &r.Nodes[a.members[t]], &r.Nodes[b.members[t]]
+		if x.OpType != y.OpType || x.Domain != y.Domain || x.FLOPs != y.FLOPs || x.BytesRead+x.BytesWritten != y.BytesRead+y.BytesWritten {
+			return false
+		}
+	}
+	return true
 }
 
 // matches reports whether a unit's name or any member's name or op type

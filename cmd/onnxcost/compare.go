@@ -88,11 +88,35 @@ func change(before, after float64) string {
 	return fmt.Sprintf("%+.1f%%", 100*(after-before)/before)
 }
 
-func shownGroups(c *report.Comparison, top int) []report.Group {
-	if top > 0 && top < len(c.Groups) {
-		return c.Groups[:top]
+// shownGroups picks the table's rows: the groups the passes changed (the
+// first top of them when top > 0). The groups they left as they were
+// (unchanged nodes, and constants folded away at no cost: "0 → 0") are
+// only counted, in unchanged; more counts the changed groups cut by top.
+func shownGroups(c *report.Comparison, top int) (shown []report.Group, more, unchanged int) {
+	for _, g := range c.Groups {
+		if g.Before == g.After || g.Before.TimeS == 0 && g.After.TimeS == 0 && g.Before.Bytes == 0 && g.After.Bytes == 0 && g.Before.Launches == 0 && g.After.Launches == 0 {
+			unchanged++
+			continue
+		}
+		shown = append(shown, g)
 	}
-	return c.Groups
+	if top > 0 && top < len(shown) {
+		more = len(shown) - top
+		shown = shown[:top]
+	}
+	return shown, more, unchanged
+}
+
+// foldedText is the line that stands for the rows shownGroups leaves out.
+func foldedText(more, unchanged int) string {
+	var parts []string
+	if more > 0 {
+		parts = append(parts, fmt.Sprintf("… %d more groups", more))
+	}
+	if unchanged > 0 {
+		parts = append(parts, fmt.Sprintf("%d nodes the passes left unchanged or removed at no cost (listed in --format json)", unchanged))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // totalsRows is the totals table shared by text and Markdown.
@@ -141,14 +165,15 @@ func writeCompareText(w io.Writer, c *report.Comparison, top int) error {
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(groupHeader, "\t"))
-	for _, g := range shownGroups(c, top) {
+	shown, more, unchanged := shownGroups(c, top)
+	for _, g := range shown {
 		fmt.Fprintln(tw, strings.Join(groupRow(g, render.Clean), "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if n := len(c.Groups) - len(shownGroups(c, top)); n > 0 {
-		fmt.Fprintf(w, "… %d more groups\n", n)
+	if t := foldedText(more, unchanged); t != "" {
+		fmt.Fprintln(w, t)
 	}
 	return nil
 }
@@ -163,11 +188,12 @@ func writeCompareMarkdown(w io.Writer, c *report.Comparison, top int) error {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "| %s |\n", strings.Join(groupHeader, " | "))
 	fmt.Fprintln(w, "|---|---|---|--:|--:|--:|--:|")
-	for _, g := range shownGroups(c, top) {
+	shown, more, unchanged := shownGroups(c, top)
+	for _, g := range shown {
 		fmt.Fprintf(w, "| %s |\n", strings.Join(groupRow(g, render.MarkdownEscape), " | "))
 	}
-	if n := len(c.Groups) - len(shownGroups(c, top)); n > 0 {
-		fmt.Fprintf(w, "\n… %d more groups\n", n)
+	if t := foldedText(more, unchanged); t != "" {
+		fmt.Fprintf(w, "\n%s\n", render.MarkdownEscape(t))
 	}
 	_, err := fmt.Fprintln(w)
 	return err

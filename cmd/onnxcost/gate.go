@@ -15,6 +15,7 @@ import (
 
 	"github.com/onnxcost/onnxcost/cost/gate"
 	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/internal/pipeline"
 	"github.com/spf13/cobra"
 )
 
@@ -37,8 +38,9 @@ func (o *outFlags) add(c *cobra.Command, junit bool) {
 	}
 }
 
-// loadReport returns the report of a model file, or a saved JSON report.
-func loadReport(path string, f *costFlags) (*report.Report, error) {
+// loadReport returns the report of a model file, or a saved JSON report;
+// a flag that cannot apply to a saved report is warned about on stderr.
+func loadReport(path string, f *costFlags, stderr io.Writer) (*report.Report, error) {
 	data, isJSON, err := sniffJSON(path)
 	if err != nil {
 		return nil, err
@@ -51,7 +53,70 @@ func loadReport(path string, f *costFlags) (*report.Report, error) {
 	if err != nil {
 		return nil, usageErr("%s: %v", path, err)
 	}
+	for _, m := range savedMismatches(r, f) {
+		fmt.Fprintf(stderr, "onnxcost: warning: %s is a saved report; %s does not apply to it (it was computed with %s)\n", path, m.flag, m.saved)
+	}
 	return r, nil
+}
+
+// mismatch is a flag a saved report contradicts.
+type mismatch struct{ flag, saved string }
+
+// savedMismatches lists the flags given that a saved report was not
+// computed with: a saved report holds its numbers, it cannot be re-costed
+// for another GPU, dtype, plan or binding.
+func savedMismatches(r *report.Report, f *costFlags) []mismatch {
+	var out []mismatch
+	if f.gpu != "" {
+		g, err := resolveGPU(f.gpu, f.gpuFile)
+		if err != nil || g.Name != r.GPU {
+			out = append(out, mismatch{"--gpu " + f.gpu, "GPU " + r.GPU})
+		}
+	}
+	if d := strings.ToLower(strings.TrimSpace(f.dtype)); d != "" && d != r.DType {
+		out = append(out, mismatch{"--dtype " + f.dtype, "dtype " + r.DType})
+	}
+	if f.given("plan") && f.plan != r.Plan {
+		out = append(out, mismatch{"--plan " + f.plan, "plan " + r.Plan})
+	}
+	if f.given("batch") {
+		ok := false
+		for k, v := range r.Bindings {
+			ok = ok || pipeline.IsBatchName(k) && v == f.batch
+		}
+		if !ok {
+			out = append(out, mismatch{fmt.Sprintf("--batch %d", f.batch), "bindings " + bindingText(r.Bindings)})
+		}
+	}
+	if dims, err := parseDims(f.dims); err == nil {
+		for _, k := range sortedKeys(dims) {
+			if v, ok := r.Bindings[k]; !ok || v != dims[k] {
+				out = append(out, mismatch{fmt.Sprintf("--dim %s=%d", k, dims[k]), "bindings " + bindingText(r.Bindings)})
+			}
+		}
+	}
+	return out
+}
+
+// bindingText prints bindings as k=v, sorted ("none" when empty).
+func bindingText(b map[string]int64) string {
+	if len(b) == 0 {
+		return "none"
+	}
+	parts := make([]string, 0, len(b))
+	for _, k := range sortedKeys(b) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, b[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+func sortedKeys(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // sniffJSON reads small files to tell a saved report from a model; it
@@ -130,11 +195,11 @@ bytes, launches, params, param_bytes, peak_memory, energy.`,
 				}
 			}
 			f.dumpTo = stderr
-			base, err := loadReport(args[0], &f)
+			base, err := loadReport(args[0], &f, stderr)
 			if err != nil {
 				return err
 			}
-			head, err := loadReport(args[1], &f)
+			head, err := loadReport(args[1], &f, stderr)
 			if err != nil {
 				return err
 			}
@@ -200,11 +265,12 @@ func writeOutputs(out outFlags, jsonW, mdW, junitW func(io.Writer) error) error 
 }
 
 // writeFileAtomic writes to a temporary file beside path and renames it,
-// so a reader never sees half a file.
+// so a reader never sees half a file. It never creates folders: a typo in
+// -o must be an error, not a new directory tree.
 func writeFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("folder %s does not exist", dir)
 	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {

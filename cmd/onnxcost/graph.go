@@ -37,6 +37,10 @@ func loadDrawn(path string, f *costFlags, stderr io.Writer) (*drawn, error) {
 		if err != nil {
 			return nil, usageErr("%s: %v", path, err)
 		}
+		// Drawing saved numbers under another GPU's name would be a lie.
+		if m := savedMismatches(r, f); len(m) > 0 {
+			return nil, usageErr("%s is a saved report computed with %s; it cannot be redrawn for %s: pass the model instead, or drop the flag", path, m[0].saved, m[0].flag)
+		}
 		name := f.gpu
 		if name == "" {
 			name = r.GPU
@@ -59,13 +63,13 @@ func loadDrawn(path string, f *costFlags, stderr io.Writer) (*drawn, error) {
 		return nil, err
 	}
 	d := &drawn{report: r, ceil: viz.CeilingsOf(gpu)}
-	for _, v := range l.model.Graph.Inputs {
+	for _, v := range l.Model.Graph.Inputs {
 		if v != nil && !v.IsInitializer {
 			d.inputs = append(d.inputs, v.Name)
 		}
 	}
 	d.outputs = []string{}
-	for _, v := range l.model.Graph.Outputs {
+	for _, v := range l.Model.Graph.Outputs {
 		if v != nil {
 			d.outputs = append(d.outputs, v.Name)
 		}

@@ -74,10 +74,30 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	return 2 // cobra's own errors are usage errors
 }
 
-// oneLine keeps an error to one line, as the contract promises.
+// oneLine keeps an error to one line, as the contract promises: its
+// lines, trimmed and without blanks, joined by "; ". Cobra's unknown-
+// command suggestion ("\n\nDid you mean this?\n\treport\n") becomes
+// "did you mean report?".
 func oneLine(s string) string {
-	s = strings.ReplaceAll(s, "\r", " ")
-	return strings.ReplaceAll(s, "\n", "; ")
+	s = strings.ReplaceAll(s, "\r", "\n")
+	var parts, suggestions []string
+	suggesting := false
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "":
+		case line == "Did you mean this?":
+			suggesting = true
+		case suggesting:
+			suggestions = append(suggestions, line)
+		default:
+			parts = append(parts, line)
+		}
+	}
+	if len(suggestions) > 0 {
+		parts = append(parts, "did you mean "+strings.Join(suggestions, " or ")+"?")
+	}
+	return strings.Join(parts, "; ")
 }
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {

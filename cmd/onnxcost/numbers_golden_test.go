@@ -48,7 +48,7 @@ func TestNumbersGolden(t *testing.T) {
 			args := append([]string{cfg[0], m}, cfg[1:]...)
 			code, out, _ := runCLI(t, args...)
 			fmt.Fprintf(&b, "%s | %s | exit %d | sha256 %x\n", name, strings.Join(cfg, " "), code, sha256.Sum256([]byte(out)))
-			if cfg[0] == "shapes" || !strings.Contains(strings.Join(cfg, " "), "json") {
+			if code != 0 || cfg[0] == "shapes" || !strings.Contains(strings.Join(cfg, " "), "json") {
 				continue
 			}
 			var doc map[string]any

@@ -1,12 +1,11 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/internal/pipeline"
 	"github.com/onnxcost/onnxcost/passes"
 	"github.com/spf13/cobra"
 )
@@ -20,13 +19,27 @@ type passFlags struct {
 	// dumpTo receives --dump-after output; nil means os.Stderr. Commands
 	// with a testable stderr set it.
 	dumpTo io.Writer
+	// cmd tells `--passes ""` from an absent --passes.
+	cmd *cobra.Command
 }
 
 func (f *passFlags) add(c *cobra.Command) {
+	f.cmd = c
 	c.Flags().StringVar(&f.passes, "passes", "", "comma-separated passes to run (default: all, in table order; see 'onnxcost optimize --list')")
 	c.Flags().StringArrayVar(&f.disable, "disable", nil, "disable the pass `NAME` (repeatable)")
 	c.Flags().BoolVar(&f.check, "check", false, "verify the graph after every pass")
 	c.Flags().StringVar(&f.dumpAfter, "dump-after", "", "print the canonical graph dump to stderr after pass `NAME`")
+}
+
+// validate refuses an explicitly empty --passes: read literally it would
+// run every pass (an empty selection means "all" to the pass runner),
+// which is the opposite of what it says; the graph as read is
+// --plan unfused.
+func (f *passFlags) validate() error {
+	if f.cmd != nil && f.cmd.Flags().Changed("passes") && strings.Trim(f.passes, ", \t") == "" {
+		return usageErr("--passes %q names no pass; to cost the graph without passes use --plan unfused (the default runs them all)", f.passes)
+	}
+	return nil
 }
 
 // options turns the flags into passes.Options.
@@ -43,33 +56,13 @@ func (f *passFlags) options() passes.Options {
 	return opt
 }
 
-// applyPlan runs the fusion passes for the fused plan; the unfused plan
-// costs the graph as read (and checks the pass flags all the same, so a
-// typo is an error whichever plan is asked for).
-func applyPlan(l *loaded, plan string, f *passFlags) error {
-	opt := f.options()
-	if _, err := passes.Selected(opt); err != nil {
-		return usageErr("%v", err)
+// applyPlan runs the plan's passes through the shared pipeline.
+func applyPlan(l *pipeline.Loaded, plan string, f *passFlags) error {
+	if err := f.validate(); err != nil {
+		return err
 	}
-	if plan != "fused" {
-		return nil
-	}
-	st, err := passes.Run(l.model.Graph, opt)
-	if err != nil {
-		return usageErr("%s: %v", l.path, err)
-	}
-	if !st.Converged {
-		l.warnings = append(l.warnings, fmt.Sprintf("fusion passes did not reach a fixpoint in %d iterations (still changing: %s); the fused plan may be incompletely optimised", st.Iterations, changedList(st)))
-	}
-	return nil
+	return pipeErr(l.Plan(plan, f.options()))
 }
 
 // changedList names the passes that changed the graph, sorted.
-func changedList(st *passes.Stats) string {
-	names := make([]string, 0, len(st.Changed))
-	for n := range st.Changed {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
-}
+func changedList(st *passes.Stats) string { return pipeline.ChangedList(st) }

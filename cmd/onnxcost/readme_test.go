@@ -80,6 +80,11 @@ func shellWords(t *testing.T, s string) []string {
 // pointing at the time budget's line, with annotations and a summary).
 func TestReadmeCIWorkflow(t *testing.T) {
 	cmds := readmeCommands(t)
+	// onnxcost never creates folders; README's step 2 makes ci/ itself.
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil || !strings.Contains(string(readme), "mkdir -p ci") {
+		t.Fatal("README's CI section must create ci/ before writing ci/baseline.json")
+	}
 	if len(cmds) < 5 {
 		t.Fatalf("found %d onnxcost commands in README's CI section, want at least 5: %v", len(cmds), cmds)
 	}
@@ -93,6 +98,9 @@ func TestReadmeCIWorkflow(t *testing.T) {
 		t.Fatalf("report: exit %d: %s", code, errs)
 	}
 	if err := os.WriteFile("base.json", []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir("ci", 0o755); err != nil {
 		t.Fatal(err)
 	}
 	var workflowCheck []string

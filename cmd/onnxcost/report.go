@@ -7,6 +7,7 @@ import (
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/render"
 	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/internal/pipeline"
 	"github.com/spf13/cobra"
 )
 
@@ -35,10 +36,12 @@ func (f *costFlags) add(c *cobra.Command) {
 var validDTypes = append([]string{""}, cost.DTypes()...)
 
 // estimate loads a model, applies the plan's passes and runs the cost model.
-func estimate(path string, f *costFlags) (*report.Report, *loaded, error) {
+func estimate(path string, f *costFlags) (*report.Report, *pipeline.Loaded, error) {
 	if f.gpu == "" {
 		return nil, nil, usageErr("--gpu is required (see 'onnxcost gpus' for the list)")
 	}
+	// Case-insensitive, like GPU names: FP16 is fp16.
+	f.dtype = strings.ToLower(strings.TrimSpace(f.dtype))
 	if err := checkValue("--dtype", f.dtype, validDTypes...); err != nil {
 		return nil, nil, err
 	}
@@ -56,17 +59,15 @@ func estimate(path string, f *costFlags) (*report.Report, *loaded, error) {
 	if err := applyPlan(l, f.plan, &f.passFlags); err != nil {
 		return nil, nil, err
 	}
-	r, err := cost.Analyze(l.model.Graph, l.model, gpu, cost.Options{
+	r, err := pipeline.Estimate(l, gpu, pipeline.EstimateOptions{
 		DType:       f.dtype,
 		Plan:        f.plan,
 		ToolVersion: version,
 		ModelName:   path,
 	})
 	if err != nil {
-		return nil, nil, usageErr("%s: %v", path, err)
+		return nil, nil, pipeErr(err)
 	}
-	r.Bindings = l.bindings
-	r.Warnings = append(append([]string{}, l.warnings...), r.Warnings...)
 	return r, l, nil
 }
 
@@ -82,11 +83,16 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err := checkFormat(format, "text", "json", "csv", "markdown"); err != nil {
 				return err
 			}
-			if err := checkValue("--by", by, "", "node", "op"); err != nil {
+			if err := checkValue("--by", by, "", "op"); err != nil {
 				return err
 			}
 			if top < 0 {
 				return usageErr("--top must be ≥ 0")
+			}
+			if top > 0 && format == "json" {
+				// A JSON report is a contract: its totals are the sum of
+				// its nodes, so it always lists every one.
+				return usageErr("--top applies to the text, csv and markdown tables; a JSON report lists every node (select with jq)")
 			}
 			f.dumpTo = stderr
 			r, _, err := estimate(args[0], &f)
@@ -108,7 +114,7 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	f.add(c)
 	c.Flags().StringVar(&format, "format", "text", "output format: text|json|csv|markdown")
-	c.Flags().IntVar(&top, "top", 0, "show only the `N` costliest nodes (0: all)")
+	c.Flags().IntVar(&top, "top", 0, "show only the `N` costliest nodes, or op types with --by op (0: all; not with --format json)")
 	c.Flags().StringVar(&by, "by", "", "aggregate: op (totals per op type)")
 	return c
 }

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/internal/pipeline"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/spf13/cobra"
 )
@@ -53,7 +54,7 @@ func newShapesCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			printWarnings(stderr, l.warnings)
+			printWarnings(stderr, l.Warnings)
 			if format == "json" {
 				return writeJSON(stdout, shapesReport(l))
 			}
@@ -65,10 +66,20 @@ func newShapesCmd(stdout, stderr io.Writer) *cobra.Command {
 	return c
 }
 
-func shapesReport(l *loaded) *shapesJSON {
-	g := l.model.Graph
-	r := &shapesJSON{Header: report.Header{SchemaVersion: report.SchemaVersion, ToolVersion: version}, Model: l.path, Opsets: map[string]int64{}, Bindings: l.bindings, Inputs: report.TensorInfos(g.Inputs), Outputs: report.TensorInfos(g.Outputs), Warnings: nonNil(l.warnings), UnknownOps: nonNil(l.infer.UnknownOps), Unbound: nonNil(l.infer.Unbound)}
-	for _, o := range l.model.Opsets {
+func shapesReport(l *pipeline.Loaded) *shapesJSON {
+	g := l.Model.Graph
+	r := &shapesJSON{
+		Header:     report.Header{SchemaVersion: report.SchemaVersion, ToolVersion: version},
+		Model:      l.Path,
+		Opsets:     map[string]int64{},
+		Bindings:   l.Bindings,
+		Inputs:     report.TensorInfos(g.Inputs),
+		Outputs:    report.TensorInfos(g.Outputs),
+		Warnings:   nonNil(l.Warnings),
+		UnknownOps: nonNil(l.Infer.UnknownOps),
+		Unbound:    nonNil(l.Infer.Unbound),
+	}
+	for _, o := range l.Model.Opsets {
 		d := o.Domain
 		if d == "" {
 			d = "ai.onnx"
@@ -105,10 +116,10 @@ func walkNodes(g *ir.Graph, path string, visit func(n *ir.Node, path string)) {
 	}
 }
 
-func writeShapesText(w io.Writer, l *loaded) error {
-	g := l.model.Graph
+func writeShapesText(w io.Writer, l *pipeline.Loaded) error {
+	g := l.Model.Graph
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "# %s: %d nodes\n", l.path, g.NodeCount())
+	fmt.Fprintf(tw, "# %s: %d nodes\n", l.Path, g.NodeCount())
 	for _, in := range g.Inputs {
 		fmt.Fprintf(tw, "input\t%s\n", valueText(in))
 	}
@@ -117,12 +128,33 @@ func writeShapesText(w io.Writer, l *loaded) error {
 		if path != "" {
 			indent = strings.Repeat("  ", strings.Count(path, "/")+1)
 		}
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t-> %s\n", indent, n.Name, ir.QualifiedOp(n.Domain, n.OpType), valuesText(n.Inputs), valuesText(n.Outputs))
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t-> %s\n", indent, cell(n.Name, maxNameCell), cell(ir.QualifiedOp(n.Domain, n.OpType), maxOpCell), cell(valuesText(n.Inputs), maxInputsCell), cell(valuesText(n.Outputs), maxOutputsCell))
 	})
 	for _, o := range g.Outputs {
 		fmt.Fprintf(tw, "output\t%s\n", valueText(o))
 	}
 	return tw.Flush()
+}
+
+// Column caps of the shapes text: one long node name or a Concat of fifty
+// inputs would otherwise pad every line of the table to its width. The
+// outputs are cut too, to keep a line readable; --format json has
+// every name and shape in full.
+const (
+	maxNameCell    = 40
+	maxOpCell      = 28
+	maxInputsCell  = 60
+	maxOutputsCell = 64
+)
+
+// cell cuts s to n runes, keeping its head and tail around an ellipsis.
+func cell(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	tail := n / 3
+	return string(r[:n-tail-1]) + "…" + string(r[len(r)-tail:])
 }
 
 func valueText(v *ir.Value) string {

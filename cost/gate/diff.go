@@ -65,6 +65,9 @@ func provenance(r *report.Report) Provenance {
 func Diff(base, head *report.Report) *ReportDiff {
 	d := &ReportDiff{Base: provenance(base), Head: provenance(head), Warnings: []string{}}
 	d.Warnings = append(d.Warnings, provenanceWarnings(d.Base, d.Head)...)
+	if b, h := bindingText(base.Bindings), bindingText(head.Bindings); b != h {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("base and head were computed with different bindings (%s vs %s): part of the difference may come from that", b, h))
+	}
 	for i := range Metrics {
 		m := &Metrics[i]
 		d.Totals = append(d.Totals, change(m.Name, m.get(base.Totals), m.get(head.Totals)))
@@ -87,6 +90,22 @@ func provenanceWarnings(b, h Provenance) []string {
 	check("dtypes", b.DType, h.DType)
 	check("plans", b.Plan, h.Plan)
 	return w
+}
+
+// bindingText prints bindings as k=v, sorted ("none" when empty).
+func bindingText(b map[string]int64) string {
+	if len(b) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(b))
+	for k := range b {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for i, k := range keys {
+		keys[i] = fmt.Sprintf("%s=%d", k, b[k])
+	}
+	return strings.Join(keys, " ")
 }
 
 func orUnknown(s string) string {

@@ -146,12 +146,11 @@ func signedSeconds(s float64) string {
 	return "-" + render.Seconds(-s)
 }
 
-// WriteDiffText prints totals and the top changed nodes.
+// WriteDiffText prints totals and the top changed nodes. The warnings are
+// not repeated here: the command prints them on stderr, where every
+// warning goes.
 func WriteDiffText(w io.Writer, d *ReportDiff, violations []string) {
 	fmt.Fprintf(w, "base %s · head %s\n", clean(d.Base.Model), clean(d.Head.Model))
-	for _, x := range d.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", clean(x))
-	}
 	fmt.Fprintf(w, "%-12s %14s %14s %14s %9s\n", "metric", "base", "head", "Δ", "Δ%")
 	for _, c := range d.Totals {
 		m, _ := LookupMetric(c.Metric)

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,6 +30,16 @@ type OpTotal struct {
 	Launches     float64 `json:"launches"`
 	TimeS        float64 `json:"time_s"`
 	Share        float64 `json:"share"`
+}
+
+// topOps is ByOp cut to the n costliest op types (n ≤ 0: all), with the
+// op types left out.
+func topOps(r *report.Report, n int) (shown, rest []OpTotal) {
+	ops := ByOp(r)
+	if n <= 0 || n >= len(ops) {
+		return ops, nil
+	}
+	return ops[:n], ops[n:]
 }
 
 // ByOp sums nodes per op type, costliest first (ties by name).
@@ -146,8 +157,16 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 	var t *table
 	if opt.ByOp {
 		t = newTable([]string{"op", "nodes", "FLOPs", "read", "written", "launches", "time", "share"}, false, true, true, true, true, true, true, true)
-		for _, o := range ByOp(r) {
+		shown, rest := topOps(r, opt.Top)
+		for _, o := range shown {
 			t.add(Clean(o.OpType), Count(float64(o.Count)), FLOPs(o.FLOPs), Bytes(o.BytesRead), Bytes(o.BytesWritten), Count(o.Launches), Seconds(o.TimeS), Percent(o.Share))
+		}
+		if len(rest) > 0 {
+			var rt float64
+			for _, o := range rest {
+				rt += o.TimeS
+			}
+			t.add(fmt.Sprintf("… %d more op types", len(rest)), "", "", "", "", "", Seconds(rt), share(rt, r.Totals.TimeS))
 		}
 		t.add("total", Count(float64(len(r.Nodes))), FLOPs(r.Totals.FLOPs), Bytes(r.Totals.BytesRead), Bytes(r.Totals.BytesWritten), Count(r.Totals.Launches), Seconds(r.Totals.TimeS), "100%")
 	} else {
@@ -210,10 +229,11 @@ func dash(s string) string {
 // units, for spreadsheets and scripts.
 func CSV(w io.Writer, r *report.Report, opt Options) error {
 	cw := csv.NewWriter(w)
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	f := csvNumber
 	if opt.ByOp {
 		cw.Write([]string{"op_type", "count", "macs", "flops", "bytes_read", "bytes_written", "launches", "time_s", "share"})
-		for _, t := range ByOp(r) {
+		shown, _ := topOps(r, opt.Top)
+		for _, t := range shown {
 			cw.Write([]string{Clean(t.OpType), strconv.Itoa(t.Count), f(t.MACs), f(t.FLOPs), f(t.BytesRead), f(t.BytesWritten), f(t.Launches), f(t.TimeS), f(t.Share)})
 		}
 	} else {
@@ -227,6 +247,16 @@ func CSV(w io.Writer, r *report.Report, opt Options) error {
 	return cw.Error()
 }
 
+// csvNumber writes a whole number as an integer (115605504, not
+// 1.15605504e+08) and any other value in the shortest form that reads
+// back exactly.
+func csvNumber(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e18 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
 // Markdown writes a GitHub-flavoured table with human units. Model-supplied
 // strings are escaped so that they cannot break the table.
 func Markdown(w io.Writer, r *report.Report, opt Options) error {
@@ -236,8 +266,12 @@ func Markdown(w io.Writer, r *report.Report, opt Options) error {
 	fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n\n", Seconds(tt.TimeS), FLOPs(tt.FLOPs), Count(tt.MACs), Bytes(tt.BytesRead), Bytes(tt.BytesWritten), Count(tt.Params), Count(tt.Launches), Bytes(tt.PeakMemoryBytes), Joules(tt.EnergyJ), Percent(tt.GEMMConvTimeShare))
 	if opt.ByOp {
 		fmt.Fprintf(w, "| op | nodes | FLOPs | read | written | launches | time | share |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
-		for _, t := range ByOp(r) {
+		shown, rest := topOps(r, opt.Top)
+		for _, t := range shown {
 			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", MarkdownEscape(t.OpType), t.Count, FLOPs(t.FLOPs), Bytes(t.BytesRead), Bytes(t.BytesWritten), Count(t.Launches), Seconds(t.TimeS), Percent(t.Share))
+		}
+		if len(rest) > 0 {
+			fmt.Fprintf(w, "| … %d more op types | | | | | | | |\n", len(rest))
 		}
 	} else {
 		shown, rest := selectNodes(r, opt.Top)

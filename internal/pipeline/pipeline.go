@@ -1,0 +1,361 @@
+// Package pipeline is the model pipeline behind every onnxcost command:
+// read an ONNX model (from a file or from bytes), inline its functions,
+// name its nodes, bind its symbolic dims and infer every shape (Load); run
+// the fusion passes of a plan (Loaded.Plan); and cost it on a GPU
+// (Estimate). The command line and the WebAssembly build share it, so a
+// model gives the same numbers in both.
+//
+// Every error it returns for bad input is an *Error, so a caller can tell
+// bad input (the command line exits 2) from anything else.
+package pipeline
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/ir"
+	"github.com/onnxcost/onnxcost/passes"
+)
+
+// Error is bad input: an unreadable or invalid model, a bad binding, a
+// bad pass selection. Its message already names the file when there is one.
+type Error struct{ Err error }
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// inputErr builds an *Error.
+func inputErr(format string, args ...any) error {
+	return &Error{Err: fmt.Errorf(format, args...)}
+}
+
+// IsInputError reports whether err is (or wraps) bad input.
+func IsInputError(err error) bool {
+	var e *Error
+	return errors.As(err, &e)
+}
+
+// Options say how to bind a model's symbolic dims.
+type Options struct {
+	// Batch, when > 0, binds the leading symbolic dim of every graph input.
+	Batch int64
+	// Dims binds symbols by name.
+	Dims map[string]int64
+	// InputDataDir, when set, binds graph inputs to the tensors in
+	// DIR/input_<i>.pb (graph-input order). File reads only.
+	InputDataDir string
+	// InputData binds graph inputs by name to tensors (used instead of
+	// InputDataDir when the caller already holds them).
+	InputData map[string]*ir.Tensor
+	// BindAll gives unbound input symbols the value 1 (with a warning) so
+	// that a cost can be computed; `shapes` keeps them symbolic instead.
+	BindAll bool
+}
+
+// Loaded is a model after reading, function inlining and shape inference.
+type Loaded struct {
+	// Path names the model in messages (the file path, or the name given
+	// to LoadBytes).
+	Path  string
+	Model *ir.Model
+	Infer *ir.InferResult
+	// Bindings holds every symbol given a value, by the user or by the
+	// assume-1 default (those also produce a warning).
+	Bindings map[string]int64
+	Warnings []string
+}
+
+// Load reads, inlines and infers the model at path. Every error names the
+// file.
+func Load(path string, opt Options) (*Loaded, error) {
+	if opt.Batch < 0 {
+		return nil, inputErr("--batch must be positive, got %d", opt.Batch)
+	}
+	m, err := ir.ReadFile(path, ir.ReadOptions{})
+	if err != nil {
+		if isSavedReport(fileHead(path)) {
+			return nil, inputErr("%s: %w", path, errSavedReport)
+		}
+		return nil, inputErr("%s: %w", path, err)
+	}
+	return finish(path, m, opt)
+}
+
+// LoadBytes is Load for a model held in memory (a browser upload); name
+// stands for the path in messages. External data cannot be resolved, so
+// tensors stored outside the file are marked missing.
+func LoadBytes(name string, data []byte, opt Options) (*Loaded, error) {
+	if opt.Batch < 0 {
+		return nil, inputErr("--batch must be positive, got %d", opt.Batch)
+	}
+	m, err := ir.Read(data, ir.ReadOptions{})
+	if err != nil {
+		if isSavedReport(data) {
+			return nil, inputErr("%s: %w", name, errSavedReport)
+		}
+		return nil, inputErr("%s: %w", name, err)
+	}
+	m.Path = name
+	return finish(name, m, opt)
+}
+
+// errSavedReport says what to do with a saved report given as a model.
+var errSavedReport = errors.New("a saved onnxcost JSON report, not an ONNX model: diff, graph, html and roofline take a saved report (and check takes one with --base-report); report, compare and shapes need the .onnx model")
+
+// fileHead returns the first bytes of a file (nil when unreadable).
+func fileHead(path string) []byte {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer fh.Close()
+	head := make([]byte, 256)
+	n, _ := io.ReadFull(fh, head)
+	return head[:n]
+}
+
+// isSavedReport reports whether data opens like a JSON report.
+func isSavedReport(data []byte) bool {
+	t := bytes.TrimLeft(data, " \t\r\n\xef\xbb\xbf")
+	return len(t) > 0 && t[0] == '{' && bytes.Contains(data[:min(len(data), 4096)], []byte(`"schema_version"`))
+}
+
+// finish inlines, names, binds and infers a model that was just read.
+func finish(path string, m *ir.Model, opt Options) (*Loaded, error) {
+	if err := ir.InlineFunctions(m); err != nil {
+		return nil, inputErr("%s: %w", path, err)
+	}
+	ir.NameNodes(m.Graph)
+	iopt := ir.InferOptions{Bindings: map[string]int64{}, InputData: opt.InputData}
+	for k, v := range opt.Dims {
+		iopt.Bindings[k] = v
+	}
+	if opt.InputDataDir != "" {
+		var err error
+		iopt.InputData, err = readInputData(opt.InputDataDir, m.Graph)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := checkInputData(m.Graph, iopt.InputData); err != nil {
+		return nil, inputErr("%s: %w", path, err)
+	}
+	l := &Loaded{Path: path, Model: m, Bindings: map[string]int64{}}
+	var rewritten []*ir.Value // outputs a static rewrite must reach
+	rewrote := false
+	if opt.Batch > 0 {
+		bp, err := planBatch(m.Graph, opt.Batch, iopt.InputData)
+		if err != nil {
+			return nil, inputErr("%s: %w", path, err)
+		}
+		for sym, n := range bp.bind {
+			if v, ok := iopt.Bindings[sym]; ok && v != n {
+				return nil, inputErr("%s: --batch %d and --dim %s=%d bind the same dim to different values", path, n, sym, v)
+			}
+			iopt.Bindings[sym] = n
+		}
+		if bp.note != "" {
+			l.Warnings = append(l.Warnings, bp.note)
+		}
+		if len(bp.rewritten) > 0 {
+			rewritten = rewriteStatic(m.Graph, bp.rewritten, opt.Batch)
+			rewrote = true
+			for _, name := range bp.rewritten {
+				if opt.Batch == 1 {
+					break // batch 1 is what the model was exported for
+				}
+				l.Warnings = append(l.Warnings, fmt.Sprintf("input %s has a static batch dim of 1 (the model was exported for batch 1); --batch %d rewrote it to %d", name, opt.Batch, opt.Batch))
+			}
+		}
+	}
+	if opt.BindAll {
+		iopt.Assume = 1
+	}
+	res, err := ir.InferShapes(m, iopt)
+	if err != nil {
+		if rewrote {
+			return nil, inputErr("%s: --batch %d: the model has a static batch of 1 and rewriting it fails shape inference (%w); re-export it with a dynamic batch axis", path, opt.Batch, err)
+		}
+		return nil, inputErr("%s: %w", path, err)
+	}
+	if err := checkRewrite(rewritten, opt.Batch); err != nil {
+		return nil, inputErr("%s: %w", path, err)
+	}
+	// The assumed symbols come first: they explain the numbers most.
+	var assumed []string
+	for _, s := range res.Assumed {
+		how := fmt.Sprintf("--dim %s=N", s)
+		if IsBatchName(s) {
+			how = "--batch N or " + how
+		}
+		assumed = append(assumed, fmt.Sprintf("symbol %s is unbound; assumed 1 (bind it with %s)", s, how))
+	}
+	l.Warnings = append(assumed, l.Warnings...)
+	l.Warnings = shortenAll(l.Warnings)
+	l.Infer = res
+	for k, v := range res.Bound {
+		l.Bindings[k] = v
+	}
+	if rewrote {
+		// A static model has no symbol to show; the rewritten batch is
+		// shown under the name users asked for (the warnings say how).
+		l.Bindings["batch"] = opt.Batch
+	}
+	l.Warnings = append(l.Warnings, res.Warnings...)
+	for _, op := range res.UnknownOps {
+		l.Warnings = append(l.Warnings, fmt.Sprintf("no shape rule for op %s; its outputs have unknown shapes", strings.TrimPrefix(op, "::")))
+	}
+	return l, nil
+}
+
+// checkInputData refuses an input tensor that contradicts the input's
+// declared dtype, rank or static dims, before inference would fail on it
+// somewhere deep inside the graph.
+func checkInputData(g *ir.Graph, data map[string]*ir.Tensor) error {
+	for i, in := range g.Inputs {
+		t, ok := data[in.Name]
+		if !ok || in.Declared == nil {
+			continue
+		}
+		d := in.Declared
+		got := t.Shape()
+		what := fmt.Sprintf("input data for input %d (%s)", i, in.Name)
+		if d.DType != ir.Undefined && t.DType != d.DType {
+			return fmt.Errorf("%s is %s, the model declares %s", what, t.DType, d.DType)
+		}
+		if !d.Shape.Ranked {
+			continue
+		}
+		if len(got.Dims) != len(d.Shape.Dims) {
+			return fmt.Errorf("%s has rank %d %s, the model declares rank %d %s", what, len(got.Dims), got, len(d.Shape.Dims), d.Shape)
+		}
+		for k, dd := range d.Shape.Dims {
+			if dd.IsKnown() && !got.Dims[k].Is(dd.Value) {
+				return fmt.Errorf("%s has shape %s, the model declares %s (dim %d differs)", what, got, d.Shape, k)
+			}
+		}
+	}
+	return nil
+}
+
+// readInputData reads DIR/input_<i>.pb for each graph input, in order.
+// A missing file leaves that input unbound; an unreadable one is an error.
+func readInputData(dir string, g *ir.Graph) (map[string]*ir.Tensor, error) {
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return nil, inputErr("--input-data %s: not a readable folder", dir)
+	}
+	out := map[string]*ir.Tensor{}
+	for i, in := range g.Inputs {
+		p := filepath.Join(dir, fmt.Sprintf("input_%d.pb", i))
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		t, err := ir.ReadTensorFile(p)
+		if err != nil {
+			return nil, inputErr("%s: %w", p, err)
+		}
+		out[in.Name] = t
+	}
+	return out, nil
+}
+
+// Plan runs the fusion passes for the fused plan; the unfused plan costs
+// the graph as read (and checks the pass selection all the same, so a typo
+// is an error whichever plan is asked for).
+func (l *Loaded) Plan(plan string, opt passes.Options) error {
+	if _, err := passes.Selected(opt); err != nil {
+		return &Error{Err: err}
+	}
+	if plan != "fused" {
+		return nil
+	}
+	st, err := passes.Run(l.Model.Graph, opt)
+	if err != nil {
+		return inputErr("%s: %w", l.Path, err)
+	}
+	if !st.Converged {
+		l.Warnings = append(l.Warnings, fmt.Sprintf("fusion passes did not reach a fixpoint in %d iterations (still changing: %s); the fused plan may be incompletely optimised", st.Iterations, ChangedList(st)))
+	}
+	return nil
+}
+
+// ChangedList names the passes that changed the graph, sorted.
+func ChangedList(st *passes.Stats) string {
+	names := make([]string, 0, len(st.Changed))
+	for n := range st.Changed {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// Warning length limits: a symbolic dim can grow into an expression of
+// hundreds of characters through a chain of shape arithmetic; a warning
+// needs only to identify it.
+const (
+	maxWordRunes    = 80
+	maxWarningRunes = 400
+)
+
+// shortenAll applies shorten to every warning.
+func shortenAll(ws []string) []string {
+	for i, w := range ws {
+		ws[i] = shorten(w)
+	}
+	return ws
+}
+
+// shorten cuts every over-long word (a symbolic expression, a shape) to
+// its head and tail, and the warning to maxWarningRunes.
+func shorten(w string) string {
+	words := strings.Split(w, " ")
+	for i, word := range words {
+		if r := []rune(word); len(r) > maxWordRunes {
+			words[i] = string(r[:maxWordRunes-16]) + "…" + string(r[len(r)-15:])
+		}
+	}
+	w = strings.Join(words, " ")
+	if r := []rune(w); len(r) > maxWarningRunes {
+		w = string(r[:maxWarningRunes-1]) + "…"
+	}
+	return w
+}
+
+// EstimateOptions choose what Estimate costs.
+type EstimateOptions struct {
+	DType       string // "" is the model's own
+	Plan        string // fused|unfused
+	ToolVersion string
+	ModelName   string // "" is the Loaded's Path
+}
+
+// Estimate runs the cost model on a loaded (and planned) model and
+// attaches its bindings and warnings to the report.
+func Estimate(l *Loaded, gpu *hwdb.GPU, opt EstimateOptions) (*report.Report, error) {
+	name := opt.ModelName
+	if name == "" {
+		name = l.Path
+	}
+	r, err := cost.Analyze(l.Model.Graph, l.Model, gpu, cost.Options{
+		DType:       opt.DType,
+		Plan:        opt.Plan,
+		ToolVersion: opt.ToolVersion,
+		ModelName:   name,
+	})
+	if err != nil {
+		return nil, inputErr("%s: %w", l.Path, err)
+	}
+	r.Bindings = l.Bindings
+	r.Warnings = shortenAll(append(append([]string{}, l.Warnings...), r.Warnings...))
+	return r, nil
+}
