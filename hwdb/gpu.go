@@ -52,6 +52,26 @@ type GPU struct {
 	IdleWatts float64 `json:"idle_w,omitempty"`
 	LaunchS   float64 `json:"launch_s"` // per-kernel launch overhead
 
+	// Power and clock controls, as `nvidia-smi -q` reports them: the range
+	// a power cap (`nvidia-smi -pl`) may be set in, and the clocks an SM
+	// clock lock may use. TDPWatts is the default power limit. 0 = not
+	// known; a caller sweeping caps must then fall back to its own range.
+	MinPowerW     float64 `json:"min_power_w,omitempty"`      // "Min Power Limit"
+	MaxPowerW     float64 `json:"max_power_w,omitempty"`      // "Max Power Limit" (≥ TDP; above it on boards that allow raising the cap)
+	MinSMClockMHz float64 `json:"min_sm_clock_mhz,omitempty"` // lowest supported SM clock
+	MemClockMHz   float64 `json:"mem_clock_mhz,omitempty"`    // "Max Clocks: Memory", in the driver's own unit (not the data rate)
+
+	// Interconnect for multi-GPU cost. Bandwidths are bytes/s in ONE
+	// direction for one GPU: NVLinkBW is the sum over all of its links
+	// (A100 SXM: 12 links x 25 GB/s = 300e9, quoted by NVIDIA as "600 GB/s"
+	// bidirectional); PCIeBW is the x16 host link. Vendors usually quote
+	// both directions added; the loader rejects a figure above what the
+	// stated generation can carry one way, which catches that slip.
+	NVLinkGen int     `json:"nvlink_gen,omitempty"`
+	NVLinkBW  float64 `json:"nvlink_bw,omitempty"`
+	PCIeGen   int     `json:"pcie_gen,omitempty"`
+	PCIeBW    float64 `json:"pcie_bw,omitempty"`
+
 	// Sources maps a figure's JSON name ("mem_bw", "peak_flops.fp16_tensor")
 	// to where it comes from (document title, table, URL).
 	Sources map[string]string `json:"sources"`
