@@ -417,15 +417,17 @@ func decodeRuntime(n *yaml.Node, origin string, builtin bool, bases *RuntimeDB, 
 			r.Sources[name] = src // re-sourcing an inherited figure
 		}
 	}
-	validateRuntime(r, n.Line, srcLine, el)
+	validateRuntime(r, n.Line, base != "", set, srcLine, el)
 	return r
 }
 
 // validateRuntime checks a finished profile: required figures, exactly one
 // form of the kernel gap, and a source for every figure it has.
-func validateRuntime(r *Runtime, line int, srcLine map[string]int, el *errList) {
+func validateRuntime(r *Runtime, line int, hasBase bool, set, srcLine map[string]int, el *errList) {
+	// A required figure may be 0 (no dispatch cost), so "given" is judged
+	// on the file, not the value; a base was validated when it was built.
 	for _, name := range rtRequired {
-		if _, ok := r.Sources[name]; !ok && runtimeValue(r, name) == 0 {
+		if _, given := set[name]; !given && !hasBase {
 			el.add(line, "%s: %s is required", r.Name, name)
 		}
 	}
@@ -448,28 +450,18 @@ func validateRuntime(r *Runtime, line int, srcLine map[string]int, el *errList) 
 	}
 }
 
-// runtimeFigureNames lists the JSON names of the figures r has, sorted. A
-// figure that may be zero counts as present once it has a source.
+// runtimeFigureNames lists the JSON names of the figures r has, sorted:
+// the required ones always (their 0 is a value), the others when non-zero.
 func runtimeFigureNames(r *Runtime) []string {
 	var names []string
 	for _, f := range rtFigures {
 		v := *f.ptr(r)
-		_, sourced := r.Sources[f.json]
-		if (v != 0 || (f.zeroOK && sourced)) && !slices.Contains(names, f.json) {
+		if (v != 0 || slices.Contains(rtRequired, f.json)) && !slices.Contains(names, f.json) {
 			names = append(names, f.json)
 		}
 	}
 	sort.Strings(names)
 	return names
-}
-
-func runtimeValue(r *Runtime, json string) float64 {
-	for _, f := range rtFigures {
-		if f.json == json {
-			return *f.ptr(r)
-		}
-	}
-	return 0
 }
 
 func runtimeKeys() string {
