@@ -139,6 +139,7 @@ func WriteDetail(w io.Writer, g *GPU) error {
 		detailRow{"pcie_bw", "PCIe per direction", g.PCIeBW / giga, "GB/s"},
 		detailRow{"nvlink_gen", "NVLink generation", float64(g.NVLinkGen), ""},
 		detailRow{"nvlink_bw", "NVLink per direction", g.NVLinkBW / giga, "GB/s"},
+		detailRow{"nvlink_domain", "NVLink domain", float64(g.NVLinkDomain), "GPUs"},
 	)
 	table := [][]string{{"FIGURE", "VALUE", "UNIT", "SOURCE"}}
 	for _, r := range rows {

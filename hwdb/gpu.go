@@ -69,8 +69,11 @@ type GPU struct {
 	// stated generation can carry one way, which catches that slip.
 	NVLinkGen int     `json:"nvlink_gen,omitempty"`
 	NVLinkBW  float64 `json:"nvlink_bw,omitempty"`
-	PCIeGen   int     `json:"pcie_gen,omitempty"`
-	PCIeBW    float64 `json:"pcie_bw,omitempty"`
+	// NVLinkDomain is the most GPUs of this kind one NVLink fabric joins:
+	// 2 for a bridged pair of PCIe cards, 8 for an HGX/DGX baseboard.
+	NVLinkDomain int     `json:"nvlink_domain,omitempty"`
+	PCIeGen      int     `json:"pcie_gen,omitempty"`
+	PCIeBW       float64 `json:"pcie_bw,omitempty"`
 
 	// Sources maps a figure's JSON name ("mem_bw", "peak_flops.fp16_tensor")
 	// to where it comes from (document title, table, URL).
@@ -81,3 +84,20 @@ type GPU struct {
 
 // PeakFor returns the peak for p, or 0 when the GPU lacks that path.
 func (g *GPU) PeakFor(p Precision) float64 { return g.Peak[p] }
+
+// PeerBW returns the bytes/s one GPU can send in one direction to its
+// peers when n GPUs of this kind work together: the NVLink figure while
+// n fits in one NVLink domain, else the PCIe host link, which peer
+// traffic between PCIe cards, beyond a bridged pair, or out of the node
+// (through a NIC behind it, so at best this) crosses. 0 when n < 2 or
+// the figure is unknown.
+func (g *GPU) PeerBW(n int) float64 {
+	switch {
+	case n < 2:
+		return 0
+	case g.NVLinkBW > 0 && n <= g.NVLinkDomain:
+		return g.NVLinkBW
+	default:
+		return g.PCIeBW
+	}
+}

@@ -383,6 +383,8 @@ func TestLoadFileErrors(t *testing.T) {
 		{"min clock above boost", "- name: X\n" + valid + "  min_sm_clock_mhz: 1200\n", "min SM clock 1200 MHz above"},
 		{"pcie both directions", "- name: X\n" + valid + "  pcie_gen: 4\n  pcie_gbps: 64\n", "PCIe bandwidth 64 GB/s exceeds one direction of PCIe gen 4"},
 		{"nvlink both directions", "- name: X\n" + valid + "  nvlink_gen: 3\n  nvlink_gbps: 600\n", "NVLink bandwidth 600 GB/s exceeds one direction of NVLink gen 3"},
+		{"nvlink without domain", "- name: X\n" + valid + "  nvlink_gen: 3\n  nvlink_gbps: 300\n", "nvlink_gbps and nvlink_domain go together"},
+		{"nvlink domain of one", "- name: X\n" + valid + "  nvlink_gen: 3\n  nvlink_gbps: 300\n  nvlink_domain: 1\n", "nvlink_domain 1 must be 2..576"},
 		{"pcie without gen", "- name: X\n" + valid + "  pcie_gbps: 31.5\n", "pcie_gen and pcie_gbps go together"},
 		{"unknown pcie gen", "- name: X\n" + valid + "  pcie_gen: 9\n  pcie_gbps: 31.5\n", "unknown PCIe generation 9"},
 		{"fractional gen", "- name: X\n" + valid + "  pcie_gen: 4.5\n  pcie_gbps: 31.5\n", "pcie_gen must be a whole number"},
@@ -468,7 +470,7 @@ func TestWriteDetailGolden(t *testing.T) {
 // A derived entry drops an inherited figure with null: the figure and its
 // source go, the rest stays the base's.
 func TestLoadFileNullDropsInherited(t *testing.T) {
-	path := writeTemp(t, "pcie.yaml", "- name: A100-box\n  base: A100-SXM4-80GB\n  max_power_w: null\n  nvlink_gbps: null\n  nvlink_gen: null\n")
+	path := writeTemp(t, "pcie.yaml", "- name: A100-box\n  base: A100-SXM4-80GB\n  max_power_w: null\n  nvlink_gbps: null\n  nvlink_gen: null\n  nvlink_domain: null\n")
 	gpus, err := LoadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -477,7 +479,7 @@ func TestLoadFileNullDropsInherited(t *testing.T) {
 	if g.MaxPowerW != 0 || g.NVLinkBW != 0 || g.NVLinkGen != 0 {
 		t.Errorf("null did not drop: max power %g, nvlink %g gen %d", g.MaxPowerW, g.NVLinkBW, g.NVLinkGen)
 	}
-	for _, f := range []string{"max_power_w", "nvlink_bw", "nvlink_gen"} {
+	for _, f := range []string{"max_power_w", "nvlink_bw", "nvlink_gen", "nvlink_domain"} {
 		if _, ok := g.Sources[f]; ok {
 			t.Errorf("source of dropped %s kept", f)
 		}
@@ -531,5 +533,29 @@ func TestInterconnectAndPowerFigures(t *testing.T) {
 	}
 	if r := mustGPU(t, "A40").Peak[FP16Tensor] / mustGPU(t, "A40").Peak[FP32]; !near(r, 4, 0.01) {
 		t.Errorf("A40 fp16_tensor/fp32 = %g, want 4 (full-rate FP32 accumulate)", r)
+	}
+}
+
+// Peer bandwidth for n GPUs: NVLink inside its domain, PCIe beyond it.
+func TestPeerBW(t *testing.T) {
+	cases := []struct {
+		gpu  string
+		n    int
+		gbps float64
+	}{
+		{"A100-SXM4-80GB", 1, 0},
+		{"A100-SXM4-80GB", 8, 300},
+		{"A100-SXM4-80GB", 16, 31.51}, // across nodes: no NVLink figure, the host link
+		{"A40", 2, 56.25},
+		{"A40", 4, 31.51}, // beyond the bridged pair
+		{"A100-PCIe-80GB", 2, 31.51},
+		{"H200-SXM-141GB", 4, 450},
+		{"L40S", 2, 31.51},
+		{"B200", 2, 900},
+	}
+	for _, c := range cases {
+		if got := mustGPU(t, c.gpu).PeerBW(c.n); !near(got, c.gbps*giga, 1e-9) {
+			t.Errorf("%s PeerBW(%d) = %g GB/s, want %g", c.gpu, c.n, got/giga, c.gbps)
+		}
 	}
 }

@@ -89,6 +89,8 @@ func buildFigures() map[string]figure {
 		iptr: func(g *GPU) *int { return &g.NVLinkGen }})
 	add([]string{"nvlink_gbps", "nvlink_bw"}, []float64{giga, 1}, figure{json: "nvlink_bw", sourced: true,
 		ptr: func(g *GPU) *float64 { return &g.NVLinkBW }})
+	add([]string{"nvlink_domain"}, []float64{1}, figure{json: "nvlink_domain", integer: true, sourced: true,
+		iptr: func(g *GPU) *int { return &g.NVLinkDomain }})
 	add([]string{"pcie_gen"}, []float64{1}, figure{json: "pcie_gen", integer: true, sourced: true,
 		iptr: func(g *GPU) *int { return &g.PCIeGen }})
 	add([]string{"pcie_gbps", "pcie_bw"}, []float64{giga, 1}, figure{json: "pcie_bw", sourced: true,
@@ -592,7 +594,7 @@ func merge(g *GPU, e *entry, opt parseOptions) {
 func canonicalSpelling(json string) string {
 	for _, k := range []string{"year", "sms", "base_clock_mhz", "boost_clock_mhz", "sustained_clock_mhz", "mem_gib",
 		"mem_bw_gbps", "l2_mib", "l2_bw_gbps", "tdp_w", "idle_w", "launch_us", "min_power_w", "max_power_w",
-		"min_sm_clock_mhz", "mem_clock_mhz", "nvlink_gen", "nvlink_gbps", "pcie_gen", "pcie_gbps"} {
+		"min_sm_clock_mhz", "mem_clock_mhz", "nvlink_gen", "nvlink_gbps", "nvlink_domain", "pcie_gen", "pcie_gbps"} {
 		if figures[k].json == json {
 			return k
 		}
@@ -726,6 +728,11 @@ func validateInterconnect(g *GPU, e *entry, el *errList) {
 	}
 	check("PCIe", "pcie_gen", "pcie_gbps", g.PCIeGen, g.PCIeBW, pcieCeilingGBps)
 	check("NVLink", "nvlink_gen", "nvlink_gbps", g.NVLinkGen, g.NVLinkBW, nvlinkCeilingGBps)
+	if (g.NVLinkBW > 0) != (g.NVLinkDomain > 0) {
+		el.add(e.line, "%s: nvlink_gbps and nvlink_domain go together (how many GPUs the NVLink fabric joins)", g.Name)
+	} else if g.NVLinkDomain == 1 || g.NVLinkDomain > 576 {
+		el.add(e.set["nvlink_domain"], "%s: nvlink_domain %d must be 2..576 GPUs", g.Name, g.NVLinkDomain)
+	}
 }
 
 // figureNames lists the JSON names of the sourced figures g has, sorted.
