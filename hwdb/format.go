@@ -115,6 +115,8 @@ func WriteDetail(w io.Writer, g *GPU) error {
 		{"base_clock_mhz", "base clock", g.BaseClockMHz, "MHz"},
 		{"boost_clock_mhz", "boost clock", g.BoostClockMHz, "MHz"},
 		{"sustained_clock_mhz", "sustained clock", g.SustainedClockMHz, "MHz"},
+		{"min_sm_clock_mhz", "min SM clock", g.MinSMClockMHz, "MHz"},
+		{"mem_clock_mhz", "memory clock", g.MemClockMHz, "MHz"},
 	}
 	for _, p := range Precisions {
 		unit := "TFLOPS"
@@ -129,8 +131,15 @@ func WriteDetail(w io.Writer, g *GPU) error {
 		detailRow{"l2_bytes", "L2 cache", g.L2Bytes / mib, "MiB"},
 		detailRow{"l2_bw", "L2 bandwidth", g.L2BW / giga, "GB/s"},
 		detailRow{"tdp_w", "TDP", g.TDPWatts, "W"},
+		detailRow{"min_power_w", "min power limit", g.MinPowerW, "W"},
+		detailRow{"max_power_w", "max power limit", g.MaxPowerW, "W"},
 		detailRow{"idle_w", "idle power", g.IdleWatts, "W"},
 		detailRow{"launch_s", "launch overhead", g.LaunchS / usec, "us"},
+		detailRow{"pcie_gen", "PCIe generation", float64(g.PCIeGen), ""},
+		detailRow{"pcie_bw", "PCIe per direction", g.PCIeBW / giga, "GB/s"},
+		detailRow{"nvlink_gen", "NVLink generation", float64(g.NVLinkGen), ""},
+		detailRow{"nvlink_bw", "NVLink per direction", g.NVLinkBW / giga, "GB/s"},
+		detailRow{"nvlink_domain", "NVLink domain", float64(g.NVLinkDomain), "GPUs"},
 	)
 	table := [][]string{{"FIGURE", "VALUE", "UNIT", "SOURCE"}}
 	for _, r := range rows {

@@ -49,6 +49,29 @@ type GPU struct {
 	IdleWatts float64 `json:"idle_w,omitempty"`
 	LaunchS   float64 `json:"launch_s"` // per-kernel launch overhead
 
+	// Power and clock controls, as `nvidia-smi -q` reports them: the range
+	// a power cap (`nvidia-smi -pl`) may be set in, and the clocks an SM
+	// clock lock may use. TDPWatts is the default power limit. 0 = not
+	// known; a caller sweeping caps must then fall back to its own range.
+	MinPowerW     float64 `json:"min_power_w,omitempty"`      // "Min Power Limit"
+	MaxPowerW     float64 `json:"max_power_w,omitempty"`      // "Max Power Limit" (≥ TDP; above it on boards that allow raising the cap)
+	MinSMClockMHz float64 `json:"min_sm_clock_mhz,omitempty"` // lowest supported SM clock
+	MemClockMHz   float64 `json:"mem_clock_mhz,omitempty"`    // "Max Clocks: Memory", in the driver's own unit (not the data rate)
+
+	// Interconnect for multi-GPU cost. Bandwidths are bytes/s in ONE
+	// direction for one GPU: NVLinkBW is the sum over all of its links
+	// (A100 SXM: 12 links x 25 GB/s = 300e9, quoted by NVIDIA as "600 GB/s"
+	// bidirectional); PCIeBW is the x16 host link. Vendors usually quote
+	// both directions added; the loader rejects a figure above what the
+	// stated generation can carry one way, which catches that slip.
+	NVLinkGen int     `json:"nvlink_gen,omitempty"`
+	NVLinkBW  float64 `json:"nvlink_bw,omitempty"`
+	// NVLinkDomain is the most GPUs of this kind one NVLink fabric joins:
+	// 2 for a bridged pair of PCIe cards, 8 for an HGX/DGX baseboard.
+	NVLinkDomain int     `json:"nvlink_domain,omitempty"`
+	PCIeGen      int     `json:"pcie_gen,omitempty"`
+	PCIeBW       float64 `json:"pcie_bw,omitempty"`
+
 	// Sources maps a figure's JSON name ("mem_bw", "peak_flops.fp16_tensor")
 	// to where it comes from (document title, table, URL).
 	Sources map[string]string `json:"sources"`
@@ -58,3 +81,20 @@ type GPU struct {
 
 // PeakFor returns the peak for p, or 0 when the GPU lacks that path.
 func (g *GPU) PeakFor(p Precision) float64 { return g.Peak[p] }
+
+// PeerBW returns the bytes/s one GPU can send in one direction to its
+// peers when n GPUs of this kind work together: the NVLink figure while
+// n fits in one NVLink domain, else the PCIe host link, which peer
+// traffic between PCIe cards, beyond a bridged pair, or out of the node
+// (through a NIC behind it, so at best this) crosses. 0 when n < 2 or
+// the figure is unknown.
+func (g *GPU) PeerBW(n int) float64 {
+	switch {
+	case n < 2:
+		return 0
+	case g.NVLinkBW > 0 && n <= g.NVLinkDomain:
+		return g.NVLinkBW
+	default:
+		return g.PCIeBW
+	}
+}

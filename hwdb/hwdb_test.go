@@ -21,7 +21,7 @@ var canonical = []string{"P4", "P40", "P100-PCIe-16GB", "P100-SXM2-16GB", "V100-
 	"V100-SXM2-16GB", "V100-SXM2-32GB", "T4", "A10", "A30", "A100-SXM4-40GB", "A100-SXM4-80GB",
 	"A100-PCIe-40GB", "A100-PCIe-80GB", "L4", "L40S", "H100-SXM5-80GB", "H100-PCIe-80GB",
 	"H200-SXM-141GB", "B200", "RTX-4090", "MI250X", "MI300X", "GTX-1080-Ti", "Titan-X-Pascal",
-	"Titan-Xp", "Titan-X-Maxwell", "M40", "MI25"}
+	"Titan-Xp", "Titan-X-Maxwell", "M40", "MI25", "A40", "RTX-A6000", "RTX-3090", "V100-PCIe-32GB", "P100-PCIe-12GB"}
 
 func mustBuiltin(t *testing.T) *DB {
 	t.Helper()
@@ -205,6 +205,8 @@ func TestLookupAliases(t *testing.T) {
 		"h100": "H100-SXM5-80GB", "v100": "V100-SXM2-16GB", "p100": "P100-PCIe-16GB",
 		"4090": "RTX-4090", "h200": "H200-SXM-141GB", "t4": "T4", "Titan Xp": "Titan-Xp",
 		"a100-pcie": "A100-PCIe-80GB", "mi300x": "MI300X", "1080ti": "GTX-1080-Ti",
+		"3090": "RTX-3090", "a6000": "RTX-A6000", "a40": "A40", "v100-pcie-32gb": "V100-PCIe-32GB",
+		"p100-12gb": "P100-PCIe-12GB",
 	}
 	for in, want := range cases {
 		if g := mustGPU(t, in); g.Name != want {
@@ -331,7 +333,7 @@ func TestWithUserFileOverride(t *testing.T) {
 
 // `gpus --format json` output loads back unchanged.
 func TestLoadFileJSONRoundTrip(t *testing.T) {
-	orig := []*GPU{mustGPU(t, "T4"), mustGPU(t, "A100-PCIe-80GB")}
+	orig := []*GPU{mustGPU(t, "T4"), mustGPU(t, "A100-PCIe-80GB"), mustGPU(t, "A40")}
 	for _, indent := range []string{"  ", "\t"} {
 		b, err := json.MarshalIndent(orig, "", indent)
 		if err != nil {
@@ -340,6 +342,7 @@ func TestLoadFileJSONRoundTrip(t *testing.T) {
 		// Renamed so the user's copy can sit beside the built-ins.
 		body := strings.ReplaceAll(string(b), `"name": "T4"`, `"name": "T4-copy"`)
 		body = strings.ReplaceAll(body, `"name": "A100-PCIe-80GB"`, `"name": "A100-copy"`)
+		body = strings.ReplaceAll(body, `"name": "A40"`, `"name": "A40-copy"`)
 		gpus, err := LoadFile(writeTemp(t, "gpus.json", body))
 		if err != nil {
 			t.Fatalf("indent %q: %v", indent, err)
@@ -374,6 +377,18 @@ func TestLoadFileErrors(t *testing.T) {
 		{"idle above tdp", "- name: X\n" + valid + "  idle_w: 40\n", "idle power 40 W not below TDP"},
 		{"launch in seconds", "- name: X\n" + strings.Replace(valid, "launch_us: 5", "launch_us: 5000", 1), "over 1 ms"},
 		{"alias is a name", "- name: X\n" + valid + "  aliases: [t4]\n", `alias "t4" of X is the name of GPU T4`},
+		{"min power above max", "- name: X\n" + valid + "  min_power_w: 40\n  max_power_w: 35\n", "min power limit 40 W above max power limit 35 W"},
+		{"min power above tdp", "- name: X\n" + valid + "  min_power_w: 40\n", "min power limit 40 W above the default limit (TDP) 30 W"},
+		{"max power below tdp", "- name: X\n" + valid + "  max_power_w: 20\n", ":12: X: max power limit 20 W below the default limit (TDP) 30 W"},
+		{"min clock above boost", "- name: X\n" + valid + "  min_sm_clock_mhz: 1200\n", "min SM clock 1200 MHz above"},
+		{"pcie both directions", "- name: X\n" + valid + "  pcie_gen: 4\n  pcie_gbps: 64\n", "PCIe bandwidth 64 GB/s exceeds one direction of PCIe gen 4"},
+		{"nvlink both directions", "- name: X\n" + valid + "  nvlink_gen: 3\n  nvlink_gbps: 600\n", "NVLink bandwidth 600 GB/s exceeds one direction of NVLink gen 3"},
+		{"nvlink without domain", "- name: X\n" + valid + "  nvlink_gen: 3\n  nvlink_gbps: 300\n", "nvlink_gbps and nvlink_domain go together"},
+		{"nvlink domain of one", "- name: X\n" + valid + "  nvlink_gen: 3\n  nvlink_gbps: 300\n  nvlink_domain: 1\n", "nvlink_domain 1 must be 2..576"},
+		{"pcie without gen", "- name: X\n" + valid + "  pcie_gbps: 31.5\n", "pcie_gen and pcie_gbps go together"},
+		{"unknown pcie gen", "- name: X\n" + valid + "  pcie_gen: 9\n  pcie_gbps: 31.5\n", "unknown PCIe generation 9"},
+		{"fractional gen", "- name: X\n" + valid + "  pcie_gen: 4.5\n  pcie_gbps: 31.5\n", "pcie_gen must be a whole number"},
+		{"null required", "- name: X\n  base: T4\n  tdp_w: null\n", "tdp_w is required and cannot be null"},
 		{"not a list", "just text\n", "expected a list"},
 		{"empty", "", "no GPU entries"},
 		{"syntax", "- name: [\n", "yaml"},
@@ -443,11 +458,104 @@ func TestWriteTableGolden(t *testing.T) {
 }
 
 func TestWriteDetailGolden(t *testing.T) {
-	for _, name := range []string{"T4", "A100-PCIe-80GB", "MI300X"} {
+	for _, name := range []string{"T4", "A100-PCIe-80GB", "MI300X", "A40"} {
 		var b bytes.Buffer
 		if err := WriteDetail(&b, mustGPU(t, name)); err != nil {
 			t.Fatal(err)
 		}
 		golden.Check(t, filepath.Join("testdata", "detail_"+name+".golden"), b.Bytes(), *update)
+	}
+}
+
+// A derived entry drops an inherited figure with null: the figure and its
+// source go, the rest stays the base's.
+func TestLoadFileNullDropsInherited(t *testing.T) {
+	path := writeTemp(t, "pcie.yaml", "- name: A100-box\n  base: A100-SXM4-80GB\n  max_power_w: null\n  nvlink_gbps: null\n  nvlink_gen: null\n  nvlink_domain: null\n")
+	gpus, err := LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, base := gpus[0], mustGPU(t, "A100-SXM4-80GB")
+	if g.MaxPowerW != 0 || g.NVLinkBW != 0 || g.NVLinkGen != 0 {
+		t.Errorf("null did not drop: max power %g, nvlink %g gen %d", g.MaxPowerW, g.NVLinkBW, g.NVLinkGen)
+	}
+	for _, f := range []string{"max_power_w", "nvlink_bw", "nvlink_gen", "nvlink_domain"} {
+		if _, ok := g.Sources[f]; ok {
+			t.Errorf("source of dropped %s kept", f)
+		}
+	}
+	if g.MinPowerW != base.MinPowerW || g.PCIeBW != base.PCIeBW || g.Sources["min_power_w"] != base.Sources["min_power_w"] {
+		t.Error("figures not nulled should stay the base's")
+	}
+}
+
+// Built-in data must source every figure it sets, new fields included.
+func TestBuiltinParseNeedsSources(t *testing.T) {
+	body := "- name: X\n  vendor: Acme\n  arch: Toy\n  sms: 4\n  boost_clock_mhz: 1000\n  peak_tflops: {fp32: 1}\n" +
+		"  mem_gib: 2\n  mem_bw_gbps: 100\n  l2_mib: 1\n  tdp_w: 30\n  launch_us: 5\n  pcie_gen: 4\n  pcie_gbps: 31.5\n" +
+		"  sources:\n    sms, boost_clock_mhz, peak_tflops.fp32, mem_gib, mem_bw_gbps, l2_mib, tdp_w, launch_us, pcie_gen: here\n"
+	_, err := parse([]byte(body), parseOptions{origin: "b.yaml", builtin: true})
+	if err == nil || !strings.Contains(err.Error(), "X: pcie_bw has no source") {
+		t.Errorf("error = %v, want pcie_bw has no source", err)
+	}
+}
+
+// The interconnect, power and clock figures of the entries the multi-GPU
+// and energy work rely on, against their datasheets (per direction).
+func TestInterconnectAndPowerFigures(t *testing.T) {
+	cases := []struct {
+		gpu                string
+		nvlink, pcie       float64 // GB/s per direction
+		minPower, maxPower float64
+	}{
+		{"A100-SXM4-80GB", 300, 31.51, 100, 400},
+		{"A100-SXM4-40GB", 300, 31.51, 100, 400},
+		{"A100-PCIe-80GB", 0, 31.51, 0, 0},
+		{"H100-SXM5-80GB", 450, 63.02, 0, 700},
+		{"H200-SXM-141GB", 450, 63.02, 0, 700},
+		{"V100-SXM2-32GB", 150, 15.76, 150, 300},
+		{"B200", 900, 0, 0, 0},
+		{"A40", 56.25, 31.51, 100, 300},
+		{"L40S", 0, 31.51, 0, 0},
+	}
+	for _, c := range cases {
+		g := mustGPU(t, c.gpu)
+		if !near(g.NVLinkBW, c.nvlink*giga, 1e-9) || !near(g.PCIeBW, c.pcie*giga, 1e-9) ||
+			g.MinPowerW != c.minPower || g.MaxPowerW != c.maxPower {
+			t.Errorf("%s: nvlink %g pcie %g power %g-%g, want %g %g %g-%g", c.gpu, g.NVLinkBW/giga, g.PCIeBW/giga,
+				g.MinPowerW, g.MaxPowerW, c.nvlink, c.pcie, c.minPower, c.maxPower)
+		}
+	}
+	// GeForce Ampere runs FP32 accumulate at half the rate of the
+	// datacenter/workstation parts of the same die.
+	if r := mustGPU(t, "RTX-3090").Peak[FP16Tensor] / mustGPU(t, "RTX-3090").Peak[FP32]; !near(r, 2, 0.01) {
+		t.Errorf("RTX-3090 fp16_tensor/fp32 = %g, want 2 (half-rate FP32 accumulate)", r)
+	}
+	if r := mustGPU(t, "A40").Peak[FP16Tensor] / mustGPU(t, "A40").Peak[FP32]; !near(r, 4, 0.01) {
+		t.Errorf("A40 fp16_tensor/fp32 = %g, want 4 (full-rate FP32 accumulate)", r)
+	}
+}
+
+// Peer bandwidth for n GPUs: NVLink inside its domain, PCIe beyond it.
+func TestPeerBW(t *testing.T) {
+	cases := []struct {
+		gpu  string
+		n    int
+		gbps float64
+	}{
+		{"A100-SXM4-80GB", 1, 0},
+		{"A100-SXM4-80GB", 8, 300},
+		{"A100-SXM4-80GB", 16, 31.51}, // across nodes: no NVLink figure, the host link
+		{"A40", 2, 56.25},
+		{"A40", 4, 31.51}, // beyond the bridged pair
+		{"A100-PCIe-80GB", 2, 31.51},
+		{"H200-SXM-141GB", 4, 450},
+		{"L40S", 2, 31.51},
+		{"B200", 2, 900},
+	}
+	for _, c := range cases {
+		if got := mustGPU(t, c.gpu).PeerBW(c.n); !near(got, c.gbps*giga, 1e-9) {
+			t.Errorf("%s PeerBW(%d) = %g GB/s, want %g", c.gpu, c.n, got/giga, c.gbps)
+		}
 	}
 }

@@ -77,6 +77,24 @@ func buildFigures() map[string]figure {
 		ptr: func(g *GPU) *float64 { return &g.IdleWatts }})
 	add([]string{"launch_us", "launch_s"}, []float64{usec, 1}, figure{json: "launch_s", required: true, sourced: true,
 		ptr: func(g *GPU) *float64 { return &g.LaunchS }})
+	add([]string{"min_power_w"}, []float64{1}, figure{json: "min_power_w", sourced: true,
+		ptr: func(g *GPU) *float64 { return &g.MinPowerW }})
+	add([]string{"max_power_w"}, []float64{1}, figure{json: "max_power_w", sourced: true,
+		ptr: func(g *GPU) *float64 { return &g.MaxPowerW }})
+	add([]string{"min_sm_clock_mhz"}, []float64{1}, figure{json: "min_sm_clock_mhz", sourced: true,
+		ptr: func(g *GPU) *float64 { return &g.MinSMClockMHz }})
+	add([]string{"mem_clock_mhz"}, []float64{1}, figure{json: "mem_clock_mhz", sourced: true,
+		ptr: func(g *GPU) *float64 { return &g.MemClockMHz }})
+	add([]string{"nvlink_gen"}, []float64{1}, figure{json: "nvlink_gen", integer: true, sourced: true,
+		iptr: func(g *GPU) *int { return &g.NVLinkGen }})
+	add([]string{"nvlink_gbps", "nvlink_bw"}, []float64{giga, 1}, figure{json: "nvlink_bw", sourced: true,
+		ptr: func(g *GPU) *float64 { return &g.NVLinkBW }})
+	add([]string{"nvlink_domain"}, []float64{1}, figure{json: "nvlink_domain", integer: true, sourced: true,
+		iptr: func(g *GPU) *int { return &g.NVLinkDomain }})
+	add([]string{"pcie_gen"}, []float64{1}, figure{json: "pcie_gen", integer: true, sourced: true,
+		iptr: func(g *GPU) *int { return &g.PCIeGen }})
+	add([]string{"pcie_gbps", "pcie_bw"}, []float64{giga, 1}, figure{json: "pcie_bw", sourced: true,
+		ptr: func(g *GPU) *float64 { return &g.PCIeBW }})
 	return m
 }
 
@@ -110,9 +128,12 @@ func canonicalFigure(k string) string {
 
 // entry is one decoded entry before it is resolved against its base.
 type entry struct {
-	line    int
-	g       *GPU           // figures set in this entry (base units)
-	set     map[string]int // JSON figure name -> line where it was set
+	line int
+	g    *GPU           // figures set in this entry (base units)
+	set  map[string]int // JSON figure name -> line where it was set
+	// unset holds figures the entry drops from its base with "key: null"
+	// (an A100 PCIe derived from the SXM part has no SXM power limits).
+	unset   map[string]int
 	sources map[string]string
 	srcLine map[string]int
 	base    string
@@ -218,7 +239,7 @@ func decodeEntry(n *yaml.Node, el *errList) *entry {
 		el.add(n.Line, "a GPU entry must be a mapping of field: value")
 		return nil
 	}
-	e := &entry{line: n.Line, g: &GPU{}, set: map[string]int{},
+	e := &entry{line: n.Line, g: &GPU{}, set: map[string]int{}, unset: map[string]int{},
 		sources: map[string]string{}, srcLine: map[string]int{}}
 	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -275,6 +296,15 @@ func decodeEntry(n *yaml.Node, el *errList) *entry {
 			}
 			if prev, dup := e.set[f.json]; dup {
 				el.add(k.Line, "%s given twice in one entry (also at line %d)", f.json, prev)
+				continue
+			}
+			if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
+				if f.required {
+					el.add(v.Line, "%s is required and cannot be null", key)
+					continue
+				}
+				e.unset[f.json] = v.Line
+				e.set[f.json] = v.Line
 				continue
 			}
 			x, ok := number(v)
@@ -501,6 +531,14 @@ func merge(g *GPU, e *entry, opt parseOptions) {
 		if _, ok := e.set[f.json]; !ok || key != canonicalSpelling(f.json) {
 			continue
 		}
+		if _, drop := e.unset[f.json]; drop {
+			if f.integer {
+				*f.iptr(g) = 0
+			} else {
+				*f.ptr(g) = 0
+			}
+			continue
+		}
 		if f.integer {
 			*f.iptr(g) = *f.iptr(e.g)
 		} else {
@@ -532,6 +570,10 @@ func merge(g *GPU, e *entry, opt parseOptions) {
 		if !isSourced(name) {
 			continue
 		}
+		if _, drop := e.unset[name]; drop {
+			delete(g.Sources, name)
+			continue
+		}
 		if src, ok := e.sources[name]; ok {
 			g.Sources[name] = src
 		} else if !opt.builtin {
@@ -551,7 +593,8 @@ func merge(g *GPU, e *entry, opt parseOptions) {
 // copies each figure once although it has two spellings.
 func canonicalSpelling(json string) string {
 	for _, k := range []string{"year", "sms", "base_clock_mhz", "boost_clock_mhz", "sustained_clock_mhz", "mem_gib",
-		"mem_bw_gbps", "l2_mib", "l2_bw_gbps", "tdp_w", "idle_w", "launch_us"} {
+		"mem_bw_gbps", "l2_mib", "l2_bw_gbps", "tdp_w", "idle_w", "launch_us", "min_power_w", "max_power_w",
+		"min_sm_clock_mhz", "mem_clock_mhz", "nvlink_gen", "nvlink_gbps", "nvlink_domain", "pcie_gen", "pcie_gbps"} {
 		if figures[k].json == json {
 			return k
 		}
@@ -605,6 +648,8 @@ func validate(g *GPU, e *entry, opt parseOptions, el *errList) {
 	if g.IdleWatts >= g.TDPWatts && g.TDPWatts > 0 {
 		el.add(e.set["idle_w"], "%s: idle power %g W not below TDP %g W", g.Name, g.IdleWatts, g.TDPWatts)
 	}
+	validatePowerClocks(g, e, el)
+	validateInterconnect(g, e, el)
 	if g.LaunchS > 1e-3 {
 		el.add(e.set["launch_s"], "%s: launch overhead %g s is over 1 ms; launch_us is in microseconds", g.Name, g.LaunchS)
 	}
@@ -625,6 +670,68 @@ func validate(g *GPU, e *entry, opt parseOptions, el *errList) {
 	}
 	if normalize(g.Name) == "" {
 		el.add(line, "name %q is empty once '-', '_' and spaces are dropped", g.Name)
+	}
+}
+
+// validatePowerClocks checks the power-limit range against the default
+// limit (TDP) and the clock range against the rated clocks:
+// min power ≤ TDP ≤ max power, min SM clock ≤ base ≤ boost, and a
+// sustained clock inside the range.
+func validatePowerClocks(g *GPU, e *entry, el *errList) {
+	if g.MinPowerW > 0 && g.MinPowerW > g.TDPWatts && g.TDPWatts > 0 {
+		el.add(e.set["min_power_w"], "%s: min power limit %g W above the default limit (TDP) %g W", g.Name, g.MinPowerW, g.TDPWatts)
+	}
+	if g.MaxPowerW > 0 && g.MaxPowerW < g.TDPWatts {
+		el.add(e.set["max_power_w"], "%s: max power limit %g W below the default limit (TDP) %g W", g.Name, g.MaxPowerW, g.TDPWatts)
+	}
+	if g.MinPowerW > 0 && g.MaxPowerW > 0 && g.MinPowerW > g.MaxPowerW {
+		el.add(e.set["min_power_w"], "%s: min power limit %g W above max power limit %g W", g.Name, g.MinPowerW, g.MaxPowerW)
+	}
+	if g.MinSMClockMHz > 0 {
+		if floor := max(g.BaseClockMHz, g.SustainedClockMHz); g.MinSMClockMHz > g.BoostClockMHz || (floor > 0 && g.MinSMClockMHz > floor) {
+			el.add(e.set["min_sm_clock_mhz"], "%s: min SM clock %g MHz above the base, sustained or boost clock", g.Name, g.MinSMClockMHz)
+		}
+	}
+}
+
+// Per-direction ceilings by generation, GB/s: PCIe x16 (8, 16, 32, 64
+// GT/s per lane, 128b/130b coding from gen 3; gen 6 uses FLIT/PAM4,
+// ~121 GB/s) and NVLink per GPU at the most links any part has
+// (NVLink1 4 x 20, NVLink2 6 x 25, NVLink3 12 x 25, NVLink4 18 x 25,
+// NVLink5 18 x 50). A figure above its generation's ceiling is a
+// bidirectional number entered as one direction.
+var (
+	pcieCeilingGBps   = map[int]float64{1: 4, 2: 8, 3: 15.76, 4: 31.51, 5: 63.02, 6: 121}
+	nvlinkCeilingGBps = map[int]float64{1: 80, 2: 150, 3: 300, 4: 450, 5: 900}
+)
+
+// validateInterconnect checks that each link bandwidth comes with its
+// generation and fits in one direction of it.
+func validateInterconnect(g *GPU, e *entry, el *errList) {
+	check := func(kind, genKey, bwKey string, gen int, bw float64, ceil map[int]float64) {
+		if (gen > 0) != (bw > 0) {
+			el.add(e.line, "%s: %s and %s go together (a bandwidth needs its generation)", g.Name, genKey, bwKey)
+			return
+		}
+		if gen == 0 {
+			return
+		}
+		c, ok := ceil[gen]
+		if !ok {
+			el.add(e.set[genKey], "%s: unknown %s generation %d", g.Name, kind, gen)
+			return
+		}
+		if bw > c*giga*1.001 {
+			el.add(e.set[bwKey], "%s: %s bandwidth %g GB/s exceeds one direction of %s gen %d (%g GB/s): give bytes/s per direction, not both directions added",
+				g.Name, kind, bw/giga, kind, gen, c)
+		}
+	}
+	check("PCIe", "pcie_gen", "pcie_gbps", g.PCIeGen, g.PCIeBW, pcieCeilingGBps)
+	check("NVLink", "nvlink_gen", "nvlink_gbps", g.NVLinkGen, g.NVLinkBW, nvlinkCeilingGBps)
+	if (g.NVLinkBW > 0) != (g.NVLinkDomain > 0) {
+		el.add(e.line, "%s: nvlink_gbps and nvlink_domain go together (how many GPUs the NVLink fabric joins)", g.Name)
+	} else if g.NVLinkDomain == 1 || g.NVLinkDomain > 576 {
+		el.add(e.set["nvlink_domain"], "%s: nvlink_domain %d must be 2..576 GPUs", g.Name, g.NVLinkDomain)
 	}
 }
 

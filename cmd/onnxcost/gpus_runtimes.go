@@ -1,0 +1,47 @@
+package main
+
+import (
+	"io"
+
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/spf13/cobra"
+)
+
+// runtimeDB returns the built-in execution profiles, with the user's file
+// over them.
+func runtimeDB(runtimeFile string) (*hwdb.RuntimeDB, error) {
+	if runtimeFile == "" {
+		return hwdb.BuiltinRuntimes()
+	}
+	db, err := hwdb.RuntimesWithUserFile(runtimeFile)
+	if err != nil {
+		return nil, usageErr("--runtime-file %v", err)
+	}
+	return db, nil
+}
+
+// newRuntimesCmd lists the runtime execution profiles (`gpus runtimes`).
+func newRuntimesCmd(stdout io.Writer) *cobra.Command {
+	var format, runtimeFile string
+	c := &cobra.Command{
+		Use:   "runtimes",
+		Short: "List the runtime execution profiles (launch gap, host dispatch, per-call cost, memory floor)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := checkFormat(format, "text", "json"); err != nil {
+				return err
+			}
+			db, err := runtimeDB(runtimeFile)
+			if err != nil {
+				return err
+			}
+			if format == "json" {
+				return writeJSON(stdout, db.All())
+			}
+			return hwdb.WriteRuntimes(stdout, db.All())
+		},
+	}
+	c.Flags().StringVar(&format, "format", "text", "output format: text|json")
+	c.Flags().StringVar(&runtimeFile, "runtime-file", "", "YAML or JSON file with your own runtime profiles, searched first")
+	return c
+}

@@ -1,0 +1,512 @@
+package hwdb
+
+import (
+	_ "embed"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Runtime is an execution profile: what a runtime (a CUDA graph, TensorRT,
+// ONNX Runtime, PyTorch eager or compiled) adds around the GPU's kernels.
+// Times are in seconds and sizes in bytes, like GPU.
+type Runtime struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+
+	// The device-side gap per kernel is either KernelGapScale times the
+	// GPU's LaunchS (stream launches measured per GPU) or, when
+	// KernelGapS is set, that absolute figure. See KernelGap.
+	KernelGapScale float64 `json:"kernel_gap_scale,omitempty"`
+	KernelGapS     float64 `json:"kernel_gap_s,omitempty"`
+
+	// DispatchS is the host time to issue one kernel or op. A runtime
+	// whose host issues work slower than the GPU runs it leaves the GPU
+	// idle; 0 means the host issues nothing per kernel (a graph replay).
+	DispatchS float64 `json:"dispatch_s"`
+	// CallS is the fixed cost of one call: enqueue, synchronize, wrapper.
+	CallS float64 `json:"call_s"`
+
+	// ContextBytes is the CUDA context (driver, loaded kernels);
+	// WorkspaceBytes the library handles and workspaces. Their sum is the
+	// device memory the runtime holds before any tensor (MemoryFloor).
+	ContextBytes   float64 `json:"context_bytes"`
+	WorkspaceBytes float64 `json:"workspace_bytes,omitempty"`
+
+	// Sources maps a figure's JSON name to where it comes from.
+	Sources map[string]string `json:"sources"`
+	Notes   []string          `json:"notes,omitempty"`
+}
+
+// DefaultRuntime names the profile the cost commands use when no runtime
+// is chosen: the model replayed as one CUDA graph.
+const DefaultRuntime = "graph"
+
+// KernelGap returns the device-side gap per kernel on g under r.
+func (r *Runtime) KernelGap(g *GPU) float64 {
+	if r.KernelGapS > 0 {
+		return r.KernelGapS
+	}
+	return r.KernelGapScale * g.LaunchS
+}
+
+// MemoryFloor returns the device memory the runtime holds before any
+// tensor of the model: context plus workspaces.
+func (r *Runtime) MemoryFloor() float64 { return r.ContextBytes + r.WorkspaceBytes }
+
+// Clone returns a deep copy.
+func (r *Runtime) Clone() *Runtime {
+	c := *r
+	c.Notes = slices.Clone(r.Notes)
+	c.Sources = make(map[string]string, len(r.Sources))
+	for k, v := range r.Sources {
+		c.Sources[k] = v
+	}
+	return &c
+}
+
+//go:embed runtimes.yaml
+var builtinRuntimesYAML []byte
+
+// rtFigure is one numeric field of a profile: its JSON name, the multiplier
+// from the spelling in the file, the largest plausible value in the file's
+// unit (a bigger one is most likely a unit slip), and where it lives.
+type rtFigure struct {
+	json   string
+	scale  float64
+	limit  float64
+	zeroOK bool // 0 is meaningful (no dispatch cost)
+	ptr    func(r *Runtime) *float64
+}
+
+// rtFigures lists every numeric key a profile may use, in both spellings
+// (human units and the JSON form's base units).
+var rtFigures = func() map[string]rtFigure {
+	m := map[string]rtFigure{}
+	add := func(human, base string, scale, limit float64, zeroOK bool, ptr func(r *Runtime) *float64) {
+		m[human] = rtFigure{json: base, scale: scale, limit: limit, zeroOK: zeroOK, ptr: ptr}
+		if base != human {
+			m[base] = rtFigure{json: base, scale: 1, limit: limit * scale, zeroOK: zeroOK, ptr: ptr}
+		}
+	}
+	add("kernel_gap_scale", "kernel_gap_scale", 1, 4, false, func(r *Runtime) *float64 { return &r.KernelGapScale })
+	add("kernel_gap_us", "kernel_gap_s", usec, 1000, false, func(r *Runtime) *float64 { return &r.KernelGapS })
+	add("dispatch_us", "dispatch_s", usec, 10000, true, func(r *Runtime) *float64 { return &r.DispatchS })
+	add("call_us", "call_s", usec, 100000, true, func(r *Runtime) *float64 { return &r.CallS })
+	add("context_mib", "context_bytes", mib, 16384, false, func(r *Runtime) *float64 { return &r.ContextBytes })
+	add("workspace_mib", "workspace_bytes", mib, 16384, true, func(r *Runtime) *float64 { return &r.WorkspaceBytes })
+	return m
+}()
+
+// rtRequired are the figures every finished profile has (the kernel gap is
+// checked separately: one of its two forms).
+var rtRequired = []string{"dispatch_s", "call_s", "context_bytes"}
+
+// RuntimeDB is a set of execution profiles looked up by name.
+type RuntimeDB struct {
+	list   []*Runtime // sorted by name
+	byName map[string]*Runtime
+}
+
+var builtinRuntimes = sync.OnceValues(func() (*RuntimeDB, error) {
+	rs, err := parseRuntimes(builtinRuntimesYAML, "hwdb/runtimes.yaml", true, nil)
+	if err != nil {
+		return nil, fmt.Errorf("built-in runtime profiles: %w", err)
+	}
+	return newRuntimeDB(rs, nil), nil
+})
+
+// BuiltinRuntimes returns the embedded profiles. The error is non-nil only
+// if the embedded data is broken, which the package tests rule out.
+func BuiltinRuntimes() (*RuntimeDB, error) { return builtinRuntimes() }
+
+// Runtimes returns copies of the built-in profiles, sorted by name (nil if
+// the embedded data is broken; see BuiltinRuntimes).
+func Runtimes() []*Runtime {
+	db, err := builtinRuntimes()
+	if err != nil {
+		return nil
+	}
+	return db.All()
+}
+
+// LookupRuntime finds a built-in profile by name (see RuntimeDB.Lookup).
+func LookupRuntime(name string) (*Runtime, error) {
+	db, err := builtinRuntimes()
+	if err != nil {
+		return nil, err
+	}
+	return db.Lookup(name)
+}
+
+// RuntimesWithUserFile returns the built-in profiles plus those of a user
+// file (YAML or JSON, the format of hwdb/runtimes.yaml). A user profile
+// with a built-in name replaces it; "base: NAME" starts from a built-in
+// profile and overrides only the figures given.
+func RuntimesWithUserFile(path string) (*RuntimeDB, error) {
+	b, err := builtinRuntimes()
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	user, err := parseRuntimes(data, path, false, b)
+	if err != nil {
+		return nil, err
+	}
+	return newRuntimeDB(b.list, user), nil
+}
+
+func newRuntimeDB(base, user []*Runtime) *RuntimeDB {
+	db := &RuntimeDB{byName: map[string]*Runtime{}}
+	for _, set := range [][]*Runtime{base, user} {
+		for _, r := range set {
+			db.byName[normalize(r.Name)] = r
+		}
+	}
+	for _, r := range db.byName {
+		db.list = append(db.list, r)
+	}
+	sort.Slice(db.list, func(i, j int) bool { return db.list[i].Name < db.list[j].Name })
+	return db
+}
+
+// All returns copies of every profile, sorted by name.
+func (db *RuntimeDB) All() []*Runtime {
+	out := make([]*Runtime, len(db.list))
+	for i, r := range db.list {
+		out[i] = r.Clone()
+	}
+	return out
+}
+
+// Lookup finds a profile by name, ignoring case, '-', '_' and spaces, and
+// returns a copy; an unknown name's error lists the known ones.
+func (db *RuntimeDB) Lookup(name string) (*Runtime, error) {
+	if r, ok := db.byName[normalize(name)]; ok {
+		return r.Clone(), nil
+	}
+	names := make([]string, len(db.list))
+	for i, r := range db.list {
+		names[i] = r.Name
+	}
+	return nil, fmt.Errorf("unknown runtime %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// parseRuntimes decodes a profile file: a list of profiles, a mapping with
+// a "runtimes" list, or one profile. Built-in data must source every
+// figure; a user file's unsourced figure is sourced to its line.
+func parseRuntimes(data []byte, origin string, builtin bool, bases *RuntimeDB) ([]*Runtime, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %v", origin, err)
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil, fmt.Errorf("%s: no runtime profiles", origin)
+	}
+	el := &errList{origin: origin}
+	root := deref(doc.Content[0])
+	var items []*yaml.Node
+	switch {
+	case root.Kind == yaml.SequenceNode:
+		items = root.Content
+	case root.Kind == yaml.MappingNode && mapGet(root, "runtimes") != nil:
+		v := deref(mapGet(root, "runtimes"))
+		if len(root.Content) != 2 || v.Kind != yaml.SequenceNode {
+			return nil, fmt.Errorf(`%s:%d: "runtimes" must be a list of profiles and the only key`, origin, root.Line)
+		}
+		items = v.Content
+	case root.Kind == yaml.MappingNode:
+		items = []*yaml.Node{root}
+	default:
+		return nil, fmt.Errorf("%s:%d: expected a list of runtime profiles", origin, root.Line)
+	}
+	if len(items) == 0 {
+		return nil, fmt.Errorf("%s: no runtime profiles", origin)
+	}
+	var out []*Runtime
+	seen := map[string]int{}
+	for _, it := range items {
+		r := decodeRuntime(deref(it), origin, builtin, bases, out, el)
+		if r == nil {
+			continue
+		}
+		k := normalize(r.Name)
+		if prev, dup := seen[k]; dup {
+			el.add(it.Line, "runtime %q defined twice in this file (also at line %d)", r.Name, prev)
+			continue
+		}
+		seen[k] = it.Line
+		out = append(out, r)
+	}
+	if len(el.errs) > 0 {
+		return nil, el.err()
+	}
+	return out, nil
+}
+
+// decodeRuntime reads one profile, resolves its base (earlier in the same
+// file, else a built-in profile) and validates it.
+func decodeRuntime(n *yaml.Node, origin string, builtin bool, bases *RuntimeDB, earlier []*Runtime, el *errList) *Runtime {
+	if n.Kind != yaml.MappingNode {
+		el.add(n.Line, "a runtime profile must be a mapping of field: value")
+		return nil
+	}
+	own := &Runtime{}
+	set := map[string]int{} // JSON name -> line
+	sources := map[string]string{}
+	srcLine := map[string]int{}
+	var base string
+	var notes []string
+	hasNotes := false
+	nerr := len(el.errs)
+	keys := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], deref(n.Content[i+1])
+		key := k.Value
+		if prev, dup := keys[key]; dup {
+			el.add(k.Line, "field %q repeated (first at line %d)", key, prev)
+			continue
+		}
+		keys[key] = k.Line
+		switch key {
+		case "name", "description", "base":
+			s, ok := scalarString(v)
+			if !ok || strings.TrimSpace(s) == "" || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+				el.add(v.Line, "%s must be a non-empty one-line string", key)
+				continue
+			}
+			switch key {
+			case "name":
+				own.Name = s
+			case "description":
+				own.Description = s
+			default:
+				base = s
+			}
+		case "notes":
+			list, ok := stringList(v)
+			if !ok {
+				el.add(v.Line, "notes must be a list of strings")
+				continue
+			}
+			notes, hasNotes = list, true
+		case "sources":
+			if v.Kind != yaml.MappingNode {
+				el.add(v.Line, "sources must be a mapping of figure: source text")
+				continue
+			}
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				sk, sv := v.Content[j], deref(v.Content[j+1])
+				text, ok := scalarString(sv)
+				if !ok || strings.TrimSpace(text) == "" {
+					el.add(sv.Line, "source for %q must be non-empty text", sk.Value)
+					continue
+				}
+				for part := range strings.SplitSeq(sk.Value, ",") {
+					f, ok := rtFigures[strings.TrimSpace(part)]
+					if !ok {
+						el.add(sk.Line, "sources: %q is not a runtime figure", strings.TrimSpace(part))
+						continue
+					}
+					if prev, dup := srcLine[f.json]; dup {
+						el.add(sk.Line, "sources: %s given twice (also at line %d)", f.json, prev)
+						continue
+					}
+					sources[f.json], srcLine[f.json] = strings.TrimSpace(text), sk.Line
+				}
+			}
+		default:
+			f, ok := rtFigures[key]
+			if !ok {
+				el.add(k.Line, "unknown field %q (known: %s)", key, runtimeKeys())
+				continue
+			}
+			if prev, dup := set[f.json]; dup {
+				el.add(k.Line, "%s given twice in one profile (also at line %d)", f.json, prev)
+				continue
+			}
+			x, ok := number(v)
+			if !ok || math.IsInf(x, 0) || x < 0 || (x == 0 && !f.zeroOK) {
+				want := "positive"
+				if f.zeroOK {
+					want = "zero or positive"
+				}
+				el.add(v.Line, "%s must be a %s finite number, got %q", key, want, v.Value)
+				continue
+			}
+			if x > f.limit {
+				el.add(v.Line, "%s = %s is implausibly large (over %g): check the unit", key, v.Value, f.limit)
+				continue
+			}
+			*f.ptr(own) = x * f.scale
+			set[f.json] = v.Line
+		}
+	}
+	if own.Name == "" {
+		el.add(n.Line, "runtime profile has no name")
+		return nil
+	}
+	if len(el.errs) > nerr {
+		return nil
+	}
+	// Start from the base, then overlay what this profile sets.
+	r := &Runtime{Sources: map[string]string{}}
+	if base != "" {
+		var b *Runtime
+		for _, e := range earlier {
+			if normalize(e.Name) == normalize(base) {
+				b = e.Clone()
+			}
+		}
+		if b == nil && bases != nil {
+			if found, err := bases.Lookup(base); err == nil {
+				b = found
+			}
+		}
+		if b == nil {
+			el.add(keys["base"], "base %q is not a known runtime profile", base)
+			return nil
+		}
+		r = b
+	}
+	r.Name = own.Name
+	if own.Description != "" {
+		r.Description = own.Description
+	}
+	if hasNotes {
+		r.Notes = notes
+	}
+	// The two forms of the kernel gap exclude each other: setting one
+	// drops an inherited other.
+	if _, ok := set["kernel_gap_s"]; ok {
+		r.KernelGapScale = 0
+		delete(r.Sources, "kernel_gap_scale")
+	}
+	if _, ok := set["kernel_gap_scale"]; ok {
+		r.KernelGapS = 0
+		delete(r.Sources, "kernel_gap_s")
+	}
+	for _, f := range rtFigures {
+		line, ok := set[f.json]
+		if !ok {
+			continue
+		}
+		*f.ptr(r) = *f.ptr(own)
+		switch src, has := sources[f.json]; {
+		case has:
+			r.Sources[f.json] = src
+		case !builtin:
+			r.Sources[f.json] = fmt.Sprintf("user file %s:%d", origin, line)
+		default:
+			delete(r.Sources, f.json)
+		}
+	}
+	for name, src := range sources {
+		if _, setHere := set[name]; !setHere {
+			r.Sources[name] = src // re-sourcing an inherited figure
+		}
+	}
+	validateRuntime(r, n.Line, base != "", set, srcLine, el)
+	return r
+}
+
+// validateRuntime checks a finished profile: required figures, exactly one
+// form of the kernel gap, and a source for every figure it has.
+func validateRuntime(r *Runtime, line int, hasBase bool, set, srcLine map[string]int, el *errList) {
+	// A required figure may be 0 (no dispatch cost), so "given" is judged
+	// on the file, not the value; a base was validated when it was built.
+	for _, name := range rtRequired {
+		if _, given := set[name]; !given && !hasBase {
+			el.add(line, "%s: %s is required", r.Name, name)
+		}
+	}
+	switch {
+	case r.KernelGapS > 0 && r.KernelGapScale > 0:
+		el.add(line, "%s: give kernel_gap_us or kernel_gap_scale, not both", r.Name)
+	case r.KernelGapS == 0 && r.KernelGapScale == 0:
+		el.add(line, "%s: kernel_gap_scale (x the GPU's launch_us) or kernel_gap_us is required", r.Name)
+	}
+	have := runtimeFigureNames(r)
+	for _, name := range have {
+		if _, ok := r.Sources[name]; !ok {
+			el.add(line, "%s: %s has no source", r.Name, name)
+		}
+	}
+	for name, l := range srcLine {
+		if !slices.Contains(have, name) {
+			el.add(l, "%s: source given for %s, which the profile does not have", r.Name, name)
+		}
+	}
+}
+
+// runtimeFigureNames lists the JSON names of the figures r has, sorted:
+// the required ones always (their 0 is a value), the others when non-zero.
+func runtimeFigureNames(r *Runtime) []string {
+	var names []string
+	for _, f := range rtFigures {
+		v := *f.ptr(r)
+		if (v != 0 || slices.Contains(rtRequired, f.json)) && !slices.Contains(names, f.json) {
+			names = append(names, f.json)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+func runtimeKeys() string {
+	keys := []string{"name", "description", "base", "notes", "sources"}
+	for k := range rtFigures {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ", ")
+}
+
+// WriteRuntimes writes one aligned line per profile: the kernel gap (as a
+// multiple of the GPU's launch figure, or absolute), host dispatch per
+// kernel, fixed cost per call, and the memory floor.
+func WriteRuntimes(w io.Writer, rs []*Runtime) error {
+	rows := [][]string{{"NAME", "KERNEL-GAP", "DISPATCH-us", "CALL-us", "FLOOR-MiB"}}
+	descs := []string{"DESCRIPTION"}
+	for _, r := range rs {
+		gap := "x" + strconv.FormatFloat(r.KernelGapScale, 'g', 3, 64) + " launch"
+		if r.KernelGapS > 0 {
+			gap = num(r.KernelGapS/usec) + " us"
+		}
+		rows = append(rows, []string{r.Name, gap, numZero(r.DispatchS / usec), numZero(r.CallS / usec),
+			numZero(r.MemoryFloor() / mib)})
+		descs = append(descs, r.Description)
+	}
+	// Name and gap are text, the numbers right-aligned, then the
+	// description as is.
+	var b strings.Builder
+	for i, line := range strings.Split(strings.TrimSuffix(align(rows, 2), "\n"), "\n") {
+		b.WriteString(strings.TrimRight(line+"  "+descs[i], " ") + "\n")
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "KERNEL-GAP: device time per kernel, as a multiple of the GPU's launch_us or absolute. "+
+		"DISPATCH: host time per kernel. CALL: fixed per call. FLOOR: context + workspaces.\n")
+	return err
+}
+
+// numZero is num, but prints a real zero as 0 (a profile's "no dispatch
+// cost" is a figure, not a missing path).
+func numZero(x float64) string {
+	if x == 0 {
+		return "0"
+	}
+	return num(x)
+}

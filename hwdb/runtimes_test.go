@@ -1,0 +1,202 @@
+package hwdb
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/internal/golden"
+)
+
+func TestBuiltinRuntimes(t *testing.T) {
+	rs := Runtimes()
+	var names []string
+	for _, r := range rs {
+		names = append(names, r.Name)
+		have := runtimeFigureNames(r)
+		for _, f := range have {
+			if strings.TrimSpace(r.Sources[f]) == "" {
+				t.Errorf("%s: %s has no source", r.Name, f)
+			}
+		}
+		for f := range r.Sources {
+			if !strings.Contains(strings.Join(have, " "), f) {
+				t.Errorf("%s: source for absent figure %s", r.Name, f)
+			}
+		}
+		if (r.KernelGapS > 0) == (r.KernelGapScale > 0) {
+			t.Errorf("%s: exactly one kernel-gap form expected", r.Name)
+		}
+		if r.MemoryFloor() < 100*mib || r.MemoryFloor() > 4096*mib {
+			t.Errorf("%s: memory floor %g MiB out of the published 200-700 MB context range", r.Name, r.MemoryFloor()/mib)
+		}
+	}
+	want := "graph onnxruntime pytorch pytorch-compile tensorrt"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("runtimes = %s, want %s", got, want)
+	}
+	if _, err := LookupRuntime(DefaultRuntime); err != nil {
+		t.Errorf("default runtime: %v", err)
+	}
+}
+
+// The profiles' relations that the time model leans on: a graph replay
+// has no per-kernel host cost and a shorter device gap than stream
+// launches; eager PyTorch pays more per op on the host than TensorRT;
+// torch.compile pays more per call than eager.
+func TestRuntimeRelations(t *testing.T) {
+	get := func(n string) *Runtime {
+		r, err := LookupRuntime(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	a100 := mustGPU(t, "A100-SXM4-80GB")
+	g, trt, pt, ptc := get("graph"), get("TensorRT"), get("pytorch"), get("pytorch_compile")
+	if g.DispatchS != 0 || !(g.KernelGap(a100) < trt.KernelGap(a100)) {
+		t.Errorf("graph: dispatch %g, gap %g vs stream %g", g.DispatchS, g.KernelGap(a100), trt.KernelGap(a100))
+	}
+	if want := 0.55 * 2.6e-6; !near(g.KernelGap(a100), want, 1e-9) {
+		t.Errorf("graph gap on A100 = %g, want %g", g.KernelGap(a100), want)
+	}
+	if trt.KernelGap(a100) != a100.LaunchS {
+		t.Errorf("stream-launch gap %g, want the GPU's launch_s %g", trt.KernelGap(a100), a100.LaunchS)
+	}
+	if !(pt.DispatchS > trt.DispatchS) || !(ptc.CallS > pt.CallS) {
+		t.Errorf("dispatch pytorch %g vs tensorrt %g; call compile %g vs eager %g", pt.DispatchS, trt.DispatchS, ptc.CallS, pt.CallS)
+	}
+	abs := &Runtime{KernelGapS: 1e-6}
+	if abs.KernelGap(a100) != 1e-6 {
+		t.Error("absolute kernel gap ignored")
+	}
+}
+
+func TestLookupRuntimeUnknown(t *testing.T) {
+	_, err := LookupRuntime("jax")
+	if err == nil || !strings.Contains(err.Error(), `unknown runtime "jax" (known: graph, onnxruntime, pytorch, pytorch-compile, tensorrt)`) {
+		t.Errorf("error = %v", err)
+	}
+}
+
+func TestRuntimeUserFile(t *testing.T) {
+	body := `# our serving stack, measured
+- name: pytorch-lab
+  base: pytorch
+  dispatch_us: 12
+  sources:
+    dispatch_us: "torch.profiler, 2025-03-01"
+- name: pytorch
+  base: pytorch
+  call_us: 20
+- name: mygraph
+  description: "abs gap"
+  kernel_gap_us: 0.8
+  dispatch_us: 0
+  call_us: 5
+  context_mib: 250
+`
+	path := writeTemp(t, "rt.yaml", body)
+	db, err := RuntimesWithUserFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lab, err := db.Lookup("pytorch-lab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtin, _ := LookupRuntime("pytorch")
+	if !near(lab.DispatchS, 12e-6, 1e-12) || lab.Sources["dispatch_s"] != "torch.profiler, 2025-03-01" || lab.CallS != builtin.CallS {
+		t.Errorf("pytorch-lab = %+v", lab)
+	}
+	over, _ := db.Lookup("pytorch")
+	if !near(over.CallS, 20e-6, 1e-12) || over.Sources["call_s"] != "user file "+path+":9" {
+		t.Errorf("override call %g source %q", over.CallS, over.Sources["call_s"])
+	}
+	mg, _ := db.Lookup("mygraph")
+	if !near(mg.KernelGapS, 0.8e-6, 1e-12) || mg.KernelGapScale != 0 || mg.MemoryFloor() != 250*mib {
+		t.Errorf("mygraph = %+v", mg)
+	}
+	if len(db.All()) != len(Runtimes())+2 {
+		t.Errorf("db has %d profiles, want built-ins + 2", len(db.All()))
+	}
+	// A base with a scale gap switched to an absolute one drops the scale.
+	p2 := writeTemp(t, "rt2.yaml", "- name: g2\n  base: graph\n  kernel_gap_us: 1\n")
+	db2, err := RuntimesWithUserFile(p2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g2, _ := db2.Lookup("g2"); g2.KernelGapScale != 0 || !near(g2.KernelGapS, 1e-6, 1e-12) {
+		t.Errorf("g2 gap scale %g abs %g", g2.KernelGapScale, g2.KernelGapS)
+	}
+}
+
+// `gpus runtimes --format json` output loads back unchanged.
+func TestRuntimeJSONRoundTrip(t *testing.T) {
+	orig := Runtimes()
+	b, err := json.MarshalIndent(orig, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := strings.ReplaceAll(string(b), `"name": "`, `"name": "copy-`)
+	db, err := RuntimesWithUserFile(writeTemp(t, "rt.json", body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range orig {
+		c, err := db.Lookup("copy-" + r.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Name = r.Name
+		x, _ := json.Marshal(c)
+		y, _ := json.Marshal(r)
+		if !bytes.Equal(x, y) {
+			t.Errorf("round trip changed %s:\n got %s\nwant %s", r.Name, x, y)
+		}
+	}
+}
+
+func TestRuntimeFileErrors(t *testing.T) {
+	valid := "  kernel_gap_scale: 1\n  dispatch_us: 5\n  call_us: 10\n  context_mib: 300\n"
+	cases := []struct{ name, body, want string }{
+		{"unknown field", "- name: X\n" + valid + "  launch_us: 3\n", `:6: unknown field "launch_us"`},
+		{"negative", "- name: X\n" + strings.Replace(valid, "dispatch_us: 5", "dispatch_us: -5", 1), ":3: dispatch_us must be a zero or positive"},
+		{"zero context", "- name: X\n" + strings.Replace(valid, "context_mib: 300", "context_mib: 0", 1), "context_mib must be a positive"},
+		{"ms slip", "- name: X\n" + strings.Replace(valid, "call_us: 10", "call_us: 5e6", 1), "implausibly large"},
+		{"both gaps", "- name: X\n" + valid + "  kernel_gap_us: 1\n", "not both"},
+		{"no gap", "- name: X\n  dispatch_us: 5\n  call_us: 10\n  context_mib: 300\n", "kernel_gap_scale (x the GPU's launch_us) or kernel_gap_us is required"},
+		{"missing", "- name: X\n  kernel_gap_scale: 1\n", "X: dispatch_s is required"},
+		{"unknown base", "- name: X\n  base: jax\n", `base "jax" is not a known runtime profile`},
+		{"duplicate", "- name: X\n" + valid + "- name: x\n" + valid, "defined twice"},
+		{"source for absent", "- name: X\n" + valid + "  sources: {workspace_mib: here}\n", "source given for workspace_bytes"},
+		{"bad source key", "- name: X\n" + valid + "  sources: {latency: here}\n", `"latency" is not a runtime figure`},
+		{"quoted", "- name: X\n" + strings.Replace(valid, "call_us: 10", `call_us: "10"`, 1), "call_us must be"},
+		{"no name", "- dispatch_us: 5\n", "has no name"},
+		{"empty", "", "no runtime profiles"},
+		{"syntax", "- name: [\n", "yaml"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := RuntimesWithUserFile(writeTemp(t, "bad.yaml", c.body))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error = %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+	// Built-in data: a figure without a source is an error, not a default.
+	_, err := parseRuntimes([]byte("- name: X\n"+valid), "b.yaml", true, nil)
+	if err == nil || !strings.Contains(err.Error(), "X: call_s has no source") {
+		t.Errorf("builtin without sources: %v", err)
+	}
+}
+
+func TestWriteRuntimesGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteRuntimes(&b, Runtimes()); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, filepath.Join("testdata", "runtimes.golden"), b.Bytes(), *update)
+}
