@@ -72,6 +72,7 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f costFlags
 	var format, by string
 	var top int
+	var vf viewerFlags
 	c := &cobra.Command{
 		Use:   "report MODEL.onnx --gpu NAME",
 		Short: "Estimate MACs, FLOPs, bytes, launches and time per node on a GPU",
@@ -92,6 +93,9 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			printWarnings(stderr, r.Warnings)
+			if err := vf.write([]*cost.Report{r}, f.gpu, f.gpuFile); err != nil {
+				return err
+			}
 			opt := render.Options{Top: top, ByOp: by == "op"}
 			switch format {
 			case "json":
@@ -108,6 +112,7 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 	c.Flags().StringVar(&format, "format", "text", "output format: text|json|csv|markdown")
 	c.Flags().IntVar(&top, "top", 0, "show only the `N` costliest nodes (0: all)")
 	c.Flags().StringVar(&by, "by", "", "aggregate: op (totals per op type)")
+	vf.add(c, true)
 	return c
 }
 
