@@ -103,6 +103,9 @@ totals of both plans.`,
 // loaded once per plan: loading is milliseconds and the passes rewrite
 // the graph in place).
 func estimatePlans(path string, f *costFlags) (unfused, fused *cost.Report, err error) {
+	if err := applyGPUDefault(f); err != nil {
+		return nil, nil, err
+	}
 	uf, ff := *f, *f
 	uf.plan, ff.plan = "unfused", "fused"
 	if unfused, _, err = estimate(path, &uf); err != nil {

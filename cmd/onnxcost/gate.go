@@ -307,7 +307,10 @@ func appendFile(path string, write func(io.Writer) error) error {
 func estimateBudgetModel(b *gate.Budget, mb gate.ModelBudget, pf passFlags) (*cost.Report, error) {
 	s := mb.Settings
 	if s.GPU == "" {
-		return nil, usageErr("%s:%d: model %s has no gpu (set defaults.gpu or gpu in the entry)", b.File, mb.Line, mb.Name)
+		s.GPU = strings.TrimSpace(os.Getenv(gpuEnv))
+	}
+	if s.GPU == "" {
+		return nil, usageErr("%s:%d: model %s has no gpu (set defaults.gpu or gpu in the entry, or $%s)", b.File, mb.Line, mb.Name, gpuEnv)
 	}
 	path := mb.Path
 	if !filepath.IsAbs(path) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"strings"
 
@@ -19,11 +20,13 @@ type costFlags struct {
 	dtype   string
 	plan    string
 	passFlags
+	// gpuSource says where an omitted --gpu came from (applyGPUDefault).
+	gpuSource string
 }
 
 func (f *costFlags) add(c *cobra.Command) {
 	f.modelFlags.add(c)
-	c.Flags().StringVar(&f.gpu, "gpu", "", "target GPU (see 'onnxcost gpus'); required")
+	c.Flags().StringVar(&f.gpu, "gpu", "", "target GPU (see 'onnxcost gpus'); default: $ONNXCOST_GPU, else defaults.gpu of the nearest .onnxcost.yaml")
 	c.Flags().StringVar(&f.gpuFile, "gpu-file", "", "YAML or JSON file with your own GPU specs (e.g. measured ceilings)")
 	c.Flags().StringVar(&f.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8 (default: the model's own)")
 	c.Flags().StringVar(&f.plan, "plan", "fused", "execution plan to cost: fused|unfused")
@@ -34,8 +37,11 @@ var validDTypes = []string{"", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"}
 
 // estimate loads a model, applies the plan's passes and runs the cost model.
 func estimate(path string, f *costFlags) (*cost.Report, *loaded, error) {
+	if err := applyGPUDefault(f); err != nil {
+		return nil, nil, err
+	}
 	if f.gpu == "" {
-		return nil, nil, usageErr("--gpu is required (see 'onnxcost gpus' for the list)")
+		return nil, nil, usageErr("--gpu is required (see 'onnxcost gpus' for the list; or set $%s, or defaults.gpu in %s)", gpuEnv, budgetFileName)
 	}
 	if err := checkValue("--dtype", f.dtype, validDTypes...); err != nil {
 		return nil, nil, err
@@ -102,10 +108,18 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 				return writeJSON(stdout, r)
 			case "csv":
 				return render.CSV(stdout, r, opt)
-			case "markdown":
-				return render.Markdown(stdout, r, opt)
 			}
-			return render.Text(stdout, r, opt)
+			var buf bytes.Buffer
+			if format == "markdown" {
+				err = render.Markdown(&buf, r, opt)
+			} else {
+				err = render.Text(&buf, r, opt)
+			}
+			if err != nil {
+				return err
+			}
+			_, err = stdout.Write(markGPUSource(buf.Bytes(), r.GPU, f.gpuSource))
+			return err
 		},
 	}
 	f.add(c)
