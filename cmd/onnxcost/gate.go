@@ -249,13 +249,18 @@ $GITHUB_STEP_SUMMARY and prints ::error annotations on the budget lines.`,
 				return usageErr("%v", err)
 			}
 			reports := map[string]*cost.Report{}
+			prog := startProgress("check", len(b.Models))
 			for _, mb := range b.Models {
+				prog.Phase(mb.Name)
 				r, err := estimateBudgetModel(b, mb, pf)
 				if err != nil {
+					prog.Stop()
 					return err
 				}
 				reports[mb.Name] = r
+				prog.Add(1)
 			}
+			prog.Stop()
 			bases := map[string]*cost.Report{}
 			if baseReport != "" {
 				if bases, err = loadBases(baseReport, b); err != nil {

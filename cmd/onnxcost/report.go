@@ -53,13 +53,18 @@ func estimate(path string, f *costFlags) (*cost.Report, *loaded, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	prog := startProgress(path, 0)
+	defer prog.Stop()
+	prog.Phase("reading, inferring shapes")
 	l, err := loadModel(path, &f.modelFlags, loadOptions{bindAll: true})
 	if err != nil {
 		return nil, nil, err
 	}
+	prog.Phase("plan " + f.plan)
 	if err := applyPlan(l, f.plan, &f.passFlags); err != nil {
 		return nil, nil, err
 	}
+	prog.Phase("estimating on " + gpu.Name)
 	r, err := cost.Analyze(l.model.Graph, l.model, gpu, cost.Options{
 		DType:       f.dtype,
 		Plan:        f.plan,
