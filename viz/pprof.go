@@ -70,9 +70,13 @@ func Profile(r *cost.Report) ([]byte, error) {
 		// pprof stacks are leaf first.
 		stack := make([]*profile.Location, len(frames))
 		for j, f := range frames {
-			file := "module"
+			// pprof tells functions apart by name and file: a module's
+			// file is its scope path, so the conv2 of layer1.0 and the
+			// conv2 of layer3.0 stay two boxes in the call graph while
+			// showing the short name. The leaf's file is its op.
+			file := "/" + strings.Join(frames[:j+1], "/")
 			if j == len(frames)-1 {
-				file = op // the leaf: pprof shows it as the node's "file"
+				file = op
 			}
 			stack[len(frames)-1-j] = loc(f, file)
 		}
