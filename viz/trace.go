@@ -19,21 +19,26 @@ import (
 //   - one process (pid 1, 2, …) per plan, in the order given (compare
 //     passes unfused then fused);
 //   - tid 0 is reserved for a host (CPU dispatch) track, tid 1+g for the
-//     kernel stream of GPU g (one GPU today: tid 1), tid 100 for phase
-//     slices (forward/backward/optimizer) enclosing the kernels; only
-//     tid 1 is written today;
+//     kernel stream of GPU g (one GPU today: tid 1), tid 51+g for the
+//     launch gaps on that stream, tid 100 for phase slices
+//     (forward/backward/optimizer) enclosing the kernels; tids 1 and 51
+//     are written today;
 //   - on a GPU stream track every event is a complete ("X") event for one
-//     kernel launch, and nothing else is: counting the X events of tid 1
-//     counts launches.
+//     kernel launch, and nothing else is, and no other track has X
+//     events: counting X events counts launches.
 //
 // Timing follows the time model (cost/timemodel.go): a node's time is
 // max(compute, memory) + LaunchS, where LaunchS is its launches × the
-// in-plan per-kernel gap between dependent kernels. A node with n launches
-// becomes n kernels of (TimeS−LaunchS)/n each, every one preceded by an
-// idle gap of LaunchS/n, so the gaps show as empty space on the stream
-// and the last kernel ends at the sum of the nodes' times: the report's
-// total time. Nodes follow the report's order (topological), back to back
-// on one stream, as an inference engine issues them.
+// in-plan per-kernel gap between dependent kernels (the GPU-side cost of
+// issuing the next kernel). A node with n launches becomes n slices of
+// TimeS/n each, back to back; each slice is one launch: its gap
+// (LaunchS/n) and then its kernel. So the slices' durations alone add up
+// to the report's total time and the last one ends there. The gap part is
+// drawn on the stream's gap track (tid 51) as a begin/end ("B"/"E") slice
+// under the start of each launch, and its length is in the launch's args
+// (launch_gap_us, kernel_us), so the launch overhead is visible without
+// breaking either count. Nodes follow the report's order (topological),
+// back to back on one stream, as an inference engine issues them.
 //
 // Launch counts are whole numbers for every rule today; a fractional count
 // is rounded to the nearest whole launch (at least one when the node takes
@@ -78,9 +83,10 @@ const MaxTraceLaunchesPerNode = 1 << 16
 
 // Track ids within a plan's process (see Trace).
 const (
-	TraceHostTID   = 0
-	TraceGPU0TID   = 1
-	TracePhasesTID = 100
+	TraceHostTID     = 0
+	TraceGPU0TID     = 1
+	TraceGPU0GapsTID = 51
+	TracePhasesTID   = 100
 )
 
 type traceDoc struct {
@@ -116,6 +122,7 @@ type kernelArgs struct {
 	Precision    string   `json:"precision,omitempty"`
 	RooflineFrac *float64 `json:"roofline_fraction,omitempty"`
 	GapUS        float64  `json:"launch_gap_us"`
+	KernelUS     float64  `json:"kernel_us"`
 	NodeTimeUS   float64  `json:"node_time_us"`
 	Note         string   `json:"note,omitempty"`
 }
@@ -158,6 +165,8 @@ func appendPlanEvents(ev []traceEvent, pid int, r *cost.Report, c Ceilings) []tr
 		traceEvent{Name: "process_sort_index", Ph: "M", Pid: pid, Args: sortArg{pid}},
 		traceEvent{Name: "thread_name", Ph: "M", Pid: pid, Tid: TraceGPU0TID, Args: nameArg{"GPU 0 · stream 0 (kernels)"}},
 		traceEvent{Name: "thread_sort_index", Ph: "M", Pid: pid, Tid: TraceGPU0TID, Args: sortArg{TraceGPU0TID}},
+		traceEvent{Name: "thread_name", Ph: "M", Pid: pid, Tid: TraceGPU0GapsTID, Args: nameArg{"GPU 0 · stream 0 · launch gaps"}},
+		traceEvent{Name: "thread_sort_index", Ph: "M", Pid: pid, Tid: TraceGPU0GapsTID, Args: sortArg{TraceGPU0GapsTID}},
 	)
 	var t float64 // seconds since the first launch
 	for i := range r.Nodes {
@@ -166,28 +175,31 @@ func appendPlanEvents(ev []traceEvent, pid int, r *cost.Report, c Ceilings) []tr
 			continue // no kernel: a view, a constant, a folded op
 		}
 		k := traceLaunches(n)
-		gap := n.LaunchS / float64(k)
-		kern := (n.TimeS - n.LaunchS) / float64(k)
-		if kern < 0 { // cannot happen with time = max(…)+launch; keep the sum exact anyway
-			gap, kern = n.TimeS/float64(k), 0
-		}
+		slice := n.TimeS / float64(k)
+		gap := math.Min(n.LaunchS/float64(k), slice)
 		args := kernelArgs{
 			Node: n.Name, Op: cost.QualifiedOp(n.Domain, n.OpType), FusedFrom: nonNilStrings(n.FusedFrom),
 			Launches: n.Launches, FLOPs: n.FLOPs / float64(k), Bytes: (n.BytesRead + n.BytesWritten) / float64(k),
 			Bound: n.Bound, MemLevel: n.MemLevel, Precision: n.Precision,
-			RooflineFrac: rooflineFraction(n, c), GapUS: gap * 1e6, NodeTimeUS: n.TimeS * 1e6, Note: n.Note,
+			RooflineFrac: rooflineFraction(n, c), GapUS: gap * 1e6, KernelUS: (slice - gap) * 1e6,
+			NodeTimeUS: n.TimeS * 1e6, Note: n.Note,
 		}
 		name := n.Name
 		if name == "" {
 			name = args.Op
 		}
 		for j := 0; j < k; j++ {
-			t += gap
 			a := args
 			a.Launch = fmt.Sprintf("%d/%d", j+1, k)
-			ts, dur := t*1e6, kern*1e6
+			ts, dur := t*1e6, slice*1e6
 			ev = append(ev, traceEvent{Name: name, Cat: "kernel", Ph: "X", Ts: &ts, Dur: &dur, Pid: pid, Tid: TraceGPU0TID, Args: a})
-			t += kern
+			if gap > 0 {
+				end := (t + gap) * 1e6
+				ev = append(ev,
+					traceEvent{Name: "launch gap", Cat: "launch", Ph: "B", Ts: &ts, Pid: pid, Tid: TraceGPU0GapsTID},
+					traceEvent{Name: "launch gap", Cat: "launch", Ph: "E", Ts: &end, Pid: pid, Tid: TraceGPU0GapsTID})
+			}
+			t += slice
 		}
 	}
 	return ev
@@ -224,21 +236,23 @@ func nonNilStrings(s []string) []string {
 }
 
 // TraceSummary is what SummarizeTrace finds on one process's GPU 0
-// stream: the kernel events, the time they run, the idle gaps before
-// them, and where the last one ends (microseconds from the start).
+// stream (microseconds from the start): the kernel launch events, their
+// summed durations, the idle time between them (0 as Trace writes them),
+// where the last one ends, and the launch gaps drawn on the gap track.
 type TraceSummary struct {
-	Pid     int
-	Kernels int
-	BusyUS  float64
-	GapUS   float64
-	EndUS   float64
+	Pid         int
+	Kernels     int
+	BusyUS      float64
+	IdleUS      float64
+	EndUS       float64
+	LaunchGapUS float64
 }
 
 // SummarizeTrace reads a trace written by Trace back as a viewer would,
 // checks the parts of the trace-event format the viewers rely on (every
 // event named, with pid and tid; X events with ts and a non-negative dur
-// on a named thread; M events without times; kernels in time order, not
-// overlapping) and summarizes each process's kernel stream, in pid order.
+// on a named thread; B/E pairs matched per thread; M events without
+// times; kernels in time order, not overlapping) and summarizes each process's kernel stream, in pid order.
 // Tests and users check a trace's totals with it.
 func SummarizeTrace(data []byte) ([]TraceSummary, error) {
 	var doc struct {
@@ -264,6 +278,16 @@ func SummarizeTrace(data []byte) ([]TraceSummary, error) {
 	named := map[track]bool{}
 	byPid := map[int]*TraceSummary{}
 	var pids []int
+	summary := func(pid int) *TraceSummary {
+		s := byPid[pid]
+		if s == nil {
+			s = &TraceSummary{Pid: pid}
+			byPid[pid] = s
+			pids = append(pids, pid)
+		}
+		return s
+	}
+	open := map[track]float64{} // a "B" gap slice's start, until its "E"
 	for i, e := range doc.TraceEvents {
 		if e.Name == "" || e.Pid == nil || e.Tid == nil {
 			return nil, fmt.Errorf("trace: event %d lacks a name, pid or tid", i)
@@ -289,22 +313,39 @@ func SummarizeTrace(data []byte) ([]TraceSummary, error) {
 			if *e.Tid != TraceGPU0TID {
 				continue
 			}
-			s := byPid[*e.Pid]
-			if s == nil {
-				s = &TraceSummary{Pid: *e.Pid}
-				byPid[*e.Pid] = s
-				pids = append(pids, *e.Pid)
-			}
+			s := summary(*e.Pid)
 			if *e.Ts < s.EndUS-1e-9*math.Max(1, s.EndUS) {
 				return nil, fmt.Errorf("trace: kernel %d (%s) at %v µs starts before the previous one ends (%v µs)", i, e.Name, *e.Ts, s.EndUS)
 			}
 			s.Kernels++
-			s.GapUS += *e.Ts - s.EndUS
+			s.IdleUS += *e.Ts - s.EndUS
 			s.BusyUS += *e.Dur
 			s.EndUS = *e.Ts + *e.Dur
+		case "B", "E":
+			tr := track{*e.Pid, *e.Tid}
+			if e.Ts == nil || math.IsNaN(*e.Ts) || !named[tr] {
+				return nil, fmt.Errorf("trace: %s event %d has no ts or is on an unnamed thread", e.Ph, i)
+			}
+			start, isOpen := open[tr]
+			switch {
+			case e.Ph == "B" && isOpen:
+				return nil, fmt.Errorf("trace: B event %d opens a slice inside another on thread %d/%d", i, tr.pid, tr.tid)
+			case e.Ph == "B":
+				open[tr] = *e.Ts
+			case !isOpen || *e.Ts < start:
+				return nil, fmt.Errorf("trace: E event %d closes no slice or ends before it starts", i)
+			default:
+				delete(open, tr)
+				if tr.tid == TraceGPU0GapsTID {
+					summary(tr.pid).LaunchGapUS += *e.Ts - start
+				}
+			}
 		default:
 			return nil, fmt.Errorf("trace: event %d has phase %q, which Trace does not write", i, e.Ph)
 		}
+	}
+	if len(open) > 0 {
+		return nil, fmt.Errorf("trace: %d B slice(s) never end", len(open))
 	}
 	out := make([]TraceSummary, 0, len(pids))
 	for _, p := range pids {

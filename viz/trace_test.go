@@ -26,9 +26,9 @@ type parsedTrace struct {
 }
 
 // checkTrace checks a trace with SummarizeTrace and then, per plan, that
-// the kernel track has one event per launch and that kernel durations
-// plus the gaps before them add up to the plan's total time, the gaps
-// alone to its launch time; and that every kernel event has full args.
+// the kernel track has one event per launch, back to back, whose
+// durations add up to the plan's total time, that the launch gaps drawn
+// add up to its launch time, and that every kernel event has full args.
 func checkTrace(t *testing.T, data []byte, plans []*cost.Report) {
 	t.Helper()
 	sums, err := SummarizeTrace(data)
@@ -44,8 +44,8 @@ func checkTrace(t *testing.T, data []byte, plans []*cost.Report) {
 			t.Errorf("plan %d: pid %d with %d kernel events, want pid %d with %v launches", i+1, s.Pid, s.Kernels, i+1, r.Totals.Launches)
 		}
 		want := r.Totals.TimeS * 1e6
-		if d := math.Abs(s.BusyUS + s.GapUS - want); d > 1e-9*want {
-			t.Errorf("plan %d: kernels %v µs + gaps %v µs = %v, want total %v µs", i+1, s.BusyUS, s.GapUS, s.BusyUS+s.GapUS, want)
+		if d := math.Abs(s.BusyUS - want); d > 1e-9*want || s.IdleUS > 1e-9*want {
+			t.Errorf("plan %d: launch slices %v µs + idle %v µs, want durations alone to make the total %v µs", i+1, s.BusyUS, s.IdleUS, want)
 		}
 		if d := math.Abs(s.EndUS - want); d > 1e-9*want {
 			t.Errorf("plan %d: last kernel ends at %v µs, want %v", i+1, s.EndUS, want)
@@ -54,8 +54,8 @@ func checkTrace(t *testing.T, data []byte, plans []*cost.Report) {
 		for _, n := range r.Nodes {
 			launchS += n.LaunchS
 		}
-		if d := math.Abs(s.GapUS - launchS*1e6); d > 1e-9*want {
-			t.Errorf("plan %d: gaps %v µs, want the launch time %v µs", i+1, s.GapUS, launchS*1e6)
+		if d := math.Abs(s.LaunchGapUS - launchS*1e6); d > 1e-9*want {
+			t.Errorf("plan %d: launch gaps %v µs, want the launch time %v µs", i+1, s.LaunchGapUS, launchS*1e6)
 		}
 	}
 	var tr parsedTrace
@@ -66,6 +66,11 @@ func checkTrace(t *testing.T, data []byte, plans []*cost.Report) {
 		t.Errorf("displayTimeUnit %q, want ns", tr.DisplayTimeUnit)
 	}
 	for i, e := range tr.TraceEvents {
+		if e.Ph == "B" || e.Ph == "E" {
+			if e.Name != "launch gap" || *e.Tid != TraceGPU0GapsTID {
+				t.Errorf("%s event %d (%s) on tid %d", e.Ph, i, e.Name, *e.Tid)
+			}
+		}
 		if e.Ph != "X" {
 			continue
 		}
@@ -104,8 +109,7 @@ func TestTraceKernelsAddUpToTotal(t *testing.T) {
 	if !bytes.Equal(data, again) {
 		t.Error("trace is not deterministic")
 	}
-	// The LSTM's four kernels are equal, each after a quarter of its
-	// launch time.
+	// The LSTM's four launches are equal quarters of its time.
 	var tr parsedTrace
 	_ = json.Unmarshal(data, &tr)
 	var lstm []float64
@@ -114,8 +118,8 @@ func TestTraceKernelsAddUpToTotal(t *testing.T) {
 			lstm = append(lstm, *e.Dur)
 		}
 	}
-	if len(lstm) != 4 || math.Abs(lstm[0]-7.5) > 1e-9 {
-		t.Errorf("LSTM kernels %v, want four of 7.5 µs", lstm)
+	if len(lstm) != 4 || math.Abs(lstm[0]-9.5) > 1e-9 {
+		t.Errorf("LSTM launches %v, want four of 9.5 µs", lstm)
 	}
 	// Two plans: two processes, each checked on its own.
 	two, err := Trace([]*cost.Report{r, smallReport()}, c)
@@ -153,8 +157,8 @@ func TestTraceArgs(t *testing.T) {
 		if want := n.FLOPs / n.TimeS / 100e12; math.Abs(*a.RooflineFrac-want) > 1e-12 {
 			t.Errorf("roofline fraction %v, want %v", *a.RooflineFrac, want)
 		}
-		if *e.Ts != 2 || math.Abs(*e.Dur-40) > 1e-9 {
-			t.Errorf("first kernel at %v for %v µs, want at 2 (after its launch gap) for 40", *e.Ts, *e.Dur)
+		if *e.Ts != 0 || math.Abs(*e.Dur-42) > 1e-9 || a.GapUS != 2 || math.Abs(a.KernelUS-40) > 1e-9 {
+			t.Errorf("first launch at %v for %v µs (gap %v, kernel %v), want at 0 for 42 (2 + 40)", *e.Ts, *e.Dur, a.GapUS, a.KernelUS)
 		}
 		return
 	}
@@ -241,5 +245,29 @@ func CheckProfile(t *testing.T, p *profile.Profile, r *cost.Report) {
 		if d := math.Abs(sums[i] - want); d > 0.5*n+1e-9*want {
 			t.Errorf("%s: samples sum to %v, want %v", p.SampleType[i].Type, sums[i], want)
 		}
+	}
+}
+
+// TestSummarizeTraceRejects: the validator fails on the defects a viewer
+// would choke on or a count would miss.
+func TestSummarizeTraceRejects(t *testing.T) {
+	head := `{"traceEvents":[{"name":"thread_name","ph":"M","pid":1,"tid":1,"args":{"name":"s"}},{"name":"thread_name","ph":"M","pid":1,"tid":51,"args":{"name":"g"}},`
+	for name, body := range map[string]string{
+		"overlap":      `{"name":"a","ph":"X","ts":0,"dur":5,"pid":1,"tid":1},{"name":"b","ph":"X","ts":4,"dur":1,"pid":1,"tid":1}`,
+		"unnamed":      `{"name":"a","ph":"X","ts":0,"dur":5,"pid":1,"tid":7}`,
+		"no dur":       `{"name":"a","ph":"X","ts":0,"pid":1,"tid":1}`,
+		"negative dur": `{"name":"a","ph":"X","ts":0,"dur":-1,"pid":1,"tid":1}`,
+		"open B":       `{"name":"g","ph":"B","ts":0,"pid":1,"tid":51}`,
+		"E first":      `{"name":"g","ph":"E","ts":0,"pid":1,"tid":51}`,
+		"no name":      `{"ph":"X","ts":0,"dur":1,"pid":1,"tid":1}`,
+		"odd phase":    `{"name":"a","ph":"Q","ts":0,"pid":1,"tid":1}`,
+	} {
+		if _, err := SummarizeTrace([]byte(head + body + `]}`)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	s, err := SummarizeTrace([]byte(head + `{"name":"a","ph":"X","ts":0,"dur":5,"pid":1,"tid":1},{"name":"g","ph":"B","ts":0,"pid":1,"tid":51},{"name":"g","ph":"E","ts":1,"pid":1,"tid":51},{"name":"b","ph":"X","ts":6,"dur":1,"pid":1,"tid":1}]}`))
+	if err != nil || len(s) != 1 || s[0].Kernels != 2 || s[0].BusyUS != 6 || s[0].IdleUS != 1 || s[0].EndUS != 7 || s[0].LaunchGapUS != 1 {
+		t.Errorf("summary %+v, %v", s, err)
 	}
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // checkTraceTotals checks a written trace against the reports it draws:
-// per process, one kernel event per launch, and kernels plus launch gaps
+// per process, one X event per launch, back to back, their durations
 // adding up to the total time.
 func checkTraceTotals(t *testing.T, name string, data []byte, plans ...*cost.Report) {
 	t.Helper()
@@ -33,8 +33,8 @@ func checkTraceTotals(t *testing.T, name string, data []byte, plans ...*cost.Rep
 			t.Errorf("%s plan %s: %d kernel events, want %v launches", name, r.Plan, s.Kernels, r.Totals.Launches)
 		}
 		want := r.Totals.TimeS * 1e6
-		if got := s.BusyUS + s.GapUS; math.Abs(got-want) > 1e-9*want || math.Abs(s.EndUS-want) > 1e-9*want {
-			t.Errorf("%s plan %s: kernels %v + gaps %v = %v µs (end %v), want %v", name, r.Plan, s.BusyUS, s.GapUS, got, s.EndUS, want)
+		if math.Abs(s.BusyUS-want) > 1e-9*want || s.IdleUS > 1e-9*want || math.Abs(s.EndUS-want) > 1e-9*want {
+			t.Errorf("%s plan %s: launches %v µs + idle %v µs (end %v), want %v", name, r.Plan, s.BusyUS, s.IdleUS, s.EndUS, want)
 		}
 	}
 }
