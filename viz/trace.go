@@ -168,7 +168,7 @@ func appendPlanEvents(ev []traceEvent, pid int, r *cost.Report, c Ceilings) []tr
 		traceEvent{Name: "thread_name", Ph: "M", Pid: pid, Tid: TraceGPU0GapsTID, Args: nameArg{"GPU 0 · stream 0 · launch gaps"}},
 		traceEvent{Name: "thread_sort_index", Ph: "M", Pid: pid, Tid: TraceGPU0GapsTID, Args: sortArg{TraceGPU0GapsTID}},
 	)
-	var t float64 // seconds since the first launch
+	var t float64 // µs since the first launch: where the next slice starts
 	for i := range r.Nodes {
 		n := &r.Nodes[i]
 		if n.TimeS <= 0 && n.Launches <= 0 {
@@ -191,18 +191,31 @@ func appendPlanEvents(ev []traceEvent, pid int, r *cost.Report, c Ceilings) []tr
 		for j := 0; j < k; j++ {
 			a := args
 			a.Launch = fmt.Sprintf("%d/%d", j+1, k)
-			ts, dur := t*1e6, slice*1e6
+			ts, next := t, t+slice*1e6
+			dur := abutting(ts, next)
 			ev = append(ev, traceEvent{Name: name, Cat: "kernel", Ph: "X", Ts: &ts, Dur: &dur, Pid: pid, Tid: TraceGPU0TID, Args: a})
 			if gap > 0 {
-				end := (t + gap) * 1e6
+				end := math.Min(ts+gap*1e6, next)
 				ev = append(ev,
 					traceEvent{Name: "launch gap", Cat: "launch", Ph: "B", Ts: &ts, Pid: pid, Tid: TraceGPU0GapsTID},
 					traceEvent{Name: "launch gap", Cat: "launch", Ph: "E", Ts: &end, Pid: pid, Tid: TraceGPU0GapsTID})
 			}
-			t += slice
+			t = next
 		}
 	}
 	return ev
+}
+
+// abutting is the duration of a slice from ts to next such that ts+dur,
+// computed in float64 as every viewer does, does not pass next: rounding
+// must never make a slice overlap the one after it, which viewers read as
+// nesting (a slice that never closes) rather than as a sequence.
+func abutting(ts, next float64) float64 {
+	dur := next - ts
+	for dur > 0 && ts+dur > next {
+		dur = math.Nextafter(dur, 0)
+	}
+	return dur
 }
 
 // traceLaunches is how many kernel events a node gets (see Trace).

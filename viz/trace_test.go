@@ -3,6 +3,7 @@ package viz
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 
@@ -270,4 +271,34 @@ func TestSummarizeTraceRejects(t *testing.T) {
 	if err != nil || len(s) != 1 || s[0].Kernels != 2 || s[0].BusyUS != 6 || s[0].IdleUS != 1 || s[0].EndUS != 7 || s[0].LaunchGapUS != 1 {
 		t.Errorf("summary %+v, %v", s, err)
 	}
+}
+
+// TestTraceSlicesNeverOverlap: on every fixture-like sequence of odd
+// durations, each slice ends at or before the next one starts in float64
+// (as viewers compute it), so none is read as nested in the previous.
+func TestTraceSlicesNeverOverlap(t *testing.T) {
+	r := &cost.Report{Model: "m", GPU: "g", Plan: "fused"}
+	for i := 0; i < 2000; i++ {
+		ts := 1e-7 * (1 + math.Mod(float64(i)*0.7310585786300049, 3.3))
+		r.Nodes = append(r.Nodes, cost.NodeCost{Name: fmt.Sprintf("/n%d", i), OpType: "Add", TimeS: ts, LaunchS: ts / 7, Launches: float64(1 + i%3)})
+		r.Totals.TimeS += ts
+		r.Totals.Launches += float64(1 + i%3)
+	}
+	data, err := Trace([]*cost.Report{r}, Ceilings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr parsedTrace
+	_ = json.Unmarshal(data, &tr)
+	end := 0.0
+	for _, e := range tr.TraceEvents {
+		if e.Ph != "X" {
+			continue
+		}
+		if *e.Ts < end {
+			t.Fatalf("slice %s starts at %v before the previous one ends at %v", e.Name, *e.Ts, end)
+		}
+		end = *e.Ts + *e.Dur
+	}
+	checkTrace(t, data, []*cost.Report{r})
 }
