@@ -60,12 +60,16 @@ and the model its totals: Netron shows them in the node and model panels.`,
 			if err != nil {
 				return err
 			}
+			prog := startProgress(args[0], 0)
+			defer prog.Stop()
+			prog.Phase("reading, inferring shapes")
 			l, err := loadModel(args[0], &mf, loadOptions{})
 			if err != nil {
 				return err
 			}
 			printWarnings(stderr, l.warnings)
 			before := len(l.model.Graph.Nodes)
+			prog.Phase("fusing")
 			st, err := passes.Run(l.model.Graph, opt)
 			if err != nil {
 				return usageErr("%s: %v", args[0], err)
@@ -75,9 +79,11 @@ and the model its totals: Netron shows them in the node and model panels.`,
 				annotateModel(l.model, rep)
 			}
 			noteExternalData(stderr, l.model, args[0], out)
+			prog.Phase("writing " + out)
 			if err := ir.WriteFile(out, l.model); err != nil {
 				return usageErr("%s: %v", out, err)
 			}
+			prog.Stop()
 			fmt.Fprintf(stderr, "onnxcost: %s: %d nodes -> %d nodes in %d pass iterations (%s)\n",
 				out, before, len(l.model.Graph.Nodes), st.Iterations, changedText(st))
 			return nil
