@@ -6,6 +6,7 @@ require (
 	codeberg.org/go-pdf/fpdf v0.11.1
 	github.com/emicklei/dot v1.6.2
 	github.com/google/jsonschema-go v0.4.3
+	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
 	github.com/spf13/cobra v1.10.2
 	go.yaml.in/yaml/v3 v3.0.4
 	gonum.org/v1/gonum v0.17.0

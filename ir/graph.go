@@ -149,6 +149,10 @@ type Node struct {
 	// this node, in their original order.
 	FusedFrom []string
 
+	// Metadata is NodeProto.metadata_props (field 9, IR version 10):
+	// named strings that viewers such as Netron show with the node.
+	Metadata []KeyValue
+
 	graph *Graph
 }
 

@@ -639,6 +639,10 @@ func (r *reader) nodeHead(g *Graph, f *pbField, producer map[string]*Node) (node
 		case 7:
 			n.Domain, err = r.str(h, "domain")
 			n.Domain = normDomain(n.Domain)
+		case 9:
+			var kv KeyValue
+			kv, err = r.keyValue(h, "metadata_props", len(n.Metadata))
+			n.Metadata = append(n.Metadata, kv)
 		}
 		return err
 	})

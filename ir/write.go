@@ -42,7 +42,7 @@ func Write(w io.Writer, m *Model) error {
 }
 
 // WriteFile writes m to path atomically: to a temporary file in the same
-// folder, renamed over path once complete.
+// folder, renamed over path once complete, with mode 0644.
 func WriteFile(path string, m *Model) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
@@ -59,6 +59,11 @@ func WriteFile(path string, m *Model) (err error) {
 		return err
 	}
 	if err = tmp.Close(); err != nil {
+		return err
+	}
+	// CreateTemp makes the file 0600; a written model is an ordinary
+	// output file, readable by others like the files `>` creates.
+	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
@@ -416,6 +421,12 @@ func (e *encoder) node(n *Node) (*msgBuf, error) {
 	}
 	b.strOpt(6, n.Doc)
 	b.strOpt(7, n.Domain)
+	for _, kv := range n.Metadata {
+		c := &msgBuf{}
+		c.str(1, kv.Key)
+		c.str(2, kv.Value)
+		b.msg(9, c)
+	}
 	return b, nil
 }
 

@@ -17,6 +17,7 @@ func newCompareCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f costFlags
 	var format string
 	var top int
+	var vf viewerFlags
 	c := &cobra.Command{
 		Use:   "compare MODEL.onnx --gpu NAME",
 		Short: "Compare the unfused and fused plans: per fused group and in total",
@@ -33,10 +34,14 @@ totals of both plans.`,
 				return usageErr("--top must be ≥ 0")
 			}
 			f.dumpTo = stderr
-			cmp, err := compareModel(args[0], &f)
+			ur, fr, err := estimatePlans(args[0], &f)
 			if err != nil {
 				return err
 			}
+			if err := vf.write([]*report.Report{ur, fr}, f.gpu, f.gpuFile); err != nil {
+				return err
+			}
+			cmp := report.Compare(ur, fr, version)
 			printWarnings(stderr, cmp.Warnings)
 			switch format {
 			case "json":
@@ -52,23 +57,26 @@ totals of both plans.`,
 	c.Flags().IntVar(&top, "top", 0, "show only the `N` groups that save the most (0: all)")
 	// --plan has no meaning here: both plans are shown.
 	_ = c.Flags().MarkHidden("plan")
+	vf.add(c, false)
 	return c
 }
 
-// compareModel estimates both plans (the model is loaded once per plan:
-// loading is milliseconds and the passes rewrite the graph in place).
-func compareModel(path string, f *costFlags) (*report.Comparison, error) {
+// estimatePlans estimates the unfused and the fused plan (the model is
+// loaded once per plan: loading is milliseconds and the passes rewrite
+// the graph in place).
+func estimatePlans(path string, f *costFlags) (unfused, fused *report.Report, err error) {
+	if err := applyGPUDefault(f); err != nil {
+		return nil, nil, err
+	}
 	uf, ff := *f, *f
 	uf.plan, ff.plan = "unfused", "fused"
-	ur, _, err := estimate(path, &uf)
-	if err != nil {
-		return nil, err
+	if unfused, _, err = estimate(path, &uf); err != nil {
+		return nil, nil, err
 	}
-	fr, _, err := estimate(path, &ff)
-	if err != nil {
-		return nil, err
+	if fused, _, err = estimate(path, &ff); err != nil {
+		return nil, nil, err
 	}
-	return report.Compare(ur, fr, version), nil
+	return unfused, fused, nil
 }
 
 // constituentsText abbreviates a long list: "Conv, Relu, MaxPool" or

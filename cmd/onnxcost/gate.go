@@ -315,13 +315,18 @@ $GITHUB_STEP_SUMMARY and prints ::error annotations on the budget lines.`,
 				return usageErr("%v", err)
 			}
 			reports := map[string]*report.Report{}
+			prog := startProgress("check", len(b.Models))
 			for _, mb := range b.Models {
+				prog.Phase(mb.Name)
 				r, err := estimateBudgetModel(b, mb, pf)
 				if err != nil {
+					prog.Stop()
 					return err
 				}
 				reports[mb.Name] = r
+				prog.Add(1)
 			}
+			prog.Stop()
 			bases := map[string]*report.Report{}
 			if baseReport != "" {
 				if bases, err = loadBases(baseReport, b); err != nil {
@@ -373,7 +378,10 @@ func appendFile(path string, write func(io.Writer) error) error {
 func estimateBudgetModel(b *gate.Budget, mb gate.ModelBudget, pf passFlags) (*report.Report, error) {
 	s := mb.Settings
 	if s.GPU == "" {
-		return nil, usageErr("%s:%d: model %s has no gpu (set defaults.gpu or gpu in the entry)", b.File, mb.Line, mb.Name)
+		s.GPU = strings.TrimSpace(os.Getenv(gpuEnv))
+	}
+	if s.GPU == "" {
+		return nil, usageErr("%s:%d: model %s has no gpu (set defaults.gpu or gpu in the entry, or $%s)", b.File, mb.Line, mb.Name, gpuEnv)
 	}
 	path := mb.Path
 	if !filepath.IsAbs(path) {

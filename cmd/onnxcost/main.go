@@ -60,6 +60,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	root := newRootCmd(stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()
+	_ = con.diag.Flush()
 	if err == nil {
 		return 0
 	}
@@ -113,11 +114,14 @@ kernel launches and time under a time-based roofline.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	con = newConsole(stderr)
+	root.PersistentFlags().BoolVarP(&con.quiet, "quiet", "q", false, "print errors only: no warnings, notes or progress")
+	diag := con.diag
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%s: %v (see '%s --help')", c.Name(), err, c.CommandPath())
 	})
 	for _, add := range subcommands {
-		root.AddCommand(add(stdout, stderr))
+		root.AddCommand(add(stdout, diag))
 	}
 	return root
 }

@@ -18,6 +18,7 @@ func newOptimizeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var pf passFlags
 	var out string
 	var list bool
+	var ann annotateFlags
 	c := &cobra.Command{
 		Use:   "optimize MODEL.onnx -o OUT.onnx",
 		Short: "Write the fused graph as an ONNX model (fused ops in domain onnxcost)",
@@ -29,7 +30,11 @@ Conv changes the weight values only when they were small enough to be read
 (the folded bias of a graph-only model has no contents), so the output is
 for inspection, not for running.
 
-Symbolic dims stay symbolic unless bound with --batch/--dim.`,
+Symbolic dims stay symbolic unless bound with --batch/--dim.
+
+With --annotate --gpu NAME each node carries its estimate (time, share,
+FLOPs, bytes, bound, fused-from) in metadata_props under onnxcost.* keys,
+and the model its totals: Netron shows them in the node and model panels.`,
 		Args: func(c *cobra.Command, args []string) error {
 			if list {
 				return nil
@@ -54,20 +59,34 @@ Symbolic dims stay symbolic unless bound with --batch/--dim.`,
 			if _, err := passes.Selected(opt); err != nil {
 				return usageErr("%v", err)
 			}
+			rep, err := ann.estimate(args[0], mf, pf, stderr)
+			if err != nil {
+				return err
+			}
+			prog := startProgress(args[0], 0)
+			defer prog.Stop()
+			prog.Phase("reading, inferring shapes")
 			l, err := loadModel(args[0], &mf, loadOptions{})
 			if err != nil {
 				return err
 			}
 			printWarnings(stderr, l.Warnings)
 			before := len(l.Model.Graph.Nodes)
+			prog.Phase("fusing")
 			st, err := passes.Run(l.Model.Graph, opt)
 			if err != nil {
 				return usageErr("%s: %v", args[0], err)
 			}
 			importFusedDomain(l.Model)
+			if rep != nil {
+				annotateModel(l.Model, rep)
+			}
+			noteExternalData(stderr, l.Model, args[0], out)
+			prog.Phase("writing " + out)
 			if err := ir.WriteFile(out, l.Model); err != nil {
 				return usageErr("%s: %v", out, err)
 			}
+			prog.Stop()
 			fmt.Fprintf(stderr, "onnxcost: %s: %d nodes -> %d nodes in %d pass iterations (%s)\n",
 				out, before, len(l.Model.Graph.Nodes), st.Iterations, changedText(st))
 			return nil
@@ -77,6 +96,7 @@ Symbolic dims stay symbolic unless bound with --batch/--dim.`,
 	pf.add(c)
 	c.Flags().StringVarP(&out, "output", "o", "", "write the fused model to `OUT.onnx`")
 	c.Flags().BoolVar(&list, "list", false, "list the passes, in run order, and exit")
+	ann.add(c)
 	return c
 }
 

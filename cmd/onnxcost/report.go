@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"strings"
 
@@ -21,11 +22,13 @@ type costFlags struct {
 	dtype   string
 	plan    string
 	passFlags
+	// gpuSource says where an omitted --gpu came from (applyGPUDefault).
+	gpuSource string
 }
 
 func (f *costFlags) add(c *cobra.Command) {
 	f.modelFlags.add(c)
-	c.Flags().StringVar(&f.gpu, "gpu", "", "target GPU (see 'onnxcost gpus'); required")
+	c.Flags().StringVar(&f.gpu, "gpu", "", "target GPU (see 'onnxcost gpus'); default: $ONNXCOST_GPU, else defaults.gpu of the nearest .onnxcost.yaml")
 	c.Flags().StringVar(&f.gpuFile, "gpu-file", "", "YAML or JSON file with your own GPU specs (e.g. measured ceilings)")
 	c.Flags().StringVar(&f.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8 (default: the model's own)")
 	c.Flags().StringVar(&f.plan, "plan", "fused", "execution plan to cost: fused|unfused")
@@ -37,8 +40,11 @@ var validDTypes = append([]string{""}, cost.DTypes()...)
 
 // estimate loads a model, applies the plan's passes and runs the cost model.
 func estimate(path string, f *costFlags) (*report.Report, *pipeline.Loaded, error) {
+	if err := applyGPUDefault(f); err != nil {
+		return nil, nil, err
+	}
 	if f.gpu == "" {
-		return nil, nil, usageErr("--gpu is required (see 'onnxcost gpus' for the list)")
+		return nil, nil, usageErr("--gpu is required (see 'onnxcost gpus' for the list; or set $%s, or defaults.gpu in %s)", gpuEnv, budgetFileName)
 	}
 	// Case-insensitive, like GPU names: FP16 is fp16.
 	f.dtype = strings.ToLower(strings.TrimSpace(f.dtype))
@@ -52,13 +58,18 @@ func estimate(path string, f *costFlags) (*report.Report, *pipeline.Loaded, erro
 	if err != nil {
 		return nil, nil, err
 	}
+	prog := startProgress(path, 0)
+	defer prog.Stop()
+	prog.Phase("reading, inferring shapes")
 	l, err := loadModel(path, &f.modelFlags, loadOptions{bindAll: true})
 	if err != nil {
 		return nil, nil, err
 	}
+	prog.Phase("plan " + f.plan)
 	if err := applyPlan(l, f.plan, &f.passFlags); err != nil {
 		return nil, nil, err
 	}
+	prog.Phase("estimating on " + gpu.Name)
 	r, err := pipeline.Estimate(l, gpu, pipeline.EstimateOptions{
 		DType:       f.dtype,
 		Plan:        f.plan,
@@ -75,6 +86,7 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f costFlags
 	var format, by string
 	var top int
+	var vf viewerFlags
 	c := &cobra.Command{
 		Use:   "report MODEL.onnx --gpu NAME",
 		Short: "Estimate MACs, FLOPs, bytes, launches and time per node on a GPU",
@@ -100,22 +112,34 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			printWarnings(stderr, r.Warnings)
+			if err := vf.write([]*report.Report{r}, f.gpu, f.gpuFile); err != nil {
+				return err
+			}
 			opt := render.Options{Top: top, ByOp: by == "op"}
 			switch format {
 			case "json":
 				return writeJSON(stdout, r)
 			case "csv":
 				return render.CSV(stdout, r, opt)
-			case "markdown":
-				return render.Markdown(stdout, r, opt)
 			}
-			return render.Text(stdout, r, opt)
+			var buf bytes.Buffer
+			if format == "markdown" {
+				err = render.Markdown(&buf, r, opt)
+			} else {
+				err = render.Text(&buf, r, opt)
+			}
+			if err != nil {
+				return err
+			}
+			_, err = stdout.Write(markGPUSource(buf.Bytes(), r.GPU, f.gpuSource))
+			return err
 		},
 	}
 	f.add(c)
 	c.Flags().StringVar(&format, "format", "text", "output format: text|json|csv|markdown")
 	c.Flags().IntVar(&top, "top", 0, "show only the `N` costliest nodes, or op types with --by op (0: all; not with --format json)")
 	c.Flags().StringVar(&by, "by", "", "aggregate: op (totals per op type)")
+	vf.add(c, true)
 	return c
 }
 

@@ -1,0 +1,334 @@
+package main
+
+import (
+	"bufio"
+	"encoding/xml"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// actionFile is the composite action at the repository root.
+type actionFile struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	Author      string `yaml:"author"`
+	Branding    struct {
+		Icon  string `yaml:"icon"`
+		Color string `yaml:"color"`
+	} `yaml:"branding"`
+	Inputs map[string]struct {
+		Description string  `yaml:"description"`
+		Required    bool    `yaml:"required"`
+		Default     *string `yaml:"default"`
+	} `yaml:"inputs"`
+	Outputs map[string]struct {
+		Description string `yaml:"description"`
+		Value       string `yaml:"value"`
+	} `yaml:"outputs"`
+	Runs struct {
+		Using string       `yaml:"using"`
+		Steps []actionStep `yaml:"steps"`
+	} `yaml:"runs"`
+}
+
+type actionStep struct {
+	Name             string            `yaml:"name"`
+	ID               string            `yaml:"id"`
+	Uses             string            `yaml:"uses"`
+	Run              string            `yaml:"run"`
+	Shell            string            `yaml:"shell"`
+	Env              map[string]string `yaml:"env"`
+	With             map[string]string `yaml:"with"`
+	WorkingDirectory string            `yaml:"working-directory"`
+}
+
+var actionExpr = regexp.MustCompile(`\$\{\{\s*([^}]*?)\s*\}\}`)
+
+func loadAction(t *testing.T) *actionFile {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "action.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a actionFile
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&a); err != nil {
+		t.Fatalf("action.yml: %v", err)
+	}
+	return &a
+}
+
+// TestActionIsValidComposite checks action.yml against the rules GitHub
+// applies to a composite action: name, description, runs.using
+// composite, every step either uses an action or runs a script with a
+// shell, step ids unique, and every expression naming a declared input or
+// an existing step's output.
+func TestActionIsValidComposite(t *testing.T) {
+	a := loadAction(t)
+	if a.Name == "" || a.Description == "" {
+		t.Error("action.yml needs name and description")
+	}
+	if a.Runs.Using != "composite" {
+		t.Fatalf("runs.using %q, want composite", a.Runs.Using)
+	}
+	ids := map[string]bool{}
+	for i, s := range a.Runs.Steps {
+		switch {
+		case s.Uses != "" && s.Run != "":
+			t.Errorf("step %d (%s) has both uses and run", i, s.Name)
+		case s.Uses == "" && s.Run == "":
+			t.Errorf("step %d (%s) has neither uses nor run", i, s.Name)
+		case s.Run != "" && s.Shell == "":
+			t.Errorf("step %d (%s): a composite run step needs shell", i, s.Name)
+		case s.Uses != "" && !regexp.MustCompile(`^[\w.-]+/[\w.-]+@\S+$`).MatchString(s.Uses):
+			t.Errorf("step %d: uses %q is not owner/repo@ref", i, s.Uses)
+		}
+		if s.ID != "" {
+			if ids[s.ID] {
+				t.Errorf("duplicate step id %q", s.ID)
+			}
+			ids[s.ID] = true
+		}
+		if strings.Contains(s.Run, "${{") {
+			t.Errorf("step %d (%s) splices an expression into its script; pass it through env", i, s.Name)
+		}
+	}
+	check := func(where, text string) {
+		for _, m := range actionExpr.FindAllStringSubmatch(text, -1) {
+			e := m[1]
+			switch {
+			case strings.HasPrefix(e, "inputs."):
+				if _, ok := a.Inputs[strings.TrimPrefix(e, "inputs.")]; !ok {
+					t.Errorf("%s: %s names no declared input", where, m[0])
+				}
+			case strings.HasPrefix(e, "steps."):
+				id, _, _ := strings.Cut(strings.TrimPrefix(e, "steps."), ".")
+				if !ids[id] {
+					t.Errorf("%s: %s names no step", where, m[0])
+				}
+			case e == "github.action_path":
+			default:
+				t.Errorf("%s: unexpected expression %s", where, m[0])
+			}
+		}
+	}
+	for name, o := range a.Outputs {
+		if o.Value == "" || o.Description == "" {
+			t.Errorf("output %s needs value and description", name)
+		}
+		check("output "+name, o.Value)
+	}
+	for i, s := range a.Runs.Steps {
+		for k, v := range s.Env {
+			check(fmt.Sprintf("step %d env %s", i, k), v)
+		}
+		for k, v := range s.With {
+			check(fmt.Sprintf("step %d with %s", i, k), v)
+		}
+		check(fmt.Sprintf("step %d working-directory", i), s.WorkingDirectory)
+	}
+	if _, ok := a.Outputs["verdict"]; !ok {
+		t.Error("no verdict output")
+	}
+}
+
+// runAction runs the action's script steps the way the runner does: each
+// in bash from its working directory, with GITHUB_OUTPUT, GITHUB_PATH,
+// GITHUB_STEP_SUMMARY, GITHUB_ACTION_PATH, RUNNER_TEMP and GITHUB_ACTIONS
+// set, expressions in env and working-directory replaced by the inputs
+// (or their defaults), and lines appended to GITHUB_PATH put on PATH for
+// later steps. `uses:` steps are skipped: setup-go's job is done by the go
+// on this PATH. It returns the action's outputs, the check step's exit
+// code and its combined output.
+func runAction(t *testing.T, a *actionFile, workspace string, inputs map[string]string) (map[string]string, int, string) {
+	t.Helper()
+	tmp := t.TempDir()
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{}
+	for _, k := range []string{"GITHUB_OUTPUT", "GITHUB_PATH", "GITHUB_STEP_SUMMARY", "GITHUB_ENV"} {
+		files[k] = filepath.Join(tmp, strings.ToLower(k))
+		if err := os.WriteFile(files[k], nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	input := func(name string) string {
+		if v, ok := inputs[name]; ok {
+			return v
+		}
+		if d := a.Inputs[name].Default; d != nil {
+			return *d
+		}
+		return ""
+	}
+	stepOut := map[string]map[string]string{}
+	subst := func(s string) string {
+		return actionExpr.ReplaceAllStringFunc(s, func(m string) string {
+			e := actionExpr.FindStringSubmatch(m)[1]
+			switch {
+			case strings.HasPrefix(e, "inputs."):
+				return input(strings.TrimPrefix(e, "inputs."))
+			case e == "github.action_path":
+				return root
+			case strings.HasPrefix(e, "steps."):
+				parts := strings.SplitN(strings.TrimPrefix(e, "steps."), ".", 3)
+				return stepOut[parts[0]][parts[2]]
+			}
+			t.Fatalf("unhandled expression %s", m)
+			return ""
+		})
+	}
+	path := os.Getenv("PATH")
+	var lastCode int
+	var log strings.Builder
+	for _, s := range a.Runs.Steps {
+		if s.Run == "" {
+			continue
+		}
+		if s.Shell != "bash" {
+			t.Fatalf("step %s: shell %q; this test runs bash", s.Name, s.Shell)
+		}
+		_ = os.WriteFile(files["GITHUB_OUTPUT"], nil, 0o644)
+		cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", s.Run)
+		cmd.Dir = workspace
+		if wd := subst(s.WorkingDirectory); wd != "" {
+			cmd.Dir = filepath.Join(workspace, wd)
+		}
+		env := append(os.Environ(), "PATH="+path, "GITHUB_ACTIONS=true", "CI=true", "GITHUB_WORKSPACE="+workspace,
+			"GITHUB_ACTION_PATH="+root, "RUNNER_TEMP="+tmp, "ONNXCOST_GPU=")
+		for k, f := range files {
+			env = append(env, k+"="+f)
+		}
+		for k, v := range s.Env {
+			env = append(env, k+"="+subst(v))
+		}
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		log.Write(out)
+		lastCode = 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			lastCode = ee.ExitCode()
+		} else if err != nil {
+			t.Fatalf("step %s: %v", s.Name, err)
+		}
+		outs := readKeyValues(t, files["GITHUB_OUTPUT"])
+		if s.ID != "" {
+			stepOut[s.ID] = outs
+		}
+		if lastCode != 0 && s.ID != "check" {
+			t.Fatalf("step %q failed (exit %d):\n%s", s.Name, lastCode, out)
+		}
+		// GITHUB_PATH lines are prepended to PATH for the next steps.
+		for _, p := range strings.Split(strings.TrimSpace(mustRead(t, files["GITHUB_PATH"])), "\n") {
+			if p != "" && !strings.HasPrefix(path, p+string(os.PathListSeparator)) {
+				path = p + string(os.PathListSeparator) + path
+			}
+		}
+	}
+	result := map[string]string{}
+	for name, o := range a.Outputs {
+		result[name] = subst(o.Value)
+	}
+	result["$summary"] = mustRead(t, files["GITHUB_STEP_SUMMARY"])
+	return result, lastCode, log.String()
+}
+
+func readKeyValues(t *testing.T, path string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(mustRead(t, path)))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestActionRunsCheck runs the action on a workspace whose budget passes,
+// then fails, then cannot be read, and checks the verdict output, the
+// written Markdown, JUnit and job summary, and the step's exit code.
+func TestActionRunsCheck(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds onnxcost with go install")
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go on PATH")
+	}
+	a := loadAction(t)
+	ws := t.TempDir()
+	copyFile(t, fixture(t, "alexnet.onnx"), filepath.Join(ws, "ci", "models", "alexnet.onnx"))
+	// The budget names no GPU: the action's gpu input supplies it.
+	budget := func(limit string) {
+		b := "version: 1\nmodels:\n  - path: models/alexnet.onnx\n    batch: 1\n    budgets:\n      time: {max: \"" + limit + "\"}\n"
+		if err := os.WriteFile(filepath.Join(ws, "ci", ".onnxcost.yaml"), []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(ws, "ci"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	budget("1 s")
+	in := map[string]string{"config": "ci/.onnxcost.yaml", "gpu": "T4", "markdown-file": "out/cost.md"}
+	if err := os.MkdirAll(filepath.Join(ws, "out"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, code, log := runAction(t, a, ws, in)
+	if code != 0 || out["verdict"] != "pass" || out["errors"] != "0" {
+		t.Fatalf("passing budget: exit %d, outputs %v\n%s", code, out, log)
+	}
+	if md := mustRead(t, out["markdown-file"]); !strings.Contains(md, "<!-- onnxcost-report -->") || !strings.Contains(out["$summary"], "<!-- onnxcost-report -->") {
+		t.Errorf("comment or job summary missing:\n%s\n---\n%s", md, out["$summary"])
+	}
+	if out["markdown-file"] != filepath.Join(ws, "out", "cost.md") {
+		t.Errorf("markdown-file output %q", out["markdown-file"])
+	}
+
+	budget("1 µs")
+	out, code, log = runAction(t, a, ws, in)
+	if code != 1 || out["verdict"] != "fail" || out["errors"] != "1" {
+		t.Fatalf("exceeded budget: exit %d, outputs %v\n%s", code, out, log)
+	}
+	if !strings.Contains(log, "::error file=ci/.onnxcost.yaml,line=") {
+		t.Errorf("no annotation on the budget line:\n%s", log)
+	}
+	var junit struct {
+		Failures int `xml:"failures,attr"`
+	}
+	if err := xml.Unmarshal([]byte(mustRead(t, out["junit-file"])), &junit); err != nil || junit.Failures != 1 {
+		t.Errorf("JUnit: %v, %d failures", err, junit.Failures)
+	}
+	in["fail-on-budget"] = "false"
+	out, code, _ = runAction(t, a, ws, in)
+	if code != 0 || out["verdict"] != "fail" {
+		t.Errorf("fail-on-budget false: exit %d, verdict %q", code, out["verdict"])
+	}
+
+	in["config"] = "ci/missing.yaml"
+	out, code, _ = runAction(t, a, ws, in)
+	if code != 2 || out["verdict"] != "error" {
+		t.Errorf("missing budget file: exit %d, verdict %q", code, out["verdict"])
+	}
+}

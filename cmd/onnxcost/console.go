@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// console is what the process knows about its stderr: whether it is an
+// interactive terminal (progress may be drawn), whether color is allowed,
+// and whether --quiet asked for errors only. newRootCmd sets it up once
+// per run; commands reach it through the package variable con because
+// the estimate helpers they share take no command.
+type console struct {
+	raw   io.Writer // the real stderr: errors always go here
+	quiet bool
+	tty   bool // raw is a character device, and not in CI
+	color bool // tty and NO_COLOR unset and TERM not dumb
+	// diag is the stderr given to commands (see diagWriter).
+	diag *diagWriter
+}
+
+var con = newConsole(io.Discard)
+
+// newConsole inspects stderr and the environment. Progress is for people
+// at a terminal: a pipe, a file or a CI log (CI set, as every CI service
+// does) gets none. Color follows https://no-color.org: any non-empty
+// NO_COLOR turns it off.
+func newConsole(stderr io.Writer) *console {
+	term := false
+	if f, ok := stderr.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			term = true
+		}
+	}
+	return consoleFor(stderr, term, os.Getenv)
+}
+
+// consoleFor decides from whether stderr is a terminal and the
+// environment (a parameter, so tests can vary both).
+func consoleFor(stderr io.Writer, term bool, getenv func(string) string) *console {
+	c := &console{raw: stderr}
+	c.tty = term && getenv("CI") == "" && getenv("TERM") != "dumb"
+	c.color = c.tty && getenv("NO_COLOR") == ""
+	c.diag = &diagWriter{c: c}
+	return c
+}
+
+// diagWriter is the stderr commands write diagnostics to. Under --quiet
+// it drops the lines that are diagnostics ("onnxcost: warning: …",
+// "onnxcost: note: …" and other "onnxcost: " lines); lines a user asked
+// for (--dump-after dumps) pass. On a color terminal it colors the word
+// "warning". Errors bypass it: run prints them on the raw stderr.
+type diagWriter struct {
+	c   *console
+	buf []byte
+}
+
+func (d *diagWriter) Write(p []byte) (int, error) {
+	d.buf = append(d.buf, p...)
+	for {
+		i := bytes.IndexByte(d.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := string(d.buf[:i+1])
+		d.buf = d.buf[i+1:]
+		if err := d.emit(line); err != nil {
+			return len(p), err
+		}
+	}
+}
+
+// Flush writes a last line that had no newline.
+func (d *diagWriter) Flush() error {
+	if len(d.buf) == 0 {
+		return nil
+	}
+	line := string(d.buf)
+	d.buf = nil
+	return d.emit(line)
+}
+
+func (d *diagWriter) emit(line string) error {
+	if d.c.quiet && strings.HasPrefix(line, "onnxcost: ") {
+		return nil
+	}
+	if d.c.color && strings.HasPrefix(line, "onnxcost: warning: ") {
+		line = "onnxcost: \x1b[33mwarning\x1b[0m: " + strings.TrimPrefix(line, "onnxcost: warning: ")
+	}
+	return writeAboveProgress(d.c.raw, line)
+}
+
+// progress draws one status line on a terminal's stderr while long work
+// runs: a phase name, a bar when the amount of work is known, and the
+// elapsed time. It appears only after progressDelay, so quick runs print
+// nothing, and it erases itself when done. Everywhere else it is a no-op.
+type progress struct {
+	mu    sync.Mutex
+	c     *console
+	label string
+	phase string
+	total int
+	done  int
+	start time.Time
+	stop  chan struct{}
+	wg    sync.WaitGroup
+}
+
+// progressDelay is how long work runs before progress shows.
+const progressDelay = 400 * time.Millisecond
+
+// active is the progress line on screen (at most one), so that a
+// diagnostic printed meanwhile can erase it first.
+var active struct {
+	sync.Mutex
+	p *progress
+}
+
+// startProgress starts a progress line; total 0 means unknown (a phase
+// line without a bar). Stop must be called.
+func startProgress(label string, total int) *progress {
+	p := &progress{c: con, label: label, total: total, start: time.Now()}
+	if !con.tty || con.quiet {
+		return p
+	}
+	active.Lock()
+	if active.p != nil {
+		// One line at a time: work nested in a shown line (a model of
+		// `check`) reports through the outer one.
+		active.Unlock()
+		return p
+	}
+	p.stop = make(chan struct{})
+	active.p = p
+	active.Unlock()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case <-t.C:
+				if time.Since(p.start) >= progressDelay {
+					p.draw()
+				}
+			}
+		}
+	}()
+	return p
+}
+
+// Phase names the step now running.
+func (p *progress) Phase(s string) {
+	p.mu.Lock()
+	p.phase = s
+	p.mu.Unlock()
+}
+
+// Add counts n units of the total as done.
+func (p *progress) Add(n int) {
+	p.mu.Lock()
+	p.done += n
+	p.mu.Unlock()
+}
+
+// Stop ends the progress line and erases it.
+func (p *progress) Stop() {
+	if p.stop == nil {
+		return
+	}
+	close(p.stop)
+	p.wg.Wait()
+	p.stop = nil
+	active.Lock()
+	if active.p == p {
+		active.p = nil
+	}
+	active.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprint(p.c.raw, "\r\x1b[K")
+}
+
+func (p *progress) draw() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprint(p.c.raw, "\r\x1b[K"+p.line())
+}
+
+// line is the status text: "onnxcost: model.onnx: estimating [#####.....] 12/40 3.2s".
+func (p *progress) line() string {
+	var b strings.Builder
+	b.WriteString("onnxcost: " + p.label)
+	if p.phase != "" {
+		b.WriteString(": " + p.phase)
+	}
+	if p.total > 0 {
+		const width = 24
+		filled := min(width, width*p.done/p.total)
+		bar := strings.Repeat("#", filled) + strings.Repeat(".", width-filled)
+		if p.c.color {
+			bar = "\x1b[36m" + strings.Repeat("#", filled) + "\x1b[0m" + strings.Repeat(".", width-filled)
+		}
+		fmt.Fprintf(&b, " [%s] %d/%d", bar, p.done, p.total)
+	}
+	fmt.Fprintf(&b, " %.1fs", time.Since(p.start).Seconds())
+	return b.String()
+}
+
+// writeAboveProgress writes a diagnostic line, first erasing the progress
+// line if one is shown (the next tick redraws it below), under the
+// progress line's lock so the two never interleave.
+func writeAboveProgress(w io.Writer, line string) error {
+	active.Lock()
+	p := active.p
+	active.Unlock()
+	if p == nil {
+		_, err := io.WriteString(w, line)
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, err := io.WriteString(w, "\r\x1b[K"+line)
+	return err
+}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/viz"
+)
+
+// checkTraceTotals checks a written trace against the reports it draws:
+// per process, one X event per launch, back to back, their durations
+// adding up to the total time.
+func checkTraceTotals(t *testing.T, name string, data []byte, plans ...*report.Report) {
+	t.Helper()
+	sums, err := viz.SummarizeTrace(data)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if len(sums) != len(plans) {
+		t.Fatalf("%s: %d processes with kernels, want %d", name, len(sums), len(plans))
+	}
+	for i, r := range plans {
+		s := sums[i]
+		if float64(s.Kernels) != r.Totals.Launches {
+			t.Errorf("%s plan %s: %d kernel events, want %v launches", name, r.Plan, s.Kernels, r.Totals.Launches)
+		}
+		want := r.Totals.TimeS * 1e6
+		if math.Abs(s.BusyUS-want) > 1e-9*want || s.IdleUS > 1e-9*want || math.Abs(s.EndUS-want) > 1e-9*want {
+			t.Errorf("%s plan %s: launches %v µs + idle %v µs (end %v), want %v", name, r.Plan, s.BusyUS, s.IdleUS, s.EndUS, want)
+		}
+	}
+}
+
+func readReport(t *testing.T, path string) *report.Report {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r report.Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	return &r
+}
+
+// TestTraceAndProfileEveryFixture writes --trace and --pprof for every
+// fixture and checks them against the JSON report of the same run.
+func TestTraceAndProfileEveryFixture(t *testing.T) {
+	dir := t.TempDir()
+	for _, m := range vizFixtures(t) {
+		name := strings.TrimSuffix(filepath.Base(m), ".onnx")
+		tr, pp, js := filepath.Join(dir, name+".json"), filepath.Join(dir, name+".pb.gz"), filepath.Join(dir, name+".report.json")
+		code, out, errs := runCLI(t, "report", m, "--gpu", "A100-SXM4-80GB", "--format", "json", "--trace", tr, "--pprof", pp)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, errs)
+		}
+		if err := os.WriteFile(js, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := readReport(t, js)
+		data, err := os.ReadFile(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkTraceTotals(t, name, data, r)
+		pdata, err := os.ReadFile(pp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := profile.Parse(bytes.NewReader(pdata))
+		if err != nil {
+			t.Fatalf("%s: profile.Parse: %v", name, err)
+		}
+		var sums [3]float64
+		for _, s := range p.Sample {
+			for i, v := range s.Value {
+				sums[i] += float64(v)
+			}
+		}
+		tot := r.Totals
+		for i, want := range []float64{tot.TimeS * 1e9, tot.FLOPs, tot.BytesRead + tot.BytesWritten} {
+			if math.Abs(sums[i]-want) > 0.5*float64(len(p.Sample))+1e-9*want {
+				t.Errorf("%s: pprof %s sums to %v, want %v", name, p.SampleType[i].Type, sums[i], want)
+			}
+		}
+		for _, f := range []string{tr, pp} {
+			if st, err := os.Stat(f); err != nil || st.Mode().Perm() != 0o644 {
+				t.Errorf("%s: mode %v (%v), want 0644", f, st.Mode().Perm(), err)
+			}
+		}
+	}
+}
+
+// TestCompareTrace: compare --trace writes one process per plan, each
+// adding up to its own plan's totals.
+func TestCompareTrace(t *testing.T) {
+	m := fixture(t, "resnet50.onnx")
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "cmp.json")
+	code, out, errs := runCLI(t, "compare", m, "--gpu", "A100-SXM4-80GB", "--format", "json", "--trace", tr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var cmp report.Comparison
+	if err := json.Unmarshal([]byte(out), &cmp); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uf := &report.Report{Plan: "unfused", Totals: report.Totals{TimeS: cmp.Unfused.TimeS, Launches: cmp.Unfused.Launches}}
+	fu := &report.Report{Plan: "fused", Totals: report.Totals{TimeS: cmp.Fused.TimeS, Launches: cmp.Fused.Launches}}
+	checkTraceTotals(t, "compare", data, uf, fu)
+	if !bytes.Contains(data, []byte("plan unfused (estimate)")) || !bytes.Contains(data, []byte("plan fused (estimate)")) {
+		t.Error("process names do not name the plans")
+	}
+}
+
+// TestPprofTopIsCostliestNode runs the real `go tool pprof -top` on a
+// written profile: its first row must be the costliest node's leaf frame.
+func TestPprofTopIsCostliestNode(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go not on PATH")
+	}
+	m := fixture(t, "bert_base.onnx")
+	dir := t.TempDir()
+	pp := filepath.Join(dir, "p.pb.gz")
+	code, out, errs := runCLI(t, "report", m, "--gpu", "A100-SXM4-80GB", "--format", "json", "--pprof", pp)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var r report.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	best := 0.0
+	costliest := map[string]bool{} // nodes within rounding of the maximum
+	for _, n := range r.Nodes {
+		best = math.Max(best, math.Round(n.TimeS*1e9))
+	}
+	for _, n := range r.Nodes {
+		if math.Round(n.TimeS*1e9) == best {
+			costliest[n.Name] = true
+		}
+	}
+	cmd := exec.Command(goBin, "tool", "pprof", "-top", "-nodecount=5", pp)
+	cmd.Env = append(os.Environ(), "PPROF_TMPDIR="+dir)
+	top, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Skipf("go tool pprof unavailable: %v: %s", err, top)
+	}
+	// Rows follow the header line "flat  flat%   sum%   cum   cum%".
+	lines := strings.Split(string(top), "\n")
+	for i, l := range lines {
+		if strings.Contains(l, "flat%") && i+1 < len(lines) {
+			f := strings.Fields(lines[i+1])
+			if len(f) < 6 || !costliest[f[len(f)-1]] {
+				t.Fatalf("top row %q is not the costliest node (%v); pprof said:\n%s", lines[i+1], costliest, top)
+			}
+			return
+		}
+	}
+	t.Fatalf("no table in pprof -top output:\n%s", top)
+}

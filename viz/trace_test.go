@@ -1,0 +1,304 @@
+package viz
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/google/pprof/profile"
+	"github.com/onnxcost/onnxcost/cost/report"
+)
+
+// parsedTrace is a trace file read back generically, as a viewer would.
+type parsedTrace struct {
+	TraceEvents []struct {
+		Name string          `json:"name"`
+		Cat  string          `json:"cat"`
+		Ph   string          `json:"ph"`
+		Ts   *float64        `json:"ts"`
+		Dur  *float64        `json:"dur"`
+		Pid  *int            `json:"pid"`
+		Tid  *int            `json:"tid"`
+		Args json.RawMessage `json:"args"`
+	} `json:"traceEvents"`
+	DisplayTimeUnit string `json:"displayTimeUnit"`
+}
+
+// checkTrace checks a trace with SummarizeTrace and then, per plan, that
+// the kernel track has one event per launch, back to back, whose
+// durations add up to the plan's total time, that the launch gaps drawn
+// add up to its launch time, and that every kernel event has full args.
+func checkTrace(t *testing.T, data []byte, plans []*report.Report) {
+	t.Helper()
+	sums, err := SummarizeTrace(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sums) != len(plans) {
+		t.Fatalf("%d processes with kernels, want %d", len(sums), len(plans))
+	}
+	for i, r := range plans {
+		s := sums[i]
+		if s.Pid != i+1 || float64(s.Kernels) != r.Totals.Launches {
+			t.Errorf("plan %d: pid %d with %d kernel events, want pid %d with %v launches", i+1, s.Pid, s.Kernels, i+1, r.Totals.Launches)
+		}
+		want := r.Totals.TimeS * 1e6
+		if d := math.Abs(s.BusyUS - want); d > 1e-9*want || s.IdleUS > 1e-9*want {
+			t.Errorf("plan %d: launch slices %v µs + idle %v µs, want durations alone to make the total %v µs", i+1, s.BusyUS, s.IdleUS, want)
+		}
+		if d := math.Abs(s.EndUS - want); d > 1e-9*want {
+			t.Errorf("plan %d: last kernel ends at %v µs, want %v", i+1, s.EndUS, want)
+		}
+		var launchS float64
+		for _, n := range r.Nodes {
+			launchS += n.LaunchS
+		}
+		if d := math.Abs(s.LaunchGapUS - launchS*1e6); d > 1e-9*want {
+			t.Errorf("plan %d: launch gaps %v µs, want the launch time %v µs", i+1, s.LaunchGapUS, launchS*1e6)
+		}
+	}
+	var tr parsedTrace
+	if err := json.Unmarshal(data, &tr); err != nil {
+		t.Fatal(err)
+	}
+	if tr.DisplayTimeUnit != "ns" {
+		t.Errorf("displayTimeUnit %q, want ns", tr.DisplayTimeUnit)
+	}
+	for i, e := range tr.TraceEvents {
+		if e.Ph == "B" || e.Ph == "E" {
+			if e.Name != "launch gap" || *e.Tid != TraceGPU0GapsTID {
+				t.Errorf("%s event %d (%s) on tid %d", e.Ph, i, e.Name, *e.Tid)
+			}
+		}
+		if e.Ph != "X" {
+			continue
+		}
+		var a kernelArgs
+		if err := json.Unmarshal(e.Args, &a); err != nil || a.Op == "" || a.Launch == "" || a.FusedFrom == nil || e.Cat != "kernel" {
+			t.Errorf("X event %d (%s): cat %q, args incomplete: %s", i, e.Name, e.Cat, e.Args)
+		}
+	}
+}
+
+// multiLaunchReport is smallReport plus a node with four launches.
+func multiLaunchReport() *report.Report {
+	r := smallReport()
+	r.Nodes = append(r.Nodes, report.NodeCost{Name: "/rnn/LSTM", OpType: "LSTM", Counts: report.Counts{FLOPs: 4e6, BytesRead: 4e5}, Bound: "compute",
+		Precision: "fp32", ComputeS: 3e-5, MemoryS: 1e-6, LaunchS: 8e-6, TimeS: 3.8e-5, Launches: 4})
+	r.Totals = report.Totals{}
+	for _, n := range r.Nodes {
+		r.Totals.TimeS += n.TimeS
+		r.Totals.Launches += n.Launches
+		r.Totals.FLOPs += n.FLOPs
+		r.Totals.BytesRead += n.BytesRead
+		r.Totals.BytesWritten += n.BytesWritten
+	}
+	return r
+}
+
+func TestTraceKernelsAddUpToTotal(t *testing.T) {
+	r := multiLaunchReport()
+	c := CeilingsOf(testGPU())
+	data, err := Trace([]*report.Report{r}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTrace(t, data, []*report.Report{r})
+	again, _ := Trace([]*report.Report{r}, c)
+	if !bytes.Equal(data, again) {
+		t.Error("trace is not deterministic")
+	}
+	// The LSTM's four launches are equal quarters of its time.
+	var tr parsedTrace
+	_ = json.Unmarshal(data, &tr)
+	var lstm []float64
+	for _, e := range tr.TraceEvents {
+		if e.Name == "/rnn/LSTM" {
+			lstm = append(lstm, *e.Dur)
+		}
+	}
+	if len(lstm) != 4 || math.Abs(lstm[0]-9.5) > 1e-9 {
+		t.Errorf("LSTM launches %v, want four of 9.5 µs", lstm)
+	}
+	// Two plans: two processes, each checked on its own.
+	two, err := Trace([]*report.Report{r, smallReport()}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := smallReport()
+	s.Totals.Launches = 4
+	checkTrace(t, two, []*report.Report{r, s})
+}
+
+func TestTraceArgs(t *testing.T) {
+	r := smallReport()
+	r.Totals.Launches = 4
+	data, err := Trace([]*report.Report{r}, CeilingsOf(testGPU()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr parsedTrace
+	_ = json.Unmarshal(data, &tr)
+	for _, e := range tr.TraceEvents {
+		if e.Name != "/block/conv/Conv" {
+			continue
+		}
+		var a kernelArgs
+		if err := json.Unmarshal(e.Args, &a); err != nil {
+			t.Fatal(err)
+		}
+		if a.Op != "onnxcost.FusedConv" || len(a.FusedFrom) != 2 || a.Bound != "compute" || a.RooflineFrac == nil {
+			t.Fatalf("args %+v", a)
+		}
+		// Achieved FLOP/s over the fp16 tensor roof (100 TFLOP/s; the
+		// node's intensity puts the L2 diagonal above it).
+		n := r.Nodes[0]
+		if want := n.FLOPs / n.TimeS / 100e12; math.Abs(*a.RooflineFrac-want) > 1e-12 {
+			t.Errorf("roofline fraction %v, want %v", *a.RooflineFrac, want)
+		}
+		if *e.Ts != 0 || math.Abs(*e.Dur-42) > 1e-9 || a.GapUS != 2 || math.Abs(a.KernelUS-40) > 1e-9 {
+			t.Errorf("first launch at %v for %v µs (gap %v, kernel %v), want at 0 for 42 (2 + 40)", *e.Ts, *e.Dur, a.GapUS, a.KernelUS)
+		}
+		return
+	}
+	t.Fatal("no event for the fused conv")
+}
+
+func TestScopeFrames(t *testing.T) {
+	for _, c := range []struct {
+		name, op string
+		want     []string
+	}{
+		{"/layer3/layer3.0/conv2/Conv", "Conv", []string{"layer3", "layer3.0", "conv2", "/layer3/layer3.0/conv2/Conv"}},
+		{"/Add", "Add", []string{"Add", "/Add"}},
+		{"conv_17", "Conv", []string{"Conv", "conv_17"}},
+		{"", "Relu", []string{"Relu"}},
+		{"//a//b", "X", []string{"a", "//a//b"}},
+	} {
+		got := ScopeFrames(c.name, c.op)
+		if len(got) != len(c.want) {
+			t.Errorf("%q: %q, want %q", c.name, got, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("%q: %q, want %q", c.name, got, c.want)
+				break
+			}
+		}
+	}
+}
+
+func TestProfileSumsToTotals(t *testing.T) {
+	r := multiLaunchReport()
+	data, err := Profile(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.Parse(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("profile.Parse: %v", err)
+	}
+	CheckProfile(t, p, r)
+	again, _ := Profile(r)
+	if !bytes.Equal(data, again) {
+		t.Error("profile is not deterministic")
+	}
+	// The fused conv's stack, root first: block → conv → node.
+	for _, s := range p.Sample {
+		leaf := s.Location[0].Line[0].Function.Name
+		if leaf != "/block/conv/Conv" {
+			continue
+		}
+		var names []string
+		for i := len(s.Location) - 1; i >= 0; i-- {
+			names = append(names, s.Location[i].Line[0].Function.Name)
+		}
+		if len(names) != 3 || names[0] != "block" || names[1] != "conv" {
+			t.Errorf("stack %q", names)
+		}
+		if got := s.Label["fused_from"]; len(got) != 2 {
+			t.Errorf("fused_from label %q", got)
+		}
+	}
+}
+
+// CheckProfile checks a parsed profile's sample types and that each
+// type's samples sum to the report's total (within the rounding of each
+// sample to a whole unit).
+func CheckProfile(t *testing.T, p *profile.Profile, r *report.Report) {
+	t.Helper()
+	if len(p.SampleType) != 3 || p.SampleType[0].Type != "time" || p.SampleType[0].Unit != "nanoseconds" ||
+		p.SampleType[1].Type != "flops" || p.SampleType[2].Type != "bytes" {
+		t.Fatalf("sample types %v", p.SampleType)
+	}
+	var sums [3]float64
+	for _, s := range p.Sample {
+		for i, v := range s.Value {
+			sums[i] += float64(v)
+		}
+	}
+	tot := r.Totals
+	n := float64(len(p.Sample))
+	for i, want := range []float64{tot.TimeS * 1e9, tot.FLOPs, tot.BytesRead + tot.BytesWritten} {
+		if d := math.Abs(sums[i] - want); d > 0.5*n+1e-9*want {
+			t.Errorf("%s: samples sum to %v, want %v", p.SampleType[i].Type, sums[i], want)
+		}
+	}
+}
+
+// TestSummarizeTraceRejects: the validator fails on the defects a viewer
+// would choke on or a count would miss.
+func TestSummarizeTraceRejects(t *testing.T) {
+	head := `{"traceEvents":[{"name":"thread_name","ph":"M","pid":1,"tid":1,"args":{"name":"s"}},{"name":"thread_name","ph":"M","pid":1,"tid":51,"args":{"name":"g"}},`
+	for name, body := range map[string]string{
+		"overlap":      `{"name":"a","ph":"X","ts":0,"dur":5,"pid":1,"tid":1},{"name":"b","ph":"X","ts":4,"dur":1,"pid":1,"tid":1}`,
+		"unnamed":      `{"name":"a","ph":"X","ts":0,"dur":5,"pid":1,"tid":7}`,
+		"no dur":       `{"name":"a","ph":"X","ts":0,"pid":1,"tid":1}`,
+		"negative dur": `{"name":"a","ph":"X","ts":0,"dur":-1,"pid":1,"tid":1}`,
+		"open B":       `{"name":"g","ph":"B","ts":0,"pid":1,"tid":51}`,
+		"E first":      `{"name":"g","ph":"E","ts":0,"pid":1,"tid":51}`,
+		"no name":      `{"ph":"X","ts":0,"dur":1,"pid":1,"tid":1}`,
+		"odd phase":    `{"name":"a","ph":"Q","ts":0,"pid":1,"tid":1}`,
+	} {
+		if _, err := SummarizeTrace([]byte(head + body + `]}`)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	s, err := SummarizeTrace([]byte(head + `{"name":"a","ph":"X","ts":0,"dur":5,"pid":1,"tid":1},{"name":"g","ph":"B","ts":0,"pid":1,"tid":51},{"name":"g","ph":"E","ts":1,"pid":1,"tid":51},{"name":"b","ph":"X","ts":6,"dur":1,"pid":1,"tid":1}]}`))
+	if err != nil || len(s) != 1 || s[0].Kernels != 2 || s[0].BusyUS != 6 || s[0].IdleUS != 1 || s[0].EndUS != 7 || s[0].LaunchGapUS != 1 {
+		t.Errorf("summary %+v, %v", s, err)
+	}
+}
+
+// TestTraceSlicesNeverOverlap: on every fixture-like sequence of odd
+// durations, each slice ends at or before the next one starts in float64
+// (as viewers compute it), so none is read as nested in the previous.
+func TestTraceSlicesNeverOverlap(t *testing.T) {
+	r := &report.Report{Model: "m", GPU: "g", Plan: "fused"}
+	for i := 0; i < 2000; i++ {
+		ts := 1e-7 * (1 + math.Mod(float64(i)*0.7310585786300049, 3.3))
+		r.Nodes = append(r.Nodes, report.NodeCost{Name: fmt.Sprintf("/n%d", i), OpType: "Add", TimeS: ts, LaunchS: ts / 7, Launches: float64(1 + i%3)})
+		r.Totals.TimeS += ts
+		r.Totals.Launches += float64(1 + i%3)
+	}
+	data, err := Trace([]*report.Report{r}, Ceilings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr parsedTrace
+	_ = json.Unmarshal(data, &tr)
+	end := 0.0
+	for _, e := range tr.TraceEvents {
+		if e.Ph != "X" {
+			continue
+		}
+		if *e.Ts < end {
+			t.Fatalf("slice %s starts at %v before the previous one ends at %v", e.Name, *e.Ts, end)
+		}
+		end = *e.Ts + *e.Dur
+	}
+	checkTrace(t, data, []*report.Report{r})
+}
