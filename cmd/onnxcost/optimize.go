@@ -55,18 +55,18 @@ Symbolic dims stay symbolic unless bound with --batch/--dim.`,
 			if err != nil {
 				return err
 			}
-			printWarnings(stderr, l.warnings)
-			before := len(l.model.Graph.Nodes)
-			st, err := passes.Run(l.model.Graph, opt)
+			printWarnings(stderr, l.Warnings)
+			before := len(l.Model.Graph.Nodes)
+			st, err := passes.Run(l.Model.Graph, opt)
 			if err != nil {
 				return usageErr("%s: %v", args[0], err)
 			}
-			importFusedDomain(l.model)
-			if err := ir.WriteFile(out, l.model); err != nil {
+			importFusedDomain(l.Model)
+			if err := ir.WriteFile(out, l.Model); err != nil {
 				return usageErr("%s: %v", out, err)
 			}
 			fmt.Fprintf(stderr, "onnxcost: %s: %d nodes -> %d nodes in %d pass iterations (%s)\n",
-				out, before, len(l.model.Graph.Nodes), st.Iterations, changedText(st))
+				out, before, len(l.Model.Graph.Nodes), st.Iterations, changedText(st))
 			return nil
 		},
 	}

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/onnxcost/onnxcost/ir"
+	"github.com/onnxcost/onnxcost/internal/pipeline"
 	"github.com/spf13/cobra"
 )
 
@@ -25,17 +21,6 @@ func (f *modelFlags) add(c *cobra.Command) {
 	c.Flags().StringVar(&f.inputData, "input-data", "", "bind graph inputs to the tensors in `DIR`/input_<i>.pb (graph-input order)")
 }
 
-// loaded is a model after reading, function inlining and shape inference.
-type loaded struct {
-	path  string
-	model *ir.Model
-	infer *ir.InferResult
-	// bindings holds every symbol given a value, by the user or by the
-	// assume-1 default (those also produce a warning).
-	bindings map[string]int64
-	warnings []string
-}
-
 // loadOptions tune loadModel for a command.
 type loadOptions struct {
 	// bindAll gives unbound input symbols the value 1 (with a warning) so
@@ -43,8 +28,9 @@ type loadOptions struct {
 	bindAll bool
 }
 
-// loadModel reads, inlines and infers a model. Every error names the file.
-func loadModel(path string, f *modelFlags, opt loadOptions) (*loaded, error) {
+// loadModel parses the model flags and runs the shared pipeline's Load.
+// Every error names the file.
+func loadModel(path string, f *modelFlags, opt loadOptions) (*pipeline.Loaded, error) {
 	if f.batch < 0 {
 		return nil, usageErr("--batch must be positive, got %d", f.batch)
 	}
@@ -52,80 +38,25 @@ func loadModel(path string, f *modelFlags, opt loadOptions) (*loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := ir.ReadFile(path, ir.ReadOptions{})
-	if err != nil {
-		return nil, usageErr("%s: %v", path, err)
-	}
-	if err := ir.InlineFunctions(m); err != nil {
-		return nil, usageErr("%s: %v", path, err)
-	}
-	ir.NameNodes(m.Graph)
-	iopt := ir.InferOptions{Bindings: bindings, Batch: f.batch}
-	if f.inputData != "" {
-		iopt.InputData, err = readInputData(f.inputData, m.Graph)
-		if err != nil {
-			return nil, err
-		}
-	}
-	l := &loaded{path: path, model: m, bindings: map[string]int64{}}
-	if opt.bindAll {
-		// Find the symbols no flag binds and bind them to 1, loudly.
-		probe := unboundSymbols(m.Graph, iopt)
-		if len(probe) > 0 {
-			if iopt.Bindings == nil {
-				iopt.Bindings = map[string]int64{}
-			}
-			for _, s := range probe {
-				iopt.Bindings[s] = 1
-				l.warnings = append(l.warnings, fmt.Sprintf("symbol %s is unbound; assumed 1 (bind it with --batch N or --dim %s=N)", s, s))
-			}
-		}
-	}
-	res, err := ir.InferShapes(m, iopt)
-	if err != nil {
-		return nil, usageErr("%s: %v", path, err)
-	}
-	l.infer = res
-	for k, v := range res.Bound {
-		l.bindings[k] = v
-	}
-	l.warnings = append(l.warnings, res.Warnings...)
-	for _, op := range res.UnknownOps {
-		l.warnings = append(l.warnings, fmt.Sprintf("no shape rule for op %s; its outputs have unknown shapes", strings.TrimPrefix(op, "::")))
-	}
-	return l, nil
+	l, err := pipeline.Load(path, pipeline.Options{
+		Batch:        f.batch,
+		Dims:         bindings,
+		InputDataDir: f.inputData,
+		BindAll:      opt.bindAll,
+	})
+	return l, pipeErr(err)
 }
 
-// unboundSymbols lists, sorted, the symbolic dims of graph inputs that
-// neither --dim nor --batch nor --input-data binds.
-func unboundSymbols(g *ir.Graph, opt ir.InferOptions) []string {
-	set := map[string]bool{}
-	for _, in := range g.Inputs {
-		if in.Declared == nil {
-			continue
-		}
-		if _, ok := opt.InputData[in.Name]; ok {
-			continue
-		}
-		for i, d := range in.Declared.Shape.Dims {
-			if d.IsKnown() {
-				continue
-			}
-			if _, ok := opt.Bindings[d.Sym]; ok {
-				continue
-			}
-			if i == 0 && opt.Batch > 0 {
-				continue
-			}
-			set[d.Sym] = true
-		}
+// pipeErr maps the pipeline's errors to exit codes: bad input is a usage
+// error (exit 2).
+func pipeErr(err error) error {
+	if err == nil {
+		return nil
 	}
-	out := make([]string, 0, len(set))
-	for s := range set {
-		out = append(out, s)
+	if pipeline.IsInputError(err) {
+		return &exitError{code: 2, err: err}
 	}
-	sort.Strings(out)
-	return out
+	return err
 }
 
 // parseDims parses repeated --dim NAME=VALUE flags.
@@ -152,28 +83,6 @@ func parseKeyValues(flag, form string, flags []string, positive bool) (map[strin
 			return nil, usageErr("%s %q: value must be a positive integer", flag, f)
 		}
 		out[k] = n
-	}
-	return out, nil
-}
-
-// readInputData reads DIR/input_<i>.pb for each graph input, in order.
-// A missing file leaves that input unbound; an unreadable one is an error.
-func readInputData(dir string, g *ir.Graph) (map[string]*ir.Tensor, error) {
-	st, err := os.Stat(dir)
-	if err != nil || !st.IsDir() {
-		return nil, usageErr("--input-data %s: not a readable folder", dir)
-	}
-	out := map[string]*ir.Tensor{}
-	for i, in := range g.Inputs {
-		p := filepath.Join(dir, fmt.Sprintf("input_%d.pb", i))
-		if _, err := os.Stat(p); err != nil {
-			continue
-		}
-		t, err := ir.ReadTensorFile(p)
-		if err != nil {
-			return nil, usageErr("%s: %v", p, err)
-		}
-		out[in.Name] = t
 	}
 	return out, nil
 }

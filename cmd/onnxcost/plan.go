@@ -1,12 +1,11 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/internal/pipeline"
 	"github.com/onnxcost/onnxcost/passes"
 	"github.com/spf13/cobra"
 )
@@ -43,33 +42,10 @@ func (f *passFlags) options() passes.Options {
 	return opt
 }
 
-// applyPlan runs the fusion passes for the fused plan; the unfused plan
-// costs the graph as read (and checks the pass flags all the same, so a
-// typo is an error whichever plan is asked for).
-func applyPlan(l *loaded, plan string, f *passFlags) error {
-	opt := f.options()
-	if _, err := passes.Selected(opt); err != nil {
-		return usageErr("%v", err)
-	}
-	if plan != "fused" {
-		return nil
-	}
-	st, err := passes.Run(l.model.Graph, opt)
-	if err != nil {
-		return usageErr("%s: %v", l.path, err)
-	}
-	if !st.Converged {
-		l.warnings = append(l.warnings, fmt.Sprintf("fusion passes did not reach a fixpoint in %d iterations (still changing: %s); the fused plan may be incompletely optimised", st.Iterations, changedList(st)))
-	}
-	return nil
+// applyPlan runs the plan's passes through the shared pipeline.
+func applyPlan(l *pipeline.Loaded, plan string, f *passFlags) error {
+	return pipeErr(l.Plan(plan, f.options()))
 }
 
 // changedList names the passes that changed the graph, sorted.
-func changedList(st *passes.Stats) string {
-	names := make([]string, 0, len(st.Changed))
-	for n := range st.Changed {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
-}
+func changedList(st *passes.Stats) string { return pipeline.ChangedList(st) }

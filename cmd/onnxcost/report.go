@@ -6,6 +6,7 @@ import (
 
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/internal/pipeline"
 	"github.com/spf13/cobra"
 )
 
@@ -33,7 +34,7 @@ func (f *costFlags) add(c *cobra.Command) {
 var validDTypes = []string{"", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"}
 
 // estimate loads a model, applies the plan's passes and runs the cost model.
-func estimate(path string, f *costFlags) (*cost.Report, *loaded, error) {
+func estimate(path string, f *costFlags) (*cost.Report, *pipeline.Loaded, error) {
 	if f.gpu == "" {
 		return nil, nil, usageErr("--gpu is required (see 'onnxcost gpus' for the list)")
 	}
@@ -54,17 +55,15 @@ func estimate(path string, f *costFlags) (*cost.Report, *loaded, error) {
 	if err := applyPlan(l, f.plan, &f.passFlags); err != nil {
 		return nil, nil, err
 	}
-	r, err := cost.Analyze(l.model.Graph, l.model, gpu, cost.Options{
+	r, err := pipeline.Estimate(l, gpu, pipeline.EstimateOptions{
 		DType:       f.dtype,
 		Plan:        f.plan,
 		ToolVersion: version,
 		ModelName:   path,
 	})
 	if err != nil {
-		return nil, nil, usageErr("%s: %v", path, err)
+		return nil, nil, pipeErr(err)
 	}
-	r.Bindings = l.bindings
-	r.Warnings = append(append([]string{}, l.warnings...), r.Warnings...)
 	return r, l, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/internal/pipeline"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/spf13/cobra"
 )
@@ -54,7 +55,7 @@ func newShapesCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			printWarnings(stderr, l.warnings)
+			printWarnings(stderr, l.Warnings)
 			if format == "json" {
 				return writeJSON(stdout, shapesReport(l))
 			}
@@ -66,21 +67,21 @@ func newShapesCmd(stdout, stderr io.Writer) *cobra.Command {
 	return c
 }
 
-func shapesReport(l *loaded) *shapesJSON {
-	g := l.model.Graph
+func shapesReport(l *pipeline.Loaded) *shapesJSON {
+	g := l.Model.Graph
 	r := &shapesJSON{
 		SchemaVersion: cost.SchemaVersion,
 		ToolVersion:   version,
-		Model:         l.path,
+		Model:         l.Path,
 		Opsets:        map[string]int64{},
-		Bindings:      l.bindings,
+		Bindings:      l.Bindings,
 		Inputs:        tensorInfos(g.Inputs),
 		Outputs:       tensorInfos(g.Outputs),
-		Warnings:      nonNil(l.warnings),
-		UnknownOps:    nonNil(l.infer.UnknownOps),
-		Unbound:       nonNil(l.infer.Unbound),
+		Warnings:      nonNil(l.Warnings),
+		UnknownOps:    nonNil(l.Infer.UnknownOps),
+		Unbound:       nonNil(l.Infer.Unbound),
 	}
-	for _, o := range l.model.Opsets {
+	for _, o := range l.Model.Opsets {
 		d := o.Domain
 		if d == "" {
 			d = "ai.onnx"
@@ -128,10 +129,10 @@ func tensorInfos(vs []*ir.Value) []cost.TensorInfo {
 	return out
 }
 
-func writeShapesText(w io.Writer, l *loaded) error {
-	g := l.model.Graph
+func writeShapesText(w io.Writer, l *pipeline.Loaded) error {
+	g := l.Model.Graph
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "# %s: %d nodes\n", l.path, g.NodeCount())
+	fmt.Fprintf(tw, "# %s: %d nodes\n", l.Path, g.NodeCount())
 	for _, in := range g.Inputs {
 		fmt.Fprintf(tw, "input\t%s\n", valueText(in))
 	}
