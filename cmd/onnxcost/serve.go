@@ -17,6 +17,7 @@ import (
 
 	"github.com/onnxcost/onnxcost/internal/pipeline"
 	"github.com/onnxcost/onnxcost/web"
+	"github.com/onnxcost/onnxcost/web/session"
 	"github.com/spf13/cobra"
 )
 
@@ -25,14 +26,18 @@ func init() { register(newServeCmd) }
 func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var addr string
 	var allowRemote bool
+	var f costFlags
 	c := &cobra.Command{
 		Use:   "serve [MODEL.onnx]",
 		Short: "Serve the browser app (drop a model, pick a GPU) on a local address",
 		Long: `serve runs onnxcost's browser app from this binary: the page runs the same
 pipeline as 'report', compiled to WebAssembly, on a model dropped onto it;
 the model never leaves the browser. With MODEL the page opens that model
-on start (it is served read-only at /preload.onnx). Nothing can be
-uploaded; the server only answers GET and HEAD.
+on start (it is served read-only at /preload.onnx). --gpu, --dtype,
+--batch, --dim and --plan set the page's first settings (the URL's
+#gpu=...&batch=... wins over them), so the page opens on the numbers
+'report MODEL' prints with the same flags. Nothing can be uploaded; the
+server only answers GET and HEAD.
 
 The address is loopback (127.0.0.1:8080) by default; a non-loopback
 address is refused unless --allow-remote is given, since anyone who can
@@ -42,12 +47,16 @@ reach it can read MODEL.`,
 			if err := checkLoopback(addr, allowRemote); err != nil {
 				return err
 			}
-			var pre *preload
+			st, err := f.pageSettings()
+			if err != nil {
+				return err
+			}
+			pre := &preload{settings: st}
 			if len(args) == 1 {
-				var err error
 				if pre, err = readPreload(args[0]); err != nil {
 					return err
 				}
+				pre.settings = st
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
@@ -71,7 +80,39 @@ reach it can read MODEL.`,
 	}
 	c.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "listen on `HOST:PORT` (loopback unless --allow-remote)")
 	c.Flags().BoolVar(&allowRemote, "allow-remote", false, "allow a non-loopback --addr (anyone who can reach it can read MODEL)")
+	c.Flags().StringVar(&f.gpu, "gpu", "", "the page's first GPU (see 'onnxcost gpus')")
+	c.Flags().StringVar(&f.dtype, "dtype", "", "the page's first compute dtype: fp32|tf32|fp16|bf16|fp8|int8")
+	c.Flags().Int64Var(&f.batch, "batch", 0, "the page's first batch (binds the leading symbolic dim of every graph input)")
+	c.Flags().StringArrayVar(&f.dims, "dim", nil, "the page's first binding of a symbolic dim: `NAME=VALUE` (repeatable)")
+	c.Flags().StringVar(&f.plan, "plan", "fused", "the page's first plan: fused|unfused")
 	return c
+}
+
+// pageSettings checks the serve flags that set the page's first settings,
+// as `report` checks the same flags.
+func (f *costFlags) pageSettings() (*session.Settings, error) {
+	if err := checkValue("--dtype", f.dtype, validDTypes...); err != nil {
+		return nil, err
+	}
+	if err := checkValue("--plan", f.plan, "fused", "unfused"); err != nil {
+		return nil, err
+	}
+	if f.batch < 0 {
+		return nil, usageErr("--batch must be positive, got %d", f.batch)
+	}
+	dims, err := parseDims(f.dims)
+	if err != nil {
+		return nil, err
+	}
+	st := &session.Settings{DType: f.dtype, Batch: f.batch, Dims: dims, Plan: f.plan}
+	if f.gpu != "" {
+		g, err := resolveGPU(f.gpu, "")
+		if err != nil {
+			return nil, err
+		}
+		st.GPU = g.Name
+	}
+	return st, nil
 }
 
 // checkLoopback refuses an address other machines could reach, unless
@@ -90,10 +131,12 @@ func checkLoopback(addr string, allow bool) error {
 	return usageErr("--addr %s is not a loopback address; pass --allow-remote to serve it to other machines", addr)
 }
 
-// preload is the model `serve MODEL` offers the page.
+// preload is what `serve` offers the page on start: its first settings
+// and, with MODEL, the model.
 type preload struct {
-	name string // as given on the command line: the report names it so
-	data []byte
+	name     string // as given on the command line: the report names it so
+	data     []byte // nil without MODEL
+	settings *session.Settings
 }
 
 // readPreload reads MODEL and checks it loads, so a bad file fails here
@@ -115,7 +158,11 @@ func serveHandler(pre *preload) http.Handler {
 	files := http.FileServerFS(web.Dist())
 	var info []byte
 	if pre != nil {
-		info, _ = json.Marshal(map[string]string{"name": pre.name, "display": filepath.Base(pre.name)})
+		m := map[string]any{"settings": pre.settings}
+		if pre.data != nil {
+			m["name"], m["display"] = pre.name, filepath.Base(pre.name)
+		}
+		info, _ = json.Marshal(m)
 	}
 	modTime := time.Now()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -133,7 +180,7 @@ func serveHandler(pre *preload) http.Handler {
 		h.Set("Referrer-Policy", "no-referrer")
 		switch r.URL.Path {
 		case "/preload.json", "/preload.onnx":
-			if pre == nil {
+			if pre == nil || (pre.data == nil && r.URL.Path == "/preload.onnx") {
 				http.NotFound(w, r)
 				return
 			}

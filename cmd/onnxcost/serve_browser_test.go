@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/web/session"
 )
 
 // chromium finds a Chromium to drive, or "" (the browser test skips).
@@ -103,6 +104,12 @@ func TestBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// As `serve MODEL --gpu t4`: the page opens on the CLI's settings.
+	code, _, errs := runCLI(t, "serve", "--gpu", "t4", "--addr", "0.0.0.0:1")
+	if code != 2 {
+		t.Fatalf("serve on a public address: exit %d (%s)", code, errs)
+	}
+	pre.settings = &session.Settings{GPU: "T4", Plan: "fused"}
 	srv := httptest.NewServer(serveHandler(pre))
 	defer srv.Close()
 
@@ -139,7 +146,7 @@ func TestBrowser(t *testing.T) {
 	var firstMS float64
 	start := time.Now()
 	err = chromedp.Run(ctx, network.Enable(),
-		chromedp.Navigate(srv.URL+"/#gpu=T4&plan=fused&tab=nodes"),
+		chromedp.Navigate(srv.URL+"/"),
 		waitEstimates(1),
 		chromedp.Evaluate(`window.onnxcostTiming.firstReport`, &firstMS))
 	if err != nil {
@@ -247,8 +254,9 @@ func TestBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("bad file: %v", err)
 	}
+	var out string
 	t.Chdir(dir)
-	code, out, errs := runCLI(t, "report", "bad.onnx", "--gpu", "A100-SXM4-80GB")
+	code, out, errs = runCLI(t, "report", "bad.onnx", "--gpu", "A100-SXM4-80GB")
 	if code != 2 || out != "" {
 		t.Fatalf("CLI on bad.onnx: exit %d, stdout %q", code, out)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/render"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/internal/pipeline"
 	"github.com/onnxcost/onnxcost/passes"
@@ -339,4 +340,28 @@ func roofPoints(r *cost.Report, c viz.Ceilings, peaks map[string]float64) []Roof
 			Achieved: rf.Achieved, Roof: rf.Roof, Ceiling: string(rf.Ceiling), Precision: n.Precision, TimeS: n.TimeS})
 	}
 	return out
+}
+
+// Text is the report's totals as the CLI's text report writes them
+// (cost/render), keyed by the JSON field (plus "bytes": read + written),
+// so the page's cards read exactly as `report` prints.
+func Text(r *cost.Report) map[string]string {
+	t := r.Totals
+	return map[string]string{
+		"header":               render.Clean(render.Header(r)),
+		"time_s":               render.Seconds(t.TimeS),
+		"flops":                render.FLOPs(t.FLOPs),
+		"macs":                 render.Count(t.MACs),
+		"transcendentals":      render.Count(t.Transcendentals),
+		"bytes":                render.Bytes(t.BytesRead + t.BytesWritten),
+		"bytes_read":           render.Bytes(t.BytesRead),
+		"bytes_written":        render.Bytes(t.BytesWritten),
+		"launches":             render.Count(t.Launches),
+		"peak_memory_bytes":    render.Bytes(t.PeakMemoryBytes),
+		"energy_j":             render.Joules(t.EnergyJ),
+		"params":               render.Count(t.Params),
+		"param_bytes":          render.Bytes(t.ParamBytes),
+		"gemm_conv_time_share": render.Percent(t.GEMMConvTimeShare),
+		"nodes":                render.Count(float64(t.Nodes)),
+	}
 }

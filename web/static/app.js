@@ -14,6 +14,7 @@ let api = null;          // window.onnxcost once the wasm is up
 let gpuByName = {};      // hwdb entries by canonical name
 let model = null;        // {name, symbols}
 let report = null;       // the current report (report --format json)
+let text = {};           // its totals in the CLI's text units
 let cache = {};          // per-settings results of the slower views
 let selected = null;     // the selected node's name
 let sortKey = "time_s", sortAsc = false, estimates = 0;
@@ -50,26 +51,39 @@ function settings() {
   return JSON.stringify({ gpu: state.gpu, dtype: state.dtype, batch: state.batch, dims: state.dims, plan: state.plan });
 }
 
-// ---- formatting (SI units, as the CLI's text report) ----
-function si(v, unit, digits = 3) {
+// ---- formatting: cost/render's units (cost/render/units.go), so the
+// page reads like the CLI's text report ----
+function sig(v) {
+  const a = Math.abs(v);
+  if (a === 0) return "0";
+  if (a >= 100) return v.toFixed(0);
+  if (a >= 10) return v.toFixed(1);
+  return v.toFixed(2);
+}
+function si(v, unit) {
   if (!isFinite(v)) return "–";
-  if (v === 0) return "0 " + unit;
-  const pre = [["E", 1e18], ["P", 1e15], ["T", 1e12], ["G", 1e9], ["M", 1e6], ["k", 1e3]];
-  for (const [p, f] of pre) if (Math.abs(v) >= f) return (v / f).toPrecision(digits) + " " + p + unit;
-  return v.toPrecision(digits) + " " + unit;
+  for (const [p, f] of [["P", 1e15], ["T", 1e12], ["G", 1e9], ["M", 1e6], ["k", 1e3]]) if (Math.abs(v) >= f) return sig(v / f) + " " + p + unit;
+  return unit ? sig(v) + " " + unit : sig(v);
 }
 function secs(s) {
   if (!isFinite(s)) return "–";
   const a = Math.abs(s);
-  if (a === 0) return "0 s";
-  if (a < 1e-6) return (s * 1e9).toPrecision(3) + " ns";
-  if (a < 1e-3) return (s * 1e6).toPrecision(3) + " µs";
-  if (a < 1) return (s * 1e3).toPrecision(3) + " ms";
-  return s.toPrecision(3) + " s";
+  if (a === 0) return "0";
+  if (a < 1e-6) return sig(s * 1e9) + " ns";
+  if (a < 1e-3) return sig(s * 1e6) + " µs";
+  if (a < 1) return sig(s * 1e3) + " ms";
+  return sig(s) + " s";
+}
+function joules(j) {
+  if (j === 0) return "0 J";
+  if (j < 1e-3) return sig(j * 1e6) + " µJ";
+  if (j < 1) return sig(j * 1e3) + " mJ";
+  return sig(j) + " J";
 }
 const flops = (v) => si(v, "FLOP");
 const bytes = (v) => si(v, "B");
-const count = (v) => (Math.round(v) === v ? v.toLocaleString("en-US") : v.toPrecision(4));
+const count = (v) => (Math.abs(v) < 1000 && Math.trunc(v) === v ? String(v) : si(v, ""));
+const grouped = (v) => Math.round(v).toLocaleString("en-US");
 const pct = (v) => (100 * v).toFixed(1) + "%";
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 
@@ -120,20 +134,37 @@ async function boot() {
   wireControls();
   status("");
   body.dataset.state = "empty";
-  // `onnxcost serve MODEL` offers its model at a fixed address.
+  // `onnxcost serve [MODEL]` offers its first settings and its model at
+  // fixed addresses; a static copy of the page has neither.
   try {
     const r = await fetch("preload.json", { cache: "no-store" });
     if (r.ok) {
       const info = await r.json();
-      status(`Reading ${info.display}…`);
-      const m = await fetch("preload.onnx", { cache: "no-store" });
-      if (!m.ok) throw new Error(`preload.onnx: HTTP ${m.status}`);
-      openModel(info.name, info.display, new Uint8Array(await m.arrayBuffer()));
-      status("");
+      applyServed(info.settings);
+      if (info.name) {
+        status(`Reading ${info.display}…`);
+        const m = await fetch("preload.onnx", { cache: "no-store" });
+        if (!m.ok) throw new Error(`preload.onnx: HTTP ${m.status}`);
+        openModel(info.name, info.display, new Uint8Array(await m.arrayBuffer()));
+        status("");
+      }
     }
   } catch (e) {
     showError("onnxcost: " + e.message);
   }
+}
+
+// applyServed takes serve's --gpu/--dtype/--batch/--dim/--plan for every
+// setting the URL hash leaves unset.
+function applyServed(st) {
+  if (!st) return;
+  const p = new URLSearchParams(location.hash.slice(1));
+  if (st.gpu && !p.get("gpu") && gpuByName[st.gpu]) state.gpu = st.gpu;
+  if (st.dtype && !p.has("dtype")) state.dtype = st.dtype;
+  if (st.batch > 0 && !p.get("batch")) state.batch = st.batch;
+  if (st.plan && !p.get("plan")) state.plan = st.plan;
+  for (const [k, v] of Object.entries(st.dims || {})) if (!p.has("dim." + k)) state.dims[k] = v;
+  syncControls();
 }
 
 function syncControls() {
@@ -224,7 +255,8 @@ function estimate() {
   const t = performance.now();
   const r = call("estimate", settings());
   if (!r) { report = null; return; }
-  report = r;
+  report = r.report;
+  text = r.text;
   cache = {};
   timing.estimateMs = performance.now() - t;
   $("#main").hidden = false;
@@ -250,22 +282,23 @@ function renderCards() {
   const t = report.totals;
   const g = gpuByName[report.gpu] || {};
   const batch = state.batch > 0 ? state.batch : 0;
+  // [JSON field, label, sub-line, main]; the value is the CLI's text.
   const cards = [
-    ["time_s", "time", secs(t.time_s), batch ? `${count(Math.round(batch / t.time_s))} samples/s` : `${count(Math.round(1 / t.time_s))} runs/s`, true],
-    ["flops", "FLOPs", flops(t.flops), t.time_s > 0 ? `${si(t.flops / t.time_s, "FLOP/s")} achieved` : ""],
-    ["macs", "MACs", si(t.macs, "MAC"), `${si(t.transcendentals, "")} transcendentals`],
-    ["bytes", "bytes moved", bytes(t.bytes_read + t.bytes_written), `${bytes(t.bytes_read)} read, ${bytes(t.bytes_written)} written`],
-    ["launches", "kernel launches", count(t.launches), `${count(t.nodes)} nodes`],
-    ["peak_memory_bytes", "peak memory", bytes(t.peak_memory_bytes), g.mem_bytes ? `${pct(t.peak_memory_bytes / g.mem_bytes)} of ${bytes(g.mem_bytes)}` : ""],
-    ["energy_j", "energy", si(t.energy_j, "J"), t.time_s > 0 ? `${(t.energy_j / t.time_s).toFixed(0)} W average` : ""],
-    ["params", "parameters", si(t.params, ""), bytes(t.param_bytes)],
-    ["gemm_conv_time_share", "GEMM + conv time", pct(t.gemm_conv_time_share), "of total time"],
+    ["time_s", "time", batch ? `${grouped(batch / t.time_s)} samples/s` : `${grouped(1 / t.time_s)} runs/s`, true],
+    ["flops", "FLOPs", t.time_s > 0 ? `${si(t.flops / t.time_s, "FLOP/s")} achieved` : ""],
+    ["macs", "MACs", `${text.transcendentals} transcendentals`],
+    ["bytes", "bytes moved", `${text.bytes_read} read, ${text.bytes_written} written`],
+    ["launches", "kernel launches", `${text.nodes} nodes`],
+    ["peak_memory_bytes", "peak memory", g.mem_bytes ? `${pct(t.peak_memory_bytes / g.mem_bytes)} of ${bytes(g.mem_bytes)}` : ""],
+    ["energy_j", "energy", t.time_s > 0 ? `${(t.energy_j / t.time_s).toFixed(0)} W average` : ""],
+    ["params", "parameters", text.param_bytes],
+    ["gemm_conv_time_share", "GEMM + conv", "of the time"],
   ];
   // data-value carries the JSON number exactly (JS prints the shortest
   // string that reads back as the same float64), for tests and scripts.
-  const extra = { bytes: t.bytes_read + t.bytes_written };
-  $("#cards").innerHTML = cards.map(([k, label, v, sub, main]) =>
-    `<div class="card${main ? " main" : ""}"><div class="k">${label}</div><div class="v" data-total="${k}" data-value="${k in extra ? extra[k] : t[k]}">${esc(v)}</div><div class="s">${esc(sub)}</div></div>`).join("") +
+  const value = (k) => (k === "bytes" ? t.bytes_read + t.bytes_written : t[k]);
+  $("#cards").innerHTML = cards.map(([k, label, sub, main]) =>
+    `<div class="card${main ? " main" : ""}"><div class="k">${label}</div><div class="v" data-total="${k}" data-value="${value(k)}">${esc(text[k])}</div><div class="s">${esc(sub)}</div></div>`).join("") +
     `<div hidden>${["bytes_read", "bytes_written", "nodes", "transcendentals", "param_bytes", "peak_activation_bytes"].map((k) => `<span data-total="${k}" data-value="${t[k]}"></span>`).join("")}</div>`;
 }
 
@@ -324,7 +357,7 @@ function renderNodes() {
     const b = n.bound ? `<span class="bound ${esc(ceilingOf(n))}">${esc(ceilingOf(n))}</span>` : "";
     return `<tr data-name="${esc(n.name)}"${n.name === selected ? ' class="sel"' : ""}><td>${n._i}</td><td class="l name" title="${esc(n.name)}">${esc(n.name)}</td><td class="l">${esc((n.domain ? n.domain + "." : "") + n.op_type)}</td>` +
       `<td>${secs(n.time_s)}</td><td class="l"><span class="bar" style="width:${(40 * n.time_s / max).toFixed(1)}px"></span>${pct(n.time_s / total)}</td>` +
-      `<td>${flops(n.flops)}</td><td>${bytes(n.bytes_read + n.bytes_written)}</td><td>${n.arithmetic_intensity ? n.arithmetic_intensity.toPrecision(3) : "–"}</td>` +
+      `<td>${flops(n.flops)}</td><td>${bytes(n.bytes_read + n.bytes_written)}</td><td>${n.arithmetic_intensity ? sig(n.arithmetic_intensity) : "-"}</td>` +
       `<td class="l">${b}</td><td>${count(n.launches)}</td><td class="l">${esc(n.precision || "")}</td><td>${(n.fused_from || []).length || ""}</td></tr>`;
   }).join("");
   for (const tr of $("#nodes tbody").querySelectorAll("tr")) tr.addEventListener("click", () => showNode(tr.dataset.name));
@@ -355,8 +388,8 @@ function showNode(name) {
     ["compute", secs(n.compute_s)], ["memory", secs(n.memory_s)], ["launch", secs(n.launch_s)],
     ["bound", ceilingOf(n) || "no kernel"], ["precision", n.precision || "–"],
     ["FLOPs", flops(n.flops)], ["MACs", si(n.macs, "MAC")], ["transcendentals", si(n.transcendentals, "")],
-    ["read", bytes(n.bytes_read)], ["written", bytes(n.bytes_written)], ["intensity", n.arithmetic_intensity ? n.arithmetic_intensity.toPrecision(4) + " FLOP/B" : "–"],
-    ["params", si(n.params, "")], ["launches", count(n.launches)], ["energy", si(n.energy_j, "J")],
+    ["read", bytes(n.bytes_read)], ["written", bytes(n.bytes_written)], ["intensity", n.arithmetic_intensity ? sig(n.arithmetic_intensity) + " FLOP/B" : "-"],
+    ["params", si(n.params, "")], ["launches", count(n.launches)], ["energy", joules(n.energy_j)],
   ];
   d.innerHTML = `<button class="close" title="close">×</button><h3>${esc(n.name)}</h3><table>${rows.map(([k, v]) => `<tr><td>${k}</td><td class="num">${esc(v)}</td></tr>`).join("")}</table>` +
     (n.note ? `<p>${esc(n.note)}</p>` : "") +
@@ -508,7 +541,10 @@ function renderRoofline() {
     const top = peaks.length ? peaks[0][1] : y1;
     const xa = clipX(Math.max(x0, y0 / bw)), xb = clipX(top / bw);
     s += `<line x1="${X(xa)}" y1="${Y(xa * bw)}" x2="${X(xb)}" y2="${Y(xb * bw)}" stroke="#333" stroke-width="1.5" stroke-dasharray="${dash}"/>`;
-    s += `<text x="${X(xa) + 4}" y="${Y(xa * bw) - 6}" fill="#333">${name} ${si(bw, "B/s")}</text>`;
+    // Name the diagonal a third of the way along, rotated with it.
+    const xm = Math.pow(10, (2 * Math.log10(xa) + Math.log10(xb)) / 3);
+    const ang = (Math.atan2(Y(xb * bw) - Y(xa * bw), X(xb) - X(xa)) * 180) / Math.PI;
+    s += `<text transform="translate(${X(xm)} ${Y(xm * bw) - 5}) rotate(${ang.toFixed(1)})" fill="#333">${name} ${si(bw, "B/s")}</text>`;
   }
   peaks.forEach(([p, v], i) => {
     const bw = rf.hbm_bw > 0 ? rf.hbm_bw : 0;
@@ -516,11 +552,20 @@ function renderRoofline() {
     s += `<line x1="${X(xa)}" y1="${Y(v)}" x2="${X(x1)}" y2="${Y(v)}" stroke="#333" stroke-width="1.5" stroke-dasharray="${i ? "2 3" : ""}"/><text x="${W - R + 4}" y="${Y(v) + 4}">${esc(p)} ${si(v, "FLOP/s")}</text>`;
   });
   const r = (p) => 2.5 + 14 * Math.sqrt(p.time_s / total);
-  for (const p of un) s += `<circle class="pt" cx="${X(p.ai)}" cy="${Y(p.achieved)}" r="${r(p)}" fill="none" stroke="${color[p.ceiling] || "#999"}" stroke-width="1" opacity=".7" data-name="${esc(p.name)}" data-plan="unfused"><title>unfused ${esc(p.name)} (${esc(p.op_type)}): ${secs(p.time_s)}, ${p.ai.toPrecision(3)} FLOP/B, ${si(p.achieved, "FLOP/s")}, ${esc(p.ceiling)}-bound</title></circle>`;
-  for (const p of pts) s += `<circle class="pt" cx="${X(p.ai)}" cy="${Y(p.achieved)}" r="${r(p)}" fill="${color[p.ceiling] || "#999"}" fill-opacity=".75" stroke="#fff" data-name="${esc(p.name)}"><title>${esc(p.name)} (${esc(p.op_type)}): ${secs(p.time_s)}, ${p.ai.toPrecision(3)} FLOP/B, ${si(p.achieved, "FLOP/s")}, ${esc(p.ceiling)}-bound</title></circle>`;
-  const top = pts.slice().sort((a, b) => b.time_s - a.time_s).slice(0, 8);
-  for (const p of top) s += `<text x="${X(p.ai) + r(p) + 2}" y="${Y(p.achieved) + 3}" font-size="10" fill="#333">${esc(p.name.length > 28 ? "…" + p.name.slice(-27) : p.name)}</text>`;
-  let ly = T + 8;
+  for (const p of un) s += `<circle class="pt" cx="${X(p.ai)}" cy="${Y(p.achieved)}" r="${r(p)}" fill="none" stroke="${color[p.ceiling] || "#999"}" stroke-width="1" opacity=".7" data-name="${esc(p.name)}" data-plan="unfused"><title>unfused ${esc(p.name)} (${esc(p.op_type)}): ${secs(p.time_s)}, ${sig(p.ai)} FLOP/B, ${si(p.achieved, "FLOP/s")}, ${esc(p.ceiling)}-bound</title></circle>`;
+  for (const p of pts) s += `<circle class="pt" cx="${X(p.ai)}" cy="${Y(p.achieved)}" r="${r(p)}" fill="${color[p.ceiling] || "#999"}" fill-opacity=".75" stroke="#fff" data-name="${esc(p.name)}"><title>${esc(p.name)} (${esc(p.op_type)}): ${secs(p.time_s)}, ${sig(p.ai)} FLOP/B, ${si(p.achieved, "FLOP/s")}, ${esc(p.ceiling)}-bound</title></circle>`;
+  // Name the costliest points, skipping a label that would overprint one
+  // already placed.
+  const placed = [];
+  for (const p of pts.slice().sort((a, b) => b.time_s - a.time_s).slice(0, 12)) {
+    const label = p.name.length > 28 ? "…" + p.name.slice(-27) : p.name;
+    const lx = X(p.ai) + r(p) + 2, ly = Y(p.achieved) + 3, w = 5.6 * label.length;
+    if (placed.some((q) => lx < q.x + q.w && q.x < lx + w && Math.abs(ly - q.y) < 11) || lx + w > W - R + 60) continue;
+    placed.push({ x: lx, y: ly, w });
+    s += `<text x="${lx}" y="${ly}" font-size="10" fill="#333">${esc(label)}</text>`;
+    if (placed.length === 6) break;
+  }
+  let ly = H - B - 150;
   const legend = [["compute", "compute-bound"], ["HBM", "HBM-bound"], ["L2", "L2-bound"], ["launch", "launch-bound"]];
   for (const [k, label] of legend) { s += `<circle cx="${W - R + 10}" cy="${ly + 60}" r="5" fill="${color[k]}"/><text x="${W - R + 20}" y="${ly + 64}">${label}</text>`; ly += 16; }
   if (un.length) s += `<circle cx="${W - R + 10}" cy="${ly + 60}" r="5" fill="none" stroke="#777"/><text x="${W - R + 20}" y="${ly + 64}">unfused plan</text>`;
@@ -564,7 +609,7 @@ function renderGPUs() {
     ["mem", "peak mem / GPU mem", (r) => (r.totals && gpuByName[r.gpu] ? r.totals.peak_memory_bytes / gpuByName[r.gpu].mem_bytes : 0)], ["energy", "energy", (r) => (r.totals ? r.totals.energy_j : Infinity)]];
   const get = cols.find((c) => c[0] === gpuSort.k)[2];
   const sorted = rows.slice().sort((a, b) => { const x = get(a), y = get(b); const c = x < y ? -1 : x > y ? 1 : a.gpu < b.gpu ? -1 : 1; return gpuSort.asc ? c : -c; });
-  $("#gpus-note").textContent = `${esc(report.model)}, ${state.plan} plan, dtype ${report.dtype}: each row is what 'onnxcost report --gpu ROW' gives. Click a row to switch.`;
+  $("#gpus-note").textContent = `${model.display}, ${state.plan} plan, dtype ${report.dtype}: each row is what 'onnxcost report --gpu ROW' gives. Click a row to switch.`;
   $("#gpus thead").innerHTML = "<tr>" + cols.map(([k, l, , cls]) => `<th data-k="${k}" class="${cls || ""}${k === gpuSort.k ? " sorted" + (gpuSort.asc ? " asc" : "") : ""}">${esc(l)}</th>`).join("") + "</tr>";
   for (const th of $("#gpus thead").querySelectorAll("th")) th.addEventListener("click", () => { gpuSort = { k: th.dataset.k, asc: gpuSort.k === th.dataset.k ? !gpuSort.asc : ["gpu", "arch", "time", "energy"].includes(th.dataset.k) }; renderGPUs(); });
   $("#gpus tbody").innerHTML = sorted.map((r) => {
@@ -572,7 +617,7 @@ function renderGPUs() {
     const t = r.totals, g = gpuByName[r.gpu] || {};
     const m = g.mem_bytes ? t.peak_memory_bytes / g.mem_bytes : 0;
     return `<tr data-gpu="${esc(r.gpu)}"${r.gpu === state.gpu ? ' class="sel"' : ""}><td class="l">${esc(r.gpu)}</td><td class="l">${esc(r.vendor + " " + r.arch)}</td><td data-time="${t.time_s}">${secs(t.time_s)}</td>` +
-      `<td>${count(Math.round(batch / t.time_s))}</td><td>${base ? (base / t.time_s).toFixed(2) + "×" : "–"}</td><td class="${m > 1 ? "bad" : ""}">${m ? pct(m) : "–"}</td><td>${si(t.energy_j, "J")}</td></tr>`;
+      `<td>${grouped(batch / t.time_s)}</td><td>${base ? (base / t.time_s).toFixed(2) + "×" : "–"}</td><td class="${m > 1 ? "bad" : ""}">${m ? pct(m) : "–"}</td><td>${joules(t.energy_j)}</td></tr>`;
   }).join("");
   for (const tr of $("#gpus tbody").querySelectorAll("tr")) tr.addEventListener("click", () => { state.gpu = tr.dataset.gpu; syncControls(); estimate(); });
 }

@@ -31,7 +31,7 @@ func main() {
 		"version":  version,
 		"open":     js.FuncOf(open),
 		"gpuList":  call(func(session.Settings) (any, error) { return gpuList() }),
-		"estimate": withModel(func(s *session.Session, st session.Settings) (any, error) { return s.Estimate(st) }),
+		"estimate": withModel(estimate),
 		"compare":  withModel(func(s *session.Session, st session.Settings) (any, error) { return s.Compare(st) }),
 		"gpus":     withModel(func(s *session.Session, st session.Settings) (any, error) { return s.GPUs(st) }),
 		"draw":     withModel(func(s *session.Session, st session.Settings) (any, error) { return s.Draw(st) }),
@@ -68,6 +68,16 @@ func gpuList() (any, error) {
 		return nil, err
 	}
 	return db.All(), nil
+}
+
+// estimate is the report (as `report --format json`) with its totals in
+// the CLI's text units.
+func estimate(s *session.Session, st session.Settings) (any, error) {
+	r, err := s.Estimate(st)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"report": r, "text": session.Text(r)}, nil
 }
 
 // withModel is call for the functions that need an open model.
