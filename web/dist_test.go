@@ -30,6 +30,12 @@ func TestDistFresh(t *testing.T) {
 	}
 }
 
+// wasmBudget is the most bytes the WebAssembly build may have: 8.6 MB
+// today (2.3 MB gzipped). It fails a change that pulls a large package
+// into the browser build, such as the roofline's chart library (gonum
+// plot and its fonts: 17 MB).
+const wasmBudget = 10 << 20
+
 // TestDistComplete checks the embedded app has every file the page loads.
 func TestDistComplete(t *testing.T) {
 	for _, f := range []string{"index.html", "app.js", "style.css", "wasm_exec.js", "onnxcost.wasm", "vendor/graphviz.js"} {
@@ -40,6 +46,9 @@ func TestDistComplete(t *testing.T) {
 		}
 		if st.Size() == 0 {
 			t.Errorf("%s is empty", f)
+		}
+		if f == "onnxcost.wasm" && st.Size() > wasmBudget {
+			t.Errorf("onnxcost.wasm is %d bytes, over the %d budget", st.Size(), wasmBudget)
 		}
 	}
 }
