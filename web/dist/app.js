@@ -83,7 +83,9 @@ function joules(j) {
 const flops = (v) => si(v, "FLOP");
 const bytes = (v) => si(v, "B");
 const count = (v) => (Math.abs(v) < 1000 && Math.trunc(v) === v ? String(v) : si(v, ""));
-const grouped = (v) => Math.round(v).toLocaleString("en-US");
+// grouped writes 12,345 (not toLocaleString: loading the locale data costs
+// tens of milliseconds on the first call).
+const grouped = (v) => String(Math.round(v)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 const pct = (v) => (100 * v).toFixed(1) + "%";
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 
