@@ -55,6 +55,12 @@ func pageTotals(ctx context.Context) (map[string]float64, error) {
 // cliTotals is `report --format json`'s totals for the same settings.
 func cliTotals(t *testing.T, args ...string) cost.Totals {
 	t.Helper()
+	return cliReport(t, args...).Totals
+}
+
+// cliReport is `report --format json` for the settings.
+func cliReport(t *testing.T, args ...string) *cost.Report {
+	t.Helper()
 	code, out, errs := runCLI(t, append([]string{"report", "--format", "json"}, args...)...)
 	if code != 0 {
 		t.Fatalf("report %s: exit %d: %s", strings.Join(args, " "), code, errs)
@@ -63,7 +69,7 @@ func cliTotals(t *testing.T, args ...string) cost.Totals {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
-	return r.Totals
+	return &r
 }
 
 // sameTotals compares the page's totals with the CLI's, exactly.
@@ -179,8 +185,21 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("step 1 done at %v", time.Since(start))
-	t4 := cliTotals(t, model, "--gpu", "T4")
+	t4r := cliReport(t, model, "--gpu", "T4")
+	t4 := t4r.Totals
 	sameTotals(t, "T4", page, t4)
+	// The whole report the page holds is the CLI's, node for node.
+	var pageJSON string
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`document.getElementById("report-json").textContent`, &pageJSON)); err != nil {
+		t.Fatal(err)
+	}
+	var pr cost.Report
+	if err := json.Unmarshal([]byte(pageJSON), &pr); err != nil {
+		t.Fatalf("#report-json: %v", err)
+	}
+	if canonJSON(t, &pr) != canonJSON(t, t4r) {
+		t.Errorf("the page's report JSON differs from 'report --format json'")
+	}
 
 	// 2. Another GPU: re-estimated in place, exactly the CLI's numbers.
 	err = chromedp.Run(ctx,

@@ -92,6 +92,8 @@ const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&
 // ---- messages ----
 function status(msg) { $("#status").textContent = msg; $("#status").hidden = !msg; }
 function showError(line) {
+  $("#report-json").textContent = "";
+  window.onnxcostReport = null;
   const e = $("#error");
   e.textContent = line;
   e.hidden = false;
@@ -262,6 +264,15 @@ function estimate() {
   cache = {};
   timing.estimateMs = performance.now() - t;
   $("#main").hidden = false;
+  // The report itself, for scripts (#report-json) and as a download: the
+  // JSON of 'onnxcost report --format json' under these settings.
+  const json = JSON.stringify(report, null, 2) + "\n";
+  $("#report-json").textContent = json;
+  window.onnxcostReport = report;
+  const a = $("#json");
+  if (a.href) URL.revokeObjectURL(a.href);
+  a.href = URL.createObjectURL(new Blob([json], { type: "application/json" }));
+  a.download = (model.display.replace(/\.onnx$/i, "") || "model") + "." + state.gpu + ".json";
   renderTitle();
   renderCards();
   renderWarnings();
@@ -442,6 +453,7 @@ async function renderGraph() {
   el.removeAttribute("width"); el.removeAttribute("height");
   const vb = el.viewBox.baseVal;
   view = { x: vb.x, y: vb.y, w: vb.width, h: vb.height, W: vb.width, H: vb.height, X: vb.x, Y: vb.y };
+  fitGraph.toggled = false;
   fitGraph();
   wirePanZoom(el);
   for (const a of el.querySelectorAll("a")) a.addEventListener("click", (e) => e.preventDefault());
@@ -464,18 +476,19 @@ function setView(el) { el.setAttribute("viewBox", `${view.x} ${view.y} ${view.w}
 function fitGraph() {
   const el = $("#graph svg");
   if (!el || !view) return;
-  // Start readable: a tall graph opens at its top, full width, not as a
-  // sliver; "fit" again shows it whole.
+  // Start readable: a graph larger than the box opens at its top at
+  // about Graphviz's own size (one unit a pixel), not as an unreadable
+  // whole; "fit" then toggles to the whole graph and back.
   const box = $("#graph").getBoundingClientRect();
-  const whole = view.w !== view.W || view.h !== view.H || view.x !== view.X;
-  if (whole || view.H / view.W <= box.height / box.width) {
+  const atWhole = view.w === view.W && view.h === view.H;
+  const fits = view.W <= box.width && view.H <= box.height;
+  if (fits || (!atWhole && fitGraph.toggled)) {
     Object.assign(view, { x: view.X, y: view.Y, w: view.W, h: view.H });
   } else {
-    // About an eighth of a tall graph's height, centred across.
-    const h = Math.min(view.H, Math.max(view.H / 8, (view.W * box.height) / box.width));
-    const w = (h * box.width) / box.height;
+    const w = box.width, h = box.height;
     Object.assign(view, { x: view.X + (view.W - w) / 2, y: view.Y, w, h });
   }
+  fitGraph.toggled = true;
   setView(el);
 }
 let moved = false;
