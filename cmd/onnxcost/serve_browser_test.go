@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -241,6 +242,33 @@ func TestBrowser(t *testing.T) {
 	}
 	sameTotals(t, "A100 batch 8 unfused", page, cliTotals(t, model, "--gpu", "A100-SXM4-80GB", "--batch", "8", "--plan", "unfused"))
 
+	// 3b. Another model dropped on the page keeps the settings and is
+	// estimated as the CLI does it.
+	alex, err := os.ReadFile(fixture(t, "alexnet.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	drop := func(name string, data []byte) chromedp.Action {
+		return chromedp.Evaluate(fmt.Sprintf(`(() => {
+			const bytes = Uint8Array.from(atob(%q), (c) => c.charCodeAt(0));
+			const dt = new DataTransfer();
+			dt.items.add(new File([bytes], %q));
+			window.dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+			return true;
+		})()`, base64.StdEncoding.EncodeToString(data), name), nil)
+	}
+	if err := chromedp.Run(ctx, drop("alexnet.onnx", alex), waitEstimates(5)); err != nil {
+		t.Fatalf("dropping alexnet.onnx: %v", err)
+	}
+	if page, err = pageTotals(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sameTotals(t, "dropped alexnet, A100 batch 8 unfused", page, cliTotals(t, fixture(t, "alexnet.onnx"), "--gpu", "A100-SXM4-80GB", "--batch", "8", "--plan", "unfused"))
+	// Back to ResNet-50, dropped this time, for the screenshots.
+	if err := chromedp.Run(ctx, drop("resnet50.onnx", pre.data), waitEstimates(6)); err != nil {
+		t.Fatal(err)
+	}
+
 	// 4. The graph (Graphviz in the page) and a screenshot for people.
 	shot := os.Getenv("ONNXCOST_SCREENSHOT_DIR")
 	if shot == "" {
@@ -248,7 +276,7 @@ func TestBrowser(t *testing.T) {
 	}
 	var png []byte
 	err = chromedp.Run(ctx,
-		chromedp.Click(`input[name="plan"][value="fused"]`), waitEstimates(5),
+		chromedp.Click(`input[name="plan"][value="fused"]`), waitEstimates(7),
 		chromedp.Click(`#tabs button[data-tab="graph"]`),
 		chromedp.WaitVisible(`#graph svg g.node`),
 		chromedp.CaptureScreenshot(&png))
