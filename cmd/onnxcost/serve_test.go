@@ -212,3 +212,53 @@ func TestServeRefusesRemoteAndBadModels(t *testing.T) {
 		t.Errorf("serve BAD: exit %d, stdout %q, stderr %q; want exit 2 and %q", code, out, errs, want)
 	}
 }
+
+// TestSessionBadModelsMatchCLI: a bad file dropped on the page gets the
+// line `report` prints for it (the page names a file by its name, so the
+// CLI runs from the file's folder). The page shows Open's error, or the
+// first estimate's when the file reads but cannot be costed.
+func TestSessionBadModelsMatchCLI(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile(fixture(t, "alexnet.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	junk := make([]byte, 4096)
+	for i := range junk {
+		junk[i] = byte(i*7919 + i>>3)
+	}
+	files := map[string][]byte{
+		"empty.onnx": {}, "junk.onnx": junk, "truncated.onnx": good[:len(good)/2], "text.onnx": []byte("not a model\n"),
+	}
+	bad, _ := filepath.Glob(filepath.Join("testdata", "bad", "*.onnx"))
+	for _, p := range bad {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[filepath.Base(p)] = b
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	for name, data := range files {
+		s, err := session.Open(name, data, version)
+		if err == nil {
+			_, err = s.Estimate(session.Settings{GPU: "T4"})
+		}
+		code, out, errs := runCLI(t, "report", name, "--gpu", "T4")
+		if code != 2 || out != "" {
+			t.Errorf("%s: CLI exit %d, stdout %q", name, code, out)
+		}
+		if err == nil {
+			t.Errorf("%s: the page accepts what the CLI refuses (%s)", name, strings.TrimSpace(errs))
+			continue
+		}
+		if page := "onnxcost: " + oneLine(err.Error()); page != strings.TrimSpace(errs) {
+			t.Errorf("%s: page %q, CLI %q", name, page, strings.TrimSpace(errs))
+		}
+	}
+}
