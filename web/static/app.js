@@ -130,7 +130,7 @@ async function boot() {
     gpuByName[g.name] = g;
     const o = document.createElement("option");
     o.value = g.name;
-    o.textContent = `${g.name} (${g.arch})`;
+    o.textContent = `${g.name} · ${g.arch}`;
     sel.append(o);
   }
   if (!state.gpu || !gpuByName[state.gpu]) state.gpu = gpuByName["A100-SXM4-80GB"] ? "A100-SXM4-80GB" : gpus[0].name;
@@ -222,6 +222,7 @@ function openModel(name, display, bytes) {
   if (!out) return;
   model = { name, display, symbols: out.symbols || [] };
   $("#model-name").textContent = display;
+  $("#drop").title = "drop another .onnx here, or click to pick one";
   buildDims();
   estimate();
 }
