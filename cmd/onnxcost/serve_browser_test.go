@@ -131,7 +131,8 @@ func TestBrowser(t *testing.T) {
 	defer cancel()
 
 	var mu sync.Mutex
-	var foreign []string
+	var foreign, late []string
+	loaded := false // set once the first report is shown
 	var jsErrors []string
 	chromedp.ListenTarget(ctx, func(ev any) {
 		if e, ok := ev.(*runtime.EventExceptionThrown); ok {
@@ -142,6 +143,11 @@ func TestBrowser(t *testing.T) {
 		}
 		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
 			u := e.Request.URL
+			mu.Lock()
+			if loaded && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "blob:") {
+				late = append(late, u)
+			}
+			mu.Unlock()
 			if !strings.HasPrefix(u, srv.URL+"/") && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "blob:") {
 				mu.Lock()
 				foreign = append(foreign, u)
@@ -186,6 +192,9 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("step 1 done at %v", time.Since(start))
+	mu.Lock()
+	loaded = true
+	mu.Unlock()
 	t4r := cliReport(t, model, "--gpu", "T4")
 	t4 := t4r.Totals
 	sameTotals(t, "T4", page, t4)
@@ -344,6 +353,9 @@ func TestBrowser(t *testing.T) {
 	defer mu.Unlock()
 	if len(jsErrors) > 0 {
 		t.Errorf("the page threw: %v", jsErrors)
+	}
+	if len(late) > 0 {
+		t.Errorf("the page made requests after load (it must work offline once loaded): %v", late)
 	}
 	if len(foreign) > 0 {
 		t.Errorf("the page requested other origins: %v", foreign)
