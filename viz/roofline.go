@@ -1,3 +1,9 @@
+//go:build !js
+
+// The roofline chart draws with gonum.org/v1/plot, whose embedded fonts
+// would more than double the WebAssembly build (web/wasm); the page
+// draws its roofline itself from the same report fields.
+
 package viz
 
 import (

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/web/session"
+)
+
+// canonJSON re-encodes a JSON document so two encodings of the same
+// values compare equal byte for byte.
+func canonJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestSessionMatchesCLI holds the browser build's pipeline (web/session)
+// to the CLI: for every fixture and several settings, its report is the
+// JSON `report --format json` prints, node for node.
+func TestSessionMatchesCLI(t *testing.T) {
+	models, err := filepath.Glob(filepath.Join(repoRoot, "testdata", "models", "*.onnx"))
+	if err != nil || len(models) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	cases := []struct {
+		args []string
+		st   session.Settings
+	}{
+		{[]string{"--gpu", "T4"}, session.Settings{GPU: "T4"}},
+		{[]string{"--gpu", "A100-SXM4-80GB", "--batch", "8", "--dtype", "fp16"}, session.Settings{GPU: "A100-SXM4-80GB", Batch: 8, DType: "fp16"}},
+		{[]string{"--gpu", "H100-SXM5-80GB", "--plan", "unfused", "--dim", "seq=64"}, session.Settings{GPU: "H100-SXM5-80GB", Plan: "unfused", Dims: map[string]int64{"seq": 64}}},
+	}
+	compared := 0
+	for _, m := range models {
+		data, err := os.ReadFile(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := session.Open(m, data, version)
+		if err != nil {
+			t.Fatalf("%s: %v", m, err)
+		}
+		for _, c := range cases {
+			args := append([]string{"report", m, "--format", "json"}, c.args...)
+			code, out, errs := runCLI(t, args...)
+			r, err := s.Estimate(c.st)
+			if code != 0 {
+				// The page must refuse what the CLI refuses, with its line.
+				if err == nil || !strings.Contains(errs, err.Error()) {
+					t.Errorf("%s: CLI exit %d (%s), session error %v", strings.Join(args, " "), code, strings.TrimSpace(errs), err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("%s: session: %v", strings.Join(args, " "), err)
+				continue
+			}
+			var want report.Report
+			if err := json.Unmarshal([]byte(out), &want); err != nil {
+				t.Fatal(err)
+			}
+			if got, w := canonJSON(t, r), canonJSON(t, &want); got != w {
+				t.Errorf("%s: the session's report differs from the CLI's", strings.Join(args, " "))
+			}
+			compared++
+		}
+	}
+	// Refusals compare too, but most cases must produce a report.
+	if compared < 2*len(models) {
+		t.Errorf("only %d of %d cases produced a report", compared, len(models)*len(cases))
+	}
+	t.Logf("%d reports identical to the CLI's", compared)
+}
+
+// TestSessionCompareAndGPUsMatchCLI checks the page's fused-vs-unfused
+// table against `compare --format json`, and its GPU table rows against
+// `report --gpu ROW`.
+func TestSessionCompareAndGPUsMatchCLI(t *testing.T) {
+	m := fixture(t, "resnet50.onnx")
+	data, err := os.ReadFile(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.Open(m, data, version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := session.Settings{GPU: "T4", Batch: 4}
+	code, out, errs := runCLI(t, "compare", m, "--gpu", "T4", "--batch", "4", "--format", "json")
+	if code != 0 {
+		t.Fatalf("compare: %s", errs)
+	}
+	var want map[string]any
+	if err := json.Unmarshal([]byte(out), &want); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Compare(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(canonJSON(t, c)), &got); err != nil {
+		t.Fatal(err)
+	}
+	if canonJSON(t, got) != canonJSON(t, want) {
+		t.Errorf("the session's comparison differs from 'compare --format json'")
+	}
+	rows, err := s.GPUs(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) < 5 {
+		t.Fatalf("%d GPU rows", len(rows))
+	}
+	for _, i := range []int{0, len(rows) / 2, len(rows) - 1} {
+		r := rows[i]
+		code, out, errs := runCLI(t, "report", m, "--gpu", r.GPU, "--batch", "4", "--format", "json")
+		if code != 0 {
+			if r.Err == "" {
+				t.Errorf("%s: CLI fails (%s) but the row has totals", r.GPU, errs)
+			}
+			continue
+		}
+		var rep report.Report
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if r.Totals == nil || *r.Totals != rep.Totals {
+			t.Errorf("%s: GPU row totals %+v, CLI %+v", r.GPU, r.Totals, rep.Totals)
+		}
+	}
+}
+
+// TestServeHandler: the app, the preloaded model, and nothing writable.
+func TestServeHandler(t *testing.T) {
+	m := fixture(t, "alexnet.onnx")
+	pre, err := readPreload(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(serveHandler(pre))
+	defer srv.Close()
+	get := func(path string) (*http.Response, []byte) {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+	if resp, b := get("/"); resp.StatusCode != 200 || !bytes.Contains(b, []byte("app.js")) {
+		t.Errorf("/: %d %q", resp.StatusCode, b)
+	}
+	if resp, _ := get("/onnxcost.wasm"); resp.Header.Get("Content-Type") != "application/wasm" {
+		t.Errorf("onnxcost.wasm served as %q", resp.Header.Get("Content-Type"))
+	}
+	model, _ := os.ReadFile(m)
+	if resp, b := get("/preload.onnx"); resp.StatusCode != 200 || !bytes.Equal(b, model) {
+		t.Errorf("/preload.onnx: %d, %d bytes", resp.StatusCode, len(b))
+	}
+	if _, b := get("/preload.json"); !strings.Contains(string(b), `"display":"alexnet.onnx"`) {
+		t.Errorf("/preload.json: %s", b)
+	}
+	resp, err := http.Post(srv.URL+"/preload.onnx", "application/octet-stream", strings.NewReader("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST: %d, want 405", resp.StatusCode)
+	}
+	// Without a model there is nothing to preload.
+	srv2 := httptest.NewServer(serveHandler(nil))
+	defer srv2.Close()
+	if resp, err := http.Get(srv2.URL + "/preload.json"); err != nil || resp.StatusCode != 404 {
+		t.Errorf("no model: /preload.json %v %v", resp.StatusCode, err)
+	}
+}
+
+func TestServeRefusesRemoteAndBadModels(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:8080", ":8080", "192.168.1.1:80"} {
+		code, _, errs := runCLI(t, "serve", "--addr", addr)
+		if code != 2 || !strings.Contains(errs, "not a loopback address") {
+			t.Errorf("serve --addr %s: exit %d, %q", addr, code, errs)
+		}
+	}
+	for _, addr := range []string{"127.0.0.1:0", "[::1]:0", "localhost:0"} {
+		if err := checkLoopback(addr, false); err != nil {
+			t.Errorf("%s refused: %v", addr, err)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.onnx")
+	if err := os.WriteFile(bad, []byte("not a model"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, want := runCLI(t, "report", bad, "--gpu", "T4")
+	code, out, errs := runCLI(t, "serve", "--addr", "127.0.0.1:0", bad)
+	if code != 2 || out != "" || errs != want {
+		t.Errorf("serve BAD: exit %d, stdout %q, stderr %q; want exit 2 and %q", code, out, errs, want)
+	}
+}
+
+// TestSessionBadModelsMatchCLI: a bad file dropped on the page gets the
+// line `report` prints for it (the page names a file by its name, so the
+// CLI runs from the file's folder). The page shows Open's error, or the
+// first estimate's when the file reads but cannot be costed.
+func TestSessionBadModelsMatchCLI(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile(fixture(t, "alexnet.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	junk := make([]byte, 4096)
+	for i := range junk {
+		junk[i] = byte(i*7919 + i>>3)
+	}
+	files := map[string][]byte{
+		"empty.onnx": {}, "junk.onnx": junk, "truncated.onnx": good[:len(good)/2], "text.onnx": []byte("not a model\n"),
+	}
+	bad, _ := filepath.Glob(filepath.Join("testdata", "bad", "*.onnx"))
+	for _, p := range bad {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[filepath.Base(p)] = b
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	for name, data := range files {
+		s, err := session.Open(name, data, version)
+		if err == nil {
+			_, err = s.Estimate(session.Settings{GPU: "T4"})
+		}
+		code, out, errs := runCLI(t, "report", name, "--gpu", "T4")
+		if code != 2 || out != "" {
+			t.Errorf("%s: CLI exit %d, stdout %q", name, code, out)
+		}
+		if err == nil {
+			t.Errorf("%s: the page accepts what the CLI refuses (%s)", name, strings.TrimSpace(errs))
+			continue
+		}
+		if page := "onnxcost: " + oneLine(err.Error()); page != strings.TrimSpace(errs) {
+			t.Errorf("%s: page %q, CLI %q", name, page, strings.TrimSpace(errs))
+		}
+	}
+}

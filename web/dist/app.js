@@ -1,0 +1,641 @@
+// onnxcost in the browser. Every number on this page comes from the Go
+// build in onnxcost.wasm (web/wasm), which runs the command line's own
+// pipeline on the model's bytes; this file only lays the results out. The
+// model never leaves the page, and nothing is fetched after load except
+// the preloaded model of `onnxcost serve MODEL` from the same origin.
+
+const $ = (sel) => document.querySelector(sel);
+const timing = (window.onnxcostTiming = {});
+const body = document.body;
+
+// ---- state (everything but the model lives in the URL hash) ----
+const state = { gpu: "", dtype: "", batch: 0, dims: {}, plan: "fused", tab: "nodes" };
+let api = null;          // window.onnxcost once the wasm is up
+let gpuByName = {};      // hwdb entries by canonical name
+let model = null;        // {name, symbols}
+let report = null;       // the current report (report --format json)
+let text = {};           // its totals in the CLI's text units
+let cache = {};          // per-settings results of the slower views
+let selected = null;     // the selected node's name
+let sortKey = "time_s", sortAsc = false, estimates = 0;
+
+function readHash() {
+  const p = new URLSearchParams(location.hash.slice(1));
+  if (p.get("gpu")) state.gpu = p.get("gpu");
+  if (p.has("dtype")) state.dtype = p.get("dtype");
+  const b = parseInt(p.get("batch") || "", 10);
+  state.batch = b > 0 ? b : 0;
+  if (p.get("plan") === "unfused") state.plan = "unfused";
+  if (p.get("tab")) state.tab = p.get("tab");
+  state.dims = {};
+  for (const [k, v] of p) {
+    if (k.startsWith("dim.")) {
+      const n = parseInt(v, 10);
+      if (n > 0) state.dims[k.slice(4)] = n;
+    }
+  }
+}
+
+function writeHash() {
+  const p = new URLSearchParams();
+  p.set("gpu", state.gpu);
+  if (state.dtype) p.set("dtype", state.dtype);
+  if (state.batch > 0) p.set("batch", String(state.batch));
+  for (const k of Object.keys(state.dims).sort()) p.set("dim." + k, String(state.dims[k]));
+  p.set("plan", state.plan);
+  p.set("tab", state.tab);
+  history.replaceState(null, "", "#" + p.toString());
+}
+
+function settings() {
+  return JSON.stringify({ gpu: state.gpu, dtype: state.dtype, batch: state.batch, dims: state.dims, plan: state.plan });
+}
+
+// ---- formatting: cost/render's units (cost/render/units.go), so the
+// page reads like the CLI's text report ----
+function sig(v) {
+  const a = Math.abs(v);
+  if (a === 0) return "0";
+  if (a >= 100) return v.toFixed(0);
+  if (a >= 10) return v.toFixed(1);
+  return v.toFixed(2);
+}
+function si(v, unit) {
+  if (!isFinite(v)) return "–";
+  for (const [p, f] of [["P", 1e15], ["T", 1e12], ["G", 1e9], ["M", 1e6], ["k", 1e3]]) if (Math.abs(v) >= f) return sig(v / f) + " " + p + unit;
+  return unit ? sig(v) + " " + unit : sig(v);
+}
+function secs(s) {
+  if (!isFinite(s)) return "–";
+  const a = Math.abs(s);
+  if (a === 0) return "0";
+  if (a < 1e-6) return sig(s * 1e9) + " ns";
+  if (a < 1e-3) return sig(s * 1e6) + " µs";
+  if (a < 1) return sig(s * 1e3) + " ms";
+  return sig(s) + " s";
+}
+function joules(j) {
+  if (j === 0) return "0 J";
+  if (j < 1e-3) return sig(j * 1e6) + " µJ";
+  if (j < 1) return sig(j * 1e3) + " mJ";
+  return sig(j) + " J";
+}
+const flops = (v) => si(v, "FLOP");
+const bytes = (v) => si(v, "B");
+const count = (v) => (Math.abs(v) < 1000 && Math.trunc(v) === v ? String(v) : si(v, ""));
+// grouped writes 12,345 (not toLocaleString: loading the locale data costs
+// tens of milliseconds on the first call).
+const grouped = (v) => String(Math.round(v)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+const pct = (v) => (100 * v).toFixed(1) + "%";
+const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+
+// ---- messages ----
+function status(msg) { $("#status").textContent = msg; $("#status").hidden = !msg; }
+function showError(line) {
+  $("#report-json").textContent = "";
+  window.onnxcostReport = null;
+  const e = $("#error");
+  e.textContent = line;
+  e.hidden = false;
+  $("#main").hidden = true;
+  body.dataset.state = "error";
+}
+function clearError() { $("#error").hidden = true; $("#error").textContent = ""; }
+
+// call runs one wasm function and returns its result, or null after
+// showing its error line.
+function call(fn, ...args) {
+  const out = JSON.parse(api[fn](...args));
+  if (out && typeof out === "object" && !Array.isArray(out) && typeof out.error === "string") {
+    showError(out.error);
+    return null;
+  }
+  return out;
+}
+
+// ---- boot ----
+async function boot() {
+  readHash();
+  const ready = new Promise((r) => (window.onnxcostReady = r));
+  const go = new Go();
+  const wasm = await WebAssembly.instantiateStreaming(fetch("onnxcost.wasm"), go.importObject);
+  go.run(wasm.instance);
+  await ready;
+  api = window.onnxcost;
+  timing.wasmReady = performance.now();
+  $("#version").textContent = api.version;
+  const gpus = JSON.parse(api.gpuList());
+  const sel = $("#gpu");
+  for (const g of gpus) {
+    gpuByName[g.name] = g;
+    const o = document.createElement("option");
+    o.value = g.name;
+    o.textContent = `${g.name} · ${g.arch}`;
+    sel.append(o);
+  }
+  if (!state.gpu || !gpuByName[state.gpu]) state.gpu = gpuByName["A100-SXM4-80GB"] ? "A100-SXM4-80GB" : gpus[0].name;
+  syncControls();
+  wireControls();
+  status("");
+  body.dataset.state = "empty";
+  // `onnxcost serve [MODEL]` offers its first settings and its model at
+  // fixed addresses; a static copy of the page has neither.
+  try {
+    const r = await fetch("preload.json", { cache: "no-store" });
+    if (r.ok) {
+      const info = await r.json();
+      applyServed(info.settings);
+      if (info.name) {
+        status(`Reading ${info.display}…`);
+        const m = await fetch("preload.onnx", { cache: "no-store" });
+        if (!m.ok) throw new Error(`preload.onnx: HTTP ${m.status}`);
+        openModel(info.name, info.display, new Uint8Array(await m.arrayBuffer()));
+        status("");
+      }
+    }
+  } catch (e) {
+    showError("onnxcost: " + e.message);
+  }
+}
+
+// applyServed takes serve's --gpu/--dtype/--batch/--dim/--plan for every
+// setting the URL hash leaves unset.
+function applyServed(st) {
+  if (!st) return;
+  const p = new URLSearchParams(location.hash.slice(1));
+  if (st.gpu && !p.get("gpu") && gpuByName[st.gpu]) state.gpu = st.gpu;
+  if (st.dtype && !p.has("dtype")) state.dtype = st.dtype;
+  if (st.batch > 0 && !p.get("batch")) state.batch = st.batch;
+  if (st.plan && !p.get("plan")) state.plan = st.plan;
+  for (const [k, v] of Object.entries(st.dims || {})) if (!p.has("dim." + k)) state.dims[k] = v;
+  syncControls();
+}
+
+function syncControls() {
+  $("#gpu").value = state.gpu;
+  $("#dtype").value = state.dtype;
+  $("#batch").value = state.batch > 0 ? String(state.batch) : "";
+  for (const r of document.querySelectorAll('input[name="plan"]')) r.checked = r.value === state.plan;
+  for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("on", b.dataset.tab === state.tab);
+  for (const s of document.querySelectorAll(".tab")) s.hidden = s.id !== "tab-" + state.tab;
+}
+
+function wireControls() {
+  $("#gpu").addEventListener("change", (e) => { state.gpu = e.target.value; estimate(); });
+  $("#dtype").addEventListener("change", (e) => { state.dtype = e.target.value; estimate(); });
+  $("#batch").addEventListener("change", (e) => {
+    const n = parseInt(e.target.value, 10);
+    state.batch = n > 0 ? n : 0;
+    estimate();
+  });
+  for (const r of document.querySelectorAll('input[name="plan"]')) r.addEventListener("change", (e) => { state.plan = e.target.value; estimate(); });
+  $("#settings").addEventListener("submit", (e) => e.preventDefault());
+  for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => { state.tab = b.dataset.tab; syncControls(); writeHash(); showTab(); });
+  $("#file").addEventListener("change", async (e) => {
+    const f = e.target.files[0];
+    if (f) openModel(f.name, f.name, new Uint8Array(await f.arrayBuffer()));
+    e.target.value = "";
+  });
+  const drop = $("#drop");
+  window.addEventListener("dragover", (e) => { e.preventDefault(); drop.classList.add("over"); });
+  window.addEventListener("dragleave", () => drop.classList.remove("over"));
+  window.addEventListener("drop", async (e) => {
+    e.preventDefault();
+    drop.classList.remove("over");
+    const f = e.dataTransfer.files[0];
+    if (f) openModel(f.name, f.name, new Uint8Array(await f.arrayBuffer()));
+  });
+  $("#filter").addEventListener("input", renderNodes);
+  $("#show-free").addEventListener("change", renderNodes);
+  $("#fit").addEventListener("click", () => fitGraph());
+  window.addEventListener("hashchange", () => { readHash(); syncControls(); if (model) estimate(); });
+}
+
+// openModel hands the bytes to the wasm (kept there: changing a setting
+// re-estimates without reading the file again). name is what messages and
+// the report call the model (the CLI names the path it was given).
+function openModel(name, display, bytes) {
+  clearError();
+  model = null;
+  report = null;
+  const out = call("open", name, bytes);
+  if (!out) return;
+  model = { name, display, symbols: out.symbols || [] };
+  $("#model-name").textContent = display;
+  $("#drop").title = "drop another .onnx here, or click to pick one";
+  buildDims();
+  estimate();
+}
+
+// buildDims offers an input for every symbolic dim; the leading ones are
+// bound by batch unless given here.
+function buildDims() {
+  const box = $("#dims");
+  box.innerHTML = "";
+  for (const s of model.symbols) {
+    const l = document.createElement("label");
+    l.title = `symbolic dim of ${s.inputs.join(", ")} (--dim ${s.name}=N)` + (s.leading ? "; batch binds it when left empty" : "");
+    l.append("--dim " + s.name + " ");
+    const i = document.createElement("input");
+    i.type = "number"; i.min = "1"; i.step = "1"; i.dataset.dim = s.name;
+    i.placeholder = s.leading ? "batch" : "1";
+    if (state.dims[s.name]) i.value = String(state.dims[s.name]);
+    i.addEventListener("change", () => {
+      const n = parseInt(i.value, 10);
+      if (n > 0) state.dims[s.name] = n; else delete state.dims[s.name];
+      estimate();
+    });
+    l.append(i);
+    box.append(l);
+  }
+  // A dim the hash names but the model lacks would be bound for nothing.
+  for (const k of Object.keys(state.dims)) if (!model.symbols.some((s) => s.name === k)) delete state.dims[k];
+}
+
+// ---- estimate and the views ----
+function estimate() {
+  writeHash();
+  if (!model) return;
+  clearError();
+  const t = performance.now();
+  const r = call("estimate", settings());
+  if (!r) { report = null; return; }
+  report = r.report;
+  text = r.text;
+  cache = {};
+  timing.estimateMs = performance.now() - t;
+  $("#main").hidden = false;
+  // The report itself, for scripts (#report-json) and as a download: the
+  // JSON of 'onnxcost report --format json' under these settings.
+  const json = JSON.stringify(report, null, 2) + "\n";
+  $("#report-json").textContent = json;
+  window.onnxcostReport = report;
+  const a = $("#json");
+  if (a.href) URL.revokeObjectURL(a.href);
+  a.href = URL.createObjectURL(new Blob([json], { type: "application/json" }));
+  a.download = (model.display.replace(/\.onnx$/i, "") || "model") + "." + state.gpu + ".json";
+  renderTitle();
+  renderCards();
+  renderWarnings();
+  renderNodes();
+  showTab();
+  if (selected) showNode(selected);
+  estimates++;
+  body.dataset.estimates = String(estimates);
+  body.dataset.state = "ready";
+  if (timing.firstReport === undefined) timing.firstReport = performance.now();
+}
+
+function renderTitle() {
+  const b = Object.entries(report.bindings || {}).map(([k, v]) => `${esc(k)}=${v}`).join(", ");
+  $("#title").innerHTML = `<b>${esc(model.display)}</b> on <b>${esc(report.gpu)}</b>, dtype ${esc(report.dtype)}, ${esc(report.plan)} plan` +
+    (b ? `, ${b}` : "") + ` <span class="muted" title="${esc(report.flop_convention)}">· cost model ${esc(report.cost_model_version)} · ${esc(report.flop_convention.split(";")[0])}</span>`;
+}
+
+function renderCards() {
+  const t = report.totals;
+  const g = gpuByName[report.gpu] || {};
+  const batch = state.batch > 0 ? state.batch : 0;
+  // [JSON field, label, sub-line, main]; the value is the CLI's text.
+  const cards = [
+    ["time_s", "time", batch ? `${grouped(batch / t.time_s)} samples/s` : `${grouped(1 / t.time_s)} runs/s`, true],
+    ["flops", "FLOPs", t.time_s > 0 ? `${si(t.flops / t.time_s, "FLOP/s")} achieved` : ""],
+    ["macs", "MACs", `${text.transcendentals} transcendentals`],
+    ["bytes", "bytes moved", `${text.bytes_read} read, ${text.bytes_written} written`],
+    ["launches", "kernel launches", `${text.nodes} nodes`],
+    ["peak_memory_bytes", "peak memory", g.mem_bytes ? `${pct(t.peak_memory_bytes / g.mem_bytes)} of ${bytes(g.mem_bytes)}` : ""],
+    ["energy_j", "energy", t.time_s > 0 ? `${(t.energy_j / t.time_s).toFixed(0)} W average` : ""],
+    ["params", "parameters", text.param_bytes],
+    ["gemm_conv_time_share", "GEMM + conv", "of the time"],
+  ];
+  // data-value carries the JSON number exactly (JS prints the shortest
+  // string that reads back as the same float64), for tests and scripts.
+  const value = (k) => (k === "bytes" ? t.bytes_read + t.bytes_written : t[k]);
+  $("#cards").innerHTML = cards.map(([k, label, sub, main]) =>
+    `<div class="card${main ? " main" : ""}"><div class="k">${label}</div><div class="v" data-total="${k}" data-value="${value(k)}">${esc(text[k])}</div><div class="s">${esc(sub)}</div></div>`).join("") +
+    `<div hidden>${["bytes_read", "bytes_written", "nodes", "transcendentals", "param_bytes", "peak_activation_bytes"].map((k) => `<span data-total="${k}" data-value="${t[k]}"></span>`).join("")}</div>`;
+}
+
+function renderWarnings() {
+  const w = report.warnings || [];
+  const box = $("#warnings");
+  box.hidden = w.length === 0;
+  const uns = (report.unsupported_ops || []).map((u) => `${u.op_type} ×${u.count}`);
+  box.innerHTML = w.length ? `<details><summary>${w.length} warning${w.length > 1 ? "s" : ""}: ${esc(w[0])}</summary><ul>${w.map((x) => `<li>${esc(x)}</li>`).join("")}</ul>${uns.length ? "Ops with no cost rule: " + esc(uns.join(", ")) : ""}</details>` : "";
+}
+
+function showTab() {
+  if (!report) return;
+  if (state.tab === "graph") renderGraph();
+  else if (state.tab === "roofline") renderRoofline();
+  else if (state.tab === "compare") renderCompare();
+  else if (state.tab === "gpus") renderGPUs();
+}
+
+// ---- node table ----
+const isFree = (n) => n.time_s === 0 && n.launches === 0 && n.flops === 0 && n.bytes_read + n.bytes_written === 0;
+const nodeCols = [
+  ["idx", "#", (n) => n._i],
+  ["name", "name", (n) => n.name, "l name"],
+  ["op", "op", (n) => (n.domain ? n.domain + "." : "") + n.op_type, "l"],
+  ["time_s", "time", (n) => n.time_s],
+  ["share", "share", (n) => n.time_s],
+  ["flops", "FLOPs", (n) => n.flops],
+  ["bytes", "bytes", (n) => n.bytes_read + n.bytes_written],
+  ["ai", "FLOP/B", (n) => n.arithmetic_intensity],
+  ["bound", "bound", (n) => n.bound || "", "l"],
+  ["launches", "launches", (n) => n.launches],
+  ["precision", "precision", (n) => n.precision || "", "l"],
+  ["fused", "fused", (n) => (n.fused_from || []).length],
+];
+
+function renderNodes() {
+  if (!report) return;
+  const thead = $("#nodes thead");
+  thead.innerHTML = "<tr>" + nodeCols.map(([k, label, , cls]) => `<th data-k="${k}" class="${cls || ""}${k === sortKey ? " sorted" + (sortAsc ? " asc" : "") : ""}">${label}</th>`).join("") + "</tr>";
+  for (const th of thead.querySelectorAll("th")) th.addEventListener("click", () => {
+    if (sortKey === th.dataset.k) sortAsc = !sortAsc; else { sortKey = th.dataset.k; sortAsc = ["name", "op", "bound", "precision", "idx"].includes(sortKey); }
+    renderNodes();
+  });
+  const total = report.totals.time_s || 1;
+  const max = Math.max(...report.nodes.map((n) => n.time_s), 0) || 1;
+  let re = null;
+  try { const f = $("#filter").value.trim(); if (f) re = new RegExp(f, "i"); } catch { re = null; }
+  const free = $("#show-free").checked;
+  report.nodes.forEach((n, i) => (n._i = i + 1));
+  let rows = report.nodes.filter((n) => (free || !isFree(n)) && (!re || re.test(n.name) || re.test(n.op_type) || re.test(n.bound || "")));
+  const get = nodeCols.find((c) => c[0] === sortKey)[2];
+  rows.sort((a, b) => { const x = get(a), y = get(b); const c = x < y ? -1 : x > y ? 1 : a._i - b._i; return sortAsc ? c : -c; });
+  $("#filter-count").textContent = `${rows.length} of ${report.nodes.length} nodes`;
+  $("#nodes tbody").innerHTML = rows.map((n) => {
+    const b = n.bound ? `<span class="bound ${esc(ceilingOf(n))}">${esc(ceilingOf(n))}</span>` : "";
+    return `<tr data-name="${esc(n.name)}"${n.name === selected ? ' class="sel"' : ""}><td>${n._i}</td><td class="l name" title="${esc(n.name)}">${esc(n.name)}</td><td class="l">${esc((n.domain ? n.domain + "." : "") + n.op_type)}</td>` +
+      `<td>${secs(n.time_s)}</td><td class="l"><span class="bar" style="width:${(40 * n.time_s / max).toFixed(1)}px"></span>${pct(n.time_s / total)}</td>` +
+      `<td>${flops(n.flops)}</td><td>${bytes(n.bytes_read + n.bytes_written)}</td><td>${n.arithmetic_intensity ? sig(n.arithmetic_intensity) : "-"}</td>` +
+      `<td class="l">${b}</td><td>${count(n.launches)}</td><td class="l">${esc(n.precision || "")}</td><td>${(n.fused_from || []).length || ""}</td></tr>`;
+  }).join("");
+  for (const tr of $("#nodes tbody").querySelectorAll("tr")) tr.addEventListener("click", () => showNode(tr.dataset.name));
+}
+
+// ceilingOf names the roof that binds a node, as viz does (viz/roof.go).
+function ceilingOf(n) {
+  if (n.bound === "memory") return n.mem_level === "l2" ? "L2" : "HBM";
+  return n.bound || "";
+}
+
+function shape(t) {
+  const s = t.shape === null ? "?" : "[" + t.shape.join("×") + "]";
+  return `${esc(t.name)} <span class="muted">${esc(t.dtype)} ${esc(s)}</span>`;
+}
+
+// showNode opens the detail panel of a report node: its numbers and what
+// the passes fused into it.
+function showNode(name) {
+  const n = report && report.nodes.find((x) => x.name === name);
+  const d = $("#detail");
+  if (!n) { d.hidden = true; selected = null; return; }
+  selected = name;
+  for (const tr of document.querySelectorAll("#nodes tbody tr")) tr.classList.toggle("sel", tr.dataset.name === name);
+  const t = report.totals.time_s || 1;
+  const rows = [
+    ["op", (n.domain ? n.domain + "." : "") + n.op_type], ["time", `${secs(n.time_s)} (${pct(n.time_s / t)})`],
+    ["compute", secs(n.compute_s)], ["memory", secs(n.memory_s)], ["launch", secs(n.launch_s)],
+    ["bound", ceilingOf(n) || "no kernel"], ["precision", n.precision || "–"],
+    ["FLOPs", flops(n.flops)], ["MACs", si(n.macs, "MAC")], ["transcendentals", si(n.transcendentals, "")],
+    ["read", bytes(n.bytes_read)], ["written", bytes(n.bytes_written)], ["intensity", n.arithmetic_intensity ? sig(n.arithmetic_intensity) + " FLOP/B" : "-"],
+    ["params", si(n.params, "")], ["launches", count(n.launches)], ["energy", joules(n.energy_j)],
+  ];
+  d.innerHTML = `<button class="close" title="close">×</button><h3>${esc(n.name)}</h3><table>${rows.map(([k, v]) => `<tr><td>${k}</td><td class="num">${esc(v)}</td></tr>`).join("")}</table>` +
+    (n.note ? `<p>${esc(n.note)}</p>` : "") +
+    ((n.fused_from || []).length ? `<b>Fused from ${n.fused_from.length} nodes</b><ul>${n.fused_from.map((f) => `<li>${esc(f)}</li>`).join("")}</ul>` : "") +
+    `<b>Inputs</b><ul>${(n.inputs || []).map((x) => `<li>${shape(x)}</li>`).join("")}</ul><b>Outputs</b><ul>${(n.outputs || []).map((x) => `<li>${shape(x)}</li>`).join("")}</ul>`;
+  d.hidden = false;
+  d.querySelector(".close").addEventListener("click", () => { d.hidden = true; selected = null; renderNodes(); });
+  for (const g of document.querySelectorAll("#graph g.node")) g.classList.toggle("sel", g.id === "node:" + sanitizeID(name));
+}
+
+// showGroup shows a collapsed scope or fold of the graph (its tooltip,
+// written by viz, lists what it holds).
+function showGroup(title, text) {
+  const d = $("#detail");
+  selected = null;
+  d.innerHTML = `<button class="close">×</button><h3>${esc(title)}</h3><pre style="white-space:pre-wrap">${esc(text)}</pre>`;
+  d.hidden = false;
+  d.querySelector(".close").addEventListener("click", () => (d.hidden = true));
+}
+
+// ---- graph: viz.DOT laid out by Graphviz (WebAssembly, vendored) ----
+let graphviz = null;
+let view = null; // the graph's viewBox: {x, y, w, h, W, H}
+
+// sanitizeID is viz's id rule (viz/units.go): the SVG id of a node box is
+// "node:" + the sanitized node name.
+function sanitizeID(s) { return s === "" ? "_" : s.replace(/[^a-zA-Z0-9_\-./:]/g, "_"); }
+
+async function renderGraph() {
+  const key = "graph:" + settings();
+  const box = $("#graph");
+  if (box.dataset.key === key) return;
+  const views = viewsFor();
+  if (!views) return;
+  $("#graph-status").textContent = "laying out…";
+  const t = performance.now();
+  if (!graphviz) {
+    const mod = await import("./vendor/graphviz.js");
+    graphviz = await mod.Graphviz.load();
+  }
+  let svg;
+  try { svg = graphviz.dot(views.dot); } catch (e) { $("#graph-status").textContent = "Graphviz failed: " + e.message; return; }
+  timing.graphMs = performance.now() - t;
+  box.innerHTML = svg.replace(/^[\s\S]*?(<svg)/, "$1");
+  box.dataset.key = key;
+  $("#graph-status").textContent = `laid out in ${timing.graphMs.toFixed(0)} ms`;
+  const el = box.querySelector("svg");
+  el.removeAttribute("width"); el.removeAttribute("height");
+  const vb = el.viewBox.baseVal;
+  view = { x: vb.x, y: vb.y, w: vb.width, h: vb.height, W: vb.width, H: vb.height, X: vb.x, Y: vb.y };
+  fitGraph.toggled = false;
+  fitGraph();
+  wirePanZoom(el);
+  for (const a of el.querySelectorAll("a")) a.addEventListener("click", (e) => e.preventDefault());
+  for (const g of el.querySelectorAll("g.node")) {
+    g.addEventListener("click", () => {
+      if (moved) return;
+      const id = g.id;
+      if (id.startsWith("node:")) {
+        const n = report.nodes.find((x) => "node:" + sanitizeID(x.name) === id);
+        if (n) return showNode(n.name);
+      }
+      const a = g.querySelector("a");
+      showGroup(g.querySelector("title")?.textContent || id, a ? a.getAttribute("xlink:title") || a.getAttribute("title") || "" : "");
+    });
+  }
+  if (selected) showNode(selected);
+}
+
+function setView(el) { el.setAttribute("viewBox", `${view.x} ${view.y} ${view.w} ${view.h}`); }
+function fitGraph() {
+  const el = $("#graph svg");
+  if (!el || !view) return;
+  // Start readable: a graph larger than the box opens at its top at
+  // about Graphviz's own size (one unit a pixel), not as an unreadable
+  // whole; "fit" then toggles to the whole graph and back.
+  const box = $("#graph").getBoundingClientRect();
+  const atWhole = view.w === view.W && view.h === view.H;
+  const fits = view.W <= box.width && view.H <= box.height;
+  if (fits || (!atWhole && fitGraph.toggled)) {
+    Object.assign(view, { x: view.X, y: view.Y, w: view.W, h: view.H });
+  } else {
+    const w = box.width, h = box.height;
+    Object.assign(view, { x: view.X + (view.W - w) / 2, y: view.Y, w, h });
+  }
+  fitGraph.toggled = true;
+  setView(el);
+}
+let moved = false;
+function wirePanZoom(el) {
+  let drag = null;
+  el.addEventListener("mousedown", (e) => { drag = { x: e.clientX, y: e.clientY, vx: view.x, vy: view.y }; moved = false; });
+  window.addEventListener("mouseup", () => (drag = null));
+  window.addEventListener("mousemove", (e) => {
+    if (!drag) return;
+    const r = el.getBoundingClientRect();
+    const s = Math.max(view.w / r.width, view.h / r.height);
+    if (Math.abs(e.clientX - drag.x) + Math.abs(e.clientY - drag.y) > 3) moved = true;
+    view.x = drag.vx - (e.clientX - drag.x) * s;
+    view.y = drag.vy - (e.clientY - drag.y) * s;
+    setView(el);
+  });
+  el.addEventListener("wheel", (e) => {
+    e.preventDefault();
+    const r = el.getBoundingClientRect();
+    const s = Math.max(view.w / r.width, view.h / r.height);
+    const f = Math.exp(e.deltaY * 0.0015);
+    const mx = view.x + (e.clientX - r.left) * s, my = view.y + (e.clientY - r.top) * s;
+    view.x = mx - (mx - view.x) * f; view.y = my - (my - view.y) * f;
+    view.w *= f; view.h *= f;
+    setView(el);
+  }, { passive: false });
+}
+
+function viewsFor() {
+  const key = "views:" + settings();
+  if (!cache[key]) cache[key] = call("draw", settings());
+  return cache[key];
+}
+
+// ---- roofline, drawn from viz.RoofOf's placements ----
+function renderRoofline() {
+  const box = $("#roofline");
+  const key = "roof:" + settings();
+  if (box.dataset.key === key) return;
+  const v = viewsFor();
+  if (!v) return;
+  box.dataset.key = key;
+  const rf = v.roofline;
+  const pts = rf.points, un = rf.unfused || [];
+  const all = pts.concat(un);
+  if (!all.length) { box.innerHTML = "<p>No node has both FLOPs and bytes: nothing to place on log axes.</p>"; return; }
+  const peaks = Object.entries(rf.peaks).filter(([, p]) => p > 0).sort((a, b) => b[1] - a[1]);
+  const W = 900, H = 540, L = 70, R = 150, T = 20, B = 46;
+  const lo = (v) => Math.pow(10, Math.floor(Math.log10(v)));
+  const hi = (v) => Math.pow(10, Math.ceil(Math.log10(v)));
+  const x0 = lo(Math.min(...all.map((p) => p.ai))), x1 = hi(Math.max(...all.map((p) => p.ai), ...peaks.map(([, p]) => p / rf.hbm_bw)));
+  const y0 = lo(Math.min(...all.map((p) => p.achieved))), y1 = hi(Math.max(...all.map((p) => p.achieved), ...peaks.map(([, p]) => p)));
+  const X = (v) => L + ((Math.log10(v) - Math.log10(x0)) / (Math.log10(x1) - Math.log10(x0))) * (W - L - R);
+  const Y = (v) => H - B - ((Math.log10(v) - Math.log10(y0)) / (Math.log10(y1) - Math.log10(y0))) * (H - T - B);
+  const total = report.totals.time_s || 1;
+  const color = { compute: "var(--compute)", HBM: "var(--hbm)", L2: "var(--l2)", launch: "var(--launch)" };
+  let s = `<svg viewBox="0 0 ${W} ${H}" xmlns="http://www.w3.org/2000/svg"><rect x="${L}" y="${T}" width="${W - L - R}" height="${H - T - B}" fill="#fff" stroke="#ccc"/>`;
+  for (let d = x0; d <= x1 * 1.001; d *= 10) s += `<line x1="${X(d)}" x2="${X(d)}" y1="${T}" y2="${H - B}" stroke="#eee"/><text x="${X(d)}" y="${H - B + 14}" text-anchor="middle">${si(d, "").trim()}</text>`;
+  for (let d = y0; d <= y1 * 1.001; d *= 10) s += `<line x1="${L}" x2="${W - R}" y1="${Y(d)}" y2="${Y(d)}" stroke="#eee"/><text x="${L - 6}" y="${Y(d) + 4}" text-anchor="end">${si(d, "").trim()}</text>`;
+  s += `<text x="${(L + W - R) / 2}" y="${H - 8}" text-anchor="middle">arithmetic intensity (FLOP/byte)</text><text transform="translate(14 ${(T + H - B) / 2}) rotate(-90)" text-anchor="middle">estimated FLOP/s</text>`;
+  // Roofs: min(peak, AI × bandwidth) for HBM and L2, each precision's peak.
+  const clipX = (v) => Math.min(Math.max(v, x0), x1);
+  for (const [bw, name, dash] of [[rf.hbm_bw, "HBM", ""], [rf.l2_bw, rf.l2_assumed ? "L2 (assumed)" : "L2", "5 4"]]) {
+    if (!(bw > 0)) continue;
+    const top = peaks.length ? peaks[0][1] : y1;
+    const xa = clipX(Math.max(x0, y0 / bw)), xb = clipX(top / bw);
+    s += `<line x1="${X(xa)}" y1="${Y(xa * bw)}" x2="${X(xb)}" y2="${Y(xb * bw)}" stroke="#333" stroke-width="1.5" stroke-dasharray="${dash}"/>`;
+    // Name the diagonal a third of the way along, rotated with it.
+    const xm = Math.pow(10, (2 * Math.log10(xa) + Math.log10(xb)) / 3);
+    const ang = (Math.atan2(Y(xb * bw) - Y(xa * bw), X(xb) - X(xa)) * 180) / Math.PI;
+    s += `<text transform="translate(${X(xm)} ${Y(xm * bw) - 5}) rotate(${ang.toFixed(1)})" fill="#333">${name} ${si(bw, "B/s")}</text>`;
+  }
+  peaks.forEach(([p, v], i) => {
+    const bw = rf.hbm_bw > 0 ? rf.hbm_bw : 0;
+    const xa = bw ? clipX(v / bw) : x0;
+    s += `<line x1="${X(xa)}" y1="${Y(v)}" x2="${X(x1)}" y2="${Y(v)}" stroke="#333" stroke-width="1.5" stroke-dasharray="${i ? "2 3" : ""}"/><text x="${W - R + 4}" y="${Y(v) + 4}">${esc(p)} ${si(v, "FLOP/s")}</text>`;
+  });
+  const r = (p) => 2.5 + 14 * Math.sqrt(p.time_s / total);
+  for (const p of un) s += `<circle class="pt" cx="${X(p.ai)}" cy="${Y(p.achieved)}" r="${r(p)}" fill="none" stroke="${color[p.ceiling] || "#999"}" stroke-width="1" opacity=".7" data-name="${esc(p.name)}" data-plan="unfused"><title>unfused ${esc(p.name)} (${esc(p.op_type)}): ${secs(p.time_s)}, ${sig(p.ai)} FLOP/B, ${si(p.achieved, "FLOP/s")}, ${esc(p.ceiling)}-bound</title></circle>`;
+  for (const p of pts) s += `<circle class="pt" cx="${X(p.ai)}" cy="${Y(p.achieved)}" r="${r(p)}" fill="${color[p.ceiling] || "#999"}" fill-opacity=".75" stroke="#fff" data-name="${esc(p.name)}"><title>${esc(p.name)} (${esc(p.op_type)}): ${secs(p.time_s)}, ${sig(p.ai)} FLOP/B, ${si(p.achieved, "FLOP/s")}, ${esc(p.ceiling)}-bound</title></circle>`;
+  // Name the costliest points, skipping a label that would overprint one
+  // already placed.
+  const placed = [];
+  for (const p of pts.slice().sort((a, b) => b.time_s - a.time_s).slice(0, 12)) {
+    const label = p.name.length > 28 ? "…" + p.name.slice(-27) : p.name;
+    const lx = X(p.ai) + r(p) + 2, ly = Y(p.achieved) + 3, w = 5.6 * label.length;
+    if (placed.some((q) => lx < q.x + q.w && q.x < lx + w && Math.abs(ly - q.y) < 11) || lx + w > W - R + 60) continue;
+    placed.push({ x: lx, y: ly, w });
+    s += `<text x="${lx}" y="${ly}" font-size="10" fill="#333">${esc(label)}</text>`;
+    if (placed.length === 6) break;
+  }
+  let ly = H - B - 150;
+  const legend = [["compute", "compute-bound"], ["HBM", "HBM-bound"], ["L2", "L2-bound"], ["launch", "launch-bound"]];
+  for (const [k, label] of legend) { s += `<circle cx="${W - R + 10}" cy="${ly + 60}" r="5" fill="${color[k]}"/><text x="${W - R + 20}" y="${ly + 64}">${label}</text>`; ly += 16; }
+  if (un.length) s += `<circle cx="${W - R + 10}" cy="${ly + 60}" r="5" fill="none" stroke="#777"/><text x="${W - R + 20}" y="${ly + 64}">unfused plan</text>`;
+  s += "</svg>";
+  box.innerHTML = `<p class="muted">${pts.length} ${esc(report.plan)} nodes${un.length ? ` and ${un.length} unfused (rings)` : ""} placed; area is share of time. Roofs from the GPU database (${esc(report.gpu)}).</p>` + s;
+  for (const c of box.querySelectorAll("circle.pt")) if (!c.dataset.plan) c.addEventListener("click", () => showNode(c.dataset.name));
+}
+
+// ---- fused vs unfused (compare) ----
+function renderCompare() {
+  const box = $("#compare");
+  const key = "cmp:" + settings();
+  if (box.dataset.key === key) return;
+  const c = cache[key] || (cache[key] = call("compare", settings()));
+  if (!c) return;
+  box.dataset.key = key;
+  const chg = (a, b) => (a ? `${b - a < 0 ? '<span class="good">' : '<span class="bad">'}${(100 * (b - a) / a).toFixed(1)}%</span>` : "–");
+  const u = c.unfused, f = c.fused;
+  const rows = [["time", secs(u.time_s), secs(f.time_s), chg(u.time_s, f.time_s)], ["bytes", bytes(u.bytes), bytes(f.bytes), chg(u.bytes, f.bytes)],
+    ["launches", count(u.launches), count(f.launches), chg(u.launches, f.launches)], ["FLOPs", flops(u.flops), flops(f.flops), chg(u.flops, f.flops)],
+    ["nodes", count(u.nodes), count(f.nodes), chg(u.nodes, f.nodes)]];
+  const groups = c.groups.filter((g) => g.saving_s !== 0 || g.constituents.length > 1);
+  box.innerHTML = `<table class="grid" style="width:auto"><thead><tr><th class="l">total</th><th>unfused</th><th>fused</th><th>change</th></tr></thead><tbody>${rows.map((r) => `<tr><td class="l">${r[0]}</td><td>${r[1]}</td><td>${r[2]}</td><td>${r[3]}</td></tr>`).join("")}</tbody></table>` +
+    `<h4>${groups.length} fused groups, by time saved</h4><div class="scroll"><table class="grid"><thead><tr><th class="l">group</th><th class="l">op</th><th class="l">replaces</th><th>time before → after</th><th>bytes before → after</th><th>launches</th><th>saved</th></tr></thead><tbody>` +
+    groups.map((g) => `<tr data-name="${esc(g.name)}"><td class="l name" title="${esc(g.name)}">${esc(g.name)}</td><td class="l">${esc(g.op_type || "(removed)")}</td><td class="l name" title="${esc(g.constituents.join(", "))}">${esc(g.constituents.length > 4 ? g.constituents.slice(0, 3).join(", ") + ` … (+${g.constituents.length - 3})` : g.constituents.join(", "))}</td>` +
+      `<td>${secs(g.before.time_s)} → ${secs(g.after.time_s)}</td><td>${bytes(g.before.bytes)} → ${bytes(g.after.bytes)}</td><td>${count(g.before.launches)} → ${count(g.after.launches)}</td><td>${secs(g.saving_s)}</td></tr>`).join("") + "</tbody></table></div>";
+  if (state.plan === "fused") for (const tr of box.querySelectorAll("tbody tr[data-name]")) tr.addEventListener("click", () => showNode(tr.dataset.name));
+}
+
+// ---- every GPU ----
+let gpuSort = { k: "time", asc: true };
+function renderGPUs() {
+  const key = "gpus:" + settings();
+  const rows = cache[key] || (cache[key] = call("gpus", settings()));
+  if (!rows) return;
+  const cur = rows.find((r) => r.gpu === state.gpu);
+  const base = cur && cur.totals ? cur.totals.time_s : 0;
+  const batch = state.batch > 0 ? state.batch : 1;
+  const cols = [["gpu", "GPU", (r) => r.gpu, "l"], ["arch", "arch", (r) => r.vendor + " " + r.arch, "l"], ["time", "time", (r) => (r.totals ? r.totals.time_s : Infinity)],
+    ["tput", state.batch > 0 ? "samples/s" : "runs/s", (r) => (r.totals ? batch / r.totals.time_s : 0)], ["speed", "vs " + state.gpu, (r) => (r.totals && base ? base / r.totals.time_s : 0)],
+    ["mem", "peak mem / GPU mem", (r) => (r.totals && gpuByName[r.gpu] ? r.totals.peak_memory_bytes / gpuByName[r.gpu].mem_bytes : 0)], ["energy", "energy", (r) => (r.totals ? r.totals.energy_j : Infinity)]];
+  const get = cols.find((c) => c[0] === gpuSort.k)[2];
+  const sorted = rows.slice().sort((a, b) => { const x = get(a), y = get(b); const c = x < y ? -1 : x > y ? 1 : a.gpu < b.gpu ? -1 : 1; return gpuSort.asc ? c : -c; });
+  $("#gpus-note").textContent = `${model.display}, ${state.plan} plan, dtype ${report.dtype}: each row is what 'onnxcost report --gpu ROW' gives. Click a row to switch.`;
+  $("#gpus thead").innerHTML = "<tr>" + cols.map(([k, l, , cls]) => `<th data-k="${k}" class="${cls || ""}${k === gpuSort.k ? " sorted" + (gpuSort.asc ? " asc" : "") : ""}">${esc(l)}</th>`).join("") + "</tr>";
+  for (const th of $("#gpus thead").querySelectorAll("th")) th.addEventListener("click", () => { gpuSort = { k: th.dataset.k, asc: gpuSort.k === th.dataset.k ? !gpuSort.asc : ["gpu", "arch", "time", "energy"].includes(th.dataset.k) }; renderGPUs(); });
+  $("#gpus tbody").innerHTML = sorted.map((r) => {
+    if (!r.totals) return `<tr data-gpu="${esc(r.gpu)}"><td class="l">${esc(r.gpu)}</td><td class="l">${esc(r.vendor + " " + r.arch)}</td><td class="l" colspan="5">${esc(r.error)}</td></tr>`;
+    const t = r.totals, g = gpuByName[r.gpu] || {};
+    const m = g.mem_bytes ? t.peak_memory_bytes / g.mem_bytes : 0;
+    return `<tr data-gpu="${esc(r.gpu)}"${r.gpu === state.gpu ? ' class="sel"' : ""}><td class="l">${esc(r.gpu)}</td><td class="l">${esc(r.vendor + " " + r.arch)}</td><td data-time="${t.time_s}">${secs(t.time_s)}</td>` +
+      `<td>${grouped(batch / t.time_s)}</td><td>${base ? (base / t.time_s).toFixed(2) + "×" : "–"}</td><td class="${m > 1 ? "bad" : ""}">${m ? pct(m) : "–"}</td><td>${joules(t.energy_j)}</td></tr>`;
+  }).join("");
+  for (const tr of $("#gpus tbody").querySelectorAll("tr")) tr.addEventListener("click", () => { state.gpu = tr.dataset.gpu; syncControls(); estimate(); });
+}
+
+boot().catch((e) => showError("onnxcost: " + (e && e.message ? e.message : e)));

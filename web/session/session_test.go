@@ -1,0 +1,81 @@
+package session
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func open(t *testing.T, name string) *Session {
+	t.Helper()
+	p := filepath.Join("..", "..", "testdata", "models", name)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(p, data, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestSymbols lists the symbolic dims the page offers inputs for.
+func TestSymbols(t *testing.T) {
+	syms := open(t, "bert_base.onnx").Symbols()
+	if len(syms) == 0 {
+		t.Fatal("bert_base has symbolic input dims; none listed")
+	}
+	leading := false
+	for _, s := range syms {
+		if s.Name == "" || len(s.Inputs) == 0 {
+			t.Errorf("symbol %+v: no name or no inputs", s)
+		}
+		leading = leading || s.Leading
+	}
+	if !leading {
+		t.Errorf("no symbol is a leading dim: %+v", syms)
+	}
+}
+
+// TestGPUsRowPerGPU: one row per database GPU; a GPU that cannot run
+// the settings gets an error row, not a missing one or a zero.
+func TestGPUsRowPerGPU(t *testing.T) {
+	s := open(t, "resnet50.onnx")
+	for _, dtype := range []string{"", "fp8"} {
+		rows, err := s.GPUs(Settings{DType: dtype})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != len(s.GPUList()) {
+			t.Fatalf("dtype %q: %d rows for %d GPUs", dtype, len(rows), len(s.GPUList()))
+		}
+		for _, r := range rows {
+			if (r.Totals == nil) == (r.Err == "") {
+				t.Errorf("dtype %q, %s: totals %v, error %q: want exactly one", dtype, r.GPU, r.Totals, r.Err)
+			}
+			if r.Totals != nil && r.Totals.TimeS <= 0 {
+				t.Errorf("dtype %q, %s: time %v", dtype, r.GPU, r.Totals.TimeS)
+			}
+		}
+	}
+}
+
+// TestSettingsRefusedLikeCLI: bad settings get the CLI's messages.
+func TestSettingsRefusedLikeCLI(t *testing.T) {
+	s := open(t, "alexnet.onnx")
+	for _, c := range []struct {
+		st   Settings
+		want string
+	}{
+		{Settings{}, "--gpu is required (see 'onnxcost gpus' for the list)"},
+		{Settings{GPU: "T4", DType: "fp64"}, `--dtype "fp64": want one of fp32|tf32|fp16|bf16|fp8|int8`},
+		{Settings{GPU: "T4", Plan: "both"}, `--plan "both": want one of fused|unfused`},
+		{Settings{GPU: "T4", Batch: -1}, "--batch must be positive, got -1"},
+	} {
+		_, err := s.Estimate(c.st)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%+v: error %v, want %q", c.st, err, c.want)
+		}
+	}
+}
