@@ -15,6 +15,7 @@ import (
 
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/gate"
+	"github.com/onnxcost/onnxcost/internal/pipeline"
 	"github.com/spf13/cobra"
 )
 
@@ -57,6 +58,9 @@ func loadReport(path string, f *costFlags) (*cost.Report, error) {
 // sniffJSON reads small files to tell a saved report from a model; it
 // does not read a model (which may be large) into memory.
 func sniffJSON(path string) (data []byte, isJSON bool, err error) {
+	if pipeline.IsZoo(path) {
+		return nil, false, nil
+	}
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, false, usageErr("%s: %v", path, errors.Unwrap(err))
