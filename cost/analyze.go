@@ -108,6 +108,7 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*Report, err
 	rep.Warnings = append(rep.Warnings, a.warnings...)
 	rep.UnsupportedOps = a.unsupportedList()
 	a.sanitizeTotals(rep)
+	applyFit(rep, gpu, leadingBatch(g))
 	return rep, nil
 }
 
