@@ -62,7 +62,8 @@ type sweepRow struct {
 	// scaling formulas describe.
 	GEMMFLOPs float64 `json:"gemm_flops"`
 
-	x float64 // the swept value, for fits and charts
+	x       float64 // the swept value, for fits and charts
+	energyJ float64 // for gpus compare
 }
 
 // sweepFit is one GPU's least-squares fit against the swept dimension.
@@ -338,12 +339,6 @@ func (s *sweeper) eval(p sweepPoint, batch int64) ([]*cost.Report, *pipeline.Loa
 	return reps, l, nil
 }
 
-// fitsIn is the memory test of a sweep: the peak (weights plus live
-// activations) within the GPU's memory.
-func fitsIn(r *cost.Report, g *hwdb.GPU) bool {
-	return g.MemBytes > 0 && r.Totals.PeakMemoryBytes <= g.MemBytes
-}
-
 // gemmFLOPs sums the FLOPs of GEMM-like nodes (fused ones included: a
 // fused node is named for what it is built around).
 func gemmFLOPs(r *cost.Report) float64 {
@@ -485,9 +480,9 @@ func runSweep(model string, f *sweepFlags, stderr io.Writer) (*sweepJSON, error)
 			}
 			for i, r := range reps {
 				row := sweepRow{GPU: s.gpus[i].Name, Batch: rowBatch(b, r.Bindings), Bindings: r.Bindings, TimeS: r.Totals.TimeS,
-					PeakMemoryBytes: r.Totals.PeakMemoryBytes, Fits: fitsIn(r, s.gpus[i]), FLOPs: r.Totals.FLOPs,
+					PeakMemoryBytes: r.Totals.PeakMemoryBytes, Fits: r.Totals.Fits, FLOPs: r.Totals.FLOPs,
 					GEMMFLOPs: gemmFLOPs(r)}
-				row.x = xOf(p, row.Batch)
+				row.x, row.energyJ = xOf(p, row.Batch), r.Totals.EnergyJ
 				if row.Bindings == nil {
 					row.Bindings = map[string]int64{}
 				}
@@ -566,7 +561,7 @@ func (s *sweeper) findMaxBatch(p sweepPoint, res *sweepJSON) error {
 				}
 				cache[b] = reps
 			}
-			return reps[i].Totals.PeakMemoryBytes, fitsIn(reps[i], g), nil
+			return reps[i].Totals.PeakMemoryBytes, reps[i].Totals.Fits, nil
 		}
 		mb, err := sweep.FindMaxBatch(probe)
 		if err != nil {
