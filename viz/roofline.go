@@ -26,6 +26,8 @@ type RooflineOptions struct {
 	Label int
 	// Width and Height of the chart (0: 9×6 inches).
 	Width, Height vg.Length
+	// labelBoxes, when set, receives the label boxes drawn (tests).
+	labelBoxes *[]vg.Rectangle
 }
 
 // DefaultRooflineLabels is how many points get a name.
@@ -214,7 +216,7 @@ func rooflinePlot(main, other *cost.Report, c Ceilings, o RooflineOptions) (*plo
 		p.Legend.Add(other.Plan+" plan", legendGlyph("#888888", draw.RingGlyph{}))
 		p.Legend.Add(main.Plan+" plan", legendGlyph("#888888", draw.PyramidGlyph{}))
 	}
-	if lbl := topLabels(mainPts, o.Label); lbl != nil {
+	if lbl := topLabels(mainPts, o.Label, o.labelBoxes); lbl != nil {
 		p.Add(lbl)
 	}
 	return p, nil
@@ -360,8 +362,9 @@ func fusionMoves(fused, unfused []point) []plot.Plotter {
 	return out
 }
 
-// topLabels names the n costliest points.
-func topLabels(pts []point, n int) *plotter.Labels {
+// topLabels names the n costliest points, placed so that no two names
+// overlap (labels.go).
+func topLabels(pts []point, n int, boxes *[]vg.Rectangle) plot.Plotter {
 	if n <= 0 || len(pts) == 0 {
 		return nil
 	}
@@ -373,21 +376,15 @@ func topLabels(pts []point, n int) *plotter.Labels {
 	if len(idx) > n {
 		idx = idx[:n]
 	}
-	var lab plotter.XYLabels
+	l := placedLabels{style: textStyle(7), boxes: boxes}
+	for _, q := range pts {
+		l.glyphs = append(l.glyphs, glyph{xy: plotter.XY{X: q.x, Y: q.y}, r: radius(q.share)})
+	}
 	for _, i := range idx {
 		q := pts[i]
-		lab.XYs = append(lab.XYs, plotter.XY{X: q.x, Y: q.y})
-		lab.Labels = append(lab.Labels, fmt.Sprintf("%s %s", render.Clean(shorten(q.name, 28)), render.Percent(q.share)))
+		l.xys = append(l.xys, plotter.XY{X: q.x, Y: q.y})
+		l.texts = append(l.texts, fmt.Sprintf("%s %s", render.Clean(shorten(q.name, 28)), render.Percent(q.share)))
 	}
-	l, err := plotter.NewLabels(lab)
-	if err != nil {
-		return nil
-	}
-	for i := range l.TextStyle {
-		l.TextStyle[i] = textStyle(7)
-		l.TextStyle[i].XAlign = draw.XLeft
-	}
-	l.Offset = vg.Point{X: vg.Points(6), Y: vg.Points(2)}
 	return l
 }
 
