@@ -125,6 +125,14 @@ type LlamaConfig struct {
 	Batch     int64   // default 1; Symbolic = "batch"
 	Eps       float64 // RMSNorm epsilon; default 1e-5
 	RopeTheta float64 // rotary base; default 10000
+	// Decode builds one generation step with a key/value cache: per
+	// layer, inputs past_key_values.L.key/.value [batch, kv_heads, Past,
+	// head_dim] are concatenated with the Seq new tokens' keys and values
+	// (outputs present.L.key/.value), the new tokens attend to all
+	// Past+Seq positions, and rotary positions start at Past. Seq is then
+	// the number of new tokens (1 for a plain decode step).
+	Decode bool
+	Past   int64 // cached positions; Symbolic = "past_sequence_length"
 }
 
 // LLaMA-2's published sizes, and a tiny one for tests.
@@ -175,18 +183,39 @@ func Llama(c LlamaConfig) (*ir.Model, error) {
 	if err := checkDims(c.Batch, c.Seq); err != nil {
 		return nil, fmt.Errorf("llama: %v", err)
 	}
+	if c.Decode && c.Past <= 0 && c.Past != Symbolic {
+		return nil, fmt.Errorf("llama: decode needs past > 0 (cached positions), or %d for a symbolic past_sequence_length", Symbolic)
+	}
 	b := newBuilder("llama")
 	d, hd := c.DModel, c.DModel/c.Heads
 	ids := b.input("input_ids", ir.Int64, dim(c.Batch, "batch"), dim(c.Seq, "seq"))
 	seq := b.seqLen("/model", ids)
 	x := b.op("/model/embed_tokens", "Gather", []*ir.Value{b.weight("model.embed_tokens.weight", c.Vocab, d), ids})
-	mask := b.causalMask("/model", seq)
-	cos, sin := b.rotaryTables("/model/rotary_emb", seq, hd, c.RopeTheta)
+	var pasts [][2]*ir.Value
+	var mask, start *ir.Value
+	if c.Decode {
+		for l := 0; l < c.Layers; l++ {
+			pk := dimsKV(c.Batch, c.KVHeads, c.Past, hd)
+			pasts = append(pasts, [2]*ir.Value{
+				b.input("past_key_values."+strconv.Itoa(l)+".key", ir.Float32, pk...),
+				b.input("past_key_values."+strconv.Itoa(l)+".value", ir.Float32, pk...),
+			})
+		}
+		start = b.op("/model", "Gather", []*ir.Value{b.op("/model", "Shape", []*ir.Value{pasts[0][0]}), b.scalarInt("/model", 2)}, aInt("axis", 0))
+		mask = b.offsetCausalMask("/model", seq, start)
+	} else {
+		mask = b.causalMask("/model", seq)
+	}
+	cos, sin := b.rotaryTablesFrom("/model/rotary_emb", start, seq, hd, c.RopeTheta)
 	for l := 0; b.err == nil && l < c.Layers; l++ {
 		scope := "/model/layers." + strconv.Itoa(l)
 		prefix := "model.layers." + strconv.Itoa(l)
 		h := b.rmsNorm(scope+"/input_layernorm", prefix+".input_layernorm", x, d, c.Eps)
-		a := b.gqa(scope+"/self_attn", prefix+".self_attn", h, mask, cos, sin, c)
+		var past [2]*ir.Value
+		if c.Decode {
+			past = pasts[l]
+		}
+		a := b.gqa(scope+"/self_attn", prefix+".self_attn", h, mask, cos, sin, c, past, l)
 		x = b.op(scope, "Add", []*ir.Value{x, a})
 		h = b.rmsNorm(scope+"/post_attention_layernorm", prefix+".post_attention_layernorm", x, d, c.Eps)
 		h = b.swiGLU(scope+"/mlp", prefix+".mlp", h, d, c.FF)
@@ -201,11 +230,22 @@ func Llama(c LlamaConfig) (*ir.Model, error) {
 // frequencies repeated for both halves, as HF's rotate_half layout wants),
 // from the sequence length: nothing here is a parameter.
 func (b *builder) rotaryTables(scope string, seq *ir.Value, hd int64, theta float64) (cos, sin *ir.Value) {
+	return b.rotaryTablesFrom(scope, nil, seq, hd, theta)
+}
+
+// rotaryTablesFrom is rotaryTables for positions start … start+seq−1
+// (start nil: 0), as a decode step after start cached positions needs.
+func (b *builder) rotaryTablesFrom(scope string, start, seq *ir.Value, hd int64, theta float64) (cos, sin *ir.Value) {
 	inv := make([]float64, hd/2)
 	for i := range inv {
 		inv[i] = 1 / math.Pow(theta, float64(2*i)/float64(hd))
 	}
-	pos := b.op(scope, "Cast", []*ir.Value{b.positions(scope, seq)}, aInt("to", int64(ir.Float32)))
+	positions := b.positions(scope, seq)
+	if start != nil {
+		end := b.op(scope, "Add", []*ir.Value{start, seq})
+		positions = b.op(scope, "Range", []*ir.Value{start, end, b.scalarInt(scope, 1)})
+	}
+	pos := b.op(scope, "Cast", []*ir.Value{positions}, aInt("to", int64(ir.Float32)))
 	pos = b.op(scope, "Unsqueeze", []*ir.Value{pos, b.ints(scope, 1)})
 	freqs := b.op(scope, "Mul", []*ir.Value{pos, b.floats(scope, inv)})
 	emb := b.op(scope, "Concat", []*ir.Value{freqs, freqs}, aInt("axis", -1))
@@ -232,7 +272,7 @@ func (b *builder) rope(scope string, x, cos, sin *ir.Value, hd int64) *ir.Value 
 // broadcast axis [b, kv_heads, 1, ·, ·], so MatMul shares each key/value
 // head with its group without materialising repeat_kv copies; the MACs
 // are the same as attention over the repeated heads.
-func (b *builder) gqa(scope, prefix string, x, mask, cos, sin *ir.Value, c LlamaConfig) *ir.Value {
+func (b *builder) gqa(scope, prefix string, x, mask, cos, sin *ir.Value, c LlamaConfig, past [2]*ir.Value, layer int) *ir.Value {
 	d, hd := c.DModel, c.DModel/c.Heads
 	q := b.linear(scope+"/q_proj", prefix+".q_proj", x, d, c.Heads*hd, false)
 	k := b.linear(scope+"/k_proj", prefix+".k_proj", x, d, c.KVHeads*hd, false)
@@ -240,19 +280,31 @@ func (b *builder) gqa(scope, prefix string, x, mask, cos, sin *ir.Value, c Llama
 	q = b.rope(scope, b.splitHeads(scope, q, c.Heads, hd), cos, sin, hd)
 	k = b.rope(scope, b.splitHeads(scope, k, c.KVHeads, hd), cos, sin, hd)
 	v = b.splitHeads(scope, v, c.KVHeads, hd)
+	// Keys transposed for q·kᵀ and values as [b, kv_heads, positions, hd].
+	// With a cache, the new positions are appended to the past ones first
+	// (and returned as present); without one the graph is as exported.
+	var kT, vh *ir.Value
+	if past[0] != nil {
+		kh := b.op(scope, "Transpose", []*ir.Value{k}, aInts("perm", 0, 2, 1, 3))
+		vh = b.op(scope, "Transpose", []*ir.Value{v}, aInts("perm", 0, 2, 1, 3))
+		kh = b.op(scope, "Concat", []*ir.Value{past[0], kh}, aInt("axis", 2))
+		vh = b.op(scope, "Concat", []*ir.Value{past[1], vh}, aInt("axis", 2))
+		kh = b.output(kh, "present."+strconv.Itoa(layer)+".key")
+		vh = b.output(vh, "present."+strconv.Itoa(layer)+".value")
+		kT = b.op(scope, "Transpose", []*ir.Value{kh}, aInts("perm", 0, 1, 3, 2))
+	} else {
+		kT = b.op(scope, "Transpose", []*ir.Value{k}, aInts("perm", 0, 2, 3, 1))
+		vh = b.op(scope, "Transpose", []*ir.Value{v}, aInts("perm", 0, 2, 1, 3))
+	}
 	var y *ir.Value
 	if group := c.Heads / c.KVHeads; group == 1 {
 		qh := b.op(scope, "Transpose", []*ir.Value{q}, aInts("perm", 0, 2, 1, 3))
-		kT := b.op(scope, "Transpose", []*ir.Value{k}, aInts("perm", 0, 2, 3, 1))
-		vh := b.op(scope, "Transpose", []*ir.Value{v}, aInts("perm", 0, 2, 1, 3))
 		y = b.attend(scope, qh, kT, vh, mask, hd)
 		y = b.op(scope, "Transpose", []*ir.Value{y}, aInts("perm", 0, 2, 1, 3))
 	} else {
 		qg := b.op(scope, "Reshape", []*ir.Value{q, b.ints(scope, 0, 0, c.KVHeads, group, hd)})
 		qg = b.op(scope, "Transpose", []*ir.Value{qg}, aInts("perm", 0, 2, 3, 1, 4))
-		kT := b.op(scope, "Transpose", []*ir.Value{k}, aInts("perm", 0, 2, 3, 1))
 		kT = b.op(scope, "Unsqueeze", []*ir.Value{kT, b.ints(scope, 2)})
-		vh := b.op(scope, "Transpose", []*ir.Value{v}, aInts("perm", 0, 2, 1, 3))
 		vh = b.op(scope, "Unsqueeze", []*ir.Value{vh, b.ints(scope, 2)})
 		y = b.attend(scope, qg, kT, vh, mask, hd)
 		y = b.op(scope, "Transpose", []*ir.Value{y}, aInts("perm", 0, 3, 1, 2, 4))
@@ -267,4 +319,24 @@ func (b *builder) swiGLU(scope, prefix string, x *ir.Value, d, ff int64) *ir.Val
 	u := b.linear(scope+"/up_proj", prefix+".up_proj", x, d, ff, false)
 	h := b.op(scope, "Mul", []*ir.Value{b.silu(scope+"/act_fn", g), u})
 	return b.linear(scope+"/down_proj", prefix+".down_proj", h, ff, d, false)
+}
+
+// dimsKV is the shape of a cached key or value: [batch, kv_heads, past,
+// head_dim], batch and past symbolic when Symbolic.
+func dimsKV(batch, kvHeads, past, hd int64) []ir.Dim {
+	return []ir.Dim{dim(batch, "batch"), ir.D(kvHeads), dim(past, "past_sequence_length"), ir.D(hd)}
+}
+
+// offsetCausalMask is causalMask for seq new tokens after start cached
+// ones: [1,1,s,start+s], token i sees positions ≤ start+i
+// (Trilu upper with k = start+1).
+func (b *builder) offsetCausalMask(scope string, seq, start *ir.Value) *ir.Value {
+	total := b.op(scope, "Add", []*ir.Value{start, seq})
+	s1 := b.op(scope, "Unsqueeze", []*ir.Value{seq, b.ints(scope, 0)})
+	t1 := b.op(scope, "Unsqueeze", []*ir.Value{total, b.ints(scope, 0)})
+	shape := b.op(scope, "Concat", []*ir.Value{b.ints(scope, 1, 1), s1, t1}, aInt("axis", 0))
+	fill := ir.FloatTensor(ir.Float32, []int64{1}, []float64{negInf})
+	full := b.op(scope, "ConstantOfShape", []*ir.Value{shape}, &ir.Attribute{Name: "value", Type: ir.AttrTensor, T: fill})
+	k := b.op(scope, "Add", []*ir.Value{start, b.scalarInt(scope, 1)})
+	return b.op(scope, "Trilu", []*ir.Value{full, k}, aInt("upper", 1))
 }

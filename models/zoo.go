@@ -127,11 +127,30 @@ func llamaEntry(name, size string, c LlamaConfig) Entry {
 		{"layers", int64(c.Layers), "decoder blocks"},
 		{"ff", c.FF, "SwiGLU hidden width"},
 	}, seqParams(c.Seq, c.Batch)...)
+	params = append(params,
+		Param{"decode", 0, "1 = one generation step with a key/value cache of past positions (seq = new tokens, 1 unless given)"},
+		Param{"past", 1024, "with decode=1: cached positions (-1 = symbolic \"past_sequence_length\")"})
 	doc := fmt.Sprintf("LLaMA-2 %s-style decoder (RMSNorm, rotary, GQA %d/%d heads, SwiGLU)", size, c.KVHeads, c.Heads)
-	return entry(name, doc, params, func(p map[string]int64) (*ir.Model, error) {
+	e := entry(name, doc, params, func(p map[string]int64) (*ir.Model, error) {
 		return Llama(LlamaConfig{Vocab: p["vocab"], DModel: p["d_model"], Heads: p["heads"], KVHeads: p["kv_heads"],
-			Layers: int(p["layers"]), FF: p["ff"], Seq: p["seq"], Batch: p["batch"]})
+			Layers: int(p["layers"]), FF: p["ff"], Seq: p["seq"], Batch: p["batch"], Decode: p["decode"] != 0, Past: p["past"]})
 	})
+	// A decode step processes one new token unless seq is given.
+	build := e.Build
+	e.Build = func(given map[string]int64) (*ir.Model, error) {
+		if given["decode"] != 0 {
+			if _, ok := given["seq"]; !ok {
+				g := make(map[string]int64, len(given)+1)
+				for k, v := range given {
+					g[k] = v
+				}
+				g["seq"] = 1
+				given = g
+			}
+		}
+		return build(given)
+	}
+	return e
 }
 
 // Zoo returns every entry, in a fixed order.
