@@ -23,6 +23,10 @@ type GPTConfig struct {
 	// Untied gives the LM head its own [d,vocab] weight (MatMul) instead
 	// of reusing the token embedding (Gemm with transB).
 	Untied bool
+	// Decode and Past are as in LlamaConfig: one generation step over a
+	// key/value cache of Past positions ([batch, heads, Past, head_dim]).
+	Decode bool
+	Past   int64
 }
 
 // GPT-2's published sizes.
@@ -63,22 +67,49 @@ func GPT(c GPTConfig) (*ir.Model, error) {
 	if c.Seq > c.Positions {
 		return nil, fmt.Errorf("gpt: seq %d exceeds the %d learned positions", c.Seq, c.Positions)
 	}
+	if c.Decode && c.Past <= 0 && c.Past != Symbolic {
+		return nil, fmt.Errorf("gpt: decode needs past > 0 (cached positions), or %d for a symbolic past_sequence_length", Symbolic)
+	}
+	if c.Decode && c.Past > 0 && c.Seq > 0 && c.Past+c.Seq > c.Positions {
+		return nil, fmt.Errorf("gpt: past %d + seq %d exceeds the %d learned positions", c.Past, c.Seq, c.Positions)
+	}
 	b := newBuilder("gpt")
-	d := c.DModel
+	d, hd := c.DModel, c.DModel/c.Heads
 	ids := b.input("input_ids", ir.Int64, dim(c.Batch, "batch"), dim(c.Seq, "seq"))
 	seq := b.seqLen("", ids)
+	var pasts [][2]*ir.Value
+	var mask, positions *ir.Value
+	if c.Decode {
+		for l := 0; l < c.Layers; l++ {
+			pk := dimsKV(c.Batch, c.Heads, c.Past, hd)
+			pasts = append(pasts, [2]*ir.Value{
+				b.input("past_key_values."+strconv.Itoa(l)+".key", ir.Float32, pk...),
+				b.input("past_key_values."+strconv.Itoa(l)+".value", ir.Float32, pk...),
+			})
+		}
+		start := b.op("", "Gather", []*ir.Value{b.op("", "Shape", []*ir.Value{pasts[0][0]}), b.scalarInt("", 2)}, aInt("axis", 0))
+		positions = b.op("", "Range", []*ir.Value{start, b.op("", "Add", []*ir.Value{start, seq}), b.scalarInt("", 1)})
+		mask = b.offsetCausalMask("", seq, start)
+	} else {
+		positions = b.positions("", seq)
+		mask = b.causalMask("", seq)
+	}
 	wte := b.weight("wte.weight", c.Vocab, d)
 	tok := b.op("/wte", "Gather", []*ir.Value{wte, ids})
-	pos := b.op("/wpe", "Gather", []*ir.Value{b.weight("wpe.weight", c.Positions, d), b.positions("", seq)})
+	pos := b.op("/wpe", "Gather", []*ir.Value{b.weight("wpe.weight", c.Positions, d), positions})
 	x := b.op("", "Add", []*ir.Value{tok, pos})
-	mask := b.causalMask("", seq)
 	for l := 0; b.err == nil && l < c.Layers; l++ {
 		scope := "/h." + strconv.Itoa(l)
 		prefix := "h." + strconv.Itoa(l)
 		h := b.layerNorm(scope+"/ln_1", prefix+".ln_1", x, d, 1e-5)
 		qkv := b.linear(scope+"/attn/c_attn", prefix+".attn.c_attn", h, d, 3*d, true)
 		parts := b.opN(scope+"/attn", "Split", 3, []*ir.Value{qkv, b.ints(scope+"/attn", d, d, d)}, aInt("axis", 2))
-		a := b.mha(scope+"/attn", parts[0], parts[1], parts[2], mask, c.Heads, d)
+		var a *ir.Value
+		if c.Decode {
+			a = b.mhaCached(scope+"/attn", parts[0], parts[1], parts[2], mask, c.Heads, d, pasts[l], l)
+		} else {
+			a = b.mha(scope+"/attn", parts[0], parts[1], parts[2], mask, c.Heads, d)
+		}
 		a = b.linear(scope+"/attn/c_proj", prefix+".attn.c_proj", a, d, d, true)
 		x = b.op(scope, "Add", []*ir.Value{x, a})
 		h = b.layerNorm(scope+"/ln_2", prefix+".ln_2", x, d, 1e-5)
@@ -339,4 +370,20 @@ func (b *builder) offsetCausalMask(scope string, seq, start *ir.Value) *ir.Value
 	full := b.op(scope, "ConstantOfShape", []*ir.Value{shape}, &ir.Attribute{Name: "value", Type: ir.AttrTensor, T: fill})
 	k := b.op(scope, "Add", []*ir.Value{start, b.scalarInt(scope, 1)})
 	return b.op(scope, "Trilu", []*ir.Value{full, k}, aInt("upper", 1))
+}
+
+// mhaCached is mha with a key/value cache: the new keys and values
+// ([b,heads,s,hd]) are appended to past (present.L.key/.value) and the
+// queries attend to every cached and new position.
+func (b *builder) mhaCached(scope string, q, k, v, mask *ir.Value, heads, d int64, past [2]*ir.Value, layer int) *ir.Value {
+	hd := d / heads
+	qh := b.splitHeads(scope, q, heads, hd, 0, 2, 1, 3)
+	kh := b.splitHeads(scope, k, heads, hd, 0, 2, 1, 3)
+	vh := b.splitHeads(scope, v, heads, hd, 0, 2, 1, 3)
+	kh = b.output(b.op(scope, "Concat", []*ir.Value{past[0], kh}, aInt("axis", 2)), "present."+strconv.Itoa(layer)+".key")
+	vh = b.output(b.op(scope, "Concat", []*ir.Value{past[1], vh}, aInt("axis", 2)), "present."+strconv.Itoa(layer)+".value")
+	kT := b.op(scope, "Transpose", []*ir.Value{kh}, aInts("perm", 0, 1, 3, 2))
+	y := b.attend(scope, qh, kT, vh, mask, hd)
+	y = b.op(scope, "Transpose", []*ir.Value{y}, aInts("perm", 0, 2, 1, 3))
+	return b.op(scope, "Reshape", []*ir.Value{y, b.ints(scope, 0, 0, d)})
 }
