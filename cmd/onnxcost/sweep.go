@@ -466,8 +466,13 @@ func runSweep(model string, f *sweepFlags, stderr io.Writer) (*sweepJSON, error)
 	}
 	rows := make([][]sweepRow, len(s.gpus))
 	checkedBatch := false
+	prog := newProgress(stderr, "onnxcost: sweep", len(pts)*len(batch.values))
+	defer prog.done()
+	done := 0
 	for _, p := range pts {
 		for _, b := range batch.values {
+			done++
+			prog.step(done)
 			reps, l, err := s.eval(p, b)
 			if err != nil {
 				return nil, err

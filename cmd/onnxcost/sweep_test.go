@@ -211,3 +211,19 @@ func TestSweepBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressOnlyOnTerminals: progress is silent on a buffer (a pipe or
+// CI log); a sweep's stderr holds no progress text.
+func TestProgressOnlyOnTerminals(t *testing.T) {
+	var b bytes.Buffer
+	p := newProgress(&b, "x", 3)
+	p.step(1)
+	p.done()
+	if b.Len() != 0 {
+		t.Fatalf("progress wrote %q to a buffer", b.String())
+	}
+	code, _, errs := runCLI(t, "sweep", "zoo:alexnet", "--gpu", "V100", "--batch", "1,2")
+	if code != 0 || strings.Contains(errs, "\r") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+}
