@@ -22,6 +22,8 @@ type placedLabels struct {
 	// glyphs are the drawn points (centre and radius in data and canvas
 	// units): labels keep off them where there is room.
 	glyphs []glyph
+	// ridges are the ridge marks, whose labels are obstacles too.
+	ridges []ridgeMarker
 	// boxes receives the boxes of the last drawing, in label order, for
 	// tests.
 	boxes *[]vg.Rectangle
@@ -39,6 +41,9 @@ func (l placedLabels) Plot(c draw.Canvas, p *plot.Plot) {
 	for _, g := range l.glyphs {
 		x, y := tx(g.xy.X), ty(g.xy.Y)
 		obstacles = append(obstacles, vg.Rectangle{Min: vg.Point{X: x - g.r, Y: y - g.r}, Max: vg.Point{X: x + g.r, Y: y + g.r}})
+	}
+	for _, r := range l.ridges {
+		obstacles = append(obstacles, r.box(vg.Point{X: tx(r.x), Y: ty(r.y)}))
 	}
 	boxes := placeLabels(anchors, sizes, obstacles, c.Rectangle, vg.Points(5))
 	if l.boxes != nil {

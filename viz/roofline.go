@@ -154,7 +154,9 @@ func rooflinePlot(main, other *cost.Report, c Ceilings, o RooflineOptions) (*plo
 	grid.Horizontal.Color = color.Gray{Y: 0xe0}
 	p.Add(grid)
 
-	// Roofs.
+	// Roofs. Ridge labels are kept for the point labels to avoid.
+	var ridges []plot.Plotter
+	addRidge := func(r plot.Plotter) { p.Add(r); ridges = append(ridges, r) }
 	maxPeak := 0.0
 	for _, pk := range peaks {
 		maxPeak = math.Max(maxPeak, pk)
@@ -186,10 +188,10 @@ func rooflinePlot(main, other *cost.Report, c Ceilings, o RooflineOptions) (*plo
 			p.Add(ln)
 			p.Legend.Add(fmt.Sprintf("%s peak %s", pr, flopsRate(pk)), ln)
 			if c.HBMBW > 0 {
-				p.Add(ridgeMark(ridge, pk, fmt.Sprintf("ridge %s", aiText(ridge))))
+				addRidge(ridgeMark(ridge, pk, fmt.Sprintf("ridge %s", aiText(ridge))))
 			}
 			if c.L2BW > 0 && pk == maxPeak {
-				p.Add(ridgeMark(pk/c.L2BW, pk, fmt.Sprintf("L2 ridge %s", aiText(pk/c.L2BW))))
+				addRidge(ridgeMark(pk/c.L2BW, pk, fmt.Sprintf("L2 ridge %s", aiText(pk/c.L2BW))))
 			}
 		}
 	}
@@ -216,7 +218,7 @@ func rooflinePlot(main, other *cost.Report, c Ceilings, o RooflineOptions) (*plo
 		p.Legend.Add(other.Plan+" plan", legendGlyph("#888888", draw.RingGlyph{}))
 		p.Legend.Add(main.Plan+" plan", legendGlyph("#888888", draw.PyramidGlyph{}))
 	}
-	if lbl := topLabels(mainPts, o.Label, o.labelBoxes); lbl != nil {
+	if lbl := topLabels(mainPts, o.Label, o.labelBoxes, ridges); lbl != nil {
 		p.Add(lbl)
 	}
 	return p, nil
@@ -269,6 +271,13 @@ func (r ridgeMarker) Plot(c draw.Canvas, p *plot.Plot) {
 	sty := textStyle(7)
 	sty.XAlign, sty.YAlign = draw.XLeft, draw.YTop
 	c.FillText(sty, vg.Point{X: pt.X + vg.Points(3), Y: pt.Y - vg.Points(4)}, r.label)
+}
+
+// box is where Plot draws the ridge's glyph and label, in canvas units.
+func (r ridgeMarker) box(pt vg.Point) vg.Rectangle {
+	sty := textStyle(7)
+	w, h := sty.Width(r.label), sty.Height(r.label)
+	return vg.Rectangle{Min: vg.Point{X: pt.X - vg.Points(4), Y: pt.Y - vg.Points(4) - h}, Max: vg.Point{X: pt.X + vg.Points(3) + w, Y: pt.Y + vg.Points(4)}}
 }
 
 // scatter draws points with area proportional to time share (a minimum
@@ -364,7 +373,7 @@ func fusionMoves(fused, unfused []point) []plot.Plotter {
 
 // topLabels names the n costliest points, placed so that no two names
 // overlap (labels.go).
-func topLabels(pts []point, n int, boxes *[]vg.Rectangle) plot.Plotter {
+func topLabels(pts []point, n int, boxes *[]vg.Rectangle, ridges []plot.Plotter) plot.Plotter {
 	if n <= 0 || len(pts) == 0 {
 		return nil
 	}
@@ -377,6 +386,11 @@ func topLabels(pts []point, n int, boxes *[]vg.Rectangle) plot.Plotter {
 		idx = idx[:n]
 	}
 	l := placedLabels{style: textStyle(7), boxes: boxes}
+	for _, r := range ridges {
+		if rm, ok := r.(ridgeMarker); ok {
+			l.ridges = append(l.ridges, rm)
+		}
+	}
 	for _, q := range pts {
 		l.glyphs = append(l.glyphs, glyph{xy: plotter.XY{X: q.x, Y: q.y}, r: radius(q.share)})
 	}
