@@ -418,6 +418,13 @@ func runSweep(model string, f *sweepFlags, stderr io.Writer) (*sweepJSON, error)
 		if _, set := z.Params["batch"]; set && (f.batch != "" || f.findMax) {
 			return nil, usageErr("%s sets batch in the path; drop it to sweep --batch", model)
 		}
+		hasBatch := false
+		for _, p := range z.Entry.Params {
+			hasBatch = hasBatch || p.Name == "batch"
+		}
+		if !hasBatch && (f.batch != "" || f.findMax) {
+			return nil, usageErr("zoo model %s has no batch parameter: --batch cannot vary it", z.Entry.Name)
+		}
 	} else if len(f.params) > 0 {
 		return nil, usageErr("--param sweeps zoo parameters: MODEL must be zoo:NAME (got %s)", model)
 	}
@@ -476,6 +483,14 @@ func runSweep(model string, f *sweepFlags, stderr io.Writer) (*sweepJSON, error)
 			reps, l, err := s.eval(p, b)
 			if err != nil {
 				return nil, err
+			}
+			// A swept symbol that binds nothing would repeat one row.
+			for _, a := range axes {
+				if a.kind == "dim" && len(a.values) > 1 {
+					if _, ok := l.Bindings[a.name]; !ok {
+						return nil, usageErr("--dim %s: %s has no symbolic dim %s to sweep", a.name, model, a.name)
+					}
+				}
 			}
 			if !checkedBatch && s.zoo == nil && (len(batch.values) > 1 || f.findMax) {
 				if !hasSymbolicBatch(l) {

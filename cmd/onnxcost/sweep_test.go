@@ -204,6 +204,8 @@ func TestSweepBadInput(t *testing.T) {
 		{"zoo:lstm-ptb", "--gpu", "V100", "--param", "hidden=1,2", "--fit", "cubic"},
 		{"zoo:alexnet", "--gpu", "V100", "-o", "x.gif"},
 		{"zoo:alexnet", "--gpu", "V100", "--dim", "seq=1,2", "--batch", "1,2", "--find-max-batch"},
+		{"zoo:synthetic", "--gpu", "V100", "--batch", "1,2"},
+		{fixture(t, "bert_base.onnx"), "--gpu", "V100", "--dim", "sequence=64,128"},
 	} {
 		code, out, errs := runCLI(t, append([]string{"sweep"}, args...)...)
 		if code != 2 || out != "" || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
