@@ -61,7 +61,7 @@ func SweepChart(series []SweepSeries, o SweepOptions, format string) ([]byte, er
 	p.X.Tick.Marker = pow2Ticks{}
 	if o.LogY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = decadeTicks{}
+		p.Y.Tick.Marker = timeTicks{}
 	} else {
 		p.Y.Tick.Marker = siTicks{}
 	}

@@ -159,7 +159,7 @@ func writeSweepChart(path string, res *sweepJSON) error {
 		YLabel: "throughput (items/s)",
 	}
 	if !byBatch {
-		o.YLabel, o.LogY = "estimated time per batch (s)", true
+		o.YLabel, o.LogY = "estimated time per batch", true
 	}
 	img, err := viz.SweepChart(series, o, format)
 	if err != nil {
