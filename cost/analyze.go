@@ -119,6 +119,7 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	rep.Warnings = append(rep.Warnings, a.warnings...)
 	rep.UnsupportedOps = a.unsupportedList()
 	a.sanitizeTotals(rep)
+	applyFit(rep, gpu, leadingBatch(g))
 	return rep, nil
 }
 

@@ -100,8 +100,9 @@ func (b *builder) input(name string, dt ir.DType, dims ...ir.Dim) *ir.Value {
 }
 
 // output marks v, renamed to name as an exporter's output_names would, as
-// a graph output. v must be a node output nobody reads yet.
-func (b *builder) output(v *ir.Value, name string) {
+// a graph output, and returns the renamed value for later readers. v must
+// be a node output nobody reads yet.
+func (b *builder) output(v *ir.Value, name string) *ir.Value {
 	if n := v.Producer; n != nil && len(v.Consumers) == 0 && b.err == nil {
 		// Re-add the producer with the new output value: the ir API has no
 		// rename, and a node's outputs may only change while it is out of
@@ -118,6 +119,7 @@ func (b *builder) output(v *ir.Value, name string) {
 		v = nv
 	}
 	b.g.AddOutput(v)
+	return v
 }
 
 // weight declares a float initializer with dims and dtype only. Its bytes

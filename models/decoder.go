@@ -24,6 +24,10 @@ type GPTConfig struct {
 	// Untied gives the LM head its own [d,vocab] weight (MatMul) instead
 	// of reusing the token embedding (Gemm with transB).
 	Untied bool
+	// Decode and Past are as in LlamaConfig: one generation step over a
+	// key/value cache of Past positions ([batch, heads, Past, head_dim]).
+	Decode bool
+	Past   int64
 }
 
 // GPT-2's published sizes.
@@ -59,22 +63,49 @@ func GPT(c GPTConfig) (*ir.Model, error) {
 	if c.Seq > c.Positions {
 		return nil, fmt.Errorf("gpt: seq %d exceeds the %d learned positions", c.Seq, c.Positions)
 	}
+	if c.Decode && c.Past <= 0 && c.Past != Symbolic {
+		return nil, fmt.Errorf("gpt: decode needs past > 0 (cached positions), or %d for a symbolic past_sequence_length", Symbolic)
+	}
+	if c.Decode && c.Past > 0 && c.Seq > 0 && c.Past+c.Seq > c.Positions {
+		return nil, fmt.Errorf("gpt: past %d + seq %d exceeds the %d learned positions", c.Past, c.Seq, c.Positions)
+	}
 	b := newBuilder("gpt")
-	d := c.DModel
+	d, hd := c.DModel, c.DModel/c.Heads
 	ids := b.input("input_ids", ir.Int64, dim(c.Batch, "batch"), dim(c.Seq, "seq"))
 	seq := b.seqLen("", ids)
+	var pasts [][2]*ir.Value
+	var mask, positions *ir.Value
+	if c.Decode {
+		for l := 0; l < c.Layers; l++ {
+			pk := dimsKV(c.Batch, c.Heads, c.Past, hd)
+			pasts = append(pasts, [2]*ir.Value{
+				b.input("past_key_values."+strconv.Itoa(l)+".key", ir.Float32, pk...),
+				b.input("past_key_values."+strconv.Itoa(l)+".value", ir.Float32, pk...),
+			})
+		}
+		start := b.op("", "Gather", []*ir.Value{b.op("", "Shape", []*ir.Value{pasts[0][0]}), b.scalarInt("", 2)}, ir.IntAttr("axis", 0))
+		positions = b.op("", "Range", []*ir.Value{start, b.op("", "Add", []*ir.Value{start, seq}), b.scalarInt("", 1)})
+		mask = b.offsetCausalMask("", seq, start)
+	} else {
+		positions = b.positions("", seq)
+		mask = b.causalMask("", seq)
+	}
 	wte := b.weight("wte.weight", c.Vocab, d)
 	tok := b.op("/wte", "Gather", []*ir.Value{wte, ids})
-	pos := b.op("/wpe", "Gather", []*ir.Value{b.weight("wpe.weight", c.Positions, d), b.positions("", seq)})
+	pos := b.op("/wpe", "Gather", []*ir.Value{b.weight("wpe.weight", c.Positions, d), positions})
 	x := b.op("", "Add", []*ir.Value{tok, pos})
-	mask := b.causalMask("", seq)
 	for l := 0; b.err == nil && l < c.Layers; l++ {
 		scope := "/h." + strconv.Itoa(l)
 		prefix := "h." + strconv.Itoa(l)
 		h := b.layerNorm(scope+"/ln_1", prefix+".ln_1", x, d, 1e-5)
 		qkv := b.linear(scope+"/attn/c_attn", prefix+".attn.c_attn", h, d, 3*d, true)
 		parts := b.opN(scope+"/attn", "Split", 3, []*ir.Value{qkv, b.ints(scope+"/attn", d, d, d)}, ir.IntAttr("axis", 2))
-		a := b.mha(scope+"/attn", parts[0], parts[1], parts[2], mask, c.Heads, d)
+		var a *ir.Value
+		if c.Decode {
+			a = b.mhaCached(scope+"/attn", parts[0], parts[1], parts[2], mask, c.Heads, d, pasts[l], l)
+		} else {
+			a = b.mha(scope+"/attn", parts[0], parts[1], parts[2], mask, c.Heads, d)
+		}
 		a = b.linear(scope+"/attn/c_proj", prefix+".attn.c_proj", a, d, d, true)
 		x = b.op(scope, "Add", []*ir.Value{x, a})
 		h = b.layerNorm(scope+"/ln_2", prefix+".ln_2", x, d, 1e-5)
@@ -121,6 +152,14 @@ type LlamaConfig struct {
 	Batch     int64   // default 1; Symbolic = "batch"
 	Eps       float64 // RMSNorm epsilon; default 1e-5
 	RopeTheta float64 // rotary base; default 10000
+	// Decode builds one generation step with a key/value cache: per
+	// layer, inputs past_key_values.L.key/.value [batch, kv_heads, Past,
+	// head_dim] are concatenated with the Seq new tokens' keys and values
+	// (outputs present.L.key/.value), the new tokens attend to all
+	// Past+Seq positions, and rotary positions start at Past. Seq is then
+	// the number of new tokens (1 for a plain decode step).
+	Decode bool
+	Past   int64 // cached positions; Symbolic = "past_sequence_length"
 }
 
 // LLaMA-2's published sizes, and a tiny one for tests.
@@ -166,18 +205,39 @@ func Llama(c LlamaConfig) (*ir.Model, error) {
 	if err := checkDims(c.Batch, c.Seq); err != nil {
 		return nil, fmt.Errorf("llama: %v", err)
 	}
+	if c.Decode && c.Past <= 0 && c.Past != Symbolic {
+		return nil, fmt.Errorf("llama: decode needs past > 0 (cached positions), or %d for a symbolic past_sequence_length", Symbolic)
+	}
 	b := newBuilder("llama")
 	d, hd := c.DModel, c.DModel/c.Heads
 	ids := b.input("input_ids", ir.Int64, dim(c.Batch, "batch"), dim(c.Seq, "seq"))
 	seq := b.seqLen("/model", ids)
 	x := b.op("/model/embed_tokens", "Gather", []*ir.Value{b.weight("model.embed_tokens.weight", c.Vocab, d), ids})
-	mask := b.causalMask("/model", seq)
-	cos, sin := b.rotaryTables("/model/rotary_emb", seq, hd, c.RopeTheta)
+	var pasts [][2]*ir.Value
+	var mask, start *ir.Value
+	if c.Decode {
+		for l := 0; l < c.Layers; l++ {
+			pk := dimsKV(c.Batch, c.KVHeads, c.Past, hd)
+			pasts = append(pasts, [2]*ir.Value{
+				b.input("past_key_values."+strconv.Itoa(l)+".key", ir.Float32, pk...),
+				b.input("past_key_values."+strconv.Itoa(l)+".value", ir.Float32, pk...),
+			})
+		}
+		start = b.op("/model", "Gather", []*ir.Value{b.op("/model", "Shape", []*ir.Value{pasts[0][0]}), b.scalarInt("/model", 2)}, ir.IntAttr("axis", 0))
+		mask = b.offsetCausalMask("/model", seq, start)
+	} else {
+		mask = b.causalMask("/model", seq)
+	}
+	cos, sin := b.rotaryTablesFrom("/model/rotary_emb", start, seq, hd, c.RopeTheta)
 	for l := 0; b.err == nil && l < c.Layers; l++ {
 		scope := "/model/layers." + strconv.Itoa(l)
 		prefix := "model.layers." + strconv.Itoa(l)
 		h := b.rmsNorm(scope+"/input_layernorm", prefix+".input_layernorm", x, d, c.Eps)
-		a := b.gqa(scope+"/self_attn", prefix+".self_attn", h, mask, cos, sin, c)
+		var past [2]*ir.Value
+		if c.Decode {
+			past = pasts[l]
+		}
+		a := b.gqa(scope+"/self_attn", prefix+".self_attn", h, mask, cos, sin, c, past, l)
 		x = b.op(scope, "Add", []*ir.Value{x, a})
 		h = b.rmsNorm(scope+"/post_attention_layernorm", prefix+".post_attention_layernorm", x, d, c.Eps)
 		h = b.swiGLU(scope+"/mlp", prefix+".mlp", h, d, c.FF)
@@ -192,11 +252,22 @@ func Llama(c LlamaConfig) (*ir.Model, error) {
 // frequencies repeated for both halves, as HF's rotate_half layout wants),
 // from the sequence length: nothing here is a parameter.
 func (b *builder) rotaryTables(scope string, seq *ir.Value, hd int64, theta float64) (cos, sin *ir.Value) {
+	return b.rotaryTablesFrom(scope, nil, seq, hd, theta)
+}
+
+// rotaryTablesFrom is rotaryTables for positions start … start+seq−1
+// (start nil: 0), as a decode step after start cached positions needs.
+func (b *builder) rotaryTablesFrom(scope string, start, seq *ir.Value, hd int64, theta float64) (cos, sin *ir.Value) {
 	inv := make([]float64, hd/2)
 	for i := range inv {
 		inv[i] = 1 / math.Pow(theta, float64(2*i)/float64(hd))
 	}
-	pos := b.op(scope, "Cast", []*ir.Value{b.positions(scope, seq)}, ir.IntAttr("to", int64(ir.Float32)))
+	positions := b.positions(scope, seq)
+	if start != nil {
+		end := b.op(scope, "Add", []*ir.Value{start, seq})
+		positions = b.op(scope, "Range", []*ir.Value{start, end, b.scalarInt(scope, 1)})
+	}
+	pos := b.op(scope, "Cast", []*ir.Value{positions}, ir.IntAttr("to", int64(ir.Float32)))
 	pos = b.op(scope, "Unsqueeze", []*ir.Value{pos, b.ints(scope, 1)})
 	freqs := b.op(scope, "Mul", []*ir.Value{pos, b.floats(scope, inv)})
 	emb := b.op(scope, "Concat", []*ir.Value{freqs, freqs}, ir.IntAttr("axis", -1))
@@ -223,7 +294,7 @@ func (b *builder) rope(scope string, x, cos, sin *ir.Value, hd int64) *ir.Value 
 // broadcast axis [b, kv_heads, 1, ·, ·], so MatMul shares each key/value
 // head with its group without materialising repeat_kv copies; the MACs
 // are the same as attention over the repeated heads.
-func (b *builder) gqa(scope, prefix string, x, mask, cos, sin *ir.Value, c LlamaConfig) *ir.Value {
+func (b *builder) gqa(scope, prefix string, x, mask, cos, sin *ir.Value, c LlamaConfig, past [2]*ir.Value, layer int) *ir.Value {
 	d, hd := c.DModel, c.DModel/c.Heads
 	q := b.linear(scope+"/q_proj", prefix+".q_proj", x, d, c.Heads*hd, false)
 	k := b.linear(scope+"/k_proj", prefix+".k_proj", x, d, c.KVHeads*hd, false)
@@ -231,19 +302,31 @@ func (b *builder) gqa(scope, prefix string, x, mask, cos, sin *ir.Value, c Llama
 	q = b.rope(scope, b.splitHeads(scope, q, c.Heads, hd), cos, sin, hd)
 	k = b.rope(scope, b.splitHeads(scope, k, c.KVHeads, hd), cos, sin, hd)
 	v = b.splitHeads(scope, v, c.KVHeads, hd)
+	// Keys transposed for q·kᵀ and values as [b, kv_heads, positions, hd].
+	// With a cache, the new positions are appended to the past ones first
+	// (and returned as present); without one the graph is as exported.
+	var kT, vh *ir.Value
+	if past[0] != nil {
+		kh := b.op(scope, "Transpose", []*ir.Value{k}, ir.IntsAttr("perm", 0, 2, 1, 3))
+		vh = b.op(scope, "Transpose", []*ir.Value{v}, ir.IntsAttr("perm", 0, 2, 1, 3))
+		kh = b.op(scope, "Concat", []*ir.Value{past[0], kh}, ir.IntAttr("axis", 2))
+		vh = b.op(scope, "Concat", []*ir.Value{past[1], vh}, ir.IntAttr("axis", 2))
+		kh = b.output(kh, "present."+strconv.Itoa(layer)+".key")
+		vh = b.output(vh, "present."+strconv.Itoa(layer)+".value")
+		kT = b.op(scope, "Transpose", []*ir.Value{kh}, ir.IntsAttr("perm", 0, 1, 3, 2))
+	} else {
+		kT = b.op(scope, "Transpose", []*ir.Value{k}, ir.IntsAttr("perm", 0, 2, 3, 1))
+		vh = b.op(scope, "Transpose", []*ir.Value{v}, ir.IntsAttr("perm", 0, 2, 1, 3))
+	}
 	var y *ir.Value
 	if group := c.Heads / c.KVHeads; group == 1 {
 		qh := b.op(scope, "Transpose", []*ir.Value{q}, ir.IntsAttr("perm", 0, 2, 1, 3))
-		kT := b.op(scope, "Transpose", []*ir.Value{k}, ir.IntsAttr("perm", 0, 2, 3, 1))
-		vh := b.op(scope, "Transpose", []*ir.Value{v}, ir.IntsAttr("perm", 0, 2, 1, 3))
 		y = b.attend(scope, qh, kT, vh, mask, hd)
 		y = b.op(scope, "Transpose", []*ir.Value{y}, ir.IntsAttr("perm", 0, 2, 1, 3))
 	} else {
 		qg := b.op(scope, "Reshape", []*ir.Value{q, b.ints(scope, 0, 0, c.KVHeads, group, hd)})
 		qg = b.op(scope, "Transpose", []*ir.Value{qg}, ir.IntsAttr("perm", 0, 2, 3, 1, 4))
-		kT := b.op(scope, "Transpose", []*ir.Value{k}, ir.IntsAttr("perm", 0, 2, 3, 1))
 		kT = b.op(scope, "Unsqueeze", []*ir.Value{kT, b.ints(scope, 2)})
-		vh := b.op(scope, "Transpose", []*ir.Value{v}, ir.IntsAttr("perm", 0, 2, 1, 3))
 		vh = b.op(scope, "Unsqueeze", []*ir.Value{vh, b.ints(scope, 2)})
 		y = b.attend(scope, qg, kT, vh, mask, hd)
 		y = b.op(scope, "Transpose", []*ir.Value{y}, ir.IntsAttr("perm", 0, 3, 1, 2, 4))
@@ -258,4 +341,40 @@ func (b *builder) swiGLU(scope, prefix string, x *ir.Value, d, ff int64) *ir.Val
 	u := b.linear(scope+"/up_proj", prefix+".up_proj", x, d, ff, false)
 	h := b.op(scope, "Mul", []*ir.Value{b.silu(scope+"/act_fn", g), u})
 	return b.linear(scope+"/down_proj", prefix+".down_proj", h, ff, d, false)
+}
+
+// dimsKV is the shape of a cached key or value: [batch, kv_heads, past,
+// head_dim], batch and past symbolic when Symbolic.
+func dimsKV(batch, kvHeads, past, hd int64) []ir.Dim {
+	return []ir.Dim{dim(batch, "batch"), ir.D(kvHeads), dim(past, "past_sequence_length"), ir.D(hd)}
+}
+
+// offsetCausalMask is causalMask for seq new tokens after start cached
+// ones: [1,1,s,start+s], token i sees positions ≤ start+i
+// (Trilu upper with k = start+1).
+func (b *builder) offsetCausalMask(scope string, seq, start *ir.Value) *ir.Value {
+	total := b.op(scope, "Add", []*ir.Value{start, seq})
+	s1 := b.op(scope, "Unsqueeze", []*ir.Value{seq, b.ints(scope, 0)})
+	t1 := b.op(scope, "Unsqueeze", []*ir.Value{total, b.ints(scope, 0)})
+	shape := b.op(scope, "Concat", []*ir.Value{b.ints(scope, 1, 1), s1, t1}, ir.IntAttr("axis", 0))
+	fill := ir.FloatTensor(ir.Float32, []int64{1}, []float64{negInf})
+	full := b.op(scope, "ConstantOfShape", []*ir.Value{shape}, &ir.Attribute{Name: "value", Type: ir.AttrTensor, T: fill})
+	k := b.op(scope, "Add", []*ir.Value{start, b.scalarInt(scope, 1)})
+	return b.op(scope, "Trilu", []*ir.Value{full, k}, ir.IntAttr("upper", 1))
+}
+
+// mhaCached is mha with a key/value cache: the new keys and values
+// ([b,heads,s,hd]) are appended to past (present.L.key/.value) and the
+// queries attend to every cached and new position.
+func (b *builder) mhaCached(scope string, q, k, v, mask *ir.Value, heads, d int64, past [2]*ir.Value, layer int) *ir.Value {
+	hd := d / heads
+	qh := b.splitHeads(scope, q, heads, hd, 0, 2, 1, 3)
+	kh := b.splitHeads(scope, k, heads, hd, 0, 2, 1, 3)
+	vh := b.splitHeads(scope, v, heads, hd, 0, 2, 1, 3)
+	kh = b.output(b.op(scope, "Concat", []*ir.Value{past[0], kh}, ir.IntAttr("axis", 2)), "present."+strconv.Itoa(layer)+".key")
+	vh = b.output(b.op(scope, "Concat", []*ir.Value{past[1], vh}, ir.IntAttr("axis", 2)), "present."+strconv.Itoa(layer)+".value")
+	kT := b.op(scope, "Transpose", []*ir.Value{kh}, ir.IntsAttr("perm", 0, 1, 3, 2))
+	y := b.attend(scope, qh, kT, vh, mask, hd)
+	y = b.op(scope, "Transpose", []*ir.Value{y}, ir.IntsAttr("perm", 0, 2, 1, 3))
+	return b.op(scope, "Reshape", []*ir.Value{y, b.ints(scope, 0, 0, d)})
 }

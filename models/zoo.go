@@ -110,11 +110,40 @@ func gptEntry(name string, c GPTConfig) Entry {
 		{"layers", int64(c.Layers), "decoder blocks"},
 		{"untied", 0, "1 = LM head with its own weight instead of the tied embedding"},
 	}, seqParams(c.Seq, c.Batch)...)
+	params = append(params, decodeParams(512)...)
 	doc := fmt.Sprintf("GPT-2-style decoder (d %d, %d heads, %d layers, tied head, tanh GELU)", c.DModel, c.Heads, c.Layers)
-	return entry(name, doc, params, func(p map[string]int64) (*ir.Model, error) {
+	return decodeEntry(entry(name, doc, params, func(p map[string]int64) (*ir.Model, error) {
 		return GPT(GPTConfig{Vocab: p["vocab"], Positions: p["positions"], DModel: p["d_model"], Heads: p["heads"],
-			Layers: int(p["layers"]), Seq: p["seq"], Batch: p["batch"], Untied: p["untied"] != 0})
-	})
+			Layers: int(p["layers"]), Seq: p["seq"], Batch: p["batch"], Untied: p["untied"] != 0, Decode: p["decode"] != 0, Past: p["past"]})
+	}))
+}
+
+// decodeParams are the decoders' KV-cache parameters.
+func decodeParams(past int64) []Param {
+	return []Param{
+		{"decode", 0, "1 = one generation step with a key/value cache of past positions (seq = new tokens, 1 unless given)"},
+		{"past", past, "with decode=1: cached positions (-1 = symbolic \"past_sequence_length\")"},
+	}
+}
+
+// decodeEntry makes a decode step process one new token unless seq is
+// given (the default seq is a prompt length).
+func decodeEntry(e Entry) Entry {
+	build := e.Build
+	e.Build = func(given map[string]int64) (*ir.Model, error) {
+		if given["decode"] != 0 {
+			if _, ok := given["seq"]; !ok {
+				g := make(map[string]int64, len(given)+1)
+				for k, v := range given {
+					g[k] = v
+				}
+				g["seq"] = 1
+				given = g
+			}
+		}
+		return build(given)
+	}
+	return e
 }
 
 func llamaEntry(name, size string, c LlamaConfig) Entry {
@@ -127,11 +156,12 @@ func llamaEntry(name, size string, c LlamaConfig) Entry {
 		{"layers", int64(c.Layers), "decoder blocks"},
 		{"ff", c.FF, "SwiGLU hidden width"},
 	}, seqParams(c.Seq, c.Batch)...)
+	params = append(params, decodeParams(1024)...)
 	doc := fmt.Sprintf("LLaMA-2 %s-style decoder (RMSNorm, rotary, GQA %d/%d heads, SwiGLU)", size, c.KVHeads, c.Heads)
-	return entry(name, doc, params, func(p map[string]int64) (*ir.Model, error) {
+	return decodeEntry(entry(name, doc, params, func(p map[string]int64) (*ir.Model, error) {
 		return Llama(LlamaConfig{Vocab: p["vocab"], DModel: p["d_model"], Heads: p["heads"], KVHeads: p["kv_heads"],
-			Layers: int(p["layers"]), FF: p["ff"], Seq: p["seq"], Batch: p["batch"]})
-	})
+			Layers: int(p["layers"]), FF: p["ff"], Seq: p["seq"], Batch: p["batch"], Decode: p["decode"] != 0, Past: p["past"]})
+	}))
 }
 
 // Zoo returns every entry, in a fixed order.

@@ -90,6 +90,8 @@ func HTML(w io.Writer, in HTMLInput) error {
 		"GraphSVG": template.HTML(stripProlog(in.GraphSVG)), "GraphNote": in.GraphNote, "GraphDOT": in.GraphDOT,
 		"RooflineSVG": template.HTML(stripProlog(in.RooflineSVG)),
 		"Bounds":      boundLegend(),
+		"Fits":        t.Fits || t.MemoryLimitBytes <= 0,
+		"FitLine":     render.Clean(render.FitLine(r)),
 	}
 	return reportTmpl.Execute(w, data)
 }

@@ -32,6 +32,8 @@ type RooflineOptions struct {
 	Label int
 	// Width and Height of the chart (0: 9×6 inches).
 	Width, Height vg.Length
+	// labelBoxes, when set, receives the label boxes drawn (tests).
+	labelBoxes *[]vg.Rectangle
 }
 
 // DefaultRooflineLabels is how many points get a name.
@@ -158,7 +160,9 @@ func rooflinePlot(main, other *report.Report, c Ceilings, o RooflineOptions) (*p
 	grid.Horizontal.Color = color.Gray{Y: 0xe0}
 	p.Add(grid)
 
-	// Roofs.
+	// Roofs. Ridge labels are kept for the point labels to avoid.
+	var ridges []plot.Plotter
+	addRidge := func(r plot.Plotter) { p.Add(r); ridges = append(ridges, r) }
 	maxPeak := 0.0
 	for _, pk := range peaks {
 		maxPeak = math.Max(maxPeak, pk)
@@ -190,10 +194,10 @@ func rooflinePlot(main, other *report.Report, c Ceilings, o RooflineOptions) (*p
 			p.Add(ln)
 			p.Legend.Add(fmt.Sprintf("%s peak %s", pr, flopsRate(pk)), ln)
 			if c.HBMBW > 0 {
-				p.Add(ridgeMark(ridge, pk, fmt.Sprintf("ridge %s", aiText(ridge))))
+				addRidge(ridgeMark(ridge, pk, fmt.Sprintf("ridge %s", aiText(ridge))))
 			}
 			if c.L2BW > 0 && pk == maxPeak {
-				p.Add(ridgeMark(pk/c.L2BW, pk, fmt.Sprintf("L2 ridge %s", aiText(pk/c.L2BW))))
+				addRidge(ridgeMark(pk/c.L2BW, pk, fmt.Sprintf("L2 ridge %s", aiText(pk/c.L2BW))))
 			}
 		}
 	}
@@ -220,7 +224,7 @@ func rooflinePlot(main, other *report.Report, c Ceilings, o RooflineOptions) (*p
 		p.Legend.Add(other.Plan+" plan", legendGlyph("#888888", draw.RingGlyph{}))
 		p.Legend.Add(main.Plan+" plan", legendGlyph("#888888", draw.PyramidGlyph{}))
 	}
-	if lbl := topLabels(mainPts, o.Label); lbl != nil {
+	if lbl := topLabels(mainPts, o.Label, o.labelBoxes, ridges); lbl != nil {
 		p.Add(lbl)
 	}
 	return p, nil
@@ -273,6 +277,13 @@ func (r ridgeMarker) Plot(c draw.Canvas, p *plot.Plot) {
 	sty := textStyle(7)
 	sty.XAlign, sty.YAlign = draw.XLeft, draw.YTop
 	c.FillText(sty, vg.Point{X: pt.X + vg.Points(3), Y: pt.Y - vg.Points(4)}, r.label)
+}
+
+// box is where Plot draws the ridge's glyph and label, in canvas units.
+func (r ridgeMarker) box(pt vg.Point) vg.Rectangle {
+	sty := textStyle(7)
+	w, h := sty.Width(r.label), sty.Height(r.label)
+	return vg.Rectangle{Min: vg.Point{X: pt.X - vg.Points(4), Y: pt.Y - vg.Points(4) - h}, Max: vg.Point{X: pt.X + vg.Points(3) + w, Y: pt.Y + vg.Points(4)}}
 }
 
 // scatter draws points with area proportional to time share (a minimum
@@ -366,8 +377,9 @@ func fusionMoves(fused, unfused []point) []plot.Plotter {
 	return out
 }
 
-// topLabels names the n costliest points.
-func topLabels(pts []point, n int) *plotter.Labels {
+// topLabels names the n costliest points, placed so that no two names
+// overlap (labels.go).
+func topLabels(pts []point, n int, boxes *[]vg.Rectangle, ridges []plot.Plotter) plot.Plotter {
 	if n <= 0 || len(pts) == 0 {
 		return nil
 	}
@@ -379,21 +391,20 @@ func topLabels(pts []point, n int) *plotter.Labels {
 	if len(idx) > n {
 		idx = idx[:n]
 	}
-	var lab plotter.XYLabels
+	l := placedLabels{style: textStyle(7), boxes: boxes}
+	for _, r := range ridges {
+		if rm, ok := r.(ridgeMarker); ok {
+			l.ridges = append(l.ridges, rm)
+		}
+	}
+	for _, q := range pts {
+		l.glyphs = append(l.glyphs, glyph{xy: plotter.XY{X: q.x, Y: q.y}, r: radius(q.share)})
+	}
 	for _, i := range idx {
 		q := pts[i]
-		lab.XYs = append(lab.XYs, plotter.XY{X: q.x, Y: q.y})
-		lab.Labels = append(lab.Labels, fmt.Sprintf("%s %s", render.Clean(shorten(q.name, 28)), render.Percent(q.share)))
+		l.xys = append(l.xys, plotter.XY{X: q.x, Y: q.y})
+		l.texts = append(l.texts, fmt.Sprintf("%s %s", render.Clean(shorten(q.name, 28)), render.Percent(q.share)))
 	}
-	l, err := plotter.NewLabels(lab)
-	if err != nil {
-		return nil
-	}
-	for i := range l.TextStyle {
-		l.TextStyle[i] = textStyle(7)
-		l.TextStyle[i].XAlign = draw.XLeft
-	}
-	l.Offset = vg.Point{X: vg.Points(6), Y: vg.Points(2)}
 	return l
 }
 

@@ -122,6 +122,9 @@ func sortedKeys(m map[string]int64) []string {
 // sniffJSON reads small files to tell a saved report from a model; it
 // does not read a model (which may be large) into memory.
 func sniffJSON(path string) (data []byte, isJSON bool, err error) {
+	if pipeline.IsZoo(path) {
+		return nil, false, nil
+	}
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, false, usageErr("%s: %v", path, errors.Unwrap(err))

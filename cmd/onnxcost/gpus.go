@@ -83,6 +83,6 @@ func newGPUsCmd(stdout, stderr io.Writer) *cobra.Command {
 		c.Flags().StringVar(&format, "format", "text", "output format: text|json")
 		c.Flags().StringVar(&gpuFile, "gpu-file", "", "YAML or JSON file with your own GPU specs, searched first")
 	}
-	list.AddCommand(show, newRuntimesCmd(stdout))
+	list.AddCommand(show, newRuntimesCmd(stdout), newGPUsCompareCmd(stdout, stderr))
 	return list
 }

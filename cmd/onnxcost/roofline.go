@@ -35,6 +35,7 @@ func newRooflineCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out string
 	var label int
 	var single bool
+	var tf timeRooflineFlags
 	c := &cobra.Command{
 		Use:   "roofline MODEL.onnx|REPORT.json --gpu NAME -o out.{svg,png,pdf}",
 		Short: "Draw the roofline chart: every node at its intensity and estimated FLOP/s",
@@ -45,7 +46,16 @@ Every node is a point whose area is its share of time and whose colour is
 its bound. With --plan fused (the default) the unfused plan is drawn too,
 as rings, each joined to the fused node that absorbed it: fusion moves
 points right and up. Nodes with zero FLOPs or zero bytes cannot sit on
-log axes; the title counts them.`,
+log axes; the title counts them.
+
+With --time --sweep NAME=LIST it draws the time-based roofline instead:
+estimated time against the swept parameter (batch, a symbol or a zoo
+parameter), for the whole model or one --node, with the compute floor
+(FLOPs / attainable rate), the memory floor (bytes / bandwidth) and the
+launch floor (launches × overhead) as lines and the estimate on top, each
+point coloured by the floor that dominates it.
+
+  onnxcost roofline zoo:lstm-ptb --gpu V100 --time --sweep batch=1..1024 --node /rnn/LSTM -o lstm.png`,
 		Args: exactArgs(1, "MODEL.onnx"),
 		RunE: func(c *cobra.Command, args []string) error {
 			if out == "" {
@@ -57,6 +67,12 @@ log axes; the title counts them.`,
 			}
 			if label < 0 {
 				return usageErr("--label must be ≥ 0")
+			}
+			if tf.on || tf.sweep != "" || tf.node != "" {
+				if !tf.on || tf.sweep == "" {
+					return usageErr("--time needs --sweep NAME=LIST, and --sweep and --node need --time")
+				}
+				return writeTimeRoofline(args[0], out, format, &f, &tf, stderr)
 			}
 			d, other, err := loadPlans(args[0], &f, !single, stderr)
 			if err != nil {
@@ -79,5 +95,8 @@ log axes; the title counts them.`,
 	c.Flags().StringVarP(&out, "output", "o", "", "write the chart to `FILE` (.svg, .png or .pdf)")
 	c.Flags().IntVar(&label, "top", viz.DefaultRooflineLabels, "name the `N` costliest points (0: none)")
 	c.Flags().BoolVar(&single, "single", false, "draw only the --plan given, not fused and unfused together")
+	c.Flags().BoolVar(&tf.on, "time", false, "draw the time-based roofline: time against --sweep, with compute, memory and launch floors")
+	c.Flags().StringVar(&tf.sweep, "sweep", "", "with --time: the swept parameter, `NAME=LIST` (batch=1..1024, a symbol, or a zoo parameter)")
+	c.Flags().StringVar(&tf.node, "node", "", "with --time: draw one node (by name, or the fused node that absorbed it) instead of the whole model")
 	return c
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -137,7 +138,7 @@ func TestSessionCompareAndGPUsMatchCLI(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatal(err)
 		}
-		if r.Totals == nil || *r.Totals != rep.Totals {
+		if r.Totals == nil || !reflect.DeepEqual(*r.Totals, rep.Totals) {
 			t.Errorf("%s: GPU row totals %+v, CLI %+v", r.GPU, r.Totals, rep.Totals)
 		}
 	}

@@ -57,6 +57,12 @@ type Totals struct {
 	GEMMConvTimeShare float64 `json:"gemm_conv_time_share"`
 	// Nodes is the number of nodes costed in the main graph.
 	Nodes int `json:"nodes"`
+	// Fits says whether PeakMemoryBytes fits in the GPU's memory,
+	// MemoryLimitBytes; when it does not, FitAdvice lists what would make
+	// it fit (more GPUs, a smaller batch, a lower precision). See fit.go.
+	Fits             bool     `json:"fits"`
+	MemoryLimitBytes float64  `json:"memory_limit_bytes"`
+	FitAdvice        []string `json:"fit_advice"`
 }
 
 // NodeCost is one node's estimate.

@@ -75,10 +75,13 @@ type Loaded struct {
 }
 
 // Load reads, inlines and infers the model at path. Every error names the
-// file.
+// file. A path "zoo:NAME?k=v" builds a zoo model instead (see loadZoo).
 func Load(path string, opt Options) (*Loaded, error) {
 	if opt.Batch < 0 {
 		return nil, inputErr("--batch must be positive, got %d", opt.Batch)
+	}
+	if IsZoo(path) {
+		return loadZoo(path, opt)
 	}
 	m, err := ir.ReadFile(path, ir.ReadOptions{})
 	if err != nil {

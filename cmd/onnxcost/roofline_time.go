@@ -1,0 +1,165 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/internal/pipeline"
+	"github.com/onnxcost/onnxcost/sweep"
+	"github.com/onnxcost/onnxcost/viz"
+)
+
+// timeRooflineFlags are roofline's --time mode flags.
+type timeRooflineFlags struct {
+	on    bool
+	sweep string // NAME=LIST
+	node  string
+}
+
+// timeRooflinePoints costs the model at every value of the swept
+// parameter and returns the floors and estimate of the whole model, or of
+// one node (by name, or the fused node that absorbed it).
+func timeRooflinePoints(model string, f *costFlags, tf *timeRooflineFlags, stderr io.Writer) ([]viz.TimePoint, string, error) {
+	name, list, ok := strings.Cut(tf.sweep, "=")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" {
+		return nil, "", usageErr("--sweep %q: want NAME=LIST (batch=1..1024, seq=128,256)", tf.sweep)
+	}
+	values, err := sweep.ParseList(list)
+	if err != nil {
+		return nil, "", usageErr("--sweep %s: %v", name, err)
+	}
+	if f.gpu == "" {
+		return nil, "", usageErr("--gpu is required (see 'onnxcost gpus' for the list)")
+	}
+	if strings.Contains(f.gpu, ",") {
+		return nil, "", usageErr("--time draws one GPU; got %s (use 'sweep' to compare GPUs)", f.gpu)
+	}
+	sf := sweepFlags{gpus: f.gpu, gpuFile: f.gpuFile, dtype: f.dtype, plan: f.plan, inputData: f.inputData, passFlags: f.passFlags, format: "json"}
+	if f.batch > 0 && name != "batch" {
+		sf.batch = fmt.Sprint(f.batch)
+	}
+	if len(f.dims) > 0 {
+		sf.dims = append(sf.dims, f.dims...)
+	}
+	kind := "dim"
+	switch {
+	case name == "batch":
+		kind = "batch"
+	case pipeline.IsZoo(model):
+		z, err := pipeline.ParseZoo(model)
+		if err != nil {
+			return nil, "", pipeErr(err)
+		}
+		for _, p := range z.Entry.Params {
+			if p.Name == name {
+				kind = "param"
+			}
+		}
+	}
+	// Validate the flags the way sweep does, then walk the values.
+	s := &sweeper{f: &sf, model: model, seen: map[string]bool{}}
+	if err := checkValue("--dtype", f.dtype, validDTypes...); err != nil {
+		return nil, "", err
+	}
+	if err := checkValue("--plan", f.plan, "fused", "unfused"); err != nil {
+		return nil, "", err
+	}
+	g, err := resolveGPU(f.gpu, f.gpuFile)
+	if err != nil {
+		return nil, "", err
+	}
+	s.gpus = append(s.gpus, g)
+	if pipeline.IsZoo(model) {
+		if s.zoo, err = pipeline.ParseZoo(model); err != nil {
+			return nil, "", pipeErr(err)
+		}
+	}
+	var pts []viz.TimePoint
+	dtype := ""
+	for _, v := range values {
+		p := sweepPoint{params: map[string]int64{}, dims: map[string]int64{}}
+		batch := f.batch
+		switch kind {
+		case "batch":
+			batch = v
+		case "param":
+			p.params[name] = v
+		default:
+			p.dims[name] = v
+		}
+		dims, err := parseDims(f.dims)
+		if err != nil {
+			return nil, "", err
+		}
+		for k, d := range dims {
+			if _, set := p.dims[k]; !set {
+				p.dims[k] = d
+			}
+		}
+		reps, l, err := s.eval(p, batch)
+		if err != nil {
+			return nil, "", err
+		}
+		if kind == "batch" && s.zoo == nil && v == values[0] && len(values) > 1 && !hasSymbolicBatch(l) {
+			return nil, "", usageErr("%s: no graph input has a symbolic leading dim, so --sweep batch cannot vary it", model)
+		}
+		r := reps[0]
+		dtype = r.DType
+		tp := viz.TimePoint{X: float64(v)}
+		if tf.node == "" {
+			for _, n := range r.Nodes {
+				tp.ComputeS += n.ComputeS
+				tp.MemoryS += n.MemoryS
+				tp.LaunchS += n.LaunchS
+			}
+			tp.TimeS = r.Totals.TimeS
+		} else {
+			n := findNode(r, tf.node)
+			if n == nil {
+				return nil, "", usageErr("--node %q: no such node in %s (names as in 'report')", tf.node, model)
+			}
+			tp.ComputeS, tp.MemoryS, tp.LaunchS, tp.TimeS = n.ComputeS, n.MemoryS, n.LaunchS, n.TimeS
+		}
+		pts = append(pts, tp)
+	}
+	printWarnings(stderr, s.warns)
+	what := baseNameOf(model)
+	if tf.node != "" {
+		what += " node " + tf.node
+	}
+	return pts, fmt.Sprintf("%s on %s, dtype %s: time against %s", what, g.Name, dtype, name), nil
+}
+
+// findNode finds a node by name, or the fused node that absorbed it.
+func findNode(r *report.Report, name string) *report.NodeCost {
+	for i := range r.Nodes {
+		if r.Nodes[i].Name == name {
+			return &r.Nodes[i]
+		}
+	}
+	for i := range r.Nodes {
+		for _, src := range r.Nodes[i].FusedFrom {
+			if src == name {
+				return &r.Nodes[i]
+			}
+		}
+	}
+	return nil
+}
+
+// writeTimeRoofline draws the time-based roofline to out.
+func writeTimeRoofline(model, out, format string, f *costFlags, tf *timeRooflineFlags, stderr io.Writer) error {
+	pts, title, err := timeRooflinePoints(model, f, tf, stderr)
+	if err != nil {
+		return err
+	}
+	name, _, _ := strings.Cut(tf.sweep, "=")
+	img, err := viz.TimeRoofline(pts, viz.TimeRooflineOptions{Title: title, XLabel: strings.TrimSpace(name)}, format)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	return writeOut(out, img)
+}

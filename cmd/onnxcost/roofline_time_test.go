@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestTimeRooflinePoints: at every batch the estimate is max(compute,
+// memory) + launch of the floors drawn, so it lies on or above each; the
+// compute floor of a conv grows with batch, the launch floor does not.
+func TestTimeRooflinePoints(t *testing.T) {
+	f := costFlags{gpu: "V100", plan: "fused"}
+	pts, title, err := timeRooflinePoints("zoo:resnet50", &f, &timeRooflineFlags{on: true, sweep: "batch=1..256", node: "/layer3/layer3.0/conv2/Conv"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pts) != 9 || !strings.Contains(title, "V100") {
+		t.Fatalf("%d points, title %q", len(pts), title)
+	}
+	for i, p := range pts {
+		want := max(p.ComputeS, p.MemoryS) + p.LaunchS
+		if d := p.TimeS - want; d > 1e-12*want || d < -1e-12*want {
+			t.Errorf("batch %v: estimate %v, max(compute, memory) + launch = %v", p.X, p.TimeS, want)
+		}
+		if i > 0 && !(p.ComputeS > pts[i-1].ComputeS) {
+			t.Errorf("batch %v: compute floor did not grow", p.X)
+		}
+		if p.LaunchS != pts[0].LaunchS || p.LaunchS <= 0 {
+			t.Errorf("batch %v: launch floor %v", p.X, p.LaunchS)
+		}
+	}
+	// Whole model: the floors are sums over nodes; the estimate is the
+	// sum of per-node maxima, so it is at least the largest summed floor.
+	pts, _, err = timeRooflinePoints("zoo:resnet18", &f, &timeRooflineFlags{on: true, sweep: "batch=1,8"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pts {
+		if p.TimeS < max(p.ComputeS, p.MemoryS) {
+			t.Errorf("batch %v: estimate %v below a floor", p.X, p.TimeS)
+		}
+	}
+}
+
+// TestTimeRooflineCLI: the chart is written, byte-identical across runs;
+// bad flags are one-line errors with exit 2.
+func TestTimeRooflineCLI(t *testing.T) {
+	dir := t.TempDir()
+	var svgs [2][]byte
+	for i := range svgs {
+		p := filepath.Join(dir, "t"+itoa64(int64(i))+".svg")
+		code, _, errs := runCLI(t, "roofline", "zoo:lstm-ptb", "--gpu", "V100", "--time", "--sweep", "batch=1..64", "--node", "/rnn/LSTM", "-o", p)
+		if code != 0 {
+			t.Fatal(errs)
+		}
+		svgs[i], _ = os.ReadFile(p)
+	}
+	if len(svgs[0]) == 0 || !bytes.Equal(svgs[0], svgs[1]) {
+		t.Fatal("no chart, or two runs differ")
+	}
+	for _, args := range [][]string{
+		{"--time"},
+		{"--sweep", "batch=1..4"},
+		{"--time", "--sweep", "batch"},
+		{"--time", "--sweep", "batch=3..4"},
+		{"--time", "--sweep", "batch=1..4", "--node", "nosuch"},
+	} {
+		code, out, errs := runCLI(t, append([]string{"roofline", "zoo:alexnet", "--gpu", "V100", "-o", filepath.Join(dir, "x.svg")}, args...)...)
+		if code != 2 || out != "" || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%v: exit %d, %q, %q", args, code, out, errs)
+		}
+	}
+}

@@ -1,0 +1,644 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/pipeline"
+	"github.com/onnxcost/onnxcost/sweep"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newSweepCmd) }
+
+// SweepSchemaVersion versions the JSON contract of `onnxcost sweep`
+// (cmd/onnxcost/sweep.schema.json).
+const SweepSchemaVersion = 1
+
+// sweepJSON is `sweep --format json`.
+type sweepJSON struct {
+	SchemaVersion int    `json:"schema_version"`
+	ToolVersion   string `json:"tool_version"`
+	Model         string `json:"model"`
+	DType         string `json:"dtype"`
+	Plan          string `json:"plan"`
+	// Swept names the dimensions that take more than one value, in the
+	// order rows vary them (params, then dims, then batch fastest).
+	Swept []string `json:"swept"`
+	// GPUs gives each GPU's canonical name and memory, in the order asked.
+	GPUs     []sweepGPU        `json:"gpus"`
+	Rows     []sweepRow        `json:"rows"`
+	MaxBatch map[string]*int64 `json:"max_batch"`
+	Knee     map[string]*int64 `json:"knee"`
+	Fit      []sweepFit        `json:"fit,omitempty"`
+	Warnings []string          `json:"warnings"`
+}
+
+type sweepGPU struct {
+	Name        string  `json:"name"`
+	MemoryBytes float64 `json:"memory_bytes"`
+}
+
+// sweepRow is one GPU at one point of the sweep.
+type sweepRow struct {
+	GPU      string           `json:"gpu"`
+	Batch    int64            `json:"batch"`
+	Bindings map[string]int64 `json:"bindings"`
+	// Params holds the zoo parameters of the point (--param), if any.
+	Params          map[string]int64 `json:"params,omitempty"`
+	TimeS           float64          `json:"time_s"`
+	ThroughputPerS  float64          `json:"throughput_per_s"`
+	PeakMemoryBytes float64          `json:"peak_memory_bytes"`
+	Fits            bool             `json:"fits"`
+	FLOPs           float64          `json:"flops"`
+	// GEMMFLOPs counts the FLOPs of Conv, Gemm, MatMul and recurrent
+	// nodes (and fused nodes built around them): the work the seed's
+	// scaling formulas describe.
+	GEMMFLOPs float64 `json:"gemm_flops"`
+
+	x       float64 // the swept value, for fits and charts
+	energyJ float64 // for gpus compare
+}
+
+// sweepFit is one GPU's least-squares fit against the swept dimension.
+type sweepFit struct {
+	GPU       string   `json:"gpu"`
+	X         string   `json:"x"`
+	Degree    string   `json:"degree"`
+	TimeS     fitTerms `json:"time_s"`
+	FLOPs     fitTerms `json:"flops"`
+	GEMMFLOPs fitTerms `json:"gemm_flops"`
+}
+
+// fitTerms are y ≈ baseline + slope·x (+ quadratic·x²).
+type fitTerms struct {
+	Baseline       float64  `json:"baseline"`
+	Slope          float64  `json:"slope"`
+	Quadratic      *float64 `json:"quadratic,omitempty"`
+	R2             float64  `json:"r2"`
+	MaxRelResidual float64  `json:"max_rel_residual"`
+}
+
+// sweepFlags are the flags of `sweep`.
+type sweepFlags struct {
+	gpus, gpuFile, dtype, plan, inputData string
+	batch                                 string
+	dims, params                          []string
+	findMax                               bool
+	format, out, fit, fitX                string
+	passFlags
+}
+
+// axis is one swept dimension: a zoo parameter, a symbol or the batch.
+type axis struct {
+	name   string
+	kind   string // "param" | "dim" | "batch"
+	values []int64
+	tie    string // a param that takes another param's value
+}
+
+// point is one combination of values; batch is separate.
+type sweepPoint struct {
+	params map[string]int64
+	dims   map[string]int64
+}
+
+func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
+	var f sweepFlags
+	c := &cobra.Command{
+		Use:   "sweep MODEL --gpu A[,B...] --batch LIST [--dim NAME=LIST] [--param K=LIST]",
+		Short: "Sweep batch, symbols or zoo parameters across GPUs: time, throughput, memory, fit",
+		Long: `sweep costs a model at every combination of the swept values on every GPU
+given, and prints one row per GPU and point: latency (the time of one
+batch), throughput (items/s = batch / time), peak memory and whether it
+fits in the GPU's memory. Rows past the memory limit are marked, never
+dropped. Per GPU it also reports the knee, the smallest batch reaching 90%
+of the best throughput, and with --find-max-batch the largest integer
+batch that fits (doubling then bisection; peak memory must not fall as
+batch grows, which is checked).
+
+LIST is a comma list (1,8,32) or a range a..b of powers of two (1..1024).
+--batch binds the leading symbolic dim of the inputs as report's --batch
+does (for a zoo model, its batch parameter); --dim NAME=LIST binds a
+symbol; --param K=LIST sets a zoo parameter (the model is rebuilt per
+value), and --param K=OTHER ties K to the swept parameter OTHER
+(--param hidden=128..1024 --param embed=hidden).
+
+--fit linear|quadratic fits time, FLOPs and GEMM FLOPs against the one
+swept dimension by least squares and prints baseline, slope and quadratic
+term. -o FILE.svg|png|pdf draws throughput (or time, when the swept
+dimension is not batch) with one line per GPU, hollow markers past the
+memory limit.
+
+  onnxcost sweep zoo:resnet50 --gpu V100,T4 --batch 1..256 --find-max-batch -o r50.png
+  onnxcost sweep zoo:lstm-ptb --gpu V100 --param hidden=256,512,1024 --param embed=hidden --fit quadratic`,
+		Args: exactArgs(1, "MODEL"),
+		RunE: func(c *cobra.Command, args []string) error {
+			f.dumpTo = stderr
+			res, err := runSweep(args[0], &f, stderr)
+			if err != nil {
+				return err
+			}
+			printWarnings(stderr, res.Warnings)
+			if f.out != "" {
+				if err := writeSweepChart(f.out, res); err != nil {
+					return err
+				}
+			}
+			switch f.format {
+			case "json":
+				return writeJSON(stdout, res)
+			case "csv":
+				return writeSweepCSV(stdout, res)
+			}
+			return writeSweepText(stdout, res)
+		},
+	}
+	c.Flags().StringVar(&f.gpus, "gpu", "", "target GPUs, comma-separated (see 'onnxcost gpus'); required")
+	c.Flags().StringVar(&f.gpuFile, "gpu-file", "", "YAML or JSON file with your own GPU specs")
+	c.Flags().StringVar(&f.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8 (default: the model's own)")
+	c.Flags().StringVar(&f.plan, "plan", "fused", "execution plan to cost: fused|unfused")
+	c.Flags().StringVar(&f.inputData, "input-data", "", "bind graph inputs to the tensors in `DIR`/input_<i>.pb")
+	c.Flags().StringVar(&f.batch, "batch", "", "batch sizes: `LIST` (1,8,32 or 1..256 in powers of two); default 1")
+	c.Flags().StringArrayVar(&f.dims, "dim", nil, "sweep or bind a symbol: `NAME=LIST` (repeatable)")
+	c.Flags().StringArrayVar(&f.params, "param", nil, "sweep a zoo parameter: `K=LIST`, or K=OTHER to tie it to another (repeatable)")
+	c.Flags().BoolVar(&f.findMax, "find-max-batch", false, "find the largest batch that fits on each GPU")
+	c.Flags().StringVar(&f.format, "format", "text", "output format: text|json|csv")
+	c.Flags().StringVarP(&f.out, "output", "o", "", "draw the sweep to `FILE` (.svg, .png or .pdf)")
+	c.Flags().StringVar(&f.fit, "fit", "", "fit cost against the swept dimension: linear|quadratic")
+	c.Flags().StringVar(&f.fitX, "fit-x", "", "the dimension to fit against (default: the only one swept)")
+	f.passFlags.add(c)
+	return c
+}
+
+// parseAxes reads the --param, --dim and --batch flags into axes.
+func parseAxes(f *sweepFlags) ([]axis, axis, error) {
+	var axes []axis
+	seen := map[string]bool{}
+	read := func(flag, kind string, vals []string) error {
+		for _, v := range vals {
+			k, list, ok := strings.Cut(v, "=")
+			k = strings.TrimSpace(k)
+			if !ok || k == "" {
+				return usageErr("%s %q: want NAME=LIST", flag, v)
+			}
+			if seen[kind+":"+k] {
+				return usageErr("%s %s given twice", flag, k)
+			}
+			seen[kind+":"+k] = true
+			a := axis{name: k, kind: kind}
+			if kind == "param" && isName(list) {
+				a.tie = strings.TrimSpace(list)
+			} else {
+				xs, err := sweep.ParseList(list)
+				if err != nil {
+					return usageErr("%s %s: %v", flag, k, err)
+				}
+				a.values = xs
+			}
+			axes = append(axes, a)
+		}
+		return nil
+	}
+	if err := read("--param", "param", f.params); err != nil {
+		return nil, axis{}, err
+	}
+	if err := read("--dim", "dim", f.dims); err != nil {
+		return nil, axis{}, err
+	}
+	for _, a := range axes {
+		if a.tie == "" {
+			continue
+		}
+		ok := false
+		for _, b := range axes {
+			ok = ok || (b.kind == "param" && b.name == a.tie && b.tie == "")
+		}
+		if !ok {
+			return nil, axis{}, usageErr("--param %s=%s: %s is not a swept --param with values", a.name, a.tie, a.tie)
+		}
+	}
+	// Without --batch the model's own batch stands (0: bind nothing).
+	batch := axis{name: "batch", kind: "batch", values: []int64{0}}
+	if f.batch != "" {
+		xs, err := sweep.ParseList(f.batch)
+		if err != nil {
+			return nil, axis{}, usageErr("--batch: %v", err)
+		}
+		batch.values = xs
+	}
+	return axes, batch, nil
+}
+
+// isName reports whether s is an identifier (a tie), not a list.
+func isName(s string) bool {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// points expands the axes into every combination, the last axis fastest.
+func points(axes []axis) []sweepPoint {
+	out := []sweepPoint{{params: map[string]int64{}, dims: map[string]int64{}}}
+	for _, a := range axes {
+		if a.tie != "" {
+			continue
+		}
+		var next []sweepPoint
+		for _, p := range out {
+			for _, v := range a.values {
+				q := sweepPoint{params: copyMap(p.params), dims: copyMap(p.dims)}
+				if a.kind == "param" {
+					q.params[a.name] = v
+				} else {
+					q.dims[a.name] = v
+				}
+				next = append(next, q)
+			}
+		}
+		out = next
+	}
+	for _, a := range axes {
+		if a.tie != "" {
+			for _, p := range out {
+				p.params[a.name] = p.params[a.tie]
+			}
+		}
+	}
+	return out
+}
+
+func copyMap(m map[string]int64) map[string]int64 {
+	out := make(map[string]int64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// sweeper evaluates points of one sweep.
+type sweeper struct {
+	f     *sweepFlags
+	model string
+	zoo   *pipeline.ZooSpec
+	gpus  []*hwdb.GPU
+	warns []string
+	seen  map[string]bool
+}
+
+// modelPath is the path of the model at a point: the zoo path with the
+// point's parameters over the path's own.
+func (s *sweeper) modelPath(p sweepPoint) string {
+	if s.zoo == nil || len(p.params) == 0 {
+		return s.model
+	}
+	params := copyMap(s.zoo.Params)
+	for k, v := range p.params {
+		params[k] = v
+	}
+	return pipeline.ZooPath(s.zoo.Entry.Name, params)
+}
+
+// eval costs one point at one batch on every GPU.
+func (s *sweeper) eval(p sweepPoint, batch int64) ([]*report.Report, *pipeline.Loaded, error) {
+	path := s.modelPath(p)
+	l, err := pipeline.Load(path, pipeline.Options{Batch: batch, Dims: p.dims, InputDataDir: s.f.inputData, BindAll: true})
+	if err != nil {
+		return nil, nil, pipeErr(err)
+	}
+	if err := applyPlan(l, s.f.plan, &s.f.passFlags); err != nil {
+		return nil, nil, err
+	}
+	reps := make([]*report.Report, len(s.gpus))
+	for i, g := range s.gpus {
+		r, err := pipeline.Estimate(l, g, pipeline.EstimateOptions{DType: s.f.dtype, Plan: s.f.plan, ToolVersion: version, ModelName: path})
+		if err != nil {
+			return nil, nil, pipeErr(err)
+		}
+		reps[i] = r
+		for _, w := range r.Warnings {
+			if !s.seen[w] {
+				s.seen[w] = true
+				s.warns = append(s.warns, w)
+			}
+		}
+	}
+	return reps, l, nil
+}
+
+// gemmFLOPs sums the FLOPs of GEMM-like nodes (fused ones included: a
+// fused node is named for what it is built around).
+func gemmFLOPs(r *report.Report) float64 {
+	t := 0.0
+	for _, n := range r.Nodes {
+		op := n.OpType
+		for _, k := range []string{"Conv", "Gemm", "MatMul", "LSTM", "GRU", "RNN", "Attention"} {
+			if strings.Contains(op, k) {
+				t += n.FLOPs
+				break
+			}
+		}
+	}
+	return t
+}
+
+// hasSymbolicBatch reports whether --batch binds anything in the model:
+// some graph input with a symbolic leading dim.
+func hasSymbolicBatch(l *pipeline.Loaded) bool {
+	for _, in := range l.Model.Graph.Inputs {
+		if in.Declared != nil && len(in.Declared.Shape.Dims) > 0 && !in.Declared.Shape.Dims[0].IsKnown() {
+			return true
+		}
+	}
+	return false
+}
+
+func runSweep(model string, f *sweepFlags, stderr io.Writer) (*sweepJSON, error) {
+	if err := checkFormat(f.format, "text", "json", "csv"); err != nil {
+		return nil, err
+	}
+	if err := checkValue("--dtype", f.dtype, validDTypes...); err != nil {
+		return nil, err
+	}
+	if err := checkValue("--plan", f.plan, "fused", "unfused"); err != nil {
+		return nil, err
+	}
+	degree := 0
+	if f.fit != "" {
+		d, err := sweep.Degree(f.fit)
+		if err != nil {
+			return nil, usageErr("--%v", err)
+		}
+		degree = d
+	}
+	if f.out != "" {
+		if _, err := outFormat(f.out, "svg", "png", "pdf"); err != nil {
+			return nil, err
+		}
+	}
+	if strings.TrimSpace(f.gpus) == "" {
+		return nil, usageErr("--gpu is required: one or more GPUs, comma-separated (see 'onnxcost gpus')")
+	}
+	s := &sweeper{f: f, model: model, seen: map[string]bool{}}
+	names := map[string]bool{}
+	for _, name := range strings.Split(f.gpus, ",") {
+		g, err := resolveGPU(strings.TrimSpace(name), f.gpuFile)
+		if err != nil {
+			return nil, err
+		}
+		if names[g.Name] {
+			return nil, usageErr("--gpu: %s given twice", g.Name)
+		}
+		names[g.Name] = true
+		s.gpus = append(s.gpus, g)
+	}
+	axes, batch, err := parseAxes(f)
+	if err != nil {
+		return nil, err
+	}
+	if pipeline.IsZoo(model) {
+		z, err := pipeline.ParseZoo(model)
+		if err != nil {
+			return nil, pipeErr(err)
+		}
+		s.zoo = z
+		if _, set := z.Params["batch"]; set && (f.batch != "" || f.findMax) {
+			return nil, usageErr("%s sets batch in the path; drop it to sweep --batch", model)
+		}
+		hasBatch := false
+		for _, p := range z.Entry.Params {
+			hasBatch = hasBatch || p.Name == "batch"
+		}
+		if !hasBatch && (f.batch != "" || f.findMax) {
+			return nil, usageErr("zoo model %s has no batch parameter: --batch cannot vary it", z.Entry.Name)
+		}
+	} else if len(f.params) > 0 {
+		return nil, usageErr("--param sweeps zoo parameters: MODEL must be zoo:NAME (got %s)", model)
+	}
+
+	// The swept dimensions, in row order.
+	res := &sweepJSON{SchemaVersion: SweepSchemaVersion, ToolVersion: version, Model: model, Plan: f.plan,
+		Swept: []string{}, MaxBatch: map[string]*int64{}, Knee: map[string]*int64{}}
+	for _, a := range axes {
+		if len(a.values) > 1 {
+			res.Swept = append(res.Swept, a.name)
+		}
+	}
+	if len(batch.values) > 1 {
+		res.Swept = append(res.Swept, "batch")
+	}
+	for _, g := range s.gpus {
+		res.GPUs = append(res.GPUs, sweepGPU{Name: g.Name, MemoryBytes: g.MemBytes})
+	}
+	fitX := f.fitX
+	if degree > 0 && fitX == "" {
+		if len(res.Swept) != 1 {
+			return nil, usageErr("--fit needs exactly one swept dimension (swept: %s); name it with --fit-x or sweep one", strings.Join(res.Swept, ", "))
+		}
+		fitX = res.Swept[0]
+	}
+	if degree > 0 && len(res.Swept) > 1 {
+		return nil, usageErr("--fit needs exactly one swept dimension, got %s", strings.Join(res.Swept, ", "))
+	}
+	if degree > 0 && fitX != res.Swept[0] {
+		return nil, usageErr("--fit-x %s: not the swept dimension (%s)", fitX, strings.Join(res.Swept, ", "))
+	}
+
+	pts := points(axes)
+	xOf := func(p sweepPoint, b int64) float64 {
+		name := "batch"
+		if len(res.Swept) > 0 {
+			name = res.Swept[len(res.Swept)-1]
+		}
+		if v, ok := p.params[name]; ok {
+			return float64(v)
+		}
+		if v, ok := p.dims[name]; ok {
+			return float64(v)
+		}
+		return float64(b)
+	}
+	rows := make([][]sweepRow, len(s.gpus))
+	checkedBatch := false
+	prog := startProgress("sweep", len(pts)*len(batch.values))
+	defer prog.Stop()
+	for _, p := range pts {
+		for _, b := range batch.values {
+			prog.Add(1)
+			reps, l, err := s.eval(p, b)
+			if err != nil {
+				return nil, err
+			}
+			// A swept symbol that binds nothing would repeat one row.
+			for _, a := range axes {
+				if a.kind == "dim" && len(a.values) > 1 {
+					if _, ok := l.Bindings[a.name]; !ok {
+						return nil, usageErr("--dim %s: %s has no symbolic dim %s to sweep", a.name, model, a.name)
+					}
+				}
+			}
+			if !checkedBatch && s.zoo == nil && (len(batch.values) > 1 || f.findMax) {
+				if !hasSymbolicBatch(l) {
+					return nil, usageErr("%s: no graph input has a symbolic leading dim, so --batch cannot vary it (sweep a symbol with --dim NAME=LIST)", model)
+				}
+				checkedBatch = true
+			}
+			for i, r := range reps {
+				row := sweepRow{GPU: s.gpus[i].Name, Batch: rowBatch(b, r.Bindings), Bindings: r.Bindings, TimeS: r.Totals.TimeS,
+					PeakMemoryBytes: r.Totals.PeakMemoryBytes, Fits: r.Totals.Fits, FLOPs: r.Totals.FLOPs,
+					GEMMFLOPs: gemmFLOPs(r)}
+				row.x, row.energyJ = xOf(p, row.Batch), r.Totals.EnergyJ
+				if row.Bindings == nil {
+					row.Bindings = map[string]int64{}
+				}
+				if len(p.params) > 0 {
+					row.Params = p.params
+				}
+				if r.Totals.TimeS > 0 {
+					row.ThroughputPerS = float64(row.Batch) / r.Totals.TimeS
+				}
+				res.DType = r.DType
+				rows[i] = append(rows[i], row)
+			}
+		}
+	}
+	for i, g := range s.gpus {
+		res.Rows = append(res.Rows, rows[i]...)
+		var bs []int64
+		var tp []float64
+		for _, r := range rows[i] {
+			if r.Fits {
+				bs, tp = append(bs, r.Batch), append(tp, r.ThroughputPerS)
+			}
+		}
+		res.Knee[g.Name] = nil
+		if k, ok := sweep.Knee(bs, tp); ok {
+			res.Knee[g.Name] = &k
+		}
+	}
+	if f.findMax {
+		if len(pts) > 1 {
+			return nil, usageErr("--find-max-batch needs one value per --dim and --param (got %d combinations)", len(pts))
+		}
+		if err := s.findMaxBatch(pts[0], res); err != nil {
+			return nil, err
+		}
+	}
+	if degree > 0 {
+		for i, g := range s.gpus {
+			ft, err := fitRows(rows[i], degree)
+			if err != nil {
+				return nil, usageErr("--fit: %v", err)
+			}
+			ft.GPU, ft.X, ft.Degree = g.Name, fitX, f.fit
+			res.Fit = append(res.Fit, ft)
+		}
+	}
+	res.Warnings = nonNil(s.warns)
+	return res, nil
+}
+
+// rowBatch is the batch a row reports and divides by: --batch when
+// given, else the model's own symbol "batch" (bound by --dim batch=N or a
+// zoo model's parameter), else 1.
+func rowBatch(b int64, bindings map[string]int64) int64 {
+	if b > 0 {
+		return b
+	}
+	if v, ok := bindings["batch"]; ok && v > 0 {
+		return v
+	}
+	return 1
+}
+
+// findMaxBatch searches each GPU's largest batch. Loads are shared across
+// GPUs through a cache, since only the memory limit differs.
+func (s *sweeper) findMaxBatch(p sweepPoint, res *sweepJSON) error {
+	cache := map[int64][]*report.Report{}
+	for i, g := range s.gpus {
+		probe := func(b int64) (float64, bool, error) {
+			reps, ok := cache[b]
+			if !ok {
+				var err error
+				reps, _, err = s.eval(p, b)
+				if err != nil {
+					return 0, false, err
+				}
+				cache[b] = reps
+			}
+			return reps[i].Totals.PeakMemoryBytes, reps[i].Totals.Fits, nil
+		}
+		mb, err := sweep.FindMaxBatch(probe)
+		if err != nil {
+			var ee *exitError
+			if errors.As(err, &ee) {
+				return err
+			}
+			return usageErr("--find-max-batch on %s: %v", g.Name, err)
+		}
+		res.MaxBatch[g.Name] = nil
+		if mb.Batch > 0 {
+			n := mb.Batch
+			res.MaxBatch[g.Name] = &n
+		}
+		if mb.Unbounded {
+			s.warns = append(s.warns, fmt.Sprintf("%s: every batch up to %d fits (peak memory does not grow with batch?)", g.Name, sweep.MaxBatchLimit))
+		}
+	}
+	return nil
+}
+
+// fitRows fits time, FLOPs and GEMM FLOPs of one GPU's rows against x.
+func fitRows(rows []sweepRow, degree int) (sweepFit, error) {
+	xs := make([]float64, len(rows))
+	ys := [3][]float64{}
+	for i, r := range rows {
+		xs[i] = r.x
+		ys[0] = append(ys[0], r.TimeS)
+		ys[1] = append(ys[1], r.FLOPs)
+		ys[2] = append(ys[2], r.GEMMFLOPs)
+	}
+	var out [3]fitTerms
+	for k := range ys {
+		ft, err := sweep.PolyFit(xs, ys[k], degree)
+		if err != nil {
+			return sweepFit{}, err
+		}
+		out[k] = fitTerms{Baseline: ft.Coef[0], Slope: ft.Coef[1], R2: ft.R2, MaxRelResidual: ft.MaxRelResidual}
+		if degree == 2 {
+			q := ft.Coef[2]
+			out[k].Quadratic = &q
+		}
+	}
+	return sweepFit{TimeS: out[0], FLOPs: out[1], GEMMFLOPs: out[2]}, nil
+}
+
+// pointLabel names a row's point: its params and dims, sorted.
+func pointLabel(r sweepRow, swept []string) string {
+	var parts []string
+	for _, k := range swept {
+		if k == "batch" {
+			continue
+		}
+		if v, ok := r.Params[k]; ok {
+			parts = append(parts, k+"="+strconv.FormatInt(v, 10))
+		} else if v, ok := r.Bindings[k]; ok {
+			parts = append(parts, k+"="+strconv.FormatInt(v, 10))
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/viz"
+)
+
+// bindingText writes bindings sorted by name: "batch=8 seq=128".
+
+func fitsText(fits bool) string {
+	if fits {
+		return "yes"
+	}
+	return "NO"
+}
+
+func writeSweepText(w io.Writer, res *sweepJSON) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "onnxcost %s · sweep %s · dtype %s · plan %s", version, render.Clean(res.Model), res.DType, res.Plan)
+	if len(res.Swept) > 0 {
+		fmt.Fprintf(&b, " · swept %s", strings.Join(res.Swept, ", "))
+	}
+	b.WriteString("\n\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	hasParams := false
+	for _, r := range res.Rows {
+		hasParams = hasParams || len(r.Params) > 0
+	}
+	head := "gpu\tbatch\t"
+	if hasParams {
+		head += "params\t"
+	}
+	fmt.Fprintln(tw, head+"bindings\tlatency\tthroughput/s\tpeak memory\tfits\t")
+	for _, r := range res.Rows {
+		line := render.Clean(r.GPU) + "\t" + strconv.FormatInt(r.Batch, 10) + "\t"
+		if hasParams {
+			line += bindingText(r.Params) + "\t"
+		}
+		line += dash(bindingText(r.Bindings)) + "\t" + render.Seconds(r.TimeS) + "\t" + strconv.FormatFloat(r.ThroughputPerS, 'f', 1, 64) +
+			"\t" + render.Bytes(r.PeakMemoryBytes) + "\t" + fitsText(r.Fits) + "\t"
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+	b.WriteString("\n")
+	for _, g := range res.GPUs {
+		fmt.Fprintf(&b, "%s (%s):", render.Clean(g.Name), render.Bytes(g.MemoryBytes))
+		if k := res.Knee[g.Name]; k != nil {
+			fmt.Fprintf(&b, " knee at batch %d (90%% of the best throughput)", *k)
+		} else {
+			b.WriteString(" no knee (no row fits)")
+		}
+		if mb, asked := res.MaxBatch[g.Name]; asked {
+			if mb != nil {
+				fmt.Fprintf(&b, "; largest batch that fits: %d", *mb)
+			} else {
+				b.WriteString("; batch 1 does not fit")
+			}
+		}
+		b.WriteString("\n")
+	}
+	for _, ft := range res.Fit {
+		fmt.Fprintf(&b, "\nfit (%s, %s) of cost against %s:\n", ft.Degree, render.Clean(ft.GPU), ft.X)
+		for _, t := range []struct {
+			name string
+			t    fitTerms
+		}{{"time_s", ft.TimeS}, {"flops", ft.FLOPs}, {"gemm_flops", ft.GEMMFLOPs}} {
+			fmt.Fprintf(&b, "  %-10s = %.6g + %.6g·%s", t.name, t.t.Baseline, t.t.Slope, ft.X)
+			if t.t.Quadratic != nil {
+				fmt.Fprintf(&b, " + %.6g·%s²", *t.t.Quadratic, ft.X)
+			}
+			fmt.Fprintf(&b, "   (R² %.6f, max residual %.2g%%)\n", t.t.R2, 100*t.t.MaxRelResidual)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func writeSweepCSV(w io.Writer, res *sweepJSON) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"gpu", "batch", "params", "bindings", "time_s", "throughput_per_s", "peak_memory_bytes", "fits", "flops", "gemm_flops"})
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	for _, r := range res.Rows {
+		cw.Write([]string{r.GPU, strconv.FormatInt(r.Batch, 10), bindingText(r.Params), bindingText(r.Bindings), g(r.TimeS),
+			g(r.ThroughputPerS), g(r.PeakMemoryBytes), strconv.FormatBool(r.Fits), g(r.FLOPs), g(r.GEMMFLOPs)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeSweepChart draws throughput against batch (or time against the
+// swept dimension when that is not batch): one line per GPU and
+// combination of the other swept values.
+func writeSweepChart(path string, res *sweepJSON) error {
+	format, err := outFormat(path, "svg", "png", "pdf")
+	if err != nil {
+		return err
+	}
+	xName := "batch"
+	if len(res.Swept) > 0 {
+		xName = res.Swept[len(res.Swept)-1]
+	}
+	byBatch := xName == "batch"
+	var series []viz.SweepSeries
+	index := map[string]int{}
+	for _, r := range res.Rows {
+		label := r.GPU
+		if pl := pointLabel(r, res.Swept[:max(0, len(res.Swept)-1)]); pl != "" {
+			label += " " + pl
+		}
+		k, ok := index[label]
+		if !ok {
+			k = len(series)
+			index[label] = k
+			s := viz.SweepSeries{Label: label}
+			if mb := res.MaxBatch[r.GPU]; byBatch && mb != nil {
+				s.MaxX = float64(*mb)
+			}
+			series = append(series, s)
+		}
+		s := &series[k]
+		s.X = append(s.X, r.x)
+		if byBatch {
+			s.Y = append(s.Y, r.ThroughputPerS)
+		} else {
+			s.Y = append(s.Y, r.TimeS)
+		}
+		s.Fits = append(s.Fits, r.Fits)
+	}
+	o := viz.SweepOptions{
+		Title:  fmt.Sprintf("%s, dtype %s, plan %s", baseNameOf(res.Model), res.DType, res.Plan),
+		XLabel: xName,
+		YLabel: "throughput (items/s)",
+	}
+	if !byBatch {
+		o.YLabel, o.LogY = "estimated time per batch", true
+	}
+	img, err := viz.SweepChart(series, o, format)
+	if err != nil {
+		return usageErr("%s: %v", path, err)
+	}
+	return writeOut(path, img)
+}
+
+// baseNameOf shortens a model path for a title; zoo paths stay whole.
+func baseNameOf(p string) string {
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 && !strings.HasPrefix(p, "zoo:") {
+		return p[i+1:]
+	}
+	return p
+}

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// sweepOut runs `sweep ... --format json` and decodes it.
+func sweepOut(t *testing.T, args ...string) *sweepJSON {
+	t.Helper()
+	code, out, errs := runCLI(t, append([]string{"sweep"}, append(args, "--format", "json")...)...)
+	if code != 0 {
+		t.Fatalf("sweep %s: exit %d: %s", strings.Join(args, " "), code, errs)
+	}
+	var res sweepJSON
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	return &res
+}
+
+// gpuWithMemory writes a GPU file: V100's figures under the name name,
+// with memBytes of memory.
+func gpuWithMemory(t *testing.T, name string, memBytes float64) string {
+	t.Helper()
+	code, out, errs := runCLI(t, "gpus", "show", "V100", "--format", "json")
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	var g map[string]any
+	if err := json.Unmarshal([]byte(out), &g); err != nil {
+		t.Fatal(err)
+	}
+	g["name"], g["mem_bytes"] = name, memBytes
+	delete(g, "aliases")
+	data, _ := json.Marshal(g)
+	p := filepath.Join(t.TempDir(), "gpu.json")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestSweepFindMaxBatchExact: with a GPU whose memory is exactly the peak
+// at batch B, --find-max-batch returns B (it fits at B, not at B+1), for
+// a file model with a symbolic batch and for a zoo model.
+func TestSweepFindMaxBatchExact(t *testing.T) {
+	for _, tc := range []struct {
+		model string
+		B     int64
+	}{{fixture(t, "gpt_small.onnx"), 37}, {"zoo:resnet18", 100}} {
+		at := sweepOut(t, tc.model, "--gpu", "V100", "--batch", "100,37")
+		var peak, next float64
+		for _, r := range at.Rows {
+			if r.Batch == tc.B {
+				peak = r.PeakMemoryBytes
+			}
+		}
+		after := sweepOut(t, tc.model, "--gpu", "V100", "--batch", itoa64(tc.B+1))
+		next = after.Rows[0].PeakMemoryBytes
+		if !(next > peak) {
+			t.Fatalf("%s: peak at B+1 (%v) not above peak at B (%v)", tc.model, next, peak)
+		}
+		gf := gpuWithMemory(t, "Exact", peak)
+		res := sweepOut(t, tc.model, "--gpu", "Exact", "--gpu-file", gf, "--batch", "1.."+itoa64(256), "--find-max-batch")
+		mb := res.MaxBatch["Exact"]
+		if mb == nil || *mb != tc.B {
+			t.Errorf("%s: max batch %v, want %d", tc.model, mb, tc.B)
+		}
+		// Rows past the limit are kept and marked.
+		var over int
+		for _, r := range res.Rows {
+			if r.Batch > tc.B && r.Fits || r.Batch <= tc.B && !r.Fits {
+				t.Errorf("%s: batch %d fits=%v with max %d", tc.model, r.Batch, r.Fits, tc.B)
+			}
+			if !r.Fits {
+				over++
+			}
+		}
+		if over == 0 || len(res.Rows) != 9 {
+			t.Errorf("%s: %d rows, %d past the limit; want 9 rows, some past it", tc.model, len(res.Rows), over)
+		}
+		// One byte less and batch B no longer fits.
+		gf = gpuWithMemory(t, "Exact", peak-1)
+		res = sweepOut(t, tc.model, "--gpu", "Exact", "--gpu-file", gf, "--find-max-batch")
+		if mb := res.MaxBatch["Exact"]; mb == nil || *mb != tc.B-1 {
+			t.Errorf("%s: one byte short: max batch %v, want %d", tc.model, mb, tc.B-1)
+		}
+	}
+}
+
+func itoa64(v int64) string { return strconv.FormatInt(v, 10) }
+
+// TestSweepRowsAndKnee: rows come per GPU in the order asked, throughput
+// is batch / time, and the knee is the smallest batch at 90% of the best.
+func TestSweepRowsAndKnee(t *testing.T) {
+	res := sweepOut(t, "zoo:resnet18", "--gpu", "T4,V100", "--batch", "1..64")
+	if len(res.Rows) != 14 || res.Rows[0].GPU != "T4" || res.Rows[7].GPU != "V100-SXM2-16GB" {
+		t.Fatalf("rows: %d, first %s", len(res.Rows), res.Rows[0].GPU)
+	}
+	for _, g := range []string{"T4", "V100-SXM2-16GB"} {
+		best := 0.0
+		for _, r := range res.Rows {
+			if r.GPU == g {
+				if d := r.ThroughputPerS - float64(r.Batch)/r.TimeS; d > 1e-9*r.ThroughputPerS || d < -1e-9*r.ThroughputPerS {
+					t.Errorf("%s batch %d: throughput %v, batch/time %v", g, r.Batch, r.ThroughputPerS, float64(r.Batch)/r.TimeS)
+				}
+				best = max(best, r.ThroughputPerS)
+			}
+		}
+		k := res.Knee[g]
+		if k == nil {
+			t.Fatalf("%s: no knee", g)
+		}
+		for _, r := range res.Rows {
+			if r.GPU != g {
+				continue
+			}
+			if r.Batch == *k && r.ThroughputPerS < 0.9*best || r.Batch < *k && r.ThroughputPerS >= 0.9*best {
+				t.Errorf("%s: knee %d wrong at batch %d (%v of best %v)", g, *k, r.Batch, r.ThroughputPerS, best)
+			}
+		}
+	}
+}
+
+// TestSweepJSONSchema: sweep output validates against sweep.schema.json,
+// with and without --find-max-batch, --param and --fit.
+func TestSweepJSONSchema(t *testing.T) {
+	data, err := os.ReadFile("sweep.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"zoo:alexnet", "--gpu", "V100,P4", "--batch", "1,4", "--find-max-batch"},
+		{"zoo:lstm-ptb", "--gpu", "V100", "--param", "hidden=128,256,512", "--param", "embed=hidden", "--fit", "quadratic"},
+		{fixture(t, "lstm_ptb_dyn.onnx"), "--gpu", "T4", "--dim", "batch=1,2", "--dim", "seq=4"},
+	} {
+		code, out, errs := runCLI(t, append(append([]string{"sweep"}, args...), "--format", "json")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		var inst any
+		if err := json.Unmarshal([]byte(out), &inst); err != nil {
+			t.Fatal(err)
+		}
+		if err := rs.Validate(inst); err != nil {
+			t.Errorf("%v: output does not match sweep.schema.json: %v", args, err)
+		}
+	}
+}
+
+// TestSweepDeterministic: the same sweep twice gives byte-identical JSON,
+// text and SVG.
+func TestSweepDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	var outs [2]string
+	var svgs [2][]byte
+	for i := range outs {
+		p := filepath.Join(dir, "s"+itoa64(int64(i))+".svg")
+		code, out, errs := runCLI(t, "sweep", "zoo:resnet18", "--gpu", "V100,P4", "--batch", "1..4096", "--find-max-batch", "-o", p)
+		if code != 0 {
+			t.Fatal(errs)
+		}
+		outs[i] = out
+		svgs[i], _ = os.ReadFile(p)
+	}
+	if outs[0] != outs[1] || !bytes.Equal(svgs[0], svgs[1]) || len(svgs[0]) == 0 {
+		t.Fatal("two runs differ (or no chart)")
+	}
+	if !strings.Contains(outs[0], "NO") || !strings.Contains(outs[0], "largest batch that fits") {
+		t.Errorf("text output lacks the past-the-limit mark or the max batch:\n%s", outs[0])
+	}
+}
+
+// TestSweepBadInput: bad lists, flags and models are one-line errors,
+// exit 2, no output.
+func TestSweepBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"zoo:alexnet", "--gpu", "V100", "--batch", "3..8"},
+		{"zoo:alexnet", "--gpu", "V100", "--batch", "0"},
+		{"zoo:alexnet", "--batch", "1"},
+		{"zoo:alexnet", "--gpu", "V100,nope"},
+		{"zoo:alexnet", "--gpu", "V100,V100"},
+		{"zoo:alexnet?batch=2", "--gpu", "V100", "--batch", "1,2"},
+		{fixture(t, "alexnet.onnx"), "--gpu", "V100", "--batch", "1,2"},
+		{fixture(t, "alexnet.onnx"), "--gpu", "V100", "--param", "hidden=1,2"},
+		{"zoo:lstm-ptb", "--gpu", "V100", "--param", "hidden=1,2", "--param", "embed=nosuch"},
+		{"zoo:lstm-ptb", "--gpu", "V100", "--param", "hidden=1,2", "--batch", "1,2", "--fit", "linear"},
+		{"zoo:lstm-ptb", "--gpu", "V100", "--param", "hidden=1,2", "--fit", "cubic"},
+		{"zoo:alexnet", "--gpu", "V100", "-o", "x.gif"},
+		{"zoo:alexnet", "--gpu", "V100", "--dim", "seq=1,2", "--batch", "1,2", "--find-max-batch"},
+		{"zoo:synthetic", "--gpu", "V100", "--batch", "1,2"},
+		{fixture(t, "bert_base.onnx"), "--gpu", "V100", "--dim", "sequence=64,128"},
+	} {
+		code, out, errs := runCLI(t, append([]string{"sweep"}, args...)...)
+		if code != 2 || out != "" || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2, one line", args, code, out, errs)
+		}
+	}
+}
+
+// TestSweepProgressSilentInPipes: a sweep's captured stderr (a pipe or
+// CI log) holds no progress text.
+func TestSweepProgressSilentInPipes(t *testing.T) {
+	code, _, errs := runCLI(t, "sweep", "zoo:alexnet", "--gpu", "V100", "--batch", "1,2")
+	if code != 0 || strings.Contains(errs, "\r") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+}
