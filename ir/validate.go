@@ -39,6 +39,10 @@ var operandChecks = map[string]func(c *InferCtx) error{
 	"GRU":                   checkRecurrent,
 	"LSTM":                  checkRecurrent,
 	"TopK":                  checkTopK,
+	"CumSum":                checkCumSum,
+	"Trilu":                 checkTrilu,
+	"LRN":                   checkLRN,
+	"ConstantOfShape":       checkConstantOfShape,
 	"QuantizeLinear":        checkQuantParams,
 	"DequantizeLinear":      checkQuantParams,
 }
@@ -586,6 +590,48 @@ func checkRecurrent(c *InferCtx) error {
 		if d, ok := knownDim(w, 2); ok && d != in {
 			return c.Errorf("W %s takes inputs of size %d, X %s has %d", w, d, x, in)
 		}
+	}
+	return nil
+}
+
+// checkConstantOfShape: the shape input's entries are sizes, none
+// negative.
+func checkConstantOfShape(c *InferCtx) error {
+	dims, ok := c.ConstInts(0)
+	if !ok {
+		return nil
+	}
+	for _, d := range dims {
+		if d < 0 {
+			return c.Errorf("shape %v has a negative dim", dims)
+		}
+	}
+	return nil
+}
+
+// checkCumSum: the axis input is a scalar (or one-element) axis of x.
+func checkCumSum(c *InferCtx) error {
+	x := c.InShape(0)
+	v, ok := c.ConstInts(1)
+	if !ok || !x.Ranked || len(v) != 1 {
+		return nil
+	}
+	_, err := c.NormAxis(v[0], len(x.Dims))
+	return err
+}
+
+// checkTrilu: the input holds matrices, so its rank is at least 2.
+func checkTrilu(c *InferCtx) error {
+	if x := c.InShape(0); x.Ranked && len(x.Dims) < 2 {
+		return c.Errorf("input %s has rank %d, need at least 2", x, len(x.Dims))
+	}
+	return nil
+}
+
+// checkLRN: size (required) is a positive channel count.
+func checkLRN(c *InferCtx) error {
+	if a := c.Attr("size"); a == nil || a.I < 1 {
+		return c.Errorf("size must be a positive integer")
 	}
 	return nil
 }

@@ -172,6 +172,18 @@ func TestValidateMisc(t *testing.T) {
 		{name: "Dequantize per-axis good", op: "DequantizeLinear", opset: 13, attrs: []*Attribute{fcAttrInt("axis", 0)}, ins: []fcIn{fcKnownIn("x", Int8, 4, 3), f32("s", 4)}},
 		{name: "Dequantize per-axis length", op: "DequantizeLinear", opset: 13, attrs: []*Attribute{fcAttrInt("axis", 0)}, ins: []fcIn{fcKnownIn("x", Int8, 4, 3), f32("s", 3)}, wantErr: "scale has 3 entries, axis 0 of input [4,3] has 4"},
 		{name: "Quantize scalar good", op: "QuantizeLinear", opset: 13, ins: []fcIn{f32("x", 4, 3), f32("s")}},
+		{name: "CumSum good", op: "CumSum", ins: []fcIn{f32("x", 2, 3), fcConstInts("a", []int64{}, -1)}},
+		{name: "CumSum axis", op: "CumSum", ins: []fcIn{f32("x", 2, 3), fcConstInts("a", []int64{}, 4)}, wantErr: "axis 4 out of range for rank 2"},
+		{name: "Trilu good", op: "Trilu", ins: []fcIn{f32("x", 2, 3)}},
+		{name: "Trilu rank", op: "Trilu", ins: []fcIn{f32("x", 3)}, wantErr: "need at least 2"},
+		{name: "LRN good", op: "LRN", attrs: []*Attribute{fcAttrInt("size", 3)}, ins: []fcIn{f32("x", 1, 3, 4, 4)}},
+		{name: "LRN size", op: "LRN", attrs: []*Attribute{fcAttrInt("size", 0)}, ins: []fcIn{f32("x", 1, 3, 4, 4)}, wantErr: "size must be a positive integer"},
+		{name: "Einsum good", op: "Einsum", attrs: []*Attribute{fcAttrStr("equation", "ij,jk->ik")}, ins: []fcIn{f32("a", 2, 3), f32("b", 3, 5)}},
+		{name: "Einsum broadcast 1 good", op: "Einsum", attrs: []*Attribute{fcAttrStr("equation", "ij,ij->ij")}, ins: []fcIn{f32("a", 2, 3), f32("b", 1, 3)}},
+		{name: "Einsum letter dims", op: "Einsum", attrs: []*Attribute{fcAttrStr("equation", "ij,jk->ik")}, ins: []fcIn{f32("a", 2, 3), f32("b", 4, 5)}, wantErr: "letter j is 3 in one operand and 4 in operand 1"},
+		{name: "ConstantOfShape good", op: "ConstantOfShape", ins: []fcIn{fcConstInts("s", []int64{2}, 2, 0)}},
+		{name: "ConstantOfShape negative", op: "ConstantOfShape", ins: []fcIn{fcConstInts("s", []int64{2}, 2, -1)}, wantErr: "has a negative dim"},
+		{name: "ConstantOfShape two negatives", op: "ConstantOfShape", ins: []fcIn{fcConstInts("s", []int64{2}, -1, -1)}, wantErr: "has a negative dim"},
 	})
 }
 

@@ -330,8 +330,11 @@ func (g *gen) binary(v *ir.Value) {
 	g.node(op, []*ir.Value{v, o}, 1)
 }
 
-// divisors are the group counts that divide c.
+// group draws a group count that divides c.
 func (g *gen) group(c int64) int64 {
+	if c < 1 {
+		return 1 // an empty channel axis (after a Slice past the end)
+	}
 	var ds []int64
 	for d := int64(1); d <= c; d++ {
 		if c%d == 0 {
