@@ -16,35 +16,44 @@ package ir
 
 // operandChecks holds the checks of ONNX-domain ops, by op type.
 var operandChecks = map[string]func(c *InferCtx) error{
-	"Conv":                  checkConv(0, 1, 2),
-	"ConvInteger":           checkConv(0, 1, -1),
-	"QLinearConv":           checkConv(0, 3, 8),
-	"DeformConv":            checkConv(0, 1, 3),
-	"ConvTranspose":         checkConvTranspose,
-	"MaxPool":               checkPoolWindow,
-	"AveragePool":           checkPoolWindow,
-	"LpPool":                checkPoolWindow,
-	"Gemm":                  checkGemm,
-	"BatchNormalization":    checkBatchNorm,
-	"InstanceNormalization": checkInstanceNorm,
-	"LayerNormalization":    checkLayerNorm,
-	"GroupNormalization":    checkGroupNorm,
-	"Gather":                checkGather,
-	"GatherElements":        checkGatherElements,
-	"GatherND":              checkGatherND,
-	"Scatter":               checkScatterElements,
-	"ScatterElements":       checkScatterElements,
-	"ScatterND":             checkScatterND,
-	"RNN":                   checkRecurrent,
-	"GRU":                   checkRecurrent,
-	"LSTM":                  checkRecurrent,
-	"TopK":                  checkTopK,
-	"CumSum":                checkCumSum,
-	"Trilu":                 checkTrilu,
-	"LRN":                   checkLRN,
-	"ConstantOfShape":       checkConstantOfShape,
-	"QuantizeLinear":        checkQuantParams,
-	"DequantizeLinear":      checkQuantParams,
+	"Conv":                      checkConv(0, 1, 2),
+	"ConvInteger":               checkConv(0, 1, -1),
+	"QLinearConv":               checkConv(0, 3, 8),
+	"DeformConv":                checkConv(0, 1, 3),
+	"ConvTranspose":             checkConvTranspose,
+	"MaxPool":                   checkPoolWindow,
+	"AveragePool":               checkPoolWindow,
+	"LpPool":                    checkPoolWindow,
+	"Gemm":                      checkGemm,
+	"BatchNormalization":        checkBatchNorm,
+	"InstanceNormalization":     checkInstanceNorm,
+	"LayerNormalization":        checkLayerNorm,
+	"GroupNormalization":        checkGroupNorm,
+	"Gather":                    checkGather,
+	"GatherElements":            checkGatherElements,
+	"GatherND":                  checkGatherND,
+	"Scatter":                   checkScatterElements,
+	"ScatterElements":           checkScatterElements,
+	"ScatterND":                 checkScatterND,
+	"RNN":                       checkRecurrent,
+	"GRU":                       checkRecurrent,
+	"LSTM":                      checkRecurrent,
+	"TopK":                      checkTopK,
+	"MaxRoiPool":                checkRois,
+	"RoiAlign":                  checkRois,
+	"GridSample":                checkGridSample,
+	"NonMaxSuppression":         checkNMS,
+	"OneHot":                    checkOneHot,
+	"ReverseSequence":           checkReverseSequence,
+	"SoftmaxCrossEntropyLoss":   checkLoss,
+	"NegativeLogLikelihoodLoss": checkLoss,
+	"MaxUnpool":                 checkMaxUnpool,
+	"CumSum":                    checkCumSum,
+	"Trilu":                     checkTrilu,
+	"LRN":                       checkLRN,
+	"ConstantOfShape":           checkConstantOfShape,
+	"QuantizeLinear":            checkQuantParams,
+	"DequantizeLinear":          checkQuantParams,
 }
 
 // checkOperands runs n's operand check, if its op has one.
@@ -632,6 +641,131 @@ func checkTrilu(c *InferCtx) error {
 func checkLRN(c *InferCtx) error {
 	if a := c.Attr("size"); a == nil || a.I < 1 {
 		return c.Errorf("size must be a positive integer")
+	}
+	return nil
+}
+
+// checkRois: MaxRoiPool's rois are [R, 5] (batch index and box); RoiAlign's
+// are [R, 4] with batch_indices [R]; X is [N, C, H, W].
+func checkRois(c *InferCtx) error {
+	x, rois := c.InShape(0), c.InShape(1)
+	if x.Ranked && len(x.Dims) != 4 {
+		return c.Errorf("input %s must be 4-D [N, C, H, W]", x)
+	}
+	width := int64(4)
+	if c.Node.OpType == "MaxRoiPool" {
+		width = 5
+	}
+	if rois.Ranked {
+		if len(rois.Dims) != 2 {
+			return c.Errorf("rois %s must be 2-D [R, %d]", rois, width)
+		}
+		if d, ok := knownDim(rois, 1); ok && d != width {
+			return c.Errorf("rois %s must be [R, %d]", rois, width)
+		}
+	}
+	if c.Node.OpType == "RoiAlign" && rois.Ranked {
+		if err := checkVector(c, 2, "batch_indices", rois.Dims[0]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkGridSample: grid is [N, O1..Or, r] for X [N, C, D1..Dr].
+func checkGridSample(c *InferCtx) error {
+	x, grid := c.InShape(0), c.InShape(1)
+	if !x.Ranked || !grid.Ranked || len(grid.Dims) < 3 {
+		return nil
+	}
+	if len(grid.Dims) != len(x.Dims) {
+		return c.Errorf("grid %s and input %s differ in rank", grid, x)
+	}
+	if d, ok := knownDim(grid, len(grid.Dims)-1); ok && d != int64(len(x.Dims)-2) {
+		return c.Errorf("grid %s has %d coordinates per point, input %s has %d spatial axes", grid, d, x, len(x.Dims)-2)
+	}
+	n1, ok1 := knownDim(x, 0)
+	n2, ok2 := knownDim(grid, 0)
+	if ok1 && ok2 && n1 != n2 {
+		return c.Errorf("grid %s and input %s differ in batch", grid, x)
+	}
+	return nil
+}
+
+// checkNMS: boxes are [B, N, 4] and scores [B, C, N].
+func checkNMS(c *InferCtx) error {
+	boxes, scores := c.InShape(0), c.InShape(1)
+	if boxes.Ranked {
+		if d, ok := knownDim(boxes, 2); len(boxes.Dims) != 3 || ok && d != 4 {
+			return c.Errorf("boxes %s must be [batch, boxes, 4]", boxes)
+		}
+	}
+	if scores.Ranked && len(scores.Dims) != 3 {
+		return c.Errorf("scores %s must be [batch, classes, boxes]", scores)
+	}
+	if boxes.Ranked && scores.Ranked {
+		for _, p := range [][2]int{{0, 0}, {1, 2}} {
+			a, ok1 := knownDim(boxes, p[0])
+			b, ok2 := knownDim(scores, p[1])
+			if ok1 && ok2 && a != b {
+				return c.Errorf("boxes %s and scores %s disagree (batch and box counts must match)", boxes, scores)
+			}
+		}
+	}
+	return nil
+}
+
+// checkOneHot: values holds [off, on], two elements.
+func checkOneHot(c *InferCtx) error {
+	v := inShapeOpt(c, 2)
+	if n, ok := v.NumElements(); ok && n != 2 {
+		return c.Errorf("values %s must hold 2 elements [off, on]", v)
+	}
+	return nil
+}
+
+// checkReverseSequence: sequence_lens has one entry per batch row.
+func checkReverseSequence(c *InferCtx) error {
+	x := c.InShape(0)
+	if !x.Ranked || len(x.Dims) < 2 {
+		if x.Ranked {
+			return c.Errorf("input %s must have rank >= 2", x)
+		}
+		return nil
+	}
+	b := int(c.AttrInt("batch_axis", 1))
+	if b < 0 || b > 1 {
+		return c.Errorf("batch_axis %d must be 0 or 1", b)
+	}
+	return checkVector(c, 1, "sequence_lens", x.Dims[b])
+}
+
+// checkLoss: scores are [N, C, D...] and labels [N, D...].
+func checkLoss(c *InferCtx) error {
+	x, y := c.InShape(0), c.InShape(1)
+	if !x.Ranked || !y.Ranked {
+		return nil
+	}
+	if len(x.Dims) < 2 || len(y.Dims) != len(x.Dims)-1 {
+		return c.Errorf("labels %s do not fit scores %s ([N, C, D...] and [N, D...])", y, x)
+	}
+	for i, d := range y.Dims {
+		xi := i
+		if i > 0 {
+			xi = i + 1
+		}
+		if a, ok := knownDim(x, xi); ok && d.IsKnown() && a != d.Value {
+			return c.Errorf("labels %s do not fit scores %s ([N, C, D...] and [N, D...])", y, x)
+		}
+	}
+	return nil
+}
+
+// checkMaxUnpool: the indices have X's shape.
+func checkMaxUnpool(c *InferCtx) error {
+	x, i := c.InShape(0), c.InShape(1)
+	if x.Ranked && i.Ranked && !compatible(x, i) {
+		return c.Errorf("indices %s must have the shape of the input %s", i, x)
 	}
 	return nil
 }

@@ -187,6 +187,32 @@ func TestValidateMisc(t *testing.T) {
 	})
 }
 
+func TestValidateDetection(t *testing.T) {
+	i64 := func(name string, dims ...int64) fcIn { return fcKnownIn(name, Int64, dims...) }
+	runValidateCases(t, []validateCase{
+		{name: "RoiAlign good", op: "RoiAlign", ins: []fcIn{f32("x", 1, 3, 8, 8), f32("r", 5, 4), i64("b", 5)}},
+		{name: "RoiAlign rois width", op: "RoiAlign", ins: []fcIn{f32("x", 1, 3, 8, 8), f32("r", 5, 5), i64("b", 5)}, wantErr: "must be [R, 4]"},
+		{name: "RoiAlign batch_indices", op: "RoiAlign", ins: []fcIn{f32("x", 1, 3, 8, 8), f32("r", 5, 4), i64("b", 4)}, wantErr: "batch_indices has length 4, want 5"},
+		{name: "MaxRoiPool good", op: "MaxRoiPool", attrs: []*Attribute{fcAttrInts("pooled_shape", 2, 2)}, ins: []fcIn{f32("x", 1, 3, 8, 8), f32("r", 5, 5)}},
+		{name: "MaxRoiPool rois", op: "MaxRoiPool", attrs: []*Attribute{fcAttrInts("pooled_shape", 2, 2)}, ins: []fcIn{f32("x", 1, 3, 8, 8), f32("r", 5, 4)}, wantErr: "must be [R, 5]"},
+		{name: "GridSample good", op: "GridSample", ins: []fcIn{f32("x", 2, 3, 8, 8), f32("g", 2, 4, 4, 2)}},
+		{name: "GridSample coords", op: "GridSample", ins: []fcIn{f32("x", 2, 3, 8, 8), f32("g", 2, 4, 4, 3)}, wantErr: "3 coordinates per point"},
+		{name: "GridSample batch", op: "GridSample", ins: []fcIn{f32("x", 2, 3, 8, 8), f32("g", 1, 4, 4, 2)}, wantErr: "differ in batch"},
+		{name: "NMS good", op: "NonMaxSuppression", ins: []fcIn{f32("b", 1, 6, 4), f32("s", 1, 2, 6)}},
+		{name: "NMS boxes", op: "NonMaxSuppression", ins: []fcIn{f32("b", 1, 6, 5), f32("s", 1, 2, 6)}, wantErr: "must be [batch, boxes, 4]"},
+		{name: "NMS counts", op: "NonMaxSuppression", ins: []fcIn{f32("b", 1, 6, 4), f32("s", 1, 2, 7)}, wantErr: "disagree"},
+		{name: "OneHot good", op: "OneHot", ins: []fcIn{i64("i", 3), fcConstInts("d", []int64{}, 4), f32("v", 2)}},
+		{name: "OneHot values", op: "OneHot", ins: []fcIn{i64("i", 3), fcConstInts("d", []int64{}, 4), f32("v", 3)}, wantErr: "must hold 2 elements"},
+		{name: "ReverseSequence good", op: "ReverseSequence", ins: []fcIn{f32("x", 5, 3, 2), i64("l", 3)}},
+		{name: "ReverseSequence lens", op: "ReverseSequence", ins: []fcIn{f32("x", 5, 3, 2), i64("l", 5)}, wantErr: "sequence_lens has length 5, want 3"},
+		{name: "NLL good", op: "NegativeLogLikelihoodLoss", ins: []fcIn{f32("x", 4, 10, 7), i64("y", 4, 7)}},
+		{name: "NLL labels", op: "NegativeLogLikelihoodLoss", ins: []fcIn{f32("x", 4, 10, 7), i64("y", 4, 10)}, wantErr: "do not fit scores"},
+		{name: "SoftmaxCrossEntropy rank", op: "SoftmaxCrossEntropyLoss", ins: []fcIn{f32("x", 4, 10), i64("y", 4, 1)}, wantErr: "do not fit scores"},
+		{name: "MaxUnpool good", op: "MaxUnpool", attrs: []*Attribute{fcAttrInts("kernel_shape", 2, 2), fcAttrInts("strides", 2, 2)}, ins: []fcIn{f32("x", 1, 3, 4, 4), i64("i", 1, 3, 4, 4)}},
+		{name: "MaxUnpool indices", op: "MaxUnpool", attrs: []*Attribute{fcAttrInts("kernel_shape", 2, 2), fcAttrInts("strides", 2, 2)}, ins: []fcIn{f32("x", 1, 3, 4, 4), i64("i", 1, 3, 2, 2)}, wantErr: "must have the shape of the input"},
+	})
+}
+
 // The checks the shape functions already made before this file existed,
 // pinned here so that the table of families is complete in one place.
 func TestValidateExistingChecks(t *testing.T) {
