@@ -8,9 +8,11 @@
 // Each node is chosen after inferring the graph so far, so that its
 // operands usually fit the shapes it reads (a Conv weight takes the
 // input's channels, a Gemm weight its inner dim). One choice in sixteen
-// perturbs an operand dim by one, so inference's refusal paths are
-// exercised as well as its success paths. Generation stops at the first
-// node inference refuses, leaving that node as the last one.
+// perturbs an operand dim by one, and one attribute in twenty-four is
+// hostile (zero, negative, past int32 or near int64), so that inference's
+// refusal paths are exercised as well as its success paths. Generation
+// stops at the first node inference refuses, leaving that node as the
+// last one.
 package fuzzgraph
 
 import (
@@ -73,6 +75,19 @@ func (g *gen) perturb(d int64) int64 {
 	return d
 }
 
+// wildValues are hostile attribute values: zero and negative sizes,
+// and numbers whose arithmetic overflows int32 or int64.
+var wildValues = []int64{0, -1, -3, 1 << 31, 1 << 62, -1 << 62}
+
+// wild returns v, or, one time in twenty-four, a hostile value: the
+// attribute paths that must refuse rather than panic or wrap.
+func (g *gen) wild(v int64) int64 {
+	if g.intn(24) == 23 {
+		return wildValues[g.intn(len(wildValues))]
+	}
+	return v
+}
+
 func (g *gen) name(prefix string) string {
 	g.seq++
 	return prefix + strconv.Itoa(g.seq)
@@ -91,6 +106,11 @@ func (g *gen) value(prefix string) *ir.Value {
 func (g *gen) weight(pos bool, dims ...int64) *ir.Value {
 	n := int64(1)
 	for _, d := range dims {
+		if d < 0 || d > 1<<16 || n*d > 1<<16 {
+			// A dim taken from a huge inferred shape: keep the shape, not
+			// the contents (as in a graph-only model).
+			return g.blind(dims)
+		}
 		n *= d
 	}
 	vals := make([]float64, n)
@@ -106,6 +126,14 @@ func (g *gen) weight(pos bool, dims ...int64) *ir.Value {
 	t := ir.FloatTensor(ir.Float32, dims, vals)
 	t.Name = v.Name
 	g.graph.AddInitializer(v, t)
+	return v
+}
+
+// blind adds a float32 initializer whose contents are not loaded.
+func (g *gen) blind(dims []int64) *ir.Value {
+	v := g.value("w")
+	g.graph.AddInitializer(v, &ir.Tensor{Name: v.Name, DType: ir.Float32, Dims: dims,
+		Loc: ir.DataLocation{File: "w.bin", Missing: true}})
 	return v
 }
 
@@ -264,7 +292,7 @@ func (g *gen) op(v *ir.Value) {
 	case 13:
 		g.transpose(v)
 	case 14:
-		g.node("Softmax", []*ir.Value{v}, 1, attrInt("axis", -1))
+		g.node("Softmax", []*ir.Value{v}, 1, attrInt("axis", g.wild(-1)))
 	case 15:
 		last := known(v, r-1, 4)
 		g.node("LayerNormalization", []*ir.Value{v, g.weight(true, g.perturb(last)), g.weight(false, last)}, 1,
@@ -276,9 +304,9 @@ func (g *gen) op(v *ir.Value) {
 			g.node("GlobalAveragePool", []*ir.Value{v}, 1)
 			return
 		}
-		g.node("Flatten", []*ir.Value{v}, 1, attrInt("axis", g.rangeIn(0, r)))
+		g.node("Flatten", []*ir.Value{v}, 1, attrInt("axis", g.wild(g.rangeIn(0, r))))
 	case 18:
-		g.node("ReduceMean", []*ir.Value{v}, 1, attrInts("axes", -1), attrInt("keepdims", int64(g.intn(2))))
+		g.node("ReduceMean", []*ir.Value{v}, 1, attrInts("axes", g.wild(-1)), attrInt("keepdims", int64(g.intn(2))))
 	case 19:
 		g.slicePad(v)
 	}
@@ -359,9 +387,9 @@ func (g *gen) window(v *ir.Value, n int, dilate bool) (k, s, p, d []int64) {
 			kk--
 		}
 		k = append(k, g.perturb(kk))
-		s = append(s, g.rangeIn(1, 2))
-		p = append(p, pp)
-		d = append(d, dd)
+		s = append(s, g.wild(g.rangeIn(1, 2)))
+		p = append(p, g.wild(pp))
+		d = append(d, g.wild(dd))
 	}
 	return k, s, append(p, p...), d
 }
@@ -378,8 +406,8 @@ func (g *gen) conv(v *ir.Value) {
 		ins = append(ins, g.weight(false, g.perturb(m)))
 	}
 	attrs := []*ir.Attribute{attrInts("strides", s...), attrInts("pads", p...), attrInts("dilations", d...)}
-	if grp > 1 {
-		attrs = append(attrs, attrInt("group", grp))
+	if grp > 1 || g.intn(24) == 0 {
+		attrs = append(attrs, attrInt("group", g.wild(grp)))
 	}
 	out := g.node("Conv", ins, 1, attrs...)
 	// Conv, BatchNorm and an activation are the fusion passes' main diet.
@@ -416,6 +444,9 @@ func (g *gen) pool(v *ir.Value) {
 	op := "MaxPool"
 	if g.intn(2) == 0 {
 		op = "AveragePool"
+	}
+	for i := range k {
+		k[i] = g.wild(k[i])
 	}
 	g.node(op, []*ir.Value{v}, 1, attrInts("kernel_shape", k...), attrInts("strides", s...), attrInts("pads", p...),
 		attrInt("ceil_mode", int64(g.intn(2))))
@@ -460,9 +491,9 @@ func (g *gen) matmul(v *ir.Value) {
 
 func (g *gen) reshape(v *ir.Value) {
 	// [d0, -1] keeps the element count whatever the dims are.
-	target := []int64{0, -1}
+	target := []int64{0, g.wild(-1)}
 	if g.intn(3) == 0 {
-		target = []int64{-1}
+		target = []int64{g.wild(-1)}
 	}
 	g.node("Reshape", []*ir.Value{v, g.ints(target...)}, 1)
 }
@@ -477,12 +508,15 @@ func (g *gen) transpose(v *ir.Value) {
 		j := g.intn(i + 1)
 		perm[i], perm[j] = perm[j], perm[i]
 	}
+	if r > 0 {
+		perm[0] = g.wild(perm[0])
+	}
 	g.node("Transpose", []*ir.Value{v}, 1, attrInts("perm", perm...))
 }
 
 func (g *gen) concat(v *ir.Value) {
 	r := len(v.Shape.Dims)
-	ax := int64(g.intn(r))
+	ax := g.wild(int64(g.intn(r)))
 	g.node("Concat", []*ir.Value{v, v}, 1, attrInt("axis", ax))
 }
 
@@ -491,12 +525,13 @@ func (g *gen) slicePad(v *ir.Value) {
 	r := len(v.Shape.Dims)
 	if g.intn(2) == 0 {
 		ax := int64(g.intn(r))
-		g.node("Slice", []*ir.Value{v, g.ints(g.rangeIn(0, 2)), g.ints(g.rangeIn(1, 8)), g.ints(ax)}, 1)
+		g.node("Slice", []*ir.Value{v, g.ints(g.wild(g.rangeIn(0, 2))), g.ints(g.wild(g.rangeIn(1, 8))), g.ints(ax),
+			g.ints(g.wild(1))}, 1)
 		return
 	}
 	pads := make([]int64, 2*r)
 	for i := range pads {
-		pads[i] = g.rangeIn(0, 2)
+		pads[i] = g.wild(g.rangeIn(0, 2))
 	}
 	g.node("Pad", []*ir.Value{v, g.ints(pads...)}, 1)
 }
