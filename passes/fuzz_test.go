@@ -30,8 +30,12 @@ func FuzzPasses(f *testing.F) {
 			return
 		}
 		g := m.Graph
+		var before []*tensor
+		evalErr := fmt.Errorf("graph too large for the reference evaluator")
 		inputs := randomInputs(g, 7)
-		before, evalErr := safeEvaluate(g, inputs)
+		if smallValues(g) {
+			before, evalErr = safeEvaluate(g, inputs)
+		}
 		if _, err := Run(g, Options{Check: true}); err != nil {
 			t.Fatalf("passes fail on an inferred graph: %v\n%s", err, ir.Dump(g))
 		}
@@ -68,6 +72,23 @@ func safeEvaluate(g *ir.Graph, inputs map[string]*tensor) (out []*tensor, err er
 		}
 	}()
 	return evaluate(g, inputs)
+}
+
+// smallValues reports whether every value of g has a known shape of at
+// most 2^16 elements, so that the reference evaluator (which allocates
+// every tensor) stays small: a hostile pad can legally make a pooled
+// output of billions of elements.
+func smallValues(g *ir.Graph) bool {
+	for _, v := range g.Values() {
+		if v.Kind != ir.TensorValue {
+			continue
+		}
+		n, ok := v.Shape.NumElements()
+		if !ok || n > 1<<16 {
+			return false
+		}
+	}
+	return true
 }
 
 // finite reports whether every output value is finite and moderate, so
