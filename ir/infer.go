@@ -189,7 +189,7 @@ func (e *inferer) node(n *Node, depth int) error {
 			o.Const, o.SymInts = nil, nil
 		}
 	}
-	return schema.Infer(ctx)
+	return inferChecked(schema, ctx)
 }
 
 func checkArity(s *OpSchema, n *Node) error {

@@ -566,6 +566,9 @@ func inferEinsum(c *InferCtx) error {
 			if t.ellipsis >= 0 && j >= t.ellipsis {
 				d = s.Dims[j+ne]
 			}
+			if old, seen := letterDim[l]; seen && old.IsKnown() && d.IsKnown() && old.Value != d.Value && !old.Is(1) && !d.Is(1) {
+				return c.Errorf("letter %c is %d in one operand and %d in operand %d", l, old.Value, d.Value, i)
+			}
 			if old, seen := letterDim[l]; !seen || !old.IsKnown() || old.Is(1) {
 				letterDim[l] = d
 			}

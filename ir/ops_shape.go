@@ -233,6 +233,11 @@ func setOutVals(c *InferCtx, i int, t elemVals) error {
 // smallShape reports whether s is known and small enough that its
 // contents are worth computing.
 func smallShape(c *InferCtx, dims []int64) bool {
+	for _, d := range dims {
+		if d < 0 {
+			return false // [2,-1] would make a negative count (and [-1,-1] a positive one)
+		}
+	}
 	n, ok := KnownShape(dims...).NumElements()
 	return ok && n <= c.Limits.SmallTensorElems
 }

@@ -94,7 +94,7 @@ func TestWinogradGuards(t *testing.T) {
 		{"group 2", 32, 32, 16, 3, []*ir.Attribute{ir.IntAttr("group", 2)}, false},
 		{"1x1 filter", 32, 32, 16, 1, nil, false},
 		{"tiny channels (first layer)", 3, 64, 16, 3, nil, false},
-		{"2x2 output does not pay", 32, 32, 2, 3, nil, false},
+		{"2x2 output does not pay", 32, 32, 4, 3, nil, false}, // 4-3+1 = 2
 		{"too few tiles: 1·⌈7/2⌉² = 16 < 32", 32, 32, 7, 3, nil, false},
 		{"weights not constant", 32, 32, 16, 3, nil, true},
 	}

@@ -42,6 +42,46 @@ def main():
             e.key, e.value = k, v
         save(name, helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"], name="a")],
                                      "g", [x], [y], initializer=[w]))
+    operand_mismatches()
+
+
+def weight(name, dims):
+    """A zero-filled float initializer of the given shape."""
+    n = 1
+    for d in dims:
+        n *= d
+    return helper.make_tensor(name, TensorProto.FLOAT, dims, [0.0] * n)
+
+
+def operand_mismatches():
+    """Models whose shapes python onnx's checker lets through but no runtime
+    could execute: operands that contradict each other."""
+    img = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])
+    out = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", "c", "h", "w"])
+    # Conv: 3 input channels, W expects 5 (group 1).
+    save("conv_channels.onnx", helper.make_graph([
+        helper.make_node("Conv", ["x", "w"], ["y"], name="conv1")], "g", [img], [out],
+        initializer=[weight("w", [4, 5, 3, 3])]))
+    # Grouped Conv: 6 channels, group 4, W [4,2,3,3] takes 8.
+    img6 = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 6, 8, 8])
+    save("conv_group.onnx", helper.make_graph([
+        helper.make_node("Conv", ["x", "w"], ["y"], name="conv_g", group=4)], "g", [img6], [out],
+        initializer=[weight("w", [4, 2, 3, 3])]))
+    # Gemm: [2,3] x [4,5].
+    a = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y2 = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["m", "n"])
+    save("gemm_inner.onnx", helper.make_graph([
+        helper.make_node("Gemm", ["x", "w"], ["y"], name="fc")], "g", [a], [y2],
+        initializer=[weight("w", [4, 5])]))
+    # BatchNormalization: 3 channels, scale of 4.
+    save("batchnorm_scale.onnx", helper.make_graph([
+        helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], name="bn")],
+        "g", [img], [out],
+        initializer=[weight("s", [4]), weight("b", [3]), weight("m", [3]), weight("v", [3])]))
+    # MaxPool: a 9x9 window over an 8x8 input, no padding.
+    save("pool_window.onnx", helper.make_graph([
+        helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[9, 9])],
+        "g", [img], [out]))
 
 
 if __name__ == "__main__":

@@ -43,6 +43,13 @@ func TestBadModelsExit2(t *testing.T) {
 		"dim_2pow62.onnx":        "dimension 4611686018427387904 exceeds",
 		"external_escape.onnx":   "escapes the model folder",
 		"external_absolute.onnx": "is absolute",
+		// Operand mismatches python onnx's checker and strict shape
+		// inference accept: the message names the node and the mismatch.
+		"conv_channels.onnx":   `Conv node "conv1": input [1,3,8,8] has 3 channels but weight [4,5,3,3] with group 1 takes 5`,
+		"conv_group.onnx":      `Conv node "conv_g": input [1,6,8,8] has 6 channels but weight [4,2,3,3] with group 4 takes 8`,
+		"gemm_inner.onnx":      `Gemm node "fc": inner dims differ`,
+		"batchnorm_scale.onnx": `BatchNormalization node "bn": scale has length 4, want 3`,
+		"pool_window.onnx":     `MaxPool node "pool": window of 9 on spatial axis 0 exceeds the padded input extent 8`,
 	}
 	for name, want := range problems {
 		p := filepath.Join("testdata", "bad", name)

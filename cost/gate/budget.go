@@ -210,7 +210,13 @@ func (p *budgetParser) settings(n *yaml.Node, s *Settings, what string) error {
 		return err
 	}
 	for _, e := range kv {
-		if err := p.setting(e[0], e[1], s); err != nil {
+		err := p.setting(e[0], e[1], s)
+		if err == errUnknown {
+			// setting cannot name the file and line; found by FuzzParseBudget
+			// ("defaults: {0}" gave a bare "unknown key").
+			return p.errf(e[0], "unknown key %q in %s (want gpu, gpu_file, dtype, plan, batch, dims)", e[0].Value, what)
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -180,6 +180,7 @@ func TestBudgetErrorsNameTheLine(t *testing.T) {
 		{"version: 1\nmodels:\n  - path: m.onnx\n    budgets:\n      time: { max: \"fast\" }\n", 5, "time.max"},
 		{"version: 1\nmodels:\n  - path: m.onnx\n    budgets:\n      speed: 3\n", 5, "unknown metric"},
 		{"version: 1\nmodel:\n  - path: m.onnx\n", 2, "unknown key"},
+		{"version: 1\ndefaults: {gpux: T4}\nmodels:\n  - path: m.onnx\n", 2, "unknown key \"gpux\" in defaults"},
 		{"version: 1\nmodels:\n  - path: m.onnx\n    budgets:\n      time: { max: 1ms, level: fatal }\n", 5, "level"},
 		{"version: 1\nmodels:\n  - budgets: {}\n", 3, "needs a path"},
 		{"version: 1\nmodels: [\n", 2, "not valid YAML"},

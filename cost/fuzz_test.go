@@ -1,0 +1,96 @@
+package cost_test
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/fuzzgraph"
+	"github.com/onnxcost/onnxcost/ir"
+	"github.com/onnxcost/onnxcost/passes"
+)
+
+var fuzzDTypes = []string{"", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"}
+
+// FuzzAnalyze costs graphs decoded from the fuzz bytes
+// (internal/fuzzgraph) on a GPU and dtype the bytes choose, fused or not,
+// with the symbolic batch and height bound to values up to 2^40 so that
+// counts get large. Property: no panic, and every number of the report,
+// per node and in the totals, is finite and not negative (a wrapped
+// integer or a 0*Inf shows up as one or the other).
+func FuzzAnalyze(f *testing.F) {
+	f.Add([]byte{}, uint8(0), uint8(0), uint8(0), uint8(0))
+	f.Add([]byte{2, 0, 3, 6, 6, 6, 3, 0, 0, 1, 1, 1, 0, 0, 0}, uint8(3), uint8(3), uint8(1), uint8(30))
+	gpus := hwdb.All()
+	f.Fuzz(func(t *testing.T, data []byte, gpu, dtype, fuse, bind uint8) {
+		m, ok := fuzzgraph.Build(data)
+		if !ok {
+			return
+		}
+		big := int64(1) << (bind % 41)
+		opt := ir.InferOptions{Bindings: map[string]int64{"N": big, "H": 1 + big/2}}
+		if _, err := ir.InferShapes(m, opt); err != nil {
+			return // a refused model; FuzzInferShapes checks refusals
+		}
+		if fuse%2 == 1 {
+			if _, err := passes.Run(m.Graph, passes.Options{}); err != nil {
+				t.Fatalf("passes: %v", err)
+			}
+		}
+		g := gpus[int(gpu)%len(gpus)]
+		dt := fuzzDTypes[int(dtype)%len(fuzzDTypes)]
+		rep, err := cost.Analyze(m.Graph, m, g, cost.Options{DType: dt})
+		if err != nil {
+			return
+		}
+		if bad := badNumber(reflect.ValueOf(rep), "report"); bad != "" {
+			t.Fatalf("%s on %s dtype %q: %s\n%s", "Analyze", g.Name, dt, bad, ir.Dump(m.Graph))
+		}
+	})
+}
+
+// badNumber walks v and returns the path and value of the first float
+// that is NaN, infinite or negative, or integer that is negative; "" if
+// none.
+func badNumber(v reflect.Value, path string) string {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return ""
+		}
+		return badNumber(v.Elem(), path)
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if !v.Type().Field(i).IsExported() {
+				continue
+			}
+			if s := badNumber(v.Field(i), path+"."+v.Type().Field(i).Name); s != "" {
+				return s
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			if s := badNumber(v.Index(i), fmt.Sprintf("%s[%d]", path, i)); s != "" {
+				return s
+			}
+		}
+	case reflect.Map:
+		for _, k := range v.MapKeys() {
+			if s := badNumber(v.MapIndex(k), fmt.Sprintf("%s[%v]", path, k)); s != "" {
+				return s
+			}
+		}
+	case reflect.Float32, reflect.Float64:
+		if x := v.Float(); math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+			return fmt.Sprintf("%s = %g", path, x)
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if v.Int() < 0 {
+			return fmt.Sprintf("%s = %d", path, v.Int())
+		}
+	}
+	return ""
+}

@@ -1,0 +1,105 @@
+package passes
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/internal/fuzzgraph"
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// FuzzPasses runs the whole pass pipeline on graphs decoded from the fuzz
+// bytes (internal/fuzzgraph: chains of Conv, BatchNorm, activations,
+// pools, Gemm/MatMul, elementwise and layout ops). Properties: no panic;
+// every pass leaves a graph that ir.Verify accepts (Options.Check) and the
+// result is still fully typed (ir.VerifyInferred); and where the float64
+// reference evaluator of refeval_test.go can run the graph, the outputs
+// before and after the passes agree within 1e-4 relative.
+func FuzzPasses(f *testing.F) {
+	f.Add([]byte{})
+	// Conv (4-D input) -> BatchNorm -> Relu: the fusion passes' main diet.
+	f.Add([]byte{2, 0, 3, 6, 6, 0, 3, 0, 0, 1, 1, 1, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, ok := fuzzgraph.Build(data)
+		if !ok {
+			return
+		}
+		if _, err := ir.InferShapes(m, ir.InferOptions{}); err != nil {
+			return
+		}
+		g := m.Graph
+		var before []*tensor
+		evalErr := fmt.Errorf("graph too large for the reference evaluator")
+		inputs := randomInputs(g, 7)
+		if smallValues(g) {
+			before, evalErr = safeEvaluate(g, inputs)
+		}
+		if _, err := Run(g, Options{Check: true}); err != nil {
+			t.Fatalf("passes fail on an inferred graph: %v\n%s", err, ir.Dump(g))
+		}
+		if err := ir.VerifyInferred(g); err != nil {
+			t.Fatalf("graph not fully typed after the passes: %v\n%s", err, ir.Dump(g))
+		}
+		if evalErr != nil || !finite(before) {
+			return // the evaluator lacks an op, or the numbers overflowed
+		}
+		after, err := safeEvaluate(g, inputs)
+		if err != nil && strings.Contains(err.Error(), "op not in the reference evaluator") {
+			return // a fused op the evaluator does not model (FusedElementwise)
+		}
+		if err != nil {
+			t.Fatalf("the reference evaluator ran the graph before the passes but not after: %v\n%s", err, ir.Dump(g))
+		}
+		if len(after) != len(before) {
+			t.Fatalf("%d outputs before the passes, %d after", len(before), len(after))
+		}
+		for i := range before {
+			if e := relErr(before[i], after[i]); !(e < 1e-4) {
+				t.Fatalf("output %d: relative error %g after the passes\n%s", i, e, ir.Dump(g))
+			}
+		}
+	})
+}
+
+// safeEvaluate is evaluate, with a panic of the test evaluator (an op it
+// only partly implements) turned into an error.
+func safeEvaluate(g *ir.Graph, inputs map[string]*tensor) (out []*tensor, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("reference evaluator: %v", r)
+		}
+	}()
+	return evaluate(g, inputs)
+}
+
+// smallValues reports whether every value of g has a known shape of at
+// most 2^16 elements, so that the reference evaluator (which allocates
+// every tensor) stays small: a hostile pad can legally make a pooled
+// output of billions of elements.
+func smallValues(g *ir.Graph) bool {
+	for _, v := range g.Values() {
+		if v.Kind != ir.TensorValue {
+			continue
+		}
+		n, ok := v.Shape.NumElements()
+		if !ok || n > 1<<16 {
+			return false
+		}
+	}
+	return true
+}
+
+// finite reports whether every output value is finite and moderate, so
+// that a relative comparison is meaningful.
+func finite(ts []*tensor) bool {
+	for _, t := range ts {
+		for _, x := range t.data {
+			if math.IsNaN(x) || math.Abs(x) > 1e6 {
+				return false
+			}
+		}
+	}
+	return true
+}
