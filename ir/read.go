@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -76,6 +77,11 @@ type reader struct {
 
 	nodes, objects int // counted against Limits before allocating
 	unknownDims    int // numbering of "?unk_N" symbols
+
+	valueSlab []Value           // see newValue
+	ptrSlab   []*Value          // see valueList
+	names     [][]byte          // scratch: a node's output names
+	interned  map[string]string // see internStr
 }
 
 // countNode charges one node against Limits.MaxNodes.
@@ -581,20 +587,27 @@ func (r *reader) checkDim(v int64) error {
 // nodeRec is a node whose output values exist but whose inputs and
 // attributes are not yet decoded.
 type nodeRec struct {
-	n      *Node
-	f      *pbField
-	inputs []string
+	n           *Node
+	f           *pbField
+	nin, nattrs int // input and attribute fields
 }
 
 // nodes2graph builds the nodes of g in two passes: first every node with
 // its output values (so inputs can name values produced later in the file,
 // and subgraphs can read any value of g), then inputs and attributes.
+//
+// Nodes, values and their input/output lists come from slabs, a few
+// allocations for the whole graph instead of several per node: on a
+// 112k-node LLM export, per-node allocations and map growth were most of
+// the read time.
 func (r *reader) nodes2graph(g *Graph, recs []pbField, depth int) error {
 	built := make([]nodeRec, len(recs))
-	producer := map[string]*Node{}
+	nodes := make([]Node, len(recs))
+	g.reserveValues(len(recs))
+	g.Nodes = slices.Grow(g.Nodes, len(recs))
 	err := r.each("node", len(recs), func(i int) error {
 		var err error
-		built[i], err = r.nodeHead(g, &recs[i], producer)
+		built[i], err = r.nodeHead(g, &nodes[i], &recs[i])
 		return err
 	})
 	if err != nil {
@@ -606,102 +619,176 @@ func (r *reader) nodes2graph(g *Graph, recs []pbField, depth int) error {
 }
 
 // nodeHead decodes a NodeProto's scalar fields and creates its outputs.
-func (r *reader) nodeHead(g *Graph, f *pbField, producer map[string]*Node) (nodeRec, error) {
-	n := &Node{}
+func (r *reader) nodeHead(g *Graph, n *Node, f *pbField) (nodeRec, error) {
 	rec := nodeRec{n: n, f: f}
-	var outputs []string
+	outs := r.names[:0]
 	err := r.walk(f.b, f.off, func(h *pbField) error {
 		var err error
 		switch h.num {
 		case 1:
-			var s string
-			s, err = r.str(h, "input")
-			rec.inputs = append(rec.inputs, s)
+			err = r.wantType(h, protowire.BytesType, "input")
+			rec.nin++
 		case 2:
-			var s string
-			s, err = r.str(h, "output")
-			outputs = append(outputs, s)
+			err = r.wantType(h, protowire.BytesType, "output")
+			outs = append(outs, h.b)
 		case 3:
 			n.Name, err = r.str(h, "name")
 		case 4:
-			n.OpType, err = r.str(h, "op_type")
+			n.OpType, err = r.internStr(h, "op_type")
+		case 5:
+			rec.nattrs++
 		case 6:
 			n.Doc, err = r.str(h, "doc_string")
 		case 7:
-			n.Domain, err = r.str(h, "domain")
+			n.Domain, err = r.internStr(h, "domain")
 			n.Domain = normDomain(n.Domain)
 		}
 		return err
 	})
+	r.names = outs[:0]
 	if err != nil {
 		return rec, err
 	}
 	if n.OpType == "" {
 		return rec, fmt.Errorf("%s: node %q has no op_type", r.where(), n.Name)
 	}
-	for _, name := range outputs {
-		if name == "" {
-			n.Outputs = append(n.Outputs, nil)
-			continue
+	n.graph = g
+	n.Outputs = r.valueList(len(outs))
+	for k, b := range outs {
+		if len(b) == 0 {
+			continue // an omitted optional output
 		}
 		if err := r.countObject(); err != nil {
 			return rec, err
 		}
-		if p, dup := producer[name]; dup {
-			return rec, fmt.Errorf("value %q is produced by both node %q and node %q", name, p.Name, n.Name)
+		if v := g.values[string(b)]; v != nil {
+			if v.Producer != nil {
+				return rec, fmt.Errorf("value %q is produced by both node %q and node %q", v.Name, v.Producer.Name, n.Name)
+			}
+			return rec, fmt.Errorf("node %q (%s) writes %q, which is already a graph input or initializer", n.Name, n.OpType, v.Name)
 		}
-		v, err := g.NewValue(name)
-		if err != nil {
-			return rec, fmt.Errorf("node %q (%s) writes %q, which is already a graph input or initializer", n.Name, n.OpType, name)
-		}
-		producer[name] = n
-		n.Outputs = append(n.Outputs, v)
+		v := r.newValue(string(b))
+		g.values[v.Name] = v
+		v.Producer = n
+		n.Outputs[k] = v
 	}
 	return rec, nil
 }
 
 // nodeBody resolves a node's inputs, decodes its attributes (subgraphs
-// included) and adds it to g.
+// included) and appends it to g; nodeHead already made it its outputs'
+// producer.
 func (r *reader) nodeBody(g *Graph, rec *nodeRec, depth int) error {
 	n := rec.n
-	for _, name := range rec.inputs {
-		if name == "" {
-			n.Inputs = append(n.Inputs, nil)
-			continue
-		}
-		v := g.Lookup(name)
-		if v == nil {
-			return fmt.Errorf("node %q (%s) reads undefined tensor %q", n.Name, n.OpType, name)
-		}
-		n.Inputs = append(n.Inputs, v)
-	}
-	idx := 0
+	n.Inputs = r.valueList(rec.nin)
+	k := 0
 	err := r.walk(rec.f.b, rec.f.off, func(h *pbField) error {
-		if h.num != 5 {
+		if h.num != 1 {
 			return nil
 		}
-		if err := r.wantType(h, protowire.BytesType, "attribute"); err != nil {
-			return err
+		if len(h.b) > 0 {
+			v := g.lookupBytes(h.b)
+			if v == nil {
+				return fmt.Errorf("node %q (%s) reads undefined tensor %q", n.Name, n.OpType, h.b)
+			}
+			n.Inputs[k] = v
 		}
-		r.push("attribute", idx)
-		idx++
-		a, err := r.attribute(h, g, depth)
-		r.pop()
-		if err != nil {
-			return err
-		}
-		if a.Name == fusedFromAttr && a.Type == AttrStrings {
-			n.FusedFrom = append([]string(nil), a.Strings...)
-			return nil
-		}
-		n.Attrs = append(n.Attrs, a)
+		k++
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return g.AddNode(n)
+	if rec.nattrs > 0 {
+		n.Attrs = make([]*Attribute, 0, rec.nattrs)
+		idx := 0
+		err = r.walk(rec.f.b, rec.f.off, func(h *pbField) error {
+			if h.num != 5 {
+				return nil
+			}
+			if err := r.wantType(h, protowire.BytesType, "attribute"); err != nil {
+				return err
+			}
+			r.push("attribute", idx)
+			idx++
+			a, err := r.attribute(h, g, depth)
+			r.pop()
+			if err != nil {
+				return err
+			}
+			if a.Name == fusedFromAttr && a.Type == AttrStrings {
+				n.FusedFrom = append([]string(nil), a.Strings...)
+				return nil
+			}
+			n.Attrs = append(n.Attrs, a)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(n.Attrs) == 0 {
+			n.Attrs = nil
+		}
+	}
+	g.linkNode(n)
+	return nil
 }
+
+// slabSize is how many values or value pointers the reader allocates at
+// once.
+const slabSize = 1024
+
+// newValue returns a fresh value named name, from the reader's slab.
+func (r *reader) newValue(name string) *Value {
+	if len(r.valueSlab) == 0 {
+		r.valueSlab = make([]Value, slabSize)
+	}
+	v := &r.valueSlab[0]
+	r.valueSlab = r.valueSlab[1:]
+	v.Name = name
+	return v
+}
+
+// valueList returns a zeroed list of n value pointers, nil for n = 0. Its
+// capacity is n, so that appending to it (an editing pass) copies rather
+// than overwriting the next node's list.
+func (r *reader) valueList(n int) []*Value {
+	if n == 0 {
+		return nil
+	}
+	if n > slabSize/4 {
+		return make([]*Value, n)
+	}
+	if len(r.ptrSlab) < n {
+		r.ptrSlab = make([]*Value, slabSize)
+	}
+	l := r.ptrSlab[:n:n]
+	r.ptrSlab = r.ptrSlab[n:]
+	return l
+}
+
+// internStr decodes a string field that repeats across the model (op
+// types, domains, dim names), sharing one copy of each distinct text.
+func (r *reader) internStr(f *pbField, field string) (string, error) {
+	if err := r.wantType(f, protowire.BytesType, field); err != nil {
+		return "", err
+	}
+	if s, ok := r.interned[string(f.b)]; ok {
+		return s, nil
+	}
+	if r.interned == nil {
+		r.interned = map[string]string{}
+	}
+	s := string(f.b)
+	if len(r.interned) < maxInterned {
+		r.interned[s] = s
+	}
+	return s, nil
+}
+
+// maxInterned bounds the intern table: a file with millions of distinct
+// dim names gains nothing from it.
+const maxInterned = 1 << 16
 
 // fusedFromAttr is the attribute the writer uses to carry Node.FusedFrom.
 const fusedFromAttr = "fused_from"
