@@ -668,8 +668,10 @@ func (g *Graph) NodeCount() int {
 	n := 0
 	for _, nd := range g.Nodes {
 		n++
-		for _, sg := range nd.Subgraphs() {
-			n += sg.NodeCount()
+		if nd.hasSubgraphs() {
+			for _, sg := range nd.Subgraphs() {
+				n += sg.NodeCount()
+			}
 		}
 	}
 	return n

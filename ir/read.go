@@ -237,7 +237,30 @@ type graphParts struct {
 
 func (r *reader) graphScan(b []byte, off int64) (*graphParts, error) {
 	p := &graphParts{}
+	// Count first, so that each list is allocated once at its size: on a
+	// 112k-node graph, growing them by doubling allocated more than the
+	// whole graph. A field of the wrong wire type is counted too; the
+	// second walk reports it.
+	var counts [16]int
 	err := r.walk(b, off, func(f *pbField) error {
+		if f.num < 16 {
+			counts[f.num]++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.nodes = make([]pbField, 0, min(counts[1], r.lim.MaxNodes+1))
+	for _, l := range []struct {
+		list *[]pbField
+		num  int
+	}{{&p.inits, 5}, {&p.sparse, 15}, {&p.inputs, 11}, {&p.outputs, 12}, {&p.valueInfo, 13}} {
+		if c := min(counts[l.num], maxObjectsPerNode*r.lim.MaxNodes+1); c > 0 {
+			*l.list = make([]pbField, 0, c)
+		}
+	}
+	err = r.walk(b, off, func(f *pbField) error {
 		var err error
 		switch f.num {
 		case 1:
@@ -347,13 +370,22 @@ func (r *reader) graph(b []byte, off int64, parent *Graph, depth int) (*Graph, e
 	if err != nil {
 		return nil, err
 	}
+	if len(p.valueInfo) > len(g.ValueInfo) {
+		g.ValueInfo = make(map[string]TypeInfo, len(p.valueInfo))
+	}
 	err = r.each("value_info", len(p.valueInfo), func(i int) error {
-		name, ti, err := r.valueInfo(&p.valueInfo[i], depth)
+		nameB, ti, err := r.valueInfoBytes(&p.valueInfo[i], depth)
 		if err != nil || ti == nil {
 			return err
 		}
+		// The value's own name string serves as the key: no copy.
+		v := g.values[string(nameB)]
+		name := string(nameB)
+		if v != nil {
+			name = v.Name
+		}
 		g.ValueInfo[name] = *ti
-		if v := g.Local(name); v != nil && v.Declared == nil {
+		if v != nil && v.Declared == nil {
 			v.Declared = ti
 		}
 		return nil
@@ -411,13 +443,20 @@ func (r *reader) addGraphInput(g *Graph, name string, ti *TypeInfo) error {
 // valueInfo decodes a ValueInfoProto: its name and declared type (nil when
 // the entry has no type).
 func (r *reader) valueInfo(f *pbField, depth int) (string, *TypeInfo, error) {
-	var name string
+	name, ti, err := r.valueInfoBytes(f, depth)
+	return string(name), ti, err
+}
+
+// valueInfoBytes is valueInfo with the name left in the input buffer.
+func (r *reader) valueInfoBytes(f *pbField, depth int) ([]byte, *TypeInfo, error) {
+	var name []byte
 	var ti *TypeInfo
 	err := r.walk(f.b, f.off, func(g *pbField) error {
 		var err error
 		switch g.num {
 		case 1:
-			name, err = r.str(g, "name")
+			err = r.wantType(g, protowire.BytesType, "name")
+			name = g.b
 		case 2:
 			if err = r.wantType(g, protowire.BytesType, "type"); err != nil {
 				return err
@@ -525,8 +564,18 @@ func (r *reader) tensorType(f *pbField) (TypeInfo, error) {
 // shapeProto decodes a TensorShapeProto. dim_value gives a number,
 // dim_param a symbol, and a dim with neither a fresh "?unk_N" symbol.
 func (r *reader) shapeProto(f *pbField) (Shape, error) {
-	s := Shape{Ranked: true, Dims: []Dim{}}
+	ndims := 0
 	err := r.walk(f.b, f.off, func(g *pbField) error {
+		if g.num == 1 {
+			ndims++
+		}
+		return nil
+	})
+	if err != nil {
+		return Shape{}, err
+	}
+	s := Shape{Ranked: true, Dims: make([]Dim, 0, min(ndims, r.lim.MaxRank))}
+	err = r.walk(f.b, f.off, func(g *pbField) error {
 		if g.num != 1 {
 			return nil
 		}
@@ -549,7 +598,7 @@ func (r *reader) shapeProto(f *pbField) (Shape, error) {
 				}
 				d = D(v)
 			case 2:
-				sym, err := r.str(h, "dim_param")
+				sym, err := r.internStr(h, "dim_param")
 				if err != nil {
 					return err
 				}
@@ -1087,6 +1136,9 @@ func (r *reader) function(f *pbField, idx int) (*Function, error) {
 // the model are never changed, and the numbering follows graph order, so
 // reading the same file twice gives the same names.
 func nameUnnamedNodes(m *Model) {
+	if !anyUnnamed(m.Graph) && !slices.ContainsFunc(m.Functions, func(f *Function) bool { return anyUnnamed(f.Body) }) {
+		return // the usual case: no name table to build
+	}
 	used := map[string]bool{}
 	var graphs []*Graph
 	var collect func(g *Graph)
@@ -1122,6 +1174,23 @@ func nameUnnamedNodes(m *Model) {
 			}
 		}
 	}
+}
+
+// anyUnnamed reports whether a node of g or of its subgraphs has no name.
+func anyUnnamed(g *Graph) bool {
+	for _, n := range g.Nodes {
+		if n.Name == "" {
+			return true
+		}
+		if n.hasSubgraphs() {
+			for _, sg := range n.Subgraphs() {
+				if anyUnnamed(sg) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // statModel reports a clear error for a path that is not a readable file.
