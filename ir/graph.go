@@ -146,7 +146,7 @@ type Node struct {
 	FusedFrom []string
 
 	graph *Graph
-	pos   int // index in graph.Nodes as of the last Toposort (scratch)
+	pos   int // index in graph.Nodes when last known: a hint (see indexOf)
 }
 
 // Graph returns the graph the node belongs to.
@@ -311,6 +311,7 @@ func (g *Graph) AddNode(n *Node) error {
 			in.Consumers = append(in.Consumers, n)
 		}
 	}
+	n.pos = len(g.Nodes)
 	g.Nodes = append(g.Nodes, n)
 	return nil
 }
@@ -324,6 +325,7 @@ func (g *Graph) linkNode(n *Node) {
 			in.Consumers = append(in.Consumers, n)
 		}
 	}
+	n.pos = len(g.Nodes)
 	g.Nodes = append(g.Nodes, n)
 }
 
@@ -341,14 +343,38 @@ func (g *Graph) InsertNodeBefore(n, at *Node) error {
 	g.Nodes = append(g.Nodes, nil)
 	copy(g.Nodes[idx+1:], g.Nodes[idx:])
 	g.Nodes[idx] = n
+	n.pos = idx
 	return nil
 }
 
+// indexOf finds n in g.Nodes from its position hint: edits since the hint
+// was set move a node by at most a few places, so it looks near the hint
+// first and renumbers every node only when that fails. A linear scan per
+// call made the fusion passes quadratic: on a 112k-node graph, removing
+// the fused nodes took 0.9 s per pass run.
 func (g *Graph) indexOf(n *Node) int {
-	for i, m := range g.Nodes {
-		if m == n {
+	if h := n.pos; h >= 0 && h < len(g.Nodes) && g.Nodes[h] == n {
+		return h
+	}
+	const window = 256
+	// Removals before a node move it down, insertions up: look down first.
+	for d := 1; d <= window; d++ {
+		if i := n.pos - d; i >= 0 && i < len(g.Nodes) && g.Nodes[i] == n {
+			n.pos = i
 			return i
 		}
+	}
+	for d := 1; d <= window; d++ {
+		if i := n.pos + d; i >= 0 && i < len(g.Nodes) && g.Nodes[i] == n {
+			n.pos = i
+			return i
+		}
+	}
+	for i, m := range g.Nodes {
+		m.pos = i
+	}
+	if h := n.pos; h >= 0 && h < len(g.Nodes) && g.Nodes[h] == n {
+		return h
 	}
 	return -1
 }
@@ -370,6 +396,77 @@ func (g *Graph) RemoveNode(n *Node) {
 		g.Nodes = append(g.Nodes[:i], g.Nodes[i+1:]...)
 	}
 	n.graph = nil
+}
+
+// ReplaceNodes swaps the nodes old for n in one edit: n takes the place
+// of old's last node, the others leave the graph, and producer/consumer
+// links follow. n's outputs must not have a producer outside old. It is
+// what a fusion does, with one move of the node list instead of one per
+// removed node (RemoveNode shifts the list each time, which made fusing
+// a 112k-node graph spend 0.2 s moving memory).
+func (g *Graph) ReplaceNodes(old []*Node, n *Node) error {
+	if len(old) == 0 {
+		return fmt.Errorf("replacing no nodes with %q", n.Name)
+	}
+	idx := make([]int, len(old))
+	inOld := make(map[*Node]bool, len(old))
+	for k, m := range old {
+		if idx[k] = g.indexOf(m); idx[k] < 0 {
+			return fmt.Errorf("node %q is not in graph %q", m.Name, g.Name)
+		}
+		inOld[m] = true
+	}
+	for _, o := range n.Outputs {
+		if o != nil && o.Producer != nil && !inOld[o.Producer] {
+			return fmt.Errorf("value %q produced by both %q and %q", o.Name, o.Producer.Name, n.Name)
+		}
+	}
+	for _, m := range old {
+		for _, in := range m.Inputs {
+			if in != nil {
+				in.removeConsumer(m)
+			}
+		}
+		for _, o := range m.Outputs {
+			if o != nil && o.Producer == m {
+				o.Producer = nil
+			}
+		}
+		m.graph = nil
+	}
+	n.graph = g
+	for _, o := range n.Outputs {
+		if o != nil {
+			o.Producer = n
+		}
+	}
+	for _, in := range n.Inputs {
+		if in != nil {
+			in.Consumers = append(in.Consumers, n)
+		}
+	}
+	at := idx[len(idx)-1]
+	g.Nodes[at] = n
+	holes := slices.Clone(idx[:len(idx)-1])
+	slices.Sort(holes)
+	holes = slices.Compact(holes)
+	if len(holes) == 0 {
+		n.pos = at
+		return nil
+	}
+	w := holes[0]
+	for h, hole := range holes {
+		end := len(g.Nodes)
+		if h+1 < len(holes) {
+			end = holes[h+1]
+		}
+		w += copy(g.Nodes[w:], g.Nodes[hole+1:end])
+	}
+	clear(g.Nodes[w:])
+	g.Nodes = g.Nodes[:w]
+	shift, _ := slices.BinarySearch(holes, at)
+	n.pos = at - shift
+	return nil
 }
 
 // RemoveValue forgets an unused value.

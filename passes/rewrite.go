@@ -99,27 +99,18 @@ func (f Fusion) Apply(g *ir.Graph) (*ir.Node, error) {
 			}
 		}
 	}
-	for _, m := range f.Nodes[:len(f.Nodes)-1] {
-		g.RemoveNode(m)
-	}
-	// Detach the outputs from the last node, then swap it for the new one.
-	for _, o := range last.Outputs {
-		if o != nil {
-			o.Producer = nil
-		}
-	}
 	for _, o := range f.Outputs {
 		if o.Producer != nil && !group[o.Producer] {
 			return nil, fmt.Errorf("fusion %s: output %q is produced outside the group", f.OpType, o.Name)
 		}
-		o.Producer = nil
 	}
 	n.Inputs = f.Inputs
 	n.Outputs = f.Outputs
-	if err := g.InsertNodeBefore(n, last); err != nil {
+	// One edit of the node list for the whole group (per-node removal
+	// made fusing large graphs quadratic).
+	if err := g.ReplaceNodes(f.Nodes, n); err != nil {
 		return nil, err
 	}
-	g.RemoveNode(last)
 	for _, v := range dead {
 		g.RemoveValue(v)
 	}
