@@ -2,10 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/ir"
@@ -130,22 +129,23 @@ func tensorInfos(vs []*ir.Value) []cost.TensorInfo {
 
 func writeShapesText(w io.Writer, l *loaded) error {
 	g := l.model.Graph
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "# %s: %d nodes\n", l.path, g.NodeCount())
+	var cols columns
+	cols.lines = make([][]string, 0, g.NodeCount()+len(g.Inputs)+len(g.Outputs)+1)
+	cols.add("# " + l.path + ": " + strconv.Itoa(g.NodeCount()) + " nodes")
 	for _, in := range g.Inputs {
-		fmt.Fprintf(tw, "input\t%s\n", valueText(in))
+		cols.add("input", valueText(in))
 	}
 	walkNodes(g, "", func(n *ir.Node, path string) {
 		indent := ""
 		if path != "" {
 			indent = strings.Repeat("  ", strings.Count(path, "/")+1)
 		}
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t-> %s\n", indent, n.Name, cost.QualifiedOp(n.Domain, n.OpType), valuesText(n.Inputs), valuesText(n.Outputs))
+		cols.add(indent+n.Name, cost.QualifiedOp(n.Domain, n.OpType), valuesText(n.Inputs), "-> "+valuesText(n.Outputs))
 	})
 	for _, o := range g.Outputs {
-		fmt.Fprintf(tw, "output\t%s\n", valueText(o))
+		cols.add("output", valueText(o))
 	}
-	return tw.Flush()
+	return cols.write(w)
 }
 
 func valueText(v *ir.Value) string {
@@ -161,10 +161,16 @@ func valueText(v *ir.Value) string {
 	case ir.MapValue:
 		kind = "map:"
 	}
-	return fmt.Sprintf("%s:%s%s%s", v.Name, kind, v.DType, v.Shape)
+	return v.Name + ":" + kind + v.DType.String() + v.Shape.String()
 }
 
 func valuesText(vs []*ir.Value) string {
+	switch len(vs) {
+	case 0:
+		return ""
+	case 1:
+		return valueText(vs[0])
+	}
 	parts := make([]string, 0, len(vs))
 	for _, v := range vs {
 		parts = append(parts, valueText(v))
