@@ -16,7 +16,7 @@ func TestColumnsMatchTabwriter(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	words := []string{"", "a", "bb", "relu_1", "héllo", "→x", "with\ttab", "x\xffy", "some longer cell text"}
 	for trial := 0; trial < 500; trial++ {
-		var cols columns
+		var lines [][]string
 		var want bytes.Buffer
 		tw := tabwriter.NewWriter(&want, 0, 4, 2, ' ', 0)
 		for l := rng.Intn(12); l >= 0; l-- {
@@ -27,12 +27,17 @@ func TestColumnsMatchTabwriter(t *testing.T) {
 					cells[k] = "plain"
 				}
 			}
-			cols.add(cells...)
+			lines = append(lines, cells)
 			tw.Write([]byte(strings.Join(cells, "\t") + "\n"))
 		}
 		tw.Flush()
 		var got bytes.Buffer
-		if err := cols.write(&got); err != nil {
+		err := writeColumns(&got, func(add func(cells ...string)) {
+			for _, l := range lines {
+				add(l...)
+			}
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
 		if got.String() != want.String() {

@@ -129,23 +129,23 @@ func tensorInfos(vs []*ir.Value) []cost.TensorInfo {
 
 func writeShapesText(w io.Writer, l *loaded) error {
 	g := l.model.Graph
-	var cols columns
-	cols.lines = make([][]string, 0, g.NodeCount()+len(g.Inputs)+len(g.Outputs)+1)
-	cols.add("# " + l.path + ": " + strconv.Itoa(g.NodeCount()) + " nodes")
-	for _, in := range g.Inputs {
-		cols.add("input", valueText(in))
-	}
-	walkNodes(g, "", func(n *ir.Node, path string) {
-		indent := ""
-		if path != "" {
-			indent = strings.Repeat("  ", strings.Count(path, "/")+1)
+	header := "# " + l.path + ": " + strconv.Itoa(g.NodeCount()) + " nodes"
+	return writeColumns(w, func(add func(cells ...string)) {
+		add(header)
+		for _, in := range g.Inputs {
+			add("input", valueText(in))
 		}
-		cols.add(indent+n.Name, cost.QualifiedOp(n.Domain, n.OpType), valuesText(n.Inputs), "-> "+valuesText(n.Outputs))
+		walkNodes(g, "", func(n *ir.Node, path string) {
+			indent := ""
+			if path != "" {
+				indent = strings.Repeat("  ", strings.Count(path, "/")+1)
+			}
+			add(indent+n.Name, cost.QualifiedOp(n.Domain, n.OpType), valuesText(n.Inputs), "-> "+valuesText(n.Outputs))
+		})
+		for _, o := range g.Outputs {
+			add("output", valueText(o))
+		}
 	})
-	for _, o := range g.Outputs {
-		cols.add("output", valueText(o))
-	}
-	return cols.write(w)
 }
 
 func valueText(v *ir.Value) string {
