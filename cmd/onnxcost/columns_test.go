@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"text/tabwriter"
+
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/ir"
 )
 
 // TestColumnsMatchTabwriter: the column writer must give tabwriter's bytes
@@ -42,6 +45,30 @@ func TestColumnsMatchTabwriter(t *testing.T) {
 		}
 		if got.String() != want.String() {
 			t.Fatalf("trial %d:\ngot\n%q\nwant\n%q", trial, got.String(), want.String())
+		}
+	}
+}
+
+// TestShapesJSONStreamed: the streamed shapes JSON is byte for byte what
+// encoding the whole report gives, with nodes, nested subgraph nodes,
+// escapes, and with no nodes.
+func TestShapesJSONStreamed(t *testing.T) {
+	r := &shapesJSON{SchemaVersion: 1, ToolVersion: "v<1>", Model: "m\n\"x\".onnx", Opsets: map[string]int64{"ai.onnx": 17},
+		Bindings: map[string]int64{}, Warnings: []string{"w & <b>"}, UnknownOps: []string{}, Unbound: []string{}}
+	for _, nodes := range [][]shapesNodeJSON{nil, {}, {
+		{Name: "a\t<b>", OpType: "Relu", Inputs: []cost.TensorInfo{{Name: "x", DType: "float32", Shape: cost.Shape{ir.D(1), ir.S("n")}}}, Outputs: []cost.TensorInfo{}},
+		{Name: "c", OpType: "If", Domain: "d", Graph: "c.then_branch", Inputs: []cost.TensorInfo{}, Outputs: []cost.TensorInfo{{Name: "y", DType: "float32"}}},
+	}} {
+		r.Nodes = nodes
+		var want, got bytes.Buffer
+		if err := writeJSON(&want, r); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeShapesJSON(&got, r); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("%d nodes:\ngot\n%s\nwant\n%s", len(nodes), got.String(), want.String())
 		}
 	}
 }
