@@ -3,6 +3,7 @@ package ir
 import (
 	"errors"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/graph/simple"
@@ -127,5 +128,60 @@ func TestToposortDeepChain(t *testing.T) {
 		if nd != nodes[i] {
 			t.Fatalf("position %d holds %s, want %s", i, nd.Name, nodes[i].Name)
 		}
+	}
+}
+
+// TestReplaceNodes: a group is swapped for one node at its last member's
+// place, links follow, and position hints stay usable for later edits.
+func TestReplaceNodes(t *testing.T) {
+	g := NewGraph("g")
+	x, _ := g.NewValue("x")
+	g.AddInput(x)
+	prev := x
+	var nodes []*Node
+	for i := 0; i < 8; i++ {
+		o, _ := g.NewValue("v" + itoa(int64(i)))
+		n := &Node{Name: "n" + itoa(int64(i)), OpType: "Relu", Inputs: []*Value{prev}, Outputs: []*Value{o}}
+		if err := g.AddNode(n); err != nil {
+			t.Fatal(err)
+		}
+		nodes = append(nodes, n)
+		prev = o
+	}
+	g.AddOutput(prev)
+	// Fuse n2..n4 (reads v1, writes v4), then n6..n7.
+	f := &Node{Name: "f", OpType: "Fused", Inputs: []*Value{nodes[1].Outputs[0]}, Outputs: []*Value{nodes[4].Outputs[0]}}
+	if err := g.ReplaceNodes(nodes[2:5], f); err != nil {
+		t.Fatal(err)
+	}
+	h := &Node{Name: "h", OpType: "Fused", Inputs: []*Value{nodes[5].Outputs[0]}, Outputs: []*Value{nodes[7].Outputs[0]}}
+	if err := g.ReplaceNodes(nodes[6:8], h); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range g.Nodes {
+		names = append(names, n.Name)
+	}
+	if got := strings.Join(names, " "); got != "n0 n1 f n5 h" {
+		t.Fatalf("order %q", got)
+	}
+	if err := Verify(g); err != nil {
+		t.Fatal(err)
+	}
+	if nodes[4].Outputs[0].Producer != f || len(nodes[1].Outputs[0].Consumers) != 1 || nodes[1].Outputs[0].Consumers[0] != f {
+		t.Error("links not moved to the fused node")
+	}
+	for _, m := range nodes[2:5] {
+		if m.Graph() != nil {
+			t.Errorf("%s still in a graph", m.Name)
+		}
+	}
+	// A producer outside the group is refused before anything changes.
+	bad := &Node{Name: "bad", OpType: "X", Outputs: []*Value{nodes[0].Outputs[0]}}
+	if err := g.ReplaceNodes([]*Node{nodes[5]}, bad); err == nil {
+		t.Error("replacing with a node whose output another node produces: no error")
+	}
+	if len(g.Nodes) != 5 {
+		t.Errorf("failed replace changed the graph: %d nodes", len(g.Nodes))
 	}
 }
