@@ -7,7 +7,9 @@ import "github.com/onnxcost/onnxcost/ir"
 // report's vocabulary (fp32, fp16, bf16, fp64, fp8). Integer-only models
 // report "int8" when their weights are 8-bit, else "fp32".
 func modelDType(g *ir.Graph) string {
-	count := map[ir.DType]int64{}
+	// float64: shapes are bounded only in float64 (ir.Limits), and a sum
+	// of int64 counts could wrap.
+	count := map[ir.DType]float64{}
 	add := func(v *ir.Value) {
 		if v == nil {
 			return
@@ -16,7 +18,7 @@ func modelDType(g *ir.Graph) string {
 		if !ok {
 			n = 1
 		}
-		count[v.DType] += n
+		count[v.DType] += float64(n)
 	}
 	for _, v := range g.Initializers {
 		add(v)
@@ -28,7 +30,7 @@ func modelDType(g *ir.Graph) string {
 		dt   ir.DType
 		name string
 	}{{ir.Float32, "fp32"}, {ir.Float16, "fp16"}, {ir.BFloat16, "bf16"}, {ir.Float64, "fp64"}, {ir.Float8E4M3FN, "fp8"}, {ir.Float8E5M2, "fp8"}, {ir.Int8, "int8"}, {ir.Uint8, "int8"}}
-	best, bestN := "fp32", int64(-1)
+	best, bestN := "fp32", -1.0
 	for _, c := range names {
 		if n, ok := count[c.dt]; ok && n > bestN {
 			best, bestN = c.name, n

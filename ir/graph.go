@@ -1,14 +1,10 @@
 package ir
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strconv"
-
-	"gonum.org/v1/gonum/graph/simple"
-	"gonum.org/v1/gonum/graph/topo"
 )
 
 // Model is a decoded ONNX model: its metadata, opset imports, main graph
@@ -154,6 +150,7 @@ type Node struct {
 	Metadata []KeyValue
 
 	graph *Graph
+	pos   int // index in graph.Nodes when last known: a hint (see indexOf)
 }
 
 // Graph returns the graph the node belongs to.
@@ -207,6 +204,30 @@ func (g *Graph) Lookup(name string) *Value {
 		}
 	}
 	return nil
+}
+
+// lookupBytes is Lookup for a name held as bytes (the map index with a
+// converted key does not allocate).
+func (g *Graph) lookupBytes(name []byte) *Value {
+	for s := g; s != nil; s = s.Parent {
+		if v, ok := s.values[string(name)]; ok {
+			return v
+		}
+	}
+	return nil
+}
+
+// reserveValues grows g's name table for about n more values at once,
+// rather than by repeated doubling and rehashing.
+func (g *Graph) reserveValues(n int) {
+	if n <= len(g.values) {
+		return
+	}
+	m := make(map[string]*Value, len(g.values)+n)
+	for k, v := range g.values {
+		m[k] = v
+	}
+	g.values = m
 }
 
 // Local finds a value defined in g itself.
@@ -279,6 +300,7 @@ func (g *Graph) AddNode(n *Node) error {
 		}
 	}
 	g.link(n)
+	n.pos = len(g.Nodes)
 	g.Nodes = append(g.Nodes, n)
 	return nil
 }
@@ -299,6 +321,19 @@ func (g *Graph) link(n *Node) {
 	}
 }
 
+// linkNode appends n, whose outputs' Producer is already n (the reader
+// sets it when it creates them), and links it as its inputs' consumer.
+func (g *Graph) linkNode(n *Node) {
+	n.graph = g
+	for _, in := range n.Inputs {
+		if in != nil {
+			in.Consumers = append(in.Consumers, n)
+		}
+	}
+	n.pos = len(g.Nodes)
+	g.Nodes = append(g.Nodes, n)
+}
+
 // InsertNodeBefore adds n just before the node at, keeping topological order
 // when n reads only values available at that point.
 func (g *Graph) InsertNodeBefore(n, at *Node) error {
@@ -313,10 +348,41 @@ func (g *Graph) InsertNodeBefore(n, at *Node) error {
 	g.Nodes = append(g.Nodes, nil)
 	copy(g.Nodes[idx+1:], g.Nodes[idx:])
 	g.Nodes[idx] = n
+	n.pos = idx
 	return nil
 }
 
-func (g *Graph) indexOf(n *Node) int { return slices.Index(g.Nodes, n) }
+// indexOf finds n in g.Nodes from its position hint: edits since the hint
+// was set move a node by at most a few places, so it looks near the hint
+// first and renumbers every node only when that fails. A linear scan per
+// call made the fusion passes quadratic: on a 112k-node graph, removing
+// the fused nodes took 0.9 s per pass run.
+func (g *Graph) indexOf(n *Node) int {
+	if h := n.pos; h >= 0 && h < len(g.Nodes) && g.Nodes[h] == n {
+		return h
+	}
+	const window = 256
+	// Removals before a node move it down, insertions up: look down first.
+	for d := 1; d <= window; d++ {
+		if i := n.pos - d; i >= 0 && i < len(g.Nodes) && g.Nodes[i] == n {
+			n.pos = i
+			return i
+		}
+	}
+	for d := 1; d <= window; d++ {
+		if i := n.pos + d; i >= 0 && i < len(g.Nodes) && g.Nodes[i] == n {
+			n.pos = i
+			return i
+		}
+	}
+	for i, m := range g.Nodes {
+		m.pos = i
+	}
+	if h := n.pos; h >= 0 && h < len(g.Nodes) && g.Nodes[h] == n {
+		return h
+	}
+	return -1
+}
 
 // RemoveNode unlinks n from the graph. Its outputs lose their producer;
 // callers must rewire or delete their uses first.
@@ -335,6 +401,77 @@ func (g *Graph) RemoveNode(n *Node) {
 		g.Nodes = append(g.Nodes[:i], g.Nodes[i+1:]...)
 	}
 	n.graph = nil
+}
+
+// splice swaps the nodes old for n in one edit of the node list: n takes
+// the place of old's last node, the others leave the graph, and
+// producer/consumer links follow. ReplaceNodes (replace.go) checks the
+// rewrite first; splice only moves, once for the whole group instead of
+// once per removed node (RemoveNode shifts the list each time, which made
+// fusing a 112k-node graph spend 0.2 s moving memory).
+func (g *Graph) splice(old []*Node, n *Node) error {
+	if len(old) == 0 {
+		return fmt.Errorf("replacing no nodes with %q", n.Name)
+	}
+	idx := make([]int, len(old))
+	inOld := make(map[*Node]bool, len(old))
+	for k, m := range old {
+		if idx[k] = g.indexOf(m); idx[k] < 0 {
+			return fmt.Errorf("node %q is not in graph %q", m.Name, g.Name)
+		}
+		inOld[m] = true
+	}
+	for _, o := range n.Outputs {
+		if o != nil && o.Producer != nil && !inOld[o.Producer] {
+			return fmt.Errorf("value %q produced by both %q and %q", o.Name, o.Producer.Name, n.Name)
+		}
+	}
+	for _, m := range old {
+		for _, in := range m.Inputs {
+			if in != nil {
+				in.removeConsumer(m)
+			}
+		}
+		for _, o := range m.Outputs {
+			if o != nil && o.Producer == m {
+				o.Producer = nil
+			}
+		}
+		m.graph = nil
+	}
+	n.graph = g
+	for _, o := range n.Outputs {
+		if o != nil {
+			o.Producer = n
+		}
+	}
+	for _, in := range n.Inputs {
+		if in != nil {
+			in.Consumers = append(in.Consumers, n)
+		}
+	}
+	at := idx[len(idx)-1]
+	g.Nodes[at] = n
+	holes := slices.Clone(idx[:len(idx)-1])
+	slices.Sort(holes)
+	holes = slices.Compact(holes)
+	if len(holes) == 0 {
+		n.pos = at
+		return nil
+	}
+	w := holes[0]
+	for h, hole := range holes {
+		end := len(g.Nodes)
+		if h+1 < len(holes) {
+			end = holes[h+1]
+		}
+		w += copy(g.Nodes[w:], g.Nodes[hole+1:end])
+	}
+	clear(g.Nodes[w:])
+	g.Nodes = g.Nodes[:w]
+	shift, _ := slices.BinarySearch(holes, at)
+	n.pos = at - shift
+	return nil
 }
 
 // RemoveValue forgets an unused value.
@@ -384,49 +521,193 @@ func (g *Graph) ReplaceAllUses(old, repl *Value) {
 func (g *Graph) IsGraphOutput(v *Value) bool { return slices.Contains(g.Outputs, v) }
 
 // Toposort reorders g.Nodes topologically, keeping the existing relative
-// order where dependencies allow (gonum's stabilised sort, ordered by file
-// position, so a sorted file keeps its order). It returns an error naming
-// the nodes on a cycle. Values read from enclosing graphs or by subgraphs
-// of a node count as that node's inputs.
+// order where dependencies allow (so a sorted file keeps its order). It
+// returns an error naming the nodes on a cycle. Values read from enclosing
+// graphs or by subgraphs of a node count as that node's inputs.
+//
+// The order is exactly that of gonum's topo.SortStabilized with nodes
+// numbered by position (the sort this replaced, kept so that every output
+// stays byte-identical): Tarjan's strongly connected components, roots and
+// successors visited in descending position, components emitted in
+// post-order and reversed. gonum builds it over a map-backed
+// simple.DirectedGraph with map-based index tables; on a 112,041-node
+// LLaMA-shaped graph that took 0.8–1.1 s of a 2.3 s read and allocated per
+// node and edge. The same algorithm on dense ids and slices (sortStable
+// below) is O(nodes + edges) with a handful of allocations.
 func (g *Graph) Toposort() error {
-	pos := make(map[*Node]int64, len(g.Nodes))
-	dg := simple.NewDirectedGraph()
+	nn := len(g.Nodes)
 	for i, n := range g.Nodes {
-		pos[n] = int64(i)
-		dg.AddNode(simple.Node(i))
+		n.pos = i
 	}
+	// succ[start[j]:start[j+1]] are the consumers of node j, ascending
+	// and without repeats; built in two passes (count, then fill).
+	start := make([]int32, nn+1)
+	var edges int
+	err := g.eachEdge(func(from, to int) {
+		start[from+1]++
+		edges++
+	})
+	if err != nil {
+		return err
+	}
+	for j := 0; j < nn; j++ {
+		start[j+1] += start[j]
+	}
+	succ := make([]int32, edges)
+	fill := append([]int32(nil), start[:nn]...)
+	_ = g.eachEdge(func(from, to int) {
+		// Consumers come in ascending order (eachEdge walks nodes in
+		// order), so a repeated edge is the previous entry.
+		if k := fill[from]; k > start[from] && succ[k-1] == int32(to) {
+			return
+		}
+		succ[fill[from]] = int32(to)
+		fill[from]++
+	})
+	order, cycle := sortStable(nn, start, fill, succ)
+	if cycle != nil {
+		first := g.Nodes[cycle[0]]
+		return fmt.Errorf("cycle through node %q (%s) and %d other node(s)", first.Name, first.OpType, len(cycle)-1)
+	}
+	sorted := make([]*Node, nn)
+	for k, i := range order {
+		sorted[k] = g.Nodes[i]
+	}
+	g.Nodes = sorted
+	return nil
+}
+
+// eachEdge calls edge(producer, consumer) for every dependency between
+// nodes of g, by consumer position and then input order. Node.pos must be
+// current. A node reading its own output is an error.
+func (g *Graph) eachEdge(edge func(from, to int)) error {
 	for i, n := range g.Nodes {
-		for _, in := range nodeReads(n) {
+		visit := func(in *Value) error {
 			p := in.Producer
-			if p == nil {
+			if p == nil || p.graph != g || p.pos >= len(g.Nodes) || g.Nodes[p.pos] != p {
+				return nil // a graph input, or produced in an outer scope
+			}
+			if p.pos == i {
+				return fmt.Errorf("cycle: node %q reads its own output %q", n.Name, in.Name)
+			}
+			edge(p.pos, i)
+			return nil
+		}
+		for _, in := range n.Inputs {
+			if in != nil {
+				if err := visit(in); err != nil {
+					return err
+				}
+			}
+		}
+		if !n.hasSubgraphs() {
+			continue
+		}
+		for _, sg := range n.Subgraphs() {
+			for _, in := range sg.OuterReads() {
+				if err := visit(in); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// hasSubgraphs reports whether any attribute of n holds a graph, without
+// allocating.
+func (n *Node) hasSubgraphs() bool {
+	for _, a := range n.Attrs {
+		if a.G != nil || len(a.Graphs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// sortStable is gonum's stabilised Tarjan sort (see Toposort) on a graph of
+// n nodes whose successors of j are succ[start[j]:end[j]], ascending. It
+// returns the topological order, or, for a graph with a cycle, the members
+// (ascending) of the cyclic component gonum reports first. The depth-first
+// search keeps an explicit stack so that a 100k-deep chain cannot exhaust
+// the goroutine stack.
+func sortStable(n int, start, end, succ []int32) (order []int32, cycle []int32) {
+	const unvisited = 0
+	index := make([]int32, n) // discovery number, from 1
+	low := make([]int32, n)
+	onStack := make([]bool, n)
+	stack := make([]int32, 0, 64) // Tarjan's component stack
+	type frame struct {
+		v    int32
+		next int32 // position in succ of the next successor to visit, counting down
+	}
+	var frames []frame
+	post := make([]int32, 0, n) // components' nodes in emission order
+	var comps []int32           // end offset in post of each component
+	var counter int32
+	visit := func(v int32) {
+		counter++
+		index[v], low[v] = counter, counter
+		stack = append(stack, v)
+		onStack[v] = true
+		frames = append(frames, frame{v: v, next: end[v] - 1})
+	}
+	for root := int32(n - 1); root >= 0; root-- {
+		if index[root] != unvisited {
+			continue
+		}
+		visit(root)
+		for len(frames) > 0 {
+			f := &frames[len(frames)-1]
+			v := f.v
+			if f.next >= start[v] {
+				w := succ[f.next]
+				f.next--
+				if index[w] == unvisited {
+					visit(w)
+				} else if onStack[w] {
+					low[v] = min(low[v], index[w])
+				}
 				continue
 			}
-			j, ok := pos[p]
-			switch {
-			case !ok:
-				// produced in another graph (an outer scope)
-			case j == int64(i):
-				return fmt.Errorf("cycle: node %q reads its own output %q", n.Name, in.Name)
-			default:
-				dg.SetEdge(dg.NewEdge(simple.Node(j), simple.Node(i)))
+			// All successors done: pop the frame, fold low into the parent.
+			frames = frames[:len(frames)-1]
+			if len(frames) > 0 {
+				p := frames[len(frames)-1].v
+				low[p] = min(low[p], low[v])
 			}
+			if low[v] != index[v] {
+				continue
+			}
+			for {
+				w := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				onStack[w] = false
+				post = append(post, w)
+				if w == v {
+					break
+				}
+			}
+			comps = append(comps, int32(len(post)))
 		}
 	}
-	sorted, err := topo.SortStabilized(dg, nil)
-	if err != nil {
-		var cyc topo.Unorderable
-		if errors.As(err, &cyc) && len(cyc) > 0 && len(cyc[0]) > 0 {
-			first := g.Nodes[cyc[0][0].ID()]
-			return fmt.Errorf("cycle through node %q (%s) and %d other node(s)", first.Name, first.OpType, len(cyc[0])-1)
+	// Reverse the component order; a component of more than one node is a
+	// cycle, and gonum reports the last one emitted first.
+	order = make([]int32, 0, n)
+	for c := len(comps) - 1; c >= 0; c-- {
+		lo := int32(0)
+		if c > 0 {
+			lo = comps[c-1]
 		}
-		return fmt.Errorf("cannot order the nodes: %w", err)
+		members := post[lo:comps[c]]
+		if len(members) != 1 {
+			cycle = append([]int32(nil), members...)
+			slices.Sort(cycle)
+			return nil, cycle
+		}
+		order = append(order, members[0])
 	}
-	order := make([]*Node, len(sorted))
-	for k, nd := range sorted {
-		order[k] = g.Nodes[nd.ID()]
-	}
-	g.Nodes = order
-	return nil
+	return order, nil
 }
 
 // nodeReads lists the values n reads: its inputs and, for control-flow
@@ -482,8 +763,10 @@ func (g *Graph) NodeCount() int {
 	n := 0
 	for _, nd := range g.Nodes {
 		n++
-		for _, sg := range nd.Subgraphs() {
-			n += sg.NodeCount()
+		if nd.hasSubgraphs() {
+			for _, sg := range nd.Subgraphs() {
+				n += sg.NodeCount()
+			}
 		}
 	}
 	return n

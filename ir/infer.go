@@ -220,29 +220,30 @@ func (e *inferer) checkDeclared(g *Graph) {
 	}
 	// value_info: the same check for intermediate values, at most a few
 	// warnings (an exporter that got one shape wrong usually got many).
-	names := make([]string, 0, len(g.ValueInfo))
-	for name := range g.ValueInfo {
-		names = append(names, name)
+	// Only the disagreeing names are sorted (for a stable warning order):
+	// sorting every value_info name took 0.1 s on a 112k-node graph.
+	outputs := make(map[*Value]bool, len(g.Outputs))
+	for _, o := range g.Outputs {
+		outputs[o] = true
 	}
-	sort.Strings(names)
-	const maxWarnings = 5
-	bad := 0
-	for _, name := range names {
+	var bad []string
+	for name, d := range g.ValueInfo {
 		v := g.Local(name)
-		if v == nil || v.IsInitializer || g.IsGraphOutput(v) {
+		if v == nil || v.IsInitializer || outputs[v] {
 			continue
 		}
-		d := g.ValueInfo[name]
-		if !e.disagrees(v, &d) {
-			continue
-		}
-		bad++
-		if bad <= maxWarnings {
-			e.checkOne("value_info", v, &d)
+		if e.disagrees(v, &d) {
+			bad = append(bad, name)
 		}
 	}
-	if bad > maxWarnings {
-		e.warnf("value_info: %d more values whose declared type disagrees with the inferred one", bad-maxWarnings)
+	sort.Strings(bad)
+	const maxWarnings = 5
+	for _, name := range bad[:min(len(bad), maxWarnings)] {
+		d := g.ValueInfo[name]
+		e.checkOne("value_info", g.Local(name), &d)
+	}
+	if len(bad) > maxWarnings {
+		e.warnf("value_info: %d more values whose declared type disagrees with the inferred one", len(bad)-maxWarnings)
 	}
 }
 

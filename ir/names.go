@@ -7,19 +7,27 @@ import "strconv"
 // nodes by name. Generated names are "<OpType>_<k>" with k counting per op
 // type in topological order, so they are stable for a given file.
 func NameNodes(g *Graph) {
-	used := map[string]bool{}
+	used := make(map[string]bool, g.NodeCount())
+	clash := false // an unnamed node or a repeated name
 	var collect func(g *Graph)
 	collect = func(g *Graph) {
 		for _, n := range g.Nodes {
-			if n.Name != "" {
+			if n.Name == "" || used[n.Name] {
+				clash = true
+			} else {
 				used[n.Name] = true
 			}
-			for _, sg := range n.Subgraphs() {
-				collect(sg)
+			if n.hasSubgraphs() {
+				for _, sg := range n.Subgraphs() {
+					collect(sg)
+				}
 			}
 		}
 	}
 	collect(g)
+	if !clash {
+		return // every name is already unique
+	}
 	seen := map[string]bool{}
 	counter := map[string]int{}
 	var assign func(g *Graph)

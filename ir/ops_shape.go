@@ -9,6 +9,7 @@ package ir
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -238,8 +239,8 @@ func smallShape(c *InferCtx, dims []int64) bool {
 			return false // [2,-1] would make a negative count (and [-1,-1] a positive one)
 		}
 	}
-	n, ok := KnownShape(dims...).NumElements()
-	return ok && n <= c.Limits.SmallTensorElems
+	n := countOf(dims)
+	return n >= 0 && int64(n) <= c.Limits.SmallTensorElems
 }
 
 // sourceIndex lists, for each element of a tensor of dims out in row-major
@@ -640,11 +641,17 @@ func setReshaped(c *InferCtx, s Shape) error {
 	return setOutShape(c, 0, c.InType(0), s)
 }
 
-// countOf is the element count of known dims (callers pass checked shapes).
+// countOf is the element count of known dims, or -1 when a dim is
+// negative or the count passes 2^62:
+// inferred shapes are only bounded in float64 (see Limits), so a product
+// of checked dims can still wrap int64.
 func countOf(dims []int64) int {
-	n := int64(1)
-	for _, d := range dims {
-		n *= d
+	if slices.ContainsFunc(dims, func(d int64) bool { return d < 0 }) {
+		return -1 // not a shape; the caller's checkShape says why
+	}
+	n, ok := KnownShape(dims...).NumElements()
+	if !ok {
+		return -1
 	}
 	return int(n)
 }

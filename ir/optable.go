@@ -213,7 +213,9 @@ func (c *InferCtx) checkShape(s Shape) error {
 	if len(s.Dims) > lim.MaxRank {
 		return c.Errorf("rank %d exceeds the limit of %d", len(s.Dims), lim.MaxRank)
 	}
-	n := int64(1)
+	// The element count is only counted, never allocated (see Limits), so
+	// it is bounded in float64 by MaxCountedElements, not by MaxElements.
+	n := 1.0
 	for _, d := range s.Dims {
 		if !d.IsKnown() {
 			continue
@@ -224,13 +226,21 @@ func (c *InferCtx) checkShape(s Shape) error {
 		if d.Value > lim.MaxDim {
 			return c.Errorf("dimension %d exceeds the limit of %d", d.Value, lim.MaxDim)
 		}
-		p, ok := MulDim(D(n), d)
-		if !ok || p.Value > lim.MaxElements {
-			return c.Errorf("shape %s has more than %d elements", s, lim.MaxElements)
+		n *= float64(d.Value)
+		if n > c.maxCounted() {
+			return c.Errorf("shape %s has more than %g elements", s, c.maxCounted())
 		}
-		n = p.Value
 	}
 	return nil
+}
+
+// maxCounted is Limits.MaxCountedElements, defaulted for Limits values
+// built before the field existed (zero).
+func (c *InferCtx) maxCounted() float64 {
+	if m := c.Limits.MaxCountedElements; m > 0 {
+		return m
+	}
+	return DefaultLimits.MaxCountedElements
 }
 
 // Attr helpers, so shape functions read attributes through the context.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -85,6 +86,11 @@ type reader struct {
 
 	nodes, objects int // counted against Limits before allocating
 	unknownDims    int // numbering of "?unk_N" symbols
+
+	valueSlab []Value           // see newValue
+	ptrSlab   []*Value          // see valueList
+	names     [][]byte          // scratch: a node's output names
+	interned  map[string]string // see internStr
 }
 
 // countNode charges one node against Limits.MaxNodes.
@@ -240,7 +246,30 @@ type graphParts struct {
 
 func (r *reader) graphScan(b []byte, off int64) (*graphParts, error) {
 	p := &graphParts{}
+	// Count first, so that each list is allocated once at its size: on a
+	// 112k-node graph, growing them by doubling allocated more than the
+	// whole graph. A field of the wrong wire type is counted too; the
+	// second walk reports it.
+	var counts [16]int
 	err := r.walk(b, off, func(f *pbField) error {
+		if f.num < 16 {
+			counts[f.num]++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.nodes = make([]pbField, 0, min(counts[1], r.lim.MaxNodes+1))
+	for _, l := range []struct {
+		list *[]pbField
+		num  int
+	}{{&p.inits, 5}, {&p.sparse, 15}, {&p.inputs, 11}, {&p.outputs, 12}, {&p.valueInfo, 13}} {
+		if c := min(counts[l.num], maxObjectsPerNode*r.lim.MaxNodes+1); c > 0 {
+			*l.list = make([]pbField, 0, c)
+		}
+	}
+	err = r.walk(b, off, func(f *pbField) error {
 		var err error
 		switch f.num {
 		case 1:
@@ -350,13 +379,22 @@ func (r *reader) graph(b []byte, off int64, parent *Graph, depth int) (*Graph, e
 	if err != nil {
 		return nil, err
 	}
+	if len(p.valueInfo) > len(g.ValueInfo) {
+		g.ValueInfo = make(map[string]TypeInfo, len(p.valueInfo))
+	}
 	err = r.each("value_info", len(p.valueInfo), func(i int) error {
-		name, ti, err := r.valueInfo(&p.valueInfo[i], depth)
+		nameB, ti, err := r.valueInfoBytes(&p.valueInfo[i], depth)
 		if err != nil || ti == nil {
 			return err
 		}
+		// The value's own name string serves as the key: no copy.
+		v := g.values[string(nameB)]
+		name := string(nameB)
+		if v != nil {
+			name = v.Name
+		}
 		g.ValueInfo[name] = *ti
-		if v := g.Local(name); v != nil && v.Declared == nil {
+		if v != nil && v.Declared == nil {
 			v.Declared = ti
 		}
 		return nil
@@ -414,13 +452,20 @@ func (r *reader) addGraphInput(g *Graph, name string, ti *TypeInfo) error {
 // valueInfo decodes a ValueInfoProto: its name and declared type (nil when
 // the entry has no type).
 func (r *reader) valueInfo(f *pbField, depth int) (string, *TypeInfo, error) {
-	var name string
+	name, ti, err := r.valueInfoBytes(f, depth)
+	return string(name), ti, err
+}
+
+// valueInfoBytes is valueInfo with the name left in the input buffer.
+func (r *reader) valueInfoBytes(f *pbField, depth int) ([]byte, *TypeInfo, error) {
+	var name []byte
 	var ti *TypeInfo
 	err := r.walk(f.b, f.off, func(g *pbField) error {
 		var err error
 		switch g.num {
 		case 1:
-			name, err = r.str(g, "name")
+			err = r.wantType(g, protowire.BytesType, "name")
+			name = g.b
 		case 2:
 			if err = r.wantType(g, protowire.BytesType, "type"); err != nil {
 				return err
@@ -528,8 +573,18 @@ func (r *reader) tensorType(f *pbField) (TypeInfo, error) {
 // shapeProto decodes a TensorShapeProto. dim_value gives a number,
 // dim_param a symbol, and a dim with neither a fresh "?unk_N" symbol.
 func (r *reader) shapeProto(f *pbField) (Shape, error) {
-	s := Shape{Ranked: true, Dims: []Dim{}}
+	ndims := 0
 	err := r.walk(f.b, f.off, func(g *pbField) error {
+		if g.num == 1 {
+			ndims++
+		}
+		return nil
+	})
+	if err != nil {
+		return Shape{}, err
+	}
+	s := Shape{Ranked: true, Dims: make([]Dim, 0, min(ndims, r.lim.MaxRank))}
+	err = r.walk(f.b, f.off, func(g *pbField) error {
 		if g.num != 1 {
 			return nil
 		}
@@ -552,7 +607,7 @@ func (r *reader) shapeProto(f *pbField) (Shape, error) {
 				}
 				d = D(v)
 			case 2:
-				sym, err := r.str(h, "dim_param")
+				sym, err := r.internStr(h, "dim_param")
 				if err != nil {
 					return err
 				}
@@ -590,20 +645,27 @@ func (r *reader) checkDim(v int64) error {
 // nodeRec is a node whose output values exist but whose inputs and
 // attributes are not yet decoded.
 type nodeRec struct {
-	n      *Node
-	f      *pbField
-	inputs []string
+	n           *Node
+	f           *pbField
+	nin, nattrs int // input and attribute fields
 }
 
 // nodes2graph builds the nodes of g in two passes: first every node with
 // its output values (so inputs can name values produced later in the file,
 // and subgraphs can read any value of g), then inputs and attributes.
+//
+// Nodes, values and their input/output lists come from slabs, a few
+// allocations for the whole graph instead of several per node: on a
+// 112k-node LLM export, per-node allocations and map growth were most of
+// the read time.
 func (r *reader) nodes2graph(g *Graph, recs []pbField, depth int) error {
 	built := make([]nodeRec, len(recs))
-	producer := map[string]*Node{}
+	nodes := make([]Node, len(recs))
+	g.reserveValues(len(recs))
+	g.Nodes = slices.Grow(g.Nodes, len(recs))
 	err := r.each("node", len(recs), func(i int) error {
 		var err error
-		built[i], err = r.nodeHead(g, &recs[i], producer)
+		built[i], err = r.nodeHead(g, &nodes[i], &recs[i])
 		return err
 	})
 	if err != nil {
@@ -615,29 +677,28 @@ func (r *reader) nodes2graph(g *Graph, recs []pbField, depth int) error {
 }
 
 // nodeHead decodes a NodeProto's scalar fields and creates its outputs.
-func (r *reader) nodeHead(g *Graph, f *pbField, producer map[string]*Node) (nodeRec, error) {
-	n := &Node{}
+func (r *reader) nodeHead(g *Graph, n *Node, f *pbField) (nodeRec, error) {
 	rec := nodeRec{n: n, f: f}
-	var outputs []string
+	outs := r.names[:0]
 	err := r.walk(f.b, f.off, func(h *pbField) error {
 		var err error
 		switch h.num {
 		case 1:
-			var s string
-			s, err = r.str(h, "input")
-			rec.inputs = append(rec.inputs, s)
+			err = r.wantType(h, protowire.BytesType, "input")
+			rec.nin++
 		case 2:
-			var s string
-			s, err = r.str(h, "output")
-			outputs = append(outputs, s)
+			err = r.wantType(h, protowire.BytesType, "output")
+			outs = append(outs, h.b)
 		case 3:
 			n.Name, err = r.str(h, "name")
 		case 4:
-			n.OpType, err = r.str(h, "op_type")
+			n.OpType, err = r.internStr(h, "op_type")
+		case 5:
+			rec.nattrs++
 		case 6:
 			n.Doc, err = r.str(h, "doc_string")
 		case 7:
-			n.Domain, err = r.str(h, "domain")
+			n.Domain, err = r.internStr(h, "domain")
 			n.Domain = normDomain(n.Domain)
 		case 9:
 			var kv KeyValue
@@ -646,75 +707,150 @@ func (r *reader) nodeHead(g *Graph, f *pbField, producer map[string]*Node) (node
 		}
 		return err
 	})
+	r.names = outs[:0]
 	if err != nil {
 		return rec, err
 	}
 	if n.OpType == "" {
 		return rec, fmt.Errorf("%s: node %q has no op_type", r.where(), n.Name)
 	}
-	for _, name := range outputs {
-		if name == "" {
-			n.Outputs = append(n.Outputs, nil)
-			continue
+	n.graph = g
+	n.Outputs = r.valueList(len(outs))
+	for k, b := range outs {
+		if len(b) == 0 {
+			continue // an omitted optional output
 		}
 		if err := r.countObject(); err != nil {
 			return rec, err
 		}
-		if p, dup := producer[name]; dup {
-			return rec, fmt.Errorf("value %q is produced by both node %q and node %q", name, p.Name, n.Name)
+		if v := g.values[string(b)]; v != nil {
+			if v.Producer != nil {
+				return rec, fmt.Errorf("value %q is produced by both node %q and node %q", v.Name, v.Producer.Name, n.Name)
+			}
+			return rec, fmt.Errorf("node %q (%s) writes %q, which is already a graph input or initializer", n.Name, n.OpType, v.Name)
 		}
-		v, err := g.NewValue(name)
-		if err != nil {
-			return rec, fmt.Errorf("node %q (%s) writes %q, which is already a graph input or initializer", n.Name, n.OpType, name)
-		}
-		producer[name] = n
-		n.Outputs = append(n.Outputs, v)
+		v := r.newValue(string(b))
+		g.values[v.Name] = v
+		v.Producer = n
+		n.Outputs[k] = v
 	}
 	return rec, nil
 }
 
 // nodeBody resolves a node's inputs, decodes its attributes (subgraphs
-// included) and adds it to g.
+// included) and appends it to g; nodeHead already made it its outputs'
+// producer.
 func (r *reader) nodeBody(g *Graph, rec *nodeRec, depth int) error {
 	n := rec.n
-	for _, name := range rec.inputs {
-		if name == "" {
-			n.Inputs = append(n.Inputs, nil)
-			continue
-		}
-		v := g.Lookup(name)
-		if v == nil {
-			return fmt.Errorf("node %q (%s) reads undefined tensor %q", n.Name, n.OpType, name)
-		}
-		n.Inputs = append(n.Inputs, v)
-	}
-	idx := 0
+	n.Inputs = r.valueList(rec.nin)
+	k := 0
 	err := r.walk(rec.f.b, rec.f.off, func(h *pbField) error {
-		if h.num != 5 {
+		if h.num != 1 {
 			return nil
 		}
-		if err := r.wantType(h, protowire.BytesType, "attribute"); err != nil {
-			return err
+		if len(h.b) > 0 {
+			v := g.lookupBytes(h.b)
+			if v == nil {
+				return fmt.Errorf("node %q (%s) reads undefined tensor %q", n.Name, n.OpType, h.b)
+			}
+			n.Inputs[k] = v
 		}
-		r.push("attribute", idx)
-		idx++
-		a, err := r.attribute(h, g, depth)
-		r.pop()
-		if err != nil {
-			return err
-		}
-		if a.Name == fusedFromAttr && a.Type == AttrStrings {
-			n.FusedFrom = append([]string(nil), a.Strings...)
-			return nil
-		}
-		n.Attrs = append(n.Attrs, a)
+		k++
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	return g.AddNode(n)
+	if rec.nattrs > 0 {
+		n.Attrs = make([]*Attribute, 0, rec.nattrs)
+		idx := 0
+		err = r.walk(rec.f.b, rec.f.off, func(h *pbField) error {
+			if h.num != 5 {
+				return nil
+			}
+			if err := r.wantType(h, protowire.BytesType, "attribute"); err != nil {
+				return err
+			}
+			r.push("attribute", idx)
+			idx++
+			a, err := r.attribute(h, g, depth)
+			r.pop()
+			if err != nil {
+				return err
+			}
+			if a.Name == fusedFromAttr && a.Type == AttrStrings {
+				n.FusedFrom = append([]string(nil), a.Strings...)
+				return nil
+			}
+			n.Attrs = append(n.Attrs, a)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(n.Attrs) == 0 {
+			n.Attrs = nil
+		}
+	}
+	g.linkNode(n)
+	return nil
 }
+
+// slabSize is how many values or value pointers the reader allocates at
+// once.
+const slabSize = 1024
+
+// newValue returns a fresh value named name, from the reader's slab.
+func (r *reader) newValue(name string) *Value {
+	if len(r.valueSlab) == 0 {
+		r.valueSlab = make([]Value, slabSize)
+	}
+	v := &r.valueSlab[0]
+	r.valueSlab = r.valueSlab[1:]
+	v.Name = name
+	return v
+}
+
+// valueList returns a zeroed list of n value pointers, nil for n = 0. Its
+// capacity is n, so that appending to it (an editing pass) copies rather
+// than overwriting the next node's list.
+func (r *reader) valueList(n int) []*Value {
+	if n == 0 {
+		return nil
+	}
+	if n > slabSize/4 {
+		return make([]*Value, n)
+	}
+	if len(r.ptrSlab) < n {
+		r.ptrSlab = make([]*Value, slabSize)
+	}
+	l := r.ptrSlab[:n:n]
+	r.ptrSlab = r.ptrSlab[n:]
+	return l
+}
+
+// internStr decodes a string field that repeats across the model (op
+// types, domains, dim names), sharing one copy of each distinct text.
+func (r *reader) internStr(f *pbField, field string) (string, error) {
+	if err := r.wantType(f, protowire.BytesType, field); err != nil {
+		return "", err
+	}
+	if s, ok := r.interned[string(f.b)]; ok {
+		return s, nil
+	}
+	if r.interned == nil {
+		r.interned = map[string]string{}
+	}
+	s := string(f.b)
+	if len(r.interned) < maxInterned {
+		r.interned[s] = s
+	}
+	return s, nil
+}
+
+// maxInterned bounds the intern table: a file with millions of distinct
+// dim names gains nothing from it.
+const maxInterned = 1 << 16
 
 // fusedFromAttr is the attribute the writer uses to carry Node.FusedFrom.
 const fusedFromAttr = "fused_from"
@@ -1013,6 +1149,9 @@ func (r *reader) function(f *pbField, idx int) (*Function, error) {
 // the model are never changed, and the numbering follows graph order, so
 // reading the same file twice gives the same names.
 func nameUnnamedNodes(m *Model) {
+	if !anyUnnamed(m.Graph) && !slices.ContainsFunc(m.Functions, func(f *Function) bool { return anyUnnamed(f.Body) }) {
+		return // the usual case: no name table to build
+	}
 	used := map[string]bool{}
 	var graphs []*Graph
 	var collect func(g *Graph)
@@ -1048,6 +1187,23 @@ func nameUnnamedNodes(m *Model) {
 			}
 		}
 	}
+}
+
+// anyUnnamed reports whether a node of g or of its subgraphs has no name.
+func anyUnnamed(g *Graph) bool {
+	for _, n := range g.Nodes {
+		if n.Name == "" {
+			return true
+		}
+		if n.hasSubgraphs() {
+			for _, sg := range n.Subgraphs() {
+				if anyUnnamed(sg) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // statModel reports a clear error for a path that is not a readable file.

@@ -54,6 +54,24 @@ func wherePath(path []pathElem) string {
 // for error messages.
 type wireWalker struct {
 	path []pathElem
+
+	// fields holds the current field of each nested walk, in chunks that
+	// never move: walk hands its callback a pointer, and a local would
+	// escape to the heap, one allocation per message (three per node).
+	fields []*[fieldChunk]pbField
+	depth  int
+}
+
+const fieldChunk = 16
+
+// field returns the field slot of the next walk nesting level.
+func (w *wireWalker) field() *pbField {
+	c, i := w.depth/fieldChunk, w.depth%fieldChunk
+	if c == len(w.fields) {
+		w.fields = append(w.fields, new([fieldChunk]pbField))
+	}
+	w.depth++
+	return &w.fields[c][i]
 }
 
 func (w *wireWalker) push(name string, idx int) { w.path = append(w.path, pathElem{name, idx}) }
@@ -87,7 +105,8 @@ func (w *wireWalker) wireErr(code int) error {
 // at absolute offset off. Groups (deprecated, never used by ONNX) are
 // skipped with protowire's own bounded recursion.
 func (w *wireWalker) walk(b []byte, off int64, fn func(f *pbField) error) error {
-	var f pbField
+	f := w.field()
+	defer func() { w.depth-- }()
 	pos := 0
 	for pos < len(b) {
 		num, typ, n := protowire.ConsumeTag(b[pos:])
@@ -95,7 +114,7 @@ func (w *wireWalker) walk(b []byte, off int64, fn func(f *pbField) error) error 
 			return w.wireErr(n)
 		}
 		pos += n
-		f = pbField{num: num, typ: typ}
+		*f = pbField{num: num, typ: typ}
 		switch typ {
 		case protowire.VarintType:
 			v, m := protowire.ConsumeVarint(b[pos:])
@@ -136,7 +155,7 @@ func (w *wireWalker) walk(b []byte, off int64, fn func(f *pbField) error) error 
 		default:
 			return fmt.Errorf("corrupt protobuf in %s: invalid wire type %d", w.where(), typ)
 		}
-		if err := fn(&f); err != nil {
+		if err := fn(f); err != nil {
 			return err
 		}
 	}

@@ -2,7 +2,6 @@ package ir
 
 import (
 	"fmt"
-	"slices"
 )
 
 // ReplaceNodes swaps the nodes old (in graph order) for the new node n,
@@ -61,14 +60,9 @@ func (g *Graph) ReplaceNodes(old []*Node, n *Node) error {
 		}
 	}
 	// Checked: now mutate. n takes the last old node's slot.
-	last := old[len(old)-1]
-	for _, m := range old[:len(old)-1] {
-		g.RemoveNode(m)
+	if err := g.splice(old, n); err != nil {
+		return err
 	}
-	at := g.indexOf(last)
-	g.RemoveNode(last)
-	g.link(n)
-	g.Nodes = slices.Insert(g.Nodes, at, n)
 	for _, v := range dead {
 		g.RemoveValue(v)
 	}

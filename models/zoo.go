@@ -30,8 +30,10 @@ type Entry struct {
 // the shape limits reject them.
 const maxParam = 1 << 40
 
-// maxLayers bounds layer counts (GPT-3 has 96, LLaMA-70B 80).
-const maxLayers = 1000
+// maxLayers bounds layer counts (GPT-3 has 96, LLaMA-70B 80) far above
+// real models, high enough for the 100k-node scale benchmarks (a LLaMA
+// block is 78 nodes: llama-tiny with layers=1436 has 112,041).
+const maxLayers = 10000
 
 // entry wires a build function over resolved parameters into an Entry.
 func entry(name, doc string, params []Param, build func(p map[string]int64) (*ir.Model, error)) Entry {
@@ -45,7 +47,7 @@ func entry(name, doc string, params []Param, build func(p map[string]int64) (*ir
 }
 
 // resolve merges given over the defaults, rejecting unknown names and
-// values outside [-1, 2^40] (layers: [1, 1000]).
+// values outside [-1, 2^40] (layers: [1, maxLayers]).
 func resolve(model string, params []Param, given map[string]int64) (map[string]int64, error) {
 	p := make(map[string]int64, len(params))
 	for _, q := range params {

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"math/rand"
+	"strings"
+	"testing"
+	"text/tabwriter"
+
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// TestColumnsMatchTabwriter: the column writer must give tabwriter's bytes
+// for any mix of line shapes (cells per line vary, as input, node and
+// output lines of `shapes` do, and as nested subgraph lines do), with
+// multi-byte runes and special bytes (which go through tabwriter itself).
+func TestColumnsMatchTabwriter(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	words := []string{"", "a", "bb", "relu_1", "héllo", "→x", "with\ttab", "x\xffy", "some longer cell text"}
+	for trial := 0; trial < 500; trial++ {
+		var lines [][]string
+		var want bytes.Buffer
+		tw := tabwriter.NewWriter(&want, 0, 4, 2, ' ', 0)
+		for l := rng.Intn(12); l >= 0; l-- {
+			cells := make([]string, 1+rng.Intn(5))
+			for k := range cells {
+				cells[k] = words[rng.Intn(len(words))]
+				if trial%2 == 0 && strings.ContainsAny(cells[k], "\t\xff") {
+					cells[k] = "plain"
+				}
+			}
+			lines = append(lines, cells)
+			tw.Write([]byte(strings.Join(cells, "\t") + "\n"))
+		}
+		tw.Flush()
+		var got bytes.Buffer
+		err := writeColumns(&got, func(add func(cells ...string)) {
+			for _, l := range lines {
+				add(l...)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Fatalf("trial %d:\ngot\n%q\nwant\n%q", trial, got.String(), want.String())
+		}
+	}
+}
+
+// TestShapesJSONStreamed: the streamed shapes JSON is byte for byte what
+// encoding the whole report gives, with nodes, nested subgraph nodes,
+// escapes, and with no nodes.
+func TestShapesJSONStreamed(t *testing.T) {
+	r := &shapesJSON{Header: report.Header{SchemaVersion: 1, ToolVersion: "v<1>"}, Model: "m\n\"x\".onnx", Opsets: map[string]int64{"ai.onnx": 17},
+		Bindings: map[string]int64{}, Warnings: []string{"w & <b>"}, UnknownOps: []string{}, Unbound: []string{}}
+	for _, nodes := range [][]shapesNodeJSON{nil, {}, {
+		{Name: "a\t<b>", OpType: "Relu", Inputs: []report.TensorInfo{{Name: "x", DType: "float32", Shape: report.Shape{ir.D(1), ir.S("n")}}}, Outputs: []report.TensorInfo{}},
+		{Name: "c", OpType: "If", Domain: "d", Graph: "c.then_branch", Inputs: []report.TensorInfo{}, Outputs: []report.TensorInfo{{Name: "y", DType: "float32"}}},
+	}} {
+		r.Nodes = nodes
+		var want, got bytes.Buffer
+		if err := writeJSON(&want, r); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeShapesJSON(&got, r); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("%d nodes:\ngot\n%s\nwant\n%s", len(nodes), got.String(), want.String())
+		}
+	}
+}

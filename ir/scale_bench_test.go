@@ -1,0 +1,72 @@
+package ir_test
+
+import (
+	"bytes"
+	"sync"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/ir"
+	"github.com/onnxcost/onnxcost/models"
+)
+
+// scaleLayers makes the generated LLaMA-shaped graph 112,041 nodes (78 per
+// decoder block): the size of the LLM exports the scale benchmarks are
+// about. scripts/bench_vs_onnx.sh writes the same model (zoo llama-tiny,
+// layers=1436) to compare with python onnx.
+const scaleLayers = 1436
+
+var (
+	scaleOnce  sync.Once
+	scaleBytes []byte
+	scaleErr   error
+)
+
+// scaleModel encodes the generated graph-only model once per test binary.
+func scaleModel(b *testing.B) []byte {
+	scaleOnce.Do(func() {
+		m, err := models.Llama(models.LlamaConfig{Vocab: 1000, DModel: 64, Heads: 4, KVHeads: 2,
+			Layers: scaleLayers, FF: 172, Seq: 16, Batch: 1})
+		if err != nil {
+			scaleErr = err
+			return
+		}
+		var buf bytes.Buffer
+		scaleErr = ir.Write(&buf, m)
+		scaleBytes = buf.Bytes()
+	})
+	if scaleErr != nil {
+		b.Fatal(scaleErr)
+	}
+	return scaleBytes
+}
+
+// BenchmarkScaleRead decodes the 112k-node graph (bytes in memory).
+func BenchmarkScaleRead(b *testing.B) {
+	data := scaleModel(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := ir.Read(data, ir.ReadOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScaleReadInfer decodes the 112k-node graph and infers every
+// shape: what `onnxcost shapes` does before printing.
+func BenchmarkScaleReadInfer(b *testing.B) {
+	data := scaleModel(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m, err := ir.Read(data, ir.ReadOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := ir.InferShapes(m, ir.InferOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
