@@ -230,8 +230,10 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, No
 	a.sanitizeEstimate(n, &est)
 	nc.Counts, nc.Params, nc.Launches = est.Counts, est.Params, est.Launches
 	nc.Note = est.Note
+	// Intensity and time are those of what the kernel executes: the
+	// roofline a kernel sits under is set by the work it really does.
 	if bytes := est.Bytes(); bytes > 0 {
-		nc.ArithmeticIntensity = est.FLOPs / bytes
+		nc.ArithmeticIntensity = est.ExecutedFLOPs / bytes
 	}
 	var agg aggregate
 	switch {
@@ -243,7 +245,7 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, No
 	default:
 		prec := a.precisionFor(n, est.Class)
 		k := perf.Kernel{
-			Class: est.Class, FLOPs: est.FLOPs, Bytes: est.Bytes(),
+			Class: est.Class, FLOPs: est.ExecutedFLOPs, Bytes: est.Bytes(),
 			Precision: prec, M: est.M, N: est.N, K: est.K, Batch: est.Batch,
 			Steps: est.Steps, WorkingSet: est.Bytes(), Launches: est.Launches,
 			InputK: est.InputK, ElemBytes: a.elemBytes(n),
@@ -293,6 +295,7 @@ func (a *analyzer) estimate(n *ir.Node, g *ir.Graph, depth int) (est NodeEstimat
 		return sc, err
 	}
 	est, err := runRule(rule, n, ctx)
+	est.fillExecuted()
 	a.warnings = append(a.warnings, ctx.warnings...)
 	if err != nil {
 		a.warnf("%s node %q: cost rule failed: %v; node not counted", n.OpType, n.Name, err)
@@ -410,7 +413,7 @@ func clean(x float64) (float64, bool) {
 
 func (a *analyzer) sanitizeEstimate(n *ir.Node, e *NodeEstimate) {
 	bad := false
-	for _, p := range []*float64{&e.MACs, &e.FLOPs, &e.Transcendentals, &e.BytesRead, &e.BytesWritten, &e.Params, &e.Launches} {
+	for _, p := range []*float64{&e.MACs, &e.FLOPs, &e.ExecutedMACs, &e.ExecutedFLOPs, &e.Transcendentals, &e.BytesRead, &e.BytesWritten, &e.Params, &e.Launches} {
 		var ok bool
 		if *p, ok = clean(*p); !ok {
 			bad = true
@@ -436,7 +439,7 @@ func (a *analyzer) sanitizeAggregate(n *ir.Node, g *aggregate) {
 
 func (a *analyzer) sanitizeTotals(r *report.Report) {
 	t := &r.Totals
-	for _, p := range []*float64{&t.MACs, &t.FLOPs, &t.Transcendentals, &t.BytesRead, &t.BytesWritten,
+	for _, p := range []*float64{&t.MACs, &t.FLOPs, &t.ExecutedMACs, &t.ExecutedFLOPs, &t.Transcendentals, &t.BytesRead, &t.BytesWritten,
 		&t.Params, &t.ParamBytes, &t.Launches, &t.TimeS, &t.EnergyJ, &t.PeakMemoryBytes,
 		&t.PeakActivationBytes, &t.GEMMConvTimeShare} {
 		var ok bool

@@ -82,8 +82,15 @@ type NodeRoof struct {
 // never disagree about what bounds a node.
 func (c Ceilings) RoofOf(n *report.NodeCost) NodeRoof {
 	r := NodeRoof{AI: n.ArithmeticIntensity, Peak: c.Peak(n.Precision), BW: c.BW(n.MemLevel)}
-	if n.TimeS > 0 && n.FLOPs > 0 {
-		r.Achieved = n.FLOPs / n.TimeS
+	// Achieved rate and intensity are both of the executed work (a
+	// Winograd kernel's), so the point sits under its roof; a saved report
+	// older than executed_flops has only flops.
+	flops := n.ExecutedFLOPs
+	if flops == 0 {
+		flops = n.FLOPs
+	}
+	if n.TimeS > 0 && flops > 0 {
+		r.Achieved = flops / n.TimeS
 	}
 	switch {
 	case r.Peak > 0 && r.BW > 0:

@@ -188,10 +188,20 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 		return err
 	}
 	tt := r.Totals
-	fmt.Fprintf(w, "\n%s MACs · params %s (%s) · %s launches · peak memory %s · energy %s · GEMM/conv %s of time\n",
-		Count(tt.MACs), Count(tt.Params), Bytes(tt.ParamBytes), Count(tt.Launches), Bytes(tt.PeakMemoryBytes), Joules(tt.EnergyJ), Percent(tt.GEMMConvTimeShare))
+	fmt.Fprintf(w, "\n%s MACs%s · params %s (%s) · %s launches · peak memory %s · energy %s · GEMM/conv %s of time\n",
+		Count(tt.MACs), executedText(tt.Counts), Count(tt.Params), Bytes(tt.ParamBytes), Count(tt.Launches), Bytes(tt.PeakMemoryBytes), Joules(tt.EnergyJ), Percent(tt.GEMMConvTimeShare))
 	writeUnsupported(w, r)
 	return nil
+}
+
+// executedText names what the plan executes when it is not the model's
+// arithmetic (Winograd convolutions: fewer products plus transforms), so
+// the MAC count beside it reads as the model's; "" when the two agree.
+func executedText(c report.Counts) string {
+	if c.ExecutedFLOPs == c.FLOPs && c.ExecutedMACs == c.MACs {
+		return ""
+	}
+	return fmt.Sprintf(" (the plan executes %s MACs, %s)", Count(c.ExecutedMACs), FLOPs(c.ExecutedFLOPs))
 }
 
 func writeUnsupported(w io.Writer, r *report.Report) {
@@ -237,10 +247,10 @@ func CSV(w io.Writer, r *report.Report, opt Options) error {
 			cw.Write([]string{Clean(t.OpType), strconv.Itoa(t.Count), f(t.MACs), f(t.FLOPs), f(t.BytesRead), f(t.BytesWritten), f(t.Launches), f(t.TimeS), f(t.Share)})
 		}
 	} else {
-		cw.Write([]string{"name", "op_type", "domain", "fused_from", "output_shape", "macs", "flops", "transcendentals", "bytes_read", "bytes_written", "params", "launches", "arithmetic_intensity", "bound", "compute_s", "memory_s", "launch_s", "time_s", "energy_j"})
+		cw.Write([]string{"name", "op_type", "domain", "fused_from", "output_shape", "macs", "flops", "executed_flops", "transcendentals", "bytes_read", "bytes_written", "params", "launches", "arithmetic_intensity", "bound", "compute_s", "memory_s", "launch_s", "time_s", "energy_j"})
 		shown, _ := selectNodes(r, opt.Top)
 		for _, n := range shown {
-			cw.Write([]string{Clean(n.Name), Clean(n.OpType), Clean(n.Domain), Clean(strings.Join(n.FusedFrom, ";")), Clean(outShape(n)), f(n.MACs), f(n.FLOPs), f(n.Transcendentals), f(n.BytesRead), f(n.BytesWritten), f(n.Params), f(n.Launches), f(n.ArithmeticIntensity), n.Bound, f(n.ComputeS), f(n.MemoryS), f(n.LaunchS), f(n.TimeS), f(n.EnergyJ)})
+			cw.Write([]string{Clean(n.Name), Clean(n.OpType), Clean(n.Domain), Clean(strings.Join(n.FusedFrom, ";")), Clean(outShape(n)), f(n.MACs), f(n.FLOPs), f(n.ExecutedFLOPs), f(n.Transcendentals), f(n.BytesRead), f(n.BytesWritten), f(n.Params), f(n.Launches), f(n.ArithmeticIntensity), n.Bound, f(n.ComputeS), f(n.MemoryS), f(n.LaunchS), f(n.TimeS), f(n.EnergyJ)})
 		}
 	}
 	cw.Flush()

@@ -93,9 +93,17 @@ type NodeCost struct {
 // Counts are the work and traffic every level of a report sums: a rule's
 // estimate, a node, an op type, a graph. Embedded, its fields serialise in
 // place, so Totals and NodeCost keep their JSON field order.
+//
+// MACs and FLOPs are the model's arithmetic (cost.FLOPConvention): the
+// same in every plan and dtype. ExecutedMACs and ExecutedFLOPs are what
+// the plan's kernels run, which the time model prices: equal to MACs and
+// FLOPs except where a kernel computes the result another way (Winograd
+// convolution: fewer products plus its transforms).
 type Counts struct {
 	MACs            float64 `json:"macs"`
 	FLOPs           float64 `json:"flops"`
+	ExecutedMACs    float64 `json:"executed_macs"`
+	ExecutedFLOPs   float64 `json:"executed_flops"`
 	Transcendentals float64 `json:"transcendentals"`
 	BytesRead       float64 `json:"bytes_read"`
 	BytesWritten    float64 `json:"bytes_written"`
@@ -105,6 +113,8 @@ type Counts struct {
 func (c *Counts) Add(o Counts) {
 	c.MACs += o.MACs
 	c.FLOPs += o.FLOPs
+	c.ExecutedMACs += o.ExecutedMACs
+	c.ExecutedFLOPs += o.ExecutedFLOPs
 	c.Transcendentals += o.Transcendentals
 	c.BytesRead += o.BytesRead
 	c.BytesWritten += o.BytesWritten
@@ -114,6 +124,8 @@ func (c *Counts) Add(o Counts) {
 func (c *Counts) Scale(f float64) {
 	c.MACs *= f
 	c.FLOPs *= f
+	c.ExecutedMACs *= f
+	c.ExecutedFLOPs *= f
 	c.Transcendentals *= f
 	c.BytesRead *= f
 	c.BytesWritten *= f
