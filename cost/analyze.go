@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"sort"
@@ -96,8 +97,9 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	if rep.Model == "" && m != nil {
 		rep.Model = m.Path
 	}
+	rep.Quantized = modelQuantized(g)
 	if rep.DType == "" {
-		rep.DType = modelDType(g)
+		rep.DType = cmp.Or(rep.Quantized, modelDType(g))
 	}
 	if rep.Bindings == nil {
 		rep.Bindings = map[string]int64{}
@@ -283,7 +285,8 @@ func (a *analyzer) estimate(n *ir.Node, g *ir.Graph, depth int) (est NodeEstimat
 		a.addUnsupported(n, NoCostRule[ir.QualifiedOp(n.Domain, n.OpType)])
 		return NodeEstimate{}, 0, false
 	}
-	ctx := &RuleCtx{Graph: g, Model: a.model, DType: a.dtype, node: n}
+	_, dt := a.computeFor(n)
+	ctx := &RuleCtx{Graph: g, Model: a.model, DType: dt, node: n}
 	if a.model != nil {
 		ctx.Opset = a.model.Opset(n.Domain)
 	}
@@ -390,7 +393,8 @@ func (a *analyzer) paramBytes(v *ir.Value) float64 {
 // elemBytes is the operand element size of n as costed (first input).
 func (a *analyzer) elemBytes(n *ir.Node) float64 {
 	if x := n.In(0); x != nil {
-		c := RuleCtx{DType: a.dtype}
+		_, dt := a.computeFor(n)
+		c := RuleCtx{DType: dt}
 		if b := c.elemBytes(x); b > 0 {
 			return b
 		}

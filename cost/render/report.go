@@ -101,7 +101,7 @@ func selectNodes(r *report.Report, top int) (shown []report.NodeCost, rest []rep
 // Header is the one-paragraph context every human rendering starts with.
 func Header(r *report.Report) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "onnxcost %s · %s · GPU %s · dtype %s · plan %s", r.ToolVersion, r.Model, r.GPU, r.DType, r.Plan)
+	fmt.Fprintf(&b, "onnxcost %s · %s · GPU %s · dtype %s%s · plan %s", r.ToolVersion, r.Model, r.GPU, r.DType, quantizedText(r), r.Plan)
 	if len(r.Bindings) > 0 {
 		keys := make([]string, 0, len(r.Bindings))
 		for k := range r.Bindings {
@@ -113,6 +113,18 @@ func Header(r *report.Report) string {
 		}
 	}
 	return b.String()
+}
+
+// quantizedText says when the model is quantized, and when --dtype made
+// it run at another type than its own.
+func quantizedText(r *report.Report) string {
+	switch r.Quantized {
+	case "":
+		return ""
+	case r.DType:
+		return " (quantized model)"
+	}
+	return fmt.Sprintf(" (quantized model, %s; costed at %s as asked)", r.Quantized, r.DType)
 }
 
 func opName(n report.NodeCost) string {

@@ -25,18 +25,23 @@ type Header struct {
 // precision instead of wrapping (a 2^63-FLOP model stays positive).
 type Report struct {
 	Header
-	CostModelVersion string           `json:"cost_model_version"`
-	Model            string           `json:"model"`
-	GPU              string           `json:"gpu"`
-	GPUSpecHash      string           `json:"gpu_spec_hash"`
-	DType            string           `json:"dtype"`
-	Plan             string           `json:"plan"`
-	Bindings         map[string]int64 `json:"bindings"`
-	FLOPConvention   string           `json:"flop_convention"`
-	Totals           Totals           `json:"totals"`
-	Nodes            []NodeCost       `json:"nodes"`
-	Warnings         []string         `json:"warnings"`
-	UnsupportedOps   []Unsupported    `json:"unsupported_ops"`
+	CostModelVersion string `json:"cost_model_version"`
+	Model            string `json:"model"`
+	GPU              string `json:"gpu"`
+	GPUSpecHash      string `json:"gpu_spec_hash"`
+	DType            string `json:"dtype"`
+	// Quantized is the quantized type ("int8", "fp8") of a quantized
+	// model (integer ops such as QLinearConv, or Conv/MatMul/Gemm between
+	// DequantizeLinear inputs): with no --dtype its quantized nodes are
+	// costed at it and DType says so. "" for a float model.
+	Quantized      string           `json:"quantized,omitempty"`
+	Plan           string           `json:"plan"`
+	Bindings       map[string]int64 `json:"bindings"`
+	FLOPConvention string           `json:"flop_convention"`
+	Totals         Totals           `json:"totals"`
+	Nodes          []NodeCost       `json:"nodes"`
+	Warnings       []string         `json:"warnings"`
+	UnsupportedOps []Unsupported    `json:"unsupported_ops"`
 }
 
 // Totals sums the per-node figures, plus whole-model quantities.
