@@ -127,13 +127,14 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 // aggregate is the timing of a group of nodes run one after another on one
 // stream: the sum of their times.
 type aggregate struct {
-	ComputeS, MemoryS, LaunchS, TimeS, EnergyJ float64
+	ComputeS, LatencyS, MemoryS, LaunchS, TimeS, EnergyJ float64
 	// GEMMTimeS is the part of TimeS spent in GEMM-like nodes.
 	GEMMTimeS float64
 }
 
 func (g *aggregate) add(o aggregate) {
 	g.ComputeS += o.ComputeS
+	g.LatencyS += o.LatencyS
 	g.MemoryS += o.MemoryS
 	g.LaunchS += o.LaunchS
 	g.TimeS += o.TimeS
@@ -143,6 +144,7 @@ func (g *aggregate) add(o aggregate) {
 
 func (g *aggregate) scale(f float64) {
 	g.ComputeS *= f
+	g.LatencyS *= f
 	g.MemoryS *= f
 	g.LaunchS *= f
 	g.TimeS *= f
@@ -152,7 +154,7 @@ func (g *aggregate) scale(f float64) {
 
 // bound names the term that dominates a group's time.
 func (g *aggregate) bound() string {
-	return report.SequenceBound(g.TimeS, g.ComputeS, g.MemoryS, g.LaunchS)
+	return report.SequenceBound(g.TimeS, g.ComputeS, g.LatencyS, g.MemoryS, g.LaunchS)
 }
 
 // graphCost is the analysis of one graph (the main graph or a body).
@@ -257,7 +259,7 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, No
 			k.Launches = 1
 		}
 		kt := perf.EstimateKernel(a.gpu, k, perf.PlanOptions())
-		agg = aggregate{ComputeS: kt.ComputeS, MemoryS: kt.MemoryS, LaunchS: kt.LaunchS, TimeS: kt.TimeS}
+		agg = aggregate{ComputeS: kt.ComputeS, LatencyS: kt.LatencyS, MemoryS: kt.MemoryS, LaunchS: kt.LaunchS, TimeS: kt.TimeS}
 		agg.EnergyJ = perf.KernelEnergy(a.gpu, kt)
 		if est.Class.GEMMLike() {
 			agg.GEMMTimeS = agg.TimeS
@@ -267,7 +269,7 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, No
 		nc.Precision = string(prec)
 	}
 	a.sanitizeAggregate(n, &agg)
-	nc.ComputeS, nc.MemoryS, nc.TimeS, nc.LaunchS, nc.EnergyJ = agg.ComputeS, agg.MemoryS, agg.TimeS, agg.LaunchS, agg.EnergyJ
+	nc.ComputeS, nc.LatencyS, nc.MemoryS, nc.TimeS, nc.LaunchS, nc.EnergyJ = agg.ComputeS, agg.LatencyS, agg.MemoryS, agg.TimeS, agg.LaunchS, agg.EnergyJ
 	return nc, est, agg, subPeak
 }
 
@@ -430,7 +432,7 @@ func (a *analyzer) sanitizeEstimate(n *ir.Node, e *NodeEstimate) {
 
 func (a *analyzer) sanitizeAggregate(n *ir.Node, g *aggregate) {
 	bad := false
-	for _, p := range []*float64{&g.ComputeS, &g.MemoryS, &g.LaunchS, &g.TimeS, &g.EnergyJ, &g.GEMMTimeS} {
+	for _, p := range []*float64{&g.ComputeS, &g.LatencyS, &g.MemoryS, &g.LaunchS, &g.TimeS, &g.EnergyJ, &g.GEMMTimeS} {
 		var ok bool
 		if *p, ok = clean(*p); !ok {
 			bad = true

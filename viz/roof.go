@@ -17,6 +17,7 @@ const (
 	CeilCompute Ceiling = "compute"
 	CeilHBM     Ceiling = "HBM"
 	CeilL2      Ceiling = "L2"
+	CeilLatency Ceiling = "latency" // a GEMM-like kernel's fixed fill and drain
 	CeilLaunch  Ceiling = "launch"
 	CeilNone    Ceiling = "" // no kernel (constants, views, folded shape ops)
 )
@@ -107,6 +108,8 @@ func ceilingOf(n *report.NodeCost) Ceiling {
 	switch n.Bound {
 	case "compute":
 		return CeilCompute
+	case "latency":
+		return CeilLatency
 	case "launch":
 		return CeilLaunch
 	case "memory":

@@ -78,7 +78,11 @@ type NodeCost struct {
 	Launches float64 `json:"launches"`
 
 	ArithmeticIntensity float64 `json:"arithmetic_intensity"`
-	Bound               string  `json:"bound"` // "compute" | "memory" | "launch"; "" for nodes with no kernel
+	// Bound is the term that dominates the node's time: "compute" (the
+	// main loop), "memory", "latency" (the fixed fill and drain of a
+	// GEMM-like kernel, LatencyS, exceeds both: a small kernel) or
+	// "launch"; "" for nodes with no kernel.
+	Bound string `json:"bound"`
 	// MemLevel is the memory level whose bandwidth priced the node's
 	// memory time: "hbm", or "l2" when its working set fits in L2 (the
 	// time model's KernelTime.Level). "" for nodes with no kernel and for
@@ -87,10 +91,14 @@ type NodeCost struct {
 	MemLevel  string  `json:"mem_level,omitempty"`
 	Precision string  `json:"precision,omitempty"`
 	ComputeS  float64 `json:"compute_s"`
-	MemoryS   float64 `json:"memory_s"`
-	TimeS     float64 `json:"time_s"`
-	LaunchS   float64 `json:"launch_s"`
-	EnergyJ   float64 `json:"energy_j"`
+	// LatencyS is the fixed latency of a GEMM-like kernel beyond its
+	// launch (pipeline fill and drain); time_s = max(compute_s +
+	// latency_s, memory_s) + launch_s.
+	LatencyS float64 `json:"latency_s"`
+	MemoryS  float64 `json:"memory_s"`
+	TimeS    float64 `json:"time_s"`
+	LaunchS  float64 `json:"launch_s"`
+	EnergyJ  float64 `json:"energy_j"`
 	// Note explains an approximation (If: costlier branch; Loop: trip count unknown).
 	Note string `json:"note,omitempty"`
 }
@@ -139,19 +147,22 @@ func (c *Counts) Scale(f float64) {
 // Bytes is the traffic in both directions.
 func (c Counts) Bytes() float64 { return c.BytesRead + c.BytesWritten }
 
-// SequenceBound names the term ("compute", "memory" or "launch") that
-// dominates the summed times of kernels run one after another, or "" when
-// they take no time. Ties go to launch, then compute (the rule for one
-// kernel, in package cost, breaks a launch tie the other way). viz colours
+// SequenceBound names the term ("compute", "latency", "memory" or
+// "launch") that dominates the summed times of kernels run one after
+// another, or "" when they take no time. Ties go to launch, then compute,
+// then latency (the rule for one kernel, in package cost/perf, breaks a
+// launch tie the other way). viz colours
 // its collapsed boxes by it, so a box and the node it stands for agree.
-func SequenceBound(timeS, computeS, memoryS, launchS float64) string {
+func SequenceBound(timeS, computeS, latencyS, memoryS, launchS float64) string {
 	switch {
 	case timeS == 0:
 		return ""
-	case launchS >= computeS && launchS >= memoryS:
+	case launchS >= computeS+latencyS && launchS >= memoryS:
 		return "launch"
-	case computeS >= memoryS:
+	case computeS >= memoryS && computeS >= latencyS:
 		return "compute"
+	case latencyS >= memoryS:
+		return "latency"
 	}
 	return "memory"
 }
