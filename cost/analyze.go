@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"sort"
@@ -96,8 +97,9 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	if rep.Model == "" && m != nil {
 		rep.Model = m.Path
 	}
+	rep.Quantized = modelQuantized(g)
 	if rep.DType == "" {
-		rep.DType = modelDType(g)
+		rep.DType = cmp.Or(rep.Quantized, modelDType(g))
 	}
 	if rep.Bindings == nil {
 		rep.Bindings = map[string]int64{}
@@ -126,13 +128,14 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 // aggregate is the timing of a group of nodes run one after another on one
 // stream: the sum of their times.
 type aggregate struct {
-	ComputeS, MemoryS, LaunchS, TimeS, EnergyJ float64
+	ComputeS, LatencyS, MemoryS, LaunchS, TimeS, EnergyJ float64
 	// GEMMTimeS is the part of TimeS spent in GEMM-like nodes.
 	GEMMTimeS float64
 }
 
 func (g *aggregate) add(o aggregate) {
 	g.ComputeS += o.ComputeS
+	g.LatencyS += o.LatencyS
 	g.MemoryS += o.MemoryS
 	g.LaunchS += o.LaunchS
 	g.TimeS += o.TimeS
@@ -142,6 +145,7 @@ func (g *aggregate) add(o aggregate) {
 
 func (g *aggregate) scale(f float64) {
 	g.ComputeS *= f
+	g.LatencyS *= f
 	g.MemoryS *= f
 	g.LaunchS *= f
 	g.TimeS *= f
@@ -151,7 +155,7 @@ func (g *aggregate) scale(f float64) {
 
 // bound names the term that dominates a group's time.
 func (g *aggregate) bound() string {
-	return report.SequenceBound(g.TimeS, g.ComputeS, g.MemoryS, g.LaunchS)
+	return report.SequenceBound(g.TimeS, g.ComputeS, g.LatencyS, g.MemoryS, g.LaunchS)
 }
 
 // graphCost is the analysis of one graph (the main graph or a body).
@@ -231,8 +235,10 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, No
 	a.sanitizeEstimate(n, &est)
 	nc.Counts, nc.Params, nc.Launches = est.Counts, est.Params, est.Launches
 	nc.Note = est.Note
+	// Intensity and time are those of what the kernel executes: the
+	// roofline a kernel sits under is set by the work it really does.
 	if bytes := est.Bytes(); bytes > 0 {
-		nc.ArithmeticIntensity = est.FLOPs / bytes
+		nc.ArithmeticIntensity = est.ExecutedFLOPs / bytes
 	}
 	var agg aggregate
 	switch {
@@ -244,7 +250,7 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, No
 	default:
 		prec := a.precisionFor(n, est.Class)
 		k := perf.Kernel{
-			Class: est.Class, FLOPs: est.FLOPs, Bytes: est.Bytes(),
+			Class: est.Class, FLOPs: est.ExecutedFLOPs, Bytes: est.Bytes(),
 			Precision: prec, M: est.M, N: est.N, K: est.K, Batch: est.Batch,
 			Steps: est.Steps, WorkingSet: est.Bytes(), Launches: est.Launches,
 			InputK: est.InputK, ElemBytes: a.elemBytes(n),
@@ -254,7 +260,7 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, No
 			k.Launches = 1
 		}
 		kt := perf.EstimateKernel(a.gpu, k, perf.PlanOptions())
-		agg = aggregate{ComputeS: kt.ComputeS, MemoryS: kt.MemoryS, LaunchS: kt.LaunchS, TimeS: kt.TimeS}
+		agg = aggregate{ComputeS: kt.ComputeS, LatencyS: kt.LatencyS, MemoryS: kt.MemoryS, LaunchS: kt.LaunchS, TimeS: kt.TimeS}
 		agg.EnergyJ = perf.KernelEnergy(a.gpu, kt)
 		if est.Class.GEMMLike() {
 			agg.GEMMTimeS = agg.TimeS
@@ -264,7 +270,7 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, No
 		nc.Precision = string(prec)
 	}
 	a.sanitizeAggregate(n, &agg)
-	nc.ComputeS, nc.MemoryS, nc.TimeS, nc.LaunchS, nc.EnergyJ = agg.ComputeS, agg.MemoryS, agg.TimeS, agg.LaunchS, agg.EnergyJ
+	nc.ComputeS, nc.LatencyS, nc.MemoryS, nc.TimeS, nc.LaunchS, nc.EnergyJ = agg.ComputeS, agg.LatencyS, agg.MemoryS, agg.TimeS, agg.LaunchS, agg.EnergyJ
 	return nc, est, agg, subPeak
 }
 
@@ -282,7 +288,8 @@ func (a *analyzer) estimate(n *ir.Node, g *ir.Graph, depth int) (est NodeEstimat
 		a.addUnsupported(n, NoCostRule[ir.QualifiedOp(n.Domain, n.OpType)])
 		return NodeEstimate{}, 0, false
 	}
-	ctx := &RuleCtx{Graph: g, Model: a.model, DType: a.dtype, node: n}
+	_, dt := a.computeFor(n)
+	ctx := &RuleCtx{Graph: g, Model: a.model, DType: dt, node: n}
 	if a.model != nil {
 		ctx.Opset = a.model.Opset(n.Domain)
 	}
@@ -294,6 +301,7 @@ func (a *analyzer) estimate(n *ir.Node, g *ir.Graph, depth int) (est NodeEstimat
 		return sc, err
 	}
 	est, err := runRule(rule, n, ctx)
+	est.fillExecuted()
 	a.warnings = append(a.warnings, ctx.warnings...)
 	if err != nil {
 		a.warnf("%s node %q: cost rule failed: %v; node not counted", n.OpType, n.Name, err)
@@ -388,7 +396,8 @@ func (a *analyzer) paramBytes(v *ir.Value) float64 {
 // elemBytes is the operand element size of n as costed (first input).
 func (a *analyzer) elemBytes(n *ir.Node) float64 {
 	if x := n.In(0); x != nil {
-		c := RuleCtx{DType: a.dtype}
+		_, dt := a.computeFor(n)
+		c := RuleCtx{DType: dt}
 		if b := c.elemBytes(x); b > 0 {
 			return b
 		}
@@ -411,7 +420,7 @@ func clean(x float64) (float64, bool) {
 
 func (a *analyzer) sanitizeEstimate(n *ir.Node, e *NodeEstimate) {
 	bad := false
-	for _, p := range []*float64{&e.MACs, &e.FLOPs, &e.Transcendentals, &e.BytesRead, &e.BytesWritten, &e.Params, &e.Launches} {
+	for _, p := range []*float64{&e.MACs, &e.FLOPs, &e.ExecutedMACs, &e.ExecutedFLOPs, &e.Transcendentals, &e.BytesRead, &e.BytesWritten, &e.Params, &e.Launches} {
 		var ok bool
 		if *p, ok = clean(*p); !ok {
 			bad = true
@@ -424,7 +433,7 @@ func (a *analyzer) sanitizeEstimate(n *ir.Node, e *NodeEstimate) {
 
 func (a *analyzer) sanitizeAggregate(n *ir.Node, g *aggregate) {
 	bad := false
-	for _, p := range []*float64{&g.ComputeS, &g.MemoryS, &g.LaunchS, &g.TimeS, &g.EnergyJ, &g.GEMMTimeS} {
+	for _, p := range []*float64{&g.ComputeS, &g.LatencyS, &g.MemoryS, &g.LaunchS, &g.TimeS, &g.EnergyJ, &g.GEMMTimeS} {
 		var ok bool
 		if *p, ok = clean(*p); !ok {
 			bad = true
@@ -437,7 +446,7 @@ func (a *analyzer) sanitizeAggregate(n *ir.Node, g *aggregate) {
 
 func (a *analyzer) sanitizeTotals(r *report.Report) {
 	t := &r.Totals
-	for _, p := range []*float64{&t.MACs, &t.FLOPs, &t.Transcendentals, &t.BytesRead, &t.BytesWritten,
+	for _, p := range []*float64{&t.MACs, &t.FLOPs, &t.ExecutedMACs, &t.ExecutedFLOPs, &t.Transcendentals, &t.BytesRead, &t.BytesWritten,
 		&t.Params, &t.ParamBytes, &t.Launches, &t.TimeS, &t.EnergyJ, &t.PeakMemoryBytes,
 		&t.PeakActivationBytes, &t.GEMMConvTimeShare} {
 		var ok bool

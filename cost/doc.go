@@ -11,6 +11,7 @@
 //	memory.go           peak activation memory over a topological walk
 //	modeldtype.go       the compute dtype a model runs at when --dtype is not given
 //	precision.go        the compute path (tensor cores or not) of each node, fallback warnings
+//	quantized.go        quantized nodes (QLinear*/Integer ops, Q/DQ-wrapped ops) and the type they run at
 //	rules.go            Rule, NodeEstimate, RuleCtx, the rule table, NoCostRule, FLOPConvention
 //	rules_gemm.go       Conv, ConvTranspose, Gemm, MatMul, Einsum, Attention
 //	rules_elementwise.go pointwise ops (opCounts: flops and transcendentals per element)
@@ -25,6 +26,10 @@
 //	rules_fused_attn.go rules of the decomposition, elementwise and attention passes' fused ops
 //
 // Invariants:
+//   - macs and flops are the model's arithmetic, the same in every plan and
+//     dtype; executed_macs and executed_flops are what the plan's kernels
+//     run (Winograd: fewer products plus transforms) and what the time
+//     model prices. A rule sets the executed counts only when they differ.
 //   - A rule never panics on a model; Analyze recovers one that does and
 //     lists its node under unsupported_ops. Every quantity a rule returns is
 //     float64 (sums never wrap) and Analyze replaces NaN, Inf and negative

@@ -37,9 +37,22 @@ func nodeDTypeName(n *ir.Node) string {
 	return "fp32"
 }
 
+// computeFor is the compute dtype node n is costed at: --dtype when
+// given; else the quantized type of a quantized node (cost/quantized.go);
+// else "" and Undefined, each tensor at its own dtype.
+func (a *analyzer) computeFor(n *ir.Node) (string, ir.DType) {
+	if a.opt.DType != "" {
+		return a.opt.DType, a.dtype
+	}
+	if name, dt, ok := quantizedDType(n); ok {
+		return name, dt
+	}
+	return "", ir.Undefined
+}
+
 // precisionFor picks the node's compute path on the analyzer's GPU.
 func (a *analyzer) precisionFor(n *ir.Node, cl perf.KernelClass) hwdb.Precision {
-	name := a.opt.DType
+	name, _ := a.computeFor(n)
 	if name == "" {
 		name = nodeDTypeName(n)
 	}

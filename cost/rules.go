@@ -35,10 +35,14 @@ const FLOPConvention = "1 MAC = 2 FLOPs (fmaFLOPs); macs and flops are separate 
 // float64 so that sums never wrap; Analyze checks them for NaN, Inf and
 // negative values.
 type NodeEstimate struct {
-	report.Counts         // FLOPs include 2*MACs
-	Params        float64 // elements of initializer inputs the node reads
-	Launches      float64 // kernel launches; 0 for views and folded nodes
-	Class         perf.KernelClass
+	// Counts: FLOPs include 2*MACs. A rule sets ExecutedMACs and
+	// ExecutedFLOPs only when its kernel does not compute the model's
+	// arithmetic as written; left at zero they are taken to equal MACs
+	// and FLOPs (fillExecuted).
+	report.Counts
+	Params   float64 // elements of initializer inputs the node reads
+	Launches float64 // kernel launches; 0 for views and folded nodes
+	Class    perf.KernelClass
 	// GEMM view for the time model (see Kernel); zero when not GEMM-like.
 	M, N, K, Batch int64
 	// Steps is the number of dependent sequential steps (RNN time steps).
@@ -53,6 +57,16 @@ type NodeEstimate struct {
 	// composite is set by control-flow rules whose time is the sum of a
 	// subgraph's node times rather than one kernel's.
 	composite *aggregate
+}
+
+// fillExecuted sets the executed counts of an estimate whose rule left
+// them unset: a kernel that computes the model's arithmetic as written
+// executes exactly it. Only a rule whose kernel computes the result
+// another way (Winograd) sets ExecutedMACs/ExecutedFLOPs itself.
+func (e *NodeEstimate) fillExecuted() {
+	if e.ExecutedMACs == 0 && e.ExecutedFLOPs == 0 {
+		e.ExecutedMACs, e.ExecutedFLOPs = e.MACs, e.FLOPs
+	}
 }
 
 // add accumulates o into e (compute and traffic; Class and GEMM view of e kept).
@@ -287,7 +301,9 @@ func (c *RuleCtx) Estimate(n *ir.Node) (NodeEstimate, error) {
 	if r == nil {
 		return NodeEstimate{}, fmt.Errorf("no cost rule for %s", ir.QualifiedOp(n.Domain, n.OpType))
 	}
-	return r(n, c)
+	e, err := r(n, c)
+	e.fillExecuted()
+	return e, err
 }
 
 // kernel is a one-launch estimate of class cl with boundary traffic.

@@ -177,10 +177,13 @@ func convOutDim(node *ir.Node, i, n int, in, k int64) (int64, bool) {
 }
 
 // winogradConvRule: F(m×m,3×3) Winograd convolution (m = winograd_tile)
-// with FusedConv's epilogue. With T = N·⌈P/m⌉·⌈Q/m⌉ tiles and α = m+2:
+// with FusedConv's epilogue. Its macs and flops are the convolution's
+// (the direct Conv rule's: the model's arithmetic does not depend on the
+// algorithm); what the kernel executes, with T = N·⌈P/m⌉·⌈Q/m⌉ tiles and
+// α = m+2, is
 //
-//	macs  = α²·T·C·K                      (the batched elementwise GEMMs)
-//	flops = 2·macs + T·C·inputOps(m) + T·K·outputOps(m) + epilogue
+//	executed_macs  = α²·T·C·K                      (the batched elementwise GEMMs)
+//	executed_flops = 2·executed_macs + T·C·inputOps(m) + T·K·outputOps(m) + bias + epilogue
 //
 // inputOps/outputOps are the adds and non-unit multiplies of B^T·d·B and
 // A^T·M·A (WinogradTransformOps). The filter transform is offline, so the
@@ -211,12 +214,20 @@ func winogradConvRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	alpha := float64(m + 2)
 	N, C, K, P, Q := xd[0], xd[1], yd[1], yd[2], yd[3]
 	tiles := float64(perf.WinogradTiles(int64(N), int64(P), int64(Q), m))
+	// The model's arithmetic is the convolution's, whatever algorithm
+	// runs it: the direct Conv rule counts it.
+	direct, err := c.Estimate(&ir.Node{Name: n.Name, OpType: "Conv",
+		Inputs: []*ir.Value{n.In(0), n.In(1), n.In(2)}, Outputs: []*ir.Value{convOut}, Attrs: n.Attrs})
+	if err != nil {
+		return NodeEstimate{}, err
+	}
 	var wino NodeEstimate
 	wino.Class = perf.ClassWinograd
-	wino.MACs = alpha * alpha * tiles * C * K
-	wino.FLOPs = perf.FMAFLOPs*wino.MACs + tiles*C*inOps + tiles*K*outOps
+	wino.MACs, wino.FLOPs = direct.MACs, direct.FLOPs
+	wino.ExecutedMACs = alpha * alpha * tiles * C * K
+	wino.ExecutedFLOPs = perf.FMAFLOPs*wino.ExecutedMACs + tiles*C*inOps + tiles*K*outOps
 	if n.In(2) != nil {
-		wino.FLOPs += c.Numel(convOut) // bias, added in the output transform's epilogue
+		wino.ExecutedFLOPs += c.Numel(convOut) // bias, added in the output transform's epilogue
 	}
 	wino.M, wino.N, wino.K, wino.Batch = clampInt(tiles), clampInt(K), clampInt(C), clampInt(alpha*alpha)
 	parts := append([]NodeEstimate{wino}, EpilogueParts(n, c, convOut)...)

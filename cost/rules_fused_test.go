@@ -92,11 +92,15 @@ func TestWinogradConvRule(t *testing.T) {
 	macs := alpha * alpha * tiles * C * K
 	inOps, outOps := 2*6*28.0, (6+4)*20.0
 	wantFLOPs := 2*macs + tiles*C*inOps + tiles*K*outOps + 2*float64(N*K*P*Q) // + bias + relu
-	if e.MACs != macs || e.FLOPs != wantFLOPs {
-		t.Errorf("macs %v flops %v, want %v %v", e.MACs, e.FLOPs, macs, wantFLOPs)
+	if e.ExecutedMACs != macs || e.ExecutedFLOPs != wantFLOPs {
+		t.Errorf("executed macs %v flops %v, want %v %v", e.ExecutedMACs, e.ExecutedFLOPs, macs, wantFLOPs)
 	}
+	// The model's arithmetic is the direct convolution's: + bias + relu.
 	direct := 2.0 * N * K * P * Q * C * 9
-	t.Logf("F(4x4,3x3) on 16x16: %.3f of direct FLOPs", (e.FLOPs-2*float64(N*K*P*Q))/direct)
+	if e.MACs != direct/2 || e.FLOPs != direct+2*float64(N*K*P*Q) {
+		t.Errorf("macs %v flops %v, want the direct convolution's %v %v", e.MACs, e.FLOPs, direct/2, direct+2*float64(N*K*P*Q))
+	}
+	t.Logf("F(4x4,3x3) on 16x16: %.3f of direct FLOPs", (e.ExecutedFLOPs-2*float64(N*K*P*Q))/direct)
 	const f32 = 4
 	if want := f32 * float64(N*C*H*W+alpha*alpha*C*K+K); e.BytesRead != want {
 		t.Errorf("bytes read %v, want %v (transformed filter α²·C·K)", e.BytesRead, want)

@@ -9,7 +9,8 @@ import (
 // Fused-op costing. A fused node (domain "onnxcost", written by a pass,
 // FusedFrom naming the nodes it replaced) runs as one kernel:
 //
-//   - its arithmetic is the sum of its parts' (MACs, FLOPs, transcendentals);
+//   - its arithmetic is the sum of its parts' (MACs, FLOPs, executed MACs
+//     and FLOPs, transcendentals);
 //   - its traffic is only what crosses its boundary: its own inputs read
 //     once and its own outputs written once (the intermediates stay in
 //     registers or shared memory);
@@ -36,8 +37,11 @@ import (
 func FusedEstimate(n *ir.Node, c *RuleCtx, parts ...NodeEstimate) NodeEstimate {
 	e := NodeEstimate{Launches: 1}
 	for _, p := range parts {
+		p.fillExecuted()
 		e.MACs += p.MACs
 		e.FLOPs += p.FLOPs
+		e.ExecutedMACs += p.ExecutedMACs
+		e.ExecutedFLOPs += p.ExecutedFLOPs
 		e.Transcendentals += p.Transcendentals
 	}
 	for _, p := range parts {

@@ -290,6 +290,8 @@ func (d *drawer) unitCeiling(u *unit) Ceiling {
 	switch u.bound() {
 	case "compute":
 		return CeilCompute
+	case "latency":
+		return CeilLatency
 	case "launch":
 		return CeilLaunch
 	case "memory":
@@ -426,9 +428,13 @@ func (d *drawer) nodeTooltip(n *report.NodeCost) string {
 		b.WriteString("no kernel: no run-time cost\n")
 	} else {
 		rf := d.c.RoofOf(n)
-		fmt.Fprintf(&b, "time %s (%s of total): compute %s, memory %s, launch %s\n",
+		latency := ""
+		if n.LatencyS > 0 {
+			latency = ", fixed latency " + render.Seconds(n.LatencyS)
+		}
+		fmt.Fprintf(&b, "time %s (%s of total): compute %s%s, memory %s, launch %s\n",
 			render.Seconds(n.TimeS), render.Percent(d.share(n.TimeS)),
-			render.Seconds(n.ComputeS), render.Seconds(n.MemoryS), render.Seconds(n.LaunchS))
+			render.Seconds(n.ComputeS), latency, render.Seconds(n.MemoryS), render.Seconds(n.LaunchS))
 		fmt.Fprintf(&b, "%s, %s read, %s written, AI %s FLOP/B\n",
 			render.FLOPs(n.FLOPs), render.Bytes(n.BytesRead), render.Bytes(n.BytesWritten), aiText(n.ArithmeticIntensity))
 		fmt.Fprintf(&b, "bound: %s", rf.Ceiling)

@@ -17,6 +17,7 @@ const (
 	CeilCompute Ceiling = "compute"
 	CeilHBM     Ceiling = "HBM"
 	CeilL2      Ceiling = "L2"
+	CeilLatency Ceiling = "latency" // a GEMM-like kernel's fixed fill and drain
 	CeilLaunch  Ceiling = "launch"
 	CeilNone    Ceiling = "" // no kernel (constants, views, folded shape ops)
 )
@@ -82,8 +83,15 @@ type NodeRoof struct {
 // never disagree about what bounds a node.
 func (c Ceilings) RoofOf(n *report.NodeCost) NodeRoof {
 	r := NodeRoof{AI: n.ArithmeticIntensity, Peak: c.Peak(n.Precision), BW: c.BW(n.MemLevel)}
-	if n.TimeS > 0 && n.FLOPs > 0 {
-		r.Achieved = n.FLOPs / n.TimeS
+	// Achieved rate and intensity are both of the executed work (a
+	// Winograd kernel's), so the point sits under its roof; a saved report
+	// older than executed_flops has only flops.
+	flops := n.ExecutedFLOPs
+	if flops == 0 {
+		flops = n.FLOPs
+	}
+	if n.TimeS > 0 && flops > 0 {
+		r.Achieved = flops / n.TimeS
 	}
 	switch {
 	case r.Peak > 0 && r.BW > 0:
@@ -100,6 +108,8 @@ func ceilingOf(n *report.NodeCost) Ceiling {
 	switch n.Bound {
 	case "compute":
 		return CeilCompute
+	case "latency":
+		return CeilLatency
 	case "launch":
 		return CeilLaunch
 	case "memory":

@@ -8,17 +8,18 @@ import (
 
 // Colours follow the convention users know from perf tools (research
 // notes §4.2, Intel Advisor, trex): compute blue, memory orange (HBM dark,
-// L2 light), launch grey; time share as a ColorBrewer YlOrRd heat ramp.
+// L2 light), fixed kernel latency lilac, launch grey; time share as a ColorBrewer YlOrRd heat ramp.
 var ceilingFill = map[Ceiling]string{
 	CeilCompute: "#9ecae1",
 	CeilHBM:     "#fd8d3c",
 	CeilL2:      "#fdd49e",
+	CeilLatency: "#dadaeb",
 	CeilLaunch:  "#d9d9d9",
 	CeilNone:    "#ffffff",
 }
 
 // ceilingOrder is the legend order of the bound colours.
-var ceilingOrder = []Ceiling{CeilCompute, CeilHBM, CeilL2, CeilLaunch}
+var ceilingOrder = []Ceiling{CeilCompute, CeilHBM, CeilL2, CeilLatency, CeilLaunch}
 
 // heatRamp is ColorBrewer's 9-class YlOrRd.
 var heatRamp = []string{"#ffffcc", "#ffeda0", "#fed976", "#feb24c", "#fd8d3c", "#fc4e2a", "#e31a1c", "#bd0026", "#800026"}

@@ -28,8 +28,8 @@ type unit struct {
 	members []int  // indices into Report.Nodes, in report (topological) order
 	first   int    // members[0]: the unit's place in topological order
 
-	timeS, computeS, memoryS, launchS float64
-	flops, bytes                      float64
+	timeS, computeS, latencyS, memoryS, launchS float64
+	flops, bytes                                float64
 }
 
 func (u *unit) add(i int, n *report.NodeCost) {
@@ -39,6 +39,7 @@ func (u *unit) add(i int, n *report.NodeCost) {
 	u.members = append(u.members, i)
 	u.timeS += n.TimeS
 	u.computeS += n.ComputeS
+	u.latencyS += n.LatencyS
 	u.memoryS += n.MemoryS
 	u.launchS += n.LaunchS
 	u.flops += n.FLOPs
@@ -48,7 +49,7 @@ func (u *unit) add(i int, n *report.NodeCost) {
 // bound names the term that dominates a box's time, by the rule the cost
 // model uses for a sequence of kernels.
 func (u *unit) bound() string {
-	return report.SequenceBound(u.timeS, u.computeS, u.memoryS, u.launchS)
+	return report.SequenceBound(u.timeS, u.computeS, u.latencyS, u.memoryS, u.launchS)
 }
 
 // free reports whether a node runs no kernel and costs nothing: constants,

@@ -236,3 +236,51 @@ func TestBigGraphLayoutBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestModelCountsArePlanFree: a model's MACs and FLOPs are its arithmetic,
+// the same in every plan and dtype on every GPU; what the fused fp32 plan
+// executes (Winograd's fewer products plus transforms) is executed_macs
+// and executed_flops, and the README's main command prints ResNet-50's
+// standard 4.09 G MACs.
+func TestModelCountsArePlanFree(t *testing.T) {
+	m := fixture(t, "vgg16.onnx")
+	type totals struct {
+		MACs          float64 `json:"macs"`
+		FLOPs         float64 `json:"flops"`
+		ExecutedMACs  float64 `json:"executed_macs"`
+		ExecutedFLOPs float64 `json:"executed_flops"`
+	}
+	var first *totals
+	for _, gpu := range []string{"A100", "T4"} {
+		for _, dt := range []string{"fp32", "fp16", "int8"} {
+			for _, plan := range []string{"fused", "unfused"} {
+				code, out, errs := runCLI(t, "report", m, "--gpu", gpu, "--dtype", dt, "--plan", plan, "--format", "json")
+				if code != 0 {
+					t.Fatalf("%s %s %s: exit %d: %s", gpu, dt, plan, code, errs)
+				}
+				var r struct{ Totals totals }
+				if err := json.Unmarshal([]byte(out), &r); err != nil {
+					t.Fatal(err)
+				}
+				tt := r.Totals
+				if first == nil {
+					first = &tt
+				}
+				if tt.MACs != first.MACs || tt.FLOPs != first.FLOPs {
+					t.Errorf("%s %s %s: macs %g flops %g, want %g and %g as in every plan and dtype", gpu, dt, plan, tt.MACs, tt.FLOPs, first.MACs, first.FLOPs)
+				}
+				if winograd := dt == "fp32" && plan == "fused"; winograd != (tt.ExecutedMACs < tt.MACs) {
+					t.Errorf("%s %s %s: executed_macs %g vs macs %g (Winograd only in the fused fp32 plan)", gpu, dt, plan, tt.ExecutedMACs, tt.MACs)
+				}
+			}
+		}
+	}
+	// VGG-16's convolutions and classifier: 15.47 G MACs.
+	if first.MACs < 15.4e9 || first.MACs > 15.5e9 {
+		t.Errorf("VGG-16 macs %g, want 15.47 G", first.MACs)
+	}
+	code, out, _ := runCLI(t, "report", fixture(t, "resnet50.onnx"), "--gpu", "T4", "--batch", "1", "--top", "15")
+	if code != 0 || !strings.Contains(out, "\n4.09 G MACs (the plan executes 3.57 G MACs") {
+		t.Errorf("README main command: exit %d, want 4.09 G MACs with the executed count beside it:\n%s", code, out)
+	}
+}

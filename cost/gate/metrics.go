@@ -24,6 +24,7 @@ var Metrics = []Metric{
 	{"time", "s", "estimated time of one inference", func(t report.Totals) float64 { return t.TimeS }},
 	{"flops", "FLOP", "floating-point operations", func(t report.Totals) float64 { return t.FLOPs }},
 	{"macs", "", "multiply-accumulates", func(t report.Totals) float64 { return t.MACs }},
+	{"executed_flops", "FLOP", "floating-point operations the plan's kernels execute (Winograd: fewer products plus transforms)", func(t report.Totals) float64 { return t.ExecutedFLOPs }},
 	{"bytes", "B", "bytes read and written by all kernels", func(t report.Totals) float64 { return t.BytesRead + t.BytesWritten }},
 	{"launches", "", "kernel launches", func(t report.Totals) float64 { return t.Launches }},
 	{"params", "", "parameters", func(t report.Totals) float64 { return t.Params }},

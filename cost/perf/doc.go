@@ -3,8 +3,12 @@
 // keeps its GPU performance model apart from HloCostAnalysis. A Kernel
 // (class, FLOPs, bytes, compute path, GEMM view) is priced by
 // EstimateKernel as a time-based roofline with calibrated efficiencies:
-// max(compute, memory) plus a per-kernel fixed cost that depends on the
-// Setting (a kernel of a whole-model plan, or one timed alone).
+// max(compute + latency, memory) plus the launch, where latency is a
+// GEMM-like kernel's fixed fill and drain; both fixed costs depend on the
+// Setting (a kernel of a whole-model plan, or one timed alone). A kernel
+// is "compute", "memory", "latency" or "launch" bound by the largest term.
+// GEMMs with one row or column (GEMV, depthwise convolution) are priced
+// as the direct kernels libraries run for them, not as padded tiles.
 //
 // Files:
 //

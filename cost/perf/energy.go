@@ -36,7 +36,9 @@ func KernelPower(g *hwdb.GPU, kt KernelTime) float64 {
 	if !(idle > 0) || idle > tdp {
 		idle = IdleFraction * tdp
 	}
-	activity := max(kt.ComputeS/kt.TimeS, memoryActivity*kt.MemoryS/kt.TimeS)
+	// The fixed latency (pipeline fill and drain) is SM time like the
+	// main loop's: it counts as compute activity.
+	activity := max((kt.ComputeS+kt.LatencyS)/kt.TimeS, memoryActivity*kt.MemoryS/kt.TimeS)
 	activity = min(max(activity, 0), 1)
 	return idle + (tdp-idle)*activity
 }

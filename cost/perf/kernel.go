@@ -55,10 +55,17 @@ type Kernel struct {
 // KernelTime is the time model's estimate for a Kernel.
 type KernelTime struct {
 	ComputeS float64 // FLOPs / attainable compute rate
+	// LatencyS is the fixed latency of a GEMM-like kernel beyond its
+	// launch (pipeline fill and drain, the last wave's tail: fillS); it
+	// runs on the SMs, in series with the main loop.
+	LatencyS float64
 	MemoryS  float64 // bytes / attainable bandwidth
 	LaunchS  float64 // launch overhead, all launches
-	TimeS    float64 // max(ComputeS, MemoryS) + LaunchS
-	Bound    string  // "compute", "memory" or "launch"
+	TimeS    float64 // max(ComputeS + LatencyS, MemoryS) + LaunchS
+	// Bound is "compute", "memory", "latency" (the fixed latency exceeds
+	// both the main loop and the memory time: a small kernel whose time
+	// no amount of compute or bandwidth would shorten) or "launch".
+	Bound string
 	// AttainableFLOPS is the compute rate used (peak × efficiency).
 	AttainableFLOPS float64
 	// Bandwidth is the bandwidth used (HBM or L2).

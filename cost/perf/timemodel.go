@@ -164,6 +164,8 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 	switch {
 	case k.Class == ClassRNN && k.M > 0 && k.N > 0 && k.K > 0:
 		t.ComputeS, t.MemoryS = rnnTime(g, k, p, launch)
+	case isGEMMClass(k.Class) && (k.M == 1 || k.N == 1) && k.K > 0:
+		t.ComputeS = gemvCompute(g, k, classEff(k.Class, p), p)
 	case isGEMMClass(k.Class) && k.M > 0 && k.N > 0 && k.K > 0:
 		t.ComputeS = gemmCompute(g, k.Precision, k.M, k.N, k.K, max(k.Batch, 1), classEff(k.Class, p), p)
 		if k.FLOPs > 0 && t.ComputeS > 0 {
@@ -181,12 +183,12 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 		}
 	}
 	if k.M > 0 && k.N > 0 && k.K > 0 && (isGEMMClass(k.Class) || k.Class == ClassRNN) {
-		t.ComputeS += fillS(launch, p, s)
+		t.LatencyS = fillS(launch, p, s)
 	}
-	if t.ComputeS > 0 {
-		t.AttainableFLOPS = k.FLOPs / t.ComputeS
+	if t.ComputeS+t.LatencyS > 0 {
+		t.AttainableFLOPS = k.FLOPs / (t.ComputeS + t.LatencyS)
 	}
-	t.TimeS = max(t.ComputeS, t.MemoryS) + t.LaunchS
+	t.TimeS = max(t.ComputeS+t.LatencyS, t.MemoryS) + t.LaunchS
 	t.Bound = boundOf(t)
 	return t
 }
@@ -246,11 +248,18 @@ func clockFractionBusy(g *hwdb.GPU, p Params, busy float64) float64 {
 const FMAFLOPs = 2
 
 // boundOf classifies a kernel: "launch" when the launch overhead exceeds
-// both compute and memory time, else the larger of the two.
+// both the SM time (main loop and fixed latency) and the memory time;
+// else the largest of main loop ("compute"), fixed latency ("latency")
+// and memory time ("memory"). A batch-1 GEMV or a small depthwise
+// convolution spends most of its time in the fill and drain every GEMM
+// kernel pays: neither more FLOP/s nor more bandwidth would speed it up,
+// so it is neither compute- nor memory-bound.
 func boundOf(t KernelTime) string {
 	switch {
-	case t.LaunchS > t.ComputeS && t.LaunchS > t.MemoryS:
+	case t.LaunchS > t.ComputeS+t.LatencyS && t.LaunchS > t.MemoryS:
 		return "launch"
+	case t.LatencyS > t.ComputeS && t.LatencyS > t.MemoryS:
+		return "latency"
 	case t.ComputeS >= t.MemoryS:
 		return "compute"
 	default:
@@ -408,6 +417,34 @@ func gemmCompute(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 		}
 	}
 	return best
+}
+
+// gemvWarpsPerCTA is how many outputs one CTA of a GEMV kernel computes:
+// a warp per output row (its dot product over K), four warps per CTA.
+const gemvWarpsPerCTA = 4
+
+// gemvCompute is the compute time of a GEMM with one row or one column per
+// batch entry (M = 1 or N = 1): a batch-1 fully connected layer, or a
+// depthwise convolution, whose implicit GEMM has one output channel per
+// group. Libraries run these as GEMV and direct depthwise kernels, not as
+// tiled GEMMs: each warp reduces one output's K products, streaming its
+// operands with no tile to pad to and no operand reuse to feed, on the
+// vector units (GEMV kernels do not use tensor cores). So the arithmetic
+// runs at the vector path's asymptotic rate on the SMs its outputs keep
+// busy, and the time is usually set by memory (the kernel's bytes) or by
+// its fixed latency. Pricing the M = 1 row as a padded 8- or 128-row tile
+// made a 1×512×512 GEMV "compute-bound" at 9 µs on A100 and a 960-channel
+// 5×5 depthwise convolution 110 µs at 2% of peak.
+func gemvCompute(g *hwdb.GPU, k Kernel, classEff float64, p Params) float64 {
+	peak, real := peakFor(g, vectorPath(k.Precision))
+	if peak <= 0 || g.SMs <= 0 {
+		return 0
+	}
+	batch := max(k.Batch, 1)
+	outputs := k.M * k.N * batch
+	busy := min(float64(ceilDiv(outputs, gemvWarpsPerCTA))/float64(g.SMs), 1)
+	rate := peak * busy * pathEff(real, p) * classEff * clockFractionBusy(g, p, busy)
+	return FMAFLOPs * float64(outputs) * float64(k.K) / rate
 }
 
 // tileTime is the compute time of a GEMM run as ctas CTA tiles of shape

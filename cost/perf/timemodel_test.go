@@ -184,8 +184,8 @@ func TestClockFraction(t *testing.T) {
 	half := EstimateKernel(g, k, Options{Params: p, Setting: Isolated})
 	g.SustainedClockMHz = 0
 	full := EstimateKernel(g, k, Options{Params: p, Setting: Isolated})
-	fill := p.FillLaunches * g.LaunchS // fixed latency, not clock-scaled
-	if !near(half.ComputeS-fill, 2*(full.ComputeS-fill), 1e-9) || half.MemoryS != full.MemoryS {
+	// The fixed latency (LatencyS) is not clock-scaled.
+	if !near(half.ComputeS, 2*full.ComputeS, 1e-9) || half.LatencyS != full.LatencyS || half.MemoryS != full.MemoryS {
 		t.Errorf("half clock: compute %g vs %g, memory %g vs %g", half.ComputeS, full.ComputeS, half.MemoryS, full.MemoryS)
 	}
 }
@@ -218,8 +218,8 @@ func TestInPlanFixedCost(t *testing.T) {
 	if want := inPlanLaunchFraction * g.LaunchS; !near(plan.LaunchS, want, 1e-12) {
 		t.Errorf("in-plan launch %g, want %g × %g", plan.LaunchS, inPlanLaunchFraction, g.LaunchS)
 	}
-	if want := (1 - inPlanLaunchFraction) * p.FillLaunches * g.LaunchS; !near(iso.ComputeS-plan.ComputeS, want, 1e-9) {
-		t.Errorf("isolated − in-plan compute = %g, want the host-side fill %g", iso.ComputeS-plan.ComputeS, want)
+	if want := (1 - inPlanLaunchFraction) * p.FillLaunches * g.LaunchS; !near(iso.LatencyS-plan.LatencyS, want, 1e-9) || iso.ComputeS != plan.ComputeS {
+		t.Errorf("isolated − in-plan latency = %g, want the host-side fill %g (compute %g vs %g)", iso.LatencyS-plan.LatencyS, want, iso.ComputeS, plan.ComputeS)
 	}
 	if got := EstimateKernel(g, k, PlanOptions()); got != plan {
 		t.Errorf("PlanOptions is not the in-plan setting with the committed parameters")
@@ -228,7 +228,7 @@ func TestInPlanFixedCost(t *testing.T) {
 
 // TestGEMVMemoryBound: a batch-1 fully connected layer (AlexNet fc6 at
 // batch 1, [1×9216]·[9216×4096] fp32) streams its 151 MB of weights;
-// the skinny tiles keep it from being priced as 128 padded rows.
+// it is priced as a GEMV (gemvCompute), not as padded rows of a tile.
 func TestGEMVMemoryBound(t *testing.T) {
 	g, p := testGPU(), DefaultParams()
 	k := GEMMKernel(1, 4096, 9216, 1, hwdb.FP32, 4, 4)
@@ -305,5 +305,33 @@ func TestVectorTileFeed(t *testing.T) {
 	wide.Peak[hwdb.INT8] = 4 * wide.Peak[hwdb.FP32]
 	if a, b := vectorTileEff(wide, hwdb.INT8, 64*64, p), vectorTileEff(wide, hwdb.FP32, 64*64, p); !near(a, b, 1e-12) {
 		t.Errorf("dp4a tile feed %g, fp32 %g: want equal", a, b)
+	}
+}
+
+// TestSmallKernelsLatencyBound: a batch-1 GEMV ([1,512]×[512,512] fp32)
+// and a 960-channel 5×5 depthwise convolution on 33×33 are not priced as
+// padded GEMM tiles (they were 10.7 µs "compute-bound" and 111 µs at 2%
+// of peak on A100) and, where the fixed fill and drain every GEMM-like
+// kernel pays exceeds both their arithmetic and their memory time, they
+// say so: bound "latency". A large GEMM stays compute-bound.
+func TestSmallKernelsLatencyBound(t *testing.T) {
+	g, err := hwdb.Lookup("A100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gemv := EstimateKernel(g, GEMMKernel(1, 512, 512, 1, hwdb.FP32, 4, 4), PlanOptions())
+	if gemv.Bound != "latency" || gemv.ComputeS > gemv.MemoryS || gemv.TimeS > 8e-6 {
+		t.Errorf("GEMV: %+v, want latency-bound, arithmetic under memory time, under 8 µs", gemv)
+	}
+	dw := ConvGeom{N: 1, C: 960, H: 33, W: 33, K: 960, R: 5, S: 5, PadH: 2, PadW: 2, StrideH: 1, StrideW: 1, Group: 960}
+	k := ConvKernel(dw, hwdb.FP32, 4, 4)
+	dt := EstimateKernel(g, k, PlanOptions())
+	peak, _ := peakFor(g, hwdb.FP32)
+	if dt.Bound == "compute" || dt.TimeS > 20e-6 || k.FLOPs/dt.TimeS < 0.1*peak {
+		t.Errorf("depthwise: %+v (%.1f%% of peak), want not compute-bound, under 20 µs, at least 10%% of peak", dt, 100*k.FLOPs/dt.TimeS/peak)
+	}
+	big := EstimateKernel(g, GEMMKernel(4096, 4096, 4096, 1, hwdb.FP32, 4, 4), PlanOptions())
+	if big.Bound != "compute" {
+		t.Errorf("4096³ GEMM: bound %q, want compute", big.Bound)
 	}
 }

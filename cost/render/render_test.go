@@ -79,3 +79,20 @@ func TestByOpSortsByTime(t *testing.T) {
 		t.Errorf("ByOp = %+v; want Conv first, then Add and Relu by name", ops)
 	}
 }
+
+// TestHeaderQuantized: a quantized model's header says so, and says when
+// --dtype ran it at another type.
+func TestHeaderQuantized(t *testing.T) {
+	r := &report.Report{GPU: "A100", DType: "int8", Quantized: "int8", Plan: "fused"}
+	if h := Header(r); !strings.Contains(h, "dtype int8 (quantized model) ·") {
+		t.Errorf("header %q", h)
+	}
+	r.DType = "fp16"
+	if h := Header(r); !strings.Contains(h, "dtype fp16 (quantized model, int8; costed at fp16 as asked)") {
+		t.Errorf("header %q", h)
+	}
+	r.Quantized = ""
+	if h := Header(r); !strings.Contains(h, "dtype fp16 · plan") {
+		t.Errorf("header %q", h)
+	}
+}

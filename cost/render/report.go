@@ -101,7 +101,7 @@ func selectNodes(r *report.Report, top int) (shown []report.NodeCost, rest []rep
 // Header is the one-paragraph context every human rendering starts with.
 func Header(r *report.Report) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "onnxcost %s · %s · GPU %s · dtype %s · plan %s", r.ToolVersion, r.Model, r.GPU, r.DType, r.Plan)
+	fmt.Fprintf(&b, "onnxcost %s · %s · GPU %s · dtype %s%s · plan %s", r.ToolVersion, r.Model, r.GPU, r.DType, quantizedText(r), r.Plan)
 	if len(r.Bindings) > 0 {
 		keys := make([]string, 0, len(r.Bindings))
 		for k := range r.Bindings {
@@ -113,6 +113,18 @@ func Header(r *report.Report) string {
 		}
 	}
 	return b.String()
+}
+
+// quantizedText says when the model is quantized, and when --dtype made
+// it run at another type than its own.
+func quantizedText(r *report.Report) string {
+	switch r.Quantized {
+	case "":
+		return ""
+	case r.DType:
+		return " (quantized model)"
+	}
+	return fmt.Sprintf(" (quantized model, %s; costed at %s as asked)", r.Quantized, r.DType)
 }
 
 func opName(n report.NodeCost) string {
@@ -189,10 +201,20 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 		return err
 	}
 	tt := r.Totals
-	fmt.Fprintf(w, "\n%s MACs · params %s (%s) · %s launches · peak memory %s · energy %s · GEMM/conv %s of time\n",
-		Count(tt.MACs), Count(tt.Params), Bytes(tt.ParamBytes), Count(tt.Launches), Bytes(tt.PeakMemoryBytes), Joules(tt.EnergyJ), Percent(tt.GEMMConvTimeShare))
+	fmt.Fprintf(w, "\n%s MACs%s · params %s (%s) · %s launches · peak memory %s · energy %s · GEMM/conv %s of time\n",
+		Count(tt.MACs), executedText(tt.Counts), Count(tt.Params), Bytes(tt.ParamBytes), Count(tt.Launches), Bytes(tt.PeakMemoryBytes), Joules(tt.EnergyJ), Percent(tt.GEMMConvTimeShare))
 	writeUnsupported(w, r)
 	return nil
+}
+
+// executedText names what the plan executes when it is not the model's
+// arithmetic (Winograd convolutions: fewer products plus transforms), so
+// the MAC count beside it reads as the model's; "" when the two agree.
+func executedText(c report.Counts) string {
+	if c.ExecutedFLOPs == c.FLOPs && c.ExecutedMACs == c.MACs {
+		return ""
+	}
+	return fmt.Sprintf(" (the plan executes %s MACs, %s)", Count(c.ExecutedMACs), FLOPs(c.ExecutedFLOPs))
 }
 
 func writeUnsupported(w io.Writer, r *report.Report) {
@@ -238,10 +260,10 @@ func CSV(w io.Writer, r *report.Report, opt Options) error {
 			cw.Write([]string{Clean(t.OpType), strconv.Itoa(t.Count), f(t.MACs), f(t.FLOPs), f(t.BytesRead), f(t.BytesWritten), f(t.Launches), f(t.TimeS), f(t.Share)})
 		}
 	} else {
-		cw.Write([]string{"name", "op_type", "domain", "fused_from", "output_shape", "macs", "flops", "transcendentals", "bytes_read", "bytes_written", "params", "launches", "arithmetic_intensity", "bound", "compute_s", "memory_s", "launch_s", "time_s", "energy_j"})
+		cw.Write([]string{"name", "op_type", "domain", "fused_from", "output_shape", "macs", "flops", "executed_flops", "transcendentals", "bytes_read", "bytes_written", "params", "launches", "arithmetic_intensity", "bound", "compute_s", "memory_s", "launch_s", "time_s", "energy_j"})
 		shown, _ := selectNodes(r, opt.Top)
 		for _, n := range shown {
-			cw.Write([]string{Clean(n.Name), Clean(n.OpType), Clean(n.Domain), Clean(strings.Join(n.FusedFrom, ";")), Clean(outShape(n)), f(n.MACs), f(n.FLOPs), f(n.Transcendentals), f(n.BytesRead), f(n.BytesWritten), f(n.Params), f(n.Launches), f(n.ArithmeticIntensity), n.Bound, f(n.ComputeS), f(n.MemoryS), f(n.LaunchS), f(n.TimeS), f(n.EnergyJ)})
+			cw.Write([]string{Clean(n.Name), Clean(n.OpType), Clean(n.Domain), Clean(strings.Join(n.FusedFrom, ";")), Clean(outShape(n)), f(n.MACs), f(n.FLOPs), f(n.ExecutedFLOPs), f(n.Transcendentals), f(n.BytesRead), f(n.BytesWritten), f(n.Params), f(n.Launches), f(n.ArithmeticIntensity), n.Bound, f(n.ComputeS), f(n.MemoryS), f(n.LaunchS), f(n.TimeS), f(n.EnergyJ)})
 		}
 	}
 	cw.Flush()

@@ -28,7 +28,10 @@ type PlanTotals struct {
 	Bytes    float64 `json:"bytes"` // read + written
 	Launches float64 `json:"launches"`
 	FLOPs    float64 `json:"flops"`
-	Nodes    int     `json:"nodes"`
+	// ExecutedFLOPs is what the plan's kernels run (Counts.ExecutedFLOPs):
+	// FLOPs are the model's in both plans, a Winograd plan executes fewer.
+	ExecutedFLOPs float64 `json:"executed_flops"`
+	Nodes         int     `json:"nodes"`
 }
 
 // Group is one fused-plan node and the unfused nodes it replaced.
@@ -44,11 +47,11 @@ type Group struct {
 
 func totalsOf(r *Report) PlanTotals {
 	t := r.Totals
-	return PlanTotals{TimeS: t.TimeS, Bytes: t.Bytes(), Launches: t.Launches, FLOPs: t.FLOPs, Nodes: len(r.Nodes)}
+	return PlanTotals{TimeS: t.TimeS, Bytes: t.Bytes(), Launches: t.Launches, FLOPs: t.FLOPs, ExecutedFLOPs: t.ExecutedFLOPs, Nodes: len(r.Nodes)}
 }
 
 func nodeTotals(n NodeCost) PlanTotals {
-	return PlanTotals{TimeS: n.TimeS, Bytes: n.Bytes(), Launches: n.Launches, FLOPs: n.FLOPs, Nodes: 1}
+	return PlanTotals{TimeS: n.TimeS, Bytes: n.Bytes(), Launches: n.Launches, FLOPs: n.FLOPs, ExecutedFLOPs: n.ExecutedFLOPs, Nodes: 1}
 }
 
 func (p *PlanTotals) add(o PlanTotals) {
@@ -56,6 +59,7 @@ func (p *PlanTotals) add(o PlanTotals) {
 	p.Bytes += o.Bytes
 	p.Launches += o.Launches
 	p.FLOPs += o.FLOPs
+	p.ExecutedFLOPs += o.ExecutedFLOPs
 	p.Nodes += o.Nodes
 }
 

@@ -25,18 +25,23 @@ type Header struct {
 // precision instead of wrapping (a 2^63-FLOP model stays positive).
 type Report struct {
 	Header
-	CostModelVersion string           `json:"cost_model_version"`
-	Model            string           `json:"model"`
-	GPU              string           `json:"gpu"`
-	GPUSpecHash      string           `json:"gpu_spec_hash"`
-	DType            string           `json:"dtype"`
-	Plan             string           `json:"plan"`
-	Bindings         map[string]int64 `json:"bindings"`
-	FLOPConvention   string           `json:"flop_convention"`
-	Totals           Totals           `json:"totals"`
-	Nodes            []NodeCost       `json:"nodes"`
-	Warnings         []string         `json:"warnings"`
-	UnsupportedOps   []Unsupported    `json:"unsupported_ops"`
+	CostModelVersion string `json:"cost_model_version"`
+	Model            string `json:"model"`
+	GPU              string `json:"gpu"`
+	GPUSpecHash      string `json:"gpu_spec_hash"`
+	DType            string `json:"dtype"`
+	// Quantized is the quantized type ("int8", "fp8") of a quantized
+	// model (integer ops such as QLinearConv, or Conv/MatMul/Gemm between
+	// DequantizeLinear inputs): with no --dtype its quantized nodes are
+	// costed at it and DType says so. "" for a float model.
+	Quantized      string           `json:"quantized,omitempty"`
+	Plan           string           `json:"plan"`
+	Bindings       map[string]int64 `json:"bindings"`
+	FLOPConvention string           `json:"flop_convention"`
+	Totals         Totals           `json:"totals"`
+	Nodes          []NodeCost       `json:"nodes"`
+	Warnings       []string         `json:"warnings"`
+	UnsupportedOps []Unsupported    `json:"unsupported_ops"`
 }
 
 // Totals sums the per-node figures, plus whole-model quantities.
@@ -79,7 +84,11 @@ type NodeCost struct {
 	Launches float64 `json:"launches"`
 
 	ArithmeticIntensity float64 `json:"arithmetic_intensity"`
-	Bound               string  `json:"bound"` // "compute" | "memory" | "launch"; "" for nodes with no kernel
+	// Bound is the term that dominates the node's time: "compute" (the
+	// main loop), "memory", "latency" (the fixed fill and drain of a
+	// GEMM-like kernel, LatencyS, exceeds both: a small kernel) or
+	// "launch"; "" for nodes with no kernel.
+	Bound string `json:"bound"`
 	// MemLevel is the memory level whose bandwidth priced the node's
 	// memory time: "hbm", or "l2" when its working set fits in L2 (the
 	// time model's KernelTime.Level). "" for nodes with no kernel and for
@@ -88,10 +97,14 @@ type NodeCost struct {
 	MemLevel  string  `json:"mem_level,omitempty"`
 	Precision string  `json:"precision,omitempty"`
 	ComputeS  float64 `json:"compute_s"`
-	MemoryS   float64 `json:"memory_s"`
-	TimeS     float64 `json:"time_s"`
-	LaunchS   float64 `json:"launch_s"`
-	EnergyJ   float64 `json:"energy_j"`
+	// LatencyS is the fixed latency of a GEMM-like kernel beyond its
+	// launch (pipeline fill and drain); time_s = max(compute_s +
+	// latency_s, memory_s) + launch_s.
+	LatencyS float64 `json:"latency_s"`
+	MemoryS  float64 `json:"memory_s"`
+	TimeS    float64 `json:"time_s"`
+	LaunchS  float64 `json:"launch_s"`
+	EnergyJ  float64 `json:"energy_j"`
 	// Note explains an approximation (If: costlier branch; Loop: trip count unknown).
 	Note string `json:"note,omitempty"`
 }
@@ -99,9 +112,17 @@ type NodeCost struct {
 // Counts are the work and traffic every level of a report sums: a rule's
 // estimate, a node, an op type, a graph. Embedded, its fields serialise in
 // place, so Totals and NodeCost keep their JSON field order.
+//
+// MACs and FLOPs are the model's arithmetic (cost.FLOPConvention): the
+// same in every plan and dtype. ExecutedMACs and ExecutedFLOPs are what
+// the plan's kernels run, which the time model prices: equal to MACs and
+// FLOPs except where a kernel computes the result another way (Winograd
+// convolution: fewer products plus its transforms).
 type Counts struct {
 	MACs            float64 `json:"macs"`
 	FLOPs           float64 `json:"flops"`
+	ExecutedMACs    float64 `json:"executed_macs"`
+	ExecutedFLOPs   float64 `json:"executed_flops"`
 	Transcendentals float64 `json:"transcendentals"`
 	BytesRead       float64 `json:"bytes_read"`
 	BytesWritten    float64 `json:"bytes_written"`
@@ -111,6 +132,8 @@ type Counts struct {
 func (c *Counts) Add(o Counts) {
 	c.MACs += o.MACs
 	c.FLOPs += o.FLOPs
+	c.ExecutedMACs += o.ExecutedMACs
+	c.ExecutedFLOPs += o.ExecutedFLOPs
 	c.Transcendentals += o.Transcendentals
 	c.BytesRead += o.BytesRead
 	c.BytesWritten += o.BytesWritten
@@ -120,6 +143,8 @@ func (c *Counts) Add(o Counts) {
 func (c *Counts) Scale(f float64) {
 	c.MACs *= f
 	c.FLOPs *= f
+	c.ExecutedMACs *= f
+	c.ExecutedFLOPs *= f
 	c.Transcendentals *= f
 	c.BytesRead *= f
 	c.BytesWritten *= f
@@ -128,19 +153,22 @@ func (c *Counts) Scale(f float64) {
 // Bytes is the traffic in both directions.
 func (c Counts) Bytes() float64 { return c.BytesRead + c.BytesWritten }
 
-// SequenceBound names the term ("compute", "memory" or "launch") that
-// dominates the summed times of kernels run one after another, or "" when
-// they take no time. Ties go to launch, then compute (the rule for one
-// kernel, in package cost, breaks a launch tie the other way). viz colours
+// SequenceBound names the term ("compute", "latency", "memory" or
+// "launch") that dominates the summed times of kernels run one after
+// another, or "" when they take no time. Ties go to launch, then compute,
+// then latency (the rule for one kernel, in package cost/perf, breaks a
+// launch tie the other way). viz colours
 // its collapsed boxes by it, so a box and the node it stands for agree.
-func SequenceBound(timeS, computeS, memoryS, launchS float64) string {
+func SequenceBound(timeS, computeS, latencyS, memoryS, launchS float64) string {
 	switch {
 	case timeS == 0:
 		return ""
-	case launchS >= computeS && launchS >= memoryS:
+	case launchS >= computeS+latencyS && launchS >= memoryS:
 		return "launch"
-	case computeS >= memoryS:
+	case computeS >= memoryS && computeS >= latencyS:
 		return "compute"
+	case latencyS >= memoryS:
+		return "latency"
 	}
 	return "memory"
 }

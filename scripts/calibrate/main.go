@@ -195,15 +195,15 @@ func dumpRows(path string, cases []calibrate.BenchCase, p perf.Params) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(f, "gpu\tholdout\tkind\tprec\tsheet\tline\tm\tn\tk\tta\ttb\tw\th\tc\tbatch\tfilters\tr\ts\tpad_h\tpad_w\tstride_h\tstride_w\talgo\tcell\thidden\tsteps\trnn_batch\tclass\tpath\tkm\tkn\tkk\tkbatch\tbound\tcompute_s\tmemory_s\tpred_s\tmeas_s")
+	fmt.Fprintln(f, "gpu\tholdout\tkind\tprec\tsheet\tline\tm\tn\tk\tta\ttb\tw\th\tc\tbatch\tfilters\tr\ts\tpad_h\tpad_w\tstride_h\tstride_w\talgo\tcell\thidden\tsteps\trnn_batch\tclass\tpath\tkm\tkn\tkk\tkbatch\tbound\tcompute_s\tlatency_s\tmemory_s\tpred_s\tmeas_s")
 	for _, c := range cases {
 		r := c.Row
 		t, k := c.Predict(p)
-		fmt.Fprintf(f, "%s\t%v\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%v\t%v\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%q\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%g\t%g\t%g\t%g\n",
+		fmt.Fprintf(f, "%s\t%v\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%v\t%v\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%q\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%g\t%g\t%g\t%g\t%g\n",
 			c.GPUName, c.Holdout, r.Kind, r.Precision, r.Sheet, r.Line, r.M, r.N, r.K, r.TransA, r.TransB,
 			r.W, r.H, r.C, r.Batch, r.Filters, r.R, r.S, r.PadH, r.PadW, r.StrideH, r.StrideW, r.Algo,
 			r.Cell, r.Hidden, r.Steps, r.RNNBatch, k.Class, k.Precision, k.M, k.N, k.K, k.Batch,
-			t.Bound, t.ComputeS, t.MemoryS, t.TimeS, r.TimeS)
+			t.Bound, t.ComputeS, t.LatencyS, t.MemoryS, t.TimeS, r.TimeS)
 	}
 	return f.Close()
 }
