@@ -19,7 +19,7 @@ import (
 // max(compute, memory) + launch, so it lies on or above every floor).
 type TimePoint struct {
 	X        float64
-	ComputeS float64 // FLOPs / attainable compute rate
+	ComputeS float64 // FLOPs / attainable compute rate, plus the kernel fill latency
 	MemoryS  float64 // bytes / attainable bandwidth
 	LaunchS  float64 // kernel launches × launch overhead
 	TimeS    float64 // the estimate
@@ -114,7 +114,7 @@ func TimeRoofline(pts []TimePoint, o TimeRooflineOptions, format string) ([]byte
 		ceil   Ceiling
 		dashes []vg.Length
 	}{
-		{"compute floor (FLOPs / attainable rate)", func(q TimePoint) float64 { return q.ComputeS }, CeilCompute, []vg.Length{vg.Points(6), vg.Points(3)}},
+		{"compute floor (FLOPs / attainable rate + fill)", func(q TimePoint) float64 { return q.ComputeS }, CeilCompute, []vg.Length{vg.Points(6), vg.Points(3)}},
 		{"memory floor (bytes / bandwidth)", func(q TimePoint) float64 { return q.MemoryS }, CeilHBM, []vg.Length{vg.Points(2), vg.Points(2)}},
 		{"launch floor (launches × overhead)", func(q TimePoint) float64 { return q.LaunchS }, CeilLaunch, []vg.Length{vg.Points(8), vg.Points(2), vg.Points(2), vg.Points(2)}},
 	}

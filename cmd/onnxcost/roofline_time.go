@@ -111,7 +111,10 @@ func timeRooflinePoints(model string, f *costFlags, tf *timeRooflineFlags, stder
 		tp := viz.TimePoint{X: float64(v)}
 		if tf.node == "" {
 			for _, n := range r.Nodes {
-				tp.ComputeS += n.ComputeS
+				// The fixed fill latency runs in series with the compute (the time
+				// model prices max(compute+latency, memory) + launch), so the
+				// compute floor drawn includes it.
+				tp.ComputeS += n.ComputeS + n.LatencyS
 				tp.MemoryS += n.MemoryS
 				tp.LaunchS += n.LaunchS
 			}
@@ -121,7 +124,7 @@ func timeRooflinePoints(model string, f *costFlags, tf *timeRooflineFlags, stder
 			if n == nil {
 				return nil, "", usageErr("--node %q: no such node in %s (names as in 'report')", tf.node, model)
 			}
-			tp.ComputeS, tp.MemoryS, tp.LaunchS, tp.TimeS = n.ComputeS, n.MemoryS, n.LaunchS, n.TimeS
+			tp.ComputeS, tp.MemoryS, tp.LaunchS, tp.TimeS = n.ComputeS+n.LatencyS, n.MemoryS, n.LaunchS, n.TimeS
 		}
 		pts = append(pts, tp)
 	}
