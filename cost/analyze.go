@@ -28,6 +28,9 @@ type Options struct {
 	// Bindings are the symbol values the caller bound before inference;
 	// recorded in the report.
 	Bindings map[string]int64
+	// Runtime is the execution profile (hwdb/runtimes.yaml); nil is the
+	// default, hwdb.DefaultRuntime.
+	Runtime *hwdb.Runtime
 }
 
 // computeDTypes are the values of Options.DType, in the order help and
@@ -75,8 +78,12 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	if gpu == nil {
 		return nil, fmt.Errorf("analyze: no GPU")
 	}
+	rt, err := runtimeOf(opt)
+	if err != nil {
+		return nil, err
+	}
 	a := &analyzer{
-		gpu: gpu, model: m, opt: opt,
+		gpu: gpu, model: m, opt: opt, runtime: rt,
 		unsupported: map[string]*report.Unsupported{},
 		seenParams:  map[*ir.Value]bool{},
 		fallbacks:   map[string]int{},
@@ -115,6 +122,7 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	}
 	t.PeakActivationBytes = gc.peakAct
 	t.PeakMemoryBytes = gc.peakAct + t.ParamBytes
+	applyRuntime(rep, gpu, rt)
 	a.finishWarnings()
 	rep.Warnings = append(rep.Warnings, a.warnings...)
 	rep.UnsupportedOps = a.unsupportedList()
@@ -172,10 +180,11 @@ func (gc *graphCost) estimate() NodeEstimate {
 }
 
 type analyzer struct {
-	gpu   *hwdb.GPU
-	model *ir.Model
-	opt   Options
-	dtype ir.DType
+	gpu     *hwdb.GPU
+	runtime *hwdb.Runtime
+	model   *ir.Model
+	opt     Options
+	dtype   ir.DType
 
 	warnings    []string
 	unsupported map[string]*report.Unsupported
@@ -252,7 +261,9 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, No
 			// The time model prices per-step latency itself (RNNStepLaunches).
 			k.Launches = 1
 		}
-		kt := perf.EstimateKernel(a.gpu, k, perf.PlanOptions())
+		po := perf.PlanOptions()
+		po.Runtime = a.runtime
+		kt := perf.EstimateKernel(a.gpu, k, po)
 		agg = aggregate{ComputeS: kt.ComputeS, MemoryS: kt.MemoryS, LaunchS: kt.LaunchS, TimeS: kt.TimeS}
 		agg.EnergyJ = perf.KernelEnergy(a.gpu, kt)
 		if est.Class.GEMMLike() {

@@ -126,6 +126,11 @@ const inPlanLaunchFraction = 0.53
 type Options struct {
 	Params  Params
 	Setting Setting
+	// Runtime is the execution profile whose per-kernel gap an InPlan
+	// kernel pays (see KernelGap); nil is the default CUDA-graph replay,
+	// inPlanLaunchFraction of the launch. Isolated kernels ignore it: they
+	// are timed as a library call in a loop, the calibration's setting.
+	Runtime *hwdb.Runtime
 }
 
 // PlanOptions prices kernels as Analyze does: the committed parameters, each
@@ -150,7 +155,7 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 	launch := launchOverhead(g, p)
 	perKernel := launch
 	if s == InPlan {
-		perKernel *= inPlanLaunchFraction
+		perKernel = KernelGap(g, o.Runtime, p)
 	}
 	t.LaunchS = launches * perKernel
 
@@ -190,6 +195,34 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 	t.Bound = boundOf(t)
 	return t
 }
+
+// KernelGap is the device-side cost per kernel of a plan run under the
+// execution profile r on g: the profile's absolute gap when it gives one,
+// else its scale times the GPU's back-to-back launch cost (the fitted
+// default when the GPU entry has none). A nil profile is the default CUDA
+// graph replay, inPlanLaunchFraction of the launch. The product is written
+// launch·scale in both branches so that a profile whose scale equals
+// inPlanLaunchFraction (the built-in graph profile) gives bit-identical
+// times to the nil default.
+func KernelGap(g *hwdb.GPU, r *hwdb.Runtime, p Params) float64 {
+	launch := launchOverhead(g, p)
+	switch {
+	case r == nil:
+		return launch * inPlanLaunchFraction
+	case r.KernelGapS > 0:
+		return r.KernelGapS
+	}
+	return launch * r.KernelGapScale
+}
+
+// InPlanFillShare is the share of a GEMM-like kernel's fitted fill that a
+// plan still pays (the GPU-side part; see fillS), for reports that state
+// what was applied.
+const InPlanFillShare = inPlanLaunchFraction
+
+// LaunchOverhead is the GPU's back-to-back launch cost the time model
+// uses: the entry's launch_us, else the fitted default.
+func LaunchOverhead(g *hwdb.GPU, p Params) float64 { return launchOverhead(g, p) }
 
 // fillS is the fixed latency of a GEMM-like kernel beyond its launch.
 // Isolated, it is the fitted FillLaunches launches: the library call's
