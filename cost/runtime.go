@@ -80,29 +80,46 @@ func applyRuntime(rep *report.Report, gpu *hwdb.GPU, rt *hwdb.Runtime) {
 	ri.Notes = append(ri.Notes, fmt.Sprintf("GEMM-like kernels add %g of their fitted fill latency (%s): the GPU-side part, whatever the runtime", perf.InPlanFillShare, usText(perf.InPlanFillShare*p.FillLaunches*launch)))
 
 	t := &rep.Totals
-	total, host, device := pipelineTime(rep.Nodes, rt.DispatchS)
-	ri.HostS, ri.DeviceS = host, device
-	if rt.DispatchS > 0 {
-		ri.HostBound = host > device
-		if total != t.TimeS && total > 0 {
-			// GEMM/conv share is of the whole time, idle GPU included.
-			t.GEMMConvTimeShare *= t.TimeS / total
-			t.TimeS = total
-		}
-		bound := "the device is the bottleneck; the host's issue time is hidden but for the first kernel"
-		if ri.HostBound {
-			bound = "the host is the bottleneck: the GPU idles between kernels"
-		}
-		ri.Notes = append(ri.Notes, fmt.Sprintf("the host issues each kernel in %s: host %s vs device %s; %s", usText(rt.DispatchS), usText(host), usText(device), bound))
-	} else {
-		ri.Notes = append(ri.Notes, "no per-kernel host dispatch: the time is the device's")
+	finish, issue, device := pipelineTime(rep.Nodes, rt.DispatchS)
+	if rt.DispatchS <= 0 {
+		// No per-kernel host work: the device sum as Analyze added it.
+		finish, device = t.TimeS, t.TimeS
 	}
-	ri.LatencyS = t.TimeS + rt.CallS
-	ri.Notes = append(ri.Notes, fmt.Sprintf("one synchronized call adds %s (call_us): latency %s; time_s is the steady state of back-to-back calls", usText(rt.CallS), usText(ri.LatencyS)))
+	ri.HostS, ri.DeviceS = rt.CallS+issue, device
+	ri.HostBound = ri.HostS > finish
+	if total := steadyTime(finish, ri.HostS); total != t.TimeS && total > 0 {
+		// GEMM/conv share is of the whole time, idle GPU included.
+		t.GEMMConvTimeShare *= t.TimeS / total
+		t.TimeS = total
+	}
+	if rt.DispatchS > 0 {
+		ri.Notes = append(ri.Notes, fmt.Sprintf("the host issues each kernel in %s (dispatch_us); kernels finish %s after the first issue", usText(rt.DispatchS), usText(finish)))
+	} else {
+		ri.Notes = append(ri.Notes, "no per-kernel host dispatch (dispatch_us 0)")
+	}
+	bound := "the device is the bottleneck"
+	if ri.HostBound {
+		bound = "the host is the bottleneck: the GPU idles"
+	}
+	ri.Notes = append(ri.Notes, fmt.Sprintf("host work per call %s (call_us %s + dispatch) vs device %s: %s; time_s is one call of a back-to-back stream", usText(ri.HostS), usText(rt.CallS), usText(device), bound))
+	ri.LatencyS = rt.CallS + finish
+	ri.Notes = append(ri.Notes, fmt.Sprintf("one call timed alone (wrapper, issue, kernels, synchronize) takes %s (latency_s)", usText(ri.LatencyS)))
 	ri.MemoryFloorBytes = rt.MemoryFloor()
 	ri.DeviceMemoryBytes = t.PeakMemoryBytes + ri.MemoryFloorBytes
 	rep.Runtime = ri
 }
 
-// usText prints seconds in µs for the notes.
-func usText(s float64) string { return fmt.Sprintf("%.3g µs", s*1e6) }
+// steadyTime is the time per call when calls run back to back: the host's
+// work for one call (its per-call wrapper and the kernels' issue) and the
+// device's run of them overlap with the neighbouring calls', so the slower
+// stage sets the pace. finish already includes the host's issue that the
+// device cannot hide within a call.
+func steadyTime(finish, host float64) float64 { return max(finish, host) }
+
+// usText prints seconds for the notes: µs below a millisecond, else ms.
+func usText(s float64) string {
+	if s >= 1e-3 {
+		return fmt.Sprintf("%.4g ms", s*1e3)
+	}
+	return fmt.Sprintf("%.3g µs", s*1e6)
+}

@@ -18,18 +18,18 @@ type Runtime struct {
 	// (pipeline fill and drain, in launches) a plan still pays.
 	FillShare float64 `json:"fill_share"`
 	// DispatchS is the host time to issue one kernel; HostS the host's
-	// issue time for the whole model (DispatchS × launches of the main
-	// graph); DeviceS the sum of the kernels' device times. Totals.TimeS
-	// is the host/device pipeline of the two (see cost's pipelineTime):
-	// HostBound when the GPU waited on the host.
+	// work for one call (CallS + DispatchS × launches of the main graph);
+	// DeviceS the sum of the kernels' device times. Totals.TimeS is the
+	// time per call of back-to-back calls: the host/device pipeline of
+	// the kernels (cost's pipelineTime) or HostS, whichever is longer;
+	// HostBound when it is HostS (the GPU waits on the host).
 	DispatchS float64 `json:"dispatch_s"`
 	HostS     float64 `json:"host_s"`
 	DeviceS   float64 `json:"device_s"`
 	HostBound bool    `json:"host_bound"`
-	// CallS is the fixed cost of one synchronized call (enqueue, wrapper,
-	// synchronize); LatencyS = Totals.TimeS + CallS is one call timed
-	// alone. Totals.TimeS is the steady state of back-to-back calls,
-	// where the next call's overhead overlaps this one's kernels.
+	// CallS is the fixed cost of one call (enqueue, wrapper, guards,
+	// synchronize); LatencyS = CallS + the kernels' pipeline is one call
+	// timed alone with a synchronize, as a host clock around it sees it.
 	CallS    float64 `json:"call_s"`
 	LatencyS float64 `json:"latency_s"`
 	// MemoryFloorBytes is what the runtime holds before any tensor (CUDA
