@@ -198,7 +198,7 @@ func winogradConvRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	if m != 2 && m != 4 {
 		m = 0 // also keeps ceilDiv below away from a zero divisor
 	}
-	inOps, outOps, ok := WinogradTransformOps(m)
+	_, _, ok := WinogradTransformOps(m)
 	convOut := convOutput(n, c)
 	xd, ok1 := c.Dims(n.In(0))
 	yd, ok2 := c.Dims(convOut)
@@ -213,21 +213,26 @@ func winogradConvRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	tiles := float64(perf.WinogradTiles(int64(N), int64(P), int64(Q), m))
 	var wino NodeEstimate
 	wino.Class = perf.ClassWinograd
-	wino.MACs = alpha * alpha * tiles * C * K
-	wino.FLOPs = perf.FMAFLOPs*wino.MACs + tiles*C*inOps + tiles*K*outOps
+	wino.MACs, wino.FLOPs, _ = winogradArith(m, tiles, C, K)
 	if n.In(2) != nil {
 		wino.FLOPs += c.Numel(convOut) // bias, added in the output transform's epilogue
 	}
-	wino.M, wino.N, wino.K, wino.Batch = clampInt(tiles), clampInt(K), clampInt(C), clampInt(alpha*alpha)
+	// The GEMM view holds the rows the kernel runs: the fused kernel's
+	// padded tile blocks (winogradArith), so that the time model prices
+	// the padding once, in the view, not again through FLOPs.
+	wino.M, wino.N, wino.K, wino.Batch = clampInt(winogradRows(m, tiles)), clampInt(K), clampInt(C), clampInt(alpha*alpha)
 	parts := append([]NodeEstimate{wino}, EpilogueParts(n, c, convOut)...)
 	pool, err := poolPart(n, c, convOut)
 	if err != nil {
 		return NodeEstimate{}, err
 	}
 	e := FusedEstimate(n, c, append(parts, pool)...)
-	// Transformed filter instead of the 3×3 weights.
-	e.BytesRead += (alpha*alpha/9 - 1) * c.Bytes(n.In(1))
-	e.Note = fmt.Sprintf("Winograd F(%dx%d,3x3): transformed filter read, transforms counted", m, m)
+	if !winogradFused(m) {
+		// Transformed filter instead of the 3×3 weights (the fused
+		// kernel reads the 3×3 weights and transforms them itself).
+		e.BytesRead += (alpha*alpha/9 - 1) * c.Bytes(n.In(1))
+	}
+	e.Note = fmt.Sprintf("Winograd F(%dx%d,3x3) %s: transforms counted", m, m, winogradVariant(m))
 	return e, nil
 }
 

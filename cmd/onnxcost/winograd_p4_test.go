@@ -1,0 +1,52 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/cost/report"
+)
+
+// TestWinogradP4AlexNet is the seed's nvprof case: TensorFlow/cuDNN on a
+// Tesla P4 at batch 1 ran AlexNet's conv3-5 as Winograd, at 0.72 of the
+// direct FLOP count. The fused plan must run them as Winograd, name the
+// variant, and count 0.72 ± 0.1 of the direct FLOPs (the node's FLOPs
+// include its bias and ReLU epilogue, a fraction of a percent).
+func TestWinogradP4AlexNet(t *testing.T) {
+	m := filepath.Join(repoRoot, "testdata", "models", "alexnet.onnx")
+	code, out, errs := runCLI(t, "report", m, "--gpu", "P4", "--batch", "1", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var r report.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	// 2·C·K·9·13·13 (the seed's table)
+	direct := map[string]float64{
+		"/features/features.6/Conv":  224280576,
+		"/features/features.8/Conv":  299040768,
+		"/features/features.10/Conv": 199360512,
+	}
+	var got, want float64
+	for _, n := range r.Nodes {
+		d, ok := direct[n.Name]
+		if !ok {
+			continue
+		}
+		if n.OpType != "WinogradConv" || !strings.Contains(n.Note, "F(2x2,3x3) fused") {
+			t.Errorf("%s: %s %q, want WinogradConv, fused F(2x2,3x3)", n.Name, n.OpType, n.Note)
+		}
+		got += n.FLOPs
+		want += d
+		delete(direct, n.Name)
+	}
+	if len(direct) > 0 {
+		t.Fatalf("convolutions not found: %v", direct)
+	}
+	if ratio := got / want; ratio < 0.62 || ratio > 0.82 {
+		t.Errorf("conv3-5 count %.3f of the direct FLOPs, want 0.72 ± 0.1", ratio)
+	}
+}
