@@ -256,6 +256,7 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, No
 			Precision: prec, M: est.M, N: est.N, K: est.K, Batch: est.Batch,
 			Steps: est.Steps, WorkingSet: est.Bytes(), Launches: est.Launches,
 			InputK: est.InputK, ElemBytes: a.elemBytes(n),
+			Rows: est.Rows, RowLen: est.RowLen, RowPasses: est.RowPasses,
 		}
 		if est.Class == perf.ClassRNN {
 			// The time model prices per-step latency itself (RNNStepLaunches).

@@ -45,6 +45,10 @@ type NodeEstimate struct {
 	Steps int64
 	// InputK is, for recurrent ops, the input size (Kernel.InputK).
 	InputK int64
+	// Row view of a row-wise reduction (Kernel.Rows, RowLen, RowPasses;
+	// set by setRows/setReduceRows in rows.go).
+	Rows, RowLen int64
+	RowPasses    float64
 	// Note explains an approximation; it is shown in the report.
 	Note string
 	// View marks a node that launches no kernel (a view or metadata op).

@@ -164,6 +164,9 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 	t.Bandwidth, t.Level = bandwidthFor(g, k.WorkingSet, p)
 	if t.Bandwidth > 0 && k.Bytes > 0 {
 		t.MemoryS = k.Bytes / (t.Bandwidth * p.MemEff)
+		if k.Rows > 0 && k.RowLen > 0 {
+			t.MemoryS = rowMemoryTime(g, k, t.Bandwidth*p.MemEff)
+		}
 	}
 
 	switch {
