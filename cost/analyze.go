@@ -293,7 +293,7 @@ func (a *analyzer) estimate(n *ir.Node, g *ir.Graph, depth int) (est NodeEstimat
 		a.addUnsupported(n, NoCostRule[ir.QualifiedOp(n.Domain, n.OpType)])
 		return NodeEstimate{}, 0, false
 	}
-	ctx := &RuleCtx{Graph: g, Model: a.model, DType: a.dtype, node: n}
+	ctx := &RuleCtx{Graph: g, Model: a.model, DType: a.dtype, Compute: a.opt.DType, node: n}
 	if a.model != nil {
 		ctx.Opset = a.model.Opset(n.Domain)
 	}

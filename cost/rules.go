@@ -131,6 +131,10 @@ type RuleCtx struct {
 	Opset int64
 	// DType is the compute dtype override (Undefined = each tensor's own).
 	DType ir.DType
+	// Compute is the compute dtype's name as given (Options.DType: "" or
+	// fp32|tf32|fp16|bf16|fp8|int8). DType alone cannot tell tf32 from
+	// fp32: both are stored as float32.
+	Compute string
 
 	warnings []string
 	params   []*ir.Value

@@ -189,7 +189,12 @@ func convOutDim(node *ir.Node, i, n int, in, k int64) (int64, bool) {
 // tensor cores (fp16, bf16, fp8, int8), implicit GEMM on tensor cores is
 // faster, so the node is costed as the direct FusedConv (noted).
 func winogradConvRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	if tensorCoreDType(c.DType) {
+	// TF32 is stored as fp32, so the storage dtype alone would keep it
+	// on Winograd's fp32 vector kernels: 8× below A100's TF32 tensor rate
+	// (19.5 vs 156 TFLOP/s), the cause of ResNet-50 at TF32 coming out
+	// 1.8× too slow. cuDNN's Winograd kernels have no tensor-core form,
+	// and with TF32 allowed its heuristics pick tensor-core implicit GEMM.
+	if tensorCoreDType(c.DType) || c.Compute == "tf32" {
 		e, err := fusedConvRule(n, c)
 		e.Note = "Winograd not used at this compute dtype: tensor-core implicit GEMM is faster (costed as direct convolution)"
 		return e, err

@@ -50,3 +50,35 @@ func TestWinogradP4AlexNet(t *testing.T) {
 		t.Errorf("conv3-5 count %.3f of the direct FLOPs, want 0.72 ± 0.1", ratio)
 	}
 }
+
+// TestTF32ConvsOnTensorCores (issue 11: ResNet-50 at TF32 came out 1.8×
+// too slow): TF32 is stored as fp32, and the Winograd rule took it for
+// fp32 and priced the 3×3 convolutions on the fp32 vector units. At tf32
+// every convolution must run on TF32 tensor cores, and the whole model at
+// about twice the fp16 time (A100: 156 vs 312 TFLOP/s dense).
+func TestTF32ConvsOnTensorCores(t *testing.T) {
+	m := filepath.Join(repoRoot, "testdata", "models", "resnet50.onnx")
+	times := map[string]float64{}
+	for _, dt := range []string{"tf32", "fp16"} {
+		code, out, errs := runCLI(t, "report", m, "--gpu", "A100-SXM4-80GB", "--batch", "256", "--dtype", dt, "--format", "json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		var r report.Report
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		times[dt] = r.Totals.TimeS
+		if dt != "tf32" {
+			continue
+		}
+		for _, n := range r.Nodes {
+			if strings.Contains(n.OpType, "Conv") && n.Precision != "tf32_tensor" {
+				t.Errorf("%s %s at tf32 runs on %s", n.Name, n.OpType, n.Precision)
+			}
+		}
+	}
+	if r := times["tf32"] / times["fp16"]; r < 1.5 || r > 2.5 {
+		t.Errorf("tf32/fp16 time %.2f, want about 2 (the tensor rates' ratio)", r)
+	}
+}
