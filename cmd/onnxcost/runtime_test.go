@@ -125,3 +125,29 @@ func TestRuntimeJSONAndGPUFileLaunch(t *testing.T) {
 		t.Errorf("device memory %g != peak %g + floor %g", e.Runtime.DeviceMemoryBytes, e.Totals.PeakMemoryBytes, e.Runtime.MemoryFloorBytes)
 	}
 }
+
+// TestDiffWarnsOnRuntime: two saved reports priced under different runtimes
+// are compared with a warning saying so, and graph refuses to redraw a
+// saved report for another --runtime.
+func TestDiffWarnsOnRuntime(t *testing.T) {
+	m := filepath.Join(repoRoot, "testdata", "models", "resnet50.onnx")
+	dir := t.TempDir()
+	save := func(name string, args ...string) string {
+		_, out, errs := runCLI(t, append([]string{"report", m, "--gpu", "A100", "--format", "json"}, args...)...)
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(out), 0o644); err != nil {
+			t.Fatal(err, errs)
+		}
+		return p
+	}
+	a, b := save("a.json"), save("b.json", "--runtime", "pytorch")
+	code, out, errs := runCLI(t, "diff", a, b)
+	if code != 0 || !strings.Contains(out+errs, "different runtimes (graph vs pytorch)") {
+		t.Errorf("diff: exit %d, no runtime warning:\n%s\n%s", code, out, errs)
+	}
+	// graph refuses to redraw a saved report for other settings.
+	code, _, errs = runCLI(t, "graph", a, "--runtime", "tensorrt")
+	if code != 2 || !strings.Contains(errs, "computed with runtime graph") || !strings.Contains(errs, "--runtime tensorrt") {
+		t.Errorf("graph on a saved report with --runtime: %s", errs)
+	}
+}
