@@ -29,6 +29,9 @@ type Options struct {
 	// Bindings are the symbol values the caller bound before inference;
 	// recorded in the report.
 	Bindings map[string]int64
+	// Runtime is the execution profile (hwdb/runtimes.yaml); nil is the
+	// default, hwdb.DefaultRuntime.
+	Runtime *hwdb.Runtime
 }
 
 // computeDTypes are the values of Options.DType, in the order help and
@@ -76,8 +79,12 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	if gpu == nil {
 		return nil, fmt.Errorf("analyze: no GPU")
 	}
+	rt, err := runtimeOf(opt)
+	if err != nil {
+		return nil, err
+	}
 	a := &analyzer{
-		gpu: gpu, model: m, opt: opt,
+		gpu: gpu, model: m, opt: opt, runtime: rt,
 		unsupported: map[string]*report.Unsupported{},
 		seenParams:  map[*ir.Value]bool{},
 		fallbacks:   map[string]int{},
@@ -117,6 +124,7 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	}
 	t.PeakActivationBytes = gc.peakAct
 	t.PeakMemoryBytes = gc.peakAct + t.ParamBytes
+	applyRuntime(rep, gpu, rt)
 	a.finishWarnings()
 	rep.Warnings = append(rep.Warnings, a.warnings...)
 	rep.UnsupportedOps = a.unsupportedList()
@@ -177,10 +185,11 @@ func (gc *graphCost) estimate() NodeEstimate {
 }
 
 type analyzer struct {
-	gpu   *hwdb.GPU
-	model *ir.Model
-	opt   Options
-	dtype ir.DType
+	gpu     *hwdb.GPU
+	runtime *hwdb.Runtime
+	model   *ir.Model
+	opt     Options
+	dtype   ir.DType
 
 	warnings    []string
 	unsupported map[string]*report.Unsupported
@@ -254,12 +263,15 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, No
 			Precision: prec, M: est.M, N: est.N, K: est.K, Batch: est.Batch,
 			Steps: est.Steps, WorkingSet: est.Bytes(), Launches: est.Launches,
 			InputK: est.InputK, ElemBytes: a.elemBytes(n),
+			Rows: est.Rows, RowLen: est.RowLen, RowPasses: est.RowPasses,
 		}
 		if est.Class == perf.ClassRNN {
 			// The time model prices per-step latency itself (RNNStepLaunches).
 			k.Launches = 1
 		}
-		kt := perf.EstimateKernel(a.gpu, k, perf.PlanOptions())
+		po := perf.PlanOptions()
+		po.Runtime = a.runtime
+		kt := perf.EstimateKernel(a.gpu, k, po)
 		agg = aggregate{ComputeS: kt.ComputeS, LatencyS: kt.LatencyS, MemoryS: kt.MemoryS, LaunchS: kt.LaunchS, TimeS: kt.TimeS}
 		agg.EnergyJ = perf.KernelEnergy(a.gpu, kt)
 		if est.Class.GEMMLike() {
@@ -288,8 +300,8 @@ func (a *analyzer) estimate(n *ir.Node, g *ir.Graph, depth int) (est NodeEstimat
 		a.addUnsupported(n, NoCostRule[ir.QualifiedOp(n.Domain, n.OpType)])
 		return NodeEstimate{}, 0, false
 	}
-	_, dt := a.computeFor(n)
-	ctx := &RuleCtx{Graph: g, Model: a.model, DType: dt, node: n}
+	comp, dt := a.computeFor(n)
+	ctx := &RuleCtx{Graph: g, Model: a.model, DType: dt, Compute: comp, node: n}
 	if a.model != nil {
 		ctx.Opset = a.model.Opset(n.Domain)
 	}

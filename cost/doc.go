@@ -9,6 +9,7 @@
 //
 //	analyze.go          Analyze: walks the graph, runs the rules, times, sums and sanitises
 //	memory.go           peak activation memory over a topological walk
+//	runtime.go          the execution profile: host/device pipeline, per-call cost, memory floor (report.Runtime)
 //	modeldtype.go       the compute dtype a model runs at when --dtype is not given
 //	precision.go        the compute path (tensor cores or not) of each node, fallback warnings
 //	quantized.go        quantized nodes (QLinear*/Integer ops, Q/DQ-wrapped ops) and the type they run at

@@ -49,6 +49,10 @@ type NodeEstimate struct {
 	Steps int64
 	// InputK is, for recurrent ops, the input size (Kernel.InputK).
 	InputK int64
+	// Row view of a row-wise reduction (Kernel.Rows, RowLen, RowPasses;
+	// set by setRows/setReduceRows in rows.go).
+	Rows, RowLen int64
+	RowPasses    float64
 	// Note explains an approximation; it is shown in the report.
 	Note string
 	// View marks a node that launches no kernel (a view or metadata op).
@@ -141,6 +145,10 @@ type RuleCtx struct {
 	Opset int64
 	// DType is the compute dtype override (Undefined = each tensor's own).
 	DType ir.DType
+	// Compute is the compute dtype's name as given (Options.DType: "" or
+	// fp32|tf32|fp16|bf16|fp8|int8). DType alone cannot tell tf32 from
+	// fp32: both are stored as float32.
+	Compute string
 
 	warnings []string
 	params   []*ir.Value

@@ -192,7 +192,12 @@ func convOutDim(node *ir.Node, i, n int, in, k int64) (int64, bool) {
 // tensor cores (fp16, bf16, fp8, int8), implicit GEMM on tensor cores is
 // faster, so the node is costed as the direct FusedConv (noted).
 func winogradConvRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	if tensorCoreDType(c.DType) {
+	// TF32 is stored as fp32, so the storage dtype alone would keep it
+	// on Winograd's fp32 vector kernels: 8× below A100's TF32 tensor rate
+	// (19.5 vs 156 TFLOP/s), the cause of ResNet-50 at TF32 coming out
+	// 1.8× too slow. cuDNN's Winograd kernels have no tensor-core form,
+	// and with TF32 allowed its heuristics pick tensor-core implicit GEMM.
+	if tensorCoreDType(c.DType) || c.Compute == "tf32" {
 		e, err := fusedConvRule(n, c)
 		e.Note = "Winograd not used at this compute dtype: tensor-core implicit GEMM is faster (costed as direct convolution)"
 		return e, err
@@ -201,7 +206,7 @@ func winogradConvRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	if m != 2 && m != 4 {
 		m = 0 // also keeps ceilDiv below away from a zero divisor
 	}
-	inOps, outOps, ok := WinogradTransformOps(m)
+	_, _, ok := WinogradTransformOps(m)
 	convOut := convOutput(n, c)
 	xd, ok1 := c.Dims(n.In(0))
 	yd, ok2 := c.Dims(convOut)
@@ -224,21 +229,26 @@ func winogradConvRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	var wino NodeEstimate
 	wino.Class = perf.ClassWinograd
 	wino.MACs, wino.FLOPs = direct.MACs, direct.FLOPs
-	wino.ExecutedMACs = alpha * alpha * tiles * C * K
-	wino.ExecutedFLOPs = perf.FMAFLOPs*wino.ExecutedMACs + tiles*C*inOps + tiles*K*outOps
+	wino.ExecutedMACs, wino.ExecutedFLOPs, _ = winogradArith(m, tiles, C, K)
 	if n.In(2) != nil {
 		wino.ExecutedFLOPs += c.Numel(convOut) // bias, added in the output transform's epilogue
 	}
-	wino.M, wino.N, wino.K, wino.Batch = clampInt(tiles), clampInt(K), clampInt(C), clampInt(alpha*alpha)
+	// The GEMM view holds the rows the kernel runs: the fused kernel's
+	// padded tile blocks (winogradArith), so that the time model prices
+	// the padding once, in the view, not again through FLOPs.
+	wino.M, wino.N, wino.K, wino.Batch = clampInt(winogradRows(m, tiles)), clampInt(K), clampInt(C), clampInt(alpha*alpha)
 	parts := append([]NodeEstimate{wino}, EpilogueParts(n, c, convOut)...)
 	pool, err := poolPart(n, c, convOut)
 	if err != nil {
 		return NodeEstimate{}, err
 	}
 	e := FusedEstimate(n, c, append(parts, pool)...)
-	// Transformed filter instead of the 3×3 weights.
-	e.BytesRead += (alpha*alpha/9 - 1) * c.Bytes(n.In(1))
-	e.Note = fmt.Sprintf("Winograd F(%dx%d,3x3): transformed filter read, transforms counted", m, m)
+	if !winogradFused(m) {
+		// Transformed filter instead of the 3×3 weights (the fused
+		// kernel reads the 3×3 weights and transforms them itself).
+		e.BytesRead += (alpha*alpha/9 - 1) * c.Bytes(n.In(1))
+	}
+	e.Note = fmt.Sprintf("Winograd F(%dx%d,3x3) %s: transforms counted", m, m, winogradVariant(m))
 	return e, nil
 }
 

@@ -26,10 +26,10 @@ import (
 func init() {
 	RegisterRule(ir.FusedDomain, ir.OpFusedElementwise, fusedPartsRule(perf.ClassElementwise, nil))
 	RegisterRule(ir.FusedDomain, ir.OpFusedGelu, fusedPartsRule(perf.ClassElementwise, geluFormula))
-	RegisterRule(ir.FusedDomain, ir.OpFusedLayerNorm, fusedPartsRule(perf.ClassReduction, normFormula("LayerNormalization")))
-	RegisterRule(ir.FusedDomain, ir.OpFusedSoftmax, fusedPartsRule(perf.ClassReduction, normFormula("Softmax")))
+	RegisterRule(ir.FusedDomain, ir.OpFusedLayerNorm, rowWise(fusedPartsRule(perf.ClassReduction, normFormula("LayerNormalization")), "LayerNormalization"))
+	RegisterRule(ir.FusedDomain, ir.OpFusedSoftmax, rowWise(fusedPartsRule(perf.ClassReduction, normFormula("Softmax")), "Softmax"))
 	RegisterRule(ir.FusedDomain, ir.OpFusedAttention, fusedAttentionRule)
-	RegisterRule(ir.FusedDomain, ir.OpSkipLayerNorm, skipLayerNormRule)
+	RegisterRule(ir.FusedDomain, ir.OpSkipLayerNorm, rowWise(skipLayerNormRule, "LayerNormalization"))
 }
 
 // skipLayerNormRule: residual add + LayerNorm of the sum

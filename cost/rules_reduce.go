@@ -82,6 +82,9 @@ func reductionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	in, out := c.Numel(n.In(0)), c.Numel(n.Out(0))
 	e.FLOPs = p.inFLOPs*in + p.outFLOPs*out
 	e.Transcendentals = p.inTrans*in + p.outTrans*out
+	if n.OpType != "CumSum" && n.OpType != "ArgMax" && n.OpType != "ArgMin" {
+		setReduceRows(&e, n, c)
+	}
 	return e, nil
 }
 
@@ -92,6 +95,7 @@ func normRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	rows := rowsOf(n, c)
 	e.FLOPs = p.inFLOPs*in + p.rowFLOPs*rows
 	e.Transcendentals = p.inTrans*in + p.rowTrans*rows
+	setRows(&e, n, c, n.OpType)
 	if n.OpType == "BatchNormalization" && n.AttrInt("training_mode", 0) != 0 {
 		// Training mode also computes the batch statistics: mean (1) and
 		// variance (3) per element, and the running-stat updates.

@@ -59,7 +59,7 @@ func TestRuntimeRelations(t *testing.T) {
 	if g.DispatchS != 0 || !(g.KernelGap(a100) < trt.KernelGap(a100)) {
 		t.Errorf("graph: dispatch %g, gap %g vs stream %g", g.DispatchS, g.KernelGap(a100), trt.KernelGap(a100))
 	}
-	if want := 0.55 * 2.6e-6; !near(g.KernelGap(a100), want, 1e-9) {
+	if want := 0.53 * 2.6e-6; !near(g.KernelGap(a100), want, 1e-9) {
 		t.Errorf("graph gap on A100 = %g, want %g", g.KernelGap(a100), want)
 	}
 	if trt.KernelGap(a100) != a100.LaunchS {

@@ -22,10 +22,13 @@ import (
 //     tile, are not amortised over the C·K products, and libraries pick
 //     implicit GEMM;
 //   - F(4×4,3×3) when P, Q ≥ winogradBigTileMinOut and C, K ≥
-//     winogradBigTileMinChannels: 36 products per 16 outputs (2.25 per
-//     output instead of 9), worth its larger transforms and its fp32
-//     rounding error only on large enough layers;
-//   - else F(2×2,3×3): 16 products per 4 outputs (4 per output);
+//     winogradBigTileMinChannels and the two rules below hold for it: 36
+//     products per 16 outputs (2.25 per output instead of 9), worth its
+//     larger transforms and its fp32 rounding error only on large enough
+//     layers;
+//   - else F(2×2,3×3) if the rules below hold for it: 16 products per 4
+//     outputs (4 per output); cuDNN runs it as its fused kernel, whose
+//     executed arithmetic the cost rule counts (cost/winograd_variant.go);
 //   - and only if the tiling pays: (m+2)²·⌈P/m⌉·⌈Q/m⌉ ≤ winogradMaxProductRatio
 //     · 9·P·Q (partial tiles at the border waste products; a 2×2 output
 //     gains nothing);
@@ -104,22 +107,29 @@ func winogradTile(n *ir.Node) int64 {
 	if !ok || p <= 0 || q <= 0 {
 		return 0
 	}
-	m := int64(2)
-	if p >= winogradBigTileMinOut && q >= winogradBigTileMinOut && c >= winogradBigTileMinChannels && k >= winogradBigTileMinChannels {
-		m = 4
-	}
-	products := float64((m+2)*(m+2)) * float64(ceilDiv(p, m)*ceilDiv(q, m))
-	if products > winogradMaxProductRatio*9*float64(p*q) {
-		return 0
-	}
 	batch := int64(1)
 	if xd[0].IsKnown() && xd[0].Value > 0 {
 		batch = xd[0].Value
 	}
-	if batch*ceilDiv(p, m)*ceilDiv(q, m) < winogradMinTiles {
-		return 0
+	if p >= winogradBigTileMinOut && q >= winogradBigTileMinOut && c >= winogradBigTileMinChannels && k >= winogradBigTileMinChannels &&
+		winogradPays(4, p, q, batch) {
+		return 4
 	}
-	return m
+	// Too small for F(4×4) (a batch-1 13×13 layer has 16 4×4 tiles):
+	// F(2×2), which cuDNN runs as its fused kernel (cost/winograd_variant.go).
+	if winogradPays(2, p, q, batch) {
+		return 2
+	}
+	return 0
+}
+
+// winogradPays applies the tiling and tile-count rules to F(m×m,3×3).
+func winogradPays(m, p, q, batch int64) bool {
+	products := float64((m+2)*(m+2)) * float64(ceilDiv(p, m)*ceilDiv(q, m))
+	if products > winogradMaxProductRatio*9*float64(p*q) {
+		return false
+	}
+	return batch*ceilDiv(p, m)*ceilDiv(q, m) >= winogradMinTiles
 }
 
 // winogradConvOut is the output size of a 3×3, stride-1, dilation-1

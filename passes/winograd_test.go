@@ -131,11 +131,13 @@ func TestWinogradGuards(t *testing.T) {
 }
 
 // AlexNet conv3–5 (13×13 outputs, 192→384, 384→256, 256→256 channels):
-// F(4×4,3×3) is chosen (P,Q ≥ 8, C,K ≥ 64); with 4×4 = 16 tiles per image
-// it is substituted from batch 2 on (≥ 32 tiles). Its arithmetic, products
-// and transforms, is about 0.39 of the direct count: 36·16/(9·169) = 0.379
-// for the products (border tiles waste 16²/13² − 1 = 51%), plus ~1% for
-// the transforms.
+// F(4×4,3×3) is chosen (P,Q ≥ 8, C,K ≥ 64) from batch 2 on (4×4 = 16
+// tiles per image, ≥ 32 needed). Its arithmetic, products and transforms,
+// is about 0.39 of the direct count: 36·16/(9·169) = 0.379 for the
+// products (border tiles waste 16²/13² − 1 = 51%), plus ~1% for the
+// transforms. At batch 1 the 2×2 tiling's 49 tiles qualify: F(2×2,3×3),
+// which cuDNN runs fused, executing 0.74 of the direct count (the seed's
+// P4 nvprof measurement: 0.72; cost/winograd_variant.go).
 func TestAlexNetConv345Winograd(t *testing.T) {
 	layers := []struct{ c, k int64 }{{192, 384}, {384, 256}, {256, 256}}
 	for _, batch := range []int64{1, 128} {
@@ -148,20 +150,18 @@ func TestAlexNetConv345Winograd(t *testing.T) {
 			direct := fusedFLOPs(t, g.Nodes[0])
 			runPasses(t, g, "winograd")
 			n := g.Nodes[0]
+			tile, lo, hi := int64(4), 0.38, 0.40
 			if batch == 1 {
-				if n.OpType != "FusedConv" {
-					t.Errorf("batch 1: 16 tiles, substituted anyway")
-				}
-				continue
+				tile, lo, hi = 2, 0.72, 0.76
 			}
-			if n.OpType != "WinogradConv" || n.AttrInt("winograd_tile", 0) != 4 {
-				t.Fatalf("got %s", ir.NodeText(n))
+			if n.OpType != "WinogradConv" || n.AttrInt("winograd_tile", 0) != tile {
+				t.Fatalf("batch %d: got %s, want winograd_tile %d", batch, ir.NodeText(n), tile)
 			}
 			epilogue := 2 * float64(batch*l.k*13*13) // bias + Relu, in both counts
 			ratio := (fusedFLOPs(t, n) - epilogue) / (direct - epilogue)
-			t.Logf("AlexNet conv %d->%d at batch %d: Winograd F(4x4,3x3) = %.3f of direct FLOPs", l.c, l.k, batch, ratio)
-			if ratio < 0.38 || ratio > 0.40 {
-				t.Errorf("ratio %.3f, want 0.379 (products) + ~0.01 (transforms)", ratio)
+			t.Logf("AlexNet conv %d->%d at batch %d: Winograd F(%dx%d,3x3) = %.3f of direct FLOPs", l.c, l.k, batch, tile, tile, ratio)
+			if ratio < lo || ratio > hi {
+				t.Errorf("ratio %.3f, want %g..%g", ratio, lo, hi)
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/onnxcost/onnxcost/cost/gate"
 	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/internal/pipeline"
 	"github.com/spf13/cobra"
 )
@@ -75,6 +76,15 @@ func savedMismatches(r *report.Report, f *costFlags) []mismatch {
 	}
 	if d := strings.ToLower(strings.TrimSpace(f.dtype)); d != "" && d != r.DType {
 		out = append(out, mismatch{"--dtype " + f.dtype, "dtype " + r.DType})
+	}
+	if f.given("runtime") || f.given("runtime-file") {
+		saved := hwdb.DefaultRuntime + " (written before runtime profiles)"
+		if r.Runtime != nil {
+			saved = r.Runtime.Name
+		}
+		if r.Runtime == nil || !strings.EqualFold(f.runtime, r.Runtime.Name) || f.given("runtime-file") {
+			out = append(out, mismatch{"--runtime " + f.runtime, "runtime " + saved})
+		}
 	}
 	if f.given("plan") && f.plan != r.Plan {
 		out = append(out, mismatch{"--plan " + f.plan, "plan " + r.Plan})
@@ -390,12 +400,15 @@ func estimateBudgetModel(b *gate.Budget, mb gate.ModelBudget, pf passFlags) (*re
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(filepath.Dir(b.File), path)
 	}
-	f := costFlags{gpu: s.GPU, gpuFile: s.GPUFile, dtype: s.DType, plan: s.Plan, passFlags: pf}
+	f := costFlags{gpu: s.GPU, gpuFile: s.GPUFile, runtime: s.Runtime, runtimeFile: s.RuntimeFile, dtype: s.DType, plan: s.Plan, passFlags: pf}
 	if f.plan == "" {
 		f.plan = "fused"
 	}
 	if f.gpuFile != "" && !filepath.IsAbs(f.gpuFile) {
 		f.gpuFile = filepath.Join(filepath.Dir(b.File), f.gpuFile)
+	}
+	if f.runtimeFile != "" && !filepath.IsAbs(f.runtimeFile) {
+		f.runtimeFile = filepath.Join(filepath.Dir(b.File), f.runtimeFile)
 	}
 	f.batch = s.Batch
 	names := make([]string, 0, len(s.Dims))
@@ -518,6 +531,12 @@ func budgetYAML(f *costFlags, entries []budgetEntry, headroom float64) string {
 	fmt.Fprintf(&b, "version: 1\ndefaults:\n  gpu: %s\n", yamlQuote(f.gpu))
 	if f.gpuFile != "" {
 		fmt.Fprintf(&b, "  gpu_file: %s\n", yamlQuote(f.gpuFile))
+	}
+	if f.runtime != "" && f.runtime != hwdb.DefaultRuntime {
+		fmt.Fprintf(&b, "  runtime: %s\n", yamlQuote(f.runtime))
+	}
+	if f.runtimeFile != "" {
+		fmt.Fprintf(&b, "  runtime_file: %s\n", yamlQuote(f.runtimeFile))
 	}
 	if f.dtype != "" {
 		fmt.Fprintf(&b, "  dtype: %s\n", f.dtype)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"strings"
 
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/spf13/cobra"
@@ -18,6 +19,24 @@ func runtimeDB(runtimeFile string) (*hwdb.RuntimeDB, error) {
 		return nil, usageErr("--runtime-file %v", err)
 	}
 	return db, nil
+}
+
+// resolveRuntime finds the execution profile --runtime names, in the
+// user's --runtime-file first; an unknown name is a usage error listing
+// the known ones.
+func resolveRuntime(name, runtimeFile string) (*hwdb.Runtime, error) {
+	db, err := runtimeDB(runtimeFile)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(name) == "" {
+		name = hwdb.DefaultRuntime
+	}
+	r, err := db.Lookup(name)
+	if err != nil {
+		return nil, usageErr("--runtime: %v", err)
+	}
+	return r, nil
 }
 
 // newRuntimesCmd lists the runtime execution profiles (`gpus runtimes`).

@@ -8,6 +8,7 @@ import (
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/render"
 	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/internal/pipeline"
 	"github.com/spf13/cobra"
 )
@@ -19,8 +20,12 @@ type costFlags struct {
 	modelFlags
 	gpu     string
 	gpuFile string
-	dtype   string
-	plan    string
+	// runtime names the execution profile, runtimeFile a user file of
+	// profiles over the built-in ones (as gpuFile is for GPUs).
+	runtime     string
+	runtimeFile string
+	dtype       string
+	plan        string
 	passFlags
 	// gpuSource says where an omitted --gpu came from (applyGPUDefault).
 	gpuSource string
@@ -30,6 +35,8 @@ func (f *costFlags) add(c *cobra.Command) {
 	f.modelFlags.add(c)
 	c.Flags().StringVar(&f.gpu, "gpu", "", "target GPU (see 'onnxcost gpus'); default: $ONNXCOST_GPU, else defaults.gpu of the nearest .onnxcost.yaml")
 	c.Flags().StringVar(&f.gpuFile, "gpu-file", "", "YAML or JSON file with your own GPU specs (e.g. measured ceilings)")
+	c.Flags().StringVar(&f.runtime, "runtime", hwdb.DefaultRuntime, "execution profile: graph|tensorrt|onnxruntime|pytorch|pytorch-compile (see 'onnxcost gpus runtimes'): per-kernel gap, host dispatch, per-call cost, memory floor")
+	c.Flags().StringVar(&f.runtimeFile, "runtime-file", "", "YAML or JSON file with your own runtime profiles (format of 'onnxcost gpus runtimes'), searched first")
 	c.Flags().StringVar(&f.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8 (default: the model's own)")
 	c.Flags().StringVar(&f.plan, "plan", "fused", "execution plan to cost: fused|unfused")
 	f.passFlags.add(c)
@@ -58,6 +65,10 @@ func estimate(path string, f *costFlags) (*report.Report, *pipeline.Loaded, erro
 	if err != nil {
 		return nil, nil, err
 	}
+	rt, err := resolveRuntime(f.runtime, f.runtimeFile)
+	if err != nil {
+		return nil, nil, err
+	}
 	prog := startProgress(path, 0)
 	defer prog.Stop()
 	prog.Phase("reading, inferring shapes")
@@ -73,6 +84,7 @@ func estimate(path string, f *costFlags) (*report.Report, *pipeline.Loaded, erro
 	r, err := pipeline.Estimate(l, gpu, pipeline.EstimateOptions{
 		DType:       f.dtype,
 		Plan:        f.plan,
+		Runtime:     rt,
 		ToolVersion: version,
 		ModelName:   path,
 	})

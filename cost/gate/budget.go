@@ -24,12 +24,16 @@ const (
 // Settings are the estimate parameters of a model: budget defaults, with
 // per-model overrides.
 type Settings struct {
-	GPU     string           `yaml:"gpu" json:"gpu,omitempty"`
-	GPUFile string           `yaml:"gpu_file" json:"gpu_file,omitempty"`
-	DType   string           `yaml:"dtype" json:"dtype,omitempty"`
-	Plan    string           `yaml:"plan" json:"plan,omitempty"`
-	Batch   int64            `yaml:"batch" json:"batch,omitempty"`
-	Dims    map[string]int64 `yaml:"dims" json:"dims,omitempty"`
+	GPU     string `yaml:"gpu" json:"gpu,omitempty"`
+	GPUFile string `yaml:"gpu_file" json:"gpu_file,omitempty"`
+	// Runtime names the execution profile, RuntimeFile a user file of
+	// profiles (as GPUFile); "" is the default graph replay.
+	Runtime     string           `yaml:"runtime" json:"runtime,omitempty"`
+	RuntimeFile string           `yaml:"runtime_file" json:"runtime_file,omitempty"`
+	DType       string           `yaml:"dtype" json:"dtype,omitempty"`
+	Plan        string           `yaml:"plan" json:"plan,omitempty"`
+	Batch       int64            `yaml:"batch" json:"batch,omitempty"`
+	Dims        map[string]int64 `yaml:"dims" json:"dims,omitempty"`
 }
 
 // merge returns s with o's set fields applied over it.
@@ -39,6 +43,12 @@ func (s Settings) merge(o Settings) Settings {
 	}
 	if o.GPUFile != "" {
 		s.GPUFile = o.GPUFile
+	}
+	if o.Runtime != "" {
+		s.Runtime = o.Runtime
+	}
+	if o.RuntimeFile != "" {
+		s.RuntimeFile = o.RuntimeFile
 	}
 	if o.DType != "" {
 		s.DType = o.DType
@@ -237,6 +247,10 @@ func (p *budgetParser) setting(k, v *yaml.Node, s *Settings) error {
 		s.GPU, err = str()
 	case "gpu_file":
 		s.GPUFile, err = str()
+	case "runtime":
+		s.Runtime, err = str()
+	case "runtime_file":
+		s.RuntimeFile, err = str()
 	case "dtype":
 		s.DType, err = str()
 		if err == nil && !oneOf(s.DType, "fp32", "tf32", "fp16", "bf16", "fp8", "int8") {
@@ -309,7 +323,7 @@ func (p *budgetParser) model(n *yaml.Node) (ModelBudget, error) {
 			}
 		default:
 			if err := p.setting(k, v, &mb.Settings); err == errUnknown {
-				return mb, p.errf(k, "unknown key %q in a models entry (want path, name, budgets, gpu, gpu_file, dtype, plan, batch, dims)", k.Value)
+				return mb, p.errf(k, "unknown key %q in a models entry (want path, name, budgets, gpu, gpu_file, runtime, runtime_file, dtype, plan, batch, dims)", k.Value)
 			} else if err != nil {
 				return mb, err
 			}

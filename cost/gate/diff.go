@@ -68,12 +68,24 @@ func Diff(base, head *report.Report) *ReportDiff {
 	if b, h := bindingText(base.Bindings), bindingText(head.Bindings); b != h {
 		d.Warnings = append(d.Warnings, fmt.Sprintf("base and head were computed with different bindings (%s vs %s): part of the difference may come from that", b, h))
 	}
+	if b, h := runtimeName(base), runtimeName(head); b != h {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("base and head were computed with different runtimes (%s vs %s): part of the difference may come from that", b, h))
+	}
 	for i := range Metrics {
 		m := &Metrics[i]
 		d.Totals = append(d.Totals, change(m.Name, m.get(base.Totals), m.get(head.Totals)))
 	}
 	d.Nodes = matchNodes(base.Nodes, head.Nodes)
 	return d
+}
+
+// runtimeName is the execution profile a report was priced with; a report
+// saved before profiles existed was priced as the default graph replay.
+func runtimeName(r *report.Report) string {
+	if r.Runtime == nil {
+		return "graph"
+	}
+	return r.Runtime.Name
 }
 
 func provenanceWarnings(b, h Provenance) []string {

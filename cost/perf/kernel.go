@@ -50,6 +50,12 @@ type Kernel struct {
 	// int8); ClassRNN uses it for the weights re-read every step. Zero
 	// means 4.
 	ElemBytes float64
+	// Row view of a row-wise reduction (softmax, normalisations, a
+	// reduction over the trailing axes): Rows independent rows of RowLen
+	// elements, each read RowPasses times by a kernel that cannot keep its
+	// row on chip (see rowMemoryTime). Zero when not row-wise.
+	Rows, RowLen int64
+	RowPasses    float64
 }
 
 // KernelTime is the time model's estimate for a Kernel.

@@ -166,6 +166,9 @@ const ConventionSummary = "FLOPs: 1 multiply-accumulate = 2 FLOPs; bias, activat
 func Text(w io.Writer, r *report.Report, opt Options) error {
 	fmt.Fprintln(w, Clean(Header(r)))
 	fmt.Fprintln(w, Clean(FitLine(r)))
+	if l := RuntimeLine(r); l != "" {
+		fmt.Fprintln(w, Clean(l))
+	}
 	fmt.Fprintf(w, "%s\n\n", ConventionSummary)
 	var t *table
 	if opt.ByOp {
@@ -284,6 +287,9 @@ func csvNumber(v float64) string {
 // strings are escaped so that they cannot break the table.
 func Markdown(w io.Writer, r *report.Report, opt Options) error {
 	fmt.Fprintf(w, "**%s**\n\n%s\n\n", MarkdownEscape(Header(r)), MarkdownEscape(FitLine(r)))
+	if l := RuntimeLine(r); l != "" {
+		fmt.Fprintf(w, "%s\n\n", MarkdownEscape(l))
+	}
 	tt := r.Totals
 	fmt.Fprintf(w, "| time | FLOPs | MACs | bytes read | bytes written | params | launches | peak memory | energy | GEMM/conv share |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n\n", Seconds(tt.TimeS), FLOPs(tt.FLOPs), Count(tt.MACs), Bytes(tt.BytesRead), Bytes(tt.BytesWritten), Count(tt.Params), Count(tt.Launches), Bytes(tt.PeakMemoryBytes), Joules(tt.EnergyJ), Percent(tt.GEMMConvTimeShare))

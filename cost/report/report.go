@@ -38,10 +38,13 @@ type Report struct {
 	Plan           string           `json:"plan"`
 	Bindings       map[string]int64 `json:"bindings"`
 	FLOPConvention string           `json:"flop_convention"`
-	Totals         Totals           `json:"totals"`
-	Nodes          []NodeCost       `json:"nodes"`
-	Warnings       []string         `json:"warnings"`
-	UnsupportedOps []Unsupported    `json:"unsupported_ops"`
+	// Runtime is the execution profile applied (nil in reports written
+	// before profiles existed).
+	Runtime        *Runtime      `json:"runtime,omitempty"`
+	Totals         Totals        `json:"totals"`
+	Nodes          []NodeCost    `json:"nodes"`
+	Warnings       []string      `json:"warnings"`
+	UnsupportedOps []Unsupported `json:"unsupported_ops"`
 }
 
 // Totals sums the per-node figures, plus whole-model quantities.

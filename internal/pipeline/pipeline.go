@@ -336,8 +336,10 @@ func shorten(w string) string {
 
 // EstimateOptions choose what Estimate costs.
 type EstimateOptions struct {
-	DType       string // "" is the model's own
-	Plan        string // fused|unfused
+	DType string // "" is the model's own
+	Plan  string // fused|unfused
+	// Runtime is the execution profile; nil is hwdb.DefaultRuntime.
+	Runtime     *hwdb.Runtime
 	ToolVersion string
 	ModelName   string // "" is the Loaded's Path
 }
@@ -352,6 +354,7 @@ func Estimate(l *Loaded, gpu *hwdb.GPU, opt EstimateOptions) (*report.Report, er
 	r, err := cost.Analyze(l.Model.Graph, l.Model, gpu, cost.Options{
 		DType:       opt.DType,
 		Plan:        opt.Plan,
+		Runtime:     opt.Runtime,
 		ToolVersion: opt.ToolVersion,
 		ModelName:   name,
 	})

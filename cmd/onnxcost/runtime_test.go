@@ -1,0 +1,153 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/cost/report"
+)
+
+// TestRuntimeFlagEveryCostCommand: every command that costs a model takes
+// --runtime; a non-default profile changes what it prints, and an unknown
+// one is a usage error (exit 2) naming the known profiles.
+func TestRuntimeFlagEveryCostCommand(t *testing.T) {
+	m := filepath.Join(repoRoot, "testdata", "models", "resnet50.onnx")
+	dir := t.TempDir()
+	budget := filepath.Join(dir, "b.yaml")
+	write := func(p, s string) {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmds := map[string][]string{
+		"report":   {"report", m, "--gpu", "A100", "--format", "json"},
+		"compare":  {"compare", m, "--gpu", "A100", "--format", "json"},
+		"graph":    {"graph", m, "--gpu", "A100"},
+		"html":     {"html", m, "--gpu", "A100", "-o", filepath.Join(dir, "x.html")},
+		"roofline": {"roofline", m, "--gpu", "A100", "-o", filepath.Join(dir, "x.svg")},
+		"diff":     {"diff", m, m, "--gpu", "A100", "--format", "json"},
+	}
+	for name, args := range cmds {
+		outFile := ""
+		for i, a := range args {
+			if a == "-o" {
+				outFile = args[i+1]
+			}
+		}
+		read := func(stdout string) string {
+			if outFile == "" {
+				return stdout
+			}
+			b, err := os.ReadFile(outFile)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			return string(b)
+		}
+		code, out, errs := runCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, errs)
+		}
+		def := read(out)
+		code, out, errs = runCLI(t, append(args, "--runtime", "graph")...)
+		if code != 0 || read(out) != def {
+			t.Errorf("%s --runtime graph: exit %d, differs from the default: %s", name, code, errs)
+		}
+		code, out, errs = runCLI(t, append(args, "--runtime", "pytorch")...)
+		if code != 0 {
+			t.Fatalf("%s --runtime pytorch: exit %d: %s", name, code, errs)
+		}
+		if name != "diff" && read(out) == def {
+			t.Errorf("%s --runtime pytorch prints the same as graph", name)
+		}
+		code, _, errs = runCLI(t, append(args, "--runtime", "nosuch")...)
+		if code != 2 || !strings.Contains(errs, "unknown runtime") || !strings.Contains(errs, "tensorrt") {
+			t.Errorf("%s --runtime nosuch: exit %d, stderr %q", name, code, errs)
+		}
+	}
+	// check takes the runtime from the budget file.
+	abs, err := filepath.Abs(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = abs
+	write(budget, "version: 1\ndefaults:\n  gpu: A100\n  runtime: pytorch\nmodels:\n  - path: "+m+"\n    budgets:\n      latency: {max: \"1 s\"}\n")
+	if code, out, errs := runCLI(t, "check", "-c", budget); code != 0 {
+		t.Errorf("check with runtime: exit %d: %s %s", code, out, errs)
+	}
+	write(budget, "version: 1\ndefaults:\n  gpu: A100\n  runtime: nosuch\nmodels:\n  - path: "+m+"\n    budgets:\n      latency: {max: \"1 s\"}\n")
+	if code, _, errs := runCLI(t, "check", "-c", budget); code != 2 || !strings.Contains(errs, "unknown runtime") {
+		t.Errorf("check with unknown runtime: exit %d: %s", code, errs)
+	}
+}
+
+// TestRuntimeJSONAndGPUFileLaunch (issue 18 finding 6): a --gpu-file
+// launch_us is scaled by the profile's gap, and the report says by how
+// much, in JSON and in the text header.
+func TestRuntimeJSONAndGPUFileLaunch(t *testing.T) {
+	m := filepath.Join(repoRoot, "testdata", "models", "resnet50.onnx")
+	gf := filepath.Join(t.TempDir(), "gpu.yaml")
+	if err := os.WriteFile(gf, []byte("- name: MyGPU\n  base: A100-SXM4-80GB\n  launch_us: 4.5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "report", m, "--gpu", "MyGPU", "--gpu-file", gf, "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var r report.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	rt := r.Runtime
+	if rt == nil || rt.Name != "graph" || rt.LaunchS != 4.5e-6 || rt.KernelGapScale != 0.53 {
+		t.Fatalf("runtime = %+v", rt)
+	}
+	if !strings.Contains(strings.Join(rt.Notes, "\n"), "0.53 × the GPU entry's launch_us (4.5 µs)") {
+		t.Errorf("notes do not say launch_us is scaled: %q", rt.Notes)
+	}
+	_, text, _ := runCLI(t, "report", m, "--gpu", "MyGPU", "--gpu-file", gf, "--top", "1")
+	if !strings.Contains(text, "runtime graph · kernel gap 2.39 µs (0.53 × launch 4.50 µs)") {
+		t.Errorf("text header does not state the gap:\n%s", text)
+	}
+	// An eager profile pays the whole launch and the host's dispatch.
+	_, out, _ = runCLI(t, "report", m, "--gpu", "MyGPU", "--gpu-file", gf, "--runtime", "pytorch", "--format", "json")
+	var e report.Report
+	if err := json.Unmarshal([]byte(out), &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.Runtime.KernelGapS != 4.5e-6 || e.Runtime.DispatchS != 8e-6 || !(e.Totals.TimeS > r.Totals.TimeS) {
+		t.Errorf("pytorch: gap %g dispatch %g time %g (graph %g)", e.Runtime.KernelGapS, e.Runtime.DispatchS, e.Totals.TimeS, r.Totals.TimeS)
+	}
+	if e.Runtime.DeviceMemoryBytes != e.Totals.PeakMemoryBytes+e.Runtime.MemoryFloorBytes {
+		t.Errorf("device memory %g != peak %g + floor %g", e.Runtime.DeviceMemoryBytes, e.Totals.PeakMemoryBytes, e.Runtime.MemoryFloorBytes)
+	}
+}
+
+// TestDiffWarnsOnRuntime: two saved reports priced under different runtimes
+// are compared with a warning saying so, and graph refuses to redraw a
+// saved report for another --runtime.
+func TestDiffWarnsOnRuntime(t *testing.T) {
+	m := filepath.Join(repoRoot, "testdata", "models", "resnet50.onnx")
+	dir := t.TempDir()
+	save := func(name string, args ...string) string {
+		_, out, errs := runCLI(t, append([]string{"report", m, "--gpu", "A100", "--format", "json"}, args...)...)
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(out), 0o644); err != nil {
+			t.Fatal(err, errs)
+		}
+		return p
+	}
+	a, b := save("a.json"), save("b.json", "--runtime", "pytorch")
+	code, out, errs := runCLI(t, "diff", a, b)
+	if code != 0 || !strings.Contains(out+errs, "different runtimes (graph vs pytorch)") {
+		t.Errorf("diff: exit %d, no runtime warning:\n%s\n%s", code, out, errs)
+	}
+	// graph refuses to redraw a saved report for other settings.
+	code, _, errs = runCLI(t, "graph", a, "--runtime", "tensorrt")
+	if code != 2 || !strings.Contains(errs, "computed with runtime graph") || !strings.Contains(errs, "--runtime tensorrt") {
+		t.Errorf("graph on a saved report with --runtime: %s", errs)
+	}
+}

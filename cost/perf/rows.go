@@ -1,0 +1,68 @@
+package perf
+
+import "github.com/onnxcost/onnxcost/hwdb"
+
+// Row-wise reductions (softmax, LayerNorm, RMSNorm, a reduction over the
+// last axis) run one row per CTA (or per warp for short rows), and two
+// physical limits make their memory time depend on the row shape, not
+// only on the bytes:
+//
+// On-chip capacity. A kernel that holds its row on chip (registers, or
+// shared memory: PyTorch's persistent softmax for rows up to 1024
+// elements, its shared-memory softmax and Apex/FasterTransformer-style
+// LayerNorms for rows up to the per-block shared-memory limit) reads the
+// row once. A row bigger than that limit must be streamed again for each
+// dependent pass: softmax reads it for the maximum, again for the sum of
+// exponentials and a third time to normalise and write; a LayerNorm or
+// RMSNorm reads it for the statistics and again to normalise. The limit
+// is the 48 KiB of shared memory a CTA may use without the dynamic opt-in
+// (CUDA C Programming Guide, "Shared Memory", compute capability 3.x-9.0),
+// the common case for library kernels that must run on every GPU: 24k fp16
+// or 12k fp32 elements. So a softmax over 32k fp16 elements moves about
+// (3 reads + 1 write)/(1 + 1) = 2× the bytes of the same tensor in short
+// rows, and a LayerNorm 1.5×; the repeated reads are priced like the
+// first, from the level the tensor lives in (a multi-pass kernel's CTAs
+// stream their rows concurrently, so the earlier passes' data are evicted
+// before they are read again unless the whole tensor fits in L2).
+//
+// Grid under-fill. With fewer rows than the GPU can stream at once, the
+// bandwidth is what those CTAs can draw. A CTA's bandwidth is bounded by
+// the bytes it keeps in flight over the memory latency (Little's law):
+// rowCTAInflightBytes / rowMemLatencyS, about 55 GB/s; a GPU of 2 TB/s
+// needs ~37 busy rows to reach its bandwidth, so a batch-1 LayerNorm over
+// 8 rows runs at a fifth of it.
+const (
+	// rowOnChipBytes is the largest row a single-pass kernel keeps on chip.
+	rowOnChipBytes = 48 << 10
+	// rowCTAInflightBytes: 1024 threads, each with two 16-byte loads
+	// outstanding (a vectorised, twice-unrolled row loop).
+	rowCTAInflightBytes = 1024 * 16 * 2
+	// rowMemLatencyS is the DRAM load latency under load, ~600 ns on
+	// Volta-Hopper GPUs (microbenchmark papers report 400-700 ns idle to
+	// loaded; Jia et al., "Dissecting the NVIDIA Volta GPU architecture
+	// via microbenchmarking", arXiv:1804.06826).
+	rowMemLatencyS = 600e-9
+)
+
+// rowMemoryTime is the memory time of a row-wise reduction streaming at
+// bandwidth bw (already scaled by the achievable fraction): its bytes,
+// plus RowPasses−1 more reads of the input when a row does not fit on
+// chip, at the bandwidth the busy rows can draw.
+func rowMemoryTime(g *hwdb.GPU, k Kernel, bw float64) float64 {
+	if bw <= 0 {
+		return 0
+	}
+	eb := k.ElemBytes
+	if eb <= 0 {
+		eb = 4
+	}
+	bytes := k.Bytes
+	rowBytes := float64(k.RowLen) * eb
+	if rowBytes > rowOnChipBytes && k.RowPasses > 1 {
+		bytes += (k.RowPasses - 1) * float64(k.Rows) * rowBytes
+	}
+	if fill := float64(k.Rows) * rowCTAInflightBytes / rowMemLatencyS; fill < bw {
+		bw = fill
+	}
+	return bytes / bw
+}

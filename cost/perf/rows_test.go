@@ -1,0 +1,47 @@
+package perf
+
+import (
+	"math"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/hwdb"
+)
+
+// TestRowMemoryTime states the row-wise reduction arithmetic on a GPU of
+// 2 TB/s (1.5 TB/s achievable) and 108 SMs.
+func TestRowMemoryTime(t *testing.T) {
+	g := &hwdb.GPU{Name: "G", SMs: 108, MemBW: 2e12, BoostClockMHz: 1400}
+	const bw = 1.5e12
+	softmax := func(rows, rowLen int64) Kernel {
+		bytes := 2 * 2 * float64(rows*rowLen) // fp16 read + write
+		return Kernel{Class: ClassReduction, Bytes: bytes, ElemBytes: 2, Rows: rows, RowLen: rowLen, RowPasses: 3}
+	}
+	// The same 64 MiB in short rows (1024 fp16 = 2 KiB, on chip) and in
+	// 32k-element rows (64 KiB > 48 KiB): 3 reads + 1 write instead of
+	// 1 + 1, twice the time.
+	short := rowMemoryTime(g, softmax(32768, 1024), bw)
+	long := rowMemoryTime(g, softmax(1024, 32768), bw)
+	if want := 2 * 32 * 1024 * 1024 * 2 / bw; math.Abs(short-want)/want > 1e-12 {
+		t.Errorf("short rows %g s, want %g s (bytes / bandwidth)", short, want)
+	}
+	if r := long / short; math.Abs(r-2) > 1e-12 {
+		t.Errorf("32k-element rows cost %.3f× the short rows, want 2 (3 reads + 1 write vs 1 + 1)", r)
+	}
+	// 12k fp16 elements (24 KiB) still fit: one pass.
+	if r := rowMemoryTime(g, softmax(2730, 12288), bw) / rowMemoryTime(g, softmax(32760, 1024), bw); math.Abs(r-1) > 0.01 {
+		t.Errorf("24 KiB rows cost %.3f× short rows, want 1", r)
+	}
+	// A LayerNorm (2 passes) over long rows: (2 + 1)/(1 + 1) = 1.5×.
+	ln := softmax(1024, 32768)
+	ln.RowPasses = 2
+	if r := rowMemoryTime(g, ln, bw) / short; math.Abs(r-1.5) > 1e-12 {
+		t.Errorf("layer norm long rows %.3f×, want 1.5", r)
+	}
+	// Under-fill: 8 rows of 4096 fp32 can draw 8 × 32 KiB / 600 ns =
+	// 437 GB/s, not 1.5 TB/s.
+	k := Kernel{Class: ClassReduction, Bytes: 2 * 4 * 8 * 4096, ElemBytes: 4, Rows: 8, RowLen: 4096, RowPasses: 2}
+	want := k.Bytes / (8 * 32768 / 600e-9)
+	if got := rowMemoryTime(g, k, bw); math.Abs(got-want)/want > 1e-12 {
+		t.Errorf("8 rows: %g s, want %g s", got, want)
+	}
+}

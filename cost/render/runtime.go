@@ -1,0 +1,33 @@
+package render
+
+import (
+	"fmt"
+
+	"github.com/onnxcost/onnxcost/cost/report"
+)
+
+// RuntimeLine says which execution profile priced the report and what it
+// applied, in one line: the per-kernel gap and where it comes from (a
+// --gpu-file launch_us is scaled, and the reader must see by how much), the
+// host dispatch against the device time, the per-call overhead and the
+// memory floor. "" for a report saved before profiles existed.
+func RuntimeLine(r *report.Report) string {
+	rt := r.Runtime
+	if rt == nil {
+		return ""
+	}
+	gap := fmt.Sprintf("kernel gap %s", Seconds(rt.KernelGapS))
+	if rt.KernelGapScale > 0 {
+		gap += fmt.Sprintf(" (%g × launch %s)", rt.KernelGapScale, Seconds(rt.LaunchS))
+	}
+	host := "no host dispatch"
+	if rt.DispatchS > 0 {
+		host = fmt.Sprintf("host dispatch %s/kernel: host %s vs device %s", Seconds(rt.DispatchS), Seconds(rt.HostS), Seconds(rt.DeviceS))
+		if rt.HostBound {
+			host += " (host-bound)"
+		}
+	}
+	return fmt.Sprintf("runtime %s · %s · %s · per call %s, latency %s · memory floor %s (peak %s + floor = %s)",
+		rt.Name, gap, host, Seconds(rt.CallS), Seconds(rt.LatencyS),
+		Bytes(rt.MemoryFloorBytes), Bytes(r.Totals.PeakMemoryBytes), Bytes(rt.DeviceMemoryBytes))
+}

@@ -1,0 +1,43 @@
+package report
+
+// Runtime says which execution profile priced a report and what it
+// applied: the per-kernel gap, the host's issue time against the device's
+// run time, the per-call overhead and the memory floor. Every figure is
+// the one used, on the report's GPU, so a reader can redo the arithmetic.
+type Runtime struct {
+	// Name is the profile (hwdb/runtimes.yaml, or the user's file).
+	Name string `json:"name"`
+	// KernelGapS is the device-side gap each kernel launch paid;
+	// LaunchS the GPU's back-to-back launch cost it derives from
+	// (KernelGapScale × LaunchS, unless the profile gives an absolute
+	// gap, then KernelGapScale is 0).
+	KernelGapS     float64 `json:"kernel_gap_s"`
+	KernelGapScale float64 `json:"kernel_gap_scale"`
+	LaunchS        float64 `json:"launch_s"`
+	// FillShare is the share of a GEMM-like kernel's fitted fill latency
+	// (pipeline fill and drain, in launches) a plan still pays.
+	FillShare float64 `json:"fill_share"`
+	// DispatchS is the host time to issue one kernel; HostS the host's
+	// work for one call (CallS + DispatchS × launches of the main graph);
+	// DeviceS the sum of the kernels' device times. Totals.TimeS is the
+	// time per call of back-to-back calls: the host/device pipeline of
+	// the kernels (cost's pipelineTime) or HostS, whichever is longer;
+	// HostBound when it is HostS (the GPU waits on the host).
+	DispatchS float64 `json:"dispatch_s"`
+	HostS     float64 `json:"host_s"`
+	DeviceS   float64 `json:"device_s"`
+	HostBound bool    `json:"host_bound"`
+	// CallS is the fixed cost of one call (enqueue, wrapper, guards,
+	// synchronize); LatencyS = CallS + the kernels' pipeline is one call
+	// timed alone with a synchronize, as a host clock around it sees it.
+	CallS    float64 `json:"call_s"`
+	LatencyS float64 `json:"latency_s"`
+	// MemoryFloorBytes is what the runtime holds before any tensor (CUDA
+	// context, library workspaces); DeviceMemoryBytes =
+	// Totals.PeakMemoryBytes + MemoryFloorBytes, what nvidia-smi would show.
+	MemoryFloorBytes  float64 `json:"memory_floor_bytes"`
+	DeviceMemoryBytes float64 `json:"device_memory_bytes"`
+	// Notes say in words what was applied (the launch_us scaling above
+	// all, which a --gpu-file user would otherwise not see).
+	Notes []string `json:"notes"`
+}

@@ -1,0 +1,96 @@
+package cost
+
+import (
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// rowPasses is how many times a multi-pass kernel reads each row of a
+// row-wise op that does not fit on chip (the time model's RowPasses; see
+// cost/perf/rows.go): softmax reads for the maximum, the sum of
+// exponentials and the normalisation; the normalisations read for their
+// statistics and to normalise; a plain reduction reads once whatever the
+// row length.
+var rowPasses = map[string]float64{
+	"Softmax": 3, "LogSoftmax": 3,
+	"LayerNormalization": 2, "RMSNormalization": 2, "SimplifiedLayerNormalization": 2,
+	"MeanVarianceNormalization": 2, "InstanceNormalization": 2, "GroupNormalization": 2,
+	"LpNormalization": 2,
+}
+
+// setRows gives e the row view of node n costed as op (a default-domain
+// row-wise op, which fixes the axis default): rows = elements / row length,
+// the row being the normalised axes. Ops without rows (BatchNorm, Hardmax)
+// and shapes that are not known leave e as it is.
+func setRows(e *NodeEstimate, n *ir.Node, c *RuleCtx, op string) {
+	passes, ok := rowPasses[op]
+	if !ok {
+		return
+	}
+	probe := *n
+	probe.OpType = op
+	rows := rowsOf(&probe, c)
+	in := c.Numel(n.In(0))
+	if rows <= 0 || in <= 0 {
+		return
+	}
+	e.Rows, e.RowLen, e.RowPasses = clampInt(rows), clampInt(in/rows), passes
+}
+
+// setReduceRows gives a reduction over the trailing axes (ReduceSum/Mean
+// over the last axis, the row-wise case) its row view: one pass, so only
+// grid under-fill applies. A reduction over leading or interior axes is a
+// column reduction whose parallelism is the kept elements, not rows; it
+// keeps the plain memory time.
+func setReduceRows(e *NodeEstimate, n *ir.Node, c *RuleCtx) {
+	in, out := c.Numel(n.In(0)), c.Numel(n.Out(0))
+	dims, ok := c.Dims(n.In(0))
+	if !ok || in <= 0 || out <= 0 || len(dims) == 0 || !reducesTrailing(n, c, len(dims)) {
+		return
+	}
+	e.Rows, e.RowLen, e.RowPasses = clampInt(out), clampInt(in/out), 1
+}
+
+// reducesTrailing reports whether a Reduce* node reduces only a suffix of
+// its input's axes (axes from the attribute, or the second input since
+// opset 18; no axes means all, which is one row).
+func reducesTrailing(n *ir.Node, c *RuleCtx, rank int) bool {
+	axes, ok := n.AttrInts("axes")
+	if !ok && len(n.Inputs) > 1 && n.In(1) != nil {
+		v := n.In(1)
+		if v.Const == nil {
+			return false // axes known only at run time
+		}
+		axes = v.Const.Ints
+	}
+	if len(axes) == 0 {
+		return n.AttrInt("noop_with_empty_axes", 0) == 0
+	}
+	seen := map[int64]bool{}
+	for _, a := range axes {
+		if a < 0 {
+			a += int64(rank)
+		}
+		if a < 0 || a >= int64(rank) {
+			return false
+		}
+		seen[a] = true
+	}
+	for a := int64(rank) - int64(len(seen)); a < int64(rank); a++ {
+		if !seen[a] {
+			return false
+		}
+	}
+	return true
+}
+
+// rowWise gives a fused row-wise op's estimate the row view of op, the
+// default-domain op it computes (its axis attribute is the same).
+func rowWise(r Rule, op string) Rule {
+	return func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+		e, err := r(n, c)
+		if err == nil {
+			setRows(&e, n, c, op)
+		}
+		return e, err
+	}
+}

@@ -1,0 +1,125 @@
+package cost
+
+import (
+	"fmt"
+
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/hwdb"
+)
+
+// runtimeOf is the execution profile Analyze prices with: the caller's, or
+// the default CUDA-graph replay.
+func runtimeOf(opt Options) (*hwdb.Runtime, error) {
+	if opt.Runtime != nil {
+		return opt.Runtime, nil
+	}
+	r, err := hwdb.LookupRuntime(hwdb.DefaultRuntime)
+	if err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
+	return r, nil
+}
+
+// pipelineTime is the time of a sequence of nodes when a host issues their
+// kernels one by one, dispatch seconds each, to a GPU that runs them in
+// order: the host and the device form a two-stage pipeline. A kernel
+// starts when it has been issued and the previous one has finished, so
+// the total is the slower stage plus the part of the other it cannot hide
+// (the first issue when the device is the bottleneck, the last kernel when
+// the host is). A node of L launches and device time t is taken as L equal
+// kernels of t/L; for equal kernels the finish time has a closed form (the
+// latest of: the device never idling, only the first kernel waiting for its
+// issue, only the last one waiting), so a loop body of a million launches
+// costs one step.
+//
+// It returns the pipeline time, the host's issue time and the device time.
+func pipelineTime(nodes []report.NodeCost, dispatch float64) (total, host, device float64) {
+	var issued, finish float64
+	for _, n := range nodes {
+		device += n.TimeS
+		l := n.Launches
+		if l <= 0 || dispatch <= 0 {
+			finish += n.TimeS
+			continue
+		}
+		tau := n.TimeS / max(l, 1)
+		finish = max(finish+n.TimeS, issued+dispatch+n.TimeS, issued+l*dispatch+tau)
+		issued += l * dispatch
+	}
+	return finish, issued, device
+}
+
+// applyRuntime prices the whole model under the execution profile rt:
+// the host/device pipeline when the runtime issues kernels from the host,
+// the per-call overhead and the memory floor, all recorded in the report.
+// A profile with no host dispatch (a graph replay) leaves the device sum
+// as the time, unchanged to the last bit.
+func applyRuntime(rep *report.Report, gpu *hwdb.GPU, rt *hwdb.Runtime) {
+	p := perf.DefaultParams()
+	launch := perf.LaunchOverhead(gpu, p)
+	ri := &report.Runtime{
+		Name:       rt.Name,
+		KernelGapS: perf.KernelGap(gpu, rt, p),
+		LaunchS:    launch,
+		FillShare:  perf.InPlanFillShare,
+		DispatchS:  rt.DispatchS,
+		CallS:      rt.CallS,
+		Notes:      []string{},
+	}
+	src := fmt.Sprintf("the GPU entry's launch_us (%s)", usText(launch))
+	if gpu.LaunchS <= 0 {
+		src = fmt.Sprintf("the calibrated default launch cost (%s; the GPU entry has no launch_us)", usText(launch))
+	}
+	if rt.KernelGapS > 0 {
+		ri.Notes = append(ri.Notes, fmt.Sprintf("each kernel pays the profile's fixed gap of %s (kernel_gap_us), not %s", usText(ri.KernelGapS), src))
+	} else {
+		ri.KernelGapScale = rt.KernelGapScale
+		ri.Notes = append(ri.Notes, fmt.Sprintf("each kernel pays a gap of %s = %g × %s", usText(ri.KernelGapS), rt.KernelGapScale, src))
+	}
+	ri.Notes = append(ri.Notes, fmt.Sprintf("GEMM-like kernels add %g of their fitted fill latency (%s): the GPU-side part, whatever the runtime", perf.InPlanFillShare, usText(perf.InPlanFillShare*p.FillLaunches*launch)))
+
+	t := &rep.Totals
+	finish, issue, device := pipelineTime(rep.Nodes, rt.DispatchS)
+	if rt.DispatchS <= 0 {
+		// No per-kernel host work: the device sum as Analyze added it.
+		finish, device = t.TimeS, t.TimeS
+	}
+	ri.HostS, ri.DeviceS = rt.CallS+issue, device
+	ri.HostBound = ri.HostS > finish
+	if total := steadyTime(finish, ri.HostS); total != t.TimeS && total > 0 {
+		// GEMM/conv share is of the whole time, idle GPU included.
+		t.GEMMConvTimeShare *= t.TimeS / total
+		t.TimeS = total
+	}
+	if rt.DispatchS > 0 {
+		ri.Notes = append(ri.Notes, fmt.Sprintf("the host issues each kernel in %s (dispatch_us); kernels finish %s after the first issue", usText(rt.DispatchS), usText(finish)))
+	} else {
+		ri.Notes = append(ri.Notes, "no per-kernel host dispatch (dispatch_us 0)")
+	}
+	bound := "the device is the bottleneck"
+	if ri.HostBound {
+		bound = "the host is the bottleneck: the GPU idles"
+	}
+	ri.Notes = append(ri.Notes, fmt.Sprintf("host work per call %s (call_us %s + dispatch) vs device %s: %s; time_s is one call of a back-to-back stream", usText(ri.HostS), usText(rt.CallS), usText(device), bound))
+	ri.LatencyS = rt.CallS + finish
+	ri.Notes = append(ri.Notes, fmt.Sprintf("one call timed alone (wrapper, issue, kernels, synchronize) takes %s (latency_s)", usText(ri.LatencyS)))
+	ri.MemoryFloorBytes = rt.MemoryFloor()
+	ri.DeviceMemoryBytes = t.PeakMemoryBytes + ri.MemoryFloorBytes
+	rep.Runtime = ri
+}
+
+// steadyTime is the time per call when calls run back to back: the host's
+// work for one call (its per-call wrapper and the kernels' issue) and the
+// device's run of them overlap with the neighbouring calls', so the slower
+// stage sets the pace. finish already includes the host's issue that the
+// device cannot hide within a call.
+func steadyTime(finish, host float64) float64 { return max(finish, host) }
+
+// usText prints seconds for the notes: µs below a millisecond, else ms.
+func usText(s float64) string {
+	if s >= 1e-3 {
+		return fmt.Sprintf("%.4g ms", s*1e3)
+	}
+	return fmt.Sprintf("%.3g µs", s*1e6)
+}

@@ -1,0 +1,122 @@
+package cost
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// TestPipelineTimeArithmetic states the host/device pipeline by hand.
+func TestPipelineTimeArithmetic(t *testing.T) {
+	us := 1e-6
+	nodes := func(times ...float64) []report.NodeCost {
+		var out []report.NodeCost
+		for _, x := range times {
+			out = append(out, report.NodeCost{TimeS: x * us, Launches: 1})
+		}
+		return out
+	}
+	cases := []struct {
+		name     string
+		nodes    []report.NodeCost
+		dispatch float64
+		want     float64
+	}{
+		// Device-bound: 3 kernels of 10 µs, issued every 2 µs: only the
+		// first issue is exposed: 2 + 30.
+		{"device-bound", nodes(10, 10, 10), 2, 32},
+		// Host-bound: 3 kernels of 1 µs issued every 8 µs: the last
+		// kernel starts at 24 and ends at 25.
+		{"host-bound", nodes(1, 1, 1), 8, 25},
+		// Mixed: 8 µs issue; kernels 20, 1, 1: the second and third are
+		// issued at 16 and 24, run after the first ends (28): 28+1+1 = 30.
+		{"mixed", nodes(20, 1, 1), 8, 30},
+		// One node of 4 launches, 4 µs of device time, 3 µs issue each:
+		// host-bound, last kernel issued at 12 and runs 1 µs: 13.
+		{"multi-launch", []report.NodeCost{{TimeS: 4 * us, Launches: 4}}, 3, 13},
+		// No dispatch: the plain sum.
+		{"graph", nodes(1, 2, 3), 0, 6},
+	}
+	for _, c := range cases {
+		got, _, _ := pipelineTime(c.nodes, c.dispatch*us)
+		if math.Abs(got-c.want*us) > 1e-12 {
+			t.Errorf("%s: %g µs, want %g µs", c.name, got/us, c.want)
+		}
+	}
+}
+
+// tinyChain is a model of n elementwise kernels on a 1k-element tensor:
+// each kernel is launch-bound, so the runtime decides the time.
+func tinyChain(t *testing.T, n int) *builder {
+	b := newBuilder(t)
+	x := b.input("x", 1, 1024)
+	for i := range n {
+		y := b.val("y"+string(rune('a'+i)), ir.Float32, 1, 1024)
+		b.node("Relu", []*ir.Value{x}, []*ir.Value{y})
+		x = y
+	}
+	b.g.Outputs = append(b.g.Outputs, x)
+	return b
+}
+
+// TestRuntimeDefaultIsGraph: no runtime and the built-in graph profile give
+// bit-identical reports, and the notes say how launch_us was scaled.
+func TestRuntimeDefaultIsGraph(t *testing.T) {
+	graph, err := hwdb.LookupRuntime("graph")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r0 := tinyChain(t, 4).analyze(Options{})
+	r1 := tinyChain(t, 4).analyze(Options{Runtime: graph})
+	if r0.Totals.TimeS != r1.Totals.TimeS || r0.Nodes[0].TimeS != r1.Nodes[0].TimeS {
+		t.Fatalf("default %g s vs graph %g s", r0.Totals.TimeS, r1.Totals.TimeS)
+	}
+	rt := r0.Runtime
+	if rt == nil || rt.Name != "graph" {
+		t.Fatalf("runtime = %+v, want graph", rt)
+	}
+	// ruleTestGPU launches in 5 µs; the graph gap is 0.53 of it.
+	if math.Abs(rt.KernelGapS-0.53*5e-6) > 1e-15 || r0.Nodes[0].LaunchS != rt.KernelGapS {
+		t.Errorf("kernel gap %g s (node %g), want 0.53 × 5 µs", rt.KernelGapS, r0.Nodes[0].LaunchS)
+	}
+	if !strings.Contains(strings.Join(rt.Notes, "\n"), "0.53 × the GPU entry's launch_us (5 µs)") {
+		t.Errorf("notes do not say how launch_us is scaled: %q", rt.Notes)
+	}
+	if math.Abs(rt.LatencyS-(r0.Totals.TimeS+10e-6)) > 1e-15 || rt.DeviceMemoryBytes != r0.Totals.PeakMemoryBytes+rt.MemoryFloorBytes {
+		t.Errorf("latency %g / device memory %g inconsistent", rt.LatencyS, rt.DeviceMemoryBytes)
+	}
+}
+
+// TestRuntimeEagerHostBound: PyTorch eager issues each tiny kernel in 8 µs,
+// slower than the GPU runs it (5 µs gap + ns of work). One call alone is the
+// 6 µs wrapper, the ten issues and the last kernel; back to back, the
+// host's work per call (6 + 10×8 µs) sets the pace.
+func TestRuntimeEagerHostBound(t *testing.T) {
+	eager, err := hwdb.LookupRuntime("pytorch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := tinyChain(t, 10).analyze(Options{Runtime: eager})
+	rt := r.Runtime
+	last := r.Nodes[len(r.Nodes)-1].TimeS
+	if want := 6e-6 + 10*8e-6; !rt.HostBound || math.Abs(r.Totals.TimeS-want) > 1e-12 {
+		t.Errorf("eager: time %g s host-bound %v, want %g s host-bound", r.Totals.TimeS, rt.HostBound, want)
+	}
+	if want := 6e-6 + 10*8e-6 + last; math.Abs(rt.LatencyS-want) > 1e-12 {
+		t.Errorf("eager: latency %g s, want %g s", rt.LatencyS, want)
+	}
+	if r.Nodes[0].LaunchS != 5e-6 {
+		t.Errorf("eager kernel gap %g, want the full 5 µs launch", r.Nodes[0].LaunchS)
+	}
+	// An absolute gap replaces the scaled launch, and the note says so.
+	own := eager.Clone()
+	own.KernelGapS = 1e-6
+	r2 := tinyChain(t, 1).analyze(Options{Runtime: own})
+	if r2.Nodes[0].LaunchS != 1e-6 || !strings.Contains(r2.Runtime.Notes[0], "fixed gap of 1 µs") {
+		t.Errorf("absolute gap: node %g, notes %q", r2.Nodes[0].LaunchS, r2.Runtime.Notes)
+	}
+}
