@@ -16,9 +16,9 @@ import (
 // replaced, the bytes of its own inputs and outputs, one launch.
 //
 // The replaced nodes' arithmetic comes from the part attributes the passes
-// record (part_ops, part_in, part_out, part_arity: per replaced node its
-// op, the element counts of its first input and its output, and its
-// number of inputs). Each part is costed by its own op's rule on phantom
+// record (part_ops, part_in_expr, part_out_expr, part_arity: per replaced
+// node its op, the element counts of its first input and its output as
+// expressions over the fused node's own dims, and its number of inputs). Each part is costed by its own op's rule on phantom
 // values of those sizes, so a fused node's FLOPs equal the unfused nodes'
 // exactly. A node without part attributes (written by hand or by another
 // tool) is costed from its own op's formula instead.
@@ -108,13 +108,12 @@ func fusedPartsRule(cl perf.KernelClass, formula func(*ir.Node, *RuleCtx) NodeEs
 // attributes.
 func sumParts(n *ir.Node, c *RuleCtx) (NodeEstimate, bool) {
 	a := n.Attr(ir.KeyPartOps)
-	in, _ := n.AttrInts(ir.KeyPartIn)
-	out, _ := n.AttrInts(ir.KeyPartOut)
 	arity, _ := n.AttrInts(ir.KeyPartArity)
 	if a == nil || a.Type != ir.AttrStrings {
 		return NodeEstimate{}, false
 	}
 	ops := a.Strings
+	in, out := partCounts(n, ir.KeyPartInExpr, ir.KeyPartIn), partCounts(n, ir.KeyPartOutExpr, ir.KeyPartOut)
 	if len(in) != len(ops) || len(out) != len(ops) || len(arity) != len(ops) {
 		c.Warnf("part attributes disagree in length; arithmetic not counted")
 		return NodeEstimate{}, true
@@ -149,6 +148,27 @@ func sumParts(n *ir.Node, c *RuleCtx) (NodeEstimate, bool) {
 		sum.Transcendentals += e.Transcendentals
 	}
 	return sum, true
+}
+
+// partCounts are the element counts of one side of n's parts: the
+// symbolic expressions (exprKey) resolved against n's shapes as they are
+// now, or, in a file written before those existed, the counts frozen at
+// fusion time (legacyKey). An unknown count is -1; nil when n has neither.
+func partCounts(n *ir.Node, exprKey, legacyKey string) []int64 {
+	exprs, ok := n.AttrStrings(exprKey)
+	if !ok {
+		legacy, _ := n.AttrInts(legacyKey)
+		return legacy
+	}
+	counts := make([]int64, len(exprs))
+	for i, e := range exprs {
+		if v, ok := ir.PartCount(e, n); ok {
+			counts[i] = v
+		} else {
+			counts[i] = -1
+		}
+	}
+	return counts
 }
 
 // phantom is a value in no graph with elems elements (unknown when < 0):
