@@ -244,6 +244,9 @@ func activationOf(n *ir.Node, name, prefix string) func(float64) float64 {
 		}
 	case "HardSwish":
 		return func(x float64) float64 { return x * math.Max(0, math.Min(1, x/6+0.5)) }
+	case "HardSigmoid":
+		a, b := n.AttrFloat(prefix+"alpha", 0.2), n.AttrFloat(prefix+"beta", 0.5)
+		return func(x float64) float64 { return math.Max(0, math.Min(1, a*x+b)) }
 	case "Identity", "Dropout":
 		return func(x float64) float64 { return x }
 	}
