@@ -23,6 +23,9 @@ func init() {
 			Doc: "a decomposed softmax recognised as one op (passes/decomp.go)"},
 		&OpSchema{Domain: d, Name: OpFusedLayerNorm, Family: FamilyNorm, Since: 1, MinIn: 1, MaxIn: -1, MinOut: 1, MaxOut: 1, Infer: inferLikeFirst,
 			Doc: "a decomposed layer normalisation recognised as one op (passes/decomp.go)"},
+		// RMSNormalization(x, gamma): y has x's shape.
+		&OpSchema{Domain: d, Name: OpFusedRMSNorm, Family: FamilyNorm, Since: 1, MinIn: 1, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferLikeFirst,
+			Doc: "a decomposed RMS normalisation (LLaMA's RMSNorm) recognised as one op (passes/rmsnorm.go)"},
 		// FusedElementwise: a chain of broadcasting ops, so the result has
 		// the broadcast shape of every input.
 		&OpSchema{Domain: d, Name: OpFusedElementwise, Traits: Elementwise, Family: FamilyElementwise, Since: 1, MinIn: 1, MaxIn: -1, MinOut: 1, MaxOut: 1, Infer: inferBroadcastAll,

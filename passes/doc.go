@@ -17,6 +17,7 @@
 //   - convbn.go: BatchNormalization folded into Conv/Gemm.
 //   - decomp.go, decomp_match.go: decomposed LayerNorm, GELU and softmax
 //     recognised as one op.
+//   - rmsnorm.go: decomposed RMSNorm (LLaMA-style decoders) as one op.
 //   - epilogue.go: Conv/Gemm + bias + residual + activation (+ pool).
 //   - elementwise.go: chains of ir.Elementwise ops.
 //   - attention.go, attention_heads.go: scaled dot-product attention and

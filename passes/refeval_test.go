@@ -142,6 +142,8 @@ func evalNode(n *ir.Node, ins []*tensor) ([]*tensor, error) {
 		return one(broadcast(ins[0], ins[1], math.Pow))
 	case "Sqrt":
 		return one(unary(ins[0], math.Sqrt))
+	case "Reciprocal":
+		return one(unary(ins[0], func(x float64) float64 { return 1 / x }))
 	case "MaxPool", "AveragePool":
 		return one(pool2d(n.OpType, attrsOf(n, ""), ins[0]))
 	case "Gemm":
@@ -164,6 +166,8 @@ func evalNode(n *ir.Node, ins []*tensor) ([]*tensor, error) {
 	case "Clip":
 		lo, hi, _ := clipBounds(n)
 		return one(unary(ins[0], func(x float64) float64 { return math.Min(math.Max(x, lo), hi) }))
+	case "RMSNormalization":
+		return one(rmsNorm(ins[0], in(ins, 1), n.AttrInt("axis", -1), n.AttrFloat("epsilon", 1e-5)))
 	case "LayerNormalization":
 		return one(layerNorm(ins[0], in(ins, 1), in(ins, 2), n.AttrInt("axis", -1), n.AttrFloat("epsilon", 1e-5)))
 	case "FusedConv", "WinogradConv":

@@ -59,3 +59,29 @@ func TestResNetWithBatchNormFullyFused(t *testing.T) {
 		t.Errorf("kernels %d → %d: want fewer than half", before, after)
 	}
 }
+
+// TestLlamaRMSNormOneKernel: every RMSNorm of the zoo's LLaMA decoder (two
+// per layer and the final one) becomes one RMSNormalization, with no
+// Pow, ReduceMean or Sqrt kernel left.
+func TestLlamaRMSNormOneKernel(t *testing.T) {
+	const layers = 3
+	m, err := models.Llama(models.LlamaConfig{Vocab: 100, DModel: 32, Heads: 4, KVHeads: 2, Layers: layers, FF: 64, Seq: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := m.Graph
+	if _, err := Run(g, Options{Check: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ir.VerifyInferred(g); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(fusedNodes(g, ir.OpFusedRMSNorm)); n != 2*layers+1 {
+		t.Errorf("%d RMSNormalization nodes, want %d", n, 2*layers+1)
+	}
+	for _, n := range g.Nodes {
+		if isOp(n, "Pow") || isOp(n, "ReduceMean") || isOp(n, "Sqrt") {
+			t.Errorf("%s %s left unfused", n.OpType, n.Name)
+		}
+	}
+}
