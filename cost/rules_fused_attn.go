@@ -28,6 +28,7 @@ func init() {
 	RegisterRule(ir.FusedDomain, ir.OpFusedGelu, fusedPartsRule(perf.ClassElementwise, geluFormula))
 	RegisterRule(ir.FusedDomain, ir.OpFusedLayerNorm, fusedPartsRule(perf.ClassReduction, normFormula("LayerNormalization")))
 	RegisterRule(ir.FusedDomain, ir.OpFusedRMSNorm, fusedPartsRule(perf.ClassReduction, nil))
+	RegisterRule(ir.FusedDomain, ir.OpFusedRotary, fusedPartsRule(perf.ClassElementwise, nil))
 	RegisterRule(ir.FusedDomain, ir.OpFusedSoftmax, fusedPartsRule(perf.ClassReduction, normFormula("Softmax")))
 	RegisterRule(ir.FusedDomain, ir.OpFusedAttention, fusedAttentionRule)
 	RegisterRule(ir.FusedDomain, ir.OpSkipLayerNorm, skipLayerNormRule)

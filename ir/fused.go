@@ -22,7 +22,7 @@ import (
 //	winograd_tile  int     WinogradConv only: the output tile m of F(m×m, 3×3)
 //
 // Any other attribute of FusedConv/FusedGemm is the anchor's own (strides,
-// pads, transB, ...). FusedElementwise, Gelu, Softmax, LayerNormalization and RMSNormalization
+// pads, transB, ...). FusedElementwise, Gelu, Softmax, LayerNormalization, RMSNormalization and Rotary
 // record the default-domain nodes they replaced as parts (part_*), and
 // every fused node may record its output dtypes (out_dtypes) so that a
 // written graph re-infers under other bindings.
@@ -39,6 +39,7 @@ const (
 	OpFusedSoftmax     = "Softmax"
 	OpFusedLayerNorm   = "LayerNormalization"
 	OpFusedRMSNorm     = "RMSNormalization"
+	OpFusedRotary      = "Rotary"
 	OpFusedAttention   = "FusedAttention"
 	OpSkipLayerNorm    = "SkipLayerNormalization"
 )

@@ -26,6 +26,10 @@ func init() {
 		// RMSNormalization(x, gamma): y has x's shape.
 		&OpSchema{Domain: d, Name: OpFusedRMSNorm, Family: FamilyNorm, Since: 1, MinIn: 1, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferLikeFirst,
 			Doc: "a decomposed RMS normalisation (LLaMA's RMSNorm) recognised as one op (passes/rmsnorm.go)"},
+		// Rotary(x, cos, sin): x*cos + rotate_half(x)*sin, the tables
+		// broadcasting onto x.
+		&OpSchema{Domain: d, Name: OpFusedRotary, Family: FamilyElementwise, Since: 1, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferBroadcastAll,
+			Doc: "rotary position embedding written as rotate_half (Slice, Neg, Concat, Mul, Add) in one kernel (passes/rotary.go)"},
 		// FusedElementwise: a chain of broadcasting ops, so the result has
 		// the broadcast shape of every input.
 		&OpSchema{Domain: d, Name: OpFusedElementwise, Traits: Elementwise, Family: FamilyElementwise, Since: 1, MinIn: 1, MaxIn: -1, MinOut: 1, MaxOut: 1, Infer: inferBroadcastAll,

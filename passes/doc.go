@@ -18,6 +18,7 @@
 //   - decomp.go, decomp_match.go: decomposed LayerNorm, GELU and softmax
 //     recognised as one op.
 //   - rmsnorm.go: decomposed RMSNorm (LLaMA-style decoders) as one op.
+//   - rotary.go: rotary embeddings written as rotate_half as one op.
 //   - epilogue.go: Conv/Gemm + bias + residual + activation (+ pool).
 //   - elementwise.go: chains of ir.Elementwise ops.
 //   - attention.go, attention_heads.go: scaled dot-product attention and

@@ -142,6 +142,18 @@ func evalNode(n *ir.Node, ins []*tensor) ([]*tensor, error) {
 		return one(broadcast(ins[0], ins[1], math.Pow))
 	case "Sqrt":
 		return one(unary(ins[0], math.Sqrt))
+	case "Neg":
+		return one(unary(ins[0], func(x float64) float64 { return -x }))
+	case "Slice":
+		return one(sliceLast(ins[0], ins[1].data[0], ins[2].data[0]))
+	case "Concat":
+		return one(concatLast(ins[0], ins[1]))
+	case "Rotary":
+		x := ins[0]
+		d := x.dims[len(x.dims)-1]
+		neg := unary(sliceLast(x, float64(d/2), float64(d)), func(v float64) float64 { return -v })
+		r := concatLast(neg, sliceLast(x, 0, float64(d/2)))
+		return one(broadcast(broadcast(x, ins[1], mul), broadcast(r, ins[2], mul), add))
 	case "Reciprocal":
 		return one(unary(ins[0], func(x float64) float64 { return 1 / x }))
 	case "MaxPool", "AveragePool":

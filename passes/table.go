@@ -23,6 +23,7 @@ func init() {
 		{Name: "fold-bn", Doc: "fold an inference BatchNormalization into the Conv or Gemm before it", Run: foldBN, After: []string{"cleanup"}},
 		{Name: "fuse-layernorm", Doc: "LayerNorm decomposition (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) -> one LayerNormalization", Run: fuseLayerNorm, After: []string{"cleanup"}},
 		{Name: "fuse-rmsnorm", Doc: "RMSNorm decomposition (Pow, ReduceMean, Add, Sqrt, Div or Reciprocal+Mul, Mul) -> one RMSNormalization", Run: fuseRMSNorm, After: []string{"cleanup"}},
+		{Name: "fuse-rotary", Doc: "rotary embedding as rotate_half (Slice, Slice, Neg, Concat, Mul, Mul, Add) -> one Rotary kernel", Run: fuseRotary, After: []string{"cleanup"}},
 		{Name: "fuse-gelu", Doc: "GELU decomposition, erf or tanh form -> one Gelu", Run: fuseGelu, After: []string{"cleanup"}},
 		{Name: "fuse-softmax", Doc: "softmax written as Exp / ReduceSum (after an optional max subtraction) -> one Softmax", Run: fuseSoftmax, After: []string{"cleanup"}},
 		{Name: "fuse-attention", Doc: "MatMul(Q,Kt) -> scale -> mask -> Softmax -> MatMul(.,V) -> one FusedAttention that keeps the scores on chip", Run: fuseAttention, After: []string{"cleanup", "fuse-softmax"}},
@@ -31,7 +32,7 @@ func init() {
 		{Name: "fuse-gemm", Doc: "Gemm/MatMul (+bias) (+residual Add) (+activation) -> one FusedGemm kernel", Run: fuseGemm, After: []string{"fold-bn"}},
 		{Name: "fuse-qkv", Doc: "GEMMs reading the same activation with constant weights (the Q, K, V projections) -> one GroupedGemm over the packed weights", Run: fuseQKV, After: []string{"fuse-gemm"}},
 		{Name: "fuse-skip-layernorm", Doc: "residual Add(x, skip) -> LayerNormalization -> one SkipLayerNormalization that also writes the sum when it is read elsewhere", Run: fuseSkipLayerNorm, After: []string{"fuse-layernorm", "fuse-gemm"}},
-		{Name: "fuse-elementwise", Doc: "maximal chains of elementwise/broadcast ops, each intermediate read once -> one FusedElementwise kernel", Run: fuseElementwise, After: []string{"fuse-layernorm", "fuse-rmsnorm", "fuse-gelu", "fuse-softmax", "fuse-attention", "fuse-conv", "fuse-gemm", "fuse-skip-layernorm"}},
+		{Name: "fuse-elementwise", Doc: "maximal chains of elementwise/broadcast ops, each intermediate read once -> one FusedElementwise kernel", Run: fuseElementwise, After: []string{"fuse-layernorm", "fuse-rmsnorm", "fuse-rotary", "fuse-gelu", "fuse-softmax", "fuse-attention", "fuse-conv", "fuse-gemm", "fuse-skip-layernorm"}},
 		{Name: "winograd", Doc: "3x3 stride-1 dilation-1 group-1 convolutions with enough channels -> WinogradConv F(2x2,3x3) or F(4x4,3x3)", Run: winograd, After: []string{"fuse-conv"}},
 	}
 }
