@@ -238,6 +238,9 @@ func attentionDims(n *ir.Node, c *RuleCtx) (batch, lq, lk, d, dv float64, ok boo
 	}
 	lq, dv = od[len(od)-2], od[len(od)-1]
 	lk, d = vd[len(vd)-2], qd[len(qd)-1]
+	if ir.QKVPacked(n) {
+		d /= 3 // Q is the first third of the packed input
+	}
 	batch = prod(od[:len(od)-2])
 	if h := float64(n.AttrInt(ir.KeyNumHeads, 0)); h > 0 {
 		batch, dv, d = batch*h, dv/h, d/h

@@ -54,6 +54,7 @@ const (
 	KeyPoolPrefix       = "pool_"
 	KeyWinogradTile     = "winograd_tile"
 	KeyNumHeads         = "num_heads"
+	KeyQKVPacked        = "qkv_packed" // FusedAttention: 1 when inputs 0-2 are one [.., 3·D] tensor, Q|K|V along its last axis
 	KeyOutDTypes        = "out_dtypes"
 	KeyTransB           = "trans_b" // GroupedGemm: per weight, 1 when stored [N, K]
 	// The part attributes: a fused node from the decomposition, elementwise
@@ -83,6 +84,11 @@ func IsFused(n *Node, typ string) bool {
 func EpilogueOf(n *Node) (act string, residual bool, pool string) {
 	return n.AttrString(KeyActivation, ""), n.AttrInt(KeyResidual, 0) != 0, n.AttrString(KeyPool, "")
 }
+
+// QKVPacked reports whether FusedAttention n reads Q, K and V as the three
+// equal thirds of one packed tensor's last axis (inputs 0-2 are that
+// tensor): GPT-2's c_attn output, the Split absorbed (passes/attention_packed.go).
+func QKVPacked(n *Node) bool { return n.AttrInt(KeyQKVPacked, 0) == 1 }
 
 // AnchorOf is the op a FusedGemm was built around: Gemm or MatMul.
 func AnchorOf(n *Node) string { return n.AttrString(KeyAnchor, "MatMul") }

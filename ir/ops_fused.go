@@ -103,7 +103,14 @@ func inferFusedAttention(c *InferCtx) error {
 		return c.SetOut(0, fusedOutDType(c, 0), Unranked())
 	}
 	out := q.Clone()
-	out.Dims[len(out.Dims)-1] = v.Dims[len(v.Dims)-1]
+	dv := v.Dims[len(v.Dims)-1]
+	if QKVPacked(c.Node) {
+		if !dv.IsKnown() || dv.Value%3 != 0 {
+			return c.Errorf("packed Q|K|V last axis %s is not a known multiple of 3", dv)
+		}
+		dv = D(dv.Value / 3)
+	}
+	out.Dims[len(out.Dims)-1] = dv
 	return c.SetOut(0, fusedOutDType(c, 0), out)
 }
 

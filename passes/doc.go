@@ -23,6 +23,7 @@
 //   - elementwise.go: chains of ir.Elementwise ops.
 //   - attention.go, attention_heads.go: scaled dot-product attention and
 //     its head split/merge.
+//   - attention_packed.go: the Split of a packed Q|K|V projection absorbed.
 //   - qkv.go: GEMMs sharing an activation packed into one GroupedGemm.
 //   - skipln.go: residual Add + LayerNormalization.
 //   - winograd.go: 3×3 convolutions as Winograd F(m×m, 3×3).

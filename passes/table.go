@@ -28,6 +28,7 @@ func init() {
 		{Name: "fuse-softmax", Doc: "softmax written as Exp / ReduceSum (after an optional max subtraction) -> one Softmax", Run: fuseSoftmax, After: []string{"cleanup"}},
 		{Name: "fuse-attention", Doc: "MatMul(Q,Kt) -> scale -> mask -> Softmax -> MatMul(.,V) -> one FusedAttention that keeps the scores on chip", Run: fuseAttention, After: []string{"cleanup", "fuse-softmax"}},
 		{Name: "fuse-attention-heads", Doc: "head-split Reshape/Transpose of Q, K, V and the head-merge Transpose/Reshape -> absorbed into FusedAttention (packed [B, L, H*d] layout, num_heads)", Run: fuseAttentionHeads, After: []string{"fuse-attention"}},
+		{Name: "fuse-attention-packed", Doc: "Split of a packed Q|K|V projection (GPT-2's c_attn) -> absorbed into the FusedAttention it feeds (qkv_packed)", Run: fuseAttentionPacked, After: []string{"fuse-attention-heads"}},
 		{Name: "fuse-conv", Doc: "Conv (+bias) (+residual Add) (+activation) (+MaxPool/AveragePool) -> one FusedConv kernel", Run: fuseConv, After: []string{"fold-bn"}},
 		{Name: "fuse-gemm", Doc: "Gemm/MatMul (+bias) (+residual Add) (+activation) -> one FusedGemm kernel", Run: fuseGemm, After: []string{"fold-bn"}},
 		{Name: "fuse-qkv", Doc: "GEMMs reading the same activation with constant weights (the Q, K, V projections) -> one GroupedGemm over the packed weights", Run: fuseQKV, After: []string{"fuse-gemm"}},
