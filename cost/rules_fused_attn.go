@@ -16,9 +16,9 @@ import (
 // replaced, the bytes of its own inputs and outputs, one launch.
 //
 // The replaced nodes' arithmetic comes from the part attributes the passes
-// record (part_ops, part_in, part_out, part_arity: per replaced node its
-// op, the element counts of its first input and its output, and its
-// number of inputs). Each part is costed by its own op's rule on phantom
+// record (part_ops, part_in_expr, part_out_expr, part_arity: per replaced
+// node its op, the element counts of its first input and its output as
+// expressions over the fused node's own dims, and its number of inputs). Each part is costed by its own op's rule on phantom
 // values of those sizes, so a fused node's FLOPs equal the unfused nodes'
 // exactly. A node without part attributes (written by hand or by another
 // tool) is costed from its own op's formula instead.
@@ -28,6 +28,8 @@ func init() {
 	RegisterRule(ir.FusedDomain, ir.OpFusedGelu, fusedPartsRule(perf.ClassElementwise, geluFormula))
 	RegisterRule(ir.FusedDomain, ir.OpFusedLayerNorm, rowWise(fusedPartsRule(perf.ClassReduction, normFormula("LayerNormalization")), "LayerNormalization"))
 	RegisterRule(ir.FusedDomain, ir.OpFusedSoftmax, rowWise(fusedPartsRule(perf.ClassReduction, normFormula("Softmax")), "Softmax"))
+	RegisterRule(ir.FusedDomain, ir.OpFusedRMSNorm, rowWise(fusedPartsRule(perf.ClassReduction, nil), "RMSNormalization"))
+	RegisterRule(ir.FusedDomain, ir.OpFusedRotary, fusedPartsRule(perf.ClassElementwise, nil))
 	RegisterRule(ir.FusedDomain, ir.OpFusedAttention, fusedAttentionRule)
 	RegisterRule(ir.FusedDomain, ir.OpSkipLayerNorm, rowWise(skipLayerNormRule, "LayerNormalization"))
 }
@@ -108,13 +110,12 @@ func fusedPartsRule(cl perf.KernelClass, formula func(*ir.Node, *RuleCtx) NodeEs
 // attributes.
 func sumParts(n *ir.Node, c *RuleCtx) (NodeEstimate, bool) {
 	a := n.Attr(ir.KeyPartOps)
-	in, _ := n.AttrInts(ir.KeyPartIn)
-	out, _ := n.AttrInts(ir.KeyPartOut)
 	arity, _ := n.AttrInts(ir.KeyPartArity)
 	if a == nil || a.Type != ir.AttrStrings {
 		return NodeEstimate{}, false
 	}
 	ops := a.Strings
+	in, out := partCounts(n, ir.KeyPartInExpr, ir.KeyPartIn), partCounts(n, ir.KeyPartOutExpr, ir.KeyPartOut)
 	if len(in) != len(ops) || len(out) != len(ops) || len(arity) != len(ops) {
 		c.Warnf("part attributes disagree in length; arithmetic not counted")
 		return NodeEstimate{}, true
@@ -149,6 +150,27 @@ func sumParts(n *ir.Node, c *RuleCtx) (NodeEstimate, bool) {
 		sum.Transcendentals += e.Transcendentals
 	}
 	return sum, true
+}
+
+// partCounts are the element counts of one side of n's parts: the
+// symbolic expressions (exprKey) resolved against n's shapes as they are
+// now, or, in a file written before those existed, the counts frozen at
+// fusion time (legacyKey). An unknown count is -1; nil when n has neither.
+func partCounts(n *ir.Node, exprKey, legacyKey string) []int64 {
+	exprs, ok := n.AttrStrings(exprKey)
+	if !ok {
+		legacy, _ := n.AttrInts(legacyKey)
+		return legacy
+	}
+	counts := make([]int64, len(exprs))
+	for i, e := range exprs {
+		if v, ok := ir.PartCount(e, n); ok {
+			counts[i] = v
+		} else {
+			counts[i] = -1
+		}
+	}
+	return counts
 }
 
 // phantom is a value in no graph with elems elements (unknown when < 0):
@@ -216,6 +238,9 @@ func attentionDims(n *ir.Node, c *RuleCtx) (batch, lq, lk, d, dv float64, ok boo
 	}
 	lq, dv = od[len(od)-2], od[len(od)-1]
 	lk, d = vd[len(vd)-2], qd[len(qd)-1]
+	if ir.QKVPacked(n) {
+		d /= 3 // Q is the first third of the packed input
+	}
 	batch = prod(od[:len(od)-2])
 	if h := float64(n.AttrInt(ir.KeyNumHeads, 0)); h > 0 {
 		batch, dv, d = batch*h, dv/h, d/h

@@ -58,10 +58,14 @@ func FusedEstimate(n *ir.Node, c *RuleCtx, parts ...NodeEstimate) NodeEstimate {
 	}
 	// Boundary traffic. Parameters: the fused node's initializer inputs,
 	// whether or not a part already recorded them in c.
+	// A value read through several inputs (a packed Q|K|V attention
+	// input) is loaded once.
+	seen := map[*ir.Value]bool{}
 	for _, in := range n.Inputs {
-		if in == nil {
+		if in == nil || seen[in] {
 			continue
 		}
+		seen[in] = true
 		e.BytesRead += c.Bytes(in)
 		if in.IsInitializer {
 			e.Params += c.Numel(in)

@@ -85,6 +85,14 @@ func (n *Node) AttrInts(name string) (v []int64, ok bool) {
 	return nil, false
 }
 
+// AttrStrings returns a STRINGS attribute; ok is false when absent.
+func (n *Node) AttrStrings(name string) (v []string, ok bool) {
+	if a := n.Attr(name); a != nil && a.Type == AttrStrings {
+		return a.Strings, true
+	}
+	return nil, false
+}
+
 // AttrFloats returns a FLOATS attribute; ok is false when absent.
 func (n *Node) AttrFloats(name string) (v []float64, ok bool) {
 	if a := n.Attr(name); a != nil && a.Type == AttrFloats {

@@ -1,6 +1,9 @@
 package ir
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // The fused-op contract. Package passes writes nodes in FusedDomain;
 // package cost prices them; `onnxcost optimize` writes them to a file that
@@ -19,7 +22,7 @@ import "strings"
 //	winograd_tile  int     WinogradConv only: the output tile m of F(m×m, 3×3)
 //
 // Any other attribute of FusedConv/FusedGemm is the anchor's own (strides,
-// pads, transB, ...). FusedElementwise, Gelu, Softmax and LayerNormalization
+// pads, transB, ...). FusedElementwise, Gelu, Softmax, LayerNormalization, RMSNormalization and Rotary
 // record the default-domain nodes they replaced as parts (part_*), and
 // every fused node may record its output dtypes (out_dtypes) so that a
 // written graph re-infers under other bindings.
@@ -35,6 +38,8 @@ const (
 	OpFusedGelu        = "Gelu"
 	OpFusedSoftmax     = "Softmax"
 	OpFusedLayerNorm   = "LayerNormalization"
+	OpFusedRMSNorm     = "RMSNormalization"
+	OpFusedRotary      = "Rotary"
 	OpFusedAttention   = "FusedAttention"
 	OpSkipLayerNorm    = "SkipLayerNormalization"
 )
@@ -49,15 +54,19 @@ const (
 	KeyPoolPrefix       = "pool_"
 	KeyWinogradTile     = "winograd_tile"
 	KeyNumHeads         = "num_heads"
+	KeyQKVPacked        = "qkv_packed" // FusedAttention: 1 when inputs 0-2 are one [.., 3·D] tensor, Q|K|V along its last axis
 	KeyOutDTypes        = "out_dtypes"
 	KeyTransB           = "trans_b" // GroupedGemm: per weight, 1 when stored [N, K]
 	// The part attributes: a fused node from the decomposition, elementwise
 	// or attention passes records, for each node it replaced, the op
 	// ("Op", or "domain.Op" outside the default domain), the element counts
-	// of its first input and its output, and how many inputs it read; the
-	// cost rules sum the parts' own costs over them, so a fused node's
-	// FLOPs are exactly those of the nodes it replaced. An unknown count
-	// is -1.
+	// of its first input and its output (KeyPartInExpr, KeyPartOutExpr
+	// below: expressions over the fused node's own dims), and how many
+	// inputs it read; the cost rules sum the parts' own costs over them, so
+	// a fused node's FLOPs are exactly those of the nodes it replaced.
+	// KeyPartIn and KeyPartOut are the legacy form, counts frozen at fusion
+	// time (an unknown count is -1): no pass writes them any more, the cost
+	// rules still read them from files written before.
 	KeyPartOps   = "part_ops"
 	KeyPartIn    = "part_in"
 	KeyPartOut   = "part_out"
@@ -76,6 +85,11 @@ func EpilogueOf(n *Node) (act string, residual bool, pool string) {
 	return n.AttrString(KeyActivation, ""), n.AttrInt(KeyResidual, 0) != 0, n.AttrString(KeyPool, "")
 }
 
+// QKVPacked reports whether FusedAttention n reads Q, K and V as the three
+// equal thirds of one packed tensor's last axis (inputs 0-2 are that
+// tensor): GPT-2's c_attn output, the Split absorbed (passes/attention_packed.go).
+func QKVPacked(n *Node) bool { return n.AttrInt(KeyQKVPacked, 0) == 1 }
+
 // AnchorOf is the op a FusedGemm was built around: Gemm or MatMul.
 func AnchorOf(n *Node) string { return n.AttrString(KeyAnchor, "MatMul") }
 
@@ -93,4 +107,126 @@ func SplitPoolAttrs(n *Node) (conv, pool []*Attribute) {
 		}
 	}
 	return conv, pool
+}
+
+// Part counts that stay symbolic. A part's element count is written
+// (KeyPartInExpr, KeyPartOutExpr) as a product of terms joined by "*":
+// an integer, or a reference to a dim of the fused node's own inputs
+// ("i<k>.<axis>") or outputs ("o<k>.<axis>"); "?" is a count that could not
+// be expressed. The reference is resolved when the node is costed, so a
+// fused model written by `onnxcost optimize` with a symbolic batch costs
+// the same as the in-memory plan at whatever batch it is re-read with; a
+// count frozen at fusion time (the legacy KeyPartIn/KeyPartOut) would keep
+// the batch the passes saw.
+const (
+	KeyPartInExpr  = "part_in_expr"
+	KeyPartOutExpr = "part_out_expr"
+)
+
+// PartCountExpr writes the element count of shape s relative to a fused
+// node's inputs ins and outputs outs. Known dims multiply into the integer
+// term; a symbolic dim, or each factor of a symbolic product such as
+// "batch*128", becomes a reference to an input or output dim with the same
+// symbol. Anything else (an unranked shape, a symbol no input or output
+// carries) gives "?".
+func PartCountExpr(s Shape, ins, outs []*Value) string {
+	if !s.Ranked {
+		return "?"
+	}
+	c := D(1)
+	var refs []string
+	mul := func(v int64) bool {
+		var ok bool
+		c, ok = MulDim(c, D(v))
+		return ok
+	}
+	for _, d := range s.Dims {
+		if d.IsKnown() {
+			if !mul(d.Value) {
+				return "?"
+			}
+			continue
+		}
+		if r, ok := partRef(d.Sym, ins, outs); ok {
+			refs = append(refs, r)
+			continue
+		}
+		coef, factors := symFactors(d.Sym)
+		if !mul(coef) {
+			return "?"
+		}
+		for _, f := range factors {
+			r, ok := partRef(f, ins, outs)
+			if !ok {
+				return "?"
+			}
+			refs = append(refs, r)
+		}
+	}
+	return strings.Join(append([]string{strconv.FormatInt(c.Value, 10)}, refs...), "*")
+}
+
+// partRef names the first input, then output, dim whose symbol is sym.
+func partRef(sym string, ins, outs []*Value) (string, bool) {
+	for _, side := range []struct {
+		tag string
+		vs  []*Value
+	}{{"i", ins}, {"o", outs}} {
+		for k, v := range side.vs {
+			if v == nil || !v.Shape.Ranked {
+				continue
+			}
+			for a, d := range v.Shape.Dims {
+				if d.Sym == sym {
+					return side.tag + strconv.Itoa(k) + "." + strconv.Itoa(a), true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+// PartCountDims reads a part count written by PartCountExpr against the
+// fused node's inputs and outputs: the dims whose product it is (the
+// integer term first, then each referenced dim, symbolic or not). ok is
+// false for "?" or a reference to a dim the node does not have.
+func PartCountDims(expr string, ins, outs []*Value) ([]Dim, bool) {
+	if expr == "" || expr == "?" {
+		return nil, false
+	}
+	var dims []Dim
+	for _, t := range strings.Split(expr, "*") {
+		if v, err := strconv.ParseInt(t, 10, 64); err == nil {
+			dims = append(dims, D(v))
+			continue
+		}
+		if len(t) < 4 || (t[0] != 'i' && t[0] != 'o') {
+			return nil, false
+		}
+		ks, as, ok := strings.Cut(t[1:], ".")
+		k, err1 := strconv.Atoi(ks)
+		a, err2 := strconv.Atoi(as)
+		if !ok || err1 != nil || err2 != nil {
+			return nil, false
+		}
+		vs := ins
+		if t[0] == 'o' {
+			vs = outs
+		}
+		if k < 0 || k >= len(vs) || vs[k] == nil || !vs[k].Shape.Ranked || a < 0 || a >= len(vs[k].Shape.Dims) {
+			return nil, false
+		}
+		dims = append(dims, vs[k].Shape.Dims[a])
+	}
+	return dims, true
+}
+
+// PartCount is the element count expr denotes on fused node n as its
+// shapes are now; ok is false when it is not a known number.
+func PartCount(expr string, n *Node) (int64, bool) {
+	dims, ok := PartCountDims(expr, n.Inputs, n.Outputs)
+	if !ok {
+		return 0, false
+	}
+	return RankedShape(dims...).NumElements()
 }

@@ -23,6 +23,13 @@ func init() {
 			Doc: "a decomposed softmax recognised as one op (passes/decomp.go)"},
 		&OpSchema{Domain: d, Name: OpFusedLayerNorm, Family: FamilyNorm, Since: 1, MinIn: 1, MaxIn: -1, MinOut: 1, MaxOut: 1, Infer: inferLikeFirst,
 			Doc: "a decomposed layer normalisation recognised as one op (passes/decomp.go)"},
+		// RMSNormalization(x, gamma): y has x's shape.
+		&OpSchema{Domain: d, Name: OpFusedRMSNorm, Family: FamilyNorm, Since: 1, MinIn: 1, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferLikeFirst,
+			Doc: "a decomposed RMS normalisation (LLaMA's RMSNorm) recognised as one op (passes/rmsnorm.go)"},
+		// Rotary(x, cos, sin): x*cos + rotate_half(x)*sin, the tables
+		// broadcasting onto x.
+		&OpSchema{Domain: d, Name: OpFusedRotary, Family: FamilyElementwise, Since: 1, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferBroadcastAll,
+			Doc: "rotary position embedding written as rotate_half (Slice, Neg, Concat, Mul, Add) in one kernel (passes/rotary.go)"},
 		// FusedElementwise: a chain of broadcasting ops, so the result has
 		// the broadcast shape of every input.
 		&OpSchema{Domain: d, Name: OpFusedElementwise, Traits: Elementwise, Family: FamilyElementwise, Since: 1, MinIn: 1, MaxIn: -1, MinOut: 1, MaxOut: 1, Infer: inferBroadcastAll,
@@ -96,7 +103,14 @@ func inferFusedAttention(c *InferCtx) error {
 		return c.SetOut(0, fusedOutDType(c, 0), Unranked())
 	}
 	out := q.Clone()
-	out.Dims[len(out.Dims)-1] = v.Dims[len(v.Dims)-1]
+	dv := v.Dims[len(v.Dims)-1]
+	if QKVPacked(c.Node) {
+		if !dv.IsKnown() || dv.Value%3 != 0 {
+			return c.Errorf("packed Q|K|V last axis %s is not a known multiple of 3", dv)
+		}
+		dv = D(dv.Value / 3)
+	}
+	out.Dims[len(out.Dims)-1] = dv
 	return c.SetOut(0, fusedOutDType(c, 0), out)
 }
 

@@ -447,18 +447,25 @@ func inferGemm(c *InferCtx) error {
 	if a.Ranked && len(a.Dims) != 2 || b.Ranked && len(b.Dims) != 2 {
 		return c.Errorf("operands must be 2-D, got %s and %s", a, b)
 	}
-	m, n := c.Fresh("M"), c.Fresh("N")
+	// A fresh symbol only for an operand whose shape is unknown: asking
+	// for one marks a detached inference (FusedGemm's, ops_fused.go) as
+	// resting on an unknown size, and its output would be dropped.
+	var m, n Dim
 	if a.Ranked {
 		m = a.Dims[0]
 		if c.AttrInt("transA", 0) != 0 {
 			m = a.Dims[1]
 		}
+	} else {
+		m = c.Fresh("M")
 	}
 	if b.Ranked {
 		n = b.Dims[1]
 		if c.AttrInt("transB", 0) != 0 {
 			n = b.Dims[0]
 		}
+	} else {
+		n = c.Fresh("N")
 	}
 	return c.SetOut(0, c.InType(0), RankedShape(m, n))
 }

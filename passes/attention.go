@@ -213,11 +213,12 @@ func (m *attnMatch) fusion() Fusion {
 	if m.sm.Domain == ir.FusedDomain {
 		attrs = append(attrs, ir.IntAttr("softmax_in_parts", 1))
 	}
-	attrs = append(attrs, p.attrs()...)
+	ins, outs := trimNil([]*ir.Value{m.q, m.k, m.v, m.maskIn, m.fill}), []*ir.Value{m.pv.Out(0)}
+	attrs = append(attrs, p.attrs(ins, outs)...)
 	return Fusion{
 		Nodes: nodes, OpType: ir.OpFusedAttention,
-		Inputs:  trimNil([]*ir.Value{m.q, m.k, m.v, m.maskIn, m.fill}),
-		Outputs: []*ir.Value{m.pv.Out(0)},
+		Inputs:  ins,
+		Outputs: outs,
 		Attrs:   attrs,
 	}
 }

@@ -68,7 +68,7 @@ func matchAttentionHeads(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 	var attrs []*ir.Attribute
 	for _, at := range a.Attrs {
 		switch at.Name {
-		case ir.KeyPartOps, ir.KeyPartIn, ir.KeyPartOut, ir.KeyPartArity:
+		case ir.KeyPartOps, ir.KeyPartIn, ir.KeyPartOut, ir.KeyPartInExpr, ir.KeyPartOutExpr, ir.KeyPartArity:
 		default:
 			attrs = append(attrs, at)
 		}
@@ -78,8 +78,8 @@ func matchAttentionHeads(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 	}
 	attrs = append(attrs, ir.IntAttr(ir.KeyNumHeads, hq),
 		perm("q_perm", headPerm), perm("v_perm", headPerm), perm("o_perm", headPerm))
-	attrs = append(attrs, p.attrs()...)
 	ins := append([]*ir.Value{q, k, v}, a.Inputs[3:]...)
+	attrs = append(attrs, p.attrs(ins, []*ir.Value{o})...)
 	return Fusion{Nodes: nodes, OpType: ir.OpFusedAttention, Inputs: ins, Outputs: []*ir.Value{o}, Attrs: attrs}, true
 }
 

@@ -14,9 +14,12 @@ const mhE = mhH * mhD
 
 // mhOpts vary the hand-built block.
 type mhOpts struct {
-	qSplitReused bool // Q's head-split view is also a graph output
-	mergeOutput  bool // the merged [B,L,H,d] context (before the Reshape) is a graph output
-	vPerm        bool // V is split with another permutation (not a head split)
+	qSplitReused bool  // Q's head-split view is also a graph output
+	mergeOutput  bool  // the merged [B,L,H,d] context (before the Reshape) is a graph output
+	vPerm        bool  // V is split with another permutation (not a head split)
+	packed       bool  // one [B, L, 3E] projection Split into Q, K, V (GPT-2's c_attn)
+	packedOrder  []int // the Split outputs taken as Q, K, V (default 0, 1, 2)
+	packedReused bool  // the Split's Q output is also a graph output
 }
 
 // buildMHA builds BERT's self-attention as torch exports it: the Q, K, V
@@ -35,7 +38,20 @@ func buildMHA(b *builder, o mhOpts) (q, k, v, ctx, out *ir.Value) {
 		}
 		return b.op("Transpose", []*ir.Attribute{ir.IntsAttr("perm", perm...)}, r)
 	}
-	q, k, v = proj("q"), proj("k"), proj("v")
+	if o.packed {
+		qkv := b.op("Add", nil, b.op("MatMul", nil, x, b.weight("qkv_w", mhE, 3*mhE)), b.weight("qkv_b", 3*mhE))
+		sp := b.node("Split", []*ir.Value{qkv, b.int64s("qkv_split", mhE, mhE, mhE)}, 3, ir.IntAttr("axis", -1))
+		ord := o.packedOrder
+		if ord == nil {
+			ord = []int{0, 1, 2}
+		}
+		q, k, v = sp.Out(ord[0]), sp.Out(ord[1]), sp.Out(ord[2])
+		if o.packedReused {
+			b.output(q)
+		}
+	} else {
+		q, k, v = proj("q"), proj("k"), proj("v")
+	}
 	q4, kt := split(q, "q", 0, 2, 1, 3), split(k, "k", 0, 2, 3, 1)
 	v4 := split(v, "v", 0, 2, 1, 3)
 	if o.vPerm {
@@ -120,6 +136,60 @@ func TestAttentionHeadsGuards(t *testing.T) {
 			for _, n := range fusedNodes(g, "FusedAttention") {
 				if n.Attr("num_heads") != nil {
 					t.Errorf("heads absorbed (%v) though a guard fails", n.FusedFrom)
+				}
+			}
+		})
+	}
+}
+
+// GPT-2's packed c_attn: the Split into Q, K, V joins the FusedAttention,
+// which then reads the packed projection once; FLOPs do not move and the
+// bytes read drop by the Split's copy.
+func TestAttentionPackedFuse(t *testing.T) {
+	b := newBuilder(t)
+	buildMHA(b, mhOpts{packed: true})
+	g := b.infer()
+	runPasses(t, g, "fuse-attention", "fuse-attention-heads")
+	before, err := cost.Analyze(g, b.M, a100(t), cost.Options{DType: "fp32"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPreservesExact(t, g, "fuse-attention-packed")
+	n := expectOne(t, g, "FusedAttention", 14) // the Split and the 13 of the head-absorbed attention
+	if !ir.QKVPacked(n) || n.In(0) != n.In(1) || n.In(0) != n.In(2) || n.In(0).Shape.String() != "[2,4,24]" {
+		t.Fatalf("packed attention: %s", ir.NodeText(n))
+	}
+	for _, m := range g.Nodes {
+		if isOp(m, "Split") {
+			t.Errorf("Split %s left", m.Name)
+		}
+	}
+	after, err := cost.Analyze(g, b.M, a100(t), cost.Options{DType: "fp32"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Totals.FLOPs != before.Totals.FLOPs || after.Totals.MACs != before.Totals.MACs {
+		t.Errorf("FLOPs %v -> %v, MACs %v -> %v: fusion must not change arithmetic",
+			before.Totals.FLOPs, after.Totals.FLOPs, before.Totals.MACs, after.Totals.MACs)
+	}
+	if after.Totals.Launches != before.Totals.Launches-1 {
+		t.Errorf("launches %v -> %v, want one fewer", before.Totals.Launches, after.Totals.Launches)
+	}
+}
+
+func TestAttentionPackedGuards(t *testing.T) {
+	for name, o := range map[string]mhOpts{
+		"Split outputs not in Q, K, V order": {packed: true, packedOrder: []int{1, 0, 2}},
+		"Split's Q output read elsewhere":    {packed: true, packedReused: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := newBuilder(t)
+			buildMHA(b, o)
+			g := b.infer()
+			runPasses(t, g, "fuse-attention", "fuse-attention-heads", "fuse-attention-packed")
+			for _, n := range fusedNodes(g, "FusedAttention") {
+				if ir.QKVPacked(n) {
+					t.Errorf("packed though a guard fails: %s", ir.NodeText(n))
 				}
 			}
 		})

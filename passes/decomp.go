@@ -121,10 +121,11 @@ func matchLayerNorm(g *ir.Graph, mean *ir.Node) (Fusion, bool) {
 	if !floatTensor(y) {
 		return Fusion{}, false
 	}
-	attrs := append([]*ir.Attribute{ir.IntAttr("axis", int64(-k)), ir.FloatAttr("epsilon", eps)}, partsOf(nodes...).attrs()...)
+	ins := trimNil([]*ir.Value{x, gamma, beta})
+	attrs := append([]*ir.Attribute{ir.IntAttr("axis", int64(-k)), ir.FloatAttr("epsilon", eps)}, partsOf(nodes...).attrs(ins, []*ir.Value{y})...)
 	return Fusion{
 		Nodes: nodes, OpType: ir.OpFusedLayerNorm,
-		Inputs: trimNil([]*ir.Value{x, gamma, beta}), Outputs: []*ir.Value{y}, Attrs: attrs,
+		Inputs: ins, Outputs: []*ir.Value{y}, Attrs: attrs,
 	}, true
 }
 
@@ -289,7 +290,7 @@ func geluTail(g *ir.Graph, u, x *ir.Value) ([]*ir.Node, *ir.Value, bool) {
 
 // geluFusion builds the Gelu fusion of nodes (the last writes y).
 func geluFusion(nodes []*ir.Node, x, y *ir.Value, approximate string) Fusion {
-	attrs := append([]*ir.Attribute{ir.StringAttr("approximate", approximate)}, partsOf(nodes...).attrs()...)
+	attrs := append([]*ir.Attribute{ir.StringAttr("approximate", approximate)}, partsOf(nodes...).attrs([]*ir.Value{x}, []*ir.Value{y})...)
 	return Fusion{Nodes: nodes, OpType: ir.OpFusedGelu, Inputs: []*ir.Value{x}, Outputs: []*ir.Value{y}, Attrs: attrs}
 }
 
@@ -350,7 +351,7 @@ func matchSoftmax(g *ir.Graph, exp *ir.Node) (Fusion, bool) {
 		return Fusion{}, false
 	}
 	nodes = append(nodes, exp, sum, div)
-	attrs := append([]*ir.Attribute{ir.IntAttr("axis", axis)}, partsOf(nodes...).attrs()...)
+	attrs := append([]*ir.Attribute{ir.IntAttr("axis", axis)}, partsOf(nodes...).attrs([]*ir.Value{x}, []*ir.Value{div.Out(0)})...)
 	return Fusion{Nodes: nodes, OpType: ir.OpFusedSoftmax, Inputs: []*ir.Value{x}, Outputs: []*ir.Value{div.Out(0)}, Attrs: attrs}, true
 }
 

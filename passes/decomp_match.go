@@ -194,36 +194,38 @@ func partKey(n *ir.Node) string {
 	return n.Domain + "." + n.OpType
 }
 
-// elems is v's element count, or -1 when its shape is not fully known.
-func elems(v *ir.Value) int64 {
-	if v == nil {
-		return -1
-	}
-	n, ok := v.Shape.NumElements()
-	if !ok {
-		return -1
-	}
-	return n
-}
-
-// parts accumulates part attributes.
+// parts accumulates part attributes. Each part keeps the shapes of its
+// first input and output as they are in the graph (symbolic dims and all):
+// attrs writes their counts relative to the fused node's own inputs and
+// outputs (ir.PartCountExpr), so nothing is frozen at the bindings the
+// passes ran under.
 type parts struct {
-	ops            []string
-	in, out, arity []int64
+	ops     []string
+	in, out []ir.Shape
+	arity   []int64
 }
 
 // add records n as a part, flattening a node that already carries parts
-// (a fused node being fused again).
+// (a fused node being fused again): its counts are read against its own
+// inputs and outputs, to be written again against the new node's.
 func (p *parts) add(n *ir.Node) {
 	if a := n.Attr(ir.KeyPartOps); a != nil && n.Domain == ir.FusedDomain {
-		in, _ := n.AttrInts(ir.KeyPartIn)
-		out, _ := n.AttrInts(ir.KeyPartOut)
 		ar, _ := n.AttrInts(ir.KeyPartArity)
-		if len(in) == len(a.Strings) && len(out) == len(a.Strings) && len(ar) == len(a.Strings) {
-			p.ops = append(p.ops, a.Strings...)
-			p.in = append(p.in, in...)
-			p.out = append(p.out, out...)
-			p.arity = append(p.arity, ar...)
+		in, ok1 := n.AttrStrings(ir.KeyPartInExpr)
+		out, ok2 := n.AttrStrings(ir.KeyPartOutExpr)
+		if ok1 && ok2 && len(in) == len(a.Strings) && len(out) == len(a.Strings) && len(ar) == len(a.Strings) {
+			shape := func(expr string) ir.Shape {
+				if dims, ok := ir.PartCountDims(expr, n.Inputs, n.Outputs); ok {
+					return ir.RankedShape(dims...)
+				}
+				return ir.Unranked()
+			}
+			for i, op := range a.Strings {
+				p.ops = append(p.ops, op)
+				p.in = append(p.in, shape(in[i]))
+				p.out = append(p.out, shape(out[i]))
+				p.arity = append(p.arity, ar[i])
+			}
 			return
 		}
 	}
@@ -234,17 +236,33 @@ func (p *parts) add(n *ir.Node) {
 		}
 	}
 	p.ops = append(p.ops, partKey(n))
-	p.in = append(p.in, elems(n.In(0)))
-	p.out = append(p.out, elems(n.Out(0)))
+	p.in = append(p.in, shapeOf(n.In(0)))
+	p.out = append(p.out, shapeOf(n.Out(0)))
 	p.arity = append(p.arity, present)
 }
 
-// attrs returns the part attributes.
-func (p *parts) attrs() []*ir.Attribute {
+// shapeOf is v's shape, unranked for an absent value.
+func shapeOf(v *ir.Value) ir.Shape {
+	if v == nil {
+		return ir.Unranked()
+	}
+	return v.Shape
+}
+
+// attrs returns the part attributes of a fused node reading ins and
+// writing outs.
+func (p *parts) attrs(ins, outs []*ir.Value) []*ir.Attribute {
+	exprs := func(ss []ir.Shape) []string {
+		out := make([]string, len(ss))
+		for i, s := range ss {
+			out[i] = ir.PartCountExpr(s, ins, outs)
+		}
+		return out
+	}
 	return []*ir.Attribute{
 		{Name: ir.KeyPartOps, Type: ir.AttrStrings, Strings: p.ops},
-		{Name: ir.KeyPartIn, Type: ir.AttrInts, Ints: p.in},
-		{Name: ir.KeyPartOut, Type: ir.AttrInts, Ints: p.out},
+		{Name: ir.KeyPartInExpr, Type: ir.AttrStrings, Strings: exprs(p.in)},
+		{Name: ir.KeyPartOutExpr, Type: ir.AttrStrings, Strings: exprs(p.out)},
 		{Name: ir.KeyPartArity, Type: ir.AttrInts, Ints: p.arity},
 	}
 }

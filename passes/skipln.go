@@ -92,10 +92,11 @@ func matchSkipLayerNorm(g *ir.Graph, ln *ir.Node, pos map[*ir.Node]int) (Fusion,
 		p.add(ln)
 		attrs = append(attrs, ir.IntAttr("layernorm_in_parts", 1))
 	}
-	attrs = append(attrs, p.attrs()...)
+	ins := trimNil([]*ir.Value{x, skip, ln.In(1), ln.In(2)})
+	attrs = append(attrs, p.attrs(ins, outs)...)
 	return Fusion{
 		Nodes: []*ir.Node{add, ln}, OpType: ir.OpSkipLayerNorm,
-		Inputs:  trimNil([]*ir.Value{x, skip, ln.In(1), ln.In(2)}),
+		Inputs:  ins,
 		Outputs: outs,
 		Attrs:   attrs,
 	}, true

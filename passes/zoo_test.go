@@ -59,3 +59,33 @@ func TestResNetWithBatchNormFullyFused(t *testing.T) {
 		t.Errorf("kernels %d → %d: want fewer than half", before, after)
 	}
 }
+
+// TestLlamaRMSNormOneKernel: every RMSNorm of the zoo's LLaMA decoder (two
+// per layer and the final one) becomes one RMSNormalization, with no
+// Pow, ReduceMean or Sqrt kernel left, and each rotary embedding (Q and K
+// of every layer) one Rotary, with no Neg, Slice or Concat left.
+func TestLlamaRMSNormOneKernel(t *testing.T) {
+	const layers = 3
+	m, err := models.Llama(models.LlamaConfig{Vocab: 100, DModel: 32, Heads: 4, KVHeads: 2, Layers: layers, FF: 64, Seq: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := m.Graph
+	if _, err := Run(g, Options{Check: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ir.VerifyInferred(g); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(fusedNodes(g, ir.OpFusedRMSNorm)); n != 2*layers+1 {
+		t.Errorf("%d RMSNormalization nodes, want %d", n, 2*layers+1)
+	}
+	if n := len(fusedNodes(g, ir.OpFusedRotary)); n != 2*layers {
+		t.Errorf("%d Rotary nodes, want %d", n, 2*layers)
+	}
+	for _, n := range g.Nodes {
+		if isOp(n, "Pow") || isOp(n, "ReduceMean") || isOp(n, "Sqrt") || isOp(n, "Neg") || isOp(n, "Slice") || isOp(n, "Concat") {
+			t.Errorf("%s %s left unfused", n.OpType, n.Name)
+		}
+	}
+}
