@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/ir"
@@ -30,7 +31,9 @@ Conv changes the weight values only when they were small enough to be read
 (the folded bias of a graph-only model has no contents), so the output is
 for inspection, not for running.
 
-Symbolic dims stay symbolic unless bound with --batch/--dim.
+Symbolic dims stay symbolic unless bound with --batch/--dim. The Winograd
+substitution is left to costing time (its tile choice depends on the
+batch), unless --passes names it.
 
 With --annotate --gpu NAME each node carries its estimate (time, share,
 FLOPs, bytes, bound, fused-from) in metadata_props under onnxcost.* keys,
@@ -56,6 +59,15 @@ and the model its totals: Netron shows them in the node and model panels.`,
 				return err
 			}
 			opt := pf.options()
+			if len(opt.Only) == 0 && !slices.Contains(opt.Disable, winogradPass) {
+				// Winograd's tile (F(4x4), F(2x2) or direct) is chosen from
+				// the tile count, which depends on the batch the model is
+				// costed at; written into the file it would freeze one
+				// batch's choice. Left out, the fused plan of the re-read
+				// model makes it at whatever batch it is costed, exactly as
+				// the original's does. --passes winograd,... writes it.
+				opt.Disable = append(opt.Disable, winogradPass)
+			}
 			if _, err := passes.Selected(opt); err != nil {
 				return usageErr("%v", err)
 			}
@@ -148,3 +160,6 @@ func sameFile(a, b string) bool {
 	bb, err2 := filepath.Abs(b)
 	return err1 == nil && err2 == nil && aa == bb
 }
+
+// winogradPass is the pass optimize leaves to costing time.
+const winogradPass = "winograd"
