@@ -28,6 +28,9 @@ type Options struct {
 	// Bindings are the symbol values the caller bound before inference;
 	// recorded in the report.
 	Bindings map[string]int64
+	// Power is a power cap or SM clock lock; zero is the GPU's default
+	// (see perf.UnderControl).
+	Power perf.PowerControl
 }
 
 // computeDTypes are the values of Options.DType, in the order help and
@@ -105,6 +108,11 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	t := &rep.Totals
 	t.Counts, t.Launches = gc.est.Counts, gc.est.Launches
 	t.TimeS, t.EnergyJ = gc.agg.TimeS, gc.agg.EnergyJ
+	if t.TimeS > 0 {
+		t.AvgPowerW = t.EnergyJ / t.TimeS
+	}
+	t.EDPJS = t.EnergyJ * t.TimeS
+	t.PowerCapW, t.SMClockCapMHz = opt.Power.CapW, opt.Power.SMClockMHz
 	if t.TimeS > 0 {
 		t.GEMMConvTimeShare = gc.agg.GEMMTimeS / t.TimeS
 	}
@@ -253,9 +261,11 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, No
 			// The time model prices per-step latency itself (RNNStepLaunches).
 			k.Launches = 1
 		}
-		kt := perf.EstimateKernel(a.gpu, k, perf.PlanOptions())
+		pk := perf.UnderControl(a.gpu, k, perf.PlanOptions(), a.opt.Power)
+		kt := pk.KernelTime
 		agg = aggregate{ComputeS: kt.ComputeS, MemoryS: kt.MemoryS, LaunchS: kt.LaunchS, TimeS: kt.TimeS}
-		agg.EnergyJ = perf.KernelEnergy(a.gpu, kt)
+		agg.EnergyJ = pk.EnergyJ()
+		nc.SMClockMHz = pk.ClockMHz
 		if est.Class.GEMMLike() {
 			agg.GEMMTimeS = agg.TimeS
 		}
@@ -265,6 +275,10 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, No
 	}
 	a.sanitizeAggregate(n, &agg)
 	nc.ComputeS, nc.MemoryS, nc.TimeS, nc.LaunchS, nc.EnergyJ = agg.ComputeS, agg.MemoryS, agg.TimeS, agg.LaunchS, agg.EnergyJ
+	if agg.TimeS > 0 {
+		nc.AvgPowerW = agg.EnergyJ / agg.TimeS
+	}
+	nc.EDPJS = agg.EnergyJ * agg.TimeS
 	return nc, est, agg, subPeak
 }
 
