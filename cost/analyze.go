@@ -123,6 +123,9 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	}
 	t.PeakActivationBytes = gc.peakAct
 	t.PeakMemoryBytes = gc.peakAct + t.ParamBytes
+	if a.overCap > 0 {
+		a.warnf("power cap %g W: %d kernel(s) draw more than the cap even at the lowest SM clock (%.0f MHz); their power is reported above the cap", opt.Power.CapW, a.overCap, perf.MinClockMHz(gpu))
+	}
 	a.finishWarnings()
 	rep.Warnings = append(rep.Warnings, a.warnings...)
 	rep.UnsupportedOps = a.unsupportedList()
@@ -192,6 +195,7 @@ type analyzer struct {
 	seenParams  map[*ir.Value]bool
 	paramOrder  []*ir.Value
 	fallbacks   map[string]int // "want->got" precision fallbacks, counted
+	overCap     int            // kernels above the power cap at the lowest clock
 }
 
 func (a *analyzer) warnf(format string, args ...any) {
@@ -265,6 +269,9 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, No
 		kt := pk.KernelTime
 		agg = aggregate{ComputeS: kt.ComputeS, MemoryS: kt.MemoryS, LaunchS: kt.LaunchS, TimeS: kt.TimeS}
 		agg.EnergyJ = pk.EnergyJ()
+		if pk.OverCap {
+			a.overCap++
+		}
 		nc.SMClockMHz = pk.ClockMHz
 		if est.Class.GEMMLike() {
 			agg.GEMMTimeS = agg.TimeS

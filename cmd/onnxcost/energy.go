@@ -179,8 +179,17 @@ func defaultCaps(g *hwdb.GPU) ([]float64, []string) {
 		warns = append(warns, fmt.Sprintf("GPU %s has no minimum power limit on record: caps swept from %.0f W (%.0f%% of TDP, assumed)", g.Name, lo, assumedMinCapFraction*100))
 	}
 	var caps []float64
+	var skipped []string
 	for c := lo; c < g.TDPWatts-1e-9; c += capStepW {
+		if g.IdleWatts > 0 && c <= g.IdleWatts {
+			// A cap at or below idle power cannot be met by any clock.
+			skipped = append(skipped, fmt.Sprintf("%.0f W", c))
+			continue
+		}
 		caps = append(caps, c)
+	}
+	if len(skipped) > 0 {
+		warns = append(warns, fmt.Sprintf("caps %s skipped: at or below %s's idle power (%.0f W)", strings.Join(skipped, ", "), g.Name, g.IdleWatts))
 	}
 	return append(caps, g.TDPWatts), warns
 }
@@ -341,7 +350,11 @@ func writeEnergyText(w io.Writer, res *energyJSON) error {
 			r.PowerCapW, r.SMClockMHz, render.Seconds(r.TimeS), pct(r.TimeS, base.TimeS), r.AvgPowerW,
 			render.Joules(r.EnergyJ), pct(r.EnergyJ, base.EnergyJ), r.EDPJS, res.optimalMark(r))
 	}
-	fmt.Fprintf(w, "Δ: relative to the %s row. Under a cap each kernel runs at the highest SM clock its own power fits (sm clock: time-weighted mean).\n", energyBaseName(res))
+	how := "Under a cap each kernel runs at the highest SM clock its own power fits (sm clock: time-weighted mean)."
+	if res.mode == "sm_clock" {
+		how = "The SM clock is locked at most at the value given; the power limit stays at TDP."
+	}
+	fmt.Fprintf(w, "Δ: relative to the %s row. %s\n", energyBaseName(res), how)
 	return nil
 }
 

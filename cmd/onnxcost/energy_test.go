@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -145,5 +147,30 @@ func TestReportPowerCap(t *testing.T) {
 	}
 	if !(low["time_s"].(float64) > 1.2*def["time_s"].(float64)) || low["power_cap_w"] != 150.0 {
 		t.Errorf("150 W cap: %v, uncapped %v", low, def)
+	}
+}
+
+// TestEnergyDeterministic: the same sweep twice gives byte-identical text
+// and SVG.
+func TestEnergyDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	var outs, svgs []string
+	for i := range 2 {
+		svg := filepath.Join(dir, fmt.Sprintf("e%d.svg", i))
+		code, out, errs := runCLI(t, "energy", "zoo:alexnet", "--gpu", "V100", "-o", svg)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errs)
+		}
+		data, err := os.ReadFile(svg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs, svgs = append(outs, out), append(svgs, string(data))
+	}
+	if outs[0] != outs[1] || svgs[0] != svgs[1] {
+		t.Error("two runs of the same energy sweep differ")
+	}
+	if !strings.Contains(outs[0], "min-energy") || !strings.Contains(outs[0], "min-EDP") {
+		t.Errorf("no optimal marks in:\n%s", outs[0])
 	}
 }

@@ -40,17 +40,20 @@ import "github.com/onnxcost/onnxcost/hwdb"
 // is ~30 W of a V100's 300 W; the rest of a streaming kernel's draw is the
 // on-chip path).
 //
-// Time at clock f, from the kernel's time at the default clock f0 (the
-// time model's sustained clock):
+// Time at clock f is the time model re-run with its sustained clock set to
+// f (clockFractionBusy in timemodel.go), so whatever the time model prices
+// with the clock (GEMM tiles, vector work, a recurrent layer's step GEMMs)
+// slows as 1/f and the rest (launch overhead, a recurrent layer's per-step
+// latency, a GEMM's fill, DRAM traffic) does not. DRAM stays saturated down
+// to f_sat = memSatFraction of the boost clock (below it the SMs cannot
+// issue requests fast enough): memory time grows as f_sat/f under it.
+// The clock-bound share of compute time (u_c above counts only it) is
+// found by pricing the kernel at f0 and f0/2: C(f) = active·f0/f + fixed.
 //
-//	compute(f) = compute(f0)·f0/f
-//	memory(f)  = memory(f0)·max(1, f_sat/f)
-//	launch(f)  = launch(f0)
-//
-// Memory-bound kernels keep DRAM saturated down to f_sat = memSatFraction
-// of the boost clock (below it the SMs cannot issue requests fast enough);
-// launch overhead is host and driver latency, which the SM clock does not
-// change.
+// Limits: kernels that fill only a few SMs run, in the time model, above
+// the sustained clock (their power allows it); a clock lock is modelled the
+// same way, so such kernels may run above the locked clock. Static power
+// (idle) is one figure, not a function of voltage or temperature.
 
 // vMin is the voltage at and below the V/f floor, as a fraction of the
 // boost-clock voltage (assumption: Volta/Ampere tables run ~0.7 V to
@@ -97,6 +100,9 @@ type PoweredKernel struct {
 	KernelTime
 	ClockMHz float64
 	PowerW   float64
+	// OverCap is set when the kernel draws more than the cap even at the
+	// lowest SM clock (the cap is below what it can be held to).
+	OverCap bool
 }
 
 // EnergyJ is the kernel's energy: power × time.
@@ -270,5 +276,5 @@ func UnderControl(g *hwdb.GPU, k Kernel, o Options, c PowerControl) PoweredKerne
 		}
 	}
 	w, t := ck.powerAt(f, r)
-	return PoweredKernel{KernelTime: t, ClockMHz: f, PowerW: w}
+	return PoweredKernel{KernelTime: t, ClockMHz: f, PowerW: w, OverCap: c.CapW > 0 && w > c.CapW*(1+1e-9)}
 }
