@@ -33,12 +33,14 @@ import "github.com/onnxcost/onnxcost/hwdb"
 // vfFloor·f_boost, rising linearly to 1 at f_boost. No per-generation curve
 // is sourced here, so one shape serves every GPU.
 //
-// Memory traffic draws P_io (DRAM, PHY and L2: the memory clock does not
-// change under an SM cap) plus P_ls(f), the SMs' load/store issue, which
-// scales like P_c. Together at boost they are memoryActivity·(TDP−P_idle),
-// split evenly (an assumption: HBM2 access energy, ~4 pJ/bit, at 900 GB/s
-// is ~30 W of a V100's 300 W; the rest of a streaming kernel's draw is the
-// on-chip path).
+// Memory traffic draws P_io (DRAM and its PHY: the memory clock does not
+// change under an SM cap) plus P_ls(f), the on-chip path (load/store
+// issue, crossbar, L2), which scales like P_c. Together at boost they are
+// memoryActivity·(TDP−P_idle); P_io is memFixedShare of that. HBM2 access
+// costs about 3.9 pJ/bit (O'Connor et al., "Fine-Grained DRAM", MICRO
+// 2017), ~28 W at a V100's 900 GB/s, a fifth of the 147 W its streaming
+// kernels draw above idle here: memFixedShare = 0.25 rounds that up for
+// the PHY (an assumption for other memories and GPUs).
 //
 // Time at clock f is the time model re-run with its sustained clock set to
 // f (clockFractionBusy in timemodel.go), so whatever the time model prices
@@ -77,6 +79,10 @@ const (
 	tensorPowerWeight = 1.0
 	vectorPowerWeight = 0.85
 )
+
+// memFixedShare is the share of a streaming kernel's dynamic power that
+// does not scale with the SM clock (DRAM and PHY; see above).
+const memFixedShare = 0.25
 
 // minClockFraction is the lowest SM clock assumed, as a fraction of boost,
 // when the GPU record has no MinSMClockMHz (assumption).
@@ -213,7 +219,7 @@ func rawPower(g *hwdb.GPU, kt KernelTime, active float64, prec hwdb.Precision, f
 	uc := min(active/kt.TimeS, 1)
 	um := min(kt.MemoryS/kt.TimeS, 1)
 	s := dynScale(f / g.BoostClockMHz)
-	return idle, uc*w*pcBoost*s + um*memBoost*(1+s)/2
+	return idle, uc*w*pcBoost*s + um*memBoost*(memFixedShare+(1-memFixedShare)*s)
 }
 
 // powerScale is the factor that holds the kernel's power at the default
