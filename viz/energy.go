@@ -115,6 +115,6 @@ func EnergyChart(series []EnergySeries, o EnergyOptions, format string) ([]byte,
 			p.Add(r)
 		}
 	}
-	p.Legend.Add("optimal setting (ringed)", legendRing())
+	p.Legend.Add("least-energy setting (ringed)", legendRing())
 	return savePlot(p, o.Width, o.Height, format)
 }

@@ -379,7 +379,7 @@ func writeEnergyCSV(w io.Writer, res *energyJSON) error {
 
 // writeEnergyChart draws time and energy relative to the default limit
 // (or the highest clock) against the setting; the energy-optimal row is
-// ringed on the energy line, the EDP-optimal one on the time line.
+// ringed on the energy line.
 func writeEnergyChart(path string, res *energyJSON) error {
 	format, err := outFormat(path, "svg", "png", "pdf")
 	if err != nil {
