@@ -32,6 +32,9 @@ type Options struct {
 	// Runtime is the execution profile (hwdb/runtimes.yaml); nil is the
 	// default, hwdb.DefaultRuntime.
 	Runtime *hwdb.Runtime
+	// Power is a power cap or SM clock lock; zero is the GPU's default
+	// (see perf.UnderControl).
+	Power perf.PowerControl
 }
 
 // computeDTypes are the values of Options.DType, in the order help and
@@ -115,6 +118,11 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	t.Counts, t.Launches = gc.est.Counts, gc.est.Launches
 	t.TimeS, t.EnergyJ = gc.agg.TimeS, gc.agg.EnergyJ
 	if t.TimeS > 0 {
+		t.AvgPowerW = t.EnergyJ / t.TimeS
+	}
+	t.EDPJS = t.EnergyJ * t.TimeS
+	t.PowerCapW, t.SMClockCapMHz = opt.Power.CapW, opt.Power.SMClockMHz
+	if t.TimeS > 0 {
 		t.GEMMConvTimeShare = gc.agg.GEMMTimeS / t.TimeS
 	}
 	t.Nodes = len(gc.nodes)
@@ -125,6 +133,9 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	t.PeakActivationBytes = gc.peakAct
 	t.PeakMemoryBytes = gc.peakAct + t.ParamBytes
 	applyRuntime(rep, gpu, rt)
+	if a.overCap > 0 {
+		a.warnf("power cap %g W: %d kernel(s) draw more than the cap even at the lowest SM clock (%.0f MHz); their power is reported above the cap", opt.Power.CapW, a.overCap, perf.MinClockMHz(gpu))
+	}
 	a.finishWarnings()
 	rep.Warnings = append(rep.Warnings, a.warnings...)
 	rep.UnsupportedOps = a.unsupportedList()
@@ -197,6 +208,7 @@ type analyzer struct {
 	seenParams  map[*ir.Value]bool
 	paramOrder  []*ir.Value
 	fallbacks   map[string]int // "want->got" precision fallbacks, counted
+	overCap     int            // kernels above the power cap at the lowest clock
 }
 
 func (a *analyzer) warnf(format string, args ...any) {
@@ -271,9 +283,14 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, No
 		}
 		po := perf.PlanOptions()
 		po.Runtime = a.runtime
-		kt := perf.EstimateKernel(a.gpu, k, po)
+		pk := perf.UnderControl(a.gpu, k, po, a.opt.Power)
+		kt := pk.KernelTime
 		agg = aggregate{ComputeS: kt.ComputeS, LatencyS: kt.LatencyS, MemoryS: kt.MemoryS, LaunchS: kt.LaunchS, TimeS: kt.TimeS}
-		agg.EnergyJ = perf.KernelEnergy(a.gpu, kt)
+		agg.EnergyJ = pk.EnergyJ()
+		if pk.OverCap {
+			a.overCap++
+		}
+		nc.SMClockMHz = pk.ClockMHz
 		if est.Class.GEMMLike() {
 			agg.GEMMTimeS = agg.TimeS
 		}
@@ -283,6 +300,10 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, No
 	}
 	a.sanitizeAggregate(n, &agg)
 	nc.ComputeS, nc.LatencyS, nc.MemoryS, nc.TimeS, nc.LaunchS, nc.EnergyJ = agg.ComputeS, agg.LatencyS, agg.MemoryS, agg.TimeS, agg.LaunchS, agg.EnergyJ
+	if agg.TimeS > 0 {
+		nc.AvgPowerW = agg.EnergyJ / agg.TimeS
+	}
+	nc.EDPJS = agg.EnergyJ * agg.TimeS
 	return nc, est, agg, subPeak
 }
 

@@ -509,22 +509,57 @@ func TestPrecisionChoice(t *testing.T) {
 	}
 }
 
-// TestEnergyModel: a compute-bound kernel draws TDP, a memory-bound one
-// idle + 0.6·(TDP - idle), a launch-bound one close to idle.
+// TestEnergyModel: per-node and total energy in a report are power ×
+// time summed (energy-to-solution), EDP is energy × time, and a tighter
+// power cap never makes the model faster.
 func TestEnergyModel(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 64, 64, 56, 56)
+	w := b.weight("w", 64, 64, 3, 3)
+	c := b.val("c", ir.Float32, 64, 64, 56, 56)
+	r1 := b.val("r1", ir.Float32, 64, 64, 56, 56)
+	y := b.val("y", ir.Float32, 1)
+	b.g.AddOutput(y)
+	b.node("Conv", []*ir.Value{x, w}, []*ir.Value{c}, ir.IntsAttr("pads", 1, 1, 1, 1))
+	b.node("Relu", []*ir.Value{c}, []*ir.Value{r1})
+	b.node("ReduceSum", []*ir.Value{r1}, []*ir.Value{y}, ir.IntAttr("keepdims", 0))
 	g := ruleTestGPU()
-	cases := []struct {
-		kt   perf.KernelTime
-		want float64
-	}{
-		{perf.KernelTime{ComputeS: 1, TimeS: 1}, 300},
-		{perf.KernelTime{MemoryS: 1, TimeS: 1}, 60 + 0.6*240},
-		{perf.KernelTime{LaunchS: 1, TimeS: 1}, 60},
-	}
-	for _, c := range cases {
-		if p := perf.KernelPower(g, c.kt); math.Abs(p-c.want) > 1e-9 {
-			t.Errorf("power(%+v) = %v, want %v", c.kt, p, c.want)
+	prev, first := 0.0, 0.0
+	for _, capW := range []float64{0, g.TDPWatts, 0.8 * g.TDPWatts, 0.6 * g.TDPWatts, 0.4 * g.TDPWatts} {
+		r, err := Analyze(b.g, b.m, g, Options{Power: perf.PowerControl{CapW: capW}})
+		if err != nil {
+			t.Fatal(err)
 		}
+		var sum float64
+		for _, n := range r.Nodes {
+			if math.Abs(n.EnergyJ-n.AvgPowerW*n.TimeS) > 1e-12*n.EnergyJ {
+				t.Errorf("cap %g: node %s energy %g ≠ power %g × time %g", capW, n.Name, n.EnergyJ, n.AvgPowerW, n.TimeS)
+			}
+			if n.EDPJS != n.EnergyJ*n.TimeS {
+				t.Errorf("cap %g: node %s EDP %g ≠ energy × time", capW, n.Name, n.EDPJS)
+			}
+			if n.TimeS > 0 && !(n.AvgPowerW > 0) {
+				t.Errorf("cap %g: node %s runs %g s at no power", capW, n.Name, n.TimeS)
+			}
+			sum += n.EnergyJ
+		}
+		tt := r.Totals
+		if math.Abs(tt.EnergyJ-sum) > 1e-12*sum || !(sum > 0) {
+			t.Errorf("cap %g: total energy %g, Σ nodes %g", capW, tt.EnergyJ, sum)
+		}
+		if tt.EDPJS != tt.EnergyJ*tt.TimeS {
+			t.Errorf("cap %g: total EDP %g ≠ energy × time", capW, tt.EDPJS)
+		}
+		if tt.TimeS < prev*(1-1e-12) {
+			t.Errorf("cap %g: time %g fell below %g at a higher cap", capW, tt.TimeS, prev)
+		}
+		if first == 0 {
+			first = tt.TimeS
+		}
+		prev = tt.TimeS
+	}
+	if !(prev > first*1.05) {
+		t.Errorf("a cap at 40%% of TDP left the time at %g s (uncapped %g s): the cap has no effect", prev, first)
 	}
 }
 

@@ -27,11 +27,22 @@ type costFlags struct {
 	dtype       string
 	plan        string
 	passFlags
+	// powerCap (W) and smClock (MHz) price every kernel under a board
+	// power limit or an SM clock lock; 0 is the GPU's default.
+	powerCap, smClock float64
 	// gpuSource says where an omitted --gpu came from (applyGPUDefault).
 	gpuSource string
 }
 
 func (f *costFlags) add(c *cobra.Command) {
+	f.addBase(c)
+	c.Flags().Float64Var(&f.powerCap, "power-cap", 0, "board power limit in watts, as nvidia-smi -pl sets it (default: the GPU's TDP)")
+	c.Flags().Float64Var(&f.smClock, "sm-clock", 0, "lock the SM clock at most this many MHz, as nvidia-smi -lgc does (default: no lock)")
+}
+
+// addBase adds every cost flag but --power-cap and --sm-clock (the energy
+// command takes lists there).
+func (f *costFlags) addBase(c *cobra.Command) {
 	f.modelFlags.add(c)
 	c.Flags().StringVar(&f.gpu, "gpu", "", "target GPU (see 'onnxcost gpus'); default: $ONNXCOST_GPU, else defaults.gpu of the nearest .onnxcost.yaml")
 	c.Flags().StringVar(&f.gpuFile, "gpu-file", "", "YAML or JSON file with your own GPU specs (e.g. measured ceilings)")
@@ -69,6 +80,9 @@ func estimate(path string, f *costFlags) (*report.Report, *pipeline.Loaded, erro
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := checkPowerControl(gpu, f.powerControl()); err != nil {
+		return nil, nil, err
+	}
 	prog := startProgress(path, 0)
 	defer prog.Stop()
 	prog.Phase("reading, inferring shapes")
@@ -87,6 +101,7 @@ func estimate(path string, f *costFlags) (*report.Report, *pipeline.Loaded, erro
 		Runtime:     rt,
 		ToolVersion: version,
 		ModelName:   path,
+		Power:       f.powerControl(),
 	})
 	if err != nil {
 		return nil, nil, pipeErr(err)

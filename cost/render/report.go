@@ -206,6 +206,7 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 	tt := r.Totals
 	fmt.Fprintf(w, "\n%s MACs%s · params %s (%s) · %s launches · peak memory %s · energy %s · GEMM/conv %s of time\n",
 		Count(tt.MACs), executedText(tt.Counts), Count(tt.Params), Bytes(tt.ParamBytes), Count(tt.Launches), Bytes(tt.PeakMemoryBytes), Joules(tt.EnergyJ), Percent(tt.GEMMConvTimeShare))
+	fmt.Fprintf(w, "power: average %.0f W · energy-delay product %.4g J·s · %s\n", tt.AvgPowerW, tt.EDPJS, powerSetting(tt))
 	writeUnsupported(w, r)
 	return nil
 }
@@ -218,6 +219,21 @@ func executedText(c report.Counts) string {
 		return ""
 	}
 	return fmt.Sprintf(" (the plan executes %s MACs, %s)", Count(c.ExecutedMACs), FLOPs(c.ExecutedFLOPs))
+}
+
+// powerSetting names the power cap or clock lock a report was priced under.
+func powerSetting(tt report.Totals) string {
+	var parts []string
+	if tt.PowerCapW > 0 {
+		parts = append(parts, fmt.Sprintf("power cap %.0f W", tt.PowerCapW))
+	}
+	if tt.SMClockCapMHz > 0 {
+		parts = append(parts, fmt.Sprintf("SM clock locked at %.0f MHz", tt.SMClockCapMHz))
+	}
+	if len(parts) == 0 {
+		return "default power limit"
+	}
+	return strings.Join(parts, ", ")
 }
 
 func writeUnsupported(w io.Writer, r *report.Report) {

@@ -50,11 +50,19 @@ type Report struct {
 // Totals sums the per-node figures, plus whole-model quantities.
 type Totals struct {
 	Counts
-	Params          float64 `json:"params"`
-	ParamBytes      float64 `json:"param_bytes"`
-	Launches        float64 `json:"launches"`
-	TimeS           float64 `json:"time_s"`
-	EnergyJ         float64 `json:"energy_j"`
+	Params     float64 `json:"params"`
+	ParamBytes float64 `json:"param_bytes"`
+	Launches   float64 `json:"launches"`
+	TimeS      float64 `json:"time_s"`
+	EnergyJ    float64 `json:"energy_j"`
+	// AvgPowerW is EnergyJ/TimeS, the board's average power over the
+	// model; EDPJS is the energy-delay product EnergyJ·TimeS.
+	AvgPowerW float64 `json:"avg_power_w"`
+	EDPJS     float64 `json:"edp_js"`
+	// PowerCapW and SMClockCapMHz are the power cap and SM clock lock the
+	// report was priced under (0: the GPU's default limit, no lock).
+	PowerCapW       float64 `json:"power_cap_w"`
+	SMClockCapMHz   float64 `json:"sm_clock_cap_mhz"`
 	PeakMemoryBytes float64 `json:"peak_memory_bytes"`
 	// PeakActivationBytes is the peak of live activations alone (tensors
 	// produced and not yet freed, walking nodes in topological order);
@@ -108,6 +116,13 @@ type NodeCost struct {
 	TimeS    float64 `json:"time_s"`
 	LaunchS  float64 `json:"launch_s"`
 	EnergyJ  float64 `json:"energy_j"`
+	// AvgPowerW is EnergyJ/TimeS; EDPJS is EnergyJ·TimeS (0 for nodes
+	// with no kernel). SMClockMHz is the SM clock the node's kernel ran
+	// at under the report's power cap or clock lock (omitted for nodes
+	// with no kernel of their own).
+	AvgPowerW  float64 `json:"avg_power_w"`
+	EDPJS      float64 `json:"edp_js"`
+	SMClockMHz float64 `json:"sm_clock_mhz,omitempty"`
 	// Note explains an approximation (If: costlier branch; Loop: trip count unknown).
 	Note string `json:"note,omitempty"`
 }

@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
@@ -342,6 +343,8 @@ type EstimateOptions struct {
 	Runtime     *hwdb.Runtime
 	ToolVersion string
 	ModelName   string // "" is the Loaded's Path
+	// Power is a power cap or SM clock lock (zero: the GPU's default).
+	Power perf.PowerControl
 }
 
 // Estimate runs the cost model on a loaded (and planned) model and
@@ -357,6 +360,7 @@ func Estimate(l *Loaded, gpu *hwdb.GPU, opt EstimateOptions) (*report.Report, er
 		Runtime:     opt.Runtime,
 		ToolVersion: opt.ToolVersion,
 		ModelName:   name,
+		Power:       opt.Power,
 	})
 	if err != nil {
 		return nil, inputErr("%s: %w", l.Path, err)

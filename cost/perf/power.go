@@ -1,0 +1,287 @@
+package perf
+
+import "github.com/onnxcost/onnxcost/hwdb"
+
+// The power model: what a kernel draws at an SM clock, and what a power
+// cap or an SM clock lock does to its time.
+//
+// Board power while a kernel runs is
+//
+//	P(f) = P_idle + u_c·w·P_c(f) + u_m·(P_io + P_ls(f))
+//
+// u_c = compute time / kernel time and u_m = memory time / kernel time are
+// how busy the SMs and the memory system are (both at clock f); w is the
+// compute path's weight (tensorPowerWeight for tensor cores,
+// vectorPowerWeight for CUDA cores). P_c(f) is the dynamic power of the
+// whole chip's SMs computing flat out, CMOS dynamic power C·V²·f summed
+// over the SMs:
+//
+//	P_c(f) = P_c(f_boost) · (V(f)/V(f_boost))² · f/f_boost
+//	P_c(f_boost) = FullClockPower·SMs·f_boost[GHz] − P_idle
+//
+// FullClockPower is the time model's power density a GPU needs to hold its
+// boost clock under dense compute (see clockFraction in timemodel.go), so
+// the clock the time model sustains at the default limit is the clock at
+// which this model's dense compute meets TDP: the two agree.
+//
+// V(f) is the voltage/frequency curve, an assumption in the shape DVFS
+// tables have on every NVIDIA generation since Pascal (flat at the minimum
+// voltage up to a floor clock, then close to linear up to boost; Mei et
+// al., "A Survey and Measurement Study of GPU DVFS on Energy Conservation",
+// 2017; Guerreiro et al., "GPU Static Modeling Using PTX and Deep
+// Structured Learning", 2019, for V100's table): V = vMin below
+// vfFloor·f_boost, rising linearly to 1 at f_boost. No per-generation curve
+// is sourced here, so one shape serves every GPU.
+//
+// Memory traffic draws P_io (DRAM and its PHY: the memory clock does not
+// change under an SM cap) plus P_ls(f), the on-chip path (load/store
+// issue, crossbar, L2), which scales like P_c. Together at boost they are
+// memoryActivity·(TDP−P_idle); P_io is memFixedShare of that. HBM2 access
+// costs about 3.9 pJ/bit (O'Connor et al., "Fine-Grained DRAM", MICRO
+// 2017), ~28 W at a V100's 900 GB/s, a fifth of the 147 W its streaming
+// kernels draw above idle here: memFixedShare = 0.25 rounds that up for
+// the PHY (an assumption for other memories and GPUs).
+//
+// Time at clock f is the time model re-run with its sustained clock set to
+// f (clockFractionBusy in timemodel.go), so whatever the time model prices
+// with the clock (GEMM tiles, vector work, a recurrent layer's step GEMMs)
+// slows as 1/f and the rest (launch overhead, a recurrent layer's per-step
+// latency, a GEMM's fill, DRAM traffic) does not. DRAM stays saturated down
+// to f_sat = memSatFraction of the boost clock (below it the SMs cannot
+// issue requests fast enough): memory time grows as f_sat/f under it.
+// The clock-bound share of compute time (u_c above counts only it) is
+// found by pricing the kernel at f0 and f0/2: C(f) = active·f0/f + fixed.
+//
+// Limits: kernels that fill only a few SMs run, in the time model, above
+// the sustained clock (their power allows it); a clock lock is modelled the
+// same way, so such kernels may run above the locked clock. Static power
+// (idle) is one figure, not a function of voltage or temperature.
+
+// vMin is the voltage at and below the V/f floor, as a fraction of the
+// boost-clock voltage (assumption: Volta/Ampere tables run ~0.7 V to
+// ~1.07 V, so about 0.65).
+const vMin = 0.65
+
+// vfFloor is the clock, as a fraction of boost, below which the voltage
+// stops falling (assumption, see vMin).
+const vfFloor = 0.45
+
+// memSatFraction is the SM clock, as a fraction of boost, down to which a
+// streaming kernel still saturates DRAM bandwidth (assumption in line with
+// Mei et al. 2017: memory-bound kernels' time is flat over the upper half
+// of the core-clock range).
+const memSatFraction = 0.5
+
+// tensorPowerWeight and vectorPowerWeight scale P_c for the compute path:
+// tensor-core GEMMs are the densest switching a GPU does and define it;
+// CUDA-core FP32 draws somewhat less at the same clock (assumption).
+const (
+	tensorPowerWeight = 1.0
+	vectorPowerWeight = 0.85
+)
+
+// memFixedShare is the share of a streaming kernel's dynamic power that
+// does not scale with the SM clock (DRAM and PHY; see above).
+const memFixedShare = 0.25
+
+// minClockFraction is the lowest SM clock assumed, as a fraction of boost,
+// when the GPU record has no MinSMClockMHz (assumption).
+const minClockFraction = 0.3
+
+// PowerControl is a user's power or clock setting. Zero values mean the
+// default (power limit = TDP, no clock lock).
+type PowerControl struct {
+	// CapW is the board power limit (`nvidia-smi -pl`).
+	CapW float64
+	// SMClockMHz locks the SM clock at most this high (`nvidia-smi -lgc`).
+	SMClockMHz float64
+}
+
+// IsDefault reports whether c changes nothing.
+func (c PowerControl) IsDefault() bool { return c.CapW <= 0 && c.SMClockMHz <= 0 }
+
+// PoweredKernel is a kernel's time under a PowerControl, the SM clock it
+// ran at and its average board power.
+type PoweredKernel struct {
+	KernelTime
+	ClockMHz float64
+	PowerW   float64
+	// OverCap is set when the kernel draws more than the cap even at the
+	// lowest SM clock (the cap is below what it can be held to).
+	OverCap bool
+}
+
+// EnergyJ is the kernel's energy: power × time.
+func (k PoweredKernel) EnergyJ() float64 { return k.PowerW * k.TimeS }
+
+// idleW is the GPU's idle power, or IdleFraction of TDP when unknown.
+func idleW(g *hwdb.GPU) float64 {
+	idle := g.IdleWatts
+	if !(idle > 0) || idle > g.TDPWatts {
+		idle = IdleFraction * g.TDPWatts
+	}
+	return idle
+}
+
+// DefaultClockMHz is the SM clock the time model sustains under dense
+// compute at the default power limit.
+func DefaultClockMHz(g *hwdb.GPU) float64 {
+	return g.BoostClockMHz * clockFraction(g, DefaultParams())
+}
+
+// MinClockMHz is the lowest SM clock a cap or lock can push the GPU to.
+func MinClockMHz(g *hwdb.GPU) float64 {
+	if g.MinSMClockMHz > 0 && g.MinSMClockMHz < g.BoostClockMHz {
+		return g.MinSMClockMHz
+	}
+	return minClockFraction * g.BoostClockMHz
+}
+
+// voltage is V(f)/V(f_boost) (see the model above).
+func voltage(fr float64) float64 {
+	if fr <= vfFloor {
+		return vMin
+	}
+	return vMin + (1-vMin)*min((fr-vfFloor)/(1-vfFloor), 1)
+}
+
+// dynScale is (V(f)/V(f_boost))²·f/f_boost for the clock fraction fr.
+func dynScale(fr float64) float64 {
+	v := voltage(fr)
+	return v * v * fr
+}
+
+// clocked prices kernels at any SM clock: the time model re-run on a copy
+// of the GPU whose sustained clock is set to f (the time model's own clock
+// hook, see clockFractionBusy), plus DRAM falling out of saturation below
+// memSatFraction of boost.
+type clocked struct {
+	g  *hwdb.GPU
+	k  Kernel
+	o  Options
+	f0 float64    // the default sustained clock
+	t0 KernelTime // the kernel at f0, exactly as EstimateKernel gives it
+	// active is the part of t0.ComputeS that scales with 1/clock (the SMs
+	// computing); the rest (per-step latency of a recurrent layer, a
+	// GEMM's fill, split-K's partial sums) does not and draws no compute
+	// power. Found from the time at f0/2: C(f) = active·f0/f + fixed.
+	active float64
+}
+
+func newClocked(g *hwdb.GPU, k Kernel, o Options) *clocked {
+	c := &clocked{g: g, k: k, o: o, f0: DefaultClockMHz(g), t0: EstimateKernel(g, k, o)}
+	if c.f0 > 0 {
+		half := c.at(c.f0 / 2)
+		c.active = min(max(half.ComputeS-c.t0.ComputeS, 0), c.t0.ComputeS)
+	}
+	return c
+}
+
+// at is the kernel's time at SM clock f.
+func (c *clocked) at(f float64) KernelTime {
+	if f == c.f0 || !(f > 0) {
+		return c.t0
+	}
+	g := *c.g
+	g.SustainedClockMHz = f
+	t := EstimateKernel(&g, c.k, c.o)
+	fsat := memSatFraction * c.g.BoostClockMHz
+	if f < fsat {
+		t.MemoryS *= fsat / max(f, 1)
+		t.TimeS = max(t.ComputeS, t.MemoryS) + t.LaunchS
+		t.Bound = boundOf(t)
+	}
+	return t
+}
+
+// activeAt is the clock-bound part of the compute time at clock f.
+func (c *clocked) activeAt(f float64) float64 { return c.active * c.f0 / f }
+
+// rawPower is the model's board power for kernel kt (timed at clock f,
+// active seconds of it computing) and its idle share, before the default
+// limit is applied.
+func rawPower(g *hwdb.GPU, kt KernelTime, active float64, prec hwdb.Precision, f float64) (idle, dyn float64) {
+	tdp := g.TDPWatts
+	if !(tdp > 0) || !(kt.TimeS > 0) || !(g.BoostClockMHz > 0) {
+		return 0, 0
+	}
+	idle = idleW(g)
+	// Dense compute at boost: the power density the time model says
+	// holding boost needs, and at least the TDP (a GPU whose limit allows
+	// boost still reaches its limit on dense GEMMs).
+	pcBoost := DefaultParams().FullClockPower * float64(g.SMs) * g.BoostClockMHz / 1000
+	pcBoost = max(pcBoost-idle, tdp-idle)
+	w := vectorPowerWeight
+	if isTensor(prec) {
+		w = tensorPowerWeight
+	}
+	memBoost := memoryActivity * (tdp - idle)
+	uc := min(active/kt.TimeS, 1)
+	um := min(kt.MemoryS/kt.TimeS, 1)
+	s := dynScale(f / g.BoostClockMHz)
+	return idle, uc*w*pcBoost*s + um*memBoost*(memFixedShare+(1-memFixedShare)*s)
+}
+
+// powerScale is the factor that holds the kernel's power at the default
+// clock f0 to the default limit (TDP): the time model's sustained clock is
+// where the power limiter settles, so a kernel this model puts above TDP
+// there reads TDP, and its dynamic power is scaled alike at every clock.
+// This keeps an explicit cap at TDP identical to no cap.
+func powerScale(c *clocked) float64 {
+	g := c.g
+	idle, dyn := rawPower(g, c.t0, c.active, c.k.Precision, c.f0)
+	if dyn > 0 && idle+dyn > g.TDPWatts {
+		return (g.TDPWatts - idle) / dyn
+	}
+	return 1
+}
+
+// powerAt is the kernel's board power and time at clock f, its dynamic
+// power scaled by r (powerScale).
+func (c *clocked) powerAt(f, r float64) (float64, KernelTime) {
+	t := c.at(f)
+	idle, dyn := rawPower(c.g, t, c.activeAt(f), c.k.Precision, f)
+	return idle + r*dyn, t
+}
+
+// UnderControl prices kernel k (as EstimateKernel does with o) under c.
+// The kernel runs at the highest clock no higher than the default
+// sustained clock, the lock, and the clock at which its own power meets
+// the cap (per kernel: the driver's power loop acts within milliseconds, so
+// each kernel of a model settles at its own clock). With c at its default
+// the time is EstimateKernel's exactly.
+func UnderControl(g *hwdb.GPU, k Kernel, o Options, c PowerControl) PoweredKernel {
+	ck := newClocked(g, k, o)
+	f0 := ck.f0
+	if g == nil || !(f0 > 0) || !(ck.t0.TimeS > 0) {
+		return PoweredKernel{KernelTime: ck.t0, ClockMHz: f0}
+	}
+	r := powerScale(ck)
+	f := f0
+	if c.SMClockMHz > 0 {
+		f = min(f, max(c.SMClockMHz, MinClockMHz(g)))
+	}
+	p := func(f float64) float64 { w, _ := ck.powerAt(f, r); return w }
+	// A cap at (or within rounding of) what the kernel draws changes nothing.
+	if c.CapW > 0 && p(f) > c.CapW*(1+1e-9) {
+		lo, hi := MinClockMHz(g), f
+		if p(lo) >= c.CapW {
+			f = lo // the cap is below what the slowest clock draws
+		} else {
+			// Power rises with the clock (V²·f grows faster than the
+			// busy fractions fall), so bisect for the highest clock
+			// within the cap, to 1 MHz.
+			for hi-lo > 0.5 {
+				mid := (lo + hi) / 2
+				if p(mid) > c.CapW {
+					hi = mid
+				} else {
+					lo = mid
+				}
+			}
+			f = lo
+		}
+	}
+	w, t := ck.powerAt(f, r)
+	return PoweredKernel{KernelTime: t, ClockMHz: f, PowerW: w, OverCap: c.CapW > 0 && w > c.CapW*(1+1e-9)}
+}

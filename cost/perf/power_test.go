@@ -1,0 +1,156 @@
+package perf
+
+import (
+	"math"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/hwdb"
+)
+
+// powerGPUs are GPUs of several generations, power-capped or not.
+func powerGPUs(t *testing.T) []*hwdb.GPU {
+	t.Helper()
+	var gs []*hwdb.GPU
+	for _, n := range []string{"V100-SXM2-16GB", "P100-PCIe-16GB", "A100-SXM4-80GB", "A40", "T4", "H100-SXM5-80GB"} {
+		g, err := hwdb.Lookup(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs = append(gs, g)
+	}
+	return gs
+}
+
+// powerKernels span the bounds: a large GEMM and convolution
+// (compute), a streaming elementwise op (memory), a tiny op (launch) and
+// a recurrent layer (per-step latency).
+func powerKernels() map[string]Kernel {
+	big := 256e6
+	return map[string]Kernel{
+		"gemm":   {Class: ClassGEMM, Precision: hwdb.FP32, M: 4096, N: 4096, K: 4096, Batch: 1, FLOPs: 2 * 4096 * 4096 * 4096, Bytes: 3 * 4 * 4096 * 4096, WorkingSet: 3 * 4 * 4096 * 4096, Launches: 1},
+		"gemm16": {Class: ClassGEMM, Precision: hwdb.FP16Tensor, M: 4096, N: 4096, K: 4096, Batch: 1, FLOPs: 2 * 4096 * 4096 * 4096, Bytes: 3 * 2 * 4096 * 4096, WorkingSet: 3 * 2 * 4096 * 4096, Launches: 1},
+		"conv":   {Class: ClassConv, Precision: hwdb.FP32, M: 64 * 56 * 56, N: 256, K: 576, Batch: 1, FLOPs: 2 * 64 * 56 * 56 * 256 * 576, Bytes: 4 * (64*56*56*(64+256) + 576*256), WorkingSet: 4 * 64 * 56 * 56 * 320, Launches: 1},
+		"stream": {Class: ClassElementwise, Precision: hwdb.FP32, FLOPs: big, Bytes: 8 * big, WorkingSet: 8 * big, Launches: 1},
+		"tiny":   {Class: ClassElementwise, Precision: hwdb.FP32, FLOPs: 1024, Bytes: 8192, WorkingSet: 8192, Launches: 1},
+		"lstm":   {Class: ClassRNN, Precision: hwdb.FP32, M: 20, N: 4 * 1500, K: 1500, InputK: 1500, Steps: 35, Batch: 1, FLOPs: 2 * 35 * 20 * 6000 * 3000, Bytes: 4 * (2 * 6000 * 1500), ElemBytes: 4, Launches: 1},
+	}
+}
+
+// TestPowerDefaultIsExact: with no cap or lock, and with the cap at TDP,
+// the time is EstimateKernel's to the bit.
+func TestPowerDefaultIsExact(t *testing.T) {
+	o := PlanOptions()
+	for _, g := range powerGPUs(t) {
+		for name, k := range powerKernels() {
+			want := EstimateKernel(g, k, o)
+			for _, c := range []PowerControl{{}, {CapW: g.TDPWatts}} {
+				if got := UnderControl(g, k, o, c); got.KernelTime != want {
+					t.Errorf("%s %s %+v: time %v, want EstimateKernel's %v", g.Name, name, c, got.KernelTime, want)
+				}
+			}
+		}
+	}
+}
+
+// TestPowerCapMonotone: as the cap falls, no kernel gets faster, and the
+// modelled power stays within the cap wherever the slowest clock fits.
+func TestPowerCapMonotone(t *testing.T) {
+	o := PlanOptions()
+	for _, g := range powerGPUs(t) {
+		lo := g.MinPowerW
+		if lo <= 0 {
+			lo = 0.5 * g.TDPWatts
+		}
+		for name, k := range powerKernels() {
+			prev := UnderControl(g, k, o, PowerControl{})
+			for capW := g.TDPWatts; capW >= lo; capW -= 5 {
+				got := UnderControl(g, k, o, PowerControl{CapW: capW})
+				if got.TimeS < prev.TimeS*(1-1e-12) {
+					t.Errorf("%s %s: time falls from %g to %g s as the cap falls to %g W", g.Name, name, prev.TimeS, got.TimeS, capW)
+				}
+				if got.ClockMHz > MinClockMHz(g)+1 && got.PowerW > capW*(1+1e-9) {
+					t.Errorf("%s %s: %g W drawn under a %g W cap at %g MHz", g.Name, name, got.PowerW, capW, got.ClockMHz)
+				}
+				prev = got
+			}
+		}
+	}
+}
+
+// TestPowerBoundsUnderCap: the seed's shape. At the GPU's lowest cap a
+// compute-bound GEMM slows by a large fraction, a streaming kernel and a
+// launch-bound one barely.
+func TestPowerBoundsUnderCap(t *testing.T) {
+	o := PlanOptions()
+	g, err := hwdb.Lookup("V100-SXM2-16GB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := powerKernels()
+	slow := func(name string) float64 {
+		base := UnderControl(g, ks[name], o, PowerControl{})
+		capped := UnderControl(g, ks[name], o, PowerControl{CapW: g.MinPowerW})
+		return capped.TimeS/base.TimeS - 1
+	}
+	if s := slow("gemm"); s < 0.2 {
+		t.Errorf("GEMM slows %.1f%% at %g W, want ≥ 20%% (compute-bound work slows ~1/f)", 100*s, g.MinPowerW)
+	}
+	for _, n := range []string{"stream", "tiny"} {
+		if s := slow(n); s > 0.02 {
+			t.Errorf("%s slows %.1f%% at %g W, want ≤ 2%% (memory- and launch-bound work barely)", n, 100*s, g.MinPowerW)
+		}
+	}
+}
+
+// TestMemoryBoundFlatAboveSaturation: a streaming kernel's time does not
+// change for any SM clock lock between the clock where DRAM saturates and
+// the default clock, and grows below it; a compute-bound GEMM's grows
+// about as 1/f.
+func TestMemoryBoundFlatAboveSaturation(t *testing.T) {
+	o := PlanOptions()
+	for _, g := range powerGPUs(t) {
+		ks := powerKernels()
+		base := UnderControl(g, ks["stream"], o, PowerControl{})
+		if base.Bound != "memory" {
+			t.Fatalf("%s: stream kernel is %s-bound, want memory", g.Name, base.Bound)
+		}
+		fsat := memSatFraction * g.BoostClockMHz
+		for f := DefaultClockMHz(g); f >= fsat && f >= MinClockMHz(g); f -= 25 {
+			got := UnderControl(g, ks["stream"], o, PowerControl{SMClockMHz: f})
+			if math.Abs(got.TimeS/base.TimeS-1) > 1e-9 {
+				t.Errorf("%s: stream kernel at %g MHz takes %g s, want %g s (flat above %g MHz)", g.Name, f, got.TimeS, base.TimeS, fsat)
+			}
+		}
+		if low := 0.8 * fsat; low >= MinClockMHz(g) {
+			if got := UnderControl(g, ks["stream"], o, PowerControl{SMClockMHz: low}); !(got.TimeS > base.TimeS*1.1) {
+				t.Errorf("%s: stream kernel at %g MHz (below saturation) takes %g s, not slower than %g s", g.Name, low, got.TimeS, base.TimeS)
+			}
+		}
+		gb := UnderControl(g, ks["gemm"], o, PowerControl{})
+		f := 0.7 * DefaultClockMHz(g)
+		gl := UnderControl(g, ks["gemm"], o, PowerControl{SMClockMHz: f})
+		want := DefaultClockMHz(g) / f
+		if r := gl.TimeS / gb.TimeS; math.Abs(r/want-1) > 0.1 {
+			t.Errorf("%s: GEMM at %.0f%% clock slows %.3f×, want ≈%.3f× (1/f)", g.Name, 70.0, r, want)
+		}
+	}
+}
+
+// TestPowerEnergyIsPowerTimesTime: a kernel's energy is its power times
+// its time, and power lies between idle and the default limit.
+func TestPowerEnergyIsPowerTimesTime(t *testing.T) {
+	o := PlanOptions()
+	for _, g := range powerGPUs(t) {
+		for name, k := range powerKernels() {
+			for _, c := range []PowerControl{{}, {CapW: 0.7 * g.TDPWatts}, {SMClockMHz: 0.6 * g.BoostClockMHz}} {
+				pk := UnderControl(g, k, o, c)
+				if pk.EnergyJ() != pk.PowerW*pk.TimeS {
+					t.Errorf("%s %s: energy %g ≠ power × time", g.Name, name, pk.EnergyJ())
+				}
+				if pk.PowerW < idleW(g)*(1-1e-12) || pk.PowerW > g.TDPWatts*(1+1e-9) {
+					t.Errorf("%s %s %+v: power %g W outside idle %g .. TDP %g", g.Name, name, c, pk.PowerW, idleW(g), g.TDPWatts)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,120 @@
+//go:build !js
+
+package viz
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+
+	"github.com/onnxcost/onnxcost/cost/render"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// EnergySeries is one line of an energy chart: a quantity (time, energy)
+// of one model against the power cap or SM clock, relative to a baseline
+// setting so that time and energy share one axis.
+type EnergySeries struct {
+	Label string
+	X, Y  []float64
+	// Dashed draws the line dashed (energy), solid otherwise (time).
+	Dashed bool
+	// Colour indexes sweepPalette: a model's time and energy lines share
+	// one colour.
+	Colour int
+	// Marks are x values to ring (the energy- or EDP-optimal setting).
+	Marks []float64
+}
+
+// EnergyOptions control EnergyChart.
+type EnergyOptions struct {
+	Title, XLabel, YLabel string
+	Width, Height         vg.Length
+}
+
+// EnergyChart draws time and energy against a power cap or SM clock on
+// linear axes, one line per series; each series' marked x values are
+// ringed (the optimal settings).
+func EnergyChart(series []EnergySeries, o EnergyOptions, format string) ([]byte, error) {
+	if len(series) == 0 {
+		return nil, fmt.Errorf("energy chart: nothing to draw")
+	}
+	if o.Width == 0 {
+		o.Width = 8 * vg.Inch
+	}
+	if o.Height == 0 {
+		o.Height = 5 * vg.Inch
+	}
+	p := plot.New()
+	p.Title.Text = render.Clean(o.Title)
+	p.X.Label.Text = o.XLabel
+	p.Y.Label.Text = o.YLabel
+	p.Legend.Top, p.Legend.Left = true, false
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(-6), vg.Points(-4)
+	p.Legend.TextStyle.Font.Size = vg.Points(8)
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = color.Gray{Y: 0xe0}
+	grid.Horizontal.Color = color.Gray{Y: 0xe0}
+	p.Add(grid)
+
+	xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, s := range series {
+		for i, x := range s.X {
+			if y := s.Y[i]; !math.IsNaN(y) && !math.IsInf(y, 0) {
+				xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
+				ymin, ymax = math.Min(ymin, y), math.Max(ymax, y)
+			}
+		}
+	}
+	if math.IsInf(xmin, 1) {
+		return nil, fmt.Errorf("energy chart: no values to draw")
+	}
+	pad := math.Max((xmax-xmin)*0.04, 1)
+	p.X.Min, p.X.Max = xmin-pad, xmax+pad
+	span := math.Max(ymax-ymin, 0.05*math.Abs(ymax))
+	p.Y.Min, p.Y.Max = ymin-0.08*span, ymax+0.25*span
+
+	for _, s := range series {
+		col := hexColor(sweepPalette[s.Colour%len(sweepPalette)])
+		var pts plotter.XYs
+		for i, x := range s.X {
+			if y := s.Y[i]; !math.IsNaN(y) && !math.IsInf(y, 0) {
+				pts = append(pts, plotter.XY{X: x, Y: y})
+			}
+		}
+		ln, sc, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return nil, err
+		}
+		ln.Color, ln.Width = col, vg.Points(1.5)
+		sc.Color, sc.Radius = col, vg.Points(2.5)
+		sc.Shape = draw.CircleGlyph{}
+		if s.Dashed {
+			ln.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+			sc.Shape = draw.SquareGlyph{}
+		}
+		p.Add(ln, sc)
+		p.Legend.Add(render.Clean(s.Label), ln, sc)
+		var marks plotter.XYs
+		for _, m := range s.Marks {
+			for _, pt := range pts {
+				if pt.X == m {
+					marks = append(marks, pt)
+				}
+			}
+		}
+		if len(marks) > 0 {
+			r, err := plotter.NewScatter(marks)
+			if err != nil {
+				return nil, err
+			}
+			r.Color, r.Shape, r.Radius = col, draw.RingGlyph{}, vg.Points(7)
+			p.Add(r)
+		}
+	}
+	p.Legend.Add("least-energy setting (ringed)", legendRing())
+	return savePlot(p, o.Width, o.Height, format)
+}
