@@ -28,6 +28,9 @@ type Options struct {
 	// Bindings are the symbol values the caller bound before inference;
 	// recorded in the report.
 	Bindings map[string]int64
+	// Train, when set, costs one training step instead of inference
+	// (train.go).
+	Train *TrainOptions
 }
 
 // computeDTypes are the values of Options.DType, in the order help and
@@ -115,6 +118,11 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	}
 	t.PeakActivationBytes = gc.peakAct
 	t.PeakMemoryBytes = gc.peakAct + t.ParamBytes
+	if opt.Train != nil {
+		if err := a.train(g, rep, gc); err != nil {
+			return nil, err
+		}
+	}
 	a.finishWarnings()
 	rep.Warnings = append(rep.Warnings, a.warnings...)
 	rep.UnsupportedOps = a.unsupportedList()
@@ -160,6 +168,8 @@ type graphCost struct {
 	est     NodeEstimate // sums (perf.Params not deduplicated)
 	agg     aggregate
 	peakAct float64
+	// ests are the nodes' estimates, in node order (training reads them).
+	ests []NodeEstimate
 }
 
 // estimate turns a subgraph's sums into a control-flow node's estimate.
@@ -207,6 +217,7 @@ func (a *analyzer) graph(g *ir.Graph, depth int) (*graphCost, error) {
 			views[n] = true
 		}
 		gc.nodes = append(gc.nodes, nc)
+		gc.ests = append(gc.ests, est)
 		gc.est.add(est)
 		gc.agg.add(agg)
 	}

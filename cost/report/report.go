@@ -63,6 +63,8 @@ type Totals struct {
 	Fits             bool     `json:"fits"`
 	MemoryLimitBytes float64  `json:"memory_limit_bytes"`
 	FitAdvice        []string `json:"fit_advice"`
+	// Train is set only with --train (train.go).
+	Train *Train `json:"train,omitempty"`
 }
 
 // NodeCost is one node's estimate.
@@ -94,6 +96,8 @@ type NodeCost struct {
 	EnergyJ   float64 `json:"energy_j"`
 	// Note explains an approximation (If: costlier branch; Loop: trip count unknown).
 	Note string `json:"note,omitempty"`
+	// Backward is set only with --train (train.go).
+	Backward *Backward `json:"backward,omitempty"`
 }
 
 // Counts are the work and traffic every level of a report sums: a rule's

@@ -340,6 +340,8 @@ type EstimateOptions struct {
 	Plan        string // fused|unfused
 	ToolVersion string
 	ModelName   string // "" is the Loaded's Path
+	// Train, when set, costs one training step (plan with ForTraining).
+	Train *cost.TrainOptions
 }
 
 // Estimate runs the cost model on a loaded (and planned) model and
@@ -354,6 +356,7 @@ func Estimate(l *Loaded, gpu *hwdb.GPU, opt EstimateOptions) (*report.Report, er
 		Plan:        opt.Plan,
 		ToolVersion: opt.ToolVersion,
 		ModelName:   name,
+		Train:       opt.Train,
 	})
 	if err != nil {
 		return nil, inputErr("%s: %w", l.Path, err)
