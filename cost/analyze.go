@@ -194,6 +194,9 @@ type analyzer struct {
 	seenParams  map[*ir.Value]bool
 	paramOrder  []*ir.Value
 	fallbacks   map[string]int // "want->got" precision fallbacks, counted
+	// trainTimeline is the live tensor bytes at each step of the training
+	// timeline (train_memory.go), kept for tests.
+	trainTimeline []float64
 }
 
 func (a *analyzer) warnf(format string, args ...any) {

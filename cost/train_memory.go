@@ -185,8 +185,10 @@ func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.V
 	// Peak over the timeline.
 	var live, peak float64
 	peakT := 0
+	a.trainTimeline = make([]float64, T+1)
 	for t := 0; t <= T; t++ {
 		live += delta[t]
+		a.trainTimeline[t] = persistent + live
 		if live > peak {
 			peak, peakT = live, t
 		}
