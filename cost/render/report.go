@@ -155,6 +155,9 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 	fmt.Fprintln(w, Clean(Header(r)))
 	fmt.Fprintln(w, Clean(FitLine(r)))
 	fmt.Fprintf(w, "%s\n\n", ConventionSummary)
+	if r.Totals.Train != nil && !opt.ByOp {
+		return trainText(w, r, opt)
+	}
 	var t *table
 	if opt.ByOp {
 		t = newTable([]string{"op", "nodes", "FLOPs", "read", "written", "launches", "time", "share"}, false, true, true, true, true, true, true, true)
