@@ -203,19 +203,30 @@ func gemmKernel(name string, cl perf.KernelClass, m, n, k, batch int64, r, w flo
 func epilogueBackward(b *bwCtx, p *backwardPlan) {
 	act, _, pool := ir.EpilogueOf(b.n)
 	y := b.n.Out(0)
+	eb := b.c.elemBytes(y)
+	// pre is the bytes of the activation's output: y, or before a fused
+	// pool the un-pooled tensor, which is not a value of the graph; its
+	// size comes from the GEMM view (M rows of N channels).
+	pre := b.bytes(y)
 	if pool != "" {
-		// The pool ran on the pre-pool output, whose size is not a value
-		// of the graph; its backward writes that size, estimated from
-		// the forward's GEMM view (M rows of N channels).
-		pre := float64(b.fwd.M) * float64(b.fwd.N) * b.c.elemBytes(y)
-		p.Kernels = append(p.Kernels, bwKernel{Name: "pool-bwd", Class: perf.ClassData, FLOPs: pre / b.c.elemBytes(y),
+		v := convView(b)
+		if b.n.OpType == ir.OpFusedGemm {
+			v = b.fwd
+		}
+		pre = float64(v.M) * float64(v.N) * eb
+		p.Kernels = append(p.Kernels, bwKernel{Name: "pool-bwd", Class: perf.ClassData, FLOPs: pre / eb,
 			BytesRead: b.bytes(y), BytesWritten: pre, Launches: 1})
-		p.SavedExtra += pre / b.c.elemBytes(y) // max-pool indices or avg scatter: a byte each, say (argmax in a window < 256)
+		// Max-pool indices: one byte each suffices for a window under 256.
+		p.SavedExtra += b.numel(y)
 	}
 	if act != "" {
-		p.Kernels = append(p.Kernels, bwKernel{Name: act + "-bwd", Class: perf.ClassElementwise, FLOPs: b.numel(y),
-			BytesRead: 2 * b.bytes(y), BytesWritten: b.bytes(y), Launches: 1})
-		p.Saved = append(p.Saved, y)
+		p.Kernels = append(p.Kernels, bwKernel{Name: act + "-bwd", Class: perf.ClassElementwise, FLOPs: pre / eb,
+			BytesRead: 2 * pre, BytesWritten: pre, Launches: 1})
+		if pool != "" {
+			p.SavedExtra += pre // the activation's un-pooled output
+		} else {
+			p.Saved = append(p.Saved, y)
+		}
 	}
 }
 
@@ -232,18 +243,24 @@ func convBackward(b *bwCtx) backwardPlan {
 	var p backwardPlan
 	n := b.n
 	x, w, y := n.In(0), n.In(1), n.Out(0)
-	e := b.fwd
-	if e.M <= 0 || e.N <= 0 || e.K <= 0 {
-		// No GEMM view (unknown shapes): price at the forward's FLOPs.
-		e.M, e.N, e.K = 1, 1, int64(e.MACs)
-	}
+	e := convView(b)
 	cl := perf.ClassConv
+	// dgrad is M×K (reduction N), wgrad N×K (reduction M).
+	dm, dn, dk, wm, wn, wk := e.M, e.K, e.N, e.N, e.K, e.M
+	if ir.IsFused(n, ir.OpWinogradConv) {
+		// The plan chose Winograd for this 3×3 stride-1 layer; cuDNN has
+		// Winograd algorithms for both gradients too (BWD_DATA_ALGO_
+		// WINOGRAD, BWD_FILTER_ALGO_WINOGRAD_NONFUSED), each the
+		// forward's transformed GEMMs over the same tiles.
+		e, cl = b.fwd, perf.ClassWinograd
+		dm, dn, dk, wm, wn, wk = e.M, e.N, e.K, e.M, e.N, e.K
+	}
 	if b.needIn(0) {
-		p.Kernels = append(p.Kernels, gemmKernel("dgrad", cl, e.M, e.K, e.N, e.Batch, b.bytes(y)+b.bytes(w), b.bytes(x)))
+		p.Kernels = append(p.Kernels, gemmKernel("dgrad", cl, dm, dn, dk, e.Batch, b.bytes(y)+b.bytes(w), b.bytes(x)))
 		p.Saved = append(p.Saved, w)
 	}
 	if b.needIn(1) {
-		p.Kernels = append(p.Kernels, gemmKernel("wgrad", cl, e.N, e.K, e.M, e.Batch, b.bytes(y)+b.bytes(x), b.bytes(w)))
+		p.Kernels = append(p.Kernels, gemmKernel("wgrad", cl, wm, wn, wk, e.Batch, b.bytes(y)+b.bytes(x), b.bytes(w)))
 		p.Saved = append(p.Saved, x)
 	}
 	if bias := n.In(2); b.needGrad(bias) {
@@ -254,6 +271,30 @@ func convBackward(b *bwCtx) backwardPlan {
 		epilogueBackward(b, &p)
 	}
 	return p
+}
+
+// convView is the direct convolution's implicit-GEMM view, rebuilt from
+// the weight and the MACs: N = output channels (W's dim 0), K = the rest
+// of W (C/g·R·S), M = MACs/(N·K) = batch·output pixels. The forward's own
+// view may be another algorithm's (WinogradConv's transformed GEMMs) or
+// see the pooled output of a fused pool; backward kernels are the direct
+// algorithm's (cuDNN's dgrad/wgrad as implicit GEMMs).
+func convView(b *bwCtx) NodeEstimate {
+	e := b.fwd
+	if w := b.n.In(1); w != nil {
+		if d, ok := b.c.Dims(w); ok && len(d) >= 2 && d[0] > 0 {
+			nn, kk := d[0], b.c.Numel(w)/d[0]
+			if kk > 0 && e.MACs > 0 {
+				e.M, e.N, e.K, e.Batch = clampInt(e.MACs/(nn*kk)), clampInt(nn), clampInt(kk), 1
+				return e
+			}
+		}
+	}
+	if e.M <= 0 || e.N <= 0 || e.K <= 0 {
+		// No GEMM view (unknown shapes): price at the forward's MACs.
+		e.M, e.N, e.K, e.Batch = 1, 1, clampInt(e.MACs), 1
+	}
+	return e
 }
 
 // gemmBackward: Y[M×N] = A[M×K]·B[K×N]; dA = dY·Bᵀ (M×K, reduction N) and
