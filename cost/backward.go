@@ -209,11 +209,7 @@ func epilogueBackward(b *bwCtx, p *backwardPlan) {
 	// size comes from the GEMM view (M rows of N channels).
 	pre := b.bytes(y)
 	if pool != "" {
-		v := convView(b)
-		if b.n.OpType == ir.OpFusedGemm {
-			v = b.fwd
-		}
-		pre = float64(v.M) * float64(v.N) * eb
+		pre = prePoolElems(b) * eb
 		p.Kernels = append(p.Kernels, bwKernel{Name: "pool-bwd", Class: perf.ClassData, FLOPs: pre / eb,
 			BytesRead: b.bytes(y), BytesWritten: pre, Launches: 1})
 		// Max-pool indices: one byte each suffices for a window under 256.
@@ -228,6 +224,31 @@ func epilogueBackward(b *bwCtx, p *backwardPlan) {
 			p.Saved = append(p.Saved, y)
 		}
 	}
+}
+
+// prePoolElems is the element count of a fused Conv/Gemm's output before
+// its fused pool. A WinogradConv's MACs are the transformed algorithm's,
+// so its size comes from the input: a 3×3 stride-1 convolution keeps
+// H+pads−2 by W+pads−2. Otherwise the direct GEMM view gives M·N.
+func prePoolElems(b *bwCtx) float64 {
+	if ir.IsFused(b.n, ir.OpWinogradConv) {
+		x, w := b.n.In(0), b.n.In(1)
+		xd, okx := b.c.Dims(x)
+		wd, okw := b.c.Dims(w)
+		if okx && okw && len(xd) == 4 && len(wd) >= 1 {
+			pads, _ := b.n.AttrInts("pads")
+			p := [4]float64{}
+			for i := 0; i < len(pads) && i < 4; i++ {
+				p[i] = float64(pads[i])
+			}
+			return xd[0] * wd[0] * max(xd[2]+p[0]+p[2]-2, 1) * max(xd[3]+p[1]+p[3]-2, 1)
+		}
+	}
+	v := b.fwd
+	if b.n.OpType != ir.OpFusedGemm {
+		v = convView(b)
+	}
+	return float64(v.M) * float64(v.N)
 }
 
 // convBackward: the data gradient dX = dY ⋆ Wᵀ (a transposed convolution,
