@@ -18,7 +18,13 @@ import (
 type TrainOptions struct {
 	// Optimizer is one of Optimizers(); "" is adam.
 	Optimizer string
+	// Checkpoint is activation recomputation: "" or "none", or "sqrt"
+	// (train_memory.go, checkpointing).
+	Checkpoint string
 }
+
+// CheckpointModes lists the --checkpoint values.
+func CheckpointModes() []string { return []string{"none", "sqrt"} }
 
 // TrainRuntime is the execution profile whose memory floor (CUDA context,
 // library workspaces) training memory adds: training runs in PyTorch.
@@ -123,10 +129,30 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 	os := a.optimizerStep(opt, trainable, mixed)
 	tr.OptimizerFLOPs, tr.OptimizerTimeS, tr.OptimizerLaunches = os.flops, os.timeS, os.launches
 	tr.Notes = append(tr.Notes, os.note)
-	tr.StepTimeS = tr.ForwardTimeS + tr.BackwardTimeS + tr.OptimizerTimeS
+	// Recomputation: every checkpointed segment's forward runs again.
+	ck := newCheckpointing(a.opt.Train.Checkpoint, len(g.Nodes))
+	switch a.opt.Train.Checkpoint {
+	case "", "none", "sqrt":
+	default:
+		return fmt.Errorf("analyze: unknown checkpoint mode %q (want none or sqrt)", a.opt.Train.Checkpoint)
+	}
+	tr.Checkpoint = "none"
+	if ck.size > 0 {
+		tr.Checkpoint = a.opt.Train.Checkpoint
+		for i := range g.Nodes {
+			if ck.recomputed(i) {
+				tr.RecomputeTimeS += rep.Nodes[i].TimeS
+				if b := rep.Nodes[i].Backward; b != nil {
+					tr.RecomputeTimeS += b.ForwardExtraS
+				}
+			}
+		}
+		tr.Notes = append(tr.Notes, fmt.Sprintf("activation checkpointing (sqrt): segments of %d nodes; all but the last re-run their forward in backward", ck.size))
+	}
+	tr.StepTimeS = tr.ForwardTimeS + tr.RecomputeTimeS + tr.BackwardTimeS + tr.OptimizerTimeS
 
 	// Memory.
-	mem, err := a.trainMemory(g, plans, trainable, need, opt, mixed)
+	mem, err := a.trainMemory(g, plans, trainable, need, opt, mixed, ck)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package cost
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
@@ -29,7 +30,7 @@ import (
 // cuBLAS/cuDNN workspace, hwdb/runtimes.yaml). It predicts live tensors
 // plus that floor; the caching allocator's rounding and fragmentation are
 // not modelled.
-func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.Value, need map[*ir.Value]bool, o optimizer, mixed bool) (report.TrainMemory, error) {
+func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.Value, need map[*ir.Value]bool, o optimizer, mixed bool, ck checkpointing) (report.TrainMemory, error) {
 	var m report.TrainMemory
 	c := &RuleCtx{DType: a.dtype, unknown: true}
 	n := len(g.Nodes)
@@ -78,20 +79,23 @@ func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.V
 	type buf struct {
 		bytes      float64
 		start, end int
+		prod       int // producer's index; -1 for a graph input
 	}
+	recEnd, recStart := map[*ir.Value]int{}, map[*ir.Value]int{}
+	recBytes := map[*ir.Value]float64{}
 	bufs := map[*ir.Value]*buf{}
 	var order []*ir.Value
 	get := func(v *ir.Value) *buf {
 		r := root(v)
 		b := bufs[r]
 		if b == nil {
-			start := 0
+			start, prod := 0, -1
 			if p := r.Producer; p != nil {
 				if i, ok := idx[p]; ok {
-					start = i
+					start, prod = i, i
 				}
 			}
-			b = &buf{bytes: c.Bytes(r), start: start, end: start}
+			b = &buf{bytes: c.Bytes(r), start: start, end: start, prod: prod}
 			bufs[r] = b
 			order = append(order, r)
 		}
@@ -115,12 +119,32 @@ func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.V
 			}
 		}
 		for _, s := range plans[i].Saved {
-			if isAct(s) {
-				b := get(s)
-				b.end = max(b.end, bwAt(i))
+			if !isAct(s) {
+				continue
 			}
+			b := get(s)
+			if ck.recomputed(i) && b.prod >= 0 && ck.seg(b.prod) == ck.seg(i) {
+				// Checkpointed: dropped after the forward, produced again
+				// by the segment's recompute, kept to this backward.
+				r := root(s)
+				recEnd[r] = max(recEnd[r], bwAt(i))
+				recBytes[r] = b.bytes
+				recStart[r] = bwAt(ck.segEnd(i))
+				continue
+			}
+			b.end = max(b.end, bwAt(i))
 		}
-		span(plans[i].SavedExtra, i, bwAt(i))
+		if ck.recomputed(i) {
+			span(plans[i].SavedExtra, bwAt(ck.segEnd(i)), bwAt(i))
+		} else {
+			span(plans[i].SavedExtra, i, bwAt(i))
+			m.ActivationsBytes += plans[i].SavedExtra
+		}
+	}
+	for _, r := range order {
+		if e, ok := recEnd[r]; ok {
+			span(recBytes[r], recStart[r], e)
+		}
 	}
 	// The loss reads the outputs at the start of backward.
 	for _, v := range g.Outputs {
@@ -135,9 +159,6 @@ func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.V
 		if b.end >= n {
 			m.ActivationsBytes += b.bytes
 		}
-	}
-	for i := range plans {
-		m.ActivationsBytes += plans[i].SavedExtra
 	}
 
 	// Gradients.
@@ -212,3 +233,35 @@ func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.V
 	m.PeakBytes = m.TensorPeakBytes + m.RuntimeBytes + m.WorkspaceBytes
 	return m, nil
 }
+
+// checkpointing is activation recomputation (TrainOptions.Checkpoint).
+// With "sqrt" (Chen et al., "Training deep nets with sublinear memory
+// cost", 2016) the nodes are cut into segments of ⌈√n⌉; the forward keeps
+// only the tensors that cross a segment boundary, and each segment but the
+// last (which PyTorch's checkpoint_sequential runs normally) re-runs its
+// forward just before its backward.
+type checkpointing struct {
+	size, n int // segment length; 0 = no checkpointing
+}
+
+func newCheckpointing(mode string, n int) checkpointing {
+	if mode != "sqrt" || n < 4 {
+		return checkpointing{n: n}
+	}
+	return checkpointing{size: int(math.Ceil(math.Sqrt(float64(n)))), n: n}
+}
+
+func (c checkpointing) seg(i int) int {
+	if c.size == 0 {
+		return 0
+	}
+	return i / c.size
+}
+
+// recomputed reports whether node i's segment is re-run in backward.
+func (c checkpointing) recomputed(i int) bool {
+	return c.size > 0 && c.seg(i) < c.seg(c.n-1)
+}
+
+// segEnd is the last node of i's segment.
+func (c checkpointing) segEnd(i int) int { return min((c.seg(i)+1)*c.size-1, c.n-1) }

@@ -170,3 +170,36 @@ func TestUnknownOptimizer(t *testing.T) {
 		t.Error("rmsprop accepted")
 	}
 }
+
+// TestCheckpointSqrt: recomputation keeps fewer activations, lowers the
+// peak and pays the checkpointed segments' forward again.
+func TestCheckpointSqrt(t *testing.T) {
+	chain := func() *builder {
+		b := newBuilder(t)
+		x := b.input("x", 4096, 256)
+		for i := 0; i < 16; i++ {
+			w := b.weight("w"+itoa(i), 256, 256)
+			y := b.val("h"+itoa(i), ir.Float32, 4096, 256)
+			b.node("MatMul", []*ir.Value{x, w}, []*ir.Value{y})
+			x = y
+		}
+		b.g.AddOutput(x)
+		return b
+	}
+	none := chain().analyze(Options{Train: &TrainOptions{}}).Totals.Train
+	sq := chain().analyze(Options{Train: &TrainOptions{Checkpoint: "sqrt"}}).Totals.Train
+	if sq.Checkpoint != "sqrt" || none.Checkpoint != "none" {
+		t.Fatalf("modes %q %q", none.Checkpoint, sq.Checkpoint)
+	}
+	if !(sq.Memory.ActivationsBytes < none.Memory.ActivationsBytes) || !(sq.Memory.TensorPeakBytes < none.Memory.TensorPeakBytes) {
+		t.Errorf("sqrt kept %v (peak %v), none %v (peak %v)", sq.Memory.ActivationsBytes, sq.Memory.TensorPeakBytes,
+			none.Memory.ActivationsBytes, none.Memory.TensorPeakBytes)
+	}
+	// 16 nodes: segments of 4; the first three re-run (12 of 16 MatMuls).
+	if !(sq.RecomputeTimeS > 0.6*none.ForwardTimeS && sq.RecomputeTimeS < 0.85*none.ForwardTimeS) {
+		t.Errorf("recompute %v of forward %v, want ~12/16", sq.RecomputeTimeS, none.ForwardTimeS)
+	}
+	if !near(sq.StepTimeS, sq.ForwardTimeS+sq.RecomputeTimeS+sq.BackwardTimeS+sq.OptimizerTimeS) {
+		t.Errorf("step %v is not the sum of its parts", sq.StepTimeS)
+	}
+}

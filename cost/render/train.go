@@ -82,8 +82,12 @@ func trainText(w io.Writer, r *report.Report, opt Options) error {
 	if err := t.write(w); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\ntraining step %s: forward %s, backward %s, optimizer (%s) %s · forward %s, backward %s, optimizer %s · peak memory %s (%s tensors + %s runtime and workspace)\n",
-		Seconds(tr.StepTimeS), Seconds(tr.ForwardTimeS), Seconds(tr.BackwardTimeS), tr.Optimizer, Seconds(tr.OptimizerTimeS),
+	recompute := ""
+	if tr.RecomputeTimeS > 0 {
+		recompute = fmt.Sprintf(", recompute (checkpoint %s) %s", tr.Checkpoint, Seconds(tr.RecomputeTimeS))
+	}
+	fmt.Fprintf(w, "\ntraining step %s: forward %s%s, backward %s, optimizer (%s) %s · forward %s, backward %s, optimizer %s · peak memory %s (%s tensors + %s runtime and workspace)\n",
+		Seconds(tr.StepTimeS), Seconds(tr.ForwardTimeS), recompute, Seconds(tr.BackwardTimeS), tr.Optimizer, Seconds(tr.OptimizerTimeS),
 		FLOPs(tr.ForwardFLOPs), FLOPs(tr.BackwardFLOPs), FLOPs(tr.OptimizerFLOPs),
 		Bytes(tr.Memory.PeakBytes), Bytes(tr.Memory.TensorPeakBytes), Bytes(tr.Memory.RuntimeBytes+tr.Memory.WorkspaceBytes))
 	if tr.MixedPrecision {

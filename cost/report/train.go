@@ -30,7 +30,11 @@ type Train struct {
 	Optimizer string `json:"optimizer"`
 	// MixedPrecision: fp16/bf16 compute with fp32 master weights and
 	// fp32 optimizer state.
-	MixedPrecision bool    `json:"mixed_precision"`
+	MixedPrecision bool `json:"mixed_precision"`
+	// Checkpoint is the activation recomputation mode ("none", "sqrt");
+	// RecomputeTimeS the forward work re-run in backward because of it.
+	Checkpoint     string  `json:"checkpoint"`
+	RecomputeTimeS float64 `json:"recompute_time_s"`
 	ForwardTimeS   float64 `json:"forward_time_s"`
 	BackwardTimeS  float64 `json:"backward_time_s"`
 	OptimizerTimeS float64 `json:"optimizer_time_s"`
