@@ -231,7 +231,7 @@ func epilogueBackward(b *bwCtx, p *backwardPlan) {
 // so its size comes from the input: a 3×3 stride-1 convolution keeps
 // H+pads−2 by W+pads−2. Otherwise the direct GEMM view gives M·N.
 func prePoolElems(b *bwCtx) float64 {
-	if ir.IsFused(b.n, ir.OpWinogradConv) {
+	if ir.IsFused(b.n, ir.OpWinogradConv) && b.fwd.Class == perf.ClassWinograd {
 		x, w := b.n.In(0), b.n.In(1)
 		xd, okx := b.c.Dims(x)
 		wd, okw := b.c.Dims(w)
@@ -268,8 +268,9 @@ func convBackward(b *bwCtx) backwardPlan {
 	cl := perf.ClassConv
 	// dgrad is M×K (reduction N), wgrad N×K (reduction M).
 	dm, dn, dk, wm, wn, wk := e.M, e.K, e.N, e.N, e.K, e.M
-	if ir.IsFused(n, ir.OpWinogradConv) {
-		// The plan chose Winograd for this 3×3 stride-1 layer; cuDNN has
+	if ir.IsFused(n, ir.OpWinogradConv) && b.fwd.Class == perf.ClassWinograd {
+		// The plan chose Winograd for this 3×3 stride-1 layer (and the
+		// rule kept it at this dtype: no tensor cores); cuDNN has
 		// Winograd algorithms for both gradients too (BWD_DATA_ALGO_
 		// WINOGRAD, BWD_FILTER_ALGO_WINOGRAD_NONFUSED), each the
 		// forward's transformed GEMMs over the same tiles.
