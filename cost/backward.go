@@ -159,7 +159,8 @@ func init() {
 	registerBackward(unaryBackward(false, 0), "Gelu", "onnxcost.Gelu", "com.microsoft.Gelu", "com.microsoft.FastGelu",
 		"com.microsoft.QuickGelu", "com.microsoft.BiasGelu", "Swish", "Mish", "Softplus", "HardSwish", "Erf", "Log",
 		"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Pow", "PRelu",
-		"RotaryEmbedding", "onnxcost.FusedElementwise")
+		"RotaryEmbedding")
+	registerBackward(fusedElementwiseBackward, "onnxcost.FusedElementwise")
 	registerBackward(addBackward, "Add", "Sub", "Sum", "Mean")
 	registerBackward(mulBackward, "Mul", "Div", "Max", "Min", "Where")
 	// Pure data movement: the backward is the inverse movement of dY.
@@ -610,6 +611,28 @@ func unaryBackward(useOut bool, flops float64) BackwardRule {
 		}
 		return p
 	}
+}
+
+// outputOnlyParts are chain members whose backward needs at most the
+// chain's output (ReLU's mask from its output; adds pass dY on).
+var outputOnlyParts = map[string]bool{"Add": true, "Sub": true, "Relu": true, "Neg": true, "Identity": true, "Sigmoid": true, "Tanh": true}
+
+// fusedElementwiseBackward: the sum of the parts' backward as one kernel.
+// When every part needs at most the chain's output (a residual Add then
+// ReLU) only the output is saved; otherwise the chain's inputs are.
+func fusedElementwiseBackward(b *bwCtx) backwardPlan {
+	outOnly := false
+	if a := b.n.Attr(ir.KeyPartOps); a != nil && len(a.Strings) > 0 {
+		outOnly = true
+		for _, op := range a.Strings {
+			outOnly = outOnly && outputOnlyParts[op]
+		}
+	}
+	if !outOnly {
+		return unaryBackward(false, 0)(b)
+	}
+	p := unaryBackward(true, 0)(b)
+	return p
 }
 
 // addBackward: dA = dB = dY (no kernel: the gradient buffer is passed on),
