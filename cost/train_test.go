@@ -2,6 +2,7 @@ package cost
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost/report"
@@ -201,5 +202,52 @@ func TestCheckpointSqrt(t *testing.T) {
 	}
 	if !near(sq.StepTimeS, sq.ForwardTimeS+sq.RecomputeTimeS+sq.BackwardTimeS+sq.OptimizerTimeS) {
 		t.Errorf("step %v is not the sum of its parts", sq.StepTimeS)
+	}
+}
+
+// TestMissingBackwardReported: a differentiable op with no backward model
+// on the gradient path is named in a warning and a note, not silently
+// zero; the loss head assumed for a graph without one is noted.
+func TestMissingBackwardReported(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 1, 1, 4, 4)
+	w := b.weight("w", 1, 1, 4, 4)
+	grid := b.input("grid", 1, 4, 4, 2)
+	h, y := b.val("h", ir.Float32, 1, 1, 4, 4), b.val("y", ir.Float32, 1, 1, 4, 4)
+	b.node("Mul", []*ir.Value{x, w}, []*ir.Value{h})
+	b.node("GridSample", []*ir.Value{h, grid}, []*ir.Value{y})
+	b.g.AddOutput(y)
+	r := b.analyze(Options{Train: &TrainOptions{}})
+	found := false
+	for _, w := range r.Warnings {
+		found = found || (strings.Contains(w, "no backward model for GridSample (1)"))
+	}
+	if !found {
+		t.Errorf("GridSample's missing backward not warned: %q", r.Warnings)
+	}
+	notes := strings.Join(r.Totals.Train.Notes, "\n")
+	if !strings.Contains(notes, "GridSample") || !strings.Contains(notes, "cross-entropy loss on output \"y\" is assumed") {
+		t.Errorf("notes %q", notes)
+	}
+	// The Mul before it still has its weight gradient.
+	if r.Nodes[0].Backward == nil || r.Nodes[0].Backward.FLOPs != 2*16 {
+		t.Errorf("Mul backward %+v, want dW = dY*x: 2 flops per element", r.Nodes[0].Backward)
+	}
+}
+
+// TestDropoutTraining: an inference Dropout (a view) becomes a mask kernel
+// in the training forward and keeps a one-byte mask for its backward.
+func TestDropoutTraining(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 8, 16)
+	w := b.weight("w", 16, 32)
+	h, y := b.val("h", ir.Float32, 8, 32), b.val("y", ir.Float32, 8, 32)
+	b.node("MatMul", []*ir.Value{x, w}, []*ir.Value{h})
+	b.node("Dropout", []*ir.Value{h}, []*ir.Value{y})
+	b.g.AddOutput(y)
+	r := b.analyze(Options{Train: &TrainOptions{}})
+	d := r.Nodes[1]
+	if d.TimeS != 0 || d.Backward == nil || d.Backward.ForwardExtraS <= 0 || d.Backward.SavedBytes != 8*32 {
+		t.Errorf("dropout %+v backward %+v", d, d.Backward)
 	}
 }
