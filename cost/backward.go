@@ -335,7 +335,27 @@ func gemmBackward(b *bwCtx) backwardPlan {
 		e.M, e.N, e.K, e.Batch = 1, 1, int64(e.MACs), 1
 	}
 	bat := max(e.Batch, 1)
-	if n.OpType == "Einsum" || n.OpType == ir.OpGroupedGemm {
+	if n.OpType == ir.OpGroupedGemm {
+		// One activation times several packed weights: its data gradient
+		// is one GEMM of the forward's size (summed over the groups) and
+		// the weight gradients together another.
+		var wb float64
+		needW := false
+		for i := 1; i < len(n.Inputs); i++ {
+			wb += b.bytes(n.In(i))
+			needW = needW || b.needIn(i)
+		}
+		if b.needIn(0) {
+			p.Kernels = append(p.Kernels, gemmKernel("dX", perf.ClassGEMM, e.M, e.N, e.K, bat, b.outBytes()+wb, b.bytes(a0)))
+			p.Saved = append(p.Saved, n.Inputs[1:]...)
+		}
+		if needW {
+			p.Kernels = append(p.Kernels, gemmKernel("dW", perf.ClassGEMM, e.M, e.N, e.K, bat, b.outBytes()+b.bytes(a0), wb))
+			p.Saved = append(p.Saved, a0)
+		}
+		return p
+	}
+	if n.OpType == "Einsum" {
 		// Operand layouts vary: one GEMM of the forward's size per
 		// operand that needs a gradient.
 		for i, in := range n.Inputs {
