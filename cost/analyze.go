@@ -35,6 +35,9 @@ type Options struct {
 	// Power is a power cap or SM clock lock; zero is the GPU's default
 	// (see perf.UnderControl).
 	Power perf.PowerControl
+	// Train, when set, costs one training step instead of inference
+	// (train.go).
+	Train *TrainOptions
 }
 
 // computeDTypes are the values of Options.DType, in the order help and
@@ -132,6 +135,11 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	}
 	t.PeakActivationBytes = gc.peakAct
 	t.PeakMemoryBytes = gc.peakAct + t.ParamBytes
+	if opt.Train != nil {
+		if err := a.train(g, rep, gc); err != nil {
+			return nil, err
+		}
+	}
 	applyRuntime(rep, gpu, rt)
 	if a.overCap > 0 {
 		a.warnf("power cap %g W: %d kernel(s) draw more than the cap even at the lowest SM clock (%.0f MHz); their power is reported above the cap", opt.Power.CapW, a.overCap, perf.MinClockMHz(gpu))
@@ -183,6 +191,8 @@ type graphCost struct {
 	est     NodeEstimate // sums (perf.Params not deduplicated)
 	agg     aggregate
 	peakAct float64
+	// ests are the nodes' estimates, in node order (training reads them).
+	ests []NodeEstimate
 }
 
 // estimate turns a subgraph's sums into a control-flow node's estimate.
@@ -209,6 +219,9 @@ type analyzer struct {
 	paramOrder  []*ir.Value
 	fallbacks   map[string]int // "want->got" precision fallbacks, counted
 	overCap     int            // kernels above the power cap at the lowest clock
+	// trainTimeline is the live tensor bytes at each step of the training
+	// timeline (train_memory.go), kept for tests.
+	trainTimeline []float64
 }
 
 func (a *analyzer) warnf(format string, args ...any) {
@@ -232,6 +245,7 @@ func (a *analyzer) graph(g *ir.Graph, depth int) (*graphCost, error) {
 			views[n] = true
 		}
 		gc.nodes = append(gc.nodes, nc)
+		gc.ests = append(gc.ests, est)
 		gc.est.add(est)
 		gc.agg.add(agg)
 	}

@@ -30,6 +30,7 @@ type costFlags struct {
 	// powerCap (W) and smClock (MHz) price every kernel under a board
 	// power limit or an SM clock lock; 0 is the GPU's default.
 	powerCap, smClock float64
+	trainFlags
 	// gpuSource says where an omitted --gpu came from (applyGPUDefault).
 	gpuSource string
 }
@@ -51,6 +52,7 @@ func (f *costFlags) addBase(c *cobra.Command) {
 	c.Flags().StringVar(&f.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8 (default: the model's own)")
 	c.Flags().StringVar(&f.plan, "plan", "fused", "execution plan to cost: fused|unfused")
 	f.passFlags.add(c)
+	f.trainFlags.add(c)
 }
 
 // validDTypes are --dtype's values: "" (the model's own) and cost's list.
@@ -91,7 +93,18 @@ func estimate(path string, f *costFlags) (*report.Report, *pipeline.Loaded, erro
 		return nil, nil, err
 	}
 	prog.Phase("plan " + f.plan)
-	if err := applyPlan(l, f.plan, &f.passFlags); err != nil {
+	if err := f.trainFlags.validate(); err != nil {
+		return nil, nil, err
+	}
+	pf := f.passFlags
+	if f.train {
+		if err := pf.validate(); err != nil {
+			return nil, nil, err
+		}
+		if err := pipeErr(l.Plan(f.plan, pipeline.ForTraining(pf.options()))); err != nil {
+			return nil, nil, err
+		}
+	} else if err := applyPlan(l, f.plan, &pf); err != nil {
 		return nil, nil, err
 	}
 	prog.Phase("estimating on " + gpu.Name)
@@ -102,6 +115,7 @@ func estimate(path string, f *costFlags) (*report.Report, *pipeline.Loaded, erro
 		ToolVersion: version,
 		ModelName:   path,
 		Power:       f.powerControl(),
+		Train:       f.trainFlags.options(),
 	})
 	if err != nil {
 		return nil, nil, pipeErr(err)

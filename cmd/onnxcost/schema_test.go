@@ -15,6 +15,8 @@ func TestReportsMatchSchema(t *testing.T) {
 	for _, m := range []string{"alexnet.onnx", "gpt_small.onnx", "lstm_ptb_dyn.onnx", "loop_if.onnx"} {
 		for _, plan := range []string{"unfused", "fused"} {
 			checkOutput(t, rs, "cost/report/report.schema.json", "report", fixture(t, m), "--gpu", "T4", "--plan", plan, "--format", "json")
+			// With --train: totals.train and nodes[].backward.
+			checkOutput(t, rs, "cost/report/report.schema.json", "report", fixture(t, m), "--gpu", "T4", "--plan", plan, "--format", "json", "--train", "--dtype", "fp16")
 		}
 	}
 }

@@ -93,6 +93,7 @@ type sweepFlags struct {
 	findMax                               bool
 	format, out, fit, fitX                string
 	passFlags
+	trainFlags
 }
 
 // axis is one swept dimension: a zoo parameter, a symbol or the batch.
@@ -141,9 +142,15 @@ memory limit.
 		Args: exactArgs(1, "MODEL"),
 		RunE: func(c *cobra.Command, args []string) error {
 			f.dumpTo = stderr
+			if err := f.trainFlags.validate(); err != nil {
+				return err
+			}
 			res, err := runSweep(args[0], &f, stderr)
 			if err != nil {
 				return err
+			}
+			if f.train {
+				res.Warnings = append([]string{"--train: latency is one training step (optimizer " + f.optimizer + ", checkpoint " + f.checkpoint + "), peak memory the step's device peak"}, res.Warnings...)
 			}
 			printWarnings(stderr, res.Warnings)
 			if f.out != "" {
@@ -174,6 +181,7 @@ memory limit.
 	c.Flags().StringVar(&f.fit, "fit", "", "fit cost against the swept dimension: linear|quadratic")
 	c.Flags().StringVar(&f.fitX, "fit-x", "", "the dimension to fit against (default: the only one swept)")
 	f.passFlags.add(c)
+	f.trainFlags.add(c)
 	return c
 }
 
@@ -319,12 +327,19 @@ func (s *sweeper) eval(p sweepPoint, batch int64) ([]*report.Report, *pipeline.L
 	if err != nil {
 		return nil, nil, pipeErr(err)
 	}
-	if err := applyPlan(l, s.f.plan, &s.f.passFlags); err != nil {
+	if s.f.train {
+		if err := s.f.passFlags.validate(); err != nil {
+			return nil, nil, err
+		}
+		if err := pipeErr(l.Plan(s.f.plan, pipeline.ForTraining(s.f.passFlags.options()))); err != nil {
+			return nil, nil, err
+		}
+	} else if err := applyPlan(l, s.f.plan, &s.f.passFlags); err != nil {
 		return nil, nil, err
 	}
 	reps := make([]*report.Report, len(s.gpus))
 	for i, g := range s.gpus {
-		r, err := pipeline.Estimate(l, g, pipeline.EstimateOptions{DType: s.f.dtype, Plan: s.f.plan, ToolVersion: version, ModelName: path})
+		r, err := pipeline.Estimate(l, g, pipeline.EstimateOptions{DType: s.f.dtype, Plan: s.f.plan, ToolVersion: version, ModelName: path, Train: s.f.trainFlags.options()})
 		if err != nil {
 			return nil, nil, pipeErr(err)
 		}

@@ -12,6 +12,9 @@ import (
 // what would make it fit.
 func FitLine(r *report.Report) string {
 	t := r.Totals
+	if t.Train != nil {
+		return trainFitLine(r)
+	}
 	if t.MemoryLimitBytes <= 0 {
 		return fmt.Sprintf("memory: peak %s; the GPU's memory size is unknown", Bytes(t.PeakMemoryBytes))
 	}

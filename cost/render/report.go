@@ -170,6 +170,9 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 		fmt.Fprintln(w, Clean(l))
 	}
 	fmt.Fprintf(w, "%s\n\n", ConventionSummary)
+	if r.Totals.Train != nil && !opt.ByOp {
+		return trainText(w, r, opt)
+	}
 	var t *table
 	if opt.ByOp {
 		t = newTable([]string{"op", "nodes", "FLOPs", "read", "written", "launches", "time", "share"}, false, true, true, true, true, true, true, true)

@@ -79,6 +79,8 @@ type Totals struct {
 	Fits             bool     `json:"fits"`
 	MemoryLimitBytes float64  `json:"memory_limit_bytes"`
 	FitAdvice        []string `json:"fit_advice"`
+	// Train is set only with --train (train.go).
+	Train *Train `json:"train,omitempty"`
 }
 
 // NodeCost is one node's estimate.
@@ -125,6 +127,8 @@ type NodeCost struct {
 	SMClockMHz float64 `json:"sm_clock_mhz,omitempty"`
 	// Note explains an approximation (If: costlier branch; Loop: trip count unknown).
 	Note string `json:"note,omitempty"`
+	// Backward is set only with --train (train.go).
+	Backward *Backward `json:"backward,omitempty"`
 }
 
 // Counts are the work and traffic every level of a report sums: a rule's

@@ -345,6 +345,8 @@ type EstimateOptions struct {
 	ModelName   string // "" is the Loaded's Path
 	// Power is a power cap or SM clock lock (zero: the GPU's default).
 	Power perf.PowerControl
+	// Train, when set, costs one training step (plan with ForTraining).
+	Train *cost.TrainOptions
 }
 
 // Estimate runs the cost model on a loaded (and planned) model and
@@ -361,6 +363,7 @@ func Estimate(l *Loaded, gpu *hwdb.GPU, opt EstimateOptions) (*report.Report, er
 		ToolVersion: opt.ToolVersion,
 		ModelName:   name,
 		Power:       opt.Power,
+		Train:       opt.Train,
 	})
 	if err != nil {
 		return nil, inputErr("%s: %w", l.Path, err)

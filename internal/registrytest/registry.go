@@ -52,3 +52,36 @@ func set(ks []string) map[string]bool {
 	}
 	return m
 }
+
+// CheckBackward compares the ops with a cost rule with those with a
+// backward rule (cost/backward.go), given the documented list of ops with
+// none. Every costed op must have exactly one of the two; a backward rule
+// or a no-backward entry for an op with no cost rule is an error too.
+func CheckBackward(cost, backward []string, noBackward map[string]string) []string {
+	inCost, inBwd := set(cost), set(backward)
+	var bad []string
+	for k := range inCost {
+		_, listed := noBackward[k]
+		switch {
+		case !inBwd[k] && !listed:
+			bad = append(bad, fmt.Sprintf("%s has a cost rule but no backward rule and is not on cost.NoBackward", k))
+		case inBwd[k] && listed:
+			bad = append(bad, fmt.Sprintf("%s has a backward rule and is also on cost.NoBackward", k))
+		}
+	}
+	for k := range inBwd {
+		if !inCost[k] {
+			bad = append(bad, fmt.Sprintf("%s has a backward rule but no cost rule", k))
+		}
+	}
+	for k, why := range noBackward {
+		if !inCost[k] {
+			bad = append(bad, fmt.Sprintf("%s is on cost.NoBackward but has no cost rule", k))
+		}
+		if why == "" {
+			bad = append(bad, fmt.Sprintf("%s is on cost.NoBackward with no reason", k))
+		}
+	}
+	sort.Strings(bad)
+	return bad
+}

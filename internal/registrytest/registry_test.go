@@ -123,3 +123,34 @@ func costOf(t *testing.T, s *ir.OpSchema) cost.NodeEstimate {
 	}
 	return e
 }
+
+// TestBackwardRegistryAgrees: every op with a cost rule has a backward rule
+// or a documented reason on cost.NoBackward.
+func TestBackwardRegistryAgrees(t *testing.T) {
+	for _, line := range CheckBackward(cost.RuleKeys(), cost.BackwardKeys(), cost.NoBackward) {
+		t.Error(line)
+	}
+}
+
+// TestCheckBackwardFails shows the check catching each disagreement.
+func TestCheckBackwardFails(t *testing.T) {
+	costs := []string{"Conv", "ArgMax"}
+	if bad := CheckBackward(costs, []string{"Conv"}, map[string]string{"ArgMax": "not differentiable"}); len(bad) != 0 {
+		t.Fatalf("agreeing sets reported %v", bad)
+	}
+	for _, c := range []struct {
+		bwd    []string
+		no     map[string]string
+		substr string
+	}{
+		{[]string{}, map[string]string{"ArgMax": "x"}, "Conv has a cost rule but no backward rule"},
+		{[]string{"Conv", "ArgMax"}, map[string]string{"ArgMax": "x"}, "ArgMax has a backward rule and is also on"},
+		{[]string{"Conv", "Relu"}, map[string]string{"ArgMax": "x"}, "Relu has a backward rule but no cost rule"},
+		{[]string{"Conv"}, map[string]string{"ArgMax": ""}, "ArgMax is on cost.NoBackward with no reason"},
+	} {
+		bad := CheckBackward(costs, c.bwd, c.no)
+		if !slices.ContainsFunc(bad, func(s string) bool { return strings.Contains(s, c.substr) }) {
+			t.Errorf("%v %v: want %q in %v", c.bwd, c.no, c.substr, bad)
+		}
+	}
+}

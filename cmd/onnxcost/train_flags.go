@@ -1,0 +1,44 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/spf13/cobra"
+)
+
+// trainFlags are --train and --optimizer, on every command that estimates
+// cost (costFlags).
+type trainFlags struct {
+	train      bool
+	optimizer  string
+	checkpoint string
+}
+
+func (f *trainFlags) add(c *cobra.Command) {
+	c.Flags().BoolVar(&f.train, "train", false, "cost one training step (forward, loss, backward, optimizer) and its memory; with --dtype fp16|bf16, mixed precision with fp32 master weights; BN folding is not applied")
+	c.Flags().StringVar(&f.checkpoint, "checkpoint", "none", "activation recomputation with --train: "+strings.Join(cost.CheckpointModes(), "|"))
+	c.Flags().StringVar(&f.optimizer, "optimizer", "adam", "optimizer with --train: "+strings.Join(cost.Optimizers(), "|"))
+}
+
+func (f *trainFlags) validate() error {
+	f.optimizer = strings.ToLower(strings.TrimSpace(f.optimizer))
+	if f.optimizer == "" {
+		f.optimizer = "adam" // a costFlags built in code, not by cobra
+	}
+	if f.checkpoint == "" {
+		f.checkpoint = "none"
+	}
+	if err := checkValue("--checkpoint", f.checkpoint, cost.CheckpointModes()...); err != nil {
+		return err
+	}
+	return checkValue("--optimizer", f.optimizer, cost.Optimizers()...)
+}
+
+// options is the cost model's training request; nil without --train.
+func (f *trainFlags) options() *cost.TrainOptions {
+	if !f.train {
+		return nil
+	}
+	return &cost.TrainOptions{Optimizer: f.optimizer, Checkpoint: f.checkpoint}
+}

@@ -1,0 +1,75 @@
+package report
+
+// Training fields (present only when a report is made with --train; absent
+// otherwise, so inference reports are unchanged).
+
+// Backward is one node's backward pass: the sum of the kernels its
+// backward rule launches (cost/backward.go), each priced by the kernel
+// time model.
+type Backward struct {
+	FLOPs        float64 `json:"flops"`
+	BytesRead    float64 `json:"bytes_read"`
+	BytesWritten float64 `json:"bytes_written"`
+	TimeS        float64 `json:"time_s"`
+	Launches     float64 `json:"launches"`
+	// ForwardExtraS is forward work that runs only in training (Dropout's
+	// mask, BatchNormalization's batch statistics); it is in
+	// Train.ForwardTimeS, not in the node's time_s.
+	ForwardExtraS float64 `json:"forward_extra_s,omitempty"`
+	// SavedBytes are the bytes kept from the forward for this backward
+	// beyond the graph's own tensors (masks, indices, RNN reserve space).
+	SavedBytes float64 `json:"saved_bytes,omitempty"`
+	// Kernels names the backward kernels ("dgrad+wgrad", ...).
+	Kernels string `json:"kernels,omitempty"`
+	Note    string `json:"note,omitempty"`
+}
+
+// Train is one training step: forward, backward (with the loss), and the
+// optimizer update.
+type Train struct {
+	Optimizer string `json:"optimizer"`
+	// MixedPrecision: fp16/bf16 compute with fp32 master weights and
+	// fp32 optimizer state.
+	MixedPrecision bool `json:"mixed_precision"`
+	// Checkpoint is the activation recomputation mode ("none", "sqrt");
+	// RecomputeTimeS the forward work re-run in backward because of it.
+	Checkpoint     string  `json:"checkpoint"`
+	RecomputeTimeS float64 `json:"recompute_time_s"`
+	ForwardTimeS   float64 `json:"forward_time_s"`
+	BackwardTimeS  float64 `json:"backward_time_s"`
+	OptimizerTimeS float64 `json:"optimizer_time_s"`
+	StepTimeS      float64 `json:"step_time_s"`
+	ForwardFLOPs   float64 `json:"forward_flops"`
+	BackwardFLOPs  float64 `json:"backward_flops"`
+	OptimizerFLOPs float64 `json:"optimizer_flops"`
+	// OptimizerLaunches is the optimizer's kernel launches (multi-tensor
+	// apply: many parameter tensors per launch).
+	OptimizerLaunches float64     `json:"optimizer_launches"`
+	Memory            TrainMemory `json:"memory"`
+	// Notes say what was assumed (a loss head added, passes not run,
+	// ops whose backward is not modelled).
+	Notes []string `json:"notes"`
+}
+
+// TrainMemory is the device memory of a training step. PeakBytes is the
+// peak of live tensors over the step's timeline plus the runtime floor
+// (context and workspace): the figure to compare with what nvidia-smi
+// shows, less the caching allocator's fragmentation.
+type TrainMemory struct {
+	WeightsBytes        float64 `json:"weights_bytes"`
+	MasterWeightsBytes  float64 `json:"master_weights_bytes"`
+	GradientsBytes      float64 `json:"gradients_bytes"`
+	OptimizerStateBytes float64 `json:"optimizer_state_bytes"`
+	// ActivationsBytes: forward tensors retained for backward at the end
+	// of the forward pass (their peak).
+	ActivationsBytes float64 `json:"activations_bytes"`
+	WorkspaceBytes   float64 `json:"workspace_bytes"`
+	RuntimeBytes     float64 `json:"runtime_bytes"`
+	// TensorPeakBytes is the peak of live tensors alone (no runtime
+	// floor); PeakBytes adds WorkspaceBytes and RuntimeBytes.
+	TensorPeakBytes float64 `json:"tensor_peak_bytes"`
+	PeakBytes       float64 `json:"peak_bytes"`
+	// PeakPhase says where the peak falls: "forward", "backward" or
+	// "optimizer".
+	PeakPhase string `json:"peak_phase"`
+}

@@ -1,0 +1,293 @@
+package cost
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// TrainOptions turn Analyze into the cost of one training step: forward,
+// a loss, backward (backward.go) and an optimizer update (optimizer.go),
+// with its memory over the step's timeline (train_memory.go).
+type TrainOptions struct {
+	// Optimizer is one of Optimizers(); "" is adam.
+	Optimizer string
+	// Checkpoint is activation recomputation: "" or "none", or "sqrt"
+	// (train_memory.go, checkpointing).
+	Checkpoint string
+}
+
+// CheckpointModes lists the --checkpoint values.
+func CheckpointModes() []string { return []string{"none", "sqrt"} }
+
+// TrainRuntime is the execution profile whose memory floor (CUDA context,
+// library workspaces) training memory adds: training runs in PyTorch.
+const TrainRuntime = "pytorch"
+
+// PassesNotForTraining are the fusion passes that must not run before a
+// training estimate: folding BatchNormalization into the Conv before it is
+// valid only with frozen statistics (inference). Every other pass
+// (epilogues, elementwise chains, attention, Winograd) has a training
+// counterpart whose backward is the sum of its parts' backward.
+var PassesNotForTraining = []string{"fold-bn"}
+
+// lossOps are ops that compute a loss; a graph without one gets a
+// cross-entropy head on its first output.
+var lossOps = map[string]bool{"SoftmaxCrossEntropyLoss": true, "NegativeLogLikelihoodLoss": true}
+
+// train adds the backward pass, optimizer step and training memory to a
+// forward report.
+func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
+	optName := a.opt.Train.Optimizer
+	if optName == "" {
+		optName = "adam"
+	}
+	opt, ok := lookupOptimizer(optName)
+	if !ok {
+		return fmt.Errorf("analyze: unknown optimizer %q (want %s)", optName, strings.Join(Optimizers(), ", "))
+	}
+	mixed := a.dtype == ir.Float16 || a.dtype == ir.BFloat16
+	tr := &report.Train{Optimizer: opt.name, MixedPrecision: mixed, Notes: []string{}}
+	c := &RuleCtx{DType: a.dtype, unknown: true}
+
+	trainable := a.trainableParams()
+	need := needGradients(g, trainable)
+	needGrad := func(v *ir.Value) bool { return v != nil && need[v] }
+
+	plans := make([]backwardPlan, len(g.Nodes))
+	missing := map[string]int{}
+	for i, n := range g.Nodes {
+		est := gc.ests[i]
+		anyIn := false
+		for _, in := range n.Inputs {
+			anyIn = anyIn || needGrad(in)
+		}
+		key := ir.QualifiedOp(n.Domain, n.OpType)
+		rule := backwardTable[key]
+		if rule == nil {
+			if reason, listed := NoBackward[key]; anyIn && (!listed || missingBackward(reason)) && !est.View {
+				missing[key]++
+			}
+			continue
+		}
+		bc := &bwCtx{n: n, fwd: est, c: c, needGrad: needGrad}
+		p, err := runBackward(rule, bc)
+		if err != nil {
+			a.warnf("%s node %q: backward rule failed: %v; its backward not counted", n.OpType, n.Name, err)
+			continue
+		}
+		plans[i] = p
+		nc := &rep.Nodes[i]
+		var b report.Backward
+		var names []string
+		for _, k := range p.Kernels {
+			kt := a.priceBackward(n, k)
+			b.FLOPs += k.FLOPs
+			b.BytesRead += k.BytesRead
+			b.BytesWritten += k.BytesWritten
+			b.TimeS += kt
+			b.Launches += k.Launches
+			names = append(names, k.Name)
+		}
+		for _, k := range p.Forward {
+			b.ForwardExtraS += a.priceBackward(n, k)
+		}
+		b.SavedBytes = p.SavedExtra
+		b.Kernels = strings.Join(names, "+")
+		b.Note = p.Note
+		if len(p.Kernels) > 0 || len(p.Forward) > 0 {
+			nc.Backward = &b
+		}
+		tr.BackwardFLOPs += b.FLOPs
+		tr.BackwardTimeS += b.TimeS
+		tr.ForwardTimeS += b.ForwardExtraS
+	}
+	tr.ForwardTimeS += gc.agg.TimeS
+	tr.ForwardFLOPs = gc.est.FLOPs
+
+	// The loss head.
+	if !hasLoss(g) {
+		if y := firstFloatOutput(g); y != nil {
+			n := c.Numel(y)
+			fwd := bwKernel{Name: "xent-fwd", Class: perf.ClassReduction, FLOPs: 5 * n, BytesRead: c.Bytes(y), BytesWritten: c.Bytes(y) / max(n, 1), Launches: 1}
+			bwd := bwKernel{Name: "xent-bwd", Class: perf.ClassElementwise, FLOPs: 3 * n, BytesRead: c.Bytes(y), BytesWritten: c.Bytes(y), Launches: 1}
+			tr.ForwardTimeS += a.priceBackward(nil, fwd)
+			tr.ForwardFLOPs += fwd.FLOPs
+			tr.BackwardTimeS += a.priceBackward(nil, bwd)
+			tr.BackwardFLOPs += bwd.FLOPs
+			tr.Notes = append(tr.Notes, fmt.Sprintf("the graph has no loss: a softmax cross-entropy loss on output %q is assumed (forward and backward counted)", y.Name))
+		}
+	}
+
+	// The optimizer step.
+	os := a.optimizerStep(opt, trainable, mixed)
+	tr.OptimizerFLOPs, tr.OptimizerTimeS, tr.OptimizerLaunches = os.flops, os.timeS, os.launches
+	tr.Notes = append(tr.Notes, os.note)
+	// Recomputation: every checkpointed segment's forward runs again.
+	ck := newCheckpointing(a.opt.Train.Checkpoint, len(g.Nodes))
+	switch a.opt.Train.Checkpoint {
+	case "", "none", "sqrt":
+	default:
+		return fmt.Errorf("analyze: unknown checkpoint mode %q (want none or sqrt)", a.opt.Train.Checkpoint)
+	}
+	tr.Checkpoint = "none"
+	if ck.size > 0 {
+		tr.Checkpoint = a.opt.Train.Checkpoint
+		for i := range g.Nodes {
+			if ck.recomputed(i) {
+				tr.RecomputeTimeS += rep.Nodes[i].TimeS
+				if b := rep.Nodes[i].Backward; b != nil {
+					tr.RecomputeTimeS += b.ForwardExtraS
+				}
+			}
+		}
+		tr.Notes = append(tr.Notes, fmt.Sprintf("activation checkpointing (sqrt): segments of %d nodes; all but the last re-run their forward in backward", ck.size))
+	}
+	tr.StepTimeS = tr.ForwardTimeS + tr.RecomputeTimeS + tr.BackwardTimeS + tr.OptimizerTimeS
+
+	// Memory.
+	mem, err := a.trainMemory(g, plans, trainable, need, opt, mixed, ck)
+	if err != nil {
+		return err
+	}
+	tr.Memory = mem
+
+	if len(missing) > 0 {
+		keys := make([]string, 0, len(missing))
+		for k := range missing {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%s (%d)", k, missing[k])
+		}
+		msg := "no backward model for " + strings.Join(parts, ", ") + ": their backward time and memory are not counted"
+		a.warnf("training: %s", msg)
+		tr.Notes = append(tr.Notes, msg)
+	}
+	if len(trainable) == 0 {
+		a.warnf("training: the model has no floating-point weights: nothing to train")
+	}
+	tr.Notes = append(tr.Notes, "passes that do not run under training: "+strings.Join(PassesNotForTraining, ", ")+" (BatchNormalization keeps its batch statistics)")
+
+	t := &rep.Totals
+	t.Train = tr
+	t.TimeS = tr.StepTimeS
+	t.PeakMemoryBytes = mem.PeakBytes
+	return nil
+}
+
+// runBackward calls a backward rule, turning a panic into an error.
+func runBackward(r BackwardRule, b *bwCtx) (p backwardPlan, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			err = fmt.Errorf("internal error: %v", x)
+		}
+	}()
+	return r(b), nil
+}
+
+// priceBackward times one kernel with the forward's kernel model.
+func (a *analyzer) priceBackward(n *ir.Node, k bwKernel) float64 {
+	var prec hwdb.Precision
+	if n != nil {
+		prec = a.precisionFor(n, k.Class)
+	} else {
+		name := a.opt.DType
+		if name == "" {
+			name = "fp32"
+		}
+		prec = perf.ResolvePrecision(a.gpu, perf.WantedPrecision(name, k.Class))
+	}
+	bytes := k.BytesRead + k.BytesWritten
+	pk := perf.Kernel{Class: k.Class, FLOPs: k.FLOPs, Bytes: bytes, Precision: prec,
+		M: k.M, N: k.N, K: k.K, Batch: k.Batch, Steps: k.Steps, InputK: k.InputK,
+		WorkingSet: bytes, Launches: k.Launches}
+	if n != nil {
+		pk.ElemBytes = a.elemBytes(n)
+	}
+	if k.Class == perf.ClassRNN {
+		pk.Launches = 1
+	}
+	kt := perf.EstimateKernel(a.gpu, pk, perf.PlanOptions())
+	t, _ := clean(kt.TimeS)
+	return t
+}
+
+// trainableParams are the floating-point weights the rules read, in first
+// use order: the parameters the optimizer updates.
+func (a *analyzer) trainableParams() []*ir.Value {
+	var out []*ir.Value
+	for _, v := range a.paramOrder {
+		if v.IsInitializer && v.DType.IsFloat() {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// needGradients marks every value whose gradient backward computes: the
+// trainable parameters and every floating-point output of a
+// differentiable node with such an input. The graph inputs need none, so
+// the first layer computes no data gradient.
+func needGradients(g *ir.Graph, trainable []*ir.Value) map[*ir.Value]bool {
+	need := make(map[*ir.Value]bool, len(g.Nodes))
+	for _, v := range trainable {
+		need[v] = true
+	}
+	for _, n := range g.Nodes {
+		key := ir.QualifiedOp(n.Domain, n.OpType)
+		if NoBackward[key] == nonDiff || NoBackward[key] == inferenceOnly {
+			continue
+		}
+		any := false
+		for _, in := range n.Inputs {
+			any = any || (in != nil && need[in])
+		}
+		if !any {
+			continue
+		}
+		for _, o := range n.Outputs {
+			if o != nil && o.Kind == ir.TensorValue && o.DType.IsFloat() {
+				need[o] = true
+			}
+		}
+	}
+	return need
+}
+
+func hasLoss(g *ir.Graph) bool {
+	for _, n := range g.Nodes {
+		if n.Domain == "" && lossOps[n.OpType] {
+			return true
+		}
+	}
+	return false
+}
+
+func firstFloatOutput(g *ir.Graph) *ir.Value {
+	for _, o := range g.Outputs {
+		if o != nil && o.Kind == ir.TensorValue && o.DType.IsFloat() {
+			return o
+		}
+	}
+	return nil
+}
+
+// finite clamps x to a finite non-negative number.
+func finite(x float64) float64 {
+	if math.IsNaN(x) || x < 0 {
+		return 0
+	}
+	if math.IsInf(x, 1) {
+		return math.MaxFloat64
+	}
+	return x
+}

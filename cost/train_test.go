@@ -1,0 +1,253 @@
+package cost
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
+
+// twoConvs: x[2,3,8,8] -> Conv(w1[4,3,3,3]) -> y1[2,4,6,6] -> Conv(w2[5,4,3,3]) -> y2[2,5,4,4].
+func twoConvs(t *testing.T) *builder {
+	b := newBuilder(t)
+	x := b.input("x", 2, 3, 8, 8)
+	w1, w2 := b.weight("w1", 4, 3, 3, 3), b.weight("w2", 5, 4, 3, 3)
+	y1, y2 := b.val("y1", ir.Float32, 2, 4, 6, 6), b.val("y2", ir.Float32, 2, 5, 4, 4)
+	b.node("Conv", []*ir.Value{x, w1}, []*ir.Value{y1})
+	b.node("Conv", []*ir.Value{y1, w2}, []*ir.Value{y2})
+	b.g.AddOutput(y2)
+	return b
+}
+
+// TestConvBackwardIsTwiceForward: a convolution's backward is a data
+// gradient and a weight gradient of the forward's MACs each, so 2× the
+// forward FLOPs; the first layer, whose input (the image) needs no
+// gradient, computes only the weight gradient: 1×.
+func TestConvBackwardIsTwiceForward(t *testing.T) {
+	r := twoConvs(t).analyze(Options{Train: &TrainOptions{}})
+	first, second := r.Nodes[0], r.Nodes[1]
+	if first.Backward == nil || second.Backward == nil {
+		t.Fatal("no backward on a Conv")
+	}
+	// Forward MACs: N·K·P·Q·C·R·S.
+	mac1, mac2 := float64(2*4*6*6*3*3*3), float64(2*5*4*4*4*3*3)
+	if !near(first.MACs, mac1) || !near(second.MACs, mac2) {
+		t.Fatalf("forward macs %v %v, want %v %v", first.MACs, second.MACs, mac1, mac2)
+	}
+	if !near(first.Backward.FLOPs, 2*mac1) {
+		t.Errorf("first conv backward flops %v, want wgrad only = 2*macs = %v", first.Backward.FLOPs, 2*mac1)
+	}
+	if first.Backward.Kernels != "wgrad" {
+		t.Errorf("first conv kernels %q, want wgrad", first.Backward.Kernels)
+	}
+	if !near(second.Backward.FLOPs, 4*mac2) {
+		t.Errorf("second conv backward flops %v, want dgrad+wgrad = 4*macs = %v", second.Backward.FLOPs, 4*mac2)
+	}
+	if second.Backward.TimeS <= 0 {
+		t.Error("backward not timed")
+	}
+	tr := r.Totals.Train
+	if tr == nil || !near(r.Totals.TimeS, tr.StepTimeS) || !near(tr.StepTimeS, tr.ForwardTimeS+tr.BackwardTimeS+tr.OptimizerTimeS) {
+		t.Fatalf("step time is not forward+backward+optimizer: %+v", tr)
+	}
+}
+
+// TestGemmBackward: Y = X·W1·W2 with X an input: the first MatMul computes
+// only dW1 (2·MACs), the second dH and dW2 (4·MACs).
+func TestGemmBackward(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 8, 16)
+	w1, w2 := b.weight("w1", 16, 32), b.weight("w2", 32, 10)
+	h, y := b.val("h", ir.Float32, 8, 32), b.val("y", ir.Float32, 8, 10)
+	b.node("MatMul", []*ir.Value{x, w1}, []*ir.Value{h})
+	b.node("MatMul", []*ir.Value{h, w2}, []*ir.Value{y})
+	b.g.AddOutput(y)
+	r := b.analyze(Options{Train: &TrainOptions{Optimizer: "sgd"}})
+	if got, want := r.Nodes[0].Backward.FLOPs, 2.0*8*16*32; !near(got, want) {
+		t.Errorf("first MatMul backward %v, want %v", got, want)
+	}
+	if got, want := r.Nodes[1].Backward.FLOPs, 4.0*8*32*10; !near(got, want) {
+		t.Errorf("second MatMul backward %v, want %v", got, want)
+	}
+	// SGD: 2 FLOPs per parameter.
+	if got, want := r.Totals.Train.OptimizerFLOPs, 2.0*(16*32+32*10); !near(got, want) {
+		t.Errorf("sgd flops %v, want %v", got, want)
+	}
+}
+
+// TestOptimizerState: Adam keeps two fp32 tensors per parameter, momentum
+// one, SGD none; mixed precision adds an fp32 master copy and halves the
+// weights and gradients.
+func TestOptimizerState(t *testing.T) {
+	params := float64(4*3*3*3 + 5*4*3*3)
+	for _, c := range []struct {
+		opt    string
+		states float64
+	}{{"sgd", 0}, {"momentum", 1}, {"adam", 2}, {"adamw", 2}, {"lamb", 2}} {
+		m := twoConvs(t).analyze(Options{Train: &TrainOptions{Optimizer: c.opt}}).Totals.Train.Memory
+		if !near(m.OptimizerStateBytes, c.states*4*params) {
+			t.Errorf("%s state %v bytes, want %v fp32 tensors = %v", c.opt, m.OptimizerStateBytes, c.states, c.states*4*params)
+		}
+		if !near(m.WeightsBytes, 4*params) || !near(m.GradientsBytes, 4*params) || m.MasterWeightsBytes != 0 {
+			t.Errorf("%s fp32 weights/grads/master %v %v %v", c.opt, m.WeightsBytes, m.GradientsBytes, m.MasterWeightsBytes)
+		}
+	}
+	m := twoConvs(t).analyze(Options{DType: "fp16", Train: &TrainOptions{}}).Totals.Train
+	if !m.MixedPrecision || !near(m.Memory.WeightsBytes, 2*params) || !near(m.Memory.MasterWeightsBytes, 4*params) ||
+		!near(m.Memory.OptimizerStateBytes, 8*params) || !near(m.Memory.GradientsBytes, 2*params) {
+		t.Errorf("mixed precision memory %+v", m.Memory)
+	}
+}
+
+// TestTrainMemoryTimeline: the forward keeps what backward reads; backward
+// frees it as it passes, so after the last backward only the persistent
+// state and the parameter gradients are live.
+func TestTrainMemoryTimeline(t *testing.T) {
+	b := twoConvs(t)
+	a := &analyzer{gpu: ruleTestGPU(), model: b.m, opt: Options{Train: &TrainOptions{}},
+		unsupported: map[string]*report.Unsupported{}, seenParams: map[*ir.Value]bool{}, fallbacks: map[string]int{}}
+	gc, err := a.graph(b.g, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &report.Report{Nodes: gc.nodes}
+	if err := a.train(b.g, rep, gc); err != nil {
+		t.Fatal(err)
+	}
+	m := rep.Totals.Train.Memory
+	params := float64(4*3*3*3 + 5*4*3*3)
+	x, y1, y2 := 4.0*2*3*8*8, 4.0*2*4*6*6, 4.0*2*5*4*4
+	persistent := 4*params + 8*params // weights + Adam state
+	// Retained for backward: x (conv1's wgrad), y1 (conv2's wgrad), y2 (the loss).
+	if !near(m.ActivationsBytes, x+y1+y2) {
+		t.Errorf("activations %v, want x+y1+y2 = %v", m.ActivationsBytes, x+y1+y2)
+	}
+	tl := a.trainTimeline
+	n := len(b.g.Nodes)
+	if len(tl) != 2*n+1 {
+		t.Fatalf("timeline of %d steps, want %d", len(tl), 2*n+1)
+	}
+	// End of forward: everything retained is live.
+	if !near(tl[n-1], persistent+x+y1+y2) {
+		t.Errorf("end of forward live %v, want %v", tl[n-1], persistent+x+y1+y2)
+	}
+	// Backward of conv2 (t = n): dY2, dY1, dW2 written; y2 still read.
+	if want := persistent + x + y1 + y2 + y2 + y1 + 4*5*4*3*3; !near(tl[n], want) {
+		t.Errorf("conv2 backward live %v, want %v", tl[n], want)
+	}
+	// Backward of conv1 (t = 2n-1): y1 and y2 freed with conv2's
+	// backward; x, dY1, dW2, dW1 live.
+	if want := persistent + x + y1 + 4*params; !near(tl[2*n-1], want) {
+		t.Errorf("conv1 backward live %v, want %v", tl[2*n-1], want)
+	}
+	// Optimizer: activations all freed.
+	if want := persistent + 4*params; !near(tl[2*n], want) {
+		t.Errorf("optimizer step live %v, want persistent + gradients = %v", tl[2*n], want)
+	}
+	if !near(m.TensorPeakBytes, tl[n]) || m.PeakPhase != "backward" {
+		t.Errorf("peak %v (%s), want %v in backward", m.TensorPeakBytes, m.PeakPhase, tl[n])
+	}
+	if m.PeakBytes <= m.TensorPeakBytes || !near(m.PeakBytes-m.TensorPeakBytes, m.RuntimeBytes+m.WorkspaceBytes) {
+		t.Errorf("device peak %v does not add the runtime floor to %v", m.PeakBytes, m.TensorPeakBytes)
+	}
+}
+
+// TestNoTrainNoTrainFields: without Train nothing training-related appears.
+func TestNoTrainNoTrainFields(t *testing.T) {
+	r := twoConvs(t).analyze(Options{})
+	if r.Totals.Train != nil || r.Nodes[0].Backward != nil {
+		t.Error("training fields without Train")
+	}
+}
+
+// TestUnknownOptimizer errors.
+func TestUnknownOptimizer(t *testing.T) {
+	b := twoConvs(t)
+	if _, err := Analyze(b.g, b.m, ruleTestGPU(), Options{Train: &TrainOptions{Optimizer: "rmsprop"}}); err == nil {
+		t.Error("rmsprop accepted")
+	}
+}
+
+// TestCheckpointSqrt: recomputation keeps fewer activations, lowers the
+// peak and pays the checkpointed segments' forward again.
+func TestCheckpointSqrt(t *testing.T) {
+	chain := func() *builder {
+		b := newBuilder(t)
+		x := b.input("x", 4096, 256)
+		for i := 0; i < 16; i++ {
+			w := b.weight("w"+itoa(i), 256, 256)
+			y := b.val("h"+itoa(i), ir.Float32, 4096, 256)
+			b.node("MatMul", []*ir.Value{x, w}, []*ir.Value{y})
+			x = y
+		}
+		b.g.AddOutput(x)
+		return b
+	}
+	none := chain().analyze(Options{Train: &TrainOptions{}}).Totals.Train
+	sq := chain().analyze(Options{Train: &TrainOptions{Checkpoint: "sqrt"}}).Totals.Train
+	if sq.Checkpoint != "sqrt" || none.Checkpoint != "none" {
+		t.Fatalf("modes %q %q", none.Checkpoint, sq.Checkpoint)
+	}
+	if !(sq.Memory.ActivationsBytes < none.Memory.ActivationsBytes) || !(sq.Memory.TensorPeakBytes < none.Memory.TensorPeakBytes) {
+		t.Errorf("sqrt kept %v (peak %v), none %v (peak %v)", sq.Memory.ActivationsBytes, sq.Memory.TensorPeakBytes,
+			none.Memory.ActivationsBytes, none.Memory.TensorPeakBytes)
+	}
+	// 16 nodes: segments of 4; the first three re-run (12 of 16 MatMuls).
+	if !(sq.RecomputeTimeS > 0.6*none.ForwardTimeS && sq.RecomputeTimeS < 0.85*none.ForwardTimeS) {
+		t.Errorf("recompute %v of forward %v, want ~12/16", sq.RecomputeTimeS, none.ForwardTimeS)
+	}
+	if !near(sq.StepTimeS, sq.ForwardTimeS+sq.RecomputeTimeS+sq.BackwardTimeS+sq.OptimizerTimeS) {
+		t.Errorf("step %v is not the sum of its parts", sq.StepTimeS)
+	}
+}
+
+// TestMissingBackwardReported: a differentiable op with no backward model
+// on the gradient path is named in a warning and a note, not silently
+// zero; the loss head assumed for a graph without one is noted.
+func TestMissingBackwardReported(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 1, 1, 4, 4)
+	w := b.weight("w", 1, 1, 4, 4)
+	grid := b.input("grid", 1, 4, 4, 2)
+	h, y := b.val("h", ir.Float32, 1, 1, 4, 4), b.val("y", ir.Float32, 1, 1, 4, 4)
+	b.node("Mul", []*ir.Value{x, w}, []*ir.Value{h})
+	b.node("GridSample", []*ir.Value{h, grid}, []*ir.Value{y})
+	b.g.AddOutput(y)
+	r := b.analyze(Options{Train: &TrainOptions{}})
+	found := false
+	for _, w := range r.Warnings {
+		found = found || (strings.Contains(w, "no backward model for GridSample (1)"))
+	}
+	if !found {
+		t.Errorf("GridSample's missing backward not warned: %q", r.Warnings)
+	}
+	notes := strings.Join(r.Totals.Train.Notes, "\n")
+	if !strings.Contains(notes, "GridSample") || !strings.Contains(notes, "cross-entropy loss on output \"y\" is assumed") {
+		t.Errorf("notes %q", notes)
+	}
+	// The Mul before it still has its weight gradient.
+	if r.Nodes[0].Backward == nil || r.Nodes[0].Backward.FLOPs != 2*16 {
+		t.Errorf("Mul backward %+v, want dW = dY*x: 2 flops per element", r.Nodes[0].Backward)
+	}
+}
+
+// TestDropoutTraining: an inference Dropout (a view) becomes a mask kernel
+// in the training forward and keeps a one-byte mask for its backward.
+func TestDropoutTraining(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 8, 16)
+	w := b.weight("w", 16, 32)
+	h, y := b.val("h", ir.Float32, 8, 32), b.val("y", ir.Float32, 8, 32)
+	b.node("MatMul", []*ir.Value{x, w}, []*ir.Value{h})
+	b.node("Dropout", []*ir.Value{h}, []*ir.Value{y})
+	b.g.AddOutput(y)
+	r := b.analyze(Options{Train: &TrainOptions{}})
+	d := r.Nodes[1]
+	if d.TimeS != 0 || d.Backward == nil || d.Backward.ForwardExtraS <= 0 || d.Backward.SavedBytes != 8*32 {
+		t.Errorf("dropout %+v backward %+v", d, d.Backward)
+	}
+}
