@@ -32,6 +32,9 @@ type Options struct {
 	// Runtime is the execution profile (hwdb/runtimes.yaml); nil is the
 	// default, hwdb.DefaultRuntime.
 	Runtime *hwdb.Runtime
+	// GPUs is the tensor-parallel degree (see parallel.go); 0 and 1 are
+	// one GPU.
+	GPUs int
 }
 
 // computeDTypes are the values of Options.DType, in the order help and
@@ -89,6 +92,9 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 		seenParams:  map[*ir.Value]bool{},
 		fallbacks:   map[string]int{},
 	}
+	if a.tp, err = newTensorParallel(gpu, opt.GPUs); err != nil {
+		return nil, err
+	}
 	if opt.DType != "" {
 		dt, ok := computeDType(opt.DType)
 		if !ok {
@@ -125,6 +131,9 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	t.PeakActivationBytes = gc.peakAct
 	t.PeakMemoryBytes = gc.peakAct + t.ParamBytes
 	applyRuntime(rep, gpu, rt)
+	if a.tp != nil {
+		a.applyParallel(rep)
+	}
 	a.finishWarnings()
 	rep.Warnings = append(rep.Warnings, a.warnings...)
 	rep.UnsupportedOps = a.unsupportedList()
@@ -196,7 +205,8 @@ type analyzer struct {
 	unsOrder    []string
 	seenParams  map[*ir.Value]bool
 	paramOrder  []*ir.Value
-	fallbacks   map[string]int // "want->got" precision fallbacks, counted
+	fallbacks   map[string]int  // "want->got" precision fallbacks, counted
+	tp          *tensorParallel // nil on one GPU
 }
 
 func (a *analyzer) warnf(format string, args ...any) {
@@ -269,6 +279,11 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, No
 			// The time model prices per-step latency itself (RNNStepLaunches).
 			k.Launches = 1
 		}
+		split := a.tp != nil && est.Class.GEMMLike() && depth == 0
+		if split {
+			a.tp.shardKernel(&k)
+			a.tp.markWeights(n)
+		}
 		po := perf.PlanOptions()
 		po.Runtime = a.runtime
 		kt := perf.EstimateKernel(a.gpu, k, po)
@@ -276,6 +291,14 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, No
 		agg.EnergyJ = perf.KernelEnergy(a.gpu, kt)
 		if est.Class.GEMMLike() {
 			agg.GEMMTimeS = agg.TimeS
+		}
+		// The all-reduce after a row-parallel GEMM: on the critical path.
+		if split && needsAllReduce(n) {
+			c := a.tp.allReduceTime(a.outBytes(n))
+			nc.CommunicationS = c
+			agg.TimeS += c
+			a.tp.commS += c
+			a.tp.reduces++
 		}
 		nc.Bound = kt.Bound
 		nc.MemLevel = kt.Level
@@ -460,7 +483,7 @@ func (a *analyzer) sanitizeTotals(r *report.Report) {
 	t := &r.Totals
 	for _, p := range []*float64{&t.MACs, &t.FLOPs, &t.ExecutedMACs, &t.ExecutedFLOPs, &t.Transcendentals, &t.BytesRead, &t.BytesWritten,
 		&t.Params, &t.ParamBytes, &t.Launches, &t.TimeS, &t.EnergyJ, &t.PeakMemoryBytes,
-		&t.PeakActivationBytes, &t.GEMMConvTimeShare} {
+		&t.PeakActivationBytes, &t.GEMMConvTimeShare, &t.CommunicationTimeS, &t.PerGPUPeakMemoryBytes} {
 		var ok bool
 		if *p, ok = clean(*p); !ok {
 			r.Warnings = append(r.Warnings, "a total overflowed float64 or was not a number and was clamped")

@@ -26,6 +26,8 @@ type costFlags struct {
 	runtimeFile string
 	dtype       string
 	plan        string
+	// gpus is the tensor-parallel degree (cost/parallel.go).
+	gpus int
 	passFlags
 	// gpuSource says where an omitted --gpu came from (applyGPUDefault).
 	gpuSource string
@@ -39,6 +41,7 @@ func (f *costFlags) add(c *cobra.Command) {
 	c.Flags().StringVar(&f.runtimeFile, "runtime-file", "", "YAML or JSON file with your own runtime profiles (format of 'onnxcost gpus runtimes'), searched first")
 	c.Flags().StringVar(&f.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8 (default: the model's own)")
 	c.Flags().StringVar(&f.plan, "plan", "fused", "execution plan to cost: fused|unfused")
+	c.Flags().IntVar(&f.gpus, "gpus", 1, "tensor-parallel over N GPUs of the kind: GEMM work and weights split N ways, an all-reduce after each row-parallel GEMM over NVLink or PCIe; times and fit are one GPU's")
 	f.passFlags.add(c)
 }
 
@@ -60,6 +63,9 @@ func estimate(path string, f *costFlags) (*report.Report, *pipeline.Loaded, erro
 	}
 	if err := checkValue("--plan", f.plan, "fused", "unfused"); err != nil {
 		return nil, nil, err
+	}
+	if f.gpus < 1 || f.gpus > 1024 {
+		return nil, nil, usageErr("--gpus %d: want 1 to 1024", f.gpus)
 	}
 	gpu, err := resolveGPU(f.gpu, f.gpuFile)
 	if err != nil {
@@ -87,6 +93,7 @@ func estimate(path string, f *costFlags) (*report.Report, *pipeline.Loaded, erro
 		Runtime:     rt,
 		ToolVersion: version,
 		ModelName:   path,
+		GPUs:        f.gpus,
 	})
 	if err != nil {
 		return nil, nil, pipeErr(err)

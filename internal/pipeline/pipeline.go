@@ -342,6 +342,9 @@ type EstimateOptions struct {
 	Runtime     *hwdb.Runtime
 	ToolVersion string
 	ModelName   string // "" is the Loaded's Path
+	// GPUs is the tensor-parallel degree (cost.Options.GPUs); 0 or 1 is
+	// one GPU.
+	GPUs int
 }
 
 // Estimate runs the cost model on a loaded (and planned) model and
@@ -357,6 +360,7 @@ func Estimate(l *Loaded, gpu *hwdb.GPU, opt EstimateOptions) (*report.Report, er
 		Runtime:     opt.Runtime,
 		ToolVersion: opt.ToolVersion,
 		ModelName:   name,
+		GPUs:        opt.GPUs,
 	})
 	if err != nil {
 		return nil, inputErr("%s: %w", l.Path, err)
