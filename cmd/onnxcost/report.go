@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost"
@@ -26,8 +28,9 @@ type costFlags struct {
 	runtimeFile string
 	dtype       string
 	plan        string
-	// gpus is the tensor-parallel degree (cost/parallel.go).
-	gpus int
+	// gpus is the tensor-parallel degree (cost/parallel.go); 0, the
+	// zero value of flags built in code, is one GPU.
+	gpus gpuCount
 	passFlags
 	// gpuSource says where an omitted --gpu came from (applyGPUDefault).
 	gpuSource string
@@ -41,7 +44,8 @@ func (f *costFlags) add(c *cobra.Command) {
 	c.Flags().StringVar(&f.runtimeFile, "runtime-file", "", "YAML or JSON file with your own runtime profiles (format of 'onnxcost gpus runtimes'), searched first")
 	c.Flags().StringVar(&f.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8 (default: the model's own)")
 	c.Flags().StringVar(&f.plan, "plan", "fused", "execution plan to cost: fused|unfused")
-	c.Flags().IntVar(&f.gpus, "gpus", 1, "tensor-parallel over N GPUs of the kind: GEMM work and weights split N ways, an all-reduce after each row-parallel GEMM over NVLink or PCIe; times and fit are one GPU's")
+	f.gpus = 1
+	c.Flags().Var(&f.gpus, "gpus", "tensor-parallel over N GPUs of the kind: GEMM work and weights split N ways, an all-reduce after each row-parallel GEMM over NVLink or PCIe; times and fit are one GPU's")
 	f.passFlags.add(c)
 }
 
@@ -63,9 +67,6 @@ func estimate(path string, f *costFlags) (*report.Report, *pipeline.Loaded, erro
 	}
 	if err := checkValue("--plan", f.plan, "fused", "unfused"); err != nil {
 		return nil, nil, err
-	}
-	if f.gpus < 1 || f.gpus > 1024 {
-		return nil, nil, usageErr("--gpus %d: want 1 to 1024", f.gpus)
 	}
 	gpu, err := resolveGPU(f.gpu, f.gpuFile)
 	if err != nil {
@@ -93,7 +94,7 @@ func estimate(path string, f *costFlags) (*report.Report, *pipeline.Loaded, erro
 		Runtime:     rt,
 		ToolVersion: version,
 		ModelName:   path,
-		GPUs:        f.gpus,
+		GPUs:        int(f.gpus),
 	})
 	if err != nil {
 		return nil, nil, pipeErr(err)
@@ -175,4 +176,20 @@ func checkValue(flag, got string, allowed ...string) error {
 		}
 	}
 	return usageErr("%s %q: want one of %s", flag, got, strings.Join(named, "|"))
+}
+
+// gpuCount is --gpus: checked when parsed, so "--gpus 0" is a usage
+// error while flags built in code (zero value) mean one GPU.
+type gpuCount int
+
+func (g *gpuCount) String() string { return strconv.Itoa(int(*g)) }
+func (g *gpuCount) Type() string   { return "int" }
+
+func (g *gpuCount) Set(s string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 1 || n > 1024 {
+		return fmt.Errorf("--gpus %s: want a whole number from 1 to 1024", s)
+	}
+	*g = gpuCount(n)
+	return nil
 }
