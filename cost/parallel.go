@@ -177,6 +177,10 @@ func (a *analyzer) applyParallel(r *report.Report) {
 	if math.IsNaN(t.PerGPUPeakMemoryBytes) || math.IsInf(t.PerGPUPeakMemoryBytes, 0) {
 		t.PerGPUPeakMemoryBytes = t.PeakMemoryBytes
 	}
+	if r.Runtime != nil {
+		// The runtime's floor sits on every GPU, beside its share.
+		r.Runtime.DeviceMemoryBytes = t.PerGPUPeakMemoryBytes + r.Runtime.MemoryFloorBytes
+	}
 	a.warnf("tensor-parallel over %d GPUs: GEMM-like kernels and their weights split %d ways, other kernels and activations replicated; %d all-reduces at %.4g GB/s per GPU (ring, %g µs latency each, ESTIMATE); see cost/parallel.go", tp.n, tp.n, tp.reduces, tp.peerBW/1e9, allReduceLatencyS*1e6)
 }
 

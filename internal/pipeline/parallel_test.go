@@ -47,6 +47,9 @@ func TestTensorParallelLlama70BFits(t *testing.T) {
 	if got, whole := two.Totals.PerGPUPeakMemoryBytes, two.Totals.PeakMemoryBytes; got < whole/2 || got > 0.52*whole {
 		t.Errorf("2 GPUs: per-GPU peak %g, whole %g: want about half", got, whole)
 	}
+	if rt := two.Runtime; rt == nil || rt.DeviceMemoryBytes != two.Totals.PerGPUPeakMemoryBytes+rt.MemoryFloorBytes {
+		t.Errorf("2 GPUs: runtime device memory not one GPU's share plus the floor: %+v", rt)
+	}
 	if one.Totals.GPUs != 0 || one.Totals.CommunicationTimeS != 0 || one.Totals.PerGPUPeakMemoryBytes != 0 {
 		t.Errorf("1 GPU: parallel totals set: %+v", one.Totals)
 	}
