@@ -40,6 +40,10 @@ import (
 //     attention heads are not), so the per-GPU peak is weights/n for the
 //     split weights, the replicated weights whole, and the peak of live
 //     activations whole.
+//   - The report is one GPU's: time_s is the model's time (the GPUs run in
+//     lockstep), energy_j is one GPU's kernels (multiply by n for the
+//     group; all-reduce energy not counted), while node and total FLOPs,
+//     bytes and params stay the whole model's arithmetic.
 
 // allReduceLatencyS is the fixed cost of one all-reduce call: ESTIMATE,
 // the order of NCCL's small-message all-reduce latency within one NVLink
