@@ -38,6 +38,9 @@ type Options struct {
 	// Train, when set, costs one training step instead of inference
 	// (train.go).
 	Train *TrainOptions
+	// GPUs is the tensor-parallel degree (see parallel.go); 0 and 1 are
+	// one GPU.
+	GPUs int
 }
 
 // computeDTypes are the values of Options.DType, in the order help and
@@ -95,6 +98,9 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 		seenParams:  map[*ir.Value]bool{},
 		fallbacks:   map[string]int{},
 	}
+	if a.tp, err = newTensorParallel(gpu, opt.GPUs); err != nil {
+		return nil, err
+	}
 	if opt.DType != "" {
 		dt, ok := computeDType(opt.DType)
 		if !ok {
@@ -143,6 +149,9 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	applyRuntime(rep, gpu, rt)
 	if a.overCap > 0 {
 		a.warnf("power cap %g W: %d kernel(s) draw more than the cap even at the lowest SM clock (%.0f MHz); their power is reported above the cap", opt.Power.CapW, a.overCap, perf.MinClockMHz(gpu))
+	}
+	if a.tp != nil {
+		a.applyParallel(rep)
 	}
 	a.finishWarnings()
 	rep.Warnings = append(rep.Warnings, a.warnings...)
@@ -222,6 +231,7 @@ type analyzer struct {
 	// trainTimeline is the live tensor bytes at each step of the training
 	// timeline (train_memory.go), kept for tests.
 	trainTimeline []float64
+	tp            *tensorParallel // nil on one GPU
 }
 
 func (a *analyzer) warnf(format string, args ...any) {
@@ -295,6 +305,11 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, No
 			// The time model prices per-step latency itself (RNNStepLaunches).
 			k.Launches = 1
 		}
+		split := a.tp != nil && est.Class.GEMMLike() && depth == 0
+		if split {
+			a.tp.shardKernel(&k)
+			a.tp.markWeights(n)
+		}
 		po := perf.PlanOptions()
 		po.Runtime = a.runtime
 		pk := perf.UnderControl(a.gpu, k, po, a.opt.Power)
@@ -307,6 +322,14 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, No
 		nc.SMClockMHz = pk.ClockMHz
 		if est.Class.GEMMLike() {
 			agg.GEMMTimeS = agg.TimeS
+		}
+		// The all-reduce after a row-parallel GEMM: on the critical path.
+		if split && needsAllReduce(n) {
+			c := a.tp.allReduceTime(a.outBytes(n))
+			nc.CommunicationS = c
+			agg.TimeS += c
+			a.tp.commS += c
+			a.tp.reduces++
 		}
 		nc.Bound = kt.Bound
 		nc.MemLevel = kt.Level
@@ -495,7 +518,7 @@ func (a *analyzer) sanitizeTotals(r *report.Report) {
 	t := &r.Totals
 	for _, p := range []*float64{&t.MACs, &t.FLOPs, &t.ExecutedMACs, &t.ExecutedFLOPs, &t.Transcendentals, &t.BytesRead, &t.BytesWritten,
 		&t.Params, &t.ParamBytes, &t.Launches, &t.TimeS, &t.EnergyJ, &t.PeakMemoryBytes,
-		&t.PeakActivationBytes, &t.GEMMConvTimeShare} {
+		&t.PeakActivationBytes, &t.GEMMConvTimeShare, &t.CommunicationTimeS, &t.PerGPUPeakMemoryBytes} {
 		var ok bool
 		if *p, ok = clean(*p); !ok {
 			r.Warnings = append(r.Warnings, "a total overflowed float64 or was not a number and was clamped")

@@ -9,6 +9,7 @@
 //
 //	analyze.go          Analyze: walks the graph, runs the rules, times, sums and sanitises
 //	memory.go           peak activation memory over a topological walk
+//	parallel.go         tensor parallelism (--gpus N): split GEMM work and weights, all-reduces, per-GPU memory
 //	runtime.go          the execution profile: host/device pipeline, per-call cost, memory floor (report.Runtime)
 //	modeldtype.go       the compute dtype a model runs at when --dtype is not given
 //	precision.go        the compute path (tensor cores or not) of each node, fallback warnings

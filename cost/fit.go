@@ -39,15 +39,26 @@ func applyFit(r *report.Report, gpu *hwdb.GPU, batch int64) {
 	t := &r.Totals
 	t.FitAdvice = []string{}
 	t.MemoryLimitBytes = gpu.MemBytes
-	t.Fits = gpu.MemBytes <= 0 || t.PeakMemoryBytes <= gpu.MemBytes
+	// Under tensor parallelism one GPU holds its share (parallel.go).
+	peak := t.PeakMemoryBytes
+	if t.GPUs > 1 {
+		peak = t.PerGPUPeakMemoryBytes
+	}
+	t.Fits = gpu.MemBytes <= 0 || peak <= gpu.MemBytes
 	if t.Fits {
 		return
 	}
 	mem := gpu.MemBytes
 	// More GPUs: a tensor-parallel split divides weights and activations
 	// (ignoring the replicated pieces and communication buffers).
-	n := math.Ceil(t.PeakMemoryBytes / mem)
-	t.FitAdvice = append(t.FitAdvice, fmt.Sprintf("split over at least %.0f GPUs of this kind (weights and activations divided)", n))
+	if t.GPUs > 1 {
+		if m, ok := moreGPUs(t, mem); ok {
+			t.FitAdvice = append(t.FitAdvice, fmt.Sprintf("--gpus %d or more (the split weights divided further; replicated weights and activations stay whole)", m))
+		}
+	} else {
+		n := math.Ceil(t.PeakMemoryBytes / mem)
+		t.FitAdvice = append(t.FitAdvice, fmt.Sprintf("split over at least %.0f GPUs of this kind (weights and activations divided)", n))
+	}
 	// A smaller batch: activations scale with it, weights do not.
 	if batch > 1 && t.PeakActivationBytes > 0 {
 		// (When the weights alone exceed the memory no batch helps, and
@@ -69,6 +80,24 @@ func applyFit(r *report.Report, gpu *hwdb.GPU, batch int64) {
 			}
 		}
 	}
+}
+
+// moreGPUs is the least tensor-parallel degree whose per-GPU peak fits
+// mem, from a report at t.GPUs: the split weights S satisfy
+// whole − perGPU = S·(1 − 1/n), and the rest R = perGPU − S/n stays on
+// every GPU. ok is false when R alone exceeds mem.
+func moreGPUs(t *report.Totals, mem float64) (int, bool) {
+	n := float64(t.GPUs)
+	split := (t.PeakMemoryBytes - t.PerGPUPeakMemoryBytes) * n / (n - 1)
+	rest := t.PerGPUPeakMemoryBytes - split/n
+	if split <= 0 || rest >= mem {
+		return 0, false
+	}
+	m := math.Ceil(split / (mem - rest))
+	if m <= n || m > 1<<20 {
+		return 0, false
+	}
+	return int(m), true
 }
 
 func hasAny(g *hwdb.GPU, ps []hwdb.Precision) bool {

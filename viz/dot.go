@@ -432,9 +432,15 @@ func (d *drawer) nodeTooltip(n *report.NodeCost) string {
 		if n.LatencyS > 0 {
 			latency = ", fixed latency " + render.Seconds(n.LatencyS)
 		}
-		fmt.Fprintf(&b, "time %s (%s of total): compute %s%s, memory %s, launch %s\n",
+		// Under tensor parallelism (cost/parallel.go) the node's time
+		// includes the all-reduce that follows it.
+		comm := ""
+		if n.CommunicationS > 0 {
+			comm = ", all-reduce " + render.Seconds(n.CommunicationS)
+		}
+		fmt.Fprintf(&b, "time %s (%s of total): compute %s%s, memory %s, launch %s%s\n",
 			render.Seconds(n.TimeS), render.Percent(d.share(n.TimeS)),
-			render.Seconds(n.ComputeS), latency, render.Seconds(n.MemoryS), render.Seconds(n.LaunchS))
+			render.Seconds(n.ComputeS), latency, render.Seconds(n.MemoryS), render.Seconds(n.LaunchS), comm)
 		fmt.Fprintf(&b, "%s, %s read, %s written, AI %s FLOP/B\n",
 			render.FLOPs(n.FLOPs), render.Bytes(n.BytesRead), render.Bytes(n.BytesWritten), aiText(n.ArithmeticIntensity))
 		fmt.Fprintf(&b, "bound: %s", rf.Ceiling)

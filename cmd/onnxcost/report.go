@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost"
@@ -26,6 +28,9 @@ type costFlags struct {
 	runtimeFile string
 	dtype       string
 	plan        string
+	// gpus is the tensor-parallel degree (cost/parallel.go); 0, the
+	// zero value of flags built in code, is one GPU.
+	gpus gpuCount
 	passFlags
 	// powerCap (W) and smClock (MHz) price every kernel under a board
 	// power limit or an SM clock lock; 0 is the GPU's default.
@@ -51,6 +56,8 @@ func (f *costFlags) addBase(c *cobra.Command) {
 	c.Flags().StringVar(&f.runtimeFile, "runtime-file", "", "YAML or JSON file with your own runtime profiles (format of 'onnxcost gpus runtimes'), searched first")
 	c.Flags().StringVar(&f.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8 (default: the model's own)")
 	c.Flags().StringVar(&f.plan, "plan", "fused", "execution plan to cost: fused|unfused")
+	f.gpus = 1
+	c.Flags().Var(&f.gpus, "gpus", "tensor-parallel over N GPUs of the kind: GEMM work and weights split N ways, an all-reduce after each row-parallel GEMM over NVLink or PCIe; times and fit are one GPU's")
 	f.passFlags.add(c)
 	f.trainFlags.add(c)
 }
@@ -116,6 +123,7 @@ func estimate(path string, f *costFlags) (*report.Report, *pipeline.Loaded, erro
 		ModelName:   path,
 		Power:       f.powerControl(),
 		Train:       f.trainFlags.options(),
+		GPUs:        int(f.gpus),
 	})
 	if err != nil {
 		return nil, nil, pipeErr(err)
@@ -197,4 +205,20 @@ func checkValue(flag, got string, allowed ...string) error {
 		}
 	}
 	return usageErr("%s %q: want one of %s", flag, got, strings.Join(named, "|"))
+}
+
+// gpuCount is --gpus: checked when parsed, so "--gpus 0" is a usage
+// error while flags built in code (zero value) mean one GPU.
+type gpuCount int
+
+func (g *gpuCount) String() string { return strconv.Itoa(int(*g)) }
+func (g *gpuCount) Type() string   { return "int" }
+
+func (g *gpuCount) Set(s string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 1 || n > 1024 {
+		return fmt.Errorf("--gpus %s: want a whole number from 1 to 1024", s)
+	}
+	*g = gpuCount(n)
+	return nil
 }

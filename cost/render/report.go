@@ -101,7 +101,11 @@ func selectNodes(r *report.Report, top int) (shown []report.NodeCost, rest []rep
 // Header is the one-paragraph context every human rendering starts with.
 func Header(r *report.Report) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "onnxcost %s · %s · GPU %s · dtype %s%s · plan %s", r.ToolVersion, r.Model, r.GPU, r.DType, quantizedText(r), r.Plan)
+	gpu := "GPU " + r.GPU
+	if n := r.Totals.GPUs; n > 1 {
+		gpu = fmt.Sprintf("tensor-parallel over %d × %s", n, r.GPU)
+	}
+	fmt.Fprintf(&b, "onnxcost %s · %s · %s · dtype %s%s · plan %s", r.ToolVersion, r.Model, gpu, r.DType, quantizedText(r), r.Plan)
 	if len(r.Bindings) > 0 {
 		keys := make([]string, 0, len(r.Bindings))
 		for k := range r.Bindings {

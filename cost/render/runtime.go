@@ -27,7 +27,12 @@ func RuntimeLine(r *report.Report) string {
 			host += " (host-bound)"
 		}
 	}
+	// Under tensor parallelism the floor is added to one GPU's share.
+	peak := r.Totals.PeakMemoryBytes
+	if r.Totals.GPUs > 1 {
+		peak = r.Totals.PerGPUPeakMemoryBytes
+	}
 	return fmt.Sprintf("runtime %s · %s · %s · per call %s, latency %s · memory floor %s (peak %s + floor = %s)",
 		rt.Name, gap, host, Seconds(rt.CallS), Seconds(rt.LatencyS),
-		Bytes(rt.MemoryFloorBytes), Bytes(r.Totals.PeakMemoryBytes), Bytes(rt.DeviceMemoryBytes))
+		Bytes(rt.MemoryFloorBytes), Bytes(peak), Bytes(rt.DeviceMemoryBytes))
 }

@@ -81,6 +81,13 @@ type Totals struct {
 	FitAdvice        []string `json:"fit_advice"`
 	// Train is set only with --train (train.go).
 	Train *Train `json:"train,omitempty"`
+	// GPUs is the tensor-parallel degree when above 1 (cost/parallel.go):
+	// times are one GPU's, CommunicationTimeS is the part of TimeS spent
+	// in all-reduces, and PerGPUPeakMemoryBytes is what one GPU holds
+	// (Fits judges it). All three are absent on one GPU.
+	GPUs                  int     `json:"gpus,omitempty"`
+	CommunicationTimeS    float64 `json:"communication_time_s,omitempty"`
+	PerGPUPeakMemoryBytes float64 `json:"per_gpu_peak_memory_bytes,omitempty"`
 }
 
 // NodeCost is one node's estimate.
@@ -117,7 +124,10 @@ type NodeCost struct {
 	MemoryS  float64 `json:"memory_s"`
 	TimeS    float64 `json:"time_s"`
 	LaunchS  float64 `json:"launch_s"`
-	EnergyJ  float64 `json:"energy_j"`
+	// CommunicationS is the all-reduce after this node under tensor
+	// parallelism, included in TimeS; absent on one GPU.
+	CommunicationS float64 `json:"communication_s,omitempty"`
+	EnergyJ        float64 `json:"energy_j"`
 	// AvgPowerW is EnergyJ/TimeS; EDPJS is EnergyJ·TimeS (0 for nodes
 	// with no kernel). SMClockMHz is the SM clock the node's kernel ran
 	// at under the report's power cap or clock lock (omitted for nodes

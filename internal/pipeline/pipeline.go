@@ -347,6 +347,9 @@ type EstimateOptions struct {
 	Power perf.PowerControl
 	// Train, when set, costs one training step (plan with ForTraining).
 	Train *cost.TrainOptions
+	// GPUs is the tensor-parallel degree (cost.Options.GPUs); 0 or 1 is
+	// one GPU.
+	GPUs int
 }
 
 // Estimate runs the cost model on a loaded (and planned) model and
@@ -364,6 +367,7 @@ func Estimate(l *Loaded, gpu *hwdb.GPU, opt EstimateOptions) (*report.Report, er
 		ModelName:   name,
 		Power:       opt.Power,
 		Train:       opt.Train,
+		GPUs:        opt.GPUs,
 	})
 	if err != nil {
 		return nil, inputErr("%s: %w", l.Path, err)
