@@ -40,12 +40,19 @@ func scaleModel(b *testing.B) []byte {
 	return scaleBytes
 }
 
-// BenchmarkScaleRead decodes the 112k-node graph (bytes in memory).
-func BenchmarkScaleRead(b *testing.B) {
+// startScaleBench returns the model's bytes with the timer reset and
+// throughput and allocations reported per decoded byte.
+func startScaleBench(b *testing.B) []byte {
 	data := scaleModel(b)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	b.ResetTimer()
+	return data
+}
+
+// BenchmarkScaleRead decodes the 112k-node graph (bytes in memory).
+func BenchmarkScaleRead(b *testing.B) {
+	data := startScaleBench(b)
 	for i := 0; i < b.N; i++ {
 		if _, err := ir.Read(data, ir.ReadOptions{}); err != nil {
 			b.Fatal(err)
@@ -56,10 +63,7 @@ func BenchmarkScaleRead(b *testing.B) {
 // BenchmarkScaleReadInfer decodes the 112k-node graph and infers every
 // shape: what `onnxcost shapes` does before printing.
 func BenchmarkScaleReadInfer(b *testing.B) {
-	data := scaleModel(b)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	b.ResetTimer()
+	data := startScaleBench(b)
 	for i := 0; i < b.N; i++ {
 		m, err := ir.Read(data, ir.ReadOptions{})
 		if err != nil {
