@@ -9,12 +9,6 @@ import (
 	"github.com/onnxcost/onnxcost/models"
 )
 
-// scaleLayers makes the generated LLaMA-shaped graph 112,041 nodes (78 per
-// decoder block): the size of the LLM exports the scale benchmarks are
-// about. scripts/bench_vs_onnx.sh writes the same model (zoo llama-tiny,
-// layers=1436) to compare with python onnx.
-const scaleLayers = 1436
-
 var (
 	scaleOnce  sync.Once
 	scaleBytes []byte
@@ -24,8 +18,7 @@ var (
 // scaleModel encodes the generated graph-only model once per test binary.
 func scaleModel(b *testing.B) []byte {
 	scaleOnce.Do(func() {
-		m, err := models.Llama(models.LlamaConfig{Vocab: 1000, DModel: 64, Heads: 4, KVHeads: 2,
-			Layers: scaleLayers, FF: 172, Seq: 16, Batch: 1})
+		m, err := models.ScaleLlama()
 		if err != nil {
 			scaleErr = err
 			return
