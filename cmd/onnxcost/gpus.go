@@ -45,20 +45,13 @@ func newGPUsCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "gpus",
 		Short: "List the GPUs in the database (datasheet figures, dense peaks)",
 		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := checkFormat(format, "text", "json"); err != nil {
-				return err
-			}
+		RunE: listRunE(stdout, &format, func() ([]*hwdb.GPU, error) {
 			db, err := gpuDB(gpuFile)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			if format == "json" {
-				return writeJSON(stdout, db.All())
-			}
-			hwdb.WriteTable(stdout, db.All())
-			return nil
-		},
+			return db.All(), nil
+		}, hwdb.WriteTable),
 	}
 	show := &cobra.Command{
 		Use:   "show NAME",

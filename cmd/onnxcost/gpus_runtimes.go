@@ -20,6 +20,26 @@ func runtimeDB(runtimeFile string) (*hwdb.RuntimeDB, error) {
 	return db, nil
 }
 
+// listRunE runs a listing command (gpus, gpus runtimes): check --format
+// (read through the pointer when the command runs, after flag parsing),
+// load the entries (the built-in database plus the user's file), and print
+// them as JSON or as text.
+func listRunE[T any](stdout io.Writer, format *string, load func() ([]T, error), text func(io.Writer, []T) error) func(*cobra.Command, []string) error {
+	return func(*cobra.Command, []string) error {
+		if err := checkFormat(*format, "text", "json"); err != nil {
+			return err
+		}
+		all, err := load()
+		if err != nil {
+			return err
+		}
+		if *format == "json" {
+			return writeJSON(stdout, all)
+		}
+		return text(stdout, all)
+	}
+}
+
 // newRuntimesCmd lists the runtime execution profiles (`gpus runtimes`).
 func newRuntimesCmd(stdout io.Writer) *cobra.Command {
 	var format, runtimeFile string
@@ -27,19 +47,13 @@ func newRuntimesCmd(stdout io.Writer) *cobra.Command {
 		Use:   "runtimes",
 		Short: "List the runtime execution profiles (launch gap, host dispatch, per-call cost, memory floor)",
 		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := checkFormat(format, "text", "json"); err != nil {
-				return err
-			}
+		RunE: listRunE(stdout, &format, func() ([]*hwdb.Runtime, error) {
 			db, err := runtimeDB(runtimeFile)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			if format == "json" {
-				return writeJSON(stdout, db.All())
-			}
-			return hwdb.WriteRuntimes(stdout, db.All())
-		},
+			return db.All(), nil
+		}, hwdb.WriteRuntimes),
 	}
 	c.Flags().StringVar(&format, "format", "text", "output format: text|json")
 	c.Flags().StringVar(&runtimeFile, "runtime-file", "", "YAML or JSON file with your own runtime profiles, searched first")
