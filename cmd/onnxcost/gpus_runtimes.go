@@ -22,21 +22,21 @@ func runtimeDB(runtimeFile string) (*hwdb.RuntimeDB, error) {
 
 // listRunE runs a listing command (gpus, gpus runtimes): check --format
 // (read through the pointer when the command runs, after flag parsing),
-// load the entries (the built-in database plus the user's file), and print
-// them as JSON or as text.
-func listRunE[T any](stdout io.Writer, format *string, load func() ([]T, error), text func(io.Writer, []T) error) func(*cobra.Command, []string) error {
+// load the database (the built-in one plus the user's file), and print all
+// its entries as JSON or as text.
+func listRunE[T any, DB interface{ All() []T }](stdout io.Writer, format *string, load func() (DB, error), text func(io.Writer, []T) error) func(*cobra.Command, []string) error {
 	return func(*cobra.Command, []string) error {
 		if err := checkFormat(*format, "text", "json"); err != nil {
 			return err
 		}
-		all, err := load()
+		db, err := load()
 		if err != nil {
 			return err
 		}
 		if *format == "json" {
-			return writeJSON(stdout, all)
+			return writeJSON(stdout, db.All())
 		}
-		return text(stdout, all)
+		return text(stdout, db.All())
 	}
 }
 
@@ -47,13 +47,7 @@ func newRuntimesCmd(stdout io.Writer) *cobra.Command {
 		Use:   "runtimes",
 		Short: "List the runtime execution profiles (launch gap, host dispatch, per-call cost, memory floor)",
 		Args:  cobra.NoArgs,
-		RunE: listRunE(stdout, &format, func() ([]*hwdb.Runtime, error) {
-			db, err := runtimeDB(runtimeFile)
-			if err != nil {
-				return nil, err
-			}
-			return db.All(), nil
-		}, hwdb.WriteRuntimes),
+		RunE: listRunE(stdout, &format, func() (*hwdb.RuntimeDB, error) { return runtimeDB(runtimeFile) }, hwdb.WriteRuntimes),
 	}
 	c.Flags().StringVar(&format, "format", "text", "output format: text|json")
 	c.Flags().StringVar(&runtimeFile, "runtime-file", "", "YAML or JSON file with your own runtime profiles, searched first")
