@@ -45,7 +45,7 @@ func newGPUsCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "gpus",
 		Short: "List the GPUs in the database (datasheet figures, dense peaks)",
 		Args:  cobra.NoArgs,
-		RunE: listRunE(stdout, &format, func() (*hwdb.DB, error) { return gpuDB(gpuFile) }, hwdb.WriteTable),
+		RunE:  listRunE(stdout, &format, func() (*hwdb.DB, error) { return gpuDB(gpuFile) }, hwdb.WriteTable),
 	}
 	show := &cobra.Command{
 		Use:   "show NAME",

@@ -47,7 +47,7 @@ func newRuntimesCmd(stdout io.Writer) *cobra.Command {
 		Use:   "runtimes",
 		Short: "List the runtime execution profiles (launch gap, host dispatch, per-call cost, memory floor)",
 		Args:  cobra.NoArgs,
-		RunE: listRunE(stdout, &format, func() (*hwdb.RuntimeDB, error) { return runtimeDB(runtimeFile) }, hwdb.WriteRuntimes),
+		RunE:  listRunE(stdout, &format, func() (*hwdb.RuntimeDB, error) { return runtimeDB(runtimeFile) }, hwdb.WriteRuntimes),
 	}
 	c.Flags().StringVar(&format, "format", "text", "output format: text|json")
 	c.Flags().StringVar(&runtimeFile, "runtime-file", "", "YAML or JSON file with your own runtime profiles, searched first")
