@@ -130,22 +130,10 @@ func BuiltinRuntimes() (*RuntimeDB, error) { return builtinRuntimes() }
 
 // Runtimes returns copies of the built-in profiles, sorted by name (nil if
 // the embedded data is broken; see BuiltinRuntimes).
-func Runtimes() []*Runtime {
-	db, err := builtinRuntimes()
-	if err != nil {
-		return nil
-	}
-	return db.All()
-}
+func Runtimes() []*Runtime { return builtinAll(builtinRuntimes) }
 
 // LookupRuntime finds a built-in profile by name (see RuntimeDB.Lookup).
-func LookupRuntime(name string) (*Runtime, error) {
-	db, err := builtinRuntimes()
-	if err != nil {
-		return nil, err
-	}
-	return db.Lookup(name)
-}
+func LookupRuntime(name string) (*Runtime, error) { return builtinLookup(builtinRuntimes, name) }
 
 // RuntimesWithUserFile returns the built-in profiles plus those of a user
 // file (YAML or JSON, the format of hwdb/runtimes.yaml). A user profile
@@ -182,13 +170,7 @@ func newRuntimeDB(base, user []*Runtime) *RuntimeDB {
 }
 
 // All returns copies of every profile, sorted by name.
-func (db *RuntimeDB) All() []*Runtime {
-	out := make([]*Runtime, len(db.list))
-	for i, r := range db.list {
-		out[i] = r.Clone()
-	}
-	return out
-}
+func (db *RuntimeDB) All() []*Runtime { return cloneAll(db.list) }
 
 // Lookup finds a profile by name, ignoring case, '-', '_' and spaces, and
 // returns a copy; an unknown name's error lists the known ones.
