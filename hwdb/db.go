@@ -92,10 +92,14 @@ func newDB(base, user []*GPU) (*DB, error) {
 }
 
 // All returns copies of every GPU, sorted by name.
-func (db *DB) All() []*GPU {
-	out := make([]*GPU, len(db.gpus))
-	for i, g := range db.gpus {
-		out[i] = g.Clone()
+func (db *DB) All() []*GPU { return cloneAll(db.gpus) }
+
+// cloneAll copies every entry of a database, so that callers cannot edit
+// the database's own.
+func cloneAll[T interface{ Clone() T }](xs []T) []T {
+	out := make([]T, len(xs))
+	for i, x := range xs {
+		out[i] = x.Clone()
 	}
 	return out
 }
@@ -116,19 +120,26 @@ func (db *DB) Lookup(name string) (*GPU, error) {
 
 // All returns the built-in GPUs, sorted by name (nil if the embedded data
 // is broken; see Builtin).
-func All() []*GPU {
-	db, err := builtin()
+func All() []*GPU { return builtinAll(builtin) }
+
+// Lookup finds a built-in GPU by name or alias (see DB.Lookup).
+func Lookup(name string) (*GPU, error) { return builtinLookup(builtin, name) }
+
+// builtinAll and builtinLookup serve the package-level functions over an
+// embedded database (GPUs, runtime profiles), which load parses once.
+func builtinAll[T any, DB interface{ All() []T }](load func() (DB, error)) []T {
+	db, err := load()
 	if err != nil {
 		return nil
 	}
 	return db.All()
 }
 
-// Lookup finds a built-in GPU by name or alias (see DB.Lookup).
-func Lookup(name string) (*GPU, error) {
-	db, err := builtin()
+func builtinLookup[T any, DB interface{ Lookup(string) (T, error) }](load func() (DB, error), name string) (T, error) {
+	db, err := load()
 	if err != nil {
-		return nil, err
+		var zero T
+		return zero, err
 	}
 	return db.Lookup(name)
 }

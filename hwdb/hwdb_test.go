@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -449,21 +450,24 @@ func TestJSONForm(t *testing.T) {
 	}
 }
 
-func TestWriteTableGolden(t *testing.T) {
+// checkGolden compares what write writes with testdata/file (-update
+// rewrites the file).
+func checkGolden(t *testing.T, file string, write func(w io.Writer) error) {
+	t.Helper()
 	var b bytes.Buffer
-	if err := WriteTable(&b, All()); err != nil {
+	if err := write(&b); err != nil {
 		t.Fatal(err)
 	}
-	golden.Check(t, filepath.Join("testdata", "table.golden"), b.Bytes(), *update)
+	golden.Check(t, filepath.Join("testdata", file), b.Bytes(), *update)
+}
+
+func TestWriteTableGolden(t *testing.T) {
+	checkGolden(t, "table.golden", func(w io.Writer) error { return WriteTable(w, All()) })
 }
 
 func TestWriteDetailGolden(t *testing.T) {
 	for _, name := range []string{"T4", "A100-PCIe-80GB", "MI300X", "A40"} {
-		var b bytes.Buffer
-		if err := WriteDetail(&b, mustGPU(t, name)); err != nil {
-			t.Fatal(err)
-		}
-		golden.Check(t, filepath.Join("testdata", "detail_"+name+".golden"), b.Bytes(), *update)
+		checkGolden(t, "detail_"+name+".golden", func(w io.Writer) error { return WriteDetail(w, mustGPU(t, name)) })
 	}
 }
 

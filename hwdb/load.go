@@ -3,6 +3,7 @@ package hwdb
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"os"
 	"slices"
@@ -241,15 +242,8 @@ func decodeEntry(n *yaml.Node, el *errList) *entry {
 	}
 	e := &entry{line: n.Line, g: &GPU{}, set: map[string]int{}, unset: map[string]int{},
 		sources: map[string]string{}, srcLine: map[string]int{}}
-	seen := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], deref(n.Content[i+1])
+	for k, v := range mappingFields(n, el, map[string]int{}) {
 		key := k.Value
-		if prev, dup := seen[key]; dup {
-			el.add(k.Line, "field %q repeated (first at line %d)", key, prev)
-			continue
-		}
-		seen[key] = k.Line
 		switch {
 		case key == "name" || key == "vendor" || key == "arch" || key == "base":
 			s, ok := scalarString(v)
@@ -381,9 +375,22 @@ func precisionList() string {
 	return strings.Join(s, ", ")
 }
 
-// decodeSources reads the sources mapping. A key may name several figures
-// separated by commas when one document gives them all.
+// decodeSources reads a GPU entry's sources mapping.
 func decodeSources(v *yaml.Node, e *entry, el *errList) {
+	decodeSourceMap(v, e.sources, e.srcLine, el, func(part string) (string, bool) {
+		name := canonicalFigure(part)
+		return name, name != ""
+	}, "sources: %q is not a figure (use e.g. mem_bw_gbps or peak_tflops.fp16_tensor)")
+}
+
+// decodeSourceMap reads a sources mapping (figure: source text) into
+// sources and srcLine, keyed by each figure's JSON name; GPU entries and
+// runtime profiles share it so both accept and reject the same shapes. A
+// key may name several figures separated by commas when one document gives
+// them all. figure turns one such name into its JSON name (false for a name
+// that is not a figure, reported with the format unknown).
+func decodeSourceMap(v *yaml.Node, sources map[string]string, srcLine map[string]int, el *errList,
+	figure func(string) (string, bool), unknown string) {
 	if v.Kind != yaml.MappingNode {
 		el.add(v.Line, "sources must be a mapping of figure: source text")
 		return
@@ -396,17 +403,36 @@ func decodeSources(v *yaml.Node, e *entry, el *errList) {
 			continue
 		}
 		for part := range strings.SplitSeq(k.Value, ",") {
-			name := canonicalFigure(strings.TrimSpace(part))
-			if name == "" {
-				el.add(k.Line, "sources: %q is not a figure (use e.g. mem_bw_gbps or peak_tflops.fp16_tensor)", strings.TrimSpace(part))
+			name, ok := figure(strings.TrimSpace(part))
+			if !ok {
+				el.add(k.Line, unknown, strings.TrimSpace(part))
 				continue
 			}
-			if prev, dup := e.srcLine[name]; dup {
+			if prev, dup := srcLine[name]; dup {
 				el.add(k.Line, "sources: %s given twice (also at line %d)", name, prev)
 				continue
 			}
-			e.sources[name] = strings.TrimSpace(text)
-			e.srcLine[name] = k.Line
+			sources[name], srcLine[name] = strings.TrimSpace(text), k.Line
+		}
+	}
+}
+
+// mappingFields yields a mapping's keys and values (aliases resolved),
+// recording each key's line in seen. A key given twice is reported and
+// skipped: a YAML decoder would silently keep the last, hiding a typo'd
+// copy of a figure.
+func mappingFields(n *yaml.Node, el *errList, seen map[string]int) iter.Seq2[*yaml.Node, *yaml.Node] {
+	return func(yield func(k, v *yaml.Node) bool) {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], deref(n.Content[i+1])
+			if prev, dup := seen[k.Value]; dup {
+				el.add(k.Line, "field %q repeated (first at line %d)", k.Value, prev)
+				continue
+			}
+			seen[k.Value] = k.Line
+			if !yield(k, v) {
+				return
+			}
 		}
 	}
 }

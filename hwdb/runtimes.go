@@ -130,22 +130,10 @@ func BuiltinRuntimes() (*RuntimeDB, error) { return builtinRuntimes() }
 
 // Runtimes returns copies of the built-in profiles, sorted by name (nil if
 // the embedded data is broken; see BuiltinRuntimes).
-func Runtimes() []*Runtime {
-	db, err := builtinRuntimes()
-	if err != nil {
-		return nil
-	}
-	return db.All()
-}
+func Runtimes() []*Runtime { return builtinAll(builtinRuntimes) }
 
 // LookupRuntime finds a built-in profile by name (see RuntimeDB.Lookup).
-func LookupRuntime(name string) (*Runtime, error) {
-	db, err := builtinRuntimes()
-	if err != nil {
-		return nil, err
-	}
-	return db.Lookup(name)
-}
+func LookupRuntime(name string) (*Runtime, error) { return builtinLookup(builtinRuntimes, name) }
 
 // RuntimesWithUserFile returns the built-in profiles plus those of a user
 // file (YAML or JSON, the format of hwdb/runtimes.yaml). A user profile
@@ -182,13 +170,7 @@ func newRuntimeDB(base, user []*Runtime) *RuntimeDB {
 }
 
 // All returns copies of every profile, sorted by name.
-func (db *RuntimeDB) All() []*Runtime {
-	out := make([]*Runtime, len(db.list))
-	for i, r := range db.list {
-		out[i] = r.Clone()
-	}
-	return out
-}
+func (db *RuntimeDB) All() []*Runtime { return cloneAll(db.list) }
 
 // Lookup finds a profile by name, ignoring case, '-', '_' and spaces, and
 // returns a copy; an unknown name's error lists the known ones.
@@ -271,14 +253,8 @@ func decodeRuntime(n *yaml.Node, origin string, builtin bool, bases *RuntimeDB, 
 	hasNotes := false
 	nerr := len(el.errs)
 	keys := map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], deref(n.Content[i+1])
+	for k, v := range mappingFields(n, el, keys) {
 		key := k.Value
-		if prev, dup := keys[key]; dup {
-			el.add(k.Line, "field %q repeated (first at line %d)", key, prev)
-			continue
-		}
-		keys[key] = k.Line
 		switch key {
 		case "name", "description", "base":
 			s, ok := scalarString(v)
@@ -302,30 +278,10 @@ func decodeRuntime(n *yaml.Node, origin string, builtin bool, bases *RuntimeDB, 
 			}
 			notes, hasNotes = list, true
 		case "sources":
-			if v.Kind != yaml.MappingNode {
-				el.add(v.Line, "sources must be a mapping of figure: source text")
-				continue
-			}
-			for j := 0; j+1 < len(v.Content); j += 2 {
-				sk, sv := v.Content[j], deref(v.Content[j+1])
-				text, ok := scalarString(sv)
-				if !ok || strings.TrimSpace(text) == "" {
-					el.add(sv.Line, "source for %q must be non-empty text", sk.Value)
-					continue
-				}
-				for part := range strings.SplitSeq(sk.Value, ",") {
-					f, ok := rtFigures[strings.TrimSpace(part)]
-					if !ok {
-						el.add(sk.Line, "sources: %q is not a runtime figure", strings.TrimSpace(part))
-						continue
-					}
-					if prev, dup := srcLine[f.json]; dup {
-						el.add(sk.Line, "sources: %s given twice (also at line %d)", f.json, prev)
-						continue
-					}
-					sources[f.json], srcLine[f.json] = strings.TrimSpace(text), sk.Line
-				}
-			}
+			decodeSourceMap(v, sources, srcLine, el, func(part string) (string, bool) {
+				f, ok := rtFigures[part]
+				return f.json, ok
+			}, "sources: %q is not a runtime figure")
 		default:
 			f, ok := rtFigures[key]
 			if !ok {

@@ -3,11 +3,9 @@ package hwdb
 import (
 	"bytes"
 	"encoding/json"
-	"path/filepath"
+	"io"
 	"strings"
 	"testing"
-
-	"github.com/onnxcost/onnxcost/internal/golden"
 )
 
 func TestBuiltinRuntimes(t *testing.T) {
@@ -194,9 +192,5 @@ func TestRuntimeFileErrors(t *testing.T) {
 }
 
 func TestWriteRuntimesGolden(t *testing.T) {
-	var b bytes.Buffer
-	if err := WriteRuntimes(&b, Runtimes()); err != nil {
-		t.Fatal(err)
-	}
-	golden.Check(t, filepath.Join("testdata", "runtimes.golden"), b.Bytes(), *update)
+	checkGolden(t, "runtimes.golden", func(w io.Writer) error { return WriteRuntimes(w, Runtimes()) })
 }

@@ -39,12 +39,20 @@ type refTensor struct {
 
 func fixtureFiles(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(fixtureDir, "*.onnx"))
+	return fixtureGlob(t, "*.onnx", "fixtures")
+}
+
+// fixtureGlob lists the fixture files matching pattern, sorted; none is a
+// failure naming what (they come from scripts/export_fixtures.py, and a
+// test that loops over nothing would pass without checking anything).
+func fixtureGlob(t *testing.T, pattern, what string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(fixtureDir, pattern))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(files) == 0 {
-		t.Fatalf("no fixtures in %s: run scripts/export_fixtures.py", fixtureDir)
+		t.Fatalf("no %s in %s: run scripts/export_fixtures.py", what, fixtureDir)
 	}
 	sort.Strings(files)
 	return files
@@ -361,14 +369,7 @@ type runRef struct {
 // inference gives up: with the same bindings, every tensor's inferred dtype
 // and shape must equal the executed one exactly.
 func TestFixtureRunShapes(t *testing.T) {
-	runs, err := filepath.Glob(filepath.Join(fixtureDir, "*.run.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(runs) == 0 {
-		t.Fatalf("no *.run.json in %s: run scripts/export_fixtures.py", fixtureDir)
-	}
-	sort.Strings(runs)
+	runs := fixtureGlob(t, "*.run.json", "*.run.json")
 	var summary []string
 	for _, runPath := range runs {
 		name := strings.TrimSuffix(filepath.Base(runPath), ".run.json")

@@ -387,6 +387,15 @@ func (g *Graph) indexOf(n *Node) int {
 // RemoveNode unlinks n from the graph. Its outputs lose their producer;
 // callers must rewire or delete their uses first.
 func (g *Graph) RemoveNode(n *Node) {
+	unlink(n)
+	if i := g.indexOf(n); i >= 0 {
+		g.Nodes = append(g.Nodes[:i], g.Nodes[i+1:]...)
+	}
+}
+
+// unlink undoes link: n no longer consumes its inputs, produces its
+// outputs or belongs to a graph. The caller takes n out of g.Nodes.
+func unlink(n *Node) {
 	for _, in := range n.Inputs {
 		if in != nil {
 			in.removeConsumer(n)
@@ -396,9 +405,6 @@ func (g *Graph) RemoveNode(n *Node) {
 		if o != nil && o.Producer == n {
 			o.Producer = nil
 		}
-	}
-	if i := g.indexOf(n); i >= 0 {
-		g.Nodes = append(g.Nodes[:i], g.Nodes[i+1:]...)
 	}
 	n.graph = nil
 }
@@ -427,29 +433,9 @@ func (g *Graph) splice(old []*Node, n *Node) error {
 		}
 	}
 	for _, m := range old {
-		for _, in := range m.Inputs {
-			if in != nil {
-				in.removeConsumer(m)
-			}
-		}
-		for _, o := range m.Outputs {
-			if o != nil && o.Producer == m {
-				o.Producer = nil
-			}
-		}
-		m.graph = nil
+		unlink(m)
 	}
-	n.graph = g
-	for _, o := range n.Outputs {
-		if o != nil {
-			o.Producer = n
-		}
-	}
-	for _, in := range n.Inputs {
-		if in != nil {
-			in.Consumers = append(in.Consumers, n)
-		}
-	}
+	g.link(n)
 	at := idx[len(idx)-1]
 	g.Nodes[at] = n
 	holes := slices.Clone(idx[:len(idx)-1])

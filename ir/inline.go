@@ -171,16 +171,9 @@ func (in *inliner) expand(g *Graph, idx int, call *Node, f *Function) ([]*Node, 
 		callOuts[formal] = out
 	}
 	g.RemoveNode(call)
-	var added []*Node
-	for _, bn := range body.Nodes {
-		n, err := c.node(g, bn, callOuts)
-		if err != nil {
-			return nil, err
-		}
-		if err := g.AddNode(n); err != nil {
-			return nil, err
-		}
-		added = append(added, n)
+	added, err := c.addNodes(g, body.Nodes, callOuts)
+	if err != nil {
+		return nil, err
 	}
 	for _, pt := range passThrough {
 		src := c.vals[pt[0]]
@@ -200,6 +193,23 @@ func (in *inliner) expand(g *Graph, idx int, call *Node, f *Function) ([]*Node, 
 	order = append(order, added...)
 	order = append(order, rest...)
 	g.Nodes = order
+	return added, nil
+}
+
+// addNodes appends copies of nodes (see node) to g in order and returns
+// the copies.
+func (c *cloner) addNodes(g *Graph, nodes []*Node, callOuts map[*Value]*Value) ([]*Node, error) {
+	var added []*Node
+	for _, bn := range nodes {
+		n, err := c.node(g, bn, callOuts)
+		if err != nil {
+			return nil, err
+		}
+		if err := g.AddNode(n); err != nil {
+			return nil, err
+		}
+		added = append(added, n)
+	}
 	return added, nil
 }
 
@@ -320,14 +330,8 @@ func (c *cloner) graph(parent *Graph, src *Graph) (*Graph, error) {
 		}
 		ng.AddInitializer(nv, v.Const)
 	}
-	for _, bn := range src.Nodes {
-		n, err := c.node(ng, bn, nil)
-		if err != nil {
-			return nil, err
-		}
-		if err := ng.AddNode(n); err != nil {
-			return nil, err
-		}
+	if _, err := c.addNodes(ng, src.Nodes, nil); err != nil {
+		return nil, err
 	}
 	for _, v := range src.Outputs {
 		nv, ok := c.vals[v]

@@ -7,6 +7,16 @@ import (
 )
 
 // fcBodyInput adds a subgraph input named name to g.
+// fcLoopBody starts a Loop body in g with the inputs a Loop passes it
+// (iteration number, condition, one carried value named carried) and
+// returns the body, its condition input and its carried input.
+func fcLoopBody(t *testing.T, g *Graph, carried string) (body *Graph, condIn, carriedIn *Value) {
+	t.Helper()
+	body = NewSubgraph("body", g)
+	fcBodyInput(t, body, "i")
+	return body, fcBodyInput(t, body, "cond_in"), fcBodyInput(t, body, carried)
+}
+
 func fcBodyInput(t *testing.T, g *Graph, name string) *Value {
 	t.Helper()
 	v, err := g.NewValue(name)
@@ -61,10 +71,7 @@ func TestLoopShapes(t *testing.T) {
 	build := func(wCols int64, m fcIn) (*Model, *Node) {
 		g := NewGraph("main")
 		ins := fcAddInputs(t, g, []fcIn{m, fcKnownIn("x", Float32, 2, 4), fcKnownIn("w", Float32, 4, wCols)})
-		body := NewSubgraph("body", g)
-		fcBodyInput(t, body, "i")
-		condIn := fcBodyInput(t, body, "cond_in")
-		xIn := fcBodyInput(t, body, "x_in")
+		body, condIn, xIn := fcLoopBody(t, g, "x_in")
 		y := fcNode(t, body, "MatMul", nil, []*Value{xIn, ins[2]}, 1).Outputs[0]
 		body.AddOutput(condIn)
 		body.AddOutput(y) // carried
@@ -147,10 +154,7 @@ func TestLoopAppendsToEmptySequence(t *testing.T) {
 	g := NewGraph("main")
 	ins := fcAddInputs(t, g, []fcIn{fcKnownIn("M", Int64), fcKnownIn("x", Float32, 3)})
 	empty := fcNode(t, g, "SequenceEmpty", nil, nil, 1).Outputs[0]
-	body := NewSubgraph("body", g)
-	fcBodyInput(t, body, "i")
-	condIn := fcBodyInput(t, body, "cond_in")
-	seqIn := fcBodyInput(t, body, "seq_in")
+	body, condIn, seqIn := fcLoopBody(t, g, "seq_in")
 	seqOut := fcNode(t, body, "SequenceInsert", nil, []*Value{seqIn, ins[1]}, 1).Outputs[0]
 	body.AddOutput(condIn)
 	body.AddOutput(seqOut)

@@ -126,7 +126,7 @@ func unaryOps() []*OpSchema {
 	rows := []row{
 		{"Abs", 1, unaryFold{func(x int64) (int64, bool) { return abs64(x), true }, math.Abs}, pw, nil},
 		{"Neg", 1, unaryFold{func(x int64) (int64, bool) { return -x, true }, func(x float64) float64 { return -x }}, pw, nil},
-		{"Sign", 9, unaryFold{func(x int64) (int64, bool) { return sign64(x), true }, signFloat}, pw, nil},
+		{"Sign", 9, unaryFold{func(x int64) (int64, bool) { return sign(x), true }, sign[float64]}, pw, nil},
 		{"Floor", 1, unaryFold{intIdentity, math.Floor}, pw, nil},
 		{"Ceil", 1, unaryFold{intIdentity, math.Ceil}, pw, nil},
 		{"Round", 11, unaryFold{intIdentity, math.RoundToEven}, pw, nil},
@@ -158,24 +158,16 @@ func unaryOps() []*OpSchema {
 	return out
 }
 
-func sign64(x int64) int64 {
+// sign is Sign's fold for integers and floats: 1 or -1 by x's sign, and
+// otherwise x itself, so 0, -0 and NaN stay as they are.
+func sign[T int64 | float64](x T) T {
 	switch {
 	case x > 0:
 		return 1
 	case x < 0:
 		return -1
 	}
-	return 0
-}
-
-func signFloat(x float64) float64 {
-	switch {
-	case x > 0:
-		return 1
-	case x < 0:
-		return -1
-	}
-	return x // 0 and NaN stay as they are
+	return x
 }
 
 // binaryKind says what a broadcasting binary op outputs.

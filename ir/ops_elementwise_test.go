@@ -20,19 +20,9 @@ func faKnown(t *Tensor) faIn         { return faIn{val: t} }
 
 var faOmitted = faIn{omitted: true}
 
-// faShape builds a shape from dims written as numbers or symbol names.
-func faShape(dims ...any) Shape {
-	s := RankedShape()
-	for _, d := range dims {
-		switch v := d.(type) {
-		case int:
-			s.Dims = append(s.Dims, D(int64(v)))
-		case string:
-			s.Dims = append(s.Dims, S(v))
-		}
-	}
-	return s
-}
+// faShape builds a shape from dims written as numbers or symbol names
+// (tbShape under the name these tables use).
+func faShape(dims ...any) Shape { return tbShape(dims...) }
 
 // runFAOp builds a graph with one node of op (domain "" unless op is
 // written "domain::Op") at the given opset, runs InferShapes, and returns

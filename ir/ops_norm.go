@@ -105,7 +105,14 @@ func stashType(c *InferCtx) DType {
 	return Float32
 }
 
-func inferLayerNorm(c *InferCtx) error {
+func inferLayerNorm(c *InferCtx) error { return inferNormStats(c, 2) }
+
+func inferSimplifiedLayerNorm(c *InferCtx) error { return inferNormStats(c, 1) }
+
+// inferNormStats: Y is shaped like X; outputs 1..nstats are the statistics
+// (LayerNormalization's mean and inv_std_var, RMS norm's inv_std_var),
+// reduced over the normalized axes, in the stash type.
+func inferNormStats(c *InferCtx, nstats int) error {
 	stats, err := statsShape(c, c.AttrInt("axis", -1))
 	if err != nil {
 		return err
@@ -113,23 +120,12 @@ func inferLayerNorm(c *InferCtx) error {
 	if err := c.PassThrough(0, 0); err != nil {
 		return err
 	}
-	for i := 1; i < 3; i++ {
+	for i := 1; i <= nstats; i++ {
 		if err := c.SetOut(i, stashType(c), stats.Clone()); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func inferSimplifiedLayerNorm(c *InferCtx) error {
-	stats, err := statsShape(c, c.AttrInt("axis", -1))
-	if err != nil {
-		return err
-	}
-	if err := c.PassThrough(0, 0); err != nil {
-		return err
-	}
-	return c.SetOut(1, stashType(c), stats)
 }
 
 // inferSkipLayerNorm: the normalized output and the input+skip+bias sum

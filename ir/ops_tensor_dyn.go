@@ -59,10 +59,7 @@ func inferResize(c *InferCtx) error {
 	if sizesIdx > 0 && c.HasIn(sizesIdx) && !c.InShape(sizesIdx).Equal(KnownShape(0)) {
 		sizes, ok := inDimList(c, sizesIdx)
 		if !ok {
-			for _, a := range axes {
-				out.Dims[a] = c.Fresh("resize")
-			}
-			return setOutShape(c, 0, dt, out)
+			return resizeUnknown(c, dt, out, axes)
 		}
 		if len(sizes) != len(axes) {
 			return c.Errorf("sizes has %d entries for %d axes", len(sizes), len(axes))
@@ -84,10 +81,7 @@ func inferResize(c *InferCtx) error {
 	}
 	scales, ok := c.ConstFloats(scalesIdx)
 	if !ok {
-		for _, a := range axes {
-			out.Dims[a] = c.Fresh("resize")
-		}
-		return setOutShape(c, 0, dt, out)
+		return resizeUnknown(c, dt, out, axes)
 	}
 	if len(scales) != len(axes) {
 		return c.Errorf("scales has %d entries for %d axes", len(scales), len(axes))
@@ -98,6 +92,15 @@ func inferResize(c *InferCtx) error {
 			return err
 		}
 		out.Dims[a] = d
+	}
+	return setOutShape(c, 0, dt, out)
+}
+
+// resizeUnknown sets Resize's output when its sizes or scales are not
+// constant: every resized axis gets a fresh symbol, the others keep in's.
+func resizeUnknown(c *InferCtx, dt DType, out Shape, axes []int) error {
+	for _, a := range axes {
+		out.Dims[a] = c.Fresh("resize")
 	}
 	return setOutShape(c, 0, dt, out)
 }

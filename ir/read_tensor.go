@@ -379,28 +379,13 @@ func nibble(b byte, hi, signed bool) int64 {
 	return int64(v)
 }
 
-// intBits interprets the low bits of u as an integer of dtype d.
+// intBits interprets the low bits of u as an integer of dtype d: a bool is
+// its one byte; int4/uint4 are unpacked by nibble before they get here.
 func intBits(d DType, u uint64) int64 {
-	switch d {
-	case Int8:
-		return int64(int8(u))
-	case Int16:
-		return int64(int16(u))
-	case Int32:
-		return int64(int32(u))
-	case Uint8:
-		return int64(uint8(u))
-	case Uint16:
-		return int64(uint16(u))
-	case Uint32:
-		return int64(uint32(u))
-	case Bool:
-		if u&0xff != 0 {
-			return 1
-		}
-		return 0
+	if d == Bool {
+		u &= 0xff
 	}
-	return int64(u) // int64; uint64 above 2^63 keeps its bits
+	return WrapInt(int64(u), d)
 }
 
 // floatBits interprets the low bits of u as a float of dtype d.

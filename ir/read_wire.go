@@ -116,22 +116,8 @@ func (w *wireWalker) walk(b []byte, off int64, fn func(f *pbField) error) error 
 		pos += n
 		*f = pbField{num: num, typ: typ}
 		switch typ {
-		case protowire.VarintType:
-			v, m := protowire.ConsumeVarint(b[pos:])
-			if m < 0 {
-				return w.wireErr(m)
-			}
-			f.x = v
-			pos += m
-		case protowire.Fixed32Type:
-			v, m := protowire.ConsumeFixed32(b[pos:])
-			if m < 0 {
-				return w.wireErr(m)
-			}
-			f.x = uint64(v)
-			pos += m
-		case protowire.Fixed64Type:
-			v, m := protowire.ConsumeFixed64(b[pos:])
+		case protowire.VarintType, protowire.Fixed32Type, protowire.Fixed64Type:
+			v, m := consumeScalar(typ, b[pos:])
 			if m < 0 {
 				return w.wireErr(m)
 			}
@@ -160,6 +146,19 @@ func (w *wireWalker) walk(b []byte, off int64, fn func(f *pbField) error) error 
 		}
 	}
 	return nil
+}
+
+// consumeScalar reads a varint, fixed32 or fixed64 field value (typ says
+// which) widened to uint64, with protowire's length or negative error code.
+func consumeScalar(typ protowire.Type, b []byte) (uint64, int) {
+	switch typ {
+	case protowire.Fixed32Type:
+		v, n := protowire.ConsumeFixed32(b)
+		return uint64(v), n
+	case protowire.Fixed64Type:
+		return protowire.ConsumeFixed64(b)
+	}
+	return protowire.ConsumeVarint(b)
 }
 
 // wantType checks a known field's wire type, so that a string field

@@ -9,12 +9,6 @@ import (
 	"github.com/onnxcost/onnxcost/models"
 )
 
-// scaleLayers makes the generated LLaMA-shaped graph 112,041 nodes (78 per
-// decoder block): the size of the LLM exports the scale benchmarks are
-// about. scripts/bench_vs_onnx.sh writes the same model (zoo llama-tiny,
-// layers=1436) to compare with python onnx.
-const scaleLayers = 1436
-
 var (
 	scaleOnce  sync.Once
 	scaleBytes []byte
@@ -24,8 +18,7 @@ var (
 // scaleModel encodes the generated graph-only model once per test binary.
 func scaleModel(b *testing.B) []byte {
 	scaleOnce.Do(func() {
-		m, err := models.Llama(models.LlamaConfig{Vocab: 1000, DModel: 64, Heads: 4, KVHeads: 2,
-			Layers: scaleLayers, FF: 172, Seq: 16, Batch: 1})
+		m, err := models.ScaleLlama()
 		if err != nil {
 			scaleErr = err
 			return
@@ -40,12 +33,19 @@ func scaleModel(b *testing.B) []byte {
 	return scaleBytes
 }
 
-// BenchmarkScaleRead decodes the 112k-node graph (bytes in memory).
-func BenchmarkScaleRead(b *testing.B) {
+// startScaleBench returns the model's bytes with the timer reset and
+// throughput and allocations reported per decoded byte.
+func startScaleBench(b *testing.B) []byte {
 	data := scaleModel(b)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	b.ResetTimer()
+	return data
+}
+
+// BenchmarkScaleRead decodes the 112k-node graph (bytes in memory).
+func BenchmarkScaleRead(b *testing.B) {
+	data := startScaleBench(b)
 	for i := 0; i < b.N; i++ {
 		if _, err := ir.Read(data, ir.ReadOptions{}); err != nil {
 			b.Fatal(err)
@@ -56,10 +56,7 @@ func BenchmarkScaleRead(b *testing.B) {
 // BenchmarkScaleReadInfer decodes the 112k-node graph and infers every
 // shape: what `onnxcost shapes` does before printing.
 func BenchmarkScaleReadInfer(b *testing.B) {
-	data := scaleModel(b)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	b.ResetTimer()
+	data := startScaleBench(b)
 	for i := 0; i < b.N; i++ {
 		m, err := ir.Read(data, ir.ReadOptions{})
 		if err != nil {

@@ -184,20 +184,31 @@ func checkWindows(c *InferCtx, x Shape, weightKernel []Dim) error {
 		return nil
 	}
 	for i := 0; i < n; i++ {
-		in, ok := knownDim(x, 2+i)
-		ek := effectiveKernel(g.kernel[i], g.dilations[i])
-		if !ok || !ek.IsKnown() {
+		in, ek, ok := g.knownWindow(x, i)
+		if !ok {
 			continue
 		}
 		padded := in
 		if g.autoPad != "VALID" {
 			padded += g.pads[i] + g.pads[i+n]
 		}
-		if padded < ek.Value {
-			return c.Errorf("window of %d on spatial axis %d exceeds the padded input extent %d (input %s)", ek.Value, i, padded, x)
+		if padded < ek {
+			return c.Errorf("window of %d on spatial axis %d exceeds the padded input extent %d (input %s)", ek, i, padded, x)
 		}
 	}
 	return nil
+}
+
+// knownWindow returns spatial axis i's input extent in x and the dilated
+// kernel extent there; ok is false when either is symbolic, and then the
+// checks leave the axis to run time.
+func (g *convGeom) knownWindow(x Shape, i int) (in, ek int64, ok bool) {
+	in, ok = knownDim(x, 2+i)
+	k := effectiveKernel(g.kernel[i], g.dilations[i])
+	if !ok || !k.IsKnown() {
+		return 0, 0, false
+	}
+	return in, k.Value, true
 }
 
 // checkPoolWindow validates MaxPool/AveragePool/LpPool windows.
@@ -255,12 +266,11 @@ func checkConvTranspose(c *InferCtx) error {
 		return nil
 	}
 	for i := 0; i < n; i++ {
-		in, ok := knownDim(xs, 2+i)
-		ek := effectiveKernel(g.kernel[i], g.dilations[i])
-		if !ok || !ek.IsKnown() {
+		in, ek, ok := g.knownWindow(xs, i)
+		if !ok {
 			continue
 		}
-		if out := g.strides[i]*(in-1) + outPad[i] + ek.Value - g.pads[i] - g.pads[i+n]; out <= 0 {
+		if out := g.strides[i]*(in-1) + outPad[i] + ek - g.pads[i] - g.pads[i+n]; out <= 0 {
 			return c.Errorf("output extent %d on spatial axis %d: pads %d+%d exceed the transposed extent of input %s", out, i, g.pads[i], g.pads[i+n], xs)
 		}
 	}
@@ -459,6 +469,13 @@ func checkGatherElements(c *InferCtx) error {
 	if err != nil {
 		return nil
 	}
+	return indicesWithinData(c, data, idx, ax)
+}
+
+// indicesWithinData: indices of data's rank do not exceed data on any
+// known axis but ax, the axis GatherElements and ScatterElements index
+// along (elsewhere the output reads data at the indices' positions).
+func indicesWithinData(c *InferCtx, data, idx Shape, ax int) error {
 	for i := range idx.Dims {
 		d, ok1 := knownDim(data, i)
 		q, ok2 := knownDim(idx, i)
@@ -503,14 +520,7 @@ func checkScatterElements(c *InferCtx) error {
 	if err != nil {
 		return err
 	}
-	for i := range idx.Dims {
-		d, ok1 := knownDim(data, i)
-		q, ok2 := knownDim(idx, i)
-		if i != ax && ok1 && ok2 && q > d {
-			return c.Errorf("indices %s exceed data %s on axis %d", idx, data, i)
-		}
-	}
-	return nil
+	return indicesWithinData(c, data, idx, ax)
 }
 
 // checkScatterND: with k = indices' last dim, k <= rank(data) and updates

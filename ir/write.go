@@ -408,12 +408,8 @@ func (e *encoder) node(n *Node) (*msgBuf, error) {
 	}
 	b.strOpt(3, n.Name)
 	b.str(4, n.OpType)
-	for _, a := range n.Attrs {
-		c, err := e.attribute(a)
-		if err != nil {
-			return nil, fmt.Errorf("node %q attribute %q: %w", n.Name, a.Name, err)
-		}
-		b.msg(5, c)
+	if err := e.attributes(b, 5, n.Attrs, "node", n.Name); err != nil {
+		return nil, err
 	}
 	if len(n.FusedFrom) > 0 {
 		c, _ := e.attribute(&Attribute{Name: fusedFromAttr, Type: AttrStrings, Strings: n.FusedFrom})
@@ -428,6 +424,19 @@ func (e *encoder) node(n *Node) (*msgBuf, error) {
 		b.msg(9, c)
 	}
 	return b, nil
+}
+
+// attributes appends attrs to b as field num; an error names the owner,
+// kind "node" or "function" named name, and the attribute.
+func (e *encoder) attributes(b *msgBuf, num protowire.Number, attrs []*Attribute, kind, name string) error {
+	for _, a := range attrs {
+		c, err := e.attribute(a)
+		if err != nil {
+			return fmt.Errorf("%s %q attribute %q: %w", kind, name, a.Name, err)
+		}
+		b.msg(num, c)
+	}
+	return nil
 }
 
 func (e *encoder) attribute(a *Attribute) (*msgBuf, error) {
@@ -531,12 +540,8 @@ func (e *encoder) function(f *Function) (*msgBuf, error) {
 		b.msg(9, opsetMsg(o))
 	}
 	b.strOpt(10, f.Domain)
-	for _, a := range f.AttrDefaults {
-		c, err := e.attribute(a)
-		if err != nil {
-			return nil, fmt.Errorf("function %q attribute %q: %w", f.Name, a.Name, err)
-		}
-		b.msg(11, c)
+	if err := e.attributes(b, 11, f.AttrDefaults, "function", f.Name); err != nil {
+		return nil, err
 	}
 	names := make([]string, 0, len(f.Body.ValueInfo))
 	for name := range f.Body.ValueInfo {

@@ -2,7 +2,10 @@ package models
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/onnxcost/onnxcost/ir"
 )
@@ -121,6 +124,27 @@ type VGGConfig struct {
 	BatchNorm bool
 }
 
+// depthEntry is how VGG and ResNet start: fill in the image defaults and
+// the default depth def, look the depth up in table (the error lists the
+// depths it has, smallest first: "want 11, 13, 16 or 19") and check the
+// image settings.
+func depthEntry[T any](model string, c *ImageConfig, depth *int, def int, table map[int]T) (T, error) {
+	c.defaults()
+	if *depth == 0 {
+		*depth = def
+	}
+	e, ok := table[*depth]
+	if !ok {
+		var want []string
+		for _, d := range slices.Sorted(maps.Keys(table)) {
+			want = append(want, strconv.Itoa(d))
+		}
+		last := len(want) - 1
+		return e, fmt.Errorf("%s depth %d: want %s or %s", model, *depth, strings.Join(want[:last], ", "), want[last])
+	}
+	return e, c.check()
+}
+
 // vggLayers are torchvision's cfgs A, B, D, E; 0 is a max pool.
 var vggLayers = map[int][]int64{
 	11: {64, 0, 128, 0, 256, 256, 0, 512, 512, 0, 512, 512, 0},
@@ -131,15 +155,8 @@ var vggLayers = map[int][]int64{
 
 // VGG builds torchvision's vgg11/13/16/19 (optionally _bn).
 func VGG(c VGGConfig) (*ir.Model, error) {
-	c.defaults()
-	if c.Depth == 0 {
-		c.Depth = 16
-	}
-	layers, ok := vggLayers[c.Depth]
-	if !ok {
-		return nil, fmt.Errorf("vgg depth %d: want 11, 13, 16 or 19", c.Depth)
-	}
-	if err := c.check(); err != nil {
+	layers, err := depthEntry("vgg", &c.ImageConfig, &c.Depth, 16, vggLayers)
+	if err != nil {
 		return nil, err
 	}
 	name := "vgg" + strconv.Itoa(c.Depth)
@@ -207,15 +224,8 @@ func (b *builder) convBN(scope, prefix, bnName string, fold bool, x *ir.Value, c
 
 // ResNet builds torchvision's resnet18/34/50/101/152.
 func ResNet(c ResNetConfig) (*ir.Model, error) {
-	c.defaults()
-	if c.Depth == 0 {
-		c.Depth = 50
-	}
-	spec, ok := resnetBlocks[c.Depth]
-	if !ok {
-		return nil, fmt.Errorf("resnet depth %d: want 18, 34, 50, 101 or 152", c.Depth)
-	}
-	if err := c.check(); err != nil {
+	spec, err := depthEntry("resnet", &c.ImageConfig, &c.Depth, 50, resnetBlocks)
+	if err != nil {
 		return nil, err
 	}
 	b := newBuilder("resnet" + strconv.Itoa(c.Depth))

@@ -103,11 +103,20 @@ func compareFixture(t *testing.T, zoo, fix *ir.Model, extraParams float64) {
 	}
 }
 
-func TestAlexNetMatchesFixture(t *testing.T) {
-	m, err := AlexNet(ImageConfig{})
-	if err != nil {
-		t.Fatal(err)
+// mustBuild returns a builder-result checker: mustBuild(t)(Model(cfg))
+// fails the test on the builder's error and returns its model.
+func mustBuild(t *testing.T) func(*ir.Model, error) *ir.Model {
+	return func(m *ir.Model, err error) *ir.Model {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
 	}
+}
+
+func TestAlexNetMatchesFixture(t *testing.T) {
+	m := mustBuild(t)(AlexNet(ImageConfig{}))
 	compareFixture(t, m, loadFixture(t, "alexnet", nil), 0)
 	// torchvision's AlexNet has 61,100,840 parameters: the conv and
 	// linear weights plus biases.
@@ -119,10 +128,7 @@ func TestAlexNetMatchesFixture(t *testing.T) {
 }
 
 func TestVGG16MatchesFixture(t *testing.T) {
-	m, err := VGG(VGGConfig{Depth: 16})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustBuild(t)(VGG(VGGConfig{Depth: 16}))
 	compareFixture(t, m, loadFixture(t, "vgg16", nil), 0)
 }
 
@@ -139,16 +145,10 @@ func bnChannels(m *ir.Model) float64 {
 
 func TestResNet50MatchesFixture(t *testing.T) {
 	fix := loadFixture(t, "resnet50", map[string]int64{"batch": 2})
-	folded, err := ResNet(ResNetConfig{ImageConfig: ImageConfig{Batch: 2}, FoldBN: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	folded := mustBuild(t)(ResNet(ResNetConfig{ImageConfig: ImageConfig{Batch: 2}, FoldBN: true}))
 	compareFixture(t, folded, fix, 0)
 
-	withBN, err := ResNet(ResNetConfig{ImageConfig: ImageConfig{Batch: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	withBN := mustBuild(t)(ResNet(ResNetConfig{ImageConfig: ImageConfig{Batch: 2}}))
 	// The fixture's BN is folded into conv biases (C per conv); the BN
 	// form keeps scale, bias, mean and var (4·C) and convs without bias:
 	// 3·C more per BN.
@@ -161,10 +161,7 @@ func TestResNet50MatchesFixture(t *testing.T) {
 }
 
 func TestLSTMMatchesFixture(t *testing.T) {
-	m, err := LSTM(LSTMConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustBuild(t)(LSTM(LSTMConfig{}))
 	compareFixture(t, m, loadFixture(t, "lstm_ptb", nil), 0)
 }
 
@@ -173,10 +170,7 @@ func TestTransformerMatchesFixture(t *testing.T) {
 	// seq-first and without a mask; the zoo model is batch-first, so the
 	// output is [1,30,512] against [30,1,512] and only the GEMM nodes and
 	// parameters are compared.
-	m, err := TransformerEncoder(TransformerConfig{Seq: 30, Batch: 1, NoMask: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustBuild(t)(TransformerEncoder(TransformerConfig{Seq: 30, Batch: 1, NoMask: true}))
 	fix := loadFixture(t, "transformer_encoder", nil)
 	zr, fr := analyze(t, m), analyze(t, fix)
 	zm, fm := macsByOp(zr), macsByOp(fr)
@@ -196,10 +190,7 @@ func TestTransformerMatchesFixture(t *testing.T) {
 func TestGPTMatchesFixture(t *testing.T) {
 	// gpt_small fixture: vocab 50257, 4 layers, d 256, 4 heads, 1024
 	// positions, seq 64, dynamic batch, untied head.
-	m, err := GPT(GPTConfig{DModel: 256, Heads: 4, Layers: 4, Seq: 64, Batch: 3, Untied: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := mustBuild(t)(GPT(GPTConfig{DModel: 256, Heads: 4, Layers: 4, Seq: 64, Batch: 3, Untied: true}))
 	// The fixture keeps its causal mask as a [1,1,1024,1024] initializer;
 	// the zoo computes it (Trilu), so the fixture counts 1024² more.
 	compareFixture(t, m, loadFixture(t, "gpt_small", map[string]int64{"batch": 3}), -1024*1024)

@@ -2,7 +2,8 @@ package models
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/ir"
@@ -53,12 +54,7 @@ func resolve(model string, params []Param, given map[string]int64) (map[string]i
 	for _, q := range params {
 		p[q.Name] = q.Default
 	}
-	names := make([]string, 0, len(given))
-	for k := range given {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(given)) {
 		v := given[k]
 		if _, ok := p[k]; !ok {
 			known := make([]string, len(params))

@@ -56,12 +56,8 @@ func Roofline(main, other *report.Report, c Ceilings, o RooflineOptions, format 
 	if o.Label == 0 {
 		o.Label = DefaultRooflineLabels
 	}
-	if o.Width == 0 {
-		o.Width = 9 * vg.Inch
-	}
-	if o.Height == 0 {
-		o.Height = 6 * vg.Inch
-	}
+	o.Width = orDefault(o.Width, 9*vg.Inch)
+	o.Height = orDefault(o.Height, 6*vg.Inch)
 	p, err := rooflinePlot(main, other, c, o)
 	if err != nil {
 		return nil, err
@@ -155,10 +151,7 @@ func rooflinePlot(main, other *report.Report, c Ceilings, o RooflineOptions) (*p
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), vg.Points(-4)
-	grid := plotter.NewGrid()
-	grid.Vertical.Color = color.Gray{Y: 0xe0}
-	grid.Horizontal.Color = color.Gray{Y: 0xe0}
-	p.Add(grid)
+	p.Add(lightGrid())
 
 	// Roofs. Ridge labels are kept for the point labels to avoid.
 	var ridges []plot.Plotter

@@ -40,6 +40,41 @@ type SweepOptions struct {
 // the colour-blind), in series order, so the same sweep draws the same.
 var sweepPalette = []string{"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#f0e442"}
 
+// newPow2Chart starts a chart over a power-of-two x (batch sizes, model
+// widths) on a log-2 axis, the frame SweepChart and TimeRoofline share:
+// title, axis labels, a light grid, and the legend top left, because what
+// both draw (throughput, time) rises to the right, so that corner is the
+// emptiest (SweepChart's max-batch ticks stand at the bottom).
+func newPow2Chart(title, xlabel, ylabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = render.Clean(title)
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = pow2Ticks{}
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(6), vg.Points(-4)
+	p.Legend.TextStyle.Font.Size = vg.Points(8)
+	p.Add(lightGrid())
+	return p
+}
+
+// lightGrid is the pale grey grid behind every chart.
+func lightGrid() *plotter.Grid {
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = color.Gray{Y: 0xe0}
+	grid.Horizontal.Color = color.Gray{Y: 0xe0}
+	return grid
+}
+
+// orDefault is l, or d when l is unset.
+func orDefault(l, d vg.Length) vg.Length {
+	if l == 0 {
+		return d
+	}
+	return l
+}
+
 // SweepChart draws a sweep: x on a log-2 axis (batch sizes and model
 // widths are swept in powers of two), one line per series. Points that
 // fit in memory are filled and joined by a solid line; points past the
@@ -49,33 +84,15 @@ func SweepChart(series []SweepSeries, o SweepOptions, format string) ([]byte, er
 	if len(series) == 0 {
 		return nil, fmt.Errorf("sweep chart: nothing to draw")
 	}
-	if o.Width == 0 {
-		o.Width = 8 * vg.Inch
-	}
-	if o.Height == 0 {
-		o.Height = 5 * vg.Inch
-	}
-	p := plot.New()
-	p.Title.Text = render.Clean(o.Title)
-	p.X.Label.Text = o.XLabel
-	p.Y.Label.Text = o.YLabel
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = pow2Ticks{}
+	o.Width = orDefault(o.Width, 8*vg.Inch)
+	o.Height = orDefault(o.Height, 5*vg.Inch)
+	p := newPow2Chart(o.Title, o.XLabel, o.YLabel)
 	if o.LogY {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = timeTicks{}
 	} else {
 		p.Y.Tick.Marker = siTicks{}
 	}
-	// Top left: throughput and time both rise to the right, so that
-	// corner is the emptiest; the max-batch ticks stand at the bottom.
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(6), vg.Points(-4)
-	p.Legend.TextStyle.Font.Size = vg.Points(8)
-	grid := plotter.NewGrid()
-	grid.Vertical.Color = color.Gray{Y: 0xe0}
-	grid.Horizontal.Color = color.Gray{Y: 0xe0}
-	p.Add(grid)
 
 	xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for _, s := range series {

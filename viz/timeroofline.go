@@ -56,26 +56,11 @@ func TimeRoofline(pts []TimePoint, o TimeRooflineOptions, format string) ([]byte
 	if len(pts) == 0 {
 		return nil, fmt.Errorf("time roofline: nothing to draw")
 	}
-	if o.Width == 0 {
-		o.Width = 8 * vg.Inch
-	}
-	if o.Height == 0 {
-		o.Height = 5.5 * vg.Inch
-	}
-	p := plot.New()
-	p.Title.Text = render.Clean(o.Title)
-	p.X.Label.Text = o.XLabel
-	p.Y.Label.Text = "time (s)"
-	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker = pow2Ticks{}
+	o.Width = orDefault(o.Width, 8*vg.Inch)
+	o.Height = orDefault(o.Height, 5.5*vg.Inch)
+	p := newPow2Chart(o.Title, o.XLabel, "time (s)")
+	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = timeTicks{}
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(6), vg.Points(-4)
-	p.Legend.TextStyle.Font.Size = vg.Points(8)
-	grid := plotter.NewGrid()
-	grid.Vertical.Color = color.Gray{Y: 0xe0}
-	grid.Horizontal.Color = color.Gray{Y: 0xe0}
-	p.Add(grid)
 
 	ymin, ymax := math.Inf(1), math.Inf(-1)
 	xmin, xmax := math.Inf(1), math.Inf(-1)

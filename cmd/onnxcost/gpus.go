@@ -45,20 +45,7 @@ func newGPUsCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "gpus",
 		Short: "List the GPUs in the database (datasheet figures, dense peaks)",
 		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := checkFormat(format, "text", "json"); err != nil {
-				return err
-			}
-			db, err := gpuDB(gpuFile)
-			if err != nil {
-				return err
-			}
-			if format == "json" {
-				return writeJSON(stdout, db.All())
-			}
-			hwdb.WriteTable(stdout, db.All())
-			return nil
-		},
+		RunE:  listRunE(stdout, &format, func() (*hwdb.DB, error) { return gpuDB(gpuFile) }, hwdb.WriteTable),
 	}
 	show := &cobra.Command{
 		Use:   "show NAME",

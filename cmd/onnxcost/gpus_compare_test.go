@@ -17,15 +17,9 @@ func TestGPUsCompare(t *testing.T) {
 	if err := os.WriteFile(prices, []byte("T4: 0.35\nl4: 0.9\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errs := runCLI(t, "gpus", "compare", "zoo:resnet18", "--gpu", "T4,L4,V100", "--batch", "8",
-		"--prices", prices, "--price", "L4=0.7", "--format", "json")
-	if code != 0 {
-		t.Fatal(errs)
-	}
 	var res compareGPUsJSON
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatal(err)
-	}
+	runJSON(t, &res, "gpus", "compare", "zoo:resnet18", "--gpu", "T4,L4,V100", "--batch", "8",
+		"--prices", prices, "--price", "L4=0.7", "--format", "json")
 	if len(res.Rows) != 3 || res.Rows[0].GPU != "T4" || res.Rows[1].GPU != "L4" || res.Batch != 8 {
 		t.Fatalf("rows %+v", res.Rows)
 	}

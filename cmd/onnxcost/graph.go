@@ -63,17 +63,7 @@ func loadDrawn(path string, f *costFlags, stderr io.Writer) (*drawn, error) {
 		return nil, err
 	}
 	d := &drawn{report: r, ceil: viz.CeilingsOf(gpu)}
-	for _, v := range l.Model.Graph.Inputs {
-		if v != nil && !v.IsInitializer {
-			d.inputs = append(d.inputs, v.Name)
-		}
-	}
-	d.outputs = []string{}
-	for _, v := range l.Model.Graph.Outputs {
-		if v != nil {
-			d.outputs = append(d.outputs, v.Name)
-		}
-	}
+	d.inputs, d.outputs = l.GraphIO()
 	return d, nil
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -34,6 +35,19 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 		t.Fatalf("onnxcost %s: internal error (a panic): %s", strings.Join(args, " "), errb.String())
 	}
 	return code, out.String(), errb.String()
+}
+
+// runJSON runs the command, which must succeed, and decodes its stdout
+// (JSON) into v.
+func runJSON(t *testing.T, v any, args ...string) {
+	t.Helper()
+	code, out, errs := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("onnxcost %s: exit %d: %s", strings.Join(args, " "), code, errs)
+	}
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		t.Fatalf("onnxcost %s: %v", strings.Join(args, " "), err)
+	}
 }
 
 func copyFile(t *testing.T, src, dst string) {

@@ -106,14 +106,8 @@ func TestCompareTrace(t *testing.T) {
 	m := fixture(t, "resnet50.onnx")
 	dir := t.TempDir()
 	tr := filepath.Join(dir, "cmp.json")
-	code, out, errs := runCLI(t, "compare", m, "--gpu", "A100-SXM4-80GB", "--format", "json", "--trace", tr)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
 	var cmp report.Comparison
-	if err := json.Unmarshal([]byte(out), &cmp); err != nil {
-		t.Fatal(err)
-	}
+	runJSON(t, &cmp, "compare", m, "--gpu", "A100-SXM4-80GB", "--format", "json", "--trace", tr)
 	data, err := os.ReadFile(tr)
 	if err != nil {
 		t.Fatal(err)
@@ -136,14 +130,8 @@ func TestPprofTopIsCostliestNode(t *testing.T) {
 	m := fixture(t, "bert_base.onnx")
 	dir := t.TempDir()
 	pp := filepath.Join(dir, "p.pb.gz")
-	code, out, errs := runCLI(t, "report", m, "--gpu", "A100-SXM4-80GB", "--format", "json", "--pprof", pp)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
 	var r report.Report
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
-	}
+	runJSON(t, &r, "report", m, "--gpu", "A100-SXM4-80GB", "--format", "json", "--pprof", pp)
 	best := 0.0
 	costliest := map[string]bool{} // nodes within rounding of the maximum
 	for _, n := range r.Nodes {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -99,13 +98,7 @@ func TestOptimizeSmallModel(t *testing.T) {
 // model imports their domain).
 func checkWithONNX(t *testing.T, path string) {
 	t.Helper()
-	py := "/usr/bin/python3"
-	if _, err := os.Stat(py); err != nil {
-		t.Skip("no /usr/bin/python3")
-	}
-	if err := exec.Command(py, "-c", "import onnx").Run(); err != nil {
-		t.Skip("python3 has no onnx module")
-	}
+	py := pythonONNX(t)
 	script := "import onnx, sys; onnx.checker.check_model(onnx.load(sys.argv[1], load_external_data=False))"
 	if out, err := exec.Command(py, "-c", script, path).CombinedOutput(); err != nil {
 		t.Errorf("onnx.checker rejects %s: %v\n%s", path, err, out)

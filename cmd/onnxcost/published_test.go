@@ -3,9 +3,11 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -144,12 +146,7 @@ func logGroups(t *testing.T, title string, res []publishedResult, key func(publi
 	for _, r := range res {
 		groups[key(r)] = append(groups[key(r)], r)
 	}
-	keys := make([]string, 0, len(groups))
-	for k := range groups {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(groups)) {
 		g := groups[k]
 		t.Logf("  %-8s %-22s n=%-3d median %5.1f%%  P90 %5.1f%%", title, k, len(g), 100*quantileAbs(g, 0.5), 100*quantileAbs(g, 0.9))
 	}

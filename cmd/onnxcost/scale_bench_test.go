@@ -11,11 +11,6 @@ import (
 	"github.com/onnxcost/onnxcost/models"
 )
 
-// scaleLayers makes the generated LLaMA-shaped graph 112,041 nodes (78
-// per decoder block), the size of the LLM export the scale benchmarks
-// are about.
-const scaleLayers = 1436
-
 var (
 	scaleOnce sync.Once
 	scaleDir  string // removed by TestMain
@@ -26,7 +21,7 @@ var (
 // scaleModel writes the generated graph-only model once per test binary.
 func scaleModel(b *testing.B) string {
 	scaleOnce.Do(func() {
-		m, err := models.Llama(models.LlamaConfig{Vocab: 1000, DModel: 64, Heads: 4, KVHeads: 2, Layers: scaleLayers, FF: 172, Seq: 16, Batch: 1})
+		m, err := models.ScaleLlama()
 		if err != nil {
 			scaleErr = err
 			return

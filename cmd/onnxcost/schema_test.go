@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/internal/schematest"
 )
 
 // TestReportsMatchSchema: real reports of every plan and a few fixtures
@@ -49,13 +50,5 @@ func checkOutput(t *testing.T, rs *jsonschema.Resolved, schemaFile string, args 
 // resolveSchema parses and resolves a committed JSON Schema.
 func resolveSchema(t *testing.T, schema []byte) *jsonschema.Resolved {
 	t.Helper()
-	var s jsonschema.Schema
-	if err := json.Unmarshal(schema, &s); err != nil {
-		t.Fatal(err)
-	}
-	rs, err := s.Resolve(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rs
+	return schematest.Resolve(t, schema)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/onnxcost/onnxcost/internal/schematest"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -47,15 +48,7 @@ func checkSchemaFile(t *testing.T, file string, got, committed []byte) *jsonsche
 	if !bytes.Equal(got, committed) {
 		t.Fatalf("%s is stale: its struct changed; run go test ./cost/report -run Schema -update-schema", file)
 	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(committed, &s); err != nil {
-		t.Fatal(err)
-	}
-	rs, err := s.Resolve(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rs
+	return schematest.Resolve(t, committed)
 }
 
 func TestCompareSchema(t *testing.T) {

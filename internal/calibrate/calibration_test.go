@@ -96,11 +96,18 @@ func TestParseDeepBenchDropsAndGarbage(t *testing.T) {
 	}
 }
 
-func TestHoldoutSplit(t *testing.T) {
+// deepBench loads the committed DeepBench figures with the built-in GPUs.
+func deepBench(t *testing.T) []BenchCase {
+	t.Helper()
 	cases, _, _, err := LoadDeepBench(os.DirFS(deepBenchDir), hwdb.Lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cases
+}
+
+func TestHoldoutSplit(t *testing.T) {
+	cases := deepBench(t)
 	n := map[string][2]int{}
 	for _, c := range cases {
 		key := c.GPUName + "/" + string(c.Row.Kind)
@@ -125,10 +132,7 @@ func TestHoldoutSplit(t *testing.T) {
 // so a change that makes the model worse fails, while a refit that moves a
 // GPU by a point does not.
 func TestHeldOutError(t *testing.T) {
-	cases, _, _, err := LoadDeepBench(os.DirFS(deepBenchDir), hwdb.Lookup)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cases := deepBench(t)
 	const perGPU, pooled, pooledP90 = 0.31, 0.20, 0.66 // the worst GPU (MI25) is at 30.2%
 	var all []float64
 	for _, s := range ErrorTable(cases, perf.DefaultParams(), Holdout) {
@@ -151,12 +155,8 @@ func TestHeldOutError(t *testing.T) {
 }
 
 func TestFitImprovesLoss(t *testing.T) {
-	cases, _, _, err := LoadDeepBench(os.DirFS(deepBenchDir), hwdb.Lookup)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var train []BenchCase
-	for i, c := range cases {
+	for i, c := range deepBench(t) {
 		if !c.Holdout && i%7 == 0 { // a small sample keeps the test cheap
 			train = append(train, c)
 		}
@@ -193,12 +193,8 @@ func TestNelderMeadQuadratic(t *testing.T) {
 // TestFitHoldsUnidentified checks that a fit without tensor-core rows
 // leaves eff_tensor where it started instead of letting it drift.
 func TestFitHoldsUnidentified(t *testing.T) {
-	cases, _, _, err := LoadDeepBench(os.DirFS(deepBenchDir), hwdb.Lookup)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var train []BenchCase
-	for i, c := range cases {
+	for i, c := range deepBench(t) {
 		if c.GPUName == "P100-PCIe-16GB" && i%5 == 0 { // no tensor cores; a sample keeps it cheap
 			train = append(train, c)
 		}

@@ -238,6 +238,17 @@ func (g *gen) finish() {
 var unaryOps = []string{"Relu", "Sigmoid", "Tanh", "LeakyRelu", "HardSigmoid", "Sqrt", "Abs", "Neg", "Exp", "Erf"}
 var binaryOps = []string{"Add", "Mul", "Sub", "Div"}
 
+// byRank appends op(v) when v has at least minRank dims, else fallback(v):
+// an op that needs channels or spatial dims gives way to one every rank
+// accepts, so each draw still adds a node.
+func (g *gen) byRank(v *ir.Value, minRank int, op, fallback func(*ir.Value)) {
+	if len(v.Shape.Dims) >= minRank {
+		op(v)
+		return
+	}
+	fallback(v)
+}
+
 // op appends one node reading v.
 func (g *gen) op(v *ir.Value) {
 	r := len(v.Shape.Dims)
@@ -252,29 +263,13 @@ func (g *gen) op(v *ir.Value) {
 	}
 	switch g.intn(20) {
 	case 0, 1, 2:
-		if r >= 3 {
-			g.conv(v)
-			return
-		}
-		g.gemm(v)
+		g.byRank(v, 3, g.conv, g.gemm)
 	case 3:
-		if r >= 3 {
-			g.convTranspose(v)
-			return
-		}
-		g.matmul(v)
+		g.byRank(v, 3, g.convTranspose, g.matmul)
 	case 4:
-		if r >= 2 {
-			g.batchNorm(v)
-			return
-		}
-		g.unary(v)
+		g.byRank(v, 2, func(v *ir.Value) { g.batchNorm(v) }, g.unary)
 	case 5:
-		if r >= 3 {
-			g.pool(v)
-			return
-		}
-		g.unary(v)
+		g.byRank(v, 3, g.pool, g.unary)
 	case 6, 7:
 		g.unary(v)
 	case 8, 9:

@@ -273,6 +273,25 @@ func readInputData(dir string, g *ir.Graph) (map[string]*ir.Tensor, error) {
 	return out, nil
 }
 
+// GraphIO names the main graph's inputs (less initializers) and outputs,
+// the boxes a drawn graph starts and ends at; the CLI and the browser
+// build draw the same. Outputs is never nil (an empty list, not null, in
+// JSON).
+func (l *Loaded) GraphIO() (inputs, outputs []string) {
+	for _, v := range l.Model.Graph.Inputs {
+		if v != nil && !v.IsInitializer {
+			inputs = append(inputs, v.Name)
+		}
+	}
+	outputs = []string{}
+	for _, v := range l.Model.Graph.Outputs {
+		if v != nil {
+			outputs = append(outputs, v.Name)
+		}
+	}
+	return inputs, outputs
+}
+
 // Plan runs the fusion passes for the fused plan; the unfused plan costs
 // the graph as read (and checks the pass selection all the same, so a typo
 // is an error whichever plan is asked for).

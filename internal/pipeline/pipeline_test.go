@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/passes"
 )
@@ -17,28 +18,38 @@ func TestLoadBytesMatchesLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gpu, err := hwdb.Lookup("A100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := func(l *Loaded, err error) any {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := l.Plan("fused", passes.Options{}); err != nil {
-			t.Fatal(err)
-		}
-		r, err := Estimate(l, gpu, EstimateOptions{Plan: "fused", ModelName: "m"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	run := estimator(t, "A100", "fused")
 	a := run(Load(path, Options{BindAll: true}))
 	b := run(LoadBytes(path, data, Options{BindAll: true}))
 	if !reflect.DeepEqual(a, b) {
 		t.Fatal("LoadBytes and Load disagree")
+	}
+}
+
+// estimator returns a function that costs a loaded model on the named GPU
+// as plan ("fused" runs the passes first), failing the test on any error;
+// it takes Load's and LoadBytes's results as they come.
+func estimator(t *testing.T, gpuName, plan string) func(*Loaded, error) *report.Report {
+	t.Helper()
+	gpu, err := hwdb.Lookup(gpuName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(l *Loaded, err error) *report.Report {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan == "fused" {
+			if err := l.Plan(plan, passes.Options{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err := Estimate(l, gpu, EstimateOptions{Plan: plan, ModelName: "m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/models"
 )
 
@@ -13,21 +12,8 @@ import (
 // models builds with those parameters, and --batch sets the batch
 // parameter when the path leaves it out.
 func TestZooPathMatchesBuild(t *testing.T) {
-	gpu, err := hwdb.Lookup("V100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	est := func(l *Loaded, err error) float64 {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := Estimate(l, gpu, EstimateOptions{Plan: "unfused"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.Totals.FLOPs
-	}
+	cost := estimator(t, "V100", "unfused")
+	est := func(l *Loaded, err error) float64 { return cost(l, err).Totals.FLOPs }
 	e, _ := models.Lookup("alexnet")
 	m, err := e.Build(map[string]int64{"batch": 4})
 	if err != nil {

@@ -295,17 +295,7 @@ func (s *Session) Draw(st Settings) (*Views, error) {
 	}
 	ceil := viz.CeilingsOf(gpu)
 	opt := viz.GraphOptions{Color: "bound", Halo: viz.DefaultHalo, RankDir: "TB"}
-	for _, v := range l.Model.Graph.Inputs {
-		if v != nil && !v.IsInitializer {
-			opt.Inputs = append(opt.Inputs, v.Name)
-		}
-	}
-	opt.Outputs = []string{}
-	for _, v := range l.Model.Graph.Outputs {
-		if v != nil {
-			opt.Outputs = append(opt.Outputs, v.Name)
-		}
-	}
+	opt.Inputs, opt.Outputs = l.GraphIO()
 	src, err := viz.DOT(r, ceil, opt)
 	if err != nil {
 		return nil, err
