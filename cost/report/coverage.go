@@ -75,8 +75,10 @@ func kindOf(n NodeCost) fusableKind {
 // UnfusedFusable is the coverage measure of a fused report r. A node of
 // the plan counts when it launches a kernel (Launches > 0) and
 //
-//   - it is a QuantizeLinear or DequantizeLinear (a runtime folds every
-//     Q/DQ boundary into the quantized op or cancels the pair); or
+//   - it is a DequantizeLinear read by a conv/GEMM/attention kernel or a
+//     QuantizeLinear of such a kernel's output (a runtime folds these
+//     boundaries into the quantized op; the Q of a float model input and
+//     the DQ of its output stay: they are real conversions); or
 //   - it is elementwise (ir.FamilyElementwise or the Elementwise trait)
 //     and one of its neighbours is a conv/GEMM/attention kernel (an
 //     epilogue or prologue), another elementwise node (a chain runtimes
@@ -137,6 +139,27 @@ func UnfusedFusable(r *Report) Coverage {
 		}
 		return false
 	}
+	// quantAroundAnchor: a DQ read by, or a Q reading, a conv/GEMM kernel
+	// is a boundary the quantized op would have absorbed; the Q of a float
+	// input or the DQ of the final output is a real conversion kernel.
+	quantAroundAnchor := func(i int) bool {
+		n := r.Nodes[i]
+		if n.OpType == "QuantizeLinear" {
+			if len(n.Inputs) == 0 {
+				return false
+			}
+			j, ok := producer[n.Inputs[0].Name]
+			return ok && kinds[j] == kindAnchor
+		}
+		for _, o := range n.Outputs {
+			for _, j := range consumers[o.Name] {
+				if kinds[j] == kindAnchor {
+					return true
+				}
+			}
+		}
+		return false
+	}
 	for i, n := range r.Nodes {
 		if n.Launches <= 0 {
 			continue
@@ -144,7 +167,7 @@ func UnfusedFusable(r *Report) Coverage {
 		var counted bool
 		switch kinds[i] {
 		case kindQuant:
-			counted = true
+			counted = quantAroundAnchor(i)
 		case kindPointwise:
 			counted = neighbourIs(i, kindAnchor, kindPointwise, kindNorm)
 		case kindNorm:

@@ -26,20 +26,23 @@ func TestUnfusedFusable(t *testing.T) {
 	view := covNode("view", "", "Reshape", 0, []string{"x"}, []string{"xv"})
 	view.Launches = 0 // a view runs no kernel: never counted
 	nodes := []NodeCost{
-		covNode("q", "", "QuantizeLinear", 1, []string{"in"}, []string{"q"}),   // counted: Q/DQ
-		covNode("dq", "", "DequantizeLinear", 2, []string{"q"}, []string{"x"}), // counted: Q/DQ
+		covNode("q", "", "QuantizeLinear", 1, []string{"in"}, []string{"q"}),   // Q of the model input: a real conversion
+		covNode("dq", "", "DequantizeLinear", 2, []string{"q"}, []string{"x"}), // counted: read by the conv
 		view, // launches 0
-		covNode("conv", "onnxcost", "FusedConv", 4, []string{"xv"}, []string{"c"}),   // anchor
-		covNode("relu", "", "Relu", 8, []string{"c"}, []string{"r"}),                 // counted: after conv
-		covNode("pool", "", "MaxPool", 16, []string{"r"}, []string{"p"}),             // not a candidate
-		covNode("sig", "", "Sigmoid", 32, []string{"p"}, []string{"s"}),              // lone: pool then reduce
-		covNode("red", "", "ReduceMean", 64, []string{"s"}, []string{"m"}),           // not a candidate
-		covNode("tr", "", "Transpose", 128, []string{"m"}, []string{"t"}),            // layout next to gemm: counted
-		covNode("mm", "", "MatMul", 256, []string{"t", "w"}, []string{"g"}),          // anchor
-		covNode("ln", "", "LayerNormalization", 512, []string{"g"}, []string{"l"}),   // norm next to GEMM only: not counted
-		covNode("tr2", "", "Transpose", 1024, []string{"l"}, []string{"t2"}),         // layout not next to an anchor
-		covNode("add", "", "Add", 2048, []string{"t2", "y"}, []string{"a"}),          // counted: next to norm
-		covNode("ln2", "", "LayerNormalization", 4096, []string{"a"}, []string{"o"}), // counted: next to Add
+		covNode("conv", "onnxcost", "FusedConv", 4, []string{"x"}, []string{"c"}),       // anchor
+		covNode("relu", "", "Relu", 8, []string{"c"}, []string{"r"}),                    // counted: after conv
+		covNode("pool", "", "MaxPool", 16, []string{"r"}, []string{"p"}),                // not a candidate
+		covNode("sig", "", "Sigmoid", 32, []string{"p"}, []string{"s"}),                 // lone: pool then reduce
+		covNode("red", "", "ReduceMean", 64, []string{"s"}, []string{"m"}),              // not a candidate
+		covNode("tr", "", "Transpose", 128, []string{"m"}, []string{"t"}),               // layout next to gemm: counted
+		covNode("mm", "", "MatMul", 256, []string{"t", "w"}, []string{"g"}),             // anchor
+		covNode("ln", "", "LayerNormalization", 512, []string{"g"}, []string{"l"}),      // norm next to GEMM only: not counted
+		covNode("tr2", "", "Transpose", 1024, []string{"l"}, []string{"t2"}),            // layout not next to an anchor
+		covNode("add", "", "Add", 2048, []string{"t2", "y"}, []string{"a"}),             // counted: next to norm
+		covNode("ln2", "", "LayerNormalization", 4096, []string{"a"}, []string{"o"}),    // counted: next to Add
+		covNode("mm2", "", "MatMul", 8192, []string{"o2", "w"}, []string{"g2"}),         // anchor
+		covNode("q2", "", "QuantizeLinear", 16384, []string{"g2"}, []string{"g2q"}),     // counted: Q of a GEMM's output
+		covNode("dq2", "", "DequantizeLinear", 32768, []string{"g2q"}, []string{"out"}), // DQ of the model output: real
 	}
 	var total float64
 	for _, n := range nodes {
@@ -48,7 +51,7 @@ func TestUnfusedFusable(t *testing.T) {
 	r := &Report{Nodes: nodes}
 	r.Totals.TimeS = total
 	got := UnfusedFusable(r)
-	const want = 1 + 2 + 8 + 128 + 2048 + 4096
+	const want = 2 + 8 + 128 + 2048 + 4096 + 16384
 	if got.TimeS != want || got.Nodes != 6 || got.Launches != 6 {
 		t.Fatalf("UnfusedFusable = %.0f s over %d nodes (%g launches), want %d s over 6", got.TimeS, got.Nodes, got.Launches, want)
 	}
