@@ -75,10 +75,11 @@ func kindOf(n NodeCost) fusableKind {
 // UnfusedFusable is the coverage measure of a fused report r. A node of
 // the plan counts when it launches a kernel (Launches > 0) and
 //
-//   - it is a DequantizeLinear read by a conv/GEMM/attention kernel or a
-//     QuantizeLinear of such a kernel's output (a runtime folds these
-//     boundaries into the quantized op; the Q of a float model input and
-//     the DQ of its output stay: they are real conversions); or
+//   - it is a DequantizeLinear read by another node or a QuantizeLinear
+//     of another node's output (a runtime folds these boundaries into the
+//     quantized op or into the elementwise kernel next to them; the Q of
+//     a model input and the DQ of a model output stay: they are the real
+//     conversions at the model's edges); or
 //   - it is elementwise (ir.FamilyElementwise or the Elementwise trait)
 //     and one of its neighbours is a conv/GEMM/attention kernel (an
 //     epilogue or prologue), another elementwise node (a chain runtimes
@@ -139,23 +140,23 @@ func UnfusedFusable(r *Report) Coverage {
 		}
 		return false
 	}
-	// quantAroundAnchor: a DQ read by, or a Q reading, a conv/GEMM kernel
-	// is a boundary the quantized op would have absorbed; the Q of a float
-	// input or the DQ of the final output is a real conversion kernel.
-	quantAroundAnchor := func(i int) bool {
+	// quantInside: a Q reading a node's output or a DQ read by a node is
+	// a boundary inside the model that a runtime folds into its
+	// neighbour (the quantized op, or an elementwise kernel with int8 in-
+	// or output); the Q of a model input and the DQ of a model output are
+	// the real conversions at its edges.
+	quantInside := func(i int) bool {
 		n := r.Nodes[i]
 		if n.OpType == "QuantizeLinear" {
 			if len(n.Inputs) == 0 {
 				return false
 			}
-			j, ok := producer[n.Inputs[0].Name]
-			return ok && kinds[j] == kindAnchor
+			_, ok := producer[n.Inputs[0].Name]
+			return ok
 		}
 		for _, o := range n.Outputs {
-			for _, j := range consumers[o.Name] {
-				if kinds[j] == kindAnchor {
-					return true
-				}
+			if len(consumers[o.Name]) > 0 {
+				return true
 			}
 		}
 		return false
@@ -167,7 +168,7 @@ func UnfusedFusable(r *Report) Coverage {
 		var counted bool
 		switch kinds[i] {
 		case kindQuant:
-			counted = quantAroundAnchor(i)
+			counted = quantInside(i)
 		case kindPointwise:
 			counted = neighbourIs(i, kindAnchor, kindPointwise, kindNorm)
 		case kindNorm:
