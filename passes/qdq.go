@@ -84,6 +84,10 @@ func matchQDQ(g *ir.Graph, n *ir.Node) (old []*ir.Node, repl *ir.Node, ok bool) 
 	if dx == nil || dw == nil || !oneElementConst(dx.In(1)) || !conv && !oneElementConst(dw.In(1)) {
 		return nil, nil, false
 	}
+	// QLinearConv scales its weight per output channel (axis 0) only.
+	if conv && !oneElementConst(dw.In(1)) && dw.AttrInt("axis", 1) != 0 {
+		return nil, nil, false
+	}
 	var db *ir.Node
 	if conv && len(n.Inputs) > 2 && n.In(2) != nil {
 		db = n.In(2).Producer
@@ -150,14 +154,12 @@ func biasScaleMatches(db, dx, dw *ir.Node) bool {
 			}
 		}
 	}
-	if len(bs.Floats) != len(ws.Floats) && len(bs.Floats) != 1 {
+	nb, nw := len(bs.Floats), len(ws.Floats)
+	if nb != nw && nb != 1 && nw != 1 {
 		return false
 	}
-	for i, w := range ws.Floats {
-		b := bs.Floats[0]
-		if len(bs.Floats) > 1 {
-			b = bs.Floats[i]
-		}
+	for i := 0; i < max(nb, nw); i++ {
+		b, w := bs.Floats[min(i, nb-1)], ws.Floats[min(i, nw-1)]
 		want := xs.Floats[0] * w
 		if math.Abs(b-want) > 1e-6*math.Abs(want) {
 			return false

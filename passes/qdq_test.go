@@ -37,6 +37,7 @@ type qdqOpts struct {
 	perChannel   bool // conv weights dequantized per output channel (axis 0)
 	noZeroPoint  bool // the activation DQ omits its zero point
 	badBiasScale bool // the bias DQ's scale is not x_scale·w_scale
+	weightAxis1  bool // per-channel weight scales along axis 1 (input channels)
 }
 
 // buildQDQ builds the form Q/DQ exporters write: x -> Q -> DQ -> Conv(DQ w,
@@ -74,6 +75,10 @@ func buildQDQ(b *builder, o qdqOpts) {
 		bs = b.constant("bs1c", []int64{4}, []float64{0.02 * 0.01, 0.02 * 0.02, 0.02 * 0.015, 0.02 * 0.005})
 		wz := b.intsOf("wz1", ir.Int8, []int64{4}, []int64{0, 0, 0, 0})
 		w1d = b.op("DequantizeLinear", []*ir.Attribute{ir.IntAttr("axis", 0)}, w1, ws, wz)
+	} else if o.weightAxis1 {
+		ws := b.constant("ws1", []int64{3}, []float64{0.01, 0.01, 0.01})
+		wz := b.intsOf("wz1", ir.Int8, []int64{3}, []int64{0, 0, 0})
+		w1d = b.op("DequantizeLinear", []*ir.Attribute{ir.IntAttr("axis", 1)}, w1, ws, wz)
 	} else {
 		w1d = b.op("DequantizeLinear", nil, w1, b.scalar("ws1", 0.01), b.intsOf("wz1", ir.Int8, nil, []int64{0}))
 	}
@@ -112,6 +117,7 @@ func TestFuseQDQ(t *testing.T) {
 		{"int8 zero point 0: Relu is not a no-op", qdqOpts{int8Act: true}, "QuantizeLinear DequantizeLinear DequantizeLinear DequantizeLinear Conv Relu QuantizeLinear QLinearConv DequantizeLinear"},
 		{"float bias", qdqOpts{floatBias: true}, "QuantizeLinear DequantizeLinear DequantizeLinear Conv Relu QuantizeLinear QLinearConv DequantizeLinear"},
 		{"bias scale not x·w", qdqOpts{badBiasScale: true}, "QuantizeLinear DequantizeLinear DequantizeLinear DequantizeLinear Conv Relu QuantizeLinear QLinearConv DequantizeLinear"},
+		{"weights scaled along input channels", qdqOpts{weightAxis1: true}, "QuantizeLinear DequantizeLinear DequantizeLinear DequantizeLinear Conv Relu QuantizeLinear QLinearConv DequantizeLinear"},
 		{"DQ without zero point", qdqOpts{noZeroPoint: true}, "QuantizeLinear DequantizeLinear DequantizeLinear DequantizeLinear Conv Relu QuantizeLinear QLinearConv DequantizeLinear"},
 	}
 	for _, c := range cases {
