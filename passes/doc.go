@@ -26,6 +26,7 @@
 //   - attention_packed.go: the Split of a packed Q|K|V projection absorbed.
 //   - qkv.go: GEMMs sharing an activation packed into one GroupedGemm.
 //   - skipln.go: residual Add + LayerNormalization.
+//   - qdq.go: int8 Q/DQ around Conv/MatMul as QLinearConv/QLinearMatMul.
 //   - winograd.go: 3×3 convolutions as Winograd F(m×m, 3×3).
 //
 // # Contracts

@@ -164,6 +164,25 @@ func evalNode(n *ir.Node, ins []*tensor) ([]*tensor, error) {
 		return one(broadcast(broadcast(x, ins[1], mul), broadcast(r, ins[2], mul), add))
 	case "Reciprocal":
 		return one(unary(ins[0], func(x float64) float64 { return 1 / x }))
+	case "QuantizeLinear":
+		return one(quantize(ins[0], ins[1], ins[2], n.Out(0).DType))
+	case "DequantizeLinear":
+		if len(ins[1].data) > 1 {
+			if n.AttrInt("axis", 1) != 0 {
+				return nil, fmt.Errorf("DequantizeLinear: per-channel only along axis 0")
+			}
+			return one(dequantizeChannels(ins[0], ins[1], ins[2]))
+		}
+		return one(dequantize(ins[0], ins[1], ins[2]))
+	case "QLinearConv", "QLinearMatMul":
+		x := dequantize(ins[0], ins[1], ins[2])
+		var y *tensor
+		if n.OpType == "QLinearConv" {
+			y = addBias(conv2d(n, x, dequantizeChannels(ins[3], ins[4], ins[5])), biasDequant(in(ins, 8), ins[1], ins[4]))
+		} else {
+			y = bmatmul(x, dequantize(ins[3], ins[4], ins[5]))
+		}
+		return one(quantize(y, ins[6], ins[7], n.Out(0).DType))
 	case "MaxPool", "AveragePool":
 		return one(pool2d(n.OpType, attrsOf(n, ""), ins[0]))
 	case "Gemm":
@@ -658,4 +677,56 @@ func TestRefEvalConv(t *testing.T) {
 			t.Fatalf("conv output %v, want %v", out[0].data, want)
 		}
 	}
+}
+
+// quantize is QuantizeLinear with a per-tensor scale: round half to even,
+// add the zero point, saturate to dt (int8 or uint8).
+func quantize(x, scale, zp *tensor, dt ir.DType) *tensor {
+	lo, hi := 0.0, 255.0
+	if dt == ir.Int8 {
+		lo, hi = -128, 127
+	}
+	return unary(x, func(v float64) float64 {
+		return math.Min(math.Max(math.RoundToEven(v/scale.data[0])+zp.data[0], lo), hi)
+	})
+}
+
+// dequantize is DequantizeLinear with a per-tensor scale.
+func dequantize(x, scale, zp *tensor) *tensor {
+	return unary(x, func(v float64) float64 { return (v - zp.data[0]) * scale.data[0] })
+}
+
+// dequantizeChannels dequantizes a conv weight [K, ...] with a scale and
+// zero point per output channel (or one for all).
+func dequantizeChannels(w, scale, zp *tensor) *tensor {
+	if len(scale.data) == 1 {
+		return dequantize(w, scale, zp)
+	}
+	y := newTensor(w.dims...)
+	per := w.len() / w.dims[0]
+	for i, v := range w.data {
+		k := i / per
+		z := zp.data[0]
+		if len(zp.data) > 1 {
+			z = zp.data[k]
+		}
+		y.data[i] = (v - z) * scale.data[k]
+	}
+	return y
+}
+
+// biasDequant is QLinearConv's int32 bias at scale x_scale·w_scale.
+func biasDequant(b, xs, ws *tensor) *tensor {
+	if b == nil {
+		return nil
+	}
+	y := newTensor(b.dims...)
+	for i, v := range b.data {
+		s := ws.data[0]
+		if len(ws.data) > 1 {
+			s = ws.data[i]
+		}
+		y.data[i] = v * xs.data[0] * s
+	}
+	return y
 }

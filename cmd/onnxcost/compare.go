@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -183,7 +184,39 @@ func writeCompareText(w io.Writer, c *report.Comparison, top int) error {
 	if t := foldedText(more, unchanged); t != "" {
 		fmt.Fprintln(w, t)
 	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, render.Clean(coverageText(c.UnfusedFusable)))
 	return nil
+}
+
+// coverageText is the line that states report.UnfusedFusable: how much
+// of the fused plan's time a production runtime would still fuse, and
+// which ops it is.
+func coverageText(cv report.Coverage) string {
+	share := fmt.Sprintf("%.1f%%", 100*cv.TimeShare)
+	if cv.TimeShare > 0 && cv.TimeShare < 0.0005 {
+		share = "<0.1%" // not 0.0%: something is left
+	}
+	s := fmt.Sprintf("left unfused that a runtime would fuse: %s of fused time (%s, %d nodes)",
+		share, render.Seconds(cv.TimeS), cv.Nodes)
+	if len(cv.Ops) == 0 {
+		return s
+	}
+	ops := make([]string, 0, len(cv.Ops))
+	for op := range cv.Ops {
+		ops = append(ops, op)
+	}
+	sort.Slice(ops, func(i, j int) bool {
+		if cv.Ops[ops[i]] != cv.Ops[ops[j]] {
+			return cv.Ops[ops[i]] > cv.Ops[ops[j]]
+		}
+		return ops[i] < ops[j]
+	})
+	parts := make([]string, len(ops))
+	for i, op := range ops {
+		parts[i] = fmt.Sprintf("%s %d", op, cv.Ops[op])
+	}
+	return s + ": " + strings.Join(parts, ", ")
 }
 
 func writeCompareMarkdown(w io.Writer, c *report.Comparison, top int) error {
@@ -203,6 +236,7 @@ func writeCompareMarkdown(w io.Writer, c *report.Comparison, top int) error {
 	if t := foldedText(more, unchanged); t != "" {
 		fmt.Fprintf(w, "\n%s\n", render.MarkdownEscape(t))
 	}
+	fmt.Fprintf(w, "\n%s\n", render.MarkdownEscape(coverageText(c.UnfusedFusable)))
 	_, err := fmt.Fprintln(w)
 	return err
 }

@@ -18,8 +18,12 @@ type Comparison struct {
 	Fused    PlanTotals       `json:"fused"`
 	// Groups has one entry per node of the fused plan and one per node
 	// the passes removed, sorted by time saved (largest first).
-	Groups   []Group  `json:"groups"`
-	Warnings []string `json:"warnings"`
+	Groups []Group `json:"groups"`
+	// UnfusedFusable is the coverage measure of the fused plan
+	// (UnfusedFusable in coverage.go): the kernels it still launches
+	// that a production runtime would have fused.
+	UnfusedFusable Coverage `json:"unfused_fusable"`
+	Warnings       []string `json:"warnings"`
 }
 
 // PlanTotals are the totals compare shows for one plan.
@@ -72,7 +76,7 @@ func Compare(ur, fr *Report, toolVersion string) *Comparison {
 		Header: Header{SchemaVersion: SchemaVersion, ToolVersion: toolVersion},
 		Model:  fr.Model, GPU: fr.GPU, DType: fr.DType, Bindings: fr.Bindings,
 		Unfused: totalsOf(ur), Fused: totalsOf(fr),
-		Groups: []Group{}, Warnings: append([]string{}, fr.Warnings...),
+		Groups: []Group{}, UnfusedFusable: UnfusedFusable(fr), Warnings: append([]string{}, fr.Warnings...),
 	}
 	byName := make(map[string]int, len(ur.Nodes))
 	for i, n := range ur.Nodes {

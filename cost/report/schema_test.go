@@ -55,7 +55,7 @@ func TestCompareSchema(t *testing.T) {
 	rs := checkSchemaFile(t, "compare.schema.json",
 		schemaFor[Comparison](t, "onnxcost compare", "Output of 'onnxcost compare --format json'. Fields are added, never renamed."),
 		CompareSchema)
-	c := &Comparison{Header: Header{SchemaVersion: SchemaVersion}, Bindings: map[string]int64{}, Warnings: []string{}, Groups: []Group{{Name: "g", OpType: "Conv", Constituents: []string{"g"}}}}
+	c := &Comparison{Header: Header{SchemaVersion: SchemaVersion}, Bindings: map[string]int64{}, Warnings: []string{}, Groups: []Group{{Name: "g", OpType: "Conv", Constituents: []string{"g"}}}, UnfusedFusable: Coverage{Ops: map[string]int{"Relu": 1}}}
 	js, _ := json.Marshal(c)
 	var inst map[string]any
 	if err := json.Unmarshal(js, &inst); err != nil {
