@@ -23,10 +23,30 @@ import (
 //     kernel stream of GPU g (one GPU today: tid 1), tid 51+g for the
 //     launch gaps on that stream, tid 100 for phase slices
 //     (forward/backward/optimizer) enclosing the kernels; tids 1 and 51
-//     are written today;
-//   - on a GPU stream track every event is a complete ("X") event for one
-//     kernel launch, and nothing else is, and no other track has X
-//     events: counting X events counts launches.
+//     are always written, tid 100 with --train;
+//   - on a GPU stream track every event is a complete ("X") event, back
+//     to back, and no other track has X events, so their durations add up
+//     to the report's time_s. An X event of category "kernel" is one
+//     kernel launch; the only others are an all-reduce under --gpus
+//     ("communication": a node's CommunicationS, cut from the end of its
+//     time, one event per node) and checkpointing's recompute under
+//     --train ("recompute": one event, as the report does not split it
+//     into launches), and under --train a kernel-less node's training
+//     forward work ("train-extra"), and under --runtime the device waiting
+//     on the host ("idle", see hostPipeline). Counting "kernel" X events
+//     counts launches.
+//
+// With --train the stream is the whole step (time_s is step_time_s):
+// the forward kernels (each node's training-only forward work,
+// Backward.ForwardExtraS, folded into its slices and shown in args), the
+// loss head cost/train.go assumes when the graph has none (one launch),
+// then the recompute, the loss head's backward (one launch), each node's
+// Backward.Launches in reverse node order named "<node> (backward)", and
+// the optimizer's OptimizerLaunches; phase slices on tid 100 enclose the
+// three phases. The kernel launches are then Totals.Launches (which
+// counts the forward only) + Σ Backward.Launches + OptimizerLaunches + the
+// loss head's two, and the loss events are drawn only when the phase
+// times exceed what the nodes carry.
 //
 // Timing follows the time model (cost/timemodel.go): a node's time is
 // max(compute, memory) + LaunchS, where LaunchS is its launches × the
@@ -125,6 +145,7 @@ type kernelArgs struct {
 	GapUS        float64  `json:"launch_gap_us"`
 	KernelUS     float64  `json:"kernel_us"`
 	NodeTimeUS   float64  `json:"node_time_us"`
+	TrainExtraUS float64  `json:"train_forward_extra_us,omitempty"`
 	Note         string   `json:"note,omitempty"`
 }
 
@@ -169,42 +190,212 @@ func appendPlanEvents(ev []traceEvent, pid int, r *report.Report, c Ceilings) []
 		traceEvent{Name: "thread_name", Ph: "M", Pid: pid, Tid: TraceGPU0GapsTID, Args: nameArg{"GPU 0 · stream 0 · launch gaps"}},
 		traceEvent{Name: "thread_sort_index", Ph: "M", Pid: pid, Tid: TraceGPU0GapsTID, Args: sortArg{TraceGPU0GapsTID}},
 	)
-	var t float64 // µs since the first launch: where the next slice starts
+	st := &stream{ev: ev, pid: pid}
+	tr := r.Totals.Train
+	if tr != nil {
+		ev = append(st.ev, traceEvent{Name: "thread_name", Ph: "M", Pid: pid, Tid: TracePhasesTID, Args: nameArg{"training step phases"}},
+			traceEvent{Name: "thread_sort_index", Ph: "M", Pid: pid, Tid: TracePhasesTID, Args: sortArg{TracePhasesTID}})
+		st.ev = ev
+	}
+	var host *hostPipeline
+	if rt := r.Runtime; rt != nil && rt.DispatchS > 0 && tr == nil {
+		host = &hostPipeline{dispatch: rt.DispatchS}
+		st.ev = append(st.ev, traceEvent{Name: "thread_name", Ph: "M", Pid: pid, Tid: TraceHostTID, Args: nameArg{"host · " + rt.Name + " dispatch"}},
+			traceEvent{Name: "thread_sort_index", Ph: "M", Pid: pid, Tid: TraceHostTID, Args: sortArg{TraceHostTID}})
+	}
+	phase := st.t
+	var fwd float64
 	for i := range r.Nodes {
 		n := &r.Nodes[i]
-		if n.TimeS <= 0 && n.Launches <= 0 {
+		extra := 0.0
+		if tr != nil && n.Backward != nil {
+			extra = n.Backward.ForwardExtraS
+		}
+		if n.TimeS <= 0 && n.Launches <= 0 && extra <= 0 {
 			continue // no kernel: a view, a constant, a folded op
 		}
-		k := traceLaunches(n)
-		slice := n.TimeS / float64(k)
-		gap := math.Min(n.LaunchS/float64(k), slice)
-		args := kernelArgs{
-			Node: n.Name, Op: ir.QualifiedOp(n.Domain, n.OpType), FusedFrom: nonNilStrings(n.FusedFrom),
-			Launches: n.Launches, FLOPs: n.FLOPs / float64(k), Bytes: (n.BytesRead + n.BytesWritten) / float64(k),
-			Bound: n.Bound, MemLevel: n.MemLevel, Precision: n.Precision,
-			RooflineFrac: rooflineFraction(n, c), GapUS: gap * 1e6, KernelUS: (slice - gap) * 1e6,
-			NodeTimeUS: n.TimeS * 1e6, Note: n.Note,
+		fwd += n.TimeS + extra
+		if n.TimeS <= 0 && n.Launches <= 0 {
+			// Training-only work on a node with no inference kernel
+			// (a Dropout): the report gives it no launch count.
+			st.lumped(nodeLabel(n)+" (training forward work)", "train-extra", extra)
+			continue
 		}
-		name := n.Name
-		if name == "" {
-			name = args.Op
+		if host != nil {
+			host.issue(st, n)
 		}
-		for j := 0; j < k; j++ {
-			a := args
-			a.Launch = fmt.Sprintf("%d/%d", j+1, k)
-			ts, next := t, t+slice*1e6
-			dur := abutting(ts, next)
-			ev = append(ev, traceEvent{Name: name, Cat: "kernel", Ph: "X", Ts: &ts, Dur: &dur, Pid: pid, Tid: TraceGPU0TID, Args: a})
-			if gap > 0 {
-				end := math.Min(ts+gap*1e6, next)
-				ev = append(ev,
-					traceEvent{Name: "launch gap", Cat: "launch", Ph: "B", Ts: &ts, Pid: pid, Tid: TraceGPU0GapsTID},
-					traceEvent{Name: "launch gap", Cat: "launch", Ph: "E", Ts: &end, Pid: pid, Tid: TraceGPU0GapsTID})
-			}
-			t = next
+		comm := math.Min(math.Max(n.CommunicationS, 0), n.TimeS)
+		st.node(n, n.Name, n.TimeS-comm+extra, n.Launches, n.LaunchS, c, extra)
+		if comm > 0 {
+			st.lumped("all-reduce ("+nodeLabel(n)+")", "communication", comm)
 		}
 	}
-	return ev
+	if tr == nil {
+		if host != nil {
+			st.wait("idle: waiting on the host (host-bound)", r.Totals.TimeS*1e6-st.t)
+		}
+		return st.ev
+	}
+	st.remainder("loss head (forward)", tr.ForwardTimeS-fwd, tr.StepTimeS)
+	st.phase("forward", phase)
+	phase = st.t
+	if tr.RecomputeTimeS > 0 {
+		st.lumped("recompute (activation checkpointing)", "recompute", tr.RecomputeTimeS)
+	}
+	var bwd float64
+	for i := range r.Nodes {
+		bwd += backwardTime(&r.Nodes[i])
+	}
+	st.remainder("loss head (backward)", tr.BackwardTimeS-bwd, tr.StepTimeS)
+	for i := len(r.Nodes) - 1; i >= 0; i-- {
+		n := &r.Nodes[i]
+		b := n.Backward
+		if b == nil || (b.TimeS <= 0 && b.Launches <= 0) {
+			continue
+		}
+		bn := *n
+		bn.FLOPs, bn.BytesRead, bn.BytesWritten, bn.Launches = b.FLOPs, b.BytesRead, b.BytesWritten, b.Launches
+		// The forward's bound and memory level do not describe the
+		// backward kernels; the roofline fraction uses this time.
+		bn.TimeS, bn.Bound, bn.MemLevel, bn.Note = b.TimeS, "", "", b.Note
+		st.node(&bn, nodeLabel(n)+" (backward)", b.TimeS, b.Launches, n.LaunchS*b.Launches/math.Max(n.Launches, 1), c, 0)
+	}
+	st.phase("backward", phase)
+	phase = st.t
+	if tr.OptimizerTimeS > 0 || tr.OptimizerLaunches > 0 {
+		opt := report.NodeCost{Name: "optimizer step", OpType: tr.Optimizer, Launches: tr.OptimizerLaunches, Bound: "memory", Note: "multi-tensor apply over every parameter"}
+		opt.FLOPs = tr.OptimizerFLOPs
+		st.node(&opt, "optimizer step ("+tr.Optimizer+")", tr.OptimizerTimeS, tr.OptimizerLaunches, 0, Ceilings{}, 0)
+	}
+	st.phase("optimizer", phase)
+	return st.ev
+}
+
+// hostPipeline replays the host/device pipeline of cost/runtime.go's
+// pipelineTime on the trace: the host issues each node's launches,
+// dispatch seconds each, drawn as one B/E slice per node on the host
+// track (B/E, so X events stay the stream's); a node's kernels start
+// when issued and when the previous node has finished, and the device's
+// wait for the host is drawn as an "idle" X event before it. When the
+// host's work per call exceeds the kernels' (HostBound), time_s is the
+// host's, and the rest of it is one closing "idle" event: the stream
+// still adds up to time_s.
+type hostPipeline struct {
+	dispatch, issued, finish float64 // seconds since the first issue
+}
+
+func (h *hostPipeline) issue(s *stream, n *report.NodeCost) {
+	l := n.Launches
+	if l <= 0 {
+		h.finish += n.TimeS
+		return
+	}
+	tau := n.TimeS / max(l, 1)
+	start, end := h.issued*1e6, (h.issued+l*h.dispatch)*1e6
+	s.ev = append(s.ev,
+		traceEvent{Name: "dispatch " + nodeLabel(n), Cat: "host", Ph: "B", Ts: &start, Pid: s.pid, Tid: TraceHostTID, Args: map[string]float64{"launches": l, "dispatch_us": h.dispatch * 1e6}},
+		traceEvent{Name: "dispatch " + nodeLabel(n), Cat: "host", Ph: "E", Ts: &end, Pid: s.pid, Tid: TraceHostTID})
+	finish := max(h.finish+n.TimeS, h.issued+h.dispatch+n.TimeS, h.issued+l*h.dispatch+tau)
+	s.wait("idle: waiting on the host's dispatch", (finish-h.finish-n.TimeS)*1e6)
+	h.finish = finish
+	h.issued += l * h.dispatch
+}
+
+// wait draws us microseconds of device idle time as an "idle" X event
+// (see hostPipeline); nothing below a femtosecond (float rounding).
+func (s *stream) wait(name string, us float64) {
+	if us <= 1e-9 {
+		return
+	}
+	s.lumped(name, "idle", us/1e6)
+}
+
+// nodeLabel is a node's name, or its op when it has none.
+func nodeLabel(n *report.NodeCost) string {
+	if n.Name != "" {
+		return n.Name
+	}
+	return ir.QualifiedOp(n.Domain, n.OpType)
+}
+
+// backwardTime is a node's backward kernels' time (0 without one).
+func backwardTime(n *report.NodeCost) float64 {
+	if n.Backward == nil {
+		return 0
+	}
+	return n.Backward.TimeS
+}
+
+// stream lays slices back to back on one process's GPU 0 stream: t is
+// where the next one starts, in µs since the first launch.
+type stream struct {
+	ev  []traceEvent
+	pid int
+	t   float64
+}
+
+// node draws k launch slices of timeS/k each for one node (see Trace);
+// extraS is training-only forward work folded into the node's slices.
+func (s *stream) node(n *report.NodeCost, name string, timeS, launches, launchS float64, c Ceilings, extraS float64) {
+	k := traceLaunchCount(launches)
+	slice := timeS / float64(k)
+	gap := math.Min(launchS/float64(k), slice)
+	args := kernelArgs{
+		Node: n.Name, Op: ir.QualifiedOp(n.Domain, n.OpType), FusedFrom: nonNilStrings(n.FusedFrom),
+		Launches: launches, FLOPs: n.FLOPs / float64(k), Bytes: (n.BytesRead + n.BytesWritten) / float64(k),
+		Bound: n.Bound, MemLevel: n.MemLevel, Precision: n.Precision,
+		RooflineFrac: rooflineFraction(n, c), GapUS: gap * 1e6, KernelUS: (slice - gap) * 1e6,
+		NodeTimeUS: timeS * 1e6, TrainExtraUS: extraS * 1e6, Note: n.Note,
+	}
+	if name == "" {
+		name = args.Op
+	}
+	for j := 0; j < k; j++ {
+		a := args
+		a.Launch = fmt.Sprintf("%d/%d", j+1, k)
+		ts, next := s.t, s.t+slice*1e6
+		dur := abutting(ts, next)
+		s.ev = append(s.ev, traceEvent{Name: name, Cat: "kernel", Ph: "X", Ts: &ts, Dur: &dur, Pid: s.pid, Tid: TraceGPU0TID, Args: a})
+		if gap > 0 {
+			end := math.Min(ts+gap*1e6, next)
+			s.ev = append(s.ev,
+				traceEvent{Name: "launch gap", Cat: "launch", Ph: "B", Ts: &ts, Pid: s.pid, Tid: TraceGPU0GapsTID},
+				traceEvent{Name: "launch gap", Cat: "launch", Ph: "E", Ts: &end, Pid: s.pid, Tid: TraceGPU0GapsTID})
+		}
+		s.t = next
+	}
+}
+
+// remainder draws a phase's time that no node carries (the loss head
+// cost/train.go adds when the graph has none: one kernel each way) as
+// one launch, so the slices still add up to the step; a remainder that is
+// only float rounding (below 1e-12 of the step) is not drawn.
+func (s *stream) remainder(name string, timeS, stepS float64) {
+	if timeS <= 1e-12*stepS {
+		return
+	}
+	n := report.NodeCost{Name: name, OpType: "loss", Launches: 1, Note: "not a graph node: the assumed softmax cross-entropy loss"}
+	s.node(&n, name, timeS, 1, 0, Ceilings{}, 0)
+}
+
+// lumped draws time the report does not split into launches as one
+// event of category cat (not "kernel"): it counts in the time, not as a
+// launch.
+func (s *stream) lumped(name, cat string, timeS float64) {
+	ts, next := s.t, s.t+timeS*1e6
+	dur := abutting(ts, next)
+	s.ev = append(s.ev, traceEvent{Name: name, Cat: cat, Ph: "X", Ts: &ts, Dur: &dur, Pid: s.pid, Tid: TraceGPU0TID,
+		Args: map[string]float64{"time_us": timeS * 1e6}})
+	s.t = next
+}
+
+// phase draws a training phase from start to now on the phase track as a
+// B/E slice (not X: X events are the stream's alone).
+func (s *stream) phase(name string, start float64) {
+	st, end := start, s.t
+	s.ev = append(s.ev,
+		traceEvent{Name: name, Cat: "phase", Ph: "B", Ts: &st, Pid: s.pid, Tid: TracePhasesTID},
+		traceEvent{Name: name, Cat: "phase", Ph: "E", Ts: &end, Pid: s.pid, Tid: TracePhasesTID})
 }
 
 // abutting is the duration of a slice from ts to next such that ts+dur,
@@ -219,9 +410,10 @@ func abutting(ts, next float64) float64 {
 	return dur
 }
 
-// traceLaunches is how many kernel events a node gets (see Trace).
-func traceLaunches(n *report.NodeCost) int {
-	k := math.Round(n.Launches)
+// traceLaunchCount is how many kernel events a node with this many
+// launches gets (see Trace).
+func traceLaunchCount(launches float64) int {
+	k := math.Round(launches)
 	switch {
 	case k < 1 || math.IsNaN(k):
 		return 1
@@ -260,6 +452,12 @@ type TraceSummary struct {
 	IdleUS      float64
 	EndUS       float64
 	LaunchGapUS float64
+	// Lumped counts the stream's X events that are not one kernel launch
+	// (category "communication", "recompute" or "train-extra", see Trace);
+	// Kernels counts the "kernel" ones, Waits the "idle" ones (the
+	// device waiting on the host under --runtime). BusyUS covers all.
+	Lumped int
+	Waits  int
 }
 
 // SummarizeTrace reads a trace written by Trace back as a viewer would,
@@ -272,6 +470,7 @@ func SummarizeTrace(data []byte) ([]TraceSummary, error) {
 	var doc struct {
 		TraceEvents []struct {
 			Name string   `json:"name"`
+			Cat  string   `json:"cat"`
 			Ph   string   `json:"ph"`
 			Ts   *float64 `json:"ts"`
 			Dur  *float64 `json:"dur"`
@@ -331,7 +530,14 @@ func SummarizeTrace(data []byte) ([]TraceSummary, error) {
 			if *e.Ts < s.EndUS-1e-9*math.Max(1, s.EndUS) {
 				return nil, fmt.Errorf("trace: kernel %d (%s) at %v µs starts before the previous one ends (%v µs)", i, e.Name, *e.Ts, s.EndUS)
 			}
-			s.Kernels++
+			switch e.Cat {
+			case "idle":
+				s.Waits++
+			case "communication", "recompute", "train-extra":
+				s.Lumped++
+			default: // "kernel", or a writer that names no category
+				s.Kernels++
+			}
 			s.IdleUS += *e.Ts - s.EndUS
 			s.BusyUS += *e.Dur
 			s.EndUS = *e.Ts + *e.Dur

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
@@ -301,4 +302,99 @@ func TestTraceSlicesNeverOverlap(t *testing.T) {
 		end = *e.Ts + *e.Dur
 	}
 	checkTrace(t, data, []*report.Report{r})
+}
+
+// TestTraceTrainStep: under --train the stream is the whole step, in the
+// documented order, one X per launch, adding up to step_time_s.
+func TestTraceTrainStep(t *testing.T) {
+	r := multiLaunchReport()
+	var fwd, bwd, bwdLaunches float64
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		n.Backward = &report.Backward{TimeS: 2 * n.TimeS, Launches: 2, ForwardExtraS: 1e-7}
+		fwd += n.TimeS + 1e-7
+		bwd += 2 * n.TimeS
+		bwdLaunches += 2
+	}
+	loss := 3e-6
+	tr := &report.Train{Optimizer: "adam", ForwardTimeS: fwd + loss, BackwardTimeS: bwd + loss, OptimizerTimeS: 5e-6, OptimizerLaunches: 3}
+	tr.StepTimeS = tr.ForwardTimeS + tr.BackwardTimeS + tr.OptimizerTimeS
+	r.Totals.Train, r.Totals.TimeS = tr, tr.StepTimeS
+	data, err := Trace([]*report.Report{r}, Ceilings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, err := SummarizeTrace(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sums[0]
+	// The kernel-less Reshape's training forward work is the one lumped
+	// event; the loss head adds a launch each way.
+	if want := r.Totals.Launches + bwdLaunches + 3 + 2; float64(s.Kernels) != want || s.Lumped != 1 || s.Waits != 0 {
+		t.Errorf("%d kernels (+%d lumped, %d waits), want %v", s.Kernels, s.Lumped, s.Waits, want)
+	}
+	if want := tr.StepTimeS * 1e6; math.Abs(s.BusyUS-want) > 1e-9*want || s.IdleUS > 1e-9*want {
+		t.Errorf("busy %v µs idle %v, want %v", s.BusyUS, s.IdleUS, want)
+	}
+	var parsed parsedTrace
+	if err := json.Unmarshal(data, &parsed); err != nil {
+		t.Fatal(err)
+	}
+	var order, phases []string
+	for _, e := range parsed.TraceEvents {
+		if e.Ph == "X" && (len(order) == 0 || order[len(order)-1] != e.Name) {
+			order = append(order, e.Name)
+		}
+		if e.Ph == "B" && *e.Tid == TracePhasesTID {
+			phases = append(phases, e.Name)
+		}
+	}
+	last := r.Nodes[len(r.Nodes)-1].Name
+	want := append(append([]string{}, nodeNames(r)...), "loss head (forward)", "loss head (backward)", last+" (backward)")
+	if len(order) < len(want) || strings.Join(order[:len(want)], "|") != strings.Join(want, "|") || order[len(order)-1] != "optimizer step (adam)" {
+		t.Errorf("stream order %q, want it to start %q and end with the optimizer", order, want)
+	}
+	if strings.Join(phases, ",") != "forward,backward,optimizer" {
+		t.Errorf("phases %q", phases)
+	}
+}
+
+func nodeNames(r *report.Report) []string {
+	var out []string
+	for _, n := range r.Nodes {
+		if n.TimeS <= 0 && n.Launches <= 0 {
+			n.Name += " (training forward work)"
+		}
+		out = append(out, n.Name)
+	}
+	return out
+}
+
+// TestTraceHostBound: a host-bound --runtime report draws a host track
+// and an idle event closing the stream at time_s.
+func TestTraceHostBound(t *testing.T) {
+	r := multiLaunchReport()
+	dev := r.Totals.TimeS
+	r.Runtime = &report.Runtime{Name: "pytorch", DispatchS: 1e-4, CallS: 1e-5, HostBound: true}
+	r.Runtime.HostS = r.Runtime.CallS + r.Totals.Launches*r.Runtime.DispatchS
+	r.Totals.TimeS = r.Runtime.HostS
+	data, err := Trace([]*report.Report{r}, Ceilings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, err := SummarizeTrace(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sums[0]
+	if float64(s.Kernels) != r.Totals.Launches || s.Waits < 2 {
+		t.Errorf("%d kernels, %d waits; want %v kernels and waits", s.Kernels, s.Waits, r.Totals.Launches)
+	}
+	if want := r.Totals.TimeS * 1e6; math.Abs(s.BusyUS-want) > 1e-9*want || s.IdleUS > 1e-9*want || dev >= r.Totals.TimeS {
+		t.Errorf("busy %v µs idle %v, want %v", s.BusyUS, s.IdleUS, want)
+	}
+	if !strings.Contains(string(data), `"name":"dispatch `) || !strings.Contains(string(data), "(host-bound)") {
+		t.Error("no host dispatch slices or closing idle event")
+	}
 }
