@@ -141,12 +141,16 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	}
 	t.PeakActivationBytes = gc.peakAct
 	t.PeakMemoryBytes = gc.peakAct + t.ParamBytes
+	// The runtime profile prices one inference call (host dispatch, per-call
+	// overhead); a training step then replaces time_s with the step, whose
+	// kernels are priced on the device alone (host dispatch under training
+	// is not modelled yet).
+	applyRuntime(rep, gpu, rt)
 	if opt.Train != nil {
 		if err := a.train(g, rep, gc); err != nil {
 			return nil, err
 		}
 	}
-	applyRuntime(rep, gpu, rt)
 	if a.overCap > 0 {
 		a.warnf("power cap %g W: %d kernel(s) draw more than the cap even at the lowest SM clock (%.0f MHz); their power is reported above the cap", opt.Power.CapW, a.overCap, perf.MinClockMHz(gpu))
 	}

@@ -57,3 +57,20 @@ func TestTrainBadOptimizer(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
+
+// TestTrainStepUnderRuntime: with a runtime profile, time_s is still the
+// training step (the profile's per-call pricing once overwrote it with the
+// forward pass's).
+func TestTrainStepUnderRuntime(t *testing.T) {
+	code, out, errs := runCLI(t, "report", "zoo:resnet18", "--gpu", "A100-SXM4-40GB", "--train", "--runtime", "pytorch", "--batch", "8", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var r report.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Totals.Train == nil || r.Totals.TimeS != r.Totals.Train.StepTimeS {
+		t.Fatalf("time_s %v is not the step's %+v", r.Totals.TimeS, r.Totals.Train)
+	}
+}
