@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // runEnergyJSON runs `energy --format json` and decodes it.
@@ -37,14 +35,7 @@ func TestEnergyJSONSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(data, &s); err != nil {
-		t.Fatal(err)
-	}
-	rs, err := s.Resolve(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs := resolveSchema(t, data)
 	for _, args := range [][]string{
 		{"zoo:alexnet", "--gpu", "V100"},
 		{fixture(t, "lstm_ptb_dyn.onnx"), "--gpu", "T4", "--sm-clock", "600..1500:300"},

@@ -131,10 +131,7 @@ onnxcost.
 		},
 	}
 	c.Flags().StringVar(&f.gpus, "gpu", "", "GPUs to compare: all, or names comma-separated; required")
-	c.Flags().StringVar(&f.gpuFile, "gpu-file", "", "YAML or JSON file with your own GPU specs")
-	c.Flags().StringVar(&f.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8 (default: the model's own)")
-	c.Flags().StringVar(&f.plan, "plan", "fused", "execution plan to cost: fused|unfused")
-	c.Flags().StringVar(&f.inputData, "input-data", "", "bind graph inputs to the tensors in `DIR`/input_<i>.pb")
+	f.addCostFlags(c)
 	c.Flags().Int64Var(&batch, "batch", 0, "bind the leading symbolic dim of every graph input to `N`")
 	c.Flags().StringArrayVar(&f.dims, "dim", nil, "bind a symbolic dim: `NAME=VALUE` (repeatable)")
 	c.Flags().StringArrayVar(&prices, "price", nil, "price of a GPU: `GPU=USD_PER_HOUR` (repeatable)")

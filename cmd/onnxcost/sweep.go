@@ -96,6 +96,15 @@ type sweepFlags struct {
 	trainFlags
 }
 
+// addCostFlags declares the cost settings sweep and gpus compare share
+// (every GPU in the list is costed with them).
+func (f *sweepFlags) addCostFlags(c *cobra.Command) {
+	c.Flags().StringVar(&f.gpuFile, "gpu-file", "", "YAML or JSON file with your own GPU specs")
+	c.Flags().StringVar(&f.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8 (default: the model's own)")
+	c.Flags().StringVar(&f.plan, "plan", "fused", "execution plan to cost: fused|unfused")
+	c.Flags().StringVar(&f.inputData, "input-data", "", "bind graph inputs to the tensors in `DIR`/input_<i>.pb")
+}
+
 // axis is one swept dimension: a zoo parameter, a symbol or the batch.
 type axis struct {
 	name   string
@@ -168,10 +177,7 @@ memory limit.
 		},
 	}
 	c.Flags().StringVar(&f.gpus, "gpu", "", "target GPUs, comma-separated (see 'onnxcost gpus'); required")
-	c.Flags().StringVar(&f.gpuFile, "gpu-file", "", "YAML or JSON file with your own GPU specs")
-	c.Flags().StringVar(&f.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8 (default: the model's own)")
-	c.Flags().StringVar(&f.plan, "plan", "fused", "execution plan to cost: fused|unfused")
-	c.Flags().StringVar(&f.inputData, "input-data", "", "bind graph inputs to the tensors in `DIR`/input_<i>.pb")
+	f.addCostFlags(c)
 	c.Flags().StringVar(&f.batch, "batch", "", "batch sizes: `LIST` (1,8,32 or 1..256 in powers of two); default 1")
 	c.Flags().StringArrayVar(&f.dims, "dim", nil, "sweep or bind a symbol: `NAME=LIST` (repeatable)")
 	c.Flags().StringArrayVar(&f.params, "param", nil, "sweep a zoo parameter: `K=LIST`, or K=OTHER to tie it to another (repeatable)")

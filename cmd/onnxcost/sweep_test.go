@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // sweepOut runs `sweep ... --format json` and decodes it.
@@ -137,14 +135,7 @@ func TestSweepJSONSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(data, &s); err != nil {
-		t.Fatal(err)
-	}
-	rs, err := s.Resolve(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs := resolveSchema(t, data)
 	for _, args := range [][]string{
 		{"zoo:alexnet", "--gpu", "V100,P4", "--batch", "1,4", "--find-max-batch"},
 		{"zoo:lstm-ptb", "--gpu", "V100", "--param", "hidden=128,256,512", "--param", "embed=hidden", "--fit", "quadratic"},
