@@ -42,7 +42,8 @@ type energyJSON struct {
 
 // energyRow is one power cap or SM clock lock. SMClockMHz is the lock for
 // a clock sweep, and under a power cap the SM clock averaged over the
-// model's kernel time (each kernel settles at its own clock).
+// model's kernel time (each kernel settles at its own clock; under --train
+// over the forward's kernels, the nodes that carry a clock).
 type energyRow struct {
 	PowerCapW  float64 `json:"power_cap_w"`
 	SMClockMHz float64 `json:"sm_clock_mhz"`
@@ -408,6 +409,9 @@ func writeEnergyText(w io.Writer, res *energyJSON) error {
 		fmt.Fprintf(w, "  %s\n", res.optimalMark(r))
 	}
 	how := "Under a cap each kernel runs at the highest SM clock its own power fits (sm clock: time-weighted mean)."
+	if res.Train != nil {
+		how = "Under a cap each kernel (forward, backward, optimizer) runs at the highest SM clock its own power fits (sm clock: time-weighted mean over the forward's kernels)."
+	}
 	if res.mode == "sm_clock" {
 		how = "The SM clock is locked at most at the value given; the power limit stays at TDP."
 	}
