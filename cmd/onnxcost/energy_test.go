@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/onnxcost/onnxcost/hwdb"
 )
 
 // runEnergyJSON runs `energy --format json` and decodes it.
@@ -273,5 +275,26 @@ func TestEnergyDeterministic(t *testing.T) {
 	}
 	if !strings.Contains(outs[0], "min-energy") || !strings.Contains(outs[0], "min-EDP") {
 		t.Errorf("no optimal marks in:\n%s", outs[0])
+	}
+}
+
+// TestEnergyWholeLimitRange: every GPU whose power-limit range is on
+// record sweeps from its minimum limit (the loader keeps idle below it), so
+// no default cap is skipped; the A40's 100 W floor is reachable.
+func TestEnergyWholeLimitRange(t *testing.T) {
+	for _, g := range []string{"A40", "T4", "L4", "RTX-A6000", "P100-PCIe-16GB"} {
+		res, _ := runEnergyJSON(t, "zoo:alexnet", "--gpu", g, "--batch", "8")
+		for _, w := range res.Warnings {
+			if strings.Contains(w, "skipped") || strings.Contains(w, "no minimum power limit") {
+				t.Errorf("%s: %s", g, w)
+			}
+		}
+		gpu, err := hwdb.Lookup(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lo := res.Rows[0].PowerCapW; !(gpu.MinPowerW > 0) || lo != gpu.MinPowerW {
+			t.Errorf("%s: sweep starts at %g W, want the minimum limit %g W", g, lo, gpu.MinPowerW)
+		}
 	}
 }
