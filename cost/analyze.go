@@ -125,11 +125,7 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	}
 	t := &rep.Totals
 	t.Counts, t.Launches = gc.est.Counts, gc.est.Launches
-	t.TimeS, t.EnergyJ = gc.agg.TimeS, gc.agg.EnergyJ
-	if t.TimeS > 0 {
-		t.AvgPowerW = t.EnergyJ / t.TimeS
-	}
-	t.EDPJS = t.EnergyJ * t.TimeS
+	setTimeEnergy(t, gc.agg.TimeS, gc.agg.EnergyJ)
 	t.PowerCapW, t.SMClockCapMHz = opt.Power.CapW, opt.Power.SMClockMHz
 	if t.TimeS > 0 {
 		t.GEMMConvTimeShare = gc.agg.GEMMTimeS / t.TimeS

@@ -87,7 +87,8 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 		var b report.Backward
 		var names []string
 		for _, k := range p.Kernels {
-			kt := a.priceBackward(n, k)
+			kt, ke := a.priceBackward(n, k)
+			b.EnergyJ += ke
 			b.FLOPs += k.FLOPs
 			b.BytesRead += k.BytesRead
 			b.BytesWritten += k.BytesWritten
@@ -96,7 +97,9 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 			names = append(names, k.Name)
 		}
 		for _, k := range p.Forward {
-			b.ForwardExtraS += a.priceBackward(n, k)
+			kt, ke := a.priceBackward(n, k)
+			b.ForwardExtraS += kt
+			b.ForwardExtraJ += ke
 		}
 		b.SavedBytes = p.SavedExtra
 		b.Kernels = strings.Join(names, "+")
@@ -107,8 +110,11 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 		tr.BackwardFLOPs += b.FLOPs
 		tr.BackwardTimeS += b.TimeS
 		tr.ForwardTimeS += b.ForwardExtraS
+		tr.BackwardEnergyJ += b.EnergyJ
+		tr.ForwardEnergyJ += b.ForwardExtraJ
 	}
 	tr.ForwardTimeS += gc.agg.TimeS
+	tr.ForwardEnergyJ += gc.agg.EnergyJ
 	tr.ForwardFLOPs = gc.est.FLOPs
 
 	// The loss head.
@@ -117,9 +123,13 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 			n := c.Numel(y)
 			fwd := bwKernel{Name: "xent-fwd", Class: perf.ClassReduction, FLOPs: 5 * n, BytesRead: c.Bytes(y), BytesWritten: c.Bytes(y) / max(n, 1), Launches: 1}
 			bwd := bwKernel{Name: "xent-bwd", Class: perf.ClassElementwise, FLOPs: 3 * n, BytesRead: c.Bytes(y), BytesWritten: c.Bytes(y), Launches: 1}
-			tr.ForwardTimeS += a.priceBackward(nil, fwd)
+			ft, fe := a.priceBackward(nil, fwd)
+			tr.ForwardTimeS += ft
+			tr.ForwardEnergyJ += fe
 			tr.ForwardFLOPs += fwd.FLOPs
-			tr.BackwardTimeS += a.priceBackward(nil, bwd)
+			bt, be := a.priceBackward(nil, bwd)
+			tr.BackwardTimeS += bt
+			tr.BackwardEnergyJ += be
 			tr.BackwardFLOPs += bwd.FLOPs
 			tr.Notes = append(tr.Notes, fmt.Sprintf("the graph has no loss: a softmax cross-entropy loss on output %q is assumed (forward and backward counted)", y.Name))
 		}
@@ -128,6 +138,7 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 	// The optimizer step.
 	os := a.optimizerStep(opt, trainable, mixed)
 	tr.OptimizerFLOPs, tr.OptimizerTimeS, tr.OptimizerLaunches = os.flops, os.timeS, os.launches
+	tr.OptimizerEnergyJ = os.energyJ
 	tr.Notes = append(tr.Notes, os.note)
 	// Recomputation: every checkpointed segment's forward runs again.
 	ck := newCheckpointing(a.opt.Train.Checkpoint, len(g.Nodes))
@@ -142,14 +153,17 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 		for i := range g.Nodes {
 			if ck.recomputed(i) {
 				tr.RecomputeTimeS += rep.Nodes[i].TimeS
+				tr.RecomputeEnergyJ += rep.Nodes[i].EnergyJ
 				if b := rep.Nodes[i].Backward; b != nil {
 					tr.RecomputeTimeS += b.ForwardExtraS
+					tr.RecomputeEnergyJ += b.ForwardExtraJ
 				}
 			}
 		}
 		tr.Notes = append(tr.Notes, fmt.Sprintf("activation checkpointing (sqrt): segments of %d nodes; all but the last re-run their forward in backward", ck.size))
 	}
 	tr.StepTimeS = tr.ForwardTimeS + tr.RecomputeTimeS + tr.BackwardTimeS + tr.OptimizerTimeS
+	tr.StepEnergyJ = tr.ForwardEnergyJ + tr.RecomputeEnergyJ + tr.BackwardEnergyJ + tr.OptimizerEnergyJ
 
 	// Memory.
 	mem, err := a.trainMemory(g, plans, trainable, need, opt, mixed, ck)
@@ -179,7 +193,7 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 
 	t := &rep.Totals
 	t.Train = tr
-	t.TimeS = tr.StepTimeS
+	setTimeEnergy(t, tr.StepTimeS, tr.StepEnergyJ)
 	t.PeakMemoryBytes = mem.PeakBytes
 	return nil
 }
@@ -194,8 +208,9 @@ func runBackward(r BackwardRule, b *bwCtx) (p backwardPlan, err error) {
 	return r(b), nil
 }
 
-// priceBackward times one kernel with the forward's kernel model.
-func (a *analyzer) priceBackward(n *ir.Node, k bwKernel) float64 {
+// priceBackward times one kernel with the forward's kernel model and
+// returns its time and energy (stepKernel).
+func (a *analyzer) priceBackward(n *ir.Node, k bwKernel) (timeS, energyJ float64) {
 	var prec hwdb.Precision
 	if n != nil {
 		prec = a.precisionFor(n, k.Class)
@@ -216,9 +231,7 @@ func (a *analyzer) priceBackward(n *ir.Node, k bwKernel) float64 {
 	if k.Class == perf.ClassRNN {
 		pk.Launches = 1
 	}
-	kt := perf.EstimateKernel(a.gpu, pk, perf.PlanOptions())
-	t, _ := clean(kt.TimeS)
-	return t
+	return a.stepKernel(pk)
 }
 
 // trainableParams are the floating-point weights the rules read, in first

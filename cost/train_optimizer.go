@@ -94,6 +94,7 @@ func (o optimizer) stateElems(v *ir.Value, numel float64) float64 {
 // optStep is the priced optimizer update.
 type optStep struct {
 	flops, timeS, launches float64
+	energyJ                float64
 	stateBytes             float64
 	note                   string
 }
@@ -132,9 +133,8 @@ func (a *analyzer) optimizerStep(o optimizer, params []*ir.Value, mixed bool) op
 	depth = min(max(depth, 1), len(maxTensorsPerLaunch))
 	s.launches = math.Max(math.Ceil(float64(len(params))/maxTensorsPerLaunch[depth-1]), math.Ceil(elems/multiTensorLaunchElems))
 	prec := perf.ResolvePrecision(a.gpu, perf.WantedPrecision("fp32", perf.ClassElementwise))
-	kt := perf.EstimateKernel(a.gpu, perf.Kernel{Class: perf.ClassElementwise, FLOPs: s.flops, Bytes: bytes,
-		Precision: prec, WorkingSet: bytes, Launches: s.launches}, perf.PlanOptions())
-	s.timeS = finite(kt.TimeS)
+	s.timeS, s.energyJ = a.stepKernel(perf.Kernel{Class: perf.ClassElementwise, FLOPs: s.flops, Bytes: bytes,
+		Precision: prec, WorkingSet: bytes, Launches: s.launches})
 	s.note = fmt.Sprintf("optimizer %s: %.0f FLOPs and %.0f bytes per parameter element, multi-tensor apply (PyTorch foreach): %.0f launches for %d parameter tensors",
 		o.name, o.flops, bytes/math.Max(elems, 1), s.launches, len(params))
 	return s

@@ -380,6 +380,7 @@ func TestLoadFileErrors(t *testing.T) {
 		{"alias is a name", "- name: X\n" + valid + "  aliases: [t4]\n", `alias "t4" of X is the name of GPU T4`},
 		{"min power above max", "- name: X\n" + valid + "  min_power_w: 40\n  max_power_w: 35\n", "min power limit 40 W above max power limit 35 W"},
 		{"min power above tdp", "- name: X\n" + valid + "  min_power_w: 40\n", "min power limit 40 W above the default limit (TDP) 30 W"},
+		{"idle at min power", "- name: X\n" + valid + "  idle_w: 20\n  min_power_w: 20\n", "idle power 20 W not below the min power limit 20 W"},
 		{"max power below tdp", "- name: X\n" + valid + "  max_power_w: 20\n", ":12: X: max power limit 20 W below the default limit (TDP) 30 W"},
 		{"min clock above boost", "- name: X\n" + valid + "  min_sm_clock_mhz: 1200\n", "min SM clock 1200 MHz above"},
 		{"pcie both directions", "- name: X\n" + valid + "  pcie_gen: 4\n  pcie_gbps: 64\n", "PCIe bandwidth 64 GB/s exceeds one direction of PCIe gen 4"},
@@ -514,13 +515,16 @@ func TestInterconnectAndPowerFigures(t *testing.T) {
 	}{
 		{"A100-SXM4-80GB", 300, 31.51, 100, 400},
 		{"A100-SXM4-40GB", 300, 31.51, 100, 400},
-		{"A100-PCIe-80GB", 0, 31.51, 0, 0},
-		{"H100-SXM5-80GB", 450, 63.02, 0, 700},
-		{"H200-SXM-141GB", 450, 63.02, 0, 700},
+		{"A100-PCIe-80GB", 0, 31.51, 150, 300},
+		{"H100-SXM5-80GB", 450, 63.02, 200, 700},
+		{"H200-SXM-141GB", 450, 63.02, 200, 700},
 		{"V100-SXM2-32GB", 150, 15.76, 150, 300},
 		{"B200", 900, 0, 0, 0},
 		{"A40", 56.25, 31.51, 100, 300},
-		{"L40S", 0, 31.51, 0, 0},
+		{"L40S", 0, 31.51, 100, 350},
+		{"T4", 0, 15.76, 60, 70},
+		{"L4", 0, 31.51, 40, 72},
+		{"RTX-A6000", 56.25, 31.51, 100, 300},
 	}
 	for _, c := range cases {
 		g := mustGPU(t, c.gpu)

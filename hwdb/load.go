@@ -701,7 +701,7 @@ func validate(g *GPU, e *entry, opt parseOptions, el *errList) {
 
 // validatePowerClocks checks the power-limit range against the default
 // limit (TDP) and the clock range against the rated clocks:
-// min power ≤ TDP ≤ max power, min SM clock ≤ base ≤ boost, and a
+// idle < min power ≤ TDP ≤ max power, min SM clock ≤ base ≤ boost, and a
 // sustained clock inside the range.
 func validatePowerClocks(g *GPU, e *entry, el *errList) {
 	if g.MinPowerW > 0 && g.MinPowerW > g.TDPWatts && g.TDPWatts > 0 {
@@ -712,6 +712,15 @@ func validatePowerClocks(g *GPU, e *entry, el *errList) {
 	}
 	if g.MinPowerW > 0 && g.MaxPowerW > 0 && g.MinPowerW > g.MaxPowerW {
 		el.add(e.set["min_power_w"], "%s: min power limit %g W above max power limit %g W", g.Name, g.MinPowerW, g.MaxPowerW)
+	}
+	// idle_w is the draw between kernels of a running job, and the power
+	// model holds it fixed under a cap (cost/perf/power.go): a cap at or
+	// below it cannot be met. The driver can hold the board at its minimum
+	// limit, so an idle figure at or above that limit is a reading of
+	// something else (a busy process, clocks the limit would lower) and
+	// would put part of the GPU's own limit range out of reach.
+	if g.MinPowerW > 0 && g.IdleWatts >= g.MinPowerW {
+		el.add(e.set["idle_w"], "%s: idle power %g W not below the min power limit %g W (idle_w is the draw between kernels, which every settable limit must exceed)", g.Name, g.IdleWatts, g.MinPowerW)
 	}
 	if g.MinSMClockMHz > 0 {
 		if floor := max(g.BaseClockMHz, g.SustainedClockMHz); g.MinSMClockMHz > g.BoostClockMHz || (floor > 0 && g.MinSMClockMHz > floor) {

@@ -23,10 +23,15 @@ func init() { register(newEnergyCmd) }
 // (cmd/onnxcost/energy.schema.json).
 type energyJSON struct {
 	report.Header
-	Model    string           `json:"model"`
-	GPU      string           `json:"gpu"`
-	DType    string           `json:"dtype"`
-	Plan     string           `json:"plan"`
+	Model string `json:"model"`
+	GPU   string `json:"gpu"`
+	DType string `json:"dtype"`
+	Plan  string `json:"plan"`
+	// Unit is what a row's time and energy are: "inference" (one run of
+	// the model) or "training step" (--train: forward, loss, backward,
+	// optimizer); the epoch_* fields then price --samples samples.
+	Unit     string           `json:"unit"`
+	Train    *energyTrain     `json:"train,omitempty"`
 	Rows     []energyRow      `json:"rows"`
 	Optimal  energyOptimal    `json:"optimal"`
 	Warnings []string         `json:"warnings"`
@@ -37,7 +42,8 @@ type energyJSON struct {
 
 // energyRow is one power cap or SM clock lock. SMClockMHz is the lock for
 // a clock sweep, and under a power cap the SM clock averaged over the
-// model's kernel time (each kernel settles at its own clock).
+// model's kernel time (each kernel settles at its own clock; under --train
+// over the forward's kernels, the nodes that carry a clock).
 type energyRow struct {
 	PowerCapW  float64 `json:"power_cap_w"`
 	SMClockMHz float64 `json:"sm_clock_mhz"`
@@ -45,6 +51,22 @@ type energyRow struct {
 	EnergyJ    float64 `json:"energy_j"`
 	AvgPowerW  float64 `json:"avg_power_w"`
 	EDPJS      float64 `json:"edp_js"`
+	// The epoch (--samples with --train): steps_per_epoch × the step's
+	// time and energy, and their product. The optimal rows are the same
+	// for steps and epochs: both scale by constants.
+	EpochTimeS   float64 `json:"epoch_time_s,omitempty"`
+	EpochEnergyJ float64 `json:"epoch_energy_j,omitempty"`
+	EpochEDPJS   float64 `json:"epoch_edp_js,omitempty"`
+}
+
+// energyTrain says which training step the rows price (--train).
+type energyTrain struct {
+	Optimizer  string `json:"optimizer"`
+	Checkpoint string `json:"checkpoint"`
+	// Samples, SamplesPerStep and StepsPerEpoch are set with --samples.
+	Samples        int64 `json:"samples,omitempty"`
+	SamplesPerStep int64 `json:"samples_per_step,omitempty"`
+	StepsPerEpoch  int64 `json:"steps_per_epoch,omitempty"`
 }
 
 // energySetting names one row's setting.
@@ -75,9 +97,11 @@ func newEnergyCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "energy MODEL --gpu NAME [--power-cap LIST | --sm-clock LIST]",
 		Short: "Time, power, energy-to-solution and energy-delay product across power caps or SM clocks",
 		Long: `energy costs the model once per power cap (nvidia-smi -pl) or SM clock
-lock (nvidia-smi -lgc) and prints, per setting, the time of one inference,
-the average board power, the energy to solution and the energy-delay
-product (energy × time). The rows of least energy and least EDP are marked.
+lock (nvidia-smi -lgc) and prints, per setting, the time of one inference
+(with --train: of one training step), the average board power, the energy
+to solution and the energy-delay product (energy × time). The rows of least
+energy and least EDP are marked. With --train --samples N each row also
+prices an epoch of N samples: ceil(N / batch) steps.
 
 Under a cap every kernel settles at the highest SM clock at which its own
 modelled power fits: compute-bound kernels slow about as 1/clock,
@@ -89,7 +113,8 @@ By default the caps run from the GPU's minimum power limit to its TDP in
 25 W steps.
 
   onnxcost energy zoo:resnet50 --gpu V100 --batch 64 -o r50-energy.svg
-  onnxcost energy zoo:lstm-ptb --gpu V100 --sm-clock 600..1530:100 --format csv`,
+  onnxcost energy zoo:lstm-ptb --gpu V100 --sm-clock 600..1530:100 --format csv
+  onnxcost energy zoo:resnet50 --gpu V100 --batch 64 --train --samples 1281167`,
 		Args: exactArgs(1, "MODEL"),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := checkFormat(format, "text", "json", "csv"); err != nil {
@@ -124,6 +149,7 @@ By default the caps run from the GPU's minimum power limit to its TDP in
 		},
 	}
 	f.addBase(c)
+	f.addSamples(c)
 	c.Flags().StringVar(&caps, "power-cap", "", "power caps in watts: `LIST` (150,200,250 or 150..300:25); default: the GPU's minimum power limit to its TDP in 25 W steps")
 	c.Flags().StringVar(&clocks, "sm-clock", "", "SM clock locks in MHz instead of caps: `LIST` (600,900,1200 or 600..1500:100)")
 	c.Flags().StringVar(&format, "format", "text", "output format: text|json|csv")
@@ -224,7 +250,7 @@ func (f *costFlags) powerControl() perf.PowerControl {
 
 // runEnergy loads and plans the model once, then costs it per setting.
 func runEnergy(path string, f *costFlags, caps, clocks string) (*energyJSON, error) {
-	_, l, err := estimate(path, f)
+	r0, l, opt, err := estimateWith(path, f)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +261,14 @@ func runEnergy(path string, f *costFlags, caps, clocks string) (*energyJSON, err
 	if !(g.TDPWatts > 0) {
 		return nil, usageErr("GPU %s has no TDP on record: energy needs one", g.Name)
 	}
-	res := &energyJSON{Header: report.Header{SchemaVersion: report.SchemaVersion, ToolVersion: version}, Model: path, GPU: g.Name, Warnings: []string{}, gpu: g, mode: "power_cap"}
+	res := &energyJSON{Header: report.Header{SchemaVersion: report.SchemaVersion, ToolVersion: version}, Model: path, GPU: g.Name, Unit: "inference", Warnings: []string{}, gpu: g, mode: "power_cap"}
+	if tr := r0.Totals.Train; tr != nil {
+		res.Unit = "training step"
+		res.Train = &energyTrain{Optimizer: tr.Optimizer, Checkpoint: tr.Checkpoint}
+		if e := tr.Epoch; e != nil {
+			res.Train.Samples, res.Train.SamplesPerStep, res.Train.StepsPerEpoch = e.Samples, e.SamplesPerStep, e.Steps
+		}
+	}
 	var settings []perf.PowerControl
 	switch {
 	case clocks != "":
@@ -272,9 +305,14 @@ func runEnergy(path string, f *costFlags, caps, clocks string) (*energyJSON, err
 		seen[w] = true
 	}
 	for _, s := range settings {
-		r, err := pipeline.Estimate(l, g, pipeline.EstimateOptions{DType: f.dtype, Plan: f.plan, ToolVersion: version, ModelName: path, Power: s})
+		o := opt
+		o.Power = s
+		r, err := pipeline.Estimate(l, g, o)
 		if err != nil {
 			return nil, pipeErr(err)
+		}
+		if err := f.applyEpoch(r, l); err != nil {
+			return nil, err
 		}
 		res.DType, res.Plan = r.DType, r.Plan
 		for _, w := range r.Warnings {
@@ -285,6 +323,10 @@ func runEnergy(path string, f *costFlags, caps, clocks string) (*energyJSON, err
 		}
 		t := r.Totals
 		row := energyRow{PowerCapW: s.CapW, SMClockMHz: s.SMClockMHz, TimeS: t.TimeS, EnergyJ: t.EnergyJ, AvgPowerW: t.AvgPowerW, EDPJS: t.EDPJS}
+		if t.Train != nil && t.Train.Epoch != nil {
+			e := t.Train.Epoch
+			row.EpochTimeS, row.EpochEnergyJ, row.EpochEDPJS = e.TimeS, e.EnergyJ, e.EDPJS
+		}
 		if res.mode == "sm_clock" {
 			row.PowerCapW = g.TDPWatts
 		} else {
@@ -343,20 +385,42 @@ func (res *energyJSON) optimalMark(r energyRow) string {
 
 func writeEnergyText(w io.Writer, res *energyJSON) error {
 	fmt.Fprintf(w, "Model: %s   GPU: %s (TDP %.0f W)   dtype: %s   plan: %s\n", render.Clean(res.Model), res.GPU, res.gpu.TDPWatts, res.DType, res.Plan)
+	epoch := res.hasEpoch()
+	if t := res.Train; t != nil {
+		fmt.Fprintf(w, "Per training step (optimizer %s, checkpoint %s)", t.Optimizer, t.Checkpoint)
+		if epoch {
+			fmt.Fprintf(w, "; epoch: %d samples = %d steps of %d", t.Samples, t.StepsPerEpoch, t.SamplesPerStep)
+		}
+		fmt.Fprintln(w)
+	}
 	base := energyBase(res)
-	fmt.Fprintf(w, "%8s %10s %12s %8s %10s %12s %8s %11s  %s\n", "cap", "sm clock", "time", "Δtime", "avg power", "energy", "Δenergy", "EDP (J·s)", "")
+	fmt.Fprintf(w, "%8s %10s %12s %8s %10s %12s %8s %11s", "cap", "sm clock", "time", "Δtime", "avg power", "energy", "Δenergy", "EDP (J·s)")
+	if epoch {
+		fmt.Fprintf(w, " %12s %12s", "epoch time", "epoch energy")
+	}
+	fmt.Fprintln(w, "  ")
 	for _, r := range res.Rows {
-		fmt.Fprintf(w, "%6.0f W %6.0f MHz %12s %+7.1f%% %8.1f W %12s %+7.1f%% %11.4g  %s\n",
+		fmt.Fprintf(w, "%6.0f W %6.0f MHz %12s %+7.1f%% %8.1f W %12s %+7.1f%% %11.4g",
 			r.PowerCapW, r.SMClockMHz, render.Seconds(r.TimeS), pct(r.TimeS, base.TimeS), r.AvgPowerW,
-			render.Joules(r.EnergyJ), pct(r.EnergyJ, base.EnergyJ), r.EDPJS, res.optimalMark(r))
+			render.Joules(r.EnergyJ), pct(r.EnergyJ, base.EnergyJ), r.EDPJS)
+		if epoch {
+			fmt.Fprintf(w, " %12s %12s", render.Seconds(r.EpochTimeS), render.Joules(r.EpochEnergyJ))
+		}
+		fmt.Fprintf(w, "  %s\n", res.optimalMark(r))
 	}
 	how := "Under a cap each kernel runs at the highest SM clock its own power fits (sm clock: time-weighted mean)."
+	if res.Train != nil {
+		how = "Under a cap each kernel (forward, backward, optimizer) runs at the highest SM clock its own power fits (sm clock: time-weighted mean over the forward's kernels)."
+	}
 	if res.mode == "sm_clock" {
 		how = "The SM clock is locked at most at the value given; the power limit stays at TDP."
 	}
 	fmt.Fprintf(w, "Δ: relative to the %s row. %s\n", energyBaseName(res), how)
 	return nil
 }
+
+// hasEpoch reports whether the rows carry an epoch (--train --samples).
+func (res *energyJSON) hasEpoch() bool { return res.Train != nil && res.Train.StepsPerEpoch > 0 }
 
 // pct is 100·(a/b − 1), 0 when b is 0.
 func pct(a, b float64) float64 {
@@ -369,9 +433,18 @@ func pct(a, b float64) float64 {
 func writeEnergyCSV(w io.Writer, res *energyJSON) error {
 	cw := csv.NewWriter(w)
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	cw.Write([]string{"power_cap_w", "sm_clock_mhz", "time_s", "energy_j", "avg_power_w", "edp_js", "optimal"})
+	head := []string{"power_cap_w", "sm_clock_mhz", "time_s", "energy_j", "avg_power_w", "edp_js", "optimal"}
+	epoch := res.hasEpoch()
+	if epoch {
+		head = append(head, "epoch_time_s", "epoch_energy_j", "epoch_edp_js")
+	}
+	cw.Write(head)
 	for _, r := range res.Rows {
-		cw.Write([]string{g(r.PowerCapW), g(r.SMClockMHz), g(r.TimeS), g(r.EnergyJ), g(r.AvgPowerW), g(r.EDPJS), res.optimalMark(r)})
+		rec := []string{g(r.PowerCapW), g(r.SMClockMHz), g(r.TimeS), g(r.EnergyJ), g(r.AvgPowerW), g(r.EDPJS), res.optimalMark(r)}
+		if epoch {
+			rec = append(rec, g(r.EpochTimeS), g(r.EpochEnergyJ), g(r.EpochEDPJS))
+		}
+		cw.Write(rec)
 	}
 	cw.Flush()
 	return cw.Error()

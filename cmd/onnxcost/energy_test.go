@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/onnxcost/onnxcost/hwdb"
 )
 
 // runEnergyJSON runs `energy --format json` and decodes it.
@@ -40,6 +42,7 @@ func TestEnergyJSONSchema(t *testing.T) {
 		{"zoo:alexnet", "--gpu", "V100"},
 		{fixture(t, "lstm_ptb_dyn.onnx"), "--gpu", "T4", "--sm-clock", "600..1500:300"},
 		{"zoo:alexnet", "--gpu", "A100", "--power-cap", "200,300,400"},
+		{"zoo:alexnet", "--gpu", "A100", "--batch", "4", "--train", "--samples", "10", "--power-cap", "200,400"},
 	} {
 		_, inst := runEnergyJSON(t, args...)
 		if err := rs.Validate(inst); err != nil {
@@ -52,8 +55,21 @@ func TestEnergyJSONSchema(t *testing.T) {
 // as the cap falls, energy = average power × time, EDP = energy × time,
 // and the optima are the rows of least energy and least EDP.
 func TestEnergySweepInvariants(t *testing.T) {
-	for _, m := range []string{"zoo:resnet50", "zoo:lstm-ptb"} {
-		res, _ := runEnergyJSON(t, m, "--gpu", "V100", "--batch", "16")
+	for _, args := range [][]string{
+		{"zoo:resnet50"}, {"zoo:lstm-ptb"},
+		// A training step (and epoch): the same laws hold.
+		{"zoo:resnet50", "--train", "--samples", "1000"},
+		{"zoo:lstm-ptb", "--train", "--optimizer", "sgd", "--samples", "929589"},
+	} {
+		m := strings.Join(args, " ")
+		res, _ := runEnergyJSON(t, append(args, "--gpu", "V100", "--batch", "16")...)
+		train := len(args) > 1
+		if train != (res.Unit == "training step") || train != (res.Train != nil) {
+			t.Errorf("%s: unit %q, train %+v", m, res.Unit, res.Train)
+		}
+		if train {
+			checkEnergyEpochRows(t, m, res)
+		}
 		if len(res.Rows) != 7 || res.Rows[0].PowerCapW != 150 || res.Rows[6].PowerCapW != 300 {
 			t.Fatalf("%s: rows %+v, want caps 150..300 W in 25 W steps (V100 min limit to TDP)", m, res.Rows)
 		}
@@ -84,6 +100,99 @@ func TestEnergySweepInvariants(t *testing.T) {
 	}
 }
 
+// checkEnergyEpochRows: with --samples N every row's epoch is
+// ceil(N / batch) steps of the row's step: epoch energy = steps × step
+// energy, epoch time = steps × step time, epoch EDP = their product.
+func checkEnergyEpochRows(t *testing.T, m string, res energyJSON) {
+	t.Helper()
+	tr := res.Train
+	if tr.SamplesPerStep != 16 || tr.StepsPerEpoch != (tr.Samples+15)/16 {
+		t.Fatalf("%s: %d samples at %d per step = %d steps, want ceil(samples/16)", m, tr.Samples, tr.SamplesPerStep, tr.StepsPerEpoch)
+	}
+	n := float64(tr.StepsPerEpoch)
+	for _, r := range res.Rows {
+		if !relClose(r.EpochEnergyJ, n*r.EnergyJ, 1e-12) || !relClose(r.EpochTimeS, n*r.TimeS, 1e-12) || !relClose(r.EpochEDPJS, r.EpochEnergyJ*r.EpochTimeS, 1e-12) {
+			t.Errorf("%s %g W: epoch %g J, %g s, %g J·s; want %g × (%g J, %g s) and their product", m, r.PowerCapW, r.EpochEnergyJ, r.EpochTimeS, r.EpochEDPJS, n, r.EnergyJ, r.TimeS)
+		}
+	}
+}
+
+// relClose reports whether a and b agree to a relative tolerance.
+func relClose(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b)) }
+
+// TestTrainStepEnergy: under --train the report's energy is the training
+// step's: the sum of its phases, each the sum of its kernels (a node's
+// backward energy included), with average power = energy / time and EDP =
+// energy × time; a cap slows the backward pass too and never speeds the
+// step up, and the epoch is the step times ceil(samples / batch).
+func TestTrainStepEnergy(t *testing.T) {
+	get := func(args ...string) map[string]any {
+		t.Helper()
+		code, out, errs := runCLI(t, append([]string{"report", "zoo:resnet50", "--gpu", "V100", "--batch", "8", "--train", "--samples", "100", "--format", "json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		var r map[string]any
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	num := func(m map[string]any, k string) float64 { return m[k].(float64) }
+	var prevStep, prevBwd float64
+	for _, cap := range []string{"300", "250", "200", "150"} {
+		r := get("--power-cap", cap)
+		tot := r["totals"].(map[string]any)
+		tr := tot["train"].(map[string]any)
+		step := num(tr, "step_energy_j")
+		sum := num(tr, "forward_energy_j") + num(tr, "recompute_energy_j") + num(tr, "backward_energy_j") + num(tr, "optimizer_energy_j")
+		if !(step > 0) || !relClose(step, sum, 1e-12) || num(tot, "energy_j") != step {
+			t.Errorf("%s W: step energy %g, phases sum %g, totals.energy_j %g", cap, step, sum, num(tot, "energy_j"))
+		}
+		if !relClose(num(tot, "edp_js"), step*num(tot, "time_s"), 1e-12) || !relClose(num(tot, "avg_power_w"), step/num(tot, "time_s"), 1e-12) {
+			t.Errorf("%s W: EDP %g, avg power %g; want energy × time and energy / time", cap, num(tot, "edp_js"), num(tot, "avg_power_w"))
+		}
+		if p, c := num(tot, "avg_power_w"), parseF(t, cap); p > c*(1+1e-9) {
+			t.Errorf("%s W: step averages %g W", cap, p)
+		}
+		var nodeBwd float64
+		for _, n := range r["nodes"].([]any) {
+			if b, ok := n.(map[string]any)["backward"].(map[string]any); ok {
+				nodeBwd += num(b, "energy_j")
+			}
+		}
+		// The loss head's backward is the only backward energy not on a node.
+		if bwd := num(tr, "backward_energy_j"); !(nodeBwd > 0.9*bwd) || nodeBwd > bwd*(1+1e-12) {
+			t.Errorf("%s W: nodes' backward energy %g vs the phase's %g", cap, nodeBwd, bwd)
+		}
+		ep := tr["epoch"].(map[string]any)
+		if num(ep, "steps") != 13 || !relClose(num(ep, "energy_j"), 13*step, 1e-12) || !relClose(num(ep, "time_s"), 13*num(tot, "time_s"), 1e-12) || !relClose(num(ep, "edp_js"), num(ep, "energy_j")*num(ep, "time_s"), 1e-12) {
+			t.Errorf("%s W: epoch %v; want 13 steps (ceil(100/8)) of %g J, %g s", cap, ep, step, num(tot, "time_s"))
+		}
+		bt := num(tr, "backward_time_s")
+		if st := num(tot, "time_s"); st < prevStep*(1-1e-12) || bt < prevBwd*(1-1e-12) {
+			t.Errorf("%s W: step %g s, backward %g s; the higher cap gave %g s, %g s", cap, st, bt, prevStep, prevBwd)
+		}
+		prevStep, prevBwd = num(tot, "time_s"), bt
+	}
+	if def := get(); num(def["totals"].(map[string]any), "energy_j") != num(get("--power-cap", "300")["totals"].(map[string]any), "energy_j") {
+		t.Error("a cap at TDP changed the training step's energy")
+	}
+	// ResNet-50's backward is compute-bound: 150 W must slow it.
+	if b150, b300 := num(get("--power-cap", "150")["totals"].(map[string]any)["train"].(map[string]any), "backward_time_s"), num(get()["totals"].(map[string]any)["train"].(map[string]any), "backward_time_s"); !(b150 > 1.15*b300) {
+		t.Errorf("backward %g s at 150 W vs %g s at TDP: the cap does not reach the backward pass", b150, b300)
+	}
+}
+
+func parseF(t *testing.T, s string) float64 {
+	t.Helper()
+	var v float64
+	if _, err := fmt.Sscan(s, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 // TestEnergyLSTMvsCNN: the seed's finding on the zoo. Capping a V100 to
 // 200 W slows the PTB LSTM (batch 20, its training batch) far less than
 // ResNet-50, which is compute-bound.
@@ -110,6 +219,9 @@ func TestEnergyBadInput(t *testing.T) {
 		{"energy", "zoo:alexnet", "--gpu", "V100", "-o", "chart.txt"},
 		{"report", "zoo:alexnet", "--gpu", "V100", "--power-cap", "-5"},
 		{"report", "zoo:alexnet", "--gpu", "V100", "--sm-clock", "1e9"},
+		{"report", "zoo:alexnet", "--gpu", "V100", "--batch", "8", "--samples", "100"},          // no --train
+		{"report", "zoo:alexnet", "--gpu", "V100", "--batch", "8", "--train", "--samples", "0"}, // not positive
+		{"energy", "zoo:alexnet", "--gpu", "V100", "--train", "--samples", "100"},               // batch per step unknown
 	} {
 		code, out, errs := runCLI(t, args...)
 		if code != 2 || out != "" || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
@@ -163,5 +275,26 @@ func TestEnergyDeterministic(t *testing.T) {
 	}
 	if !strings.Contains(outs[0], "min-energy") || !strings.Contains(outs[0], "min-EDP") {
 		t.Errorf("no optimal marks in:\n%s", outs[0])
+	}
+}
+
+// TestEnergyWholeLimitRange: every GPU whose power-limit range is on
+// record sweeps from its minimum limit (the loader keeps idle below it), so
+// no default cap is skipped; the A40's 100 W floor is reachable.
+func TestEnergyWholeLimitRange(t *testing.T) {
+	for _, g := range []string{"A40", "T4", "L4", "RTX-A6000", "P100-PCIe-16GB"} {
+		res, _ := runEnergyJSON(t, "zoo:alexnet", "--gpu", g, "--batch", "8")
+		for _, w := range res.Warnings {
+			if strings.Contains(w, "skipped") || strings.Contains(w, "no minimum power limit") {
+				t.Errorf("%s: %s", g, w)
+			}
+		}
+		gpu, err := hwdb.Lookup(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lo := res.Rows[0].PowerCapW; !(gpu.MinPowerW > 0) || lo != gpu.MinPowerW {
+			t.Errorf("%s: sweep starts at %g W, want the minimum limit %g W", g, lo, gpu.MinPowerW)
+		}
 	}
 }

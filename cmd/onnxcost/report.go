@@ -36,6 +36,9 @@ type costFlags struct {
 	// power limit or an SM clock lock; 0 is the GPU's default.
 	powerCap, smClock float64
 	trainFlags
+	// samples is the training set size for per-epoch figures (--samples;
+	// 0: none).
+	samples int64
 	// gpuSource says where an omitted --gpu came from (applyGPUDefault).
 	gpuSource string
 }
@@ -62,11 +65,31 @@ func (f *costFlags) addBase(c *cobra.Command) {
 	f.trainFlags.add(c)
 }
 
+// addSamples adds --samples (report and energy: the commands that print a
+// training step's energy).
+func (f *costFlags) addSamples(c *cobra.Command) {
+	c.Flags().Int64Var(&f.samples, "samples", 0, "with --train: samples per epoch `N`; adds the epoch's time and energy (ceil(N / batch) steps)")
+}
+
 // validDTypes are --dtype's values: "" (the model's own) and cost's list.
 var validDTypes = append([]string{""}, cost.DTypes()...)
 
 // estimate loads a model, applies the plan's passes and runs the cost model.
 func estimate(path string, f *costFlags) (*report.Report, *pipeline.Loaded, error) {
+	r, l, _, err := estimateWith(path, f)
+	return r, l, err
+}
+
+// estimateWith is estimate, also returning the cost model's options, so a
+// command that prices the same plan again (energy, once per power setting)
+// asks for exactly what the flags did.
+func estimateWith(path string, f *costFlags) (*report.Report, *pipeline.Loaded, pipeline.EstimateOptions, error) {
+	var opt pipeline.EstimateOptions
+	r, l, err := estimateOnce(path, f, &opt)
+	return r, l, opt, err
+}
+
+func estimateOnce(path string, f *costFlags, opt *pipeline.EstimateOptions) (*report.Report, *pipeline.Loaded, error) {
 	if err := applyGPUDefault(f); err != nil {
 		return nil, nil, err
 	}
@@ -115,7 +138,7 @@ func estimate(path string, f *costFlags) (*report.Report, *pipeline.Loaded, erro
 		return nil, nil, err
 	}
 	prog.Phase("estimating on " + gpu.Name)
-	r, err := pipeline.Estimate(l, gpu, pipeline.EstimateOptions{
+	*opt = pipeline.EstimateOptions{
 		DType:       f.dtype,
 		Plan:        f.plan,
 		Runtime:     rt,
@@ -124,9 +147,13 @@ func estimate(path string, f *costFlags) (*report.Report, *pipeline.Loaded, erro
 		Power:       f.powerControl(),
 		Train:       f.trainFlags.options(),
 		GPUs:        int(f.gpus),
-	})
+	}
+	r, err := pipeline.Estimate(l, gpu, *opt)
 	if err != nil {
 		return nil, nil, pipeErr(err)
+	}
+	if err := f.applyEpoch(r, l); err != nil {
+		return nil, nil, err
 	}
 	return r, l, nil
 }
@@ -185,6 +212,7 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 		},
 	}
 	f.add(c)
+	f.addSamples(c)
 	c.Flags().StringVar(&format, "format", "text", "output format: text|json|csv|markdown")
 	c.Flags().IntVar(&top, "top", 0, "show only the `N` costliest nodes, or op types with --by op (0: all; not with --format json)")
 	c.Flags().StringVar(&by, "by", "", "aggregate: op (totals per op type)")

@@ -7,7 +7,7 @@ import "github.com/onnxcost/onnxcost/hwdb"
 //
 // Board power while a kernel runs is
 //
-//	P(f) = P_idle + u_c·w·P_c(f) + u_m·(P_io + P_ls(f))
+//	P(f) = P_idle(f) + u_c·w·P_c(f) + u_m·(P_io + P_ls(f))
 //
 // u_c = compute time / kernel time and u_m = memory time / kernel time are
 // how busy the SMs and the memory system are (both at clock f); w is the
@@ -52,10 +52,14 @@ import "github.com/onnxcost/onnxcost/hwdb"
 // The clock-bound share of compute time (u_c above counts only it) is
 // found by pricing the kernel at f0 and f0/2: C(f) = active·f0/f + fixed.
 //
+// P_idle, the draw between kernels at the default clock (hwdb idle_w),
+// scales below that clock as V²·f too (idleScale): a capped or locked GPU
+// idles at its lower clock and voltage.
+//
 // Limits: kernels that fill only a few SMs run, in the time model, above
 // the sustained clock (their power allows it); a clock lock is modelled the
-// same way, so such kernels may run above the locked clock. Static power
-// (idle) is one figure, not a function of voltage or temperature.
+// same way, so such kernels may run above the locked clock. Idle power has
+// no leakage floor and no temperature dependence.
 
 // vMin is the voltage at and below the V/f floor, as a fraction of the
 // boost-clock voltage (assumption: Volta/Ampere tables run ~0.7 V to
@@ -205,22 +209,47 @@ func rawPower(g *hwdb.GPU, kt KernelTime, active float64, prec hwdb.Precision, f
 	if !(tdp > 0) || !(kt.TimeS > 0) || !(g.BoostClockMHz > 0) {
 		return 0, 0
 	}
-	idle = idleW(g)
+	idle0 := idleW(g)
+	idle = idle0 * idleScale(g, f)
 	// Dense compute at boost: the power density the time model says
 	// holding boost needs, and at least the TDP (a GPU whose limit allows
 	// boost still reaches its limit on dense GEMMs).
 	pcBoost := DefaultParams().FullClockPower * float64(g.SMs) * g.BoostClockMHz / 1000
-	pcBoost = max(pcBoost-idle, tdp-idle)
+	pcBoost = max(pcBoost-idle0, tdp-idle0)
 	w := vectorPowerWeight
 	if isTensor(prec) {
 		w = tensorPowerWeight
 	}
-	memBoost := memoryActivity * (tdp - idle)
+	memBoost := memoryActivity * (tdp - idle0)
 	uc := min(active/kt.TimeS, 1)
 	um := min(kt.MemoryS/kt.TimeS, 1)
 	s := dynScale(f / g.BoostClockMHz)
 	return idle, uc*w*pcBoost*s + um*memBoost*(memFixedShare+(1-memFixedShare)*s)
 }
+
+// idleScale is the between-kernel draw at SM clock f relative to the
+// default sustained clock: it scales as V²·f like the SMs' dynamic power.
+// Evidence: one A40 with no process reads 84.1 W at 1740 MHz and 944 mV
+// and 30.5 W at 1095 MHz and 706 mV (NVIDIA/nvidia-docker issue #1447,
+// the figures hwdb/gpus.yaml's A40 idle_w cites); V²·f predicts
+// (706/944)²·(1095/1740) = 0.35 of the first, the reading is 0.36, so the
+// P0 idle is almost all clock-tree switching, not leakage. At the default
+// clock the factor is 1, so reports without a cap do not change. It does
+// not fall below idleFloorFraction: a GPU at any P0 clock draws at least
+// what it draws parked.
+func idleScale(g *hwdb.GPU, f float64) float64 {
+	f0 := DefaultClockMHz(g)
+	if !(f0 > 0) || !(f > 0) || f >= f0 {
+		return 1
+	}
+	return max(idleFloorFraction, dynScale(f/g.BoostClockMHz)/dynScale(f0/g.BoostClockMHz))
+}
+
+// idleFloorFraction is the parked (P8) draw as a fraction of the P0 idle
+// draw: 30 W of 84 W on an A40 (NVIDIA/open-gpu-kernel-modules issue #874
+// against hwdb's A40 idle_w), 9 W of 36 W on a T4 (hwdb's T4 idle_w
+// source); 0.3 between them (an assumption for other GPUs).
+const idleFloorFraction = 0.3
 
 // powerScale is the factor that holds the kernel's power at the default
 // clock f0 to the default limit (TDP): the time model's sustained clock is

@@ -137,7 +137,8 @@ func TestMemoryBoundFlatAboveSaturation(t *testing.T) {
 }
 
 // TestPowerEnergyIsPowerTimesTime: a kernel's energy is its power times
-// its time, and power lies between idle and the default limit.
+// its time, and power lies between idle (at the kernel's clock) and the
+// default limit.
 func TestPowerEnergyIsPowerTimesTime(t *testing.T) {
 	o := PlanOptions()
 	for _, g := range powerGPUs(t) {
@@ -147,10 +148,39 @@ func TestPowerEnergyIsPowerTimesTime(t *testing.T) {
 				if pk.EnergyJ() != pk.PowerW*pk.TimeS {
 					t.Errorf("%s %s: energy %g ≠ power × time", g.Name, name, pk.EnergyJ())
 				}
-				if pk.PowerW < idleW(g)*(1-1e-12) || pk.PowerW > g.TDPWatts*(1+1e-9) {
-					t.Errorf("%s %s %+v: power %g W outside idle %g .. TDP %g", g.Name, name, c, pk.PowerW, idleW(g), g.TDPWatts)
+				if idle := idleW(g) * idleScale(g, pk.ClockMHz); pk.PowerW < idle*(1-1e-12) || pk.PowerW > g.TDPWatts*(1+1e-9) {
+					t.Errorf("%s %s %+v: power %g W outside idle %g .. TDP %g", g.Name, name, c, pk.PowerW, idle, g.TDPWatts)
 				}
 			}
 		}
+	}
+}
+
+// TestIdleScalesWithClock: the between-kernel draw is idle_w at the
+// default clock, falls as V²·f below it (the A40's two readings, 84.1 W at
+// 1740 MHz/944 mV and 30.5 W at 1095 MHz/706 mV, are 0.36 apart; the
+// model's voltage curve gives about that), and never falls below the
+// parked floor.
+func TestIdleScalesWithClock(t *testing.T) {
+	for _, g := range powerGPUs(t) {
+		f0 := DefaultClockMHz(g)
+		if s := idleScale(g, f0); s != 1 {
+			t.Errorf("%s: idle scale %g at the default clock, want 1", g.Name, s)
+		}
+		prev := 1.0
+		for f := f0; f >= MinClockMHz(g); f -= 50 {
+			s := idleScale(g, f)
+			if s > prev || s < idleFloorFraction {
+				t.Errorf("%s: idle scale %g at %.0f MHz (previous %g, floor %g)", g.Name, s, f, prev, idleFloorFraction)
+			}
+			prev = s
+		}
+	}
+	a40, err := hwdb.Lookup("A40")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := idleScale(a40, 1095); s < 0.3 || s > 0.5 {
+		t.Errorf("A40 idle at 1095 MHz is %.2f of idle_w; the readings say 30.5/84.1 = 0.36", s)
 	}
 }

@@ -90,6 +90,7 @@ func trainText(w io.Writer, r *report.Report, opt Options) error {
 		Seconds(tr.StepTimeS), Seconds(tr.ForwardTimeS), recompute, Seconds(tr.BackwardTimeS), tr.Optimizer, Seconds(tr.OptimizerTimeS),
 		FLOPs(tr.ForwardFLOPs), FLOPs(tr.BackwardFLOPs), FLOPs(tr.OptimizerFLOPs),
 		Bytes(tr.Memory.PeakBytes), Bytes(tr.Memory.TensorPeakBytes), Bytes(tr.Memory.RuntimeBytes+tr.Memory.WorkspaceBytes))
+	trainEnergyText(w, tr)
 	if tr.MixedPrecision {
 		fmt.Fprintln(w, "mixed precision: compute copies of the weights and gradients at "+r.DType+"; fp32 master weights and optimizer state")
 	}

@@ -19,6 +19,10 @@ type Backward struct {
 	// SavedBytes are the bytes kept from the forward for this backward
 	// beyond the graph's own tensors (masks, indices, RNN reserve space).
 	SavedBytes float64 `json:"saved_bytes,omitempty"`
+	// EnergyJ is the backward kernels' energy, ForwardExtraJ that of
+	// ForwardExtraS, each under the report's power cap or clock lock.
+	EnergyJ       float64 `json:"energy_j"`
+	ForwardExtraJ float64 `json:"forward_extra_j,omitempty"`
 	// Kernels names the backward kernels ("dgrad+wgrad", ...).
 	Kernels string `json:"kernels,omitempty"`
 	Note    string `json:"note,omitempty"`
@@ -39,6 +43,17 @@ type Train struct {
 	BackwardTimeS  float64 `json:"backward_time_s"`
 	OptimizerTimeS float64 `json:"optimizer_time_s"`
 	StepTimeS      float64 `json:"step_time_s"`
+	// The energy of each phase and of the step (their sum, which is
+	// Totals.EnergyJ under --train), priced kernel by kernel like the
+	// times above.
+	ForwardEnergyJ   float64 `json:"forward_energy_j"`
+	RecomputeEnergyJ float64 `json:"recompute_energy_j"`
+	BackwardEnergyJ  float64 `json:"backward_energy_j"`
+	OptimizerEnergyJ float64 `json:"optimizer_energy_j"`
+	StepEnergyJ      float64 `json:"step_energy_j"`
+	// Epoch is set when the number of samples per epoch is given
+	// (--samples): the step repeated over it.
+	Epoch          *Epoch  `json:"epoch,omitempty"`
 	ForwardFLOPs   float64 `json:"forward_flops"`
 	BackwardFLOPs  float64 `json:"backward_flops"`
 	OptimizerFLOPs float64 `json:"optimizer_flops"`

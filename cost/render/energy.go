@@ -1,0 +1,27 @@
+package render
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/onnxcost/onnxcost/cost/report"
+)
+
+// trainEnergyText writes a training step's energy by phase and, with
+// --samples, the epoch's time and energy.
+func trainEnergyText(w io.Writer, tr *report.Train) {
+	avg := 0.0
+	if tr.StepTimeS > 0 {
+		avg = tr.StepEnergyJ / tr.StepTimeS
+	}
+	recompute := ""
+	if tr.RecomputeEnergyJ > 0 {
+		recompute = ", recompute " + Joules(tr.RecomputeEnergyJ)
+	}
+	fmt.Fprintf(w, "training step energy %s: forward %s%s, backward %s, optimizer %s · average %.1f W · EDP %.4g J·s\n",
+		Joules(tr.StepEnergyJ), Joules(tr.ForwardEnergyJ), recompute, Joules(tr.BackwardEnergyJ), Joules(tr.OptimizerEnergyJ), avg, tr.StepEnergyJ*tr.StepTimeS)
+	if e := tr.Epoch; e != nil {
+		fmt.Fprintf(w, "epoch of %d samples = %d steps of %d: %s, %s · EDP %.4g J·s\n",
+			e.Samples, e.Steps, e.SamplesPerStep, Seconds(e.TimeS), Joules(e.EnergyJ), e.EDPJS)
+	}
+}

@@ -1,0 +1,33 @@
+package cost
+
+import (
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/cost/report"
+)
+
+// stepKernel prices a training-step kernel that is not a forward node (a
+// backward kernel, the loss head, the optimizer update) under the report's
+// power cap or clock lock, exactly as the forward's nodes are priced
+// (perf.UnderControl; at the default setting it is perf.EstimateKernel),
+// so that a step's time and energy answer to the same setting. It returns
+// the kernel's time and energy, cleaned like a node's.
+func (a *analyzer) stepKernel(k perf.Kernel) (timeS, energyJ float64) {
+	pk := perf.UnderControl(a.gpu, k, perf.PlanOptions(), a.opt.Power)
+	if pk.OverCap {
+		a.overCap++
+	}
+	timeS, _ = clean(pk.TimeS)
+	energyJ, _ = clean(pk.EnergyJ())
+	return timeS, energyJ
+}
+
+// setTimeEnergy sets a report's total time and energy and the figures
+// derived from them: average power = energy / time and EDP = energy × time.
+func setTimeEnergy(t *report.Totals, timeS, energyJ float64) {
+	t.TimeS, t.EnergyJ = timeS, energyJ
+	t.AvgPowerW = 0
+	if timeS > 0 {
+		t.AvgPowerW = energyJ / timeS
+	}
+	t.EDPJS = energyJ * timeS
+}
