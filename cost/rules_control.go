@@ -42,14 +42,19 @@ func ifRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	return e, nil
 }
 
+// bodyCost costs the body of a Loop or Scan: the one subgraph both repeat.
+func bodyCost(n *ir.Node, c *RuleCtx) (*graphCost, error) {
+	body := attrGraph(n, "body")
+	if body == nil || c.sub == nil {
+		return nil, fmt.Errorf("%s without a body", n.OpType)
+	}
+	return c.sub(body)
+}
+
 // loopRule: the body times the trip count M when M is a known constant;
 // otherwise the body once, with a note and a warning.
 func loopRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	body := attrGraph(n, "body")
-	if body == nil || c.sub == nil {
-		return NodeEstimate{}, fmt.Errorf("Loop without a body")
-	}
-	bc, err := c.sub(body)
+	bc, err := bodyCost(n, c)
 	if err != nil {
 		return NodeEstimate{}, err
 	}
@@ -76,11 +81,7 @@ func loopRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 // scanRule: the body times the scan length (the first scan input's size
 // along its scan axis; opset 8 also iterates over the batch).
 func scanRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	body := attrGraph(n, "body")
-	if body == nil || c.sub == nil {
-		return NodeEstimate{}, fmt.Errorf("Scan without a body")
-	}
-	bc, err := c.sub(body)
+	bc, err := bodyCost(n, c)
 	if err != nil {
 		return NodeEstimate{}, err
 	}
