@@ -64,11 +64,8 @@ func matchLayerNorm(g *ir.Graph, mean *ir.Node) (Fusion, bool) {
 		return Fusion{}, false
 	}
 	d := sub.Out(0)
-	if d == nil || g.IsGraphOutput(d) {
-		return Fusion{}, false
-	}
-	rd := readers(d)
-	if len(rd) != 2 {
+	rd, ok := twoReaders(g, d)
+	if !ok {
 		return Fusion{}, false
 	}
 	var sq, div *ir.Node
@@ -92,16 +89,8 @@ func matchLayerNorm(g *ir.Graph, mean *ir.Node) (Fusion, bool) {
 	if !ok || !sameAxes(axes, vaxes, r) {
 		return Fusion{}, false
 	}
-	addEps := onlyUse(g, variance.Out(0))
-	if !isOp(addEps, "Add") {
-		return Fusion{}, false
-	}
-	v, eps, ok := constOperand(addEps)
-	if !ok || v != variance.Out(0) || eps < 0 {
-		return Fusion{}, false
-	}
-	sqrt := onlyUse(g, addEps.Out(0))
-	if !isOp(sqrt, "Sqrt") || onlyUse(g, sqrt.Out(0)) != div || div.In(1) != sqrt.Out(0) {
+	addEps, sqrt, eps, ok := sqrtPlusEps(g, variance.Out(0))
+	if !ok || onlyUse(g, sqrt.Out(0)) != div || div.In(1) != sqrt.Out(0) {
 		return Fusion{}, false
 	}
 	nodes := []*ir.Node{mean, sub, sq, variance, addEps, sqrt, div}
@@ -320,11 +309,8 @@ func matchSoftmax(g *ir.Graph, exp *ir.Node) (Fusion, bool) {
 	}
 	r := x.Shape.Rank()
 	e := exp.Out(0)
-	if e == nil || g.IsGraphOutput(e) {
-		return Fusion{}, false
-	}
-	rd := readers(e)
-	if len(rd) != 2 {
+	rd, ok := twoReaders(g, e)
+	if !ok {
 		return Fusion{}, false
 	}
 	var sum, div *ir.Node
