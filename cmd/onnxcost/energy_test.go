@@ -25,11 +25,7 @@ func runEnergyJSON(t *testing.T, args ...string) (energyJSON, any) {
 // TestEnergyJSONSchema: energy output validates against
 // energy.schema.json, for cap and clock sweeps.
 func TestEnergyJSONSchema(t *testing.T) {
-	data, err := os.ReadFile("energy.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs := resolveSchema(t, data)
+	rs := resolveSchemaFile(t, "energy.schema.json")
 	for _, args := range [][]string{
 		{"zoo:alexnet", "--gpu", "V100"},
 		{fixture(t, "lstm_ptb_dyn.onnx"), "--gpu", "T4", "--sm-clock", "600..1500:300"},

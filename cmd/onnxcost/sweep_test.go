@@ -119,11 +119,7 @@ func TestSweepRowsAndKnee(t *testing.T) {
 // TestSweepJSONSchema: sweep output validates against sweep.schema.json,
 // with and without --find-max-batch, --param and --fit.
 func TestSweepJSONSchema(t *testing.T) {
-	data, err := os.ReadFile("sweep.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs := resolveSchema(t, data)
+	rs := resolveSchemaFile(t, "sweep.schema.json")
 	for _, args := range [][]string{
 		{"zoo:alexnet", "--gpu", "V100,P4", "--batch", "1,4", "--find-max-batch"},
 		{"zoo:lstm-ptb", "--gpu", "V100", "--param", "hidden=128,256,512", "--param", "embed=hidden", "--fit", "quadratic"},
