@@ -173,16 +173,9 @@ type aggregate struct {
 	GEMMTimeS float64
 }
 
-// fields lists every term of g, in one place so that add, scale and the
-// sanitizer cannot disagree about which terms a group sums.
-func (g *aggregate) fields() [7]*float64 {
-	return [...]*float64{&g.ComputeS, &g.LatencyS, &g.MemoryS, &g.LaunchS, &g.TimeS, &g.EnergyJ, &g.GEMMTimeS}
-}
-
 func (g *aggregate) add(o aggregate) {
-	of := o.fields()
 	for i, p := range g.fields() {
-		*p += *of[i]
+		*p += *o.fields()[i]
 	}
 }
 
@@ -190,6 +183,12 @@ func (g *aggregate) scale(f float64) {
 	for _, p := range g.fields() {
 		*p *= f
 	}
+}
+
+// fields lists every term of g, in one place so that add, scale and the
+// sanitizer cannot disagree about which terms a group sums.
+func (g *aggregate) fields() [7]*float64 {
+	return [...]*float64{&g.ComputeS, &g.LatencyS, &g.MemoryS, &g.LaunchS, &g.TimeS, &g.EnergyJ, &g.GEMMTimeS}
 }
 
 // bound names the term that dominates a group's time.
