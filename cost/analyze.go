@@ -170,23 +170,21 @@ type aggregate struct {
 }
 
 func (g *aggregate) add(o aggregate) {
-	g.ComputeS += o.ComputeS
-	g.LatencyS += o.LatencyS
-	g.MemoryS += o.MemoryS
-	g.LaunchS += o.LaunchS
-	g.TimeS += o.TimeS
-	g.EnergyJ += o.EnergyJ
-	g.GEMMTimeS += o.GEMMTimeS
+	for i, p := range g.fields() {
+		*p += *o.fields()[i]
+	}
 }
 
 func (g *aggregate) scale(f float64) {
-	g.ComputeS *= f
-	g.LatencyS *= f
-	g.MemoryS *= f
-	g.LaunchS *= f
-	g.TimeS *= f
-	g.EnergyJ *= f
-	g.GEMMTimeS *= f
+	for _, p := range g.fields() {
+		*p *= f
+	}
+}
+
+// fields lists every term of g, in one place so that add, scale and the
+// sanitizer cannot disagree about which terms a group sums.
+func (g *aggregate) fields() [7]*float64 {
+	return [...]*float64{&g.ComputeS, &g.LatencyS, &g.MemoryS, &g.LaunchS, &g.TimeS, &g.EnergyJ, &g.GEMMTimeS}
 }
 
 // bound names the term that dominates a group's time.
@@ -503,7 +501,7 @@ func (a *analyzer) sanitizeEstimate(n *ir.Node, e *NodeEstimate) {
 
 func (a *analyzer) sanitizeAggregate(n *ir.Node, g *aggregate) {
 	bad := false
-	for _, p := range []*float64{&g.ComputeS, &g.LatencyS, &g.MemoryS, &g.LaunchS, &g.TimeS, &g.EnergyJ, &g.GEMMTimeS} {
+	for _, p := range g.fields() {
 		var ok bool
 		if *p, ok = clean(*p); !ok {
 			bad = true

@@ -1,7 +1,8 @@
 package cost
 
 import (
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/ir"
@@ -97,12 +98,7 @@ func registerBackward(r BackwardRule, ops ...string) {
 
 // BackwardKeys lists the ops that have a backward rule, sorted.
 func BackwardKeys() []string {
-	ks := make([]string, 0, len(backwardTable))
-	for k := range backwardTable {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
+	return slices.Sorted(maps.Keys(backwardTable))
 }
 
 // Reasons an op has no backward rule. nonDiff ops pass no gradient (their

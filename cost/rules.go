@@ -2,8 +2,9 @@ package cost
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
@@ -112,12 +113,7 @@ func LookupRule(domain, op string) Rule { return ruleTable[ir.QualifiedOp(domain
 // RuleKeys lists the ops that have a cost rule, named by ir.QualifiedOp
 // ("Conv", "onnxcost.FusedConv"), sorted.
 func RuleKeys() []string {
-	ks := make([]string, 0, len(ruleTable))
-	for k := range ruleTable {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
+	return slices.Sorted(maps.Keys(ruleTable))
 }
 
 // NoCostRule lists ops (keyed by ir.QualifiedOp) that shape inference may

@@ -42,14 +42,34 @@ func ifRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	return e, nil
 }
 
+// bodyCost costs the body of a Loop or Scan: the one subgraph both repeat.
+func bodyCost(n *ir.Node, c *RuleCtx) (*graphCost, error) {
+	body := attrGraph(n, "body")
+	if body == nil || c.sub == nil {
+		return nil, fmt.Errorf("%s without a body", n.OpType)
+	}
+	return c.sub(body)
+}
+
+// repeatBody is the estimate of a body run trips times, noted knownNote.
+// When the count is not known (what names it) the body is counted once,
+// noted unknownNote, with a warning: an undercount the user should see.
+func repeatBody(c *RuleCtx, bc *graphCost, trips float64, known bool, what, unknownNote, knownNote string) NodeEstimate {
+	e := bc.estimate()
+	if !known {
+		e.Note = unknownNote
+		c.Warnf("%s unknown, body counted once", what)
+		return e
+	}
+	e.scaleAll(trips)
+	e.Note = knownNote
+	return e
+}
+
 // loopRule: the body times the trip count M when M is a known constant;
 // otherwise the body once, with a note and a warning.
 func loopRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	body := attrGraph(n, "body")
-	if body == nil || c.sub == nil {
-		return NodeEstimate{}, fmt.Errorf("Loop without a body")
-	}
-	bc, err := c.sub(body)
+	bc, err := bodyCost(n, c)
 	if err != nil {
 		return NodeEstimate{}, err
 	}
@@ -59,16 +79,10 @@ func loopRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 			trips, known = float64(v), true
 		}
 	}
-	e := bc.estimate()
-	if !known {
-		e.Note = "Loop: trip count unknown, counted once"
-		c.Warnf("trip count unknown, body counted once")
-	} else {
-		e.scaleAll(trips)
-		e.Note = fmt.Sprintf("Loop: body x %g trips", trips)
-		if cond := n.In(1); cond != nil && cond.Const == nil {
-			e.Note += " (upper bound: the loop also stops on its condition)"
-		}
+	e := repeatBody(c, bc, trips, known, "trip count",
+		"Loop: trip count unknown, counted once", fmt.Sprintf("Loop: body x %g trips", trips))
+	if cond := n.In(1); known && cond != nil && cond.Const == nil {
+		e.Note += " (upper bound: the loop also stops on its condition)"
 	}
 	return e, nil
 }
@@ -76,11 +90,7 @@ func loopRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 // scanRule: the body times the scan length (the first scan input's size
 // along its scan axis; opset 8 also iterates over the batch).
 func scanRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	body := attrGraph(n, "body")
-	if body == nil || c.sub == nil {
-		return NodeEstimate{}, fmt.Errorf("Scan without a body")
-	}
-	bc, err := c.sub(body)
+	bc, err := bodyCost(n, c)
 	if err != nil {
 		return NodeEstimate{}, err
 	}
@@ -107,15 +117,8 @@ func scanRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 			}
 		}
 	}
-	e := bc.estimate()
-	if !known {
-		e.Note = "Scan: scan length unknown, body counted once"
-		c.Warnf("scan length unknown, body counted once")
-	} else {
-		e.scaleAll(trips)
-		e.Note = fmt.Sprintf("Scan: body x %g iterations", trips)
-	}
-	return e, nil
+	return repeatBody(c, bc, trips, known, "scan length",
+		"Scan: scan length unknown, body counted once", fmt.Sprintf("Scan: body x %g iterations", trips)), nil
 }
 
 func attrGraph(n *ir.Node, name string) *ir.Graph {

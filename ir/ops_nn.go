@@ -450,24 +450,22 @@ func inferGemm(c *InferCtx) error {
 	// A fresh symbol only for an operand whose shape is unknown: asking
 	// for one marks a detached inference (FusedGemm's, ops_fused.go) as
 	// resting on an unknown size, and its output would be dropped.
-	var m, n Dim
-	if a.Ranked {
-		m = a.Dims[0]
-		if c.AttrInt("transA", 0) != 0 {
-			m = a.Dims[1]
-		}
-	} else {
-		m = c.Fresh("M")
-	}
-	if b.Ranked {
-		n = b.Dims[1]
-		if c.AttrInt("transB", 0) != 0 {
-			n = b.Dims[0]
-		}
-	} else {
-		n = c.Fresh("N")
-	}
+	m := gemmDim(c, a, 0, "transA", "M")
+	n := gemmDim(c, b, 1, "transB", "N")
 	return c.SetOut(0, c.InType(0), RankedShape(m, n))
+}
+
+// gemmDim is the output dim a Gemm operand of shape s gives: its dim i, or
+// the other one when the attribute trans transposes it; a fresh symbol
+// named fresh when s is unranked.
+func gemmDim(c *InferCtx, s Shape, i int, trans, fresh string) Dim {
+	if !s.Ranked {
+		return c.Fresh(fresh)
+	}
+	if c.AttrInt(trans, 0) != 0 {
+		i = 1 - i
+	}
+	return s.Dims[i]
 }
 
 // matMulShape applies numpy matmul rules: 1-D operands are promoted (a row

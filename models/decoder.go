@@ -76,14 +76,8 @@ func GPT(c GPTConfig) (*ir.Model, error) {
 	var pasts [][2]*ir.Value
 	var mask, positions *ir.Value
 	if c.Decode {
-		for l := 0; l < c.Layers; l++ {
-			pk := dimsKV(c.Batch, c.Heads, c.Past, hd)
-			pasts = append(pasts, [2]*ir.Value{
-				b.input("past_key_values."+strconv.Itoa(l)+".key", ir.Float32, pk...),
-				b.input("past_key_values."+strconv.Itoa(l)+".value", ir.Float32, pk...),
-			})
-		}
-		start := b.op("", "Gather", []*ir.Value{b.op("", "Shape", []*ir.Value{pasts[0][0]}), b.scalarInt("", 2)}, ir.IntAttr("axis", 0))
+		var start *ir.Value
+		pasts, start = b.pastKV("", c.Layers, dimsKV(c.Batch, c.Heads, c.Past, hd))
 		positions = b.op("", "Range", []*ir.Value{start, b.op("", "Add", []*ir.Value{start, seq}), b.scalarInt("", 1)})
 		mask = b.offsetCausalMask("", seq, start)
 	} else {
@@ -216,14 +210,7 @@ func Llama(c LlamaConfig) (*ir.Model, error) {
 	var pasts [][2]*ir.Value
 	var mask, start *ir.Value
 	if c.Decode {
-		for l := 0; l < c.Layers; l++ {
-			pk := dimsKV(c.Batch, c.KVHeads, c.Past, hd)
-			pasts = append(pasts, [2]*ir.Value{
-				b.input("past_key_values."+strconv.Itoa(l)+".key", ir.Float32, pk...),
-				b.input("past_key_values."+strconv.Itoa(l)+".value", ir.Float32, pk...),
-			})
-		}
-		start = b.op("/model", "Gather", []*ir.Value{b.op("/model", "Shape", []*ir.Value{pasts[0][0]}), b.scalarInt("/model", 2)}, ir.IntAttr("axis", 0))
+		pasts, start = b.pastKV("/model", c.Layers, dimsKV(c.Batch, c.KVHeads, c.Past, hd))
 		mask = b.offsetCausalMask("/model", seq, start)
 	} else {
 		mask = b.causalMask("/model", seq)
@@ -341,6 +328,21 @@ func (b *builder) swiGLU(scope, prefix string, x *ir.Value, d, ff int64) *ir.Val
 	u := b.linear(scope+"/up_proj", prefix+".up_proj", x, d, ff, false)
 	h := b.op(scope, "Mul", []*ir.Value{b.silu(scope+"/act_fn", g), u})
 	return b.linear(scope+"/down_proj", prefix+".down_proj", h, ff, d, false)
+}
+
+// pastKV adds the key/value cache inputs of a decode step, one pair per
+// layer named as Hugging Face exports them (past_key_values.L.key and
+// .value, each of dims), and returns them with the cached length (dim 2
+// of the first key, read at run time) where the new positions start.
+func (b *builder) pastKV(scope string, layers int, dims []ir.Dim) (pasts [][2]*ir.Value, start *ir.Value) {
+	for l := 0; l < layers; l++ {
+		pasts = append(pasts, [2]*ir.Value{
+			b.input("past_key_values."+strconv.Itoa(l)+".key", ir.Float32, dims...),
+			b.input("past_key_values."+strconv.Itoa(l)+".value", ir.Float32, dims...),
+		})
+	}
+	start = b.op(scope, "Gather", []*ir.Value{b.op(scope, "Shape", []*ir.Value{pasts[0][0]}), b.scalarInt(scope, 2)}, ir.IntAttr("axis", 0))
+	return pasts, start
 }
 
 // dimsKV is the shape of a cached key or value: [batch, kv_heads, past,

@@ -65,14 +65,7 @@ func matchAttentionHeads(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 	for _, n := range nodes {
 		p.add(n) // a's own parts are flattened; its MatMuls and Softmax stay implicit
 	}
-	var attrs []*ir.Attribute
-	for _, at := range a.Attrs {
-		switch at.Name {
-		case ir.KeyPartOps, ir.KeyPartIn, ir.KeyPartOut, ir.KeyPartInExpr, ir.KeyPartOutExpr, ir.KeyPartArity:
-		default:
-			attrs = append(attrs, at)
-		}
-	}
+	attrs := ownAttrs(a)
 	perm := func(name string, v []int64) *ir.Attribute {
 		return &ir.Attribute{Name: name, Type: ir.AttrInts, Ints: append([]int64(nil), v...)}
 	}

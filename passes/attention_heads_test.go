@@ -72,8 +72,7 @@ func buildMHA(b *builder, o mhOpts) (q, k, v, ctx, out *ir.Value) {
 func TestAttentionHeadsFuse(t *testing.T) {
 	b := newBuilder(t)
 	q, k, v, ctx, _ := buildMHA(b, mhOpts{})
-	g := b.infer()
-	runPasses(t, g, "fuse-attention")
+	g := b.run("fuse-attention")
 	before, err := cost.Analyze(g, b.M, a100(t), cost.Options{DType: "fp32"})
 	if err != nil {
 		t.Fatal(err)
@@ -123,23 +122,19 @@ func TestAttentionHeadsFullTable(t *testing.T) {
 }
 
 func TestAttentionHeadsGuards(t *testing.T) {
-	for name, o := range map[string]mhOpts{
+	build := func(b *builder, o mhOpts) *ir.Value { _, _, _, _, out := buildMHA(b, o); return out }
+	cases := guardCases(build, map[string]mhOpts{
 		"head view read elsewhere":    {qSplitReused: true},
 		"merged context is an output": {mergeOutput: true},
 		"not a head split":            {vPerm: true},
-	} {
-		t.Run(name, func(t *testing.T) {
-			b := newBuilder(t)
-			buildMHA(b, o)
-			g := b.infer()
-			runPasses(t, g, "fuse-attention", "fuse-attention-heads")
-			for _, n := range fusedNodes(g, "FusedAttention") {
-				if n.Attr("num_heads") != nil {
-					t.Errorf("heads absorbed (%v) though a guard fails", n.FusedFrom)
-				}
+	})
+	checkGuards(t, cases, []string{"fuse-attention", "fuse-attention-heads"}, func(t *testing.T, g *ir.Graph) {
+		for _, n := range fusedNodes(g, "FusedAttention") {
+			if n.Attr("num_heads") != nil {
+				t.Errorf("heads absorbed (%v) though a guard fails", n.FusedFrom)
 			}
-		})
-	}
+		}
+	})
 }
 
 // GPT-2's packed c_attn: the Split into Q, K, V joins the FusedAttention,
@@ -148,8 +143,7 @@ func TestAttentionHeadsGuards(t *testing.T) {
 func TestAttentionPackedFuse(t *testing.T) {
 	b := newBuilder(t)
 	buildMHA(b, mhOpts{packed: true})
-	g := b.infer()
-	runPasses(t, g, "fuse-attention", "fuse-attention-heads")
+	g := b.run("fuse-attention", "fuse-attention-heads")
 	before, err := cost.Analyze(g, b.M, a100(t), cost.Options{DType: "fp32"})
 	if err != nil {
 		t.Fatal(err)
@@ -178,20 +172,16 @@ func TestAttentionPackedFuse(t *testing.T) {
 }
 
 func TestAttentionPackedGuards(t *testing.T) {
-	for name, o := range map[string]mhOpts{
+	build := func(b *builder, o mhOpts) *ir.Value { _, _, _, _, out := buildMHA(b, o); return out }
+	cases := guardCases(build, map[string]mhOpts{
 		"Split outputs not in Q, K, V order": {packed: true, packedOrder: []int{1, 0, 2}},
 		"Split's Q output read elsewhere":    {packed: true, packedReused: true},
-	} {
-		t.Run(name, func(t *testing.T) {
-			b := newBuilder(t)
-			buildMHA(b, o)
-			g := b.infer()
-			runPasses(t, g, "fuse-attention", "fuse-attention-heads", "fuse-attention-packed")
-			for _, n := range fusedNodes(g, "FusedAttention") {
-				if ir.QKVPacked(n) {
-					t.Errorf("packed though a guard fails: %s", ir.NodeText(n))
-				}
+	})
+	checkGuards(t, cases, []string{"fuse-attention", "fuse-attention-heads", "fuse-attention-packed"}, func(t *testing.T, g *ir.Graph) {
+		for _, n := range fusedNodes(g, "FusedAttention") {
+			if ir.QKVPacked(n) {
+				t.Errorf("packed though a guard fails: %s", ir.NodeText(n))
 			}
-		})
-	}
+		}
+	})
 }

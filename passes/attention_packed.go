@@ -58,14 +58,7 @@ func matchAttentionPacked(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 	pts := &parts{}
 	pts.add(sp)
 	pts.add(a)
-	var attrs []*ir.Attribute
-	for _, at := range a.Attrs {
-		switch at.Name {
-		case ir.KeyPartOps, ir.KeyPartIn, ir.KeyPartOut, ir.KeyPartInExpr, ir.KeyPartOutExpr, ir.KeyPartArity:
-		default:
-			attrs = append(attrs, at)
-		}
-	}
+	attrs := ownAttrs(a)
 	attrs = append(attrs, ir.IntAttr(ir.KeyQKVPacked, 1))
 	ins := append([]*ir.Value{p, p, p}, a.Inputs[3:]...)
 	outs := []*ir.Value{a.Out(0)}

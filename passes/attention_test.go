@@ -125,8 +125,7 @@ func TestAttentionVariants(t *testing.T) {
 	t.Run("scale on q, where mask", func(t *testing.T) {
 		b := newBuilder(t)
 		q, _, _, cond, _ := buildAttention(b, attnOpts{scaleOnQ: true, where: true})
-		g := b.infer()
-		runPasses(t, g, "fuse-attention")
+		g := b.run("fuse-attention")
 		n := expectOne(t, g, "FusedAttention", 6) // Div(q) Transpose MatMul Where Softmax MatMul
 		if n.In(0) != q || n.In(3) != cond || n.In(4) == nil || n.AttrString("scale_on", "") != "q" || n.AttrString("mask", "") != "where" {
 			t.Errorf("inputs %v attributes %+v", n.Inputs, n.Attrs)
@@ -142,8 +141,7 @@ func TestAttentionVariants(t *testing.T) {
 		e := b.op("Exp", nil, s)
 		p := b.op("Div", nil, e, b.op("ReduceSum", []*ir.Attribute{ir.IntAttr("keepdims", 1)}, e, b.int64s("axes", -1)))
 		b.output(b.op("MatMul", nil, p, v))
-		g := b.infer()
-		runPasses(t, g, "fuse-softmax", "fuse-attention")
+		g := b.run("fuse-softmax", "fuse-attention")
 		n := expectOne(t, g, "FusedAttention", 5) // MatMul Exp ReduceSum Div MatMul
 		if n.AttrInt("softmax_in_parts", 0) != 1 || n.AttrInt("k_transposed", 0) != 0 {
 			t.Errorf("attributes %+v", n.Attrs)
@@ -152,20 +150,13 @@ func TestAttentionVariants(t *testing.T) {
 }
 
 func TestAttentionGuards(t *testing.T) {
-	for name, o := range map[string]attnOpts{
+	build := func(b *builder, o attnOpts) *ir.Value { _, _, _, _, out := buildAttention(b, o); return out }
+	expectDeclines(t, "fuse-attention", "FusedAttention", guardCases(build, map[string]attnOpts{
 		"scores are a graph output":    {scoresOutput: true},
 		"probabilities read twice":     {probsReused: true},
 		"softmax over another axis":    {axis: 2},
 		"dropout mask used (training)": {dropoutMask: true},
-	} {
-		t.Run(name, func(t *testing.T) {
-			b := newBuilder(t)
-			buildAttention(b, o)
-			g := b.infer()
-			runPasses(t, g, "fuse-attention")
-			expectNone(t, g, "FusedAttention")
-		})
-	}
+	}))
 }
 
 func a100(t *testing.T) *hwdb.GPU {

@@ -21,37 +21,32 @@ func TestCleanupIdentityDropout(t *testing.T) {
 }
 
 func TestCleanupGuards(t *testing.T) {
-	t.Run("identity output is a graph output", func(t *testing.T) {
-		b := newBuilder(t)
-		b.output(b.op("Identity", nil, b.op("Relu", nil, b.input("x", 2))))
-		g := b.infer()
-		runPasses(t, g, "cleanup")
-		if ops(g) != "Relu Identity" {
-			t.Errorf("ops %q", ops(g))
-		}
-	})
-	t.Run("dropout mask used", func(t *testing.T) {
-		b := newBuilder(t)
-		d := b.node("Dropout", []*ir.Value{b.input("x", 2)}, 2)
-		b.output(d.Out(0), d.Out(1))
-		g := b.infer()
-		runPasses(t, g, "cleanup")
-		if ops(g) != "Dropout" {
-			t.Errorf("ops %q", ops(g))
-		}
-	})
-	t.Run("dropout in training mode", func(t *testing.T) {
-		b := newBuilder(t)
-		x := b.input("x", 2)
-		tm := b.value("tm")
-		b.g.AddInitializer(tm, &ir.Tensor{DType: ir.Bool, Ints: []int64{1}, HasData: true})
-		b.output(b.op("Relu", nil, b.op("Dropout", nil, x, b.constant("ratio", nil, []float64{0.5}), tm)))
-		g := b.infer()
-		runPasses(t, g, "cleanup")
-		if ops(g) != "Dropout Relu" {
-			t.Errorf("ops %q", ops(g))
-		}
-	})
+	for name, c := range map[string]struct {
+		build func(b *builder)
+		ops   string // what cleanup must leave
+	}{
+		"identity output is a graph output": {func(b *builder) {
+			b.output(b.op("Identity", nil, b.op("Relu", nil, b.input("x", 2))))
+		}, "Relu Identity"},
+		"dropout mask used": {func(b *builder) {
+			d := b.node("Dropout", []*ir.Value{b.input("x", 2)}, 2)
+			b.output(d.Out(0), d.Out(1))
+		}, "Dropout"},
+		"dropout in training mode": {func(b *builder) {
+			x := b.input("x", 2)
+			tm := b.value("tm")
+			b.g.AddInitializer(tm, &ir.Tensor{DType: ir.Bool, Ints: []int64{1}, HasData: true})
+			b.output(b.op("Relu", nil, b.op("Dropout", nil, x, b.constant("ratio", nil, []float64{0.5}), tm)))
+		}, "Dropout Relu"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := newBuilder(t)
+			c.build(b)
+			if got := ops(b.run("cleanup")); got != c.ops {
+				t.Errorf("ops %q, want %q", got, c.ops)
+			}
+		})
+	}
 }
 
 // Reshape(x, Concat(Shape(x)[0], -1)) with a known batch: the shape

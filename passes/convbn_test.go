@@ -49,8 +49,7 @@ func TestFoldBNGraphOnly(t *testing.T) {
 	conv := b.op("Conv", nil, x, w)
 	y := b.op("BatchNormalization", nil, conv, b.blind("s", 16), b.blind("bb", 16), b.blind("m", 16), b.blind("v", 16))
 	b.output(y)
-	g := b.infer()
-	runPasses(t, g, "fold-bn", "cleanup")
+	g := b.run("fold-bn", "cleanup")
 	c := find(g, "Conv")
 	if ops(g) != "Conv" || c.In(1) != w || c.Out(0) != y {
 		t.Fatalf("got %s", ir.Dump(g))

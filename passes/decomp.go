@@ -64,11 +64,8 @@ func matchLayerNorm(g *ir.Graph, mean *ir.Node) (Fusion, bool) {
 		return Fusion{}, false
 	}
 	d := sub.Out(0)
-	if d == nil || g.IsGraphOutput(d) {
-		return Fusion{}, false
-	}
-	rd := readers(d)
-	if len(rd) != 2 {
+	rd, ok := twoReaders(g, d)
+	if !ok {
 		return Fusion{}, false
 	}
 	var sq, div *ir.Node
@@ -92,16 +89,8 @@ func matchLayerNorm(g *ir.Graph, mean *ir.Node) (Fusion, bool) {
 	if !ok || !sameAxes(axes, vaxes, r) {
 		return Fusion{}, false
 	}
-	addEps := onlyUse(g, variance.Out(0))
-	if !isOp(addEps, "Add") {
-		return Fusion{}, false
-	}
-	v, eps, ok := constOperand(addEps)
-	if !ok || v != variance.Out(0) || eps < 0 {
-		return Fusion{}, false
-	}
-	sqrt := onlyUse(g, addEps.Out(0))
-	if !isOp(sqrt, "Sqrt") || onlyUse(g, sqrt.Out(0)) != div || div.In(1) != sqrt.Out(0) {
+	addEps, sqrt, eps, ok := sqrtPlusEps(g, variance.Out(0))
+	if !ok || onlyUse(g, sqrt.Out(0)) != div || div.In(1) != sqrt.Out(0) {
 		return Fusion{}, false
 	}
 	nodes := []*ir.Node{mean, sub, sq, variance, addEps, sqrt, div}
@@ -169,15 +158,11 @@ func matchGeluErf(g *ir.Graph, erf *ir.Node) (Fusion, bool) {
 	if !floatTensor(x) {
 		return Fusion{}, false
 	}
-	add := onlyUse(g, erf.Out(0))
-	if !binaryWith(add, "Add", erf.Out(0), 1) {
-		return Fusion{}, false
-	}
-	tail, y, ok := geluTail(g, add.Out(0), x)
+	tail, y, ok := geluTail(g, erf.Out(0), x)
 	if !ok {
 		return Fusion{}, false
 	}
-	nodes := append([]*ir.Node{p, erf, add}, tail...)
+	nodes := append([]*ir.Node{p, erf}, tail...)
 	return geluFusion(nodes, x, y, "none"), true
 }
 
@@ -213,15 +198,11 @@ func matchGeluTanh(g *ir.Graph, tanh *ir.Node) (Fusion, bool) {
 	if !floatTensor(x) {
 		return Fusion{}, false
 	}
-	add := onlyUse(g, tanh.Out(0))
-	if !binaryWith(add, "Add", tanh.Out(0), 1) {
-		return Fusion{}, false
-	}
-	tail, y, ok := geluTail(g, add.Out(0), x)
+	tail, y, ok := geluTail(g, tanh.Out(0), x)
 	if !ok {
 		return Fusion{}, false
 	}
-	nodes := append(append(cubic, sum, scale, tanh, add), tail...)
+	nodes := append(append(cubic, sum, scale, tanh), tail...)
 	return geluFusion(nodes, x, y, "tanh"), true
 }
 
@@ -254,12 +235,18 @@ func matchCubeTerm(g *ir.Graph, term *ir.Value, user *ir.Node, x *ir.Value) ([]*
 	return []*ir.Node{s, c, m}, true
 }
 
-// geluTail matches the common end of both GELU forms, given u = 1 + f(x):
+// geluTail matches the common end of both GELU forms, given f, the
+// output of their Erf or Tanh: u = Add(f, 1) (either order), then
 //
 //	Mul(Mul(x, u), 0.5), Mul(Mul(x, 0.5), u), Mul(x, Mul(u, 0.5))
 //
-// returning the nodes (the last writes y) and y.
-func geluTail(g *ir.Graph, u, x *ir.Value) ([]*ir.Node, *ir.Value, bool) {
+// returning the nodes from the Add on (the last writes y) and y.
+func geluTail(g *ir.Graph, f, x *ir.Value) ([]*ir.Node, *ir.Value, bool) {
+	add := onlyUse(g, f)
+	if !binaryWith(add, "Add", f, 1) {
+		return nil, nil, false
+	}
+	u := add.Out(0)
 	m1 := onlyUse(g, u)
 	if !isOp(m1, "Mul") {
 		return nil, nil, false
@@ -270,19 +257,19 @@ func geluTail(g *ir.Graph, u, x *ir.Value) ([]*ir.Node, *ir.Value, bool) {
 		// Mul(Mul(x, u), 0.5)
 		m2 := onlyUse(g, m1.Out(0))
 		if binaryWith(m2, "Mul", m1.Out(0), 0.5) {
-			return []*ir.Node{m1, m2}, m2.Out(0), true
+			return []*ir.Node{add, m1, m2}, m2.Out(0), true
 		}
 	case isConstNear(o, 0.5):
 		// Mul(x, Mul(u, 0.5))
 		m2 := onlyUse(g, m1.Out(0))
 		if isOp(m2, "Mul") && otherOperand(m2, m1.Out(0)) == x {
-			return []*ir.Node{m1, m2}, m2.Out(0), true
+			return []*ir.Node{add, m1, m2}, m2.Out(0), true
 		}
 	default:
 		// Mul(Mul(x, 0.5), u)
 		h := producerOf(o)
 		if onlyUse(g, o) == m1 && binaryWith(h, "Mul", x, 0.5) {
-			return []*ir.Node{h, m1}, m1.Out(0), true
+			return []*ir.Node{add, h, m1}, m1.Out(0), true
 		}
 	}
 	return nil, nil, false
@@ -320,11 +307,8 @@ func matchSoftmax(g *ir.Graph, exp *ir.Node) (Fusion, bool) {
 	}
 	r := x.Shape.Rank()
 	e := exp.Out(0)
-	if e == nil || g.IsGraphOutput(e) {
-		return Fusion{}, false
-	}
-	rd := readers(e)
-	if len(rd) != 2 {
+	rd, ok := twoReaders(g, e)
+	if !ok {
 		return Fusion{}, false
 	}
 	var sum, div *ir.Node

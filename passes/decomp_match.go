@@ -104,6 +104,36 @@ func readers(v *ir.Value) []*ir.Node {
 	return out
 }
 
+// twoReaders returns the two distinct nodes reading v when v is an
+// intermediate (not a graph output) with exactly two readers: the fork a
+// normalisation's centred input and a softmax's exponent make.
+func twoReaders(g *ir.Graph, v *ir.Value) ([]*ir.Node, bool) {
+	if v == nil || g.IsGraphOutput(v) {
+		return nil, false
+	}
+	rd := readers(v)
+	return rd, len(rd) == 2
+}
+
+// sqrtPlusEps matches Sqrt(Add(v, eps)) with eps a non-negative scalar
+// constant and each step the only reader of the one before: the
+// denominator LayerNorm and RMSNorm share.
+func sqrtPlusEps(g *ir.Graph, v *ir.Value) (addEps, sqrt *ir.Node, eps float64, ok bool) {
+	addEps = onlyUse(g, v)
+	if !isOp(addEps, "Add") {
+		return nil, nil, 0, false
+	}
+	x, eps, ok := constOperand(addEps)
+	if !ok || x != v || eps < 0 {
+		return nil, nil, 0, false
+	}
+	sqrt = onlyUse(g, addEps.Out(0))
+	if !isOp(sqrt, "Sqrt") {
+		return nil, nil, 0, false
+	}
+	return addEps, sqrt, eps, true
+}
+
 // singleReader returns the one node reading v (in any number of slots)
 // when v is not a graph output, else nil.
 func singleReader(g *ir.Graph, v *ir.Value) *ir.Node {
@@ -265,6 +295,21 @@ func (p *parts) attrs(ins, outs []*ir.Value) []*ir.Attribute {
 		{Name: ir.KeyPartOutExpr, Type: ir.AttrStrings, Strings: exprs(p.out)},
 		{Name: ir.KeyPartArity, Type: ir.AttrInts, Ints: p.arity},
 	}
+}
+
+// ownAttrs returns n's attributes less its part attributes: what a fused
+// node keeps when it is fused again, since the new node writes the parts
+// of all it merged (parts.attrs) in their place.
+func ownAttrs(n *ir.Node) []*ir.Attribute {
+	var attrs []*ir.Attribute
+	for _, at := range n.Attrs {
+		switch at.Name {
+		case ir.KeyPartOps, ir.KeyPartIn, ir.KeyPartOut, ir.KeyPartInExpr, ir.KeyPartOutExpr, ir.KeyPartArity:
+		default:
+			attrs = append(attrs, at)
+		}
+	}
+	return attrs
 }
 
 // partsOf records every node of nodes as a part.

@@ -23,8 +23,7 @@ func TestElementwiseChainFuses(t *testing.T) {
 	b := newBuilder(t)
 	_, y := buildChain(b, rows, cols)
 	b.output(y)
-	g := b.infer()
-	runPasses(t, g, "fuse-elementwise")
+	g := b.run("fuse-elementwise")
 	n := expectOne(t, g, "FusedElementwise", 4) // Add Relu Mul Sigmoid
 	if n.Out(0) != y || len(n.Inputs) != 3 {
 		t.Fatalf("FusedElementwise reads %d inputs writes %v; want (x, bias, s) -> %s", len(n.Inputs), n.Outputs, y.Name)
@@ -65,8 +64,7 @@ func TestElementwiseChainGuards(t *testing.T) {
 		b := newBuilder(t)
 		relu, y := buildChain(b, 4, 8)
 		b.output(y, b.op("Exp", nil, relu))
-		g := b.infer()
-		runPasses(t, g, "fuse-elementwise")
+		g := b.run("fuse-elementwise")
 		// Relu's output has two readers: {Add, Relu} | {Mul, Sigmoid} | {Exp}.
 		ns := fusedNodes(g, "FusedElementwise")
 		if len(ns) != 2 {
@@ -85,8 +83,7 @@ func TestElementwiseChainGuards(t *testing.T) {
 		b := newBuilder(t)
 		relu, y := buildChain(b, 4, 8)
 		b.output(y, relu)
-		g := b.infer()
-		runPasses(t, g, "fuse-elementwise")
+		g := b.run("fuse-elementwise")
 		for _, n := range fusedNodes(g, "FusedElementwise") {
 			for _, name := range n.FusedFrom {
 				if name == relu.Producer.Name && n.Out(0) != relu {
@@ -103,8 +100,7 @@ func TestElementwiseChainGuards(t *testing.T) {
 		x := b.input("x", 4, 8)
 		x.DType, x.Declared.DType = ir.Int32, ir.Int32
 		b.output(b.op("Mul", nil, b.op("Add", nil, x, x), x))
-		g := b.infer()
-		runPasses(t, g, "fuse-elementwise")
+		g := b.run("fuse-elementwise")
 		expectNone(t, g, "FusedElementwise")
 	})
 	t.Run("non-elementwise in between", func(t *testing.T) {
@@ -113,8 +109,7 @@ func TestElementwiseChainGuards(t *testing.T) {
 		r := b.op("Relu", nil, x)
 		red := b.op("ReduceSum", []*ir.Attribute{ir.IntAttr("keepdims", 1)}, r, b.int64s("axes", 1))
 		b.output(b.op("Exp", nil, red))
-		g := b.infer()
-		runPasses(t, g, "fuse-elementwise")
+		g := b.run("fuse-elementwise")
 		expectNone(t, g, "FusedElementwise")
 	})
 }
@@ -126,8 +121,7 @@ func TestElementwiseSideInputOnce(t *testing.T) {
 	x := b.input("x", 4, 8)
 	y := b.op("Mul", nil, x, b.op("Sigmoid", nil, x))
 	b.output(y)
-	g := b.infer()
-	runPasses(t, g, "fuse-elementwise")
+	g := b.run("fuse-elementwise")
 	n := expectOne(t, g, "FusedElementwise", 2)
 	if len(n.Inputs) != 1 || n.In(0) != x {
 		t.Errorf("inputs %d, want x once", len(n.Inputs))

@@ -141,8 +141,7 @@ func TestFuseConvGuards(t *testing.T) {
 			x := b.input("x", 1, 3, 5, 5)
 			y := b.op("Conv", []*ir.Attribute{ir.IntsAttr("pads", 1, 1, 1, 1)}, x, b.weight("w", 4, 3, 3, 3))
 			c.build(b, y)
-			g := b.infer()
-			runPasses(t, g, "fuse-conv")
+			g := b.run("fuse-conv")
 			if got := ops(g); got != c.want {
 				t.Errorf("ops %q, want %q", got, c.want)
 			}
@@ -160,8 +159,7 @@ func TestFuseGemmIntGuard(t *testing.T) {
 	b.g.AddInitializer(w, ir.IntTensor([]int64{3, 2}, []int64{1, 2, 3, 4, 5, 6}))
 	w.Const.DType, w.DType = ir.Int32, ir.Int32
 	b.output(b.op("Relu", nil, b.op("MatMul", nil, a, w)))
-	g := b.infer()
-	runPasses(t, g, "fuse-gemm")
+	g := b.run("fuse-gemm")
 	if got := ops(g); got != "MatMul Relu" {
 		t.Errorf("ops %q, want MatMul Relu", got)
 	}

@@ -1,7 +1,9 @@
 package passes
 
 import (
+	"maps"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/ir"
@@ -31,15 +33,21 @@ func (b *builder) input(name string, dims ...int64) *ir.Value {
 
 // weight adds a float32 initializer with random contents in [-1, 1).
 func (b *builder) weight(name string, dims ...int64) *ir.Value {
+	return b.constant(name, dims, fill(dims, func() float64 { return 2*b.rng.Float64() - 1 }))
+}
+
+// fill returns a tensor's worth of values for dims, each from next: the
+// contents of a random weight.
+func fill[T any](dims []int64, next func() T) []T {
 	n := int64(1)
 	for _, d := range dims {
 		n *= d
 	}
-	vals := make([]float64, n)
+	vals := make([]T, n)
 	for i := range vals {
-		vals[i] = 2*b.rng.Float64() - 1
+		vals[i] = next()
 	}
-	return b.constant(name, dims, vals)
+	return vals
 }
 
 // positive adds an initializer with contents in [0.5, 1.5) (variances, scales).
@@ -94,6 +102,46 @@ func runPasses(t testing.TB, g *ir.Graph, names ...string) *Stats {
 		t.Fatalf("graph broken after %v: %v", names, err)
 	}
 	return st
+}
+
+// run infers the graph b holds and runs the named passes on it, with the
+// checks runPasses makes: the build, infer, run steps every fusion test
+// takes.
+func (b *builder) run(names ...string) *ir.Graph {
+	g := b.infer()
+	runPasses(b.t, g, names...)
+	return g
+}
+
+// checkGuards runs one subtest per case, in name order: each builds a
+// graph on which a fusion must decline, runs the named passes on it, and
+// hands the result to check. A fusion's guard test is one table of these,
+// one case per guard.
+func checkGuards(t *testing.T, cases map[string]func(b *builder), passes []string, check func(t *testing.T, g *ir.Graph)) {
+	t.Helper()
+	for _, name := range slices.Sorted(maps.Keys(cases)) {
+		t.Run(name, func(t *testing.T) {
+			b := newBuilder(t)
+			cases[name](b)
+			check(t, b.run(passes...))
+		})
+	}
+}
+
+// expectDeclines is checkGuards for the common guard: pass makes no op.
+func expectDeclines(t *testing.T, pass, op string, cases map[string]func(b *builder)) {
+	t.Helper()
+	checkGuards(t, cases, []string{pass}, func(t *testing.T, g *ir.Graph) { expectNone(t, g, op) })
+}
+
+// guardCases makes checkGuards cases of a test graph built from an options
+// struct: each entry of opts names the options that break one guard.
+func guardCases[O, R any](build func(*builder, O) R, opts map[string]O) map[string]func(*builder) {
+	cases := make(map[string]func(*builder), len(opts))
+	for name, o := range opts {
+		cases[name] = func(b *builder) { build(b, o) }
+	}
+	return cases
 }
 
 // ops lists the graph's ops in order, "Conv" or "onnxcost.FusedConv".

@@ -18,15 +18,7 @@ func (b *builder) intsOf(name string, dt ir.DType, dims []int64, vals []int64) *
 
 // qweight adds a random int8 weight in [-127, 127].
 func (b *builder) qweight(name string, dims ...int64) *ir.Value {
-	n := int64(1)
-	for _, d := range dims {
-		n *= d
-	}
-	vals := make([]int64, n)
-	for i := range vals {
-		vals[i] = int64(b.rng.Intn(255)) - 127
-	}
-	return b.intsOf(name, ir.Int8, dims, vals)
+	return b.intsOf(name, ir.Int8, dims, fill(dims, func() int64 { return int64(b.rng.Intn(255)) - 127 }))
 }
 
 // qdqOpts vary the hand-built Q/DQ block.
@@ -124,8 +116,7 @@ func TestFuseQDQ(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			b := newBuilder(t)
 			buildQDQ(b, c.o)
-			g := b.infer()
-			runPasses(t, g, "fuse-qdq")
+			g := b.run("fuse-qdq")
 			if got := irtest.Ops(g); got != c.want {
 				t.Errorf("after fuse-qdq:\n got %s\nwant %s", got, c.want)
 			}

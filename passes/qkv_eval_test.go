@@ -129,11 +129,12 @@ func softmaxLast(t *tensor) *tensor {
 	return out
 }
 
-// layerNorm normalises over the axes from axis on, then scales and shifts.
-func layerNorm(x, gamma, beta *tensor, axis int64, eps float64) *tensor {
-	r := len(x.dims)
+// mapRows applies f to every row of x, a row being the trailing axes from
+// axis on, and returns the rows f wrote: the loop the normalisations share
+// (an axis counts from the end when negative, as in ONNX).
+func mapRows(x *tensor, axis int64, f func(in, out []float64)) *tensor {
 	if axis < 0 {
-		axis += int64(r)
+		axis += int64(len(x.dims))
 	}
 	n := 1
 	for _, d := range x.dims[axis:] {
@@ -141,20 +142,27 @@ func layerNorm(x, gamma, beta *tensor, axis int64, eps float64) *tensor {
 	}
 	y := newTensor(x.dims...)
 	for row := 0; row < x.len()/n; row++ {
-		v := x.data[row*n : (row+1)*n]
+		f(x.data[row*n:(row+1)*n], y.data[row*n:(row+1)*n])
+	}
+	return y
+}
+
+// layerNorm normalises over the axes from axis on, then scales and shifts.
+func layerNorm(x, gamma, beta *tensor, axis int64, eps float64) *tensor {
+	y := mapRows(x, axis, func(v, out []float64) {
 		mean, sq := 0.0, 0.0
 		for _, a := range v {
 			mean += a
 		}
-		mean /= float64(n)
+		mean /= float64(len(v))
 		for _, a := range v {
 			sq += (a - mean) * (a - mean)
 		}
-		sd := math.Sqrt(sq/float64(n) + eps)
+		sd := math.Sqrt(sq/float64(len(v)) + eps)
 		for j, a := range v {
-			y.data[row*n+j] = (a - mean) / sd
+			out[j] = (a - mean) / sd
 		}
-	}
+	})
 	if gamma != nil {
 		y = broadcast(y, gamma, mul)
 	}

@@ -169,8 +169,7 @@ func TestQKVGuards(t *testing.T) {
 			b := newBuilder(t)
 			x := b.input("x", qkvB, qkvL, qkvE)
 			b.output(tc.build(b, x)...)
-			g := b.infer()
-			runPasses(t, g, "fuse-gemm", "fuse-qkv")
+			g := b.run("fuse-gemm", "fuse-qkv")
 			ns := fusedNodes(g, "GroupedGemm")
 			switch {
 			case tc.grouped == 0 && len(ns) != 0:
@@ -193,8 +192,7 @@ func TestQKVInteger(t *testing.T) {
 		return v
 	}
 	b.output(b.op("MatMul", nil, x, w("a")), b.op("MatMul", nil, x, w("c")))
-	g := b.infer()
-	runPasses(t, g, "fuse-qkv")
+	g := b.run("fuse-qkv")
 	expectNone(t, g, "GroupedGemm")
 }
 
@@ -207,8 +205,7 @@ func TestQKVReadBack(t *testing.T) {
 	q := b.op("Gemm", tb, x, b.weight("q_w", qkvNq, qkvE))
 	v := b.op("MatMul", nil, x, b.weight("v_w", qkvE, qkvNv))
 	b.output(q, v)
-	g := b.infer()
-	runPasses(t, g, "fuse-qkv")
+	b.run("fuse-qkv")
 	for _, o := range []*ir.Value{q, v} {
 		o.Shape = ir.Unranked()
 	}

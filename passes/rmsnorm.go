@@ -43,16 +43,8 @@ func matchRMSNorm(g *ir.Graph, sq *ir.Node) (Fusion, bool) {
 	if !ok {
 		return Fusion{}, false
 	}
-	addEps := onlyUse(g, mean.Out(0))
-	if !isOp(addEps, "Add") {
-		return Fusion{}, false
-	}
-	v, eps, ok := constOperand(addEps)
-	if !ok || v != mean.Out(0) || eps < 0 {
-		return Fusion{}, false
-	}
-	sqrt := onlyUse(g, addEps.Out(0))
-	if !isOp(sqrt, "Sqrt") {
+	addEps, sqrt, eps, ok := sqrtPlusEps(g, mean.Out(0))
+	if !ok {
 		return Fusion{}, false
 	}
 	nodes := []*ir.Node{sq, mean, addEps, sqrt}

@@ -115,8 +115,7 @@ func TestWinogradGuards(t *testing.T) {
 				w = b.blind("w", c.k, cin, c.kern, c.kern)
 			}
 			b.output(b.op("Conv", c.attrs, x, w))
-			g := b.infer()
-			runPasses(t, g, "winograd")
+			g := b.run("winograd")
 			if c.name == "control: this one fires" {
 				if ops(g) != "onnxcost.WinogradConv" {
 					t.Errorf("control did not fire: %s", ops(g))
@@ -145,8 +144,7 @@ func TestAlexNetConv345Winograd(t *testing.T) {
 			b := newBuilder(t)
 			x := b.input("x", batch, l.c, 13, 13)
 			b.output(b.op("Relu", nil, b.op("Conv", []*ir.Attribute{ir.IntsAttr("pads", 1, 1, 1, 1), ir.IntsAttr("kernel_shape", 3, 3)}, x, b.blind("w", l.k, l.c, 3, 3), b.blind("b", l.k))))
-			g := b.infer()
-			runPasses(t, g, "fuse-conv")
+			g := b.run("fuse-conv")
 			direct := fusedFLOPs(t, g.Nodes[0])
 			runPasses(t, g, "winograd")
 			n := g.Nodes[0]

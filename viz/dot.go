@@ -287,26 +287,19 @@ func (d *drawer) unitCeiling(u *unit) Ceiling {
 	if u.kind == unitNode {
 		return ceilingOf(&d.r.Nodes[u.members[0]])
 	}
-	switch u.bound() {
-	case "compute":
-		return CeilCompute
-	case "latency":
-		return CeilLatency
-	case "launch":
-		return CeilLaunch
-	case "memory":
+	bound, level := u.bound(), ""
+	if bound == "memory" {
 		var best *report.NodeCost
 		for _, i := range u.members {
 			if n := &d.r.Nodes[i]; best == nil || n.MemoryS > best.MemoryS {
 				best = n
 			}
 		}
-		if best != nil && best.MemLevel == "l2" {
-			return CeilL2
+		if best != nil {
+			level = best.MemLevel
 		}
-		return CeilHBM
 	}
-	return CeilNone
+	return boundCeiling(bound, level)
 }
 
 // costliest is a group's member with the largest time.

@@ -104,8 +104,14 @@ func (c Ceilings) RoofOf(n *report.NodeCost) NodeRoof {
 }
 
 // ceilingOf maps the report's bound to the roof that binds.
-func ceilingOf(n *report.NodeCost) Ceiling {
-	switch n.Bound {
+func ceilingOf(n *report.NodeCost) Ceiling { return boundCeiling(n.Bound, n.MemLevel) }
+
+// boundCeiling maps a bound ("compute", "latency", "launch", "memory" or
+// "") to its roof; memLevel ("l2" or "hbm") picks the roof of a
+// memory-bound one. Nodes and groups of nodes share it, so a box and its
+// point on the roofline always name the same roof.
+func boundCeiling(bound, memLevel string) Ceiling {
+	switch bound {
 	case "compute":
 		return CeilCompute
 	case "latency":
@@ -113,7 +119,7 @@ func ceilingOf(n *report.NodeCost) Ceiling {
 	case "launch":
 		return CeilLaunch
 	case "memory":
-		if n.MemLevel == "l2" {
+		if memLevel == "l2" {
 			return CeilL2
 		}
 		return CeilHBM

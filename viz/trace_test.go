@@ -27,6 +27,21 @@ type parsedTrace struct {
 	DisplayTimeUnit string `json:"displayTimeUnit"`
 }
 
+// traceOne traces the single plan r without ceilings and returns the trace
+// with its summary, failing the test if either step fails.
+func traceOne(t *testing.T, r *report.Report) ([]byte, TraceSummary) {
+	t.Helper()
+	data, err := Trace([]*report.Report{r}, Ceilings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, err := SummarizeTrace(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, sums[0]
+}
+
 // checkTrace checks a trace with SummarizeTrace and then, per plan, that
 // the kernel track has one event per launch, back to back, whose
 // durations add up to the plan's total time, that the launch gaps drawn
@@ -320,15 +335,7 @@ func TestTraceTrainStep(t *testing.T) {
 	tr := &report.Train{Optimizer: "adam", ForwardTimeS: fwd + loss, BackwardTimeS: bwd + loss, OptimizerTimeS: 5e-6, OptimizerLaunches: 3}
 	tr.StepTimeS = tr.ForwardTimeS + tr.BackwardTimeS + tr.OptimizerTimeS
 	r.Totals.Train, r.Totals.TimeS = tr, tr.StepTimeS
-	data, err := Trace([]*report.Report{r}, Ceilings{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sums, err := SummarizeTrace(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := sums[0]
+	data, s := traceOne(t, r)
 	// The kernel-less Reshape's training forward work is the one lumped
 	// event; the loss head adds a launch each way.
 	if want := r.Totals.Launches + bwdLaunches + 3 + 2; float64(s.Kernels) != want || s.Lumped != 1 || s.Waits != 0 {
@@ -379,15 +386,7 @@ func TestTraceHostBound(t *testing.T) {
 	r.Runtime = &report.Runtime{Name: "pytorch", DispatchS: 1e-4, CallS: 1e-5, HostBound: true}
 	r.Runtime.HostS = r.Runtime.CallS + r.Totals.Launches*r.Runtime.DispatchS
 	r.Totals.TimeS = r.Runtime.HostS
-	data, err := Trace([]*report.Report{r}, Ceilings{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sums, err := SummarizeTrace(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := sums[0]
+	data, s := traceOne(t, r)
 	if float64(s.Kernels) != r.Totals.Launches || s.Waits < 2 {
 		t.Errorf("%d kernels, %d waits; want %v kernels and waits", s.Kernels, s.Waits, r.Totals.Launches)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -10,14 +9,8 @@ import (
 
 func compareJSON(t *testing.T, args ...string) report.Comparison {
 	t.Helper()
-	code, out, errs := runCLI(t, append([]string{"compare", "--format", "json"}, args...)...)
-	if code != 0 {
-		t.Fatalf("compare %v: exit %d: %s", args, code, errs)
-	}
 	var c report.Comparison
-	if err := json.Unmarshal([]byte(out), &c); err != nil {
-		t.Fatal(err)
-	}
+	runJSON(t, &c, append([]string{"compare", "--format", "json"}, args...)...)
 	return c
 }
 

@@ -139,13 +139,7 @@ By default the caps run from the GPU's minimum power limit to its TDP in
 					return err
 				}
 			}
-			switch format {
-			case "json":
-				return writeJSON(stdout, res)
-			case "csv":
-				return writeEnergyCSV(stdout, res)
-			}
-			return writeEnergyText(stdout, res)
+			return writeAs(stdout, format, res, writeEnergyCSV, writeEnergyText)
 		},
 	}
 	f.addBase(c)

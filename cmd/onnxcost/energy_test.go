@@ -15,14 +15,8 @@ import (
 // runEnergyJSON runs `energy --format json` and decodes it.
 func runEnergyJSON(t *testing.T, args ...string) (energyJSON, any) {
 	t.Helper()
-	code, out, errs := runCLI(t, append(append([]string{"energy"}, args...), "--format", "json")...)
-	if code != 0 {
-		t.Fatalf("%v: exit %d: %s", args, code, errs)
-	}
 	var res energyJSON
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatal(err)
-	}
+	out := runJSON(t, &res, append(append([]string{"energy"}, args...), "--format", "json")...)
 	var inst any
 	if err := json.Unmarshal([]byte(out), &inst); err != nil {
 		t.Fatal(err)
@@ -33,11 +27,7 @@ func runEnergyJSON(t *testing.T, args ...string) (energyJSON, any) {
 // TestEnergyJSONSchema: energy output validates against
 // energy.schema.json, for cap and clock sweeps.
 func TestEnergyJSONSchema(t *testing.T) {
-	data, err := os.ReadFile("energy.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs := resolveSchema(t, data)
+	rs := resolveSchemaFile(t, "energy.schema.json")
 	for _, args := range [][]string{
 		{"zoo:alexnet", "--gpu", "V100"},
 		{fixture(t, "lstm_ptb_dyn.onnx"), "--gpu", "T4", "--sm-clock", "600..1500:300"},
@@ -234,14 +224,8 @@ func TestEnergyBadInput(t *testing.T) {
 // records the cap; at TDP it is the uncapped report.
 func TestReportPowerCap(t *testing.T) {
 	get := func(args ...string) map[string]any {
-		code, out, errs := runCLI(t, append([]string{"report", "zoo:resnet50", "--gpu", "V100", "--batch", "32", "--format", "json"}, args...)...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, errs)
-		}
 		var r map[string]any
-		if err := json.Unmarshal([]byte(out), &r); err != nil {
-			t.Fatal(err)
-		}
+		runJSON(t, &r, append([]string{"report", "zoo:resnet50", "--gpu", "V100", "--batch", "32", "--format", "json"}, args...)...)
 		return r["totals"].(map[string]any)
 	}
 	def, tdp, low := get(), get("--power-cap", "300"), get("--power-cap", "150")

@@ -11,18 +11,7 @@ func init() { register(newGPUsCmd) }
 
 // gpuDB returns the built-in database, with the user's file over it.
 func gpuDB(gpuFile string) (*hwdb.DB, error) {
-	if gpuFile == "" {
-		db, err := hwdb.Builtin()
-		if err != nil {
-			return nil, err
-		}
-		return db, nil
-	}
-	db, err := hwdb.WithUserFile(gpuFile)
-	if err != nil {
-		return nil, usageErr("--gpu-file %v", err)
-	}
-	return db, nil
+	return loadDB("--gpu-file", gpuFile, hwdb.Builtin, hwdb.WithUserFile)
 }
 
 // resolveGPU finds a GPU by name (aliases and case-insensitive spellings
@@ -32,11 +21,37 @@ func resolveGPU(name, gpuFile string) (*hwdb.GPU, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := db.Lookup(name)
-	if err != nil {
-		return nil, usageErr("--gpu: %v", err)
+	return lookupFlag("--gpu", name, db.Lookup)
+}
+
+// loadDB loads a database of hwdb (GPUs, runtimes): the built-in one, or
+// with the user's file over it when file is set. A bad user file is the
+// user's mistake: a usage error naming flag.
+func loadDB[DB any](flag, file string, builtin func() (DB, error), withFile func(string) (DB, error)) (DB, error) {
+	var zero DB
+	if file == "" {
+		db, err := builtin()
+		if err != nil {
+			return zero, err
+		}
+		return db, nil
 	}
-	return g, nil
+	db, err := withFile(file)
+	if err != nil {
+		return zero, usageErr("%s %v", flag, err)
+	}
+	return db, nil
+}
+
+// lookupFlag finds the entry the value name of flag names; an unknown
+// name is a usage error naming flag (the lookup lists the known ones).
+func lookupFlag[T any](flag, name string, lookup func(string) (T, error)) (T, error) {
+	v, err := lookup(name)
+	if err != nil {
+		var zero T
+		return zero, usageErr("%s: %v", flag, err)
+	}
+	return v, nil
 }
 
 func newGPUsCmd(stdout, stderr io.Writer) *cobra.Command {

@@ -121,13 +121,7 @@ onnxcost.
 				return usageErr("--price: %s not among the GPUs compared", strings.Join(left, ", "))
 			}
 			printWarnings(stderr, out.Warnings)
-			switch format {
-			case "json":
-				return writeJSON(stdout, out)
-			case "csv":
-				return writeCompareGPUsCSV(stdout, out)
-			}
-			return writeCompareGPUsText(stdout, out)
+			return writeAs(stdout, format, out, writeCompareGPUsCSV, writeCompareGPUsText)
 		},
 	}
 	c.Flags().StringVar(&f.gpus, "gpu", "", "GPUs to compare: all, or names comma-separated; required")

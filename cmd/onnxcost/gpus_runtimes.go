@@ -11,14 +11,7 @@ import (
 // runtimeDB returns the built-in execution profiles, with the user's file
 // over them.
 func runtimeDB(runtimeFile string) (*hwdb.RuntimeDB, error) {
-	if runtimeFile == "" {
-		return hwdb.BuiltinRuntimes()
-	}
-	db, err := hwdb.RuntimesWithUserFile(runtimeFile)
-	if err != nil {
-		return nil, usageErr("--runtime-file %v", err)
-	}
-	return db, nil
+	return loadDB("--runtime-file", runtimeFile, hwdb.BuiltinRuntimes, hwdb.RuntimesWithUserFile)
 }
 
 // resolveRuntime finds the execution profile --runtime names, in the
@@ -32,11 +25,7 @@ func resolveRuntime(name, runtimeFile string) (*hwdb.Runtime, error) {
 	if strings.TrimSpace(name) == "" {
 		name = hwdb.DefaultRuntime
 	}
-	r, err := db.Lookup(name)
-	if err != nil {
-		return nil, usageErr("--runtime: %v", err)
-	}
-	return r, nil
+	return lookupFlag("--runtime", name, db.Lookup)
 }
 
 // listRunE runs a listing command (gpus, gpus runtimes): check --format

@@ -19,14 +19,8 @@ func TestBatchBindsTheBatchDim(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "batch=20") || strings.Contains(errs, "symbol batch is unbound") {
 		t.Fatalf("--batch 20: exit %d, header %q, stderr %q", code, firstLine(out), errs)
 	}
-	code, out, errs = runCLI(t, "report", m, "--gpu", "V100", "--batch", "20", "--dim", "seq=35", "--format", "json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
 	var r struct{ Bindings map[string]int64 }
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
-	}
+	runJSON(t, &r, "report", m, "--gpu", "V100", "--batch", "20", "--dim", "seq=35", "--format", "json")
 	if r.Bindings["batch"] != 20 || r.Bindings["seq"] != 35 {
 		t.Fatalf("bindings %v, want batch=20 seq=35", r.Bindings)
 	}

@@ -37,9 +37,9 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-// runJSON runs the command, which must succeed, and decodes its stdout
-// (JSON) into v.
-func runJSON(t *testing.T, v any, args ...string) {
+// runJSON runs the command, which must succeed, decodes its stdout (JSON)
+// into v, and returns that stdout for a second reading.
+func runJSON(t *testing.T, v any, args ...string) string {
 	t.Helper()
 	code, out, errs := runCLI(t, args...)
 	if code != 0 {
@@ -48,6 +48,7 @@ func runJSON(t *testing.T, v any, args ...string) {
 	if err := json.Unmarshal([]byte(out), v); err != nil {
 		t.Fatalf("onnxcost %s: %v", strings.Join(args, " "), err)
 	}
+	return out
 }
 
 func copyFile(t *testing.T, src, dst string) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,14 +92,8 @@ func TestRuntimeJSONAndGPUFileLaunch(t *testing.T) {
 	if err := os.WriteFile(gf, []byte("- name: MyGPU\n  base: A100-SXM4-80GB\n  launch_us: 4.5\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errs := runCLI(t, "report", m, "--gpu", "MyGPU", "--gpu-file", gf, "--format", "json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
 	var r report.Report
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
-	}
+	runJSON(t, &r, "report", m, "--gpu", "MyGPU", "--gpu-file", gf, "--format", "json")
 	rt := r.Runtime
 	if rt == nil || rt.Name != "graph" || rt.LaunchS != 4.5e-6 || rt.KernelGapScale != 0.53 {
 		t.Fatalf("runtime = %+v", rt)
@@ -113,11 +106,8 @@ func TestRuntimeJSONAndGPUFileLaunch(t *testing.T) {
 		t.Errorf("text header does not state the gap:\n%s", text)
 	}
 	// An eager profile pays the whole launch and the host's dispatch.
-	_, out, _ = runCLI(t, "report", m, "--gpu", "MyGPU", "--gpu-file", gf, "--runtime", "pytorch", "--format", "json")
 	var e report.Report
-	if err := json.Unmarshal([]byte(out), &e); err != nil {
-		t.Fatal(err)
-	}
+	runJSON(t, &e, "report", m, "--gpu", "MyGPU", "--gpu-file", gf, "--runtime", "pytorch", "--format", "json")
 	if e.Runtime.KernelGapS != 4.5e-6 || e.Runtime.DispatchS != 8e-6 || !(e.Totals.TimeS > r.Totals.TimeS) {
 		t.Errorf("pytorch: gap %g dispatch %g time %g (graph %g)", e.Runtime.KernelGapS, e.Runtime.DispatchS, e.Totals.TimeS, r.Totals.TimeS)
 	}

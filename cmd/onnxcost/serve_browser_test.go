@@ -62,14 +62,8 @@ func cliTotals(t *testing.T, args ...string) report.Totals {
 // cliReport is `report --format json` for the settings.
 func cliReport(t *testing.T, args ...string) *report.Report {
 	t.Helper()
-	code, out, errs := runCLI(t, append([]string{"report", "--format", "json"}, args...)...)
-	if code != 0 {
-		t.Fatalf("report %s: exit %d: %s", strings.Join(args, " "), code, errs)
-	}
 	var r report.Report
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
-	}
+	runJSON(t, &r, append([]string{"report", "--format", "json"}, args...)...)
 	return &r
 }
 

@@ -243,6 +243,18 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// writeAs writes a result as --format asks: "json", "csv", or text for
+// anything else (the command has checked the value already).
+func writeAs[T any](w io.Writer, format string, v T, csv, text func(io.Writer, T) error) error {
+	switch format {
+	case "json":
+		return writeJSON(w, v)
+	case "csv":
+		return csv(w, v)
+	}
+	return text(w, v)
+}
+
 func nonNil[T any](s []T) []T {
 	if s == nil {
 		return []T{}

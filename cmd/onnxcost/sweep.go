@@ -167,13 +167,7 @@ memory limit.
 					return err
 				}
 			}
-			switch f.format {
-			case "json":
-				return writeJSON(stdout, res)
-			case "csv":
-				return writeSweepCSV(stdout, res)
-			}
-			return writeSweepText(stdout, res)
+			return writeAs(stdout, f.format, res, writeSweepCSV, writeSweepText)
 		},
 	}
 	c.Flags().StringVar(&f.gpus, "gpu", "", "target GPUs, comma-separated (see 'onnxcost gpus'); required")

@@ -13,14 +13,8 @@ import (
 // sweepOut runs `sweep ... --format json` and decodes it.
 func sweepOut(t *testing.T, args ...string) *sweepJSON {
 	t.Helper()
-	code, out, errs := runCLI(t, append([]string{"sweep"}, append(args, "--format", "json")...)...)
-	if code != 0 {
-		t.Fatalf("sweep %s: exit %d: %s", strings.Join(args, " "), code, errs)
-	}
 	var res sweepJSON
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatal(err)
-	}
+	runJSON(t, &res, append([]string{"sweep"}, append(args, "--format", "json")...)...)
 	return &res
 }
 
@@ -28,14 +22,8 @@ func sweepOut(t *testing.T, args ...string) *sweepJSON {
 // with memBytes of memory.
 func gpuWithMemory(t *testing.T, name string, memBytes float64) string {
 	t.Helper()
-	code, out, errs := runCLI(t, "gpus", "show", "V100", "--format", "json")
-	if code != 0 {
-		t.Fatal(errs)
-	}
 	var g map[string]any
-	if err := json.Unmarshal([]byte(out), &g); err != nil {
-		t.Fatal(err)
-	}
+	runJSON(t, &g, "gpus", "show", "V100", "--format", "json")
 	g["name"], g["mem_bytes"] = name, memBytes
 	delete(g, "aliases")
 	data, _ := json.Marshal(g)
@@ -131,27 +119,13 @@ func TestSweepRowsAndKnee(t *testing.T) {
 // TestSweepJSONSchema: sweep output validates against sweep.schema.json,
 // with and without --find-max-batch, --param and --fit.
 func TestSweepJSONSchema(t *testing.T) {
-	data, err := os.ReadFile("sweep.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs := resolveSchema(t, data)
+	rs := resolveSchemaFile(t, "sweep.schema.json")
 	for _, args := range [][]string{
 		{"zoo:alexnet", "--gpu", "V100,P4", "--batch", "1,4", "--find-max-batch"},
 		{"zoo:lstm-ptb", "--gpu", "V100", "--param", "hidden=128,256,512", "--param", "embed=hidden", "--fit", "quadratic"},
 		{fixture(t, "lstm_ptb_dyn.onnx"), "--gpu", "T4", "--dim", "batch=1,2", "--dim", "seq=4"},
 	} {
-		code, out, errs := runCLI(t, append(append([]string{"sweep"}, args...), "--format", "json")...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, code, errs)
-		}
-		var inst any
-		if err := json.Unmarshal([]byte(out), &inst); err != nil {
-			t.Fatal(err)
-		}
-		if err := rs.Validate(inst); err != nil {
-			t.Errorf("%v: output does not match sweep.schema.json: %v", args, err)
-		}
+		checkOutput(t, rs, "sweep.schema.json", append(append([]string{"sweep"}, args...), "--format", "json")...)
 	}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -15,14 +14,8 @@ func TestTrainReport(t *testing.T) {
 	// fp16: no Winograd. A Winograd layer's backward kernels count the
 	// transformed products they execute, while forward_flops is the
 	// model's arithmetic, so the 2x ratio holds only without it.
-	code, out, errs := runCLI(t, "report", "zoo:resnet18", "--gpu", "A100-SXM4-40GB", "--dtype", "fp16", "--train", "--batch", "8", "--format", "json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
 	var r report.Report
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
-	}
+	runJSON(t, &r, "report", "zoo:resnet18", "--gpu", "A100-SXM4-40GB", "--dtype", "fp16", "--train", "--batch", "8", "--format", "json")
 	tr := r.Totals.Train
 	if tr == nil {
 		t.Fatal("no totals.train")
@@ -62,14 +55,8 @@ func TestTrainBadOptimizer(t *testing.T) {
 // training step (the profile's per-call pricing once overwrote it with the
 // forward pass's).
 func TestTrainStepUnderRuntime(t *testing.T) {
-	code, out, errs := runCLI(t, "report", "zoo:resnet18", "--gpu", "A100-SXM4-40GB", "--train", "--runtime", "pytorch", "--batch", "8", "--format", "json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
 	var r report.Report
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatal(err)
-	}
+	runJSON(t, &r, "report", "zoo:resnet18", "--gpu", "A100-SXM4-40GB", "--train", "--runtime", "pytorch", "--batch", "8", "--format", "json")
 	if r.Totals.Train == nil || r.Totals.TimeS != r.Totals.Train.StepTimeS {
 		t.Fatalf("time_s %v is not the step's %+v", r.Totals.TimeS, r.Totals.Train)
 	}

@@ -2,8 +2,10 @@ package gate
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"sort"
 	"strconv"
@@ -36,37 +38,19 @@ type Settings struct {
 	Dims        map[string]int64 `yaml:"dims" json:"dims,omitempty"`
 }
 
-// merge returns s with o's set fields applied over it.
+// merge returns s with o's set (non-zero) fields applied over it.
 func (s Settings) merge(o Settings) Settings {
-	if o.GPU != "" {
-		s.GPU = o.GPU
-	}
-	if o.GPUFile != "" {
-		s.GPUFile = o.GPUFile
-	}
-	if o.Runtime != "" {
-		s.Runtime = o.Runtime
-	}
-	if o.RuntimeFile != "" {
-		s.RuntimeFile = o.RuntimeFile
-	}
-	if o.DType != "" {
-		s.DType = o.DType
-	}
-	if o.Plan != "" {
-		s.Plan = o.Plan
-	}
-	if o.Batch != 0 {
-		s.Batch = o.Batch
-	}
+	s.GPU = cmp.Or(o.GPU, s.GPU)
+	s.GPUFile = cmp.Or(o.GPUFile, s.GPUFile)
+	s.Runtime = cmp.Or(o.Runtime, s.Runtime)
+	s.RuntimeFile = cmp.Or(o.RuntimeFile, s.RuntimeFile)
+	s.DType = cmp.Or(o.DType, s.DType)
+	s.Plan = cmp.Or(o.Plan, s.Plan)
+	s.Batch = cmp.Or(o.Batch, s.Batch)
 	if len(o.Dims) > 0 {
 		d := map[string]int64{}
-		for k, v := range s.Dims {
-			d[k] = v
-		}
-		for k, v := range o.Dims {
-			d[k] = v
-		}
+		maps.Copy(d, s.Dims)
+		maps.Copy(d, o.Dims)
 		s.Dims = d
 	}
 	return s

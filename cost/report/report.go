@@ -160,26 +160,25 @@ type Counts struct {
 	BytesWritten    float64 `json:"bytes_written"`
 }
 
+// fields lists every count of c, in one place so that Add and Scale cannot
+// disagree about which counts there are.
+func (c *Counts) fields() [7]*float64 {
+	return [...]*float64{&c.MACs, &c.FLOPs, &c.ExecutedMACs, &c.ExecutedFLOPs, &c.Transcendentals, &c.BytesRead, &c.BytesWritten}
+}
+
 // Add accumulates o into c.
 func (c *Counts) Add(o Counts) {
-	c.MACs += o.MACs
-	c.FLOPs += o.FLOPs
-	c.ExecutedMACs += o.ExecutedMACs
-	c.ExecutedFLOPs += o.ExecutedFLOPs
-	c.Transcendentals += o.Transcendentals
-	c.BytesRead += o.BytesRead
-	c.BytesWritten += o.BytesWritten
+	of := o.fields()
+	for i, p := range c.fields() {
+		*p += *of[i]
+	}
 }
 
 // Scale multiplies every count by f (a trip count).
 func (c *Counts) Scale(f float64) {
-	c.MACs *= f
-	c.FLOPs *= f
-	c.ExecutedMACs *= f
-	c.ExecutedFLOPs *= f
-	c.Transcendentals *= f
-	c.BytesRead *= f
-	c.BytesWritten *= f
+	for _, p := range c.fields() {
+		*p *= f
+	}
 }
 
 // Bytes is the traffic in both directions.

@@ -19,26 +19,57 @@ var exempt = map[string]bool{"Constant": true}
 // left uncosted. It returns one line per disagreement, sorted; none means
 // the two registries agree in both directions.
 func CheckKeys(shape, cost []string, noCost map[string]string) []string {
-	inShape, inCost := set(shape), set(cost)
+	return twoWay{base: "shape rule", rule: "cost rule", list: "cost.NoCostRule",
+		orphan: ": it would be costed on unknown shapes", exempt: exempt}.check(shape, cost, noCost)
+}
+
+// CheckBackward compares the ops with a cost rule with those with a
+// backward rule (cost/backward.go), given the documented list of ops with
+// none. Every costed op must have exactly one of the two; a backward rule
+// or a no-backward entry for an op with no cost rule is an error too.
+func CheckBackward(cost, backward []string, noBackward map[string]string) []string {
+	bad := twoWay{base: "cost rule", rule: "backward rule", list: "cost.NoBackward"}.check(cost, backward, noBackward)
+	for k, why := range noBackward {
+		if why == "" {
+			bad = append(bad, fmt.Sprintf("%s is on cost.NoBackward with no reason", k))
+		}
+	}
+	sort.Strings(bad)
+	return bad
+}
+
+// twoWay is one two-way comparison of registries: every op of the base
+// registry has a rule or is on the list, never both, and neither the rules
+// nor the list name an op the base lacks. CheckKeys and CheckBackward are
+// the same comparison of different registries, so they word it alike.
+type twoWay struct {
+	base, rule, list string          // what a key of each side is: "shape rule", "cost rule", "cost.NoCostRule"
+	orphan           string          // appended to the line for a rule with no base op: what it would cause
+	exempt           map[string]bool // base ops that need neither a rule nor a list entry
+}
+
+// check returns one line per disagreement, sorted.
+func (w twoWay) check(base, rules []string, listed map[string]string) []string {
+	inBase, inRule := set(base), set(rules)
 	var bad []string
-	for k := range inShape {
-		_, listed := noCost[k]
+	for k := range inBase {
+		_, onList := listed[k]
 		switch {
-		case exempt[k]:
-		case !inCost[k] && !listed:
-			bad = append(bad, fmt.Sprintf("%s has a shape rule but no cost rule and is not on cost.NoCostRule", k))
-		case inCost[k] && listed:
-			bad = append(bad, fmt.Sprintf("%s has a cost rule and is also on cost.NoCostRule", k))
+		case w.exempt[k]:
+		case !inRule[k] && !onList:
+			bad = append(bad, fmt.Sprintf("%s has a %s but no %s and is not on %s", k, w.base, w.rule, w.list))
+		case inRule[k] && onList:
+			bad = append(bad, fmt.Sprintf("%s has a %s and is also on %s", k, w.rule, w.list))
 		}
 	}
-	for k := range inCost {
-		if !inShape[k] {
-			bad = append(bad, fmt.Sprintf("%s has a cost rule but no shape rule: it would be costed on unknown shapes", k))
+	for k := range inRule {
+		if !inBase[k] {
+			bad = append(bad, fmt.Sprintf("%s has a %s but no %s%s", k, w.rule, w.base, w.orphan))
 		}
 	}
-	for k := range noCost {
-		if !inShape[k] {
-			bad = append(bad, fmt.Sprintf("%s is on cost.NoCostRule but has no shape rule", k))
+	for k := range listed {
+		if !inBase[k] {
+			bad = append(bad, fmt.Sprintf("%s is on %s but has no %s", k, w.list, w.base))
 		}
 	}
 	sort.Strings(bad)
@@ -51,37 +82,4 @@ func set(ks []string) map[string]bool {
 		m[k] = true
 	}
 	return m
-}
-
-// CheckBackward compares the ops with a cost rule with those with a
-// backward rule (cost/backward.go), given the documented list of ops with
-// none. Every costed op must have exactly one of the two; a backward rule
-// or a no-backward entry for an op with no cost rule is an error too.
-func CheckBackward(cost, backward []string, noBackward map[string]string) []string {
-	inCost, inBwd := set(cost), set(backward)
-	var bad []string
-	for k := range inCost {
-		_, listed := noBackward[k]
-		switch {
-		case !inBwd[k] && !listed:
-			bad = append(bad, fmt.Sprintf("%s has a cost rule but no backward rule and is not on cost.NoBackward", k))
-		case inBwd[k] && listed:
-			bad = append(bad, fmt.Sprintf("%s has a backward rule and is also on cost.NoBackward", k))
-		}
-	}
-	for k := range inBwd {
-		if !inCost[k] {
-			bad = append(bad, fmt.Sprintf("%s has a backward rule but no cost rule", k))
-		}
-	}
-	for k, why := range noBackward {
-		if !inCost[k] {
-			bad = append(bad, fmt.Sprintf("%s is on cost.NoBackward but has no cost rule", k))
-		}
-		if why == "" {
-			bad = append(bad, fmt.Sprintf("%s is on cost.NoBackward with no reason", k))
-		}
-	}
-	sort.Strings(bad)
-	return bad
 }
