@@ -56,6 +56,9 @@ type Kernel struct {
 	// row on chip (see rowMemoryTime). Zero when not row-wise.
 	Rows, RowLen int64
 	RowPasses    float64
+	// Grad is, for a backward GEMM-like kernel, which gradient it
+	// computes (GradData, GradWeight); empty for forward kernels.
+	Grad Grad
 }
 
 // KernelTime is the time model's estimate for a Kernel.
