@@ -330,10 +330,13 @@ func classEff(c KernelClass, p Params) float64 {
 
 // kernelEff is classEff with the weight-gradient factor for a
 // convolution's backward-filter kernel (see Params.EffWgrad). A weight
-// gradient of a GEMM (Grad set on a ClassGEMM kernel) keeps the GEMM rate.
+// gradient of a GEMM (Grad set on a ClassGEMM kernel) keeps the GEMM
+// rate, and so does a Winograd weight gradient: cuDNN's non-fused
+// Winograd transforms X and dY in kernels of their own and runs plain
+// batched GEMMs on the tiles, with no im2col gather.
 func kernelEff(k Kernel, p Params) float64 {
 	e := classEff(k.Class, p)
-	if k.Grad == GradWeight && (k.Class == ClassConv || k.Class == ClassWinograd) && p.EffWgrad > 0 {
+	if k.Grad == GradWeight && k.Class == ClassConv && p.EffWgrad > 0 {
 		e *= p.EffWgrad
 	}
 	return e
