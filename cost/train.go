@@ -209,9 +209,17 @@ func (a *analyzer) priceBackward(n *ir.Node, k bwKernel) float64 {
 	bytes := k.BytesRead + k.BytesWritten
 	pk := perf.Kernel{Class: k.Class, FLOPs: k.FLOPs, Bytes: bytes, Precision: prec,
 		M: k.M, N: k.N, K: k.K, Batch: k.Batch, Steps: k.Steps, InputK: k.InputK,
-		WorkingSet: bytes, Launches: k.Launches}
+		WorkingSet: bytes, Launches: k.Launches, Grad: k.Grad}
 	if n != nil {
 		pk.ElemBytes = a.elemBytes(n)
+	}
+	if k.Conv != nil && n != nil {
+		// A convolution's gradient, priced as calibrated on DeepBench's
+		// backward rows (internal/calibrate/backward.go).
+		eb := a.elemBytes(n)
+		_, kt := perf.EstimateConvGrad(a.gpu, *k.Conv, k.Grad, prec, eb, eb, perf.PlanOptions())
+		t, _ := clean(kt.TimeS)
+		return t
 	}
 	if k.Class == perf.ClassRNN {
 		pk.Launches = 1

@@ -85,6 +85,10 @@ func winogradGradKernel(c ConvGeom, grad Grad, m int64, pr hwdb.Precision, inByt
 // search for the backward passes does; it returns the chosen kernel with
 // its time. Winograd is declined on packed int8 paths, as forward.
 func EstimateConvGrad(g *hwdb.GPU, c ConvGeom, grad Grad, pr hwdb.Precision, inBytes, outBytes float64, o Options) (Kernel, KernelTime) {
+	// The packed paths need the input channels in whole packs for the
+	// gradients too (convPath): DeepBench's T4 fp16 weight gradients of
+	// 1- and 3-channel first layers run 3-5× slower than even the fp32
+	// path would, nowhere near tensor-core rates.
 	pr = convPath(c, pr)
 	k := ConvWgradKernel(c, pr, inBytes, outBytes)
 	if grad == GradData {
