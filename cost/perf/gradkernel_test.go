@@ -75,3 +75,25 @@ func TestEstimateConvGradPicksWinograd(t *testing.T) {
 		t.Errorf("eff_wgrad changes a Winograd weight gradient: %g vs %g", a, b)
 	}
 }
+
+// TestFusedWinogradRate: the fused F(2×2) Winograd kernel's batched GEMM
+// runs at the implicit-GEMM rate (EffConv); the non-fused one at
+// EffWinograd. Same view, so the ratio of compute times is the ratio of
+// the two efficiencies.
+func TestFusedWinogradRate(t *testing.T) {
+	g, err := hwdb.Lookup("P4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Params: DefaultParams(), Setting: InPlan}
+	k := GEMMKernel(64, 384, 192, 16, hwdb.FP32, 4, 4)
+	k.Class = ClassWinograd
+	nonFused := EstimateKernel(g, k, o).ComputeS
+	k.WinogradFused = true
+	fused := EstimateKernel(g, k, o).ComputeS
+	if want := o.Params.EffWinograd / o.Params.EffConv; !(fused > 0) || !nearRel(fused/nonFused, want, 1e-9) {
+		t.Errorf("fused/non-fused compute %g, want EffWinograd/EffConv = %g", fused/nonFused, want)
+	}
+}
+
+func nearRel(a, b, rel float64) bool { return a-b <= rel*b && b-a <= rel*b }

@@ -336,6 +336,16 @@ func classEff(c KernelClass, p Params) float64 {
 // batched GEMMs on the tiles, with no im2col gather.
 func kernelEff(k Kernel, p Params) float64 {
 	e := classEff(k.Class, p)
+	if k.Class == ClassWinograd && k.WinogradFused {
+		// DeepBench's 153 rows where cuDNN ran the fused WINOGRAD
+		// algorithm (7 GPUs): the fused F(2×2) kernel's padded batched
+		// GEMM priced at EffWinograd is 1.54× too slow (median
+		// predicted/measured), at EffConv 0.91 (CALIBRATION.md, "Fused
+		// Winograd"). EffWinograd stands for the non-fused algorithm's
+		// transform kernels and their workspace round trips, which the
+		// fused kernel does not have.
+		e = p.EffConv
+	}
 	if k.Grad == GradWeight && k.Class == ClassConv && p.EffWgrad > 0 {
 		e *= p.EffWgrad
 	}
