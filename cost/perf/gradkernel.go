@@ -35,13 +35,7 @@ const (
 // forward; the GEMM view carries the executed work.
 func ConvDgradKernel(c ConvGeom, pr hwdb.Precision, inBytes, outBytes float64) Kernel {
 	g := c.groups()
-	bytes := c.ioBytes(inBytes, outBytes)
-	return Kernel{
-		Class: ClassConv, Precision: pr, Grad: GradData,
-		FLOPs: c.DirectFLOPs(), Bytes: bytes, WorkingSet: bytes,
-		M: c.N * c.P() * max(c.W, c.Q()), N: c.C / g, K: c.K / g * c.R * c.S, Batch: g,
-		Launches: 1, ElemBytes: inBytes,
-	}
+	return convGradKernel(c, GradData, c.N*c.P()*max(c.W, c.Q()), c.C/g, c.K/g*c.R*c.S, pr, inBytes, outBytes)
 }
 
 // ConvWgradKernel is a convolution's weight gradient dW = Xᵀ ⋆ dY as an
@@ -50,11 +44,19 @@ func ConvDgradKernel(c ConvGeom, pr hwdb.Precision, inBytes, outBytes float64) K
 // writes dW.
 func ConvWgradKernel(c ConvGeom, pr hwdb.Precision, inBytes, outBytes float64) Kernel {
 	g := c.groups()
+	return convGradKernel(c, GradWeight, c.K/g, c.C/g*c.R*c.S, c.N*c.P()*c.Q(), pr, inBytes, outBytes)
+}
+
+// convGradKernel is a gradient of convolution c run as the implicit GEMM
+// m×n×k per group: the forward's useful FLOPs and boundary bytes (input,
+// weights and output, each read or written once), the GEMM view of the
+// work the gradient's kernel executes.
+func convGradKernel(c ConvGeom, grad Grad, m, n, k int64, pr hwdb.Precision, inBytes, outBytes float64) Kernel {
 	bytes := c.ioBytes(inBytes, outBytes)
 	return Kernel{
-		Class: ClassConv, Precision: pr, Grad: GradWeight,
+		Class: ClassConv, Precision: pr, Grad: grad,
 		FLOPs: c.DirectFLOPs(), Bytes: bytes, WorkingSet: bytes,
-		M: c.K / g, N: c.C / g * c.R * c.S, K: c.N * c.P() * c.Q(), Batch: g,
+		M: m, N: n, K: k, Batch: c.groups(),
 		Launches: 1, ElemBytes: inBytes,
 	}
 }
