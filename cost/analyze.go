@@ -298,6 +298,7 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, No
 			Steps: est.Steps, WorkingSet: est.Bytes(), Launches: est.Launches,
 			InputK: est.InputK, ElemBytes: a.elemBytes(n),
 			Rows: est.Rows, RowLen: est.RowLen, RowPasses: est.RowPasses,
+			WinogradFused: est.WinogradFused,
 		}
 		if est.Class == perf.ClassRNN {
 			// The time model prices per-step latency itself (RNNStepLaunches).

@@ -27,6 +27,11 @@ type bwKernel struct {
 	// GEMM view for the time model, as in NodeEstimate.
 	M, N, K, Batch, Steps, InputK int64
 	Launches                      float64
+	// Grad is which gradient a convolution's backward kernel computes;
+	// with Conv set it is priced as cuDNN's backward algorithm search
+	// would run it (perf.EstimateConvGrad), not from the GEMM view.
+	Grad perf.Grad
+	Conv *perf.ConvGeom
 }
 
 // backwardPlan is what a backward rule returns for one node.
@@ -274,12 +279,20 @@ func convBackward(b *bwCtx) backwardPlan {
 		e, cl = b.fwd, perf.ClassWinograd
 		dm, dn, dk, wm, wn, wk = e.M, e.N, e.K, e.M, e.N, e.K
 	}
+	geom, okGeom := convGeomOf(b)
+	grad := func(k bwKernel, g perf.Grad) bwKernel {
+		k.Grad = g
+		if okGeom {
+			k.Conv = &geom
+		}
+		return k
+	}
 	if b.needIn(0) {
-		p.Kernels = append(p.Kernels, gemmKernel("dgrad", cl, dm, dn, dk, e.Batch, b.bytes(y)+b.bytes(w), b.bytes(x)))
+		p.Kernels = append(p.Kernels, grad(gemmKernel("dgrad", cl, dm, dn, dk, e.Batch, b.bytes(y)+b.bytes(w), b.bytes(x)), perf.GradData))
 		p.Saved = append(p.Saved, w)
 	}
 	if b.needIn(1) {
-		p.Kernels = append(p.Kernels, gemmKernel("wgrad", cl, wm, wn, wk, e.Batch, b.bytes(y)+b.bytes(x), b.bytes(w)))
+		p.Kernels = append(p.Kernels, grad(gemmKernel("wgrad", cl, wm, wn, wk, e.Batch, b.bytes(y)+b.bytes(x), b.bytes(w)), perf.GradWeight))
 		p.Saved = append(p.Saved, x)
 	}
 	if bias := n.In(2); b.needGrad(bias) {

@@ -54,6 +54,9 @@ type NodeEstimate struct {
 	// set by setRows/setReduceRows in rows.go).
 	Rows, RowLen int64
 	RowPasses    float64
+	// WinogradFused marks a ClassWinograd estimate run by the fused
+	// F(2×2,3×3) kernel (perf.Kernel.WinogradFused).
+	WinogradFused bool
 	// Note explains an approximation; it is shown in the report.
 	Note string
 	// View marks a node that launches no kernel (a view or metadata op).

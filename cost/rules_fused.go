@@ -228,6 +228,7 @@ func winogradConvRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	}
 	var wino NodeEstimate
 	wino.Class = perf.ClassWinograd
+	wino.WinogradFused = winogradFused(m)
 	wino.MACs, wino.FLOPs = direct.MACs, direct.FLOPs
 	wino.ExecutedMACs, wino.ExecutedFLOPs, _ = winogradArith(m, tiles, C, K)
 	if n.In(2) != nil {

@@ -224,9 +224,18 @@ func (a *analyzer) priceBackward(n *ir.Node, k bwKernel) (timeS, energyJ float64
 	bytes := k.BytesRead + k.BytesWritten
 	pk := perf.Kernel{Class: k.Class, FLOPs: k.FLOPs, Bytes: bytes, Precision: prec,
 		M: k.M, N: k.N, K: k.K, Batch: k.Batch, Steps: k.Steps, InputK: k.InputK,
-		WorkingSet: bytes, Launches: k.Launches}
+		WorkingSet: bytes, Launches: k.Launches, Grad: k.Grad}
 	if n != nil {
 		pk.ElemBytes = a.elemBytes(n)
+	}
+	if k.Conv != nil && n != nil {
+		// A convolution's gradient, priced as calibrated on DeepBench's
+		// backward rows (internal/calibrate/backward.go).
+		eb := a.elemBytes(n)
+		// The cheaper algorithm is chosen at the default setting, then
+		// priced under the report's cap like every step kernel.
+		ck, _ := perf.EstimateConvGrad(a.gpu, *k.Conv, k.Grad, prec, eb, eb, perf.PlanOptions())
+		return a.stepKernel(ck)
 	}
 	if k.Class == perf.ClassRNN {
 		pk.Launches = 1

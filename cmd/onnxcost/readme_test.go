@@ -120,6 +120,18 @@ func TestReadmeCIWorkflow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The team tightens the generated 5% time increase to 3% (README: "edit
+	// it freely"): the added bottleneck block costs +5.3% FLOPs but, with
+	// its 3×3 convolution on the fused Winograd kernel, +4.9% time at
+	// batch 1 on T4, inside the generated 5%.
+	tight := strings.Replace(string(budget), `max_increase: "5%"`, `max_increase: "3%"`, 1)
+	if tight == string(budget) {
+		t.Fatalf("budget init wrote no 5%% max_increase:\n%s", budget)
+	}
+	budget = []byte(tight)
+	if err := os.WriteFile(".onnxcost.yaml", budget, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	timeLine := 0
 	for i, l := range strings.Split(string(budget), "\n") {
 		if strings.HasPrefix(strings.TrimSpace(l), "time:") {

@@ -10,6 +10,7 @@ var calibratedParams = Params{
 	EffTensor:       0.9219,
 	EffConv:         0.9503,
 	EffWinograd:     0.5479,
+	EffWgrad:        0.6153,
 	KHalf:           22.48,
 	SmallTile:       0.6465,
 	TileReuse:       4.164,

@@ -56,6 +56,16 @@ type Kernel struct {
 	// row on chip (see rowMemoryTime). Zero when not row-wise.
 	Rows, RowLen int64
 	RowPasses    float64
+	// WinogradFused marks a ClassWinograd kernel run by the fused
+	// F(2×2,3×3) kernel (cuDNN's WINOGRAD): transforms in registers and
+	// shared memory, counted in FLOPs by the rule, and no workspace. Its
+	// batched GEMM runs at the implicit-GEMM rate (EffConv), not at
+	// EffWinograd, which was fitted on the non-fused algorithm and
+	// absorbs its separate transform kernels (see kernelEff).
+	WinogradFused bool
+	// Grad is, for a backward GEMM-like kernel, which gradient it
+	// computes (GradData, GradWeight); empty for forward kernels.
+	Grad Grad
 }
 
 // KernelTime is the time model's estimate for a Kernel.

@@ -38,6 +38,15 @@ type Params struct {
 	// EffWinograd scales the GEMM efficiency for the batched GEMMs of a
 	// Winograd convolution (input/output transforms ride along).
 	EffWinograd float64 `json:"eff_winograd"`
+	// EffWgrad scales the convolution efficiency (EffConv, EffWinograd)
+	// for a convolution's weight gradient (cuDNN's backward-filter). Its
+	// implicit GEMM reduces over the N·P·Q pixels, so both operands, the
+	// im2col view of X and dY, are gathered along the reduction, where the
+	// forward gathers one; a plain GEMM with the same small-output,
+	// long-reduction shape (an RNN's weight gradient) is priced right by
+	// the forward parameters, so the slowdown is the gather's, not the
+	// shape's. Fitted on DeepBench's backward training split only.
+	EffWgrad float64 `json:"eff_wgrad"`
 	// KHalf is the K (elements of the reduction, per CTA) at which the
 	// main loop reaches half its asymptotic rate: ramp = K/(K+KHalf).
 	KHalf float64 `json:"k_half"`
@@ -173,9 +182,9 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 	case k.Class == ClassRNN && k.M > 0 && k.N > 0 && k.K > 0:
 		t.ComputeS, t.MemoryS = rnnTime(g, k, p, launch)
 	case isGEMMClass(k.Class) && (k.M == 1 || k.N == 1) && k.K > 0:
-		t.ComputeS = gemvCompute(g, k, classEff(k.Class, p), p)
+		t.ComputeS = gemvCompute(g, k, kernelEff(k, p), p)
 	case isGEMMClass(k.Class) && k.M > 0 && k.N > 0 && k.K > 0:
-		t.ComputeS = gemmCompute(g, k.Precision, k.M, k.N, k.K, max(k.Batch, 1), classEff(k.Class, p), p)
+		t.ComputeS = gemmCompute(g, k.Precision, k.M, k.N, k.K, max(k.Batch, 1), kernelEff(k, p), p)
 		if k.FLOPs > 0 && t.ComputeS > 0 {
 			// Rules may count extra work (bias, activation epilogue) in
 			// FLOPs; the GEMM view already prices the main loop, so only
@@ -317,6 +326,30 @@ func classEff(c KernelClass, p Params) float64 {
 		return p.EffWinograd
 	}
 	return 1
+}
+
+// kernelEff is classEff with the weight-gradient factor for a
+// convolution's backward-filter kernel (see Params.EffWgrad). A weight
+// gradient of a GEMM (Grad set on a ClassGEMM kernel) keeps the GEMM
+// rate, and so does a Winograd weight gradient: cuDNN's non-fused
+// Winograd transforms X and dY in kernels of their own and runs plain
+// batched GEMMs on the tiles, with no im2col gather.
+func kernelEff(k Kernel, p Params) float64 {
+	e := classEff(k.Class, p)
+	if k.Class == ClassWinograd && k.WinogradFused {
+		// DeepBench's 153 rows where cuDNN ran the fused WINOGRAD
+		// algorithm (7 GPUs): the fused F(2×2) kernel's padded batched
+		// GEMM priced at EffWinograd is 1.54× too slow (median
+		// predicted/measured), at EffConv 0.91 (CALIBRATION.md, "Fused
+		// Winograd"). EffWinograd stands for the non-fused algorithm's
+		// transform kernels and their workspace round trips, which the
+		// fused kernel does not have.
+		e = p.EffConv
+	}
+	if k.Grad == GradWeight && k.Class == ClassConv && p.EffWgrad > 0 {
+		e *= p.EffWgrad
+	}
+	return e
 }
 
 // launchOverhead is the GPU's per-kernel launch overhead, or the fitted

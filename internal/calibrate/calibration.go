@@ -136,6 +136,9 @@ func benchPath(g *hwdb.GPU, bp BenchPrecision) (pr hwdb.Precision, in, out float
 // priced (for convolution, the faster of implicit GEMM and Winograd).
 func (c BenchCase) Predict(p perf.Params) (perf.KernelTime, perf.Kernel) {
 	r := c.Row
+	if r.Kind.IsBackward() {
+		return c.predictBackward(p)
+	}
 	pr, in, out := benchPath(c.GPU, r.Precision)
 	switch r.Kind {
 	case BenchGEMM:
@@ -210,8 +213,18 @@ func kindOrder(k string) int {
 		return 1
 	case "rnn":
 		return 2
+	case "conv-dgrad":
+		return 3
+	case "conv-wgrad":
+		return 4
+	case "rnn-dgrad":
+		return 5
+	case "rnn-wgrad":
+		return 6
+	case "rnn-bwd":
+		return 7
 	}
-	return 3
+	return 8
 }
 
 // quantile is the q-quantile by linear interpolation between order
@@ -411,6 +424,7 @@ func WriteParams(w io.Writer, p perf.Params) {
 		{"eff_tensor", p.EffTensor, "fraction of tensor-core peak for large GEMMs (held)"},
 		{"eff_conv", p.EffConv, "implicit-GEMM convolution rate relative to GEMM"},
 		{"eff_winograd", p.EffWinograd, "Winograd batched-GEMM rate relative to GEMM"},
+		{"eff_wgrad", p.EffWgrad, "convolution weight-gradient rate relative to the forward convolution (fitted on backward rows)"},
 		{"k_half", p.KHalf, "K per CTA at which the main loop reaches half rate"},
 		{"small_tile", p.SmallTile, "tensor-core rate kept per halving of the CTA tile below 128×128 (held)"},
 		{"tile_reuse", p.TileReuse, "FMAs per shared-memory word of a 128×128 vector tile"},

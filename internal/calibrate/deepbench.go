@@ -70,6 +70,13 @@ type BenchRow struct {
 	RNNBatch int64
 
 	TimeS float64 // measured forward time
+
+	// Backward times, 0 where the sheet has none (N/A, empty): BwdDataS is
+	// the gradient with respect to the layer's input ("wrt inputs"),
+	// BwdWeightS with respect to its parameters ("wrt parameters", "wrt
+	// weights"). Sheets that time only the whole backward ("Time
+	// Backward": MI25, P100's pseudo-fp16 RNNs) set BwdS instead.
+	BwdDataS, BwdWeightS, BwdS float64
 }
 
 // RNNOp is the ONNX op of a recurrent row's cell.
@@ -367,6 +374,7 @@ func (s *section) parse(f []string) (BenchRow, string) {
 		r.StrideH, r.StrideW = num("vertical stride"), num("horizontal stride")
 		r.Algo = s.str(f, "forward algorithm")
 		t = ms("forward")
+		r.BwdDataS, r.BwdWeightS = msPos(ms("wrt inputs")), msPos(ms("wrt parameters"))
 		if bad == "" && (r.StrideH == 0 || r.StrideW == 0 || r.Conv().P() <= 0 || r.Conv().Q() <= 0) {
 			bad = "convolution geometry gives no output"
 		}
@@ -376,6 +384,8 @@ func (s *section) parse(f []string) (BenchRow, string) {
 		r.RNNBatch = num("n")
 		r.Steps = num("timesteps")
 		t = ms("time forward")
+		r.BwdDataS, r.BwdWeightS = msPos(ms("time backward wrt inputs")), msPos(ms("time backward wrt weights"))
+		r.BwdS = msPos(ms("time backward"))
 	}
 	if bad != "" {
 		return r, bad
@@ -385,6 +395,15 @@ func (s *section) parse(f []string) (BenchRow, string) {
 	}
 	r.TimeS = t * 1e-3
 	return r, ""
+}
+
+// msPos is a time cell in milliseconds as seconds, 0 when absent (ms
+// gives -1 for an empty or non-numeric cell).
+func msPos(v float64) float64 {
+	if v <= 0 {
+		return 0
+	}
+	return v * 1e-3
 }
 
 func (s *section) str(f []string, name string) string {

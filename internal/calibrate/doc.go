@@ -7,6 +7,7 @@
 //
 //	deepbench.go      the DeepBench CSV parser (BenchFile, BenchRow, dropped rows with reasons)
 //	calibration.go    LoadDeepBench (GPUs resolved through hwdb), the held-out split, FitLoss, Fit, error tables
+//	backward.go       the backward cases (conv dgrad/wgrad, RNN backward; held out with their forward row) and FitBackward (eff_wgrad)
 //	calibration_nm.go the Nelder–Mead search (gonum) on the logarithms of the parameters
 //	CALIBRATION.md    the data, the command, the fit, every revision and the held-out error
 //	testdata/deepbench the DeepBench result sheets (eight GPUs)

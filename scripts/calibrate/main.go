@@ -41,6 +41,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	evals := fs.Int("evals", 4000, "Nelder-Mead evaluation budget")
 	showDrops := fs.Bool("drops", false, "list dropped rows")
 	dump := fs.String("dump", "", "write every row's prediction as TSV to this file (for studying the misses)")
+	backward := fs.Bool("backward", false, "report the backward kernels (convolution and RNN gradients) instead of the forward ones")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -63,6 +64,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "%d measured kernels from %d files (%d rows dropped)\n\n", len(cases), len(files), drops)
 
 	p := perf.DefaultParams()
+	if *backward {
+		cases = calibrate.BackwardCases(cases)
+		fmt.Fprintf(stdout, "%d measured backward kernels\n\n", len(cases))
+	}
 	if *dump != "" {
 		if err := dumpRows(*dump, cases, p); err != nil {
 			return err
@@ -85,7 +90,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if *doFit {
 		train := filter(cases, calibrate.Training)
-		fp, loss, err := calibrate.Fit(train, p, *evals)
+		fit := func(train []calibrate.BenchCase, p perf.Params) (perf.Params, float64, error) {
+			return calibrate.Fit(train, p, *evals)
+		}
+		if *backward {
+			fit = calibrate.FitBackward
+		}
+		fp, loss, err := fit(train, p)
 		if err != nil {
 			return err
 		}
@@ -157,6 +168,7 @@ var calibratedParams = Params{
 	EffTensor:       %.4g,
 	EffConv:         %.4g,
 	EffWinograd:     %.4g,
+	EffWgrad:        %.4g,
 	KHalf:           %.4g,
 	SmallTile:       %.4g,
 	TileReuse:       %.4g,
@@ -169,7 +181,7 @@ var calibratedParams = Params{
 	FillLaunches:    %.4g,
 	LaunchS:         %.4g,
 }
-`, p.EffVector, p.EffTensor, p.EffConv, p.EffWinograd, p.KHalf, p.SmallTile, p.TileReuse, p.Occupancy, p.Unaligned,
+`, p.EffVector, p.EffTensor, p.EffConv, p.EffWinograd, p.EffWgrad, p.KHalf, p.SmallTile, p.TileReuse, p.Occupancy, p.Unaligned,
 		p.MemEff, p.L2Factor, p.FullClockPower, p.RNNStepLaunches, p.FillLaunches, p.LaunchS)
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".calibration_params-*.go")
 	if err != nil {
