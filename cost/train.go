@@ -18,13 +18,10 @@ import (
 type TrainOptions struct {
 	// Optimizer is one of Optimizers(); "" is adam.
 	Optimizer string
-	// Checkpoint is activation recomputation: "" or "none", or "sqrt"
-	// (train_memory.go, checkpointing).
+	// Checkpoint is activation recomputation: "" or "none", "blocks" or
+	// "sqrt" (train_checkpoint.go).
 	Checkpoint string
 }
-
-// CheckpointModes lists the --checkpoint values.
-func CheckpointModes() []string { return []string{"none", "sqrt"} }
 
 // TrainRuntime is the execution profile whose memory floor (CUDA context,
 // library workspaces) training memory adds: training runs in PyTorch.
@@ -130,24 +127,22 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 	tr.OptimizerFLOPs, tr.OptimizerTimeS, tr.OptimizerLaunches = os.flops, os.timeS, os.launches
 	tr.Notes = append(tr.Notes, os.note)
 	// Recomputation: every checkpointed segment's forward runs again.
-	ck := newCheckpointing(a.opt.Train.Checkpoint, len(g.Nodes))
-	switch a.opt.Train.Checkpoint {
-	case "", "none", "sqrt":
-	default:
-		return fmt.Errorf("analyze: unknown checkpoint mode %q (want none or sqrt)", a.opt.Train.Checkpoint)
+	ck, err := newCheckpointing(a.opt.Train.Checkpoint, g.Nodes)
+	if err != nil {
+		return err
 	}
 	tr.Checkpoint = "none"
-	if ck.size > 0 {
-		tr.Checkpoint = a.opt.Train.Checkpoint
-		for i := range g.Nodes {
-			if ck.recomputed(i) {
-				tr.RecomputeTimeS += rep.Nodes[i].TimeS
-				if b := rep.Nodes[i].Backward; b != nil {
-					tr.RecomputeTimeS += b.ForwardExtraS
-				}
+	if m := a.opt.Train.Checkpoint; m != "" && m != "none" {
+		tr.Checkpoint = m
+		tr.Notes = append(tr.Notes, ck.how)
+	}
+	for i := range g.Nodes {
+		if ck.recomputed(i) {
+			tr.RecomputeTimeS += rep.Nodes[i].TimeS
+			if b := rep.Nodes[i].Backward; b != nil {
+				tr.RecomputeTimeS += b.ForwardExtraS
 			}
 		}
-		tr.Notes = append(tr.Notes, fmt.Sprintf("activation checkpointing (sqrt): segments of %d nodes; all but the last re-run their forward in backward", ck.size))
 	}
 	tr.StepTimeS = tr.ForwardTimeS + tr.RecomputeTimeS + tr.BackwardTimeS + tr.OptimizerTimeS
 

@@ -2,7 +2,6 @@ package cost
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
@@ -123,7 +122,7 @@ func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.V
 				continue
 			}
 			b := get(s)
-			if ck.recomputed(i) && b.prod >= 0 && ck.seg(b.prod) == ck.seg(i) {
+			if b.prod >= 0 && ck.sameSegment(b.prod, i) {
 				// Checkpointed: dropped after the forward, produced again
 				// by the segment's recompute, kept to this backward.
 				r := root(s)
@@ -233,35 +232,3 @@ func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.V
 	m.PeakBytes = m.TensorPeakBytes + m.RuntimeBytes + m.WorkspaceBytes
 	return m, nil
 }
-
-// checkpointing is activation recomputation (TrainOptions.Checkpoint).
-// With "sqrt" (Chen et al., "Training deep nets with sublinear memory
-// cost", 2016) the nodes are cut into segments of ⌈√n⌉; the forward keeps
-// only the tensors that cross a segment boundary, and each segment but the
-// last (which PyTorch's checkpoint_sequential runs normally) re-runs its
-// forward just before its backward.
-type checkpointing struct {
-	size, n int // segment length; 0 = no checkpointing
-}
-
-func newCheckpointing(mode string, n int) checkpointing {
-	if mode != "sqrt" || n < 4 {
-		return checkpointing{n: n}
-	}
-	return checkpointing{size: int(math.Ceil(math.Sqrt(float64(n)))), n: n}
-}
-
-func (c checkpointing) seg(i int) int {
-	if c.size == 0 {
-		return 0
-	}
-	return i / c.size
-}
-
-// recomputed reports whether node i's segment is re-run in backward.
-func (c checkpointing) recomputed(i int) bool {
-	return c.size > 0 && c.seg(i) < c.seg(c.n-1)
-}
-
-// segEnd is the last node of i's segment.
-func (c checkpointing) segEnd(i int) int { return min((c.seg(i)+1)*c.size-1, c.n-1) }

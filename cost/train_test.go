@@ -251,3 +251,96 @@ func TestDropoutTraining(t *testing.T) {
 		t.Errorf("dropout %+v backward %+v", d, d.Backward)
 	}
 }
+
+// residualBlocks: a stem MatMul, three residual blocks named as torch.onnx
+// names a ModuleList's children (/layers/layers.k/...: MatMul, Relu,
+// MatMul, Add) and a head MatMul; every tensor is [1024, 128] fp32, so activations outweigh the weights.
+func residualBlocks(t *testing.T) *builder {
+	b := newBuilder(t)
+	named := func(name, op string, ins []*ir.Value, out *ir.Value) {
+		b.node(op, ins, []*ir.Value{out}).Name = name
+	}
+	x := b.input("x", 1024, 128)
+	h := b.val("h0", ir.Float32, 1024, 128)
+	named("/stem/MatMul", "MatMul", []*ir.Value{x, b.weight("ws", 128, 128)}, h)
+	for k := 0; k < 3; k++ {
+		p := "/layers/layers." + itoa(k) + "/"
+		a, r := b.val("a"+itoa(k), ir.Float32, 1024, 128), b.val("r"+itoa(k), ir.Float32, 1024, 128)
+		c, o := b.val("c"+itoa(k), ir.Float32, 1024, 128), b.val("h"+itoa(k+1), ir.Float32, 1024, 128)
+		named(p+"fc1/MatMul", "MatMul", []*ir.Value{h, b.weight("w1_"+itoa(k), 128, 128)}, a)
+		named(p+"act/Relu", "Relu", []*ir.Value{a}, r)
+		named(p+"fc2/MatMul", "MatMul", []*ir.Value{r, b.weight("w2_"+itoa(k), 128, 128)}, c)
+		named(p+"Add", "Add", []*ir.Value{c, h}, o)
+		h = o
+	}
+	y := b.val("y", ir.Float32, 1024, 128)
+	named("/head/MatMul", "MatMul", []*ir.Value{h, b.weight("wh", 128, 128)}, y)
+	b.g.AddOutput(y)
+	return b
+}
+
+// TestCheckpointBlocks: with --checkpoint blocks each numbered module
+// (/layers/layers.k) re-runs its forward in backward, so the recompute
+// time is the sum of the blocks' forward times (stem and head excluded),
+// and the forward keeps only the block boundaries: each block's one
+// internal tensor its backward reads (the Relu output, which the ReLU's
+// and fc2's backward read) is dropped, 3 × 1024·128·4 bytes.
+func TestCheckpointBlocks(t *testing.T) {
+	none := residualBlocks(t).analyze(Options{Train: &TrainOptions{}})
+	r := residualBlocks(t).analyze(Options{Train: &TrainOptions{Checkpoint: "blocks"}})
+	tr, tn := r.Totals.Train, none.Totals.Train
+	if tr.Checkpoint != "blocks" {
+		t.Fatalf("checkpoint %q", tr.Checkpoint)
+	}
+	var want float64
+	for _, n := range r.Nodes {
+		if strings.HasPrefix(n.Name, "/layers/layers.") {
+			want += n.TimeS
+		}
+	}
+	if want <= 0 || !near(tr.RecomputeTimeS, want) {
+		t.Errorf("recompute %v, want the blocks' forward %v", tr.RecomputeTimeS, want)
+	}
+	if !near(tr.StepTimeS, tr.ForwardTimeS+tr.RecomputeTimeS+tr.BackwardTimeS+tr.OptimizerTimeS) || !near(tr.ForwardTimeS, tn.ForwardTimeS) {
+		t.Errorf("step %v is not forward %v + recompute + backward + optimizer", tr.StepTimeS, tr.ForwardTimeS)
+	}
+	if got, want := tn.Memory.ActivationsBytes-tr.Memory.ActivationsBytes, 3*1024*128*4.0; !near(got, want) {
+		t.Errorf("blocks keep %v bytes fewer than none, want the three Relu outputs = %v", got, want)
+	}
+	if !(tr.Memory.TensorPeakBytes < tn.Memory.TensorPeakBytes) {
+		t.Errorf("peak %v not below none's %v", tr.Memory.TensorPeakBytes, tn.Memory.TensorPeakBytes)
+	}
+	if !strings.Contains(strings.Join(tr.Notes, "\n"), "3 blocks found from the exporter's module scopes at depth 2") {
+		t.Errorf("notes %q", tr.Notes)
+	}
+}
+
+// TestBlockScopes: ResNet's and GPT-2's numbered modules are blocks; a
+// VGG's numbered layers (one node each) and unscoped names are not.
+func TestBlockScopes(t *testing.T) {
+	nodes := func(names ...string) []*ir.Node {
+		out := make([]*ir.Node, len(names))
+		for i, n := range names {
+			out[i] = &ir.Node{Name: n}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		names []string
+		want  []string
+		depth int
+	}{
+		{[]string{"/conv1/Conv", "/layer1/layer1.0/conv1/Conv", "/layer1/layer1.0/Add", "/layer1/layer1.1/conv1/Conv", "/layer1/layer1.1/Add", "/fc/Gemm"},
+			[]string{"", "/layer1/layer1.0", "/layer1/layer1.0", "/layer1/layer1.1", "/layer1/layer1.1", ""}, 2},
+		{[]string{"/wte/Gather", "/h.0/ln_1/Add", "/h.0/attn/MatMul", "/h.1/ln_1/Add", "/h.1/attn/MatMul"},
+			[]string{"", "/h.0", "/h.0", "/h.1", "/h.1"}, 1},
+		{[]string{"/features/features.0/Conv", "/features/features.1/Relu", "/features/features.2/Conv", "/classifier/classifier.0/Gemm"},
+			[]string{"", "", "", ""}, 0},
+		{[]string{"Conv_0", "Relu_1", "Conv_2"}, []string{"", "", ""}, 0},
+	} {
+		got, d := blockScopes(nodes(c.names...))
+		if d != c.depth || strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("%v: got %q at depth %d, want %q at %d", c.names, got, d, c.want, c.depth)
+		}
+	}
+}
