@@ -21,6 +21,9 @@ type TrainOptions struct {
 	// Checkpoint is activation recomputation: "" or "none", "blocks" or
 	// "sqrt" (train_checkpoint.go).
 	Checkpoint string
+	// GradAccum is gradient accumulation: micro-batches (each the graph's
+	// batch) per optimizer step; 0 and 1 are none.
+	GradAccum int
 }
 
 // TrainRuntime is the execution profile whose memory floor (CUDA context,
@@ -44,6 +47,9 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 	optName := a.opt.Train.Optimizer
 	if optName == "" {
 		optName = "adam"
+	}
+	if a.opt.Train.GradAccum < 0 {
+		return fmt.Errorf("analyze: gradient accumulation %d: want 1 or more micro-batches", a.opt.Train.GradAccum)
 	}
 	opt, ok := lookupOptimizer(optName)
 	if !ok {
@@ -144,10 +150,17 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 			}
 		}
 	}
-	tr.StepTimeS = tr.ForwardTimeS + tr.RecomputeTimeS + tr.BackwardTimeS + tr.OptimizerTimeS
+	accum := max(a.opt.Train.GradAccum, 1)
+	tr.GradAccum = accum
+	if accum > 1 {
+		var note string
+		tr.AccumulateTimeS, note = a.accumulateGrads(trainable, accum)
+		tr.Notes = append(tr.Notes, note)
+	}
+	tr.StepTimeS = float64(accum)*(tr.ForwardTimeS+tr.RecomputeTimeS+tr.BackwardTimeS) + tr.AccumulateTimeS + tr.OptimizerTimeS
 
 	// Memory.
-	mem, err := a.trainMemory(g, plans, trainable, need, opt, mixed, ck)
+	mem, err := a.trainMemory(g, plans, trainable, need, opt, mixed, ck, accum > 1)
 	if err != nil {
 		return err
 	}

@@ -23,13 +23,14 @@ import (
 //   - activation gradients: from the backward of the value's last reader
 //     (the first to produce its gradient) to its producer's backward;
 //   - parameter gradients: from the backward of the parameter's last reader
-//     to the optimizer step.
+//     to the optimizer step; under gradient accumulation the accumulated
+//     buffer for the whole step, plus the new gradient at that backward.
 //
 // The device peak adds the PyTorch runtime floor (CUDA context and the
 // cuBLAS/cuDNN workspace, hwdb/runtimes.yaml). It predicts live tensors
 // plus that floor; the caching allocator's rounding and fragmentation are
 // not modelled.
-func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.Value, need map[*ir.Value]bool, o optimizer, mixed bool, ck checkpointing) (report.TrainMemory, error) {
+func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.Value, need map[*ir.Value]bool, o optimizer, mixed bool, ck checkpointing, accumulating bool) (report.TrainMemory, error) {
 	var m report.TrainMemory
 	c := &RuleCtx{DType: a.dtype, unknown: true}
 	n := len(g.Nodes)
@@ -199,6 +200,14 @@ func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.V
 		}
 		gb := c.Bytes(v)
 		m.GradientsBytes += gb
+		if accumulating {
+			// The accumulated .grad lives across micro-batches (from the
+			// first forward); each new gradient is a temporary added
+			// into it by its producer's backward.
+			span(gb, 0, T)
+			span(gb, bwAt(l), bwAt(l))
+			continue
+		}
 		span(gb, bwAt(l), T)
 	}
 

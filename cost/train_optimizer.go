@@ -139,3 +139,21 @@ func (a *analyzer) optimizerStep(o optimizer, params []*ir.Value, mixed bool) op
 		o.name, o.flops, bytes/math.Max(elems, 1), s.launches, len(params))
 	return s
 }
+
+// accumulateGrads prices gradient accumulation over k micro-batches: from
+// the second micro-batch on, autograd's AccumulateGrad adds each new
+// parameter gradient into the existing .grad in place (grad += new: one
+// FLOP, two reads and a write per element, one launch per parameter
+// tensor), k−1 times per optimizer step.
+func (a *analyzer) accumulateGrads(params []*ir.Value, k int) (float64, string) {
+	c := RuleCtx{DType: a.dtype, unknown: true}
+	var elems, bytes float64
+	for _, v := range params {
+		elems += c.Numel(v)
+		bytes += 3 * c.Bytes(v)
+	}
+	kt := a.priceBackward(nil, bwKernel{Name: "accumulate-grad", Class: perf.ClassElementwise, FLOPs: elems,
+		BytesRead: 2 * bytes / 3, BytesWritten: bytes / 3, Launches: float64(len(params))})
+	t := float64(k-1) * kt
+	return t, fmt.Sprintf("gradient accumulation: %d micro-batches per optimizer step (effective batch %d × the graph's batch); forward and backward run %d times, the %d in-place gradient adds take %s, the optimizer runs once; memory is one micro-batch's plus the gradient buffer held across micro-batches", k, k, k, k-1, usText(t))
+}

@@ -108,17 +108,8 @@ func TestOptimizerState(t *testing.T) {
 // state and the parameter gradients are live.
 func TestTrainMemoryTimeline(t *testing.T) {
 	b := twoConvs(t)
-	a := &analyzer{gpu: ruleTestGPU(), model: b.m, opt: Options{Train: &TrainOptions{}},
-		unsupported: map[string]*report.Unsupported{}, seenParams: map[*ir.Value]bool{}, fallbacks: map[string]int{}}
-	gc, err := a.graph(b.g, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep := &report.Report{Nodes: gc.nodes}
-	if err := a.train(b.g, rep, gc); err != nil {
-		t.Fatal(err)
-	}
-	m := rep.Totals.Train.Memory
+	a := trainAnalyzer(b, TrainOptions{})
+	m := trainOn(t, a, b).Memory
 	params := float64(4*3*3*3 + 5*4*3*3)
 	x, y1, y2 := 4.0*2*3*8*8, 4.0*2*4*6*6, 4.0*2*5*4*4
 	persistent := 4*params + 8*params // weights + Adam state
@@ -343,4 +334,59 @@ func TestBlockScopes(t *testing.T) {
 			t.Errorf("%v: got %q at depth %d, want %q at %d", c.names, got, d, c.want, c.depth)
 		}
 	}
+}
+
+// TestGradAccum: K micro-batches per optimizer step run forward and
+// backward K times, add K−1 new gradients into .grad (one FLOP per
+// parameter element each time) and step the optimizer once; memory is one
+// micro-batch's with the gradient buffer held from the first forward, so
+// the end-of-forward live bytes grow by exactly the parameter gradients.
+func TestGradAccum(t *testing.T) {
+	b1, b4 := twoConvs(t), twoConvs(t)
+	a1, a4 := trainAnalyzer(b1, TrainOptions{}), trainAnalyzer(b4, TrainOptions{GradAccum: 4})
+	one, four := trainOn(t, a1, b1), trainOn(t, a4, b4)
+	if four.GradAccum != 4 || one.GradAccum != 1 || one.AccumulateTimeS != 0 {
+		t.Fatalf("grad_accum %d/%d, accumulate %v", one.GradAccum, four.GradAccum, one.AccumulateTimeS)
+	}
+	if four.AccumulateTimeS <= 0 {
+		t.Error("no time for the gradient adds")
+	}
+	micro := four.ForwardTimeS + four.RecomputeTimeS + four.BackwardTimeS
+	if !near(four.StepTimeS, 4*micro+four.AccumulateTimeS+four.OptimizerTimeS) || !near(four.OptimizerTimeS, one.OptimizerTimeS) || !near(micro, one.ForwardTimeS+one.BackwardTimeS) {
+		t.Errorf("step %v, want 4 × %v + %v + optimizer %v once", four.StepTimeS, micro, four.AccumulateTimeS, four.OptimizerTimeS)
+	}
+	params := float64(4*3*3*3 + 5*4*3*3)
+	n := len(b1.g.Nodes)
+	// End of forward (t = n-1): the accumulated gradients are live too.
+	if got := a4.trainTimeline[n-1] - a1.trainTimeline[n-1]; !near(got, 4*params) {
+		t.Errorf("end-of-forward live grows by %v, want the fp32 gradients %v", got, 4*params)
+	}
+	// Optimizer: the same live set (persistent + gradients).
+	if !near(a4.trainTimeline[2*n], a1.trainTimeline[2*n]) {
+		t.Errorf("optimizer live %v vs %v", a4.trainTimeline[2*n], a1.trainTimeline[2*n])
+	}
+	if !(four.Memory.TensorPeakBytes >= one.Memory.TensorPeakBytes) || four.Memory.GradientsBytes != one.Memory.GradientsBytes {
+		t.Errorf("peak %v below one micro-batch's %v", four.Memory.TensorPeakBytes, one.Memory.TensorPeakBytes)
+	}
+}
+
+// trainAnalyzer is an analyzer of b on the rule-test GPU under training
+// options o, for tests that read its timeline.
+func trainAnalyzer(b *builder, o TrainOptions) *analyzer {
+	return &analyzer{gpu: ruleTestGPU(), model: b.m, opt: Options{Train: &o},
+		unsupported: map[string]*report.Unsupported{}, seenParams: map[*ir.Value]bool{}, fallbacks: map[string]int{}}
+}
+
+// trainOn runs the training analysis of b on a, keeping a's timeline.
+func trainOn(t *testing.T, a *analyzer, b *builder) *report.Train {
+	t.Helper()
+	gc, err := a.graph(b.g, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &report.Report{Nodes: gc.nodes}
+	if err := a.train(b.g, rep, gc); err != nil {
+		t.Fatal(err)
+	}
+	return rep.Totals.Train
 }

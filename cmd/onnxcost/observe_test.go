@@ -74,6 +74,9 @@ func traceWant(r *report.Report) (launches float64, lumped int) {
 	if tr.RecomputeTimeS > 0 {
 		lumped++
 	}
+	if tr.GradAccum > 1 {
+		lumped++
+	}
 	return launches, lumped
 }
 
@@ -92,6 +95,7 @@ func TestTraceTrainRuntimeGPUs(t *testing.T) {
 	}{
 		{"resnet50.onnx", "A100-SXM4-40GB", []string{"--train", "--batch", "8"}},
 		{"resnet50.onnx", "A100-SXM4-40GB", []string{"--train", "--batch", "8", "--checkpoint", "sqrt", "--optimizer", "sgd"}},
+		{"resnet50.onnx", "A100-SXM4-40GB", []string{"--train", "--batch", "8", "--checkpoint", "blocks", "--grad-accum", "4"}},
 		{"resnet50.onnx", "A100-SXM4-40GB", []string{"--runtime", "pytorch"}},
 		{"transformer_seq2seq.onnx", "H100-SXM5-80GB", []string{"--runtime", "pytorch"}}, // host-bound
 		{"resnet50.onnx", "A100-SXM4-40GB", []string{"--gpus", "2"}},

@@ -529,7 +529,8 @@ func runSweep(model string, f *sweepFlags, stderr io.Writer) (*sweepJSON, error)
 					row.Params = p.params
 				}
 				if r.Totals.TimeS > 0 {
-					row.ThroughputPerS = float64(row.Batch) / r.Totals.TimeS
+					// Under --grad-accum a step trains K micro-batches.
+					row.ThroughputPerS = float64(row.Batch) * float64(max(s.f.gradAccum, 1)) / r.Totals.TimeS
 				}
 				res.DType = r.DType
 				rows[i] = append(rows[i], row)

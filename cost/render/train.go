@@ -86,8 +86,12 @@ func trainText(w io.Writer, r *report.Report, opt Options) error {
 	if tr.RecomputeTimeS > 0 {
 		recompute = fmt.Sprintf(", recompute (checkpoint %s) %s", tr.Checkpoint, Seconds(tr.RecomputeTimeS))
 	}
-	fmt.Fprintf(w, "\ntraining step %s: forward %s%s, backward %s, optimizer (%s) %s · forward %s, backward %s, optimizer %s · peak memory %s (%s tensors + %s runtime and workspace)\n",
-		Seconds(tr.StepTimeS), Seconds(tr.ForwardTimeS), recompute, Seconds(tr.BackwardTimeS), tr.Optimizer, Seconds(tr.OptimizerTimeS),
+	accum := ""
+	if tr.GradAccum > 1 {
+		accum = fmt.Sprintf(" (%d micro-batches, gradient adds %s)", tr.GradAccum, Seconds(tr.AccumulateTimeS))
+	}
+	fmt.Fprintf(w, "\ntraining step%s %s: forward %s%s, backward %s, optimizer (%s) %s · forward %s, backward %s, optimizer %s · peak memory %s (%s tensors + %s runtime and workspace)\n",
+		accum, Seconds(tr.StepTimeS), Seconds(tr.ForwardTimeS), recompute, Seconds(tr.BackwardTimeS), tr.Optimizer, Seconds(tr.OptimizerTimeS),
 		FLOPs(tr.ForwardFLOPs), FLOPs(tr.BackwardFLOPs), FLOPs(tr.OptimizerFLOPs),
 		Bytes(tr.Memory.PeakBytes), Bytes(tr.Memory.TensorPeakBytes), Bytes(tr.Memory.RuntimeBytes+tr.Memory.WorkspaceBytes))
 	if tr.MixedPrecision {

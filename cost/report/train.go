@@ -35,9 +35,19 @@ type Train struct {
 	// RecomputeTimeS the forward work re-run in backward because of it.
 	Checkpoint     string  `json:"checkpoint"`
 	RecomputeTimeS float64 `json:"recompute_time_s"`
+	// ForwardTimeS, RecomputeTimeS and BackwardTimeS are one
+	// micro-batch's (the --batch the graph is costed at).
 	ForwardTimeS   float64 `json:"forward_time_s"`
 	BackwardTimeS  float64 `json:"backward_time_s"`
 	OptimizerTimeS float64 `json:"optimizer_time_s"`
+	// GradAccum is the micro-batches per optimizer step (1: none); the
+	// effective batch is GradAccum × the graph's batch.
+	// AccumulateTimeS is the in-place gradient adds of micro-batches 2..K
+	// (PyTorch's AccumulateGrad: grad += new).
+	GradAccum       int     `json:"grad_accum"`
+	AccumulateTimeS float64 `json:"accumulate_time_s"`
+	// StepTimeS is one optimizer step: GradAccum × (forward + recompute +
+	// backward) + AccumulateTimeS + OptimizerTimeS.
 	StepTimeS      float64 `json:"step_time_s"`
 	ForwardFLOPs   float64 `json:"forward_flops"`
 	BackwardFLOPs  float64 `json:"backward_flops"`
