@@ -2,7 +2,6 @@ package cost
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 
@@ -113,6 +112,7 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 	}
 	tr.ForwardTimeS += gc.agg.TimeS
 	tr.ForwardFLOPs = gc.est.FLOPs
+	a.backwardAllReduces(rep, tr)
 
 	// The loss head.
 	if !hasLoss(g) {
@@ -160,11 +160,23 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 	tr.StepTimeS = float64(accum)*(tr.ForwardTimeS+tr.RecomputeTimeS+tr.BackwardTimeS) + tr.AccumulateTimeS + tr.OptimizerTimeS
 
 	// Memory.
-	mem, err := a.trainMemory(g, plans, trainable, need, opt, mixed, ck, accum > 1)
+	mem, err := a.trainMemory(g, plans, trainable, need, opt, mixed, ck, accum > 1, nil)
 	if err != nil {
 		return err
 	}
 	tr.Memory = mem
+	if a.tp != nil {
+		// One GPU's memory: its share of the split weights, their
+		// gradients and optimizer state (parallel.go); mem stays the
+		// whole model's peak on one GPU, as peak_memory_bytes is.
+		per, err := a.trainMemory(g, plans, trainable, need, opt, mixed, ck, accum > 1, a.tp.share)
+		if err != nil {
+			return err
+		}
+		tr.Memory = per
+		a.tp.trainPeak = per.PeakBytes
+		tr.Notes = append(tr.Notes, fmt.Sprintf("tensor-parallel over %d GPUs: train.memory is one GPU's (split weights, their gradients and optimizer state divided by %d); peak_memory_bytes is the whole model on one GPU", a.tp.n, a.tp.n))
+	}
 
 	if len(missing) > 0 {
 		keys := make([]string, 0, len(missing))
@@ -185,6 +197,7 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 	}
 	tr.Notes = append(tr.Notes, "passes that do not run under training: "+strings.Join(PassesNotForTraining, ", ")+" (BatchNormalization keeps its batch statistics)")
 
+	a.dispatchStep(rep, tr, ck, len(trainable))
 	t := &rep.Totals
 	t.Train = tr
 	t.TimeS = tr.StepTimeS
@@ -202,7 +215,8 @@ func runBackward(r BackwardRule, b *bwCtx) (p backwardPlan, err error) {
 	return r(b), nil
 }
 
-// priceBackward times one kernel with the forward's kernel model.
+// priceBackward times one backward kernel of node n (nil: the loss head
+// or a step-wide kernel) with the forward's kernel model.
 func (a *analyzer) priceBackward(n *ir.Node, k bwKernel) float64 {
 	var prec hwdb.Precision
 	if n != nil {
@@ -224,8 +238,24 @@ func (a *analyzer) priceBackward(n *ir.Node, k bwKernel) float64 {
 	if k.Class == perf.ClassRNN {
 		pk.Launches = 1
 	}
-	kt := perf.EstimateKernel(a.gpu, pk, perf.PlanOptions())
-	t, _ := clean(kt.TimeS)
+	return a.priceTrainKernel(pk)
+}
+
+// priceTrainKernel times one training kernel as the forward's are timed
+// (analyze.go): the runtime profile's kernel gap, a power cap or SM clock
+// lock (perf.UnderControl), and under tensor parallelism a GEMM-like
+// kernel's share of one GPU (parallel.go).
+func (a *analyzer) priceTrainKernel(k perf.Kernel) float64 {
+	if a.tp != nil && k.Class.GEMMLike() {
+		a.tp.shardKernel(&k)
+	}
+	po := perf.PlanOptions()
+	po.Runtime = a.runtime
+	pk := perf.UnderControl(a.gpu, k, po, a.opt.Power)
+	if pk.OverCap {
+		a.overCap++
+	}
+	t, _ := clean(pk.TimeS)
 	return t
 }
 
@@ -287,15 +317,4 @@ func firstFloatOutput(g *ir.Graph) *ir.Value {
 		}
 	}
 	return nil
-}
-
-// finite clamps x to a finite non-negative number.
-func finite(x float64) float64 {
-	if math.IsNaN(x) || x < 0 {
-		return 0
-	}
-	if math.IsInf(x, 1) {
-		return math.MaxFloat64
-	}
-	return x
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/onnxcost/onnxcost/cost/report"
-	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -26,16 +25,21 @@ import (
 //     to the optimizer step; under gradient accumulation the accumulated
 //     buffer for the whole step, plus the new gradient at that backward.
 //
-// The device peak adds the PyTorch runtime floor (CUDA context and the
-// cuBLAS/cuDNN workspace, hwdb/runtimes.yaml). It predicts live tensors
-// plus that floor; the caching allocator's rounding and fragmentation are
-// not modelled.
-func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.Value, need map[*ir.Value]bool, o optimizer, mixed bool, ck checkpointing, accumulating bool) (report.TrainMemory, error) {
+// The peak of live tensors is the first of three views; the second replays
+// the timeline through PyTorch's caching allocator (train_allocator.go),
+// whose reserve adds rounding and fragmentation and holds the library
+// workspace (hwdb/runtimes.yaml's workspace_mib); the third, the device
+// peak nvidia-smi shows, adds the runtime profile's CUDA context.
+func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.Value, need map[*ir.Value]bool, o optimizer, mixed bool, ck checkpointing, accumulating bool, share func(*ir.Value) float64) (report.TrainMemory, error) {
 	var m report.TrainMemory
 	c := &RuleCtx{DType: a.dtype, unknown: true}
+	if share == nil {
+		share = func(*ir.Value) float64 { return 1 }
+	}
 	n := len(g.Nodes)
 	T := 2 * n
 	delta := make([]float64, T+2)
+	var allocs []memAlloc
 	span := func(bytes float64, from, to int) {
 		if bytes <= 0 || to < from {
 			return
@@ -44,17 +48,31 @@ func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.V
 		to = min(to, T)
 		delta[from] += bytes
 		delta[to+1] -= bytes
+		allocs = append(allocs, memAlloc{bytes: bytes, from: from, to: to})
 	}
 	bwAt := func(i int) int { return T - 1 - i }
 
-	// Persistent state.
+	// Persistent state, tensor by tensor for the allocator view: weights
+	// and master copies from the start, the optimizer state created by
+	// the first update.
+	var persistAllocs, lazyAllocs []float64
 	for _, v := range params {
-		ne := c.Numel(v)
-		m.WeightsBytes += c.Bytes(v)
+		ne, wb := share(v)*c.Numel(v), share(v)*c.Bytes(v)
+		m.WeightsBytes += wb
+		persistAllocs = append(persistAllocs, wb)
 		if mixed {
 			m.MasterWeightsBytes += 4 * ne
+			persistAllocs = append(persistAllocs, 4*ne)
 		}
-		m.OptimizerStateBytes += 4 * o.stateElems(v, ne)
+		st := o.stateElems(v, ne)
+		m.OptimizerStateBytes += 4 * st
+		if k := int(o.states); !o.factored && k > 0 {
+			for j := 0; j < k; j++ {
+				lazyAllocs = append(lazyAllocs, 4*st/float64(k))
+			}
+		} else if st > 0 {
+			lazyAllocs = append(lazyAllocs, 4*st)
+		}
 	}
 	persistent := m.WeightsBytes + m.MasterWeightsBytes + m.OptimizerStateBytes
 
@@ -198,7 +216,7 @@ func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.V
 		if l < 0 {
 			continue
 		}
-		gb := c.Bytes(v)
+		gb := share(v) * c.Bytes(v)
 		m.GradientsBytes += gb
 		if accumulating {
 			// The accumulated .grad lives across micro-batches (from the
@@ -232,12 +250,18 @@ func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.V
 	}
 	m.TensorPeakBytes = persistent + peak
 
-	rt, err := hwdb.LookupRuntime(TrainRuntime)
-	if err != nil {
-		return m, fmt.Errorf("analyze: training memory: %w", err)
+	rt := a.runtime
+	if rt == nil {
+		return m, fmt.Errorf("analyze: training memory: no runtime profile")
 	}
 	m.RuntimeBytes = rt.ContextBytes
 	m.WorkspaceBytes = rt.WorkspaceBytes
-	m.PeakBytes = m.TensorPeakBytes + m.RuntimeBytes + m.WorkspaceBytes
+	// The three views (report.TrainMemory): live tensors, the caching
+	// allocator's reserve (the library workspace is one of its
+	// allocations, made with the first GEMM), and what nvidia-smi shows:
+	// the reserve plus the CUDA context.
+	m.AllocatorReservedBytes = allocatorReserve(append(persistAllocs, m.WorkspaceBytes), lazyAllocs, allocs, T)
+	m.NvidiaSMIBytes = m.AllocatorReservedBytes + m.RuntimeBytes
+	m.PeakBytes = m.NvidiaSMIBytes
 	return m, nil
 }

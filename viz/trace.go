@@ -274,6 +274,9 @@ func appendPlanEvents(ev []traceEvent, pid int, r *report.Report, c Ceilings) []
 		st.node(&opt, "optimizer step ("+tr.Optimizer+")", tr.OptimizerTimeS, tr.OptimizerLaunches, 0, Ceilings{}, 0)
 	}
 	st.phase("optimizer", phase)
+	// Under a runtime that dispatches from the host, the device's wait
+	// for it over the step (Train.HostWaitS), as one closing event.
+	st.wait("idle: waiting on the host's dispatch (training step)", tr.HostWaitS*1e6)
 	return st.ev
 }
 

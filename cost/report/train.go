@@ -46,8 +46,12 @@ type Train struct {
 	// (PyTorch's AccumulateGrad: grad += new).
 	GradAccum       int     `json:"grad_accum"`
 	AccumulateTimeS float64 `json:"accumulate_time_s"`
+	// HostWaitS is the device's idle time waiting on the host's kernel
+	// dispatch under a runtime that issues kernels one by one (PyTorch
+	// eager; cost/train_runtime.go).
+	HostWaitS float64 `json:"host_wait_s"`
 	// StepTimeS is one optimizer step: GradAccum × (forward + recompute +
-	// backward) + AccumulateTimeS + OptimizerTimeS.
+	// backward) + AccumulateTimeS + OptimizerTimeS + HostWaitS.
 	StepTimeS      float64 `json:"step_time_s"`
 	ForwardFLOPs   float64 `json:"forward_flops"`
 	BackwardFLOPs  float64 `json:"backward_flops"`
@@ -61,10 +65,19 @@ type Train struct {
 	Notes []string `json:"notes"`
 }
 
-// TrainMemory is the device memory of a training step. PeakBytes is the
-// peak of live tensors over the step's timeline plus the runtime floor
-// (context and workspace): the figure to compare with what nvidia-smi
-// shows, less the caching allocator's fragmentation.
+// TrainMemory is the device memory of a training step, in three views:
+//
+//   - live tensors: TensorPeakBytes, the peak over the step's timeline of
+//     the tensors alive (torch.cuda.max_memory_allocated, less the
+//     library workspace);
+//   - allocator reserve: AllocatorReservedBytes, what PyTorch's caching
+//     allocator holds after replaying the step (rounding, segment sizes,
+//     fragmentation; torch.cuda.max_memory_reserved), the workspace
+//     included;
+//   - nvidia-smi: NvidiaSMIBytes, the reserve plus the CUDA context
+//     (RuntimeBytes), the process's device memory as nvidia-smi shows it.
+//
+// PeakBytes, the report's peak_memory_bytes, is the nvidia-smi view.
 type TrainMemory struct {
 	WeightsBytes        float64 `json:"weights_bytes"`
 	MasterWeightsBytes  float64 `json:"master_weights_bytes"`
@@ -76,9 +89,11 @@ type TrainMemory struct {
 	WorkspaceBytes   float64 `json:"workspace_bytes"`
 	RuntimeBytes     float64 `json:"runtime_bytes"`
 	// TensorPeakBytes is the peak of live tensors alone (no runtime
-	// floor); PeakBytes adds WorkspaceBytes and RuntimeBytes.
-	TensorPeakBytes float64 `json:"tensor_peak_bytes"`
-	PeakBytes       float64 `json:"peak_bytes"`
+	// floor).
+	TensorPeakBytes        float64 `json:"tensor_peak_bytes"`
+	AllocatorReservedBytes float64 `json:"allocator_reserved_bytes"`
+	NvidiaSMIBytes         float64 `json:"nvidia_smi_bytes"`
+	PeakBytes              float64 `json:"peak_bytes"`
 	// PeakPhase says where the peak falls: "forward", "backward" or
 	// "optimizer".
 	PeakPhase string `json:"peak_phase"`
