@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -135,5 +138,33 @@ func TestGradAccumFlag(t *testing.T) {
 		if code != 2 || out != "" || !strings.Contains(errs, "--grad-accum") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errs)
 		}
+	}
+}
+
+// TestSweepTrainMemoryChart: sweep takes several models and --chart
+// memory draws their training peak against batch on one chart; each row
+// names its model, knee and max_batch are keyed "MODEL on GPU", and every
+// model's rows are what a one-model sweep gives.
+func TestSweepTrainMemoryChart(t *testing.T) {
+	svg := filepath.Join(t.TempDir(), "m.svg")
+	var two, one sweepJSON
+	runJSON(t, &two, "sweep", "zoo:alexnet", "zoo:vgg11", "--gpu", "T4", "--train", "--batch", "1,2", "--find-max-batch", "--chart", "memory", "-o", svg, "--format", "json")
+	runJSON(t, &one, "sweep", "zoo:vgg11", "--gpu", "T4", "--train", "--batch", "1,2", "--format", "json")
+	if len(two.Rows) != 4 || two.Rows[0].Model != "zoo:alexnet" || two.Rows[3].Model != "zoo:vgg11" {
+		t.Fatalf("rows %+v", two.Rows)
+	}
+	if two.Rows[3].PeakMemoryBytes != one.Rows[1].PeakMemoryBytes || two.Rows[3].TimeS != one.Rows[1].TimeS {
+		t.Errorf("vgg11 batch 2 in the two-model sweep %+v, alone %+v", two.Rows[3], one.Rows[1])
+	}
+	if _, ok := two.MaxBatch["zoo:vgg11 on T4"]; !ok || two.Knee["zoo:alexnet on T4"] == nil {
+		t.Errorf("max_batch %v knee %v", two.MaxBatch, two.Knee)
+	}
+	data, err := os.ReadFile(svg)
+	if err != nil || !bytes.Contains(data, []byte("estimated peak memory (GB)")) || !bytes.Contains(data, []byte("zoo:vgg11")) {
+		t.Errorf("chart: %v, memory axis or legend missing", err)
+	}
+	code, _, errs := runCLI(t, "sweep", "zoo:alexnet", "--gpu", "T4", "--chart", "bytes", "-o", svg)
+	if code != 2 || !strings.Contains(errs, "--chart") {
+		t.Errorf("--chart bytes: exit %d, %s", code, errs)
 	}
 }
