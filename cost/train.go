@@ -20,6 +20,9 @@ type TrainOptions struct {
 	// Checkpoint is activation recomputation: "" or "none", "blocks" or
 	// "sqrt" (train_checkpoint.go).
 	Checkpoint string
+	// DataParallel is data-parallel replicas (DistributedDataParallel,
+	// train_dataparallel.go); 0 and 1 are none.
+	DataParallel int
 	// GradAccum is gradient accumulation: micro-batches (each the graph's
 	// batch) per optimizer step; 0 and 1 are none.
 	GradAccum int
@@ -49,6 +52,9 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 	}
 	if a.opt.Train.GradAccum < 0 {
 		return fmt.Errorf("analyze: gradient accumulation %d: want 1 or more micro-batches", a.opt.Train.GradAccum)
+	}
+	if a.opt.Train.DataParallel < 0 {
+		return fmt.Errorf("analyze: data parallel %d: want 1 or more replicas", a.opt.Train.DataParallel)
 	}
 	opt, ok := lookupOptimizer(optName)
 	if !ok {
@@ -157,7 +163,13 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 		tr.AccumulateTimeS, note = a.accumulateGrads(trainable, accum)
 		tr.Notes = append(tr.Notes, note)
 	}
-	tr.StepTimeS = float64(accum)*(tr.ForwardTimeS+tr.RecomputeTimeS+tr.BackwardTimeS) + tr.AccumulateTimeS + tr.OptimizerTimeS
+	tr.DataParallel = 1
+	if dp := a.opt.Train.DataParallel; dp > 1 {
+		if err := a.dataParallel(tr, dp, a.gradientBytes(trainable)); err != nil {
+			return err
+		}
+	}
+	tr.StepTimeS = float64(accum)*(tr.ForwardTimeS+tr.RecomputeTimeS+tr.BackwardTimeS) + tr.AccumulateTimeS + tr.GradAllReduceExposedS + tr.OptimizerTimeS
 
 	// Memory.
 	mem, err := a.trainMemory(g, plans, trainable, need, opt, mixed, ck, accum > 1, nil)

@@ -74,7 +74,17 @@ func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.V
 			lazyAllocs = append(lazyAllocs, 4*st)
 		}
 	}
-	persistent := m.WeightsBytes + m.MasterWeightsBytes + m.OptimizerStateBytes
+	if a.opt.Train != nil && a.opt.Train.DataParallel > 1 {
+		// DDP's buckets: a flat copy of the gradients in buffers of up
+		// to 25 MiB, for the run.
+		for _, v := range params {
+			m.DDPBucketBytes += share(v) * c.Bytes(v)
+		}
+		for rest := m.DDPBucketBytes; rest > 0; rest -= ddpBucketBytes {
+			persistAllocs = append(persistAllocs, min(rest, ddpBucketBytes))
+		}
+	}
+	persistent := m.WeightsBytes + m.MasterWeightsBytes + m.OptimizerStateBytes + m.DDPBucketBytes
 
 	idx := make(map[*ir.Node]int, n)
 	for i, nd := range g.Nodes {

@@ -105,6 +105,7 @@ func (a *analyzer) dispatchStep(rep *report.Report, tr *report.Train, ck checkpo
 			k(tr.AccumulateTimeS/float64(tr.GradAccum-1), float64(params))
 		}
 	}
+	k(tr.GradAllReduceExposedS, 0) // NCCL's wait, issued with the backward
 	k(tr.OptimizerTimeS, tr.OptimizerLaunches)
 	finish, issue, _ := pipelineTime(seq, rt.DispatchS)
 	host := rt.CallS + issue

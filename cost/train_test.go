@@ -492,3 +492,50 @@ func TestTrainHostDispatch(t *testing.T) {
 		t.Errorf("graph replay: step %v, wait %v", g.StepTimeS, g.HostWaitS)
 	}
 }
+
+// TestDataParallel: DDP over n = 4 GPUs all-reduces every fp32 gradient
+// once per step in 25 MiB buckets, a ring of 2·(n−1)/n · bytes / PeerBW
+// plus a fixed latency each; the part not hidden behind the backward
+// (at least the last bucket) is added to the step; DDP's buckets hold a
+// copy of the gradients for the run. Without a link bandwidth it errors.
+func TestDataParallel(t *testing.T) {
+	chain := func() *builder {
+		b := newBuilder(t)
+		x := b.input("x", 64, 2048)
+		for i := 0; i < 4; i++ {
+			w, y := b.weight("w"+itoa(i), 2048, 2048), b.val("h"+itoa(i), ir.Float32, 64, 2048)
+			b.node("MatMul", []*ir.Value{x, w}, []*ir.Value{y})
+			x = y
+		}
+		b.g.AddOutput(x)
+		return b
+	}
+	gpu := ruleTestGPU()
+	gpu.PCIeBW = 25e9
+	run := func(o TrainOptions) *report.Train {
+		b := chain()
+		r, err := Analyze(b.g, b.m, gpu, Options{Train: &o})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Totals.Train
+	}
+	one, dp := run(TrainOptions{}), run(TrainOptions{DataParallel: 4})
+	grads := 4 * 2048 * 2048 * 4.0 // 64 MiB: 3 buckets
+	comm := 2*3.0/4*grads/25e9 + 3*allReduceLatencyS
+	last := 2*3.0/4*float64(ddpBucketBytes)/25e9 + allReduceLatencyS
+	if dp.DataParallel != 4 || !near(dp.GradAllReduceS, comm) || !near(dp.GradAllReduceExposedS, math.Max(comm-last-dp.BackwardTimeS, 0)+last) {
+		t.Errorf("all-reduce %v exposed %v, want %v and max(%v - last - backward %v, 0) + last %v", dp.GradAllReduceS, dp.GradAllReduceExposedS, comm, comm, dp.BackwardTimeS, last)
+	}
+	if !near(dp.StepTimeS-dp.HostWaitS, one.StepTimeS-one.HostWaitS+dp.GradAllReduceExposedS) {
+		t.Errorf("step %v (wait %v), one GPU %v (wait %v) + exposed %v", dp.StepTimeS, dp.HostWaitS, one.StepTimeS, one.HostWaitS, dp.GradAllReduceExposedS)
+	}
+	if dp.Memory.DDPBucketBytes != grads || one.Memory.DDPBucketBytes != 0 || !near(dp.Memory.TensorPeakBytes-one.Memory.TensorPeakBytes, grads) {
+		t.Errorf("buckets %v, peak %v vs %v: want the gradients %v more", dp.Memory.DDPBucketBytes, dp.Memory.TensorPeakBytes, one.Memory.TensorPeakBytes, grads)
+	}
+	gpu.PCIeBW = 0
+	b := chain()
+	if _, err := Analyze(b.g, b.m, gpu, Options{Train: &TrainOptions{DataParallel: 4}}); err == nil || !strings.Contains(err.Error(), "bandwidth") {
+		t.Errorf("no link bandwidth: %v", err)
+	}
+}

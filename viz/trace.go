@@ -32,7 +32,8 @@ import (
 //     time, one event per node) and checkpointing's recompute under
 //     --train ("recompute": one event, as the report does not split it
 //     into launches), and under --train a kernel-less node's training
-//     forward work ("train-extra") and under --grad-accum the further
+//     forward work ("train-extra"), under --data-parallel the gradient
+//     all-reduce's exposed part ("communication"), and under --grad-accum the further
 //     micro-batches ("accumulation": one event), and under --runtime the device waiting
 //     on the host ("idle", see hostPipeline). Counting "kernel" X events
 //     counts launches.
@@ -266,6 +267,9 @@ func appendPlanEvents(ev []traceEvent, pid int, r *report.Report, c Ceilings) []
 		phase = st.t
 		st.lumped(fmt.Sprintf("micro-batches 2..%d (gradient accumulation)", tr.GradAccum), "accumulation", more)
 		st.phase("gradient accumulation", phase)
+	}
+	if tr.GradAllReduceExposedS > 0 {
+		st.lumped("gradient all-reduce (data parallel, not hidden behind the backward)", "communication", tr.GradAllReduceExposedS)
 	}
 	phase = st.t
 	if tr.OptimizerTimeS > 0 || tr.OptimizerLaunches > 0 {

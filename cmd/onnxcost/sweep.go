@@ -547,8 +547,9 @@ func runSweep(model string, f *sweepFlags, stderr io.Writer) (*sweepJSON, error)
 					row.Params = p.params
 				}
 				if r.Totals.TimeS > 0 {
-					// Under --grad-accum a step trains K micro-batches.
-					row.ThroughputPerS = float64(row.Batch) * float64(max(s.f.gradAccum, 1)) / r.Totals.TimeS
+					// A step trains K micro-batches (--grad-accum) on each
+					// of the --data-parallel replicas.
+					row.ThroughputPerS = float64(row.Batch) * float64(max(s.f.gradAccum, 1)*max(s.f.dataParallel, 1)) / r.Totals.TimeS
 				}
 				res.DType = r.DType
 				rows[i] = append(rows[i], row)

@@ -46,12 +46,20 @@ type Train struct {
 	// (PyTorch's AccumulateGrad: grad += new).
 	GradAccum       int     `json:"grad_accum"`
 	AccumulateTimeS float64 `json:"accumulate_time_s"`
+	// DataParallel is the data-parallel replicas (1: none);
+	// GradAllReduceS the gradient all-reduce per optimizer step and
+	// GradAllReduceExposedS the part of it not hidden behind the backward
+	// (cost/train_dataparallel.go).
+	DataParallel          int     `json:"data_parallel"`
+	GradAllReduceS        float64 `json:"grad_all_reduce_time_s"`
+	GradAllReduceExposedS float64 `json:"grad_all_reduce_exposed_s"`
 	// HostWaitS is the device's idle time waiting on the host's kernel
 	// dispatch under a runtime that issues kernels one by one (PyTorch
 	// eager; cost/train_runtime.go).
 	HostWaitS float64 `json:"host_wait_s"`
 	// StepTimeS is one optimizer step: GradAccum × (forward + recompute +
-	// backward) + AccumulateTimeS + OptimizerTimeS + HostWaitS.
+	// backward) + AccumulateTimeS + GradAllReduceExposedS + OptimizerTimeS
+	// + HostWaitS.
 	StepTimeS      float64 `json:"step_time_s"`
 	ForwardFLOPs   float64 `json:"forward_flops"`
 	BackwardFLOPs  float64 `json:"backward_flops"`
@@ -87,7 +95,10 @@ type TrainMemory struct {
 	// of the forward pass (their peak).
 	ActivationsBytes float64 `json:"activations_bytes"`
 	WorkspaceBytes   float64 `json:"workspace_bytes"`
-	RuntimeBytes     float64 `json:"runtime_bytes"`
+	// DDPBucketBytes is DistributedDataParallel's gradient buckets (a flat
+	// copy of the gradients) under data parallelism; 0 without.
+	DDPBucketBytes float64 `json:"ddp_bucket_bytes"`
+	RuntimeBytes   float64 `json:"runtime_bytes"`
 	// TensorPeakBytes is the peak of live tensors alone (no runtime
 	// floor).
 	TensorPeakBytes        float64 `json:"tensor_peak_bytes"`
