@@ -145,22 +145,23 @@ func (c *cachingAllocator) release(b *allocBlock) {
 	b.free = true
 	if p := b.prev; p != nil && p.free {
 		c.removeFree(pool, p)
-		p.size += b.size
-		p.next = b.next
-		if b.next != nil {
-			b.next.prev = p
-		}
+		absorb(p, b)
 		b = p
 	}
 	if n := b.next; n != nil && n.free {
 		c.removeFree(pool, n)
-		b.size += n.size
-		b.next = n.next
-		if n.next != nil {
-			n.next.prev = b
-		}
+		absorb(b, n)
 	}
 	c.insertFree(pool, b)
+}
+
+// absorb merges block n, the one after b in its segment, into b.
+func absorb(b, n *allocBlock) {
+	b.size += n.size
+	b.next = n.next
+	if n.next != nil {
+		n.next.prev = b
+	}
 }
 
 // memAlloc is one tensor of the training timeline: live from step from to
