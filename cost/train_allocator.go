@@ -25,13 +25,17 @@ import (
 //     pool) or more than 1 MiB (large pool); a remainder too small to split
 //     stays inside the block, allocated but unused;
 //   - a freed block merges with its free neighbours in the same segment;
-//     segments are cached, never returned to the driver (no empty_cache),
-//     so the reserve only grows: its peak is its final size.
+//     segments are cached, not returned to the driver (no empty_cache),
+//     except when a new segment would not fit in the device: then, as the
+//     allocator does before it reports out-of-memory, every cached
+//     segment that is wholly free is released and the request retried
+//     (release_cached_blocks). The reserve's peak is what
+//     max_memory_reserved reports; above the device's memory it is an
+//     out-of-memory error.
 //
 // What it leaves out: several streams, the per-stream pools of CUDA
-// graphs, the release of cached segments on an out-of-memory retry, and
-// the allocations cuDNN and autograd make beyond the tensors the timeline
-// tracks (convolution workspaces picked by cudnn.benchmark).
+// graphs, and the allocations cuDNN and autograd make beyond the tensors
+// the timeline tracks (convolution workspaces picked by cudnn.benchmark).
 const (
 	allocMinBlock      = 512
 	allocSmallSize     = 1 << 20
@@ -51,8 +55,11 @@ type allocBlock struct {
 
 // cachingAllocator is the simulated allocator.
 type cachingAllocator struct {
-	reserved float64
-	segs     int
+	reserved, peak float64
+	// limit is the device memory the reserve may take (the GPU's memory
+	// less the CUDA context); 0 is none.
+	limit float64
+	segs  int
 	// freeBlocks per pool (0 small, 1 large), sorted by size, then
 	// segment and offset, as the allocator's block sets are.
 	freeBlocks [2][]*allocBlock
@@ -121,7 +128,11 @@ func (c *cachingAllocator) malloc(bytes float64) *allocBlock {
 		c.removeFree(pool, b)
 	} else {
 		seg := allocSegmentSize(size)
+		if c.limit > 0 && c.reserved+seg > c.limit {
+			c.releaseCached()
+		}
 		c.reserved += seg
+		c.peak = max(c.peak, c.reserved)
 		b = &allocBlock{seg: c.segs, pool: pool, size: seg}
 		c.segs++
 	}
@@ -155,6 +166,22 @@ func (c *cachingAllocator) release(b *allocBlock) {
 	c.insertFree(pool, b)
 }
 
+// releaseCached returns every wholly free segment to the driver, as the
+// allocator does before retrying a cudaMalloc that ran out of memory.
+func (c *cachingAllocator) releaseCached() {
+	for pool, l := range c.freeBlocks {
+		kept := l[:0]
+		for _, b := range l {
+			if b.prev == nil && b.next == nil {
+				c.reserved -= b.size
+				continue
+			}
+			kept = append(kept, b)
+		}
+		c.freeBlocks[pool] = kept
+	}
+}
+
 // absorb merges block n, the one after b in its segment, into b.
 func absorb(b, n *allocBlock) {
 	b.size += n.size
@@ -172,7 +199,8 @@ type memAlloc struct {
 }
 
 // allocatorReserve replays two training steps of a timeline of T+1
-// steps through the caching allocator and returns its reserve. The model's
+// steps through the caching allocator, on a device of limit bytes (0:
+// unbounded), and returns the reserve's peak. The model's
 // tensors (persist) and the library workspace are allocated first, as
 // model.cuda() and the first GEMM do; the optimizer state (lazy) is
 // created by the first step's update, as torch.optim creates it, after
@@ -181,8 +209,8 @@ type memAlloc struct {
 // Within a step a tensor freed at t (to = t-1) is back in the cache
 // before the allocations of t, and allocations at one step are made in
 // the timeline's order.
-func allocatorReserve(persist, lazy []float64, allocs []memAlloc, T int) float64 {
-	var c cachingAllocator
+func allocatorReserve(persist, lazy []float64, allocs []memAlloc, T int, limit float64) float64 {
+	c := cachingAllocator{limit: limit}
 	for _, b := range persist {
 		if b > 0 {
 			c.malloc(b)
@@ -218,5 +246,5 @@ func allocatorReserve(persist, lazy []float64, allocs []memAlloc, T int) float64
 			c.release(blocks[i])
 		}
 	}
-	return c.reserved
+	return c.peak
 }

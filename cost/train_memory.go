@@ -270,7 +270,11 @@ func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.V
 	// allocator's reserve (the library workspace is one of its
 	// allocations, made with the first GEMM), and what nvidia-smi shows:
 	// the reserve plus the CUDA context.
-	m.AllocatorReservedBytes = allocatorReserve(append(persistAllocs, m.WorkspaceBytes), lazyAllocs, allocs, T)
+	limit := 0.0
+	if a.gpu.MemBytes > 0 {
+		limit = max(a.gpu.MemBytes-m.RuntimeBytes, 1)
+	}
+	m.AllocatorReservedBytes = allocatorReserve(append(persistAllocs, m.WorkspaceBytes), lazyAllocs, allocs, T, limit)
 	m.NvidiaSMIBytes = m.AllocatorReservedBytes + m.RuntimeBytes
 	m.PeakBytes = m.NvidiaSMIBytes
 	return m, nil

@@ -539,3 +539,27 @@ func TestDataParallel(t *testing.T) {
 		t.Errorf("no link bandwidth: %v", err)
 	}
 }
+
+// TestCachingAllocatorOOMRetry: when a new segment would pass the device
+// limit, the wholly free cached segments are released first (PyTorch's
+// release_cached_blocks before its out-of-memory error), so the reserve
+// stays within the device when the live blocks fit; a segment that still
+// holds a live block is kept.
+func TestCachingAllocatorOOMRetry(t *testing.T) {
+	const MiB = 1 << 20
+	c := cachingAllocator{limit: 40 * MiB}
+	a := c.malloc(12 * MiB) // segment 0: 12 MiB
+	c.malloc(3 * MiB)       // segment 1: 20 MiB, 3 live, 17 free
+	c.release(a)
+	if c.reserved != 32*MiB {
+		t.Fatalf("reserved %v", c.reserved)
+	}
+	c.malloc(18 * MiB) // no free block of 18 MiB; 32 + 18 > 40: segment 0 (wholly free) released, segment 1 kept
+	if c.reserved != 38*MiB || c.peak != 38*MiB {
+		t.Errorf("after the retry: reserved %v, peak %v, want 20 + 18 MiB", c.reserved, c.peak)
+	}
+	c.malloc(19 * MiB) // 38 + 20 > 40 and nothing wholly free: out of memory, the peak shows it
+	if c.peak != 58*MiB {
+		t.Errorf("peak %v, want 58 MiB past the 40 MiB device", c.peak)
+	}
+}
