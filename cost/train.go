@@ -28,8 +28,10 @@ type TrainOptions struct {
 	GradAccum int
 }
 
-// TrainRuntime is the execution profile whose memory floor (CUDA context,
-// library workspaces) training memory adds: training runs in PyTorch.
+// TrainRuntime is the execution profile a training step runs under when
+// the caller names none (runtime.go, runtimeOf): training runs in PyTorch
+// eager, whose host dispatch, kernel gap, CUDA context and library
+// workspace the step and its memory then carry.
 const TrainRuntime = "pytorch"
 
 // PassesNotForTraining are the fusion passes that must not run before a
