@@ -70,6 +70,9 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 	need := needGradients(g, trainable)
 	needGrad := func(v *ir.Value) bool { return v != nil && need[v] }
 
+	// Energy of the kernels priced from here to the loss head: one
+	// micro-batch's backward, training-only forward work and loss.
+	e0 := a.trainEnergyJ
 	plans := make([]backwardPlan, len(g.Nodes))
 	missing := map[string]int{}
 	for i, n := range g.Nodes {
@@ -136,8 +139,12 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 		}
 	}
 
+	microE := a.trainEnergyJ - e0
+
 	// The optimizer step.
+	e0 = a.trainEnergyJ
 	os := a.optimizerStep(opt, trainable, mixed)
+	optE := a.trainEnergyJ - e0
 	tr.OptimizerFLOPs, tr.OptimizerTimeS, tr.OptimizerLaunches = os.flops, os.timeS, os.launches
 	tr.Notes = append(tr.Notes, os.note)
 	// Recomputation: every checkpointed segment's forward runs again.
@@ -150,8 +157,10 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 		tr.Checkpoint = m
 		tr.Notes = append(tr.Notes, ck.how)
 	}
+	var recE float64
 	for i := range g.Nodes {
 		if ck.recomputed(i) {
+			recE += rep.Nodes[i].EnergyJ
 			tr.RecomputeTimeS += rep.Nodes[i].TimeS
 			if b := rep.Nodes[i].Backward; b != nil {
 				tr.RecomputeTimeS += b.ForwardExtraS
@@ -160,9 +169,12 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 	}
 	accum := max(a.opt.Train.GradAccum, 1)
 	tr.GradAccum = accum
+	var accE float64
 	if accum > 1 {
 		var note string
+		e0 = a.trainEnergyJ
 		tr.AccumulateTimeS, note = a.accumulateGrads(trainable, accum)
+		accE = float64(accum-1) * (a.trainEnergyJ - e0)
 		tr.Notes = append(tr.Notes, note)
 	}
 	tr.DataParallel = 1
@@ -215,6 +227,13 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 	t := &rep.Totals
 	t.Train = tr
 	t.TimeS = tr.StepTimeS
+	// The step's energy: every kernel as often as it runs, and the idle
+	// GPU while it waits on the host or on the exposed all-reduce.
+	t.EnergyJ = float64(accum)*(gc.agg.EnergyJ+microE+recE) + accE + optE + a.gpu.IdleWatts*(tr.HostWaitS+tr.GradAllReduceExposedS)
+	t.AvgPowerW, t.EDPJS = 0, t.EnergyJ*t.TimeS
+	if t.TimeS > 0 {
+		t.AvgPowerW = t.EnergyJ / t.TimeS
+	}
 	t.PeakMemoryBytes = mem.PeakBytes
 	return nil
 }
@@ -258,7 +277,8 @@ func (a *analyzer) priceBackward(n *ir.Node, k bwKernel) float64 {
 // priceTrainKernel times one training kernel as the forward's are timed
 // (analyze.go): the runtime profile's kernel gap, a power cap or SM clock
 // lock (perf.UnderControl), and under tensor parallelism a GEMM-like
-// kernel's share of one GPU (parallel.go).
+// kernel's share of one GPU (parallel.go). Its energy is added to
+// analyzer.trainEnergyJ, which train reads by phase.
 func (a *analyzer) priceTrainKernel(k perf.Kernel) float64 {
 	if a.tp != nil && k.Class.GEMMLike() {
 		a.tp.shardKernel(&k)
@@ -268,6 +288,9 @@ func (a *analyzer) priceTrainKernel(k perf.Kernel) float64 {
 	pk := perf.UnderControl(a.gpu, k, po, a.opt.Power)
 	if pk.OverCap {
 		a.overCap++
+	}
+	if e, ok := clean(pk.EnergyJ()); ok {
+		a.trainEnergyJ += e
 	}
 	t, _ := clean(pk.TimeS)
 	return t

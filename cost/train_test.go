@@ -563,3 +563,26 @@ func TestCachingAllocatorOOMRetry(t *testing.T) {
 		t.Errorf("peak %v, want 58 MiB past the 40 MiB device", c.peak)
 	}
 }
+
+// TestTrainEnergy: under --train energy_j is the step's: above the
+// forward's alone, avg power = energy / time, and linear in the
+// micro-batch count (K forward+backward runs, K−1 gradient adds, one
+// optimizer update): E(3) − E(1) = 2·(E(2) − E(1)). A CUDA graph replay,
+// so no host wait enters.
+func TestTrainEnergy(t *testing.T) {
+	graph, err := hwdb.LookupRuntime("graph")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf := twoConvs(t).analyze(Options{}).Totals
+	e := func(k int) report.Totals {
+		return twoConvs(t).analyze(Options{Runtime: graph, Train: &TrainOptions{GradAccum: k}}).Totals
+	}
+	e1, e2, e3 := e(1), e(2), e(3)
+	if !(e1.EnergyJ > inf.EnergyJ) || !near(e1.AvgPowerW, e1.EnergyJ/e1.TimeS) || !near(e1.EDPJS, e1.EnergyJ*e1.TimeS) {
+		t.Errorf("step energy %v (inference %v), power %v, time %v", e1.EnergyJ, inf.EnergyJ, e1.AvgPowerW, e1.TimeS)
+	}
+	if d1, d2 := e2.EnergyJ-e1.EnergyJ, e3.EnergyJ-e1.EnergyJ; d1 <= 0 || math.Abs(d2-2*d1) > 1e-9*d2 {
+		t.Errorf("energy not linear in K: E2-E1 %v, E3-E1 %v", d1, d2)
+	}
+}
