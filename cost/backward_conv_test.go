@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -20,7 +21,13 @@ func TestConvBackwardUsesCalibratedGradients(t *testing.T) {
 	b.node("Conv", []*ir.Value{x, w0}, []*ir.Value{h})
 	b.node("Conv", []*ir.Value{h, w}, []*ir.Value{y}, ir.IntsAttr("pads", 1, 1, 1, 1), ir.IntsAttr("strides", 2, 2))
 	b.g.AddOutput(y)
-	r := b.analyze(Options{Train: &TrainOptions{Optimizer: "sgd"}})
+	// The graph runtime's kernel gap, so that the expected times below
+	// (perf.PlanOptions, no runtime) are the same pricing.
+	rt, err := hwdb.LookupRuntime(hwdb.DefaultRuntime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := b.analyze(Options{Train: &TrainOptions{Optimizer: "sgd"}, Runtime: rt})
 	got := r.Nodes[1].Backward
 	if got == nil || got.Kernels != "dgrad+wgrad" {
 		t.Fatalf("backward %+v, want dgrad+wgrad", got)

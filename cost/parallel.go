@@ -57,6 +57,16 @@ type tensorParallel struct {
 	sharded map[*ir.Value]bool // weights split n ways
 	commS   float64            // sum of all-reduce times
 	reduces int
+	// trainPeak is one GPU's training peak (train.go), 0 for inference.
+	trainPeak float64
+}
+
+// share is the fraction of parameter v one GPU holds.
+func (tp *tensorParallel) share(v *ir.Value) float64 {
+	if tp.sharded[v] {
+		return 1 / float64(tp.n)
+	}
+	return 1
 }
 
 // newTensorParallel checks the GPU count and the interconnect; nil for
@@ -178,10 +188,14 @@ func (a *analyzer) applyParallel(r *report.Report) {
 		per += b
 	}
 	t.PerGPUPeakMemoryBytes = per + t.PeakActivationBytes
+	if t.Train != nil {
+		// The training peak already holds the runtime floor.
+		t.PerGPUPeakMemoryBytes = tp.trainPeak
+	}
 	if math.IsNaN(t.PerGPUPeakMemoryBytes) || math.IsInf(t.PerGPUPeakMemoryBytes, 0) {
 		t.PerGPUPeakMemoryBytes = t.PeakMemoryBytes
 	}
-	if r.Runtime != nil {
+	if r.Runtime != nil && t.Train == nil {
 		// The runtime's floor sits on every GPU, beside its share.
 		r.Runtime.DeviceMemoryBytes = t.PerGPUPeakMemoryBytes + r.Runtime.MemoryFloorBytes
 	}

@@ -9,12 +9,17 @@ import (
 )
 
 // runtimeOf is the execution profile Analyze prices with: the caller's, or
-// the default CUDA-graph replay.
+// the default: a CUDA-graph replay for inference, PyTorch eager
+// (TrainRuntime) for a training step.
 func runtimeOf(opt Options) (*hwdb.Runtime, error) {
 	if opt.Runtime != nil {
 		return opt.Runtime, nil
 	}
-	r, err := hwdb.LookupRuntime(hwdb.DefaultRuntime)
+	name := hwdb.DefaultRuntime
+	if opt.Train != nil {
+		name = TrainRuntime
+	}
+	r, err := hwdb.LookupRuntime(name)
 	if err != nil {
 		return nil, fmt.Errorf("analyze: %w", err)
 	}

@@ -6,13 +6,20 @@ import (
 )
 
 // stepKernel prices a training-step kernel that is not a forward node (a
-// backward kernel, the loss head, the optimizer update) under the report's
-// power cap or clock lock, exactly as the forward's nodes are priced
-// (perf.UnderControl; at the default setting it is perf.EstimateKernel),
-// so that a step's time and energy answer to the same setting. It returns
+// backward kernel, the loss head, the optimizer update) exactly as the
+// forward's nodes are priced (analyze.go): the runtime profile's kernel
+// gap, the report's power cap or clock lock (perf.UnderControl; at the
+// default setting it is perf.EstimateKernel), and under tensor
+// parallelism a GEMM-like kernel's share of one GPU (parallel.go), so
+// that a step's time and energy answer to the same setting. It returns
 // the kernel's time and energy, cleaned like a node's.
 func (a *analyzer) stepKernel(k perf.Kernel) (timeS, energyJ float64) {
-	pk := perf.UnderControl(a.gpu, k, perf.PlanOptions(), a.opt.Power)
+	if a.tp != nil && k.Class.GEMMLike() {
+		a.tp.shardKernel(&k)
+	}
+	po := perf.PlanOptions()
+	po.Runtime = a.runtime
+	pk := perf.UnderControl(a.gpu, k, po, a.opt.Power)
 	if pk.OverCap {
 		a.overCap++
 	}

@@ -2,7 +2,6 @@ package cost
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 
@@ -18,16 +17,21 @@ import (
 type TrainOptions struct {
 	// Optimizer is one of Optimizers(); "" is adam.
 	Optimizer string
-	// Checkpoint is activation recomputation: "" or "none", or "sqrt"
-	// (train_memory.go, checkpointing).
+	// Checkpoint is activation recomputation: "" or "none", "blocks" or
+	// "sqrt" (train_checkpoint.go).
 	Checkpoint string
+	// DataParallel is data-parallel replicas (DistributedDataParallel,
+	// train_dataparallel.go); 0 and 1 are none.
+	DataParallel int
+	// GradAccum is gradient accumulation: micro-batches (each the graph's
+	// batch) per optimizer step; 0 and 1 are none.
+	GradAccum int
 }
 
-// CheckpointModes lists the --checkpoint values.
-func CheckpointModes() []string { return []string{"none", "sqrt"} }
-
-// TrainRuntime is the execution profile whose memory floor (CUDA context,
-// library workspaces) training memory adds: training runs in PyTorch.
+// TrainRuntime is the execution profile a training step runs under when
+// the caller names none (runtime.go, runtimeOf): training runs in PyTorch
+// eager, whose host dispatch, kernel gap, CUDA context and library
+// workspace the step and its memory then carry.
 const TrainRuntime = "pytorch"
 
 // PassesNotForTraining are the fusion passes that must not run before a
@@ -47,6 +51,12 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 	optName := a.opt.Train.Optimizer
 	if optName == "" {
 		optName = "adam"
+	}
+	if a.opt.Train.GradAccum < 0 {
+		return fmt.Errorf("analyze: gradient accumulation %d: want 1 or more micro-batches", a.opt.Train.GradAccum)
+	}
+	if a.opt.Train.DataParallel < 0 {
+		return fmt.Errorf("analyze: data parallel %d: want 1 or more replicas", a.opt.Train.DataParallel)
 	}
 	opt, ok := lookupOptimizer(optName)
 	if !ok {
@@ -116,6 +126,7 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 	tr.ForwardTimeS += gc.agg.TimeS
 	tr.ForwardEnergyJ += gc.agg.EnergyJ
 	tr.ForwardFLOPs = gc.est.FLOPs
+	a.backwardAllReduces(rep, tr)
 
 	// The loss head.
 	if !hasLoss(g) {
@@ -141,36 +152,58 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 	tr.OptimizerEnergyJ = os.energyJ
 	tr.Notes = append(tr.Notes, os.note)
 	// Recomputation: every checkpointed segment's forward runs again.
-	ck := newCheckpointing(a.opt.Train.Checkpoint, len(g.Nodes))
-	switch a.opt.Train.Checkpoint {
-	case "", "none", "sqrt":
-	default:
-		return fmt.Errorf("analyze: unknown checkpoint mode %q (want none or sqrt)", a.opt.Train.Checkpoint)
+	ck, err := newCheckpointing(a.opt.Train.Checkpoint, g.Nodes)
+	if err != nil {
+		return err
 	}
 	tr.Checkpoint = "none"
-	if ck.size > 0 {
-		tr.Checkpoint = a.opt.Train.Checkpoint
-		for i := range g.Nodes {
-			if ck.recomputed(i) {
-				tr.RecomputeTimeS += rep.Nodes[i].TimeS
-				tr.RecomputeEnergyJ += rep.Nodes[i].EnergyJ
-				if b := rep.Nodes[i].Backward; b != nil {
-					tr.RecomputeTimeS += b.ForwardExtraS
-					tr.RecomputeEnergyJ += b.ForwardExtraJ
-				}
+	if m := a.opt.Train.Checkpoint; m != "" && m != "none" {
+		tr.Checkpoint = m
+		tr.Notes = append(tr.Notes, ck.how)
+	}
+	for i := range g.Nodes {
+		if ck.recomputed(i) {
+			tr.RecomputeTimeS += rep.Nodes[i].TimeS
+			tr.RecomputeEnergyJ += rep.Nodes[i].EnergyJ
+			if b := rep.Nodes[i].Backward; b != nil {
+				tr.RecomputeTimeS += b.ForwardExtraS
+				tr.RecomputeEnergyJ += b.ForwardExtraJ
 			}
 		}
-		tr.Notes = append(tr.Notes, fmt.Sprintf("activation checkpointing (sqrt): segments of %d nodes; all but the last re-run their forward in backward", ck.size))
 	}
-	tr.StepTimeS = tr.ForwardTimeS + tr.RecomputeTimeS + tr.BackwardTimeS + tr.OptimizerTimeS
-	tr.StepEnergyJ = tr.ForwardEnergyJ + tr.RecomputeEnergyJ + tr.BackwardEnergyJ + tr.OptimizerEnergyJ
+	accum := max(a.opt.Train.GradAccum, 1)
+	tr.GradAccum = accum
+	if accum > 1 {
+		var note string
+		tr.AccumulateTimeS, tr.AccumulateEnergyJ, note = a.accumulateGrads(trainable, accum)
+		tr.Notes = append(tr.Notes, note)
+	}
+	tr.DataParallel = 1
+	if dp := a.opt.Train.DataParallel; dp > 1 {
+		if err := a.dataParallel(tr, dp, a.gradientBytes(trainable)); err != nil {
+			return err
+		}
+	}
+	tr.StepTimeS = float64(accum)*(tr.ForwardTimeS+tr.RecomputeTimeS+tr.BackwardTimeS) + tr.AccumulateTimeS + tr.GradAllReduceExposedS + tr.OptimizerTimeS
 
 	// Memory.
-	mem, err := a.trainMemory(g, plans, trainable, need, opt, mixed, ck)
+	mem, err := a.trainMemory(g, plans, trainable, need, opt, mixed, ck, accum > 1, nil)
 	if err != nil {
 		return err
 	}
 	tr.Memory = mem
+	if a.tp != nil {
+		// One GPU's memory: its share of the split weights, their
+		// gradients and optimizer state (parallel.go); mem stays the
+		// whole model's peak on one GPU, as peak_memory_bytes is.
+		per, err := a.trainMemory(g, plans, trainable, need, opt, mixed, ck, accum > 1, a.tp.share)
+		if err != nil {
+			return err
+		}
+		tr.Memory = per
+		a.tp.trainPeak = per.PeakBytes
+		tr.Notes = append(tr.Notes, fmt.Sprintf("tensor-parallel over %d GPUs: train.memory is one GPU's (split weights, their gradients and optimizer state divided by %d); peak_memory_bytes is the whole model on one GPU", a.tp.n, a.tp.n))
+	}
 
 	if len(missing) > 0 {
 		keys := make([]string, 0, len(missing))
@@ -191,8 +224,14 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 	}
 	tr.Notes = append(tr.Notes, "passes that do not run under training: "+strings.Join(PassesNotForTraining, ", ")+" (BatchNormalization keeps its batch statistics)")
 
+	a.dispatchStep(rep, tr, ck, len(trainable))
 	t := &rep.Totals
 	t.Train = tr
+	// The step's energy: every kernel as often as it runs, and the idle
+	// GPU while it waits on the host or on the exposed all-reduce.
+	tr.WaitEnergyJ = a.gpu.IdleWatts * (tr.HostWaitS + tr.GradAllReduceExposedS)
+	tr.StepEnergyJ = float64(accum)*(tr.ForwardEnergyJ+tr.RecomputeEnergyJ+tr.BackwardEnergyJ) +
+		tr.AccumulateEnergyJ + tr.OptimizerEnergyJ + tr.WaitEnergyJ
 	setTimeEnergy(t, tr.StepTimeS, tr.StepEnergyJ)
 	t.PeakMemoryBytes = mem.PeakBytes
 	return nil
@@ -208,8 +247,9 @@ func runBackward(r BackwardRule, b *bwCtx) (p backwardPlan, err error) {
 	return r(b), nil
 }
 
-// priceBackward times one kernel with the forward's kernel model and
-// returns its time and energy (stepKernel).
+// priceBackward times one backward kernel of node n (nil: the loss head
+// or a step-wide kernel) with the forward's kernel model, and returns its
+// time and energy (stepKernel).
 func (a *analyzer) priceBackward(n *ir.Node, k bwKernel) (timeS, energyJ float64) {
 	var prec hwdb.Precision
 	if n != nil {
@@ -230,10 +270,10 @@ func (a *analyzer) priceBackward(n *ir.Node, k bwKernel) (timeS, energyJ float64
 	}
 	if k.Conv != nil && n != nil {
 		// A convolution's gradient, priced as calibrated on DeepBench's
-		// backward rows (internal/calibrate/backward.go).
+		// backward rows (internal/calibrate/backward.go): the cheaper
+		// algorithm is chosen at the default setting, then priced under
+		// the report's cap like every step kernel.
 		eb := a.elemBytes(n)
-		// The cheaper algorithm is chosen at the default setting, then
-		// priced under the report's cap like every step kernel.
 		ck, _ := perf.EstimateConvGrad(a.gpu, *k.Conv, k.Grad, prec, eb, eb, perf.PlanOptions())
 		return a.stepKernel(ck)
 	}
@@ -301,15 +341,4 @@ func firstFloatOutput(g *ir.Graph) *ir.Value {
 		}
 	}
 	return nil
-}
-
-// finite clamps x to a finite non-negative number.
-func finite(x float64) float64 {
-	if math.IsNaN(x) || x < 0 {
-		return 0
-	}
-	if math.IsInf(x, 1) {
-		return math.MaxFloat64
-	}
-	return x
 }

@@ -2,10 +2,8 @@ package cost
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/onnxcost/onnxcost/cost/report"
-	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -24,18 +22,24 @@ import (
 //   - activation gradients: from the backward of the value's last reader
 //     (the first to produce its gradient) to its producer's backward;
 //   - parameter gradients: from the backward of the parameter's last reader
-//     to the optimizer step.
+//     to the optimizer step; under gradient accumulation the accumulated
+//     buffer for the whole step, plus the new gradient at that backward.
 //
-// The device peak adds the PyTorch runtime floor (CUDA context and the
-// cuBLAS/cuDNN workspace, hwdb/runtimes.yaml). It predicts live tensors
-// plus that floor; the caching allocator's rounding and fragmentation are
-// not modelled.
-func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.Value, need map[*ir.Value]bool, o optimizer, mixed bool, ck checkpointing) (report.TrainMemory, error) {
+// The peak of live tensors is the first of three views; the second replays
+// the timeline through PyTorch's caching allocator (train_allocator.go),
+// whose reserve adds rounding and fragmentation and holds the library
+// workspace (hwdb/runtimes.yaml's workspace_mib); the third, the device
+// peak nvidia-smi shows, adds the runtime profile's CUDA context.
+func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.Value, need map[*ir.Value]bool, o optimizer, mixed bool, ck checkpointing, accumulating bool, share func(*ir.Value) float64) (report.TrainMemory, error) {
 	var m report.TrainMemory
 	c := &RuleCtx{DType: a.dtype, unknown: true}
+	if share == nil {
+		share = func(*ir.Value) float64 { return 1 }
+	}
 	n := len(g.Nodes)
 	T := 2 * n
 	delta := make([]float64, T+2)
+	var allocs []memAlloc
 	span := func(bytes float64, from, to int) {
 		if bytes <= 0 || to < from {
 			return
@@ -44,19 +48,43 @@ func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.V
 		to = min(to, T)
 		delta[from] += bytes
 		delta[to+1] -= bytes
+		allocs = append(allocs, memAlloc{bytes: bytes, from: from, to: to})
 	}
 	bwAt := func(i int) int { return T - 1 - i }
 
-	// Persistent state.
+	// Persistent state, tensor by tensor for the allocator view: weights
+	// and master copies from the start, the optimizer state created by
+	// the first update.
+	var persistAllocs, lazyAllocs []float64
 	for _, v := range params {
-		ne := c.Numel(v)
-		m.WeightsBytes += c.Bytes(v)
+		ne, wb := share(v)*c.Numel(v), share(v)*c.Bytes(v)
+		m.WeightsBytes += wb
+		persistAllocs = append(persistAllocs, wb)
 		if mixed {
 			m.MasterWeightsBytes += 4 * ne
+			persistAllocs = append(persistAllocs, 4*ne)
 		}
-		m.OptimizerStateBytes += 4 * o.stateElems(v, ne)
+		st := o.stateElems(v, ne)
+		m.OptimizerStateBytes += 4 * st
+		if k := int(o.states); !o.factored && k > 0 {
+			for j := 0; j < k; j++ {
+				lazyAllocs = append(lazyAllocs, 4*st/float64(k))
+			}
+		} else if st > 0 {
+			lazyAllocs = append(lazyAllocs, 4*st)
+		}
 	}
-	persistent := m.WeightsBytes + m.MasterWeightsBytes + m.OptimizerStateBytes
+	if a.opt.Train != nil && a.opt.Train.DataParallel > 1 {
+		// DDP's buckets: a flat copy of the gradients in buffers of up
+		// to 25 MiB, for the run.
+		for _, v := range params {
+			m.DDPBucketBytes += share(v) * c.Bytes(v)
+		}
+		for rest := m.DDPBucketBytes; rest > 0; rest -= ddpBucketBytes {
+			persistAllocs = append(persistAllocs, min(rest, ddpBucketBytes))
+		}
+	}
+	persistent := m.WeightsBytes + m.MasterWeightsBytes + m.OptimizerStateBytes + m.DDPBucketBytes
 
 	idx := make(map[*ir.Node]int, n)
 	for i, nd := range g.Nodes {
@@ -123,7 +151,7 @@ func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.V
 				continue
 			}
 			b := get(s)
-			if ck.recomputed(i) && b.prod >= 0 && ck.seg(b.prod) == ck.seg(i) {
+			if b.prod >= 0 && ck.sameSegment(b.prod, i) {
 				// Checkpointed: dropped after the forward, produced again
 				// by the segment's recompute, kept to this backward.
 				r := root(s)
@@ -198,8 +226,16 @@ func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.V
 		if l < 0 {
 			continue
 		}
-		gb := c.Bytes(v)
+		gb := share(v) * c.Bytes(v)
 		m.GradientsBytes += gb
+		if accumulating {
+			// The accumulated .grad lives across micro-batches (from the
+			// first forward); each new gradient is a temporary added
+			// into it by its producer's backward.
+			span(gb, 0, T)
+			span(gb, bwAt(l), bwAt(l))
+			continue
+		}
 		span(gb, bwAt(l), T)
 	}
 
@@ -224,44 +260,22 @@ func (a *analyzer) trainMemory(g *ir.Graph, plans []backwardPlan, params []*ir.V
 	}
 	m.TensorPeakBytes = persistent + peak
 
-	rt, err := hwdb.LookupRuntime(TrainRuntime)
-	if err != nil {
-		return m, fmt.Errorf("analyze: training memory: %w", err)
+	rt := a.runtime
+	if rt == nil {
+		return m, fmt.Errorf("analyze: training memory: no runtime profile")
 	}
 	m.RuntimeBytes = rt.ContextBytes
 	m.WorkspaceBytes = rt.WorkspaceBytes
-	m.PeakBytes = m.TensorPeakBytes + m.RuntimeBytes + m.WorkspaceBytes
+	// The three views (report.TrainMemory): live tensors, the caching
+	// allocator's reserve (the library workspace is one of its
+	// allocations, made with the first GEMM), and what nvidia-smi shows:
+	// the reserve plus the CUDA context.
+	limit := 0.0
+	if a.gpu.MemBytes > 0 {
+		limit = max(a.gpu.MemBytes-m.RuntimeBytes, 1)
+	}
+	m.AllocatorReservedBytes = allocatorReserve(append(persistAllocs, m.WorkspaceBytes), lazyAllocs, allocs, T, limit)
+	m.NvidiaSMIBytes = m.AllocatorReservedBytes + m.RuntimeBytes
+	m.PeakBytes = m.NvidiaSMIBytes
 	return m, nil
 }
-
-// checkpointing is activation recomputation (TrainOptions.Checkpoint).
-// With "sqrt" (Chen et al., "Training deep nets with sublinear memory
-// cost", 2016) the nodes are cut into segments of ⌈√n⌉; the forward keeps
-// only the tensors that cross a segment boundary, and each segment but the
-// last (which PyTorch's checkpoint_sequential runs normally) re-runs its
-// forward just before its backward.
-type checkpointing struct {
-	size, n int // segment length; 0 = no checkpointing
-}
-
-func newCheckpointing(mode string, n int) checkpointing {
-	if mode != "sqrt" || n < 4 {
-		return checkpointing{n: n}
-	}
-	return checkpointing{size: int(math.Ceil(math.Sqrt(float64(n)))), n: n}
-}
-
-func (c checkpointing) seg(i int) int {
-	if c.size == 0 {
-		return 0
-	}
-	return i / c.size
-}
-
-// recomputed reports whether node i's segment is re-run in backward.
-func (c checkpointing) recomputed(i int) bool {
-	return c.size > 0 && c.seg(i) < c.seg(c.n-1)
-}
-
-// segEnd is the last node of i's segment.
-func (c checkpointing) segEnd(i int) int { return min((c.seg(i)+1)*c.size-1, c.n-1) }

@@ -108,17 +108,25 @@ type optStep struct {
 func (a *analyzer) optimizerStep(o optimizer, params []*ir.Value, mixed bool) optStep {
 	c := RuleCtx{DType: a.dtype, unknown: true}
 	var s optStep
-	var elems, bytes float64
+	// Under tensor parallelism one GPU updates its share of the split
+	// weights (time); the FLOPs stay the whole model's, as every FLOP
+	// count of the report does.
+	var elems, shareElems, bytes float64
 	for _, v := range params {
-		n := c.Numel(v)
+		f := 1.0
+		if a.tp != nil {
+			f = a.tp.share(v)
+		}
+		n := f * c.Numel(v)
 		st := o.stateElems(v, n)
-		elems += n
+		elems += c.Numel(v)
+		shareElems += n
 		s.stateBytes += 4 * st
-		gradB := c.Bytes(v) // gradient at the compute dtype
+		gradB := f * c.Bytes(v) // gradient at the compute dtype
 		// read master w (4), g, state; write master w, state.
 		bytes += 4*n + gradB + 4*st + 4*n + 4*st
 		if mixed {
-			bytes += c.Bytes(v) // the fp16/bf16 compute copy written
+			bytes += f * c.Bytes(v) // the fp16/bf16 compute copy written
 		}
 	}
 	s.flops = float64(o.flops) * elems
@@ -133,9 +141,27 @@ func (a *analyzer) optimizerStep(o optimizer, params []*ir.Value, mixed bool) op
 	depth = min(max(depth, 1), len(maxTensorsPerLaunch))
 	s.launches = math.Max(math.Ceil(float64(len(params))/maxTensorsPerLaunch[depth-1]), math.Ceil(elems/multiTensorLaunchElems))
 	prec := perf.ResolvePrecision(a.gpu, perf.WantedPrecision("fp32", perf.ClassElementwise))
-	s.timeS, s.energyJ = a.stepKernel(perf.Kernel{Class: perf.ClassElementwise, FLOPs: s.flops, Bytes: bytes,
+	s.timeS, s.energyJ = a.stepKernel(perf.Kernel{Class: perf.ClassElementwise, FLOPs: float64(o.flops) * shareElems, Bytes: bytes,
 		Precision: prec, WorkingSet: bytes, Launches: s.launches})
 	s.note = fmt.Sprintf("optimizer %s: %.0f FLOPs and %.0f bytes per parameter element, multi-tensor apply (PyTorch foreach): %.0f launches for %d parameter tensors",
-		o.name, o.flops, bytes/math.Max(elems, 1), s.launches, len(params))
+		o.name, o.flops, bytes/math.Max(shareElems, 1), s.launches, len(params))
 	return s
+}
+
+// accumulateGrads prices gradient accumulation over k micro-batches: from
+// the second micro-batch on, autograd's AccumulateGrad adds each new
+// parameter gradient into the existing .grad in place (grad += new: one
+// FLOP, two reads and a write per element, one launch per parameter
+// tensor), k−1 times per optimizer step.
+func (a *analyzer) accumulateGrads(params []*ir.Value, k int) (timeS, energyJ float64, note string) {
+	c := RuleCtx{DType: a.dtype, unknown: true}
+	var elems, bytes float64
+	for _, v := range params {
+		elems += c.Numel(v)
+		bytes += 3 * c.Bytes(v)
+	}
+	kt, ke := a.priceBackward(nil, bwKernel{Name: "accumulate-grad", Class: perf.ClassElementwise, FLOPs: elems,
+		BytesRead: 2 * bytes / 3, BytesWritten: bytes / 3, Launches: float64(len(params))})
+	t := float64(k-1) * kt
+	return t, float64(k-1) * ke, fmt.Sprintf("gradient accumulation: %d micro-batches per optimizer step (effective batch %d × the graph's batch); forward and backward run %d times, the %d in-place gradient adds take %s, the optimizer runs once; memory is one micro-batch's plus the gradient buffer held across micro-batches", k, k, k, k-1, usText(t))
 }

@@ -29,13 +29,20 @@ type ProbePoint struct {
 	Fits  bool
 }
 
+// PeakTolerance is how far (relative) a larger batch's peak may fall below
+// a smaller one's before FindMaxBatch calls the peak not monotone: a
+// caching allocator's fragmentation (the training memory's reserve,
+// cost/train_allocator.go) wobbles by a fraction of a percent from one
+// batch to the next while the trend rises.
+const PeakTolerance = 0.02
+
 // FindMaxBatch finds the largest integer batch that fits: it doubles from
 // 1 until a batch does not fit, then bisects between the last batch that
 // fits and the first that does not. That is exact only if fitting is
-// monotone in batch (peak memory never falls as batch grows), so every
-// probe is checked against the others: a larger batch with a smaller peak,
-// or a fitting batch above one that does not fit, is an error rather than
-// a wrong answer.
+// monotone in batch (peak memory never falls as batch grows, within
+// PeakTolerance), so every probe is checked against the others: a larger
+// batch with a smaller peak, or a fitting batch above one that does not
+// fit, is an error rather than a wrong answer.
 func FindMaxBatch(probe Probe) (MaxBatch, error) {
 	var res MaxBatch
 	try := func(b int64) (bool, error) {
@@ -45,7 +52,11 @@ func FindMaxBatch(probe Probe) (MaxBatch, error) {
 		}
 		pt := ProbePoint{b, peak, fits}
 		for _, q := range res.Probes {
-			if (q.Batch < b && q.Peak > peak) || (q.Batch > b && q.Peak < peak) {
+			// Two batches that both fail to fit need not order their
+			// peaks: past the device the figure is where an allocator
+			// gave up (cost/train_allocator.go), not what the batch needs.
+			falls := (q.Batch < b && q.Peak > peak*(1+PeakTolerance)) || (q.Batch > b && q.Peak*(1+PeakTolerance) < peak)
+			if falls && (q.Fits || fits) {
 				return false, fmt.Errorf("peak memory is not monotone in batch (%g B at batch %d, %g B at batch %d): the largest batch cannot be found by search", q.Peak, q.Batch, peak, b)
 			}
 			if (q.Batch < b && !q.Fits && fits) || (q.Batch > b && q.Fits && !fits) {

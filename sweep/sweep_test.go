@@ -52,10 +52,11 @@ func TestFindMaxBatchExact(t *testing.T) {
 }
 
 // TestFindMaxBatchNotMonotone: a peak that falls as batch grows is an
-// error, not a silently wrong batch.
+// error, not a silently wrong batch; a wobble within PeakTolerance (an
+// allocator's fragmentation) is not.
 func TestFindMaxBatchNotMonotone(t *testing.T) {
 	_, err := FindMaxBatch(func(b int64) (float64, bool, error) {
-		p := 1000 - float64(b)
+		p := 1000 / float64(b)
 		return p, b < 6, nil
 	})
 	if err == nil || !strings.Contains(err.Error(), "monotone") {
@@ -103,5 +104,20 @@ func TestPolyFitExact(t *testing.T) {
 	}
 	if _, err := Degree("cubic"); err == nil {
 		t.Error("cubic: want an error")
+	}
+}
+
+// TestFindMaxBatchWobble: a peak rising with batch but 0.5% lower at
+// batch 101 than at 100 (within PeakTolerance) is searched as monotone.
+func TestFindMaxBatchWobble(t *testing.T) {
+	res, err := FindMaxBatch(func(b int64) (float64, bool, error) {
+		p := 100 * float64(b)
+		if b == 101 {
+			p = 9950
+		}
+		return p, p <= 10000, nil
+	})
+	if err != nil || res.Batch != 101 {
+		t.Errorf("got %d, %v; want 101", res.Batch, err)
 	}
 }

@@ -32,7 +32,9 @@ import (
 //     time, one event per node) and checkpointing's recompute under
 //     --train ("recompute": one event, as the report does not split it
 //     into launches), and under --train a kernel-less node's training
-//     forward work ("train-extra"), and under --runtime the device waiting
+//     forward work ("train-extra"), under --data-parallel the gradient
+//     all-reduce's exposed part ("communication"), and under --grad-accum the further
+//     micro-batches ("accumulation": one event), and under --runtime the device waiting
 //     on the host ("idle", see hostPipeline). Counting "kernel" X events
 //     counts launches.
 //
@@ -261,6 +263,14 @@ func appendPlanEvents(ev []traceEvent, pid int, r *report.Report, c Ceilings) []
 		st.node(&bn, nodeLabel(n)+" (backward)", b.TimeS, b.Launches, n.LaunchS*b.Launches/math.Max(n.Launches, 1), c, 0)
 	}
 	st.phase("backward", phase)
+	if more := float64(tr.GradAccum-1)*(tr.ForwardTimeS+tr.RecomputeTimeS+tr.BackwardTimeS) + tr.AccumulateTimeS; more > 0 {
+		phase = st.t
+		st.lumped(fmt.Sprintf("micro-batches 2..%d (gradient accumulation)", tr.GradAccum), "accumulation", more)
+		st.phase("gradient accumulation", phase)
+	}
+	if tr.GradAllReduceExposedS > 0 {
+		st.lumped("gradient all-reduce (data parallel, not hidden behind the backward)", "communication", tr.GradAllReduceExposedS)
+	}
 	phase = st.t
 	if tr.OptimizerTimeS > 0 || tr.OptimizerLaunches > 0 {
 		opt := report.NodeCost{Name: "optimizer step", OpType: tr.Optimizer, Launches: tr.OptimizerLaunches, Bound: "memory", Note: "multi-tensor apply over every parameter"}
@@ -268,6 +278,9 @@ func appendPlanEvents(ev []traceEvent, pid int, r *report.Report, c Ceilings) []
 		st.node(&opt, "optimizer step ("+tr.Optimizer+")", tr.OptimizerTimeS, tr.OptimizerLaunches, 0, Ceilings{}, 0)
 	}
 	st.phase("optimizer", phase)
+	// Under a runtime that dispatches from the host, the device's wait
+	// for it over the step (Train.HostWaitS), as one closing event.
+	st.wait("idle: waiting on the host's dispatch (training step)", tr.HostWaitS*1e6)
 	return st.ev
 }
 
@@ -453,7 +466,8 @@ type TraceSummary struct {
 	EndUS       float64
 	LaunchGapUS float64
 	// Lumped counts the stream's X events that are not one kernel launch
-	// (category "communication", "recompute" or "train-extra", see Trace);
+	// (category "communication", "recompute", "train-extra" or
+	// "accumulation", see Trace);
 	// Kernels counts the "kernel" ones, Waits the "idle" ones (the
 	// device waiting on the host under --runtime). BusyUS covers all.
 	Lumped int
@@ -533,7 +547,7 @@ func SummarizeTrace(data []byte) ([]TraceSummary, error) {
 			switch e.Cat {
 			case "idle":
 				s.Waits++
-			case "communication", "recompute", "train-extra":
+			case "communication", "recompute", "train-extra", "accumulation":
 				s.Lumped++
 			default: // "kernel", or a writer that names no category
 				s.Kernels++

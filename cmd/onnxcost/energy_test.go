@@ -135,7 +135,10 @@ func TestTrainStepEnergy(t *testing.T) {
 		tot := r["totals"].(map[string]any)
 		tr := tot["train"].(map[string]any)
 		step := num(tr, "step_energy_j")
-		sum := num(tr, "forward_energy_j") + num(tr, "recompute_energy_j") + num(tr, "backward_energy_j") + num(tr, "optimizer_energy_j")
+		// One micro-batch (grad_accum 1): the phases, plus the idle GPU
+		// while it waits on the host (--runtime pytorch under --train).
+		sum := num(tr, "forward_energy_j") + num(tr, "recompute_energy_j") + num(tr, "backward_energy_j") +
+			num(tr, "accumulate_energy_j") + num(tr, "optimizer_energy_j") + num(tr, "wait_energy_j")
 		if !(step > 0) || !relClose(step, sum, 1e-12) || num(tot, "energy_j") != step {
 			t.Errorf("%s W: step energy %g, phases sum %g, totals.energy_j %g", cap, step, sum, num(tot, "energy_j"))
 		}

@@ -55,7 +55,7 @@ func (f *costFlags) addBase(c *cobra.Command) {
 	f.modelFlags.add(c)
 	c.Flags().StringVar(&f.gpu, "gpu", "", "target GPU (see 'onnxcost gpus'); default: $ONNXCOST_GPU, else defaults.gpu of the nearest .onnxcost.yaml")
 	c.Flags().StringVar(&f.gpuFile, "gpu-file", "", "YAML or JSON file with your own GPU specs (e.g. measured ceilings)")
-	c.Flags().StringVar(&f.runtime, "runtime", hwdb.DefaultRuntime, "execution profile: graph|tensorrt|onnxruntime|pytorch|pytorch-compile (see 'onnxcost gpus runtimes'): per-kernel gap, host dispatch, per-call cost, memory floor")
+	c.Flags().StringVar(&f.runtime, "runtime", hwdb.DefaultRuntime, "execution profile: graph|tensorrt|onnxruntime|pytorch|pytorch-compile (see 'onnxcost gpus runtimes'): per-kernel gap, host dispatch, per-call cost, memory floor; with --train the default is pytorch")
 	c.Flags().StringVar(&f.runtimeFile, "runtime-file", "", "YAML or JSON file with your own runtime profiles (format of 'onnxcost gpus runtimes'), searched first")
 	c.Flags().StringVar(&f.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8 (default: the model's own)")
 	c.Flags().StringVar(&f.plan, "plan", "fused", "execution plan to cost: fused|unfused")
@@ -107,6 +107,10 @@ func estimateOnce(path string, f *costFlags, opt *pipeline.EstimateOptions) (*re
 	gpu, err := resolveGPU(f.gpu, f.gpuFile)
 	if err != nil {
 		return nil, nil, err
+	}
+	if f.train && !f.given("runtime") {
+		// A training step runs in PyTorch eager unless told otherwise.
+		f.runtime = cost.TrainRuntime
 	}
 	rt, err := resolveRuntime(f.runtime, f.runtimeFile)
 	if err != nil {

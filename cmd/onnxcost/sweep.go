@@ -50,6 +50,8 @@ type sweepRow struct {
 	GPU      string           `json:"gpu"`
 	Batch    int64            `json:"batch"`
 	Bindings map[string]int64 `json:"bindings"`
+	// Model is the row's model when the sweep compares several.
+	Model string `json:"model,omitempty"`
 	// Params holds the zoo parameters of the point (--param), if any.
 	Params          map[string]int64 `json:"params,omitempty"`
 	TimeS           float64          `json:"time_s"`
@@ -92,6 +94,8 @@ type sweepFlags struct {
 	dims, params                          []string
 	findMax                               bool
 	format, out, fit, fitX                string
+	// chart is the -o metric (--chart): "", throughput, time or memory.
+	chart string
 	passFlags
 	trainFlags
 }
@@ -122,7 +126,7 @@ type sweepPoint struct {
 func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f sweepFlags
 	c := &cobra.Command{
-		Use:   "sweep MODEL --gpu A[,B...] --batch LIST [--dim NAME=LIST] [--param K=LIST]",
+		Use:   "sweep MODEL [MODEL...] --gpu A[,B...] --batch LIST [--dim NAME=LIST] [--param K=LIST]",
 		Short: "Sweep batch, symbols or zoo parameters across GPUs: time, throughput, memory, fit",
 		Long: `sweep costs a model at every combination of the swept values on every GPU
 given, and prints one row per GPU and point: latency (the time of one
@@ -143,27 +147,40 @@ value), and --param K=OTHER ties K to the swept parameter OTHER
 --fit linear|quadratic fits time, FLOPs and GEMM FLOPs against the one
 swept dimension by least squares and prints baseline, slope and quadratic
 term. -o FILE.svg|png|pdf draws throughput (or time, when the swept
-dimension is not batch) with one line per GPU, hollow markers past the
-memory limit.
+dimension is not batch; or what --chart names: throughput, time, memory)
+with one line per GPU, hollow markers past the memory limit.
+
+Several MODELs are swept alike and drawn on one chart, one line per model
+and GPU; each row then names its model, and max_batch and knee are keyed
+"MODEL on GPU".
 
   onnxcost sweep zoo:resnet50 --gpu V100,T4 --batch 1..256 --find-max-batch -o r50.png
-  onnxcost sweep zoo:lstm-ptb --gpu V100 --param hidden=256,512,1024 --param embed=hidden --fit quadratic`,
-		Args: exactArgs(1, "MODEL"),
+  onnxcost sweep zoo:lstm-ptb --gpu V100 --param hidden=256,512,1024 --param embed=hidden --fit quadratic
+  onnxcost sweep zoo:alexnet zoo:vgg16 --gpu V100-SXM2-32GB --train --batch 64,128,256 --chart memory -o mem.svg`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) < 1 {
+				return usageErr("%s: want MODEL [MODEL...], got no argument (see '%s --help')", c.Name(), c.CommandPath())
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, args []string) error {
 			f.dumpTo = stderr
 			if err := f.trainFlags.validate(); err != nil {
 				return err
 			}
-			res, err := runSweep(args[0], &f, stderr)
+			if err := checkValue("--chart", f.chart, "", "throughput", "time", "memory"); err != nil {
+				return err
+			}
+			res, err := runSweeps(args, &f, stderr)
 			if err != nil {
 				return err
 			}
 			if f.train {
-				res.Warnings = append([]string{"--train: latency is one training step (optimizer " + f.optimizer + ", checkpoint " + f.checkpoint + "), peak memory the step's device peak"}, res.Warnings...)
+				res.Warnings = append([]string{"--train: latency is one training step (optimizer " + f.optimizer + ", checkpoint " + f.checkpoint + "), peak memory the step's device peak (nvidia-smi view: caching-allocator reserve + CUDA context)"}, res.Warnings...)
 			}
 			printWarnings(stderr, res.Warnings)
 			if f.out != "" {
-				if err := writeSweepChart(f.out, res); err != nil {
+				if err := writeSweepChart(f.out, res, f.chart); err != nil {
 					return err
 				}
 			}
@@ -178,6 +195,7 @@ memory limit.
 	c.Flags().BoolVar(&f.findMax, "find-max-batch", false, "find the largest batch that fits on each GPU")
 	c.Flags().StringVar(&f.format, "format", "text", "output format: text|json|csv")
 	c.Flags().StringVarP(&f.out, "output", "o", "", "draw the sweep to `FILE` (.svg, .png or .pdf)")
+	c.Flags().StringVar(&f.chart, "chart", "", "what -o draws against the swept dimension: throughput|time|memory (default: throughput against batch, else time)")
 	c.Flags().StringVar(&f.fit, "fit", "", "fit cost against the swept dimension: linear|quadratic")
 	c.Flags().StringVar(&f.fitX, "fit-x", "", "the dimension to fit against (default: the only one swept)")
 	f.passFlags.add(c)
@@ -523,7 +541,9 @@ func runSweep(model string, f *sweepFlags, stderr io.Writer) (*sweepJSON, error)
 					row.Params = p.params
 				}
 				if r.Totals.TimeS > 0 {
-					row.ThroughputPerS = float64(row.Batch) / r.Totals.TimeS
+					// A step trains K micro-batches (--grad-accum) on each
+					// of the --data-parallel replicas.
+					row.ThroughputPerS = float64(row.Batch) * float64(max(s.f.gradAccum, 1)*max(s.f.dataParallel, 1)) / r.Totals.TimeS
 				}
 				res.DType = r.DType
 				rows[i] = append(rows[i], row)
@@ -564,6 +584,48 @@ func runSweep(model string, f *sweepFlags, stderr io.Writer) (*sweepJSON, error)
 	}
 	res.Warnings = nonNil(s.warns)
 	return res, nil
+}
+
+// runSweeps sweeps each model alike; with several, their results are
+// merged: rows name their model, max_batch and knee are keyed "MODEL on
+// GPU", warnings are deduplicated in order.
+func runSweeps(models []string, f *sweepFlags, stderr io.Writer) (*sweepJSON, error) {
+	if len(models) == 1 {
+		return runSweep(models[0], f, stderr)
+	}
+	var out *sweepJSON
+	seen := map[string]bool{}
+	for _, m := range models {
+		res, err := runSweep(m, f, stderr)
+		if err != nil {
+			return nil, err
+		}
+		for i := range res.Rows {
+			res.Rows[i].Model = m
+		}
+		if out == nil {
+			out = &sweepJSON{SchemaVersion: res.SchemaVersion, ToolVersion: res.ToolVersion, Model: strings.Join(models, ","), DType: res.DType,
+				Plan: res.Plan, Swept: res.Swept, GPUs: res.GPUs, MaxBatch: map[string]*int64{}, Knee: map[string]*int64{}, Warnings: []string{}}
+		}
+		out.Rows = append(out.Rows, res.Rows...)
+		for g, v := range res.MaxBatch {
+			out.MaxBatch[m+" on "+g] = v
+		}
+		for g, v := range res.Knee {
+			out.Knee[m+" on "+g] = v
+		}
+		for _, ft := range res.Fit {
+			ft.GPU = m + " on " + ft.GPU
+			out.Fit = append(out.Fit, ft)
+		}
+		for _, w := range res.Warnings {
+			if !seen[w] {
+				seen[w] = true
+				out.Warnings = append(out.Warnings, w)
+			}
+		}
+	}
+	return out, nil
 }
 
 // rowBatch is the batch a row reports and divides by: --batch when

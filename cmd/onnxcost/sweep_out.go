@@ -33,13 +33,20 @@ func writeSweepText(w io.Writer, res *sweepJSON) error {
 	for _, r := range res.Rows {
 		hasParams = hasParams || len(r.Params) > 0
 	}
+	models := sweptModels(res)
 	head := "gpu\tbatch\t"
+	if len(models) > 0 {
+		head = "model\t" + head
+	}
 	if hasParams {
 		head += "params\t"
 	}
 	fmt.Fprintln(tw, head+"bindings\tlatency\tthroughput/s\tpeak memory\tfits\t")
 	for _, r := range res.Rows {
 		line := render.Clean(r.GPU) + "\t" + strconv.FormatInt(r.Batch, 10) + "\t"
+		if len(models) > 0 {
+			line = render.Clean(r.Model) + "\t" + line
+		}
 		if hasParams {
 			line += bindingText(r.Params) + "\t"
 		}
@@ -49,21 +56,18 @@ func writeSweepText(w io.Writer, res *sweepJSON) error {
 	}
 	tw.Flush()
 	b.WriteString("\n")
-	for _, g := range res.GPUs {
-		fmt.Fprintf(&b, "%s (%s):", render.Clean(g.Name), render.Bytes(g.MemoryBytes))
-		if k := res.Knee[g.Name]; k != nil {
-			fmt.Fprintf(&b, " knee at batch %d (90%% of the best throughput)", *k)
-		} else {
-			b.WriteString(" no knee (no row fits)")
-		}
-		if mb, asked := res.MaxBatch[g.Name]; asked {
-			if mb != nil {
-				fmt.Fprintf(&b, "; largest batch that fits: %d", *mb)
-			} else {
-				b.WriteString("; batch 1 does not fit")
+	keys := []string{""}
+	if len(models) > 0 {
+		keys = models
+	}
+	for _, m := range keys {
+		for _, g := range res.GPUs {
+			key := g.Name
+			if m != "" {
+				key = m + " on " + g.Name
 			}
+			writeGPUSummary(&b, res, key, g)
 		}
-		b.WriteString("\n")
 	}
 	for _, ft := range res.Fit {
 		fmt.Fprintf(&b, "\nfit (%s, %s) of cost against %s:\n", ft.Degree, render.Clean(ft.GPU), ft.X)
@@ -91,11 +95,20 @@ func dash(s string) string {
 
 func writeSweepCSV(w io.Writer, res *sweepJSON) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"gpu", "batch", "params", "bindings", "time_s", "throughput_per_s", "peak_memory_bytes", "fits", "flops", "gemm_flops"})
+	head := []string{"gpu", "batch", "params", "bindings", "time_s", "throughput_per_s", "peak_memory_bytes", "fits", "flops", "gemm_flops"}
+	multi := len(sweptModels(res)) > 0
+	if multi {
+		head = append([]string{"model"}, head...)
+	}
+	cw.Write(head)
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, r := range res.Rows {
-		cw.Write([]string{r.GPU, strconv.FormatInt(r.Batch, 10), bindingText(r.Params), bindingText(r.Bindings), g(r.TimeS),
-			g(r.ThroughputPerS), g(r.PeakMemoryBytes), strconv.FormatBool(r.Fits), g(r.FLOPs), g(r.GEMMFLOPs)})
+		var lead []string
+		if multi {
+			lead = []string{r.Model}
+		}
+		cw.Write(append(lead, r.GPU, strconv.FormatInt(r.Batch, 10), bindingText(r.Params), bindingText(r.Bindings), g(r.TimeS),
+			g(r.ThroughputPerS), g(r.PeakMemoryBytes), strconv.FormatBool(r.Fits), g(r.FLOPs), g(r.GEMMFLOPs)))
 	}
 	cw.Flush()
 	return cw.Error()
@@ -104,7 +117,7 @@ func writeSweepCSV(w io.Writer, res *sweepJSON) error {
 // writeSweepChart draws throughput against batch (or time against the
 // swept dimension when that is not batch): one line per GPU and
 // combination of the other swept values.
-func writeSweepChart(path string, res *sweepJSON) error {
+func writeSweepChart(path string, res *sweepJSON, metric string) error {
 	format, err := outFormat(path, "svg", "png", "pdf")
 	if err != nil {
 		return err
@@ -114,10 +127,19 @@ func writeSweepChart(path string, res *sweepJSON) error {
 		xName = res.Swept[len(res.Swept)-1]
 	}
 	byBatch := xName == "batch"
+	if metric == "" {
+		metric = "time"
+		if byBatch {
+			metric = "throughput"
+		}
+	}
 	var series []viz.SweepSeries
 	index := map[string]int{}
 	for _, r := range res.Rows {
 		label := r.GPU
+		if r.Model != "" {
+			label = baseNameOf(r.Model) + " · " + label
+		}
 		if pl := pointLabel(r, res.Swept[:max(0, len(res.Swept)-1)]); pl != "" {
 			label += " " + pl
 		}
@@ -126,27 +148,46 @@ func writeSweepChart(path string, res *sweepJSON) error {
 			k = len(series)
 			index[label] = k
 			s := viz.SweepSeries{Label: label}
-			if mb := res.MaxBatch[r.GPU]; byBatch && mb != nil {
+			key := r.GPU
+			if r.Model != "" {
+				key = r.Model + " on " + r.GPU
+			}
+			if mb := res.MaxBatch[key]; byBatch && mb != nil {
 				s.MaxX = float64(*mb)
 			}
 			series = append(series, s)
 		}
 		s := &series[k]
 		s.X = append(s.X, r.x)
-		if byBatch {
+		switch metric {
+		case "throughput":
 			s.Y = append(s.Y, r.ThroughputPerS)
-		} else {
+		case "memory":
+			s.Y = append(s.Y, r.PeakMemoryBytes/1e9)
+		default:
 			s.Y = append(s.Y, r.TimeS)
 		}
 		s.Fits = append(s.Fits, r.Fits)
 	}
+	title := baseNameOf(res.Model)
+	if ms := sweptModels(res); len(ms) > 0 {
+		names := make([]string, len(ms))
+		for i, m := range ms {
+			names[i] = baseNameOf(m)
+		}
+		title = strings.Join(names, ", ")
+	}
 	o := viz.SweepOptions{
-		Title:  fmt.Sprintf("%s, dtype %s, plan %s", baseNameOf(res.Model), res.DType, res.Plan),
+		Title:  fmt.Sprintf("%s, dtype %s, plan %s", title, res.DType, res.Plan),
 		XLabel: xName,
 		YLabel: "throughput (items/s)",
 	}
-	if !byBatch {
+	switch metric {
+	case "time":
 		o.YLabel, o.LogY = "estimated time per batch", true
+	case "memory":
+		// The peak the sweep reports: with --train the step's nvidia-smi view.
+		o.YLabel = "estimated peak memory (GB)"
 	}
 	img, err := viz.SweepChart(series, o, format)
 	if err != nil {
@@ -161,4 +202,37 @@ func baseNameOf(p string) string {
 		return p[i+1:]
 	}
 	return p
+}
+
+// sweptModels lists the models of a several-model sweep in row order;
+// nil for one model.
+func sweptModels(res *sweepJSON) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range res.Rows {
+		if r.Model != "" && !seen[r.Model] {
+			seen[r.Model] = true
+			out = append(out, r.Model)
+		}
+	}
+	return out
+}
+
+// writeGPUSummary writes one GPU's (or one model's on one GPU's) knee and
+// largest fitting batch, keyed as res.Knee and res.MaxBatch are.
+func writeGPUSummary(b *strings.Builder, res *sweepJSON, key string, g sweepGPU) {
+	fmt.Fprintf(b, "%s (%s):", render.Clean(key), render.Bytes(g.MemoryBytes))
+	if k := res.Knee[key]; k != nil {
+		fmt.Fprintf(b, " knee at batch %d (90%% of the best throughput)", *k)
+	} else {
+		b.WriteString(" no knee (no row fits)")
+	}
+	if mb, asked := res.MaxBatch[key]; asked {
+		if mb != nil {
+			fmt.Fprintf(b, "; largest batch that fits: %d", *mb)
+		} else {
+			b.WriteString("; batch 1 does not fit")
+		}
+	}
+	b.WriteString("\n")
 }

@@ -124,6 +124,7 @@ func TestSweepJSONSchema(t *testing.T) {
 		{"zoo:alexnet", "--gpu", "V100,P4", "--batch", "1,4", "--find-max-batch"},
 		{"zoo:lstm-ptb", "--gpu", "V100", "--param", "hidden=128,256,512", "--param", "embed=hidden", "--fit", "quadratic"},
 		{fixture(t, "lstm_ptb_dyn.onnx"), "--gpu", "T4", "--dim", "batch=1,2", "--dim", "seq=4"},
+		{"zoo:alexnet", "zoo:vgg11", "--gpu", "T4", "--batch", "1,2", "--train"},
 	} {
 		checkOutput(t, rs, "sweep.schema.json", append(append([]string{"sweep"}, args...), "--format", "json")...)
 	}

@@ -13,12 +13,17 @@ type trainFlags struct {
 	train      bool
 	optimizer  string
 	checkpoint string
+	// gradAccum is micro-batches per optimizer step (--grad-accum);
+	// dataParallel the DDP replicas (--data-parallel).
+	gradAccum, dataParallel int
 }
 
 func (f *trainFlags) add(c *cobra.Command) {
 	c.Flags().BoolVar(&f.train, "train", false, "cost one training step (forward, loss, backward, optimizer) and its memory; with --dtype fp16|bf16, mixed precision with fp32 master weights; BN folding is not applied")
 	c.Flags().StringVar(&f.checkpoint, "checkpoint", "none", "activation recomputation with --train: "+strings.Join(cost.CheckpointModes(), "|"))
 	c.Flags().StringVar(&f.optimizer, "optimizer", "adam", "optimizer with --train: "+strings.Join(cost.Optimizers(), "|"))
+	c.Flags().IntVar(&f.dataParallel, "data-parallel", 1, "data parallelism with --train: `N` DistributedDataParallel replicas of the model (each on --batch; with --gpus, of the tensor-parallel group): one gradient all-reduce per optimizer step, overlapped with the backward, and DDP's gradient buckets in memory")
+	c.Flags().IntVar(&f.gradAccum, "grad-accum", 1, "gradient accumulation with --train: `K` micro-batches of --batch per optimizer step (effective batch K × batch); time is one optimizer step, memory one micro-batch's plus the gradient buffer")
 }
 
 func (f *trainFlags) validate() error {
@@ -28,6 +33,24 @@ func (f *trainFlags) validate() error {
 	}
 	if f.checkpoint == "" {
 		f.checkpoint = "none"
+	}
+	if !f.train && f.gradAccum == 0 {
+		f.gradAccum = 1 // a costFlags built in code, not by cobra
+	}
+	if !f.train && f.dataParallel == 0 {
+		f.dataParallel = 1
+	}
+	if !f.train && f.dataParallel != 1 {
+		return usageErr("--data-parallel %d needs --train", f.dataParallel)
+	}
+	if f.dataParallel < 1 {
+		return usageErr("--data-parallel %d: want 1 or more replicas", f.dataParallel)
+	}
+	if !f.train && f.gradAccum != 1 {
+		return usageErr("--grad-accum %d needs --train", f.gradAccum)
+	}
+	if f.gradAccum < 1 {
+		return usageErr("--grad-accum %d: want 1 or more micro-batches per optimizer step", f.gradAccum)
 	}
 	if err := checkValue("--checkpoint", f.checkpoint, cost.CheckpointModes()...); err != nil {
 		return err
@@ -40,5 +63,5 @@ func (f *trainFlags) options() *cost.TrainOptions {
 	if !f.train {
 		return nil
 	}
-	return &cost.TrainOptions{Optimizer: f.optimizer, Checkpoint: f.checkpoint}
+	return &cost.TrainOptions{Optimizer: f.optimizer, Checkpoint: f.checkpoint, GradAccum: f.gradAccum, DataParallel: f.dataParallel}
 }

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -59,5 +63,96 @@ func TestTrainStepUnderRuntime(t *testing.T) {
 	runJSON(t, &r, "report", "zoo:resnet18", "--gpu", "A100-SXM4-40GB", "--train", "--runtime", "pytorch", "--batch", "8", "--format", "json")
 	if r.Totals.Train == nil || r.Totals.TimeS != r.Totals.Train.StepTimeS {
 		t.Fatalf("time_s %v is not the step's %+v", r.Totals.TimeS, r.Totals.Train)
+	}
+}
+
+// trainJSON runs report --train --format json with extra flags.
+func trainJSON(t *testing.T, model string, args ...string) *report.Report {
+	t.Helper()
+	var r report.Report
+	runJSON(t, &r, append([]string{"report", model, "--format", "json", "--train"}, args...)...)
+	if r.Totals.Train == nil {
+		t.Fatalf("%s %v: no totals.train", model, args)
+	}
+	return &r
+}
+
+// TestTrainComposes: a training step under a power cap or an SM clock
+// lock prices its backward and optimizer kernels at the lowered clock as
+// it does the forward's (every phase slower, memory unchanged); under
+// --gpus N the backward's GEMMs are split as the forward's, each forward
+// all-reduce has its backward twin (communication doubles), and one GPU
+// holds its share of the split weights, gradients and optimizer state.
+// Without --runtime the step runs under PyTorch eager; --runtime graph
+// replays it with no host dispatch.
+func TestTrainComposes(t *testing.T) {
+	bert := fixture(t, "bert_base.onnx")
+	base := trainJSON(t, bert, "--gpu", "A100-SXM4-40GB")
+	if base.Runtime == nil || base.Runtime.Name != "pytorch" {
+		t.Errorf("--train runtime %+v, want pytorch by default", base.Runtime)
+	}
+	for _, ctl := range [][]string{{"--power-cap", "150"}, {"--sm-clock", "900"}} {
+		r := trainJSON(t, bert, append([]string{"--gpu", "A100-SXM4-40GB"}, ctl...)...)
+		a, b := r.Totals.Train, base.Totals.Train
+		if !(a.ForwardTimeS > b.ForwardTimeS && a.BackwardTimeS > b.BackwardTimeS && a.StepTimeS > b.StepTimeS) || a.Memory.PeakBytes != b.Memory.PeakBytes {
+			t.Errorf("%v: forward %v backward %v step %v vs uncapped %v %v %v", ctl, a.ForwardTimeS, a.BackwardTimeS, a.StepTimeS, b.ForwardTimeS, b.BackwardTimeS, b.StepTimeS)
+		}
+	}
+	var inf report.Report
+	runJSON(t, &inf, "report", bert, "--format", "json", "--gpu", "A100-SXM4-40GB", "--gpus", "2")
+	tp := trainJSON(t, bert, "--gpu", "A100-SXM4-40GB", "--gpus", "2")
+	a, b := tp.Totals.Train, base.Totals.Train
+	if math.Abs(tp.Totals.CommunicationTimeS-2*inf.Totals.CommunicationTimeS) > 1e-12 || inf.Totals.CommunicationTimeS <= 0 {
+		t.Errorf("training communication %v, want twice the forward's %v (one backward all-reduce each)", tp.Totals.CommunicationTimeS, inf.Totals.CommunicationTimeS)
+	}
+	if !(a.BackwardTimeS < b.BackwardTimeS) || a.BackwardFLOPs != b.BackwardFLOPs {
+		t.Errorf("--gpus 2 backward %v (flops %v), one GPU %v (flops %v)", a.BackwardTimeS, a.BackwardFLOPs, b.BackwardTimeS, b.BackwardFLOPs)
+	}
+	if !(a.Memory.WeightsBytes < b.Memory.WeightsBytes && a.Memory.OptimizerStateBytes < b.Memory.OptimizerStateBytes) ||
+		tp.Totals.PerGPUPeakMemoryBytes != a.Memory.PeakBytes || tp.Totals.PeakMemoryBytes != base.Totals.PeakMemoryBytes {
+		t.Errorf("--gpus 2 memory %+v, per-GPU %v, peak %v (one GPU %v)", a.Memory, tp.Totals.PerGPUPeakMemoryBytes, tp.Totals.PeakMemoryBytes, base.Totals.PeakMemoryBytes)
+	}
+	g := trainJSON(t, bert, "--gpu", "A100-SXM4-40GB", "--runtime", "graph").Totals.Train
+	if g.HostWaitS != 0 || b.HostWaitS <= 0 {
+		t.Errorf("host wait: graph %v, pytorch %v", g.HostWaitS, b.HostWaitS)
+	}
+}
+
+// TestGradAccumFlag: --grad-accum and --data-parallel need --train and a
+// count ≥ 1.
+func TestGradAccumFlag(t *testing.T) {
+	for _, args := range [][]string{{"--grad-accum", "4"}, {"--train", "--grad-accum", "0"}, {"--data-parallel", "2"}, {"--train", "--data-parallel", "-1"}} {
+		code, out, errs := runCLI(t, append([]string{"report", "zoo:alexnet", "--gpu", "T4"}, args...)...)
+		if code != 2 || out != "" || !strings.Contains(errs, args[len(args)-2]) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errs)
+		}
+	}
+}
+
+// TestSweepTrainMemoryChart: sweep takes several models and --chart
+// memory draws their training peak against batch on one chart; each row
+// names its model, knee and max_batch are keyed "MODEL on GPU", and every
+// model's rows are what a one-model sweep gives.
+func TestSweepTrainMemoryChart(t *testing.T) {
+	svg := filepath.Join(t.TempDir(), "m.svg")
+	var two, one sweepJSON
+	runJSON(t, &two, "sweep", "zoo:alexnet", "zoo:vgg11", "--gpu", "T4", "--train", "--batch", "1,2", "--find-max-batch", "--chart", "memory", "-o", svg, "--format", "json")
+	runJSON(t, &one, "sweep", "zoo:vgg11", "--gpu", "T4", "--train", "--batch", "1,2", "--format", "json")
+	if len(two.Rows) != 4 || two.Rows[0].Model != "zoo:alexnet" || two.Rows[3].Model != "zoo:vgg11" {
+		t.Fatalf("rows %+v", two.Rows)
+	}
+	if two.Rows[3].PeakMemoryBytes != one.Rows[1].PeakMemoryBytes || two.Rows[3].TimeS != one.Rows[1].TimeS {
+		t.Errorf("vgg11 batch 2 in the two-model sweep %+v, alone %+v", two.Rows[3], one.Rows[1])
+	}
+	if _, ok := two.MaxBatch["zoo:vgg11 on T4"]; !ok || two.Knee["zoo:alexnet on T4"] == nil {
+		t.Errorf("max_batch %v knee %v", two.MaxBatch, two.Knee)
+	}
+	data, err := os.ReadFile(svg)
+	if err != nil || !bytes.Contains(data, []byte("estimated peak memory (GB)")) || !bytes.Contains(data, []byte("zoo:vgg11")) {
+		t.Errorf("chart: %v, memory axis or legend missing", err)
+	}
+	code, _, errs := runCLI(t, "sweep", "zoo:alexnet", "--gpu", "T4", "--chart", "bytes", "-o", svg)
+	if code != 2 || !strings.Contains(errs, "--chart") {
+		t.Errorf("--chart bytes: exit %d, %s", code, errs)
 	}
 }

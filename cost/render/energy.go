@@ -18,8 +18,15 @@ func trainEnergyText(w io.Writer, tr *report.Train) {
 	if tr.RecomputeEnergyJ > 0 {
 		recompute = ", recompute " + Joules(tr.RecomputeEnergyJ)
 	}
-	fmt.Fprintf(w, "training step energy %s: forward %s%s, backward %s, optimizer %s · average %.1f W · EDP %.4g J·s\n",
-		Joules(tr.StepEnergyJ), Joules(tr.ForwardEnergyJ), recompute, Joules(tr.BackwardEnergyJ), Joules(tr.OptimizerEnergyJ), avg, tr.StepEnergyJ*tr.StepTimeS)
+	extra := ""
+	if tr.GradAccum > 1 {
+		extra += fmt.Sprintf(" (×%d micro-batches), gradient adds %s", tr.GradAccum, Joules(tr.AccumulateEnergyJ))
+	}
+	if tr.WaitEnergyJ > 0 {
+		extra += ", idle while waiting " + Joules(tr.WaitEnergyJ)
+	}
+	fmt.Fprintf(w, "training step energy %s: forward %s%s, backward %s%s, optimizer %s · average %.1f W · EDP %.4g J·s\n",
+		Joules(tr.StepEnergyJ), Joules(tr.ForwardEnergyJ), recompute, Joules(tr.BackwardEnergyJ), extra, Joules(tr.OptimizerEnergyJ), avg, tr.StepEnergyJ*tr.StepTimeS)
 	if e := tr.Epoch; e != nil {
 		fmt.Fprintf(w, "epoch of %d samples = %d steps of %d: %s, %s · EDP %.4g J·s\n",
 			e.Samples, e.Steps, e.SamplesPerStep, Seconds(e.TimeS), Joules(e.EnergyJ), e.EDPJS)

@@ -32,6 +32,11 @@ func RuntimeLine(r *report.Report) string {
 	if r.Totals.GPUs > 1 {
 		peak = r.Totals.PerGPUPeakMemoryBytes
 	}
+	if tr := r.Totals.Train; tr != nil {
+		// The training memory line counts the floor in its nvidia-smi view.
+		return fmt.Sprintf("runtime %s · %s · %s · per call %s · memory floor %s (context %s, in the training memory's nvidia-smi view)",
+			rt.Name, gap, host, Seconds(rt.CallS), Bytes(rt.MemoryFloorBytes), Bytes(tr.Memory.RuntimeBytes))
+	}
 	return fmt.Sprintf("runtime %s · %s · %s · per call %s, latency %s · memory floor %s (peak %s + floor = %s)",
 		rt.Name, gap, host, Seconds(rt.CallS), Seconds(rt.LatencyS),
 		Bytes(rt.MemoryFloorBytes), Bytes(peak), Bytes(rt.DeviceMemoryBytes))

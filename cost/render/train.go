@@ -15,16 +15,23 @@ import (
 func trainFitLine(r *report.Report) string {
 	t := r.Totals
 	m := t.Train.Memory
-	parts := fmt.Sprintf("weights %s, master copies %s, gradients %s, optimizer state %s, activations kept for backward %s, workspace %s, runtime %s; peak in %s",
-		Bytes(m.WeightsBytes), Bytes(m.MasterWeightsBytes), Bytes(m.GradientsBytes), Bytes(m.OptimizerStateBytes),
+	parts := fmt.Sprintf("%s; weights %s, master copies %s, gradients %s, optimizer state %s, activations kept for backward %s, workspace %s, CUDA context %s; tensor peak in %s",
+		memoryViews(m), Bytes(m.WeightsBytes), Bytes(m.MasterWeightsBytes), Bytes(m.GradientsBytes), Bytes(m.OptimizerStateBytes),
 		Bytes(m.ActivationsBytes), Bytes(m.WorkspaceBytes), Bytes(m.RuntimeBytes), m.PeakPhase)
 	switch {
 	case t.MemoryLimitBytes <= 0:
-		return fmt.Sprintf("training memory: peak %s (%s); the GPU's memory size is unknown", Bytes(m.PeakBytes), parts)
+		return fmt.Sprintf("training memory: peak (nvidia-smi view) %s (%s); the GPU's memory size is unknown", Bytes(m.PeakBytes), parts)
 	case t.Fits:
-		return fmt.Sprintf("training memory: peak %s of %s: fits (%s of memory; %s)", Bytes(m.PeakBytes), Bytes(t.MemoryLimitBytes), Percent(m.PeakBytes/t.MemoryLimitBytes), parts)
+		return fmt.Sprintf("training memory: peak (nvidia-smi view) %s of %s: fits (%s of memory; %s)", Bytes(m.PeakBytes), Bytes(t.MemoryLimitBytes), Percent(m.PeakBytes/t.MemoryLimitBytes), parts)
 	}
-	return fmt.Sprintf("training memory: DOES NOT FIT: peak %s exceeds the GPU's %s (%s)", Bytes(m.PeakBytes), Bytes(t.MemoryLimitBytes), parts)
+	return fmt.Sprintf("training memory: DOES NOT FIT: peak (nvidia-smi view) %s exceeds the GPU's %s (%s)", Bytes(m.PeakBytes), Bytes(t.MemoryLimitBytes), parts)
+}
+
+// memoryViews names the three training memory views (report.TrainMemory);
+// the peak the report checks against the GPU is the last.
+func memoryViews(m report.TrainMemory) string {
+	return fmt.Sprintf("live tensors %s · caching-allocator reserve %s · nvidia-smi %s (reserve + CUDA context)",
+		Bytes(m.TensorPeakBytes), Bytes(m.AllocatorReservedBytes), Bytes(m.NvidiaSMIBytes))
 }
 
 // ratio formats backward/forward.
@@ -86,10 +93,14 @@ func trainText(w io.Writer, r *report.Report, opt Options) error {
 	if tr.RecomputeTimeS > 0 {
 		recompute = fmt.Sprintf(", recompute (checkpoint %s) %s", tr.Checkpoint, Seconds(tr.RecomputeTimeS))
 	}
-	fmt.Fprintf(w, "\ntraining step %s: forward %s%s, backward %s, optimizer (%s) %s · forward %s, backward %s, optimizer %s · peak memory %s (%s tensors + %s runtime and workspace)\n",
-		Seconds(tr.StepTimeS), Seconds(tr.ForwardTimeS), recompute, Seconds(tr.BackwardTimeS), tr.Optimizer, Seconds(tr.OptimizerTimeS),
+	accum := ""
+	if tr.GradAccum > 1 {
+		accum = fmt.Sprintf(" (%d micro-batches, gradient adds %s)", tr.GradAccum, Seconds(tr.AccumulateTimeS))
+	}
+	fmt.Fprintf(w, "\ntraining step%s %s: forward %s%s, backward %s, optimizer (%s) %s · forward %s, backward %s, optimizer %s · memory: %s\n",
+		accum, Seconds(tr.StepTimeS), Seconds(tr.ForwardTimeS), recompute, Seconds(tr.BackwardTimeS), tr.Optimizer, Seconds(tr.OptimizerTimeS),
 		FLOPs(tr.ForwardFLOPs), FLOPs(tr.BackwardFLOPs), FLOPs(tr.OptimizerFLOPs),
-		Bytes(tr.Memory.PeakBytes), Bytes(tr.Memory.TensorPeakBytes), Bytes(tr.Memory.RuntimeBytes+tr.Memory.WorkspaceBytes))
+		memoryViews(tr.Memory))
 	trainEnergyText(w, tr)
 	if tr.MixedPrecision {
 		fmt.Fprintln(w, "mixed precision: compute copies of the weights and gradients at "+r.DType+"; fp32 master weights and optimizer state")

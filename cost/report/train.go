@@ -39,18 +39,45 @@ type Train struct {
 	// RecomputeTimeS the forward work re-run in backward because of it.
 	Checkpoint     string  `json:"checkpoint"`
 	RecomputeTimeS float64 `json:"recompute_time_s"`
+	// ForwardTimeS, RecomputeTimeS and BackwardTimeS are one
+	// micro-batch's (the --batch the graph is costed at).
 	ForwardTimeS   float64 `json:"forward_time_s"`
 	BackwardTimeS  float64 `json:"backward_time_s"`
 	OptimizerTimeS float64 `json:"optimizer_time_s"`
+	// GradAccum is the micro-batches per optimizer step (1: none); the
+	// effective batch is GradAccum × the graph's batch.
+	// AccumulateTimeS is the in-place gradient adds of micro-batches 2..K
+	// (PyTorch's AccumulateGrad: grad += new).
+	GradAccum       int     `json:"grad_accum"`
+	AccumulateTimeS float64 `json:"accumulate_time_s"`
+	// DataParallel is the data-parallel replicas (1: none);
+	// GradAllReduceS the gradient all-reduce per optimizer step and
+	// GradAllReduceExposedS the part of it not hidden behind the backward
+	// (cost/train_dataparallel.go).
+	DataParallel          int     `json:"data_parallel"`
+	GradAllReduceS        float64 `json:"grad_all_reduce_time_s"`
+	GradAllReduceExposedS float64 `json:"grad_all_reduce_exposed_s"`
+	// HostWaitS is the device's idle time waiting on the host's kernel
+	// dispatch under a runtime that issues kernels one by one (PyTorch
+	// eager; cost/train_runtime.go).
+	HostWaitS float64 `json:"host_wait_s"`
+	// StepTimeS is one optimizer step: GradAccum × (forward + recompute +
+	// backward) + AccumulateTimeS + GradAllReduceExposedS + OptimizerTimeS
+	// + HostWaitS.
 	StepTimeS      float64 `json:"step_time_s"`
-	// The energy of each phase and of the step (their sum, which is
-	// Totals.EnergyJ under --train), priced kernel by kernel like the
-	// times above.
-	ForwardEnergyJ   float64 `json:"forward_energy_j"`
-	RecomputeEnergyJ float64 `json:"recompute_energy_j"`
-	BackwardEnergyJ  float64 `json:"backward_energy_j"`
-	OptimizerEnergyJ float64 `json:"optimizer_energy_j"`
-	StepEnergyJ      float64 `json:"step_energy_j"`
+	// The energy of each phase, priced kernel by kernel like the times
+	// above (forward, recompute and backward are one micro-batch's), and
+	// of the step, which is Totals.EnergyJ under --train: GradAccum ×
+	// (forward + recompute + backward) + accumulate + optimizer + wait.
+	// WaitEnergyJ is the idle GPU's while it waits on the host or on the
+	// exposed gradient all-reduce.
+	ForwardEnergyJ    float64 `json:"forward_energy_j"`
+	RecomputeEnergyJ  float64 `json:"recompute_energy_j"`
+	BackwardEnergyJ   float64 `json:"backward_energy_j"`
+	OptimizerEnergyJ  float64 `json:"optimizer_energy_j"`
+	AccumulateEnergyJ float64 `json:"accumulate_energy_j"`
+	WaitEnergyJ       float64 `json:"wait_energy_j"`
+	StepEnergyJ       float64 `json:"step_energy_j"`
 	// Epoch is set when the number of samples per epoch is given
 	// (--samples): the step repeated over it.
 	Epoch          *Epoch  `json:"epoch,omitempty"`
@@ -66,10 +93,19 @@ type Train struct {
 	Notes []string `json:"notes"`
 }
 
-// TrainMemory is the device memory of a training step. PeakBytes is the
-// peak of live tensors over the step's timeline plus the runtime floor
-// (context and workspace): the figure to compare with what nvidia-smi
-// shows, less the caching allocator's fragmentation.
+// TrainMemory is the device memory of a training step, in three views:
+//
+//   - live tensors: TensorPeakBytes, the peak over the step's timeline of
+//     the tensors alive (torch.cuda.max_memory_allocated, less the
+//     library workspace);
+//   - allocator reserve: AllocatorReservedBytes, what PyTorch's caching
+//     allocator holds after replaying the step (rounding, segment sizes,
+//     fragmentation; torch.cuda.max_memory_reserved), the workspace
+//     included;
+//   - nvidia-smi: NvidiaSMIBytes, the reserve plus the CUDA context
+//     (RuntimeBytes), the process's device memory as nvidia-smi shows it.
+//
+// PeakBytes, the report's peak_memory_bytes, is the nvidia-smi view.
 type TrainMemory struct {
 	WeightsBytes        float64 `json:"weights_bytes"`
 	MasterWeightsBytes  float64 `json:"master_weights_bytes"`
@@ -79,11 +115,16 @@ type TrainMemory struct {
 	// of the forward pass (their peak).
 	ActivationsBytes float64 `json:"activations_bytes"`
 	WorkspaceBytes   float64 `json:"workspace_bytes"`
-	RuntimeBytes     float64 `json:"runtime_bytes"`
+	// DDPBucketBytes is DistributedDataParallel's gradient buckets (a flat
+	// copy of the gradients) under data parallelism; 0 without.
+	DDPBucketBytes float64 `json:"ddp_bucket_bytes"`
+	RuntimeBytes   float64 `json:"runtime_bytes"`
 	// TensorPeakBytes is the peak of live tensors alone (no runtime
-	// floor); PeakBytes adds WorkspaceBytes and RuntimeBytes.
-	TensorPeakBytes float64 `json:"tensor_peak_bytes"`
-	PeakBytes       float64 `json:"peak_bytes"`
+	// floor).
+	TensorPeakBytes        float64 `json:"tensor_peak_bytes"`
+	AllocatorReservedBytes float64 `json:"allocator_reserved_bytes"`
+	NvidiaSMIBytes         float64 `json:"nvidia_smi_bytes"`
+	PeakBytes              float64 `json:"peak_bytes"`
 	// PeakPhase says where the peak falls: "forward", "backward" or
 	// "optimizer".
 	PeakPhase string `json:"peak_phase"`
