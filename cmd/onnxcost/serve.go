@@ -34,7 +34,8 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 pipeline as 'report', compiled to WebAssembly, on a model dropped onto it;
 the model never leaves the browser. With MODEL the page opens that model
 on start (it is served read-only at /preload.onnx). --gpu, --dtype,
---batch, --dim and --plan set the page's first settings (the URL's
+--batch, --dim, --plan, --runtime, --train, --optimizer, --checkpoint,
+--power-cap, --sm-clock and --gpus set the page's first settings (the URL's
 #gpu=...&batch=... wins over them), so the page opens on the numbers
 'report MODEL' prints with the same flags. Nothing can be uploaded; the
 server only answers GET and HEAD.
@@ -85,6 +86,14 @@ reach it can read MODEL.`,
 	c.Flags().Int64Var(&f.batch, "batch", 0, "the page's first batch (binds the leading symbolic dim of every graph input)")
 	c.Flags().StringArrayVar(&f.dims, "dim", nil, "the page's first binding of a symbolic dim: `NAME=VALUE` (repeatable)")
 	c.Flags().StringVar(&f.plan, "plan", "fused", "the page's first plan: fused|unfused")
+	c.Flags().StringVar(&f.runtime, "runtime", "", "the page's first execution profile (see 'onnxcost gpus runtimes')")
+	c.Flags().BoolVar(&f.train, "train", false, "the page opens costing one training step")
+	c.Flags().StringVar(&f.optimizer, "optimizer", "", "the page's first optimizer with --train (default adam)")
+	c.Flags().StringVar(&f.checkpoint, "checkpoint", "", "the page's first activation recomputation with --train (default none)")
+	c.Flags().Float64Var(&f.powerCap, "power-cap", 0, "the page's first board power limit in watts (default: the GPU's TDP)")
+	c.Flags().Float64Var(&f.smClock, "sm-clock", 0, "the page's first SM clock lock in MHz (default: no lock)")
+	f.gpus = 1
+	c.Flags().Var(&f.gpus, "gpus", "the page's first tensor-parallel degree")
 	return c
 }
 
@@ -104,10 +113,28 @@ func (f *costFlags) pageSettings() (*session.Settings, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &session.Settings{DType: f.dtype, Batch: f.batch, Dims: dims, Plan: f.plan}
+	if f.runtime != "" {
+		if _, err := resolveRuntime(f.runtime, ""); err != nil {
+			return nil, err
+		}
+	}
+	// Flags left out stay empty, so the page's own defaults (and its URL)
+	// apply; validate would fill them in.
+	opt, ckpt := f.optimizer, f.checkpoint
+	if err := asUsage(pipeline.CheckTrain(&opt, &ckpt)); err != nil {
+		return nil, err
+	}
+	st := &session.Settings{DType: f.dtype, Batch: f.batch, Dims: dims, Plan: f.plan, Runtime: f.runtime,
+		Train: f.train, Optimizer: f.optimizer, Checkpoint: f.checkpoint, PowerCap: f.powerCap, SMClock: f.smClock}
+	if f.gpus > 1 {
+		st.GPUs = int(f.gpus)
+	}
 	if f.gpu != "" {
 		g, err := resolveGPU(f.gpu, "")
 		if err != nil {
+			return nil, err
+		}
+		if err := checkPowerControl(g, f.powerControl()); err != nil {
 			return nil, err
 		}
 		st.GPU = g.Name

@@ -120,15 +120,7 @@ func TestBrowser(t *testing.T) {
 	pre.settings = &session.Settings{GPU: "T4", Plan: "fused"}
 	srv := httptest.NewServer(serveHandler(pre))
 	defer srv.Close()
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
-		chromedp.WindowSize(1400, 1000), chromedp.Flag("disable-gpu", true))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 150*time.Second)
-	defer cancel()
+	ctx := newBrowser(t, exe, 150*time.Second)
 
 	var mu sync.Mutex
 	var foreign, late []string
@@ -360,6 +352,18 @@ func TestBrowser(t *testing.T) {
 	if len(foreign) > 0 {
 		t.Errorf("the page requested other origins: %v", foreign)
 	}
+}
+
+// newBrowser starts a headless Chromium for the test, stopped when it ends.
+func newBrowser(t *testing.T, exe string, limit time.Duration) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
+		chromedp.WindowSize(1400, 1000), chromedp.Flag("disable-gpu", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTime := context.WithTimeout(ctx, limit)
+	t.Cleanup(func() { cancelTime(); cancelCtx(); cancelAlloc() })
+	return ctx
 }
 
 func evalFloat(ctx context.Context, expr string) float64 {

@@ -42,6 +42,13 @@ func TestSessionMatchesCLI(t *testing.T) {
 		{[]string{"--gpu", "T4"}, session.Settings{GPU: "T4"}},
 		{[]string{"--gpu", "A100-SXM4-80GB", "--batch", "8", "--dtype", "fp16"}, session.Settings{GPU: "A100-SXM4-80GB", Batch: 8, DType: "fp16"}},
 		{[]string{"--gpu", "H100-SXM5-80GB", "--plan", "unfused", "--dim", "seq=64"}, session.Settings{GPU: "H100-SXM5-80GB", Plan: "unfused", Dims: map[string]int64{"seq": 64}}},
+		// The runtime, training, power and multi-GPU controls.
+		{[]string{"--gpu", "A100-SXM4-80GB", "--runtime", "pytorch", "--train", "--optimizer", "sgd", "--batch", "4"},
+			session.Settings{GPU: "A100-SXM4-80GB", Runtime: "pytorch", Train: true, Optimizer: "sgd", Batch: 4}},
+		{[]string{"--gpu", "H100-SXM5-80GB", "--runtime", "tensorrt", "--power-cap", "400", "--sm-clock", "1500", "--gpus", "4"},
+			session.Settings{GPU: "H100-SXM5-80GB", Runtime: "tensorrt", PowerCap: 400, SMClock: 1500, GPUs: 4}},
+		{[]string{"--gpu", "A100-SXM4-80GB", "--train", "--dtype", "bf16", "--optimizer", "adamw", "--checkpoint", "sqrt", "--gpus", "2"},
+			session.Settings{GPU: "A100-SXM4-80GB", Train: true, DType: "bf16", Optimizer: "adamw", Checkpoint: "sqrt", GPUs: 2}},
 	}
 	compared := 0
 	for _, m := range models {

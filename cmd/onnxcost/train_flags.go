@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/internal/pipeline"
 	"github.com/spf13/cobra"
 )
 
@@ -17,22 +18,12 @@ type trainFlags struct {
 
 func (f *trainFlags) add(c *cobra.Command) {
 	c.Flags().BoolVar(&f.train, "train", false, "cost one training step (forward, loss, backward, optimizer) and its memory; with --dtype fp16|bf16, mixed precision with fp32 master weights; BN folding is not applied")
-	c.Flags().StringVar(&f.checkpoint, "checkpoint", "none", "activation recomputation with --train: "+strings.Join(cost.CheckpointModes(), "|"))
-	c.Flags().StringVar(&f.optimizer, "optimizer", "adam", "optimizer with --train: "+strings.Join(cost.Optimizers(), "|"))
+	c.Flags().StringVar(&f.checkpoint, "checkpoint", pipeline.DefaultCheckpoint, "activation recomputation with --train: "+strings.Join(cost.CheckpointModes(), "|"))
+	c.Flags().StringVar(&f.optimizer, "optimizer", pipeline.DefaultOptimizer, "optimizer with --train: "+strings.Join(cost.Optimizers(), "|"))
 }
 
 func (f *trainFlags) validate() error {
-	f.optimizer = strings.ToLower(strings.TrimSpace(f.optimizer))
-	if f.optimizer == "" {
-		f.optimizer = "adam" // a costFlags built in code, not by cobra
-	}
-	if f.checkpoint == "" {
-		f.checkpoint = "none"
-	}
-	if err := checkValue("--checkpoint", f.checkpoint, cost.CheckpointModes()...); err != nil {
-		return err
-	}
-	return checkValue("--optimizer", f.optimizer, cost.Optimizers()...)
+	return asUsage(pipeline.CheckTrain(&f.optimizer, &f.checkpoint))
 }
 
 // options is the cost model's training request; nil without --train.

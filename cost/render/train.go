@@ -82,14 +82,7 @@ func trainText(w io.Writer, r *report.Report, opt Options) error {
 	if err := t.write(w); err != nil {
 		return err
 	}
-	recompute := ""
-	if tr.RecomputeTimeS > 0 {
-		recompute = fmt.Sprintf(", recompute (checkpoint %s) %s", tr.Checkpoint, Seconds(tr.RecomputeTimeS))
-	}
-	fmt.Fprintf(w, "\ntraining step %s: forward %s%s, backward %s, optimizer (%s) %s · forward %s, backward %s, optimizer %s · peak memory %s (%s tensors + %s runtime and workspace)\n",
-		Seconds(tr.StepTimeS), Seconds(tr.ForwardTimeS), recompute, Seconds(tr.BackwardTimeS), tr.Optimizer, Seconds(tr.OptimizerTimeS),
-		FLOPs(tr.ForwardFLOPs), FLOPs(tr.BackwardFLOPs), FLOPs(tr.OptimizerFLOPs),
-		Bytes(tr.Memory.PeakBytes), Bytes(tr.Memory.TensorPeakBytes), Bytes(tr.Memory.RuntimeBytes+tr.Memory.WorkspaceBytes))
+	fmt.Fprintf(w, "\n%s\n", TrainStepLine(tr))
 	if tr.MixedPrecision {
 		fmt.Fprintln(w, "mixed precision: compute copies of the weights and gradients at "+r.DType+"; fp32 master weights and optimizer state")
 	}
@@ -99,4 +92,17 @@ func trainText(w io.Writer, r *report.Report, opt Options) error {
 	fmt.Fprintln(w, "L2 fit (est.): whether the forward kernel's working set fits in the GPU's L2, as the time model assumes; not measured.")
 	writeUnsupported(w, r)
 	return nil
+}
+
+// TrainStepLine sums up a training step in one line: its time by phase,
+// FLOPs by phase and peak memory.
+func TrainStepLine(tr *report.Train) string {
+	recompute := ""
+	if tr.RecomputeTimeS > 0 {
+		recompute = fmt.Sprintf(", recompute (checkpoint %s) %s", tr.Checkpoint, Seconds(tr.RecomputeTimeS))
+	}
+	return fmt.Sprintf("training step %s: forward %s%s, backward %s, optimizer (%s) %s · forward %s, backward %s, optimizer %s · peak memory %s (%s tensors + %s runtime and workspace)",
+		Seconds(tr.StepTimeS), Seconds(tr.ForwardTimeS), recompute, Seconds(tr.BackwardTimeS), tr.Optimizer, Seconds(tr.OptimizerTimeS),
+		FLOPs(tr.ForwardFLOPs), FLOPs(tr.BackwardFLOPs), FLOPs(tr.OptimizerFLOPs),
+		Bytes(tr.Memory.PeakBytes), Bytes(tr.Memory.TensorPeakBytes), Bytes(tr.Memory.RuntimeBytes+tr.Memory.WorkspaceBytes))
 }

@@ -31,6 +31,7 @@ func main() {
 		"version":  version,
 		"open":     js.FuncOf(open),
 		"gpuList":  call(func(session.Settings) (any, error) { return gpuList() }),
+		"choices":  call(func(session.Settings) (any, error) { return session.AllChoices(), nil }),
 		"estimate": withModel(estimate),
 		"compare":  withModel(func(s *session.Session, st session.Settings) (any, error) { return s.Compare(st) }),
 		"gpus":     withModel(func(s *session.Session, st session.Settings) (any, error) { return s.GPUs(st) }),
