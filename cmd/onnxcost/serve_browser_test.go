@@ -355,7 +355,7 @@ func TestBrowser(t *testing.T) {
 }
 
 // newBrowser starts a headless Chromium for the test, stopped when it ends.
-func newBrowser(t *testing.T, exe string, limit time.Duration) context.Context {
+func newBrowser(t testing.TB, exe string, limit time.Duration) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
 		chromedp.WindowSize(1400, 1000), chromedp.Flag("disable-gpu", true))

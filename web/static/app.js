@@ -135,13 +135,18 @@ async function boot() {
   readHash();
   const ready = new Promise((r) => (window.onnxcostReady = r));
   const go = new Go();
+  // serve's model is fetched while the WebAssembly compiles.
+  const preload = fetchPreload();
+  preload.catch(() => {}); // reported when awaited, below
   const wasm = await WebAssembly.instantiateStreaming(fetch("onnxcost.wasm"), go.importObject);
+  timing.wasmCompiled = performance.now();
   go.run(wasm.instance);
   await ready;
   api = window.onnxcost;
   timing.wasmReady = performance.now();
   $("#version").textContent = api.version;
   const gpus = JSON.parse(api.gpuList());
+  timing.gpuList = performance.now();
   const sel = $("#gpu");
   for (const g of gpus) {
     gpuByName[g.name] = g;
@@ -166,21 +171,30 @@ async function boot() {
   // `onnxcost serve [MODEL]` offers its first settings and its model at
   // fixed addresses; a static copy of the page has neither.
   try {
-    const r = await fetch("preload.json", { cache: "no-store" });
-    if (r.ok) {
-      const info = await r.json();
-      applyServed(info.settings);
-      if (info.name) {
-        status(`Reading ${info.display}…`);
-        const m = await fetch("preload.onnx", { cache: "no-store" });
-        if (!m.ok) throw new Error(`preload.onnx: HTTP ${m.status}`);
-        openModel(info.name, info.display, new Uint8Array(await m.arrayBuffer()));
+    const p = await preload;
+    if (p) {
+      applyServed(p.info.settings);
+      if (p.bytes) {
+        openModel(p.info.name, p.info.display, p.bytes);
         status("");
       }
     }
   } catch (e) {
     showError("onnxcost: " + e.message);
   }
+}
+
+// fetchPreload reads what `onnxcost serve [MODEL]` offers at fixed
+// addresses: its first settings and its model; null from a static copy
+// of the page, which has neither.
+async function fetchPreload() {
+  const r = await fetch("preload.json", { cache: "no-store" });
+  if (!r.ok) return null;
+  const info = await r.json();
+  if (!info.name) return { info };
+  const m = await fetch("preload.onnx", { cache: "no-store" });
+  if (!m.ok) throw new Error(`preload.onnx: HTTP ${m.status}`);
+  return { info, bytes: new Uint8Array(await m.arrayBuffer()) };
 }
 
 // applyServed takes serve's --gpu/--dtype/--batch/--dim/--plan for every
@@ -265,7 +279,9 @@ function openModel(name, display, bytes) {
   clearError();
   model = null;
   report = null;
+  const t = performance.now();
   const out = call("open", name, bytes);
+  timing.openMs = performance.now() - t;
   if (!out) return;
   model = { name, display, symbols: out.symbols || [] };
   $("#model-name").textContent = display;
@@ -332,6 +348,7 @@ function estimate() {
   estimates++;
   body.dataset.estimates = String(estimates);
   body.dataset.state = "ready";
+  timing.renderMs = performance.now() - t - timing.estimateMs;
   if (timing.firstReport === undefined) timing.firstReport = performance.now();
 }
 
