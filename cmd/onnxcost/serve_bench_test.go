@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/performance"
 	"github.com/chromedp/chromedp"
-	"github.com/onnxcost/onnxcost/web/session"
 )
 
 // BenchmarkPageLoad measures what a user waits for in headless Chromium:
@@ -26,15 +24,7 @@ import (
 //
 //	go test ./cmd/onnxcost -run '^$' -bench PageLoad -benchtime 5x
 func BenchmarkPageLoad(b *testing.B) {
-	exe := chromium()
-	if exe == "" {
-		b.Skip("no Chromium on PATH")
-	}
-	pre, err := readPreload(filepath.Join("..", "..", "testdata", "models", "resnet50.onnx"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	pre.settings = &session.Settings{GPU: "T4", Plan: "fused"}
+	exe, _, pre := browserFixture(b)
 	srv := httptest.NewServer(serveHandler(pre))
 	defer srv.Close()
 	var wasm, report, cpu, main float64

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/onnxcost/onnxcost/cost/report"
-	"github.com/onnxcost/onnxcost/web/session"
 )
 
 // setControl sets a settings control of the page as a user would and
@@ -78,16 +75,7 @@ func samePower(t *testing.T, what string, page map[string]float64, cli report.To
 // URL (a reload with it shows the same report), and re-estimates in
 // place: the model is fetched once.
 func TestBrowserControls(t *testing.T) {
-	exe := chromium()
-	if exe == "" {
-		t.Skip("no Chromium on PATH (Debian: apt-get install chromium); .ci/run installs it")
-	}
-	model := filepath.Join("..", "..", "testdata", "models", "resnet50.onnx")
-	pre, err := readPreload(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pre.settings = &session.Settings{GPU: "T4", Plan: "fused"}
+	exe, model, pre := browserFixture(t)
 	var modelFetches atomic.Int32
 	h := serveHandler(pre)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -138,15 +126,7 @@ func TestBrowserControls(t *testing.T) {
 		} else if _, shown := page["train.step_time_s"]; shown {
 			t.Errorf("%s: the page still shows a training step", st.what)
 		}
-		var pageJSON string
-		if err := chromedp.Run(ctx, chromedp.Evaluate(`document.getElementById("report-json").textContent`, &pageJSON)); err != nil {
-			t.Fatal(err)
-		}
-		var pr report.Report
-		if err := json.Unmarshal([]byte(pageJSON), &pr); err != nil {
-			t.Fatalf("#report-json: %v", err)
-		}
-		if canonJSON(t, &pr) != canonJSON(t, cli) {
+		if canonJSON(t, pageReport(t, ctx)) != canonJSON(t, cli) {
 			t.Errorf("%s: the page's report JSON differs from 'report --format json %s'", st.what, strings.Join(st.args, " "))
 		}
 	}
