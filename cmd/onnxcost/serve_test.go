@@ -270,3 +270,36 @@ func TestSessionBadModelsMatchCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestServeSettingsFlags: serve's runtime, training, power and --gpus
+// flags become the page's first settings, refused as `report` refuses
+// them (same line, exit 2).
+func TestServeSettingsFlags(t *testing.T) {
+	f := costFlags{gpu: "a100", plan: "fused", runtime: "tensorrt", powerCap: 300, smClock: 1200, gpus: 4,
+		trainFlags: trainFlags{train: true, optimizer: "sgd"}}
+	st, err := f.pageSettings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := session.Settings{GPU: "A100-SXM4-80GB", Plan: "fused", Runtime: "tensorrt", Train: true, Optimizer: "sgd",
+		PowerCap: 300, SMClock: 1200, GPUs: 4, Dims: map[string]int64{}}
+	if canonJSON(t, st) != canonJSON(t, &want) {
+		t.Errorf("page settings %+v, want %+v", *st, want)
+	}
+	m := fixture(t, "alexnet.onnx")
+	for _, flags := range [][]string{
+		{"--gpu", "A100", "--runtime", "nope"},
+		{"--gpu", "A100", "--power-cap", "5"},
+		{"--gpu", "A100", "--sm-clock", "99999"},
+		{"--gpu", "A100", "--optimizer", "nope"},
+		{"--gpu", "A100", "--gpus", "0"},
+	} {
+		_, _, want := runCLI(t, append([]string{"report", m}, flags...)...)
+		// A flag parse error names the command.
+		want = strings.NewReplacer("onnxcost: report:", "onnxcost: serve:", "onnxcost report --help", "onnxcost serve --help").Replace(want)
+		code, out, errs := runCLI(t, append([]string{"serve", "--addr", "127.0.0.1:0", m}, flags...)...)
+		if code != 2 || out != "" || errs != want {
+			t.Errorf("serve %v: exit %d, stdout %q, stderr %q; want exit 2 and %q", flags, code, out, errs, want)
+		}
+	}
+}
