@@ -3,16 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/onnxcost/onnxcost/internal/pipeline"
@@ -182,7 +186,9 @@ func readPreload(path string) (*preload, error) {
 // serveHandler serves the embedded app and, when pre is set, the model at
 // /preload.onnx with its name at /preload.json. It only reads.
 func serveHandler(pre *preload) http.Handler {
-	files := http.FileServerFS(web.Dist())
+	app := web.Dist()
+	files := http.FileServerFS(app)
+	etags := sync.OnceValue(func() map[string]string { return contentTags(app) })
 	var info []byte
 	if pre != nil {
 		m := map[string]any{"settings": pre.settings}
@@ -221,6 +227,36 @@ func serveHandler(pre *preload) http.Handler {
 			http.ServeContent(w, r, "preload.onnx", modTime, bytes.NewReader(pre.data))
 			return
 		}
+		// An embedded file has no modification time; its content hash lets
+		// the browser keep it (and Chromium its compiled WebAssembly) and
+		// ask again cheaply (304) on the next visit, never using a stale copy.
+		if tag, ok := etags()[strings.TrimPrefix(r.URL.Path, "/")]; ok {
+			h.Set("ETag", tag)
+			h.Set("Cache-Control", "no-cache")
+		}
 		files.ServeHTTP(w, r)
 	})
+}
+
+// contentTags are strong ETags of the app's files, by path ("" is the
+// index page): web/static's (listed by walking the app) and the build's.
+func contentTags(app fs.FS) map[string]string {
+	tags := map[string]string{}
+	add := func(p string) {
+		if b, err := fs.ReadFile(app, p); err == nil {
+			sum := sha256.Sum256(b)
+			tags[p] = `"` + hex.EncodeToString(sum[:16]) + `"`
+		}
+	}
+	_ = fs.WalkDir(app, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			add(p)
+		}
+		return nil
+	})
+	for _, f := range web.Built {
+		add(f)
+	}
+	tags[""] = tags["index.html"]
+	return tags
 }

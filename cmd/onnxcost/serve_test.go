@@ -303,3 +303,33 @@ func TestServeSettingsFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestServeRevalidates: every file of the app carries a content ETag, so
+// a second visit gets 304 (the browser keeps the WebAssembly it compiled)
+// while a changed binary's files are fetched again.
+func TestServeRevalidates(t *testing.T) {
+	srv := httptest.NewServer(serveHandler(nil))
+	defer srv.Close()
+	for _, p := range []string{"/", "/app.js", "/onnxcost.wasm", "/wasm_exec.js", "/vendor/graphviz.js"} {
+		resp, err := http.Get(srv.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		tag := resp.Header.Get("ETag")
+		if resp.StatusCode != 200 || tag == "" || resp.Header.Get("Cache-Control") != "no-cache" {
+			t.Errorf("%s: %d, ETag %q, Cache-Control %q", p, resp.StatusCode, tag, resp.Header.Get("Cache-Control"))
+			continue
+		}
+		req, _ := http.NewRequest("GET", srv.URL+p, nil)
+		req.Header.Set("If-None-Match", tag)
+		resp, err = http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotModified {
+			t.Errorf("%s with If-None-Match %s: %d, want 304", p, tag, resp.StatusCode)
+		}
+	}
+}
