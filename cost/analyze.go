@@ -229,7 +229,7 @@ type analyzer struct {
 	// trainTimeline is the live tensor bytes at each step of the training
 	// timeline (train_memory.go), kept for tests.
 	trainTimeline []float64
-	tp           *tensorParallel // nil on one GPU
+	tp            *tensorParallel // nil on one GPU
 }
 
 func (a *analyzer) warnf(format string, args ...any) {

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Builds web/dist, the browser app that `onnxcost serve` embeds: onnxcost
-# compiled to WebAssembly (web/wasm), Go's wasm_exec.js, the page
-# (web/static) and the vendored Graphviz (web/static/vendor). The output is
-# committed, so `go build` works on a fresh clone; web/dist/INPUTS records
-# the fingerprint of the sources it was built from, and `go test ./web`
-# fails when they have changed since (run this script again).
+# Builds web/dist, the part of the browser app that is built from Go:
+# onnxcost compiled to WebAssembly (web/wasm) and Go's wasm_exec.js.
+# `onnxcost serve` embeds them with the page as written (web/static: HTML,
+# script, style and the vendored Graphviz), which is not copied. The
+# output is committed, so `go build` works on a fresh clone;
+# web/dist/INPUTS records the fingerprint of the sources it was built
+# from, and `go test ./web` fails when they have changed since (run this
+# script again).
 #
 # Usage: scripts/build_web.sh        (or: go generate ./web)
 set -euo pipefail
@@ -23,6 +25,10 @@ out=web/dist
 tmp=$(mktemp -d web/.dist.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
+# The hardware database the wasm starts with, parsed from hwdb's YAML here
+# rather than in the page (web/hwdbdata).
+go run ./web/hwdbdata/gen -o web/hwdbdata/data.json
+
 version=$(sed -n 's/^var version = "\(.*\)"$/\1/p' cmd/onnxcost/main.go)
 # -trimpath and an empty build id keep the bytes independent of the
 # checkout's location; -s -w drop the symbol table and DWARF (panics
@@ -30,7 +36,6 @@ version=$(sed -n 's/^var version = "\(.*\)"$/\1/p' cmd/onnxcost/main.go)
 GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w -buildid= -X main.version=$version" \
   -o "$tmp/onnxcost.wasm" ./web/wasm
 cp "$wasm_exec" "$tmp/wasm_exec.js"
-cp -R web/static/. "$tmp/"
 go run ./web/buildhash/cmd/buildhash . > "$tmp/INPUTS"
 chmod -R a+rX,go-w "$tmp"
 find "$tmp" -type f -exec chmod 644 {} +

@@ -1,3 +1,7 @@
+//go:build !js
+
+// Only PDF output (the roofline chart, not built for js) uses fpdf.
+
 package viz
 
 import (

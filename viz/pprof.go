@@ -1,3 +1,8 @@
+//go:build !js
+
+// pprof output is the command line's (report --pprof); the WebAssembly
+// build leaves it and its profile package out.
+
 package viz
 
 import (

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -36,7 +37,9 @@ func TestDistFresh(t *testing.T) {
 // plot and its fonts: 17 MB).
 const wasmBudget = 10 << 20
 
-// TestDistComplete checks the embedded app has every file the page loads.
+// TestDistComplete checks the embedded app has every file the page loads,
+// and web/dist only what the build makes: the page's files are served
+// from web/static, never from a copy that could fall behind it.
 func TestDistComplete(t *testing.T) {
 	for _, f := range []string{"index.html", "app.js", "style.css", "wasm_exec.js", "onnxcost.wasm", "vendor/graphviz.js"} {
 		st, err := fs.Stat(Dist(), f)
@@ -50,5 +53,35 @@ func TestDistComplete(t *testing.T) {
 		if f == "onnxcost.wasm" && st.Size() > wasmBudget {
 			t.Errorf("onnxcost.wasm is %d bytes, over the %d budget", st.Size(), wasmBudget)
 		}
+	}
+	ents, err := os.ReadDir("dist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range ents {
+		got = append(got, e.Name())
+	}
+	want := slices.Clone(Built)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("web/dist holds %v, want only the build's %v (the page's files are web/static's)", got, want)
+	}
+	// The page is served as written.
+	for _, f := range []string{"index.html", "app.js", "vendor/graphviz.js"} {
+		served, err := fs.ReadFile(Dist(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		onDisk, err := os.ReadFile("static/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(served) != string(onDisk) {
+			t.Errorf("%s served differs from web/static/%s", f, f)
+		}
+	}
+	if _, err := Dist().Open("../go.mod"); err == nil {
+		t.Errorf("the app serves a path outside it")
 	}
 }

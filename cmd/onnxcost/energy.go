@@ -216,25 +216,7 @@ func defaultCaps(g *hwdb.GPU) ([]float64, []string) {
 
 // checkPowerControl refuses a cap or clock the GPU cannot be set to.
 func checkPowerControl(g *hwdb.GPU, c perf.PowerControl) error {
-	if c.CapW != 0 {
-		if !(c.CapW > 0) || math.IsInf(c.CapW, 0) {
-			return usageErr("--power-cap %g: want a positive number of watts", c.CapW)
-		}
-		lo, hi := g.MinPowerW, max(g.MaxPowerW, g.TDPWatts)
-		if lo > 0 && c.CapW < lo || c.CapW > hi {
-			return usageErr("--power-cap %g W: outside %s's power limit range %g..%g W", c.CapW, g.Name, max(lo, 0), hi)
-		}
-		if idle := g.IdleWatts; idle > 0 && c.CapW <= idle {
-			return usageErr("--power-cap %g W: at or below %s's idle power (%g W)", c.CapW, g.Name, idle)
-		}
-	}
-	if c.SMClockMHz != 0 {
-		lo, hi := perf.MinClockMHz(g), g.BoostClockMHz
-		if !(c.SMClockMHz >= lo) || c.SMClockMHz > hi {
-			return usageErr("--sm-clock %g MHz: outside %s's SM clock range %.0f..%.0f MHz", c.SMClockMHz, g.Name, lo, hi)
-		}
-	}
-	return nil
+	return asUsage(pipeline.CheckPowerControl(g, c))
 }
 
 // powerControl is the cap or lock the flags ask for.

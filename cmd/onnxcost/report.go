@@ -225,18 +225,17 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 }
 
 // checkValue requires a flag's value to be one of allowed ("" among them
-// means the flag may be left unset).
+// means the flag may be left unset); a usage error (exit 2) otherwise.
 func checkValue(flag, got string, allowed ...string) error {
-	var named []string
-	for _, a := range allowed {
-		if got == a {
-			return nil
-		}
-		if a != "" {
-			named = append(named, a)
-		}
+	return asUsage(pipeline.CheckValue(flag, got, allowed...))
+}
+
+// asUsage makes a check's error a usage error (exit 2); nil stays nil.
+func asUsage(err error) error {
+	if err == nil {
+		return nil
 	}
-	return usageErr("%s %q: want one of %s", flag, got, strings.Join(named, "|"))
+	return usageErr("%w", err)
 }
 
 // gpuCount is --gpus: checked when parsed, so "--gpus 0" is a usage
@@ -248,8 +247,8 @@ func (g *gpuCount) Type() string   { return "int" }
 
 func (g *gpuCount) Set(s string) error {
 	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || n < 1 || n > 1024 {
-		return fmt.Errorf("--gpus %s: want a whole number from 1 to 1024", s)
+	if err != nil || n < 1 || n > pipeline.MaxGPUs {
+		return fmt.Errorf("--gpus %s: want a whole number from 1 to %d", s, pipeline.MaxGPUs)
 	}
 	*g = gpuCount(n)
 	return nil

@@ -3,16 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/onnxcost/onnxcost/internal/pipeline"
@@ -34,7 +38,8 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 pipeline as 'report', compiled to WebAssembly, on a model dropped onto it;
 the model never leaves the browser. With MODEL the page opens that model
 on start (it is served read-only at /preload.onnx). --gpu, --dtype,
---batch, --dim and --plan set the page's first settings (the URL's
+--batch, --dim, --plan, --runtime, --train, --optimizer, --checkpoint,
+--power-cap, --sm-clock and --gpus set the page's first settings (the URL's
 #gpu=...&batch=... wins over them), so the page opens on the numbers
 'report MODEL' prints with the same flags. Nothing can be uploaded; the
 server only answers GET and HEAD.
@@ -85,6 +90,14 @@ reach it can read MODEL.`,
 	c.Flags().Int64Var(&f.batch, "batch", 0, "the page's first batch (binds the leading symbolic dim of every graph input)")
 	c.Flags().StringArrayVar(&f.dims, "dim", nil, "the page's first binding of a symbolic dim: `NAME=VALUE` (repeatable)")
 	c.Flags().StringVar(&f.plan, "plan", "fused", "the page's first plan: fused|unfused")
+	c.Flags().StringVar(&f.runtime, "runtime", "", "the page's first execution profile (see 'onnxcost gpus runtimes')")
+	c.Flags().BoolVar(&f.train, "train", false, "the page opens costing one training step")
+	c.Flags().StringVar(&f.optimizer, "optimizer", "", "the page's first optimizer with --train (default adam)")
+	c.Flags().StringVar(&f.checkpoint, "checkpoint", "", "the page's first activation recomputation with --train (default none)")
+	c.Flags().Float64Var(&f.powerCap, "power-cap", 0, "the page's first board power limit in watts (default: the GPU's TDP)")
+	c.Flags().Float64Var(&f.smClock, "sm-clock", 0, "the page's first SM clock lock in MHz (default: no lock)")
+	f.gpus = 1
+	c.Flags().Var(&f.gpus, "gpus", "the page's first tensor-parallel degree")
 	return c
 }
 
@@ -104,10 +117,28 @@ func (f *costFlags) pageSettings() (*session.Settings, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &session.Settings{DType: f.dtype, Batch: f.batch, Dims: dims, Plan: f.plan}
+	if f.runtime != "" {
+		if _, err := resolveRuntime(f.runtime, ""); err != nil {
+			return nil, err
+		}
+	}
+	// Flags left out stay empty, so the page's own defaults (and its URL)
+	// apply; validate would fill them in.
+	opt, ckpt := f.optimizer, f.checkpoint
+	if err := asUsage(pipeline.CheckTrain(&opt, &ckpt)); err != nil {
+		return nil, err
+	}
+	st := &session.Settings{DType: f.dtype, Batch: f.batch, Dims: dims, Plan: f.plan, Runtime: f.runtime,
+		Train: f.train, Optimizer: f.optimizer, Checkpoint: f.checkpoint, PowerCap: f.powerCap, SMClock: f.smClock}
+	if f.gpus > 1 {
+		st.GPUs = int(f.gpus)
+	}
 	if f.gpu != "" {
 		g, err := resolveGPU(f.gpu, "")
 		if err != nil {
+			return nil, err
+		}
+		if err := checkPowerControl(g, f.powerControl()); err != nil {
 			return nil, err
 		}
 		st.GPU = g.Name
@@ -155,7 +186,9 @@ func readPreload(path string) (*preload, error) {
 // serveHandler serves the embedded app and, when pre is set, the model at
 // /preload.onnx with its name at /preload.json. It only reads.
 func serveHandler(pre *preload) http.Handler {
-	files := http.FileServerFS(web.Dist())
+	app := web.Dist()
+	files := http.FileServerFS(app)
+	etags := sync.OnceValue(func() map[string]string { return contentTags(app) })
 	var info []byte
 	if pre != nil {
 		m := map[string]any{"settings": pre.settings}
@@ -194,6 +227,36 @@ func serveHandler(pre *preload) http.Handler {
 			http.ServeContent(w, r, "preload.onnx", modTime, bytes.NewReader(pre.data))
 			return
 		}
+		// An embedded file has no modification time; its content hash lets
+		// the browser keep it (and Chromium its compiled WebAssembly) and
+		// ask again cheaply (304) on the next visit, never using a stale copy.
+		if tag, ok := etags()[strings.TrimPrefix(r.URL.Path, "/")]; ok {
+			h.Set("ETag", tag)
+			h.Set("Cache-Control", "no-cache")
+		}
 		files.ServeHTTP(w, r)
 	})
+}
+
+// contentTags are strong ETags of the app's files, by path ("" is the
+// index page): web/static's (listed by walking the app) and the build's.
+func contentTags(app fs.FS) map[string]string {
+	tags := map[string]string{}
+	add := func(p string) {
+		if b, err := fs.ReadFile(app, p); err == nil {
+			sum := sha256.Sum256(b)
+			tags[p] = `"` + hex.EncodeToString(sum[:16]) + `"`
+		}
+	}
+	_ = fs.WalkDir(app, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			add(p)
+		}
+		return nil
+	})
+	for _, f := range web.Built {
+		add(f)
+	}
+	tags[""] = tags["index.html"]
+	return tags
 }

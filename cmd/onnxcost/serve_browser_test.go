@@ -97,32 +97,15 @@ func waitEstimates(n int) chromedp.Action {
 // them exactly as the CLI says, a bad file gets the CLI's error line, and
 // the page fetches nothing from anywhere but its own origin.
 func TestBrowser(t *testing.T) {
-	exe := chromium()
-	if exe == "" {
-		t.Skip("no Chromium on PATH (Debian: apt-get install chromium); .ci/run installs it")
-	}
-	model := filepath.Join("..", "..", "testdata", "models", "resnet50.onnx")
-	pre, err := readPreload(model)
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe, model, pre := browserFixture(t)
 	// As `serve MODEL --gpu t4`: the page opens on the CLI's settings.
 	code, _, errs := runCLI(t, "serve", "--gpu", "t4", "--addr", "0.0.0.0:1")
 	if code != 2 {
 		t.Fatalf("serve on a public address: exit %d (%s)", code, errs)
 	}
-	pre.settings = &session.Settings{GPU: "T4", Plan: "fused"}
 	srv := httptest.NewServer(serveHandler(pre))
 	defer srv.Close()
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
-		chromedp.WindowSize(1400, 1000), chromedp.Flag("disable-gpu", true))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 150*time.Second)
-	defer cancel()
+	ctx := newBrowser(t, exe, 150*time.Second)
 
 	var mu sync.Mutex
 	var foreign, late []string
@@ -158,7 +141,7 @@ func TestBrowser(t *testing.T) {
 	browserPID := chromedp.FromContext(ctx).Browser.Process().Pid
 	cpu0 := treeCPU(browserPID)
 	start := time.Now()
-	err = chromedp.Run(ctx, network.Enable(), performance.Enable(),
+	err := chromedp.Run(ctx, network.Enable(), performance.Enable(),
 		chromedp.Navigate(srv.URL+"/"),
 		waitEstimates(1),
 		chromedp.Evaluate(`window.onnxcostTiming.firstReport`, &firstMS))
@@ -193,15 +176,7 @@ func TestBrowser(t *testing.T) {
 	t4 := t4r.Totals
 	sameTotals(t, "T4", page, t4)
 	// The whole report the page holds is the CLI's, node for node.
-	var pageJSON string
-	if err := chromedp.Run(ctx, chromedp.Evaluate(`document.getElementById("report-json").textContent`, &pageJSON)); err != nil {
-		t.Fatal(err)
-	}
-	var pr report.Report
-	if err := json.Unmarshal([]byte(pageJSON), &pr); err != nil {
-		t.Fatalf("#report-json: %v", err)
-	}
-	if canonJSON(t, &pr) != canonJSON(t, t4r) {
+	if canonJSON(t, pageReport(t, ctx)) != canonJSON(t, t4r) {
 		t.Errorf("the page's report JSON differs from 'report --format json'")
 	}
 
@@ -354,6 +329,49 @@ func TestBrowser(t *testing.T) {
 	if len(foreign) > 0 {
 		t.Errorf("the page requested other origins: %v", foreign)
 	}
+}
+
+// browserFixture skips the test without a Chromium to drive; otherwise
+// it gives the browser, ResNet-50's path and what `serve MODEL --gpu T4`
+// preloads.
+func browserFixture(tb testing.TB) (exe, model string, pre *preload) {
+	tb.Helper()
+	if exe = chromium(); exe == "" {
+		tb.Skip("no Chromium on PATH (Debian: apt-get install chromium); .ci/run installs it")
+	}
+	model = filepath.Join("..", "..", "testdata", "models", "resnet50.onnx")
+	pre, err := readPreload(model)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pre.settings = &session.Settings{GPU: "T4", Plan: "fused"}
+	return exe, model, pre
+}
+
+// pageReport is the report the page holds (#report-json).
+func pageReport(t *testing.T, ctx context.Context) *report.Report {
+	t.Helper()
+	var pageJSON string
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`document.getElementById("report-json").textContent`, &pageJSON)); err != nil {
+		t.Fatal(err)
+	}
+	var pr report.Report
+	if err := json.Unmarshal([]byte(pageJSON), &pr); err != nil {
+		t.Fatalf("#report-json: %v", err)
+	}
+	return &pr
+}
+
+// newBrowser starts a headless Chromium for the test, stopped when it ends.
+func newBrowser(t testing.TB, exe string, limit time.Duration) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
+		chromedp.WindowSize(1400, 1000), chromedp.Flag("disable-gpu", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTime := context.WithTimeout(ctx, limit)
+	t.Cleanup(func() { cancelTime(); cancelCtx(); cancelAlloc() })
+	return ctx
 }
 
 func evalFloat(ctx context.Context, expr string) float64 {

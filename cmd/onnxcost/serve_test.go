@@ -42,6 +42,13 @@ func TestSessionMatchesCLI(t *testing.T) {
 		{[]string{"--gpu", "T4"}, session.Settings{GPU: "T4"}},
 		{[]string{"--gpu", "A100-SXM4-80GB", "--batch", "8", "--dtype", "fp16"}, session.Settings{GPU: "A100-SXM4-80GB", Batch: 8, DType: "fp16"}},
 		{[]string{"--gpu", "H100-SXM5-80GB", "--plan", "unfused", "--dim", "seq=64"}, session.Settings{GPU: "H100-SXM5-80GB", Plan: "unfused", Dims: map[string]int64{"seq": 64}}},
+		// The runtime, training, power and multi-GPU controls.
+		{[]string{"--gpu", "A100-SXM4-80GB", "--runtime", "pytorch", "--train", "--optimizer", "sgd", "--batch", "4"},
+			session.Settings{GPU: "A100-SXM4-80GB", Runtime: "pytorch", Train: true, Optimizer: "sgd", Batch: 4}},
+		{[]string{"--gpu", "H100-SXM5-80GB", "--runtime", "tensorrt", "--power-cap", "400", "--sm-clock", "1500", "--gpus", "4"},
+			session.Settings{GPU: "H100-SXM5-80GB", Runtime: "tensorrt", PowerCap: 400, SMClock: 1500, GPUs: 4}},
+		{[]string{"--gpu", "A100-SXM4-80GB", "--train", "--dtype", "bf16", "--optimizer", "adamw", "--checkpoint", "sqrt", "--gpus", "2"},
+			session.Settings{GPU: "A100-SXM4-80GB", Train: true, DType: "bf16", Optimizer: "adamw", Checkpoint: "sqrt", GPUs: 2}},
 	}
 	compared := 0
 	for _, m := range models {
@@ -260,6 +267,69 @@ func TestSessionBadModelsMatchCLI(t *testing.T) {
 		}
 		if page := "onnxcost: " + oneLine(err.Error()); page != strings.TrimSpace(errs) {
 			t.Errorf("%s: page %q, CLI %q", name, page, strings.TrimSpace(errs))
+		}
+	}
+}
+
+// TestServeSettingsFlags: serve's runtime, training, power and --gpus
+// flags become the page's first settings, refused as `report` refuses
+// them (same line, exit 2).
+func TestServeSettingsFlags(t *testing.T) {
+	f := costFlags{gpu: "a100", plan: "fused", runtime: "tensorrt", powerCap: 300, smClock: 1200, gpus: 4,
+		trainFlags: trainFlags{train: true, optimizer: "sgd"}}
+	st, err := f.pageSettings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := session.Settings{GPU: "A100-SXM4-80GB", Plan: "fused", Runtime: "tensorrt", Train: true, Optimizer: "sgd",
+		PowerCap: 300, SMClock: 1200, GPUs: 4, Dims: map[string]int64{}}
+	if canonJSON(t, st) != canonJSON(t, &want) {
+		t.Errorf("page settings %+v, want %+v", *st, want)
+	}
+	m := fixture(t, "alexnet.onnx")
+	for _, flags := range [][]string{
+		{"--gpu", "A100", "--runtime", "nope"},
+		{"--gpu", "A100", "--power-cap", "5"},
+		{"--gpu", "A100", "--sm-clock", "99999"},
+		{"--gpu", "A100", "--optimizer", "nope"},
+		{"--gpu", "A100", "--gpus", "0"},
+	} {
+		_, _, want := runCLI(t, append([]string{"report", m}, flags...)...)
+		// A flag parse error names the command.
+		want = strings.NewReplacer("onnxcost: report:", "onnxcost: serve:", "onnxcost report --help", "onnxcost serve --help").Replace(want)
+		code, out, errs := runCLI(t, append([]string{"serve", "--addr", "127.0.0.1:0", m}, flags...)...)
+		if code != 2 || out != "" || errs != want {
+			t.Errorf("serve %v: exit %d, stdout %q, stderr %q; want exit 2 and %q", flags, code, out, errs, want)
+		}
+	}
+}
+
+// TestServeRevalidates: every file of the app carries a content ETag, so
+// a second visit gets 304 (the browser keeps the WebAssembly it compiled)
+// while a changed binary's files are fetched again.
+func TestServeRevalidates(t *testing.T) {
+	srv := httptest.NewServer(serveHandler(nil))
+	defer srv.Close()
+	for _, p := range []string{"/", "/app.js", "/onnxcost.wasm", "/wasm_exec.js", "/vendor/graphviz.js"} {
+		resp, err := http.Get(srv.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		tag := resp.Header.Get("ETag")
+		if resp.StatusCode != 200 || tag == "" || resp.Header.Get("Cache-Control") != "no-cache" {
+			t.Errorf("%s: %d, ETag %q, Cache-Control %q", p, resp.StatusCode, tag, resp.Header.Get("Cache-Control"))
+			continue
+		}
+		req, _ := http.NewRequest("GET", srv.URL+p, nil)
+		req.Header.Set("If-None-Match", tag)
+		resp, err = http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotModified {
+			t.Errorf("%s with If-None-Match %s: %d, want 304", p, tag, resp.StatusCode)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/internal/pipeline"
 	"github.com/spf13/cobra"
 )
 
@@ -20,20 +21,13 @@ type trainFlags struct {
 
 func (f *trainFlags) add(c *cobra.Command) {
 	c.Flags().BoolVar(&f.train, "train", false, "cost one training step (forward, loss, backward, optimizer) and its memory; with --dtype fp16|bf16, mixed precision with fp32 master weights; BN folding is not applied")
-	c.Flags().StringVar(&f.checkpoint, "checkpoint", "none", "activation recomputation with --train: "+strings.Join(cost.CheckpointModes(), "|"))
-	c.Flags().StringVar(&f.optimizer, "optimizer", "adam", "optimizer with --train: "+strings.Join(cost.Optimizers(), "|"))
+	c.Flags().StringVar(&f.checkpoint, "checkpoint", pipeline.DefaultCheckpoint, "activation recomputation with --train: "+strings.Join(cost.CheckpointModes(), "|"))
+	c.Flags().StringVar(&f.optimizer, "optimizer", pipeline.DefaultOptimizer, "optimizer with --train: "+strings.Join(cost.Optimizers(), "|"))
 	c.Flags().IntVar(&f.dataParallel, "data-parallel", 1, "data parallelism with --train: `N` DistributedDataParallel replicas of the model (each on --batch; with --gpus, of the tensor-parallel group): one gradient all-reduce per optimizer step, overlapped with the backward, and DDP's gradient buckets in memory")
 	c.Flags().IntVar(&f.gradAccum, "grad-accum", 1, "gradient accumulation with --train: `K` micro-batches of --batch per optimizer step (effective batch K × batch); time is one optimizer step, memory one micro-batch's plus the gradient buffer")
 }
 
 func (f *trainFlags) validate() error {
-	f.optimizer = strings.ToLower(strings.TrimSpace(f.optimizer))
-	if f.optimizer == "" {
-		f.optimizer = "adam" // a costFlags built in code, not by cobra
-	}
-	if f.checkpoint == "" {
-		f.checkpoint = "none"
-	}
 	if !f.train && f.gradAccum == 0 {
 		f.gradAccum = 1 // a costFlags built in code, not by cobra
 	}
@@ -52,10 +46,7 @@ func (f *trainFlags) validate() error {
 	if f.gradAccum < 1 {
 		return usageErr("--grad-accum %d: want 1 or more micro-batches per optimizer step", f.gradAccum)
 	}
-	if err := checkValue("--checkpoint", f.checkpoint, cost.CheckpointModes()...); err != nil {
-		return err
-	}
-	return checkValue("--optimizer", f.optimizer, cost.Optimizers()...)
+	return asUsage(pipeline.CheckTrain(&f.optimizer, &f.checkpoint))
 }
 
 // options is the cost model's training request; nil without --train.

@@ -89,18 +89,7 @@ func trainText(w io.Writer, r *report.Report, opt Options) error {
 	if err := t.write(w); err != nil {
 		return err
 	}
-	recompute := ""
-	if tr.RecomputeTimeS > 0 {
-		recompute = fmt.Sprintf(", recompute (checkpoint %s) %s", tr.Checkpoint, Seconds(tr.RecomputeTimeS))
-	}
-	accum := ""
-	if tr.GradAccum > 1 {
-		accum = fmt.Sprintf(" (%d micro-batches, gradient adds %s)", tr.GradAccum, Seconds(tr.AccumulateTimeS))
-	}
-	fmt.Fprintf(w, "\ntraining step%s %s: forward %s%s, backward %s, optimizer (%s) %s · forward %s, backward %s, optimizer %s · memory: %s\n",
-		accum, Seconds(tr.StepTimeS), Seconds(tr.ForwardTimeS), recompute, Seconds(tr.BackwardTimeS), tr.Optimizer, Seconds(tr.OptimizerTimeS),
-		FLOPs(tr.ForwardFLOPs), FLOPs(tr.BackwardFLOPs), FLOPs(tr.OptimizerFLOPs),
-		memoryViews(tr.Memory))
+	fmt.Fprintf(w, "\n%s\n", TrainStepLine(tr))
 	trainEnergyText(w, tr)
 	if tr.MixedPrecision {
 		fmt.Fprintln(w, "mixed precision: compute copies of the weights and gradients at "+r.DType+"; fp32 master weights and optimizer state")
@@ -111,4 +100,21 @@ func trainText(w io.Writer, r *report.Report, opt Options) error {
 	fmt.Fprintln(w, "L2 fit (est.): whether the forward kernel's working set fits in the GPU's L2, as the time model assumes; not measured.")
 	writeUnsupported(w, r)
 	return nil
+}
+
+// TrainStepLine sums up a training step in one line: its time by phase,
+// FLOPs by phase and memory in its three views.
+func TrainStepLine(tr *report.Train) string {
+	recompute := ""
+	if tr.RecomputeTimeS > 0 {
+		recompute = fmt.Sprintf(", recompute (checkpoint %s) %s", tr.Checkpoint, Seconds(tr.RecomputeTimeS))
+	}
+	accum := ""
+	if tr.GradAccum > 1 {
+		accum = fmt.Sprintf(" (%d micro-batches, gradient adds %s)", tr.GradAccum, Seconds(tr.AccumulateTimeS))
+	}
+	return fmt.Sprintf("training step%s %s: forward %s%s, backward %s, optimizer (%s) %s · forward %s, backward %s, optimizer %s · memory: %s",
+		accum, Seconds(tr.StepTimeS), Seconds(tr.ForwardTimeS), recompute, Seconds(tr.BackwardTimeS), tr.Optimizer, Seconds(tr.OptimizerTimeS),
+		FLOPs(tr.ForwardFLOPs), FLOPs(tr.BackwardFLOPs), FLOPs(tr.OptimizerFLOPs),
+		memoryViews(tr.Memory))
 }

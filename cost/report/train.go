@@ -64,7 +64,7 @@ type Train struct {
 	// StepTimeS is one optimizer step: GradAccum × (forward + recompute +
 	// backward) + AccumulateTimeS + GradAllReduceExposedS + OptimizerTimeS
 	// + HostWaitS.
-	StepTimeS      float64 `json:"step_time_s"`
+	StepTimeS float64 `json:"step_time_s"`
 	// The energy of each phase, priced kernel by kernel like the times
 	// above (forward, recompute and backward are one micro-batch's), and
 	// of the step, which is Totals.EnergyJ under --train: GradAccum ×

@@ -1,8 +1,9 @@
 // Package buildhash fingerprints what web/dist is built from, so a test
 // can tell when the committed WebAssembly build is stale: the Go files
 // (and their embedded files) of every package of this module that the
-// WebAssembly main (web/wasm) compiles, the page's static files, go.mod
-// and go.sum. The Go toolchain is not part of it: another Go version
+// WebAssembly main (web/wasm) compiles, go.mod, go.sum and the build
+// script. The page's own files (web/static) are not built, only served
+// beside the build, so they are not part of it. The Go toolchain is not part of it: another Go version
 // builds other bytes that do the same thing.
 package buildhash
 
@@ -11,7 +12,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,17 +51,6 @@ func Inputs(root string) ([]string, error) {
 			return nil, err
 		}
 		files = append(files, filepath.ToSlash(rel))
-	}
-	err = filepath.WalkDir(filepath.Join(root, "web", "static"), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(root, p)
-		files = append(files, filepath.ToSlash(rel))
-		return err
-	})
-	if err != nil {
-		return nil, err
 	}
 	files = append(files, "go.mod", "go.sum", "scripts/build_web.sh")
 	sort.Strings(files)

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/render"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
@@ -22,13 +24,50 @@ import (
 )
 
 // Settings are the command-line flags the page offers, by their flag
-// names: --gpu, --dtype, --batch, --dim NAME=V, --plan.
+// names: --gpu, --dtype, --batch, --dim NAME=V, --plan, --runtime,
+// --train, --optimizer, --checkpoint, --power-cap, --sm-clock, --gpus.
+// A zero field is the flag's default.
 type Settings struct {
 	GPU   string           `json:"gpu"`
 	DType string           `json:"dtype"`
 	Batch int64            `json:"batch"`
 	Dims  map[string]int64 `json:"dims"`
 	Plan  string           `json:"plan"`
+	// Runtime is the execution profile ("" is hwdb.DefaultRuntime).
+	Runtime string `json:"runtime,omitempty"`
+	// Train costs one training step with Optimizer ("" is adam) and
+	// Checkpoint ("" is none).
+	Train      bool   `json:"train,omitempty"`
+	Optimizer  string `json:"optimizer,omitempty"`
+	Checkpoint string `json:"checkpoint,omitempty"`
+	// PowerCap (W) and SMClock (MHz) price every kernel under a board
+	// power limit or an SM clock lock (0: the GPU's default).
+	PowerCap float64 `json:"power_cap,omitempty"`
+	SMClock  float64 `json:"sm_clock,omitempty"`
+	// GPUs is the tensor-parallel degree (0 or 1: one GPU).
+	GPUs int `json:"gpus,omitempty"`
+}
+
+// power is the cap or lock the settings ask for.
+func (st *Settings) power() perf.PowerControl {
+	return perf.PowerControl{CapW: st.PowerCap, SMClockMHz: st.SMClock}
+}
+
+// train is the cost model's training request; nil without Train.
+func (st *Settings) train() *cost.TrainOptions {
+	if !st.Train {
+		return nil
+	}
+	return &cost.TrainOptions{Optimizer: st.Optimizer, Checkpoint: st.Checkpoint}
+}
+
+// options is what pipeline.Estimate needs besides the GPU, as `report`
+// passes them for the same flags.
+func (s *Session) options(st *Settings, rt *hwdb.Runtime) pipeline.EstimateOptions {
+	return pipeline.EstimateOptions{
+		DType: st.DType, Plan: st.Plan, Runtime: rt, ToolVersion: s.version, ModelName: s.name,
+		Power: st.power(), Train: st.train(), GPUs: st.GPUs,
+	}
 }
 
 // Session is one model held as bytes. The fusion passes rewrite a graph
@@ -112,49 +151,64 @@ func symbolsOf(l *pipeline.Loaded) []Symbol {
 }
 
 // validDTypes are the values --dtype accepts ("" is the model's own).
-var validDTypes = []string{"", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"}
+var validDTypes = append([]string{""}, cost.DTypes()...)
 
-// check validates settings with the CLI's messages for the same flags.
-func (s *Session) check(st *Settings) (*hwdb.GPU, error) {
+// check validates settings with the CLI's checks and messages for the
+// same flags (internal/pipeline/check.go), in the order `report` makes
+// them, and resolves the GPU and runtime profile.
+func (s *Session) check(st *Settings) (*hwdb.GPU, *hwdb.Runtime, error) {
 	if st.Plan == "" {
 		st.Plan = "fused"
 	}
 	if st.GPU == "" {
-		return nil, fmt.Errorf("--gpu is required (see 'onnxcost gpus' for the list)")
+		return nil, nil, fmt.Errorf("--gpu is required (see 'onnxcost gpus' for the list)")
 	}
-	if err := checkValue("--dtype", st.DType, validDTypes...); err != nil {
-		return nil, err
+	st.DType = strings.ToLower(strings.TrimSpace(st.DType))
+	if err := pipeline.CheckValue("--dtype", st.DType, validDTypes...); err != nil {
+		return nil, nil, err
 	}
-	if err := checkValue("--plan", st.Plan, "fused", "unfused"); err != nil {
-		return nil, err
+	if err := pipeline.CheckValue("--plan", st.Plan, "fused", "unfused"); err != nil {
+		return nil, nil, err
 	}
 	if st.Batch < 0 {
-		return nil, fmt.Errorf("--batch must be positive, got %d", st.Batch)
+		return nil, nil, fmt.Errorf("--batch must be positive, got %d", st.Batch)
 	}
 	for k, v := range st.Dims {
 		if strings.TrimSpace(k) == "" || v <= 0 {
-			return nil, fmt.Errorf("--dim %q: value must be a positive integer", fmt.Sprintf("%s=%d", k, v))
+			return nil, nil, fmt.Errorf("--dim %q: value must be a positive integer", fmt.Sprintf("%s=%d", k, v))
 		}
+	}
+	if err := pipeline.CheckGPUs(st.GPUs); err != nil {
+		return nil, nil, err
 	}
 	g, err := s.db.Lookup(st.GPU)
 	if err != nil {
-		return nil, fmt.Errorf("--gpu: %w", err)
+		return nil, nil, fmt.Errorf("--gpu: %w", err)
 	}
-	return g, nil
+	rt, err := lookupRuntime(st.Runtime)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := pipeline.CheckPowerControl(g, st.power()); err != nil {
+		return nil, nil, err
+	}
+	if err := pipeline.CheckTrain(&st.Optimizer, &st.Checkpoint); err != nil {
+		return nil, nil, err
+	}
+	return g, rt, nil
 }
 
-// checkValue requires a value to be one of allowed, with the CLI's message.
-func checkValue(flag, got string, allowed ...string) error {
-	var named []string
-	for _, a := range allowed {
-		if got == a {
-			return nil
-		}
-		if a != "" {
-			named = append(named, a)
-		}
+// lookupRuntime is the built-in profile --runtime names ("" is the
+// default), with the CLI's message for an unknown one.
+func lookupRuntime(name string) (*hwdb.Runtime, error) {
+	if strings.TrimSpace(name) == "" {
+		name = hwdb.DefaultRuntime
 	}
-	return fmt.Errorf("%s %q: want one of %s", flag, got, strings.Join(named, "|"))
+	rt, err := hwdb.LookupRuntime(name)
+	if err != nil {
+		return nil, fmt.Errorf("--runtime: %w", err)
+	}
+	return rt, nil
 }
 
 // load reads the bytes again and runs the plan's passes, as `report` does.
@@ -169,8 +223,13 @@ func (s *Session) load(st Settings) (*pipeline.Loaded, error) {
 			return nil, err
 		}
 	}
-	// The CLI's default pass flags: all passes, no checks, no dumps.
-	if err := l.Plan(st.Plan, passes.Options{DumpTo: io.Discard}); err != nil {
+	// The CLI's default pass flags: all passes, no checks, no dumps; a
+	// training step leaves out the inference-only passes, as --train does.
+	opt := passes.Options{DumpTo: io.Discard}
+	if st.Train {
+		opt = pipeline.ForTraining(opt)
+	}
+	if err := l.Plan(st.Plan, opt); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -183,7 +242,7 @@ func (s *Session) Estimate(st Settings) (*report.Report, error) {
 }
 
 func (s *Session) estimate(st Settings) (*report.Report, *pipeline.Loaded, *hwdb.GPU, error) {
-	gpu, err := s.check(&st)
+	gpu, rt, err := s.check(&st)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -191,9 +250,7 @@ func (s *Session) estimate(st Settings) (*report.Report, *pipeline.Loaded, *hwdb
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	r, err := pipeline.Estimate(l, gpu, pipeline.EstimateOptions{
-		DType: st.DType, Plan: st.Plan, ToolVersion: s.version, ModelName: s.name,
-	})
+	r, err := pipeline.Estimate(l, gpu, s.options(&st, rt))
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -224,9 +281,15 @@ func (s *Session) GPUs(st Settings) ([]GPURow, error) {
 		return nil, fmt.Errorf("the GPU database is empty")
 	}
 	st.GPU = all[0].Name
-	if _, err := s.check(&st); err != nil {
+	// A power cap or clock lock is checked per GPU below: each has its
+	// own range, and a row out of range says so.
+	pw := st.power()
+	st.PowerCap, st.SMClock = 0, 0
+	_, rt, err := s.check(&st)
+	if err != nil {
 		return nil, err
 	}
+	st.PowerCap, st.SMClock = pw.CapW, pw.SMClockMHz
 	l, err := s.load(st)
 	if err != nil {
 		return nil, err
@@ -234,9 +297,11 @@ func (s *Session) GPUs(st Settings) ([]GPURow, error) {
 	rows := make([]GPURow, 0, len(all))
 	for _, g := range all {
 		row := GPURow{GPU: g.Name, Vendor: g.Vendor, Arch: g.Arch}
-		r, err := pipeline.Estimate(l, g, pipeline.EstimateOptions{
-			DType: st.DType, Plan: st.Plan, ToolVersion: s.version, ModelName: s.name,
-		})
+		err := pipeline.CheckPowerControl(g, pw)
+		var r *report.Report
+		if err == nil {
+			r, err = pipeline.Estimate(l, g, s.options(&st, rt))
+		}
 		if err != nil {
 			row.Err = err.Error()
 		} else {
@@ -335,11 +400,15 @@ func roofPoints(r *report.Report, c viz.Ceilings, peaks map[string]float64) []Ro
 
 // Text is the report's totals as the CLI's text report writes them
 // (cost/render), keyed by the JSON field (plus "bytes": read + written),
-// so the page's cards read exactly as `report` prints.
+// so the page's cards read exactly as `report` prints; the lines under
+// the header (memory verdict, runtime, training step) are render's own;
+// training figures are keyed "train.FIELD" and "train.memory.FIELD".
 func Text(r *report.Report) map[string]string {
 	t := r.Totals
-	return map[string]string{
+	out := map[string]string{
 		"header":               render.Clean(render.Header(r)),
+		"fit_line":             render.Clean(render.FitLine(r)),
+		"runtime_line":         render.Clean(render.RuntimeLine(r)),
 		"time_s":               render.Seconds(t.TimeS),
 		"flops":                render.FLOPs(t.FLOPs),
 		"macs":                 render.Count(t.MACs),
@@ -355,4 +424,46 @@ func Text(r *report.Report) map[string]string {
 		"gemm_conv_time_share": render.Percent(t.GEMMConvTimeShare),
 		"nodes":                render.Count(float64(t.Nodes)),
 	}
+	if t.GPUs > 1 {
+		out["communication_time_s"] = render.Seconds(t.CommunicationTimeS)
+		out["per_gpu_peak_memory_bytes"] = render.Bytes(t.PerGPUPeakMemoryBytes)
+	}
+	if tr := t.Train; tr != nil {
+		out["train.step_line"] = render.Clean(render.TrainStepLine(tr))
+		for k, v := range map[string]float64{"step_time_s": tr.StepTimeS, "forward_time_s": tr.ForwardTimeS,
+			"backward_time_s": tr.BackwardTimeS, "optimizer_time_s": tr.OptimizerTimeS, "recompute_time_s": tr.RecomputeTimeS} {
+			out["train."+k] = render.Seconds(v)
+		}
+		for k, v := range map[string]float64{"forward_flops": tr.ForwardFLOPs, "backward_flops": tr.BackwardFLOPs, "optimizer_flops": tr.OptimizerFLOPs} {
+			out["train."+k] = render.FLOPs(v)
+		}
+		m := tr.Memory
+		for k, v := range map[string]float64{"weights_bytes": m.WeightsBytes, "master_weights_bytes": m.MasterWeightsBytes,
+			"gradients_bytes": m.GradientsBytes, "optimizer_state_bytes": m.OptimizerStateBytes, "activations_bytes": m.ActivationsBytes,
+			"workspace_bytes": m.WorkspaceBytes, "runtime_bytes": m.RuntimeBytes, "tensor_peak_bytes": m.TensorPeakBytes, "peak_bytes": m.PeakBytes} {
+			out["train.memory."+k] = render.Bytes(v)
+		}
+	}
+	return out
+}
+
+// Choices are the values the page's menus offer, from the lists the CLI
+// checks its flags against, so that the two cannot disagree.
+type Choices struct {
+	DTypes      []string        `json:"dtypes"`
+	Optimizers  []string        `json:"optimizers"`
+	Checkpoints []string        `json:"checkpoints"`
+	Runtimes    []*hwdb.Runtime `json:"runtimes"`
+	// Defaults are the values of --runtime, --optimizer and --checkpoint
+	// left out, by the Settings' JSON names.
+	Defaults map[string]string `json:"defaults"`
+	MaxGPUs  int               `json:"max_gpus"`
+}
+
+// AllChoices are the page's menus: --dtype, --optimizer, --checkpoint and
+// --runtime values, and the --gpus limit.
+func AllChoices() Choices {
+	return Choices{DTypes: cost.DTypes(), Optimizers: cost.Optimizers(), Checkpoints: cost.CheckpointModes(),
+		Runtimes: hwdb.Runtimes(), MaxGPUs: pipeline.MaxGPUs,
+		Defaults: map[string]string{"runtime": hwdb.DefaultRuntime, "optimizer": pipeline.DefaultOptimizer, "checkpoint": pipeline.DefaultCheckpoint}}
 }

@@ -9,7 +9,15 @@ const timing = (window.onnxcostTiming = {});
 const body = document.body;
 
 // ---- state (everything but the model lives in the URL hash) ----
-const state = { gpu: "", dtype: "", batch: 0, dims: {}, plan: "fused", tab: "nodes" };
+// The cost flags of 'onnxcost report' by their JSON names in
+// web/session.Settings; a zero value is the flag's default.
+const state = { gpu: "", dtype: "", batch: 0, dims: {}, plan: "fused", tab: "nodes",
+  runtime: "", train: false, optimizer: "", checkpoint: "", power_cap: 0, sm_clock: 0, gpus: 0 };
+// The numeric flags kept in the hash by name, with the control that sets
+// each: --power-cap and --sm-clock take decimals, --gpus a whole number.
+const numFlags = [["power_cap", "#power-cap", parseFloat], ["sm_clock", "#sm-clock", parseFloat], ["gpus", "#gpus-n", (v) => parseInt(v, 10)]];
+const textFlags = [["runtime", "#runtime"], ["optimizer", "#optimizer"], ["checkpoint", "#checkpoint"]];
+let choices = null;      // the menus' values, from the Go build (session.AllChoices)
 let api = null;          // window.onnxcost once the wasm is up
 let gpuByName = {};      // hwdb entries by canonical name
 let model = null;        // {name, symbols}
@@ -27,6 +35,9 @@ function readHash() {
   state.batch = b > 0 ? b : 0;
   if (p.get("plan") === "unfused") state.plan = "unfused";
   if (p.get("tab")) state.tab = p.get("tab");
+  for (const [k] of textFlags) state[k] = p.get(k) || "";
+  for (const [k, , parse] of numFlags) { const v = parse(p.get(k) || ""); state[k] = v > 0 ? v : 0; }
+  state.train = p.get("train") === "1";
   state.dims = {};
   for (const [k, v] of p) {
     if (k.startsWith("dim.")) {
@@ -43,12 +54,18 @@ function writeHash() {
   if (state.batch > 0) p.set("batch", String(state.batch));
   for (const k of Object.keys(state.dims).sort()) p.set("dim." + k, String(state.dims[k]));
   p.set("plan", state.plan);
+  for (const [k] of textFlags) if (state[k]) p.set(k, state[k]);
+  if (state.train) p.set("train", "1");
+  for (const [k] of numFlags) if (state[k] > 0) p.set(k, String(state[k]));
   p.set("tab", state.tab);
   history.replaceState(null, "", "#" + p.toString());
 }
 
 function settings() {
-  return JSON.stringify({ gpu: state.gpu, dtype: state.dtype, batch: state.batch, dims: state.dims, plan: state.plan });
+  const st = { gpu: state.gpu, dtype: state.dtype, batch: state.batch, dims: state.dims, plan: state.plan, train: state.train };
+  for (const [k] of textFlags) st[k] = state[k];
+  for (const [k] of numFlags) st[k] = state[k];
+  return JSON.stringify(st);
 }
 
 // ---- formatting: cost/render's units (cost/render/units.go), so the
@@ -118,13 +135,18 @@ async function boot() {
   readHash();
   const ready = new Promise((r) => (window.onnxcostReady = r));
   const go = new Go();
+  // serve's model is fetched while the WebAssembly compiles.
+  const preload = fetchPreload();
+  preload.catch(() => {}); // reported when awaited, below
   const wasm = await WebAssembly.instantiateStreaming(fetch("onnxcost.wasm"), go.importObject);
+  timing.wasmCompiled = performance.now();
   go.run(wasm.instance);
   await ready;
   api = window.onnxcost;
   timing.wasmReady = performance.now();
   $("#version").textContent = api.version;
   const gpus = JSON.parse(api.gpuList());
+  timing.gpuList = performance.now();
   const sel = $("#gpu");
   for (const g of gpus) {
     gpuByName[g.name] = g;
@@ -134,6 +156,14 @@ async function boot() {
     sel.append(o);
   }
   if (!state.gpu || !gpuByName[state.gpu]) state.gpu = gpuByName["A100-SXM4-80GB"] ? "A100-SXM4-80GB" : gpus[0].name;
+  choices = JSON.parse(api.choices());
+  const lists = { runtime: choices.runtimes.map((r) => r.name), optimizer: choices.optimizers, checkpoint: choices.checkpoints };
+  for (const [k, sel] of textFlags) {
+    const def = choices.defaults[k];
+    $(sel).innerHTML = lists[k].map((v) => `<option value="${esc(v)}">${esc(v)}${v === def ? " (default)" : ""}</option>`).join("");
+  }
+  for (const r of choices.runtimes) $(`#runtime option[value="${r.name}"]`).title = r.description || "";
+  $("#gpus-n").max = String(choices.max_gpus);
   syncControls();
   wireControls();
   status("");
@@ -141,21 +171,30 @@ async function boot() {
   // `onnxcost serve [MODEL]` offers its first settings and its model at
   // fixed addresses; a static copy of the page has neither.
   try {
-    const r = await fetch("preload.json", { cache: "no-store" });
-    if (r.ok) {
-      const info = await r.json();
-      applyServed(info.settings);
-      if (info.name) {
-        status(`Reading ${info.display}…`);
-        const m = await fetch("preload.onnx", { cache: "no-store" });
-        if (!m.ok) throw new Error(`preload.onnx: HTTP ${m.status}`);
-        openModel(info.name, info.display, new Uint8Array(await m.arrayBuffer()));
+    const p = await preload;
+    if (p) {
+      applyServed(p.info.settings);
+      if (p.bytes) {
+        openModel(p.info.name, p.info.display, p.bytes);
         status("");
       }
     }
   } catch (e) {
     showError("onnxcost: " + e.message);
   }
+}
+
+// fetchPreload reads what `onnxcost serve [MODEL]` offers at fixed
+// addresses: its first settings and its model; null from a static copy
+// of the page, which has neither.
+async function fetchPreload() {
+  const r = await fetch("preload.json", { cache: "no-store" });
+  if (!r.ok) return null;
+  const info = await r.json();
+  if (!info.name) return { info };
+  const m = await fetch("preload.onnx", { cache: "no-store" });
+  if (!m.ok) throw new Error(`preload.onnx: HTTP ${m.status}`);
+  return { info, bytes: new Uint8Array(await m.arrayBuffer()) };
 }
 
 // applyServed takes serve's --gpu/--dtype/--batch/--dim/--plan for every
@@ -168,6 +207,8 @@ function applyServed(st) {
   if (st.batch > 0 && !p.get("batch")) state.batch = st.batch;
   if (st.plan && !p.get("plan")) state.plan = st.plan;
   for (const [k, v] of Object.entries(st.dims || {})) if (!p.has("dim." + k)) state.dims[k] = v;
+  for (const k of ["runtime", "optimizer", "checkpoint", "power_cap", "sm_clock", "gpus"]) if (st[k] && !p.has(k)) state[k] = st[k];
+  if (st.train && !p.has("train")) state.train = true;
   syncControls();
 }
 
@@ -176,12 +217,24 @@ function syncControls() {
   $("#dtype").value = state.dtype;
   $("#batch").value = state.batch > 0 ? String(state.batch) : "";
   for (const r of document.querySelectorAll('input[name="plan"]')) r.checked = r.value === state.plan;
+  for (const [k, sel] of textFlags) $(sel).value = state[k] || choices.defaults[k];
+  for (const [k, sel] of numFlags) $(sel).value = state[k] > 0 ? String(state[k]) : "";
+  $("#train").checked = state.train;
+  $("#train").closest(".group").classList.toggle("off", !state.train);
+  // The GPU's own limits, as hints: the CLI refuses a cap or clock
+  // outside them, and so does the page (with its message).
+  const g = gpuByName[state.gpu];
+  if (g) {
+    $("#power-cap").placeholder = g.tdp_w ? String(g.tdp_w) : "TDP";
+    $("#power-cap").title = `board power limit (--power-cap); ${g.name}: ` + (g.min_power_w ? `${g.min_power_w}..${Math.max(g.max_power_w || 0, g.tdp_w)} W` : `up to ${Math.max(g.max_power_w || 0, g.tdp_w)} W`) + "; empty: the TDP";
+    $("#sm-clock").placeholder = `≤ ${g.boost_clock_mhz}`;
+  }
   for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("on", b.dataset.tab === state.tab);
   for (const s of document.querySelectorAll(".tab")) s.hidden = s.id !== "tab-" + state.tab;
 }
 
 function wireControls() {
-  $("#gpu").addEventListener("change", (e) => { state.gpu = e.target.value; estimate(); });
+  $("#gpu").addEventListener("change", (e) => { state.gpu = e.target.value; syncControls(); estimate(); });
   $("#dtype").addEventListener("change", (e) => { state.dtype = e.target.value; estimate(); });
   $("#batch").addEventListener("change", (e) => {
     const n = parseInt(e.target.value, 10);
@@ -189,6 +242,14 @@ function wireControls() {
     estimate();
   });
   for (const r of document.querySelectorAll('input[name="plan"]')) r.addEventListener("change", (e) => { state.plan = e.target.value; estimate(); });
+  // The default value is kept as "" (unset), as the CLI's flag left out.
+  for (const [k, sel] of textFlags) $(sel).addEventListener("change", (e) => { state[k] = e.target.value === choices.defaults[k] ? "" : e.target.value; estimate(); });
+  for (const [k, sel, parse] of numFlags) $(sel).addEventListener("change", (e) => {
+    const v = parse(e.target.value);
+    state[k] = v > 0 ? v : 0;
+    estimate();
+  });
+  $("#train").addEventListener("change", (e) => { state.train = e.target.checked; syncControls(); estimate(); });
   $("#settings").addEventListener("submit", (e) => e.preventDefault());
   for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => { state.tab = b.dataset.tab; syncControls(); writeHash(); showTab(); });
   $("#file").addEventListener("change", async (e) => {
@@ -218,7 +279,9 @@ function openModel(name, display, bytes) {
   clearError();
   model = null;
   report = null;
+  const t = performance.now();
   const out = call("open", name, bytes);
+  timing.openMs = performance.now() - t;
   if (!out) return;
   model = { name, display, symbols: out.symbols || [] };
   $("#model-name").textContent = display;
@@ -275,7 +338,9 @@ function estimate() {
   a.href = URL.createObjectURL(new Blob([json], { type: "application/json" }));
   a.download = (model.display.replace(/\.onnx$/i, "") || "model") + "." + state.gpu + ".json";
   renderTitle();
+  renderLines();
   renderCards();
+  renderTrain();
   renderWarnings();
   renderNodes();
   showTab();
@@ -283,6 +348,7 @@ function estimate() {
   estimates++;
   body.dataset.estimates = String(estimates);
   body.dataset.state = "ready";
+  timing.renderMs = performance.now() - t - timing.estimateMs;
   if (timing.firstReport === undefined) timing.firstReport = performance.now();
 }
 
@@ -297,23 +363,66 @@ function renderCards() {
   const g = gpuByName[report.gpu] || {};
   const batch = state.batch > 0 ? state.batch : 0;
   // [JSON field, label, sub-line, main]; the value is the CLI's text.
+  const per = t.gpus > 1 ? ` on ${t.gpus} GPUs` : "";
   const cards = [
-    ["time_s", "time", batch ? `${grouped(batch / t.time_s)} samples/s` : `${grouped(1 / t.time_s)} runs/s`, true],
-    ["flops", "FLOPs", t.time_s > 0 ? `${si(t.flops / t.time_s, "FLOP/s")} achieved` : ""],
+    ["time_s", t.train ? "training step" : "time", (batch ? `${grouped(batch / t.time_s)} samples/s` : `${grouped(1 / t.time_s)} ${t.train ? "steps" : "runs"}/s`) + per, true],
+    // A training step's FLOPs card is the forward pass (totals.flops);
+    // its rate is the whole step's work over the step's time.
+    ["flops", t.train ? "FLOPs (forward)" : "FLOPs", t.time_s > 0 ? `${si((t.train ? t.train.forward_flops + t.train.backward_flops + t.train.optimizer_flops : t.flops) / t.time_s, "FLOP/s")} achieved${t.train ? " over the step" : ""}` : ""],
     ["macs", "MACs", `${text.transcendentals} transcendentals`],
     ["bytes", "bytes moved", `${text.bytes_read} read, ${text.bytes_written} written`],
     ["launches", "kernel launches", `${text.nodes} nodes`],
-    ["peak_memory_bytes", "peak memory", g.mem_bytes ? `${pct(t.peak_memory_bytes / g.mem_bytes)} of ${bytes(g.mem_bytes)}` : ""],
-    ["energy_j", "energy", t.time_s > 0 ? `${(t.energy_j / t.time_s).toFixed(0)} W average` : ""],
+    t.gpus > 1
+      ? ["per_gpu_peak_memory_bytes", "peak memory per GPU", g.mem_bytes ? `${pct(t.per_gpu_peak_memory_bytes / g.mem_bytes)} of ${bytes(g.mem_bytes)}; whole ${text.peak_memory_bytes}` : ""]
+      : ["peak_memory_bytes", "peak memory", g.mem_bytes ? `${pct(t.peak_memory_bytes / g.mem_bytes)} of ${bytes(g.mem_bytes)}` : ""],
+    ["energy_j", "energy", (t.avg_power_w ? `${t.avg_power_w.toFixed(0)} W average` : "") +
+      (t.power_cap_w ? ` · cap ${t.power_cap_w} W` : "") + (t.sm_clock_cap_mhz ? ` · SM ≤ ${t.sm_clock_cap_mhz} MHz` : "")],
     ["params", "parameters", text.param_bytes],
     ["gemm_conv_time_share", "GEMM + conv", "of the time"],
   ];
+  if (t.gpus > 1) cards.splice(1, 0, ["communication_time_s", "all-reduce", `${pct(t.communication_time_s / t.time_s)} of the time, ${t.gpus}-way tensor parallel`]);
   // data-value carries the JSON number exactly (JS prints the shortest
   // string that reads back as the same float64), for tests and scripts.
   const value = (k) => (k === "bytes" ? t.bytes_read + t.bytes_written : t[k]);
   $("#cards").innerHTML = cards.map(([k, label, sub, main]) =>
     `<div class="card${main ? " main" : ""}"><div class="k">${label}</div><div class="v" data-total="${k}" data-value="${value(k)}">${esc(text[k])}</div><div class="s">${esc(sub)}</div></div>`).join("") +
-    `<div hidden>${["bytes_read", "bytes_written", "nodes", "transcendentals", "param_bytes", "peak_activation_bytes"].map((k) => `<span data-total="${k}" data-value="${t[k]}"></span>`).join("")}</div>`;
+    `<div hidden>${["bytes_read", "bytes_written", "nodes", "transcendentals", "param_bytes", "peak_activation_bytes", "peak_memory_bytes",
+      "avg_power_w", "power_cap_w", "sm_clock_cap_mhz", "gpus", "communication_time_s", "per_gpu_peak_memory_bytes"]
+      .filter((k) => t[k] !== undefined).map((k) => `<span data-total="${k}" data-value="${t[k]}"></span>`).join("")}</div>`;
+}
+
+// renderLines shows the lines the CLI's text report prints under its
+// header (cost/render): the memory verdict, the runtime profile, and a
+// training step's phases.
+function renderLines() {
+  const ls = [text.fit_line, text.runtime_line, text["train.step_line"]].filter(Boolean);
+  $("#lines").innerHTML = ls.map((l) => `<div class="${/DOES NOT FIT/.test(l) ? "bad" : ""}" title="${esc(l)}">${esc(l)}</div>`).join("");
+}
+
+// renderTrain shows a training step (--train): its time and FLOPs by
+// phase and its device memory by part, each figure in the CLI's units.
+function renderTrain() {
+  const tr = report.totals.train;
+  const box = $("#train-box");
+  box.hidden = !tr;
+  if (!tr) { box.innerHTML = ""; return; }
+  const cell = (k, v) => `<td class="num" data-total="train.${k}" data-value="${v}">${esc(text["train." + k])}</td>`;
+  const phases = [["forward", "forward_time_s", "forward_flops"], ["backward", "backward_time_s", "backward_flops"], ["optimizer (" + tr.optimizer + ")", "optimizer_time_s", "optimizer_flops"]];
+  if (tr.recompute_time_s > 0) phases.splice(1, 0, [`recompute (checkpoint ${tr.checkpoint})`, "recompute_time_s", ""]);
+  const m = tr.memory;
+  const parts = [["weights_bytes", "weights", "#3b82c4"], ["master_weights_bytes", "fp32 master weights", "#7aa6d6"], ["gradients_bytes", "gradients", "#e8743b"],
+    ["optimizer_state_bytes", "optimizer state", "#9c6ade"], ["activations_bytes", "activations kept for backward", "#59a14f"],
+    ["workspace_bytes", "workspace", "#b0b6bf"], ["runtime_bytes", "runtime (context)", "#6b7380"]];
+  const sum = parts.reduce((a, [k]) => a + m[k], 0) || 1;
+  box.innerHTML = `<h4>training step${tr.mixed_precision ? " · mixed precision" : ""}</h4><div class="cols">` +
+    `<table><tr><td></td><td class="num muted">time</td><td class="num muted">FLOPs</td></tr>` +
+    phases.map(([l, tk, fk]) => `<tr><td>${esc(l)}</td>${cell(tk, tr[tk])}${fk ? cell(fk, tr[fk]) : "<td></td>"}</tr>`).join("") +
+    `<tr><td><b>step</b></td>${cell("step_time_s", tr.step_time_s)}<td></td></tr></table>` +
+    `<div style="flex:1;min-width:340px"><div>device memory: peak <b data-total="train.memory.peak_bytes" data-value="${m.peak_bytes}">${esc(text["train.memory.peak_bytes"])}</b> in ${esc(m.peak_phase)} ` +
+    `<span class="muted">(<span data-total="train.memory.tensor_peak_bytes" data-value="${m.tensor_peak_bytes}">${esc(text["train.memory.tensor_peak_bytes"])}</span> tensors)</span></div>` +
+    `<div class="stack">${parts.filter(([k]) => m[k] > 0).map(([k, l, c]) => `<span style="width:${(100 * m[k] / sum).toFixed(2)}%;background:${c}" title="${esc(l)}: ${esc(text["train.memory." + k])}"></span>`).join("")}</div>` +
+    `<table>${parts.map(([k, l, c]) => `<tr><td><span class="sw" style="background:${c}"></span>${esc(l)}</td>${cell("memory." + k, m[k])}</tr>`).join("")}</table></div></div>` +
+    ((tr.notes || []).length ? `<details><summary class="muted">${tr.notes.length} note${tr.notes.length > 1 ? "s" : ""}</summary><ul>${tr.notes.map((n) => `<li>${esc(n)}</li>`).join("")}</ul></details>` : "");
 }
 
 function renderWarnings() {
@@ -339,6 +448,7 @@ const nodeCols = [
   ["name", "name", (n) => n.name, "l name"],
   ["op", "op", (n) => (n.domain ? n.domain + "." : "") + n.op_type, "l"],
   ["time_s", "time", (n) => n.time_s],
+  ["bwd", "backward", (n) => (n.backward ? n.backward.time_s : 0), "", true],
   ["share", "share", (n) => n.time_s],
   ["flops", "FLOPs", (n) => n.flops],
   ["bytes", "bytes", (n) => n.bytes_read + n.bytes_written],
@@ -352,7 +462,10 @@ const nodeCols = [
 function renderNodes() {
   if (!report) return;
   const thead = $("#nodes thead");
-  thead.innerHTML = "<tr>" + nodeCols.map(([k, label, , cls]) => `<th data-k="${k}" class="${cls || ""}${k === sortKey ? " sorted" + (sortAsc ? " asc" : "") : ""}">${label}</th>`).join("") + "</tr>";
+  // The backward column shows only for a training step (--train).
+  const cols = nodeCols.filter((c) => !c[4] || report.totals.train);
+  if (!cols.some((c) => c[0] === sortKey)) sortKey = "time_s";
+  thead.innerHTML = "<tr>" + cols.map(([k, label, , cls]) => `<th data-k="${k}" class="${cls || ""}${k === sortKey ? " sorted" + (sortAsc ? " asc" : "") : ""}">${label}</th>`).join("") + "</tr>";
   for (const th of thead.querySelectorAll("th")) th.addEventListener("click", () => {
     if (sortKey === th.dataset.k) sortAsc = !sortAsc; else { sortKey = th.dataset.k; sortAsc = ["name", "op", "bound", "precision", "idx"].includes(sortKey); }
     renderNodes();
@@ -370,7 +483,7 @@ function renderNodes() {
   $("#nodes tbody").innerHTML = rows.map((n) => {
     const b = n.bound ? `<span class="bound ${esc(ceilingOf(n))}">${esc(ceilingOf(n))}</span>` : "";
     return `<tr data-name="${esc(n.name)}"${n.name === selected ? ' class="sel"' : ""}><td>${n._i}</td><td class="l name" title="${esc(n.name)}">${esc(n.name)}</td><td class="l">${esc((n.domain ? n.domain + "." : "") + n.op_type)}</td>` +
-      `<td>${secs(n.time_s)}</td><td class="l"><span class="bar" style="width:${(40 * n.time_s / max).toFixed(1)}px"></span>${pct(n.time_s / total)}</td>` +
+      `<td>${secs(n.time_s)}</td>${report.totals.train ? `<td>${n.backward ? secs(n.backward.time_s) : "-"}</td>` : ""}<td class="l"><span class="bar" style="width:${(40 * n.time_s / max).toFixed(1)}px"></span>${pct(n.time_s / total)}</td>` +
       `<td>${flops(n.flops)}</td><td>${bytes(n.bytes_read + n.bytes_written)}</td><td>${n.arithmetic_intensity ? sig(n.arithmetic_intensity) : "-"}</td>` +
       `<td class="l">${b}</td><td>${count(n.launches)}</td><td class="l">${esc(n.precision || "")}</td><td>${(n.fused_from || []).length || ""}</td></tr>`;
   }).join("");
