@@ -72,3 +72,29 @@ func TestShapesJSONStreamed(t *testing.T) {
 		}
 	}
 }
+
+// TestRowCut: cutting a cell in place gives what cutting its string by
+// runes gives (head, ellipsis, a third of the width as tail), for ASCII
+// and multi-byte text around the limit.
+func TestRowCut(t *testing.T) {
+	ref := func(s string, n int) string {
+		r := []rune(s)
+		if len(r) <= n {
+			return s
+		}
+		tail := n / 3
+		return string(r[:n-tail-1]) + "…" + string(r[len(r)-tail:])
+	}
+	for _, s := range []string{"", "abc", "abcdefghij", "héllo→wörld_of_tensors", "ééééééééééé", "a→b→c→d→e→f→g", "x\xffyzzzzzzzzzz"} {
+		for n := 1; n <= 12; n++ {
+			var r row
+			r.text = append(r.text, "pre:"...)
+			r.text = append(r.text, s...)
+			r.cut(4, n)
+			r.text = append(r.text, ":post"...)
+			if got, want := string(r.text), "pre:"+ref(s, n)+":post"; got != want {
+				t.Errorf("cut(%q, %d) = %q, want %q", s, n, got, want)
+			}
+		}
+	}
+}
