@@ -58,6 +58,10 @@ func TestShapesJSONStreamed(t *testing.T) {
 	for _, nodes := range [][]shapesNodeJSON{nil, {}, {
 		{Name: "a\t<b>", OpType: "Relu", Inputs: []report.TensorInfo{{Name: "x", DType: "float32", Shape: report.Shape{ir.D(1), ir.S("n")}}}, Outputs: []report.TensorInfo{}},
 		{Name: "c", OpType: "If", Domain: "d", Graph: "c.then_branch", Inputs: []report.TensorInfo{}, Outputs: []report.TensorInfo{{Name: "y", DType: "float32"}}},
+		{Name: "é\u2028\x01\xff\\", OpType: "Add", Inputs: []report.TensorInfo{
+			{Name: "<&>", DType: "float16", Shape: report.Shape{}},
+			{Name: "s", DType: "int64", Shape: report.Shape{ir.S("a<b&c>"), ir.S("n\"q"), ir.S("ü"), ir.D(0)}},
+		}, Outputs: nil},
 	}} {
 		r.Nodes = nodes
 		var want, got bytes.Buffer

@@ -241,25 +241,113 @@ func writeShapesJSON(w io.Writer, r *shapesJSON) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	bw.Write(before)
 	bw.WriteString("\n  \"nodes\": [\n")
-	var node bytes.Buffer
-	enc := json.NewEncoder(&node)
-	enc.SetIndent("    ", "  ")
-	enc.SetEscapeHTML(false)
+	var node []byte
 	for i := range nodes {
-		node.Reset()
-		if err := enc.Encode(&nodes[i]); err != nil {
-			return err
-		}
-		bw.WriteString("    ")
-		bw.Write(bytes.TrimSuffix(node.Bytes(), []byte("\n")))
+		node = appendShapesNode(append(node[:0], "    "...), &nodes[i])
 		if i+1 < len(nodes) {
-			bw.WriteByte(',')
+			node = append(node, ',')
 		}
-		bw.WriteByte('\n')
+		bw.Write(append(node, '\n'))
 	}
 	bw.WriteString("  ],\n")
 	bw.Write(after)
 	return bw.Flush()
+}
+
+// appendShapesNode appends n as writeJSON indents it at depth 2 (a
+// nodes[] entry), without its leading indent. encoding/json took most of
+// `shapes --format json` on a 112k-node graph (reflection and a second
+// indenting pass per node); TestShapesJSONStreamed holds this to its bytes.
+func appendShapesNode(b []byte, n *shapesNodeJSON) []byte {
+	const in1, in2 = "\n      ", "\n        "
+	b = append(b, '{')
+	field := func(name, v string) {
+		b = append(append(append(b, in1...), name...), `": `...)
+		b = appendJSONString(b, v, false)
+		b = append(b, ',')
+	}
+	field(`"name`, n.Name)
+	field(`"op_type`, n.OpType)
+	if n.Domain != "" {
+		field(`"domain`, n.Domain)
+	}
+	if n.Graph != "" {
+		field(`"graph`, n.Graph)
+	}
+	list := func(name string, ts []report.TensorInfo) {
+		b = append(append(b, in1...), name...)
+		switch {
+		case ts == nil:
+			b = append(b, "null"...)
+			return
+		case len(ts) == 0:
+			b = append(b, "[]"...)
+			return
+		}
+		b = append(b, '[')
+		for i := range ts {
+			t := &ts[i]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(append(b, in2...), '{')
+			b = append(append(b, in2...), `  "name": `...)
+			b = append(appendJSONString(b, t.Name, false), ',')
+			b = append(append(b, in2...), `  "dtype": `...)
+			b = append(appendJSONString(b, t.DType, false), ',')
+			b = append(append(b, in2...), `  "shape": `...)
+			switch {
+			case t.Shape == nil:
+				b = append(b, "null"...)
+			case len(t.Shape) == 0:
+				b = append(b, "[]"...)
+			default:
+				b = append(b, '[')
+				for k, d := range t.Shape {
+					if k > 0 {
+						b = append(b, ',')
+					}
+					b = append(b, in2+"    "...)
+					if d.IsKnown() {
+						b = strconv.AppendInt(b, d.Value, 10)
+					} else {
+						// report.Shape marshals symbols with json.Marshal,
+						// which escapes HTML characters.
+						b = appendJSONString(b, d.Sym, true)
+					}
+				}
+				b = append(append(b, in2+"  "...), ']')
+			}
+			b = append(append(b, in2...), '}')
+		}
+		b = append(append(b, in1...), ']')
+	}
+	list(`"inputs": `, n.Inputs)
+	b = append(b, ',')
+	list(`"outputs": `, n.Outputs)
+	return append(b, "\n    }"...)
+}
+
+// appendJSONString appends s quoted as encoding/json quotes it (with HTML
+// escaping when html is set). Plain printable ASCII is copied; anything
+// else goes through encoding/json itself.
+func appendJSONString(b []byte, s string, html bool) []byte {
+	plain := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || html && (c == '<' || c == '>' || c == '&') {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return append(append(append(b, '"'), s...), '"')
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(html)
+	enc.Encode(s) // a string always encodes
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
 
 func writeJSON(w io.Writer, v any) error {
