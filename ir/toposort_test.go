@@ -158,11 +158,7 @@ func TestReplaceNodesSplice(t *testing.T) {
 	if err := g.ReplaceNodes(nodes[6:8], h); err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, n := range g.Nodes {
-		names = append(names, n.Name)
-	}
-	if got := strings.Join(names, " "); got != "n0 n1 f n5 h" {
+	if got := nodeNames(g.Nodes); got != "n0 n1 f n5 h" {
 		t.Fatalf("order %q", got)
 	}
 	if err := Verify(g); err != nil {
@@ -211,19 +207,10 @@ func TestRemoveNodesBackward(t *testing.T) {
 	live = chain("b", live, 2)
 	g.AddOutput(live)
 	dead := func(n *Node) bool { return len(n.Outputs[0].Consumers) == 0 && !g.IsGraphOutput(n.Outputs[0]) }
-	removed := g.RemoveNodesBackward(dead)
-	var got []string
-	for _, n := range removed {
-		got = append(got, n.Name)
-	}
-	if s := strings.Join(got, " "); s != "d3 d2 d1 d0" {
+	if s := nodeNames(g.RemoveNodesBackward(dead)); s != "d3 d2 d1 d0" {
 		t.Fatalf("removed %q", s)
 	}
-	got = got[:0]
-	for _, n := range g.Nodes {
-		got = append(got, n.Name)
-	}
-	if s := strings.Join(got, " "); s != "a0 a1 a2 b0 b1" {
+	if s := nodeNames(g.Nodes); s != "a0 a1 a2 b0 b1" {
 		t.Fatalf("left %q", s)
 	}
 	if err := Verify(g); err != nil {
@@ -239,4 +226,13 @@ func TestRemoveNodesBackward(t *testing.T) {
 	if g.RemoveNodesBackward(func(*Node) bool { return false }) != nil {
 		t.Error("nothing dead: want nil")
 	}
+}
+
+// nodeNames joins the nodes' names with spaces.
+func nodeNames(nodes []*Node) string {
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.Name
+	}
+	return strings.Join(names, " ")
 }
