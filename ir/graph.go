@@ -393,6 +393,36 @@ func (g *Graph) RemoveNode(n *Node) {
 	}
 }
 
+// RemoveNodesBackward visits g's nodes from last to first and removes
+// each one dead reports true for, seeing the removals of later nodes (so
+// a dead chain goes in one sweep), with one compaction of the node list
+// at the end. It returns the removed nodes, last first. Removing them one
+// by one with RemoveNode shifted the list for each: on a 112k-node graph
+// that was most of the dead-code sweep.
+func (g *Graph) RemoveNodesBackward(dead func(*Node) bool) []*Node {
+	var removed []*Node
+	for i := len(g.Nodes) - 1; i >= 0; i-- {
+		if n := g.Nodes[i]; dead(n) {
+			unlink(n)
+			removed = append(removed, n)
+		}
+	}
+	if len(removed) == 0 {
+		return nil
+	}
+	w := 0
+	for _, n := range g.Nodes {
+		if n.graph == g {
+			n.pos = w
+			g.Nodes[w] = n
+			w++
+		}
+	}
+	clear(g.Nodes[w:])
+	g.Nodes = g.Nodes[:w]
+	return removed
+}
+
 // unlink undoes link: n no longer consumes its inputs, produces its
 // outputs or belongs to a graph. The caller takes n out of g.Nodes.
 func unlink(n *Node) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -90,6 +91,9 @@ type reader struct {
 	valueSlab []Value           // see newValue
 	ptrSlab   []*Value          // see valueList
 	names     [][]byte          // scratch: a node's output names
+	textChunk []byte            // see text
+	dimSlab   []Dim             // see dims
+	typeSlab  []TypeInfo        // see declared
 	interned  map[string]string // see internStr
 }
 
@@ -183,7 +187,28 @@ func (r *reader) str(f *pbField, field string) (string, error) {
 	if err := r.wantType(f, protowire.BytesType, field); err != nil {
 		return "", err
 	}
-	return string(f.b), nil
+	return r.text(f.b), nil
+}
+
+// text returns b as a string. Short strings (names, mostly) are copied
+// into shared chunks rather than allocated one by one: a 112k-node graph
+// has two names per node, and the chunks hold no pointers for the
+// collector to scan. A chunk is never written again where a string uses
+// it, so the strings are immutable as Go requires.
+func (r *reader) text(b []byte) string {
+	const chunk, maxShared = 64 << 10, 1 << 10
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > maxShared {
+		return string(b)
+	}
+	if cap(r.textChunk)-len(r.textChunk) < len(b) {
+		r.textChunk = make([]byte, 0, chunk)
+	}
+	at := len(r.textChunk)
+	r.textChunk = append(r.textChunk, b...)
+	return unsafe.String(&r.textChunk[at], len(b))
 }
 
 // normDomain maps the spelled-out default domain to "".
@@ -471,10 +496,9 @@ func (r *reader) valueInfoBytes(f *pbField, depth int) ([]byte, *TypeInfo, error
 				return err
 			}
 			r.push("type", -1)
-			var t TypeInfo
-			t, err = r.typeProto(g.b, g.off, 0)
+			ti = r.declared()
+			*ti, err = r.typeProto(g.b, g.off, 0)
 			r.pop()
-			ti = &t
 		}
 		return err
 	})
@@ -583,7 +607,7 @@ func (r *reader) shapeProto(f *pbField) (Shape, error) {
 	if err != nil {
 		return Shape{}, err
 	}
-	s := Shape{Ranked: true, Dims: make([]Dim, 0, min(ndims, r.lim.MaxRank))}
+	s := Shape{Ranked: true, Dims: r.dims(min(ndims, r.lim.MaxRank))}
 	err = r.walk(f.b, f.off, func(g *pbField) error {
 		if g.num != 1 {
 			return nil
@@ -729,7 +753,7 @@ func (r *reader) nodeHead(g *Graph, n *Node, f *pbField) (nodeRec, error) {
 			}
 			return rec, fmt.Errorf("node %q (%s) writes %q, which is already a graph input or initializer", n.Name, n.OpType, v.Name)
 		}
-		v := r.newValue(string(b))
+		v := r.newValue(r.text(b))
 		g.values[v.Name] = v
 		v.Producer = n
 		n.Outputs[k] = v
@@ -827,6 +851,32 @@ func (r *reader) valueList(n int) []*Value {
 	l := r.ptrSlab[:n:n]
 	r.ptrSlab = r.ptrSlab[n:]
 	return l
+}
+
+// dims returns an empty dim list of capacity n from the reader's slab
+// (capped, so that appending to it copies), one allocation per slabSize
+// dims instead of one per declared shape.
+func (r *reader) dims(n int) []Dim {
+	if n == 0 || n > slabSize/4 {
+		return make([]Dim, 0, n)
+	}
+	if len(r.dimSlab) < n {
+		r.dimSlab = make([]Dim, slabSize)
+	}
+	l := r.dimSlab[:0:n]
+	r.dimSlab = r.dimSlab[n:]
+	return l
+}
+
+// declared returns a fresh TypeInfo from the reader's slab: every
+// value_info entry of a 112k-node graph has one.
+func (r *reader) declared() *TypeInfo {
+	if len(r.typeSlab) == 0 {
+		r.typeSlab = make([]TypeInfo, slabSize)
+	}
+	t := &r.typeSlab[0]
+	r.typeSlab = r.typeSlab[1:]
+	return t
 }
 
 // internStr decodes a string field that repeats across the model (op

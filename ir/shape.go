@@ -249,19 +249,27 @@ func (s Shape) Equal(o Shape) bool {
 // String renders "[1,3,224,224]", "[batch,3,224,224]", "[]" for a scalar
 // and "?" for an unranked shape. The form is part of the canonical dump.
 func (s Shape) String() string {
+	return string(s.AppendText(nil))
+}
+
+// AppendText appends s.String() to b without building the string: text
+// output on a 100k-node graph formats every shape once.
+func (s Shape) AppendText(b []byte) []byte {
 	if !s.Ranked {
-		return "?"
+		return append(b, '?')
 	}
-	var b strings.Builder
-	b.WriteByte('[')
+	b = append(b, '[')
 	for i, d := range s.Dims {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		b.WriteString(d.String())
+		if d.Sym != "" {
+			b = append(b, d.Sym...)
+		} else {
+			b = strconv.AppendInt(b, d.Value, 10)
+		}
 	}
-	b.WriteByte(']')
-	return b.String()
+	return append(b, ']')
 }
 
 // Symbols lists the distinct symbolic dims of s in order of appearance.

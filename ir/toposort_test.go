@@ -158,11 +158,7 @@ func TestReplaceNodesSplice(t *testing.T) {
 	if err := g.ReplaceNodes(nodes[6:8], h); err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, n := range g.Nodes {
-		names = append(names, n.Name)
-	}
-	if got := strings.Join(names, " "); got != "n0 n1 f n5 h" {
+	if got := nodeNames(g.Nodes); got != "n0 n1 f n5 h" {
 		t.Fatalf("order %q", got)
 	}
 	if err := Verify(g); err != nil {
@@ -184,4 +180,59 @@ func TestReplaceNodesSplice(t *testing.T) {
 	if len(g.Nodes) != 5 {
 		t.Errorf("failed replace changed the graph: %d nodes", len(g.Nodes))
 	}
+}
+
+// TestRemoveNodesBackward: a dead chain hanging off a live one goes in one
+// sweep (each removal makes its producer dead), the rest keep their order
+// and links, and position hints stay usable for later edits.
+func TestRemoveNodesBackward(t *testing.T) {
+	g := NewGraph("g")
+	x, _ := g.NewValue("x")
+	g.AddInput(x)
+	var nodes []*Node
+	chain := func(name string, in *Value, n int) *Value {
+		for i := 0; i < n; i++ {
+			o, _ := g.NewValue(name + itoa(int64(i)))
+			nd := &Node{Name: name + itoa(int64(i)), OpType: "Relu", Inputs: []*Value{in}, Outputs: []*Value{o}}
+			if err := g.AddNode(nd); err != nil {
+				t.Fatal(err)
+			}
+			nodes = append(nodes, nd)
+			in = o
+		}
+		return in
+	}
+	live := chain("a", x, 3)
+	chain("d", nodes[0].Outputs[0], 4) // reads a0, read by nobody
+	live = chain("b", live, 2)
+	g.AddOutput(live)
+	dead := func(n *Node) bool { return len(n.Outputs[0].Consumers) == 0 && !g.IsGraphOutput(n.Outputs[0]) }
+	if s := nodeNames(g.RemoveNodesBackward(dead)); s != "d3 d2 d1 d0" {
+		t.Fatalf("removed %q", s)
+	}
+	if s := nodeNames(g.Nodes); s != "a0 a1 a2 b0 b1" {
+		t.Fatalf("left %q", s)
+	}
+	if err := Verify(g); err != nil {
+		t.Fatal(err)
+	}
+	if c := nodes[0].Outputs[0].Consumers; len(c) != 1 || c[0].Name != "a1" {
+		t.Errorf("a0's consumers after the sweep: %d", len(c))
+	}
+	g.RemoveNode(g.Nodes[4])
+	if len(g.Nodes) != 4 || g.Nodes[3].Name != "b0" {
+		t.Errorf("RemoveNode after the sweep left %d nodes", len(g.Nodes))
+	}
+	if g.RemoveNodesBackward(func(*Node) bool { return false }) != nil {
+		t.Error("nothing dead: want nil")
+	}
+}
+
+// nodeNames joins the nodes' names with spaces.
+func nodeNames(nodes []*Node) string {
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.Name
+	}
+	return strings.Join(names, " ")
 }

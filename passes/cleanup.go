@@ -136,12 +136,7 @@ func foldToConstants(g *ir.Graph, n *ir.Node) error {
 // reads. Graph inputs are the model's interface and stay.
 func removeDead(g *ir.Graph) bool {
 	changed := false
-	for i := len(g.Nodes) - 1; i >= 0; i-- {
-		n := g.Nodes[i]
-		if !deadNode(g, n) {
-			continue
-		}
-		g.RemoveNode(n)
+	for _, n := range g.RemoveNodesBackward(func(n *ir.Node) bool { return deadNode(g, n) }) {
 		for _, o := range n.Outputs {
 			if o != nil {
 				g.RemoveValue(o)

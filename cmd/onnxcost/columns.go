@@ -2,8 +2,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
 )
@@ -11,34 +11,113 @@ import (
 // writeColumns lays out lines of tab-separated cells exactly as
 // text/tabwriter does with minwidth 0, padding 2, padchar ' ' and no
 // flags. gen produces the lines, calling add once per line (the last cell
-// of a line is not in a column); it is called twice, first to measure the
-// cells, then to write them, so that no more than one line's text is held
-// at a time. tabwriter keeps every byte and cell of the output in growing
-// buffers until its Flush: on a 112k-node graph that was half of `shapes`
-// and 40 MB of its memory.
+// of a line is not in a column); see writeRows.
+func writeColumns(w io.Writer, gen func(add func(cells ...string))) error {
+	var r row
+	return writeRows(w, func(emit func(*row)) {
+		gen(func(cells ...string) {
+			r.reset()
+			for _, c := range cells {
+				r.text = append(r.text, c...)
+				r.endCell()
+			}
+			emit(&r)
+		})
+	})
+}
+
+// row is one line of cells built in a reused buffer, so that a table of
+// 100k lines allocates nothing per cell: cell k is
+// text[ends[k-1]:ends[k]] (from 0 for the first).
+type row struct {
+	text    []byte
+	ends    []int
+	scratch []byte // see cut
+}
+
+func (r *row) reset() { r.text, r.ends = r.text[:0], r.ends[:0] }
+
+// endCell closes the cell written since the previous one.
+func (r *row) endCell() { r.ends = append(r.ends, len(r.text)) }
+
+// cell returns cell k's bytes.
+func (r *row) cell(k int) []byte {
+	lo := 0
+	if k > 0 {
+		lo = r.ends[k-1]
+	}
+	return r.text[lo:r.ends[k]]
+}
+
+// cut shortens the text written since byte from to n runes, keeping its
+// head and tail around an ellipsis: a third of n for the tail, the rest
+// less the ellipsis for the head.
+func (r *row) cut(from, n int) {
+	s := r.text[from:]
+	count := utf8.RuneCount(s)
+	if count <= n {
+		return
+	}
+	tail := n / 3
+	if !utf8.Valid(s) {
+		// A cut string's invalid bytes come out as U+FFFD, as converting
+		// it to runes and back does.
+		rs := []rune(string(s))
+		r.text = append(r.text[:from], string(rs[:n-tail-1])+"…"+string(rs[len(rs)-tail:])...)
+		return
+	}
+	head := runeOffset(s, n-tail-1)
+	r.scratch = append(r.scratch[:0], s[runeOffset(s, count-tail):]...)
+	r.text = append(append(r.text[:from+head], "…"...), r.scratch...)
+}
+
+// runeOffset is the byte offset of rune k of s.
+func runeOffset(s []byte, k int) int {
+	off := 0
+	for ; k > 0; k-- {
+		_, size := utf8.DecodeRune(s[off:])
+		off += size
+	}
+	return off
+}
+
+// writeRows is writeColumns on rows. gen is called twice, first to measure
+// the cells, then to write them, so that no more than one line's text is
+// held at a time. tabwriter keeps every byte and cell of the output in
+// growing buffers until its Flush: on a 112k-node graph that was half of
+// `shapes` and 40 MB of its memory.
 //
 // A cell holding a byte that tabwriter treats specially (tab, newline,
 // vertical tab, form feed, its 0xff escape) sends the whole text through
 // tabwriter, so the output never differs from it.
-func writeColumns(w io.Writer, gen func(add func(cells ...string))) error {
+func writeRows(w io.Writer, gen func(emit func(*row))) error {
 	var (
 		ncells  []int32 // cells per line
 		runes   []int32 // rune count of every cell, line after line
 		special bool
 	)
-	gen(func(cells ...string) {
-		ncells = append(ncells, int32(len(cells)))
-		for _, s := range cells {
-			runes = append(runes, int32(utf8.RuneCountInString(s)))
-			if strings.ContainsAny(s, "\t\n\v\f\xff") {
+	gen(func(r *row) {
+		ncells = append(ncells, int32(len(r.ends)))
+		for k := range r.ends {
+			c := r.cell(k)
+			runes = append(runes, int32(utf8.RuneCount(c)))
+			if bytes.ContainsAny(c, "\t\n\v\f\xff") {
 				special = true
 			}
 		}
 	})
 	if special {
 		tw := tabwriter.NewWriter(w, 0, 4, columnPadding, ' ', 0)
-		gen(func(cells ...string) {
-			io.WriteString(tw, strings.Join(cells, "\t")+"\n")
+		var line []byte
+		gen(func(r *row) {
+			line = line[:0]
+			for k := range r.ends {
+				if k > 0 {
+					line = append(line, '\t')
+				}
+				line = append(line, r.cell(k)...)
+			}
+			tw.Write(append(line, '\n'))
 		})
 		return tw.Flush()
 	}
@@ -51,9 +130,9 @@ func writeColumns(w io.Writer, gen func(add func(cells ...string))) error {
 	l.format(nil, 0, len(ncells))
 	bw := bufio.NewWriterSize(w, 1<<16)
 	k := 0 // cell index
-	gen(func(cells ...string) {
-		for _, cell := range cells {
-			bw.WriteString(cell)
+	gen(func(r *row) {
+		for c := range r.ends {
+			bw.Write(r.cell(c))
 			for pad := l.width[k] - l.runes[k]; pad > 0; pad-- {
 				bw.WriteByte(' ')
 			}

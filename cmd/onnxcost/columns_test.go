@@ -58,6 +58,10 @@ func TestShapesJSONStreamed(t *testing.T) {
 	for _, nodes := range [][]shapesNodeJSON{nil, {}, {
 		{Name: "a\t<b>", OpType: "Relu", Inputs: []report.TensorInfo{{Name: "x", DType: "float32", Shape: report.Shape{ir.D(1), ir.S("n")}}}, Outputs: []report.TensorInfo{}},
 		{Name: "c", OpType: "If", Domain: "d", Graph: "c.then_branch", Inputs: []report.TensorInfo{}, Outputs: []report.TensorInfo{{Name: "y", DType: "float32"}}},
+		{Name: "é\u2028\x01\xff\\", OpType: "Add", Inputs: []report.TensorInfo{
+			{Name: "<&>", DType: "float16", Shape: report.Shape{}},
+			{Name: "s", DType: "int64", Shape: report.Shape{ir.S("a<b&c>"), ir.S("n\"q"), ir.S("ü"), ir.D(0)}},
+		}, Outputs: nil},
 	}} {
 		r.Nodes = nodes
 		var want, got bytes.Buffer
@@ -69,6 +73,32 @@ func TestShapesJSONStreamed(t *testing.T) {
 		}
 		if got.String() != want.String() {
 			t.Errorf("%d nodes:\ngot\n%s\nwant\n%s", len(nodes), got.String(), want.String())
+		}
+	}
+}
+
+// TestRowCut: cutting a cell in place gives what cutting its string by
+// runes gives (head, ellipsis, a third of the width as tail), for ASCII
+// and multi-byte text around the limit.
+func TestRowCut(t *testing.T) {
+	ref := func(s string, n int) string {
+		r := []rune(s)
+		if len(r) <= n {
+			return s
+		}
+		tail := n / 3
+		return string(r[:n-tail-1]) + "…" + string(r[len(r)-tail:])
+	}
+	for _, s := range []string{"", "abc", "abcdefghij", "héllo→wörld_of_tensors", "ééééééééééé", "a→b→c→d→e→f→g", "x\xffyzzzzzzzzzz"} {
+		for n := 1; n <= 12; n++ {
+			var r row
+			r.text = append(r.text, "pre:"...)
+			r.text = append(r.text, s...)
+			r.cut(4, n)
+			r.text = append(r.text, ":post"...)
+			if got, want := string(r.text), "pre:"+ref(s, n)+":post"; got != want {
+				t.Errorf("cut(%q, %d) = %q, want %q", s, n, got, want)
+			}
 		}
 	}
 }

@@ -4,11 +4,16 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 
+	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/internal/pipeline"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/models"
+	"github.com/onnxcost/onnxcost/passes"
 )
 
 var (
@@ -67,4 +72,82 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(scaleDir)
 	}
 	os.Exit(code)
+}
+
+// BenchmarkScaleStages times each stage of `report --gpu A100` and
+// `shapes` on the 112k-node graph on its own (the state a stage starts
+// from is built with the timer stopped): read, infer (inlining, naming,
+// inference), passes (the fused plan), analyze, render (the text report),
+// shapes (the shapes text table).
+func BenchmarkScaleStages(b *testing.B) {
+	path := scaleModel(b)
+	gpu, err := resolveGPU("A100", "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	load := func(b *testing.B) *pipeline.Loaded {
+		l, err := pipeline.Load(path, pipeline.Options{BindAll: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return l
+	}
+	planned := func(b *testing.B) *pipeline.Loaded {
+		l := load(b)
+		if err := l.Plan("fused", passes.Options{}); err != nil {
+			b.Fatal(err)
+		}
+		return l
+	}
+	estimate := func(b *testing.B, l *pipeline.Loaded) *report.Report {
+		r, err := pipeline.Estimate(l, gpu, pipeline.EstimateOptions{Plan: "fused", ToolVersion: version, ModelName: path})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return r
+	}
+	stage := func(name string, setup func(b *testing.B) any, body func(b *testing.B, s any)) {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				var s any
+				if setup != nil {
+					s = setup(b)
+				}
+				runtime.GC()
+				b.StartTimer()
+				body(b, s)
+			}
+		})
+	}
+	stage("read", nil, func(b *testing.B, _ any) {
+		if _, err := ir.ReadFile(path, ir.ReadOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	})
+	stage("read+infer", nil, func(b *testing.B, _ any) { load(b) })
+	stage("passes", func(b *testing.B) any { return load(b) }, func(b *testing.B, s any) {
+		if err := s.(*pipeline.Loaded).Plan("fused", passes.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	})
+	stage("analyze", func(b *testing.B) any { return planned(b) }, func(b *testing.B, s any) {
+		estimate(b, s.(*pipeline.Loaded))
+	})
+	stage("render", func(b *testing.B) any { return estimate(b, planned(b)) }, func(b *testing.B, s any) {
+		if err := render.Text(io.Discard, s.(*report.Report), render.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	})
+	stage("shapes-text", func(b *testing.B) any { return load(b) }, func(b *testing.B, s any) {
+		if err := writeShapesText(io.Discard, s.(*pipeline.Loaded)); err != nil {
+			b.Fatal(err)
+		}
+	})
+	stage("shapes-json", func(b *testing.B) any { return load(b) }, func(b *testing.B, s any) {
+		if err := writeShapesJSON(io.Discard, shapesReport(s.(*pipeline.Loaded))); err != nil {
+			b.Fatal(err)
+		}
+	})
 }
