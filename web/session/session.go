@@ -185,7 +185,11 @@ func (s *Session) check(st *Settings) (*hwdb.GPU, *hwdb.Runtime, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("--gpu: %w", err)
 	}
-	rt, err := lookupRuntime(st.Runtime)
+	name := st.Runtime
+	if strings.TrimSpace(name) == "" && st.Train {
+		name = cost.TrainRuntime // as `report --train` without --runtime
+	}
+	rt, err := lookupRuntime(name)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -465,5 +469,5 @@ type Choices struct {
 func AllChoices() Choices {
 	return Choices{DTypes: cost.DTypes(), Optimizers: cost.Optimizers(), Checkpoints: cost.CheckpointModes(),
 		Runtimes: hwdb.Runtimes(), MaxGPUs: pipeline.MaxGPUs,
-		Defaults: map[string]string{"runtime": hwdb.DefaultRuntime, "optimizer": pipeline.DefaultOptimizer, "checkpoint": pipeline.DefaultCheckpoint}}
+		Defaults: map[string]string{"runtime": hwdb.DefaultRuntime, "train_runtime": cost.TrainRuntime, "optimizer": pipeline.DefaultOptimizer, "checkpoint": pipeline.DefaultCheckpoint}}
 }

@@ -159,9 +159,11 @@ async function boot() {
   choices = JSON.parse(api.choices());
   const lists = { runtime: choices.runtimes.map((r) => r.name), optimizer: choices.optimizers, checkpoint: choices.checkpoints };
   for (const [k, sel] of textFlags) {
-    const def = choices.defaults[k];
+    const def = defaultOf(k);
     $(sel).innerHTML = lists[k].map((v) => `<option value="${esc(v)}">${esc(v)}${v === def ? " (default)" : ""}</option>`).join("");
   }
+  // No runtime chosen is the CLI's default: graph, and pytorch with --train.
+  $("#runtime").insertAdjacentHTML("afterbegin", `<option value="">default (${esc(choices.defaults.runtime)}; ${esc(choices.defaults.train_runtime)} with training)</option>`);
   for (const r of choices.runtimes) $(`#runtime option[value="${r.name}"]`).title = r.description || "";
   $("#gpus-n").max = String(choices.max_gpus);
   syncControls();
@@ -212,12 +214,18 @@ function applyServed(st) {
   syncControls();
 }
 
+// defaultOf is a text flag's value when not given. The runtime's is the
+// empty choice: graph, or pytorch with --train, as the CLI decides.
+function defaultOf(k) {
+  return k === "runtime" ? "" : choices.defaults[k];
+}
+
 function syncControls() {
   $("#gpu").value = state.gpu;
   $("#dtype").value = state.dtype;
   $("#batch").value = state.batch > 0 ? String(state.batch) : "";
   for (const r of document.querySelectorAll('input[name="plan"]')) r.checked = r.value === state.plan;
-  for (const [k, sel] of textFlags) $(sel).value = state[k] || choices.defaults[k];
+  for (const [k, sel] of textFlags) $(sel).value = state[k] || defaultOf(k);
   for (const [k, sel] of numFlags) $(sel).value = state[k] > 0 ? String(state[k]) : "";
   $("#train").checked = state.train;
   $("#train").closest(".group").classList.toggle("off", !state.train);
@@ -243,7 +251,7 @@ function wireControls() {
   });
   for (const r of document.querySelectorAll('input[name="plan"]')) r.addEventListener("change", (e) => { state.plan = e.target.value; estimate(); });
   // The default value is kept as "" (unset), as the CLI's flag left out.
-  for (const [k, sel] of textFlags) $(sel).addEventListener("change", (e) => { state[k] = e.target.value === choices.defaults[k] ? "" : e.target.value; estimate(); });
+  for (const [k, sel] of textFlags) $(sel).addEventListener("change", (e) => { state[k] = e.target.value === defaultOf(k) ? "" : e.target.value; estimate(); });
   for (const [k, sel, parse] of numFlags) $(sel).addEventListener("change", (e) => {
     const v = parse(e.target.value);
     state[k] = v > 0 ? v : 0;
