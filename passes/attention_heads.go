@@ -1,6 +1,8 @@
 package passes
 
 import (
+	"slices"
+
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -65,14 +67,7 @@ func matchAttentionHeads(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 	for _, n := range nodes {
 		p.add(n) // a's own parts are flattened; its MatMuls and Softmax stay implicit
 	}
-	var attrs []*ir.Attribute
-	for _, at := range a.Attrs {
-		switch at.Name {
-		case ir.KeyPartOps, ir.KeyPartIn, ir.KeyPartOut, ir.KeyPartInExpr, ir.KeyPartOutExpr, ir.KeyPartArity:
-		default:
-			attrs = append(attrs, at)
-		}
-	}
+	attrs := carriedAttrs(a)
 	perm := func(name string, v []int64) *ir.Attribute {
 		return &ir.Attribute{Name: name, Type: ir.AttrInts, Ints: append([]int64(nil), v...)}
 	}
@@ -167,4 +162,21 @@ func permIs(n *ir.Node, name string, want []int64) bool {
 		}
 	}
 	return true
+}
+
+// carriedAttrs returns fused node a's attributes less its part attributes
+// (the rewrite records the flattened parts anew), the output dtypes
+// (Fusion.Apply writes them) and the names in drop.
+func carriedAttrs(a *ir.Node, drop ...string) []*ir.Attribute {
+	var out []*ir.Attribute
+	for _, at := range a.Attrs {
+		switch at.Name {
+		case ir.KeyPartOps, ir.KeyPartIn, ir.KeyPartOut, ir.KeyPartInExpr, ir.KeyPartOutExpr, ir.KeyPartArity, ir.KeyOutDTypes:
+			continue
+		}
+		if !slices.Contains(drop, at.Name) {
+			out = append(out, at)
+		}
+	}
+	return out
 }

@@ -1,0 +1,149 @@
+package passes
+
+import (
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// Sequence-first head-split absorption: torch.nn.MultiheadAttention as
+// exported keeps its activations [L, N, E] (sequence first, also inside
+// batch_first modules, which transpose around it) and splits heads into a
+// merged N·H batch axis:
+//
+//	Q3 = Transpose(Reshape(Q, [L, N·H, d]), [1,0,2])     [N·H, L, d]
+//	K3 = Reshape(K, [L, N·H, d])                         (FusedAttention k_perm [1,2,0] absorbed Kᵀ)
+//	V3 = Transpose(Reshape(V, [L, N·H, dv]), [1,0,2])
+//	O3 = Transpose(FusedAttention(Q3, K3, V3, ...), [1,0,2])   [L, N·H, dv]
+//	  -> O = FusedAttention(Q, K, V, ...){num_heads=H, q_perm=v_perm=[1,2,0,3],
+//	                                       k_perm=[1,2,3,0], o_perm=[2,0,1,3]}  [L, N, H·dv]
+//
+// In the 4-axis head view [L, N, H, d] these are the permutations to
+// [N, H, L, d] (and back), the packed-layout contract of
+// passes/attention_heads.go with other perms; [N·H, L, d] is that layout
+// with its first two axes merged, so the arithmetic is unchanged. The
+// three transposes were copy kernels; the fused kernel indexes [L, N, E]
+// directly. The merge Reshape after O3 ([L·N, E] for out_proj) is a view
+// and stays: O3's value becomes the fused output, now [L, N, H·dv].
+//
+// Guards: the complete pattern only, each intermediate read once and not a
+// graph output; N and the head size known, so H = E/d is exact; a mask (or
+// Where fill) only of rank 2 or less, which broadcasts over [N, H] the
+// same way it did over N·H (a per-head [N·H, L, L] mask would not).
+func fuseAttentionSeqFirst(g *ir.Graph) (bool, error) {
+	return runMatcher(g, func(n *ir.Node) bool {
+		return ir.IsFused(n, ir.OpFusedAttention) && n.Attr(ir.KeyNumHeads) == nil
+	}, matchAttentionSeqFirst)
+}
+
+var (
+	seqHeadPerm = []int64{1, 0, 2}    // [L, N·H, d] <-> [N·H, L, d]
+	seqKPerm    = []int64{1, 2, 0}    // Kᵀ: [L, N·H, d] -> [N·H, d, L]
+	seqQPerm4   = []int64{1, 2, 0, 3} // [L, N, H, d] -> [N, H, L, d]
+	seqKPerm4   = []int64{1, 2, 3, 0} // [L, N, H, d] -> [N, H, d, L]
+	seqOPerm4   = []int64{2, 0, 1, 3} // [N, H, L, dv] -> [L, N, H, dv]
+)
+
+// seqMaskRank is the highest mask rank that broadcasts over [N, H] as it
+// did over N·H.
+const seqMaskRank = 2
+
+func matchAttentionSeqFirst(g *ir.Graph, a *ir.Node) (Fusion, bool) {
+	if a.AttrInt("k_transposed", 0) != 1 || !permIs(a, "k_perm", seqKPerm) || len(a.Outputs) != 1 {
+		return Fusion{}, false
+	}
+	for _, m := range a.Inputs[3:] {
+		if m != nil && (!m.Shape.Ranked || m.Shape.Rank() > seqMaskRank) {
+			return Fusion{}, false
+		}
+	}
+	rq, tq, q, hq, ok := seqSplitHeads(g, a, a.In(0), true)
+	if !ok {
+		return Fusion{}, false
+	}
+	rk, _, k, hk, ok := seqSplitHeads(g, a, a.In(1), false)
+	if !ok {
+		return Fusion{}, false
+	}
+	rv, tv, v, hv, ok := seqSplitHeads(g, a, a.In(2), true)
+	if !ok || hq != hk || hq != hv || q == k || q == v || k == v {
+		return Fusion{}, false
+	}
+	to := onlyUse(g, a.Out(0))
+	if !isOp(to, "Transpose") || to.In(0) != a.Out(0) || !permIs(to, "perm", seqHeadPerm) || len(to.Outputs) != 1 {
+		return Fusion{}, false
+	}
+	o := to.Out(0)
+	if !floatTensor(o) || o.DType != a.Out(0).DType {
+		return Fusion{}, false
+	}
+	nodes := []*ir.Node{rq, tq, rk, rv, tv, a, to}
+	p := &parts{}
+	for _, n := range nodes {
+		p.add(n)
+	}
+	attrs := carriedAttrs(a, "k_perm")
+	perm := func(name string, v []int64) *ir.Attribute {
+		return &ir.Attribute{Name: name, Type: ir.AttrInts, Ints: append([]int64(nil), v...)}
+	}
+	attrs = append(attrs, ir.IntAttr(ir.KeyNumHeads, hq), perm("k_perm", seqKPerm4),
+		perm("q_perm", seqQPerm4), perm("v_perm", seqQPerm4), perm("o_perm", seqOPerm4))
+	// O3's value now carries the fused output in the packed layout: the
+	// head-merge Reshape that reads it is unchanged (its target shape is
+	// a constant of the same element count).
+	packed := q.Shape.Clone()
+	packed.Dims[len(packed.Dims)-1] = v.Shape.Dims[len(v.Shape.Dims)-1]
+	o.Shape = packed
+	ins := append([]*ir.Value{q, k, v}, a.Inputs[3:]...)
+	attrs = append(attrs, p.attrs(ins, []*ir.Value{o})...)
+	return Fusion{Nodes: nodes, OpType: ir.OpFusedAttention, Inputs: ins, Outputs: []*ir.Value{o}, Attrs: attrs}, true
+}
+
+// seqSplitHeads walks back from attention input x3 (read only by a)
+// through the head-split Transpose [1,0,2] (when transposed) and the
+// Reshape [L, N, H·d] -> [L, N·H, d]. It returns the Reshape, the
+// Transpose (nil when not transposed), the packed input and H.
+func seqSplitHeads(g *ir.Graph, a *ir.Node, x3 *ir.Value, transposed bool) (r, t *ir.Node, x *ir.Value, heads int64, ok bool) {
+	if onlyUse(g, x3) != a || !floatTensor(x3) {
+		return nil, nil, nil, 0, false
+	}
+	v := x3
+	if transposed {
+		t = producerOf(v)
+		if !isOp(t, "Transpose") || !permIs(t, "perm", seqHeadPerm) || onlyUse(g, t.In(0)) != t {
+			return nil, nil, nil, 0, false
+		}
+		v = t.In(0)
+	}
+	r = producerOf(v)
+	if !isOp(r, "Reshape") || r.In(0) == nil {
+		return nil, nil, nil, 0, false
+	}
+	x = r.In(0)
+	heads, ok = mergesBatchHeads(x, v)
+	if !ok {
+		return nil, nil, nil, 0, false
+	}
+	return r, t, x, heads, true
+}
+
+// mergesBatchHeads reports whether split [L, N·H, d] is packed [L, N, H·d]
+// with its last axis cut into H heads of d and the heads folded into the
+// batch axis (L equal, possibly symbolic; N, H·d and d known), and returns H.
+func mergesBatchHeads(packed, split *ir.Value) (int64, bool) {
+	if !floatTensor(packed) || !floatTensor(split) || packed.DType != split.DType ||
+		packed.Shape.Rank() != 3 || split.Shape.Rank() != 3 {
+		return 0, false
+	}
+	p, s := packed.Shape.Dims, split.Shape.Dims
+	if !sameDim(p[0], s[0]) || !p[1].IsKnown() || !p[2].IsKnown() || !s[1].IsKnown() || !s[2].IsKnown() {
+		return 0, false
+	}
+	d := s[2].Value
+	if d <= 0 || p[2].Value%d != 0 {
+		return 0, false
+	}
+	h := p[2].Value / d
+	if h <= 0 || s[1].Value != p[1].Value*h {
+		return 0, false
+	}
+	return h, true
+}
