@@ -225,6 +225,14 @@ func epilogueBackward(b *bwCtx, p *backwardPlan) {
 			p.Saved = append(p.Saved, y)
 		}
 	}
+	if b.n.AttrInt(ir.KeyGate, 0) != 0 {
+		// d(act·G): dAct = dY·G and dG = dY·act, one pass reading dY, G
+		// and the saved activation, writing both gradients.
+		g := b.n.In(gateInput)
+		p.Kernels = append(p.Kernels, bwKernel{Name: "gate-bwd", Class: perf.ClassElementwise, FLOPs: 2 * pre / eb,
+			BytesRead: 2*pre + b.bytes(g), BytesWritten: pre + b.bytes(g), Launches: 1})
+		p.Saved = append(p.Saved, g)
+	}
 }
 
 // prePoolElems is the element count of a fused Conv/Gemm's output before

@@ -48,6 +48,7 @@ const (
 const (
 	KeyAnchor           = "anchor"
 	KeyResidual         = "residual"
+	KeyGate             = "gate" // FusedGemm: 1 when input 4, G, multiplies the activated output (SwiGLU's gating Mul)
 	KeyActivation       = "activation"
 	KeyActivationPrefix = "activation_"
 	KeyPool             = "pool"

@@ -238,7 +238,11 @@ func evalNode(n *ir.Node, ins []*tensor) ([]*tensor, error) {
 		if r := in(ins, 3); r != nil {
 			y = broadcast(y, r, add)
 		}
-		return one(unary(y, activation(n, n.AttrString("activation", ""))))
+		y = unary(y, activation(n, n.AttrString("activation", "")))
+		if gt := in(ins, 4); gt != nil {
+			y = broadcast(y, gt, mul)
+		}
+		return one(y)
 	case "GroupedGemm":
 		return groupedGemm(n, ins), nil
 	case "SkipLayerNormalization":
