@@ -248,7 +248,7 @@ func attentionDims(n *ir.Node, c *RuleCtx) (batch, lq, lk, d, dv float64, ok boo
 	batch = prod(od[:len(od)-2])
 	h := float64(n.AttrInt(ir.KeyNumHeads, 0))
 	if h <= 0 {
-		return batch, lq, lk, d, dv, true
+		return headLayoutDims(n, od, qd, vd, batch, lq, lk, d, dv)
 	}
 	d, dv = d/h, dv/h
 	if len(od) != 3 || len(vd) != 3 {
@@ -284,4 +284,33 @@ func headPermOf(n *ir.Node, name string) ([]int64, bool) {
 		seen[a] = true
 	}
 	return p, true
+}
+
+// headLayoutDims is attentionDims for a FusedAttention whose inputs reach
+// the head layout through absorbed transposes (ir.AttentionLayout,
+// passes/attention_layout.go): Q, V and O are read in that layout (O by
+// undoing o_perm). Without such attributes it returns the given values.
+func headLayoutDims(n *ir.Node, od, qd, vd []float64, batch, lq, lk, d, dv float64) (float64, float64, float64, float64, float64, bool) {
+	qp, qu := ir.AttentionLayout(n, 0)
+	vp, vu := ir.AttentionLayout(n, 2)
+	_, hasO := n.AttrInts(ir.KeyOPerm)
+	if qp == nil && qu == nil && vp == nil && vu == nil && !hasO {
+		return batch, lq, lk, d, dv, true
+	}
+	qh, ok1 := ir.ToHeadLayout(qd, qp, qu, 1)
+	vh, ok2 := ir.ToHeadLayout(vd, vp, vu, 1)
+	oh := od
+	if p, ok := n.AttrInts(ir.KeyOPerm); ok && len(p) == len(od) {
+		oh = make([]float64, len(od))
+		for i, a := range p {
+			if a < 0 || int(a) >= len(od) {
+				return 0, 0, 0, 0, 0, false
+			}
+			oh[a] = od[i] // O[i] = head[o_perm[i]]
+		}
+	}
+	if !ok1 || !ok2 || len(qh) < 1 || len(vh) < 2 || len(oh) < 2 {
+		return 0, 0, 0, 0, 0, false
+	}
+	return prod(oh[:len(oh)-2]), oh[len(oh)-2], vh[len(vh)-2], qh[len(qh)-1], oh[len(oh)-1], true
 }

@@ -110,6 +110,27 @@ func inferFusedAttention(c *InferCtx) error {
 		}
 		dv = D(dv.Value / 3)
 	}
+	qp, qu := AttentionLayout(c.Node, 0)
+	vp, vu := AttentionLayout(c.Node, 2)
+	op, _ := c.AttrInts(KeyOPerm)
+	if c.Node.Attr(KeyNumHeads) == nil && (qp != nil || qu != nil || vp != nil || vu != nil || op != nil) {
+		// Head layout given by perms: the result is [..., Lq, dv] in Q's
+		// head layout, then transposed by o_perm.
+		qh, ok1 := ToHeadLayout(q.Dims, qp, qu, D(1))
+		vh, ok2 := ToHeadLayout(v.Dims, vp, vu, D(1))
+		if !ok1 || !ok2 || len(qh) < 2 || len(vh) < 1 {
+			return c.Errorf("head-layout perms do not fit Q %s and V %s", q, v)
+		}
+		oh := append([]Dim(nil), qh...)
+		oh[len(oh)-1] = vh[len(vh)-1]
+		if op != nil {
+			var ok bool
+			if oh, ok = ToHeadLayout(oh, op, nil, D(1)); !ok {
+				return c.Errorf("o_perm %v does not fit the rank-%d output", op, len(oh))
+			}
+		}
+		return c.SetOut(0, fusedOutDType(c, 0), RankedShape(oh...))
+	}
 	out.Dims[len(out.Dims)-1] = dv
 	return c.SetOut(0, fusedOutDType(c, 0), out)
 }

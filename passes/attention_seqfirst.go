@@ -26,8 +26,8 @@ import (
 //
 // Guards: the complete pattern only, each intermediate read once and not a
 // graph output; N and the head size known, so H = E/d is exact; a mask (or
-// Where fill) only of rank 2 or less, which broadcasts over [N, H] the
-// same way it did over N·H (a per-head [N·H, L, L] mask would not).
+// Where fill) only of rank 2 or less or [1, L, L], which broadcasts over
+// [N, H] the same way it did over N·H (a per-head [N·H, L, L] mask would not).
 func fuseAttentionSeqFirst(g *ir.Graph) (bool, error) {
 	return runMatcher(g, func(n *ir.Node) bool {
 		return ir.IsFused(n, ir.OpFusedAttention) && n.Attr(ir.KeyNumHeads) == nil
@@ -42,16 +42,23 @@ var (
 	seqOPerm4   = []int64{2, 0, 1, 3} // [N, H, L, dv] -> [L, N, H, dv]
 )
 
-// seqMaskRank is the highest mask rank that broadcasts over [N, H] as it
-// did over N·H.
-const seqMaskRank = 2
+// broadcastsOverHeads reports whether mask m broadcasts over [N, H] as it
+// did over the merged N·H axis: rank 2 or less ([L, L]), or rank 3 with a
+// unit first axis ([1, L, L], the causal mask torch exports).
+func broadcastsOverHeads(m *ir.Value) bool {
+	if !m.Shape.Ranked {
+		return false
+	}
+	r := m.Shape.Rank()
+	return r <= 2 || (r == 3 && m.Shape.Dims[0].Is(1))
+}
 
 func matchAttentionSeqFirst(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 	if a.AttrInt("k_transposed", 0) != 1 || !permIs(a, "k_perm", seqKPerm) || len(a.Outputs) != 1 {
 		return Fusion{}, false
 	}
 	for _, m := range a.Inputs[3:] {
-		if m != nil && (!m.Shape.Ranked || m.Shape.Rank() > seqMaskRank) {
+		if m != nil && !broadcastsOverHeads(m) {
 			return Fusion{}, false
 		}
 	}

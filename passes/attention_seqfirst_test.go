@@ -16,7 +16,7 @@ const sfE = sfH * sfD
 
 // sfOpts vary the hand-built block.
 type sfOpts struct {
-	mask       int   // rank of an additive mask: 0 none, 2 [L, L], 3 per head [N·H, L, L]
+	mask       int   // an additive mask: 0 none, 2 [L, L], 1 [1, L, L] (torch's causal mask), 3 per head [N·H, L, L]
 	qViewOut   bool  // Q's [N·H, L, d] view is also a graph output
 	vReshaped  bool  // V reshaped straight to [N·H, L, d] (no head-split transpose: not torch's layout)
 	sliceOrder []int // which third of the in_proj output is taken as Q, K, V (default 0, 1, 2)
@@ -56,6 +56,8 @@ func buildSeqFirstMHA(b *builder, o sfOpts) {
 	switch o.mask {
 	case 2:
 		s = b.op("Add", nil, s, b.input("mask", sfL, sfL))
+	case 1:
+		s = b.op("Add", nil, s, b.input("mask", 1, sfL, sfL))
 	case 3:
 		s = b.op("Add", nil, s, b.input("mask", sfN*sfH, sfL, sfL))
 	}
@@ -70,7 +72,7 @@ func buildSeqFirstMHA(b *builder, o sfOpts) {
 // which reads the in_proj output once in [L, N, 3E]; FLOPs do not move and
 // the per-head problem the cost rule sees is the same.
 func TestAttentionSeqFirstFuse(t *testing.T) {
-	for _, mask := range []int{0, 2} {
+	for _, mask := range []int{0, 2, 1} {
 		b := newBuilder(t)
 		buildSeqFirstMHA(b, sfOpts{mask: mask})
 		g := b.infer()

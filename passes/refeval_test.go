@@ -189,7 +189,7 @@ func evalNode(n *ir.Node, ins []*tensor) ([]*tensor, error) {
 		return one(gemm(n, ins[0], ins[1], in(ins, 2)))
 	case "MatMul":
 		return one(bmatmul(ins[0], ins[1]))
-	case "Reshape":
+	case "Reshape", "Unsqueeze", "Squeeze", "Flatten": // views: the output shape says it all
 		dims, ok := n.Out(0).Shape.Ints()
 		if !ok {
 			return nil, fmt.Errorf("unknown output shape")
