@@ -179,7 +179,7 @@ func init() {
 		"Multinomial", "NonMaxSuppression", "BlackmanWindow", "HammingWindow", "HannWindow", "MelWeightMatrix",
 		"Optional", "OptionalGetElement", "OptionalHasElement", "SequenceAt", "SequenceConstruct", "SequenceEmpty",
 		"SequenceErase", "SequenceInsert", "SequenceLength", "SplitToSequence")
-	noBackward(inferenceOnly, "ConvInteger", "QLinearConv", "MatMulInteger", "QLinearMatMul", "QuantizeLinear",
+	noBackward(inferenceOnly, "ConvInteger", "QLinearConv", "MatMulInteger", "QLinearMatMul", "com.microsoft.QLinearAdd", "QuantizeLinear",
 		"DequantizeLinear", "DynamicQuantizeLinear")
 	noBackward(optimizerOp, "ai.onnx.preview.training.Adagrad", "ai.onnx.preview.training.Adam", "ai.onnx.preview.training.Momentum")
 	noBackward(controlFlowBwd, "If", "Loop", "Scan")

@@ -34,24 +34,30 @@ func fuseQDQ(g *ir.Graph) (bool, error) {
 		if !ok {
 			continue
 		}
-		pos := make(map[*ir.Node]int, len(g.Nodes))
-		for i, m := range g.Nodes {
-			pos[m] = i
-		}
-		sort.Slice(old, func(i, j int) bool { return pos[old[i]] < pos[old[j]] })
-		for _, m := range old {
-			if len(m.FusedFrom) > 0 {
-				repl.FusedFrom = append(repl.FusedFrom, m.FusedFrom...)
-			} else {
-				repl.FusedFrom = append(repl.FusedFrom, m.Name)
-			}
-		}
-		if err := g.ReplaceNodes(old, repl); err != nil {
+		if err := replaceInOrder(g, old, repl); err != nil {
 			return changed, fmt.Errorf("fuse-qdq at %q: %w", n.Name, err)
 		}
 		changed = true
 	}
 	return changed, nil
+}
+
+// replaceInOrder replaces old, sorted into graph order, by repl, whose
+// FusedFrom lists the replaced nodes' names (flattening fused ones).
+func replaceInOrder(g *ir.Graph, old []*ir.Node, repl *ir.Node) error {
+	pos := make(map[*ir.Node]int, len(g.Nodes))
+	for i, m := range g.Nodes {
+		pos[m] = i
+	}
+	sort.Slice(old, func(i, j int) bool { return pos[old[i]] < pos[old[j]] })
+	for _, m := range old {
+		if len(m.FusedFrom) > 0 {
+			repl.FusedFrom = append(repl.FusedFrom, m.FusedFrom...)
+		} else {
+			repl.FusedFrom = append(repl.FusedFrom, m.Name)
+		}
+	}
+	return g.ReplaceNodes(old, repl)
 }
 
 // quant8 reports whether v is an 8-bit integer tensor.

@@ -174,6 +174,9 @@ func evalNode(n *ir.Node, ins []*tensor) ([]*tensor, error) {
 			return one(dequantizeChannels(ins[0], ins[1], ins[2]))
 		}
 		return one(dequantize(ins[0], ins[1], ins[2]))
+	case "QLinearAdd":
+		y := broadcast(dequantize(ins[0], ins[1], ins[2]), dequantize(ins[3], ins[4], ins[5]), add)
+		return one(quantize(y, ins[6], ins[7], n.Out(0).DType))
 	case "QLinearConv", "QLinearMatMul":
 		x := dequantize(ins[0], ins[1], ins[2])
 		var y *tensor
