@@ -36,8 +36,29 @@ func fuseAttentionLayout(g *ir.Graph) (bool, error) {
 				return false
 			}
 		}
-		return true
+		return !headSplitPending(n)
 	}, matchAttentionLayout)
+}
+
+// headSplitPending reports whether attention a has the head split that
+// passes/attention_heads.go or passes/attention_seqfirst.go absorb (Q a
+// head-split Transpose of a Reshape of a rank-3 projection, Kᵀ's
+// head-split transpose already absorbed) although they have not matched
+// yet: with a symbolic batch the merge Transpose also feeds the Shape of a
+// dynamic Reshape until the batch is bound and cleanup folds it. Those
+// passes absorb the Reshapes too; taking the Transposes here would block
+// them, and an `optimize`d model re-read at a bound batch would keep views
+// the in-memory plan drops.
+func headSplitPending(a *ir.Node) bool {
+	if a.AttrInt("k_transposed", 0) != 1 || !(permIs(a, "k_perm", kHeadPerm) || permIs(a, "k_perm", seqKPerm)) {
+		return false
+	}
+	t := producerOf(a.In(0))
+	if !isOp(t, "Transpose") || !(permIs(t, "perm", headPerm) || permIs(t, "perm", seqHeadPerm)) {
+		return false
+	}
+	r := producerOf(t.In(0))
+	return isOp(r, "Reshape") && r.In(0) != nil && r.In(0).Shape.Ranked && r.In(0).Shape.Rank() == 3
 }
 
 // layoutSteps is what was absorbed in front of one attention input.

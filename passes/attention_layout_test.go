@@ -129,3 +129,19 @@ func TestAttentionLayoutGuards(t *testing.T) {
 		})
 	}
 }
+
+// BERT's head split with the merge read elsewhere (as a symbolic batch's
+// Shape reads it until cleanup folds it): the layout pass leaves the
+// Transposes to fuse-attention-heads, which absorbs the Reshapes too once
+// it can match.
+func TestAttentionLayoutLeavesHeadSplit(t *testing.T) {
+	b := newBuilder(t)
+	buildMHA(b, mhOpts{mergeOutput: true})
+	g := b.infer()
+	checkPreservesExact(t, g, "fuse-attention", "fuse-attention-heads", "fuse-attention-layout")
+	for _, n := range fusedNodes(g, "FusedAttention") {
+		if n.Attr(ir.KeyQPerm) != nil || n.Attr(ir.KeyVPerm) != nil {
+			t.Errorf("layout absorbed a pending head split: %s", ir.NodeText(n))
+		}
+	}
+}
