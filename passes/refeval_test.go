@@ -56,6 +56,12 @@ func evaluate(g *ir.Graph, inputs map[string]*tensor) ([]*tensor, error) {
 		}
 		env[v] = constTensor(v.Const)
 	}
+	return evalNodes(g, env)
+}
+
+// evalNodes runs g's nodes on env (g's inputs and initializers, and for a
+// subgraph the outer values it captures) and returns g's outputs.
+func evalNodes(g *ir.Graph, env map[*ir.Value]*tensor) ([]*tensor, error) {
 	for _, n := range g.Nodes {
 		ins := make([]*tensor, len(n.Inputs))
 		for i, v := range n.Inputs {
@@ -69,7 +75,13 @@ func evaluate(g *ir.Graph, inputs map[string]*tensor) ([]*tensor, error) {
 			env[n.Out(0)] = constTensor(k) // shape arithmetic inference computed
 			continue
 		}
-		outs, err := evalNode(n, ins)
+		var outs []*tensor
+		var err error
+		if isOp(n, "If") {
+			outs, err = evalIf(n, ins, env)
+		} else {
+			outs, err = evalNode(n, ins)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("node %s (%s): %v", n.Name, n.OpType, err)
 		}
