@@ -63,19 +63,36 @@ func matchAttentionHeads(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 		return Fusion{}, false
 	}
 	nodes := []*ir.Node{rq, tq, rk, rv, tv, a, to, ro}
+	return packedHeadsFusion(a, nodes, hq, q, k, v, o,
+		intsAttr("q_perm", headPerm), intsAttr("v_perm", headPerm), intsAttr("o_perm", headPerm)), true
+}
+
+// packedHeadsFusion is the rewrite both head-split absorptions make
+// (passes/attention_heads.go, passes/attention_seqfirst.go): nodes (the
+// splits, attention a, the merge) become one FusedAttention reading the
+// packed q, k, v and a's other inputs, writing o, with a's attributes less
+// those perms replaces, num_heads = heads and perms; every replaced node
+// joins the part attributes (a's own parts flattened; its MatMuls and
+// Softmax stay implicit).
+func packedHeadsFusion(a *ir.Node, nodes []*ir.Node, heads int64, q, k, v, o *ir.Value, perms ...*ir.Attribute) Fusion {
 	p := &parts{}
 	for _, n := range nodes {
-		p.add(n) // a's own parts are flattened; its MatMuls and Softmax stay implicit
+		p.add(n)
 	}
-	attrs := carriedAttrs(a)
-	perm := func(name string, v []int64) *ir.Attribute {
-		return &ir.Attribute{Name: name, Type: ir.AttrInts, Ints: append([]int64(nil), v...)}
+	var drop []string
+	for _, at := range perms {
+		drop = append(drop, at.Name)
 	}
-	attrs = append(attrs, ir.IntAttr(ir.KeyNumHeads, hq),
-		perm("q_perm", headPerm), perm("v_perm", headPerm), perm("o_perm", headPerm))
+	attrs := append(carriedAttrs(a, drop...), ir.IntAttr(ir.KeyNumHeads, heads))
+	attrs = append(attrs, perms...)
 	ins := append([]*ir.Value{q, k, v}, a.Inputs[3:]...)
 	attrs = append(attrs, p.attrs(ins, []*ir.Value{o})...)
-	return Fusion{Nodes: nodes, OpType: ir.OpFusedAttention, Inputs: ins, Outputs: []*ir.Value{o}, Attrs: attrs}, true
+	return Fusion{Nodes: nodes, OpType: ir.OpFusedAttention, Inputs: ins, Outputs: []*ir.Value{o}, Attrs: attrs}
+}
+
+// intsAttr is an ints attribute holding a copy of v.
+func intsAttr(name string, v []int64) *ir.Attribute {
+	return &ir.Attribute{Name: name, Type: ir.AttrInts, Ints: append([]int64(nil), v...)}
 }
 
 // splitHeads walks back from attention input x4 (read only by a) through
@@ -83,13 +100,21 @@ func matchAttentionHeads(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 // [B,L,H·d] -> [B,L,H,d]. It returns the Reshape, the Transpose (nil when
 // not transposed), the packed input and H.
 func splitHeads(g *ir.Graph, a *ir.Node, x4 *ir.Value, transposed bool) (r, t *ir.Node, x *ir.Value, heads int64, ok bool) {
-	if onlyUse(g, x4) != a || !floatTensor(x4) {
+	return walkHeadSplit(g, a, x4, transposed, headPerm, splitsLastAxis)
+}
+
+// walkHeadSplit walks back from attention input xs (read only by a)
+// through a Transpose by perm (when transposed) to the Reshape whose
+// input, the packed projection, split recognises; it returns the Reshape,
+// the Transpose (nil when not transposed), the packed input and H.
+func walkHeadSplit(g *ir.Graph, a *ir.Node, xs *ir.Value, transposed bool, perm []int64, split func(packed, split *ir.Value) (int64, bool)) (r, t *ir.Node, x *ir.Value, heads int64, ok bool) {
+	if onlyUse(g, xs) != a || !floatTensor(xs) {
 		return nil, nil, nil, 0, false
 	}
-	v := x4
+	v := xs
 	if transposed {
 		t = producerOf(v)
-		if !isOp(t, "Transpose") || !permIs(t, "perm", headPerm) || onlyUse(g, t.In(0)) != t {
+		if !isOp(t, "Transpose") || !permIs(t, "perm", perm) || onlyUse(g, t.In(0)) != t {
 			return nil, nil, nil, 0, false
 		}
 		v = t.In(0)
@@ -99,7 +124,7 @@ func splitHeads(g *ir.Graph, a *ir.Node, x4 *ir.Value, transposed bool) (r, t *i
 		return nil, nil, nil, 0, false
 	}
 	x = r.In(0)
-	heads, ok = splitsLastAxis(x, v)
+	heads, ok = split(x, v)
 	if !ok {
 		return nil, nil, nil, 0, false
 	}

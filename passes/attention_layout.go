@@ -147,9 +147,6 @@ func matchAttentionLayout(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 	var nodes []*ir.Node
 	ins := slices.Clone(a.Inputs)
 	attrs := carriedAttrs(a, "k_transposed")
-	ints := func(name string, v []int64) *ir.Attribute {
-		return &ir.Attribute{Name: name, Type: ir.AttrInts, Ints: slices.Clone(v)}
-	}
 	for i, s := range []struct {
 		steps      layoutSteps
 		perm, unsq string
@@ -160,10 +157,10 @@ func matchAttentionLayout(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 		nodes = append(nodes, s.steps.t)
 		if s.steps.u != nil {
 			nodes = append(nodes, s.steps.u)
-			attrs = append(attrs, ints(s.unsq, s.steps.axes))
+			attrs = append(attrs, intsAttr(s.unsq, s.steps.axes))
 		}
 		ins[i] = s.steps.in
-		attrs = append(attrs, ints(s.perm, s.steps.perm))
+		attrs = append(attrs, intsAttr(s.perm, s.steps.perm))
 	}
 	if k.found || a.AttrInt("k_transposed", 0) == 1 {
 		attrs = append(attrs, ir.IntAttr("k_transposed", 1))
@@ -172,7 +169,7 @@ func matchAttentionLayout(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 	out := a.Out(0)
 	if to != nil {
 		p, _ := to.AttrInts("perm")
-		attrs = append(attrs, ints(ir.KeyOPerm, p))
+		attrs = append(attrs, intsAttr(ir.KeyOPerm, p))
 		nodes = append(nodes, to)
 		out = to.Out(0)
 	}

@@ -4,7 +4,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -58,10 +57,7 @@ func TestAttentionLayoutFuse(t *testing.T) {
 	buildLlamaAttention(b, llOpts{})
 	g := b.infer()
 	runPasses(t, g, "fuse-attention")
-	before, err := cost.Analyze(g, b.M, a100(t), cost.Options{DType: "fp32"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := analyzeAt(t, b, g, "fp32")
 	beforeAttn := nodeCost(t, before, fusedNodes(g, "FusedAttention")[0].Name)
 	checkPreservesExact(t, g, "fuse-attention-layout")
 	n := expectOne(t, g, "FusedAttention", 5+6) // Div, MatMul, Add, Softmax, MatMul + 4 Transpose, 2 Unsqueeze
@@ -70,15 +66,8 @@ func TestAttentionLayoutFuse(t *testing.T) {
 		!permIs(n, ir.KeyVUnsq, []int64{2}) || !permIs(n, ir.KeyOPerm, []int64{0, 3, 1, 2, 4}) || n.AttrInt("k_transposed", 0) != 1 {
 		t.Errorf("attributes: %s", ir.NodeText(n))
 	}
-	for _, m := range g.Nodes {
-		if isOp(m, "Transpose") {
-			t.Errorf("Transpose %s left", m.Name)
-		}
-	}
-	after, err := cost.Analyze(g, b.M, a100(t), cost.Options{DType: "fp32"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	expectNoneOf(t, g, "Transpose")
+	after := analyzeAt(t, b, g, "fp32")
 	nc := nodeCost(t, after, n.Name)
 	wantMACs := float64(2 * llB * llH * llL * llL * llD)
 	if nc.MACs != wantMACs || nc.MACs != beforeAttn.MACs || nc.BytesRead != beforeAttn.BytesRead ||
@@ -99,11 +88,7 @@ func TestAttentionLayoutFullTable(t *testing.T) {
 	buildLlamaAttention(b, llOpts{})
 	g := b.infer()
 	checkPreserves(t, g, Names()...)
-	for _, m := range g.Nodes {
-		if isOp(m, "Transpose") {
-			t.Errorf("Transpose %s left: %s", m.Name, ops(g))
-		}
-	}
+	expectNoneOf(t, g, "Transpose")
 }
 
 func TestAttentionLayoutGuards(t *testing.T) {

@@ -83,25 +83,14 @@ func matchAttentionSeqFirst(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 		return Fusion{}, false
 	}
 	nodes := []*ir.Node{rq, tq, rk, rv, tv, a, to}
-	p := &parts{}
-	for _, n := range nodes {
-		p.add(n)
-	}
-	attrs := carriedAttrs(a, "k_perm")
-	perm := func(name string, v []int64) *ir.Attribute {
-		return &ir.Attribute{Name: name, Type: ir.AttrInts, Ints: append([]int64(nil), v...)}
-	}
-	attrs = append(attrs, ir.IntAttr(ir.KeyNumHeads, hq), perm("k_perm", seqKPerm4),
-		perm("q_perm", seqQPerm4), perm("v_perm", seqQPerm4), perm("o_perm", seqOPerm4))
 	// O3's value now carries the fused output in the packed layout: the
 	// head-merge Reshape that reads it is unchanged (its target shape is
 	// a constant of the same element count).
 	packed := q.Shape.Clone()
 	packed.Dims[len(packed.Dims)-1] = v.Shape.Dims[len(v.Shape.Dims)-1]
 	o.Shape = packed
-	ins := append([]*ir.Value{q, k, v}, a.Inputs[3:]...)
-	attrs = append(attrs, p.attrs(ins, []*ir.Value{o})...)
-	return Fusion{Nodes: nodes, OpType: ir.OpFusedAttention, Inputs: ins, Outputs: []*ir.Value{o}, Attrs: attrs}, true
+	return packedHeadsFusion(a, nodes, hq, q, k, v, o, intsAttr("k_perm", seqKPerm4),
+		intsAttr("q_perm", seqQPerm4), intsAttr("v_perm", seqQPerm4), intsAttr("o_perm", seqOPerm4)), true
 }
 
 // seqSplitHeads walks back from attention input x3 (read only by a)
@@ -109,27 +98,7 @@ func matchAttentionSeqFirst(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 // Reshape [L, N, H·d] -> [L, N·H, d]. It returns the Reshape, the
 // Transpose (nil when not transposed), the packed input and H.
 func seqSplitHeads(g *ir.Graph, a *ir.Node, x3 *ir.Value, transposed bool) (r, t *ir.Node, x *ir.Value, heads int64, ok bool) {
-	if onlyUse(g, x3) != a || !floatTensor(x3) {
-		return nil, nil, nil, 0, false
-	}
-	v := x3
-	if transposed {
-		t = producerOf(v)
-		if !isOp(t, "Transpose") || !permIs(t, "perm", seqHeadPerm) || onlyUse(g, t.In(0)) != t {
-			return nil, nil, nil, 0, false
-		}
-		v = t.In(0)
-	}
-	r = producerOf(v)
-	if !isOp(r, "Reshape") || r.In(0) == nil {
-		return nil, nil, nil, 0, false
-	}
-	x = r.In(0)
-	heads, ok = mergesBatchHeads(x, v)
-	if !ok {
-		return nil, nil, nil, 0, false
-	}
-	return r, t, x, heads, true
+	return walkHeadSplit(g, a, x3, transposed, seqHeadPerm, mergesBatchHeads)
 }
 
 // mergesBatchHeads reports whether split [L, N·H, d] is packed [L, N, H·d]

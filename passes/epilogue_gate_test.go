@@ -3,7 +3,6 @@ package passes
 import (
 	"testing"
 
-	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -57,10 +56,7 @@ func TestFuseGemmGate(t *testing.T) {
 		b := newBuilder(t)
 		buildSwiGLU(b, swigluOpts{upFirst: upFirst})
 		g := b.infer()
-		before, err := cost.Analyze(g, b.M, a100(t), cost.Options{DType: "fp32"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		before := analyzeAt(t, b, g, "fp32")
 		checkPreservesExact(t, g, "fuse-gemm")
 		var gated *ir.Node
 		for _, n := range fusedNodes(g, "FusedGemm") {
@@ -71,15 +67,8 @@ func TestFuseGemmGate(t *testing.T) {
 		if gated == nil || gated.AttrString("activation", "") != "Silu" || len(gated.Inputs) != 5 || gated.In(3) != nil {
 			t.Fatalf("upFirst %v: no gated Silu FusedGemm: %s", upFirst, ir.Dump(g))
 		}
-		for _, n := range g.Nodes {
-			if isOp(n, "Mul") || isOp(n, "Sigmoid") {
-				t.Errorf("upFirst %v: %s %s left", upFirst, n.OpType, n.Name)
-			}
-		}
-		after, err := cost.Analyze(g, b.M, a100(t), cost.Options{DType: "fp32"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		expectNoneOf(t, g, "Mul", "Sigmoid")
+		after := analyzeAt(t, b, g, "fp32")
 		if after.Totals.FLOPs != before.Totals.FLOPs {
 			t.Errorf("upFirst %v: FLOPs %g -> %g", upFirst, before.Totals.FLOPs, after.Totals.FLOPs)
 		}

@@ -1,8 +1,6 @@
 package passes
 
 import (
-	"fmt"
-
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -20,21 +18,7 @@ import (
 // type minimum (saturation already clips at zero). A DQ goes only when the
 // Add is its sole reader.
 func fuseQDQAdd(g *ir.Graph) (bool, error) {
-	changed := false
-	for _, n := range append([]*ir.Node(nil), g.Nodes...) {
-		if !live(g, n) || !isOp(n, "Add") {
-			continue
-		}
-		old, repl, ok := matchQDQAdd(g, n)
-		if !ok {
-			continue
-		}
-		if err := replaceInOrder(g, old, repl); err != nil {
-			return changed, fmt.Errorf("fuse-qdq-add at %q: %w", n.Name, err)
-		}
-		changed = true
-	}
-	return changed, nil
+	return runReplacer(g, "fuse-qdq-add", func(n *ir.Node) bool { return isOp(n, "Add") }, matchQDQAdd)
 }
 
 func matchQDQAdd(g *ir.Graph, add *ir.Node) (old []*ir.Node, repl *ir.Node, ok bool) {

@@ -3,7 +3,6 @@ package passes
 import (
 	"testing"
 
-	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -68,10 +67,7 @@ func TestFuseQDQAdd(t *testing.T) {
 		b := newBuilder(t)
 		buildQAdd(b, qaddOpts{noRelu: noRelu})
 		g := b.infer()
-		before, err := cost.Analyze(g, b.M, a100(t), cost.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		before := analyzeAt(t, b, g, "")
 		checkPreservesExact(t, g, "fuse-qdq-add")
 		var qa *ir.Node
 		for _, n := range g.Nodes {
@@ -85,10 +81,7 @@ func TestFuseQDQAdd(t *testing.T) {
 		if qa == nil || len(qa.Inputs) != 8 || qa.Out(0).DType != ir.Uint8 {
 			t.Fatalf("noRelu %v: no QLinearAdd:\n%s", noRelu, ir.Dump(g))
 		}
-		after, err := cost.Analyze(g, b.M, a100(t), cost.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		after := analyzeAt(t, b, g, "")
 		gone := 4.0 // DQ, DQ, Add, Relu, Q -> 1
 		if noRelu {
 			gone = 3

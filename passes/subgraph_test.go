@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/onnxcost/onnxcost/ir"
+	"github.com/onnxcost/onnxcost/ir/irtest"
 )
 
 // evalIf runs the branch If's condition picks, its nodes reading the outer
@@ -43,24 +44,11 @@ func bodyOp(t *testing.T, g *ir.Graph, prefix, op string, ins ...*ir.Value) *ir.
 	return out
 }
 
-// bodyWeight adds a random float32 initializer to subgraph g.
+// bodyWeight adds a random float32 initializer to subgraph g, through a
+// builder on g that shares b's model and random source.
 func bodyWeight(t *testing.T, b *builder, g *ir.Graph, name string, dims ...int64) *ir.Value {
-	n := int64(1)
-	for _, d := range dims {
-		n *= d
-	}
-	vals := make([]float64, n)
-	for i := range vals {
-		vals[i] = 2*b.rng.Float64() - 1
-	}
-	v, err := g.NewValue(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tt := ir.FloatTensor(ir.Float32, dims, vals)
-	tt.Name = name
-	g.AddInitializer(v, tt)
-	return v
+	sb := &builder{Builder: &irtest.Builder{T: t, M: b.M, G: g}, t: t, g: g, rng: b.rng}
+	return sb.weight(name, dims...)
 }
 
 // buildIfModel: x [4, 8]; main h = MatMul(x, w) -> Relu -> output 0, h
