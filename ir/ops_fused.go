@@ -132,7 +132,35 @@ func inferFusedAttention(c *InferCtx) error {
 		return c.SetOut(0, fusedOutDType(c, 0), RankedShape(oh...))
 	}
 	out.Dims[len(out.Dims)-1] = dv
+	if o, ok := packedHeadsOut(c.Node, q, dv); ok {
+		out = o
+	}
 	return c.SetOut(0, fusedOutDType(c, 0), out)
+}
+
+// packedHeadsOut is the output of a packed-layout FusedAttention
+// (num_heads) whose o_perm does not undo q_perm (passes/attention_sink.go
+// moves a Transpose into Q's layout only): Q's head view [a, b, H, d]
+// permuted by q_perm gives the head layout [B, H, L, d]; the result
+// [B, H, L, dv/H] permuted by o_perm, its last two axes merged, is the
+// output. ok is false when the perms are absent or not 4-axis.
+func packedHeadsOut(n *Node, q Shape, dv Dim) (Shape, bool) {
+	h := n.AttrInt(KeyNumHeads, 0)
+	qp, ok1 := n.AttrInts(KeyQPerm)
+	op, ok2 := n.AttrInts(KeyOPerm)
+	if h <= 0 || !ok1 || !ok2 || len(qp) != 4 || len(op) != 4 || q.Rank() != 3 || !dv.IsKnown() || dv.Value%h != 0 {
+		return Shape{}, false
+	}
+	view := []Dim{q.Dims[0], q.Dims[1], D(h), D(dv.Value / h)}
+	head, ok := ToHeadLayout(view, qp, nil, D(1))
+	if !ok {
+		return Shape{}, false
+	}
+	o, ok := ToHeadLayout(head, op, nil, D(1))
+	if !ok || !o[2].Is(h) {
+		return Shape{}, false
+	}
+	return RankedShape(o[0], o[1], D(h*(dv.Value/h))), true
 }
 
 // inferGroupedGemm: output i is X with its last axis replaced by Ni, the

@@ -20,6 +20,8 @@ type sfOpts struct {
 	qViewOut   bool  // Q's [N·H, L, d] view is also a graph output
 	vReshaped  bool  // V reshaped straight to [N·H, L, d] (no head-split transpose: not torch's layout)
 	sliceOrder []int // which third of the in_proj output is taken as Q, K, V (default 0, 1, 2)
+	batchFirst bool  // batch_first=True: x [N, L, E] transposed to [L, N, E] before in_proj
+	xTOut      bool  // with batchFirst: the transposed input is also a graph output
 }
 
 // buildSeqFirstMHA builds nn.MultiheadAttention as torch.onnx exports it
@@ -27,7 +29,15 @@ type sfOpts struct {
 // Transpose, Q pre-scaled, Kᵀ, softmax, P·V, Transpose back, Reshape to
 // [L·N, E], out_proj, Reshape to [L, N, E].
 func buildSeqFirstMHA(b *builder, o sfOpts) {
-	x := b.input("x", sfL, sfN, sfE)
+	var x *ir.Value
+	if o.batchFirst {
+		x = b.op("Transpose", []*ir.Attribute{ir.IntsAttr("perm", 1, 0, 2)}, b.input("x", sfN, sfL, sfE))
+		if o.xTOut {
+			b.output(x)
+		}
+	} else {
+		x = b.input("x", sfL, sfN, sfE)
+	}
 	p := b.op("Add", nil, b.op("MatMul", nil, x, b.weight("in_w", sfE, 3*sfE)), b.weight("in_b", 3*sfE))
 	ord := o.sliceOrder
 	if ord == nil {
@@ -161,5 +171,40 @@ func TestAttentionSeqFirstExport(t *testing.T) {
 	}
 	if rep.Totals.Launches != 3 {
 		t.Errorf("%g launches, want 3 (in_proj, attention, out_proj): %s", rep.Totals.Launches, ops(m.Graph))
+	}
+}
+
+// batch_first: the Transpose before in_proj moves into the attention's
+// perms (fuse-attention-sink); values and FLOPs unchanged, one launch fewer.
+func TestAttentionSinkBatchFirst(t *testing.T) {
+	b := newBuilder(t)
+	buildSeqFirstMHA(b, sfOpts{mask: 2, batchFirst: true})
+	g := b.infer()
+	before := analyzeAt(t, b, g, "fp32")
+	checkPreserves(t, g, Names()...)
+	if got, want := ops(g), "onnxcost.FusedGemm onnxcost.FusedAttention Reshape MatMul Reshape"; got != want {
+		t.Errorf("ops %q, want %q", got, want)
+	}
+	n := expectOne(t, g, "FusedAttention", 16) // 14 + the mask Add + the input Transpose
+	if !permIs(n, ir.KeyQPerm, headPerm) || !permIs(n, ir.KeyKPerm, kHeadPerm) || !permIs(n, ir.KeyVPerm, headPerm) ||
+		!permIs(n, ir.KeyOPerm, seqOPerm4) || n.In(0).Shape.String() != "[2,5,24]" || n.Out(0).Shape.String() != "[5,2,8]" {
+		t.Errorf("attention: %s", ir.NodeText(n))
+	}
+	after := analyzeAt(t, b, g, "fp32")
+	if after.Totals.FLOPs != before.Totals.FLOPs || after.Totals.MACs != before.Totals.MACs {
+		t.Errorf("FLOPs %g -> %g, MACs %g -> %g", before.Totals.FLOPs, after.Totals.FLOPs, before.Totals.MACs, after.Totals.MACs)
+	}
+}
+
+// The transposed input read elsewhere stays, and with it the
+// sequence-first layout.
+func TestAttentionSinkGuard(t *testing.T) {
+	b := newBuilder(t)
+	buildSeqFirstMHA(b, sfOpts{batchFirst: true, xTOut: true})
+	g := b.infer()
+	checkPreserves(t, g, Names()...)
+	n := expectOne(t, g, "FusedAttention", 14)
+	if !permIs(n, ir.KeyQPerm, seqQPerm4) {
+		t.Errorf("sunk though the transposed input is a graph output: %s", ir.NodeText(n))
 	}
 }
