@@ -46,23 +46,15 @@ func matchAttentionHeads(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 	if a.AttrInt("k_transposed", 0) != 1 || !permIs(a, "k_perm", kHeadPerm) || len(a.Outputs) != 1 {
 		return Fusion{}, false
 	}
-	rq, tq, q, hq, ok := splitHeads(g, a, a.In(0), true)
+	split, q, k, v, hq, ok := splitQKV(g, a, headPerm, splitsLastAxis)
 	if !ok {
-		return Fusion{}, false
-	}
-	rk, _, k, hk, ok := splitHeads(g, a, a.In(1), false)
-	if !ok {
-		return Fusion{}, false
-	}
-	rv, tv, v, hv, ok := splitHeads(g, a, a.In(2), true)
-	if !ok || hq != hk || hq != hv || q == k || q == v || k == v {
 		return Fusion{}, false
 	}
 	to, ro, o, ho, ok := mergeHeads(g, a.Out(0))
 	if !ok || ho != hq {
 		return Fusion{}, false
 	}
-	nodes := []*ir.Node{rq, tq, rk, rv, tv, a, to, ro}
+	nodes := append(split, a, to, ro)
 	return packedHeadsFusion(a, nodes, hq, q, k, v, o,
 		intsAttr("q_perm", headPerm), intsAttr("v_perm", headPerm), intsAttr("o_perm", headPerm)), true
 }
@@ -95,12 +87,29 @@ func intsAttr(name string, v []int64) *ir.Attribute {
 	return &ir.Attribute{Name: name, Type: ir.AttrInts, Ints: append([]int64(nil), v...)}
 }
 
-// splitHeads walks back from attention input x4 (read only by a) through
-// the head-split Transpose (when transposed) and the Reshape
-// [B,L,H·d] -> [B,L,H,d]. It returns the Reshape, the Transpose (nil when
-// not transposed), the packed input and H.
-func splitHeads(g *ir.Graph, a *ir.Node, x4 *ir.Value, transposed bool) (r, t *ir.Node, x *ir.Value, heads int64, ok bool) {
-	return walkHeadSplit(g, a, x4, transposed, headPerm, splitsLastAxis)
+// splitQKV walks back from attention a's Q, K and V through their head
+// splits (walkHeadSplit; Q and V transposed by perm, K's transpose
+// already absorbed as Kᵀ): the Reshapes and Transposes in graph order of
+// discovery (Q's, K's, V's), the three distinct packed inputs and their
+// common head count.
+func splitQKV(g *ir.Graph, a *ir.Node, perm []int64, split func(packed, split *ir.Value) (int64, bool)) (nodes []*ir.Node, q, k, v *ir.Value, heads int64, ok bool) {
+	var packed [3]*ir.Value
+	for i := 0; i < 3; i++ {
+		r, t, x, h, ok := walkHeadSplit(g, a, a.In(i), i != 1, perm, split)
+		if !ok || (i > 0 && h != heads) {
+			return nil, nil, nil, nil, 0, false
+		}
+		heads, packed[i] = h, x
+		nodes = append(nodes, r)
+		if t != nil {
+			nodes = append(nodes, t)
+		}
+	}
+	q, k, v = packed[0], packed[1], packed[2]
+	if q == k || q == v || k == v {
+		return nil, nil, nil, nil, 0, false
+	}
+	return nodes, q, k, v, heads, true
 }
 
 // walkHeadSplit walks back from attention input xs (read only by a)

@@ -62,16 +62,8 @@ func matchAttentionSeqFirst(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 			return Fusion{}, false
 		}
 	}
-	rq, tq, q, hq, ok := seqSplitHeads(g, a, a.In(0), true)
+	split, q, k, v, hq, ok := splitQKV(g, a, seqHeadPerm, mergesBatchHeads)
 	if !ok {
-		return Fusion{}, false
-	}
-	rk, _, k, hk, ok := seqSplitHeads(g, a, a.In(1), false)
-	if !ok {
-		return Fusion{}, false
-	}
-	rv, tv, v, hv, ok := seqSplitHeads(g, a, a.In(2), true)
-	if !ok || hq != hk || hq != hv || q == k || q == v || k == v {
 		return Fusion{}, false
 	}
 	to := onlyUse(g, a.Out(0))
@@ -82,7 +74,7 @@ func matchAttentionSeqFirst(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 	if !floatTensor(o) || o.DType != a.Out(0).DType {
 		return Fusion{}, false
 	}
-	nodes := []*ir.Node{rq, tq, rk, rv, tv, a, to}
+	nodes := append(split, a, to)
 	// O3's value now carries the fused output in the packed layout: the
 	// head-merge Reshape that reads it is unchanged (its target shape is
 	// a constant of the same element count).
@@ -91,14 +83,6 @@ func matchAttentionSeqFirst(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 	o.Shape = packed
 	return packedHeadsFusion(a, nodes, hq, q, k, v, o, intsAttr("k_perm", seqKPerm4),
 		intsAttr("q_perm", seqQPerm4), intsAttr("v_perm", seqQPerm4), intsAttr("o_perm", seqOPerm4)), true
-}
-
-// seqSplitHeads walks back from attention input x3 (read only by a)
-// through the head-split Transpose [1,0,2] (when transposed) and the
-// Reshape [L, N, H·d] -> [L, N·H, d]. It returns the Reshape, the
-// Transpose (nil when not transposed), the packed input and H.
-func seqSplitHeads(g *ir.Graph, a *ir.Node, x3 *ir.Value, transposed bool) (r, t *ir.Node, x *ir.Value, heads int64, ok bool) {
-	return walkHeadSplit(g, a, x3, transposed, seqHeadPerm, mergesBatchHeads)
 }
 
 // mergesBatchHeads reports whether split [L, N·H, d] is packed [L, N, H·d]
