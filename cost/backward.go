@@ -180,7 +180,7 @@ func init() {
 		"Multinomial", "NonMaxSuppression", "BlackmanWindow", "HammingWindow", "HannWindow", "MelWeightMatrix",
 		"Optional", "OptionalGetElement", "OptionalHasElement", "SequenceAt", "SequenceConstruct", "SequenceEmpty",
 		"SequenceErase", "SequenceInsert", "SequenceLength", "SplitToSequence")
-	noBackward(inferenceOnly, "ConvInteger", "QLinearConv", "MatMulInteger", "QLinearMatMul", "QuantizeLinear",
+	noBackward(inferenceOnly, "ConvInteger", "QLinearConv", "MatMulInteger", "QLinearMatMul", "com.microsoft.QLinearAdd", "QuantizeLinear",
 		"DequantizeLinear", "DynamicQuantizeLinear")
 	noBackward(optimizerOp, "ai.onnx.preview.training.Adagrad", "ai.onnx.preview.training.Adam", "ai.onnx.preview.training.Momentum")
 	noBackward(controlFlowBwd, "If", "Loop", "Scan")
@@ -225,6 +225,14 @@ func epilogueBackward(b *bwCtx, p *backwardPlan) {
 		} else {
 			p.Saved = append(p.Saved, y)
 		}
+	}
+	if b.n.AttrInt(ir.KeyGate, 0) != 0 {
+		// d(act·G): dAct = dY·G and dG = dY·act, one pass reading dY, G
+		// and the saved activation, writing both gradients.
+		g := b.n.In(gateInput)
+		p.Kernels = append(p.Kernels, bwKernel{Name: "gate-bwd", Class: perf.ClassElementwise, FLOPs: 2 * pre / eb,
+			BytesRead: 2*pre + b.bytes(g), BytesWritten: pre + b.bytes(g), Launches: 1})
+		p.Saved = append(p.Saved, g)
 	}
 }
 

@@ -115,12 +115,18 @@ func (tp *tensorParallel) allReduceTime(bytes float64) float64 {
 	return 2*(f-1)/f*bytes/tp.peerBW + allReduceLatencyS
 }
 
+// gateInput is FusedGemm's gate operand slot (passes/epilogue.go).
+const gateInput = 4
+
 // needsAllReduce applies the residual rule to a GEMM-like node.
 func needsAllReduce(n *ir.Node) bool {
 	weight, acts := false, 0
-	for _, in := range n.Inputs {
+	for i, in := range n.Inputs {
 		switch {
 		case in == nil:
+		case i == gateInput && ir.IsFused(n, ir.OpFusedGemm) && n.AttrInt(ir.KeyGate, 0) != 0:
+			// A gated MLP's other branch (SwiGLU's up projection): it is
+			// column-parallel like this GEMM, not a residual sum.
 		case in.IsInitializer:
 			weight = weight || in.Shape.Ranked && len(in.Shape.Dims) >= 2
 		case in.Const == nil || !in.Const.HasData:

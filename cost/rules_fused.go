@@ -40,7 +40,7 @@ func fusedConvRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 
 // fusedGemmRule: Gemm or MatMul (+bias) + residual add + activation.
 //
-//	flops = 2*macs + numel(Y)*(bias + residual + activation)   (Gemm: its C terms as gemmRule counts them)
+//	flops = 2*macs + numel(Y)*(bias + residual + activation + gate)   (Gemm: its C terms as gemmRule counts them)
 func fusedGemmRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	y := n.Out(0)
 	anchor := ir.AnchorOf(n)
@@ -103,8 +103,9 @@ func groupedGemmRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 
 // EpilogueParts is the pointwise work a fused node applies to its
 // accumulator y, from its attributes: the residual add (attribute
-// residual=1: 1 flop per element) and the activation (attribute
-// activation, counted from the elementwise table; Silu = x*sigmoid(x)).
+// residual=1: 1 flop per element), the activation (attribute
+// activation, counted from the elementwise table; Silu = x*sigmoid(x))
+// and the gating Mul (attribute gate=1: 1 flop per element).
 // Any fused rule with those attributes can add these parts.
 func EpilogueParts(n *ir.Node, c *RuleCtx, y *ir.Value) []NodeEstimate {
 	var parts []NodeEstimate
@@ -117,10 +118,12 @@ func EpilogueParts(n *ir.Node, c *RuleCtx, y *ir.Value) []NodeEstimate {
 	}
 	if act == "Gelu" && n.AttrString(ir.KeyActivationPrefix+"approximate", "none") == "tanh" {
 		out := c.Numel(y)
-		return append(parts, NodeEstimate{Counts: report.Counts{FLOPs: geluTanhCounts.flops * out, Transcendentals: geluTanhCounts.trans * out}, Class: perf.ClassElementwise})
-	}
-	if p, ok := ElementwisePart(c, act, y); ok {
+		parts = append(parts, NodeEstimate{Counts: report.Counts{FLOPs: geluTanhCounts.flops * out, Transcendentals: geluTanhCounts.trans * out}, Class: perf.ClassElementwise})
+	} else if p, ok := ElementwisePart(c, act, y); ok {
 		parts = append(parts, p)
+	}
+	if n.AttrInt(ir.KeyGate, 0) != 0 {
+		parts = append(parts, NodeEstimate{Counts: report.Counts{FLOPs: c.Numel(y)}})
 	}
 	return parts
 }

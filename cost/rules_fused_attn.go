@@ -227,8 +227,12 @@ func fusedAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 // (every dim of the output but the last two, times the heads), Lq, Lk,
 // d (Q·K's contraction) and dv. In the head layout O is [..., Lq, dv], Q
 // [..., d] and V [..., Lk, dv]. With num_heads = H (the packed layout of
-// passes/attention_heads.go) Q, V and O are [B, L, H·d]: batch = B·H and
-// the last axes divide by H.
+// passes/attention_heads.go) Q, V and O are rank 3 with the heads packed
+// in the last axis: their head-split views [a, b, H, d] are permuted by
+// q_perm, v_perm and the inverse of o_perm into the head layout
+// [B, H, L, d], so batch-first ([B, L, H·d], perms 0,2,1,3) and
+// sequence-first ([L, B, H·d], torch.nn.MultiheadAttention,
+// passes/attention_seqfirst.go) read their L and B from the right axes.
 func attentionDims(n *ir.Node, c *RuleCtx) (batch, lq, lk, d, dv float64, ok bool) {
 	od, ok1 := c.Dims(n.Out(0))
 	qd, ok2 := c.Dims(n.In(0))
@@ -242,8 +246,71 @@ func attentionDims(n *ir.Node, c *RuleCtx) (batch, lq, lk, d, dv float64, ok boo
 		d /= 3 // Q is the first third of the packed input
 	}
 	batch = prod(od[:len(od)-2])
-	if h := float64(n.AttrInt(ir.KeyNumHeads, 0)); h > 0 {
-		batch, dv, d = batch*h, dv/h, d/h
+	h := float64(n.AttrInt(ir.KeyNumHeads, 0))
+	if h <= 0 {
+		return headLayoutDims(n, od, qd, vd, batch, lq, lk, d, dv)
 	}
-	return batch, lq, lk, d, dv, true
+	d, dv = d/h, dv/h
+	if len(od) != 3 || len(vd) != 3 {
+		return batch * h, lq, lk, d, dv, true
+	}
+	vPerm, vok := headPermOf(n, "v_perm")
+	oPerm, ook := headPermOf(n, "o_perm")
+	if !vok || !ook {
+		return batch * h, lq, lk, d, dv, true
+	}
+	// The head-layout output R satisfies O_view[i] = R[o_perm[i]].
+	oView := []float64{od[0], od[1], h, dv}
+	var r [4]float64
+	for i, p := range oPerm {
+		r[p] = oView[i]
+	}
+	lk = []float64{vd[0], vd[1], h, dv}[vPerm[2]]
+	return r[0] * r[1], r[2], lk, d, r[3], true
+}
+
+// headPermOf reads a 4-axis permutation attribute of a packed-layout
+// FusedAttention; ok is false when it is absent or not a permutation.
+func headPermOf(n *ir.Node, name string) ([]int64, bool) {
+	p, ok := n.AttrInts(name)
+	if !ok || len(p) != 4 {
+		return nil, false
+	}
+	seen := [4]bool{}
+	for _, a := range p {
+		if a < 0 || a > 3 || seen[a] {
+			return nil, false
+		}
+		seen[a] = true
+	}
+	return p, true
+}
+
+// headLayoutDims is attentionDims for a FusedAttention whose inputs reach
+// the head layout through absorbed transposes (ir.AttentionLayout,
+// passes/attention_layout.go): Q, V and O are read in that layout (O by
+// undoing o_perm). Without such attributes it returns the given values.
+func headLayoutDims(n *ir.Node, od, qd, vd []float64, batch, lq, lk, d, dv float64) (float64, float64, float64, float64, float64, bool) {
+	qp, qu := ir.AttentionLayout(n, 0)
+	vp, vu := ir.AttentionLayout(n, 2)
+	_, hasO := n.AttrInts(ir.KeyOPerm)
+	if qp == nil && qu == nil && vp == nil && vu == nil && !hasO {
+		return batch, lq, lk, d, dv, true
+	}
+	qh, ok1 := ir.ToHeadLayout(qd, qp, qu, 1)
+	vh, ok2 := ir.ToHeadLayout(vd, vp, vu, 1)
+	oh := od
+	if p, ok := n.AttrInts(ir.KeyOPerm); ok && len(p) == len(od) {
+		oh = make([]float64, len(od))
+		for i, a := range p {
+			if a < 0 || int(a) >= len(od) {
+				return 0, 0, 0, 0, 0, false
+			}
+			oh[a] = od[i] // O[i] = head[o_perm[i]]
+		}
+	}
+	if !ok1 || !ok2 || len(qh) < 1 || len(vh) < 2 || len(oh) < 2 {
+		return 0, 0, 0, 0, 0, false
+	}
+	return prod(oh[:len(oh)-2]), oh[len(oh)-2], vh[len(vh)-2], qh[len(qh)-1], oh[len(oh)-1], true
 }

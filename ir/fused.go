@@ -48,6 +48,7 @@ const (
 const (
 	KeyAnchor           = "anchor"
 	KeyResidual         = "residual"
+	KeyGate             = "gate" // FusedGemm: 1 when input 4, G, multiplies the activated output (SwiGLU's gating Mul)
 	KeyActivation       = "activation"
 	KeyActivationPrefix = "activation_"
 	KeyPool             = "pool"
@@ -229,4 +230,62 @@ func PartCount(expr string, n *Node) (int64, bool) {
 		return 0, false
 	}
 	return RankedShape(dims...).NumElements()
+}
+
+// Head-layout attributes of a FusedAttention without num_heads
+// (passes/attention_layout.go): input i of the node, as given, reaches the
+// head layout [..., L, d] (Kᵀ: [..., d, L]) by the transpose <p>_perm and
+// then unit axes inserted at <p>_unsq (an absorbed Unsqueeze); the output
+// is the head-layout result transposed by o_perm. p is q, k (only with
+// k_transposed) or v.
+const (
+	KeyQPerm = "q_perm"
+	KeyKPerm = "k_perm"
+	KeyVPerm = "v_perm"
+	KeyOPerm = "o_perm"
+	KeyQUnsq = "q_unsq"
+	KeyKUnsq = "k_unsq"
+	KeyVUnsq = "v_unsq"
+)
+
+// AttentionLayout returns the transpose and inserted unit axes that take
+// FusedAttention input slot (0 Q, 1 K, 2 V) to the head layout; nil, nil
+// when the input is already in it (or the node packs heads: num_heads).
+func AttentionLayout(n *Node, slot int) (perm, unsq []int64) {
+	if n.Attr(KeyNumHeads) != nil {
+		return nil, nil
+	}
+	keys := [3][2]string{{KeyQPerm, KeyQUnsq}, {KeyKPerm, KeyKUnsq}, {KeyVPerm, KeyVUnsq}}
+	if slot < 0 || slot > 2 || (slot == 1 && n.AttrInt("k_transposed", 0) != 1) {
+		return nil, nil
+	}
+	perm, _ = n.AttrInts(keys[slot][0])
+	unsq, _ = n.AttrInts(keys[slot][1])
+	return perm, unsq
+}
+
+// ToHeadLayout applies perm and then inserts the unit axes unsq (sorted
+// positions in the result) to dims; ok is false when perm or unsq does
+// not fit the rank.
+func ToHeadLayout[T any](dims []T, perm, unsq []int64, one T) ([]T, bool) {
+	out := dims
+	if perm != nil {
+		if len(perm) != len(dims) {
+			return nil, false
+		}
+		out = make([]T, len(dims))
+		for i, p := range perm {
+			if p < 0 || int(p) >= len(dims) {
+				return nil, false
+			}
+			out[i] = dims[p]
+		}
+	}
+	for _, a := range unsq {
+		if a < 0 || int(a) > len(out) {
+			return nil, false
+		}
+		out = append(out[:a:a], append([]T{one}, out[a:]...)...)
+	}
+	return out, true
 }

@@ -12,8 +12,8 @@ func init() {
 			Doc: "Conv + bias + residual + activation + pool in one kernel (passes/epilogue.go)"},
 		&OpSchema{Domain: d, Name: OpWinogradConv, Family: FamilyConv, Since: 1, MinIn: 2, MaxIn: 4, MinOut: 1, MaxOut: 1, Infer: inferFusedConv,
 			Doc: "F(m×m,3×3) Winograd convolution with FusedConv's epilogue (passes/winograd.go)"},
-		&OpSchema{Domain: d, Name: OpFusedGemm, Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: 4, MinOut: 1, MaxOut: 1, Infer: inferFusedGemm,
-			Doc: "Gemm/MatMul + bias + residual + activation in one kernel (passes/epilogue.go)"},
+		&OpSchema{Domain: d, Name: OpFusedGemm, Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: 5, MinOut: 1, MaxOut: 1, Infer: inferFusedGemm,
+			Doc: "Gemm/MatMul + bias + residual + activation + gating Mul in one kernel (passes/epilogue.go)"},
 		&OpSchema{Domain: d, Name: OpGroupedGemm, Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: -1, MinOut: 1, MaxOut: -1, Infer: inferGroupedGemm,
 			Doc: "GEMMs of one activation by several weights as one GEMM over the packed weights (passes/qkv.go)"},
 		// Gelu, Softmax, LayerNormalization: y has x's shape.
@@ -110,8 +110,57 @@ func inferFusedAttention(c *InferCtx) error {
 		}
 		dv = D(dv.Value / 3)
 	}
+	qp, qu := AttentionLayout(c.Node, 0)
+	vp, vu := AttentionLayout(c.Node, 2)
+	op, _ := c.AttrInts(KeyOPerm)
+	if c.Node.Attr(KeyNumHeads) == nil && (qp != nil || qu != nil || vp != nil || vu != nil || op != nil) {
+		// Head layout given by perms: the result is [..., Lq, dv] in Q's
+		// head layout, then transposed by o_perm.
+		qh, ok1 := ToHeadLayout(q.Dims, qp, qu, D(1))
+		vh, ok2 := ToHeadLayout(v.Dims, vp, vu, D(1))
+		if !ok1 || !ok2 || len(qh) < 2 || len(vh) < 1 {
+			return c.Errorf("head-layout perms do not fit Q %s and V %s", q, v)
+		}
+		oh := append([]Dim(nil), qh...)
+		oh[len(oh)-1] = vh[len(vh)-1]
+		if op != nil {
+			var ok bool
+			if oh, ok = ToHeadLayout(oh, op, nil, D(1)); !ok {
+				return c.Errorf("o_perm %v does not fit the rank-%d output", op, len(oh))
+			}
+		}
+		return c.SetOut(0, fusedOutDType(c, 0), RankedShape(oh...))
+	}
 	out.Dims[len(out.Dims)-1] = dv
+	if o, ok := packedHeadsOut(c.Node, q, dv); ok {
+		out = o
+	}
 	return c.SetOut(0, fusedOutDType(c, 0), out)
+}
+
+// packedHeadsOut is the output of a packed-layout FusedAttention
+// (num_heads) whose o_perm does not undo q_perm (passes/attention_sink.go
+// moves a Transpose into Q's layout only): Q's head view [a, b, H, d]
+// permuted by q_perm gives the head layout [B, H, L, d]; the result
+// [B, H, L, dv/H] permuted by o_perm, its last two axes merged, is the
+// output. ok is false when the perms are absent or not 4-axis.
+func packedHeadsOut(n *Node, q Shape, dv Dim) (Shape, bool) {
+	h := n.AttrInt(KeyNumHeads, 0)
+	qp, ok1 := n.AttrInts(KeyQPerm)
+	op, ok2 := n.AttrInts(KeyOPerm)
+	if h <= 0 || !ok1 || !ok2 || len(qp) != 4 || len(op) != 4 || q.Rank() != 3 || !dv.IsKnown() || dv.Value%h != 0 {
+		return Shape{}, false
+	}
+	view := []Dim{q.Dims[0], q.Dims[1], D(h), D(dv.Value / h)}
+	head, ok := ToHeadLayout(view, qp, nil, D(1))
+	if !ok {
+		return Shape{}, false
+	}
+	o, ok := ToHeadLayout(head, op, nil, D(1))
+	if !ok || !o[2].Is(h) {
+		return Shape{}, false
+	}
+	return RankedShape(o[0], o[1], D(h*(dv.Value/h))), true
 }
 
 // inferGroupedGemm: output i is X with its last axis replaced by Ni, the

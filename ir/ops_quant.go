@@ -11,7 +11,21 @@ func init() {
 		&OpSchema{Name: "DequantizeLinear", Since: 10, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferDequantize,
 			Doc: "output dtype: output_dtype when set, else the scale's"},
 		&OpSchema{Name: "DynamicQuantizeLinear", Since: 11, MinIn: 1, MaxIn: 1, MinOut: 3, MaxOut: 3, Infer: inferDynamicQuantize},
+		// ONNX Runtime's QLinearAdd (A, A_scale, A_zp, B, B_scale, B_zp,
+		// C_scale, C_zp?): the int8 residual add, written by its QDQ
+		// transformer and by passes/qdq_add.go.
+		&OpSchema{Domain: "com.microsoft", Name: "QLinearAdd", Family: FamilyElementwise, Since: 1, MinIn: 7, MaxIn: 8, MinOut: 1, MaxOut: 1, Infer: inferQLinearAdd,
+			Doc: "ONNX Runtime contrib op: C = quantize(dequantize(A) + dequantize(B)), A and B broadcast, C typed like A"},
 	)
+}
+
+// inferQLinearAdd: C has A's (8-bit) dtype and the broadcast shape of A and B.
+func inferQLinearAdd(c *InferCtx) error {
+	s, err := BroadcastShapes(c.InShape(0), c.InShape(3))
+	if err != nil {
+		return c.Errorf("%w", err)
+	}
+	return c.SetOut(0, c.InType(0), s)
 }
 
 // attrDType reads a dtype attribute; ok is false when it is absent or 0.

@@ -1,6 +1,8 @@
 package passes
 
 import (
+	"slices"
+
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -44,50 +46,84 @@ func matchAttentionHeads(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 	if a.AttrInt("k_transposed", 0) != 1 || !permIs(a, "k_perm", kHeadPerm) || len(a.Outputs) != 1 {
 		return Fusion{}, false
 	}
-	rq, tq, q, hq, ok := splitHeads(g, a, a.In(0), true)
+	split, q, k, v, hq, ok := splitQKV(g, a, headPerm, splitsLastAxis)
 	if !ok {
-		return Fusion{}, false
-	}
-	rk, _, k, hk, ok := splitHeads(g, a, a.In(1), false)
-	if !ok {
-		return Fusion{}, false
-	}
-	rv, tv, v, hv, ok := splitHeads(g, a, a.In(2), true)
-	if !ok || hq != hk || hq != hv || q == k || q == v || k == v {
 		return Fusion{}, false
 	}
 	to, ro, o, ho, ok := mergeHeads(g, a.Out(0))
 	if !ok || ho != hq {
 		return Fusion{}, false
 	}
-	nodes := []*ir.Node{rq, tq, rk, rv, tv, a, to, ro}
-	p := &parts{}
-	for _, n := range nodes {
-		p.add(n) // a's own parts are flattened; its MatMuls and Softmax stay implicit
-	}
-	attrs := ownAttrs(a)
-	perm := func(name string, v []int64) *ir.Attribute {
-		return &ir.Attribute{Name: name, Type: ir.AttrInts, Ints: append([]int64(nil), v...)}
-	}
-	attrs = append(attrs, ir.IntAttr(ir.KeyNumHeads, hq),
-		perm("q_perm", headPerm), perm("v_perm", headPerm), perm("o_perm", headPerm))
-	ins := append([]*ir.Value{q, k, v}, a.Inputs[3:]...)
-	attrs = append(attrs, p.attrs(ins, []*ir.Value{o})...)
-	return Fusion{Nodes: nodes, OpType: ir.OpFusedAttention, Inputs: ins, Outputs: []*ir.Value{o}, Attrs: attrs}, true
+	nodes := append(split, a, to, ro)
+	return packedHeadsFusion(a, nodes, hq, q, k, v, o,
+		intsAttr("q_perm", headPerm), intsAttr("v_perm", headPerm), intsAttr("o_perm", headPerm)), true
 }
 
-// splitHeads walks back from attention input x4 (read only by a) through
-// the head-split Transpose (when transposed) and the Reshape
-// [B,L,H·d] -> [B,L,H,d]. It returns the Reshape, the Transpose (nil when
-// not transposed), the packed input and H.
-func splitHeads(g *ir.Graph, a *ir.Node, x4 *ir.Value, transposed bool) (r, t *ir.Node, x *ir.Value, heads int64, ok bool) {
-	if onlyUse(g, x4) != a || !floatTensor(x4) {
+// packedHeadsFusion is the rewrite both head-split absorptions make
+// (passes/attention_heads.go, passes/attention_seqfirst.go): nodes (the
+// splits, attention a, the merge) become one FusedAttention reading the
+// packed q, k, v and a's other inputs, writing o, with a's attributes less
+// those perms replaces, num_heads = heads and perms; every replaced node
+// joins the part attributes (a's own parts flattened; its MatMuls and
+// Softmax stay implicit).
+func packedHeadsFusion(a *ir.Node, nodes []*ir.Node, heads int64, q, k, v, o *ir.Value, perms ...*ir.Attribute) Fusion {
+	p := &parts{}
+	for _, n := range nodes {
+		p.add(n)
+	}
+	var drop []string
+	for _, at := range perms {
+		drop = append(drop, at.Name)
+	}
+	attrs := append(carriedAttrs(a, drop...), ir.IntAttr(ir.KeyNumHeads, heads))
+	attrs = append(attrs, perms...)
+	ins := append([]*ir.Value{q, k, v}, a.Inputs[3:]...)
+	attrs = append(attrs, p.attrs(ins, []*ir.Value{o})...)
+	return Fusion{Nodes: nodes, OpType: ir.OpFusedAttention, Inputs: ins, Outputs: []*ir.Value{o}, Attrs: attrs}
+}
+
+// intsAttr is an ints attribute holding a copy of v.
+func intsAttr(name string, v []int64) *ir.Attribute {
+	return &ir.Attribute{Name: name, Type: ir.AttrInts, Ints: append([]int64(nil), v...)}
+}
+
+// splitQKV walks back from attention a's Q, K and V through their head
+// splits (walkHeadSplit; Q and V transposed by perm, K's transpose
+// already absorbed as Kᵀ): the Reshapes and Transposes in graph order of
+// discovery (Q's, K's, V's), the three distinct packed inputs and their
+// common head count.
+func splitQKV(g *ir.Graph, a *ir.Node, perm []int64, split func(packed, split *ir.Value) (int64, bool)) (nodes []*ir.Node, q, k, v *ir.Value, heads int64, ok bool) {
+	var packed [3]*ir.Value
+	for i := 0; i < 3; i++ {
+		r, t, x, h, ok := walkHeadSplit(g, a, a.In(i), i != 1, perm, split)
+		if !ok || (i > 0 && h != heads) {
+			return nil, nil, nil, nil, 0, false
+		}
+		heads, packed[i] = h, x
+		nodes = append(nodes, r)
+		if t != nil {
+			nodes = append(nodes, t)
+		}
+	}
+	q, k, v = packed[0], packed[1], packed[2]
+	if q == k || q == v || k == v {
+		return nil, nil, nil, nil, 0, false
+	}
+	return nodes, q, k, v, heads, true
+}
+
+// walkHeadSplit walks back from attention input xs (read only by a)
+// through a Transpose by perm (when transposed) to the Reshape whose
+// input, the packed projection, split recognises; it returns the Reshape,
+// the Transpose (nil when not transposed), the packed input and H.
+func walkHeadSplit(g *ir.Graph, a *ir.Node, xs *ir.Value, transposed bool, perm []int64, split func(packed, split *ir.Value) (int64, bool)) (r, t *ir.Node, x *ir.Value, heads int64, ok bool) {
+	if onlyUse(g, xs) != a || !floatTensor(xs) {
 		return nil, nil, nil, 0, false
 	}
-	v := x4
+	v := xs
 	if transposed {
 		t = producerOf(v)
-		if !isOp(t, "Transpose") || !permIs(t, "perm", headPerm) || onlyUse(g, t.In(0)) != t {
+		if !isOp(t, "Transpose") || !permIs(t, "perm", perm) || onlyUse(g, t.In(0)) != t {
 			return nil, nil, nil, 0, false
 		}
 		v = t.In(0)
@@ -97,7 +133,7 @@ func splitHeads(g *ir.Graph, a *ir.Node, x4 *ir.Value, transposed bool) (r, t *i
 		return nil, nil, nil, 0, false
 	}
 	x = r.In(0)
-	heads, ok = splitsLastAxis(x, v)
+	heads, ok = split(x, v)
 	if !ok {
 		return nil, nil, nil, 0, false
 	}
@@ -160,4 +196,21 @@ func permIs(n *ir.Node, name string, want []int64) bool {
 		}
 	}
 	return true
+}
+
+// carriedAttrs returns fused node a's attributes less its part attributes
+// (the rewrite records the flattened parts anew), the output dtypes
+// (Fusion.Apply writes them) and the names in drop.
+func carriedAttrs(a *ir.Node, drop ...string) []*ir.Attribute {
+	var out []*ir.Attribute
+	for _, at := range a.Attrs {
+		switch at.Name {
+		case ir.KeyPartOps, ir.KeyPartIn, ir.KeyPartOut, ir.KeyPartInExpr, ir.KeyPartOutExpr, ir.KeyPartArity, ir.KeyOutDTypes:
+			continue
+		}
+		if !slices.Contains(drop, at.Name) {
+			out = append(out, at)
+		}
+	}
+	return out
 }

@@ -297,21 +297,6 @@ func (p *parts) attrs(ins, outs []*ir.Value) []*ir.Attribute {
 	}
 }
 
-// ownAttrs returns n's attributes less its part attributes: what a fused
-// node keeps when it is fused again, since the new node writes the parts
-// of all it merged (parts.attrs) in their place.
-func ownAttrs(n *ir.Node) []*ir.Attribute {
-	var attrs []*ir.Attribute
-	for _, at := range n.Attrs {
-		switch at.Name {
-		case ir.KeyPartOps, ir.KeyPartIn, ir.KeyPartOut, ir.KeyPartInExpr, ir.KeyPartOutExpr, ir.KeyPartArity:
-		default:
-			attrs = append(attrs, at)
-		}
-	}
-	return attrs
-}
-
 // partsOf records every node of nodes as a part.
 func partsOf(nodes ...*ir.Node) *parts {
 	p := &parts{}

@@ -11,6 +11,7 @@ import (
 // the accumulator before it is stored:
 //
 //	anchor -> [+ bias] -> [+ residual] -> [activation] -> [pool (conv only)]
+//	                                                  -> [* gate (GEMM only)]
 //
 // Each step is taken only when the running value has exactly one reader
 // (that step) and is not a graph output, so nothing outside the group
@@ -37,7 +38,13 @@ import (
 //	anchor (string Gemm|MatMul) says which product: Gemm keeps its
 //	transA/transB/alpha/beta attributes and C is its C (beta applied);
 //	MatMul takes C as a bias broadcast along the last axis. R, activation
-//	and residual as for FusedConv. No pool.
+//	and residual as for FusedConv. No pool. G (input 4, attribute gate=1):
+//	a run-time tensor of Y's exact shape that multiplies the activated
+//	output, SwiGLU's/GeGLU's Mul(act(x·W1), x·W3): the epilogue reads
+//	the other branch's GEMM output as it stores its own (CUTLASS's
+//	epilogue visitor, TensorRT-LLM's gated MLP) and the Mul kernel goes.
+//	Taken only after an activation, so a plain product of two GEMMs is
+//	not mistaken for a gate.
 //
 // Rules (one line each):
 //
@@ -47,6 +54,7 @@ import (
 //	Mul(y, Sigmoid(y)), y = Conv(x,w,b)   -> FusedConv(x,w,b){activation=Silu}
 //	Gelu(Add(MatMul(a,w), b{per column})) -> FusedGemm(a,w,b){anchor=MatMul, activation=Gelu}
 //	Add(Gemm(a,w,c), r)                   -> FusedGemm(a,w,c,r){anchor=Gemm, residual=1}
+//	Mul(Silu(MatMul(a,w)), g)             -> FusedGemm(a,w,_,_,g){anchor=MatMul, activation=Silu, gate=1}
 
 // fuseConv fuses every Conv with its epilogue.
 func fuseConv(g *ir.Graph) (bool, error) {
@@ -84,6 +92,7 @@ type epilogue struct {
 	nodes    []*ir.Node // anchor first, then absorbed nodes in graph order
 	bias     *ir.Value  // absorbed Add operand (anchor had no bias)
 	residual *ir.Value
+	gate     *ir.Value
 	act      string
 	actAttrs []*ir.Attribute
 	pool     *ir.Node
@@ -116,6 +125,9 @@ func matchEpilogue(g *ir.Graph, a *ir.Node, conv bool) *epilogue {
 		}
 	}
 	ep.matchActivation(g)
+	if !conv && ep.act != "" {
+		ep.matchGate(g)
+	}
 	if conv {
 		if next := onlyUse(g, ep.out); (isOp(next, "MaxPool") || isOp(next, "AveragePool")) && poolFusable(g, next) {
 			ep.take(next)
@@ -126,6 +138,21 @@ func matchEpilogue(g *ir.Graph, a *ir.Node, conv bool) *epilogue {
 		return nil
 	}
 	return ep
+}
+
+// matchGate absorbs Mul(act, G), G a run-time tensor of the activated
+// output's exact shape and dtype (no broadcast: a broadcast operand would
+// be a scale, not the other branch of a gated unit).
+func (ep *epilogue) matchGate(g *ir.Graph) {
+	next := onlyUse(g, ep.out)
+	if !isOp(next, "Mul") || len(next.Inputs) != 2 {
+		return
+	}
+	if other := otherInput(next, ep.out); other != nil && constant(other) == nil &&
+		sameType(other, ep.out) && sameType(next.Out(0), ep.out) {
+		ep.take(next)
+		ep.gate = other
+	}
 }
 
 // take absorbs n, whose first output becomes the running value.
@@ -352,6 +379,13 @@ func (ep *epilogue) fusion(op string) Fusion {
 	if ep.act != "" {
 		attrs = append(attrs, &ir.Attribute{Name: ir.KeyActivation, Type: ir.AttrString, S: ep.act})
 		attrs = append(attrs, ep.actAttrs...)
+	}
+	if ep.gate != nil {
+		for len(ins) < 4 {
+			ins = append(ins, nil)
+		}
+		ins = append(ins, ep.gate)
+		attrs = append(attrs, &ir.Attribute{Name: ir.KeyGate, Type: ir.AttrInt, I: 1})
 	}
 	if p := ep.pool; p != nil {
 		attrs = append(attrs, &ir.Attribute{Name: ir.KeyPool, Type: ir.AttrString, S: p.OpType})

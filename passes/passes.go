@@ -39,6 +39,10 @@ type Options struct {
 	DumpTo    io.Writer
 	// MaxIterations bounds the fixpoint loop (default 8).
 	MaxIterations int
+
+	// verifyRoot, set while running on a subgraph, is the outermost graph
+	// Check verifies (passes/subgraph.go).
+	verifyRoot *ir.Graph
 }
 
 // Lookup returns the pass with the given name.
@@ -110,6 +114,14 @@ func Run(g *ir.Graph, opt Options) (*Stats, error) {
 		limit = 8
 	}
 	st := &Stats{Changed: map[string]int{}}
+	bodiesConverged, err := runBodies(g, opt, st)
+	if err != nil {
+		return st, err
+	}
+	verified := g
+	if opt.verifyRoot != nil {
+		verified = opt.verifyRoot
+	}
 	for st.Iterations < limit {
 		st.Iterations++
 		anyChanged := false
@@ -122,7 +134,7 @@ func Run(g *ir.Graph, opt Options) (*Stats, error) {
 				anyChanged = true
 				st.Changed[p.Name]++
 				if opt.Check {
-					if err := ir.Verify(g); err != nil {
+					if err := ir.Verify(verified); err != nil {
 						return st, fmt.Errorf("pass %s broke the graph: %w", p.Name, err)
 					}
 				}
@@ -132,7 +144,7 @@ func Run(g *ir.Graph, opt Options) (*Stats, error) {
 			}
 		}
 		if !anyChanged {
-			st.Converged = true
+			st.Converged = bodiesConverged
 			return st, nil
 		}
 	}

@@ -25,33 +25,46 @@ import (
 // Relu read only by it); a Relu is absorbed only when the Q's zero point
 // is its type's minimum, where saturation already clips at zero.
 func fuseQDQ(g *ir.Graph) (bool, error) {
+	return runReplacer(g, "fuse-qdq", func(n *ir.Node) bool { return isOp(n, "Conv") || isOp(n, "MatMul") }, matchQDQ)
+}
+
+// runReplacer applies match at every live node start accepts; a match
+// names the nodes to replace and the node (outside the onnxcost domain:
+// a standard or onnxruntime op) that replaces them.
+func runReplacer(g *ir.Graph, pass string, start func(*ir.Node) bool, match func(*ir.Graph, *ir.Node) ([]*ir.Node, *ir.Node, bool)) (bool, error) {
 	changed := false
 	for _, n := range append([]*ir.Node(nil), g.Nodes...) {
-		if !live(g, n) || !(isOp(n, "Conv") || isOp(n, "MatMul")) {
+		if !live(g, n) || !start(n) {
 			continue
 		}
-		old, repl, ok := matchQDQ(g, n)
+		old, repl, ok := match(g, n)
 		if !ok {
 			continue
 		}
-		pos := make(map[*ir.Node]int, len(g.Nodes))
-		for i, m := range g.Nodes {
-			pos[m] = i
-		}
-		sort.Slice(old, func(i, j int) bool { return pos[old[i]] < pos[old[j]] })
-		for _, m := range old {
-			if len(m.FusedFrom) > 0 {
-				repl.FusedFrom = append(repl.FusedFrom, m.FusedFrom...)
-			} else {
-				repl.FusedFrom = append(repl.FusedFrom, m.Name)
-			}
-		}
-		if err := g.ReplaceNodes(old, repl); err != nil {
-			return changed, fmt.Errorf("fuse-qdq at %q: %w", n.Name, err)
+		if err := replaceInOrder(g, old, repl); err != nil {
+			return changed, fmt.Errorf("%s at %q: %w", pass, n.Name, err)
 		}
 		changed = true
 	}
 	return changed, nil
+}
+
+// replaceInOrder replaces old, sorted into graph order, by repl, whose
+// FusedFrom lists the replaced nodes' names (flattening fused ones).
+func replaceInOrder(g *ir.Graph, old []*ir.Node, repl *ir.Node) error {
+	pos := make(map[*ir.Node]int, len(g.Nodes))
+	for i, m := range g.Nodes {
+		pos[m] = i
+	}
+	sort.Slice(old, func(i, j int) bool { return pos[old[i]] < pos[old[j]] })
+	for _, m := range old {
+		if len(m.FusedFrom) > 0 {
+			repl.FusedFrom = append(repl.FusedFrom, m.FusedFrom...)
+		} else {
+			repl.FusedFrom = append(repl.FusedFrom, m.Name)
+		}
+	}
+	return g.ReplaceNodes(old, repl)
 }
 
 // quant8 reports whether v is an 8-bit integer tensor.

@@ -192,7 +192,25 @@ func fusedAttention(n *ir.Node, ins []*tensor) *tensor {
 	if h > 0 {
 		q, k, v = split(q, "q_perm"), split(k, ""), split(v, "v_perm")
 	}
-	if n.AttrInt("k_transposed", 0) == 1 {
+	// Without num_heads, absorbed transposes and unsqueezes
+	// (passes/attention_layout.go) take each input to the head layout.
+	layout := func(t *tensor, slot int) *tensor {
+		p, u := ir.AttentionLayout(n, slot)
+		if p != nil {
+			t = transpose(t, intsOf(p))
+		}
+		if u != nil {
+			d, _ := ir.ToHeadLayout(t.dims, nil, u, 1)
+			t = reshape(t, d)
+		}
+		return t
+	}
+	if h == 0 {
+		q, v = layout(q, 0), layout(v, 2)
+		if n.AttrInt("k_transposed", 0) == 1 {
+			k = layout(k, 1)
+		}
+	} else if n.AttrInt("k_transposed", 0) == 1 {
 		p, _ := n.AttrInts("k_perm")
 		k = transpose(k, intsOf(p))
 	}
@@ -209,6 +227,9 @@ func fusedAttention(n *ir.Node, ins []*tensor) *tensor {
 		s = broadcast(s, ins[3], add)
 	}
 	o := bmatmul(softmaxLast(s), v)
+	if p, ok := n.AttrInts("o_perm"); ok && h == 0 {
+		o = transpose(o, intsOf(p))
+	}
 	if h > 0 {
 		p, _ := n.AttrInts("o_perm")
 		o = transpose(o, intsOf(p))

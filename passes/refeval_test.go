@@ -56,6 +56,12 @@ func evaluate(g *ir.Graph, inputs map[string]*tensor) ([]*tensor, error) {
 		}
 		env[v] = constTensor(v.Const)
 	}
+	return evalNodes(g, env)
+}
+
+// evalNodes runs g's nodes on env (g's inputs and initializers, and for a
+// subgraph the outer values it captures) and returns g's outputs.
+func evalNodes(g *ir.Graph, env map[*ir.Value]*tensor) ([]*tensor, error) {
 	for _, n := range g.Nodes {
 		ins := make([]*tensor, len(n.Inputs))
 		for i, v := range n.Inputs {
@@ -69,7 +75,13 @@ func evaluate(g *ir.Graph, inputs map[string]*tensor) ([]*tensor, error) {
 			env[n.Out(0)] = constTensor(k) // shape arithmetic inference computed
 			continue
 		}
-		outs, err := evalNode(n, ins)
+		var outs []*tensor
+		var err error
+		if isOp(n, "If") {
+			outs, err = evalIf(n, ins, env)
+		} else {
+			outs, err = evalNode(n, ins)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("node %s (%s): %v", n.Name, n.OpType, err)
 		}
@@ -174,6 +186,9 @@ func evalNode(n *ir.Node, ins []*tensor) ([]*tensor, error) {
 			return one(dequantizeChannels(ins[0], ins[1], ins[2]))
 		}
 		return one(dequantize(ins[0], ins[1], ins[2]))
+	case "QLinearAdd":
+		y := broadcast(dequantize(ins[0], ins[1], ins[2]), dequantize(ins[3], ins[4], ins[5]), add)
+		return one(quantize(y, ins[6], ins[7], n.Out(0).DType))
 	case "QLinearConv", "QLinearMatMul":
 		x := dequantize(ins[0], ins[1], ins[2])
 		var y *tensor
@@ -189,7 +204,7 @@ func evalNode(n *ir.Node, ins []*tensor) ([]*tensor, error) {
 		return one(gemm(n, ins[0], ins[1], in(ins, 2)))
 	case "MatMul":
 		return one(bmatmul(ins[0], ins[1]))
-	case "Reshape":
+	case "Reshape", "Unsqueeze", "Squeeze", "Flatten": // views: the output shape says it all
 		dims, ok := n.Out(0).Shape.Ints()
 		if !ok {
 			return nil, fmt.Errorf("unknown output shape")
@@ -238,7 +253,11 @@ func evalNode(n *ir.Node, ins []*tensor) ([]*tensor, error) {
 		if r := in(ins, 3); r != nil {
 			y = broadcast(y, r, add)
 		}
-		return one(unary(y, activation(n, n.AttrString("activation", ""))))
+		y = unary(y, activation(n, n.AttrString("activation", "")))
+		if gt := in(ins, 4); gt != nil {
+			y = broadcast(y, gt, mul)
+		}
+		return one(y)
 	case "GroupedGemm":
 		return groupedGemm(n, ins), nil
 	case "SkipLayerNormalization":

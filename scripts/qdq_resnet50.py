@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
-# Usage: qdq_resnet50.py testdata/models/resnet50.onnx OUT.onnx
+# Usage: qdq_resnet50.py testdata/models/resnet50.onnx OUT.onnx [--residual]
 # Rewrites the resnet50 fixture into the Q/DQ form a static int8 exporter
 # writes around every Conv: Q->DQ on the input, int8 weights + DQ, int32
 # bias + DQ at x_scale*w_scale, Q->DQ on the output (after its Relu).
+# --residual also quantizes the residual stream as onnxruntime's static
+# quantizer does (Add is one of its quantized ops): Q->DQ after each
+# residual Add's Relu, so both Add operands are DQ outputs and every
+# reader of the block output (the next convs, the next skip) reads the DQ.
 import onnx, numpy as np
 from onnx import helper as h, numpy_helper as nh
 import sys
+residual = '--residual' in sys.argv[3:]
 m = onnx.load(sys.argv[1], load_external_data=False)
 g = m.graph
 inits = {i.name: i for i in g.initializer}
@@ -16,9 +21,17 @@ new, extra = [], []
 def c(name, arr): extra.append(nh.from_array(arr, name)); return name
 k = 0
 dqd = {}
+prod = {o: n for n in g.node for o in n.output}
+nres = 0
 for n in g.node:
     if n.op_type != 'Conv':
-        new.append(n); continue
+        new.append(n)
+        if residual and n.op_type == 'Relu' and prod.get(n.input[0]) is not None and prod[n.input[0]].op_type == 'Add':
+            nres += 1; p = f'res{nres}_'; out = n.output[0]; n.output[0] = p+'r'
+            rs, rz = c(p+'s', np.array(0.05, np.float32)), c(p+'z', np.array(0, np.uint8))
+            new += [h.make_node('QuantizeLinear', [p+'r', rs, rz], [p+'q']), h.make_node('DequantizeLinear', [p+'q', rs, rz], [out])]
+            dqd[out] = 0.05
+        continue
     k += 1; p = f'q{k}_'
     if n.input[0] in dqd:
         xd = n.input[0]; xs_val = dqd[xd]
