@@ -292,6 +292,11 @@ func convBackward(b *bwCtx) backwardPlan {
 		k.Grad = g
 		if okGeom {
 			k.Conv = &geom
+			// Priced from the geometry (Winograd where cuDNN would
+			// pick it), so the FLOPs stay the useful work, 2·MACs per
+			// gradient, as the forward's flops are the direct
+			// convolution's, not a transformed algorithm's.
+			k.FLOPs = 2 * b.fwd.MACs
 		}
 		return k
 	}

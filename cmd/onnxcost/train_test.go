@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,11 +16,21 @@ import (
 // time_s is the step and peak_memory_bytes the training peak; fold-bn does
 // not run (the BatchNormalization nodes stay).
 func TestTrainReport(t *testing.T) {
-	// fp16: no Winograd. A Winograd layer's backward kernels count the
-	// transformed products they execute, while forward_flops is the
-	// model's arithmetic, so the 2x ratio holds only without it.
+	for _, dtype := range []string{"fp16", "fp32"} {
+		t.Run(dtype, func(t *testing.T) { checkTrainReport(t, dtype) })
+	}
+}
+
+// checkTrainReport checks one dtype: fp16 runs no Winograd, fp32 does on
+// ResNet-18's 3×3 stride-1 layers, whose backward FLOPs are still the
+// useful work (2·MACs per gradient), as forward_flops is the direct
+// convolution's.
+func checkTrainReport(t *testing.T, dtype string) {
 	var r report.Report
-	runJSON(t, &r, "report", "zoo:resnet18", "--gpu", "A100-SXM4-40GB", "--dtype", "fp16", "--train", "--batch", "8", "--format", "json")
+	runJSON(t, &r, "report", "zoo:resnet18", "--gpu", "A100-SXM4-40GB", "--dtype", dtype, "--train", "--batch", "8", "--format", "json")
+	if dtype == "fp32" && !strings.Contains(fmt.Sprint(opsOf(r)), "WinogradConv") {
+		t.Fatalf("no WinogradConv in the fp32 plan: the case this checks is gone")
+	}
 	tr := r.Totals.Train
 	if tr == nil {
 		t.Fatal("no totals.train")
@@ -155,4 +166,13 @@ func TestSweepTrainMemoryChart(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "--chart") {
 		t.Errorf("--chart bytes: exit %d, %s", code, errs)
 	}
+}
+
+// opsOf lists a report's node op types.
+func opsOf(r report.Report) []string {
+	ops := make([]string, len(r.Nodes))
+	for i, n := range r.Nodes {
+		ops[i] = n.OpType
+	}
+	return ops
 }
