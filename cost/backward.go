@@ -151,9 +151,9 @@ func init() {
 	registerBackward(gatherBackward, "Gather", "GatherElements", "GatherND")
 	// Activations whose backward reads their output (PyTorch saves the
 	// result for these): dX = dY * f'(Y).
-	registerBackward(unaryBackward(true, 1), "Relu")
-	registerBackward(unaryBackward(true, 3), "Sigmoid", "Tanh", "Exp", "Sqrt", "Reciprocal")
-	registerBackward(unaryBackward(true, 2), "Elu", "Selu", "Celu")
+	registerBackward(unaryBackward(true, 1), outputSavingActs[0])
+	registerBackward(unaryBackward(true, 3), outputSavingActs[1:6]...)
+	registerBackward(unaryBackward(true, 2), outputSavingActs[6:]...)
 	// Activations whose backward reads their input: f' recomputed from X.
 	registerBackward(unaryBackward(false, 2), "LeakyRelu", "Clip", "Abs", "Neg", "HardSigmoid", "ThresholdedRelu",
 		"Shrink", "Softsign", "Cast", "CastLike")
@@ -199,6 +199,12 @@ func gemmKernel(name string, cl perf.KernelClass, m, n, k, batch int64, r, w flo
 		BytesRead: r, BytesWritten: w, M: m, N: n, K: k, Batch: batch, Launches: 1}
 }
 
+// outputSavingActs are the activations whose backward reads their output
+// (PyTorch saves the result for these); every other activation's reads
+// its input. Registered above in this order: Relu (1 FLOP per element),
+// five of 3 FLOPs, three of 2.
+var outputSavingActs = []string{"Relu", "Sigmoid", "Tanh", "Exp", "Sqrt", "Reciprocal", "Elu", "Selu", "Celu"}
+
 // epilogueBackward adds the backward of a fused Conv/Gemm epilogue: the
 // activation's dY*f' (an elementwise kernel reading the saved output) and
 // the pool's scatter. The residual Add passes dY through (no kernel).
@@ -220,10 +226,17 @@ func epilogueBackward(b *bwCtx, p *backwardPlan) {
 	if act != "" {
 		p.Kernels = append(p.Kernels, bwKernel{Name: act + "-bwd", Class: perf.ClassElementwise, FLOPs: pre / eb,
 			BytesRead: 2 * pre, BytesWritten: pre, Launches: 1})
-		if pool != "" {
-			p.SavedExtra += pre // the activation's un-pooled output
-		} else {
+		switch {
+		case pool != "":
+			p.SavedExtra += pre // the activation's un-pooled output (or input: same size)
+		case slices.Contains(outputSavingActs, act):
 			p.Saved = append(p.Saved, y)
+		default:
+			// GELU, SiLU, ...: the backward reads the pre-activation,
+			// which is not a value of the fused graph; a training
+			// kernel writes it beside the output (cuBLASLt's GELU_AUX
+			// epilogue), as eager PyTorch keeps the GELU's input.
+			p.SavedExtra += pre
 		}
 	}
 	if b.n.AttrInt(ir.KeyGate, 0) != 0 {

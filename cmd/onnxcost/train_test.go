@@ -176,3 +176,30 @@ func opsOf(r report.Report) []string {
 	}
 	return ops
 }
+
+// TestTrainFusedGeluKeepsPreActivation: a GEMM with a fused GELU keeps its
+// pre-activation for the backward (GELU's derivative reads its input, as
+// eager PyTorch keeps it and cuBLASLt's GELU_AUX epilogue writes it), one
+// tensor of the output's size beyond what the plan's values hold; a fused
+// ReLU reads its output and keeps nothing extra.
+func TestTrainFusedGeluKeepsPreActivation(t *testing.T) {
+	var r report.Report
+	runJSON(t, &r, "report", "../../testdata/models/bert_base.onnx", "--gpu", "A100", "--train", "--batch", "2", "--format", "json")
+	seen := 0
+	for _, n := range r.Nodes {
+		if n.OpType != "FusedGemm" || n.Backward == nil || !strings.Contains(n.Backward.Kernels, "Gelu-bwd") {
+			continue
+		}
+		seen++
+		out := 4.0 // fp32
+		for _, d := range n.Outputs[0].Shape {
+			out *= float64(d.Value)
+		}
+		if n.Backward.SavedBytes != out {
+			t.Errorf("%s: saved_bytes %v, want the pre-activation's %v", n.Name, n.Backward.SavedBytes, out)
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no FusedGemm with a GELU epilogue: the case this checks is gone")
+	}
+}
