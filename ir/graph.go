@@ -83,6 +83,8 @@ type Graph struct {
 
 	// ValueInfo holds types declared in the file for intermediate values.
 	// They are never used as inference results, only checked against them.
+	// A declaration of a value of g that has no other Declared type is
+	// kept as that value's Declared instead (see DeclaredInfo).
 	ValueInfo map[string]TypeInfo
 
 	values  map[string]*Value
@@ -129,6 +131,11 @@ type Value struct {
 	SymInts []Dim
 	// IsInitializer marks a value that is a graph initializer.
 	IsInitializer bool
+	// infoDeclared marks a Declared that came from the graph's value_info
+	// and is kept only here, not also in Graph.ValueInfo: holding each
+	// declaration twice (pointer here, copy in the map keyed by name) cost
+	// a map entry and a hash insert per value on a 112k-node graph.
+	infoDeclared bool
 	// Declared is the type the file declared for this value (graph input,
 	// output or value_info), kept to check inference against.
 	Declared *TypeInfo
@@ -526,6 +533,28 @@ func (g *Graph) splice(old []*Node, n *Node) error {
 	shift, _ := slices.BinarySearch(holes, at)
 	n.pos = at - shift
 	return nil
+}
+
+// DeclaredInfo returns the value_info declaration of the value named
+// name in g, or nil: an entry of g.ValueInfo, or else the Declared type
+// the reader attached to the value itself.
+func (g *Graph) DeclaredInfo(name string) *TypeInfo {
+	if ti, ok := g.ValueInfo[name]; ok {
+		return &ti
+	}
+	if v := g.values[name]; v != nil && v.infoDeclared {
+		return v.Declared
+	}
+	return nil
+}
+
+// DropValueInfo forgets g's value_info declarations, so inference no
+// longer checks against them (Declared types stay on their values).
+func (g *Graph) DropValueInfo() {
+	g.ValueInfo = nil
+	for _, v := range g.values {
+		v.infoDeclared = false
+	}
 }
 
 // RemoveValue forgets an unused value.
