@@ -43,16 +43,15 @@ func TestUnusedBindingWarningsSorted(t *testing.T) {
 	}
 }
 
-// TestDeclaredTypesAreCheckedNotUsed: a value_info entry and a graph
-// output that declare wrong shapes do not change the inferred shapes; each
-// disagreement is a warning naming the value.
-func TestDeclaredTypesAreCheckedNotUsed(t *testing.T) {
-	g := NewGraph("main")
+// reluNegGraph is x[2,3] (declared) -> Relu -> mid -> Neg -> y (output).
+func reluNegGraph(t *testing.T) (g *Graph, mid, y *Value) {
+	t.Helper()
+	g = NewGraph("main")
 	x, _ := g.NewValue("x")
 	x.Declared = &TypeInfo{Kind: TensorValue, DType: Float32, Shape: KnownShape(2, 3)}
 	g.AddInput(x)
-	mid, _ := g.NewValue("mid")
-	y, _ := g.NewValue("y")
+	mid, _ = g.NewValue("mid")
+	y, _ = g.NewValue("y")
 	for _, n := range []*Node{
 		{Name: "r", OpType: "Relu", Inputs: []*Value{x}, Outputs: []*Value{mid}},
 		{Name: "n", OpType: "Neg", Inputs: []*Value{mid}, Outputs: []*Value{y}},
@@ -62,6 +61,14 @@ func TestDeclaredTypesAreCheckedNotUsed(t *testing.T) {
 		}
 	}
 	g.AddOutput(y)
+	return g, mid, y
+}
+
+// TestDeclaredTypesAreCheckedNotUsed: a value_info entry and a graph
+// output that declare wrong shapes do not change the inferred shapes; each
+// disagreement is a warning naming the value.
+func TestDeclaredTypesAreCheckedNotUsed(t *testing.T) {
+	g, mid, y := reluNegGraph(t)
 	g.ValueInfo["mid"] = TypeInfo{Kind: TensorValue, DType: Float32, Shape: KnownShape(2, 4)} // wrong
 	y.Declared = &TypeInfo{Kind: TensorValue, DType: Float16, Shape: KnownShape(2, 3)}        // wrong dtype
 	res, err := InferShapes(&Model{Opsets: []OpsetImport{{Version: 13}}, Graph: g}, InferOptions{})
@@ -83,21 +90,7 @@ func TestDeclaredTypesAreCheckedNotUsed(t *testing.T) {
 // on its value (not also in Graph.ValueInfo), is still checked against
 // inference, and is written back.
 func TestReadValueInfoChecked(t *testing.T) {
-	g := NewGraph("main")
-	x, _ := g.NewValue("x")
-	x.Declared = &TypeInfo{Kind: TensorValue, DType: Float32, Shape: KnownShape(2, 3)}
-	g.AddInput(x)
-	mid, _ := g.NewValue("mid")
-	y, _ := g.NewValue("y")
-	for _, n := range []*Node{
-		{Name: "r", OpType: "Relu", Inputs: []*Value{x}, Outputs: []*Value{mid}},
-		{Name: "n", OpType: "Neg", Inputs: []*Value{mid}, Outputs: []*Value{y}},
-	} {
-		if err := g.AddNode(n); err != nil {
-			t.Fatal(err)
-		}
-	}
-	g.AddOutput(y)
+	g, _, y := reluNegGraph(t)
 	y.Declared = &TypeInfo{Kind: TensorValue, DType: Float32, Shape: KnownShape(2, 3)}
 	g.ValueInfo["mid"] = TypeInfo{Kind: TensorValue, DType: Float32, Shape: KnownShape(2, 4)} // wrong
 	var buf bytes.Buffer
