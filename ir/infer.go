@@ -242,20 +242,25 @@ func (e *inferer) checkDeclared(g *Graph) {
 		outputs[o] = true
 	}
 	var bad []string
-	for name, d := range g.ValueInfo {
-		v := g.Local(name)
-		if v == nil || v.IsInitializer || outputs[v] {
-			continue
+	check := func(v *Value, d *TypeInfo) {
+		if v != nil && !v.IsInitializer && !outputs[v] && e.disagrees(v, d) {
+			bad = append(bad, v.Name)
 		}
-		if e.disagrees(v, &d) {
-			bad = append(bad, name)
+	}
+	for name, d := range g.ValueInfo {
+		check(g.Local(name), &d)
+	}
+	for _, v := range g.values {
+		if v.infoDeclared {
+			if _, dup := g.ValueInfo[v.Name]; !dup {
+				check(v, v.Declared)
+			}
 		}
 	}
 	sort.Strings(bad)
 	const maxWarnings = 5
 	for _, name := range bad[:min(len(bad), maxWarnings)] {
-		d := g.ValueInfo[name]
-		e.checkOne("value_info", g.Local(name), &d)
+		e.checkOne("value_info", g.Local(name), g.DeclaredInfo(name))
 	}
 	if len(bad) > maxWarnings {
 		e.warnf("value_info: %d more values whose declared type disagrees with the inferred one", len(bad)-maxWarnings)

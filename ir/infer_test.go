@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"testing"
@@ -42,16 +43,15 @@ func TestUnusedBindingWarningsSorted(t *testing.T) {
 	}
 }
 
-// TestDeclaredTypesAreCheckedNotUsed: a value_info entry and a graph
-// output that declare wrong shapes do not change the inferred shapes; each
-// disagreement is a warning naming the value.
-func TestDeclaredTypesAreCheckedNotUsed(t *testing.T) {
-	g := NewGraph("main")
+// reluNegGraph is x[2,3] (declared) -> Relu -> mid -> Neg -> y (output).
+func reluNegGraph(t *testing.T) (g *Graph, mid, y *Value) {
+	t.Helper()
+	g = NewGraph("main")
 	x, _ := g.NewValue("x")
 	x.Declared = &TypeInfo{Kind: TensorValue, DType: Float32, Shape: KnownShape(2, 3)}
 	g.AddInput(x)
-	mid, _ := g.NewValue("mid")
-	y, _ := g.NewValue("y")
+	mid, _ = g.NewValue("mid")
+	y, _ = g.NewValue("y")
 	for _, n := range []*Node{
 		{Name: "r", OpType: "Relu", Inputs: []*Value{x}, Outputs: []*Value{mid}},
 		{Name: "n", OpType: "Neg", Inputs: []*Value{mid}, Outputs: []*Value{y}},
@@ -61,6 +61,14 @@ func TestDeclaredTypesAreCheckedNotUsed(t *testing.T) {
 		}
 	}
 	g.AddOutput(y)
+	return g, mid, y
+}
+
+// TestDeclaredTypesAreCheckedNotUsed: a value_info entry and a graph
+// output that declare wrong shapes do not change the inferred shapes; each
+// disagreement is a warning naming the value.
+func TestDeclaredTypesAreCheckedNotUsed(t *testing.T) {
+	g, mid, y := reluNegGraph(t)
 	g.ValueInfo["mid"] = TypeInfo{Kind: TensorValue, DType: Float32, Shape: KnownShape(2, 4)} // wrong
 	y.Declared = &TypeInfo{Kind: TensorValue, DType: Float16, Shape: KnownShape(2, 3)}        // wrong dtype
 	res, err := InferShapes(&Model{Opsets: []OpsetImport{{Version: 13}}, Graph: g}, InferOptions{})
@@ -75,5 +83,46 @@ func TestDeclaredTypesAreCheckedNotUsed(t *testing.T) {
 		if !strings.Contains(all, want) {
 			t.Errorf("warnings %q lack %q", all, want)
 		}
+	}
+}
+
+// TestReadValueInfoChecked: a value_info entry read from a file is kept
+// on its value (not also in Graph.ValueInfo), is still checked against
+// inference, and is written back.
+func TestReadValueInfoChecked(t *testing.T) {
+	g, _, y := reluNegGraph(t)
+	y.Declared = &TypeInfo{Kind: TensorValue, DType: Float32, Shape: KnownShape(2, 3)}
+	g.ValueInfo["mid"] = TypeInfo{Kind: TensorValue, DType: Float32, Shape: KnownShape(2, 4)} // wrong
+	var buf bytes.Buffer
+	if err := Write(&buf, &Model{IRVersion: 8, Opsets: []OpsetImport{{Version: 13}}, Graph: g}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Read(buf.Bytes(), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, inMap := m.Graph.ValueInfo["mid"]; inMap {
+		t.Errorf("value_info of mid is held twice: in Graph.ValueInfo and on the value")
+	}
+	if d := m.Graph.DeclaredInfo("mid"); d == nil || !d.Shape.Equal(KnownShape(2, 4)) {
+		t.Fatalf("DeclaredInfo(mid) = %v, want [2,4]", d)
+	}
+	var again bytes.Buffer
+	if err := Write(&again, m); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), again.Bytes()) {
+		t.Errorf("value_info not written back as read")
+	}
+	res, err := InferShapes(m, InferOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all, want := strings.Join(res.Warnings, "\n"), `value_info "mid": inferred shape [2,3], declared [2,4]`; !strings.Contains(all, want) {
+		t.Errorf("warnings %q lack %q", all, want)
+	}
+	m.Graph.DropValueInfo()
+	if m.Graph.DeclaredInfo("mid") != nil {
+		t.Errorf("DropValueInfo kept mid's declaration")
 	}
 }

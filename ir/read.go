@@ -404,24 +404,23 @@ func (r *reader) graph(b []byte, off int64, parent *Graph, depth int) (*Graph, e
 	if err != nil {
 		return nil, err
 	}
-	if len(p.valueInfo) > len(g.ValueInfo) {
-		g.ValueInfo = make(map[string]TypeInfo, len(p.valueInfo))
-	}
 	err = r.each("value_info", len(p.valueInfo), func(i int) error {
 		nameB, ti, err := r.valueInfoBytes(&p.valueInfo[i], depth)
 		if err != nil || ti == nil {
 			return err
 		}
-		// The value's own name string serves as the key: no copy.
 		v := g.values[string(nameB)]
+		if v != nil && v.Declared == nil {
+			v.Declared = ti
+			v.infoDeclared = true
+			return nil
+		}
+		// The value's own name string serves as the key: no copy.
 		name := string(nameB)
 		if v != nil {
 			name = v.Name
 		}
 		g.ValueInfo[name] = *ti
-		if v != nil && v.Declared == nil {
-			v.Declared = ti
-		}
 		return nil
 	})
 	if err != nil {

@@ -315,8 +315,8 @@ func valueInfos(g *Graph) []*msgBuf {
 			written[o.Name] = true
 			if t := typeOf(o); t != nil {
 				out = append(out, valueInfoMsg(o.Name, t))
-			} else if ti, ok := g.ValueInfo[o.Name]; ok {
-				out = append(out, valueInfoMsg(o.Name, &ti))
+			} else if ti := g.DeclaredInfo(o.Name); ti != nil {
+				out = append(out, valueInfoMsg(o.Name, ti))
 			}
 		}
 	}

@@ -338,18 +338,23 @@ func producedBy(v *ir.Value, nodes []*ir.Node) bool {
 // every recogniser pass.
 func runMatcher(g *ir.Graph, start func(*ir.Node) bool, match func(*ir.Graph, *ir.Node) (Fusion, bool)) (bool, error) {
 	changed := false
-	for _, n := range append([]*ir.Node(nil), g.Nodes...) {
-		if !live(g, n) || !start(n) {
-			continue
+	// One compaction of the node list for the whole sweep (see ir's
+	// Graph.Batch); matchers reach nodes through values, never positions.
+	err := g.Batch(func() error {
+		for _, n := range append([]*ir.Node(nil), g.Nodes...) {
+			if !live(g, n) || !start(n) {
+				continue
+			}
+			f, ok := match(g, n)
+			if !ok {
+				continue
+			}
+			if _, err := f.Apply(g); err != nil {
+				return err
+			}
+			changed = true
 		}
-		f, ok := match(g, n)
-		if !ok {
-			continue
-		}
-		if _, err := f.Apply(g); err != nil {
-			return changed, err
-		}
-		changed = true
-	}
-	return changed, nil
+		return nil
+	})
+	return changed, err
 }

@@ -92,19 +92,22 @@ func fuseElementwise(g *ir.Graph) (bool, error) {
 		groups[root] = append(groups[root], n)
 	}
 	changed := false
-	for _, root := range roots {
-		nodes := groups[root]
-		if len(nodes) < 2 {
-			continue
+	err := g.Batch(func() error { // one compaction for all groups
+		for _, root := range roots {
+			nodes := groups[root]
+			if len(nodes) < 2 {
+				continue
+			}
+			sort.Slice(nodes, func(a, b int) bool { return pos[nodes[a]] < pos[nodes[b]] })
+			f := elementwiseFusion(nodes)
+			if _, err := f.Apply(g); err != nil {
+				return err
+			}
+			changed = true
 		}
-		sort.Slice(nodes, func(a, b int) bool { return pos[nodes[a]] < pos[nodes[b]] })
-		f := elementwiseFusion(nodes)
-		if _, err := f.Apply(g); err != nil {
-			return changed, err
-		}
-		changed = true
-	}
-	return changed, nil
+		return nil
+	})
+	return changed, err
 }
 
 // elementwiseFusion builds the fusion of a group in topological order:

@@ -68,22 +68,25 @@ func fuseGemm(g *ir.Graph) (bool, error) {
 
 func fuseAnchors(g *ir.Graph, op string, anchor func(*ir.Node) bool) (bool, error) {
 	changed := false
-	for _, n := range append([]*ir.Node(nil), g.Nodes...) {
-		if n.Graph() != g || !anchor(n) || !floatTensor(n.Out(0)) {
-			continue
+	err := g.Batch(func() error { // one compaction for the sweep
+		for _, n := range append([]*ir.Node(nil), g.Nodes...) {
+			if n.Graph() != g || !anchor(n) || !floatTensor(n.Out(0)) {
+				continue
+			}
+			ep := matchEpilogue(g, n, op == ir.OpFusedConv)
+			if ep == nil {
+				continue
+			}
+			fused, err := ep.fusion(op).Apply(g)
+			if err != nil {
+				return err
+			}
+			fused.Name = n.Name // the group is known by its anchor's name
+			changed = true
 		}
-		ep := matchEpilogue(g, n, op == ir.OpFusedConv)
-		if ep == nil {
-			continue
-		}
-		fused, err := ep.fusion(op).Apply(g)
-		if err != nil {
-			return changed, err
-		}
-		fused.Name = n.Name // the group is known by its anchor's name
-		changed = true
-	}
-	return changed, nil
+		return nil
+	})
+	return changed, err
 }
 
 // epilogue is what matchEpilogue found after an anchor.

@@ -35,23 +35,26 @@ func fuseQKV(g *ir.Graph) (bool, error) {
 	}
 	seen := map[*ir.Value]bool{}
 	changed := false
-	for _, n := range append([]*ir.Node(nil), g.Nodes...) {
-		if !live(g, n) {
-			continue
-		}
-		x := n.In(0)
-		if x == nil || seen[x] || !isGemmOp(n) {
-			continue
-		}
-		seen[x] = true
-		for _, grp := range gemmGroups(g, x, pos) {
-			if _, err := grp.fusion().apply(g); err != nil {
-				return changed, err
+	err := g.Batch(func() error { // one compaction for the sweep
+		for _, n := range append([]*ir.Node(nil), g.Nodes...) {
+			if !live(g, n) {
+				continue
 			}
-			changed = true
+			x := n.In(0)
+			if x == nil || seen[x] || !isGemmOp(n) {
+				continue
+			}
+			seen[x] = true
+			for _, grp := range gemmGroups(g, x, pos) {
+				if _, err := grp.fusion().apply(g); err != nil {
+					return err
+				}
+				changed = true
+			}
 		}
-	}
-	return changed, nil
+		return nil
+	})
+	return changed, err
 }
 
 // isGemmOp: the node kinds a branch may be.

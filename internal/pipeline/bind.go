@@ -224,7 +224,7 @@ func rewriteStatic(g *ir.Graph, inputs []string, n int64) []*ir.Value {
 			outs = append(outs, o)
 		}
 	}
-	g.ValueInfo = nil
+	g.DropValueInfo()
 	return outs
 }
 
