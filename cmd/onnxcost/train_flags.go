@@ -17,9 +17,13 @@ type trainFlags struct {
 	// gradAccum is micro-batches per optimizer step (--grad-accum);
 	// dataParallel the DDP replicas (--data-parallel).
 	gradAccum, dataParallel int
+	// fromFlags is set when cobra declared the flags (add): zero values
+	// are then the user's, not a costFlags built in code.
+	fromFlags bool
 }
 
 func (f *trainFlags) add(c *cobra.Command) {
+	f.fromFlags = true
 	c.Flags().BoolVar(&f.train, "train", false, "cost one training step (forward, loss, backward, optimizer) and its memory; with --dtype fp16|bf16, mixed precision with fp32 master weights; BN folding is not applied")
 	c.Flags().StringVar(&f.checkpoint, "checkpoint", pipeline.DefaultCheckpoint, "activation recomputation with --train: "+strings.Join(cost.CheckpointModes(), "|"))
 	c.Flags().StringVar(&f.optimizer, "optimizer", pipeline.DefaultOptimizer, "optimizer with --train: "+strings.Join(cost.Optimizers(), "|"))
@@ -28,11 +32,9 @@ func (f *trainFlags) add(c *cobra.Command) {
 }
 
 func (f *trainFlags) validate() error {
-	if !f.train && f.gradAccum == 0 {
-		f.gradAccum = 1 // a costFlags built in code, not by cobra
-	}
-	if !f.train && f.dataParallel == 0 {
-		f.dataParallel = 1
+	if !f.fromFlags {
+		// A costFlags built in code: zero is "not set".
+		f.gradAccum, f.dataParallel = max(f.gradAccum, 1), max(f.dataParallel, 1)
 	}
 	if !f.train && f.dataParallel != 1 {
 		return usageErr("--data-parallel %d needs --train", f.dataParallel)

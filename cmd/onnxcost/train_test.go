@@ -132,7 +132,7 @@ func TestTrainComposes(t *testing.T) {
 // TestGradAccumFlag: --grad-accum and --data-parallel need --train and a
 // count ≥ 1.
 func TestGradAccumFlag(t *testing.T) {
-	for _, args := range [][]string{{"--grad-accum", "4"}, {"--train", "--grad-accum", "0"}, {"--data-parallel", "2"}, {"--train", "--data-parallel", "-1"}} {
+	for _, args := range [][]string{{"--grad-accum", "4"}, {"--grad-accum", "0"}, {"--train", "--grad-accum", "0"}, {"--data-parallel", "2"}, {"--data-parallel", "0"}, {"--train", "--data-parallel", "-1"}} {
 		code, out, errs := runCLI(t, append([]string{"report", "zoo:alexnet", "--gpu", "T4"}, args...)...)
 		if code != 2 || out != "" || !strings.Contains(errs, args[len(args)-2]) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errs)
