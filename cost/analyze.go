@@ -311,15 +311,10 @@ func (a *analyzer) node(n *ir.Node, g *ir.Graph, depth int) (report.NodeCost, No
 			a.tp.shardKernel(&k)
 			a.tp.markWeights(n)
 		}
-		po := perf.PlanOptions()
-		po.Runtime = a.runtime
-		pk := perf.UnderControl(a.gpu, k, po, a.opt.Power)
+		pk := a.underControl(k)
 		kt := pk.KernelTime
 		agg = aggregate{ComputeS: kt.ComputeS, LatencyS: kt.LatencyS, MemoryS: kt.MemoryS, LaunchS: kt.LaunchS, TimeS: kt.TimeS}
 		agg.EnergyJ = pk.EnergyJ()
-		if pk.OverCap {
-			a.overCap++
-		}
 		nc.SMClockMHz = pk.ClockMHz
 		if est.Class.GEMMLike() {
 			agg.GEMMTimeS = agg.TimeS

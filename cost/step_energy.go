@@ -17,12 +17,7 @@ func (a *analyzer) stepKernel(k perf.Kernel) (timeS, energyJ float64) {
 	if a.tp != nil && k.Class.GEMMLike() {
 		a.tp.shardKernel(&k)
 	}
-	po := perf.PlanOptions()
-	po.Runtime = a.runtime
-	pk := perf.UnderControl(a.gpu, k, po, a.opt.Power)
-	if pk.OverCap {
-		a.overCap++
-	}
+	pk := a.underControl(k)
 	timeS, _ = clean(pk.TimeS)
 	energyJ, _ = clean(pk.EnergyJ())
 	return timeS, energyJ
@@ -37,4 +32,18 @@ func setTimeEnergy(t *report.Totals, timeS, energyJ float64) {
 		t.AvgPowerW = energyJ / timeS
 	}
 	t.EDPJS = energyJ * timeS
+}
+
+// underControl prices kernel k with the report's runtime profile (kernel
+// gap) under its power cap or clock lock, counting a kernel whose power
+// does not fit even at the lowest clock: the one pricing of forward nodes
+// (analyze.go) and training-step kernels (stepKernel).
+func (a *analyzer) underControl(k perf.Kernel) perf.PoweredKernel {
+	po := perf.PlanOptions()
+	po.Runtime = a.runtime
+	pk := perf.UnderControl(a.gpu, k, po, a.opt.Power)
+	if pk.OverCap {
+		a.overCap++
+	}
+	return pk
 }
