@@ -358,7 +358,8 @@ func shorten(w string) string {
 type EstimateOptions struct {
 	DType string // "" is the model's own
 	Plan  string // fused|unfused
-	// Runtime is the execution profile; nil is hwdb.DefaultRuntime.
+	// Runtime is the execution profile; nil is the cost model's default
+	// (hwdb.DefaultRuntime, cost.TrainRuntime under training).
 	Runtime     *hwdb.Runtime
 	ToolVersion string
 	ModelName   string // "" is the Loaded's Path

@@ -185,11 +185,7 @@ func (s *Session) check(st *Settings) (*hwdb.GPU, *hwdb.Runtime, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("--gpu: %w", err)
 	}
-	name := st.Runtime
-	if strings.TrimSpace(name) == "" && st.Train {
-		name = cost.TrainRuntime // as `report --train` without --runtime
-	}
-	rt, err := lookupRuntime(name)
+	rt, err := lookupRuntime(st.Runtime)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -202,11 +198,12 @@ func (s *Session) check(st *Settings) (*hwdb.GPU, *hwdb.Runtime, error) {
 	return g, rt, nil
 }
 
-// lookupRuntime is the built-in profile --runtime names ("" is the
-// default), with the CLI's message for an unknown one.
+// lookupRuntime is the built-in profile --runtime names, with the CLI's
+// message for an unknown one. "" is nil: the cost model's default
+// (graph, and pytorch under training), as `report` without --runtime.
 func lookupRuntime(name string) (*hwdb.Runtime, error) {
 	if strings.TrimSpace(name) == "" {
-		name = hwdb.DefaultRuntime
+		return nil, nil
 	}
 	rt, err := hwdb.LookupRuntime(name)
 	if err != nil {
