@@ -358,14 +358,28 @@ func (g *gen) group(c int64) int64 {
 	if c < 1 {
 		return 1 // an empty channel axis (after a Slice past the end)
 	}
-	var ds []int64
-	for d := int64(1); d <= c; d++ {
+	// Divisors in ascending order: d up to √c, then their cofactors. The
+	// search stops at maxDivisorSearch so that a channel count of 2^40
+	// (a huge shape is a legitimate input) costs microseconds, not the
+	// seconds a loop to c took (a fuzz input that timed out in CI); past
+	// it the list is the small divisors and their cofactors only.
+	var small, large []int64
+	for d := int64(1); d <= maxDivisorSearch && d <= c/d; d++ {
 		if c%d == 0 {
-			ds = append(ds, d)
+			small = append(small, d)
+			if d != c/d {
+				large = append(large, c/d)
+			}
 		}
 	}
-	return ds[g.intn(len(ds))]
+	for i := len(large) - 1; i >= 0; i-- {
+		small = append(small, large[i])
+	}
+	return small[g.intn(len(small))]
 }
+
+// maxDivisorSearch bounds group's divisor search (see there).
+const maxDivisorSearch = 1 << 16
 
 // window draws kernel, stride, pads and dilation for n spatial axes of v
 // (from dim 2), keeping windows inside the padded input unless perturbed.
