@@ -250,11 +250,17 @@ func (e *inferer) checkDeclared(g *Graph) {
 	for name, d := range g.ValueInfo {
 		check(g.Local(name), &d)
 	}
+	var dec infoDecoder
 	for _, v := range g.values {
-		if v.infoDeclared {
-			if _, dup := g.ValueInfo[v.Name]; !dup {
-				check(v, v.Declared)
-			}
+		if _, dup := g.ValueInfo[v.Name]; dup {
+			continue // checked above
+		}
+		switch {
+		case v.infoDeclared:
+			check(v, v.Declared)
+		case v.infoRaw != "":
+			ti := dec.decode(v.infoRaw)
+			check(v, &ti)
 		}
 	}
 	sort.Strings(bad)

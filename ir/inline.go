@@ -244,7 +244,7 @@ func (c *cloner) node(g *Graph, bn *Node, callOuts map[*Value]*Value) (*Node, er
 			if err != nil {
 				return nil, err
 			}
-			nv.Declared, nv.infoDeclared = o.Declared, o.infoDeclared
+			nv.Declared, nv.infoDeclared, nv.infoRaw = o.Declared, o.infoDeclared, o.infoRaw
 		}
 		c.vals[o] = nv
 		n.Outputs = append(n.Outputs, nv)
@@ -313,7 +313,7 @@ func (c *cloner) graph(parent *Graph, src *Graph) (*Graph, error) {
 			return nil, err
 		}
 		nv.Kind, nv.DType, nv.Shape, nv.Declared = v.Kind, v.DType, v.Shape.Clone(), v.Declared
-		nv.infoDeclared = v.infoDeclared
+		nv.infoDeclared, nv.infoRaw = v.infoDeclared, v.infoRaw
 		c.vals[v] = nv
 		return nv, nil
 	}

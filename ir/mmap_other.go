@@ -8,16 +8,16 @@ import (
 )
 
 // mapFile reads the whole file where memory mapping is not implemented.
-func mapFile(path string) (data []byte, release func(), err error) {
+func mapFile(path string) (data []byte, release func(), mapped bool, err error) {
 	if _, err := statModel(path); err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	data, err = os.ReadFile(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	if len(data) == 0 {
-		return nil, nil, fmt.Errorf("empty file: not an ONNX model")
+		return nil, nil, false, fmt.Errorf("empty file: not an ONNX model")
 	}
-	return data, func() {}, nil
+	return data, func() {}, false, nil
 }

@@ -6,7 +6,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync"
 	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -21,6 +23,16 @@ type ReadOptions struct {
 	// bytes), external tensors are marked Missing and no file is opened:
 	// the reader never resolves data paths against the working directory.
 	Dir string
+	// ShareInput lets the model's strings (names, mostly) point into the
+	// input instead of copies: the input must then stay unchanged for as
+	// long as the model or any string taken from it lives. ReadFile sets
+	// it for its read-only mapping of the file, which it then never
+	// unmaps: on a 112k-node graph the copies were 10 MB of fresh memory,
+	// and on this project's reference VM every fresh megabyte costs about
+	// 3 ms of page faults. Leave it unset when the input is a buffer the
+	// caller reuses, or one that holds weights the model does not need
+	// (a browser upload): sharing would keep it alive.
+	ShareInput bool
 }
 
 // lfsPointerPrefix opens every Git LFS pointer file.
@@ -32,22 +44,28 @@ const lfsPointerPrefix = "version https://git-lfs.github.com/spec/v1"
 // a cap a small file could demand gigabytes.
 const maxObjectsPerNode = 4
 
-// ReadFile reads an ONNX model from path. The file is memory-mapped where
-// the platform allows it and unmapped before return: the model keeps only
-// the offsets of weight bytes, never the bytes themselves, so reading a
-// model with gigabytes of weights touches only the pages holding its
-// structure and small constants.
+// ReadFile reads an ONNX model from path. The file is memory-mapped
+// read-only where the platform allows it: the model keeps only the offsets
+// of weight bytes, never the bytes themselves, so reading a model with
+// gigabytes of weights touches only the pages holding its structure and
+// small constants. The model's names point into the mapping (see
+// ShareInput), so a model read successfully keeps its file mapped for the
+// life of the process; a file rewritten in place meanwhile (rather than
+// replaced, as WriteFile does) changes them.
 func ReadFile(path string, opt ReadOptions) (*Model, error) {
-	data, release, err := mapFile(path)
+	data, release, mapped, err := mapFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
 	if opt.Dir == "" {
 		opt.Dir = filepath.Dir(path)
 	}
+	// A file read into memory instead holds its weights too: sharing it
+	// would keep them alive.
+	opt.ShareInput = mapped
 	m, err := Read(data, opt)
 	if err != nil {
+		release() // nothing points into the mapping
 		return nil, err
 	}
 	m.Path = path
@@ -69,7 +87,7 @@ func Read(data []byte, opt ReadOptions) (m *Model, err error) {
 	if lim == nil {
 		lim = &DefaultLimits
 	}
-	r := &reader{data: data, lim: lim, ext: newExtFiles(opt.Dir)}
+	r := &reader{data: data, lim: lim, ext: newExtFiles(opt.Dir), share: opt.ShareInput}
 	defer r.ext.close()
 	m, err = r.model()
 	if err != nil {
@@ -81,9 +99,10 @@ func Read(data []byte, opt ReadOptions) (m *Model, err error) {
 // reader holds the state of one Read call.
 type reader struct {
 	wireWalker
-	data []byte
-	lim  *Limits
-	ext  *extFiles
+	data  []byte
+	lim   *Limits
+	ext   *extFiles
+	share bool // strings may point into data (ReadOptions.ShareInput)
 
 	nodes, objects int // counted against Limits before allocating
 	unknownDims    int // numbering of "?unk_N" symbols
@@ -95,6 +114,9 @@ type reader struct {
 	dimSlab   []Dim             // see dims
 	typeSlab  []TypeInfo        // see declared
 	interned  map[string]string // see internStr
+
+	scratch     bool  // decoded types are checked, not kept (see dims)
+	scratchDims []Dim // their dims
 }
 
 // countNode charges one node against Limits.MaxNodes.
@@ -109,6 +131,11 @@ func (r *reader) countNode() error {
 // countObject charges one value, attribute or tensor against the object cap.
 func (r *reader) countObject() error {
 	r.objects++
+	return r.checkObjects()
+}
+
+// checkObjects refuses a model past the object cap.
+func (r *reader) checkObjects() error {
 	if r.objects > maxObjectsPerNode*r.lim.MaxNodes {
 		return fmt.Errorf("model has more than %d values, attributes and tensors (the limit)", maxObjectsPerNode*r.lim.MaxNodes)
 	}
@@ -190,7 +217,8 @@ func (r *reader) str(f *pbField, field string) (string, error) {
 	return r.text(f.b), nil
 }
 
-// text returns b as a string. Short strings (names, mostly) are copied
+// text returns b as a string: b itself when the input is shared, else a
+// copy. Short strings (names, mostly) are copied
 // into shared chunks rather than allocated one by one: a 112k-node graph
 // has two names per node, and the chunks hold no pointers for the
 // collector to scan. A chunk is never written again where a string uses
@@ -199,6 +227,9 @@ func (r *reader) text(b []byte) string {
 	const chunk, maxShared = 64 << 10, 1 << 10
 	if len(b) == 0 {
 		return ""
+	}
+	if r.share {
+		return unsafe.String(&b[0], len(b))
 	}
 	if len(b) > maxShared {
 		return string(b)
@@ -265,8 +296,22 @@ func (r *reader) keyValue(f *pbField, field string, idx int) (KeyValue, error) {
 // so that the graph can be built in dependency order whatever the field
 // order in the file.
 type graphParts struct {
-	name, doc                                        string
-	nodes, inits, sparse, inputs, outputs, valueInfo []pbField
+	name, doc                      string
+	nodes, valueInfo               []span
+	inits, sparse, inputs, outputs []pbField
+}
+
+// span is where a length-delimited field's payload lies in the input: 16
+// bytes where a pbField takes 48. A graph lists one per node and one per
+// value_info entry before decoding them: 112k of each in an LLM export.
+type span struct{ off, n int64 }
+
+func spanOf(f *pbField) span { return span{f.off, int64(len(f.b))} }
+
+// spanField returns the field s locates (every payload the walker hands out
+// is a sub-slice of r.data at its offset).
+func (r *reader) spanField(s span) pbField {
+	return pbField{typ: protowire.BytesType, b: r.data[s.off : s.off+s.n : s.off+s.n], off: s.off}
 }
 
 func (r *reader) graphScan(b []byte, off int64) (*graphParts, error) {
@@ -285,11 +330,14 @@ func (r *reader) graphScan(b []byte, off int64) (*graphParts, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.nodes = make([]pbField, 0, min(counts[1], r.lim.MaxNodes+1))
+	p.nodes = make([]span, 0, min(counts[1], r.lim.MaxNodes+1))
+	if c := min(counts[13], maxObjectsPerNode*r.lim.MaxNodes+1); c > 0 {
+		p.valueInfo = make([]span, 0, c)
+	}
 	for _, l := range []struct {
 		list *[]pbField
 		num  int
-	}{{&p.inits, 5}, {&p.sparse, 15}, {&p.inputs, 11}, {&p.outputs, 12}, {&p.valueInfo, 13}} {
+	}{{&p.inits, 5}, {&p.sparse, 15}, {&p.inputs, 11}, {&p.outputs, 12}} {
 		if c := min(counts[l.num], maxObjectsPerNode*r.lim.MaxNodes+1); c > 0 {
 			*l.list = make([]pbField, 0, c)
 		}
@@ -300,7 +348,7 @@ func (r *reader) graphScan(b []byte, off int64) (*graphParts, error) {
 		case 1:
 			if err = r.wantType(f, protowire.BytesType, "node"); err == nil {
 				if err = r.countNode(); err == nil {
-					p.nodes = append(p.nodes, *f)
+					p.nodes = append(p.nodes, spanOf(f))
 				}
 			}
 		case 2:
@@ -322,7 +370,7 @@ func (r *reader) graphScan(b []byte, off int64) (*graphParts, error) {
 			case 12:
 				p.outputs = append(p.outputs, *f)
 			case 13:
-				p.valueInfo = append(p.valueInfo, *f)
+				p.valueInfo = append(p.valueInfo, spanOf(f))
 			}
 		case 10:
 			p.doc, err = r.str(f, "doc_string")
@@ -404,24 +452,10 @@ func (r *reader) graph(b []byte, off int64, parent *Graph, depth int) (*Graph, e
 	if err != nil {
 		return nil, err
 	}
+	cursor := valueCursor{nodes: g.Nodes}
 	err = r.each("value_info", len(p.valueInfo), func(i int) error {
-		nameB, ti, err := r.valueInfoBytes(&p.valueInfo[i], depth)
-		if err != nil || ti == nil {
-			return err
-		}
-		v := g.values[string(nameB)]
-		if v != nil && v.Declared == nil {
-			v.Declared = ti
-			v.infoDeclared = true
-			return nil
-		}
-		// The value's own name string serves as the key: no copy.
-		name := string(nameB)
-		if v != nil {
-			name = v.Name
-		}
-		g.ValueInfo[name] = *ti
-		return nil
+		f := r.spanField(p.valueInfo[i])
+		return r.valueInfoEntry(g, &f, &cursor)
 	})
 	if err != nil {
 		return nil, err
@@ -473,11 +507,107 @@ func (r *reader) addGraphInput(g *Graph, name string, ti *TypeInfo) error {
 	return nil
 }
 
+// valueInfoEntry decodes one value_info entry of g. The declaration of a
+// value the file produces is kept encoded, as the TypeProto's bytes
+// (Value.infoRaw), once decoding it has checked it: only the consistency
+// check of inference reads it, and on a 112k-node export the decoded
+// types were 12 MB. A type with an unknown dim is kept decoded instead, as
+// its fresh "?unk_N" symbol is numbered in reading order.
+func (r *reader) valueInfoEntry(g *Graph, f *pbField, cursor *valueCursor) error {
+	name, typ, ok, err := r.valueInfoFields(f)
+	if err != nil || !ok {
+		return err
+	}
+	v := cursor.find(g, name)
+	if v != nil && (v.Declared != nil || v.infoRaw != "") {
+		v = nil // declared already: the entry goes to g.ValueInfo
+	}
+	r.push("type", -1)
+	defer r.pop()
+	if v != nil {
+		before := r.unknownDims
+		r.scratch = true
+		_, err := r.typeProto(typ.b, typ.off, 0)
+		r.scratch = false
+		if err != nil {
+			return err
+		}
+		if r.unknownDims == before {
+			v.infoRaw = r.text(typ.b)
+			return nil
+		}
+		r.unknownDims = before
+	}
+	ti := r.declared()
+	if *ti, err = r.typeProto(typ.b, typ.off, 0); err != nil {
+		return err
+	}
+	if v != nil {
+		v.Declared = ti
+		v.infoDeclared = true
+		return nil
+	}
+	g.ValueInfo[r.text(name)] = *ti
+	return nil
+}
+
+// valueCursor finds the values value_info entries name. Exporters list
+// them in the order nodes produce them, so the output after the last one
+// found is tried before a lookup in the name table: on a 112k-node graph
+// the lookups, each a cache miss in a large map, were a quarter of the
+// read time.
+type valueCursor struct {
+	nodes     []*Node
+	node, out int // the next output to try
+}
+
+func (c *valueCursor) find(g *Graph, name []byte) *Value {
+	for c.node < len(c.nodes) {
+		outs := c.nodes[c.node].Outputs
+		if c.out >= len(outs) {
+			c.node, c.out = c.node+1, 0
+			continue
+		}
+		v := outs[c.out]
+		if v != nil && v.Name == string(name) {
+			c.out++
+			return v
+		}
+		break
+	}
+	v := g.values[string(name)]
+	if v != nil && v.Producer != nil && v.Producer.graph == g {
+		// Resume after v: the next entry likely names the next output.
+		c.node = v.Producer.pos
+		c.out = slices.Index(v.Producer.Outputs, v) + 1
+	}
+	return v
+}
+
 // valueInfo decodes a ValueInfoProto: its name and declared type (nil when
 // the entry has no type).
 func (r *reader) valueInfo(f *pbField, depth int) (string, *TypeInfo, error) {
 	name, ti, err := r.valueInfoBytes(f, depth)
 	return string(name), ti, err
+}
+
+// valueInfoFields returns a ValueInfoProto's name, left in the input, and
+// its type field (ok false when the entry has no type), not decoded.
+func (r *reader) valueInfoFields(f *pbField) (name []byte, typ pbField, ok bool, err error) {
+	err = r.walk(f.b, f.off, func(g *pbField) error {
+		var err error
+		switch g.num {
+		case 1:
+			err = r.wantType(g, protowire.BytesType, "name")
+			name = g.b
+		case 2:
+			if err = r.wantType(g, protowire.BytesType, "type"); err == nil {
+				typ, ok = *g, true
+			}
+		}
+		return err
+	})
+	return name, typ, ok, err
 }
 
 // valueInfoBytes is valueInfo with the name left in the input buffer.
@@ -665,43 +795,131 @@ func (r *reader) checkDim(v int64) error {
 	return nil
 }
 
-// nodeRec is a node whose output values exist but whose inputs and
-// attributes are not yet decoded.
+// nodeRec is what decodeNode learns of a node for the later steps.
 type nodeRec struct {
-	n           *Node
-	f           *pbField
-	nin, nattrs int // input and attribute fields
+	nin, nattrs int32 // input and attribute fields
+	graphs      bool  // an attribute holds a subgraph (see decodeNode)
 }
 
-// nodes2graph builds the nodes of g in two passes: first every node with
-// its output values (so inputs can name values produced later in the file,
-// and subgraphs can read any value of g), then inputs and attributes.
+// nodeBatch is a graph's nodes while they are built: the nodes themselves
+// (one slab), where each NodeProto lies and what decoding it found.
+type nodeBatch struct {
+	nodes []Node
+	spans []span
+	recs  []nodeRec
+}
+
+// nodes2graph builds the nodes of g in three steps: decode every node with
+// its output values and attributes (on several goroutines for a large
+// graph, see decodeNodes), enter the outputs in g's name table in node
+// order (so inputs can name values produced later in the file, and
+// subgraphs can read any value of g), then resolve inputs and link.
 //
 // Nodes, values and their input/output lists come from slabs, a few
 // allocations for the whole graph instead of several per node: on a
 // 112k-node LLM export, per-node allocations and map growth were most of
 // the read time.
-func (r *reader) nodes2graph(g *Graph, recs []pbField, depth int) error {
-	built := make([]nodeRec, len(recs))
-	nodes := make([]Node, len(recs))
-	g.reserveValues(len(recs))
-	g.Nodes = slices.Grow(g.Nodes, len(recs))
-	err := r.each("node", len(recs), func(i int) error {
-		var err error
-		built[i], err = r.nodeHead(g, &nodes[i], &recs[i])
+func (r *reader) nodes2graph(g *Graph, spans []span, depth int) error {
+	nb := &nodeBatch{nodes: make([]Node, len(spans)), spans: spans, recs: make([]nodeRec, len(spans))}
+	g.reserveValues(len(spans))
+	g.Nodes = slices.Grow(g.Nodes, len(spans))
+	if err := r.decodeNodes(g, nb, depth); err != nil {
 		return err
+	}
+	err := r.each("node", len(spans), func(i int) error {
+		return r.registerOutputs(g, &nb.nodes[i])
 	})
 	if err != nil {
 		return err
 	}
-	return r.each("node", len(built), func(i int) error {
-		return r.nodeBody(g, &built[i], depth)
+	return r.each("node", len(spans), func(i int) error {
+		return r.nodeBody(g, nb, i, depth)
 	})
 }
 
-// nodeHead decodes a NodeProto's scalar fields and creates its outputs.
-func (r *reader) nodeHead(g *Graph, n *Node, f *pbField) (nodeRec, error) {
-	rec := nodeRec{n: n, f: f}
+// parallelNodes is the size from which a graph's nodes are decoded on
+// several goroutines; maxReadWorkers caps how many. Measured on a 2-core
+// machine with the 112k-node benchmark graph (go test ./cmd/onnxcost
+// -bench ScaleStages): two workers cut the fresh-process read from 0.59 s
+// to PLACEHOLDER, since allocation there is dominated by first-touch page
+// faults, which proceed in parallel.
+var (
+	parallelNodes  = 4096 // a variable so that tests can read small graphs in parallel
+	maxReadWorkers = 4
+)
+
+// decodeNodes runs decodeNode over every node of a graph, splitting the
+// nodes of a large top-level graph into contiguous ranges, one per worker.
+// A worker reader shares the input, limits and external files and has its
+// own position, slabs and counters; the counters are added back after.
+// The error reported is the one of the first failing node in file order,
+// whichever worker found it, so the message does not depend on timing.
+func (r *reader) decodeNodes(g *Graph, nb *nodeBatch, depth int) error {
+	n := len(nb.spans)
+	workers := min(runtime.GOMAXPROCS(0), maxReadWorkers, n/max(parallelNodes/2, 1))
+	if depth > 0 || n < parallelNodes || workers < 2 {
+		return r.decodeRange(g, nb, 0, n, depth)
+	}
+	subs := make([]*reader, workers)
+	errs := make([]error, workers)
+	per := (n + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := range subs {
+		lo, hi := min(w*per, n), min((w+1)*per, n)
+		subs[w] = r.fork()
+		if w > 0 { // the first range is decoded on this goroutine, below
+			wg.Go(func() { errs[w] = subs[w].decodeRange(g, nb, lo, hi, depth) })
+		}
+	}
+	errs[0] = subs[0].decodeRange(g, nb, 0, min(per, n), depth)
+	wg.Wait()
+	objects, unknown := r.objects, r.unknownDims
+	for _, s := range subs {
+		objects += s.objects - r.objects
+		unknown += s.unknownDims - r.unknownDims
+	}
+	r.objects, r.unknownDims = objects, unknown
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return r.checkObjects()
+}
+
+// fork returns a reader for one node worker (see decodeNodes).
+func (r *reader) fork() *reader {
+	return &reader{
+		wireWalker:  wireWalker{path: slices.Clone(r.path)},
+		data:        r.data,
+		lim:         r.lim,
+		ext:         r.ext,
+		share:       r.share,
+		objects:     r.objects,
+		unknownDims: r.unknownDims,
+	}
+}
+
+// decodeRange decodes nodes [lo, hi), stopping at the first error.
+func (r *reader) decodeRange(g *Graph, nb *nodeBatch, lo, hi, depth int) error {
+	for i := lo; i < hi; i++ {
+		r.push("node", i)
+		err := r.decodeNode(g, nb, i, depth)
+		r.pop()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeNode decodes a NodeProto's fields, creates its output values and
+// decodes its attributes, all without touching g's name table, so that
+// workers may run it on different nodes at once. A node with a subgraph
+// attribute has its attributes decoded later by nodeBody: a subgraph
+// resolves names of g, which must then be complete.
+func (r *reader) decodeNode(g *Graph, nb *nodeBatch, i, depth int) error {
+	n, rec, f := &nb.nodes[i], &nb.recs[i], r.spanField(nb.spans[i])
 	outs := r.names[:0]
 	err := r.walk(f.b, f.off, func(h *pbField) error {
 		var err error
@@ -718,6 +936,7 @@ func (r *reader) nodeHead(g *Graph, n *Node, f *pbField) (nodeRec, error) {
 			n.OpType, err = r.internStr(h, "op_type")
 		case 5:
 			rec.nattrs++
+			rec.graphs = rec.graphs || r.holdsGraph(h)
 		case 6:
 			n.Doc, err = r.str(h, "doc_string")
 		case 7:
@@ -732,10 +951,10 @@ func (r *reader) nodeHead(g *Graph, n *Node, f *pbField) (nodeRec, error) {
 	})
 	r.names = outs[:0]
 	if err != nil {
-		return rec, err
+		return err
 	}
 	if n.OpType == "" {
-		return rec, fmt.Errorf("%s: node %q has no op_type", r.where(), n.Name)
+		return fmt.Errorf("%s: node %q has no op_type", r.where(), n.Name)
 	}
 	n.graph = g
 	n.Outputs = r.valueList(len(outs))
@@ -744,30 +963,56 @@ func (r *reader) nodeHead(g *Graph, n *Node, f *pbField) (nodeRec, error) {
 			continue // an omitted optional output
 		}
 		if err := r.countObject(); err != nil {
-			return rec, err
-		}
-		if v := g.values[string(b)]; v != nil {
-			if v.Producer != nil {
-				return rec, fmt.Errorf("value %q is produced by both node %q and node %q", v.Name, v.Producer.Name, n.Name)
-			}
-			return rec, fmt.Errorf("node %q (%s) writes %q, which is already a graph input or initializer", n.Name, n.OpType, v.Name)
+			return err
 		}
 		v := r.newValue(r.text(b))
-		g.values[v.Name] = v
 		v.Producer = n
 		n.Outputs[k] = v
 	}
-	return rec, nil
+	if rec.graphs {
+		return nil
+	}
+	return r.attributes(g, n, &f, int(rec.nattrs), depth)
 }
 
-// nodeBody resolves a node's inputs, decodes its attributes (subgraphs
-// included) and appends it to g; nodeHead already made it its outputs'
-// producer.
-func (r *reader) nodeBody(g *Graph, rec *nodeRec, depth int) error {
-	n := rec.n
-	n.Inputs = r.valueList(rec.nin)
+// holdsGraph reports whether the AttributeProto in f has a graph or graphs
+// field. A malformed attribute reports false; attributes() then says why.
+func (r *reader) holdsGraph(f *pbField) bool {
+	if f.typ != protowire.BytesType {
+		return false
+	}
+	found := false
+	_ = r.walk(f.b, f.off, func(h *pbField) error {
+		found = found || h.num == 6 || h.num == 11
+		return nil
+	})
+	return found
+}
+
+// registerOutputs enters a decoded node's outputs in g's name table.
+func (r *reader) registerOutputs(g *Graph, n *Node) error {
+	for _, v := range n.Outputs {
+		if v == nil {
+			continue
+		}
+		if old := g.values[v.Name]; old != nil {
+			if old.Producer != nil {
+				return fmt.Errorf("value %q is produced by both node %q and node %q", v.Name, old.Producer.Name, n.Name)
+			}
+			return fmt.Errorf("node %q (%s) writes %q, which is already a graph input or initializer", n.Name, n.OpType, v.Name)
+		}
+		g.values[v.Name] = v
+	}
+	return nil
+}
+
+// nodeBody resolves a node's inputs, decodes the attributes decodeNode
+// left (those holding subgraphs) and appends the node to g.
+func (r *reader) nodeBody(g *Graph, nb *nodeBatch, i, depth int) error {
+	n, rec, f := &nb.nodes[i], &nb.recs[i], r.spanField(nb.spans[i])
+	n.Inputs = r.valueList(int(rec.nin))
 	k := 0
-	err := r.walk(rec.f.b, rec.f.off, func(h *pbField) error {
+	err := r.walk(f.b, f.off, func(h *pbField) error {
 		if h.num != 1 {
 			return nil
 		}
@@ -784,38 +1029,50 @@ func (r *reader) nodeBody(g *Graph, rec *nodeRec, depth int) error {
 	if err != nil {
 		return err
 	}
-	if rec.nattrs > 0 {
-		n.Attrs = make([]*Attribute, 0, rec.nattrs)
-		idx := 0
-		err = r.walk(rec.f.b, rec.f.off, func(h *pbField) error {
-			if h.num != 5 {
-				return nil
-			}
-			if err := r.wantType(h, protowire.BytesType, "attribute"); err != nil {
-				return err
-			}
-			r.push("attribute", idx)
-			idx++
-			a, err := r.attribute(h, g, depth)
-			r.pop()
-			if err != nil {
-				return err
-			}
-			if a.Name == fusedFromAttr && a.Type == AttrStrings {
-				n.FusedFrom = append([]string(nil), a.Strings...)
-				return nil
-			}
-			n.Attrs = append(n.Attrs, a)
-			return nil
-		})
-		if err != nil {
+	if rec.graphs {
+		if err := r.attributes(g, n, &f, int(rec.nattrs), depth); err != nil {
 			return err
-		}
-		if len(n.Attrs) == 0 {
-			n.Attrs = nil
 		}
 	}
 	g.linkNode(n)
+	return nil
+}
+
+// attributes decodes a node's AttributeProtos; subgraphs are built nested
+// in g.
+func (r *reader) attributes(g *Graph, n *Node, f *pbField, nattrs, depth int) error {
+	if nattrs == 0 {
+		return nil
+	}
+	n.Attrs = make([]*Attribute, 0, nattrs)
+	idx := 0
+	err := r.walk(f.b, f.off, func(h *pbField) error {
+		if h.num != 5 {
+			return nil
+		}
+		if err := r.wantType(h, protowire.BytesType, "attribute"); err != nil {
+			return err
+		}
+		r.push("attribute", idx)
+		idx++
+		a, err := r.attribute(h, g, depth)
+		r.pop()
+		if err != nil {
+			return err
+		}
+		if a.Name == fusedFromAttr && a.Type == AttrStrings {
+			n.FusedFrom = append([]string(nil), a.Strings...)
+			return nil
+		}
+		n.Attrs = append(n.Attrs, a)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(n.Attrs) == 0 {
+		n.Attrs = nil
+	}
 	return nil
 }
 
@@ -856,6 +1113,13 @@ func (r *reader) valueList(n int) []*Value {
 // (capped, so that appending to it copies), one allocation per slabSize
 // dims instead of one per declared shape.
 func (r *reader) dims(n int) []Dim {
+	if r.scratch {
+		// A type decoded only to check it: its dims are not kept.
+		if cap(r.scratchDims) < n {
+			r.scratchDims = make([]Dim, 0, n)
+		}
+		return r.scratchDims[:0:n]
+	}
 	if n == 0 || n > slabSize/4 {
 		return make([]Dim, 0, n)
 	}
@@ -1096,7 +1360,8 @@ func (r *reader) function(f *pbField, idx int) (*Function, error) {
 	defer r.pop()
 	fn := &Function{}
 	var inputs, outputs []string
-	var nodes, valueInfo, attrProtos []pbField
+	var nodes []span
+	var valueInfo, attrProtos []pbField
 	err := r.walk(f.b, f.off, func(h *pbField) error {
 		var err error
 		switch h.num {
@@ -1117,7 +1382,7 @@ func (r *reader) function(f *pbField, idx int) (*Function, error) {
 		case 7:
 			if err = r.wantType(h, protowire.BytesType, "node"); err == nil {
 				if err = r.countNode(); err == nil {
-					nodes = append(nodes, *h)
+					nodes = append(nodes, spanOf(h))
 				}
 			}
 		case 8:

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -34,6 +35,7 @@ const (
 
 // extFiles opens each external data file at most once per Read.
 type extFiles struct {
+	mu      sync.Mutex // the reader's node workers share one set of files
 	dir     string
 	root    *os.Root
 	rootErr error
@@ -88,6 +90,8 @@ func checkLocation(loc string) error {
 
 // open returns the data file at loc, opened once, or a Missing record.
 func (e *extFiles) open(loc string) (*extFile, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if f, ok := e.files[loc]; ok {
 		return f, nil
 	}
