@@ -225,7 +225,8 @@ func broadcastInputs(c *InferCtx) (Shape, error) {
 	if c.Opset > 0 && c.Opset < 7 && c.InShape(0).Ranked && c.Attr("broadcast") != nil {
 		return c.InShape(0).Clone(), nil
 	}
-	var shapes []Shape
+	var buf [4]Shape // most ops have two or three inputs: no allocation
+	shapes := buf[:0]
 	for i := 0; i < c.NumIn(); i++ {
 		if c.HasIn(i) {
 			shapes = append(shapes, c.InShape(i))
