@@ -118,10 +118,19 @@ const (
 
 // Value is a named tensor (or sequence/optional/map) in a graph.
 type Value struct {
-	Name  string
-	Kind  ValueKind
-	DType DType // element type; for a sequence or optional, its element's
-	Shape Shape
+	Name string
+	Kind ValueKind
+	// IsInitializer marks a value that is a graph initializer. (The flags
+	// sit beside Kind, in what would be padding: a 112k-node graph has
+	// 125k values.)
+	IsInitializer bool
+	// infoDeclared marks a Declared that came from the graph's value_info
+	// and is kept only here, not also in Graph.ValueInfo: holding each
+	// declaration twice (pointer here, copy in the map keyed by name) cost
+	// a map entry and a hash insert per value on a 112k-node graph.
+	infoDeclared bool
+	DType        DType // element type; for a sequence or optional, its element's
+	Shape        Shape
 
 	// Const is the tensor's contents when known: an initializer, a
 	// Constant node's output, or a small tensor computed by inference.
@@ -130,13 +139,6 @@ type Value struct {
 	// Shape inference sets it (instead of Const) when some element is
 	// symbolic, e.g. Shape(x) for x of shape [batch,3] gives [batch,3].
 	SymInts []Dim
-	// IsInitializer marks a value that is a graph initializer.
-	IsInitializer bool
-	// infoDeclared marks a Declared that came from the graph's value_info
-	// and is kept only here, not also in Graph.ValueInfo: holding each
-	// declaration twice (pointer here, copy in the map keyed by name) cost
-	// a map entry and a hash insert per value on a 112k-node graph.
-	infoDeclared bool
 	// infoRaw is the value's value_info type still encoded (a serialized
 	// TypeProto), as the reader keeps it: see valueInfo.
 	infoRaw string
@@ -156,15 +158,14 @@ type Node struct {
 	Inputs  []*Value // nil for an omitted optional input
 	Outputs []*Value // nil for an omitted optional output
 	Attrs   []*Attribute
-	Doc     string
 
 	// FusedFrom lists the names of the nodes a fusion pass replaced with
 	// this node, in their original order.
 	FusedFrom []string
 
-	// Metadata is NodeProto.metadata_props (field 9, IR version 10):
-	// named strings that viewers such as Netron show with the node.
-	Metadata []KeyValue
+	// extra holds what few nodes carry (see Doc and Metadata): kept out of
+	// line, as a 112k-node graph would spend 4.5 MB on empty fields.
+	extra *nodeExtra
 
 	graph *Graph
 	pos   int // index in graph.Nodes when last known: a hint (see indexOf)
@@ -172,6 +173,46 @@ type Node struct {
 
 // Graph returns the graph the node belongs to.
 func (n *Node) Graph() *Graph { return n.graph }
+
+// nodeExtra is a node's doc string and metadata_props.
+type nodeExtra struct {
+	doc      string
+	metadata []KeyValue
+}
+
+// Doc returns the node's doc_string.
+func (n *Node) Doc() string {
+	if n.extra == nil {
+		return ""
+	}
+	return n.extra.doc
+}
+
+// Metadata returns NodeProto.metadata_props (field 9, IR version 10):
+// named strings that viewers such as Netron show with the node.
+func (n *Node) Metadata() []KeyValue {
+	if n.extra == nil {
+		return nil
+	}
+	return n.extra.metadata
+}
+
+// SetDoc sets the node's doc_string.
+func (n *Node) SetDoc(doc string) {
+	if doc == "" && n.extra == nil {
+		return
+	}
+	n.extra = &nodeExtra{doc: doc, metadata: n.Metadata()}
+}
+
+// SetMetadata sets the node's metadata_props. Nodes never share the
+// record, so setting one node's leaves another's as it was.
+func (n *Node) SetMetadata(kv []KeyValue) {
+	if len(kv) == 0 && n.extra == nil {
+		return
+	}
+	n.extra = &nodeExtra{doc: n.Doc(), metadata: kv}
+}
 
 // In returns input i, or nil when absent.
 func (n *Node) In(i int) *Value {

@@ -219,8 +219,9 @@ func (c *cloner) node(g *Graph, bn *Node, callOuts map[*Value]*Value) (*Node, er
 	if base == "" {
 		base = bn.OpType
 	}
-	n := &Node{Name: freshNodeName(g, c.prefix+base), OpType: bn.OpType, Domain: bn.Domain, Doc: bn.Doc,
+	n := &Node{Name: freshNodeName(g, c.prefix+base), OpType: bn.OpType, Domain: bn.Domain,
 		FusedFrom: append([]string(nil), bn.FusedFrom...)}
+	n.SetDoc(bn.Doc())
 	for _, v := range bn.Inputs {
 		if v == nil {
 			n.Inputs = append(n.Inputs, nil)

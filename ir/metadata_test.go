@@ -19,7 +19,7 @@ func TestNodeMetadataRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []KeyValue{{"onnxcost.time", "1 µs"}, {"onnxcost.bound", "memory"}, {"k", ""}}
-	m.Graph.Nodes[0].Metadata = want
+	m.Graph.Nodes[0].SetMetadata(want)
 	m.Metadata = append(m.Metadata, KeyValue{"onnxcost.gpu", "T4"})
 	out := filepath.Join(t.TempDir(), "m.onnx")
 	if err := WriteFile(out, m); err != nil {
@@ -33,7 +33,7 @@ func TestNodeMetadataRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := m2.Graph.Nodes[0].Metadata
+	got := m2.Graph.Nodes[0].Metadata()
 	if len(got) != len(want) {
 		t.Fatalf("node metadata %v, want %v", got, want)
 	}
@@ -45,7 +45,7 @@ func TestNodeMetadataRoundTrip(t *testing.T) {
 	if last := m2.Metadata[len(m2.Metadata)-1]; last.Key != "onnxcost.gpu" || last.Value != "T4" {
 		t.Errorf("model metadata %v", m2.Metadata)
 	}
-	if len(m2.Graph.Nodes[1].Metadata) != 0 {
-		t.Errorf("node 1 got metadata %v", m2.Graph.Nodes[1].Metadata)
+	if len(m2.Graph.Nodes[1].Metadata()) != 0 {
+		t.Errorf("node 1 got metadata %v", m2.Graph.Nodes[1].Metadata())
 	}
 }

@@ -938,14 +938,17 @@ func (r *reader) decodeNode(g *Graph, nb *nodeBatch, i, depth int) error {
 			rec.nattrs++
 			rec.graphs = rec.graphs || r.holdsGraph(h)
 		case 6:
-			n.Doc, err = r.str(h, "doc_string")
+			var doc string
+			doc, err = r.str(h, "doc_string")
+			n.SetDoc(doc)
 		case 7:
 			n.Domain, err = r.internStr(h, "domain")
 			n.Domain = normDomain(n.Domain)
 		case 9:
 			var kv KeyValue
-			kv, err = r.keyValue(h, "metadata_props", len(n.Metadata))
-			n.Metadata = append(n.Metadata, kv)
+			md := n.Metadata()
+			kv, err = r.keyValue(h, "metadata_props", len(md))
+			n.SetMetadata(append(md, kv))
 		}
 		return err
 	})

@@ -415,9 +415,9 @@ func (e *encoder) node(n *Node) (*msgBuf, error) {
 		c, _ := e.attribute(&Attribute{Name: fusedFromAttr, Type: AttrStrings, Strings: n.FusedFrom})
 		b.msg(5, c)
 	}
-	b.strOpt(6, n.Doc)
+	b.strOpt(6, n.Doc())
 	b.strOpt(7, n.Domain)
-	for _, kv := range n.Metadata {
+	for _, kv := range n.Metadata() {
 		c := &msgBuf{}
 		c.str(1, kv.Key)
 		c.str(2, kv.Value)

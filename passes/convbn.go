@@ -164,8 +164,9 @@ func applyBNFold(g *ir.Graph, p, bn *ir.Node) error {
 		return err
 	}
 	attrs := append([]*ir.Attribute(nil), p.Attrs...)
-	n := &ir.Node{Name: p.Name, OpType: p.OpType, Domain: p.Domain, Attrs: attrs, Doc: p.Doc,
+	n := &ir.Node{Name: p.Name, OpType: p.OpType, Domain: p.Domain, Attrs: attrs,
 		FusedFrom: append(nodeNames(p), nodeNames(bn)...)}
+	n.SetDoc(p.Doc())
 	if isGemm {
 		n.SetAttr(&ir.Attribute{Name: "beta", Type: ir.AttrFloat, F: 1})
 	}

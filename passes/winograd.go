@@ -56,10 +56,11 @@ func winograd(g *ir.Graph) (bool, error) {
 		if m == 0 {
 			continue
 		}
-		w := &ir.Node{Name: n.Name, OpType: ir.OpWinogradConv, Domain: ir.FusedDomain, Doc: n.Doc,
+		w := &ir.Node{Name: n.Name, OpType: ir.OpWinogradConv, Domain: ir.FusedDomain,
 			FusedFrom: nodeNames(n),
 			Inputs:    append([]*ir.Value(nil), n.Inputs...),
 			Outputs:   append([]*ir.Value(nil), n.Outputs...)}
+		w.SetDoc(n.Doc())
 		for _, a := range n.Attrs {
 			c := *a
 			w.Attrs = append(w.Attrs, &c)

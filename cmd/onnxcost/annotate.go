@@ -36,7 +36,7 @@ func annotateModel(m *ir.Model, r *report.Report) (annotated int) {
 		if nc == nil {
 			continue
 		}
-		n.Metadata = append(withoutOurs(n.Metadata), nodeAnnotations(nc, total)...)
+		n.SetMetadata(append(withoutOurs(n.Metadata()), nodeAnnotations(nc, total)...))
 		annotated++
 	}
 	m.Metadata = append(withoutOurs(m.Metadata), modelAnnotations(r)...)

@@ -150,7 +150,7 @@ func TestAnnotateNetronMetadata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m2.Graph.Nodes[0].Metadata) == 0 {
+	if len(m2.Graph.Nodes[0].Metadata()) == 0 {
 		t.Error("ir reader sees no node metadata")
 	}
 	// Without --annotate, --gpu is a usage error (it would do nothing).
