@@ -6,8 +6,6 @@ import (
 	"slices"
 	"sort"
 	"unsafe"
-
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // InferOptions controls shape inference.
@@ -295,108 +293,42 @@ func (e *inferer) checkDeclared(g *Graph) {
 
 // rawAgrees is disagrees for a value_info type still encoded, compared as
 // it is read, without decoding: ok is false for anything but a plain
-// tensor type with at most one elem_type and one shape (decode it then).
-// Decoding 112k types into scratch took most of this check's time.
+// tensor type (see parsePlainType; decode it then). Decoding 112k types
+// into scratch took most of this check's time.
 func rawAgrees(raw string, v *Value) (agrees, ok bool) {
 	if v.Kind != TensorValue {
 		return true, false
 	}
-	b := unsafe.Slice(unsafe.StringData(raw), len(raw))
-	tt, ok := onlyField(b, 1)
+	p, ok := parsePlainType(unsafe.Slice(unsafe.StringData(raw), len(raw)))
 	if !ok {
 		return true, false
 	}
-	var shape []byte
-	var dt DType
-	seenType, ranked := false, false
-	for len(tt) > 0 {
-		num, typ, n := protowire.ConsumeTag(tt)
-		if n < 0 {
-			return true, false
-		}
-		tt = tt[n:]
-		switch {
-		case num == 1 && typ == protowire.VarintType && !seenType:
-			x, m := protowire.ConsumeVarint(tt)
-			if m < 0 {
-				return true, false
-			}
-			dt, seenType, tt = DType(int32(x)), true, tt[m:]
-		case num == 2 && typ == protowire.BytesType && !ranked:
-			s, m := protowire.ConsumeBytes(tt)
-			if m < 0 {
-				return true, false
-			}
-			shape, ranked, tt = s, true, tt[m:]
-		default:
-			return true, false
-		}
-	}
-	if dt != Undefined && v.DType != Undefined && dt != v.DType {
+	if p.dtype != Undefined && v.DType != Undefined && p.dtype != v.DType {
 		return false, true
 	}
-	if !ranked || !v.Shape.Ranked {
+	if !p.ranked || !v.Shape.Ranked {
 		return true, true
 	}
-	i := 0
-	for len(shape) > 0 {
-		num, typ, n := protowire.ConsumeTag(shape)
-		if n < 0 || num != 1 || typ != protowire.BytesType {
-			return true, false
-		}
-		dim, m := protowire.ConsumeBytes(shape[n:])
-		if m < 0 {
-			return true, false
-		}
-		shape = shape[n+m:]
-		value, known, ok := dimValue(dim)
-		if !ok {
-			return true, false
-		}
+	i, disagree := 0, false
+	ok = p.eachDim(func(value int64, known bool, _ []byte) bool {
 		if i >= len(v.Shape.Dims) {
-			return false, true // more dims declared than inferred
+			disagree = true // more dims declared than inferred
+			return false
 		}
 		if d := v.Shape.Dims[i]; known && d.IsKnown() && d.Value != value {
-			return false, true
+			disagree = true
+			return false
 		}
 		i++
+		return true
+	})
+	switch {
+	case disagree:
+		return false, true
+	case !ok:
+		return true, false
 	}
 	return i == len(v.Shape.Dims), true
-}
-
-// onlyField returns the payload of b's single field, when that is the
-// length-delimited field num.
-func onlyField(b []byte, num protowire.Number) ([]byte, bool) {
-	n, typ, k := protowire.ConsumeTag(b)
-	if k < 0 || n != num || typ != protowire.BytesType {
-		return nil, false
-	}
-	p, m := protowire.ConsumeBytes(b[k:])
-	return p, m >= 0 && k+m == len(b)
-}
-
-// dimValue reads a TensorShapeProto.Dimension as the reader does: the last
-// of dim_value and dim_param wins; known is false for a symbol.
-func dimValue(dim []byte) (value int64, known, ok bool) {
-	for len(dim) > 0 {
-		num, typ, n := protowire.ConsumeTag(dim)
-		if n < 0 {
-			return 0, false, false
-		}
-		m := protowire.ConsumeFieldValue(num, typ, dim[n:])
-		if m < 0 {
-			return 0, false, false
-		}
-		switch {
-		case num == 1 && typ == protowire.VarintType:
-			x, _ := protowire.ConsumeVarint(dim[n:])
-			value, known = int64(x), true
-		case num == 2:
-			known = false
-		}
-		dim = dim[n+m:]
-	}
-	return value, known, true
 }
 
 // disagrees reports whether a declared tensor type contradicts v's.

@@ -522,6 +522,10 @@ func (r *reader) valueInfoEntry(g *Graph, f *pbField, cursor *valueCursor) error
 	if v != nil && (v.Declared != nil || v.infoRaw != "") {
 		v = nil // declared already: the entry goes to g.ValueInfo
 	}
+	if v != nil && r.checkPlainType(typ.b) {
+		v.infoRaw = r.text(typ.b)
+		return nil
+	}
 	r.push("type", -1)
 	defer r.pop()
 	if v != nil {
