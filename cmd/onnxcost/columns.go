@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"io"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -98,43 +97,50 @@ func runeOffset(s []byte, k int) int {
 	return off
 }
 
-// cellStats returns the rune count of cell c and whether it holds a byte
-// tabwriter treats specially. One pass over bytes for ASCII cells (nearly
-// all of them): RuneCount plus ContainsAny per cell were a third of
-// `shapes` text output on a 112k-node graph.
+// cellStats returns the rune count of cell c (utf8.RuneCount's: an
+// invalid byte is one rune) and whether it holds a byte tabwriter treats
+// specially. One pass over the bytes: RuneCount plus ContainsAny per cell
+// were a third of `shapes` text output on a 112k-node graph, and were
+// still half of it for the cells holding the ellipsis of a cut (most
+// cells of an LLM's table, whose names are long).
 func cellStats(c []byte) (runes int, special bool) {
-	for _, b := range c {
-		switch {
-		case b >= utf8.RuneSelf:
-			return utf8.RuneCount(c), bytes.ContainsAny(c, "\t\n\v\f\xff")
-		case b == '\t' || b == '\n' || b == '\v' || b == '\f':
+	for i := 0; i < len(c); runes++ {
+		b := c[i]
+		if b < utf8.RuneSelf {
+			if b == '\t' || b == '\n' || b == '\v' || b == '\f' {
+				special = true
+			}
+			i++
+			continue
+		}
+		if b == 0xff {
 			special = true
 		}
+		_, size := utf8.DecodeRune(c[i:])
+		i += size
 	}
-	return len(c), special
+	return runes, special
 }
 
-// writeRows is writeColumns on rows. gen is called twice, first to measure
-// the cells, then to write them, so that no more than one line's text is
-// held at a time. tabwriter keeps every byte and cell of the output in
-// growing buffers until its Flush: on a 112k-node graph that was half of
-// `shapes` and 40 MB of its memory.
+// writeRows is writeColumns on rows. gen is called twice, first to find
+// the width of every column block, then to write the lines padded to it,
+// so that no more than one line's text is held at a time and nothing is
+// kept per line or cell. tabwriter keeps every byte and cell of the output
+// in growing buffers until its Flush: on a 112k-node graph that was half
+// of `shapes` and 40 MB of its memory; keeping a rune count and a width
+// per cell instead was still 15 MB (BenchmarkScaleStages/shapes-text B/op).
 //
 // A cell holding a byte that tabwriter treats specially (tab, newline,
 // vertical tab, form feed, its 0xff escape) sends the whole text through
 // tabwriter, so the output never differs from it.
 func writeRows(w io.Writer, gen func(emit func(*row))) error {
 	var (
-		ncells  []int32 // cells per line
-		runes   []int32 // rune count of every cell, line after line
+		cols    columnBlocks
 		special bool
 	)
 	gen(func(r *row) {
-		ncells = append(ncells, int32(len(r.ends)))
-		for k := range r.ends {
-			n, sp := cellStats(r.cell(k))
-			runes = append(runes, int32(n))
-			special = special || sp
+		if cols.add(r) {
+			special = true
 		}
 	})
 	if special {
@@ -152,70 +158,107 @@ func writeRows(w io.Writer, gen func(emit func(*row))) error {
 		})
 		return tw.Flush()
 	}
-	l := &layout{ncells: ncells, runes: runes, start: make([]int32, len(ncells)), width: make([]int32, len(runes))}
-	off := int32(0)
-	for i, n := range ncells {
-		l.start[i] = off
-		off += n
-	}
-	l.format(nil, 0, len(ncells))
+	cols.closeAll()
 	bw := bufio.NewWriterSize(w, 1<<16)
-	k := 0 // cell index
 	gen(func(r *row) {
+		last := len(r.ends) - 1
 		for c := range r.ends {
-			bw.Write(r.cell(c))
-			for pad := l.width[k] - l.runes[k]; pad > 0; pad-- {
-				bw.WriteByte(' ')
+			cell := r.cell(c)
+			bw.Write(cell)
+			if c < last {
+				n, _ := cellStats(cell)
+				writeSpaces(bw, cols.width(c)-n)
 			}
-			k++
 		}
 		bw.WriteByte('\n')
+		cols.next()
 	})
 	return bw.Flush()
+}
+
+// spaces is a run of padding written in one piece.
+const spaces = "                                                                "
+
+// writeSpaces writes n spaces (none if n <= 0).
+func writeSpaces(bw *bufio.Writer, n int) {
+	for n > 0 {
+		k := min(n, len(spaces))
+		bw.WriteString(spaces[:k])
+		n -= k
+	}
 }
 
 // columnPadding is the space tabwriter puts after the widest cell.
 const columnPadding = 2
 
-// layout computes the width every cell is padded to (0: not padded).
-type layout struct {
-	ncells, runes []int32
-	start         []int32 // index in runes of each line's first cell
-	width         []int32
+// columnBlocks holds tabwriter's column widths. Every cell of a line but
+// its last is in a column; a column block is a maximal run of consecutive
+// lines with a cell in that column, and each of its cells is padded to the
+// block's widest cell plus padding. (tabwriter finds the blocks of column
+// c+1 inside those of column c, but a line with a cell in column c+1 has
+// one in column c, so the runs are the same.) add measures the lines one
+// after another; after closeAll, width and next replay them in order.
+type columnBlocks struct {
+	line   int           // lines added, or replayed so far
+	open   []columnBlock // the block each column is in at the current line: from line `end`, widest cell so far
+	blocks [][]columnBlock
+	cursor []int // per column, the block of the current line in replay
 }
 
-// format is tabwriter's format: lines [line0, line1) in column
-// len(widths), where a run of lines that have a cell in that column is a
-// block whose width is its widest cell plus padding.
-func (l *layout) format(widths []int32, line0, line1 int) {
-	column := int32(len(widths))
-	for this := line0; this < line1; this++ {
-		if column >= l.ncells[this]-1 {
+// columnBlock is a column block: its width, and the line it ends before
+// (while open: the line it starts at).
+type columnBlock struct{ end, width int }
+
+// add measures line r, and reports whether it has a byte tabwriter
+// treats specially.
+func (b *columnBlocks) add(r *row) (special bool) {
+	columns := max(len(r.ends)-1, 0)
+	b.closeFrom(columns)
+	for c := range r.ends {
+		n, sp := cellStats(r.cell(c))
+		special = special || sp
+		if c >= columns {
 			continue
 		}
-		l.setLines(widths, line0, this)
-		line0 = this
-		width := int32(0)
-		for ; this < line1; this++ {
-			if column >= l.ncells[this]-1 {
-				break
-			}
-			if cw := l.runes[l.start[this]+column] + columnPadding; cw > width {
-				width = cw
-			}
+		if c == len(b.open) {
+			b.open = append(b.open, columnBlock{end: b.line})
 		}
-		l.format(append(widths, width), line0, this)
-		line0 = this
+		b.open[c].width = max(b.open[c].width, n+columnPadding)
 	}
-	l.setLines(widths, line0, line1)
+	b.line++
+	return special
 }
 
-// setLines gives each cell of lines [line0, line1) that has a column its
-// column's width (tabwriter's writeLines).
-func (l *layout) setLines(widths []int32, line0, line1 int) {
-	for i := line0; i < line1; i++ {
-		for j := int32(0); j < l.ncells[i] && int(j) < len(widths); j++ {
-			l.width[l.start[i]+j] = widths[j]
-		}
+// closeFrom ends the open blocks of columns c and after at the current line.
+func (b *columnBlocks) closeFrom(c int) {
+	for len(b.blocks) < len(b.open) {
+		b.blocks = append(b.blocks, nil)
+	}
+	for k := c; k < len(b.open); k++ {
+		b.blocks[k] = append(b.blocks[k], columnBlock{end: b.line, width: b.open[k].width})
+	}
+	if c < len(b.open) {
+		b.open = b.open[:c]
 	}
 }
+
+// closeAll ends every block after the last line and rewinds for replay.
+func (b *columnBlocks) closeAll() {
+	b.closeFrom(0)
+	b.line = 0
+	b.cursor = make([]int, len(b.blocks))
+}
+
+// width is the width of column c at the current line of the replay.
+func (b *columnBlocks) width(c int) int {
+	bl := b.blocks[c]
+	k := b.cursor[c]
+	for bl[k].end <= b.line {
+		k++
+	}
+	b.cursor[c] = k
+	return bl[k].width
+}
+
+// next moves the replay to the following line.
+func (b *columnBlocks) next() { b.line++ }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/ir"
@@ -17,16 +18,16 @@ import (
 // multi-byte runes and special bytes (which go through tabwriter itself).
 func TestColumnsMatchTabwriter(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
-	words := []string{"", "a", "bb", "relu_1", "héllo", "→x", "with\ttab", "x\xffy", "some longer cell text"}
+	words := []string{"", "a", "bb", "relu_1", "héllo", "→x", "with\ttab", "x\xffy", "some longer cell text", "bad\x80\xc3", "\ufffd…"}
 	for trial := 0; trial < 500; trial++ {
 		var lines [][]string
 		var want bytes.Buffer
 		tw := tabwriter.NewWriter(&want, 0, 4, 2, ' ', 0)
 		for l := rng.Intn(12); l >= 0; l-- {
-			cells := make([]string, 1+rng.Intn(5))
+			cells := make([]string, rng.Intn(6)) // no cells: an empty line
 			for k := range cells {
 				cells[k] = words[rng.Intn(len(words))]
-				if trial%2 == 0 && strings.ContainsAny(cells[k], "\t\xff") {
+				if trial%2 == 0 && (strings.Contains(cells[k], "\t") || strings.Contains(cells[k], "\xff")) {
 					cells[k] = "plain"
 				}
 			}
@@ -99,6 +100,32 @@ func TestRowCut(t *testing.T) {
 			if got, want := string(r.text), "pre:"+ref(s, n)+":post"; got != want {
 				t.Errorf("cut(%q, %d) = %q, want %q", s, n, got, want)
 			}
+		}
+	}
+}
+
+// TestCellStats: the one-pass count is utf8.RuneCount (an invalid byte is
+// one rune) and the special bytes are those tabwriter.Write acts on, on
+// random bytes mixing ASCII, multi-byte runes, their fragments and invalid
+// bytes.
+func TestCellStats(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	pieces := []string{"a", "Z", " ", "\t", "\n", "\v", "\f", "\r", "é", "…", "→", "😀", "\xff", "\xe2\x80", "\x80", "\xc3", "\xf0\x9f"}
+	for trial := 0; trial < 2000; trial++ {
+		var c []byte
+		for k := rng.Intn(8); k > 0; k-- {
+			c = append(c, pieces[rng.Intn(len(pieces))]...)
+		}
+		runes, special := cellStats(c)
+		if want := utf8.RuneCount(c); runes != want {
+			t.Errorf("cellStats(%q) runes = %d, want %d", c, runes, want)
+		}
+		want := false
+		for _, b := range c {
+			want = want || b == '\t' || b == '\n' || b == '\v' || b == '\f' || b == tabwriter.Escape
+		}
+		if special != want {
+			t.Errorf("cellStats(%q) special = %v, want %v", c, special, want)
 		}
 	}
 }
