@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"math/rand"
 	"strings"
 	"testing"
@@ -50,30 +51,88 @@ func TestColumnsMatchTabwriter(t *testing.T) {
 	}
 }
 
+// shapesNodeJSON is an entry of nodes[] in `shapes --format json` as
+// encoding/json writes it: the reference for appendShapesNode.
+type shapesNodeJSON struct {
+	Name    string              `json:"name"`
+	OpType  string              `json:"op_type"`
+	Domain  string              `json:"domain,omitempty"`
+	Graph   string              `json:"graph,omitempty"`
+	Inputs  []report.TensorInfo `json:"inputs"`
+	Outputs []report.TensorInfo `json:"outputs"`
+}
+
+// shapesJSONReference writes r with its graph's nodes encoded by
+// encoding/json from a node list, as `shapes --format json` did before it
+// streamed them.
+func shapesJSONReference(t *testing.T, r shapesJSON) string {
+	var nodes []shapesNodeJSON
+	walkNodes(r.graph, "", func(n *ir.Node, path string) {
+		nodes = append(nodes, shapesNodeJSON{
+			Name: n.Name, OpType: n.OpType, Domain: n.Domain, Graph: path,
+			Inputs: report.TensorInfos(n.Inputs), Outputs: report.TensorInfos(n.Outputs),
+		})
+	})
+	var js bytes.Buffer
+	enc := json.NewEncoder(&js)
+	enc.SetEscapeHTML(false) // as writeJSON encodes the whole report
+	if err := enc.Encode(nodes); err != nil {
+		t.Fatal(err)
+	}
+	r.Nodes = bytes.TrimSuffix(js.Bytes(), []byte("\n"))
+	var want bytes.Buffer
+	if err := writeJSON(&want, &r); err != nil {
+		t.Fatal(err)
+	}
+	return want.String()
+}
+
 // TestShapesJSONStreamed: the streamed shapes JSON is byte for byte what
 // encoding the whole report gives, with nodes, nested subgraph nodes,
-// escapes, and with no nodes.
+// absent values, unranked and scalar shapes, non-tensor values, escapes,
+// and with no nodes.
 func TestShapesJSONStreamed(t *testing.T) {
-	r := &shapesJSON{Header: report.Header{SchemaVersion: 1, ToolVersion: "v<1>"}, Model: "m\n\"x\".onnx", Opsets: map[string]int64{"ai.onnx": 17},
-		Bindings: map[string]int64{}, Warnings: []string{"w & <b>"}, UnknownOps: []string{}, Unbound: []string{}}
-	for _, nodes := range [][]shapesNodeJSON{nil, {}, {
-		{Name: "a\t<b>", OpType: "Relu", Inputs: []report.TensorInfo{{Name: "x", DType: "float32", Shape: report.Shape{ir.D(1), ir.S("n")}}}, Outputs: []report.TensorInfo{}},
-		{Name: "c", OpType: "If", Domain: "d", Graph: "c.then_branch", Inputs: []report.TensorInfo{}, Outputs: []report.TensorInfo{{Name: "y", DType: "float32"}}},
-		{Name: "é\u2028\x01\xff\\", OpType: "Add", Inputs: []report.TensorInfo{
-			{Name: "<&>", DType: "float16", Shape: report.Shape{}},
-			{Name: "s", DType: "int64", Shape: report.Shape{ir.S("a<b&c>"), ir.S("n\"q"), ir.S("ü"), ir.D(0)}},
-		}, Outputs: nil},
-	}} {
-		r.Nodes = nodes
-		var want, got bytes.Buffer
-		if err := writeJSON(&want, r); err != nil {
+	val := func(name string, dt ir.DType, s ir.Shape) *ir.Value {
+		return &ir.Value{Name: name, DType: dt, Shape: s}
+	}
+	x := val("x", ir.Float32, ir.RankedShape(ir.D(1), ir.S("n")))
+	odd := val("s", ir.Int64, ir.RankedShape(ir.S("a<b&c>"), ir.S("n\"q"), ir.S("ü"), ir.D(0), ir.D(-1)))
+	seq := &ir.Value{Name: "seq", Kind: ir.SequenceValue, DType: ir.Float16, Shape: ir.Unranked()}
+	body := &ir.Graph{Nodes: []*ir.Node{
+		{Name: "inner", OpType: "Identity", Inputs: []*ir.Value{x}, Outputs: []*ir.Value{val("y", ir.Float32, ir.Unranked())}},
+	}}
+	deeper := &ir.Graph{Nodes: []*ir.Node{
+		{Name: "deep", OpType: "If", Inputs: []*ir.Value{val("c", ir.Bool, ir.RankedShape())}, Attrs: []*ir.Attribute{{Name: "then_branch", G: body}, {Name: "else_branch", G: body}}},
+	}}
+	full := &ir.Graph{Nodes: []*ir.Node{
+		{Name: "a\t<b>", OpType: "Relu", Inputs: []*ir.Value{x}, Outputs: []*ir.Value{}},
+		{Name: "c", OpType: "Loop", Domain: "d", Inputs: []*ir.Value{nil, seq, nil}, Outputs: []*ir.Value{nil},
+			Attrs: []*ir.Attribute{{Name: "body", G: deeper}, {Name: "branches", Graphs: []*ir.Graph{body, deeper}}}},
+		{Name: "é\u2028\x01\xff\\", OpType: "Add", Domain: "ai.onnx", Inputs: []*ir.Value{
+			val("<&>", ir.Float16, ir.RankedShape()), odd, val("weird", ir.DType(999), ir.KnownShape(2, 3)),
+		}},
+	}}
+	many := &ir.Graph{} // past chunkSize, so that the output goes in several writes
+	for len(many.Nodes) < 600 {
+		many.Nodes = append(many.Nodes, full.Nodes...)
+	}
+	for _, g := range []*ir.Graph{{}, {Nodes: []*ir.Node{}}, body, full, many} {
+		r := shapesJSON{Header: report.Header{SchemaVersion: 1, ToolVersion: "v<1>"}, Model: "m\n\"x\".onnx", Opsets: map[string]int64{"ai.onnx": 17},
+			Bindings: map[string]int64{}, Inputs: report.TensorInfos([]*ir.Value{x, nil}), Outputs: []report.TensorInfo{},
+			Nodes: json.RawMessage("null"), Warnings: []string{"w & <b>"}, UnknownOps: []string{}, Unbound: []string{}, graph: g}
+		if len(g.Nodes) > 0 {
+			r.Nodes = json.RawMessage("[]")
+		}
+		want := shapesJSONReference(t, r)
+		var got bytes.Buffer
+		if err := writeShapesJSON(&got, &r); err != nil {
 			t.Fatal(err)
 		}
-		if err := writeShapesJSON(&got, r); err != nil {
-			t.Fatal(err)
+		if len(g.Nodes) == len(many.Nodes) && got.Len() < 2*chunkSize {
+			t.Errorf("%d nodes: only %d bytes, want more than two chunks", len(g.Nodes), got.Len())
 		}
-		if got.String() != want.String() {
-			t.Errorf("%d nodes:\ngot\n%s\nwant\n%s", len(nodes), got.String(), want.String())
+		if got.String() != want {
+			t.Errorf("%d nodes:\ngot\n%s\nwant\n%s", len(g.Nodes), got.String(), want)
 		}
 	}
 }

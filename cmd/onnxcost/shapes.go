@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -20,24 +20,19 @@ func init() { register(newShapesCmd) }
 // the report contract, plus the graph's own inputs and outputs.
 type shapesJSON struct {
 	report.Header
-	Model      string              `json:"model"`
-	Opsets     map[string]int64    `json:"opsets"`
-	Bindings   map[string]int64    `json:"bindings"`
-	Inputs     []report.TensorInfo `json:"inputs"`
-	Outputs    []report.TensorInfo `json:"outputs"`
-	Nodes      []shapesNodeJSON    `json:"nodes"`
-	Warnings   []string            `json:"warnings"`
-	UnknownOps []string            `json:"unknown_ops"`
-	Unbound    []string            `json:"unbound_symbols"`
-}
+	Model    string              `json:"model"`
+	Opsets   map[string]int64    `json:"opsets"`
+	Bindings map[string]int64    `json:"bindings"`
+	Inputs   []report.TensorInfo `json:"inputs"`
+	Outputs  []report.TensorInfo `json:"outputs"`
+	// Nodes holds the place of graph's nodes: null for a graph with none,
+	// else [], into which writeShapesJSON streams them.
+	Nodes      json.RawMessage `json:"nodes"`
+	Warnings   []string        `json:"warnings"`
+	UnknownOps []string        `json:"unknown_ops"`
+	Unbound    []string        `json:"unbound_symbols"`
 
-type shapesNodeJSON struct {
-	Name    string              `json:"name"`
-	OpType  string              `json:"op_type"`
-	Domain  string              `json:"domain,omitempty"`
-	Graph   string              `json:"graph,omitempty"` // enclosing subgraph path for nested nodes
-	Inputs  []report.TensorInfo `json:"inputs"`
-	Outputs []report.TensorInfo `json:"outputs"`
+	graph *ir.Graph
 }
 
 func newShapesCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -76,9 +71,14 @@ func shapesReport(l *pipeline.Loaded) *shapesJSON {
 		Bindings:   l.Bindings,
 		Inputs:     report.TensorInfos(g.Inputs),
 		Outputs:    report.TensorInfos(g.Outputs),
+		Nodes:      json.RawMessage("null"),
 		Warnings:   nonNil(l.Warnings),
 		UnknownOps: nonNil(l.Infer.UnknownOps),
 		Unbound:    nonNil(l.Infer.Unbound),
+		graph:      g,
+	}
+	if len(g.Nodes) > 0 {
+		r.Nodes = json.RawMessage("[]")
 	}
 	for _, o := range l.Model.Opsets {
 		d := o.Domain
@@ -87,12 +87,6 @@ func shapesReport(l *pipeline.Loaded) *shapesJSON {
 		}
 		r.Opsets[d] = o.Version
 	}
-	walkNodes(g, "", func(n *ir.Node, path string) {
-		r.Nodes = append(r.Nodes, shapesNodeJSON{
-			Name: n.Name, OpType: n.OpType, Domain: n.Domain, Graph: path,
-			Inputs: report.TensorInfos(n.Inputs), Outputs: report.TensorInfos(n.Outputs),
-		})
-	})
 	return r
 }
 
@@ -215,20 +209,19 @@ func appendValuesText(b []byte, vs []*ir.Value) []byte {
 	return b
 }
 
-// writeShapesJSON writes r exactly as writeJSON would, but encodes the
-// nodes one at a time into a buffered stream: encoding the whole report
-// at once holds it twice (compact, then indented); on a 112k-node graph
-// that was 67 MB of output held twice and most of 4.5 s.
+// writeShapesJSON writes r as writeJSON would with its nodes in place,
+// but streams the nodes, appending each straight from the graph into one
+// reused buffer: encoding the whole report at once holds it twice
+// (compact, then indented), 67 MB each on a 112k-node graph, and building
+// a node list with a report.TensorInfo per value first was still 100 MB
+// and 0.44M objects (BenchmarkScaleStages/shapes-json B/op).
 func writeShapesJSON(w io.Writer, r *shapesJSON) error {
-	nodes := r.Nodes
-	if len(nodes) == 0 {
-		return writeJSON(w, r) // null or [], as it is
-	}
-	r.Nodes = []shapesNodeJSON{}
 	var head bytes.Buffer
-	err := writeJSON(&head, r)
-	r.Nodes = nodes
-	if err != nil {
+	if err := writeJSON(&head, r); err != nil {
+		return err
+	}
+	if r.graph == nil || len(r.graph.Nodes) == 0 {
+		_, err := w.Write(head.Bytes())
 		return err
 	}
 	// Newlines inside strings are escaped, so the marker can only be the
@@ -236,32 +229,63 @@ func writeShapesJSON(w io.Writer, r *shapesJSON) error {
 	const marker = "\n  \"nodes\": [],\n"
 	before, after, ok := bytes.Cut(head.Bytes(), []byte(marker))
 	if !ok {
-		return writeJSON(w, r)
+		return fmt.Errorf("shapes: no %q in the JSON written", marker)
 	}
-	bw := bufio.NewWriterSize(w, 1<<16)
-	bw.Write(before)
-	bw.WriteString("\n  \"nodes\": [\n")
-	var node []byte
-	for i := range nodes {
-		node = appendShapesNode(append(node[:0], "    "...), &nodes[i])
-		if i+1 < len(nodes) {
-			node = append(node, ',')
+	out := chunkWriter{w: w, buf: append(make([]byte, 0, chunkSize+chunkSize/4), before...)}
+	out.buf = append(out.buf, "\n  \"nodes\": ["...)
+	first := true
+	walkNodes(r.graph, "", func(n *ir.Node, path string) {
+		if !first {
+			out.buf = append(out.buf, ',')
 		}
-		bw.Write(append(node, '\n'))
-	}
-	bw.WriteString("  ],\n")
-	bw.Write(after)
-	return bw.Flush()
+		first = false
+		out.buf = appendShapesNode(append(out.buf, "\n    "...), n, path)
+		out.flushFull()
+	})
+	out.buf = append(append(out.buf, "\n  ],\n"...), after...)
+	return out.flush()
 }
 
-// appendShapesNode appends n as writeJSON indents it at depth 2 (a
-// nodes[] entry), without its leading indent. With encoding/json
-// (reflection and a second indenting pass per node) writing the JSON of a
-// 112k-node graph allocated 1.12M objects, with this 0.44M, and the whole
-// command's CPU time went from 2.4 s to 1.8 s (BenchmarkScaleStages,
-// /usr/bin/time, 2-core machine). TestShapesJSONStreamed holds it to
-// encoding/json's bytes.
-func appendShapesNode(b []byte, n *shapesNodeJSON) []byte {
+// chunkSize is how much output chunkWriter gathers before writing it.
+const chunkSize = 1 << 16
+
+// chunkWriter gathers output in buf and writes it in chunks, keeping the
+// first write error (after which it writes nothing more).
+type chunkWriter struct {
+	w   io.Writer
+	buf []byte
+	err error
+}
+
+// flushFull writes buf once it holds a chunk.
+func (c *chunkWriter) flushFull() {
+	if len(c.buf) >= chunkSize {
+		c.flush()
+	}
+}
+
+// flush writes buf, and returns the first write error.
+func (c *chunkWriter) flush() error {
+	if c.err == nil && len(c.buf) > 0 {
+		_, c.err = c.w.Write(c.buf)
+	}
+	c.buf = c.buf[:0]
+	return c.err
+}
+
+// appendShapesNode appends node n, inside the subgraphs path names, as
+// writeJSON indents an entry of nodes[] (without its leading indent):
+//
+//	{"name", "op_type", "domain" (omitted when empty), "graph" (omitted
+//	when empty), "inputs" and "outputs": [{"name", "dtype", "shape"}]}
+//
+// with absent (nil) values left out of inputs and outputs, and the shape
+// null when unranked, else its dims: numbers, or strings for symbols.
+// With encoding/json (reflection and a second indenting pass per node)
+// writing the JSON of a 112k-node graph allocated 1.12M objects, with this
+// from a node list 0.44M, and from the graph none per node.
+// TestShapesJSONStreamed holds it to encoding/json's bytes.
+func appendShapesNode(b []byte, n *ir.Node, path string) []byte {
 	const in1, in2 = "\n      ", "\n        "
 	b = append(b, '{')
 	field := func(name, v string) {
@@ -274,39 +298,36 @@ func appendShapesNode(b []byte, n *shapesNodeJSON) []byte {
 	if n.Domain != "" {
 		field(`"domain`, n.Domain)
 	}
-	if n.Graph != "" {
-		field(`"graph`, n.Graph)
+	if path != "" {
+		field(`"graph`, path)
 	}
-	list := func(name string, ts []report.TensorInfo) {
+	list := func(name string, vs []*ir.Value) {
 		b = append(append(b, in1...), name...)
-		switch {
-		case ts == nil:
-			b = append(b, "null"...)
-			return
-		case len(ts) == 0:
-			b = append(b, "[]"...)
-			return
-		}
-		b = append(b, '[')
-		for i := range ts {
-			t := &ts[i]
-			if i > 0 {
+		open := false
+		for _, v := range vs {
+			if v == nil {
+				continue
+			}
+			if open {
 				b = append(b, ',')
+			} else {
+				b = append(b, '[')
+				open = true
 			}
 			b = append(append(b, in2...), '{')
 			b = append(append(b, in2...), `  "name": `...)
-			b = append(appendJSONString(b, t.Name, false), ',')
+			b = append(appendJSONString(b, v.Name, false), ',')
 			b = append(append(b, in2...), `  "dtype": `...)
-			b = append(appendJSONString(b, t.DType, false), ',')
+			b = append(appendJSONString(b, v.DType.String(), false), ',')
 			b = append(append(b, in2...), `  "shape": `...)
 			switch {
-			case t.Shape == nil:
+			case !v.Shape.Ranked:
 				b = append(b, "null"...)
-			case len(t.Shape) == 0:
+			case len(v.Shape.Dims) == 0:
 				b = append(b, "[]"...)
 			default:
 				b = append(b, '[')
-				for k, d := range t.Shape {
+				for k, d := range v.Shape.Dims {
 					if k > 0 {
 						b = append(b, ',')
 					}
@@ -322,6 +343,10 @@ func appendShapesNode(b []byte, n *shapesNodeJSON) []byte {
 				b = append(append(b, in2+"  "...), ']')
 			}
 			b = append(append(b, in2...), '}')
+		}
+		if !open {
+			b = append(b, "[]"...)
+			return
 		}
 		b = append(append(b, in1...), ']')
 	}
