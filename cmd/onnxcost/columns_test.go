@@ -188,3 +188,31 @@ func TestCellStats(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainPrefix: the word-at-a-time scan stops where a byte-by-byte one
+// does, for every position and kind of stopping byte in strings longer
+// than a word.
+func TestPlainPrefix(t *testing.T) {
+	ref := func(s []byte) int {
+		for i, b := range s {
+			if b < 0x20 || b >= utf8.RuneSelf {
+				return i
+			}
+		}
+		return len(s)
+	}
+	base := []byte("abcdefghijklmnopqrstuvwxyz_0123456789 ~!")
+	for n := 0; n <= len(base); n++ {
+		for at := 0; at <= n; at++ {
+			for _, stop := range []byte{0x00, '\t', 0x1f, 0x7f, 0x80, 0xc3, 0xff} {
+				s := append([]byte(nil), base[:n]...)
+				if at < n {
+					s[at] = stop
+				}
+				if got, want := plainPrefix(s), ref(s); got != want {
+					t.Fatalf("plainPrefix(%q) = %d, want %d", s, got, want)
+				}
+			}
+		}
+	}
+}
