@@ -1,9 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"encoding/binary"
 	"io"
+	"sort"
+	"sync"
 	"text/tabwriter"
 	"unicode/utf8"
 )
@@ -13,15 +14,14 @@ import (
 // flags. gen produces the lines, calling add once per line (the last cell
 // of a line is not in a column); see writeRows.
 func writeColumns(w io.Writer, gen func(add func(cells ...string))) error {
-	var r row
-	return writeRows(w, func(emit func(*row)) {
+	return writeRows(w, 1, func(_ int, r *row, emit func()) {
 		gen(func(cells ...string) {
 			r.reset()
 			for _, c := range cells {
 				r.text = append(r.text, c...)
 				r.endCell()
 			}
-			emit(&r)
+			emit()
 		})
 	})
 }
@@ -150,143 +150,173 @@ func cellStats(c []byte) (runes int, special bool) {
 	return runes, special
 }
 
-// writeRows is writeColumns on rows. gen is called twice, first to find
-// the width of every column block, then to write the lines padded to it,
-// so that no more than one line's text is held at a time and nothing is
-// kept per line or cell. tabwriter keeps every byte and cell of the output
-// in growing buffers until its Flush: on a 112k-node graph that was half
-// of `shapes` and 40 MB of its memory; keeping a rune count and a width
-// per cell instead was still 15 MB (BenchmarkScaleStages/shapes-text B/op).
+// rowsGen emits the lines of chunk k of a table: it builds each line in r
+// (resetting it first) and calls emit. It may be called for different
+// chunks at once (see forChunks), each with its own r.
+type rowsGen func(k int, r *row, emit func())
+
+// writeRows is writeColumns on rows, produced in chunks. gen is called
+// twice per chunk, first to find the width of every column block, then to
+// format the lines padded to it, so that no more than a chunk's text is
+// held at a time and nothing is kept per line or cell. tabwriter keeps
+// every byte and cell of the output in growing buffers until its Flush: on
+// a 112k-node graph that was half of `shapes` and 40 MB of its memory;
+// keeping a rune count and a width per cell instead was still 15 MB
+// (BenchmarkScaleStages/shapes-text B/op).
 //
 // A cell holding a byte that tabwriter treats specially (tab, newline,
 // vertical tab, form feed, its 0xff escape) sends the whole text through
 // tabwriter, so the output never differs from it.
-func writeRows(w io.Writer, gen func(emit func(*row))) error {
-	var (
-		cols    columnBlocks
-		special bool
-	)
-	gen(func(r *row) {
-		if cols.add(r) {
-			special = true
-		}
+func writeRows(w io.Writer, chunks int, gen rowsGen) error {
+	rows := sync.Pool{New: func() any { return new(row) }}
+	run := func(k int, line func(r *row)) {
+		r := rows.Get().(*row)
+		gen(k, r, func() { line(r) })
+		rows.Put(r)
+	}
+	parts := make([]columnBlocks, chunks)
+	forChunks(chunks, func(k int) {
+		run(k, parts[k].add)
 	})
-	if special {
+	var cols columnBlocks
+	for k := range parts {
+		cols.append(&parts[k])
+	}
+	if cols.special {
 		tw := tabwriter.NewWriter(w, 0, 4, columnPadding, ' ', 0)
 		var line []byte
-		gen(func(r *row) {
-			line = line[:0]
-			for k := range r.ends {
-				if k > 0 {
-					line = append(line, '\t')
+		for k := range chunks {
+			run(k, func(r *row) {
+				line = line[:0]
+				for c := range r.ends {
+					if c > 0 {
+						line = append(line, '\t')
+					}
+					line = append(line, r.cell(c)...)
 				}
-				line = append(line, r.cell(k)...)
-			}
-			tw.Write(append(line, '\n'))
-		})
+				tw.Write(append(line, '\n'))
+			})
+		}
 		return tw.Flush()
 	}
-	cols.closeAll()
-	bw := bufio.NewWriterSize(w, 1<<16)
-	gen(func(r *row) {
-		last := len(r.ends) - 1
-		for c := range r.ends {
-			cell := r.cell(c)
-			bw.Write(cell)
-			if c < last {
-				n, _ := cellStats(cell)
-				writeSpaces(bw, cols.width(c)-n)
+	return writeChunks(w, chunks, nodesPerChunk*tableBytesPerNode, func(k int, b []byte) []byte {
+		widths := cols.replay(parts[k].first)
+		run(k, func(r *row) {
+			last := len(r.ends) - 1
+			for c := range r.ends {
+				cell := r.cell(c)
+				b = append(b, cell...)
+				if c < last {
+					n, _ := cellStats(cell)
+					b = appendSpaces(b, widths.width(c)-n)
+				}
 			}
-		}
-		bw.WriteByte('\n')
-		cols.next()
+			b = append(b, '\n')
+			widths.next()
+		})
+		return b
 	})
-	return bw.Flush()
 }
 
-// spaces is a run of padding written in one piece.
+// spaces is a run of padding appended in one piece.
 const spaces = "                                                                "
 
-// writeSpaces writes n spaces (none if n <= 0).
-func writeSpaces(bw *bufio.Writer, n int) {
+// appendSpaces appends n spaces (none if n <= 0).
+func appendSpaces(b []byte, n int) []byte {
 	for n > 0 {
 		k := min(n, len(spaces))
-		bw.WriteString(spaces[:k])
+		b = append(b, spaces[:k]...)
 		n -= k
 	}
+	return b
 }
 
 // columnPadding is the space tabwriter puts after the widest cell.
 const columnPadding = 2
 
-// columnBlocks holds tabwriter's column widths. Every cell of a line but
-// its last is in a column; a column block is a maximal run of consecutive
-// lines with a cell in that column, and each of its cells is padded to the
-// block's widest cell plus padding. (tabwriter finds the blocks of column
-// c+1 inside those of column c, but a line with a cell in column c+1 has
-// one in column c, so the runs are the same.) add measures the lines one
-// after another; after closeAll, width and next replay them in order.
+// columnBlocks holds tabwriter's column widths for a run of lines. Every
+// cell of a line but its last is in a column; a column block is a maximal
+// run of consecutive lines with a cell in that column, and each of its
+// cells is padded to the block's widest cell plus padding. (tabwriter
+// finds the blocks of column c+1 inside those of column c, but a line with
+// a cell in column c+1 has one in column c, so the runs are the same.)
 type columnBlocks struct {
-	line   int           // lines added, or replayed so far
-	open   []columnBlock // the block each column is in at the current line: from line `end`, widest cell so far
-	blocks [][]columnBlock
-	cursor []int // per column, the block of the current line in replay
+	first   int             // the line number of the run's first line; set by append
+	lines   int             // lines in the run
+	blocks  [][]columnBlock // per column, its blocks in line order
+	special bool            // whether a cell holds a byte tabwriter treats specially
 }
 
-// columnBlock is a column block: its width, and the line it ends before
-// (while open: the line it starts at).
-type columnBlock struct{ end, width int }
+// columnBlock is a column block: lines [start, end) and its width.
+type columnBlock struct{ start, end, width int }
 
-// add measures line r, and reports whether it has a byte tabwriter
-// treats specially.
-func (b *columnBlocks) add(r *row) (special bool) {
-	columns := max(len(r.ends)-1, 0)
-	b.closeFrom(columns)
+// add measures line r, the run's next line.
+func (b *columnBlocks) add(r *row) {
+	columns := len(r.ends) - 1
 	for c := range r.ends {
-		n, sp := cellStats(r.cell(c))
-		special = special || sp
-		if c >= columns {
-			continue
+		n, special := cellStats(r.cell(c))
+		b.special = b.special || special
+		if c < columns {
+			b.widen(c, columnBlock{start: b.lines, end: b.lines + 1, width: n + columnPadding})
 		}
-		if c == len(b.open) {
-			b.open = append(b.open, columnBlock{end: b.line})
-		}
-		b.open[c].width = max(b.open[c].width, n+columnPadding)
 	}
-	b.line++
-	return special
+	b.lines++
 }
 
-// closeFrom ends the open blocks of columns c and after at the current line.
-func (b *columnBlocks) closeFrom(c int) {
-	for len(b.blocks) < len(b.open) {
+// widen adds block x of column c, which starts at or after the line its
+// last block ends: it joins that block if it starts right there.
+func (b *columnBlocks) widen(c int, x columnBlock) {
+	for len(b.blocks) <= c {
 		b.blocks = append(b.blocks, nil)
 	}
-	for k := c; k < len(b.open); k++ {
-		b.blocks[k] = append(b.blocks[k], columnBlock{end: b.line, width: b.open[k].width})
-	}
-	if c < len(b.open) {
-		b.open = b.open[:c]
-	}
-}
-
-// closeAll ends every block after the last line and rewinds for replay.
-func (b *columnBlocks) closeAll() {
-	b.closeFrom(0)
-	b.line = 0
-	b.cursor = make([]int, len(b.blocks))
-}
-
-// width is the width of column c at the current line of the replay.
-func (b *columnBlocks) width(c int) int {
 	bl := b.blocks[c]
-	k := b.cursor[c]
-	for bl[k].end <= b.line {
+	if k := len(bl) - 1; k >= 0 && bl[k].end == x.start {
+		bl[k].end, bl[k].width = x.end, max(bl[k].width, x.width)
+		return
+	}
+	b.blocks[c] = append(bl, x)
+}
+
+// append adds the lines measured in p after b's, and sets p.first to the
+// line number of p's first line in b.
+func (b *columnBlocks) append(p *columnBlocks) {
+	p.first = b.lines
+	for c, bl := range p.blocks {
+		for _, x := range bl {
+			b.widen(c, columnBlock{start: x.start + b.lines, end: x.end + b.lines, width: x.width})
+		}
+	}
+	b.lines += p.lines
+	b.special = b.special || p.special
+}
+
+// replay returns the widths of b's lines from line on, a line at a time.
+func (b *columnBlocks) replay(line int) *columnWidths {
+	cw := &columnWidths{blocks: b.blocks, cursor: make([]int, len(b.blocks)), line: line}
+	for c, bl := range b.blocks {
+		cw.cursor[c] = sort.Search(len(bl), func(k int) bool { return bl[k].end > line })
+	}
+	return cw
+}
+
+// columnWidths replays the widths of columnBlocks line after line.
+type columnWidths struct {
+	blocks [][]columnBlock
+	cursor []int // per column, its block at or after the current line
+	line   int
+}
+
+// width is the width of column c at the current line, which has a cell in
+// column c.
+func (cw *columnWidths) width(c int) int {
+	bl := cw.blocks[c]
+	k := cw.cursor[c]
+	for bl[k].end <= cw.line {
 		k++
 	}
-	b.cursor[c] = k
+	cw.cursor[c] = k
 	return bl[k].width
 }
 
-// next moves the replay to the following line.
-func (b *columnBlocks) next() { b.line++ }
+// next moves to the following line.
+func (cw *columnWidths) next() { cw.line++ }

@@ -90,10 +90,11 @@ func shapesReport(l *pipeline.Loaded) *shapesJSON {
 	return r
 }
 
-// walkNodes visits nodes in topological order, each subgraph's nodes right
-// after the node that owns it; path names the enclosing subgraphs.
-func walkNodes(g *ir.Graph, path string, visit func(n *ir.Node, path string)) {
-	for _, n := range g.Nodes {
+// walkNodes visits nodes (of a graph, in topological order), each
+// subgraph's nodes right after the node that owns it; path names the
+// enclosing subgraphs.
+func walkNodes(nodes []*ir.Node, path string, visit func(n *ir.Node, path string)) {
+	for _, n := range nodes {
 		visit(n, path)
 		for _, a := range n.Attrs {
 			sub := a.Graphs
@@ -105,40 +106,49 @@ func walkNodes(g *ir.Graph, path string, visit func(n *ir.Node, path string)) {
 				if path != "" {
 					p = path + "/" + p
 				}
-				walkNodes(sg, p, visit)
+				walkNodes(sg.Nodes, p, visit)
 			}
 		}
 	}
 }
 
-// writeShapesText writes the shapes table. Every line is built in one
-// reused row buffer: formatting each cell as its own string (names,
-// shapes, joined lists, rune-sliced cuts) allocated 300 MB and took most
-// of `shapes` on a 112k-node graph.
+// writeShapesText writes the shapes table, in chunks of nodes (see
+// writeRows). Every line is built in one reused row buffer: formatting
+// each cell as its own string (names, shapes, joined lists, rune-sliced
+// cuts) allocated 300 MB and took most of `shapes` on a 112k-node graph.
 func writeShapesText(w io.Writer, l *pipeline.Loaded) error {
-	g := l.Model.Graph
-	header := "# " + l.Path + ": " + strconv.Itoa(g.NodeCount()) + " nodes"
-	var r row
-	return writeRows(w, func(emit func(*row)) {
-		r.reset()
-		r.text = append(r.text, header...)
-		r.endCell()
-		emit(&r)
+	chunks, gen := shapesTable(l.Path, l.Model.Graph)
+	return writeRows(w, chunks, gen)
+}
+
+// shapesTable returns the lines of the shapes table of graph g of the
+// model at path, as chunks for writeRows: the header and g's inputs, then
+// a line per node, chunk by chunk, then g's outputs.
+func shapesTable(path string, g *ir.Graph) (chunks int, gen rowsGen) {
+	header := "# " + path + ": " + strconv.Itoa(g.NodeCount()) + " nodes"
+	chunks = chunkCount(len(g.Nodes))
+	return chunks, func(k int, r *row, emit func()) {
 		graphIO := func(label string, v *ir.Value) {
 			r.reset()
 			r.text = append(r.text, label...)
 			r.endCell()
 			r.text = appendValueText(r.text, v)
 			r.endCell()
-			emit(&r)
+			emit()
 		}
-		for _, in := range g.Inputs {
-			graphIO("input", in)
+		if k == 0 {
+			r.reset()
+			r.text = append(r.text, header...)
+			r.endCell()
+			emit()
+			for _, in := range g.Inputs {
+				graphIO("input", in)
+			}
 		}
-		walkNodes(g, "", func(n *ir.Node, path string) {
+		walkNodes(chunkNodes(g.Nodes, k), "", func(n *ir.Node, path string) {
 			r.reset()
 			if path != "" {
-				r.text = append(r.text, strings.Repeat("  ", strings.Count(path, "/")+1)...)
+				r.text = appendSpaces(r.text, 2*(strings.Count(path, "/")+1))
 			}
 			from := len(r.text)
 			r.text = append(r.text, n.Name...)
@@ -160,12 +170,14 @@ func writeShapesText(w io.Writer, l *pipeline.Loaded) error {
 			r.text = appendValuesText(r.text, n.Outputs)
 			r.cut(from, maxOutputsCell)
 			r.endCell()
-			emit(&r)
+			emit()
 		})
-		for _, o := range g.Outputs {
-			graphIO("output", o)
+		if k == chunks-1 {
+			for _, o := range g.Outputs {
+				graphIO("output", o)
+			}
 		}
-	})
+	}
 }
 
 // Column caps of the shapes text: one long node name or a Concat of fifty
@@ -231,46 +243,28 @@ func writeShapesJSON(w io.Writer, r *shapesJSON) error {
 	if !ok {
 		return fmt.Errorf("shapes: no %q in the JSON written", marker)
 	}
-	out := chunkWriter{w: w, buf: append(make([]byte, 0, chunkSize+chunkSize/4), before...)}
-	out.buf = append(out.buf, "\n  \"nodes\": ["...)
-	first := true
-	walkNodes(r.graph, "", func(n *ir.Node, path string) {
-		if !first {
-			out.buf = append(out.buf, ',')
+	if _, err := w.Write(before); err != nil {
+		return err
+	}
+	chunks := chunkCount(len(r.graph.Nodes))
+	err := writeChunks(w, chunks, nodesPerChunk*jsonBytesPerNode, func(k int, b []byte) []byte {
+		if k == 0 {
+			b = append(b, "\n  \"nodes\": ["...)
 		}
-		first = false
-		out.buf = appendShapesNode(append(out.buf, "\n    "...), n, path)
-		out.flushFull()
+		first := k == 0
+		walkNodes(chunkNodes(r.graph.Nodes, k), "", func(n *ir.Node, path string) {
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = appendShapesNode(append(b, "\n    "...), n, path)
+		})
+		if k == chunks-1 {
+			b = append(append(b, "\n  ],\n"...), after...)
+		}
+		return b
 	})
-	out.buf = append(append(out.buf, "\n  ],\n"...), after...)
-	return out.flush()
-}
-
-// chunkSize is how much output chunkWriter gathers before writing it.
-const chunkSize = 1 << 16
-
-// chunkWriter gathers output in buf and writes it in chunks, keeping the
-// first write error (after which it writes nothing more).
-type chunkWriter struct {
-	w   io.Writer
-	buf []byte
-	err error
-}
-
-// flushFull writes buf once it holds a chunk.
-func (c *chunkWriter) flushFull() {
-	if len(c.buf) >= chunkSize {
-		c.flush()
-	}
-}
-
-// flush writes buf, and returns the first write error.
-func (c *chunkWriter) flush() error {
-	if c.err == nil && len(c.buf) > 0 {
-		_, c.err = c.w.Write(c.buf)
-	}
-	c.buf = c.buf[:0]
-	return c.err
+	return err
 }
 
 // appendShapesNode appends node n, inside the subgraphs path names, as

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Output of a large graph (`shapes`, its table and its JSON) is formatted
+// in chunks of nodes on up to GOMAXPROCS goroutines and written in chunk
+// order, so the bytes are those of a serial run. On the 2-core machine
+// this took the shapes table of a 112k-node graph from NN to NN ms
+// (BenchmarkScaleStages/shapes-text).
+
+// nodesPerChunk is how many top-level nodes (with their subgraphs) make a
+// chunk: about 50 KB of table or 150 KB of JSON on an LLM, small enough
+// that the few chunk buffers in flight stay in cache and cost little to
+// fault in, large enough that handing chunks over costs nothing.
+const nodesPerChunk = 256
+
+// The bytes a node takes in the shapes table and in its JSON, for sizing
+// chunk buffers (see writeChunks): those of an LLM's nodes (the 112k-node
+// graph of BenchmarkScaleStages: 190 and 600) with a margin.
+const (
+	tableBytesPerNode = 256
+	jsonBytesPerNode  = 1024
+)
+
+// chunkCount is the number of chunks for n top-level nodes (at least one,
+// so that a graph without nodes still has its header written).
+func chunkCount(n int) int { return max(1, (n+nodesPerChunk-1)/nodesPerChunk) }
+
+// chunkNodes returns the top-level nodes of chunk k.
+func chunkNodes[T any](nodes []T, k int) []T {
+	lo := min(k*nodesPerChunk, len(nodes))
+	return nodes[lo:min(lo+nodesPerChunk, len(nodes))]
+}
+
+// chunkWorkers is how many goroutines work on n chunks.
+func chunkWorkers(n int) int { return max(1, min(runtime.GOMAXPROCS(0), n)) }
+
+// forChunks calls work(k) for every chunk k in [0, n), concurrently, and
+// returns when all are done. A panic in work is raised again in the
+// caller's goroutine, where run turns it into an internal error (a panic
+// in another goroutine would end the process with a trace).
+func forChunks(n int, work func(k int)) {
+	workers := chunkWorkers(n)
+	if workers == 1 {
+		for k := 0; k < n; k++ {
+			work(k)
+		}
+		return
+	}
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+	)
+	fault := newPanicOnce()
+	wg.Add(workers)
+	for range workers {
+		go func() {
+			defer wg.Done()
+			defer fault.catch()
+			for k := int(next.Add(1) - 1); k < n; k = int(next.Add(1) - 1) {
+				work(k)
+			}
+		}()
+	}
+	wg.Wait()
+	fault.reraise()
+}
+
+// writeChunks writes format(k, buf) for every chunk k in [0, n) to w in
+// order of k, formatting chunks concurrently into a few reused buffers
+// (format appends to buf, which it gets empty, and returns it). The
+// buffers start with capacity size, what a chunk is expected to take:
+// append grows a large slice by a quarter at a time, so a buffer grown
+// from nothing to 150 KB had allocated 750 KB on the way (B/op of
+// BenchmarkScaleStages/shapes-json). It returns the first write error;
+// after one, nothing more is written. A panic in format is raised again in
+// the caller's goroutine, as in forChunks.
+func writeChunks(w io.Writer, n, size int, format func(k int, buf []byte) []byte) error {
+	out := chunkWriter{w: w, buf: make([]byte, 0, size)}
+	workers := chunkWorkers(n)
+	if workers == 1 {
+		for k := 0; k < n; k++ {
+			out.buf = format(k, out.buf)
+			out.flush()
+		}
+		return out.err
+	}
+	// Two buffers per worker: one being formatted, one formatted and
+	// waiting for the writer. A worker takes a free buffer before it
+	// claims a chunk, so the lowest chunk not yet written is always either
+	// claimed by a worker that holds a buffer or free to claim, and the
+	// writer never waits forever. The chunks claimed and not yet written
+	// hold a buffer each, so chunk k+len(free) is claimed only after chunk
+	// k is written, and they can share ready[k%len(ready)].
+	free := make(chan []byte, 2*workers)
+	free <- out.buf
+	for len(free) < cap(free) {
+		free <- make([]byte, 0, size)
+	}
+	ready := make([]chan []byte, cap(free))
+	for k := range ready {
+		ready[k] = make(chan []byte, 1)
+	}
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+	)
+	fault := newPanicOnce()
+	wg.Add(workers)
+	for range workers {
+		go func() {
+			defer wg.Done()
+			defer fault.catch()
+			for {
+				var buf []byte
+				select {
+				case buf = <-free:
+				case <-fault.done:
+					return
+				}
+				k := int(next.Add(1) - 1)
+				if k >= n {
+					return
+				}
+				ready[k%len(ready)] <- format(k, buf[:0])
+			}
+		}()
+	}
+	for k := 0; k < n; k++ {
+		select {
+		case out.buf = <-ready[k%len(ready)]:
+		case <-fault.done: // chunk k may never come: its worker panicked
+			wg.Wait()
+			fault.reraise()
+		}
+		out.flush()
+		free <- out.buf
+	}
+	wg.Wait()
+	return out.err
+}
+
+// chunkWriter writes what is gathered in buf, keeping the first write
+// error (after which it writes nothing more).
+type chunkWriter struct {
+	w   io.Writer
+	buf []byte
+	err error
+}
+
+// flush writes buf, and returns the first write error.
+func (c *chunkWriter) flush() error {
+	if c.err == nil && len(c.buf) > 0 {
+		_, c.err = c.w.Write(c.buf)
+	}
+	c.buf = c.buf[:0]
+	return c.err
+}
+
+// panicOnce carries the first panic of a group of goroutines to the one
+// that waits for them.
+type panicOnce struct {
+	once  sync.Once
+	done  chan struct{} // closed at the first panic
+	value any
+}
+
+func newPanicOnce() *panicOnce { return &panicOnce{done: make(chan struct{})} }
+
+// catch, deferred in a goroutine, records its panic.
+func (p *panicOnce) catch() {
+	if r := recover(); r != nil {
+		p.once.Do(func() {
+			p.value = r
+			close(p.done)
+		})
+	}
+}
+
+// reraise panics with the first recorded panic's value, if any.
+func (p *panicOnce) reraise() {
+	select {
+	case <-p.done:
+		panic(p.value)
+	default:
+	}
+}
