@@ -43,8 +43,7 @@ func chunkWorkers(n int) int { return max(1, min(runtime.GOMAXPROCS(0), n)) }
 
 // forChunks calls work(k) for every chunk k in [0, n), concurrently, and
 // returns when all are done. A panic in work is raised again in the
-// caller's goroutine, where run turns it into an internal error (a panic
-// in another goroutine would end the process with a trace).
+// caller's goroutine (see crew).
 func forChunks(n int, work func(k int)) {
 	workers := chunkWorkers(n)
 	if workers == 1 {
@@ -53,23 +52,11 @@ func forChunks(n int, work func(k int)) {
 		}
 		return
 	}
-	var (
-		next atomic.Int64
-		wg   sync.WaitGroup
-	)
-	fault := newPanicOnce()
-	wg.Add(workers)
-	for range workers {
-		go func() {
-			defer wg.Done()
-			defer fault.catch()
-			for k := int(next.Add(1) - 1); k < n; k = int(next.Add(1) - 1) {
-				work(k)
-			}
-		}()
-	}
-	wg.Wait()
-	fault.reraise()
+	startCrew(workers, n, func(c *crew) {
+		for k, ok := c.claim(); ok; k, ok = c.claim() {
+			work(k)
+		}
+	}).wait()
 }
 
 // writeChunks writes format(k, buf) for every chunk k in [0, n) to w in
@@ -107,42 +94,31 @@ func writeChunks(w io.Writer, n, size int, format func(k int, buf []byte) []byte
 	for k := range ready {
 		ready[k] = make(chan []byte, 1)
 	}
-	var (
-		next atomic.Int64
-		wg   sync.WaitGroup
-	)
-	fault := newPanicOnce()
-	wg.Add(workers)
-	for range workers {
-		go func() {
-			defer wg.Done()
-			defer fault.catch()
-			for {
-				var buf []byte
-				select {
-				case buf = <-free:
-				case <-fault.done:
-					return
-				}
-				k := int(next.Add(1) - 1)
-				if k >= n {
-					return
-				}
-				ready[k%len(ready)] <- format(k, buf[:0])
+	c := startCrew(workers, n, func(c *crew) {
+		for {
+			var buf []byte
+			select {
+			case buf = <-free:
+			case <-c.done:
+				return
 			}
-		}()
-	}
+			k, ok := c.claim()
+			if !ok {
+				return
+			}
+			ready[k%len(ready)] <- format(k, buf[:0])
+		}
+	})
 	for k := 0; k < n; k++ {
 		select {
 		case out.buf = <-ready[k%len(ready)]:
-		case <-fault.done: // chunk k may never come: its worker panicked
-			wg.Wait()
-			fault.reraise()
+		case <-c.done: // chunk k may never come: its worker panicked
+			c.wait()
 		}
 		out.flush()
 		free <- out.buf
 	}
-	wg.Wait()
+	c.wait()
 	return out.err
 }
 
@@ -163,31 +139,55 @@ func (c *chunkWriter) flush() error {
 	return c.err
 }
 
-// panicOnce carries the first panic of a group of goroutines to the one
-// that waits for them.
-type panicOnce struct {
+// crew is a group of goroutines that claim chunks in order, and carry
+// the first panic of any of them back to the goroutine that waits for
+// them, where run turns it into an internal error (a panic in another
+// goroutine would end the process with a trace).
+type crew struct {
+	n     int // chunks to claim
+	next  atomic.Int64
+	wg    sync.WaitGroup
 	once  sync.Once
 	done  chan struct{} // closed at the first panic
-	value any
+	value any           // the first panic's
 }
 
-func newPanicOnce() *panicOnce { return &panicOnce{done: make(chan struct{})} }
+// startCrew runs body on workers goroutines.
+func startCrew(workers, n int, body func(c *crew)) *crew {
+	c := &crew{n: n, done: make(chan struct{})}
+	c.wg.Add(workers)
+	for range workers {
+		go func() {
+			defer c.wg.Done()
+			defer c.catch()
+			body(c)
+		}()
+	}
+	return c
+}
 
-// catch, deferred in a goroutine, records its panic.
-func (p *panicOnce) catch() {
+// claim returns the next chunk no one has claimed, if any is left.
+func (c *crew) claim() (k int, ok bool) {
+	k = int(c.next.Add(1) - 1)
+	return k, k < c.n
+}
+
+// catch, deferred in a worker, records its panic.
+func (c *crew) catch() {
 	if r := recover(); r != nil {
-		p.once.Do(func() {
-			p.value = r
-			close(p.done)
+		c.once.Do(func() {
+			c.value = r
+			close(c.done)
 		})
 	}
 }
 
-// reraise panics with the first recorded panic's value, if any.
-func (p *panicOnce) reraise() {
+// wait returns when every worker has, and raises the first panic again.
+func (c *crew) wait() {
+	c.wg.Wait()
 	select {
-	case <-p.done:
-		panic(p.value)
+	case <-c.done:
+		panic(c.value)
 	default:
 	}
 }
