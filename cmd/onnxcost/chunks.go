@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/onnxcost/onnxcost/ir"
 )
 
 // Output of a large graph (`shapes`, its table and its JSON) is formatted
@@ -33,7 +35,7 @@ const (
 func chunkCount(n int) int { return max(1, (n+nodesPerChunk-1)/nodesPerChunk) }
 
 // chunkNodes returns the top-level nodes of chunk k.
-func chunkNodes[T any](nodes []T, k int) []T {
+func chunkNodes(nodes []*ir.Node, k int) []*ir.Node {
 	lo := min(k*nodesPerChunk, len(nodes))
 	return nodes[lo:min(lo+nodesPerChunk, len(nodes))]
 }

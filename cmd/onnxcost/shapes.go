@@ -247,7 +247,7 @@ func writeShapesJSON(w io.Writer, r *shapesJSON) error {
 		return err
 	}
 	chunks := chunkCount(len(r.graph.Nodes))
-	err := writeChunks(w, chunks, nodesPerChunk*jsonBytesPerNode, func(k int, b []byte) []byte {
+	return writeChunks(w, chunks, nodesPerChunk*jsonBytesPerNode, func(k int, b []byte) []byte {
 		if k == 0 {
 			b = append(b, "\n  \"nodes\": ["...)
 		}
@@ -264,7 +264,6 @@ func writeShapesJSON(w io.Writer, r *shapesJSON) error {
 		}
 		return b
 	})
-	return err
 }
 
 // appendShapesNode appends node n, inside the subgraphs path names, as
