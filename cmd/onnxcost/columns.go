@@ -1,9 +1,10 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
+	"encoding/binary"
 	"io"
+	"sort"
+	"sync"
 	"text/tabwriter"
 	"unicode/utf8"
 )
@@ -13,15 +14,14 @@ import (
 // flags. gen produces the lines, calling add once per line (the last cell
 // of a line is not in a column); see writeRows.
 func writeColumns(w io.Writer, gen func(add func(cells ...string))) error {
-	var r row
-	return writeRows(w, func(emit func(*row)) {
+	return writeRows(w, 1, func(_ int, r *row, emit func()) {
 		gen(func(cells ...string) {
 			r.reset()
 			for _, c := range cells {
 				r.text = append(r.text, c...)
 				r.endCell()
 			}
-			emit(&r)
+			emit()
 		})
 	})
 }
@@ -54,14 +54,17 @@ func (r *row) cell(k int) []byte {
 // less the ellipsis for the head.
 func (r *row) cut(from, n int) {
 	s := r.text[from:]
-	count := utf8.RuneCount(s)
+	ascii := plainPrefix(s) == len(s) || asciiOnly(s)
+	count := len(s)
+	if !ascii {
+		count = utf8.RuneCount(s)
+	}
 	if count <= n {
 		return
 	}
 	tail := n / 3
-	if count == len(s) && asciiOnly(s) {
-		// All ASCII (the usual case): rune offsets are byte offsets. (An
-		// invalid byte also counts as one rune, hence the check.)
+	if ascii {
+		// All ASCII (the usual case): rune offsets are byte offsets.
 		r.scratch = append(r.scratch[:0], s[count-tail:]...)
 		r.text = append(append(r.text[:from+n-tail-1], "…"...), r.scratch...)
 		return
@@ -88,6 +91,30 @@ func asciiOnly(s []byte) bool {
 	return true
 }
 
+// plainPrefix is the length of the longest prefix of s whose bytes are
+// ASCII and not control characters: each is one rune, and none is a byte
+// tabwriter treats specially. It tests 8 bytes at a time, since nearly
+// every cell of a table is plain: scanning the cells byte by byte, the
+// shapes table of a 112k-node graph took 0.10 s, this way 0.07 s
+// (BenchmarkScaleStages/shapes-text, one goroutine).
+func plainPrefix(s []byte) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := binary.LittleEndian.Uint64(s[i:])
+		// A byte >= 0x80 sets its high bit in w; a byte < 0x20 sets the
+		// high bit of (w - 0x20 per byte) &^ w in it or a lower byte (the
+		// borrow of a byte that is less than 0x20 can only set the high
+		// bits of bytes above it), so the test is exact for a whole word.
+		if (w|(w-0x20*ones)&^w)&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(s) && s[i] >= 0x20 && s[i] < utf8.RuneSelf; i++ {
+	}
+	return i
+}
+
 // runeOffset is the byte offset of rune k of s.
 func runeOffset(s []byte, k int) int {
 	off := 0
@@ -98,124 +125,203 @@ func runeOffset(s []byte, k int) int {
 	return off
 }
 
-// cellStats returns the rune count of cell c and whether it holds a byte
-// tabwriter treats specially. One pass over bytes for ASCII cells (nearly
-// all of them): RuneCount plus ContainsAny per cell were a third of
-// `shapes` text output on a 112k-node graph.
+// cellStats returns the rune count of cell c (utf8.RuneCount's: an
+// invalid byte is one rune) and whether it holds a byte tabwriter treats
+// specially. One pass over the bytes: RuneCount plus ContainsAny per cell
+// were a third of `shapes` text output on a 112k-node graph, and were
+// still half of it for the cells holding the ellipsis of a cut (most
+// cells of an LLM's table, whose names are long).
 func cellStats(c []byte) (runes int, special bool) {
-	for _, b := range c {
-		switch {
-		case b >= utf8.RuneSelf:
-			return utf8.RuneCount(c), bytes.ContainsAny(c, "\t\n\v\f\xff")
-		case b == '\t' || b == '\n' || b == '\v' || b == '\f':
+	i := plainPrefix(c)
+	for runes = i; i < len(c); runes++ {
+		b := c[i]
+		if b < utf8.RuneSelf {
+			if b == '\t' || b == '\n' || b == '\v' || b == '\f' {
+				special = true
+			}
+			i++
+			continue
+		}
+		if b == 0xff {
 			special = true
 		}
+		_, size := utf8.DecodeRune(c[i:])
+		i += size
 	}
-	return len(c), special
+	return runes, special
 }
 
-// writeRows is writeColumns on rows. gen is called twice, first to measure
-// the cells, then to write them, so that no more than one line's text is
-// held at a time. tabwriter keeps every byte and cell of the output in
-// growing buffers until its Flush: on a 112k-node graph that was half of
-// `shapes` and 40 MB of its memory.
+// rowsGen emits the lines of chunk k of a table: it builds each line in r
+// (resetting it first) and calls emit. It may be called for different
+// chunks at once (see forChunks), each with its own r.
+type rowsGen func(k int, r *row, emit func())
+
+// writeRows is writeColumns on rows, produced in chunks. gen is called
+// twice per chunk, first to find the width of every column block, then to
+// format the lines padded to it, so that no more than a chunk's text is
+// held at a time and nothing is kept per line or cell. tabwriter keeps
+// every byte and cell of the output in growing buffers until its Flush: on
+// a 112k-node graph that was half of `shapes` and 40 MB of its memory;
+// keeping a rune count and a width per cell instead was still 15 MB
+// (BenchmarkScaleStages/shapes-text B/op).
 //
 // A cell holding a byte that tabwriter treats specially (tab, newline,
 // vertical tab, form feed, its 0xff escape) sends the whole text through
 // tabwriter, so the output never differs from it.
-func writeRows(w io.Writer, gen func(emit func(*row))) error {
-	var (
-		ncells  []int32 // cells per line
-		runes   []int32 // rune count of every cell, line after line
-		special bool
-	)
-	gen(func(r *row) {
-		ncells = append(ncells, int32(len(r.ends)))
-		for k := range r.ends {
-			n, sp := cellStats(r.cell(k))
-			runes = append(runes, int32(n))
-			special = special || sp
-		}
+func writeRows(w io.Writer, chunks int, gen rowsGen) error {
+	rows := sync.Pool{New: func() any { return new(row) }}
+	run := func(k int, line func(r *row)) {
+		r := rows.Get().(*row)
+		gen(k, r, func() { line(r) })
+		rows.Put(r)
+	}
+	parts := make([]columnBlocks, chunks)
+	forChunks(chunks, func(k int) {
+		// Measured in a local and stored once: parts[k] and parts[k+1]
+		// share a cache line, and add writes to it on every line.
+		var p columnBlocks
+		run(k, p.add)
+		parts[k] = p
 	})
-	if special {
+	var cols columnBlocks
+	for k := range parts {
+		cols.append(&parts[k])
+	}
+	if cols.special {
 		tw := tabwriter.NewWriter(w, 0, 4, columnPadding, ' ', 0)
 		var line []byte
-		gen(func(r *row) {
-			line = line[:0]
-			for k := range r.ends {
-				if k > 0 {
-					line = append(line, '\t')
+		for k := range chunks {
+			run(k, func(r *row) {
+				line = line[:0]
+				for c := range r.ends {
+					if c > 0 {
+						line = append(line, '\t')
+					}
+					line = append(line, r.cell(c)...)
 				}
-				line = append(line, r.cell(k)...)
-			}
-			tw.Write(append(line, '\n'))
-		})
+				tw.Write(append(line, '\n'))
+			})
+		}
 		return tw.Flush()
 	}
-	l := &layout{ncells: ncells, runes: runes, start: make([]int32, len(ncells)), width: make([]int32, len(runes))}
-	off := int32(0)
-	for i, n := range ncells {
-		l.start[i] = off
-		off += n
-	}
-	l.format(nil, 0, len(ncells))
-	bw := bufio.NewWriterSize(w, 1<<16)
-	k := 0 // cell index
-	gen(func(r *row) {
-		for c := range r.ends {
-			bw.Write(r.cell(c))
-			for pad := l.width[k] - l.runes[k]; pad > 0; pad-- {
-				bw.WriteByte(' ')
+	return writeChunks(w, chunks, nodesPerChunk*tableBytesPerNode, func(k int, b []byte) []byte {
+		widths := cols.replay(parts[k].first)
+		run(k, func(r *row) {
+			last := len(r.ends) - 1
+			for c := range r.ends {
+				cell := r.cell(c)
+				b = append(b, cell...)
+				if c < last {
+					n, _ := cellStats(cell)
+					b = appendSpaces(b, widths.width(c)-n)
+				}
 			}
-			k++
-		}
-		bw.WriteByte('\n')
+			b = append(b, '\n')
+			widths.next()
+		})
+		return b
 	})
-	return bw.Flush()
+}
+
+// spaces is a run of padding appended in one piece.
+const spaces = "                                                                "
+
+// appendSpaces appends n spaces (none if n <= 0).
+func appendSpaces(b []byte, n int) []byte {
+	for n > 0 {
+		k := min(n, len(spaces))
+		b = append(b, spaces[:k]...)
+		n -= k
+	}
+	return b
 }
 
 // columnPadding is the space tabwriter puts after the widest cell.
 const columnPadding = 2
 
-// layout computes the width every cell is padded to (0: not padded).
-type layout struct {
-	ncells, runes []int32
-	start         []int32 // index in runes of each line's first cell
-	width         []int32
+// columnBlocks holds tabwriter's column widths for a run of lines. Every
+// cell of a line but its last is in a column; a column block is a maximal
+// run of consecutive lines with a cell in that column, and each of its
+// cells is padded to the block's widest cell plus padding. (tabwriter
+// finds the blocks of column c+1 inside those of column c, but a line with
+// a cell in column c+1 has one in column c, so the runs are the same.)
+type columnBlocks struct {
+	first   int             // the line number of the run's first line; set by append
+	lines   int             // lines in the run
+	blocks  [][]columnBlock // per column, its blocks in line order
+	special bool            // whether a cell holds a byte tabwriter treats specially
 }
 
-// format is tabwriter's format: lines [line0, line1) in column
-// len(widths), where a run of lines that have a cell in that column is a
-// block whose width is its widest cell plus padding.
-func (l *layout) format(widths []int32, line0, line1 int) {
-	column := int32(len(widths))
-	for this := line0; this < line1; this++ {
-		if column >= l.ncells[this]-1 {
-			continue
+// columnBlock is a column block: lines [start, end) and its width.
+type columnBlock struct{ start, end, width int }
+
+// add measures line r, the run's next line.
+func (b *columnBlocks) add(r *row) {
+	columns := len(r.ends) - 1
+	for c := range r.ends {
+		n, special := cellStats(r.cell(c))
+		b.special = b.special || special
+		if c < columns {
+			b.widen(c, columnBlock{start: b.lines, end: b.lines + 1, width: n + columnPadding})
 		}
-		l.setLines(widths, line0, this)
-		line0 = this
-		width := int32(0)
-		for ; this < line1; this++ {
-			if column >= l.ncells[this]-1 {
-				break
-			}
-			if cw := l.runes[l.start[this]+column] + columnPadding; cw > width {
-				width = cw
-			}
-		}
-		l.format(append(widths, width), line0, this)
-		line0 = this
 	}
-	l.setLines(widths, line0, line1)
+	b.lines++
 }
 
-// setLines gives each cell of lines [line0, line1) that has a column its
-// column's width (tabwriter's writeLines).
-func (l *layout) setLines(widths []int32, line0, line1 int) {
-	for i := line0; i < line1; i++ {
-		for j := int32(0); j < l.ncells[i] && int(j) < len(widths); j++ {
-			l.width[l.start[i]+j] = widths[j]
+// widen adds block x of column c, which starts at or after the line its
+// last block ends: it joins that block if it starts right there.
+func (b *columnBlocks) widen(c int, x columnBlock) {
+	for len(b.blocks) <= c {
+		b.blocks = append(b.blocks, nil)
+	}
+	bl := b.blocks[c]
+	if k := len(bl) - 1; k >= 0 && bl[k].end == x.start {
+		bl[k].end, bl[k].width = x.end, max(bl[k].width, x.width)
+		return
+	}
+	b.blocks[c] = append(bl, x)
+}
+
+// append adds the lines measured in p after b's, and sets p.first to the
+// line number of p's first line in b.
+func (b *columnBlocks) append(p *columnBlocks) {
+	p.first = b.lines
+	for c, bl := range p.blocks {
+		for _, x := range bl {
+			b.widen(c, columnBlock{start: x.start + b.lines, end: x.end + b.lines, width: x.width})
 		}
 	}
+	b.lines += p.lines
+	b.special = b.special || p.special
 }
+
+// replay returns the widths of b's lines from line on, a line at a time.
+func (b *columnBlocks) replay(line int) *columnWidths {
+	cw := &columnWidths{blocks: b.blocks, cursor: make([]int, len(b.blocks)), line: line}
+	for c, bl := range b.blocks {
+		cw.cursor[c] = sort.Search(len(bl), func(k int) bool { return bl[k].end > line })
+	}
+	return cw
+}
+
+// columnWidths replays the widths of columnBlocks line after line.
+type columnWidths struct {
+	blocks [][]columnBlock
+	cursor []int // per column, its block at or after the current line
+	line   int
+}
+
+// width is the width of column c at the current line, which has a cell in
+// column c.
+func (cw *columnWidths) width(c int) int {
+	bl := cw.blocks[c]
+	k := cw.cursor[c]
+	for bl[k].end <= cw.line {
+		k++
+	}
+	cw.cursor[c] = k
+	return bl[k].width
+}
+
+// next moves to the following line.
+func (cw *columnWidths) next() { cw.line++ }

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -20,24 +20,19 @@ func init() { register(newShapesCmd) }
 // the report contract, plus the graph's own inputs and outputs.
 type shapesJSON struct {
 	report.Header
-	Model      string              `json:"model"`
-	Opsets     map[string]int64    `json:"opsets"`
-	Bindings   map[string]int64    `json:"bindings"`
-	Inputs     []report.TensorInfo `json:"inputs"`
-	Outputs    []report.TensorInfo `json:"outputs"`
-	Nodes      []shapesNodeJSON    `json:"nodes"`
-	Warnings   []string            `json:"warnings"`
-	UnknownOps []string            `json:"unknown_ops"`
-	Unbound    []string            `json:"unbound_symbols"`
-}
+	Model    string              `json:"model"`
+	Opsets   map[string]int64    `json:"opsets"`
+	Bindings map[string]int64    `json:"bindings"`
+	Inputs   []report.TensorInfo `json:"inputs"`
+	Outputs  []report.TensorInfo `json:"outputs"`
+	// Nodes holds the place of graph's nodes: null for a graph with none,
+	// else [], into which writeShapesJSON streams them.
+	Nodes      json.RawMessage `json:"nodes"`
+	Warnings   []string        `json:"warnings"`
+	UnknownOps []string        `json:"unknown_ops"`
+	Unbound    []string        `json:"unbound_symbols"`
 
-type shapesNodeJSON struct {
-	Name    string              `json:"name"`
-	OpType  string              `json:"op_type"`
-	Domain  string              `json:"domain,omitempty"`
-	Graph   string              `json:"graph,omitempty"` // enclosing subgraph path for nested nodes
-	Inputs  []report.TensorInfo `json:"inputs"`
-	Outputs []report.TensorInfo `json:"outputs"`
+	graph *ir.Graph
 }
 
 func newShapesCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -76,9 +71,14 @@ func shapesReport(l *pipeline.Loaded) *shapesJSON {
 		Bindings:   l.Bindings,
 		Inputs:     report.TensorInfos(g.Inputs),
 		Outputs:    report.TensorInfos(g.Outputs),
+		Nodes:      json.RawMessage("null"),
 		Warnings:   nonNil(l.Warnings),
 		UnknownOps: nonNil(l.Infer.UnknownOps),
 		Unbound:    nonNil(l.Infer.Unbound),
+		graph:      g,
+	}
+	if len(g.Nodes) > 0 {
+		r.Nodes = json.RawMessage("[]")
 	}
 	for _, o := range l.Model.Opsets {
 		d := o.Domain
@@ -87,19 +87,14 @@ func shapesReport(l *pipeline.Loaded) *shapesJSON {
 		}
 		r.Opsets[d] = o.Version
 	}
-	walkNodes(g, "", func(n *ir.Node, path string) {
-		r.Nodes = append(r.Nodes, shapesNodeJSON{
-			Name: n.Name, OpType: n.OpType, Domain: n.Domain, Graph: path,
-			Inputs: report.TensorInfos(n.Inputs), Outputs: report.TensorInfos(n.Outputs),
-		})
-	})
 	return r
 }
 
-// walkNodes visits nodes in topological order, each subgraph's nodes right
-// after the node that owns it; path names the enclosing subgraphs.
-func walkNodes(g *ir.Graph, path string, visit func(n *ir.Node, path string)) {
-	for _, n := range g.Nodes {
+// walkNodes visits nodes (of a graph, in topological order), each
+// subgraph's nodes right after the node that owns it; path names the
+// enclosing subgraphs.
+func walkNodes(nodes []*ir.Node, path string, visit func(n *ir.Node, path string)) {
+	for _, n := range nodes {
 		visit(n, path)
 		for _, a := range n.Attrs {
 			sub := a.Graphs
@@ -111,40 +106,49 @@ func walkNodes(g *ir.Graph, path string, visit func(n *ir.Node, path string)) {
 				if path != "" {
 					p = path + "/" + p
 				}
-				walkNodes(sg, p, visit)
+				walkNodes(sg.Nodes, p, visit)
 			}
 		}
 	}
 }
 
-// writeShapesText writes the shapes table. Every line is built in one
-// reused row buffer: formatting each cell as its own string (names,
-// shapes, joined lists, rune-sliced cuts) allocated 300 MB and took most
-// of `shapes` on a 112k-node graph.
+// writeShapesText writes the shapes table, in chunks of nodes (see
+// writeRows). Every line is built in one reused row buffer: formatting
+// each cell as its own string (names, shapes, joined lists, rune-sliced
+// cuts) allocated 300 MB and took most of `shapes` on a 112k-node graph.
 func writeShapesText(w io.Writer, l *pipeline.Loaded) error {
-	g := l.Model.Graph
-	header := "# " + l.Path + ": " + strconv.Itoa(g.NodeCount()) + " nodes"
-	var r row
-	return writeRows(w, func(emit func(*row)) {
-		r.reset()
-		r.text = append(r.text, header...)
-		r.endCell()
-		emit(&r)
+	chunks, gen := shapesTable(l.Path, l.Model.Graph)
+	return writeRows(w, chunks, gen)
+}
+
+// shapesTable returns the lines of the shapes table of graph g of the
+// model at path, as chunks for writeRows: the header and g's inputs, then
+// a line per node, chunk by chunk, then g's outputs.
+func shapesTable(path string, g *ir.Graph) (chunks int, gen rowsGen) {
+	header := "# " + path + ": " + strconv.Itoa(g.NodeCount()) + " nodes"
+	chunks = chunkCount(len(g.Nodes))
+	return chunks, func(k int, r *row, emit func()) {
 		graphIO := func(label string, v *ir.Value) {
 			r.reset()
 			r.text = append(r.text, label...)
 			r.endCell()
 			r.text = appendValueText(r.text, v)
 			r.endCell()
-			emit(&r)
+			emit()
 		}
-		for _, in := range g.Inputs {
-			graphIO("input", in)
+		if k == 0 {
+			r.reset()
+			r.text = append(r.text, header...)
+			r.endCell()
+			emit()
+			for _, in := range g.Inputs {
+				graphIO("input", in)
+			}
 		}
-		walkNodes(g, "", func(n *ir.Node, path string) {
+		walkNodes(chunkNodes(g.Nodes, k), "", func(n *ir.Node, path string) {
 			r.reset()
 			if path != "" {
-				r.text = append(r.text, strings.Repeat("  ", strings.Count(path, "/")+1)...)
+				r.text = appendSpaces(r.text, 2*(strings.Count(path, "/")+1))
 			}
 			from := len(r.text)
 			r.text = append(r.text, n.Name...)
@@ -166,12 +170,14 @@ func writeShapesText(w io.Writer, l *pipeline.Loaded) error {
 			r.text = appendValuesText(r.text, n.Outputs)
 			r.cut(from, maxOutputsCell)
 			r.endCell()
-			emit(&r)
+			emit()
 		})
-		for _, o := range g.Outputs {
-			graphIO("output", o)
+		if k == chunks-1 {
+			for _, o := range g.Outputs {
+				graphIO("output", o)
+			}
 		}
-	})
+	}
 }
 
 // Column caps of the shapes text: one long node name or a Concat of fifty
@@ -215,20 +221,19 @@ func appendValuesText(b []byte, vs []*ir.Value) []byte {
 	return b
 }
 
-// writeShapesJSON writes r exactly as writeJSON would, but encodes the
-// nodes one at a time into a buffered stream: encoding the whole report
-// at once holds it twice (compact, then indented); on a 112k-node graph
-// that was 67 MB of output held twice and most of 4.5 s.
+// writeShapesJSON writes r as writeJSON would with its nodes in place,
+// but streams the nodes, appending each straight from the graph into one
+// reused buffer: encoding the whole report at once holds it twice
+// (compact, then indented), 67 MB each on a 112k-node graph, and building
+// a node list with a report.TensorInfo per value first was still 100 MB
+// and 0.44M objects (BenchmarkScaleStages/shapes-json B/op).
 func writeShapesJSON(w io.Writer, r *shapesJSON) error {
-	nodes := r.Nodes
-	if len(nodes) == 0 {
-		return writeJSON(w, r) // null or [], as it is
-	}
-	r.Nodes = []shapesNodeJSON{}
 	var head bytes.Buffer
-	err := writeJSON(&head, r)
-	r.Nodes = nodes
-	if err != nil {
+	if err := writeJSON(&head, r); err != nil {
+		return err
+	}
+	if r.graph == nil || len(r.graph.Nodes) == 0 {
+		_, err := w.Write(head.Bytes())
 		return err
 	}
 	// Newlines inside strings are escaped, so the marker can only be the
@@ -236,32 +241,44 @@ func writeShapesJSON(w io.Writer, r *shapesJSON) error {
 	const marker = "\n  \"nodes\": [],\n"
 	before, after, ok := bytes.Cut(head.Bytes(), []byte(marker))
 	if !ok {
-		return writeJSON(w, r)
+		return fmt.Errorf("shapes: no %q in the JSON written", marker)
 	}
-	bw := bufio.NewWriterSize(w, 1<<16)
-	bw.Write(before)
-	bw.WriteString("\n  \"nodes\": [\n")
-	var node []byte
-	for i := range nodes {
-		node = appendShapesNode(append(node[:0], "    "...), &nodes[i])
-		if i+1 < len(nodes) {
-			node = append(node, ',')
+	if _, err := w.Write(before); err != nil {
+		return err
+	}
+	chunks := chunkCount(len(r.graph.Nodes))
+	return writeChunks(w, chunks, nodesPerChunk*jsonBytesPerNode, func(k int, b []byte) []byte {
+		if k == 0 {
+			b = append(b, "\n  \"nodes\": ["...)
 		}
-		bw.Write(append(node, '\n'))
-	}
-	bw.WriteString("  ],\n")
-	bw.Write(after)
-	return bw.Flush()
+		first := k == 0
+		walkNodes(chunkNodes(r.graph.Nodes, k), "", func(n *ir.Node, path string) {
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = appendShapesNode(append(b, "\n    "...), n, path)
+		})
+		if k == chunks-1 {
+			b = append(append(b, "\n  ],\n"...), after...)
+		}
+		return b
+	})
 }
 
-// appendShapesNode appends n as writeJSON indents it at depth 2 (a
-// nodes[] entry), without its leading indent. With encoding/json
-// (reflection and a second indenting pass per node) writing the JSON of a
-// 112k-node graph allocated 1.12M objects, with this 0.44M, and the whole
-// command's CPU time went from 2.4 s to 1.8 s (BenchmarkScaleStages,
-// /usr/bin/time, 2-core machine). TestShapesJSONStreamed holds it to
-// encoding/json's bytes.
-func appendShapesNode(b []byte, n *shapesNodeJSON) []byte {
+// appendShapesNode appends node n, inside the subgraphs path names, as
+// writeJSON indents an entry of nodes[] (without its leading indent):
+//
+//	{"name", "op_type", "domain" (omitted when empty), "graph" (omitted
+//	when empty), "inputs" and "outputs": [{"name", "dtype", "shape"}]}
+//
+// with absent (nil) values left out of inputs and outputs, and the shape
+// null when unranked, else its dims: numbers, or strings for symbols.
+// With encoding/json (reflection and a second indenting pass per node)
+// writing the JSON of a 112k-node graph allocated 1.12M objects, with this
+// from a node list 0.44M, and from the graph none per node.
+// TestShapesJSONStreamed holds it to encoding/json's bytes.
+func appendShapesNode(b []byte, n *ir.Node, path string) []byte {
 	const in1, in2 = "\n      ", "\n        "
 	b = append(b, '{')
 	field := func(name, v string) {
@@ -274,39 +291,36 @@ func appendShapesNode(b []byte, n *shapesNodeJSON) []byte {
 	if n.Domain != "" {
 		field(`"domain`, n.Domain)
 	}
-	if n.Graph != "" {
-		field(`"graph`, n.Graph)
+	if path != "" {
+		field(`"graph`, path)
 	}
-	list := func(name string, ts []report.TensorInfo) {
+	list := func(name string, vs []*ir.Value) {
 		b = append(append(b, in1...), name...)
-		switch {
-		case ts == nil:
-			b = append(b, "null"...)
-			return
-		case len(ts) == 0:
-			b = append(b, "[]"...)
-			return
-		}
-		b = append(b, '[')
-		for i := range ts {
-			t := &ts[i]
-			if i > 0 {
+		open := false
+		for _, v := range vs {
+			if v == nil {
+				continue
+			}
+			if open {
 				b = append(b, ',')
+			} else {
+				b = append(b, '[')
+				open = true
 			}
 			b = append(append(b, in2...), '{')
 			b = append(append(b, in2...), `  "name": `...)
-			b = append(appendJSONString(b, t.Name, false), ',')
+			b = append(appendJSONString(b, v.Name, false), ',')
 			b = append(append(b, in2...), `  "dtype": `...)
-			b = append(appendJSONString(b, t.DType, false), ',')
+			b = append(appendJSONString(b, v.DType.String(), false), ',')
 			b = append(append(b, in2...), `  "shape": `...)
 			switch {
-			case t.Shape == nil:
+			case !v.Shape.Ranked:
 				b = append(b, "null"...)
-			case len(t.Shape) == 0:
+			case len(v.Shape.Dims) == 0:
 				b = append(b, "[]"...)
 			default:
 				b = append(b, '[')
-				for k, d := range t.Shape {
+				for k, d := range v.Shape.Dims {
 					if k > 0 {
 						b = append(b, ',')
 					}
@@ -322,6 +336,10 @@ func appendShapesNode(b []byte, n *shapesNodeJSON) []byte {
 				b = append(append(b, in2+"  "...), ']')
 			}
 			b = append(append(b, in2...), '}')
+		}
+		if !open {
+			b = append(b, "[]"...)
+			return
 		}
 		b = append(append(b, in1...), ']')
 	}
