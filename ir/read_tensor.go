@@ -28,7 +28,8 @@ const (
 type tensorParts struct {
 	t        *Tensor
 	rank     int
-	raw      *pbField
+	raw      pbField // raw_data, when hasRaw
+	hasRaw   bool
 	typed    []pbField // runs of the one typed data field the dtype uses
 	typedNum protowire.Number
 	typedCnt int64 // elements in the typed runs
@@ -92,8 +93,7 @@ func (r *reader) tensorCap(b []byte, off int64, small int64) (*Tensor, error) {
 			p.location = int64(f.x)
 		case tpRawData:
 			if err = r.wantType(f, protowire.BytesType, "raw_data"); err == nil {
-				g := *f
-				p.raw = &g
+				p.raw, p.hasRaw = *f, true
 			}
 		case tpFloatData, tpInt32Data, tpStringData, tpInt64Data, tpDoubleData, tpUint64Data:
 			fields = append(fields, *f)
@@ -205,13 +205,13 @@ func (r *reader) tensorData(p *tensorParts, n, small int64) error {
 	fixed := t.DType.Bits() > 0
 	switch {
 	case p.location == 1:
-		if p.raw != nil || p.typedCnt > 0 {
+		if p.hasRaw || p.typedCnt > 0 {
 			return fmt.Errorf("stored externally and also holds data")
 		}
 		return r.external(p, n, small)
 	case p.location != 0:
 		return fmt.Errorf("unknown data_location %d", p.location)
-	case p.raw != nil:
+	case p.hasRaw:
 		if p.typedCnt > 0 {
 			return fmt.Errorf("holds both raw_data and typed data")
 		}
