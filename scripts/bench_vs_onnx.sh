@@ -5,7 +5,9 @@
 # graph-only LLaMA-shaped model of 112,041 nodes (zoo llama-tiny with
 # layers=1436, the size of a large LLM export; python loads it with
 # load_external_data=False, as the graph is all that is asked about).
-#   usage: scripts/bench_vs_onnx.sh [DIR [all|cnn|llm]]
+# With ONNX_TOOL set (see the end), `all` also compares `report` on
+# DenseNet-121 with onnx-tool.
+#   usage: [ONNX_TOOL=DIR] scripts/bench_vs_onnx.sh [DIR [all|cnn|llm]]
 #   (default /tmp/onnxcost-bench, all; llm runs only the generated graph)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -68,3 +70,22 @@ done
 read -r w r < <(measure "$py" -c "import onnx,sys; m=onnx.load(sys.argv[1], load_external_data=False); onnx.shape_inference.infer_shapes(m)" "$f")
 printf '%-10s %-40s %10s %10d\n' "$m" "python onnx.load+infer_shapes" "$w" $((r/1024))
 awk -v a="$w" -v s="$ws" -v r="$wr" -v m="$m" 'BEGIN { printf "%-10s python / onnxcost shapes: %.1fx, python / onnxcost report: %.1fx\n", m, a/s, a/r }'
+
+# DenseNet-121 (full weights, ~900 nodes): `report` against onnx-tool's
+# model_profile. onnx-tool is not installed by CI (PyPI is unreachable here):
+# point ONNX_TOOL at a checkout of github.com/ThanatosShinji/onnx-tool (its
+# onnx_tool package runs on Debian's python3-onnx, python3-numpy and
+# python3-tabulate). Skipped when unset, and for `llm`.
+[ "$which" = llm ] && exit 0
+[ -n "${ONNX_TOOL:-}" ] || { echo "(set ONNX_TOOL=<onnx-tool checkout> for the DenseNet-121 comparison)"; exit 0; }
+f="$(cd "$dir" && pwd)/densenet121.onnx"
+if [ ! -f "$f" ]; then
+  "$py" -c "import sys, torch, torchvision
+m = torchvision.models.densenet121(weights=None).eval()
+torch.onnx.export(m, torch.randn(1, 3, 224, 224), sys.argv[1], opset_version=13, input_names=['input'], output_names=['logits'])" "$f" >&2
+fi
+read -r wr r < <(measure "$bin" report --gpu A100 "$f")
+printf '%-10s %-40s %10s %10d\n' densenet121 "onnxcost report --gpu A100" "$wr" $((r/1024))
+read -r w r < <(cd "$ONNX_TOOL" && measure "$py" -c "import onnx_tool, sys; onnx_tool.model_profile(sys.argv[1], save_profile='/dev/null')" "$f")
+printf '%-10s %-40s %10s %10d\n' densenet121 "onnx-tool model_profile" "$w" $((r/1024))
+awk -v a="$w" -v r="$wr" 'BEGIN { printf "densenet121 onnx-tool / onnxcost report: %.1fx\n", a/r }'
