@@ -35,13 +35,9 @@ type buffer struct {
 }
 
 // peakActivations returns the peak of live activation bytes in g. views
-// marks nodes that alias instead of allocating; subPeak adds a
-// control-flow node's body peak while it runs.
-func (a *analyzer) peakActivations(g *ir.Graph, views map[*ir.Node]bool, subPeak map[*ir.Node]float64) float64 {
-	idx := make(map[*ir.Node]int, len(g.Nodes))
-	for i, n := range g.Nodes {
-		idx[n] = i
-	}
+// marks nodes (by position in g.Nodes) that alias instead of allocating;
+// subPeak adds a control-flow node's body peak while it runs.
+func (a *analyzer) peakActivations(g *ir.Graph, views []bool, subPeak []float64) float64 {
 	bufOf := map[*ir.Value]*buffer{}
 	c := RuleCtx{DType: a.dtype, unknown: true} // sizes only; shape warnings come from the rules
 	isActivation := func(v *ir.Value) bool {
@@ -65,7 +61,7 @@ func (a *analyzer) peakActivations(g *ir.Graph, views map[*ir.Node]bool, subPeak
 			if !isActivation(o) {
 				continue
 			}
-			if views[n] && aliases(n) {
+			if views[i] && aliases(n) {
 				if b := bufOf[n.In(0)]; b != nil {
 					bufOf[o] = b
 					continue
@@ -141,11 +137,11 @@ func (a *analyzer) peakActivations(g *ir.Graph, views map[*ir.Node]bool, subPeak
 	}
 	for i, n := range g.Nodes {
 		for _, o := range n.Outputs {
-			if b := bufOf[o]; b != nil && o.Producer == n && !(views[n] && aliases(n) && bufOf[n.In(0)] == b) {
+			if b := bufOf[o]; b != nil && o.Producer == n && !(views[i] && aliases(n) && bufOf[n.In(0)] == b) {
 				live += b.bytes
 			}
 		}
-		peak = max(peak, live+subPeak[n])
+		peak = max(peak, live+subPeak[i])
 		for _, b := range frees[i] {
 			live -= b.bytes
 		}
