@@ -260,11 +260,15 @@ func ShapeOf(s ir.Shape) Shape {
 }
 
 // MarshalJSON writes [1, "batch", 224].
-func (s Shape) MarshalJSON() ([]byte, error) {
+func (s Shape) MarshalJSON() ([]byte, error) { return s.AppendJSON(nil), nil }
+
+// AppendJSON appends MarshalJSON's text to b (for callers that write many
+// shapes into one buffer).
+func (s Shape) AppendJSON(b []byte) []byte {
 	if s == nil {
-		return []byte("null"), nil
+		return append(b, "null"...)
 	}
-	b := []byte{'['}
+	b = append(b, '[')
 	for i, d := range s {
 		if i > 0 {
 			b = append(b, ',')
@@ -276,7 +280,7 @@ func (s Shape) MarshalJSON() ([]byte, error) {
 			b = append(b, q...)
 		}
 	}
-	return append(b, ']'), nil
+	return append(b, ']')
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
