@@ -152,8 +152,10 @@ type RuleCtx struct {
 	warnings []string
 	params   []*ir.Value
 	unknown  bool // a shape the rule needed was not fully known
-	// sub analyses a subgraph (If/Loop/Scan bodies).
-	sub func(g *ir.Graph) (*graphCost, error)
+	// sub analyses a subgraph (If/Loop/Scan bodies); subPeak is the
+	// highest peak activation memory of the subgraphs it analysed.
+	sub     func(g *ir.Graph) (*graphCost, error)
+	subPeak float64
 	// node is the node being costed, for messages.
 	node *ir.Node
 }
