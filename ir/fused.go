@@ -235,7 +235,7 @@ func partDim(t string, ins, outs []*Value) (Dim, bool) {
 // is malformed, symbolic or overflows int64 (Shape.NumElements of
 // PartCountDims). It multiplies as it reads, with no list of dims: the
 // cost model evaluates two per part of every fused node, and the lists
-// were a tenth of Analyze's allocated bytes on a 112k-node graph.
+// were 3 MB of Analyze's 73 MB on a 112k-node LLaMA-shaped graph.
 func PartCount(expr string, n *Node) (int64, bool) {
 	if expr == "" || expr == "?" {
 		return 0, false

@@ -174,7 +174,7 @@ type clocked struct {
 
 // newClocked returns a value, not a pointer, so that UnderControl keeps
 // it on its stack: it is priced once per node, and the heap copies were
-// a tenth of Analyze's allocated bytes on a 112k-node graph.
+// 7 MB of Analyze's 73 MB on a 112k-node LLaMA-shaped graph.
 func newClocked(g *hwdb.GPU, k Kernel, o Options) clocked {
 	c := clocked{g: g, k: k, o: o, f0: DefaultClockMHz(g), t0: EstimateKernel(g, k, o)}
 	if c.f0 > 0 {

@@ -247,8 +247,8 @@ type Shape []ir.Dim
 // The result shares s's dims instead of copying them: an inferred shape
 // is never edited in place (inference and binding build new shapes and
 // assign them), and the capacity is clipped so that an append to the
-// result copies. The copies were a tenth of Analyze's allocated bytes on
-// a 112k-node LLaMA-shaped graph.
+// result copies. The copies were 8 MB of Analyze's 73 MB on a 112k-node
+// LLaMA-shaped graph.
 func ShapeOf(s ir.Shape) Shape {
 	if !s.Ranked {
 		return nil
