@@ -126,7 +126,7 @@ func elementwiseFusion(nodes []*ir.Node) Fusion {
 	return Fusion{
 		Nodes: nodes, OpType: ir.OpFusedElementwise,
 		Inputs: inputs, Outputs: []*ir.Value{last.Out(0)},
-		Attrs: partsOf(nodes...).attrs(inputs, []*ir.Value{last.Out(0)}),
+		Attrs: newParts(inputs, []*ir.Value{last.Out(0)}, nodes...).attrs(),
 	}
 }
 
