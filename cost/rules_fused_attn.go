@@ -2,6 +2,7 @@ package cost
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
@@ -115,8 +116,8 @@ func sumParts(n *ir.Node, c *RuleCtx) (NodeEstimate, bool) {
 		return NodeEstimate{}, false
 	}
 	ops := a.Strings
-	in, out := partCounts(n, ir.KeyPartInExpr, ir.KeyPartIn), partCounts(n, ir.KeyPartOutExpr, ir.KeyPartOut)
-	if len(in) != len(ops) || len(out) != len(ops) || len(arity) != len(ops) {
+	in, out := partSideOf(n, ir.KeyPartInExpr, ir.KeyPartIn), partSideOf(n, ir.KeyPartOutExpr, ir.KeyPartOut)
+	if in.len() != len(ops) || out.len() != len(ops) || len(arity) != len(ops) {
 		c.Warnf("part attributes disagree in length; arithmetic not counted")
 		return NodeEstimate{}, true
 	}
@@ -125,16 +126,8 @@ func sumParts(n *ir.Node, c *RuleCtx) (NodeEstimate, bool) {
 		dt = y.DType
 	}
 	var sum NodeEstimate
-	// One node and two values serve every part in turn: a rule returns
-	// numbers and keeps no pointer to what it costed (RuleCtx.param keeps
-	// initializers only). Fresh ones per part were half of Analyze's
-	// allocations on a 112k-node LLaMA-shaped graph.
-	var (
-		part      ir.Node
-		pin, pout ir.Value
-		ins       []*ir.Value
-		outs      = []*ir.Value{&pout}
-	)
+	s := partScratchPool.Get().(*partScratch)
+	defer partScratchPool.Put(s)
 	for i, key := range ops {
 		// "Op" in the default domain, "domain.Op" elsewhere (the domain
 		// may itself contain dots).
@@ -142,14 +135,7 @@ func sumParts(n *ir.Node, c *RuleCtx) (NodeEstimate, bool) {
 		if j := strings.LastIndex(key, "."); j >= 0 {
 			domain, op = key[:j], key[j+1:]
 		}
-		pin = phantom(key+":in", dt, in[i])
-		pout = phantom(key+":out", dt, out[i])
-		ins = ins[:0]
-		for range max(arity[i], 1) {
-			ins = append(ins, &pin)
-		}
-		part = ir.Node{Name: n.Name + "/" + key, OpType: op, Domain: domain, Inputs: ins, Outputs: outs}
-		e, err := c.Estimate(&part)
+		e, err := c.Estimate(s.part(n, key, domain, op, dt, in.count(i), out.count(i), max(arity[i], 1)))
 		if err != nil {
 			c.Warnf("part %s: %v; not counted", key, err)
 			continue
@@ -161,33 +147,93 @@ func sumParts(n *ir.Node, c *RuleCtx) (NodeEstimate, bool) {
 	return sum, true
 }
 
-// partCounts are the element counts of one side of n's parts: the
-// symbolic expressions (exprKey) resolved against n's shapes as they are
-// now, or, in a file written before those existed, the counts frozen at
-// fusion time (legacyKey). An unknown count is -1; nil when n has neither.
-func partCounts(n *ir.Node, exprKey, legacyKey string) []int64 {
-	exprs, ok := n.AttrStrings(exprKey)
+// partScratch is the node and values sumParts costs a part as, one set
+// serving every part of every fused node in turn: a rule returns numbers
+// and keeps no pointer to what it costed (RuleCtx.param keeps
+// initializers only). Building them per part (node, values, shapes,
+// names) was 10 MB of Analyze's 42 MB (after the other cuts) on a
+// 112k-node LLaMA-shaped graph. A pool, not one set per analysis, because a part's
+// rule may itself be a fused rule (sumParts inside sumParts).
+type partScratch struct {
+	node          ir.Node
+	in, out       ir.Value
+	inDim, outDim [1]ir.Dim
+	ins           []*ir.Value
+	outs          [1]*ir.Value
+	// names caches each part key's value names (key+":in", key+":out"):
+	// keys are op names, a handful per model.
+	names map[string][2]string
+}
+
+var partScratchPool = sync.Pool{New: func() any { return &partScratch{names: map[string][2]string{}} }}
+
+// part sets the scratch up as part key of fused node n: op in domain,
+// arity inputs of inElems elements, one output of outElems (unknown
+// when < 0), all of dtype dt. The part node takes n's name: rules name
+// a node only through RuleCtx.Warnf, which names the fused node.
+func (s *partScratch) part(n *ir.Node, key, domain, op string, dt ir.DType, inElems, outElems int64, arity int64) *ir.Node {
+	names, ok := s.names[key]
 	if !ok {
-		legacy, _ := n.AttrInts(legacyKey)
-		return legacy
+		names = [2]string{key + ":in", key + ":out"}
+		s.names[key] = names
 	}
-	counts := make([]int64, len(exprs))
-	for i, e := range exprs {
-		if v, ok := ir.PartCount(e, n); ok {
-			counts[i] = v
-		} else {
-			counts[i] = -1
-		}
+	s.in = phantom(names[0], dt, inElems, &s.inDim)
+	s.out = phantom(names[1], dt, outElems, &s.outDim)
+	s.ins = s.ins[:0]
+	for range arity {
+		s.ins = append(s.ins, &s.in)
 	}
-	return counts
+	s.outs[0] = &s.out
+	s.node = ir.Node{Name: n.Name, OpType: op, Domain: domain, Inputs: s.ins, Outputs: s.outs[:]}
+	return &s.node
+}
+
+// partSide is one side (inputs or outputs) of n's parts: their element
+// counts from the symbolic expressions (exprKey) resolved against n's
+// shapes as they are now, or, in a file written before those existed,
+// the counts frozen at fusion time (legacyKey). Counts are resolved one
+// at a time as sumParts asks, with no list built.
+type partSide struct {
+	n      *ir.Node
+	exprs  []string
+	legacy []int64
+	isExpr bool
+}
+
+func partSideOf(n *ir.Node, exprKey, legacyKey string) partSide {
+	if exprs, ok := n.AttrStrings(exprKey); ok {
+		return partSide{n: n, exprs: exprs, isExpr: true}
+	}
+	legacy, _ := n.AttrInts(legacyKey)
+	return partSide{legacy: legacy}
+}
+
+func (p partSide) len() int {
+	if p.isExpr {
+		return len(p.exprs)
+	}
+	return len(p.legacy)
+}
+
+// count is part i's element count; -1 when unknown.
+func (p partSide) count(i int) int64 {
+	if !p.isExpr {
+		return p.legacy[i]
+	}
+	if v, ok := ir.PartCount(p.exprs[i], p.n); ok {
+		return v
+	}
+	return -1
 }
 
 // phantom is a value in no graph with elems elements (unknown when < 0):
-// the parts' rules need only element counts.
-func phantom(name string, dt ir.DType, elems int64) ir.Value {
+// the parts' rules need only element counts. A known shape is the one
+// dim held in dim.
+func phantom(name string, dt ir.DType, elems int64, dim *[1]ir.Dim) ir.Value {
 	v := ir.Value{Name: name, Kind: ir.TensorValue, DType: dt}
 	if elems >= 0 {
-		v.Shape = ir.KnownShape(elems)
+		dim[0] = ir.D(elems)
+		v.Shape = ir.Shape{Dims: dim[:], Ranked: true}
 	}
 	return v
 }

@@ -196,40 +196,61 @@ func PartCountDims(expr string, ins, outs []*Value) ([]Dim, bool) {
 		return nil, false
 	}
 	var dims []Dim
-	for _, t := range strings.Split(expr, "*") {
-		if v, err := strconv.ParseInt(t, 10, 64); err == nil {
-			dims = append(dims, D(v))
-			continue
-		}
-		if len(t) < 4 || (t[0] != 'i' && t[0] != 'o') {
+	for t := range strings.SplitSeq(expr, "*") {
+		d, ok := partDim(t, ins, outs)
+		if !ok {
 			return nil, false
 		}
-		ks, as, ok := strings.Cut(t[1:], ".")
-		k, err1 := strconv.Atoi(ks)
-		a, err2 := strconv.Atoi(as)
-		if !ok || err1 != nil || err2 != nil {
-			return nil, false
-		}
-		vs := ins
-		if t[0] == 'o' {
-			vs = outs
-		}
-		if k < 0 || k >= len(vs) || vs[k] == nil || !vs[k].Shape.Ranked || a < 0 || a >= len(vs[k].Shape.Dims) {
-			return nil, false
-		}
-		dims = append(dims, vs[k].Shape.Dims[a])
+		dims = append(dims, d)
 	}
 	return dims, true
 }
 
-// PartCount is the element count expr denotes on fused node n as its
-// shapes are now; ok is false when it is not a known number.
+// partDim is one factor of a part count: an integer, or "i<k>.<a>" /
+// "o<k>.<a>", dim a of input or output k.
+func partDim(t string, ins, outs []*Value) (Dim, bool) {
+	if v, err := strconv.ParseInt(t, 10, 64); err == nil {
+		return D(v), true
+	}
+	if len(t) < 4 || (t[0] != 'i' && t[0] != 'o') {
+		return Dim{}, false
+	}
+	ks, as, ok := strings.Cut(t[1:], ".")
+	k, err1 := strconv.Atoi(ks)
+	a, err2 := strconv.Atoi(as)
+	if !ok || err1 != nil || err2 != nil {
+		return Dim{}, false
+	}
+	vs := ins
+	if t[0] == 'o' {
+		vs = outs
+	}
+	if k < 0 || k >= len(vs) || vs[k] == nil || !vs[k].Shape.Ranked || a < 0 || a >= len(vs[k].Shape.Dims) {
+		return Dim{}, false
+	}
+	return vs[k].Shape.Dims[a], true
+}
+
+// PartCount evaluates a part count against node n; ok is false when it
+// is malformed, symbolic or overflows int64 (Shape.NumElements of
+// PartCountDims). It multiplies as it reads, with no list of dims: the
+// cost model evaluates two per part of every fused node, and the lists
+// were 3 MB of Analyze's 73 MB on a 112k-node LLaMA-shaped graph.
 func PartCount(expr string, n *Node) (int64, bool) {
-	dims, ok := PartCountDims(expr, n.Inputs, n.Outputs)
-	if !ok {
+	if expr == "" || expr == "?" {
 		return 0, false
 	}
-	return RankedShape(dims...).NumElements()
+	count := D(1)
+	for t := range strings.SplitSeq(expr, "*") {
+		d, ok := partDim(t, n.Inputs, n.Outputs)
+		if !ok || !d.IsKnown() {
+			return 0, false
+		}
+		if count, ok = MulDim(count, d); !ok {
+			return 0, false
+		}
+	}
+	return count.Value, true
 }
 
 // Head-layout attributes of a FusedAttention without num_heads

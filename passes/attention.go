@@ -192,7 +192,8 @@ func (m *attnMatch) fusion() Fusion {
 	}
 	// Parts the cost rule does not derive from the shapes: everything but
 	// the two MatMuls and a default-domain Softmax.
-	p := &parts{}
+	ins, outs := trimNil([]*ir.Value{m.q, m.k, m.v, m.maskIn, m.fill}), []*ir.Value{m.pv.Out(0)}
+	p := newParts(ins, outs)
 	for _, n := range nodes {
 		if n == m.qk || n == m.pv || (n == m.sm && n.Domain == "") {
 			continue
@@ -213,8 +214,7 @@ func (m *attnMatch) fusion() Fusion {
 	if m.sm.Domain == ir.FusedDomain {
 		attrs = append(attrs, ir.IntAttr("softmax_in_parts", 1))
 	}
-	ins, outs := trimNil([]*ir.Value{m.q, m.k, m.v, m.maskIn, m.fill}), []*ir.Value{m.pv.Out(0)}
-	attrs = append(attrs, p.attrs(ins, outs)...)
+	attrs = append(attrs, p.attrs()...)
 	return Fusion{
 		Nodes: nodes, OpType: ir.OpFusedAttention,
 		Inputs:  ins,

@@ -67,18 +67,15 @@ func matchAttentionHeads(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 // joins the part attributes (a's own parts flattened; its MatMuls and
 // Softmax stay implicit).
 func packedHeadsFusion(a *ir.Node, nodes []*ir.Node, heads int64, q, k, v, o *ir.Value, perms ...*ir.Attribute) Fusion {
-	p := &parts{}
-	for _, n := range nodes {
-		p.add(n)
-	}
+	ins := append([]*ir.Value{q, k, v}, a.Inputs[3:]...)
+	p := newParts(ins, []*ir.Value{o}, nodes...)
 	var drop []string
 	for _, at := range perms {
 		drop = append(drop, at.Name)
 	}
 	attrs := append(carriedAttrs(a, drop...), ir.IntAttr(ir.KeyNumHeads, heads))
 	attrs = append(attrs, perms...)
-	ins := append([]*ir.Value{q, k, v}, a.Inputs[3:]...)
-	attrs = append(attrs, p.attrs(ins, []*ir.Value{o})...)
+	attrs = append(attrs, p.attrs()...)
 	return Fusion{Nodes: nodes, OpType: ir.OpFusedAttention, Inputs: ins, Outputs: []*ir.Value{o}, Attrs: attrs}
 }
 

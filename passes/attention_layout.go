@@ -175,10 +175,6 @@ func matchAttentionLayout(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 	}
 	// The attention or its output Transpose is last in graph order, as
 	// Fusion.Apply needs (it places the new node where the last one was).
-	pts := &parts{}
-	for _, n := range nodes {
-		pts.add(n)
-	}
-	attrs = append(attrs, pts.attrs(ins, []*ir.Value{out})...)
+	attrs = append(attrs, newParts(ins, []*ir.Value{out}, nodes...).attrs()...)
 	return Fusion{Nodes: nodes, OpType: ir.OpFusedAttention, Inputs: ins, Outputs: []*ir.Value{out}, Attrs: attrs}, true
 }

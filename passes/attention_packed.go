@@ -35,15 +35,11 @@ func matchAttentionPacked(g *ir.Graph, a *ir.Node) (Fusion, bool) {
 		}
 	}
 	nodes := append(cut, a)
-	pts := &parts{}
-	for _, n := range nodes {
-		pts.add(n)
-	}
-	attrs := carriedAttrs(a)
-	attrs = append(attrs, ir.IntAttr(ir.KeyQKVPacked, 1))
 	ins := append([]*ir.Value{p, p, p}, a.Inputs[3:]...)
 	outs := []*ir.Value{a.Out(0)}
-	attrs = append(attrs, pts.attrs(ins, outs)...)
+	attrs := carriedAttrs(a)
+	attrs = append(attrs, ir.IntAttr(ir.KeyQKVPacked, 1))
+	attrs = append(attrs, newParts(ins, outs, nodes...).attrs()...)
 	return Fusion{Nodes: nodes, OpType: ir.OpFusedAttention, Inputs: ins, Outputs: outs, Attrs: attrs}, true
 }
 

@@ -14,7 +14,7 @@ import (
 // are left as written.
 func cleanup(g *ir.Graph) (bool, error) {
 	changed := false
-	for _, n := range append([]*ir.Node(nil), g.Nodes...) {
+	for n := range nodesAtStart(g) {
 		if n.Graph() != g {
 			continue // removed earlier in this sweep
 		}

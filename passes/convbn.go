@@ -22,7 +22,7 @@ import (
 // whose contents are marked missing.
 func foldBN(g *ir.Graph) (bool, error) {
 	changed := false
-	for _, bn := range append([]*ir.Node(nil), g.Nodes...) {
+	for bn := range nodesAtStart(g) {
 		if bn.Graph() != g || !isOp(bn, "BatchNormalization") {
 			continue
 		}

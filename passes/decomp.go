@@ -111,7 +111,7 @@ func matchLayerNorm(g *ir.Graph, mean *ir.Node) (Fusion, bool) {
 		return Fusion{}, false
 	}
 	ins := trimNil([]*ir.Value{x, gamma, beta})
-	attrs := append([]*ir.Attribute{ir.IntAttr("axis", int64(-k)), ir.FloatAttr("epsilon", eps)}, partsOf(nodes...).attrs(ins, []*ir.Value{y})...)
+	attrs := append([]*ir.Attribute{ir.IntAttr("axis", int64(-k)), ir.FloatAttr("epsilon", eps)}, newParts(ins, []*ir.Value{y}, nodes...).attrs()...)
 	return Fusion{
 		Nodes: nodes, OpType: ir.OpFusedLayerNorm,
 		Inputs: ins, Outputs: []*ir.Value{y}, Attrs: attrs,
@@ -277,7 +277,7 @@ func geluTail(g *ir.Graph, f, x *ir.Value) ([]*ir.Node, *ir.Value, bool) {
 
 // geluFusion builds the Gelu fusion of nodes (the last writes y).
 func geluFusion(nodes []*ir.Node, x, y *ir.Value, approximate string) Fusion {
-	attrs := append([]*ir.Attribute{ir.StringAttr("approximate", approximate)}, partsOf(nodes...).attrs([]*ir.Value{x}, []*ir.Value{y})...)
+	attrs := append([]*ir.Attribute{ir.StringAttr("approximate", approximate)}, newParts([]*ir.Value{x}, []*ir.Value{y}, nodes...).attrs()...)
 	return Fusion{Nodes: nodes, OpType: ir.OpFusedGelu, Inputs: []*ir.Value{x}, Outputs: []*ir.Value{y}, Attrs: attrs}
 }
 
@@ -335,7 +335,7 @@ func matchSoftmax(g *ir.Graph, exp *ir.Node) (Fusion, bool) {
 		return Fusion{}, false
 	}
 	nodes = append(nodes, exp, sum, div)
-	attrs := append([]*ir.Attribute{ir.IntAttr("axis", axis)}, partsOf(nodes...).attrs([]*ir.Value{x}, []*ir.Value{div.Out(0)})...)
+	attrs := append([]*ir.Attribute{ir.IntAttr("axis", axis)}, newParts([]*ir.Value{x}, []*ir.Value{div.Out(0)}, nodes...).attrs()...)
 	return Fusion{Nodes: nodes, OpType: ir.OpFusedSoftmax, Inputs: []*ir.Value{x}, Outputs: []*ir.Value{div.Out(0)}, Attrs: attrs}, true
 }
 

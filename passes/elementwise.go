@@ -1,8 +1,6 @@
 package passes
 
 import (
-	"sort"
-
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -56,37 +54,33 @@ func chainable(n *ir.Node) bool {
 // fuseElementwise groups chainable nodes joined by single-reader edges
 // and replaces every group of two or more with one FusedElementwise.
 func fuseElementwise(g *ir.Graph) (bool, error) {
-	pos := make(map[*ir.Node]int, len(g.Nodes))
-	for i, n := range g.Nodes {
-		pos[n] = i
-	}
-	uf := newUnionFind(len(g.Nodes))
-	ok := make([]bool, len(g.Nodes))
-	for i, n := range g.Nodes {
-		ok[i] = chainable(n)
-	}
-	for i, n := range g.Nodes {
-		if !ok[i] {
-			continue
+	// Only chainable nodes join groups, so only they are numbered: on a
+	// 112k-node LLaMA-shaped graph position maps of every node were 4 MB
+	// of the fused plan's allocations, and most nodes are not chainable.
+	var chain []*ir.Node
+	at := map[*ir.Node]int{}
+	for _, n := range g.Nodes {
+		if chainable(n) {
+			at[n] = len(chain)
+			chain = append(chain, n)
 		}
+	}
+	uf := newUnionFind(len(chain))
+	for i, n := range chain {
 		// Join n to its reader when n's output has exactly one reader,
 		// which is chainable too, and is not a graph output.
-		r := singleReader(g, n.Out(0))
-		if r == nil {
-			continue
-		}
-		if j, in := pos[r]; in && ok[j] {
-			uf.union(i, j)
+		if r := singleReader(g, n.Out(0)); r != nil {
+			if j, in := at[r]; in {
+				uf.union(i, j)
+			}
 		}
 	}
-	groups := map[int][]*ir.Node{}
+	// Each group lists its nodes in graph order, the order chain has.
+	groups := make([][]*ir.Node, len(chain))
 	var roots []int
-	for i, n := range g.Nodes {
-		if !ok[i] {
-			continue
-		}
+	for i, n := range chain {
 		root := uf.find(i)
-		if _, seen := groups[root]; !seen {
+		if groups[root] == nil {
 			roots = append(roots, root)
 		}
 		groups[root] = append(groups[root], n)
@@ -98,7 +92,6 @@ func fuseElementwise(g *ir.Graph) (bool, error) {
 			if len(nodes) < 2 {
 				continue
 			}
-			sort.Slice(nodes, func(a, b int) bool { return pos[nodes[a]] < pos[nodes[b]] })
 			f := elementwiseFusion(nodes)
 			if _, err := f.Apply(g); err != nil {
 				return err
@@ -133,7 +126,7 @@ func elementwiseFusion(nodes []*ir.Node) Fusion {
 	return Fusion{
 		Nodes: nodes, OpType: ir.OpFusedElementwise,
 		Inputs: inputs, Outputs: []*ir.Value{last.Out(0)},
-		Attrs: partsOf(nodes...).attrs(inputs, []*ir.Value{last.Out(0)}),
+		Attrs: newParts(inputs, []*ir.Value{last.Out(0)}, nodes...).attrs(),
 	}
 }
 

@@ -69,7 +69,7 @@ func fuseGemm(g *ir.Graph) (bool, error) {
 func fuseAnchors(g *ir.Graph, op string, anchor func(*ir.Node) bool) (bool, error) {
 	changed := false
 	err := g.Batch(func() error { // one compaction for the sweep
-		for _, n := range append([]*ir.Node(nil), g.Nodes...) {
+		for n := range nodesAtStart(g) {
 			if n.Graph() != g || !anchor(n) || !floatTensor(n.Out(0)) {
 				continue
 			}

@@ -33,7 +33,7 @@ func fuseQDQ(g *ir.Graph) (bool, error) {
 // a standard or onnxruntime op) that replaces them.
 func runReplacer(g *ir.Graph, pass string, start func(*ir.Node) bool, match func(*ir.Graph, *ir.Node) ([]*ir.Node, *ir.Node, bool)) (bool, error) {
 	changed := false
-	for _, n := range append([]*ir.Node(nil), g.Nodes...) {
+	for n := range nodesAtStart(g) {
 		if !live(g, n) || !start(n) {
 			continue
 		}

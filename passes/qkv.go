@@ -29,14 +29,15 @@ import (
 // with an activation or a residual epilogue are left alone (a grouped
 // kernel with per-branch epilogues is not what engines run).
 func fuseQKV(g *ir.Graph) (bool, error) {
-	pos := make(map[*ir.Node]int, len(g.Nodes))
-	for i, n := range g.Nodes {
-		pos[n] = i
-	}
+	// Positions are first needed by the first group found, before any
+	// rewrite of this sweep, so numbering the nodes then is numbering
+	// them as the sweep found them; most sweeps (every one after the
+	// first, on a LLaMA-shaped graph) find no group and number nothing.
+	pos := &positions{g: g}
 	seen := map[*ir.Value]bool{}
 	changed := false
 	err := g.Batch(func() error { // one compaction for the sweep
-		for _, n := range append([]*ir.Node(nil), g.Nodes...) {
+		for n := range nodesAtStart(g) {
 			if !live(g, n) {
 				continue
 			}
@@ -138,7 +139,7 @@ type gemmGroup []gemmBranch
 // least two. Branches join a group only when their weights are available
 // where the group's first branch stands (the fused node goes there, so
 // that every reader of an earlier branch still follows its producer).
-func gemmGroups(g *ir.Graph, x *ir.Value, pos map[*ir.Node]int) []gemmGroup {
+func gemmGroups(g *ir.Graph, x *ir.Value, pos *positions) []gemmGroup {
 	var bs []gemmBranch
 	done := map[*ir.Node]bool{}
 	for _, c := range x.Consumers {
@@ -153,8 +154,8 @@ func gemmGroups(g *ir.Graph, x *ir.Value, pos map[*ir.Node]int) []gemmGroup {
 	if len(bs) < 2 {
 		return nil
 	}
-	sort.Slice(bs, func(i, j int) bool { return pos[bs[i].node] < pos[bs[j].node] })
-	first := pos[bs[0].node]
+	sort.Slice(bs, func(i, j int) bool { return pos.of(bs[i].node) < pos.of(bs[j].node) })
+	first := pos.of(bs[0].node)
 	grp := gemmGroup{bs[0]}
 	for _, b := range bs[1:] {
 		if availableBefore(b.w, first, pos) && availableBefore(b.bias, first, pos) {
@@ -169,12 +170,12 @@ func gemmGroups(g *ir.Graph, x *ir.Value, pos map[*ir.Node]int) []gemmGroup {
 
 // availableBefore: v is absent, an initializer, or produced by a node
 // placed before position at.
-func availableBefore(v *ir.Value, at int, pos map[*ir.Node]int) bool {
+func availableBefore(v *ir.Value, at int, pos *positions) bool {
 	if v == nil || v.Producer == nil {
 		return true
 	}
-	p, ok := pos[v.Producer]
-	return ok && p < at
+	p := pos.of(v.Producer)
+	return p >= 0 && p < at
 }
 
 // qkvFusion is the rewrite of a group: Fusion plus the branch order.

@@ -76,6 +76,6 @@ func matchRMSNorm(g *ir.Graph, sq *ir.Node) (Fusion, bool) {
 		return Fusion{}, false
 	}
 	ins := trimNil([]*ir.Value{x, gamma})
-	attrs := append([]*ir.Attribute{ir.IntAttr("axis", int64(-k)), ir.FloatAttr("epsilon", eps)}, partsOf(nodes...).attrs(ins, []*ir.Value{y})...)
+	attrs := append([]*ir.Attribute{ir.IntAttr("axis", int64(-k)), ir.FloatAttr("epsilon", eps)}, newParts(ins, []*ir.Value{y}, nodes...).attrs()...)
 	return Fusion{Nodes: nodes, OpType: ir.OpFusedRMSNorm, Inputs: ins, Outputs: []*ir.Value{y}, Attrs: attrs}, true
 }

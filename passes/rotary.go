@@ -80,7 +80,7 @@ func matchRotary(g *ir.Graph, cat *ir.Node) (Fusion, bool) {
 	}
 	nodes := []*ir.Node{s1, s2, neg, cat, mulCos, mulSin, sum}
 	ins, outs := []*ir.Value{x, cos, sin}, []*ir.Value{y}
-	return Fusion{Nodes: nodes, OpType: ir.OpFusedRotary, Inputs: ins, Outputs: outs, Attrs: partsOf(nodes...).attrs(ins, outs)}, true
+	return Fusion{Nodes: nodes, OpType: ir.OpFusedRotary, Inputs: ins, Outputs: outs, Attrs: newParts(ins, outs, nodes...).attrs()}, true
 }
 
 // lastAxis reports whether axis names the last axis of a rank-r tensor.

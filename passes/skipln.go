@@ -1,6 +1,8 @@
 package passes
 
 import (
+	"slices"
+
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -26,6 +28,12 @@ import (
 // residual=1) leaves nothing for this pass: that kernel writes the sum and
 // the LayerNorm reads it, one launch each either way.
 func fuseSkipLayerNorm(g *ir.Graph) (bool, error) {
+	if !slices.ContainsFunc(g.Nodes, isLayerNormNode) {
+		// Nothing to match: spare the position map (3 MB over the fused
+		// plan of a 112k-node LLaMA-shaped graph, whose norms are
+		// RMSNorms).
+		return false, nil
+	}
 	pos := make(map[*ir.Node]int, len(g.Nodes))
 	for i, n := range g.Nodes {
 		pos[n] = i
@@ -87,13 +95,13 @@ func matchSkipLayerNorm(g *ir.Graph, ln *ir.Node, pos map[*ir.Node]int) (Fusion,
 	// A recognised LayerNorm brings its own parts; a default-domain one is
 	// costed from the real shapes by the rule (layernorm_in_parts = 0),
 	// since a part knows only element counts, not rows.
-	p := partsOf(add)
+	ins := trimNil([]*ir.Value{x, skip, ln.In(1), ln.In(2)})
+	p := newParts(ins, outs, add)
 	if ln.Domain == ir.FusedDomain && ln.Attr(ir.KeyPartOps) != nil {
 		p.add(ln)
 		attrs = append(attrs, ir.IntAttr("layernorm_in_parts", 1))
 	}
-	ins := trimNil([]*ir.Value{x, skip, ln.In(1), ln.In(2)})
-	attrs = append(attrs, p.attrs(ins, outs)...)
+	attrs = append(attrs, p.attrs()...)
 	return Fusion{
 		Nodes: []*ir.Node{add, ln}, OpType: ir.OpSkipLayerNorm,
 		Inputs:  ins,

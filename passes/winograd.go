@@ -45,7 +45,7 @@ import (
 // 3×3 weights.
 func winograd(g *ir.Graph) (bool, error) {
 	changed := false
-	for _, n := range append([]*ir.Node(nil), g.Nodes...) {
+	for n := range nodesAtStart(g) {
 		if n.Graph() != g {
 			continue
 		}

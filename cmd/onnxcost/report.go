@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"fmt"
 	"io"
 	"strconv"
@@ -202,17 +202,21 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 			case "csv":
 				return render.CSV(stdout, r, opt)
 			}
-			var buf bytes.Buffer
+			// Buffered: the markdown table is a write per line.
+			bw := bufio.NewWriterSize(stdout, 1<<16)
+			out := &gpuSourceMarker{w: bw, gpu: r.GPU, source: f.gpuSource}
 			if format == "markdown" {
-				err = render.Markdown(&buf, r, opt)
+				err = render.Markdown(out, r, opt)
 			} else {
-				err = render.Text(&buf, r, opt)
+				err = render.Text(out, r, opt)
 			}
 			if err != nil {
 				return err
 			}
-			_, err = stdout.Write(markGPUSource(buf.Bytes(), r.GPU, f.gpuSource))
-			return err
+			if err := out.Close(); err != nil {
+				return err
+			}
+			return bw.Flush()
 		},
 	}
 	f.add(c)

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Clean makes a model-supplied string (node, op or tensor name) safe to
@@ -14,15 +15,22 @@ func Clean(s string) string {
 	if !strings.ContainsFunc(s, unsafeRune) {
 		return s
 	}
-	var b strings.Builder
+	return string(appendClean(nil, s))
+}
+
+// appendClean appends Clean(s) to b.
+func appendClean(b []byte, s string) []byte {
+	if !strings.ContainsFunc(s, unsafeRune) {
+		return append(b, s...)
+	}
 	for _, r := range s {
 		if unsafeRune(r) {
-			fmt.Fprintf(&b, `\u%04x`, r)
+			b = fmt.Appendf(b, `\u%04x`, r)
 			continue
 		}
-		b.WriteRune(r)
+		b = utf8.AppendRune(b, r)
 	}
-	return b.String()
+	return b
 }
 
 func unsafeRune(r rune) bool {

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -131,34 +132,91 @@ func quantizedText(r *report.Report) string {
 	return fmt.Sprintf(" (quantized model, %s; costed at %s as asked)", r.Quantized, r.DType)
 }
 
-func opName(n report.NodeCost) string {
-	op := ir.QualifiedOp(n.Domain, n.OpType)
-	if len(n.FusedFrom) > 0 {
-		op += fmt.Sprintf(" (%d fused)", len(n.FusedFrom))
-	}
-	return op
+// opName is the op column: the op, and how many nodes a fused one
+// replaced.
+func opName(n *report.NodeCost) string {
+	return string(appendFusedCount([]byte(ir.QualifiedOp(n.Domain, n.OpType)), n))
 }
 
-func outShape(n report.NodeCost) string {
+// appendOpName appends Clean(opName(n)) to b (the count needs no cleaning).
+func appendOpName(b []byte, n *report.NodeCost) []byte {
+	return appendFusedCount(appendClean(b, ir.QualifiedOp(n.Domain, n.OpType)), n)
+}
+
+// appendFusedCount appends " (k fused)" for a node that replaced k nodes.
+func appendFusedCount(b []byte, n *report.NodeCost) []byte {
+	if len(n.FusedFrom) == 0 {
+		return b
+	}
+	b = append(b, " ("...)
+	b = strconv.AppendInt(b, int64(len(n.FusedFrom)), 10)
+	return append(b, " fused)"...)
+}
+
+// outShape is the output column: the first output's shape as JSON writes it.
+func outShape(n *report.NodeCost) string {
 	if len(n.Outputs) == 0 {
 		return ""
 	}
-	b, _ := n.Outputs[0].Shape.MarshalJSON()
-	return string(b)
+	return string(n.Outputs[0].Shape.AppendJSON(nil))
 }
 
-func share(t, total float64) string {
+// appendOutShape appends Clean(outShape(n)) to b.
+func appendOutShape(b []byte, n *report.NodeCost) []byte {
+	if len(n.Outputs) == 0 {
+		return b
+	}
+	start := len(b)
+	b = n.Outputs[0].Shape.AppendJSON(b)
+	if bytes.ContainsFunc(b[start:], unsafeRune) { // a symbol JSON leaves alone (C1 controls, U+FEFF)
+		s := string(b[start:])
+		b = appendClean(b[:start], s)
+	}
+	return b
+}
+
+func share(t, total float64) string { return string(appendShare(nil, t, total)) }
+
+func appendShare(b []byte, t, total float64) []byte {
 	if total <= 0 {
-		return "-"
+		return append(b, '-')
 	}
-	return Percent(t / total)
+	return appendPercent(b, t/total)
 }
 
-func intensity(ai float64) string {
+func intensity(ai float64) string { return string(appendIntensity(nil, ai)) }
+
+func appendIntensity(b []byte, ai float64) []byte {
 	if ai == 0 {
-		return "-"
+		return append(b, '-')
 	}
-	return sig(ai)
+	return appendSig(b, ai)
+}
+
+// nodeRow appends node n's row of the text report, formatting each cell
+// straight into the table (see table).
+func nodeRow(t *table, n *report.NodeCost, totalS float64) {
+	t.text = appendClean(t.text, n.Name)
+	t.endCell()
+	t.text = appendOpName(t.text, n)
+	t.endCell()
+	t.text = appendOutShape(t.text, n)
+	t.endCell()
+	t.text = appendFLOPs(t.text, n.FLOPs)
+	t.endCell()
+	t.text = appendBytes(t.text, n.BytesRead)
+	t.endCell()
+	t.text = appendBytes(t.text, n.BytesWritten)
+	t.endCell()
+	t.text = appendIntensity(t.text, n.ArithmeticIntensity)
+	t.endCell()
+	t.text = append(t.text, dash(n.Bound)...)
+	t.endCell()
+	t.text = appendSeconds(t.text, n.TimeS)
+	t.endCell()
+	t.text = appendShare(t.text, n.TimeS, totalS)
+	t.endCell()
+	t.endRow()
 }
 
 // ConventionSummary states the FLOP convention once in human renderings;
@@ -179,8 +237,8 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 	}
 	var t *table
 	if opt.ByOp {
-		t = newTable([]string{"op", "nodes", "FLOPs", "read", "written", "launches", "time", "share"}, false, true, true, true, true, true, true, true)
 		shown, rest := topOps(r, opt.Top)
+		t = newTable(len(shown)+2, []string{"op", "nodes", "FLOPs", "read", "written", "launches", "time", "share"}, false, true, true, true, true, true, true, true)
 		for _, o := range shown {
 			t.add(Clean(o.OpType), Count(float64(o.Count)), FLOPs(o.FLOPs), Bytes(o.BytesRead), Bytes(o.BytesWritten), Count(o.Launches), Seconds(o.TimeS), Percent(o.Share))
 		}
@@ -193,10 +251,10 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 		}
 		t.add("total", Count(float64(len(r.Nodes))), FLOPs(r.Totals.FLOPs), Bytes(r.Totals.BytesRead), Bytes(r.Totals.BytesWritten), Count(r.Totals.Launches), Seconds(r.Totals.TimeS), "100%")
 	} else {
-		t = newTable([]string{"node", "op", "output", "FLOPs", "read", "written", "AI", "bound", "time", "share"}, false, false, false, true, true, true, true, false, true, true)
 		shown, rest := selectNodes(r, opt.Top)
-		for _, n := range shown {
-			t.add(Clean(n.Name), Clean(opName(n)), Clean(outShape(n)), FLOPs(n.FLOPs), Bytes(n.BytesRead), Bytes(n.BytesWritten), intensity(n.ArithmeticIntensity), dash(n.Bound), Seconds(n.TimeS), share(n.TimeS, r.Totals.TimeS))
+		t = newTable(len(shown)+2, []string{"node", "op", "output", "FLOPs", "read", "written", "AI", "bound", "time", "share"}, false, false, false, true, true, true, true, false, true, true)
+		for i := range shown {
+			nodeRow(t, &shown[i], r.Totals.TimeS)
 		}
 		if len(rest) > 0 {
 			var rt float64
@@ -289,7 +347,7 @@ func CSV(w io.Writer, r *report.Report, opt Options) error {
 		cw.Write([]string{"name", "op_type", "domain", "fused_from", "output_shape", "macs", "flops", "executed_flops", "transcendentals", "bytes_read", "bytes_written", "params", "launches", "arithmetic_intensity", "bound", "compute_s", "memory_s", "launch_s", "time_s", "energy_j"})
 		shown, _ := selectNodes(r, opt.Top)
 		for _, n := range shown {
-			cw.Write([]string{Clean(n.Name), Clean(n.OpType), Clean(n.Domain), Clean(strings.Join(n.FusedFrom, ";")), Clean(outShape(n)), f(n.MACs), f(n.FLOPs), f(n.ExecutedFLOPs), f(n.Transcendentals), f(n.BytesRead), f(n.BytesWritten), f(n.Params), f(n.Launches), f(n.ArithmeticIntensity), n.Bound, f(n.ComputeS), f(n.MemoryS), f(n.LaunchS), f(n.TimeS), f(n.EnergyJ)})
+			cw.Write([]string{Clean(n.Name), Clean(n.OpType), Clean(n.Domain), Clean(strings.Join(n.FusedFrom, ";")), Clean(outShape(&n)), f(n.MACs), f(n.FLOPs), f(n.ExecutedFLOPs), f(n.Transcendentals), f(n.BytesRead), f(n.BytesWritten), f(n.Params), f(n.Launches), f(n.ArithmeticIntensity), n.Bound, f(n.ComputeS), f(n.MemoryS), f(n.LaunchS), f(n.TimeS), f(n.EnergyJ)})
 		}
 	}
 	cw.Flush()
@@ -329,7 +387,7 @@ func Markdown(w io.Writer, r *report.Report, opt Options) error {
 		shown, rest := selectNodes(r, opt.Top)
 		fmt.Fprintf(w, "| node | op | output | FLOPs | read | written | AI | bound | time | share |\n|---|---|---|---:|---:|---:|---:|---|---:|---:|\n")
 		for _, n := range shown {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", MarkdownEscape(n.Name), MarkdownEscape(opName(n)), MarkdownEscape(outShape(n)), FLOPs(n.FLOPs), Bytes(n.BytesRead), Bytes(n.BytesWritten), intensity(n.ArithmeticIntensity), dash(n.Bound), Seconds(n.TimeS), share(n.TimeS, r.Totals.TimeS))
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", MarkdownEscape(n.Name), MarkdownEscape(opName(&n)), MarkdownEscape(outShape(&n)), FLOPs(n.FLOPs), Bytes(n.BytesRead), Bytes(n.BytesWritten), intensity(n.ArithmeticIntensity), dash(n.Bound), Seconds(n.TimeS), share(n.TimeS, r.Totals.TimeS))
 		}
 		if len(rest) > 0 {
 			fmt.Fprintf(w, "| … %d more nodes | | | | | | | | | |\n", len(rest))

@@ -59,9 +59,9 @@ func l2Fit(n report.NodeCost) string {
 // fits in L2 (an estimate) and its share of the step.
 func trainText(w io.Writer, r *report.Report, opt Options) error {
 	tr := r.Totals.Train
-	t := newTable([]string{"node", "op", "output", "forward", "backward", "bwd/fwd", "bound", "L2 fit (est.)", "bwd kernels", "share of step"},
-		false, false, false, true, true, true, false, false, false, true)
 	shown, rest := selectNodes(r, opt.Top)
+	t := newTable(len(shown)+2, []string{"node", "op", "output", "forward", "backward", "bwd/fwd", "bound", "L2 fit (est.)", "bwd kernels", "share of step"},
+		false, false, false, true, true, true, false, false, false, true)
 	row := func(n report.NodeCost) (float64, float64) {
 		var b float64
 		if n.Backward != nil {
@@ -75,7 +75,7 @@ func trainText(w io.Writer, r *report.Report, opt Options) error {
 		if n.Backward != nil && n.Backward.Kernels != "" {
 			k = n.Backward.Kernels
 		}
-		t.add(Clean(n.Name), Clean(opName(n)), Clean(outShape(n)), Seconds(f), Seconds(b), ratio(b, f), dash(n.Bound), l2Fit(n), Clean(k), share(f+b, tr.StepTimeS))
+		t.add(Clean(n.Name), Clean(opName(&n)), Clean(outShape(&n)), Seconds(f), Seconds(b), ratio(b, f), dash(n.Bound), l2Fit(n), Clean(k), share(f+b, tr.StepTimeS))
 	}
 	if len(rest) > 0 {
 		var rf, rb float64

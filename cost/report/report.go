@@ -222,34 +222,53 @@ type Unsupported struct {
 // TensorInfos describes values as a report shows them, skipping absent
 // (nil) optional inputs and outputs.
 func TensorInfos(vs []*ir.Value) []TensorInfo {
-	out := make([]TensorInfo, 0, len(vs))
+	return AppendTensorInfos(make([]TensorInfo, 0, len(vs)), vs)
+}
+
+// AppendTensorInfos appends TensorInfos(vs) to dst, so that a caller
+// describing every node of a graph can carve all of them from one slab.
+func AppendTensorInfos(dst []TensorInfo, vs []*ir.Value) []TensorInfo {
 	for _, v := range vs {
 		if v == nil {
 			continue
 		}
-		out = append(out, TensorInfo{Name: v.Name, DType: v.DType.String(), Shape: ShapeOf(v.Shape)})
+		dst = append(dst, TensorInfo{Name: v.Name, DType: v.DType.String(), Shape: ShapeOf(v.Shape)})
 	}
-	return out
+	return dst
 }
 
 // Shape is a JSON shape: numbers for known dims, strings for symbols, null
 // for an unranked tensor.
 type Shape []ir.Dim
 
-// ShapeOf converts an ir.Shape (nil for unranked).
+// ShapeOf converts an ir.Shape (nil for unranked; non-nil, empty for a
+// scalar).
+//
+// The result shares s's dims instead of copying them: an inferred shape
+// is never edited in place (inference and binding build new shapes and
+// assign them), and the capacity is clipped so that an append to the
+// result copies. The copies were 8 MB of Analyze's 73 MB on a 112k-node
+// LLaMA-shaped graph.
 func ShapeOf(s ir.Shape) Shape {
 	if !s.Ranked {
 		return nil
 	}
-	return append(Shape{}, s.Dims...)
+	if len(s.Dims) == 0 {
+		return Shape{}
+	}
+	return Shape(s.Dims[:len(s.Dims):len(s.Dims)])
 }
 
 // MarshalJSON writes [1, "batch", 224].
-func (s Shape) MarshalJSON() ([]byte, error) {
+func (s Shape) MarshalJSON() ([]byte, error) { return s.AppendJSON(nil), nil }
+
+// AppendJSON appends MarshalJSON's text to b (for callers that write many
+// shapes into one buffer).
+func (s Shape) AppendJSON(b []byte) []byte {
 	if s == nil {
-		return []byte("null"), nil
+		return append(b, "null"...)
 	}
-	b := []byte{'['}
+	b = append(b, '[')
 	for i, d := range s {
 		if i > 0 {
 			b = append(b, ',')
@@ -261,7 +280,7 @@ func (s Shape) MarshalJSON() ([]byte, error) {
 			b = append(b, q...)
 		}
 	}
-	return append(b, ']'), nil
+	return append(b, ']')
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
