@@ -23,8 +23,13 @@ var (
 	scaleErr  error
 )
 
-// scaleModel writes the generated graph-only model once per test binary.
+// scaleModel writes the generated graph-only model once per test binary,
+// or returns $ONNXCOST_BENCH_MODEL when set, to time the same stages on
+// another model (DenseNet-121 with weights, say).
 func scaleModel(b *testing.B) string {
+	if p := os.Getenv("ONNXCOST_BENCH_MODEL"); p != "" {
+		return p
+	}
 	scaleOnce.Do(func() {
 		m, err := models.ScaleLlama()
 		if err != nil {
