@@ -67,3 +67,31 @@ func BenchmarkScaleReadInfer(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWriteScale encodes the generated 112k-node graph, its weights
+// external references as `onnxcost zoo` writes them: the writer's cost
+// alone, without the disk.
+func BenchmarkWriteScale(b *testing.B) {
+	m, err := models.ScaleLlama()
+	if err != nil {
+		b.Fatal(err)
+	}
+	models.SetDataFile(m, "llama-112k.onnx.data")
+	var n countWriter
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := ir.Write(&n, m); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(n.n / int64(b.N))
+}
+
+// countWriter counts the bytes written to it.
+type countWriter struct{ n int64 }
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	w.n += int64(len(p))
+	return len(p), nil
+}
