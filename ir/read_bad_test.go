@@ -136,22 +136,24 @@ func TestReadBadInputs(t *testing.T) {
 // TestReadRawSizeMismatch hand-encodes a tensor whose raw_data is shorter
 // than its dims need (the writer refuses to make one).
 func TestReadRawSizeMismatch(t *testing.T) {
-	tensor := &msgBuf{}
-	tensor.packedInts(1, []int64{4})
-	tensor.varint(2, uint64(Int64))
-	tensor.str(8, "w")
-	tensor.bytesField(tpRawData, make([]byte, 8))
-	g := &msgBuf{}
-	g.msg(5, tensor)
-	m := &msgBuf{}
-	m.varint(1, 8)
-	m.msg(7, g)
-	m.flush()
-	var data []byte
-	for _, c := range m.chunks {
-		data = append(data, c.lit...)
+	var out bytes.Buffer
+	err := encode(&out, nil, func(m *protoWriter) error {
+		m.varint(1, 8)
+		m.begin(7) // graph
+		m.begin(5) // initializer
+		m.packedInts(1, []int64{4})
+		m.varint(2, uint64(Int64))
+		m.str(8, "w")
+		m.bytesField(tpRawData, make([]byte, 8))
+		m.end()
+		m.end()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	_, err := Read(data, ReadOptions{})
+	data := out.Bytes()
+	_, err = Read(data, ReadOptions{})
 	if err == nil || !strings.Contains(err.Error(), "raw_data holds 8 bytes, dims [4] of int64 need 32") {
 		t.Fatalf("got %v", err)
 	}
