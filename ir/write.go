@@ -98,7 +98,7 @@ type protoWriter struct {
 	// lens holds each nested message's length, in the order the messages
 	// begin; a length of 255 or more is in big (a 112k-node graph has 1M
 	// messages, 6k of them that long).
-	lens []uint8
+	lens lengths
 	big  map[int]int64
 	next int // writing: the index in lens of the next message
 	open []openMsg
@@ -106,6 +106,27 @@ type protoWriter struct {
 	src  *sourceFiles
 	err  error // writing: the first error of w or a source file
 }
+
+// lengths is a list of message lengths kept in fixed-size blocks: grown
+// by append, the 1 MB list of a 112k-node graph would allocate several
+// times its size in copies.
+type lengths struct {
+	blocks [][]uint8
+	n      int
+}
+
+const lengthBlock = 1 << 15
+
+// add appends a zero length and returns its index.
+func (l *lengths) add() int {
+	if l.n%lengthBlock == 0 {
+		l.blocks = append(l.blocks, make([]uint8, lengthBlock))
+	}
+	l.n++
+	return l.n - 1
+}
+
+func (l *lengths) at(i int) *uint8 { return &l.blocks[i/lengthBlock][i%lengthBlock] }
 
 // openMsg is a message begun and not yet ended: sizing, its index in lens
 // and where its contents start; writing, where its contents must end.
@@ -210,11 +231,10 @@ func (b *protoWriter) keyValueInt(num protowire.Number, k string, v int64) {
 func (b *protoWriter) begin(num protowire.Number) {
 	b.tag(num, protowire.BytesType)
 	if b.sizing {
-		b.open = append(b.open, openMsg{idx: len(b.lens), pos: b.pos()})
-		b.lens = append(b.lens, 0)
+		b.open = append(b.open, openMsg{idx: b.lens.add(), pos: b.pos()})
 		return
 	}
-	n := int64(b.lens[b.next])
+	n := int64(*b.lens.at(b.next))
 	if n == math.MaxUint8 {
 		n = b.big[b.next]
 	}
@@ -238,9 +258,9 @@ func (b *protoWriter) end() {
 			b.big = map[int]int64{}
 		}
 		b.big[o.idx] = n
-		b.lens[o.idx] = math.MaxUint8
+		*b.lens.at(o.idx) = math.MaxUint8
 	} else {
-		b.lens[o.idx] = uint8(n)
+		*b.lens.at(o.idx) = uint8(n)
 	}
 	// The length prefix goes before the contents; only the total matters
 	// to the enclosing messages, so it is counted here.
