@@ -13,9 +13,9 @@ import (
 )
 
 // The writer turns a Model back into a valid ONNX ModelProto. Weights are
-// never held in memory: the encoder builds the structure as a list of
-// chunks, literal bytes or references to byte ranges of the source files,
-// and Write copies the referenced ranges in 32 KiB pieces.
+// never held in memory: the encoder streams the structure through a 64 KiB
+// buffer, and copies each tensor's bytes from the source files through the
+// same buffer (see encode for the two passes).
 
 // Write encodes m as an ONNX ModelProto to w. Initializer bytes are copied
 // from the file m was read from (m.Path) or its external data; tensors
@@ -67,7 +67,8 @@ func WriteFile(path string, m *Model) (err error) {
 // output, taking each length prefix from that record. Building nested
 // messages bottom-up instead and splicing each into its parent copies a
 // node's bytes once per enclosing message and allocates per field: on a
-// 112k-node graph that was 1.1 GB and 9.8M allocations for 29 MB of output.
+// 112k-node graph that was 1.1 GB and 9.8M allocations for 29 MB of output
+// (BenchmarkWriteScale); now it is 6.6 MB and 470.
 
 // flushSize is how many pending bytes the writer collects before passing
 // them on (or, sizing, counting them).
