@@ -1,9 +1,12 @@
 package ir
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -74,4 +77,73 @@ func conformanceModelsOrNone() []string {
 	paths, _ := filepath.Glob("/usr/share/libonnx-testdata/data/*/*/model.onnx")
 	sort.Strings(paths)
 	return paths
+}
+
+// TestWriteCopiesWeights writes a model with a 400 KB initializer, reads
+// it, and writes it again: the second write copies the weight from the
+// first file in several buffer-sized pieces and must give the same bytes.
+// Then the source file is replaced by a shorter one, and writing must
+// fail, naming the file, without leaving an output.
+func TestWriteCopiesWeights(t *testing.T) {
+	dir := t.TempDir()
+	vals := make([]float64, 100_000)
+	for i := range vals {
+		vals[i] = float64(i)
+	}
+	data := buildModel(t, func(g *Graph) {
+		w := mustValue(t, g, "w")
+		g.AddInitializer(w, FloatTensor(Float32, []int64{int64(len(vals))}, vals))
+		g.AddOutput(w)
+	})
+	src := filepath.Join(dir, "src.onnx")
+	if err := os.WriteFile(src, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadFile(src, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := m.Graph.Initializers[0].Const; w.Loc.Length != 4*int64(len(vals)) {
+		t.Fatalf("weight location %+v: not copied from the file", w.Loc)
+	}
+	var again bytes.Buffer
+	if err := Write(&again, m); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again.Bytes(), data) {
+		t.Fatalf("rewritten model differs: %d bytes, first write %d", again.Len(), len(data))
+	}
+
+	// Renamed over, so the reader's view of the old file stays intact.
+	short := filepath.Join(dir, "short.onnx")
+	if err := os.WriteFile(short, data[:len(data)-1000], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(short, src); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.onnx")
+	err = WriteFile(out, m)
+	if err == nil || !strings.Contains(err.Error(), src) || !strings.Contains(err.Error(), "changed since it was read") {
+		t.Fatalf("got %v, want an error naming %s", err, src)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("files left after the failed write: %v", entries)
+	}
+}
+
+// failWriter fails every write.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestWriteError checks the output's error is returned.
+func TestWriteError(t *testing.T) {
+	m, err := Read(reluModel(t), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(failWriter{}, m); err == nil || err.Error() != "disk full" {
+		t.Fatalf("got %v", err)
+	}
 }
