@@ -96,6 +96,12 @@ type Graph struct {
 	// counts them, for one compaction when the outermost Batch ends.
 	batch int
 	stale int
+
+	// edits counts the changes to the node list (a node added, removed
+	// or moved), so that ops, the op-type index of AppendNodesOfType
+	// (opindex.go), knows when it is stale.
+	edits uint64
+	ops   *opIndex
 }
 
 // TypeInfo is a declared type from value_info or a graph input/output.
@@ -367,6 +373,7 @@ func (g *Graph) AddNode(n *Node) error {
 // The caller places n in g.Nodes.
 func (g *Graph) link(n *Node) {
 	n.graph = g
+	g.edits++
 	for _, o := range n.Outputs {
 		if o != nil {
 			o.Producer = n
@@ -383,6 +390,7 @@ func (g *Graph) link(n *Node) {
 // sets it when it creates them), and links it as its inputs' consumer.
 func (g *Graph) linkNode(n *Node) {
 	n.graph = g
+	g.edits++
 	for _, in := range n.Inputs {
 		if in != nil {
 			in.Consumers = append(in.Consumers, n)
@@ -404,6 +412,7 @@ func (g *Graph) InsertNodeBefore(n, at *Node) error {
 		idx = len(g.Nodes)
 	}
 	g.Nodes = append(g.Nodes, nil)
+	g.edits++
 	copy(g.Nodes[idx+1:], g.Nodes[idx:])
 	g.Nodes[idx] = n
 	n.pos = idx
@@ -446,6 +455,7 @@ func (g *Graph) indexOf(n *Node) int {
 // callers must rewire or delete their uses first.
 func (g *Graph) RemoveNode(n *Node) {
 	unlink(n)
+	g.edits++
 	if i := g.indexOf(n); i >= 0 {
 		g.Nodes = append(g.Nodes[:i], g.Nodes[i+1:]...)
 	}
@@ -475,6 +485,7 @@ func (g *Graph) RemoveNodesBackward(dead func(*Node) bool) []*Node {
 // compact drops from g.Nodes every node no longer in g, keeping the
 // order of the rest and renumbering their position hints.
 func (g *Graph) compact() {
+	g.edits++
 	w := 0
 	for _, n := range g.Nodes {
 		if n.graph == g {
@@ -519,6 +530,9 @@ func unlink(n *Node) {
 			o.Producer = nil
 		}
 	}
+	if n.graph != nil {
+		n.graph.edits++
+	}
 	n.graph = nil
 }
 
@@ -532,16 +546,26 @@ func (g *Graph) splice(old []*Node, n *Node) error {
 	if len(old) == 0 {
 		return fmt.Errorf("replacing no nodes with %q", n.Name)
 	}
-	idx := make([]int, len(old))
-	inOld := make(map[*Node]bool, len(old))
+	// Positions are needed only to close the holes outside a Batch; in
+	// one, only the last node's slot matters.
+	var idx []int
+	if g.batch == 0 {
+		idx = make([]int, len(old))
+	}
+	at := -1
 	for k, m := range old {
-		if idx[k] = g.indexOf(m); idx[k] < 0 {
+		i := g.indexOf(m)
+		if i < 0 {
 			return fmt.Errorf("node %q is not in graph %q", m.Name, g.Name)
 		}
-		inOld[m] = true
+		if idx != nil {
+			idx[k] = i
+		}
+		at = i
 	}
+	inOld := newNodeSet(old)
 	for _, o := range n.Outputs {
-		if o != nil && o.Producer != nil && !inOld[o.Producer] {
+		if o != nil && o.Producer != nil && !inOld.has(o.Producer) {
 			return fmt.Errorf("value %q produced by both %q and %q", o.Name, o.Producer.Name, n.Name)
 		}
 	}
@@ -549,7 +573,6 @@ func (g *Graph) splice(old []*Node, n *Node) error {
 		unlink(m)
 	}
 	g.link(n)
-	at := idx[len(idx)-1]
 	g.Nodes[at] = n
 	n.pos = at
 	if g.batch > 0 {
@@ -559,7 +582,7 @@ func (g *Graph) splice(old []*Node, n *Node) error {
 		g.stale += len(old) - 1
 		return nil
 	}
-	holes := slices.Clone(idx[:len(idx)-1])
+	holes := idx[:len(idx)-1] // idx is this call's own
 	slices.Sort(holes)
 	holes = slices.Compact(holes)
 	if len(holes) == 0 {
@@ -741,6 +764,7 @@ func (g *Graph) Toposort() error {
 		nodes[k] = g.Nodes[i]
 	}
 	g.Nodes = nodes
+	g.edits++
 	return nil
 }
 

@@ -357,15 +357,16 @@ func producedBy(v *ir.Value, nodes []*ir.Node) bool {
 
 // floatAttr and intAttr build attributes.
 
-// runMatcher applies match to every live node of g's main graph matching
-// start, in graph order, applying each fusion found. It is the loop of
-// every recogniser pass.
-func runMatcher(g *ir.Graph, start func(*ir.Node) bool, match func(*ir.Graph, *ir.Node) (Fusion, bool)) (bool, error) {
+// runMatcher applies match to every live node of g's main graph whose op
+// type is one of ops and that start accepts, in graph order, applying
+// each fusion found. It is the loop of every recogniser pass. ops must
+// hold every op type start accepts: only those nodes are visited.
+func runMatcher(g *ir.Graph, ops []string, start func(*ir.Node) bool, match func(*ir.Graph, *ir.Node) (Fusion, bool)) (bool, error) {
 	changed := false
 	// One compaction of the node list for the whole sweep (see ir's
 	// Graph.Batch); matchers reach nodes through values, never positions.
 	err := g.Batch(func() error {
-		for n := range nodesAtStart(g) {
+		for n := range nodesOfType(g, ops...) {
 			if !live(g, n) || !start(n) {
 				continue
 			}

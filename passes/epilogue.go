@@ -58,18 +58,20 @@ import (
 
 // fuseConv fuses every Conv with its epilogue.
 func fuseConv(g *ir.Graph) (bool, error) {
-	return fuseAnchors(g, ir.OpFusedConv, func(n *ir.Node) bool { return isOp(n, "Conv") })
+	return fuseAnchors(g, ir.OpFusedConv, []string{"Conv"}, func(n *ir.Node) bool { return isOp(n, "Conv") })
 }
 
 // fuseGemm fuses every Gemm or MatMul with its epilogue.
 func fuseGemm(g *ir.Graph) (bool, error) {
-	return fuseAnchors(g, ir.OpFusedGemm, func(n *ir.Node) bool { return isOp(n, "Gemm") || isOp(n, "MatMul") })
+	return fuseAnchors(g, ir.OpFusedGemm, []string{"Gemm", "MatMul"}, func(n *ir.Node) bool { return isOp(n, "Gemm") || isOp(n, "MatMul") })
 }
 
-func fuseAnchors(g *ir.Graph, op string, anchor func(*ir.Node) bool) (bool, error) {
+// fuseAnchors fuses every anchor (a node of one of the op types ops that
+// anchor accepts) with its epilogue into a node of type op.
+func fuseAnchors(g *ir.Graph, op string, ops []string, anchor func(*ir.Node) bool) (bool, error) {
 	changed := false
 	err := g.Batch(func() error { // one compaction for the sweep
-		for n := range nodesAtStart(g) {
+		for n := range nodesOfType(g, ops...) {
 			if n.Graph() != g || !anchor(n) || !floatTensor(n.Out(0)) {
 				continue
 			}

@@ -37,7 +37,7 @@ func fuseQKV(g *ir.Graph) (bool, error) {
 	seen := map[*ir.Value]bool{}
 	changed := false
 	err := g.Batch(func() error { // one compaction for the sweep
-		for n := range nodesAtStart(g) {
+		for n := range nodesOfType(g, gemmOps...) {
 			if !live(g, n) {
 				continue
 			}
@@ -57,6 +57,9 @@ func fuseQKV(g *ir.Graph) (bool, error) {
 	})
 	return changed, err
 }
+
+// gemmOps are the op types isGemmOp accepts.
+var gemmOps = []string{"MatMul", "Gemm", ir.OpFusedGemm}
 
 // isGemmOp: the node kinds a branch may be.
 func isGemmOp(n *ir.Node) bool {
