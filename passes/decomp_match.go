@@ -142,11 +142,15 @@ func singleReader(g *ir.Graph, v *ir.Value) *ir.Node {
 	if v == nil || len(v.Consumers) == 0 || g.IsGraphOutput(v) {
 		return nil
 	}
-	r := readers(v)
-	if len(r) != 1 {
-		return nil
+	// Every consumer entry the same node, checked without the list
+	// readers builds: fuse-elementwise asks this of every chainable node.
+	r := v.Consumers[0]
+	for _, c := range v.Consumers[1:] {
+		if c != r {
+			return nil
+		}
 	}
-	return r[0]
+	return r
 }
 
 // reduceAxes returns a Reduce* node's axes (attribute before opset 18,
