@@ -451,6 +451,16 @@ func (g *Graph) indexOf(n *Node) int {
 	return -1
 }
 
+// Position returns n's index in g.Nodes, or -1 when n is not in g. Inside
+// a Batch nodes keep their slots while others are replaced, so a node's
+// position stays what it was when the Batch began.
+func (g *Graph) Position(n *Node) int {
+	if n == nil || n.graph != g {
+		return -1
+	}
+	return g.indexOf(n)
+}
+
 // RemoveNode unlinks n from the graph. Its outputs lose their producer;
 // callers must rewire or delete their uses first.
 func (g *Graph) RemoveNode(n *Node) {

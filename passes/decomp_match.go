@@ -300,7 +300,15 @@ func (p *parts) expr(s ir.Shape) string { return ir.PartCountExpr(s, p.ins, p.ou
 // grow makes room for k more parts. The lists grew by doubling one part
 // at a time; sized up front, the fused plan of a 112k-node LLaMA-shaped
 // graph allocates 3.5 MB (7%) less.
+//
+// The first sizing puts the three string lists in one allocation (each a
+// capped window of it, so growing one later copies it out rather than
+// overwriting the next): two fewer allocations per fused node.
 func (p *parts) grow(k int) {
+	if p.ops == nil && p.in == nil && p.out == nil && k > 0 {
+		buf := make([]string, 3*k)
+		p.ops, p.in, p.out = buf[:0:k], buf[k:k:2*k], buf[2*k:2*k:3*k]
+	}
 	p.ops = slices.Grow(p.ops, k)
 	p.in = slices.Grow(p.in, k)
 	p.out = slices.Grow(p.out, k)
@@ -315,14 +323,21 @@ func shapeOf(v *ir.Value) ir.Shape {
 	return v.Shape
 }
 
-// attrs returns the part attributes.
+// attrs returns the part attributes, allocated two by two: a fused
+// node's attributes were a third of the fused plan's allocated objects.
+// Not all four in one block: past 512 bytes an object with pointers
+// carries an 8-byte header, which puts 4×224 bytes in the 1024-byte size
+// class (1 MB more on a 112k-node LLaMA-shaped graph).
 func (p *parts) attrs() []*ir.Attribute {
-	return []*ir.Attribute{
+	a := &[2]ir.Attribute{
 		{Name: ir.KeyPartOps, Type: ir.AttrStrings, Strings: p.ops},
 		{Name: ir.KeyPartInExpr, Type: ir.AttrStrings, Strings: nonNil(p.in)},
+	}
+	b := &[2]ir.Attribute{
 		{Name: ir.KeyPartOutExpr, Type: ir.AttrStrings, Strings: nonNil(p.out)},
 		{Name: ir.KeyPartArity, Type: ir.AttrInts, Ints: p.arity},
 	}
+	return []*ir.Attribute{&a[0], &a[1], &b[0], &b[1]}
 }
 
 // nonNil is ss, or an empty list for nil (the count lists of no parts
