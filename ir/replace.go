@@ -64,7 +64,7 @@ func (g *Graph) ReplaceNodes(old []*Node, n *Node) error {
 		return err
 	}
 	for _, v := range dead {
-		g.RemoveValue(v)
+		g.forgetOwn(v)
 	}
 	return nil
 }
