@@ -139,7 +139,7 @@ type Value struct {
 	// table while leaving the entry in place (see RemoveValue).
 	removed bool
 	DType   DType // element type; for a sequence or optional, its element's
-	Shape        Shape
+	Shape   Shape
 
 	// Const is the tensor's contents when known: an initializer, a
 	// Constant node's output, or a small tensor computed by inference.
