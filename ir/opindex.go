@@ -9,13 +9,16 @@ import "slices"
 // every sweep until the graph is next edited (about 10 groupings per
 // plan on a LLaMA-shaped graph).
 //
-// The index is valid while g.edits, len(g.Nodes) and g.Nodes[0] are as
-// they were when it was built: every method that adds, removes or moves a
-// node counts an edit. Its buffers are kept and reused by the next build.
+// The index is valid while g.edits, len(g.Nodes) and the first and last
+// nodes are as they were when it was built: every method that adds,
+// removes or moves a node counts an edit, and the list's ends catch most
+// direct assignments to g.Nodes. A node's OpType must not change while it
+// is in a graph (no code does). Its buffers are kept and reused by the
+// next build.
 type opIndex struct {
-	edits uint64
-	n     int
-	first *Node
+	edits       uint64
+	n           int
+	first, last *Node
 
 	ids   map[string]int32 // op type -> group; kept across builds
 	group []int32          // per position in g.Nodes: its group, -1 for a replaced node
@@ -25,7 +28,9 @@ type opIndex struct {
 
 // AppendNodesOfType appends to dst the nodes of g whose op type (in any
 // domain) is one of ops, in graph order, and returns the extended slice.
-// The result is the caller's: it stays as it is when g is edited.
+// The result is the caller's: it stays as it is when g is edited. Like
+// the editing methods, it is not safe to call concurrently on one graph
+// (it builds the index on demand).
 func (g *Graph) AppendNodesOfType(dst []*Node, ops ...string) []*Node {
 	x := g.opIndex()
 	// The groups of ops, merged by position (they are few: at most 3 op
@@ -54,17 +59,18 @@ func (g *Graph) AppendNodesOfType(dst []*Node, ops ...string) []*Node {
 // opIndex returns g's op index, built afresh when g was edited since.
 func (g *Graph) opIndex() *opIndex {
 	x := g.ops
-	if x != nil && x.edits == g.edits && x.n == len(g.Nodes) && (x.n == 0 || x.first == g.Nodes[0]) {
+	var first, last *Node
+	if len(g.Nodes) > 0 {
+		first, last = g.Nodes[0], g.Nodes[len(g.Nodes)-1]
+	}
+	if x != nil && x.edits == g.edits && x.n == len(g.Nodes) && x.first == first && x.last == last {
 		return x
 	}
 	if x == nil {
 		x = &opIndex{ids: map[string]int32{}}
 		g.ops = x
 	}
-	x.edits, x.n, x.first = g.edits, len(g.Nodes), nil
-	if len(g.Nodes) > 0 {
-		x.first = g.Nodes[0]
-	}
+	x.edits, x.n, x.first, x.last = g.edits, len(g.Nodes), first, last
 	x.group = slices.Grow(x.group[:0], len(g.Nodes))[:len(g.Nodes)]
 	// Consecutive nodes often share an op type: remember the last one
 	// rather than hash every node's.

@@ -75,7 +75,7 @@ func fuseElementwise(g *ir.Graph) (bool, error) {
 	// Candidates come from the op-type index (ir/opindex.go) rather than
 	// a scan of every node: the scan's trait lookup per node made this
 	// pass, which rewrites nothing on that graph, 30 ms of its fused plan.
-	chain := g.AppendNodesOfType(nil, elementwiseOps()...)
+	chain := appendOfType(nil, g, elementwiseOps()...)
 	chain = slices.DeleteFunc(chain, func(n *ir.Node) bool { return !chainable(n) })
 	at := make(map[*ir.Node]int, len(chain))
 	for i, n := range chain {

@@ -28,7 +28,7 @@ import (
 // residual=1) leaves nothing for this pass: that kernel writes the sum and
 // the LayerNorm reads it, one launch each either way.
 func fuseSkipLayerNorm(g *ir.Graph) (bool, error) {
-	if !slices.ContainsFunc(g.AppendNodesOfType(nil, layerNormOps...), isLayerNormNode) {
+	if !slices.ContainsFunc(appendOfType(nil, g, layerNormOps...), isLayerNormNode) {
 		// Nothing to match: spare the position map (3 MB over the fused
 		// plan of a 112k-node LLaMA-shaped graph, whose norms are
 		// RMSNorms).

@@ -23,8 +23,22 @@ func nodesAtStart(g *ir.Graph) iter.Seq[*ir.Node] {
 // (21 passes, 3 fixpoint rounds on a LLaMA-shaped graph); ir's op-type
 // index (ir/opindex.go) is built once per edit of the graph instead.
 func nodesOfType(g *ir.Graph, ops ...string) iter.Seq[*ir.Node] {
-	return sweep(func(dst []*ir.Node) []*ir.Node { return g.AppendNodesOfType(dst, ops...) })
+	return sweep(func(dst []*ir.Node) []*ir.Node { return appendOfType(dst, g, ops...) })
 }
+
+// appendOfType appends g's nodes of the op types ops, in graph order: the
+// candidates of a sweep, which still tests each one.
+func appendOfType(dst []*ir.Node, g *ir.Graph, ops ...string) []*ir.Node {
+	if fullSweeps {
+		return append(dst, g.Nodes...)
+	}
+	return g.AppendNodesOfType(dst, ops...)
+}
+
+// fullSweeps makes every sweep visit every node, as before the op-type
+// index: TestSweepsByTypeMissNothing runs the passes both ways to check
+// that each sweep's op types cover everything its test accepts.
+var fullSweeps bool
 
 // sweep yields the nodes fill appends to an empty list, a copy taken
 // before the loop body runs. The copy lives in a pooled buffer: every
