@@ -17,11 +17,12 @@ func nodesAtStart(g *ir.Graph) iter.Seq[*ir.Node] {
 }
 
 // nodesOfType is nodesAtStart restricted to the nodes whose op type (in
-// any domain) is one of ops, the ones a recogniser can start at. A sweep
-// of every node to test each one's op type was most of the time of the
-// sweeps that find nothing to fuse, and a fused plan runs about 60 sweeps
-// (21 passes, 3 fixpoint rounds on a LLaMA-shaped graph); ir's op-type
-// index (ir/opindex.go) is built once per edit of the graph instead.
+// any domain) is one of ops, the ones a recogniser can start at. A fused
+// plan runs about 60 sweeps (21 passes, 3 fixpoint rounds on a
+// LLaMA-shaped graph), most of which find nothing, and each tested every
+// node; ir's op-type index (ir/opindex.go), rebuilt only after a pass
+// edited the graph (about 10 times), took the fused plan of a 112k-node
+// LLaMA-shaped graph from 236 to 180 ms.
 func nodesOfType(g *ir.Graph, ops ...string) iter.Seq[*ir.Node] {
 	return sweep(func(dst []*ir.Node) []*ir.Node { return appendOfType(dst, g, ops...) })
 }
@@ -67,10 +68,11 @@ func sweep(fill func(dst []*ir.Node) []*ir.Node) iter.Seq[*ir.Node] {
 // never shares one.
 var snapshots = sync.Pool{New: func() any { return new([]*ir.Node) }}
 
-// positions numbers the nodes of g by their place in g.Nodes when a
+// positions numbers the live nodes of g by their place in g.Nodes when a
 // sweep run inside g.Batch began: as ir's Graph.Position, which a Batch
 // keeps exact (nothing moves), except that a node the sweep itself
-// created (added) has none. A map of every node's position, built by the
+// created (added) has none. Only live nodes are asked about (a replaced
+// node has none either). A map of every node's position, built by the
 // first sweep that needed one, was 2.3 MB of the fused plan's
 // allocations on a 112k-node LLaMA-shaped graph.
 type positions struct {
