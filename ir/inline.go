@@ -193,6 +193,7 @@ func (in *inliner) expand(g *Graph, idx int, call *Node, f *Function) ([]*Node, 
 	order = append(order, added...)
 	order = append(order, rest...)
 	g.Nodes = order
+	g.edits++
 	return added, nil
 }
 

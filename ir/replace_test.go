@@ -92,3 +92,37 @@ func TestFusedConvUnrankedInput(t *testing.T) {
 		t.Errorf("got %s, want %s", outs[0].Shape, want)
 	}
 }
+
+// TestRemoveValueFreesName: a removed value is gone from every name
+// lookup (its entry stays, marked, see RemoveValue), the name can be
+// defined again, and a lookup falls through to an enclosing graph.
+func TestRemoveValueFreesName(t *testing.T) {
+	outer := NewGraph("outer")
+	ov, err := outer.NewValue("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := NewSubgraph("body", outer)
+	v, err := g.NewValue("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Lookup("x") != v {
+		t.Fatal("the body's x does not shadow the outer one")
+	}
+	g.RemoveValue(v)
+	if g.Local("x") != nil || g.Lookup("x") != ov || len(g.Values()) != 0 || g.DeclaredInfo("x") != nil {
+		t.Fatalf("after RemoveValue: Local %v, Lookup %v (want the outer x), Values %v", g.Local("x"), g.Lookup("x"), g.Values())
+	}
+	w, err := g.NewValue("x")
+	if err != nil {
+		t.Fatalf("redefining a removed name: %v", err)
+	}
+	if g.Local("x") != w || len(g.Values()) != 1 {
+		t.Fatalf("after redefining: Local %v, Values %v", g.Local("x"), g.Values())
+	}
+	g.RemoveValue(v) // the old value again: the name now belongs to w
+	if g.Local("x") != nil {
+		t.Error("removing a stale value of a name did not free it, as deleting the name always did")
+	}
+}

@@ -30,8 +30,15 @@ import (
 // softmax_in_parts is 1 when the Softmax was a recognised decomposition
 // whose own parts were flattened into the part attributes.
 func fuseAttention(g *ir.Graph) (bool, error) {
-	return runMatcher(g, isSoftmaxNode, matchAttention)
+	return runMatcher(g, softmaxOps, isSoftmaxNode, matchAttention)
 }
+
+// softmaxOps are the op types isSoftmaxNode accepts.
+var softmaxOps = []string{"Softmax", ir.OpFusedSoftmax}
+
+// attentionOps is the op type of the passes that rewrite a recognised
+// attention again.
+var attentionOps = []string{ir.OpFusedAttention}
 
 // isSoftmaxNode reports whether n is a default-domain Softmax or a
 // recognised onnxcost Softmax.

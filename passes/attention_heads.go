@@ -29,7 +29,7 @@ import (
 // pattern is rewritten, each intermediate read once and not a graph
 // output, so the fused node's inputs and output are all in one layout.
 func fuseAttentionHeads(g *ir.Graph) (bool, error) {
-	return runMatcher(g, func(n *ir.Node) bool {
+	return runMatcher(g, attentionOps, func(n *ir.Node) bool {
 		return n.Domain == ir.FusedDomain && n.OpType == ir.OpFusedAttention && n.Attr(ir.KeyNumHeads) == nil
 	}, matchAttentionHeads)
 }

@@ -27,7 +27,7 @@ import (
 // is not a graph output; Unsqueeze axes are constants; Kᵀ already
 // absorbed by fuse-attention (k_transposed) is left as it is.
 func fuseAttentionLayout(g *ir.Graph) (bool, error) {
-	return runMatcher(g, func(n *ir.Node) bool {
+	return runMatcher(g, attentionOps, func(n *ir.Node) bool {
 		if !ir.IsFused(n, ir.OpFusedAttention) || n.Attr(ir.KeyNumHeads) != nil || ir.QKVPacked(n) {
 			return false
 		}

@@ -19,7 +19,7 @@ import (
 // there Q, K and V are exactly the Split's outputs or the Slices, in
 // order, each read only by the attention.
 func fuseAttentionPacked(g *ir.Graph) (bool, error) {
-	return runMatcher(g, func(n *ir.Node) bool {
+	return runMatcher(g, attentionOps, func(n *ir.Node) bool {
 		return ir.IsFused(n, ir.OpFusedAttention) && n.Attr(ir.KeyNumHeads) != nil && !ir.QKVPacked(n)
 	}, matchAttentionPacked)
 }

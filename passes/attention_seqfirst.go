@@ -29,7 +29,7 @@ import (
 // Where fill) only of rank 2 or less or [1, L, L], which broadcasts over
 // [N, H] the same way it did over N·H (a per-head [N·H, L, L] mask would not).
 func fuseAttentionSeqFirst(g *ir.Graph) (bool, error) {
-	return runMatcher(g, func(n *ir.Node) bool {
+	return runMatcher(g, attentionOps, func(n *ir.Node) bool {
 		return ir.IsFused(n, ir.OpFusedAttention) && n.Attr(ir.KeyNumHeads) == nil
 	}, matchAttentionSeqFirst)
 }

@@ -25,7 +25,7 @@ import (
 // residual or gate (those would need the transposed layout too).
 func fuseAttentionSink(g *ir.Graph) (bool, error) {
 	changed := false
-	for a := range nodesAtStart(g) {
+	for a := range nodesOfType(g, attentionOps...) {
 		if !live(g, a) || !ir.IsFused(a, ir.OpFusedAttention) || !ir.QKVPacked(a) ||
 			!permIs(a, ir.KeyQPerm, seqQPerm4) || !permIs(a, ir.KeyKPerm, seqKPerm4) || !permIs(a, ir.KeyVPerm, seqQPerm4) {
 			continue

@@ -84,7 +84,7 @@ func dropoutIsNoOp(g *ir.Graph, n *ir.Node) bool {
 // contents inference already computed (Shape, Gather on a shape, shape
 // arithmetic, Constant), so the node can become initializers.
 func foldable(g *ir.Graph, n *ir.Node) bool {
-	if n.Domain == ir.FusedDomain || isOp(n, "Constant") || len(n.Subgraphs()) > 0 || len(n.Outputs) == 0 {
+	if n.Domain == ir.FusedDomain || isOp(n, "Constant") || len(n.Outputs) == 0 {
 		return false
 	}
 	folds := false
@@ -98,7 +98,9 @@ func foldable(g *ir.Graph, n *ir.Node) bool {
 		}
 		folds = true
 	}
-	return folds
+	// Last: most nodes' outputs are not constants, and testing those
+	// first spares reading the attributes of every node of the graph.
+	return folds && len(n.Subgraphs()) == 0
 }
 
 // foldToConstants replaces n by one Constant node per output holding the

@@ -22,7 +22,7 @@ import (
 // whose contents are marked missing.
 func foldBN(g *ir.Graph) (bool, error) {
 	changed := false
-	for bn := range nodesAtStart(g) {
+	for bn := range nodesOfType(g, "BatchNormalization") {
 		if bn.Graph() != g || !isOp(bn, "BatchNormalization") {
 			continue
 		}

@@ -15,12 +15,12 @@ import (
 
 // fuseLayerNorm rewrites LayerNorm decompositions.
 func fuseLayerNorm(g *ir.Graph) (bool, error) {
-	return runMatcher(g, func(n *ir.Node) bool { return isOp(n, "ReduceMean") }, matchLayerNorm)
+	return runMatcher(g, []string{"ReduceMean"}, func(n *ir.Node) bool { return isOp(n, "ReduceMean") }, matchLayerNorm)
 }
 
 // fuseGelu rewrites GELU decompositions (erf and tanh forms).
 func fuseGelu(g *ir.Graph) (bool, error) {
-	return runMatcher(g,
+	return runMatcher(g, []string{"Erf", "Tanh"},
 		func(n *ir.Node) bool { return isOp(n, "Erf") || isOp(n, "Tanh") },
 		func(g *ir.Graph, n *ir.Node) (Fusion, bool) {
 			if n.OpType == "Erf" {
@@ -33,7 +33,7 @@ func fuseGelu(g *ir.Graph) (bool, error) {
 // fuseSoftmax rewrites softmax written as exp / sum (with or without the
 // max subtraction).
 func fuseSoftmax(g *ir.Graph) (bool, error) {
-	return runMatcher(g, func(n *ir.Node) bool { return isOp(n, "Exp") }, matchSoftmax)
+	return runMatcher(g, []string{"Exp"}, func(n *ir.Node) bool { return isOp(n, "Exp") }, matchSoftmax)
 }
 
 // matchLayerNorm, from the first ReduceMean:

@@ -1,6 +1,9 @@
 package passes
 
 import (
+	"slices"
+	"sync"
+
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -51,19 +54,32 @@ func chainable(n *ir.Node) bool {
 	return true
 }
 
+// elementwiseOps lists the op types that have the ir.Elementwise trait in
+// some domain: every node chainable accepts has one of them.
+var elementwiseOps = sync.OnceValue(func() []string {
+	var ops []string
+	for _, s := range ir.Ops() {
+		if s.Traits.Has(ir.Elementwise) && !slices.Contains(ops, s.Name) {
+			ops = append(ops, s.Name)
+		}
+	}
+	return ops
+})
+
 // fuseElementwise groups chainable nodes joined by single-reader edges
 // and replaces every group of two or more with one FusedElementwise.
 func fuseElementwise(g *ir.Graph) (bool, error) {
 	// Only chainable nodes join groups, so only they are numbered: on a
 	// 112k-node LLaMA-shaped graph position maps of every node were 4 MB
 	// of the fused plan's allocations, and most nodes are not chainable.
-	var chain []*ir.Node
-	at := map[*ir.Node]int{}
-	for _, n := range g.Nodes {
-		if chainable(n) {
-			at[n] = len(chain)
-			chain = append(chain, n)
-		}
+	// Candidates come from the op-type index (ir/opindex.go) rather than
+	// a scan of every node: the scan's trait lookup per node made this
+	// pass, which rewrites nothing on that graph, 30 ms of its fused plan.
+	chain := appendOfType(nil, g, elementwiseOps()...)
+	chain = slices.DeleteFunc(chain, func(n *ir.Node) bool { return !chainable(n) })
+	at := make(map[*ir.Node]int, len(chain))
+	for i, n := range chain {
+		at[n] = i
 	}
 	uf := newUnionFind(len(chain))
 	for i, n := range chain {

@@ -25,15 +25,16 @@ import (
 // Relu read only by it); a Relu is absorbed only when the Q's zero point
 // is its type's minimum, where saturation already clips at zero.
 func fuseQDQ(g *ir.Graph) (bool, error) {
-	return runReplacer(g, "fuse-qdq", func(n *ir.Node) bool { return isOp(n, "Conv") || isOp(n, "MatMul") }, matchQDQ)
+	return runReplacer(g, "fuse-qdq", []string{"Conv", "MatMul"}, func(n *ir.Node) bool { return isOp(n, "Conv") || isOp(n, "MatMul") }, matchQDQ)
 }
 
-// runReplacer applies match at every live node start accepts; a match
+// runReplacer applies match at every live node of the op types ops that
+// start accepts (ops holds every type start accepts); a match
 // names the nodes to replace and the node (outside the onnxcost domain:
 // a standard or onnxruntime op) that replaces them.
-func runReplacer(g *ir.Graph, pass string, start func(*ir.Node) bool, match func(*ir.Graph, *ir.Node) ([]*ir.Node, *ir.Node, bool)) (bool, error) {
+func runReplacer(g *ir.Graph, pass string, ops []string, start func(*ir.Node) bool, match func(*ir.Graph, *ir.Node) ([]*ir.Node, *ir.Node, bool)) (bool, error) {
 	changed := false
-	for n := range nodesAtStart(g) {
+	for n := range nodesOfType(g, ops...) {
 		if !live(g, n) || !start(n) {
 			continue
 		}

@@ -18,7 +18,7 @@ import (
 // type minimum (saturation already clips at zero). A DQ goes only when the
 // Add is its sole reader.
 func fuseQDQAdd(g *ir.Graph) (bool, error) {
-	return runReplacer(g, "fuse-qdq-add", func(n *ir.Node) bool { return isOp(n, "Add") }, matchQDQAdd)
+	return runReplacer(g, "fuse-qdq-add", []string{"Add"}, func(n *ir.Node) bool { return isOp(n, "Add") }, matchQDQAdd)
 }
 
 func matchQDQAdd(g *ir.Graph, add *ir.Node) (old []*ir.Node, repl *ir.Node, ok bool) {

@@ -29,15 +29,13 @@ import (
 // with an activation or a residual epilogue are left alone (a grouped
 // kernel with per-branch epilogues is not what engines run).
 func fuseQKV(g *ir.Graph) (bool, error) {
-	// Positions are first needed by the first group found, before any
-	// rewrite of this sweep, so numbering the nodes then is numbering
-	// them as the sweep found them; most sweeps (every one after the
-	// first, on a LLaMA-shaped graph) find no group and number nothing.
+	// Positions as the sweep found them: the sweep runs in a Batch, and
+	// the nodes it adds are recorded (see positions).
 	pos := &positions{g: g}
 	seen := map[*ir.Value]bool{}
 	changed := false
 	err := g.Batch(func() error { // one compaction for the sweep
-		for n := range nodesAtStart(g) {
+		for n := range nodesOfType(g, gemmOps...) {
 			if !live(g, n) {
 				continue
 			}
@@ -47,9 +45,11 @@ func fuseQKV(g *ir.Graph) (bool, error) {
 			}
 			seen[x] = true
 			for _, grp := range gemmGroups(g, x, pos) {
-				if _, err := grp.fusion().apply(g); err != nil {
+				n, err := grp.fusion().apply(g)
+				if err != nil {
 					return err
 				}
+				pos.add(n)
 				changed = true
 			}
 		}
@@ -57,6 +57,9 @@ func fuseQKV(g *ir.Graph) (bool, error) {
 	})
 	return changed, err
 }
+
+// gemmOps are the op types isGemmOp accepts.
+var gemmOps = []string{"MatMul", "Gemm", ir.OpFusedGemm}
 
 // isGemmOp: the node kinds a branch may be.
 func isGemmOp(n *ir.Node) bool {

@@ -62,11 +62,15 @@ func (f Fusion) Apply(g *ir.Graph) (*ir.Node, error) {
 		return nil, fmt.Errorf("fusion %s of no nodes", f.OpType)
 	}
 	last := f.Nodes[len(f.Nodes)-1]
+	// f.Attrs is usually full (a literal, or appended to one): sized
+	// exactly, not doubled by append.
+	attrs := make([]*ir.Attribute, len(f.Attrs), len(f.Attrs)+1)
+	copy(attrs, f.Attrs)
 	n := &ir.Node{
 		Name:   last.Name,
 		OpType: f.OpType,
 		Domain: ir.FusedDomain,
-		Attrs:  append(f.Attrs, outDTypesAttr(f.Outputs)),
+		Attrs:  append(attrs, outDTypesAttr(f.Outputs)),
 	}
 	// Sized first: grown name by name it was the fused plan's most
 	// frequent allocation (42k on a 112k-node LLaMA-shaped graph).

@@ -7,7 +7,7 @@ import (
 // fuseRMSNorm rewrites RMSNorm decompositions (LLaMA-style decoders as
 // PyTorch exports them) into one RMSNormalization kernel.
 func fuseRMSNorm(g *ir.Graph) (bool, error) {
-	return runMatcher(g, func(n *ir.Node) bool { return isOp(n, "Pow") || isOp(n, "Mul") }, matchRMSNorm)
+	return runMatcher(g, []string{"Pow", "Mul"}, func(n *ir.Node) bool { return isOp(n, "Pow") || isOp(n, "Mul") }, matchRMSNorm)
 }
 
 // matchRMSNorm, from the squaring node:

@@ -19,7 +19,7 @@ import (
 // concatenation never reach memory. Every intermediate is read only inside
 // the pattern; x may be read elsewhere.
 func fuseRotary(g *ir.Graph) (bool, error) {
-	return runMatcher(g, func(n *ir.Node) bool { return isOp(n, "Concat") }, matchRotary)
+	return runMatcher(g, []string{"Concat"}, func(n *ir.Node) bool { return isOp(n, "Concat") }, matchRotary)
 }
 
 func matchRotary(g *ir.Graph, cat *ir.Node) (Fusion, bool) {

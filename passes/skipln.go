@@ -28,7 +28,7 @@ import (
 // residual=1) leaves nothing for this pass: that kernel writes the sum and
 // the LayerNorm reads it, one launch each either way.
 func fuseSkipLayerNorm(g *ir.Graph) (bool, error) {
-	if !slices.ContainsFunc(g.Nodes, isLayerNormNode) {
+	if !slices.ContainsFunc(appendOfType(nil, g, layerNormOps...), isLayerNormNode) {
 		// Nothing to match: spare the position map (3 MB over the fused
 		// plan of a 112k-node LLaMA-shaped graph, whose norms are
 		// RMSNorms).
@@ -38,10 +38,13 @@ func fuseSkipLayerNorm(g *ir.Graph) (bool, error) {
 	for i, n := range g.Nodes {
 		pos[n] = i
 	}
-	return runMatcher(g, isLayerNormNode, func(g *ir.Graph, ln *ir.Node) (Fusion, bool) {
+	return runMatcher(g, layerNormOps, isLayerNormNode, func(g *ir.Graph, ln *ir.Node) (Fusion, bool) {
 		return matchSkipLayerNorm(g, ln, pos)
 	})
 }
+
+// layerNormOps are the op types isLayerNormNode accepts.
+var layerNormOps = []string{"LayerNormalization", ir.OpFusedLayerNorm}
 
 // isLayerNormNode: a default-domain LayerNormalization or a recognised
 // onnxcost one.

@@ -45,7 +45,7 @@ import (
 // 3×3 weights.
 func winograd(g *ir.Graph) (bool, error) {
 	changed := false
-	for n := range nodesAtStart(g) {
+	for n := range nodesOfType(g, "Conv", ir.OpFusedConv) {
 		if n.Graph() != g {
 			continue
 		}
