@@ -96,6 +96,10 @@ type Graph struct {
 	// counts them, for one compaction when the outermost Batch ends.
 	batch int
 	stale int
+
+	// removed lists the nodes taken out of g since the last
+	// ReleaseRemoved (see there).
+	removed []*Node
 }
 
 // TypeInfo is a declared type from value_info or a graph input/output.
@@ -445,7 +449,7 @@ func (g *Graph) indexOf(n *Node) int {
 // RemoveNode unlinks n from the graph. Its outputs lose their producer;
 // callers must rewire or delete their uses first.
 func (g *Graph) RemoveNode(n *Node) {
-	unlink(n)
+	g.unlink(n)
 	if i := g.indexOf(n); i >= 0 {
 		g.Nodes = append(g.Nodes[:i], g.Nodes[i+1:]...)
 	}
@@ -461,7 +465,7 @@ func (g *Graph) RemoveNodesBackward(dead func(*Node) bool) []*Node {
 	var removed []*Node
 	for i := len(g.Nodes) - 1; i >= 0; i-- {
 		if n := g.Nodes[i]; dead(n) {
-			unlink(n)
+			g.unlink(n)
 			removed = append(removed, n)
 		}
 	}
@@ -508,7 +512,8 @@ func (g *Graph) Batch(edit func() error) error {
 
 // unlink undoes link: n no longer consumes its inputs, produces its
 // outputs or belongs to a graph. The caller takes n out of g.Nodes.
-func unlink(n *Node) {
+func (g *Graph) unlink(n *Node) {
+	g.removed = append(g.removed, n)
 	for _, in := range n.Inputs {
 		if in != nil {
 			in.removeConsumer(n)
@@ -520,6 +525,32 @@ func unlink(n *Node) {
 		}
 	}
 	n.graph = nil
+}
+
+// ReleaseRemoved empties the nodes removed from g since the last call:
+// their attributes, input and output lists go, and so do the contents
+// (shape, constant, declaration) of each of their outputs that left the
+// graph with them; names and op types stay, for messages. Call it when
+// nothing will read those nodes again (the pass driver does, after each
+// pass). A removed node would otherwise keep all that alive for as long
+// as the graph: the reader allocates a graph's nodes as one array, and
+// values in slabs, so one live node keeps every node of the graph in
+// memory. On a 112k-node LLaMA-shaped graph the fused plan's live heap
+// was 108 MB, 84 MB with the replaced nodes released.
+func (g *Graph) ReleaseRemoved() {
+	for _, n := range g.removed {
+		if n.graph != nil {
+			continue // put back into a graph since
+		}
+		for _, o := range n.Outputs {
+			if o != nil && o.Producer == nil && len(o.Consumers) == 0 && g.values[o.Name] != o && !g.IsGraphOutput(o) {
+				*o = Value{Name: o.Name}
+			}
+		}
+		*n = Node{Name: n.Name, OpType: n.OpType, Domain: n.Domain}
+	}
+	clear(g.removed)
+	g.removed = g.removed[:0]
 }
 
 // splice swaps the nodes old for n in one edit of the node list: n takes
@@ -546,7 +577,7 @@ func (g *Graph) splice(old []*Node, n *Node) error {
 		}
 	}
 	for _, m := range old {
-		unlink(m)
+		g.unlink(m)
 	}
 	g.link(n)
 	at := idx[len(idx)-1]

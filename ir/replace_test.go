@@ -92,3 +92,50 @@ func TestFusedConvUnrankedInput(t *testing.T) {
 		t.Errorf("got %s, want %s", outs[0].Shape, want)
 	}
 }
+
+// TestReleaseRemoved: after a fusion, ReleaseRemoved empties the replaced
+// nodes and the intermediate that left with them, and leaves alone the
+// output the fused node took over, the graph's input and the new node; a
+// second call has nothing left to release.
+func TestReleaseRemoved(t *testing.T) {
+	g, a, b, mid := reluSigmoid(t)
+	x, y := a.In(0), b.Out(0)
+	n := &Node{Name: "f", OpType: "F", Domain: FusedDomain, Inputs: []*Value{x}, Outputs: []*Value{y}}
+	if err := g.ReplaceNodes([]*Node{a, b}, n); err != nil {
+		t.Fatal(err)
+	}
+	g.ReleaseRemoved()
+	for _, m := range []*Node{a, b} {
+		if m.Inputs != nil || m.Outputs != nil || m.Attrs != nil || m.Name == "" || m.OpType == "" {
+			t.Errorf("replaced node %q not released to its name and op: %+v", m.Name, m)
+		}
+	}
+	if mid.Shape.Ranked || mid.Name != "mid" {
+		t.Errorf("dead intermediate kept its shape or lost its name: %+v", mid)
+	}
+	for _, v := range []*Value{x, y} {
+		if !v.Shape.Ranked || v.Shape.String() != "[4]" {
+			t.Errorf("live value %q lost its shape: %v", v.Name, v.Shape)
+		}
+	}
+	if y.Producer != n || len(n.Inputs) != 1 || len(g.removed) != 0 {
+		t.Errorf("fused node or its output changed, or removed list kept: %v %v %d", y.Producer, n.Inputs, len(g.removed))
+	}
+	if err := Verify(g); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestReleaseRemovedSkipsReinserted: a node removed and then put back
+// into a graph is not released.
+func TestReleaseRemovedSkipsReinserted(t *testing.T) {
+	g, a, _, _ := reluSigmoid(t)
+	g.RemoveNode(a)
+	if err := g.AddNode(a); err != nil {
+		t.Fatal(err)
+	}
+	g.ReleaseRemoved()
+	if a.In(0) == nil || a.Out(0) == nil {
+		t.Errorf("re-added node %q was released: %+v", a.Name, a)
+	}
+}
