@@ -22,6 +22,24 @@ type Model struct {
 	Metadata        []KeyValue
 	Graph           *Graph
 	Functions       []*Function
+
+	// dropPages is set by ReadFile for a memory-mapped file (see
+	// DropFilePages).
+	dropPages func()
+}
+
+// DropFilePages lets the operating system take back the memory holding
+// the pages of the model's file that reading touched, when the file was
+// memory-mapped (else it does nothing). The mapping stays valid: strings
+// of the model still point into it, and a page read again is read back
+// from the file cache. Call it once reading and inference are done: they
+// touch every page of the file, and the pages stay counted in the
+// process's resident memory until dropped (29 MB for a 112k-node graph,
+// of which the fused report touches a third again).
+func (m *Model) DropFilePages() {
+	if m.dropPages != nil {
+		m.dropPages()
+	}
 }
 
 // OpsetImport is one entry of ModelProto.opset_import. Domain "" is the
