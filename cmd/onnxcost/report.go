@@ -198,7 +198,7 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 			opt := render.Options{Top: top, ByOp: by == "op"}
 			switch format {
 			case "json":
-				return writeJSON(stdout, r)
+				return writeReportJSON(stdout, r)
 			case "csv":
 				return render.CSV(stdout, r, opt)
 			}
