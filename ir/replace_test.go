@@ -31,13 +31,23 @@ func reluSigmoid(t *testing.T) (*Graph, *Node, *Node, *Value) {
 	return g, a, b, mid
 }
 
-func TestReplaceNodes(t *testing.T) {
+// fuseReluSigmoid replaces reluSigmoid's two nodes with one fused node
+// f reading x and writing y; it returns the graph, the replaced nodes,
+// the dropped intermediate and f.
+func fuseReluSigmoid(t *testing.T) (*Graph, *Node, *Node, *Value, *Node) {
+	t.Helper()
 	g, a, b, mid := reluSigmoid(t)
 	x, y := a.In(0), b.Out(0)
 	n := &Node{Name: "f", OpType: "F", Domain: FusedDomain, Inputs: []*Value{x}, Outputs: []*Value{y}}
 	if err := g.ReplaceNodes([]*Node{a, b}, n); err != nil {
 		t.Fatal(err)
 	}
+	return g, a, b, mid, n
+}
+
+func TestReplaceNodes(t *testing.T) {
+	g, a, b, mid, n := fuseReluSigmoid(t)
+	x, y := a.In(0), b.Out(0)
 	if len(g.Nodes) != 1 || g.Nodes[0] != n || y.Producer != n || len(x.Consumers) != 1 || x.Consumers[0] != n {
 		t.Fatalf("after replace: nodes %v, y.Producer %v, x.Consumers %v", g.Nodes, y.Producer, x.Consumers)
 	}
@@ -98,12 +108,8 @@ func TestFusedConvUnrankedInput(t *testing.T) {
 // output the fused node took over, the graph's input and the new node; a
 // second call has nothing left to release.
 func TestReleaseRemoved(t *testing.T) {
-	g, a, b, mid := reluSigmoid(t)
-	x, y := a.In(0), b.Out(0)
-	n := &Node{Name: "f", OpType: "F", Domain: FusedDomain, Inputs: []*Value{x}, Outputs: []*Value{y}}
-	if err := g.ReplaceNodes([]*Node{a, b}, n); err != nil {
-		t.Fatal(err)
-	}
+	g, a, b, mid, n := fuseReluSigmoid(t)
+	x, y := n.In(0), n.Out(0)
 	g.ReleaseRemoved()
 	for _, m := range []*Node{a, b} {
 		if m.Inputs != nil || m.Outputs != nil || m.Attrs != nil || m.Name == "" || m.OpType == "" {
