@@ -116,8 +116,8 @@ func TestReleaseRemoved(t *testing.T) {
 			t.Errorf("replaced node %q not released to its name and op: %+v", m.Name, m)
 		}
 	}
-	if mid.Shape.Ranked || mid.Name != "mid" {
-		t.Errorf("dead intermediate kept its shape or lost its name: %+v", mid)
+	if mid.Shape.Ranked || mid.Name != "mid" || g.Local("mid") != nil {
+		t.Errorf("dead intermediate kept its shape, lost its name or came back into the graph: %+v", mid)
 	}
 	for _, v := range []*Value{x, y} {
 		if !v.Shape.Ranked || v.Shape.String() != "[4]" {
