@@ -531,6 +531,11 @@ func (g *Graph) Batch(edit func() error) error {
 // unlink undoes link: n no longer consumes its inputs, produces its
 // outputs or belongs to a graph. The caller takes n out of g.Nodes.
 func (g *Graph) unlink(n *Node) {
+	if g.removed == nil {
+		// Sized once: a fusion pass over a large graph removes a good
+		// part of it, and a list grown from nothing allocated twice that.
+		g.removed = make([]*Node, 0, len(g.Nodes)/2)
+	}
 	g.removed = append(g.removed, n)
 	for _, in := range n.Inputs {
 		if in != nil {
