@@ -69,6 +69,9 @@ func ReadFile(path string, opt ReadOptions) (*Model, error) {
 		return nil, err
 	}
 	m.Path = path
+	if mapped {
+		m.dropPages = func() { dropPages(data) }
+	}
 	return m, nil
 }
 

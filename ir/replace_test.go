@@ -31,13 +31,23 @@ func reluSigmoid(t *testing.T) (*Graph, *Node, *Node, *Value) {
 	return g, a, b, mid
 }
 
-func TestReplaceNodes(t *testing.T) {
+// fuseReluSigmoid replaces reluSigmoid's two nodes with one fused node
+// f reading x and writing y; it returns the graph, the replaced nodes,
+// the dropped intermediate and f.
+func fuseReluSigmoid(t *testing.T) (*Graph, *Node, *Node, *Value, *Node) {
+	t.Helper()
 	g, a, b, mid := reluSigmoid(t)
 	x, y := a.In(0), b.Out(0)
 	n := &Node{Name: "f", OpType: "F", Domain: FusedDomain, Inputs: []*Value{x}, Outputs: []*Value{y}}
 	if err := g.ReplaceNodes([]*Node{a, b}, n); err != nil {
 		t.Fatal(err)
 	}
+	return g, a, b, mid, n
+}
+
+func TestReplaceNodes(t *testing.T) {
+	g, a, b, mid, n := fuseReluSigmoid(t)
+	x, y := a.In(0), b.Out(0)
 	if len(g.Nodes) != 1 || g.Nodes[0] != n || y.Producer != n || len(x.Consumers) != 1 || x.Consumers[0] != n {
 		t.Fatalf("after replace: nodes %v, y.Producer %v, x.Consumers %v", g.Nodes, y.Producer, x.Consumers)
 	}
@@ -124,5 +134,48 @@ func TestRemoveValueFreesName(t *testing.T) {
 	g.RemoveValue(v) // the old value again: the name now belongs to w
 	if g.Local("x") != nil {
 		t.Error("removing a stale value of a name did not free it, as deleting the name always did")
+	}
+}
+
+// TestReleaseRemoved: after a fusion, ReleaseRemoved empties the replaced
+// nodes and the intermediate that left with them, and leaves alone the
+// output the fused node took over, the graph's input and the new node; a
+// second call has nothing left to release.
+func TestReleaseRemoved(t *testing.T) {
+	g, a, b, mid, n := fuseReluSigmoid(t)
+	x, y := n.In(0), n.Out(0)
+	g.ReleaseRemoved()
+	for _, m := range []*Node{a, b} {
+		if m.Inputs != nil || m.Outputs != nil || m.Attrs != nil || m.Name == "" || m.OpType == "" {
+			t.Errorf("replaced node %q not released to its name and op: %+v", m.Name, m)
+		}
+	}
+	if mid.Shape.Ranked || mid.Name != "mid" || g.Local("mid") != nil {
+		t.Errorf("dead intermediate kept its shape, lost its name or came back into the graph: %+v", mid)
+	}
+	for _, v := range []*Value{x, y} {
+		if !v.Shape.Ranked || v.Shape.String() != "[4]" {
+			t.Errorf("live value %q lost its shape: %v", v.Name, v.Shape)
+		}
+	}
+	if y.Producer != n || len(n.Inputs) != 1 || len(g.removed) != 0 {
+		t.Errorf("fused node or its output changed, or removed list kept: %v %v %d", y.Producer, n.Inputs, len(g.removed))
+	}
+	if err := Verify(g); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestReleaseRemovedSkipsReinserted: a node removed and then put back
+// into a graph is not released.
+func TestReleaseRemovedSkipsReinserted(t *testing.T) {
+	g, a, _, _ := reluSigmoid(t)
+	g.RemoveNode(a)
+	if err := g.AddNode(a); err != nil {
+		t.Fatal(err)
+	}
+	g.ReleaseRemoved()
+	if a.In(0) == nil || a.Out(0) == nil {
+		t.Errorf("re-added node %q was released: %+v", a.Name, a)
 	}
 }

@@ -130,6 +130,8 @@ func Run(g *ir.Graph, opt Options) (*Stats, error) {
 			if err != nil {
 				return st, fmt.Errorf("pass %s: %w", p.Name, err)
 			}
+			// No pass holds the nodes it removed once it returns.
+			g.ReleaseRemoved()
 			if changed {
 				anyChanged = true
 				st.Changed[p.Name]++

@@ -30,6 +30,8 @@ type loadOptions struct {
 	// bindAll gives unbound input symbols the value 1 (with a warning) so
 	// that a cost can be computed; `shapes` keeps them symbolic instead.
 	bindAll bool
+	// dropFilePages: see pipeline.Options.DropFilePages.
+	dropFilePages bool
 }
 
 // loadModel parses the model flags and runs the shared pipeline's Load.
@@ -43,10 +45,11 @@ func loadModel(path string, f *modelFlags, opt loadOptions) (*pipeline.Loaded, e
 		return nil, err
 	}
 	l, err := pipeline.Load(path, pipeline.Options{
-		Batch:        f.batch,
-		Dims:         bindings,
-		InputDataDir: f.inputData,
-		BindAll:      opt.bindAll,
+		Batch:         f.batch,
+		Dims:          bindings,
+		InputDataDir:  f.inputData,
+		BindAll:       opt.bindAll,
+		DropFilePages: opt.dropFilePages,
 	})
 	return l, pipeErr(err)
 }

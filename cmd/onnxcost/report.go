@@ -122,7 +122,7 @@ func estimateOnce(path string, f *costFlags, opt *pipeline.EstimateOptions) (*re
 	prog := startProgress(path, 0)
 	defer prog.Stop()
 	prog.Phase("reading, inferring shapes")
-	l, err := loadModel(path, &f.modelFlags, loadOptions{bindAll: true})
+	l, err := loadModel(path, &f.modelFlags, loadOptions{bindAll: true, dropFilePages: true})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -198,7 +198,7 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 			opt := render.Options{Top: top, ByOp: by == "op"}
 			switch format {
 			case "json":
-				return writeJSON(stdout, r)
+				return writeReportJSON(stdout, r)
 			case "csv":
 				return render.CSV(stdout, r, opt)
 			}

@@ -83,7 +83,8 @@ func TestMain(m *testing.M) {
 // `shapes` on the 112k-node graph on its own (the state a stage starts
 // from is built with the timer stopped): read, infer (inlining, naming,
 // inference), passes (the fused plan), analyze, render (the text report),
-// shapes (the shapes text table).
+// shapes (the shapes text table). live-MB is the heap still reachable
+// after the stage, its input and result held.
 func BenchmarkScaleStages(b *testing.B) {
 	path := scaleModel(b)
 	gpu, err := resolveGPU("A100", "")
@@ -111,9 +112,10 @@ func BenchmarkScaleStages(b *testing.B) {
 		}
 		return r
 	}
-	stage := func(name string, setup func(b *testing.B) any, body func(b *testing.B, s any)) {
+	stage := func(name string, setup func(b *testing.B) any, body func(b *testing.B, s any) any) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
+			var live uint64
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				var s any
@@ -122,37 +124,59 @@ func BenchmarkScaleStages(b *testing.B) {
 				}
 				runtime.GC()
 				b.StartTimer()
-				body(b, s)
+				out := body(b, s)
+				b.StopTimer()
+				live += liveHeap()
+				runtime.KeepAlive(s)
+				runtime.KeepAlive(out)
+				b.StartTimer()
 			}
+			b.ReportMetric(float64(live)/float64(b.N)/1e6, "live-MB")
 		})
 	}
-	stage("read", nil, func(b *testing.B, _ any) {
-		if _, err := ir.ReadFile(path, ir.ReadOptions{}); err != nil {
+	stage("read", nil, func(b *testing.B, _ any) any {
+		m, err := ir.ReadFile(path, ir.ReadOptions{})
+		if err != nil {
 			b.Fatal(err)
 		}
+		return m
 	})
-	stage("read+infer", nil, func(b *testing.B, _ any) { load(b) })
-	stage("passes", func(b *testing.B) any { return load(b) }, func(b *testing.B, s any) {
+	stage("read+infer", nil, func(b *testing.B, _ any) any { return load(b) })
+	stage("passes", func(b *testing.B) any { return load(b) }, func(b *testing.B, s any) any {
 		if err := s.(*pipeline.Loaded).Plan("fused", passes.Options{}); err != nil {
 			b.Fatal(err)
 		}
+		return nil
 	})
-	stage("analyze", func(b *testing.B) any { return planned(b) }, func(b *testing.B, s any) {
-		estimate(b, s.(*pipeline.Loaded))
+	stage("analyze", func(b *testing.B) any { return planned(b) }, func(b *testing.B, s any) any {
+		return estimate(b, s.(*pipeline.Loaded))
 	})
-	stage("render", func(b *testing.B) any { return estimate(b, planned(b)) }, func(b *testing.B, s any) {
+	stage("render", func(b *testing.B) any { return estimate(b, planned(b)) }, func(b *testing.B, s any) any {
 		if err := render.Text(io.Discard, s.(*report.Report), render.Options{}); err != nil {
 			b.Fatal(err)
 		}
+		return nil
 	})
-	stage("shapes-text", func(b *testing.B) any { return load(b) }, func(b *testing.B, s any) {
+	stage("shapes-text", func(b *testing.B) any { return load(b) }, func(b *testing.B, s any) any {
 		if err := writeShapesText(io.Discard, s.(*pipeline.Loaded)); err != nil {
 			b.Fatal(err)
 		}
+		return nil
 	})
-	stage("shapes-json", func(b *testing.B) any { return load(b) }, func(b *testing.B, s any) {
+	stage("shapes-json", func(b *testing.B) any { return load(b) }, func(b *testing.B, s any) any {
 		if err := writeShapesJSON(io.Discard, shapesReport(s.(*pipeline.Loaded))); err != nil {
 			b.Fatal(err)
 		}
+		return nil
 	})
+}
+
+// liveHeap collects and returns the bytes still reachable: what a stage
+// leaves for the next to hold (its input and its result), the floor under
+// a process's peak heap.
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
 }

@@ -1,0 +1,37 @@
+package ir
+
+import (
+	"testing"
+)
+
+// TestDropFilePages: after DropFilePages the model read from a mapped
+// file still reads the same (its names point into the mapping, whose
+// pages come back from the file cache), shapes infer as before, and a
+// model built in memory (no file) ignores the call.
+func TestDropFilePages(t *testing.T) {
+	paths := fixtureModels()
+	if len(paths) == 0 {
+		t.Skip("no fixtures")
+	}
+	for _, p := range paths[:min(len(paths), 4)] {
+		m, err := ReadFile(p, ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := InferShapes(m, InferOptions{Assume: 1}); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		before := Dump(m.Graph)
+		m.DropFilePages()
+		if after := Dump(m.Graph); after != before {
+			t.Errorf("%s: the graph reads differently after DropFilePages", p)
+		}
+		if _, err := InferShapes(m, InferOptions{Assume: 1}); err != nil {
+			t.Errorf("%s: inference after DropFilePages: %v", p, err)
+		}
+		if after := Dump(m.Graph); after != before {
+			t.Errorf("%s: inference after DropFilePages gives another graph", p)
+		}
+	}
+	(&Model{}).DropFilePages()
+}
