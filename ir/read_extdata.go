@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 )
 
-// External data rules (see /work/shared/research/reliability.md, part b):
+// External data rules (the hostile-input cases of a model folder):
 //   - a location is a relative path inside the model's folder: absolute
 //     paths, ".." components, backslashes, NUL bytes and over-long names
 //     are rejected before any file system access;
