@@ -197,3 +197,28 @@ func TestNestedLoopsStayLinear(t *testing.T) {
 		t.Errorf("nested loop output = %s, want [2,?]", s)
 	}
 }
+
+// TestReadCounted: ReadOptions.Counted hears the main graph's node count
+// once, not its subgraphs'.
+func TestReadCounted(t *testing.T) {
+	g := NewGraph("main")
+	ins := fcAddInputs(t, g, []fcIn{fcKnownIn("c", Bool), fcKnownIn("a", Float32, 2, 3), fcKnownIn("w", Float32, 3, 3)})
+	thenG, elseG := NewSubgraph("then", g), NewSubgraph("else", g)
+	for _, b := range []*Graph{thenG, elseG} {
+		x := fcNode(t, b, "Gemm", nil, []*Value{ins[1], ins[2]}, 1).Outputs[0]
+		b.AddOutput(fcNode(t, b, "Relu", nil, []*Value{x}, 1).Outputs[0])
+	}
+	n := fcNode(t, g, "If", []*Attribute{fcGraphAttr("then_branch", thenG), fcGraphAttr("else_branch", elseG)}, ins[:1], 1)
+	g.AddOutput(fcNode(t, g, "Relu", nil, n.Outputs, 1).Outputs[0])
+	var buf strings.Builder
+	if err := Write(&buf, &Model{IRVersion: 8, Opsets: []OpsetImport{{Version: 13}}, Graph: g}); err != nil {
+		t.Fatal(err)
+	}
+	var heard []int
+	if _, err := Read([]byte(buf.String()), ReadOptions{Counted: func(n int) { heard = append(heard, n) }}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(heard) != "[2]" {
+		t.Errorf("Counted heard %v, want [2] (the main graph's If and Relu)", heard)
+	}
+}

@@ -33,6 +33,13 @@ type ReadOptions struct {
 	// caller reuses, or one that holds weights the model does not need
 	// (a browser upload): sharing would keep it alive.
 	ShareInput bool
+	// Counted, when set, is called with the number of nodes of the main
+	// graph once the reader has counted them and before it allocates for
+	// them: a caller that readies memory by the model's size (the
+	// command's internal/hugeheap) learns it here, where the file's size
+	// would mislead (most of a file can be weights the reader never
+	// copies).
+	Counted func(nodes int)
 }
 
 // lfsPointerPrefix opens every Git LFS pointer file.
@@ -90,7 +97,7 @@ func Read(data []byte, opt ReadOptions) (m *Model, err error) {
 	if lim == nil {
 		lim = &DefaultLimits
 	}
-	r := &reader{data: data, lim: lim, ext: newExtFiles(opt.Dir), share: opt.ShareInput}
+	r := &reader{data: data, lim: lim, ext: newExtFiles(opt.Dir), share: opt.ShareInput, counted: opt.Counted}
 	defer r.ext.close()
 	m, err = r.model()
 	if err != nil {
@@ -102,10 +109,11 @@ func Read(data []byte, opt ReadOptions) (m *Model, err error) {
 // reader holds the state of one Read call.
 type reader struct {
 	wireWalker
-	data  []byte
-	lim   *Limits
-	ext   *extFiles
-	share bool // strings may point into data (ReadOptions.ShareInput)
+	data    []byte
+	lim     *Limits
+	ext     *extFiles
+	share   bool            // strings may point into data (ReadOptions.ShareInput)
+	counted func(nodes int) // ReadOptions.Counted
 
 	nodes, objects int // counted against Limits before allocating
 	unknownDims    int // numbering of "?unk_N" symbols
@@ -409,6 +417,9 @@ func (r *reader) graph(b []byte, off int64, parent *Graph, depth int) (*Graph, e
 	p, err := r.graphScan(b, off)
 	if err != nil {
 		return nil, err
+	}
+	if parent == nil && r.counted != nil {
+		r.counted(len(p.nodes))
 	}
 	var g *Graph
 	if parent == nil {

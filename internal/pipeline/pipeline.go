@@ -68,6 +68,8 @@ type Options struct {
 	// (median of 5 fresh runs, /usr/bin/time -f %M; 2-core VM). A
 	// caller that prints every name (`shapes`) touches them all again.
 	DropFilePages bool
+	// Counted is ir.ReadOptions.Counted for a model read from a file.
+	Counted func(nodes int)
 }
 
 // Loaded is a model after reading, function inlining and shape inference.
@@ -92,7 +94,7 @@ func Load(path string, opt Options) (*Loaded, error) {
 	if IsZoo(path) {
 		return loadZoo(path, opt)
 	}
-	m, err := ir.ReadFile(path, ir.ReadOptions{})
+	m, err := ir.ReadFile(path, ir.ReadOptions{Counted: opt.Counted})
 	if err != nil {
 		if isSavedReport(fileHead(path)) {
 			return nil, inputErr("%s: %w", path, errSavedReport)
