@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -26,20 +25,9 @@ var version = "0.1.0-dev"
 func init() { hwdbdata.Install() }
 
 func main() {
-	if os.Getenv("GOGC") == "" {
-		// Nearly all of this process's heap is the model's graph, live to
-		// the end; the default (collect when the heap doubles) lets
-		// garbage pile up to the size of that graph. Collecting at +50%
-		// keeps the peak nearer the live heap, and the extra collections
-		// run on another core: on a 112k-node graph, `shapes` peaked at
-		// 143 MB instead of 152 MB, with the same wall time (2-core VM).
-		debug.SetGCPercent(gcPercent)
-	}
+	tuneGC()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
-
-// gcPercent is the collector's target unless GOGC is set (see main).
-const gcPercent = 50
 
 // exitError carries the process exit code with the message.
 type exitError struct {

@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/onnxcost/onnxcost/internal/hugeheap"
 	"github.com/onnxcost/onnxcost/internal/pipeline"
 	"github.com/spf13/cobra"
 )
@@ -51,21 +50,9 @@ func loadModel(path string, f *modelFlags, opt loadOptions) (*pipeline.Loaded, e
 		InputDataDir:  f.inputData,
 		BindAll:       opt.bindAll,
 		DropFilePages: opt.dropFilePages,
-		Counted:       reserveHeap,
+		Counted:       sizeHeap,
 	})
 	return l, pipeErr(err)
-}
-
-// reserveHeap readies the heap for a model of the given number of nodes
-// (hugeheap.Reserve): 2 KiB a node, about twice what the passes and the
-// cost model come to (the 112k-node graph peaks at ~125 MB of heap in
-// `report`), up to 512 MiB. Below 8192 nodes it does nothing: the heap is
-// then a few MB, and reserving cost DenseNet-121's `report` (910 nodes)
-// 3–4 ms of its 55 (perf stat -r 20, interleaved).
-func reserveHeap(nodes int) {
-	if nodes >= 8192 {
-		hugeheap.Reserve(min(int64(nodes)<<11, 512<<20))
-	}
 }
 
 // given reports whether the user set the named flag.

@@ -341,7 +341,7 @@ func (s *sweeper) modelPath(p sweepPoint) string {
 // eval costs one point at one batch on every GPU.
 func (s *sweeper) eval(p sweepPoint, batch int64) ([]*report.Report, *pipeline.Loaded, error) {
 	path := s.modelPath(p)
-	l, err := pipeline.Load(path, pipeline.Options{Batch: batch, Dims: p.dims, InputDataDir: s.f.inputData, BindAll: true, Counted: reserveHeap})
+	l, err := pipeline.Load(path, pipeline.Options{Batch: batch, Dims: p.dims, InputDataDir: s.f.inputData, BindAll: true, Counted: sizeHeap})
 	if err != nil {
 		return nil, nil, pipeErr(err)
 	}
