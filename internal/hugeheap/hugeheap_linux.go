@@ -42,19 +42,38 @@ func reserve(n int64) {
 			break
 		}
 	}
-	// The chunks lie end to end where the heap grew for them; the span
-	// from the first to the last is advised whole, as if it were one
-	// allocation. Should other objects lie between, the advice only lets
-	// their pages be huge too. An error (THP compiled out, an old kernel)
-	// leaves the heap as it was: nothing to report.
-	lo, hi = (lo+hugePage-1)&^(hugePage-1), hi&^(hugePage-1)
-	if hi > lo {
-		_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, lo, hi-lo, syscall.MADV_HUGEPAGE)
+	// The chunks lie end to end where the heap grew for them, and are
+	// then advised as one range, whose 2 MiB-aligned middle is most of it
+	// (each chunk alone would lose up to 2 MiB at each end). Should the
+	// heap have grown elsewhere part way (a span far wider than what was
+	// allocated), each chunk is advised alone, so that no mapping outside
+	// the heap is touched.
+	var total uintptr
+	for _, b := range chunks {
+		total += uintptr(len(b))
+	}
+	if hi-lo <= total+reserveChunk {
+		advise(lo, hi)
+	} else {
+		for _, b := range chunks {
+			base := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+			advise(base, base+uintptr(len(b)))
+		}
 	}
 	runtime.KeepAlive(chunks)
 	chunks = nil
 	// Free the range now, so that the allocations to come reuse it.
 	runtime.GC()
+}
+
+// advise marks the 2 MiB-aligned middle of [lo, hi) for huge pages. An
+// error (THP compiled out, an old kernel) leaves the heap as it was:
+// nothing to report.
+func advise(lo, hi uintptr) {
+	lo, hi = (lo+hugePage-1)&^(hugePage-1), hi&^(hugePage-1)
+	if hi > lo {
+		_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, lo, hi-lo, syscall.MADV_HUGEPAGE)
+	}
 }
 
 // resident reports whether the page at addr is in memory (mincore), that
