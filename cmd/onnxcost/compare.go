@@ -48,9 +48,9 @@ totals of both plans.`,
 			if format == "json" {
 				return writeJSON(stdout, cmp)
 			}
-			// Buffered: the tables are a write per cell (text) or line
-			// (markdown); the 112k-node graph's text comparison made
-			// ~2M write calls, 18% of the command's time.
+			// Buffered: the text table is a write per cell; the 112k-node
+			// graph's comparison made 266k write calls (62 buffered),
+			// 15% of the command's samples under perf.
 			bw := bufio.NewWriterSize(stdout, 1<<16)
 			if format == "markdown" {
 				err = writeCompareMarkdown(bw, cmp, top)

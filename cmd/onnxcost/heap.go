@@ -50,14 +50,14 @@ func sizeHeap(nodes int) {
 	if nodes < bigNodes {
 		return
 	}
-	forLongRun()
+	useGCPercent()
 	hugeheap.Reserve(min(int64(nodes)<<11, 512<<20))
 }
 
-// forLongRun sets the big-graph target for a process that reads many
-// models or stays up (`serve`), where the small-model target would let
-// garbage grow to five times what is live.
-func forLongRun() {
+// useGCPercent sets the big-graph target (gcPercent): for a big graph, and
+// for a process that stays up (`serve`), where the small-model target
+// would let garbage grow to five times what is live.
+func useGCPercent() {
 	if gcTuned {
 		debug.SetGCPercent(gcPercent)
 	}

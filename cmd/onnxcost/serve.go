@@ -49,7 +49,7 @@ address is refused unless --allow-remote is given, since anyone who can
 reach it can read MODEL.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			forLongRun()
+			useGCPercent()
 			if err := checkLoopback(addr, allowRemote); err != nil {
 				return err
 			}
