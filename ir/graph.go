@@ -108,6 +108,9 @@ type Graph struct {
 
 	values  map[string]*Value
 	nameSeq int
+	// nodeNames, once NameNodes has run, holds every name g's nodes have
+	// had (see nameFilter).
+	nodeNames *nameFilter
 
 	// batch is the nesting depth of Batch calls; while it is positive,
 	// splice leaves replaced nodes in Nodes as placeholders and stale
@@ -322,6 +325,19 @@ func (g *Graph) reserveValues(n int) {
 // Local finds a value defined in g itself.
 func (g *Graph) Local(name string) *Value { return g.value(name) }
 
+// Holds reports whether v is the value registered in g under its name
+// (Local(v.Name) == v). A value written by a node of g is registered in g
+// when it is created and stays so until removed (forgetOwn relies on the
+// same), so Holds answers for it without hashing the name: names point
+// into the model file, whose pages a command drops after reading, and a
+// lookup per value read them back (19 MB on a 112k-node graph).
+func (g *Graph) Holds(v *Value) bool {
+	if p := v.Producer; p != nil && p.graph == g {
+		return !v.removed
+	}
+	return g.value(v.Name) == v
+}
+
 // value is the value named name in g's name table, or nil: absent, or
 // removed (RemoveValue).
 func (g *Graph) value(name string) *Value {
@@ -363,13 +379,26 @@ func (g *Graph) UniqueName(prefix string) string {
 		g.nameSeq++
 		name := prefix + "_" + strconv.Itoa(g.nameSeq)
 		if g.Lookup(name) == nil && !g.hasNodeNamed(name) {
+			g.noteNodeName(name)
 			return name
 		}
 	}
 }
 
+// hasNodeNamed reports whether a node of g is named name.
 func (g *Graph) hasNodeNamed(name string) bool {
+	if f := g.nodeNames; f != nil && !f.has(name) {
+		return false
+	}
 	return slices.ContainsFunc(g.Nodes, func(n *Node) bool { return n.Name == name && n.graph == g })
+}
+
+// noteNodeName records a name handed out for a node (or a value: the
+// filter may hold more than node names) in g's filter, if it has one.
+func (g *Graph) noteNodeName(name string) {
+	if g.nodeNames != nil {
+		g.nodeNames.add(name)
+	}
 }
 
 // AddInput appends a graph input.
@@ -503,14 +532,16 @@ func (g *Graph) RemoveNode(n *Node) {
 	g.unlink(n)
 	g.edits++
 	if i := g.indexOf(n); i >= 0 {
-		g.Nodes = append(g.Nodes[:i], g.Nodes[i+1:]...)
+		g.Nodes = slices.Delete(g.Nodes, i, i+1) // clears the vacated slot: a stale pointer there would keep n alive
 	}
 }
 
 // RemoveNodesBackward visits g's nodes from last to first and removes
 // each one dead reports true for, seeing the removals of later nodes (so
 // a dead chain goes in one sweep), with one compaction of the node list
-// at the end. It returns the removed nodes, last first. Removing them one
+// at the end. The names of the removed nodes' outputs are free again, as
+// after RemoveValue: dead must report only nodes whose outputs nothing
+// reads. It returns the removed nodes, last first. Removing them one
 // by one with RemoveNode shifted the list for each: on a 112k-node graph
 // that was most of the dead-code sweep.
 func (g *Graph) RemoveNodesBackward(dead func(*Node) bool) []*Node {
@@ -518,6 +549,15 @@ func (g *Graph) RemoveNodesBackward(dead func(*Node) bool) []*Node {
 	for i := len(g.Nodes) - 1; i >= 0; i-- {
 		if n := g.Nodes[i]; dead(n) {
 			g.unlink(n)
+			// forgetOwn, not RemoveValue: its name lookup hashed every
+			// dead value's name, and the names point into the model
+			// file, whose pages the command has dropped by then: a fused
+			// 112k-node graph read 17 MB of the file back for them.
+			for _, o := range n.Outputs {
+				if o != nil {
+					g.forgetOwn(o)
+				}
+			}
 			removed = append(removed, n)
 		}
 	}
@@ -764,7 +804,7 @@ func (g *Graph) forgetOwn(v *Value) { v.removed = true }
 func (v *Value) removeConsumer(n *Node) {
 	for i, c := range v.Consumers {
 		if c == n {
-			v.Consumers = append(v.Consumers[:i], v.Consumers[i+1:]...)
+			v.Consumers = slices.Delete(v.Consumers, i, i+1) // clears the vacated slot (see RemoveNode)
 			return
 		}
 	}

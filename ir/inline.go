@@ -360,11 +360,13 @@ func freshValueName(g *Graph, base string) string {
 // freshNodeName returns base, or base with a suffix, unused by g's nodes.
 func freshNodeName(g *Graph, base string) string {
 	if !g.hasNodeNamed(base) {
+		g.noteNodeName(base)
 		return base
 	}
 	for i := 1; ; i++ {
 		name := fmt.Sprintf("%s_%d", base, i)
 		if !g.hasNodeNamed(name) {
+			g.noteNodeName(name)
 			return name
 		}
 	}

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"testing"
+	"unsafe"
 )
 
 // TestDropFilePages: after DropFilePages the model read from a mapped
@@ -34,4 +35,29 @@ func TestDropFilePages(t *testing.T) {
 		}
 	}
 	(&Model{}).DropFilePages()
+}
+
+// TestAttributeNamesShared: attribute names read from a mapped file are
+// one shared copy per distinct name, not pointers into the mapping (each
+// lookup by name would read back a page the command dropped).
+func TestAttributeNamesShared(t *testing.T) {
+	m, err := ReadFile("../testdata/models/resnet50.onnx", ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := map[string]*byte{}
+	count := 0
+	for _, n := range m.Graph.Nodes {
+		for _, a := range n.Attrs {
+			p := unsafe.StringData(a.Name)
+			if q, ok := first[a.Name]; ok && q != p {
+				t.Fatalf("attribute name %q of node %q is a copy of its own", a.Name, n.Name)
+			}
+			first[a.Name] = p
+			count++
+		}
+	}
+	if count < 100 {
+		t.Fatalf("only %d attributes read: not the case this test is about", count)
+	}
 }

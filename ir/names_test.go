@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -42,10 +43,70 @@ func TestNameNodes(t *testing.T) {
 	for i := range 5000 {
 		many = append(many, fmt.Sprintf("/model/layers.%d/Mul", i))
 	}
-	if !namesUnique(build(many...)) {
+	if uniqueNames(build(many...)) == nil {
 		t.Error("5000 distinct names reported as repeated")
 	}
-	if namesUnique(build(append(many, many[4321])...)) {
+	if uniqueNames(build(append(many, many[4321])...)) != nil {
 		t.Error("a repeated name among 5001 not found")
+	}
+	// Both paths leave the filter of every node name.
+	for _, in := range [][]string{many, {"", "a", ""}} {
+		g := build(in...)
+		NameNodes(g)
+		if g.nodeNames == nil {
+			t.Fatalf("NameNodes(%d names) left no name filter", len(in))
+		}
+		for _, n := range g.Nodes {
+			if !g.nodeNames.has(n.Name) {
+				t.Errorf("name %q not in the filter", n.Name)
+			}
+		}
+	}
+}
+
+// TestNodeNameFilter: after NameNodes, hasNodeNamed answers from the
+// filter and the node list alike, UniqueName never hands out a node's
+// name (also one it handed out before, once a node carries it), the filter
+// grows past its first size, and Verify refuses a node named behind the
+// filter's back.
+func TestNodeNameFilter(t *testing.T) {
+	g := NewGraph("g")
+	for i := range 100 {
+		g.Nodes = append(g.Nodes, &Node{Name: fmt.Sprintf("n/folded_%d", i+1), OpType: "Relu", graph: g})
+	}
+	NameNodes(g)
+	for _, name := range []string{"n/folded_7", "n/folded_100"} {
+		if !g.hasNodeNamed(name) {
+			t.Errorf("hasNodeNamed(%q) = false for a node's name", name)
+		}
+	}
+	if g.hasNodeNamed("n/folded_101") {
+		t.Error("hasNodeNamed true for a name no node has")
+	}
+	seen := map[string]bool{}
+	for range 1000 { // grows the filter (sized for 100 names) several times
+		name := g.UniqueName("n/folded")
+		if seen[name] {
+			t.Fatalf("UniqueName repeated %q", name)
+		}
+		for _, n := range g.Nodes {
+			if n.Name == name {
+				t.Fatalf("UniqueName gave %q, a node's name", name)
+			}
+		}
+		seen[name] = true
+		g.AddNode(&Node{Name: name, OpType: "Relu"})
+	}
+	for _, n := range g.Nodes {
+		if !g.hasNodeNamed(n.Name) {
+			t.Fatalf("hasNodeNamed(%q) = false after UniqueName named the node", n.Name)
+		}
+	}
+	if err := Verify(g); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	g.AddNode(&Node{Name: "made up", OpType: "Relu"})
+	if err := Verify(g); err == nil || !strings.Contains(err.Error(), "made up") {
+		t.Errorf("Verify of a node named behind the filter's back = %v, want an error naming it", err)
 	}
 }

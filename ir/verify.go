@@ -117,6 +117,9 @@ func (vf *verifier) graph(g *Graph, outer *scope) error {
 		if n.graph != g {
 			return fmt.Errorf("node %q is listed in graph %q but belongs to another graph", n.Name, g.Name)
 		}
+		if f := g.nodeNames; f != nil && !f.has(n.Name) {
+			return fmt.Errorf("node %q of graph %q has a name no node had when the nodes were named, nor UniqueName gave (name a new node with UniqueName or after a node it replaces)", n.Name, g.Name)
+		}
 		for _, in := range n.Inputs {
 			if in == nil {
 				continue

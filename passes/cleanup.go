@@ -138,12 +138,7 @@ func foldToConstants(g *ir.Graph, n *ir.Node) error {
 // reads. Graph inputs are the model's interface and stay.
 func removeDead(g *ir.Graph) bool {
 	changed := false
-	for _, n := range g.RemoveNodesBackward(func(n *ir.Node) bool { return deadNode(g, n) }) {
-		for _, o := range n.Outputs {
-			if o != nil {
-				g.RemoveValue(o)
-			}
-		}
+	if len(g.RemoveNodesBackward(func(n *ir.Node) bool { return deadNode(g, n) })) > 0 {
 		changed = true
 	}
 	live := g.Initializers[:0]

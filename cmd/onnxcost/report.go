@@ -152,6 +152,7 @@ func estimateOnce(path string, f *costFlags, opt *pipeline.EstimateOptions) (*re
 		Train:       f.trainFlags.options(),
 		GPUs:        int(f.gpus),
 	}
+	collectBeforeCost()
 	r, err := pipeline.Estimate(l, gpu, *opt)
 	if err != nil {
 		return nil, nil, pipeErr(err)
@@ -191,6 +192,7 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			releaseBeforeOutput() // the graph is garbage now
 			printWarnings(stderr, r.Warnings)
 			if err := vf.write([]*report.Report{r}, f.gpu, f.gpuFile); err != nil {
 				return err

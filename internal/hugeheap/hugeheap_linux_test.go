@@ -8,9 +8,13 @@ import (
 	"testing"
 )
 
-// TestReserveAdvisesHeap checks the kernel's view: after Reserve, a
-// mapping of at least the reserved size carries the huge-page advice ("hg"
-// in smaps' VmFlags), whatever the system's THP mode.
+// TestReserveAdvisesHeap checks the kernel's view: after Reserve, mappings
+// carry the huge-page advice ("hg" in smaps' VmFlags), whatever the
+// system's THP mode: at least the first chunk's aligned middle. (All of
+// the reserved size only on a fresh heap: Reserve stops at a chunk the
+// runtime had to clear, and under load, with collections timed
+// otherwise, the test binary's heap sometimes hands out reused memory
+// part way: 14 of 64 MiB once, running beside other packages' tests.)
 func TestReserveAdvisesHeap(t *testing.T) {
 	const n = 64 << 20
 	if !wanted() {
@@ -19,9 +23,9 @@ func TestReserveAdvisesHeap(t *testing.T) {
 	before := advisedKB(t)
 	Reserve(n)
 	after := advisedKB(t)
-	if after-before < (n-2*hugePage)>>10 {
+	if want := int64(reserveChunk-2*hugePage) >> 10; after-before < want {
 		t.Fatalf("huge-page advised memory grew by %d KiB after Reserve(%d MiB), want ≥ %d KiB",
-			after-before, n>>20, (n-2*hugePage)>>10)
+			after-before, n>>20, want)
 	}
 	Reserve(n) // only the first call acts
 	if again := advisedKB(t); again != after {
