@@ -392,7 +392,7 @@ func TestLoopAndIf(t *testing.T) {
 	_ = body.AddNode(&ir.Node{Name: "mm", OpType: "MatMul", Inputs: []*ir.Value{carried, w}, Outputs: []*ir.Value{next}})
 	body.AddOutput(condOut)
 	body.AddOutput(next)
-	b.node("Loop", []*ir.Value{m, nil, x}, []*ir.Value{out}, &ir.Attribute{Name: "body", Type: ir.AttrGraph, G: body})
+	b.node("Loop", []*ir.Value{m, nil, x}, []*ir.Value{out}, ir.GraphAttr("body", body))
 
 	// If: then = one Relu, else = two MatMuls: else is costlier.
 	cnd := b.input("c", 1)
@@ -409,8 +409,8 @@ func TestLoopAndIf(t *testing.T) {
 	_ = elseG.AddNode(&ir.Node{Name: "mm2", OpType: "MatMul", Inputs: []*ir.Value{e1, w}, Outputs: []*ir.Value{e2}})
 	elseG.AddOutput(e2)
 	b.node("If", []*ir.Value{cnd}, []*ir.Value{ifOut},
-		&ir.Attribute{Name: "then_branch", Type: ir.AttrGraph, G: thenG},
-		&ir.Attribute{Name: "else_branch", Type: ir.AttrGraph, G: elseG})
+		ir.GraphAttr("then_branch", thenG),
+		ir.GraphAttr("else_branch", elseG))
 
 	r := b.analyze(Options{})
 	loop := nodeByOp(t, r, "Loop")
@@ -452,7 +452,7 @@ func TestLoopUnknownTripCount(t *testing.T) {
 	_ = body.AddNode(&ir.Node{Name: "relu", OpType: "Relu", Inputs: []*ir.Value{h}, Outputs: []*ir.Value{hn}})
 	body.AddOutput(body.Local("cond"))
 	body.AddOutput(hn)
-	b.node("Loop", []*ir.Value{m, nil, x}, []*ir.Value{out}, &ir.Attribute{Name: "body", Type: ir.AttrGraph, G: body})
+	b.node("Loop", []*ir.Value{m, nil, x}, []*ir.Value{out}, ir.GraphAttr("body", body))
 	r := b.analyze(Options{})
 	loop := nodeByOp(t, r, "Loop")
 	if loop.FLOPs != 4 || !strings.Contains(loop.Note, "trip count unknown, counted once") {
@@ -648,7 +648,7 @@ func TestScanLength(t *testing.T) {
 	body.AddOutput(sn)
 	body.AddOutput(y)
 	b.node("Scan", []*ir.Value{s0, xs}, []*ir.Value{sFinal, ys}, ir.IntAttr("num_scan_inputs", 1),
-		&ir.Attribute{Name: "body", Type: ir.AttrGraph, G: body})
+		ir.GraphAttr("body", body))
 	r := b.analyze(Options{})
 	n := nodeByOp(t, r, "Scan")
 	if want := float64(T * 2 * D); n.FLOPs != want { // T iterations × (Add + Neg) × D elements

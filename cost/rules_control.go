@@ -123,7 +123,7 @@ func scanRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 
 func attrGraph(n *ir.Node, name string) *ir.Graph {
 	if a := n.Attr(name); a != nil {
-		return a.G
+		return a.G()
 	}
 	return nil
 }

@@ -81,11 +81,11 @@ func dumpGraph(b *strings.Builder, g *Graph, indent string) {
 		b.WriteString(nodeText(n))
 		b.WriteByte('\n')
 		for _, a := range n.Attrs {
-			if a.G != nil {
+			if a.G() != nil {
 				b.WriteString(indent + "    @" + a.Name + ":\n")
-				dumpGraph(b, a.G, indent+"      ")
+				dumpGraph(b, a.G(), indent+"      ")
 			}
-			for i, sg := range a.Graphs {
+			for i, sg := range a.Graphs() {
 				b.WriteString(indent + "    @" + a.Name + "[" + strconv.Itoa(i) + "]:\n")
 				dumpGraph(b, sg, indent+"      ")
 			}
@@ -192,13 +192,13 @@ func attrText(a *Attribute) string {
 		}
 		v = "[" + strings.Join(parts, ",") + "]"
 	case AttrTensors, AttrSparseTensors:
-		parts := make([]string, len(a.Tensors))
-		for i, t := range a.Tensors {
+		parts := make([]string, len(a.Tensors()))
+		for i, t := range a.Tensors() {
 			parts[i] = tensorText(t)
 		}
 		v = "[" + strings.Join(parts, ",") + "]"
 	case AttrGraphs:
-		v = "<" + strconv.Itoa(len(a.Graphs)) + " graphs>"
+		v = "<" + strconv.Itoa(len(a.Graphs())) + " graphs>"
 	case AttrTypeProto, AttrTypeProtos:
 		var parts []string
 		for i := 0; ; i++ {
@@ -212,8 +212,8 @@ func attrText(a *Attribute) string {
 	default:
 		v = "<type " + strconv.Itoa(int(a.Type)) + ">"
 	}
-	if a.RefAttrName != "" {
-		v = "@" + a.RefAttrName
+	if a.RefAttrName() != "" {
+		v = "@" + a.RefAttrName()
 	}
 	return a.Name + "=" + v
 }

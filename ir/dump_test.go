@@ -42,8 +42,8 @@ func goldenModel(t *testing.T) *Model {
 	els.AddOutput(eOut)
 	r := mustValue(t, g, "r")
 	g.AddNode(&Node{Name: "branch", OpType: "If", Inputs: []*Value{cond}, Outputs: []*Value{r}, Attrs: []*Attribute{
-		{Name: "then_branch", Type: AttrGraph, G: then},
-		{Name: "else_branch", Type: AttrGraph, G: els},
+		GraphAttr("then_branch", then),
+		GraphAttr("else_branch", els),
 	}})
 	out := mustValue(t, g, "out")
 	g.AddNode(&Node{Name: "reshape", OpType: "Reshape", Inputs: []*Value{r, shape}, Outputs: []*Value{out}})

@@ -268,10 +268,10 @@ func (n *Node) Out(i int) *Value {
 func (n *Node) Subgraphs() []*Graph {
 	var gs []*Graph
 	for _, a := range n.Attrs {
-		if a.G != nil {
-			gs = append(gs, a.G)
+		if a.G() != nil {
+			gs = append(gs, a.G())
 		}
-		gs = append(gs, a.Graphs...)
+		gs = append(gs, a.Graphs()...)
 	}
 	return gs
 }
@@ -951,7 +951,7 @@ func (g *Graph) eachEdge(edge func(from, to int)) error {
 // allocating.
 func (n *Node) hasSubgraphs() bool {
 	for _, a := range n.Attrs {
-		if a.G != nil || len(a.Graphs) > 0 {
+		if a.G() != nil || len(a.Graphs()) > 0 {
 			return true
 		}
 	}

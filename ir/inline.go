@@ -266,11 +266,11 @@ func (c *cloner) node(g *Graph, bn *Node, callOuts map[*Value]*Value) (*Node, er
 // attr copies an attribute, resolving ref_attr_name from the caller (or
 // the function's default); it returns nil for a reference left unset.
 func (c *cloner) attr(g *Graph, a *Attribute) (*Attribute, error) {
-	if a.RefAttrName != "" {
-		src := c.call.Attr(a.RefAttrName)
+	if a.RefAttrName() != "" {
+		src := c.call.Attr(a.RefAttrName())
 		if src == nil {
 			for _, d := range c.f.AttrDefaults {
-				if d.Name == a.RefAttrName {
+				if d.Name == a.RefAttrName() {
 					src = d
 				}
 			}
@@ -280,25 +280,25 @@ func (c *cloner) attr(g *Graph, a *Attribute) (*Attribute, error) {
 		}
 		na := *src
 		na.Name = a.Name
-		na.RefAttrName = ""
+		na.SetRefAttrName("")
 		return &na, nil
 	}
 	na := *a
-	if a.G != nil {
-		sg, err := c.graph(g, a.G)
+	if a.G() != nil {
+		sg, err := c.graph(g, a.G())
 		if err != nil {
 			return nil, err
 		}
-		na.G = sg
+		na.SetG(sg)
 	}
-	if a.Graphs != nil {
-		na.Graphs = make([]*Graph, len(a.Graphs))
-		for i, sg := range a.Graphs {
+	if a.Graphs() != nil {
+		na.SetGraphs(make([]*Graph, len(a.Graphs())))
+		for i, sg := range a.Graphs() {
 			cg, err := c.graph(g, sg)
 			if err != nil {
 				return nil, err
 			}
-			na.Graphs[i] = cg
+			na.Graphs()[i] = cg
 		}
 	}
 	return &na, nil

@@ -13,7 +13,7 @@ func leakyFunction(t *testing.T) *Function {
 	body.AddInput(x)
 	tv, y := mustValue(t, body, "t"), mustValue(t, body, "y")
 	body.AddNode(&Node{Name: "act", OpType: "LeakyRelu", Inputs: []*Value{x}, Outputs: []*Value{tv},
-		Attrs: []*Attribute{{Name: "alpha", Type: AttrFloat, RefAttrName: "alpha"}}})
+		Attrs: []*Attribute{refAttr("alpha", AttrFloat, "alpha")}})
 	body.AddNode(&Node{Name: "id", OpType: "Identity", Inputs: []*Value{tv}, Outputs: []*Value{y}})
 	body.AddOutput(y)
 	return &Function{Name: "LeakyAct", Domain: "custom", AttrNames: []string{"alpha"},
@@ -146,4 +146,12 @@ func TestInlineFunctionOpsetNotes(t *testing.T) {
 	if m.Opset("com.extra") != 2 {
 		t.Fatalf("opsets %v", m.Opsets)
 	}
+}
+
+// refAttr returns an attribute of type typ that takes the calling node's
+// attribute ref.
+func refAttr(name string, typ AttrType, ref string) *Attribute {
+	a := &Attribute{Name: name, Type: typ}
+	a.SetRefAttrName(ref)
+	return a
 }

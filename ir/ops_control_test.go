@@ -28,7 +28,7 @@ func fcBodyInput(t *testing.T, g *Graph, name string) *Value {
 }
 
 func fcGraphAttr(name string, g *Graph) *Attribute {
-	return &Attribute{Name: name, Type: AttrGraph, G: g}
+	return GraphAttr(name, g)
 }
 
 func fcTypeString(v *Value) string { return v.DType.String() + v.Shape.String() }

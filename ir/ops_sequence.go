@@ -405,7 +405,7 @@ func inferSequenceMap(c *InferCtx) error {
 // nodeGraphAttr returns the GRAPH attribute name of n, or nil.
 func nodeGraphAttr(n *Node, name string) *Graph {
 	if a := n.Attr(name); a != nil {
-		return a.G
+		return a.G()
 	}
 	return nil
 }

@@ -1233,9 +1233,13 @@ func (r *reader) attribute(f *pbField, g *Graph, depth int) (*Attribute, error) 
 			a.Type = AttrType(int32(h.x))
 			typeSet = true
 		case 21:
-			a.RefAttrName, err = r.str(h, "ref_attr_name")
+			var ref string
+			ref, err = r.str(h, "ref_attr_name")
+			a.SetRefAttrName(ref)
 		case 13:
-			a.Doc, err = r.str(h, "doc_string")
+			var doc string
+			doc, err = r.str(h, "doc_string")
+			a.SetDoc(doc)
 		case 2:
 			err = r.wantType(h, protowire.Fixed32Type, "f")
 			a.F = float64(math.Float32frombits(uint32(h.x)))
@@ -1273,7 +1277,9 @@ func (r *reader) attribute(f *pbField, g *Graph, depth int) (*Attribute, error) 
 		case 6:
 			if err = r.wantType(h, protowire.BytesType, "g"); err == nil {
 				r.push("g", -1)
-				a.G, err = r.graph(h.b, h.off, g, depth+1)
+				var sg *Graph
+				sg, err = r.graph(h.b, h.off, g, depth+1)
+				a.SetG(sg)
 				r.pop()
 			}
 		case 7:
@@ -1291,7 +1297,7 @@ func (r *reader) attribute(f *pbField, g *Graph, depth int) (*Attribute, error) 
 				if err = r.countObject(); err != nil {
 					return err
 				}
-				r.push("tensors", len(a.Tensors))
+				r.push("tensors", len(a.Tensors()))
 				var t *Tensor
 				if h.num == 10 {
 					t, err = r.tensor(h.b, h.off)
@@ -1299,18 +1305,18 @@ func (r *reader) attribute(f *pbField, g *Graph, depth int) (*Attribute, error) 
 					t, err = r.sparseTensor(h.b, h.off)
 				}
 				r.pop()
-				a.Tensors = append(a.Tensors, t)
+				a.SetTensors(append(a.Tensors(), t))
 			}
 		case 11:
 			if err = r.wantType(h, protowire.BytesType, "graphs"); err == nil {
 				if err = r.countObject(); err != nil {
 					return err
 				}
-				r.push("graphs", len(a.Graphs))
+				r.push("graphs", len(a.Graphs()))
 				var sg *Graph
 				sg, err = r.graph(h.b, h.off, g, depth+1)
 				r.pop()
-				a.Graphs = append(a.Graphs, sg)
+				a.SetGraphs(append(a.Graphs(), sg))
 			}
 		}
 		return err
@@ -1336,7 +1342,9 @@ func (r *reader) attribute(f *pbField, g *Graph, depth int) (*Attribute, error) 
 // stray fields, which onnx ignores too.
 func pruneAttr(a *Attribute) {
 	keep := *a
-	*a = Attribute{Name: keep.Name, Type: keep.Type, RefAttrName: keep.RefAttrName, Doc: keep.Doc}
+	*a = Attribute{Name: keep.Name, Type: keep.Type}
+	a.SetRefAttrName(keep.RefAttrName())
+	a.SetDoc(keep.Doc())
 	switch keep.Type {
 	case AttrFloat:
 		a.F = keep.F
@@ -1347,7 +1355,7 @@ func pruneAttr(a *Attribute) {
 	case AttrTensor, AttrSparseTensor:
 		a.T = keep.T
 	case AttrGraph:
-		a.G = keep.G
+		a.SetG(keep.G())
 	case AttrFloats:
 		a.Floats = keep.Floats
 	case AttrInts:
@@ -1355,9 +1363,9 @@ func pruneAttr(a *Attribute) {
 	case AttrStrings, AttrTypeProtos:
 		a.Strings = keep.Strings
 	case AttrTensors, AttrSparseTensors:
-		a.Tensors = keep.Tensors
+		a.SetTensors(keep.Tensors())
 	case AttrGraphs:
-		a.Graphs = keep.Graphs
+		a.SetGraphs(keep.Graphs())
 	}
 }
 

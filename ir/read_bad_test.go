@@ -196,7 +196,7 @@ func TestReadNestingLimit(t *testing.T) {
 		for d := 0; d < 5; d++ {
 			sub := NewSubgraph("level", cur)
 			c := input(t, cur, "c"+string(rune('a'+d)), D(1))
-			cur.AddNode(&Node{Name: "if", OpType: "If", Inputs: []*Value{c}, Attrs: []*Attribute{{Name: "then_branch", Type: AttrGraph, G: sub}}})
+			cur.AddNode(&Node{Name: "if", OpType: "If", Inputs: []*Value{c}, Attrs: []*Attribute{GraphAttr("then_branch", sub)}})
 			cur = sub
 		}
 	})

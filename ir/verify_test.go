@@ -63,7 +63,7 @@ func TestVerifySubgraphScope(t *testing.T) {
 	sub.AddOutput(o)
 	c := input(t, g, "c", D(1))
 	r := mustValue(t, g, "r")
-	owner := &Node{Name: "owner", OpType: "If", Inputs: []*Value{c}, Outputs: []*Value{r}, Attrs: []*Attribute{{Name: "then_branch", Type: AttrGraph, G: sub}}}
+	owner := &Node{Name: "owner", OpType: "If", Inputs: []*Value{c}, Outputs: []*Value{r}, Attrs: []*Attribute{GraphAttr("then_branch", sub)}}
 	if err := g.InsertNodeBefore(owner, a); err != nil {
 		t.Fatal(err)
 	}

@@ -631,8 +631,8 @@ func (e *encoder) attributes(b *protoWriter, num protowire.Number, attrs []*Attr
 
 func (e *encoder) attribute(b *protoWriter, a *Attribute) error {
 	b.str(1, a.Name)
-	if a.RefAttrName != "" {
-		b.str(21, a.RefAttrName)
+	if a.RefAttrName() != "" {
+		b.str(21, a.RefAttrName())
 		b.varint(20, uint64(a.Type))
 		return nil
 	}
@@ -650,9 +650,9 @@ func (e *encoder) attribute(b *protoWriter, a *Attribute) error {
 			}
 		}
 	case AttrGraph:
-		if a.G != nil {
+		if a.G() != nil {
 			b.begin(6)
-			if err := e.graph(b, a.G); err != nil {
+			if err := e.graph(b, a.G()); err != nil {
 				return err
 			}
 			b.end()
@@ -673,13 +673,13 @@ func (e *encoder) attribute(b *protoWriter, a *Attribute) error {
 			b.str(9, s)
 		}
 	case AttrTensors, AttrSparseTensors:
-		for _, t := range a.Tensors {
+		for _, t := range a.Tensors() {
 			if err := e.tensorField(b, t, t.Name, 10, 23); err != nil {
 				return err
 			}
 		}
 	case AttrGraphs:
-		for _, g := range a.Graphs {
+		for _, g := range a.Graphs() {
 			b.begin(11)
 			if err := e.graph(b, g); err != nil {
 				return err
@@ -693,7 +693,7 @@ func (e *encoder) attribute(b *protoWriter, a *Attribute) error {
 			b.str(15, s)
 		}
 	}
-	b.strOpt(13, a.Doc)
+	b.strOpt(13, a.Doc())
 	b.varint(20, uint64(a.Type))
 	return nil
 }

@@ -16,17 +16,17 @@ func evalIf(n *ir.Node, ins []*tensor, env map[*ir.Value]*tensor) ([]*tensor, er
 		branch = "then_branch"
 	}
 	a := n.Attr(branch)
-	if a == nil || a.G == nil {
+	if a == nil || a.G() == nil {
 		return nil, fmt.Errorf("If without %s", branch)
 	}
 	inner := make(map[*ir.Value]*tensor, len(env))
 	for v, t := range env {
 		inner[v] = t
 	}
-	for _, v := range a.G.Initializers {
+	for _, v := range a.G().Initializers {
 		inner[v] = constTensor(v.Const)
 	}
-	return evalNodes(a.G, inner)
+	return evalNodes(a.G(), inner)
 }
 
 // bodyOp adds op to subgraph g with fresh outputs named prefix_<op>_<k>
@@ -71,8 +71,8 @@ func buildIfModel(t *testing.T, b *builder, cond bool) (thenG, elseG *ir.Graph) 
 	thenG.AddOutput(bodyOp(t, thenG, "then", "Add", act, h))
 	elseG.AddOutput(bodyOp(t, elseG, "else", "Relu", x))
 	n := b.node("If", []*ir.Value{cv}, 1,
-		&ir.Attribute{Name: "then_branch", Type: ir.AttrGraph, G: thenG},
-		&ir.Attribute{Name: "else_branch", Type: ir.AttrGraph, G: elseG})
+		ir.GraphAttr("then_branch", thenG),
+		ir.GraphAttr("else_branch", elseG))
 	b.output(n.Out(0))
 	return thenG, elseG
 }
@@ -141,7 +141,7 @@ func TestPassesInLoopBody(t *testing.T) {
 	next := bodyOp(t, body, "body", "Relu", bodyOp(t, body, "body", "Add", mm, bodyWeight(t, b, body, "body_b", 8)))
 	body.AddOutput(bodyOp(t, body, "body", "Identity", cond))
 	body.AddOutput(next)
-	n := b.node("Loop", []*ir.Value{trips, nil, x}, 1, &ir.Attribute{Name: "body", Type: ir.AttrGraph, G: body})
+	n := b.node("Loop", []*ir.Value{trips, nil, x}, 1, ir.GraphAttr("body", body))
 	b.output(n.Out(0))
 	g := b.infer()
 	runPasses(t, g, Names()...)

@@ -105,12 +105,12 @@ func shapesTestGraphs() (body, full, many *ir.Graph) {
 		{Name: "inner", OpType: "Identity", Inputs: []*ir.Value{x}, Outputs: []*ir.Value{val("y", ir.Float32, ir.Unranked())}},
 	}}
 	deeper := &ir.Graph{Nodes: []*ir.Node{
-		{Name: "deep", OpType: "If", Inputs: []*ir.Value{val("c", ir.Bool, ir.RankedShape())}, Attrs: []*ir.Attribute{{Name: "then_branch", G: body}, {Name: "else_branch", G: body}}},
+		{Name: "deep", OpType: "If", Inputs: []*ir.Value{val("c", ir.Bool, ir.RankedShape())}, Attrs: []*ir.Attribute{ir.GraphAttr("then_branch", body), ir.GraphAttr("else_branch", body)}},
 	}}
 	full = &ir.Graph{Inputs: []*ir.Value{x, seq}, Outputs: []*ir.Value{odd}, Nodes: []*ir.Node{
 		{Name: "a<b>", OpType: "Relu", Inputs: []*ir.Value{x}, Outputs: []*ir.Value{}},
 		{Name: "c", OpType: "Loop", Domain: "d", Inputs: []*ir.Value{nil, seq, nil}, Outputs: []*ir.Value{nil},
-			Attrs: []*ir.Attribute{{Name: "body", G: deeper}, {Name: "branches", Graphs: []*ir.Graph{body, deeper}}}},
+			Attrs: []*ir.Attribute{ir.GraphAttr("body", deeper), graphsAttr("branches", body, deeper)}},
 		{Name: "é\u2028\x01\x80\\", OpType: "Add", Domain: "ai.onnx", Inputs: []*ir.Value{
 			val("<&>", ir.Float16, ir.RankedShape()), odd, val("weird", ir.DType(999), ir.KnownShape(2, 3)),
 		}},
@@ -315,4 +315,11 @@ func TestShapesTableChunked(t *testing.T) {
 			t.Errorf("%d nodes: no cell was cut", len(g.Nodes))
 		}
 	}
+}
+
+// graphsAttr returns a GRAPHS attribute holding gs.
+func graphsAttr(name string, gs ...*ir.Graph) *ir.Attribute {
+	a := &ir.Attribute{Name: name, Type: ir.AttrGraphs}
+	a.SetGraphs(gs)
+	return a
 }

@@ -97,9 +97,9 @@ func walkNodes(nodes []*ir.Node, path string, visit func(n *ir.Node, path string
 	for _, n := range nodes {
 		visit(n, path)
 		for _, a := range n.Attrs {
-			sub := a.Graphs
-			if a.G != nil {
-				sub = append([]*ir.Graph{a.G}, sub...)
+			sub := a.Graphs()
+			if a.G() != nil {
+				sub = append([]*ir.Graph{a.G()}, sub...)
 			}
 			for _, sg := range sub {
 				p := n.Name + "." + a.Name
