@@ -61,20 +61,26 @@ type Options struct {
 	// that a cost can be computed; `shapes` keeps them symbolic instead.
 	BindAll bool
 	// DropFilePages gives the pages of a memory-mapped model file back to
-	// the system (ir.Model.DropFilePages) once nodes are named, again
-	// after inference (which reads the declared types back) and again
-	// after the passes (Loaded.Plan: naming a node checks the names of
-	// the others): for a caller that goes on to the passes and the cost
-	// model, which read back only the names they print. On a 112k-node
+	// the system (ir.Model.DropFilePages) once nodes are named, and again
+	// after inference (which reads the declared types back): for a caller
+	// that goes on to the passes and the cost model, which read back only
+	// the names they print. On a 112k-node
 	// graph `report` peaked at 189 MB resident with the pages kept, 177 MB
 	// dropped once after inference (median of 5 fresh runs, /usr/bin/time
 	// -f %M; 2-core VM); dropping them before inference took the reading
 	// phase's peak from 141 to 128 MB. A caller that prints every name
-	// (`shapes`) touches them all again.
+	// (`shapes`) touches them all again. Only for a graph of dropFromNodes
+	// nodes or more.
 	DropFilePages bool
 	// Counted is ir.ReadOptions.Counted for a model read from a file.
 	Counted func(nodes int)
 }
+
+// dropFromNodes is the smallest graph whose file pages Options.DropFilePages
+// drops. A smaller graph's touched pages are a few MB (DenseNet-121's
+// initializer headers: ~8 MB of a 32 MB file), and each drop, an madvise
+// over the whole mapping, cost it ~0.45 ms of a 47 ms `report`.
+const dropFromNodes = 8192
 
 // Loaded is a model after reading, function inlining and shape inference.
 type Loaded struct {
@@ -87,9 +93,6 @@ type Loaded struct {
 	// assume-1 default (those also produce a warning).
 	Bindings map[string]int64
 	Warnings []string
-
-	// dropPages is Options.DropFilePages, for Plan.
-	dropPages bool
 }
 
 // Load reads, inlines and infers the model at path. Every error names the
@@ -108,12 +111,12 @@ func Load(path string, opt Options) (*Loaded, error) {
 		}
 		return nil, inputErr("%s: %w", path, err)
 	}
+	if m.Graph == nil || len(m.Graph.Nodes) < dropFromNodes {
+		opt.DropFilePages = false
+	}
 	l, err := finish(path, m, opt)
 	if opt.DropFilePages {
 		m.DropFilePages()
-		if l != nil {
-			l.dropPages = true
-		}
 	}
 	return l, err
 }
@@ -339,9 +342,6 @@ func (l *Loaded) Plan(plan string, opt passes.Options) error {
 	// together, the storage the rest shared with them can go (see
 	// ir.Graph.CompactNodes).
 	l.Model.Graph.CompactNodes()
-	if l.dropPages {
-		l.Model.DropFilePages()
-	}
 	if !st.Converged {
 		l.Warnings = append(l.Warnings, fmt.Sprintf("fusion passes did not reach a fixpoint in %d iterations (still changing: %s); the fused plan may be incompletely optimised", st.Iterations, ChangedList(st)))
 	}
