@@ -10,7 +10,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 
 	"github.com/onnxcost/onnxcost/hwdb"
 )
@@ -38,12 +40,39 @@ func generate() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The shape of hwdbdata.Data (not imported: it embeds this file).
+	// The shape of hwdbdata's file (not imported: it embeds this file):
+	// each GPU's sources as indices into one list of distinct texts (see
+	// hwdbdata.file).
+	type gpu struct {
+		*hwdb.GPU
+		Sources map[string]int `json:"sources"`
+	}
+	var texts []string
+	index := map[string]int{}
+	var gpus []gpu
+	for _, g := range gdb.All() {
+		e := gpu{GPU: g}
+		if g.Sources != nil {
+			e.Sources = make(map[string]int, len(g.Sources))
+		}
+		for _, k := range slices.Sorted(maps.Keys(g.Sources)) {
+			src := g.Sources[k]
+			i, ok := index[src]
+			if !ok {
+				i = len(texts)
+				index[src] = i
+				texts = append(texts, src)
+			}
+			e.Sources[k] = i
+		}
+		gpus = append(gpus, e)
+	}
 	d := struct {
-		GPUs     []*hwdb.GPU     `json:"gpus"`
+		Texts    []string        `json:"texts"`
+		GPUs     []gpu           `json:"gpus"`
 		Runtimes []*hwdb.Runtime `json:"runtimes"`
-	}{gdb.All(), rdb.All()}
-	b, err := json.MarshalIndent(d, "", " ")
+	}{texts, gpus, rdb.All()}
+	b, err := json.Marshal(d) // compact: the decoder scans every byte twice
 	if err != nil {
 		return nil, err
 	}
