@@ -1,17 +1,19 @@
 //go:build !js
 
 // pprof output is the command line's (report --pprof); the WebAssembly
-// build leaves it and its profile package out.
+// build leaves it out.
 
 package viz
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"math"
 	"strings"
 
-	"github.com/google/pprof/profile"
+	"google.golang.org/protobuf/encoding/protowire"
+
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/ir"
 )
@@ -34,36 +36,30 @@ import (
 // nodes, not modules. Nodes that take no time and move nothing (views,
 // constants) get no sample.
 func Profile(r *report.Report) ([]byte, error) {
-	p := &profile.Profile{
-		SampleType: []*profile.ValueType{
-			{Type: "time", Unit: "nanoseconds"},
-			{Type: "flops", Unit: "count"},
-			{Type: "bytes", Unit: "bytes"},
-		},
-		DefaultSampleType: "time",
-		PeriodType:        &profile.ValueType{Type: "time", Unit: "nanoseconds"},
-		Period:            1,
-		Comments: []string{
-			fmt.Sprintf("onnxcost %s estimate (cost model %s): %s on %s, %s, plan %s", r.ToolVersion, r.CostModelVersion, r.Model, r.GPU, r.DType, r.Plan),
-		},
+	var e pprofEncoder
+	e.str("") // string_table[0] is "" by definition
+	valueType := func(field protowire.Number, typ, unit string) {
+		var b []byte
+		b = e.int(b, 1, e.str(typ))
+		b = e.int(b, 2, e.str(unit))
+		e.msg(field, b)
 	}
-	// One mapping that declares its functions known, so pprof neither
-	// looks for a binary nor tries to symbolize.
-	p.Mapping = []*profile.Mapping{{ID: 1, File: r.Model, HasFunctions: true}}
+	valueType(1, "time", "nanoseconds")
+	valueType(1, "flops", "count")
+	valueType(1, "bytes", "bytes")
 	// Every distinct frame name is one Function and one Location, ids in
 	// order of first use, so output is deterministic.
-	locs := map[string]*profile.Location{}
-	loc := func(name, file string) *profile.Location {
-		key := file + "\x00" + name
-		if l, ok := locs[key]; ok {
-			return l
+	type frame struct{ name, file string }
+	ids := map[frame]uint64{}
+	var frames []frame
+	loc := func(name, file string) uint64 {
+		f := frame{name, file}
+		if id, ok := ids[f]; ok {
+			return id
 		}
-		fn := &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name, Filename: file}
-		l := &profile.Location{ID: uint64(len(p.Location) + 1), Mapping: p.Mapping[0], Line: []profile.Line{{Function: fn}}}
-		p.Function = append(p.Function, fn)
-		p.Location = append(p.Location, l)
-		locs[key] = l
-		return l
+		frames = append(frames, f)
+		ids[f] = uint64(len(frames))
+		return uint64(len(frames))
 	}
 	for i := range r.Nodes {
 		n := &r.Nodes[i]
@@ -72,39 +68,161 @@ func Profile(r *report.Report) ([]byte, error) {
 			continue
 		}
 		op := ir.QualifiedOp(n.Domain, n.OpType)
-		frames := ScopeFrames(n.Name, op)
+		names := ScopeFrames(n.Name, op)
 		// pprof stacks are leaf first.
-		stack := make([]*profile.Location, len(frames))
-		for j, f := range frames {
+		stack := make([]uint64, len(names))
+		for j, f := range names {
 			// pprof tells functions apart by name and file: a module's
 			// file is its scope path, so the conv2 of layer1.0 and the
 			// conv2 of layer3.0 stay two boxes in the call graph while
 			// showing the short name. The leaf's file is its op.
-			file := "/" + strings.Join(frames[:j+1], "/")
-			if j == len(frames)-1 {
+			file := "/" + strings.Join(names[:j+1], "/")
+			if j == len(names)-1 {
 				file = op
 			}
-			stack[len(frames)-1-j] = loc(f, file)
+			stack[len(names)-1-j] = loc(f, file)
 		}
-		s := &profile.Sample{
-			Location: stack,
-			Value:    []int64{roundInt(n.TimeS * 1e9), roundInt(n.FLOPs), roundInt(bytes)},
-			Label:    map[string][]string{"op": {op}, "bound": {orNone(n.Bound)}},
-			NumLabel: map[string][]int64{"launches": {roundInt(n.Launches)}},
+		var b []byte
+		b = protowire.AppendTag(b, 1, protowire.BytesType) // location_id, packed
+		b = protowire.AppendBytes(b, packed(stack, func(v uint64) uint64 { return v }))
+		b = protowire.AppendTag(b, 2, protowire.BytesType) // value, packed
+		b = protowire.AppendBytes(b, packed([]int64{roundInt(n.TimeS * 1e9), roundInt(n.FLOPs), roundInt(bytes)}, func(v int64) uint64 { return uint64(v) }))
+		// Labels by key, as pprof's own encoder sorts them.
+		for _, v := range n.FusedFrom {
+			b = e.label(b, "fused_from", v)
 		}
-		if len(n.FusedFrom) > 0 {
-			s.Label["fused_from"] = append([]string{}, n.FusedFrom...)
-		}
-		p.Sample = append(p.Sample, s)
+		b = e.numLabel(b, "launches", roundInt(n.Launches))
+		b = e.label(b, "bound", orNone(n.Bound))
+		b = e.label(b, "op", op)
+		e.msg(2, b)
 	}
-	if err := p.CheckValid(); err != nil {
+	// One mapping that declares its functions known, so pprof neither
+	// looks for a binary nor tries to symbolize.
+	var m []byte
+	m = protowire.AppendTag(m, 1, protowire.VarintType)
+	m = protowire.AppendVarint(m, 1)
+	m = e.int(m, 5, e.str(r.Model))
+	m = protowire.AppendTag(m, 7, protowire.VarintType) // has_functions
+	m = protowire.AppendVarint(m, 1)
+	e.msg(3, m)
+	for i := range frames {
+		id := uint64(i + 1)
+		var line []byte
+		line = protowire.AppendTag(line, 1, protowire.VarintType) // function_id
+		line = protowire.AppendVarint(line, id)
+		var l []byte
+		l = protowire.AppendTag(l, 1, protowire.VarintType)
+		l = protowire.AppendVarint(l, id)
+		l = protowire.AppendTag(l, 2, protowire.VarintType) // mapping_id
+		l = protowire.AppendVarint(l, 1)
+		l = protowire.AppendTag(l, 4, protowire.BytesType)
+		l = protowire.AppendBytes(l, line)
+		e.msg(4, l)
+	}
+	for i, f := range frames {
+		var fn []byte
+		fn = protowire.AppendTag(fn, 1, protowire.VarintType)
+		fn = protowire.AppendVarint(fn, uint64(i+1))
+		name := e.str(f.name)
+		fn = e.int(fn, 2, name)
+		fn = e.int(fn, 3, name) // system_name
+		fn = e.int(fn, 4, e.str(f.file))
+		e.msg(5, fn)
+	}
+	var period []byte
+	period = e.int(period, 1, e.str("time"))
+	period = e.int(period, 2, e.str("nanoseconds"))
+	comment := e.str(fmt.Sprintf("onnxcost %s estimate (cost model %s): %s on %s, %s, plan %s", r.ToolVersion, r.CostModelVersion, r.Model, r.GPU, r.DType, r.Plan))
+	def := e.str("time")
+	// The string table goes after everything that adds to it.
+	out := e.body
+	for _, s := range e.strs {
+		out = protowire.AppendTag(out, 6, protowire.BytesType)
+		out = protowire.AppendString(out, s)
+	}
+	out = protowire.AppendTag(out, 11, protowire.BytesType) // period_type
+	out = protowire.AppendBytes(out, period)
+	out = protowire.AppendTag(out, 12, protowire.VarintType) // period
+	out = protowire.AppendVarint(out, 1)
+	out = protowire.AppendTag(out, 13, protowire.BytesType) // comment, packed
+	out = protowire.AppendBytes(out, protowire.AppendVarint(nil, uint64(comment)))
+	out = protowire.AppendTag(out, 14, protowire.VarintType) // default_sample_type
+	out = protowire.AppendVarint(out, uint64(def))
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(out); err != nil {
 		return nil, fmt.Errorf("pprof: %w", err)
 	}
-	var buf bytes.Buffer
-	if err := p.Write(&buf); err != nil {
+	if err := zw.Close(); err != nil {
 		return nil, fmt.Errorf("pprof: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// pprofEncoder writes a profile.proto message by hand (protowire), not
+// with github.com/google/pprof/profile: that package compiles regular
+// expressions and allocates 154 kB in its init, 1.2 ms of the start of
+// every command (GODEBUG=inittrace=1, 2-core VM), for one writer used by
+// `--pprof` alone. Tests read the output back with that package.
+type pprofEncoder struct {
+	body []byte           // the fields written so far, string table aside
+	strs []string         // the string table, in order of first use
+	ids  map[string]int64 // its index
+}
+
+// str returns s's index in the string table, adding it on first use.
+func (e *pprofEncoder) str(s string) int64 {
+	if i, ok := e.ids[s]; ok {
+		return i
+	}
+	if e.ids == nil {
+		e.ids = map[string]int64{}
+	}
+	e.ids[s] = int64(len(e.strs))
+	e.strs = append(e.strs, s)
+	return e.ids[s]
+}
+
+// int appends an int64 field, omitted at 0 as proto3 does.
+func (e *pprofEncoder) int(b []byte, field protowire.Number, v int64) []byte {
+	if v == 0 {
+		return b
+	}
+	b = protowire.AppendTag(b, field, protowire.VarintType)
+	return protowire.AppendVarint(b, uint64(v))
+}
+
+// msg appends a message field to the profile.
+func (e *pprofEncoder) msg(field protowire.Number, b []byte) {
+	e.body = protowire.AppendTag(e.body, field, protowire.BytesType)
+	e.body = protowire.AppendBytes(e.body, b)
+}
+
+// label appends a string label (Sample.label) to a sample.
+func (e *pprofEncoder) label(b []byte, key, value string) []byte {
+	var l []byte
+	l = e.int(l, 1, e.str(key))
+	l = e.int(l, 2, e.str(value))
+	b = protowire.AppendTag(b, 3, protowire.BytesType)
+	return protowire.AppendBytes(b, l)
+}
+
+// numLabel appends a numeric label to a sample.
+func (e *pprofEncoder) numLabel(b []byte, key string, v int64) []byte {
+	var l []byte
+	l = e.int(l, 1, e.str(key))
+	l = e.int(l, 3, v)
+	b = protowire.AppendTag(b, 3, protowire.BytesType)
+	return protowire.AppendBytes(b, l)
+}
+
+// packed encodes vs as a packed repeated varint field's payload.
+func packed[T any](vs []T, u func(T) uint64) []byte {
+	var b []byte
+	for _, v := range vs {
+		b = protowire.AppendVarint(b, u(v))
+	}
+	return b
 }
 
 // ScopeFrames splits an exporter-scoped node name into its frames, root
