@@ -13,8 +13,10 @@ import (
 // FuzzPasses runs the whole pass pipeline on graphs decoded from the fuzz
 // bytes (internal/fuzzgraph: chains of Conv, BatchNorm, activations,
 // pools, Gemm/MatMul, elementwise and layout ops). Properties: no panic;
-// every pass leaves a graph that ir.Verify accepts (Options.Check) and the
-// result is still fully typed (ir.VerifyInferred); and where the float64
+// every pass leaves a graph that ir.Verify accepts (Options.Check; node
+// names set by ir.NameNodes, whose filter the passes must keep complete);
+// node compaction (ir.Graph.CompactNodes) changes nothing; the result is
+// still fully typed (ir.VerifyInferred); and where the float64
 // reference evaluator of refeval_test.go can run the graph, the outputs
 // before and after the passes agree within 1e-4 relative.
 func FuzzPasses(f *testing.F) {
@@ -30,6 +32,9 @@ func FuzzPasses(f *testing.F) {
 			return
 		}
 		g := m.Graph
+		// As the pipeline does: names unique, and the node-name filter
+		// that passes must keep complete (Verify checks it).
+		ir.NameNodes(g)
 		var before []*tensor
 		evalErr := fmt.Errorf("graph too large for the reference evaluator")
 		inputs := randomInputs(g, 7)
@@ -38,6 +43,13 @@ func FuzzPasses(f *testing.F) {
 		}
 		if _, err := Run(g, Options{Check: true}); err != nil {
 			t.Fatalf("passes fail on an inferred graph: %v\n%s", err, ir.Dump(g))
+		}
+		// The plan's last step in the pipeline: what follows checks the
+		// compacted graph.
+		dump := ir.Dump(g)
+		g.CompactNodes()
+		if again := ir.Dump(g); again != dump {
+			t.Fatalf("CompactNodes changed the graph:\n%s\nto\n%s", dump, again)
 		}
 		if err := ir.VerifyInferred(g); err != nil {
 			t.Fatalf("graph not fully typed after the passes: %v\n%s", err, ir.Dump(g))
