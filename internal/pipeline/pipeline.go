@@ -62,15 +62,14 @@ type Options struct {
 	BindAll bool
 	// DropFilePages gives the pages of a memory-mapped model file back to
 	// the system (ir.Model.DropFilePages) once nodes are named, and again
-	// after inference (which reads the declared types back): for a caller
-	// that goes on to the passes and the cost model, which read back only
-	// the names they print. On a 112k-node
-	// graph `report` peaked at 189 MB resident with the pages kept, 177 MB
-	// dropped once after inference (median of 5 fresh runs, /usr/bin/time
-	// -f %M; 2-core VM); dropping them before inference took the reading
-	// phase's peak from 141 to 128 MB. A caller that prints every name
-	// (`shapes`) touches them all again. Only for a graph of dropFromNodes
-	// nodes or more.
+	// after inference (which reads the declared types back), for a graph
+	// of dropFromNodes nodes or more: for a caller that goes on to the
+	// passes and the cost model, which read back only the names they
+	// print. On a 112k-node graph `report` peaked at 189 MB resident with
+	// the pages kept, 177 MB with them dropped after inference (median of
+	// 5 fresh runs, /usr/bin/time -f %M; 2-core VM); dropping them before
+	// inference too took the reading phase's peak from 141 to 128 MB. A
+	// caller that prints every name (`shapes`) touches them all again.
 	DropFilePages bool
 	// Counted is ir.ReadOptions.Counted for a model read from a file.
 	Counted func(nodes int)
