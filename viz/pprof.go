@@ -63,24 +63,16 @@ func Profile(r *report.Report) ([]byte, error) {
 	}
 	for i := range r.Nodes {
 		n := &r.Nodes[i]
-		bytes := n.BytesRead + n.BytesWritten
-		if n.TimeS <= 0 && n.FLOPs <= 0 && bytes <= 0 {
+		names, files, ok := sampleFrames(n)
+		if !ok {
 			continue
 		}
-		op := ir.QualifiedOp(n.Domain, n.OpType)
-		names := ScopeFrames(n.Name, op)
+		op := files[len(files)-1]
+		bytes := n.BytesRead + n.BytesWritten
 		// pprof stacks are leaf first.
 		stack := make([]uint64, len(names))
 		for j, f := range names {
-			// pprof tells functions apart by name and file: a module's
-			// file is its scope path, so the conv2 of layer1.0 and the
-			// conv2 of layer3.0 stay two boxes in the call graph while
-			// showing the short name. The leaf's file is its op.
-			file := "/" + strings.Join(names[:j+1], "/")
-			if j == len(names)-1 {
-				file = op
-			}
-			stack[len(names)-1-j] = loc(f, file)
+			stack[len(names)-1-j] = loc(f, files[j])
 		}
 		var b []byte
 		b = protowire.AppendTag(b, 1, protowire.BytesType) // location_id, packed
@@ -223,6 +215,26 @@ func packed[T any](vs []T, u func(T) uint64) []byte {
 		b = protowire.AppendVarint(b, u(v))
 	}
 	return b
+}
+
+// sampleFrames returns the frames of n's sample, root first, with the file
+// pprof shows for each, or ok false for a node that takes no time and
+// moves nothing (views, constants), which gets no sample. pprof tells
+// functions apart by name and file: a module's file is its scope path, so
+// the conv2 of layer1.0 and the conv2 of layer3.0 stay two boxes in the
+// call graph while showing the short name. The leaf's file is its op.
+func sampleFrames(n *report.NodeCost) (names, files []string, ok bool) {
+	if n.TimeS <= 0 && n.FLOPs <= 0 && n.BytesRead+n.BytesWritten <= 0 {
+		return nil, nil, false
+	}
+	op := ir.QualifiedOp(n.Domain, n.OpType)
+	names = ScopeFrames(n.Name, op)
+	files = make([]string, len(names))
+	for j := range names {
+		files[j] = "/" + strings.Join(names[:j+1], "/")
+	}
+	files[len(files)-1] = op
+	return names, files, true
 }
 
 // ScopeFrames splits an exporter-scoped node name into its frames, root

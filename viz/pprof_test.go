@@ -80,7 +80,8 @@ func TestProfileMatchesLibrary(t *testing.T) {
 }
 
 // libraryProfile is Profile built with github.com/google/pprof/profile,
-// as Profile did before its encoder was written by hand.
+// as Profile did before its encoder was written by hand (the frames come
+// from the same sampleFrames: what is checked is the encoding).
 func libraryProfile(r *report.Report) *profile.Profile {
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{
@@ -111,19 +112,15 @@ func libraryProfile(r *report.Report) *profile.Profile {
 	}
 	for i := range r.Nodes {
 		n := &r.Nodes[i]
-		bytes := n.BytesRead + n.BytesWritten
-		if n.TimeS <= 0 && n.FLOPs <= 0 && bytes <= 0 {
+		frames, files, ok := sampleFrames(n)
+		if !ok {
 			continue
 		}
-		op := ir.QualifiedOp(n.Domain, n.OpType)
-		frames := ScopeFrames(n.Name, op)
+		op := files[len(files)-1]
+		bytes := n.BytesRead + n.BytesWritten
 		stack := make([]*profile.Location, len(frames))
 		for j, f := range frames {
-			file := "/" + strings.Join(frames[:j+1], "/")
-			if j == len(frames)-1 {
-				file = op
-			}
-			stack[len(frames)-1-j] = loc(f, file)
+			stack[len(frames)-1-j] = loc(f, files[j])
 		}
 		s := &profile.Sample{
 			Location: stack,
