@@ -20,7 +20,7 @@ if [ "$which" != llm ] && { [ ! -f "$dir/vgg16.onnx" ] || [ ! -f "$dir/resnet50.
   "$py" scripts/export_fixtures.py --with-weights --out "$dir" >&2
 fi
 bin=$(mktemp -d)/onnxcost
-go build -o "$bin" ./cmd/onnxcost
+CGO_ENABLED=0 go build -o "$bin" ./cmd/onnxcost  # static, as README's install line builds it
 
 # median wall seconds (bash's microsecond clock) and max RSS (KiB) of 5 runs
 measure() {

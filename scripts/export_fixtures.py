@@ -46,13 +46,20 @@ import numpy as np
 import onnx
 import onnx.external_data_helper
 import onnx.helper
-import onnx.mapping
 import onnx.numpy_helper
 import onnx.shape_inference
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 import torchvision
+
+def np_dtype(elem_type):
+    """numpy dtype of an ONNX element type: onnx.mapping before onnx 1.13 (Debian's 1.12), gone after 1.15."""
+    if hasattr(onnx.helper, "tensor_dtype_to_np_dtype"):
+        return onnx.helper.tensor_dtype_to_np_dtype(elem_type)
+    from onnx import mapping
+    return mapping.TENSOR_TYPE_TO_NP_TYPE[elem_type]
+
 
 SIZE_THRESHOLD = 1024  # bytes: initializers larger than this lose their data
 OPSET = 13
@@ -616,7 +623,7 @@ NP_OPS = {
     "ReduceMean": lambda n, x: np.mean(x, axis=tuple(_attr(n, "axes")),
                                        keepdims=bool(_attr(n, "keepdims", 1))).astype(x.dtype),
     "Split": _split,
-    "Cast": lambda n, x: x.astype(onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[_attr(n, "to")]),
+    "Cast": lambda n, x: x.astype(np_dtype(_attr(n, "to"))),
     "Range": lambda n, a, b, d: np.arange(a, b, d).astype(a.dtype),
     "Constant": lambda n: onnx.numpy_helper.to_array(_attr(n, "value")),
     "LayerNormalization": _layer_norm,
@@ -634,14 +641,14 @@ def runtime_shapes(stripped, bindings, seed):
     env = {}
     for init in g.initializer:
         if init.data_location == onnx.TensorProto.EXTERNAL:
-            dt = onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[init.data_type]
+            dt = np_dtype(init.data_type)
             env[init.name] = np.zeros(list(init.dims), dtype=dt)
         else:
             env[init.name] = onnx.numpy_helper.to_array(init)
     for vi in g.input:
         tt = vi.type.tensor_type
         shape = [d.dim_value if d.HasField("dim_value") else bindings[d.dim_param] for d in tt.shape.dim]
-        dt = onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[tt.elem_type]
+        dt = np_dtype(tt.elem_type)
         if np.issubdtype(dt, np.integer):
             env[vi.name] = np.ones(shape, dtype=dt)  # token 1, segment 1, mask 1: all valid
         else:
