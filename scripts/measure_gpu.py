@@ -244,23 +244,105 @@ def profile_rows(spec):
     """One call of MODEL:DTYPE:BATCH under the profiler: every kernel, in order, with its time."""
     name, dt, batch = spec.split(":")
     set_dtype(dt)
-    m = build(name).cuda()
-    x = torch.randn(int(batch), 3, 224, 224, device="cuda")
-    if dt == "fp16":
-        m, x = m.half(), x.half()
-    if dt in ("fp16", "tf32"):
-        m = m.to(memory_format=torch.channels_last)
-        x = x.to(memory_format=torch.channels_last)
+    if name == "llama7b-decode":
+        call = llama_decode_step(int(batch))
+    else:
+        m = build(name).cuda()
+        x = torch.randn(int(batch), 3, 224, 224, device="cuda")
+        if dt == "fp16":
+            m, x = m.half(), x.half()
+        if dt in ("fp16", "tf32"):
+            m = m.to(memory_format=torch.channels_last)
+            x = x.to(memory_format=torch.channels_last)
+
+        def call():
+            return m(x)
     from torch.profiler import ProfilerActivity, profile
     with torch.inference_mode():
         for _ in range(10):
-            m(x)
+            call()
         torch.cuda.synchronize()
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            m(x)
+            call()
             torch.cuda.synchronize()
     for i, e in enumerate(k for k in prof.events() if k.device_type == torch.autograd.DeviceType.CUDA):
         yield dict(i=i, kernel=e.name[:160], us="%.2f" % e.time_range.elapsed_us())
+
+
+def llama_decode_step(b, past=1024):
+    """One decode step of a LLaMA-2 7B-shaped decoder in fp16 (random weights), written as the
+    zoo's llama-7b graph is (onnxcost zoo llama-7b --param decode=1 --param past=1024): RMSNorm as
+    pow/mean/rsqrt, rotary with rotate_half, the KV cache grown by concatenation, attention as two
+    matmuls and a softmax, SwiGLU, the LM head over 32000 tokens. Returns the step function."""
+    d, heads, layers, ff, vocab = 4096, 32, 32, 11008, 32000
+    hd = d // heads
+    dev, dt = "cuda", torch.float16
+    F = torch.nn.functional
+
+    def w(*shape):
+        return torch.randn(*shape, device=dev, dtype=dt) * 0.02
+
+    L = [dict(q=w(d, d), k=w(d, d), v=w(d, d), o=w(d, d), g=w(ff, d), u=w(ff, d), dn=w(d, ff),
+              n1=torch.ones(d, device=dev, dtype=dt), n2=torch.ones(d, device=dev, dtype=dt))
+         for _ in range(layers)]
+    head, nf = w(vocab, d), torch.ones(d, device=dev, dtype=dt)
+    x0 = torch.randn(b, 1, d, device=dev, dtype=dt)
+    cache = [(torch.randn(b, heads, past, hd, device=dev, dtype=dt),
+              torch.randn(b, heads, past, hd, device=dev, dtype=dt)) for _ in range(layers)]
+    cos = torch.randn(1, 1, 1, hd, device=dev, dtype=dt)
+    sin = torch.randn(1, 1, 1, hd, device=dev, dtype=dt)
+
+    def rms(x, g):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * g
+
+    def rot(x):
+        return torch.cat((-x[..., hd // 2:], x[..., :hd // 2]), dim=-1)
+
+    def step():
+        x = x0
+        for l, (pk, pv) in zip(L, cache):
+            h = rms(x, l["n1"])
+            q = F.linear(h, l["q"]).view(b, 1, heads, hd).transpose(1, 2)
+            k = F.linear(h, l["k"]).view(b, 1, heads, hd).transpose(1, 2)
+            v = F.linear(h, l["v"]).view(b, 1, heads, hd).transpose(1, 2)
+            q, k = q * cos + rot(q) * sin, k * cos + rot(k) * sin
+            k, v = torch.cat((pk, k), dim=2), torch.cat((pv, v), dim=2)
+            p = torch.softmax(q @ k.transpose(-1, -2) / hd ** 0.5, dim=-1)
+            a = (p @ v).transpose(1, 2).reshape(b, 1, d)
+            x = x + F.linear(a, l["o"])
+            h = rms(x, l["n2"])
+            x = x + F.linear(F.silu(F.linear(h, l["g"])) * F.linear(h, l["u"]), l["dn"])
+        return F.linear(rms(x, nf), head)
+
+    return step
+
+
+def llama_decode_rows(batches, past=1024, iters=20):
+    """Decode-step rows (see llama_decode_step) at each batch."""
+    for b in batches:
+        step = llama_decode_step(b, past)
+        with torch.inference_mode():
+            for _ in range(3):
+                step()
+            torch.cuda.synchronize()
+            eager = median_ms(step, iters)
+            kms, nk = kernel_stats(step, calls=3)
+            s = torch.cuda.Stream()
+            s.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s):
+                step()
+            torch.cuda.current_stream().wait_stream(s)
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                step()
+            g.replay()
+            graph = median_ms(g.replay, iters)
+            power = mean_power(g.replay)
+        del g, step
+        torch.cuda.empty_cache()
+        yield dict(model="llama7b-decode-past%d" % past, mode="infer", dtype="fp16", batch=b,
+                   eager_ms="%.3f" % eager, graph_ms="%.3f" % graph, kernel_ms="%.3f" % kms,
+                   kernels="%.0f" % nk, peak_mib="", power_w=power)
 
 
 def main():
@@ -272,8 +354,22 @@ def main():
     ap.add_argument("--models", help="comma-separated subset, e.g. bert_base,bert_large")
     ap.add_argument("--batches", help="comma-separated batches (default 1,32,128)")
     ap.add_argument("--dtypes", help="comma-separated subset of fp32,tf32,fp16")
-    ap.add_argument("--profile", help="MODEL:DTYPE:BATCH: every kernel of one call instead")
+    ap.add_argument("--profile", help="MODEL:DTYPE:BATCH (MODEL a torchvision name or llama7b-decode): "
+                    "every kernel of one call instead")
+    ap.add_argument("--llama-decode", action="store_true",
+                    help="LLaMA-7B-shaped decode steps (past 1024) at --batches (default 1,8,32) instead")
     a = ap.parse_args()
+    if a.llama_decode:
+        fields = ["model", "mode", "dtype", "batch", "eager_ms", "graph_ms", "kernel_ms",
+                  "kernels", "peak_mib", "power_w"]
+        bs = [int(x) for x in (a.batches or "1,8,32").split(",")]
+        with open(a.out, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
+            w.writeheader()
+            for row in llama_decode_rows(bs):
+                w.writerow(row)
+                f.flush()
+        return
     if a.profile:
         with open(a.out, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=["i", "kernel", "us"], lineterminator="\n")
