@@ -1,11 +1,9 @@
 package cost
 
 import (
-	"encoding/csv"
 	"fmt"
 	"maps"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/measured"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/ir/irtest"
 )
@@ -42,22 +41,12 @@ type measuredKernel struct {
 
 func readMeasuredKernels(t *testing.T, path string) []measuredKernel {
 	t.Helper()
-	f, err := os.Open(path)
+	recs, err := measured.Read(path, "op,dtype,shape,ms")
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.Comment = '#'
-	recs, err := r.ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(recs) < 2 || strings.Join(recs[0], ",") != "op,dtype,shape,ms" {
-		t.Fatalf("%s: want the header op,dtype,shape,ms and rows", path)
 	}
 	var rows []measuredKernel
-	for _, rec := range recs[1:] {
+	for _, rec := range recs {
 		k := measuredKernel{op: rec[0], dtype: rec[1]}
 		for _, s := range strings.Split(rec[2], "x") {
 			d, err := strconv.ParseInt(s, 10, 64)

@@ -1,12 +1,13 @@
 package main
 
 import (
-	"encoding/csv"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/onnxcost/onnxcost/internal/measured"
 )
 
 // Whole models measured on an H100 SXM5 with PyTorch 2.11
@@ -45,22 +46,12 @@ func TestMeasuredEndToEndH100(t *testing.T) {
 		t.Skip("costs whole models")
 	}
 	path := filepath.Join("..", "..", "testdata", "measured", "h100_sxm5_pytorch.csv")
-	f, err := os.Open(path)
+	recs, err := measured.Read(path, "model,mode,dtype,batch,eager_ms,graph_ms,kernel_ms,kernels,peak_mib,power_w")
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.Comment = '#'
-	recs, err := r.ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(recs) < 2 || strings.Join(recs[0], ",") != "model,mode,dtype,batch,eager_ms,graph_ms,kernel_ms,kernels,peak_mib,power_w" {
-		t.Fatalf("%s: unexpected header %q", path, recs[0])
 	}
 	var times, powers []publishedResult
-	for _, rec := range recs[1:] {
+	for _, rec := range recs {
 		model, mode, dtype := rec[0], rec[1], strings.TrimSuffix(rec[2], "-amp")
 		mpath := filepath.Join("..", "..", "testdata", "models", model+".onnx")
 		if mode != "infer" {
