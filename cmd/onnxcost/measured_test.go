@@ -17,13 +17,13 @@ import (
 // regression guard like TestPublishedEndToEnd, not a target.
 //
 // What the rows show (kernel-level profiles in the note of 2026-11-24): the
-// time model's GEMM and convolution kernels are close (ResNet-50 fp16 at
-// batch 128: convolutions 2.85 ms measured, 2.77 ms predicted; VGG-16 fp16:
-// 6.28 vs 5.35 ms), but PyTorch eager runs kernels the exported ONNX does not
-// hold — BatchNorm (folded into the convolutions by the export; 2.9 of 9.3 ms
-// in ResNet-50 fp16), every convolution's bias as a separate broadcast add in
-// channels_last (5.1 of 16.2 ms in VGG-16), a slow NHWC max-pool — so CNN rows
-// are predicted 1.5–2.5× too fast. BERT rows, where cuBLAS GEMMs dominate and
+// time model's GEMM and convolution kernels are close (fp16, batch 128,
+// convolution and GEMM kernels measured vs Conv+Gemm predicted: ResNet-50
+// 2.85 vs 2.77 ms, VGG-16 6.28 vs 5.46 ms), but PyTorch eager runs kernels
+// the exported ONNX does not hold — BatchNorm (folded into the convolutions
+// by the export; 2.9 of 9.3 ms in ResNet-50 fp16), every convolution's bias
+// as a separate broadcast add in channels_last (5.1 of 16.2 ms in VGG-16), a
+// slow NHWC max-pool — so CNN rows are predicted 1.5–2.5× too fast. BERT rows, where cuBLAS GEMMs dominate and
 // PyTorch fuses GEMM bias, LayerNorm, GELU and softmax, are within −20% to +45%.
 // The LLaMA-7B decode step (zoo llama-7b, past 1024, fp16) is −28% at batch 1,
 // −2% at 8 and +17% at 32: at batch 1 cuBLAS's GEMVs stream the weights at
