@@ -13,7 +13,9 @@ For every (model, dtype, batch) it writes one CSV row with
   kernel_ms    the sum of the GPU kernels' durations in one call (torch.profiler,
                averaged over the profiled calls): device work with the gaps removed;
   kernels      kernels per call (memset/memcpy excluded);
-  peak_mib     torch.cuda.max_memory_allocated over the eager calls, MiB;
+  peak_mib     torch.cuda.max_memory_allocated over the eager calls (training: the timed steps,
+               after 5 warm-up steps) less what was allocated before the row began, MiB: the
+               model's weights, activations and cuDNN/cuBLAS workspaces;
   power_w      mean board power over ~2 s of back-to-back graph replays
                (torch.cuda.power_draw), or empty where the driver does not report it.
 Training rows (dtype fp16-amp, mode train) time one optimizer step of SGD with
@@ -54,6 +56,16 @@ def set_dtype(dt):
     tf32 = dt == "tf32"
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
+
+
+def fresh_baseline():
+    """Memory still allocated when a row starts (what earlier rows left behind, e.g. CUDA-graph
+    pools), so that a row's peak counts only its own tensors."""
+    import gc
+    gc.collect()
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    return torch.cuda.memory_allocated()
 
 
 def median_ms(fn, iters):
@@ -111,6 +123,7 @@ BERTS = {"bert_base": (12, 768, 12, 3072), "bert_large": (24, 1024, 16, 4096)}
 
 def infer_row(name, dt, batch, iters):
     set_dtype(dt)
+    base = fresh_baseline()
     if name in BERTS:
         m = bert(*BERTS[name]).cuda()
         ids = torch.randint(0, 30522, (batch, 128), device="cuda")
@@ -139,7 +152,7 @@ def infer_row(name, dt, batch, iters):
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
         eager = median_ms(lambda: m(*args), iters)
-        peak = torch.cuda.max_memory_allocated() / 2**20
+        peak = (torch.cuda.max_memory_allocated() - base) / 2**20
         kms, nk = kernel_stats(lambda: m(*args))
         s = torch.cuda.Stream()
         s.wait_stream(torch.cuda.current_stream())
@@ -163,6 +176,7 @@ def infer_row(name, dt, batch, iters):
 
 def train_row(name, optim, batch, iters):
     set_dtype("fp16")
+    base = fresh_baseline()
     m = getattr(torchvision.models, name)(weights=None).cuda().train()
     m = m.to(memory_format=torch.channels_last)
     x = torch.randn(batch, 3, 224, 224, device="cuda").to(memory_format=torch.channels_last)
@@ -185,7 +199,7 @@ def train_row(name, optim, batch, iters):
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     eager = median_ms(step, iters)
-    peak = torch.cuda.max_memory_allocated() / 2**20
+    peak = (torch.cuda.max_memory_allocated() - base) / 2**20
     kms, nk = kernel_stats(step, calls=3)
     del m, x, opt
     torch.cuda.empty_cache()
