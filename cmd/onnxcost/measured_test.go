@@ -23,8 +23,10 @@ import (
 // the exported ONNX does not hold — BatchNorm (folded into the convolutions
 // by the export; 2.9 of 9.3 ms in ResNet-50 fp16), every convolution's bias
 // as a separate broadcast add in channels_last (5.1 of 16.2 ms in VGG-16), a
-// slow NHWC max-pool — so CNN rows are predicted 1.5–2.5× too fast. BERT rows, where cuBLAS GEMMs dominate and
-// PyTorch fuses GEMM bias, LayerNorm, GELU and softmax, are within −20% to +45%.
+// slow NHWC max-pool — so CNN rows are predicted too fast (−19% to −64%).
+// BERT rows, where cuBLAS GEMMs dominate and PyTorch fuses GEMM bias,
+// LayerNorm, GELU and softmax: fp16 −1% to −19%, fp32 −40% (batch 1) to
+// +10%, tf32 +13% to +44%.
 // The LLaMA-7B decode step (zoo llama-7b, past 1024, fp16) is −28% at batch 1,
 // −2% at 8 and +17% at 32: at batch 1 cuBLAS's GEMVs stream the weights at
 // 2.47 TB/s (74% of HBM bandwidth; predicted 2.82) and PyTorch's 1,126 other
@@ -33,8 +35,8 @@ import (
 // measuredBounds holds the largest median |error| per metric. Reached when
 // set: time 32.5% (P90 49.1%, 48 rows), board power 10.5% (P90 29.6%, 48
 // rows; BERT's predicted 15–30% low, the CNNs' mostly within 10%), peak
-// memory 6.4% (P90 13.5%, 39 rows; predicted low, by 12% on CNNs at large
-// batch, 56% once where cuDNN chose a 1.6 GB workspace: VGG-16 fp32 b32).
+// memory 6.4% (P90 13.5%, 39 rows; −13% to +6%: CNNs 12% low at large
+// batch, and −56% once where cuDNN chose a 1.6 GB workspace, VGG-16 fp32 b32).
 var measuredBounds = map[string]float64{"time": 0.36, "power": 0.14, "memory": 0.09}
 
 // measuredZoo gives the zoo command that writes a measured model not in
