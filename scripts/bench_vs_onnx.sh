@@ -22,15 +22,21 @@ fi
 bin=$(mktemp -d)/onnxcost
 CGO_ENABLED=0 go build -o "$bin" ./cmd/onnxcost  # static, as README's install line builds it
 
-# median wall seconds (bash's microsecond clock) and max RSS (KiB) of 5 runs
+# median wall seconds (bash's microsecond clock) of 5 runs and max RSS (KiB)
+# of 5 more. The timed runs are bare: under /usr/bin/time each run also paid
+# that (dynamically linked) program's own start, 4-6 ms on this VM, a tenth
+# of a DenseNet report and nothing of a python one.
 measure() {
   local walls=() rss=0 t0 t1 r tmp
   tmp=$(mktemp)
   for _ in 1 2 3 4 5; do
     t0=$EPOCHREALTIME
-    /usr/bin/time -f "%M" -o "$tmp" "$@" >/dev/null 2>&1
+    "$@" >/dev/null 2>&1
     t1=$EPOCHREALTIME
     walls+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')")
+  done
+  for _ in 1 2 3 4 5; do
+    /usr/bin/time -f "%M" -o "$tmp" "$@" >/dev/null 2>&1
     r=$(tail -1 "$tmp"); [ "$r" -gt "$rss" ] && rss=$r
   done
   rm -f "$tmp"
