@@ -19,6 +19,7 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Read(data, ReadOptions{})
+		checkColdRead(t, data, m, err, 16)
 		if err != nil {
 			return
 		}

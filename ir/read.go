@@ -3,6 +3,7 @@ package ir
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -70,7 +71,14 @@ func ReadFile(path string, opt ReadOptions) (*Model, error) {
 	// A file read into memory instead holds its weights too: sharing it
 	// would keep them alive.
 	opt.ShareInput = mapped
-	m, err := Read(data, opt)
+	var src io.ReaderAt
+	if mapped && len(data) >= coldMinFile {
+		if f, err := os.Open(path); err == nil {
+			defer f.Close()
+			src = f
+		}
+	}
+	m, err := read(data, opt, src, coldPayload)
 	if err != nil {
 		release() // nothing points into the mapping
 		return nil, err
@@ -85,6 +93,12 @@ func ReadFile(path string, opt ReadOptions) (*Model, error) {
 // Read decodes an ONNX ModelProto held in memory. Tensors keep offsets
 // into data (and Read does not retain data itself).
 func Read(data []byte, opt ReadOptions) (m *Model, err error) {
+	return read(data, opt, nil, 0)
+}
+
+// read is Read with, for a mapped file, the file itself: src serves the
+// main graph's cold bytes (see listTop), payloads of coldMin bytes or more.
+func read(data []byte, opt ReadOptions, src io.ReaderAt, coldMin int64) (m *Model, err error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("empty file: not an ONNX model")
 	}
@@ -97,7 +111,7 @@ func Read(data []byte, opt ReadOptions) (m *Model, err error) {
 	if lim == nil {
 		lim = &DefaultLimits
 	}
-	r := &reader{data: data, lim: lim, ext: newExtFiles(opt.Dir), share: opt.ShareInput, counted: opt.Counted}
+	r := &reader{data: data, src: src, coldMin: coldMin, lim: lim, ext: newExtFiles(opt.Dir), share: opt.ShareInput, counted: opt.Counted}
 	defer r.ext.close()
 	m, err = r.model()
 	if err != nil {
@@ -110,6 +124,8 @@ func Read(data []byte, opt ReadOptions) (m *Model, err error) {
 type reader struct {
 	wireWalker
 	data    []byte
+	src     io.ReaderAt // the mapped file, for cold bytes (listTop); nil when data is all there is
+	coldMin int64       // the smallest payload listTop skips as cold
 	lim     *Limits
 	ext     *extFiles
 	share   bool            // strings may point into data (ReadOptions.ShareInput)
@@ -125,6 +141,9 @@ type reader struct {
 	dimSlab   []Dim             // see dims
 	typeSlab  []TypeInfo        // see declared
 	interned  map[string]string // see internStr
+
+	coldSlab []byte // see coldBytes
+	coldBuf  []byte // see coldTensor
 
 	scratch     bool  // decoded types are checked, not kept (see dims)
 	scratchDims []Dim // their dims
@@ -310,6 +329,7 @@ type graphParts struct {
 	name, doc                      string
 	nodes, valueInfo               []span
 	inits, sparse, inputs, outputs []pbField
+	cold                           []*coldInit // per init: its copy when read cold (main graph only)
 }
 
 // countFields counts the fields of the message in b by number (those
@@ -347,14 +367,28 @@ func (r *reader) spanField(s span) pbField {
 	return pbField{typ: protowire.BytesType, b: r.data[s.off : s.off+s.n : s.off+s.n], off: s.off}
 }
 
-func (r *reader) graphScan(b []byte, off int64) (*graphParts, error) {
+func (r *reader) graphScan(b []byte, off int64, top bool) (*graphParts, error) {
 	p := &graphParts{}
+	// The main graph of a mapped file is listed with its cold bytes read
+	// from the file (listTop); anything else is walked.
+	var listed []topField
+	listOK := false
+	if top && r.src != nil {
+		listed, listOK = r.listTop(b, off)
+	}
 	// Count first, so that each list is allocated once at its size: on a
 	// 112k-node graph, growing them by doubling allocated more than the
 	// whole graph. A field of the wrong wire type is counted too; the
 	// second walk reports it.
 	var counts [16]int
-	if !countFields(b, &counts) {
+	switch {
+	case listOK:
+		for i := range listed {
+			if n := listed[i].f.num; n < 16 {
+				counts[n]++
+			}
+		}
+	case !countFields(b, &counts):
 		// Malformed: the walk below says where.
 		clear(counts[:])
 	}
@@ -370,7 +404,7 @@ func (r *reader) graphScan(b []byte, off int64) (*graphParts, error) {
 			*l.list = make([]pbField, 0, c)
 		}
 	}
-	err := r.walk(b, off, func(f *pbField) error {
+	collect := func(f *pbField) error {
 		var err error
 		switch f.num {
 		case 1:
@@ -404,8 +438,20 @@ func (r *reader) graphScan(b []byte, off int64) (*graphParts, error) {
 			p.doc, err = r.str(f, "doc_string")
 		}
 		return err
-	})
-	return p, err
+	}
+	if !listOK {
+		return p, r.walk(b, off, collect)
+	}
+	p.cold = make([]*coldInit, 0, len(p.inits))
+	for i := range listed {
+		if err := collect(&listed[i].f); err != nil {
+			return p, err
+		}
+		if listed[i].f.num == 5 {
+			p.cold = append(p.cold, listed[i].cold)
+		}
+	}
+	return p, nil
 }
 
 // graph builds a Graph from a GraphProto. parent is nil for the main graph;
@@ -414,7 +460,7 @@ func (r *reader) graph(b []byte, off int64, parent *Graph, depth int) (*Graph, e
 	if depth > r.lim.MaxDepth {
 		return nil, fmt.Errorf("%s: subgraphs nested deeper than %d (the limit)", r.where(), r.lim.MaxDepth)
 	}
-	p, err := r.graphScan(b, off)
+	p, err := r.graphScan(b, off, parent == nil)
 	if err != nil {
 		return nil, err
 	}
@@ -434,13 +480,20 @@ func (r *reader) graph(b []byte, off int64, parent *Graph, depth int) (*Graph, e
 	for _, inits := range []struct {
 		field  string
 		recs   []pbField
+		cold   []*coldInit
 		decode func(b []byte, off int64) (*Tensor, error)
 	}{
-		{"initializer", p.inits, r.tensor},
-		{"sparse_initializer", p.sparse, r.sparseTensor},
+		{"initializer", p.inits, p.cold, r.tensor},
+		{"sparse_initializer", p.sparse, nil, r.sparseTensor},
 	} {
 		err := r.each(inits.field, len(inits.recs), func(i int) error {
-			t, err := inits.decode(inits.recs[i].b, inits.recs[i].off)
+			var t *Tensor
+			var err error
+			if i < len(inits.cold) && inits.cold[i] != nil {
+				t, err = r.coldTensor(inits.cold[i], inits.recs[i].off, int64(len(inits.recs[i].b)))
+			} else {
+				t, err = inits.decode(inits.recs[i].b, inits.recs[i].off)
+			}
 			if err != nil {
 				return err
 			}

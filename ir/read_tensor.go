@@ -64,6 +64,13 @@ func (r *reader) tensor(b []byte, off int64) (*Tensor, error) {
 }
 
 func (r *reader) tensorCap(b []byte, off int64, small int64) (*Tensor, error) {
+	return r.tensorRaw(b, off, small, nil)
+}
+
+// tensorRaw is tensorCap for a TensorProto whose raw_data field, when raw
+// is not nil, was taken off the end of b (a cold initializer's head, see
+// coldHead): b holds the fields before it.
+func (r *reader) tensorRaw(b []byte, off int64, small int64, raw *pbField) (*Tensor, error) {
 	if err := r.countObject(); err != nil {
 		return nil, err
 	}
@@ -104,6 +111,9 @@ func (r *reader) tensorCap(b []byte, off int64, small int64) (*Tensor, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if raw != nil {
+		p.raw, p.hasRaw = *raw, true
 	}
 	n, err := r.checkDims(t.Dims)
 	if err != nil {
