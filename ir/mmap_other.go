@@ -8,20 +8,20 @@ import (
 )
 
 // mapFile reads the whole file where memory mapping is not implemented.
-func mapFile(path string) (data []byte, release func(), mapped bool, err error) {
+func mapFile(path string) (data []byte, release func(), file *os.File, err error) {
 	if _, err := statModel(path); err != nil {
-		return nil, nil, false, err
+		return nil, nil, nil, err
 	}
 	data, err = os.ReadFile(path)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, nil, err
 	}
 	if len(data) == 0 {
-		return nil, nil, false, fmt.Errorf("empty file: not an ONNX model")
+		return nil, nil, nil, fmt.Errorf("empty file: not an ONNX model")
 	}
-	return data, func() {}, false, nil
+	return data, func() {}, nil, nil
 }
 
 // dropPages does nothing: without memory mapping there are no file pages
-// to drop (mapFile reports the file as not mapped).
+// to drop (mapFile returns no mapped file).
 func dropPages([]byte) {}

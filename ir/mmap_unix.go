@@ -11,34 +11,35 @@ import (
 // mapFile maps path read-only into memory. Pages are loaded only when
 // touched, so decoding a model touches its structure and small constants
 // but not its weights. release unmaps the file, for when nothing points
-// into the mapping. mapped is false when the file was read into memory
-// instead.
-func mapFile(path string) (data []byte, release func(), mapped bool, err error) {
+// into the mapping. file is the mapped file, still open (the caller
+// closes it), so that bytes read with pread are the mapping's; it is nil
+// when the file was read into memory instead.
+func mapFile(path string) (data []byte, release func(), file *os.File, err error) {
 	fi, err := statModel(path)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, nil, err
 	}
 	if fi.Size() == 0 {
-		return nil, nil, false, fmt.Errorf("empty file: not an ONNX model")
+		return nil, nil, nil, fmt.Errorf("empty file: not an ONNX model")
 	}
 	if fi.Size() != int64(int(fi.Size())) {
-		return nil, nil, false, fmt.Errorf("file of %d bytes is too large to map", fi.Size())
+		return nil, nil, nil, fmt.Errorf("file of %d bytes is too large to map", fi.Size())
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, nil, err
 	}
-	defer f.Close()
 	data, err = syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
+		f.Close()
 		// Some file systems cannot map: read the file instead.
 		data, err = os.ReadFile(path)
 		if err != nil {
-			return nil, nil, false, err
+			return nil, nil, nil, err
 		}
-		return data, func() {}, false, nil
+		return data, func() {}, nil, nil
 	}
-	return data, func() { syscall.Munmap(data) }, true, nil
+	return data, func() { syscall.Munmap(data) }, f, nil
 }
 
 // dropPages lets the kernel reclaim the resident pages of a read-only

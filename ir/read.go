@@ -61,9 +61,17 @@ const maxObjectsPerNode = 4
 // life of the process; a file rewritten in place meanwhile (rather than
 // replaced, as WriteFile does) changes them.
 func ReadFile(path string, opt ReadOptions) (*Model, error) {
-	data, release, mapped, err := mapFile(path)
+	data, release, file, err := mapFile(path)
 	if err != nil {
 		return nil, err
+	}
+	mapped := file != nil
+	var src io.ReaderAt
+	if mapped {
+		defer file.Close()
+		if len(data) >= coldMinFile {
+			src = file
+		}
 	}
 	if opt.Dir == "" {
 		opt.Dir = filepath.Dir(path)
@@ -71,13 +79,6 @@ func ReadFile(path string, opt ReadOptions) (*Model, error) {
 	// A file read into memory instead holds its weights too: sharing it
 	// would keep them alive.
 	opt.ShareInput = mapped
-	var src io.ReaderAt
-	if mapped && len(data) >= coldMinFile {
-		if f, err := os.Open(path); err == nil {
-			defer f.Close()
-			src = f
-		}
-	}
 	m, err := read(data, opt, src, coldPayload)
 	if err != nil {
 		release() // nothing points into the mapping
