@@ -59,15 +59,20 @@ func weightsModel(rng *rand.Rand, layers int, odd bool) []byte {
 		b = protowire.AppendTag(b, num, protowire.BytesType)
 		return protowire.AppendBytes(b, v)
 	}
-	tensor := func(name string, dims []int64, raw []byte, after []byte, long bool) []byte {
+	// head is a TensorProto's dims, data_type and name; the callers add
+	// its data.
+	head := func(name string, dt DType, dims ...int64) []byte {
 		var t []byte
 		for _, d := range dims {
 			t = protowire.AppendTag(t, 1, protowire.VarintType)
 			t = protowire.AppendVarint(t, uint64(d))
 		}
 		t = protowire.AppendTag(t, 2, protowire.VarintType)
-		t = protowire.AppendVarint(t, uint64(Float32))
-		t = bytesField(t, 8, []byte(name))
+		t = protowire.AppendVarint(t, uint64(dt))
+		return bytesField(t, 8, []byte(name))
+	}
+	tensor := func(name string, dims []int64, raw []byte, after []byte, long bool) []byte {
+		t := head(name, Float32, dims...)
 		if long { // a doc_string before raw_data pushes it past the head read
 			t = bytesField(t, 12, bytes.Repeat([]byte("d"), coldHead))
 		}
@@ -111,22 +116,8 @@ func weightsModel(rng *rand.Rand, layers int, odd bool) []byte {
 		g = bytesField(g, 5, tensor(fmt.Sprintf("w%d", i), []int64{8, 8, 64, 64}, floats(8*8*64*64), after, odd && i%7 == 5))
 	}
 	if odd {
-		var t []byte
-		t = protowire.AppendTag(t, 1, protowire.VarintType)
-		t = protowire.AppendVarint(t, 3)
-		t = protowire.AppendTag(t, 2, protowire.VarintType)
-		t = protowire.AppendVarint(t, uint64(Float32))
-		t = bytesField(t, 8, []byte("typed"))
-		t = bytesField(t, 4, floats(3))
-		g = bytesField(g, 5, t)
-		var s []byte
-		s = protowire.AppendTag(s, 1, protowire.VarintType)
-		s = protowire.AppendVarint(s, 2)
-		s = protowire.AppendTag(s, 2, protowire.VarintType)
-		s = protowire.AppendVarint(s, uint64(Int64))
-		s = bytesField(s, 8, []byte("shape"))
-		s = bytesField(s, 9, []byte{1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0})
-		g = bytesField(g, 5, s)
+		g = bytesField(g, 5, bytesField(head("typed", Float32, 3), 4, floats(3)))
+		g = bytesField(g, 5, bytesField(head("shape", Int64, 2), 9, []byte{1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0}))
 	}
 	valueInfo := func(name string, dims ...int64) []byte {
 		var shape []byte

@@ -68,6 +68,23 @@ def fresh_baseline():
     return torch.cuda.memory_allocated()
 
 
+def capture(fn, reps=1, warm=3):
+    """A CUDA graph of reps calls of fn, after warm calls on a side stream (as capture
+    requires), replayed once."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(warm):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(reps):
+            fn()
+    g.replay()
+    return g
+
+
 def median_ms(fn, iters):
     ts = []
     for _ in range(iters):
@@ -154,16 +171,8 @@ def infer_row(name, dt, batch, iters):
         eager = median_ms(lambda: m(*args), iters)
         peak = (torch.cuda.max_memory_allocated() - base) / 2**20
         kms, nk = kernel_stats(lambda: m(*args))
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            for _ in range(3):
-                m(*args)
-        torch.cuda.current_stream().wait_stream(s)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            m(*args)
-        for _ in range(5):
+        g = capture(lambda: m(*args))
+        for _ in range(4):
             g.replay()
         graph = median_ms(g.replay, iters)
         power = mean_power(g.replay)
@@ -210,17 +219,7 @@ def train_row(name, optim, batch, iters):
 
 def graph_ms(fn, reps=20, iters=10):
     """Per-call GPU time of fn: 20 calls captured in one CUDA graph, replayed."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(reps):
-            fn()
-    g.replay()
+    g = capture(fn, reps)
     ts = []
     for _ in range(iters):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -341,15 +340,7 @@ def llama_decode_rows(batches, past=1024, iters=20):
             torch.cuda.synchronize()
             eager = median_ms(step, iters)
             kms, nk = kernel_stats(step, calls=3)
-            s = torch.cuda.Stream()
-            s.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s):
-                step()
-            torch.cuda.current_stream().wait_stream(s)
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g):
-                step()
-            g.replay()
+            g = capture(step, warm=1)
             graph = median_ms(g.replay, iters)
             power = mean_power(g.replay)
         del g, step
