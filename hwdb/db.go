@@ -15,8 +15,25 @@ var builtinYAML []byte
 // DB is a set of GPUs that can be listed and looked up by name or alias.
 // The zero DB is empty; use Builtin or WithUserFile.
 type DB struct {
-	gpus  []*GPU          // sorted by name
-	index map[string]*GPU // normalized name or alias -> GPU
+	entries []*dbEntry          // sorted by name
+	index   map[string]*dbEntry // normalized name or alias -> dbEntry
+}
+
+// dbEntry is one GPU of a DB, known by its name and aliases before its
+// figures are: the built-in ones may be decoded on first use (UseLazy).
+type dbEntry struct {
+	name    string
+	aliases []string
+	gpu     func() (*GPU, error)
+}
+
+// decoded wraps GPUs already parsed as entries.
+func decoded(gpus []*GPU) []*dbEntry {
+	es := make([]*dbEntry, len(gpus))
+	for i, g := range gpus {
+		es[i] = &dbEntry{g.Name, g.Aliases, func() (*GPU, error) { return g, nil }}
+	}
+	return es
 }
 
 var builtin = sync.OnceValues(func() (*DB, error) {
@@ -24,7 +41,7 @@ var builtin = sync.OnceValues(func() (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("built-in GPU data: %w", err)
 	}
-	return newDB(gpus, nil)
+	return newDB(decoded(gpus), nil)
 })
 
 // Builtin returns the embedded database. The error is non-nil only if the
@@ -32,8 +49,8 @@ var builtin = sync.OnceValues(func() (*DB, error) {
 func Builtin() (*DB, error) { return builtin() }
 
 // WithUserFile returns the built-in database plus the GPUs of a user spec
-// file (YAML or JSON, see LoadFile). A user entry with a built-in name
-// replaces that entry; a user alias that a built-in GPU also uses moves to
+// file (YAML or JSON, see LoadFile). A user dbEntry with a built-in name
+// replaces that dbEntry; a user alias that a built-in GPU also uses moves to
 // the user's GPU.
 func WithUserFile(path string) (*DB, error) {
 	b, err := builtin()
@@ -44,57 +61,69 @@ func WithUserFile(path string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newDB(b.gpus, user)
+	return newDB(b.entries, decoded(user))
 }
 
 // newDB indexes base entries overlaid with user entries.
-func newDB(base, user []*GPU) (*DB, error) {
-	byName := map[string]*GPU{}
-	for _, g := range base {
-		byName[normalize(g.Name)] = g
+func newDB(base, user []*dbEntry) (*DB, error) {
+	byName := map[string]*dbEntry{}
+	for _, e := range base {
+		byName[normalize(e.name)] = e
 	}
-	for _, g := range user {
-		byName[normalize(g.Name)] = g
+	for _, e := range user {
+		byName[normalize(e.name)] = e
 	}
-	db := &DB{index: map[string]*GPU{}}
-	for k, g := range byName {
-		db.gpus = append(db.gpus, g)
-		db.index[k] = g
+	db := &DB{index: map[string]*dbEntry{}}
+	for k, e := range byName {
+		db.entries = append(db.entries, e)
+		db.index[k] = e
 	}
-	sort.Slice(db.gpus, func(i, j int) bool { return db.gpus[i].Name < db.gpus[j].Name })
-	isUser := map[*GPU]bool{}
-	for _, g := range user {
-		isUser[g] = true
+	sort.Slice(db.entries, func(i, j int) bool { return db.entries[i].name < db.entries[j].name })
+	isUser := map[*dbEntry]bool{}
+	for _, e := range user {
+		isUser[e] = true
 	}
 	// Built-in aliases first, then the user's, which may take over a
 	// built-in alias (a user's "a100" is their measured A100) but never a
 	// GPU's name.
-	aliasOwner := map[string]*GPU{}
+	aliasOwner := map[string]*dbEntry{}
 	for _, pass := range []bool{false, true} {
-		for _, g := range db.gpus {
-			if isUser[g] != pass {
+		for _, e := range db.entries {
+			if isUser[e] != pass {
 				continue
 			}
-			for _, a := range g.Aliases {
+			for _, a := range e.aliases {
 				k := normalize(a)
-				if owner, ok := db.index[k]; ok && owner != g && aliasOwner[k] == nil {
-					return nil, fmt.Errorf("alias %q of %s is the name of GPU %s", a, g.Name, owner.Name)
+				if owner, ok := db.index[k]; ok && owner != e && aliasOwner[k] == nil {
+					return nil, fmt.Errorf("alias %q of %s is the name of GPU %s", a, e.name, owner.name)
 				}
-				if prev := aliasOwner[k]; prev != nil && prev != g && isUser[prev] == isUser[g] {
-					return nil, fmt.Errorf("alias %q claimed by both %s and %s", a, prev.Name, g.Name)
+				if prev := aliasOwner[k]; prev != nil && prev != e && isUser[prev] == isUser[e] {
+					return nil, fmt.Errorf("alias %q claimed by both %s and %s", a, prev.name, e.name)
 				}
-				aliasOwner[k] = g
-				db.index[k] = g
+				aliasOwner[k] = e
+				db.index[k] = e
 			}
 		}
 	}
 	return db, nil
 }
 
-// All returns copies of every GPU, sorted by name.
-func (db *DB) All() []*GPU { return cloneAll(db.gpus) }
+// All returns copies of every GPU, sorted by name. A built-in dbEntry that
+// does not decode is a broken build (web/hwdbdata's test decodes every
+// one), so it panics rather than return a short list.
+func (db *DB) All() []*GPU {
+	out := make([]*GPU, len(db.entries))
+	for i, e := range db.entries {
+		g, err := e.gpu()
+		if err != nil {
+			panic(fmt.Sprintf("hwdb: GPU %s: %v", e.name, err))
+		}
+		out[i] = g.Clone()
+	}
+	return out
+}
 
-// cloneAll copies every entry of a database, so that callers cannot edit
+// cloneAll copies every dbEntry of a database, so that callers cannot edit
 // the database's own.
 func cloneAll[T interface{ Clone() T }](xs []T) []T {
 	out := make([]T, len(xs))
@@ -108,7 +137,11 @@ func cloneAll[T interface{ Clone() T }](xs []T) []T {
 // and returns a copy. An unknown name gives an error suggesting the closest
 // names.
 func (db *DB) Lookup(name string) (*GPU, error) {
-	if g, ok := db.index[normalize(name)]; ok {
+	if e, ok := db.index[normalize(name)]; ok {
+		g, err := e.gpu()
+		if err != nil {
+			return nil, fmt.Errorf("GPU %s: %w", e.name, err)
+		}
 		return g.Clone(), nil
 	}
 	msg := fmt.Sprintf("unknown GPU %q", name)
@@ -170,12 +203,12 @@ func (db *DB) suggest(query string, n int) []string {
 		name          string
 		prefix, whole int
 	}
-	best := map[*GPU]cand{}
-	for k, g := range db.index {
+	best := map[*dbEntry]cand{}
+	for k, e := range db.index {
 		p, w := prefixDistance(q, k)
-		c, ok := best[g]
+		c, ok := best[e]
 		if !ok || p < c.prefix || (p == c.prefix && w < c.whole) {
-			best[g] = cand{g.Name, p, w}
+			best[e] = cand{e.name, p, w}
 		}
 	}
 	limit := max(1, len([]rune(q))/4)
@@ -230,34 +263,48 @@ func prefixDistance(q, key string) (prefix, whole int) {
 	return prefix, prev[len(b)]
 }
 
-// UseParsed makes the built-in GPUs and runtime profiles the entries load
-// returns instead of what parsing the embedded YAML gives: parsing it
-// took 13 ms of every CLI start on a 2-core machine and 0.4 s of every
-// page load in the WebAssembly build. load runs once, on first use. The
-// entries must be exactly what the YAML parses to; web/hwdbdata
-// generates them from it and its test holds them to it. Call it before
-// any other function of this package (from an init function).
-func UseParsed(load func() ([]*GPU, []*Runtime, error)) {
-	type entries struct {
-		gpus     []*GPU
-		runtimes []*Runtime
-	}
-	loaded := sync.OnceValues(func() (entries, error) {
-		g, r, err := load()
-		return entries{g, r}, err
-	})
+// LazyGPU is a built-in GPU known by its name and aliases, whose figures
+// Decode returns on first use.
+type LazyGPU struct {
+	Name    string
+	Aliases []string
+	Decode  func() (*GPU, error)
+}
+
+// UseLazy makes the built-in GPUs and runtime profiles these instead of
+// what parsing the embedded YAML gives: parsing it took 13 ms of every CLI
+// start on a 2-core machine and 0.4 s of every page load in the
+// WebAssembly build, and decoding all 35 GPUs from JSON still 2.4 ms of a
+// 36 ms DenseNet-121 report that needs one. Each GPU is decoded once, when
+// first looked up; the runtime profiles, all at once, on first use. The
+// entries must be exactly what the YAML parses to: web/hwdbdata generates
+// them from it and its test holds them to it. Call it before any other
+// function of this package (from an init function).
+func UseLazy(gpus []LazyGPU, runtimes func() ([]*Runtime, error)) {
 	builtin = sync.OnceValues(func() (*DB, error) {
-		e, err := loaded()
+		es := make([]*dbEntry, len(gpus))
+		for i, l := range gpus {
+			decode := l.Decode
+			name := l.Name
+			es[i] = &dbEntry{l.Name, l.Aliases, sync.OnceValues(func() (*GPU, error) {
+				g, err := decode()
+				if err == nil && g.Name != name {
+					err = fmt.Errorf("decoded as %s", g.Name)
+				}
+				return g, err
+			})}
+		}
+		db, err := newDB(es, nil)
 		if err != nil {
 			return nil, fmt.Errorf("built-in GPU data: %w", err)
 		}
-		return newDB(e.gpus, nil)
+		return db, nil
 	})
 	builtinRuntimes = sync.OnceValues(func() (*RuntimeDB, error) {
-		e, err := loaded()
+		rs, err := runtimes()
 		if err != nil {
 			return nil, fmt.Errorf("built-in runtime profiles: %w", err)
 		}
-		return newRuntimeDB(e.runtimes, nil), nil
+		return newRuntimeDB(rs, nil), nil
 	})
 }

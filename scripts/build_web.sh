@@ -27,7 +27,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # The hardware database the wasm starts with, parsed from hwdb's YAML here
 # rather than in the page (web/hwdbdata).
-go run ./web/hwdbdata/gen -o web/hwdbdata/data.json
+go run ./web/hwdbdata/gen -o web/hwdbdata/data.go
 
 version=$(sed -n 's/^var version = "\(.*\)"$/\1/p' cmd/onnxcost/main.go)
 # -trimpath and an empty build id keep the bytes independent of the
