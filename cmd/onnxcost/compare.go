@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newCompareCmd) }
+func init() { register("compare", newCompareCmd) }
 
 func newCompareCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f costFlags

@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newEnergyCmd) }
+func init() { register("energy", newEnergyCmd) }
 
 // energyJSON is `onnxcost energy --format json`
 // (cmd/onnxcost/energy.schema.json).

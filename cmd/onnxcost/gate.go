@@ -21,9 +21,9 @@ import (
 )
 
 func init() {
-	register(newDiffCmd)
-	register(newCheckCmd)
-	register(newBudgetCmd)
+	register("diff", newDiffCmd)
+	register("check", newCheckCmd)
+	register("budget", newBudgetCmd)
 }
 
 // outFlags are the report files one run can write besides stdout.

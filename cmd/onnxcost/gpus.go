@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newGPUsCmd) }
+func init() { register("gpus", newGPUsCmd) }
 
 // gpuDB returns the built-in database, with the user's file over it.
 func gpuDB(gpuFile string) (*hwdb.DB, error) {

@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newGraphCmd) }
+func init() { register("graph", newGraphCmd) }
 
 // drawn is what the drawing commands need: a report, the GPU's roofs and
 // the graph's inputs and outputs (known only when a model was read).

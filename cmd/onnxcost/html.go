@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newHTMLCmd) }
+func init() { register("html", newHTMLCmd) }
 
 func newHTMLCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f costFlags

@@ -72,3 +72,22 @@ func copyFile(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// TestRegisteredNames: each subcommand is registered under the name its
+// command has, without aliases, since a run builds only the one its
+// arguments name; and a run builds that one alone.
+func TestRegisteredNames(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range subcommands {
+		c := s.build(io.Discard, io.Discard)
+		if c.Name() != s.name || len(c.Aliases) > 0 || seen[s.name] {
+			t.Errorf("registered as %q: builds %q with aliases %q (registered before: %v)", s.name, c.Name(), c.Aliases, seen[s.name])
+		}
+		seen[s.name] = true
+	}
+	for args, want := range map[string]int{"-q report m.onnx": 1, "report --help": 1, "help report": len(subcommands), "": len(subcommands), "-- report": len(subcommands), "reprot": len(subcommands), "--version": len(subcommands)} {
+		if got := len(newRootCmd(io.Discard, io.Discard, strings.Fields(args)...).Commands()); got != want {
+			t.Errorf("%q builds %d subcommands, want %d", args, got, want)
+		}
+	}
+}

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newOptimizeCmd) }
+func init() { register("optimize", newOptimizeCmd) }
 
 func newOptimizeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var mf modelFlags

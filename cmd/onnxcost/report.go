@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newReportCmd) }
+func init() { register("report", newReportCmd) }
 
 // costFlags are the flags of every command that estimates cost.
 type costFlags struct {

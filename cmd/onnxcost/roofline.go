@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newRooflineCmd) }
+func init() { register("roofline", newRooflineCmd) }
 
 // loadPlans returns the main plan's drawing data and, when both plans are
 // wanted and a model (not a saved report) was given, the unfused report.

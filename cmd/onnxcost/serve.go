@@ -25,7 +25,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newServeCmd) }
+func init() { register("serve", newServeCmd) }
 
 func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var addr string

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newShapesCmd) }
+func init() { register("shapes", newShapesCmd) }
 
 // shapesJSON is `shapes --format json`: the nodes[].inputs/outputs form of
 // the report contract, plus the graph's own inputs and outputs.

@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newSweepCmd) }
+func init() { register("sweep", newSweepCmd) }
 
 // SweepSchemaVersion versions the JSON contract of `onnxcost sweep`
 // (cmd/onnxcost/sweep.schema.json).

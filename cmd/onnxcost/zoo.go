@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newZooCmd) }
+func init() { register("zoo", newZooCmd) }
 
 // zooJSON is one entry of `zoo --format json`.
 type zooJSON struct {
