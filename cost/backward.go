@@ -89,7 +89,7 @@ func (b *bwCtx) outBytes() float64 {
 // BackwardRule computes one node's backward plan.
 type BackwardRule func(b *bwCtx) backwardPlan
 
-var backwardTable = map[string]BackwardRule{}
+var backwardTable = make(map[string]BackwardRule, 192) // sized as ruleTable is
 
 // registerBackward gives every op in ops (ir.QualifiedOp names) rule r.
 func registerBackward(r BackwardRule, ops ...string) {
