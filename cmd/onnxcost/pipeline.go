@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/onnxcost/onnxcost/internal/pipeline"
+	"github.com/onnxcost/onnxcost/internal/prefault"
 	"github.com/spf13/cobra"
 )
 
@@ -52,6 +53,11 @@ func loadModel(path string, f *modelFlags, opt loadOptions) (*pipeline.Loaded, e
 		DropFilePages: opt.dropFilePages,
 		Counted:       sizeHeap,
 	})
+	if !bigGraph {
+		// The passes and the cost model allocate about as much again as
+		// the read: in heap the runtime has mapped by now.
+		prefault.Heap()
+	}
 	return l, pipeErr(err)
 }
 
