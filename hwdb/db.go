@@ -16,7 +16,7 @@ var builtinYAML []byte
 // The zero DB is empty; use Builtin or WithUserFile.
 type DB struct {
 	entries []*dbEntry          // sorted by name
-	index   map[string]*dbEntry // normalized name or alias -> dbEntry
+	index   map[string]*dbEntry // normalized name or alias -> entry
 }
 
 // dbEntry is one GPU of a DB, known by its name and aliases before its
@@ -49,8 +49,8 @@ var builtin = sync.OnceValues(func() (*DB, error) {
 func Builtin() (*DB, error) { return builtin() }
 
 // WithUserFile returns the built-in database plus the GPUs of a user spec
-// file (YAML or JSON, see LoadFile). A user dbEntry with a built-in name
-// replaces that dbEntry; a user alias that a built-in GPU also uses moves to
+// file (YAML or JSON, see LoadFile). A user entry with a built-in name
+// replaces that entry; a user alias that a built-in GPU also uses moves to
 // the user's GPU.
 func WithUserFile(path string) (*DB, error) {
 	b, err := builtin()
@@ -108,7 +108,7 @@ func newDB(base, user []*dbEntry) (*DB, error) {
 	return db, nil
 }
 
-// All returns copies of every GPU, sorted by name. A built-in dbEntry that
+// All returns copies of every GPU, sorted by name. A built-in entry that
 // does not decode is a broken build (web/hwdbdata's test decodes every
 // one), so it panics rather than return a short list.
 func (db *DB) All() []*GPU {
@@ -123,7 +123,7 @@ func (db *DB) All() []*GPU {
 	return out
 }
 
-// cloneAll copies every dbEntry of a database, so that callers cannot edit
+// cloneAll copies every entry of a database, so that callers cannot edit
 // the database's own.
 func cloneAll[T interface{ Clone() T }](xs []T) []T {
 	out := make([]T, len(xs))
@@ -138,9 +138,9 @@ func cloneAll[T interface{ Clone() T }](xs []T) []T {
 // names.
 func (db *DB) Lookup(name string) (*GPU, error) {
 	if e, ok := db.index[normalize(name)]; ok {
-		g, err := e.gpu()
+		g, err := e.gpu() // a built-in entry's error names it
 		if err != nil {
-			return nil, fmt.Errorf("GPU %s: %w", e.name, err)
+			return nil, err
 		}
 		return g.Clone(), nil
 	}
@@ -284,12 +284,10 @@ func UseLazy(gpus []LazyGPU, runtimes func() ([]*Runtime, error)) {
 	builtin = sync.OnceValues(func() (*DB, error) {
 		es := make([]*dbEntry, len(gpus))
 		for i, l := range gpus {
-			decode := l.Decode
-			name := l.Name
 			es[i] = &dbEntry{l.Name, l.Aliases, sync.OnceValues(func() (*GPU, error) {
-				g, err := decode()
-				if err == nil && g.Name != name {
-					err = fmt.Errorf("decoded as %s", g.Name)
+				g, err := l.Decode()
+				if err == nil && g.Name != l.Name {
+					err = fmt.Errorf("built-in GPU %s decoded as %s", l.Name, g.Name)
 				}
 				return g, err
 			})}
