@@ -8,8 +8,11 @@ import (
 
 // It imports only what the runtime's first packages import, so that it is
 // initialised before the packages whose initialisation faults most
-// (gonum/plot's fonts, go-latex, gob): the Go spec initialises the ready
-// package first in import-path order.
+// (gonum/plot's fonts, go-latex, gob, os): the Go spec initialises the ready
+// package first in import-path order. That is why it parses
+// /proc/self/maps by hand: with bytes.Cut and strconv.ParseUint (bytes
+// imports unicode) its init ran at 14 ms into `--version` instead of 3.8,
+// after os's 2.7 ms (GODEBUG=inittrace=1).
 func init() {
 	var buf [16 << 10]byte
 	for _, m := range code(readMaps(buf[:]), reflect.ValueOf(code).Pointer()) {
