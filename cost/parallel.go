@@ -92,6 +92,7 @@ func (tp *tensorParallel) shardKernel(k *perf.Kernel) {
 	k.FLOPs /= f
 	k.Bytes /= f
 	k.WorkingSet /= f
+	k.DRAMBytes /= f
 	switch {
 	case k.N >= n:
 		k.N = (k.N + n - 1) / n

@@ -72,7 +72,7 @@ func (a *analyzer) finishWarnings() {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		a.warnf("GPU %s has no rate for the wanted compute path (%s): %d node(s) costed on the fallback", a.gpu.Name, k, a.fallbacks[k])
+		a.warnf("GPU %s has no rate for the wanted compute path, or a slower one than its fallback (%s): %d node(s) costed on the fallback", a.gpu.Name, k, a.fallbacks[k])
 	}
 	switch {
 	case !(a.gpu.TDPWatts > 0):

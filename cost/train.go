@@ -222,6 +222,7 @@ func (a *analyzer) train(g *ir.Graph, rep *report.Report, gc *graphCost) error {
 	if len(trainable) == 0 {
 		a.warnf("training: the model has no floating-point weights: nothing to train")
 	}
+	a.warnInferenceExport(g)
 	tr.Notes = append(tr.Notes, "passes that do not run under training: "+strings.Join(PassesNotForTraining, ", ")+" (BatchNormalization keeps its batch statistics)")
 
 	a.dispatchStep(rep, tr, ck, len(trainable))
@@ -262,9 +263,11 @@ func (a *analyzer) priceBackward(n *ir.Node, k bwKernel) (timeS, energyJ float64
 		prec = perf.ResolvePrecision(a.gpu, perf.WantedPrecision(name, k.Class))
 	}
 	bytes := k.BytesRead + k.BytesWritten
+	dram := a.backwardDRAM(n, k)
 	pk := perf.Kernel{Class: k.Class, FLOPs: k.FLOPs, Bytes: bytes, Precision: prec,
 		M: k.M, N: k.N, K: k.K, Batch: k.Batch, Steps: k.Steps, InputK: k.InputK,
-		WorkingSet: bytes, Launches: k.Launches, Grad: k.Grad}
+		WorkingSet: bytes, Launches: k.Launches, Grad: k.Grad,
+		Resident: true, DRAMBytes: dram}
 	if n != nil {
 		pk.ElemBytes = a.elemBytes(n)
 	}
@@ -275,6 +278,7 @@ func (a *analyzer) priceBackward(n *ir.Node, k bwKernel) (timeS, energyJ float64
 		// the report's cap like every step kernel.
 		eb := a.elemBytes(n)
 		ck, _ := perf.EstimateConvGrad(a.gpu, *k.Conv, k.Grad, prec, eb, eb, perf.PlanOptions())
+		ck.Resident, ck.DRAMBytes = true, dram*ck.Bytes/max(bytes, 1)
 		return a.stepKernel(ck)
 	}
 	if k.Class == perf.ClassRNN {

@@ -142,7 +142,11 @@ func (a *analyzer) optimizerStep(o optimizer, params []*ir.Value, mixed bool) op
 	s.launches = math.Max(math.Ceil(float64(len(params))/maxTensorsPerLaunch[depth-1]), math.Ceil(elems/multiTensorLaunchElems))
 	prec := perf.ResolvePrecision(a.gpu, perf.WantedPrecision("fp32", perf.ClassElementwise))
 	s.timeS, s.energyJ = a.stepKernel(perf.Kernel{Class: perf.ClassElementwise, FLOPs: float64(o.flops) * shareElems, Bytes: bytes,
-		Precision: prec, WorkingSet: bytes, Launches: s.launches})
+		Precision: prec, WorkingSet: bytes, Launches: s.launches,
+		// Master weights, gradients and optimizer state stream from and
+		// back to DRAM: the step touches each once, long after backward
+		// last did.
+		Resident: true, DRAMBytes: bytes})
 	s.note = fmt.Sprintf("optimizer %s: %.0f FLOPs and %.0f bytes per parameter element, multi-tensor apply (PyTorch foreach): %.0f launches for %d parameter tensors",
 		o.name, o.flops, bytes/math.Max(shareElems, 1), s.launches, len(params))
 	return s

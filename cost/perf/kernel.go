@@ -36,8 +36,21 @@ type Kernel struct {
 	// layers); each step pays its own launch/sync latency.
 	Steps int64
 	// WorkingSet is the bytes that must stay resident for the kernel; when
-	// it fits in L2 the L2 bandwidth bounds memory time.
+	// residency is not known (Resident false: a kernel timed alone in a
+	// benchmark loop, whose previous iteration left its operands in L2)
+	// and it fits in L2, the L2 bandwidth bounds memory time.
 	WorkingSet float64
+	// Resident says DRAMBytes was set by a residency model that followed
+	// the data through a plan (cost's l2Residency): then the memory time
+	// is bounded by DRAMBytes over DRAM bandwidth and by Bytes over L2
+	// bandwidth, whatever the working set.
+	Resident bool
+	// DRAMBytes is, when Resident, the traffic the kernel puts on the
+	// DRAM interface: reads of tensors no recent kernel left in L2
+	// (weights, graph inputs such as KV caches, evicted activations),
+	// writes too large to stay resident, and the write-back of dirty
+	// lines its own traffic evicts (which may make it exceed Bytes).
+	DRAMBytes float64
 	// Launches is the number of kernel launches (usually 1).
 	Launches float64
 	// InputK is, for ClassRNN, the input feature size (the K of the input

@@ -195,7 +195,7 @@ func (c *clocked) at(f float64) KernelTime {
 	fsat := memSatFraction * c.g.BoostClockMHz
 	if f < fsat {
 		t.MemoryS *= fsat / max(f, 1)
-		t.TimeS = max(t.ComputeS, t.MemoryS) + t.LaunchS
+		t.TimeS = max(t.ComputeS+t.LatencyS, t.MemoryS) + t.LaunchS
 		t.Bound = boundOf(t)
 	}
 	return t
@@ -247,6 +247,12 @@ func idleScale(g *hwdb.GPU, f float64) float64 {
 	}
 	return max(idleFloorFraction, dynScale(f/g.BoostClockMHz)/dynScale(f0/g.BoostClockMHz))
 }
+
+// IdleAtClockW is the board's draw between kernels with the SM clock
+// locked at f: the entry's idle figure (or IdleFraction of TDP) at the
+// default clock, scaled as idleScale says below it. It is the floor no
+// kernel's average power falls under at that clock.
+func IdleAtClockW(g *hwdb.GPU, f float64) float64 { return idleW(g) * idleScale(g, f) }
 
 // idleFloorFraction is the parked (P8) draw as a fraction of the P0 idle
 // draw: 30 W of 84 W on an A40 (NVIDIA/open-gpu-kernel-modules issue #874

@@ -74,15 +74,36 @@ func WantedPrecision(dtype string, cl KernelClass) hwdb.Precision {
 }
 
 // ResolvePrecision walks want's fallback chain to the first path the GPU
-// has a rate for; fp32 when none has.
+// has a rate for; fp32 when none has. A path the GPU has is still left
+// for fp32 where fp32 is faster and at least as precise: that is what
+// cuDNN and cuBLAS do on parts whose native half-precision rate is a
+// fraction of fp32 (Pascal GP102/GP104/GP106: fp16 at 1/64 of fp32), where
+// they keep fp16 tensors in memory and compute in fp32 ("pseudo-fp16";
+// DeepBench's fp16 rows on those parts run at the fp32 rate).
 func ResolvePrecision(g *hwdb.GPU, want hwdb.Precision) hwdb.Precision {
+	got := hwdb.FP32
 	if g.PeakFor(want) > 0 {
-		return want
-	}
-	for _, p := range precisionFallback[want] {
-		if g.PeakFor(p) > 0 {
-			return p
+		got = want
+	} else {
+		for _, p := range precisionFallback[want] {
+			if g.PeakFor(p) > 0 {
+				got = p
+				break
+			}
 		}
 	}
-	return hwdb.FP32
+	if fasterInFP32(got) && g.PeakFor(hwdb.FP32) > g.PeakFor(got) {
+		return hwdb.FP32
+	}
+	return got
+}
+
+// fasterInFP32 reports whether a path may be run in fp32 math instead,
+// losing no precision: half-precision vector math and TF32.
+func fasterInFP32(p hwdb.Precision) bool {
+	switch p {
+	case hwdb.FP16, hwdb.BF16, hwdb.TF32Tensor:
+		return true
+	}
+	return false
 }

@@ -1,6 +1,10 @@
 package perf
 
-import "github.com/onnxcost/onnxcost/hwdb"
+import (
+	"math"
+
+	"github.com/onnxcost/onnxcost/hwdb"
+)
 
 // Row-wise reductions (softmax, LayerNorm, RMSNorm, a reduction over the
 // last axis) run one row per CTA (or per warp for short rows), and two
@@ -52,17 +56,32 @@ func rowMemoryTime(g *hwdb.GPU, k Kernel, bw float64) float64 {
 	if bw <= 0 {
 		return 0
 	}
-	eb := k.ElemBytes
-	if eb <= 0 {
-		eb = 4
-	}
-	bytes := k.Bytes
-	rowBytes := float64(k.RowLen) * eb
+	return (k.Bytes + rowExtraBytes(k)) / min(bw, rowFillBandwidth(k))
+}
+
+// rowExtraBytes is the RowPasses−1 further reads of the input a row-wise
+// kernel makes when its row does not fit on chip; 0 when it does.
+func rowExtraBytes(k Kernel) float64 {
+	rowBytes := float64(k.RowLen) * elemBytesOr4(k.ElemBytes)
 	if rowBytes > rowOnChipBytes && k.RowPasses > 1 {
-		bytes += (k.RowPasses - 1) * float64(k.Rows) * rowBytes
+		return (k.RowPasses - 1) * float64(k.Rows) * rowBytes
 	}
-	if fill := float64(k.Rows) * rowCTAInflightBytes / rowMemLatencyS; fill < bw {
-		bw = fill
+	return 0
+}
+
+// rowFillBandwidth is the bandwidth k's rows can draw with their bytes
+// in flight (Little's law); +Inf when the kernel has no rows.
+func rowFillBandwidth(k Kernel) float64 {
+	if k.Rows <= 0 {
+		return math.Inf(1)
 	}
-	return bytes / bw
+	return float64(k.Rows) * rowCTAInflightBytes / rowMemLatencyS
+}
+
+// elemBytesOr4 is an element size, 4 (fp32) when unset.
+func elemBytesOr4(eb float64) float64 {
+	if eb <= 0 {
+		return 4
+	}
+	return eb
 }

@@ -170,13 +170,7 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 
 	peak, _ := peakFor(g, k.Precision)
 	peak *= clockFraction(g, p)
-	t.Bandwidth, t.Level = bandwidthFor(g, k.WorkingSet, p)
-	if t.Bandwidth > 0 && k.Bytes > 0 {
-		t.MemoryS = k.Bytes / (t.Bandwidth * p.MemEff)
-		if k.Rows > 0 && k.RowLen > 0 {
-			t.MemoryS = rowMemoryTime(g, k, t.Bandwidth*p.MemEff)
-		}
-	}
+	t.MemoryS, t.Bandwidth, t.Level = memoryTime(g, k, p)
 
 	switch {
 	case k.Class == ClassRNN && k.M > 0 && k.N > 0 && k.K > 0:
@@ -361,6 +355,60 @@ func launchOverhead(g *hwdb.GPU, p Params) float64 {
 	return p.LaunchS
 }
 
+// memoryTime is the kernel's memory time with the bandwidth and level
+// (hbm or l2) that bound it. Without residency (k.Resident false) the
+// level is picked from the working set as a benchmark loop sees it. With
+// residency, both interfaces bound it: the DRAM traffic over DRAM
+// bandwidth, and all the bytes over L2 bandwidth (DRAM traffic passes
+// through L2 too); the slower names the level. So no kernel of a plan
+// streams a cold weight or KV cache faster than DRAM delivers it,
+// however small.
+func memoryTime(g *hwdb.GPU, k Kernel, p Params) (s, bw float64, level string) {
+	if !k.Resident {
+		bw, level = bandwidthFor(g, k.WorkingSet, p)
+		if bw > 0 && k.Bytes > 0 {
+			s = k.Bytes / (bw * p.MemEff)
+			if k.Rows > 0 && k.RowLen > 0 {
+				s = rowMemoryTime(g, k, bw*p.MemEff)
+			}
+		}
+		return s, bw, level
+	}
+	l2 := l2Bandwidth(g, p)
+	if g.MemBW <= 0 || l2 <= 0 {
+		return 0, g.MemBW, "hbm"
+	}
+	dram, all := k.DRAMBytes, k.Bytes
+	dramBW, l2BW := g.MemBW*p.MemEff, l2*p.MemEff
+	if k.Rows > 0 && k.RowLen > 0 {
+		// A row too long to keep on chip is read again per pass: from L2
+		// when the whole input fits there, else from DRAM (rows.go).
+		extra := rowExtraBytes(k)
+		all += extra
+		if float64(k.Rows)*float64(k.RowLen)*elemBytesOr4(k.ElemBytes) > g.L2Bytes {
+			dram += extra
+		}
+		fill := rowFillBandwidth(k)
+		dramBW, l2BW = min(dramBW, fill), min(l2BW, fill)
+	}
+	tDRAM, tL2 := dram/dramBW, all/l2BW
+	if tDRAM >= tL2 {
+		return tDRAM, g.MemBW, "hbm"
+	}
+	return tL2, l2, "l2"
+}
+
+// L2Bandwidth is the GPU's L2 bandwidth: the entry's, else L2Factor
+// times its DRAM bandwidth.
+func L2Bandwidth(g *hwdb.GPU, p Params) float64 { return l2Bandwidth(g, p) }
+
+func l2Bandwidth(g *hwdb.GPU, p Params) float64 {
+	if g.L2BW > 0 {
+		return g.L2BW
+	}
+	return g.MemBW * p.L2Factor
+}
+
 // bandwidthFor picks the memory level: L2 when the working set fits in
 // it, else DRAM.
 func bandwidthFor(g *hwdb.GPU, workingSet float64, p Params) (float64, string) {
@@ -487,6 +535,21 @@ func gemmCompute(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 				best = min(best, tileTime(g, real, tl, m, n, k, batch, ctas, split, perSMBoost, p))
 			}
 		}
+	}
+	if narrow := min(m, n); narrow > gemvMaxCols && narrow < 32 {
+		// A library can run a GEMM a little too wide for its GEMV-like
+		// kernels as a few of them, one per gemvMaxCols columns: so 16
+		// columns never cost more than twice 8 (the 32-wide tiles'
+		// padding otherwise made a batch-16 decode step slower per token
+		// than batch 8 where the GEMMs are compute-bound).
+		passes := ceilDiv(narrow, gemvMaxCols)
+		sm, sn := m, n
+		if m <= n {
+			sm = gemvMaxCols
+		} else {
+			sn = gemvMaxCols
+		}
+		best = min(best, float64(passes)*gemmCompute(g, pr, sm, sn, k, batch, classEff, p))
 	}
 	return best
 }

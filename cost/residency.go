@@ -1,0 +1,259 @@
+package cost
+
+import (
+	"container/list"
+
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// l2Residency follows which tensors are in the GPU's L2 cache as a plan's
+// kernels run in order, so that each kernel's DRAM traffic is what the
+// data's history implies, not what its own size suggests. A tensor is in
+// L2 only if a kernel read or wrote it recently enough that the bytes
+// moved since have not pushed it out: the cache is modelled as an LRU
+// over the L2's capacity whose lines are tensors, each with the bytes of
+// it still resident. Weights, graph inputs (KV caches, prompts) and
+// constants start outside it, so their first read is from DRAM whatever
+// their size; a producer's output is in L2 for its consumer as far as it
+// fits and nothing in between pushed it out.
+//
+// Writes allocate in L2 (write-back). A dirty tensor pushed out is
+// written back, and that write-back is charged to the kernel whose
+// traffic pushed it (the DRAM interface carries it while that kernel
+// runs). What a kernel reads becomes resident as far as it read it: a
+// Gather of a few rows of an embedding table leaves those rows, not the
+// table.
+//
+// Graph outputs are the caller's buffers and are written through to DRAM:
+// the write is DRAM traffic, and a kernel of the graph that reads one
+// reads it from DRAM. That is conservative for a consumer that runs right
+// after the producer, but it is what keeps a decode step's KV cache (read
+// as past.*, copied out as present.*, then read by attention) priced the
+// same per sequence at every batch: crediting L2 with the copy made a
+// sequence cheaper while the cache of one layer fit, so small models
+// whose cache outweighs their weights lost throughput as batch grew past
+// that point.
+//
+// Residency is partial, not all or nothing: of a tensor larger than the
+// capacity the last capacity's worth stays, and eviction trims the least
+// recently used tensor byte by byte. So the L2 serves at most its
+// capacity of a kernel's reads, and what it serves changes continuously
+// with the tensors' sizes: a decode step whose KV cache outgrows L2 gains
+// no more from it, but does not fall off a cliff either (an all-or-nothing
+// rule made throughput fall as batch grew past the point where one
+// layer's cache filled L2).
+type l2Residency struct {
+	capacity float64
+	used     float64
+	lru      *list.List // of *l2Line, most recent at the front
+	lines    map[*ir.Value]*list.Element
+	// through holds the graph outputs, written through to DRAM.
+	through map[*ir.Value]bool
+	// alias maps a view's output (Reshape, Squeeze, a no-op Identity) to
+	// the tensor whose bytes it is.
+	alias map[*ir.Value]*ir.Value
+}
+
+type l2Line struct {
+	v     *ir.Value
+	bytes float64
+	dirty bool
+}
+
+func newL2Residency(capacity float64, g *ir.Graph) *l2Residency {
+	r := &l2Residency{capacity: capacity, lru: list.New(),
+		lines: map[*ir.Value]*list.Element{}, alias: map[*ir.Value]*ir.Value{},
+		through: map[*ir.Value]bool{}}
+	for _, v := range g.Outputs {
+		if v != nil {
+			r.through[v] = true
+		}
+	}
+	return r
+}
+
+// root is the tensor whose bytes v names.
+func (r *l2Residency) root(v *ir.Value) *ir.Value {
+	for range 64 { // alias chains are short; the bound guards a cycle
+		a, ok := r.alias[v]
+		if !ok {
+			return v
+		}
+		v = a
+	}
+	return v
+}
+
+// view records that the outputs of a kernel-less node alias its first
+// input (a view shares the bytes it reshapes).
+func (r *l2Residency) view(n *ir.Node) {
+	if r == nil {
+		return
+	}
+	in := n.In(0)
+	if in == nil {
+		return
+	}
+	src := r.root(in)
+	for _, o := range n.Outputs {
+		if o != nil && o != src {
+			r.alias[o] = src
+		}
+	}
+}
+
+// resident is the bytes of v now in L2.
+func (r *l2Residency) resident(v *ir.Value) float64 {
+	if e, ok := r.lines[r.root(v)]; ok {
+		return e.Value.(*l2Line).bytes
+	}
+	return 0
+}
+
+// tensorIO is one input or output of a kernel: the tensor and its size
+// as costed.
+type tensorIO struct {
+	v     *ir.Value
+	bytes float64
+}
+
+// access runs one kernel that reads bytesRead from ins and writes
+// bytesWritten to outs, and returns the bytes it moves over DRAM: the
+// share of its reads that was not resident, and the write-back of the
+// dirty bytes its traffic evicts. The kernel's reads are attributed to
+// its inputs in proportion to their sizes (the rules count bytes at the
+// kernel boundary, not per input), and so are its writes to its outputs.
+func (r *l2Residency) access(ins, outs []tensorIO, bytesRead, bytesWritten float64) float64 {
+	var size, cold float64
+	for _, in := range ins {
+		size += in.bytes
+		cold += in.bytes - min(r.resident(in.v), in.bytes)
+	}
+	dram := bytesRead // reads of nothing sized: assume cold
+	if size > 0 {
+		dram = bytesRead * cold / size
+		for _, in := range ins {
+			r.touch(in.v, min(bytesRead*in.bytes/size, in.bytes), false)
+		}
+	}
+	var outSize float64
+	for _, o := range outs {
+		outSize += o.bytes
+	}
+	if outSize <= 0 {
+		// Writes to nothing sized: what cannot stay streams out.
+		return dram + max(bytesWritten-r.capacity, 0) + r.evict()
+	}
+	for _, o := range outs {
+		w := bytesWritten * o.bytes / outSize
+		if r.through[o.v] {
+			dram += w
+			r.drop(o.v)
+			continue
+		}
+		// Of an output larger than L2 only the tail stays; the rest has
+		// been written back by the time the kernel ends.
+		dram += max(w-r.capacity, 0)
+		r.touch(o.v, w, true)
+	}
+	return dram + r.evict()
+}
+
+// touch makes v the most recently used line with bytes resident (at
+// most the capacity: the tail of a larger tensor). A read keeps what was
+// already resident if that was more; a write replaces the line and
+// marks it dirty.
+func (r *l2Residency) touch(v *ir.Value, bytes float64, write bool) {
+	if v == nil || bytes <= 0 {
+		return
+	}
+	v = r.root(v)
+	bytes = min(bytes, r.capacity)
+	if e, ok := r.lines[v]; ok {
+		l := e.Value.(*l2Line)
+		if write || bytes > l.bytes {
+			r.used += bytes - l.bytes
+			l.bytes = bytes
+		}
+		l.dirty = l.dirty || write
+		r.lru.MoveToFront(e)
+		return
+	}
+	r.lines[v] = r.lru.PushFront(&l2Line{v: v, bytes: bytes, dirty: write})
+	r.used += bytes
+}
+
+// drop forgets v's line without a write-back (it is being overwritten).
+func (r *l2Residency) drop(v *ir.Value) {
+	v = r.root(v)
+	if e, ok := r.lines[v]; ok {
+		r.used -= e.Value.(*l2Line).bytes
+		r.lru.Remove(e)
+		delete(r.lines, v)
+	}
+}
+
+// evict trims least recently used lines until the resident bytes fit the
+// capacity, returning the dirty bytes written back.
+func (r *l2Residency) evict() float64 {
+	var back float64
+	for r.used > r.capacity {
+		e := r.lru.Back()
+		if e == nil {
+			r.used = 0
+			break
+		}
+		l := e.Value.(*l2Line)
+		cut := min(r.used-r.capacity, l.bytes)
+		if l.dirty {
+			back += cut
+		}
+		r.used -= cut
+		if l.bytes -= cut; l.bytes <= 0 {
+			r.lru.Remove(e)
+			delete(r.lines, l.v)
+		}
+	}
+	return back
+}
+
+// dramBytes runs node n's kernel through the analyzer's L2 residency and
+// returns its DRAM traffic.
+func (a *analyzer) dramBytes(n *ir.Node, est NodeEstimate) float64 {
+	if a.l2 == nil {
+		// An analyzer built without a GPU's cache: everything from DRAM.
+		a.l2 = newL2Residency(0, &ir.Graph{})
+	}
+	_, dt := a.computeFor(n)
+	a.sizer = RuleCtx{DType: dt, unknown: true}
+	var buf [8]tensorIO
+	ios := buf[:0]
+	for _, v := range n.Inputs {
+		if v != nil {
+			ios = append(ios, tensorIO{v, a.sizer.Bytes(v)})
+		}
+	}
+	nIn := len(ios)
+	for _, v := range n.Outputs {
+		if v != nil {
+			ios = append(ios, tensorIO{v, a.sizer.Bytes(v)})
+		}
+	}
+	return a.l2.access(ios[:nIn], ios[nIn:], est.BytesRead, est.BytesWritten)
+}
+
+// backwardDRAM is the DRAM traffic of a backward kernel of node n. The
+// backward pass is not followed tensor by tensor: the upstream gradient
+// (the size of n's output) was written by the kernel just before and is
+// read from L2 as far as it fits; everything else it reads (the saved
+// activations and the weights, last touched in the forward pass) comes
+// from DRAM, and what it writes stays in L2 as far as it fits, the rest
+// streaming out. A kernel with no node (the loss head) reads from DRAM.
+func (a *analyzer) backwardDRAM(n *ir.Node, k bwKernel) float64 {
+	l2 := a.gpu.L2Bytes
+	if n == nil {
+		return k.BytesRead + max(k.BytesWritten-l2, 0)
+	}
+	warm := min(a.outBytes(n), k.BytesRead, l2)
+	return k.BytesRead - warm + max(k.BytesWritten-(l2-warm), 0)
+}

@@ -1,0 +1,292 @@
+// Package physics holds the invariants no estimate may break, checked over
+// the whole GPU database: a kernel is never faster than its cold bytes
+// over DRAM bandwidth or its FLOPs over the fastest dense rate of its
+// precision; time never falls as batch grows, nor decode throughput;
+// average power stays within the limit and energy above idle power ×
+// time; lowering a power cap or an SM clock never makes anything faster.
+package physics
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/pipeline"
+	"github.com/onnxcost/onnxcost/ir"
+	"github.com/onnxcost/onnxcost/passes"
+)
+
+// tol is the relative slack every inequality gets: rounding, not physics.
+const tol = 1e-6
+
+// A case is one zoo model at one batch, read, inferred and fused once and
+// then costed on every GPU.
+type modelCase struct {
+	name    string // zoo path without the batch
+	decode  bool   // throughput is tokens per step: must not fall with batch
+	batches []int64
+}
+
+var cases = []modelCase{
+	{"zoo:resnet50", false, []int64{1, 2, 4, 8, 16, 32, 64}},
+	{"zoo:gpt2-small?decode=1&past=1000", true, []int64{1, 2, 4, 8, 16, 32, 64, 128, 256}},
+	{"zoo:llama-7b?decode=1&past=1024", true, []int64{1, 2, 4, 8, 16, 32}},
+	{"zoo:llama-7b?seq=128", false, []int64{1, 2, 4, 8}},
+	{"zoo:lstm-ptb", false, []int64{1, 2, 4, 8, 16, 32, 64, 128}},
+}
+
+var dtypes = []string{"fp32", "fp16"}
+
+// loaded is a model at one batch, fused, with each node's cold bytes (its
+// weights and graph inputs, at each dtype) by node name.
+type loaded struct {
+	l    *pipeline.Loaded
+	cold map[string]map[string]float64 // dtype -> node -> bytes
+}
+
+func load(t testing.TB, path string, batch int64) *loaded {
+	t.Helper()
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	l, err := pipeline.Load(fmt.Sprintf("%s%sbatch=%d", path, sep, batch), pipeline.Options{BindAll: true})
+	if err != nil {
+		t.Fatalf("%s batch %d: %v", path, batch, err)
+	}
+	if err := l.Plan("fused", passes.Options{}); err != nil {
+		t.Fatalf("%s batch %d: %v", path, batch, err)
+	}
+	out := &loaded{l: l, cold: map[string]map[string]float64{}}
+	for _, dt := range dtypes {
+		out.cold[dt] = coldBytes(l.Model.Graph, dt)
+	}
+	return out
+}
+
+// coldBytes is, per node, the bytes of the inputs no kernel can have left
+// in L2: initializers and graph inputs (KV caches), float tensors at the
+// compute dtype.
+func coldBytes(g *ir.Graph, dtype string) map[string]float64 {
+	inputs := map[*ir.Value]bool{}
+	for _, v := range g.Inputs {
+		inputs[v] = true
+	}
+	size := map[string]float64{"fp32": 4, "fp16": 2}[dtype]
+	out := map[string]float64{}
+	for _, n := range g.Nodes {
+		seen := map[*ir.Value]bool{}
+		for _, v := range n.Inputs {
+			if v == nil || seen[v] || !(v.IsInitializer || inputs[v]) || !v.Shape.Ranked {
+				continue
+			}
+			seen[v] = true
+			elems := 1.0
+			known := true
+			for _, d := range v.Shape.Dims {
+				if d.Value <= 0 {
+					known = false
+				}
+				elems *= float64(d.Value)
+			}
+			if !known {
+				continue
+			}
+			eb := float64(v.DType.Bits()) / 8
+			if v.DType.IsFloat() {
+				eb = size
+			}
+			out[n.Name] += elems * eb
+		}
+	}
+	return out
+}
+
+// fastestPeak is the fastest dense rate a kernel of precision p could
+// run at on g: its own path or, for a vector path, the tensor-core one.
+func fastestPeak(g *hwdb.GPU, p string) float64 {
+	pr := hwdb.Precision(p)
+	best := g.PeakFor(pr)
+	for _, alt := range map[hwdb.Precision][]hwdb.Precision{
+		hwdb.FP32: {hwdb.TF32Tensor}, hwdb.FP16: {hwdb.FP16Tensor}, hwdb.BF16: {hwdb.BF16Tensor},
+		hwdb.INT8: {hwdb.INT8Tensor}, hwdb.FP64: {hwdb.FP64Tensor},
+	}[pr] {
+		best = max(best, g.PeakFor(alt))
+	}
+	return best
+}
+
+// maxExamples is how many violations of each kind a failure lists
+// (PHYSICS_ALL=1 lists them all).
+var maxExamples = func() int {
+	if os.Getenv("PHYSICS_ALL") != "" {
+		return 1 << 30
+	}
+	return 4
+}()
+
+type violations struct {
+	n    int
+	kind map[string]int
+	ex   map[string][]string
+}
+
+func (v *violations) add(kind, format string, args ...any) {
+	if v.kind == nil {
+		v.kind, v.ex = map[string]int{}, map[string][]string{}
+	}
+	v.n++
+	v.kind[kind]++
+	if len(v.ex[kind]) < maxExamples {
+		v.ex[kind] = append(v.ex[kind], fmt.Sprintf(format, args...))
+	}
+}
+
+func (v *violations) report(t *testing.T) {
+	if v.n == 0 {
+		return
+	}
+	kinds := make([]string, 0, len(v.kind))
+	for k := range v.kind {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		t.Errorf("%d violation(s) of %s, e.g.:\n  %s", v.kind[k], k, strings.Join(v.ex[k], "\n  "))
+	}
+}
+
+// checkKernels asserts the per-kernel floors and the power bounds of one
+// report.
+func checkKernels(v *violations, where string, g *hwdb.GPU, r *report.Report, cold map[string]float64, capW float64) {
+	checkKernelsIdle(v, where, g, r, cold, capW, g.IdleWatts)
+}
+
+// checkKernelsIdle is checkKernels with the idle draw the board has at the
+// report's setting: the entry's idle figure at the default clock or under a
+// cap (the limiter lowers the clock only while kernels run), and less under
+// an SM clock lock, which lowers the clock between kernels too (the A40's
+// idle draw falls from 84 W at 1740 MHz to 30.5 W at 1095 MHz;
+// perf.IdleAtClockW).
+func checkKernelsIdle(v *violations, where string, g *hwdb.GPU, r *report.Report, cold map[string]float64, capW, idle float64) {
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		if n.TimeS <= 0 {
+			continue
+		}
+		if c := min(cold[n.Name], n.BytesRead); c > 0 && n.TimeS < c/g.MemBW*(1-tol) {
+			v.add("time >= cold bytes / DRAM bandwidth", "%s %s: %.3g s < %.3g B / %.3g B/s", where, n.Name, n.TimeS, c, g.MemBW)
+		}
+		if pk := fastestPeak(g, n.Precision); pk > 0 && n.ExecutedFLOPs > 0 && n.TimeS < n.ExecutedFLOPs/pk*(1-tol) {
+			v.add("time >= FLOPs / peak", "%s %s: %.3g s < %.3g FLOP / %.3g FLOP/s (%s)", where, n.Name, n.TimeS, n.ExecutedFLOPs, pk, n.Precision)
+		}
+	}
+	t := &r.Totals
+	limit := g.TDPWatts
+	if capW > 0 {
+		limit = capW
+	}
+	if limit > 0 && t.TimeS > 0 && t.AvgPowerW > limit*(1+tol) && !strings.Contains(strings.Join(r.Warnings, " "), "above the cap") {
+		v.add("average power <= limit", "%s: %.1f W > %.1f W", where, t.AvgPowerW, limit)
+	}
+	if idle > 0 && t.TimeS > 0 && t.EnergyJ < idle*t.TimeS*(1-tol) {
+		v.add("energy >= idle power x time", "%s: %.4g J < %.1f W x %.4g s", where, t.EnergyJ, idle, t.TimeS)
+	}
+}
+
+// TestPhysics runs every case over every GPU in the database at each batch
+// and dtype, and under power caps and clock locks at one batch.
+func TestPhysics(t *testing.T) {
+	gpus := hwdb.All()
+	if len(gpus) < 10 {
+		t.Fatalf("database has %d GPUs", len(gpus))
+	}
+	var v violations
+	for _, mc := range cases {
+		// time[gpu][dtype][batch index]
+		times := map[string][]float64{}
+		for bi, b := range mc.batches {
+			ld := load(t, mc.name, b)
+			for _, g := range gpus {
+				for _, dt := range dtypes {
+					r, err := pipeline.Estimate(ld.l, g, pipeline.EstimateOptions{DType: dt, Plan: "fused"})
+					if err != nil {
+						t.Fatalf("%s batch %d on %s %s: %v", mc.name, b, g.Name, dt, err)
+					}
+					where := fmt.Sprintf("%s batch %d %s %s", mc.name, b, g.Name, dt)
+					checkKernels(&v, where, g, r, ld.cold[dt], 0)
+					key := g.Name + " " + dt
+					times[key] = append(times[key], r.Totals.TimeS)
+					if bi == 0 {
+						checkControls(&v, where, g, ld, dt, r)
+					}
+				}
+			}
+		}
+		for key, ts := range times {
+			for i := 1; i < len(ts); i++ {
+				b0, b1 := mc.batches[i-1], mc.batches[i]
+				if ts[i] < ts[i-1]*(1-tol) {
+					v.add("time never falls as batch grows", "%s %s: batch %d %.4g s, batch %d %.4g s", mc.name, key, b0, ts[i-1], b1, ts[i])
+				}
+				if mc.decode && float64(b1)/ts[i] < float64(b0)/ts[i-1]*(1-tol) {
+					v.add("decode throughput never falls as batch grows", "%s %s: batch %d %.1f/s, batch %d %.1f/s", mc.name, key, b0, float64(b0)/ts[i-1], b1, float64(b1)/ts[i])
+				}
+			}
+		}
+	}
+	v.report(t)
+}
+
+// checkControls lowers the power cap and the SM clock step by step from
+// the default and asserts that time never falls and the kernels' floors
+// and the power limit hold at every setting.
+func checkControls(v *violations, where string, g *hwdb.GPU, ld *loaded, dt string, base *report.Report) {
+	if g.TDPWatts <= 0 || g.BoostClockMHz <= 0 {
+		return
+	}
+	prev := base.Totals.TimeS
+	for _, f := range []float64{0.9, 0.75, 0.6, 0.45} {
+		capW := f * g.TDPWatts
+		if pipeline.CheckPowerControl(g, perf.PowerControl{CapW: capW}) != nil {
+			continue // outside the board's limit range, refused by every command
+		}
+		r, err := pipeline.Estimate(ld.l, g, pipeline.EstimateOptions{DType: dt, Plan: "fused", Power: perf.PowerControl{CapW: capW}})
+		if err != nil {
+			v.add("power cap accepted", "%s cap %.0f W: %v", where, capW, err)
+			return
+		}
+		checkKernels(v, fmt.Sprintf("%s cap %.0f W", where, capW), g, r, ld.cold[dt], capW)
+		if r.Totals.TimeS < prev*(1-tol) {
+			v.add("time never falls as the power cap is lowered", "%s cap %.0f W: %.4g s < %.4g s", where, capW, r.Totals.TimeS, prev)
+		}
+		prev = r.Totals.TimeS
+	}
+	prev = base.Totals.TimeS
+	for _, f := range []float64{0.9, 0.75, 0.6, 0.45} {
+		mhz := math.Round(f * g.BoostClockMHz)
+		if pipeline.CheckPowerControl(g, perf.PowerControl{SMClockMHz: mhz}) != nil {
+			continue
+		}
+		r, err := pipeline.Estimate(ld.l, g, pipeline.EstimateOptions{DType: dt, Plan: "fused", Power: perf.PowerControl{SMClockMHz: mhz}})
+		if err != nil {
+			v.add("clock lock accepted", "%s clock %.0f MHz: %v", where, mhz, err)
+			return
+		}
+		idle := 0.0
+		if g.IdleWatts > 0 {
+			idle = perf.IdleAtClockW(g, mhz)
+		}
+		checkKernelsIdle(v, fmt.Sprintf("%s clock %.0f MHz", where, mhz), g, r, ld.cold[dt], 0, idle)
+		if r.Totals.TimeS < prev*(1-tol) {
+			v.add("time never falls as the SM clock is lowered", "%s clock %.0f MHz: %.4g s < %.4g s", where, mhz, r.Totals.TimeS, prev)
+		}
+		prev = r.Totals.TimeS
+	}
+}
