@@ -97,6 +97,7 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 		unsupported: map[string]*report.Unsupported{},
 		seenParams:  map[*ir.Value]bool{},
 		fallbacks:   map[string]int{},
+		l2:          newL2Residency(gpu.L2Bytes, g),
 	}
 	if a.tp, err = newTensorParallel(gpu, opt.GPUs); err != nil {
 		return nil, err
@@ -131,6 +132,9 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 		t.GEMMConvTimeShare = gc.agg.GEMMTimeS / t.TimeS
 	}
 	t.Nodes = len(gc.nodes)
+	if t.Partial = a.partial.summary(t.Nodes); t.Partial != nil {
+		a.warnf("the totals are partial: %d of %d nodes were not costed in full: %s", t.Partial.UncostedNodes+t.Partial.UnsizedNodes, t.Nodes, t.Partial.Reason)
+	}
 	for _, v := range a.paramOrder {
 		t.Params += a.paramElems(v)
 		t.ParamBytes += a.paramBytes(v)
@@ -230,7 +234,13 @@ type analyzer struct {
 	// timeline (train_memory.go), kept for tests.
 	trainTimeline []float64
 	tp            *tensorParallel // nil on one GPU
-	ctxs          []*RuleCtx      // rule contexts by nesting depth (ruleCtx)
+	// l2 follows what each kernel finds in L2 (residency.go).
+	l2 *l2Residency
+	// sizer sizes tensors for l2 at the node's costed dtype.
+	sizer RuleCtx
+	ctxs  []*RuleCtx // rule contexts by nesting depth (ruleCtx)
+	// partial follows the nodes not costed in full (partial.go).
+	partial partialTracker
 }
 
 func (a *analyzer) warnf(format string, args ...any) {
@@ -261,6 +271,9 @@ func (a *analyzer) graph(g *ir.Graph, depth int) (*graphCost, error) {
 		subPeak[i], views[i] = sp, est.View
 		if keepEsts {
 			gc.ests[i] = est
+		}
+		if depth == 0 {
+			a.partial.endNode(n)
 		}
 		gc.est.add(est)
 		gc.agg.add(agg)
@@ -338,7 +351,10 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		agg = *est.composite
 		nc.Bound = agg.bound()
 	case est.View || est.Launches == 0:
-		// No kernel: no time.
+		// No kernel: no time. A view's output is its input's bytes.
+		if est.View && !folded(n) {
+			a.l2.view(n)
+		}
 	default:
 		prec := a.precisionFor(n, est.Class)
 		k := perf.Kernel{
@@ -348,6 +364,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 			InputK: est.InputK, ElemBytes: a.elemBytes(n),
 			Rows: est.Rows, RowLen: est.RowLen, RowPasses: est.RowPasses,
 			WinogradFused: est.WinogradFused,
+			Resident:      true, DRAMBytes: a.dramBytes(n, est),
 		}
 		if est.Class == perf.ClassRNN {
 			// The time model prices per-step latency itself (RNNStepLaunches).
@@ -357,6 +374,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		if split {
 			a.tp.shardKernel(&k)
 			a.tp.markWeights(n)
+			nc.GPUShare = 1 / float64(a.tp.n) // the tables show one GPU's bytes beside its time
 		}
 		pk := a.underControl(k)
 		kt := pk.KernelTime
@@ -410,6 +428,12 @@ func (a *analyzer) estimate(n *ir.Node, g *ir.Graph, depth int) (NodeEstimate, f
 		a.warnf("%s node %q: cost rule failed: %v; node not counted", n.OpType, n.Name, err)
 		a.addUnsupported(n, "cost rule failed")
 		return NodeEstimate{}, 0, false
+	}
+	if ctx.unknown {
+		// The rule counted a tensor of unknown shape as 0 (and warned):
+		// the row says so and the totals are marked partial.
+		a.partial.note(partialUnsized)
+		est.Note = unsizedNote(est.Note)
 	}
 	for _, v := range ctx.params {
 		if !a.seenParams[v] {
@@ -498,6 +522,7 @@ func (a *analyzer) addUnsupported(n *ir.Node, reason string) {
 	}
 	u.Count++
 	u.Nodes = append(u.Nodes, n.Name)
+	a.partial.note(partialUncosted)
 	// Weights read by an unsupported node are still parameters.
 	for _, in := range n.Inputs {
 		if in != nil && in.IsInitializer && !a.seenParams[in] {

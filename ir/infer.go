@@ -56,6 +56,10 @@ func InferShapes(m *Model, opt InferOptions) (*InferResult, error) {
 	if err := e.graph(g, 0); err != nil {
 		return res, err
 	}
+	// After inference, so that every consumer's slot and rank are known.
+	if w := promoteWeightInputs(g); w != "" {
+		e.warnf("%s", w)
+	}
 	for k := range e.unknown {
 		res.UnknownOps = append(res.UnknownOps, k)
 	}

@@ -101,8 +101,13 @@ func TestFoldBNGuards(t *testing.T) {
 			b.output(m)
 		},
 		"variance not constant": func(b *builder, conv, bn *ir.Node) {
-			v := b.input("var_in", 4)
+			// Computed at run time: a bare graph input read only as a
+			// weight is taken for one (export_params=False, ir/weights.go).
+			v := b.op("Relu", nil, b.input("var_in", 4))
 			b.g.SetInput(bn, 4, v)
+			if err := b.g.Toposort(); err != nil {
+				b.t.Fatal(err)
+			}
 		},
 	}
 	for name, mutate := range cases {

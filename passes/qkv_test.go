@@ -147,8 +147,10 @@ func TestQKVGuards(t *testing.T) {
 			r := b.input("r", qkvB, qkvL, qkvNq)
 			return []*ir.Value{b.op("Add", nil, projection(b, x, "q", qkvNq), r), projection(b, x, "k", qkvNk)}
 		}, 0},
-		"weight is a graph input": {func(b *builder, x *ir.Value) []*ir.Value {
-			w := b.input("w", qkvE, qkvNk)
+		"weight computed at run time": {func(b *builder, x *ir.Value) []*ir.Value {
+			// Not a bare graph input: one read only as a weight is taken
+			// for one (export_params=False, ir/weights.go).
+			w := b.op("Relu", nil, b.input("w", qkvE, qkvNk))
 			return []*ir.Value{projection(b, x, "q", qkvNq), b.op("MatMul", nil, x, w)}
 		}, 0},
 		"batched weight": {func(b *builder, x *ir.Value) []*ir.Value {

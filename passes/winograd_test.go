@@ -82,11 +82,13 @@ func TestWinogradNumeric(t *testing.T) {
 // Guards: shapes and attributes where Winograd does not apply or does not pay.
 func TestWinogradGuards(t *testing.T) {
 	cases := []struct {
-		name       string
-		c, k, hw   int64
-		kern       int64
-		attrs      []*ir.Attribute
-		blindInput bool
+		name     string
+		c, k, hw int64
+		kern     int64
+		attrs    []*ir.Attribute
+		// runtimeWeight computes the filter at run time (Relu of a graph
+		// input): not constant, so no offline filter transform.
+		runtimeWeight bool
 	}{
 		{"control: this one fires", 32, 32, 16, 3, nil, false},
 		{"stride 2", 32, 32, 16, 3, []*ir.Attribute{ir.IntsAttr("strides", 2, 2)}, false},
@@ -109,8 +111,8 @@ func TestWinogradGuards(t *testing.T) {
 				}
 			}
 			var w *ir.Value
-			if c.blindInput {
-				w = b.input("w", c.k, cin, c.kern, c.kern)
+			if c.runtimeWeight {
+				w = b.op("Relu", nil, b.input("w_in", c.k, cin, c.kern, c.kern))
 			} else {
 				w = b.blind("w", c.k, cin, c.kern, c.kern)
 			}
@@ -122,10 +124,28 @@ func TestWinogradGuards(t *testing.T) {
 				}
 				return
 			}
-			if ops(g) != "Conv" {
+			want := "Conv"
+			if c.runtimeWeight {
+				want = "Relu Conv"
+			}
+			if ops(g) != want {
 				t.Errorf("winograd fired: %s", ir.Dump(g))
 			}
 		})
+	}
+}
+
+// TestWinogradWeightInput: a filter exported as a graph input
+// (export_params=False) is a weight of the model, constant at run time
+// like an initializer (ir/weights.go marks it one during inference), so
+// the convolution runs as Winograd as the initializer export's does; it
+// ran as implicit GEMM, costing the export 13% more.
+func TestWinogradWeightInput(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 1, 32, 16, 16)
+	b.output(b.op("Conv", nil, x, b.input("conv.weight", 32, 32, 3, 3)))
+	if g := b.run("winograd"); ops(g) != "onnxcost.WinogradConv" {
+		t.Errorf("a Conv with its filter as a graph input: %s, want onnxcost.WinogradConv", ir.Dump(g))
 	}
 }
 

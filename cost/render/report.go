@@ -35,8 +35,8 @@ type OpTotal struct {
 
 // topOps is ByOp cut to the n costliest op types (n ≤ 0: all), with the
 // op types left out.
-func topOps(r *report.Report, n int) (shown, rest []OpTotal) {
-	ops := ByOp(r)
+func topOps(r *report.Report, n int, perGPU bool) (shown, rest []OpTotal) {
+	ops := byOp(r, perGPU)
 	if n <= 0 || n >= len(ops) {
 		return ops, nil
 	}
@@ -44,7 +44,11 @@ func topOps(r *report.Report, n int) (shown, rest []OpTotal) {
 }
 
 // ByOp sums nodes per op type, costliest first (ties by name).
-func ByOp(r *report.Report) []OpTotal {
+func ByOp(r *report.Report) []OpTotal { return byOp(r, false) }
+
+// byOp is ByOp; perGPU sums each node's FLOPs and bytes as one GPU runs
+// them (share), to sit beside one GPU's time.
+func byOp(r *report.Report, perGPU bool) []OpTotal {
 	idx := map[string]int{}
 	var out []OpTotal
 	for _, n := range r.Nodes {
@@ -56,11 +60,15 @@ func ByOp(r *report.Report) []OpTotal {
 			out = append(out, OpTotal{OpType: key})
 		}
 		t := &out[i]
+		f := 1.0
+		if perGPU {
+			f = gpuShare(&n)
+		}
 		t.Count++
-		t.MACs += n.MACs
-		t.FLOPs += n.FLOPs
-		t.BytesRead += n.BytesRead
-		t.BytesWritten += n.BytesWritten
+		t.MACs += n.MACs * f
+		t.FLOPs += n.FLOPs * f
+		t.BytesRead += n.BytesRead * f
+		t.BytesWritten += n.BytesWritten * f
 		t.Launches += n.Launches
 		t.TimeS += n.TimeS
 	}
@@ -97,6 +105,48 @@ func selectNodes(r *report.Report, top int) (shown []report.NodeCost, rest []rep
 		}
 	}
 	return shown, rest
+}
+
+// Under tensor parallelism (--gpus N) a node's time is one GPU's, while
+// its FLOPs and bytes in the report are the whole model's arithmetic; a
+// table row that put the two side by side would imply N times the GPU's
+// rates (LLaMA-7B decode on 4 H100s read as 15 TB/s). The human tables
+// therefore show one GPU's share of the FLOPs and bytes, and say so in
+// their headers; JSON and CSV keep the model's counts with gpu_share.
+
+// gpuShare is the share of n's FLOPs and bytes one GPU runs.
+func gpuShare(n *report.NodeCost) float64 {
+	if n.GPUShare > 0 {
+		return n.GPUShare
+	}
+	return 1
+}
+
+// tensorParallel reports whether r is one GPU of several.
+func tensorParallel(r *report.Report) bool { return r.Totals.GPUs > 1 }
+
+// countHeaders are the FLOPs, read and written column titles: per GPU
+// under tensor parallelism.
+func countHeaders(r *report.Report) (flops, read, written string) {
+	if tensorParallel(r) {
+		return "FLOPs/GPU", "read/GPU", "written/GPU"
+	}
+	return "FLOPs", "read", "written"
+}
+
+// tableTotals is the totals row's FLOPs, read and written: the model's,
+// or under tensor parallelism the sum of one GPU's shares.
+func tableTotals(r *report.Report) (flops, read, written float64) {
+	if !tensorParallel(r) {
+		return r.Totals.FLOPs, r.Totals.BytesRead, r.Totals.BytesWritten
+	}
+	for i := range r.Nodes {
+		f := gpuShare(&r.Nodes[i])
+		flops += r.Nodes[i].FLOPs * f
+		read += r.Nodes[i].BytesRead * f
+		written += r.Nodes[i].BytesWritten * f
+	}
+	return flops, read, written
 }
 
 // Header is the one-paragraph context every human rendering starts with.
@@ -202,11 +252,12 @@ func nodeRow(t *table, n *report.NodeCost, totalS float64) {
 	t.endCell()
 	t.text = appendOutShape(t.text, n)
 	t.endCell()
-	t.text = appendFLOPs(t.text, n.FLOPs)
+	f := gpuShare(n) // 1 on one GPU: the counts as they are
+	t.text = appendFLOPs(t.text, n.FLOPs*f)
 	t.endCell()
-	t.text = appendBytes(t.text, n.BytesRead)
+	t.text = appendBytes(t.text, n.BytesRead*f)
 	t.endCell()
-	t.text = appendBytes(t.text, n.BytesWritten)
+	t.text = appendBytes(t.text, n.BytesWritten*f)
 	t.endCell()
 	t.text = appendIntensity(t.text, n.ArithmeticIntensity)
 	t.endCell()
@@ -237,8 +288,9 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 	}
 	var t *table
 	if opt.ByOp {
-		shown, rest := topOps(r, opt.Top)
-		t = newTable(len(shown)+2, []string{"op", "nodes", "FLOPs", "read", "written", "launches", "time", "share"}, false, true, true, true, true, true, true, true)
+		shown, rest := topOps(r, opt.Top, true)
+		fh, rh, wh := countHeaders(r)
+		t = newTable(len(shown)+2, []string{"op", "nodes", fh, rh, wh, "launches", "time", "share"}, false, true, true, true, true, true, true, true)
 		for _, o := range shown {
 			t.add(Clean(o.OpType), Count(float64(o.Count)), FLOPs(o.FLOPs), Bytes(o.BytesRead), Bytes(o.BytesWritten), Count(o.Launches), Seconds(o.TimeS), Percent(o.Share))
 		}
@@ -249,10 +301,12 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 			}
 			t.add(fmt.Sprintf("… %d more op types", len(rest)), "", "", "", "", "", Seconds(rt), share(rt, r.Totals.TimeS))
 		}
-		t.add("total", Count(float64(len(r.Nodes))), FLOPs(r.Totals.FLOPs), Bytes(r.Totals.BytesRead), Bytes(r.Totals.BytesWritten), Count(r.Totals.Launches), Seconds(r.Totals.TimeS), "100%")
+		tf, tr, tw := tableTotals(r)
+		t.add("total", Count(float64(len(r.Nodes))), FLOPs(tf), Bytes(tr), Bytes(tw), Count(r.Totals.Launches), Seconds(r.Totals.TimeS), "100%")
 	} else {
 		shown, rest := selectNodes(r, opt.Top)
-		t = newTable(len(shown)+2, []string{"node", "op", "output", "FLOPs", "read", "written", "AI", "bound", "time", "share"}, false, false, false, true, true, true, true, false, true, true)
+		fh, rh, wh := countHeaders(r)
+		t = newTable(len(shown)+2, []string{"node", "op", "output", fh, rh, wh, "AI", "bound", "time", "share"}, false, false, false, true, true, true, true, false, true, true)
 		for i := range shown {
 			nodeRow(t, &shown[i], r.Totals.TimeS)
 		}
@@ -263,7 +317,8 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 			}
 			t.add(fmt.Sprintf("… %d more nodes", len(rest)), "", "", "", "", "", "", "", Seconds(rt), share(rt, r.Totals.TimeS))
 		}
-		t.add("total", "", "", FLOPs(r.Totals.FLOPs), Bytes(r.Totals.BytesRead), Bytes(r.Totals.BytesWritten), "", "", Seconds(r.Totals.TimeS), "100%")
+		tf, tr, tw := tableTotals(r)
+		t.add("total", "", "", FLOPs(tf), Bytes(tr), Bytes(tw), "", "", Seconds(r.Totals.TimeS), "100%")
 	}
 	if err := t.write(w); err != nil {
 		return err
@@ -273,6 +328,7 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 		Count(tt.MACs), executedText(tt.Counts), Count(tt.Params), Bytes(tt.ParamBytes), Count(tt.Launches), Bytes(tt.PeakMemoryBytes), Joules(tt.EnergyJ), Percent(tt.GEMMConvTimeShare))
 	fmt.Fprintf(w, "power: average %.0f W · energy-delay product %.4g J·s · %s\n", tt.AvgPowerW, tt.EDPJS, powerSetting(tt))
 	writeUnsupported(w, r)
+	writePartial(w, r)
 	return nil
 }
 
@@ -312,6 +368,34 @@ func writeUnsupported(w io.Writer, r *report.Report) {
 	fmt.Fprintf(w, "unsupported ops, not counted in any total: %s\n", Clean(strings.Join(parts, ", ")))
 }
 
+// maxPartialNames is how many unsized nodes the partial-totals line names
+// before "… N more": enough to find where the unknown shapes start.
+const maxPartialNames = 5
+
+// writePartial says, under the totals, that they are a lower bound and
+// how many nodes they miss (report.Partial); nothing when none.
+func writePartial(w io.Writer, r *report.Report) {
+	p := r.Totals.Partial
+	if p == nil {
+		return
+	}
+	var parts []string
+	if p.UncostedNodes > 0 {
+		parts = append(parts, fmt.Sprintf("%d without a cost rule", p.UncostedNodes))
+	}
+	if p.UnsizedNodes > 0 {
+		names := p.UnsizedNodeNames
+		more := ""
+		if len(names) > maxPartialNames {
+			more = fmt.Sprintf(", … %d more", len(names)-maxPartialNames)
+			names = names[:maxPartialNames]
+		}
+		parts = append(parts, fmt.Sprintf("%d with tensors of unknown shape (%s%s)", p.UnsizedNodes, strings.Join(names, ", "), more))
+	}
+	fmt.Fprintf(w, "partial totals: %d of %d nodes (%s) not costed in full: %s; every total above is a lower bound\n",
+		p.UncostedNodes+p.UnsizedNodes, r.Totals.Nodes, Percent(p.ShareOfNodes), Clean(strings.Join(parts, ", ")))
+}
+
 // Joules renders energy (µJ, mJ, J).
 func Joules(j float64) string {
 	switch {
@@ -339,7 +423,7 @@ func CSV(w io.Writer, r *report.Report, opt Options) error {
 	f := csvNumber
 	if opt.ByOp {
 		cw.Write([]string{"op_type", "count", "macs", "flops", "bytes_read", "bytes_written", "launches", "time_s", "share"})
-		shown, _ := topOps(r, opt.Top)
+		shown, _ := topOps(r, opt.Top, false) // the model's counts, as JSON
 		for _, t := range shown {
 			cw.Write([]string{Clean(t.OpType), strconv.Itoa(t.Count), f(t.MACs), f(t.FLOPs), f(t.BytesRead), f(t.BytesWritten), f(t.Launches), f(t.TimeS), f(t.Share)})
 		}
@@ -375,8 +459,9 @@ func Markdown(w io.Writer, r *report.Report, opt Options) error {
 	fmt.Fprintf(w, "| time | FLOPs | MACs | bytes read | bytes written | params | launches | peak memory | energy | GEMM/conv share |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n\n", Seconds(tt.TimeS), FLOPs(tt.FLOPs), Count(tt.MACs), Bytes(tt.BytesRead), Bytes(tt.BytesWritten), Count(tt.Params), Count(tt.Launches), Bytes(tt.PeakMemoryBytes), Joules(tt.EnergyJ), Percent(tt.GEMMConvTimeShare))
 	if opt.ByOp {
-		fmt.Fprintf(w, "| op | nodes | FLOPs | read | written | launches | time | share |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
-		shown, rest := topOps(r, opt.Top)
+		fh, rh, wh := countHeaders(r)
+		fmt.Fprintf(w, "| op | nodes | %s | %s | %s | launches | time | share |\n|---|---:|---:|---:|---:|---:|---:|---:|\n", fh, rh, wh)
+		shown, rest := topOps(r, opt.Top, true)
 		for _, t := range shown {
 			fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", MarkdownEscape(t.OpType), t.Count, FLOPs(t.FLOPs), Bytes(t.BytesRead), Bytes(t.BytesWritten), Count(t.Launches), Seconds(t.TimeS), Percent(t.Share))
 		}
@@ -385,9 +470,11 @@ func Markdown(w io.Writer, r *report.Report, opt Options) error {
 		}
 	} else {
 		shown, rest := selectNodes(r, opt.Top)
-		fmt.Fprintf(w, "| node | op | output | FLOPs | read | written | AI | bound | time | share |\n|---|---|---|---:|---:|---:|---:|---|---:|---:|\n")
+		fh, rh, wh := countHeaders(r)
+		fmt.Fprintf(w, "| node | op | output | %s | %s | %s | AI | bound | time | share |\n|---|---|---|---:|---:|---:|---:|---|---:|---:|\n", fh, rh, wh)
 		for _, n := range shown {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", MarkdownEscape(n.Name), MarkdownEscape(opName(&n)), MarkdownEscape(outShape(&n)), FLOPs(n.FLOPs), Bytes(n.BytesRead), Bytes(n.BytesWritten), intensity(n.ArithmeticIntensity), dash(n.Bound), Seconds(n.TimeS), share(n.TimeS, r.Totals.TimeS))
+			f := gpuShare(&n)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", MarkdownEscape(n.Name), MarkdownEscape(opName(&n)), MarkdownEscape(outShape(&n)), FLOPs(n.FLOPs*f), Bytes(n.BytesRead*f), Bytes(n.BytesWritten*f), intensity(n.ArithmeticIntensity), dash(n.Bound), Seconds(n.TimeS), share(n.TimeS, r.Totals.TimeS))
 		}
 		if len(rest) > 0 {
 			fmt.Fprintf(w, "| … %d more nodes | | | | | | | | | |\n", len(rest))
@@ -399,6 +486,12 @@ func Markdown(w io.Writer, r *report.Report, opt Options) error {
 		var sb strings.Builder
 		writeUnsupported(&sb, r)
 		fmt.Fprint(w, MarkdownEscape(sb.String()))
+	}
+	if r.Totals.Partial != nil {
+		// A paragraph of its own (MarkdownEscape joins lines).
+		var sb strings.Builder
+		writePartial(&sb, r)
+		fmt.Fprintf(w, "\n\n%s\n", MarkdownEscape(strings.TrimSuffix(sb.String(), "\n")))
 	}
 	return nil
 }

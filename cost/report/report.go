@@ -88,6 +88,31 @@ type Totals struct {
 	GPUs                  int     `json:"gpus,omitempty"`
 	CommunicationTimeS    float64 `json:"communication_time_s,omitempty"`
 	PerGPUPeakMemoryBytes float64 `json:"per_gpu_peak_memory_bytes,omitempty"`
+	// Partial is set when the totals are lower bounds because some nodes
+	// could not be costed in full (see Partial); absent when every node
+	// was. A reader comparing totals must not take a partial one as the
+	// model's cost.
+	Partial *Partial `json:"partial,omitempty"`
+}
+
+// Partial says how much of the main graph a report's totals miss. A node
+// counts once, as uncosted if it is both.
+type Partial struct {
+	// UncostedNodes counts main-graph nodes with no cost rule (or whose
+	// rule failed): counted as 0 everywhere; unsupported_ops names them.
+	UncostedNodes int `json:"uncosted_nodes"`
+	// UnsizedNodes counts main-graph nodes whose rule met a tensor of
+	// unknown shape, typically everything after an op with no shape
+	// rule: the unknown part is counted as 0. A control-flow node counts
+	// when a node of its body does. UnsizedNodeNames names them, in node
+	// order.
+	UnsizedNodes     int      `json:"unsized_nodes"`
+	UnsizedNodeNames []string `json:"unsized_node_names"`
+	// ShareOfNodes is (UncostedNodes+UnsizedNodes) over the main graph's
+	// nodes (Totals.Nodes).
+	ShareOfNodes float64 `json:"share_of_nodes"`
+	// Reason says why, in one sentence.
+	Reason string `json:"reason"`
 }
 
 // NodeCost is one node's estimate.
@@ -127,7 +152,13 @@ type NodeCost struct {
 	// CommunicationS is the all-reduce after this node under tensor
 	// parallelism, included in TimeS; absent on one GPU.
 	CommunicationS float64 `json:"communication_s,omitempty"`
-	EnergyJ        float64 `json:"energy_j"`
+	// GPUShare is, under tensor parallelism, the share of the node's
+	// FLOPs and bytes that one GPU runs: 1/gpus for a split GEMM-like
+	// kernel. Absent when one GPU runs the node whole (a replicated
+	// kernel, or one GPU). FLOPs and bytes stay the whole model's; the
+	// time is one GPU's, so a rate is FLOPs·share / time.
+	GPUShare float64 `json:"gpu_share,omitempty"`
+	EnergyJ  float64 `json:"energy_j"`
 	// AvgPowerW is EnergyJ/TimeS; EDPJS is EnergyJ·TimeS (0 for nodes
 	// with no kernel). SMClockMHz is the SM clock the node's kernel ran
 	// at under the report's power cap or clock lock (omitted for nodes
