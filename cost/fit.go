@@ -12,10 +12,15 @@ import (
 
 // Memory fit. A report says whether its peak memory (weights plus the
 // peak of live activations, graph inputs such as a past key/value cache
-// included, see memory.go) fits in the GPU's memory, and when it does
-// not, by how much and what would make it fit. No runtime floor (CUDA
-// context, library workspaces) is added: the verdict is "the model's own
-// bytes fit", a necessary condition, not a sufficient one.
+// included, see memory.go) fits in the GPU's usable memory, and when it
+// does not, by how much and what would make it fit. Usable is what CUDA
+// reports as the board's total (hwdb cuda_mem_gib: the nominal size less
+// the driver's reserve and, on ECC GDDR boards, the ECC share) less the
+// runtime's floor (its CUDA context and library workspaces): a peak
+// between that and the nominal size does not run, and judging by the
+// nominal size put sweep --find-max-batch one step too high. A training
+// report's peak is already the nvidia-smi view, floor included, so it is
+// held to CUDA's total alone.
 
 // dtypeBytes is the element size of a report dtype name; 0 when unknown.
 var dtypeBytes = map[string]float64{"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
@@ -38,17 +43,24 @@ var lowerPrecisions = []struct {
 func applyFit(r *report.Report, gpu *hwdb.GPU, batch int64) {
 	t := &r.Totals
 	t.FitAdvice = []string{}
-	t.MemoryLimitBytes = gpu.MemBytes
+	floor := 0.0
+	if r.Runtime != nil && t.Train == nil {
+		floor = r.Runtime.MemoryFloorBytes
+	}
+	mem := gpu.UsableMem(floor)
+	if gpu.MemBytes <= 0 {
+		mem = 0 // size unknown: no verdict
+	}
+	t.MemoryLimitBytes = mem
 	// Under tensor parallelism one GPU holds its share (parallel.go).
 	peak := t.PeakMemoryBytes
 	if t.GPUs > 1 {
 		peak = t.PerGPUPeakMemoryBytes
 	}
-	t.Fits = gpu.MemBytes <= 0 || peak <= gpu.MemBytes
+	t.Fits = gpu.MemBytes <= 0 || peak <= mem
 	if t.Fits {
 		return
 	}
-	mem := gpu.MemBytes
 	// More GPUs: a tensor-parallel split divides weights and activations
 	// (ignoring the replicated pieces and communication buffers).
 	if t.GPUs > 1 {

@@ -110,6 +110,7 @@ func WriteDetail(w io.Writer, g *GPU) error {
 	if strings.EqualFold(g.Vendor, "AMD") {
 		unitsLabel = "CUs"
 	}
+	usable := defaultUsable(g)
 	rows := []detailRow{
 		{"sms", unitsLabel, float64(g.SMs), ""},
 		{"base_clock_mhz", "base clock", g.BaseClockMHz, "MHz"},
@@ -127,6 +128,8 @@ func WriteDetail(w io.Writer, g *GPU) error {
 	}
 	rows = append(rows,
 		detailRow{"mem_bytes", "memory", g.MemBytes / gib, "GiB"},
+		detailRow{"cuda_mem_bytes", "memory CUDA reports", g.CUDAMemBytes / gib, "GiB"},
+		detailRow{usableKey, "usable memory", usable / gib, "GiB"},
 		detailRow{"mem_bw", "memory bandwidth", g.MemBW / giga, "GB/s"},
 		detailRow{"l2_bytes", "L2 cache", g.L2Bytes / mib, "MiB"},
 		detailRow{"l2_bw", "L2 bandwidth", g.L2BW / giga, "GB/s"},
@@ -141,12 +144,16 @@ func WriteDetail(w io.Writer, g *GPU) error {
 		detailRow{"nvlink_bw", "NVLink per direction", g.NVLinkBW / giga, "GB/s"},
 		detailRow{"nvlink_domain", "NVLink domain", float64(g.NVLinkDomain), "GPUs"},
 	)
+	usableSrc := usableSource(g)
 	table := [][]string{{"FIGURE", "VALUE", "UNIT", "SOURCE"}}
 	for _, r := range rows {
 		if r.value == 0 {
 			continue
 		}
 		src := g.Sources[r.json]
+		if r.json == usableKey {
+			src = usableSrc
+		}
 		if src == "" {
 			src = "(no source)"
 		}
@@ -171,4 +178,35 @@ func WriteDetail(w io.Writer, g *GPU) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// usableKey names the computed "usable memory" row of WriteDetail, which
+// has no figure of its own in the database.
+const usableKey = "usable memory"
+
+// defaultUsable is the memory one process's tensors can occupy under the
+// default runtime: what CUDA reports less that runtime's floor (CUDA
+// context and library workspaces), the limit the memory-fit verdict and
+// sweep --find-max-batch compare a model's peak with (0 when the runtime
+// is missing, which drops the row).
+func defaultUsable(g *GPU) float64 {
+	rt, err := LookupRuntime(DefaultRuntime)
+	if err != nil {
+		return 0
+	}
+	return g.UsableMem(rt.MemoryFloor())
+}
+
+// usableSource says how defaultUsable was reached.
+func usableSource(g *GPU) string {
+	rt, err := LookupRuntime(DefaultRuntime)
+	if err != nil {
+		return ""
+	}
+	from := "memory CUDA reports"
+	if g.CUDAMemBytes <= 0 {
+		from = "nominal memory (no CUDA figure known)"
+	}
+	return fmt.Sprintf("derived: %s less the %s runtime's floor, %s MiB (CUDA context %s + workspace %s MiB; onnxcost gpus runtimes): what the memory-fit verdict compares a model's peak with",
+		from, rt.Name, num(rt.MemoryFloor()/mib), num(rt.ContextBytes/mib), num(rt.WorkspaceBytes/mib))
 }

@@ -49,6 +49,18 @@ type GPU struct {
 	IdleWatts float64 `json:"idle_w,omitempty"`
 	LaunchS   float64 `json:"launch_s"` // per-kernel launch overhead
 
+	// CUDAMemBytes is the device memory CUDA reports as the board's total
+	// (cudaMemGetInfo's total: deviceQuery's "Total amount of global
+	// memory", torch's total_memory and its out-of-memory message's "total
+	// capacity"), below MemBytes by what the driver reserves and, on GDDR
+	// boards that ship with ECC on, the ECC share (about 1/16). Nothing a
+	// process allocates can use the difference. nvidia-smi's memory.total
+	// is not this figure: recent drivers count the reserved part in it (an
+	// A100 80GB shows 81920 MiB there and about 81050 MiB to CUDA; sources
+	// in gpus.yaml). 0 = not known (a user entry): CUDAMem falls back to
+	// MemBytes.
+	CUDAMemBytes float64 `json:"cuda_mem_bytes,omitempty"`
+
 	// Power and clock controls, as `nvidia-smi -q` reports them: the range
 	// a power cap (`nvidia-smi -pl`) may be set in, and the clocks an SM
 	// clock lock may use. TDPWatts is the default power limit. 0 = not
@@ -78,6 +90,21 @@ type GPU struct {
 	// Notes records caveats (e.g. "boost clock varies by SKU").
 	Notes []string `json:"notes,omitempty"`
 }
+
+// CUDAMem returns the memory CUDA reports as the board's total
+// (CUDAMemBytes), or the nominal size when that is not known.
+func (g *GPU) CUDAMem() float64 {
+	if g.CUDAMemBytes > 0 {
+		return g.CUDAMemBytes
+	}
+	return g.MemBytes
+}
+
+// UsableMem returns what one process's tensors can occupy: the memory CUDA
+// reports less floor, the device memory a runtime holds before any tensor
+// (its CUDA context and library workspaces, Runtime.MemoryFloor). A model
+// whose peak lies between this and the nominal size does not run.
+func (g *GPU) UsableMem(floor float64) float64 { return max(g.CUDAMem()-floor, 0) }
 
 // PeakFor returns the peak for p, or 0 when the GPU lacks that path.
 func (g *GPU) PeakFor(p Precision) float64 { return g.Peak[p] }

@@ -66,6 +66,8 @@ func buildFigures() map[string]figure {
 		ptr: func(g *GPU) *float64 { return &g.SustainedClockMHz }})
 	add([]string{"mem_gib", "mem_bytes"}, []float64{gib, 1}, figure{json: "mem_bytes", required: true, sourced: true,
 		ptr: func(g *GPU) *float64 { return &g.MemBytes }})
+	add([]string{"cuda_mem_gib", "cuda_mem_bytes"}, []float64{gib, 1}, figure{json: "cuda_mem_bytes", sourced: true,
+		ptr: func(g *GPU) *float64 { return &g.CUDAMemBytes }})
 	add([]string{"mem_bw_gbps", "mem_bw"}, []float64{giga, 1}, figure{json: "mem_bw", required: true, sourced: true,
 		ptr: func(g *GPU) *float64 { return &g.MemBW }})
 	add([]string{"l2_mib", "l2_bytes"}, []float64{mib, 1}, figure{json: "l2_bytes", required: true, sourced: true,
@@ -571,6 +573,16 @@ func merge(g *GPU, e *entry, opt parseOptions) {
 			*f.ptr(g) = *f.ptr(e.g)
 		}
 	}
+	// A CUDA-visible total measured on the base's memory size says nothing
+	// of another size: an entry that resizes the memory and gives no CUDA
+	// figure of its own drops the base's (CUDAMem then falls back to the
+	// nominal size, and the built-in data's test asks for a figure).
+	if _, resized := e.set["mem_bytes"]; resized {
+		if _, own := e.set["cuda_mem_bytes"]; !own && g.CUDAMemBytes > 0 {
+			g.CUDAMemBytes = 0
+			delete(g.Sources, "cuda_mem_bytes")
+		}
+	}
 	for p, x := range e.g.Peak {
 		g.Peak[p] = x
 	}
@@ -619,7 +631,7 @@ func merge(g *GPU, e *entry, opt parseOptions) {
 // copies each figure once although it has two spellings.
 func canonicalSpelling(json string) string {
 	for _, k := range []string{"year", "sms", "base_clock_mhz", "boost_clock_mhz", "sustained_clock_mhz", "mem_gib",
-		"mem_bw_gbps", "l2_mib", "l2_bw_gbps", "tdp_w", "idle_w", "launch_us", "min_power_w", "max_power_w",
+		"cuda_mem_gib", "mem_bw_gbps", "l2_mib", "l2_bw_gbps", "tdp_w", "idle_w", "launch_us", "min_power_w", "max_power_w",
 		"min_sm_clock_mhz", "mem_clock_mhz", "nvlink_gen", "nvlink_gbps", "nvlink_domain", "pcie_gen", "pcie_gbps"} {
 		if figures[k].json == json {
 			return k
@@ -673,6 +685,11 @@ func validate(g *GPU, e *entry, opt parseOptions, el *errList) {
 	}
 	if g.IdleWatts >= g.TDPWatts && g.TDPWatts > 0 {
 		el.add(e.set["idle_w"], "%s: idle power %g W not below TDP %g W", g.Name, g.IdleWatts, g.TDPWatts)
+	}
+	// CUDA reports the nominal size less reservations, never more; below
+	// 3/4 of it is a unit slip (MiB written as GiB) or another board's figure.
+	if g.CUDAMemBytes > 0 && g.MemBytes > 0 && (g.CUDAMemBytes > g.MemBytes || g.CUDAMemBytes < 0.75*g.MemBytes) {
+		el.add(e.set["cuda_mem_bytes"], "%s: CUDA-visible memory %.4g GiB must lie between 3/4 of the nominal %.4g GiB and the nominal size (when changing mem_gib/mem_bytes, give cuda_mem_gib/cuda_mem_bytes for the new size or remove it)", g.Name, g.CUDAMemBytes/gib, g.MemBytes/gib)
 	}
 	validatePowerClocks(g, e, el)
 	validateInterconnect(g, e, el)

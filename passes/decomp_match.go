@@ -121,12 +121,8 @@ func twoReaders(g *ir.Graph, v *ir.Value) ([]*ir.Node, bool) {
 // constant and each step the only reader of the one before: the
 // denominator LayerNorm and RMSNorm share.
 func sqrtPlusEps(g *ir.Graph, v *ir.Value) (addEps, sqrt *ir.Node, eps float64, ok bool) {
-	addEps = onlyUse(g, v)
-	if !isOp(addEps, "Add") {
-		return nil, nil, 0, false
-	}
-	x, eps, ok := constOperand(addEps)
-	if !ok || x != v || eps < 0 {
+	addEps, eps, ok = plusEps(g, v)
+	if !ok {
 		return nil, nil, 0, false
 	}
 	sqrt = onlyUse(g, addEps.Out(0))
@@ -134,6 +130,21 @@ func sqrtPlusEps(g *ir.Graph, v *ir.Value) (addEps, sqrt *ir.Node, eps float64, 
 		return nil, nil, 0, false
 	}
 	return addEps, sqrt, eps, true
+}
+
+// plusEps matches Add(v, eps), the only reader of v, with eps a
+// non-negative scalar constant: the variance plus epsilon under a
+// normalisation's square root.
+func plusEps(g *ir.Graph, v *ir.Value) (addEps *ir.Node, eps float64, ok bool) {
+	addEps = onlyUse(g, v)
+	if !isOp(addEps, "Add") {
+		return nil, 0, false
+	}
+	x, eps, ok := constOperand(addEps)
+	if !ok || x != v || eps < 0 {
+		return nil, 0, false
+	}
+	return addEps, eps, true
 }
 
 // singleReader returns the one node reading v (in any number of slots)

@@ -176,6 +176,11 @@ func evalNode(n *ir.Node, ins []*tensor) ([]*tensor, error) {
 		return one(broadcast(broadcast(x, ins[1], mul), broadcast(r, ins[2], mul), add))
 	case "Reciprocal":
 		return one(unary(ins[0], func(x float64) float64 { return 1 / x }))
+	case "Cast": // float to float: the evaluator computes in float64, so rounding to the narrower type is not modelled
+		if !n.In(0).DType.IsFloat() || !n.Out(0).DType.IsFloat() {
+			return nil, fmt.Errorf("Cast: float to float only")
+		}
+		return one(ins[0])
 	case "QuantizeLinear":
 		return one(quantize(ins[0], ins[1], ins[2], n.Out(0).DType))
 	case "DequantizeLinear":

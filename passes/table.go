@@ -22,7 +22,7 @@ func init() {
 		{Name: "cleanup", Doc: "remove Identity and inference Dropout, fold constant shape arithmetic into initializers, drop dead nodes", Run: cleanup},
 		{Name: "fold-bn", Doc: "fold an inference BatchNormalization into the Conv or Gemm before it", Run: foldBN, After: []string{"cleanup"}},
 		{Name: "fuse-layernorm", Doc: "LayerNorm decomposition (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) -> one LayerNormalization", Run: fuseLayerNorm, After: []string{"cleanup"}},
-		{Name: "fuse-rmsnorm", Doc: "RMSNorm decomposition (Pow, ReduceMean, Add, Sqrt, Div or Reciprocal+Mul, Mul) -> one RMSNormalization", Run: fuseRMSNorm, After: []string{"cleanup"}},
+		{Name: "fuse-rmsnorm", Doc: "RMSNorm decomposition (Pow, ReduceMean, Add, Sqrt, Div or rsqrt (Reciprocal, Div(1, ·), Pow(·, -0.5)) + Mul, Mul; HF's float32 Cast pair) -> one RMSNormalization", Run: fuseRMSNorm, After: []string{"cleanup"}},
 		{Name: "fuse-rotary", Doc: "rotary embedding as rotate_half (Slice, Slice, Neg, Concat, Mul, Mul, Add) -> one Rotary kernel", Run: fuseRotary, After: []string{"cleanup"}},
 		{Name: "fuse-gelu", Doc: "GELU decomposition, erf or tanh form -> one Gelu", Run: fuseGelu, After: []string{"cleanup"}},
 		{Name: "fuse-softmax", Doc: "softmax written as Exp / ReduceSum (after an optional max subtraction) -> one Softmax", Run: fuseSoftmax, After: []string{"cleanup"}},

@@ -22,10 +22,10 @@ func FitLine(r *report.Report) string {
 		return fmt.Sprintf("memory: peak %s; the GPU's memory size is unknown", Bytes(t.PeakMemoryBytes))
 	}
 	if t.Fits {
-		return fmt.Sprintf("memory: peak %s of %s: fits (%s of memory; weights %s, no runtime overhead counted)",
+		return fmt.Sprintf("memory: peak %s of %s usable: fits (%s of it; weights %s; usable = what CUDA reports less the runtime's floor)",
 			Bytes(t.PeakMemoryBytes), Bytes(t.MemoryLimitBytes), Percent(t.PeakMemoryBytes/t.MemoryLimitBytes), Bytes(t.ParamBytes))
 	}
-	s := fmt.Sprintf("memory: DOES NOT FIT: peak %s exceeds the GPU's %s by %s (weights %s, activations %s)",
+	s := fmt.Sprintf("memory: DOES NOT FIT: peak %s exceeds the GPU's usable %s by %s (weights %s, activations %s)",
 		Bytes(t.PeakMemoryBytes), Bytes(t.MemoryLimitBytes), Bytes(t.PeakMemoryBytes-t.MemoryLimitBytes), Bytes(t.ParamBytes), Bytes(t.PeakActivationBytes))
 	if len(t.FitAdvice) > 0 {
 		s += "; to fit: " + strings.Join(t.FitAdvice, "; or ")
