@@ -48,14 +48,21 @@ totals of both plans.`,
 			if format == "json" {
 				return writeJSON(stdout, cmp)
 			}
+			gpus := fr.Totals.GPUs
+			if gpus > 1 {
+				// The tables set bytes beside time, and the time is one
+				// GPU's: they show one GPU's bytes and FLOPs too (JSON keeps
+				// the model's, with each node's gpu_share).
+				cmp = report.Compare(perGPU(ur), perGPU(fr), version)
+			}
 			// Buffered: the text table is a write per cell; the 112k-node
 			// graph's comparison made 266k write calls (62 buffered),
 			// 15% of the command's samples under perf.
 			bw := bufio.NewWriterSize(stdout, 1<<16)
 			if format == "markdown" {
-				err = writeCompareMarkdown(bw, cmp, top)
+				err = writeCompareMarkdown(bw, cmp, top, gpus)
 			} else {
-				err = writeCompareText(bw, cmp, top)
+				err = writeCompareText(bw, cmp, top, gpus)
 			}
 			if err != nil {
 				return err
@@ -102,6 +109,23 @@ func dropTensors(r *report.Report) {
 	for i := range r.Nodes {
 		r.Nodes[i].Inputs, r.Nodes[i].Outputs = nil, nil
 	}
+}
+
+// perGPU is r as one GPU of a tensor-parallel group runs it: each node's
+// counts times its gpu_share, and the totals their sum. r is not changed.
+func perGPU(r *report.Report) *report.Report {
+	c := *r
+	c.Nodes = make([]report.NodeCost, len(r.Nodes))
+	copy(c.Nodes, r.Nodes)
+	c.Totals.Counts = report.Counts{}
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		if n.GPUShare > 0 {
+			n.Counts.Scale(n.GPUShare)
+		}
+		c.Totals.Counts.Add(n.Counts)
+	}
+	return &c
 }
 
 // constituentsText abbreviates a long list: "Conv, Relu, MaxPool" or
@@ -152,14 +176,24 @@ func foldedText(more, unchanged int) string {
 	return strings.Join(parts, "; ")
 }
 
+// perGPUSuffix marks the counts that are one GPU's share under tensor
+// parallelism ("" on one GPU).
+func perGPUSuffix(gpus int) string {
+	if gpus > 1 {
+		return "/GPU"
+	}
+	return ""
+}
+
 // totalsRows is the totals table shared by text and Markdown.
-func totalsRows(c *report.Comparison) [][]string {
+func totalsRows(c *report.Comparison, gpus int) [][]string {
 	u, f := c.Unfused, c.Fused
+	per := perGPUSuffix(gpus)
 	return [][]string{
 		{"time", render.Seconds(u.TimeS), render.Seconds(f.TimeS), change(u.TimeS, f.TimeS)},
-		{"bytes", render.Bytes(u.Bytes), render.Bytes(f.Bytes), change(u.Bytes, f.Bytes)},
+		{"bytes" + per, render.Bytes(u.Bytes), render.Bytes(f.Bytes), change(u.Bytes, f.Bytes)},
 		{"launches", render.Count(u.Launches), render.Count(f.Launches), change(u.Launches, f.Launches)},
-		{"FLOPs", render.FLOPs(u.FLOPs), render.FLOPs(f.FLOPs), change(u.FLOPs, f.FLOPs)},
+		{"FLOPs" + per, render.FLOPs(u.FLOPs), render.FLOPs(f.FLOPs), change(u.FLOPs, f.FLOPs)},
 		{"nodes", render.Count(float64(u.Nodes)), render.Count(float64(f.Nodes)), change(float64(u.Nodes), float64(f.Nodes))},
 	}
 }
@@ -178,18 +212,24 @@ func groupRow(g report.Group, clean func(string) string) []string {
 	}
 }
 
-var groupHeader = []string{"group", "op", "replaces", "time", "bytes", "launches", "saved"}
-
-func compareHeader(c *report.Comparison) string {
-	return fmt.Sprintf("%s on %s, dtype %s: unfused vs fused plan", c.Model, c.GPU, c.DType)
+func groupHeader(gpus int) []string {
+	return []string{"group", "op", "replaces", "time", "bytes" + perGPUSuffix(gpus), "launches", "saved"}
 }
 
-func writeCompareText(w io.Writer, c *report.Comparison, top int) error {
-	fmt.Fprintln(w, render.Clean(compareHeader(c)))
+func compareHeader(c *report.Comparison, gpus int) string {
+	on := c.GPU
+	if gpus > 1 {
+		on = fmt.Sprintf("one GPU of %d × %s (tensor-parallel)", gpus, c.GPU)
+	}
+	return fmt.Sprintf("%s on %s, dtype %s: unfused vs fused plan", c.Model, on, c.DType)
+}
+
+func writeCompareText(w io.Writer, c *report.Comparison, top, gpus int) error {
+	fmt.Fprintln(w, render.Clean(compareHeader(c, gpus)))
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "total\tunfused\tfused\tchange")
-	for _, r := range totalsRows(c) {
+	for _, r := range totalsRows(c, gpus) {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
@@ -197,7 +237,7 @@ func writeCompareText(w io.Writer, c *report.Comparison, top int) error {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(groupHeader, "\t"))
+	fmt.Fprintln(tw, strings.Join(groupHeader(gpus), "\t"))
 	shown, more, unchanged := shownGroups(c, top)
 	for _, g := range shown {
 		fmt.Fprintln(tw, strings.Join(groupRow(g, render.Clean), "\t"))
@@ -243,15 +283,15 @@ func coverageText(cv report.Coverage) string {
 	return s + ": " + strings.Join(parts, ", ")
 }
 
-func writeCompareMarkdown(w io.Writer, c *report.Comparison, top int) error {
-	fmt.Fprintf(w, "### %s\n\n", render.MarkdownEscape(compareHeader(c)))
+func writeCompareMarkdown(w io.Writer, c *report.Comparison, top, gpus int) error {
+	fmt.Fprintf(w, "### %s\n\n", render.MarkdownEscape(compareHeader(c, gpus)))
 	fmt.Fprintln(w, "| total | unfused | fused | change |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|")
-	for _, r := range totalsRows(c) {
+	for _, r := range totalsRows(c, gpus) {
 		fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "| %s |\n", strings.Join(groupHeader, " | "))
+	fmt.Fprintf(w, "| %s |\n", strings.Join(groupHeader(gpus), " | "))
 	fmt.Fprintln(w, "|---|---|---|--:|--:|--:|--:|")
 	shown, more, unchanged := shownGroups(c, top)
 	for _, g := range shown {

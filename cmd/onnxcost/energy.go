@@ -30,14 +30,19 @@ type energyJSON struct {
 	// Unit is what a row's time and energy are: "inference" (one run of
 	// the model) or "training step" (--train: forward, loss, backward,
 	// optimizer); the epoch_* fields then price --samples samples.
-	Unit     string           `json:"unit"`
-	Train    *energyTrain     `json:"train,omitempty"`
-	Rows     []energyRow      `json:"rows"`
-	Optimal  energyOptimal    `json:"optimal"`
-	Warnings []string         `json:"warnings"`
-	gpu      *hwdb.GPU        // for the chart and text
-	mode     string           // "power_cap" or "sm_clock": what the rows sweep
-	reports  []*report.Report // one per row, parallel to Rows
+	Unit  string       `json:"unit"`
+	Train *energyTrain `json:"train,omitempty"`
+	// Reference is the setting every Δ is relative to: the GPU's default
+	// (power limit at TDP, no clock lock), priced whether or not a row
+	// lists it, so that a row's Δ does not depend on which other rows
+	// were asked for.
+	Reference energyReference  `json:"reference"`
+	Rows      []energyRow      `json:"rows"`
+	Optimal   energyOptimal    `json:"optimal"`
+	Warnings  []string         `json:"warnings"`
+	gpu       *hwdb.GPU        // for the chart and text
+	mode      string           // "power_cap" or "sm_clock": what the rows sweep
+	reports   []*report.Report // one per row, parallel to Rows
 }
 
 // energyRow is one power cap or SM clock lock. SMClockMHz is the lock for
@@ -51,6 +56,10 @@ type energyRow struct {
 	EnergyJ    float64 `json:"energy_j"`
 	AvgPowerW  float64 `json:"avg_power_w"`
 	EDPJS      float64 `json:"edp_js"`
+	// DeltaTimePct and DeltaEnergyPct are 100·(x/reference − 1) against
+	// energyJSON.Reference, the figures the text's Δ columns print.
+	DeltaTimePct   float64 `json:"delta_time_pct"`
+	DeltaEnergyPct float64 `json:"delta_energy_pct"`
 	// The epoch (--samples with --train): steps_per_epoch × the step's
 	// time and energy, and their product. The optimal rows are the same
 	// for steps and epochs: both scale by constants.
@@ -59,14 +68,38 @@ type energyRow struct {
 	EpochEDPJS   float64 `json:"epoch_edp_js,omitempty"`
 }
 
+// energyReference is the default setting the Δ columns compare against.
+type energyReference struct {
+	// Setting names it in words ("default power limit (TDP 300 W), no
+	// SM clock lock").
+	Setting    string  `json:"setting"`
+	PowerCapW  float64 `json:"power_cap_w"`
+	SMClockMHz float64 `json:"sm_clock_mhz"`
+	TimeS      float64 `json:"time_s"`
+	EnergyJ    float64 `json:"energy_j"`
+	AvgPowerW  float64 `json:"avg_power_w"`
+	EDPJS      float64 `json:"edp_js"`
+	// Listed says whether one of the rows is this setting (a cap at TDP
+	// in a cap sweep; never in a clock sweep, whose rows are all locks).
+	Listed bool `json:"listed"`
+}
+
 // energyTrain says which training step the rows price (--train).
 type energyTrain struct {
 	Optimizer  string `json:"optimizer"`
 	Checkpoint string `json:"checkpoint"`
-	// Samples, SamplesPerStep and StepsPerEpoch are set with --samples.
+	// GradAccum (micro-batches per optimizer step) and DataParallel
+	// (replicas) make up, with the batch, the samples one step consumes.
+	GradAccum    int `json:"grad_accum"`
+	DataParallel int `json:"data_parallel"`
+	// Samples, SamplesPerStep and StepsPerEpoch are set with --samples:
+	// SamplesPerStep = batch × grad_accum × data_parallel.
 	Samples        int64 `json:"samples,omitempty"`
 	SamplesPerStep int64 `json:"samples_per_step,omitempty"`
 	StepsPerEpoch  int64 `json:"steps_per_epoch,omitempty"`
+	// stepMakeup spells out a step of more than one batch for the text
+	// (render.EpochStepMakeup).
+	stepMakeup string
 }
 
 // energySetting names one row's setting.
@@ -100,8 +133,10 @@ func newEnergyCmd(stdout, stderr io.Writer) *cobra.Command {
 lock (nvidia-smi -lgc) and prints, per setting, the time of one inference
 (with --train: of one training step), the average board power, the energy
 to solution and the energy-delay product (energy × time). The rows of least
-energy and least EDP are marked. With --train --samples N each row also
-prices an epoch of N samples: ceil(N / batch) steps.
+energy and least EDP are marked. Δ is relative to the GPU's default
+setting (power limit at TDP, no clock lock), priced even when no row
+lists it. With --train --samples N each row also prices an epoch of N
+samples: ceil(N / (batch × grad-accum × data-parallel)) optimizer steps.
 
 Under a cap every kernel settles at the highest SM clock at which its own
 modelled power fits: compute-bound kernels slow about as 1/clock,
@@ -240,10 +275,19 @@ func runEnergy(path string, f *costFlags, caps, clocks string) (*energyJSON, err
 	res := &energyJSON{Header: report.Header{SchemaVersion: report.SchemaVersion, ToolVersion: version}, Model: path, GPU: g.Name, Unit: "inference", Warnings: []string{}, gpu: g, mode: "power_cap"}
 	if tr := r0.Totals.Train; tr != nil {
 		res.Unit = "training step"
-		res.Train = &energyTrain{Optimizer: tr.Optimizer, Checkpoint: tr.Checkpoint}
+		res.Train = &energyTrain{Optimizer: tr.Optimizer, Checkpoint: tr.Checkpoint, GradAccum: max(tr.GradAccum, 1), DataParallel: max(tr.DataParallel, 1)}
 		if e := tr.Epoch; e != nil {
 			res.Train.Samples, res.Train.SamplesPerStep, res.Train.StepsPerEpoch = e.Samples, e.SamplesPerStep, e.Steps
+			res.Train.stepMakeup = render.EpochStepMakeup(tr)
 		}
+	}
+	// r0 was priced with no cap and no lock (energy's --power-cap and
+	// --sm-clock are lists, not costFlags'): the default setting.
+	t0 := r0.Totals
+	res.Reference = energyReference{
+		Setting:   fmt.Sprintf("default power limit (TDP %.0f W), no SM clock lock", g.TDPWatts),
+		PowerCapW: g.TDPWatts, SMClockMHz: meanClock(r0),
+		TimeS: t0.TimeS, EnergyJ: t0.EnergyJ, AvgPowerW: t0.AvgPowerW, EDPJS: t0.EDPJS,
 	}
 	var settings []perf.PowerControl
 	switch {
@@ -307,14 +351,18 @@ func runEnergy(path string, f *costFlags, caps, clocks string) (*energyJSON, err
 			row.PowerCapW = g.TDPWatts
 		} else {
 			row.SMClockMHz = meanClock(r)
+			// A cap at TDP is the default limit (perf.UnderControl
+			// leaves it unchanged).
+			res.Reference.Listed = res.Reference.Listed || s.CapW == g.TDPWatts
 		}
+		row.DeltaTimePct, row.DeltaEnergyPct = pct(row.TimeS, res.Reference.TimeS), pct(row.EnergyJ, res.Reference.EnergyJ)
 		res.Rows = append(res.Rows, row)
 		res.reports = append(res.reports, r)
 	}
 	if len(res.Rows) == 0 {
 		return nil, usageErr("energy: no settings to cost")
 	}
-	if !(res.Rows[0].TimeS > 0) {
+	if !(res.Rows[0].TimeS > 0) || !(res.Reference.TimeS > 0) || !(res.Reference.EnergyJ > 0) {
 		return nil, usageErr("%s: the model has no kernel time on %s: nothing to compare", path, g.Name)
 	}
 	eb, db := 0, 0
@@ -365,11 +413,10 @@ func writeEnergyText(w io.Writer, res *energyJSON) error {
 	if t := res.Train; t != nil {
 		fmt.Fprintf(w, "Per training step (optimizer %s, checkpoint %s)", t.Optimizer, t.Checkpoint)
 		if epoch {
-			fmt.Fprintf(w, "; epoch: %d samples = %d steps of %d", t.Samples, t.StepsPerEpoch, t.SamplesPerStep)
+			fmt.Fprintf(w, "; epoch: %d samples = %d optimizer steps of %d%s", t.Samples, t.StepsPerEpoch, t.SamplesPerStep, t.stepMakeup)
 		}
 		fmt.Fprintln(w)
 	}
-	base := energyBase(res)
 	fmt.Fprintf(w, "%8s %10s %12s %8s %10s %12s %8s %11s", "cap", "sm clock", "time", "Δtime", "avg power", "energy", "Δenergy", "EDP (J·s)")
 	if epoch {
 		fmt.Fprintf(w, " %12s %12s", "epoch time", "epoch energy")
@@ -377,8 +424,8 @@ func writeEnergyText(w io.Writer, res *energyJSON) error {
 	fmt.Fprintln(w, "  ")
 	for _, r := range res.Rows {
 		fmt.Fprintf(w, "%6.0f W %6.0f MHz %12s %+7.1f%% %8.1f W %12s %+7.1f%% %11.4g",
-			r.PowerCapW, r.SMClockMHz, render.Seconds(r.TimeS), pct(r.TimeS, base.TimeS), r.AvgPowerW,
-			render.Joules(r.EnergyJ), pct(r.EnergyJ, base.EnergyJ), r.EDPJS)
+			r.PowerCapW, r.SMClockMHz, render.Seconds(r.TimeS), r.DeltaTimePct, r.AvgPowerW,
+			render.Joules(r.EnergyJ), r.DeltaEnergyPct, r.EDPJS)
 		if epoch {
 			fmt.Fprintf(w, " %12s %12s", render.Seconds(r.EpochTimeS), render.Joules(r.EpochEnergyJ))
 		}
@@ -391,7 +438,12 @@ func writeEnergyText(w io.Writer, res *energyJSON) error {
 	if res.mode == "sm_clock" {
 		how = "The SM clock is locked at most at the value given; the power limit stays at TDP."
 	}
-	fmt.Fprintf(w, "Δ: relative to the %s row. %s\n", energyBaseName(res), how)
+	ref := res.Reference
+	listed := "not among the rows, priced for the comparison"
+	if ref.Listed {
+		listed = fmt.Sprintf("the %.0f W row", ref.PowerCapW)
+	}
+	fmt.Fprintf(w, "Δ: relative to the %s: %s, %s (%s). %s\n", ref.Setting, render.Seconds(ref.TimeS), render.Joules(ref.EnergyJ), listed, how)
 	return nil
 }
 
@@ -414,20 +466,23 @@ func writeEnergyCSV(w io.Writer, res *energyJSON) error {
 	if epoch {
 		head = append(head, "epoch_time_s", "epoch_energy_j", "epoch_edp_js")
 	}
+	// The Δ columns go last: columns are added, never moved.
+	head = append(head, "delta_time_pct", "delta_energy_pct")
 	cw.Write(head)
 	for _, r := range res.Rows {
 		rec := []string{g(r.PowerCapW), g(r.SMClockMHz), g(r.TimeS), g(r.EnergyJ), g(r.AvgPowerW), g(r.EDPJS), res.optimalMark(r)}
 		if epoch {
 			rec = append(rec, g(r.EpochTimeS), g(r.EpochEnergyJ), g(r.EpochEDPJS))
 		}
+		rec = append(rec, g(r.DeltaTimePct), g(r.DeltaEnergyPct))
 		cw.Write(rec)
 	}
 	cw.Flush()
 	return cw.Error()
 }
 
-// writeEnergyChart draws time and energy relative to the default limit
-// (or the highest clock) against the setting; the energy-optimal row is
+// writeEnergyChart draws time and energy relative to the GPU's default
+// setting (res.Reference) against the setting; the energy-optimal row is
 // ringed on the energy line.
 func writeEnergyChart(path string, res *energyJSON) error {
 	format, err := outFormat(path, "svg", "png", "pdf")
@@ -438,7 +493,7 @@ func writeEnergyChart(path string, res *energyJSON) error {
 	o := viz.EnergyOptions{
 		Title:  fmt.Sprintf("%s on %s, dtype %s", baseNameOf(res.Model), res.GPU, res.DType),
 		XLabel: xl,
-		YLabel: "relative to the " + energyBaseName(res),
+		YLabel: "relative to the default (TDP, no clock lock)",
 	}
 	img, err := viz.EnergyChart(series, o, format)
 	if err != nil {
@@ -447,32 +502,11 @@ func writeEnergyChart(path string, res *energyJSON) error {
 	return writeOut(path, img)
 }
 
-// energyBaseName names the row others are relative to.
-func energyBaseName(res *energyJSON) string {
-	if res.mode == "sm_clock" {
-		return "highest clock"
-	}
-	return "default limit (TDP)"
-}
-
-// energyBase is the row others are relative to: the TDP cap, else the
-// last row (the highest setting when the list ascends).
-func energyBase(res *energyJSON) energyRow {
-	base := res.Rows[len(res.Rows)-1]
-	if res.mode == "power_cap" {
-		for _, r := range res.Rows {
-			if r.PowerCapW == res.gpu.TDPWatts {
-				base = r
-			}
-		}
-	}
-	return base
-}
-
-// energySeries is a result's time and energy lines, relative to its base
-// row, in colour c; prefix labels them (a model name on a shared chart).
+// energySeries is a result's time and energy lines, relative to its
+// reference (the default setting), in colour c; prefix labels them (a
+// model name on a shared chart).
 func energySeries(res *energyJSON, c int, prefix string) ([]viz.EnergySeries, string) {
-	base := energyBase(res)
+	base := res.Reference
 	ts := viz.EnergySeries{Label: prefix + "time", Colour: c}
 	es := viz.EnergySeries{Label: prefix + "energy", Colour: c, Dashed: true}
 	xl := "power cap (W)"

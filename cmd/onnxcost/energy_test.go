@@ -91,7 +91,7 @@ func TestEnergySweepInvariants(t *testing.T) {
 }
 
 // checkEnergyEpochRows: with --samples N every row's epoch is
-// ceil(N / batch) steps of the row's step: epoch energy = steps × step
+// ceil(N / batch) steps (no --grad-accum) of the row's step: epoch energy = steps × step
 // energy, epoch time = steps × step time, epoch EDP = their product.
 func checkEnergyEpochRows(t *testing.T, m string, res energyJSON) {
 	t.Helper()
@@ -282,6 +282,71 @@ func TestEnergyWholeLimitRange(t *testing.T) {
 		}
 		if lo := res.Rows[0].PowerCapW; !(gpu.MinPowerW > 0) || lo != gpu.MinPowerW {
 			t.Errorf("%s: sweep starts at %g W, want the minimum limit %g W", g, lo, gpu.MinPowerW)
+		}
+	}
+}
+
+// TestEnergyReferenceStable: Δ is relative to the GPU's default setting
+// (TDP, no clock lock), named in the JSON's reference and the text, and
+// priced whether or not a row lists it: the same 150 W row on an RTX 4090
+// reads the same Δ whatever other caps are listed (it read +54.9% or
+// +75.6% time when the base was the highest cap listed), and so does a
+// clock lock's row whatever other locks are listed.
+func TestEnergyReferenceStable(t *testing.T) {
+	row := func(res energyJSON, capW, clock float64) energyRow {
+		t.Helper()
+		for _, r := range res.Rows {
+			if capW > 0 && r.PowerCapW == capW || clock > 0 && r.SMClockMHz == clock {
+				return r
+			}
+		}
+		t.Fatalf("no %g W / %g MHz row in %+v", capW, clock, res.Rows)
+		return energyRow{}
+	}
+	base := []string{"zoo:alexnet", "--gpu", "RTX-4090", "--batch", "8"}
+	var ref *energyReference
+	var first energyRow
+	for i, caps := range []string{"150,200", "150,300,450", "150"} {
+		res, _ := runEnergyJSON(t, append(base, "--power-cap", caps)...)
+		r := row(res, 150, 0)
+		if ref == nil {
+			ref, first = &res.Reference, r
+		}
+		if res.Reference.PowerCapW != 450 || !strings.Contains(res.Reference.Setting, "TDP 450 W") || !strings.Contains(res.Reference.Setting, "no SM clock lock") {
+			t.Errorf("caps %s: reference %+v, want the default setting named", caps, res.Reference)
+		}
+		if res.Reference.TimeS != ref.TimeS || res.Reference.EnergyJ != ref.EnergyJ || r.DeltaTimePct != first.DeltaTimePct || r.DeltaEnergyPct != first.DeltaEnergyPct {
+			t.Errorf("caps %s: 150 W row Δ %+.2f%% time %+.2f%% energy against %+v; with 150,200 it was %+.2f%%, %+.2f%% against %+v",
+				caps, r.DeltaTimePct, r.DeltaEnergyPct, res.Reference, first.DeltaTimePct, first.DeltaEnergyPct, *ref)
+		}
+		if !relClose(r.DeltaTimePct, 100*(r.TimeS/res.Reference.TimeS-1), 1e-12) || !(r.DeltaTimePct > 0) || !(r.DeltaEnergyPct < 0) {
+			t.Errorf("caps %s: 150 W Δtime %g%%, Δenergy %g%%", caps, r.DeltaTimePct, r.DeltaEnergyPct)
+		}
+		if listed := i == 1; res.Reference.Listed != listed {
+			t.Errorf("caps %s: reference listed %v, want %v", caps, res.Reference.Listed, listed)
+		}
+		if i == 1 {
+			if tdp := row(res, 450, 0); tdp.TimeS != res.Reference.TimeS || tdp.DeltaTimePct != 0 || tdp.DeltaEnergyPct != 0 {
+				t.Errorf("the 450 W row %+v is not the reference %+v", tdp, res.Reference)
+			}
+		}
+	}
+	// The text names the reference and prints the same Δ.
+	code, out, errs := runCLI(t, append(append([]string{"energy"}, base...), "--power-cap", "150,200")...)
+	want := fmt.Sprintf("%+7.1f%%", first.DeltaTimePct)
+	if code != 0 || !strings.Contains(out, "Δ: relative to the default power limit (TDP 450 W), no SM clock lock") || !strings.Contains(out, "not among the rows") || !strings.Contains(out, want) {
+		t.Errorf("exit %d, stderr %q; text lacks the named reference or the 150 W row's Δ %s:\n%s", code, errs, want, out)
+	}
+	var clockRef float64
+	var clockDelta float64
+	for i, clocks := range []string{"1000,1500", "1000"} {
+		res, _ := runEnergyJSON(t, append(base, "--sm-clock", clocks)...)
+		r := row(res, 0, 1000)
+		if i == 0 {
+			clockRef, clockDelta = res.Reference.TimeS, r.DeltaTimePct
+		}
+		if res.Reference.TimeS != ref.TimeS || res.Reference.Listed || r.DeltaTimePct != clockDelta || res.Reference.TimeS != clockRef || !(r.DeltaTimePct > 0) {
+			t.Errorf("locks %s: 1000 MHz Δtime %g%% against %+v; want %g%% against the default clocks", clocks, r.DeltaTimePct, res.Reference, clockDelta)
 		}
 	}
 }

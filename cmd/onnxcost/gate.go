@@ -39,25 +39,85 @@ func (o *outFlags) add(c *cobra.Command, junit bool) {
 	}
 }
 
-// loadReport returns the report of a model file, or a saved JSON report;
-// a flag that cannot apply to a saved report is warned about on stderr.
-func loadReport(path string, f *costFlags, stderr io.Writer) (*report.Report, error) {
+// diffSide is one argument of diff: a model, estimated with the flags, or
+// the reports a saved JSON file holds (one for 'report --format json', one
+// per model for 'check --out-json').
+type diffSide struct {
+	path    string
+	saved   bool
+	reports []savedReport
+}
+
+// savedReport is one report of a saved file, with the name the budget gave
+// its model ("" for a plain saved report).
+type savedReport struct {
+	name string
+	r    *report.Report
+}
+
+// loadDiffSide estimates a model file or reads a saved JSON file.
+func loadDiffSide(path string, f *costFlags) (*diffSide, error) {
 	data, isJSON, err := sniffJSON(path)
 	if err != nil {
 		return nil, err
 	}
 	if !isJSON {
 		r, _, err := estimate(path, f)
-		return r, err
+		if err != nil {
+			return nil, err
+		}
+		return &diffSide{path: path, reports: []savedReport{{r: r}}}, nil
 	}
-	r, err := decodeReport(data)
+	rs, err := decodeSaved(data)
 	if err != nil {
 		return nil, usageErr("%s: %v", path, err)
 	}
-	for _, m := range savedMismatches(r, f) {
-		fmt.Fprintf(stderr, "onnxcost: warning: %s is a saved report; %s does not apply to it (it was computed with %s)\n", path, m.flag, m.saved)
+	return &diffSide{path: path, saved: true, reports: rs}, nil
+}
+
+// pick returns the side's report: its only one, or, for a saved check
+// result of several models, the one that is the other side's model (by
+// budget name, path or file name). A flag that cannot apply to a saved
+// report is warned about on stderr.
+func (s *diffSide) pick(other *diffSide, f *costFlags, stderr io.Writer) (*report.Report, error) {
+	r := s.reports[0].r
+	if len(s.reports) > 1 {
+		var err error
+		if r, err = s.match(other); err != nil {
+			return nil, err
+		}
+	}
+	if s.saved {
+		for _, m := range savedMismatches(r, f) {
+			fmt.Fprintf(stderr, "onnxcost: warning: %s is a saved report; %s does not apply to it (it was computed with %s)\n", s.path, m.flag, m.saved)
+		}
 	}
 	return r, nil
+}
+
+// match finds the report of s (a check result of several models) whose
+// model the other side names.
+func (s *diffSide) match(other *diffSide) (*report.Report, error) {
+	names := make([]string, len(s.reports))
+	for i, c := range s.reports {
+		names[i] = c.name
+	}
+	list := fmt.Sprintf("a check result of %d models (%s)", len(s.reports), strings.Join(names, ", "))
+	if len(other.reports) > 1 {
+		return nil, usageErr("%s: %s, and %s holds several too: diff one model against a saved check result, or save one model with 'report --format json'", s.path, list, other.path)
+	}
+	want := other.reports[0].r.Model
+	var hits []*report.Report
+	for _, c := range s.reports {
+		m := c.r.Model
+		if c.name == want || m == want || filepath.Base(m) == filepath.Base(want) {
+			hits = append(hits, c.r)
+		}
+	}
+	if len(hits) != 1 {
+		return nil, usageErr("%s: %s; none or more than one is the model of %s (%s): diff it against that model's file, or save one model with 'report --format json'", s.path, list, other.path, want)
+	}
+	return hits[0], nil
 }
 
 // mismatch is a flag a saved report contradicts.
@@ -153,9 +213,29 @@ func sniffJSON(path string) (data []byte, isJSON bool, err error) {
 	return append(head[:n], rest...), true, nil
 }
 
-// decodeReport reads a saved `report --format json`, or the first model
-// of a saved `check --out-json`.
+// decodeReport reads a saved `report --format json`, or a saved `check
+// --out-json` of one model.
 func decodeReport(data []byte) (*report.Report, error) {
+	rs, err := decodeSaved(data)
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) > 1 {
+		names := make([]string, len(rs))
+		for i, c := range rs {
+			names[i] = c.name
+		}
+		return nil, fmt.Errorf("a check result of %d models (%s), not one report: save one model with 'report --format json'", len(rs), strings.Join(names, ", "))
+	}
+	return rs[0].r, nil
+}
+
+// decodeSaved reads the reports of a saved JSON file: one for `report
+// --format json`; for `check --out-json`, the head report of every model
+// it checked, under the budget's name for it. Both are "saved reports" to
+// the user (the README's CI section saves the baseline with check), so
+// both are read wherever a saved report is.
+func decodeSaved(data []byte) ([]savedReport, error) {
 	var probe struct {
 		SchemaVersion *int              `json:"schema_version"`
 		Totals        *json.RawMessage  `json:"totals"`
@@ -170,6 +250,22 @@ func decodeReport(data []byte) (*report.Report, error) {
 	if *probe.SchemaVersion > report.SchemaVersion {
 		return nil, fmt.Errorf("report schema_version %d is newer than this onnxcost understands (%d)", *probe.SchemaVersion, report.SchemaVersion)
 	}
+	if probe.Totals == nil && probe.Models != nil {
+		var chk gate.CheckResult
+		if err := json.Unmarshal(data, &chk); err != nil {
+			return nil, fmt.Errorf("not a valid saved check result: %w", err)
+		}
+		var out []savedReport
+		for _, m := range chk.Models {
+			if m.Report != nil {
+				out = append(out, savedReport{name: m.Name, r: m.Report})
+			}
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("a saved check result with no model report in it")
+		}
+		return out, nil
+	}
 	if probe.Totals == nil {
 		return nil, fmt.Errorf("not an onnxcost report (no totals)")
 	}
@@ -177,7 +273,7 @@ func decodeReport(data []byte) (*report.Report, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("not a valid JSON report: %w", err)
 	}
-	return &r, nil
+	return []savedReport{{r: &r}}, nil
 }
 
 func newDiffCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -188,7 +284,9 @@ func newDiffCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "diff BASE HEAD",
 		Short: "Compare two models or saved JSON reports; --fail-on turns it into a check",
 		Long: `diff compares BASE and HEAD, each an .onnx model (estimated with --gpu and the
-other flags) or a JSON report saved by 'onnxcost report --format json'.
+other flags), a JSON report saved by 'onnxcost report --format json', or a
+check result saved by 'onnxcost check --out-json' (of several models, the
+one the other side is).
 It prints totals base/head/Δ/Δ% and the nodes that changed most (matched
 by name, then by structure). With --fail-on it exits 1 when a condition
 holds, e.g. --fail-on 'time>+5%,launches>+0,flops>+2%,peak_memory>+10%'.
@@ -208,11 +306,19 @@ bytes, launches, params, param_bytes, peak_memory, energy.`,
 				}
 			}
 			f.dumpTo = stderr
-			base, err := loadReport(args[0], &f, stderr)
+			bs, err := loadDiffSide(args[0], &f)
 			if err != nil {
 				return err
 			}
-			head, err := loadReport(args[1], &f, stderr)
+			hs, err := loadDiffSide(args[1], &f)
+			if err != nil {
+				return err
+			}
+			base, err := bs.pick(hs, &f, stderr)
+			if err != nil {
+				return err
+			}
+			head, err := hs.pick(bs, &f, stderr)
 			if err != nil {
 				return err
 			}
@@ -340,6 +446,11 @@ $GITHUB_STEP_SUMMARY and prints ::error annotations on the budget lines.`,
 				prog.Add(1)
 			}
 			prog.Stop()
+			// After the progress line is gone, in budget order: a symbol
+			// assumed 1 changes every number the budgets are tested on.
+			for _, mb := range b.Models {
+				printModelWarnings(stderr, mb.Name, reports[mb.Name].Warnings)
+			}
 			bases := map[string]*report.Report{}
 			if baseReport != "" {
 				if bases, err = loadBases(baseReport, b); err != nil {
@@ -419,12 +530,43 @@ func estimateBudgetModel(b *gate.Budget, mb gate.ModelBudget, pf passFlags) (*re
 	for _, k := range names {
 		f.dims = append(f.dims, fmt.Sprintf("%s=%d", k, s.Dims[k]))
 	}
-	r, _, err := estimate(path, &f)
+	r, l, err := estimate(path, &f)
 	if err != nil {
 		return nil, err
 	}
 	r.Model = mb.Path // as the budget names it, so reports compare across checkouts
+	if l != nil && l.Infer != nil {
+		budgetBindHints(r, l.Infer.Assumed, b, mb)
+	}
 	return r, nil
+}
+
+// budgetBindHints rewrites the hint of each "symbol S is unbound; assumed
+// 1" warning for check, where no --batch or --dim flag exists: the binding
+// goes in the budget file. The warning stays in the report, so the JSON
+// carries it too.
+func budgetBindHints(r *report.Report, assumed []string, b *gate.Budget, mb gate.ModelBudget) {
+	for _, sym := range assumed {
+		how := fmt.Sprintf("dims: {%s: N}", sym)
+		if pipeline.IsBatchName(sym) {
+			how = "batch: N or " + how
+		}
+		prefix := fmt.Sprintf("symbol %s is unbound; assumed 1", sym)
+		for i, w := range r.Warnings {
+			if strings.HasPrefix(w, prefix) {
+				r.Warnings[i] = fmt.Sprintf("%s (bind it with %s in %s, under defaults or the model's entry at line %d)", prefix, how, b.File, mb.Line)
+			}
+		}
+	}
+}
+
+// printModelWarnings prints a model's warnings on stderr under its name:
+// budget init and check cost several models, and a warning that does not
+// say which model it is about cannot be acted on.
+func printModelWarnings(stderr io.Writer, model string, warnings []string) {
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "onnxcost: warning: %s: %s\n", model, w)
+	}
 }
 
 // loadBases reads --base-report: one saved report (matched to the model
@@ -490,6 +632,9 @@ func newBudgetCmd(stdout, stderr io.Writer) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				// The budget is written from these numbers: a symbol assumed
+				// 1 (no --batch or --dim) sets every limit in it.
+				printModelWarnings(stderr, p, r.Warnings)
 				rel := p
 				if r2, err := filepath.Rel(filepath.Dir(outPath), p); err == nil && !filepath.IsAbs(p) {
 					rel = r2

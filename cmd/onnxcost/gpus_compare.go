@@ -18,14 +18,18 @@ import (
 
 // compareGPUsJSON is `gpus compare --format json`.
 type compareGPUsJSON struct {
-	SchemaVersion int             `json:"schema_version"`
-	ToolVersion   string          `json:"tool_version"`
-	Model         string          `json:"model"`
-	DType         string          `json:"dtype"`
-	Plan          string          `json:"plan"`
-	Batch         int64           `json:"batch"`
-	Rows          []compareGPURow `json:"rows"`
-	Warnings      []string        `json:"warnings"`
+	SchemaVersion int    `json:"schema_version"`
+	ToolVersion   string `json:"tool_version"`
+	Model         string `json:"model"`
+	DType         string `json:"dtype"`
+	Plan          string `json:"plan"`
+	Batch         int64  `json:"batch"`
+	// GPUs is the tensor-parallel degree (--gpus) when above 1: each row
+	// is then a group of that many GPUs of its kind, and energy and cost
+	// count all of them.
+	GPUs     int             `json:"gpus,omitempty"`
+	Rows     []compareGPURow `json:"rows"`
+	Warnings []string        `json:"warnings"`
 }
 
 // compareGPURow is one GPU. Prices are the user's (no price ships with
@@ -57,6 +61,11 @@ func newGPUsCompareCmd(stdout, stderr io.Writer) *cobra.Command {
 database) and prints, per GPU, the time of one batch, throughput (items/s),
 energy per batch and per item, peak memory and whether it fits, and, when
 prices are given, the cost of a million items at that throughput.
+
+Without --batch, per-item figures use the model's own batch (a zoo
+model's batch parameter, the bound batch symbol, or a static export's
+batch dim). With --gpus N each row is N GPUs of its kind in tensor
+parallel: time and memory are one GPU's, energy and cost the group's.
 
 Prices are yours: --price GPU=USD_PER_HOUR (repeatable) or --prices FILE, a
 YAML or JSON mapping of GPU name to USD per hour. No price ships with
@@ -97,15 +106,23 @@ onnxcost.
 				return err
 			}
 			out := &compareGPUsJSON{SchemaVersion: 1, ToolVersion: version, Model: res.Model, DType: res.DType, Plan: res.Plan, Warnings: res.Warnings}
+			// A report under --gpus N is one GPU's energy while the N
+			// run in lockstep on the same items: the group's energy and
+			// hourly price are N times one GPU's.
+			n := max(int(f.shared.gpus), 1)
+			if n > 1 {
+				out.GPUs = n
+			}
 			for i, r := range res.Rows {
 				out.Batch = r.Batch
+				energy := r.energyJ * float64(n)
 				row := compareGPURow{GPU: r.GPU, TimeS: r.TimeS, ThroughputPerS: r.ThroughputPerS, PeakMemoryBytes: r.PeakMemoryBytes,
-					MemoryLimitBytes: res.GPUs[i].MemoryBytes, Fits: r.Fits, EnergyJ: r.energyJ, EnergyPerItemJ: r.energyJ / float64(r.Batch)}
+					MemoryLimitBytes: res.GPUs[i].MemoryBytes, Fits: r.Fits, EnergyJ: energy, EnergyPerItemJ: energy / float64(r.Batch)}
 				if p, ok := price[r.GPU]; ok {
 					p := p
 					row.USDPerHour = &p
 					if r.ThroughputPerS > 0 {
-						m := p / 3600 / r.ThroughputPerS * 1e6
+						m := float64(n) * p / 3600 / r.ThroughputPerS * 1e6
 						row.USDPerMillion = &m
 					}
 					delete(price, r.GPU)
@@ -198,7 +215,11 @@ func readPrices(flags []string, file, gpuFile string) (map[string]float64, error
 
 func writeCompareGPUsText(w io.Writer, r *compareGPUsJSON) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "onnxcost %s · gpus compare %s · dtype %s · plan %s · batch %d\n\n", version, render.Clean(r.Model), r.DType, r.Plan, r.Batch)
+	fmt.Fprintf(&b, "onnxcost %s · gpus compare %s · dtype %s · plan %s · batch %d", version, render.Clean(r.Model), r.DType, r.Plan, r.Batch)
+	if r.GPUs > 1 {
+		fmt.Fprintf(&b, " · %d GPUs each (tensor-parallel; energy and cost count all)", r.GPUs)
+	}
+	b.WriteString("\n\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "gpu\tlatency\tthroughput/s\tenergy/item\tpeak memory\tmemory\tfits\tUSD/hour\tUSD per million\t")
 	for _, row := range r.Rows {

@@ -28,6 +28,12 @@ roofline chart (fused and unfused plans).`,
 			if out == "" {
 				return usageErr("-o FILE is required")
 			}
+			// The page is HTML whatever the name says: an x.pdf holding
+			// HTML opens as a broken PDF, so any other extension is refused
+			// before anything is estimated or written.
+			if _, err := outFormat(out, "html", "htm"); err != nil {
+				return usageErr("-o %s: html writes an HTML page; name it .html or .htm (use 'graph' or 'roofline' for .svg, .png or .pdf)", out)
+			}
 			d, other, err := loadPlans(args[0], &f, true, stderr)
 			if err != nil {
 				return err
@@ -62,6 +68,6 @@ roofline chart (fused and unfused plans).`,
 	}
 	f.add(c)
 	g.add(c)
-	c.Flags().StringVarP(&out, "output", "o", "", "write the report to `FILE`")
+	c.Flags().StringVarP(&out, "output", "o", "", "write the report to `FILE` (.html or .htm)")
 	return c
 }

@@ -68,7 +68,7 @@ func (f *costFlags) addBase(c *cobra.Command) {
 // addSamples adds --samples (report and energy: the commands that print a
 // training step's energy).
 func (f *costFlags) addSamples(c *cobra.Command) {
-	c.Flags().Int64Var(&f.samples, "samples", 0, "with --train: samples per epoch `N`; adds the epoch's time and energy (ceil(N / batch) steps)")
+	c.Flags().Int64Var(&f.samples, "samples", 0, "with --train: samples per epoch `N`; adds the epoch's time and energy (ceil(N / (batch × grad-accum × data-parallel)) optimizer steps)")
 }
 
 // validDTypes are --dtype's values: "" (the model's own) and cost's list.

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost/report"
@@ -106,6 +107,13 @@ func timeRooflinePoints(model string, f *costFlags, tf *timeRooflineFlags, stder
 		if kind == "batch" && s.zoo == nil && v == values[0] && len(values) > 1 && !hasSymbolicBatch(l) {
 			return nil, "", usageErr("%s: no graph input has a symbolic leading dim, so --sweep batch cannot vary it", model)
 		}
+		// A name that binds nothing would cost the same model at every
+		// value and draw a flat chart as if time did not depend on it.
+		if kind == "dim" && v == values[0] {
+			if _, ok := l.Bindings[name]; !ok {
+				return nil, "", usageErr("--sweep %s: %s has no symbolic dim or parameter %s; %s", name, model, name, sweepableText(l, s.zoo))
+			}
+		}
 		r := reps[0]
 		dtype = r.DType
 		tp := viz.TimePoint{X: float64(v)}
@@ -134,6 +142,43 @@ func timeRooflinePoints(model string, f *costFlags, tf *timeRooflineFlags, stder
 		what += " node " + tf.node
 	}
 	return pts, fmt.Sprintf("%s on %s, dtype %s: time against %s", what, g.Name, dtype, name), nil
+}
+
+// sweepableText says what --sweep can vary on a model: batch when an
+// input has a symbolic leading dim, the symbolic dims of its graph inputs,
+// and a zoo model's parameters; sorted, so the message is stable.
+func sweepableText(l *pipeline.Loaded, z *pipeline.ZooSpec) string {
+	seen := map[string]bool{}
+	if z != nil {
+		for _, p := range z.Entry.Params {
+			seen[p.Name] = true
+		}
+	} else if hasSymbolicBatch(l) {
+		seen["batch"] = true
+	}
+	for _, in := range l.Model.Graph.Inputs {
+		if in.Declared == nil {
+			continue
+		}
+		for _, d := range in.Declared.Shape.Dims {
+			if d.Sym != "" {
+				seen[d.Sym] = true
+			}
+		}
+	}
+	if len(seen) == 0 {
+		return "it has no symbolic dims to sweep (a static export)"
+	}
+	names := make([]string, 0, len(seen))
+	for k := range seen {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	what := "its symbolic dims"
+	if z != nil {
+		what = "its parameters and symbolic dims"
+	}
+	return fmt.Sprintf("%s: %s (--sweep NAME=LIST)", what, strings.Join(names, ", "))
 }
 
 // findNode finds a node by name, or the fused node that absorbed it.

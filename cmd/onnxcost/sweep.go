@@ -4,13 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/internal/pipeline"
+	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/sweep"
 	"github.com/spf13/cobra"
 )
@@ -98,6 +101,11 @@ type sweepFlags struct {
 	chart string
 	passFlags
 	trainFlags
+	// shared holds the settings declared by report's own flag code
+	// (borrowReportFlags): --runtime, --runtime-file, --gpus, --power-cap,
+	// --sm-clock. Its zero value (roofline --time builds sweepFlags in
+	// code) is the default runtime, one GPU, no cap or lock.
+	shared costFlags
 }
 
 // addCostFlags declares the cost settings sweep and gpus compare share
@@ -107,6 +115,31 @@ func (f *sweepFlags) addCostFlags(c *cobra.Command) {
 	c.Flags().StringVar(&f.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8 (default: the model's own)")
 	c.Flags().StringVar(&f.plan, "plan", "fused", "execution plan to cost: fused|unfused")
 	c.Flags().StringVar(&f.inputData, "input-data", "", "bind graph inputs to the tensors in `DIR`/input_<i>.pb")
+	f.borrowReportFlags(c, "runtime", "runtime-file", "gpus", "power-cap", "sm-clock")
+}
+
+// borrowReportFlags declares the named flags exactly as report declares
+// them (help, default, and parse-time checks such as --gpus's range), so
+// that the commands cannot drift apart: report's flag code runs on a
+// scratch command and the named flags move to c, their values landing in
+// f.shared. f.shared.given still sees them set, since a flag's Changed
+// mark lives on the flag that both flag sets share.
+func (f *sweepFlags) borrowReportFlags(c *cobra.Command, names ...string) {
+	scratch := &cobra.Command{Use: c.Name()}
+	f.shared.add(scratch)
+	for _, n := range names {
+		c.Flags().AddFlag(scratch.Flags().Lookup(n))
+	}
+}
+
+// runtime resolves --runtime as report does: a training step runs in
+// PyTorch eager unless told otherwise.
+func (f *sweepFlags) runtime() (*hwdb.Runtime, error) {
+	name := f.shared.runtime
+	if f.train && !f.shared.given("runtime") {
+		name = cost.TrainRuntime
+	}
+	return resolveRuntime(name, f.shared.runtimeFile)
 }
 
 // axis is one swept dimension: a zoo parameter, a symbol or the batch.
@@ -133,9 +166,14 @@ given, and prints one row per GPU and point: latency (the time of one
 batch), throughput (items/s = batch / time), peak memory and whether it
 fits in the GPU's memory. Rows past the memory limit are marked, never
 dropped. Per GPU it also reports the knee, the smallest batch reaching 90%
-of the best throughput, and with --find-max-batch the largest integer
-batch that fits (doubling then bisection; peak memory must not fall as
-batch grows, which is checked).
+of the best throughput (only when batch is swept), and with
+--find-max-batch the largest integer batch that fits (doubling then
+bisection; peak memory must not fall as batch grows, which is checked).
+Without --batch, throughput counts the model's own batch: a zoo model's
+batch parameter, the bound batch symbol, or a static export's batch dim.
+
+--runtime, --gpus, --power-cap and --sm-clock are report's, applied to
+every GPU and point.
 
 LIST is a comma list (1,8,32) or a range a..b of powers of two (1..1024).
 --batch binds the leading symbolic dim of the inputs as report's --batch
@@ -189,7 +227,7 @@ and GPU; each row then names its model, and max_batch and knee are keyed
 	}
 	c.Flags().StringVar(&f.gpus, "gpu", "", "target GPUs, comma-separated (see 'onnxcost gpus'); required")
 	f.addCostFlags(c)
-	c.Flags().StringVar(&f.batch, "batch", "", "batch sizes: `LIST` (1,8,32 or 1..256 in powers of two); default 1")
+	c.Flags().StringVar(&f.batch, "batch", "", "batch sizes: `LIST` (1,8,32 or 1..256 in powers of two); default: the model's own")
 	c.Flags().StringArrayVar(&f.dims, "dim", nil, "sweep or bind a symbol: `NAME=LIST` (repeatable)")
 	c.Flags().StringArrayVar(&f.params, "param", nil, "sweep a zoo parameter: `K=LIST`, or K=OTHER to tie it to another (repeatable)")
 	c.Flags().BoolVar(&f.findMax, "find-max-batch", false, "find the largest batch that fits on each GPU")
@@ -321,6 +359,8 @@ type sweeper struct {
 	model string
 	zoo   *pipeline.ZooSpec
 	gpus  []*hwdb.GPU
+	// rt is --runtime's profile; nil is the cost model's default.
+	rt    *hwdb.Runtime
 	warns []string
 	seen  map[string]bool
 }
@@ -357,16 +397,14 @@ func (s *sweeper) eval(p sweepPoint, batch int64) ([]*report.Report, *pipeline.L
 	}
 	reps := make([]*report.Report, len(s.gpus))
 	for i, g := range s.gpus {
-		r, err := pipeline.Estimate(l, g, pipeline.EstimateOptions{DType: s.f.dtype, Plan: s.f.plan, ToolVersion: version, ModelName: path, Train: s.f.trainFlags.options()})
+		r, err := pipeline.Estimate(l, g, pipeline.EstimateOptions{DType: s.f.dtype, Plan: s.f.plan, Runtime: s.rt, ToolVersion: version, ModelName: path,
+			Power: s.f.shared.powerControl(), Train: s.f.trainFlags.options(), GPUs: int(s.f.shared.gpus)})
 		if err != nil {
 			return nil, nil, pipeErr(err)
 		}
 		reps[i] = r
 		for _, w := range r.Warnings {
-			if !s.seen[w] {
-				s.seen[w] = true
-				s.warns = append(s.warns, w)
-			}
+			s.warn(w)
 		}
 	}
 	return reps, l, nil
@@ -436,8 +474,16 @@ func runSweep(model string, f *sweepFlags, stderr io.Writer) (*sweepJSON, error)
 			return nil, usageErr("--gpu: %s given twice", g.Name)
 		}
 		names[g.Name] = true
+		if err := checkPowerControl(g, f.shared.powerControl()); err != nil {
+			return nil, err
+		}
 		s.gpus = append(s.gpus, g)
 	}
+	rt, err := f.runtime()
+	if err != nil {
+		return nil, err
+	}
+	s.rt = rt
 	axes, batch, err := parseAxes(f)
 	if err != nil {
 		return nil, err
@@ -529,8 +575,9 @@ func runSweep(model string, f *sweepFlags, stderr io.Writer) (*sweepJSON, error)
 				}
 				checkedBatch = true
 			}
+			items := s.itemsPerRun(b, p, l)
 			for i, r := range reps {
-				row := sweepRow{GPU: s.gpus[i].Name, Batch: rowBatch(b, r.Bindings), Bindings: r.Bindings, TimeS: r.Totals.TimeS,
+				row := sweepRow{GPU: s.gpus[i].Name, Batch: items, Bindings: r.Bindings, TimeS: r.Totals.TimeS,
 					PeakMemoryBytes: r.Totals.PeakMemoryBytes, Fits: r.Totals.Fits, FLOPs: r.Totals.FLOPs,
 					GEMMFLOPs: gemmFLOPs(r)}
 				row.x, row.energyJ = xOf(p, row.Batch), r.Totals.EnergyJ
@@ -560,6 +607,12 @@ func runSweep(model string, f *sweepFlags, stderr io.Writer) (*sweepJSON, error)
 			}
 		}
 		res.Knee[g.Name] = nil
+		// A knee is a point on the batch axis: with one batch (--batch,
+		// --dim or --param of the batch not swept) there is no curve to
+		// bend, only that batch.
+		if !batchSwept(rows[i]) {
+			continue
+		}
 		if k, ok := sweep.Knee(bs, tp); ok {
 			res.Knee[g.Name] = &k
 		}
@@ -628,17 +681,133 @@ func runSweeps(models []string, f *sweepFlags, stderr io.Writer) (*sweepJSON, er
 	return out, nil
 }
 
-// rowBatch is the batch a row reports and divides by: --batch when
-// given, else the model's own symbol "batch" (bound by --dim batch=N or a
-// zoo model's parameter), else 1.
-func rowBatch(b int64, bindings map[string]int64) int64 {
+// itemsPerRun is the batch one run of the model at point p processes:
+// what every per-item figure (throughput, energy per item, cost per
+// million) divides by. It is --batch when given (b > 0), else the model's
+// own batch, from the first of these that exists:
+//
+//  1. a zoo model's batch parameter;
+//  2. the value bound to an input dim named batch (batch, batch_size, N,
+//     …, the names --batch binds);
+//  3. the batch dim of a recurrent op's input (LSTM, GRU, RNN: dim 1 of a
+//     layout-0 [seq, batch, input] X, dim 0 of a layout-1 one), as in a
+//     seq-first LM's static [32,128] tokens;
+//  4. the value every ranked input has at one position, the lowest first
+//     (a static [4,3,224,224] export gives 4), warning when rank-3 inputs
+//     tell [seq, batch, …] from [batch, seq, …] only by guess.
+//
+// Failing all, it counts one item per run, and says so.
+func (s *sweeper) itemsPerRun(b int64, p sweepPoint, l *pipeline.Loaded) int64 {
 	if b > 0 {
 		return b
 	}
-	if v, ok := bindings["batch"]; ok && v > 0 {
+	if s.zoo != nil {
+		v, set := p.params["batch"]
+		if !set {
+			v, set = s.zoo.Params["batch"]
+		}
+		for _, q := range s.zoo.Entry.Params {
+			if q.Name == "batch" && !set {
+				v, set = q.Default, true
+			}
+		}
+		// batch=-1 builds a symbolic batch: the binding below holds it.
+		if set && v > 0 {
+			return v
+		}
+	}
+	g := l.Model.Graph
+	var ins []*ir.Value
+	for _, in := range g.Inputs {
+		if in == nil || in.IsInitializer || !in.Shape.Ranked || len(in.Shape.Dims) == 0 {
+			continue
+		}
+		ins = append(ins, in)
+		if in.Declared == nil {
+			continue
+		}
+		for _, d := range in.Declared.Shape.Dims {
+			if v, ok := l.Bindings[d.Sym]; ok && !d.IsKnown() && pipeline.IsBatchName(d.Sym) && v > 0 {
+				return v
+			}
+		}
+	}
+	for _, n := range g.Nodes {
+		if n.Domain != "" && n.Domain != "ai.onnx" || n.OpType != "LSTM" && n.OpType != "GRU" && n.OpType != "RNN" || len(n.Inputs) == 0 || n.Inputs[0] == nil {
+			continue
+		}
+		x := n.Inputs[0].Shape
+		pos := 1
+		if n.AttrInt("layout", 0) == 1 {
+			pos = 0
+		}
+		if x.Ranked && len(x.Dims) == 3 && x.Dims[pos].IsKnown() && x.Dims[pos].Value > 0 {
+			return x.Dims[pos].Value
+		}
+	}
+	if v, pos, used, ok := sharedDim(ins); ok {
+		if pos == 0 && !slices.ContainsFunc(used, func(in *ir.Value) bool { return len(in.Shape.Dims) != 3 }) {
+			// A leading 1 is batch 1 as --batch reads static exports; a
+			// one-step sequence of many items is too rare to warn about.
+			if d := used[0].Shape.Dims; d[0].Value > 1 && d[0] != d[1] {
+				s.warn(fmt.Sprintf("%s: per-item figures take the leading dim of input %s %s as the batch (%d); a sequence-first model's batch is its second dim (%d)",
+					s.modelPath(p), used[0].Name, used[0].Shape, d[0].Value, d[1].Value))
+			}
+		}
 		return v
 	}
+	s.warn(fmt.Sprintf("%s: no input dim is recognizably the batch, so throughput and per-item figures count one item per run", s.modelPath(p)))
 	return 1
+}
+
+// sharedDim finds the value every input of rank ≥ 2 (of rank ≥ 1 when
+// there is none) has at one position, the lowest such position first,
+// and returns it with that position and the inputs compared.
+func sharedDim(ins []*ir.Value) (int64, int, []*ir.Value, bool) {
+	minRank := 2
+	if !slices.ContainsFunc(ins, func(v *ir.Value) bool { return len(v.Shape.Dims) >= 2 }) {
+		minRank = 1
+	}
+	var use []*ir.Value
+	for _, in := range ins {
+		if len(in.Shape.Dims) >= minRank {
+			use = append(use, in)
+		}
+	}
+	if len(use) == 0 {
+		return 0, 0, nil, false
+	}
+	for pos, d := range use[0].Shape.Dims {
+		if !d.IsKnown() || d.Value < 1 {
+			continue
+		}
+		all := true
+		for _, in := range use[1:] {
+			all = all && pos < len(in.Shape.Dims) && in.Shape.Dims[pos].Is(d.Value)
+		}
+		if all {
+			return d.Value, pos, use, true
+		}
+	}
+	return 0, 0, nil, false
+}
+
+// batchSwept reports whether rows (one GPU's) hold more than one batch.
+func batchSwept(rows []sweepRow) bool {
+	for _, r := range rows {
+		if r.Batch != rows[0].Batch {
+			return true
+		}
+	}
+	return false
+}
+
+// warn records a warning once.
+func (s *sweeper) warn(w string) {
+	if !s.seen[w] {
+		s.seen[w] = true
+		s.warns = append(s.warns, w)
+	}
 }
 
 // findMaxBatch searches each GPU's largest batch. Loads are shared across

@@ -218,13 +218,32 @@ func sweptModels(res *sweepJSON) []string {
 	return out
 }
 
+// rowsOf are the rows of key, as res.Knee keys them ("GPU", or "MODEL
+// on GPU" in a several-model sweep).
+func rowsOf(res *sweepJSON, key string) []sweepRow {
+	var out []sweepRow
+	for _, r := range res.Rows {
+		k := r.GPU
+		if r.Model != "" {
+			k = r.Model + " on " + r.GPU
+		}
+		if k == key {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // writeGPUSummary writes one GPU's (or one model's on one GPU's) knee and
 // largest fitting batch, keyed as res.Knee and res.MaxBatch are.
 func writeGPUSummary(b *strings.Builder, res *sweepJSON, key string, g sweepGPU) {
 	fmt.Fprintf(b, "%s (%s):", render.Clean(key), render.Bytes(g.MemoryBytes))
-	if k := res.Knee[key]; k != nil {
+	switch k := res.Knee[key]; {
+	case k != nil:
 		fmt.Fprintf(b, " knee at batch %d (90%% of the best throughput)", *k)
-	} else {
+	case !batchSwept(rowsOf(res, key)):
+		b.WriteString(" no knee: batch not swept")
+	default:
 		b.WriteString(" no knee (no row fits)")
 	}
 	if mb, asked := res.MaxBatch[key]; asked {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/onnxcost/onnxcost/hwdb"
 )
 
 // sweepOut runs `sweep ... --format json` and decodes it.
@@ -20,11 +22,19 @@ func sweepOut(t *testing.T, args ...string) *sweepJSON {
 
 // gpuWithMemory writes a GPU file: V100's figures under the name name,
 // with memBytes of memory.
+// The board is given the default runtime's memory floor on top, and a
+// CUDA-visible total equal to its size, so that exactly memBytes is
+// usable by the model.
 func gpuWithMemory(t *testing.T, name string, memBytes float64) string {
 	t.Helper()
 	var g map[string]any
 	runJSON(t, &g, "gpus", "show", "V100", "--format", "json")
-	g["name"], g["mem_bytes"] = name, memBytes
+	rt, err := hwdb.LookupRuntime(hwdb.DefaultRuntime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := memBytes + rt.MemoryFloor()
+	g["name"], g["mem_bytes"], g["cuda_mem_bytes"] = name, total, total
 	delete(g, "aliases")
 	data, _ := json.Marshal(g)
 	p := filepath.Join(t.TempDir(), "gpu.json")

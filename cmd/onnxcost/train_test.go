@@ -203,3 +203,95 @@ func TestTrainFusedGeluKeepsPreActivation(t *testing.T) {
 		t.Fatal("no FusedGemm with a GELU epilogue: the case this checks is gone")
 	}
 }
+
+// TestTrainEpochGradAccum: with --grad-accum K an epoch of N samples is
+// ceil(N / (K × batch)) optimizer steps, each the report's step (which
+// already runs its K micro-batches), in report and in energy; counting
+// ceil(N / batch) steps made the epoch K times too long.
+func TestTrainEpochGradAccum(t *testing.T) {
+	args := []string{"zoo:resnet18", "--gpu", "A100-SXM4-40GB", "--train", "--batch", "8", "--samples", "1000"}
+	for _, c := range []struct {
+		k              string
+		perStep, steps int64
+	}{{"1", 8, 125}, {"4", 32, 32}} {
+		r := trainJSON(t, args[0], append(args[1:], "--grad-accum", c.k)...)
+		tr := r.Totals.Train
+		e := tr.Epoch
+		if e == nil || e.SamplesPerStep != c.perStep || e.Steps != c.steps || !relClose(e.TimeS, float64(c.steps)*tr.StepTimeS, 1e-12) || !relClose(e.EnergyJ, float64(c.steps)*tr.StepEnergyJ, 1e-12) {
+			t.Errorf("--grad-accum %s: epoch %+v of step %g s, %g J; want %d steps of %d samples", c.k, e, tr.StepTimeS, tr.StepEnergyJ, c.steps, c.perStep)
+		}
+		res, _ := runEnergyJSON(t, append(args, "--grad-accum", c.k, "--power-cap", "250,400")...)
+		if et := res.Train; et == nil || et.SamplesPerStep != c.perStep || et.StepsPerEpoch != c.steps || fmt.Sprint(et.GradAccum) != c.k {
+			t.Errorf("energy --grad-accum %s: train %+v; want %d steps of %d samples", c.k, et, c.steps, c.perStep)
+		}
+		for _, row := range res.Rows {
+			if !relClose(row.EpochTimeS, float64(c.steps)*row.TimeS, 1e-12) {
+				t.Errorf("energy --grad-accum %s at %g W: epoch %g s, step %g s; want %d steps", c.k, row.PowerCapW, row.EpochTimeS, row.TimeS, c.steps)
+			}
+		}
+	}
+	code, out, errs := runCLI(t, append([]string{"report"}, append(args, "--grad-accum", "4")...)...)
+	if code != 0 || !strings.Contains(out, "epoch of 1000 samples = 32 optimizer steps of 32 (4 micro-batches of 8)") {
+		t.Errorf("exit %d, stderr %q; the text's epoch line does not say 32 optimizer steps of 4 micro-batches of 8:\n%s", code, errs, out)
+	}
+}
+
+// TestTrainOnlyFlagsNeedTrain: a training-only flag given without
+// --train (even at its default value) is a one-line usage error, exit 2,
+// naming the flag, on every command that takes it; it used to be
+// silently ignored.
+func TestTrainOnlyFlagsNeedTrain(t *testing.T) {
+	for _, cmd := range [][]string{
+		{"report", "zoo:alexnet", "--gpu", "T4"},
+		{"energy", "zoo:alexnet", "--gpu", "T4", "--power-cap", "70"},
+		{"sweep", "zoo:alexnet", "--gpu", "T4", "--batch", "1,2"},
+	} {
+		for _, flag := range [][]string{{"--optimizer", "sgd"}, {"--optimizer", "adam"}, {"--checkpoint", "sqrt"}, {"--checkpoint", "none"}, {"--grad-accum", "1"}, {"--data-parallel", "1"}} {
+			args := append(append([]string{}, cmd...), flag...)
+			code, out, errs := runCLI(t, args...)
+			if code != 2 || out != "" || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, flag[0]+" "+flag[1]+" needs --train") {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line naming %s", args, code, out, errs, flag[0])
+			}
+		}
+	}
+}
+
+// TestTrainWarnsOnEvalExport: --train on the shipped ResNet-50, an
+// eval-mode export whose BatchNormalizations were folded into the
+// convolutions' biases, warns on stderr (text) and in the JSON warnings,
+// with the export advice whole; the zoo's ResNet-50, which keeps its 53
+// BatchNormalizations, does not warn.
+func TestTrainWarnsOnEvalExport(t *testing.T) {
+	const advice = "export with torch.onnx.export(..., training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False)"
+	folded := fixture(t, "resnet50.onnx")
+	code, _, errs := runCLI(t, "report", folded, "--gpu", "V100", "--train", "--batch", "1")
+	if code != 0 || !strings.Contains(errs, "inference-mode export") || !strings.Contains(errs, advice) {
+		t.Errorf("text: exit %d, stderr %q; want the inference-export warning with the advice", code, errs)
+	}
+	has := func(r *report.Report) bool {
+		for _, w := range r.Warnings {
+			if strings.Contains(w, "inference-mode export") && strings.HasSuffix(w, advice) {
+				return true
+			}
+		}
+		return false
+	}
+	if r := trainJSON(t, folded, "--gpu", "V100", "--batch", "1"); !has(r) {
+		t.Errorf("JSON warnings %q lack the inference-export warning", r.Warnings)
+	}
+	var inf report.Report
+	runJSON(t, &inf, "report", folded, "--gpu", "V100", "--batch", "1", "--format", "json")
+	if has(&inf) {
+		t.Error("an inference estimate warns about training")
+	}
+	zoo := trainJSON(t, "zoo:resnet50", "--gpu", "V100", "--batch", "1")
+	bn := 0
+	for _, n := range zoo.Nodes {
+		if n.OpType == "BatchNormalization" {
+			bn++
+		}
+	}
+	if bn != 53 || has(zoo) {
+		t.Errorf("zoo:resnet50: %d BatchNormalization nodes, warnings %q; want 53 and no inference-export warning", bn, zoo.Warnings)
+	}
+}

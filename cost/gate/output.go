@@ -78,6 +78,18 @@ func WriteCheckMarkdown(w io.Writer, res *CheckResult) {
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", md(m.Name), a.Metric, base, Format(a.Head, met), delta, md(a.Limit+levelSuffix(a.Level)), statusIcon(a))
 		}
 	}
+	// The PR comment is where CI users read the result, so the estimate's
+	// warnings (a symbol assumed 1 sets every number above) are shown.
+	sep := "\n"
+	for _, m := range res.Models {
+		if m.Report == nil {
+			continue
+		}
+		for _, x := range m.Report.Warnings {
+			fmt.Fprintf(w, "%s> ⚠️ %s: %s\n", sep, md(m.Name), md(x))
+			sep = ""
+		}
+	}
 	for _, m := range res.Models {
 		if m.Diff != nil && len(m.Diff.Nodes) > 0 {
 			fmt.Fprintf(w, "\n<details><summary>%s: top changed nodes</summary>\n\n", md(m.Name))

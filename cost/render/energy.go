@@ -28,7 +28,28 @@ func trainEnergyText(w io.Writer, tr *report.Train) {
 	fmt.Fprintf(w, "training step energy %s: forward %s%s, backward %s%s, optimizer %s · average %.1f W · EDP %.4g J·s\n",
 		Joules(tr.StepEnergyJ), Joules(tr.ForwardEnergyJ), recompute, Joules(tr.BackwardEnergyJ), extra, Joules(tr.OptimizerEnergyJ), avg, tr.StepEnergyJ*tr.StepTimeS)
 	if e := tr.Epoch; e != nil {
-		fmt.Fprintf(w, "epoch of %d samples = %d steps of %d: %s, %s · EDP %.4g J·s\n",
-			e.Samples, e.Steps, e.SamplesPerStep, Seconds(e.TimeS), Joules(e.EnergyJ), e.EDPJS)
+		fmt.Fprintf(w, "epoch of %d samples = %d optimizer steps of %d%s: %s, %s · EDP %.4g J·s\n",
+			e.Samples, e.Steps, e.SamplesPerStep, EpochStepMakeup(tr), Seconds(e.TimeS), Joules(e.EnergyJ), e.EDPJS)
 	}
+}
+
+// EpochStepMakeup spells out what an optimizer step of an epoch consumes
+// when it is more than one batch (" (4 micro-batches of 32)", " (2
+// replicas × 4 micro-batches of 32)"), so that the samples per step can
+// be checked against --batch; "" otherwise.
+func EpochStepMakeup(tr *report.Train) string {
+	e := tr.Epoch
+	k, n := max(tr.GradAccum, 1), max(tr.DataParallel, 1)
+	if e == nil || k*n == 1 {
+		return ""
+	}
+	micro := e.SamplesPerStep / int64(k*n)
+	s := ""
+	if n > 1 {
+		s = fmt.Sprintf("%d replicas × ", n)
+	}
+	if k > 1 {
+		return fmt.Sprintf(" (%s%d micro-batches of %d)", s, k, micro)
+	}
+	return fmt.Sprintf(" (%sbatch %d)", s, micro)
 }

@@ -6,11 +6,14 @@ import (
 )
 
 // Epoch is one pass over a training set of Samples samples: Steps =
-// ceil(Samples / SamplesPerStep) training steps, each costing the report's
-// step (Train.StepTimeS, Train.StepEnergyJ). The last, partial step is
-// priced as a full one: a framework pads it or runs it at the same kernel
-// shapes' cost, and a model priced at one batch size has no cheaper step
-// to offer.
+// ceil(Samples / SamplesPerStep) optimizer steps, each costing the
+// report's step (Train.StepTimeS, Train.StepEnergyJ). SamplesPerStep is
+// what one optimizer step consumes: the micro-batch × Train.GradAccum ×
+// Train.DataParallel, since the step the report prices already runs all K
+// micro-batches (and every replica runs its own). The last, partial step
+// is priced as a full one: a framework pads it or runs it at the same
+// kernel shapes' cost, and a model priced at one batch size has no
+// cheaper step to offer. Time and energy are one GPU's, as the step's are.
 type Epoch struct {
 	Samples        int64   `json:"samples"`
 	SamplesPerStep int64   `json:"samples_per_step"`
@@ -21,13 +24,26 @@ type Epoch struct {
 	EDPJS float64 `json:"edp_js"`
 }
 
-// SetEpoch adds the epoch of samples samples, perStep samples per
-// training step, to a training step t.
-func (t *Train) SetEpoch(samples, perStep int64) error {
-	if samples <= 0 || perStep <= 0 {
-		return fmt.Errorf("epoch: want positive samples and samples per step, got %d and %d", samples, perStep)
+// SetEpoch adds the epoch of samples samples to a training step t, whose
+// micro-batch (the batch the graph is costed at, --batch) is batch. One
+// optimizer step consumes batch × GradAccum × DataParallel samples: the
+// step already counts its K micro-batches, so dividing by the micro-batch
+// alone would count each step K times over.
+func (t *Train) SetEpoch(samples, batch int64) error {
+	if samples <= 0 || batch <= 0 {
+		return fmt.Errorf("epoch: want positive samples and batch per step, got %d and %d", samples, batch)
 	}
-	steps := (samples + perStep - 1) / perStep
+	perStep := batch
+	for _, k := range []int{t.GradAccum, t.DataParallel} {
+		// 0 is a Train built before either existed: one.
+		if k > 1 {
+			if perStep > math.MaxInt64/int64(k) {
+				return fmt.Errorf("epoch: %d × %d samples per step overflow", perStep, k)
+			}
+			perStep *= int64(k)
+		}
+	}
+	steps := (samples-1)/perStep + 1
 	e := &Epoch{Samples: samples, SamplesPerStep: perStep, Steps: steps}
 	e.TimeS = float64(steps) * t.StepTimeS
 	e.EnergyJ = float64(steps) * t.StepEnergyJ
