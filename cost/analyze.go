@@ -92,13 +92,7 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	if err != nil {
 		return nil, err
 	}
-	a := &analyzer{
-		gpu: gpu, model: m, opt: opt, runtime: rt,
-		unsupported: map[string]*report.Unsupported{},
-		seenParams:  map[*ir.Value]bool{},
-		fallbacks:   map[string]int{},
-		l2:          newL2Residency(gpu.L2Bytes, g),
-	}
+	a := newAnalyzer(g, m, gpu, opt, rt)
 	if a.tp, err = newTensorParallel(gpu, opt.GPUs); err != nil {
 		return nil, err
 	}
@@ -235,12 +229,21 @@ type analyzer struct {
 	trainTimeline []float64
 	tp            *tensorParallel // nil on one GPU
 	// l2 follows what each kernel finds in L2 (residency.go).
-	l2 *l2Residency
-	// sizer sizes tensors for l2 at the node's costed dtype.
-	sizer RuleCtx
-	ctxs  []*RuleCtx // rule contexts by nesting depth (ruleCtx)
+	l2   *l2Residency
+	ctxs []*RuleCtx // rule contexts by nesting depth (ruleCtx)
 	// partial follows the nodes not costed in full (partial.go).
 	partial partialTracker
+}
+
+// newAnalyzer is an analyzer of g on gpu with an empty L2.
+func newAnalyzer(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options, rt *hwdb.Runtime) *analyzer {
+	return &analyzer{
+		gpu: gpu, model: m, opt: opt, runtime: rt,
+		unsupported: map[string]*report.Unsupported{},
+		seenParams:  map[*ir.Value]bool{},
+		fallbacks:   map[string]int{},
+		l2:          newL2Residency(gpu.L2Bytes, g),
+	}
 }
 
 func (a *analyzer) warnf(format string, args ...any) {
@@ -557,13 +560,19 @@ func (a *analyzer) paramBytes(v *ir.Value) float64 {
 // elemBytes is the operand element size of n as costed (first input).
 func (a *analyzer) elemBytes(n *ir.Node) float64 {
 	if x := n.In(0); x != nil {
-		_, dt := a.computeFor(n)
-		c := RuleCtx{DType: dt}
+		c := a.sizer(n)
 		if b := c.elemBytes(x); b > 0 {
 			return b
 		}
 	}
 	return 4
+}
+
+// sizer sizes n's tensors as its rule costs them (at the node's compute
+// dtype), without warnings: a context for Bytes and elemBytes only.
+func (a *analyzer) sizer(n *ir.Node) RuleCtx {
+	_, dt := a.computeFor(n)
+	return RuleCtx{DType: dt, unknown: true}
 }
 
 // clean returns x when it is a finite non-negative number; otherwise it

@@ -215,8 +215,6 @@ func (a *analyzer) outBytes(n *ir.Node) float64 {
 	if len(n.Outputs) == 0 || n.Outputs[0] == nil {
 		return 0
 	}
-	_, dt := a.computeFor(n)
-	c := RuleCtx{DType: dt}
-	c.unknown = true
+	c := a.sizer(n)
 	return c.Bytes(n.Outputs[0])
 }

@@ -87,9 +87,6 @@ func (r *l2Residency) root(v *ir.Value) *ir.Value {
 // view records that the outputs of a kernel-less node alias its first
 // input (a view shares the bytes it reshapes).
 func (r *l2Residency) view(n *ir.Node) {
-	if r == nil {
-		return
-	}
 	in := n.In(0)
 	if in == nil {
 		return
@@ -220,23 +217,18 @@ func (r *l2Residency) evict() float64 {
 // dramBytes runs node n's kernel through the analyzer's L2 residency and
 // returns its DRAM traffic.
 func (a *analyzer) dramBytes(n *ir.Node, est NodeEstimate) float64 {
-	if a.l2 == nil {
-		// An analyzer built without a GPU's cache: everything from DRAM.
-		a.l2 = newL2Residency(0, &ir.Graph{})
-	}
-	_, dt := a.computeFor(n)
-	a.sizer = RuleCtx{DType: dt, unknown: true}
+	sizer := a.sizer(n)
 	var buf [8]tensorIO
 	ios := buf[:0]
 	for _, v := range n.Inputs {
 		if v != nil {
-			ios = append(ios, tensorIO{v, a.sizer.Bytes(v)})
+			ios = append(ios, tensorIO{v, sizer.Bytes(v)})
 		}
 	}
 	nIn := len(ios)
 	for _, v := range n.Outputs {
 		if v != nil {
-			ios = append(ios, tensorIO{v, a.sizer.Bytes(v)})
+			ios = append(ios, tensorIO{v, sizer.Bytes(v)})
 		}
 	}
 	return a.l2.access(ios[:nIn], ios[nIn:], est.BytesRead, est.BytesWritten)

@@ -385,8 +385,7 @@ func trainAnalyzer(b *builder, o TrainOptions) *analyzer {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	return &analyzer{gpu: ruleTestGPU(), model: b.m, opt: opt, runtime: rt,
-		unsupported: map[string]*report.Unsupported{}, seenParams: map[*ir.Value]bool{}, fallbacks: map[string]int{}}
+	return newAnalyzer(b.g, b.m, ruleTestGPU(), opt, rt)
 }
 
 // trainOn runs the training analysis of b on a, keeping a's timeline.

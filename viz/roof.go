@@ -41,11 +41,8 @@ func CeilingsOf(g *hwdb.GPU) Ceilings {
 		return c
 	}
 	c.HBMBW = g.MemBW
-	c.L2BW = g.L2BW
-	if c.L2BW <= 0 && g.MemBW > 0 {
-		c.L2BW = g.MemBW * perf.DefaultParams().L2Factor
-		c.L2Assumed = true
-	}
+	c.L2BW = perf.L2Bandwidth(g, perf.DefaultParams())
+	c.L2Assumed = g.L2BW <= 0 && g.MemBW > 0
 	return c
 }
 

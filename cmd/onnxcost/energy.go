@@ -50,12 +50,7 @@ type energyJSON struct {
 // model's kernel time (each kernel settles at its own clock; under --train
 // over the forward's kernels, the nodes that carry a clock).
 type energyRow struct {
-	PowerCapW  float64 `json:"power_cap_w"`
-	SMClockMHz float64 `json:"sm_clock_mhz"`
-	TimeS      float64 `json:"time_s"`
-	EnergyJ    float64 `json:"energy_j"`
-	AvgPowerW  float64 `json:"avg_power_w"`
-	EDPJS      float64 `json:"edp_js"`
+	energyPoint
 	// DeltaTimePct and DeltaEnergyPct are 100·(x/reference − 1) against
 	// energyJSON.Reference, the figures the text's Δ columns print.
 	DeltaTimePct   float64 `json:"delta_time_pct"`
@@ -68,17 +63,29 @@ type energyRow struct {
 	EpochEDPJS   float64 `json:"epoch_edp_js,omitempty"`
 }
 
-// energyReference is the default setting the Δ columns compare against.
-type energyReference struct {
-	// Setting names it in words ("default power limit (TDP 300 W), no
-	// SM clock lock").
-	Setting    string  `json:"setting"`
+// energyPoint is one setting and what the model costs under it: the
+// figures a row and the reference share (embedded, so JSON keeps them
+// flat and in this order).
+type energyPoint struct {
 	PowerCapW  float64 `json:"power_cap_w"`
 	SMClockMHz float64 `json:"sm_clock_mhz"`
 	TimeS      float64 `json:"time_s"`
 	EnergyJ    float64 `json:"energy_j"`
 	AvgPowerW  float64 `json:"avg_power_w"`
 	EDPJS      float64 `json:"edp_js"`
+}
+
+// pointOf is the setting capW/clockMHz with report totals t.
+func pointOf(capW, clockMHz float64, t report.Totals) energyPoint {
+	return energyPoint{PowerCapW: capW, SMClockMHz: clockMHz, TimeS: t.TimeS, EnergyJ: t.EnergyJ, AvgPowerW: t.AvgPowerW, EDPJS: t.EDPJS}
+}
+
+// energyReference is the default setting the Δ columns compare against.
+type energyReference struct {
+	// Setting names it in words ("default power limit (TDP 300 W), no
+	// SM clock lock").
+	Setting string `json:"setting"`
+	energyPoint
 	// Listed says whether one of the rows is this setting (a cap at TDP
 	// in a cap sweep; never in a clock sweep, whose rows are all locks).
 	Listed bool `json:"listed"`
@@ -283,11 +290,9 @@ func runEnergy(path string, f *costFlags, caps, clocks string) (*energyJSON, err
 	}
 	// r0 was priced with no cap and no lock (energy's --power-cap and
 	// --sm-clock are lists, not costFlags'): the default setting.
-	t0 := r0.Totals
 	res.Reference = energyReference{
-		Setting:   fmt.Sprintf("default power limit (TDP %.0f W), no SM clock lock", g.TDPWatts),
-		PowerCapW: g.TDPWatts, SMClockMHz: meanClock(r0),
-		TimeS: t0.TimeS, EnergyJ: t0.EnergyJ, AvgPowerW: t0.AvgPowerW, EDPJS: t0.EDPJS,
+		Setting:     fmt.Sprintf("default power limit (TDP %.0f W), no SM clock lock", g.TDPWatts),
+		energyPoint: pointOf(g.TDPWatts, meanClock(r0), r0.Totals),
 	}
 	var settings []perf.PowerControl
 	switch {
@@ -342,7 +347,7 @@ func runEnergy(path string, f *costFlags, caps, clocks string) (*energyJSON, err
 			}
 		}
 		t := r.Totals
-		row := energyRow{PowerCapW: s.CapW, SMClockMHz: s.SMClockMHz, TimeS: t.TimeS, EnergyJ: t.EnergyJ, AvgPowerW: t.AvgPowerW, EDPJS: t.EDPJS}
+		row := energyRow{energyPoint: pointOf(s.CapW, s.SMClockMHz, t)}
 		if t.Train != nil && t.Train.Epoch != nil {
 			e := t.Train.Epoch
 			row.EpochTimeS, row.EpochEnergyJ, row.EpochEDPJS = e.TimeS, e.EnergyJ, e.EDPJS

@@ -374,7 +374,7 @@ func memoryTime(g *hwdb.GPU, k Kernel, p Params) (s, bw float64, level string) {
 		}
 		return s, bw, level
 	}
-	l2 := l2Bandwidth(g, p)
+	l2 := L2Bandwidth(g, p)
 	if g.MemBW <= 0 || l2 <= 0 {
 		return 0, g.MemBW, "hbm"
 	}
@@ -400,9 +400,7 @@ func memoryTime(g *hwdb.GPU, k Kernel, p Params) (s, bw float64, level string) {
 
 // L2Bandwidth is the GPU's L2 bandwidth: the entry's, else L2Factor
 // times its DRAM bandwidth.
-func L2Bandwidth(g *hwdb.GPU, p Params) float64 { return l2Bandwidth(g, p) }
-
-func l2Bandwidth(g *hwdb.GPU, p Params) float64 {
+func L2Bandwidth(g *hwdb.GPU, p Params) float64 {
 	if g.L2BW > 0 {
 		return g.L2BW
 	}
@@ -413,10 +411,7 @@ func l2Bandwidth(g *hwdb.GPU, p Params) float64 {
 // it, else DRAM.
 func bandwidthFor(g *hwdb.GPU, workingSet float64, p Params) (float64, string) {
 	if workingSet > 0 && g.L2Bytes > 0 && workingSet <= g.L2Bytes {
-		if g.L2BW > 0 {
-			return g.L2BW, "l2"
-		}
-		return g.MemBW * p.L2Factor, "l2"
+		return L2Bandwidth(g, p), "l2"
 	}
 	return g.MemBW, "hbm"
 }
