@@ -56,21 +56,13 @@ func (a *analyzer) warnInferenceExport(g *ir.Graph) {
 // isConvNode reports whether n is a convolution, as exported or fused
 // (FusedConv, WinogradConv keep the convolution's bias as input 2).
 func isConvNode(n *ir.Node) bool {
-	switch {
-	case n.Domain == "" || n.Domain == "ai.onnx":
-		return n.OpType == "Conv" || n.OpType == "ConvTranspose"
-	case n.Domain == ir.FusedDomain:
-		return n.OpType == ir.OpFusedConv || n.OpType == ir.OpWinogradConv
-	}
-	return false
+	return n.Domain == "" && (n.OpType == "Conv" || n.OpType == "ConvTranspose") ||
+		ir.IsFused(n, ir.OpFusedConv) || ir.IsFused(n, ir.OpWinogradConv)
 }
 
 // trainOnlyOp reports whether an op is one an eval-mode export removes
 // (BatchNormalization folded, Dropout dropped): its presence says the
 // export kept the training-time layers.
 func trainOnlyOp(domain, op string) bool {
-	if domain != "" && domain != "ai.onnx" {
-		return false
-	}
-	return op == "BatchNormalization" || op == "Dropout"
+	return domain == "" && (op == "BatchNormalization" || op == "Dropout")
 }

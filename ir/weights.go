@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -46,7 +47,7 @@ var weightPassThrough = map[string]bool{"Transpose": true, "Cast": true, "Identi
 func isWeightSlot(n *Node, i int, v *Value) bool {
 	op := n.OpType
 	switch n.Domain {
-	case "", "ai.onnx":
+	case "":
 	case FusedDomain:
 		// The fused plan as `onnxcost optimize` writes it, read back: a
 		// convolution's filter and bias, a GEMM's B and bias.
@@ -61,10 +62,8 @@ func isWeightSlot(n *Node, i int, v *Value) bool {
 	default:
 		return false
 	}
-	for _, s := range weightSlots[op] {
-		if s == i {
-			return true
-		}
+	if slices.Contains(weightSlots[op], i) {
+		return true
 	}
 	rank := len(v.Shape.Dims)
 	switch op {
@@ -122,11 +121,13 @@ func onlyWeightUses(v *Value, depth int) bool {
 func promoteWeightInputs(g *Graph) string {
 	var names []string
 	for _, v := range g.Inputs {
-		if v == nil || v.IsInitializer || v.Const != nil || v.Kind != TensorValue || !v.DType.IsFloat() ||
-			g.IsGraphOutput(v) || !staticShape(v.Shape) || !onlyWeightUses(v, 0) {
+		if v == nil || v.IsInitializer || v.Const != nil || v.Kind != TensorValue || !v.DType.IsFloat() || g.IsGraphOutput(v) {
 			continue
 		}
-		dims, _ := v.Shape.Ints()
+		dims, static := v.Shape.Ints()
+		if !static || slices.ContainsFunc(dims, func(d int64) bool { return d < 0 }) || !onlyWeightUses(v, 0) {
+			continue
+		}
 		v.IsInitializer = true
 		v.Const = &Tensor{Name: v.Name, DType: v.DType, Dims: dims}
 		names = append(names, v.Name)
@@ -143,17 +144,4 @@ func promoteWeightInputs(g *Graph) string {
 		what = "graph input looks like a weight"
 	}
 	return fmt.Sprintf("%d %s (export_params=False?): counted as parameters (%s)", len(names), what, strings.Join(shown, ", "))
-}
-
-// staticShape: ranked, every dim known and non-negative.
-func staticShape(s Shape) bool {
-	if !s.Ranked {
-		return false
-	}
-	for _, d := range s.Dims {
-		if !d.IsKnown() || d.Value < 0 {
-			return false
-		}
-	}
-	return true
 }

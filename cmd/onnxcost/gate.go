@@ -98,11 +98,7 @@ func (s *diffSide) pick(other *diffSide, f *costFlags, stderr io.Writer) (*repor
 // match finds the report of s (a check result of several models) whose
 // model the other side names.
 func (s *diffSide) match(other *diffSide) (*report.Report, error) {
-	names := make([]string, len(s.reports))
-	for i, c := range s.reports {
-		names[i] = c.name
-	}
-	list := fmt.Sprintf("a check result of %d models (%s)", len(s.reports), strings.Join(names, ", "))
+	list := checkResultOf(s.reports)
 	if len(other.reports) > 1 {
 		return nil, usageErr("%s: %s, and %s holds several too: diff one model against a saved check result, or save one model with 'report --format json'", s.path, list, other.path)
 	}
@@ -221,13 +217,19 @@ func decodeReport(data []byte) (*report.Report, error) {
 		return nil, err
 	}
 	if len(rs) > 1 {
-		names := make([]string, len(rs))
-		for i, c := range rs {
-			names[i] = c.name
-		}
-		return nil, fmt.Errorf("a check result of %d models (%s), not one report: save one model with 'report --format json'", len(rs), strings.Join(names, ", "))
+		return nil, fmt.Errorf("%s, not one report: save one model with 'report --format json'", checkResultOf(rs))
 	}
 	return rs[0].r, nil
+}
+
+// checkResultOf describes a saved check result's reports in messages: "a
+// check result of N models (a, b, c)".
+func checkResultOf(rs []savedReport) string {
+	names := make([]string, len(rs))
+	for i, c := range rs {
+		names[i] = c.name
+	}
+	return fmt.Sprintf("a check result of %d models (%s)", len(rs), strings.Join(names, ", "))
 }
 
 // decodeSaved reads the reports of a saved JSON file: one for `report
