@@ -2,7 +2,6 @@ package main
 
 import (
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,37 +15,10 @@ import (
 // convModel writes x → Conv(3→4, 3×3) → Relu with input x of the given
 // shape to dir/name: a static batch is ir.D(n), a symbolic one ir.S(sym).
 func convModel(t *testing.T, dir, name string, batch ir.Dim) string {
-	t.Helper()
-	g := ir.NewGraph("conv")
-	m := &ir.Model{IRVersion: 8, Opsets: []ir.OpsetImport{{Domain: "", Version: 13}}, Graph: g}
-	val := func(name string) *ir.Value {
-		v, err := g.NewValue(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	x := val("x")
-	x.Kind, x.DType, x.Shape = ir.TensorValue, ir.Float32, ir.RankedShape(batch, ir.D(3), ir.D(32), ir.D(32))
-	g.AddInput(x)
-	w := val("w")
-	wt := ir.FloatTensor(ir.Float32, []int64{4, 3, 3, 3}, make([]float64, 4*3*3*3))
-	wt.Name = "w"
-	g.AddInitializer(w, wt)
-	y, z := val("y"), val("z")
-	if err := g.AddNode(&ir.Node{Name: "conv", OpType: "Conv", Inputs: []*ir.Value{x, w}, Outputs: []*ir.Value{y},
-		Attrs: []*ir.Attribute{{Name: "pads", Type: ir.AttrInts, Ints: []int64{1, 1, 1, 1}}}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.AddNode(&ir.Node{Name: "relu", OpType: "Relu", Inputs: []*ir.Value{y}, Outputs: []*ir.Value{z}}); err != nil {
-		t.Fatal(err)
-	}
-	g.AddOutput(z)
-	p := filepath.Join(dir, name)
-	if err := ir.WriteFile(p, m); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	b := newTestGraph(t, false)
+	x := b.input("x", batch, ir.D(3), ir.D(32), ir.D(32))
+	y := b.node("Conv", "", "conv", []*ir.Value{x, b.weight("w", 4, 3, 3, 3)}, pads1)
+	return b.write(dir, name, b.node("Relu", "", "relu", []*ir.Value{y}))
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
