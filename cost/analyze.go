@@ -460,6 +460,10 @@ func (a *analyzer) ruleCtx(n *ir.Node, g *ir.Graph, depth int) *RuleCtx {
 	comp, dt := a.computeFor(n)
 	*c = RuleCtx{Graph: g, Model: a.model, DType: dt, Compute: comp, node: n,
 		sub: c.sub, warnings: c.warnings[:0], params: c.params[:0]}
+	if comp != "" {
+		pr := perf.ResolvePrecision(a.gpu, perf.WantedPrecision(comp, perf.ClassConv))
+		c.NoConvTensorCores = !perf.Kernel{Precision: pr}.OnTensorCores()
+	}
 	if a.model != nil {
 		c.Opset = a.model.Opset(n.Domain)
 	}

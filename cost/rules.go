@@ -150,6 +150,11 @@ type RuleCtx struct {
 	// fp32|tf32|fp16|bf16|fp8|int8). DType alone cannot tell tf32 from
 	// fp32: both are stored as float32.
 	Compute string
+	// NoConvTensorCores says the GPU has no tensor path for a convolution
+	// at Compute (Pascal's fp16 runs in fp32 math), where Winograd stays
+	// the faster algorithm. The zero value assumes the tensor path the
+	// dtype implies.
+	NoConvTensorCores bool
 
 	warnings []string
 	params   []*ir.Value

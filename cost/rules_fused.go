@@ -213,7 +213,10 @@ func winogradConvRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	// (19.5 vs 156 TFLOP/s), the cause of ResNet-50 at TF32 coming out
 	// 1.8× too slow. cuDNN's Winograd kernels have no tensor-core form,
 	// and with TF32 allowed its heuristics pick tensor-core implicit GEMM.
-	if tensorCoreDType(c.DType) || c.Compute == "tf32" {
+	// A GPU without a tensor path for a float dtype (Pascal at fp16, in
+	// fp32 math) runs cuDNN's Winograd as at fp32; integer convolutions
+	// have no Winograd kernel anywhere.
+	if (tensorCoreDType(c.DType) || c.Compute == "tf32") && (!c.NoConvTensorCores || !c.DType.IsFloat()) {
 		e, err := fusedConvRule(n, c)
 		e.Note = "Winograd not used at this compute dtype: tensor-core implicit GEMM is faster (costed as direct convolution)"
 		return e, err

@@ -113,6 +113,12 @@ func TestWinogradConvRule(t *testing.T) {
 	if h.Class != perf.ClassConv || h.MACs != float64(N*K*P*Q*C*9) {
 		t.Errorf("fp16: class %s macs %v, want direct conv", h.Class, h.MACs)
 	}
+	// Without a tensor path for fp16 (Pascal), Winograd stays.
+	r := LookupRule(ir.FusedDomain, n.OpType)
+	p, err := r(n, &RuleCtx{DType: ir.Float16, NoConvTensorCores: true, node: n})
+	if err != nil || p.Class != perf.ClassWinograd || p.ExecutedMACs != macs {
+		t.Errorf("fp16 with no tensor path: class %s executed macs %v (%v), want Winograd's %v", p.Class, p.ExecutedMACs, err, macs)
+	}
 }
 
 func TestFusedGemmRule(t *testing.T) {

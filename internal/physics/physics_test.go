@@ -290,3 +290,39 @@ func checkControls(v *violations, where string, g *hwdb.GPU, ld *loaded, dt stri
 		prev = r.Totals.TimeS
 	}
 }
+
+// TestHalfPrecisionWithoutTensorPath: on a GPU whose native fp16 rate is
+// below fp32 and that has no fp16 tensor path (Pascal GP10x), libraries
+// keep fp16 tensors and compute in fp32, so fp16 costs at most a little
+// more than fp32 (it moves half the bytes); 3×3 convolutions stay on
+// Winograd. VGG-16 at batch 64 on a P40 was 1.85× fp32 when fp16 left
+// Winograd for a tensor-core path the part does not have.
+func TestHalfPrecisionWithoutTensorPath(t *testing.T) {
+	var slow []*hwdb.GPU
+	for _, g := range hwdb.All() {
+		if g.PeakFor(hwdb.FP16Tensor) == 0 && g.PeakFor(hwdb.FP16) < g.PeakFor(hwdb.FP32) {
+			slow = append(slow, g)
+		}
+	}
+	if len(slow) == 0 {
+		t.Fatal("no GPU in the database has fp16 slower than fp32 and no fp16 tensor path")
+	}
+	for _, model := range []string{"zoo:resnet50", "zoo:vgg16"} {
+		for _, b := range []int64{1, 64} {
+			ld := load(t, model, b)
+			for _, g := range slow {
+				var ts [2]float64
+				for i, dt := range dtypes {
+					r, err := pipeline.Estimate(ld.l, g, pipeline.EstimateOptions{DType: dt, Plan: "fused"})
+					if err != nil {
+						t.Fatal(err)
+					}
+					ts[i] = r.Totals.TimeS
+				}
+				if ts[1] > 1.2*ts[0] {
+					t.Errorf("%s batch %d on %s: fp16 %.4g s is %.2f× fp32 %.4g s", model, b, g.Name, ts[1], ts[1]/ts[0], ts[0])
+				}
+			}
+		}
+	}
+}
