@@ -39,6 +39,13 @@ var cases = []modelCase{
 	{"zoo:llama-7b?decode=1&past=1024", true, []int64{1, 2, 4, 8, 16, 32}},
 	{"zoo:llama-7b?seq=128", false, []int64{1, 2, 4, 8}},
 	{"zoo:lstm-ptb", false, []int64{1, 2, 4, 8, 16, 32, 64, 128}},
+	{"zoo:vgg16", false, []int64{1, 8, 32}},
+	{"zoo:alexnet", false, []int64{1, 8, 64}},
+	{"zoo:resnet18", false, []int64{1, 8, 64}},
+	{"zoo:gpt2-medium?decode=1&past=512", true, []int64{1, 2, 4, 8, 16, 32, 64, 128}},
+	{"zoo:llama-tiny?decode=1&past=256", true, []int64{1, 2, 4, 8, 16, 32, 64, 128}},
+	{"zoo:gpt2-small?seq=128", false, []int64{1, 2, 4, 8, 16}},
+	{"zoo:transformer", false, []int64{1, 4, 16}},
 }
 
 var dtypes = []string{"fp32", "fp16"}
