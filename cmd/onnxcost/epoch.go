@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost/report"
-	"github.com/onnxcost/onnxcost/internal/pipeline"
+	"github.com/onnxcost/onnxcost/pipeline"
 )
 
 // applyEpoch adds the per-epoch figures --samples asks for to a training

@@ -4,8 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/onnxcost/onnxcost/internal/pipeline"
-	"github.com/onnxcost/onnxcost/internal/prefault"
+	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/spf13/cobra"
 )
 
@@ -53,11 +52,6 @@ func loadModel(path string, f *modelFlags, opt loadOptions) (*pipeline.Loaded, e
 		DropFilePages: opt.dropFilePages,
 		Counted:       sizeHeap,
 	})
-	if !bigGraph {
-		// The passes and the cost model allocate about as much again as
-		// the read: in heap the runtime has mapped by now.
-		prefault.Heap()
-	}
 	return l, pipeErr(err)
 }
 

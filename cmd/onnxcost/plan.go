@@ -5,7 +5,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/onnxcost/onnxcost/internal/pipeline"
+	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/passes"
 	"github.com/spf13/cobra"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost/report"
-	"github.com/onnxcost/onnxcost/internal/pipeline"
+	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/sweep"
 	"github.com/onnxcost/onnxcost/viz"
 )

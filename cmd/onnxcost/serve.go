@@ -19,7 +19,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/onnxcost/onnxcost/internal/pipeline"
+	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/web"
 	"github.com/onnxcost/onnxcost/web/session"
 	"github.com/spf13/cobra"

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost/report"
-	"github.com/onnxcost/onnxcost/internal/pipeline"
+	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/spf13/cobra"
 )

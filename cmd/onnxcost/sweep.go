@@ -12,7 +12,7 @@ import (
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
-	"github.com/onnxcost/onnxcost/internal/pipeline"
+	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/sweep"
 	"github.com/spf13/cobra"

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost"
-	"github.com/onnxcost/onnxcost/internal/pipeline"
+	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/spf13/cobra"
 )
 

@@ -1,7 +1,7 @@
 // Package session is what the browser build of onnxcost runs: one model
 // held in memory as bytes, estimated again under each new setting (GPU,
 // dtype, batch, symbols, plan) through the same pipeline as the command
-// line (internal/pipeline), so the page and `onnxcost report` give the
+// line (pipeline), so the page and `onnxcost report` give the
 // same numbers. It is plain Go, compiled natively for tests and to
 // WebAssembly for the page (web/wasm).
 package session
@@ -17,7 +17,7 @@ import (
 	"github.com/onnxcost/onnxcost/cost/render"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
-	"github.com/onnxcost/onnxcost/internal/pipeline"
+	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/passes"
 	"github.com/onnxcost/onnxcost/viz"
@@ -154,7 +154,7 @@ func symbolsOf(l *pipeline.Loaded) []Symbol {
 var validDTypes = append([]string{""}, cost.DTypes()...)
 
 // check validates settings with the CLI's checks and messages for the
-// same flags (internal/pipeline/check.go), in the order `report` makes
+// same flags (pipeline/check.go), in the order `report` makes
 // them, and resolves the GPU and runtime profile.
 func (s *Session) check(st *Settings) (*hwdb.GPU, *hwdb.Runtime, error) {
 	if st.Plan == "" {

@@ -1,5 +1,0 @@
-//go:build !linux
-
-package prefault
-
-func heap() {}
