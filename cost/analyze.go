@@ -36,8 +36,8 @@ type Options struct {
 	// (see perf.UnderControl).
 	Power perf.PowerControl
 	// Train, when set, costs one training step instead of inference
-	// (train.go).
-	Train *TrainOptions
+	// (package train).
+	Train Training
 	// GPUs is the tensor-parallel degree (see parallel.go); 0 and 1 are
 	// one GPU.
 	GPUs int
@@ -82,19 +82,51 @@ func computeDType(name string) (ir.DType, bool) {
 // on gpu. It never panics on a model: a rule that fails lists its node
 // under unsupported_ops with a warning.
 func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Report, error) {
-	if g == nil {
-		return nil, fmt.Errorf("analyze: no graph")
-	}
 	if gpu == nil {
 		return nil, fmt.Errorf("analyze: no GPU")
 	}
-	rt, err := runtimeOf(opt)
-	if err != nil {
-		return nil, err
+	return analyze(g, m, gpu, opt)
+}
+
+// Count is Analyze without a GPU: the counts every rule gives (MACs,
+// FLOPs, executed work, bytes read and written, parameters, launches,
+// peak activation memory), none of the pricing (times, energy, bound,
+// memory level, precision, fit), and CountOnly set so that a reader
+// cannot take its zero times for a price. The counts are those Analyze
+// reports on any GPU, but for one case: a convolution substituted by
+// Winograd counts its executed work as on a GPU with the tensor path its
+// compute dtype implies (a GPU without one, Pascal at fp16, keeps
+// Winograd). A training step and tensor parallelism are shaped by the
+// GPU, so Count refuses Train and GPUs above 1; Runtime and Power price
+// and are ignored.
+func Count(g *ir.Graph, m *ir.Model, opt Options) (*report.Report, error) {
+	if opt.Train != nil {
+		return nil, fmt.Errorf("analyze: a training step is costed on a GPU; counting needs none")
+	}
+	if opt.GPUs > 1 {
+		return nil, fmt.Errorf("analyze: tensor parallelism over %d GPUs is costed on a GPU; counting needs none", opt.GPUs)
+	}
+	opt.Runtime, opt.Power, opt.GPUs = nil, perf.PowerControl{}, 0
+	return analyze(g, m, nil, opt)
+}
+
+// analyze is Analyze, or Count when gpu is nil.
+func analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Report, error) {
+	if g == nil {
+		return nil, fmt.Errorf("analyze: no graph")
+	}
+	var rt *hwdb.Runtime
+	var err error
+	if gpu != nil {
+		if rt, err = runtimeOf(opt); err != nil {
+			return nil, err
+		}
 	}
 	a := newAnalyzer(g, m, gpu, opt, rt)
-	if a.tp, err = newTensorParallel(gpu, opt.GPUs); err != nil {
-		return nil, err
+	if gpu != nil {
+		if a.tp, err = newTensorParallel(gpu, opt.GPUs); err != nil {
+			return nil, err
+		}
 	}
 	if opt.DType != "" {
 		dt, ok := computeDType(opt.DType)
@@ -107,7 +139,12 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	if err != nil {
 		return nil, err
 	}
-	rep := &report.Report{Header: report.Header{SchemaVersion: report.SchemaVersion, ToolVersion: opt.ToolVersion}, CostModelVersion: CostModelVersion, Model: opt.ModelName, GPU: gpu.Name, GPUSpecHash: hwdb.SpecHash(gpu), DType: opt.DType, Plan: opt.Plan, Bindings: opt.Bindings, FLOPConvention: FLOPConvention, Nodes: gc.nodes, Warnings: []string{}, UnsupportedOps: []report.Unsupported{}}
+	rep := &report.Report{Header: report.Header{SchemaVersion: report.SchemaVersion, ToolVersion: opt.ToolVersion}, CostModelVersion: CostModelVersion, Model: opt.ModelName, DType: opt.DType, Plan: opt.Plan, Bindings: opt.Bindings, FLOPConvention: FLOPConvention, Nodes: gc.nodes, Warnings: []string{}, UnsupportedOps: []report.Unsupported{}}
+	if gpu != nil {
+		rep.GPU, rep.GPUSpecHash = gpu.Name, hwdb.SpecHash(gpu)
+	} else {
+		rep.CountOnly = true
+	}
 	if rep.Model == "" && m != nil {
 		rep.Model = m.Path
 	}
@@ -135,13 +172,19 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	}
 	t.PeakActivationBytes = gc.peakAct
 	t.PeakMemoryBytes = gc.peakAct + t.ParamBytes
+	if gpu == nil {
+		rep.Warnings = append(rep.Warnings, a.warnings...)
+		rep.UnsupportedOps = a.unsupportedList()
+		a.sanitizeTotals(rep)
+		return rep, nil
+	}
 	// The runtime profile prices one inference call (host dispatch, per-call
 	// overhead); a training step then replaces time_s with the step, whose
 	// kernels are priced on the device alone (host dispatch under training
 	// is not modelled yet).
 	applyRuntime(rep, gpu, rt)
 	if opt.Train != nil {
-		if err := a.train(g, rep, gc); err != nil {
+		if err := opt.Train.Step(&Forward{a: a, g: g, rep: rep, gc: gc}); err != nil {
 			return nil, err
 		}
 	}
@@ -222,12 +265,9 @@ type analyzer struct {
 	unsOrder    []string
 	seenParams  map[*ir.Value]bool
 	paramOrder  []*ir.Value
-	fallbacks   map[string]int // "want->got" precision fallbacks, counted
-	overCap     int            // kernels above the power cap at the lowest clock
-	// trainTimeline is the live tensor bytes at each step of the training
-	// timeline (train_memory.go), kept for tests.
-	trainTimeline []float64
-	tp            *tensorParallel // nil on one GPU
+	fallbacks   map[string]int  // "want->got" precision fallbacks, counted
+	overCap     int             // kernels above the power cap at the lowest clock
+	tp          *tensorParallel // nil on one GPU
 	// l2 follows what each kernel finds in L2 (residency.go).
 	l2   *l2Residency
 	ctxs []*RuleCtx // rule contexts by nesting depth (ruleCtx)
@@ -235,15 +275,19 @@ type analyzer struct {
 	partial partialTracker
 }
 
-// newAnalyzer is an analyzer of g on gpu with an empty L2.
+// newAnalyzer is an analyzer of g on gpu with an empty L2; with no GPU,
+// one that counts (Count).
 func newAnalyzer(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options, rt *hwdb.Runtime) *analyzer {
-	return &analyzer{
+	a := &analyzer{
 		gpu: gpu, model: m, opt: opt, runtime: rt,
 		unsupported: map[string]*report.Unsupported{},
 		seenParams:  map[*ir.Value]bool{},
 		fallbacks:   map[string]int{},
-		l2:          newL2Residency(gpu.L2Bytes, g),
 	}
+	if gpu != nil { // counting follows no cache
+		a.l2 = newL2Residency(gpu.L2Bytes, g)
+	}
+	return a
 }
 
 func (a *analyzer) warnf(format string, args ...any) {
@@ -355,9 +399,11 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		nc.Bound = agg.bound()
 	case est.View || est.Launches == 0:
 		// No kernel: no time. A view's output is its input's bytes.
-		if est.View && !folded(n) {
+		if est.View && !folded(n) && a.l2 != nil {
 			a.l2.view(n)
 		}
+	case a.gpu == nil:
+		// Counting only: a kernel, but no GPU to price it on.
 	default:
 		prec := a.precisionFor(n, est.Class)
 		k := perf.Kernel{
@@ -460,7 +506,7 @@ func (a *analyzer) ruleCtx(n *ir.Node, g *ir.Graph, depth int) *RuleCtx {
 	comp, dt := a.computeFor(n)
 	*c = RuleCtx{Graph: g, Model: a.model, DType: dt, Compute: comp, node: n,
 		sub: c.sub, warnings: c.warnings[:0], params: c.params[:0]}
-	if comp != "" {
+	if comp != "" && a.gpu != nil {
 		pr := perf.ResolvePrecision(a.gpu, perf.WantedPrecision(comp, perf.ClassConv))
 		c.NoConvTensorCores = !perf.Kernel{Precision: pr}.OnTensorCores()
 	}

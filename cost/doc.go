@@ -5,28 +5,6 @@
 // HloCostAnalysis is to XLA: one rule per op, returning a summable
 // estimate; the GPU performance model lives apart, in cost/perf.
 //
-// Files:
-//
-//	analyze.go          Analyze: walks the graph, runs the rules, times, sums and sanitises
-//	memory.go           peak activation memory over a topological walk
-//	parallel.go         tensor parallelism (--gpus N): split GEMM work and weights, all-reduces, per-GPU memory
-//	runtime.go          the execution profile: host/device pipeline, per-call cost, memory floor (report.Runtime)
-//	modeldtype.go       the compute dtype a model runs at when --dtype is not given
-//	precision.go        the compute path (tensor cores or not) of each node, fallback warnings
-//	quantized.go        quantized nodes (QLinear*/Integer ops, Q/DQ-wrapped ops) and the type they run at
-//	rules.go            Rule, NodeEstimate, RuleCtx, the rule table, NoCostRule, FLOPConvention
-//	rules_gemm.go       Conv, ConvTranspose, Gemm, MatMul, Einsum, Attention
-//	rules_elementwise.go pointwise ops (opCounts: flops and transcendentals per element)
-//	rules_reduce.go     reductions, softmax, normalisations, pooling
-//	rules_data.go       views, copies, gathers, scatters, random and write ops
-//	rules_rnn.go        LSTM, GRU, RNN
-//	rules_control.go    If, Loop, Scan (the cost of their bodies)
-//	rules_nms.go        NonMaxSuppression
-//	rules_misc.go       com.microsoft, training-preview and legacy ops
-//	rules_fusedapi.go   FusedEstimate and the parts API for fused-op rules
-//	rules_fused.go      rules of the epilogue and Winograd passes' fused ops
-//	rules_fused_attn.go rules of the decomposition, elementwise and attention passes' fused ops
-//
 // Invariants:
 //   - macs and flops are the model's arithmetic, the same in every plan and
 //     dtype; executed_macs and executed_flops are what the plan's kernels

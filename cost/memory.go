@@ -10,7 +10,9 @@ import "github.com/onnxcost/onnxcost/ir"
 // (initializers) and constants are excluded: they are reported as
 // param_bytes and added once to peak_memory_bytes. While a node runs its
 // inputs and outputs are live together, and a control-flow node adds its
-// body's own peak on top.
+// body's own peak on top. An in-place op (ir.InPlace: a scatter updating a
+// KV cache) writes into its updated input's buffer when nothing reads that
+// input afterwards, so its output then allocates nothing either.
 
 // aliases reports whether n is a view whose output is its input's buffer
 // seen with another shape (ir.Alias). Other no-kernel ops (Shape, Size,
@@ -18,23 +20,81 @@ import "github.com/onnxcost/onnxcost/ir"
 // get their own buffer.
 func aliases(n *ir.Node) bool { return ir.OpHas("", n.OpType, ir.Alias) }
 
+// updatesInPlace reports whether n may write output 0 into input 0's
+// buffer (ir.InPlace); whether it does depends on input 0 being dead
+// after n.
+func updatesInPlace(n *ir.Node) bool { return ir.NodeHas(n, ir.InPlace) }
+
 // buffer is one allocation shared by a value and its views.
 type buffer struct {
 	bytes   float64
 	lastUse int // index of the last node reading it; len(nodes) = graph output
 	// listed is set once the buffer is in its last reader's free list.
 	listed bool
+	// into is the buffer this one was folded into by an in-place update.
+	into *buffer
+}
+
+// root is the buffer b's values finally live in (nil for nil).
+func (b *buffer) root() *buffer {
+	for b != nil && b.into != nil {
+		b = b.into
+	}
+	return b
 }
 
 // peakActivations returns the peak of live activation bytes in g. views
 // marks nodes (by position in g.Nodes) that alias instead of allocating;
 // subPeak adds a control-flow node's body peak while it runs.
 func (a *analyzer) peakActivations(g *ir.Graph, views []bool, subPeak []float64) float64 {
-	bufOf := map[*ir.Value]*buffer{}
-	c := RuleCtx{DType: a.dtype, unknown: true} // sizes only; shape warnings come from the rules
-	isActivation := func(v *ir.Value) bool {
-		return v != nil && !v.IsInitializer && v.Const == nil && v.Kind == ir.TensorValue
+	l := liveness{
+		g:     g,
+		views: views,
+		bufOf: map[*ir.Value]*buffer{},
+		c:     RuleCtx{DType: a.dtype, unknown: true}, // sizes only; shape warnings come from the rules
 	}
+	live, inPlaceNodes := l.allocate()
+	l.lastUses()
+	l.foldInPlace(inPlaceNodes)
+	return l.walk(live, l.freeLists(), subPeak)
+}
+
+// liveness holds the buffers of one graph's activations while
+// peakActivations works out when each is allocated and freed.
+type liveness struct {
+	g     *ir.Graph
+	views []bool
+	c     RuleCtx
+	bufOf map[*ir.Value]*buffer
+	// slab backs every buffer (see allocate).
+	slab []buffer
+	// inPlaceAt marks the nodes whose output 0 was folded into input 0's
+	// buffer (nil when none was).
+	inPlaceAt map[int]bool
+}
+
+// isActivation reports whether v takes activation memory: weights and
+// constants are counted as parameters instead.
+func isActivation(v *ir.Value) bool {
+	return v != nil && !v.IsInitializer && v.Const == nil && v.Kind == ir.TensorValue
+}
+
+// isView reports whether node i's outputs may share input 0's buffer.
+func (l *liveness) isView(i int, n *ir.Node) bool { return l.views[i] && aliases(n) }
+
+// newBuf gives v a buffer of its own, last used (so far) at node at.
+func (l *liveness) newBuf(v *ir.Value, at int) *buffer {
+	l.slab = append(l.slab, buffer{bytes: l.c.Bytes(v), lastUse: at})
+	b := &l.slab[len(l.slab)-1]
+	l.bufOf[v] = b
+	return b
+}
+
+// allocate maps every activation to its buffer and returns the bytes
+// live at the start (the graph inputs) and the positions of the nodes
+// that may update in place.
+func (l *liveness) allocate() (live float64, inPlaceNodes []int) {
+	g := l.g
 	// Buffers come from one array with room for every input and output
 	// (pointers into it stay valid: it never grows): one allocation
 	// instead of one per tensor (23k on a 112k-node graph).
@@ -51,67 +111,100 @@ func (a *analyzer) peakActivations(g *ir.Graph, views []bool, subPeak []float64)
 			}
 		}
 	}
-	slab := make([]buffer, 0, room)
-	newBuf := func(v *ir.Value, at int) *buffer {
-		slab = append(slab, buffer{bytes: c.Bytes(v), lastUse: at})
-		b := &slab[len(slab)-1]
-		bufOf[v] = b
-		return b
-	}
-	// Graph inputs are live from the start.
-	var live float64
+	l.slab = make([]buffer, 0, room)
 	for _, v := range g.Inputs {
-		if isActivation(v) && bufOf[v] == nil {
-			live += newBuf(v, -1).bytes
+		if isActivation(v) && l.bufOf[v] == nil {
+			live += l.newBuf(v, -1).bytes
 		}
 	}
-	// Each node's outputs: a new buffer, or its input's for a view.
 	for i, n := range g.Nodes {
+		if updatesInPlace(n) {
+			inPlaceNodes = append(inPlaceNodes, i)
+		}
 		for _, o := range n.Outputs {
 			if !isActivation(o) {
 				continue
 			}
-			if views[i] && aliases(n) {
-				if b := bufOf[n.In(0)]; b != nil {
-					bufOf[o] = b
+			if l.isView(i, n) {
+				if b := l.bufOf[n.In(0)]; b != nil {
+					l.bufOf[o] = b
 					continue
 				}
 			}
-			newBuf(o, i)
+			l.newBuf(o, i)
 		}
 	}
-	// Last uses: direct consumers in g, and values read by subgraphs of a
-	// node of g count as read by that node.
-	use := func(v *ir.Value, i int) {
-		if b := bufOf[v]; b != nil && i > b.lastUse {
-			b.lastUse = i
-		}
+	return live, inPlaceNodes
+}
+
+// use records that node i reads v.
+func (l *liveness) use(v *ir.Value, i int) {
+	if b := l.bufOf[v]; b != nil && i > b.lastUse {
+		b.lastUse = i
 	}
+}
+
+// lastUses sets each buffer's last reader. Values read by subgraphs of a
+// node count as read by that node, and graph outputs are read after the
+// last node.
+func (l *liveness) lastUses() {
+	g := l.g
 	for i, n := range g.Nodes {
 		for _, in := range n.Inputs {
-			use(in, i)
+			l.use(in, i)
 		}
 		for _, sg := range n.Subgraphs() {
 			for _, v := range sg.OuterReads() {
-				use(v, i)
+				l.use(v, i)
 			}
 		}
 	}
 	for _, o := range g.Outputs {
-		use(o, len(g.Nodes))
+		l.use(o, len(g.Nodes))
 	}
-	// Walk: allocate, take the peak, free what this node read last.
-	//
-	// A node's free list is in the order its buffers' values come in g
-	// (inputs, then each node's outputs): fixed by the graph, so the float
-	// sums are the same on every run. (They were in order of the values'
-	// names, which on a graph whose names point into the model file read
-	// back 19 MB of its dropped pages; the sums are of byte counts, exact
-	// in any order below 2^53.) Values not registered in g free
-	// nothing.
+}
+
+// foldInPlace folds the output buffer of each in-place node whose updated
+// input is read by no later node (nor by another of its own inputs, nor as
+// a graph output) into that input's buffer, which then lives on as long as
+// the output and its views are read. In graph order, so a cache updated
+// twice stays one buffer.
+func (l *liveness) foldInPlace(inPlaceNodes []int) {
+	for _, i := range inPlaceNodes {
+		n := l.g.Nodes[i]
+		bin, bout := l.bufOf[n.In(0)].root(), l.bufOf[n.Out(0)].root()
+		if bin == nil || bout == nil || bin == bout || bin.lastUse != i || bin.bytes != bout.bytes || n.Out(0).Producer != n {
+			continue
+		}
+		shared := false
+		for _, in := range n.Inputs[1:] {
+			shared = shared || l.bufOf[in].root() == bin
+		}
+		if shared {
+			continue
+		}
+		bout.into = bin
+		bin.lastUse = bout.lastUse
+		if l.inPlaceAt == nil {
+			l.inPlaceAt = map[int]bool{}
+		}
+		l.inPlaceAt[i] = true
+	}
+}
+
+// freeLists returns, for each node, the buffers it reads last.
+//
+// A node's free list is in the order its buffers' values come in g
+// (inputs, then each node's outputs): fixed by the graph, so the float
+// sums are the same on every run. (They were in order of the values'
+// names, which on a graph whose names point into the model file read
+// back 19 MB of its dropped pages; the sums are of byte counts, exact
+// in any order below 2^53.) Values not registered in g free nothing.
+func (l *liveness) freeLists() [][]*buffer {
+	g := l.g
 	frees := make([][]*buffer, len(g.Nodes)+1)
 	list := func(v *ir.Value) {
-		b := bufOf[v]
+		b := l.bufOf[v].root()
 		if b == nil || b.listed || !g.Holds(v) {
 			return
 		}
@@ -132,19 +225,28 @@ func (a *analyzer) peakActivations(g *ir.Graph, views []bool, subPeak []float64)
 			}
 		}
 	}
+	return frees
+}
+
+// walk runs the nodes in order from live bytes at the start: allocate
+// each node's outputs, take the peak, free what it read last.
+func (l *liveness) walk(live float64, frees [][]*buffer, subPeak []float64) float64 {
+	g := l.g
 	// Inputs never read are freed at once (but were live at the start).
 	peak := live
 	for _, v := range g.Inputs {
-		if b := bufOf[v]; b != nil && b.lastUse < 0 {
+		if b := l.bufOf[v].root(); b != nil && b.lastUse < 0 {
 			live -= b.bytes
 			b.lastUse = -2
 		}
 	}
 	for i, n := range g.Nodes {
-		for _, o := range n.Outputs {
-			if b := bufOf[o]; b != nil && o.Producer == n && !(views[i] && aliases(n) && bufOf[n.In(0)] == b) {
-				live += b.bytes
+		for k, o := range n.Outputs {
+			b := l.bufOf[o]
+			if b == nil || o.Producer != n || l.isView(i, n) && l.bufOf[n.In(0)] == b || k == 0 && l.inPlaceAt[i] {
+				continue
 			}
+			live += b.bytes
 		}
 		peak = max(peak, live+subPeak[i])
 		for _, b := range frees[i] {

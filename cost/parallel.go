@@ -57,7 +57,8 @@ type tensorParallel struct {
 	sharded map[*ir.Value]bool // weights split n ways
 	commS   float64            // sum of all-reduce times
 	reduces int
-	// trainPeak is one GPU's training peak (train.go), 0 for inference.
+	// trainPeak is one GPU's training peak (package train), 0 for
+	// inference.
 	trainPeak float64
 }
 
@@ -149,7 +150,7 @@ func needsAllReduce(n *ir.Node) bool {
 			return true
 		}
 		// One bias Add between the GEMM and the residual sum.
-		if other := otherInput(c, out); other != nil && other.IsInitializer && len(c.Outputs) > 0 && c.Outputs[0] != nil {
+		if other := ir.OtherOperand(c, out); other != nil && other.IsInitializer && len(c.Outputs) > 0 && c.Outputs[0] != nil {
 			for _, c2 := range c.Outputs[0].Consumers {
 				if c2.Domain == "" && c2.OpType == "Add" && residualAdd(c2, c.Outputs[0]) {
 					return true
@@ -160,23 +161,12 @@ func needsAllReduce(n *ir.Node) bool {
 	return false
 }
 
-// residualAdd: the Add's other operand (besides v) is a run-time activation.
+// residualAdd: the Add's other operand is a run-time activation other
+// than v. v+v is no residual sum: it doubles the sharded output where it
+// is, as an epilogue does (passes/epilogue.go), and needs no all-reduce.
 func residualAdd(add *ir.Node, v *ir.Value) bool {
-	o := otherInput(add, v)
-	return o != nil && !o.IsInitializer && (o.Const == nil || !o.Const.HasData)
-}
-
-func otherInput(add *ir.Node, v *ir.Value) *ir.Value {
-	if len(add.Inputs) != 2 {
-		return nil
-	}
-	if add.Inputs[0] == v {
-		return add.Inputs[1]
-	}
-	if add.Inputs[1] == v {
-		return add.Inputs[0]
-	}
-	return nil
+	o := ir.OtherOperand(add, v)
+	return o != nil && o != v && !o.IsInitializer && (o.Const == nil || !o.Const.HasData)
 }
 
 // applyParallel fills the tensor-parallel totals: GPU count,

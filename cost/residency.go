@@ -233,19 +233,3 @@ func (a *analyzer) dramBytes(n *ir.Node, est NodeEstimate) float64 {
 	}
 	return a.l2.access(ios[:nIn], ios[nIn:], est.BytesRead, est.BytesWritten)
 }
-
-// backwardDRAM is the DRAM traffic of a backward kernel of node n. The
-// backward pass is not followed tensor by tensor: the upstream gradient
-// (the size of n's output) was written by the kernel just before and is
-// read from L2 as far as it fits; everything else it reads (the saved
-// activations and the weights, last touched in the forward pass) comes
-// from DRAM, and what it writes stays in L2 as far as it fits, the rest
-// streaming out. A kernel with no node (the loss head) reads from DRAM.
-func (a *analyzer) backwardDRAM(n *ir.Node, k bwKernel) float64 {
-	l2 := a.gpu.L2Bytes
-	if n == nil {
-		return k.BytesRead + max(k.BytesWritten-l2, 0)
-	}
-	warm := min(a.outBytes(n), k.BytesRead, l2)
-	return k.BytesRead - warm + max(k.BytesWritten-(l2-warm), 0)
-}

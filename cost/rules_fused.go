@@ -103,16 +103,6 @@ func groupedGemmRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	return FusedEstimate(n, c, gemm), nil
 }
 
-// EpilogueParts is the pointwise work a fused node applies to its
-// accumulator y, from its attributes: the residual add (attribute
-// residual=1: 1 flop per element), the activation (attribute
-// activation, counted from the elementwise table; Silu = x*sigmoid(x))
-// and the gating Mul (attribute gate=1: 1 flop per element).
-// Any fused rule with those attributes can add these parts.
-func EpilogueParts(n *ir.Node, c *RuleCtx, y *ir.Value) []NodeEstimate {
-	return appendEpilogueParts(nil, n, c, y)
-}
-
 // maxFusedParts is the most parts a fused GEMM or convolution has: its
 // product, a bias or pool, and the three epilogue parts. The fused rules
 // collect their parts in an array of this size on the stack; the slices
@@ -120,7 +110,11 @@ func EpilogueParts(n *ir.Node, c *RuleCtx, y *ir.Value) []NodeEstimate {
 // on a 112k-node LLaMA-shaped graph.
 const maxFusedParts = 5
 
-// appendEpilogueParts is EpilogueParts appending to parts.
+// appendEpilogueParts appends the pointwise work a fused node applies to
+// its accumulator y, from its attributes: the residual add (attribute
+// residual=1: 1 flop per element), the activation (attribute activation,
+// counted from the elementwise table; Silu = x*sigmoid(x)) and the gating
+// Mul (attribute gate=1: 1 flop per element).
 func appendEpilogueParts(parts []NodeEstimate, n *ir.Node, c *RuleCtx, y *ir.Value) []NodeEstimate {
 	if n.AttrInt(ir.KeyResidual, 0) != 0 {
 		parts = append(parts, NodeEstimate{Counts: report.Counts{FLOPs: c.Numel(y)}})

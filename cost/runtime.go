@@ -9,15 +9,15 @@ import (
 )
 
 // runtimeOf is the execution profile Analyze prices with: the caller's, or
-// the default: a CUDA-graph replay for inference, PyTorch eager
-// (TrainRuntime) for a training step.
+// the default: a CUDA-graph replay for inference, the training model's
+// own (PyTorch eager) for a training step.
 func runtimeOf(opt Options) (*hwdb.Runtime, error) {
 	if opt.Runtime != nil {
 		return opt.Runtime, nil
 	}
 	name := hwdb.DefaultRuntime
 	if opt.Train != nil {
-		name = TrainRuntime
+		name = opt.Train.DefaultRuntime()
 	}
 	r, err := hwdb.LookupRuntime(name)
 	if err != nil {

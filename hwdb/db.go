@@ -1,16 +1,11 @@
 package hwdb
 
 import (
-	_ "embed"
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"unicode"
 )
-
-//go:embed gpus.yaml
-var builtinYAML []byte
 
 // DB is a set of GPUs that can be listed and looked up by name or alias.
 // The zero DB is empty; use Builtin or WithUserFile.
@@ -20,7 +15,7 @@ type DB struct {
 }
 
 // dbEntry is one GPU of a DB, known by its name and aliases before its
-// figures are: the built-in ones may be decoded on first use (UseLazy).
+// figures are: the built-in ones are decoded on first use (builtin.go).
 type dbEntry struct {
 	name    string
 	aliases []string
@@ -35,14 +30,6 @@ func decoded(gpus []*GPU) []*dbEntry {
 	}
 	return es
 }
-
-var builtin = sync.OnceValues(func() (*DB, error) {
-	gpus, err := parse(builtinYAML, parseOptions{origin: "hwdb/gpus.yaml", builtin: true})
-	if err != nil {
-		return nil, fmt.Errorf("built-in GPU data: %w", err)
-	}
-	return newDB(decoded(gpus), nil)
-})
 
 // Builtin returns the embedded database. The error is non-nil only if the
 // embedded data is broken, which the package tests rule out.
@@ -109,7 +96,7 @@ func newDB(base, user []*dbEntry) (*DB, error) {
 }
 
 // All returns copies of every GPU, sorted by name. A built-in entry that
-// does not decode is a broken build (web/hwdbdata's test decodes every
+// does not decode is a broken build (TestBuiltinData decodes every
 // one), so it panics rather than return a short list.
 func (db *DB) All() []*GPU {
 	out := make([]*GPU, len(db.entries))
@@ -261,48 +248,4 @@ func prefixDistance(q, key string) (prefix, whole int) {
 		prefix = min(prefix, d)
 	}
 	return prefix, prev[len(b)]
-}
-
-// LazyGPU is a built-in GPU known by its name and aliases, whose figures
-// Decode returns on first use.
-type LazyGPU struct {
-	Name    string
-	Aliases []string
-	Decode  func() (*GPU, error)
-}
-
-// UseLazy makes the built-in GPUs and runtime profiles these instead of
-// what parsing the embedded YAML gives: parsing it took 13 ms of every CLI
-// start on a 2-core machine and 0.4 s of every page load in the
-// WebAssembly build, and decoding all 35 GPUs from JSON still 2.4 ms of a
-// 36 ms DenseNet-121 report that needs one. Each GPU is decoded once, when
-// first looked up; the runtime profiles, all at once, on first use. The
-// entries must be exactly what the YAML parses to: web/hwdbdata generates
-// them from it and its test holds them to it. Call it before any other
-// function of this package (from an init function).
-func UseLazy(gpus []LazyGPU, runtimes func() ([]*Runtime, error)) {
-	builtin = sync.OnceValues(func() (*DB, error) {
-		es := make([]*dbEntry, len(gpus))
-		for i, l := range gpus {
-			es[i] = &dbEntry{l.Name, l.Aliases, sync.OnceValues(func() (*GPU, error) {
-				g, err := l.Decode()
-				if err == nil && g.Name != l.Name {
-					err = fmt.Errorf("built-in GPU %s decoded as %s", l.Name, g.Name)
-				}
-				return g, err
-			})}
-		}
-		db, err := newDB(es, nil)
-		if err != nil {
-			return nil, fmt.Errorf("built-in GPU data: %w", err)
-		}
-		return db, nil
-	})
-	builtinRuntimes = sync.OnceValues(func() (*RuntimeDB, error) {
-		rs, err := runtimes()
-		if err != nil {
-			return nil, fmt.Errorf("built-in runtime profiles: %w", err)
-		}
-		return newRuntimeDB(rs, nil), nil
-	})
 }

@@ -1,7 +1,6 @@
 package hwdb
 
 import (
-	_ "embed"
 	"fmt"
 	"io"
 	"math"
@@ -10,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -73,9 +71,6 @@ func (r *Runtime) Clone() *Runtime {
 	return &c
 }
 
-//go:embed runtimes.yaml
-var builtinRuntimesYAML []byte
-
 // rtFigure is one numeric field of a profile: its JSON name, the multiplier
 // from the spelling in the file, the largest plausible value in the file's
 // unit (a bigger one is most likely a unit slip), and where it lives.
@@ -115,14 +110,6 @@ type RuntimeDB struct {
 	list   []*Runtime // sorted by name
 	byName map[string]*Runtime
 }
-
-var builtinRuntimes = sync.OnceValues(func() (*RuntimeDB, error) {
-	rs, err := parseRuntimes(builtinRuntimesYAML, "hwdb/runtimes.yaml", true, nil)
-	if err != nil {
-		return nil, fmt.Errorf("built-in runtime profiles: %w", err)
-	}
-	return newRuntimeDB(rs, nil), nil
-})
 
 // BuiltinRuntimes returns the embedded profiles. The error is non-nil only
 // if the embedded data is broken, which the package tests rule out.
@@ -244,16 +231,47 @@ func decodeRuntime(n *yaml.Node, origin string, builtin bool, bases *RuntimeDB, 
 		el.add(n.Line, "a runtime profile must be a mapping of field: value")
 		return nil
 	}
-	own := &Runtime{}
-	set := map[string]int{} // JSON name -> line
-	sources := map[string]string{}
-	srcLine := map[string]int{}
-	var base string
-	var notes []string
-	hasNotes := false
 	nerr := len(el.errs)
-	keys := map[string]int{}
-	for k, v := range mappingFields(n, el, keys) {
+	p := readProfile(n, el)
+	if p.own.Name == "" {
+		el.add(n.Line, "runtime profile has no name")
+		return nil
+	}
+	if len(el.errs) > nerr {
+		return nil
+	}
+	r := p.start(earlier, bases, el)
+	if r == nil {
+		return nil
+	}
+	p.overlay(r, origin, builtin)
+	validateRuntime(r, n.Line, p.base != "", p.set, p.srcLine, el)
+	return r
+}
+
+// profileFields is what one profile in a file says, before its base is
+// applied.
+type profileFields struct {
+	// own holds the name, description and the figures the profile sets.
+	own      Runtime
+	set      map[string]int // JSON name of each figure set -> line
+	sources  map[string]string
+	srcLine  map[string]int
+	keys     map[string]int // field -> line
+	base     string
+	notes    []string
+	hasNotes bool
+}
+
+// readProfile reads the fields of mapping n, reporting malformed ones to el.
+func readProfile(n *yaml.Node, el *errList) *profileFields {
+	p := &profileFields{
+		set:     map[string]int{},
+		sources: map[string]string{},
+		srcLine: map[string]int{},
+		keys:    map[string]int{},
+	}
+	for k, v := range mappingFields(n, el, p.keys) {
 		key := k.Value
 		switch key {
 		case "name", "description", "base":
@@ -264,11 +282,11 @@ func decodeRuntime(n *yaml.Node, origin string, builtin bool, bases *RuntimeDB, 
 			}
 			switch key {
 			case "name":
-				own.Name = s
+				p.own.Name = s
 			case "description":
-				own.Description = s
+				p.own.Description = s
 			default:
-				base = s
+				p.base = s
 			}
 		case "notes":
 			list, ok := stringList(v)
@@ -276,90 +294,100 @@ func decodeRuntime(n *yaml.Node, origin string, builtin bool, bases *RuntimeDB, 
 				el.add(v.Line, "notes must be a list of strings")
 				continue
 			}
-			notes, hasNotes = list, true
+			p.notes, p.hasNotes = list, true
 		case "sources":
-			decodeSourceMap(v, sources, srcLine, el, func(part string) (string, bool) {
+			decodeSourceMap(v, p.sources, p.srcLine, el, func(part string) (string, bool) {
 				f, ok := rtFigures[part]
 				return f.json, ok
 			}, "sources: %q is not a runtime figure")
 		default:
-			f, ok := rtFigures[key]
-			if !ok {
-				el.add(k.Line, "unknown field %q (known: %s)", key, runtimeKeys())
-				continue
-			}
-			if prev, dup := set[f.json]; dup {
-				el.add(k.Line, "%s given twice in one profile (also at line %d)", f.json, prev)
-				continue
-			}
-			x, ok := number(v)
-			if !ok || math.IsInf(x, 0) || x < 0 || (x == 0 && !f.zeroOK) {
-				want := "positive"
-				if f.zeroOK {
-					want = "zero or positive"
-				}
-				el.add(v.Line, "%s must be a %s finite number, got %q", key, want, v.Value)
-				continue
-			}
-			if x > f.limit {
-				el.add(v.Line, "%s = %s is implausibly large (over %g): check the unit", key, v.Value, f.limit)
-				continue
-			}
-			*f.ptr(own) = x * f.scale
-			set[f.json] = v.Line
+			p.figure(k, v, el)
 		}
 	}
-	if own.Name == "" {
-		el.add(n.Line, "runtime profile has no name")
-		return nil
+	return p
+}
+
+// figure reads the numeric field k: v into p.own, checking its range.
+func (p *profileFields) figure(k, v *yaml.Node, el *errList) {
+	key := k.Value
+	f, ok := rtFigures[key]
+	if !ok {
+		el.add(k.Line, "unknown field %q (known: %s)", key, runtimeKeys())
+		return
 	}
-	if len(el.errs) > nerr {
-		return nil
+	if prev, dup := p.set[f.json]; dup {
+		el.add(k.Line, "%s given twice in one profile (also at line %d)", f.json, prev)
+		return
 	}
-	// Start from the base, then overlay what this profile sets.
-	r := &Runtime{Sources: map[string]string{}}
-	if base != "" {
-		var b *Runtime
-		for _, e := range earlier {
-			if normalize(e.Name) == normalize(base) {
-				b = e.Clone()
-			}
+	x, ok := number(v)
+	if !ok || math.IsInf(x, 0) || x < 0 || (x == 0 && !f.zeroOK) {
+		want := "positive"
+		if f.zeroOK {
+			want = "zero or positive"
 		}
-		if b == nil && bases != nil {
-			if found, err := bases.Lookup(base); err == nil {
-				b = found
-			}
-		}
-		if b == nil {
-			el.add(keys["base"], "base %q is not a known runtime profile", base)
-			return nil
-		}
-		r = b
+		el.add(v.Line, "%s must be a %s finite number, got %q", key, want, v.Value)
+		return
 	}
-	r.Name = own.Name
-	if own.Description != "" {
-		r.Description = own.Description
+	if x > f.limit {
+		el.add(v.Line, "%s = %s is implausibly large (over %g): check the unit", key, v.Value, f.limit)
+		return
 	}
-	if hasNotes {
-		r.Notes = notes
+	*f.ptr(&p.own) = x * f.scale
+	p.set[f.json] = v.Line
+}
+
+// start returns the profile the overlay begins from: a copy of the base
+// (the last of that name earlier in the file, else from bases), or an
+// empty one. It returns nil, reporting to el, when the base is unknown.
+func (p *profileFields) start(earlier []*Runtime, bases *RuntimeDB, el *errList) *Runtime {
+	if p.base == "" {
+		return &Runtime{Sources: map[string]string{}}
+	}
+	var b *Runtime
+	for _, e := range earlier {
+		if normalize(e.Name) == normalize(p.base) {
+			b = e.Clone()
+		}
+	}
+	if b == nil && bases != nil {
+		if found, err := bases.Lookup(p.base); err == nil {
+			b = found
+		}
+	}
+	if b == nil {
+		el.add(p.keys["base"], "base %q is not a known runtime profile", p.base)
+	}
+	return b
+}
+
+// overlay writes what the profile sets over r, with the source of each
+// figure: the file's own sources entry, else (for a user file) the file
+// and line, else none.
+func (p *profileFields) overlay(r *Runtime, origin string, builtin bool) {
+	r.Name = p.own.Name
+	if p.own.Description != "" {
+		r.Description = p.own.Description
+	}
+	if p.hasNotes {
+		r.Notes = p.notes
 	}
 	// The two forms of the kernel gap exclude each other: setting one
 	// drops an inherited other.
-	if _, ok := set["kernel_gap_s"]; ok {
+	if _, ok := p.set["kernel_gap_s"]; ok {
 		r.KernelGapScale = 0
 		delete(r.Sources, "kernel_gap_scale")
 	}
-	if _, ok := set["kernel_gap_scale"]; ok {
+	if _, ok := p.set["kernel_gap_scale"]; ok {
 		r.KernelGapS = 0
 		delete(r.Sources, "kernel_gap_s")
 	}
 	for _, f := range rtFigures {
-		line, ok := set[f.json]
+		line, ok := p.set[f.json]
 		if !ok {
 			continue
 		}
-		*f.ptr(r) = *f.ptr(own)
-		switch src, has := sources[f.json]; {
+		*f.ptr(r) = *f.ptr(&p.own)
+		switch src, has := p.sources[f.json]; {
 		case has:
 			r.Sources[f.json] = src
 		case !builtin:
@@ -368,13 +396,11 @@ func decodeRuntime(n *yaml.Node, origin string, builtin bool, bases *RuntimeDB, 
 			delete(r.Sources, f.json)
 		}
 	}
-	for name, src := range sources {
-		if _, setHere := set[name]; !setHere {
+	for name, src := range p.sources {
+		if _, setHere := p.set[name]; !setHere {
 			r.Sources[name] = src // re-sourcing an inherited figure
 		}
 	}
-	validateRuntime(r, n.Line, base != "", set, srcLine, el)
-	return r
 }
 
 // validateRuntime checks a finished profile: required figures, exactly one

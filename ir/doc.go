@@ -3,29 +3,6 @@
 // inference over a table of operator schemas. It imports no other package
 // of this module; passes, cost, viz and the CLI build on it.
 //
-// # Files
-//
-//   - graph.go, names.go: Model, Graph, Node, Value and the methods that
-//     edit them (AddNode, InsertNodeBefore, SetInput, ReplaceAllUses,
-//     RemoveNode, replace.go's ReplaceNodes).
-//   - read*.go, mmap_*.go, write.go: the protobuf codec (weights are
-//     memory-mapped, never copied); tensor.go, dtype.go, attr.go: tensors,
-//     element types, attributes (IntAttr, IntsAttr, FloatAttr, StringAttr).
-//   - optable.go: OpSchema, Register, LookupOp, InferCtx (what a shape rule
-//     sees); traits.go: Traits and Family, the facts other packages ask of
-//     an op.
-//   - ops_*.go: the shape rules, one file per operator family
-//     (ops_elementwise.go, ops_nn.go, ops_norm.go, ...; ops_example.go is a
-//     template); ops_fused.go and fused.go: the onnxcost-domain fused ops
-//     that package passes writes, with their names, attribute keys and
-//     accessors.
-//   - infer.go: InferShapes (binding symbols, running each node's rule,
-//     InferDetached for the parts of a fused op); shape.go, broadcast.go:
-//     symbolic dims; fold.go: constant folding of small tensors.
-//   - inline.go: local functions inlined; verify.go: the graph invariants;
-//     dump.go: the canonical text form used by goldens and --dump-after;
-//     limits.go: the resource limits every SetOut enforces.
-//
 // # Invariants
 //
 //   - A graph is changed only through Graph methods: they keep
@@ -48,13 +25,16 @@
 // that applies is done, so follow it top to bottom:
 //
 //  1. Shape rule and traits: add an &OpSchema{...} to the ops_*.go file of
-//     its family (Domain "" for ONNX, Since = the opset that introduced it,
-//     arity bounds, Infer). Reuse inferSameAsInput, inferAxisSameShape or
+//     its family (Domain "" for ONNX, Since = the opset that introduced it
+//     and Until = the last for a removed op, both from the ONNX changelog:
+//     inference refuses the op outside them; arity bounds, Infer, and Check
+//     for operand constraints Infer does not need, validate.go). Reuse inferSameAsInput, inferAxisSameShape or
 //     inferDataType where they fit. Set Family (viz colours by it) and any
 //     Traits it has: Elementwise (a chain may fuse it; needs a per-element
 //     count in cost/rules_elementwise.go), FusableActivation (a Conv/Gemm
 //     epilogue may absorb it; list carried attributes in EpilogueAttrs),
-//     View/Alias (no kernel, shares its input's buffer), Commutative.
+//     View/Alias (no kernel, shares its input's buffer), InPlace (a kernel
+//     that writes output 0 into input 0's buffer), Commutative.
 //     Test it in ops_<family>_test.go with runFAOutputs (shape) and
 //     runFATypeCases (errors).
 //  2. Cost rule: RegisterRule in the cost/rules_*.go file of its kind

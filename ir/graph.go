@@ -1043,21 +1043,6 @@ func sortStable(n int, start, end, succ []int32) (order []int32, cycle []int32) 
 	return order, nil
 }
 
-// nodeReads lists the values n reads: its inputs and, for control-flow
-// nodes, the outer values its subgraphs capture.
-func nodeReads(n *Node) []*Value {
-	reads := make([]*Value, 0, len(n.Inputs))
-	for _, in := range n.Inputs {
-		if in != nil {
-			reads = append(reads, in)
-		}
-	}
-	for _, sg := range n.Subgraphs() {
-		reads = append(reads, sg.OuterReads()...)
-	}
-	return reads
-}
-
 // OuterReads lists values defined outside g (in enclosing graphs) that
 // nodes of g or of its nested subgraphs read.
 func (g *Graph) OuterReads() []*Value {

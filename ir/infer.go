@@ -187,6 +187,9 @@ func (e *inferer) node(n *Node, depth int) error {
 		return nil
 	}
 	opset := e.m.Opset(n.Domain)
+	if err := checkOpsetRange(schema, n, opset); err != nil {
+		return err
+	}
 	if n.Domain == "" && opset == 0 {
 		opset = DefaultOpset
 	}
@@ -210,6 +213,29 @@ func (e *inferer) node(n *Node, depth int) error {
 		}
 	}
 	return inferChecked(schema, ctx)
+}
+
+// checkOpsetRange refuses a node whose op does not exist at the opset the
+// model imports for its domain: a runtime would reject the model, and the
+// shape rule may read attributes the op did not have then. It applies to
+// every domain alike (the custom and fused ops are all version 1 on), but
+// only to an imported version (imported 0): with no import there is no
+// declared version to hold the op to, and inference assumes DefaultOpset
+// for the default domain rather than refuse the model.
+func checkOpsetRange(s *OpSchema, n *Node, imported int64) error {
+	if imported <= 0 || (imported >= s.Since && (s.Until == 0 || imported <= s.Until)) {
+		return nil
+	}
+	return &OpError{Op: n.OpType, Node: n.Name, Err: fmt.Errorf("the model imports %s opset %d, but %s exists only in %s",
+		domainName(n.Domain), imported, n.OpType, opsetRangeText(s))}
+}
+
+// opsetRangeText words a schema's [Since, Until] range.
+func opsetRangeText(s *OpSchema) string {
+	if s.Until == 0 {
+		return fmt.Sprintf("opset %d and later", s.Since)
+	}
+	return fmt.Sprintf("opsets %d to %d", s.Since, s.Until)
 }
 
 func checkArity(s *OpSchema, n *Node) error {

@@ -144,7 +144,10 @@ func unaryOps() []*OpSchema {
 		{"Mish", 18, noFold, pw, nil}, {"HardSwish", 14, noFold, act, nil},
 		// Activations whose parameters are attributes only.
 		{"Celu", 12, noFold, pw, nil}, {"Elu", 1, noFold, act, []string{"alpha"}}, {"HardSigmoid", 1, noFold, act, []string{"alpha", "beta"}}, {"LeakyRelu", 1, noFold, act, []string{"alpha"}},
-		{"Selu", 1, noFold, pw, nil}, {"Shrink", 9, noFold, pw, nil}, {"ThresholdedRelu", 10, noFold, pw, nil}, {"Gelu", 20, noFold, act, nil},
+		{"Selu", 1, noFold, pw, nil}, {"Shrink", 9, noFold, pw, nil},
+		// ThresholdedRelu-1 was experimental until opset 10 made it
+		// standard; onnxruntime still runs it at 1-9, so those models load.
+		{"ThresholdedRelu", 1, noFold, pw, nil}, {"Gelu", 20, noFold, act, nil},
 		{"Swish", 24, noFold, pw, nil}, // x·sigmoid(alpha·x)
 	}
 	out := make([]*OpSchema, len(rows))

@@ -11,28 +11,28 @@ import (
 
 func init() {
 	Register(
-		&OpSchema{Name: "Conv", Family: FamilyConv, Since: 1, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferConv,
+		&OpSchema{Name: "Conv", Family: FamilyConv, Since: 1, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Check: checkConv(0, 1, 2), Infer: inferConv,
 			Doc: "N-d convolution; output [N, M, spatial...]"},
-		&OpSchema{Name: "ConvInteger", Family: FamilyConv, Since: 10, MinIn: 2, MaxIn: 4, MinOut: 1, MaxOut: 1, Infer: inferConvInteger},
-		&OpSchema{Name: "QLinearConv", Family: FamilyConv, Since: 10, MinIn: 8, MaxIn: 9, MinOut: 1, MaxOut: 1, Infer: inferQLinearConv},
-		&OpSchema{Name: "DeformConv", Family: FamilyConv, Since: 19, MinIn: 3, MaxIn: 5, MinOut: 1, MaxOut: 1, Infer: inferConv},
-		&OpSchema{Name: "ConvTranspose", Family: FamilyConv, Since: 1, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferConvTranspose},
-		&OpSchema{Name: "MaxPool", Family: FamilyPool, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 2, Infer: inferPool},
-		&OpSchema{Name: "AveragePool", Family: FamilyPool, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferPool},
-		&OpSchema{Name: "LpPool", Family: FamilyPool, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferPool},
+		&OpSchema{Name: "ConvInteger", Family: FamilyConv, Since: 10, MinIn: 2, MaxIn: 4, MinOut: 1, MaxOut: 1, Check: checkConv(0, 1, -1), Infer: inferConvInteger},
+		&OpSchema{Name: "QLinearConv", Family: FamilyConv, Since: 10, MinIn: 8, MaxIn: 9, MinOut: 1, MaxOut: 1, Check: checkConv(0, 3, 8), Infer: inferQLinearConv},
+		&OpSchema{Name: "DeformConv", Family: FamilyConv, Since: 19, MinIn: 3, MaxIn: 5, MinOut: 1, MaxOut: 1, Check: checkConv(0, 1, 3), Infer: inferConv},
+		&OpSchema{Name: "ConvTranspose", Family: FamilyConv, Since: 1, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Check: checkConvTranspose, Infer: inferConvTranspose},
+		&OpSchema{Name: "MaxPool", Family: FamilyPool, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 2, Check: checkPoolWindow, Infer: inferPool},
+		&OpSchema{Name: "AveragePool", Family: FamilyPool, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Check: checkPoolWindow, Infer: inferPool},
+		&OpSchema{Name: "LpPool", Family: FamilyPool, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Check: checkPoolWindow, Infer: inferPool},
 		&OpSchema{Name: "GlobalAveragePool", Family: FamilyPool, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferGlobalPool},
 		&OpSchema{Name: "GlobalMaxPool", Family: FamilyPool, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferGlobalPool},
 		&OpSchema{Name: "GlobalLpPool", Family: FamilyPool, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferGlobalPool},
-		&OpSchema{Name: "MaxUnpool", Since: 9, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferMaxUnpool},
-		&OpSchema{Name: "MaxRoiPool", Family: FamilyPool, Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferMaxRoiPool},
-		&OpSchema{Name: "RoiAlign", Since: 10, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferRoiAlign},
-		&OpSchema{Name: "Gemm", Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferGemm},
+		&OpSchema{Name: "MaxUnpool", Since: 9, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Check: checkMaxUnpool, Infer: inferMaxUnpool},
+		&OpSchema{Name: "MaxRoiPool", Family: FamilyPool, Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Check: checkRois, Infer: inferMaxRoiPool},
+		&OpSchema{Name: "RoiAlign", Since: 10, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1, Check: checkRois, Infer: inferRoiAlign},
+		&OpSchema{Name: "Gemm", Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Check: checkGemm, Infer: inferGemm},
 		&OpSchema{Name: "MatMul", Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferMatMul},
 		&OpSchema{Name: "MatMulInteger", Family: FamilyGEMM, Since: 10, MinIn: 2, MaxIn: 4, MinOut: 1, MaxOut: 1, Infer: inferMatMulInteger},
 		&OpSchema{Name: "QLinearMatMul", Family: FamilyGEMM, Since: 10, MinIn: 8, MaxIn: 8, MinOut: 1, MaxOut: 1, Infer: inferQLinearMatMul},
 		&OpSchema{Name: "Einsum", Family: FamilyGEMM, Since: 12, MinIn: 1, MaxIn: -1, MinOut: 1, MaxOut: 1, Infer: inferEinsum},
-		&OpSchema{Name: "NonMaxSuppression", Since: 10, MinIn: 2, MaxIn: 5, MinOut: 1, MaxOut: 1, Infer: inferNonMaxSuppression},
-		&OpSchema{Name: "GridSample", Since: 16, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferGridSample},
+		&OpSchema{Name: "NonMaxSuppression", Since: 10, MinIn: 2, MaxIn: 5, MinOut: 1, MaxOut: 1, Check: checkNMS, Infer: inferNonMaxSuppression},
+		&OpSchema{Name: "GridSample", Since: 16, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Check: checkGridSample, Infer: inferGridSample},
 		&OpSchema{Name: "AffineGrid", Since: 20, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferAffineGrid},
 	)
 }
@@ -125,21 +125,31 @@ func effectiveKernel(k Dim, d int64) Dim {
 	return AddDim(m, D(1))
 }
 
-// slidingOut is the number of window positions along one axis for conv
-// and pooling. ceil selects ceil_mode rounding (pooling only); then, as in
-// PyTorch and the ONNX reference, a last window that would start inside the
-// end padding is dropped.
+// slidingOut is ConvOut along spatial axis i of g.
 func (g *convGeom) slidingOut(i int, in Dim, ceil bool) Dim {
 	n := len(g.kernel)
-	s, ek := g.strides[i], effectiveKernel(g.kernel[i], g.dilations[i])
-	switch g.autoPad {
+	return ConvOut(in, g.kernel[i], g.strides[i], g.dilations[i], g.pads[i], g.pads[i+n], g.autoPad, ceil)
+}
+
+// ConvOut is the number of window positions along one spatial axis of a
+// convolution or pooling, the one home of the spec's formula (shape
+// rules, cost rules, passes and the zoo all come here):
+// ceil(in/stride) under SAME_* padding, else
+// floor((in + padBegin + padEnd − dilation·(k−1) − 1)/stride) + 1, with no
+// padding under VALID. ceil selects ceil_mode rounding (pooling only);
+// then, as in PyTorch and the ONNX reference, a last window that would
+// start inside the end padding is dropped. Symbolic sizes give a symbolic
+// result. stride and dilation must be positive.
+func ConvOut(in, k Dim, stride, dilation, padBegin, padEnd int64, autoPad string, ceil bool) Dim {
+	ek := effectiveKernel(k, dilation)
+	switch autoPad {
 	case "SAME_UPPER", "SAME_LOWER":
-		return DivDim(in, D(s), true)
+		return DivDim(in, D(stride), true)
 	case "VALID":
-		return windowCount(in, D(0), ek, s, false)
+		return windowCount(in, D(0), ek, stride, false)
 	}
-	out := windowCount(in, D(g.pads[i]+g.pads[i+n]), ek, s, ceil)
-	if ceil && out.IsKnown() && in.IsKnown() && (out.Value-1)*s >= in.Value+g.pads[i] {
+	out := windowCount(in, D(padBegin+padEnd), ek, stride, ceil)
+	if ceil && out.IsKnown() && in.IsKnown() && (out.Value-1)*stride >= in.Value+padBegin {
 		out.Value--
 	}
 	return out
@@ -772,22 +782,13 @@ func nmsIoU(a, b []float64, centre bool) float64 {
 	return inter / union
 }
 
-// ConvOutDim is the output size along one spatial axis of a convolution
-// over concrete sizes (the integer form of slidingOut without ceil mode):
-// ceil(in/stride) under SAME_* padding, else
-// floor((in + padBegin + padEnd − dilation·(k−1) − 1)/stride) + 1, with no
-// padding under VALID. ok is false for a non-positive stride or dilation,
-// and for an explicit-padding result that is not positive.
+// ConvOutDim is ConvOut over concrete sizes without ceil mode. ok is
+// false for a non-positive stride or dilation, and for a result that is
+// not positive (a window larger than the padded input).
 func ConvOutDim(in, k, stride, dilation, padBegin, padEnd int64, autoPad string) (out int64, ok bool) {
 	if stride <= 0 || dilation <= 0 {
 		return 0, false
 	}
-	switch autoPad {
-	case "SAME_UPPER", "SAME_LOWER":
-		return (in + stride - 1) / stride, true
-	case "VALID":
-		return (in-dilation*(k-1)-1)/stride + 1, true
-	}
-	out = (in+padBegin+padEnd-dilation*(k-1)-1)/stride + 1
-	return out, out > 0
+	d := ConvOut(D(in), D(k), stride, dilation, padBegin, padEnd, autoPad, false)
+	return d.Value, d.Value > 0
 }

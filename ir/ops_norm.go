@@ -6,18 +6,18 @@ package ir
 
 func init() {
 	registerFresh(
-		&OpSchema{Name: "BatchNormalization", Family: FamilyNorm, Since: 1, MinIn: 5, MaxIn: 5, MinOut: 1, MaxOut: 5, Infer: inferBatchNorm,
+		&OpSchema{Name: "BatchNormalization", Family: FamilyNorm, Since: 1, MinIn: 5, MaxIn: 5, MinOut: 1, MaxOut: 5, Check: checkBatchNorm, Infer: inferBatchNorm,
 			Doc: "Y like X; running/saved statistics like the mean input"},
-		&OpSchema{Name: "InstanceNormalization", Family: FamilyNorm, Since: 1, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferSameAsInput},
-		&OpSchema{Name: "GroupNormalization", Family: FamilyNorm, Since: 18, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferSameAsInput},
+		&OpSchema{Name: "InstanceNormalization", Family: FamilyNorm, Since: 1, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1, Check: checkInstanceNorm, Infer: inferSameAsInput},
+		&OpSchema{Name: "GroupNormalization", Family: FamilyNorm, Since: 18, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1, Check: checkGroupNorm, Infer: inferSameAsInput},
 		&OpSchema{Name: "LpNormalization", Family: FamilyNorm, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferAxisSameShape(-1)},
 		&OpSchema{Name: "MeanVarianceNormalization", Family: FamilyNorm, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferSameAsInput},
-		&OpSchema{Name: "LRN", Family: FamilyNorm, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferSameAsInput},
+		&OpSchema{Name: "LRN", Family: FamilyNorm, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Check: checkLRN, Infer: inferSameAsInput},
 		// RMSNormalization (opset 23): X / sqrt(mean(X², axes ≥ axis) + ε) · scale;
 		// Y is shaped like X (the optional statistics outputs of
 		// LayerNormalization do not exist here).
 		&OpSchema{Name: "RMSNormalization", Family: FamilyNorm, Since: 23, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferAxisSameShape(-1)},
-		&OpSchema{Name: "LayerNormalization", Family: FamilyNorm, Since: 17, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 3, Infer: inferLayerNorm,
+		&OpSchema{Name: "LayerNormalization", Family: FamilyNorm, Since: 17, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 3, Check: checkLayerNorm, Infer: inferLayerNorm,
 			Doc: "Mean and InvStdDev keep dims before axis, 1 after; their dtype is stash_type"},
 		&OpSchema{Name: "Dropout", Traits: Alias, Since: 1, MinIn: 1, MaxIn: 3, MinOut: 1, MaxOut: 2, Infer: inferDropout,
 			Doc: "mask is bool from opset 10, the data type before"},

@@ -6,9 +6,9 @@ package ir
 
 func init() {
 	registerFresh(
-		&OpSchema{Name: "QuantizeLinear", Since: 10, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferQuantize,
+		&OpSchema{Name: "QuantizeLinear", Since: 10, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Check: checkQuantParams, Infer: inferQuantize,
 			Doc: "output dtype: the zero point's, else output_dtype (opset 21), else uint8"},
-		&OpSchema{Name: "DequantizeLinear", Since: 10, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferDequantize,
+		&OpSchema{Name: "DequantizeLinear", Since: 10, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Check: checkQuantParams, Infer: inferDequantize,
 			Doc: "output dtype: output_dtype when set, else the scale's"},
 		&OpSchema{Name: "DynamicQuantizeLinear", Since: 11, MinIn: 1, MaxIn: 1, MinOut: 3, MaxOut: 3, Infer: inferDynamicQuantize},
 		// ONNX Runtime's QLinearAdd (A, A_scale, A_zp, B, B_scale, B_zp,

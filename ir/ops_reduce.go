@@ -33,8 +33,8 @@ func init() {
 	registerFresh(
 		&OpSchema{Name: "ArgMax", Family: FamilyReduce, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferArgReduce},
 		&OpSchema{Name: "ArgMin", Family: FamilyReduce, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferArgReduce},
-		&OpSchema{Name: "SoftmaxCrossEntropyLoss", Family: FamilyNorm, Since: 12, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 2, Infer: inferLoss},
-		&OpSchema{Name: "NegativeLogLikelihoodLoss", Since: 12, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferLoss},
+		&OpSchema{Name: "SoftmaxCrossEntropyLoss", Family: FamilyNorm, Since: 12, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 2, Check: checkLoss, Infer: inferLoss},
+		&OpSchema{Name: "NegativeLogLikelihoodLoss", Since: 12, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Check: checkLoss, Infer: inferLoss},
 	)
 }
 

@@ -4,9 +4,9 @@ package ir
 
 func init() {
 	Register(
-		&OpSchema{Name: "RNN", Family: FamilyRNN, Since: 1, MinIn: 3, MaxIn: 6, MinOut: 0, MaxOut: 2, Infer: inferRecurrent},
-		&OpSchema{Name: "GRU", Family: FamilyRNN, Since: 1, MinIn: 3, MaxIn: 6, MinOut: 0, MaxOut: 2, Infer: inferRecurrent},
-		&OpSchema{Name: "LSTM", Family: FamilyRNN, Since: 1, MinIn: 3, MaxIn: 8, MinOut: 0, MaxOut: 3, Infer: inferRecurrent},
+		&OpSchema{Name: "RNN", Family: FamilyRNN, Since: 1, MinIn: 3, MaxIn: 6, MinOut: 0, MaxOut: 2, Check: checkRecurrent, Infer: inferRecurrent},
+		&OpSchema{Name: "GRU", Family: FamilyRNN, Since: 1, MinIn: 3, MaxIn: 6, MinOut: 0, MaxOut: 2, Check: checkRecurrent, Infer: inferRecurrent},
+		&OpSchema{Name: "LSTM", Family: FamilyRNN, Since: 1, MinIn: 3, MaxIn: 8, MinOut: 0, MaxOut: 3, Check: checkRecurrent, Infer: inferRecurrent},
 	)
 }
 

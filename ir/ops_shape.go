@@ -28,7 +28,7 @@ func init() {
 			Doc: "axes attr (1, negative from 11) or input (13); no axes removes every 1"},
 		&OpSchema{Name: "Unsqueeze", Traits: View | Alias, Family: FamilyData, Since: 1, MinIn: 1, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferUnsqueeze,
 			Doc: "axes attr (1, negative from 11) or input (13), relative to the output rank"},
-		&OpSchema{Name: "ConstantOfShape", Family: FamilyData, Since: 9, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferConstantOfShape,
+		&OpSchema{Name: "ConstantOfShape", Family: FamilyData, Since: 9, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Check: checkConstantOfShape, Infer: inferConstantOfShape,
 			Doc: "a tensor of the given shape filled with the value attr (float32 0 by default)"},
 		&OpSchema{Name: "Range", Family: FamilyData, Since: 11, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1, Infer: inferRange,
 			Doc: "1-D of max(ceil((limit-start)/delta), 0) elements of start's dtype"},

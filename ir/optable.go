@@ -13,12 +13,18 @@ type OpSchema struct {
 	Name   string
 	// Since is the first opset version that has the operator; Until, when
 	// non-zero, the last one (removed operators such as Upsample, Scatter).
+	// Inference refuses a node whose domain's imported opset is outside
+	// the range (checkOpsetRange), so these follow the ONNX operator
+	// changelog, experimental versions included (ImageScaler, Upsample-1).
 	Since, Until int64
 	// Arity ranges; MaxIn/MaxOut of -1 mean variadic.
 	MinIn, MaxIn, MinOut, MaxOut int
 	// Infer sets the dtype and shape (and, for small integer tensors, the
 	// value) of each output from the inputs and attributes.
 	Infer func(c *InferCtx) error
+	// Check, when set, refuses operands the spec forbids that Infer does
+	// not need to notice (validate.go); it runs before Infer.
+	Check func(c *InferCtx) error
 	Doc   string
 	// Traits and Family are what passes, cost rules and pictures ask of
 	// the op (traits.go).

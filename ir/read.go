@@ -1269,126 +1269,189 @@ func (r *reader) attribute(f *pbField, g *Graph, depth int) (*Attribute, error) 
 	if err := r.countObject(); err != nil {
 		return nil, err
 	}
-	a := &Attribute{}
-	typeSet := false
-	var seen [24]bool // which value fields occurred, to infer a missing type
-	var tp string     // TYPE_PROTO value, serialized
-	var tps []string  // TYPE_PROTOS values, serialized
-	err := r.walk(f.b, f.off, func(h *pbField) error {
-		var err error
-		if int(h.num) < len(seen) && h.num > 0 {
-			seen[h.num] = true
-		}
-		switch h.num {
-		case 1:
-			a.Name, err = r.internStr(h, "name")
-		case 20:
-			err = r.wantType(h, protowire.VarintType, "type")
-			a.Type = AttrType(int32(h.x))
-			typeSet = true
-		case 21:
-			var ref string
-			ref, err = r.str(h, "ref_attr_name")
-			a.SetRefAttrName(ref)
-		case 13:
-			var doc string
-			doc, err = r.str(h, "doc_string")
-			a.SetDoc(doc)
-		case 2:
-			err = r.wantType(h, protowire.Fixed32Type, "f")
-			a.F = float64(math.Float32frombits(uint32(h.x)))
-		case 3:
-			err = r.wantType(h, protowire.VarintType, "i")
-			a.I = int64(h.x)
-		case 4:
-			a.S, err = r.str(h, "s")
-		case 14: // tp: kept serialized in S (see Attribute.TypeProto)
-			if tp, err = r.str(h, "tp"); err == nil {
-				r.push("tp", -1)
-				_, err = r.typeProto(h.b, h.off, 0)
-				r.pop()
-			}
-		case 15: // type_protos: kept serialized in Strings
-			var s string
-			if s, err = r.str(h, "type_protos"); err == nil {
-				r.push("type_protos", len(a.Strings))
-				_, err = r.typeProto(h.b, h.off, 0)
-				r.pop()
-				tps = append(tps, s)
-			}
-		case 5:
-			if err = r.wantType(h, protowire.BytesType, "t"); err == nil {
-				r.push("t", -1)
-				a.T, err = r.tensor(h.b, h.off)
-				r.pop()
-			}
-		case 22:
-			if err = r.wantType(h, protowire.BytesType, "sparse_tensor"); err == nil {
-				r.push("sparse_tensor", -1)
-				a.T, err = r.sparseTensor(h.b, h.off)
-				r.pop()
-			}
-		case 6:
-			if err = r.wantType(h, protowire.BytesType, "g"); err == nil {
-				r.push("g", -1)
-				var sg *Graph
-				sg, err = r.graph(h.b, h.off, g, depth+1)
-				a.SetG(sg)
-				r.pop()
-			}
-		case 7:
-			a.Floats, err = r.appendFloats(a.Floats, h)
-		case 8:
-			var ok bool
-			a.Ints, ok, err = r.appendInts(a.Ints, h, math.MaxInt)
-			_ = ok
-		case 9:
-			var s string
-			s, err = r.str(h, "strings")
-			a.Strings = append(a.Strings, s)
-		case 10, 23:
-			if err = r.wantType(h, protowire.BytesType, "tensors"); err == nil {
-				if err = r.countObject(); err != nil {
-					return err
-				}
-				r.push("tensors", len(a.Tensors()))
-				var t *Tensor
-				if h.num == 10 {
-					t, err = r.tensor(h.b, h.off)
-				} else {
-					t, err = r.sparseTensor(h.b, h.off)
-				}
-				r.pop()
-				a.SetTensors(append(a.Tensors(), t))
-			}
-		case 11:
-			if err = r.wantType(h, protowire.BytesType, "graphs"); err == nil {
-				if err = r.countObject(); err != nil {
-					return err
-				}
-				r.push("graphs", len(a.Graphs()))
-				var sg *Graph
-				sg, err = r.graph(h.b, h.off, g, depth+1)
-				r.pop()
-				a.SetGraphs(append(a.Graphs(), sg))
-			}
-		}
-		return err
-	})
-	if err != nil {
+	// d stays on the stack: the closure below does not escape walk.
+	d := attrDecoder{r: r, g: g, depth: depth, a: &Attribute{}}
+	if err := r.walk(f.b, f.off, func(h *pbField) error { return d.field(h) }); err != nil {
 		return nil, err
 	}
-	if !typeSet || a.Type == AttrUndefined {
-		a.Type = inferAttrType(seen[:])
+	return d.finish(), nil
+}
+
+// attrDecoder is the state of decoding one AttributeProto: the value
+// fields are collected first, and the type (given or inferred) decides at
+// the end which of them the Attribute keeps.
+type attrDecoder struct {
+	r     *reader
+	g     *Graph // parent of the attribute's subgraphs
+	depth int
+	a     *Attribute
+
+	typeSet bool
+	seen    [24]bool // which value fields occurred, to infer a missing type
+	tp      string   // TYPE_PROTO value, serialized
+	tps     []string // TYPE_PROTOS values, serialized
+}
+
+// field decodes one field of the AttributeProto. The scalar fields, which
+// make up nearly all attributes of a big model, are handled inline; the
+// nested messages go to helpers.
+func (d *attrDecoder) field(h *pbField) error {
+	r, a := d.r, d.a
+	var err error
+	if int(h.num) < len(d.seen) && h.num > 0 {
+		d.seen[h.num] = true
+	}
+	switch h.num {
+	case 1:
+		a.Name, err = r.internStr(h, "name")
+	case 20:
+		err = r.wantType(h, protowire.VarintType, "type")
+		a.Type = AttrType(int32(h.x))
+		d.typeSet = true
+	case 21:
+		var ref string
+		ref, err = r.str(h, "ref_attr_name")
+		a.SetRefAttrName(ref)
+	case 13:
+		var doc string
+		doc, err = r.str(h, "doc_string")
+		a.SetDoc(doc)
+	case 2:
+		err = r.wantType(h, protowire.Fixed32Type, "f")
+		a.F = float64(math.Float32frombits(uint32(h.x)))
+	case 3:
+		err = r.wantType(h, protowire.VarintType, "i")
+		a.I = int64(h.x)
+	case 4:
+		a.S, err = r.str(h, "s")
+	case 7:
+		a.Floats, err = r.appendFloats(a.Floats, h)
+	case 8:
+		a.Ints, _, err = r.appendInts(a.Ints, h, math.MaxInt)
+	case 9:
+		var s string
+		s, err = r.str(h, "strings")
+		a.Strings = append(a.Strings, s)
+	case 14, 15:
+		err = d.typeProtoField(h)
+	case 5, 22, 10, 23:
+		err = d.tensorField(h)
+	case 6, 11:
+		err = d.graphField(h)
+	}
+	return err
+}
+
+// typeProtoField checks a TypeProto value (tp, 14, or one of
+// type_protos, 15) and keeps it serialized (see Attribute.TypeProto).
+func (d *attrDecoder) typeProtoField(h *pbField) error {
+	r := d.r
+	if h.num == 14 {
+		tp, err := r.str(h, "tp")
+		if err != nil {
+			return err
+		}
+		d.tp = tp
+		r.push("tp", -1)
+		_, err = r.typeProto(h.b, h.off, 0)
+		r.pop()
+		return err
+	}
+	s, err := r.str(h, "type_protos")
+	if err != nil {
+		return err
+	}
+	r.push("type_protos", len(d.a.Strings))
+	_, err = r.typeProto(h.b, h.off, 0)
+	r.pop()
+	d.tps = append(d.tps, s)
+	return err
+}
+
+// tensorField decodes a tensor value: t (5), sparse_tensor (22), or one
+// of tensors (10) or sparse_tensors (23).
+func (d *attrDecoder) tensorField(h *pbField) error {
+	r, a := d.r, d.a
+	sparse := h.num == 22 || h.num == 23
+	if h.num == 5 || h.num == 22 {
+		field := "t"
+		if sparse {
+			field = "sparse_tensor"
+		}
+		if err := r.wantType(h, protowire.BytesType, field); err != nil {
+			return err
+		}
+		var err error
+		r.push(field, -1)
+		if sparse {
+			a.T, err = r.sparseTensor(h.b, h.off)
+		} else {
+			a.T, err = r.tensor(h.b, h.off)
+		}
+		r.pop()
+		return err
+	}
+	if err := r.wantType(h, protowire.BytesType, "tensors"); err != nil {
+		return err
+	}
+	if err := r.countObject(); err != nil {
+		return err
+	}
+	r.push("tensors", len(a.Tensors()))
+	var t *Tensor
+	var err error
+	if sparse {
+		t, err = r.sparseTensor(h.b, h.off)
+	} else {
+		t, err = r.tensor(h.b, h.off)
+	}
+	r.pop()
+	a.SetTensors(append(a.Tensors(), t))
+	return err
+}
+
+// graphField decodes a subgraph value: g (6) or one of graphs (11).
+func (d *attrDecoder) graphField(h *pbField) error {
+	r, a := d.r, d.a
+	field := "g"
+	if h.num == 11 {
+		field = "graphs"
+	}
+	if err := r.wantType(h, protowire.BytesType, field); err != nil {
+		return err
+	}
+	if h.num == 6 {
+		r.push("g", -1)
+		sg, err := r.graph(h.b, h.off, d.g, d.depth+1)
+		a.SetG(sg)
+		r.pop()
+		return err
+	}
+	if err := r.countObject(); err != nil {
+		return err
+	}
+	r.push("graphs", len(a.Graphs()))
+	sg, err := r.graph(h.b, h.off, d.g, d.depth+1)
+	r.pop()
+	a.SetGraphs(append(a.Graphs(), sg))
+	return err
+}
+
+// finish settles the attribute's type, inferring it from the fields seen
+// when the file gives none, and keeps only the values matching it.
+func (d *attrDecoder) finish() *Attribute {
+	a := d.a
+	if !d.typeSet || a.Type == AttrUndefined {
+		a.Type = inferAttrType(d.seen[:])
 	}
 	switch a.Type {
 	case AttrTypeProto:
-		a.S = tp
+		a.S = d.tp
 	case AttrTypeProtos:
-		a.Strings = tps
+		a.Strings = d.tps
 	}
 	pruneAttr(a)
-	return a, nil
+	return a
 }
 
 // pruneAttr clears the value fields that do not match a's type, as

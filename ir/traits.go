@@ -30,6 +30,14 @@ const (
 	// epilogue may absorb (passes/epilogue.go); OpSchema.EpilogueAttrs
 	// lists the attributes the fused node carries over.
 	FusableActivation
+	// InPlace ops write output 0 into input 0's buffer when nothing reads
+	// that input afterwards: the output is the input with some elements
+	// replaced (ScatterND, ScatterElements and the older Scatter, which
+	// onnxruntime registers with MayInplace(0, 0); a KV-cache update is the
+	// common case). Unlike Alias the op runs a kernel; peak-memory
+	// accounting (cost/memory.go) gives the output no allocation of its
+	// own only when the input dies at the node.
+	InPlace
 )
 
 // Has reports whether every trait in want is set.
@@ -79,4 +87,22 @@ func OpFamily(domain, op string) Family {
 		return s.Family
 	}
 	return FamilyOther
+}
+
+// OtherOperand returns the operand of binary node n that is not v, or nil
+// when n is nil, not binary, or does not read v. When n reads v in both
+// slots (Mul(x, x)) the other operand is v itself: a matcher for x·x needs
+// that answer, and a caller that wants a second tensor (a residual, a
+// bias) checks o != v.
+func OtherOperand(n *Node, v *Value) *Value {
+	if n == nil || len(n.Inputs) != 2 {
+		return nil
+	}
+	switch v {
+	case n.In(0):
+		return n.In(1)
+	case n.In(1):
+		return n.In(0)
+	}
+	return nil
 }

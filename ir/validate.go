@@ -14,63 +14,15 @@ package ir
 // non-axis dims, Split sums, Transpose permutations, Pad and Tile lengths,
 // Reshape element counts, Gather index ranges) are not repeated here.
 
-// operandChecks holds the checks of ONNX-domain ops, by op type.
-var operandChecks = map[string]func(c *InferCtx) error{
-	"Conv":                      checkConv(0, 1, 2),
-	"ConvInteger":               checkConv(0, 1, -1),
-	"QLinearConv":               checkConv(0, 3, 8),
-	"DeformConv":                checkConv(0, 1, 3),
-	"ConvTranspose":             checkConvTranspose,
-	"MaxPool":                   checkPoolWindow,
-	"AveragePool":               checkPoolWindow,
-	"LpPool":                    checkPoolWindow,
-	"Gemm":                      checkGemm,
-	"BatchNormalization":        checkBatchNorm,
-	"InstanceNormalization":     checkInstanceNorm,
-	"LayerNormalization":        checkLayerNorm,
-	"GroupNormalization":        checkGroupNorm,
-	"Gather":                    checkGather,
-	"GatherElements":            checkGatherElements,
-	"GatherND":                  checkGatherND,
-	"Scatter":                   checkScatterElements,
-	"ScatterElements":           checkScatterElements,
-	"ScatterND":                 checkScatterND,
-	"RNN":                       checkRecurrent,
-	"GRU":                       checkRecurrent,
-	"LSTM":                      checkRecurrent,
-	"TopK":                      checkTopK,
-	"MaxRoiPool":                checkRois,
-	"RoiAlign":                  checkRois,
-	"GridSample":                checkGridSample,
-	"NonMaxSuppression":         checkNMS,
-	"OneHot":                    checkOneHot,
-	"ReverseSequence":           checkReverseSequence,
-	"SoftmaxCrossEntropyLoss":   checkLoss,
-	"NegativeLogLikelihoodLoss": checkLoss,
-	"MaxUnpool":                 checkMaxUnpool,
-	"CumSum":                    checkCumSum,
-	"Trilu":                     checkTrilu,
-	"LRN":                       checkLRN,
-	"ConstantOfShape":           checkConstantOfShape,
-	"QuantizeLinear":            checkQuantParams,
-	"DequantizeLinear":          checkQuantParams,
-}
-
-// checkOperands runs n's operand check, if its op has one.
-func checkOperands(c *InferCtx) error {
-	if c.Node.Domain != "" && c.Node.Domain != "ai.onnx" {
-		return nil
-	}
-	if f := operandChecks[c.Node.OpType]; f != nil {
-		return f(c)
-	}
-	return nil
-}
+// Each check is the Check field of its op's schema (ops_*.go), so an op's
+// constraints are found where the op is.
 
 // inferChecked validates n's operands, then runs its shape function.
 func inferChecked(s *OpSchema, c *InferCtx) error {
-	if err := checkOperands(c); err != nil {
-		return err
+	if s.Check != nil {
+		if err := s.Check(c); err != nil {
+			return err
+		}
 	}
 	return s.Infer(c)
 }
@@ -188,13 +140,14 @@ func checkWindows(c *InferCtx, x Shape, weightKernel []Dim) error {
 		if !ok {
 			continue
 		}
+		if _, fits := ConvOutDim(in, ek, g.strides[i], 1, g.pads[i], g.pads[i+n], g.autoPad); fits {
+			continue
+		}
 		padded := in
 		if g.autoPad != "VALID" {
 			padded += g.pads[i] + g.pads[i+n]
 		}
-		if padded < ek {
-			return c.Errorf("window of %d on spatial axis %d exceeds the padded input extent %d (input %s)", ek, i, padded, x)
-		}
+		return c.Errorf("window of %d on spatial axis %d exceeds the padded input extent %d (input %s)", ek, i, padded, x)
 	}
 	return nil
 }

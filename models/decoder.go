@@ -235,14 +235,9 @@ func Llama(c LlamaConfig) (*ir.Model, error) {
 	return b.finish()
 }
 
-// rotaryTables computes cos and sin of pos·θ^(-2i/hd), [seq,1,hd] (the
-// frequencies repeated for both halves, as HF's rotate_half layout wants),
-// from the sequence length: nothing here is a parameter.
-func (b *builder) rotaryTables(scope string, seq *ir.Value, hd int64, theta float64) (cos, sin *ir.Value) {
-	return b.rotaryTablesFrom(scope, nil, seq, hd, theta)
-}
-
-// rotaryTablesFrom is rotaryTables for positions start … start+seq−1
+// rotaryTablesFrom computes cos and sin of pos·θ^(-2i/hd), [seq,1,hd] (the
+// frequencies repeated for both halves, as HF's rotate_half layout
+// wants) for positions start … start+seq−1
 // (start nil: 0), as a decode step after start cached positions needs.
 func (b *builder) rotaryTablesFrom(scope string, start, seq *ir.Value, hd int64, theta float64) (cos, sin *ir.Value) {
 	inv := make([]float64, hd/2)

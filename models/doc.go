@@ -10,14 +10,4 @@
 // initializers with dims and dtype but no bytes (external data whose file
 // is absent, as in the committed graph-only fixtures), small shape
 // constants as Constant nodes with real values, and every shape inferred.
-//
-// # Files
-//
-//   - builder.go: the graph builder (sticky error, module-path names).
-//   - layers.go: shared layers (linear, attention, MLP, norms).
-//   - cnn.go: AlexNet, VGG, ResNet; lstm.go: the LSTM language model;
-//     transformer.go: the encoder; decoder.go: GPT- and LLaMA-style
-//     decoders.
-//   - synthetic.go: small synthetic graphs; zoo.go: the registry of named
-//     models and their config flags.
 package models

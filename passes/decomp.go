@@ -98,10 +98,10 @@ func matchLayerNorm(g *ir.Graph, mean *ir.Node) (Fusion, bool) {
 	var gamma, beta *ir.Value
 	// Optional affine tail: y*gamma (+ beta), each a per-feature tensor.
 	if m := onlyUse(g, y); isOp(m, "Mul") {
-		if o := otherOperand(m, y); affineParam(o, k, nodes) {
+		if o := ir.OtherOperand(m, y); affineParam(o, k, nodes) {
 			gamma, nodes, y = o, append(nodes, m), m.Out(0)
 			if a := onlyUse(g, y); isOp(a, "Add") {
-				if o := otherOperand(a, y); affineParam(o, k, nodes) {
+				if o := ir.OtherOperand(a, y); affineParam(o, k, nodes) {
 					beta, nodes, y = o, append(nodes, a), a.Out(0)
 				}
 			}
@@ -227,7 +227,7 @@ func matchCubeTerm(g *ir.Graph, term *ir.Value, user *ir.Node, x *ir.Value) ([]*
 	if !isOp(c, "Mul") {
 		return nil, false
 	}
-	sq := otherOperand(c, x)
+	sq := ir.OtherOperand(c, x)
 	s := producerOf(sq)
 	if sq == nil || sq == x || !isOp(s, "Mul") || s.In(0) != x || s.In(1) != x || onlyUse(g, sq) != c {
 		return nil, false
@@ -251,7 +251,7 @@ func geluTail(g *ir.Graph, f, x *ir.Value) ([]*ir.Node, *ir.Value, bool) {
 	if !isOp(m1, "Mul") {
 		return nil, nil, false
 	}
-	o := otherOperand(m1, u)
+	o := ir.OtherOperand(m1, u)
 	switch {
 	case o == x:
 		// Mul(Mul(x, u), 0.5)
@@ -262,7 +262,7 @@ func geluTail(g *ir.Graph, f, x *ir.Value) ([]*ir.Node, *ir.Value, bool) {
 	case isConstNear(o, 0.5):
 		// Mul(x, Mul(u, 0.5))
 		m2 := onlyUse(g, m1.Out(0))
-		if isOp(m2, "Mul") && otherOperand(m2, m1.Out(0)) == x {
+		if isOp(m2, "Mul") && ir.OtherOperand(m2, m1.Out(0)) == x {
 			return []*ir.Node{add, m1, m2}, m2.Out(0), true
 		}
 	default:

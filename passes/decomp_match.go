@@ -72,21 +72,6 @@ func binaryWith(n *ir.Node, op string, v *ir.Value, want float64) bool {
 	return ok && x == v && near(k, want)
 }
 
-// otherOperand returns the operand of binary node n that is not v (v
-// itself when n reads v twice), or nil when n does not read v.
-func otherOperand(n *ir.Node, v *ir.Value) *ir.Value {
-	if n == nil || len(n.Inputs) != 2 {
-		return nil
-	}
-	switch v {
-	case n.In(0):
-		return n.In(1)
-	case n.In(1):
-		return n.In(0)
-	}
-	return nil
-}
-
 // readers returns the distinct nodes reading v, in first-read order; a
 // node that reads v in two slots (Mul(x, x)) appears once.
 func readers(v *ir.Value) []*ir.Node {

@@ -5,30 +5,6 @@
 // costs; fused nodes record the nodes they replaced (Node.FusedFrom) so the
 // cost model and reports can show what was merged.
 //
-// # Files
-//
-//   - passes.go: Pass, Options, Run (a fixpoint over the selected passes,
-//     verifying after each change under Check), Lookup, Names, All.
-//   - table.go: the pass table, one line per pass with its ordering
-//     constraints; the order is checked by table_test.go.
-//   - rewrite.go: Fusion, the selector's result, applied through
-//     ir.Graph.ReplaceNodes; soleConsumer/onlyUse guards.
-//   - cleanup.go: no-op removal, constant folding, dead-code removal.
-//   - convbn.go: BatchNormalization folded into Conv/Gemm.
-//   - decomp.go, decomp_match.go: decomposed LayerNorm, GELU and softmax
-//     recognised as one op.
-//   - rmsnorm.go: decomposed RMSNorm (LLaMA-style decoders) as one op.
-//   - rotary.go: rotary embeddings written as rotate_half as one op.
-//   - epilogue.go: Conv/Gemm + bias + residual + activation (+ pool).
-//   - elementwise.go: chains of ir.Elementwise ops.
-//   - attention.go, attention_heads.go: scaled dot-product attention and
-//     its head split/merge.
-//   - attention_packed.go: the Split of a packed Q|K|V projection absorbed.
-//   - qkv.go: GEMMs sharing an activation packed into one GroupedGemm.
-//   - skipln.go: residual Add + LayerNormalization.
-//   - qdq.go: int8 Q/DQ around Conv/MatMul as QLinearConv/QLinearMatMul.
-//   - winograd.go: 3×3 convolutions as Winograd F(m×m, 3×3).
-//
 // # Contracts
 //
 // Passes ask ops' traits of the ir op table (ir.LookupOp, ir.NodeHas) and

@@ -312,11 +312,11 @@ func poolFusable(g *ir.Graph, p *ir.Node) bool {
 	return true
 }
 
-// otherInput is otherOperand for an epilogue's residual: nil, not y,
+// otherInput is ir.OtherOperand for an epilogue's residual: nil, not y,
 // when n reads y twice (y+y doubles the accumulator; it adds no other
 // tensor).
 func otherInput(n *ir.Node, y *ir.Value) *ir.Value {
-	if o := otherOperand(n, y); o != y {
+	if o := ir.OtherOperand(n, y); o != y {
 		return o
 	}
 	return nil

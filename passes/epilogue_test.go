@@ -54,8 +54,11 @@ func TestFuseConvActivations(t *testing.T) {
 		"LeakyRelu": func(b *builder, y *ir.Value) *ir.Value {
 			return b.op("LeakyRelu", []*ir.Attribute{ir.FloatAttr("alpha", 0.2)}, y)
 		},
-		"Sigmoid":   func(b *builder, y *ir.Value) *ir.Value { return b.op("Sigmoid", nil, y) },
-		"HardSwish": func(b *builder, y *ir.Value) *ir.Value { return b.op("HardSwish", nil, y) },
+		"Sigmoid": func(b *builder, y *ir.Value) *ir.Value { return b.op("Sigmoid", nil, y) },
+		"HardSwish": func(b *builder, y *ir.Value) *ir.Value {
+			b.M.Opsets[0].Version = 14 // HardSwish's first opset
+			return b.op("HardSwish", nil, y)
+		},
 		"Clip": func(b *builder, y *ir.Value) *ir.Value { // Relu6
 			return b.op("Clip", nil, y, b.constant("lo", nil, []float64{0}), b.constant("hi", nil, []float64{6}))
 		},

@@ -14,9 +14,17 @@ type Pass struct {
 	Name string
 	Doc  string
 	Run  func(g *ir.Graph) (changed bool, err error)
-	// After lists passes that must run before this one when both are
-	// enabled; a test checks the table honours it.
-	After []string
+	// After lists passes that must run before this one, Before passes
+	// that must run after it, when both are enabled. Either side of a pair
+	// may state the requirement, so a new pass orders itself against the
+	// others without editing their lines; CheckOrder holds the table to
+	// both.
+	After, Before []string
+	// InferenceOnly marks a rewrite that is valid only at inference: it
+	// bakes in values training updates (folding BatchNormalization's
+	// running statistics into a Conv's weights), so a training cost must
+	// not see it.
+	InferenceOnly bool
 }
 
 // table is the ordered pass list; Run applies it in this order. Filled by
@@ -45,6 +53,42 @@ type Options struct {
 	verifyRoot *ir.Graph
 }
 
+// CheckOrder reports the first problem with a pass list's declared
+// order: a name listed twice, a requirement naming no pass in the list,
+// or a pass placed on the wrong side of one it names in After or Before.
+// The run order is the list's order; requirements are checked against it,
+// not used to derive it, so that the order is the one a reader sees.
+func CheckOrder(ps []Pass) error {
+	pos := make(map[string]int, len(ps))
+	for i, p := range ps {
+		if _, dup := pos[p.Name]; dup {
+			return fmt.Errorf("pass %q listed twice", p.Name)
+		}
+		pos[p.Name] = i
+	}
+	for i, p := range ps {
+		for _, a := range p.After {
+			j, ok := pos[a]
+			if !ok {
+				return fmt.Errorf("pass %q: After names unknown pass %q", p.Name, a)
+			}
+			if j >= i {
+				return fmt.Errorf("pass %q must come after %q", p.Name, a)
+			}
+		}
+		for _, b := range p.Before {
+			j, ok := pos[b]
+			if !ok {
+				return fmt.Errorf("pass %q: Before names unknown pass %q", p.Name, b)
+			}
+			if j <= i {
+				return fmt.Errorf("pass %q must come before %q", p.Name, b)
+			}
+		}
+	}
+	return nil
+}
+
 // Lookup returns the pass with the given name.
 func Lookup(name string) (*Pass, bool) {
 	for i := range table {
@@ -60,6 +104,17 @@ func Names() []string {
 	out := make([]string, len(table))
 	for i, p := range table {
 		out[i] = p.Name
+	}
+	return out
+}
+
+// InferenceOnly names the inference-only passes in table order.
+func InferenceOnly() []string {
+	var out []string
+	for _, p := range table {
+		if p.InferenceOnly {
+			out = append(out, p.Name)
+		}
 	}
 	return out
 }

@@ -72,7 +72,7 @@ func matchRMSNorm(g *ir.Graph, sq *ir.Node) (Fusion, bool) {
 	}
 	var gamma *ir.Value
 	if m := onlyUse(g, y); isOp(m, "Mul") {
-		if o := otherOperand(m, y); affineParam(o, k, nodes) {
+		if o := ir.OtherOperand(m, y); affineParam(o, k, nodes) {
 			gamma, nodes, y = o, append(nodes, m), m.Out(0)
 		}
 	}
@@ -117,7 +117,7 @@ func rsqrtTimes(g *ir.Graph, v, x *ir.Value) ([]*ir.Node, bool) {
 	}
 	inv := nodes[len(nodes)-1].Out(0)
 	mul := onlyUse(g, inv)
-	if !isOp(mul, "Mul") || otherOperand(mul, inv) != x {
+	if !isOp(mul, "Mul") || ir.OtherOperand(mul, inv) != x {
 		return nil, false
 	}
 	return append(nodes, mul), true

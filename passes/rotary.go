@@ -55,16 +55,16 @@ func matchRotary(g *ir.Graph, cat *ir.Node) (Fusion, bool) {
 	if !isOp(mulSin, "Mul") {
 		return Fusion{}, false
 	}
-	sin := otherOperand(mulSin, r)
+	sin := ir.OtherOperand(mulSin, r)
 	sum := onlyUse(g, mulSin.Out(0))
 	if sin == nil || !isOp(sum, "Add") {
 		return Fusion{}, false
 	}
-	mulCos := producerOf(otherOperand(sum, mulSin.Out(0)))
+	mulCos := producerOf(ir.OtherOperand(sum, mulSin.Out(0)))
 	if !isOp(mulCos, "Mul") || onlyUse(g, mulCos.Out(0)) != sum {
 		return Fusion{}, false
 	}
-	cos := otherOperand(mulCos, x)
+	cos := ir.OtherOperand(mulCos, x)
 	if cos == nil || cos == x {
 		return Fusion{}, false
 	}

@@ -2,7 +2,10 @@ package passes
 
 // The pass table, in run order. One line per pass; adding a pass is adding
 // its line here (and its file). After names the passes that must precede
-// it when both are enabled; TestTableOrder checks the table honours that.
+// it and Before those that must follow it, when both are enabled, so a new
+// pass states its own constraints both ways; CheckOrder (run at init, so a
+// misplaced line fails every test) holds the table to them. InferenceOnly
+// marks rewrites a training cost must not see.
 //
 // Order, and why:
 //   - cleanup first: removing Identity/Dropout and folding shape
@@ -20,13 +23,13 @@ package passes
 func init() {
 	table = []Pass{
 		{Name: "cleanup", Doc: "remove Identity and inference Dropout, fold constant shape arithmetic into initializers, drop dead nodes", Run: cleanup},
-		{Name: "fold-bn", Doc: "fold an inference BatchNormalization into the Conv or Gemm before it", Run: foldBN, After: []string{"cleanup"}},
+		{Name: "fold-bn", Doc: "fold an inference BatchNormalization into the Conv or Gemm before it", Run: foldBN, After: []string{"cleanup"}, InferenceOnly: true},
 		{Name: "fuse-layernorm", Doc: "LayerNorm decomposition (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) -> one LayerNormalization", Run: fuseLayerNorm, After: []string{"cleanup"}},
 		{Name: "fuse-rmsnorm", Doc: "RMSNorm decomposition (Pow, ReduceMean, Add, Sqrt, Div or rsqrt (Reciprocal, Div(1, ·), Pow(·, -0.5)) + Mul, Mul; HF's float32 Cast pair) -> one RMSNormalization", Run: fuseRMSNorm, After: []string{"cleanup"}},
 		{Name: "fuse-rotary", Doc: "rotary embedding as rotate_half (Slice, Slice, Neg, Concat, Mul, Mul, Add) -> one Rotary kernel", Run: fuseRotary, After: []string{"cleanup"}},
-		{Name: "fuse-gelu", Doc: "GELU decomposition, erf or tanh form -> one Gelu", Run: fuseGelu, After: []string{"cleanup"}},
+		{Name: "fuse-gelu", Doc: "GELU decomposition, erf or tanh form -> one Gelu", Run: fuseGelu, After: []string{"cleanup"}, Before: []string{"fuse-gemm"}},
 		{Name: "fuse-softmax", Doc: "softmax written as Exp / ReduceSum (after an optional max subtraction) -> one Softmax", Run: fuseSoftmax, After: []string{"cleanup"}},
-		{Name: "fuse-attention", Doc: "MatMul(Q,Kt) -> scale -> mask -> Softmax -> MatMul(.,V) -> one FusedAttention that keeps the scores on chip", Run: fuseAttention, After: []string{"cleanup", "fuse-softmax"}},
+		{Name: "fuse-attention", Doc: "MatMul(Q,Kt) -> scale -> mask -> Softmax -> MatMul(.,V) -> one FusedAttention that keeps the scores on chip", Run: fuseAttention, After: []string{"cleanup", "fuse-softmax"}, Before: []string{"fuse-gemm"}},
 		{Name: "fuse-attention-heads", Doc: "head-split Reshape/Transpose of Q, K, V and the head-merge Transpose/Reshape -> absorbed into FusedAttention (packed [B, L, H*d] layout, num_heads)", Run: fuseAttentionHeads, After: []string{"fuse-attention"}},
 		{Name: "fuse-attention-seqfirst", Doc: "sequence-first head split of torch.nn.MultiheadAttention (Reshape [L, N·H, d], Transpose) and its merge Transpose -> absorbed into FusedAttention (packed [L, N, H*d] layout, num_heads)", Run: fuseAttentionSeqFirst, After: []string{"fuse-attention"}},
 		{Name: "fuse-attention-packed", Doc: "Split or three Slices of a packed Q|K|V projection (GPT-2's c_attn, MultiheadAttention's in_proj) -> absorbed into the FusedAttention it feeds (qkv_packed)", Run: fuseAttentionPacked, After: []string{"fuse-attention-heads", "fuse-attention-seqfirst"}},
@@ -40,5 +43,8 @@ func init() {
 		{Name: "fuse-skip-layernorm", Doc: "residual Add(x, skip) -> LayerNormalization -> one SkipLayerNormalization that also writes the sum when it is read elsewhere", Run: fuseSkipLayerNorm, After: []string{"fuse-layernorm", "fuse-gemm"}},
 		{Name: "fuse-elementwise", Doc: "maximal chains of elementwise/broadcast ops, each intermediate read once -> one FusedElementwise kernel", Run: fuseElementwise, After: []string{"fuse-layernorm", "fuse-rmsnorm", "fuse-rotary", "fuse-gelu", "fuse-softmax", "fuse-attention", "fuse-conv", "fuse-gemm", "fuse-skip-layernorm"}},
 		{Name: "winograd", Doc: "3x3 stride-1 dilation-1 group-1 convolutions with enough channels -> WinogradConv F(2x2,3x3) or F(4x4,3x3)", Run: winograd, After: []string{"fuse-conv"}},
+	}
+	if err := CheckOrder(table); err != nil {
+		panic("passes: " + err.Error())
 	}
 }

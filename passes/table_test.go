@@ -1,30 +1,64 @@
 package passes
 
-import "testing"
+import (
+	"slices"
+	"strings"
+	"testing"
+)
 
-// The table's ordering constraints are data, checked here: every name in
-// After is a pass that comes earlier; names are unique; every pass is
-// documented and runnable.
+// The table's ordering constraints are data, checked here: names are
+// unique, every After and Before names a pass on the right side; every
+// pass is documented and runnable.
 func TestTableOrder(t *testing.T) {
-	pos := map[string]int{}
-	for i, p := range table {
-		if _, dup := pos[p.Name]; dup {
-			t.Errorf("pass %q listed twice", p.Name)
-		}
-		pos[p.Name] = i
+	if err := CheckOrder(table); err != nil {
+		t.Error(err)
+	}
+	for _, p := range table {
 		if p.Doc == "" || p.Run == nil {
 			t.Errorf("pass %q has no Doc or Run", p.Name)
 		}
 	}
-	for i, p := range table {
-		for _, a := range p.After {
-			j, ok := pos[a]
-			if !ok {
-				t.Errorf("pass %q: After names unknown pass %q", p.Name, a)
-			} else if j >= i {
-				t.Errorf("pass %q must come after %q", p.Name, a)
-			}
+}
+
+// The run order is fixed: requirements are checked against it, never used
+// to reorder, so adding Before/After to a line cannot move a pass.
+func TestTableRunOrder(t *testing.T) {
+	want := "cleanup fold-bn fuse-layernorm fuse-rmsnorm fuse-rotary fuse-gelu fuse-softmax fuse-attention fuse-attention-heads fuse-attention-seqfirst fuse-attention-packed fuse-attention-sink fuse-attention-layout fuse-qdq fuse-qdq-add fuse-conv fuse-gemm fuse-qkv fuse-skip-layernorm fuse-elementwise winograd"
+	if got := strings.Join(Names(), " "); got != want {
+		t.Errorf("run order changed:\n got %s\nwant %s", got, want)
+	}
+}
+
+// CheckOrder must refuse each way a table can be wrong; a checker that
+// accepted everything would pass TestTableOrder too.
+func TestCheckOrderFails(t *testing.T) {
+	p := func(name string, after, before []string) Pass {
+		return Pass{Name: name, After: after, Before: before}
+	}
+	for name, tc := range map[string]struct {
+		ps   []Pass
+		want string
+	}{
+		"duplicate":       {[]Pass{p("a", nil, nil), p("a", nil, nil)}, `"a" listed twice`},
+		"unknown after":   {[]Pass{p("a", []string{"nope"}, nil)}, `After names unknown pass "nope"`},
+		"unknown before":  {[]Pass{p("a", nil, []string{"nope"})}, `Before names unknown pass "nope"`},
+		"after violated":  {[]Pass{p("a", []string{"b"}, nil), p("b", nil, nil)}, `"a" must come after "b"`},
+		"before violated": {[]Pass{p("a", nil, nil), p("b", nil, []string{"a"})}, `"b" must come before "a"`},
+		"self after":      {[]Pass{p("a", []string{"a"}, nil)}, `"a" must come after "a"`},
+	} {
+		err := CheckOrder(tc.ps)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error containing %s", name, err, tc.want)
 		}
+	}
+	if err := CheckOrder([]Pass{p("a", nil, []string{"b"}), p("b", []string{"a"}, nil)}); err != nil {
+		t.Errorf("a consistent pair refused: %v", err)
+	}
+}
+
+func TestInferenceOnly(t *testing.T) {
+	if got := InferenceOnly(); !slices.Equal(got, []string{"fold-bn"}) {
+		t.Errorf("InferenceOnly() = %v, want [fold-bn]", got)
 	}
 }
 

@@ -5,9 +5,9 @@ import (
 	"math"
 	"strings"
 
-	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/train"
 )
 
 // The checks of the cost flags, shared by the command line (which exits 2
@@ -70,10 +70,10 @@ func CheckTrain(optimizer, checkpoint *string) error {
 	if *checkpoint == "" {
 		*checkpoint = DefaultCheckpoint
 	}
-	if err := CheckValue("--checkpoint", *checkpoint, cost.CheckpointModes()...); err != nil {
+	if err := CheckValue("--checkpoint", *checkpoint, train.CheckpointModes()...); err != nil {
 		return err
 	}
-	return CheckValue("--optimizer", *optimizer, cost.Optimizers()...)
+	return CheckValue("--optimizer", *optimizer, train.Optimizers()...)
 }
 
 // MaxGPUs is the largest tensor-parallel degree --gpus accepts.

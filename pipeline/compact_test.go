@@ -20,7 +20,7 @@ import (
 // of the name table, agrees with the table for every value nodes read or
 // write.
 func TestCompactNodesKeepsTheGraph(t *testing.T) {
-	paths, err := filepath.Glob("../../testdata/models/*.onnx")
+	paths, err := filepath.Glob("../testdata/models/*.onnx")
 	if err != nil || len(paths) < 10 {
 		t.Fatalf("models: %v (%d found)", err, len(paths))
 	}

@@ -1,12 +1,44 @@
-// Package pipeline is the model pipeline behind every onnxcost command:
-// read an ONNX model (from a file or from bytes), inline its functions,
-// name its nodes, bind its symbolic dims and infer every shape (Load); run
-// the fusion passes of a plan (Loaded.Plan); and cost it on a GPU
-// (Estimate). The command line and the WebAssembly build share it, so a
-// model gives the same numbers in both.
+// Package pipeline is onnxcost's Go API: what an ONNX model costs on a
+// GPU, in one call.
 //
-// Every error it returns for bad input is an *Error, so a caller can tell
-// bad input (the command line exits 2) from anything else.
+//	r, err := pipeline.Run("model.onnx", pipeline.Config{GPU: "A100", Batch: 8})
+//	fmt.Println(r.Totals.FLOPs, r.Totals.TimeS)
+//
+//	// No GPU: the counts alone. Symbolic dims are bound by name.
+//	c, err := pipeline.Count("model.onnx", pipeline.Config{Dims: map[string]int64{"seq": 512}})
+//	fmt.Println(c.Totals.FLOPs, c.Totals.BytesRead+c.Totals.BytesWritten)
+//
+// Run reads the model (a file, or "zoo:NAME?k=v" for a built-in model;
+// RunBytes for one held in memory), binds its symbolic dims and infers
+// every shape, runs the fusion passes of the plan, and prices every node
+// on the GPU: a *report.Report, the document `onnxcost report --format
+// json` writes. Count does the same with no GPU: the exact MACs, FLOPs,
+// bytes, parameters and launches, nothing priced. Config has one field
+// per option of `onnxcost report`; the command line goes through
+// Analyze, which is Run or Count keeping the loaded model; the browser
+// build shares the steps below, so a model gives the same numbers in all.
+//
+// The package's examples, which go test runs and checks, price ResNet-50
+// on an A100 (Run), count BERT-base with no GPU (Count) and bind GPT-2's
+// symbolic sequence length (Config.Dims).
+//
+// The steps are exported too, for a caller that reuses one of them: Load
+// (or LoadBytes) reads and infers, Loaded.Plan runs the passes, Estimate
+// prices a planned model (again, under other settings), CountLoaded
+// counts it.
+//
+// Every error for bad input (an unreadable model, a bad binding, an
+// unknown GPU, pass or setting) is an *Error whose message names the
+// file or the setting; IsInputError tells it from anything else.
+//
+// # Stability
+//
+// Run, RunBytes, Count, CountBytes, Config's fields and report.Report's
+// JSON schema (cost/report's report.schema.json: fields are added, never
+// renamed) are stable. The numbers are not: they follow the cost model,
+// whose version each report carries (cost_model_version). Analyze,
+// Result, the step functions and Options may change with the command
+// line's needs.
 package pipeline
 
 import (
@@ -394,14 +426,14 @@ type EstimateOptions struct {
 	DType string // "" is the model's own
 	Plan  string // fused|unfused
 	// Runtime is the execution profile; nil is the cost model's default
-	// (hwdb.DefaultRuntime, cost.TrainRuntime under training).
+	// (hwdb.DefaultRuntime; the training step's own under training).
 	Runtime     *hwdb.Runtime
 	ToolVersion string
 	ModelName   string // "" is the Loaded's Path
 	// Power is a power cap or SM clock lock (zero: the GPU's default).
 	Power perf.PowerControl
 	// Train, when set, costs one training step (plan with ForTraining).
-	Train *cost.TrainOptions
+	Train cost.Training
 	// GPUs is the tensor-parallel degree (cost.Options.GPUs); 0 or 1 is
 	// one GPU.
 	GPUs int

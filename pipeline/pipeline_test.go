@@ -13,7 +13,7 @@ import (
 // TestLoadBytesMatchesLoad: the browser path (bytes) and the file path
 // give the same report, so the two builds cannot drift apart.
 func TestLoadBytesMatchesLoad(t *testing.T) {
-	const path = "../../testdata/models/alexnet.onnx"
+	const path = "../testdata/models/alexnet.onnx"
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Builds web/dist, the part of the browser app that is built from Go:
-# onnxcost compiled to WebAssembly (web/wasm) and Go's wasm_exec.js.
-# `onnxcost serve` embeds them with the page as written (web/static: HTML,
-# script, style and the vendored Graphviz), which is not copied. The
-# output is committed, so `go build` works on a fresh clone;
-# web/dist/INPUTS records the fingerprint of the sources it was built
-# from, and `go test ./web` fails when they have changed since (run this
-# script again).
+# onnxcost compiled to WebAssembly (web/wasm) and Go's wasm_exec.js. A
+# binary built afterwards embeds them (web/embed.go) with the page as
+# written (web/static, not copied), and `onnxcost serve` runs the page in
+# the browser. The output is build output, ignored by git: without it
+# `serve` answers the page's calls itself, so a plain `go install` works.
+# CI (.ci/run) and release builds run this first, so that the browser
+# tests and the released binary use the WebAssembly. It takes about a
+# minute (2-core machine); the build is reproducible (same Go version,
+# byte-identical onnxcost.wasm).
 #
 # Usage: scripts/build_web.sh        (or: go generate ./web)
 set -euo pipefail
@@ -25,10 +27,6 @@ out=web/dist
 tmp=$(mktemp -d web/.dist.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-# The hardware database the wasm starts with, parsed from hwdb's YAML here
-# rather than in the page (web/hwdbdata).
-go run ./web/hwdbdata/gen -o web/hwdbdata/data.go
-
 version=$(sed -n 's/^var version = "\(.*\)"$/\1/p' cmd/onnxcost/main.go)
 # -trimpath and an empty build id keep the bytes independent of the
 # checkout's location; -s -w drop the symbol table and DWARF (panics
@@ -36,13 +34,11 @@ version=$(sed -n 's/^var version = "\(.*\)"$/\1/p' cmd/onnxcost/main.go)
 GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w -buildid= -X main.version=$version" \
   -o "$tmp/onnxcost.wasm" ./web/wasm
 cp "$wasm_exec" "$tmp/wasm_exec.js"
-go run ./web/buildhash/cmd/buildhash . > "$tmp/INPUTS"
 chmod -R a+rX,go-w "$tmp"
 find "$tmp" -type f -exec chmod 644 {} +
 
-rm -rf "$out"
-mv "$tmp" "$out"
-trap - EXIT
+# web/dist/README.md is committed: replace only the build's files.
+mv "$tmp/onnxcost.wasm" "$tmp/wasm_exec.js" "$out/"
 wasm=$(stat -c %s "$out/onnxcost.wasm")
 gz=$(gzip -9c "$out/onnxcost.wasm" | wc -c)
-echo "web/dist: onnxcost.wasm $wasm bytes ($gz gzip -9), inputs $(cat "$out/INPUTS")"
+echo "web/dist: onnxcost.wasm $wasm bytes ($gz gzip -9)"

@@ -32,7 +32,7 @@ type ProbePoint struct {
 // PeakTolerance is how far (relative) a larger batch's peak may fall below
 // a smaller one's before FindMaxBatch calls the peak not monotone: a
 // caching allocator's fragmentation (the training memory's reserve,
-// cost/train_allocator.go) wobbles by a fraction of a percent from one
+// train/allocator.go) wobbles by a fraction of a percent from one
 // batch to the next while the trend rises.
 const PeakTolerance = 0.02
 
@@ -54,7 +54,7 @@ func FindMaxBatch(probe Probe) (MaxBatch, error) {
 		for _, q := range res.Probes {
 			// Two batches that both fail to fit need not order their
 			// peaks: past the device the figure is where an allocator
-			// gave up (cost/train_allocator.go), not what the batch needs.
+			// gave up (train/allocator.go), not what the batch needs.
 			falls := (q.Batch < b && q.Peak > peak*(1+PeakTolerance)) || (q.Batch > b && q.Peak*(1+PeakTolerance) < peak)
 			if falls && (q.Fits || fits) {
 				return false, fmt.Errorf("peak memory is not monotone in batch (%g B at batch %d, %g B at batch %d): the largest batch cannot be found by search", q.Peak, q.Batch, peak, b)

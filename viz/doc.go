@@ -7,17 +7,12 @@
 // model it came from. viz decides nothing about cost: times, bounds and
 // memory levels come from the report. The one thing asked of package ir
 // is an op's declared family (ir.OpFamily via style.go's familyOf), which
-// colours boxes under --color op.
+// colours boxes under --color op. The shapes listing (shapes.go) is the
+// exception: it prints the IR itself, the dtypes and shapes inference
+// gave every value, before anything is costed.
 //
 // Output is deterministic: the same report gives byte-identical DOT and
 // SVG. Rendering DOT to SVG/PNG/PDF runs the system `dot` (Graphviz) when
 // it is on PATH; viz never embeds a WASM Graphviz (it costs seconds at
 // every process start).
-//
-// # Files
-//
-//   - dot.go: the DOT graph; units.go: its boxes (nodes and fused groups)
-//     and their layout; style.go: colours, families, labels; legend.go.
-//   - roofline.go, roof.go: the roofline chart; render.go: running dot.
-//   - html.go, report.html.tmpl: the HTML report.
 package viz

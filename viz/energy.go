@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/energy"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -117,4 +118,41 @@ func EnergyChart(series []EnergySeries, o EnergyOptions, format string) ([]byte,
 	}
 	p.Legend.Add("least-energy setting (ringed)", legendRing())
 	return savePlot(p, o.Width, o.Height, format)
+}
+
+// EnergyResultChart draws an energy result's time and energy relative to
+// its reference (the GPU's default setting) against the setting; the
+// energy-optimal row is ringed on the energy line.
+func EnergyResultChart(res *energy.Result, format string) ([]byte, error) {
+	series, xl := energySeries(res)
+	o := EnergyOptions{
+		Title:  fmt.Sprintf("%s on %s, dtype %s", ModelTitle(res.Model), res.GPU, res.DType),
+		XLabel: xl,
+		YLabel: "relative to the default (TDP, no clock lock)",
+	}
+	return EnergyChart(series, o, format)
+}
+
+// energySeries is a result's time and energy lines, relative to its
+// reference, and the x axis's label.
+func energySeries(res *energy.Result) ([]EnergySeries, string) {
+	base := res.Reference
+	ts := EnergySeries{Label: "time"}
+	es := EnergySeries{Label: "energy", Dashed: true}
+	xl := "power cap (W)"
+	clock := res.Mode == energy.ModeSMClock
+	for _, r := range res.Rows {
+		x := r.PowerCapW
+		if clock {
+			x, xl = r.SMClockMHz, "SM clock (MHz)"
+		}
+		ts.X, ts.Y = append(ts.X, x), append(ts.Y, r.TimeS/base.TimeS)
+		es.X, es.Y = append(es.X, x), append(es.Y, r.EnergyJ/base.EnergyJ)
+	}
+	opt := res.Optimal.Energy.PowerCapW
+	if clock {
+		opt = res.Optimal.Energy.SMClockMHz
+	}
+	es.Marks = []float64{opt}
+	return []EnergySeries{ts, es}, xl
 }

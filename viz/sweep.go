@@ -7,8 +7,10 @@ import (
 	"image/color"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/sweep"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -263,4 +265,91 @@ func linearSILabel(v float64) string {
 		}
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// SweepResultChart draws a sweep: throughput against batch, or time
+// against the swept dimension when that is not batch, or what metric
+// names (throughput, time, memory); one line per GPU, model and
+// combination of the other swept values.
+func SweepResultChart(res *sweep.Result, metric, format string) ([]byte, error) {
+	xName := "batch"
+	if len(res.Swept) > 0 {
+		xName = res.Swept[len(res.Swept)-1]
+	}
+	byBatch := xName == "batch"
+	if metric == "" {
+		metric = "time"
+		if byBatch {
+			metric = "throughput"
+		}
+	}
+	series := sweepSeries(res, metric, byBatch)
+	title := ModelTitle(res.Model)
+	if ms := res.Models(); len(ms) > 0 {
+		names := make([]string, len(ms))
+		for i, m := range ms {
+			names[i] = ModelTitle(m)
+		}
+		title = strings.Join(names, ", ")
+	}
+	o := SweepOptions{
+		Title:  fmt.Sprintf("%s, dtype %s, plan %s", title, res.DType, res.Plan),
+		XLabel: xName,
+		YLabel: "throughput (items/s)",
+	}
+	switch metric {
+	case "time":
+		o.YLabel, o.LogY = "estimated time per batch", true
+	case "memory":
+		// The peak the sweep reports: for a training step, its
+		// nvidia-smi view.
+		o.YLabel = "estimated peak memory (GB)"
+	}
+	return SweepChart(series, o, format)
+}
+
+// sweepSeries groups a sweep's rows into lines of metric against Row.X.
+func sweepSeries(res *sweep.Result, metric string, byBatch bool) []SweepSeries {
+	var series []SweepSeries
+	index := map[string]int{}
+	for _, r := range res.Rows {
+		label := r.GPU
+		if r.Model != "" {
+			label = ModelTitle(r.Model) + " · " + label
+		}
+		if pl := sweep.PointLabel(r, res.Swept[:max(0, len(res.Swept)-1)]); pl != "" {
+			label += " " + pl
+		}
+		k, ok := index[label]
+		if !ok {
+			k = len(series)
+			index[label] = k
+			s := SweepSeries{Label: label}
+			if mb := res.MaxBatch[r.Key()]; byBatch && mb != nil {
+				s.MaxX = float64(*mb)
+			}
+			series = append(series, s)
+		}
+		s := &series[k]
+		s.X = append(s.X, r.X)
+		switch metric {
+		case "throughput":
+			s.Y = append(s.Y, r.ThroughputPerS)
+		case "memory":
+			s.Y = append(s.Y, r.PeakMemoryBytes/1e9)
+		default:
+			s.Y = append(s.Y, r.TimeS)
+		}
+		s.Fits = append(s.Fits, r.Fits)
+	}
+	return series
+}
+
+// ModelTitle shortens a model path for a chart title to its file name;
+// zoo paths stay whole.
+func ModelTitle(p string) string {
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 && !strings.HasPrefix(p, "zoo:") {
+		return p[i+1:]
+	}
+	return p
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -23,6 +24,31 @@ type TimePoint struct {
 	MemoryS  float64 // bytes / attainable bandwidth
 	LaunchS  float64 // kernel launches × launch overhead
 	TimeS    float64 // the estimate
+}
+
+// TimePointOf is the point at x of report r: its floors and estimate,
+// of the whole model, or of one node (by name, or the fused node that
+// absorbed it; false when there is none) when node is not "".
+func TimePointOf(r *report.Report, node string, x float64) (TimePoint, bool) {
+	tp := TimePoint{X: x}
+	if node != "" {
+		n := r.FindNode(node)
+		if n == nil {
+			return tp, false
+		}
+		tp.ComputeS, tp.MemoryS, tp.LaunchS, tp.TimeS = n.ComputeS+n.LatencyS, n.MemoryS, n.LaunchS, n.TimeS
+		return tp, true
+	}
+	for _, n := range r.Nodes {
+		// The fixed fill latency runs in series with the compute (the time
+		// model prices max(compute+latency, memory) + launch), so the
+		// compute floor drawn includes it.
+		tp.ComputeS += n.ComputeS + n.LatencyS
+		tp.MemoryS += n.MemoryS
+		tp.LaunchS += n.LaunchS
+	}
+	tp.TimeS = r.Totals.TimeS
+	return tp, true
 }
 
 // TimeRooflineOptions control TimeRoofline.

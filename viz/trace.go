@@ -41,7 +41,7 @@ import (
 // With --train the stream is the whole step (time_s is step_time_s):
 // the forward kernels (each node's training-only forward work,
 // Backward.ForwardExtraS, folded into its slices and shown in args), the
-// loss head cost/train.go assumes when the graph has none (one launch),
+// loss head train/train.go assumes when the graph has none (one launch),
 // then the recompute, the loss head's backward (one launch), each node's
 // Backward.Launches in reverse node order named "<node> (backward)", and
 // the optimizer's OptimizerLaunches; phase slices on tid 100 enclose the
@@ -380,7 +380,7 @@ func (s *stream) node(n *report.NodeCost, name string, timeS, launches, launchS 
 }
 
 // remainder draws a phase's time that no node carries (the loss head
-// cost/train.go adds when the graph has none: one kernel each way) as
+// train/train.go adds when the graph has none: one kernel each way) as
 // one launch, so the slices still add up to the step; a remainder that is
 // only float rounding (below 1e-12 of the step) is not drawn.
 func (s *stream) remainder(name string, timeS, stepS float64) {

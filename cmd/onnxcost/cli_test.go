@@ -1,11 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/cost/report"
 )
 
 // TestBadModelsExit2 feeds unreadable models to every model-reading
@@ -80,7 +84,8 @@ func TestBadModelsExit2(t *testing.T) {
 func TestUsageErrorsExit2(t *testing.T) {
 	m := fixture(t, "alexnet.onnx")
 	for _, args := range [][]string{
-		{"report", m},                                     // no --gpu
+		{"report", m, "--format", "csv"},                  // no --gpu for a priced table
+		{"roofline", m, "-o", "r.svg"},                    // no --gpu
 		{"report", m, "--gpu", "NoSuchGPU"},               // unknown GPU
 		{"report", m, "--gpu", "T4", "--dtype", "fp13"},   // bad dtype
 		{"report", m, "--gpu", "T4", "--format", "yaml"},  // bad format
@@ -156,4 +161,93 @@ func TestDiffFailOn(t *testing.T) {
 	if code, out, _ := runCLI(t, "diff", base, base, "--gpu", "T4", "--batch", "1", "--fail-on", "time>+0%,launches>+0"); code != 0 {
 		t.Errorf("diff of a model with itself: exit %d, want 0\n%s", code, out)
 	}
+}
+
+// TestReportCountsWithoutGPU: with no GPU anywhere, report prints the
+// exact counts (the same FLOPs, bytes and launches as with a GPU), says
+// what needs one, and exits 0; priced formats and GPU-only flags are
+// usage errors.
+func TestReportCountsWithoutGPU(t *testing.T) {
+	m := fixture(t, "resnet50.onnx")
+	t.Chdir(t.TempDir()) // no .onnxcost.yaml above
+	t.Setenv(gpuEnv, "")
+
+	code, out, errs := runCLI(t, "report", m, "--batch", "2")
+	if code != 0 {
+		t.Fatalf("text: exit %d: %s", code, errs)
+	}
+	var priced report.Report
+	runJSON(t, &priced, "report", m, "--batch", "2", "--gpu", "A100", "--format", "json")
+	for _, want := range []string{"no GPU (counts only)", "batch=2", needGPULine, "total", render.FLOPs(priced.Totals.FLOPs), render.Count(priced.Totals.Launches) + " launches"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text: no %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, " ms") || strings.Contains(out, "µs") {
+		t.Errorf("text: a time without a GPU:\n%s", out)
+	}
+	if lines := strings.Count(out, "\n"); lines < len(priced.Nodes) {
+		t.Errorf("text: %d lines for %d nodes", lines, len(priced.Nodes))
+	}
+
+	var counted report.Report
+	code, js, errs := runCLI(t, "report", m, "--batch", "2", "--format", "json")
+	if code != 0 || !strings.Contains(errs, needGPULine) {
+		t.Fatalf("json: exit %d, stderr %q", code, errs)
+	}
+	if err := json.Unmarshal([]byte(js), &counted); err != nil {
+		t.Fatal(err)
+	}
+	rs := resolveSchema(t, report.ReportSchema)
+	var inst any
+	if err := json.Unmarshal([]byte(js), &inst); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.Validate(inst); err != nil {
+		t.Errorf("json: a count-only report fails the schema: %v", err)
+	}
+	ct, pt := counted.Totals, priced.Totals
+	if !counted.CountOnly || counted.GPU != "" || ct.TimeS != 0 || ct.EnergyJ != 0 {
+		t.Errorf("json: count_only %v, gpu %q, time %g, energy %g", counted.CountOnly, counted.GPU, ct.TimeS, ct.EnergyJ)
+	}
+	// Exact: the counts do not depend on the GPU.
+	if ct.FLOPs != pt.FLOPs || ct.MACs != pt.MACs || ct.BytesRead != pt.BytesRead || ct.BytesWritten != pt.BytesWritten || ct.Params != pt.Params || ct.Launches != pt.Launches || len(counted.Nodes) != len(priced.Nodes) {
+		t.Errorf("json: counts differ from the A100 report:\ncount %+v\nA100  %+v", ct, pt)
+	}
+	if strings.Contains(js, `"count_only"`) == strings.Contains(runOut(t, "report", m, "--gpu", "A100", "--format", "json"), `"count_only"`) {
+		t.Error("count_only must appear in a count-only report and only there")
+	}
+
+	for _, args := range [][]string{{"--top", "3"}, {"--by", "op"}, {"--by", "op", "--top", "2"}} {
+		code, out, errs := runCLI(t, append([]string{"report", m, "--batch", "2"}, args...)...)
+		if code != 0 || !strings.Contains(out, "total") || !strings.Contains(out, render.FLOPs(pt.FLOPs)) {
+			t.Errorf("%v: exit %d, stderr %q\n%s", args, code, errs, out)
+		}
+	}
+
+	for _, args := range [][]string{
+		{"--format", "csv"}, {"--format", "markdown"}, {"--train"}, {"--gpus", "2"},
+		{"--power-cap", "200"}, {"--runtime", "pytorch"}, {"--trace", filepath.Join(t.TempDir(), "t.json")},
+	} {
+		code, out, errs := runCLI(t, append([]string{"report", m}, args...)...)
+		if code != 2 || out != "" || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, "--gpu NAME") {
+			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q (want exit 2 and one line asking for --gpu)", args, code, len(out), errs)
+		}
+	}
+
+	// Other cost commands still need a GPU.
+	code, _, errs = runCLI(t, "roofline", m, "-o", filepath.Join(t.TempDir(), "r.svg"))
+	if code != 2 || !strings.Contains(errs, "--gpu is required") {
+		t.Errorf("roofline: exit %d, stderr %q", code, errs)
+	}
+}
+
+// runOut runs a command that must succeed and returns its stdout.
+func runOut(t *testing.T, args ...string) string {
+	t.Helper()
+	code, out, errs := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("onnxcost %s: exit %d: %s", strings.Join(args, " "), code, errs)
+	}
+	return out
 }

@@ -9,13 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/onnxcost/onnxcost/energy"
 	"github.com/onnxcost/onnxcost/hwdb"
 )
 
 // runEnergyJSON runs `energy --format json` and decodes it.
-func runEnergyJSON(t *testing.T, args ...string) (energyJSON, any) {
+func runEnergyJSON(t *testing.T, args ...string) (energy.Result, any) {
 	t.Helper()
-	var res energyJSON
+	var res energy.Result
 	out := runJSON(t, &res, append(append([]string{"energy"}, args...), "--format", "json")...)
 	var inst any
 	if err := json.Unmarshal([]byte(out), &inst); err != nil {
@@ -27,7 +28,7 @@ func runEnergyJSON(t *testing.T, args ...string) (energyJSON, any) {
 // TestEnergyJSONSchema: energy output validates against
 // energy.schema.json, for cap and clock sweeps.
 func TestEnergyJSONSchema(t *testing.T) {
-	rs := resolveSchemaFile(t, "energy.schema.json")
+	rs := resolveSchema(t, energy.Schema)
 	for _, args := range [][]string{
 		{"zoo:alexnet", "--gpu", "V100"},
 		{fixture(t, "lstm_ptb_dyn.onnx"), "--gpu", "T4", "--sm-clock", "600..1500:300"},
@@ -36,7 +37,7 @@ func TestEnergyJSONSchema(t *testing.T) {
 	} {
 		_, inst := runEnergyJSON(t, args...)
 		if err := rs.Validate(inst); err != nil {
-			t.Errorf("%v: output does not match energy.schema.json: %v", args, err)
+			t.Errorf("%v: output does not match energy/energy.schema.json: %v", args, err)
 		}
 	}
 }
@@ -93,7 +94,7 @@ func TestEnergySweepInvariants(t *testing.T) {
 // checkEnergyEpochRows: with --samples N every row's epoch is
 // ceil(N / batch) steps (no --grad-accum) of the row's step: epoch energy = steps × step
 // energy, epoch time = steps × step time, epoch EDP = their product.
-func checkEnergyEpochRows(t *testing.T, m string, res energyJSON) {
+func checkEnergyEpochRows(t *testing.T, m string, res energy.Result) {
 	t.Helper()
 	tr := res.Train
 	if tr.SamplesPerStep != 16 || tr.StepsPerEpoch != (tr.Samples+15)/16 {
@@ -293,7 +294,7 @@ func TestEnergyWholeLimitRange(t *testing.T) {
 // +75.6% time when the base was the highest cap listed), and so does a
 // clock lock's row whatever other locks are listed.
 func TestEnergyReferenceStable(t *testing.T) {
-	row := func(res energyJSON, capW, clock float64) energyRow {
+	row := func(res energy.Result, capW, clock float64) energy.Row {
 		t.Helper()
 		for _, r := range res.Rows {
 			if capW > 0 && r.PowerCapW == capW || clock > 0 && r.SMClockMHz == clock {
@@ -301,11 +302,11 @@ func TestEnergyReferenceStable(t *testing.T) {
 			}
 		}
 		t.Fatalf("no %g W / %g MHz row in %+v", capW, clock, res.Rows)
-		return energyRow{}
+		return energy.Row{}
 	}
 	base := []string{"zoo:alexnet", "--gpu", "RTX-4090", "--batch", "8"}
-	var ref *energyReference
-	var first energyRow
+	var ref *energy.Reference
+	var first energy.Row
 	for i, caps := range []string{"150,200", "150,300,450", "150"} {
 		res, _ := runEnergyJSON(t, append(base, "--power-cap", caps)...)
 		r := row(res, 150, 0)

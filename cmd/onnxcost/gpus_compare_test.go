@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/onnxcost/onnxcost/sweep"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,7 +18,7 @@ func TestGPUsCompare(t *testing.T) {
 	if err := os.WriteFile(prices, []byte("T4: 0.35\nl4: 0.9\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var res compareGPUsJSON
+	var res sweep.Comparison
 	runJSON(t, &res, "gpus", "compare", "zoo:resnet18", "--gpu", "T4,L4,V100", "--batch", "8",
 		"--prices", prices, "--price", "L4=0.7", "--format", "json")
 	if len(res.Rows) != 3 || res.Rows[0].GPU != "T4" || res.Rows[1].GPU != "L4" || res.Batch != 8 {

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/onnxcost/onnxcost/cost/gate"
 	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/internal/outfile"
 	"github.com/onnxcost/onnxcost/viz"
 	"github.com/spf13/cobra"
 )
@@ -28,18 +30,18 @@ type drawn struct {
 
 // loadDrawn estimates a model (or reads a saved JSON report) for one plan.
 func loadDrawn(path string, f *costFlags, stderr io.Writer) (*drawn, error) {
-	data, isJSON, err := sniffJSON(path)
+	data, isJSON, err := gate.SniffJSON(path)
 	if err != nil {
-		return nil, err
+		return nil, usageErr("%v", err)
 	}
 	if isJSON {
-		r, err := decodeReport(data)
+		r, err := gate.DecodeReport(data)
 		if err != nil {
 			return nil, usageErr("%s: %v", path, err)
 		}
 		// Drawing saved numbers under another GPU's name would be a lie.
 		if m := savedMismatches(r, f); len(m) > 0 {
-			return nil, usageErr("%s is a saved report computed with %s; it cannot be redrawn for %s: pass the model instead, or drop the flag", path, m[0].saved, m[0].flag)
+			return nil, usageErr("%s is a saved report computed with %s; it cannot be redrawn for %s: pass the model instead, or drop the flag", path, m[0].Saved, m[0].Flag)
 		}
 		name := f.gpu
 		if name == "" {
@@ -206,7 +208,7 @@ func writeGraph(src, out, format string, timeout time.Duration, stdout, stderr i
 }
 
 func writeOut(path string, data []byte) error {
-	if err := writeFileAtomic(path, data); err != nil {
+	if err := outfile.WriteAtomic(path, data); err != nil {
 		return usageErr("%s: %v", path, err)
 	}
 	return nil

@@ -11,18 +11,10 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-
-	"github.com/onnxcost/onnxcost/web/hwdbdata"
 )
 
 // version is the tool version; release builds set it with -ldflags.
 var version = "0.1.0-dev"
-
-// init takes hwdb's built-in GPUs and runtime profiles from the JSON
-// generated from its YAML at build time (web/hwdbdata): parsing the YAML
-// took 13 of the 78 ms of a DenseNet-121 report on a 2-core machine
-// (perf stat -r 40: 78.1 ms before, 64.7 ms after).
-func init() { hwdbdata.Install() }
 
 func main() {
 	tuneGC()

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/cost/render"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/passes"
 	"github.com/spf13/cobra"
@@ -91,7 +92,7 @@ and the model its totals: Netron shows them in the node and model panels.`,
 			}
 			importFusedDomain(l.Model)
 			if rep != nil {
-				annotateModel(l.Model, rep)
+				render.Annotate(l.Model, rep)
 			}
 			noteExternalData(stderr, l.Model, args[0], out)
 			prog.Phase("writing " + out)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/onnxcost/onnxcost/ir"
+	"github.com/onnxcost/onnxcost/sweep"
 )
 
 // Tests for issue 27 item 3 (per-item figures at the model's own batch,
@@ -44,7 +45,7 @@ func TestPerItemUsesModelBatch(t *testing.T) {
 	} {
 		var sw sweepJSON
 		runJSON(t, &sw, append(append([]string{"sweep"}, tc.args...), "--gpu", "T4", "--format", "json")...)
-		var gc compareGPUsJSON
+		var gc sweep.Comparison
 		runJSON(t, &gc, append(append([]string{"gpus", "compare"}, tc.args...), "--gpu", "T4", "--price", "T4=0.5", "--format", "json")...)
 		if len(sw.Rows) != 1 || len(gc.Rows) != 1 {
 			t.Fatalf("%s: %d sweep rows, %d compare rows", tc.what, len(sw.Rows), len(gc.Rows))
@@ -67,7 +68,7 @@ func TestPerItemUsesModelBatch(t *testing.T) {
 		t.Errorf("seq-first transformer: exit %d, stderr %q\n%s", code, errs, out)
 	}
 	// The figures at the model's own batch are those --batch gives.
-	var own, given compareGPUsJSON
+	var own, given sweep.Comparison
 	runJSON(t, &own, "gpus", "compare", "zoo:resnet18?batch=4", "--gpu", "T4", "--format", "json")
 	runJSON(t, &given, "gpus", "compare", "zoo:resnet18", "--batch", "4", "--gpu", "T4", "--format", "json")
 	if own.Batch != 4 || own.Rows[0].ThroughputPerS != given.Rows[0].ThroughputPerS || own.Rows[0].EnergyPerItemJ != given.Rows[0].EnergyPerItemJ {
@@ -138,7 +139,7 @@ func TestSweepAndCompareTakeReportFlags(t *testing.T) {
 			t.Fatalf("report %v: %v s against %v s by default", tc.flag, want, base)
 		}
 		sw := sweepOut(t, append([]string{model, "--gpu", gpu, "--batch", "8"}, tc.flag...)...)
-		var gc compareGPUsJSON
+		var gc sweep.Comparison
 		runJSON(t, &gc, append([]string{"gpus", "compare", model, "--gpu", gpu, "--batch", "8", "--price", gpu + "=2", "--format", "json"}, tc.flag...)...)
 		if sw.Rows[0].TimeS != want || gc.Rows[0].TimeS != want {
 			t.Errorf("%v: sweep %v s, gpus compare %v s, report %v s", tc.flag, sw.Rows[0].TimeS, gc.Rows[0].TimeS, want)

@@ -55,6 +55,20 @@ func loadModel(path string, f *modelFlags, opt loadOptions) (*pipeline.Loaded, e
 	return l, pipeErr(err)
 }
 
+// config puts the model flags into a pipeline configuration, checked as
+// loadModel checks them.
+func (f *modelFlags) config(cfg *pipeline.Config) error {
+	if f.batch < 0 || f.batch == 0 && f.given("batch") {
+		return usageErr("--batch must be ≥ 1, got %d", f.batch)
+	}
+	dims, err := parseDims(f.dims)
+	if err != nil {
+		return err
+	}
+	cfg.Batch, cfg.Dims, cfg.InputDataDir = f.batch, dims, f.inputData
+	return nil
+}
+
 // given reports whether the user set the named flag.
 func (f *modelFlags) given(name string) bool {
 	return f.cmd != nil && f.cmd.Flags().Changed(name)

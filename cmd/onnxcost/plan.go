@@ -5,7 +5,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/passes"
 	"github.com/spf13/cobra"
 )
@@ -56,13 +55,3 @@ func (f *passFlags) options() passes.Options {
 	return opt
 }
 
-// applyPlan runs the plan's passes through the shared pipeline.
-func applyPlan(l *pipeline.Loaded, plan string, f *passFlags) error {
-	if err := f.validate(); err != nil {
-		return err
-	}
-	return pipeErr(l.Plan(plan, f.options()))
-}
-
-// changedList names the passes that changed the graph, sorted.
-func changedList(st *passes.Stats) string { return pipeline.ChangedList(st) }

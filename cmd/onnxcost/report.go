@@ -2,16 +2,21 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/render"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/pipeline"
+	"github.com/onnxcost/onnxcost/train"
 	"github.com/spf13/cobra"
 )
 
@@ -41,6 +46,9 @@ type costFlags struct {
 	samples int64
 	// gpuSource says where an omitted --gpu came from (applyGPUDefault).
 	gpuSource string
+	// countOnly lets a command go on with no GPU anywhere: it then
+	// counts (pipeline.Count) instead of pricing (report).
+	countOnly bool
 }
 
 func (f *costFlags) add(c *cobra.Command) {
@@ -93,7 +101,7 @@ func estimateOnce(path string, f *costFlags, opt *pipeline.EstimateOptions) (*re
 	if err := applyGPUDefault(f); err != nil {
 		return nil, nil, err
 	}
-	if f.gpu == "" {
+	if f.gpu == "" && !f.countOnly {
 		return nil, nil, usageErr("--gpu is required (see 'onnxcost gpus' for the list; or set $%s, or defaults.gpu in %s)", gpuEnv, budgetFileName)
 	}
 	// Case-insensitive, like GPU names: FP16 is fp16.
@@ -104,63 +112,84 @@ func estimateOnce(path string, f *costFlags, opt *pipeline.EstimateOptions) (*re
 	if err := checkValue("--plan", f.plan, "fused", "unfused"); err != nil {
 		return nil, nil, err
 	}
-	gpu, err := resolveGPU(f.gpu, f.gpuFile)
-	if err != nil {
+	cfg := pipeline.Config{
+		Plan:          f.plan,
+		DType:         f.dtype,
+		PowerCapW:     f.powerCap,
+		SMClockMHz:    f.smClock,
+		GPUs:          int(f.gpus),
+		ModelName:     path,
+		ToolVersion:   version,
+		DropFilePages: true,
+		Counted:       sizeHeap,
+	}
+	if f.gpu == "" {
+		if err := f.refuseWithoutGPU(); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		var err error
+		if cfg.GPUSpec, err = resolveGPU(f.gpu, f.gpuFile); err != nil {
+			return nil, nil, err
+		}
+		if f.train && !f.given("runtime") {
+			// A training step runs in PyTorch eager unless told otherwise.
+			f.runtime = train.Runtime
+		}
+		if cfg.RuntimeSpec, err = resolveRuntime(f.runtime, f.runtimeFile); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := f.modelFlags.config(&cfg); err != nil {
 		return nil, nil, err
 	}
-	if f.train && !f.given("runtime") {
-		// A training step runs in PyTorch eager unless told otherwise.
-		f.runtime = cost.TrainRuntime
-	}
-	rt, err := resolveRuntime(f.runtime, f.runtimeFile)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := checkPowerControl(gpu, f.powerControl()); err != nil {
-		return nil, nil, err
-	}
-	prog := startProgress(path, 0)
-	defer prog.Stop()
-	prog.Phase("reading, inferring shapes")
-	l, err := loadModel(path, &f.modelFlags, loadOptions{bindAll: true, dropFilePages: true})
-	if err != nil {
-		return nil, nil, err
-	}
-	prog.Phase("plan " + f.plan)
 	if err := f.trainFlags.validate(); err != nil {
 		return nil, nil, err
 	}
+	cfg.Train = f.trainFlags.options()
 	pf := f.passFlags
-	if f.train {
-		if err := pf.validate(); err != nil {
-			return nil, nil, err
-		}
-		if err := pipeErr(l.Plan(f.plan, pipeline.ForTraining(pf.options()))); err != nil {
-			return nil, nil, err
-		}
-	} else if err := applyPlan(l, f.plan, &pf); err != nil {
+	if err := pf.validate(); err != nil {
 		return nil, nil, err
 	}
-	prog.Phase("estimating on " + gpu.Name)
-	*opt = pipeline.EstimateOptions{
-		DType:       f.dtype,
-		Plan:        f.plan,
-		Runtime:     rt,
-		ToolVersion: version,
-		ModelName:   path,
-		Power:       f.powerControl(),
-		Train:       f.trainFlags.options(),
-		GPUs:        int(f.gpus),
+	cfg.Passes = pf.options()
+	prog := startProgress(path, 0)
+	defer prog.Stop()
+	cfg.Progress = func(p pipeline.Phase) {
+		switch {
+		case p == pipeline.PhasePlan:
+			prog.Phase("plan " + f.plan)
+		case p == pipeline.PhaseCost && cfg.GPUSpec != nil:
+			prog.Phase("estimating on " + cfg.GPUSpec.Name)
+			collectBeforeCost()
+		case p == pipeline.PhaseCost:
+			prog.Phase("counting")
+		default:
+			prog.Phase(p.String())
+		}
 	}
-	collectBeforeCost()
-	r, err := pipeline.Estimate(l, gpu, *opt)
+	res, err := pipeline.Analyze(path, cfg)
 	if err != nil {
 		return nil, nil, pipeErr(err)
 	}
-	if err := f.applyEpoch(r, l); err != nil {
+	*opt = res.Estimate
+	if err := f.applyEpoch(res.Report, res.Loaded); err != nil {
 		return nil, nil, err
 	}
-	return r, l, nil
+	return res.Report, res.Loaded, nil
+}
+
+// refuseWithoutGPU names the first flag given that prices on a GPU, when
+// there is none to price on (a count-only report).
+func (f *costFlags) refuseWithoutGPU() error {
+	if f.modelFlags.cmd == nil {
+		return nil
+	}
+	for _, name := range []string{"gpu-file", "runtime", "runtime-file", "power-cap", "sm-clock", "gpus", "train", "samples", "trace", "pprof"} {
+		if fl := f.modelFlags.cmd.Flags().Lookup(name); fl != nil && fl.Changed {
+			return usageErr("--%s needs a GPU to price on: add --gpu NAME (see 'onnxcost gpus'); without one, report prints the counts only", name)
+		}
+	}
+	return nil
 }
 
 func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -169,8 +198,8 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 	var top int
 	var vf viewerFlags
 	c := &cobra.Command{
-		Use:   "report MODEL.onnx --gpu NAME",
-		Short: "Estimate MACs, FLOPs, bytes, launches and time per node on a GPU",
+		Use:   "report MODEL.onnx [--gpu NAME]",
+		Short: "Estimate MACs, FLOPs, bytes, launches and time per node on a GPU (counts only without one)",
 		Args:  exactArgs(1, "MODEL.onnx"),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := checkFormat(format, "text", "json", "csv", "markdown"); err != nil {
@@ -188,12 +217,30 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 				return usageErr("--top applies to the text, csv and markdown tables; a JSON report lists every node (select with jq)")
 			}
 			f.dumpTo = stderr
+			f.countOnly = true
+			if err := applyGPUDefault(&f); err != nil {
+				return err
+			}
+			if f.gpu == "" && (format == "csv" || format == "markdown") {
+				return usageErr("--format %s is a priced table: it needs --gpu NAME (see 'onnxcost gpus'); without a GPU, report counts in text or json", format)
+			}
 			r, _, err := estimate(args[0], &f)
 			if err != nil {
 				return err
 			}
 			releaseBeforeOutput() // the graph is garbage now
 			printWarnings(stderr, r.Warnings)
+			if r.CountOnly {
+				if format == "json" {
+					fmt.Fprintf(stderr, "onnxcost: note: %s\n", needGPULine)
+					return writeReportJSON(stdout, r)
+				}
+				bw := bufio.NewWriterSize(stdout, 1<<16)
+				if err := countText(bw, r, top, by == "op"); err != nil {
+					return err
+				}
+				return bw.Flush()
+			}
 			if err := vf.write([]*report.Report{r}, f.gpu, f.gpuFile); err != nil {
 				return err
 			}
@@ -258,4 +305,138 @@ func (g *gpuCount) Set(s string) error {
 	}
 	*g = gpuCount(n)
 	return nil
+}
+
+// needGPULine says what a count-only report leaves out and how to get it.
+const needGPULine = "times, memory level and energy need a GPU: add --gpu NAME (see 'onnxcost gpus')"
+
+// countText writes a count-only report (no GPU): the text report's
+// header and table with the priced columns left out, nodes (or op types,
+// byOp) in order or, with top, the top by FLOPs, then the totals and
+// needGPULine.
+func countText(w io.Writer, r *report.Report, top int, byOp bool) error {
+	fmt.Fprintln(w, render.Clean(countHeader(r)))
+	fmt.Fprintf(w, "%s\n\n", render.ConventionSummary)
+	var rows [][]string
+	var restFLOPs float64
+	rest := 0
+	if byOp {
+		ops := render.ByOp(r)
+		sort.SliceStable(ops, func(i, j int) bool { return ops[i].FLOPs > ops[j].FLOPs })
+		rows = append(rows, []string{"op", "nodes", "FLOPs", "read", "written", "launches"})
+		for i, o := range ops {
+			if top > 0 && i >= top {
+				rest++
+				restFLOPs += o.FLOPs
+				continue
+			}
+			rows = append(rows, []string{render.Clean(o.OpType), render.Count(float64(o.Count)), render.FLOPs(o.FLOPs), render.Bytes(o.BytesRead), render.Bytes(o.BytesWritten), render.Count(o.Launches)})
+		}
+		if rest > 0 {
+			rows = append(rows, []string{fmt.Sprintf("… %d more op types", rest), "", render.FLOPs(restFLOPs), "", "", ""})
+		}
+		rows = append(rows, []string{"total", render.Count(float64(len(r.Nodes))), render.FLOPs(r.Totals.FLOPs), render.Bytes(r.Totals.BytesRead), render.Bytes(r.Totals.BytesWritten), render.Count(r.Totals.Launches)})
+	} else {
+		order := make([]int, len(r.Nodes))
+		for i := range order {
+			order[i] = i
+		}
+		if top > 0 {
+			sort.SliceStable(order, func(a, b int) bool { return r.Nodes[order[a]].FLOPs > r.Nodes[order[b]].FLOPs })
+		}
+		rows = append(rows, []string{"node", "op", "output", "FLOPs", "read", "written", "AI", "launches"})
+		for k, i := range order {
+			n := &r.Nodes[i]
+			if top > 0 && k >= top {
+				rest++
+				restFLOPs += n.FLOPs
+				continue
+			}
+			op := ir.QualifiedOp(n.Domain, n.OpType)
+			if len(n.FusedFrom) > 0 {
+				op += fmt.Sprintf(" (%d fused)", len(n.FusedFrom))
+			}
+			out := ""
+			if len(n.Outputs) > 0 {
+				out = string(n.Outputs[0].Shape.AppendJSON(nil))
+			}
+			ai := "-"
+			if n.ArithmeticIntensity > 0 {
+				ai = fmt.Sprintf("%.3g", n.ArithmeticIntensity)
+			}
+			rows = append(rows, []string{render.Clean(n.Name), render.Clean(op), render.Clean(out), render.FLOPs(n.FLOPs), render.Bytes(n.BytesRead), render.Bytes(n.BytesWritten), ai, render.Count(n.Launches)})
+		}
+		if rest > 0 {
+			rows = append(rows, []string{fmt.Sprintf("… %d more nodes", rest), "", "", render.FLOPs(restFLOPs), "", "", "", ""})
+		}
+		rows = append(rows, []string{"total", "", "", render.FLOPs(r.Totals.FLOPs), render.Bytes(r.Totals.BytesRead), render.Bytes(r.Totals.BytesWritten), "", render.Count(r.Totals.Launches)})
+	}
+	left := 1 // name columns left-aligned, numbers right-aligned
+	if !byOp {
+		left = 3
+	}
+	writeAligned(w, rows, left)
+	t := r.Totals
+	executed := ""
+	if t.ExecutedFLOPs != t.FLOPs {
+		executed = " (executes " + render.FLOPs(t.ExecutedFLOPs) + ")"
+	}
+	fmt.Fprintf(w, "\n%s MACs · %s%s · params %s (%s) · %s launches · peak activations %s\n",
+		render.Count(t.MACs), render.FLOPs(t.FLOPs), executed, render.Count(t.Params), render.Bytes(t.ParamBytes), render.Count(t.Launches), render.Bytes(t.PeakActivationBytes))
+	if len(r.UnsupportedOps) > 0 || t.Partial != nil {
+		fmt.Fprintln(w, "the totals are partial: some nodes were not counted in full (see the warnings)")
+	}
+	_, err := fmt.Fprintln(w, needGPULine)
+	return err
+}
+
+// countHeader is the text report's header line for a count-only report:
+// "no GPU" where the GPU would be.
+func countHeader(r *report.Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "onnxcost %s · %s · no GPU (counts only) · dtype %s", r.ToolVersion, r.Model, r.DType)
+	if r.Quantized != "" && r.Quantized != r.DType {
+		fmt.Fprintf(&b, " (quantized model, %s)", r.Quantized)
+	}
+	fmt.Fprintf(&b, " · plan %s", r.Plan)
+	keys := make([]string, 0, len(r.Bindings))
+	for k := range r.Bindings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, " · %s=%d", k, r.Bindings[k])
+	}
+	return b.String()
+}
+
+// writeAligned writes rows as columns two spaces apart, the first left
+// columns aligned left and the rest (numbers) right.
+func writeAligned(w io.Writer, rows [][]string, left int) {
+	var width []int
+	for _, row := range rows {
+		for i, cell := range row {
+			if i >= len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], utf8.RuneCountInString(cell))
+		}
+	}
+	var line []byte
+	for _, row := range rows {
+		line = line[:0]
+		for i, cell := range row {
+			if i > 0 {
+				line = append(line, "  "...)
+			}
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(cell))
+			if i < left {
+				line = append(append(line, cell...), pad...)
+			} else {
+				line = append(append(line, pad...), cell...)
+			}
+		}
+		line = append(bytes.TrimRight(line, " "), '\n')
+		w.Write(line)
+	}
 }

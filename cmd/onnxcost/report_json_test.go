@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost/report"
-	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/passes"
+	"github.com/onnxcost/onnxcost/pipeline"
 )
 
 // TestReportJSONStreamed: writeReportJSON writes writeJSON's bytes for the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/onnxcost/onnxcost/cost/gate"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/viz"
 	"github.com/spf13/cobra"
@@ -18,7 +19,7 @@ func loadPlans(path string, f *costFlags, both bool, stderr io.Writer) (*drawn, 
 	if err != nil || !both {
 		return d, nil, err
 	}
-	if _, isJSON, _ := sniffJSON(path); isJSON || f.plan != "fused" {
+	if _, isJSON, _ := gate.SniffJSON(path); isJSON || f.plan != "fused" {
 		return d, nil, nil
 	}
 	g := *f

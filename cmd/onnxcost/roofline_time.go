@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/sweep"
 	"github.com/onnxcost/onnxcost/viz"
@@ -38,13 +38,6 @@ func timeRooflinePoints(model string, f *costFlags, tf *timeRooflineFlags, stder
 	if strings.Contains(f.gpu, ",") {
 		return nil, "", usageErr("--time draws one GPU; got %s (use 'sweep' to compare GPUs)", f.gpu)
 	}
-	sf := sweepFlags{gpus: f.gpu, gpuFile: f.gpuFile, dtype: f.dtype, plan: f.plan, inputData: f.inputData, passFlags: f.passFlags, format: "json"}
-	if f.batch > 0 && name != "batch" {
-		sf.batch = fmt.Sprint(f.batch)
-	}
-	if len(f.dims) > 0 {
-		sf.dims = append(sf.dims, f.dims...)
-	}
 	kind := "dim"
 	switch {
 	case name == "batch":
@@ -61,7 +54,6 @@ func timeRooflinePoints(model string, f *costFlags, tf *timeRooflineFlags, stder
 		}
 	}
 	// Validate the flags the way sweep does, then walk the values.
-	s := &sweeper{f: &sf, model: model, seen: map[string]bool{}}
 	if err := checkValue("--dtype", f.dtype, validDTypes...); err != nil {
 		return nil, "", err
 	}
@@ -72,72 +64,60 @@ func timeRooflinePoints(model string, f *costFlags, tf *timeRooflineFlags, stder
 	if err != nil {
 		return nil, "", err
 	}
-	s.gpus = append(s.gpus, g)
-	if pipeline.IsZoo(model) {
-		if s.zoo, err = pipeline.ParseZoo(model); err != nil {
-			return nil, "", pipeErr(err)
-		}
+	if err := f.passFlags.validate(); err != nil {
+		return nil, "", err
+	}
+	s, err := sweep.NewSweeper(sweep.Config{Model: model, GPUs: []*hwdb.GPU{g}, Plan: f.plan, Passes: f.passFlags.options(),
+		Load: pipeline.Options{InputDataDir: f.inputData, Counted: sizeHeap}, Estimate: pipeline.EstimateOptions{DType: f.dtype, ToolVersion: version}})
+	if err != nil {
+		return nil, "", pipeErr(err)
 	}
 	var pts []viz.TimePoint
 	dtype := ""
 	for _, v := range values {
-		p := sweepPoint{params: map[string]int64{}, dims: map[string]int64{}}
+		p := sweep.Point{Params: map[string]int64{}, Dims: map[string]int64{}}
 		batch := f.batch
 		switch kind {
 		case "batch":
 			batch = v
 		case "param":
-			p.params[name] = v
+			p.Params[name] = v
 		default:
-			p.dims[name] = v
+			p.Dims[name] = v
 		}
 		dims, err := parseDims(f.dims)
 		if err != nil {
 			return nil, "", err
 		}
 		for k, d := range dims {
-			if _, set := p.dims[k]; !set {
-				p.dims[k] = d
+			if _, set := p.Dims[k]; !set {
+				p.Dims[k] = d
 			}
 		}
-		reps, l, err := s.eval(p, batch)
+		reps, l, err := s.Eval(p, batch)
 		if err != nil {
-			return nil, "", err
+			return nil, "", pipeErr(err)
 		}
-		if kind == "batch" && s.zoo == nil && v == values[0] && len(values) > 1 && !hasSymbolicBatch(l) {
+		if kind == "batch" && s.Zoo() == nil && v == values[0] && len(values) > 1 && !sweep.HasSymbolicBatch(l) {
 			return nil, "", usageErr("%s: no graph input has a symbolic leading dim, so --sweep batch cannot vary it", model)
 		}
 		// A name that binds nothing would cost the same model at every
 		// value and draw a flat chart as if time did not depend on it.
 		if kind == "dim" && v == values[0] {
 			if _, ok := l.Bindings[name]; !ok {
-				return nil, "", usageErr("--sweep %s: %s has no symbolic dim or parameter %s; %s", name, model, name, sweepableText(l, s.zoo))
+				return nil, "", usageErr("--sweep %s: %s has no symbolic dim or parameter %s; %s", name, model, name, sweepableText(l, s.Zoo()))
 			}
 		}
 		r := reps[0]
 		dtype = r.DType
-		tp := viz.TimePoint{X: float64(v)}
-		if tf.node == "" {
-			for _, n := range r.Nodes {
-				// The fixed fill latency runs in series with the compute (the time
-				// model prices max(compute+latency, memory) + launch), so the
-				// compute floor drawn includes it.
-				tp.ComputeS += n.ComputeS + n.LatencyS
-				tp.MemoryS += n.MemoryS
-				tp.LaunchS += n.LaunchS
-			}
-			tp.TimeS = r.Totals.TimeS
-		} else {
-			n := findNode(r, tf.node)
-			if n == nil {
-				return nil, "", usageErr("--node %q: no such node in %s (names as in 'report')", tf.node, model)
-			}
-			tp.ComputeS, tp.MemoryS, tp.LaunchS, tp.TimeS = n.ComputeS+n.LatencyS, n.MemoryS, n.LaunchS, n.TimeS
+		tp, ok := viz.TimePointOf(r, tf.node, float64(v))
+		if !ok {
+			return nil, "", usageErr("--node %q: no such node in %s (names as in 'report')", tf.node, model)
 		}
 		pts = append(pts, tp)
 	}
-	printWarnings(stderr, s.warns)
-	what := baseNameOf(model)
+	printWarnings(stderr, s.Warnings())
+	what := viz.ModelTitle(model)
 	if tf.node != "" {
 		what += " node " + tf.node
 	}
@@ -153,7 +133,7 @@ func sweepableText(l *pipeline.Loaded, z *pipeline.ZooSpec) string {
 		for _, p := range z.Entry.Params {
 			seen[p.Name] = true
 		}
-	} else if hasSymbolicBatch(l) {
+	} else if sweep.HasSymbolicBatch(l) {
 		seen["batch"] = true
 	}
 	for _, in := range l.Model.Graph.Inputs {
@@ -179,23 +159,6 @@ func sweepableText(l *pipeline.Loaded, z *pipeline.ZooSpec) string {
 		what = "its parameters and symbolic dims"
 	}
 	return fmt.Sprintf("%s: %s (--sweep NAME=LIST)", what, strings.Join(names, ", "))
-}
-
-// findNode finds a node by name, or the fused node that absorbed it.
-func findNode(r *report.Report, name string) *report.NodeCost {
-	for i := range r.Nodes {
-		if r.Nodes[i].Name == name {
-			return &r.Nodes[i]
-		}
-	}
-	for i := range r.Nodes {
-		for _, src := range r.Nodes[i].FusedFrom {
-			if src == name {
-				return &r.Nodes[i]
-			}
-		}
-	}
-	return nil
 }
 
 // writeTimeRoofline draws the time-based roofline to out.

@@ -10,10 +10,11 @@ import (
 
 	"github.com/onnxcost/onnxcost/cost/render"
 	"github.com/onnxcost/onnxcost/cost/report"
-	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/models"
 	"github.com/onnxcost/onnxcost/passes"
+	"github.com/onnxcost/onnxcost/pipeline"
+	"github.com/onnxcost/onnxcost/viz"
 )
 
 var (
@@ -158,13 +159,15 @@ func BenchmarkScaleStages(b *testing.B) {
 		return nil
 	})
 	stage("shapes-text", func(b *testing.B) any { return load(b) }, func(b *testing.B, s any) any {
-		if err := writeShapesText(io.Discard, s.(*pipeline.Loaded)); err != nil {
+		l := s.(*pipeline.Loaded)
+		if err := viz.WriteShapesText(io.Discard, l.Path, l.Model.Graph); err != nil {
 			b.Fatal(err)
 		}
 		return nil
 	})
 	stage("shapes-json", func(b *testing.B) any { return load(b) }, func(b *testing.B, s any) any {
-		if err := writeShapesJSON(io.Discard, shapesReport(s.(*pipeline.Loaded))); err != nil {
+		l := s.(*pipeline.Loaded)
+		if err := viz.WriteShapesJSON(io.Discard, viz.NewShapes(l.Path, l.Model, l.Bindings, l.Warnings, l.Infer.UnknownOps, l.Infer.Unbound, version)); err != nil {
 			b.Fatal(err)
 		}
 		return nil

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -45,15 +44,4 @@ func checkOutput(t *testing.T, rs *jsonschema.Resolved, schemaFile string, args 
 func resolveSchema(t *testing.T, schema []byte) *jsonschema.Resolved {
 	t.Helper()
 	return schematest.Resolve(t, schema)
-}
-
-// resolveSchemaFile is resolveSchema of a schema committed beside the
-// command that writes it.
-func resolveSchemaFile(t *testing.T, path string) *jsonschema.Resolved {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resolveSchema(t, data)
 }

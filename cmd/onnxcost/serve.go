@@ -1,22 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/onnxcost/onnxcost/pipeline"
@@ -35,18 +27,22 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "serve [MODEL.onnx]",
 		Short: "Serve the browser app (drop a model, pick a GPU) on a local address",
 		Long: `serve runs onnxcost's browser app from this binary: the page runs the same
-pipeline as 'report', compiled to WebAssembly, on a model dropped onto it;
-the model never leaves the browser. With MODEL the page opens that model
-on start (it is served read-only at /preload.onnx). --gpu, --dtype,
---batch, --dim, --plan, --runtime, --train, --optimizer, --checkpoint,
---power-cap, --sm-clock and --gpus set the page's first settings (the URL's
+pipeline as 'report' on a model dropped onto it. A binary built after
+scripts/build_web.sh runs it in the browser, compiled to WebAssembly; one
+built without (a plain 'go install') runs it here, the page sending the
+model to this server, which keeps it in memory only. Either way the model
+stays on this machine. With MODEL the page opens that model on start (it
+is served read-only at /preload.onnx). --gpu, --dtype, --batch, --dim,
+--plan, --runtime, --train, --optimizer, --checkpoint, --power-cap,
+--sm-clock and --gpus set the page's first settings (the URL's
 #gpu=...&batch=... wins over them), so the page opens on the numbers
-'report MODEL' prints with the same flags. Nothing can be uploaded; the
-server only answers GET and HEAD.
+'report MODEL' prints with the same flags.
 
 The address is loopback (127.0.0.1:8080) by default; a non-loopback
 address is refused unless --allow-remote is given, since anyone who can
-reach it can read MODEL.`,
+reach it can read MODEL. Requests naming another host than the one served
+(a web page's DNS name rebound to this address) and posts from another
+origin are refused.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			useGCPercent()
@@ -57,18 +53,23 @@ reach it can read MODEL.`,
 			if err != nil {
 				return err
 			}
-			pre := &preload{settings: st}
+			pre := &web.Preload{Settings: st}
 			if len(args) == 1 {
 				if pre, err = readPreload(args[0]); err != nil {
 					return err
 				}
-				pre.settings = st
+				pre.Settings = st
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return usageErr("--addr %s: %v", addr, err)
 			}
-			srv := &http.Server{Handler: serveHandler(pre), ReadHeaderTimeout: 10 * time.Second}
+			srv := &http.Server{Handler: web.Handler(pre, web.Config{AllowRemote: allowRemote, Version: version}),
+				ReadHeaderTimeout: 10 * time.Second,
+				// A model of the protobuf limit (2 GiB) reads over loopback
+				// in seconds; the longest answer (every GPU's estimate of
+				// a large model) takes seconds too.
+				ReadTimeout: 2 * time.Minute, WriteTimeout: 5 * time.Minute, IdleTimeout: 2 * time.Minute}
 			fmt.Fprintf(stdout, "onnxcost: serving on http://%s/ (Ctrl-C stops)\n", ln.Addr())
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
@@ -163,17 +164,9 @@ func checkLoopback(addr string, allow bool) error {
 	return usageErr("--addr %s is not a loopback address; pass --allow-remote to serve it to other machines", addr)
 }
 
-// preload is what `serve` offers the page on start: its first settings
-// and, with MODEL, the model.
-type preload struct {
-	name     string // as given on the command line: the report names it so
-	data     []byte // nil without MODEL
-	settings *session.Settings
-}
-
 // readPreload reads MODEL and checks it loads, so a bad file fails here
 // with the CLI's one-line error instead of in the page.
-func readPreload(path string) (*preload, error) {
+func readPreload(path string) (*web.Preload, error) {
 	if _, err := pipeline.Load(path, pipeline.Options{BindAll: true}); err != nil {
 		return nil, pipeErr(err)
 	}
@@ -181,83 +174,5 @@ func readPreload(path string) (*preload, error) {
 	if err != nil {
 		return nil, usageErr("%s: %v", path, err)
 	}
-	return &preload{name: path, data: data}, nil
-}
-
-// serveHandler serves the embedded app and, when pre is set, the model at
-// /preload.onnx with its name at /preload.json. It only reads.
-func serveHandler(pre *preload) http.Handler {
-	app := web.Dist()
-	files := http.FileServerFS(app)
-	etags := sync.OnceValue(func() map[string]string { return contentTags(app) })
-	var info []byte
-	if pre != nil {
-		m := map[string]any{"settings": pre.settings}
-		if pre.data != nil {
-			m["name"], m["display"] = pre.name, filepath.Base(pre.name)
-		}
-		info, _ = json.Marshal(m)
-	}
-	modTime := time.Now()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "read-only: only GET and HEAD", http.StatusMethodNotAllowed)
-			return
-		}
-		h := w.Header()
-		// The page needs nothing from elsewhere: say so to the browser, so
-		// not even a stray link can send the model out. wasm-unsafe-eval
-		// lets it compile WebAssembly; inline styles are set by app.js.
-		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'none'")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		switch r.URL.Path {
-		case "/preload.json", "/preload.onnx":
-			if pre == nil || (pre.data == nil && r.URL.Path == "/preload.onnx") {
-				http.NotFound(w, r)
-				return
-			}
-			h.Set("Cache-Control", "no-store")
-			if strings.HasSuffix(r.URL.Path, ".json") {
-				h.Set("Content-Type", "application/json")
-				http.ServeContent(w, r, "preload.json", modTime, bytes.NewReader(info))
-				return
-			}
-			h.Set("Content-Type", "application/octet-stream")
-			http.ServeContent(w, r, "preload.onnx", modTime, bytes.NewReader(pre.data))
-			return
-		}
-		// An embedded file has no modification time; its content hash lets
-		// the browser keep it (and Chromium its compiled WebAssembly) and
-		// ask again cheaply (304) on the next visit, never using a stale copy.
-		if tag, ok := etags()[strings.TrimPrefix(r.URL.Path, "/")]; ok {
-			h.Set("ETag", tag)
-			h.Set("Cache-Control", "no-cache")
-		}
-		files.ServeHTTP(w, r)
-	})
-}
-
-// contentTags are strong ETags of the app's files, by path ("" is the
-// index page): web/static's (listed by walking the app) and the build's.
-func contentTags(app fs.FS) map[string]string {
-	tags := map[string]string{}
-	add := func(p string) {
-		if b, err := fs.ReadFile(app, p); err == nil {
-			sum := sha256.Sum256(b)
-			tags[p] = `"` + hex.EncodeToString(sum[:16]) + `"`
-		}
-	}
-	_ = fs.WalkDir(app, ".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			add(p)
-		}
-		return nil
-	})
-	for _, f := range web.Built {
-		add(f)
-	}
-	tags[""] = tags["index.html"]
-	return tags
+	return &web.Preload{Name: path, Data: data}, nil
 }

@@ -25,7 +25,7 @@ import (
 //	go test ./cmd/onnxcost -run '^$' -bench PageLoad -benchtime 3x
 func BenchmarkPageLoad(b *testing.B) {
 	exe, _, pre := browserFixture(b)
-	srv := httptest.NewServer(serveHandler(pre))
+	srv := httptest.NewServer(serveHandler(pre, serveConfig{}))
 	defer srv.Close()
 	b.Run("first-visit", func(b *testing.B) { benchLoads(b, exe, srv.URL+"/", false) })
 	b.Run("repeat-visit", func(b *testing.B) { benchLoads(b, exe, srv.URL+"/", true) })

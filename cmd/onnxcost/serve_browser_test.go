@@ -21,6 +21,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/web"
 	"github.com/onnxcost/onnxcost/web/session"
 )
 
@@ -103,7 +104,7 @@ func TestBrowser(t *testing.T) {
 	if code != 2 {
 		t.Fatalf("serve on a public address: exit %d (%s)", code, errs)
 	}
-	srv := httptest.NewServer(serveHandler(pre))
+	srv := httptest.NewServer(serveHandler(pre, serveConfig{}))
 	defer srv.Close()
 	ctx := newBrowser(t, exe, 150*time.Second)
 
@@ -121,7 +122,9 @@ func TestBrowser(t *testing.T) {
 		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
 			u := e.Request.URL
 			mu.Lock()
-			if loaded && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "blob:") {
+			// Without the WebAssembly the page's calls go to serve
+			// (/api/); with it, nothing may be fetched once loaded.
+			if loaded && !strings.HasPrefix(u, "data:") && !strings.HasPrefix(u, "blob:") && (web.HasWasm() || !strings.HasPrefix(u, srv.URL+"/api/")) {
 				late = append(late, u)
 			}
 			mu.Unlock()
@@ -162,8 +165,12 @@ func TestBrowser(t *testing.T) {
 	for _, m := range metrics {
 		busy[m.Name] = m.Value
 	}
-	t.Logf("ResNet-50 report shown %.0f ms after navigation start (wasm ready at %.0f ms; wall %v); Chromium's CPU time for it %v; renderer main-thread tasks %.0f ms",
-		firstMS, evalFloat(ctx, `window.onnxcostTiming.wasmReady`), time.Since(start).Round(time.Millisecond), treeCPU(browserPID)-cpu0, 1000*busy["TaskDuration"])
+	var transport string
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`window.onnxcostTiming.transport`, &transport)); err != nil || transport != map[bool]string{true: "wasm", false: "server"}[web.HasWasm()] {
+		t.Errorf("the page's calls went to %q (%v); the wasm is embedded: %v", transport, err, web.HasWasm())
+	}
+	t.Logf("ResNet-50 report shown %.0f ms after navigation start (Go build (%s) ready at %.0f ms; wall %v); Chromium's CPU time for it %v; renderer main-thread tasks %.0f ms",
+		firstMS, transport, evalFloat(ctx, `window.onnxcostTiming.wasmReady`), time.Since(start).Round(time.Millisecond), treeCPU(browserPID)-cpu0, 1000*busy["TaskDuration"])
 	page, err := pageTotals(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -77,7 +77,7 @@ func samePower(t *testing.T, what string, page map[string]float64, cli report.To
 func TestBrowserControls(t *testing.T) {
 	exe, model, pre := browserFixture(t)
 	var modelFetches atomic.Int32
-	h := serveHandler(pre)
+	h := serveHandler(pre, serveConfig{noWasm: true})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/preload.onnx" {
 			modelFetches.Add(1)

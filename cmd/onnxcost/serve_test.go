@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/web"
 	"github.com/onnxcost/onnxcost/web/session"
 )
 
@@ -158,7 +161,7 @@ func TestServeHandler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(serveHandler(pre))
+	srv := httptest.NewServer(serveHandler(pre, serveConfig{}))
 	defer srv.Close()
 	get := func(path string) (*http.Response, []byte) {
 		resp, err := http.Get(srv.URL + path)
@@ -172,8 +175,13 @@ func TestServeHandler(t *testing.T) {
 	if resp, b := get("/"); resp.StatusCode != 200 || !bytes.Contains(b, []byte("app.js")) {
 		t.Errorf("/: %d %q", resp.StatusCode, b)
 	}
-	if resp, _ := get("/onnxcost.wasm"); resp.Header.Get("Content-Type") != "application/wasm" {
+	// The page finds out which way its calls go by asking for the wasm.
+	resp, _ := get("/onnxcost.wasm")
+	if web.HasWasm() && resp.Header.Get("Content-Type") != "application/wasm" {
 		t.Errorf("onnxcost.wasm served as %q", resp.Header.Get("Content-Type"))
+	}
+	if !web.HasWasm() && resp.StatusCode != http.StatusNotFound {
+		t.Errorf("onnxcost.wasm not built, but served: %d", resp.StatusCode)
 	}
 	model, _ := os.ReadFile(m)
 	if resp, b := get("/preload.onnx"); resp.StatusCode != 200 || !bytes.Equal(b, model) {
@@ -182,7 +190,7 @@ func TestServeHandler(t *testing.T) {
 	if _, b := get("/preload.json"); !strings.Contains(string(b), `"display":"alexnet.onnx"`) {
 		t.Errorf("/preload.json: %s", b)
 	}
-	resp, err := http.Post(srv.URL+"/preload.onnx", "application/octet-stream", strings.NewReader("x"))
+	resp, err = http.Post(srv.URL+"/preload.onnx", "application/octet-stream", strings.NewReader("x"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +199,7 @@ func TestServeHandler(t *testing.T) {
 		t.Errorf("POST: %d, want 405", resp.StatusCode)
 	}
 	// Without a model there is nothing to preload.
-	srv2 := httptest.NewServer(serveHandler(nil))
+	srv2 := httptest.NewServer(serveHandler(nil, serveConfig{}))
 	defer srv2.Close()
 	if resp, err := http.Get(srv2.URL + "/preload.json"); err != nil || resp.StatusCode != 404 {
 		t.Errorf("no model: /preload.json %v %v", resp.StatusCode, err)
@@ -308,9 +316,13 @@ func TestServeSettingsFlags(t *testing.T) {
 // a second visit gets 304 (the browser keeps the WebAssembly it compiled)
 // while a changed binary's files are fetched again.
 func TestServeRevalidates(t *testing.T) {
-	srv := httptest.NewServer(serveHandler(nil))
+	srv := httptest.NewServer(serveHandler(nil, serveConfig{}))
 	defer srv.Close()
-	for _, p := range []string{"/", "/app.js", "/onnxcost.wasm", "/wasm_exec.js", "/vendor/graphviz.js"} {
+	paths := []string{"/", "/app.js", "/vendor/graphviz.js"}
+	if web.HasWasm() {
+		paths = append(paths, "/onnxcost.wasm", "/wasm_exec.js")
+	}
+	for _, p := range paths {
 		resp, err := http.Get(srv.URL + p)
 		if err != nil {
 			t.Fatal(err)
@@ -331,5 +343,156 @@ func TestServeRevalidates(t *testing.T) {
 		if resp.StatusCode != http.StatusNotModified {
 			t.Errorf("%s with If-None-Match %s: %d, want 304", p, tag, resp.StatusCode)
 		}
+	}
+}
+
+// post sends body to the server at path with the given headers (Host
+// among them) and returns the status and the answer.
+func post(t *testing.T, srv *httptest.Server, path string, body []byte, header map[string]string) (int, string) {
+	t.Helper()
+	return send(t, srv, "POST", path, body, header)
+}
+
+func send(t *testing.T, srv *httptest.Server, method, path string, body []byte, header map[string]string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, srv.URL+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestServeAPI: without the WebAssembly, serve answers the page's calls
+// with the JSON the wasm gives: the CLI's report, and its error lines.
+func TestServeAPI(t *testing.T) {
+	srv := httptest.NewServer(serveHandler(nil, serveConfig{noWasm: true}))
+	defer srv.Close()
+	for _, p := range web.Built {
+		if code, _ := send(t, srv, "GET", "/"+p, nil, nil); code != http.StatusNotFound {
+			t.Errorf("/%s with the server's answers: %d, want 404 (the page's cue to call /api/)", p, code)
+		}
+	}
+	if code, v := post(t, srv, "/api/version", nil, nil); code != 200 || v != `"`+version+`"` {
+		t.Errorf("/api/version: %d %s", code, v)
+	}
+	m := fixture(t, "alexnet.onnx")
+	data, err := os.ReadFile(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Named as the CLI names it: by the path it was given.
+	code, out := post(t, srv, "/api/open?name="+url.QueryEscape(m), data, nil)
+	var opened struct {
+		Name, Model string
+		Symbols     []session.Symbol
+	}
+	if err := json.Unmarshal([]byte(out), &opened); code != 200 || err != nil || opened.Name != m || opened.Model == "" {
+		t.Fatalf("/api/open: %d %s (%v)", code, out, err)
+	}
+	code, out = post(t, srv, "/api/estimate?model="+opened.Model, []byte(`{"gpu":"T4","batch":2}`), nil)
+	var got struct{ Report *report.Report }
+	if err := json.Unmarshal([]byte(out), &got); code != 200 || err != nil || got.Report == nil {
+		t.Fatalf("/api/estimate: %d %.300s (%v)", code, out, err)
+	}
+	if canonJSON(t, got.Report) != canonJSON(t, cliReport(t, m, "--gpu", "T4", "--batch", "2")) {
+		t.Errorf("/api/estimate differs from 'report --format json'")
+	}
+	// The CLI's line for the CLI's mistake.
+	_, out = post(t, srv, "/api/estimate?model="+opened.Model, []byte(`{"gpu":"A100X"}`), nil)
+	_, _, errs := runCLI(t, "report", m, "--gpu", "A100X")
+	if want := session.ErrorJSON(errors.New(strings.TrimPrefix(strings.TrimSpace(errs), "onnxcost: "))); out != want {
+		t.Errorf("unknown GPU: %s, want %s", out, want)
+	}
+	for _, c := range []struct {
+		method, path, body string
+		code               int
+		has                string
+	}{
+		{"POST", "/api/estimate", "{}", 200, "no model is open"},
+		{"POST", "/api/estimate?model=nosuch", "{}", http.StatusGone, "open it again"},
+		{"POST", "/api/estimate?model=" + opened.Model, "{", 200, "bad settings"},
+		{"POST", "/api/nosuch", "{}", http.StatusNotFound, ""},
+		{"GET", "/api/estimate", "", http.StatusMethodNotAllowed, ""},
+		{"POST", "/api/gpus?model=" + opened.Model, strings.Repeat(" ", maxSettingsBytes+1), http.StatusRequestEntityTooLarge, "over"},
+		{"POST", "/api/open?name=bad.onnx", "not a model", 200, `"error":"onnxcost: bad.onnx`},
+	} {
+		code, out := send(t, srv, c.method, c.path, []byte(c.body), nil)
+		if code != c.code || !strings.Contains(out, c.has) {
+			t.Errorf("%s %s: %d %.200q, want %d and %q", c.method, c.path, code, out, c.code, c.has)
+		}
+	}
+	// Only a few models are kept: the oldest is dropped (the page sends
+	// it again on 410).
+	for range maxModels {
+		post(t, srv, "/api/open?name=alexnet.onnx", data, nil)
+	}
+	if code, _ := post(t, srv, "/api/choices?model="+opened.Model, nil, nil); code != http.StatusGone {
+		t.Errorf("a model opened %d models ago: %d, want 410", maxModels, code)
+	}
+	// With the WebAssembly embedded, nothing is answered: the page runs it.
+	if web.HasWasm() {
+		srv := httptest.NewServer(serveHandler(nil, serveConfig{}))
+		defer srv.Close()
+		if code, _ := post(t, srv, "/api/version", nil, nil); code != http.StatusMethodNotAllowed {
+			t.Errorf("/api/ with the wasm embedded: %d, want 405", code)
+		}
+	}
+}
+
+// TestServeRefusesOtherHostsAndOrigins: a request naming another host
+// (a DNS name rebound to the loopback address) gets nothing, not even the
+// preloaded model; a call posted from another origin is refused.
+func TestServeRefusesOtherHostsAndOrigins(t *testing.T) {
+	pre, err := readPreload(fixture(t, "alexnet.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(serveHandler(pre, serveConfig{noWasm: true}))
+	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	for _, host := range []string{"evil.example:" + port, "evil.example", "127.0.0.1:1", "localhost.evil.example:" + port, "10.0.0.1:" + port} {
+		for _, p := range []string{"/", "/preload.onnx", "/preload.json", "/app.js"} {
+			if code, _ := send(t, srv, "GET", p, nil, map[string]string{"Host": host}); code != http.StatusMisdirectedRequest {
+				t.Errorf("GET %s with Host %s: %d, want 421", p, host, code)
+			}
+		}
+		if code, _ := post(t, srv, "/api/version", nil, map[string]string{"Host": host}); code != http.StatusMisdirectedRequest {
+			t.Errorf("POST /api/version with Host %s: %d, want 421", host, code)
+		}
+	}
+	for _, host := range []string{"localhost:" + port, "127.0.0.1:" + port, "LOCALHOST:" + port} {
+		if code, _ := send(t, srv, "GET", "/preload.json", nil, map[string]string{"Host": host}); code != 200 {
+			t.Errorf("GET /preload.json with Host %s: %d, want 200", host, code)
+		}
+	}
+	same := "http://127.0.0.1:" + port
+	for origin, want := range map[string]int{"": 200, same: 200, "http://evil.example": http.StatusForbidden,
+		"http://localhost:" + port: http.StatusForbidden, "null": http.StatusForbidden} {
+		h := map[string]string{}
+		if origin != "" {
+			h["Origin"] = origin
+		}
+		if code, _ := post(t, srv, "/api/version", nil, h); code != want {
+			t.Errorf("POST with Origin %q: %d, want %d", origin, code, want)
+		}
+	}
+	// --allow-remote serves the names other machines use.
+	open := httptest.NewServer(serveHandler(pre, serveConfig{allowRemote: true}))
+	defer open.Close()
+	if code, _ := send(t, open, "GET", "/preload.json", nil, map[string]string{"Host": "gpu-box.lan:8080"}); code != 200 {
+		t.Errorf("--allow-remote, Host gpu-box.lan: %d, want 200", code)
 	}
 }

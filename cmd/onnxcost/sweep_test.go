@@ -10,7 +10,11 @@ import (
 	"testing"
 
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/sweep"
 )
+
+// sweepJSON is what these tests decode `sweep --format json` into.
+type sweepJSON = sweep.Result
 
 // sweepOut runs `sweep ... --format json` and decodes it.
 func sweepOut(t *testing.T, args ...string) *sweepJSON {
@@ -129,14 +133,14 @@ func TestSweepRowsAndKnee(t *testing.T) {
 // TestSweepJSONSchema: sweep output validates against sweep.schema.json,
 // with and without --find-max-batch, --param and --fit.
 func TestSweepJSONSchema(t *testing.T) {
-	rs := resolveSchemaFile(t, "sweep.schema.json")
+	rs := resolveSchema(t, sweep.Schema)
 	for _, args := range [][]string{
 		{"zoo:alexnet", "--gpu", "V100,P4", "--batch", "1,4", "--find-max-batch"},
 		{"zoo:lstm-ptb", "--gpu", "V100", "--param", "hidden=128,256,512", "--param", "embed=hidden", "--fit", "quadratic"},
 		{fixture(t, "lstm_ptb_dyn.onnx"), "--gpu", "T4", "--dim", "batch=1,2", "--dim", "seq=4"},
 		{"zoo:alexnet", "zoo:vgg11", "--gpu", "T4", "--batch", "1,2", "--train"},
 	} {
-		checkOutput(t, rs, "sweep.schema.json", append(append([]string{"sweep"}, args...), "--format", "json")...)
+		checkOutput(t, rs, "sweep/sweep.schema.json", append(append([]string{"sweep"}, args...), "--format", "json")...)
 	}
 }
 
@@ -178,6 +182,7 @@ func TestSweepBadInput(t *testing.T) {
 		{"zoo:lstm-ptb", "--gpu", "V100", "--param", "hidden=1,2", "--param", "embed=nosuch"},
 		{"zoo:lstm-ptb", "--gpu", "V100", "--param", "hidden=1,2", "--batch", "1,2", "--fit", "linear"},
 		{"zoo:lstm-ptb", "--gpu", "V100", "--param", "hidden=1,2", "--fit", "cubic"},
+		{"zoo:alexnet", "--gpu", "V100", "--fit", "linear", "--fit-x", "batch"},
 		{"zoo:alexnet", "--gpu", "V100", "-o", "x.gif"},
 		{"zoo:alexnet", "--gpu", "V100", "--dim", "seq=1,2", "--batch", "1,2", "--find-max-batch"},
 		{"zoo:synthetic", "--gpu", "V100", "--batch", "1,2"},

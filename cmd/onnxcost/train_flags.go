@@ -5,6 +5,7 @@ import (
 
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/pipeline"
+	"github.com/onnxcost/onnxcost/train"
 	"github.com/spf13/cobra"
 )
 
@@ -35,8 +36,8 @@ func (f *trainFlags) add(c *cobra.Command) {
 	f.fromFlags = true
 	f.trainCmd = c
 	c.Flags().BoolVar(&f.train, "train", false, "cost one training step (forward, loss, backward, optimizer) and its memory; with --dtype fp16|bf16, mixed precision with fp32 master weights; BN folding is not applied")
-	c.Flags().StringVar(&f.checkpoint, "checkpoint", pipeline.DefaultCheckpoint, "activation recomputation with --train: "+strings.Join(cost.CheckpointModes(), "|"))
-	c.Flags().StringVar(&f.optimizer, "optimizer", pipeline.DefaultOptimizer, "optimizer with --train: "+strings.Join(cost.Optimizers(), "|"))
+	c.Flags().StringVar(&f.checkpoint, "checkpoint", pipeline.DefaultCheckpoint, "activation recomputation with --train: "+strings.Join(train.CheckpointModes(), "|"))
+	c.Flags().StringVar(&f.optimizer, "optimizer", pipeline.DefaultOptimizer, "optimizer with --train: "+strings.Join(train.Optimizers(), "|"))
 	c.Flags().IntVar(&f.dataParallel, "data-parallel", 1, "data parallelism with --train: `N` DistributedDataParallel replicas of the model (each on --batch; with --gpus, of the tensor-parallel group): one gradient all-reduce per optimizer step, overlapped with the backward, and DDP's gradient buckets in memory")
 	c.Flags().IntVar(&f.gradAccum, "grad-accum", 1, "gradient accumulation with --train: `K` micro-batches of --batch per optimizer step (effective batch K × batch); time is one optimizer step, memory one micro-batch's plus the gradient buffer")
 }
@@ -74,9 +75,9 @@ func (f *trainFlags) validate() error {
 }
 
 // options is the cost model's training request; nil without --train.
-func (f *trainFlags) options() *cost.TrainOptions {
+func (f *trainFlags) options() cost.Training {
 	if !f.train {
 		return nil
 	}
-	return &cost.TrainOptions{Optimizer: f.optimizer, Checkpoint: f.checkpoint, GradAccum: f.gradAccum, DataParallel: f.dataParallel}
+	return &train.Options{Optimizer: f.optimizer, Checkpoint: f.checkpoint, GradAccum: f.gradAccum, DataParallel: f.dataParallel}
 }

@@ -104,7 +104,7 @@ func provenanceWarnings(b, h Provenance) []string {
 	return w
 }
 
-// bindingText prints bindings as k=v, sorted ("none" when empty).
+// bindingText prints bindings as k=v, sorted by name ("none" when empty).
 func bindingText(b map[string]int64) string {
 	if len(b) == 0 {
 		return "none"
@@ -324,4 +324,24 @@ func (d *ReportDiff) ChangeFor(metric string) Change {
 		}
 	}
 	return Change{Metric: metric}
+}
+
+// Violations tests conds against d: one line per condition that holds,
+// naming it and what moved.
+func (d *ReportDiff) Violations(conds []Condition) []string {
+	var out []string
+	for _, c := range conds {
+		if holds, moved := c.Holds(d.ChangeFor(c.Metric.Name)); holds {
+			out = append(out, fmt.Sprintf("%s: %s", c.Text, moved))
+		}
+	}
+	return out
+}
+
+// DiffResult is what `diff --format json` writes: the diff, and the
+// --fail-on conditions given and those that held.
+type DiffResult struct {
+	*ReportDiff
+	FailOn     string   `json:"fail_on,omitempty"`
+	Violations []string `json:"violations"`
 }

@@ -6,7 +6,7 @@ import (
 )
 
 // Backward (gradient) kernels of convolutions and recurrent layers: the
-// builders the backward rules (cost/backward.go) and the DeepBench
+// builders the backward rules (train/backward.go) and the DeepBench
 // backward calibration (internal/calibrate) share, so that what is
 // calibrated is what is estimated. internal/calibrate/CALIBRATION.md
 // ("Backward kernels") has the data behind each choice.

@@ -137,12 +137,11 @@ func (c ConvGeom) P() int64 { return convOut(c.H, c.R, c.PadH, c.StrideH) }
 // Q is the output width.
 func (c ConvGeom) Q() int64 { return convOut(c.W, c.S, c.PadW, c.StrideW) }
 
-// convOut is the output size of a convolution along one axis (no dilation).
+// convOut is the output size of a convolution along one axis (no
+// dilation, pad on both sides); 0 for a non-positive stride.
 func convOut(in, filt, pad, stride int64) int64 {
-	if stride <= 0 {
-		return 0
-	}
-	return (in+2*pad-filt)/stride + 1
+	out, _ := ir.ConvOutDim(in, filt, stride, 1, pad, pad, "NOTSET")
+	return out
 }
 
 func (c ConvGeom) groups() int64 { return max(c.Group, 1) }

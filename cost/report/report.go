@@ -29,7 +29,12 @@ type Report struct {
 	Model            string `json:"model"`
 	GPU              string `json:"gpu"`
 	GPUSpecHash      string `json:"gpu_spec_hash"`
-	DType            string `json:"dtype"`
+	// CountOnly marks a report counted with no GPU (cost.Count): GPU and
+	// GPUSpecHash are "", and every time, energy, power, bound, memory
+	// level, precision and fit figure is zero or empty because it needs a
+	// GPU, not because it is free. Absent from a priced report.
+	CountOnly bool   `json:"count_only,omitempty"`
+	DType     string `json:"dtype"`
 	// Quantized is the quantized type ("int8", "fp8") of a quantized
 	// model (integer ops such as QLinearConv, or Conv/MatMul/Gemm between
 	// DequantizeLinear inputs): with no --dtype its quantized nodes are

@@ -4,7 +4,7 @@ package report
 // otherwise, so inference reports are unchanged).
 
 // Backward is one node's backward pass: the sum of the kernels its
-// backward rule launches (cost/backward.go), each priced by the kernel
+// backward rule launches (train/backward.go), each priced by the kernel
 // time model.
 type Backward struct {
 	FLOPs        float64 `json:"flops"`
@@ -53,13 +53,13 @@ type Train struct {
 	// DataParallel is the data-parallel replicas (1: none);
 	// GradAllReduceS the gradient all-reduce per optimizer step and
 	// GradAllReduceExposedS the part of it not hidden behind the backward
-	// (cost/train_dataparallel.go).
+	// (train/dataparallel.go).
 	DataParallel          int     `json:"data_parallel"`
 	GradAllReduceS        float64 `json:"grad_all_reduce_time_s"`
 	GradAllReduceExposedS float64 `json:"grad_all_reduce_exposed_s"`
 	// HostWaitS is the device's idle time waiting on the host's kernel
 	// dispatch under a runtime that issues kernels one by one (PyTorch
-	// eager; cost/train_runtime.go).
+	// eager; train/dispatch.go).
 	HostWaitS float64 `json:"host_wait_s"`
 	// StepTimeS is one optimizer step: GradAccum × (forward + recompute +
 	// backward) + AccumulateTimeS + GradAllReduceExposedS + OptimizerTimeS

@@ -17,9 +17,9 @@ import (
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
-	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/passes"
+	"github.com/onnxcost/onnxcost/pipeline"
 )
 
 // tol is the relative slack every inequality gets: rounding, not physics.

@@ -1,8 +1,10 @@
 // Package registrytest checks that the op registries agree: the shape
 // rules and traits declared in package ir (ops_*.go) and the cost rules in
-// package cost (rules_*.go). It lives apart from both because it needs both
-// and the passes that write fused ops; it has no exported use outside its
-// test.
+// package cost (rules_*.go); that schemas keep their promises (opset
+// ranges, operand checks, InPlace; schema.go); and that the pass table
+// keeps its (requirements, inference-only marks). It lives apart from ir
+// and cost because it needs both and the passes that write fused ops; it
+// has no exported use outside its test.
 package registrytest
 
 import (
@@ -24,14 +26,14 @@ func CheckKeys(shape, cost []string, noCost map[string]string) []string {
 }
 
 // CheckBackward compares the ops with a cost rule with those with a
-// backward rule (cost/backward.go), given the documented list of ops with
+// backward rule (train/backward.go), given the documented list of ops with
 // none. Every costed op must have exactly one of the two; a backward rule
 // or a no-backward entry for an op with no cost rule is an error too.
 func CheckBackward(cost, backward []string, noBackward map[string]string) []string {
-	bad := twoWay{base: "cost rule", rule: "backward rule", list: "cost.NoBackward"}.check(cost, backward, noBackward)
+	bad := twoWay{base: "cost rule", rule: "backward rule", list: "train.NoBackward"}.check(cost, backward, noBackward)
 	for k, why := range noBackward {
 		if why == "" {
-			bad = append(bad, fmt.Sprintf("%s is on cost.NoBackward with no reason", k))
+			bad = append(bad, fmt.Sprintf("%s is on train.NoBackward with no reason", k))
 		}
 	}
 	sort.Strings(bad)

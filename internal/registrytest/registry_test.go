@@ -9,6 +9,7 @@ import (
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/ir/irtest"
 	_ "github.com/onnxcost/onnxcost/passes" // linked in so that anything passes registered would be checked too
+	"github.com/onnxcost/onnxcost/train"
 )
 
 func shapeKeys() []string {
@@ -125,9 +126,9 @@ func costOf(t *testing.T, s *ir.OpSchema) cost.NodeEstimate {
 }
 
 // TestBackwardRegistryAgrees: every op with a cost rule has a backward rule
-// or a documented reason on cost.NoBackward.
+// or a documented reason on train.NoBackward.
 func TestBackwardRegistryAgrees(t *testing.T) {
-	for _, line := range CheckBackward(cost.RuleKeys(), cost.BackwardKeys(), cost.NoBackward) {
+	for _, line := range CheckBackward(cost.RuleKeys(), train.BackwardKeys(), train.NoBackward) {
 		t.Error(line)
 	}
 }
@@ -146,7 +147,7 @@ func TestCheckBackwardFails(t *testing.T) {
 		{[]string{}, map[string]string{"ArgMax": "x"}, "Conv has a cost rule but no backward rule"},
 		{[]string{"Conv", "ArgMax"}, map[string]string{"ArgMax": "x"}, "ArgMax has a backward rule and is also on"},
 		{[]string{"Conv", "Relu"}, map[string]string{"ArgMax": "x"}, "Relu has a backward rule but no cost rule"},
-		{[]string{"Conv"}, map[string]string{"ArgMax": ""}, "ArgMax is on cost.NoBackward with no reason"},
+		{[]string{"Conv"}, map[string]string{"ArgMax": ""}, "ArgMax is on train.NoBackward with no reason"},
 	} {
 		bad := CheckBackward(costs, c.bwd, c.no)
 		if !slices.ContainsFunc(bad, func(s string) bool { return strings.Contains(s, c.substr) }) {

@@ -17,9 +17,10 @@ import (
 	"github.com/onnxcost/onnxcost/cost/render"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
-	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/passes"
+	"github.com/onnxcost/onnxcost/pipeline"
+	"github.com/onnxcost/onnxcost/train"
 	"github.com/onnxcost/onnxcost/viz"
 )
 
@@ -54,11 +55,11 @@ func (st *Settings) power() perf.PowerControl {
 }
 
 // train is the cost model's training request; nil without Train.
-func (st *Settings) train() *cost.TrainOptions {
+func (st *Settings) train() cost.Training {
 	if !st.Train {
 		return nil
 	}
-	return &cost.TrainOptions{Optimizer: st.Optimizer, Checkpoint: st.Checkpoint}
+	return &train.Options{Optimizer: st.Optimizer, Checkpoint: st.Checkpoint}
 }
 
 // options is what pipeline.Estimate needs besides the GPU, as `report`
@@ -464,7 +465,7 @@ type Choices struct {
 // AllChoices are the page's menus: --dtype, --optimizer, --checkpoint and
 // --runtime values, and the --gpus limit.
 func AllChoices() Choices {
-	return Choices{DTypes: cost.DTypes(), Optimizers: cost.Optimizers(), Checkpoints: cost.CheckpointModes(),
+	return Choices{DTypes: cost.DTypes(), Optimizers: train.Optimizers(), Checkpoints: train.CheckpointModes(),
 		Runtimes: hwdb.Runtimes(), MaxGPUs: pipeline.MaxGPUs,
-		Defaults: map[string]string{"runtime": hwdb.DefaultRuntime, "train_runtime": cost.TrainRuntime, "optimizer": pipeline.DefaultOptimizer, "checkpoint": pipeline.DefaultCheckpoint}}
+		Defaults: map[string]string{"runtime": hwdb.DefaultRuntime, "train_runtime": train.Runtime, "optimizer": pipeline.DefaultOptimizer, "checkpoint": pipeline.DefaultCheckpoint}}
 }

@@ -1,8 +1,11 @@
 // onnxcost in the browser. Every number on this page comes from the Go
-// build in onnxcost.wasm (web/wasm), which runs the command line's own
-// pipeline on the model's bytes; this file only lays the results out. The
-// model never leaves the page, and nothing is fetched after load except
-// the preloaded model of `onnxcost serve MODEL` from the same origin.
+// build, which runs the command line's own pipeline on the model's bytes:
+// onnxcost.wasm (web/wasm) in the page when the binary embeds it, or else
+// `onnxcost serve` itself over loopback (/api/, the same JSON); this file
+// only lays the results out. With the WebAssembly the model never leaves
+// the page, and nothing is fetched after load except the preloaded model
+// of `onnxcost serve MODEL` from the same origin; without it the model
+// goes to that local server only.
 
 const $ = (sel) => document.querySelector(sel);
 const timing = (window.onnxcostTiming = {});
@@ -18,7 +21,7 @@ const state = { gpu: "", dtype: "", batch: 0, dims: {}, plan: "fused", tab: "nod
 const numFlags = [["power_cap", "#power-cap", parseFloat], ["sm_clock", "#sm-clock", parseFloat], ["gpus", "#gpus-n", (v) => parseInt(v, 10)]];
 const textFlags = [["runtime", "#runtime"], ["optimizer", "#optimizer"], ["checkpoint", "#checkpoint"]];
 let choices = null;      // the menus' values, from the Go build (session.AllChoices)
-let api = null;          // window.onnxcost once the wasm is up
+let api = null;          // the Go build's calls: wasmAPI or serverAPI
 let gpuByName = {};      // hwdb entries by canonical name
 let model = null;        // {name, symbols}
 let report = null;       // the current report (report --format json)
@@ -119,10 +122,16 @@ function showError(line) {
 }
 function clearError() { $("#error").hidden = true; $("#error").textContent = ""; }
 
-// call runs one wasm function and returns its result, or null after
-// showing its error line.
-function call(fn, ...args) {
-  const out = JSON.parse(api[fn](...args));
+// call runs one of the Go build's functions and resolves to its result,
+// or null after showing its error line.
+async function call(fn, ...args) {
+  let out;
+  try {
+    out = JSON.parse(await api.call(fn, ...args));
+  } catch (e) {
+    showError("onnxcost: " + (e && e.message ? e.message : e));
+    return null;
+  }
   if (out && typeof out === "object" && !Array.isArray(out) && typeof out.error === "string") {
     showError(out.error);
     return null;
@@ -130,22 +139,94 @@ function call(fn, ...args) {
   return out;
 }
 
-// ---- boot ----
-async function boot() {
-  readHash();
+// ---- the Go build: in the page, or the server ----
+
+// loadScript runs a script of this origin (Go's wasm_exec.js, needed only
+// with the WebAssembly).
+function loadScript(src) {
+  return new Promise((ok, fail) => {
+    const s = document.createElement("script");
+    s.src = src;
+    s.onload = ok;
+    s.onerror = () => fail(new Error(src + " did not load"));
+    document.head.append(s);
+  });
+}
+
+// wasmAPI starts onnxcost.wasm from its response.
+async function wasmAPI(resp) {
+  await loadScript("wasm_exec.js");
   const ready = new Promise((r) => (window.onnxcostReady = r));
   const go = new Go();
-  // serve's model is fetched while the WebAssembly compiles.
-  const preload = fetchPreload();
-  preload.catch(() => {}); // reported when awaited, below
-  const wasm = await WebAssembly.instantiateStreaming(fetch("onnxcost.wasm"), go.importObject);
+  const wasm = await WebAssembly.instantiateStreaming(resp, go.importObject);
   timing.wasmCompiled = performance.now();
   go.run(wasm.instance);
   await ready;
-  api = window.onnxcost;
+  const w = window.onnxcost;
+  return { version: w.version, call: async (fn, ...args) => w[fn](...args) };
+}
+
+// serverAPI is `onnxcost serve` answering the same calls: open sends the
+// model's bytes once and gets a handle; the others send the settings
+// with it. A server that no longer holds the model (it keeps a few) says
+// 410, and the model is sent again.
+async function serverAPI(version) {
+  let opened = null; // {name, bytes, handle}
+  const post = async (path, body) => {
+    const r = await fetch(path, { method: "POST", body, cache: "no-store" });
+    const text = await r.text();
+    if (r.status === 410) return { gone: true };
+    if (!(r.headers.get("Content-Type") || "").startsWith("application/json")) throw new Error(`${path}: HTTP ${r.status}: ${text.trim()}`);
+    return { text };
+  };
+  const open = async (name, bytes) => {
+    const { text } = await post("api/open?name=" + encodeURIComponent(name), bytes);
+    const out = JSON.parse(text);
+    opened = out.model ? { name, bytes, handle: out.model } : null;
+    return text;
+  };
+  return {
+    version,
+    call: async (fn, ...args) => {
+      if (fn === "open") return open(...args);
+      const q = opened ? "?model=" + encodeURIComponent(opened.handle) : "";
+      let r = await post("api/" + fn + q, args[0] || "");
+      if (r.gone && opened) {
+        await open(opened.name, opened.bytes);
+        r = await post("api/" + fn + "?model=" + encodeURIComponent(opened.handle), args[0] || "");
+      }
+      if (r.gone) throw new Error("the server lost the model: open it again");
+      return r.text;
+    },
+  };
+}
+
+// connect starts the Go build: onnxcost.wasm when served, or else (404: a
+// binary built without it) the server's own answers.
+async function connect() {
+  const resp = await fetch("onnxcost.wasm");
+  if (resp.ok) {
+    timing.transport = "wasm";
+    return wasmAPI(resp);
+  }
+  if (resp.status !== 404) throw new Error(`onnxcost.wasm: HTTP ${resp.status}`);
+  const v = await fetch("api/version", { method: "POST", cache: "no-store" });
+  if (!v.ok) throw new Error("onnxcost.wasm is missing: open the page with `onnxcost serve`, or build it with scripts/build_web.sh");
+  timing.transport = "server";
+  return serverAPI(await v.json());
+}
+
+// ---- boot ----
+async function boot() {
+  readHash();
+  // serve's model is fetched while the WebAssembly compiles.
+  const preload = fetchPreload();
+  preload.catch(() => {}); // reported when awaited, below
+  api = await connect();
   timing.wasmReady = performance.now();
   $("#version").textContent = api.version;
-  const gpus = JSON.parse(api.gpuList());
+  const gpus = await call("gpuList");
+  if (!gpus) return;
   timing.gpuList = performance.now();
   const sel = $("#gpu");
   for (const g of gpus) {
@@ -156,7 +237,8 @@ async function boot() {
     sel.append(o);
   }
   if (!state.gpu || !gpuByName[state.gpu]) state.gpu = gpuByName["A100-SXM4-80GB"] ? "A100-SXM4-80GB" : gpus[0].name;
-  choices = JSON.parse(api.choices());
+  choices = await call("choices");
+  if (!choices) return;
   const lists = { runtime: choices.runtimes.map((r) => r.name), optimizer: choices.optimizers, checkpoint: choices.checkpoints };
   for (const [k, sel] of textFlags) {
     const def = defaultOf(k);
@@ -283,12 +365,15 @@ function wireControls() {
 // openModel hands the bytes to the wasm (kept there: changing a setting
 // re-estimates without reading the file again). name is what messages and
 // the report call the model (the CLI names the path it was given).
-function openModel(name, display, bytes) {
+let opens = 0; // models opened, to drop a superseded open's answer
+async function openModel(name, display, bytes) {
   clearError();
   model = null;
   report = null;
   const t = performance.now();
-  const out = call("open", name, bytes);
+  const gen = ++opens;
+  const out = await call("open", name, bytes);
+  if (gen !== opens) return; // another model was opened meanwhile
   timing.openMs = performance.now() - t;
   if (!out) return;
   model = { name, display, symbols: out.symbols || [] };
@@ -324,12 +409,15 @@ function buildDims() {
 }
 
 // ---- estimate and the views ----
-function estimate() {
+let asked = 0; // estimates asked for, to drop a superseded one's answer
+async function estimate() {
   writeHash();
   if (!model) return;
   clearError();
   const t = performance.now();
-  const r = call("estimate", settings());
+  const gen = ++asked;
+  const r = await call("estimate", settings());
+  if (gen !== asked) return;
   if (!r) { report = null; return; }
   report = r.report;
   text = r.text;
@@ -557,8 +645,8 @@ async function renderGraph() {
   const key = "graph:" + settings();
   const box = $("#graph");
   if (box.dataset.key === key) return;
-  const views = viewsFor();
-  if (!views) return;
+  const views = await viewsFor();
+  if (!views || key !== "graph:" + settings()) return;
   $("#graph-status").textContent = "laying out…";
   const t = performance.now();
   if (!graphviz) {
@@ -639,19 +727,26 @@ function wirePanZoom(el) {
   }, { passive: false });
 }
 
-function viewsFor() {
-  const key = "views:" + settings();
-  if (!cache[key]) cache[key] = call("draw", settings());
-  return cache[key];
+// cached is the call's answer under the current settings, asked once
+// per settings (an error is asked again next time).
+async function cached(kind, fn) {
+  const key = kind + ":" + settings();
+  const c = cache;
+  if (!(key in c)) c[key] = call(fn, settings());
+  const v = await c[key];
+  if (v === null) delete c[key];
+  return v;
 }
 
+function viewsFor() { return cached("views", "draw"); }
+
 // ---- roofline, drawn from viz.RoofOf's placements ----
-function renderRoofline() {
+async function renderRoofline() {
   const box = $("#roofline");
   const key = "roof:" + settings();
   if (box.dataset.key === key) return;
-  const v = viewsFor();
-  if (!v) return;
+  const v = await viewsFor();
+  if (!v || key !== "roof:" + settings()) return;
   box.dataset.key = key;
   const rf = v.roofline;
   const pts = rf.points, un = rf.unfused || [];
@@ -712,12 +807,12 @@ function renderRoofline() {
 }
 
 // ---- fused vs unfused (compare) ----
-function renderCompare() {
+async function renderCompare() {
   const box = $("#compare");
   const key = "cmp:" + settings();
   if (box.dataset.key === key) return;
-  const c = cache[key] || (cache[key] = call("compare", settings()));
-  if (!c) return;
+  const c = await cached("cmp", "compare");
+  if (!c || key !== "cmp:" + settings()) return;
   box.dataset.key = key;
   const chg = (a, b) => (a ? `${b - a < 0 ? '<span class="good">' : '<span class="bad">'}${(100 * (b - a) / a).toFixed(1)}%</span>` : "–");
   const u = c.unfused, f = c.fused;
@@ -734,10 +829,10 @@ function renderCompare() {
 
 // ---- every GPU ----
 let gpuSort = { k: "time", asc: true };
-function renderGPUs() {
+async function renderGPUs() {
   const key = "gpus:" + settings();
-  const rows = cache[key] || (cache[key] = call("gpus", settings()));
-  if (!rows) return;
+  const rows = await cached("gpus", "gpus");
+  if (!rows || key !== "gpus:" + settings()) return;
   const cur = rows.find((r) => r.gpu === state.gpu);
   const base = cur && cur.totals ? cur.totals.time_s : 0;
   const batch = state.batch > 0 ? state.batch : 1;

@@ -1,0 +1,58 @@
+package sweep
+
+import (
+	"testing"
+
+	"github.com/onnxcost/onnxcost/hwdb"
+)
+
+// TestCompare: a one-point sweep becomes a comparison whose cost per
+// million items is USD/h ÷ 3600 ÷ items/s × 10^6, and a price for a GPU
+// not compared is refused.
+func TestCompare(t *testing.T) {
+	res, err := Run(Config{Model: "zoo:alexnet", GPUs: gpus(t, "T4", "A100"), Batches: []int64{8}, Plan: "fused"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmp, err := Compare(res, map[string]float64{res.GPUs[0].Name: 0.35}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := cmp.Rows[0]
+	if want := 0.35 / 3600 / r.ThroughputPerS * 1e6; r.USDPerMillion == nil || *r.USDPerMillion != want || cmp.Batch != 8 {
+		t.Errorf("row %+v, batch %d; want USD per million %v at batch 8", r, cmp.Batch, want)
+	}
+	if cmp.Rows[1].USDPerHour != nil {
+		t.Errorf("unpriced GPU has a price: %+v", cmp.Rows[1])
+	}
+	if _, err := Compare(res, map[string]float64{"H100": 2}, 1); err == nil {
+		t.Error("a price for a GPU not compared is accepted")
+	}
+}
+
+// TestPrices: a prices file reads in name order; aliases resolve to the
+// canonical name, the later price of one GPU winning; a negative price
+// and an unknown GPU are refused.
+func TestPrices(t *testing.T) {
+	ps, err := ParsePrices([]byte("T4: 0.35\nl4: 0.9\nA10: 1\n"))
+	if err != nil || len(ps) != 3 || ps[0].GPU != "A10" || ps[2].GPU != "l4" {
+		t.Fatalf("ParsePrices = %v, %v; want A10, T4, l4", ps, err)
+	}
+	if _, err := ParsePrices([]byte("T4: [1]")); err == nil {
+		t.Error("a list for a price is accepted")
+	}
+	db, err := hwdb.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t4 := gpus(t, "T4")[0].Name
+	got, err := ResolvePrices(db, []Price{{"T4", 1}, {"t4", 2}})
+	if err != nil || len(got) != 1 || got[t4] != 2 {
+		t.Errorf("ResolvePrices = %v, %v; want %s: 2", got, err, t4)
+	}
+	for _, bad := range []Price{{"T4", -1}, {"nope", 1}} {
+		if _, err := ResolvePrices(db, []Price{bad}); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package sweep
+
+import _ "embed"
+
+// SchemaVersion versions the JSON form of Result (Schema).
+const SchemaVersion = 1
+
+// Schema is the JSON Schema (draft 2020-12) of Result as `onnxcost sweep
+// --format json` writes it, committed so scripts can validate saved
+// sweeps; TestSchema checks real results against it.
+//
+//go:embed sweep.schema.json
+var Schema []byte
+
+// Result is a whole sweep: one row per GPU and point.
+type Result struct {
+	SchemaVersion int    `json:"schema_version"`
+	ToolVersion   string `json:"tool_version"`
+	Model         string `json:"model"`
+	DType         string `json:"dtype"`
+	Plan          string `json:"plan"`
+	// Swept names the dimensions that take more than one value, in the
+	// order rows vary them (params, then dims, then batch fastest).
+	Swept []string `json:"swept"`
+	// GPUs gives each GPU's canonical name and memory, in the order asked.
+	GPUs []GPU `json:"gpus"`
+	Rows []Row `json:"rows"`
+	// MaxBatch and Knee are keyed by GPU name, or "MODEL on GPU" when
+	// several models are swept (Key); a nil value is "none".
+	MaxBatch map[string]*int64 `json:"max_batch"`
+	Knee     map[string]*int64 `json:"knee"`
+	Fit      []CostFit         `json:"fit,omitempty"`
+	Warnings []string          `json:"warnings"`
+}
+
+// GPU is one GPU of a sweep.
+type GPU struct {
+	Name        string  `json:"name"`
+	MemoryBytes float64 `json:"memory_bytes"`
+}
+
+// Row is one GPU at one point of the sweep.
+type Row struct {
+	GPU      string           `json:"gpu"`
+	Batch    int64            `json:"batch"`
+	Bindings map[string]int64 `json:"bindings"`
+	// Model is the row's model when the sweep compares several.
+	Model string `json:"model,omitempty"`
+	// Params holds the zoo parameters of the point (--param), if any.
+	Params          map[string]int64 `json:"params,omitempty"`
+	TimeS           float64          `json:"time_s"`
+	ThroughputPerS  float64          `json:"throughput_per_s"`
+	PeakMemoryBytes float64          `json:"peak_memory_bytes"`
+	Fits            bool             `json:"fits"`
+	FLOPs           float64          `json:"flops"`
+	// GEMMFLOPs counts the FLOPs of Conv, Gemm, MatMul and recurrent
+	// nodes (and fused nodes built around them): the work the seed's
+	// scaling formulas describe.
+	GEMMFLOPs float64 `json:"gemm_flops"`
+
+	// X is the value of the last swept dimension at this row, what fits
+	// and charts plot against. It stays out of the JSON contract, which
+	// already carries it as batch, a binding or a param.
+	X float64 `json:"-"`
+	// EnergyJ is the energy of one run, for Compare; the sweep contract
+	// has no energy column.
+	EnergyJ float64 `json:"-"`
+}
+
+// Key is the row's key in Result.MaxBatch and Result.Knee.
+func (r Row) Key() string {
+	if r.Model != "" {
+		return r.Model + " on " + r.GPU
+	}
+	return r.GPU
+}
+
+// CostFit is one GPU's least-squares fit against the swept dimension.
+type CostFit struct {
+	GPU       string   `json:"gpu"`
+	X         string   `json:"x"`
+	Degree    string   `json:"degree"`
+	TimeS     FitTerms `json:"time_s"`
+	FLOPs     FitTerms `json:"flops"`
+	GEMMFLOPs FitTerms `json:"gemm_flops"`
+}
+
+// FitTerms are y ≈ baseline + slope·x (+ quadratic·x²).
+type FitTerms struct {
+	Baseline       float64  `json:"baseline"`
+	Slope          float64  `json:"slope"`
+	Quadratic      *float64 `json:"quadratic,omitempty"`
+	R2             float64  `json:"r2"`
+	MaxRelResidual float64  `json:"max_rel_residual"`
+}
+
+// Models lists the models of a several-model sweep in row order; nil for
+// one model.
+func (res *Result) Models() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range res.Rows {
+		if r.Model != "" && !seen[r.Model] {
+			seen[r.Model] = true
+			out = append(out, r.Model)
+		}
+	}
+	return out
+}
+
+// RowsOf are the rows whose Key is key.
+func (res *Result) RowsOf(key string) []Row {
+	var out []Row
+	for _, r := range res.Rows {
+		if r.Key() == key {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// batchSwept reports whether rows (one GPU's) hold more than one batch.
+func batchSwept(rows []Row) bool {
+	for _, r := range rows {
+		if r.Batch != rows[0].Batch {
+			return true
+		}
+	}
+	return false
+}

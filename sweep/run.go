@@ -1,0 +1,478 @@
+package sweep
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/passes"
+	"github.com/onnxcost/onnxcost/pipeline"
+)
+
+// Config says what Run sweeps. Errors name the flags of `onnxcost sweep`
+// (--batch, --dim, --param, --fit, --find-max-batch), the vocabulary its
+// users share.
+type Config struct {
+	// Model is a file path or a zoo path (zoo:NAME?k=v).
+	Model string
+	// GPUs are costed at every point, in this order; at least one.
+	GPUs []*hwdb.GPU
+	// Axes are the swept params and dims (ParseAxes); params need a zoo
+	// model.
+	Axes []Axis
+	// Batches are the batch sizes, fastest-varying; empty keeps the
+	// model's own batch (Row.Batch is then ItemsPerRun's answer).
+	Batches []int64
+	// FindMaxBatch searches each GPU's largest fitting batch (one point
+	// only).
+	FindMaxBatch bool
+	// Fit, "linear" or "quadratic", fits cost against FitX (default: the
+	// one swept dimension); "" fits nothing.
+	Fit, FitX string
+	// Plan is fused or unfused; Passes select the fused plan's passes
+	// (training disables those pipeline.ForTraining names).
+	Plan   string
+	Passes passes.Options
+	// Load holds what every point loads with besides its bindings
+	// (InputDataDir, Counted); Batch, Dims and BindAll are set per point.
+	Load pipeline.Options
+	// Estimate holds what every GPU is costed with (DType, Runtime,
+	// ToolVersion, Power, Train, GPUs); Plan and ModelName are set per
+	// point. Train makes every row one training step.
+	Estimate pipeline.EstimateOptions
+	// Progress, when set, is called before each point is costed with the
+	// points done so far and the total.
+	Progress func(done, total int)
+}
+
+// Sweeper costs the points of one model's sweep, collecting the warnings
+// of every estimate once each.
+type Sweeper struct {
+	cfg   Config
+	zoo   *pipeline.ZooSpec
+	warns []string
+	seen  map[string]bool
+}
+
+// NewSweeper prepares cfg.Model's sweep (a zoo path is parsed here).
+func NewSweeper(cfg Config) (*Sweeper, error) {
+	s := &Sweeper{cfg: cfg, seen: map[string]bool{}}
+	if pipeline.IsZoo(cfg.Model) {
+		z, err := pipeline.ParseZoo(cfg.Model)
+		if err != nil {
+			return nil, err
+		}
+		s.zoo = z
+	}
+	return s, nil
+}
+
+// Zoo is the parsed zoo path, nil for a file.
+func (s *Sweeper) Zoo() *pipeline.ZooSpec { return s.zoo }
+
+// Warnings are the warnings so far, each once, in order.
+func (s *Sweeper) Warnings() []string { return s.warns }
+
+// warn records a warning once.
+func (s *Sweeper) warn(w string) {
+	if !s.seen[w] {
+		s.seen[w] = true
+		s.warns = append(s.warns, w)
+	}
+}
+
+// ModelPath is the path of the model at a point: the zoo path with the
+// point's parameters over the path's own.
+func (s *Sweeper) ModelPath(p Point) string {
+	if s.zoo == nil || len(p.Params) == 0 {
+		return s.cfg.Model
+	}
+	params := make(map[string]int64, len(s.zoo.Params)+len(p.Params))
+	for k, v := range s.zoo.Params {
+		params[k] = v
+	}
+	for k, v := range p.Params {
+		params[k] = v
+	}
+	return pipeline.ZooPath(s.zoo.Entry.Name, params)
+}
+
+// Eval costs one point at one batch (0: the model's own) on every GPU.
+func (s *Sweeper) Eval(p Point, batch int64) ([]*report.Report, *pipeline.Loaded, error) {
+	path := s.ModelPath(p)
+	lo := s.cfg.Load
+	lo.Batch, lo.Dims, lo.BindAll = batch, p.Dims, true
+	l, err := pipeline.Load(path, lo)
+	if err != nil {
+		return nil, nil, err
+	}
+	po := s.cfg.Passes
+	if s.cfg.Estimate.Train != nil {
+		po = pipeline.ForTraining(po)
+	}
+	if err := l.Plan(s.cfg.Plan, po); err != nil {
+		return nil, nil, err
+	}
+	reps := make([]*report.Report, len(s.cfg.GPUs))
+	for i, g := range s.cfg.GPUs {
+		eo := s.cfg.Estimate
+		eo.Plan, eo.ModelName = s.cfg.Plan, path
+		r, err := pipeline.Estimate(l, g, eo)
+		if err != nil {
+			return nil, nil, err
+		}
+		reps[i] = r
+		for _, w := range r.Warnings {
+			s.warn(w)
+		}
+	}
+	return reps, l, nil
+}
+
+// Run sweeps one model.
+func Run(cfg Config) (*Result, error) {
+	s, err := NewSweeper(cfg)
+	if err != nil {
+		return nil, err
+	}
+	degree, fitX, err := s.check()
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{SchemaVersion: SchemaVersion, ToolVersion: cfg.Estimate.ToolVersion, Model: cfg.Model, Plan: cfg.Plan,
+		Swept: swept(cfg), MaxBatch: map[string]*int64{}, Knee: map[string]*int64{}}
+	for _, g := range cfg.GPUs {
+		res.GPUs = append(res.GPUs, GPU{Name: g.Name, MemoryBytes: g.MemBytes})
+	}
+	if degree > 0 {
+		if fitX, err = fitAxis(res.Swept, fitX); err != nil {
+			return nil, err
+		}
+	}
+	pts := Points(cfg.Axes)
+	rows, err := s.rows(pts, res)
+	if err != nil {
+		return nil, err
+	}
+	for i, g := range cfg.GPUs {
+		res.Rows = append(res.Rows, rows[i]...)
+		res.Knee[g.Name] = knee(rows[i])
+	}
+	if cfg.FindMaxBatch {
+		if len(pts) > 1 {
+			return nil, fmt.Errorf("--find-max-batch needs one value per --dim and --param (got %d combinations)", len(pts))
+		}
+		if err := s.findMaxBatch(pts[0], res); err != nil {
+			return nil, err
+		}
+	}
+	if degree > 0 {
+		if res.Fit, err = s.fit(rows, degree, fitX); err != nil {
+			return nil, err
+		}
+	}
+	res.Warnings = s.warns
+	if res.Warnings == nil {
+		res.Warnings = []string{}
+	}
+	return res, nil
+}
+
+// check refuses a configuration the model cannot be swept with, and
+// returns the fit's degree (0: none) and the dimension it is asked
+// against.
+func (s *Sweeper) check() (int, string, error) {
+	cfg := s.cfg
+	degree := 0
+	if cfg.Fit != "" {
+		d, err := Degree(cfg.Fit)
+		if err != nil {
+			return 0, "", fmt.Errorf("--%v", err)
+		}
+		degree = d
+	}
+	if len(cfg.GPUs) == 0 {
+		return 0, "", fmt.Errorf("no GPU to sweep")
+	}
+	varyBatch := len(cfg.Batches) > 0 || cfg.FindMaxBatch
+	if z := s.zoo; z != nil {
+		if _, set := z.Params["batch"]; set && varyBatch {
+			return 0, "", fmt.Errorf("%s sets batch in the path; drop it to sweep --batch", cfg.Model)
+		}
+		hasBatch := false
+		for _, p := range z.Entry.Params {
+			hasBatch = hasBatch || p.Name == "batch"
+		}
+		if !hasBatch && varyBatch {
+			return 0, "", fmt.Errorf("zoo model %s has no batch parameter: --batch cannot vary it", z.Entry.Name)
+		}
+	} else {
+		for _, a := range cfg.Axes {
+			if a.Kind == KindParam {
+				return 0, "", fmt.Errorf("--param sweeps zoo parameters: MODEL must be zoo:NAME (got %s)", cfg.Model)
+			}
+		}
+	}
+	return degree, cfg.FitX, nil
+}
+
+// fitAxis is the dimension a fit runs against: fitX when given, else the
+// one swept. A fit needs exactly one swept dimension.
+func fitAxis(swept []string, fitX string) (string, error) {
+	all := strings.Join(swept, ", ")
+	switch {
+	case fitX == "" && len(swept) != 1:
+		return "", fmt.Errorf("--fit needs exactly one swept dimension (swept: %s); name it with --fit-x or sweep one", all)
+	case fitX == "":
+		return swept[0], nil
+	case len(swept) == 0:
+		return "", fmt.Errorf("--fit-x %s: nothing is swept (give it more than one value)", fitX)
+	case len(swept) > 1:
+		return "", fmt.Errorf("--fit needs exactly one swept dimension, got %s", all)
+	case fitX != swept[0]:
+		return "", fmt.Errorf("--fit-x %s: not the swept dimension (%s)", fitX, all)
+	}
+	return fitX, nil
+}
+
+// swept names the dimensions that take more than one value, in row order.
+func swept(cfg Config) []string {
+	out := []string{}
+	for _, a := range cfg.Axes {
+		if len(a.Values) > 1 {
+			out = append(out, a.Name)
+		}
+	}
+	if len(cfg.Batches) > 1 {
+		out = append(out, "batch")
+	}
+	return out
+}
+
+// batches are the batch values rows run at: 0 binds nothing, keeping the
+// model's own batch.
+func (cfg *Config) batches() []int64 {
+	if len(cfg.Batches) == 0 {
+		return []int64{0}
+	}
+	return cfg.Batches
+}
+
+// rows costs every point at every batch: one slice of rows per GPU.
+func (s *Sweeper) rows(pts []Point, res *Result) ([][]Row, error) {
+	cfg := s.cfg
+	batches := cfg.batches()
+	rows := make([][]Row, len(cfg.GPUs))
+	checkedBatch := false
+	total := len(pts) * len(batches)
+	for _, p := range pts {
+		for _, b := range batches {
+			if cfg.Progress != nil {
+				cfg.Progress(len(rows[0]), total)
+			}
+			reps, l, err := s.Eval(p, b)
+			if err != nil {
+				return nil, err
+			}
+			if err := s.checkBinds(l, &checkedBatch); err != nil {
+				return nil, err
+			}
+			items := s.ItemsPerRun(b, p, l)
+			for i, r := range reps {
+				row := s.row(r, items, p, res.Swept)
+				row.GPU = cfg.GPUs[i].Name
+				res.DType = r.DType
+				rows[i] = append(rows[i], row)
+			}
+		}
+	}
+	return rows, nil
+}
+
+// checkBinds refuses a swept symbol that binds nothing, and a swept batch
+// of a file with no symbolic batch, either of which would repeat one row.
+func (s *Sweeper) checkBinds(l *pipeline.Loaded, checkedBatch *bool) error {
+	cfg := s.cfg
+	for _, a := range cfg.Axes {
+		if a.Kind == KindDim && len(a.Values) > 1 {
+			if _, ok := l.Bindings[a.Name]; !ok {
+				return fmt.Errorf("--dim %s: %s has no symbolic dim %s to sweep", a.Name, cfg.Model, a.Name)
+			}
+		}
+	}
+	if !*checkedBatch && s.zoo == nil && (len(cfg.Batches) > 1 || cfg.FindMaxBatch) {
+		if !HasSymbolicBatch(l) {
+			return fmt.Errorf("%s: no graph input has a symbolic leading dim, so --batch cannot vary it (sweep a symbol with --dim NAME=LIST)", cfg.Model)
+		}
+		*checkedBatch = true
+	}
+	return nil
+}
+
+// row is one GPU's report at point p as a row of items per run (GPU
+// left for the caller).
+func (s *Sweeper) row(r *report.Report, items int64, p Point, swept []string) Row {
+	row := Row{Batch: items, Bindings: r.Bindings, TimeS: r.Totals.TimeS, PeakMemoryBytes: r.Totals.PeakMemoryBytes,
+		Fits: r.Totals.Fits, FLOPs: r.Totals.FLOPs, GEMMFLOPs: GEMMFLOPs(r), EnergyJ: r.Totals.EnergyJ}
+	row.X = float64(items)
+	if len(swept) > 0 {
+		name := swept[len(swept)-1]
+		if v, ok := p.Params[name]; ok {
+			row.X = float64(v)
+		} else if v, ok := p.Dims[name]; ok {
+			row.X = float64(v)
+		}
+	}
+	if row.Bindings == nil {
+		row.Bindings = map[string]int64{}
+	}
+	if len(p.Params) > 0 {
+		row.Params = p.Params
+	}
+	if r.Totals.TimeS > 0 {
+		// A step trains K micro-batches (grad accumulation) on each of
+		// the data-parallel replicas.
+		k, n := 1, 1
+		if t := r.Totals.Train; t != nil {
+			k, n = max(t.GradAccum, 1), max(t.DataParallel, 1)
+		}
+		row.ThroughputPerS = float64(row.Batch) * float64(k*n) / r.Totals.TimeS
+	}
+	return row
+}
+
+// knee is one GPU's knee among its fitting rows; nil when batch is not
+// swept: with one batch there is no curve to bend.
+func knee(rows []Row) *int64 {
+	if !batchSwept(rows) {
+		return nil
+	}
+	var bs []int64
+	var tp []float64
+	for _, r := range rows {
+		if r.Fits {
+			bs, tp = append(bs, r.Batch), append(tp, r.ThroughputPerS)
+		}
+	}
+	if k, ok := Knee(bs, tp); ok {
+		return &k
+	}
+	return nil
+}
+
+// findMaxBatch searches each GPU's largest batch. Loads are shared across
+// GPUs through a cache, since only the memory limit differs.
+func (s *Sweeper) findMaxBatch(p Point, res *Result) error {
+	cache := map[int64][]*report.Report{}
+	for i, g := range s.cfg.GPUs {
+		var evalErr error
+		probe := func(b int64) (float64, bool, error) {
+			reps, ok := cache[b]
+			if !ok {
+				reps, _, evalErr = s.Eval(p, b)
+				if evalErr != nil {
+					return 0, false, evalErr
+				}
+				cache[b] = reps
+			}
+			return reps[i].Totals.PeakMemoryBytes, reps[i].Totals.Fits, nil
+		}
+		mb, err := FindMaxBatch(probe)
+		if evalErr != nil {
+			return evalErr
+		}
+		if err != nil {
+			return fmt.Errorf("--find-max-batch on %s: %v", g.Name, err)
+		}
+		res.MaxBatch[g.Name] = nil
+		if mb.Batch > 0 {
+			n := mb.Batch
+			res.MaxBatch[g.Name] = &n
+		}
+		if mb.Unbounded {
+			s.warns = append(s.warns, fmt.Sprintf("%s: every batch up to %d fits (peak memory does not grow with batch?)", g.Name, MaxBatchLimit))
+		}
+	}
+	return nil
+}
+
+// fit fits each GPU's rows against fitX.
+func (s *Sweeper) fit(rows [][]Row, degree int, fitX string) ([]CostFit, error) {
+	var out []CostFit
+	for i, g := range s.cfg.GPUs {
+		ft, err := fitRows(rows[i], degree)
+		if err != nil {
+			return nil, fmt.Errorf("--fit: %v", err)
+		}
+		ft.GPU, ft.X, ft.Degree = g.Name, fitX, s.cfg.Fit
+		out = append(out, ft)
+	}
+	return out, nil
+}
+
+// fitRows fits time, FLOPs and GEMM FLOPs of one GPU's rows against X.
+func fitRows(rows []Row, degree int) (CostFit, error) {
+	xs := make([]float64, len(rows))
+	ys := [3][]float64{}
+	for i, r := range rows {
+		xs[i] = r.X
+		ys[0] = append(ys[0], r.TimeS)
+		ys[1] = append(ys[1], r.FLOPs)
+		ys[2] = append(ys[2], r.GEMMFLOPs)
+	}
+	var out [3]FitTerms
+	for k := range ys {
+		ft, err := PolyFit(xs, ys[k], degree)
+		if err != nil {
+			return CostFit{}, err
+		}
+		out[k] = FitTerms{Baseline: ft.Coef[0], Slope: ft.Coef[1], R2: ft.R2, MaxRelResidual: ft.MaxRelResidual}
+		if degree == 2 {
+			q := ft.Coef[2]
+			out[k].Quadratic = &q
+		}
+	}
+	return CostFit{TimeS: out[0], FLOPs: out[1], GEMMFLOPs: out[2]}, nil
+}
+
+// RunModels sweeps each model alike. With several, their results merge:
+// rows name their model, max_batch, knee and fits are keyed "MODEL on
+// GPU", warnings are deduplicated in order.
+func RunModels(models []string, cfg Config) (*Result, error) {
+	var out *Result
+	seen := map[string]bool{}
+	for _, m := range models {
+		c := cfg
+		c.Model = m
+		res, err := Run(c)
+		if err != nil || len(models) == 1 {
+			return res, err
+		}
+		for i := range res.Rows {
+			res.Rows[i].Model = m
+		}
+		if out == nil {
+			out = &Result{SchemaVersion: res.SchemaVersion, ToolVersion: res.ToolVersion, Model: strings.Join(models, ","), DType: res.DType,
+				Plan: res.Plan, Swept: res.Swept, GPUs: res.GPUs, MaxBatch: map[string]*int64{}, Knee: map[string]*int64{}, Warnings: []string{}}
+		}
+		out.Rows = append(out.Rows, res.Rows...)
+		for g, v := range res.MaxBatch {
+			out.MaxBatch[m+" on "+g] = v
+		}
+		for g, v := range res.Knee {
+			out.Knee[m+" on "+g] = v
+		}
+		for _, ft := range res.Fit {
+			ft.GPU = m + " on " + ft.GPU
+			out.Fit = append(out.Fit, ft)
+		}
+		for _, w := range res.Warnings {
+			if !seen[w] {
+				seen[w] = true
+				out.Warnings = append(out.Warnings, w)
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,76 @@
+package sweep
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/schematest"
+	"github.com/onnxcost/onnxcost/pipeline"
+)
+
+// gpus looks GPUs up in the built-in database.
+func gpus(t *testing.T, names ...string) []*hwdb.GPU {
+	t.Helper()
+	var out []*hwdb.GPU
+	for _, n := range names {
+		g, err := hwdb.Lookup(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// TestSchema: real sweeps (a batch sweep with the max-batch search, a
+// tied parameter sweep with a fit, several models) validate against the
+// committed Schema, and the schema rejects a row without its GPU.
+func TestSchema(t *testing.T) {
+	rs := schematest.Resolve(t, Schema)
+	axes, err := ParseAxes([]string{"hidden=128,256,512", "embed=hidden"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := Config{Plan: "fused", Estimate: pipeline.EstimateOptions{ToolVersion: "test"}}
+	cases := []struct {
+		models []string
+		cfg    Config
+	}{
+		{[]string{"zoo:alexnet"}, Config{GPUs: gpus(t, "V100", "P4"), Batches: []int64{1, 4}, FindMaxBatch: true}},
+		{[]string{"zoo:lstm-ptb"}, Config{GPUs: gpus(t, "V100"), Axes: axes, Fit: "quadratic"}},
+		{[]string{"zoo:alexnet", "zoo:vgg11"}, Config{GPUs: gpus(t, "T4"), Batches: []int64{1, 2}}},
+	}
+	for _, c := range cases {
+		cfg := c.cfg
+		cfg.Plan, cfg.Estimate = base.Plan, base.Estimate
+		res, err := RunModels(c.models, cfg)
+		if err != nil {
+			t.Fatalf("%v: %v", c.models, err)
+		}
+		js, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var inst map[string]any
+		if err := json.Unmarshal(js, &inst); err != nil {
+			t.Fatal(err)
+		}
+		if err := rs.Validate(inst); err != nil {
+			t.Errorf("%v: a real sweep fails the schema: %v", c.models, err)
+		}
+		var text, csv bytes.Buffer
+		if err := WriteText(&text, res); err != nil || !strings.Contains(text.String(), "knee") {
+			t.Errorf("%v: text %q, %v", c.models, text.String(), err)
+		}
+		if err := WriteCSV(&csv, res); err != nil || strings.Count(csv.String(), "\n") != len(res.Rows)+1 {
+			t.Errorf("%v: CSV %q, %v; want a header and %d rows", c.models, csv.String(), err, len(res.Rows))
+		}
+		delete(inst["rows"].([]any)[0].(map[string]any), "gpu")
+		if err := rs.Validate(inst); err == nil {
+			t.Errorf("%v: schema accepts a row without its GPU", c.models)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package train
+
+import (
+	"testing"
+
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// TestConvBackwardUsesCalibratedGradients: a strided convolution's
+// backward time is exactly its data gradient and weight gradient as
+// perf.EstimateConvGrad prices them from the node's geometry (pads,
+// strides) in a plan, the model calibrated on DeepBench's backward rows
+// (internal/calibrate/backward.go), not the forward's GEMM view.
+func TestConvBackwardUsesCalibratedGradients(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 8, 32, 28, 28)
+	w0, w := b.weight("w0", 64, 32, 1, 1), b.weight("w", 128, 64, 3, 3)
+	h, y := b.val("h", ir.Float32, 8, 64, 28, 28), b.val("y", ir.Float32, 8, 128, 14, 14)
+	b.node("Conv", []*ir.Value{x, w0}, []*ir.Value{h})
+	b.node("Conv", []*ir.Value{h, w}, []*ir.Value{y}, ir.IntsAttr("pads", 1, 1, 1, 1), ir.IntsAttr("strides", 2, 2))
+	b.g.AddOutput(y)
+	// The graph runtime's kernel gap, so that the expected times below
+	// (perf.PlanOptions, no runtime) are the same pricing.
+	rt, err := hwdb.LookupRuntime(hwdb.DefaultRuntime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := b.analyze(cost.Options{Train: &Options{Optimizer: "sgd"}, Runtime: rt})
+	got := r.Nodes[1].Backward
+	if got == nil || got.Kernels != "dgrad+wgrad" {
+		t.Fatalf("backward %+v, want dgrad+wgrad", got)
+	}
+	geom := perf.ConvGeom{N: 8, C: 64, H: 28, W: 28, K: 128, R: 3, S: 3, PadH: 1, PadW: 1, StrideH: 2, StrideW: 2}
+	g, o := ruleTestGPU(), perf.PlanOptions()
+	_, dt := perf.EstimateConvGrad(g, geom, perf.GradData, "fp32", 4, 4, o)
+	_, wt := perf.EstimateConvGrad(g, geom, perf.GradWeight, "fp32", 4, 4, o)
+	if want := dt.TimeS + wt.TimeS; !near(got.TimeS, want) {
+		t.Errorf("backward %g s, want dgrad %g + wgrad %g = %g", got.TimeS, dt.TimeS, wt.TimeS, want)
+	}
+	// The FLOPs stay the useful work: 2·MACs per gradient.
+	if want := 4 * r.Nodes[1].MACs; !near(got.FLOPs, want) {
+		t.Errorf("backward flops %g, want %g", got.FLOPs, want)
+	}
+}
+
+// TestConvGeomOfDeclines: geometry the gradient model cannot represent
+// (dilation, SAME auto-padding) falls back to the forward's GEMM view
+// rather than being guessed; the same convolution without the attribute
+// is accepted, with ONNX's [top, left, bottom, right] pads.
+func TestConvGeomOfDeclines(t *testing.T) {
+	for _, attr := range []*ir.Attribute{nil, ir.IntsAttr("dilations", 2, 2), ir.StringAttr("auto_pad", "SAME_UPPER")} {
+		b := newBuilder(t)
+		x := b.input("x", 2, 8, 16, 16)
+		w := b.weight("w", 8, 8, 3, 3)
+		y := b.val("y", ir.Float32, 2, 8, 16, 16)
+		attrs := []*ir.Attribute{ir.IntsAttr("pads", 1, 1, 1, 1)}
+		if attr != nil {
+			attrs = append(attrs, attr)
+		}
+		n := b.node("Conv", []*ir.Value{x, w}, []*ir.Value{y}, attrs...)
+		g, ok := convGeomOf(&bwCtx{n: n, c: &cost.RuleCtx{}})
+		if attr == nil {
+			want := perf.ConvGeom{N: 2, C: 8, H: 16, W: 16, K: 8, R: 3, S: 3, PadH: 1, PadW: 1, StrideH: 1, StrideW: 1, Group: 1}
+			if !ok || g != want {
+				t.Errorf("plain conv: geometry %+v (%v), want %+v", g, ok, want)
+			}
+			continue
+		}
+		if ok {
+			t.Errorf("%s: geometry accepted", attr.Name)
+		}
+	}
+}

@@ -1,0 +1,376 @@
+package train
+
+import (
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// attentionBackward: flash-attention style. The forward keeps only Q, K,
+// V, O and the row log-sum-exp; the backward recomputes the scores (QKᵀ)
+// and runs four more GEMMs (dV = Pᵀ·dO, dP = dO·Vᵀ, dQ = dS·K, dK =
+// dSᵀ·Q): 5 GEMMs against the forward's 2, so 2.5× the forward FLOPs.
+func attentionBackward(b *bwCtx) backwardPlan {
+	var p backwardPlan
+	any := false
+	for _, in := range b.n.Inputs {
+		any = any || b.needGrad(in)
+	}
+	if !any {
+		return p
+	}
+	var in float64
+	for i := 0; i < 3 && i < len(b.n.Inputs); i++ {
+		in += b.bytes(b.n.In(i))
+	}
+	k := bwKernel{Name: "flash-bwd", Class: perf.ClassAttention, FLOPs: 2.5 * b.fwd.FLOPs,
+		BytesRead: in + 2*b.bytes(b.n.Out(0)), BytesWritten: in, M: b.fwd.M, N: b.fwd.N, K: b.fwd.K,
+		Batch: b.fwd.Batch, Launches: 1}
+	p.Kernels = append(p.Kernels, k)
+	for i := 0; i < 3 && i < len(b.n.Inputs); i++ {
+		p.Saved = append(p.Saved, b.n.In(i))
+	}
+	p.Saved = append(p.Saved, b.n.Out(0))
+	p.Note = "flash-style backward: recomputes the scores (2.5x forward FLOPs)"
+	return p
+}
+
+// rnnBackward: backpropagation through time. The data gradient runs the
+// recurrence backwards (the same sequential per-step GEMMs as the
+// forward); the weight gradients of all steps are one GEMM each for W and
+// R over batch·seq rows. So ≈ 2× the forward GEMM FLOPs. The forward
+// keeps every step's gates and hidden state (cuDNN's reserve space).
+func rnnBackward(b *bwCtx) backwardPlan {
+	var p backwardPlan
+	e := b.fwd
+	if e.M <= 0 || e.N <= 0 || e.K <= 0 || e.Steps <= 0 {
+		p.Kernels = append(p.Kernels, bwKernel{Name: "bptt", Class: perf.ClassElementwise, FLOPs: 2 * e.FLOPs,
+			BytesRead: e.BytesRead + e.BytesWritten, BytesWritten: e.BytesRead, Launches: 1})
+		return p
+	}
+	dirs := max(e.Batch, 1)
+	// Data gradient through time: the forward kernel's shape again.
+	p.Kernels = append(p.Kernels, bwKernel{Name: "bptt-data", Class: perf.ClassRNN, FLOPs: e.FLOPs,
+		BytesRead: e.BytesRead + e.BytesWritten, BytesWritten: b.bytes(b.n.In(0)),
+		M: e.M, N: e.N, K: e.K, Batch: e.Batch, Steps: e.Steps, InputK: e.InputK, Launches: 1})
+	if b.needIn(1) || b.needIn(2) {
+		// dW (gates·h × input) and dR (gates·h × h), reduction over
+		// batch·seq, per direction.
+		rows := e.N * e.Steps
+		p.Kernels = append(p.Kernels,
+			gemmKernel("dW", perf.ClassGEMM, e.M, max(e.InputK, 1), rows, dirs, b.bytes(b.n.In(0)), b.bytes(b.n.In(1))),
+			gemmKernel("dR", perf.ClassGEMM, e.M, e.K, rows, dirs, b.bytes(b.n.Out(0)), b.bytes(b.n.In(2))))
+	}
+	// Reserve space: gates (M per batch row per step) and h per step.
+	eb := b.c.ElemBytes(b.n.In(0))
+	p.SavedExtra = float64(e.M+e.K) * float64(e.N) * float64(e.Steps) * float64(dirs) * eb
+	p.Saved = append(p.Saved, b.n.In(0))
+	return p
+}
+
+// normBackward: with the saved per-row (or per-channel) statistics, the
+// backward makes two passes over X and dY: one reduction (Σ dY, Σ dY·x̂)
+// and one elementwise dX = γ·σ⁻¹·(dY − mean(dY) − x̂·mean(dY·x̂)),
+// ≈ 8 FLOPs per element, plus dγ, dβ.
+func normBackward(b *bwCtx) backwardPlan {
+	var p backwardPlan
+	x, y := b.n.In(0), b.n.Out(0)
+	if !b.needIn(0) && !b.needIn(1) {
+		return p
+	}
+	var params float64
+	for i := 1; i < len(b.n.Inputs); i++ {
+		if in := b.n.In(i); in != nil && in.IsInitializer {
+			params += b.bytes(in)
+		}
+	}
+	p.Kernels = append(p.Kernels, bwKernel{Name: "norm-bwd", Class: perf.ClassReduction, FLOPs: 8 * b.numel(x),
+		BytesRead: 2*b.bytes(x) + 2*b.bytes(y) + params, BytesWritten: b.bytes(x) + params, Launches: 2})
+	p.Saved = append(p.Saved, x)
+	return p
+}
+
+// batchNormBackward: normBackward; in training mode BatchNormalization
+// also computes the batch statistics in the forward: one more read of X
+// (a training-only forward kernel), which the inference rule does not
+// count.
+func batchNormBackward(b *bwCtx) backwardPlan {
+	p := normBackward(b)
+	if len(p.Kernels) > 0 {
+		x := b.n.In(0)
+		p.Forward = append(p.Forward, bwKernel{Name: "bn-batch-stats", Class: perf.ClassReduction, FLOPs: 3 * b.numel(x),
+			BytesRead: b.bytes(x), Launches: 1})
+	}
+	return p
+}
+
+// softmaxBackward: dX = Y ⊙ (dY − Σ dY⊙Y): reads Y and dY, 4 FLOPs per
+// element; saves the output.
+func softmaxBackward(b *bwCtx) backwardPlan {
+	var p backwardPlan
+	if !b.needIn(0) {
+		return p
+	}
+	y := b.n.Out(0)
+	p.Kernels = append(p.Kernels, bwKernel{Name: "softmax-bwd", Class: perf.ClassReduction, FLOPs: 4 * b.numel(y),
+		BytesRead: 2 * b.bytes(y), BytesWritten: b.bytes(b.n.In(0)), Launches: 1})
+	p.Saved = append(p.Saved, y)
+	return p
+}
+
+// lossBackward: the gradient of cross-entropy w.r.t. the logits is
+// softmax(x) − onehot(label), scaled by 1/N: 3 FLOPs per element, reading
+// the logits (saved) and writing dX.
+func lossBackward(b *bwCtx) backwardPlan {
+	var p backwardPlan
+	if !b.needIn(0) {
+		return p
+	}
+	x := b.n.In(0)
+	p.Kernels = append(p.Kernels, bwKernel{Name: "xent-bwd", Class: perf.ClassElementwise, FLOPs: 3 * b.numel(x),
+		BytesRead: b.bytes(x) + b.bytes(b.n.In(1)), BytesWritten: b.bytes(x), Launches: 1})
+	p.Saved = append(p.Saved, x)
+	return p
+}
+
+// maxPoolBackward: the forward keeps the argmax index of each output
+// (int64 in PyTorch's max_pool2d_with_indices); the backward zero-fills dX
+// and scatters dY to those positions.
+func maxPoolBackward(b *bwCtx) backwardPlan {
+	var p backwardPlan
+	if !b.needIn(0) {
+		return p
+	}
+	x, y := b.n.In(0), b.n.Out(0)
+	idx := 8 * b.numel(y)
+	p.Kernels = append(p.Kernels, bwKernel{Name: "maxpool-bwd", Class: perf.ClassData, FLOPs: b.numel(y),
+		BytesRead: b.bytes(y) + idx, BytesWritten: b.bytes(x), Launches: 1})
+	p.SavedExtra = idx
+	return p
+}
+
+// avgPoolBackward: each dY element is spread evenly over its window: one
+// add per input element read back, nothing saved but shapes, except that
+// an Lp pool's gradient (savesXY) reads its input and output.
+func avgPoolBackward(savesXY bool) BackwardRule {
+	return func(b *bwCtx) backwardPlan {
+		var p backwardPlan
+		if !b.needIn(0) {
+			return p
+		}
+		x, y := b.n.In(0), b.n.Out(0)
+		p.Kernels = append(p.Kernels, bwKernel{Name: "avgpool-bwd", Class: perf.ClassData, FLOPs: b.numel(x),
+			BytesRead: b.bytes(y), BytesWritten: b.bytes(x), Launches: 1})
+		if savesXY {
+			p.Saved = append(p.Saved, x, y)
+		}
+		return p
+	}
+}
+
+// dropoutBackward: in training the forward draws a mask and scales (a
+// kernel the inference rule may have costed as a view), keeping the mask
+// (one byte per element); the backward multiplies dY by it.
+func dropoutBackward(b *bwCtx) backwardPlan {
+	var p backwardPlan
+	x, y := b.n.In(0), b.n.Out(0)
+	ne := b.numel(x)
+	if b.fwd.View || b.fwd.Launches == 0 {
+		p.Forward = append(p.Forward, bwKernel{Name: "dropout-mask", Class: perf.ClassElementwise, FLOPs: 3 * ne,
+			BytesRead: b.bytes(x), BytesWritten: b.bytes(y) + ne, Launches: 1})
+	}
+	if b.needIn(0) {
+		p.Kernels = append(p.Kernels, bwKernel{Name: "dropout-bwd", Class: perf.ClassElementwise, FLOPs: 2 * ne,
+			BytesRead: b.bytes(y) + ne, BytesWritten: b.bytes(x), Launches: 1})
+	}
+	p.SavedExtra = ne
+	return p
+}
+
+// gatherBackward: Embedding's backward scatter-adds dY rows into a
+// zero-filled gradient of the table (atomic adds): it writes the whole
+// table once (the zero fill) and reads dY and the indices.
+func gatherBackward(b *bwCtx) backwardPlan {
+	var p backwardPlan
+	if !b.needIn(0) {
+		return p
+	}
+	data, idx, y := b.n.In(0), b.n.In(1), b.n.Out(0)
+	p.Kernels = append(p.Kernels, bwKernel{Name: "scatter-add", Class: perf.ClassData, FLOPs: b.numel(y),
+		BytesRead: b.bytes(y) + b.bytes(idx), BytesWritten: b.bytes(data) + b.bytes(y), Launches: 2})
+	p.Saved = append(p.Saved, idx)
+	return p
+}
+
+// pointwiseOp is the backward of a pointwise op: dX = dY ⊙ f'(·) from
+// the saved output (savesOutput: PyTorch saves the result for these) or
+// the input. flops per element is f' plus the multiply; 0 means "as many
+// as the forward, plus one".
+type pointwiseOp struct {
+	savesOutput bool
+	flops       float64
+}
+
+// pointwise are the pointwise ops with a backward rule, one entry per op;
+// a fused epilogue's activation reads savesOutput here too.
+var pointwise = map[string]pointwiseOp{
+	"Relu": {true, 1}, "Sigmoid": {true, 3}, "Tanh": {true, 3}, "Exp": {true, 3}, "Sqrt": {true, 3},
+	"Reciprocal": {true, 3}, "Elu": {true, 2}, "Selu": {true, 2}, "Celu": {true, 2},
+
+	"LeakyRelu": {false, 2}, "Clip": {false, 2}, "Abs": {false, 2}, "Neg": {false, 2}, "HardSigmoid": {false, 2},
+	"ThresholdedRelu": {false, 2}, "Shrink": {false, 2}, "Softsign": {false, 2}, "Cast": {false, 2},
+	"CastLike": {false, 2},
+
+	"Gelu": {}, "onnxcost.Gelu": {}, "com.microsoft.Gelu": {}, "com.microsoft.FastGelu": {},
+	"com.microsoft.QuickGelu": {}, "com.microsoft.BiasGelu": {}, "Swish": {}, "Mish": {}, "Softplus": {},
+	"HardSwish": {}, "Erf": {}, "Log": {}, "Sin": {}, "Cos": {}, "Tan": {}, "Asin": {}, "Acos": {}, "Atan": {},
+	"Sinh": {}, "Cosh": {}, "Asinh": {}, "Acosh": {}, "Atanh": {}, "Pow": {}, "PRelu": {},
+	"RotaryEmbedding": {}, "onnxcost.Rotary": {},
+}
+
+func (u pointwiseOp) backward(b *bwCtx) backwardPlan {
+	var p backwardPlan
+	x, y := b.n.In(0), b.n.Out(0)
+	if !b.needIn(0) {
+		// A trainable second operand (PRelu's slope, BiasGelu's
+		// bias) still needs its gradient: priced below as the same
+		// kernel.
+		any := false
+		for i := 1; i < len(b.n.Inputs); i++ {
+			any = any || b.needIn(i)
+		}
+		if !any {
+			return p
+		}
+	}
+	saved := x
+	if u.savesOutput {
+		saved = y
+	}
+	f := u.flops * b.numel(y)
+	if u.flops == 0 {
+		f = b.fwd.FLOPs + b.numel(y)
+	}
+	var rd float64
+	for _, in := range b.n.Inputs {
+		rd += b.bytes(in)
+	}
+	if u.savesOutput {
+		rd = b.bytes(y)
+	}
+	p.Kernels = append(p.Kernels, bwKernel{Name: "act-bwd", Class: perf.ClassElementwise, FLOPs: f,
+		BytesRead: rd + b.outBytes(), BytesWritten: b.bytes(x), Launches: 1})
+	if u.savesOutput {
+		p.Saved = append(p.Saved, saved)
+	} else {
+		p.Saved = append(p.Saved, b.n.Inputs...)
+	}
+	return p
+}
+
+// outputOnlyParts are chain members whose backward needs at most the
+// chain's output (ReLU's mask from its output; adds pass dY on).
+var outputOnlyParts = map[string]bool{"Add": true, "Sub": true, "Relu": true, "Neg": true, "Identity": true, "Sigmoid": true, "Tanh": true}
+
+// fusedElementwiseBackward: the sum of the parts' backward as one kernel.
+// When every part needs at most the chain's output (a residual Add then
+// ReLU) only the output is saved; otherwise the chain's inputs are.
+func fusedElementwiseBackward(b *bwCtx) backwardPlan {
+	outOnly := false
+	if a := b.n.Attr(ir.KeyPartOps); a != nil && len(a.Strings) > 0 {
+		outOnly = true
+		for _, op := range a.Strings {
+			outOnly = outOnly && outputOnlyParts[op]
+		}
+	}
+	return pointwiseOp{savesOutput: outOnly}.backward(b)
+}
+
+// addBackward: dA = dB = dY (no kernel: the gradient buffer is passed on),
+// except that an input broadcast in the forward gets dY summed over the
+// broadcast axes (a reduction kernel), and an input whose gradient is a
+// scaled dY (scaled(i): Sub's subtrahend, Mean's inputs) gets a kernel.
+func addBackward(scaled func(i int) bool) BackwardRule {
+	return func(b *bwCtx) backwardPlan {
+		var p backwardPlan
+		y := b.n.Out(0)
+		for i, in := range b.n.Inputs {
+			if !b.needGrad(in) {
+				continue
+			}
+			if b.numel(in) < b.numel(y) || scaled(i) {
+				p.Kernels = append(p.Kernels, bwKernel{Name: "reduce-bcast", Class: perf.ClassReduction, FLOPs: b.numel(y),
+					BytesRead: b.bytes(y), BytesWritten: b.bytes(in), Launches: 1})
+			}
+		}
+		return p
+	}
+}
+
+// onlyBroadcast is addBackward's scaled for Add and Sum: dY passes on
+// unscaled.
+func onlyBroadcast(int) bool { return false }
+
+// mulBackward: dA = dY ⊙ B (and dB = dY ⊙ A), one kernel per input that
+// needs a gradient, reading the other operand (saved); a broadcast input
+// also sums (counted in the same kernel's FLOPs).
+func mulBackward(b *bwCtx) backwardPlan {
+	var p backwardPlan
+	y := b.n.Out(0)
+	for i, in := range b.n.Inputs {
+		if !b.needGrad(in) {
+			continue
+		}
+		p.Kernels = append(p.Kernels, bwKernel{Name: "mul-bwd", Class: perf.ClassElementwise, FLOPs: 2 * b.numel(y),
+			BytesRead: b.bytes(y) + b.otherBytes(i), BytesWritten: b.bytes(in), Launches: 1})
+		p.Saved = append(p.Saved, b.n.Inputs...)
+	}
+	return p
+}
+
+// movementBackward: the inverse permutation/slice/concat of dY: reads dY,
+// writes dX (zero-filled where the forward dropped elements). An op that
+// places by an index input (savesIndices: TopK, Compress, Scatter*)
+// keeps its other inputs for the backward.
+func movementBackward(savesIndices bool) BackwardRule {
+	return func(b *bwCtx) backwardPlan {
+		var p backwardPlan
+		for _, in := range b.n.Inputs {
+			if in == nil || !b.needGrad(in) {
+				continue
+			}
+			p.Kernels = append(p.Kernels, bwKernel{Name: "move-bwd", Class: perf.ClassData,
+				BytesRead: b.bytes(b.n.Out(0)), BytesWritten: b.bytes(in), Launches: 1})
+			if savesIndices {
+				p.Saved = append(p.Saved, b.n.Inputs[1:]...)
+			}
+			break // one kernel handles every input (Concat, Split)
+		}
+		return p
+	}
+}
+
+// broadcastBackward: the gradient of a broadcast/reduction is dY
+// broadcast back (or summed back for Expand/Tile/Resize): reads dY and,
+// for a reduction whose gradient depends on the values (savesXY:
+// max/min/prod/norms), the saved input and output, writes dX.
+func broadcastBackward(savesXY bool) BackwardRule {
+	return func(b *bwCtx) backwardPlan {
+		var p backwardPlan
+		if !b.needIn(0) {
+			return p
+		}
+		x, y := b.n.In(0), b.n.Out(0)
+		k := bwKernel{Name: "bcast-bwd", Class: perf.ClassReduction, FLOPs: b.numel(x),
+			BytesRead: b.bytes(y), BytesWritten: b.bytes(x), Launches: 1}
+		if savesXY {
+			k.BytesRead += b.bytes(x) + b.bytes(y)
+			k.FLOPs *= 2
+			p.Saved = append(p.Saved, x, y)
+		}
+		p.Kernels = append(p.Kernels, k)
+		return p
+	}
+}
+
+// viewBackward: a reshape of dY, no kernel.
+func viewBackward(*bwCtx) backwardPlan { return backwardPlan{} }
