@@ -10,6 +10,7 @@ import (
 
 	"github.com/onnxcost/onnxcost/cost/render"
 	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/internal/config"
 )
 
 // TestBadModelsExit2 feeds unreadable models to every model-reading
@@ -170,7 +171,7 @@ func TestDiffFailOn(t *testing.T) {
 func TestReportCountsWithoutGPU(t *testing.T) {
 	m := fixture(t, "resnet50.onnx")
 	t.Chdir(t.TempDir()) // no .onnxcost.yaml above
-	t.Setenv(gpuEnv, "")
+	t.Setenv(config.GPUEnv, "")
 
 	code, out, errs := runCLI(t, "report", m, "--batch", "2")
 	if code != 0 {
@@ -178,7 +179,7 @@ func TestReportCountsWithoutGPU(t *testing.T) {
 	}
 	var priced report.Report
 	runJSON(t, &priced, "report", m, "--batch", "2", "--gpu", "A100", "--format", "json")
-	for _, want := range []string{"no GPU (counts only)", "batch=2", needGPULine, "total", render.FLOPs(priced.Totals.FLOPs), render.Count(priced.Totals.Launches) + " launches"} {
+	for _, want := range []string{"no GPU (counts only)", "batch=2", render.NeedGPULine, "total", render.FLOPs(priced.Totals.FLOPs), render.Count(priced.Totals.Launches) + " launches"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text: no %q in\n%s", want, out)
 		}
@@ -192,7 +193,7 @@ func TestReportCountsWithoutGPU(t *testing.T) {
 
 	var counted report.Report
 	code, js, errs := runCLI(t, "report", m, "--batch", "2", "--format", "json")
-	if code != 0 || !strings.Contains(errs, needGPULine) {
+	if code != 0 || !strings.Contains(errs, render.NeedGPULine) {
 		t.Fatalf("json: exit %d, stderr %q", code, errs)
 	}
 	if err := json.Unmarshal([]byte(js), &counted); err != nil {

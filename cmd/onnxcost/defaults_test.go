@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/onnxcost/onnxcost/internal/config"
 )
 
 // TestGPUDefaults: an omitted --gpu comes from $ONNXCOST_GPU, else from
@@ -20,13 +22,13 @@ func TestGPUDefaults(t *testing.T) {
 	}
 	t.Chdir(nested)
 
-	t.Setenv(gpuEnv, "")
+	t.Setenv(config.GPUEnv, "")
 	code, out, errs := runCLI(t, "report", m)
 	if code != 0 || !strings.Contains(firstLine(out), "no GPU (counts only)") {
 		t.Errorf("no default: exit %d, header %q, stderr %q (want the counts only)", code, firstLine(out), errs)
 	}
 
-	budget := filepath.Join(root, budgetFileName)
+	budget := filepath.Join(root, config.BudgetFileName)
 	if err := os.WriteFile(budget, []byte("version: 1\ndefaults:\n  gpu: T4\nmodels: []\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +37,7 @@ func TestGPUDefaults(t *testing.T) {
 		t.Errorf("budget default: exit %d, header %q, stderr %q", code, firstLine(out), errs)
 	}
 
-	t.Setenv(gpuEnv, "A100-SXM4-80GB")
+	t.Setenv(config.GPUEnv, "A100-SXM4-80GB")
 	code, out, _ = runCLI(t, "report", m, "--format", "markdown")
 	if code != 0 || !strings.Contains(firstLine(out), "A100-SXM4-80GB (from $ONNXCOST_GPU)") {
 		t.Errorf("env default: exit %d, header %q", code, firstLine(out))
@@ -46,40 +48,12 @@ func TestGPUDefaults(t *testing.T) {
 		t.Errorf("flag: exit %d, header %q", code, firstLine(out))
 	}
 
-	t.Setenv(gpuEnv, "")
+	t.Setenv(config.GPUEnv, "")
 	if err := os.WriteFile(budget, []byte("defaults: [unclosed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, _, errs = runCLI(t, "report", m)
 	if code != 2 || !strings.Contains(errs, budget) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
 		t.Errorf("bad budget file: exit %d, stderr %q (want one line naming the file)", code, errs)
-	}
-}
-
-// TestGPUSourceMarker: the source is added to the first line however the
-// rendering's writes split it, and only there.
-func TestGPUSourceMarker(t *testing.T) {
-	for _, c := range []struct {
-		writes []string
-		want   string
-	}{
-		{[]string{"onnxcost · GPU T4 · fp32\nGPU T4 again\n"}, "onnxcost · GPU T4 (from src) · fp32\nGPU T4 again\n"},
-		{[]string{"onnxcost · G", "PU T", "4 · fp32", "\nGPU T4", " again\n"}, "onnxcost · GPU T4 (from src) · fp32\nGPU T4 again\n"},
-		{[]string{"GPU T4", " only"}, "GPU T4 (from src) only"},
-		{[]string{"no gpu here\nGPU T4\n"}, "no gpu here\nGPU T4\n"},
-	} {
-		var out strings.Builder
-		m := &gpuSourceMarker{w: &out, gpu: "T4", source: "src"}
-		for _, w := range c.writes {
-			if n, err := m.Write([]byte(w)); err != nil || n != len(w) {
-				t.Fatalf("%q: Write = %d, %v", c.writes, n, err)
-			}
-		}
-		if err := m.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if out.String() != c.want {
-			t.Errorf("%q: got %q, want %q", c.writes, out.String(), c.want)
-		}
 	}
 }

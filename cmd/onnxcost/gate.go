@@ -14,6 +14,7 @@ import (
 	"github.com/onnxcost/onnxcost/cost/gate"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/config"
 	"github.com/onnxcost/onnxcost/internal/outfile"
 	"github.com/spf13/cobra"
 )
@@ -212,7 +213,7 @@ $GITHUB_STEP_SUMMARY and prints ::error annotations on the budget lines.`,
 				return usageErr("%v", err)
 			}
 			reports := map[string]*report.Report{}
-			prog := startProgress("check", len(b.Models))
+			prog := con.Start("check", len(b.Models))
 			for _, mb := range b.Models {
 				prog.Phase(mb.Name)
 				r, err := estimateBudgetModel(b, mb, pf)
@@ -267,10 +268,10 @@ $GITHUB_STEP_SUMMARY and prints ::error annotations on the budget lines.`,
 func estimateBudgetModel(b *gate.Budget, mb gate.ModelBudget, pf passFlags) (*report.Report, error) {
 	path, s := b.Resolve(mb)
 	if s.GPU == "" {
-		s.GPU = strings.TrimSpace(os.Getenv(gpuEnv))
+		s.GPU = strings.TrimSpace(os.Getenv(config.GPUEnv))
 	}
 	if s.GPU == "" {
-		return nil, usageErr("%s:%d: model %s has no gpu (set defaults.gpu or gpu in the entry, or $%s)", b.File, mb.Line, mb.Name, gpuEnv)
+		return nil, usageErr("%s:%d: model %s has no gpu (set defaults.gpu or gpu in the entry, or $%s)", b.File, mb.Line, mb.Name, config.GPUEnv)
 	}
 	f := costFlags{gpu: s.GPU, gpuFile: s.GPUFile, runtime: s.Runtime, runtimeFile: s.RuntimeFile, dtype: s.DType, plan: s.Plan, passFlags: pf}
 	f.batch = s.Batch

@@ -2,12 +2,13 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/onnxcost/onnxcost/sweep"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/onnxcost/onnxcost/sweep"
 )
 
 // TestGPUsCompare: one row per GPU in the order given, the figures of the

@@ -10,14 +10,21 @@ import (
 	"os"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/internal/console"
+	"github.com/onnxcost/onnxcost/internal/gctune"
 	"github.com/spf13/cobra"
 )
 
 // version is the tool version; release builds set it with -ldflags.
 var version = "0.1.0-dev"
 
+// con is the process's stderr. newRootCmd sets it up once per run;
+// commands reach it through this variable because the estimate helpers
+// they share take no command.
+var con = console.New(io.Discard)
+
 func main() {
-	tuneGC()
+	gctune.Tune()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -61,45 +68,19 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	root := newRootCmd(stdout, stderr, args...)
 	root.SetArgs(args)
 	err := root.Execute()
-	_ = con.diag.Flush()
+	_ = con.Diag.Flush()
 	if err == nil {
 		return 0
 	}
 	msg := strings.TrimSpace(err.Error())
 	if msg != "" {
-		fmt.Fprintf(stderr, "onnxcost: %s\n", oneLine(msg))
+		fmt.Fprintf(stderr, "onnxcost: %s\n", console.OneLine(msg))
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code
 	}
 	return 2 // cobra's own errors are usage errors
-}
-
-// oneLine keeps an error to one line, as the contract promises: its
-// lines, trimmed and without blanks, joined by "; ". Cobra's unknown-
-// command suggestion ("\n\nDid you mean this?\n\treport\n") becomes
-// "did you mean report?".
-func oneLine(s string) string {
-	s = strings.ReplaceAll(s, "\r", "\n")
-	var parts, suggestions []string
-	suggesting := false
-	for _, line := range strings.Split(s, "\n") {
-		line = strings.TrimSpace(line)
-		switch {
-		case line == "":
-		case line == "Did you mean this?":
-			suggesting = true
-		case suggesting:
-			suggestions = append(suggestions, line)
-		default:
-			parts = append(parts, line)
-		}
-	}
-	if len(suggestions) > 0 {
-		parts = append(parts, "did you mean "+strings.Join(suggestions, " or ")+"?")
-	}
-	return strings.Join(parts, "; ")
 }
 
 // newRootCmd builds the command tree. Given the arguments it will run,
@@ -119,9 +100,9 @@ kernel launches and time under a time-based roofline.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	con = newConsole(stderr)
-	root.PersistentFlags().BoolVarP(&con.quiet, "quiet", "q", false, "print errors only: no warnings, notes or progress")
-	diag := con.diag
+	con = console.New(stderr)
+	root.PersistentFlags().BoolVarP(&con.Quiet, "quiet", "q", false, "print errors only: no warnings, notes or progress")
+	diag := con.Diag
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%s: %v (see '%s --help')", c.Name(), err, c.CommandPath())
 	})

@@ -5,7 +5,6 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/onnxcost/onnxcost/cost/render"
 	"github.com/onnxcost/onnxcost/ir"
@@ -47,7 +46,7 @@ and the model its totals: Netron shows them in the node and model panels.`,
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			if list {
-				return listPasses(stdout)
+				return passes.WriteList(stdout)
 			}
 			if out == "" {
 				return usageErr("optimize: -o OUT.onnx is required")
@@ -76,7 +75,7 @@ and the model its totals: Netron shows them in the node and model panels.`,
 			if err != nil {
 				return err
 			}
-			prog := startProgress(args[0], 0)
+			prog := con.Start(args[0], 0)
 			defer prog.Stop()
 			prog.Phase("reading, inferring shapes")
 			l, err := loadModel(args[0], &mf, loadOptions{})
@@ -101,7 +100,7 @@ and the model its totals: Netron shows them in the node and model panels.`,
 			}
 			prog.Stop()
 			fmt.Fprintf(stderr, "onnxcost: %s: %d nodes -> %d nodes in %d pass iterations (%s)\n",
-				out, before, len(l.Model.Graph.Nodes), st.Iterations, changedText(st))
+				out, before, len(l.Model.Graph.Nodes), st.Iterations, st.ChangedText())
 			return nil
 		},
 	}
@@ -126,33 +125,6 @@ func importFusedDomain(m *ir.Model) {
 			return
 		}
 	}
-}
-
-// changedText lists the passes that changed the graph, in table order.
-func changedText(st *passes.Stats) string {
-	var parts []string
-	for _, name := range passes.Names() {
-		if k := st.Changed[name]; k > 0 {
-			parts = append(parts, name)
-		}
-	}
-	if len(parts) == 0 {
-		return "nothing to fuse"
-	}
-	return "changed by " + strings.Join(parts, ", ")
-}
-
-func listPasses(w io.Writer) error {
-	for _, p := range passes.All() {
-		after := ""
-		if len(p.After) > 0 {
-			after = " (after " + strings.Join(p.After, ", ") + ")"
-		}
-		if _, err := fmt.Fprintf(w, "%-18s %s%s\n", p.Name, p.Doc, after); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // sameFile reports whether two paths name the same file (cleaned, absolute).

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/internal/gctune"
 	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/spf13/cobra"
 )
@@ -50,7 +51,7 @@ func loadModel(path string, f *modelFlags, opt loadOptions) (*pipeline.Loaded, e
 		InputDataDir:  f.inputData,
 		BindAll:       opt.bindAll,
 		DropFilePages: opt.dropFilePages,
-		Counted:       sizeHeap,
+		Counted:       gctune.SizeHeap,
 	})
 	return l, pipeErr(err)
 }

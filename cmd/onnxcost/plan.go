@@ -54,4 +54,3 @@ func (f *passFlags) options() passes.Options {
 	}
 	return opt
 }
-

@@ -2,19 +2,17 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/render"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
-	"github.com/onnxcost/onnxcost/ir"
+	"github.com/onnxcost/onnxcost/internal/config"
+	"github.com/onnxcost/onnxcost/internal/gctune"
 	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/train"
 	"github.com/spf13/cobra"
@@ -102,7 +100,7 @@ func estimateOnce(path string, f *costFlags, opt *pipeline.EstimateOptions) (*re
 		return nil, nil, err
 	}
 	if f.gpu == "" && !f.countOnly {
-		return nil, nil, usageErr("--gpu is required (see 'onnxcost gpus' for the list; or set $%s, or defaults.gpu in %s)", gpuEnv, budgetFileName)
+		return nil, nil, usageErr("--gpu is required (see 'onnxcost gpus' for the list; or set $%s, or defaults.gpu in %s)", config.GPUEnv, config.BudgetFileName)
 	}
 	// Case-insensitive, like GPU names: FP16 is fp16.
 	f.dtype = strings.ToLower(strings.TrimSpace(f.dtype))
@@ -121,7 +119,7 @@ func estimateOnce(path string, f *costFlags, opt *pipeline.EstimateOptions) (*re
 		ModelName:     path,
 		ToolVersion:   version,
 		DropFilePages: true,
-		Counted:       sizeHeap,
+		Counted:       gctune.SizeHeap,
 	}
 	if f.gpu == "" {
 		if err := f.refuseWithoutGPU(); err != nil {
@@ -152,7 +150,7 @@ func estimateOnce(path string, f *costFlags, opt *pipeline.EstimateOptions) (*re
 		return nil, nil, err
 	}
 	cfg.Passes = pf.options()
-	prog := startProgress(path, 0)
+	prog := con.Start(path, 0)
 	defer prog.Stop()
 	cfg.Progress = func(p pipeline.Phase) {
 		switch {
@@ -160,7 +158,7 @@ func estimateOnce(path string, f *costFlags, opt *pipeline.EstimateOptions) (*re
 			prog.Phase("plan " + f.plan)
 		case p == pipeline.PhaseCost && cfg.GPUSpec != nil:
 			prog.Phase("estimating on " + cfg.GPUSpec.Name)
-			collectBeforeCost()
+			gctune.CollectBeforeCost()
 		case p == pipeline.PhaseCost:
 			prog.Phase("counting")
 		default:
@@ -228,15 +226,15 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			releaseBeforeOutput() // the graph is garbage now
+			gctune.ReleaseBeforeOutput() // the graph is garbage now
 			printWarnings(stderr, r.Warnings)
 			if r.CountOnly {
 				if format == "json" {
-					fmt.Fprintf(stderr, "onnxcost: note: %s\n", needGPULine)
+					fmt.Fprintf(stderr, "onnxcost: note: %s\n", render.NeedGPULine)
 					return writeReportJSON(stdout, r)
 				}
 				bw := bufio.NewWriterSize(stdout, 1<<16)
-				if err := countText(bw, r, top, by == "op"); err != nil {
+				if err := render.CountText(bw, r, top, by == "op"); err != nil {
 					return err
 				}
 				return bw.Flush()
@@ -253,7 +251,7 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			// Buffered: the markdown table is a write per line.
 			bw := bufio.NewWriterSize(stdout, 1<<16)
-			out := &gpuSourceMarker{w: bw, gpu: r.GPU, source: f.gpuSource}
+			out := &config.SourceMarker{W: bw, GPU: r.GPU, Source: f.gpuSource}
 			if format == "markdown" {
 				err = render.Markdown(out, r, opt)
 			} else {
@@ -305,138 +303,4 @@ func (g *gpuCount) Set(s string) error {
 	}
 	*g = gpuCount(n)
 	return nil
-}
-
-// needGPULine says what a count-only report leaves out and how to get it.
-const needGPULine = "times, memory level and energy need a GPU: add --gpu NAME (see 'onnxcost gpus')"
-
-// countText writes a count-only report (no GPU): the text report's
-// header and table with the priced columns left out, nodes (or op types,
-// byOp) in order or, with top, the top by FLOPs, then the totals and
-// needGPULine.
-func countText(w io.Writer, r *report.Report, top int, byOp bool) error {
-	fmt.Fprintln(w, render.Clean(countHeader(r)))
-	fmt.Fprintf(w, "%s\n\n", render.ConventionSummary)
-	var rows [][]string
-	var restFLOPs float64
-	rest := 0
-	if byOp {
-		ops := render.ByOp(r)
-		sort.SliceStable(ops, func(i, j int) bool { return ops[i].FLOPs > ops[j].FLOPs })
-		rows = append(rows, []string{"op", "nodes", "FLOPs", "read", "written", "launches"})
-		for i, o := range ops {
-			if top > 0 && i >= top {
-				rest++
-				restFLOPs += o.FLOPs
-				continue
-			}
-			rows = append(rows, []string{render.Clean(o.OpType), render.Count(float64(o.Count)), render.FLOPs(o.FLOPs), render.Bytes(o.BytesRead), render.Bytes(o.BytesWritten), render.Count(o.Launches)})
-		}
-		if rest > 0 {
-			rows = append(rows, []string{fmt.Sprintf("… %d more op types", rest), "", render.FLOPs(restFLOPs), "", "", ""})
-		}
-		rows = append(rows, []string{"total", render.Count(float64(len(r.Nodes))), render.FLOPs(r.Totals.FLOPs), render.Bytes(r.Totals.BytesRead), render.Bytes(r.Totals.BytesWritten), render.Count(r.Totals.Launches)})
-	} else {
-		order := make([]int, len(r.Nodes))
-		for i := range order {
-			order[i] = i
-		}
-		if top > 0 {
-			sort.SliceStable(order, func(a, b int) bool { return r.Nodes[order[a]].FLOPs > r.Nodes[order[b]].FLOPs })
-		}
-		rows = append(rows, []string{"node", "op", "output", "FLOPs", "read", "written", "AI", "launches"})
-		for k, i := range order {
-			n := &r.Nodes[i]
-			if top > 0 && k >= top {
-				rest++
-				restFLOPs += n.FLOPs
-				continue
-			}
-			op := ir.QualifiedOp(n.Domain, n.OpType)
-			if len(n.FusedFrom) > 0 {
-				op += fmt.Sprintf(" (%d fused)", len(n.FusedFrom))
-			}
-			out := ""
-			if len(n.Outputs) > 0 {
-				out = string(n.Outputs[0].Shape.AppendJSON(nil))
-			}
-			ai := "-"
-			if n.ArithmeticIntensity > 0 {
-				ai = fmt.Sprintf("%.3g", n.ArithmeticIntensity)
-			}
-			rows = append(rows, []string{render.Clean(n.Name), render.Clean(op), render.Clean(out), render.FLOPs(n.FLOPs), render.Bytes(n.BytesRead), render.Bytes(n.BytesWritten), ai, render.Count(n.Launches)})
-		}
-		if rest > 0 {
-			rows = append(rows, []string{fmt.Sprintf("… %d more nodes", rest), "", "", render.FLOPs(restFLOPs), "", "", "", ""})
-		}
-		rows = append(rows, []string{"total", "", "", render.FLOPs(r.Totals.FLOPs), render.Bytes(r.Totals.BytesRead), render.Bytes(r.Totals.BytesWritten), "", render.Count(r.Totals.Launches)})
-	}
-	left := 1 // name columns left-aligned, numbers right-aligned
-	if !byOp {
-		left = 3
-	}
-	writeAligned(w, rows, left)
-	t := r.Totals
-	executed := ""
-	if t.ExecutedFLOPs != t.FLOPs {
-		executed = " (executes " + render.FLOPs(t.ExecutedFLOPs) + ")"
-	}
-	fmt.Fprintf(w, "\n%s MACs · %s%s · params %s (%s) · %s launches · peak activations %s\n",
-		render.Count(t.MACs), render.FLOPs(t.FLOPs), executed, render.Count(t.Params), render.Bytes(t.ParamBytes), render.Count(t.Launches), render.Bytes(t.PeakActivationBytes))
-	if len(r.UnsupportedOps) > 0 || t.Partial != nil {
-		fmt.Fprintln(w, "the totals are partial: some nodes were not counted in full (see the warnings)")
-	}
-	_, err := fmt.Fprintln(w, needGPULine)
-	return err
-}
-
-// countHeader is the text report's header line for a count-only report:
-// "no GPU" where the GPU would be.
-func countHeader(r *report.Report) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "onnxcost %s · %s · no GPU (counts only) · dtype %s", r.ToolVersion, r.Model, r.DType)
-	if r.Quantized != "" && r.Quantized != r.DType {
-		fmt.Fprintf(&b, " (quantized model, %s)", r.Quantized)
-	}
-	fmt.Fprintf(&b, " · plan %s", r.Plan)
-	keys := make([]string, 0, len(r.Bindings))
-	for k := range r.Bindings {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(&b, " · %s=%d", k, r.Bindings[k])
-	}
-	return b.String()
-}
-
-// writeAligned writes rows as columns two spaces apart, the first left
-// columns aligned left and the rest (numbers) right.
-func writeAligned(w io.Writer, rows [][]string, left int) {
-	var width []int
-	for _, row := range rows {
-		for i, cell := range row {
-			if i >= len(width) {
-				width = append(width, 0)
-			}
-			width[i] = max(width[i], utf8.RuneCountInString(cell))
-		}
-	}
-	var line []byte
-	for _, row := range rows {
-		line = line[:0]
-		for i, cell := range row {
-			if i > 0 {
-				line = append(line, "  "...)
-			}
-			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(cell))
-			if i < left {
-				line = append(append(line, cell...), pad...)
-			} else {
-				line = append(append(line, pad...), cell...)
-			}
-		}
-		line = append(bytes.TrimRight(line, " "), '\n')
-		w.Write(line)
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/gctune"
 	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/sweep"
 	"github.com/onnxcost/onnxcost/viz"
@@ -68,7 +69,7 @@ func timeRooflinePoints(model string, f *costFlags, tf *timeRooflineFlags, stder
 		return nil, "", err
 	}
 	s, err := sweep.NewSweeper(sweep.Config{Model: model, GPUs: []*hwdb.GPU{g}, Plan: f.plan, Passes: f.passFlags.options(),
-		Load: pipeline.Options{InputDataDir: f.inputData, Counted: sizeHeap}, Estimate: pipeline.EstimateOptions{DType: f.dtype, ToolVersion: version}})
+		Load: pipeline.Options{InputDataDir: f.inputData, Counted: gctune.SizeHeap}, Estimate: pipeline.EstimateOptions{DType: f.dtype, ToolVersion: version}})
 	if err != nil {
 		return nil, "", pipeErr(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"time"
 
+	"github.com/onnxcost/onnxcost/internal/gctune"
 	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/web"
 	"github.com/onnxcost/onnxcost/web/session"
@@ -45,7 +46,7 @@ reach it can read MODEL. Requests naming another host than the one served
 origin are refused.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			useGCPercent()
+			gctune.UseGCPercent()
 			if err := checkLoopback(addr, allowRemote); err != nil {
 				return err
 			}

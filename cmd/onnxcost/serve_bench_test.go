@@ -8,6 +8,7 @@ import (
 
 	"github.com/chromedp/cdproto/performance"
 	"github.com/chromedp/chromedp"
+	"github.com/onnxcost/onnxcost/web"
 )
 
 // BenchmarkPageLoad measures what a user waits for in headless Chromium:
@@ -25,7 +26,7 @@ import (
 //	go test ./cmd/onnxcost -run '^$' -bench PageLoad -benchtime 3x
 func BenchmarkPageLoad(b *testing.B) {
 	exe, _, pre := browserFixture(b)
-	srv := httptest.NewServer(serveHandler(pre, serveConfig{}))
+	srv := httptest.NewServer(web.Handler(pre, web.Config{Version: version}))
 	defer srv.Close()
 	b.Run("first-visit", func(b *testing.B) { benchLoads(b, exe, srv.URL+"/", false) })
 	b.Run("repeat-visit", func(b *testing.B) { benchLoads(b, exe, srv.URL+"/", true) })

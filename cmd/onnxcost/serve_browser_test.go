@@ -104,7 +104,7 @@ func TestBrowser(t *testing.T) {
 	if code != 2 {
 		t.Fatalf("serve on a public address: exit %d (%s)", code, errs)
 	}
-	srv := httptest.NewServer(serveHandler(pre, serveConfig{}))
+	srv := httptest.NewServer(web.Handler(pre, web.Config{Version: version}))
 	defer srv.Close()
 	ctx := newBrowser(t, exe, 150*time.Second)
 
@@ -250,7 +250,7 @@ func TestBrowser(t *testing.T) {
 	}
 	sameTotals(t, "dropped alexnet, A100 batch 8 unfused", page, cliTotals(t, fixture(t, "alexnet.onnx"), "--gpu", "A100-SXM4-80GB", "--batch", "8", "--plan", "unfused"))
 	// Back to ResNet-50, dropped this time, for the screenshots.
-	if err := chromedp.Run(ctx, drop("resnet50.onnx", pre.data), waitEstimates(6)); err != nil {
+	if err := chromedp.Run(ctx, drop("resnet50.onnx", pre.Data), waitEstimates(6)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -341,7 +341,7 @@ func TestBrowser(t *testing.T) {
 // browserFixture skips the test without a Chromium to drive; otherwise
 // it gives the browser, ResNet-50's path and what `serve MODEL --gpu T4`
 // preloads.
-func browserFixture(tb testing.TB) (exe, model string, pre *preload) {
+func browserFixture(tb testing.TB) (exe, model string, pre *web.Preload) {
 	tb.Helper()
 	if exe = chromium(); exe == "" {
 		tb.Skip("no Chromium on PATH (Debian: apt-get install chromium); .ci/run installs it")
@@ -351,7 +351,7 @@ func browserFixture(tb testing.TB) (exe, model string, pre *preload) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	pre.settings = &session.Settings{GPU: "T4", Plan: "fused"}
+	pre.Settings = &session.Settings{GPU: "T4", Plan: "fused"}
 	return exe, model, pre
 }
 

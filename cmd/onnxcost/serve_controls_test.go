@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/web"
 )
 
 // setControl sets a settings control of the page as a user would and
@@ -77,7 +78,7 @@ func samePower(t *testing.T, what string, page map[string]float64, cli report.To
 func TestBrowserControls(t *testing.T) {
 	exe, model, pre := browserFixture(t)
 	var modelFetches atomic.Int32
-	h := serveHandler(pre, serveConfig{noWasm: true})
+	h := web.Handler(pre, web.Config{NoWasm: true, Version: version})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/preload.onnx" {
 			modelFetches.Add(1)

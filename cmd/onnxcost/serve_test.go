@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/internal/console"
 	"github.com/onnxcost/onnxcost/web"
 	"github.com/onnxcost/onnxcost/web/session"
 )
@@ -154,58 +155,6 @@ func TestSessionCompareAndGPUsMatchCLI(t *testing.T) {
 	}
 }
 
-// TestServeHandler: the app, the preloaded model, and nothing writable.
-func TestServeHandler(t *testing.T) {
-	m := fixture(t, "alexnet.onnx")
-	pre, err := readPreload(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(serveHandler(pre, serveConfig{}))
-	defer srv.Close()
-	get := func(path string) (*http.Response, []byte) {
-		resp, err := http.Get(srv.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp, b
-	}
-	if resp, b := get("/"); resp.StatusCode != 200 || !bytes.Contains(b, []byte("app.js")) {
-		t.Errorf("/: %d %q", resp.StatusCode, b)
-	}
-	// The page finds out which way its calls go by asking for the wasm.
-	resp, _ := get("/onnxcost.wasm")
-	if web.HasWasm() && resp.Header.Get("Content-Type") != "application/wasm" {
-		t.Errorf("onnxcost.wasm served as %q", resp.Header.Get("Content-Type"))
-	}
-	if !web.HasWasm() && resp.StatusCode != http.StatusNotFound {
-		t.Errorf("onnxcost.wasm not built, but served: %d", resp.StatusCode)
-	}
-	model, _ := os.ReadFile(m)
-	if resp, b := get("/preload.onnx"); resp.StatusCode != 200 || !bytes.Equal(b, model) {
-		t.Errorf("/preload.onnx: %d, %d bytes", resp.StatusCode, len(b))
-	}
-	if _, b := get("/preload.json"); !strings.Contains(string(b), `"display":"alexnet.onnx"`) {
-		t.Errorf("/preload.json: %s", b)
-	}
-	resp, err = http.Post(srv.URL+"/preload.onnx", "application/octet-stream", strings.NewReader("x"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("POST: %d, want 405", resp.StatusCode)
-	}
-	// Without a model there is nothing to preload.
-	srv2 := httptest.NewServer(serveHandler(nil, serveConfig{}))
-	defer srv2.Close()
-	if resp, err := http.Get(srv2.URL + "/preload.json"); err != nil || resp.StatusCode != 404 {
-		t.Errorf("no model: /preload.json %v %v", resp.StatusCode, err)
-	}
-}
-
 func TestServeRefusesRemoteAndBadModels(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:8080", ":8080", "192.168.1.1:80"} {
 		code, _, errs := runCLI(t, "serve", "--addr", addr)
@@ -273,7 +222,7 @@ func TestSessionBadModelsMatchCLI(t *testing.T) {
 			t.Errorf("%s: the page accepts what the CLI refuses (%s)", name, strings.TrimSpace(errs))
 			continue
 		}
-		if page := "onnxcost: " + oneLine(err.Error()); page != strings.TrimSpace(errs) {
+		if page := "onnxcost: " + console.OneLine(err.Error()); page != strings.TrimSpace(errs) {
 			t.Errorf("%s: page %q, CLI %q", name, page, strings.TrimSpace(errs))
 		}
 	}
@@ -312,40 +261,6 @@ func TestServeSettingsFlags(t *testing.T) {
 	}
 }
 
-// TestServeRevalidates: every file of the app carries a content ETag, so
-// a second visit gets 304 (the browser keeps the WebAssembly it compiled)
-// while a changed binary's files are fetched again.
-func TestServeRevalidates(t *testing.T) {
-	srv := httptest.NewServer(serveHandler(nil, serveConfig{}))
-	defer srv.Close()
-	paths := []string{"/", "/app.js", "/vendor/graphviz.js"}
-	if web.HasWasm() {
-		paths = append(paths, "/onnxcost.wasm", "/wasm_exec.js")
-	}
-	for _, p := range paths {
-		resp, err := http.Get(srv.URL + p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		tag := resp.Header.Get("ETag")
-		if resp.StatusCode != 200 || tag == "" || resp.Header.Get("Cache-Control") != "no-cache" {
-			t.Errorf("%s: %d, ETag %q, Cache-Control %q", p, resp.StatusCode, tag, resp.Header.Get("Cache-Control"))
-			continue
-		}
-		req, _ := http.NewRequest("GET", srv.URL+p, nil)
-		req.Header.Set("If-None-Match", tag)
-		resp, err = http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusNotModified {
-			t.Errorf("%s with If-None-Match %s: %d, want 304", p, tag, resp.StatusCode)
-		}
-	}
-}
-
 // post sends body to the server at path with the given headers (Host
 // among them) and returns the status and the answer.
 func post(t *testing.T, srv *httptest.Server, path string, body []byte, header map[string]string) (int, string) {
@@ -378,7 +293,7 @@ func send(t *testing.T, srv *httptest.Server, method, path string, body []byte, 
 // TestServeAPI: without the WebAssembly, serve answers the page's calls
 // with the JSON the wasm gives: the CLI's report, and its error lines.
 func TestServeAPI(t *testing.T) {
-	srv := httptest.NewServer(serveHandler(nil, serveConfig{noWasm: true}))
+	srv := httptest.NewServer(web.Handler(nil, web.Config{NoWasm: true, Version: version}))
 	defer srv.Close()
 	for _, p := range web.Built {
 		if code, _ := send(t, srv, "GET", "/"+p, nil, nil); code != http.StatusNotFound {
@@ -426,7 +341,7 @@ func TestServeAPI(t *testing.T) {
 		{"POST", "/api/estimate?model=" + opened.Model, "{", 200, "bad settings"},
 		{"POST", "/api/nosuch", "{}", http.StatusNotFound, ""},
 		{"GET", "/api/estimate", "", http.StatusMethodNotAllowed, ""},
-		{"POST", "/api/gpus?model=" + opened.Model, strings.Repeat(" ", maxSettingsBytes+1), http.StatusRequestEntityTooLarge, "over"},
+		{"POST", "/api/gpus?model=" + opened.Model, strings.Repeat(" ", web.MaxSettingsBytes+1), http.StatusRequestEntityTooLarge, "over"},
 		{"POST", "/api/open?name=bad.onnx", "not a model", 200, `"error":"onnxcost: bad.onnx`},
 	} {
 		code, out := send(t, srv, c.method, c.path, []byte(c.body), nil)
@@ -436,63 +351,18 @@ func TestServeAPI(t *testing.T) {
 	}
 	// Only a few models are kept: the oldest is dropped (the page sends
 	// it again on 410).
-	for range maxModels {
+	for range web.MaxModels {
 		post(t, srv, "/api/open?name=alexnet.onnx", data, nil)
 	}
 	if code, _ := post(t, srv, "/api/choices?model="+opened.Model, nil, nil); code != http.StatusGone {
-		t.Errorf("a model opened %d models ago: %d, want 410", maxModels, code)
+		t.Errorf("a model opened %d models ago: %d, want 410", web.MaxModels, code)
 	}
 	// With the WebAssembly embedded, nothing is answered: the page runs it.
 	if web.HasWasm() {
-		srv := httptest.NewServer(serveHandler(nil, serveConfig{}))
+		srv := httptest.NewServer(web.Handler(nil, web.Config{Version: version}))
 		defer srv.Close()
 		if code, _ := post(t, srv, "/api/version", nil, nil); code != http.StatusMethodNotAllowed {
 			t.Errorf("/api/ with the wasm embedded: %d, want 405", code)
 		}
-	}
-}
-
-// TestServeRefusesOtherHostsAndOrigins: a request naming another host
-// (a DNS name rebound to the loopback address) gets nothing, not even the
-// preloaded model; a call posted from another origin is refused.
-func TestServeRefusesOtherHostsAndOrigins(t *testing.T) {
-	pre, err := readPreload(fixture(t, "alexnet.onnx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(serveHandler(pre, serveConfig{noWasm: true}))
-	defer srv.Close()
-	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
-	for _, host := range []string{"evil.example:" + port, "evil.example", "127.0.0.1:1", "localhost.evil.example:" + port, "10.0.0.1:" + port} {
-		for _, p := range []string{"/", "/preload.onnx", "/preload.json", "/app.js"} {
-			if code, _ := send(t, srv, "GET", p, nil, map[string]string{"Host": host}); code != http.StatusMisdirectedRequest {
-				t.Errorf("GET %s with Host %s: %d, want 421", p, host, code)
-			}
-		}
-		if code, _ := post(t, srv, "/api/version", nil, map[string]string{"Host": host}); code != http.StatusMisdirectedRequest {
-			t.Errorf("POST /api/version with Host %s: %d, want 421", host, code)
-		}
-	}
-	for _, host := range []string{"localhost:" + port, "127.0.0.1:" + port, "LOCALHOST:" + port} {
-		if code, _ := send(t, srv, "GET", "/preload.json", nil, map[string]string{"Host": host}); code != 200 {
-			t.Errorf("GET /preload.json with Host %s: %d, want 200", host, code)
-		}
-	}
-	same := "http://127.0.0.1:" + port
-	for origin, want := range map[string]int{"": 200, same: 200, "http://evil.example": http.StatusForbidden,
-		"http://localhost:" + port: http.StatusForbidden, "null": http.StatusForbidden} {
-		h := map[string]string{}
-		if origin != "" {
-			h["Origin"] = origin
-		}
-		if code, _ := post(t, srv, "/api/version", nil, h); code != want {
-			t.Errorf("POST with Origin %q: %d, want %d", origin, code, want)
-		}
-	}
-	// --allow-remote serves the names other machines use.
-	open := httptest.NewServer(serveHandler(pre, serveConfig{allowRemote: true}))
-	defer open.Close()
-	if code, _ := send(t, open, "GET", "/preload.json", nil, map[string]string{"Host": "gpu-box.lan:8080"}); code != 200 {
-		t.Errorf("--allow-remote, Host gpu-box.lan: %d, want 200", code)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/console"
+	"github.com/onnxcost/onnxcost/internal/gctune"
 	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/sweep"
 	"github.com/onnxcost/onnxcost/train"
@@ -204,7 +206,7 @@ func (f *sweepFlags) config(model string) (sweep.Config, error) {
 		return cfg, err
 	}
 	cfg.Model, cfg.FindMaxBatch, cfg.Fit, cfg.FitX, cfg.Plan, cfg.Passes = model, f.findMax, f.fit, f.fitX, f.plan, f.passFlags.options()
-	cfg.Load = pipeline.Options{InputDataDir: f.inputData, Counted: sizeHeap}
+	cfg.Load = pipeline.Options{InputDataDir: f.inputData, Counted: gctune.SizeHeap}
 	cfg.Estimate = pipeline.EstimateOptions{DType: f.dtype, Runtime: rt, ToolVersion: version, Power: f.shared.powerControl(),
 		Train: f.trainFlags.options(), GPUs: int(f.shared.gpus)}
 	return cfg, nil
@@ -217,13 +219,13 @@ func runSweeps(models []string, f *sweepFlags) (*sweep.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	var prog *progress
+	var prog *console.Progress
 	cfg.Progress = func(done, total int) {
 		if done == 0 {
 			if prog != nil {
 				prog.Stop()
 			}
-			prog = startProgress("sweep", total)
+			prog = con.Start("sweep", total)
 		}
 		prog.Add(1)
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/ir"
@@ -13,19 +12,6 @@ import (
 )
 
 func init() { register("zoo", newZooCmd) }
-
-// zooJSON is one entry of `zoo --format json`.
-type zooJSON struct {
-	Name   string      `json:"name"`
-	Doc    string      `json:"doc"`
-	Params []zooParamJ `json:"params"`
-}
-
-type zooParamJ struct {
-	Name    string `json:"name"`
-	Default int64  `json:"default"`
-	Doc     string `json:"doc"`
-}
 
 func newZooCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
@@ -100,32 +86,10 @@ func parseParams(flags []string) (map[string]int64, error) {
 	return parseKeyValues("--param", "K=V", flags, false)
 }
 
+// listZoo writes the zoo's listing of entries in format (text or json).
 func listZoo(w io.Writer, entries []models.Entry, format string) error {
 	if format == "json" {
-		out := make([]zooJSON, 0, len(entries))
-		for _, e := range entries {
-			j := zooJSON{Name: e.Name, Doc: e.Doc, Params: []zooParamJ{}}
-			for _, p := range e.Params {
-				j.Params = append(j.Params, zooParamJ{p.Name, p.Default, p.Doc})
-			}
-			out = append(out, j)
-		}
-		return writeJSON(w, out)
+		return writeJSON(w, models.Listing(entries))
 	}
-	var b strings.Builder
-	for _, e := range entries {
-		fmt.Fprintf(&b, "%-12s %s\n", e.Name, e.Doc)
-		var ps []string
-		for _, p := range e.Params {
-			ps = append(ps, p.Name+"="+strconv.FormatInt(p.Default, 10))
-		}
-		fmt.Fprintf(&b, "%-12s params: %s\n", "", strings.Join(ps, " "))
-		if len(entries) == 1 {
-			for _, p := range e.Params {
-				fmt.Fprintf(&b, "%-12s   %-10s %s\n", "", p.Name, p.Doc)
-			}
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return models.WriteList(w, entries)
 }

@@ -25,7 +25,7 @@ func TestZooList(t *testing.T) {
 		t.Error("zoo listing is not deterministic")
 	}
 	code, out, _ = runCLI(t, "zoo", "--format", "json")
-	var list []zooJSON
+	var list []models.ListEntry
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != len(models.Zoo()) {
 		t.Fatalf("zoo --format json: exit %d, %d entries", code, len(list))
 	}

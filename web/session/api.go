@@ -103,8 +103,8 @@ func toJSON(v any) string {
 }
 
 // ErrorJSON is the CLI's one error line as the page's calls return it:
-// "onnxcost: " and the message with newlines folded (cmd/onnxcost/main.go,
-// oneLine).
+// "onnxcost: " and the message with newlines folded (internal/console,
+// OneLine).
 func ErrorJSON(err error) string {
 	msg := strings.TrimSpace(err.Error())
 	msg = strings.ReplaceAll(strings.ReplaceAll(msg, "\r", " "), "\n", "; ")

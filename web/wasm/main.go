@@ -7,7 +7,7 @@
 // Every function takes and returns strings: JSON in, and JSON out of the
 // form {"error": "onnxcost: ..."} or the result. The error line is the one
 // the CLI prints for the same input. `onnxcost serve` built without this
-// answers the same calls over HTTP (cmd/onnxcost/serve.go).
+// answers the same calls over HTTP (web/server.go).
 package main
 
 import (

@@ -1,4 +1,7 @@
-package main
+// Package console is what the command line knows about its stderr:
+// whether progress may be drawn there, whether color is allowed, which
+// diagnostics --quiet drops, and how an error fits on one line.
+package console
 
 import (
 	"bytes"
@@ -10,27 +13,23 @@ import (
 	"time"
 )
 
-// console is what the process knows about its stderr: whether it is an
+// Console is what the process knows about its stderr: whether it is an
 // interactive terminal (progress may be drawn), whether color is allowed,
-// and whether --quiet asked for errors only. newRootCmd sets it up once
-// per run; commands reach it through the package variable con because
-// the estimate helpers they share take no command.
-type console struct {
+// and whether --quiet asked for errors only.
+type Console struct {
 	raw   io.Writer // the real stderr: errors always go here
-	quiet bool
+	Quiet bool
 	tty   bool // raw is a character device, and not in CI
 	color bool // tty and NO_COLOR unset and TERM not dumb
-	// diag is the stderr given to commands (see diagWriter).
-	diag *diagWriter
+	// Diag is the stderr given to commands (see DiagWriter).
+	Diag *DiagWriter
 }
 
-var con = newConsole(io.Discard)
-
-// newConsole inspects stderr and the environment. Progress is for people
+// New inspects stderr and the environment. Progress is for people
 // at a terminal: a pipe, a file or a CI log (CI set, as every CI service
 // does) gets none. Color follows https://no-color.org: any non-empty
 // NO_COLOR turns it off.
-func newConsole(stderr io.Writer) *console {
+func New(stderr io.Writer) *Console {
 	term := false
 	if f, ok := stderr.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
@@ -42,25 +41,26 @@ func newConsole(stderr io.Writer) *console {
 
 // consoleFor decides from whether stderr is a terminal and the
 // environment (a parameter, so tests can vary both).
-func consoleFor(stderr io.Writer, term bool, getenv func(string) string) *console {
-	c := &console{raw: stderr}
+func consoleFor(stderr io.Writer, term bool, getenv func(string) string) *Console {
+	c := &Console{raw: stderr}
 	c.tty = term && getenv("CI") == "" && getenv("TERM") != "dumb"
 	c.color = c.tty && getenv("NO_COLOR") == ""
-	c.diag = &diagWriter{c: c}
+	c.Diag = &DiagWriter{c: c}
 	return c
 }
 
-// diagWriter is the stderr commands write diagnostics to. Under --quiet
+// DiagWriter is the stderr commands write diagnostics to. Under --quiet
 // it drops the lines that are diagnostics ("onnxcost: warning: …",
 // "onnxcost: note: …" and other "onnxcost: " lines); lines a user asked
 // for (--dump-after dumps) pass. On a color terminal it colors the word
-// "warning". Errors bypass it: run prints them on the raw stderr.
-type diagWriter struct {
-	c   *console
+// "warning". Errors bypass it: the command line prints them on the raw
+// stderr.
+type DiagWriter struct {
+	c   *Console
 	buf []byte
 }
 
-func (d *diagWriter) Write(p []byte) (int, error) {
+func (d *DiagWriter) Write(p []byte) (int, error) {
 	d.buf = append(d.buf, p...)
 	for {
 		i := bytes.IndexByte(d.buf, '\n')
@@ -76,7 +76,7 @@ func (d *diagWriter) Write(p []byte) (int, error) {
 }
 
 // Flush writes a last line that had no newline.
-func (d *diagWriter) Flush() error {
+func (d *DiagWriter) Flush() error {
 	if len(d.buf) == 0 {
 		return nil
 	}
@@ -85,8 +85,8 @@ func (d *diagWriter) Flush() error {
 	return d.emit(line)
 }
 
-func (d *diagWriter) emit(line string) error {
-	if d.c.quiet && strings.HasPrefix(line, "onnxcost: ") {
+func (d *DiagWriter) emit(line string) error {
+	if d.c.Quiet && strings.HasPrefix(line, "onnxcost: ") {
 		return nil
 	}
 	if d.c.color && strings.HasPrefix(line, "onnxcost: warning: ") {
@@ -95,13 +95,13 @@ func (d *diagWriter) emit(line string) error {
 	return writeAboveProgress(d.c.raw, line)
 }
 
-// progress draws one status line on a terminal's stderr while long work
+// Progress draws one status line on a terminal's stderr while long work
 // runs: a phase name, a bar when the amount of work is known, and the
 // elapsed time. It appears only after progressDelay, so quick runs print
 // nothing, and it erases itself when done. Everywhere else it is a no-op.
-type progress struct {
+type Progress struct {
 	mu    sync.Mutex
-	c     *console
+	c     *Console
 	label string
 	phase string
 	total int
@@ -118,14 +118,14 @@ const progressDelay = 400 * time.Millisecond
 // diagnostic printed meanwhile can erase it first.
 var active struct {
 	sync.Mutex
-	p *progress
+	p *Progress
 }
 
-// startProgress starts a progress line; total 0 means unknown (a phase
-// line without a bar). Stop must be called.
-func startProgress(label string, total int) *progress {
-	p := &progress{c: con, label: label, total: total, start: time.Now()}
-	if !con.tty || con.quiet {
+// Start starts a progress line; total 0 means unknown (a phase line
+// without a bar). Stop must be called.
+func (c *Console) Start(label string, total int) *Progress {
+	p := &Progress{c: c, label: label, total: total, start: time.Now()}
+	if !c.tty || c.Quiet {
 		return p
 	}
 	active.Lock()
@@ -158,21 +158,21 @@ func startProgress(label string, total int) *progress {
 }
 
 // Phase names the step now running.
-func (p *progress) Phase(s string) {
+func (p *Progress) Phase(s string) {
 	p.mu.Lock()
 	p.phase = s
 	p.mu.Unlock()
 }
 
 // Add counts n units of the total as done.
-func (p *progress) Add(n int) {
+func (p *Progress) Add(n int) {
 	p.mu.Lock()
 	p.done += n
 	p.mu.Unlock()
 }
 
 // Stop ends the progress line and erases it.
-func (p *progress) Stop() {
+func (p *Progress) Stop() {
 	if p.stop == nil {
 		return
 	}
@@ -189,14 +189,14 @@ func (p *progress) Stop() {
 	fmt.Fprint(p.c.raw, "\r\x1b[K")
 }
 
-func (p *progress) draw() {
+func (p *Progress) draw() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	fmt.Fprint(p.c.raw, "\r\x1b[K"+p.line())
 }
 
 // line is the status text: "onnxcost: model.onnx: estimating [#####.....] 12/40 3.2s".
-func (p *progress) line() string {
+func (p *Progress) line() string {
 	var b strings.Builder
 	b.WriteString("onnxcost: " + p.label)
 	if p.phase != "" {
@@ -230,4 +230,30 @@ func writeAboveProgress(w io.Writer, line string) error {
 	defer p.mu.Unlock()
 	_, err := io.WriteString(w, "\r\x1b[K"+line)
 	return err
+}
+
+// OneLine keeps an error to one line, as the contract promises: its
+// lines, trimmed and without blanks, joined by "; ". Cobra's unknown-
+// command suggestion ("\n\nDid you mean this?\n\treport\n") becomes
+// "did you mean report?".
+func OneLine(s string) string {
+	s = strings.ReplaceAll(s, "\r", "\n")
+	var parts, suggestions []string
+	suggesting := false
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "":
+		case line == "Did you mean this?":
+			suggesting = true
+		case suggesting:
+			suggestions = append(suggestions, line)
+		default:
+			parts = append(parts, line)
+		}
+	}
+	if len(suggestions) > 0 {
+		parts = append(parts, "did you mean "+strings.Join(suggestions, " or ")+"?")
+	}
+	return strings.Join(parts, "; ")
 }

@@ -1,4 +1,6 @@
-package main
+// Package gctune sets the garbage collector's target and heap for the
+// command line's runs, by the size of the graph they read.
+package gctune
 
 import (
 	"os"
@@ -9,7 +11,7 @@ import (
 )
 
 // The collector's target depends on the graph's size, learnt from the
-// reader before it allocates (sizeHeap); GOGC, when set, overrides both.
+// reader before it allocates (SizeHeap); GOGC, when set, overrides both.
 const (
 	// gcPercentSmall holds from the start until a graph of bigNodes or
 	// more is read. A small model's heap is a few MB, short-lived: each
@@ -30,45 +32,45 @@ const (
 	bigNodes = 8192
 )
 
-// gcTuned is whether tuneGC set the target (GOGC unset).
+// gcTuned is whether Tune set the target (GOGC unset).
 var gcTuned bool
 
-// bigGraph is whether sizeHeap saw a graph of bigNodes or more.
+// bigGraph is whether SizeHeap saw a graph of bigNodes or more.
 var bigGraph bool
 
-// tuneGC sets the collector's target for the start of the process.
-func tuneGC() {
+// Tune sets the collector's target for the start of the process.
+func Tune() {
 	if os.Getenv("GOGC") == "" {
 		gcTuned = true
 		debug.SetGCPercent(gcPercentSmall)
 	}
 }
 
-// sizeHeap is ir.ReadOptions.Counted for the command: a graph of bigNodes
+// SizeHeap is ir.ReadOptions.Counted for the command: a graph of bigNodes
 // or more gets the big-graph collector target and its heap backed by huge
 // pages (hugeheap.Reserve: 2 KiB a node, about twice what the passes and
 // the cost model come to — the 112k-node graph peaks at ~125 MB of heap
 // in `report` — up to 512 MiB). Reserving for a small graph did not pay:
 // it cost DenseNet-121's `report` 3–4 ms.
-func sizeHeap(nodes int) {
+func SizeHeap(nodes int) {
 	if nodes < bigNodes {
 		return
 	}
 	bigGraph = true
-	useGCPercent()
+	UseGCPercent()
 	hugeheap.Reserve(min(int64(nodes)<<11, 512<<20))
 }
 
-// useGCPercent sets the big-graph target (gcPercent): for a big graph, and
+// UseGCPercent sets the big-graph target (gcPercent): for a big graph, and
 // for a process that stays up (`serve`), where the small-model target
 // would let garbage grow to five times what is live.
-func useGCPercent() {
+func UseGCPercent() {
 	if gcTuned {
 		debug.SetGCPercent(gcPercent)
 	}
 }
 
-// collectBeforeCost runs a collection between the passes and the cost
+// CollectBeforeCost runs a collection between the passes and the cost
 // model for a big graph. The passes leave the heap at its most garbage
 // (the collector's target is 50% above what is live) and, once the plan
 // has moved the surviving nodes (ir.Graph.CompactNodes), the storage the
@@ -77,18 +79,18 @@ func useGCPercent() {
 // graph of scripts/bench_vs_onnx.sh `report` peaked at 158 MB without
 // this collection and 144–145 MB with it (median of 5, /usr/bin/time
 // -f %M, 2-core VM), for ~25 ms.
-func collectBeforeCost() {
+func CollectBeforeCost() {
 	if bigGraph {
 		runtime.GC()
 	}
 }
 
-// releaseBeforeOutput hands the heap back to the system before a big
+// ReleaseBeforeOutput hands the heap back to the system before a big
 // graph's report is written, once the graph itself is garbage. Writing
 // reads every printed name back from the model file (19 MB of pages on
 // the 112k-node graph), and those pages came on top of a heap sized for
 // the graph: 177 MB peak, 158 MB with the heap released first.
-func releaseBeforeOutput() {
+func ReleaseBeforeOutput() {
 	if bigGraph {
 		debug.FreeOSMemory()
 	}

@@ -1,4 +1,4 @@
-package main
+package gctune
 
 import (
 	"runtime/debug"
@@ -22,7 +22,7 @@ func TestSizeHeap(t *testing.T) {
 	} {
 		gcTuned = c.tuned
 		debug.SetGCPercent(gcPercentSmall)
-		sizeHeap(c.nodes)
+		SizeHeap(c.nodes)
 		if got := debug.SetGCPercent(100); got != c.want {
 			t.Errorf("tuned %v, %d nodes: collector target %d%%, want %d%%", c.tuned, c.nodes, got, c.want)
 		}
