@@ -41,6 +41,10 @@ type Options struct {
 	// GPUs is the tensor-parallel degree (see parallel.go); 0 and 1 are
 	// one GPU.
 	GPUs int
+	// AppendKVCache prices each KV-cache Concat(past, new) -> present as
+	// an in-place append (kvappend.go), as a serving runtime runs a
+	// generation loop; off, the graph is priced as exported.
+	AppendKVCache bool
 }
 
 // computeDTypes are the values of Options.DType, in the order help and
@@ -273,6 +277,8 @@ type analyzer struct {
 	ctxs []*RuleCtx // rule contexts by nesting depth (ruleCtx)
 	// partial follows the nodes not costed in full (partial.go).
 	partial partialTracker
+	// appends are the cache appends priced in place (AppendKVCache).
+	appends map[*ir.Node]bool
 }
 
 // newAnalyzer is an analyzer of g on gpu with an empty L2; with no GPU,
@@ -286,6 +292,9 @@ func newAnalyzer(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options, rt *hwdb.
 	}
 	if gpu != nil { // counting follows no cache
 		a.l2 = newL2Residency(gpu.L2Bytes, g)
+	}
+	if opt.AppendKVCache {
+		a.appends = cacheAppends(g)
 	}
 	return a
 }
@@ -412,8 +421,8 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 			Steps: est.Steps, WorkingSet: est.Bytes(), Launches: est.Launches,
 			InputK: est.InputK, ElemBytes: a.elemBytes(n),
 			Rows: est.Rows, RowLen: est.RowLen, RowPasses: est.RowPasses,
-			WinogradFused: est.WinogradFused,
-			Resident:      true, DRAMBytes: a.dramBytes(n, est),
+			WinogradFused: est.WinogradFused, DequantFLOPs: est.DequantFLOPs,
+			Resident: true, DRAMBytes: a.dramBytes(n, est),
 		}
 		if est.Class == perf.ClassRNN {
 			// The time model prices per-step latency itself (RNNStepLaunches).
@@ -465,6 +474,9 @@ func (a *analyzer) estimate(n *ir.Node, g *ir.Graph, depth int) (NodeEstimate, f
 		return NodeEstimate{View: true, Note: "constant-folded: output known before run time"}, 0, true
 	}
 	rule := LookupRule(n.Domain, n.OpType)
+	if a.appends[n] {
+		rule = appendRule
+	}
 	if rule == nil {
 		a.addUnsupported(n, NoCostRule[ir.QualifiedOp(n.Domain, n.OpType)])
 		return NodeEstimate{}, 0, false
@@ -640,7 +652,7 @@ func clean(x float64) (float64, bool) {
 
 func (a *analyzer) sanitizeEstimate(n *ir.Node, e *NodeEstimate) {
 	bad := false
-	for _, p := range []*float64{&e.MACs, &e.FLOPs, &e.ExecutedMACs, &e.ExecutedFLOPs, &e.Transcendentals, &e.BytesRead, &e.BytesWritten, &e.Params, &e.Launches} {
+	for _, p := range []*float64{&e.MACs, &e.FLOPs, &e.ExecutedMACs, &e.ExecutedFLOPs, &e.Transcendentals, &e.BytesRead, &e.BytesWritten, &e.Params, &e.Launches, &e.DequantFLOPs} {
 		var ok bool
 		if *p, ok = clean(*p); !ok {
 			bad = true

@@ -11,8 +11,9 @@ import "github.com/onnxcost/onnxcost/ir"
 // param_bytes and added once to peak_memory_bytes. While a node runs its
 // inputs and outputs are live together, and a control-flow node adds its
 // body's own peak on top. An in-place op (ir.InPlace: a scatter updating a
-// KV cache) writes into its updated input's buffer when nothing reads that
-// input afterwards, so its output then allocates nothing either.
+// KV cache, an attention op appending to its past_key/past_value) writes
+// an output into its updated input's buffer when nothing reads that input
+// afterwards, so that output then allocates nothing either.
 
 // aliases reports whether n is a view whose output is its input's buffer
 // seen with another shape (ir.Alias). Other no-kernel ops (Shape, Size,
@@ -20,10 +21,10 @@ import "github.com/onnxcost/onnxcost/ir"
 // get their own buffer.
 func aliases(n *ir.Node) bool { return ir.OpHas("", n.OpType, ir.Alias) }
 
-// updatesInPlace reports whether n may write output 0 into input 0's
-// buffer (ir.InPlace); whether it does depends on input 0 being dead
-// after n.
-func updatesInPlace(n *ir.Node) bool { return ir.NodeHas(n, ir.InPlace) }
+// inPlacePairs are the {output, input} slots of n whose buffers n may
+// share (ir.InPlace, OpSchema.InPlacePairs); whether it does depends on
+// the input being dead after n.
+func inPlacePairs(n *ir.Node) [][2]int { return ir.LookupOp(n.Domain, n.OpType).InPlaceIO() }
 
 // buffer is one allocation shared by a value and its views.
 type buffer struct {
@@ -55,6 +56,7 @@ func (a *analyzer) peakActivations(g *ir.Graph, views []bool, subPeak []float64)
 	}
 	live, inPlaceNodes := l.allocate()
 	l.lastUses()
+	live += l.foldAppends(a.appends)
 	l.foldInPlace(inPlaceNodes)
 	return l.walk(live, l.freeLists(), subPeak)
 }
@@ -68,9 +70,11 @@ type liveness struct {
 	bufOf map[*ir.Value]*buffer
 	// slab backs every buffer (see allocate).
 	slab []buffer
-	// inPlaceAt marks the nodes whose output 0 was folded into input 0's
-	// buffer (nil when none was).
-	inPlaceAt map[int]bool
+	// inPlaceOut marks the outputs folded into an updated input's buffer
+	// (nil when none was); inPlaceAt marks the nodes whose output 0 was
+	// (the cache appends of kvappend.go).
+	inPlaceOut map[*ir.Value]bool
+	inPlaceAt  map[int]bool
 }
 
 // isActivation reports whether v takes activation memory: weights and
@@ -118,7 +122,7 @@ func (l *liveness) allocate() (live float64, inPlaceNodes []int) {
 		}
 	}
 	for i, n := range g.Nodes {
-		if updatesInPlace(n) {
+		if inPlacePairs(n) != nil {
 			inPlaceNodes = append(inPlaceNodes, i)
 		}
 		for _, o := range n.Outputs {
@@ -164,32 +168,39 @@ func (l *liveness) lastUses() {
 	}
 }
 
-// foldInPlace folds the output buffer of each in-place node whose updated
-// input is read by no later node (nor by another of its own inputs, nor as
-// a graph output) into that input's buffer, which then lives on as long as
-// the output and its views are read. In graph order, so a cache updated
-// twice stays one buffer.
+// foldInPlace folds the buffer of each in-place output whose updated
+// input is read by no later node (nor through another of the node's
+// inputs, nor as a graph output) and has the output's size into that
+// input's buffer, which then lives on as long as the output and its views
+// are read. In graph order, so a cache updated twice stays one buffer.
 func (l *liveness) foldInPlace(inPlaceNodes []int) {
 	for _, i := range inPlaceNodes {
 		n := l.g.Nodes[i]
-		bin, bout := l.bufOf[n.In(0)].root(), l.bufOf[n.Out(0)].root()
-		if bin == nil || bout == nil || bin == bout || bin.lastUse != i || bin.bytes != bout.bytes || n.Out(0).Producer != n {
-			continue
+		for _, p := range inPlacePairs(n) {
+			l.foldPair(i, n, p[0], p[1])
 		}
-		shared := false
-		for _, in := range n.Inputs[1:] {
-			shared = shared || l.bufOf[in].root() == bin
-		}
-		if shared {
-			continue
-		}
-		bout.into = bin
-		bin.lastUse = bout.lastUse
-		if l.inPlaceAt == nil {
-			l.inPlaceAt = map[int]bool{}
-		}
-		l.inPlaceAt[i] = true
 	}
+}
+
+// foldPair folds output out of node i into input in's buffer when the
+// input dies at the node.
+func (l *liveness) foldPair(i int, n *ir.Node, out, in int) {
+	o := n.Out(out)
+	bin, bout := l.bufOf[n.In(in)].root(), l.bufOf[o].root()
+	if bin == nil || bout == nil || bin == bout || bin.lastUse != i || bin.bytes != bout.bytes || o.Producer != n {
+		return
+	}
+	for j, v := range n.Inputs {
+		if j != in && l.bufOf[v].root() == bin {
+			return
+		}
+	}
+	bout.into = bin
+	bin.lastUse = bout.lastUse
+	if l.inPlaceOut == nil {
+		l.inPlaceOut = map[*ir.Value]bool{}
+	}
+	l.inPlaceOut[o] = true
 }
 
 // freeLists returns, for each node, the buffers it reads last.
@@ -243,7 +254,7 @@ func (l *liveness) walk(live float64, frees [][]*buffer, subPeak []float64) floa
 	for i, n := range g.Nodes {
 		for k, o := range n.Outputs {
 			b := l.bufOf[o]
-			if b == nil || o.Producer != n || l.isView(i, n) && l.bufOf[n.In(0)] == b || k == 0 && l.inPlaceAt[i] {
+			if b == nil || o.Producer != n || l.isView(i, n) && l.bufOf[n.In(0)] == b || l.inPlaceOut[o] || k == 0 && l.inPlaceAt[i] {
 				continue
 			}
 			live += b.bytes

@@ -31,10 +31,14 @@ import (
 //     it) or its output meets an Add whose other input is an activation.
 //     A transformer layer so gets two (after the attention output
 //     projection and after the MLP down projection).
-//   - A ring all-reduce of B bytes costs 2·(n−1)/n · B / PeerBW(n) plus a
-//     fixed allReduceLatencyS, on the critical path (not overlapped with
-//     compute); its time is added to the node's time and listed in
-//     report.Totals.CommunicationTimeS. Its energy is not counted.
+//   - An all-reduce of B bytes costs α(n) + 2·(n−1)/n · B / (f(n) ·
+//     PeerBW(n)), fitted to NCCL timings per link kind (NVLink within the
+//     domain, else PCIe; perf.AllReduceNVLink and perf.AllReducePCIe,
+//     internal/calibrate/CALIBRATION.md): a latency that grows by a hop per
+//     peer and a bus bandwidth at a fraction of the link's. It is on the
+//     critical path (not overlapped with compute); its time is added to the
+//     node's time and listed in report.Totals.CommunicationTimeS. Its
+//     energy is not counted.
 //   - Activations are not divided in memory (an upper bound: the
 //     residual stream is replicated on every GPU, the MLP intermediate and
 //     attention heads are not), so the per-GPU peak is weights/n for the
@@ -45,15 +49,32 @@ import (
 //     group; all-reduce energy not counted), while node and total FLOPs,
 //     bytes and params stay the whole model's arithmetic.
 
-// allReduceLatencyS is the fixed cost of one all-reduce call: ESTIMATE,
-// the order of NCCL's small-message all-reduce latency within one NVLink
-// node (a few to ten microseconds); not measured here.
-const allReduceLatencyS = 8e-6
+// allReduceModel is the fitted all-reduce of n GPUs of gpu's kind: the
+// link kind is the one GPU.PeerBW(n) prices.
+func allReduceModel(gpu *hwdb.GPU, n int) perf.AllReduceFit {
+	if gpu.NVLinkBW > 0 && n <= gpu.NVLinkDomain {
+		return perf.AllReduceNVLink
+	}
+	return perf.AllReducePCIe
+}
+
+// AllReduceTime is one all-reduce of bytes over n GPUs of gpu's kind (the
+// tensor-parallel model above); 0 for one GPU, +Inf with no link figure.
+func AllReduceTime(gpu *hwdb.GPU, n int, bytes float64) float64 {
+	return allReduceModel(gpu, n).Time(n, bytes, gpu.PeerBW(n))
+}
+
+// AllReduceLatencyS is the part of AllReduceTime that does not grow with
+// the bytes: what each extra call (a data-parallel gradient bucket) adds.
+func AllReduceLatencyS(gpu *hwdb.GPU, n int) float64 {
+	return allReduceModel(gpu, n).Latency(n)
+}
 
 // tensorParallel is the state of a tensor-parallel analysis.
 type tensorParallel struct {
 	n       int
 	peerBW  float64
+	ar      perf.AllReduceFit
 	sharded map[*ir.Value]bool // weights split n ways
 	commS   float64            // sum of all-reduce times
 	reduces int
@@ -83,7 +104,7 @@ func newTensorParallel(gpu *hwdb.GPU, n int) (*tensorParallel, error) {
 	if bw <= 0 {
 		return nil, fmt.Errorf("analyze: --gpus %d: GPU %s has no NVLink or PCIe bandwidth in its hwdb entry to cost all-reduces with", n, gpu.Name)
 	}
-	return &tensorParallel{n: n, peerBW: bw, sharded: map[*ir.Value]bool{}}, nil
+	return &tensorParallel{n: n, peerBW: bw, ar: allReduceModel(gpu, n), sharded: map[*ir.Value]bool{}}, nil
 }
 
 // shardKernel divides a GEMM-like kernel n ways (see the assumptions).
@@ -91,6 +112,7 @@ func (tp *tensorParallel) shardKernel(k *perf.Kernel) {
 	n := int64(tp.n)
 	f := float64(tp.n)
 	k.FLOPs /= f
+	k.DequantFLOPs /= f
 	k.Bytes /= f
 	k.WorkingSet /= f
 	k.DRAMBytes /= f
@@ -111,10 +133,9 @@ func (tp *tensorParallel) markWeights(n *ir.Node) {
 	}
 }
 
-// allReduceTime is the ring all-reduce time of bytes over n GPUs.
+// allReduceTime is the all-reduce time of bytes over the n GPUs.
 func (tp *tensorParallel) allReduceTime(bytes float64) float64 {
-	f := float64(tp.n)
-	return 2*(f-1)/f*bytes/tp.peerBW + allReduceLatencyS
+	return tp.ar.Time(tp.n, bytes, tp.peerBW)
 }
 
 // gateInput is FusedGemm's gate operand slot (passes/epilogue.go).
@@ -196,7 +217,7 @@ func (a *analyzer) applyParallel(r *report.Report) {
 		// The runtime's floor sits on every GPU, beside its share.
 		r.Runtime.DeviceMemoryBytes = t.PerGPUPeakMemoryBytes + r.Runtime.MemoryFloorBytes
 	}
-	a.warnf("tensor-parallel over %d GPUs: GEMM-like kernels and their weights split %d ways, other kernels and activations replicated; %d all-reduces at %.4g GB/s per GPU (ring, %g µs latency each, ESTIMATE); see cost/parallel.go", tp.n, tp.n, tp.reduces, tp.peerBW/1e9, allReduceLatencyS*1e6)
+	a.warnf("tensor-parallel over %d GPUs: GEMM-like kernels and their weights split %d ways, other kernels and activations replicated; %d all-reduces over %.4g GB/s links per GPU (ring, %.3g µs latency each and %.0f%% of the link, fitted to NCCL timings); see cost/parallel.go", tp.n, tp.n, tp.reduces, tp.peerBW/1e9, tp.ar.Latency(tp.n)*1e6, 100*tp.ar.BusFraction(tp.n))
 }
 
 // outBytes is the size of n's first output as costed (the all-reduced

@@ -57,6 +57,9 @@ type NodeEstimate struct {
 	// WinogradFused marks a ClassWinograd estimate run by the fused
 	// F(2×2,3×3) kernel (perf.Kernel.WinogradFused).
 	WinogradFused bool
+	// DequantFLOPs is the weight dequantization inside FLOPs
+	// (perf.Kernel.DequantFLOPs).
+	DequantFLOPs float64
 	// Note explains an approximation; it is shown in the report.
 	Note string
 	// View marks a node that launches no kernel (a view or metadata op).

@@ -146,10 +146,6 @@ func (f *Forward) AddAllReduce(s float64) {
 // totals (per_gpu_peak_memory_bytes).
 func (f *Forward) SetPerGPUPeak(bytes float64) { f.a.tp.trainPeak = bytes }
 
-// AllReduceLatencyS is the fixed cost of one all-reduce call
-// (parallel.go); the data-parallel gradient all-reduce pays it per bucket.
-const AllReduceLatencyS = allReduceLatencyS
-
 // GateInput is FusedGemm's gate operand slot, whose gradient a fused
 // epilogue's backward computes.
 const GateInput = gateInput

@@ -34,7 +34,8 @@
 //     count in cost/rules_elementwise.go), FusableActivation (a Conv/Gemm
 //     epilogue may absorb it; list carried attributes in EpilogueAttrs),
 //     View/Alias (no kernel, shares its input's buffer), InPlace (a kernel
-//     that writes output 0 into input 0's buffer), Commutative.
+//     that writes output 0 into input 0's buffer, or the outputs into the
+//     inputs InPlacePairs names), Commutative.
 //     Test it in ops_<family>_test.go with runFAOutputs (shape) and
 //     runFATypeCases (errors).
 //  2. Cost rule: RegisterRule in the cost/rules_*.go file of its kind

@@ -33,6 +33,26 @@ type OpSchema struct {
 	// EpilogueAttrs are the attributes a FusableActivation carries into
 	// a fused epilogue (renamed activation_<name>).
 	EpilogueAttrs []string
+	// InPlacePairs, for an InPlace op, are the {output, input} slots
+	// whose buffers the kernel may share (an attention op's present_key
+	// over past_key). Empty means {0, 0}. An optional input named here
+	// may be absent: the output then gets its own buffer.
+	InPlacePairs [][2]int
+}
+
+// defaultInPlace is the pair an InPlace op without InPlacePairs updates.
+var defaultInPlace = [][2]int{{0, 0}}
+
+// InPlaceIO returns the {output, input} pairs an InPlace op may update in
+// place; nil for an op without the trait.
+func (s *OpSchema) InPlaceIO() [][2]int {
+	switch {
+	case s == nil || !s.Traits.Has(InPlace):
+		return nil
+	case len(s.InPlacePairs) > 0:
+		return s.InPlacePairs
+	}
+	return defaultInPlace
 }
 
 // opTable is sized for what registers: growing it by rehashing cost

@@ -30,13 +30,16 @@ const (
 	// epilogue may absorb (passes/epilogue.go); OpSchema.EpilogueAttrs
 	// lists the attributes the fused node carries over.
 	FusableActivation
-	// InPlace ops write output 0 into input 0's buffer when nothing reads
-	// that input afterwards: the output is the input with some elements
-	// replaced (ScatterND, ScatterElements and the older Scatter, which
-	// onnxruntime registers with MayInplace(0, 0); a KV-cache update is the
-	// common case). Unlike Alias the op runs a kernel; peak-memory
-	// accounting (cost/memory.go) gives the output no allocation of its
-	// own only when the input dies at the node.
+	// InPlace ops write an output into an input's buffer when nothing
+	// reads that input afterwards: the output is the input with some
+	// elements replaced. Which output updates which input is
+	// OpSchema.InPlacePairs; by default output 0 updates input 0
+	// (ScatterND, ScatterElements and the older Scatter, which onnxruntime
+	// registers with MayInplace(0, 0)). A KV-cache update is the common
+	// case, also inside attention ops whose present_key/present_value
+	// share the past_key/past_value buffers. Unlike Alias the op runs a
+	// kernel; peak-memory accounting (cost/memory.go) gives the output no
+	// allocation of its own only when the input dies at the node.
 	InPlace
 )
 

@@ -63,8 +63,8 @@ func GPT(c GPTConfig) (*ir.Model, error) {
 	if c.Seq > c.Positions {
 		return nil, fmt.Errorf("gpt: seq %d exceeds the %d learned positions", c.Seq, c.Positions)
 	}
-	if c.Decode && c.Past <= 0 && c.Past != Symbolic {
-		return nil, fmt.Errorf("gpt: decode needs past > 0 (cached positions), or %d for a symbolic past_sequence_length", Symbolic)
+	if c.Decode && c.Past < 0 && c.Past != Symbolic {
+		return nil, fmt.Errorf("gpt: decode needs past >= 0 (cached positions; 0 is an empty cache, a prompt's step), or %d for a symbolic past_sequence_length", Symbolic)
 	}
 	if c.Decode && c.Past > 0 && c.Seq > 0 && c.Past+c.Seq > c.Positions {
 		return nil, fmt.Errorf("gpt: past %d + seq %d exceeds the %d learned positions", c.Past, c.Seq, c.Positions)
@@ -199,8 +199,8 @@ func Llama(c LlamaConfig) (*ir.Model, error) {
 	if err := checkDims(c.Batch, c.Seq); err != nil {
 		return nil, fmt.Errorf("llama: %v", err)
 	}
-	if c.Decode && c.Past <= 0 && c.Past != Symbolic {
-		return nil, fmt.Errorf("llama: decode needs past > 0 (cached positions), or %d for a symbolic past_sequence_length", Symbolic)
+	if c.Decode && c.Past < 0 && c.Past != Symbolic {
+		return nil, fmt.Errorf("llama: decode needs past >= 0 (cached positions; 0 is an empty cache, a prompt's step), or %d for a symbolic past_sequence_length", Symbolic)
 	}
 	b := newBuilder("llama")
 	d, hd := c.DModel, c.DModel/c.Heads
@@ -341,9 +341,14 @@ func (b *builder) pastKV(scope string, layers int, dims []ir.Dim) (pasts [][2]*i
 }
 
 // dimsKV is the shape of a cached key or value: [batch, kv_heads, past,
-// head_dim], batch and past symbolic when Symbolic.
+// head_dim], batch and past symbolic when Symbolic; past may be 0.
 func dimsKV(batch, kvHeads, past, hd int64) []ir.Dim {
-	return []ir.Dim{dim(batch, "batch"), ir.D(kvHeads), dim(past, "past_sequence_length"), ir.D(hd)}
+	p := dim(past, "past_sequence_length")
+	if past == 0 {
+		// An empty cache (the prompt's step) is a real length, not "unset".
+		p = ir.D(0)
+	}
+	return []ir.Dim{dim(batch, "batch"), ir.D(kvHeads), p, ir.D(hd)}
 }
 
 // offsetCausalMask is causalMask for seq new tokens after start cached

@@ -120,7 +120,7 @@ func gptEntry(name string, c GPTConfig) Entry {
 func decodeParams(past int64) []Param {
 	return []Param{
 		{"decode", 0, "1 = one generation step with a key/value cache of past positions (seq = new tokens, 1 unless given)"},
-		{"past", past, "with decode=1: cached positions (-1 = symbolic \"past_sequence_length\")"},
+		{"past", past, "with decode=1: cached positions (0 = an empty cache, the prompt's step; -1 = symbolic \"past_sequence_length\")"},
 	}
 }
 

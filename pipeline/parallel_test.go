@@ -6,6 +6,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/passes"
@@ -57,8 +58,9 @@ func TestTensorParallelLlama70BFits(t *testing.T) {
 
 // TestTensorParallelCommunication: one all-reduce after each attention
 // and each MLP block (2 per layer, 80 layers), and the all-reduce time
-// less its fixed latency grows as the ring's 2·(n−1)/n while n stays in
-// one NVLink domain (the same per-GPU bandwidth).
+// less the fitted latency grows as the ring's 2·(n−1)/n over the fitted
+// bus fraction while n stays in one NVLink domain (the same per-GPU
+// bandwidth).
 func TestTensorParallelCommunication(t *testing.T) {
 	bw := map[int]float64{}
 	for _, n := range []int{2, 4, 8} {
@@ -76,8 +78,10 @@ func TestTensorParallelCommunication(t *testing.T) {
 		if math.Abs(sum-r.Totals.CommunicationTimeS) > 1e-12*sum || sum <= 0 {
 			t.Errorf("n=%d: node all-reduces sum to %g, total says %g", n, sum, r.Totals.CommunicationTimeS)
 		}
-		// Per all-reduce, latency removed, over the ring factor.
-		bw[n] = (sum/float64(reduces) - 8e-6) / (2 * float64(n-1) / float64(n))
+		// Per all-reduce, latency removed, over the ring factor and the
+		// bus fraction.
+		ar := perf.AllReduceNVLink
+		bw[n] = (sum/float64(reduces) - ar.Latency(n)) / (2 * float64(n-1) / float64(n)) * ar.BusFraction(n)
 	}
 	for _, n := range []int{4, 8} {
 		if math.Abs(bw[n]/bw[2]-1) > 1e-9 {

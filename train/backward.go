@@ -242,6 +242,11 @@ const (
 	notModelled    = "differentiable, but no backward model yet; reported as missing"
 )
 
+// inferenceKernel: onnxruntime's fused attention kernels are
+// differentiable maths with no gradient kernel, so training through one
+// is missing its backward.
+const inferenceKernel = "inference-only contrib kernel (onnxruntime registers no gradient for it); reported as missing"
+
 // NoBackward lists ops with a cost rule but no backward rule, with the
 // reason (one of the constants above), one entry per op.
 var NoBackward = map[string]string{
@@ -260,11 +265,17 @@ var NoBackward = map[string]string{
 	"ConvInteger": inferenceOnly, "QLinearConv": inferenceOnly, "MatMulInteger": inferenceOnly,
 	"QLinearMatMul": inferenceOnly, "com.microsoft.QLinearAdd": inferenceOnly, "QuantizeLinear": inferenceOnly,
 	"DequantizeLinear": inferenceOnly, "DynamicQuantizeLinear": inferenceOnly,
+	// Weight-only int4/int8 kernels: the packed weights are constants.
+	"com.microsoft.MatMulNBits": inferenceOnly, "com.microsoft.GatherBlockQuantized": inferenceOnly,
 
 	"ai.onnx.preview.training.Adagrad": optimizerOp, "ai.onnx.preview.training.Adam": optimizerOp,
 	"ai.onnx.preview.training.Momentum": optimizerOp,
 
 	"If": controlFlowBwd, "Loop": controlFlowBwd, "Scan": controlFlowBwd,
+
+	"com.microsoft.GroupQueryAttention": inferenceKernel, "com.microsoft.MultiHeadAttention": inferenceKernel,
+	"com.microsoft.Attention": inferenceKernel, "com.microsoft.RotaryEmbedding": inferenceKernel,
+	"com.microsoft.EmbedLayerNormalization": inferenceKernel,
 
 	"AffineGrid": notModelled, "Col2Im": notModelled, "DFT": notModelled, "STFT": notModelled, "Det": notModelled,
 	"GridSample": notModelled, "RoiAlign": notModelled, "MaxUnpool": notModelled,
@@ -274,7 +285,7 @@ var NoBackward = map[string]string{
 // backward is not costed (reported), as opposed to one with no gradient
 // at all.
 func missingBackward(reason string) bool {
-	return reason == controlFlowBwd || reason == notModelled
+	return reason == controlFlowBwd || reason == notModelled || reason == inferenceKernel
 }
 
 // gemmKernel is a GEMM-class backward kernel of M×N×K (batch b) reading r

@@ -15,8 +15,9 @@ import (
 // no_sync). The report is one replica's.
 //
 //   - Gradients are all-reduced in buckets of ddpBucketBytes (DDP's
-//     default bucket_cap_mb = 25), each a ring all-reduce of
-//     2·(n−1)/n · bytes / PeerBW(n) plus cost.AllReduceLatencyS.
+//     default bucket_cap_mb = 25), each an all-reduce priced as the
+//     tensor-parallel one (cost.AllReduceTime), its latency
+//     (cost.AllReduceLatencyS) paid per bucket.
 //   - DDP launches a bucket's all-reduce as soon as backward has produced
 //     its gradients, so communication overlaps the backward: the exposed
 //     time is what the all-reduces take beyond the backward, plus the
@@ -35,15 +36,15 @@ func (s *step) dataParallel(n int, gradBytes float64) error {
 	if bw <= 0 {
 		return fmt.Errorf("analyze: data parallel over %d GPUs: GPU %s has no NVLink or PCIe bandwidth in its hwdb entry to cost the gradient all-reduce with", n, gpu.Name)
 	}
-	ring := func(b float64) float64 { return 2 * float64(n-1) / float64(n) * b / bw }
+	lat := cost.AllReduceLatencyS(gpu, n)
 	buckets := math.Max(math.Ceil(gradBytes/ddpBucketBytes), 1)
-	comm := ring(gradBytes) + buckets*cost.AllReduceLatencyS
-	last := ring(math.Min(gradBytes, ddpBucketBytes)) + cost.AllReduceLatencyS
+	comm := cost.AllReduceTime(gpu, n, gradBytes) + (buckets-1)*lat
+	last := cost.AllReduceTime(gpu, n, math.Min(gradBytes, ddpBucketBytes))
 	tr.DataParallel = n
 	tr.GradAllReduceS = comm
 	tr.GradAllReduceExposedS = math.Max(comm-last-tr.BackwardTimeS, 0) + last
-	tr.Notes = append(tr.Notes, fmt.Sprintf("data parallel over %d GPUs (DistributedDataParallel): %.0f gradient buckets of 25 MiB all-reduced over %.4g GB/s (ring, %g µs each, ESTIMATE), %s in all, %s of it not hidden behind the backward; effective batch %d × the graph's batch per micro-batch; see train/dataparallel.go",
-		n, buckets, bw/1e9, cost.AllReduceLatencyS*1e6, cost.USText(comm), cost.USText(tr.GradAllReduceExposedS), n))
+	tr.Notes = append(tr.Notes, fmt.Sprintf("data parallel over %d GPUs (DistributedDataParallel): %.0f gradient buckets of 25 MiB all-reduced over %.4g GB/s (ring, %.3g µs each, fitted to NCCL timings), %s in all, %s of it not hidden behind the backward; effective batch %d × the graph's batch per micro-batch; see train/dataparallel.go",
+		n, buckets, bw/1e9, lat*1e6, cost.USText(comm), cost.USText(tr.GradAllReduceExposedS), n))
 	return nil
 }
 

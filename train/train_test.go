@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
@@ -519,8 +520,11 @@ func TestDataParallel(t *testing.T) {
 	}
 	one, dp := run(Options{}), run(Options{DataParallel: 4})
 	grads := 4 * 2048 * 2048 * 4.0 // 64 MiB: 3 buckets
-	comm := 2*3.0/4*grads/25e9 + 3*cost.AllReduceLatencyS
-	last := 2*3.0/4*float64(ddpBucketBytes)/25e9 + cost.AllReduceLatencyS
+	// No NVLink: the PCIe fit, one latency per bucket.
+	ar := perf.AllReducePCIe
+	busBW := ar.BusFraction(4) * 25e9
+	comm := 2*3.0/4*grads/busBW + 3*ar.Latency(4)
+	last := 2*3.0/4*float64(ddpBucketBytes)/busBW + ar.Latency(4)
 	if dp.DataParallel != 4 || !near(dp.GradAllReduceS, comm) || !near(dp.GradAllReduceExposedS, math.Max(comm-last-dp.BackwardTimeS, 0)+last) {
 		t.Errorf("all-reduce %v exposed %v, want %v and max(%v - last - backward %v, 0) + last %v", dp.GradAllReduceS, dp.GradAllReduceExposedS, comm, comm, dp.BackwardTimeS, last)
 	}

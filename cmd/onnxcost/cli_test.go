@@ -252,3 +252,19 @@ func runOut(t *testing.T, args ...string) string {
 	}
 	return out
 }
+
+// TestPromptBindsEmptyCache: a prompt step of a decoder exported with a
+// KV cache binds the cache length to 0, and a negative size is refused.
+func TestPromptBindsEmptyCache(t *testing.T) {
+	m := fixture(t, "contrib/llama_int4_gqa.onnx")
+	dims := []string{"--dim", "batch_size=1", "--dim", "sequence_length=16", "--dim", "total_sequence_length=16"}
+	var r report.Report
+	runJSON(t, &r, append([]string{"report", m, "--gpu", "A100", "--format", "json", "--dim", "past_sequence_length=0"}, dims...)...)
+	if r.Totals.MACs <= 0 || r.Totals.TimeS <= 0 {
+		t.Errorf("empty-cache prompt step: MACs %g, time %g", r.Totals.MACs, r.Totals.TimeS)
+	}
+	code, out, errs := runCLI(t, append([]string{"report", m, "--gpu", "A100", "--dim", "past_sequence_length=-1"}, dims...)...)
+	if code != 2 || out != "" || !strings.Contains(errs, "non-negative integer") {
+		t.Errorf("negative size: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}

@@ -87,15 +87,16 @@ func pipeErr(err error) error {
 	return err
 }
 
-// parseDims parses repeated --dim NAME=VALUE flags.
+// parseDims parses repeated --dim NAME=VALUE flags. A size may be 0: a
+// prompt step binds an empty KV cache (past_sequence_length=0).
 func parseDims(flags []string) (map[string]int64, error) {
 	return parseKeyValues("--dim", "NAME=VALUE", flags, true)
 }
 
 // parseKeyValues parses the values of a repeatable KEY=N flag into a map;
-// a repeated key takes its last value. With positive, N must be ≥ 1 (a
-// dim size); otherwise any integer is accepted.
-func parseKeyValues(flag, form string, flags []string, positive bool) (map[string]int64, error) {
+// a repeated key takes its last value. With sizes, N must be ≥ 0 (a dim
+// size); otherwise any integer is accepted.
+func parseKeyValues(flag, form string, flags []string, sizes bool) (map[string]int64, error) {
 	out := map[string]int64{}
 	for _, f := range flags {
 		k, v, ok := strings.Cut(f, "=")
@@ -105,10 +106,10 @@ func parseKeyValues(flag, form string, flags []string, positive bool) (map[strin
 		}
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		switch {
-		case err != nil && !positive:
+		case err != nil && !sizes:
 			return nil, usageErr("%s %q: value must be an integer", flag, f)
-		case err != nil || (positive && n <= 0):
-			return nil, usageErr("%s %q: value must be a positive integer", flag, f)
+		case err != nil || (sizes && n < 0):
+			return nil, usageErr("%s %q: value must be a non-negative integer", flag, f)
 		}
 		out[k] = n
 	}

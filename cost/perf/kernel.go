@@ -76,6 +76,12 @@ type Kernel struct {
 	// EffWinograd, which was fitted on the non-fused algorithm and
 	// absorbs its separate transform kernels (see kernelEff).
 	WinogradFused bool
+	// DequantFLOPs is the part of FLOPs a weight-only quantized GEMM
+	// spends dequantizing its packed weights as they load: once per
+	// weight element whatever M is, on the CUDA cores beside the main
+	// loop. It adds to the main loop's time instead of scaling it; scaled,
+	// its 1/M share made a 2-row GEMM slower than a 4-row one.
+	DequantFLOPs float64
 	// Grad is, for a backward GEMM-like kernel, which gradient it
 	// computes (GradData, GradWeight); empty for forward kernels.
 	Grad Grad

@@ -177,6 +177,8 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 		t.ComputeS, t.MemoryS = rnnTime(g, k, p, launch)
 	case isGEMMClass(k.Class) && (k.M == 1 || k.N == 1) && k.K > 0:
 		t.ComputeS = gemvCompute(g, k, kernelEff(k, p), p)
+	case isGEMMClass(k.Class) && k.DequantFLOPs > 0 && k.M > 0 && k.N > 0 && k.K > 0:
+		t.ComputeS = weightOnlyCompute(g, k, kernelEff(k, p), p)
 	case isGEMMClass(k.Class) && k.M > 0 && k.N > 0 && k.K > 0:
 		t.ComputeS = gemmCompute(g, k.Precision, k.M, k.N, k.K, max(k.Batch, 1), kernelEff(k, p), p)
 		if k.FLOPs > 0 && t.ComputeS > 0 {
@@ -184,14 +186,17 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 			// FLOPs; the GEMM view already prices the main loop, so only
 			// scale up when FLOPs exceed it.
 			gemmFLOPs := FMAFLOPs * float64(k.M) * float64(k.N) * float64(k.K) * float64(max(k.Batch, 1))
-			if k.FLOPs > gemmFLOPs {
-				t.ComputeS *= k.FLOPs / gemmFLOPs
+			if main := k.FLOPs - k.DequantFLOPs; main > gemmFLOPs {
+				t.ComputeS *= main / gemmFLOPs
 			}
 		}
 	default:
 		if peak > 0 && k.FLOPs > 0 {
 			t.ComputeS = k.FLOPs / (peak * pathEff(k.Precision, p) * classEff(k.Class, p))
 		}
+	}
+	if k.DequantFLOPs > 0 && isGEMMClass(k.Class) {
+		t.ComputeS += dequantCompute(g, k, p)
 	}
 	if k.M > 0 && k.N > 0 && k.K > 0 && (isGEMMClass(k.Class) || k.Class == ClassRNN) {
 		t.LatencyS = fillS(launch, p, s)
@@ -575,6 +580,51 @@ func gemvCompute(g *hwdb.GPU, k Kernel, classEff float64, p Params) float64 {
 	busy := min(float64(ceilDiv(outputs, gemvWarpsPerCTA))/float64(g.SMs), 1)
 	rate := peak * busy * pathEff(real, p) * classEff * clockFractionBusy(g, p, busy)
 	return FMAFLOPs * float64(outputs) * float64(k.K) / rate
+}
+
+// weightOnlyCompute is the main loop of a weight-only quantized GEMM
+// (DequantFLOPs > 0). Its kernels run a few rows as batched GEMVs over the
+// packed weights, more rows as passes of gemvMaxCols or as tiles, so r
+// rows never cost more than r GEMVs, nor more than ⌈r/8⌉ times 8 rows:
+// priced as tiles alone, 2 rows over int4 weights (whose bytes no longer
+// hide the padded tile's compute) cost more than two 1-row GEMVs. The
+// passes re-read the packed weights, from L2 where they fit; only the
+// first read is in the kernel's bytes, so many passes are optimistic
+// where the weights exceed L2.
+func weightOnlyCompute(g *hwdb.GPU, k Kernel, eff float64, p Params) float64 {
+	batch := max(k.Batch, 1)
+	rows := func(r int64) float64 {
+		m, n := r, k.N
+		if k.M > k.N {
+			m, n = k.M, r
+		}
+		t := gemmCompute(g, k.Precision, m, n, k.K, batch, eff, p)
+		if r <= gemvMaxCols {
+			one := Kernel{Precision: k.Precision, M: 1, N: n, K: k.K, Batch: batch}
+			if k.M > k.N {
+				one.M, one.N = m, 1
+			}
+			t = min(t, float64(r)*gemvCompute(g, one, eff, p))
+		}
+		return t
+	}
+	narrow := min(k.M, k.N)
+	t := rows(narrow)
+	if narrow > gemvMaxCols {
+		t = min(t, float64(ceilDiv(narrow, gemvMaxCols))*rows(gemvMaxCols))
+	}
+	return t
+}
+
+// dequantCompute is the time of a quantized GEMM's weight dequantization
+// (Kernel.DequantFLOPs) on the CUDA cores at the activation precision's
+// vector rate, every SM busy: the weights are spread over all CTAs.
+func dequantCompute(g *hwdb.GPU, k Kernel, p Params) float64 {
+	peak, real := peakFor(g, vectorPath(k.Precision))
+	if peak <= 0 {
+		return 0
+	}
+	return k.DequantFLOPs / (peak * pathEff(real, p) * clockFraction(g, p))
 }
 
 // tileTime is the compute time of a GEMM run as ctas CTA tiles of shape

@@ -46,6 +46,17 @@ var cases = []modelCase{
 	{"zoo:llama-tiny?decode=1&past=256", true, []int64{1, 2, 4, 8, 16, 32, 64, 128}},
 	{"zoo:gpt2-small?seq=128", false, []int64{1, 2, 4, 8, 16}},
 	{"zoo:transformer", false, []int64{1, 4, 16}},
+	// An int4 decoder as onnxruntime-genai writes it: MatMulNBits,
+	// GroupQueryAttention over a 1024-token cache (fileDims).
+	{int4Decoder, true, []int64{1, 2, 4, 8, 16, 32}},
+}
+
+const int4Decoder = "../../testdata/models/contrib/llama_int4_gqa.onnx"
+
+// fileDims binds the symbolic dims of the model files among the cases
+// (batch_size comes from the case): one new token over a cache of 1024.
+var fileDims = map[string]map[string]int64{
+	int4Decoder: {"sequence_length": 1, "past_sequence_length": 1024, "total_sequence_length": 1025},
 }
 
 var dtypes = []string{"fp32", "fp16"}
@@ -63,7 +74,17 @@ func load(t testing.TB, path string, batch int64) *loaded {
 	if strings.Contains(path, "?") {
 		sep = "&"
 	}
-	l, err := pipeline.Load(fmt.Sprintf("%s%sbatch=%d", path, sep, batch), pipeline.Options{BindAll: true})
+	var l *pipeline.Loaded
+	var err error
+	if dims, ok := fileDims[path]; ok {
+		bound := map[string]int64{"batch_size": batch}
+		for k, d := range dims {
+			bound[k] = d
+		}
+		l, err = pipeline.Load(path, pipeline.Options{Dims: bound})
+	} else {
+		l, err = pipeline.Load(fmt.Sprintf("%s%sbatch=%d", path, sep, batch), pipeline.Options{BindAll: true})
+	}
 	if err != nil {
 		t.Fatalf("%s batch %d: %v", path, batch, err)
 	}

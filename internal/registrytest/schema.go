@@ -14,7 +14,9 @@ import (
 // table, sorted: an opset range inference can enforce (Since >= 1, Until
 // not before Since), and an InPlace op that peak memory can rely on (it
 // runs a kernel, so it has a cost rule and is neither Alias nor View, and
-// it has the input 0 and output 0 that share a buffer).
+// it has the slots that share a buffer: input 0 and output 0 by default,
+// else each InPlacePairs pair within its arity, no slot in two pairs).
+// InPlacePairs without the trait are refused: memory would ignore them.
 func CheckSchemas(ops []*ir.OpSchema, hasCostRule func(domain, name string) bool) []string {
 	var bad []string
 	for _, s := range ops {
@@ -32,15 +34,36 @@ func CheckSchemas(ops []*ir.OpSchema, hasCostRule func(domain, name string) bool
 			if !hasCostRule(s.Domain, s.Name) {
 				bad = append(bad, fmt.Sprintf("%s is InPlace but has no cost rule", k))
 			}
-			if s.MinIn < 1 || s.MinOut < 1 {
+			if len(s.InPlacePairs) == 0 && (s.MinIn < 1 || s.MinOut < 1) {
 				bad = append(bad, fmt.Sprintf("%s is InPlace but does not always have input 0 and output 0", k))
 			}
+			bad = append(bad, checkInPlacePairs(k, s)...)
+		} else if len(s.InPlacePairs) > 0 {
+			bad = append(bad, fmt.Sprintf("%s has InPlacePairs but not the InPlace trait", k))
 		}
 		if s.Check != nil && s.Infer == nil {
 			bad = append(bad, fmt.Sprintf("%s has an operand check but no shape rule to run it before", k))
 		}
 	}
 	sort.Strings(bad)
+	return bad
+}
+
+// checkInPlacePairs refuses a pair outside the op's arity and a slot in
+// two pairs (two outputs cannot both own one buffer).
+func checkInPlacePairs(k string, s *ir.OpSchema) []string {
+	var bad []string
+	outs, ins := map[int]bool{}, map[int]bool{}
+	for _, p := range s.InPlacePairs {
+		out, in := p[0], p[1]
+		if out < 0 || in < 0 || (s.MaxOut >= 0 && out >= s.MaxOut) || (s.MaxIn >= 0 && in >= s.MaxIn) {
+			bad = append(bad, fmt.Sprintf("%s pairs output %d with input %d, outside its %d outputs and %d inputs", k, out, in, s.MaxOut, s.MaxIn))
+		}
+		if outs[out] || ins[in] {
+			bad = append(bad, fmt.Sprintf("%s names output %d or input %d in two in-place pairs", k, out, in))
+		}
+		outs[out], ins[in] = true, true
+	}
 	return bad
 }
 

@@ -45,6 +45,11 @@ func TestCheckSchemasFails(t *testing.T) {
 		{"InPlace alias", edit(func(s *ir.OpSchema) { s.Traits = ir.InPlace | ir.Alias }), "Relu is InPlace and Alias or View"},
 		{"InPlace uncosted", edit(func(s *ir.OpSchema) { s.Name, s.Traits = "Uncosted", ir.InPlace }), "Uncosted is InPlace but has no cost rule"},
 		{"InPlace without input", edit(func(s *ir.OpSchema) { s.Traits, s.MinIn = ir.InPlace, 0 }), "Relu is InPlace but does not always have input 0"},
+		{"InPlace pair past the inputs", edit(func(s *ir.OpSchema) { s.Traits, s.InPlacePairs = ir.InPlace, [][2]int{{0, 1}} }), "Relu pairs output 0 with input 1, outside its 1 outputs and 1 inputs"},
+		{"InPlace input in two pairs", edit(func(s *ir.OpSchema) {
+			s.Traits, s.MaxOut, s.InPlacePairs = ir.InPlace, 2, [][2]int{{0, 0}, {1, 0}}
+		}), "Relu names output 1 or input 0 in two in-place pairs"},
+		{"pairs without InPlace", edit(func(s *ir.OpSchema) { s.InPlacePairs = [][2]int{{0, 0}} }), "Relu has InPlacePairs but not the InPlace trait"},
 		{"check without rule", edit(func(s *ir.OpSchema) { s.Check, s.Infer = infer, nil }), "Relu has an operand check but no shape rule"},
 	} {
 		bad := CheckSchemas([]*ir.OpSchema{c.s}, costed)

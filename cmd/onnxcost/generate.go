@@ -1,0 +1,132 @@
+package main
+
+import (
+	"io"
+	"strings"
+
+	"github.com/onnxcost/onnxcost/generate"
+	"github.com/onnxcost/onnxcost/sweep"
+	"github.com/spf13/cobra"
+)
+
+func init() { register("generate", newGenerateCmd) }
+
+func newGenerateCmd(stdout, stderr io.Writer) *cobra.Command {
+	var cf costFlags // --gpu and --gpu-file, with their defaults
+	var runtime, runtimeFile, dtype, plan, format string
+	var dims []string
+	var batch, prompt, output int64
+	var exact bool
+	var concurrency string
+	var ttftSLO, tpotSLO, price float64
+	var pf passFlags
+	gpus := gpuCount(1)
+	c := &cobra.Command{
+		Use:   "generate MODEL --gpu NAME --prompt N --output M [--batch B]",
+		Short: "Time to first token, time per output token, tokens/s and memory of LLM generation with a KV cache",
+		Long: `generate costs serving B sequences of an N-token prompt and M generated
+tokens with a decoder that takes a key/value cache: a zoo decoder
+(zoo:llama-7b, zoo:gpt2-small, ...) or an ONNX export whose cache inputs
+(past_key_values.*) have a symbolic length (past_sequence_length).
+
+The prompt's step (B × N tokens, empty cache) is the time to first token;
+M−1 decode steps of one token follow, the cache growing from N to N+M−1.
+Each step writes the cache in place (the new entries only), as serving
+runtimes do, not as the export's Concat copies it. A few decode steps are
+costed and a line through them is summed over every step (--exact: all).
+Output tokens/s is B·M / end-to-end time.
+
+--concurrency LIST adds the serving curve of continuous batching at steady
+state: C requests always in flight, each cycle C prefills (batch 1) and
+M−1 decode steps at batch C; per C, tokens/s, TTFT, TPOT, e2e, energy per
+token (--price: cost per million tokens), KV cache and memory, up to the
+largest C that fits. --ttft-slo / --tpot-slo pick the best point.
+
+  onnxcost generate zoo:llama-7b --gpu H100 --dtype fp16 --prompt 512 --output 128 --batch 8
+  onnxcost generate model.onnx --gpu A100 --prompt 1024 --output 256 --format json
+  onnxcost generate zoo:llama-7b --gpu H100 --dtype fp16 --prompt 512 --output 128 --concurrency 1..256 --tpot-slo 0.05`,
+		Args: exactArgs(1, "MODEL"),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := checkFormat(format, "text", "json"); err != nil {
+				return err
+			}
+			dtype = strings.ToLower(strings.TrimSpace(dtype))
+			if err := checkValue("--dtype", dtype, validDTypes...); err != nil {
+				return err
+			}
+			if err := checkValue("--plan", plan, "fused", "unfused"); err != nil {
+				return err
+			}
+			if err := pf.validate(); err != nil {
+				return err
+			}
+			if err := applyGPUDefault(&cf); err != nil {
+				return err
+			}
+			if cf.gpu == "" {
+				return usageErr("generate: --gpu is required (see 'onnxcost gpus')")
+			}
+			if c.Flags().Changed("batch") && batch < 1 {
+				return usageErr("--batch must be ≥ 1, got %d", batch)
+			}
+			var conc []int64
+			if concurrency != "" {
+				var err error
+				if conc, err = sweep.ParseList(concurrency); err != nil {
+					return usageErr("--concurrency: %v", err)
+				}
+			}
+			for _, f := range []string{"ttft-slo", "tpot-slo", "price"} {
+				if v, _ := c.Flags().GetFloat64(f); c.Flags().Changed(f) && !(v > 0) {
+					return usageErr("--%s must be > 0, got %g", f, v)
+				}
+			}
+			gpu, err := resolveGPU(cf.gpu, cf.gpuFile)
+			if err != nil {
+				return err
+			}
+			rt, err := resolveRuntime(runtime, runtimeFile)
+			if err != nil {
+				return err
+			}
+			bound, err := parseDims(dims)
+			if err != nil {
+				return err
+			}
+			pf.dumpTo = stderr
+			res, err := generate.Run(generate.Config{
+				Model: args[0], GPU: gpu, Runtime: rt, DType: dtype, Plan: plan, Passes: pf.options(),
+				GPUs: int(gpus), Batch: batch, Prompt: prompt, Output: output, Dims: bound, Exact: exact, ToolVersion: version,
+				Concurrency: conc, TTFTSLOS: ttftSLO, TPOTSLOS: tpotSLO, PriceUSDPerGPUHour: price,
+			})
+			if err != nil {
+				return pipeErr(err)
+			}
+			printWarnings(stderr, res.Warnings)
+			if format == "json" {
+				return generate.WriteJSON(stdout, res)
+			}
+			return generate.WriteText(stdout, res)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&cf.gpu, "gpu", "", "target GPU (see 'onnxcost gpus'); default: $ONNXCOST_GPU, else defaults.gpu of the nearest .onnxcost.yaml")
+	fl.StringVar(&cf.gpuFile, "gpu-file", "", "YAML or JSON file with your own GPU specs")
+	fl.Int64Var(&prompt, "prompt", 0, "prompt tokens per sequence `N` (required, ≥ 1)")
+	fl.Int64Var(&output, "output", 0, "generated tokens per sequence `M` (required, ≥ 1; the first comes from the prompt's step)")
+	fl.Int64Var(&batch, "batch", 0, "sequences generated together `B` (default 1, or batch= of a zoo path)")
+	fl.Var(&gpus, "gpus", "tensor-parallel over N GPUs of the kind (as report --gpus); times and memory are one GPU's")
+	fl.StringVar(&dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8 (default: the model's own); the KV cache is stored at it")
+	fl.StringVar(&runtime, "runtime", "", "execution profile: graph|tensorrt|onnxruntime|pytorch|pytorch-compile (see 'onnxcost gpus runtimes')")
+	fl.StringVar(&runtimeFile, "runtime-file", "", "YAML or JSON file with your own runtime profiles")
+	fl.StringVar(&plan, "plan", "fused", "execution plan to cost: fused|unfused")
+	fl.StringArrayVar(&dims, "dim", nil, "bind another symbolic dim: `NAME=VALUE` (repeatable; the cache and token lengths are bound by generate)")
+	fl.BoolVar(&exact, "exact", false, "cost every decode step instead of a line through a few")
+	fl.StringVar(&concurrency, "concurrency", "", "serving curve at concurrencies `LIST` (1,4,16 or 1..256 in powers of two)")
+	fl.Float64Var(&ttftSLO, "ttft-slo", 0, "with --concurrency: the best point with TTFT ≤ `SECONDS`")
+	fl.Float64Var(&tpotSLO, "tpot-slo", 0, "with --concurrency: the best point with TPOT ≤ `SECONDS`")
+	fl.Float64Var(&price, "price", 0, "with --concurrency: cost per million output tokens at `USD` per GPU-hour")
+	fl.StringVar(&format, "format", "text", "output format: text|json")
+	pf.add(c)
+	return c
+}

@@ -1,0 +1,354 @@
+package cost
+
+import (
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// Cost rules for onnxruntime's com.microsoft attention family
+// (ir/ops_contrib_attn.go), priced as its CUDA kernels run them: flash or
+// memory-efficient attention, the scores never in DRAM.
+//
+// The arithmetic follows fusedAttentionRule (rules_fused_attn.go):
+//
+//	scores = B·H·Sq·Skv                  (H query heads; Skv keys attended)
+//	macs   = scores·(d + dv)             (Q·Kᵀ, then P·V: 4·B·H·Sq·Skv·d flops at d = dv)
+//	flops  = 2·macs + softmax (4 per score + 1 per row, 1 exp per score)
+//	         [+ softcap: a divide and a multiply around a tanh per score]
+//
+// A causal mask is not discounted: like FusedAttention (whose mask is one
+// of its parts) the kernel is counted over the whole Sq × Skv rectangle.
+// A local window (local_window_size W) bounds the keys a query sees to
+// W+1.
+//
+// Bytes: Q, and the new K and V at the key/value heads' width (grouped
+// query attention reads kvH heads, not H), read once; of the past cache
+// the rows attended, read once; the output written. The present cache:
+// when it is the past's buffer (same shape: onnxruntime's
+// past_present_share_buffer, updated in place, ir.InPlace) only the new
+// rows are written; when it is a buffer of its own the whole of it is
+// (onnxruntime copies the past into it).
+
+func init() {
+	RegisterRule(msDomain, "GroupQueryAttention", gqaRule)
+	RegisterRule(msDomain, "MultiHeadAttention", mhaRule)
+	RegisterRule(msDomain, "Attention", msAttentionRule)
+	RegisterRule(msDomain, "RotaryEmbedding", msRotaryRule)
+}
+
+// attnProblem is what one attention kernel computes.
+type attnProblem struct {
+	b, h    float64 // batch and query heads
+	sq, skv float64 // queries and the keys each attends to
+	d, dv   float64 // head size of Q·Kᵀ and of V
+}
+
+// core is the kernel's arithmetic and its GEMM view for the time model,
+// the view of fusedAttentionRule: M = Sq, N = dv, K = Skv·(d+dv)/dv,
+// Batch = B·H.
+func (p attnProblem) core(softcap bool) NodeEstimate {
+	e := NodeEstimate{Class: perf.ClassAttention, Launches: 1}
+	rows := p.b * p.h * p.sq
+	scores := rows * p.skv
+	e.MACs = scores * (p.d + p.dv)
+	e.FLOPs = perf.FMAFLOPs * e.MACs
+	sm := normOps["Softmax"]
+	e.FLOPs += sm.inFLOPs*scores + sm.rowFLOPs*rows
+	e.Transcendentals += sm.inTrans*scores + sm.rowTrans*rows
+	if softcap {
+		e.FLOPs += 2 * scores
+		e.Transcendentals += scores
+	}
+	if p.dv > 0 {
+		e.M, e.N = clampInt(p.sq), clampInt(p.dv)
+		e.K = clampInt(p.skv * (p.d + p.dv) / p.dv)
+		e.Batch = clampInt(p.b * p.h)
+	}
+	return e
+}
+
+// constScalar is the value of a known one-element integer tensor.
+func constScalar(v *ir.Value) (int64, bool) {
+	if v == nil || v.Const == nil || !v.Const.HasData || len(v.Const.Ints) != 1 {
+		return 0, false
+	}
+	return v.Const.Ints[0], true
+}
+
+// sameDims reports whether a and b have the same known shape: a present
+// cache that is its past's buffer.
+func sameDims(a, b *ir.Value) bool {
+	if a == nil || b == nil || !a.Shape.Ranked || !b.Shape.Ranked {
+		return false
+	}
+	return a.Shape.IsKnown() && a.Shape.Equal(b.Shape)
+}
+
+// kvCache is one past/present pair of a node: the past at input slot
+// past, the present at output slot present, each [.., P or T, head] with
+// the sequence on axis seq.
+type kvCache struct {
+	past, present int
+	seq           int
+}
+
+// traffic adds the cache's bytes: pastRows rows of the past read, and
+// newRows rows (shared buffer) or the whole present (a buffer of its
+// own) written.
+func (k kvCache) traffic(n *ir.Node, c *RuleCtx, e *NodeEstimate, shared bool, pastRows, newRows float64) {
+	if past := n.In(k.past); past != nil {
+		c.param(past, e)
+		if p, ok := c.Dim(past, k.seq); ok && p > 0 {
+			e.BytesRead += c.Bytes(past) * min(pastRows, p) / p
+		}
+	}
+	pres := n.Out(k.present)
+	if pres == nil {
+		return
+	}
+	if !shared {
+		e.BytesWritten += c.Bytes(pres)
+		return
+	}
+	if t, ok := c.Dim(pres, k.seq); ok && t > 0 {
+		e.BytesWritten += c.Bytes(pres) * min(newRows, t) / t
+	}
+}
+
+// writeOutputs writes the outputs at slots, whole.
+func writeOutputs(n *ir.Node, c *RuleCtx, e *NodeEstimate, slots ...int) {
+	for _, i := range slots {
+		e.BytesWritten += c.Bytes(n.Out(i))
+	}
+}
+
+// keysAttended is the keys each query attends to (total, bounded by a
+// local window of w keys before it) and the cache rows read: the keys any
+// of the sq queries sees, less the newRows appended this step.
+func keysAttended(total, sq, newRows, w float64) (skv, pastRows float64) {
+	skv, read := total, total
+	if w > 0 {
+		skv, read = min(total, w+1), min(total, w+sq)
+	}
+	return skv, max(read-newRows, 0)
+}
+
+// gqaRule: GroupQueryAttention, one flash kernel (with do_rotary the
+// rotation of Q and the new K, and with q_norm_weight/k_norm_weight their
+// RMS norms, run inside it). Skv is total_sequence_length when that is a
+// known constant; else the present length (past + new), or, for a shared
+// buffer, the buffer's length: an upper bound, noted.
+//
+//	rotary  = 3 flops per rotated element of Q and the new K (as
+//	          RotaryEmbedding), the cos/sin rows the tokens use read
+//	qk norm = 4 flops per element + 1 per head row, 1 sqrt per row
+func gqaRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	h, kvh := float64(n.AttrInt("num_heads", 0)), float64(n.AttrInt("kv_num_heads", 0))
+	q, ok := c.Dims(n.In(0))
+	if !ok || len(q) != 3 || h <= 0 || kvh <= 0 {
+		return kernel(n, c, perf.ClassAttention), nil
+	}
+	b, s := q[0], q[1]
+	packed := n.In(1) == nil
+	d := q[2] / h
+	if packed {
+		d = q[2] / (h + 2*kvh)
+	}
+	sNew := s
+	if k, ok := c.Dims(n.In(1)); ok && len(k) == 3 {
+		sNew = k[1]
+	}
+	var p float64
+	if pd, ok := c.Dims(n.In(3)); ok && len(pd) == 4 {
+		p = pd[2]
+	}
+	shared := sameDims(n.In(3), n.Out(1))
+	total := p + sNew
+	note := ""
+	if t, ok := constScalar(n.In(6)); ok && t > 0 {
+		total = float64(t)
+	} else if shared {
+		total = p
+		note = "; shared KV buffer with no known total_sequence_length: every row of it counted as attended"
+	}
+	skv, pastRows := keysAttended(total, s, sNew, float64(n.AttrInt("local_window_size", -1)))
+	prob := attnProblem{b: b, h: h, sq: s, skv: skv, d: d, dv: d}
+	e := prob.core(n.AttrFloat("softcap", 0) > 0)
+	rot := d
+	if n.AttrInt("do_rotary", 0) != 0 {
+		if half, ok := c.Dim(n.In(7), -1); ok && half > 0 {
+			rot = min(2*half, d)
+		}
+		e.FLOPs += 3 * rot * (b*s*h + b*sNew*kvh)
+		for _, cache := range []*ir.Value{n.In(7), n.In(8)} {
+			if cache != nil {
+				c.param(cache, &e)
+				e.BytesRead += min(c.Numel(cache), b*s*rot/2) * c.elemBytes(cache)
+			}
+		}
+	}
+	if n.In(14) != nil && n.In(15) != nil {
+		elems, rows := b*s*h*d+b*sNew*kvh*d, b*s*h+b*sNew*kvh
+		e.FLOPs += 4*elems + rows
+		e.Transcendentals += rows
+	}
+	c.Read(n, &e, 0, 1, 2, 5, 6, 9, 10, 11, 12, 13, 14, 15)
+	kvCache{past: 3, present: 1, seq: 2}.traffic(n, c, &e, shared, pastRows, sNew)
+	kvCache{past: 4, present: 2, seq: 2}.traffic(n, c, &e, shared, pastRows, sNew)
+	writeOutputs(n, c, &e, 0, 3)
+	e.Note = "flash attention: the B·H·Sq·Skv scores stay on chip (not in bytes); causal mask not discounted" + note
+	return e, nil
+}
+
+// mhaRule: MultiHeadAttention, one kernel. The bias input adds one flop
+// per projected Q, K and V element; a key given as a [B,H,L,d] cache
+// (cross attention) is read as it is, nothing appended.
+func mhaRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	h := float64(n.AttrInt("num_heads", 0))
+	q, ok := c.Dims(n.In(0))
+	if !ok || h <= 0 || (len(q) != 3 && len(q) != 5) {
+		return kernel(n, c, perf.ClassAttention), nil
+	}
+	b, s := q[0], q[1]
+	d := q[len(q)-1]
+	if len(q) == 3 {
+		d /= h
+	}
+	l, dv := s, d
+	if k, ok := c.Dims(n.In(1)); ok {
+		switch len(k) {
+		case 3:
+			l = k[1]
+		case 4:
+			l = k[2]
+		case 5:
+			l, dv = k[1], k[4]
+		}
+	}
+	if v, ok := c.Dims(n.In(2)); ok {
+		switch len(v) {
+		case 3:
+			dv = v[2] / h
+		case 4:
+			dv = v[3]
+		}
+	}
+	var p float64
+	if pd, ok := c.Dims(n.In(6)); ok && len(pd) == 4 {
+		p = pd[2]
+	}
+	shared := n.In(6) != nil && (n.In(8) != nil || sameDims(n.In(6), n.Out(1)))
+	total := p + l
+	note := ""
+	if shared {
+		if past, ok := constScalar(n.In(8)); ok && past >= 0 {
+			total = min(float64(past)+l, max(p, l))
+		} else {
+			total = max(p, l)
+			note = "; shared KV buffer with no known past_sequence_length: every row of it counted as attended"
+		}
+	}
+	skv, pastRows := keysAttended(total, s, l, 0)
+	e := attnProblem{b: b, h: h, sq: s, skv: skv, d: d, dv: dv}.core(false)
+	if n.In(3) != nil {
+		e.FLOPs += b*s*h*d + b*l*h*(d+dv)
+	}
+	c.Read(n, &e, 0, 1, 2, 3, 4, 5, 8, 9)
+	kvCache{past: 6, present: 1, seq: 2}.traffic(n, c, &e, shared, pastRows, l)
+	kvCache{past: 7, present: 2, seq: 2}.traffic(n, c, &e, shared, pastRows, l)
+	writeOutputs(n, c, &e, 0, 3)
+	e.Note = "fused attention: the B·H·Sq·Skv scores stay on chip (not in bytes); causal mask not discounted" + note
+	return e, nil
+}
+
+// msAttentionRule: com.microsoft Attention is two kernels, the Q|K|V
+// projection GEMM (cuBLAS, into a workspace) and the attention over it.
+//
+//	projection: macs = B·S·in·(Dq+Dk+Dv), + 1 flop per output element
+//	            for the bias; x, weights, bias read, Q|K|V written
+//	attention:  as above with H = num_heads, d = Dk/H, dv = Dv/H,
+//	            Skv = past + S; Q|K|V read back, the past (input 4,
+//	            [2,B,H,P,d]) and present as for a cache pair
+//
+// The GEMM view is the projection's when it has more MACs (BERT lengths)
+// and the attention's otherwise.
+func msAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	h := float64(n.AttrInt("num_heads", 0))
+	x, ok1 := c.Dims(n.In(0))
+	w, ok2 := c.Dims(n.In(1))
+	if !ok1 || !ok2 || len(x) != 3 || len(w) != 2 || h <= 0 {
+		return kernel(n, c, perf.ClassGEMM), nil
+	}
+	b, s, in, width := x[0], x[1], x[2], w[1]
+	dk, dv := width/3, width/3
+	if sizes, ok := n.AttrInts("qkv_hidden_sizes"); ok && len(sizes) == 3 {
+		dk, dv = float64(sizes[1]), float64(sizes[2])
+	}
+	proj := NodeEstimate{Class: perf.ClassGEMM, Launches: 1}
+	proj.MACs = b * s * in * width
+	proj.FLOPs = perf.FMAFLOPs * proj.MACs
+	if n.In(2) != nil {
+		proj.FLOPs += b * s * width
+	}
+	proj.M, proj.N, proj.K, proj.Batch = clampInt(b*s), clampInt(width), clampInt(in), 1
+	c.Read(n, &proj, 0, 1, 2)
+	qkv := b * s * width * c.elemBytes(n.In(0))
+	proj.BytesWritten += qkv
+
+	var p float64
+	if pd, ok := c.Dims(n.In(4)); ok && len(pd) == 5 {
+		p = pd[3]
+	}
+	shared := n.In(4) != nil && (n.AttrInt("past_present_share_buffer", 0) != 0 || sameDims(n.In(4), n.Out(1)))
+	total := p + s
+	note := ""
+	if shared {
+		if past, ok := constScalar(n.In(6)); ok && past >= 0 {
+			total = min(float64(past)+s, max(p, s))
+		} else {
+			total = max(p, s)
+			note = "; shared KV buffer with no known past_sequence_length: every row of it counted as attended"
+		}
+	}
+	skv, pastRows := keysAttended(total, s, s, 0)
+	att := attnProblem{b: b, h: h, sq: s, skv: skv, d: dk / h, dv: dv / h}.core(false)
+	att.BytesRead += qkv
+	c.Read(n, &att, 3, 5, 6)
+	kvCache{past: 4, present: 1, seq: 3}.traffic(n, c, &att, shared, pastRows, s)
+	writeOutputs(n, c, &att, 0)
+
+	e := proj
+	if att.MACs > proj.MACs {
+		e = att
+	}
+	e.MACs, e.FLOPs = proj.MACs+att.MACs, proj.FLOPs+att.FLOPs
+	e.Transcendentals = proj.Transcendentals + att.Transcendentals
+	e.BytesRead, e.BytesWritten = proj.BytesRead+att.BytesRead, proj.BytesWritten+att.BytesWritten
+	e.Params = proj.Params + att.Params
+	e.Launches = 2
+	e.Note = "Q|K|V projection GEMM, then fused attention over its workspace (scores on chip)" + note
+	return e, nil
+}
+
+// msRotaryRule: com.microsoft RotaryEmbedding takes (input, position_ids,
+// cos_cache, sin_cache); it is priced as the ONNX op (rotaryRule) with
+// the inputs in that op's order. A 3-D input without num_heads has heads
+// of 2·cos_cache's width, as onnxruntime derives them.
+func msRotaryRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	attrs := n.Attrs
+	if n.AttrInt("num_heads", 0) <= 0 {
+		hidden, ok1 := c.Dim(n.In(0), -1)
+		half, ok2 := c.Dim(n.In(2), -1)
+		if x := n.In(0); ok1 && ok2 && half > 0 && x.Shape.Rank() == 3 {
+			attrs = []*ir.Attribute{ir.IntAttr("num_heads", int64(hidden/(2*half)))}
+			for _, a := range n.Attrs {
+				if a.Name != "num_heads" {
+					attrs = append(attrs, a)
+				}
+			}
+		}
+	}
+	onnx := ir.Node{Name: n.Name, OpType: "RotaryEmbedding", Inputs: []*ir.Value{n.In(0), n.In(2), n.In(3), n.In(1)},
+		Outputs: n.Outputs, Attrs: attrs}
+	return rotaryRule(&onnx, c)
+}

@@ -1,0 +1,265 @@
+package cost
+
+import (
+	"testing"
+
+	"github.com/onnxcost/onnxcost/ir"
+	"github.com/onnxcost/onnxcost/ir/irtest"
+)
+
+// msAttnCost costs a com.microsoft node over typed values, costed by its rule
+// without a graph run.
+func msAttnCost(t *testing.T, b *irtest.Builder, op string, ins, outs []*ir.Value, attrs ...*ir.Attribute) NodeEstimate {
+	t.Helper()
+	n := &ir.Node{Name: op, OpType: op, Domain: msDomain, Inputs: ins, Outputs: outs, Attrs: attrs}
+	e, err := LookupRule(msDomain, op)(n, &RuleCtx{Graph: b.G})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// attnInt32Const is a known int32 scalar (total_sequence_length).
+func attnInt32Const(b *irtest.Builder, name string, v int64) *ir.Value {
+	x := b.Tensor(name, ir.Int32)
+	b.G.AddInitializer(x, &ir.Tensor{Name: name, DType: ir.Int32, Ints: []int64{v}, HasData: true})
+	return x
+}
+
+// checkAttnCounts compares an estimate with the arithmetic written out.
+func checkAttnCounts(t *testing.T, name string, e NodeEstimate, macs, flops, trans, read, written float64) {
+	t.Helper()
+	for _, c := range []struct {
+		what      string
+		got, want float64
+	}{
+		{"macs", e.MACs, macs}, {"flops", e.FLOPs, flops}, {"transcendentals", e.Transcendentals, trans},
+		{"bytes read", e.BytesRead, read}, {"bytes written", e.BytesWritten, written},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %s = %v, want %v", name, c.what, c.got, c.want)
+		}
+	}
+}
+
+// TestGQALlama3Decode: one LLaMA-3-8B decode step, B = 1, S = 1, H = 32,
+// kvH = 8, d = 128, fp16, 1023 tokens cached: the new token attends to
+// 1024 keys.
+func TestGQALlama3Decode(t *testing.T) {
+	const (
+		h, kvh, d   = 32, 8, 128
+		past, total = 1023, 1024
+		f16         = 2
+	)
+	heads := []*ir.Attribute{ir.IntAttr("num_heads", h), ir.IntAttr("kv_num_heads", kvh)}
+	// scores = B·H·Sq·Skv; macs = scores·(d+dv): Q·Kᵀ and P·V.
+	const scores = 1 * h * 1 * total
+	const macs = scores * (d + d)
+	// flops = 2·macs (= 4·B·H·Sq·Skv·d) + softmax: 4 per score + 1 per row (B·H·Sq rows).
+	const flops = 2*macs + 4*scores + 1*h*1
+	// Q [1,1,4096] and the new K, V [1,1,1024] (kvH·d wide, not H·d),
+	// seqlens_k and total_sequence_length (int32), and the 1023 cached
+	// rows of each of K and V [1,8,·,128].
+	const read = h*d*f16 + 2*kvh*d*f16 + 4 + 4 + 2*kvh*past*d*f16
+	build := func(pastLen, presentLen int64, tot *ir.Value, b *irtest.Builder) []*ir.Value {
+		q := b.Tensor("q", ir.Float16, 1, 1, h*d)
+		k, v := b.Tensor("k", ir.Float16, 1, 1, kvh*d), b.Tensor("v", ir.Float16, 1, 1, kvh*d)
+		pk, pv := b.Tensor("pk", ir.Float16, 1, kvh, pastLen, d), b.Tensor("pv", ir.Float16, 1, kvh, pastLen, d)
+		return []*ir.Value{q, k, v, pk, pv, b.Tensor("seqlens", ir.Int32, 1), tot}
+	}
+	outs := func(b *irtest.Builder, presentLen int64) []*ir.Value {
+		return []*ir.Value{b.Tensor("o", ir.Float16, 1, 1, h*d),
+			b.Tensor("prk", ir.Float16, 1, kvh, presentLen, d), b.Tensor("prv", ir.Float16, 1, kvh, presentLen, d)}
+	}
+
+	// past and present separate (total unknown until run time): present
+	// [1,8,1024,128] of K and V written whole.
+	b := irtest.New(t, 17)
+	e := msAttnCost(t, b, "GroupQueryAttention", build(past, total, b.Tensor("total", ir.Int32), b), outs(b, total), heads...)
+	checkAttnCounts(t, "separate buffers", e, macs, flops, scores, read, h*d*f16+2*kvh*total*d*f16)
+	if e.M != 1 || e.N != d || e.K != 2*total || e.Batch != h {
+		t.Errorf("GEMM view %d×%d×%d batch %d, want 1×%d×%d batch %d", e.M, e.N, e.K, e.Batch, d, 2*total, h)
+	}
+
+	// One shared buffer of 4096 rows (past_present_share_buffer), the
+	// total a known 1024: the same keys attended and rows read, and only
+	// the new row of K and V written.
+	b = irtest.New(t, 17)
+	e = msAttnCost(t, b, "GroupQueryAttention", build(4096, 4096, attnInt32Const(b, "total", total), b), outs(b, 4096), heads...)
+	checkAttnCounts(t, "shared buffer", e, macs, flops, scores, read, h*d*f16+2*kvh*1*d*f16)
+}
+
+// TestGQAPackedRotaryWindow: a prefill with packed Q|K|V, rotary inside
+// the kernel and a local window. B = 2, S = 16, H = 4, kvH = 2, d = 8,
+// fp16, an empty past, W = 3.
+func TestGQAPackedRotaryWindow(t *testing.T) {
+	const (
+		bs, s, h, kvh, d, w = 2, 16, 4, 2, 8, 3
+		f16                 = 2
+	)
+	b := irtest.New(t, 17)
+	q := b.Tensor("qkv", ir.Float16, bs, s, (h+2*kvh)*d)
+	pk, pv := b.Tensor("pk", ir.Float16, bs, kvh, 0, d), b.Tensor("pv", ir.Float16, bs, kvh, 0, d)
+	cos, sin := b.Tensor("cos", ir.Float16, 64, d/2), b.Tensor("sin", ir.Float16, 64, d/2)
+	ins := []*ir.Value{q, nil, nil, pk, pv, b.Tensor("seqlens", ir.Int32, bs), b.Tensor("total", ir.Int32), cos, sin}
+	outs := []*ir.Value{b.Tensor("o", ir.Float16, bs, s, h*d), b.Tensor("prk", ir.Float16, bs, kvh, s, d), b.Tensor("prv", ir.Float16, bs, kvh, s, d)}
+	e := msAttnCost(t, b, "GroupQueryAttention", ins, outs, ir.IntAttr("num_heads", h), ir.IntAttr("kv_num_heads", kvh),
+		ir.IntAttr("do_rotary", 1), ir.IntAttr("local_window_size", w))
+	// Each query sees W+1 = 4 keys.
+	const rows = bs * h * s
+	const scores = rows * (w + 1)
+	const macs = scores * 2 * d
+	// rotary: 3 flops per channel of Q (H heads) and the new K (kvH heads).
+	const flops = 2*macs + 4*scores + rows + 3*d*(bs*s*h+bs*s*kvh)
+	// packed Q|K|V, seqlens_k, total, and of each cache the rows of the
+	// B·S tokens (d/2 each); the past is empty.
+	const read = bs*s*(h+2*kvh)*d*f16 + bs*4 + 4 + 2*bs*s*(d/2)*f16
+	const written = bs*s*h*d*f16 + 2*bs*kvh*s*d*f16
+	checkAttnCounts(t, "packed, rotary, window", e, macs, flops, scores, read, written)
+}
+
+// TestMHAWithPast: a GPT-2 decode step, B = 1, S = 1, H = 12, d = 64,
+// fp32, 127 tokens cached, with the projection bias.
+func TestMHAWithPast(t *testing.T) {
+	const (
+		h, d, past = 12, 64, 127
+		f32        = 4
+		hidden     = h * d
+	)
+	b := irtest.New(t, 17)
+	x := func(name string) *ir.Value { return b.Tensor(name, ir.Float32, 1, 1, hidden) }
+	pk, pv := b.Tensor("pk", ir.Float32, 1, h, past, d), b.Tensor("pv", ir.Float32, 1, h, past, d)
+	ins := []*ir.Value{x("q"), x("k"), x("v"), b.Tensor("bias", ir.Float32, 3*hidden), nil, nil, pk, pv}
+	outs := []*ir.Value{x("o"), b.Tensor("prk", ir.Float32, 1, h, past+1, d), b.Tensor("prv", ir.Float32, 1, h, past+1, d)}
+	e := msAttnCost(t, b, "MultiHeadAttention", ins, outs, ir.IntAttr("num_heads", h))
+	const scores = h * (past + 1)
+	const macs = scores * 2 * d
+	// + the bias: one add per projected Q, K and V element.
+	const flops = 2*macs + 4*scores + h + 3*hidden
+	const read = 3*hidden*f32 + 3*hidden*f32 + 2*h*past*d*f32
+	const written = hidden*f32 + 2*h*(past+1)*d*f32
+	checkAttnCounts(t, "gpt-2 decode", e, macs, flops, scores, read, written)
+}
+
+// TestMSAttentionBert: BERT-base self-attention, B = 1, S = 128,
+// hidden 768, 12 heads, fp16: the Q|K|V projection and the attention.
+func TestMSAttentionBert(t *testing.T) {
+	const (
+		s, hidden, h = 128, 768, 12
+		f16          = 2
+	)
+	b := irtest.New(t, 17)
+	ins := []*ir.Value{b.Tensor("x", ir.Float16, 1, s, hidden), b.Tensor("w", ir.Float16, hidden, 3*hidden),
+		b.Tensor("bias", ir.Float16, 3*hidden), b.Tensor("mask", ir.Int32, 1)}
+	e := msAttnCost(t, b, "Attention", ins, []*ir.Value{b.Tensor("o", ir.Float16, 1, s, hidden)}, ir.IntAttr("num_heads", h))
+	const projMACs = s * hidden * 3 * hidden
+	const projFLOPs = 2*projMACs + s*3*hidden // + the bias
+	const scores = h * s * s
+	const attMACs = scores * 2 * (hidden / h)
+	const attFLOPs = 2*attMACs + 4*scores + h*s
+	// projection: x, weights, bias read, Q|K|V written; attention: Q|K|V
+	// and the mask index read back, the output written.
+	const qkv = s * 3 * hidden * f16
+	const read = s*hidden*f16 + hidden*3*hidden*f16 + 3*hidden*f16 + qkv + 4
+	const written = qkv + s*hidden*f16
+	checkAttnCounts(t, "bert", e, projMACs+attMACs, projFLOPs+attFLOPs, scores, read, written)
+	if e.Launches != 2 || e.M != s || e.N != 3*hidden || e.K != hidden {
+		t.Errorf("launches %v, GEMM view %d×%d×%d; want 2, the projection's %d×%d×%d", e.Launches, e.M, e.N, e.K, s, 3*hidden, hidden)
+	}
+}
+
+// TestMSRotaryEmbedding: a decode step, X [1,1,4096] fp16, caches
+// [4096, 64] and no num_heads: heads of 2·64 = 128, all rotated.
+func TestMSRotaryEmbedding(t *testing.T) {
+	b := irtest.New(t, 17)
+	x := b.Tensor("x", ir.Float16, 1, 1, 4096)
+	ins := []*ir.Value{x, b.Tensor("pos", ir.Int64, 1, 1), b.Tensor("cos", ir.Float16, 4096, 64), b.Tensor("sin", ir.Float16, 4096, 64)}
+	e := msAttnCost(t, b, "RotaryEmbedding", ins, []*ir.Value{b.Tensor("y", ir.Float16, 1, 1, 4096)}, ir.IntAttr("num_heads", 0))
+	// 3 flops per element; X, position_ids and one cache row (64) of each read.
+	checkAttnCounts(t, "rope", e, 0, 3*4096, 0, 4096*2+8+2*64*2, 4096*2)
+}
+
+// TestPeakMemoryGQASharedCache: a decode step whose present_key and
+// present_value are the past_key and past_value buffers (4096 rows each):
+// the cache is counted once, not as past and present. When something
+// reads past_key afterwards, present_key needs a buffer of its own.
+func TestPeakMemoryGQASharedCache(t *testing.T) {
+	const (
+		h, kvh, d = 4, 2, 16
+		rows      = 4096
+		cache     = kvh * rows * d // elements of one of K, V
+		f32       = 4
+	)
+	for _, c := range []struct {
+		name      string
+		readAfter bool
+		want      float64
+	}{
+		// At the node: q (64), k, v (32 each), seqlens (int32, 1), the two
+		// caches, and the output (64).
+		{"cache counted once", false, (h*d+2*kvh*d+2*cache+h*d)*f32 + 4},
+		// At the Relu: both caches, present_key, the Relu's output and the
+		// attention output (q, k, v and seqlens are freed).
+		{"past read afterwards", true, (4*cache + h*d) * f32},
+	} {
+		b := newBuilder(t)
+		b.m.Opsets = append(b.m.Opsets, ir.OpsetImport{Domain: msDomain, Version: 1})
+		q, k, v := b.input("q", 1, 1, h*d), b.input("k", 1, 1, kvh*d), b.input("v", 1, 1, kvh*d)
+		pk, pv := b.input("past_key", 1, kvh, rows, d), b.input("past_value", 1, kvh, rows, d)
+		seqlens := b.val("seqlens", ir.Int32, 1)
+		b.g.AddInput(seqlens)
+		total := b.val("total", ir.Int32)
+		b.g.AddInitializer(total, &ir.Tensor{Name: "total", DType: ir.Int32, Ints: []int64{100}, HasData: true})
+		o := b.val("o", ir.Float32, 1, 1, h*d)
+		prk, prv := b.val("present_key", ir.Float32, 1, kvh, rows, d), b.val("present_value", ir.Float32, 1, kvh, rows, d)
+		for _, out := range []*ir.Value{o, prk, prv} {
+			b.g.AddOutput(out)
+		}
+		n := b.node("GroupQueryAttention", []*ir.Value{q, k, v, pk, pv, seqlens, total}, []*ir.Value{o, prk, prv},
+			ir.IntAttr("num_heads", h), ir.IntAttr("kv_num_heads", kvh))
+		n.Domain = msDomain
+		if c.readAfter {
+			r := b.val("r", ir.Float32, 1, kvh, rows, d)
+			b.g.AddOutput(r)
+			b.node("Relu", []*ir.Value{pk}, []*ir.Value{r})
+		}
+		rep := b.analyze(Options{})
+		if got := rep.Totals.PeakActivationBytes; got != c.want {
+			t.Errorf("%s: peak activations = %v B, want %v B", c.name, got, c.want)
+		}
+	}
+}
+
+// TestSimplifiedLayerNormCosts: the RMS norms onnxruntime's exports use,
+// in a graph through Analyze, count their arithmetic and traffic. x, skip
+// [2, 4, 8] fp32, scale [8]: 64 elements in 8 rows.
+func TestSimplifiedLayerNormCosts(t *testing.T) {
+	for _, c := range []struct {
+		domain, op     string
+		skip           bool
+		flops, read    float64
+		trans, written float64
+	}{
+		// 4 flops per element (square, mean, scale, multiply) + 1 per row; an rsqrt per row.
+		{"", "SimplifiedLayerNormalization", false, 4*64 + 8, (64 + 8) * 4, 8, 64 * 4},
+		{msDomain, "SimplifiedLayerNormalization", false, 4*64 + 8, (64 + 8) * 4, 8, 64 * 4},
+		// + the residual add per element.
+		{msDomain, "SkipSimplifiedLayerNormalization", true, 5*64 + 8, (64 + 64 + 8) * 4, 8, 64 * 4},
+	} {
+		b := newBuilder(t)
+		b.m.Opsets = append(b.m.Opsets, ir.OpsetImport{Domain: msDomain, Version: 1})
+		ins := []*ir.Value{b.input("x", 2, 4, 8)}
+		if c.skip {
+			ins = append(ins, b.input("skip", 2, 4, 8))
+		}
+		ins = append(ins, b.weight("scale", 8))
+		y := b.val("y", ir.Float32, 2, 4, 8)
+		b.g.AddOutput(y)
+		b.node(c.op, ins, []*ir.Value{y}).Domain = c.domain
+		n := nodeByOp(t, b.analyze(Options{}), c.op)
+		if n.FLOPs != c.flops || n.Transcendentals != c.trans || n.BytesRead != c.read || n.BytesWritten != c.written {
+			t.Errorf("%s %s: flops %v, transcendentals %v, read %v, written %v; want %v, %v, %v, %v",
+				c.domain, c.op, n.FLOPs, n.Transcendentals, n.BytesRead, n.BytesWritten, c.flops, c.trans, c.read, c.written)
+		}
+	}
+}

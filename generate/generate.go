@@ -1,0 +1,549 @@
+// Package generate is the `onnxcost generate` command as a library: what
+// serving one batch of LLM requests costs on a GPU, from a decoder with a
+// key/value cache (a zoo decoder, or an ONNX export whose cache length is
+// a symbolic dim such as past_sequence_length).
+//
+//	res, err := generate.Run(generate.Config{Model: "zoo:llama-7b", GPU: h100,
+//		DType: "fp16", Batch: 8, Prompt: 512, Output: 128})
+//	fmt.Println(res.TTFTS, res.TPOTS, res.OutputTokensPerS)
+//
+// The run is the prompt's step (Batch prompts of Prompt tokens over an
+// empty cache: the time to the first token) and Output−1 decode steps of
+// one token each over a cache growing from Prompt to Prompt+Output−2
+// cached positions. Each step is the model with its cache length bound,
+// priced by the cost model with the cache written as an in-place append
+// (cost.Options.AppendKVCache), as serving runtimes do, instead of the
+// exported Concat's copy of the whole cache.
+//
+// A decode step's time is nearly linear in its cache length: the weights
+// are read once whatever the length, and attention reads the cache. So
+// the decode steps are not all costed: a few are (Points, spread evenly
+// from the first to the last), a least-squares line goes through them,
+// and the line is summed over every step exactly. Result.Fit records the
+// points and the largest residual; Config.Exact costs every step instead.
+// On LLaMA-tiny and GPT-2 small the sum of the line is within 0.5% of the
+// sum of every step (TestApproximation).
+//
+// Config.Concurrency adds the curve a server reaches with continuous
+// batching at steady state, built on the same costed steps (serve.go).
+package generate
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/ir"
+	"github.com/onnxcost/onnxcost/passes"
+	"github.com/onnxcost/onnxcost/pipeline"
+	"gonum.org/v1/gonum/stat"
+)
+
+// Points is how many decode steps are costed when not every one is;
+// fewer steps than this are all costed.
+const Points = 5
+
+// Config is one generation run to cost.
+type Config struct {
+	// Model is a file path or "zoo:NAME?k=v"; a zoo decoder's decode,
+	// past and seq parameters are set by the run, and batch by Batch.
+	Model string
+	GPU   *hwdb.GPU
+	// Runtime is the execution profile; nil is hwdb.DefaultRuntime.
+	Runtime *hwdb.Runtime
+	DType   string // "" is the model's own
+	Plan    string // fused (default) or unfused
+	Passes  passes.Options
+	GPUs    int // tensor-parallel degree; 0 or 1 is one GPU
+	// Batch is the number of sequences (default 1); Prompt and Output
+	// are each one's prompt and generated tokens, both at least 1.
+	Batch, Prompt, Output int64
+	// Dims binds the model's other symbols. Symbols of the inputs other
+	// than batch, the new tokens' length and the cache length (an
+	// attention mask's total_sequence_length) that Dims leaves unbound
+	// are bound to the total length, cached plus new.
+	Dims map[string]int64
+	// Exact costs every decode step instead of fitting a line.
+	Exact bool
+	// Concurrency lists the concurrencies of the serving curve (serve.go);
+	// none: no curve. TTFTSLOS and TPOTSLOS (0: no target) pick its best
+	// point; PriceUSDPerGPUHour (0: none) prices its tokens.
+	Concurrency        []int64
+	TTFTSLOS, TPOTSLOS float64
+	PriceUSDPerGPUHour float64
+	ToolVersion        string
+}
+
+// Run costs the generation run of cfg. Bad input (no cache input, a
+// length below 1, an unreadable model) is a *pipeline.Error naming the
+// model.
+func Run(cfg Config) (*Result, error) {
+	r, err := newRunner(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return r.run()
+}
+
+// runner holds what every step of one run shares.
+type runner struct {
+	cfg  Config
+	path string // the model as loaded (a zoo path with decode set)
+	spec cacheSpec
+	// warnings collects the steps' warnings, each once, in order.
+	warnings []string
+	seen     map[string]bool
+}
+
+// cacheSpec is how a model takes its cache: the symbols to bind.
+type cacheSpec struct {
+	inputs int    // cache inputs
+	past   string // the cached length
+	seq    string // the new tokens' length
+	totals []string
+}
+
+// step is one costed step.
+type step struct {
+	// energyJ is one GPU's, as timeS is.
+	timeS, energyJ float64
+	// peak is one GPU's peak memory, present the bytes of the cache the
+	// step leaves (its present outputs), limit the usable memory.
+	peak, present, limit float64
+	// dtype is the report's: the compute dtype, or the model's own.
+	dtype string
+}
+
+func inputErr(format string, args ...any) error {
+	return &pipeline.Error{Err: fmt.Errorf(format, args...)}
+}
+
+func newRunner(cfg Config) (*runner, error) {
+	name := cfg.Model
+	switch {
+	case cfg.GPU == nil:
+		return nil, inputErr("%s: no GPU to price on", name)
+	case cfg.Prompt < 1:
+		return nil, inputErr("%s: --prompt must be at least 1 token, got %d", name, cfg.Prompt)
+	case cfg.Output < 1:
+		return nil, inputErr("%s: --output must be at least 1 token, got %d", name, cfg.Output)
+	case cfg.Batch < 0:
+		return nil, inputErr("%s: --batch must be at least 1, got %d", name, cfg.Batch)
+	}
+	if err := checkServing(cfg); err != nil {
+		return nil, err
+	}
+	if cfg.Plan == "" {
+		cfg.Plan = "fused"
+	}
+	r := &runner{cfg: cfg, path: name, seen: map[string]bool{}}
+	if pipeline.IsZoo(name) {
+		p, err := r.zooPath()
+		if err != nil {
+			return nil, err
+		}
+		r.path = p
+	}
+	if r.cfg.Batch == 0 {
+		r.cfg.Batch = 1
+	}
+	cfg = r.cfg
+	l, err := pipeline.Load(r.path, pipeline.Options{Batch: cfg.Batch, Dims: cfg.Dims})
+	if err != nil {
+		return nil, err
+	}
+	if r.spec, err = findCache(l.Model.Graph, cfg.Dims); err != nil {
+		return nil, inputErr("%s: %v", name, err)
+	}
+	return r, nil
+}
+
+// zooPath makes a zoo path a decode step with symbolic cache and token
+// lengths, so that a zoo decoder is bound as an export is. A zoo model
+// without a cache is refused.
+func (r *runner) zooPath() (string, error) {
+	z, err := pipeline.ParseZoo(r.cfg.Model)
+	if err != nil {
+		return "", err
+	}
+	has := map[string]bool{}
+	for _, p := range z.Entry.Params {
+		has[p.Name] = true
+	}
+	if !has["decode"] || !has["past"] {
+		return "", inputErr("%s: not a decoder with a key/value cache (no decode and past parameters); generate takes the zoo's GPT-2 and LLaMA decoders or an ONNX export with past_key_values inputs", r.cfg.Model)
+	}
+	if b, ok := z.Params["batch"]; ok && b > 0 {
+		if r.cfg.Batch != 0 && r.cfg.Batch != b {
+			return "", inputErr("%s: --batch %d conflicts with batch=%d in the zoo path", r.cfg.Model, r.cfg.Batch, b)
+		}
+		r.cfg.Batch = b
+	}
+	if pos, ok := z.Params["positions"]; ok || has["positions"] {
+		if !ok {
+			pos = zooDefault(z, "positions")
+		}
+		if total := r.cfg.Prompt + r.cfg.Output; total > pos {
+			r.warn(fmt.Sprintf("prompt %d + output %d tokens exceed the model's %d learned positions; costed all the same", r.cfg.Prompt, r.cfg.Output, pos))
+		}
+	}
+	params := map[string]int64{}
+	for k, v := range z.Params {
+		params[k] = v
+	}
+	delete(params, "batch")
+	params["decode"], params["past"], params["seq"] = 1, -1, -1
+	return pipeline.ZooPath(z.Entry.Name, params), nil
+}
+
+// zooDefault is a zoo parameter's default.
+func zooDefault(z *pipeline.ZooSpec, name string) int64 {
+	for _, p := range z.Entry.Params {
+		if p.Name == name {
+			return p.Default
+		}
+	}
+	return 0
+}
+
+// findCache finds the cache inputs (graph inputs of rank 3 or more whose
+// name says past or cache: past_key_values.L.key, past_key_L, cache_v, …),
+// the symbol of their cached length (the one that is not a batch dim),
+// and the new tokens' length (a non-batch symbol of input_ids, else of
+// the first other input that has one).
+func findCache(g *ir.Graph, dims map[string]int64) (cacheSpec, error) {
+	var spec cacheSpec
+	pastSyms := map[string]bool{}
+	var others []*ir.Value
+	for _, in := range g.Inputs {
+		if in == nil || in.IsInitializer || in.Declared == nil || !in.Declared.Shape.Ranked {
+			continue
+		}
+		lower := strings.ToLower(in.Name)
+		if len(in.Declared.Shape.Dims) < 3 || !(strings.Contains(lower, "past") || strings.Contains(lower, "cache")) {
+			others = append(others, in)
+			continue
+		}
+		spec.inputs++
+		for _, s := range lengthSyms(in) {
+			pastSyms[s] = true
+		}
+	}
+	if spec.inputs == 0 {
+		return spec, fmt.Errorf("no key/value cache input (an input of rank 3 or more named past_* or *cache*); generate needs a decoder exported with its cache (zoo: decode=1, Optimum: with-past)")
+	}
+	names := slices.Sorted(func(yield func(string) bool) {
+		for s := range pastSyms {
+			if !yield(s) {
+				return
+			}
+		}
+	})
+	switch {
+	case len(names) == 0:
+		return spec, fmt.Errorf("the %d cache inputs have no symbolic length to bind (a static cache); export the cache length as a symbolic dim such as past_sequence_length", spec.inputs)
+	case len(names) > 1:
+		return spec, fmt.Errorf("the cache inputs have several symbolic lengths (%s); bind all but the cache length with --dim", strings.Join(names, ", "))
+	}
+	spec.past = names[0]
+	sort.SliceStable(others, func(i, j int) bool { return others[i].Name == "input_ids" && others[j].Name != "input_ids" })
+	for _, in := range others {
+		for _, s := range lengthSyms(in) {
+			switch {
+			case s == spec.past:
+			case spec.seq == "" && !strings.Contains(strings.ToLower(s), "total") && !strings.Contains(s, "+"):
+				spec.seq = s
+			case s != spec.seq && !slices.Contains(spec.totals, s):
+				if _, bound := dims[s]; !bound {
+					spec.totals = append(spec.totals, s)
+				}
+			}
+		}
+	}
+	if spec.seq == "" {
+		return spec, fmt.Errorf("no input with a symbolic token length (input_ids [batch, sequence_length]); the prompt's step needs one")
+	}
+	return spec, nil
+}
+
+// lengthSyms lists an input's symbolic dims that are not a batch dim.
+func lengthSyms(in *ir.Value) []string {
+	var out []string
+	for _, d := range in.Declared.Shape.Dims {
+		if !d.IsKnown() && d.Sym != "" && !pipeline.IsBatchName(d.Sym) && !slices.Contains(out, d.Sym) {
+			out = append(out, d.Sym)
+		}
+	}
+	return out
+}
+
+func (r *runner) warn(w string) {
+	if !r.seen[w] {
+		r.seen[w] = true
+		r.warnings = append(r.warnings, w)
+	}
+}
+
+// cost prices one step: batch sequences with past cached positions and
+// seq new tokens each.
+func (r *runner) cost(batch, past, seq int64) (step, error) {
+	dims := map[string]int64{r.spec.past: past, r.spec.seq: seq}
+	for _, s := range r.spec.totals {
+		dims[s] = past + seq
+	}
+	for k, v := range r.cfg.Dims {
+		if _, ok := dims[k]; !ok {
+			dims[k] = v
+		}
+	}
+	l, err := pipeline.Load(r.path, pipeline.Options{Batch: batch, Dims: dims, BindAll: true})
+	if err != nil {
+		return step{}, err
+	}
+	if err := l.Plan(r.cfg.Plan, r.cfg.Passes); err != nil {
+		return step{}, err
+	}
+	rep, err := cost.Analyze(l.Model.Graph, l.Model, r.cfg.GPU, cost.Options{
+		DType: r.cfg.DType, Plan: r.cfg.Plan, Runtime: r.cfg.Runtime, GPUs: r.cfg.GPUs,
+		ToolVersion: r.cfg.ToolVersion, ModelName: r.cfg.Model, Bindings: l.Bindings,
+		AppendKVCache: true,
+	})
+	if err != nil {
+		return step{}, inputErr("%s: %w", r.cfg.Model, err)
+	}
+	present, err := cost.CacheBytes(l.Model.Graph, r.cfg.DType)
+	if err != nil {
+		return step{}, inputErr("%s: %w", r.cfg.Model, err)
+	}
+	for _, w := range append(l.Warnings, rep.Warnings...) {
+		r.warn(w)
+	}
+	t := rep.Totals
+	peak := t.PeakMemoryBytes
+	if t.GPUs > 1 {
+		peak = t.PerGPUPeakMemoryBytes
+	}
+	return step{timeS: t.TimeS, energyJ: t.EnergyJ, peak: peak, present: present, limit: t.MemoryLimitBytes, dtype: rep.DType}, nil
+}
+
+// memory prices the prompt's step and the last decode step at batch and
+// returns the run's peak: the cache is allocated at its final length
+// (total positions) from the start, so each step's peak, which holds the
+// cache it leaves, is raised to the full cache.
+func (r *runner) memory(batch int64, prefill, last *step) (peak, kv float64, err error) {
+	n, m := r.cfg.Prompt, r.cfg.Output
+	total := float64(n + m)
+	if prefill == nil {
+		p, err := r.cost(batch, 0, n)
+		if err != nil {
+			return 0, 0, err
+		}
+		prefill = &p
+	}
+	if m > 1 && last == nil {
+		s, err := r.cost(batch, n+m-2, 1)
+		if err != nil {
+			return 0, 0, err
+		}
+		last = &s
+	}
+	// The cache's bytes are proportional to its length.
+	kv = prefill.present * total / float64(n)
+	peak = prefill.peak - prefill.present + kv
+	if last != nil {
+		kv = last.present * total / float64(n+m-1)
+		peak = max(peak, last.peak-last.present+kv)
+	}
+	return peak, kv, nil
+}
+
+func (r *runner) run() (*Result, error) {
+	cfg := r.cfg
+	n, m := cfg.Prompt, cfg.Output
+	rtName := hwdb.DefaultRuntime
+	if cfg.Runtime != nil {
+		rtName = cfg.Runtime.Name
+	}
+	res := &Result{SchemaVersion: SchemaVersion, ToolVersion: cfg.ToolVersion, Model: cfg.Model, GPU: cfg.GPU.Name,
+		DType: cfg.DType, Plan: cfg.Plan, Runtime: rtName, GPUs: max(cfg.GPUs, 1), Batch: cfg.Batch, Prompt: n, Output: m,
+		CacheDim: r.spec.past, CacheInputs: r.spec.inputs, Fit: StepFit{Points: []StepPoint{}}}
+	prefill, err := r.cost(cfg.Batch, 0, n)
+	if err != nil {
+		return nil, err
+	}
+	if res.DType == "" {
+		res.DType = prefill.dtype
+	}
+	res.TTFTS = prefill.timeS
+	var last *step
+	if m > 1 {
+		if err := r.decode(res); err != nil {
+			return nil, err
+		}
+		s, err := r.cost(cfg.Batch, n+m-2, 1)
+		if err != nil {
+			return nil, err
+		}
+		last = &s
+	} else {
+		res.Fit.Method = "exact"
+		res.Approximation = "one output token: the prompt's step alone, no decode step"
+	}
+	res.E2ES = res.TTFTS + float64(m-1)*res.TPOTS
+	if res.E2ES > 0 {
+		res.OutputTokensPerS = float64(cfg.Batch*m) / res.E2ES
+	}
+	if res.PeakMemoryBytes, res.KVCacheBytes, err = r.memory(cfg.Batch, &prefill, last); err != nil {
+		return nil, err
+	}
+	res.MemoryLimitBytes = prefill.limit
+	res.Fits = res.MemoryLimitBytes <= 0 || res.PeakMemoryBytes <= res.MemoryLimitBytes
+	if res.MaxBatch, err = r.maxBatch(res); err != nil {
+		return nil, err
+	}
+	if err := r.serve(res); err != nil {
+		return nil, err
+	}
+	res.Warnings = r.warnings
+	if res.Warnings == nil {
+		res.Warnings = []string{}
+	}
+	return res, nil
+}
+
+// decode costs the decode steps (past = N … N+M−2, one token each) and
+// sets TPOT, the first and last step and the fit.
+func (r *runner) decode(res *Result) error {
+	n, m := r.cfg.Prompt, r.cfg.Output
+	steps := m - 1
+	lo, hi := n, n+m-2
+	var pasts []int64
+	if r.cfg.Exact || steps <= Points {
+		for p := lo; p <= hi; p++ {
+			pasts = append(pasts, p)
+		}
+	} else {
+		for i := range Points {
+			p := lo + int64(math.Round(float64(i)*float64(hi-lo)/float64(Points-1)))
+			if len(pasts) == 0 || pasts[len(pasts)-1] != p {
+				pasts = append(pasts, p)
+			}
+		}
+	}
+	xs := make([]float64, len(pasts))
+	ys := make([]float64, len(pasts))
+	for i, p := range pasts {
+		s, err := r.cost(r.cfg.Batch, p, 1)
+		if err != nil {
+			return err
+		}
+		xs[i], ys[i] = float64(p), s.timeS
+		res.Fit.Points = append(res.Fit.Points, StepPoint{Past: p, TimeS: s.timeS})
+	}
+	res.FirstStepS, res.LastStepS = ys[0], ys[len(ys)-1]
+	if int64(len(pasts)) == steps {
+		var sum float64
+		for _, y := range ys {
+			sum += y
+		}
+		res.TPOTS = sum / float64(steps)
+		res.Fit.Method = "exact"
+		res.Approximation = fmt.Sprintf("every one of the %d decode steps costed", steps)
+		return nil
+	}
+	a, b := stat.LinearRegression(xs, ys, nil, false)
+	res.Fit.Method, res.Fit.InterceptS, res.Fit.SlopeS = "linear", a, b
+	for i, x := range xs {
+		if ys[i] > 0 {
+			res.Fit.MaxRelResidual = max(res.Fit.MaxRelResidual, math.Abs(ys[i]-(a+b*x))/ys[i])
+		}
+	}
+	// Σ_{p=lo}^{hi} (a + b·p) = steps·(a + b·(lo+hi)/2): the line summed
+	// over every step, which is the line at the mean cache length.
+	res.TPOTS = a + b*float64(lo+hi)/2
+	res.Approximation = fmt.Sprintf("decode time linear in the cache length: %d of %d steps costed (cache %d…%d), a least-squares line through them summed over every step; largest residual %.2g%%",
+		len(pasts), steps, lo, hi, 100*res.Fit.MaxRelResidual)
+	return nil
+}
+
+// maxBatchLimit bounds the search: a batch past it is not a serving
+// question.
+const maxBatchLimit = 1 << 20
+
+// maxBatch finds the largest batch whose run fits.
+func (r *runner) maxBatch(res *Result) (int64, error) {
+	return largestFitting(res.MemoryLimitBytes, res.Batch, res.PeakMemoryBytes, func(b int64) (float64, error) {
+		p, _, err := r.memory(b, nil, nil)
+		return p, err
+	})
+}
+
+// largestFitting finds the largest batch b whose peak(b) is at most
+// limit, given peak(b0) = p0 (0 when limit is unknown). Memory grows
+// about linearly with batch, so a line through b0 and one other batch
+// predicts it; the prediction is checked (it fits, one more does not)
+// and, when wrong, the answer is found by doubling and bisecting between
+// batches known to fit and not to.
+func largestFitting(limit float64, b0 int64, p0 float64, peak func(int64) (float64, error)) (int64, error) {
+	if limit <= 0 {
+		return 0, nil // memory size unknown: no verdict
+	}
+	lo, hi := int64(0), int64(maxBatchLimit+1) // lo fits (0: none yet), hi does not
+	peaks := map[int64]float64{}
+	probe := func(b int64) error {
+		if b <= lo || b >= hi {
+			return nil // known already, peak memory being monotone in batch
+		}
+		p := p0
+		if b != b0 {
+			var err error
+			if p, err = peak(b); err != nil {
+				return err
+			}
+		}
+		peaks[b] = p
+		if p <= limit {
+			lo = b
+		} else {
+			hi = b
+		}
+		return nil
+	}
+	b1 := 2 * b0
+	if b0 > 1 {
+		b1 = 1
+	}
+	for _, b := range []int64{b0, b1} {
+		if err := probe(b); err != nil {
+			return 0, err
+		}
+	}
+	p0, ok0 := peaks[b0]
+	p1, ok1 := peaks[b1]
+	if slope := (p1 - p0) / float64(b1-b0); ok0 && ok1 && slope > 0 {
+		guess := min(max(b0+int64(math.Floor((limit-p0)/slope)), 1), maxBatchLimit)
+		for _, b := range []int64{guess, guess + 1} {
+			if err := probe(b); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if err := probe(1); err != nil || lo == 0 {
+		return 0, err
+	}
+	for hi > maxBatchLimit && lo < maxBatchLimit {
+		if err := probe(min(2*lo, maxBatchLimit)); err != nil {
+			return 0, err
+		}
+	}
+	for hi-lo > 1 {
+		if err := probe(lo + (hi-lo)/2); err != nil {
+			return 0, err
+		}
+	}
+	return lo, nil
+}

@@ -1,0 +1,95 @@
+package generate
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/onnxcost/onnxcost/cost/render"
+)
+
+// WriteText writes the run as `onnxcost generate` prints it.
+func WriteText(w io.Writer, res *Result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "onnxcost %s · generate %s · %s · dtype %s · runtime %s", res.ToolVersion, render.Clean(res.Model), render.Clean(res.GPU), res.DType, res.Runtime)
+	if res.GPUs > 1 {
+		fmt.Fprintf(&b, " · %d GPUs", res.GPUs)
+	}
+	fmt.Fprintf(&b, "\nbatch %d · prompt %d tokens · output %d tokens · cache %s over %d inputs\n\n", res.Batch, res.Prompt, res.Output, render.Clean(res.CacheDim), res.CacheInputs)
+	row := func(name, value, note string) { fmt.Fprintf(&b, "%-22s %10s   %s\n", name, value, note) }
+	row("time to first token", render.Seconds(res.TTFTS), fmt.Sprintf("the prompt's step: %d × %d tokens, empty cache", res.Batch, res.Prompt))
+	if res.Output > 1 {
+		row("time per output token", render.Seconds(res.TPOTS), fmt.Sprintf("mean of %d decode steps: first %s (cache %d), last %s (cache %d)",
+			res.Output-1, render.Seconds(res.FirstStepS), res.Prompt, render.Seconds(res.LastStepS), res.Prompt+res.Output-2))
+	} else {
+		row("time per output token", "-", "one output token: no decode step")
+	}
+	row("end to end", render.Seconds(res.E2ES), fmt.Sprintf("TTFT + %d × TPOT", res.Output-1))
+	row("output tokens/s", fmt.Sprintf("%.1f", res.OutputTokensPerS), "batch × output tokens / end to end")
+	row("KV cache", render.Bytes(res.KVCacheBytes), fmt.Sprintf("%d positions × batch %d, written in place", res.Prompt+res.Output, res.Batch))
+	verdict := "fits"
+	if !res.Fits {
+		verdict = "DOES NOT FIT"
+	}
+	row("peak memory", render.Bytes(res.PeakMemoryBytes), fmt.Sprintf("of %s usable: %s", render.Bytes(res.MemoryLimitBytes), verdict))
+	fmt.Fprintf(&b, "largest batch that fits at these lengths: %d\n", res.MaxBatch)
+	fmt.Fprintf(&b, "\n%s\n", res.Approximation)
+	if res.ServingModel != nil {
+		if err := writeServing(&b, res); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeServing writes the serving curve: a table, then its model, what
+// it leaves out, the memory cap and the SLOs' pick.
+func writeServing(b *strings.Builder, res *Result) error {
+	sm := res.ServingModel
+	fmt.Fprintf(b, "\nserving at steady state: %d + %d tokens per request\n", res.Prompt, res.Output)
+	priced := sm.PriceUSDPerGPUHour > 0
+	err := render.WriteColumns(b, func(add func(cells ...string)) {
+		head := []string{"concurrency", "tokens/s", "per GPU", "TTFT", "TPOT", "e2e", "J/token", "KV cache", "peak memory"}
+		if priced {
+			head = append(head, "$/M tokens")
+		}
+		add(head...)
+		for _, p := range res.Serving {
+			row := []string{fmt.Sprint(p.Concurrency), fmt.Sprintf("%.1f", p.OutputTokensPerS), fmt.Sprintf("%.1f", p.OutputTokensPerSPerGPU),
+				render.Seconds(p.TTFTS), render.Seconds(p.TPOTS), render.Seconds(p.E2ES), fmt.Sprintf("%.3g", p.EnergyPerTokenJ),
+				render.Bytes(p.KVCacheBytes), render.Bytes(p.PeakMemoryBytes)}
+			if priced {
+				row = append(row, fmt.Sprintf("%.4g", p.USDPerMillionTokens))
+			}
+			add(row...)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(b, "model: %s\nnot modelled: %s\n", sm.Model, sm.LeavesOut)
+	if len(sm.Capped) > 0 {
+		list := make([]string, len(sm.Capped))
+		for i, c := range sm.Capped {
+			list[i] = fmt.Sprint(c)
+		}
+		fmt.Fprintf(b, "memory caps the curve: concurrency %s %s not fit in %s usable; the largest concurrency that fits is %d\n",
+			strings.Join(list, ", "), map[bool]string{true: "does", false: "do"}[len(list) == 1], render.Bytes(res.MemoryLimitBytes), sm.MaxConcurrency)
+	} else if sm.MaxConcurrency > 0 {
+		fmt.Fprintf(b, "largest concurrency that fits: %d\n", sm.MaxConcurrency)
+	}
+	if res.Best != nil {
+		fmt.Fprintf(b, "best: %s\n", res.Best.Verdict)
+	}
+	return nil
+}
+
+// WriteJSON writes the run as `onnxcost generate --format json` does
+// (Schema).
+func WriteJSON(w io.Writer, res *Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(res)
+}

@@ -1,0 +1,297 @@
+package ir
+
+// ONNX Runtime's com.microsoft attention family, as LLM and BERT exports
+// (onnxruntime-genai's builder, the transformers optimizer) write it:
+// GroupQueryAttention, MultiHeadAttention, Attention (input projection
+// with packed Q|K|V weights, then attention) and RotaryEmbedding. Shapes
+// follow docs/ContribOperators.md of onnxruntime.
+//
+// The KV cache: with past and present sharing one buffer (onnxruntime's
+// past_present_share_buffer, what serving runs) present_key and
+// present_value are past_key and past_value updated in place, so the
+// schemas name those pairs in InPlacePairs; peak memory then counts the
+// cache once. A shared buffer has the past's shape (its length is the
+// maximum sequence length), which is how a graph shows it.
+
+func init() {
+	Register(
+		&OpSchema{Domain: "com.microsoft", Name: "GroupQueryAttention", Family: FamilyAttention, Since: 1, MinIn: 7, MaxIn: 16, MinOut: 1, MaxOut: 4,
+			Traits: InPlace, InPlacePairs: [][2]int{{1, 3}, {2, 4}}, Infer: inferGroupQueryAttention,
+			Doc: "output [B,S,H·d]; present_key/value [B,kvH,T,d] with T = max(past, total_sequence_length) when that is known, else past+S; output_qk [B,H,S,T]"},
+		&OpSchema{Domain: "com.microsoft", Name: "MultiHeadAttention", Family: FamilyAttention, Since: 1, MinIn: 1, MaxIn: 10, MinOut: 1, MaxOut: 4,
+			Traits: InPlace, InPlacePairs: [][2]int{{1, 6}, {2, 7}}, Infer: inferMultiHeadAttention,
+			Doc: "output [B,S,v_hidden]; present_key/value [B,H,past+L,d] ([B,H,max,d] with past_sequence_length: a shared buffer); qk [B,H,S,T]"},
+		&OpSchema{Domain: "com.microsoft", Name: "Attention", Family: FamilyAttention, Since: 1, MinIn: 2, MaxIn: 7, MinOut: 1, MaxOut: 2,
+			Traits: InPlace, InPlacePairs: [][2]int{{1, 4}}, Infer: inferMSAttention,
+			Doc: "output [B,S,v_hidden]; present [2,B,H,past+S,d] (past's shape with past_present_share_buffer)"},
+		&OpSchema{Domain: "com.microsoft", Name: "RotaryEmbedding", Family: FamilyElementwise, Since: 1, MinIn: 4, MaxIn: 4, MinOut: 1, MaxOut: 1,
+			Infer: inferMSRotaryEmbedding, Doc: "output like input: [B,S,hidden] or [B,H,S,head]; inputs input, position_ids, cos_cache, sin_cache"},
+	)
+}
+
+// setUnranked gives every output an unknown shape: output 0 and the last
+// (scores) of dtype dt, the caches of cacheDT.
+func setAttnUnranked(c *InferCtx, dt, cacheDT DType) error {
+	for i := range c.Node.Outputs {
+		t := dt
+		if i == 1 || i == 2 {
+			t = cacheDT
+		}
+		if err := c.SetOut(i, t, Unranked()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cacheType is the dtype of the cache input at slot i, else dt: a
+// quantized cache (int8, uint8, float8) keeps its own type in present.
+func cacheType(c *InferCtx, i int, dt DType) DType {
+	if t := c.InType(i); c.HasIn(i) && t != Undefined {
+		return t
+	}
+	return dt
+}
+
+// headSize is width/heads, refusing a known width that heads do not
+// divide.
+func headSize(c *InferCtx, what string, width Dim, heads int64) (Dim, error) {
+	if width.IsKnown() && width.Value%heads != 0 {
+		return Dim{}, c.Errorf("%s width %d is not a multiple of its %d heads", what, width.Value, heads)
+	}
+	return DivDim(width, D(heads), false), nil
+}
+
+// cacheLen is the present length after kvLen new keys are appended to
+// the rank-4 past cache at slot past (kvLen when there is none). shared
+// says past and present are one buffer of the past's length.
+func cacheLen(c *InferCtx, past int, kvLen Dim, shared bool) (Dim, error) {
+	p := c.InShape(past)
+	if !c.HasIn(past) || !p.Ranked {
+		if c.HasIn(past) {
+			return c.Fresh("total_sequence_length"), nil
+		}
+		return kvLen, nil
+	}
+	if p.Rank() != 4 {
+		return Dim{}, c.Errorf("past cache of rank %d, want 4 [B, heads, length, head]", p.Rank())
+	}
+	if shared {
+		return p.Dims[2], nil
+	}
+	return AddDim(p.Dims[2], kvLen), nil
+}
+
+// declaresShared reports whether the file declares present_key (output
+// 1) with the length of the past cache at slot past: one buffer, updated
+// in place, as a graph exported for past_present_share_buffer states it.
+func declaresShared(c *InferCtx, past int) bool {
+	o, p := c.Out(1), c.InShape(past)
+	if o == nil || o.Declared == nil || !c.HasIn(past) || !p.Ranked || p.Rank() != 4 {
+		return false
+	}
+	ds := o.Declared.Shape
+	return ds.Ranked && ds.Rank() == 4 && ds.Dims[2] == p.Dims[2]
+}
+
+// setPresent sets present_key, present_value (outputs 1, 2) and the
+// scores output (slot qk) once the cache length total is known.
+func setPresent(c *InferCtx, b, kvHeads, total, dk, dv Dim, kDT, vDT DType, qk int, sq Dim, qHeads Dim, qkDT DType) error {
+	if err := c.SetOut(1, kDT, RankedShape(b, kvHeads, total, dk)); err != nil {
+		return err
+	}
+	if err := c.SetOut(2, vDT, RankedShape(b, kvHeads, total, dv)); err != nil {
+		return err
+	}
+	return c.SetOut(qk, qkDT, RankedShape(b, qHeads, sq, total))
+}
+
+// inferGroupQueryAttention: query [B,S,H·d] (or packed Q|K|V
+// [B,S,(H+2·kvH)·d] when key and value are omitted), key/value
+// [B,L,kvH·d], past_key/past_value [B,kvH,P,d]. present holds
+// max(P, total_sequence_length) rows when the total is a known constant
+// (onnxruntime's rule: a shared buffer keeps its length), P when the file
+// declares present with past's length, else P+L.
+func inferGroupQueryAttention(c *InferCtx) error {
+	h, kvh := c.AttrInt("num_heads", 0), c.AttrInt("kv_num_heads", 0)
+	if h <= 0 || kvh <= 0 {
+		return c.Errorf("needs positive num_heads and kv_num_heads, have %d and %d", h, kvh)
+	}
+	if h%kvh != 0 {
+		return c.Errorf("num_heads %d is not a multiple of kv_num_heads %d", h, kvh)
+	}
+	dt := c.InType(0)
+	kDT, vDT := cacheType(c, 3, dt), cacheType(c, 4, dt)
+	q := c.InShape(0)
+	if !q.Ranked {
+		return setAttnUnranked(c, dt, kDT)
+	}
+	if q.Rank() != 3 {
+		return c.Errorf("query of rank %d, want 3 [B, S, hidden]", q.Rank())
+	}
+	b, s := q.Dims[0], q.Dims[1]
+	packed := !c.HasIn(1)
+	heads := h
+	if packed {
+		heads = h + 2*kvh
+	}
+	d, err := headSize(c, "query", q.Dims[2], heads)
+	if err != nil {
+		return err
+	}
+	hidden, _ := MulDim(D(h), d)
+	if err := c.SetOut(0, dt, RankedShape(b, s, hidden)); err != nil {
+		return err
+	}
+	kvLen := s
+	if k := c.InShape(1); !packed && k.Ranked {
+		if k.Rank() != 3 {
+			return c.Errorf("key of rank %d, want 3 [B, L, kv_hidden]", k.Rank())
+		}
+		if _, err := headSize(c, "key", k.Dims[2], kvh); err != nil {
+			return err
+		}
+		kvLen = k.Dims[1]
+	}
+	total, err := cacheLen(c, 3, kvLen, declaresShared(c, 3))
+	if err != nil {
+		return err
+	}
+	if t, ok := c.ConstInts(6); ok && len(t) == 1 && t[0] > 0 {
+		if p := c.InShape(3); c.HasIn(3) && p.Ranked && p.Dims[2].IsKnown() {
+			total = D(max(p.Dims[2].Value, t[0]))
+		} else if !c.HasIn(3) {
+			total = D(t[0])
+		}
+	}
+	return setPresent(c, b, D(kvh), total, d, d, kDT, vDT, 3, s, D(h), dt)
+}
+
+// inferMultiHeadAttention: query [B,S,H·d] or packed Q|K|V [B,S,H,3,d];
+// key [B,L,H·d], packed K|V [B,L,H,2,d], or a cache [B,H,L,d] used as
+// it is (cross attention); value [B,L,H·dv] or [B,H,L,dv]. With the
+// past_sequence_length input the caches share one buffer, so present
+// has past's length.
+func inferMultiHeadAttention(c *InferCtx) error {
+	h := c.AttrInt("num_heads", 0)
+	if h <= 0 {
+		return c.Errorf("needs a positive num_heads, has %d", h)
+	}
+	dt := c.InType(0)
+	q, k, v := c.InShape(0), c.InShape(1), c.InShape(2)
+	if !q.Ranked || (c.HasIn(1) && !k.Ranked) || (c.HasIn(2) && !v.Ranked) {
+		return setAttnUnranked(c, dt, dt)
+	}
+	var b, s, d Dim
+	switch q.Rank() {
+	case 3:
+		b, s = q.Dims[0], q.Dims[1]
+		var err error
+		if d, err = headSize(c, "query", q.Dims[2], h); err != nil {
+			return err
+		}
+	case 5:
+		b, s, d = q.Dims[0], q.Dims[1], q.Dims[4]
+	default:
+		return c.Errorf("query of rank %d, want 3 [B, S, hidden] or 5 [B, S, H, 3, d]", q.Rank())
+	}
+	kvLen, dv := s, d
+	switch {
+	case !c.HasIn(1):
+	case k.Rank() == 3 || k.Rank() == 5:
+		kvLen = k.Dims[1]
+		if k.Rank() == 5 {
+			dv = k.Dims[4]
+		}
+	case k.Rank() == 4:
+		kvLen = k.Dims[2]
+	default:
+		return c.Errorf("key of rank %d, want 3, 4 or 5", k.Rank())
+	}
+	if c.HasIn(2) {
+		switch v.Rank() {
+		case 3:
+			var err error
+			if dv, err = headSize(c, "value", v.Dims[2], h); err != nil {
+				return err
+			}
+		case 4:
+			dv = v.Dims[3]
+		default:
+			return c.Errorf("value of rank %d, want 3 or 4", v.Rank())
+		}
+	}
+	vHidden, _ := MulDim(D(h), dv)
+	if err := c.SetOut(0, dt, RankedShape(b, s, vHidden)); err != nil {
+		return err
+	}
+	total, err := cacheLen(c, 6, kvLen, c.HasIn(8) || declaresShared(c, 6))
+	if err != nil {
+		return err
+	}
+	return setPresent(c, b, D(h), total, d, dv, dt, dt, 3, s, D(h), dt)
+}
+
+// inferMSAttention: input [B,S,in] times weights [in, Dq+Dk+Dv]
+// (qkv_hidden_sizes, else three equal thirds) gives Q, K, V; output
+// [B,S,Dv]; present [2,B,H,P+S,Dk/H], or past's shape when
+// past_present_share_buffer is set.
+func inferMSAttention(c *InferCtx) error {
+	h := c.AttrInt("num_heads", 0)
+	if h <= 0 {
+		return c.Errorf("needs a positive num_heads, has %d", h)
+	}
+	dt := c.InType(0)
+	x, w := c.InShape(0), c.InShape(1)
+	if !x.Ranked || !w.Ranked {
+		return setAttnUnranked(c, dt, dt)
+	}
+	if x.Rank() != 3 || w.Rank() != 2 {
+		return c.Errorf("input of rank %d and weights of rank %d, want 3 [B, S, in] and 2 [in, Dq+Dk+Dv]", x.Rank(), w.Rank())
+	}
+	if x.Dims[2].IsKnown() && w.Dims[0].IsKnown() && x.Dims[2].Value != w.Dims[0].Value {
+		return c.Errorf("input width %d but weights have %d rows", x.Dims[2].Value, w.Dims[0].Value)
+	}
+	dk, dv := DivDim(w.Dims[1], D(3), false), DivDim(w.Dims[1], D(3), false)
+	if sizes, ok := c.AttrInts("qkv_hidden_sizes"); ok {
+		if len(sizes) != 3 || sizes[0] != sizes[1] || sizes[0] <= 0 || sizes[2] <= 0 {
+			return c.Errorf("qkv_hidden_sizes %v: want three positive sizes with Q and K equal", sizes)
+		}
+		dk, dv = D(sizes[1]), D(sizes[2])
+	} else if w.Dims[1].IsKnown() && w.Dims[1].Value%3 != 0 {
+		return c.Errorf("weights width %d is not three equal parts and qkv_hidden_sizes is not given", w.Dims[1].Value)
+	}
+	b, s := x.Dims[0], x.Dims[1]
+	if err := c.SetOut(0, dt, RankedShape(b, s, dv)); err != nil {
+		return err
+	}
+	head, err := headSize(c, "key", dk, h)
+	if err != nil {
+		return err
+	}
+	present := RankedShape(D(2), b, D(h), s, head)
+	if p := c.InShape(4); c.HasIn(4) && p.Ranked {
+		if p.Rank() != 5 {
+			return c.Errorf("past of rank %d, want 5 [2, B, H, past, d]", p.Rank())
+		}
+		present = p.Clone()
+		if c.AttrInt("past_present_share_buffer", 0) == 0 {
+			present.Dims[3] = AddDim(p.Dims[3], s)
+		}
+	} else if c.HasIn(4) {
+		present = Unranked()
+	}
+	return c.SetOut(1, dt, present)
+}
+
+// inferMSRotaryEmbedding: the rotation keeps the input's type and shape.
+// A 3-D input without num_heads takes the head size from the cos cache.
+func inferMSRotaryEmbedding(c *InferCtx) error {
+	if x := c.InShape(0); x.Ranked && x.Rank() != 3 && x.Rank() != 4 {
+		return c.Errorf("input of rank %d, want 3 or 4", x.Rank())
+	}
+	if rot := c.AttrInt("rotary_embedding_dim", 0); rot < 0 || rot%2 != 0 {
+		return c.Errorf("rotary_embedding_dim %d must be even and not negative", rot)
+	}
+	return c.PassThrough(0, 0)
+}
