@@ -394,6 +394,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		return NodeEstimate{}, aggregate{}, 0
 	}
 	a.sanitizeEstimate(n, &est)
+	a.checkView(n, &est)
 	nc.Counts, nc.Params, nc.Launches = est.Counts, est.Params, est.Launches
 	nc.Note = est.Note
 	// Intensity and time are those of what the kernel executes: the
@@ -661,6 +662,47 @@ func (a *analyzer) sanitizeEstimate(n *ir.Node, e *NodeEstimate) {
 	if bad {
 		a.warnf("%s node %q: a count was NaN, infinite or negative and was clamped", n.OpType, n.Name)
 	}
+}
+
+// checkView warns, once per node, when a size of the node is one the
+// model cannot count exactly, so that a time built on it is never taken
+// for an exact one: a tensor past 2^62 elements (ir's exact element
+// count), a kernel view size past 2^53 (tile counts round in float64),
+// or one a rule saturated at math.MaxInt64 (it stands for a larger size;
+// the time model prices that kernel from its FLOPs instead).
+func (a *analyzer) checkView(n *ir.Node, e *NodeEstimate) {
+	k := perf.Kernel{M: e.M, N: e.N, K: e.K, Batch: e.Batch, Steps: e.Steps, InputK: e.InputK, Rows: e.Rows, RowLen: e.RowLen}
+	var what string
+	switch {
+	case k.ViewSaturated():
+		what = "its kernel's GEMM view (M %d, N %d, K %d, batch %d) is past int64 and saturated at 2^63-1; its compute time is at least its FLOPs over the peak rate"
+	case k.ViewInexact():
+		what = "its kernel's view (M %d, N %d, K %d, batch %d) is past 2^53, where the time model's tile counts are rounded"
+	default:
+		v := hugeTensor(n)
+		if v == nil {
+			return
+		}
+		a.warnf("%s node %q: tensor %q (%s) has more than 2^62 elements; its counts are float64 estimates", n.OpType, n.Name, v.Name, v.Shape)
+		return
+	}
+	a.warnf("%s node %q: "+what, n.OpType, n.Name, e.M, e.N, e.K, e.Batch)
+}
+
+// hugeTensor is the first input or output of n with a known shape whose
+// element count ir cannot hold exactly (past 2^62), or nil.
+func hugeTensor(n *ir.Node) *ir.Value {
+	for _, vs := range [2][]*ir.Value{n.Inputs, n.Outputs} {
+		for _, v := range vs {
+			if v == nil || !v.Shape.IsKnown() {
+				continue
+			}
+			if _, ok := v.Shape.NumElements(); !ok {
+				return v
+			}
+		}
+	}
+	return nil
 }
 
 func (a *analyzer) sanitizeAggregate(n *ir.Node, g *aggregate) {

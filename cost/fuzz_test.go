@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost"
@@ -20,7 +21,8 @@ var fuzzDTypes = []string{"", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"}
 // with the symbolic batch and height bound to values up to 2^40 so that
 // counts get large. Property: no panic, and every number of the report,
 // per node and in the totals, is finite and not negative (a wrapped
-// integer or a 0*Inf shows up as one or the other).
+// integer or a 0*Inf shows up as one or the other), and no number had
+// to be clamped to get there.
 func FuzzAnalyze(f *testing.F) {
 	f.Add([]byte{}, uint8(0), uint8(0), uint8(0), uint8(0))
 	f.Add([]byte{2, 0, 3, 6, 6, 6, 3, 0, 0, 1, 1, 1, 0, 0, 0}, uint8(3), uint8(3), uint8(1), uint8(30))
@@ -48,6 +50,13 @@ func FuzzAnalyze(f *testing.F) {
 		}
 		if bad := badNumber(reflect.ValueOf(rep), "report"); bad != "" {
 			t.Fatalf("%s on %s dtype %q: %s\n%s", "Analyze", g.Name, dt, bad, ir.Dump(m.Graph))
+		}
+		// The report cleans what it prints, so the check above would pass
+		// a wrapped count that was clamped to 0: a clamp must not happen.
+		for _, w := range rep.Warnings {
+			if strings.Contains(w, "clamped") {
+				t.Fatalf("Analyze on %s dtype %q: %s\n%s", g.Name, dt, w, ir.Dump(m.Graph))
+			}
 		}
 	})
 }

@@ -2,6 +2,7 @@ package cost
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/ir"
@@ -114,9 +115,32 @@ func CacheBytes(g *ir.Graph, dtype string) (float64, error) {
 	for _, n := range g.Nodes { // graph order: the same sum every run
 		if appends[n] {
 			total += c.Bytes(n.Out(0))
+			continue
+		}
+		for _, v := range presentOutputs(g, n) {
+			total += c.Bytes(v)
 		}
 	}
 	return total, nil
+}
+
+// presentOutputs are the cache outputs of an attention kernel that keeps
+// its own KV cache (GroupQueryAttention, MultiHeadAttention with past):
+// the outputs its schema pairs in place with a past input the graph is
+// fed, when the graph returns them as its present cache.
+func presentOutputs(g *ir.Graph, n *ir.Node) []*ir.Value {
+	s := ir.LookupOp(n.Domain, n.OpType)
+	if s == nil || !s.Traits.Has(ir.InPlace) {
+		return nil
+	}
+	var out []*ir.Value
+	for _, p := range s.InPlaceIO() {
+		o, in := n.Out(p[0]), n.In(p[1])
+		if o != nil && in != nil && slices.Contains(g.Inputs, in) && slices.Contains(g.Outputs, o) {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // CacheAppends counts g's cache appends (see cacheAppends).

@@ -116,7 +116,11 @@ func (tp *tensorParallel) shardKernel(k *perf.Kernel) {
 	k.Bytes /= f
 	k.WorkingSet /= f
 	k.DRAMBytes /= f
+	// A saturated size stays saturated: it stands for one past int64,
+	// which a share may still be; the rounded-up division below would
+	// wrap on it.
 	switch {
+	case k.N == math.MaxInt64, k.Batch == math.MaxInt64:
 	case k.N >= n:
 		k.N = (k.N + n - 1) / n
 	case k.Batch >= n:

@@ -160,9 +160,9 @@ func convOutput(n *ir.Node, c *RuleCtx) *ir.Value {
 	if !ok1 || !ok2 || len(xd) != len(wd) || len(xd) < 3 {
 		return v
 	}
-	dims := []ir.Dim{ir.D(int64(xd[0])), ir.D(int64(wd[0]))}
+	dims := []ir.Dim{ir.D(clampInt(xd[0])), ir.D(clampInt(wd[0]))}
 	for i := 2; i < len(xd); i++ {
-		d, ok := convOutDim(n, i-2, len(xd)-2, int64(xd[i]), int64(wd[i]))
+		d, ok := convOutDim(n, i-2, len(xd)-2, clampInt(xd[i]), clampInt(wd[i]))
 		if !ok {
 			c.Warnf("cannot work out the convolution's output size before pooling")
 			return v
@@ -231,7 +231,7 @@ func winogradConvRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	}
 	alpha := float64(m + 2)
 	N, C, K, P, Q := xd[0], xd[1], yd[1], yd[2], yd[3]
-	tiles := float64(perf.WinogradTiles(int64(N), int64(P), int64(Q), m))
+	tiles := perf.WinogradTileCount(N, P, Q, m)
 	// The model's arithmetic is the convolution's, whatever algorithm
 	// runs it: the direct Conv rule counts it.
 	direct, err := c.Estimate(&ir.Node{Name: n.Name, OpType: "Conv",

@@ -93,8 +93,11 @@ func winogradFilterOps(m int64) float64 {
 }
 
 func ceilF(x float64) float64 {
-	if x <= 0 {
+	if !(x > 0) {
 		return 0
+	}
+	if x >= 1<<52 {
+		return x // already whole, and past int64 the conversion is undefined
 	}
 	n := float64(int64(x))
 	if n < x {

@@ -94,6 +94,8 @@ type runner struct {
 	cfg  Config
 	path string // the model as loaded (a zoo path with decode set)
 	spec cacheSpec
+	// kvShare is the fraction of the cache one GPU holds (kvShare).
+	kvShare float64
 	// warnings collects the steps' warnings, each once, in order.
 	warnings []string
 	seen     map[string]bool
@@ -105,6 +107,24 @@ type cacheSpec struct {
 	past   string // the cached length
 	seq    string // the new tokens' length
 	totals []string
+	// heads is the cache's key/value heads, from the cache inputs' head
+	// dim; 0 when an input has none to read or the inputs disagree.
+	heads int64
+}
+
+// kvShare is the fraction of a cache of heads key/value heads that one
+// of gpus tensor-parallel GPUs holds. Serving runtimes split the cache by
+// heads, each GPU keeping its attention heads' keys and values: ⌈heads /
+// gpus⌉ heads each, which is 1/gpus when the heads divide evenly, one
+// whole head (replicated) when there are fewer heads than GPUs, and the
+// most loaded GPU's when they do not divide. Without a head count the
+// cache counts whole on every GPU, the pessimistic side.
+func kvShare(heads int64, gpus int) float64 {
+	if gpus <= 1 || heads <= 0 {
+		return 1
+	}
+	n := int64(gpus)
+	return float64((heads+n-1)/n) / float64(heads)
 }
 
 // step is one costed step.
@@ -159,6 +179,7 @@ func newRunner(cfg Config) (*runner, error) {
 	if r.spec, err = findCache(l.Model.Graph, cfg.Dims); err != nil {
 		return nil, inputErr("%s: %v", name, err)
 	}
+	r.kvShare = kvShare(r.spec.heads, cfg.GPUs)
 	return r, nil
 }
 
@@ -213,12 +234,13 @@ func zooDefault(z *pipeline.ZooSpec, name string) int64 {
 // findCache finds the cache inputs (graph inputs of rank 3 or more whose
 // name says past or cache: past_key_values.L.key, past_key_L, cache_v, …),
 // the symbol of their cached length (the one that is not a batch dim),
-// and the new tokens' length (a non-batch symbol of input_ids, else of
-// the first other input that has one).
+// their key/value heads (cacheHeads) and the new tokens' length (a
+// non-batch symbol of input_ids, else of the first other input that has
+// one).
 func findCache(g *ir.Graph, dims map[string]int64) (cacheSpec, error) {
 	var spec cacheSpec
 	pastSyms := map[string]bool{}
-	var others []*ir.Value
+	var others, caches []*ir.Value
 	for _, in := range g.Inputs {
 		if in == nil || in.IsInitializer || in.Declared == nil || !in.Declared.Shape.Ranked {
 			continue
@@ -229,6 +251,7 @@ func findCache(g *ir.Graph, dims map[string]int64) (cacheSpec, error) {
 			continue
 		}
 		spec.inputs++
+		caches = append(caches, in)
 		for _, s := range lengthSyms(in) {
 			pastSyms[s] = true
 		}
@@ -250,6 +273,15 @@ func findCache(g *ir.Graph, dims map[string]int64) (cacheSpec, error) {
 		return spec, fmt.Errorf("the cache inputs have several symbolic lengths (%s); bind all but the cache length with --dim", strings.Join(names, ", "))
 	}
 	spec.past = names[0]
+	for i, in := range caches {
+		h := cacheHeads(in, spec.past)
+		if i > 0 && h != spec.heads {
+			h = 0
+		}
+		if spec.heads = h; h == 0 {
+			break
+		}
+	}
 	sort.SliceStable(others, func(i, j int) bool { return others[i].Name == "input_ids" && others[j].Name != "input_ids" })
 	for _, in := range others {
 		for _, s := range lengthSyms(in) {
@@ -268,6 +300,29 @@ func findCache(g *ir.Graph, dims map[string]int64) (cacheSpec, error) {
 		return spec, fmt.Errorf("no input with a symbolic token length (input_ids [batch, sequence_length]); the prompt's step needs one")
 	}
 	return spec, nil
+}
+
+// cacheHeads reads a cache input's key/value heads: the known dim beside
+// the cache length and before the head size, in the layouts exports use
+// ([batch, heads, length, head size], Hugging Face's and the zoo's;
+// [batch, length, heads, head size]; a leading key/value axis of 2 before
+// either). 0 for a cache of rank 3, whose heads are folded into another
+// dim.
+func cacheHeads(in *ir.Value, past string) int64 {
+	dims := in.Declared.Shape.Dims
+	if len(dims) < 4 {
+		return 0
+	}
+	for _, d := range dims[len(dims)-3 : len(dims)-1] {
+		if d.Sym == past {
+			continue
+		}
+		if d.IsKnown() && d.Value > 0 {
+			return d.Value
+		}
+		return 0
+	}
+	return 0
 }
 
 // lengthSyms lists an input's symbolic dims that are not a batch dim.
@@ -331,9 +386,10 @@ func (r *runner) cost(batch, past, seq int64) (step, error) {
 }
 
 // memory prices the prompt's step and the last decode step at batch and
-// returns the run's peak: the cache is allocated at its final length
-// (total positions) from the start, so each step's peak, which holds the
-// cache it leaves, is raised to the full cache.
+// returns the run's peak on one GPU and the whole cache: the cache is
+// allocated at its final length (total positions) from the start, so each
+// step's peak, which holds the cache it leaves, is raised to the full
+// cache, of which one GPU holds its share (kvShare).
 func (r *runner) memory(batch int64, prefill, last *step) (peak, kv float64, err error) {
 	n, m := r.cfg.Prompt, r.cfg.Output
 	total := float64(n + m)
@@ -353,10 +409,10 @@ func (r *runner) memory(batch int64, prefill, last *step) (peak, kv float64, err
 	}
 	// The cache's bytes are proportional to its length.
 	kv = prefill.present * total / float64(n)
-	peak = prefill.peak - prefill.present + kv
+	peak = prefill.peak - prefill.present + kv*r.kvShare
 	if last != nil {
 		kv = last.present * total / float64(n+m-1)
-		peak = max(peak, last.peak-last.present+kv)
+		peak = max(peak, last.peak-last.present+kv*r.kvShare)
 	}
 	return peak, kv, nil
 }
@@ -400,6 +456,11 @@ func (r *runner) run() (*Result, error) {
 	if res.PeakMemoryBytes, res.KVCacheBytes, err = r.memory(cfg.Batch, &prefill, last); err != nil {
 		return nil, err
 	}
+	res.KVHeads = r.spec.heads
+	res.KVCacheBytesPerGPU = res.KVCacheBytes * r.kvShare
+	if res.GPUs > 1 {
+		res.KVCacheSharding = r.sharding(res.GPUs)
+	}
 	res.MemoryLimitBytes = prefill.limit
 	res.Fits = res.MemoryLimitBytes <= 0 || res.PeakMemoryBytes <= res.MemoryLimitBytes
 	if res.MaxBatch, err = r.maxBatch(res); err != nil {
@@ -413,6 +474,25 @@ func (r *runner) run() (*Result, error) {
 		res.Warnings = []string{}
 	}
 	return res, nil
+}
+
+// sharding states how the cache is split over gpus GPUs, and that
+// everything else of the activations is not.
+func (r *runner) sharding(gpus int) string {
+	h := r.spec.heads
+	if h <= 0 {
+		return fmt.Sprintf("KV cache whole on each of the %d GPUs: the cache inputs' shapes show no key/value head count to split it by; activations replicated on every GPU", gpus)
+	}
+	per := (h + int64(gpus) - 1) / int64(gpus)
+	var why string
+	switch {
+	case h < int64(gpus):
+		why = ": fewer heads than GPUs, so one whole head each"
+	case h%int64(gpus) != 0:
+		why = ": the heads do not divide evenly, so the most loaded GPU's"
+	}
+	return fmt.Sprintf("KV cache split by heads over %d GPUs: each holds ⌈%d KV heads / %d⌉ = %d, %.4g of the cache%s (the rule: ⌈kv_heads / GPUs⌉ heads per GPU, at least one whole head); the other activations replicated on every GPU",
+		gpus, h, gpus, per, r.kvShare, why)
 }
 
 // decode costs the decode steps (past = N … N+M−2, one token each) and

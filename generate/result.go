@@ -48,12 +48,20 @@ type Result struct {
 	// every sequence, the prompt's step included in the time.
 	OutputTokensPerS float64 `json:"output_tokens_per_s"`
 	// KVCacheBytes is the whole cache at Prompt+Output positions for
-	// Batch sequences, at the compute dtype.
-	KVCacheBytes float64 `json:"kv_cache_bytes"`
-	// PeakMemoryBytes is one GPU's peak over the run: weights, the cache
-	// allocated at its final length, and the larger of the prompt step's
-	// and the last decode step's other live tensors. Fits compares it
-	// with MemoryLimitBytes (the GPU's usable memory).
+	// Batch sequences, at the compute dtype; KVCacheBytesPerGPU is the
+	// part one GPU holds, the cache being split by its KVHeads key/value
+	// heads over the GPUs (KVCacheSharding states the rule; one GPU: the
+	// whole cache). KVHeads is 0 when the cache inputs' shapes do not
+	// show it, and the cache then counts whole on every GPU.
+	KVCacheBytes       float64 `json:"kv_cache_bytes"`
+	KVCacheBytesPerGPU float64 `json:"kv_cache_bytes_per_gpu"`
+	KVHeads            int64   `json:"kv_heads"`
+	KVCacheSharding    string  `json:"kv_cache_sharding,omitempty"`
+	// PeakMemoryBytes is one GPU's peak over the run: weights (split ones
+	// divided over the GPUs), its part of the cache allocated at its final
+	// length, and the larger of the prompt step's and the last decode
+	// step's other live tensors, replicated on every GPU. Fits compares
+	// it with MemoryLimitBytes (the GPU's usable memory).
 	PeakMemoryBytes  float64 `json:"peak_memory_bytes"`
 	MemoryLimitBytes float64 `json:"memory_limit_bytes"`
 	Fits             bool    `json:"fits"`

@@ -10,8 +10,9 @@ import (
 )
 
 // TestSchema: real results (a fitted run, every step costed, one output
-// token, two GPUs) validate against the committed Schema and print as
-// text; the schema refuses a result without its TTFT.
+// token, two and four GPUs with the cache split by heads) validate
+// against the committed Schema and print as text; the schema refuses a
+// result without its TTFT.
 func TestSchema(t *testing.T) {
 	rs := schematest.Resolve(t, Schema)
 	for _, cfg := range []Config{
@@ -19,6 +20,7 @@ func TestSchema(t *testing.T) {
 		{Model: "zoo:gpt2-small?layers=2", DType: "fp16", Prompt: 8, Output: 3},
 		{Model: "zoo:llama-tiny", Prompt: 4, Output: 1},
 		{Model: "zoo:llama-tiny", Prompt: 4, Output: 8, GPUs: 2, DType: "bf16"},
+		{Model: "zoo:llama-tiny", Prompt: 16, Output: 8, GPUs: 4, Concurrency: []int64{1, 8}},
 		{Model: "zoo:llama-tiny", Prompt: 16, Output: 8, Concurrency: []int64{1, 8}, TTFTSLOS: 1, PriceUSDPerGPUHour: 2},
 		{Model: "zoo:llama-tiny", Prompt: 16, Output: 1, Concurrency: []int64{2}, TPOTSLOS: 1e-9, TTFTSLOS: 1e-9},
 		{Model: "zoo:llama-7b", GPU: gpu(t, "T4"), DType: "fp16", Prompt: 4096, Output: 4096, Concurrency: []int64{64}},

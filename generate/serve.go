@@ -46,9 +46,10 @@ import (
 //   - Cost per million output tokens = price per GPU-hour · GPUs / 3600
 //     / (output tokens/s) · 10⁶.
 //   - Memory: each slot's cache is reserved at its final length N+M (as
-//     a scheduler that never evicts reserves it), so C·(N+M) positions;
-//     the peak adds the weights and the larger of a prefill's and the
-//     last decode step's other live tensors. Peak memory grows with C,
+//     a scheduler that never evicts reserves it), so C·(N+M) positions,
+//     of which one GPU holds its heads' share under tensor parallelism
+//     (kvShare); the peak adds the weights and the larger of a prefill's
+//     and the last decode step's other live tensors. Peak memory grows with C,
 //     so the curve stops at the largest listed concurrency that fits,
 //     and the largest that fits at all is found as MaxBatch is.
 
@@ -76,10 +77,12 @@ type ServingPoint struct {
 	// USDPerMillionTokens is the GPUs' price over the time of a million
 	// output tokens; absent without a price.
 	USDPerMillionTokens float64 `json:"usd_per_million_output_tokens,omitempty"`
-	// KVCacheBytes is C caches reserved at Prompt+Output positions;
-	// PeakMemoryBytes one GPU's peak, at most the usable memory.
-	KVCacheBytes    float64 `json:"kv_cache_bytes"`
-	PeakMemoryBytes float64 `json:"peak_memory_bytes"`
+	// KVCacheBytes is C caches reserved at Prompt+Output positions,
+	// KVCacheBytesPerGPU one GPU's part of them; PeakMemoryBytes one
+	// GPU's peak, at most the usable memory.
+	KVCacheBytes       float64 `json:"kv_cache_bytes"`
+	KVCacheBytesPerGPU float64 `json:"kv_cache_bytes_per_gpu"`
+	PeakMemoryBytes    float64 `json:"peak_memory_bytes"`
 }
 
 // ServingModel is what the serving curve shares.
@@ -174,7 +177,7 @@ func (r *runner) serve(res *Result) error {
 			}
 			other = max(other, last.peak-last.present)
 		}
-		return other + float64(c)*sm.KVCacheBytesPerRequest, nil
+		return other + float64(c)*sm.KVCacheBytesPerRequest*r.kvShare, nil
 	}
 	res.Serving = []ServingPoint{}
 	for _, c := range cs {
@@ -190,7 +193,8 @@ func (r *runner) serve(res *Result) error {
 			sm.Capped = append(sm.Capped, c)
 			continue
 		}
-		pt := ServingPoint{Concurrency: c, PeakMemoryBytes: p, KVCacheBytes: float64(c) * sm.KVCacheBytesPerRequest}
+		kv := float64(c) * sm.KVCacheBytesPerRequest
+		pt := ServingPoint{Concurrency: c, PeakMemoryBytes: p, KVCacheBytes: kv, KVCacheBytesPerGPU: kv * r.kvShare}
 		var decodeJ float64
 		if m > 1 {
 			first, last := lasts[c], lasts[c]

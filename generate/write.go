@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost/render"
@@ -28,6 +29,13 @@ func WriteText(w io.Writer, res *Result) error {
 	row("end to end", render.Seconds(res.E2ES), fmt.Sprintf("TTFT + %d × TPOT", res.Output-1))
 	row("output tokens/s", fmt.Sprintf("%.1f", res.OutputTokensPerS), "batch × output tokens / end to end")
 	row("KV cache", render.Bytes(res.KVCacheBytes), fmt.Sprintf("%d positions × batch %d, written in place", res.Prompt+res.Output, res.Batch))
+	if res.GPUs > 1 {
+		note := fmt.Sprintf("%d of the %d KV heads on each of %d GPUs", (res.KVHeads+int64(res.GPUs)-1)/int64(res.GPUs), res.KVHeads, res.GPUs)
+		if res.KVHeads <= 0 {
+			note = "the whole cache: no head count to split it by"
+		}
+		row("KV cache per GPU", render.Bytes(res.KVCacheBytesPerGPU), note)
+	}
 	verdict := "fits"
 	if !res.Fits {
 		verdict = "DOES NOT FIT"
@@ -35,6 +43,9 @@ func WriteText(w io.Writer, res *Result) error {
 	row("peak memory", render.Bytes(res.PeakMemoryBytes), fmt.Sprintf("of %s usable: %s", render.Bytes(res.MemoryLimitBytes), verdict))
 	fmt.Fprintf(&b, "largest batch that fits at these lengths: %d\n", res.MaxBatch)
 	fmt.Fprintf(&b, "\n%s\n", res.Approximation)
+	if res.KVCacheSharding != "" {
+		fmt.Fprintf(&b, "%s\n", res.KVCacheSharding)
+	}
 	if res.ServingModel != nil {
 		if err := writeServing(&b, res); err != nil {
 			return err
@@ -52,6 +63,10 @@ func writeServing(b *strings.Builder, res *Result) error {
 	priced := sm.PriceUSDPerGPUHour > 0
 	err := render.WriteColumns(b, func(add func(cells ...string)) {
 		head := []string{"concurrency", "tokens/s", "per GPU", "TTFT", "TPOT", "e2e", "J/token", "KV cache", "peak memory"}
+		split := res.GPUs > 1
+		if split {
+			head = slices.Insert(head, 8, "KV per GPU")
+		}
 		if priced {
 			head = append(head, "$/M tokens")
 		}
@@ -60,6 +75,9 @@ func writeServing(b *strings.Builder, res *Result) error {
 			row := []string{fmt.Sprint(p.Concurrency), fmt.Sprintf("%.1f", p.OutputTokensPerS), fmt.Sprintf("%.1f", p.OutputTokensPerSPerGPU),
 				render.Seconds(p.TTFTS), render.Seconds(p.TPOTS), render.Seconds(p.E2ES), fmt.Sprintf("%.3g", p.EnergyPerTokenJ),
 				render.Bytes(p.KVCacheBytes), render.Bytes(p.PeakMemoryBytes)}
+			if split {
+				row = slices.Insert(row, 8, render.Bytes(p.KVCacheBytesPerGPU))
+			}
 			if priced {
 				row = append(row, fmt.Sprintf("%.4g", p.USDPerMillionTokens))
 			}

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"iter"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/internal/safefile"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -825,12 +825,13 @@ func (g *GPU) Clone() *GPU {
 	return &c
 }
 
-// LoadFile reads a user spec file (YAML or JSON). Entries may name a
+// LoadFile reads a user spec file (YAML or JSON, a regular file of at
+// most safefile.SideFileLimit bytes). Entries may name a
 // built-in GPU as "base:" and override only the figures they measured; an
 // entry whose name is a built-in one replaces it when used through
 // WithUserFile.
 func LoadFile(path string) ([]*GPU, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.SideFileLimit)
 	if err != nil {
 		return nil, err
 	}

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/internal/safefile"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -131,7 +131,7 @@ func RuntimesWithUserFile(path string) (*RuntimeDB, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.SideFileLimit)
 	if err != nil {
 		return nil, err
 	}

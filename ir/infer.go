@@ -48,6 +48,9 @@ func InferShapes(m *Model, opt InferOptions) (*InferResult, error) {
 		opt.Limits = &DefaultLimits
 	}
 	res := &InferResult{Bound: map[string]int64{}}
+	if err := checkOpsetImports(m); err != nil {
+		return res, err
+	}
 	e := &inferer{m: m, opt: opt, res: res, unknown: map[string]bool{}}
 	g := m.Graph
 	if err := e.bindInputs(g); err != nil {
@@ -164,7 +167,7 @@ func (e *inferer) bindInputs(g *Graph) error {
 // the control-flow op's shape function before it calls InferSubgraph.
 func (e *inferer) graph(g *Graph, depth int) error {
 	if depth > e.opt.Limits.MaxDepth {
-		return fmt.Errorf("graph %q: subgraphs nested deeper than %d", g.Name, e.opt.Limits.MaxDepth)
+		return fmt.Errorf("graph %s: subgraphs nested deeper than %d", QuoteName(g.Name), e.opt.Limits.MaxDepth)
 	}
 	for _, n := range g.Nodes {
 		if err := e.node(n, depth); err != nil {
@@ -378,10 +381,10 @@ func (e *inferer) checkOne(what string, v *Value, d *TypeInfo) {
 		return
 	}
 	if d.DType != Undefined && v.DType != Undefined && d.DType != v.DType {
-		e.warnf("%s %q: inferred dtype %s, declared %s", what, v.Name, v.DType, d.DType)
+		e.warnf("%s %s: inferred dtype %s, declared %s", what, QuoteName(v.Name), v.DType, d.DType)
 	}
 	if d.Shape.Ranked && v.Shape.Ranked && !compatible(d.Shape, v.Shape) {
-		e.warnf("%s %q: inferred shape %s, declared %s", what, v.Name, v.Shape, d.Shape)
+		e.warnf("%s %s: inferred shape %s, declared %s", what, QuoteName(v.Name), v.Shape, d.Shape)
 	}
 }
 

@@ -2,7 +2,11 @@ package ir
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 )
 
 // InlineFunctions replaces every node that calls a model-local function
@@ -30,15 +34,40 @@ func InlineFunctions(m *Model) error {
 //     that import added; a differing version is reported in the notes.
 //
 // Calls inside subgraphs and calls made by function bodies are inlined
-// too, down to Limits.MaxDepth levels (recursive functions fail).
+// too, down to Limits.MaxDepth levels (recursive functions fail). The
+// inlined graph may have at most Limits.MaxNodes nodes, as a graph read
+// from a file may: the count comes first, so a few kilobytes of functions
+// that would expand to billions of nodes are refused at once.
 // m.Functions is left in place. Nodes carry no overload field in this IR,
 // so a call matches the function with an empty overload when a name has
 // several overloads.
 func InlineFunctionsNotes(m *Model) ([]string, error) {
+	return inlineFunctions(m, &DefaultLimits)
+}
+
+func inlineFunctions(m *Model, lim *Limits) ([]string, error) {
 	if m == nil || m.Graph == nil || len(m.Functions) == 0 {
 		return nil, nil
 	}
-	in := &inliner{m: m, funcs: map[string]*Function{}, depth: map[*Node]int{}, lim: &DefaultLimits}
+	in, err := newInliner(m, lim)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.budget(); err != nil {
+		return nil, err
+	}
+	if err := in.graph(m.Graph, 0); err != nil {
+		return in.notes, err
+	}
+	in.forgetDropped()
+	in.opsets()
+	return in.notes, nil
+}
+
+func newInliner(m *Model, lim *Limits) (*inliner, error) {
+	in := &inliner{m: m, funcs: map[string]*Function{}, lim: lim,
+		info: map[*Function]*funcInfo{}, usedSet: map[*Function]bool{},
+		names: map[*Graph]*nameCounts{}, dropped: map[*Node]bool{}}
 	for _, f := range m.Functions {
 		key := opKey(f.Domain, f.Name)
 		if old, dup := in.funcs[key]; dup {
@@ -51,59 +80,266 @@ func InlineFunctionsNotes(m *Model) ([]string, error) {
 		}
 		in.funcs[key] = f
 	}
-	if err := in.graph(m.Graph); err != nil {
-		return in.notes, err
-	}
-	in.opsets()
-	return in.notes, nil
+	return in, nil
 }
 
 type inliner struct {
-	m     *Model
-	funcs map[string]*Function
-	depth map[*Node]int // call nesting of nodes made by inlining
-	lim   *Limits
-	notes []string
-	used  []*Function
+	m       *Model
+	funcs   map[string]*Function
+	lim     *Limits
+	notes   []string
+	used    []*Function // in the order first inlined: the order of added imports
+	usedSet map[*Function]bool
+	info    map[*Function]*funcInfo
+	names   map[*Graph]*nameCounts
+	// dropped holds the inlined calls. They leave their inputs' consumer
+	// lists in one sweep at the end: removing each from a list as it went
+	// shifted the list every time, quadratic in the calls reading a value.
+	dropped    map[*Node]bool
+	droppedIns []*Value
 }
 
-// graph inlines every call in g and its subgraphs.
-func (in *inliner) graph(g *Graph) error {
-	for i := 0; i < len(g.Nodes); i++ {
-		n := g.Nodes[i]
-		f := in.funcs[opKey(n.Domain, n.OpType)]
-		if f == nil {
-			for _, sg := range n.Subgraphs() {
-				if err := in.graph(sg); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		d := in.depth[n] + 1
-		if d > in.lim.MaxDepth {
-			return fmt.Errorf("function calls nested deeper than %d at node %q (%s): recursive function?", in.lim.MaxDepth, n.Name, n.OpType)
-		}
-		added, err := in.expand(g, i, n, f)
-		if err != nil {
-			return fmt.Errorf("inlining node %q (%s): %w", n.Name, n.OpType, err)
-		}
-		for _, a := range added {
-			in.depth[a] = d
-		}
-		in.markUsed(f)
-		i-- // re-examine from the first inlined node: it may be a call
+// callee is the function n calls, or nil for an ordinary op.
+func (in *inliner) callee(n *Node) *Function {
+	return in.funcs[opKey(n.Domain, n.OpType)]
+}
+
+// Saturating node counts: a function calling the next one twice, 40 deep,
+// expands to 2^39 nodes from a 3 KB file, so sizes are counted, never
+// materialised, and may exceed any integer type without the saturation.
+const sizeMax = math.MaxInt64
+
+func addSize(a, b int64) int64 {
+	if a > sizeMax-b {
+		return sizeMax
+	}
+	return a + b
+}
+
+func sizeText(n int64) string {
+	if n == sizeMax {
+		return fmt.Sprintf("more than %d", int64(sizeMax-1))
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// funcInfo is what a function's body becomes once inlined: its node count
+// (subgraphs and nested calls included) and the nesting of calls in it (1
+// for a body that calls nothing).
+type funcInfo struct {
+	busy   bool // being counted: met again, the function calls itself
+	size   int64
+	height int
+}
+
+// budget counts the nodes the inlined graph will have, each function once
+// (bottom-up, memoized), and refuses a graph over Limits.MaxNodes or calls
+// nested deeper than Limits.MaxDepth before anything is copied. Inlining
+// used to find both only as it went: an exponential expansion spun with
+// memory growing until the machine gave out.
+func (in *inliner) budget() error {
+	var big *Function // the largest function called from outside any function
+	total, _, err := in.count(in.m.Graph, 0, &big)
+	if err != nil {
+		return err
+	}
+	if total > int64(in.lim.MaxNodes) && big != nil {
+		return fmt.Errorf("function %s expands to %s nodes per call; inlined, the graph would have %s nodes, more than the limit of %d",
+			opKey(big.Domain, big.Name), sizeText(in.info[big].size), sizeText(total), in.lim.MaxNodes)
 	}
 	return nil
 }
 
-func (in *inliner) markUsed(f *Function) {
-	for _, u := range in.used {
-		if u == f {
-			return
+// count returns the inlined node count of g, whose nodes sit inside d
+// levels of function calls, and the deepest call nesting below it. At the
+// top level (d == 0) it records in *big the called function of greatest
+// size, to name in a refusal.
+func (in *inliner) count(g *Graph, d int, big **Function) (size int64, height int, err error) {
+	for _, n := range g.Nodes {
+		f := in.callee(n)
+		if f == nil {
+			size = addSize(size, 1)
+			if !n.hasSubgraphs() {
+				continue
+			}
+			for _, sg := range n.Subgraphs() {
+				s, h, err := in.count(sg, d, big)
+				if err != nil {
+					return 0, 0, err
+				}
+				size, height = addSize(size, s), max(height, h)
+			}
+			continue
+		}
+		if d+1 > in.lim.MaxDepth {
+			return 0, 0, deepCalls(in.lim, n)
+		}
+		fi, err := in.funcInfo(f, n, d+1, big)
+		if err != nil {
+			return 0, 0, err
+		}
+		if d+fi.height > in.lim.MaxDepth {
+			return 0, 0, deepCalls(in.lim, n)
+		}
+		size = addSize(size, addSize(fi.size, int64(passThroughs(n, f))))
+		height = max(height, fi.height)
+		if d == 0 && (*big == nil || fi.size > in.info[*big].size) {
+			*big = f
 		}
 	}
-	in.used = append(in.used, f)
+	return size, height, nil
+}
+
+// funcInfo counts f's body, whose nodes sit inside d levels of calls, the
+// first time call (a call of f) asks.
+func (in *inliner) funcInfo(f *Function, call *Node, d int, big **Function) (*funcInfo, error) {
+	if fi := in.info[f]; fi != nil {
+		if fi.busy {
+			return nil, fmt.Errorf("function %s calls itself (node %q): recursive function", opKey(f.Domain, f.Name), call.Name)
+		}
+		return fi, nil
+	}
+	fi := &funcInfo{busy: true}
+	in.info[f] = fi
+	if f.Body != nil { // a missing body is refused when inlined
+		var err error
+		if fi.size, fi.height, err = in.count(f.Body, d, big); err != nil {
+			return nil, err
+		}
+	}
+	fi.height++
+	fi.busy = false
+	return fi, nil
+}
+
+func deepCalls(lim *Limits, n *Node) error {
+	return fmt.Errorf("function calls nested deeper than %d (the limit) at node %q (%s)", lim.MaxDepth, n.Name, n.OpType)
+}
+
+// passThroughs counts the Identity nodes a call of f needs: one per used
+// output of the call that is a formal input of f (see clone).
+func passThroughs(call *Node, f *Function) int {
+	k := 0
+	if f.Body == nil {
+		return 0
+	}
+	for j, formal := range f.Body.Outputs {
+		if formal.Producer == nil && call.Out(j) != nil {
+			k++
+		}
+	}
+	return k
+}
+
+// graph inlines every call in g and its subgraphs; g's nodes sit inside
+// d levels of calls. It builds the new node list in one pass, each call's
+// inlined body where the call was: inserting each body into the list in
+// turn moved the rest of the list per call, quadratic in the calls.
+func (in *inliner) graph(g *Graph, d int) error {
+	var out []*Node // nil until the first call: a graph without calls is left alone
+	for i, n := range g.Nodes {
+		f := in.callee(n)
+		if f == nil {
+			if err := in.subgraphs(n, d); err != nil {
+				return err
+			}
+			if out != nil {
+				out = append(out, n)
+			}
+			continue
+		}
+		if out == nil {
+			out = make([]*Node, i, len(g.Nodes)+len(g.Nodes)/2)
+			copy(out, g.Nodes[:i])
+		}
+		in.drop(g, n)
+		var err error
+		if out, err = in.expand(g, out, n, f, d+1); err != nil {
+			return err
+		}
+	}
+	if out != nil {
+		for i, n := range out {
+			n.pos = i
+		}
+		clear(g.Nodes) // the old list must not keep the calls alive
+		g.Nodes = out
+		g.edits++
+	}
+	return nil
+}
+
+func (in *inliner) subgraphs(n *Node, d int) error {
+	if !n.hasSubgraphs() {
+		return nil
+	}
+	for _, sg := range n.Subgraphs() {
+		if err := in.graph(sg, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// drop takes call out of g as RemoveNode would, except that its inputs'
+// consumer lists are swept once at the end (forgetDropped).
+func (in *inliner) drop(g *Graph, call *Node) {
+	in.namesOf(g).release(call.Name)
+	g.removed = append(g.removed, call)
+	for _, o := range call.Outputs {
+		if o != nil && o.Producer == call {
+			o.Producer = nil
+		}
+	}
+	call.graph = nil
+	g.edits++
+	in.dropped[call] = true
+	in.droppedIns = append(in.droppedIns, call.Inputs...)
+}
+
+func (in *inliner) forgetDropped() {
+	swept := map[*Value]bool{}
+	for _, v := range in.droppedIns {
+		if v == nil || swept[v] {
+			continue
+		}
+		swept[v] = true
+		v.Consumers = slices.DeleteFunc(v.Consumers, func(n *Node) bool { return in.dropped[n] })
+	}
+}
+
+// expand appends to out the inlined body of call (a call of f made d
+// levels deep), expanding the calls in it in turn.
+func (in *inliner) expand(g *Graph, out []*Node, call *Node, f *Function, d int) ([]*Node, error) {
+	if d > in.lim.MaxDepth {
+		return out, deepCalls(in.lim, call)
+	}
+	added, err := in.clone(g, call, f)
+	if err != nil {
+		return out, fmt.Errorf("inlining node %q (%s): %w", call.Name, call.OpType, err)
+	}
+	in.markUsed(f)
+	for _, n := range added {
+		if nf := in.callee(n); nf != nil {
+			in.namesOf(g).release(n.Name)
+			if out, err = in.expand(g, out, n, nf, d+1); err != nil {
+				return out, err
+			}
+			continue
+		}
+		if err := in.subgraphs(n, d); err != nil {
+			return out, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func (in *inliner) markUsed(f *Function) {
+	if !in.usedSet[f] {
+		in.usedSet[f] = true
+		in.used = append(in.used, f)
+	}
 }
 
 // opsets adds the imports functions need and notes version differences.
@@ -138,19 +374,23 @@ func (in *inliner) funcDomain(d string) (string, bool) {
 // cloner copies function-body nodes into a target graph, mapping body
 // values to target values.
 type cloner struct {
+	in     *inliner
 	call   *Node
 	f      *Function
 	prefix string
 	vals   map[*Value]*Value
 }
 
-// expand replaces g.Nodes[idx] (the call) with the body of f.
-func (in *inliner) expand(g *Graph, idx int, call *Node, f *Function) ([]*Node, error) {
+// clone copies the body of f for call, which has left g, and returns the
+// copies in order; the caller places them in g.Nodes. The copies that are
+// calls themselves are not linked: they are expanded next, and leave no
+// trace in the producers and consumers of their values.
+func (in *inliner) clone(g *Graph, call *Node, f *Function) ([]*Node, error) {
 	body := f.Body
 	if body == nil {
 		return nil, fmt.Errorf("function has no body")
 	}
-	c := &cloner{call: call, f: f, prefix: call.Name + "/", vals: map[*Value]*Value{}}
+	c := &cloner{in: in, call: call, f: f, prefix: call.Name + "/", vals: map[*Value]*Value{}}
 	for i, formal := range body.Inputs {
 		c.vals[formal] = call.In(i) // nil when the caller omits it
 	}
@@ -170,8 +410,7 @@ func (in *inliner) expand(g *Graph, idx int, call *Node, f *Function) ([]*Node, 
 		}
 		callOuts[formal] = out
 	}
-	g.RemoveNode(call)
-	added, err := c.addNodes(g, body.Nodes, callOuts)
+	added, err := c.addNodes(g, body.Nodes, callOuts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -180,33 +419,42 @@ func (in *inliner) expand(g *Graph, idx int, call *Node, f *Function) ([]*Node, 
 		if src == nil {
 			return nil, fmt.Errorf("output %q of function %s is an input the call omits", pt[0].Name, f.Name)
 		}
-		n := &Node{Name: freshNodeName(g, c.prefix+"Identity"), OpType: "Identity", Inputs: []*Value{src}, Outputs: []*Value{pt[1]}}
-		if err := g.AddNode(n); err != nil {
+		n := &Node{Name: in.nodeName(g, c.prefix+"Identity"), OpType: "Identity", Inputs: []*Value{src}, Outputs: []*Value{pt[1]}}
+		if err := in.add(g, n, false); err != nil {
 			return nil, err
 		}
 		added = append(added, n)
 	}
-	// AddNode appended the new nodes; move them to the call's place.
-	rest := g.Nodes[idx : len(g.Nodes)-len(added)]
-	order := make([]*Node, 0, len(g.Nodes))
-	order = append(order, g.Nodes[:idx]...)
-	order = append(order, added...)
-	order = append(order, rest...)
-	g.Nodes = order
-	g.edits++
 	return added, nil
 }
 
-// addNodes appends copies of nodes (see node) to g in order and returns
-// the copies.
-func (c *cloner) addNodes(g *Graph, nodes []*Node, callOuts map[*Value]*Value) ([]*Node, error) {
-	var added []*Node
+// add links n into g (when it is not a call) and, if place, appends it to
+// g.Nodes.
+func (in *inliner) add(g *Graph, n *Node, place bool) error {
+	if place {
+		return g.AddNode(n)
+	}
+	for _, o := range n.Outputs {
+		if o != nil && o.Producer != nil {
+			return fmt.Errorf("value %q produced by both %q and %q", o.Name, o.Producer.Name, n.Name)
+		}
+	}
+	if in.callee(n) == nil {
+		g.link(n)
+	}
+	return nil
+}
+
+// addNodes copies nodes (see node) to g in order, adding each (see add),
+// and returns the copies.
+func (c *cloner) addNodes(g *Graph, nodes []*Node, callOuts map[*Value]*Value, place bool) ([]*Node, error) {
+	added := make([]*Node, 0, len(nodes))
 	for _, bn := range nodes {
 		n, err := c.node(g, bn, callOuts)
 		if err != nil {
 			return nil, err
 		}
-		if err := g.AddNode(n); err != nil {
+		if err := c.in.add(g, n, place); err != nil {
 			return nil, err
 		}
 		added = append(added, n)
@@ -220,7 +468,7 @@ func (c *cloner) node(g *Graph, bn *Node, callOuts map[*Value]*Value) (*Node, er
 	if base == "" {
 		base = bn.OpType
 	}
-	n := &Node{Name: freshNodeName(g, c.prefix+base), OpType: bn.OpType, Domain: bn.Domain,
+	n := &Node{Name: c.in.nodeName(g, c.prefix+base), OpType: bn.OpType, Domain: bn.Domain,
 		FusedFrom: append([]string(nil), bn.FusedFrom...)}
 	n.SetDoc(bn.Doc())
 	for _, v := range bn.Inputs {
@@ -242,7 +490,7 @@ func (c *cloner) node(g *Graph, bn *Node, callOuts map[*Value]*Value) (*Node, er
 		nv := callOuts[o]
 		if nv == nil {
 			var err error
-			nv, err = g.NewValue(freshValueName(g, c.prefix+o.Name))
+			nv, err = g.NewValue(c.in.valueName(g, c.prefix+o.Name))
 			if err != nil {
 				return nil, err
 			}
@@ -310,7 +558,7 @@ func (c *cloner) graph(parent *Graph, src *Graph) (*Graph, error) {
 	ng := NewSubgraph(src.Name, parent)
 	ng.Doc = src.Doc
 	newVal := func(v *Value) (*Value, error) {
-		nv, err := ng.NewValue(freshValueName(ng, c.prefix+v.Name))
+		nv, err := ng.NewValue(c.in.valueName(ng, c.prefix+v.Name))
 		if err != nil {
 			return nil, err
 		}
@@ -333,7 +581,7 @@ func (c *cloner) graph(parent *Graph, src *Graph) (*Graph, error) {
 		}
 		ng.AddInitializer(nv, v.Const)
 	}
-	if _, err := c.addNodes(ng, src.Nodes, nil); err != nil {
+	if _, err := c.addNodes(ng, src.Nodes, nil, true); err != nil {
 		return nil, err
 	}
 	for _, v := range src.Outputs {
@@ -349,23 +597,82 @@ func (c *cloner) graph(parent *Graph, src *Graph) (*Graph, error) {
 	return ng, nil
 }
 
-// freshValueName returns base, or base with a suffix, unused in g's scope.
-func freshValueName(g *Graph, base string) string {
+// nameCounts counts the names of a graph's nodes, so that inlining finds a
+// free name without comparing it with every node's (hasNodeNamed scans
+// the node list when the graph has no name filter, and it has none before
+// NameNodes): that scan per inlined node made a chain of calls quadratic.
+// It answers as the scan would, counting the nodes in g.Nodes, the calls
+// expanded so far out, the copies of function bodies in.
+type nameCounts struct {
+	count map[string]int
+	// next[base] is the least k such that base_k may be free: every
+	// base_j with j < k is taken. Without it calls with empty names,
+	// whose copies all ask for "/<op>", tried every taken suffix in turn.
+	next map[string]int
+}
+
+func (in *inliner) namesOf(g *Graph) *nameCounts {
+	s := in.names[g]
+	if s == nil {
+		s = &nameCounts{count: make(map[string]int, len(g.Nodes)), next: map[string]int{}}
+		for _, n := range g.Nodes {
+			if n.graph == g {
+				s.count[n.Name]++
+			}
+		}
+		in.names[g] = s
+	}
+	return s
+}
+
+func (s *nameCounts) release(name string) {
+	if s.count[name]--; s.count[name] <= 0 {
+		delete(s.count, name)
+	}
+	i := strings.LastIndexByte(name, '_')
+	if i < 0 {
+		return
+	}
+	base, suffix := name[:i], name[i+1:]
+	if k, err := strconv.Atoi(suffix); err == nil && k >= 1 && strconv.Itoa(k) == suffix {
+		if next, ok := s.next[base]; ok && k < next {
+			s.next[base] = k
+		}
+	}
+}
+
+// nodeName returns base, or base_k for the least k, unused by g's nodes,
+// and takes it.
+func (in *inliner) nodeName(g *Graph, base string) string {
+	s := in.namesOf(g)
+	name := base
+	if s.count[base] > 0 {
+		k := max(s.next[base], 1)
+		for {
+			name = base + "_" + strconv.Itoa(k)
+			if s.count[name] == 0 {
+				break
+			}
+			k++
+		}
+		s.next[base] = k + 1
+	}
+	s.count[name]++
+	g.noteNodeName(name)
+	return name
+}
+
+// valueName returns base, or a name made from it as UniqueName makes one,
+// unused in g's scope.
+func (in *inliner) valueName(g *Graph, base string) string {
 	if g.Lookup(base) == nil {
 		return base
 	}
-	return g.UniqueName(base)
-}
-
-// freshNodeName returns base, or base with a suffix, unused by g's nodes.
-func freshNodeName(g *Graph, base string) string {
-	if !g.hasNodeNamed(base) {
-		g.noteNodeName(base)
-		return base
-	}
-	for i := 1; ; i++ {
-		name := fmt.Sprintf("%s_%d", base, i)
-		if !g.hasNodeNamed(name) {
+	s := in.namesOf(g)
+	for {
+		g.nameSeq++
+		name := base + "_" + strconv.Itoa(g.nameSeq)
+		if g.Lookup(name) == nil && s.count[name] == 0 {
 			g.noteNodeName(name)
 			return name
 		}

@@ -22,7 +22,7 @@ type Limits struct {
 	// (computed in float64, never wrapping).
 	MaxCountedElements float64
 	MaxDepth           int // nesting of subgraphs and function calls
-	MaxNodes           int // nodes in the model, subgraphs and functions included
+	MaxNodes           int // nodes in the model, subgraphs and functions included, and in the graph with its functions inlined
 	SmallTensorElems   int64
 	// SmallTensorElems: tensors up to this many elements have their values
 	// decoded, folded or propagated.

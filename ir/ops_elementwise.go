@@ -392,12 +392,12 @@ func binaryOps() []*OpSchema {
 		return binaryFold{fi: intOp(func(a, b int64) (int64, bool) { return f(a, b), true })}
 	}
 	return []*OpSchema{
-		binarySchema("Add", 1, sameType, add).with(Elementwise|Commutative, FamilyElementwise),
-		binarySchema("Sub", 1, sameType, sub).with(Elementwise, FamilyElementwise),
-		binarySchema("Mul", 1, sameType, mul).with(Elementwise|Commutative, FamilyElementwise),
-		binarySchema("Div", 1, sameType, div).with(Elementwise, FamilyElementwise),
-		binarySchema("Pow", 1, sameType, pow).with(Elementwise, FamilyElementwise),
-		binarySchema("Mod", 10, sameType, binaryFold{intMod, floatMod}).with(Elementwise, FamilyElementwise),
+		binarySchema("Add", 1, sameType, add).with(Elementwise|Commutative, FamilyElementwise).numeric(),
+		binarySchema("Sub", 1, sameType, sub).with(Elementwise, FamilyElementwise).numeric(),
+		binarySchema("Mul", 1, sameType, mul).with(Elementwise|Commutative, FamilyElementwise).numeric(),
+		binarySchema("Div", 1, sameType, div).with(Elementwise, FamilyElementwise).numeric(),
+		binarySchema("Pow", 1, sameType, pow).with(Elementwise, FamilyElementwise).numeric(),
+		binarySchema("Mod", 10, sameType, binaryFold{intMod, floatMod}).with(Elementwise, FamilyElementwise).numeric(),
 		binarySchema("BitShift", 11, sameType, binaryFold{fi: bitShift}),
 		binarySchema("BitwiseAnd", 18, sameType, bitwise(func(a, b int64) int64 { return a & b })),
 		binarySchema("BitwiseOr", 18, sameType, bitwise(func(a, b int64) int64 { return a | b })),
@@ -431,7 +431,7 @@ func variadicOps() []*OpSchema {
 	out := make([]*OpSchema, len(rows))
 	for i, r := range rows {
 		out[i] = &OpSchema{Name: r.name, Since: 1, MinIn: 1, MaxIn: -1, MinOut: 1, MaxOut: 1,
-			Traits: Elementwise, Family: FamilyElementwise,
+			Traits: Elementwise, Family: FamilyElementwise, Check: checkNumeric,
 			Infer: func(c *InferCtx) error {
 				s, err := broadcastInputs(c)
 				if err != nil {

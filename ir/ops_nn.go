@@ -11,12 +11,12 @@ import (
 
 func init() {
 	Register(
-		&OpSchema{Name: "Conv", Family: FamilyConv, Since: 1, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Check: checkConv(0, 1, 2), Infer: inferConv,
+		&OpSchema{Name: "Conv", Family: FamilyConv, Since: 1, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Check: numericThen(checkConv(0, 1, 2)), Infer: inferConv,
 			Doc: "N-d convolution; output [N, M, spatial...]"},
 		&OpSchema{Name: "ConvInteger", Family: FamilyConv, Since: 10, MinIn: 2, MaxIn: 4, MinOut: 1, MaxOut: 1, Check: checkConv(0, 1, -1), Infer: inferConvInteger},
 		&OpSchema{Name: "QLinearConv", Family: FamilyConv, Since: 10, MinIn: 8, MaxIn: 9, MinOut: 1, MaxOut: 1, Check: checkConv(0, 3, 8), Infer: inferQLinearConv},
 		&OpSchema{Name: "DeformConv", Family: FamilyConv, Since: 19, MinIn: 3, MaxIn: 5, MinOut: 1, MaxOut: 1, Check: checkConv(0, 1, 3), Infer: inferConv},
-		&OpSchema{Name: "ConvTranspose", Family: FamilyConv, Since: 1, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Check: checkConvTranspose, Infer: inferConvTranspose},
+		&OpSchema{Name: "ConvTranspose", Family: FamilyConv, Since: 1, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Check: numericThen(checkConvTranspose), Infer: inferConvTranspose},
 		&OpSchema{Name: "MaxPool", Family: FamilyPool, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 2, Check: checkPoolWindow, Infer: inferPool},
 		&OpSchema{Name: "AveragePool", Family: FamilyPool, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Check: checkPoolWindow, Infer: inferPool},
 		&OpSchema{Name: "LpPool", Family: FamilyPool, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Check: checkPoolWindow, Infer: inferPool},
@@ -26,8 +26,8 @@ func init() {
 		&OpSchema{Name: "MaxUnpool", Since: 9, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Check: checkMaxUnpool, Infer: inferMaxUnpool},
 		&OpSchema{Name: "MaxRoiPool", Family: FamilyPool, Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Check: checkRois, Infer: inferMaxRoiPool},
 		&OpSchema{Name: "RoiAlign", Since: 10, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1, Check: checkRois, Infer: inferRoiAlign},
-		&OpSchema{Name: "Gemm", Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Check: checkGemm, Infer: inferGemm},
-		&OpSchema{Name: "MatMul", Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferMatMul},
+		&OpSchema{Name: "Gemm", Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1, Check: numericThen(checkGemm), Infer: inferGemm},
+		&OpSchema{Name: "MatMul", Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Check: checkNumeric, Infer: inferMatMul},
 		&OpSchema{Name: "MatMulInteger", Family: FamilyGEMM, Since: 10, MinIn: 2, MaxIn: 4, MinOut: 1, MaxOut: 1, Infer: inferMatMulInteger},
 		&OpSchema{Name: "QLinearMatMul", Family: FamilyGEMM, Since: 10, MinIn: 8, MaxIn: 8, MinOut: 1, MaxOut: 1, Infer: inferQLinearMatMul},
 		&OpSchema{Name: "Einsum", Family: FamilyGEMM, Since: 12, MinIn: 1, MaxIn: -1, MinOut: 1, MaxOut: 1, Infer: inferEinsum},

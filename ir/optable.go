@@ -230,7 +230,9 @@ type OpError struct {
 	Err      error
 }
 
-func (e *OpError) Error() string { return fmt.Sprintf("%s node %q: %v", e.Op, e.Node, e.Err) }
+func (e *OpError) Error() string {
+	return fmt.Sprintf("%s node %s: %v", cutName(e.Op), QuoteName(e.Node), e.Err)
+}
 func (e *OpError) Unwrap() error { return e.Err }
 
 func (c *InferCtx) checkShape(s Shape) error {

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/onnxcost/onnxcost/internal/safefile"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -60,6 +62,16 @@ const maxObjectsPerNode = 4
 // ShareInput), so a model read successfully keeps its file mapped for the
 // life of the process; a file rewritten in place meanwhile (rather than
 // replaced, as WriteFile does) changes them.
+//
+// A file truncated while it is read gives ErrFileChanged. One truncated
+// after ReadFile returns takes with it the pages under those names and
+// under the value_info types kept encoded: the next goroutine to touch
+// one faults, which ends the process unless that goroutine set
+// debug.SetPanicOnFault. Copying them instead would cost 10 MB of fresh
+// memory on a 112k-node graph (see ShareInput). Nothing else is read
+// through the mapping after the read: small tensors' values are decoded
+// copies, and weights are read, when at all (WriteFile), with pread,
+// where a shorter file is an error.
 func ReadFile(path string, opt ReadOptions) (*Model, error) {
 	data, release, file, err := mapFile(path)
 	if err != nil {
@@ -79,6 +91,9 @@ func ReadFile(path string, opt ReadOptions) (*Model, error) {
 	// A file read into memory instead holds its weights too: sharing it
 	// would keep them alive.
 	opt.ShareInput = mapped
+	if TestHookAfterMap != nil {
+		TestHookAfterMap(path)
+	}
 	m, err := read(data, opt, src, coldPayload)
 	if err != nil {
 		release() // nothing points into the mapping
@@ -103,18 +118,24 @@ func read(data []byte, opt ReadOptions, src io.ReaderAt, coldMin int64) (m *Mode
 	if len(data) == 0 {
 		return nil, fmt.Errorf("empty file: not an ONNX model")
 	}
-	if bytes.HasPrefix(data, []byte(lfsPointerPrefix)) {
-		// A clone without `git lfs pull` holds this text where the model
-		// should be; the protobuf error it would give says nothing useful.
-		return nil, fmt.Errorf("a Git LFS pointer file, not the model itself: run `git lfs pull` to fetch it")
-	}
 	lim := opt.Limits
 	if lim == nil {
 		lim = &DefaultLimits
 	}
 	r := &reader{data: data, src: src, coldMin: coldMin, lim: lim, ext: newExtFiles(opt.Dir), share: opt.ShareInput, counted: opt.Counted}
 	defer r.ext.close()
-	m, err = r.model()
+	// data may be a mapping whose file shrinks under the reader.
+	err = guardMapped(data, func() error {
+		if bytes.HasPrefix(data, []byte(lfsPointerPrefix)) {
+			// A clone without `git lfs pull` holds this text where the
+			// model should be; the protobuf error it would give says
+			// nothing useful.
+			return fmt.Errorf("a Git LFS pointer file, not the model itself: run `git lfs pull` to fetch it")
+		}
+		var err error
+		m, err = r.model()
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -524,7 +545,7 @@ func (r *reader) graph(b []byte, off int64, parent *Graph, depth int) (*Graph, e
 		}
 		v := g.Lookup(name)
 		if v == nil {
-			return fmt.Errorf("graph %q output %q is not produced by any node, input or initializer", g.Name, name)
+			return fmt.Errorf("graph %s output %s is not produced by any node, input or initializer", QuoteName(g.Name), QuoteName(name))
 		}
 		if ti != nil && v.Declared == nil && v.Producer != nil {
 			// A graph input or initializer keeps its own declaration (or
@@ -943,6 +964,9 @@ var (
 // own position, slabs and counters; the counters are added back after.
 // The error reported is the one of the first failing node in file order,
 // whichever worker found it, so the message does not depend on timing.
+// Every range, this goroutine's too, runs under guardMapped: a fault must
+// end as an error in errs, never unwind past wg.Wait, or a worker could
+// still be reading the mapping when ReadFile unmaps it.
 func (r *reader) decodeNodes(g *Graph, nb *nodeBatch, depth int) error {
 	n := len(nb.spans)
 	workers := min(runtime.GOMAXPROCS(0), maxReadWorkers, n/max(parallelNodes/2, 1))
@@ -952,15 +976,19 @@ func (r *reader) decodeNodes(g *Graph, nb *nodeBatch, depth int) error {
 	subs := make([]*reader, workers)
 	errs := make([]error, workers)
 	per := (n + workers - 1) / workers
+	if testHookSplit != nil {
+		last := nb.spans[min(per, n)-1]
+		testHookSplit(last.off + last.n)
+	}
 	var wg sync.WaitGroup
 	for w := range subs {
 		lo, hi := min(w*per, n), min((w+1)*per, n)
 		subs[w] = r.fork()
 		if w > 0 { // the first range is decoded on this goroutine, below
-			wg.Go(func() { errs[w] = subs[w].decodeRange(g, nb, lo, hi, depth) })
+			wg.Go(func() { errs[w] = subs[w].guardedRange(g, nb, lo, hi, depth) })
 		}
 	}
-	errs[0] = subs[0].decodeRange(g, nb, 0, min(per, n), depth)
+	errs[0] = subs[0].guardedRange(g, nb, 0, min(per, n), depth)
 	wg.Wait()
 	objects, unknown := r.objects, r.unknownDims
 	for _, s := range subs {
@@ -987,6 +1015,12 @@ func (r *reader) fork() *reader {
 		objects:     r.objects,
 		unknownDims: r.unknownDims,
 	}
+}
+
+// guardedRange is decodeRange with a fault in the input an error (see
+// guardMapped).
+func (r *reader) guardedRange(g *Graph, nb *nodeBatch, lo, hi, depth int) error {
+	return guardMapped(r.data, func() error { return r.decodeRange(g, nb, lo, hi, depth) })
 }
 
 // decodeRange decodes nodes [lo, hi), stopping at the first error.
@@ -1046,7 +1080,7 @@ func (r *reader) decodeNode(g *Graph, nb *nodeBatch, i, depth int) error {
 		return err
 	}
 	if n.OpType == "" {
-		return fmt.Errorf("%s: node %q has no op_type", r.where(), n.Name)
+		return fmt.Errorf("%s: node %s has no op_type", r.where(), QuoteName(n.Name))
 	}
 	n.graph = g
 	n.Outputs = r.valueList(len(outs))
@@ -1089,9 +1123,9 @@ func (r *reader) registerOutputs(g *Graph, n *Node) error {
 		}
 		if old := g.values[v.Name]; old != nil {
 			if old.Producer != nil {
-				return fmt.Errorf("value %q is produced by both node %q and node %q", v.Name, old.Producer.Name, n.Name)
+				return fmt.Errorf("value %s is produced by both node %s and node %s", QuoteName(v.Name), QuoteName(old.Producer.Name), QuoteName(n.Name))
 			}
-			return fmt.Errorf("node %q (%s) writes %q, which is already a graph input or initializer", n.Name, n.OpType, v.Name)
+			return fmt.Errorf("node %s (%s) writes %s, which is already a graph input or initializer", QuoteName(n.Name), cutName(n.OpType), QuoteName(v.Name))
 		}
 		g.values[v.Name] = v
 	}
@@ -1111,7 +1145,7 @@ func (r *reader) nodeBody(g *Graph, nb *nodeBatch, i, depth int) error {
 		if len(h.b) > 0 {
 			v := g.lookupBytes(h.b)
 			if v == nil {
-				return fmt.Errorf("node %q (%s) reads undefined tensor %q", n.Name, n.OpType, h.b)
+				return fmt.Errorf("node %s (%s) reads undefined tensor %s", QuoteName(n.Name), cutName(n.OpType), QuoteName(string(h.b)))
 			}
 			n.Inputs[k] = v
 		}
@@ -1696,8 +1730,22 @@ func statModel(path string) (os.FileInfo, error) {
 	if fi.IsDir() {
 		return nil, fmt.Errorf("is a directory, not an ONNX file")
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("is not a regular file")
+	if err := safefile.CheckRegular(fi); err != nil {
+		return nil, fmt.Errorf("is %v", err)
 	}
 	return fi, nil
+}
+
+// openModel opens the model file at path, with its FileInfo taken from
+// the open descriptor. The open never blocks: a named pipe put in the
+// file's place after statModel is refused like one found there.
+func openModel(path string) (*os.File, os.FileInfo, error) {
+	if _, err := statModel(path); err != nil {
+		return nil, nil, err
+	}
+	f, fi, err := safefile.Open(path)
+	if errors.Is(err, safefile.ErrNotRegular) {
+		return nil, nil, fmt.Errorf("is %v", errors.Unwrap(err))
+	}
+	return f, fi, err
 }

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"io"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -181,6 +182,9 @@ func (r *reader) coldTensor(c *coldInit, off, n int64) (*Tensor, error) {
 	}
 	b := r.coldBuf[:n]
 	if k, err := r.src.ReadAt(b, off); int64(k) != n && err != nil {
+		if err == io.EOF { // the bytes were inside the file when it was mapped
+			err = ErrFileChanged
+		}
 		return nil, fmt.Errorf("reading %d bytes at offset %d: %w", n, off, err)
 	}
 	// Nothing may point into the reused buffer: names are copied.

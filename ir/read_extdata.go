@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/onnxcost/onnxcost/internal/safefile"
 )
 
 // External data rules (the hostile-input cases of a model folder):
@@ -18,7 +20,8 @@ import (
 //     are rejected before any file system access;
 //   - a symlink may point within the folder but never out of it;
 //   - files are opened through os.Root, which confines every lookup to the
-//     folder at the kernel level, and must be regular files;
+//     folder at the kernel level, and must be regular files (checked
+//     before the open, which never blocks, and again on the descriptor);
 //   - offset and length are decimal, and offset+length must lie within the
 //     file (checked without overflow); length must equal dims × dtype size;
 //   - an absent file is not an error: the tensor is marked Missing
@@ -122,24 +125,21 @@ func (e *extFiles) openNew(loc string) (*extFile, error) {
 	if err := e.checkInside(loc); err != nil {
 		return nil, err
 	}
-	f, err := e.root.Open(loc)
+	// A named pipe here would block a plain open until a writer came,
+	// and with it every command and every `serve` request: the type is
+	// checked first and the open does not wait.
+	f, fi, err := safefile.OpenIn(e.root, loc)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &extFile{missing: true}, nil
+	}
+	if errors.Is(err, safefile.ErrNotRegular) {
+		return nil, fmt.Errorf("external data %q is %v", loc, errors.Unwrap(err))
 	}
 	if err != nil {
 		if strings.Contains(err.Error(), "escapes") {
 			return nil, fmt.Errorf("external data path %q escapes the model folder", loc)
 		}
 		return nil, fmt.Errorf("external data %q: %w", loc, err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("external data %q: %w", loc, err)
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("external data %q is not a regular file", loc)
 	}
 	return &extFile{f: f, size: fi.Size()}, nil
 }

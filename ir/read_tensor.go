@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"os"
 
+	"github.com/onnxcost/onnxcost/internal/safefile"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -531,14 +531,21 @@ func (r *reader) sparseTensor(b []byte, off int64) (*Tensor, error) {
 // tensors come back with dims and dtype only.
 const maxTensorFileElems = 1 << 24
 
+// maxTensorFileBytes bounds the file ReadTensorFile reads whole: 2^24
+// values of the widest type (complex128) are 256 MiB, and a graph input's
+// data is rarely more than a few MB.
+const maxTensorFileBytes = 1 << 30
+
 // ReadTensorFile reads a serialized TensorProto (such as the conformance
 // suite's input_N.pb and output_N.pb) and decodes its values, up to 2^24
 // elements. External data resolves against the file's folder.
 func ReadTensorFile(path string) (*Tensor, error) {
-	if _, err := statModel(path); err != nil {
+	f, fi, err := openModel(path)
+	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(path)
+	defer f.Close()
+	data, err := safefile.ReadAll(f, fi, path, maxTensorFileBytes)
 	if err != nil {
 		return nil, err
 	}

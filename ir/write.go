@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/onnxcost/onnxcost/internal/safefile"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -909,7 +910,9 @@ func (s *sourceFiles) open(path string) (*os.File, error) {
 	if f, ok := s.files[path]; ok {
 		return f, nil
 	}
-	f, err := os.Open(path)
+	// The path was a regular file when the model was read; it may not be
+	// one now, and a named pipe would block the write forever.
+	f, _, err := safefile.Open(path)
 	if err != nil {
 		return nil, err
 	}

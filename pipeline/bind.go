@@ -248,3 +248,49 @@ func checkRewrite(outs []*ir.Value, n int64) error {
 	}
 	return nil
 }
+
+// saveDeclared records the declared types of g's inputs and outputs and
+// returns what puts them back (rewriteStatic replaces them, never edits
+// them in place).
+func saveDeclared(g *ir.Graph) func() {
+	ins := make([]*ir.TypeInfo, len(g.Inputs))
+	outs := make([]*ir.TypeInfo, len(g.Outputs))
+	for i, v := range g.Inputs {
+		if v != nil {
+			ins[i] = v.Declared
+		}
+	}
+	for i, v := range g.Outputs {
+		if v != nil {
+			outs[i] = v.Declared
+		}
+	}
+	return func() {
+		for i, v := range g.Inputs {
+			if v != nil {
+				v.Declared = ins[i]
+			}
+		}
+		for i, v := range g.Outputs {
+			if v != nil {
+				v.Declared = outs[i]
+			}
+		}
+	}
+}
+
+// exportedDefect infers m as exported, its static-batch rewrite undone
+// (restore, when non-nil), and returns what is wrong with it, or
+// batchErr when nothing is. Refusing --batch for a static model first
+// would send the user to re-export a model whose real defect is
+// elsewhere: a malformed model is named as one whatever the batch. It
+// runs only on the way to an error.
+func exportedDefect(m *ir.Model, opt ir.InferOptions, restore func(), batchErr error) error {
+	if restore != nil {
+		restore()
+	}
+	if _, err := ir.InferShapes(m, opt); err != nil {
+		return err
+	}
+	return batchErr
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
@@ -215,6 +216,30 @@ func TestContribInt4Decode(t *testing.T) {
 			}
 			t.Logf("%s %s decode: %.1f µs; floor %.1f µs (%.1f MB streamed); all %.1f MB of initializers would be %.1f µs",
 				gpu, m.name, time*1e6, floor*1e6, streamed/1e6, all/1e6, all/g.MemBW*1e6)
+		}
+	}
+}
+
+// TestContribCacheBytes: the KV cache of a decoder whose attention kernel
+// keeps the cache itself (GroupQueryAttention's and MultiHeadAttention's
+// present outputs) is layers × 2 (key, value) × kv heads × head × total
+// positions × 2 bytes (fp16).
+func TestContribCacheBytes(t *testing.T) {
+	for _, m := range contribModels {
+		if !m.past {
+			continue
+		}
+		st := contribStep{s: 1, past: 1023}
+		l, err := pipeline.Load(m.path(), pipeline.Options{Dims: m.dims(st)})
+		if err != nil {
+			t.Fatalf("%s: %v", m.name, err)
+		}
+		got, err := cost.CacheBytes(l.Model.Graph, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := m.layers * 2 * m.kv * m.head * 1024 * 2; got != want {
+			t.Errorf("%s: KV cache %g B, want %g", m.name, got, want)
 		}
 	}
 }

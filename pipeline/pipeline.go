@@ -55,6 +55,7 @@ import (
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/safefile"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/passes"
 )
@@ -173,9 +174,11 @@ func LoadBytes(name string, data []byte, opt Options) (*Loaded, error) {
 // errSavedReport says what to do with a saved report given as a model.
 var errSavedReport = errors.New("a saved onnxcost JSON report, not an ONNX model: diff, graph, html and roofline take a saved report (and check takes one with --base-report); report, compare and shapes need the .onnx model")
 
-// fileHead returns the first bytes of a file (nil when unreadable).
+// fileHead returns the first bytes of a file (nil when unreadable). Only
+// a regular file is opened: the reader has already refused anything else,
+// and a named pipe opened here would block until a writer came.
 func fileHead(path string) []byte {
-	fh, err := os.Open(path)
+	fh, _, err := safefile.Open(path)
 	if err != nil {
 		return nil
 	}
@@ -219,10 +222,11 @@ func finish(path string, m *ir.Model, opt Options) (*Loaded, error) {
 	l := &Loaded{Path: path, Model: m, Bindings: map[string]int64{}}
 	var rewritten []*ir.Value // outputs a static rewrite must reach
 	rewrote := false
+	var restore func() // undoes the rewrite
 	if opt.Batch > 0 {
 		bp, err := planBatch(m.Graph, opt.Batch, iopt.InputData)
 		if err != nil {
-			return nil, inputErr("%s: %w", path, err)
+			return nil, inputErr("%s: %w", path, exportedDefect(m, iopt, nil, err))
 		}
 		for sym, n := range bp.bind {
 			if v, ok := iopt.Bindings[sym]; ok && v != n {
@@ -234,6 +238,7 @@ func finish(path string, m *ir.Model, opt Options) (*Loaded, error) {
 			l.Warnings = append(l.Warnings, bp.note)
 		}
 		if len(bp.rewritten) > 0 {
+			restore = saveDeclared(m.Graph)
 			rewritten = rewriteStatic(m.Graph, bp.rewritten, opt.Batch)
 			rewrote = true
 			for _, name := range bp.rewritten {
@@ -250,6 +255,9 @@ func finish(path string, m *ir.Model, opt Options) (*Loaded, error) {
 	res, err := ir.InferShapes(m, iopt)
 	if err != nil {
 		if rewrote {
+			if d := exportedDefect(m, iopt, restore, nil); d != nil {
+				return nil, inputErr("%s: %w", path, d)
+			}
 			return nil, inputErr("%s: --batch %d: the model has a static batch of 1 and rewriting it fails shape inference (%w); re-export it with a dynamic batch axis", path, opt.Batch, err)
 		}
 		return nil, inputErr("%s: %w", path, err)

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"maps"
 	"net/url"
 	"sort"
 	"strconv"
@@ -103,10 +104,19 @@ func loadZoo(path string, opt Options) (*Loaded, error) {
 	if _, set := params["batch"]; !set && opt.Batch > 0 && z.hasParam("batch") {
 		params["batch"] = opt.Batch
 	}
-	if v, ok := opt.Dims["seq"]; ok && z.hasParam("seq") {
-		if _, set := params["seq"]; !set {
-			params["seq"] = v
+	// A zoo parameter of 0 means its default, so --dim seq=0 is left a
+	// binding: it then matches nothing and says so.
+	// A path's seq=-1 keeps the dim symbolic, and the binding binds it.
+	if v, ok := opt.Dims["seq"]; ok && v > 0 && z.hasParam("seq") && params["seq"] >= 0 {
+		if s, set := params["seq"]; set && s != v {
+			return nil, inputErr("%s: --dim seq=%d conflicts with seq=%d in the zoo path", path, v, s)
 		}
+		params["seq"] = v
+		// The model is built at that length, so no input dim is left for
+		// the binding to match: kept, it would warn that it matched
+		// nothing when it did all it could.
+		opt.Dims = maps.Clone(opt.Dims)
+		delete(opt.Dims, "seq")
 	}
 	m, err := z.Entry.Build(params)
 	if err != nil {

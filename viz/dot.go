@@ -23,6 +23,19 @@ const DefaultMaxNodes = 150
 // DefaultHalo is how many of the costliest boxes get a halo.
 const DefaultHalo = 5
 
+// maxListed bounds every list a box, edge or tooltip spells out (fused
+// constituents, a node's tensors, an edge's values), and maxOutputs the
+// graph outputs drawn: a chain fused into one box listed 200,000 names
+// (a 13 MB label Graphviz refused), and a Split with 300,000 outputs drew
+// as many ellipses. The box cap bounds the rest of a drawing.
+const (
+	maxListed  = 16
+	maxOutputs = 64
+)
+
+// moreText is the "… and N more" line closing a cut list.
+func moreText(n int) string { return fmt.Sprintf("… and %d more", n) }
+
 // GraphOptions control Graph.
 type GraphOptions struct {
 	// Color is the fill: "bound" (the ceiling that binds, default),
@@ -354,7 +367,11 @@ func (d *drawer) nodeLabel(n *report.NodeCost) string {
 	if len(n.FusedFrom) > 0 {
 		// The constituents, stacked one per row, so a reader sees what merged.
 		b.WriteString(`<tr><td><table border="0" cellborder="1" cellspacing="0" cellpadding="1" color="#777777" bgcolor="#ffffff">`)
-		for _, f := range n.FusedFrom {
+		for k, f := range n.FusedFrom {
+			if k == maxListed {
+				b.WriteString(row(small(esc(moreText(len(n.FusedFrom) - k)))))
+				break
+			}
 			b.WriteString(row(small(esc(shorten(f, 36)))))
 		}
 		b.WriteString(labelClose + "</td></tr>")
@@ -449,14 +466,22 @@ func (d *drawer) nodeTooltip(n *report.NodeCost) string {
 			fmt.Fprintf(&b, "roof at this intensity %s; estimated %s\n", flopsRate(rf.Roof), flopsRate(rf.Achieved))
 		}
 	}
-	for _, t := range n.Inputs {
+	for k, t := range n.Inputs {
+		if k == maxListed {
+			fmt.Fprintf(&b, "in  %s\n", moreText(len(n.Inputs)-k))
+			break
+		}
 		fmt.Fprintf(&b, "in  %s: %s\n", render.Clean(t.Name), tensorText(t))
 	}
-	for _, t := range n.Outputs {
+	for k, t := range n.Outputs {
+		if k == maxListed {
+			fmt.Fprintf(&b, "out %s\n", moreText(len(n.Outputs)-k))
+			break
+		}
 		fmt.Fprintf(&b, "out %s: %s\n", render.Clean(t.Name), tensorText(t))
 	}
 	if len(n.FusedFrom) > 0 {
-		fmt.Fprintf(&b, "fused from: %s\n", render.Clean(strings.Join(n.FusedFrom, ", ")))
+		fmt.Fprintf(&b, "fused from: %s\n", render.Clean(listText(n.FusedFrom)))
 	}
 	if n.Note != "" {
 		fmt.Fprintf(&b, "note: %s\n", render.Clean(n.Note))
@@ -575,7 +600,11 @@ func (d *drawer) edge(from, to dot.Node, e edge) {
 		label += fmt.Sprintf(" (+%d)", len(e.values)-1)
 	}
 	var tip []string
-	for _, v := range e.values {
+	for k, v := range e.values {
+		if k == maxListed {
+			tip = append(tip, moreText(len(e.values)-k))
+			break
+		}
 		tip = append(tip, render.Clean(v.Name)+": "+tensorText(v))
 	}
 	ed := d.g.Edge(from, to)
@@ -615,6 +644,7 @@ func (d *drawer) outputs(nodes []dot.Node) {
 		want[o] = true
 	}
 	seen := map[string]bool{}
+	more, moreFrom := 0, -1 // outputs past maxOutputs, and a box that writes one
 	for i := range d.r.Nodes {
 		u := d.l.unitOf[i]
 		if u < 0 {
@@ -626,6 +656,12 @@ func (d *drawer) outputs(nodes []dot.Node) {
 				continue
 			}
 			seen[t.Name] = true
+			if len(seen) > maxOutputs {
+				if more++; moreFrom < 0 {
+					moreFrom = u
+				}
+				continue
+			}
 			id := "output:" + sanitizeID(t.Name)
 			n := d.g.Node(id)
 			n.Attrs("id", id, "label", render.Clean(t.Name)+"\n"+tensorText(t), "shape", "ellipse", "style", "filled",
@@ -633,4 +669,20 @@ func (d *drawer) outputs(nodes []dot.Node) {
 			d.g.Edge(nodes[u], n).Attrs("color", "#666666", "arrowsize", "0.6", "id", "edge:"+nodes[u].ID()+"->"+id)
 		}
 	}
+	if more > 0 {
+		const id = "output:more"
+		n := d.g.Node(id)
+		label := fmt.Sprintf("… %d more graph outputs", more)
+		n.Attrs("id", id, "label", label, "shape", "ellipse", "style", "filled,dashed",
+			"fillcolor", "#f7f7f7", "fontname", "Helvetica", "fontsize", "9", "tooltip", label)
+		d.g.Edge(nodes[moreFrom], n).Attrs("color", "#666666", "arrowsize", "0.6", "style", "dashed", "id", "edge:"+nodes[moreFrom].ID()+"->"+id)
+	}
+}
+
+// listText joins names with ", ", the first maxListed of them.
+func listText(names []string) string {
+	if len(names) <= maxListed {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:maxListed], ", ") + " " + moreText(len(names)-maxListed)
 }

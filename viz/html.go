@@ -33,6 +33,9 @@ type HTMLInput struct {
 	GraphNote string
 	// RooflineSVG is the roofline chart.
 	RooflineSVG []byte
+	// MaxRows keeps the table's N costliest rows (0: all); the heading
+	// counts the rest.
+	MaxRows int
 }
 
 // htmlRow is one line of the per-node table; sort keys are raw numbers.
@@ -62,13 +65,7 @@ func HTML(w io.Writer, in HTMLInput) error {
 		if len(n.Outputs) > 0 {
 			shape = tensorText(n.Outputs[0])
 		}
-		fused := ""
-		for k, f := range n.FusedFrom {
-			if k > 0 {
-				fused += ", "
-			}
-			fused += render.Clean(f)
-		}
+		fused := render.Clean(listText(n.FusedFrom))
 		rows = append(rows, htmlRow{
 			ID: "node:" + sanitizeID(n.Name), Name: render.Clean(n.Name), Op: render.Clean(opText(n)),
 			Bound: string(ce), Shape: shape, Fused: fused,
@@ -81,6 +78,10 @@ func HTML(w io.Writer, in HTMLInput) error {
 	}
 	// Costliest first, as a reader looks for them; the table re-sorts.
 	sort.SliceStable(rows, func(a, b int) bool { return rows[a].TimeV > rows[b].TimeV })
+	omitted := 0
+	if in.MaxRows > 0 && len(rows) > in.MaxRows {
+		omitted, rows = len(rows)-in.MaxRows, rows[:in.MaxRows]
+	}
 	t := r.Totals
 	data := map[string]any{
 		"Model": render.Clean(baseName(r.Model)), "Path": render.Clean(r.Model),
@@ -91,7 +92,7 @@ func HTML(w io.Writer, in HTMLInput) error {
 		"Params":   render.Count(t.Params),
 		"Launches": render.Count(t.Launches), "Energy": render.Count(t.EnergyJ) + " J",
 		"Peak": render.Bytes(t.PeakMemoryBytes), "GEMMShare": render.Percent(t.GEMMConvTimeShare),
-		"Nodes": len(r.Nodes), "Rows": rows, "Warnings": cleanAll(r.Warnings),
+		"Nodes": len(r.Nodes), "Rows": rows, "Omitted": omitted, "Warnings": cleanAll(r.Warnings),
 		"Roofs":    (&drawer{r: r, c: in.Ceil}).ceilingText(),
 		"GraphSVG": template.HTML(stripProlog(in.GraphSVG)), "GraphNote": in.GraphNote, "GraphDOT": in.GraphDOT,
 		"RooflineSVG": template.HTML(stripProlog(in.RooflineSVG)),

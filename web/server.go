@@ -23,7 +23,7 @@ import (
 // Preload is what the server offers the page on start: its first
 // settings and, with a model, the model.
 type Preload struct {
-	Name     string // as given on the command line: the report names it so
+	Name     string // as given on the command line; only its base name is sent
 	Data     []byte // nil without a model
 	Settings *session.Settings
 }
@@ -60,7 +60,10 @@ func Handler(pre *Preload, cfg Config) http.Handler {
 	if pre != nil {
 		m := map[string]any{"settings": pre.Settings}
 		if pre.Data != nil {
-			m["name"], m["display"] = pre.Name, filepath.Base(pre.Name)
+			// The base name only: the folders above the model say who
+			// and where the user is, to any page or proxy that reads it.
+			base := filepath.Base(pre.Name)
+			m["name"], m["display"] = base, base
 		}
 		info, _ = json.Marshal(m)
 	}

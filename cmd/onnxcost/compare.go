@@ -31,6 +31,9 @@ totals of both plans.`,
 			if top < 0 {
 				return usageErr("--top must be ≥ 0")
 			}
+			if err := vf.check(f.inputs(args[0])...); err != nil {
+				return err
+			}
 			f.dumpTo = stderr
 			ur, fr, err := estimatePlans(args[0], &f, vf.trace == "" && vf.pprof == "")
 			if err != nil {

@@ -56,6 +56,9 @@ By default the caps run from the GPU's minimum power limit to its TDP in
 					return err
 				}
 			}
+			if err := refuseOutputs(f.inputs(args[0]), outTarget{"-o", out}); err != nil {
+				return err
+			}
 			f.dumpTo = stderr
 			res, err := runEnergy(args[0], &f, caps, clocks)
 			if err != nil {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -122,6 +120,9 @@ bytes, launches, params, param_bytes, peak_memory, energy.`,
 					return usageErr("%v", err)
 				}
 			}
+			if err := out.check(f.inputs(args...)...); err != nil {
+				return err
+			}
 			f.dumpTo = stderr
 			bs, err := loadDiffSide(args[0], &f)
 			if err != nil {
@@ -171,8 +172,17 @@ bytes, launches, params, param_bytes, peak_memory, energy.`,
 	return c
 }
 
-// writeOutputs writes the requested side files, each atomically.
+// check refuses, before any work, a side file that would destroy
+// something (refuseOutputs).
+func (o *outFlags) check(inputs ...string) error {
+	return refuseOutputs(inputs, outTarget{"--out-json", o.json}, outTarget{"--out-markdown", o.markdown}, outTarget{"--out-junit", o.junit})
+}
+
+// writeOutputs writes the requested side files: all of them or, when one
+// fails, none.
 func writeOutputs(out outFlags, jsonW, mdW, junitW func(io.Writer) error) error {
+	var s outfile.Set
+	defer s.Abort()
 	for _, o := range []struct {
 		path  string
 		write func(io.Writer) error
@@ -180,15 +190,11 @@ func writeOutputs(out outFlags, jsonW, mdW, junitW func(io.Writer) error) error 
 		if o.path == "" || o.write == nil {
 			continue
 		}
-		var buf bytes.Buffer
-		if err := o.write(&buf); err != nil {
-			return err
-		}
-		if err := outfile.WriteAtomic(o.path, buf.Bytes()); err != nil {
-			return usageErr("%s: %v", o.path, err)
+		if err := s.Write(o.path, o.write); err != nil {
+			return usageErr("%v", err)
 		}
 	}
-	return nil
+	return commitOutputs(&s)
 }
 
 func newCheckCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -211,6 +217,9 @@ $GITHUB_STEP_SUMMARY and prints ::error annotations on the budget lines.`,
 			b, err := gate.LoadBudget(configPath)
 			if err != nil {
 				return usageErr("%v", err)
+			}
+			if err := out.check(checkInputs(b, configPath, baseReport)...); err != nil {
+				return err
 			}
 			reports := map[string]*report.Report{}
 			prog := con.Start("check", len(b.Models))
@@ -264,6 +273,17 @@ $GITHUB_STEP_SUMMARY and prints ::error annotations on the budget lines.`,
 	return c
 }
 
+// checkInputs are the files check reads: the budget, the base reports,
+// and each model with its GPU and runtime files.
+func checkInputs(b *gate.Budget, configPath, baseReport string) []string {
+	in := []string{configPath, baseReport}
+	for _, mb := range b.Models {
+		path, s := b.Resolve(mb)
+		in = append(in, path, s.GPUFile, s.RuntimeFile)
+	}
+	return in
+}
+
 // estimateBudgetModel estimates one budget entry with its settings.
 func estimateBudgetModel(b *gate.Budget, mb gate.ModelBudget, pf passFlags) (*report.Report, error) {
 	path, s := b.Resolve(mb)
@@ -300,9 +320,9 @@ func printModelWarnings(stderr io.Writer, model string, warnings []string) {
 
 // loadBases reads --base-report (see gate.Bases).
 func loadBases(path string, b *gate.Budget) (map[string]*report.Report, error) {
-	data, err := os.ReadFile(path)
+	data, err := gate.ReadSaved(path)
 	if err != nil {
-		return nil, usageErr("--base-report %s: %v", path, errors.Unwrap(err))
+		return nil, usageErr("--base-report %s: %v", path, err)
 	}
 	bases, err := gate.Bases(data, b)
 	if err != nil {
@@ -330,6 +350,11 @@ func newBudgetCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil || h < 0 {
 				return usageErr("--headroom %q: want a non-negative percentage like 10%%", headroom)
 			}
+			// Before the --force test: -o naming a model must not read as
+			// "pass --force to overwrite it".
+			if err := refuseOutputs(f.inputs(args...), outTarget{"-o", outPath}); err != nil {
+				return err
+			}
 			if !force {
 				if _, err := os.Stat(outPath); err == nil {
 					return usageErr("%s exists; pass --force to overwrite it", outPath)
@@ -354,8 +379,8 @@ func newBudgetCmd(stdout, stderr io.Writer) *cobra.Command {
 			if _, err := gate.ParseBudget(outPath, []byte(text)); err != nil {
 				return fmt.Errorf("internal error: generated budget does not parse: %w", err)
 			}
-			if err := outfile.WriteAtomic(outPath, []byte(text)); err != nil {
-				return usageErr("%s: %v", outPath, err)
+			if err := writeOut(outPath, []byte(text), f.inputs(args...)...); err != nil {
+				return err
 			}
 			fmt.Fprintf(stdout, "wrote %s: %d model(s), %s headroom\n", outPath, len(entries), headroom)
 			return nil

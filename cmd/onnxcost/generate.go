@@ -42,6 +42,11 @@ M−1 decode steps at batch C; per C, tokens/s, TTFT, TPOT, e2e, energy per
 token (--price: cost per million tokens), KV cache and memory, up to the
 largest C that fits. --ttft-slo / --tpot-slo pick the best point.
 
+--gpus N models tensor parallelism as report --gpus does, except the KV
+cache: serving runtimes split it by heads, so each GPU holds ⌈kv_heads/N⌉
+of them (one whole head when there are fewer heads than GPUs), and the
+memory, the largest batch and the serving curve's cap count that part.
+
   onnxcost generate zoo:llama-7b --gpu H100 --dtype fp16 --prompt 512 --output 128 --batch 8
   onnxcost generate model.onnx --gpu A100 --prompt 1024 --output 256 --format json
   onnxcost generate zoo:llama-7b --gpu H100 --dtype fp16 --prompt 512 --output 128 --concurrency 1..256 --tpot-slo 0.05`,
@@ -110,12 +115,12 @@ largest C that fits. --ttft-slo / --tpot-slo pick the best point.
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&cf.gpu, "gpu", "", "target GPU (see 'onnxcost gpus'); default: $ONNXCOST_GPU, else defaults.gpu of the nearest .onnxcost.yaml")
+	fl.StringVar(&cf.gpu, "gpu", "", "target GPU (see 'onnxcost gpus'); default: $ONNXCOST_GPU, else defaults.gpu of the nearest .onnxcost.yaml (this folder or above, up to the repository root; on Unix only a file and folders that are yours and not writable by everyone)")
 	fl.StringVar(&cf.gpuFile, "gpu-file", "", "YAML or JSON file with your own GPU specs")
 	fl.Int64Var(&prompt, "prompt", 0, "prompt tokens per sequence `N` (required, ≥ 1)")
 	fl.Int64Var(&output, "output", 0, "generated tokens per sequence `M` (required, ≥ 1; the first comes from the prompt's step)")
 	fl.Int64Var(&batch, "batch", 0, "sequences generated together `B` (default 1, or batch= of a zoo path)")
-	fl.Var(&gpus, "gpus", "tensor-parallel over N GPUs of the kind (as report --gpus); times and memory are one GPU's")
+	fl.Var(&gpus, "gpus", "tensor-parallel over N GPUs of the kind (as report --gpus, but the KV cache split by heads, ⌈kv_heads/N⌉ per GPU); times and memory are one GPU's")
 	fl.StringVar(&dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8 (default: the model's own); the KV cache is stored at it")
 	fl.StringVar(&runtime, "runtime", "", "execution profile: graph|tensorrt|onnxruntime|pytorch|pytorch-compile (see 'onnxcost gpus runtimes')")
 	fl.StringVar(&runtimeFile, "runtime-file", "", "YAML or JSON file with your own runtime profiles")

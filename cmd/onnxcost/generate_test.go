@@ -57,6 +57,34 @@ func TestGenerate(t *testing.T) {
 	}
 }
 
+// TestGenerateGPUs: with --gpus the KV cache is split by heads; the JSON
+// keeps the whole cache and adds one GPU's part, and the text states the
+// rule.
+func TestGenerateGPUs(t *testing.T) {
+	args := []string{"generate", "zoo:llama-tiny", "--gpu", "H100", "--prompt", "32", "--output", "16", "--batch", "4", "--gpus", "2"}
+	code, out, errs := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"KV cache per GPU", "1 of the 2 KV heads on each of 2 GPUs", "KV cache split by heads over 2 GPUs"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text lacks %q:\n%s", want, out)
+		}
+	}
+	var res generate.Result
+	js := runJSON(t, &res, append(args, "--format", "json")...)
+	var inst any
+	if err := json.Unmarshal([]byte(js), &inst); err != nil {
+		t.Fatal(err)
+	}
+	if err := resolveSchema(t, generate.Schema).Validate(inst); err != nil {
+		t.Errorf("JSON does not match generate/generate.schema.json: %v", err)
+	}
+	if whole := float64(4 * 48 * 2 * 2 * 2 * 16 * 4); res.KVCacheBytes != whole || res.KVCacheBytesPerGPU != whole/2 || res.KVHeads != 2 || res.GPUs != 2 {
+		t.Errorf("cache %g B, %g per GPU, %d heads over %d GPUs", res.KVCacheBytes, res.KVCacheBytesPerGPU, res.KVHeads, res.GPUs)
+	}
+}
+
 // TestGenerateServing: --concurrency adds the serving curve to the text
 // and the JSON (which follows the schema), --tpot-slo picks a point, and
 // a bad list, an SLO or price ≤ 0, or an SLO without a curve exits 2.

@@ -2,11 +2,11 @@ package main
 
 import (
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/internal/safefile"
 	"github.com/onnxcost/onnxcost/sweep"
 	"github.com/spf13/cobra"
 )
@@ -89,9 +89,9 @@ onnxcost.
 func readPrices(flags []string, file, gpuFile string) (map[string]float64, error) {
 	var prices []sweep.Price
 	if file != "" {
-		data, err := os.ReadFile(file)
+		data, err := safefile.ReadFile(file, safefile.SideFileLimit)
 		if err != nil {
-			return nil, usageErr("--prices %s: %v", file, err)
+			return nil, usageErr("--prices %s: %v", file, safefile.Reason(err))
 		}
 		if prices, err = sweep.ParsePrices(data); err != nil {
 			return nil, usageErr("--prices %s: %v", file, err)

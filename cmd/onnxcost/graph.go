@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -164,9 +165,16 @@ drawn instead of a model (edges come from the value names).`,
 					return err
 				}
 			}
+			if err := refuseOutputs(f.inputs(args[0]), outTarget{"-o", out}); err != nil {
+				return err
+			}
 			d, err := loadDrawn(args[0], &f, stderr)
 			if err != nil {
 				return err
+			}
+			if g.top == 0 && g.focus == "" && isHuge(d.report) && len(d.report.Nodes) > viz.DefaultMaxNodes {
+				hugeNote(stderr, d, fmt.Sprintf("the graph keeps at most %d boxes, its costliest nodes or scopes, and folds the rest", viz.DefaultMaxNodes),
+					"--top N keeps the N costliest (Graphviz takes minutes on thousands)")
 			}
 			src, err := g.dot(d)
 			if err != nil {
@@ -207,9 +215,52 @@ func writeGraph(src, out, format string, timeout time.Duration, stdout, stderr i
 	return writeOut(out, img)
 }
 
-func writeOut(path string, data []byte) error {
-	if err := outfile.WriteAtomic(path, data); err != nil {
-		return usageErr("%s: %v", path, err)
+// writeOut writes the run's one output file (see outfile: atomic, never
+// onto a directory, special file or input).
+func writeOut(path string, data []byte, inputs ...string) error {
+	s := outfile.Set{Inputs: inputs}
+	defer s.Abort()
+	if err := s.WriteBytes(path, data); err != nil {
+		return usageErr("%v", err)
+	}
+	return commitOutputs(&s)
+}
+
+// commitOutputs moves a run's outputs into place: all of them, or, on
+// failure, none.
+func commitOutputs(s *outfile.Set) error {
+	if err := s.Commit(); err != nil {
+		return usageErr("%v", err)
 	}
 	return nil
+}
+
+// outTarget is an output file a run writes, with the flag that names it.
+type outTarget struct{ flag, path string }
+
+// refuseOutputs is called before a run does any work: an output that is
+// a directory, a FIFO, a device or a socket, an input of the run, or
+// another output of it is a usage error naming the flag and the file, so
+// nothing is computed for a write that would destroy something.
+func refuseOutputs(inputs []string, outs ...outTarget) error {
+	for i, o := range outs {
+		if o.path == "" {
+			continue
+		}
+		if err := outfile.Check(o.path, inputs...); err != nil {
+			return usageErr("%s %s: %v", o.flag, o.path, err)
+		}
+		for _, p := range outs[:i] {
+			if p.path != "" && sameFile(p.path, o.path) {
+				return usageErr("%s %s: is also the file of %s", o.flag, o.path, p.flag)
+			}
+		}
+	}
+	return nil
+}
+
+// inputs are the files a cost run reads besides models: none may be an
+// output.
+func (f *costFlags) inputs(models ...string) []string {
+	return append(slices.Clone(models), f.gpuFile, f.runtimeFile)
 }

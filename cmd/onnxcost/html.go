@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/onnxcost/onnxcost/viz"
@@ -16,6 +17,7 @@ func newHTMLCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f costFlags
 	var g graphFlags
 	var out string
+	var full bool
 	c := &cobra.Command{
 		Use:   "html MODEL.onnx|REPORT.json --gpu NAME -o report.html",
 		Short: "Write one self-contained HTML report: summary, sortable node table, graph and roofline",
@@ -34,9 +36,16 @@ roofline chart (fused and unfused plans).`,
 			if _, err := outFormat(out, "html", "htm"); err != nil {
 				return usageErr("-o %s: html writes an HTML page; name it .html or .htm (use 'graph' or 'roofline' for .svg, .png or .pdf)", out)
 			}
-			d, other, err := loadPlans(args[0], &f, true, stderr)
+			if err := refuseOutputs(f.inputs(args[0]), outTarget{"-o", out}); err != nil {
+				return err
+			}
+			d, other, huge, err := loadPlans(args[0], &f, true, full, stderr)
 			if err != nil {
 				return err
+			}
+			if huge {
+				hugeNote(stderr, d, fmt.Sprintf("the page shows the %s plan alone and its %d costliest nodes in the table and the roofline", d.report.Plan, hugeRows),
+					"--full shows both plans and every node (slow)")
 			}
 			src, err := g.dot(d)
 			if err != nil {
@@ -54,7 +63,11 @@ roofline chart (fused and unfused plans).`,
 			default:
 				in.GraphSVG = svg
 			}
-			roof, err := viz.Roofline(d.report, other, d.ceil, viz.RooflineOptions{}, "svg")
+			ro := viz.RooflineOptions{}
+			if huge {
+				ro.MaxPoints, in.MaxRows = hugePoints, hugeRows
+			}
+			roof, err := viz.Roofline(d.report, other, d.ceil, ro, "svg")
 			if err != nil {
 				return usageErr("%v", err)
 			}
@@ -69,5 +82,6 @@ roofline chart (fused and unfused plans).`,
 	f.add(c)
 	g.add(c)
 	c.Flags().StringVarP(&out, "output", "o", "", "write the report to `FILE` (.html or .htm)")
+	c.Flags().BoolVar(&full, "full", false, "show both plans and every node even for a model over 20,000 nodes (slow)")
 	return c
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/internal/outfile"
 	"github.com/onnxcost/onnxcost/viz"
 	"github.com/spf13/cobra"
 )
@@ -43,13 +44,25 @@ func (v *viewerFlags) write(plans []*report.Report, gpuName, gpuFile string) err
 			return usageErr("%s: %v", v.pprof, err)
 		}
 	}
-	if trace != nil {
-		if err := writeOut(v.trace, trace); err != nil {
-			return err
+	// Both land or neither does.
+	var s outfile.Set
+	defer s.Abort()
+	for _, o := range []struct {
+		path string
+		data []byte
+	}{{v.trace, trace}, {v.pprof, prof}} {
+		if o.data == nil {
+			continue
+		}
+		if err := s.WriteBytes(o.path, o.data); err != nil {
+			return usageErr("%v", err)
 		}
 	}
-	if prof != nil {
-		return writeOut(v.pprof, prof)
-	}
-	return nil
+	return commitOutputs(&s)
+}
+
+// check refuses, before any work, a --trace or --pprof that would
+// destroy something (refuseOutputs).
+func (v *viewerFlags) check(inputs ...string) error {
+	return refuseOutputs(inputs, outTarget{"--trace", v.trace}, outTarget{"--pprof", v.pprof})
 }

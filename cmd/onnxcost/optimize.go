@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/internal/outfile"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/passes"
 	"github.com/spf13/cobra"
@@ -51,8 +52,8 @@ and the model its totals: Netron shows them in the node and model panels.`,
 			if out == "" {
 				return usageErr("optimize: -o OUT.onnx is required")
 			}
-			if sameFile(args[0], out) {
-				return usageErr("optimize: -o %s would overwrite the input model", out)
+			if err := refuseOutputs([]string{args[0], ann.gpuFile}, outTarget{"-o", out}); err != nil {
+				return err
 			}
 			pf.dumpTo = stderr
 			if err := pf.validate(); err != nil {
@@ -95,8 +96,14 @@ and the model its totals: Netron shows them in the node and model panels.`,
 			}
 			noteExternalData(stderr, l.Model, args[0], out)
 			prog.Phase("writing " + out)
-			if err := ir.WriteFile(out, l.Model); err != nil {
-				return usageErr("%s: %v", out, err)
+			// Streamed: a model can be bigger than memory wants to hold twice.
+			ws := outfile.Set{Inputs: append([]string{args[0], ann.gpuFile}, externalFiles(l.Model, args[0])...)}
+			defer ws.Abort()
+			if err := ws.Write(out, func(w io.Writer) error { return ir.Write(w, l.Model) }); err != nil {
+				return usageErr("%v", err)
+			}
+			if err := commitOutputs(&ws); err != nil {
+				return err
 			}
 			prog.Stop()
 			fmt.Fprintf(stderr, "onnxcost: %s: %d nodes -> %d nodes in %d pass iterations (%s)\n",
@@ -132,6 +139,20 @@ func sameFile(a, b string) bool {
 	aa, err1 := filepath.Abs(a)
 	bb, err2 := filepath.Abs(b)
 	return err1 == nil && err2 == nil && aa == bb
+}
+
+// externalFiles are the weight files model (read from path) refers to:
+// the write copies from them, so none may be the output.
+func externalFiles(m *ir.Model, path string) []string {
+	var files []string
+	seen := map[string]bool{}
+	for _, v := range m.Graph.Initializers {
+		if t := v.Const; t != nil && t.Loc.File != "" && !t.Loc.Missing && !seen[t.Loc.File] {
+			seen[t.Loc.File] = true
+			files = append(files, filepath.Join(filepath.Dir(path), t.Loc.File))
+		}
+	}
+	return files
 }
 
 // winogradPass is the pass optimize leaves to costing time.

@@ -59,7 +59,7 @@ func (f *costFlags) add(c *cobra.Command) {
 // command takes lists there).
 func (f *costFlags) addBase(c *cobra.Command) {
 	f.modelFlags.add(c)
-	c.Flags().StringVar(&f.gpu, "gpu", "", "target GPU (see 'onnxcost gpus'); default: $ONNXCOST_GPU, else defaults.gpu of the nearest .onnxcost.yaml")
+	c.Flags().StringVar(&f.gpu, "gpu", "", "target GPU (see 'onnxcost gpus'); default: $ONNXCOST_GPU, else defaults.gpu of the nearest .onnxcost.yaml (this folder or above, up to the repository root; on Unix only a file and folders that are yours and not writable by everyone)")
 	c.Flags().StringVar(&f.gpuFile, "gpu-file", "", "YAML or JSON file with your own GPU specs (e.g. measured ceilings)")
 	c.Flags().StringVar(&f.runtime, "runtime", hwdb.DefaultRuntime, "execution profile: graph|tensorrt|onnxruntime|pytorch|pytorch-compile (see 'onnxcost gpus runtimes'): per-kernel gap, host dispatch, per-call cost, memory floor; with --train the default is pytorch")
 	c.Flags().StringVar(&f.runtimeFile, "runtime-file", "", "YAML or JSON file with your own runtime profiles (format of 'onnxcost gpus runtimes'), searched first")
@@ -213,6 +213,9 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 				// A JSON report is a contract: its totals are the sum of
 				// its nodes, so it always lists every one.
 				return usageErr("--top applies to the text, csv and markdown tables; a JSON report lists every node (select with jq)")
+			}
+			if err := vf.check(f.inputs(args[0])...); err != nil {
+				return err
 			}
 			f.dumpTo = stderr
 			f.countOnly = true

@@ -12,30 +12,77 @@ import (
 
 func init() { register("roofline", newRooflineCmd) }
 
+// hugeNodes is the model size, in nodes or in tensors the nodes write,
+// above which the drawings degrade unless --full: a 2M-node chain took
+// roofline 135 s and 4.3 GB for a 523 MB SVG, html over 300 s, and a
+// 300,000-output Split html 78 s. The degraded drawings (the main plan
+// only, its costliest points and rows, the graph's boxes capped) take
+// seconds and show what a reader looks for.
+const hugeNodes = 20_000
+
+// Caps on a huge model's drawings.
+const (
+	hugePoints = 2_000 // roofline points
+	hugeRows   = 2_000 // rows of the html node table
+)
+
+// modelSize counts the nodes of the model a plan was made from (a fused
+// node stands for the nodes it merged) and the tensors they write.
+func modelSize(r *report.Report) (nodes, outputs int) {
+	for i := range r.Nodes {
+		nodes += max(1, len(r.Nodes[i].FusedFrom))
+		outputs += len(r.Nodes[i].Outputs)
+	}
+	return nodes, outputs
+}
+
+// isHuge reports whether r's model is past hugeNodes.
+func isHuge(r *report.Report) bool {
+	n, o := modelSize(r)
+	return n > hugeNodes || o > hugeNodes
+}
+
 // loadPlans returns the main plan's drawing data and, when both plans are
 // wanted and a model (not a saved report) was given, the unfused report.
-func loadPlans(path string, f *costFlags, both bool, stderr io.Writer) (*drawn, *report.Report, error) {
-	d, err := loadDrawn(path, f, stderr)
-	if err != nil || !both {
-		return d, nil, err
+// Unless full, a model over hugeNodes gets no unfused plan, and huge says
+// so (the caller degrades the rest and says how to force it).
+func loadPlans(path string, f *costFlags, both, full bool, stderr io.Writer) (d *drawn, other *report.Report, huge bool, err error) {
+	d, err = loadDrawn(path, f, stderr)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	huge = !full && isHuge(d.report)
+	if !both || huge {
+		return d, nil, huge, nil
 	}
 	if _, isJSON, _ := gate.SniffJSON(path); isJSON || f.plan != "fused" {
-		return d, nil, nil
+		return d, nil, false, nil
 	}
 	g := *f
 	g.plan = "unfused"
 	r, _, err := estimate(path, &g)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	return d, r, nil
+	return d, r, false, nil
+}
+
+// hugeNote is the one stderr line saying a drawing of a huge model was
+// degraded, what it shows and how to get everything.
+func hugeNote(stderr io.Writer, d *drawn, shows, force string) {
+	n, o := modelSize(d.report)
+	size := fmt.Sprintf("%d nodes", n)
+	if o > hugeNodes {
+		size = fmt.Sprintf("nodes writing %d tensors", o)
+	}
+	fmt.Fprintf(stderr, "onnxcost: note: the model has %s (over %d): %s; %s\n", size, hugeNodes, shows, force)
 }
 
 func newRooflineCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f costFlags
 	var out string
 	var label int
-	var single bool
+	var single, full bool
 	var tf timeRooflineFlags
 	c := &cobra.Command{
 		Use:   "roofline MODEL.onnx|REPORT.json --gpu NAME -o out.{svg,png,pdf}",
@@ -69,20 +116,29 @@ point coloured by the floor that dominates it.
 			if label < 0 {
 				return usageErr("--label must be ≥ 0")
 			}
+			if err := refuseOutputs(f.inputs(args[0]), outTarget{"-o", out}); err != nil {
+				return err
+			}
 			if tf.on || tf.sweep != "" || tf.node != "" {
 				if !tf.on || tf.sweep == "" {
 					return usageErr("--time needs --sweep NAME=LIST, and --sweep and --node need --time")
 				}
 				return writeTimeRoofline(args[0], out, format, &f, &tf, stderr)
 			}
-			d, other, err := loadPlans(args[0], &f, !single, stderr)
+			d, other, huge, err := loadPlans(args[0], &f, !single, full, stderr)
 			if err != nil {
 				return err
 			}
 			if label == 0 {
 				label = -1
 			}
-			img, err := viz.Roofline(d.report, other, d.ceil, viz.RooflineOptions{Label: label}, format)
+			ro := viz.RooflineOptions{Label: label}
+			if huge {
+				ro.MaxPoints = hugePoints
+				hugeNote(stderr, d, fmt.Sprintf("the roofline draws the %s plan alone, its %d costliest points at most", d.report.Plan, hugePoints),
+					"--full draws both plans and every point (slow)")
+			}
+			img, err := viz.Roofline(d.report, other, d.ceil, ro, format)
 			if err != nil {
 				return usageErr("%v", err)
 			}
@@ -96,6 +152,7 @@ point coloured by the floor that dominates it.
 	c.Flags().StringVarP(&out, "output", "o", "", "write the chart to `FILE` (.svg, .png or .pdf)")
 	c.Flags().IntVar(&label, "top", viz.DefaultRooflineLabels, "name the `N` costliest points (0: none)")
 	c.Flags().BoolVar(&single, "single", false, "draw only the --plan given, not fused and unfused together")
+	c.Flags().BoolVar(&full, "full", false, "draw both plans and every point even for a model over 20,000 nodes (slow)")
 	c.Flags().BoolVar(&tf.on, "time", false, "draw the time-based roofline: time against --sweep, with compute, memory and launch floors")
 	c.Flags().StringVar(&tf.sweep, "sweep", "", "with --time: the swept parameter, `NAME=LIST` (batch=1..1024, a symbol, or a zoo parameter)")
 	c.Flags().StringVar(&tf.node, "node", "", "with --time: draw one node (by name, or the fused node that absorbed it) instead of the whole model")

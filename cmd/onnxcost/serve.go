@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/onnxcost/onnxcost/internal/gctune"
+	"github.com/onnxcost/onnxcost/internal/safefile"
 	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/web"
 	"github.com/onnxcost/onnxcost/web/session"
@@ -171,9 +172,10 @@ func readPreload(path string) (*web.Preload, error) {
 	if _, err := pipeline.Load(path, pipeline.Options{BindAll: true}); err != nil {
 		return nil, pipeErr(err)
 	}
-	data, err := os.ReadFile(path)
+	// The same bound as an upload: the page gets these bytes as one.
+	data, err := safefile.ReadFile(path, web.MaxModelBytes)
 	if err != nil {
-		return nil, usageErr("%s: %v", path, err)
+		return nil, usageErr("%s: %v", path, safefile.Reason(err))
 	}
 	return &web.Preload{Name: path, Data: data}, nil
 }

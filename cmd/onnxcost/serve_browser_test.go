@@ -65,6 +65,8 @@ func cliReport(t *testing.T, args ...string) *report.Report {
 	t.Helper()
 	var r report.Report
 	runJSON(t, &r, append([]string{"report", "--format", "json"}, args...)...)
+	// serve names the preloaded model by its base name: it sends no paths.
+	r.Model = filepath.Base(r.Model)
 	return &r
 }
 

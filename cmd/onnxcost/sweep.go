@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/hwdb"
@@ -129,6 +130,13 @@ and GPU; each row then names its model, and max_batch and knee are keyed
 				return err
 			}
 			if err := checkValue("--chart", f.chart, "", "throughput", "time", "memory"); err != nil {
+				return err
+			}
+			if err := f.checkOut(); err != nil {
+				return err
+			}
+			inputs := append(slices.Clone(args), f.gpuFile, f.shared.runtimeFile)
+			if err := refuseOutputs(inputs, outTarget{"-o", f.out}); err != nil {
 				return err
 			}
 			res, err := runSweeps(args, &f)

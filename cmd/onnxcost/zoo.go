@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/internal/outfile"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/models"
 	"github.com/spf13/cobra"
@@ -63,13 +64,21 @@ reads it. batch=-1 or seq=-1 leaves that dim symbolic, to be bound with
 				}
 				return listZoo(stdout, []models.Entry{e}, format)
 			}
+			if err := refuseOutputs(nil, outTarget{"-o", out}); err != nil {
+				return err
+			}
 			m, err := e.Build(given)
 			if err != nil {
 				return usageErr("zoo %s: %v", e.Name, err)
 			}
 			models.SetDataFile(m, filepath.Base(out)+".data")
-			if err := ir.WriteFile(out, m); err != nil {
-				return usageErr("%s: %v", out, err)
+			var ws outfile.Set
+			defer ws.Abort()
+			if err := ws.Write(out, func(w io.Writer) error { return ir.Write(w, m) }); err != nil {
+				return usageErr("%v", err)
+			}
+			if err := commitOutputs(&ws); err != nil {
+				return err
 			}
 			fmt.Fprintf(stderr, "onnxcost: %s: %s, %d nodes, %d weights (graph-only)\n", out, e.Name, len(m.Graph.Nodes), len(m.Graph.Initializers))
 			return nil

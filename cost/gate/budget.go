@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/internal/safefile"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -104,9 +104,9 @@ func (e *ConfigError) Error() string {
 
 // LoadBudget reads a budget file (YAML, or JSON, which YAML reads too).
 func LoadBudget(path string) (*Budget, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.SideFileLimit)
 	if err != nil {
-		return nil, &ConfigError{File: path, Msg: "cannot read budget file: " + strings.TrimPrefix(err.Error(), "open "+path+": ")}
+		return nil, &ConfigError{File: path, Msg: "cannot read budget file: " + safefile.Reason(err).Error()}
 	}
 	return ParseBudget(path, data)
 }

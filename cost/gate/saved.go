@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/safefile"
 	"github.com/onnxcost/onnxcost/pipeline"
 )
 
@@ -25,14 +25,20 @@ type Saved struct {
 
 // SniffJSON reads path whole when it is a JSON file, to tell a saved
 // report from a model; a model (which may be large) is not read into
-// memory. A zoo name is never JSON.
+// memory. A zoo name is never JSON, and neither is a path that is not a
+// regular file: it is never opened (a named pipe would block the open),
+// and the model reader refuses it with its own message. A JSON file is
+// read up to safefile.ReportLimit.
 func SniffJSON(path string) (data []byte, isJSON bool, err error) {
 	if pipeline.IsZoo(path) {
 		return nil, false, nil
 	}
-	fh, err := os.Open(path)
+	fh, fi, err := safefile.Open(path)
+	if errors.Is(err, safefile.ErrNotRegular) {
+		return nil, false, nil
+	}
 	if err != nil {
-		return nil, false, fmt.Errorf("%s: %v", path, errors.Unwrap(err))
+		return nil, false, fmt.Errorf("%s: %v", path, safefile.Reason(err))
 	}
 	defer fh.Close()
 	head := make([]byte, 64)
@@ -41,11 +47,22 @@ func SniffJSON(path string) (data []byte, isJSON bool, err error) {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, false, nil
 	}
-	rest, err := io.ReadAll(io.LimitReader(fh, 1<<30))
-	if err != nil {
+	if _, err := fh.Seek(0, io.SeekStart); err != nil {
 		return nil, false, fmt.Errorf("%s: %v", path, err)
 	}
-	return append(head[:n], rest...), true, nil
+	data, err = safefile.ReadAll(fh, fi, path, safefile.ReportLimit)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %v", path, safefile.Reason(err))
+	}
+	return data, true, nil
+}
+
+// ReadSaved reads the saved JSON report at path, up to
+// safefile.ReportLimit; errors leave out the path, which the caller
+// names with the flag that gave it.
+func ReadSaved(path string) ([]byte, error) {
+	data, err := safefile.ReadFile(path, safefile.ReportLimit)
+	return data, safefile.Reason(err)
 }
 
 // DecodeSaved reads the reports of a saved JSON file: one for `report

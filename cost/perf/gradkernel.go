@@ -35,7 +35,7 @@ const (
 // forward; the GEMM view carries the executed work.
 func ConvDgradKernel(c ConvGeom, pr hwdb.Precision, inBytes, outBytes float64) Kernel {
 	g := c.groups()
-	return convGradKernel(c, GradData, c.N*c.P()*max(c.W, c.Q()), c.C/g, c.K/g*c.R*c.S, pr, inBytes, outBytes)
+	return convGradKernel(c, GradData, satProd(c.N, c.P(), max(c.W, c.Q())), c.C/g, satProd(c.K/g, c.R, c.S), pr, inBytes, outBytes)
 }
 
 // ConvWgradKernel is a convolution's weight gradient dW = Xᵀ ⋆ dY as an
@@ -44,7 +44,7 @@ func ConvDgradKernel(c ConvGeom, pr hwdb.Precision, inBytes, outBytes float64) K
 // writes dW.
 func ConvWgradKernel(c ConvGeom, pr hwdb.Precision, inBytes, outBytes float64) Kernel {
 	g := c.groups()
-	return convGradKernel(c, GradWeight, c.K/g, c.C/g*c.R*c.S, c.N*c.P()*c.Q(), pr, inBytes, outBytes)
+	return convGradKernel(c, GradWeight, c.K/g, satProd(c.C/g, c.R, c.S), satProd(c.N, c.P(), c.Q()), pr, inBytes, outBytes)
 }
 
 // convGradKernel is a gradient of convolution c run as the implicit GEMM
@@ -124,7 +124,7 @@ func RNNDgradKernel(op string, hidden, input, batch, steps, dirs int64, pr hwdb.
 // gradient).
 func RNNWgradKernel(op string, hidden, batch, steps, dirs int64, pr hwdb.Precision, elemBytes float64) Kernel {
 	gates := max(ir.RNNGates(op), 1)
-	k := GEMMKernel(gates*hidden, hidden, batch*steps, dirs, pr, elemBytes, elemBytes)
+	k := GEMMKernel(satProd(gates, hidden), hidden, satProd(batch, steps), dirs, pr, elemBytes, elemBytes)
 	k.Grad = GradWeight
 	return k
 }

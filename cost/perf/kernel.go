@@ -118,7 +118,7 @@ type KernelTime struct {
 func GEMMKernel(m, n, k, batch int64, pr hwdb.Precision, inBytes, outBytes float64) Kernel {
 	batch = max(batch, 1)
 	b := float64(batch)
-	bytes := b * (inBytes*float64(m*k+k*n) + outBytes*float64(m*n))
+	bytes := b * (inBytes*sizeSum(sizeProd(m, k), sizeProd(k, n)) + outBytes*sizeProd(m, n))
 	return Kernel{
 		Class: ClassGEMM, Precision: pr,
 		FLOPs: b * FMAFLOPs * float64(m) * float64(n) * float64(k),
@@ -161,9 +161,9 @@ func (c ConvGeom) DirectFLOPs() float64 {
 
 // ioBytes is input + weights + output, read or written once.
 func (c ConvGeom) ioBytes(inBytes, outBytes float64) float64 {
-	in := float64(c.N * c.C * c.H * c.W)
-	w := float64(c.K * (c.C / c.groups()) * c.R * c.S)
-	out := float64(c.N * c.K * c.P() * c.Q())
+	in := sizeProd(c.N, c.C, c.H, c.W)
+	w := sizeProd(c.K, c.C/c.groups(), c.R, c.S)
+	out := sizeProd(c.N, c.K, c.P(), c.Q())
 	return inBytes*(in+w) + outBytes*out
 }
 
@@ -175,7 +175,7 @@ func ConvKernel(c ConvGeom, pr hwdb.Precision, inBytes, outBytes float64) Kernel
 	return Kernel{
 		Class: ClassConv, Precision: pr,
 		FLOPs: c.DirectFLOPs(), Bytes: bytes, WorkingSet: bytes,
-		M: c.N * c.P() * c.Q(), N: c.K / g, K: c.C / g * c.R * c.S, Batch: g,
+		M: satProd(c.N, c.P(), c.Q()), N: c.K / g, K: satProd(c.C/g, c.R, c.S), Batch: g,
 		Launches: 1, ElemBytes: inBytes,
 	}
 }
@@ -206,7 +206,7 @@ func WinogradKernel(c ConvGeom, m int64, pr hwdb.Precision, inBytes, outBytes fl
 	batch := alpha * alpha
 	return Kernel{
 		Class: ClassWinograd, Precision: vectorPath(pr),
-		FLOPs: FMAFLOPs * float64(batch) * float64(tiles) * float64(c.C) * float64(c.K),
+		FLOPs: FMAFLOPs * float64(batch) * WinogradTileCount(float64(c.N), float64(c.P()), float64(c.Q()), m) * float64(c.C) * float64(c.K),
 		Bytes: bytes, WorkingSet: bytes,
 		M: tiles, N: c.K, K: c.C, Batch: batch,
 		Launches: 1, ElemBytes: inBytes,
@@ -244,14 +244,15 @@ const rnnGateFLOPsPerElem = 5
 func RNNKernel(op string, hidden, input, batch, steps, dirs int64, pr hwdb.Precision, elemBytes float64) Kernel {
 	gates := max(ir.RNNGates(op), 1)
 	dirs = max(dirs, 1)
-	m := gates * hidden
-	perStep := FMAFLOPs*float64(m)*float64(batch)*float64(input+hidden) +
-		rnnGateFLOPsPerElem*float64(m*batch)
-	weights := elemBytes * float64(dirs*m*(input+hidden))
-	io := elemBytes * float64(dirs*batch*steps*(input+hidden))
+	m := satProd(gates, hidden)
+	width := addSat(input, hidden)
+	perStep := FMAFLOPs*sizeProd(gates, hidden)*float64(batch)*float64(width) +
+		rnnGateFLOPsPerElem*sizeProd(gates, hidden, batch)
+	weights := elemBytes * sizeProd(dirs, gates, hidden, width)
+	io := elemBytes * sizeProd(dirs, batch, steps, width)
 	return Kernel{
 		Class: ClassRNN, Precision: pr,
-		FLOPs: float64(dirs*steps) * perStep,
+		FLOPs: sizeProd(dirs, steps) * perStep,
 		Bytes: weights + io, WorkingSet: weights,
 		M: m, N: batch, K: hidden, InputK: input, Batch: dirs, Steps: steps,
 		Launches: 1, ElemBytes: elemBytes,
@@ -312,7 +313,16 @@ func (c KernelClass) GEMMLike() bool {
 // WinogradTiles is the number of m×m output tiles Winograd F(m×m, 3×3)
 // computes for n images of p×q outputs (partial tiles round up).
 func WinogradTiles(n, p, q, m int64) int64 {
-	return n * ceilDiv(p, m) * ceilDiv(q, m)
+	return satProd(n, ceilDiv(p, m), ceilDiv(q, m))
+}
+
+// WinogradTileCount is WinogradTiles for float64 dims, which may be past
+// int64: a count that feeds FLOPs keeps growing where an int saturates.
+func WinogradTileCount(n, p, q float64, m int64) float64 {
+	if m <= 0 || !(n > 0) || !(p > 0) || !(q > 0) {
+		return 0
+	}
+	return n * ceilDivF(p, m) * ceilDivF(q, m)
 }
 
 // OnTensorCores reports whether the kernel's compute path is a tensor-core one.

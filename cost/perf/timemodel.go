@@ -198,6 +198,12 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 	if k.DequantFLOPs > 0 && isGEMMClass(k.Class) {
 		t.ComputeS += dequantCompute(g, k, p)
 	}
+	if k.ViewSaturated() && peak > 0 && k.FLOPs > 0 {
+		// A size the rule saturated at math.MaxInt64 stands for a larger
+		// one: the view prices less work than the kernel does, while
+		// FLOPs (a float64) still counts all of it.
+		t.ComputeS = max(t.ComputeS, k.FLOPs/(peak*pathEff(k.Precision, p)*classEff(k.Class, p)))
+	}
 	if k.M > 0 && k.N > 0 && k.K > 0 && (isGEMMClass(k.Class) || k.Class == ClassRNN) {
 		t.LatencyS = fillS(launch, p, s)
 	}
@@ -525,13 +531,14 @@ func gemmCompute(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 		}
 		// ctasPerSM tiles of this size together fill one SM.
 		ctasPerSM := max(refTileArea/(tl.m*tl.n), 1)
-		ctas := ceilDiv(m, tl.m) * ceilDiv(n, tl.n) * batch
+		// A float64 count: the tiles of a huge output overflow int64.
+		ctas := sizeProd(ceilDiv(m, tl.m), ceilDiv(n, tl.n), batch)
 		// Split-K is a choice, as in a library heuristic: the kernel
 		// without it is always a candidate, because the partial sums'
 		// round trip can cost more than the idle SMs it fills.
 		best = min(best, tileTime(g, real, tl, m, n, k, batch, ctas, 1, perSMBoost, p))
-		if slots := int64(g.SMs) * ctasPerSM; ctas < slots {
-			if split := min(slots/ctas, k/splitKMinK); split > 1 {
+		if slots := int64(g.SMs) * ctasPerSM; ctas < float64(slots) {
+			if split := min(slots/int64(ctas), k/splitKMinK); split > 1 {
 				best = min(best, tileTime(g, real, tl, m, n, k, batch, ctas, split, perSMBoost, p))
 			}
 		}
@@ -576,10 +583,13 @@ func gemvCompute(g *hwdb.GPU, k Kernel, classEff float64, p Params) float64 {
 		return 0
 	}
 	batch := max(k.Batch, 1)
-	outputs := k.M * k.N * batch
-	busy := min(float64(ceilDiv(outputs, gemvWarpsPerCTA))/float64(g.SMs), 1)
+	outputs := sizeProd(k.M, k.N, batch)
+	if !(outputs > 0) {
+		return 0 // an empty output (M or N = 0): no SM busy, and 0/0 below
+	}
+	busy := min(ceilDivF(outputs, gemvWarpsPerCTA)/float64(g.SMs), 1)
 	rate := peak * busy * pathEff(real, p) * classEff * clockFractionBusy(g, p, busy)
-	return FMAFLOPs * float64(outputs) * float64(k.K) / rate
+	return FMAFLOPs * outputs * float64(k.K) / rate
 }
 
 // weightOnlyCompute is the main loop of a weight-only quantized GEMM
@@ -629,26 +639,33 @@ func dequantCompute(g *hwdb.GPU, k Kernel, p Params) float64 {
 
 // tileTime is the compute time of a GEMM run as ctas CTA tiles of shape
 // tl, each K loop split split ways, on an SM rate of perSMBoost at boost.
-func tileTime(g *hwdb.GPU, real hwdb.Precision, tl ctaTile, m, n, k, batch, ctas, split int64, perSMBoost float64, p Params) float64 {
+func tileTime(g *hwdb.GPU, real hwdb.Precision, tl ctaTile, m, n, k, batch int64, ctas float64, split int64, perSMBoost float64, p Params) float64 {
 	sms := int64(g.SMs)
 	ctasPerSM := max(refTileArea/(tl.m*tl.n), 1)
 	kPer := ceilDiv(k, split)
 	// The busiest SM holds onSM CTAs; it is fully used only when it
 	// holds ctasPerSM of them at once, and a lone small CTA cannot
-	// hide its own latency (occupancy).
-	onSM := ceilDiv(ctas*split, sms)
+	// hide its own latency (occupancy). split > 1 only when ctas is
+	// below the SMs' slots, so ctas·split is exact.
+	work := ctas * float64(split)
+	onSM := ceilDivF(work, sms)
 	// The SMs that get any CTA set the power draw, hence the clock.
-	busy := min(float64(ctas*split)/float64(sms), 1)
+	busy := min(work/float64(sms), 1)
 	perSM := perSMBoost * clockFractionBusy(g, p, busy)
-	occ := math.Pow(min(float64(onSM)/float64(ctasPerSM), 1), p.Occupancy)
-	smFLOPs := FMAFLOPs * float64(tl.m*tl.n*kPer*onSM)
+	occ := math.Pow(min(onSM/float64(ctasPerSM), 1), p.Occupancy)
+	var smFLOPs float64
+	if onSM < ExactSizeLimit {
+		smFLOPs = FMAFLOPs * sizeProd(tl.m, tl.n, kPer, int64(onSM))
+	} else {
+		smFLOPs = FMAFLOPs * sizeProd(tl.m, tl.n, kPer) * onSM
+	}
 	tileEff := tileEffFor(g, real, tl, p)
 	ramp := float64(kPer) / (float64(kPer) + p.KHalf)
 	t := smFLOPs / (perSM * tileEff * ramp * occ)
 	if split > 1 {
 		// Partial sums go through memory: write and re-read split fp32
 		// slices of the output, from L2 when they fit there.
-		partials := float64(2 * split * m * n * batch * 4)
+		partials := sizeProd(2, split, m, n, batch, 4)
 		bw, _ := bandwidthFor(g, partials, p)
 		t += partials / (bw * p.MemEff)
 	}
@@ -718,10 +735,18 @@ func elemsPerWord(pr hwdb.Precision) float64 {
 }
 
 func ceilDiv(a, b int64) int64 {
-	if b <= 0 {
+	switch {
+	case b <= 0:
 		return 0
+	case a < 0:
+		return (a + b - 1) / b
 	}
-	return (a + b - 1) / b
+	// a+b-1 wraps for a near math.MaxInt64.
+	q := a / b
+	if a%b != 0 {
+		q++
+	}
+	return q
 }
 
 // rnnTime prices a recurrent layer: one GEMM for the input projection of
@@ -741,14 +766,20 @@ func rnnTime(g *hwdb.GPU, k Kernel, p Params, launch float64) (compute, memory f
 	bw, _ := bandwidthFor(g, 0, p)
 	var in float64
 	if inK > 0 {
-		in = gemmCompute(g, k.Precision, k.M, k.N*steps, inK, batch, 1, p)
-		inBytes := eb * float64(batch) * float64(k.M*inK+inK*k.N*steps+k.M*k.N*steps)
+		cols, exact := mulSat(k.N, steps)
+		in = gemmCompute(g, k.Precision, k.M, cols, inK, batch, 1, p)
+		if !exact {
+			// N·steps saturated: the GEMM's time grows with its columns
+			// at least linearly, so scale the saturated one up.
+			in *= sizeProd(k.N, steps) / float64(cols)
+		}
+		inBytes := eb * float64(batch) * sizeSum(sizeProd(k.M, inK), sizeProd(inK, k.N, steps), sizeProd(k.M, k.N, steps))
 		in = max(in, inBytes/(bw*p.MemEff))
 	}
 
 	// One step: recurrent GEMM [M × K] · [K × N], weights re-read.
 	step := gemmCompute(g, k.Precision, k.M, k.N, k.K, batch, 1, p)
-	wBytes := eb * float64(batch*k.M*k.K)
+	wBytes := eb * sizeProd(batch, k.M, k.K)
 	wbw, _ := bandwidthFor(g, wBytes, p)
 	step = max(step, wBytes/(wbw*p.MemEff))
 	compute = in + float64(steps)*(step+p.RNNStepLaunches*launch)

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/onnxcost/onnxcost/internal/console"
+	"github.com/onnxcost/onnxcost/internal/safefile"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -37,9 +38,9 @@ type GPUDefault struct {
 
 // FindGPU finds an omitted --gpu's default: $ONNXCOST_GPU, else
 // defaults.gpu (and defaults.gpu_file) of the nearest .onnxcost.yaml in
-// the working folder or above it, as git finds its repository. No
-// default at all is not an error (an empty GPU): the caller then asks
-// for --gpu.
+// the working folder or above it, as git finds its repository (see
+// nearestBudgetGPU for where the search stops). No default at all is
+// not an error (an empty GPU): the caller then asks for --gpu.
 func FindGPU() (GPUDefault, error) {
 	if g := strings.TrimSpace(os.Getenv(GPUEnv)); g != "" {
 		return GPUDefault{GPU: g, Source: "$" + GPUEnv}, nil
@@ -58,17 +59,32 @@ func FindGPU() (GPUDefault, error) {
 	return GPUDefault{GPU: gpu, Source: path, GPUFile: gpuFile}, nil
 }
 
-// nearestBudgetGPU walks from dir up to the root and returns the first
-// .onnxcost.yaml found with its defaults.gpu and defaults.gpu_file (both
-// "" when it names none). Only those keys are read, so a budget file
-// that `check` would reject for other reasons still gives its GPU; a file
-// that is not YAML is an error naming it.
+// nearestBudgetGPU walks from dir up and returns the first .onnxcost.yaml
+// found with its defaults.gpu and defaults.gpu_file (both "" when it
+// names none). Only those keys are read, so a budget file that `check`
+// would reject for other reasons still gives its GPU; a file that is not
+// YAML, or not a regular file, or over safefile.SideFileLimit bytes, is
+// an error naming it.
+//
+// The file chooses the GPU of every command run below it without being
+// named, so the search trusts only what the user could have put there:
+// it stops at the repository root (a folder holding .git), at the file
+// system root, and, on Unix, at a folder, or a file, that is not owned by
+// the user or is writable by everyone (a file planted in /tmp, or in any
+// shared parent, must not reach the folders below).
 func nearestBudgetGPU(dir string) (path, gpu, gpuFile string, err error) {
 	for {
+		if fi, err := os.Stat(dir); err != nil || !ownedByUser(fi) || writableByAll(fi) {
+			return "", "", "", nil
+		}
 		p := filepath.Join(dir, BudgetFileName)
-		data, rerr := os.ReadFile(p)
+		data, st, err := readNearest(p)
 		switch {
-		case rerr == nil:
+		case err != nil:
+			return p, "", "", err
+		case st == untrusted:
+			return "", "", "", nil
+		case st == found:
 			var doc struct {
 				Defaults struct {
 					GPU     string `yaml:"gpu"`
@@ -79,8 +95,9 @@ func nearestBudgetGPU(dir string) (path, gpu, gpuFile string, err error) {
 				return p, "", "", fmt.Errorf("%s: not valid YAML (looking for defaults.gpu, the --gpu default): %v", p, console.OneLine(yerr.Error()))
 			}
 			return p, strings.TrimSpace(doc.Defaults.GPU), strings.TrimSpace(doc.Defaults.GPUFile), nil
-		case !errors.Is(rerr, fs.ErrNotExist):
-			return p, "", "", fmt.Errorf("%s: %v", p, errors.Unwrap(rerr))
+		}
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return "", "", "", nil // the repository root
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -88,6 +105,48 @@ func nearestBudgetGPU(dir string) (path, gpu, gpuFile string, err error) {
 		}
 		dir = parent
 	}
+}
+
+// searchState is what readNearest found at one step of the search.
+type searchState int
+
+const (
+	absent    searchState = iota // no file: the search goes on up
+	found                        // a file to read the defaults from
+	untrusted                    // a file someone else could have put there: the search stops
+)
+
+// readNearest reads the budget file at p for the --gpu default. The entry
+// itself (a symbolic link, say) must be the user's; the file it leads to
+// must be a regular file, checked before it is opened (a named pipe would
+// block), the user's, not writable by everyone, and small.
+func readNearest(p string) ([]byte, searchState, error) {
+	lfi, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, absent, nil
+	}
+	if err != nil {
+		return nil, absent, fmt.Errorf("%s: %v", p, safefile.Reason(err))
+	}
+	if !ownedByUser(lfi) {
+		return nil, untrusted, nil
+	}
+	f, fi, err := safefile.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, absent, nil // a dangling link
+	}
+	if err != nil {
+		return nil, absent, fmt.Errorf("%s: %v", p, safefile.Reason(err))
+	}
+	defer f.Close()
+	if !ownedByUser(fi) || writableByAll(fi) {
+		return nil, untrusted, nil
+	}
+	data, err := safefile.ReadAll(f, fi, p, safefile.SideFileLimit)
+	if err != nil {
+		return nil, absent, fmt.Errorf("%s: %v", p, safefile.Reason(err))
+	}
+	return data, found, nil
 }
 
 // sourceText is how a header names where the GPU came from.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Console is what the process knows about its stderr: whether it is an
@@ -88,6 +89,11 @@ func (d *DiagWriter) Flush() error {
 func (d *DiagWriter) emit(line string) error {
 	if d.c.Quiet && strings.HasPrefix(line, "onnxcost: ") {
 		return nil
+	}
+	// A warning may quote model strings too: bound it as errors are.
+	// Other lines (a --dump-after dump) are output the user asked for.
+	if strings.HasPrefix(line, "onnxcost: ") && len(line) > MaxLine+len("onnxcost: \n") {
+		line = Cut(strings.TrimSuffix(line, "\n"), MaxLine+len("onnxcost: ")) + "\n"
 	}
 	if d.c.color && strings.HasPrefix(line, "onnxcost: warning: ") {
 		line = "onnxcost: \x1b[33mwarning\x1b[0m: " + strings.TrimPrefix(line, "onnxcost: warning: ")
@@ -232,11 +238,44 @@ func writeAboveProgress(w io.Writer, line string) error {
 	return err
 }
 
+// MaxLine bounds what OneLine returns, in bytes. An error may quote
+// strings from the model (node names, op types, paths inside it), and a
+// hostile file can make one 100 kB long; a terminal or CI log should get a
+// line it can show, not the model. With the "onnxcost: " prefix the
+// printed line stays under 1,000 bytes.
+const MaxLine = 980
+
 // OneLine keeps an error to one line, as the contract promises: its
 // lines, trimmed and without blanks, joined by "; ". Cobra's unknown-
 // command suggestion ("\n\nDid you mean this?\n\treport\n") becomes
-// "did you mean report?".
+// "did you mean report?". A line longer than MaxLine loses its middle
+// (see Cut).
 func OneLine(s string) string {
+	return Cut(oneLine(s), MaxLine)
+}
+
+// Cut returns s when it fits in limit bytes, and otherwise its start
+// and end joined by " … " (limit bytes at most, for a limit of 5 or
+// more), cut at UTF-8 boundaries. Both ends are kept because an error
+// names the file at its start and often says what to do at its end.
+func Cut(s string, limit int) string {
+	const mark = " … "
+	if len(s) <= limit {
+		return s
+	}
+	keep := max(limit-len(mark), 0)
+	head, tail := keep*3/4, keep-keep*3/4
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	from := len(s) - tail
+	for from < len(s) && !utf8.RuneStart(s[from]) {
+		from++
+	}
+	return s[:head] + mark + s[from:]
+}
+
+func oneLine(s string) string {
 	s = strings.ReplaceAll(s, "\r", "\n")
 	var parts, suggestions []string
 	suggesting := false

@@ -2,10 +2,12 @@ package console
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // TestConsoleDecisions: progress and color only on a terminal, never in
@@ -84,5 +86,32 @@ func TestProgressOnTerminal(t *testing.T) {
 	con.Diag.Write([]byte("onnxcost: warning: w\n"))
 	if buf.String() != "onnxcost: warning: w\n" {
 		t.Errorf("off a terminal: %q", buf.String())
+	}
+}
+
+// TestLinesBounded: an error line and a diagnostic line quoting a 100 kB
+// model string come out under 1,000 bytes, both ends kept, valid UTF-8;
+// a --dump-after dump (no "onnxcost: " prefix) passes whole.
+func TestLinesBounded(t *testing.T) {
+	long := "m.onnx: node \"" + strings.Repeat("ü", 50_000) + "\": bad (re-export it)"
+	got := OneLine(long)
+	if len(got)+len("onnxcost: \n") > 1000 || !strings.HasPrefix(got, "m.onnx: node") ||
+		!strings.HasSuffix(got, "(re-export it)") || !strings.Contains(got, " … ") || !utf8.ValidString(got) {
+		t.Errorf("OneLine: %d bytes: %.100q", len(got), got)
+	}
+	for _, n := range []int{0, 5, 6, 7, 100} {
+		if c := Cut(long, n); len(c) > max(n, len(" … ")) || !utf8.ValidString(c) {
+			t.Errorf("Cut(%d): %d bytes %q", n, len(c), c)
+		}
+	}
+	var buf bytes.Buffer
+	c := consoleFor(&buf, false, func(string) string { return "" })
+	dump := strings.Repeat("d", 5000) + "\n"
+	if _, err := io.WriteString(c.Diag, "onnxcost: warning: "+long+"\n"+dump); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(buf.String(), "\n")
+	if len(lines) != 3 || len(lines[0]) > 1000 || !strings.HasSuffix(lines[0], "(re-export it)\n") || lines[1] != dump {
+		t.Errorf("diagnostics: %d lines, first %d bytes", len(lines)-1, len(lines[0]))
 	}
 }

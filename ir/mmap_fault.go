@@ -1,0 +1,65 @@
+package ir
+
+import (
+	"errors"
+	"runtime"
+	"runtime/debug"
+	"unsafe"
+)
+
+// ErrFileChanged is the error of a read whose memory-mapped file lost
+// bytes meanwhile: truncated by another process, or unreadable (an I/O
+// error on a network file system reaches a mapping the same way).
+var ErrFileChanged = errors.New("the file changed while being read (truncated, or an I/O error): its bytes are gone")
+
+// TestHookAfterMap, when set, runs in ReadFile between mapping the file
+// and decoding it: tests, of this package and of its callers, truncate
+// the file there, where decoding is sure to touch the lost pages. Leave
+// it nil otherwise.
+var TestHookAfterMap func(path string)
+
+// testHookSplit, when set, runs where decodeNodes has split a graph's
+// nodes among workers, with the offset just past the first range's last
+// node, so that a test can truncate the file under the other workers
+// only: the graph scan before has read every node once.
+var testHookSplit func(firstEnd int64)
+
+// guardMapped runs fn on the calling goroutine with a memory fault inside
+// data reported as ErrFileChanged. Touching a mapped page past the end of
+// a file truncated after mapping raises SIGBUS, which the runtime turns
+// into a panic only on a goroutine that asked for it
+// (debug.SetPanicOnFault); elsewhere it kills the process. The setting is
+// per goroutine, so every goroutine that decodes from data runs its work
+// through here. It costs two runtime calls per goroutine; reading every
+// byte with pread instead would give up the mapping, and with it the
+// weights left untouched.
+//
+// A fault elsewhere, or any other panic, is a bug and panics on.
+func guardMapped(data []byte, fn func() error) (err error) {
+	old := debug.SetPanicOnFault(true)
+	defer func() {
+		debug.SetPanicOnFault(old)
+		if p := recover(); p != nil {
+			if !faultIn(p, data) {
+				panic(p)
+			}
+			err = ErrFileChanged
+		}
+	}()
+	return fn()
+}
+
+// faultIn reports whether p is the runtime's panic for a memory fault at
+// an address inside data.
+func faultIn(p any, data []byte) bool {
+	if _, ok := p.(runtime.Error); !ok || len(data) == 0 {
+		return false
+	}
+	f, ok := p.(interface{ Addr() uintptr })
+	if !ok {
+		return false
+	}
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+	a := f.Addr()
+	return a >= lo && a-lo < uintptr(len(data))
+}
