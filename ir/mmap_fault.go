@@ -4,6 +4,7 @@ import (
 	"errors"
 	"runtime"
 	"runtime/debug"
+	"sync"
 	"unsafe"
 )
 
@@ -62,4 +63,60 @@ func faultIn(p any, data []byte) bool {
 	lo := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
 	a := f.Addr()
 	return a >= lo && a-lo < uintptr(len(data))
+}
+
+// mapped are the files mapped now, by the address range of their bytes:
+// after ReadFile returns, names and encoded types still point into the
+// mapping, so a file truncated later faults where the graph is next read.
+var mapped struct {
+	sync.Mutex
+	files map[*byte]mappedFile
+}
+
+type mappedFile struct {
+	path string
+	size int
+}
+
+// remember records data as path's mapping until the returned func runs.
+func remember(path string, data []byte) (forget func()) {
+	if len(data) == 0 {
+		return func() {}
+	}
+	key := unsafe.SliceData(data)
+	mapped.Lock()
+	if mapped.files == nil {
+		mapped.files = map[*byte]mappedFile{}
+	}
+	mapped.files[key] = mappedFile{path, len(data)}
+	mapped.Unlock()
+	return func() {
+		mapped.Lock()
+		delete(mapped.files, key)
+		mapped.Unlock()
+	}
+}
+
+// FaultedFile reports which mapped model file a recovered panic p faulted
+// in: the runtime's panic for a memory fault (on a goroutine with
+// debug.SetPanicOnFault) at an address inside a mapping ReadFile made. A
+// command recovers with it to name the file that changed under it
+// instead of dying with SIGBUS.
+func FaultedFile(p any) (string, bool) {
+	if _, ok := p.(runtime.Error); !ok {
+		return "", false
+	}
+	f, ok := p.(interface{ Addr() uintptr })
+	if !ok {
+		return "", false
+	}
+	a := f.Addr()
+	mapped.Lock()
+	defer mapped.Unlock()
+	for key, m := range mapped.files {
+		if lo := uintptr(unsafe.Pointer(key)); a >= lo && a-lo < uintptr(m.size) {
+			return m.path, true
+		}
+	}
+	return "", false
 }

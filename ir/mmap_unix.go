@@ -39,5 +39,6 @@ func mapFile(path string) (data []byte, release func(), file *os.File, err error
 		}
 		return data, func() {}, nil, nil
 	}
-	return data, func() { syscall.Munmap(data) }, f, nil
+	forget := remember(path, data)
+	return data, func() { forget(); syscall.Munmap(data) }, f, nil
 }

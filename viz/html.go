@@ -2,11 +2,14 @@ package viz
 
 import (
 	"bytes"
+	"context"
 	_ "embed"
+	"errors"
 	"html/template"
 	"io"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/onnxcost/onnxcost/cost/render"
 	"github.com/onnxcost/onnxcost/cost/report"
@@ -128,4 +131,36 @@ func stripProlog(svg []byte) []byte {
 		return svg[i:]
 	}
 	return svg
+}
+
+// SetGraph puts the graph drawn from dot on the page: the SVG when the
+// system Graphviz renders it within timeout, else the DOT source with a
+// note saying why it is not drawn.
+func (in *HTMLInput) SetGraph(ctx context.Context, dot string, timeout time.Duration) {
+	svg, err := Render(ctx, dot, "svg", timeout)
+	switch {
+	case errors.Is(err, ErrNoDot):
+		in.GraphNote = "Graphviz 'dot' is not on PATH: the graph is not drawn. Render the DOT below with: dot -Tsvg graph.dot -o graph.svg"
+		in.GraphDOT = dot
+	case err != nil:
+		in.GraphNote = err.Error()
+		in.GraphDOT = dot
+	default:
+		in.GraphSVG = svg
+	}
+}
+
+// HTMLPage is the page HTML writes for in, with the roofline of in's
+// report and other (the unfused plan, or nil) drawn under ro.
+func HTMLPage(in HTMLInput, other *report.Report, ro RooflineOptions) ([]byte, error) {
+	roof, err := Roofline(in.Report, other, in.Ceil, ro, "svg")
+	if err != nil {
+		return nil, err
+	}
+	in.RooflineSVG = roof
+	var buf bytes.Buffer
+	if err := HTML(&buf, in); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

@@ -128,9 +128,58 @@ func rooflinePlot(main, other *report.Report, c Ceilings, o RooflineOptions) (*p
 		}
 	}
 
-	// Axis ranges: every point, every ridge, a decade of margin.
-	xmin, xmax, ymin, ymax := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
-	for _, set := range [][]point{mainPts, otherPts} {
+	xmin, xmax, ymin, ymax := rooflineRanges(c, peaks, mainPts, otherPts)
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = xmin, xmax, ymin, ymax
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker = decadeTicks{unit: ""}
+	p.Y.Tick.Marker = decadeTicks{unit: "FLOP/s"}
+	p.X.Label.Text = "arithmetic intensity (FLOP/byte)"
+	p.Y.Label.Text = "estimated FLOP/s"
+	p.Title.Text = rooflineTitle(main, other, len(mainPts), skipped, skippedT)
+	if hidden > 0 {
+		p.Title.Text += fmt.Sprintf("; %d cheaper nodes not drawn", hidden)
+	}
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.TextStyle.Font.Size = vg.Points(8)
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), vg.Points(-4)
+	p.Add(lightGrid())
+
+	// Roofs. Ridge labels are kept for the point labels to avoid.
+	ridges := addRoofs(p, c, precs, peaks, xmin, xmax)
+
+	// Fusion moves: a line from each unfused node to the fused node that
+	// absorbed it.
+	if other != nil {
+		if moves := fusionMoves(mainPts, otherPts); moves != nil {
+			p.Add(moves...)
+		}
+	}
+	// Points: the other plan first (hollow rings) under the main plan.
+	if len(otherPts) > 0 {
+		s := scatter(otherPts, draw.RingGlyph{})
+		p.Add(s)
+	}
+	if len(mainPts) > 0 {
+		p.Add(scatter(mainPts, mainGlyph(other != nil)))
+	}
+	for _, ce := range ceilingOrder {
+		p.Legend.Add(string(ce)+"-bound", legendGlyph(ceilingFill[ce], draw.CircleGlyph{}))
+	}
+	if other != nil {
+		p.Legend.Add(other.Plan+" plan", legendGlyph("#888888", draw.RingGlyph{}))
+		p.Legend.Add(main.Plan+" plan", legendGlyph("#888888", draw.PyramidGlyph{}))
+	}
+	if lbl := topLabels(mainPts, o.Label, o.labelBoxes, ridges); lbl != nil {
+		p.Add(lbl)
+	}
+	return p, nil
+}
+
+// rooflineRanges are the axis ranges of a roofline chart: every point of
+// sets, every ridge of peaks, a decade of margin.
+func rooflineRanges(c Ceilings, peaks []float64, sets ...[]point) (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax, ymin, ymax = math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, set := range sets {
 		for _, q := range set {
 			xmin, xmax = math.Min(xmin, q.x), math.Max(xmax, q.x)
 			ymin, ymax = math.Min(ymin, q.y), math.Max(ymax, q.y)
@@ -149,22 +198,13 @@ func rooflinePlot(main, other *report.Report, c Ceilings, o RooflineOptions) (*p
 	}
 	xmin, xmax = decadeFloor(xmin/2), decadeCeil(xmax*4)
 	ymin, ymax = decadeFloor(ymin/2), decadeCeil(ymax*2)
-	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = xmin, xmax, ymin, ymax
-	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker = decadeTicks{unit: ""}
-	p.Y.Tick.Marker = decadeTicks{unit: "FLOP/s"}
-	p.X.Label.Text = "arithmetic intensity (FLOP/byte)"
-	p.Y.Label.Text = "estimated FLOP/s"
-	p.Title.Text = rooflineTitle(main, other, len(mainPts), skipped, skippedT)
-	if hidden > 0 {
-		p.Title.Text += fmt.Sprintf("; %d cheaper nodes not drawn", hidden)
-	}
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.TextStyle.Font.Size = vg.Points(8)
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), vg.Points(-4)
-	p.Add(lightGrid())
+	return xmin, xmax, ymin, ymax
+}
 
-	// Roofs. Ridge labels are kept for the point labels to avoid.
+// addRoofs draws the bandwidth diagonals and each precision's compute
+// roof on p, and returns the ridge marks (labelled, for the point labels
+// to avoid).
+func addRoofs(p *plot.Plot, c Ceilings, precs []string, peaks []float64, xmin, xmax float64) []plot.Plotter {
 	var ridges []plot.Plotter
 	addRidge := func(r plot.Plotter) { p.Add(r); ridges = append(ridges, r) }
 	maxPeak := 0.0
@@ -205,33 +245,7 @@ func rooflinePlot(main, other *report.Report, c Ceilings, o RooflineOptions) (*p
 			}
 		}
 	}
-
-	// Fusion moves: a line from each unfused node to the fused node that
-	// absorbed it.
-	if other != nil {
-		if moves := fusionMoves(mainPts, otherPts); moves != nil {
-			p.Add(moves...)
-		}
-	}
-	// Points: the other plan first (hollow rings) under the main plan.
-	if len(otherPts) > 0 {
-		s := scatter(otherPts, draw.RingGlyph{})
-		p.Add(s)
-	}
-	if len(mainPts) > 0 {
-		p.Add(scatter(mainPts, mainGlyph(other != nil)))
-	}
-	for _, ce := range ceilingOrder {
-		p.Legend.Add(string(ce)+"-bound", legendGlyph(ceilingFill[ce], draw.CircleGlyph{}))
-	}
-	if other != nil {
-		p.Legend.Add(other.Plan+" plan", legendGlyph("#888888", draw.RingGlyph{}))
-		p.Legend.Add(main.Plan+" plan", legendGlyph("#888888", draw.PyramidGlyph{}))
-	}
-	if lbl := topLabels(mainPts, o.Label, o.labelBoxes, ridges); lbl != nil {
-		p.Add(lbl)
-	}
-	return p, nil
+	return ridges
 }
 
 func mainGlyph(twoPlans bool) draw.GlyphDrawer {

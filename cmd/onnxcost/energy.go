@@ -2,13 +2,11 @@ package main
 
 import (
 	"io"
-	"math"
-	"strconv"
-	"strings"
 
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/energy"
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/outfile"
 	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/viz"
 	"github.com/spf13/cobra"
@@ -56,7 +54,7 @@ By default the caps run from the GPU's minimum power limit to its TDP in
 					return err
 				}
 			}
-			if err := refuseOutputs(f.inputs(args[0]), outTarget{"-o", out}); err != nil {
+			if err := refuseOutputs(f.inputs(args[0]), outfile.Target{Flag: "-o", Path: out}); err != nil {
 				return err
 			}
 			f.dumpTo = stderr
@@ -80,44 +78,6 @@ By default the caps run from the GPU's minimum power limit to its TDP in
 	c.Flags().StringVar(&format, "format", "text", "output format: text|json|csv")
 	c.Flags().StringVarP(&out, "out", "o", "", "draw time and energy against the setting to `FILE`.svg|png|pdf")
 	return c
-}
-
-// parseFloatList reads a comma list or LO..HI[:STEP] of positive numbers.
-func parseFloatList(flag, s string, step float64) ([]float64, error) {
-	s = strings.TrimSpace(s)
-	if lo, rest, ok := strings.Cut(s, ".."); ok {
-		hi := rest
-		if h, st, ok := strings.Cut(rest, ":"); ok {
-			hi = h
-			v, err := strconv.ParseFloat(strings.TrimSpace(st), 64)
-			if err != nil || !(v > 0) || math.IsInf(v, 0) {
-				return nil, usageErr("%s: bad step %q in %q (want a positive number)", flag, st, s)
-			}
-			step = v
-		}
-		a, err1 := strconv.ParseFloat(strings.TrimSpace(lo), 64)
-		b, err2 := strconv.ParseFloat(strings.TrimSpace(hi), 64)
-		if err1 != nil || err2 != nil || !(a > 0) || !(b >= a) || math.IsInf(b, 0) {
-			return nil, usageErr("%s: bad range %q (want LO..HI[:STEP] with 0 < LO ≤ HI)", flag, s)
-		}
-		if (b-a)/step > 1000 {
-			return nil, usageErr("%s: range %q has more than 1000 values", flag, s)
-		}
-		var out []float64
-		for i := 0; a+float64(i)*step <= b+1e-9; i++ {
-			out = append(out, a+float64(i)*step)
-		}
-		return out, nil
-	}
-	var out []float64
-	for _, p := range strings.Split(s, ",") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
-		if err != nil || !(v > 0) || math.IsInf(v, 0) {
-			return nil, usageErr("%s: bad value %q in %q (want positive numbers, comma-separated)", flag, p, s)
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }
 
 // checkPowerControl refuses a cap or clock the GPU cannot be set to.
@@ -145,12 +105,12 @@ func runEnergy(path string, f *costFlags, caps, clocks string) (*energy.Result, 
 	cfg := energy.Config{Model: path, Loaded: l, GPU: g, Estimate: opt, Default: r0}
 	switch {
 	case clocks != "":
-		cfg.Clocks, err = parseFloatList("--sm-clock", clocks, 100)
+		cfg.Clocks, err = energy.ParseList("--sm-clock", clocks, 100)
 	case caps != "":
-		cfg.Caps, err = parseFloatList("--power-cap", caps, energy.CapStepW)
+		cfg.Caps, err = energy.ParseList("--power-cap", caps, energy.CapStepW)
 	}
 	if err != nil {
-		return nil, err
+		return nil, asUsage(err)
 	}
 	if f.given("samples") && r0.Totals.Train != nil {
 		cfg.Samples = f.samples

@@ -175,26 +175,15 @@ bytes, launches, params, param_bytes, peak_memory, energy.`,
 // check refuses, before any work, a side file that would destroy
 // something (refuseOutputs).
 func (o *outFlags) check(inputs ...string) error {
-	return refuseOutputs(inputs, outTarget{"--out-json", o.json}, outTarget{"--out-markdown", o.markdown}, outTarget{"--out-junit", o.junit})
+	return refuseOutputs(inputs, outfile.Target{Flag: "--out-json", Path: o.json},
+		outfile.Target{Flag: "--out-markdown", Path: o.markdown}, outfile.Target{Flag: "--out-junit", Path: o.junit})
 }
 
 // writeOutputs writes the requested side files: all of them or, when one
 // fails, none.
 func writeOutputs(out outFlags, jsonW, mdW, junitW func(io.Writer) error) error {
-	var s outfile.Set
-	defer s.Abort()
-	for _, o := range []struct {
-		path  string
-		write func(io.Writer) error
-	}{{out.json, jsonW}, {out.markdown, mdW}, {out.junit, junitW}} {
-		if o.path == "" || o.write == nil {
-			continue
-		}
-		if err := s.Write(o.path, o.write); err != nil {
-			return usageErr("%v", err)
-		}
-	}
-	return commitOutputs(&s)
+	return writeFiles(nil, outfile.File{Path: out.json, Write: jsonW}, outfile.File{Path: out.markdown, Write: mdW},
+		outfile.File{Path: out.junit, Write: junitW})
 }
 
 func newCheckCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -218,7 +207,7 @@ $GITHUB_STEP_SUMMARY and prints ::error annotations on the budget lines.`,
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			if err := out.check(checkInputs(b, configPath, baseReport)...); err != nil {
+			if err := out.check(b.Inputs(configPath, baseReport)...); err != nil {
 				return err
 			}
 			reports := map[string]*report.Report{}
@@ -271,17 +260,6 @@ $GITHUB_STEP_SUMMARY and prints ::error annotations on the budget lines.`,
 	out.add(c, true)
 	pf.add(c)
 	return c
-}
-
-// checkInputs are the files check reads: the budget, the base reports,
-// and each model with its GPU and runtime files.
-func checkInputs(b *gate.Budget, configPath, baseReport string) []string {
-	in := []string{configPath, baseReport}
-	for _, mb := range b.Models {
-		path, s := b.Resolve(mb)
-		in = append(in, path, s.GPUFile, s.RuntimeFile)
-	}
-	return in
 }
 
 // estimateBudgetModel estimates one budget entry with its settings.
@@ -352,7 +330,7 @@ func newBudgetCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			// Before the --force test: -o naming a model must not read as
 			// "pass --force to overwrite it".
-			if err := refuseOutputs(f.inputs(args...), outTarget{"-o", outPath}); err != nil {
+			if err := refuseOutputs(f.inputs(args...), outfile.Target{Flag: "-o", Path: outPath}); err != nil {
 				return err
 			}
 			if !force {

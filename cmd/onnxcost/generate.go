@@ -11,16 +11,21 @@ import (
 
 func init() { register("generate", newGenerateCmd) }
 
+// generateFlags are the flags of `generate`.
+type generateFlags struct {
+	cf                                        costFlags // --gpu and --gpu-file, with their defaults
+	runtime, runtimeFile, dtype, plan, format string
+	dims                                      []string
+	batch, prompt, output                     int64
+	exact                                     bool
+	concurrency                               string
+	ttftSLO, tpotSLO, price                   float64
+	pf                                        passFlags
+	gpus                                      gpuCount
+}
+
 func newGenerateCmd(stdout, stderr io.Writer) *cobra.Command {
-	var cf costFlags // --gpu and --gpu-file, with their defaults
-	var runtime, runtimeFile, dtype, plan, format string
-	var dims []string
-	var batch, prompt, output int64
-	var exact bool
-	var concurrency string
-	var ttftSLO, tpotSLO, price float64
-	var pf passFlags
-	gpus := gpuCount(1)
+	g := generateFlags{gpus: gpuCount(1)}
 	c := &cobra.Command{
 		Use:   "generate MODEL --gpu NAME --prompt N --output M [--batch B]",
 		Short: "Time to first token, time per output token, tokens/s and memory of LLM generation with a KV cache",
@@ -52,86 +57,101 @@ memory, the largest batch and the serving curve's cap count that part.
   onnxcost generate zoo:llama-7b --gpu H100 --dtype fp16 --prompt 512 --output 128 --concurrency 1..256 --tpot-slo 0.05`,
 		Args: exactArgs(1, "MODEL"),
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := checkFormat(format, "text", "json"); err != nil {
-				return err
-			}
-			dtype = strings.ToLower(strings.TrimSpace(dtype))
-			if err := checkValue("--dtype", dtype, validDTypes...); err != nil {
-				return err
-			}
-			if err := checkValue("--plan", plan, "fused", "unfused"); err != nil {
-				return err
-			}
-			if err := pf.validate(); err != nil {
-				return err
-			}
-			if err := applyGPUDefault(&cf); err != nil {
-				return err
-			}
-			if cf.gpu == "" {
-				return usageErr("generate: --gpu is required (see 'onnxcost gpus')")
-			}
-			if c.Flags().Changed("batch") && batch < 1 {
-				return usageErr("--batch must be ≥ 1, got %d", batch)
-			}
-			var conc []int64
-			if concurrency != "" {
-				var err error
-				if conc, err = sweep.ParseList(concurrency); err != nil {
-					return usageErr("--concurrency: %v", err)
-				}
-			}
-			for _, f := range []string{"ttft-slo", "tpot-slo", "price"} {
-				if v, _ := c.Flags().GetFloat64(f); c.Flags().Changed(f) && !(v > 0) {
-					return usageErr("--%s must be > 0, got %g", f, v)
-				}
-			}
-			gpu, err := resolveGPU(cf.gpu, cf.gpuFile)
+			cfg, err := g.config(c, args[0])
 			if err != nil {
 				return err
 			}
-			rt, err := resolveRuntime(runtime, runtimeFile)
-			if err != nil {
-				return err
-			}
-			bound, err := parseDims(dims)
-			if err != nil {
-				return err
-			}
-			pf.dumpTo = stderr
-			res, err := generate.Run(generate.Config{
-				Model: args[0], GPU: gpu, Runtime: rt, DType: dtype, Plan: plan, Passes: pf.options(),
-				GPUs: int(gpus), Batch: batch, Prompt: prompt, Output: output, Dims: bound, Exact: exact, ToolVersion: version,
-				Concurrency: conc, TTFTSLOS: ttftSLO, TPOTSLOS: tpotSLO, PriceUSDPerGPUHour: price,
-			})
+			g.pf.dumpTo = stderr
+			cfg.Passes = g.pf.options()
+			res, err := generate.Run(cfg)
 			if err != nil {
 				return pipeErr(err)
 			}
 			printWarnings(stderr, res.Warnings)
-			if format == "json" {
+			if g.format == "json" {
 				return generate.WriteJSON(stdout, res)
 			}
 			return generate.WriteText(stdout, res)
 		},
 	}
-	fl := c.Flags()
-	fl.StringVar(&cf.gpu, "gpu", "", "target GPU (see 'onnxcost gpus'); default: $ONNXCOST_GPU, else defaults.gpu of the nearest .onnxcost.yaml (this folder or above, up to the repository root; on Unix only a file and folders that are yours and not writable by everyone)")
-	fl.StringVar(&cf.gpuFile, "gpu-file", "", "YAML or JSON file with your own GPU specs")
-	fl.Int64Var(&prompt, "prompt", 0, "prompt tokens per sequence `N` (required, ≥ 1)")
-	fl.Int64Var(&output, "output", 0, "generated tokens per sequence `M` (required, ≥ 1; the first comes from the prompt's step)")
-	fl.Int64Var(&batch, "batch", 0, "sequences generated together `B` (default 1, or batch= of a zoo path)")
-	fl.Var(&gpus, "gpus", "tensor-parallel over N GPUs of the kind (as report --gpus, but the KV cache split by heads, ⌈kv_heads/N⌉ per GPU); times and memory are one GPU's")
-	fl.StringVar(&dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8 (default: the model's own); the KV cache is stored at it")
-	fl.StringVar(&runtime, "runtime", "", "execution profile: graph|tensorrt|onnxruntime|pytorch|pytorch-compile (see 'onnxcost gpus runtimes')")
-	fl.StringVar(&runtimeFile, "runtime-file", "", "YAML or JSON file with your own runtime profiles")
-	fl.StringVar(&plan, "plan", "fused", "execution plan to cost: fused|unfused")
-	fl.StringArrayVar(&dims, "dim", nil, "bind another symbolic dim: `NAME=VALUE` (repeatable; the cache and token lengths are bound by generate)")
-	fl.BoolVar(&exact, "exact", false, "cost every decode step instead of a line through a few")
-	fl.StringVar(&concurrency, "concurrency", "", "serving curve at concurrencies `LIST` (1,4,16 or 1..256 in powers of two)")
-	fl.Float64Var(&ttftSLO, "ttft-slo", 0, "with --concurrency: the best point with TTFT ≤ `SECONDS`")
-	fl.Float64Var(&tpotSLO, "tpot-slo", 0, "with --concurrency: the best point with TPOT ≤ `SECONDS`")
-	fl.Float64Var(&price, "price", 0, "with --concurrency: cost per million output tokens at `USD` per GPU-hour")
-	fl.StringVar(&format, "format", "text", "output format: text|json")
-	pf.add(c)
+	g.add(c)
 	return c
+}
+
+// config checks the flags and turns them into the generation of model.
+func (g *generateFlags) config(c *cobra.Command, model string) (generate.Config, error) {
+	var cfg generate.Config
+	if err := checkFormat(g.format, "text", "json"); err != nil {
+		return cfg, err
+	}
+	g.dtype = strings.ToLower(strings.TrimSpace(g.dtype))
+	if err := checkValue("--dtype", g.dtype, validDTypes...); err != nil {
+		return cfg, err
+	}
+	if err := checkValue("--plan", g.plan, "fused", "unfused"); err != nil {
+		return cfg, err
+	}
+	if err := g.pf.validate(); err != nil {
+		return cfg, err
+	}
+	if err := applyGPUDefault(&g.cf); err != nil {
+		return cfg, err
+	}
+	if g.cf.gpu == "" {
+		return cfg, usageErr("generate: --gpu is required (see 'onnxcost gpus')")
+	}
+	if c.Flags().Changed("batch") && g.batch < 1 {
+		return cfg, usageErr("--batch must be ≥ 1, got %d", g.batch)
+	}
+	var conc []int64
+	if g.concurrency != "" {
+		var err error
+		if conc, err = sweep.ParseList(g.concurrency); err != nil {
+			return cfg, usageErr("--concurrency: %v", err)
+		}
+	}
+	for _, f := range []string{"ttft-slo", "tpot-slo", "price"} {
+		if v, _ := c.Flags().GetFloat64(f); c.Flags().Changed(f) && !(v > 0) {
+			return cfg, usageErr("--%s must be > 0, got %g", f, v)
+		}
+	}
+	gpu, err := resolveGPU(g.cf.gpu, g.cf.gpuFile)
+	if err != nil {
+		return cfg, err
+	}
+	rt, err := resolveRuntime(g.runtime, g.runtimeFile)
+	if err != nil {
+		return cfg, err
+	}
+	bound, err := parseDims(g.dims)
+	if err != nil {
+		return cfg, err
+	}
+	return generate.Config{
+		Model: model, GPU: gpu, Runtime: rt, DType: g.dtype, Plan: g.plan,
+		GPUs: int(g.gpus), Batch: g.batch, Prompt: g.prompt, Output: g.output, Dims: bound, Exact: g.exact, ToolVersion: version,
+		Concurrency: conc, TTFTSLOS: g.ttftSLO, TPOTSLOS: g.tpotSLO, PriceUSDPerGPUHour: g.price,
+	}, nil
+}
+
+func (g *generateFlags) add(c *cobra.Command) {
+	fl := c.Flags()
+	fl.StringVar(&g.cf.gpu, "gpu", "", "target GPU (see 'onnxcost gpus'); default: $ONNXCOST_GPU, else defaults.gpu of the nearest .onnxcost.yaml (this folder or above, up to the repository root; on Unix only a file and folders that are yours and not writable by everyone)")
+	fl.StringVar(&g.cf.gpuFile, "gpu-file", "", "YAML or JSON file with your own GPU specs")
+	fl.Int64Var(&g.prompt, "prompt", 0, "prompt tokens per sequence `N` (required, ≥ 1)")
+	fl.Int64Var(&g.output, "output", 0, "generated tokens per sequence `M` (required, ≥ 1; the first comes from the prompt's step)")
+	fl.Int64Var(&g.batch, "batch", 0, "sequences generated together `B` (default 1, or batch= of a zoo path)")
+	fl.Var(&g.gpus, "gpus", "tensor-parallel over N GPUs of the kind (as report --gpus, but the KV cache split by heads, ⌈kv_heads/N⌉ per GPU); times and memory are one GPU's")
+	fl.StringVar(&g.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8 (default: the model's own); the KV cache is stored at it")
+	fl.StringVar(&g.runtime, "runtime", "", "execution profile: graph|tensorrt|onnxruntime|pytorch|pytorch-compile (see 'onnxcost gpus runtimes')")
+	fl.StringVar(&g.runtimeFile, "runtime-file", "", "YAML or JSON file with your own runtime profiles")
+	fl.StringVar(&g.plan, "plan", "fused", "execution plan to cost: fused|unfused")
+	fl.StringArrayVar(&g.dims, "dim", nil, "bind another symbolic dim: `NAME=VALUE` (repeatable; the cache and token lengths are bound by generate)")
+	fl.BoolVar(&g.exact, "exact", false, "cost every decode step instead of a line through a few")
+	fl.StringVar(&g.concurrency, "concurrency", "", "serving curve at concurrencies `LIST` (1,4,16 or 1..256 in powers of two)")
+	fl.Float64Var(&g.ttftSLO, "ttft-slo", 0, "with --concurrency: the best point with TTFT ≤ `SECONDS`")
+	fl.Float64Var(&g.tpotSLO, "tpot-slo", 0, "with --concurrency: the best point with TPOT ≤ `SECONDS`")
+	fl.Float64Var(&g.price, "price", 0, "with --concurrency: cost per million output tokens at `USD` per GPU-hour")
+	fl.StringVar(&g.format, "format", "text", "output format: text|json")
+	g.pf.add(c)
 }

@@ -165,14 +165,14 @@ drawn instead of a model (edges come from the value names).`,
 					return err
 				}
 			}
-			if err := refuseOutputs(f.inputs(args[0]), outTarget{"-o", out}); err != nil {
+			if err := refuseOutputs(f.inputs(args[0]), outfile.Target{Flag: "-o", Path: out}); err != nil {
 				return err
 			}
 			d, err := loadDrawn(args[0], &f, stderr)
 			if err != nil {
 				return err
 			}
-			if g.top == 0 && g.focus == "" && isHuge(d.report) && len(d.report.Nodes) > viz.DefaultMaxNodes {
+			if g.top == 0 && g.focus == "" && viz.IsHuge(d.report) && len(d.report.Nodes) > viz.DefaultMaxNodes {
 				hugeNote(stderr, d, fmt.Sprintf("the graph keeps at most %d boxes, its costliest nodes or scopes, and folds the rest", viz.DefaultMaxNodes),
 					"--top N keeps the N costliest (Graphviz takes minutes on thousands)")
 			}
@@ -218,43 +218,23 @@ func writeGraph(src, out, format string, timeout time.Duration, stdout, stderr i
 // writeOut writes the run's one output file (see outfile: atomic, never
 // onto a directory, special file or input).
 func writeOut(path string, data []byte, inputs ...string) error {
-	s := outfile.Set{Inputs: inputs}
-	defer s.Abort()
-	if err := s.WriteBytes(path, data); err != nil {
-		return usageErr("%v", err)
-	}
-	return commitOutputs(&s)
+	return writeFiles(inputs, outfile.Bytes(path, data))
 }
 
-// commitOutputs moves a run's outputs into place: all of them, or, on
-// failure, none.
-func commitOutputs(s *outfile.Set) error {
-	if err := s.Commit(); err != nil {
+// writeFiles writes a run's outputs (outfile.WriteAll): all of them, or,
+// on failure, none.
+func writeFiles(inputs []string, files ...outfile.File) error {
+	if err := outfile.WriteAll(inputs, files...); err != nil {
 		return usageErr("%v", err)
 	}
 	return nil
 }
 
-// outTarget is an output file a run writes, with the flag that names it.
-type outTarget struct{ flag, path string }
-
-// refuseOutputs is called before a run does any work: an output that is
-// a directory, a FIFO, a device or a socket, an input of the run, or
-// another output of it is a usage error naming the flag and the file, so
-// nothing is computed for a write that would destroy something.
-func refuseOutputs(inputs []string, outs ...outTarget) error {
-	for i, o := range outs {
-		if o.path == "" {
-			continue
-		}
-		if err := outfile.Check(o.path, inputs...); err != nil {
-			return usageErr("%s %s: %v", o.flag, o.path, err)
-		}
-		for _, p := range outs[:i] {
-			if p.path != "" && sameFile(p.path, o.path) {
-				return usageErr("%s %s: is also the file of %s", o.flag, o.path, p.flag)
-			}
-		}
+// refuseOutputs is outfile.Refuse as a usage error, called before a run
+// does any work.
+func refuseOutputs(inputs []string, outs ...outfile.Target) error {
+	if err := outfile.Refuse(inputs, outs...); err != nil {
+		return usageErr("%v", err)
 	}
 	return nil
 }

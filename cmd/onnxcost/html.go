@@ -1,12 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
+	"github.com/onnxcost/onnxcost/internal/outfile"
 	"github.com/onnxcost/onnxcost/viz"
 	"github.com/spf13/cobra"
 )
@@ -36,7 +35,7 @@ roofline chart (fused and unfused plans).`,
 			if _, err := outFormat(out, "html", "htm"); err != nil {
 				return usageErr("-o %s: html writes an HTML page; name it .html or .htm (use 'graph' or 'roofline' for .svg, .png or .pdf)", out)
 			}
-			if err := refuseOutputs(f.inputs(args[0]), outTarget{"-o", out}); err != nil {
+			if err := refuseOutputs(f.inputs(args[0]), outfile.Target{Flag: "-o", Path: out}); err != nil {
 				return err
 			}
 			d, other, huge, err := loadPlans(args[0], &f, true, full, stderr)
@@ -44,7 +43,7 @@ roofline chart (fused and unfused plans).`,
 				return err
 			}
 			if huge {
-				hugeNote(stderr, d, fmt.Sprintf("the page shows the %s plan alone and its %d costliest nodes in the table and the roofline", d.report.Plan, hugeRows),
+				hugeNote(stderr, d, fmt.Sprintf("the page shows the %s plan alone and its %d costliest nodes in the table and the roofline", d.report.Plan, viz.HugeRows),
 					"--full shows both plans and every node (slow)")
 			}
 			src, err := g.dot(d)
@@ -52,31 +51,16 @@ roofline chart (fused and unfused plans).`,
 				return err
 			}
 			in := viz.HTMLInput{Report: d.report, Ceil: d.ceil}
-			svg, err := viz.Render(context.Background(), src, "svg", g.timeout)
-			switch {
-			case errors.Is(err, viz.ErrNoDot):
-				in.GraphNote = "Graphviz 'dot' is not on PATH: the graph is not drawn. Render the DOT below with: dot -Tsvg graph.dot -o graph.svg"
-				in.GraphDOT = src
-			case err != nil:
-				in.GraphNote = err.Error()
-				in.GraphDOT = src
-			default:
-				in.GraphSVG = svg
-			}
+			in.SetGraph(context.Background(), src, g.timeout)
 			ro := viz.RooflineOptions{}
 			if huge {
-				ro.MaxPoints, in.MaxRows = hugePoints, hugeRows
+				ro.MaxPoints, in.MaxRows = viz.HugePoints, viz.HugeRows
 			}
-			roof, err := viz.Roofline(d.report, other, d.ceil, ro, "svg")
+			page, err := viz.HTMLPage(in, other, ro)
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			in.RooflineSVG = roof
-			var buf bytes.Buffer
-			if err := viz.HTML(&buf, in); err != nil {
-				return err
-			}
-			return writeOut(out, buf.Bytes())
+			return writeOut(out, page)
 		},
 	}
 	f.add(c)

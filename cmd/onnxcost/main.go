@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/internal/console"
 	"github.com/onnxcost/onnxcost/internal/gctune"
+	"github.com/onnxcost/onnxcost/ir"
 	"github.com/spf13/cobra"
 )
 
@@ -59,8 +61,16 @@ func printWarnings(stderr io.Writer, warnings []string) {
 // Any panic is turned into an internal-error message and exit code 3, so
 // no input ever prints a Go trace; tests treat code 3 as a bug.
 func run(args []string, stdout, stderr io.Writer) (code int) {
+	// A model file truncated while its mapping is still in use (names
+	// point into it) faults here; reported as bad input, not SIGBUS.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
+			if path, ok := ir.FaultedFile(r); ok {
+				fmt.Fprintf(stderr, "onnxcost: %s: %v\n", path, ir.ErrFileChanged)
+				code = 2
+				return
+			}
 			fmt.Fprintf(stderr, "onnxcost: internal error (please report): %v\n", r)
 			code = 3
 		}

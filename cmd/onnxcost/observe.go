@@ -45,24 +45,11 @@ func (v *viewerFlags) write(plans []*report.Report, gpuName, gpuFile string) err
 		}
 	}
 	// Both land or neither does.
-	var s outfile.Set
-	defer s.Abort()
-	for _, o := range []struct {
-		path string
-		data []byte
-	}{{v.trace, trace}, {v.pprof, prof}} {
-		if o.data == nil {
-			continue
-		}
-		if err := s.WriteBytes(o.path, o.data); err != nil {
-			return usageErr("%v", err)
-		}
-	}
-	return commitOutputs(&s)
+	return writeFiles(nil, outfile.Bytes(v.trace, trace), outfile.Bytes(v.pprof, prof))
 }
 
 // check refuses, before any work, a --trace or --pprof that would
 // destroy something (refuseOutputs).
 func (v *viewerFlags) check(inputs ...string) error {
-	return refuseOutputs(inputs, outTarget{"--trace", v.trace}, outTarget{"--pprof", v.pprof})
+	return refuseOutputs(inputs, outfile.Target{Flag: "--trace", Path: v.trace}, outfile.Target{Flag: "--pprof", Path: v.pprof})
 }

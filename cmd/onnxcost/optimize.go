@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 
 	"github.com/onnxcost/onnxcost/cost/render"
@@ -52,7 +51,7 @@ and the model its totals: Netron shows them in the node and model panels.`,
 			if out == "" {
 				return usageErr("optimize: -o OUT.onnx is required")
 			}
-			if err := refuseOutputs([]string{args[0], ann.gpuFile}, outTarget{"-o", out}); err != nil {
+			if err := refuseOutputs([]string{args[0], ann.gpuFile}, outfile.Target{Flag: "-o", Path: out}); err != nil {
 				return err
 			}
 			pf.dumpTo = stderr
@@ -90,19 +89,15 @@ and the model its totals: Netron shows them in the node and model panels.`,
 			if err != nil {
 				return usageErr("%s: %v", args[0], err)
 			}
-			importFusedDomain(l.Model)
+			l.Model.ImportFusedDomain()
 			if rep != nil {
 				render.Annotate(l.Model, rep)
 			}
 			noteExternalData(stderr, l.Model, args[0], out)
 			prog.Phase("writing " + out)
 			// Streamed: a model can be bigger than memory wants to hold twice.
-			ws := outfile.Set{Inputs: append([]string{args[0], ann.gpuFile}, externalFiles(l.Model, args[0])...)}
-			defer ws.Abort()
-			if err := ws.Write(out, func(w io.Writer) error { return ir.Write(w, l.Model) }); err != nil {
-				return usageErr("%v", err)
-			}
-			if err := commitOutputs(&ws); err != nil {
+			inputs := append([]string{args[0], ann.gpuFile}, l.Model.ExternalFiles(args[0])...)
+			if err := writeFiles(inputs, outfile.File{Path: out, Write: func(w io.Writer) error { return ir.Write(w, l.Model) }}); err != nil {
 				return err
 			}
 			prog.Stop()
@@ -117,42 +112,6 @@ and the model its totals: Netron shows them in the node and model panels.`,
 	c.Flags().BoolVar(&list, "list", false, "list the passes, in run order, and exit")
 	ann.add(c)
 	return c
-}
-
-// importFusedDomain makes the model import domain onnxcost at version 1
-// when a node uses it, so ONNX tools (the checker, Netron) treat the fused
-// ops as custom ops of a declared domain.
-func importFusedDomain(m *ir.Model) {
-	if m.Opset(ir.FusedDomain) != 0 {
-		return
-	}
-	for _, n := range m.Graph.Nodes {
-		if n.Domain == ir.FusedDomain {
-			m.Opsets = append(m.Opsets, ir.OpsetImport{Domain: ir.FusedDomain, Version: 1})
-			return
-		}
-	}
-}
-
-// sameFile reports whether two paths name the same file (cleaned, absolute).
-func sameFile(a, b string) bool {
-	aa, err1 := filepath.Abs(a)
-	bb, err2 := filepath.Abs(b)
-	return err1 == nil && err2 == nil && aa == bb
-}
-
-// externalFiles are the weight files model (read from path) refers to:
-// the write copies from them, so none may be the output.
-func externalFiles(m *ir.Model, path string) []string {
-	var files []string
-	seen := map[string]bool{}
-	for _, v := range m.Graph.Initializers {
-		if t := v.Const; t != nil && t.Loc.File != "" && !t.Loc.Missing && !seen[t.Loc.File] {
-			seen[t.Loc.File] = true
-			files = append(files, filepath.Join(filepath.Dir(path), t.Loc.File))
-		}
-	}
-	return files
 }
 
 // winogradPass is the pass optimize leaves to costing time.

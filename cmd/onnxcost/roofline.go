@@ -6,52 +6,23 @@ import (
 
 	"github.com/onnxcost/onnxcost/cost/gate"
 	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/internal/outfile"
 	"github.com/onnxcost/onnxcost/viz"
 	"github.com/spf13/cobra"
 )
 
 func init() { register("roofline", newRooflineCmd) }
 
-// hugeNodes is the model size, in nodes or in tensors the nodes write,
-// above which the drawings degrade unless --full: a 2M-node chain took
-// roofline 135 s and 4.3 GB for a 523 MB SVG, html over 300 s, and a
-// 300,000-output Split html 78 s. The degraded drawings (the main plan
-// only, its costliest points and rows, the graph's boxes capped) take
-// seconds and show what a reader looks for.
-const hugeNodes = 20_000
-
-// Caps on a huge model's drawings.
-const (
-	hugePoints = 2_000 // roofline points
-	hugeRows   = 2_000 // rows of the html node table
-)
-
-// modelSize counts the nodes of the model a plan was made from (a fused
-// node stands for the nodes it merged) and the tensors they write.
-func modelSize(r *report.Report) (nodes, outputs int) {
-	for i := range r.Nodes {
-		nodes += max(1, len(r.Nodes[i].FusedFrom))
-		outputs += len(r.Nodes[i].Outputs)
-	}
-	return nodes, outputs
-}
-
-// isHuge reports whether r's model is past hugeNodes.
-func isHuge(r *report.Report) bool {
-	n, o := modelSize(r)
-	return n > hugeNodes || o > hugeNodes
-}
-
 // loadPlans returns the main plan's drawing data and, when both plans are
 // wanted and a model (not a saved report) was given, the unfused report.
-// Unless full, a model over hugeNodes gets no unfused plan, and huge says
+// Unless full, a model over viz.HugeNodes gets no unfused plan, and huge says
 // so (the caller degrades the rest and says how to force it).
 func loadPlans(path string, f *costFlags, both, full bool, stderr io.Writer) (d *drawn, other *report.Report, huge bool, err error) {
 	d, err = loadDrawn(path, f, stderr)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	huge = !full && isHuge(d.report)
+	huge = !full && viz.IsHuge(d.report)
 	if !both || huge {
 		return d, nil, huge, nil
 	}
@@ -70,12 +41,7 @@ func loadPlans(path string, f *costFlags, both, full bool, stderr io.Writer) (d 
 // hugeNote is the one stderr line saying a drawing of a huge model was
 // degraded, what it shows and how to get everything.
 func hugeNote(stderr io.Writer, d *drawn, shows, force string) {
-	n, o := modelSize(d.report)
-	size := fmt.Sprintf("%d nodes", n)
-	if o > hugeNodes {
-		size = fmt.Sprintf("nodes writing %d tensors", o)
-	}
-	fmt.Fprintf(stderr, "onnxcost: note: the model has %s (over %d): %s; %s\n", size, hugeNodes, shows, force)
+	fmt.Fprintf(stderr, "onnxcost: note: %s\n", viz.HugeNote(d.report, shows, force))
 }
 
 func newRooflineCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -116,7 +82,7 @@ point coloured by the floor that dominates it.
 			if label < 0 {
 				return usageErr("--label must be ≥ 0")
 			}
-			if err := refuseOutputs(f.inputs(args[0]), outTarget{"-o", out}); err != nil {
+			if err := refuseOutputs(f.inputs(args[0]), outfile.Target{Flag: "-o", Path: out}); err != nil {
 				return err
 			}
 			if tf.on || tf.sweep != "" || tf.node != "" {
@@ -134,8 +100,8 @@ point coloured by the floor that dominates it.
 			}
 			ro := viz.RooflineOptions{Label: label}
 			if huge {
-				ro.MaxPoints = hugePoints
-				hugeNote(stderr, d, fmt.Sprintf("the roofline draws the %s plan alone, its %d costliest points at most", d.report.Plan, hugePoints),
+				ro.MaxPoints = viz.HugePoints
+				hugeNote(stderr, d, fmt.Sprintf("the roofline draws the %s plan alone, its %d costliest points at most", d.report.Plan, viz.HugePoints),
 					"--full draws both plans and every point (slow)")
 			}
 			img, err := viz.Roofline(d.report, other, d.ceil, ro, format)

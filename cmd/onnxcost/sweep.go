@@ -8,6 +8,7 @@ import (
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/internal/console"
 	"github.com/onnxcost/onnxcost/internal/gctune"
+	"github.com/onnxcost/onnxcost/internal/outfile"
 	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/sweep"
 	"github.com/onnxcost/onnxcost/train"
@@ -136,7 +137,7 @@ and GPU; each row then names its model, and max_batch and knee are keyed
 				return err
 			}
 			inputs := append(slices.Clone(args), f.gpuFile, f.shared.runtimeFile)
-			if err := refuseOutputs(inputs, outTarget{"-o", f.out}); err != nil {
+			if err := refuseOutputs(inputs, outfile.Target{Flag: "-o", Path: f.out}); err != nil {
 				return err
 			}
 			res, err := runSweeps(args, &f)

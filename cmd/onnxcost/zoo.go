@@ -64,7 +64,7 @@ reads it. batch=-1 or seq=-1 leaves that dim symbolic, to be bound with
 				}
 				return listZoo(stdout, []models.Entry{e}, format)
 			}
-			if err := refuseOutputs(nil, outTarget{"-o", out}); err != nil {
+			if err := refuseOutputs(nil, outfile.Target{Flag: "-o", Path: out}); err != nil {
 				return err
 			}
 			m, err := e.Build(given)
@@ -72,12 +72,7 @@ reads it. batch=-1 or seq=-1 leaves that dim symbolic, to be bound with
 				return usageErr("zoo %s: %v", e.Name, err)
 			}
 			models.SetDataFile(m, filepath.Base(out)+".data")
-			var ws outfile.Set
-			defer ws.Abort()
-			if err := ws.Write(out, func(w io.Writer) error { return ir.Write(w, m) }); err != nil {
-				return usageErr("%v", err)
-			}
-			if err := commitOutputs(&ws); err != nil {
+			if err := writeFiles(nil, outfile.File{Path: out, Write: func(w io.Writer) error { return ir.Write(w, m) }}); err != nil {
 				return err
 			}
 			fmt.Fprintf(stderr, "onnxcost: %s: %s, %d nodes, %d weights (graph-only)\n", out, e.Name, len(m.Graph.Nodes), len(m.Graph.Initializers))

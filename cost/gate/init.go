@@ -115,6 +115,17 @@ func (b *Budget) Resolve(mb ModelBudget) (path string, s Settings) {
 	return rel(mb.Path), s
 }
 
+// Inputs are the files check reads: the budget, the base reports, and
+// each model with its GPU and runtime files (none may be an output).
+func (b *Budget) Inputs(configPath, baseReport string) []string {
+	in := []string{configPath, baseReport}
+	for _, mb := range b.Models {
+		path, s := b.Resolve(mb)
+		in = append(in, path, s.GPUFile, s.RuntimeFile)
+	}
+	return in
+}
+
 // BindHints rewrites the hint of each "symbol S is unbound; assumed 1"
 // warning of r (estimated for mb) for check, where no --batch or --dim
 // flag exists: the binding goes in the budget file. The warning stays in
