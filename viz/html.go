@@ -149,18 +149,3 @@ func (in *HTMLInput) SetGraph(ctx context.Context, dot string, timeout time.Dura
 		in.GraphSVG = svg
 	}
 }
-
-// HTMLPage is the page HTML writes for in, with the roofline of in's
-// report and other (the unfused plan, or nil) drawn under ro.
-func HTMLPage(in HTMLInput, other *report.Report, ro RooflineOptions) ([]byte, error) {
-	roof, err := Roofline(in.Report, other, in.Ceil, ro, "svg")
-	if err != nil {
-		return nil, err
-	}
-	in.RooflineSVG = roof
-	var buf bytes.Buffer
-	if err := HTML(&buf, in); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
