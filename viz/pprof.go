@@ -34,7 +34,9 @@ import (
 // scope sits under its op type ("Conv" → the node), so unnamed graphs
 // still group. The leaf frame is the node's full name, so -top lists
 // nodes, not modules. Nodes that take no time and move nothing (views,
-// constants) get no sample.
+// constants) get no sample. Under --train the profile is the whole step,
+// each stack under its phase's root frame with a "phase" label (see
+// profileSamples), its time samples adding up to step_time_s.
 func Profile(r *report.Report) ([]byte, error) {
 	var e pprofEncoder
 	e.str("") // string_table[0] is "" by definition
@@ -61,14 +63,8 @@ func Profile(r *report.Report) ([]byte, error) {
 		ids[f] = uint64(len(frames))
 		return uint64(len(frames))
 	}
-	for i := range r.Nodes {
-		n := &r.Nodes[i]
-		names, files, ok := sampleFrames(n)
-		if !ok {
-			continue
-		}
-		op := files[len(files)-1]
-		bytes := n.BytesRead + n.BytesWritten
+	for _, sm := range profileSamples(r) {
+		names, files := sm.names, sm.files
 		// pprof stacks are leaf first.
 		stack := make([]uint64, len(names))
 		for j, f := range names {
@@ -78,14 +74,17 @@ func Profile(r *report.Report) ([]byte, error) {
 		b = protowire.AppendTag(b, 1, protowire.BytesType) // location_id, packed
 		b = protowire.AppendBytes(b, packed(stack, func(v uint64) uint64 { return v }))
 		b = protowire.AppendTag(b, 2, protowire.BytesType) // value, packed
-		b = protowire.AppendBytes(b, packed([]int64{roundInt(n.TimeS * 1e9), roundInt(n.FLOPs), roundInt(bytes)}, func(v int64) uint64 { return uint64(v) }))
+		b = protowire.AppendBytes(b, packed([]int64{roundInt(sm.timeS * 1e9), roundInt(sm.flops), roundInt(sm.bytes)}, func(v int64) uint64 { return uint64(v) }))
 		// Labels by key, as pprof's own encoder sorts them.
-		for _, v := range n.FusedFrom {
+		for _, v := range sm.fusedFrom {
 			b = e.label(b, "fused_from", v)
 		}
-		b = e.numLabel(b, "launches", roundInt(n.Launches))
-		b = e.label(b, "bound", orNone(n.Bound))
-		b = e.label(b, "op", op)
+		b = e.numLabel(b, "launches", roundInt(sm.launches))
+		b = e.label(b, "bound", orNone(sm.bound))
+		b = e.label(b, "op", sm.op)
+		if sm.phase != "" {
+			b = e.label(b, "phase", sm.phase)
+		}
 		e.msg(2, b)
 	}
 	// One mapping that declares its functions known, so pprof neither
@@ -215,6 +214,109 @@ func packed[T any](vs []T, u func(T) uint64) []byte {
 		b = protowire.AppendVarint(b, u(v))
 	}
 	return b
+}
+
+// profileSample is one sample: its frames root first with their files
+// (see sampleFrames), its values and labels.
+type profileSample struct {
+	names, files        []string
+	timeS, flops, bytes float64
+	launches            float64
+	bound, op, phase    string
+	fusedFrom           []string
+}
+
+// profileSamples lists a report's samples. Without --train, one per node
+// that takes time or moves data. Under --train the profile is of the
+// whole step, so its time samples add up to step_time_s: each stack
+// starts at its phase ("forward", "backward", "optimizer", and, when the
+// step has them, "gradient accumulation", "communication" for the
+// exposed gradient all-reduce, and "idle" for the device waiting on the
+// host's dispatch); forward and backward samples count every
+// micro-batch's work (GradAccum × one micro-batch's, as the step does);
+// a backward's leaf is "<node> (backward)", so -top tells it from the
+// forward; the loss head train/train.go assumes and the recompute, which
+// no node carries, are one sample each.
+func profileSamples(r *report.Report) []profileSample {
+	var out []profileSample
+	tr := r.Totals.Train
+	accum := 1.0
+	if tr != nil && tr.GradAccum > 1 {
+		accum = float64(tr.GradAccum)
+	}
+	var fwd, bwd float64
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		extra := 0.0
+		if tr != nil && n.Backward != nil {
+			extra = n.Backward.ForwardExtraS
+		}
+		names, files, ok := sampleFrames(n)
+		if !ok && extra <= 0 {
+			continue
+		}
+		if !ok {
+			names, files, _ = sampleFrames(&report.NodeCost{Name: n.Name, Domain: n.Domain, OpType: n.OpType, TimeS: extra})
+		}
+		fwd += n.TimeS + extra
+		sm := profileSample{names: names, files: files, timeS: n.TimeS + extra, flops: n.FLOPs, bytes: n.BytesRead + n.BytesWritten,
+			launches: n.Launches, bound: n.Bound, op: files[len(files)-1], fusedFrom: n.FusedFrom}
+		if tr != nil {
+			sm = sm.in("forward", accum)
+		}
+		out = append(out, sm)
+	}
+	if tr == nil {
+		return out
+	}
+	lone := func(phase, name, op string, timeS, flops, launches float64, bound string, scale float64) {
+		if timeS <= 1e-12*tr.StepTimeS {
+			return
+		}
+		out = append(out, profileSample{names: []string{name}, files: []string{op}, timeS: timeS, flops: flops,
+			launches: launches, bound: bound, op: op}.in(phase, scale))
+	}
+	lone("forward", "loss head (forward)", "loss", tr.ForwardTimeS-fwd, 0, 1, "memory", accum)
+	lone("backward", "recompute (activation checkpointing)", "recompute", tr.RecomputeTimeS, 0, 0, "mixed", accum)
+	for i := range r.Nodes {
+		bwd += backwardTime(&r.Nodes[i])
+	}
+	lone("backward", "loss head (backward)", "loss", tr.BackwardTimeS-bwd, 0, 1, "memory", accum)
+	for i := len(r.Nodes) - 1; i >= 0; i-- {
+		n := &r.Nodes[i]
+		b := n.Backward
+		if b == nil || (b.TimeS <= 0 && b.FLOPs <= 0 && b.BytesRead+b.BytesWritten <= 0) {
+			continue
+		}
+		op := ir.QualifiedOp(n.Domain, n.OpType)
+		names := ScopeFrames(n.Name, op)
+		files := make([]string, len(names))
+		for j := range names {
+			files[j] = "/" + strings.Join(names[:j+1], "/")
+		}
+		names[len(names)-1] = nodeLabel(n) + " (backward)"
+		files[len(files)-1] = op
+		out = append(out, profileSample{names: names, files: files, timeS: b.TimeS, flops: b.FLOPs, bytes: b.BytesRead + b.BytesWritten,
+			launches: b.Launches, bound: derivedBound(b.FLOPs, b.BytesRead+b.BytesWritten, n.Precision, Ceilings{}), op: op}.in("backward", accum))
+	}
+	lone("gradient accumulation", fmt.Sprintf("micro-batches 2..%d: gradient adds", tr.GradAccum), "accumulate", tr.AccumulateTimeS, 0, 0, "memory", 1)
+	lone("communication", "gradient all-reduce (not hidden behind the backward)", "all-reduce", tr.GradAllReduceExposedS, 0, 0, "communication", 1)
+	lone("optimizer", "optimizer step ("+tr.Optimizer+")", orNone(tr.Optimizer), tr.OptimizerTimeS, tr.OptimizerFLOPs, tr.OptimizerLaunches, "memory", 1)
+	lone("idle", "waiting on the host's dispatch", "idle", tr.HostWaitS, 0, 0, "host", 1)
+	return out
+}
+
+// in puts a sample under a phase's root frame, its values scaled by the
+// times the step runs it.
+func (sm profileSample) in(phase string, scale float64) profileSample {
+	sm.names = append([]string{phase}, sm.names...)
+	sm.files = append([]string{phase}, sm.files...)
+	sm.timeS *= scale
+	sm.flops *= scale
+	sm.bytes *= scale
+	sm.launches *= scale
+	sm.phase = phase
+	return sm
 }
 
 // sampleFrames returns the frames of n's sample, root first, with the file

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/ir"
@@ -19,11 +20,17 @@ import (
 //
 //   - one process (pid 1, 2, …) per plan, in the order given (compare
 //     passes unfused then fused);
-//   - tid 0 is reserved for a host (CPU dispatch) track, tid 1+g for the
-//     kernel stream of GPU g (one GPU today: tid 1), tid 51+g for the
-//     launch gaps on that stream, tid 100 for phase slices
-//     (forward/backward/optimizer) enclosing the kernels; tids 1 and 51
-//     are always written, tid 100 with --train;
+//   - tracks are numbered from 1, each its own id (older Perfetto merged
+//     tid 0 into tid 1): TraceHostTID for the host's dispatch under a
+//     runtime that dispatches from the host (inference only),
+//     TracePhasesTID for phase slices (forward/backward/optimizer)
+//     enclosing the kernels under --train, TraceGPU0TID for GPU 0's
+//     kernel stream and TraceGPU0GapsTID for the launch gaps on it (both
+//     always written); further GPUs' tracks would follow;
+//   - on the host track each node's dispatch is a B/E slice, and a flow
+//     (ph "s" on the host, "f" with bp "e" on the stream, one id each)
+//     runs from the dispatch of each launch to the kernel slice it
+//     issued; otherData's host_s is the host's work per call;
 //   - on a GPU stream track every event is a complete ("X") event, back
 //     to back, and no other track has X events, so their durations add up
 //     to the report's time_s. An X event of category "kernel" is one
@@ -44,7 +51,7 @@ import (
 // loss head train/train.go assumes when the graph has none (one launch),
 // then the recompute, the loss head's backward (one launch), each node's
 // Backward.Launches in reverse node order named "<node> (backward)", and
-// the optimizer's OptimizerLaunches; phase slices on tid 100 enclose the
+// the optimizer's OptimizerLaunches; phase slices on TracePhasesTID enclose the
 // three phases. The kernel launches are then Totals.Launches (which
 // counts the forward only) + Σ Backward.Launches + OptimizerLaunches + the
 // loss head's two, and the loss events are drawn only when the phase
@@ -57,7 +64,7 @@ import (
 // TimeS/n each, back to back; each slice is one launch: its gap
 // (LaunchS/n) and then its kernel. So the slices' durations alone add up
 // to the report's total time and the last one ends there. The gap part is
-// drawn on the stream's gap track (tid 51) as a begin/end ("B"/"E") slice
+// drawn on the stream's gap track (TraceGPU0GapsTID) as a begin/end ("B"/"E") slice
 // under the start of each launch, and its length is in the launch's args
 // (launch_gap_us, kernel_us), so the launch overhead is visible without
 // breaking either count. Nodes follow the report's order (topological),
@@ -70,26 +77,34 @@ import (
 // file stays loadable; both cases are rare and keep the total time exact.
 //
 // Each event's args carry the node name, op, fused-from list, the launch's
-// share of the node's FLOPs and bytes (node total / n), the bound, the
+// share of the node's FLOPs and bytes (node total / n), the bound (for
+// kernels the report gives none, a backward's or the loss head's, from
+// their intensity against the GPU's ridge point; every slice has one), the
 // memory level, and the roofline fraction (the node's achieved FLOP/s over
 // the classic roof at its intensity, RoofOf; omitted when the node has no
 // FLOPs or the GPU's ceilings are unknown). Output is deterministic:
-// fields are written in a fixed order and times are the report's floats.
+// fields are written in a fixed order. Times are on an integer-nanosecond
+// grid (traceNS): each slice boundary is the report's time rounded once
+// to the nanosecond, so no viewer's rounding makes neighbours overlap;
+// the totals then hold to half a nanosecond. otherData's launches is the
+// kernel slices drawn, the whole step's under --train.
 func Trace(plans []*report.Report, c Ceilings) ([]byte, error) {
 	if len(plans) == 0 {
 		return nil, fmt.Errorf("trace: no plan to draw")
 	}
 	events := make([]traceEvent, 0, 16)
+	kernels := make([]int, len(plans))
+	flows := 0
 	for i, r := range plans {
 		if r == nil {
 			return nil, fmt.Errorf("trace: plan %d is empty", i+1)
 		}
-		events = appendPlanEvents(events, i+1, r, c)
+		events, kernels[i] = appendPlanEvents(events, i+1, r, c, &flows)
 	}
 	doc := traceDoc{
 		TraceEvents:     events,
 		DisplayTimeUnit: "ns",
-		OtherData:       traceOther(plans),
+		OtherData:       traceOther(plans, kernels),
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -106,10 +121,10 @@ const MaxTraceLaunchesPerNode = 1 << 16
 
 // Track ids within a plan's process (see Trace).
 const (
-	TraceHostTID     = 0
-	TraceGPU0TID     = 1
-	TraceGPU0GapsTID = 51
-	TracePhasesTID   = 100
+	TraceHostTID     = 1
+	TracePhasesTID   = 2
+	TraceGPU0TID     = 3
+	TraceGPU0GapsTID = 4
 )
 
 type traceDoc struct {
@@ -119,16 +134,47 @@ type traceDoc struct {
 }
 
 // traceEvent is one trace event. Ts and Dur are microseconds, as the
-// format requires; pointers leave fields out of metadata events.
+// format requires, on the nanosecond grid (traceNS); pointers leave
+// fields out of metadata events. ID and BP are a flow event's.
 type traceEvent struct {
 	Name string   `json:"name"`
 	Cat  string   `json:"cat,omitempty"`
 	Ph   string   `json:"ph"`
-	Ts   *float64 `json:"ts,omitempty"`
-	Dur  *float64 `json:"dur,omitempty"`
+	Ts   *traceNS `json:"ts,omitempty"`
+	Dur  *traceNS `json:"dur,omitempty"`
 	Pid  int      `json:"pid"`
 	Tid  int      `json:"tid"`
+	ID   int      `json:"id,omitempty"`
+	BP   string   `json:"bp,omitempty"`
 	Args any      `json:"args,omitempty"`
+}
+
+// traceNS is a trace time in whole nanoseconds, written as microseconds
+// with exactly three decimals. Perfetto's JSON importer rounds ts and dur
+// to nanoseconds each on its own and drops a slice that overlaps the one
+// before it on its track; float microseconds can round so that
+// back-to-back slices overlap by a nanosecond. On this grid each boundary
+// is rounded once, dur is end − start, and rounding ts·1000 and dur·1000
+// gives those integers back exactly, so slices that abut stay abutting.
+type traceNS int64
+
+// gridNS places a time in µs on the nanosecond grid.
+func gridNS(us float64) traceNS { return traceNS(math.Round(us * 1000)) }
+
+// MarshalJSON writes n ns as n/1000 µs with three decimals when that
+// decimal's float times 1000 is not below n, and otherwise as the
+// shortest decimal just above it: an importer that truncates ts·1000
+// instead of rounding it then reads the same n too.
+func (v traceNS) MarshalJSON() ([]byte, error) {
+	n := float64(v)
+	x := n / 1000
+	if x*1000 >= n {
+		return []byte(strconv.FormatFloat(x, 'f', 3, 64)), nil
+	}
+	for x*1000 < n {
+		x = math.Nextafter(x, math.Inf(1))
+	}
+	return []byte(strconv.FormatFloat(x, 'f', -1, 64)), nil
 }
 
 // kernelArgs are a kernel event's args, in a fixed order.
@@ -160,19 +206,28 @@ type sortArg struct {
 }
 
 // traceOther is the file's otherData: what each process estimates.
-func traceOther(plans []*report.Report) map[string]any {
+// Launches is the kernel slices drawn (under --train the whole step's,
+// not Totals.Launches, which counts the forward); HostS and DispatchS
+// are the host's work per call and per kernel under a runtime that
+// dispatches from the host.
+func traceOther(plans []*report.Report, kernels []int) map[string]any {
 	type planInfo struct {
-		Pid      int     `json:"pid"`
-		Model    string  `json:"model"`
-		GPU      string  `json:"gpu"`
-		DType    string  `json:"dtype"`
-		Plan     string  `json:"plan"`
-		TimeS    float64 `json:"time_s"`
-		Launches float64 `json:"launches"`
+		Pid       int     `json:"pid"`
+		Model     string  `json:"model"`
+		GPU       string  `json:"gpu"`
+		DType     string  `json:"dtype"`
+		Plan      string  `json:"plan"`
+		TimeS     float64 `json:"time_s"`
+		Launches  float64 `json:"launches"`
+		HostS     float64 `json:"host_s,omitempty"`
+		DispatchS float64 `json:"dispatch_s,omitempty"`
 	}
 	infos := make([]planInfo, len(plans))
 	for i, r := range plans {
-		infos[i] = planInfo{i + 1, r.Model, r.GPU, r.DType, r.Plan, r.Totals.TimeS, r.Totals.Launches}
+		infos[i] = planInfo{Pid: i + 1, Model: r.Model, GPU: r.GPU, DType: r.DType, Plan: r.Plan, TimeS: r.Totals.TimeS, Launches: float64(kernels[i])}
+		if rt := r.Runtime; rt != nil && rt.DispatchS > 0 {
+			infos[i].HostS, infos[i].DispatchS = rt.HostS, rt.DispatchS
+		}
 	}
 	return map[string]any{
 		"generator":          "onnxcost " + plans[0].ToolVersion,
@@ -181,18 +236,22 @@ func traceOther(plans []*report.Report) map[string]any {
 	}
 }
 
-// appendPlanEvents adds one plan's process: its metadata, then its kernels.
-func appendPlanEvents(ev []traceEvent, pid int, r *report.Report, c Ceilings) []traceEvent {
+// appendPlanEvents adds one plan's process: its metadata, then its
+// kernels; it returns the events and how many kernel slices it drew.
+// flows numbers the host→kernel flow events across the file.
+func appendPlanEvents(ev []traceEvent, pid int, r *report.Report, c Ceilings, flows *int) ([]traceEvent, int) {
 	pname := fmt.Sprintf("%s · %s · %s · plan %s (estimate)", r.Model, r.GPU, r.DType, r.Plan)
 	ev = append(ev,
-		traceEvent{Name: "process_name", Ph: "M", Pid: pid, Args: nameArg{pname}},
-		traceEvent{Name: "process_sort_index", Ph: "M", Pid: pid, Args: sortArg{pid}},
+		// Process metadata ignores tid; it names the stream's, not 0,
+		// so no event in the file is on a tid some viewers merge.
+		traceEvent{Name: "process_name", Ph: "M", Pid: pid, Tid: TraceGPU0TID, Args: nameArg{pname}},
+		traceEvent{Name: "process_sort_index", Ph: "M", Pid: pid, Tid: TraceGPU0TID, Args: sortArg{pid}},
 		traceEvent{Name: "thread_name", Ph: "M", Pid: pid, Tid: TraceGPU0TID, Args: nameArg{"GPU 0 · stream 0 (kernels)"}},
 		traceEvent{Name: "thread_sort_index", Ph: "M", Pid: pid, Tid: TraceGPU0TID, Args: sortArg{TraceGPU0TID}},
 		traceEvent{Name: "thread_name", Ph: "M", Pid: pid, Tid: TraceGPU0GapsTID, Args: nameArg{"GPU 0 · stream 0 · launch gaps"}},
 		traceEvent{Name: "thread_sort_index", Ph: "M", Pid: pid, Tid: TraceGPU0GapsTID, Args: sortArg{TraceGPU0GapsTID}},
 	)
-	st := &stream{ev: ev, pid: pid}
+	st := &stream{ev: ev, pid: pid, flows: flows}
 	tr := r.Totals.Train
 	if tr != nil {
 		ev = append(st.ev, traceEvent{Name: "thread_name", Ph: "M", Pid: pid, Tid: TracePhasesTID, Args: nameArg{"training step phases"}},
@@ -202,6 +261,7 @@ func appendPlanEvents(ev []traceEvent, pid int, r *report.Report, c Ceilings) []
 	var host *hostPipeline
 	if rt := r.Runtime; rt != nil && rt.DispatchS > 0 && tr == nil {
 		host = &hostPipeline{dispatch: rt.DispatchS}
+		st.host = true
 		st.ev = append(st.ev, traceEvent{Name: "thread_name", Ph: "M", Pid: pid, Tid: TraceHostTID, Args: nameArg{"host · " + rt.Name + " dispatch"}},
 			traceEvent{Name: "thread_sort_index", Ph: "M", Pid: pid, Tid: TraceHostTID, Args: sortArg{TraceHostTID}})
 	}
@@ -236,7 +296,7 @@ func appendPlanEvents(ev []traceEvent, pid int, r *report.Report, c Ceilings) []
 		if host != nil {
 			st.wait("idle: waiting on the host (host-bound)", r.Totals.TimeS*1e6-st.t)
 		}
-		return st.ev
+		return st.ev, st.kernels
 	}
 	st.remainder("loss head (forward)", tr.ForwardTimeS-fwd, tr.StepTimeS)
 	st.phase("forward", phase)
@@ -260,6 +320,7 @@ func appendPlanEvents(ev []traceEvent, pid int, r *report.Report, c Ceilings) []
 		// The forward's bound and memory level do not describe the
 		// backward kernels; the roofline fraction uses this time.
 		bn.TimeS, bn.Bound, bn.MemLevel, bn.Note = b.TimeS, "", "", b.Note
+		bn.Bound = derivedBound(b.FLOPs, b.BytesRead+b.BytesWritten, n.Precision, c)
 		st.node(&bn, nodeLabel(n)+" (backward)", b.TimeS, b.Launches, n.LaunchS*b.Launches/math.Max(n.Launches, 1), c, 0)
 	}
 	st.phase("backward", phase)
@@ -281,7 +342,7 @@ func appendPlanEvents(ev []traceEvent, pid int, r *report.Report, c Ceilings) []
 	// Under a runtime that dispatches from the host, the device's wait
 	// for it over the step (Train.HostWaitS), as one closing event.
 	st.wait("idle: waiting on the host's dispatch (training step)", tr.HostWaitS*1e6)
-	return st.ev
+	return st.ev, st.kernels
 }
 
 // hostPipeline replays the host/device pipeline of cost/runtime.go's
@@ -305,9 +366,8 @@ func (h *hostPipeline) issue(s *stream, n *report.NodeCost) {
 	}
 	tau := n.TimeS / max(l, 1)
 	start, end := h.issued*1e6, (h.issued+l*h.dispatch)*1e6
-	s.ev = append(s.ev,
-		traceEvent{Name: "dispatch " + nodeLabel(n), Cat: "host", Ph: "B", Ts: &start, Pid: s.pid, Tid: TraceHostTID, Args: map[string]float64{"launches": l, "dispatch_us": h.dispatch * 1e6}},
-		traceEvent{Name: "dispatch " + nodeLabel(n), Cat: "host", Ph: "E", Ts: &end, Pid: s.pid, Tid: TraceHostTID})
+	s.be("dispatch "+nodeLabel(n), "host", TraceHostTID, start, end, hostArgs{Launches: l, DispatchUS: h.dispatch * 1e6, Bound: "host"})
+	s.dispatchFrom, s.dispatchTo = start, end
 	finish := max(h.finish+n.TimeS, h.issued+h.dispatch+n.TimeS, h.issued+l*h.dispatch+tau)
 	s.wait("idle: waiting on the host's dispatch", (finish-h.finish-n.TimeS)*1e6)
 	h.finish = finish
@@ -340,11 +400,61 @@ func backwardTime(n *report.NodeCost) float64 {
 }
 
 // stream lays slices back to back on one process's GPU 0 stream: t is
-// where the next one starts, in µs since the first launch.
+// where the next one starts, in µs since the first launch. With host
+// set, each kernel slice gets a flow from the host dispatch slice
+// [dispatchFrom, dispatchTo] that issued it; kernels counts the kernel
+// slices drawn.
 type stream struct {
-	ev  []traceEvent
-	pid int
-	t   float64
+	ev                       []traceEvent
+	pid                      int
+	t                        float64
+	host                     bool
+	dispatchFrom, dispatchTo float64
+	flows                    *int
+	kernels                  int
+}
+
+// hostArgs are a host dispatch slice's args.
+type hostArgs struct {
+	Launches   float64 `json:"launches"`
+	DispatchUS float64 `json:"dispatch_us"`
+	Bound      string  `json:"bound"`
+}
+
+// lumpedArgs are the args of a stream slice that is not one launch.
+type lumpedArgs struct {
+	TimeUS float64 `json:"time_us"`
+	Bound  string  `json:"bound"`
+}
+
+// x appends a complete event from µs from to to, both on the grid.
+func (s *stream) x(name, cat string, from, to float64, args any) *traceEvent {
+	ts := gridNS(from)
+	dur := gridNS(to) - ts
+	s.ev = append(s.ev, traceEvent{Name: name, Cat: cat, Ph: "X", Ts: &ts, Dur: &dur, Pid: s.pid, Tid: TraceGPU0TID, Args: args})
+	return &s.ev[len(s.ev)-1]
+}
+
+// be appends a B/E slice on track tid from µs from to to.
+func (s *stream) be(name, cat string, tid int, from, to float64, args any) {
+	b, e := gridNS(from), gridNS(to)
+	s.ev = append(s.ev,
+		traceEvent{Name: name, Cat: cat, Ph: "B", Ts: &b, Pid: s.pid, Tid: tid, Args: args},
+		traceEvent{Name: name, Cat: cat, Ph: "E", Ts: &e, Pid: s.pid, Tid: tid})
+}
+
+// flow links the host's dispatch of launch j of k to the kernel slice
+// [ts, ts+dur] it issued: a flow start inside the dispatch slice and a
+// flow end bound to the enclosing kernel slice (bp "e"), both strictly
+// inside their slices where the grid allows, so viewers bind them.
+func (s *stream) flow(name string, j, k int, ts, dur traceNS) {
+	*s.flows++
+	id := *s.flows
+	from := gridNS(s.dispatchFrom + (float64(j)+0.5)*(s.dispatchTo-s.dispatchFrom)/float64(k))
+	to := ts + dur/2
+	s.ev = append(s.ev,
+		traceEvent{Name: name, Cat: "dispatch", Ph: "s", Ts: &from, Pid: s.pid, Tid: TraceHostTID, ID: id},
+		traceEvent{Name: name, Cat: "dispatch", Ph: "f", Ts: &to, Pid: s.pid, Tid: TraceGPU0TID, ID: id, BP: "e"})
 }
 
 // node draws k launch slices of timeS/k each for one node (see Trace);
@@ -363,20 +473,42 @@ func (s *stream) node(n *report.NodeCost, name string, timeS, launches, launchS 
 	if name == "" {
 		name = args.Op
 	}
+	if args.Bound == "" {
+		args.Bound = derivedBound(n.FLOPs, n.BytesRead+n.BytesWritten, n.Precision, c)
+	}
 	for j := 0; j < k; j++ {
 		a := args
 		a.Launch = fmt.Sprintf("%d/%d", j+1, k)
 		ts, next := s.t, s.t+slice*1e6
-		dur := abutting(ts, next)
-		s.ev = append(s.ev, traceEvent{Name: name, Cat: "kernel", Ph: "X", Ts: &ts, Dur: &dur, Pid: s.pid, Tid: TraceGPU0TID, Args: a})
+		e := s.x(name, "kernel", ts, next, a)
+		s.kernels++
+		if s.host {
+			s.flow(name, j, k, *e.Ts, *e.Dur)
+		}
 		if gap > 0 {
-			end := math.Min(ts+gap*1e6, next)
-			s.ev = append(s.ev,
-				traceEvent{Name: "launch gap", Cat: "launch", Ph: "B", Ts: &ts, Pid: s.pid, Tid: TraceGPU0GapsTID},
-				traceEvent{Name: "launch gap", Cat: "launch", Ph: "E", Ts: &end, Pid: s.pid, Tid: TraceGPU0GapsTID})
+			s.be("launch gap", "launch", TraceGPU0GapsTID, ts, math.Min(ts+gap*1e6, next), nil)
 		}
 		s.t = next
 	}
+}
+
+// derivedBound is the bound of kernels the report gives none for (a
+// node's backward, the assumed loss head): their intensity against the
+// GPU's ridge point at HBM bandwidth, "memory" or "compute" when they
+// move no bytes or do no FLOPs, and "unknown" without the GPU's roofs.
+func derivedBound(flops, bytes float64, precision string, c Ceilings) string {
+	peak, bw := c.Peak(precision), c.BW("hbm")
+	switch {
+	case flops <= 0:
+		return "memory"
+	case bytes <= 0:
+		return "compute"
+	case peak <= 0 || bw <= 0:
+		return "unknown"
+	case flops/bytes >= peak/bw:
+		return "compute"
+	}
+	return "memory"
 }
 
 // remainder draws a phase's time that no node carries (the loss head
@@ -387,7 +519,7 @@ func (s *stream) remainder(name string, timeS, stepS float64) {
 	if timeS <= 1e-12*stepS {
 		return
 	}
-	n := report.NodeCost{Name: name, OpType: "loss", Launches: 1, Note: "not a graph node: the assumed softmax cross-entropy loss"}
+	n := report.NodeCost{Name: name, OpType: "loss", Launches: 1, Bound: "memory", Note: "not a graph node: the assumed softmax cross-entropy loss"}
 	s.node(&n, name, timeS, 1, 0, Ceilings{}, 0)
 }
 
@@ -395,32 +527,25 @@ func (s *stream) remainder(name string, timeS, stepS float64) {
 // event of category cat (not "kernel"): it counts in the time, not as a
 // launch.
 func (s *stream) lumped(name, cat string, timeS float64) {
-	ts, next := s.t, s.t+timeS*1e6
-	dur := abutting(ts, next)
-	s.ev = append(s.ev, traceEvent{Name: name, Cat: cat, Ph: "X", Ts: &ts, Dur: &dur, Pid: s.pid, Tid: TraceGPU0TID,
-		Args: map[string]float64{"time_us": timeS * 1e6}})
+	next := s.t + timeS*1e6
+	s.x(name, cat, s.t, next, lumpedArgs{TimeUS: timeS * 1e6, Bound: lumpedBound[cat]})
 	s.t = next
+}
+
+// lumpedBound is what bounds each kind of lumped slice: the device
+// waiting on the host, on the interconnect, or a mix of kernels.
+var lumpedBound = map[string]string{
+	"idle":          "host",
+	"communication": "communication",
+	"recompute":     "mixed",
+	"accumulation":  "mixed",
+	"train-extra":   "memory",
 }
 
 // phase draws a training phase from start to now on the phase track as a
 // B/E slice (not X: X events are the stream's alone).
 func (s *stream) phase(name string, start float64) {
-	st, end := start, s.t
-	s.ev = append(s.ev,
-		traceEvent{Name: name, Cat: "phase", Ph: "B", Ts: &st, Pid: s.pid, Tid: TracePhasesTID},
-		traceEvent{Name: name, Cat: "phase", Ph: "E", Ts: &end, Pid: s.pid, Tid: TracePhasesTID})
-}
-
-// abutting is the duration of a slice from ts to next such that ts+dur,
-// computed in float64 as every viewer does, does not pass next: rounding
-// must never make a slice overlap the one after it, which viewers read as
-// nesting (a slice that never closes) rather than as a sequence.
-func abutting(ts, next float64) float64 {
-	dur := next - ts
-	for dur > 0 && ts+dur > next {
-		dur = math.Nextafter(dur, 0)
-	}
-	return dur
+	s.be(name, "phase", TracePhasesTID, start, s.t, nil)
 }
 
 // traceLaunchCount is how many kernel events a node with this many
@@ -472,6 +597,8 @@ type TraceSummary struct {
 	// device waiting on the host under --runtime). BusyUS covers all.
 	Lumped int
 	Waits  int
+	// Flows counts the host→kernel flows (their "f" ends).
+	Flows int
 }
 
 // SummarizeTrace reads a trace written by Trace back as a viewer would,
@@ -490,6 +617,7 @@ func SummarizeTrace(data []byte) ([]TraceSummary, error) {
 			Dur  *float64 `json:"dur"`
 			Pid  *int     `json:"pid"`
 			Tid  *int     `json:"tid"`
+			ID   *int     `json:"id"`
 			Args struct {
 				Name *string `json:"name"`
 			} `json:"args"`
@@ -555,6 +683,13 @@ func SummarizeTrace(data []byte) ([]TraceSummary, error) {
 			s.IdleUS += *e.Ts - s.EndUS
 			s.BusyUS += *e.Dur
 			s.EndUS = *e.Ts + *e.Dur
+		case "s", "f":
+			if e.Ts == nil || e.ID == nil || !named[track{*e.Pid, *e.Tid}] {
+				return nil, fmt.Errorf("trace: flow event %d has no ts or id or is on an unnamed thread", i)
+			}
+			if e.Ph == "f" {
+				summary(*e.Pid).Flows++
+			}
 		case "B", "E":
 			tr := track{*e.Pid, *e.Tid}
 			if e.Ts == nil || math.IsNaN(*e.Ts) || !named[tr] {

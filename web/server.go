@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,10 +10,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"mime"
 	"net"
 	"net/http"
+	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -56,6 +60,7 @@ func Handler(pre *Preload, cfg Config) http.Handler {
 	withWasm := HasWasm() && !cfg.NoWasm
 	files := http.FileServerFS(app)
 	etags := sync.OnceValue(func() map[string]string { return contentTags(app) })
+	packed := newGzipCache(app)
 	var info []byte
 	if pre != nil {
 		m := map[string]any{"settings": pre.Settings}
@@ -117,9 +122,26 @@ func Handler(pre *Preload, cfg Config) http.Handler {
 		// An embedded file has no modification time; its content hash lets
 		// the browser keep it (and Chromium its compiled WebAssembly) and
 		// ask again cheaply (304) on the next visit, never using a stale copy.
-		if tag, ok := etags()[strings.TrimPrefix(r.URL.Path, "/")]; ok {
+		name := strings.TrimPrefix(r.URL.Path, "/")
+		if tag, ok := etags()[name]; ok {
 			h.Set("ETag", tag)
 			h.Set("Cache-Control", "no-cache")
+		}
+		if packed.worth(name) {
+			// A cache between here and the browser must not hand the
+			// compressed copy to a client that cannot read it, or the
+			// reverse.
+			h.Add("Vary", "Accept-Encoding")
+			if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+				if gz := packed.get(name); gz != nil {
+					h.Set("ETag", gz.etag)
+					h.Set("Content-Type", gz.ctype)
+					// Ranges count bytes of the compressed copy, the
+					// representation this ETag names (RFC 9110 §14.1.2).
+					http.ServeContent(&encoded{ResponseWriter: w, coding: "gzip"}, r, name, time.Time{}, bytes.NewReader(gz.data))
+					return
+				}
+			}
 		}
 		files.ServeHTTP(w, r)
 	})
@@ -295,4 +317,133 @@ func contentTags(app fs.FS) map[string]string {
 	}
 	tags[""] = tags["index.html"]
 	return tags
+}
+
+// minGzip is the smallest file worth compressing: below it, the
+// headers and a gzip frame cost about what compression saves.
+const minGzip = 1 << 10
+
+// gzipCache holds the gzip-compressed copies of the app's larger files,
+// each compressed on its first request and kept: the files are embedded,
+// so a copy never goes stale, and compressing the WebAssembly (about
+// 10 MB) on every visit would cost a CPU-second each time.
+type gzipCache struct {
+	app   fs.FS
+	files sync.Map // name → func() *gzipped
+}
+
+type gzipped struct {
+	data  []byte
+	etag  string
+	ctype string
+}
+
+func newGzipCache(app fs.FS) *gzipCache { return &gzipCache{app: app} }
+
+// worth says whether name is a file served compressed to a client that
+// takes gzip: an app file of text or WebAssembly of at least minGzip
+// bytes. It reads only the file's size and name, so that a request that
+// will not be compressed never waits for compression.
+func (c *gzipCache) worth(name string) bool {
+	switch name {
+	case "":
+		name = "index.html"
+	case "index.html":
+		return false // the file server redirects it to "/"
+	}
+	switch path.Ext(name) {
+	case ".js", ".wasm", ".css", ".html", ".json", ".svg":
+	default:
+		return false
+	}
+	st, err := fs.Stat(c.app, name)
+	return err == nil && !st.IsDir() && st.Size() >= minGzip
+}
+
+// get returns name's compressed copy, compressing it once; nil when
+// compression would not make it smaller.
+func (c *gzipCache) get(name string) *gzipped {
+	if name == "" {
+		name = "index.html"
+	}
+	f, _ := c.files.LoadOrStore(name, sync.OnceValue(func() *gzipped {
+		b, err := fs.ReadFile(c.app, name)
+		if err != nil {
+			return nil
+		}
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression) // a valid level: no error
+		zw.Write(b)
+		zw.Close()
+		if buf.Len() >= len(b) {
+			return nil
+		}
+		ctype := mime.TypeByExtension(path.Ext(name))
+		if ctype == "" {
+			ctype = http.DetectContentType(b)
+		}
+		sum := sha256.Sum256(buf.Bytes())
+		// Its own tag: a cache or browser that holds one encoding must
+		// not revalidate the other with it.
+		return &gzipped{data: buf.Bytes(), etag: `"` + hex.EncodeToString(sum[:16]) + `-gzip"`, ctype: ctype}
+	}))
+	return f.(func() *gzipped)()
+}
+
+// encoded marks the answer with its Content-Encoding only as its header
+// is written: http.ServeContent leaves out Content-Length when it sees
+// one, as it would be the length before some later encoding, and a
+// browser shows no download progress without it. An error (a range past
+// the end) goes without, being plain text.
+type encoded struct {
+	http.ResponseWriter
+	coding string
+	wrote  bool
+}
+
+func (e *encoded) WriteHeader(code int) {
+	if !e.wrote {
+		e.wrote = true
+		if code < 300 || code == http.StatusNotModified {
+			e.Header().Set("Content-Encoding", e.coding)
+		}
+	}
+	e.ResponseWriter.WriteHeader(code)
+}
+
+func (e *encoded) Write(b []byte) (int, error) {
+	if !e.wrote {
+		e.WriteHeader(http.StatusOK)
+	}
+	return e.ResponseWriter.Write(b)
+}
+
+// acceptsGzip reads an Accept-Encoding header (RFC 9110 §12.5.3): gzip
+// (or x-gzip, or *) listed without q=0.
+func acceptsGzip(header string) bool {
+	gz, star := -1.0, -1.0
+	for _, part := range strings.Split(header, ",") {
+		coding, params, _ := strings.Cut(part, ";")
+		q := 1.0
+		for _, p := range strings.Split(params, ";") {
+			k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
+			if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+				f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				if err != nil {
+					f = 0
+				}
+				q = f
+			}
+		}
+		switch strings.ToLower(strings.TrimSpace(coding)) {
+		case "gzip", "x-gzip":
+			gz = max(gz, q)
+		case "*":
+			star = q
+		}
+	}
+	if gz >= 0 {
+		return gz > 0
+	}
+	return star > 0
 }

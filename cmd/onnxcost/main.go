@@ -104,7 +104,7 @@ func newRootCmd(stdout, stderr io.Writer, args ...string) *cobra.Command {
 		Long: `onnxcost reads an ONNX model, infers every tensor's shape, applies fusion
 passes and estimates per node, on a chosen GPU: MACs, FLOPs, bytes moved,
 kernel launches and time under a time-based roofline.`,
-		Version:       version,
+		Version:       versionText(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -159,4 +159,44 @@ func namedSubcommand(args []string) string {
 		return ""
 	}
 	return ""
+}
+
+// versionText is --version's text after "onnxcost version ": the tool
+// version, then what the Go toolchain stamped into the binary (the
+// module's version and the VCS revision it was built from), so that a
+// dev build still says which commit it is.
+func versionText() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return version
+	}
+	return version + buildSuffix(info)
+}
+
+// buildSuffix is " (module v1.2.3, revision abc123, modified)", with each
+// part present only when the build recorded it; "" when none is.
+func buildSuffix(info *debug.BuildInfo) string {
+	var parts []string
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		parts = append(parts, "module "+v)
+	}
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev != "" {
+		parts = append(parts, "revision "+rev)
+		if modified == "true" {
+			parts = append(parts, "modified")
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }

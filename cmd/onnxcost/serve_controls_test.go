@@ -173,3 +173,52 @@ func TestBrowserControls(t *testing.T) {
 		t.Errorf("power cap 5 W: page %q, CLI (exit %d) %q", shown, code, want)
 	}
 }
+
+// TestBrowserBadURL: a URL whose gpu or batch the page cannot use keeps
+// serve's --gpu and --batch, and the page says which value it dropped,
+// in one line, instead of quietly showing another GPU. A GPU named in
+// another case or by an alias is the one the CLI takes for it.
+func TestBrowserBadURL(t *testing.T) {
+	exe, _, pre := browserFixture(t)
+	pre.Settings.Batch = 2
+	srv := httptest.NewServer(web.Handler(pre, web.Config{NoWasm: true, Version: version}))
+	defer srv.Close()
+	ctx := newBrowser(t, exe, 120*time.Second)
+	for _, c := range []struct {
+		hash, gpu string
+		batch     int
+		notice    []string // in the one line shown; none: no line
+	}{
+		{"gpu=NoSuchGPU&batch=abc", "T4", 2, []string{"gpu=NoSuchGPU", "T4 (serve's --gpu)", "batch=abc", "batch 2 (serve's --batch)"}},
+		{"gpu=NoSuchGPU&batch=8", "T4", 8, []string{"gpu=NoSuchGPU"}},
+		{"gpu=h100-sxm5-80gb&batch=-3", "H100-SXM5-80GB", 2, []string{"batch=-3"}},
+		{"gpu=h100&batch=4x", "H100-SXM5-80GB", 2, []string{"batch=4x"}},
+		{"gpu=A100-SXM4-80GB", "A100-SXM4-80GB", 2, nil},
+	} {
+		var gpu, notice string
+		var batch int
+		var hidden bool
+		err := chromedp.Run(ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(srv.URL+"/#"+c.hash), waitEstimates(1),
+			chromedp.Evaluate(`document.querySelector("#gpu").value`, &gpu),
+			chromedp.Evaluate(`Number(document.querySelector("#batch").value) || 0`, &batch),
+			chromedp.Evaluate(`document.querySelector("#notice").textContent`, &notice),
+			chromedp.Evaluate(`document.querySelector("#notice").hidden`, &hidden))
+		if err != nil {
+			t.Fatalf("#%s: %v", c.hash, err)
+		}
+		if gpu != c.gpu || batch != c.batch {
+			t.Errorf("#%s: the page shows %s, batch %d; want %s, batch %d", c.hash, gpu, batch, c.gpu, c.batch)
+		}
+		if len(c.notice) == 0 && (!hidden || notice != "") {
+			t.Errorf("#%s: notice %q shown, want none", c.hash, notice)
+		}
+		for _, w := range c.notice {
+			if hidden || !strings.Contains(notice, w) {
+				t.Errorf("#%s: notice %q (hidden %v), want it to name %q", c.hash, notice, hidden, w)
+			}
+		}
+		if strings.Contains(notice, "\n") {
+			t.Errorf("#%s: notice %q: want one line", c.hash, notice)
+		}
+	}
+}

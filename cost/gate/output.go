@@ -226,12 +226,18 @@ func WriteDiffMarkdown(w io.Writer, d *ReportDiff, violations []string) {
 		md(d.Head.Model), md(d.Head.ToolVersion), md(d.Head.CostModelVersion), md(d.Head.GPU))
 }
 
-// junit types: the subset of the JUnit XML format CI servers read.
+// junit types: the JUnit XML that Jenkins' xunit plugin validates against
+// its junit-10.xsd, in the schema's order. testsuite requires name and
+// tests; errors, skipped and time are written too because readers that
+// follow Ant's DTD require them. The check times no assertion on its own,
+// so every time is 0 rather than a made-up figure.
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Name     string       `xml:"name,attr"`
+	Time     string       `xml:"time,attr"`
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
 
@@ -239,15 +245,18 @@ type junitSuite struct {
 	Name     string      `xml:"name,attr"`
 	Tests    int         `xml:"tests,attr"`
 	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Time     string      `xml:"time,attr"`
 	Skipped  int         `xml:"skipped,attr"`
 	Cases    []junitCase `xml:"testcase"`
 }
 
 type junitCase struct {
 	Name      string        `xml:"name,attr"`
+	Time      string        `xml:"time,attr"`
 	Classname string        `xml:"classname,attr"`
-	Failure   *junitMessage `xml:"failure,omitempty"`
 	Skipped   *junitMessage `xml:"skipped,omitempty"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
 }
 
@@ -257,15 +266,18 @@ type junitMessage struct {
 	Text    string `xml:",chardata"`
 }
 
+// junitTime is every time attribute: see the junit types.
+const junitTime = "0"
+
 // WriteJUnit writes one test case per model × assertion. Warn-level
 // failures pass with the message in system-out; skipped relative budgets
 // are <skipped/>.
 func WriteJUnit(w io.Writer, res *CheckResult) error {
-	s := junitSuites{Name: "onnxcost"}
+	s := junitSuites{Name: "onnxcost", Time: junitTime}
 	for _, m := range res.Models {
-		suite := junitSuite{Name: xmlSafe(m.Name)}
+		suite := junitSuite{Name: xmlSafe(m.Name), Time: junitTime}
 		for _, a := range m.Results {
-			c := junitCase{Name: xmlSafe(a.Metric + " " + a.Kind), Classname: xmlSafe("onnxcost." + m.Name)}
+			c := junitCase{Name: xmlSafe(a.Metric + " " + a.Kind), Time: junitTime, Classname: xmlSafe("onnxcost." + m.Name)}
 			msg := xmlSafe(a.Message)
 			switch {
 			case a.Failed():

@@ -419,6 +419,9 @@ func dash(s string) string {
 // CSV writes one row per node (or per op type) with raw numbers in base
 // units, for spreadsheets and scripts.
 func CSV(w io.Writer, r *report.Report, opt Options) error {
+	if r.Totals.Train != nil && !opt.ByOp {
+		return trainCSV(w, r, opt)
+	}
 	cw := csv.NewWriter(w)
 	f := csvNumber
 	if opt.ByOp {
@@ -456,8 +459,17 @@ func Markdown(w io.Writer, r *report.Report, opt Options) error {
 		fmt.Fprintf(w, "%s\n\n", MarkdownEscape(l))
 	}
 	tt := r.Totals
-	fmt.Fprintf(w, "| time | FLOPs | MACs | bytes read | bytes written | params | launches | peak memory | energy | GEMM/conv share |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	if tt.Train != nil {
+		// The totals row is the forward's counts beside the step's time,
+		// memory and energy; the phase table after it splits the step.
+		fmt.Fprintf(w, "| step time | forward FLOPs | forward MACs | forward bytes read | forward bytes written | params | forward launches | peak memory | step energy | GEMM/conv share |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	} else {
+		fmt.Fprintf(w, "| time | FLOPs | MACs | bytes read | bytes written | params | launches | peak memory | energy | GEMM/conv share |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	}
 	fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n\n", Seconds(tt.TimeS), FLOPs(tt.FLOPs), Count(tt.MACs), Bytes(tt.BytesRead), Bytes(tt.BytesWritten), Count(tt.Params), Count(tt.Launches), Bytes(tt.PeakMemoryBytes), Joules(tt.EnergyJ), Percent(tt.GEMMConvTimeShare))
+	if tt.Train != nil {
+		trainMarkdown(w, r)
+	}
 	if opt.ByOp {
 		fh, rh, wh := countHeaders(r)
 		fmt.Fprintf(w, "| op | nodes | %s | %s | %s | launches | time | share |\n|---|---:|---:|---:|---:|---:|---:|---:|\n", fh, rh, wh)

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/csv"
 	"fmt"
 	"io"
 
@@ -117,4 +118,170 @@ func TrainStepLine(tr *report.Train) string {
 		accum, Seconds(tr.StepTimeS), Seconds(tr.ForwardTimeS), recompute, Seconds(tr.BackwardTimeS), tr.Optimizer, Seconds(tr.OptimizerTimeS),
 		FLOPs(tr.ForwardFLOPs), FLOPs(tr.BackwardFLOPs), FLOPs(tr.OptimizerFLOPs),
 		memoryViews(tr.Memory))
+}
+
+// phase is one part of a training step as the CSV and Markdown show it:
+// its time, FLOPs, launches and energy over one optimizer step.
+type phase struct {
+	name                    string
+	timeS, flops, launches  float64
+	energyJ                 float64
+	perMicroBatch, optional bool
+}
+
+// stepPhases splits a training step into the phases whose times add up
+// to Train.StepTimeS (train.price and train.dispatchStep): forward,
+// recompute and backward once per micro-batch, then the gradient adds,
+// the exposed all-reduce, the optimizer and the device's wait on the host.
+func stepPhases(r *report.Report) []phase {
+	tr := r.Totals.Train
+	var fl, bl float64
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		fl += n.Launches
+		if n.Backward != nil {
+			bl += n.Backward.Launches
+		}
+	}
+	fr, br := lossRest(r)
+	if restShown(fr, tr) {
+		fl += fr.launches
+	}
+	if restShown(br, tr) {
+		bl += br.launches
+	}
+	return []phase{
+		{name: "forward", timeS: tr.ForwardTimeS, flops: tr.ForwardFLOPs, launches: fl, energyJ: tr.ForwardEnergyJ, perMicroBatch: true},
+		{name: "recompute", timeS: tr.RecomputeTimeS, energyJ: tr.RecomputeEnergyJ, perMicroBatch: true, optional: true},
+		{name: "backward", timeS: tr.BackwardTimeS, flops: tr.BackwardFLOPs, launches: bl, energyJ: tr.BackwardEnergyJ, perMicroBatch: true},
+		{name: "accumulate", timeS: tr.AccumulateTimeS, energyJ: tr.AccumulateEnergyJ, optional: true},
+		{name: "all_reduce", timeS: tr.GradAllReduceExposedS, optional: true},
+		{name: "optimizer", timeS: tr.OptimizerTimeS, flops: tr.OptimizerFLOPs, launches: tr.OptimizerLaunches, energyJ: tr.OptimizerEnergyJ},
+		{name: "host_wait", timeS: tr.HostWaitS, energyJ: tr.WaitEnergyJ, optional: true},
+	}
+}
+
+// lossRest is the forward and backward work no node row carries: the
+// loss head a graph without a loss gets (one kernel each way), and
+// whatever else the phase totals hold beyond the nodes' sums.
+func lossRest(r *report.Report) (fwd, bwd phase) {
+	tr := r.Totals.Train
+	fwd = phase{name: "forward", timeS: tr.ForwardTimeS, flops: tr.ForwardFLOPs, energyJ: tr.ForwardEnergyJ, launches: 1}
+	bwd = phase{name: "backward", timeS: tr.BackwardTimeS, flops: tr.BackwardFLOPs, energyJ: tr.BackwardEnergyJ, launches: 1}
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		fwd.timeS -= n.TimeS
+		fwd.flops -= n.FLOPs
+		fwd.energyJ -= n.EnergyJ
+		if b := n.Backward; b != nil {
+			fwd.timeS -= b.ForwardExtraS
+			fwd.energyJ -= b.ForwardExtraJ
+			bwd.timeS -= b.TimeS
+			bwd.flops -= b.FLOPs
+			bwd.energyJ -= b.EnergyJ
+		}
+	}
+	return fwd, bwd
+}
+
+// restShown reports whether a lossRest is work of its own rather than
+// the rounding left between the phase total and the nodes' sum.
+func restShown(p phase, tr *report.Train) bool { return p.timeS > 1e-9*tr.StepTimeS }
+
+// accumOf is the micro-batches per optimizer step.
+func accumOf(tr *report.Train) float64 { return float64(max(tr.GradAccum, 1)) }
+
+// lossRestName names the CSV rows of lossRest.
+const lossRestName = "(loss head and work outside the nodes)"
+
+// trainCSV writes a training step one row per node per phase (forward,
+// backward) plus a row per step-level phase, in base units. Each row is
+// its cost within one optimizer step: under gradient accumulation the
+// forward and backward rows count every micro-batch, so time_s sums to
+// the report's train.step_time_s and energy_j to train.step_energy_j.
+func trainCSV(w io.Writer, r *report.Report, opt Options) error {
+	cw := csv.NewWriter(w)
+	f := csvNumber
+	tr := r.Totals.Train
+	k := accumOf(tr)
+	cw.Write([]string{"phase", "name", "op_type", "domain", "kernels", "flops", "bytes_read", "bytes_written", "launches", "time_s", "energy_j"})
+	row := func(ph, name, op, domain, kernels string, flops, read, written, launches, timeS, energyJ float64) {
+		cw.Write([]string{ph, Clean(name), Clean(op), Clean(domain), Clean(kernels), f(flops), f(read), f(written), f(launches), f(timeS), f(energyJ)})
+	}
+	shown, _ := selectNodes(r, opt.Top)
+	for _, n := range shown {
+		t, e := n.TimeS, n.EnergyJ
+		if n.Backward != nil {
+			t += n.Backward.ForwardExtraS
+			e += n.Backward.ForwardExtraJ
+		}
+		row("forward", n.Name, n.OpType, n.Domain, "", k*n.FLOPs, k*n.BytesRead, k*n.BytesWritten, k*n.Launches, k*t, k*e)
+	}
+	fr, br := lossRest(r)
+	if restShown(fr, tr) {
+		row("forward", lossRestName, "", "", "", k*fr.flops, 0, 0, k*fr.launches, k*fr.timeS, k*fr.energyJ)
+	}
+	if tr.RecomputeTimeS > 0 {
+		row("recompute", "(checkpoint "+tr.Checkpoint+")", "", "", "", 0, 0, 0, 0, k*tr.RecomputeTimeS, k*tr.RecomputeEnergyJ)
+	}
+	if restShown(br, tr) {
+		row("backward", lossRestName, "", "", "", k*br.flops, 0, 0, k*br.launches, k*br.timeS, k*br.energyJ)
+	}
+	// Backward runs in reverse node order, as autograd issues it.
+	for i := len(shown) - 1; i >= 0; i-- {
+		n := &shown[i]
+		if b := n.Backward; b != nil {
+			row("backward", n.Name, n.OpType, n.Domain, b.Kernels, k*b.FLOPs, k*b.BytesRead, k*b.BytesWritten, k*b.Launches, k*b.TimeS, k*b.EnergyJ)
+		}
+	}
+	for _, p := range stepPhases(r)[3:] {
+		if p.optional && p.timeS <= 0 {
+			continue
+		}
+		name := ""
+		if p.name == "optimizer" {
+			name = tr.Optimizer
+		}
+		row(p.name, name, "", "", "", p.flops, 0, 0, p.launches, p.timeS, p.energyJ)
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// trainMarkdown writes the training step's phases: time, FLOPs and
+// launches of each, and the step's total.
+func trainMarkdown(w io.Writer, r *report.Report) {
+	tr := r.Totals.Train
+	k := accumOf(tr)
+	per := ""
+	if k > 1 {
+		per = fmt.Sprintf(" (×%d micro-batches)", tr.GradAccum)
+	}
+	fmt.Fprintf(w, "| training phase | time | FLOPs | launches | energy | share of step |\n|---|---:|---:|---:|---:|---:|\n")
+	var ff, fn float64
+	for _, p := range stepPhases(r) {
+		if p.optional && p.timeS <= 0 {
+			continue
+		}
+		name := p.name
+		switch name {
+		case "optimizer":
+			name += " (" + tr.Optimizer + ")"
+		case "all_reduce":
+			name = "gradient all-reduce (exposed)"
+		case "host_wait":
+			name = "wait on host dispatch"
+		case "accumulate":
+			name = "gradient accumulation adds"
+		case "recompute":
+			name += " (checkpoint " + tr.Checkpoint + ")"
+		}
+		if p.perMicroBatch {
+			p.timeS, p.flops, p.launches, p.energyJ = k*p.timeS, k*p.flops, k*p.launches, k*p.energyJ
+			name += per
+		}
+		ff, fn = ff+p.flops, fn+p.launches
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", MarkdownEscape(name), Seconds(p.timeS), FLOPs(p.flops), Count(p.launches), Joules(p.energyJ), share(p.timeS, tr.StepTimeS))
+	}
+	fmt.Fprintf(w, "| **training step** | %s | %s | %s | %s | 100%% |\n\n", Seconds(tr.StepTimeS), FLOPs(ff), Count(fn), Joules(tr.StepEnergyJ))
 }

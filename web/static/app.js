@@ -30,12 +30,18 @@ let cache = {};          // per-settings results of the slower views
 let selected = null;     // the selected node's name
 let sortKey = "time_s", sortAsc = false, estimates = 0;
 
+// urlBad holds the URL's gpu and batch values the page could not use, by
+// name: serve's settings (or the default) stand in for them, and the page
+// says so (noteBadURL) rather than quietly show another GPU.
+const urlBad = {};
+
 function readHash() {
   const p = new URLSearchParams(location.hash.slice(1));
   if (p.get("gpu")) state.gpu = p.get("gpu");
   if (p.has("dtype")) state.dtype = p.get("dtype");
-  const b = parseInt(p.get("batch") || "", 10);
-  state.batch = b > 0 ? b : 0;
+  const rawBatch = (p.get("batch") || "").trim();
+  state.batch = /^[0-9]+$/.test(rawBatch) && parseInt(rawBatch, 10) > 0 ? parseInt(rawBatch, 10) : 0;
+  if (rawBatch && !state.batch) urlBad.batch = rawBatch;
   if (p.get("plan") === "unfused") state.plan = "unfused";
   if (p.get("tab")) state.tab = p.get("tab");
   for (const [k] of textFlags) state[k] = p.get(k) || "";
@@ -236,6 +242,14 @@ async function boot() {
     o.textContent = `${g.name} · ${g.arch}`;
     sel.append(o);
   }
+  // The CLI takes a GPU's name in any case, or an alias (--gpu h100);
+  // so does the URL.
+  if (state.gpu && !gpuByName[state.gpu]) {
+    const want = state.gpu.toLowerCase();
+    const same = gpus.find((g) => g.name.toLowerCase() === want || (g.aliases || []).includes(want));
+    if (same) state.gpu = same.name;
+    else urlBad.gpu = state.gpu;
+  }
   if (!state.gpu || !gpuByName[state.gpu]) state.gpu = gpuByName["A100-SXM4-80GB"] ? "A100-SXM4-80GB" : gpus[0].name;
   choices = await call("choices");
   if (!choices) return;
@@ -256,6 +270,7 @@ async function boot() {
   // fixed addresses; a static copy of the page has neither.
   try {
     const p = await preload;
+    noteBadURL(p && p.info.settings);
     if (p) {
       applyServed(p.info.settings);
       if (p.bytes) {
@@ -264,6 +279,7 @@ async function boot() {
       }
     }
   } catch (e) {
+    noteBadURL(null);
     showError("onnxcost: " + e.message);
   }
 }
@@ -286,14 +302,32 @@ async function fetchPreload() {
 function applyServed(st) {
   if (!st) return;
   const p = new URLSearchParams(location.hash.slice(1));
-  if (st.gpu && !p.get("gpu") && gpuByName[st.gpu]) state.gpu = st.gpu;
+  if (st.gpu && (!p.get("gpu") || urlBad.gpu) && gpuByName[st.gpu]) state.gpu = st.gpu;
   if (st.dtype && !p.has("dtype")) state.dtype = st.dtype;
-  if (st.batch > 0 && !p.get("batch")) state.batch = st.batch;
+  if (st.batch > 0 && (!p.get("batch") || urlBad.batch)) state.batch = st.batch;
   if (st.plan && !p.get("plan")) state.plan = st.plan;
   for (const [k, v] of Object.entries(st.dims || {})) if (!p.has("dim." + k)) state.dims[k] = v;
   for (const k of ["runtime", "optimizer", "checkpoint", "power_cap", "sm_clock", "gpus"]) if (st[k] && !p.has(k)) state[k] = st[k];
   if (st.train && !p.has("train")) state.train = true;
   syncControls();
+}
+
+// noteBadURL says, in one line, which of the URL's values the page could
+// not use and what it shows instead: serve's setting (st, null from a
+// static copy of the page) or the page's default.
+function noteBadURL(st) {
+  const parts = [];
+  if (urlBad.gpu) {
+    const use = st && st.gpu && gpuByName[st.gpu] ? `${st.gpu} (serve's --gpu)` : state.gpu;
+    parts.push(`gpu=${urlBad.gpu} is not a GPU onnxcost knows (see 'onnxcost gpus'); showing ${use}`);
+  }
+  if (urlBad.batch) {
+    const use = st && st.batch > 0 ? `batch ${st.batch} (serve's --batch)` : "the default batch";
+    parts.push(`batch=${urlBad.batch} is not a whole number above 0; showing ${use}`);
+  }
+  const n = $("#notice");
+  n.textContent = parts.length ? "The page's URL: " + parts.join("; ") + "." : "";
+  n.hidden = !parts.length;
 }
 
 // defaultOf is a text flag's value when not given. The runtime's is the
@@ -761,7 +795,7 @@ async function renderRoofline() {
   const X = (v) => L + ((Math.log10(v) - Math.log10(x0)) / (Math.log10(x1) - Math.log10(x0))) * (W - L - R);
   const Y = (v) => H - B - ((Math.log10(v) - Math.log10(y0)) / (Math.log10(y1) - Math.log10(y0))) * (H - T - B);
   const total = report.totals.time_s || 1;
-  const color = { compute: "var(--compute)", HBM: "var(--hbm)", L2: "var(--l2)", launch: "var(--launch)" };
+  const color = { compute: "var(--compute)", HBM: "var(--hbm)", L2: "var(--l2)", latency: "var(--latency)", launch: "var(--launch)" };
   let s = `<svg viewBox="0 0 ${W} ${H}" xmlns="http://www.w3.org/2000/svg"><rect x="${L}" y="${T}" width="${W - L - R}" height="${H - T - B}" fill="#fff" stroke="#ccc"/>`;
   for (let d = x0; d <= x1 * 1.001; d *= 10) s += `<line x1="${X(d)}" x2="${X(d)}" y1="${T}" y2="${H - B}" stroke="#eee"/><text x="${X(d)}" y="${H - B + 14}" text-anchor="middle">${si(d, "").trim()}</text>`;
   for (let d = y0; d <= y1 * 1.001; d *= 10) s += `<line x1="${L}" x2="${W - R}" y1="${Y(d)}" y2="${Y(d)}" stroke="#eee"/><text x="${L - 6}" y="${Y(d) + 4}" text-anchor="end">${si(d, "").trim()}</text>`;
@@ -784,8 +818,8 @@ async function renderRoofline() {
     s += `<line x1="${X(xa)}" y1="${Y(v)}" x2="${X(x1)}" y2="${Y(v)}" stroke="#333" stroke-width="1.5" stroke-dasharray="${i ? "2 3" : ""}"/><text x="${W - R + 4}" y="${Y(v) + 4}">${esc(p)} ${si(v, "FLOP/s")}</text>`;
   });
   const r = (p) => 2.5 + 14 * Math.sqrt(p.time_s / total);
-  for (const p of un) s += `<circle class="pt" cx="${X(p.ai)}" cy="${Y(p.achieved)}" r="${r(p)}" fill="none" stroke="${color[p.ceiling] || "#999"}" stroke-width="1" opacity=".7" data-name="${esc(p.name)}" data-plan="unfused"><title>unfused ${esc(p.name)} (${esc(p.op_type)}): ${secs(p.time_s)}, ${sig(p.ai)} FLOP/B, ${si(p.achieved, "FLOP/s")}, ${esc(p.ceiling)}-bound</title></circle>`;
-  for (const p of pts) s += `<circle class="pt" cx="${X(p.ai)}" cy="${Y(p.achieved)}" r="${r(p)}" fill="${color[p.ceiling] || "#999"}" fill-opacity=".75" stroke="#fff" data-name="${esc(p.name)}"><title>${esc(p.name)} (${esc(p.op_type)}): ${secs(p.time_s)}, ${sig(p.ai)} FLOP/B, ${si(p.achieved, "FLOP/s")}, ${esc(p.ceiling)}-bound</title></circle>`;
+  for (const p of un) s += `<circle class="pt" cx="${X(p.ai)}" cy="${Y(p.achieved)}" r="${r(p)}" fill="none" stroke="${color[p.ceiling] || "#999"}" stroke-width="1.5" opacity=".9" data-name="${esc(p.name)}" data-plan="unfused"><title>unfused ${esc(p.name)} (${esc(p.op_type)}): ${secs(p.time_s)}, ${sig(p.ai)} FLOP/B, ${si(p.achieved, "FLOP/s")}, ${esc(p.ceiling)}-bound</title></circle>`;
+  for (const p of pts) s += `<circle class="pt" cx="${X(p.ai)}" cy="${Y(p.achieved)}" r="${r(p)}" fill="${color[p.ceiling] || "#999"}" fill-opacity=".85" stroke="#777" stroke-width=".5" data-name="${esc(p.name)}"><title>${esc(p.name)} (${esc(p.op_type)}): ${secs(p.time_s)}, ${sig(p.ai)} FLOP/B, ${si(p.achieved, "FLOP/s")}, ${esc(p.ceiling)}-bound</title></circle>`;
   // Name the costliest points, skipping a label that would overprint one
   // already placed.
   const placed = [];
@@ -798,8 +832,8 @@ async function renderRoofline() {
     if (placed.length === 6) break;
   }
   let ly = H - B - 150;
-  const legend = [["compute", "compute-bound"], ["HBM", "HBM-bound"], ["L2", "L2-bound"], ["launch", "launch-bound"]];
-  for (const [k, label] of legend) { s += `<circle cx="${W - R + 10}" cy="${ly + 60}" r="5" fill="${color[k]}"/><text x="${W - R + 20}" y="${ly + 64}">${label}</text>`; ly += 16; }
+  const legend = [["compute", "compute-bound"], ["HBM", "HBM-bound"], ["L2", "L2-bound"], ["latency", "latency-bound"], ["launch", "launch-bound"]];
+  for (const [k, label] of legend) { s += `<circle cx="${W - R + 10}" cy="${ly + 60}" r="5" fill="${color[k]}" stroke="#888" stroke-width=".5"/><text x="${W - R + 20}" y="${ly + 64}">${label}</text>`; ly += 16; }
   if (un.length) s += `<circle cx="${W - R + 10}" cy="${ly + 60}" r="5" fill="none" stroke="#777"/><text x="${W - R + 20}" y="${ly + 64}">unfused plan</text>`;
   s += "</svg>";
   box.innerHTML = `<p class="muted">${pts.length} ${esc(report.plan)} nodes${un.length ? ` and ${un.length} unfused (rings)` : ""} placed; area is share of time. Roofs from the GPU database (${esc(report.gpu)}).</p>` + s;
