@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"os"
@@ -114,7 +115,7 @@ func TestActionIsValidComposite(t *testing.T) {
 				if !ids[id] {
 					t.Errorf("%s: %s names no step", where, m[0])
 				}
-			case e == "github.action_path":
+			case e == "github.action_path", e == "github.action_ref":
 			default:
 				t.Errorf("%s: unexpected expression %s", where, m[0])
 			}
@@ -180,6 +181,8 @@ func runAction(t *testing.T, a *actionFile, workspace string, inputs map[string]
 				return input(strings.TrimPrefix(e, "inputs."))
 			case e == "github.action_path":
 				return root
+			case e == "github.action_ref":
+				return "v1/test"
 			case strings.HasPrefix(e, "steps."):
 				parts := strings.SplitN(strings.TrimPrefix(e, "steps."), ".", 3)
 				return stepOut[parts[0]][parts[2]]
@@ -326,9 +329,55 @@ func TestActionRunsCheck(t *testing.T) {
 		t.Errorf("fail-on-budget false: exit %d, verdict %q", code, out["verdict"])
 	}
 
+	// Run from the budget's folder: the annotation still names the budget
+	// file from the repository root, where GitHub looks for it.
+	wd := map[string]string{"working-directory": "ci", "gpu": "T4", "fail-on-budget": "false"}
+	out, code, log = runAction(t, a, ws, wd)
+	if code != 0 || out["verdict"] != "fail" || !strings.Contains(log, "::error file=ci/.onnxcost.yaml,line=") {
+		t.Errorf("working-directory ci: exit %d, verdict %q, want the annotation on ci/.onnxcost.yaml:\n%s", code, out["verdict"], log)
+	}
+
+	// A missing model: exit 2, and every output file states the error, so
+	// that a comment step given markdown-file finds it.
+	if err := os.WriteFile(filepath.Join(ws, "ci", ".onnxcost.yaml"), []byte("version: 1\nmodels:\n  - path: models/gone.onnx\n    budgets:\n      time: {max: 1 s}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code, log = runAction(t, a, ws, in)
+	if code != 2 || out["verdict"] != "error" {
+		t.Fatalf("missing model: exit %d, verdict %q\n%s", code, out["verdict"], log)
+	}
+	if md := mustRead(t, out["markdown-file"]); !strings.Contains(md, "<!-- onnxcost-report -->") || !strings.Contains(md, "gone.onnx") {
+		t.Errorf("missing model: comment does not state the error:\n%s", md)
+	}
+	var errJUnit struct {
+		Errors int `xml:"errors,attr"`
+		Suites []struct {
+			Cases []struct {
+				Error *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"error"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal([]byte(mustRead(t, out["junit-file"])), &errJUnit); err != nil || errJUnit.Errors != 1 ||
+		len(errJUnit.Suites) != 1 || len(errJUnit.Suites[0].Cases) != 1 || errJUnit.Suites[0].Cases[0].Error == nil ||
+		!strings.Contains(errJUnit.Suites[0].Cases[0].Error.Message, "gone.onnx") {
+		t.Errorf("missing model: JUnit %v %+v:\n%s", err, errJUnit, mustRead(t, out["junit-file"]))
+	}
+	var res struct{ Verdict, Error string }
+	if err := json.Unmarshal([]byte(mustRead(t, out["json-file"])), &res); err != nil || res.Verdict != "error" || !strings.Contains(res.Error, "gone.onnx") {
+		t.Errorf("missing model: JSON %v %+v", err, res)
+	}
+	if !strings.Contains(log, "::error file=ci/.onnxcost.yaml,title=") || !strings.Contains(out["$summary"], "gone.onnx") {
+		t.Errorf("missing model: no annotation or job summary:\n%s\n---\n%s", log, out["$summary"])
+	}
+
 	in["config"] = "ci/missing.yaml"
 	out, code, _ = runAction(t, a, ws, in)
 	if code != 2 || out["verdict"] != "error" {
 		t.Errorf("missing budget file: exit %d, verdict %q", code, out["verdict"])
+	}
+	if md := mustRead(t, out["markdown-file"]); !strings.Contains(md, "missing.yaml") {
+		t.Errorf("missing budget file: comment does not state the error:\n%s", md)
 	}
 }

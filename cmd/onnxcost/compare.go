@@ -17,7 +17,7 @@ func newCompareCmd(stdout, stderr io.Writer) *cobra.Command {
 	var top int
 	var vf viewerFlags
 	c := &cobra.Command{
-		Use:   "compare MODEL.onnx --gpu NAME",
+		Use: "compare MODEL.onnx --gpu NAME", Example: "  onnxcost compare testdata/models/resnet50.onnx --gpu T4 --batch 1",
 		Short: "Compare the unfused and fused plans: per fused group and in total",
 		Long: `compare costs the model twice, as read (unfused) and after the fusion passes
 (fused), and shows, for every fused group, its constituents and its time,

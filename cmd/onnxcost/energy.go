@@ -18,7 +18,7 @@ func newEnergyCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f costFlags
 	var caps, clocks, format, out string
 	c := &cobra.Command{
-		Use:   "energy MODEL --gpu NAME [--power-cap LIST | --sm-clock LIST]",
+		Use: "energy MODEL --gpu NAME [--power-cap LIST | --sm-clock LIST]", Example: "  onnxcost energy zoo:lstm-ptb --gpu V100 --batch 20\n  onnxcost energy zoo:resnet50 --gpu V100 --batch 64 --sm-clock 900,1200,1530",
 		Short: "Time, power, energy-to-solution and energy-delay product across power caps or SM clocks",
 		Long: `energy costs the model once per power cap (nvidia-smi -pl) or SM clock
 lock (nvidia-smi -lgc) and prints, per setting, the time of one inference

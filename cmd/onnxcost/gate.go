@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -96,7 +97,7 @@ func newDiffCmd(stdout, stderr io.Writer) *cobra.Command {
 	var failOn, format string
 	var out outFlags
 	c := &cobra.Command{
-		Use:   "diff BASE HEAD",
+		Use: "diff BASE HEAD", Example: "  onnxcost diff testdata/models/resnet50.onnx testdata/models/resnet50_plus_block.onnx --gpu T4 --batch 1",
 		Short: "Compare two models or saved JSON reports; --fail-on turns it into a check",
 		Long: `diff compares BASE and HEAD, each an .onnx model (estimated with --gpu and the
 other flags), a JSON report saved by 'onnxcost report --format json', or a
@@ -191,7 +192,7 @@ func newCheckCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out outFlags
 	var pf passFlags
 	c := &cobra.Command{
-		Use:   "check [-c .onnxcost.yaml] [--base-report FILE]",
+		Use: "check [-c .onnxcost.yaml] [--base-report FILE]", Example: "  onnxcost check\n  onnxcost check --out-markdown cost.md --out-junit cost.xml",
 		Short: "Check every model of a budget file; exit 1 if an error-level budget is exceeded",
 		Long: `check estimates every model listed in the budget file and tests its
 assertions: absolute limits (max: "1.8 ms") and, given --base-report (a
@@ -205,7 +206,7 @@ $GITHUB_STEP_SUMMARY and prints ::error annotations on the budget lines.`,
 			pf.dumpTo = stderr
 			b, err := gate.LoadBudget(configPath)
 			if err != nil {
-				return usageErr("%v", err)
+				return checkError(out, configPath, []string{configPath, baseReport}, usageErr("%v", err), stdout, stderr)
 			}
 			if err := out.check(b.Inputs(configPath, baseReport)...); err != nil {
 				return err
@@ -217,7 +218,7 @@ $GITHUB_STEP_SUMMARY and prints ::error annotations on the budget lines.`,
 				r, err := estimateBudgetModel(b, mb, pf)
 				if err != nil {
 					prog.Stop()
-					return err
+					return checkError(out, b.File, b.Inputs(configPath, baseReport), err, stdout, stderr)
 				}
 				reports[mb.Name] = r
 				prog.Add(1)
@@ -231,24 +232,15 @@ $GITHUB_STEP_SUMMARY and prints ::error annotations on the budget lines.`,
 			bases := map[string]*report.Report{}
 			if baseReport != "" {
 				if bases, err = loadBases(baseReport, b); err != nil {
-					return err
+					return checkError(out, b.File, b.Inputs(configPath, baseReport), err, stdout, stderr)
 				}
 			}
 			res := gate.Evaluate(b, version, reports, bases)
-			md := func(w io.Writer) error { gate.WriteCheckMarkdown(w, res); return nil }
-			if err := writeOutputs(out, func(w io.Writer) error { return writeJSON(w, res) }, md,
-				func(w io.Writer) error { return gate.WriteJUnit(w, res) }); err != nil {
+			if err := writeFiles(nil, gate.CheckFiles(res, out.json, out.markdown, out.junit)...); err != nil {
 				return err
 			}
 			gate.WriteCheckText(stdout, res)
-			if os.Getenv("GITHUB_ACTIONS") == "true" {
-				gate.WriteAnnotations(stdout, res)
-				if p := os.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
-					if err := outfile.Append(p, md); err != nil {
-						fmt.Fprintf(stderr, "onnxcost: warning: cannot append to GITHUB_STEP_SUMMARY %s: %v\n", p, err)
-					}
-				}
-			}
+			gate.PublishActions(stdout, stderr, res)
 			if res.Errors > 0 {
 				return failErr("check: %d budget(s) exceeded", res.Errors)
 			}
@@ -260,6 +252,16 @@ $GITHUB_STEP_SUMMARY and prints ::error annotations on the budget lines.`,
 	out.add(c, true)
 	pf.add(c)
 	return c
+}
+
+// checkError writes err to each requested file for a later CI step (unless one is an input).
+func checkError(out outFlags, budgetFile string, inputs []string, err error, stdout, stderr io.Writer) error {
+	if out.check(inputs...) == nil {
+		res := gate.ErrorResult(budgetFile, version, err)
+		gate.PublishActions(stdout, stderr, res)
+		return errors.Join(err, writeFiles(nil, gate.CheckFiles(res, out.json, out.markdown, out.junit)...))
+	}
+	return err
 }
 
 // estimateBudgetModel estimates one budget entry with its settings.
@@ -310,12 +312,12 @@ func loadBases(path string, b *gate.Budget) (map[string]*report.Report, error) {
 }
 
 func newBudgetCmd(stdout, stderr io.Writer) *cobra.Command {
-	root := &cobra.Command{Use: "budget", Short: "Create budget files for 'onnxcost check'"}
+	root := &cobra.Command{Use: "budget", Short: "Create budget files for 'onnxcost check'", Example: "  onnxcost budget init testdata/models/mobilenet_v2.onnx --gpu T4 --batch 1"}
 	var f costFlags
 	var headroom, outPath string
 	var force bool
 	initCmd := &cobra.Command{
-		Use:   "init MODEL.onnx... --gpu NAME [--headroom 10%]",
+		Use: "init MODEL.onnx... --gpu NAME [--headroom 10%]", Example: "  onnxcost budget init testdata/models/mobilenet_v2.onnx --gpu T4 --batch 1",
 		Short: "Write a budget file from the current estimates plus headroom",
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {

@@ -27,7 +27,7 @@ type generateFlags struct {
 func newGenerateCmd(stdout, stderr io.Writer) *cobra.Command {
 	g := generateFlags{gpus: gpuCount(1)}
 	c := &cobra.Command{
-		Use:   "generate MODEL --gpu NAME --prompt N --output M [--batch B]",
+		Use: "generate MODEL --gpu NAME --prompt N --output M [--batch B]", Example: "  onnxcost generate zoo:llama-7b --gpu H100 --dtype fp16 --prompt 512 --output 128 --batch 8",
 		Short: "Time to first token, time per output token, tokens/s and memory of LLM generation with a KV cache",
 		Long: `generate costs serving B sequences of an N-token prompt and M generated
 tokens with a decoder that takes a key/value cache: a zoo decoder

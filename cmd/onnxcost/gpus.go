@@ -57,13 +57,13 @@ func lookupFlag[T any](flag, name string, lookup func(string) (T, error)) (T, er
 func newGPUsCmd(stdout, stderr io.Writer) *cobra.Command {
 	var format, gpuFile string
 	list := &cobra.Command{
-		Use:   "gpus",
+		Use: "gpus", Example: "  onnxcost gpus\n  onnxcost gpus show H100",
 		Short: "List the GPUs in the database (datasheet figures, dense peaks)",
 		Args:  cobra.NoArgs,
 		RunE:  listRunE(stdout, &format, func() (*hwdb.DB, error) { return gpuDB(gpuFile) }, hwdb.WriteTable),
 	}
 	show := &cobra.Command{
-		Use:   "show NAME",
+		Use: "show NAME", Example: "  onnxcost gpus show H100",
 		Short: "Print one GPU's figures with their sources",
 		Args:  exactArgs(1, "a GPU NAME"),
 		RunE: func(c *cobra.Command, args []string) error {

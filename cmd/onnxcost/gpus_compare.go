@@ -17,7 +17,7 @@ func newGPUsCompareCmd(stdout, stderr io.Writer) *cobra.Command {
 	var prices []string
 	var pricesFile string
 	c := &cobra.Command{
-		Use:   "compare MODEL --gpu all|A,B,... [--batch N] [--price GPU=USD_PER_HOUR] [--prices FILE]",
+		Use: "compare MODEL --gpu all|A,B,... [--batch N] [--price GPU=USD_PER_HOUR] [--prices FILE]", Example: "  onnxcost gpus compare testdata/models/resnet50.onnx --gpu A100-SXM4-80GB,H100,L4,T4 --batch 8 --price T4=0.35",
 		Short: "One model on several GPUs: time, throughput, energy, memory fit, cost per million",
 		Long: `compare costs one model at one batch on every GPU given (all: the whole
 database) and prints, per GPU, the time of one batch, throughput (items/s),

@@ -52,7 +52,7 @@ func listRunE[T any, DB interface{ All() []T }](stdout io.Writer, format *string
 func newRuntimesCmd(stdout io.Writer) *cobra.Command {
 	var format, runtimeFile string
 	c := &cobra.Command{
-		Use:   "runtimes",
+		Use: "runtimes", Example: "  onnxcost gpus runtimes",
 		Short: "List the runtime execution profiles (launch gap, host dispatch, per-call cost, memory floor)",
 		Args:  cobra.NoArgs,
 		RunE:  listRunE(stdout, &format, func() (*hwdb.RuntimeDB, error) { return runtimeDB(runtimeFile) }, hwdb.WriteRuntimes),

@@ -144,7 +144,7 @@ func newGraphCmd(stdout, stderr io.Writer) *cobra.Command {
 	var g graphFlags
 	var out string
 	c := &cobra.Command{
-		Use:   "graph MODEL.onnx|REPORT.json --gpu NAME -o out.{dot,svg,png,pdf}",
+		Use: "graph MODEL.onnx|REPORT.json --gpu NAME -o out.{dot,svg,png,pdf}", Example: "  onnxcost graph testdata/models/resnet50.onnx --gpu T4 -o resnet50.dot",
 		Short: "Draw the graph annotated with each node's time, share and roofline bound (Graphviz)",
 		Long: `graph draws the model as a Graphviz graph: each box shows the op type, the
 node name, its estimated time and share of the total, FLOPs, bytes,

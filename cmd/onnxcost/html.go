@@ -18,7 +18,7 @@ func newHTMLCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out string
 	var full bool
 	c := &cobra.Command{
-		Use:   "html MODEL.onnx|REPORT.json --gpu NAME -o report.html",
+		Use: "html MODEL.onnx|REPORT.json --gpu NAME -o report.html", Example: "  onnxcost html testdata/models/resnet50.onnx --gpu T4 -o report.html",
 		Short: "Write one self-contained HTML report: summary, sortable node table, graph and roofline",
 		Long: `html writes a single HTML file that needs no network: the summary, a
 sortable per-node table, the annotated graph (SVG, rendered by the system

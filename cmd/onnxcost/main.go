@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/internal/completion"
 	"github.com/onnxcost/onnxcost/internal/console"
 	"github.com/onnxcost/onnxcost/internal/gctune"
 	"github.com/onnxcost/onnxcost/ir"
@@ -99,7 +100,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 // DenseNet-121 report. Help, completion and a mistyped name get all.
 func newRootCmd(stdout, stderr io.Writer, args ...string) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "onnxcost",
+		Use: "onnxcost", Example: "  onnxcost report zoo:resnet50 --gpu T4\n  onnxcost compare testdata/models/resnet50.onnx --gpu T4\n  onnxcost gpus",
 		Short: "Estimate what an ONNX model costs on a GPU, before and after fusion",
 		Long: `onnxcost reads an ONNX model, infers every tensor's shape, applies fusion
 passes and estimates per node, on a chosen GPU: MACs, FLOPs, bytes moved,
@@ -122,6 +123,7 @@ kernel launches and time under a time-based roofline.`,
 			root.AddCommand(s.build(stdout, diag))
 		}
 	}
+	completion.Register(root)
 	return root
 }
 

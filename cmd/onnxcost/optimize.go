@@ -21,7 +21,7 @@ func newOptimizeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var list bool
 	var ann annotateFlags
 	c := &cobra.Command{
-		Use:   "optimize MODEL.onnx -o OUT.onnx",
+		Use: "optimize MODEL.onnx -o OUT.onnx", Example: "  onnxcost optimize --list\n  onnxcost optimize testdata/models/resnet50.onnx -o resnet50.fused.onnx",
 		Short: "Write the fused graph as an ONNX model (fused ops in domain onnxcost)",
 		Long: `optimize runs the fusion passes and writes the resulting graph. Fused ops are
 in the custom domain "onnxcost" (imported at version 1), each with a

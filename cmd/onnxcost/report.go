@@ -196,7 +196,7 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 	var top int
 	var vf viewerFlags
 	c := &cobra.Command{
-		Use:   "report MODEL.onnx [--gpu NAME]",
+		Use: "report MODEL.onnx [--gpu NAME]", Example: "  onnxcost report testdata/models/resnet50.onnx --gpu T4 --batch 1 --top 5\n  onnxcost report zoo:resnet50 --gpu A100-SXM4-40GB --train --batch 64 --top 3",
 		Short: "Estimate MACs, FLOPs, bytes, launches and time per node on a GPU (counts only without one)",
 		Args:  exactArgs(1, "MODEL.onnx"),
 		RunE: func(c *cobra.Command, args []string) error {

@@ -51,7 +51,7 @@ func newRooflineCmd(stdout, stderr io.Writer) *cobra.Command {
 	var single, full bool
 	var tf timeRooflineFlags
 	c := &cobra.Command{
-		Use:   "roofline MODEL.onnx|REPORT.json --gpu NAME -o out.{svg,png,pdf}",
+		Use: "roofline MODEL.onnx|REPORT.json --gpu NAME -o out.{svg,png,pdf}", Example: "  onnxcost roofline testdata/models/resnet50.onnx --gpu T4 -o roofline.svg",
 		Short: "Draw the roofline chart: every node at its intensity and estimated FLOP/s",
 		Long: `roofline draws a log-log roofline chart: arithmetic intensity (FLOP/byte)
 against estimated FLOP/s, with the GPU's compute roof for each precision

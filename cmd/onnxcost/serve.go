@@ -26,7 +26,7 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var allowRemote bool
 	var f costFlags
 	c := &cobra.Command{
-		Use:   "serve [MODEL.onnx]",
+		Use: "serve [MODEL.onnx]", Example: "  onnxcost serve testdata/models/resnet50.onnx --gpu T4",
 		Short: "Serve the browser app (drop a model, pick a GPU) on a local address",
 		Long: `serve runs onnxcost's browser app from this binary: the page runs the same
 pipeline as 'report' on a model dropped onto it. A binary built after

@@ -14,7 +14,7 @@ func newShapesCmd(stdout, stderr io.Writer) *cobra.Command {
 	var mf modelFlags
 	var format string
 	c := &cobra.Command{
-		Use:   "shapes MODEL.onnx",
+		Use: "shapes MODEL.onnx", Example: "  onnxcost shapes testdata/models/lstm_ptb_dyn.onnx --batch 20 --dim seq=35",
 		Short: "Print every node with its inputs' and outputs' dtypes and inferred shapes",
 		Args:  exactArgs(1, "MODEL.onnx"),
 		RunE: func(c *cobra.Command, args []string) error {

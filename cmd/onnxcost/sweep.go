@@ -83,7 +83,7 @@ func (f *sweepFlags) runtime() (*hwdb.Runtime, error) {
 func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f sweepFlags
 	c := &cobra.Command{
-		Use:   "sweep MODEL [MODEL...] --gpu A[,B...] --batch LIST [--dim NAME=LIST] [--param K=LIST]",
+		Use: "sweep MODEL [MODEL...] --gpu A[,B...] --batch LIST [--dim NAME=LIST] [--param K=LIST]", Example: "  onnxcost sweep zoo:resnet50 --gpu T4,A10 --batch 1,8,64\n  onnxcost sweep zoo:lstm-ptb --gpu V100 --param layers=1,2,3,4 --fit linear",
 		Short: "Sweep batch, symbols or zoo parameters across GPUs: time, throughput, memory, fit",
 		Long: `sweep costs a model at every combination of the swept values on every GPU
 given, and prints one row per GPU and point: latency (the time of one

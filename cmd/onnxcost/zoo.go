@@ -20,7 +20,7 @@ func newZooCmd(stdout, stderr io.Writer) *cobra.Command {
 		params      []string
 	)
 	c := &cobra.Command{
-		Use:   "zoo [NAME [--param K=V]... -o OUT.onnx]",
+		Use: "zoo [NAME [--param K=V]... -o OUT.onnx]", Example: "  onnxcost zoo\n  onnxcost zoo llama-tiny --param layers=4 -o llama-tiny.onnx",
 		Short: "List the built-in reference models, or write one as a graph-only .onnx",
 		Long: `Without arguments, zoo lists the reference models (AlexNet, VGG, ResNet,
 the PTB LSTM, a Transformer encoder, GPT-2 and LLaMA-style decoders, and a

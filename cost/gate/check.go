@@ -40,13 +40,24 @@ type ModelResult struct {
 
 // CheckResult is the outcome of a whole budget file.
 type CheckResult struct {
-	SchemaVersion int           `json:"schema_version"`
-	ToolVersion   string        `json:"tool_version"`
-	BudgetFile    string        `json:"budget_file"`
-	Verdict       string        `json:"verdict"` // "pass", "warn" or "fail"
-	Errors        int           `json:"errors"`
-	Warnings      int           `json:"warnings"`
-	Models        []ModelResult `json:"models"`
+	SchemaVersion int    `json:"schema_version"`
+	ToolVersion   string `json:"tool_version"`
+	BudgetFile    string `json:"budget_file"`
+	Verdict       string `json:"verdict"` // "pass", "warn", "fail" or "error"
+	// Error is why the check could not run (verdict "error", exit 2): a
+	// bad budget file, an unreadable model or base report.
+	Error    string        `json:"error,omitempty"`
+	Errors   int           `json:"errors"`
+	Warnings int           `json:"warnings"`
+	Models   []ModelResult `json:"models"`
+}
+
+// ErrorResult is the result of a check that could not run: written to
+// the requested outputs all the same, so that a CI step reading them
+// finds the error rather than no file.
+func ErrorResult(budgetFile, toolVersion string, err error) *CheckResult {
+	return &CheckResult{SchemaVersion: report.SchemaVersion, ToolVersion: toolVersion, BudgetFile: budgetFile,
+		Verdict: "error", Error: err.Error(), Models: []ModelResult{}}
 }
 
 // Evaluate checks each model's report against its budget. bases may hold

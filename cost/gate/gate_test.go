@@ -152,7 +152,7 @@ func TestBudgetEvaluate(t *testing.T) {
 		t.Errorf("skipped %d verdict %s", skipped, nobase.Verdict)
 	}
 	var ann bytes.Buffer
-	WriteAnnotations(&ann, fail)
+	WriteAnnotations(&ann, fail, "")
 	if n := strings.Count(ann.String(), "::error file=b.yaml,line=8,"); n != 2 {
 		t.Errorf("annotations:\n%s\nwant 2 on line 8", ann.String())
 	}
@@ -210,7 +210,7 @@ func TestHostileNamesAreEscaped(t *testing.T) {
 	var text, mdBuf, ann bytes.Buffer
 	WriteCheckText(&text, res)
 	WriteCheckMarkdown(&mdBuf, res)
-	WriteAnnotations(&ann, res)
+	WriteAnnotations(&ann, res, "")
 	for name, out := range map[string]string{"text": text.String(), "markdown": mdBuf.String(), "annotations": ann.String()} {
 		for _, line := range strings.Split(out, "\n") {
 			if strings.HasPrefix(line, "::error::pwned") {

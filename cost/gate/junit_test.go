@@ -3,6 +3,7 @@ package gate
 import (
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"io"
 	"regexp"
 	"strconv"
@@ -26,6 +27,7 @@ var junit10 = map[string]struct {
 		map[string]int{"skipped": 0, "error": 0, "failure": 0, "rerunFailure": 0, "rerunError": 0, "flakyFailure": 0, "flakyError": 0, "system-out": 0, "system-err": 0}},
 	"skipped":    {nil, []string{"message"}, nil},
 	"failure":    {nil, []string{"message", "type"}, nil},
+	"error":      {nil, []string{"message", "type"}, nil},
 	"system-out": {nil, nil, nil},
 }
 
@@ -42,6 +44,19 @@ func TestJUnitFollowsJunit10XSD(t *testing.T) {
 		}},
 		{Name: "n", Results: []AssertResult{{Metric: "time", Kind: "max", Status: "pass"}}},
 	}}
+	if suites := checkJunit10(t, res); suites != 2 {
+		t.Errorf("%d testsuites, want 2", suites)
+	}
+	// A check that could not run: one suite, one errored test case.
+	if suites := checkJunit10(t, ErrorResult("b.yaml", "t", errors.New("models/gone.onnx: no such file"))); suites != 1 {
+		t.Errorf("error result: %d testsuites, want 1", suites)
+	}
+}
+
+// checkJunit10 checks WriteJUnit's output for res against junit10 and
+// returns the number of testsuites.
+func checkJunit10(t *testing.T, res *CheckResult) int {
+	t.Helper()
 	var buf bytes.Buffer
 	if err := WriteJUnit(&buf, res); err != nil {
 		t.Fatal(err)
@@ -115,16 +130,14 @@ func TestJUnitFollowsJunit10XSD(t *testing.T) {
 				continue
 			}
 			suites++
-			for attr, n := range map[string]int{"tests": o.count["testcase"], "failures": suiteCount(&buf, o.attrs["name"], "failure"), "skipped": suiteCount(&buf, o.attrs["name"], "skipped"), "errors": 0} {
+			for attr, n := range map[string]int{"tests": o.count["testcase"], "failures": suiteCount(&buf, o.attrs["name"], "failure"), "skipped": suiteCount(&buf, o.attrs["name"], "skipped"), "errors": suiteCount(&buf, o.attrs["name"], "error")} {
 				if got, err := strconv.Atoi(o.attrs[attr]); err != nil || got != n {
 					t.Errorf("testsuite %q %s=%q, want %d", o.attrs["name"], attr, o.attrs[attr], n)
 				}
 			}
 		}
 	}
-	if suites != 2 {
-		t.Errorf("%d testsuites, want 2", suites)
-	}
+	return suites
 }
 
 // suiteCount counts the testcases of suite name with a child element.
@@ -139,7 +152,7 @@ func suiteCount(buf *bytes.Buffer, name, child string) int {
 			continue
 		}
 		for _, c := range s.Cases {
-			if (child == "failure" && c.Failure != nil) || (child == "skipped" && c.Skipped != nil) {
+			if (child == "failure" && c.Failure != nil) || (child == "skipped" && c.Skipped != nil) || (child == "error" && c.Error != nil) {
 				n++
 			}
 		}

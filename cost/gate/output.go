@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost/render"
@@ -48,6 +49,8 @@ func verdictLine(res *CheckResult) string {
 		return fmt.Sprintf("onnxcost check: FAIL — %d budget(s) exceeded, %d warning(s)", res.Errors, res.Warnings)
 	case "warn":
 		return fmt.Sprintf("onnxcost check: pass with %d warning(s)", res.Warnings)
+	case "error":
+		return "onnxcost check: ERROR — " + res.Error
 	}
 	return "onnxcost check: pass — all budgets met"
 }
@@ -57,6 +60,10 @@ func verdictLine(res *CheckResult) string {
 // and the hidden marker.
 func WriteCheckMarkdown(w io.Writer, res *CheckResult) {
 	fmt.Fprintln(w, CommentMarker)
+	if res.Verdict == "error" {
+		fmt.Fprintf(w, "### 💥 onnxcost check: error\n\n%s\n\n<sub>onnxcost %s · budget file %s</sub>\n", md(res.Error), md(res.ToolVersion), md(res.BudgetFile))
+		return
+	}
 	icon := map[string]string{"pass": "✅", "warn": "⚠️", "fail": "❌"}[res.Verdict]
 	fmt.Fprintf(w, "### %s %s\n\n", icon, md(verdictLine(res)))
 	fmt.Fprintln(w, "| model | metric | base | head | Δ | budget | |")
@@ -256,6 +263,7 @@ type junitCase struct {
 	Time      string        `xml:"time,attr"`
 	Classname string        `xml:"classname,attr"`
 	Skipped   *junitMessage `xml:"skipped,omitempty"`
+	Error     *junitMessage `xml:"error,omitempty"`
 	Failure   *junitMessage `xml:"failure,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
 }
@@ -271,9 +279,16 @@ const junitTime = "0"
 
 // WriteJUnit writes one test case per model × assertion. Warn-level
 // failures pass with the message in system-out; skipped relative budgets
-// are <skipped/>.
+// are <skipped/>. A check that could not run (verdict "error") is one
+// test case in <error>.
 func WriteJUnit(w io.Writer, res *CheckResult) error {
 	s := junitSuites{Name: "onnxcost", Time: junitTime}
+	if res.Verdict == "error" {
+		msg := xmlSafe(res.Error)
+		c := junitCase{Name: "check", Time: junitTime, Classname: "onnxcost", Error: &junitMessage{Message: msg, Type: "error", Text: msg}}
+		s.Tests, s.Errors = 1, 1
+		s.Suites = []junitSuite{{Name: "onnxcost", Tests: 1, Errors: 1, Time: junitTime, Cases: []junitCase{c}}}
+	}
 	for _, m := range res.Models {
 		suite := junitSuite{Name: xmlSafe(m.Name), Time: junitTime}
 		for _, a := range m.Results {
@@ -320,16 +335,54 @@ func xmlSafe(s string) string {
 }
 
 // WriteAnnotations prints GitHub Actions ::error commands, one per
-// error-level failure, pointing at the budget line.
-func WriteAnnotations(w io.Writer, res *CheckResult) {
+// error-level failure, pointing at the budget line, or one for a check
+// that could not run. GitHub attaches an annotation to a file named
+// relative to the repository root, so the budget file is named relative
+// to root ($GITHUB_WORKSPACE; see AnnotationPath), not to the folder
+// the check ran in.
+func WriteAnnotations(w io.Writer, res *CheckResult, root string) {
+	file := ghProperty(AnnotationPath(res.BudgetFile, root))
+	if res.Verdict == "error" {
+		fmt.Fprintf(w, "::error file=%s,title=%s::%s\n", file, ghProperty("onnxcost check"), ghData(res.Error))
+	}
 	for _, m := range res.Models {
 		for _, a := range m.Results {
 			if !a.Failed() {
 				continue
 			}
-			fmt.Fprintf(w, "::error file=%s,line=%d,title=%s::%s\n", ghProperty(res.BudgetFile), a.Line, ghProperty("onnxcost budget"), ghData(a.Message))
+			fmt.Fprintf(w, "::error file=%s,line=%d,title=%s::%s\n", file, a.Line, ghProperty("onnxcost budget"), ghData(a.Message))
 		}
 	}
+}
+
+// AnnotationPath names file (relative to the working directory, or
+// absolute) relative to root, with slashes. It returns file unchanged when
+// root is empty or file lies outside root.
+func AnnotationPath(file, root string) string {
+	if root == "" {
+		return file
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return file
+	}
+	rel := func(root, abs string) (string, bool) {
+		r, err := filepath.Rel(root, abs)
+		return filepath.ToSlash(r), err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) && !filepath.IsAbs(r)
+	}
+	if r, ok := rel(root, abs); ok {
+		return r
+	}
+	// One of the two may reach the folder through a symbolic link
+	// (macOS runners' /var is /private/var).
+	rr, err1 := filepath.EvalSymlinks(root)
+	ad, err2 := filepath.EvalSymlinks(filepath.Dir(abs))
+	if err1 == nil && err2 == nil {
+		if r, ok := rel(rr, filepath.Join(ad, filepath.Base(abs))); ok {
+			return r
+		}
+	}
+	return file
 }
 
 // ghData escapes a workflow-command message so that it cannot end the

@@ -26,6 +26,7 @@ func schemaFor[T any](t *testing.T, title, desc string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	openObjects(s)
 	s.Schema = "https://json-schema.org/draft/2020-12/schema"
 	s.Title = title
 	s.Description = desc
@@ -34,6 +35,31 @@ func schemaFor[T any](t *testing.T, title, desc string) []byte {
 		t.Fatal(err)
 	}
 	return append(out, '\n')
+}
+
+// openObjects drops the "additionalProperties": false that For puts on
+// every struct: the contract only adds fields, so a reader validating with
+// an older schema must accept a newer document.
+func openObjects(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if reflect.DeepEqual(s.AdditionalProperties, &jsonschema.Schema{Not: &jsonschema.Schema{}}) {
+		s.AdditionalProperties = nil
+	}
+	openObjects(s.AdditionalProperties)
+	openObjects(s.Items)
+	for _, p := range s.Properties {
+		openObjects(p)
+	}
+	for _, d := range s.Defs {
+		openObjects(d)
+	}
+	for _, l := range [][]*jsonschema.Schema{s.AnyOf, s.OneOf, s.AllOf, s.PrefixItems} {
+		for _, c := range l {
+			openObjects(c)
+		}
+	}
 }
 
 // checkSchemaFile fails when a committed schema differs from the struct it
