@@ -79,7 +79,7 @@ func noteExternalData(stderr io.Writer, m *ir.Model, in, out string) {
 		}
 	}
 	if len(files) > 0 {
-		fmt.Fprintf(stderr, "onnxcost: note: %s does not contain the weights that were not present beside %s (graph-only); it refers to them as %s, relative to its own folder, so it runs only once they are placed there\n",
+		fmt.Fprintf(stderr, "onnxcost: note: %s does not contain the weights that were not present beside %s (graph-only); it refers to them as %s, relative to its own folder, so it loads only once they are placed there\n",
 			out, in, strings.Join(files, ", "))
 	}
 }

@@ -103,6 +103,9 @@ and the model its totals: Netron shows them in the node and model panels.`,
 			prog.Stop()
 			fmt.Fprintf(stderr, "onnxcost: %s: %d nodes -> %d nodes in %d pass iterations (%s)\n",
 				out, before, len(l.Model.Graph.Nodes), st.Iterations, st.ChangedText())
+			if slices.ContainsFunc(l.Model.Graph.Nodes, func(n *ir.Node) bool { return n.Domain == ir.FusedDomain }) {
+				fmt.Fprintf(stderr, "onnxcost: note: %s holds %s ops, which only onnxcost reads: onnxruntime and other runtimes refuse them (--passes cleanup writes a model they run)\n", out, ir.FusedDomain)
+			}
 			return nil
 		},
 	}
