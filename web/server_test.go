@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/onnxcost/onnxcost/internal/servetest"
 )
 
 // TestServeHandler: the app, the preloaded model, and nothing writable.
@@ -102,35 +104,6 @@ func TestServeRevalidates(t *testing.T) {
 	}
 }
 
-// post sends body to the server at path with the given headers (Host
-// among them) and returns the status and the answer.
-func post(t *testing.T, srv *httptest.Server, path string, body []byte, header map[string]string) (int, string) {
-	t.Helper()
-	return send(t, srv, "POST", path, body, header)
-}
-
-func send(t *testing.T, srv *httptest.Server, method, path string, body []byte, header map[string]string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(method, srv.URL+path, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range header {
-		if k == "Host" {
-			req.Host = v
-		} else {
-			req.Header.Set(k, v)
-		}
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
 // TestServeRefusesOtherHostsAndOrigins: a request naming another host
 // (a DNS name rebound to the loopback address) gets nothing, not even the
 // preloaded model; a call posted from another origin is refused.
@@ -146,16 +119,16 @@ func TestServeRefusesOtherHostsAndOrigins(t *testing.T) {
 	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
 	for _, host := range []string{"evil.example:" + port, "evil.example", "127.0.0.1:1", "localhost.evil.example:" + port, "10.0.0.1:" + port} {
 		for _, p := range []string{"/", "/preload.onnx", "/preload.json", "/app.js"} {
-			if code, _ := send(t, srv, "GET", p, nil, map[string]string{"Host": host}); code != http.StatusMisdirectedRequest {
+			if code, _ := servetest.Send(t, srv, "GET", p, nil, map[string]string{"Host": host}); code != http.StatusMisdirectedRequest {
 				t.Errorf("GET %s with Host %s: %d, want 421", p, host, code)
 			}
 		}
-		if code, _ := post(t, srv, "/api/version", nil, map[string]string{"Host": host}); code != http.StatusMisdirectedRequest {
+		if code, _ := servetest.Post(t, srv, "/api/version", nil, map[string]string{"Host": host}); code != http.StatusMisdirectedRequest {
 			t.Errorf("POST /api/version with Host %s: %d, want 421", host, code)
 		}
 	}
 	for _, host := range []string{"localhost:" + port, "127.0.0.1:" + port, "LOCALHOST:" + port} {
-		if code, _ := send(t, srv, "GET", "/preload.json", nil, map[string]string{"Host": host}); code != 200 {
+		if code, _ := servetest.Send(t, srv, "GET", "/preload.json", nil, map[string]string{"Host": host}); code != 200 {
 			t.Errorf("GET /preload.json with Host %s: %d, want 200", host, code)
 		}
 	}
@@ -166,14 +139,14 @@ func TestServeRefusesOtherHostsAndOrigins(t *testing.T) {
 		if origin != "" {
 			h["Origin"] = origin
 		}
-		if code, _ := post(t, srv, "/api/version", nil, h); code != want {
+		if code, _ := servetest.Post(t, srv, "/api/version", nil, h); code != want {
 			t.Errorf("POST with Origin %q: %d, want %d", origin, code, want)
 		}
 	}
 	// AllowRemote serves the names other machines use.
 	open := httptest.NewServer(Handler(pre, Config{AllowRemote: true}))
 	defer open.Close()
-	if code, _ := send(t, open, "GET", "/preload.json", nil, map[string]string{"Host": "gpu-box.lan:8080"}); code != 200 {
+	if code, _ := servetest.Send(t, open, "GET", "/preload.json", nil, map[string]string{"Host": "gpu-box.lan:8080"}); code != 200 {
 		t.Errorf("AllowRemote, Host gpu-box.lan: %d, want 200", code)
 	}
 }

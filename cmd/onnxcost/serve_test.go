@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/internal/console"
+	"github.com/onnxcost/onnxcost/internal/servetest"
 	"github.com/onnxcost/onnxcost/web"
 	"github.com/onnxcost/onnxcost/web/session"
 )
@@ -261,46 +260,17 @@ func TestServeSettingsFlags(t *testing.T) {
 	}
 }
 
-// post sends body to the server at path with the given headers (Host
-// among them) and returns the status and the answer.
-func post(t *testing.T, srv *httptest.Server, path string, body []byte, header map[string]string) (int, string) {
-	t.Helper()
-	return send(t, srv, "POST", path, body, header)
-}
-
-func send(t *testing.T, srv *httptest.Server, method, path string, body []byte, header map[string]string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(method, srv.URL+path, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range header {
-		if k == "Host" {
-			req.Host = v
-		} else {
-			req.Header.Set(k, v)
-		}
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
 // TestServeAPI: without the WebAssembly, serve answers the page's calls
 // with the JSON the wasm gives: the CLI's report, and its error lines.
 func TestServeAPI(t *testing.T) {
 	srv := httptest.NewServer(web.Handler(nil, web.Config{NoWasm: true, Version: version}))
 	defer srv.Close()
 	for _, p := range web.Built {
-		if code, _ := send(t, srv, "GET", "/"+p, nil, nil); code != http.StatusNotFound {
+		if code, _ := servetest.Send(t, srv, "GET", "/"+p, nil, nil); code != http.StatusNotFound {
 			t.Errorf("/%s with the server's answers: %d, want 404 (the page's cue to call /api/)", p, code)
 		}
 	}
-	if code, v := post(t, srv, "/api/version", nil, nil); code != 200 || v != `"`+version+`"` {
+	if code, v := servetest.Post(t, srv, "/api/version", nil, nil); code != 200 || v != `"`+version+`"` {
 		t.Errorf("/api/version: %d %s", code, v)
 	}
 	m := fixture(t, "alexnet.onnx")
@@ -309,7 +279,7 @@ func TestServeAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Named as the CLI names it: by the path it was given.
-	code, out := post(t, srv, "/api/open?name="+url.QueryEscape(m), data, nil)
+	code, out := servetest.Post(t, srv, "/api/open?name="+url.QueryEscape(m), data, nil)
 	var opened struct {
 		Name, Model string
 		Symbols     []session.Symbol
@@ -317,7 +287,7 @@ func TestServeAPI(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &opened); code != 200 || err != nil || opened.Name != m || opened.Model == "" {
 		t.Fatalf("/api/open: %d %s (%v)", code, out, err)
 	}
-	code, out = post(t, srv, "/api/estimate?model="+opened.Model, []byte(`{"gpu":"T4","batch":2}`), nil)
+	code, out = servetest.Post(t, srv, "/api/estimate?model="+opened.Model, []byte(`{"gpu":"T4","batch":2}`), nil)
 	var got struct{ Report *report.Report }
 	if err := json.Unmarshal([]byte(out), &got); code != 200 || err != nil || got.Report == nil {
 		t.Fatalf("/api/estimate: %d %.300s (%v)", code, out, err)
@@ -328,7 +298,7 @@ func TestServeAPI(t *testing.T) {
 		t.Errorf("/api/estimate differs from 'report --format json'")
 	}
 	// The CLI's line for the CLI's mistake.
-	_, out = post(t, srv, "/api/estimate?model="+opened.Model, []byte(`{"gpu":"A100X"}`), nil)
+	_, out = servetest.Post(t, srv, "/api/estimate?model="+opened.Model, []byte(`{"gpu":"A100X"}`), nil)
 	_, _, errs := runCLI(t, "report", m, "--gpu", "A100X")
 	if want := session.ErrorJSON(errors.New(strings.TrimPrefix(strings.TrimSpace(errs), "onnxcost: "))); out != want {
 		t.Errorf("unknown GPU: %s, want %s", out, want)
@@ -346,7 +316,7 @@ func TestServeAPI(t *testing.T) {
 		{"POST", "/api/gpus?model=" + opened.Model, strings.Repeat(" ", web.MaxSettingsBytes+1), http.StatusRequestEntityTooLarge, "over"},
 		{"POST", "/api/open?name=bad.onnx", "not a model", 200, `"error":"onnxcost: bad.onnx`},
 	} {
-		code, out := send(t, srv, c.method, c.path, []byte(c.body), nil)
+		code, out := servetest.Send(t, srv, c.method, c.path, []byte(c.body), nil)
 		if code != c.code || !strings.Contains(out, c.has) {
 			t.Errorf("%s %s: %d %.200q, want %d and %q", c.method, c.path, code, out, c.code, c.has)
 		}
@@ -354,16 +324,16 @@ func TestServeAPI(t *testing.T) {
 	// Only a few models are kept: the oldest is dropped (the page sends
 	// it again on 410).
 	for range web.MaxModels {
-		post(t, srv, "/api/open?name=alexnet.onnx", data, nil)
+		servetest.Post(t, srv, "/api/open?name=alexnet.onnx", data, nil)
 	}
-	if code, _ := post(t, srv, "/api/choices?model="+opened.Model, nil, nil); code != http.StatusGone {
+	if code, _ := servetest.Post(t, srv, "/api/choices?model="+opened.Model, nil, nil); code != http.StatusGone {
 		t.Errorf("a model opened %d models ago: %d, want 410", web.MaxModels, code)
 	}
 	// With the WebAssembly embedded, nothing is answered: the page runs it.
 	if web.HasWasm() {
 		srv := httptest.NewServer(web.Handler(nil, web.Config{Version: version}))
 		defer srv.Close()
-		if code, _ := post(t, srv, "/api/version", nil, nil); code != http.StatusMethodNotAllowed {
+		if code, _ := servetest.Post(t, srv, "/api/version", nil, nil); code != http.StatusMethodNotAllowed {
 			t.Errorf("/api/ with the wasm embedded: %d, want 405", code)
 		}
 	}
