@@ -41,10 +41,30 @@ type Options struct {
 	// GPUs is the tensor-parallel degree (see parallel.go); 0 and 1 are
 	// one GPU.
 	GPUs int
+	// Calibration, when set, corrects each kernel's body time by what
+	// measurements of such kernels showed (package calib); its
+	// Describe() is recorded in the report.
+	Calibration KernelCalibration
 	// AppendKVCache prices each KV-cache Concat(past, new) -> present as
 	// an in-place append (kvappend.go), as a serving runtime runs a
 	// generation loop; off, the graph is priced as exported.
 	AppendKVCache bool
+}
+
+// KernelCalibration is a measured correction of the time model (package
+// calib implements it, bound to the GPU priced).
+type KernelCalibration interface {
+	// TermFactor multiplies one term of a kernel's time: term is
+	// "compute", "latency" or "memory" (perf.KernelTime's), class the
+	// kernel's (report.NodeCost.KernelClass), op the node's op type
+	// (report.NodeCost.OpType: kernels of one class run different
+	// code), termS the term's uncalibrated seconds. termS × TermFactor
+	// never falls as termS grows, so a calibrated time still grows with
+	// batch.
+	TermFactor(class, op, term string, termS float64) float64
+	// Describe is one line for the report: which calibration, fitted on
+	// what, applied how.
+	Describe() string
 }
 
 // computeDTypes are the values of Options.DType, in the order help and
@@ -146,6 +166,9 @@ func analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	rep := &report.Report{Header: report.Header{SchemaVersion: report.SchemaVersion, ToolVersion: opt.ToolVersion}, CostModelVersion: CostModelVersion, Model: opt.ModelName, DType: opt.DType, Plan: opt.Plan, Bindings: opt.Bindings, FLOPConvention: FLOPConvention, Nodes: gc.nodes, Warnings: []string{}, UnsupportedOps: []report.Unsupported{}}
 	if gpu != nil {
 		rep.GPU, rep.GPUSpecHash = gpu.Name, hwdb.SpecHash(gpu)
+		if opt.Calibration != nil {
+			rep.Calibration = opt.Calibration.Describe()
+		}
 	} else {
 		rep.CountOnly = true
 	}
@@ -395,6 +418,9 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 	}
 	a.sanitizeEstimate(n, &est)
 	a.checkView(n, &est)
+	// A node the plan folded others into (BN into its convolution) keeps
+	// their arithmetic in the model's FLOPs; no kernel executes it.
+	est.FLOPs += n.FoldedFLOPs()
 	nc.Counts, nc.Params, nc.Launches = est.Counts, est.Params, est.Launches
 	nc.Note = est.Note
 	// Intensity and time are those of what the kernel executes: the
@@ -436,6 +462,11 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 			nc.GPUShare = 1 / float64(a.tp.n) // the tables show one GPU's bytes beside its time
 		}
 		pk := a.underControl(k)
+		if c := a.opt.Calibration; c != nil {
+			cl, op := string(est.Class), n.OpType
+			pk = pk.Calibrated(a.gpu, k, c.TermFactor(cl, op, "compute", pk.ComputeS), c.TermFactor(cl, op, "latency", pk.LatencyS),
+				c.TermFactor(cl, op, "memory", pk.MemoryS), a.opt.Power.CapW)
+		}
 		kt := pk.KernelTime
 		agg = aggregate{ComputeS: kt.ComputeS, LatencyS: kt.LatencyS, MemoryS: kt.MemoryS, LaunchS: kt.LaunchS, TimeS: kt.TimeS}
 		agg.EnergyJ = pk.EnergyJ()
@@ -452,6 +483,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 			a.tp.reduces++
 		}
 		nc.Bound = kt.Bound
+		nc.KernelClass = string(est.Class)
 		nc.MemLevel = kt.Level
 		nc.Precision = string(prec)
 	}

@@ -50,6 +50,7 @@ var fixtureMACs = map[string]struct {
 	"resnet50":            {map[string]int64{"batch": 1}, resnet50MACs(false)},
 	"resnet50_plus_block": {map[string]int64{"batch": 1}, resnet50MACs(true)},
 	"mobilenet_v2":        {nil, mobilenetV2MACs()},
+	"densenet121":         {map[string]int64{"batch": 1}, densenet121MACs()},
 	"lstm_ptb":            {nil, ptbMACs(32, 128)},
 	"lstm_ptb_dyn":        {map[string]int64{"seq": 32, "batch": 128}, ptbMACs(32, 128)},
 	// nn.TransformerEncoder, L=30, d=512, ff=2048, 6 layers, batch 1.
@@ -168,6 +169,28 @@ func resnet50MACs(extraBlock bool) float64 {
 // mobilenetV2MACs: stem 3x3/2 3→32; inverted residuals (expand 1x1 by t,
 // depthwise 3x3 with stride s: hidden·9 per output pixel, project 1x1);
 // last 1x1 320→1280 at 7²; classifier 1280→1000.
+// densenet121MACs counts torchvision's DenseNet-121 (growth 32, bottleneck
+// 4×32, blocks of 6, 12, 24, 16 layers, 64 stem features, compression
+// 0.5) at 224×224: the stem 7×7 conv, per dense layer a 1×1 conv to 128
+// channels and a 3×3 conv to 32, per transition a 1×1 conv halving the
+// channels (at the block's resolution, before its 2×2 average pool), and
+// the 1024 → 1000 classifier.
+func densenet121MACs() float64 {
+	macs := 112.0 * 112 * 64 * 3 * 49
+	c, s := 64.0, 56.0
+	for i, layers := range []int{6, 12, 24, 16} {
+		for range layers {
+			macs += s*s*128*c + s*s*32*128*9
+			c += 32
+		}
+		if i < 3 {
+			macs += s * s * c * (c / 2)
+			c, s = c/2, s/2
+		}
+	}
+	return macs + 1024*1000
+}
+
 func mobilenetV2MACs() float64 {
 	hw := 112.0
 	s := hw * hw * 3 * 32 * 3 * 3

@@ -39,11 +39,13 @@ func runtimeOf(opt Options) (*hwdb.Runtime, error) {
 // costs one step.
 //
 // It returns the pipeline time, the host's issue time and the device time.
-func pipelineTime(nodes []report.NodeCost, dispatch float64) (total, host, device float64) {
+func pipelineTime(nodes []report.NodeCost, dispatch, module float64) (total, host, device float64) {
 	var issued, finish float64
-	for _, n := range nodes {
+	for i := range nodes {
+		n := &nodes[i]
 		device += n.TimeS
 		l := n.Launches
+		dispatch := report.NodeDispatchS(dispatch, module, n)
 		if l <= 0 || dispatch <= 0 {
 			finish += n.TimeS
 			continue
@@ -69,6 +71,7 @@ func applyRuntime(rep *report.Report, gpu *hwdb.GPU, rt *hwdb.Runtime) {
 		LaunchS:    launch,
 		FillShare:  perf.InPlanFillShare,
 		DispatchS:  rt.DispatchS,
+		ModuleS:    rt.ModuleS,
 		CallS:      rt.CallS,
 		Notes:      []string{},
 	}
@@ -85,7 +88,7 @@ func applyRuntime(rep *report.Report, gpu *hwdb.GPU, rt *hwdb.Runtime) {
 	ri.Notes = append(ri.Notes, fmt.Sprintf("GEMM-like kernels add %g of their fitted fill latency (%s): the GPU-side part, whatever the runtime", perf.InPlanFillShare, usText(perf.InPlanFillShare*p.FillLaunches*launch)))
 
 	t := &rep.Totals
-	finish, issue, device := pipelineTime(rep.Nodes, rt.DispatchS)
+	finish, issue, device := pipelineTime(rep.Nodes, rt.DispatchS, rt.ModuleS)
 	if rt.DispatchS <= 0 {
 		// No per-kernel host work: the device sum as Analyze added it.
 		finish, device = t.TimeS, t.TimeS
@@ -93,11 +96,17 @@ func applyRuntime(rep *report.Report, gpu *hwdb.GPU, rt *hwdb.Runtime) {
 	ri.HostS, ri.DeviceS = rt.CallS+issue, device
 	ri.HostBound = ri.HostS > finish
 	if total := steadyTime(finish, ri.HostS); total != t.TimeS && total > 0 {
-		// GEMM/conv share is of the whole time, idle GPU included.
+		// GEMM/conv share is of the whole time, idle GPU included; the
+		// GPU draws its idle power while it waits on the host.
 		t.GEMMConvTimeShare *= t.TimeS / total
-		t.TimeS = total
+		if wait := total - t.TimeS; wait > 0 {
+			ri.WaitS, ri.WaitEnergyJ = wait, perf.IdleW(gpu)*wait
+		}
+		setTimeEnergy(t, total, t.EnergyJ+ri.WaitEnergyJ)
 	}
-	if rt.DispatchS > 0 {
+	if rt.DispatchS > 0 && rt.ModuleS > 0 {
+		ri.Notes = append(ri.Notes, fmt.Sprintf("the host issues each kernel in %s (dispatch_us), and %s more for an op called from a module's forward (module_us: nodes named with the exporter's module scope); kernels finish %s after the first issue", usText(rt.DispatchS), usText(rt.ModuleS), usText(finish)))
+	} else if rt.DispatchS > 0 {
 		ri.Notes = append(ri.Notes, fmt.Sprintf("the host issues each kernel in %s (dispatch_us); kernels finish %s after the first issue", usText(rt.DispatchS), usText(finish)))
 	} else {
 		ri.Notes = append(ri.Notes, "no per-kernel host dispatch (dispatch_us 0)")

@@ -42,7 +42,7 @@ func TestPipelineTimeArithmetic(t *testing.T) {
 		{"graph", nodes(1, 2, 3), 0, 6},
 	}
 	for _, c := range cases {
-		got, _, _ := pipelineTime(c.nodes, c.dispatch*us)
+		got, _, _ := pipelineTime(c.nodes, c.dispatch*us, 0)
 		if math.Abs(got-c.want*us) > 1e-12 {
 			t.Errorf("%s: %g µs, want %g µs", c.name, got/us, c.want)
 		}
@@ -63,23 +63,24 @@ func tinyChain(t *testing.T, n int) *builder {
 	return b
 }
 
-// TestRuntimeDefaultIsGraph: no runtime and the built-in graph profile give
-// bit-identical reports, and the notes say how launch_us was scaled.
-func TestRuntimeDefaultIsGraph(t *testing.T) {
-	graph, err := hwdb.LookupRuntime("graph")
+// TestRuntimeDefaultIsTensorRT: no runtime and the built-in tensorrt
+// profile give bit-identical reports, and the notes say how launch_us was
+// scaled.
+func TestRuntimeDefaultIsTensorRT(t *testing.T) {
+	graph, err := hwdb.LookupRuntime(hwdb.DefaultRuntime)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r0 := tinyChain(t, 4).analyze(Options{})
 	r1 := tinyChain(t, 4).analyze(Options{Runtime: graph})
 	if r0.Totals.TimeS != r1.Totals.TimeS || r0.Nodes[0].TimeS != r1.Nodes[0].TimeS {
-		t.Fatalf("default %g s vs graph %g s", r0.Totals.TimeS, r1.Totals.TimeS)
+		t.Fatalf("default %g s vs tensorrt %g s", r0.Totals.TimeS, r1.Totals.TimeS)
 	}
 	rt := r0.Runtime
-	if rt == nil || rt.Name != "graph" {
-		t.Fatalf("runtime = %+v, want graph", rt)
+	if rt == nil || rt.Name != "tensorrt" {
+		t.Fatalf("runtime = %+v, want tensorrt", rt)
 	}
-	// ruleTestGPU launches in 5 µs; the graph gap is 0.53 of it.
+	// ruleTestGPU launches in 5 µs; the engine's graph replay pays 0.53 of it.
 	if math.Abs(rt.KernelGapS-0.53*5e-6) > 1e-15 || r0.Nodes[0].LaunchS != rt.KernelGapS {
 		t.Errorf("kernel gap %g s (node %g), want 0.53 × 5 µs", rt.KernelGapS, r0.Nodes[0].LaunchS)
 	}

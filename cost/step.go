@@ -153,8 +153,8 @@ const GateInput = gateInput
 // PipelineTime is the host-dispatch pipeline the forward's runtime
 // profile prices with (runtime.go), for the training step's kernel
 // sequence: one model of host and device overlap for both.
-func PipelineTime(nodes []report.NodeCost, dispatch float64) (total, host, device float64) {
-	return pipelineTime(nodes, dispatch)
+func PipelineTime(nodes []report.NodeCost, dispatch, module float64) (total, host, device float64) {
+	return pipelineTime(nodes, dispatch, module)
 }
 
 // SteadyTime is a call's pace from its finish and the host's issue

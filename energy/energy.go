@@ -40,6 +40,9 @@ type Result struct {
 	GPU   string `json:"gpu"`
 	DType string `json:"dtype"`
 	Plan  string `json:"plan"`
+	// Calibration says which measured calibration corrected the kernel
+	// times (the reports'); absent when none.
+	Calibration string `json:"calibration,omitempty"`
 	// Unit is what a row's time and energy are: "inference" (one run of
 	// the model) or "training step" (forward, loss, backward, optimizer);
 	// the epoch_* fields then price Train.Samples samples.
@@ -247,7 +250,7 @@ func Run(cfg Config) (*Result, error) {
 	}
 	settings, mode, warns := cfg.settings()
 	res := &Result{Header: report.Header{SchemaVersion: report.SchemaVersion, ToolVersion: cfg.Estimate.ToolVersion}, Model: model, GPU: g.Name,
-		Unit: "inference", Warnings: append([]string{}, warns...), Mode: mode}
+		Unit: "inference", Warnings: append([]string{}, warns...), Mode: mode, Calibration: r0.Calibration}
 	if tr := r0.Totals.Train; tr != nil {
 		res.Unit = "training step"
 		res.Train = &Train{Optimizer: tr.Optimizer, Checkpoint: tr.Checkpoint, GradAccum: max(tr.GradAccum, 1), DataParallel: max(tr.DataParallel, 1)}

@@ -14,6 +14,9 @@ import (
 func WriteText(w io.Writer, res *Result) error {
 	ref := res.Reference
 	fmt.Fprintf(w, "Model: %s   GPU: %s (TDP %.0f W)   dtype: %s   plan: %s\n", render.Clean(res.Model), res.GPU, ref.PowerCapW, res.DType, res.Plan)
+	if res.Calibration != "" {
+		fmt.Fprintln(w, res.Calibration)
+	}
 	epoch := res.HasEpoch()
 	if t := res.Train; t != nil {
 		fmt.Fprintf(w, "Per training step (optimizer %s, checkpoint %s)", t.Optimizer, t.Checkpoint)

@@ -35,6 +35,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/calib"
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
@@ -56,9 +57,12 @@ type Config struct {
 	// Runtime is the execution profile; nil is hwdb.DefaultRuntime.
 	Runtime *hwdb.Runtime
 	DType   string // "" is the model's own
-	Plan    string // fused (default) or unfused
+	Plan    string // the plan priced ("" the runtime's own)
 	Passes  passes.Options
-	GPUs    int // tensor-parallel degree; 0 or 1 is one GPU
+	// Calibration, when set, corrects the kernel times (calib; applied
+	// on GPU as in pipeline.Estimate).
+	Calibration *calib.Calibration
+	GPUs        int // tensor-parallel degree; 0 or 1 is one GPU
 	// Batch is the number of sequences (default 1); Prompt and Output
 	// are each one's prompt and generated tokens, both at least 1.
 	Batch, Prompt, Output int64
@@ -157,9 +161,11 @@ func newRunner(cfg Config) (*runner, error) {
 	if err := checkServing(cfg); err != nil {
 		return nil, err
 	}
-	if cfg.Plan == "" {
-		cfg.Plan = "fused"
+	plan, err := pipeline.ResolvePlan(cfg.Plan, cfg.Runtime, false)
+	if err != nil {
+		return nil, err
 	}
+	cfg.Plan = plan
 	r := &runner{cfg: cfg, path: name, seen: map[string]bool{}}
 	if pipeline.IsZoo(name) {
 		p, err := r.zooPath()
@@ -362,11 +368,15 @@ func (r *runner) cost(batch, past, seq int64) (step, error) {
 	if err := l.Plan(r.cfg.Plan, r.cfg.Passes); err != nil {
 		return step{}, err
 	}
-	rep, err := cost.Analyze(l.Model.Graph, l.Model, r.cfg.GPU, cost.Options{
+	co := cost.Options{
 		DType: r.cfg.DType, Plan: r.cfg.Plan, Runtime: r.cfg.Runtime, GPUs: r.cfg.GPUs,
 		ToolVersion: r.cfg.ToolVersion, ModelName: r.cfg.Model, Bindings: l.Bindings,
 		AppendKVCache: true,
-	})
+	}
+	if a := r.cfg.Calibration.For(r.cfg.GPU); a != nil {
+		co.Calibration = a
+	}
+	rep, err := cost.Analyze(l.Model.Graph, l.Model, r.cfg.GPU, co)
 	if err != nil {
 		return step{}, inputErr("%s: %w", r.cfg.Model, err)
 	}
@@ -425,7 +435,7 @@ func (r *runner) run() (*Result, error) {
 		rtName = cfg.Runtime.Name
 	}
 	res := &Result{SchemaVersion: SchemaVersion, ToolVersion: cfg.ToolVersion, Model: cfg.Model, GPU: cfg.GPU.Name,
-		DType: cfg.DType, Plan: cfg.Plan, Runtime: rtName, GPUs: max(cfg.GPUs, 1), Batch: cfg.Batch, Prompt: n, Output: m,
+		DType: cfg.DType, Plan: cfg.Plan, Runtime: rtName, Calibration: describeCalibration(cfg), GPUs: max(cfg.GPUs, 1), Batch: cfg.Batch, Prompt: n, Output: m,
 		CacheDim: r.spec.past, CacheInputs: r.spec.inputs, Fit: StepFit{Points: []StepPoint{}}}
 	prefill, err := r.cost(cfg.Batch, 0, n)
 	if err != nil {
@@ -626,4 +636,12 @@ func largestFitting(limit float64, b0 int64, p0 float64, peak func(int64) (float
 		}
 	}
 	return lo, nil
+}
+
+// describeCalibration is the calibration line of the result ("" with none).
+func describeCalibration(cfg Config) string {
+	if a := cfg.Calibration.For(cfg.GPU); a != nil {
+		return a.Describe()
+	}
+	return ""
 }

@@ -23,10 +23,13 @@ type Result struct {
 	DType         string `json:"dtype"`
 	Plan          string `json:"plan"`
 	Runtime       string `json:"runtime"`
-	GPUs          int    `json:"gpus"`
-	Batch         int64  `json:"batch"`
-	Prompt        int64  `json:"prompt_tokens"`
-	Output        int64  `json:"output_tokens"`
+	// Calibration says which measured calibration corrected the kernel
+	// times (cost/report.Report's); absent when none.
+	Calibration string `json:"calibration,omitempty"`
+	GPUs        int    `json:"gpus"`
+	Batch       int64  `json:"batch"`
+	Prompt      int64  `json:"prompt_tokens"`
+	Output      int64  `json:"output_tokens"`
 	// CacheDim is the symbol bound to the cached length (the zoo's and
 	// Optimum's past_sequence_length); CacheInputs counts the cache
 	// inputs (two per layer: keys and values).

@@ -13,9 +13,12 @@ import (
 // WriteText writes the run as `onnxcost generate` prints it.
 func WriteText(w io.Writer, res *Result) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "onnxcost %s · generate %s · %s · dtype %s · runtime %s", res.ToolVersion, render.Clean(res.Model), render.Clean(res.GPU), res.DType, res.Runtime)
+	fmt.Fprintf(&b, "onnxcost %s · generate %s · %s · dtype %s · runtime %s (%s kernels)", res.ToolVersion, render.Clean(res.Model), render.Clean(res.GPU), res.DType, res.Runtime, res.Plan)
 	if res.GPUs > 1 {
 		fmt.Fprintf(&b, " · %d GPUs", res.GPUs)
+	}
+	if res.Calibration != "" {
+		fmt.Fprintf(&b, "\n%s", res.Calibration)
 	}
 	fmt.Fprintf(&b, "\nbatch %d · prompt %d tokens · output %d tokens · cache %s over %d inputs\n\n", res.Batch, res.Prompt, res.Output, render.Clean(res.CacheDim), res.CacheInputs)
 	row := func(name, value, note string) { fmt.Fprintf(&b, "%-22s %10s   %s\n", name, value, note) }

@@ -19,6 +19,11 @@ import (
 type Runtime struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
+	// Plan names the kernels the runtime runs (passes/plans.go: eager,
+	// inductor, onnxruntime, fused, unfused): the cost commands price a
+	// model under the runtime's own plan unless --plan says otherwise.
+	// "" is the fused plan.
+	Plan string `json:"plan,omitempty"`
 
 	// The device-side gap per kernel is either KernelGapScale times the
 	// GPU's LaunchS (stream launches measured per GPU) or, when
@@ -30,6 +35,13 @@ type Runtime struct {
 	// whose host issues work slower than the GPU runs it leaves the GPU
 	// idle; 0 means the host issues nothing per kernel (a graph replay).
 	DispatchS float64 `json:"dispatch_s"`
+	// ModuleS is the host time an eager framework adds to an op called
+	// inside a module's forward (nn.Module.__call__, its hooks, the
+	// Python between the module's ops), on top of DispatchS. It applies to
+	// nodes whose names carry the exporter's module scope
+	// ("/layer1/layer1.0/conv1/Conv"), the record torch.onnx keeps of
+	// which module called each op; a graph built op by op has none.
+	ModuleS float64 `json:"module_s,omitempty"`
 	// CallS is the fixed cost of one call: enqueue, synchronize, wrapper.
 	CallS float64 `json:"call_s"`
 
@@ -45,8 +57,21 @@ type Runtime struct {
 }
 
 // DefaultRuntime names the profile the cost commands use when no runtime
-// is chosen: the model replayed as one CUDA graph.
-const DefaultRuntime = "graph"
+// is chosen: a TensorRT engine, the fused plan. Someone who asks what an
+// ONNX file costs on a GPU is deploying that file, and the runtime built
+// to run an ONNX file fastest on NVIDIA GPUs is TensorRT (the published
+// inference results onnxcost is checked against are TensorRT's); the
+// other runtimes are a --runtime away, and a training step defaults to
+// PyTorch eager (train.Runtime).
+const DefaultRuntime = "tensorrt"
+
+// PlanOrFused is the plan the runtime prices a model with.
+func (r *Runtime) PlanOrFused() string {
+	if r == nil || r.Plan == "" {
+		return "fused"
+	}
+	return r.Plan
+}
 
 // KernelGap returns the device-side gap per kernel on g under r.
 func (r *Runtime) KernelGap(g *GPU) float64 {
@@ -95,6 +120,7 @@ var rtFigures = func() map[string]rtFigure {
 	add("kernel_gap_scale", "kernel_gap_scale", 1, 4, false, func(r *Runtime) *float64 { return &r.KernelGapScale })
 	add("kernel_gap_us", "kernel_gap_s", usec, 1000, false, func(r *Runtime) *float64 { return &r.KernelGapS })
 	add("dispatch_us", "dispatch_s", usec, 10000, true, func(r *Runtime) *float64 { return &r.DispatchS })
+	add("module_us", "module_s", usec, 10000, true, func(r *Runtime) *float64 { return &r.ModuleS })
 	add("call_us", "call_s", usec, 100000, true, func(r *Runtime) *float64 { return &r.CallS })
 	add("context_mib", "context_bytes", mib, 16384, false, func(r *Runtime) *float64 { return &r.ContextBytes })
 	add("workspace_mib", "workspace_bytes", mib, 16384, true, func(r *Runtime) *float64 { return &r.WorkspaceBytes })
@@ -274,7 +300,7 @@ func readProfile(n *yaml.Node, el *errList) *profileFields {
 	for k, v := range mappingFields(n, el, p.keys) {
 		key := k.Value
 		switch key {
-		case "name", "description", "base":
+		case "name", "description", "base", "plan":
 			s, ok := scalarString(v)
 			if !ok || strings.TrimSpace(s) == "" || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 				el.add(v.Line, "%s must be a non-empty one-line string", key)
@@ -285,6 +311,8 @@ func readProfile(n *yaml.Node, el *errList) *profileFields {
 				p.own.Name = s
 			case "description":
 				p.own.Description = s
+			case "plan":
+				p.own.Plan = s
 			default:
 				p.base = s
 			}
@@ -368,6 +396,9 @@ func (p *profileFields) overlay(r *Runtime, origin string, builtin bool) {
 	if p.own.Description != "" {
 		r.Description = p.own.Description
 	}
+	if p.own.Plan != "" {
+		r.Plan = p.own.Plan
+	}
 	if p.hasNotes {
 		r.Notes = p.notes
 	}
@@ -447,7 +478,7 @@ func runtimeFigureNames(r *Runtime) []string {
 }
 
 func runtimeKeys() string {
-	keys := []string{"name", "description", "base", "notes", "sources"}
+	keys := []string{"name", "description", "base", "plan", "notes", "sources"}
 	for k := range rtFigures {
 		keys = append(keys, k)
 	}
@@ -459,27 +490,27 @@ func runtimeKeys() string {
 // multiple of the GPU's launch figure, or absolute), host dispatch per
 // kernel, fixed cost per call, and the memory floor.
 func WriteRuntimes(w io.Writer, rs []*Runtime) error {
-	rows := [][]string{{"NAME", "KERNEL-GAP", "DISPATCH-us", "CALL-us", "FLOOR-MiB"}}
+	rows := [][]string{{"NAME", "PLAN", "KERNEL-GAP", "DISPATCH-us", "CALL-us", "FLOOR-MiB"}}
 	descs := []string{"DESCRIPTION"}
 	for _, r := range rs {
 		gap := "x" + strconv.FormatFloat(r.KernelGapScale, 'g', 3, 64) + " launch"
 		if r.KernelGapS > 0 {
 			gap = num(r.KernelGapS/usec) + " us"
 		}
-		rows = append(rows, []string{r.Name, gap, numZero(r.DispatchS / usec), numZero(r.CallS / usec),
+		rows = append(rows, []string{r.Name, r.PlanOrFused(), gap, numZero(r.DispatchS / usec), numZero(r.CallS / usec),
 			numZero(r.MemoryFloor() / mib)})
 		descs = append(descs, r.Description)
 	}
-	// Name and gap are text, the numbers right-aligned, then the
+	// Name, plan and gap are text, the numbers right-aligned, then the
 	// description as is.
 	var b strings.Builder
-	for i, line := range strings.Split(strings.TrimSuffix(align(rows, 2), "\n"), "\n") {
+	for i, line := range strings.Split(strings.TrimSuffix(align(rows, 3), "\n"), "\n") {
 		b.WriteString(strings.TrimRight(line+"  "+descs[i], " ") + "\n")
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	_, err := io.WriteString(w, "KERNEL-GAP: device time per kernel, as a multiple of the GPU's launch_us or absolute. "+
+	_, err := io.WriteString(w, "PLAN: the kernels the runtime runs (--plan). KERNEL-GAP: device time per kernel, as a multiple of the GPU's launch_us or absolute. "+
 		"DISPATCH: host time per kernel. CALL: fixed per call. FLOOR: context + workspaces.\n")
 	return err
 }

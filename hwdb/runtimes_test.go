@@ -41,8 +41,9 @@ func TestBuiltinRuntimes(t *testing.T) {
 }
 
 // The profiles' relations that the time model leans on: a graph replay
-// has no per-kernel host cost and a shorter device gap than stream
-// launches; eager PyTorch pays more per op on the host than TensorRT;
+// (graph, and TensorRT's engine in one) has no per-kernel host cost and a
+// shorter device gap than stream launches (onnxruntime); eager PyTorch
+// pays more per op on the host than onnxruntime's C++ executor;
 // torch.compile pays more per call than eager.
 func TestRuntimeRelations(t *testing.T) {
 	get := func(n string) *Runtime {
@@ -53,18 +54,20 @@ func TestRuntimeRelations(t *testing.T) {
 		return r
 	}
 	a100 := mustGPU(t, "A100-SXM4-80GB")
-	g, trt, pt, ptc := get("graph"), get("TensorRT"), get("pytorch"), get("pytorch_compile")
-	if g.DispatchS != 0 || !(g.KernelGap(a100) < trt.KernelGap(a100)) {
-		t.Errorf("graph: dispatch %g, gap %g vs stream %g", g.DispatchS, g.KernelGap(a100), trt.KernelGap(a100))
+	g, trt, ort, pt, ptc := get("graph"), get("TensorRT"), get("onnxruntime"), get("pytorch"), get("pytorch_compile")
+	for _, r := range []*Runtime{g, trt} {
+		if r.DispatchS != 0 || !(r.KernelGap(a100) < ort.KernelGap(a100)) {
+			t.Errorf("%s: dispatch %g, gap %g vs stream %g", r.Name, r.DispatchS, r.KernelGap(a100), ort.KernelGap(a100))
+		}
 	}
 	if want := 0.53 * 2.6e-6; !near(g.KernelGap(a100), want, 1e-9) {
 		t.Errorf("graph gap on A100 = %g, want %g", g.KernelGap(a100), want)
 	}
-	if trt.KernelGap(a100) != a100.LaunchS {
-		t.Errorf("stream-launch gap %g, want the GPU's launch_s %g", trt.KernelGap(a100), a100.LaunchS)
+	if ort.KernelGap(a100) != a100.LaunchS {
+		t.Errorf("stream-launch gap %g, want the GPU's launch_s %g", ort.KernelGap(a100), a100.LaunchS)
 	}
-	if !(pt.DispatchS > trt.DispatchS) || !(ptc.CallS > pt.CallS) {
-		t.Errorf("dispatch pytorch %g vs tensorrt %g; call compile %g vs eager %g", pt.DispatchS, trt.DispatchS, ptc.CallS, pt.CallS)
+	if !(pt.DispatchS > ort.DispatchS) || !(ptc.CallS > pt.CallS) {
+		t.Errorf("dispatch pytorch %g vs onnxruntime %g; call compile %g vs eager %g", pt.DispatchS, ort.DispatchS, ptc.CallS, pt.CallS)
 	}
 	abs := &Runtime{KernelGapS: 1e-6}
 	if abs.KernelGap(a100) != 1e-6 {

@@ -25,8 +25,8 @@ const fixtureDir = "../testdata/models"
 
 // Size budget for the committed fixtures: graph-only files stay small.
 const (
-	maxFixtureBytes      = 512 << 10 // one .onnx
-	maxFixtureTotalBytes = 3 << 20   // all of testdata/models
+	maxFixtureBytes      = 512 << 10       // one .onnx
+	maxFixtureTotalBytes = 3<<20 + 512<<10 // all of testdata/models (DenseNet-121 took it past 3 MiB)
 )
 
 // refTensor is one entry of NAME.shapes.json. Shape is nil when onnx did

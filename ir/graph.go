@@ -208,10 +208,31 @@ type Node struct {
 // Graph returns the graph the node belongs to.
 func (n *Node) Graph() *Graph { return n.graph }
 
-// nodeExtra is a node's doc string and metadata_props.
+// nodeExtra is a node's doc string and metadata_props, and the model
+// FLOPs its plan precomputed (FoldedFLOPs; never written to a file).
 type nodeExtra struct {
-	doc      string
-	metadata []KeyValue
+	doc         string
+	metadata    []KeyValue
+	foldedFLOPs float64
+}
+
+// FoldedFLOPs is the model arithmetic of nodes a plan folded into this
+// one ahead of time (a BatchNormalization folded into its convolution's
+// weights): part of the model's FLOPs, which are the same in every plan,
+// though no kernel runs it. 0 for most nodes.
+func (n *Node) FoldedFLOPs() float64 {
+	if n.extra == nil {
+		return 0
+	}
+	return n.extra.foldedFLOPs
+}
+
+// AddFoldedFLOPs adds f to FoldedFLOPs.
+func (n *Node) AddFoldedFLOPs(f float64) {
+	if f == 0 {
+		return
+	}
+	n.extra = &nodeExtra{doc: n.Doc(), metadata: n.Metadata(), foldedFLOPs: n.FoldedFLOPs() + f}
 }
 
 // Doc returns the node's doc_string.
@@ -236,7 +257,7 @@ func (n *Node) SetDoc(doc string) {
 	if doc == "" && n.extra == nil {
 		return
 	}
-	n.extra = &nodeExtra{doc: doc, metadata: n.Metadata()}
+	n.extra = &nodeExtra{doc: doc, metadata: n.Metadata(), foldedFLOPs: n.FoldedFLOPs()}
 }
 
 // SetMetadata sets the node's metadata_props. Nodes never share the
@@ -245,7 +266,7 @@ func (n *Node) SetMetadata(kv []KeyValue) {
 	if len(kv) == 0 && n.extra == nil {
 		return
 	}
-	n.extra = &nodeExtra{doc: n.Doc(), metadata: kv}
+	n.extra = &nodeExtra{doc: n.Doc(), metadata: kv, foldedFLOPs: n.FoldedFLOPs()}
 }
 
 // In returns input i, or nil when absent.

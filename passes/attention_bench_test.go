@@ -71,7 +71,7 @@ func BenchmarkPassesPart2(b *testing.B) {
 // layer's attention, GELU and LayerNorms are recognised by the full table.
 func TestTransformerGraphFuses(t *testing.T) {
 	g, layers := transformerGraph(t, 200)
-	runPasses(t, g, Names()...)
+	runPasses(t, g, DefaultNames()...)
 	if got := len(fusedNodes(g, "FusedAttention")); got != layers {
 		t.Errorf("FusedAttention %d, want %d (1 per layer)", got, layers)
 	}

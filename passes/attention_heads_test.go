@@ -115,7 +115,7 @@ func TestAttentionHeadsFullTable(t *testing.T) {
 	b := newBuilder(t)
 	buildMHA(b, mhOpts{})
 	g := b.infer()
-	checkPreservesExact(t, g, Names()...)
+	checkPreservesExact(t, g, DefaultNames()...)
 	if got := ops(g); got != "onnxcost.GroupedGemm onnxcost.FusedAttention MatMul" {
 		t.Errorf("ops %q, want GroupedGemm FusedAttention MatMul", got)
 	}

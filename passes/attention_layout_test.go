@@ -87,7 +87,7 @@ func TestAttentionLayoutFullTable(t *testing.T) {
 	b := newBuilder(t)
 	buildLlamaAttention(b, llOpts{})
 	g := b.infer()
-	checkPreserves(t, g, Names()...)
+	checkPreserves(t, g, DefaultNames()...)
 	expectNoneOf(t, g, "Transpose")
 }
 

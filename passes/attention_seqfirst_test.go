@@ -121,7 +121,7 @@ func TestAttentionSeqFirstFullTable(t *testing.T) {
 	b := newBuilder(t)
 	buildSeqFirstMHA(b, sfOpts{mask: 2})
 	g := b.infer()
-	checkPreserves(t, g, Names()...)
+	checkPreserves(t, g, DefaultNames()...)
 	if got, want := ops(g), "onnxcost.FusedGemm onnxcost.FusedAttention Reshape MatMul Reshape"; got != want {
 		t.Errorf("ops %q, want %q", got, want)
 	}
@@ -160,7 +160,7 @@ func TestAttentionSeqFirstGuards(t *testing.T) {
 // keeps only in_proj, the attention and out_proj as kernels.
 func TestAttentionSeqFirstExport(t *testing.T) {
 	m := loadInferred(t, filepath.Join("testdata", "mha_seqfirst.onnx"), 0)
-	runPasses(t, m.Graph, Names()...)
+	runPasses(t, m.Graph, DefaultNames()...)
 	n := expectOne(t, m.Graph, "FusedAttention", 14)
 	if n.AttrInt("num_heads", 0) != 4 || !ir.QKVPacked(n) {
 		t.Errorf("attention: %s", ir.NodeText(n))
@@ -181,7 +181,7 @@ func TestAttentionSinkBatchFirst(t *testing.T) {
 	buildSeqFirstMHA(b, sfOpts{mask: 2, batchFirst: true})
 	g := b.infer()
 	before := analyzeAt(t, b, g, "fp32")
-	checkPreserves(t, g, Names()...)
+	checkPreserves(t, g, DefaultNames()...)
 	if got, want := ops(g), "onnxcost.FusedGemm onnxcost.FusedAttention Reshape MatMul Reshape"; got != want {
 		t.Errorf("ops %q, want %q", got, want)
 	}
@@ -202,7 +202,7 @@ func TestAttentionSinkGuard(t *testing.T) {
 	b := newBuilder(t)
 	buildSeqFirstMHA(b, sfOpts{batchFirst: true, xTOut: true})
 	g := b.infer()
-	checkPreserves(t, g, Names()...)
+	checkPreserves(t, g, DefaultNames()...)
 	n := expectOne(t, g, "FusedAttention", 14)
 	if !permIs(n, ir.KeyQPerm, seqQPerm4) {
 		t.Errorf("sunk though the transposed input is a graph output: %s", ir.NodeText(n))

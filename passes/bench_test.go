@@ -46,7 +46,7 @@ func BenchmarkAllPasses10k(b *testing.B) {
 // whose output is the graph output.
 func TestBenchGraphFuses(t *testing.T) {
 	g := benchGraph(t, 80)
-	runPasses(t, g, Names()...)
+	runPasses(t, g, DefaultNames()...)
 	for _, n := range g.Nodes[:len(g.Nodes)-1] {
 		if n.OpType != "WinogradConv" {
 			t.Fatalf("left %s", ir.NodeText(n))

@@ -167,6 +167,15 @@ func applyBNFold(g *ir.Graph, p, bn *ir.Node) error {
 	n := &ir.Node{Name: p.Name, OpType: p.OpType, Domain: p.Domain, Attrs: attrs,
 		FusedFrom: append(nodeNames(p), nodeNames(bn)...)}
 	n.SetDoc(p.Doc())
+	// BN's arithmetic (2 FLOPs an element, cost's normRule) is now in
+	// the weights: still the model's FLOPs, no kernel's. Of the two, the
+	// add is the folded node's bias add when the node had no bias before
+	// (its rule counts it), so only the rest is folded away.
+	folded := 2 * numel(y)
+	if oldBias == nil {
+		folded = numel(y)
+	}
+	n.AddFoldedFLOPs(p.FoldedFLOPs() + bn.FoldedFLOPs() + folded)
 	if isGemm {
 		n.SetAttr(&ir.Attribute{Name: "beta", Type: ir.AttrFloat, F: 1})
 	}
@@ -289,3 +298,12 @@ func nodeNames(n *ir.Node) []string {
 // last of them was (ir.Graph.ReplaceNodes). Inputs of old that nothing
 // reads any more are removed by cleanup.
 func swapIn(g *ir.Graph, old []*ir.Node, n *ir.Node) error { return g.ReplaceNodes(old, n) }
+
+// numel is v's element count, 0 when its shape is not fully known.
+func numel(v *ir.Value) float64 {
+	n, ok := v.Shape.NumElements()
+	if !ok {
+		return 0
+	}
+	return float64(n)
+}

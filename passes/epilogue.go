@@ -56,26 +56,54 @@ import (
 //	Add(Gemm(a,w,c), r)                   -> FusedGemm(a,w,c,r){anchor=Gemm, residual=1}
 //	Mul(Silu(MatMul(a,w)), g)             -> FusedGemm(a,w,_,_,g){anchor=MatMul, activation=Silu, gate=1}
 
+// scope is how much of the epilogue a runtime's kernels absorb. The
+// fused plan takes it all (TensorRT, CUTLASS epilogue visitors); other
+// runtimes take less: PyTorch's addmm only the bias (cuBLASLt's bias
+// epilogue), onnxruntime's CUDA FusedConv bias, residual and activation
+// but no pooling (see plans.go).
+type scope struct{ residual, activation, pool, gate bool }
+
+// fullScope is the fused plan's: every step of the epilogue.
+var fullScope = scope{residual: true, activation: true, pool: true, gate: true}
+
 // fuseConv fuses every Conv with its epilogue.
-func fuseConv(g *ir.Graph) (bool, error) {
-	return fuseAnchors(g, ir.OpFusedConv, []string{"Conv"}, func(n *ir.Node) bool { return isOp(n, "Conv") })
+func fuseConv(g *ir.Graph) (bool, error) { return fuseConvScope(g, fullScope) }
+
+// fuseConvAct fuses every Conv with its bias, residual and activation,
+// not a following pool: onnxruntime's CUDA FusedConv (cuDNN's
+// ConvolutionBiasActivationForward, which takes a residual z input).
+func fuseConvAct(g *ir.Graph) (bool, error) {
+	return fuseConvScope(g, scope{residual: true, activation: true})
+}
+
+func fuseConvScope(g *ir.Graph, sc scope) (bool, error) {
+	return fuseAnchors(g, ir.OpFusedConv, []string{"Conv"}, func(n *ir.Node) bool { return isOp(n, "Conv") }, sc)
 }
 
 // fuseGemm fuses every Gemm or MatMul with its epilogue.
-func fuseGemm(g *ir.Graph) (bool, error) {
-	return fuseAnchors(g, ir.OpFusedGemm, []string{"Gemm", "MatMul"}, func(n *ir.Node) bool { return isOp(n, "Gemm") || isOp(n, "MatMul") })
+func fuseGemm(g *ir.Graph) (bool, error) { return fuseGemmScope(g, fullScope) }
+
+// fuseGemmBias fuses every MatMul with its bias Add only: what a linear
+// layer runs as in PyTorch (addmm, the bias in cuBLASLt's epilogue; a 3-D
+// input is flattened to 2-D first) and in onnxruntime (MatMulAddFusion to
+// Gemm), with activation and residual left to their own kernels.
+func fuseGemmBias(g *ir.Graph) (bool, error) { return fuseGemmScope(g, scope{}) }
+
+func fuseGemmScope(g *ir.Graph, sc scope) (bool, error) {
+	return fuseAnchors(g, ir.OpFusedGemm, []string{"Gemm", "MatMul"}, func(n *ir.Node) bool { return isOp(n, "Gemm") || isOp(n, "MatMul") }, sc)
 }
 
 // fuseAnchors fuses every anchor (a node of one of the op types ops that
-// anchor accepts) with its epilogue into a node of type op.
-func fuseAnchors(g *ir.Graph, op string, ops []string, anchor func(*ir.Node) bool) (bool, error) {
+// anchor accepts) with the part of its epilogue sc allows into a node of
+// type op.
+func fuseAnchors(g *ir.Graph, op string, ops []string, anchor func(*ir.Node) bool, sc scope) (bool, error) {
 	changed := false
 	err := g.Batch(func() error { // one compaction for the sweep
 		for n := range nodesOfType(g, ops...) {
 			if n.Graph() != g || !anchor(n) || !floatTensor(n.Out(0)) {
 				continue
 			}
-			ep := matchEpilogue(g, n, op == ir.OpFusedConv)
+			ep := matchEpilogue(g, n, op == ir.OpFusedConv, sc)
 			if ep == nil {
 				continue
 			}
@@ -111,7 +139,7 @@ type epilogue struct {
 // something was absorbed: most anchors absorb nothing (every sweep after
 // the first, on a LLaMA-shaped graph), and allocating first was 1.5 MB of
 // the fused plan of a 112k-node one.
-func matchEpilogue(g *ir.Graph, a *ir.Node, conv bool) *epilogue {
+func matchEpilogue(g *ir.Graph, a *ir.Node, conv bool, sc scope) *epilogue {
 	ep := epilogue{anchor: a, out: a.Out(0)} // nodes: the absorbed ones, until the end
 	for _, o := range a.Outputs[1:] {
 		if o != nil {
@@ -127,18 +155,20 @@ func matchEpilogue(g *ir.Graph, a *ir.Node, conv bool) *epilogue {
 		}
 	}
 	// Residual: Add(y, r) with r of y's exact shape.
-	if next := onlyUse(g, ep.out); isOp(next, "Add") {
+	if next := onlyUse(g, ep.out); sc.residual && isOp(next, "Add") {
 		if other := otherInput(next, ep.out); other != nil && constant(other) == nil &&
 			sameShape(other, ep.out) && other.DType == ep.out.DType && sameType(next.Out(0), ep.out) {
 			ep.take(next)
 			ep.residual = other
 		}
 	}
-	ep.matchActivation(g)
-	if !conv && ep.act != "" {
+	if sc.activation {
+		ep.matchActivation(g)
+	}
+	if !conv && ep.act != "" && sc.gate {
 		ep.matchGate(g)
 	}
-	if conv {
+	if conv && sc.pool {
 		if next := onlyUse(g, ep.out); (isOp(next, "MaxPool") || isOp(next, "AveragePool")) && poolFusable(g, next) {
 			ep.take(next)
 			ep.pool = next

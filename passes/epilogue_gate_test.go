@@ -85,7 +85,7 @@ func TestFuseGemmGateFullTable(t *testing.T) {
 	b := newBuilder(t)
 	buildSwiGLU(b, swigluOpts{upFirst: true})
 	g := b.infer()
-	checkPreserves(t, g, Names()...)
+	checkPreserves(t, g, DefaultNames()...)
 }
 
 func TestFuseGemmGateGuards(t *testing.T) {

@@ -25,6 +25,10 @@ type Pass struct {
 	// running statistics into a Conv's weights), so a training cost must
 	// not see it.
 	InferenceOnly bool
+	// Variant marks a pass that models one runtime's narrower fusion
+	// (plans.go): it runs only when named (a plan, --passes), never in
+	// the default selection, where the full fusion it is a part of runs.
+	Variant bool
 }
 
 // table is the ordered pass list; Run applies it in this order. Filled by
@@ -108,6 +112,18 @@ func Names() []string {
 	return out
 }
 
+// DefaultNames lists the passes the fused plan runs (every pass but the
+// variants), in table order.
+func DefaultNames() []string {
+	var out []string
+	for _, p := range table {
+		if !p.Variant {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
 // InferenceOnly names the inference-only passes in table order.
 func InferenceOnly() []string {
 	var out []string
@@ -135,6 +151,9 @@ func Selected(opt Options) ([]Pass, error) {
 	var out []Pass
 	for _, p := range table {
 		if len(opt.Only) > 0 && !slices.Contains(opt.Only, p.Name) {
+			continue
+		}
+		if len(opt.Only) == 0 && p.Variant {
 			continue
 		}
 		if slices.Contains(opt.Disable, p.Name) {

@@ -85,6 +85,7 @@ func (f Fusion) Apply(g *ir.Graph) (*ir.Node, error) {
 		} else {
 			n.FusedFrom = append(n.FusedFrom, m.Name)
 		}
+		n.AddFoldedFLOPs(m.FoldedFLOPs())
 	}
 	n.Inputs = f.Inputs
 	n.Outputs = f.Outputs

@@ -86,7 +86,7 @@ func TestPassesInIfBodies(t *testing.T) {
 		b := newBuilder(t)
 		thenG, elseG := buildIfModel(t, b, cond)
 		g := b.infer()
-		checkPreservesExact(t, g, Names()...)
+		checkPreservesExact(t, g, DefaultNames()...)
 		if got, want := ops(thenG), "onnxcost.FusedGemm Add"; got != want { // the Add after the Relu is no epilogue
 			t.Errorf("cond %v: then branch %q, want %q", cond, got, want)
 		}
@@ -144,7 +144,7 @@ func TestPassesInLoopBody(t *testing.T) {
 	n := b.node("Loop", []*ir.Value{trips, nil, x}, 1, ir.GraphAttr("body", body))
 	b.output(n.Out(0))
 	g := b.infer()
-	runPasses(t, g, Names()...)
+	runPasses(t, g, DefaultNames()...)
 	if got, want := ops(body), "onnxcost.FusedGemm Identity"; got != want {
 		t.Errorf("loop body %q, want %q (MatMul+Add+Relu fused; the Identity maps an input to an output)", got, want)
 	}

@@ -23,6 +23,7 @@ package passes
 func init() {
 	table = []Pass{
 		{Name: "cleanup", Doc: "remove Identity and inference Dropout, fold constant shape arithmetic into initializers, drop dead nodes", Run: cleanup},
+		{Name: "split-conv-bias", Doc: "Conv(x, W, b) -> Add(Conv(x, W), b): the bias as its own broadcast kernel, as PyTorch eager runs it (eager and inductor plans only)", Run: splitConvBias, After: []string{"cleanup"}, Variant: true},
 		{Name: "fold-bn", Doc: "fold an inference BatchNormalization into the Conv or Gemm before it", Run: foldBN, After: []string{"cleanup"}, InferenceOnly: true},
 		{Name: "fuse-layernorm", Doc: "LayerNorm decomposition (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) -> one LayerNormalization", Run: fuseLayerNorm, After: []string{"cleanup"}},
 		{Name: "fuse-rmsnorm", Doc: "RMSNorm decomposition (Pow, ReduceMean, Add, Sqrt, Div or rsqrt (Reciprocal, Div(1, ·), Pow(·, -0.5)) + Mul, Mul; HF's float32 Cast pair) -> one RMSNormalization", Run: fuseRMSNorm, After: []string{"cleanup"}},
@@ -37,7 +38,9 @@ func init() {
 		{Name: "fuse-attention-layout", Doc: "Transposes (and GQA's Unsqueezes) between head-split inputs and attention, and the output Transpose -> absorbed into FusedAttention as q/k/v/o_perm (LLaMA: the rotary output read in [B, L, H, d])", Run: fuseAttentionLayout, After: []string{"fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed"}},
 		{Name: "fuse-qdq", Doc: "DequantizeLinear inputs -> Conv/MatMul (-> Relu) -> QuantizeLinear -> one QLinearConv/QLinearMatMul, the int8 kernel (no Q/DQ kernels left around it)", Run: fuseQDQ, After: []string{"cleanup"}},
 		{Name: "fuse-qdq-add", Doc: "DequantizeLinear, DequantizeLinear -> Add (-> Relu) -> QuantizeLinear -> one com.microsoft.QLinearAdd, the int8 residual add", Run: fuseQDQAdd, After: []string{"cleanup", "fuse-qdq"}},
+		{Name: "fuse-conv-act", Doc: "Conv (+bias) (+residual Add) (+activation) -> one FusedConv kernel, no pool: onnxruntime's CUDA FusedConv (onnxruntime plan only)", Run: fuseConvAct, After: []string{"fold-bn", "fuse-qdq", "fuse-qdq-add"}, Before: []string{"winograd"}, Variant: true},
 		{Name: "fuse-conv", Doc: "Conv (+bias) (+residual Add) (+activation) (+MaxPool/AveragePool) -> one FusedConv kernel", Run: fuseConv, After: []string{"fold-bn", "fuse-qdq", "fuse-qdq-add"}},
+		{Name: "fuse-gemm-bias", Doc: "Gemm/MatMul (+bias) -> one FusedGemm kernel, no activation or residual: PyTorch's addmm, onnxruntime's MatMulAddFusion (eager, inductor and onnxruntime plans only)", Run: fuseGemmBias, After: []string{"fold-bn", "fuse-qdq", "fuse-gelu", "fuse-attention"}, Before: []string{"fuse-qkv", "fuse-skip-layernorm", "fuse-elementwise"}, Variant: true},
 		{Name: "fuse-gemm", Doc: "Gemm/MatMul (+bias) (+residual Add) (+activation) -> one FusedGemm kernel", Run: fuseGemm, After: []string{"fold-bn", "fuse-qdq"}},
 		{Name: "fuse-qkv", Doc: "GEMMs reading the same activation with constant weights (the Q, K, V projections) -> one GroupedGemm over the packed weights", Run: fuseQKV, After: []string{"fuse-gemm"}},
 		{Name: "fuse-skip-layernorm", Doc: "residual Add(x, skip) -> LayerNormalization -> one SkipLayerNormalization that also writes the sum when it is read elsewhere", Run: fuseSkipLayerNorm, After: []string{"fuse-layernorm", "fuse-gemm"}},

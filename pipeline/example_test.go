@@ -18,7 +18,7 @@ func ExampleRun() {
 	fmt.Printf("%.2f ms, %.0f MB at peak\n", r.Totals.TimeS*1e3, r.Totals.PeakMemoryBytes/1e6)
 	// Output:
 	// A100-SXM4-80GB, batch 8: 65.7 GFLOPs in 55 kernels
-	// 4.72 ms, 160 MB at peak
+	// 4.86 ms, 160 MB at peak
 }
 
 // Count BERT-base with no GPU: the exact arithmetic and traffic, nothing
@@ -52,6 +52,6 @@ func Example_bindDims() {
 		fmt.Printf("seq %4d: %6.1f GFLOPs, %.3f ms\n", r.Bindings["seq"], r.Totals.FLOPs/1e9, r.Totals.TimeS*1e3)
 	}
 	// Output:
-	// seq  128:   32.3 GFLOPs, 0.560 ms
-	// seq 1024:  293.1 GFLOPs, 0.943 ms
+	// seq  128:   32.3 GFLOPs, 0.561 ms
+	// seq 1024:  293.1 GFLOPs, 1.057 ms
 }

@@ -43,6 +43,7 @@ package pipeline
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -51,6 +52,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/calib"
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
@@ -58,6 +60,7 @@ import (
 	"github.com/onnxcost/onnxcost/internal/safefile"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/passes"
+	"github.com/onnxcost/onnxcost/train"
 )
 
 // Error is bad input: an unreadable or invalid model, a bad binding, a
@@ -363,14 +366,23 @@ func (l *Loaded) GraphIO() (inputs, outputs []string) {
 	return inputs, outputs
 }
 
-// Plan runs the fusion passes for the fused plan; the unfused plan costs
-// the graph as read (and checks the pass selection all the same, so a typo
-// is an error whichever plan is asked for).
+// Plan runs the named plan's passes ("" is the fused plan; see
+// passes.Plans): the unfused plan costs the graph as read. The pass
+// selection is checked whatever the plan, so a typo is an error whichever
+// plan is asked for; --passes (opt.Only) replaces the plan's own list.
 func (l *Loaded) Plan(plan string, opt passes.Options) error {
 	if _, err := passes.Selected(opt); err != nil {
 		return &Error{Err: err}
 	}
-	if plan != "fused" {
+	p, err := passes.LookupPlan(cmp.Or(plan, "fused"))
+	if err != nil {
+		return inputErr("--plan: %w", err)
+	}
+	if plan == "unfused" {
+		return nil
+	}
+	opt, run := p.Options(opt)
+	if !run {
 		return nil
 	}
 	st, err := passes.Run(l.Model.Graph, opt)
@@ -386,6 +398,34 @@ func (l *Loaded) Plan(plan string, opt passes.Options) error {
 	}
 	return nil
 }
+
+// ResolvePlan is the plan a model is priced under: plan when given (it
+// must be one of passes.PlanNames), else the runtime's own; when rt is
+// nil, the default runtime's (a training step's, PyTorch eager, when
+// training).
+func ResolvePlan(plan string, rt *hwdb.Runtime, training bool) (string, error) {
+	if plan == "" {
+		if rt == nil {
+			name := hwdb.DefaultRuntime
+			if training {
+				name = train.Runtime
+			}
+			r, err := hwdb.LookupRuntime(name)
+			if err != nil {
+				return "", err
+			}
+			rt = r
+		}
+		plan = rt.PlanOrFused()
+	}
+	if _, err := passes.LookupPlan(plan); err != nil {
+		return "", inputErr("--plan: %w", err)
+	}
+	return plan, nil
+}
+
+// PlanNames lists the plans --plan accepts.
+func PlanNames() []string { return passes.PlanNames() }
 
 // ChangedList names the passes that changed the graph, sorted.
 func ChangedList(st *passes.Stats) string {
@@ -432,7 +472,7 @@ func shorten(w string) string {
 // EstimateOptions choose what Estimate costs.
 type EstimateOptions struct {
 	DType string // "" is the model's own
-	Plan  string // fused|unfused
+	Plan  string // the plan priced (passes.PlanNames), recorded in the report
 	// Runtime is the execution profile; nil is the cost model's default
 	// (hwdb.DefaultRuntime; the training step's own under training).
 	Runtime     *hwdb.Runtime
@@ -445,6 +485,10 @@ type EstimateOptions struct {
 	// GPUs is the tensor-parallel degree (cost.Options.GPUs); 0 or 1 is
 	// one GPU.
 	GPUs int
+	// Calibration, when set, corrects the kernel times by measurements
+	// (--calibration; package calib): in full on the GPU it was fitted
+	// on, its kernel-relative part on another.
+	Calibration *calib.Calibration
 }
 
 // Estimate runs the cost model on a loaded (and planned) model and
@@ -454,7 +498,7 @@ func Estimate(l *Loaded, gpu *hwdb.GPU, opt EstimateOptions) (*report.Report, er
 	if name == "" {
 		name = l.Path
 	}
-	r, err := cost.Analyze(l.Model.Graph, l.Model, gpu, cost.Options{
+	co := cost.Options{
 		DType:       opt.DType,
 		Plan:        opt.Plan,
 		Runtime:     opt.Runtime,
@@ -463,9 +507,17 @@ func Estimate(l *Loaded, gpu *hwdb.GPU, opt EstimateOptions) (*report.Report, er
 		Power:       opt.Power,
 		Train:       opt.Train,
 		GPUs:        opt.GPUs,
-	})
+	}
+	applied := opt.Calibration.For(gpu)
+	if applied != nil { // a nil *Applied in the interface would not be nil
+		co.Calibration = applied
+	}
+	r, err := cost.Analyze(l.Model.Graph, l.Model, gpu, co)
 	if err != nil {
 		return nil, inputErr("%s: %w", l.Path, err)
+	}
+	if lo, hi := calib.Interval(r, gpu, applied); hi > 0 {
+		r.Totals.TimeIntervalS = []float64{lo, hi}
 	}
 	r.Bindings = l.Bindings
 	r.Warnings = shortenAll(append(append([]string{}, l.Warnings...), r.Warnings...))

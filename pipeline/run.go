@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/calib"
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
@@ -30,7 +31,13 @@ type Config struct {
 	InputDataDir string
 	InputData    map[string]*ir.Tensor
 
-	// Plan is "fused" (the default when "") or "unfused" (--plan).
+	// Calibration, when set, corrects the kernel times by measurements
+	// (--calibration, calib.Load).
+	Calibration *calib.Calibration
+
+	// Plan names the kernels priced (--plan; passes.PlanNames): "" is
+	// the runtime's own (hwdb.Runtime.Plan: eager for pytorch and graph,
+	// inductor for pytorch-compile, onnxruntime, fused for tensorrt).
 	Plan string
 	// Passes selects the fusion passes of the fused plan (Only: --passes,
 	// Disable: --disable, Check: --check); the zero value runs them all.
@@ -175,11 +182,7 @@ const (
 // runModel is every entry point: check the settings (before reading, so
 // a typo costs no parse), load, plan, then price or count.
 func runModel(src source, cfg Config, mode runMode) (*Result, error) {
-	plan := cfg.Plan
-	if plan == "" {
-		plan = "fused"
-	}
-	if err := CheckValue("--plan", plan, "fused", "unfused"); err != nil {
+	if err := CheckValue("--plan", cfg.Plan, append([]string{""}, passes.PlanNames()...)...); err != nil {
 		return nil, &Error{Err: err}
 	}
 	if err := CheckValue("--dtype", cfg.DType, append([]string{""}, cost.DTypes()...)...); err != nil {
@@ -197,11 +200,17 @@ func runModel(src source, cfg Config, mode runMode) (*Result, error) {
 	} else if res.GPU, err = cfg.gpu(); err != nil {
 		return nil, err
 	}
-	var rt *hwdb.Runtime
+	// The runtime names the plan even when counting (the kernels counted
+	// are those it runs); only pricing uses its figures.
+	rt, err := cfg.runtime()
+	if err != nil {
+		return nil, err
+	}
+	plan, err := ResolvePlan(cfg.Plan, rt, cfg.Train != nil)
+	if err != nil {
+		return nil, err
+	}
 	if mode == mustPrice {
-		if rt, err = cfg.runtime(); err != nil {
-			return nil, err
-		}
 		if err := CheckGPUs(cfg.GPUs); err != nil {
 			return nil, &Error{Err: err}
 		}
@@ -231,6 +240,9 @@ func runModel(src source, cfg Config, mode runMode) (*Result, error) {
 	if err := l.Plan(plan, popt); err != nil {
 		return nil, err
 	}
+	if mode == mustCount {
+		rt = nil
+	}
 	res.Estimate = EstimateOptions{
 		DType:       cfg.DType,
 		Plan:        plan,
@@ -240,6 +252,7 @@ func runModel(src source, cfg Config, mode runMode) (*Result, error) {
 		Power:       cfg.power(),
 		Train:       cfg.Train,
 		GPUs:        cfg.GPUs,
+		Calibration: cfg.Calibration,
 	}
 	cfg.phase(PhaseCost)
 	if mode == mustCount {

@@ -24,6 +24,15 @@ it also writes NAME.run.json: the dtype and shape of every tensor when the
 graph-only model is executed in numpy with its input symbols bound
 (Fixture.run), stripped weights running as zeros.
 
+BatchNorm: torch.onnx's default EVAL export folds every BatchNormalization
+into the Conv before it (torch/onnx/utils.py runs _jit_pass_onnx_eval_peephole
+when training is EVAL), so resnet50, vgg16 and alexnet carry no BN node.
+A fixture built with keep_bn=True (mobilenet_v2, densenet121) is exported
+from the same eval-mode module with training=TrainingMode.PRESERVE, which
+skips that peephole: each BatchNorm stays a node with its running
+statistics and a single output (inference form), as eager PyTorch runs it,
+one kernel per BN. onnxcost's own fused plan folds BN itself (fold-bn).
+
 --with-weights writes full-weight models instead (default: vgg16 and
 resnet50, for load-speed benchmarks); never commit those.
 
@@ -41,6 +50,7 @@ import math
 import os
 import sys
 import tempfile
+import warnings
 
 import numpy as np
 import onnx
@@ -62,6 +72,13 @@ def np_dtype(elem_type):
 
 
 SIZE_THRESHOLD = 1024  # bytes: initializers larger than this lose their data
+# keep_bn fixtures strip every float initializer: their small tensors are
+# BN vectors (4 per BN, 16 to 256 channels) that shape inference never
+# reads and that would otherwise keep 50 KiB (mobilenet_v2) and 142 KiB
+# (densenet121) of seeded noise inline. onnx compares sys.getsizeof of the
+# raw bytes (payload plus ~33) with the threshold, so 64 takes them all.
+BN_SIZE_THRESHOLD = 64
+FLOAT_TYPES = {1, 10, 11, 16}  # float32, float16, float64, bfloat16
 OPSET = 13
 BASE_SEED = 20240601
 
@@ -327,9 +344,12 @@ def resnet50_plus_block():
 
 class Fixture:
     def __init__(self, name, build, inputs, input_names, output_names,
-                 dynamic_axes=None, doc="", run=None, opset=OPSET):
+                 dynamic_axes=None, doc="", run=None, opset=OPSET, keep_bn=False):
         self.name = name
         self.opset = opset
+        # keep_bn: export BatchNormalization as its own node (see the module
+        # docstring) instead of folding it into the preceding Conv.
+        self.keep_bn = keep_bn
         # run: symbol bindings for the runtime reference NAME.run.json
         # (None: no runtime reference; {} for a model with static shapes).
         self.run = run
@@ -377,7 +397,7 @@ FIXTURES = [
     Fixture("vgg16", torchvision.models.vgg16, image(), ["input"], ["output"],
             doc="torchvision VGG-16 (no BN), batch 1"),
     Fixture("mobilenet_v2", torchvision.models.mobilenet_v2, image(), ["input"], ["output"],
-            doc="torchvision MobileNetV2, batch 1"),
+            doc="torchvision MobileNetV2 with its 52 BatchNorms kept, batch 1", keep_bn=True),
     Fixture("lstm_ptb", PTBLanguageModel, ptb_inputs(),
             ["tokens", "h0", "c0"], ["logits", "hn", "cn"],
             doc="PTB word LSTM: vocab 10000, 2 layers, hidden 1024, seq 32, batch 128"),
@@ -429,6 +449,12 @@ FIXTURES = [
             ["input_ids", "token_type_ids", "attention_mask"],
             ["last_hidden_state", "pooler_output"], BERT_AXES,
             doc="BERT-large-like encoder as bert_large, seq 384 (MLPerf BERT), dynamic batch"),
+    # DenseNet-121 as onnxcost's H100 measurements time it (eager PyTorch,
+    # every BN its own kernel). Appended so the fixtures above keep their
+    # seeds; dynamic batch like resnet50, the other CNN measured at 1/32/128.
+    Fixture("densenet121", torchvision.models.densenet121, image(), ["input"], ["output"],
+            {"input": BATCH, "output": BATCH},
+            doc="torchvision DenseNet-121 with its 121 BatchNorms kept, dynamic batch", keep_bn=True),
 ]
 
 
@@ -446,31 +472,80 @@ def rerandomize(model, seed):
             p.copy_(torch.randn(p.shape, generator=g) * 0.02)
 
 
+def rerandomize_bn_stats(model, seed):
+    """Draw every BatchNorm's running mean and variance from one seeded
+    generator, after and apart from the parameters. At their defaults
+    (all zeros, all ones) equal statistics would be merged by torch 1.13
+    into one initializer plus Identity nodes once BN is no longer folded;
+    variances are kept in [0.5, 1.5) so they stay positive and near the
+    trained range. The stream seed * 1000 + 999 is one rerandomize would
+    only reach at a 1000th parameter; the keep_bn models have under 400."""
+    g = torch.Generator().manual_seed(seed * 1000 + 999)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.modules.batchnorm._BatchNorm):
+                m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=g) * 0.02)
+                m.running_var.copy_(torch.rand(m.running_var.shape, generator=g) + 0.5)
+
+
 def export_bytes(fx, seed):
     """The full-weight ONNX bytes of fixture fx."""
     torch.manual_seed(seed)
     model = fx.build()
     rerandomize(model, seed)
+    mode = torch.onnx.TrainingMode.EVAL
+    if fx.keep_bn:
+        rerandomize_bn_stats(model, seed)
+        # PRESERVE on an eval-mode module: inference semantics (running
+        # statistics, Dropout dropped) without EVAL's Conv+BN peephole.
+        mode = torch.onnx.TrainingMode.PRESERVE
     model.eval()
     g = torch.Generator().manual_seed(seed)
     args = fx.inputs(g)
     buf = io.BytesIO()
-    with torch.no_grad():
-        torch.onnx.export(model, args, buf, opset_version=fx.opset,
+    with torch.no_grad(), warnings.catch_warnings():
+        # torch warns that constant folding may alter parameters under
+        # PRESERVE; that applies to a module in training mode, not to ours.
+        warnings.filterwarnings("ignore", message="It is recommended that constant folding be turned off")
+        torch.onnx.export(model, args, buf, opset_version=fx.opset, training=mode,
                           input_names=fx.input_names, output_names=fx.output_names,
                           dynamic_axes=fx.dynamic_axes, do_constant_folding=True)
     del model
-    return buf.getvalue()
+    data = buf.getvalue()
+    if fx.keep_bn:
+        check_bn_kept(data, fx.name)
+    return data
 
 
-def strip_weights(data, name):
-    """Returns the .onnx bytes with every initializer over SIZE_THRESHOLD
+def check_bn_kept(data, name):
+    """Fails unless the export kept BatchNormalization nodes in inference
+    form: one output each (a training-mode BN has the running-stat outputs
+    too) and no Identity nodes from merged initializers."""
+    m = onnx.load_from_string(data)
+    bn = [n for n in m.graph.node if n.op_type == "BatchNormalization"]
+    if not bn:
+        raise SystemExit("%s: keep_bn export has no BatchNormalization node (folded?)" % name)
+    for n in bn:
+        if len(n.output) != 1 or _attr(n, "training_mode", 0) != 0:
+            raise SystemExit("%s: BatchNormalization %s is in training form" % (name, n.name))
+    if any(n.op_type == "Identity" for n in m.graph.node):
+        raise SystemExit("%s: export has Identity nodes (equal initializers merged)" % name)
+
+
+def strip_weights(data, name, threshold=SIZE_THRESHOLD):
+    """Returns the .onnx bytes with every initializer over threshold bytes
     moved to external data NAME.onnx.data, which is written to a temporary
-    folder (so offsets and lengths are real) and then thrown away."""
+    folder (so offsets and lengths are real) and then thrown away. Only
+    float tensors may go: integer initializers are shapes and axes that
+    shape inference reads."""
     model = onnx.load_from_string(data)
     onnx.external_data_helper.convert_model_to_external_data(
         model, all_tensors_to_one_file=True, location=name + ".onnx.data",
-        size_threshold=SIZE_THRESHOLD)
+        size_threshold=threshold)
+    for init in model.graph.initializer:
+        if init.data_location == onnx.TensorProto.EXTERNAL and init.data_type not in FLOAT_TYPES:
+            raise SystemExit("%s: integer initializer %s would lose its data (threshold %d)"
+                             % (name, init.name, threshold))
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, name + ".onnx")
         onnx.save_model(model, path)
@@ -716,7 +791,8 @@ def main():
             write_atomic(path, full)
             print("%-22s %10d bytes (with weights)" % (fx.name, len(full)), flush=True)
             continue
-        stripped = strip_weights(full, fx.name)
+        stripped = strip_weights(full, fx.name,
+                                 BN_SIZE_THRESHOLD if fx.keep_bn else SIZE_THRESHOLD)
         del full
         gc.collect()
         write_atomic(path, stripped)

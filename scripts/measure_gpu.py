@@ -36,15 +36,81 @@ scripts/export_fixtures.py's BertModel (testdata/models/bert_*.onnx) at sequence
 fp16 under autocast (dtype fp16-amp: the model adds an fp32 mask, as HF BERT does).
 
 Committed results: testdata/measured/. Nothing here is fitted to: the rows are a held-out check of the cost model.
+
+Calibration data (what `onnxcost calibrate` reads; see calib/measurements.go and calib/profile):
+
+    python3 scripts/measure_gpu.py --out /tmp/m.csv --calib-dir testdata/calib/h100 --kineto /tmp/kin
+
+--calib-dir DIR also writes DIR/measurements.csv in calibrate's format (model,ms,batch,dtype,
+dims,runtime; appended to when it exists, so runs accumulate: delete it to start over): for each
+whole-model row one row with runtime graph (graph_ms) and one with runtime pytorch (eager_ms),
+fp16-amp rows as dtype fp16 under a comment "# fp16-amp: autocast"; with --kernels one row per
+kernel with runtime graph and the shape as dims (M,K,N of [M,K]x[K,N]; n of the add). Each
+model is exported once, from the module the rows time (on the CPU in fp32 before it is moved;
+dtype is the row's), into DIR/models/NAME.onnx: eval mode, TrainingMode.PRESERVE (so BN stays
+a node, as eager PyTorch runs it), opset 13, dynamic batch, graph-only as scripts/export_fixtures.py writes its
+fixtures (weights over 1 KiB moved to external data that is then deleted: the dims stay).
+The kernels are exported as tiny modules doing exactly the op (matmul.onnx with dims M,K,N;
+add.onnx with dim n). The LLaMA decode rows are not exported (a module over 13 GB of fp16
+weights: one ONNX file cannot hold it for the export to strip); they are skipped with a note.
+Then:
+
+    onnxcost calibrate --gpu H100-SXM5-80GB --measurements DIR/measurements.csv -o h100.cal.yaml
+
+--kineto DIR records, for each inference row, one eager call under torch.profiler (CPU and
+CUDA activities, record_shapes off) with every submodule's forward inside a record_function
+named by its module path ("layer1.0.conv1"; the innermost range wins, so a parent's own ops,
+e.g. a residual Add, carry the parent's path), and writes the Chrome trace
+DIR/NAME_DTYPE_bBATCH.json. calibrate charges each kernel to the range around its launch and
+finds the ONNX node by that path (calib/profile/kineto.go, names.go). With --kineto DIR
+--calib-dir DIR (one DIR for both), compare one trace with the estimate node by node:
+
+    onnxcost calibrate --gpu H100-SXM5-80GB --profile DIR/resnet50_fp16_b32.json DIR/models/resnet50.onnx --dtype fp16 --batch 32
+
+--device cpu is a dry run of the same code paths without a GPU (scripts/measure_gpu_test.sh):
+tiny iteration counts, fp32 only, no training rows; no CUDA graphs (graph_ms is the eager
+call's wall time again), no CUDA events (kernel rows are wall time over back-to-back calls),
+no kernel_ms/kernels/peak_mib/power_w (empty). The outputs say so in a # comment header.
+The numbers are CPU numbers, not for calibrating a GPU.
 """
 import argparse
+import copy
 import csv
+import datetime
+import gc
+import inspect
+import io
+import json
+import os
 import statistics
 import sys
 import time
+import warnings
+import zlib
 
 import torch
 import torchvision
+
+# DEV is the device every row runs on (--device): "cuda", or "cpu" for the dry run, where
+# CUDA graphs, CUDA events, kernel statistics, allocator statistics and power are skipped.
+DEV = "cuda"
+
+# BATCH names the dynamic batch axis of an exported input or output, as export_fixtures.py does.
+BATCH = {0: "batch"}
+
+# CPU_NOTE heads every output of a --device cpu run: what its columns mean there.
+CPU_NOTE = ("--device cpu dry run (not GPU measurements): no CUDA graphs, graph_ms/graph rows are "
+            "the eager call's wall time again; no CUDA events, kernel rows are wall time over "
+            "back-to-back calls; kernel_ms, kernels, peak_mib, power_w left empty")
+
+
+def on_gpu():
+    return DEV == "cuda"
+
+
+def sync():
+    if on_gpu():
+        torch.cuda.synchronize()
 
 
 def build(name):
@@ -61,8 +127,9 @@ def set_dtype(dt):
 def fresh_baseline():
     """Memory still allocated when a row starts (what earlier rows left behind, e.g. CUDA-graph
     pools), so that a row's peak counts only its own tensors."""
-    import gc
     gc.collect()
+    if not on_gpu():
+        return 0
     torch.cuda.synchronize()
     torch.cuda.empty_cache()
     return torch.cuda.memory_allocated()
@@ -88,10 +155,10 @@ def capture(fn, reps=1, warm=3):
 def median_ms(fn, iters):
     ts = []
     for _ in range(iters):
-        torch.cuda.synchronize()
+        sync()
         t0 = time.perf_counter()
         fn()
-        torch.cuda.synchronize()
+        sync()
         ts.append((time.perf_counter() - t0) * 1e3)
     return statistics.median(ts)
 
@@ -128,59 +195,114 @@ def mean_power(fn, seconds=2.0):
     return "%.0f" % statistics.mean(samples[len(samples) // 4:])
 
 
+def scripts_on_path():
+    """Lets this script import scripts/export_fixtures.py, its neighbour."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(0, here)
+
+
 def bert(layers, d, heads, ff):
     """The BERT of testdata/models/bert_*.onnx (scripts/export_fixtures.py), at sequence 128."""
-    sys.path.insert(0, __file__.rsplit("/", 1)[0])
+    scripts_on_path()
     from export_fixtures import BertModel
     return BertModel(d, heads, layers, ff).eval()
 
 
 BERTS = {"bert_base": (12, 768, 12, 3072), "bert_large": (24, 1024, 16, 4096)}
+BERT_NAMES = (["input_ids", "token_type_ids", "attention_mask"], ["last_hidden_state", "pooler_output"])
 
 
-def infer_row(name, dt, batch, iters):
+def export_spec(name):
+    """How the model named name is exported: (inputs(generator) on the CPU in fp32, input names,
+    output names, dynamic axes), as scripts/export_fixtures.py exports its fixture of that name."""
+    if name in BERTS:
+        axes = {n: BATCH for n in BERT_NAMES[0] + BERT_NAMES[1]}
+
+        def inputs(g):
+            ids = torch.randint(0, 30522, (2, 128), generator=g)
+            return ids, torch.zeros_like(ids), torch.ones_like(ids)
+        return inputs, BERT_NAMES[0], BERT_NAMES[1], axes
+    return (lambda g: (torch.randn(1, 3, 224, 224, generator=g),), ["input"], ["output"],
+            {"input": BATCH, "output": BATCH})
+
+
+def infer_call(name, dt, batch, on_cpu=None):
+    """The row's module (built on the CPU in fp32, shown to on_cpu there, then moved to DEV in
+    the row's dtype and layout), its call, the call's arguments and the dtype the row reports."""
+    if name in BERTS:
+        net = bert(*BERTS[name])
+        if on_cpu:
+            on_cpu(net)
+        net = net.to(DEV)
+        ids = torch.randint(0, 30522, (batch, 128), device=DEV)
+        args = (ids, torch.zeros_like(ids), torch.ones_like(ids))
+        if dt != "fp16":
+            return net, net, args, dt
+
+        # The model adds an fp32 mask (as HF BERT does), so .half() fails; fp16 BERT
+        # runs under autocast, as it is served: GEMMs in fp16, softmax/LayerNorm in fp32.
+        def amp(*a):
+            with torch.autocast("cuda", dtype=torch.float16):
+                return net(*a)
+        return net, amp, args, "fp16-amp"
+    net = build(name)
+    if on_cpu:
+        on_cpu(net)
+    net = net.to(DEV)
+    x = torch.randn(batch, 3, 224, 224, device=DEV)
+    if dt == "fp16":
+        net = net.half()
+        x = x.half()
+    if dt in ("fp16", "tf32"):
+        net = net.to(memory_format=torch.channels_last)
+        x = x.to(memory_format=torch.channels_last)
+    return net, net, (x,), dt
+
+
+def infer_row(name, dt, batch, iters, calib=None, kineto=None):
+    """One whole-model inference row; with calib, also its rows in calibrate's table, and with
+    kineto, a profiled eager call."""
     set_dtype(dt)
     base = fresh_baseline()
-    if name in BERTS:
-        m = bert(*BERTS[name]).cuda()
-        ids = torch.randint(0, 30522, (batch, 128), device="cuda")
-        args = (ids, torch.zeros_like(ids), torch.ones_like(ids))
-        if dt == "fp16":
-            # The model adds an fp32 mask (as HF BERT does), so .half() fails; fp16 BERT
-            # runs under autocast, as it is served: GEMMs in fp16, softmax/LayerNorm in fp32.
-            inner, dt = m, "fp16-amp"
+    exported = []
 
-            def m(*a):
-                with torch.autocast("cuda", dtype=torch.float16):
-                    return inner(*a)
-    else:
-        m = build(name).cuda()
-        x = torch.randn(batch, 3, 224, 224, device="cuda")
-        if dt == "fp16":
-            m = m.half()
-            x = x.half()
-        if dt in ("fp16", "tf32"):
-            m = m.to(memory_format=torch.channels_last)
-            x = x.to(memory_format=torch.channels_last)
-        args = (x,)
+    def export(net):
+        exported.append(calib.export(name, net, export_spec(name)))
+    net, m, args, dt = infer_call(name, dt, batch, export if calib else None)
+    model = exported[0] if exported else None
+    warm = 10 if on_gpu() else 2
+    kms = nk = peak = power = ""
     with torch.inference_mode():
-        for _ in range(10):
+        for _ in range(warm):
             m(*args)
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
+        sync()
+        if on_gpu():
+            torch.cuda.reset_peak_memory_stats()
         eager = median_ms(lambda: m(*args), iters)
-        peak = (torch.cuda.max_memory_allocated() - base) / 2**20
-        kms, nk = kernel_stats(lambda: m(*args))
-        g = capture(lambda: m(*args))
-        for _ in range(4):
-            g.replay()
-        graph = median_ms(g.replay, iters)
-        power = mean_power(g.replay)
-    del g, m, args
-    torch.cuda.empty_cache()
-    return dict(model=name, mode="infer", dtype=dt, batch=batch, eager_ms="%.3f" % eager,
-                graph_ms="%.3f" % graph, kernel_ms="%.3f" % kms, kernels="%.0f" % nk,
-                peak_mib="%.0f" % peak, power_w=power)
+        if on_gpu():
+            peak = "%.0f" % ((torch.cuda.max_memory_allocated() - base) / 2**20)
+            kms, nk = kernel_stats(lambda: m(*args))
+            kms, nk = "%.3f" % kms, "%.0f" % nk
+        if kineto:
+            kineto.record(net, lambda: m(*args), "%s_%s_b%d" % (name, dt, batch))
+        if on_gpu():
+            g = capture(lambda: m(*args))
+            for _ in range(4):
+                g.replay()
+            graph = median_ms(g.replay, iters)
+            power = mean_power(g.replay)
+            del g
+        else:
+            graph = median_ms(lambda: m(*args), iters)  # CPU_NOTE: no CUDA graph
+    del m, net, args
+    if on_gpu():
+        torch.cuda.empty_cache()
+    row = dict(model=name, mode="infer", dtype=dt, batch=batch, eager_ms="%.3f" % eager,
+               graph_ms="%.3f" % graph, kernel_ms=kms, kernels=nk, peak_mib=peak, power_w=power)
+    if model:
+        calib.infer_rows(model, row)
+    return row
 
 
 def train_row(name, optim, batch, iters):
@@ -192,7 +314,7 @@ def train_row(name, optim, batch, iters):
     y = torch.randint(0, 1000, (batch,), device="cuda")
     opt = (torch.optim.Adam(m.parameters(), lr=1e-4) if optim == "adam"
            else torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9))
-    scaler = torch.amp.GradScaler("cuda")
+    scaler = grad_scaler()
     lossf = torch.nn.CrossEntropyLoss()
 
     def step():
@@ -217,6 +339,13 @@ def train_row(name, optim, batch, iters):
                 kernels="%.0f" % nk, peak_mib="%.0f" % peak, power_w="")
 
 
+def grad_scaler():
+    """torch.amp.GradScaler("cuda") where it exists (PyTorch 2.3+), else torch.cuda.amp's (1.13)."""
+    if hasattr(torch.amp, "GradScaler"):
+        return torch.amp.GradScaler("cuda")
+    return torch.cuda.amp.GradScaler()
+
+
 def graph_ms(fn, reps=20, iters=10):
     """Per-call GPU time of fn: 20 calls captured in one CUDA graph, replayed."""
     g = capture(fn, reps)
@@ -231,26 +360,78 @@ def graph_ms(fn, reps=20, iters=10):
     return statistics.median(ts)
 
 
-def kernel_rows():
-    tdt = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+def wall_ms(fn, reps=20, iters=10):
+    """graph_ms where there is no GPU (CPU_NOTE): per-call wall time of reps back-to-back calls."""
+    fn()
+    ts = []
+    for _ in range(iters):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        ts.append((time.perf_counter() - t0) * 1e3 / reps)
+    return statistics.median(ts)
+
+
+class MatMulOp(torch.nn.Module):
+    """What a MatMul kernel row times, as a module to export: [M,K]·[K,N]."""
+
+    def forward(self, a, b):
+        return torch.matmul(a, b)
+
+
+class AddOp(torch.nn.Module):
+    """What an Add kernel row times, as a module to export: two vectors of n."""
+
+    def forward(self, x, y):
+        return torch.add(x, y)
+
+
+# The kernel modules' export specs (see export_spec): symbolic dims, bound per row by dims.
+MATMUL_SPEC = (lambda g: (torch.randn(4, 8, generator=g), torch.randn(8, 16, generator=g)),
+               ["a", "b"], ["c"], {"a": {0: "M", 1: "K"}, "b": {0: "K", 1: "N"}, "c": {0: "M", 1: "N"}})
+ADD_SPEC = (lambda g: (torch.randn(8, generator=g), torch.randn(8, generator=g)),
+            ["x", "y"], ["z"], {"x": {0: "n"}, "y": {0: "n"}, "z": {0: "n"}})
+
+
+def kernel_points(quick):
+    """The kernel rows' points: matmul (m, n, k) shapes and dtypes, add log2 sizes and dtypes.
+    --quick keeps two of each; the CPU dry run one small fp32 point of each."""
+    if not on_gpu():
+        return [(256, 256, 256)], ["fp32"], [16], ["fp32"]
+    if quick:
+        return [(1024, 1024, 1024), (128, 4096, 4096)], ["fp16", "fp32"], [20, 24], ["fp16", "fp32"]
     shapes = [(n, n, n) for n in (512, 1024, 2048, 4096, 8192)]
     shapes += [(m, 4096, 4096) for m in (1, 16, 128, 2048)]   # tokens x hidden x hidden
     shapes += [(2048, 11008, 4096), (2048, 4096, 11008)]      # LLaMA-7B MLP up / down
-    for dt in ("fp16", "bf16", "tf32", "fp32"):
+    return shapes, ["fp16", "bf16", "tf32", "fp32"], [16, 20, 24, 27], ["fp16", "fp32"]
+
+
+def kernel_rows(quick=False, calib=None):
+    """Single-kernel rows; with calib, each also as a runtime-graph row of calibrate's table."""
+    tdt = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+    timed = graph_ms if on_gpu() else wall_ms
+    mm = calib.export("matmul", MatMulOp().eval(), MATMUL_SPEC) if calib else None
+    add = calib.export("add", AddOp().eval(), ADD_SPEC) if calib else None
+    shapes, mm_dtypes, add_sizes, add_dtypes = kernel_points(quick)
+    for dt in mm_dtypes:
         set_dtype(dt)
         for m, n, k in shapes:
-            a = torch.randn(m, k, device="cuda", dtype=tdt[dt])
-            b = torch.randn(k, n, device="cuda", dtype=tdt[dt])
-            c = torch.empty(m, n, device="cuda", dtype=tdt[dt])
-            ms = graph_ms(lambda: torch.matmul(a, b, out=c))
-            yield dict(op="MatMul", dtype=dt, shape="%dx%dx%d" % (m, n, k), ms="%.5f" % ms)
-    for dt in ("fp16", "fp32"):
-        for lg in (16, 20, 24, 27):
-            x = torch.randn(2**lg, device="cuda", dtype=tdt[dt])
-            y = torch.randn(2**lg, device="cuda", dtype=tdt[dt])
+            a = torch.randn(m, k, device=DEV, dtype=tdt[dt])
+            b = torch.randn(k, n, device=DEV, dtype=tdt[dt])
+            c = torch.empty(m, n, device=DEV, dtype=tdt[dt])
+            ms = "%.5f" % timed(lambda: torch.matmul(a, b, out=c))
+            if mm:
+                calib.row(mm, ms, dtype=dt, dims="M=%d;K=%d;N=%d" % (m, k, n), runtime="graph")
+            yield dict(op="MatMul", dtype=dt, shape="%dx%dx%d" % (m, n, k), ms=ms)
+    for dt in add_dtypes:
+        for lg in add_sizes:
+            x = torch.randn(2**lg, device=DEV, dtype=tdt[dt])
+            y = torch.randn(2**lg, device=DEV, dtype=tdt[dt])
             z = torch.empty_like(x)
-            ms = graph_ms(lambda: torch.add(x, y, out=z))
-            yield dict(op="Add", dtype=dt, shape="%d" % 2**lg, ms="%.5f" % ms)
+            ms = "%.5f" % timed(lambda: torch.add(x, y, out=z))
+            if add:
+                calib.row(add, ms, dtype=dt, dims="n=%d" % 2**lg, runtime="graph")
+            yield dict(op="Add", dtype=dt, shape="%d" % 2**lg, ms=ms)
 
 
 def profile_rows(spec):
@@ -350,10 +531,314 @@ def llama_decode_rows(batches, past=1024, iters=20):
                    kernels="%.0f" % nk, peak_mib="", power_w=power)
 
 
-def main():
+def export_graph_only(name, net, spec):
+    """The graph-only ONNX bytes of net, exported as scripts/export_fixtures.py exports its
+    fixtures (and with its helpers): a copy with every weight re-drawn (torch 1.13 merges equal
+    initializers into Identity nodes otherwise), eval mode under TrainingMode.PRESERVE (inference
+    semantics, BatchNorm kept as a node as eager PyTorch runs it; for a model without BN, EVAL
+    and PRESERVE export the same graph), opset 13, constant folding, then every float weight
+    over 1 KiB moved to external data that is thrown away (strip_float_weights)."""
+    scripts_on_path()
+    import export_fixtures as ef  # here, not at the top: it needs onnx, which only --calib-dir does
+    seed = ef.BASE_SEED + zlib.crc32(name.encode()) % 1000
+    model = copy.deepcopy(net).cpu().float().eval()
+    ef.rerandomize(model, seed)
+    has_bn = any(isinstance(x, torch.nn.modules.batchnorm._BatchNorm) for x in model.modules())
+    if has_bn:
+        ef.rerandomize_bn_stats(model, seed)
+    inputs, input_names, output_names, axes = spec
+    args = inputs(torch.Generator().manual_seed(seed))
+    kw = {}
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        kw["dynamo"] = False  # PyTorch 2.9+ defaults to the dynamo exporter, which has no PRESERVE
+    buf = io.BytesIO()
+    with torch.no_grad(), warnings.catch_warnings():
+        # torch warns that constant folding may alter parameters under PRESERVE; that applies
+        # to a module in training mode, not to ours.
+        warnings.filterwarnings("ignore", message="It is recommended that constant folding be turned off")
+        torch.onnx.export(model, args, buf, opset_version=ef.OPSET, training=torch.onnx.TrainingMode.PRESERVE,
+                          input_names=input_names, output_names=output_names, dynamic_axes=axes,
+                          do_constant_folding=True, **kw)
+    del model
+    data = buf.getvalue()
+    if has_bn:
+        ef.check_bn_kept(data, name)
+    return strip_float_weights(data, name, ef.SIZE_THRESHOLD, ef.FLOAT_TYPES)
+
+
+def strip_float_weights(data, name, threshold, float_types):
+    """export_fixtures.strip_weights for any model: every float initializer over threshold bytes
+    moved to external data NAME.onnx.data in a temporary folder (so the offsets and lengths are
+    real) that is then thrown away; integer initializers stay inline whatever their size, where
+    strip_weights stops (they are shapes and index tables that shape inference reads, like BERT's
+    4 KiB position_ids)."""
+    import tempfile
+    import onnx  # here, not at the top: only --calib-dir needs onnx
+    import onnx.external_data_helper
+    model = onnx.load_from_string(data)
+    onnx.external_data_helper.convert_model_to_external_data(
+        model, all_tensors_to_one_file=True, location=name + ".onnx.data", size_threshold=threshold)
+    for init in model.graph.initializer:
+        if init.data_type not in float_types:
+            init.data_location = onnx.TensorProto.DEFAULT
+            del init.external_data[:]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, name + ".onnx")
+        onnx.save_model(model, path)
+        onnx.checker.check_model(path)  # with the data present
+        with open(path, "rb") as f:
+            return f.read()
+
+
+class CalibDir:
+    """DIR/measurements.csv in onnxcost calibrate's format (calib/measurements.go: a header, then
+    model,ms,batch,dtype,dims,runtime per measured call, # comment lines) and the graph-only
+    models its rows name, DIR/models/NAME.onnx (paths relative to DIR). An existing table is
+    appended to, so that runs accumulate."""
+
+    COLUMNS = ["model", "ms", "batch", "dtype", "dims", "runtime"]
+
+    def __init__(self, path, note):
+        self.dir = path
+        self.models = {}
+        os.makedirs(os.path.join(path, "models"), exist_ok=True)
+        table = os.path.join(path, "measurements.csv")
+        new = not os.path.exists(table) or os.path.getsize(table) == 0
+        if not new:
+            check_header(table, self.COLUMNS)
+        self.f = open(table, "a", newline="")
+        self.w = csv.writer(self.f, lineterminator="\n")
+        if new:
+            self.w.writerow(self.COLUMNS)
+        self.comment(note)
+
+    def export(self, name, net, spec):
+        """The table's path of NAME's export, written once (kept when an earlier run wrote it);
+        None, with a note, when the model cannot be exported: its rows are then left out."""
+        if name in self.models:
+            return self.models[name]
+        rel = "models/%s.onnx" % name
+        path = os.path.join(self.dir, rel)
+        if os.path.exists(path):
+            print("calib: keeping %s from an earlier run" % path, file=sys.stderr)
+        else:
+            try:
+                data = export_graph_only(name, net, spec)
+            except (Exception, SystemExit) as e:  # the measurement itself must go on
+                print("calib: %s not exported, its calibration rows left out: %s" % (name, e), file=sys.stderr)
+                rel = None
+            else:
+                write_atomic(path, data)
+                print("calib: exported %s (%d bytes, graph-only)" % (path, len(data)), file=sys.stderr)
+        self.models[name] = rel
+        return rel
+
+    def infer_rows(self, model, row):
+        """A whole-model row as two measured calls: the CUDA-graph replay and the eager call."""
+        dt = row["dtype"]
+        if dt == "fp16-amp":
+            self.comment("fp16-amp: autocast")
+            dt = "fp16"
+        self.row(model, row["graph_ms"], batch=row["batch"], dtype=dt, runtime="graph")
+        self.row(model, row["eager_ms"], batch=row["batch"], dtype=dt, runtime="pytorch")
+
+    def row(self, model, ms, batch="", dtype="", dims="", runtime=""):
+        if not float(ms) > 0:  # calibrate rejects it: a time below the printed resolution
+            print("calib: %s %s %s: %s ms left out" % (model, dtype, dims or batch, ms), file=sys.stderr)
+            return
+        self.w.writerow([model, ms, batch, dtype, dims, runtime])
+        self.f.flush()
+
+    def comment(self, text):
+        self.f.write("# %s\n" % text)
+        self.f.flush()
+
+    def close(self):
+        self.f.close()
+
+
+def check_header(table, columns):
+    """Stops with one line unless the table's first non-comment line is columns."""
+    with open(table, newline="") as f:
+        for line in f:
+            if line.startswith("#"):
+                continue
+            if next(csv.reader([line])) != columns:
+                raise SystemExit("%s: header is not %s; give another --calib-dir" % (table, ",".join(columns)))
+            return
+
+
+def write_atomic(path, data):
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def annotate_modules(net):
+    """Hooks that put every submodule's forward inside a record_function named by its module path
+    ("layer1.0.conv1"), for calib/profile to find the ONNX node; returns their handles. Ranges
+    nest, and the innermost around a launch names it, so ops of a parent's own forward (the
+    residual Add of a bottleneck, attention's matmuls) carry the parent's path."""
+    handles = []
+    for path, mod in net.named_modules():
+        if not path:
+            continue
+        open_ranges = []  # a module called again before it returns (recursion) nests
+
+        def pre(_mod, _inputs, path=path, open_ranges=open_ranges):
+            rf = torch.profiler.record_function(path)
+            rf.__enter__()
+            open_ranges.append(rf)
+
+        def post(_mod, _inputs, _output, open_ranges=open_ranges):
+            open_ranges.pop().__exit__(None, None, None)
+        handles.append(mod.register_forward_pre_hook(pre))
+        handles.append(mod.register_forward_hook(post))
+    return handles
+
+
+class KinetoDir:
+    """DIR/NAME_DTYPE_bBATCH.json: one profiled eager call per inference row, as a Kineto
+    Chrome trace (calib/profile/kineto.go)."""
+
+    def __init__(self, path):
+        self.dir = path
+        os.makedirs(path, exist_ok=True)
+        if not on_gpu():
+            print("kineto: CPU traces have no kernel events; calibrate times their top-level cpu_ops",
+                  file=sys.stderr)
+
+    def record(self, net, call, stem):
+        from torch.profiler import ProfilerActivity, profile
+        acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_gpu() else [])
+        hooks = annotate_modules(net)
+        try:
+            sync()
+            with profile(activities=acts, record_shapes=False) as prof:
+                call()
+                sync()
+        finally:
+            for h in hooks:
+                h.remove()
+        path = os.path.join(self.dir, stem + ".json")
+        if torch.autograd.kineto_available():
+            prof.export_chrome_trace(path)
+        else:
+            labels = {p for p, _ in net.named_modules() if p}
+            with open(path, "w") as f:
+                json.dump(kineto_envelope(prof.events(), labels), f)
+        print("kineto: wrote %s" % path, file=sys.stderr)
+
+
+def kineto_envelope(events, labels):
+    """A Kineto Chrome trace of a profiler without Kineto (Debian's torch 1.13 is built without
+    it, and its export_chrome_trace writes the older autograd profiler's bare event list, which
+    carries no categories): the same CPU ranges as "X" events, the record_function ranges named
+    in labels as cat user_annotation and the rest as cpu_op, as libkineto's ChromeTraceLogger
+    writes them. There are no kernel events: this happens on CPU-only builds."""
+    out = []
+    for e in events:
+        out.append({"ph": "X", "cat": "user_annotation" if e.name in labels else "cpu_op",
+                    "name": e.name, "pid": 0, "tid": e.thread, "ts": e.time_range.start,
+                    "dur": e.time_range.end - e.time_range.start, "args": {}})
+    return {"schemaVersion": 1, "traceName": "measure_gpu.py: torch %s without Kineto" % torch.__version__,
+            "traceEvents": out}
+
+
+INFER_FIELDS = ["model", "mode", "dtype", "batch", "eager_ms", "graph_ms", "kernel_ms",
+                "kernels", "peak_mib", "power_w"]
+
+
+def open_table(path, fields):
+    """The usual output CSV; a --device cpu run heads it with CPU_NOTE."""
+    f = open(path, "w", newline="")
+    if not on_gpu():
+        f.write("# %s\n" % CPU_NOTE)
+    w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
+    w.writeheader()
+    return f, w
+
+
+def run_note():
+    """Where and with what a run measured, for the calibration table's comment."""
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    if on_gpu():
+        where = "%s, CUDA %s, cuDNN %s" % (torch.cuda.get_device_name(), torch.version.cuda,
+                                            torch.backends.cudnn.version())
+    else:
+        where = CPU_NOTE
+    return "measure_gpu.py %s: torch %s, %s" % (when, torch.__version__, where)
+
+
+def run_llama(a):
+    if a.calib_dir or a.kineto:
+        print("llama7b-decode: not exported or profiled (13 GB of fp16 weights in one module; "
+              "price it with onnxcost zoo llama-7b --param decode=1 --param past=1024)", file=sys.stderr)
+    bs = [int(x) for x in (a.batches or "1,8,32").split(",")]
+    with open(a.out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=INFER_FIELDS, lineterminator="\n")
+        w.writeheader()
+        for row in llama_decode_rows(bs):
+            w.writerow(row)
+            f.flush()
+
+
+def run_kernels(a, calib):
+    f, w = open_table(a.out, ["op", "dtype", "shape", "ms"])
+    with f:
+        for row in kernel_rows(a.quick, calib):
+            w.writerow(row)
+            f.flush()
+
+
+def model_points(a):
+    """The (models, dtypes, batches) of a whole-model run."""
+    models = a.models.split(",") if a.models else ["resnet50", "densenet121", "vgg16", "mobilenet_v2"]
+    dtypes = a.dtypes.split(",") if a.dtypes else ["fp32", "tf32", "fp16"]
+    batches = [int(b) for b in a.batches.split(",")] if a.batches else [1, 32, 128]
+    if a.quick:
+        models, dtypes, batches = ["resnet50"], ["fp16"], [1, 32]
+    if not on_gpu():
+        if a.quick:
+            dtypes, batches = ["fp32"], [1, 2]
+        left = [d for d in dtypes if d != "fp32"]
+        if left:
+            print("--device cpu: only fp32 (leaving out %s)" % ",".join(left), file=sys.stderr)
+        dtypes = ["fp32"]
+    return models, dtypes, batches
+
+
+def run_models(a, calib, kineto):
+    torch.backends.cudnn.benchmark = True
+    iters = a.iters if on_gpu() else min(a.iters, 3)
+    models, dtypes, batches = model_points(a)
+    f, w = open_table(a.out, INFER_FIELDS)
+    with f:
+        for name in models:
+            for dt in dtypes:
+                for b in batches:
+                    t0 = time.time()
+                    try:
+                        w.writerow(infer_row(name, dt, b, iters, calib, kineto))
+                    except Exception as e:  # one failed point must not lose the rest
+                        print("skip %s %s %d: %s" % (name, dt, b, e), file=sys.stderr)
+                    f.flush()
+                    print("%s %s b%d %.1fs" % (name, dt, b, time.time() - t0), file=sys.stderr)
+        if not a.quick and not a.models and on_gpu():
+            for name, optim, b in [("resnet50", "sgd", 64), ("resnet50", "adam", 64),
+                                   ("vgg16", "sgd", 32), ("densenet121", "adam", 32)]:
+                try:
+                    w.writerow(train_row(name, optim, b, 20))
+                except Exception as e:
+                    print("skip train %s: %s" % (name, e), file=sys.stderr)
+                f.flush()
+
+
+def parse_args():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--quick", action="store_true", help="one model, two points")
+    ap.add_argument("--quick", action="store_true", help="one model, two points (with --kernels: two of each)")
     ap.add_argument("--iters", type=int, default=40)
     ap.add_argument("--kernels", action="store_true", help="single-kernel rows instead")
     ap.add_argument("--models", help="comma-separated subset, e.g. bert_base,bert_large")
@@ -363,69 +848,49 @@ def main():
                     "every kernel of one call instead")
     ap.add_argument("--llama-decode", action="store_true",
                     help="LLaMA-7B-shaped decode steps (past 1024) at --batches (default 1,8,32) instead")
-    a = ap.parse_args()
+    ap.add_argument("--calib-dir", metavar="DIR",
+                    help="also append onnxcost calibrate's table to DIR/measurements.csv, with the "
+                    "models exported graph-only to DIR/models/NAME.onnx")
+    ap.add_argument("--kineto", metavar="DIR",
+                    help="also write one profiled eager call per inference row, DIR/NAME_DTYPE_bBATCH.json")
+    ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda",
+                    help="cpu: a dry run of the same code paths without a GPU (see the docstring)")
+    return ap.parse_args()
+
+
+def main():
+    global DEV
+    a = parse_args()
+    DEV = a.device
+    if on_gpu() and not torch.cuda.is_available():
+        raise SystemExit("measure_gpu.py: no CUDA device here (--device cpu for a dry run)")
+    if not on_gpu() and (a.llama_decode or a.profile):
+        raise SystemExit("measure_gpu.py: --llama-decode and --profile need --device cuda")
     if a.llama_decode:
-        fields = ["model", "mode", "dtype", "batch", "eager_ms", "graph_ms", "kernel_ms",
-                  "kernels", "peak_mib", "power_w"]
-        bs = [int(x) for x in (a.batches or "1,8,32").split(",")]
-        with open(a.out, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
-            w.writeheader()
-            for row in llama_decode_rows(bs):
-                w.writerow(row)
-                f.flush()
-        return
+        return run_llama(a)
     if a.profile:
+        if a.calib_dir or a.kineto:
+            print("--profile writes its kernel table only (no --calib-dir, --kineto)", file=sys.stderr)
         with open(a.out, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=["i", "kernel", "us"], lineterminator="\n")
             w.writeheader()
             w.writerows(profile_rows(a.profile))
         return
+    calib = CalibDir(a.calib_dir, run_note()) if a.calib_dir else None
+    kineto = KinetoDir(a.kineto) if a.kineto else None
     if a.kernels:
-        with open(a.out, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=["op", "dtype", "shape", "ms"], lineterminator="\n")
-            w.writeheader()
-            for row in kernel_rows():
-                w.writerow(row)
-                f.flush()
-        return
-    torch.backends.cudnn.benchmark = True
-    models = ["resnet50", "densenet121", "vgg16", "mobilenet_v2"]
-    dtypes = ["fp32", "tf32", "fp16"]
-    batches = [1, 32, 128]
-    if a.models:
-        models = a.models.split(",")
-    if a.dtypes:
-        dtypes = a.dtypes.split(",")
-    if a.batches:
-        batches = [int(b) for b in a.batches.split(",")]
-    if a.quick:
-        models, dtypes, batches = ["resnet50"], ["fp16"], [1, 32]
-    fields = ["model", "mode", "dtype", "batch", "eager_ms", "graph_ms", "kernel_ms",
-              "kernels", "peak_mib", "power_w"]
-    with open(a.out, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
-        w.writeheader()
-        for name in models:
-            for dt in dtypes:
-                for b in batches:
-                    t0 = time.time()
-                    try:
-                        w.writerow(infer_row(name, dt, b, a.iters))
-                    except Exception as e:  # one failed point must not lose the rest
-                        print("skip %s %s %d: %s" % (name, dt, b, e), file=sys.stderr)
-                    f.flush()
-                    print("%s %s b%d %.1fs" % (name, dt, b, time.time() - t0), file=sys.stderr)
-        if not a.quick and not a.models:
-            for name, optim, b in [("resnet50", "sgd", 64), ("resnet50", "adam", 64),
-                                   ("vgg16", "sgd", 32), ("densenet121", "adam", 32)]:
-                try:
-                    w.writerow(train_row(name, optim, b, 20))
-                except Exception as e:
-                    print("skip train %s: %s" % (name, e), file=sys.stderr)
-                f.flush()
-    print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version(),
-          torch.cuda.get_device_name(), file=sys.stderr)
+        if kineto:
+            print("--kineto: no traces for --kernels rows", file=sys.stderr)
+        run_kernels(a, calib)
+    else:
+        run_models(a, calib, kineto)
+    if calib:
+        calib.close()
+    if on_gpu():
+        print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version(),
+              torch.cuda.get_device_name(), file=sys.stderr)
+    else:
+        print(torch.__version__, "cpu dry run", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,9 @@ type Result struct {
 	Knee     map[string]*int64 `json:"knee"`
 	Fit      []CostFit         `json:"fit,omitempty"`
 	Warnings []string          `json:"warnings"`
+	// Calibration says which measured calibration corrected the kernel
+	// times (the reports'); absent when none.
+	Calibration string `json:"calibration,omitempty"`
 }
 
 // GPU is one GPU of a sweep.

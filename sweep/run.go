@@ -30,7 +30,7 @@ type Config struct {
 	// Fit, "linear" or "quadratic", fits cost against FitX (default: the
 	// one swept dimension); "" fits nothing.
 	Fit, FitX string
-	// Plan is fused or unfused; Passes select the fused plan's passes
+	// Plan is the plan priced ("" the runtime's own; passes.PlanNames); Passes select its passes
 	// (training disables those pipeline.ForTraining names).
 	Plan   string
 	Passes passes.Options
@@ -57,6 +57,11 @@ type Sweeper struct {
 
 // NewSweeper prepares cfg.Model's sweep (a zoo path is parsed here).
 func NewSweeper(cfg Config) (*Sweeper, error) {
+	plan, err := pipeline.ResolvePlan(cfg.Plan, cfg.Estimate.Runtime, cfg.Estimate.Train != nil)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Plan = plan
 	s := &Sweeper{cfg: cfg, seen: map[string]bool{}}
 	if pipeline.IsZoo(cfg.Model) {
 		z, err := pipeline.ParseZoo(cfg.Model)
@@ -140,6 +145,7 @@ func Run(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg = s.cfg // with the plan resolved
 	res := &Result{SchemaVersion: SchemaVersion, ToolVersion: cfg.Estimate.ToolVersion, Model: cfg.Model, Plan: cfg.Plan,
 		Swept: swept(cfg), MaxBatch: map[string]*int64{}, Knee: map[string]*int64{}}
 	for _, g := range cfg.GPUs {
@@ -175,6 +181,9 @@ func Run(cfg Config) (*Result, error) {
 	res.Warnings = s.warns
 	if res.Warnings == nil {
 		res.Warnings = []string{}
+	}
+	if a := cfg.Estimate.Calibration; a != nil && len(cfg.GPUs) > 0 {
+		res.Calibration = a.For(cfg.GPUs[0]).Describe()
 	}
 	return res, nil
 }

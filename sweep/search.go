@@ -36,12 +36,21 @@ type ProbePoint struct {
 // batch to the next while the trend rises.
 const PeakTolerance = 0.02
 
+// PeakToleranceBytes is the same allowance in bytes, for small models
+// where 2% is less than the allocator's unit: a handful of its 20 MiB
+// large-pool segments (train/allocator.go) stranded by activations of
+// other sizes (VGG-11 on a T4, batch 2 → 4: 2.93 → 2.85 GB, three to
+// four segments, under the eager plan's BatchNorm-free but bias-split
+// kernels).
+const PeakToleranceBytes = 8 * 20 << 20
+
 // FindMaxBatch finds the largest integer batch that fits: it doubles from
 // 1 until a batch does not fit, then bisects between the last batch that
 // fits and the first that does not. That is exact only if fitting is
 // monotone in batch (peak memory never falls as batch grows, within
 // PeakTolerance), so every probe is checked against the others: a larger
-// batch with a smaller peak, or a fitting batch above one that does not
+// batch with a smaller peak (beyond PeakTolerance and
+// PeakToleranceBytes), or a fitting batch above one that does not
 // fit, is an error rather than a wrong answer.
 func FindMaxBatch(probe Probe) (MaxBatch, error) {
 	var res MaxBatch
@@ -55,7 +64,8 @@ func FindMaxBatch(probe Probe) (MaxBatch, error) {
 			// Two batches that both fail to fit need not order their
 			// peaks: past the device the figure is where an allocator
 			// gave up (train/allocator.go), not what the batch needs.
-			falls := (q.Batch < b && q.Peak > peak*(1+PeakTolerance)) || (q.Batch > b && q.Peak*(1+PeakTolerance) < peak)
+			falls := (q.Batch < b && q.Peak > max(peak*(1+PeakTolerance), peak+PeakToleranceBytes)) ||
+				(q.Batch > b && max(q.Peak*(1+PeakTolerance), q.Peak+PeakToleranceBytes) < peak)
 			if falls && (q.Fits || fits) {
 				return false, fmt.Errorf("peak memory is not monotone in batch (%g B at batch %d, %g B at batch %d): the largest batch cannot be found by search", q.Peak, q.Batch, peak, b)
 			}

@@ -20,6 +20,9 @@ func WriteText(w io.Writer, res *Result) error {
 	if len(res.Swept) > 0 {
 		fmt.Fprintf(&b, " · swept %s", strings.Join(res.Swept, ", "))
 	}
+	if res.Calibration != "" {
+		fmt.Fprintf(&b, "\n%s", res.Calibration)
+	}
 	b.WriteString("\n\n")
 	writeRows(&b, res)
 	b.WriteString("\n")

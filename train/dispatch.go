@@ -45,6 +45,10 @@ func (s *step) dispatchStep() {
 	rep, tr, ck, params := s.rep, s.tr, s.ck, len(s.trainable)
 	rt := s.f.Runtime()
 	ri := rep.Runtime
+	if ri != nil {
+		// The forward call's wait is not the step's: Train.HostWaitS is.
+		ri.WaitS, ri.WaitEnergyJ = 0, 0
+	}
 	device := tr.StepTimeS
 	if rt == nil || rt.DispatchS <= 0 {
 		if ri != nil {
@@ -54,11 +58,15 @@ func (s *step) dispatchStep() {
 		return
 	}
 	var seq []report.NodeCost
-	k := func(timeS, launches float64) {
+	// name is the forward node's (its module scope prices the Python
+	// around it: report.NodeDispatchS); the backward's kernels are issued
+	// by autograd's engine, with no module code between them.
+	kn := func(name string, timeS, launches float64) {
 		if timeS > 0 || launches > 0 {
-			seq = append(seq, report.NodeCost{TimeS: timeS, Launches: launches})
+			seq = append(seq, report.NodeCost{Name: name, TimeS: timeS, Launches: launches})
 		}
 	}
+	k := func(timeS, launches float64) { kn("", timeS, launches) }
 	var fwdNodes, bwdNodes, recNodes float64
 	for i := range rep.Nodes {
 		n := &rep.Nodes[i]
@@ -85,7 +93,7 @@ func (s *step) dispatchStep() {
 			if n.Backward != nil {
 				extra = n.Backward.ForwardExtraS
 			}
-			k(n.TimeS+extra, l)
+			kn(n.Name, n.TimeS+extra, l)
 		}
 		k(tr.ForwardTimeS-fwdNodes, 1) // the loss head's forward, if any
 		for i := range rep.Nodes {
@@ -109,7 +117,7 @@ func (s *step) dispatchStep() {
 	}
 	k(tr.GradAllReduceExposedS, 0) // NCCL's wait, issued with the backward
 	k(tr.OptimizerTimeS, tr.OptimizerLaunches)
-	finish, issue, _ := cost.PipelineTime(seq, rt.DispatchS)
+	finish, issue, _ := cost.PipelineTime(seq, rt.DispatchS, rt.ModuleS)
 	host := rt.CallS + issue
 	step := cost.SteadyTime(finish, host)
 	if step > device {

@@ -1,8 +1,11 @@
 package train
 
 import (
+	"strings"
+
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/ir"
+	"github.com/onnxcost/onnxcost/passes"
 )
 
 // ExportAdvice is how to export a model so that --train sees the layers
@@ -30,7 +33,7 @@ func warnInferenceExport(f *cost.Forward, g *ir.Graph) {
 	for _, n := range g.Nodes {
 		if isConvNode(n) {
 			convs++
-			if n.In(2) != nil {
+			if n.In(2) != nil || splitBias(n) {
 				biased++
 			}
 		}
@@ -54,6 +57,18 @@ func warnInferenceExport(f *cost.Forward, g *ir.Graph) {
 	// whole.
 	f.Warnf("training: this looks like an inference-mode export (%d of %d convolutions have a bias; no BatchNormalization or Dropout): eval exports fold BatchNormalization into the convolutions and drop Dropout, so their training cost and memory are missing; if the network has them, export with %s",
 		biased, convs, ExportAdvice)
+}
+
+// splitBias reports whether conv's bias was split into the Add that
+// reads its output (the eager plan's split-conv-bias).
+func splitBias(conv *ir.Node) bool {
+	y := conv.Out(0)
+	if y == nil || len(y.Consumers) != 1 {
+		return false
+	}
+	add := y.Consumers[0]
+	b := ir.OtherOperand(add, y)
+	return add.Domain == "" && add.OpType == "Add" && b != nil && strings.HasSuffix(b.Name, passes.SplitBiasSuffix)
 }
 
 // isConvNode reports whether n is a convolution, as exported or fused

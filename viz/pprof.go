@@ -267,6 +267,12 @@ func profileSamples(r *report.Report) []profileSample {
 		out = append(out, sm)
 	}
 	if tr == nil {
+		// The device's wait on the host per call (Runtime.WaitS), so the
+		// samples add up to time_s.
+		if rt := r.Runtime; rt != nil && rt.WaitS > 1e-12*r.Totals.TimeS {
+			out = append(out, profileSample{names: []string{"idle: waiting on the host's dispatch"}, files: []string{"idle"},
+				timeS: rt.WaitS, bound: "host", op: "idle"})
+		}
 		return out
 	}
 	lone := func(phase, name, op string, timeS, flops, launches float64, bound string, scale float64) {

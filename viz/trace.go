@@ -260,7 +260,7 @@ func appendPlanEvents(ev []traceEvent, pid int, r *report.Report, c Ceilings, fl
 	}
 	var host *hostPipeline
 	if rt := r.Runtime; rt != nil && rt.DispatchS > 0 && tr == nil {
-		host = &hostPipeline{dispatch: rt.DispatchS}
+		host = &hostPipeline{rt: rt}
 		st.host = true
 		st.ev = append(st.ev, traceEvent{Name: "thread_name", Ph: "M", Pid: pid, Tid: TraceHostTID, Args: nameArg{"host · " + rt.Name + " dispatch"}},
 			traceEvent{Name: "thread_sort_index", Ph: "M", Pid: pid, Tid: TraceHostTID, Args: sortArg{TraceHostTID}})
@@ -355,7 +355,8 @@ func appendPlanEvents(ev []traceEvent, pid int, r *report.Report, c Ceilings, fl
 // host's, and the rest of it is one closing "idle" event: the stream
 // still adds up to time_s.
 type hostPipeline struct {
-	dispatch, issued, finish float64 // seconds since the first issue
+	rt             *report.Runtime
+	issued, finish float64 // seconds since the first issue
 }
 
 func (h *hostPipeline) issue(s *stream, n *report.NodeCost) {
@@ -364,14 +365,15 @@ func (h *hostPipeline) issue(s *stream, n *report.NodeCost) {
 		h.finish += n.TimeS
 		return
 	}
+	dispatch := h.rt.NodeDispatch(n)
 	tau := n.TimeS / max(l, 1)
-	start, end := h.issued*1e6, (h.issued+l*h.dispatch)*1e6
-	s.be("dispatch "+nodeLabel(n), "host", TraceHostTID, start, end, hostArgs{Launches: l, DispatchUS: h.dispatch * 1e6, Bound: "host"})
+	start, end := h.issued*1e6, (h.issued+l*dispatch)*1e6
+	s.be("dispatch "+nodeLabel(n), "host", TraceHostTID, start, end, hostArgs{Launches: l, DispatchUS: dispatch * 1e6, Bound: "host"})
 	s.dispatchFrom, s.dispatchTo = start, end
-	finish := max(h.finish+n.TimeS, h.issued+h.dispatch+n.TimeS, h.issued+l*h.dispatch+tau)
+	finish := max(h.finish+n.TimeS, h.issued+dispatch+n.TimeS, h.issued+l*dispatch+tau)
 	s.wait("idle: waiting on the host's dispatch", (finish-h.finish-n.TimeS)*1e6)
 	h.finish = finish
-	h.issued += l * h.dispatch
+	h.issued += l * dispatch
 }
 
 // wait draws us microseconds of device idle time as an "idle" X event

@@ -13,6 +13,7 @@ import (
 	"github.com/onnxcost/onnxcost/energy"
 	"github.com/onnxcost/onnxcost/generate"
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/passes"
 	"github.com/onnxcost/onnxcost/sweep"
 	"github.com/spf13/cobra"
 )
@@ -36,7 +37,7 @@ func TestFlagCompletion(t *testing.T) {
 	for _, r := range hwdb.Runtimes() {
 		runtimes = append(runtimes, r.Name)
 	}
-	want := map[string][]string{"gpu": gpus, "dtype": cost.DTypes(), "runtime": runtimes, "plan": {"fused", "unfused"}}
+	want := map[string][]string{"gpu": gpus, "dtype": cost.DTypes(), "runtime": runtimes, "plan": passes.PlanNames()}
 	seen := map[string]int{}
 	eachCommand(newRootCmd(io.Discard, io.Discard), func(c *cobra.Command) {
 		for flag, values := range want {

@@ -33,7 +33,8 @@ import (
 //
 // Each page runs in its own temporary folder, in page order, so a page may
 // write a file and read it back (budget init, then check). The folder has
-// testdata/ (the repository's fixtures), docs/figures/models/ and a copy of
+// testdata/ (the repository's fixtures), calib/ (its measured profiles),
+// docs/figures/models/ and a copy of
 // the ResNet-50 fixture at models/resnet50.onnx, where the CI pages keep a
 // model; docs/figures/ itself is a fresh folder, so the commands that draw
 // the committed figures do not overwrite them.
@@ -219,6 +220,10 @@ func docWorkdir(t *testing.T) string {
 	}
 	dir := t.TempDir()
 	if err := os.Symlink(filepath.Join(root, "testdata"), filepath.Join(dir, "testdata")); err != nil {
+		t.Fatal(err)
+	}
+	// The measured profiles the calibrate examples read.
+	if err := os.Symlink(filepath.Join(root, "calib"), filepath.Join(dir, "calib")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "docs", "figures"), 0o755); err != nil {

@@ -273,7 +273,7 @@ func estimateBudgetModel(b *gate.Budget, mb gate.ModelBudget, pf passFlags) (*re
 	if s.GPU == "" {
 		return nil, usageErr("%s:%d: model %s has no gpu (set defaults.gpu or gpu in the entry, or $%s)", b.File, mb.Line, mb.Name, config.GPUEnv)
 	}
-	f := costFlags{gpu: s.GPU, gpuFile: s.GPUFile, runtime: s.Runtime, runtimeFile: s.RuntimeFile, dtype: s.DType, plan: s.Plan, passFlags: pf}
+	f := costFlags{gpu: s.GPU, gpuFile: s.GPUFile, runtime: s.Runtime, runtimeFile: s.RuntimeFile, dtype: s.DType, plan: s.Plan, passFlags: pf, calibration: s.Calibration}
 	f.batch = s.Batch
 	for _, k := range slices.Sorted(maps.Keys(s.Dims)) {
 		f.dims = append(f.dims, fmt.Sprintf("%s=%d", k, s.Dims[k]))
@@ -378,6 +378,10 @@ func newBudgetCmd(stdout, stderr io.Writer) *cobra.Command {
 // flags as given.
 func budgetDefaults(f *costFlags) gate.Settings {
 	d := gate.Settings{GPU: f.gpu, GPUFile: f.gpuFile, RuntimeFile: f.runtimeFile, DType: f.dtype, Plan: f.plan, Batch: f.batch}
+	if d.Plan == "" { // written whole: the runtime's plan as priced today
+		rt, _ := hwdb.LookupRuntime(f.runtime)
+		d.Plan = rt.PlanOrFused()
+	}
 	if f.runtime != hwdb.DefaultRuntime {
 		d.Runtime = f.runtime
 	}

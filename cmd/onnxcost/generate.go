@@ -88,7 +88,7 @@ func (g *generateFlags) config(c *cobra.Command, model string) (generate.Config,
 	if err := checkValue("--dtype", g.dtype, validDTypes...); err != nil {
 		return cfg, err
 	}
-	if err := checkValue("--plan", g.plan, "fused", "unfused"); err != nil {
+	if err := checkPlan(g.plan); err != nil {
 		return cfg, err
 	}
 	if err := g.pf.validate(); err != nil {
@@ -127,8 +127,12 @@ func (g *generateFlags) config(c *cobra.Command, model string) (generate.Config,
 	if err != nil {
 		return cfg, err
 	}
+	cal, err := loadCalibration(g.cf.calibration)
+	if err != nil {
+		return cfg, err
+	}
 	return generate.Config{
-		Model: model, GPU: gpu, Runtime: rt, DType: g.dtype, Plan: g.plan,
+		Model: model, GPU: gpu, Runtime: rt, DType: g.dtype, Plan: g.plan, Calibration: cal,
 		GPUs: int(g.gpus), Batch: g.batch, Prompt: g.prompt, Output: g.output, Dims: bound, Exact: g.exact, ToolVersion: version,
 		Concurrency: conc, TTFTSLOS: g.ttftSLO, TPOTSLOS: g.tpotSLO, PriceUSDPerGPUHour: g.price,
 	}, nil
@@ -145,7 +149,8 @@ func (g *generateFlags) add(c *cobra.Command) {
 	fl.StringVar(&g.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8 (default: the model's own); the KV cache is stored at it")
 	fl.StringVar(&g.runtime, "runtime", "", "execution profile: graph|tensorrt|onnxruntime|pytorch|pytorch-compile (see 'onnxcost gpus runtimes')")
 	fl.StringVar(&g.runtimeFile, "runtime-file", "", "YAML or JSON file with your own runtime profiles")
-	fl.StringVar(&g.plan, "plan", "fused", "execution plan to cost: fused|unfused")
+	fl.StringVar(&g.plan, "plan", "", planHelp)
+	fl.StringVar(&g.cf.calibration, "calibration", "", "correct kernel times by a calibration from 'onnxcost calibrate' (`CAL.yaml`)")
 	fl.StringArrayVar(&g.dims, "dim", nil, "bind another symbolic dim: `NAME=VALUE` (repeatable; the cache and token lengths are bound by generate)")
 	fl.BoolVar(&g.exact, "exact", false, "cost every decode step instead of a line through a few")
 	fl.StringVar(&g.concurrency, "concurrency", "", "serving curve at concurrencies `LIST` (1,4,16 or 1..256 in powers of two)")

@@ -6,6 +6,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/onnxcost/onnxcost/internal/buildinfo"
 	"io"
 	"os"
 	"runtime/debug"
@@ -172,33 +173,5 @@ func versionText() string {
 	if !ok {
 		return version
 	}
-	return version + buildSuffix(info)
-}
-
-// buildSuffix is " (module v1.2.3, revision abc123, modified)", with each
-// part present only when the build recorded it; "" when none is.
-func buildSuffix(info *debug.BuildInfo) string {
-	var parts []string
-	if v := info.Main.Version; v != "" && v != "(devel)" {
-		parts = append(parts, "module "+v)
-	}
-	var rev, modified string
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value
-		}
-	}
-	if rev != "" {
-		parts = append(parts, "revision "+rev)
-		if modified == "true" {
-			parts = append(parts, "modified")
-		}
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(parts, ", ") + ")"
+	return version + buildinfo.Suffix(info)
 }

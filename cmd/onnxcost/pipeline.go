@@ -1,9 +1,6 @@
 package main
 
 import (
-	"strconv"
-	"strings"
-
 	"github.com/onnxcost/onnxcost/internal/gctune"
 	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/spf13/cobra"
@@ -93,25 +90,11 @@ func parseDims(flags []string) (map[string]int64, error) {
 	return parseKeyValues("--dim", "NAME=VALUE", flags, true)
 }
 
-// parseKeyValues parses the values of a repeatable KEY=N flag into a map;
-// a repeated key takes its last value. With sizes, N must be ≥ 0 (a dim
-// size); otherwise any integer is accepted.
+// parseKeyValues is pipeline.ParseKeyValues as a usage error.
 func parseKeyValues(flag, form string, flags []string, sizes bool) (map[string]int64, error) {
-	out := map[string]int64{}
-	for _, f := range flags {
-		k, v, ok := strings.Cut(f, "=")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" {
-			return nil, usageErr("%s %q: want %s", flag, f, form)
-		}
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		switch {
-		case err != nil && !sizes:
-			return nil, usageErr("%s %q: value must be an integer", flag, f)
-		case err != nil || (sizes && n < 0):
-			return nil, usageErr("%s %q: value must be a non-negative integer", flag, f)
-		}
-		out[k] = n
+	m, err := pipeline.ParseKeyValues(flag, form, flags, sizes)
+	if err != nil {
+		return nil, usageErr("%v", err)
 	}
-	return out, nil
+	return m, nil
 }

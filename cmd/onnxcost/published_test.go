@@ -49,9 +49,16 @@ type publishedRow struct {
 // with variable-length kernels while bert_large_s384 is padded to 384, so
 // every row is over-predicted (+41% to +182%; see the CSV's header). The
 // bound guards against regressions only; it says nothing about accuracy.
+// Revision 7 of the time model (CALIBRATION.md: pointwise and
+// normalisation kernels held to the rate Vidur's measured on A100/H100)
+// took it to 129.2% (P90 146.6%): the padded model's 48 LayerNorms over
+// 491k tokens price a quarter of its time at that rate, where TensorRT's
+// variable-length kernels run neither the padding nor (it seems) a norm
+// that slow; the same revision took bert_tensorrt.csv from 22.4% to
+// 15.7%, and the bounds follow (each +5 points over what it reaches).
 var publishedBounds = map[string]float64{
-	"bert_mlperf.csv":   0.75,
-	"bert_tensorrt.csv": 0.23,
+	"bert_mlperf.csv":   1.35,
+	"bert_tensorrt.csv": 0.21,
 	"resnet50.csv":      0.14,
 }
 

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/calib"
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/render"
 	"github.com/onnxcost/onnxcost/cost/report"
@@ -47,6 +49,8 @@ type costFlags struct {
 	// countOnly lets a command go on with no GPU anywhere: it then
 	// counts (pipeline.Count) instead of pricing (report).
 	countOnly bool
+	// calibration is a CAL.yaml from `onnxcost calibrate` (--calibration).
+	calibration string
 }
 
 func (f *costFlags) add(c *cobra.Command) {
@@ -61,10 +65,11 @@ func (f *costFlags) addBase(c *cobra.Command) {
 	f.modelFlags.add(c)
 	c.Flags().StringVar(&f.gpu, "gpu", "", "target GPU (see 'onnxcost gpus'); default: $ONNXCOST_GPU, else defaults.gpu of the nearest .onnxcost.yaml (this folder or above, up to the repository root; on Unix only a file and folders that are yours and not writable by everyone)")
 	c.Flags().StringVar(&f.gpuFile, "gpu-file", "", "YAML or JSON file with your own GPU specs (e.g. measured ceilings)")
-	c.Flags().StringVar(&f.runtime, "runtime", hwdb.DefaultRuntime, "execution profile: graph|tensorrt|onnxruntime|pytorch|pytorch-compile (see 'onnxcost gpus runtimes'): per-kernel gap, host dispatch, per-call cost, memory floor; with --train the default is pytorch")
+	c.Flags().StringVar(&f.runtime, "runtime", hwdb.DefaultRuntime, "runtime to price, and the kernels it runs: tensorrt (fused) | onnxruntime | pytorch (eager) | pytorch-compile (inductor) | graph (eager kernels replayed as a CUDA graph); see 'onnxcost gpus runtimes'. With --train the default is pytorch")
 	c.Flags().StringVar(&f.runtimeFile, "runtime-file", "", "YAML or JSON file with your own runtime profiles (format of 'onnxcost gpus runtimes'), searched first")
 	c.Flags().StringVar(&f.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8 (default: the model's own)")
-	c.Flags().StringVar(&f.plan, "plan", "fused", "execution plan to cost: fused|unfused")
+	c.Flags().StringVar(&f.plan, "plan", "", planHelp)
+	c.Flags().StringVar(&f.calibration, "calibration", "", "correct kernel times by a calibration from 'onnxcost calibrate' (`CAL.yaml`): in full on the GPU it was fitted on, its kernel-relative part on another")
 	f.gpus = 1
 	c.Flags().Var(&f.gpus, "gpus", "tensor-parallel over N GPUs of the kind: GEMM work and weights split N ways, an all-reduce after each row-parallel GEMM over NVLink or PCIe; times and fit are one GPU's")
 	f.passFlags.add(c)
@@ -96,66 +101,16 @@ func estimateWith(path string, f *costFlags) (*report.Report, *pipeline.Loaded, 
 }
 
 func estimateOnce(path string, f *costFlags, opt *pipeline.EstimateOptions) (*report.Report, *pipeline.Loaded, error) {
-	if err := applyGPUDefault(f); err != nil {
+	cfg, err := f.config(path)
+	if err != nil {
 		return nil, nil, err
 	}
-	if f.gpu == "" && !f.countOnly {
-		return nil, nil, usageErr("--gpu is required (see 'onnxcost gpus' for the list; or set $%s, or defaults.gpu in %s)", config.GPUEnv, config.BudgetFileName)
-	}
-	// Case-insensitive, like GPU names: FP16 is fp16.
-	f.dtype = strings.ToLower(strings.TrimSpace(f.dtype))
-	if err := checkValue("--dtype", f.dtype, validDTypes...); err != nil {
-		return nil, nil, err
-	}
-	if err := checkValue("--plan", f.plan, "fused", "unfused"); err != nil {
-		return nil, nil, err
-	}
-	cfg := pipeline.Config{
-		Plan:          f.plan,
-		DType:         f.dtype,
-		PowerCapW:     f.powerCap,
-		SMClockMHz:    f.smClock,
-		GPUs:          int(f.gpus),
-		ModelName:     path,
-		ToolVersion:   version,
-		DropFilePages: true,
-		Counted:       gctune.SizeHeap,
-	}
-	if f.gpu == "" {
-		if err := f.refuseWithoutGPU(); err != nil {
-			return nil, nil, err
-		}
-	} else {
-		var err error
-		if cfg.GPUSpec, err = resolveGPU(f.gpu, f.gpuFile); err != nil {
-			return nil, nil, err
-		}
-		if f.train && !f.given("runtime") {
-			// A training step runs in PyTorch eager unless told otherwise.
-			f.runtime = train.Runtime
-		}
-		if cfg.RuntimeSpec, err = resolveRuntime(f.runtime, f.runtimeFile); err != nil {
-			return nil, nil, err
-		}
-	}
-	if err := f.modelFlags.config(&cfg); err != nil {
-		return nil, nil, err
-	}
-	if err := f.trainFlags.validate(); err != nil {
-		return nil, nil, err
-	}
-	cfg.Train = f.trainFlags.options()
-	pf := f.passFlags
-	if err := pf.validate(); err != nil {
-		return nil, nil, err
-	}
-	cfg.Passes = pf.options()
 	prog := con.Start(path, 0)
 	defer prog.Stop()
 	cfg.Progress = func(p pipeline.Phase) {
 		switch {
 		case p == pipeline.PhasePlan:
-			prog.Phase("plan " + f.plan)
+			prog.Phase("plan " + cmp.Or(f.plan, "of the runtime"))
 		case p == pipeline.PhaseCost && cfg.GPUSpec != nil:
 			prog.Phase("estimating on " + cfg.GPUSpec.Name)
 			gctune.CollectBeforeCost()
@@ -174,6 +129,68 @@ func estimateOnce(path string, f *costFlags, opt *pipeline.EstimateOptions) (*re
 		return nil, nil, err
 	}
 	return res.Report, res.Loaded, nil
+}
+
+// config checks the flags and turns them into the pipeline's settings
+// for the model at path.
+func (f *costFlags) config(path string) (pipeline.Config, error) {
+	if err := applyGPUDefault(f); err != nil {
+		return pipeline.Config{}, err
+	}
+	if f.gpu == "" && !f.countOnly {
+		return pipeline.Config{}, usageErr("--gpu is required (see 'onnxcost gpus' for the list; or set $%s, or defaults.gpu in %s)", config.GPUEnv, config.BudgetFileName)
+	}
+	// Case-insensitive, like GPU names: FP16 is fp16.
+	f.dtype = strings.ToLower(strings.TrimSpace(f.dtype))
+	if err := checkValue("--dtype", f.dtype, validDTypes...); err != nil {
+		return pipeline.Config{}, err
+	}
+	if err := checkPlan(f.plan); err != nil {
+		return pipeline.Config{}, err
+	}
+	cfg := pipeline.Config{
+		Plan:          f.plan,
+		DType:         f.dtype,
+		PowerCapW:     f.powerCap,
+		SMClockMHz:    f.smClock,
+		GPUs:          int(f.gpus),
+		ModelName:     path,
+		ToolVersion:   version,
+		DropFilePages: true,
+		Counted:       gctune.SizeHeap,
+	}
+	if f.gpu == "" {
+		if err := f.refuseWithoutGPU(); err != nil {
+			return pipeline.Config{}, err
+		}
+	} else {
+		var err error
+		if cfg.GPUSpec, err = resolveGPU(f.gpu, f.gpuFile); err != nil {
+			return pipeline.Config{}, err
+		}
+		if f.train && !f.given("runtime") {
+			// A training step runs in PyTorch eager unless told otherwise.
+			f.runtime = train.Runtime
+		}
+		if cfg.RuntimeSpec, err = resolveRuntime(f.runtime, f.runtimeFile); err != nil {
+			return pipeline.Config{}, err
+		}
+	}
+	if err := f.modelFlags.config(&cfg); err != nil {
+		return pipeline.Config{}, err
+	}
+	if err := f.trainFlags.validate(); err != nil {
+		return pipeline.Config{}, err
+	}
+	cfg.Train = f.trainFlags.options()
+	pf := f.passFlags
+	if err := pf.validate(); err != nil {
+		return pipeline.Config{}, err
+	}
+	cfg.Passes = pf.options()
+	var err error
+	cfg.Calibration, err = loadCalibration(f.calibration)
+	return cfg, err
 }
 
 // refuseWithoutGPU names the first flag given that prices on a GPU, when
@@ -284,6 +301,13 @@ func checkValue(flag, got string, allowed ...string) error {
 	return asUsage(pipeline.CheckValue(flag, got, allowed...))
 }
 
+// planHelp is --plan's help: "" prices the runtime's own kernels.
+const planHelp = "kernels to cost: eager|inductor|onnxruntime|fused|unfused (default: the runtime's own; see 'gpus runtimes')"
+
+func checkPlan(p string) error {
+	return checkValue("--plan", p, append([]string{""}, pipeline.PlanNames()...)...)
+}
+
 // asUsage makes a check's error a usage error (exit 2); nil stays nil.
 func asUsage(err error) error {
 	if err == nil {
@@ -306,4 +330,16 @@ func (g *gpuCount) Set(s string) error {
 	}
 	*g = gpuCount(n)
 	return nil
+}
+
+// loadCalibration reads --calibration's file; "" is none.
+func loadCalibration(path string) (*calib.Calibration, error) {
+	if path == "" {
+		return nil, nil
+	}
+	c, err := calib.Load(path)
+	if err != nil {
+		return nil, usageErr("--calibration: %v", err)
+	}
+	return c, nil
 }

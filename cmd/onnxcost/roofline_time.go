@@ -43,7 +43,7 @@ func timeRooflinePoints(model string, f *costFlags, tf *timeRooflineFlags, stder
 	if err := checkValue("--dtype", f.dtype, validDTypes...); err != nil {
 		return nil, "", err
 	}
-	if err := checkValue("--plan", f.plan, "fused", "unfused"); err != nil {
+	if err := checkPlan(f.plan); err != nil {
 		return nil, "", err
 	}
 	g, err := resolveGPU(f.gpu, f.gpuFile)

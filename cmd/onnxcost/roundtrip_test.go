@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,7 +26,10 @@ func TestOptimizeRoundTrip(t *testing.T) {
 	}
 	totals := func(t *testing.T, path string, batch []string) (string, []string, bool) {
 		t.Helper()
-		args := append([]string{"report", path, "--gpu", "A100-SXM4-80GB", "--format", "json"}, batch...)
+		// The device sum (a graph replay of the fused kernels): the host
+		// pipeline of a stream runtime depends on how equal-time work is
+		// grouped into kernels, which the re-read plan may do otherwise.
+		args := append([]string{"report", path, "--gpu", "A100-SXM4-80GB", "--runtime", "graph", "--plan", "fused", "--format", "json"}, batch...)
 		code, js, errs := runCLI(t, args...)
 		if code != 0 {
 			if strings.Contains(errs, "static") {
@@ -34,13 +38,26 @@ func TestOptimizeRoundTrip(t *testing.T) {
 			t.Fatalf("report %s %v: exit %d: %s", filepath.Base(path), batch, code, errs)
 		}
 		var r struct {
-			Totals   json.RawMessage `json:"totals"`
-			Warnings []string        `json:"warnings"`
+			Totals   map[string]json.RawMessage `json:"totals"`
+			Warnings []string                   `json:"warnings"`
 		}
 		if err := json.Unmarshal([]byte(js), &r); err != nil {
 			t.Fatal(err)
 		}
-		return string(r.Totals), r.Warnings, true
+		// The interval weighs each kernel class's share of the time; the
+		// re-read plan may group a pointwise op differently (an Add that
+		// joins an elementwise chain) at the same time, moving it by
+		// parts in a million.
+		delete(r.Totals, "time_interval_s")
+		// A BatchNormalization folded into the written weights is no
+		// longer the written model's arithmetic; the original counts it
+		// (ir.Node.FoldedFLOPs). executed_flops still compares.
+		delete(r.Totals, "flops")
+		b, err := json.MarshalIndent(r.Totals, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b), r.Warnings, true
 	}
 	for _, m := range models {
 		t.Run(filepath.Base(m), func(t *testing.T) {
@@ -62,7 +79,7 @@ func TestOptimizeRoundTrip(t *testing.T) {
 					t.Fatalf("%v: the optimized model refuses a batch the original accepts", b)
 				}
 				compared++
-				if got != want {
+				if !roundTripTotals(got, want) {
 					t.Errorf("%v: optimized model re-read:\n%s\noriginal's fused plan:\n%s", b, got, want)
 				}
 				for _, w := range warns {
@@ -76,4 +93,33 @@ func TestOptimizeRoundTrip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// roundTripTotals compares two totals objects: counts exactly, times, energy
+// and power to within 1e-5. The re-read model may group an equal-time
+// pointwise op into a neighbouring kernel differently (BERT's embedding
+// Adds join a chain instead of a SkipLayerNormalization), which the
+// pointwise rate prices a few nanoseconds apart.
+func roundTripTotals(a, b string) bool {
+	var x, y map[string]any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil || len(x) != len(y) {
+		return a == b
+	}
+	for k, v := range x {
+		fa, ok1 := v.(float64)
+		fb, ok2 := y[k].(float64)
+		timed := strings.HasSuffix(k, "_s") || strings.HasSuffix(k, "_j") || strings.HasSuffix(k, "_w") || strings.HasSuffix(k, "_js") || k == "gemm_conv_time_share"
+		if ok1 && ok2 && timed {
+			if math.Abs(fa-fb) > 1e-5*math.Max(math.Abs(fa), math.Abs(fb)) {
+				return false
+			}
+			continue
+		}
+		ja, _ := json.Marshal(v)
+		jb, _ := json.Marshal(y[k])
+		if string(ja) != string(jb) {
+			return false
+		}
+	}
+	return true
 }

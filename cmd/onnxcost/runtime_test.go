@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,16 +52,16 @@ func TestRuntimeFlagEveryCostCommand(t *testing.T) {
 			t.Fatalf("%s: exit %d: %s", name, code, errs)
 		}
 		def := read(out)
-		code, out, errs = runCLI(t, append(args, "--runtime", "graph")...)
+		code, out, errs = runCLI(t, append(args, "--runtime", "tensorrt")...)
 		if code != 0 || read(out) != def {
-			t.Errorf("%s --runtime graph: exit %d, differs from the default: %s", name, code, errs)
+			t.Errorf("%s --runtime tensorrt: exit %d, differs from the default: %s", name, code, errs)
 		}
 		code, out, errs = runCLI(t, append(args, "--runtime", "pytorch")...)
 		if code != 0 {
 			t.Fatalf("%s --runtime pytorch: exit %d: %s", name, code, errs)
 		}
 		if name != "diff" && read(out) == def {
-			t.Errorf("%s --runtime pytorch prints the same as graph", name)
+			t.Errorf("%s --runtime pytorch prints the same as tensorrt", name)
 		}
 		code, _, errs = runCLI(t, append(args, "--runtime", "nosuch")...)
 		if code != 2 || !strings.Contains(errs, "unknown runtime") || !strings.Contains(errs, "tensorrt") {
@@ -95,20 +96,20 @@ func TestRuntimeJSONAndGPUFileLaunch(t *testing.T) {
 	var r report.Report
 	runJSON(t, &r, "report", m, "--gpu", "MyGPU", "--gpu-file", gf, "--format", "json")
 	rt := r.Runtime
-	if rt == nil || rt.Name != "graph" || rt.LaunchS != 4.5e-6 || rt.KernelGapScale != 0.53 {
+	if rt == nil || rt.Name != "tensorrt" || rt.LaunchS != 4.5e-6 || rt.KernelGapScale != 0.53 {
 		t.Fatalf("runtime = %+v", rt)
 	}
 	if !strings.Contains(strings.Join(rt.Notes, "\n"), "0.53 × the GPU entry's launch_us (4.5 µs)") {
 		t.Errorf("notes do not say launch_us is scaled: %q", rt.Notes)
 	}
-	_, text, _ := runCLI(t, "report", m, "--gpu", "MyGPU", "--gpu-file", gf, "--top", "1")
+	_, text, _ := runCLI(t, "report", m, "--gpu", "MyGPU", "--gpu-file", gf, "--runtime", "graph", "--top", "1")
 	if !strings.Contains(text, "runtime graph · kernel gap 2.39 µs (0.53 × launch 4.50 µs)") {
 		t.Errorf("text header does not state the gap:\n%s", text)
 	}
 	// An eager profile pays the whole launch and the host's dispatch.
 	var e report.Report
 	runJSON(t, &e, "report", m, "--gpu", "MyGPU", "--gpu-file", gf, "--runtime", "pytorch", "--format", "json")
-	if e.Runtime.KernelGapS != 4.5e-6 || e.Runtime.DispatchS != 8e-6 || !(e.Totals.TimeS > r.Totals.TimeS) {
+	if e.Runtime.KernelGapS != 4.5e-6 || e.Runtime.DispatchS != 8e-6 || math.Abs(e.Runtime.ModuleS-20e-6) > 1e-12 || !(e.Totals.TimeS > r.Totals.TimeS) {
 		t.Errorf("pytorch: gap %g dispatch %g time %g (graph %g)", e.Runtime.KernelGapS, e.Runtime.DispatchS, e.Totals.TimeS, r.Totals.TimeS)
 	}
 	if e.Runtime.DeviceMemoryBytes != e.Totals.PeakMemoryBytes+e.Runtime.MemoryFloorBytes {
@@ -130,7 +131,7 @@ func TestDiffWarnsOnRuntime(t *testing.T) {
 		}
 		return p
 	}
-	a, b := save("a.json"), save("b.json", "--runtime", "pytorch")
+	a, b := save("a.json", "--runtime", "graph"), save("b.json", "--runtime", "pytorch")
 	code, out, errs := runCLI(t, "diff", a, b)
 	if code != 0 || !strings.Contains(out+errs, "different runtimes (graph vs pytorch)") {
 		t.Errorf("diff: exit %d, no runtime warning:\n%s\n%s", code, out, errs)
@@ -139,5 +140,36 @@ func TestDiffWarnsOnRuntime(t *testing.T) {
 	code, _, errs = runCLI(t, "graph", a, "--runtime", "tensorrt")
 	if code != 2 || !strings.Contains(errs, "computed with runtime graph") || !strings.Contains(errs, "--runtime tensorrt") {
 		t.Errorf("graph on a saved report with --runtime: %s", errs)
+	}
+}
+
+// TestBudgetCalibration: check prices a budget's models under the
+// calibration its defaults name (relative to the budget file), says so in
+// the report, and places a time limit in the estimate's interval.
+func TestBudgetCalibration(t *testing.T) {
+	dir := t.TempDir()
+	cal := filepath.Join(dir, "h100.cal.yaml")
+	table := filepath.Join(repoRoot, "testdata", "measured", "h100_sxm5_measurements.csv")
+	if code, _, errs := runCLI(t, "calibrate", "--gpu", "H100-SXM5-80GB", "--measurements", table, "-o", cal, "--date", "2026-11-29"); code != 0 {
+		t.Fatalf("calibrate: exit %d: %s", code, errs)
+	}
+	m, err := filepath.Abs(filepath.Join(repoRoot, "testdata", "models", "resnet50.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := filepath.Join(dir, "budget.yaml")
+	if err := os.WriteFile(budget, []byte("version: 1\ndefaults:\n  gpu: H100-SXM5-80GB\n  calibration: h100.cal.yaml\nmodels:\n  - path: "+m+"\n    budgets:\n      time: {max: \"1 s\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "check.json")
+	if code, _, errs := runCLI(t, "check", "-c", budget, "--out-json", out); code != 0 {
+		t.Fatalf("check: exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "applied in full") || !strings.Contains(string(b), `"interval": "clear"`) {
+		t.Errorf("check's JSON names no calibration or interval verdict:\n%.600s", b)
 	}
 }

@@ -93,7 +93,7 @@ origin are refused.`,
 	c.Flags().StringVar(&f.dtype, "dtype", "", "the page's first compute dtype: fp32|tf32|fp16|bf16|fp8|int8")
 	c.Flags().Int64Var(&f.batch, "batch", 0, "the page's first batch (binds the leading symbolic dim of every graph input)")
 	c.Flags().StringArrayVar(&f.dims, "dim", nil, "the page's first binding of a symbolic dim: `NAME=VALUE` (repeatable)")
-	c.Flags().StringVar(&f.plan, "plan", "fused", "the page's first plan: fused|unfused")
+	c.Flags().StringVar(&f.plan, "plan", "", "the page's first plan: "+planHelp)
 	c.Flags().StringVar(&f.runtime, "runtime", "", "the page's first execution profile (see 'onnxcost gpus runtimes')")
 	c.Flags().BoolVar(&f.train, "train", false, "the page opens costing one training step")
 	c.Flags().StringVar(&f.optimizer, "optimizer", "", "the page's first optimizer with --train (default adam)")
@@ -111,7 +111,7 @@ func (f *costFlags) pageSettings() (*session.Settings, error) {
 	if err := checkValue("--dtype", f.dtype, validDTypes...); err != nil {
 		return nil, err
 	}
-	if err := checkValue("--plan", f.plan, "fused", "unfused"); err != nil {
+	if err := checkPlan(f.plan); err != nil {
 		return nil, err
 	}
 	if f.batch < 0 {

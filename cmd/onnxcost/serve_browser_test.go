@@ -353,7 +353,7 @@ func browserFixture(tb testing.TB) (exe, model string, pre *web.Preload) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	pre.Settings = &session.Settings{GPU: "T4", Plan: "fused"}
+	pre.Settings = &session.Settings{GPU: "T4"} // the runtime's plan, as serve without --plan
 	return exe, model, pre
 }
 

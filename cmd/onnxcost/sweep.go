@@ -51,9 +51,9 @@ func (f *sweepFlags) checkOut() error {
 func (f *sweepFlags) addCostFlags(c *cobra.Command) {
 	c.Flags().StringVar(&f.gpuFile, "gpu-file", "", "YAML or JSON file with your own GPU specs")
 	c.Flags().StringVar(&f.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8 (default: the model's own)")
-	c.Flags().StringVar(&f.plan, "plan", "fused", "execution plan to cost: fused|unfused")
+	c.Flags().StringVar(&f.plan, "plan", "", planHelp)
 	c.Flags().StringVar(&f.inputData, "input-data", "", "bind graph inputs to the tensors in `DIR`/input_<i>.pb")
-	f.borrowReportFlags(c, "runtime", "runtime-file", "gpus", "power-cap", "sm-clock")
+	f.borrowReportFlags(c, "runtime", "runtime-file", "gpus", "power-cap", "sm-clock", "calibration")
 }
 
 // borrowReportFlags declares the named flags exactly as report declares
@@ -176,7 +176,7 @@ and GPU; each row then names its model, and max_batch and knee are keyed
 func (f *sweepFlags) config(model string) (sweep.Config, error) {
 	var cfg sweep.Config
 	for _, err := range []error{checkFormat(f.format, "text", "json", "csv"), checkValue("--dtype", f.dtype, validDTypes...),
-		checkValue("--plan", f.plan, "fused", "unfused"), f.checkOut()} {
+		checkPlan(f.plan), f.checkOut()} {
 		if err != nil {
 			return cfg, err
 		}
@@ -216,9 +216,10 @@ func (f *sweepFlags) config(model string) (sweep.Config, error) {
 	}
 	cfg.Model, cfg.FindMaxBatch, cfg.Fit, cfg.FitX, cfg.Plan, cfg.Passes = model, f.findMax, f.fit, f.fitX, f.plan, f.passFlags.options()
 	cfg.Load = pipeline.Options{InputDataDir: f.inputData, Counted: gctune.SizeHeap}
+	cal, err := loadCalibration(f.shared.calibration)
 	cfg.Estimate = pipeline.EstimateOptions{DType: f.dtype, Runtime: rt, ToolVersion: version, Power: f.shared.powerControl(),
-		Train: f.trainFlags.options(), GPUs: int(f.shared.gpus)}
-	return cfg, nil
+		Train: f.trainFlags.options(), GPUs: int(f.shared.gpus), Calibration: cal}
+	return cfg, err
 }
 
 // runSweeps sweeps each model alike (sweep.RunModels), with a progress

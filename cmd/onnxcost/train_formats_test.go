@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"github.com/onnxcost/onnxcost/internal/buildinfo"
 	"math"
 	"runtime/debug"
 	"strconv"
@@ -81,14 +82,14 @@ func TestVersionNamesBuild(t *testing.T) {
 		t.Errorf("--version: %q", out)
 	}
 	info := &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.modified", Value: "true"}}}
-	if got, want := buildSuffix(info), " (module v1.2.3, revision abc123, modified)"; got != want {
+	if got, want := buildinfo.Suffix(info), " (module v1.2.3, revision abc123, modified)"; got != want {
 		t.Errorf("buildSuffix = %q, want %q", got, want)
 	}
 	info = &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.modified", Value: "false"}}}
-	if got, want := buildSuffix(info), " (revision abc123)"; got != want {
+	if got, want := buildinfo.Suffix(info), " (revision abc123)"; got != want {
 		t.Errorf("buildSuffix = %q, want %q", got, want)
 	}
-	if got := buildSuffix(&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}); got != "" {
+	if got := buildinfo.Suffix(&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}); got != "" {
 		t.Errorf("buildSuffix with nothing recorded = %q", got)
 	}
 }

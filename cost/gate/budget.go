@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/onnxcost/onnxcost/internal/safefile"
+	"github.com/onnxcost/onnxcost/passes"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -29,9 +30,12 @@ type Settings struct {
 	GPU     string `yaml:"gpu" json:"gpu,omitempty"`
 	GPUFile string `yaml:"gpu_file" json:"gpu_file,omitempty"`
 	// Runtime names the execution profile, RuntimeFile a user file of
-	// profiles (as GPUFile); "" is the default graph replay.
-	Runtime     string           `yaml:"runtime" json:"runtime,omitempty"`
-	RuntimeFile string           `yaml:"runtime_file" json:"runtime_file,omitempty"`
+	// profiles (as GPUFile); "" is the default (tensorrt).
+	Runtime     string `yaml:"runtime" json:"runtime,omitempty"`
+	RuntimeFile string `yaml:"runtime_file" json:"runtime_file,omitempty"`
+	// Calibration is a CAL.yaml from `onnxcost calibrate` (as
+	// --calibration; relative to the budget file).
+	Calibration string           `yaml:"calibration" json:"calibration,omitempty"`
 	DType       string           `yaml:"dtype" json:"dtype,omitempty"`
 	Plan        string           `yaml:"plan" json:"plan,omitempty"`
 	Batch       int64            `yaml:"batch" json:"batch,omitempty"`
@@ -44,6 +48,7 @@ func (s Settings) merge(o Settings) Settings {
 	s.GPUFile = cmp.Or(o.GPUFile, s.GPUFile)
 	s.Runtime = cmp.Or(o.Runtime, s.Runtime)
 	s.RuntimeFile = cmp.Or(o.RuntimeFile, s.RuntimeFile)
+	s.Calibration = cmp.Or(o.Calibration, s.Calibration)
 	s.DType = cmp.Or(o.DType, s.DType)
 	s.Plan = cmp.Or(o.Plan, s.Plan)
 	s.Batch = cmp.Or(o.Batch, s.Batch)
@@ -208,7 +213,7 @@ func (p *budgetParser) settings(n *yaml.Node, s *Settings, what string) error {
 		if err == errUnknown {
 			// setting cannot name the file and line; found by FuzzParseBudget
 			// ("defaults: {0}" gave a bare "unknown key").
-			return p.errf(e[0], "unknown key %q in %s (want gpu, gpu_file, dtype, plan, batch, dims)", e[0].Value, what)
+			return p.errf(e[0], "unknown key %q in %s (want gpu, gpu_file, runtime, runtime_file, calibration, dtype, plan, batch, dims)", e[0].Value, what)
 		}
 		if err != nil {
 			return err
@@ -235,6 +240,8 @@ func (p *budgetParser) setting(k, v *yaml.Node, s *Settings) error {
 		s.Runtime, err = str()
 	case "runtime_file":
 		s.RuntimeFile, err = str()
+	case "calibration":
+		s.Calibration, err = str()
 	case "dtype":
 		s.DType, err = str()
 		if err == nil && !oneOf(s.DType, "fp32", "tf32", "fp16", "bf16", "fp8", "int8") {
@@ -242,8 +249,8 @@ func (p *budgetParser) setting(k, v *yaml.Node, s *Settings) error {
 		}
 	case "plan":
 		s.Plan, err = str()
-		if err == nil && !oneOf(s.Plan, "fused", "unfused") {
-			err = p.errf(v, "plan %q: want fused or unfused", s.Plan)
+		if err == nil && !oneOf(s.Plan, passes.PlanNames()...) {
+			err = p.errf(v, "plan %q: want one of %s", s.Plan, strings.Join(passes.PlanNames(), ", "))
 		}
 	case "batch":
 		s.Batch, err = p.positive(v, "batch")
@@ -307,7 +314,7 @@ func (p *budgetParser) model(n *yaml.Node) (ModelBudget, error) {
 			}
 		default:
 			if err := p.setting(k, v, &mb.Settings); err == errUnknown {
-				return mb, p.errf(k, "unknown key %q in a models entry (want path, name, budgets, gpu, gpu_file, runtime, runtime_file, dtype, plan, batch, dims)", k.Value)
+				return mb, p.errf(k, "unknown key %q in a models entry (want path, name, budgets, gpu, gpu_file, runtime, runtime_file, calibration, dtype, plan, batch, dims)", k.Value)
 			} else if err != nil {
 				return mb, err
 			}

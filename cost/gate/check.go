@@ -8,17 +8,25 @@ import (
 
 // AssertResult is the outcome of one assertion on one model.
 type AssertResult struct {
-	Model    string  `json:"model"`
-	Metric   string  `json:"metric"`
-	Kind     string  `json:"kind"` // "max" or "max_increase"
-	Level    Level   `json:"level"`
-	Status   string  `json:"status"` // "pass", "fail" or "skipped" (relative budget without a base)
-	Limit    string  `json:"limit"`
-	Head     float64 `json:"head"`
-	Base     float64 `json:"base,omitempty"`
-	HasBase  bool    `json:"has_base"`
-	Message  string  `json:"message"`
-	Line     int     `json:"line"`
+	Model   string  `json:"model"`
+	Metric  string  `json:"metric"`
+	Kind    string  `json:"kind"` // "max" or "max_increase"
+	Level   Level   `json:"level"`
+	Status  string  `json:"status"` // "pass", "fail" or "skipped" (relative budget without a base)
+	Limit   string  `json:"limit"`
+	Head    float64 `json:"head"`
+	Base    float64 `json:"base,omitempty"`
+	HasBase bool    `json:"has_base"`
+	Message string  `json:"message"`
+	// Interval says, for an absolute time budget, where the limit sits
+	// in the estimate's 80% interval (report.Totals.TimeIntervalS):
+	// "beyond" (even the interval's low end exceeds it: over the budget
+	// on the hardware too, four times in five), "inside" (the limit falls
+	// within the interval: the measured time may land on either side), or
+	// "clear" (the interval's high end is within it). Absent for other
+	// metrics and for reports with no interval.
+	Interval string `json:"interval,omitempty"`
+	Line     int    `json:"line"`
 	fileName string
 }
 
@@ -112,6 +120,10 @@ func evalAssertion(file, model string, a Assertion, r, base *report.Report) []As
 			ar.Status = "pass"
 			ar.Message = fmt.Sprintf("%s: %s %s within %s", model, m.Name, Format(head, m), Format(a.Max, m))
 		}
+		if iv := r.Totals.TimeIntervalS; m.Name == "time" && len(iv) == 2 {
+			ar.Interval = intervalVerdict(iv[0], iv[1], a.Max)
+			ar.Message += fmt.Sprintf(" (80%% interval %s – %s: %s)", Format(iv[0], m), Format(iv[1], m), intervalWords[ar.Interval])
+		}
 		out = append(out, ar)
 	}
 	if a.HasMaxIncrease {
@@ -134,4 +146,22 @@ func evalAssertion(file, model string, a Assertion, r, base *report.Report) []As
 		out = append(out, ar)
 	}
 	return out
+}
+
+// intervalVerdict places limit against the interval [lo, hi].
+func intervalVerdict(lo, hi, limit float64) string {
+	switch {
+	case lo > limit:
+		return "beyond"
+	case hi > limit:
+		return "inside"
+	}
+	return "clear"
+}
+
+// intervalWords says each verdict for a message.
+var intervalWords = map[string]string{
+	"beyond": "over the budget beyond the interval",
+	"inside": "the budget lies inside the interval",
+	"clear":  "within the budget across the interval",
 }

@@ -230,3 +230,15 @@ func TestHostileNamesAreEscaped(t *testing.T) {
 		}
 	}
 }
+
+// A time budget says where its limit sits in the estimate's interval.
+func TestIntervalVerdict(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi, limit float64
+		want          string
+	}{{2, 3, 1, "beyond"}, {1, 3, 2, "inside"}, {1, 2, 3, "clear"}, {1, 2, 2, "clear"}} {
+		if got := intervalVerdict(c.lo, c.hi, c.limit); got != c.want {
+			t.Errorf("[%g, %g] vs %g: %s, want %s", c.lo, c.hi, c.limit, got, c.want)
+		}
+	}
+}

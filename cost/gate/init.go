@@ -97,8 +97,9 @@ func ceilQuantity(v float64, m *Metric) string {
 func yamlQuote(s string) string { return strconv.Quote(s) }
 
 // Resolve returns mb's settings and model path as check costs them: the
-// paths relative to the budget file's folder, and the plan fused when
-// none is set. The GPU may still be "" (the caller's default applies).
+// paths relative to the budget file's folder; a plan left unset is the
+// runtime's own, as on the command line. The GPU may still be "" (the
+// caller's default applies).
 func (b *Budget) Resolve(mb ModelBudget) (path string, s Settings) {
 	s = mb.Settings
 	dir := filepath.Dir(b.File)
@@ -108,10 +109,7 @@ func (b *Budget) Resolve(mb ModelBudget) (path string, s Settings) {
 		}
 		return p
 	}
-	if s.Plan == "" {
-		s.Plan = "fused"
-	}
-	s.GPUFile, s.RuntimeFile = rel(s.GPUFile), rel(s.RuntimeFile)
+	s.GPUFile, s.RuntimeFile, s.Calibration = rel(s.GPUFile), rel(s.RuntimeFile), rel(s.Calibration)
 	return rel(mb.Path), s
 }
 
@@ -121,7 +119,7 @@ func (b *Budget) Inputs(configPath, baseReport string) []string {
 	in := []string{configPath, baseReport}
 	for _, mb := range b.Models {
 		path, s := b.Resolve(mb)
-		in = append(in, path, s.GPUFile, s.RuntimeFile)
+		in = append(in, path, s.GPUFile, s.RuntimeFile, s.Calibration)
 	}
 	return in
 }

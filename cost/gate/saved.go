@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost/report"
-	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/internal/safefile"
 	"github.com/onnxcost/onnxcost/pipeline"
 )
@@ -227,7 +226,7 @@ func Mismatches(r *report.Report, q Requested) []Mismatch {
 		out = append(out, Mismatch{"--dtype " + q.DType, "dtype " + r.DType})
 	}
 	if q.RuntimeGiven || q.RuntimeFile {
-		saved := hwdb.DefaultRuntime + " (written before runtime profiles)"
+		saved := "none (written before runtime profiles)"
 		if r.Runtime != nil {
 			saved = r.Runtime.Name
 		}

@@ -101,7 +101,7 @@ func TestMismatches(t *testing.T) {
 	for _, x := range m {
 		flags = append(flags, x.Flag+" / "+x.Saved)
 	}
-	want := "--gpu a100 / GPU T4|--dtype fp16 / dtype fp32|--runtime eager / runtime graph (written before runtime profiles)|--plan unfused / plan fused|--batch 4 / bindings batch=8 seq=128|--dim seq=64 / bindings batch=8 seq=128"
+	want := "--gpu a100 / GPU T4|--dtype fp16 / dtype fp32|--runtime eager / runtime none (written before runtime profiles)|--plan unfused / plan fused|--batch 4 / bindings batch=8 seq=128|--dim seq=64 / bindings batch=8 seq=128"
 	if got := strings.Join(flags, "|"); got != want {
 		t.Errorf("mismatches\n%s\nwant\n%s", got, want)
 	}

@@ -96,7 +96,10 @@ type KernelTime struct {
 	LatencyS float64
 	MemoryS  float64 // bytes / attainable bandwidth
 	LaunchS  float64 // launch overhead, all launches
-	TimeS    float64 // max(ComputeS + LatencyS, MemoryS) + LaunchS
+	// TimeS is max(ComputeS + LatencyS, MemoryS) + LaunchS; an Isolated
+	// GEMM-like kernel's time is at least the host-side fill plus
+	// LaunchS (the small-kernel floor, see Isolated).
+	TimeS float64
 	// Bound is "compute", "memory", "latency" (the fixed latency exceeds
 	// both the main loop and the memory time: a small kernel whose time
 	// no amount of compute or bandwidth would shorten) or "launch".

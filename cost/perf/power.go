@@ -1,6 +1,10 @@
 package perf
 
-import "github.com/onnxcost/onnxcost/hwdb"
+import (
+	"math"
+
+	"github.com/onnxcost/onnxcost/hwdb"
+)
 
 // The power model: what a kernel draws at an SM clock, and what a power
 // cap or an SM clock lock does to its time.
@@ -117,6 +121,10 @@ type PoweredKernel struct {
 
 // EnergyJ is the kernel's energy: power × time.
 func (k PoweredKernel) EnergyJ() float64 { return k.PowerW * k.TimeS }
+
+// IdleW is the GPU's idle power, or IdleFraction of TDP when unknown:
+// what the board draws while it waits (on the host, on a collective).
+func IdleW(g *hwdb.GPU) float64 { return idleW(g) }
 
 // idleW is the GPU's idle power, or IdleFraction of TDP when unknown.
 func idleW(g *hwdb.GPU) float64 {
@@ -322,4 +330,53 @@ func UnderControl(g *hwdb.GPU, k Kernel, o Options, c PowerControl) PoweredKerne
 	}
 	w, t := ck.powerAt(f, r)
 	return PoweredKernel{KernelTime: t, ClockMHz: f, PowerW: w, OverCap: c.CapW > 0 && w > c.CapW*(1+1e-9)}
+}
+
+// Calibrated is pk with its compute, latency and memory terms multiplied
+// by fc, fl and fm, the factors a measured calibration found for kernels
+// like kn (package calib), its body (the time less launch and gap)
+// max(compute + latency, memory) again, never below kn's physical floor
+// on g: its FLOPs at the peak rate of its precision, its DRAM traffic at
+// the full DRAM bandwidth. Each term is scaled on its own, so a body
+// that grows with batch still grows (calib keeps each term's factor ×
+// size rising in size). The kernel's work energy is kept and idle power
+// accrues (or is saved) over the changed time, so a kernel made slower
+// draws less power and one made faster more, but never more than the
+// larger of its uncalibrated draw and the board limit (the cap when one
+// is set).
+func (pk PoweredKernel) Calibrated(g *hwdb.GPU, kn Kernel, fc, fl, fm, capW float64) PoweredKernel {
+	body := pk.TimeS - pk.LaunchS
+	ok := func(f float64) bool { return f > 0 && !math.IsInf(f, 0) }
+	if !ok(fc) || !ok(fl) || !ok(fm) || (fc == 1 && fl == 1 && fm == 1) || !(body > 0) {
+		return pk
+	}
+	out := pk
+	out.ComputeS, out.LatencyS, out.MemoryS = pk.ComputeS*fc, pk.LatencyS*fl, pk.MemoryS*fm
+	nb := max(max(out.ComputeS+out.LatencyS, out.MemoryS), physicalFloor(g, kn))
+	out.TimeS = nb + pk.LaunchS
+	limit := g.TDPWatts
+	if capW > 0 {
+		limit = capW
+	}
+	e := pk.EnergyJ() + idleW(g)*(out.TimeS-pk.TimeS)
+	out.PowerW = min(max(e/out.TimeS, 0), max(pk.PowerW, limit))
+	return out
+}
+
+// physicalFloor is the least time any implementation of kn could take
+// on g: FLOPs at the peak rate of its precision, DRAM traffic at full
+// bandwidth (the bytes when no residency model set DRAMBytes).
+func physicalFloor(g *hwdb.GPU, kn Kernel) float64 {
+	var t float64
+	if peak := g.Peak[kn.Precision]; peak > 0 {
+		t = kn.FLOPs / peak
+	}
+	bytes := kn.Bytes
+	if kn.Resident {
+		bytes = kn.DRAMBytes
+	}
+	if g.MemBW > 0 {
+		t = max(t, bytes/g.MemBW)
+	}
+	return t
 }

@@ -95,6 +95,21 @@ type Params struct {
 	// LaunchS is the per-kernel overhead used when the GPU entry has none
 	// (measured back-to-back: launch plus fill and drain).
 	LaunchS float64 `json:"launch_s"`
+	// TensorPowerExp is how the power density a tensor-core GEMM needs to
+	// hold boost clock grows with the width of the SM's tensor cores:
+	// FullClockPower·(w/tensorRefWidth)^TensorPowerExp, w the GPU's dense
+	// fp16 tensor FLOPs per SM per cycle (see clockFractionPath). Turing
+	// and GA102 (1024) need FullClockPower; GA100 (2048) and GH100 (~3800)
+	// switch twice and four times the multipliers per SM-cycle. Fitted on
+	// Vidur's GEMMs (A100, H100, A40) with DeepBench's T4 fp16 rows.
+	TensorPowerExp float64 `json:"tensor_power_exp"`
+	// PointwiseRate is the arithmetic a pointwise, reduction or data
+	// kernel sustains, in counted FLOPs per SM per clock cycle (see
+	// pointwiseS): such kernels are latency-bound (each thread's loads,
+	// then its dependent arithmetic and reductions), far below the
+	// vector peak. Fitted on Vidur's norms, rotary and SiLU·mul kernels
+	// (A100, H100, A40); 0 turns the limit off.
+	PointwiseRate float64 `json:"pointwise_rate"`
 }
 
 // DefaultParams are the committed, calibrated parameters (see
@@ -108,7 +123,13 @@ const (
 	// Isolated is a kernel timed alone, called through a library in a loop
 	// (DeepBench): every call pays the launch and the library's fixed cost
 	// (FillLaunches: host-side heuristics and argument set-up, pipeline fill
-	// and the tail of the last wave), which the calibration fits.
+	// and the tail of the last wave), which the calibration fits. The calls
+	// are asynchronous, so the host prepares call i+1 while the GPU runs
+	// call i: the host-side share of the fill overlaps the kernel and only
+	// sets a floor on the time per call (the small-kernel floor), while the
+	// GPU-side share (the one a plan pays, see fillS) runs in series with
+	// the main loop. Adding the whole fill priced DeepBench's kernels under
+	// 10 µs 2.3× too slow.
 	Isolated Setting = iota
 	// InPlan is one kernel of an inference engine's plan (TensorRT,
 	// CUDA graphs): kernels were chosen at build time and are issued back
@@ -171,6 +192,7 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 	peak, _ := peakFor(g, k.Precision)
 	peak *= clockFraction(g, p)
 	t.MemoryS, t.Bandwidth, t.Level = memoryTime(g, k, p)
+	t.MemoryS = softSum(t.MemoryS, pointwiseS(g, k, p))
 
 	switch {
 	case k.Class == ClassRNN && k.M > 0 && k.N > 0 && k.K > 0:
@@ -204,15 +226,76 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 		// FLOPs (a float64) still counts all of it.
 		t.ComputeS = max(t.ComputeS, k.FLOPs/(peak*pathEff(k.Precision, p)*classEff(k.Class, p)))
 	}
+	var hostFill float64
 	if k.M > 0 && k.N > 0 && k.K > 0 && (isGEMMClass(k.Class) || k.Class == ClassRNN) {
-		t.LatencyS = fillS(launch, p, s)
+		t.LatencyS = fillS(launch, p, InPlan)
+		if s == Isolated {
+			hostFill = fillS(launch, p, Isolated) - t.LatencyS
+		}
 	}
 	if t.ComputeS+t.LatencyS > 0 {
 		t.AttainableFLOPS = k.FLOPs / (t.ComputeS + t.LatencyS)
 	}
-	t.TimeS = max(t.ComputeS+t.LatencyS, t.MemoryS) + t.LaunchS
+	gpu := max(t.ComputeS+t.LatencyS, t.MemoryS)
+	t.TimeS = max(gpu, hostFill) + t.LaunchS
 	t.Bound = boundOf(t)
+	if hostFill > gpu {
+		t.Bound = "launch"
+	}
 	return t
+}
+
+// Memory-bound kernels that do arithmetic per element (a norm, a rotary
+// embedding, SiLU·mul, a softmax) do not reach the bandwidth a plain
+// stream (an add, a copy) does. Vidur's fp16 profiles (fit rows, tensors
+// far beyond L2) show it: a residual add streams at 86% of DRAM bandwidth
+// on A100 and A40, while RMSNorm reaches 34% on A100 and H100 and 61% on
+// A40, rotary 43-46% and 78%, SiLU·mul 49-57% and 78%. The slow kernels'
+// rate is about constant in counted FLOPs per SM per cycle (4.2-6.2 on
+// A100 and H100 for all three), not in bytes per second: their threads
+// wait on a load, then on the dependent arithmetic and the row reduction,
+// so how many elements an SM finishes per cycle is set by latency in SM
+// cycles, not by the DRAM interface. A GPU with a low bandwidth per SM
+// cycle (A40: 696 GB/s over 84 SMs at 1.74 GHz, 4.8 bytes per SM-cycle
+// against A100's 13.4) stays nearer its stream rate, as measured.
+//
+// The two limits do not add as a hard maximum: the measured rate falls
+// below both near the crossover (queueing: loads issued while the
+// interface is busy wait longer, so fewer elements are in flight per
+// unit time). softSum combines them as an L2 norm (pointwiseExp).
+
+// pointwiseExp is the exponent of the norm softSum combines a kernel's
+// stream time and its pointwise time with. ESTIMATE: 2 fits the A40
+// rows, where the two limits are close (RMSNorm at 61% of the stream rate
+// with the pointwise limit 1.2× the stream one; a hard maximum would
+// predict 100% of it); larger exponents tend to the hard maximum.
+const pointwiseExp = 2
+
+// softSum is (a^q + b^q)^(1/q), q = pointwiseExp: max(a, b) when one is
+// zero, never below the larger, at most 2^(1/q) times it.
+func softSum(a, b float64) float64 {
+	hi, lo := max(a, b), min(a, b)
+	if lo <= 0 {
+		return hi
+	}
+	return hi * math.Pow(1+math.Pow(lo/hi, pointwiseExp), 1.0/pointwiseExp)
+}
+
+// pointwiseS is the time a pointwise, reduction or data kernel needs for
+// its counted FLOPs at PointwiseRate FLOPs per SM per cycle at boost
+// clock (these kernels draw little power: a power-capped board holds its
+// clock for them); 0 for other classes or where the GPU entry lacks the
+// SM count or clock.
+func pointwiseS(g *hwdb.GPU, k Kernel, p Params) float64 {
+	switch k.Class {
+	case ClassElementwise, ClassReduction, ClassData:
+	default:
+		return 0
+	}
+	if p.PointwiseRate <= 0 || g.SMs <= 0 || g.BoostClockMHz <= 0 || !(k.FLOPs > 0) {
+		return 0
+	}
+	return k.FLOPs / (float64(g.SMs) * g.BoostClockMHz * 1e6 * p.PointwiseRate)
 }
 
 // KernelGap is the device-side cost per kernel of a plan run under the
@@ -278,6 +361,31 @@ func clockFraction(g *hwdb.GPU, p Params) float64 { return clockFractionBusy(g, 
 // GPU-filling one throttles: f = f_boost·√(ρ/(busy·FullClockPower)).
 // A measured sustained clock is a full-load figure; it is scaled alike.
 func clockFractionBusy(g *hwdb.GPU, p Params, busy float64) float64 {
+	return clockFractionNeed(g, busy, p.FullClockPower)
+}
+
+// clockFractionPath is clockFractionBusy for a kernel whose main loop
+// runs on path real. A tensor-core path whose tensor cores are wider than
+// tensorRefWidth needs more power to hold a clock (tensorPowerNeed), so it
+// settles lower than the vector path by the ratio of the two power-limited
+// clocks. The ratio multiplies whatever clock the vector path runs at, a
+// measured or locked one included (power.go prices a cap through that
+// hook), so a lower cap never speeds a tensor-core kernel up.
+func clockFractionPath(g *hwdb.GPU, p Params, busy float64, real hwdb.Precision) float64 {
+	f := clockFractionBusy(g, p, busy)
+	if !isTensor(real) {
+		return f
+	}
+	if vec := powerClockFraction(g, busy, p.FullClockPower); vec > 0 {
+		f *= powerClockFraction(g, busy, tensorPowerNeed(g, p)) / vec
+	}
+	return f
+}
+
+// clockFractionNeed is the sustained clock fraction of a kernel keeping
+// busy of the SMs working on a board that needs need W/(SM·GHz) at boost;
+// a measured sustained clock in the entry wins (scaled by busy alike).
+func clockFractionNeed(g *hwdb.GPU, busy, need float64) float64 {
 	if !(busy > 0) || busy > 1 {
 		busy = 1
 	}
@@ -285,11 +393,43 @@ func clockFractionBusy(g *hwdb.GPU, p Params, busy float64) float64 {
 		full := min(g.SustainedClockMHz/g.BoostClockMHz, 1)
 		return min(full/math.Sqrt(busy), 1)
 	}
-	if p.FullClockPower <= 0 || g.TDPWatts <= 0 || g.SMs <= 0 || g.BoostClockMHz <= 0 {
+	return powerClockFraction(g, busy, need)
+}
+
+// powerClockFraction is the power-limited clock fraction
+// f/f_boost = √(ρ/(busy·need)), at most 1; 1 where the entry lacks the
+// figures or need is not positive.
+func powerClockFraction(g *hwdb.GPU, busy, need float64) float64 {
+	if !(busy > 0) || busy > 1 {
+		busy = 1
+	}
+	if need <= 0 || g.TDPWatts <= 0 || g.SMs <= 0 || g.BoostClockMHz <= 0 {
 		return 1
 	}
 	rho := g.TDPWatts / (float64(g.SMs) * g.BoostClockMHz / 1000)
-	return min(math.Sqrt(rho/(busy*p.FullClockPower)), 1)
+	return min(math.Sqrt(rho/(busy*need)), 1)
+}
+
+// tensorRefWidth is the dense fp16 tensor-core FLOPs per SM per clock of
+// Turing and GA102 (8 tensor cores of 64 FMA, or 4 of 128: 1024; Turing
+// and GA102 whitepapers), the width FullClockPower was set on (T4; A40).
+const tensorRefWidth = 1024
+
+// tensorPowerNeed is the power density (W per SM per GHz) a tensor-core
+// GEMM needs to hold boost clock on g: FullClockPower scaled by the tensor
+// width per SM relative to tensorRefWidth, to the TensorPowerExp. Measured
+// best bf16 GEMMs (stas00/ml-engineering MAMF, in gpus.yaml) show it: A100
+// SXM 87% and H100 SXM 80% of dense peak where T4/A40-width parts lose
+// only what their TDP per SM explains.
+func tensorPowerNeed(g *hwdb.GPU, p Params) float64 {
+	w := 0.0
+	if g.SMs > 0 && g.BoostClockMHz > 0 {
+		w = g.PeakFor(hwdb.FP16Tensor) / (float64(g.SMs) * g.BoostClockMHz * 1e6)
+	}
+	if w <= tensorRefWidth || p.TensorPowerExp <= 0 {
+		return p.FullClockPower
+	}
+	return p.FullClockPower * math.Pow(w/tensorRefWidth, p.TensorPowerExp)
 }
 
 // FMAFLOPs is the number of FLOPs in one fused multiply-add: the
@@ -651,7 +791,7 @@ func tileTime(g *hwdb.GPU, real hwdb.Precision, tl ctaTile, m, n, k, batch int64
 	onSM := ceilDivF(work, sms)
 	// The SMs that get any CTA set the power draw, hence the clock.
 	busy := min(work/float64(sms), 1)
-	perSM := perSMBoost * clockFractionBusy(g, p, busy)
+	perSM := perSMBoost * clockFractionPath(g, p, busy, real)
 	occ := math.Pow(min(onSM/float64(ctasPerSM), 1), p.Occupancy)
 	var smFLOPs float64
 	if onSM < ExactSizeLimit {

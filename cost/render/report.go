@@ -156,7 +156,7 @@ func Header(r *report.Report) string {
 	if n := r.Totals.GPUs; n > 1 {
 		gpu = fmt.Sprintf("tensor-parallel over %d × %s", n, r.GPU)
 	}
-	fmt.Fprintf(&b, "onnxcost %s · %s · %s · dtype %s%s · plan %s", r.ToolVersion, r.Model, gpu, r.DType, quantizedText(r), r.Plan)
+	fmt.Fprintf(&b, "onnxcost %s · %s · %s · dtype %s%s · %s", r.ToolVersion, r.Model, gpu, r.DType, quantizedText(r), RuntimePlan(r))
 	if len(r.Bindings) > 0 {
 		keys := make([]string, 0, len(r.Bindings))
 		for k := range r.Bindings {
@@ -168,6 +168,31 @@ func Header(r *report.Report) string {
 		}
 	}
 	return b.String()
+}
+
+// RuntimePlan names what the times are for: the runtime and the plan of
+// kernels it runs ("runtime pytorch (eager kernels)"), or the plan alone
+// when counting.
+func RuntimePlan(r *report.Report) string {
+	if r.Runtime == nil {
+		return "plan " + r.Plan
+	}
+	return fmt.Sprintf("runtime %s (%s kernels)", r.Runtime.Name, r.Plan)
+}
+
+// IntervalText is the line that says how far to trust the time: its 80%
+// interval and the calibration in force. "" when the report has none.
+func IntervalText(r *report.Report) string {
+	iv := r.Totals.TimeIntervalS
+	if len(iv) != 2 || !(r.Totals.TimeS > 0) {
+		return ""
+	}
+	cal := "uncalibrated: from the held-out error of each kernel class on this GPU's family; 'onnxcost calibrate' narrows it"
+	if r.Calibration != "" {
+		cal = r.Calibration
+	}
+	return fmt.Sprintf("time %s, 80%% interval %s – %s (−%.0f%% +%.0f%%; %s)", Seconds(r.Totals.TimeS), Seconds(iv[0]), Seconds(iv[1]),
+		100*(1-iv[0]/r.Totals.TimeS), 100*(iv[1]/r.Totals.TimeS-1), cal)
 }
 
 // quantizedText says when the model is quantized, and when --dtype made
@@ -327,6 +352,9 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 	fmt.Fprintf(w, "\n%s MACs%s · params %s (%s) · %s launches · peak memory %s · energy %s · GEMM/conv %s of time\n",
 		Count(tt.MACs), executedText(tt.Counts), Count(tt.Params), Bytes(tt.ParamBytes), Count(tt.Launches), Bytes(tt.PeakMemoryBytes), Joules(tt.EnergyJ), Percent(tt.GEMMConvTimeShare))
 	fmt.Fprintf(w, "power: average %.0f W · energy-delay product %.4g J·s · %s\n", tt.AvgPowerW, tt.EDPJS, powerSetting(tt))
+	if line := IntervalText(r); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	writeUnsupported(w, r)
 	writePartial(w, r)
 	return nil

@@ -39,8 +39,12 @@ type Report struct {
 	// model (integer ops such as QLinearConv, or Conv/MatMul/Gemm between
 	// DequantizeLinear inputs): with no --dtype its quantized nodes are
 	// costed at it and DType says so. "" for a float model.
-	Quantized      string           `json:"quantized,omitempty"`
-	Plan           string           `json:"plan"`
+	Quantized string `json:"quantized,omitempty"`
+	Plan      string `json:"plan"`
+	// Calibration says which measured calibration corrected the kernel
+	// times (package calib: the file, the GPU it was fitted on, whether
+	// it applied in full or transferred); absent when none.
+	Calibration    string           `json:"calibration,omitempty"`
 	Bindings       map[string]int64 `json:"bindings"`
 	FLOPConvention string           `json:"flop_convention"`
 	// Runtime is the execution profile applied (nil in reports written
@@ -59,7 +63,13 @@ type Totals struct {
 	ParamBytes float64 `json:"param_bytes"`
 	Launches   float64 `json:"launches"`
 	TimeS      float64 `json:"time_s"`
-	EnergyJ    float64 `json:"energy_j"`
+	// TimeIntervalS is the 80% interval [low, high] around TimeS: where
+	// the measured time is expected to fall four times in five, from the
+	// held-out error of each kernel class on the GPU's family (narrower
+	// under a calibration fitted on this GPU; package calib). Absent when
+	// counting only.
+	TimeIntervalS []float64 `json:"time_interval_s,omitempty"`
+	EnergyJ       float64   `json:"energy_j"`
 	// AvgPowerW is EnergyJ/TimeS, the board's average power over the
 	// model; EDPJS is the energy-delay product EnergyJ·TimeS.
 	AvgPowerW float64 `json:"avg_power_w"`
@@ -139,6 +149,11 @@ type NodeCost struct {
 	// GEMM-like kernel, LatencyS, exceeds both: a small kernel) or
 	// "launch"; "" for nodes with no kernel.
 	Bound string `json:"bound"`
+	// KernelClass is the time model's efficiency class of the node's
+	// kernel (perf.KernelClass: gemm, conv, winograd, rnn, attention,
+	// elementwise, reduction, data); "" for nodes with no kernel of their
+	// own. Calibrations (package calib) key their factors by it.
+	KernelClass string `json:"kernel_class,omitempty"`
 	// MemLevel is the memory level whose bandwidth priced the node's
 	// memory time: "hbm", or "l2" when its working set fits in L2 (the
 	// time model's KernelTime.Level). "" for nodes with no kernel and for

@@ -1,5 +1,7 @@
 package report
 
+import "strings"
+
 // Runtime says which execution profile priced a report and what it
 // applied: the per-kernel gap, the host's issue time against the device's
 // run time, the per-call overhead and the memory floor. Every figure is
@@ -24,9 +26,19 @@ type Runtime struct {
 	// the kernels (cost's pipelineTime) or HostS, whichever is longer;
 	// HostBound when it is HostS (the GPU waits on the host).
 	DispatchS float64 `json:"dispatch_s"`
-	HostS     float64 `json:"host_s"`
-	DeviceS   float64 `json:"device_s"`
-	HostBound bool    `json:"host_bound"`
+	// ModuleS is the host time added to each node called from a module's
+	// forward (a name with the exporter's module scope; see
+	// NodeDispatch); 0 for runtimes with no Python between kernels.
+	ModuleS float64 `json:"module_s,omitempty"`
+	HostS   float64 `json:"host_s"`
+	// WaitS is the time per call the GPU idles waiting on the host
+	// (Totals.TimeS less the kernels), and WaitEnergyJ its idle energy,
+	// included in Totals.EnergyJ; absent when the device is the
+	// bottleneck.
+	WaitS       float64 `json:"wait_s,omitempty"`
+	WaitEnergyJ float64 `json:"wait_energy_j,omitempty"`
+	DeviceS     float64 `json:"device_s"`
+	HostBound   bool    `json:"host_bound"`
 	// CallS is the fixed cost of one call (enqueue, wrapper, guards,
 	// synchronize); LatencyS = CallS + the kernels' pipeline is one call
 	// timed alone with a synchronize, as a host clock around it sees it.
@@ -40,4 +52,31 @@ type Runtime struct {
 	// Notes say in words what was applied (the launch_us scaling above
 	// all, which a --gpu-file user would otherwise not see).
 	Notes []string `json:"notes"`
+}
+
+// NodeDispatch is the host time to issue each of n's launches: DispatchS,
+// plus, for a node called from a module's forward, ModuleS shared over
+// its launches. A nil runtime dispatches nothing.
+func (r *Runtime) NodeDispatch(n *NodeCost) float64 {
+	if r == nil {
+		return 0
+	}
+	return NodeDispatchS(r.DispatchS, r.ModuleS, n)
+}
+
+// NodeDispatchS is NodeDispatch for the figures dispatch and module.
+func NodeDispatchS(dispatch, module float64, n *NodeCost) float64 {
+	if module <= 0 || n.Launches <= 0 || !ModuleScoped(n.Name) {
+		return dispatch
+	}
+	return dispatch + module/n.Launches
+}
+
+// ModuleScoped reports whether a node name carries an exporter's module
+// scope: torch.onnx names a node after the modules that called it,
+// "/layer1/layer1.0/conv1/Conv" (module path, then the op), so an op
+// called from a module's forward has at least two slashes, the first
+// leading; a graph built op by op ("matmul_0") has none.
+func ModuleScoped(name string) bool {
+	return len(name) > 1 && name[0] == '/' && strings.Count(name, "/") >= 2
 }

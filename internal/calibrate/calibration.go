@@ -421,12 +421,12 @@ func WriteParams(w io.Writer, p perf.Params) {
 		doc  string
 	}{
 		{"eff_vector", p.EffVector, "fraction of vector (CUDA-core) peak for large GEMMs"},
-		{"eff_tensor", p.EffTensor, "fraction of tensor-core peak for large GEMMs (held)"},
+		{"eff_tensor", p.EffTensor, "fraction of tensor-core peak for large GEMMs (held by the DeepBench-only fit; the joint fit moves it)"},
 		{"eff_conv", p.EffConv, "implicit-GEMM convolution rate relative to GEMM"},
 		{"eff_winograd", p.EffWinograd, "Winograd batched-GEMM rate relative to GEMM"},
 		{"eff_wgrad", p.EffWgrad, "convolution weight-gradient rate relative to the forward convolution (fitted on backward rows)"},
 		{"k_half", p.KHalf, "K per CTA at which the main loop reaches half rate"},
-		{"small_tile", p.SmallTile, "tensor-core rate kept per halving of the CTA tile below 128×128 (held)"},
+		{"small_tile", p.SmallTile, "tensor-core rate kept per halving of the CTA tile below 128×128 (held by the DeepBench-only fit)"},
 		{"tile_reuse", p.TileReuse, "FMAs per shared-memory word of a 128×128 vector tile"},
 		{"occupancy", p.Occupancy, "exponent of the rate lost by an under-filled SM"},
 		{"unaligned", p.Unaligned, "tensor-core rate kept when M, N or K is not aligned"},
@@ -436,6 +436,8 @@ func WriteParams(w io.Writer, p perf.Params) {
 		{"rnn_step_launches", p.RNNStepLaunches, "per-step RNN latency in launch overheads"},
 		{"fill_launches", p.FillLaunches, "fixed GEMM-like kernel latency in launch overheads"},
 		{"launch_s", p.LaunchS, "per-kernel overhead (s) when the GPU entry has none"},
+		{"tensor_power_exp", p.TensorPowerExp, "growth of the power density tensor-core GEMMs need with tensor width per SM"},
+		{"pointwise_rate", p.PointwiseRate, "counted FLOPs per SM per cycle of pointwise, reduction and data kernels"},
 	} {
 		fmt.Fprintf(w, "| %s | %.4g | %s |\n", r.name, r.v, r.doc)
 	}

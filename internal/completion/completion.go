@@ -7,6 +7,7 @@ import (
 
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/passes"
 	"github.com/spf13/cobra"
 )
 
@@ -29,7 +30,7 @@ func Register(c *cobra.Command) {
 			}
 			return v
 		},
-		"plan": func() []string { return []string{"fused", "unfused"} },
+		"plan": passes.PlanNames,
 	} {
 		if c.Flags().Lookup(flag) != nil {
 			_ = c.RegisterFlagCompletionFunc(flag, func(_ *cobra.Command, _ []string, typed string) ([]string, cobra.ShellCompDirective) {

@@ -8,6 +8,7 @@ package physics
 
 import (
 	"fmt"
+	"github.com/onnxcost/onnxcost/calib"
 	"math"
 	"os"
 	"sort"
@@ -251,6 +252,15 @@ func TestPhysics(t *testing.T) {
 					checkKernels(&v, where, g, r, ld.cold[dt], 0)
 					key := g.Name + " " + dt
 					times[key] = append(times[key], r.Totals.TimeS)
+					// The same under a calibration fitted on this GPU whose
+					// factors jump by 20× between size decades and halve the
+					// whole GPU: floors, power and growth with batch must hold.
+					rc, err := pipeline.Estimate(ld.l, g, pipeline.EstimateOptions{DType: dt, Plan: "fused", Calibration: adversarial(t, g)})
+					if err != nil {
+						t.Fatalf("%s calibrated: %v", where, err)
+					}
+					checkKernels(&v, where+" calibrated", g, rc, ld.cold[dt], 0)
+					times[key+" calibrated"] = append(times[key+" calibrated"], rc.Totals.TimeS)
 					if bi == 0 {
 						checkControls(&v, where, g, ld, dt, r)
 					}
@@ -353,4 +363,32 @@ func TestHalfPrecisionWithoutTensorPath(t *testing.T) {
 			}
 		}
 	}
+}
+
+// adversarial is a calibration fitted (as it says) on g whose cells a
+// physical effect could not produce: the GPU at half its time, and every
+// class's compute and memory terms alternately 20× slower and 20× faster
+// from one size decade to the next.
+func adversarial(t testing.TB, g *hwdb.GPU) *calib.Calibration {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "format: 1\nsource: {gpu: %q, family: %q, measurements: \"physics\", rows: 1, date: \"\", driver: \"\", runtime: \"\"}\n", g.Name, calib.Family(g))
+	b.WriteString("fit: {gpu_factor: 0.5, median_abs_err_before: 0, median_abs_err_after: 0}\ntransfer: {same_family: 0.25, other_family: 0.25}\ncells:\n")
+	for _, cl := range []string{"conv", "data", "elementwise", "gemm", "reduction", "winograd", "attention"} {
+		for _, term := range []string{"compute", "memory", "latency"} {
+			for i, size := range []string{"under-10us", "10-100us", "100us-1ms", "over-1ms"} {
+				f := 20.0
+				if i%2 == 1 {
+					f = 0.05
+				}
+				fmt.Fprintf(&b, "  - {class: %q, bound: %q, size: %q, n: 1, factor: %g}\n", cl, term, size, f)
+			}
+		}
+	}
+	b.WriteString("bands: []\n")
+	c, err := calib.Parse("physics.yaml", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

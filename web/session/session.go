@@ -158,17 +158,11 @@ var validDTypes = append([]string{""}, cost.DTypes()...)
 // same flags (pipeline/check.go), in the order `report` makes
 // them, and resolves the GPU and runtime profile.
 func (s *Session) check(st *Settings) (*hwdb.GPU, *hwdb.Runtime, error) {
-	if st.Plan == "" {
-		st.Plan = "fused"
-	}
 	if st.GPU == "" {
 		return nil, nil, fmt.Errorf("--gpu is required (see 'onnxcost gpus' for the list)")
 	}
 	st.DType = strings.ToLower(strings.TrimSpace(st.DType))
 	if err := pipeline.CheckValue("--dtype", st.DType, validDTypes...); err != nil {
-		return nil, nil, err
-	}
-	if err := pipeline.CheckValue("--plan", st.Plan, "fused", "unfused"); err != nil {
 		return nil, nil, err
 	}
 	if st.Batch < 0 {
@@ -190,6 +184,12 @@ func (s *Session) check(st *Settings) (*hwdb.GPU, *hwdb.Runtime, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := pipeline.CheckValue("--plan", st.Plan, append([]string{""}, pipeline.PlanNames()...)...); err != nil {
+		return nil, nil, err
+	}
+	if st.Plan, err = pipeline.ResolvePlan(st.Plan, rt, st.Train); err != nil {
+		return nil, nil, err
+	}
 	if err := pipeline.CheckPowerControl(g, st.power()); err != nil {
 		return nil, nil, err
 	}
@@ -201,7 +201,7 @@ func (s *Session) check(st *Settings) (*hwdb.GPU, *hwdb.Runtime, error) {
 
 // lookupRuntime is the built-in profile --runtime names, with the CLI's
 // message for an unknown one. "" is nil: the cost model's default
-// (graph, and pytorch under training), as `report` without --runtime.
+// (tensorrt, and pytorch under training), as `report` without --runtime.
 func lookupRuntime(name string) (*hwdb.Runtime, error) {
 	if strings.TrimSpace(name) == "" {
 		return nil, nil
@@ -275,9 +275,6 @@ type GPURow struct {
 // ROW` prints. The model is loaded and planned once (neither depends on
 // the GPU) and costed per GPU.
 func (s *Session) GPUs(st Settings) ([]GPURow, error) {
-	if st.Plan == "" {
-		st.Plan = "fused"
-	}
 	all := s.db.All()
 	if len(all) == 0 {
 		return nil, fmt.Errorf("the GPU database is empty")
@@ -369,7 +366,7 @@ func (s *Session) Draw(st Settings) (*Views, error) {
 	}
 	v := &Views{DOT: src, Roofline: Roofline{HBMBW: ceil.HBMBW, L2BW: ceil.L2BW, L2Assumed: ceil.L2Assumed, Peaks: map[string]float64{}}}
 	v.Roofline.Points = roofPoints(r, ceil, v.Roofline.Peaks)
-	if st.Plan == "" || st.Plan == "fused" {
+	if r.Plan == "fused" {
 		u := st
 		u.Plan = "unfused"
 		ur, err := s.Estimate(u)

@@ -14,7 +14,7 @@ const body = document.body;
 // ---- state (everything but the model lives in the URL hash) ----
 // The cost flags of 'onnxcost report' by their JSON names in
 // web/session.Settings; a zero value is the flag's default.
-const state = { gpu: "", dtype: "", batch: 0, dims: {}, plan: "fused", tab: "nodes",
+const state = { gpu: "", dtype: "", batch: 0, dims: {}, plan: "", tab: "nodes",
   runtime: "", train: false, optimizer: "", checkpoint: "", power_cap: 0, sm_clock: 0, gpus: 0 };
 // The numeric flags kept in the hash by name, with the control that sets
 // each: --power-cap and --sm-clock take decimals, --gpus a whole number.
@@ -42,7 +42,7 @@ function readHash() {
   const rawBatch = (p.get("batch") || "").trim();
   state.batch = /^[0-9]+$/.test(rawBatch) && parseInt(rawBatch, 10) > 0 ? parseInt(rawBatch, 10) : 0;
   if (rawBatch && !state.batch) urlBad.batch = rawBatch;
-  if (p.get("plan") === "unfused") state.plan = "unfused";
+  if (["fused", "unfused", "eager", "inductor", "onnxruntime"].includes(p.get("plan"))) state.plan = p.get("plan");
   if (p.get("tab")) state.tab = p.get("tab");
   for (const [k] of textFlags) state[k] = p.get(k) || "";
   for (const [k, , parse] of numFlags) { const v = parse(p.get(k) || ""); state[k] = v > 0 ? v : 0; }
@@ -62,7 +62,7 @@ function writeHash() {
   if (state.dtype) p.set("dtype", state.dtype);
   if (state.batch > 0) p.set("batch", String(state.batch));
   for (const k of Object.keys(state.dims).sort()) p.set("dim." + k, String(state.dims[k]));
-  p.set("plan", state.plan);
+  if (state.plan) p.set("plan", state.plan);
   for (const [k] of textFlags) if (state[k]) p.set(k, state[k]);
   if (state.train) p.set("train", "1");
   for (const [k] of numFlags) if (state[k] > 0) p.set(k, String(state[k]));
@@ -258,7 +258,7 @@ async function boot() {
     const def = defaultOf(k);
     $(sel).innerHTML = lists[k].map((v) => `<option value="${esc(v)}">${esc(v)}${v === def ? " (default)" : ""}</option>`).join("");
   }
-  // No runtime chosen is the CLI's default: graph, and pytorch with --train.
+  // No runtime chosen is the CLI's default: tensorrt, and pytorch with --train.
   $("#runtime").insertAdjacentHTML("afterbegin", `<option value="">default (${esc(choices.defaults.runtime)}; ${esc(choices.defaults.train_runtime)} with training)</option>`);
   for (const r of choices.runtimes) $(`#runtime option[value="${r.name}"]`).title = r.description || "";
   $("#gpus-n").max = String(choices.max_gpus);
@@ -875,7 +875,7 @@ async function renderGPUs() {
     ["mem", "peak mem / GPU mem", (r) => (r.totals && gpuByName[r.gpu] ? r.totals.peak_memory_bytes / gpuByName[r.gpu].mem_bytes : 0)], ["energy", "energy", (r) => (r.totals ? r.totals.energy_j : Infinity)]];
   const get = cols.find((c) => c[0] === gpuSort.k)[2];
   const sorted = rows.slice().sort((a, b) => { const x = get(a), y = get(b); const c = x < y ? -1 : x > y ? 1 : a.gpu < b.gpu ? -1 : 1; return gpuSort.asc ? c : -c; });
-  $("#gpus-note").textContent = `${model.display}, ${state.plan} plan, dtype ${report.dtype}: each row is what 'onnxcost report --gpu ROW' gives. Click a row to switch.`;
+  $("#gpus-note").textContent = `${model.display}, ${state.plan || "the runtime's"} plan, dtype ${report.dtype}: each row is what 'onnxcost report --gpu ROW' gives. Click a row to switch.`;
   $("#gpus thead").innerHTML = "<tr>" + cols.map(([k, l, , cls]) => `<th data-k="${k}" class="${cls || ""}${k === gpuSort.k ? " sorted" + (gpuSort.asc ? " asc" : "") : ""}">${esc(l)}</th>`).join("") + "</tr>";
   for (const th of $("#gpus thead").querySelectorAll("th")) th.addEventListener("click", () => { gpuSort = { k: th.dataset.k, asc: gpuSort.k === th.dataset.k ? !gpuSort.asc : ["gpu", "arch", "time", "energy"].includes(th.dataset.k) }; renderGPUs(); });
   $("#gpus tbody").innerHTML = sorted.map((r) => {

@@ -1,4 +1,4 @@
-package main
+package render
 
 import (
 	"bytes"
@@ -12,15 +12,15 @@ import (
 	"github.com/onnxcost/onnxcost/cost/report"
 )
 
-// writeReportJSON writes r exactly as writeJSON does (indented, HTML left
-// unescaped) but streams its nodes: each chunk of rows is encoded into a
+// WriteReportJSON writes r exactly as an indented json.Encoder with HTML
+// left unescaped does (writeJSON), but streams its nodes: each chunk of rows is encoded into a
 // reused buffer and written in order (writeChunks). Encoding the whole
 // report at once held it twice, compact and then indented, each grown by
 // doubling: on a 112k-node LLaMA-shaped graph (42 MB of JSON) `report
 // --format json` peaked 40 MB above the text report (about 220 MB
-// resident instead of 180 MB). TestReportJSONStreamed holds it to
-// writeJSON's bytes.
-func writeReportJSON(w io.Writer, r *report.Report) error {
+// resident instead of 180 MB). cmd/onnxcost's TestReportJSONStreamed holds it
+// to writeJSON's bytes.
+func WriteReportJSON(w io.Writer, r *report.Report) error {
 	if len(r.Nodes) == 0 {
 		return writeJSON(w, r)
 	}
@@ -48,9 +48,9 @@ func writeReportJSON(w io.Writer, r *report.Report) error {
 	if _, err := w.Write(before); err != nil {
 		return err
 	}
-	chunks := chunkCount(len(r.Nodes))
+	chunks := ChunkCount(len(r.Nodes))
 	sw := &stopWriter{w: w}
-	err := writeChunks(sw, chunks, nodesPerChunk*reportJSONBytesPerNode, func(k int, b []byte) []byte {
+	err := WriteChunks(sw, chunks, NodesPerChunk*reportJSONBytesPerNode, func(k int, b []byte) []byte {
 		buf := bytes.NewBuffer(b)
 		if k == 0 {
 			buf.WriteString("\n  \"nodes\": [")
@@ -59,8 +59,8 @@ func writeReportJSON(w io.Writer, r *report.Report) error {
 		// An entry of nodes[] sits two levels deep.
 		enc.SetIndent("    ", "  ")
 		enc.SetEscapeHTML(false)
-		lo := k * nodesPerChunk
-		for i := lo; i < min(lo+nodesPerChunk, len(r.Nodes)); i++ {
+		lo := k * NodesPerChunk
+		for i := lo; i < min(lo+NodesPerChunk, len(r.Nodes)); i++ {
 			if i > 0 {
 				buf.WriteByte(',')
 			}
@@ -106,3 +106,12 @@ var errStopped = errors.New("stopped after an encoding error")
 // chunk buffers: an LLM's fused rows (the 112k-node graph of
 // BenchmarkScaleStages: 1.5 kB) with a margin.
 const reportJSONBytesPerNode = 2048
+
+// writeJSON writes v indented by two spaces, HTML left unescaped: the
+// form of every JSON output of the command line.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

@@ -1,0 +1,258 @@
+package calib
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/onnxcost/onnxcost/hwdb"
+)
+
+// FormatVersion is the version of the calibration file format.
+const FormatVersion = 1
+
+// Calibration is what a set of measurements taught the time model about
+// one GPU: a GPU-wide factor and per-cell factors in a hierarchy (class;
+// class×op and class×op×term; class×term and class×term×size), each
+// cell's factor relative to the level above, plus held-out residual
+// bands. Its file form is Write's.
+type Calibration struct {
+	// Path is the file it was loaded from ("" for one just fitted).
+	Path   string
+	Source Source
+	// GPUFactor is exp(g): how far the fitted GPU's kernels were off as a
+	// whole (the mean of its classes' offsets, each class one vote: see
+	// centre), which is what its peaks and clocks got wrong. It applies
+	// only on that GPU.
+	GPUFactor float64
+	// MedianErrBefore and MedianErrAfter are the median |measured /
+	// predicted − 1| over the fit rows, uncalibrated and calibrated (each
+	// row predicted by a fit that left its fold out).
+	MedianErrBefore, MedianErrAfter float64
+	Transfer                        TransferWeights
+	// Cells in canonical order (cellCompare): one per class, class×op,
+	// class×op×term, class×term and class×term×size that the rows
+	// touched.
+	Cells []Cell
+	// Bands are the held-out residual bands: "*" for every row, and one
+	// per class with enough rows.
+	Bands []Band
+}
+
+// Source records where a calibration came from.
+type Source struct {
+	GPU    string // hwdb name of the GPU the rows were measured on (set by Fit)
+	Family string // its architecture family (set by Fit)
+	// Measurements names the table or profile the rows came from.
+	Measurements string
+	Rows         int    // rows fitted (set by Fit)
+	Date         string // when fitted, as the caller states it (Fit never reads the clock)
+	Driver       string // "" when not known
+	Runtime      string // the runtime the rows were measured under, "" when not known
+}
+
+// TransferWeights is the exponent applied to a calibration's
+// kernel-relative factors on a GPU other than the one fitted: 1 would
+// carry them whole, 0 not at all.
+type TransferWeights struct {
+	SameFamily  float64
+	OtherFamily float64
+}
+
+// DefaultTransfer is what Fit writes into a new calibration.
+//
+// Measured end to end (internal/kernelrows TestCalibrationEndToEnd: fit
+// on all of one GPU's rows, median |error| of the other GPU's held-out
+// half, uncalibrated → transferred), with the GPU factor centred on the
+// ops (centre) and the op cells transferring like the class cells. At a
+// quarter: A100 → H100 13.1% → 12.6%, H100 → A100 12.3% → 10.9%, but
+// A100 → A40 7.2% → 8.0% (A100's Mul runs 30% over the model, A40's 4%).
+// At 0.15: A100 → H100 13.1% → 12.8%, H100 → A100 12.3% → 11.1%, A100 →
+// A40 7.2% → 6.7%, P100 → T4 13.1% → 11.4%: better on every pair, and
+// doubling the source's GEMMs still moves the target's GEMMs +10% and
+// its other kernels under 0.5% (P100 → T4, two ops: +5.0%, −4.6%). The
+// same family did no better than another (A100 → A40), so both get the
+// same weight.
+var DefaultTransfer = TransferWeights{SameFamily: 0.15, OtherFamily: 0.15}
+
+// Cell is one factor of the hierarchy. Op, Bound and Size are "*" at
+// the levels above them: a class cell has all three "*", a class×op
+// cell names Op (and, at class×op×term, Bound), a class×term cell names
+// Bound, a size cell Bound and Size.
+type Cell struct {
+	Class string
+	// Op is the node's ONNX op type (report.NodeCost.OpType): kernels of
+	// one class run different code (Add and Softmax are both pointwise
+	// passes, with different overheads).
+	Op    string
+	Bound string
+	Size  string
+	// N is the number of rows whose time the cell touched.
+	N int
+	// Factor multiplies the term times of the cell's kernels, relative to
+	// the level above (class: relative to GPUFactor).
+	Factor float64
+}
+
+// Band is an 80% band of measured/calibrated-prediction over held-out
+// rows: Class "*" for every row, else rows whose largest kernel time is
+// of that class.
+type Band struct {
+	Class    string
+	N        int
+	Q10, Q90 float64
+}
+
+// Size buckets: decades of a term's uncalibrated time. A kernel's
+// error depends on its size (small kernels are latency- and tail-bound,
+// large ones at their roof), and a decade is coarse enough that a few
+// rows fill a bucket.
+var sizeBuckets = []struct {
+	name  string
+	below float64 // upper limit, seconds
+}{
+	{"under-10us", 10e-6},
+	{"10-100us", 100e-6},
+	{"100us-1ms", 1e-3},
+	{"over-1ms", math.Inf(1)},
+}
+
+// Family is the architecture family of g: hwdb's arch without the die in
+// parentheses ("Ampere (GA100)" → "Ampere"), the key of the error bands.
+func Family(g *hwdb.GPU) string {
+	if g == nil {
+		return ""
+	}
+	a, _, _ := strings.Cut(g.Arch, "(")
+	return strings.TrimSpace(a)
+}
+
+// cellKey is a cell's identity. Ops are identifiers (validOp), so "/"
+// cannot occur inside a part.
+func cellKey(class, op, bound, size string) string {
+	return class + "/" + op + "/" + bound + "/" + size
+}
+
+func (c Cell) key() string { return cellKey(c.Class, c.Op, c.Bound, c.Size) }
+
+// Applied is a calibration bound to the GPU being priced.
+type Applied struct {
+	cal *Calibration
+	gpu string
+	// full: the GPU fitted on, GPUFactor and the cells apply whole;
+	// otherwise the cells' log factors are scaled by weight.
+	full       bool
+	sameFamily bool
+	weight     float64
+	logF       map[string]float64 // cellKey → log factor of that level
+}
+
+// For binds c to the GPU priced: in full on the GPU it was fitted on,
+// transferred (GPUFactor dropped, cells raised to the transfer weight of
+// the two GPUs' families) on any other. A nil c gives a nil Applied,
+// which TermFactor treats as no calibration.
+func (c *Calibration) For(gpu *hwdb.GPU) *Applied {
+	if c == nil || gpu == nil {
+		return nil
+	}
+	a := &Applied{cal: c, gpu: gpu.Name, logF: make(map[string]float64, len(c.Cells))}
+	switch {
+	case gpu.Name == c.Source.GPU:
+		a.full, a.weight = true, 1
+	case Family(gpu) == c.Source.Family:
+		a.weight, a.sameFamily = c.Transfer.SameFamily, true
+	default:
+		a.weight = c.Transfer.OtherFamily
+	}
+	for _, cl := range c.Cells {
+		a.logF[cl.key()] = math.Log(cl.Factor)
+	}
+	return a
+}
+
+// Full reports whether a applies on the GPU it was fitted on.
+func (a *Applied) Full() bool { return a != nil && a.full }
+
+// maxFactor bounds any factor a calibration applies: beyond 20× the
+// model, not the kernel, is wrong, and the fit must not hide it (the
+// same bound Parse enforces on a file).
+const maxFactor = 20
+
+// TermFactor is the factor on one term of a kernel's time (term
+// "compute", "latency" or "memory", its uncalibrated seconds termS), as
+// cost.Analyze applies it: on the GPU fitted, GPUFactor times the class
+// cell, the class×op and class×op×term cells of the node's op type, the
+// class×term cell and the term's size cells; on another GPU the same
+// cells less the size cells, their product raised to the transfer
+// weight, and no GPUFactor. The size cells are interpolated over log
+// termS between the decades' centres by the fit's own monotone rule
+// (monotoneSizeLog), so termS × TermFactor rises with termS and never
+// faster than termS: calibrating never makes a kernel faster because
+// its batch grew. A nil a, no class or no time gets 1.
+func (a *Applied) TermFactor(class, op, term string, termS float64) float64 {
+	if a == nil || class == "" || !(termS > 0) {
+		return 1
+	}
+	lf := a.weight * a.transferLog(class, op, term)
+	if a.full {
+		lf += a.sizeLog(class, term, termS) + math.Log(a.cal.GPUFactor)
+	}
+	return math.Exp(max(-math.Log(maxFactor), min(math.Log(maxFactor), lf)))
+}
+
+// sizeLog is the size cells' log factor at termS (monotoneSizeLog of the
+// decades' cells, 0 where missing).
+func (a *Applied) sizeLog(class, term string, termS float64) float64 {
+	var raw [nSize]float64
+	for i, b := range sizeBuckets {
+		raw[i] = a.logF[cellKey(class, "*", term, b.name)]
+	}
+	v, _ := monotoneSizeLog(raw, termS)
+	return v
+}
+
+// transferLog is the part of the cells that transfers: the class,
+// class×op, class×op×term and class×term cells. Size cells stay on the
+// GPU fitted: a decade of term time there holds other kernels on a GPU
+// of another speed, and carrying them made every transfer on the kernel
+// rows worse.
+func (a *Applied) transferLog(class, op, term string) float64 {
+	lf := a.logF[cellKey(class, "*", "*", "*")] + a.logF[cellKey(class, "*", term, "*")]
+	if op != "" {
+		lf += a.logF[cellKey(class, op, "*", "*")] + a.logF[cellKey(class, op, term, "*")]
+	}
+	return lf
+}
+
+// Describe is one line for a report header: which file, fitted on what,
+// and how it applies here.
+func (a *Applied) Describe() string {
+	if a == nil {
+		return "no calibration"
+	}
+	c := a.cal
+	name := c.Path
+	if name == "" {
+		name = "(just fitted)"
+	}
+	fitted := fmt.Sprintf("calibration %s: fitted on %s from %d rows of %s", name, c.Source.GPU, c.Source.Rows, orUnknown(c.Source.Measurements))
+	if c.Source.Date != "" {
+		fitted += " (" + c.Source.Date + ")"
+	}
+	if a.full {
+		return fmt.Sprintf("%s; applied in full (GPU factor %.3g, %d cells)", fitted, c.GPUFactor, len(c.Cells))
+	}
+	rel := "another family"
+	if a.sameFamily {
+		rel = "the same family"
+	}
+	return fmt.Sprintf("%s; transferred to %s (%s): class, op and term factors at weight %.2g, the GPU factor %.3g of %s dropped",
+		fitted, a.gpu, rel, a.weight, c.GPUFactor, c.Source.GPU)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown measurements"
+	}
+	return s
+}

@@ -1,0 +1,355 @@
+package calib
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/onnxcost/onnxcost/cost/perf"
+)
+
+// fileDoc is the YAML form of a Calibration; Parse decodes into it with
+// unknown keys rejected.
+type fileDoc struct {
+	Format   int          `yaml:"format"`
+	Source   fileSource   `yaml:"source"`
+	Fit      fileFit      `yaml:"fit"`
+	Transfer fileTransfer `yaml:"transfer"`
+	Cells    []fileCell   `yaml:"cells"`
+	Bands    []fileBand   `yaml:"bands"`
+}
+
+type fileSource struct {
+	GPU          string `yaml:"gpu"`
+	Family       string `yaml:"family"`
+	Measurements string `yaml:"measurements"`
+	Rows         int    `yaml:"rows"`
+	Date         string `yaml:"date"`
+	Driver       string `yaml:"driver"`
+	Runtime      string `yaml:"runtime"`
+}
+
+type fileFit struct {
+	GPUFactor       float64 `yaml:"gpu_factor"`
+	MedianErrBefore float64 `yaml:"median_abs_err_before"`
+	MedianErrAfter  float64 `yaml:"median_abs_err_after"`
+}
+
+type fileTransfer struct {
+	SameFamily  float64 `yaml:"same_family"`
+	OtherFamily float64 `yaml:"other_family"`
+}
+
+type fileCell struct {
+	Class string `yaml:"class"`
+	// Op is absent on the cells of every level but class×op and
+	// class×op×term: a file with no op cells reads as format 1 always did.
+	Op     string  `yaml:"op"`
+	Bound  string  `yaml:"bound"`
+	Size   string  `yaml:"size"`
+	N      int     `yaml:"n"`
+	Factor float64 `yaml:"factor"`
+}
+
+type fileBand struct {
+	Class string  `yaml:"class"`
+	N     int     `yaml:"n"`
+	Q10   float64 `yaml:"q10"`
+	Q90   float64 `yaml:"q90"`
+}
+
+// Write writes c as a commented YAML file. The output depends only on c
+// (cells and bands in canonical order, numbers to 4 significant digits),
+// so Write of what Parse read back is byte-identical.
+func (c *Calibration) Write(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
+	p("# onnxcost calibration: what measured calls taught the time model.\n")
+	p("# Each term of a kernel's time (compute, latency, memory) is multiplied by\n")
+	p("#   gpu_factor x class x class+op x class+op+term x class+term x class+term+size\n")
+	p("# (cells below; a missing cell is 1; op is the node's ONNX op type; the size\n")
+	p("# cells are interpolated over the term's time, never letting it fall as it\n")
+	p("# grows) on the GPU it was fitted on. gpu_factor is what that GPU's peaks and\n")
+	p("# clocks were off by (the mean of its classes), so on any other GPU it and the\n")
+	p("# size cells are dropped and the product of the other cells is raised to the\n")
+	p("# transfer weight: what was learned about kernels carries, in part.\n")
+	p("format: %d\n", FormatVersion)
+	p("source:\n")
+	s := c.Source
+	p("  gpu: %s\n  family: %s\n  measurements: %s\n  rows: %d\n", quote(s.GPU), quote(s.Family), quote(s.Measurements), s.Rows)
+	p("  date: %s\n  driver: %s\n  runtime: %s\n", quote(s.Date), quote(s.Driver), quote(s.Runtime))
+	p("fit:\n")
+	p("  gpu_factor: %s\n", num(c.GPUFactor))
+	p("  # median |measured/predicted - 1| over the rows: uncalibrated, and calibrated\n")
+	p("  # with each row predicted by a fit on the other %d folds of rows\n", cvFolds-1)
+	p("  median_abs_err_before: %s\n  median_abs_err_after: %s\n", num(c.MedianErrBefore), num(c.MedianErrAfter))
+	p("transfer:\n")
+	p("  # exponent on the cells on another GPU of the same / another family\n")
+	p("  same_family: %s\n  other_family: %s\n", num(c.Transfer.SameFamily), num(c.Transfer.OtherFamily))
+	writeCells(p, c.Cells)
+	writeBands(p, c.Bands)
+	return bw.Flush()
+}
+
+func writeCells(p func(string, ...any), cells []Cell) {
+	if len(cells) == 0 {
+		p("cells: []\n")
+		return
+	}
+	p("cells:\n")
+	p("  # class; op type (absent: any); time term (bound) and size decade of the\n")
+	p("  # term's uncalibrated time (\"*\": any); n: rows whose time the cell touched;\n")
+	p("  # factor: relative to the level above\n")
+	for _, cl := range cells {
+		op := ""
+		if cl.Op != "*" {
+			op = "op: " + quote(cl.Op) + ", "
+		}
+		p("  - {class: %s, %sbound: %s, size: %s, n: %d, factor: %s}\n", quote(cl.Class), op, quote(cl.Bound), quote(cl.Size), cl.N, num(cl.Factor))
+	}
+}
+
+func writeBands(p func(string, ...any), bands []Band) {
+	if len(bands) == 0 {
+		p("bands: []\n")
+		return
+	}
+	p("bands:\n")
+	p("  # 10th and 90th percentiles of measured/calibrated over held-out rows, by the\n")
+	p("  # class with most of a row's time (\"*\": every row): the 80%% interval on this GPU\n")
+	for _, b := range bands {
+		p("  - {class: %s, n: %d, q10: %s, q90: %s}\n", quote(b.Class), b.N, num(b.Q10), num(b.Q90))
+	}
+}
+
+// quote writes s as a YAML double-quoted scalar. Characters that could
+// not round-trip (invalid UTF-8, control characters) become '?'.
+func quote(s string) string {
+	clean := strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || unicode.IsControl(r) || !unicode.IsPrint(r) && r != ' ' {
+			return '?'
+		}
+		return r
+	}, s)
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range clean {
+		if r == '"' || r == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func num(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
+
+// Load reads and checks a calibration file.
+func Load(path string) (*Calibration, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("calibration %s: %v", path, err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes and checks a calibration file's contents; name is used
+// in errors and recorded as the calibration's Path. Unknown keys, values
+// of the wrong type, factors outside [1/20, 20] and unknown classes,
+// bounds or sizes are errors of one line naming the file.
+func Parse(name string, data []byte) (*Calibration, error) {
+	fail := func(format string, a ...any) error {
+		return fmt.Errorf("calibration %s: %s", name, oneLine(fmt.Sprintf(format, a...)))
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var doc fileDoc
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fail("empty file")
+		}
+		return nil, fail("%v", err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, fail("more than one YAML document")
+	}
+	if doc.Format != FormatVersion {
+		return nil, fail("format %d, this onnxcost reads format %d", doc.Format, FormatVersion)
+	}
+	c, err := fromDoc(&doc)
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	c.Path = name
+	return c, nil
+}
+
+// yamlTypeName is the Go type yaml.v3 names in its errors, which means
+// nothing to a reader of the file.
+var yamlTypeName = regexp.MustCompile(` in type calib\.\w+`)
+
+func oneLine(s string) string {
+	s = yamlTypeName.ReplaceAllString(s, "")
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+}
+
+func fromDoc(d *fileDoc) (*Calibration, error) {
+	s := d.Source
+	if s.GPU == "" {
+		return nil, errors.New("source.gpu is empty: a calibration must say which GPU it was fitted on")
+	}
+	if s.Rows < 0 {
+		return nil, fmt.Errorf("source.rows %d is negative", s.Rows)
+	}
+	c := &Calibration{
+		Source:          Source(s),
+		GPUFactor:       d.Fit.GPUFactor,
+		MedianErrBefore: d.Fit.MedianErrBefore,
+		MedianErrAfter:  d.Fit.MedianErrAfter,
+		Transfer:        TransferWeights(d.Transfer),
+	}
+	if err := checkFactor("fit.gpu_factor", c.GPUFactor); err != nil {
+		return nil, err
+	}
+	for _, e := range []struct {
+		key string
+		v   float64
+	}{{"fit.median_abs_err_before", c.MedianErrBefore}, {"fit.median_abs_err_after", c.MedianErrAfter}} {
+		if !(e.v >= 0) || math.IsInf(e.v, 0) {
+			return nil, fmt.Errorf("%s %g is not a non-negative number", e.key, e.v)
+		}
+	}
+	for _, e := range []struct {
+		key string
+		v   float64
+	}{{"transfer.same_family", c.Transfer.SameFamily}, {"transfer.other_family", c.Transfer.OtherFamily}} {
+		if !(e.v >= 0 && e.v <= 1) {
+			return nil, fmt.Errorf("%s %g is outside [0, 1]", e.key, e.v)
+		}
+	}
+	var err error
+	if c.Cells, err = cellsFromDoc(d.Cells); err != nil {
+		return nil, err
+	}
+	if c.Bands, err = bandsFromDoc(d.Bands); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func checkFactor(key string, f float64) error {
+	if !(f >= 1.0/maxFactor && f <= maxFactor) {
+		return fmt.Errorf("%s %g is outside [1/%d, %d]: a factor that far off means the time model, not a kernel, is wrong", key, f, maxFactor, maxFactor)
+	}
+	return nil
+}
+
+var knownClasses = []perf.KernelClass{perf.ClassGEMM, perf.ClassConv, perf.ClassWinograd, perf.ClassRNN,
+	perf.ClassAttention, perf.ClassElementwise, perf.ClassReduction, perf.ClassData}
+
+var knownBounds = []string{"compute", "memory", "latency", "launch"}
+
+func knownClass(s string) bool { return slices.Contains(knownClasses, perf.KernelClass(s)) }
+
+// opName is what an ONNX op type may be in a file: an identifier (the
+// ONNX spec's op names, onnxcost's fused ops), at most 64 characters.
+var opName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+
+// validOp reports whether op can key a class×op cell.
+func validOp(op string) bool { return opName.MatchString(op) }
+
+func cellsFromDoc(fc []fileCell) ([]Cell, error) {
+	cells := make([]Cell, 0, len(fc))
+	seen := map[string]bool{}
+	for i, f := range fc {
+		at := fmt.Sprintf("cells[%d]", i)
+		if !knownClass(f.Class) {
+			return nil, fmt.Errorf("%s: unknown kernel class %q (want one of %v)", at, f.Class, knownClasses)
+		}
+		if f.Bound != "*" && !slices.Contains(knownBounds, f.Bound) {
+			return nil, fmt.Errorf("%s: unknown bound %q (want \"*\" or one of %v)", at, f.Bound, knownBounds)
+		}
+		if f.Size != "*" && sizeRank(f.Size) == 0 {
+			return nil, fmt.Errorf("%s: unknown size %q (want \"*\" or one of %s)", at, f.Size, sizeNames())
+		}
+		if f.Bound == "*" && f.Size != "*" {
+			return nil, fmt.Errorf("%s: a size cell needs a bound (bound \"*\" with size %q)", at, f.Size)
+		}
+		if f.Op == "" {
+			f.Op = "*"
+		}
+		if f.Op != "*" && !validOp(f.Op) {
+			return nil, fmt.Errorf("%s: op %q is not an ONNX op type (want \"*\" or an identifier)", at, f.Op)
+		}
+		if f.Op != "*" && f.Size != "*" {
+			return nil, fmt.Errorf("%s: size cells are per class and term, not per op (op %q with size %q)", at, f.Op, f.Size)
+		}
+		if f.N < 0 {
+			return nil, fmt.Errorf("%s: n %d is negative", at, f.N)
+		}
+		if err := checkFactor(at+".factor", f.Factor); err != nil {
+			return nil, err
+		}
+		c := Cell(f)
+		key := c.key()
+		if seen[key] {
+			return nil, fmt.Errorf("%s: a second cell for %s", at, key)
+		}
+		seen[key] = true
+		cells = append(cells, c)
+	}
+	slices.SortStableFunc(cells, cellCompare)
+	return cells, nil
+}
+
+func sizeNames() string {
+	names := make([]string, len(sizeBuckets))
+	for i, b := range sizeBuckets {
+		names[i] = b.name
+	}
+	return strings.Join(names, ", ")
+}
+
+func bandsFromDoc(fb []fileBand) ([]Band, error) {
+	bands := make([]Band, 0, len(fb))
+	seen := map[string]bool{}
+	for i, f := range fb {
+		at := fmt.Sprintf("bands[%d]", i)
+		if f.Class != "*" && !knownClass(f.Class) {
+			return nil, fmt.Errorf("%s: unknown kernel class %q", at, f.Class)
+		}
+		if seen[f.Class] {
+			return nil, fmt.Errorf("%s: a second band for class %q", at, f.Class)
+		}
+		seen[f.Class] = true
+		if f.N < 0 {
+			return nil, fmt.Errorf("%s: n %d is negative", at, f.N)
+		}
+		if err := checkFactor(at+".q10", f.Q10); err != nil {
+			return nil, err
+		}
+		if err := checkFactor(at+".q90", f.Q90); err != nil {
+			return nil, err
+		}
+		if f.Q10 > f.Q90 {
+			return nil, fmt.Errorf("%s: q10 %g above q90 %g", at, f.Q10, f.Q90)
+		}
+		bands = append(bands, Band(f))
+	}
+	slices.SortStableFunc(bands, func(a, b Band) int { return cmpStr(a.Class, b.Class) })
+	return bands, nil
+}

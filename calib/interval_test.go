@@ -1,0 +1,114 @@
+package calib
+
+import (
+	"math"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/cost/report"
+)
+
+func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b)) }
+
+func pow(x, y float64) float64 { return math.Pow(x, y) }
+
+func TestIntervalCombinesBands(t *testing.T) {
+	t4 := mustGPU(t, "T4")
+	// One kernel and no rest: the band's own centre and spread, widened
+	// by the whole-model term.
+	one := synthReport(t4.Name, kern{"gemm", "MatMul", "compute", 1e-3})
+	one.Nodes[0].LaunchS, one.Nodes[0].TimeS, one.Totals.TimeS = 0, 1e-3, 1e-3
+	g := builtinBand("gemm", "Turing")
+	mu, sg := logBand(g)
+	s := math.Sqrt(sg*sg + modelSpread*modelSpread)
+	lo, hi := Interval(one, t4, nil)
+	if !near(lo, math.Min(1e-3, 1e-3*math.Exp(mu-z80*s)), 1e-9) || !near(hi, math.Max(1e-3, 1e-3*math.Exp(mu+z80*s)), 1e-9) {
+		t.Errorf("one kernel: [%g, %g], want exp(%g ± %g·%g) × 1 ms", lo, hi, mu, z80, s)
+	}
+	// Two kernels: narrower (in log width) than fully correlated bands,
+	// wider than independent ones, and always around the estimate.
+	rep := synthReport(t4.Name, kern{"gemm", "MatMul", "compute", 1e-3}, kern{"elementwise", "Add", "memory", 1e-3})
+	lo, hi = Interval(rep, t4, nil)
+	tt := rep.Totals.TimeS
+	if !(lo <= tt && tt <= hi && lo < hi) {
+		t.Fatalf("interval [%g, %g] does not contain the estimate %g", lo, hi, tt)
+	}
+	e := builtinBand("elementwise", "Turing")
+	_, se := logBand(e)
+	w := 1e-3 / tt
+	full := math.Sqrt(math.Pow(w*sg+w*se, 2) + modelSpread*modelSpread)
+	ind := math.Sqrt(w*w*(sg*sg+se*se) + modelSpread*modelSpread)
+	if width := math.Log(hi / lo); width > 2*z80*full+1e-9 || width < 2*z80*ind*0.5 {
+		t.Errorf("log width %g outside (%g, %g]", width, 2*z80*ind*0.5, 2*z80*full)
+	}
+}
+
+// On the GPU it was fitted on, a calibration's held-out residual bands
+// replace the family's; elsewhere the family's stand.
+func TestCalibratedIntervalIsNarrowerOnTheFittedGPU(t *testing.T) {
+	a100, h100 := mustGPU(t, "A100-SXM4-80GB"), mustGPU(t, "H100-SXM5-80GB")
+	f := func(kern) float64 { return 1.2 }
+	rows := append(mixRows(a100.Name, f, 0.05, 9), mixRows(a100.Name, f, 0.05, 10)...)
+	cal, err := Fit(a100, rows, Source{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cal.Bands) < 2 {
+		t.Fatalf("bands %+v: want the overall band and per-class ones", cal.Bands)
+	}
+	rep := synthReport(a100.Name, kern{"gemm", "MatMul", "compute", 1e-3}, kern{"reduction", "Softmax", "memory", 1e-4})
+	ulo, uhi := Interval(rep, a100, nil)
+	clo, chi := Interval(rep, a100, cal.For(a100))
+	if !(chi/clo < uhi/ulo) {
+		t.Errorf("calibrated width %g not narrower than uncalibrated %g", chi/clo, uhi/ulo)
+	}
+	if chi/clo > 1.25 {
+		t.Errorf("calibrated width %g on ±5%% noise rows, want under 1.25", chi/clo)
+	}
+	rep.GPU = h100.Name
+	tlo, thi := Interval(rep, h100, cal.For(h100))
+	ulo, uhi = Interval(rep, h100, nil)
+	if tlo != ulo || thi != uhi {
+		t.Errorf("transferred interval [%g, %g] differs from the family's [%g, %g]: the target has no measurements", tlo, thi, ulo, uhi)
+	}
+}
+
+func TestIntervalOfNothing(t *testing.T) {
+	if lo, hi := Interval(nil, nil, nil); lo != 0 || hi != 0 {
+		t.Errorf("nil report: [%g, %g]", lo, hi)
+	}
+	if lo, hi := Interval(&report.Report{CountOnly: true}, nil, nil); lo != 0 || hi != 0 {
+		t.Errorf("count-only report: [%g, %g]", lo, hi)
+	}
+	// Launch gaps and host overhead alone still get the rest band.
+	rep := &report.Report{Totals: report.Totals{TimeS: 1e-4}}
+	mu, sg := logBand(restBand)
+	s := math.Sqrt(sg*sg + modelSpread*modelSpread)
+	if lo, hi := Interval(rep, nil, nil); !near(lo, 1e-4*math.Exp(mu-z80*s), 1e-9) || !near(hi, 1e-4*math.Exp(mu+z80*s), 1e-9) {
+		t.Errorf("overhead only: [%g, %g]", lo, hi)
+	}
+}
+
+// The family's own band for every class comes before another family's
+// band for the class (builtinBand's order).
+func TestBuiltinBandFallsBackInOrder(t *testing.T) {
+	saved := builtinBands
+	defer func() { builtinBands = saved }()
+	builtinBands = []ErrorBand{
+		{Family: "Turing", Class: "gemm", Q10: 0.9, Q90: 1.1},
+		{Family: "*", Class: "conv", Q10: 0.8, Q90: 1.2},
+		{Family: "Turing", Class: "*", Q10: 0.7, Q90: 1.3},
+		{Family: "*", Class: "*", Q10: 0.65, Q90: 1.4},
+	}
+	for _, c := range []struct {
+		class, fam string
+		q10        float64
+	}{{"gemm", "Turing", 0.9}, {"conv", "Turing", 0.7}, {"data", "Turing", 0.7}, {"conv", "Hopper", 0.8}, {"data", "Hopper", 0.65}, {"gemm", "Hopper", 0.65}} {
+		if b := builtinBand(c.class, c.fam); b.Q10 != c.q10 {
+			t.Errorf("%s on %s: band %+v, want q10 %g", c.class, c.fam, b, c.q10)
+		}
+	}
+	builtinBands = nil
+	if b := builtinBand("gemm", "Turing"); b != defaultBand {
+		t.Errorf("no bands: %+v, want the default", b)
+	}
+}

@@ -1,0 +1,117 @@
+// Package loop closes the loop between measurement and model: it prices
+// the rows of a measurements table and the model a profile measured
+// (through pipeline), for calib.Fit and the comparison `onnxcost
+// calibrate` prints. It sits above pipeline so that pipeline, which
+// applies calibrations, need not know profiles.
+package loop
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/onnxcost/onnxcost/calib"
+	"github.com/onnxcost/onnxcost/calib/profile"
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/pipeline"
+)
+
+// MeasuredRows reads a measurements table (calib.ReadMeasurements) and
+// prices every row uncalibrated, under cfg with the row's own batch,
+// dtype, dims and runtime where it gives them: the rows calib.Fit takes.
+// cfg's Calibration is ignored (a calibration is fitted against the bare
+// model). An error names the file, and the row's line.
+func MeasuredRows(table string, cfg pipeline.Config) ([]calib.Row, error) {
+	ms, err := calib.ReadMeasurements(table)
+	if err != nil {
+		return nil, &pipeline.Error{Err: err}
+	}
+	cfg.Calibration = nil
+	rows := make([]calib.Row, 0, len(ms))
+	for _, m := range ms {
+		c := cfg
+		if m.Batch > 0 {
+			c.Batch = m.Batch
+		}
+		if m.DType != "" {
+			c.DType = m.DType
+		}
+		if len(m.Dims) > 0 {
+			c.Dims = maps.Clone(cfg.Dims)
+			if c.Dims == nil {
+				c.Dims = map[string]int64{}
+			}
+			maps.Copy(c.Dims, m.Dims)
+		}
+		if m.Runtime != "" {
+			c.Runtime, c.RuntimeSpec = m.Runtime, nil
+		}
+		c.ModelName = m.Model
+		r, err := pipeline.Run(m.Model, c)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", table, m.Line, err)
+		}
+		rows = append(rows, calib.Row{Name: fmt.Sprintf("%s:%d", table, m.Line), MeasuredS: m.MeasuredS, Report: r})
+	}
+	return rows, nil
+}
+
+// ProfileComparison prices model under cfg and matches a measured
+// profile to its nodes: the comparison `calibrate --profile` prints, the
+// match itself (for a trace overlay or a fit) and the report.
+func ProfileComparison(model string, p *profile.Profile, cfg pipeline.Config) (*profile.Comparison, *profile.Match, *report.Report, error) {
+	cfg.Calibration = nil
+	r, err := pipeline.Run(model, cfg)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	m := profile.MatchReport(p, r)
+	return profile.Compare(p, m), m, r, nil
+}
+
+// CalibrationSource names what a calibration was fitted from: the table
+// or profile, the date as given (today, UTC, when ""), and the runtimes its rows were priced
+// under, in order of first use.
+func CalibrationSource(rows []calib.Row, source, date string) calib.Source {
+	var names []string
+	for _, r := range rows {
+		if rt := r.Report.Runtime; rt != nil && !slices.Contains(names, rt.Name) {
+			names = append(names, rt.Name)
+		}
+	}
+	if date == "" {
+		date = time.Now().UTC().Format(time.DateOnly)
+	}
+	return calib.Source{Measurements: source, Date: date, Runtime: strings.Join(names, ", ")}
+}
+
+// FitSummary is the line `calibrate` prints after writing a calibration.
+func FitSummary(c *calib.Calibration, out string) string {
+	return fmt.Sprintf("calibration for %s from %d rows: median |measured/predicted − 1| %.1f%% uncalibrated, %.1f%% calibrated (each row predicted by a fit that left it out) · %d cells · GPU factor %.3g · wrote %s",
+		c.Source.GPU, c.Source.Rows, 100*c.MedianErrBefore, 100*c.MedianErrAfter, len(c.Cells), c.GPUFactor, out)
+}
+
+// ProfileRuntime is the runtime a profile's format was measured under:
+// what `calibrate --profile` prices unless told otherwise.
+func ProfileRuntime(f profile.Format) string {
+	switch f {
+	case profile.ONNXRuntime:
+		return "onnxruntime"
+	case profile.PyTorch:
+		return "pytorch"
+	case profile.TensorRT:
+		return "tensorrt"
+	}
+	return ""
+}
+
+// ReadProfile reads a measured profile: a trtexec profile with its layer
+// information when layers is given, else any format profile.Read knows.
+func ReadProfile(path, layers string) (*profile.Profile, error) {
+	if layers != "" {
+		return profile.ReadTensorRT(path, layers)
+	}
+	return profile.Read(path)
+}

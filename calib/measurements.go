@@ -1,0 +1,180 @@
+package calib
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Measurement is one row of a measurements table: one measured call.
+type Measurement struct {
+	// Model is the model's path, resolved against the table's folder
+	// when the table gives it relative.
+	Model     string
+	MeasuredS float64
+	Batch     int64            // 0 when the row does not say
+	DType     string           // "" when the row does not say
+	Dims      map[string]int64 // symbolic dimension bindings; nil when none
+	Runtime   string           // "" when the row does not say
+	Line      int              // the row's line in the table
+}
+
+// measurementColumns are the columns a table may have; model and ms are
+// required.
+var measurementColumns = []string{"model", "ms", "batch", "dtype", "dims", "runtime"}
+
+// ReadMeasurements reads a measurements table: a header row naming
+// columns model and ms (milliseconds per call) and optionally batch,
+// dtype, dims ("name=v;name=v") and runtime, then one measured call per
+// row. Lines starting with # are comments. Any problem is an error of
+// one line naming the file and line.
+func ReadMeasurements(path string) ([]Measurement, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("measurements %s: %v", path, err)
+	}
+	defer f.Close()
+	return readMeasurements(path, f)
+}
+
+func readMeasurements(path string, r io.Reader) ([]Measurement, error) {
+	cr := csv.NewReader(r)
+	cr.Comment = '#'
+	cr.TrimLeadingSpace = true
+	header, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("measurements %s: empty file (want a header row: model,ms[,batch,dtype,dims,runtime])", path)
+	}
+	if err != nil {
+		return nil, csvError(path, err)
+	}
+	col, err := measurementHeader(header)
+	if err != nil {
+		line, _ := cr.FieldPos(0)
+		return nil, fmt.Errorf("measurements %s:%d: %v", path, line, err)
+	}
+	dir := filepath.Dir(path)
+	var out []Measurement
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, csvError(path, err)
+		}
+		line, _ := cr.FieldPos(0)
+		m, err := parseMeasurement(rec, col, dir)
+		if err != nil {
+			return nil, fmt.Errorf("measurements %s:%d: %v", path, line, err)
+		}
+		m.Line = line
+		out = append(out, m)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("measurements %s: no rows after the header", path)
+	}
+	return out, nil
+}
+
+func csvError(path string, err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("measurements %s:%d: %v", path, pe.Line, pe.Err)
+	}
+	return fmt.Errorf("measurements %s: %v", path, err)
+}
+
+// measurementHeader maps each known column to its index (−1: absent).
+func measurementHeader(header []string) (map[string]int, error) {
+	col := map[string]int{}
+	for _, c := range measurementColumns {
+		col[c] = -1
+	}
+	for i, h := range header {
+		name := strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
+		j, known := col[name]
+		switch {
+		case !known:
+			return nil, fmt.Errorf("unknown column %q (want %s)", h, strings.Join(measurementColumns, ", "))
+		case j >= 0:
+			return nil, fmt.Errorf("column %q given twice", name)
+		}
+		col[name] = i
+	}
+	for _, req := range []string{"model", "ms"} {
+		if col[req] < 0 {
+			return nil, fmt.Errorf("no %q column (the header must name model and ms)", req)
+		}
+	}
+	return col, nil
+}
+
+func parseMeasurement(rec []string, col map[string]int, dir string) (Measurement, error) {
+	field := func(name string) string {
+		if i := col[name]; i >= 0 && i < len(rec) {
+			return strings.TrimSpace(rec[i])
+		}
+		return ""
+	}
+	var m Measurement
+	m.Model = field("model")
+	if m.Model == "" {
+		return m, errors.New("empty model path")
+	}
+	// zoo:NAME?k=v is a model onnxcost builds (pipeline.IsZoo), not a
+	// file: it stays as written.
+	if !filepath.IsAbs(m.Model) && !strings.HasPrefix(m.Model, "zoo:") {
+		m.Model = filepath.Join(dir, m.Model)
+	}
+	ms, err := strconv.ParseFloat(field("ms"), 64)
+	if err != nil || !(ms > 0) || math.IsInf(ms, 0) {
+		return m, fmt.Errorf("ms %q is not a positive number of milliseconds", field("ms"))
+	}
+	m.MeasuredS = ms / 1e3
+	if s := field("batch"); s != "" {
+		if m.Batch, err = strconv.ParseInt(s, 10, 64); err != nil || m.Batch <= 0 {
+			return m, fmt.Errorf("batch %q is not a positive integer", s)
+		}
+	}
+	m.DType = strings.ToLower(field("dtype"))
+	m.Runtime = field("runtime")
+	if m.Dims, err = parseDims(field("dims")); err != nil {
+		return m, err
+	}
+	return m, nil
+}
+
+// parseDims reads "name=v;name=v" into bindings; "" gives nil.
+func parseDims(s string) (map[string]int64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	dims := map[string]int64{}
+	for part := range strings.SplitSeq(s, ";") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, val, ok := strings.Cut(part, "=")
+		name, val = strings.TrimSpace(name), strings.TrimSpace(val)
+		if !ok || name == "" {
+			return nil, fmt.Errorf("dims %q: %q is not name=value", s, part)
+		}
+		v, err := strconv.ParseInt(val, 10, 64)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("dims %q: %s=%q is not a positive integer", s, name, val)
+		}
+		if _, dup := dims[name]; dup {
+			return nil, fmt.Errorf("dims %q: %s given twice", s, name)
+		}
+		dims[name] = v
+	}
+	return dims, nil
+}

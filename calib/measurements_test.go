@@ -1,0 +1,70 @@
+package calib
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func writeTable(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "m.csv")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestReadMeasurements(t *testing.T) {
+	p := writeTable(t, "\ufeffmodel, ms,batch,dtype,dims,runtime\n"+
+		"# a comment\n"+
+		"models/resnet.onnx,1.25,8,FP16,,onnxruntime\n"+
+		"/abs/bert.onnx,0.5,,,seq=128; batch=2,\n")
+	ms, err := ReadMeasurements(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(p)
+	want := []Measurement{
+		{Model: filepath.Join(dir, "models/resnet.onnx"), MeasuredS: 1.25e-3, Batch: 8, DType: "fp16", Runtime: "onnxruntime", Line: 3},
+		{Model: "/abs/bert.onnx", MeasuredS: 0.5e-3, Dims: map[string]int64{"seq": 128, "batch": 2}, Line: 4},
+	}
+	if !reflect.DeepEqual(ms, want) {
+		t.Errorf("got %+v\nwant %+v", ms, want)
+	}
+}
+
+func TestReadMeasurementsRejectsBadTables(t *testing.T) {
+	for name, c := range map[string]struct{ body, want string }{
+		"empty":          {"", "empty file"},
+		"header only":    {"model,ms\n", "no rows"},
+		"no ms":          {"model,batch\nm.onnx,1\n", `no "ms" column`},
+		"unknown column": {"model,ms,gpu\nm.onnx,1,T4\n", `:1: unknown column "gpu"`},
+		"twice":          {"model,ms,MS\nm.onnx,1,2\n", "given twice"},
+		"bad ms":         {"model,ms\nm.onnx,1\nm.onnx,fast\n", ":3: ms \"fast\""},
+		"zero ms":        {"model,ms\nm.onnx,0\n", ":2: ms"},
+		"inf ms":         {"model,ms\nm.onnx,inf\n", ":2: ms"},
+		"bad batch":      {"model,ms,batch\nm.onnx,1,-2\n", ":2: batch"},
+		"bad dims":       {"model,ms,dims\nm.onnx,1,seq\n", "not name=value"},
+		"dims value":     {"model,ms,dims\nm.onnx,1,seq=x\n", "positive integer"},
+		"dims twice":     {"model,ms,dims\nm.onnx,1,seq=1;seq=2\n", "given twice"},
+		"empty model":    {"model,ms\n,1\n", ":2: empty model"},
+		"short row":      {"model,ms,batch\nm.onnx,1\n", ":2: wrong number of fields"},
+	} {
+		p := writeTable(t, c.body)
+		_, err := ReadMeasurements(p)
+		if err == nil {
+			t.Errorf("%s: accepted", name)
+			continue
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, p) || !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") {
+			t.Errorf("%s: error %q, want one line naming %s and %q", name, msg, p, c.want)
+		}
+	}
+	if _, err := ReadMeasurements(filepath.Join(t.TempDir(), "none.csv")); err == nil || !strings.Contains(err.Error(), "none.csv") {
+		t.Errorf("missing file: %v", err)
+	}
+}

@@ -1,0 +1,159 @@
+package profile
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/pipeline"
+)
+
+func runReport(t *testing.T, model, plan string) *report.Report {
+	t.Helper()
+	rep, err := pipeline.Run(filepath.Join("testdata", "models", model+".onnx"), pipeline.Config{GPU: "A100", Plan: plan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestTensorRTNames reads a trtexec profile alone: layer names joined by
+// " + " give the nodes; TensorRT's reformatting layer stays unmatched.
+func TestTensorRTNames(t *testing.T) {
+	p, err := Read(filepath.Join("testdata", "trt_cnn_profile.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Format != TensorRT || p.Runs != 10 || len(p.Events) != 7 || len(p.Events[0].Nodes) != 3 {
+		t.Fatalf("got %s, %d runs, %d events, first %v", p.Format, p.Runs, len(p.Events), p.Events[0])
+	}
+	for _, plan := range []string{"unfused", "fused"} {
+		m := MatchReport(p, runReport(t, "cnn", plan))
+		checkRows(t, "trt "+plan, p, m)
+		if len(m.Unmatched) != 1 || !strings.HasPrefix(m.Unmatched[0].Name, "Reformatting") {
+			t.Errorf("%s: unmatched %v, want the reformatting layer", plan, m.Unmatched)
+		}
+		if f := m.MatchedTimeFraction; f < 0.95 || f > 0.97 {
+			t.Errorf("%s: matched %.4f, want 0.048/0.05 = 0.96", plan, f)
+		}
+	}
+}
+
+// TestTensorRTLayerInfo takes nodes from layer metadata, with a Myelin
+// range given by its two ends.
+func TestTensorRTLayerInfo(t *testing.T) {
+	p, err := ReadTensorRT(filepath.Join("testdata", "trt_transformer_profile.json"), filepath.Join("testdata", "trt_transformer_layers.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Events[0].Nodes) != 9 || len(p.Events[2].Nodes) != 12 {
+		t.Fatalf("nodes per layer: %d, %d", len(p.Events[0].Nodes), len(p.Events[2].Nodes))
+	}
+	for _, plan := range []string{"unfused", "fused"} {
+		m := MatchReport(p, runReport(t, "transformer", plan))
+		checkRows(t, "trt layers "+plan, p, m)
+		if m.MatchedTimeFraction != 1 {
+			t.Errorf("%s: matched %.4f, want 1 (unmatched %v)", plan, m.MatchedTimeFraction, m.Unmatched)
+		}
+	}
+	m := MatchReport(p, runReport(t, "transformer", "unfused"))
+	for _, r := range m.Nodes {
+		if r.Name == "/attn/Softmax" && r.MeasuredS == 0 {
+			t.Errorf("the Myelin range /attn/q/MatMul.../attn/out/Add does not cover /attn/Softmax")
+		}
+	}
+}
+
+// TestKineto charges kernels to the annotation around their launch, and
+// places unannotated ops by kind and order.
+func TestKineto(t *testing.T) {
+	p, err := Read(filepath.Join("testdata", "kineto_cnn.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Format != PyTorch || p.Runs != 2 {
+		t.Fatalf("format %s, runs %d", p.Format, p.Runs)
+	}
+	want := map[string]float64{"stem.conv": 11e-6, "aten::batch_norm": 3e-6, "aten::relu": 2e-6, "aten::linear": 4e-6}
+	for _, e := range p.Events {
+		if w, ok := want[e.Name]; ok && !near(e.DurS, w) {
+			t.Errorf("%s: %g s, want %g", e.Name, e.DurS, w)
+		}
+	}
+	m := MatchReport(p, runReport(t, "cnn", "unfused"))
+	checkRows(t, "kineto", p, m)
+	rows := map[string]float64{}
+	for _, r := range m.Nodes {
+		rows[r.Name] = r.MeasuredS
+	}
+	for node, w := range map[string]float64{"/stem/conv/Conv": 11e-6, "/stem/bn/BatchNormalization": 3e-6, "/stem/relu/Relu": 2e-6, "/fc/Gemm": 4e-6} {
+		if !near(rows[node], w) {
+			t.Errorf("%s measured %g, want %g", node, rows[node], w)
+		}
+	}
+	if len(m.Unmatched) != 1 || !strings.HasPrefix(m.Unmatched[0].Name, "Memcpy") {
+		t.Errorf("unmatched %v, want the memcpy", m.Unmatched)
+	}
+}
+
+func near(a, b float64) bool { return a-b < 1e-12 && b-a < 1e-12 }
+
+// TestBadInput: one line naming the file, never a panic.
+func TestBadInput(t *testing.T) {
+	ort, err := os.ReadFile(filepath.Join("testdata", "ort_cnn.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]string{
+		"truncated":  string(ort[:len(ort)/2]),
+		"empty":      "",
+		"wrong":      `{"hello": 1}`,
+		"not json":   "name,time\nconv,1\n",
+		"huge":       `[{"cat":"Node","name":"a_kernel_time","ph":"X","ts":0,"dur":1e400,"args":{}}]`,
+		"too long":   `[{"cat":"Node","name":"a_kernel_time","ph":"X","ts":0,"dur":1e300,"args":{}}]`,
+		"negative":   `[{"cat":"Node","name":"a_kernel_time","ph":"X","ts":0,"dur":-5,"args":{}}]`,
+		"no nodes":   `[{"cat":"Session","name":"model_run","ph":"X","ts":0,"dur":5}]`,
+		"trt neg":    `[{"count": 3}, {"name": "x", "timeMs": -1, "averageMs": -0.3}]`,
+		"trt count":  `[{"count": 0}]`,
+		"layer info": `{"Layers": ["a"], "Bindings": []}`,
+		"kineto":     `{"traceEvents": 5}`,
+	}
+	for what, body := range cases {
+		_, err := Parse("bad.json", []byte(body))
+		if err == nil {
+			t.Errorf("%s: no error", what)
+			continue
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, "bad.json: ") || strings.Contains(msg, "\n") {
+			t.Errorf("%s: error %q is not one line naming the file", what, msg)
+		}
+	}
+	if _, err := Read(filepath.Join("testdata", "missing.json")); err == nil || !strings.Contains(err.Error(), "missing.json") {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+// FuzzParse: no input panics Parse or MatchReport.
+func FuzzParse(f *testing.F) {
+	for _, name := range []string{"ort_cnn.json", "kineto_cnn.json", "trt_cnn_profile.json", "trt_transformer_profile.json"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`[{"count": 2}, {"name": "{ForeignNode[a...b]}", "timeMs": 1}]`))
+	rep := &report.Report{Nodes: []report.NodeCost{{Name: "a", OpType: "Conv", TimeS: 1e-6, Launches: 1}, {Name: "b", OpType: "Relu"}}}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := Parse("fuzz.json", data)
+		if err != nil {
+			return
+		}
+		m := MatchReport(p, rep)
+		if m.MatchedTimeFraction < 0 || m.MatchedTimeFraction > 1 {
+			t.Fatalf("fraction %g", m.MatchedTimeFraction)
+		}
+	})
+}

@@ -1,0 +1,214 @@
+package profile
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// PyTorch's profiler (torch.profiler.profile(...).export_chrome_trace)
+// writes Kineto's Chrome trace, {"traceEvents": [...]} (libkineto's
+// ChromeTraceLogger): "X" events with cat "kernel" (GPU, args
+// "correlation"), "cuda_runtime"/"cuda_driver" (cudaLaunchKernel & co.
+// on the launching host thread, same "correlation"), "cpu_op" (aten::
+// ops, args "External id"), "user_annotation" (record_function ranges;
+// "ProfilerStep#N" per schedule step) and "python_function"
+// ("nn.Module: <Class>_<i>" with with_stack/with_modules).
+//
+// Each GPU kernel is charged to the innermost user_annotation or
+// nn.Module range around its launch on the launching thread, with the
+// innermost cpu_op giving its kind; without GPU kernels the unit is each
+// top-level cpu_op and its own duration. An annotation named like an
+// ONNX node, or like a module path ("layer1.0.conv1"), lets MatchReport
+// find the node; otherwise the op kind places it in execution order.
+
+// kinetoRange is a host range on one thread.
+type kinetoRange struct {
+	span
+	name, cat string
+}
+
+// kinetoUnit is one measured piece before aggregation.
+type kinetoUnit struct {
+	label, op string
+	us        float64
+	kernels   int
+	step      int
+	ts        float64
+}
+
+func parseKineto(raw json.RawMessage) (*Profile, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, fmt.Errorf("traceEvents is not a list of events")
+	}
+	evs, err := decodeEvents(items)
+	if err != nil {
+		return nil, err
+	}
+	threads, steps, launches := kinetoIndex(evs)
+	var units []kinetoUnit
+	gpu := false
+	for _, e := range evs {
+		if e.Ph == "X" && (e.Cat == "kernel" || e.Cat == "gpu_memcpy" || e.Cat == "gpu_memset") {
+			gpu = true
+			l, ok := launches[e.arg("correlation")]
+			if !ok {
+				units = append(units, kinetoUnit{label: e.Name, us: e.Dur, kernels: 1, step: -1, ts: e.Ts})
+				continue
+			}
+			label, op := enclosing(threads[l.thread], l.ts, nil)
+			units = append(units, kinetoUnit{label: label, op: op, us: e.Dur, kernels: 1, step: stepOf(steps, l.ts), ts: l.ts})
+		}
+	}
+	if !gpu {
+		units = topLevelOps(threads, steps)
+	}
+	if len(units) == 0 {
+		return nil, fmt.Errorf("no kernel or cpu_op events: not a PyTorch profiler trace with ops")
+	}
+	p := &Profile{Format: PyTorch, Runs: max(len(steps), 1)}
+	p.Events = kinetoEvents(units, p.Runs)
+	if gpu {
+		p.Notes = append(p.Notes, "time is GPU kernel time, charged to the innermost annotation or module around each launch")
+	} else {
+		p.Notes = append(p.Notes, "no GPU kernels: time is each top-level cpu_op's duration")
+	}
+	if len(steps) > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("averaged over %d ProfilerStep ranges", len(steps)))
+	}
+	return p, nil
+}
+
+// launch is where a kernel was launched.
+type launch struct {
+	thread string
+	ts     float64
+}
+
+// kinetoIndex sorts host ranges per thread (start ascending, longer
+// first so parents precede children), lists ProfilerStep spans, and maps
+// correlation ids to their launches.
+func kinetoIndex(evs []chromeEvent) (map[string][]kinetoRange, []span, map[string]launch) {
+	threads := map[string][]kinetoRange{}
+	launches := map[string]launch{}
+	var steps []span
+	for _, e := range evs {
+		if e.Ph != "X" {
+			continue
+		}
+		thread := string(e.Pid) + "/" + string(e.Tid)
+		switch e.Cat {
+		case "cuda_runtime", "cuda_driver":
+			if c := e.arg("correlation"); c != "" {
+				launches[c] = launch{thread, e.Ts}
+			}
+		case "user_annotation", "cpu_op", "python_function":
+			if strings.HasPrefix(e.Name, "ProfilerStep#") {
+				steps = append(steps, span{e.Ts, e.Ts + e.Dur})
+				continue
+			}
+			if e.Cat == "python_function" && !strings.HasPrefix(e.Name, "nn.Module: ") {
+				continue
+			}
+			threads[thread] = append(threads[thread], kinetoRange{span{e.Ts, e.Ts + e.Dur}, e.Name, e.Cat})
+		}
+	}
+	for _, rs := range threads {
+		sort.SliceStable(rs, func(i, j int) bool {
+			if rs[i].start != rs[j].start {
+				return rs[i].start < rs[j].start
+			}
+			return rs[i].end > rs[j].end
+		})
+	}
+	sort.Slice(steps, func(i, j int) bool { return steps[i].start < steps[j].start })
+	return threads, steps, launches
+}
+
+// enclosing names the innermost annotation or module range and the
+// innermost cpu_op around ts on a thread, skipping self. Ranges nest, so
+// the last range starting at or before ts that still covers it is the
+// innermost of its kind.
+func enclosing(rs []kinetoRange, ts float64, self *kinetoRange) (label, op string) {
+	end := sort.Search(len(rs), func(i int) bool { return rs[i].start > ts })
+	for i := end - 1; i >= 0 && (label == "" || op == ""); i-- {
+		r := &rs[i]
+		if r == self || r.end < ts {
+			continue
+		}
+		if r.cat == "cpu_op" {
+			if op == "" && label == "" {
+				op = r.name
+			}
+		} else if label == "" {
+			label = r.name
+		}
+	}
+	return label, op
+}
+
+// topLevelOps are the cpu_ops not inside another cpu_op, each a unit.
+func topLevelOps(threads map[string][]kinetoRange, steps []span) []kinetoUnit {
+	var units []kinetoUnit
+	names := make([]string, 0, len(threads))
+	for t := range threads {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	for _, t := range names {
+		rs := threads[t]
+		var open []span // enclosing cpu_ops
+		for i := range rs {
+			r := &rs[i]
+			if r.cat != "cpu_op" {
+				continue
+			}
+			for len(open) > 0 && open[len(open)-1].end <= r.start {
+				open = open[:len(open)-1]
+			}
+			top := len(open) == 0
+			open = append(open, r.span)
+			if !top {
+				continue
+			}
+			label, _ := enclosing(rs, r.start, r)
+			units = append(units, kinetoUnit{label: label, op: r.name, us: r.end - r.start, step: stepOf(steps, r.start), ts: r.start})
+		}
+	}
+	sort.SliceStable(units, func(i, j int) bool { return units[i].ts < units[j].ts })
+	return units
+}
+
+// stepOf is the ProfilerStep containing ts: 0 with no steps, -1 outside.
+func stepOf(steps []span, ts float64) int {
+	return runOf(steps, ts)
+}
+
+// kinetoEvents aggregates units over steps like aggregate: the k-th unit
+// of a (label, op) pair in a step is one event.
+func kinetoEvents(units []kinetoUnit, runs int) []Event {
+	sort.SliceStable(units, func(i, j int) bool { return units[i].ts < units[j].ts })
+	nodes := make([]ortNode, 0, len(units))
+	for _, u := range units {
+		if u.step < 0 {
+			u.step = 0
+		}
+		name := u.label
+		if name == "" {
+			name = u.op
+		}
+		nodes = append(nodes, ortNode{name: name + "\x00" + u.op, op: u.op, kernelUS: u.us, hostUS: u.us, kernels: u.kernels, run: u.step})
+	}
+	evs := aggregate(nodes, 0, runs, false)
+	for i := range evs {
+		name, aten, _ := strings.Cut(evs[i].Name, "\x00")
+		evs[i].Name = name
+		evs[i].OpType = atenOp(aten)
+		if evs[i].OpType == "" {
+			evs[i].OpType = aten
+		}
+	}
+	return evs
+}

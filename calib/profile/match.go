@@ -1,0 +1,497 @@
+package profile
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/onnxcost/onnxcost/cost/report"
+)
+
+// NodeTime is one report node beside what the profile measured for it.
+// Profiled names the profile events whose time landed on it; Events
+// counts them.
+type NodeTime struct {
+	Name        string   `json:"name"`
+	OpType      string   `json:"op_type"`
+	KernelClass string   `json:"kernel_class,omitempty"`
+	PredictedS  float64  `json:"predicted_s"`
+	MeasuredS   float64  `json:"measured_s"`
+	Events      int      `json:"events"`
+	Profiled    []string `json:"profiled,omitempty"`
+}
+
+// Match is a profile attributed to a report's nodes: one NodeTime per
+// report node that has measured time or a kernel, in report order; the
+// time matched and not (per run), MatchedS over their sum, and the
+// events no node took, largest first.
+type Match struct {
+	Nodes               []NodeTime `json:"nodes"`
+	MatchedS            float64    `json:"matched_s"`
+	UnmatchedS          float64    `json:"unmatched_s"`
+	MatchedTimeFraction float64    `json:"matched_time_fraction"`
+	Unmatched           []Event    `json:"unmatched"`
+}
+
+// MatchReport attributes p's events to rep's nodes, in four steps:
+//
+//  1. by name: the event's ONNX nodes (TensorRT metadata) or its own
+//     name, exactly, as a member of a fused node's FusedFrom, after
+//     stripping onnxruntime's fusion suffixes (names.go), as the name of
+//     an output tensor (onnxruntime's NCHWc nodes are named after one),
+//     as "<conv>_<activation>" (onnxruntime's FusedConv), or as a module
+//     path ("layer1.0.conv1") of a torch.onnx node of a fitting op type;
+//  2. by position: an event still without a node and with an op type
+//     takes the first report node not yet taken, between the nodes of
+//     the events around it, whose op type can stand for it (seeds in
+//     names.go: an Erf for a Gelu); a fused event with none takes the
+//     neighbouring fused report node that swallowed its ops;
+//  3. onnxruntime's helper nodes (3-D Gemm reshapes, NCHWc reorders)
+//     take the node of the event they serve;
+//  4. report nodes with a kernel and no event join an adjacent event's
+//     nodes when the event's op absorbs their op type (a Conv event
+//     takes the BatchNormalization and Relu it was fused with): the
+//     runtime fused them, so its time covers them.
+//
+// Events sharing a node pool their time, which is split over the pooled
+// nodes in proportion to PredictedS (equally when all predict 0).
+func MatchReport(p *Profile, rep *report.Report) *Match {
+	g := newGraph(rep)
+	anchors := make([][]int, len(p.Events))
+	for i := range p.Events {
+		anchors[i] = g.resolve(p.Events[i])
+	}
+	g.claim(anchors)
+	g.placeByPosition(p.Events, anchors)
+	placeHelpers(p.Events, anchors)
+	owner, pools := g.pool(p.Events, anchors)
+	g.absorb(p.Events, owner, pools)
+	return g.distribute(p.Events, pools)
+}
+
+// graph indexes a report's nodes by name, output and module path, with
+// their data-flow neighbours.
+type graph struct {
+	nodes                []report.NodeCost
+	byName, byOutput     map[string]int
+	byScope              map[string][]int
+	producers, consumers [][]int
+	claimed              []bool
+}
+
+func newGraph(rep *report.Report) *graph {
+	n := len(rep.Nodes)
+	g := &graph{nodes: rep.Nodes, byName: map[string]int{}, byOutput: map[string]int{},
+		byScope: map[string][]int{}, producers: make([][]int, n), consumers: make([][]int, n), claimed: make([]bool, n)}
+	for i, nd := range rep.Nodes {
+		names := append([]string{nd.Name}, nd.FusedFrom...)
+		for _, name := range names {
+			if _, ok := g.byName[name]; !ok {
+				g.byName[name] = i
+			}
+			if k := scopeKey(name); k != "" {
+				g.byScope[k] = appendUnique(g.byScope[k], i)
+			}
+		}
+		for _, o := range nd.Outputs {
+			g.byOutput[o.Name] = i
+		}
+	}
+	for i, nd := range rep.Nodes {
+		for _, in := range nd.Inputs {
+			if j, ok := g.byOutput[in.Name]; ok && j != i {
+				g.producers[i] = appendUnique(g.producers[i], j)
+				g.consumers[j] = appendUnique(g.consumers[j], i)
+			}
+		}
+	}
+	return g
+}
+
+func appendUnique(list []int, v int) []int {
+	for _, x := range list {
+		if x == v {
+			return list
+		}
+	}
+	return append(list, v)
+}
+
+// hasKernel reports whether the report prices a kernel for node i.
+func (g *graph) hasKernel(i int) bool {
+	return g.nodes[i].Launches > 0 || g.nodes[i].TimeS > 0
+}
+
+// lookup finds the report node of one profile name (step 1).
+func (g *graph) lookup(name string) (int, bool) {
+	for _, c := range ortCandidates(name) {
+		if i, ok := g.byName[c]; ok {
+			return i, true
+		}
+		if i, ok := g.byOutput[c]; ok {
+			return i, true
+		}
+		if loc := outputSuffix.FindStringIndex(c); loc != nil {
+			if i, ok := g.byName[c[:loc[0]]]; ok {
+				return i, true
+			}
+		}
+	}
+	return -1, false
+}
+
+// resolve is step 1 for one event.
+func (g *graph) resolve(e Event) []int {
+	var out []int
+	if len(e.Nodes) > 0 {
+		var ends []int
+		for _, n := range e.Nodes {
+			if r, ok := strings.CutPrefix(n, ForeignRangePrefix); ok {
+				if i, ok := g.lookup(r); ok {
+					ends = append(ends, i)
+				}
+			} else if i, ok := g.lookup(n); ok {
+				out = appendUnique(out, i)
+			}
+		}
+		if len(ends) == 2 {
+			for i := min(ends[0], ends[1]); i <= max(ends[0], ends[1]); i++ {
+				out = appendUnique(out, i)
+			}
+		}
+		sort.Ints(out)
+		return out
+	}
+	if i, ok := g.lookup(e.Name); ok {
+		return []int{i}
+	}
+	for k := strings.Index(e.Name, "_"); k > 0; k = nextUnderscore(e.Name, k) {
+		a, okA := g.lookup(e.Name[:k])
+		b, okB := g.lookup(e.Name[k+1:])
+		if okA && okB {
+			return uniqueSorted(a, b)
+		}
+	}
+	for _, i := range g.byScope[e.Name] {
+		if e.OpType == "" || contains(signature(e.OpType), g.opOf(i)) || g.opOf(i) == e.OpType {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func nextUnderscore(s string, k int) int {
+	j := strings.Index(s[k+1:], "_")
+	if j < 0 {
+		return -1
+	}
+	return k + 1 + j
+}
+
+func uniqueSorted(a, b int) []int {
+	if a == b {
+		return []int{a}
+	}
+	return []int{min(a, b), max(a, b)}
+}
+
+// opOf is node i's op type; for a fused node, the op its name ends in
+// when that names an op (torch.onnx), else its own.
+func (g *graph) opOf(i int) string {
+	return g.nodes[i].OpType
+}
+
+// claim marks the nodes anchors name as taken.
+func (g *graph) claim(anchors [][]int) {
+	for _, a := range anchors {
+		for _, i := range a {
+			g.claimed[i] = true
+		}
+	}
+}
+
+// placeByPosition is step 2.
+func (g *graph) placeByPosition(evs []Event, anchors [][]int) {
+	for i, e := range evs {
+		if len(anchors[i]) > 0 || e.OpType == "" {
+			continue
+		}
+		if helper, _ := ortHelper(e.Name); helper {
+			continue
+		}
+		lo, hi := g.window(anchors, i)
+		want := seeds(e.OpType)
+		for j := lo + 1; j < hi; j++ {
+			if !g.claimed[j] && g.hasKernel(j) && contains(want, g.nodes[j].OpType) {
+				anchors[i] = []int{j}
+				g.claimed[j] = true
+				break
+			}
+		}
+		if len(anchors[i]) == 0 {
+			if _, fused := fusedOps[e.OpType]; fused {
+				anchors[i] = g.fusedNeighbour(anchors, i, want)
+			}
+		}
+	}
+}
+
+// window bounds, in report order, where event i may sit: after the
+// nodes of the nearest earlier event with nodes, before those of the
+// nearest later one (or the end when that comes earlier).
+func (g *graph) window(anchors [][]int, i int) (lo, hi int) {
+	lo, hi = -1, len(g.nodes)
+	for j := i - 1; j >= 0; j-- {
+		if len(anchors[j]) > 0 {
+			lo = anchors[j][len(anchors[j])-1]
+			break
+		}
+	}
+	for j := i + 1; j < len(anchors); j++ {
+		if len(anchors[j]) > 0 {
+			if anchors[j][0] > lo {
+				hi = anchors[j][0]
+			}
+			break
+		}
+	}
+	return lo, hi
+}
+
+// fusedNeighbour is the fused report node (FusedFrom of two or more) of
+// the events around event i that swallowed the ops of an event onnxcost
+// fused but the runtime ran apart: one whose FusedFrom has a node named
+// after a seed op first, else the earlier event's.
+func (g *graph) fusedNeighbour(anchors [][]int, i int, want []string) []int {
+	var cands []int
+	for _, step := range []int{-1, 1} {
+		for j := i + step; j >= 0 && j < len(anchors); j += step {
+			if len(anchors[j]) > 0 {
+				for _, n := range anchors[j] {
+					if len(g.nodes[n].FusedFrom) > 1 {
+						cands = append(cands, n)
+					}
+				}
+				break
+			}
+		}
+	}
+	for _, n := range cands {
+		for _, f := range g.nodes[n].FusedFrom {
+			if contains(want, opFromName(f)) {
+				return []int{n}
+			}
+		}
+	}
+	if len(cands) > 0 {
+		return cands[:1]
+	}
+	return nil
+}
+
+// placeHelpers is step 3.
+func placeHelpers(evs []Event, anchors [][]int) {
+	for i, e := range evs {
+		helper, next := ortHelper(e.Name)
+		if !helper || len(anchors[i]) > 0 {
+			continue
+		}
+		step := -1
+		if next {
+			step = 1
+		}
+		for j := i + step; j >= 0 && j < len(evs); j += step {
+			if h, _ := ortHelper(evs[j].Name); h {
+				continue
+			}
+			anchors[i] = anchors[j]
+			break
+		}
+	}
+}
+
+// pooled is a set of events and the report nodes their time is spread
+// over.
+type pooled struct {
+	events []int
+	nodes  []int
+	sig    []string
+	ops    []string // the events' op types
+}
+
+// pool joins events that share a node (union-find over nodes); owner
+// maps a report node to its pool (-1: none).
+func (g *graph) pool(evs []Event, anchors [][]int) ([]int, []*pooled) {
+	owner := make([]int, len(g.nodes))
+	for i := range owner {
+		owner[i] = -1
+	}
+	var pools []*pooled
+	for i, a := range anchors {
+		if len(a) == 0 {
+			continue
+		}
+		target := -1
+		for _, n := range a {
+			if owner[n] >= 0 {
+				target = owner[n]
+				break
+			}
+		}
+		if target < 0 {
+			target = len(pools)
+			pools = append(pools, &pooled{})
+		}
+		pl := pools[target]
+		pl.events = append(pl.events, i)
+		if !contains(pl.ops, evs[i].OpType) {
+			pl.ops = append(pl.ops, evs[i].OpType)
+		}
+		for _, s := range signature(evs[i].OpType) {
+			if evs[i].OpType != "" && !contains(pl.sig, s) {
+				pl.sig = append(pl.sig, s)
+			}
+		}
+		for _, n := range a {
+			if owner[n] >= 0 && owner[n] != target {
+				merge(pools, owner, owner[n], target)
+			} else if owner[n] < 0 {
+				owner[n] = target
+				pl.nodes = append(pl.nodes, n)
+			}
+		}
+	}
+	return owner, pools
+}
+
+// merge moves pool from into pool to.
+func merge(pools []*pooled, owner []int, from, to int) {
+	src, dst := pools[from], pools[to]
+	dst.events = append(dst.events, src.events...)
+	for _, n := range src.nodes {
+		owner[n] = to
+		dst.nodes = append(dst.nodes, n)
+	}
+	for _, o := range src.ops {
+		if !contains(dst.ops, o) {
+			dst.ops = append(dst.ops, o)
+		}
+	}
+	for _, s := range src.sig {
+		if !contains(dst.sig, s) {
+			dst.sig = append(dst.sig, s)
+		}
+	}
+	*src = pooled{}
+}
+
+// absorb is step 4, in rounds that each look at the previous round's
+// state, so the result does not depend on node order; a node next to
+// two pools joins its latest producer's, else its earliest consumer's.
+func (g *graph) absorb(evs []Event, owner []int, pools []*pooled) {
+	for changed := true; changed; {
+		changed = false
+		prev := append([]int(nil), owner...)
+		for i := range g.nodes {
+			if prev[i] >= 0 || !g.hasKernel(i) {
+				continue
+			}
+			if t := g.joinable(i, prev, pools); t >= 0 {
+				owner[i] = t
+				pools[t].nodes = append(pools[t].nodes, i)
+				changed = true
+			}
+		}
+	}
+}
+
+// joinable is the pool node i may join, or -1: first a consuming pool
+// whose event has node i's op type and no node of it yet (a fused op
+// starts with its own op: a Conv event anchored on its Relu wants the
+// Conv upstream), then the latest producer's
+// pool, then the earliest consumer's, among pools whose signature holds
+// node i's op type.
+func (g *graph) joinable(i int, owner []int, pools []*pooled) int {
+	op := g.nodes[i].OpType
+	for _, j := range g.consumers[i] {
+		if t := owner[j]; t >= 0 && contains(pools[t].ops, op) && !g.poolHas(pools[t], op) {
+			return t
+		}
+	}
+	best := -1
+	for _, j := range g.producers[i] {
+		if t := owner[j]; t >= 0 && contains(pools[t].sig, g.nodes[i].OpType) && (best < 0 || j > best) {
+			best = j
+		}
+	}
+	if best >= 0 {
+		return owner[best]
+	}
+	for _, j := range g.consumers[i] {
+		if t := owner[j]; t >= 0 && contains(pools[t].sig, g.nodes[i].OpType) {
+			return t
+		}
+	}
+	return -1
+}
+
+// poolHas reports whether a pool holds a node of op type op.
+func (g *graph) poolHas(pl *pooled, op string) bool {
+	for _, n := range pl.nodes {
+		if g.nodes[n].OpType == op {
+			return true
+		}
+	}
+	return false
+}
+
+// distribute splits each pool's time over its nodes and builds the Match.
+func (g *graph) distribute(evs []Event, pools []*pooled) *Match {
+	measured := make([]float64, len(g.nodes))
+	count := make([]int, len(g.nodes))
+	profiled := make([][]string, len(g.nodes))
+	matched := make([]bool, len(evs))
+	m := &Match{}
+	for _, pl := range pools {
+		if len(pl.nodes) == 0 {
+			continue
+		}
+		total, weight := 0.0, 0.0
+		for _, e := range pl.events {
+			total += evs[e].DurS
+			matched[e] = true
+		}
+		for _, n := range pl.nodes {
+			weight += g.nodes[n].TimeS
+		}
+		for _, n := range pl.nodes {
+			share := 1 / float64(len(pl.nodes))
+			if weight > 0 {
+				share = g.nodes[n].TimeS / weight
+			}
+			measured[n] += total * share
+			count[n] += len(pl.events)
+			for _, e := range pl.events {
+				profiled[n] = append(profiled[n], evs[e].Name)
+			}
+		}
+	}
+	for i, e := range evs {
+		if matched[i] {
+			m.MatchedS += e.DurS
+		} else {
+			m.UnmatchedS += e.DurS
+			m.Unmatched = append(m.Unmatched, e)
+		}
+	}
+	sort.SliceStable(m.Unmatched, func(a, b int) bool { return m.Unmatched[a].DurS > m.Unmatched[b].DurS })
+	if t := m.MatchedS + m.UnmatchedS; t > 0 {
+		m.MatchedTimeFraction = m.MatchedS / t
+	}
+	for i, nd := range g.nodes {
+		if measured[i] > 0 || count[i] > 0 || g.hasKernel(i) {
+			m.Nodes = append(m.Nodes, NodeTime{Name: nd.Name, OpType: nd.OpType, KernelClass: nd.KernelClass,
+				PredictedS: nd.TimeS, MeasuredS: measured[i], Events: count[i], Profiled: profiled[i]})
+		}
+	}
+	return m
+}

@@ -1,0 +1,178 @@
+package profile
+
+import (
+	"regexp"
+	"strings"
+)
+
+// ortHelpers are name prefixes of nodes onnxruntime inserts with no ONNX
+// counterpart, and whether each serves the next node (true) or the
+// previous one: MatMulAddFusion's reshapes around a 3-D Gemm
+// (onnxruntime/core/optimizer/matmul_add_fusion.cc) and the NCHWc
+// transformer's layout reorders (nchwc_transformer.cc). Their time is
+// charged to the node they serve.
+var ortHelpers = []struct {
+	prefix string
+	next   bool
+}{
+	{"gemm_input_reshape", true},
+	{"gemm_output_reshape", false},
+	{"ReorderInput", true},
+	{"ReorderOutput", false},
+}
+
+// ortHelper reports whether name is an onnxruntime-inserted node, and
+// which neighbour it serves.
+func ortHelper(name string) (helper, next bool) {
+	for _, h := range ortHelpers {
+		if strings.HasPrefix(name, h.prefix) {
+			return true, h.next
+		}
+	}
+	return false, false
+}
+
+// ortSuffix matches what onnxruntime appends to the name of a node it
+// creates in a fusion, innermost last, so that stripping repeatedly
+// recovers an ONNX name: Graph::GenerateNodeName's "_token_<n>" on a
+// clash; "/LayerNormFusion/" (layer_norm_fusion.cc, after the Mul),
+// "/MatMulAddFusion" (matmul_add_fusion.cc, after the MatMul),
+// "/MatMulScaleFusion/" (matmul_scale_fusion.cc), "_new_reshape"
+// (reshape_fusion.cc), "_nchwc" (nchwc_transformer.cc, after the name of
+// the output tensor), "/SimplifiedLayerNormFusion/" and
+// "/SkipLayerNormFusion/" (skip_layer_norm_fusion.cc).
+var ortSuffix = regexp.MustCompile(`(_token_\d+|/LayerNormFusion/|/SimplifiedLayerNormFusion/|/SkipLayerNormFusion/|/MatMulAddFusion|/MatMulScaleFusion/|/BiasGeluFusion|/GeluFusion/|_new_reshape|_nchwc)$`)
+
+// ortCandidates is name and the names left by stripping fusion suffixes
+// one at a time, in that order.
+func ortCandidates(name string) []string {
+	out := []string{name}
+	for {
+		loc := ortSuffix.FindStringIndex(name)
+		if loc == nil || loc[0] == 0 {
+			return out
+		}
+		name = name[:loc[0]]
+		out = append(out, name)
+	}
+}
+
+// outputSuffix is how torch.onnx names a node's outputs: "<node>_output_<i>".
+var outputSuffix = regexp.MustCompile(`_output_\d+$`)
+
+// opFromName is the op type torch.onnx puts last in a node name
+// ("/layer1/conv1/Conv" → "Conv", ".../MatMul_1" → "MatMul").
+func opFromName(name string) string {
+	i := strings.LastIndex(name, "/")
+	if i < 0 {
+		return ""
+	}
+	op := name[i+1:]
+	if j := strings.LastIndex(op, "_"); j > 0 && strings.Trim(op[j+1:], "0123456789") == "" {
+		op = op[:j]
+	}
+	return op
+}
+
+// scopeKey turns a torch.onnx node name into the module path that made
+// it: "/layer1/layer1.0/conv1/Conv" → "layer1.0.conv1" (each scope
+// component is the child's name, prefixed by its parent's path for
+// numbered children of a container).
+func scopeKey(name string) string {
+	parts := strings.Split(strings.Trim(name, "/"), "/")
+	if len(parts) < 2 {
+		return ""
+	}
+	path := ""
+	for _, c := range parts[:len(parts)-1] {
+		switch {
+		case path == "":
+			path = c
+		case strings.HasPrefix(c, path+"."):
+			path = c
+		default:
+			path += "." + c
+		}
+	}
+	return path
+}
+
+// atenOps maps PyTorch aten ops to the ONNX op type torch.onnx exports
+// them as; the first listed is the usual one. Small on purpose: ops
+// outside it keep their aten name and match by annotation only.
+var atenOps = map[string]string{
+	"aten::conv1d": "Conv", "aten::conv2d": "Conv", "aten::conv3d": "Conv",
+	"aten::convolution": "Conv", "aten::_convolution": "Conv",
+	"aten::cudnn_convolution": "Conv", "aten::mkldnn_convolution": "Conv",
+	"aten::linear": "Gemm", "aten::addmm": "Gemm", "aten::mm": "MatMul",
+	"aten::matmul": "MatMul", "aten::bmm": "MatMul", "aten::baddbmm": "MatMul",
+	"aten::batch_norm": "BatchNormalization", "aten::native_batch_norm": "BatchNormalization",
+	"aten::cudnn_batch_norm": "BatchNormalization", "aten::_batch_norm_impl_index": "BatchNormalization",
+	"aten::layer_norm": "LayerNormalization", "aten::native_layer_norm": "LayerNormalization",
+	"aten::relu": "Relu", "aten::relu_": "Relu", "aten::gelu": "Gelu",
+	"aten::add": "Add", "aten::add_": "Add", "aten::mul": "Mul", "aten::div": "Div",
+	"aten::softmax": "Softmax", "aten::_softmax": "Softmax",
+	"aten::max_pool2d": "MaxPool", "aten::max_pool2d_with_indices": "MaxPool",
+	"aten::adaptive_avg_pool2d": "GlobalAveragePool", "aten::avg_pool2d": "AveragePool",
+	"aten::flatten": "Flatten", "aten::cat": "Concat",
+	"aten::transpose": "Transpose", "aten::permute": "Transpose",
+}
+
+// atenOp is the ONNX op type of an aten op, "" when not in atenOps.
+func atenOp(aten string) string { return atenOps[aten] }
+
+// fusedOps lists, for an op a runtime runs in place of several ONNX
+// nodes, the ONNX op types it absorbs (signature) and those that mark
+// where it starts when its name gives no node (seeds). The signatures
+// follow onnxruntime's fusions (onnxruntime/core/optimizer: conv_*_fusion,
+// matmul_add_fusion, gemm_activation_fusion, matmul_scale_fusion,
+// layer_norm_fusion, skip_layer_norm_fusion, gelu_fusion,
+// bias_gelu_fusion, fast_gelu_fusion, attention_fusion,
+// bias_softmax_fusion) and the NCHWc Conv, which takes BatchNormalization,
+// an activation and a residual Add/Sum.
+var fusedOps = map[string]struct{ sig, seeds []string }{
+	"Conv":                   {[]string{"Conv", "BatchNormalization", "Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu", "HardSigmoid", "Add", "Sum"}, []string{"Conv"}},
+	"FusedConv":              {[]string{"Conv", "BatchNormalization", "Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu", "HardSigmoid", "Add", "Sum"}, []string{"Conv"}},
+	"Gemm":                   {[]string{"Gemm", "MatMul", "Add"}, []string{"Gemm", "MatMul"}},
+	"FusedGemm":              {[]string{"Gemm", "MatMul", "Add", "Relu", "Sigmoid", "Tanh", "LeakyRelu", "HardSigmoid", "Clip"}, []string{"Gemm", "MatMul"}},
+	"FusedMatMul":            {[]string{"MatMul", "Mul", "Div", "Transpose"}, []string{"MatMul"}},
+	"LayerNormalization":     {[]string{"ReduceMean", "Sub", "Pow", "Add", "Sqrt", "Div", "Mul", "Cast", "LayerNormalization"}, []string{"ReduceMean", "LayerNormalization"}},
+	"SkipLayerNormalization": {[]string{"ReduceMean", "Sub", "Pow", "Add", "Sqrt", "Div", "Mul", "Cast", "LayerNormalization"}, []string{"ReduceMean", "LayerNormalization"}},
+	"SimplifiedLayerNormalization": {[]string{"Pow", "ReduceMean", "Add", "Sqrt", "Div", "Reciprocal", "Mul", "Cast"},
+		[]string{"Pow", "ReduceMean"}},
+	"SkipSimplifiedLayerNormalization": {[]string{"Pow", "ReduceMean", "Add", "Sqrt", "Div", "Reciprocal", "Mul", "Cast"},
+		[]string{"Pow", "ReduceMean"}},
+	"Gelu":               {[]string{"Div", "Erf", "Add", "Mul", "Gelu"}, []string{"Erf", "Gelu"}},
+	"BiasGelu":           {[]string{"Div", "Erf", "Add", "Mul", "Gelu"}, []string{"Erf", "Gelu"}},
+	"FastGelu":           {[]string{"Mul", "Pow", "Add", "Tanh", "Gelu"}, []string{"Tanh", "Gelu"}},
+	"QuickGelu":          {[]string{"Mul", "Sigmoid"}, []string{"Sigmoid"}},
+	"BiasSoftmax":        {[]string{"Add", "Softmax"}, []string{"Softmax"}},
+	"Attention":          {[]string{"MatMul", "Add", "Reshape", "Transpose", "Softmax", "Div", "Mul"}, []string{"Softmax"}},
+	"MultiHeadAttention": {[]string{"MatMul", "Add", "Reshape", "Transpose", "Softmax", "Div", "Mul"}, []string{"Softmax"}},
+}
+
+// signature is the set of ONNX op types an event of op type op may
+// cover: fusedOps' signature, or op alone.
+func signature(op string) []string {
+	if f, ok := fusedOps[op]; ok {
+		return f.sig
+	}
+	return []string{op}
+}
+
+// seeds are the ONNX op types that can stand for an event of op type op.
+func seeds(op string) []string {
+	if f, ok := fusedOps[op]; ok {
+		return f.seeds
+	}
+	return []string{op}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,68 @@
+package profile
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/pipeline"
+)
+
+// TestORTRealProfiles matches the real onnxruntime profiles recorded by
+// testdata/profile_ort.js to onnxcost's reports of the same models,
+// under both plans: at least 95% of the profiled node time must land on
+// report nodes, and every profiled node must appear on some row.
+func TestORTRealProfiles(t *testing.T) {
+	cases := []struct{ profile, model string }{
+		{"ort_cnn.json", "cnn"},
+		{"ort_cnn_disabled.json", "cnn"},
+		{"ort_transformer.json", "transformer"},
+	}
+	for _, c := range cases {
+		p, err := Read(filepath.Join("testdata", c.profile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Format != ONNXRuntime || p.Runs != 3 || len(p.Events) == 0 {
+			t.Fatalf("%s: format %s, %d runs, %d events", c.profile, p.Format, p.Runs, len(p.Events))
+		}
+		for _, plan := range []string{"unfused", "fused"} {
+			rep, err := pipeline.Run(filepath.Join("testdata", "models", c.model+".onnx"), pipeline.Config{GPU: "A100", Plan: plan})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := MatchReport(p, rep)
+			t.Logf("%s %s: matched %.4f of %.1f us, %d rows, unmatched %v", c.profile, plan, m.MatchedTimeFraction, (m.MatchedS+m.UnmatchedS)*1e6, len(m.Nodes), m.Unmatched)
+			if m.MatchedTimeFraction < 0.95 {
+				t.Errorf("%s %s: matched %.3f of the time, want >= 0.95", c.profile, plan, m.MatchedTimeFraction)
+			}
+			checkRows(t, c.profile+" "+plan, p, m)
+		}
+	}
+}
+
+// checkRows checks that every matched event is named on some row, and
+// that rows add up to the matched time.
+func checkRows(t *testing.T, what string, p *Profile, m *Match) {
+	t.Helper()
+	onRow := map[string]bool{}
+	sum := 0.0
+	for _, r := range m.Nodes {
+		sum += r.MeasuredS
+		for _, n := range r.Profiled {
+			onRow[n] = true
+		}
+		t.Logf("  %-45s %-20s pred %8.2f us  meas %8.2f us  %v", r.Name, r.OpType, r.PredictedS*1e6, r.MeasuredS*1e6, r.Profiled)
+	}
+	unmatched := map[string]bool{}
+	for _, e := range m.Unmatched {
+		unmatched[e.Name] = true
+	}
+	for _, e := range p.Events {
+		if !onRow[e.Name] && !unmatched[e.Name] {
+			t.Errorf("%s: event %q neither on a row nor unmatched", what, e.Name)
+		}
+	}
+	if d := sum - m.MatchedS; d > 1e-12 || d < -1e-12 {
+		t.Errorf("%s: rows sum to %g s, matched %g s", what, sum, m.MatchedS)
+	}
+}

@@ -1,0 +1,149 @@
+// Package profile reads measured per-op profiles (onnxruntime, PyTorch
+// Kineto, TensorRT trtexec) and matches their time to the nodes of an
+// onnxcost report, so that `onnxcost calibrate` can set predicted time
+// beside measured time node by node and kernel class by kernel class.
+//
+// Read detects the format from the content. Every format becomes a list
+// of Events in execution order, each with its measured time averaged per
+// run; MatchReport (match.go) attributes them to report nodes.
+package profile
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+)
+
+// Format names a profile's producer.
+type Format string
+
+const (
+	ONNXRuntime Format = "onnxruntime"
+	PyTorch     Format = "pytorch"
+	TensorRT    Format = "tensorrt"
+)
+
+// Event is one measured op: its name as the profile gives it, the ONNX
+// node names it covers when the profile says (TensorRT layer metadata),
+// its op type when given (an ONNX op type where the format allows), its
+// measured time per run in seconds (GPU kernel time when the profile has
+// GPU kernels, else the op's own time) and its GPU kernels per run.
+type Event struct {
+	Name    string   `json:"name"`
+	OpType  string   `json:"op_type,omitempty"`
+	Nodes   []string `json:"nodes,omitempty"`
+	DurS    float64  `json:"dur_s"`
+	Kernels int      `json:"kernels"`
+}
+
+// Profile is a parsed profile. Events are in execution order (first run
+// kept); Runs is how many runs their durations are averaged over; Device
+// is set when the profile names it; Notes say what the reader chose
+// (a dropped warm-up run, time left out) in one line each.
+type Profile struct {
+	Format Format   `json:"format"`
+	Path   string   `json:"path"`
+	Events []Event  `json:"events"`
+	Runs   int      `json:"runs"`
+	Device string   `json:"device,omitempty"`
+	Notes  []string `json:"notes,omitempty"`
+}
+
+// TotalS is the summed time of all events per run.
+func (p *Profile) TotalS() float64 {
+	t := 0.0
+	for _, e := range p.Events {
+		t += e.DurS
+	}
+	return t
+}
+
+// Read reads and parses the profile at path.
+func Read(path string) (*Profile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, errorText(err))
+	}
+	return Parse(path, data)
+}
+
+// errorText is err without the path os already put in front of it.
+func errorText(err error) string {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Op + ": " + pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// Parse parses a profile held in memory; name stands for its path in
+// errors. The format is told from the JSON's shape: an array whose first
+// element is {"count": N} is a trtexec profile, an array of trace events
+// is onnxruntime's, an object with traceEvents is Kineto's.
+func Parse(name string, data []byte) (*Profile, error) {
+	p, err := parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	p.Path = name
+	return p, nil
+}
+
+func parse(data []byte) (*Profile, error) {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return nil, fmt.Errorf("empty file, not a profile")
+	}
+	switch trimmed[0] {
+	case '[':
+		var items []json.RawMessage
+		if err := json.Unmarshal(trimmed, &items); err != nil {
+			return nil, jsonError(err)
+		}
+		if len(items) > 0 && isTRTCount(items[0]) {
+			return parseTRT(items, nil)
+		}
+		return parseORT(items)
+	case '{':
+		var top map[string]json.RawMessage
+		if err := json.Unmarshal(trimmed, &top); err != nil {
+			return nil, jsonError(err)
+		}
+		if ev, ok := top["traceEvents"]; ok {
+			return parseKineto(ev)
+		}
+		if _, ok := top["Layers"]; ok {
+			return nil, fmt.Errorf("a TensorRT layer-info file (--exportLayerInfo): give the profile (--exportProfile) and pass this one with it")
+		}
+		return nil, fmt.Errorf("a JSON object with no traceEvents: not an onnxruntime, Kineto or trtexec profile")
+	}
+	return nil, fmt.Errorf("not JSON: a profile is an onnxruntime, Kineto or trtexec JSON file")
+}
+
+// jsonError words a decoding error in one line.
+func jsonError(err error) error {
+	if se, ok := err.(*json.SyntaxError); ok {
+		return fmt.Errorf("bad JSON at byte %d: %v (truncated?)", se.Offset, se)
+	}
+	if err.Error() == "unexpected end of JSON input" {
+		return fmt.Errorf("bad JSON: unexpected end of input (truncated?)")
+	}
+	return fmt.Errorf("bad JSON: %v", err)
+}
+
+// duration checks a duration read from a profile: finite, not negative,
+// and under an hour (a per-op time beyond that is a corrupt file, not a
+// measurement).
+func duration(what string, v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return fmt.Errorf("%s: duration %g is not a non-negative number", what, v)
+	}
+	if v > maxDurS {
+		return fmt.Errorf("%s: duration %g s exceeds an hour", what, v)
+	}
+	return nil
+}
+
+// maxDurS bounds one event's duration in seconds (see duration).
+const maxDurS = 3600.0

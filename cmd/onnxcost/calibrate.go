@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/onnxcost/onnxcost/calib"
+	"github.com/onnxcost/onnxcost/calib/loop"
+	"github.com/onnxcost/onnxcost/internal/outfile"
+	"github.com/onnxcost/onnxcost/pipeline"
+	"github.com/spf13/cobra"
+)
+
+func init() { register("calibrate", newCalibrateCmd) }
+
+// calibrate's logic is in calib, calib/profile and pipeline; this is flags.
+func newCalibrateCmd(stdout, _ io.Writer) *cobra.Command {
+	var f costFlags
+	var meas, prof, layers, out, format, trace, date string
+	var top int
+	c := &cobra.Command{
+		Use:   "calibrate --gpu NAME (--measurements FILE.csv | --profile TRACE MODEL) [-o CAL.yaml]",
+		Short: "Compare a measured profile with the estimate node by node, and fit a calibration (CAL.yaml) from measurements for --calibration",
+		Long: `--profile: onnxruntime's profiling JSON, a PyTorch (Kineto) trace or trtexec
+--exportProfile against MODEL's nodes, per node and per kernel class.
+--measurements: a CSV of measured calls (model,ms[,batch,dtype,dims,runtime])
+fitted into the calibration -o writes, for --calibration on every cost
+command. See docs/commands.md, "Measurements, calibration and intervals".`,
+		Example: "  onnxcost calibrate --gpu H100 --measurements runs.csv -o h100.cal.yaml\n" +
+			"  onnxcost calibrate --gpu A100 --profile onnxruntime_profile.json model.onnx --trace overlay.json",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if (meas == "") == (prof == "") || (prof != "") != (len(args) == 1) {
+				return usageErr("calibrate: give --measurements FILE.csv, or --profile TRACE and the MODEL it profiled")
+			}
+			if err := checkValue("--format", format, "text", "json"); err != nil {
+				return err
+			}
+			if meas != "" {
+				return calibrateTable(stdout, &f, meas, out, date)
+			}
+			return calibrateProfile(stdout, &f, args[0], prof, layers, out, trace, date, format, top)
+		},
+	}
+	f.addBase(c)
+	c.Flags().StringVar(&meas, "measurements", "", "CSV of measured calls to fit (`FILE.csv`: model,ms[,batch,dtype,dims,runtime])")
+	c.Flags().StringVar(&prof, "profile", "", "measured profile of MODEL (`TRACE`: onnxruntime JSON, PyTorch Kineto trace, trtexec --exportProfile)")
+	c.Flags().StringVar(&layers, "layer-info", "", "trtexec --exportLayerInfo `FILE` (which ONNX nodes each TensorRT layer fused)")
+	c.Flags().StringVarP(&out, "output", "o", "", "write the fitted calibration to `CAL.yaml`")
+	c.Flags().StringVar(&trace, "trace", "", "with --profile: write a Chrome trace `FILE`.json with the predicted and measured timelines one above the other")
+	c.Flags().StringVar(&format, "format", "text", "with --profile: text|json")
+	c.Flags().IntVar(&top, "top", 30, "with --profile, text: the nodes listed (0: all)")
+	c.Flags().StringVar(&date, "date", "", "the date recorded in the calibration (default: today, UTC)")
+	return c
+}
+
+// calibrateTable fits a calibration from a measurements table.
+func calibrateTable(stdout io.Writer, f *costFlags, table, out, date string) error {
+	cfg, err := f.config(table)
+	if err != nil {
+		return err
+	}
+	rows, err := loop.MeasuredRows(table, cfg)
+	if err != nil {
+		return pipeErr(err)
+	}
+	return fitAndWrite(stdout, f, cfg, rows, filepath.Base(table), out, date)
+}
+
+// calibrateProfile prints the profile's comparison and, with -o, fits it.
+func calibrateProfile(stdout io.Writer, f *costFlags, model, prof, layers, out, trace, date, format string, top int) error {
+	p, err := loop.ReadProfile(prof, layers)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if rt := loop.ProfileRuntime(p.Format); rt != "" && !f.given("runtime") {
+		f.runtime = rt // the kernels to match are those the profiled runtime ran
+	}
+	cfg, err := f.config(model)
+	if err != nil {
+		return err
+	}
+	cmpn, m, rep, err := loop.ProfileComparison(model, p, cfg)
+	if err != nil {
+		return pipeErr(err)
+	}
+	if trace != "" {
+		b, err := m.Trace()
+		if err == nil {
+			err = writeFiles(f.inputs(model, prof), outfile.Bytes(trace, b))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if format == "json" {
+		err = cmpn.WriteJSON(stdout)
+	} else {
+		err = cmpn.WriteText(stdout, top)
+	}
+	if err != nil || out == "" {
+		return err
+	}
+	return fitAndWrite(stdout, f, cfg, m.Rows(rep), filepath.Base(prof), out, date)
+}
+
+// fitAndWrite fits rows on the configured GPU and writes the file.
+func fitAndWrite(stdout io.Writer, f *costFlags, cfg pipeline.Config, rows []calib.Row, source, out, date string) error {
+	cal, err := calib.Fit(cfg.GPUSpec, rows, loop.CalibrationSource(rows, source, date))
+	if err != nil {
+		return usageErr("calibrate: %v", err)
+	}
+	var b bytes.Buffer
+	if err := cal.Write(&b); err != nil {
+		return err
+	}
+	if out == "" {
+		_, err := stdout.Write(b.Bytes())
+		return err
+	}
+	if err := writeFiles(f.inputs(source), outfile.Bytes(out, b.Bytes())); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, loop.FitSummary(cal, out))
+	return err
+}

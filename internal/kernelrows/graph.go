@@ -1,0 +1,126 @@
+package kernelrows
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// A measured PyTorch kernel is priced as the one ONNX node that computes
+// the same thing, through the same cost rule cost.Analyze runs on it: so
+// what is measured here is what a model's report prices.
+
+// tensorSpec is one input of a node: element type and dims.
+type tensorSpec struct {
+	dt   ir.DType
+	dims []int64
+}
+
+// nodeSpec is a one-node graph: the op, its inputs, its output and
+// attributes. extra are ops whose arithmetic the measured kernel also does
+// in the same pass over the data (SiluAndMul is a Mul that also computes
+// Sigmoid and a second Mul per element), counted in FLOPs but not bytes.
+type nodeSpec struct {
+	op    string
+	ins   []tensorSpec
+	out   tensorSpec
+	attrs []*ir.Attribute
+	extra []string
+	// compute is the compute dtype (cost.Options.DType).
+	compute string
+}
+
+// opset is the default-domain opset of the graphs: 23 has
+// RMSNormalization and RotaryEmbedding.
+const opset = 23
+
+// graph builds the one-node graph: every input a graph input (cold in L2
+// for the residency model, as a kernel timed alone reads operands it did
+// not produce), the output a graph output.
+func (s *nodeSpec) graph() (*ir.Graph, *ir.Model, *ir.Node, error) {
+	g := ir.NewGraph("kernel")
+	m := &ir.Model{Opsets: []ir.OpsetImport{{Domain: "", Version: opset}}, Graph: g}
+	value := func(name string, t tensorSpec) (*ir.Value, error) {
+		v, err := g.NewValue(name)
+		if err != nil {
+			return nil, err
+		}
+		v.Kind, v.DType, v.Shape = ir.TensorValue, t.dt, ir.KnownShape(t.dims...)
+		return v, nil
+	}
+	n := &ir.Node{Name: s.op, OpType: s.op, Attrs: s.attrs}
+	for i, t := range s.ins {
+		v, err := value("in"+strconv.Itoa(i), t)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		v.Declared = &ir.TypeInfo{Kind: ir.TensorValue, DType: t.dt, Shape: ir.KnownShape(t.dims...)}
+		g.AddInput(v)
+		n.Inputs = append(n.Inputs, v)
+	}
+	y, err := value("out", s.out)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	n.Outputs = []*ir.Value{y}
+	if err := g.AddNode(n); err != nil {
+		return nil, nil, nil, err
+	}
+	g.AddOutput(y)
+	return g, m, n, nil
+}
+
+// kernel is the perf.Kernel cost.Analyze builds for the node on gpu: the
+// rule's estimate, the precision the compute dtype resolves to on gpu, and
+// the residency of a one-node graph (every byte read from DRAM, the output
+// written through).
+func (s *nodeSpec) kernel(gpu *hwdb.GPU) (perf.Kernel, error) {
+	g, m, n, err := s.graph()
+	if err != nil {
+		return perf.Kernel{}, err
+	}
+	dt, ok := computeStorage[s.compute]
+	if !ok {
+		return perf.Kernel{}, fmt.Errorf("compute dtype %q not known", s.compute)
+	}
+	c := &cost.RuleCtx{Graph: g, Model: m, Opset: opset, DType: dt, Compute: s.compute}
+	est, err := c.Estimate(n)
+	if err != nil {
+		return perf.Kernel{}, fmt.Errorf("%s: %v", s.op, err)
+	}
+	for _, op := range s.extra {
+		en := &ir.Node{Name: op, OpType: op, Inputs: n.Inputs, Outputs: n.Outputs}
+		e, err := c.Estimate(en)
+		if err != nil {
+			return perf.Kernel{}, fmt.Errorf("%s: %v", op, err)
+		}
+		est.ExecutedFLOPs += e.ExecutedFLOPs
+	}
+	if est.Launches <= 0 || est.Bytes() <= 0 {
+		return perf.Kernel{}, fmt.Errorf("%s: the rule gives no kernel", s.op)
+	}
+	bytes := est.Bytes()
+	return perf.Kernel{
+		Class: est.Class, FLOPs: est.ExecutedFLOPs, Bytes: bytes,
+		Precision: perf.ResolvePrecision(gpu, perf.WantedPrecision(s.compute, est.Class)),
+		M:         est.M, N: est.N, K: est.K, Batch: est.Batch, Steps: est.Steps,
+		WorkingSet: bytes, Launches: est.Launches, InputK: est.InputK,
+		ElemBytes: elemBytes[s.compute],
+		Rows:      est.Rows, RowLen: est.RowLen, RowPasses: est.RowPasses,
+		Resident: true, DRAMBytes: bytes,
+	}, nil
+}
+
+// computeStorage is the storage dtype cost.Analyze costs float tensors at
+// for each compute dtype these rows use (cost's computeDTypes).
+var computeStorage = map[string]ir.DType{
+	"fp32": ir.Float32, "tf32": ir.Float32, "fp16": ir.Float16, "bf16": ir.BFloat16,
+}
+
+// elemBytes is the operand size of each compute dtype (the analyzer's
+// elemBytes of a node whose first input is a float tensor).
+var elemBytes = map[string]float64{"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}

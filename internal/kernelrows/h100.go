@@ -1,0 +1,78 @@
+package kernelrows
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/internal/measured"
+)
+
+// h100GPU is the GPU of testdata/measured/h100_sxm5_kernels.csv (its
+// header: one H100 80GB HBM3 SXM5, 700 W).
+const h100GPU = "H100-SXM5-80GB"
+
+// LoadH100 reads our own single-kernel rows (torch.matmul and torch.add,
+// timed per call inside a CUDA graph; scripts/measure_gpu.py --kernels).
+// Nothing is fitted to them, so all are held out.
+func LoadH100(file string) ([]Row, error) {
+	recs, err := measured.Read(file, "op,dtype,shape,ms")
+	if err != nil {
+		return nil, err
+	}
+	gpu, err := lookupGPU(h100GPU, file)
+	if err != nil {
+		return nil, err
+	}
+	var rows []Row
+	for i, rec := range recs {
+		op, dtype, shape := rec[0], rec[1], rec[2]
+		ms, err := strconv.ParseFloat(rec[3], 64)
+		if err != nil || !(ms > 0) {
+			return nil, fmt.Errorf("%s: row %d: time %q is not a positive number", file, i+1, rec[3])
+		}
+		spec, err := h100Spec(op, dtype, shape)
+		if err != nil {
+			return nil, fmt.Errorf("%s: row %d: %v", file, i+1, err)
+		}
+		k, err := spec.kernel(gpu)
+		if err != nil {
+			return nil, fmt.Errorf("%s: row %d: %v", file, i+1, err)
+		}
+		rows = append(rows, Row{Source: SourceH100, GPU: h100GPU, Op: op + " " + dtype, Shape: shape,
+			Class: k.Class, Kernel: k, Compute: dtype, Setting: perf.InPlan,
+			MeasuredS: ms * 1e-3, HeldOut: true, spec: &spec})
+	}
+	return rows, nil
+}
+
+// h100Spec is the node of one row: MatMul of shape MxNxK, or Add over
+// shape elements, in the row's dtype (tf32: fp32 tensors on the TF32 path).
+func h100Spec(op, dtype, shape string) (nodeSpec, error) {
+	dt, ok := computeStorage[dtype]
+	if !ok {
+		return nodeSpec{}, fmt.Errorf("dtype %q not fp32, tf32, fp16 or bf16", dtype)
+	}
+	var dims []int64
+	for _, s := range strings.Split(shape, "x") {
+		d, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || d <= 0 {
+			return nodeSpec{}, fmt.Errorf("shape %q: want positive integers joined by x", shape)
+		}
+		dims = append(dims, d)
+	}
+	s := nodeSpec{op: op, compute: dtype}
+	switch {
+	case op == "MatMul" && len(dims) == 3:
+		m, n, k := dims[0], dims[1], dims[2]
+		s.ins = []tensorSpec{{dt, []int64{m, k}}, {dt, []int64{k, n}}}
+		s.out = tensorSpec{dt, []int64{m, n}}
+	case op == "Add" && len(dims) == 1:
+		s.ins = []tensorSpec{{dt, dims}, {dt, dims}}
+		s.out = tensorSpec{dt, dims}
+	default:
+		return nodeSpec{}, fmt.Errorf("op %s with shape %s: want MatMul MxNxK or Add N", op, shape)
+	}
+	return s, nil
+}

@@ -1,0 +1,98 @@
+package passes
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Plan is what one runtime does to a graph before it runs it, written as
+// the passes that model its own fusions: each runtime is priced on the
+// kernels it launches, not on one shared fused graph.
+type Plan struct {
+	Name string
+	Doc  string
+	// Passes run in table order. Nil is every default pass (the fused
+	// plan); empty is none (the graph as read).
+	Passes []string
+}
+
+// The plans, one per kind of runtime (hwdb/runtimes.yaml names each
+// runtime's). What each leaves out is as important as what it takes:
+//
+//   - eager (PyTorch eager, and a CUDA graph of it): one kernel per
+//     module op. The ONNX decompositions of ops PyTorch runs as one
+//     kernel (LayerNorm, GELU, softmax) are recomposed; a linear layer's
+//     bias joins its GEMM (addmm); a convolution's bias becomes its own
+//     kernel (ATen adds it after cuDNN); BatchNormalization, activations,
+//     residual adds and pooling stay separate; no attention fusion (an
+//     explicit q·kᵀ, softmax, ·v module runs three kernels; a model that
+//     calls scaled_dot_product_attention exports as the same three ops,
+//     so it is priced unfused too — an approximation); no RMSNorm or
+//     rotary recomposition (HF's eager modules run their parts).
+//   - inductor (torch.compile): eager's kernels with pointwise chains
+//     fused into Triton kernels, RMSNorm and rotary as one kernel each,
+//     attention matched to SDPA (Inductor's fuse_attention patterns);
+//     GEMMs and convolutions stay library calls with only the bias in
+//     them. BatchNormalization stays its own kernel (Inductor folds it
+//     into the pointwise chain after the convolution; not modelled).
+//   - onnxruntime (CUDA execution provider, default optimisation level):
+//     BN folded, LayerNorm/RMSNorm/GELU/attention/SkipLayerNorm fusions,
+//     a convolution with its bias, residual and activation (FusedConv),
+//     a MatMul with its bias (MatMulAddFusion; GemmActivationFusion is a
+//     CPU-only rule), the packed QKV GEMM of its Attention op; no
+//     generic elementwise-chain fusion and no pooling fusion.
+//   - fused (TensorRT): every onnxcost fusion.
+//
+// Only the fused plan substitutes Winograd for 3×3 convolutions. cuDNN
+// could pick it under PyTorch's benchmark mode or onnxruntime's
+// exhaustive search, but what it ran on our H100 did not behave like it:
+// VGG-16 fp32 batch 32 took 23.4 ms (CUDA-graph replay,
+// testdata/measured/h100_sxm5_pytorch.csv) where the implicit-GEMM
+// convolutions price 22.4 ms and Winograd 14.1 ms.
+var plans = []Plan{
+	{Name: "fused", Doc: "every onnxcost fusion: what a TensorRT engine runs", Passes: nil},
+	{Name: "unfused", Doc: "the graph as read: one kernel per node", Passes: []string{}},
+	{Name: "eager", Doc: "PyTorch eager: one kernel per module op (LayerNorm, GELU, softmax recomposed; linear bias in the GEMM; convolution bias and BatchNorm as their own kernels)",
+		Passes: []string{"cleanup", "split-conv-bias", "fuse-layernorm", "fuse-gelu", "fuse-softmax", "fuse-gemm-bias"}},
+	{Name: "inductor", Doc: "torch.compile (Inductor): eager's kernels with pointwise chains, RMSNorm and rotary fused into Triton kernels and attention matched to SDPA; GEMMs and convolutions stay library calls",
+		Passes: []string{"cleanup", "split-conv-bias", "fuse-layernorm", "fuse-rmsnorm", "fuse-rotary", "fuse-gelu", "fuse-softmax",
+			"fuse-attention", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
+			"fuse-gemm-bias", "fuse-elementwise"}},
+	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: BN folded, norm/GELU/attention/SkipLayerNorm fusions, FusedConv (bias, residual, activation), MatMul+bias; no elementwise-chain or pooling fusion",
+		Passes: []string{"cleanup", "fold-bn", "fuse-layernorm", "fuse-rmsnorm", "fuse-gelu", "fuse-softmax",
+			"fuse-attention", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
+			"fuse-conv-act", "fuse-gemm-bias", "fuse-qkv", "fuse-skip-layernorm"}},
+}
+
+// Plans lists the plans, the fused one first.
+func Plans() []Plan { return slices.Clone(plans) }
+
+// PlanNames lists the plan names in the order Plans gives them.
+func PlanNames() []string {
+	out := make([]string, len(plans))
+	for i, p := range plans {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// LookupPlan returns the named plan, or an error listing the plans.
+func LookupPlan(name string) (Plan, error) {
+	for _, p := range plans {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	return Plan{}, fmt.Errorf("unknown plan %q (plans: %s)", name, strings.Join(PlanNames(), ", "))
+}
+
+// Options returns opt with the plan's pass selection: the plan's passes
+// unless opt already names its own (--passes wins over the plan), minus
+// opt's disabled ones. ok is false for a plan that runs no pass.
+func (p Plan) Options(opt Options) (Options, bool) {
+	if len(opt.Only) == 0 && p.Passes != nil {
+		opt.Only = slices.Clone(p.Passes)
+	}
+	return opt, p.Passes == nil || len(p.Passes) > 0 || len(opt.Only) > 0
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Dry run of scripts/measure_gpu.py on the CPU (--device cpu --quick), read back by
+# `onnxcost calibrate`: the measurements table must fit a calibration, and a Kineto
+# trace must match the exported model's nodes by module path. The numbers are CPU
+# numbers and mean nothing for a GPU; what is checked is that the files are what
+# calibrate reads (calib/measurements.go, calib/profile/kineto.go).
+#
+#   scripts/measure_gpu_test.sh            # PYTHON=/usr/bin/python3 by default
+#
+# Skips (exit 0, with a message) when the interpreter cannot import torch,
+# torchvision and onnx. Takes about two minutes on two cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-/usr/bin/python3}
+if ! "$PY" -c 'import torch, torchvision, onnx' 2>/dev/null; then
+	echo "measure_gpu_test.sh: skipped: $PY cannot import torch, torchvision and onnx"
+	exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() {
+	echo "measure_gpu_test.sh: FAIL: $*" >&2
+	exit 1
+}
+
+"$PY" scripts/measure_gpu.py --device cpu --quick --out "$tmp/m.csv" --calib-dir "$tmp/cal" --kineto "$tmp/kin"
+"$PY" scripts/measure_gpu.py --device cpu --quick --kernels --out "$tmp/k.csv" --calib-dir "$tmp/cal"
+
+# The usual outputs keep their columns, under a comment saying what a CPU run is.
+head -1 "$tmp/m.csv" | grep -q '^# --device cpu dry run' || fail "m.csv has no CPU comment header"
+grep -qx 'model,mode,dtype,batch,eager_ms,graph_ms,kernel_ms,kernels,peak_mib,power_w' "$tmp/m.csv" || fail "m.csv header changed"
+grep -qx 'op,dtype,shape,ms' "$tmp/k.csv" || fail "k.csv header changed"
+test "$(grep -c '^resnet50,infer,fp32,' "$tmp/m.csv")" = 2 || fail "m.csv: want 2 resnet50 rows"
+
+# calibrate's table: one header for both runs, two rows per model row (graph and
+# pytorch), one per kernel row, every model graph-only (no weight files left).
+t="$tmp/cal/measurements.csv"
+test "$(grep -c '^model,ms,batch,dtype,dims,runtime$' "$t")" = 1 || fail "$t: want one header"
+test "$(grep -c '^models/resnet50.onnx,[0-9.]*,[12],fp32,,graph$' "$t")" = 2 || fail "$t: want 2 graph rows"
+test "$(grep -c '^models/resnet50.onnx,[0-9.]*,[12],fp32,,pytorch$' "$t")" = 2 || fail "$t: want 2 pytorch rows"
+grep -q '^models/matmul.onnx,[0-9.]*,,fp32,M=256;K=256;N=256,graph$' "$t" || fail "$t: no matmul row"
+grep -q '^models/add.onnx,[0-9.]*,,fp32,n=65536,graph$' "$t" || fail "$t: no add row"
+ls "$tmp/cal/models" | grep -v '\.onnx$' && fail "files beside the models (weights not deleted?)"
+"$PY" - "$tmp/cal/models/resnet50.onnx" <<'EOF'
+import sys
+from collections import Counter
+import onnx
+m = onnx.load(sys.argv[1], load_external_data=False)
+ops = Counter(n.op_type for n in m.graph.node)
+assert ops["BatchNormalization"] == 53 and ops["Conv"] == 53, ops  # PRESERVE: BN kept
+assert m.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
+print("resnet50.onnx: %d nodes, %d BatchNormalization kept, dynamic batch" % (len(m.graph.node), ops["BatchNormalization"]))
+EOF
+
+# fp16-amp rows (BERT under autocast, GPU only) are written as dtype fp16 under a
+# comment: the table writer alone, on a row of the usual CSV's shape.
+AMP_DIR="$tmp/amp" "$PY" - <<'EOF'
+import os
+import sys
+sys.path.insert(0, "scripts")
+import measure_gpu
+c = measure_gpu.CalibDir(os.environ["AMP_DIR"], "amp table test")
+c.infer_rows("../cal/models/resnet50.onnx", dict(dtype="fp16-amp", batch=4, graph_ms="1.500", eager_ms="2.500"))
+c.close()
+got = open(os.path.join(os.environ["AMP_DIR"], "measurements.csv")).read().splitlines()
+want = ["model,ms,batch,dtype,dims,runtime", "# amp table test", "# fp16-amp: autocast",
+        "../cal/models/resnet50.onnx,1.500,4,fp16,,graph", "../cal/models/resnet50.onnx,2.500,4,fp16,,pytorch"]
+assert got == want, got
+EOF
+
+go build -o "$tmp/onnxcost" ./cmd/onnxcost
+"$tmp/onnxcost" calibrate --gpu A100 --measurements "$t" -o "$tmp/cal/a100.yaml"
+grep -q '^format: 1' "$tmp/cal/a100.yaml" || fail "no calibration written"
+grep -q 'rows: 6' "$tmp/cal/a100.yaml" || fail "calibration did not use all 6 rows"
+"$tmp/onnxcost" calibrate --gpu A100 --measurements "$tmp/amp/measurements.csv" -o "$tmp/amp/a100.yaml"
+grep -q 'rows: 2' "$tmp/amp/a100.yaml" || fail "the fp16-amp table did not give 2 rows"
+
+# A CPU trace has no kernel events: calibrate then times each top-level cpu_op,
+# charged to the record_function range (module path) around it.
+"$tmp/onnxcost" calibrate --gpu A100 --profile "$tmp/kin/resnet50_fp32_b1.json" \
+	"$tmp/cal/models/resnet50.onnx" --format json >"$tmp/prof.json"
+"$PY" - "$tmp/prof.json" <<'EOF'
+import json
+import sys
+d = json.load(open(sys.argv[1]))
+frac, nodes = d["matched_time_fraction"], d["nodes"]
+by_path = [n for n in nodes if any(not p.startswith("aten::") for p in n.get("profiled", []))]
+print("profile: matched_time_fraction %.4f, %d nodes, %d matched by module path (%s)"
+      % (frac, len(nodes), len(by_path), "; ".join(d.get("notes", []))))
+assert d["format"] == "pytorch", d["format"]
+assert frac >= 0.95, frac
+assert len(by_path) >= 0.9 * len(nodes), (len(by_path), len(nodes))
+EOF
+echo "measure_gpu_test.sh: ok"
