@@ -23,7 +23,10 @@ type Comparison struct {
 	Model         string `json:"model"`
 	DType         string `json:"dtype"`
 	Plan          string `json:"plan"`
-	Batch         int64  `json:"batch"`
+	// Calibration says which measured calibration corrected the kernel
+	// times (the sweep's); absent when none.
+	Calibration string `json:"calibration,omitempty"`
+	Batch       int64  `json:"batch"`
 	// GPUs is the tensor-parallel degree when above 1: each row is then
 	// a group of that many GPUs of its kind, and energy and cost count
 	// all of them.
@@ -54,7 +57,7 @@ type ComparisonRow struct {
 // for a GPU not compared is an error. groupSize is the tensor-parallel
 // degree the sweep was costed at (0 or 1: one GPU).
 func Compare(res *Result, prices map[string]float64, groupSize int) (*Comparison, error) {
-	out := &Comparison{SchemaVersion: 1, ToolVersion: res.ToolVersion, Model: res.Model, DType: res.DType, Plan: res.Plan, Warnings: res.Warnings}
+	out := &Comparison{SchemaVersion: 1, ToolVersion: res.ToolVersion, Model: res.Model, DType: res.DType, Plan: res.Plan, Calibration: res.Calibration, Warnings: res.Warnings}
 	// A report over a tensor-parallel group is one GPU's energy while
 	// the group runs in lockstep on the same items: the group's energy
 	// and hourly price are n times one GPU's.
@@ -138,6 +141,9 @@ func WriteCompareText(w io.Writer, r *Comparison) error {
 	fmt.Fprintf(&b, "onnxcost %s · gpus compare %s · dtype %s · plan %s · batch %d", r.ToolVersion, render.Clean(r.Model), r.DType, r.Plan, r.Batch)
 	if r.GPUs > 1 {
 		fmt.Fprintf(&b, " · %d GPUs each (tensor-parallel; energy and cost count all)", r.GPUs)
+	}
+	if r.Calibration != "" {
+		fmt.Fprintf(&b, "\n%s", r.Calibration)
 	}
 	b.WriteString("\n\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -184,6 +184,9 @@ func Run(cfg Config) (*Result, error) {
 	}
 	if a := cfg.Estimate.Calibration; a != nil && len(cfg.GPUs) > 0 {
 		res.Calibration = a.For(cfg.GPUs[0]).Describe()
+		if len(cfg.GPUs) > 1 {
+			res.Calibration += fmt.Sprintf(" (each GPU as `report --gpu` applies it: in full on %s, transferred on the others)", a.Source.GPU)
+		}
 	}
 	return res, nil
 }

@@ -148,11 +148,7 @@ func TestDiffWarnsOnRuntime(t *testing.T) {
 // the report, and places a time limit in the estimate's interval.
 func TestBudgetCalibration(t *testing.T) {
 	dir := t.TempDir()
-	cal := filepath.Join(dir, "h100.cal.yaml")
-	table := filepath.Join(repoRoot, "testdata", "measured", "h100_sxm5_measurements.csv")
-	if code, _, errs := runCLI(t, "calibrate", "--gpu", "H100-SXM5-80GB", "--measurements", table, "-o", cal, "--date", "2026-11-29"); code != 0 {
-		t.Fatalf("calibrate: exit %d: %s", code, errs)
-	}
+	smallCalibration(t, dir) // dir/h100.cal.yaml, named relative to the budget below
 	m, err := filepath.Abs(filepath.Join(repoRoot, "testdata", "models", "resnet50.onnx"))
 	if err != nil {
 		t.Fatal(err)
@@ -172,4 +168,46 @@ func TestBudgetCalibration(t *testing.T) {
 	if !strings.Contains(string(b), "applied in full") || !strings.Contains(string(b), `"interval": "clear"`) {
 		t.Errorf("check's JSON names no calibration or interval verdict:\n%.600s", b)
 	}
+}
+
+// TestCalibrationNeverSilent: every cost command that takes
+// --calibration says so in what it prints.
+func TestCalibrationNeverSilent(t *testing.T) {
+	dir := t.TempDir()
+	cal := smallCalibration(t, dir)
+	for _, args := range [][]string{
+		{"report", "zoo:alexnet", "--gpu", "H100-SXM5-80GB"},
+		{"sweep", "zoo:alexnet", "--gpu", "H100-SXM5-80GB", "--batch", "1,2"},
+		{"gpus", "compare", "zoo:alexnet", "--gpu", "H100-SXM5-80GB,A100"},
+		{"energy", "zoo:alexnet", "--gpu", "H100-SXM5-80GB"},
+		{"generate", "zoo:llama-tiny", "--gpu", "H100-SXM5-80GB", "--prompt", "8", "--output", "4"},
+	} {
+		code, out, errs := runCLI(t, append(args, "--calibration", cal)...)
+		if code != 0 || !strings.Contains(out, "calibration "+cal) {
+			t.Errorf("%v: exit %d, no calibration line in:\n%.400s%s", args, code, out, errs)
+		}
+	}
+}
+
+// smallCalibration fits a calibration on a few of our H100 rows (the
+// ResNet-50 fixture's) into dir: enough to have one in force, quickly.
+func smallCalibration(t *testing.T, dir string) string {
+	t.Helper()
+	m, err := filepath.Abs(filepath.Join(repoRoot, "testdata", "models", "resnet50.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := filepath.Join(dir, "runs.csv")
+	rows := "model,ms,batch,dtype,runtime\n"
+	for _, r := range []string{"2.392,1,fp32", "11.379,32,fp32", "1.249,1,tf32", "4.820,32,tf32", "1.089,1,fp16", "2.694,32,fp16"} {
+		rows += m + "," + r + ",graph\n"
+	}
+	if err := os.WriteFile(table, []byte(rows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cal := filepath.Join(dir, "h100.cal.yaml")
+	if code, _, errs := runCLI(t, "calibrate", "--gpu", "H100-SXM5-80GB", "--measurements", table, "-o", cal, "--date", "2026-11-29"); code != 0 {
+		t.Fatalf("calibrate: exit %d: %s", code, errs)
+	}
+	return cal
 }
