@@ -4,7 +4,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/onnxcost/onnxcost/cost/render"
 )
@@ -58,7 +57,7 @@ func WriteText(w io.Writer, res *Result) error {
 // the epoch's come after optimal, the Δ columns last.
 func WriteCSV(w io.Writer, res *Result) error {
 	cw := csv.NewWriter(w)
-	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	g := render.CSVNumber
 	head := []string{"power_cap_w", "sm_clock_mhz", "time_s", "energy_j", "avg_power_w", "edp_js", "optimal"}
 	epoch := res.HasEpoch()
 	if epoch {

@@ -131,8 +131,8 @@ func WriteCSV(w io.Writer, res *Result) error {
 	return cw.Error()
 }
 
-// g formats a CSV number: the shortest text that reads back exactly.
-func g(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+// g formats a CSV number (render.CSVNumber: one notation per column).
+func g(v float64) string { return render.CSVNumber(v) }
 
 // FitsText is a fits column: "yes", or a "NO" that stands out.
 func FitsText(fits bool) string {

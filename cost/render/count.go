@@ -67,7 +67,7 @@ func CountText(w io.Writer, r *report.Report, top int, byOp bool) error {
 			}
 			ai := "-"
 			if n.ArithmeticIntensity > 0 {
-				ai = fmt.Sprintf("%.3g", n.ArithmeticIntensity)
+				ai = sig(n.ArithmeticIntensity)
 			}
 			rows = append(rows, []string{Clean(n.Name), Clean(op), Clean(out), FLOPs(n.FLOPs), Bytes(n.BytesRead), Bytes(n.BytesWritten), ai, Count(n.Launches)})
 		}

@@ -469,11 +469,16 @@ func CSV(w io.Writer, r *report.Report, opt Options) error {
 	return cw.Error()
 }
 
-// csvNumber writes a whole number as an integer (115605504, not
-// 1.15605504e+08) and any other value in the shortest form that reads
-// back exactly.
-func csvNumber(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e18 {
+// csvNumber is CSVNumber.
+func csvNumber(v float64) string { return CSVNumber(v) }
+
+// CSVNumber writes a number for a CSV column in one notation: plain
+// decimals, the shortest that read back exactly (115605504, not
+// 1.15605504e+08; 14630.5 beside 5444, not 1.46305e+04), with an
+// exponent only far outside what a cost can be (below 1e-12 or from
+// 1e21 up), so that a column never mixes the two.
+func CSVNumber(v float64) string {
+	if a := math.Abs(v); a == 0 || (a >= 1e-12 && a < 1e21) {
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
