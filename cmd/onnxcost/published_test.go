@@ -110,6 +110,8 @@ type publishedResult struct {
 	publishedRow
 	PredMS float64
 	Err    float64 // (pred − pub) / pub, signed
+	// LoMS, HiMS are the report's 80% interval (0 when it has none).
+	LoMS, HiMS float64
 }
 
 // predictPublished costs every row with the fused plan.
@@ -125,7 +127,11 @@ func predictPublished(t *testing.T, rows []publishedRow) []publishedResult {
 			t.Fatalf("%s %s %s b=%d: %v", r.Model, r.GPU, r.DType, r.Batch, err)
 		}
 		pred := rep.Totals.TimeS * 1e3
-		out = append(out, publishedResult{publishedRow: r, PredMS: pred, Err: (pred - r.LatencyMS) / r.LatencyMS})
+		pr := publishedResult{publishedRow: r, PredMS: pred, Err: (pred - r.LatencyMS) / r.LatencyMS}
+		if iv := rep.Totals.TimeIntervalS; len(iv) == 2 {
+			pr.LoMS, pr.HiMS = iv[0]*1e3, iv[1]*1e3
+		}
+		out = append(out, pr)
 	}
 	return out
 }
@@ -200,6 +206,20 @@ func TestPublishedEndToEnd(t *testing.T) {
 			logGroups(t, "batch", res, func(r publishedResult) string { return batchRange(r.Batch) })
 			med, p90 := quantileAbs(res, 0.5), quantileAbs(res, 0.9)
 			t.Logf("%s: n=%d median |error| %.1f%%, P90 %.1f%%", file, len(res), 100*med, 100*p90)
+			inside, widths := 0, make([]float64, 0, len(res))
+			for _, r := range res {
+				if r.LoMS <= r.LatencyMS && r.LatencyMS <= r.HiMS {
+					inside++
+				}
+				if r.LoMS > 0 {
+					widths = append(widths, r.HiMS/r.LoMS)
+				}
+			}
+			slices.Sort(widths)
+			if len(widths) == 0 {
+				t.Fatalf("%s: no report gave a time interval", file)
+			}
+			t.Logf("%s: the published time lies inside the 80%% interval for %d of %d rows, median width %.2f", file, inside, len(res), widths[len(widths)/2])
 			if paddedFiles[file] {
 				for _, r := range res {
 					if r.Err < 0 {
