@@ -161,7 +161,7 @@ func newRunner(cfg Config) (*runner, error) {
 	if err := checkServing(cfg); err != nil {
 		return nil, err
 	}
-	plan, err := pipeline.ResolvePlan(cfg.Plan, cfg.Runtime, false)
+	plan, err := pipeline.ResolvePlan(cfg.Plan, cfg.Runtime, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -60,7 +60,6 @@ import (
 	"github.com/onnxcost/onnxcost/internal/safefile"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/passes"
-	"github.com/onnxcost/onnxcost/train"
 )
 
 // Error is bad input: an unreadable or invalid model, a bad binding, a
@@ -401,16 +400,11 @@ func (l *Loaded) Plan(plan string, opt passes.Options) error {
 
 // ResolvePlan is the plan a model is priced under: plan when given (it
 // must be one of passes.PlanNames), else the runtime's own; when rt is
-// nil, the default runtime's (a training step's, PyTorch eager, when
-// training).
-func ResolvePlan(plan string, rt *hwdb.Runtime, training bool) (string, error) {
+// nil, the default runtime's (tr's own when costing a training step).
+func ResolvePlan(plan string, rt *hwdb.Runtime, tr cost.Training) (string, error) {
 	if plan == "" {
 		if rt == nil {
-			name := hwdb.DefaultRuntime
-			if training {
-				name = train.Runtime
-			}
-			r, err := hwdb.LookupRuntime(name)
+			r, err := defaultRuntime(tr)
 			if err != nil {
 				return "", err
 			}

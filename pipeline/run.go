@@ -206,7 +206,7 @@ func runModel(src source, cfg Config, mode runMode) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, err := ResolvePlan(cfg.Plan, rt, cfg.Train != nil)
+	plan, err := ResolvePlan(cfg.Plan, rt, cfg.Train)
 	if err != nil {
 		return nil, err
 	}
@@ -299,11 +299,21 @@ func (cfg *Config) runtime() (*hwdb.Runtime, error) {
 	}
 	name := strings.TrimSpace(cfg.Runtime)
 	if name == "" {
-		name = hwdb.DefaultRuntime
-		if cfg.Train != nil {
-			name = cfg.Train.DefaultRuntime()
-		}
+		return defaultRuntime(cfg.Train)
 	}
+	return lookupRuntime(name)
+}
+
+// defaultRuntime is the profile priced when none is named:
+// hwdb.DefaultRuntime, or a training step's own (PyTorch eager).
+func defaultRuntime(tr cost.Training) (*hwdb.Runtime, error) {
+	if tr != nil {
+		return lookupRuntime(tr.DefaultRuntime())
+	}
+	return lookupRuntime(hwdb.DefaultRuntime)
+}
+
+func lookupRuntime(name string) (*hwdb.Runtime, error) {
 	rt, err := hwdb.LookupRuntime(name)
 	if err != nil {
 		return nil, inputErr("--runtime %s: %w", name, err)

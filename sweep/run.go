@@ -57,7 +57,7 @@ type Sweeper struct {
 
 // NewSweeper prepares cfg.Model's sweep (a zoo path is parsed here).
 func NewSweeper(cfg Config) (*Sweeper, error) {
-	plan, err := pipeline.ResolvePlan(cfg.Plan, cfg.Estimate.Runtime, cfg.Estimate.Train != nil)
+	plan, err := pipeline.ResolvePlan(cfg.Plan, cfg.Estimate.Runtime, cfg.Estimate.Train)
 	if err != nil {
 		return nil, err
 	}

@@ -187,7 +187,7 @@ func (s *Session) check(st *Settings) (*hwdb.GPU, *hwdb.Runtime, error) {
 	if err := pipeline.CheckValue("--plan", st.Plan, append([]string{""}, pipeline.PlanNames()...)...); err != nil {
 		return nil, nil, err
 	}
-	if st.Plan, err = pipeline.ResolvePlan(st.Plan, rt, st.Train); err != nil {
+	if st.Plan, err = pipeline.ResolvePlan(st.Plan, rt, st.train()); err != nil {
 		return nil, nil, err
 	}
 	if err := pipeline.CheckPowerControl(g, st.power()); err != nil {
