@@ -373,17 +373,22 @@ func Fit(train []BenchCase, start perf.Params, maxEvals int) (perf.Params, float
 		for i, j := range idx {
 			*all[j] = math.Exp(x[i])
 		}
-		// Physical caps: a fraction of a tile rate or of an aligned rate
-		// cannot exceed 1.
-		p.SmallTile = min(p.SmallTile, 1)
-		p.Unaligned = min(p.Unaligned, 1)
-		p.EffTensor = min(p.EffTensor, 1)
-		p.MemEff = min(p.MemEff, 1)
-		return p
+		return capFractions(p)
 	}
 	x, _ := nelderMead(func(x []float64) float64 { return FitLoss(train, decode(x)) }, x0, 0.3, maxEvals)
 	p := decode(x)
 	return p, FitLoss(train, p), nil
+}
+
+// capFractions holds the parameters that are fractions of a tile rate, of
+// an aligned rate, of a peak or of a bandwidth to at most 1: a fit moves
+// their logarithms freely.
+func capFractions(p perf.Params) perf.Params {
+	p.SmallTile = min(p.SmallTile, 1)
+	p.Unaligned = min(p.Unaligned, 1)
+	p.EffTensor = min(p.EffTensor, 1)
+	p.MemEff = min(p.MemEff, 1)
+	return p
 }
 
 // anyTensor reports whether any case is priced on a tensor-core path.

@@ -118,12 +118,9 @@ func FitSamples(samples []Sample, start perf.Params, maxEvals int) (perf.Params,
 		for i, v := range JointFitted(&p) {
 			*v = math.Exp(x[i])
 		}
-		// Fractions of a peak or of an aligned rate cannot exceed 1.
-		p.SmallTile = min(p.SmallTile, 1)
-		p.Unaligned = min(p.Unaligned, 1)
-		p.EffTensor = min(p.EffTensor, 1)
+		// The joint fit frees the vector-path efficiency too.
+		p = capFractions(p)
 		p.EffVector = min(p.EffVector, 1)
-		p.MemEff = min(p.MemEff, 1)
 		return p
 	}
 	x, _ := nelderMead(func(x []float64) float64 { return SampleLoss(samples, decode(x)) }, x0, 0.2, maxEvals)
