@@ -108,15 +108,22 @@ func TestErrors(t *testing.T) {
 		return []string{p.Source, p.GPU}
 	})
 	logStats(t, "per (source, GPU), all rows:", bySource)
-	for _, s := range bySource {
+	checkBounds(t, bySource, errorBounds, "errorBounds")
+}
+
+// checkBounds holds each group's median |error| to its bound in bounds
+// (named for the message); a group with no bound is an error too.
+func checkBounds(t *testing.T, stats []ErrStat, bounds map[string]float64, name string) {
+	t.Helper()
+	for _, s := range stats {
 		k := strings.Join(s.Key, " ")
-		b, ok := errorBounds[k]
+		b, ok := bounds[k]
 		if !ok {
-			t.Errorf("%s: no regression bound (add one to errorBounds)", k)
+			t.Errorf("%s: no regression bound (add one to %s)", k, name)
 			continue
 		}
 		if s.MedianAbs > b {
-			t.Errorf("%s: median |error| %.1f%% over %d rows exceeds the regression bound %.0f%%", k, 100*s.MedianAbs, s.N, 100*b)
+			t.Errorf("%s: median |error| %.1f%% over %d rows exceeds the regression bound %.0f%% (%s)", k, 100*s.MedianAbs, s.N, 100*b, name)
 		}
 	}
 }

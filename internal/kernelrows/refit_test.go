@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost/perf"
@@ -88,17 +87,7 @@ func TestHeldOutJoint(t *testing.T) {
 	})
 	logStats(t, "held-out, per (source, GPU):", by)
 	logStats(t, "held-out, per (source, measured size):", Stats(rows, func(p Priced) []string { return []string{p.Source, sizeBucket(p)} }))
-	for _, s := range by {
-		k := strings.Join(s.Key, " ")
-		b, ok := heldOutBounds[k]
-		if !ok {
-			t.Errorf("%s: no bound in heldOutBounds", k)
-			continue
-		}
-		if s.MedianAbs > b {
-			t.Errorf("%s: held-out median |error| %.1f%% over %d rows exceeds %.0f%%", k, 100*s.MedianAbs, s.N, 100*b)
-		}
-	}
+	checkBounds(t, by, heldOutBounds, "heldOutBounds")
 }
 
 // TestPointwiseLimitShape checks the pointwise limit against what Vidur
