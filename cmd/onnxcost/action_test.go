@@ -42,6 +42,7 @@ type actionFile struct {
 type actionStep struct {
 	Name             string            `yaml:"name"`
 	ID               string            `yaml:"id"`
+	If               string            `yaml:"if"`
 	Uses             string            `yaml:"uses"`
 	Run              string            `yaml:"run"`
 	Shell            string            `yaml:"shell"`
@@ -115,7 +116,7 @@ func TestActionIsValidComposite(t *testing.T) {
 				if !ids[id] {
 					t.Errorf("%s: %s names no step", where, m[0])
 				}
-			case e == "github.action_path", e == "github.action_ref":
+			case e == "github.action_path", e == "github.action_ref", e == "github.action_repository":
 			default:
 				t.Errorf("%s: unexpected expression %s", where, m[0])
 			}
@@ -135,6 +136,7 @@ func TestActionIsValidComposite(t *testing.T) {
 			check(fmt.Sprintf("step %d with %s", i, k), v)
 		}
 		check(fmt.Sprintf("step %d working-directory", i), s.WorkingDirectory)
+		check(fmt.Sprintf("step %d if", i), s.If)
 	}
 	if _, ok := a.Outputs["verdict"]; !ok {
 		t.Error("no verdict output")
@@ -183,6 +185,8 @@ func runAction(t *testing.T, a *actionFile, workspace string, inputs map[string]
 				return root
 			case e == "github.action_ref":
 				return "v1/test"
+			case e == "github.action_repository":
+				return "onnxcost/onnxcost"
 			case strings.HasPrefix(e, "steps."):
 				parts := strings.SplitN(strings.TrimPrefix(e, "steps."), ".", 3)
 				return stepOut[parts[0]][parts[2]]
@@ -379,5 +383,89 @@ func TestActionRunsCheck(t *testing.T) {
 	}
 	if md := mustRead(t, out["markdown-file"]); !strings.Contains(md, "missing.yaml") {
 		t.Errorf("missing budget file: comment does not state the error:\n%s", md)
+	}
+}
+
+// TestActionPrebuilt runs the action's install script against a fake
+// release (curl replaced by a copy from a folder): a release tag installs
+// the archived binary once its checksum matches, a wrong checksum is never
+// installed (and is an error under prebuilt: true), and a ref that is not
+// a release tag asks for a build.
+func TestActionPrebuilt(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	for _, tool := range []string{"tar", "awk", "sha256sum"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip("no " + tool)
+		}
+	}
+	script, err := filepath.Abs(filepath.Join(repoRoot, "scripts", "action_install.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, fakeBin := t.TempDir(), t.TempDir()
+	// A stand-in binary, archived as the release workflow archives it.
+	stage := t.TempDir()
+	if err := os.WriteFile(filepath.Join(stage, "onnxcost"), []byte("#!/bin/sh\necho onnxcost v9.9.9 prebuilt\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const asset = "onnxcost_linux_amd64.tar.gz"
+	if out, err := exec.Command("tar", "-czf", filepath.Join(release, asset), "-C", stage, "onnxcost").CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v\n%s", err, out)
+	}
+	sum, err := exec.Command("sha256sum", filepath.Join(release, asset)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := strings.Fields(string(sum))[0] + "  " + asset + "\n"
+	// curl -o FILE URL: copy the URL's last element from the release folder.
+	curl := "#!/bin/sh\nout=''; url=''\nwhile [ $# -gt 0 ]; do case \"$1\" in -o) out=$2; shift;; http*) url=$1;; esac; shift; done\ncp \"" + release + "/$(basename \"$url\")\" \"$out\"\n"
+	if err := os.WriteFile(filepath.Join(fakeBin, "curl"), []byte(curl), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(ref, mode, sums string) (installed string, code int, log string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(release, "SHA256SUMS"), []byte(sums), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tmp := t.TempDir()
+		ghOut := filepath.Join(tmp, "output")
+		cmd := exec.Command("bash", script, "prebuilt")
+		cmd.Env = append(os.Environ(), "PATH="+fakeBin+string(os.PathListSeparator)+os.Getenv("PATH"),
+			"RUNNER_OS=Linux", "RUNNER_ARCH=X64", "RUNNER_TEMP="+tmp, "GITHUB_OUTPUT="+ghOut,
+			"ACTION_REF="+ref, "ACTION_REPOSITORY=onnxcost/onnxcost", "INPUT_PREBUILT="+mode)
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(ghOut); err == nil {
+			installed = strings.TrimPrefix(strings.TrimSpace(string(b)), "installed=")
+		}
+		if installed == "true" {
+			v, err := exec.Command(filepath.Join(tmp, "onnxcost-action-bin", "onnxcost")).Output()
+			if err != nil || !strings.Contains(string(v), "v9.9.9 prebuilt") {
+				t.Errorf("installed binary runs %q, %v", v, err)
+			}
+		}
+		return installed, code, string(out)
+	}
+	if got, code, log := run("v9.9.9", "auto", good); got != "true" || code != 0 {
+		t.Errorf("release tag: installed=%q exit %d\n%s", got, code, log)
+	}
+	bad := strings.Repeat("0", 64) + "  " + asset + "\n"
+	if got, code, log := run("v9.9.9", "auto", bad); got != "false" || code != 0 || !strings.Contains(log, "checksum") {
+		t.Errorf("bad checksum under auto: installed=%q exit %d (want false, 0: build instead)\n%s", got, code, log)
+	}
+	if got, code, log := run("v9.9.9", "true", bad); got == "true" || code == 0 {
+		t.Errorf("bad checksum under prebuilt true: installed=%q exit %d, want a failure\n%s", got, code, log)
+	}
+	if got, code, log := run("main", "auto", good); got != "false" || code != 0 {
+		t.Errorf("branch ref: installed=%q exit %d (want a build)\n%s", got, code, log)
+	}
+	if got, _, _ := run("v9.9.9", "false", good); got != "false" {
+		t.Errorf("prebuilt false installed %q", got)
 	}
 }
