@@ -63,6 +63,19 @@ type GraphOptions struct {
 	Inputs []string
 	// Outputs are the graph outputs; nil means every value no node reads.
 	Outputs []string
+	// Expand lists the groups drawn open, by their keys (Group.Key): a
+	// scope's path draws its members one level deeper (its own nodes one
+	// by one); "repeat:" and a first block's path draws that block apart
+	// from the blocks repeating it; "fold:" and a fold's first node's name
+	// draws the fold's units. The collapse depth and the cut are chosen as
+	// without it, so opening one group adds only that group's boxes.
+	Expand []string
+	// Reveal names a node to draw as a box of its own: the groups around
+	// it are opened (Drawing.Expanded lists them).
+	Reveal string
+	// Page words the notes for the browser app, whose controls are a
+	// click on a box and a search field, not the command line's flags.
+	Page bool
 
 	dotLimits bool // set for large drawings: bound Graphviz's effort
 }
@@ -108,12 +121,36 @@ func DOT(r *report.Report, c Ceilings, o GraphOptions) (string, error) {
 // FLOPs, bytes, arithmetic intensity and the roof that binds it; edges
 // labelled with shape and dtype; a legend node.
 func Graph(r *report.Report, c Ceilings, o GraphOptions) (*dot.Graph, error) {
+	d, err := newDrawer(r, c, o)
+	if err != nil {
+		return nil, err
+	}
+	return d.g, nil
+}
+
+func newDrawer(r *report.Report, c Ceilings, o GraphOptions) (*drawer, error) {
 	if r == nil {
 		return nil, fmt.Errorf("viz: no report")
 	}
 	if err := o.check(); err != nil {
 		return nil, fmt.Errorf("viz: %v", err)
 	}
+	l, lo := chooseLayout(r, o)
+	l.depth = lo.collapse
+	if len(o.Expand) > 0 || o.Reveal != "" {
+		l = openLayout(r, o, lo, l.notes)
+	}
+	if len(l.units) > 100 {
+		// Cheaper crossing minimisation: big layouts otherwise take minutes.
+		o.dotLimits = true
+	}
+	d := &drawer{r: r, c: c, o: o, l: l, g: dot.NewGraph(dot.Directed), maxBytes: -1}
+	d.draw()
+	return d, nil
+}
+
+// chooseLayout decides the boxes before any group is opened.
+func chooseLayout(r *report.Report, o GraphOptions) (*layout, layoutOptions) {
 	lo := layoutOptions{collapse: o.Collapse, top: o.Top, focus: o.Focus, showFree: o.ShowFree}
 	l := buildLayout(r, lo)
 	if o.Top == 0 && len(l.units) > o.MaxNodes {
@@ -127,7 +164,8 @@ func Graph(r *report.Report, c Ceilings, o GraphOptions) (*dot.Graph, error) {
 				try.collapse = depth
 				if tl := buildLayout(r, try); len(tl.units) <= o.MaxNodes && len(tl.units) > 1 {
 					l, lo = tl, try
-					l.notes = append(l.notes, fmt.Sprintf("%d boxes is too many to read: scopes collapsed to depth %d (set --collapse or --top)", n, depth))
+					l.notes = append(l.notes, fmt.Sprintf("%d boxes is too many to read: scopes collapsed to depth %d %s", n, depth,
+						o.hint("(set --collapse or --top)", "(click a box to expand it; search finds a node)")))
 					break
 				}
 			}
@@ -135,16 +173,19 @@ func Graph(r *report.Report, c Ceilings, o GraphOptions) (*dot.Graph, error) {
 		if len(l.units) > o.MaxNodes {
 			lo.top = o.MaxNodes / 2
 			l = buildLayout(r, lo)
-			l.notes = append(l.notes, fmt.Sprintf("%d boxes is too many to read: the %d costliest are kept (set --top)", n, lo.top))
+			l.notes = append(l.notes, fmt.Sprintf("%d boxes is too many to read: the %d costliest are kept %s", n, lo.top,
+				o.hint("(set --top)", "(click a dashed box to expand it; search finds a node)")))
 		}
 	}
-	if len(l.units) > 100 {
-		// Cheaper crossing minimisation: big layouts otherwise take minutes.
-		o.dotLimits = true
+	return l, lo
+}
+
+// hint is a note's advice: the command line's flags, or the page's controls.
+func (o *GraphOptions) hint(cli, page string) string {
+	if o.Page {
+		return page
 	}
-	d := &drawer{r: r, c: c, o: o, l: l, g: dot.NewGraph(dot.Directed), maxBytes: -1}
-	d.draw()
-	return d.g, nil
+	return cli
 }
 
 type drawer struct {

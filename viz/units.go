@@ -22,11 +22,15 @@ const (
 // unit is one box of the drawing: a node, a collapsed scope or a fold.
 // Its figures are the sums over its members.
 type unit struct {
-	kind    unitKind
-	id      string // stable DOT/SVG id
-	name    string // node name, scope path, or "" for a fold
-	members []int  // indices into Report.Nodes, in report (topological) order
-	first   int    // members[0]: the unit's place in topological order
+	kind unitKind
+	id   string // stable DOT/SVG id
+	name string // node name, scope path, or "" for a fold
+	// key is what GraphOptions.Expand takes to open the box: a scope's
+	// path, a repeated block's first block's path, "fold:" and a fold's
+	// first node's name; "" for a node.
+	key     string
+	members []int // indices into Report.Nodes, in report (topological) order
+	first   int   // members[0]: the unit's place in topological order
 
 	timeS, computeS, latencyS, memoryS, launchS float64
 	flops, bytes                                float64
@@ -83,6 +87,9 @@ type layout struct {
 	folded int     // report nodes inside folds
 	total  float64 // total time, the denominator of shares
 	notes  []string
+
+	depth    int      // the collapse depth drawn at
+	expanded []string // the open groups' keys (openLayout)
 }
 
 // layoutOptions are the parts of GraphOptions that decide what is drawn.
@@ -91,6 +98,69 @@ type layoutOptions struct {
 	top      int
 	focus    *regexp.Regexp
 	showFree bool
+	// expand holds the open groups' keys (GraphOptions.Expand) and
+	// repeatUp the scopes above its "repeat:" keys (expandSet); nil
+	// draws as before they existed.
+	expand, repeatUp map[string]bool
+}
+
+// scopeFor is the collapsed scope a node is drawn in: its scope at the
+// collapse depth, one level deeper for every open scope on the way down,
+// and none (the node alone) once the scope it reaches is open and has no
+// deeper level.
+func (o layoutOptions) scopeFor(name string) (string, bool) {
+	sc, ok := scopeOf(name, o.collapse)
+	for d := o.collapse + 1; ok && o.expand[sc]; d++ {
+		next, _ := scopeOf(name, d)
+		if next == sc {
+			return "", false
+		}
+		sc = next
+	}
+	return sc, ok
+}
+
+// open reports whether a unit lies in an open scope: its name, or a
+// scope above it, was expanded. Under --top such a unit is kept.
+func (o layoutOptions) open(name string) bool {
+	return len(o.expand) > 0 && name != "" && anyPrefix(name, func(p string) bool { return o.expand[p] })
+}
+
+// unmerged reports whether a unit must stay out of repeated blocks: it
+// lies in a block opened by its "repeat:" key, or holds what such a key
+// names (a node to reveal).
+func (o layoutOptions) unmerged(name string) bool {
+	if len(o.expand) == 0 || name == "" {
+		return false
+	}
+	return o.repeatUp[name] || anyPrefix(name, func(p string) bool { return o.expand["repeat:"+p] })
+}
+
+// anyPrefix calls f on a path and each of its scopes ("/a/b/c", "/a/b",
+// "/a") until it returns true.
+func anyPrefix(name string, f func(string) bool) bool {
+	if f(name) {
+		return true
+	}
+	for i := len(name) - 1; i > 0; i-- {
+		if name[i] == '/' && f(name[:i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// expandSet indexes GraphOptions.Expand: every key, and every scope
+// above a "repeat:" key's path (a unit holding that path is unmerged).
+func expandSet(keys []string) (set, repeatUp map[string]bool) {
+	set, repeatUp = map[string]bool{}, map[string]bool{}
+	for _, k := range keys {
+		set[k] = true
+		if p, ok := strings.CutPrefix(k, "repeat:"); ok {
+			anyPrefix(p, func(q string) bool { repeatUp[q] = true; return false })
+		}
+	}
+	return set, repeatUp
 }
 
 // buildLayout decides which boxes the drawing has. Steps, in order: hide
@@ -119,14 +189,14 @@ func buildLayout(r *report.Report, o layoutOptions) *layout {
 			l.hidden++
 			continue
 		}
-		if sc, ok := scopeOf(n.Name, o.collapse); ok {
+		if sc, ok := o.scopeFor(n.Name); ok {
 			if j, seen := scopes[sc]; seen {
 				base[j].add(i, n)
 				baseOf[i] = j
 				continue
 			}
 			scopes[sc] = len(base)
-			u := &unit{kind: unitScope, name: sc}
+			u := &unit{kind: unitScope, name: sc, key: sc}
 			u.add(i, n)
 			base = append(base, u)
 			baseOf[i] = len(base) - 1
@@ -142,12 +212,13 @@ func buildLayout(r *report.Report, o layoutOptions) *layout {
 		if u.kind == unitScope && len(u.members) == 1 {
 			u.kind = unitNode
 			u.name = r.Nodes[u.members[0]].Name
+			u.key = ""
 		}
 	}
 
 	// Identical repeated blocks (decoder layers) become one box.
 	if o.collapse > 0 {
-		base = mergeRepeats(r, base, baseOf)
+		base = mergeRepeats(r, base, baseOf, o)
 	}
 
 	// Keep: the focus, then the top N of it.
@@ -165,6 +236,9 @@ func buildLayout(r *report.Report, o layoutOptions) *layout {
 	for _, j := range cand {
 		keep[j] = true
 	}
+	if len(o.expand) > 0 {
+		o.keepOpen(r, base, keep)
+	}
 
 	// Fold the runs of units not kept.
 	newIdx := make([]int, len(base))
@@ -177,7 +251,7 @@ func buildLayout(r *report.Report, o layoutOptions) *layout {
 			continue
 		}
 		if fold == nil {
-			fold = &unit{kind: unitFold}
+			fold = &unit{kind: unitFold, key: "fold:" + r.Nodes[u.first].Name}
 			l.units = append(l.units, fold)
 		}
 		newIdx[j] = len(l.units) - 1
@@ -214,10 +288,10 @@ const maxBlockUnits = 16
 // mask and rotary tables, which Graphviz takes minutes to lay out. Runs
 // are consecutive in topological order, so merging them keeps the drawing
 // acyclic, as folding does. baseOf is rewritten to the merged indices.
-func mergeRepeats(r *report.Report, base []*unit, baseOf []int) []*unit {
+func mergeRepeats(r *report.Report, base []*unit, baseOf []int, o layoutOptions) []*unit {
 	blockEq := func(a, b, p int) bool {
 		for t := 0; t < p; t++ {
-			if !sameBlock(r, base[a+t], base[b+t]) {
+			if !sameBlock(r, base[a+t], base[b+t]) || o.unmerged(base[a+t].name) || o.unmerged(base[b+t].name) {
 				return false
 			}
 		}
@@ -245,7 +319,7 @@ func mergeRepeats(r *report.Report, base []*unit, baseOf []int) []*unit {
 		end := j + period*reps
 		first := commonScope(base[j : j+period])
 		last := commonScope(base[end-period : end])
-		m := &unit{kind: unitScope, name: fmt.Sprintf("%s … %s ×%d", first, last[strings.LastIndex(last, "/")+1:], reps)}
+		m := &unit{kind: unitScope, name: fmt.Sprintf("%s … %s ×%d", first, last[strings.LastIndex(last, "/")+1:], reps), key: "repeat:" + first}
 		var members []int
 		for t := j; t < end; t++ {
 			members = append(members, base[t].members...)
@@ -517,4 +591,26 @@ func dtypeBytes(dt string) float64 {
 		return 0
 	}
 	return float64(d.Bits()) / 8
+}
+
+// keepOpen keeps the units the open groups show: outside a --focus,
+// every unit inside an open scope (the top-N cut would otherwise fold
+// what was just opened); and every unit of a fold that was opened, a
+// fold being keyed by the first node of its run of units not kept.
+func (o layoutOptions) keepOpen(r *report.Report, base []*unit, keep []bool) {
+	if o.focus == nil {
+		for j, u := range base {
+			if o.open(u.name) {
+				keep[j] = true
+			}
+		}
+	}
+	for j := 0; j < len(base); j++ {
+		if keep[j] || (j > 0 && !keep[j-1]) || !o.expand["fold:"+r.Nodes[base[j].first].Name] {
+			continue
+		}
+		for k := j; k < len(base) && !keep[k]; k++ {
+			keep[k] = true
+		}
+	}
 }

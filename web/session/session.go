@@ -7,8 +7,10 @@
 package session
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -47,6 +49,20 @@ type Settings struct {
 	SMClock  float64 `json:"sm_clock,omitempty"`
 	// GPUs is the tensor-parallel degree (0 or 1: one GPU).
 	GPUs int `json:"gpus,omitempty"`
+	// Graph is how draw lays out the graph; no other call reads it.
+	Graph *GraphView `json:"graph,omitempty"`
+}
+
+// GraphView is the page's view of a large graph: the groups it opened,
+// a node it searched for, and a focus pattern (graph's --focus).
+type GraphView struct {
+	// Expand are the keys of the open groups (viz.Group.Key).
+	Expand []string `json:"expand,omitempty"`
+	// Reveal is a node to draw alone, its groups opened.
+	Reveal string `json:"reveal,omitempty"`
+	// Focus keeps the nodes whose name or op type matches (a regular
+	// expression) and folds the rest.
+	Focus string `json:"focus,omitempty"`
 }
 
 // power is the cap or lock the settings ask for.
@@ -85,7 +101,23 @@ type Session struct {
 	// most of an estimate's cost in WebAssembly. Used once, since the
 	// passes rewrite it.
 	fresh *pipeline.Loaded
+	// drawn keeps the last estimates draw made, by settings: opening a
+	// group of the graph changes only the drawing, and estimating
+	// LLaMA-70B again would cost more than laying out the boxes opened.
+	drawn []drawnEstimate
 }
+
+// drawnEstimate is one estimate kept for draw.
+type drawnEstimate struct {
+	key             string
+	r               *report.Report
+	gpu             *hwdb.GPU
+	inputs, outputs []string
+}
+
+// keptEstimates is how many estimates draw keeps: the plan's and the
+// unfused plan's of the roofline, under the last two settings.
+const keptEstimates = 4
 
 // Symbol is a symbolic dim of a graph input.
 type Symbol struct {
@@ -322,6 +354,12 @@ func (s *Session) GPUList() []*hwdb.GPU { return s.db.All() }
 type Views struct {
 	DOT      string   `json:"dot"`
 	Roofline Roofline `json:"roofline"`
+	// Depth is the depth scopes were collapsed to, Expanded the open
+	// groups' keys (with those Reveal opened), Groups the boxes drawn:
+	// the page names and opens boxes by them.
+	Depth    int         `json:"depth"`
+	Expanded []string    `json:"expanded"`
+	Groups   []viz.Group `json:"groups"`
 }
 
 // Roofline is the data of a roofline chart: the GPU's roofs and every
@@ -350,32 +388,76 @@ type RoofPoint struct {
 }
 
 // Draw is `onnxcost graph MODEL` (default flags) under the settings, the
-// DOT of the plan's graph, collapsed by module when large, with the data
-// of `onnxcost roofline MODEL`.
+// DOT of the plan's graph, collapsed by module when large and opened where
+// st.Graph says; with no st.Graph, with the data of `onnxcost roofline
+// MODEL` (with it, the page is redrawing its graph: no roofline points).
 func (s *Session) Draw(st Settings) (*Views, error) {
+	view, graphOnly := st.Graph, st.Graph != nil
+	if view == nil {
+		view = &GraphView{}
+	}
+	st.Graph = nil // not part of the estimate
+	e, err := s.drawEstimate(st)
+	if err != nil {
+		return nil, err
+	}
+	ceil := viz.CeilingsOf(e.gpu)
+	opt := viz.GraphOptions{Color: "bound", Halo: viz.DefaultHalo, RankDir: "TB", Page: true,
+		Inputs: e.inputs, Outputs: e.outputs, Expand: view.Expand, Reveal: view.Reveal}
+	if view.Focus != "" {
+		re, err := regexp.Compile(view.Focus)
+		if err != nil {
+			return nil, fmt.Errorf("focus %q: %v", view.Focus, err)
+		}
+		opt.Focus = re
+	}
+	d, err := viz.Draw(e.r, ceil, opt)
+	if err != nil {
+		return nil, err
+	}
+	v := &Views{DOT: d.Graph.String(), Depth: d.Depth, Expanded: d.Expanded, Groups: d.Groups,
+		Roofline: Roofline{HBMBW: ceil.HBMBW, L2BW: ceil.L2BW, L2Assumed: ceil.L2Assumed, Peaks: map[string]float64{}}}
+	if graphOnly {
+		// The page's graph alone: LLaMA-70B's roofline points are a
+		// megabyte of JSON, sent again on every click otherwise.
+		v.Roofline.Points = []RoofPoint{}
+		return v, nil
+	}
+	v.Roofline.Points = roofPoints(e.r, ceil, v.Roofline.Peaks)
+	if e.r.Plan == "fused" {
+		u := st
+		u.Plan = "unfused"
+		ue, err := s.drawEstimate(u)
+		if err != nil {
+			return nil, err
+		}
+		v.Roofline.Unfused = roofPoints(ue.r, ceil, v.Roofline.Peaks)
+	}
+	return v, nil
+}
+
+// drawEstimate is the estimate under st, kept for the next draw.
+func (s *Session) drawEstimate(st Settings) (*drawnEstimate, error) {
+	k, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range s.drawn {
+		if e.key == string(k) {
+			return &e, nil
+		}
+	}
 	r, l, gpu, err := s.estimate(st)
 	if err != nil {
 		return nil, err
 	}
-	ceil := viz.CeilingsOf(gpu)
-	opt := viz.GraphOptions{Color: "bound", Halo: viz.DefaultHalo, RankDir: "TB"}
-	opt.Inputs, opt.Outputs = l.GraphIO()
-	src, err := viz.DOT(r, ceil, opt)
-	if err != nil {
-		return nil, err
+	e := drawnEstimate{key: string(k), r: r, gpu: gpu}
+	e.inputs, e.outputs = l.GraphIO()
+	s.drawn = append(s.drawn, e)
+	if len(s.drawn) > keptEstimates {
+		s.drawn = s.drawn[1:]
 	}
-	v := &Views{DOT: src, Roofline: Roofline{HBMBW: ceil.HBMBW, L2BW: ceil.L2BW, L2Assumed: ceil.L2Assumed, Peaks: map[string]float64{}}}
-	v.Roofline.Points = roofPoints(r, ceil, v.Roofline.Peaks)
-	if r.Plan == "fused" {
-		u := st
-		u.Plan = "unfused"
-		ur, err := s.Estimate(u)
-		if err != nil {
-			return nil, err
-		}
-		v.Roofline.Unfused = roofPoints(ur, ceil, v.Roofline.Peaks)
-	}
-	return v, nil
+	return &e, nil
 }
 
 // roofPoints places every node that runs a kernel with FLOPs and bytes
@@ -453,16 +535,18 @@ type Choices struct {
 	Optimizers  []string        `json:"optimizers"`
 	Checkpoints []string        `json:"checkpoints"`
 	Runtimes    []*hwdb.Runtime `json:"runtimes"`
+	// Plans are the values --plan takes besides the runtime's own ("").
+	Plans []string `json:"plans"`
 	// Defaults are the values of --runtime, --optimizer and --checkpoint
 	// left out, by the Settings' JSON names.
 	Defaults map[string]string `json:"defaults"`
 	MaxGPUs  int               `json:"max_gpus"`
 }
 
-// AllChoices are the page's menus: --dtype, --optimizer, --checkpoint and
-// --runtime values, and the --gpus limit.
+// AllChoices are the page's menus: --dtype, --optimizer, --checkpoint,
+// --runtime and --plan values, and the --gpus limit.
 func AllChoices() Choices {
 	return Choices{DTypes: cost.DTypes(), Optimizers: train.Optimizers(), Checkpoints: train.CheckpointModes(),
-		Runtimes: hwdb.Runtimes(), MaxGPUs: pipeline.MaxGPUs,
+		Runtimes: hwdb.Runtimes(), MaxGPUs: pipeline.MaxGPUs, Plans: pipeline.PlanNames(),
 		Defaults: map[string]string{"runtime": hwdb.DefaultRuntime, "train_runtime": train.Runtime, "optimizer": pipeline.DefaultOptimizer, "checkpoint": pipeline.DefaultCheckpoint}}
 }

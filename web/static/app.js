@@ -15,7 +15,10 @@ const body = document.body;
 // The cost flags of 'onnxcost report' by their JSON names in
 // web/session.Settings; a zero value is the flag's default.
 const state = { gpu: "", dtype: "", batch: 0, dims: {}, plan: "", tab: "nodes",
-  runtime: "", train: false, optimizer: "", checkpoint: "", power_cap: 0, sm_clock: 0, gpus: 0 };
+  runtime: "", train: false, optimizer: "", checkpoint: "", power_cap: 0, sm_clock: 0, gpus: 0,
+  // The graph's view (web/session.GraphView): the open groups' keys, in
+  // the order they were opened, and a focus pattern (graph --focus).
+  open: [], focus: "" };
 // The numeric flags kept in the hash by name, with the control that sets
 // each: --power-cap and --sm-clock take decimals, --gpus a whole number.
 const numFlags = [["power_cap", "#power-cap", parseFloat], ["sm_clock", "#sm-clock", parseFloat], ["gpus", "#gpus-n", (v) => parseInt(v, 10)]];
@@ -47,6 +50,8 @@ function readHash() {
   for (const [k] of textFlags) state[k] = p.get(k) || "";
   for (const [k, , parse] of numFlags) { const v = parse(p.get(k) || ""); state[k] = v > 0 ? v : 0; }
   state.train = p.get("train") === "1";
+  state.open = p.getAll("open");
+  state.focus = p.get("focus") || "";
   state.dims = {};
   for (const [k, v] of p) {
     if (k.startsWith("dim.")) {
@@ -67,6 +72,8 @@ function writeHash() {
   if (state.train) p.set("train", "1");
   for (const [k] of numFlags) if (state[k] > 0) p.set(k, String(state[k]));
   p.set("tab", state.tab);
+  for (const k of state.open) p.append("open", k);
+  if (state.focus) p.set("focus", state.focus);
   history.replaceState(null, "", "#" + p.toString());
 }
 
@@ -74,6 +81,15 @@ function settings() {
   const st = { gpu: state.gpu, dtype: state.dtype, batch: state.batch, dims: state.dims, plan: state.plan, train: state.train };
   for (const [k] of textFlags) st[k] = state[k];
   for (const [k] of numFlags) st[k] = state[k];
+  return JSON.stringify(st);
+}
+
+// drawSettings are the settings with the graph's view; reveal names a
+// node to draw alone (draw opens the groups around it).
+function drawSettings(reveal) {
+  const st = JSON.parse(settings());
+  st.graph = { expand: state.open, focus: state.focus };
+  if (reveal) st.graph.reveal = reveal;
   return JSON.stringify(st);
 }
 
@@ -253,6 +269,8 @@ async function boot() {
   if (!state.gpu || !gpuByName[state.gpu]) state.gpu = gpuByName["A100-SXM4-80GB"] ? "A100-SXM4-80GB" : gpus[0].name;
   choices = await call("choices");
   if (!choices) return;
+  // Every --plan value, from the list the CLI checks the flag against.
+  $("#plans").innerHTML = (choices.plans || []).map((v) => `<label><input type="radio" name="plan" value="${esc(v)}"> ${esc(v)}</label>`).join("");
   const lists = { runtime: choices.runtimes.map((r) => r.name), optimizer: choices.optimizers, checkpoint: choices.checkpoints };
   for (const [k, sel] of textFlags) {
     const def = defaultOf(k);
@@ -378,7 +396,7 @@ function wireControls() {
   for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => { state.tab = b.dataset.tab; syncControls(); writeHash(); showTab(); });
   $("#file").addEventListener("change", async (e) => {
     const f = e.target.files[0];
-    if (f) openModel(f.name, f.name, new Uint8Array(await f.arrayBuffer()));
+    if (f) { newModelView(); openModel(f.name, f.name, new Uint8Array(await f.arrayBuffer())); }
     e.target.value = "";
   });
   const drop = $("#drop");
@@ -388,12 +406,23 @@ function wireControls() {
     e.preventDefault();
     drop.classList.remove("over");
     const f = e.dataTransfer.files[0];
-    if (f) openModel(f.name, f.name, new Uint8Array(await f.arrayBuffer()));
+    if (f) { newModelView(); openModel(f.name, f.name, new Uint8Array(await f.arrayBuffer())); }
   });
   $("#filter").addEventListener("input", renderNodes);
   $("#show-free").addEventListener("change", renderNodes);
   $("#fit").addEventListener("click", () => fitGraph());
+  wireGraphTools();
   window.addEventListener("hashchange", () => { readHash(); syncControls(); if (model) estimate(); });
+}
+
+// newModelView forgets the graph's open groups, focus and selection: they
+// name another model's nodes.
+function newModelView() {
+  state.open = [];
+  state.focus = "";
+  selected = null;
+  shownGroup = null;
+  $("#graph-focus").value = "";
 }
 
 // openModel hands the bytes to the wasm (kept there: changing a setting
@@ -648,23 +677,39 @@ function showNode(name) {
     ["read", bytes(n.bytes_read)], ["written", bytes(n.bytes_written)], ["intensity", n.arithmetic_intensity ? sig(n.arithmetic_intensity) + " FLOP/B" : "-"],
     ["params", si(n.params, "")], ["launches", count(n.launches)], ["energy", joules(n.energy_j)],
   ];
-  d.innerHTML = `<button class="close" title="close">×</button><h3>${esc(n.name)}</h3><table>${rows.map(([k, v]) => `<tr><td>${k}</td><td class="num">${esc(v)}</td></tr>`).join("")}</table>` +
+  shownGroup = null;
+  d.innerHTML = `<button class="close" title="close">×</button><h3>${esc(n.name)}</h3>` +
+    `<div class="acts"><button data-act="show" title="open the groups around it in the graph">show in graph</button><button data-act="focus" title="keep this node and its producers and consumers; fold the rest">focus on neighbourhood</button></div><table>${rows.map(([k, v]) => `<tr><td>${k}</td><td class="num">${esc(v)}</td></tr>`).join("")}</table>` +
     (n.note ? `<p>${esc(n.note)}</p>` : "") +
     ((n.fused_from || []).length ? `<b>Fused from ${n.fused_from.length} nodes</b><ul>${n.fused_from.map((f) => `<li>${esc(f)}</li>`).join("")}</ul>` : "") +
     `<b>Inputs</b><ul>${(n.inputs || []).map((x) => `<li>${shape(x)}</li>`).join("")}</ul><b>Outputs</b><ul>${(n.outputs || []).map((x) => `<li>${shape(x)}</li>`).join("")}</ul>`;
   d.hidden = false;
-  d.querySelector(".close").addEventListener("click", () => { d.hidden = true; selected = null; renderNodes(); });
+  d.querySelector(".close").addEventListener("click", () => { d.hidden = true; selected = null; renderNodes(); renderCrumbs(); });
+  d.querySelector('[data-act="show"]').addEventListener("click", () => reveal(name));
+  d.querySelector('[data-act="focus"]').addEventListener("click", () => { if (state.tab !== "graph") { state.tab = "graph"; syncControls(); } focusOn(name); });
+  if (state.tab === "graph") renderCrumbs();
   for (const g of document.querySelectorAll("#graph g.node")) g.classList.toggle("sel", g.id === "node:" + sanitizeID(name));
 }
 
-// showGroup shows a collapsed scope or fold of the graph (its tooltip,
-// written by viz, lists what it holds).
-function showGroup(title, text) {
+// showGroup shows a group of the graph (viz.Group): its name, what it
+// holds, and the control that opens or folds it again.
+function showGroup(grp) {
   const d = $("#detail");
   selected = null;
-  d.innerHTML = `<button class="close">×</button><h3>${esc(title)}</h3><pre style="white-space:pre-wrap">${esc(text)}</pre>`;
+  shownGroup = grp;
+  const isOpen = grp.key && state.open.includes(grp.key);
+  const kind = { scope: "scope", repeat: "identical blocks drawn as one", fold: "boxes folded away" }[grp.kind] || grp.kind;
+  d.innerHTML = `<button class="close">×</button><h3 data-group="${esc(grp.id)}">${esc(grp.name)}</h3>` +
+    `<p class="muted">${esc(kind)} · ${grouped(grp.members)} node${grp.members === 1 ? "" : "s"} · ${esc(grp.ops)}</p>` +
+    `<table><tr><td>time</td><td class="num">${secs(grp.time_s)} (${pct(grp.share)})</td></tr></table>` +
+    `<div class="acts">${grp.key ? (isOpen ? `<button data-act="close">collapse</button>` : `<button data-act="open">expand</button>`) : ""}</div>` +
+    `<b>Costliest members</b><ul>${(grp.costliest || []).map((n) => `<li><a href="#" data-name="${esc(n)}">${esc(n)}</a></li>`).join("")}</ul>`;
   d.hidden = false;
-  d.querySelector(".close").addEventListener("click", () => (d.hidden = true));
+  d.querySelector(".close").addEventListener("click", () => { d.hidden = true; shownGroup = null; renderCrumbs(); });
+  const act = d.querySelector(".acts button");
+  if (act) act.addEventListener("click", () => (act.dataset.act === "open" ? openGroup(grp) : (closeGroup(grp.key), showGroup(grp))));
+  for (const a of d.querySelectorAll("a[data-name]")) a.addEventListener("click", (e) => { e.preventDefault(); reveal(a.dataset.name); });
+  renderCrumbs();
 }
 
 // ---- graph: viz.DOT laid out by Graphviz (WebAssembly, vendored) ----
@@ -675,12 +720,25 @@ let view = null; // the graph's viewBox: {x, y, w, h, W, H}
 // "node:" + the sanitized node name.
 function sanitizeID(s) { return s === "" ? "_" : s.replace(/[^a-zA-Z0-9_\-./:]/g, "_"); }
 
-async function renderGraph() {
-  const key = "graph:" + settings();
+async function renderGraph(reveal) {
+  const key = "graph:" + drawSettings();
   const box = $("#graph");
-  if (box.dataset.key === key) return;
-  const views = await viewsFor();
-  if (!views || key !== "graph:" + settings()) return;
+  if (!reveal && box.dataset.key === key) return;
+  let views;
+  const gen = ++draws;
+  const t0 = performance.now();
+  if (reveal) {
+    // Draw opens the groups around the node; the page keeps them open.
+    views = await call("draw", drawSettings(reveal));
+    if (!views || gen !== draws) return;
+    state.open = views.expanded;
+    writeHash();
+    cache["views:" + drawSettings()] = Promise.resolve(views);
+  } else {
+    views = await viewsFor();
+    if (!views || gen !== draws || key !== "graph:" + drawSettings()) return;
+  }
+  timing.drawMs = performance.now() - t0;
   $("#graph-status").textContent = "laying out…";
   const t = performance.now();
   if (!graphviz) {
@@ -690,9 +748,13 @@ async function renderGraph() {
   let svg;
   try { svg = graphviz.dot(views.dot); } catch (e) { $("#graph-status").textContent = "Graphviz failed: " + e.message; return; }
   timing.graphMs = performance.now() - t;
+  groups = {};
+  for (const g of views.groups) groups[g.id] = g;
+  graphDepth = views.depth;
   box.innerHTML = svg.replace(/^[\s\S]*?(<svg)/, "$1");
-  box.dataset.key = key;
-  $("#graph-status").textContent = `laid out in ${timing.graphMs.toFixed(0)} ms`;
+  box.dataset.key = "graph:" + drawSettings();
+  box.dataset.boxes = String(views.groups.length);
+  $("#graph-status").textContent = `${views.groups.length} boxes, laid out in ${timing.graphMs.toFixed(0)} ms`;
   const el = box.querySelector("svg");
   el.removeAttribute("width"); el.removeAttribute("height");
   const vb = el.viewBox.baseVal;
@@ -704,16 +766,168 @@ async function renderGraph() {
   for (const g of el.querySelectorAll("g.node")) {
     g.addEventListener("click", () => {
       if (moved) return;
-      const id = g.id;
-      if (id.startsWith("node:")) {
-        const n = report.nodes.find((x) => "node:" + sanitizeID(x.name) === id);
-        if (n) return showNode(n.name);
-      }
-      const a = g.querySelector("a");
-      showGroup(g.querySelector("title")?.textContent || id, a ? a.getAttribute("xlink:title") || a.getAttribute("title") || "" : "");
+      const grp = groups[g.id];
+      if (!grp) return; // the legend, a graph input or output
+      if (grp.kind === "node") return showNode(grp.name);
+      openGroup(grp);
     });
   }
-  if (selected) showNode(selected);
+  if (selected) { showNode(selected); centerOn("node:" + sanitizeID(selected)); } else if (shownGroup) showGroup(shownGroup);
+  // The members of a group just opened, rather than the top of the graph.
+  const member = pendingCenter && views.groups.find((g) => under(g.kind === "node" ? g.name : g.path, pendingCenter));
+  if (member && !selected) centerOn(member.id);
+  pendingCenter = "";
+  renderCrumbs();
+  timing.expandMs = performance.now() - t0;
+  body.dataset.graph = String(++graphsDrawn);
+}
+
+let draws = 0, graphsDrawn = 0;
+let groups = {};       // the drawn boxes by SVG id (viz.Group)
+let graphDepth = 0;    // the depth scopes were collapsed to
+let shownGroup = null; // the group the panel shows
+let pendingCenter = ""; // the path of a group just opened: shown first
+
+// pathOf is the scope path an open key stands for.
+const pathOf = (k) => k.replace(/^repeat:/, "");
+// under says whether path p lies in scope q (or is q).
+const under = (p, q) => p === q || p.startsWith(q + "/");
+
+// openGroup draws a folded box's members, the rest as it was.
+function openGroup(grp) {
+  if (grp.key && !state.open.includes(grp.key)) state.open = state.open.concat(grp.key);
+  pendingCenter = grp.kind === "fold" ? grp.costliest[0] : grp.path;
+  selected = null;
+  showGroup(grp);
+  writeHash();
+  renderGraph();
+}
+
+// closeGroup folds an open group again, with whatever was opened in it.
+function closeGroup(key) {
+  const p = pathOf(key);
+  state.open = state.open.filter((k) => k !== key && !(p && !k.startsWith("fold:") && under(pathOf(k), p)));
+  writeHash();
+  renderGraph();
+}
+
+// showCrumb shows the scope path as it is down to p: whatever was opened
+// below p folds again; p itself stays open ("" is the whole model).
+function showCrumb(p) {
+  selected = null;
+  shownGroup = null;
+  $("#detail").hidden = true;
+  if (!p) state.open = [];
+  else {
+    state.open = state.open.filter((k) => k.startsWith("fold:") || !under(pathOf(k), p) || pathOf(k) === p);
+    const parts = p.split("/").filter(Boolean);
+    for (let i = Math.max(1, Math.min(graphDepth, parts.length)); i <= parts.length; i++) {
+      const q = "/" + parts.slice(0, i).join("/");
+      if (!state.open.includes(q)) state.open.push(q);
+    }
+    if (!state.open.includes("repeat:" + p)) state.open.push("repeat:" + p);
+  }
+  writeHash();
+  renderGraph();
+}
+
+// renderCrumbs shows the scope path of what the panel shows (a node or a
+// group), or of the group opened last; each crumb shows the graph open
+// down to that scope.
+function renderCrumbs() {
+  const nav = $("#crumbs");
+  let p = "";
+  if (selected) p = selected.includes("/") ? selected.slice(0, selected.lastIndexOf("/")) : "";
+  else if (shownGroup) p = shownGroup.path;
+  else if (state.open.length) p = pathOf(state.open[state.open.length - 1]);
+  if (p.startsWith("fold:")) p = "";
+  const parts = p.split("/").filter(Boolean);
+  let html = `<button data-p="" class="${parts.length ? "" : "here"}" title="fold every group again">whole model</button>`;
+  parts.forEach((c, i) => {
+    const q = "/" + parts.slice(0, i + 1).join("/");
+    html += `<span class="sep">›</span><button data-p="${esc(q)}" class="${i === parts.length - 1 ? "here" : ""}" title="${esc(q)}">${esc(c)}</button>`;
+  });
+  if (state.open.length) html += `<span class="chip muted">${state.open.length} open</span>`;
+  if (state.focus) html += `<span class="chip">focus: ${esc(state.focus.length > 60 ? state.focus.slice(0, 57) + "…" : state.focus)} <button data-clear="focus" title="clear the focus">×</button></span>`;
+  nav.innerHTML = html;
+  for (const b of nav.querySelectorAll("button[data-p]")) b.addEventListener("click", () => showCrumb(b.dataset.p));
+  const c = nav.querySelector("button[data-clear]");
+  if (c) c.addEventListener("click", () => setFocus(""));
+}
+
+function setFocus(re) {
+  state.focus = re;
+  $("#graph-focus").value = re;
+  writeHash();
+  renderGraph();
+}
+
+// neighbours are a node's producers and consumers in the report.
+function neighbours(n) {
+  const ins = new Set((n.inputs || []).map((x) => x.name)), outs = new Set((n.outputs || []).map((x) => x.name));
+  const out = [];
+  for (const m of report.nodes) {
+    if (m === n || isFree(m)) continue;
+    if ((m.outputs || []).some((x) => ins.has(x.name)) || (m.inputs || []).some((x) => outs.has(x.name))) out.push(m.name);
+  }
+  return out.slice(0, 24);
+}
+const reQuote = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+// focusOn keeps a node and its neighbours and folds the rest.
+function focusOn(name) {
+  const n = report.nodes.find((x) => x.name === name);
+  if (!n) return;
+  selected = name;
+  setFocus("^(" + [name, ...neighbours(n)].map(reQuote).join("|") + ")$");
+}
+
+// centerOn pans the graph to a box.
+function centerOn(id) {
+  const el = $("#graph svg"), g = el && document.getElementById(id);
+  if (!g || !view) return;
+  const bb = g.getBBox();
+  const m = /translate\(([-\d.]+)[ ,]+([-\d.]+)\)/.exec(el.querySelector("g.graph")?.getAttribute("transform") || "");
+  const tx = m ? +m[1] : 0, ty = m ? +m[2] : 0;
+  view.x = bb.x + tx + bb.width / 2 - view.w / 2;
+  view.y = bb.y + ty + bb.height / 2 - view.h / 2;
+  setView(el);
+}
+
+// wireGraphTools: search by name or op type, and the focus pattern.
+function wireGraphTools() {
+  const input = $("#graph-search"), list = $("#search-results");
+  input.addEventListener("input", () => {
+    const q = input.value.trim().toLowerCase();
+    if (!q || !report) { list.hidden = true; return; }
+    const hits = report.nodes.filter((n) => !isFree(n) && (n.name.toLowerCase().includes(q) || n.op_type.toLowerCase().includes(q)))
+      .sort((a, b) => b.time_s - a.time_s);
+    list.innerHTML = hits.slice(0, 30).map((n) => `<li data-name="${esc(n.name)}" title="${esc(n.name)}">${esc(n.name)} <span class="muted">${esc(n.op_type)} · ${secs(n.time_s)}</span></li>`).join("") +
+      (hits.length > 30 ? `<li class="muted">… ${hits.length - 30} more: type more of the name</li>` : "") + (hits.length ? "" : `<li class="muted">no node that runs a kernel matches</li>`);
+    list.hidden = false;
+    for (const li of list.querySelectorAll("li[data-name]")) li.addEventListener("click", () => reveal(li.dataset.name));
+  });
+  input.addEventListener("keydown", (e) => {
+    const first = list.querySelector("li[data-name]");
+    if (e.key === "Enter" && first) reveal(first.dataset.name);
+    if (e.key === "Escape") list.hidden = true;
+  });
+  $("#graph-focus").value = state.focus;
+  $("#graph-focus").addEventListener("change", (e) => {
+    const v = e.target.value.trim();
+    try { new RegExp(v); } catch { $("#graph-status").textContent = "focus: not a regular expression"; return; }
+    setFocus(v);
+  });
+}
+
+// reveal selects a node in the graph, opening the groups around it.
+function reveal(name) {
+  $("#search-results").hidden = true;
+  selected = name;
+  shownGroup = null;
+  showNode(name);
+  if (state.tab !== "graph") { state.tab = "graph"; syncControls(); }
+  renderGraph(name);
 }
 
 function setView(el) { el.setAttribute("viewBox", `${view.x} ${view.y} ${view.w} ${view.h}`); }
@@ -772,14 +986,20 @@ async function cached(kind, fn) {
   return v;
 }
 
-function viewsFor() { return cached("views", "draw"); }
+// viewsFor is draw's answer for the graph as the page shows it now
+// (with no roofline: the graph view is sent, see session.Draw).
+function viewsFor() {
+  const key = "views:" + drawSettings();
+  if (!(key in cache)) cache[key] = call("draw", drawSettings());
+  return cache[key].then((v) => { if (v === null) delete cache[key]; return v; });
+}
 
 // ---- roofline, drawn from viz.RoofOf's placements ----
 async function renderRoofline() {
   const box = $("#roofline");
   const key = "roof:" + settings();
   if (box.dataset.key === key) return;
-  const v = await viewsFor();
+  const v = await cached("roof", "draw");
   if (!v || key !== "roof:" + settings()) return;
   box.dataset.key = key;
   const rf = v.roofline;
