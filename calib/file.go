@@ -56,9 +56,11 @@ type fileCell struct {
 	Class string `yaml:"class"`
 	// Op is absent on the cells of every level but class×op and
 	// class×op×term: a file with no op cells reads as format 1 always did.
-	Op     string  `yaml:"op"`
-	Bound  string  `yaml:"bound"`
-	Size   string  `yaml:"size"`
+	Op    string `yaml:"op"`
+	Bound string `yaml:"bound"`
+	Size  string `yaml:"size"`
+	// Ridge is absent on every cell but a ridge cell.
+	Ridge  string  `yaml:"ridge"`
 	N      int     `yaml:"n"`
 	Factor float64 `yaml:"factor"`
 }
@@ -78,13 +80,17 @@ func (c *Calibration) Write(w io.Writer) error {
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
 	p("# onnxcost calibration: what measured calls taught the time model.\n")
 	p("# Each term of a kernel's time (compute, latency, memory) is multiplied by\n")
-	p("#   gpu_factor x class x class+op x class+op+term x class+term x class+term+size\n")
+	p("#   gpu_factor x class x class+op x class+op+term x class+term\n")
+	p("#   x class+term+size x class+term+ridge\n")
 	p("# (cells below; a missing cell is 1; op is the node's ONNX op type; the size\n")
 	p("# cells are interpolated over the term's time, never letting it fall as it\n")
-	p("# grows) on the GPU it was fitted on. gpu_factor is what that GPU's peaks and\n")
-	p("# clocks were off by (the mean of its classes), so on any other GPU it and the\n")
-	p("# size cells are dropped and the product of the other cells is raised to the\n")
-	p("# transfer weight: what was learned about kernels carries, in part.\n")
+	p("# grows; the ridge cells over the kernel's compute time / memory time, the\n")
+	p("# compute factor never rising and the memory factor never falling with it)\n")
+	p("# on the GPU it was fitted on. gpu_factor is what that GPU's peaks and\n")
+	p("# clocks were off by (the mean of its op types), so on any other GPU it, the\n")
+	p("# size and the ridge cells are dropped and the product of the other cells,\n")
+	p("# less a tenth either way (the scatter of a well-modelled kernel), is raised to\n")
+	p("# the transfer weight: what was learned about kernels carries, in part.\n")
 	p("format: %d\n", FormatVersion)
 	p("source:\n")
 	s := c.Source
@@ -110,14 +116,19 @@ func writeCells(p func(string, ...any), cells []Cell) {
 	}
 	p("cells:\n")
 	p("  # class; op type (absent: any); time term (bound) and size decade of the\n")
-	p("  # term's uncalibrated time (\"*\": any); n: rows whose time the cell touched;\n")
-	p("  # factor: relative to the level above\n")
+	p("  # term's uncalibrated time (\"*\": any); ridge (absent: any): the kernel's\n")
+	p("  # uncalibrated compute time over its memory time, the point the factor is\n")
+	p("  # anchored at; n: rows whose time the cell touched; factor: relative to the\n")
+	p("  # level above\n")
 	for _, cl := range cells {
-		op := ""
+		op, ridge := "", ""
 		if cl.Op != "*" {
 			op = "op: " + quote(cl.Op) + ", "
 		}
-		p("  - {class: %s, %sbound: %s, size: %s, n: %d, factor: %s}\n", quote(cl.Class), op, quote(cl.Bound), quote(cl.Size), cl.N, num(cl.Factor))
+		if isRidge(cl.Ridge) {
+			ridge = "ridge: " + quote(cl.Ridge) + ", "
+		}
+		p("  - {class: %s, %sbound: %s, size: %s, %sn: %d, factor: %s}\n", quote(cl.Class), op, quote(cl.Bound), quote(cl.Size), ridge, cl.N, num(cl.Factor))
 	}
 }
 
@@ -298,6 +309,12 @@ func cellsFromDoc(fc []fileCell) ([]Cell, error) {
 		if f.Op != "*" && f.Size != "*" {
 			return nil, fmt.Errorf("%s: size cells are per class and term, not per op (op %q with size %q)", at, f.Op, f.Size)
 		}
+		if f.Ridge == "" {
+			f.Ridge = "*"
+		}
+		if err := checkRidgeCell(f); err != nil {
+			return nil, fmt.Errorf("%s: %v", at, err)
+		}
 		if f.N < 0 {
 			return nil, fmt.Errorf("%s: n %d is negative", at, f.N)
 		}
@@ -314,6 +331,28 @@ func cellsFromDoc(fc []fileCell) ([]Cell, error) {
 	}
 	slices.SortStableFunc(cells, cellCompare)
 	return cells, nil
+}
+
+func isRidge(s string) bool { return ridgeRank(s) > 0 }
+
+// checkRidgeCell checks a cell's ridge: "*", or a bucket on a
+// class×term cell of the compute or memory term (ridgeTerm: the rule
+// that keeps a calibrated term monotone knows no other term, op or size).
+func checkRidgeCell(f fileCell) error {
+	if f.Ridge == "*" {
+		return nil
+	}
+	if !isRidge(f.Ridge) {
+		names := make([]string, len(ridgeBuckets))
+		for i, b := range ridgeBuckets {
+			names[i] = b.name
+		}
+		return fmt.Errorf("unknown ridge %q (want \"*\" or one of %s)", f.Ridge, strings.Join(names, ", "))
+	}
+	if f.Op != "*" || f.Size != "*" || !ridgeTerm(f.Bound) {
+		return fmt.Errorf("a ridge cell is per class and the compute or memory term, with op and size \"*\" (ridge %q, bound %q)", f.Ridge, f.Bound)
+	}
+	return nil
 }
 
 func sizeNames() string {

@@ -78,7 +78,8 @@ func halves(rows []calib.Row) (fit, held []calib.Row) {
 // max(C + L, M).
 func calibrated(r calib.Row, a *calib.Applied) float64 {
 	n := r.Report.Nodes[0]
-	f := func(term string, s float64) float64 { return s * a.TermFactor(n.KernelClass, n.OpType, term, s) }
+	terms := [3]float64{n.ComputeS, n.LatencyS, n.MemoryS}
+	f := func(term string, s float64) float64 { return s * a.TermFactor(n.KernelClass, n.OpType, term, terms) }
 	return r.Report.Totals.TimeS - max(n.ComputeS+n.LatencyS, n.MemoryS) + max(f("compute", n.ComputeS)+f("latency", n.LatencyS), f("memory", n.MemoryS))
 }
 

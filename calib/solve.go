@@ -34,6 +34,9 @@ func descend(frs []fitRow, px *paramIndex, train []bool, theta []float64, mono b
 		if step == nil {
 			break
 		}
+		if mono {
+			px.tieSteps(theta, step)
+		}
 		next, nobj, ok := lineSearch(frs, px, train, theta, step, obj, mono)
 		if !ok {
 			break
@@ -143,6 +146,7 @@ func huberWeight(e float64) float64 {
 // class's offset, g + a_k − G. This changes no prediction on the fitted
 // GPU, but it decides what transfers: only the cells do.
 func assemble(frs []fitRow, px *paramIndex, theta []float64, src Source) *Calibration {
+	theta = px.project(theta)
 	n := touchCounts(frs, len(theta))
 	g := centre(frs, theta)
 	cal := &Calibration{Source: src, GPUFactor: clampRound(math.Exp(g)), Transfer: DefaultTransfer}
@@ -236,6 +240,13 @@ func touchCounts(frs []fitRow, np int) []int {
 				for _, b := range termBuckets(t.s) {
 					if t.size[b] >= 0 {
 						touched[t.size[b]] = true
+					}
+				}
+				if k.hasRidge && ridgeTerm(t.name) {
+					for _, b := range ridgeBucketsAt(k.ridge) {
+						if t.ridge[b] >= 0 {
+							touched[t.ridge[b]] = true
+						}
 					}
 				}
 			}
@@ -335,4 +346,141 @@ func round4(x float64) float64 {
 // clampRound rounds a factor into the range a file may hold.
 func clampRound(f float64) float64 {
 	return round4(max(1.0/maxFactor, min(maxFactor, f)))
+}
+
+// tieSteps makes a monotone rule's clamped cells move with the cell they
+// are clamped to. Gauss–Newton sees a clamped cell's value through the
+// cell before it, so it steps that one alone; the clamped cell, left
+// behind, comes unclamped at its old value and the step's prediction
+// fails (a lone 2× row stalled at 1.85×). Moving it by its anchor's
+// step keeps the rule's linearisation exact along the step.
+func (px *paramIndex) tieSteps(theta, step []float64) {
+	for _, ch := range px.chains {
+		anchor := make([]int, len(ch.params)) // the parameter each cell moves with, -1: none
+		vals := make([]float64, len(ch.params))
+		prev := -1
+		for i, p := range ch.params {
+			anchor[i] = p
+			raw := 0.0
+			if p >= 0 {
+				raw = theta[p]
+			} else if ch.ridge {
+				continue // absent ridge cells take no part
+			}
+			vals[i] = raw
+			if prev >= 0 {
+				lo, hi := ch.bounds(vals[prev], prev, i)
+				if raw >= hi || raw < lo {
+					anchor[i], vals[i] = anchor[prev], min(hi, max(lo, raw))
+				}
+			}
+			prev = i
+		}
+		for i, p := range ch.params {
+			if p >= 0 && anchor[i] != p {
+				step[p] = 0
+				if anchor[i] >= 0 {
+					step[p] = step[anchor[i]]
+				}
+			}
+		}
+	}
+}
+
+// project is theta with each size and ridge cell at the value its rule
+// gives it: the rules are idempotent on such values, so nothing priced
+// changes, but a file then shows the factors that apply, not a fit's raw
+// value that the rule clamps.
+func (px *paramIndex) project(theta []float64) []float64 {
+	out := slices.Clone(theta)
+	for _, ch := range px.chains {
+		prev := -1
+		for i, p := range ch.params {
+			if p < 0 && ch.ridge {
+				continue
+			}
+			v := 0.0
+			if p >= 0 {
+				v = out[p]
+			}
+			if prev >= 0 {
+				pv := 0.0
+				if ch.params[prev] >= 0 {
+					pv = out[ch.params[prev]]
+				} else {
+					pv = ch.missing[prev]
+				}
+				lo, hi := ch.bounds(pv, prev, i)
+				v = min(hi, max(lo, v))
+			}
+			if p >= 0 {
+				out[p] = v
+			} else {
+				ch.missing[i] = v
+			}
+			prev = i
+		}
+	}
+	return out
+}
+
+// monoChain is one class×term's size or ridge cells in bucket order
+// (-1 where the rows made none), as a monotone rule chains them.
+type monoChain struct {
+	params []int
+	ridge  bool
+	memory bool
+	// missing holds, during project, the rule's value at a size bucket
+	// with no cell (its raw value is 0, and it bounds the next bucket).
+	missing []float64
+}
+
+// bounds is the range the rule allows cell i given cell prev's value v.
+func (ch monoChain) bounds(v float64, prev, i int) (lo, hi float64) {
+	if !ch.ridge {
+		return v + minSizeSlope*math.Ln10*float64(i-prev), v
+	}
+	step := maxRidgeSlope * (ridgeCentre(i) - ridgeCentre(prev))
+	if ch.memory {
+		return v, v + step
+	}
+	return v - step, v
+}
+
+// monoChains lists the chains of px's cells.
+func monoChains(px *paramIndex) []monoChain {
+	type key struct {
+		class, term string
+		ridge       bool
+	}
+	byKey := map[key]*monoChain{}
+	var keys []key
+	for j, c := range px.cells {
+		var k key
+		var b int
+		switch {
+		case isRidge(c.Ridge):
+			k, b = key{c.Class, c.Bound, true}, ridgeRank(c.Ridge)-1
+		case sizeRank(c.Size) > 0:
+			k, b = key{c.Class, c.Bound, false}, sizeRank(c.Size)-1
+		default:
+			continue
+		}
+		ch := byKey[k]
+		if ch == nil {
+			n := nSize
+			if k.ridge {
+				n = nRidge
+			}
+			ch = &monoChain{params: slices.Repeat([]int{-1}, n), ridge: k.ridge, memory: k.term == "memory", missing: make([]float64, n)}
+			byKey[k] = ch
+			keys = append(keys, k)
+		}
+		ch.params[b] = j
+	}
+	out := make([]monoChain, len(keys))
+	for i, k := range keys {
+		out[i] = *byKey[k]
+	}
+	return out
 }

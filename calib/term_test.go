@@ -3,6 +3,7 @@ package calib
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -28,7 +29,7 @@ func TestTermFactorKeepsTermsMonotone(t *testing.T) {
 	a := c.For(gpu)
 	prevT, prevF := 0.0, 0.0
 	for x := 1e-7; x < 1; x *= 1.05 {
-		f := a.TermFactor("gemm", "MatMul", "compute", x)
+		f := a.TermFactor("gemm", "MatMul", "compute", only("compute", x))
 		if x*f < prevT*(1-1e-12) {
 			t.Fatalf("term %g s calibrates to %g s, below %g s for a smaller term", x, x*f, prevT)
 		}
@@ -38,10 +39,71 @@ func TestTermFactorKeepsTermsMonotone(t *testing.T) {
 		prevT, prevF = x*f, f
 	}
 	// At a decade's centre the factor is the (capped) cell's.
-	if f := a.TermFactor("gemm", "MatMul", "compute", math.Sqrt(1e-6*1e-5)); math.Abs(f-0.05) > 1e-9 {
+	if f := a.TermFactor("gemm", "MatMul", "compute", only("compute", math.Sqrt(1e-6*1e-5))); math.Abs(f-0.05) > 1e-9 {
 		t.Errorf("factor at 3.16 µs = %g, want the under-10us cell's 0.05", f)
 	}
-	if f := a.TermFactor("gemm", "MatMul", "memory", 1e-3); f != 1 {
+	if f := a.TermFactor("gemm", "MatMul", "memory", only("memory", 1e-3)); f != 1 {
 		t.Errorf("a term with no cells gets %g, want 1", f)
+	}
+}
+
+// only is a kernel's terms with one term set: no ridge position, so
+// only the size cells vary with s.
+func only(term string, s float64) [3]float64 {
+	var t [3]float64
+	t[slices.Index(termNames[:], term)] = s
+	return t
+}
+
+// The ridge cells, however wild, never let a calibrated term fall as
+// either side of the kernel grows: more FLOPs or more bytes is never a
+// faster kernel.
+func TestRidgeCellsKeepTermsMonotone(t *testing.T) {
+	gpu := mustGPU(t, "A100-SXM4-80GB")
+	var b strings.Builder
+	fmt.Fprintf(&b, "format: 1\nsource: {gpu: %q, family: %q, measurements: \"t\", rows: 1, date: \"\", driver: \"\", runtime: \"\"}\n", gpu.Name, Family(gpu))
+	b.WriteString("fit: {gpu_factor: 1, median_abs_err_before: 0, median_abs_err_after: 0}\ntransfer: {same_family: 0.25, other_family: 0.25}\ncells:\n")
+	for _, term := range []string{"compute", "memory"} {
+		for i, rb := range ridgeBuckets {
+			if i == 2 {
+				continue // an absent cell between present ones
+			}
+			fmt.Fprintf(&b, "  - {class: \"gemm\", bound: %q, size: \"*\", ridge: %q, n: 1, factor: %g}\n", term, rb.name, []float64{0.5, 20, 1, 0.1, 15}[i])
+		}
+	}
+	// A latency factor 40-160× the compute factor: the case a ridge
+	// factor on latency, or keyed by compute + latency, would break.
+	b.WriteString("  - {class: \"gemm\", bound: \"latency\", size: \"*\", n: 1, factor: 20}\n")
+	b.WriteString("bands: []\n")
+	c, err := Parse("t.yaml", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := c.For(gpu)
+	body := func(ts [3]float64) float64 {
+		f := func(i int) float64 { return ts[i] * a.TermFactor("gemm", "MatMul", termNames[i], ts) }
+		return max(f(0)+f(1), f(2))
+	}
+	for cs := 1e-7; cs < 1e-1; cs *= 1.5 {
+		for ms := 1e-7; ms < 1e-1; ms *= 1.5 {
+			for _, ls := range []float64{0, 1e-6, 1e-4} {
+				ts := [3]float64{cs, ls, ms}
+				b0 := body(ts)
+				for i := range ts {
+					grown := ts
+					grown[i] = max(1e-7, ts[i]*1.5)
+					if b1 := body(grown); b1 < b0*(1-1e-12) {
+						t.Fatalf("%s %g -> %g s (terms %v): body %g -> %g s", termNames[i], ts[i], grown[i], ts, b0, b1)
+					}
+				}
+			}
+		}
+	}
+	// Far on the compute side the compute factor is the first cell's
+	// (0.5) less the most the rule lets it fall over the four octaves to
+	// the last centre: 0.5 · 2^(−4·maxRidgeSlope) = 0.125, not the 15
+	// written there.
+	if f := a.TermFactor("gemm", "MatMul", "compute", [3]float64{1e-3, 0, 1e-6}); math.Abs(f-0.125) > 1e-9 {
+		t.Errorf("compute factor far on the compute side %g, want 0.125", f)
 	}
 }

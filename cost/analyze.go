@@ -58,10 +58,10 @@ type KernelCalibration interface {
 	// "compute", "latency" or "memory" (perf.KernelTime's), class the
 	// kernel's (report.NodeCost.KernelClass), op the node's op type
 	// (report.NodeCost.OpType: kernels of one class run different
-	// code), termS the term's uncalibrated seconds. termS × TermFactor
-	// never falls as termS grows, so a calibrated time still grows with
-	// batch.
-	TermFactor(class, op, term string, termS float64) float64
+	// code), terms the kernel's uncalibrated compute, latency and
+	// memory seconds. A term × TermFactor never falls as any term grows,
+	// so a calibrated time still grows with batch.
+	TermFactor(class, op, term string, terms [3]float64) float64
 	// Describe is one line for the report: which calibration, fitted on
 	// what, applied how.
 	Describe() string
@@ -449,6 +449,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 			InputK: est.InputK, ElemBytes: a.elemBytes(n),
 			Rows: est.Rows, RowLen: est.RowLen, RowPasses: est.RowPasses,
 			WinogradFused: est.WinogradFused, DequantFLOPs: est.DequantFLOPs,
+			Indexed:  est.Indexed,
 			Resident: true, DRAMBytes: a.dramBytes(n, est),
 		}
 		if est.Class == perf.ClassRNN {
@@ -463,9 +464,9 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		}
 		pk := a.underControl(k)
 		if c := a.opt.Calibration; c != nil {
-			cl, op := string(est.Class), n.OpType
-			pk = pk.Calibrated(a.gpu, k, c.TermFactor(cl, op, "compute", pk.ComputeS), c.TermFactor(cl, op, "latency", pk.LatencyS),
-				c.TermFactor(cl, op, "memory", pk.MemoryS), a.opt.Power.CapW)
+			cl, op, ts := string(est.Class), n.OpType, [3]float64{pk.ComputeS, pk.LatencyS, pk.MemoryS}
+			pk = pk.Calibrated(a.gpu, k, c.TermFactor(cl, op, "compute", ts), c.TermFactor(cl, op, "latency", ts),
+				c.TermFactor(cl, op, "memory", ts), a.opt.Power.CapW)
 		}
 		kt := pk.KernelTime
 		agg = aggregate{ComputeS: kt.ComputeS, LatencyS: kt.LatencyS, MemoryS: kt.MemoryS, LaunchS: kt.LaunchS, TimeS: kt.TimeS}
@@ -474,6 +475,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		if est.Class.GEMMLike() {
 			agg.GEMMTimeS = agg.TimeS
 		}
+		a.layoutKernels(nc, n, &est, prec, &agg)
 		// The all-reduce after a row-parallel GEMM: on the critical path.
 		if split && needsAllReduce(n) {
 			c := a.tp.allReduceTime(a.outBytes(n))

@@ -60,6 +60,8 @@ type NodeEstimate struct {
 	// DequantFLOPs is the weight dequantization inside FLOPs
 	// (perf.Kernel.DequantFLOPs).
 	DequantFLOPs float64
+	// Indexed is the indexed-copy view of a Gather (perf.Kernel.Indexed).
+	Indexed perf.IndexedCopy
 	// Note explains an approximation; it is shown in the report.
 	Note string
 	// View marks a node that launches no kernel (a view or metadata op).

@@ -129,7 +129,28 @@ func gatherRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		c.readOne(in, &e)
 	}
 	c.Write(n, &e)
+	if n.OpType == "Gather" {
+		e.Indexed = indexedCopy(n, c)
+	}
 	return e, nil
+}
+
+// indexedCopy is a Gather's view as an indexed copy (perf.IndexedCopy):
+// numel(indices) slices of numel(output)/numel(indices) elements, which
+// PyTorch copies with index_select's kernels (an embedding lookup,
+// index_select on any axis). Left out: a scalar index (PyTorch's x[:, i],
+// which exports to one, is a view: select) and integer data (shape
+// arithmetic, which PyTorch does on the host).
+func indexedCopy(n *ir.Node, c *RuleCtx) perf.IndexedCopy {
+	data, idx := n.In(0), n.In(1)
+	if data == nil || !data.DType.IsFloat() || idx == nil || idx.Shape.Rank() < 1 {
+		return perf.IndexedCopy{}
+	}
+	ni, out := c.Numel(idx), c.Numel(n.Out(0))
+	if !(ni >= 1) || !(out >= ni) {
+		return perf.IndexedCopy{}
+	}
+	return perf.IndexedCopy{Indices: clampInt(ni), SliceElems: clampInt(out / ni)}
 }
 
 // scatterRule: out-of-place: data copied to the output, then updates

@@ -36,6 +36,13 @@ type GPU struct {
 	// model then scales compute peaks by SustainedClockMHz/BoostClockMHz
 	// instead of estimating the clock from TDP and SM count.
 	SustainedClockMHz float64 `json:"sustained_clock_mhz,omitempty"`
+	// ClockPowerW is the board power per SM per GHz of boost clock,
+	// W/(SM·GHz), that dense compute needs to hold the boost clock on this
+	// board, where its process differs from the parts the time model's
+	// default (perf Params.FullClockPower) was set on (12 nm Turing, 8 nm
+	// GA102); 0 = that default. It sets the clock a power-limited board
+	// sustains and the dynamic power the power-cap model charges.
+	ClockPowerW float64 `json:"clock_power_w,omitempty"`
 
 	// Peak is the dense peak rate per precision; a missing key means the
 	// GPU has no such path (e.g. no fp8 before Hopper/Ada).

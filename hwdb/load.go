@@ -64,6 +64,8 @@ func buildFigures() map[string]figure {
 		ptr: func(g *GPU) *float64 { return &g.BoostClockMHz }})
 	add([]string{"sustained_clock_mhz"}, []float64{1}, figure{json: "sustained_clock_mhz", sourced: true,
 		ptr: func(g *GPU) *float64 { return &g.SustainedClockMHz }})
+	add([]string{"clock_power_w"}, []float64{1}, figure{json: "clock_power_w", sourced: true,
+		ptr: func(g *GPU) *float64 { return &g.ClockPowerW }})
 	add([]string{"mem_gib", "mem_bytes"}, []float64{gib, 1}, figure{json: "mem_bytes", required: true, sourced: true,
 		ptr: func(g *GPU) *float64 { return &g.MemBytes }})
 	add([]string{"cuda_mem_gib", "cuda_mem_bytes"}, []float64{gib, 1}, figure{json: "cuda_mem_bytes", sourced: true,
@@ -630,7 +632,7 @@ func merge(g *GPU, e *entry, opt parseOptions) {
 // canonicalSpelling returns the one figures key for a JSON name, so merge
 // copies each figure once although it has two spellings.
 func canonicalSpelling(json string) string {
-	for _, k := range []string{"year", "sms", "base_clock_mhz", "boost_clock_mhz", "sustained_clock_mhz", "mem_gib",
+	for _, k := range []string{"year", "sms", "base_clock_mhz", "boost_clock_mhz", "sustained_clock_mhz", "clock_power_w", "mem_gib",
 		"cuda_mem_gib", "mem_bw_gbps", "l2_mib", "l2_bw_gbps", "tdp_w", "idle_w", "launch_us", "min_power_w", "max_power_w",
 		"min_sm_clock_mhz", "mem_clock_mhz", "nvlink_gen", "nvlink_gbps", "nvlink_domain", "pcie_gen", "pcie_gbps"} {
 		if figures[k].json == json {

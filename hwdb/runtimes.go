@@ -44,6 +44,32 @@ type Runtime struct {
 	ModuleS float64 `json:"module_s,omitempty"`
 	// CallS is the fixed cost of one call: enqueue, synchronize, wrapper.
 	CallS float64 `json:"call_s"`
+	// AutogradS is the host time an eager framework's autograd engine
+	// adds per backward node of a training step (its bookkeeping, the
+	// node's apply, the gradient's buffer), on top of DispatchS per
+	// kernel the node launches; 0 issues backward kernels at DispatchS
+	// like the forward's bare ops (a compiled backward).
+	AutogradS float64 `json:"autograd_s,omitempty"`
+	// OptimParamS is the host time an eager optimizer step spends per
+	// parameter tensor outside its kernels (the Python loops of
+	// zero_grad, the gradient scaler and the optimizer's state lookup).
+	OptimParamS float64 `json:"optim_param_s,omitempty"`
+	// CudnnS is the host time a cuDNN convolution call costs beyond a
+	// bare op (the v8 API's plan lookup and graph execution), charged to
+	// each gradient convolution an eager backward issues; the forward's
+	// is inside ModuleS, which was fitted on models with convolutions.
+	CudnnS float64 `json:"cudnn_s,omitempty"`
+	// ConvLayoutKernels is the number of layout-conversion kernels that
+	// run around each convolution on a half-precision tensor-core path:
+	// a runtime that hands cuDNN channels-first (NCHW) tensors gets its
+	// NHWC tensor-core kernels preceded by transposes of the input and
+	// the filter. 0 for a runtime that picks its own layouts.
+	ConvLayoutKernels float64 `json:"conv_layout_kernels,omitempty"`
+	// ConvSplitK is 1 when the runtime's forward convolutions may split
+	// their K loop over CTAs: TensorRT times every tactic it has for a
+	// layer and keeps the fastest, while cuDNN's forward algorithms, which
+	// the frameworks call, never split K (cost/perf splitsK).
+	ConvSplitK float64 `json:"conv_split_k,omitempty"`
 
 	// ContextBytes is the CUDA context (driver, loaded kernels);
 	// WorkspaceBytes the library handles and workspaces. Their sum is the
@@ -122,6 +148,11 @@ var rtFigures = func() map[string]rtFigure {
 	add("dispatch_us", "dispatch_s", usec, 10000, true, func(r *Runtime) *float64 { return &r.DispatchS })
 	add("module_us", "module_s", usec, 10000, true, func(r *Runtime) *float64 { return &r.ModuleS })
 	add("call_us", "call_s", usec, 100000, true, func(r *Runtime) *float64 { return &r.CallS })
+	add("autograd_us", "autograd_s", usec, 10000, true, func(r *Runtime) *float64 { return &r.AutogradS })
+	add("optim_param_us", "optim_param_s", usec, 10000, true, func(r *Runtime) *float64 { return &r.OptimParamS })
+	add("cudnn_us", "cudnn_s", usec, 10000, true, func(r *Runtime) *float64 { return &r.CudnnS })
+	add("conv_layout_kernels", "conv_layout_kernels", 1, 4, true, func(r *Runtime) *float64 { return &r.ConvLayoutKernels })
+	add("conv_split_k", "conv_split_k", 1, 1, true, func(r *Runtime) *float64 { return &r.ConvSplitK })
 	add("context_mib", "context_bytes", mib, 16384, false, func(r *Runtime) *float64 { return &r.ContextBytes })
 	add("workspace_mib", "workspace_bytes", mib, 16384, true, func(r *Runtime) *float64 { return &r.WorkspaceBytes })
 	return m

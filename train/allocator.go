@@ -56,10 +56,13 @@ type allocBlock struct {
 // cachingAllocator is the simulated allocator.
 type cachingAllocator struct {
 	reserved, peak float64
-	// limit is the device memory the reserve may take (the GPU's memory
-	// less the CUDA context); 0 is none.
+	// limit is the device memory the reserve may take (what CUDA reports
+	// as the GPU's total, less the CUDA context); 0 is none.
 	limit float64
-	segs  int
+	// full records that a cudaMalloc would have failed: the reserve met
+	// the limit and cached segments were released to go on.
+	full bool
+	segs int
 	// freeBlocks per pool (0 small, 1 large), sorted by size, then
 	// segment and offset, as the allocator's block sets are.
 	freeBlocks [2][]*allocBlock
@@ -129,6 +132,7 @@ func (c *cachingAllocator) malloc(bytes float64) *allocBlock {
 	} else {
 		seg := allocSegmentSize(size)
 		if c.limit > 0 && c.reserved+seg > c.limit {
+			c.full = true
 			c.releaseCached()
 		}
 		c.reserved += seg
@@ -208,8 +212,9 @@ type memAlloc struct {
 // with it in place, which is the steady state a training loop reports.
 // Within a step a tensor freed at t (to = t-1) is back in the cache
 // before the allocations of t, and allocations at one step are made in
-// the timeline's order.
-func allocatorReserve(persist, lazy []float64, allocs []memAlloc, T int, limit float64) float64 {
+// the timeline's order. full reports that the device ran full (cached
+// segments were released and the request retried) at some point.
+func allocatorReserve(persist, lazy []float64, allocs []memAlloc, T int, limit float64) (peak float64, full bool) {
 	c := cachingAllocator{limit: limit}
 	for _, b := range persist {
 		if b > 0 {
@@ -246,5 +251,5 @@ func allocatorReserve(persist, lazy []float64, allocs []memAlloc, T int, limit f
 			c.release(blocks[i])
 		}
 	}
-	return c.peak
+	return c.peak, c.full
 }

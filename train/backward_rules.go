@@ -99,6 +99,11 @@ func batchNormBackward(b *bwCtx) backwardPlan {
 		x := b.n.In(0)
 		p.Forward = append(p.Forward, bwKernel{Name: "bn-batch-stats", Class: perf.ClassReduction, FLOPs: 3 * b.numel(x),
 			BytesRead: b.bytes(x), Launches: 1})
+		// torch.nn.BatchNorm2d in training mode also counts its
+		// batches, num_batches_tracked.add_(1) (torch/nn/modules/
+		// batchnorm.py, _BatchNorm.forward): one launch on an int64.
+		p.Forward = append(p.Forward, bwKernel{Name: "bn-count", Class: perf.ClassElementwise, FLOPs: 1,
+			BytesRead: 8, BytesWritten: 8, Launches: 1})
 	}
 	return p
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/ir"
 )
 
 // backwardAllReduces adds, under tensor parallelism, the backward
@@ -30,19 +31,41 @@ func (s *step) backwardAllReduces() {
 	}
 }
 
+// autogradNodes counts the autograd nodes node n adds to the backward:
+// its own when a gradient flows through it (a kernel-less one too: an
+// add's or a view's backward is still a node the engine runs), and an
+// AccumulateGrad for each trainable weight it is the first to read
+// (torch/csrc/autograd/functions/accumulate_grad.h: one per leaf).
+func (s *step) autogradNodes(n *ir.Node) float64 {
+	var c float64
+	for _, in := range n.Inputs {
+		if s.needGrad(in) {
+			c = 1
+			break
+		}
+	}
+	if s.leaf == nil {
+		s.leaf = map[*ir.Value]bool{}
+	}
+	for _, in := range n.Inputs {
+		if in != nil && in.IsInitializer && s.needGrad(in) && !s.leaf[in] {
+			s.leaf[in] = true
+			c++
+		}
+	}
+	return c
+}
+
 // dispatchStep prices the training step under the runtime profile's host
-// dispatch (cost.PipelineTime): the host issues every kernel of
-// the step in order, dispatch seconds each (PyTorch eager: the forward's
-// ops from Python, the backward's from autograd's engine, taken at the
-// same per-kernel cost), while the device runs them. The sequence is the
-// forward (each node with its training-only work), the loss head, the
-// recompute of checkpointed nodes, the backward in reverse node order,
-// repeated for each micro-batch, then the gradient adds and the optimizer.
-// When the host's issue is slower than the device, the device waits:
-// Train.HostWaitS, added to the step. A profile with no dispatch (a CUDA
-// graph replay of the step) leaves the step as the device sum.
+// dispatch: the host issues every kernel of the step in order while the
+// device runs them (the pipeline of cost.PipelineTime, entry by entry
+// with each entry's own host cost, stepHost), and where the host is
+// slower the device waits: Train.HostWaitS, added to the step. The
+// sequence (stepSequence) is kept on Train.Dispatch for the trace. A
+// profile with no dispatch (a CUDA graph replay of the step) leaves the
+// step as the device sum.
 func (s *step) dispatchStep() {
-	rep, tr, ck, params := s.rep, s.tr, s.ck, len(s.trainable)
+	rep, tr := s.rep, s.tr
 	rt := s.f.Runtime()
 	ri := rep.Runtime
 	if ri != nil {
@@ -57,67 +80,9 @@ func (s *step) dispatchStep() {
 		}
 		return
 	}
-	var seq []report.NodeCost
-	// name is the forward node's (its module scope prices the Python
-	// around it: report.NodeDispatchS); the backward's kernels are issued
-	// by autograd's engine, with no module code between them.
-	kn := func(name string, timeS, launches float64) {
-		if timeS > 0 || launches > 0 {
-			seq = append(seq, report.NodeCost{Name: name, TimeS: timeS, Launches: launches})
-		}
-	}
-	k := func(timeS, launches float64) { kn("", timeS, launches) }
-	var fwdNodes, bwdNodes, recNodes float64
-	for i := range rep.Nodes {
-		n := &rep.Nodes[i]
-		extra := 0.0
-		if n.Backward != nil {
-			extra = n.Backward.ForwardExtraS
-		}
-		fwdNodes += n.TimeS + extra
-		if ck.recomputed(i) {
-			recNodes += n.TimeS + extra
-		}
-		if n.Backward != nil {
-			bwdNodes += n.Backward.TimeS
-		}
-	}
-	micro := func() {
-		for i := range rep.Nodes {
-			n := &rep.Nodes[i]
-			l := n.Launches
-			if n.Backward != nil && n.Backward.ForwardExtraS > 0 && l <= 0 {
-				l = 1
-			}
-			extra := 0.0
-			if n.Backward != nil {
-				extra = n.Backward.ForwardExtraS
-			}
-			kn(n.Name, n.TimeS+extra, l)
-		}
-		k(tr.ForwardTimeS-fwdNodes, 1) // the loss head's forward, if any
-		for i := range rep.Nodes {
-			if n := &rep.Nodes[i]; ck.recomputed(i) {
-				k(n.TimeS, n.Launches)
-			}
-		}
-		k(tr.RecomputeTimeS-recNodes, 0)
-		k(tr.BackwardTimeS-bwdNodes, 1) // the loss head's backward
-		for i := len(rep.Nodes) - 1; i >= 0; i-- {
-			if b := rep.Nodes[i].Backward; b != nil {
-				k(b.TimeS, b.Launches)
-			}
-		}
-	}
-	for m := 0; m < tr.GradAccum; m++ {
-		micro()
-		if m > 0 {
-			k(tr.AccumulateTimeS/float64(tr.GradAccum-1), float64(params))
-		}
-	}
-	k(tr.GradAllReduceExposedS, 0) // NCCL's wait, issued with the backward
-	k(tr.OptimizerTimeS, tr.OptimizerLaunches)
-	finish, issue, _ := cost.PipelineTime(seq, rt.DispatchS, rt.ModuleS)
+	seq := s.stepSequence(stepHost{dispatch: rt.DispatchS, module: rt.ModuleS, autograd: rt.AutogradS, param: rt.OptimParamS, cudnn: rt.CudnnS})
+	tr.Dispatch = seq
+	finish, issue := TrainPipeline(seq, rt.CallS)
 	host := rt.CallS + issue
 	step := cost.SteadyTime(finish, host)
 	if step > device {
@@ -125,17 +90,171 @@ func (s *step) dispatchStep() {
 		tr.StepTimeS = step
 	}
 	if ri != nil {
-		ri.DeviceS, ri.HostS, ri.HostBound = device, host, host > finish
+		// runtime.host_s is the host's work; issue also holds its wait
+		// for the device at a sync.
+		work := rt.CallS
+		for _, e := range seq {
+			work += e.HostS
+			if e.Sync {
+				work += rt.CallS
+			}
+		}
+		ri.DeviceS, ri.HostS, ri.HostBound = device, work, host > finish
 		ri.LatencyS = rt.CallS + finish
-		ri.Notes = append(ri.Notes, fmt.Sprintf("training step: the host issues its %.0f kernels (forward, backward, optimizer) in %s vs the device's %s; the device waits %s (train.host_wait_s)",
-			launchesOf(seq), cost.USText(issue), cost.USText(device), cost.USText(tr.HostWaitS)))
+		ri.Notes = append(ri.Notes, fmt.Sprintf("training step: the host issues its %.0f kernels (forward %s, backward %s at %s per autograd node, optimizer %s) in %s vs the device's %s; the device waits %s (train.host_wait_s)",
+			launchesOf(seq), cost.USText(hostOf(seq, "forward")), cost.USText(hostOf(seq, "backward")), cost.USText(rt.AutogradS),
+			cost.USText(hostOf(seq, "optimizer")), cost.USText(work-rt.CallS), cost.USText(device), cost.USText(tr.HostWaitS)))
 	}
 }
 
-func launchesOf(seq []report.NodeCost) float64 {
+// stepHost are the host costs of an eager step (hwdb.Runtime): per
+// kernel of a bare op, per module call, per autograd node, per parameter
+// tensor of the optimizer's Python loops, per backward cuDNN call.
+type stepHost struct{ dispatch, module, autograd, param, cudnn float64 }
+
+// stepSequence is the step's host issue in order: the forward (each node
+// with its training-only work: batch statistics, masks, autocast's weight
+// casts, issued from inside the op at a bare op's dispatch), the loss
+// head and the loss scaling, the recompute of checkpointed nodes, the
+// backward in reverse node order (autograd's engine: one autograd node
+// per backward, per weight cast, each kernel at a bare op's dispatch),
+// repeated for each micro-batch, then the gradient adds, the exposed
+// all-reduce, the gradient scaler's unscale, its found-inf read (the host
+// waits for the device), the optimizer's Python loops, its foreach ops
+// and the scale update.
+func (s *step) stepSequence(h stepHost) []report.TrainDispatch {
+	rep, tr := s.rep, s.tr
+	var seq []report.TrainDispatch
+	add := func(e report.TrainDispatch) {
+		if e.DeviceS > 0 || e.Launches > 0 || e.HostS > 0 {
+			seq = append(seq, e)
+		}
+	}
+	micro := func() {
+		for i := range rep.Nodes {
+			add(s.forwardEntry("forward", i, h))
+		}
+		if s.lossFwdS > 0 {
+			add(report.TrainDispatch{Phase: "forward", Node: -1, Name: "loss head (forward)", DeviceS: s.lossFwdS, Launches: 1, HostS: h.dispatch + h.module})
+		}
+		if s.scaler.on {
+			add(report.TrainDispatch{Phase: "forward", Node: -1, Name: "loss scaling (GradScaler)", DeviceS: s.scaler.scaleS, Launches: 1, HostS: h.dispatch})
+		}
+		for i := range rep.Nodes {
+			if s.ck.recomputed(i) {
+				add(s.forwardEntry("recompute", i, h))
+			}
+		}
+		if s.lossBwdS > 0 {
+			add(report.TrainDispatch{Phase: "backward", Node: -1, Name: "loss head (backward)", DeviceS: s.lossBwdS, Launches: 1, HostS: h.autograd + h.dispatch})
+		}
+		for i := len(rep.Nodes) - 1; i >= 0; i-- {
+			e := report.TrainDispatch{Phase: "backward", Node: i, Name: nodeName(&rep.Nodes[i]) + " (backward)", HostS: s.agNodes[i]*h.autograd + s.convCalls[i]*h.cudnn}
+			if b := rep.Nodes[i].Backward; b != nil {
+				e.DeviceS, e.Launches = b.TimeS, b.Launches
+				e.HostS += b.Launches * h.dispatch
+			}
+			add(e)
+		}
+	}
+	params := float64(len(s.trainable))
+	for m := 0; m < tr.GradAccum; m++ {
+		micro()
+		if m > 0 {
+			add(report.TrainDispatch{Phase: "accumulate", Node: -1, Name: "gradient accumulation", DeviceS: tr.AccumulateTimeS / float64(tr.GradAccum-1), Launches: params, HostS: params * h.dispatch})
+		}
+	}
+	add(report.TrainDispatch{Phase: "communication", Node: -1, Name: "gradient all-reduce (exposed)", DeviceS: tr.GradAllReduceExposedS})
+	return s.optimizerSequence(seq, h, params)
+}
+
+// optimizerSequence appends the scaler and the optimizer to seq.
+func (s *step) optimizerSequence(seq []report.TrainDispatch, h stepHost, params float64) []report.TrainDispatch {
+	tr, g := s.tr, s.scaler
+	optS, optL := tr.OptimizerTimeS, tr.OptimizerLaunches
+	sync := false
+	if g.on {
+		seq = append(seq, report.TrainDispatch{Phase: "optimizer", Node: -1, Name: "unscale and inf check (GradScaler)", DeviceS: g.unscaleS, Launches: g.unscaleL, HostS: g.unscaleL * h.dispatch})
+		optS -= g.scaleS + g.unscaleS + g.updateS
+		optL -= g.launches()
+		sync = true
+	}
+	if params > 0 {
+		seq = append(seq, report.TrainDispatch{Phase: "optimizer", Node: -1, Name: "optimizer Python (zero_grad, state, per parameter)", HostS: params * h.param, Sync: sync})
+	}
+	seq = append(seq, report.TrainDispatch{Phase: "optimizer", Node: -1, Name: "optimizer step (" + tr.Optimizer + ")", DeviceS: optS, Launches: optL, HostS: optL * h.dispatch})
+	if g.on {
+		seq = append(seq, report.TrainDispatch{Phase: "optimizer", Node: -1, Name: "scale update (GradScaler)", DeviceS: g.updateS, Launches: 1, HostS: h.dispatch})
+	}
+	return seq
+}
+
+// forwardEntry is node i's forward in the step: its kernels at the
+// forward's dispatch (a module's op pays module_us, report.NodeDispatchS)
+// and its training-only kernels at a bare op's.
+func (s *step) forwardEntry(phase string, i int, h stepHost) report.TrainDispatch {
+	n := s.rep.Nodes[i]
+	extraL := s.fwdLaunches[i]
+	if n.Launches <= 0 && extraL > 0 {
+		n.Launches, extraL = extraL, 0
+	}
+	host := n.Launches*report.NodeDispatchS(h.dispatch, h.module, &n) + extraL*h.dispatch
+	return report.TrainDispatch{Phase: phase, Node: i, Name: nodeName(&n), DeviceS: n.TimeS + s.forwardExtra(i), Launches: n.Launches + extraL, HostS: host}
+}
+
+func (s *step) forwardExtra(i int) float64 {
+	if b := s.rep.Nodes[i].Backward; b != nil {
+		return b.ForwardExtraS
+	}
+	return 0
+}
+
+func nodeName(n *report.NodeCost) string {
+	if n.Name != "" {
+		return n.Name
+	}
+	return n.OpType
+}
+
+// TrainPipeline is a training step's host/device pipeline over its
+// dispatch sequence (cost.PipelineTime's, with each entry's own host
+// cost): an entry's kernels start when the host has issued the first of
+// them and the device has finished the previous entry, and the last
+// cannot finish before the host has issued it; an entry marked Sync
+// first waits for the device to drain, and the host's read costs syncS
+// (the runtime's synchronize, call_us). It returns when the device
+// finishes and when the host has issued everything.
+func TrainPipeline(seq []report.TrainDispatch, syncS float64) (finish, issued float64) {
+	for _, e := range seq {
+		if e.Sync {
+			issued = max(issued, finish) + syncS
+		}
+		if e.Launches <= 0 {
+			issued += e.HostS
+			finish += e.DeviceS
+			continue
+		}
+		d, tau := e.HostS/e.Launches, e.DeviceS/e.Launches
+		finish = max(finish+e.DeviceS, issued+d+e.DeviceS, issued+e.HostS+tau)
+		issued += e.HostS
+	}
+	return finish, issued
+}
+
+func launchesOf(seq []report.TrainDispatch) float64 {
 	var l float64
-	for _, n := range seq {
-		l += n.Launches
+	for _, e := range seq {
+		l += e.Launches
 	}
 	return l
+}
+
+func hostOf(seq []report.TrainDispatch, phase string) float64 {
+	var h float64
+	for _, e := range seq {
+		if e.Phase == phase {
+			h += e.HostS
+		}
+	}
+	return h
 }

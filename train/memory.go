@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/report"
@@ -12,19 +13,31 @@ import (
 // node i's forward and t = 2n-1-i its backward (backward runs in reverse
 // topological order), then the optimizer step. Live at any time:
 //
-//   - persistent: weights at the compute dtype, fp32 master copies under
-//     mixed precision, optimizer state (optimizer.go);
+//   - persistent: weights at the compute dtype, or under mixed precision
+//     the fp32 parameters (the master copy); optimizer state
+//     (optimizer.go);
+//   - under mixed precision, autocast's fp16 copy of each weight an fp16
+//     op reads, from its first reader's forward to that reader's backward
+//     (memory_amp.go);
 //   - activations: a forward tensor lives from its producer until its last
 //     forward reader, or, when a backward reads it (backwardPlan.Saved),
 //     until the earliest-in-forward such node's backward has run: backward
-//     frees what it consumed. Views share their source's buffer;
+//     frees what it consumed. Views and in-place activations share their
+//     source's buffer; the batch the loop feeds lives the whole step.
+//     Under autocast each tensor has the dtype autocast gives it and a
+//     saved argument autocast cast is kept as that copy (memory_amp.go);
 //   - saved extras (masks, pool indices, RNN reserve): node i's forward to
 //     its backward;
-//   - activation gradients: from the backward of the value's last reader
-//     (the first to produce its gradient) to its producer's backward;
-//   - parameter gradients: from the backward of the parameter's last reader
-//     to the optimizer step; under gradient accumulation the accumulated
-//     buffer for the whole step, plus the new gradient at that backward.
+//   - activation gradients, at their value's dtype: from the backward of
+//     the value's last reader (the first to produce its gradient) to its
+//     producer's backward;
+//   - parameter gradients, at the parameter's dtype (fp32 under mixed
+//     precision, with the fp16 gradient of autocast's copy at its
+//     backward): from the backward of the parameter's last reader to the
+//     optimizer step (zero_grad(set_to_none=True) frees them at the next
+//     step); under gradient accumulation the accumulated buffer for the
+//     whole step, plus the new gradient at that backward;
+//   - the optimizer's temporaries at the step (optimizerTemps).
 //
 // The peak of live tensors is the first of three views; the second replays
 // the timeline through PyTorch's caching allocator (allocator.go), whose
@@ -44,9 +57,16 @@ func (s *step) memory(share func(*ir.Value) float64) (report.TrainMemory, error)
 	for i, nd := range s.g.Nodes {
 		mm.idx[nd] = i
 	}
+	if s.mixed {
+		mm.amp = newMemAMP(s.g)
+	}
+	mm.inplaceActs()
 	mm.persistentState()
+	mm.weightCasts()
 	mm.activations()
 	mm.gradients()
+	mm.lossTensors()
+	mm.optimizerTemps()
 	mm.peak()
 	return mm.views()
 }
@@ -68,6 +88,22 @@ type memoryModel struct {
 	persistAllocs, lazyAllocs []float64
 	persistent                float64
 	idx                       map[*ir.Node]int
+	// amp is autocast's dtype per value under mixed precision (nil
+	// without); castAt is the first fp16 reader of each parameter
+	// autocast casts (memory_amp.go).
+	amp    *memAMP
+	castAt map[*ir.Value]int
+	// inplace maps an in-place activation's output to its input.
+	inplace map[*ir.Value]*ir.Value
+}
+
+// bytes is v's size as the step holds it: under autocast at the dtype
+// autocast gives it, else at the compute dtype.
+func (mm *memoryModel) bytes(v *ir.Value) float64 {
+	if mm.amp == nil || !memIsFloat(v) {
+		return mm.c.Bytes(v)
+	}
+	return mm.c.Numel(v) * mm.amp.of(v)
 }
 
 // span makes bytes live from time from to time to, both included.
@@ -92,11 +128,14 @@ func (mm *memoryModel) persistentState() {
 	m, c, o := &mm.m, mm.c, mm.opt
 	for _, v := range mm.trainable {
 		ne, wb := mm.share(v)*c.Numel(v), mm.share(v)*c.Bytes(v)
-		m.WeightsBytes += wb
-		mm.persistAllocs = append(mm.persistAllocs, wb)
 		if mm.mixed {
+			// The fp32 parameters are the master weights; their fp16
+			// copies are autocast's, made per forward (weightCasts).
 			m.MasterWeightsBytes += 4 * ne
 			mm.persistAllocs = append(mm.persistAllocs, 4*ne)
+		} else {
+			m.WeightsBytes += wb
+			mm.persistAllocs = append(mm.persistAllocs, wb)
 		}
 		st := o.stateElems(v, ne)
 		m.OptimizerStateBytes += 4 * st
@@ -109,9 +148,13 @@ func (mm *memoryModel) persistentState() {
 		}
 	}
 	if mm.o.DataParallel > 1 {
-		// DDP's buckets: a flat copy of the gradients in buffers of up
-		// to 25 MiB, for the run.
+		// DDP's buckets: a flat copy of the gradients (their dtype: fp32
+		// under autocast) in buffers of up to 25 MiB, for the run.
 		for _, v := range mm.trainable {
+			if mm.mixed {
+				m.DDPBucketBytes += mm.share(v) * 4 * c.Numel(v)
+				continue
+			}
 			m.DDPBucketBytes += mm.share(v) * c.Bytes(v)
 		}
 		for rest := m.DDPBucketBytes; rest > 0; rest -= ddpBucketBytes {
@@ -138,6 +181,75 @@ func root(v *ir.Value) *ir.Value {
 	return v
 }
 
+// memInplaceOps are the activations torchvision's CNNs construct with
+// inplace=True (ReLU in ResNet, VGG, DenseNet; ReLU6 in MobileNetV2,
+// exported as Clip) whose in-place backward reads the result
+// (derivatives.yaml: relu_ and hardtanh_ save result), so the input's
+// buffer is the only one.
+var memInplaceOps = map[string]bool{"Relu": true, "Clip": true, "LeakyRelu": true}
+
+// inplaceActs marks the outputs of such activations that can overwrite
+// their input: it has no other reader, is no graph output, and its
+// producer's backward does not read it (BatchNorm saves its input, a
+// residual add nothing). Without inplace=True the saved set is the same
+// for ReLU (it saves its output, the input is freed) and one buffer
+// larger for ReLU6.
+func (mm *memoryModel) inplaceActs() {
+	mm.inplace = map[*ir.Value]*ir.Value{}
+	outputs := map[*ir.Value]bool{}
+	for _, v := range mm.g.Outputs {
+		outputs[v] = true
+	}
+	for _, nd := range mm.g.Nodes {
+		in, out := nd.In(0), nd.Out(0)
+		if nd.OpType == "Add" {
+			in = convBiasInput(nd)
+		} else if !memInplaceOps[nd.OpType] {
+			continue
+		}
+		if !isAct(in) || out == nil || len(in.Consumers) != 1 || outputs[in] || in.Producer == nil {
+			continue
+		}
+		j, ok := mm.idx[in.Producer]
+		if !ok || slices.Contains(mm.plans[j].Saved, in) {
+			continue
+		}
+		mm.inplace[out] = in
+	}
+}
+
+// convBiasInput is the convolution output a bias Add reads, when nd is
+// the eager plan's separate bias add: PyTorch adds a convolution's bias
+// into its output in place (aten/src/ATen/native/Convolution.cpp:
+// output.add_(reshape_bias(input.dim(), bias))), so the two are one
+// buffer. nil otherwise.
+func convBiasInput(nd *ir.Node) *ir.Value {
+	if len(nd.Inputs) != 2 {
+		return nil
+	}
+	for j, in := range nd.Inputs {
+		other := nd.In(1 - j)
+		if isAct(in) && in.Producer != nil && (in.Producer.OpType == "Conv" || in.Producer.OpType == "ConvTranspose") && other != nil && other.IsInitializer {
+			return in
+		}
+	}
+	return nil
+}
+
+// bufRoot follows views and in-place activations back to the buffer
+// they share.
+func (mm *memoryModel) bufRoot(v *ir.Value) *ir.Value {
+	for k := 0; k < 64; k++ {
+		r := root(v)
+		in, ok := mm.inplace[r]
+		if !ok {
+			return r
+		}
+		v = in
+	}
+	return v
+}
+
 // actBuf is one activation buffer (views share their root's).
 type actBuf struct {
 	bytes      float64
@@ -157,7 +269,7 @@ type actBufs struct {
 
 // get is v's buffer, made on first sight.
 func (ab *actBufs) get(v *ir.Value) *actBuf {
-	r := root(v)
+	r := ab.mm.bufRoot(v)
 	b := ab.bufs[r]
 	if b == nil {
 		start, prod := 0, -1
@@ -166,7 +278,7 @@ func (ab *actBufs) get(v *ir.Value) *actBuf {
 				start, prod = i, i
 			}
 		}
-		b = &actBuf{bytes: ab.mm.c.Bytes(r), start: start, end: start, prod: prod}
+		b = &actBuf{bytes: ab.mm.bytes(r), start: start, end: start, prod: prod}
 		ab.bufs[r] = b
 		ab.order = append(ab.order, r)
 	}
@@ -177,9 +289,12 @@ func (ab *actBufs) get(v *ir.Value) *actBuf {
 // backward that reads them, and the saved extras.
 func (mm *memoryModel) activations() {
 	ab := &actBufs{mm: mm, bufs: map[*ir.Value]*actBuf{}, recEnd: map[*ir.Value]int{}, recStart: map[*ir.Value]int{}, recBytes: map[*ir.Value]float64{}}
+	// The batch the training loop feeds is its tensor, held across the
+	// whole step (fp32 under autocast, which casts it where an fp16 op
+	// reads it).
 	for _, v := range mm.g.Inputs {
 		if isAct(v) {
-			ab.get(v)
+			ab.get(v).end = mm.T
 		}
 	}
 	for i, nd := range mm.g.Nodes {
@@ -221,21 +336,31 @@ func (mm *memoryModel) nodeActivations(ab *actBufs, i int, nd *ir.Node) {
 			ab.get(out)
 		}
 	}
+	casts := mm.autocastInputs(i, nd)
 	for _, s := range mm.plans[i].Saved {
 		if !isAct(s) {
+			continue
+		}
+		if cb, ok := casts[s]; ok {
+			// Autograd saves autocast's copy, not the original.
+			mm.keepSaved(cb, i)
+			delete(casts, s)
 			continue
 		}
 		b := ab.get(s)
 		if b.prod >= 0 && ck.sameSegment(b.prod, i) {
 			// Checkpointed: dropped after the forward, produced again
 			// by the segment's recompute, kept to this backward.
-			r := root(s)
+			r := mm.bufRoot(s)
 			ab.recEnd[r] = max(ab.recEnd[r], mm.bwAt(i))
 			ab.recBytes[r] = b.bytes
 			ab.recStart[r] = mm.bwAt(ck.segEnd(i))
 			continue
 		}
 		b.end = max(b.end, mm.bwAt(i))
+	}
+	for _, cb := range casts {
+		mm.span(cb, i, i) // a copy only the forward kernel reads
 	}
 	if ck.recomputed(i) {
 		mm.span(mm.plans[i].SavedExtra, mm.bwAt(ck.segEnd(i)), mm.bwAt(i))
@@ -263,6 +388,9 @@ func (mm *memoryModel) gradients() {
 	for _, v := range mm.g.Outputs {
 		outputs[v] = true
 	}
+	type life struct{ from, to int }
+	lives := map[*ir.Value]*life{}
+	var owners []*ir.Value
 	for _, nd := range mm.g.Nodes {
 		for _, v := range nd.Outputs {
 			if !mm.need[v] || !isAct(v) || root(v) != v {
@@ -278,8 +406,17 @@ func (mm *memoryModel) gradients() {
 			if from < 0 {
 				continue
 			}
-			mm.span(mm.c.Bytes(v), from, mm.bwAt(mm.idx[nd]))
+			o := mm.gradOwner(v)
+			if lv := lives[o]; lv != nil {
+				lv.from, lv.to = min(lv.from, from), max(lv.to, mm.bwAt(mm.idx[nd]))
+				continue
+			}
+			lives[o] = &life{from, mm.bwAt(mm.idx[nd])}
+			owners = append(owners, o)
 		}
+	}
+	for _, o := range owners {
+		mm.span(mm.bytes(o), lives[o].from, lives[o].to)
 	}
 	accumulating := mm.accum > 1
 	for _, v := range mm.trainable {
@@ -288,6 +425,14 @@ func (mm *memoryModel) gradients() {
 			continue
 		}
 		gb := mm.share(v) * mm.c.Bytes(v)
+		if mm.mixed {
+			// .grad has its parameter's dtype (fp32); the fp16 gradient
+			// of autocast's copy exists until its cast back.
+			gb = mm.share(v) * 4 * mm.c.Numel(v)
+			if at, ok := mm.castAt[v]; ok {
+				mm.span(gb/2, mm.bwAt(at), mm.bwAt(at))
+			}
+		}
 		mm.m.GradientsBytes += gb
 		if accumulating {
 			// The accumulated .grad lives across micro-batches (from the
@@ -299,6 +444,31 @@ func (mm *memoryModel) gradients() {
 		}
 		mm.span(gb, mm.bwAt(l), mm.T)
 	}
+}
+
+// gradOwner is the value whose gradient buffer v's gradient is: an
+// addition's backward hands its incoming gradient on to a same-shaped
+// input unchanged (derivatives.yaml: add's self: grad; sub's self: grad),
+// so when that addition is v's only reader, v's gradient is its output's
+// tensor (the bias add PyTorch makes inside a convolution, a residual
+// branch's last BatchNorm). A dtype change between them is a cast the
+// engine makes (a new tensor), so it stops there.
+func (mm *memoryModel) gradOwner(v *ir.Value) *ir.Value {
+	for k := 0; k < 64; k++ {
+		if len(v.Consumers) != 1 {
+			return v
+		}
+		c := v.Consumers[0]
+		out := c.Out(0)
+		if _, ok := mm.idx[c]; !ok || out == nil || !isAct(out) || root(out) != out || mm.bytes(out) != mm.bytes(v) {
+			return v
+		}
+		if !(c.OpType == "Add" || (c.OpType == "Sub" && c.In(0) == v && c.In(1) != v)) {
+			return v
+		}
+		v = out
+	}
+	return v
 }
 
 // peak walks the timeline for the live tensors' peak and its phase.
@@ -336,12 +506,76 @@ func (mm *memoryModel) views() (report.TrainMemory, error) {
 	}
 	m.RuntimeBytes = rt.ContextBytes
 	m.WorkspaceBytes = rt.WorkspaceBytes
+	// The allocator may take what CUDA reports as the device's total
+	// (hwdb cuda_mem_gib: the nominal size less the driver's reserve)
+	// less the context.
 	limit := 0.0
 	if gpu := mm.f.GPU(); gpu.MemBytes > 0 {
-		limit = max(gpu.MemBytes-m.RuntimeBytes, 1)
+		limit = max(gpu.CUDAMem()-m.RuntimeBytes, 1)
 	}
-	m.AllocatorReservedBytes = allocatorReserve(append(mm.persistAllocs, m.WorkspaceBytes), mm.lazyAllocs, mm.allocs, mm.T, limit)
+	reserve, full := allocatorReserve(append(mm.persistAllocs, m.WorkspaceBytes), mm.lazyAllocs, mm.allocs, mm.T, limit)
+	if full && reserve <= limit {
+		// The step ran only because the allocator, its cudaMalloc failing,
+		// released cached segments and retried: the reserve had filled
+		// the device (to within the one segment that did not fit, which
+		// is as far as the simulation can place it), and that is what
+		// nvidia-smi shows. Taking the limit keeps the peak from falling
+		// as the batch grows into it: a larger batch releases sooner and
+		// would otherwise read lower.
+		reserve = limit
+	}
+	m.AllocatorReservedBytes = reserve
 	m.NvidiaSMIBytes = m.AllocatorReservedBytes + m.RuntimeBytes
 	m.PeakBytes = m.NvidiaSMIBytes
 	return m, nil
+}
+
+// optimizerTemps adds what the update allocates beside its state while
+// the gradients are still held (zero_grad(set_to_none=True) frees them at
+// the next step): PyTorch's multi-tensor Adam and AdamW (the default
+// foreach path, torch/optim/adam.py _multi_tensor_adam) take
+// exp_avg_sq_sqrt = torch._foreach_sqrt(exp_avg_sqs), an fp32 temporary
+// the size of every parameter, before the update divides by it. SGD with
+// momentum updates in place (torch/optim/sgd.py _multi_tensor_sgd, no
+// weight decay).
+func (mm *memoryModel) optimizerTemps() {
+	if mm.opt.name != "adam" && mm.opt.name != "adamw" {
+		return
+	}
+	// One fp32 tensor per parameter (_foreach_sqrt returns a list).
+	for _, v := range mm.trainable {
+		mm.span(4*mm.share(v)*mm.c.Numel(v), mm.T, mm.T)
+	}
+}
+
+// lossTensors adds what the assumed cross-entropy head holds (train.go
+// lossHead; a graph with its own loss op has its own backward plan):
+// F.cross_entropy is log_softmax then nll_loss (torch/nn/functional.py),
+// and log_softmax keeps its output for its backward (derivatives.yaml:
+// _log_softmax_backward_data(grad, result, ...)). Under autocast both
+// run in fp32 (cross_entropy is on its float32 list): the logits are cast
+// up first. The backward writes nll_loss's dense gradient of the
+// log-probabilities and log_softmax's gradient of the logits, both at
+// that dtype, while the saved output is still held; the logits'
+// gradient at their own dtype is gradients'. For 1,000 ImageNet classes
+// this is noise; for a language model's vocabulary-wide logits it is
+// several times the logits.
+func (mm *memoryModel) lossTensors() {
+	if hasLoss(mm.g) {
+		return
+	}
+	y := firstFloatOutput(mm.g)
+	if y == nil || !isAct(y) || mm.n == 0 {
+		return
+	}
+	ne, w := mm.c.Numel(y), mm.c.ElemBytes(y)
+	if mm.amp != nil {
+		w = 4
+		if mm.amp.of(y) != w {
+			mm.span(w*ne, mm.n-1, mm.n-1) // the fp32 copy log_softmax reads
+		}
+	}
+	mm.span(w*ne, mm.n-1, mm.n)
+	mm.m.ActivationsBytes += w * ne
+	mm.span(2*w*ne, mm.n, mm.n)
 }

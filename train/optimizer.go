@@ -26,7 +26,36 @@ type optimizer struct {
 	// depth is the number of tensor lists the multi-tensor kernel walks
 	// (PyTorch's foreach/fused kernels: params, grads, states).
 	depth int
+	// foreach lists the multi-tensor ops of one step as PyTorch 2.x's
+	// default (foreach) implementation issues them, each a pass over
+	// every parameter; nil is one fused pass (Adafactor).
+	foreach []foreachOp
 }
+
+// foreachOp is one torch._foreach_* call of an optimizer step: the
+// fp32 tensors of parameter size it reads and writes per element.
+type foreachOp struct {
+	name          string
+	reads, writes float64
+}
+
+// The foreach ops of each optimizer's default implementation
+// (torch/optim/sgd.py _multi_tensor_sgd, adam.py _multi_tensor_adam with
+// capturable=False: the step counters and bias corrections stay on the
+// CPU; adamw.py adds the decoupled decay; LAMB is apex's FusedLAMB,
+// csrc/multi_tensor_lamb.cu: the gradient norm, stage 1, the weight and
+// update norms, stage 2). Each op reads and writes its lists whole, so
+// the unfused step moves several times the bytes a fused kernel would.
+var (
+	sgdOps      = []foreachOp{{"add_(params, grads)", 2, 1}}
+	momentumOps = []foreachOp{{"mul_(bufs)", 1, 1}, {"add_(bufs, grads)", 2, 1}, {"add_(params, bufs)", 2, 1}}
+	adamOps     = []foreachOp{{"lerp_(exp_avgs, grads)", 2, 1}, {"mul_(exp_avg_sqs)", 1, 1},
+		{"addcmul_(exp_avg_sqs, grads, grads)", 3, 1}, {"sqrt(exp_avg_sqs)", 1, 1}, {"div_(sqrt)", 1, 1},
+		{"add_(sqrt, eps)", 1, 1}, {"addcdiv_(params, exp_avgs, sqrt)", 3, 1}}
+	adamwOps = append([]foreachOp{{"mul_(params, 1-lr*wd)", 1, 1}}, adamOps...)
+	lambOps  = []foreachOp{{"l2norm(grads)", 1, 0}, {"lamb stage 1", 4, 3}, {"l2norm(params)", 1, 0},
+		{"l2norm(updates)", 1, 0}, {"lamb stage 2", 2, 1}}
+)
 
 // The FLOP counts spell out each update (g gradient, w weight, lr rate):
 //
@@ -40,11 +69,11 @@ type optimizer struct {
 //	adafactor: g² (1), row/column means of g² (2), v̂ = r·cᵀ/Σr (2),
 //	          u = g/√v̂ (2), RMS(u) clip (3), w -= lr·u (2) 12
 var optimizers = []optimizer{
-	{name: "sgd", flops: 2, states: 0, depth: 2},
-	{name: "momentum", flops: 4, states: 1, depth: 3},
-	{name: "adam", flops: 13, states: 2, depth: 4},
-	{name: "adamw", flops: 15, states: 2, depth: 4},
-	{name: "lamb", flops: 21, states: 2, depth: 4},
+	{name: "sgd", flops: 2, states: 0, depth: 2, foreach: sgdOps},
+	{name: "momentum", flops: 4, states: 1, depth: 3, foreach: momentumOps},
+	{name: "adam", flops: 13, states: 2, depth: 4, foreach: adamOps},
+	{name: "adamw", flops: 15, states: 2, depth: 4, foreach: adamwOps},
+	{name: "lamb", flops: 21, states: 2, depth: 4, foreach: lambOps},
 	{name: "adafactor", flops: 12, factored: true, depth: 3},
 }
 
@@ -97,57 +126,64 @@ type optStep struct {
 	flops, timeS, launches float64
 	energyJ                float64
 	stateBytes             float64
-	note                   string
+	// ops is the foreach calls the host makes (dispatch.go).
+	ops  float64
+	note string
 }
 
 // optimizerStep prices the update of every trainable parameter as
-// PyTorch's multi-tensor (foreach) implementation runs it: one elementwise
-// kernel per launch group, reading w, g and the state and writing w and
-// the state; under mixed precision the update reads the fp16 gradient,
-// updates the fp32 master weight and writes the fp16 compute copy (the
-// cast).
+// PyTorch's default multi-tensor (foreach) implementation runs it: each
+// foreach op of the optimizer is its own pass over every parameter (its
+// launch groups of multi_tensor_apply), reading and writing fp32
+// tensors. Under torch.amp the parameters are the fp32 master weights and
+// their .grad is fp32 (autocast's cast backward writes it, amp.go), so
+// the update touches no fp16 copy: autocast re-casts the weights in the
+// next forward.
 func (st *step) optimizerStep() optStep {
-	o, params, mixed := st.opt, st.trainable, st.mixed
+	o, params := st.opt, st.trainable
 	c := st.f.Sizer()
 	var s optStep
 	// Under tensor parallelism one GPU updates its share of the split
 	// weights (time); the FLOPs stay the whole model's, as every FLOP
 	// count of the report does.
-	var elems, shareElems, bytes float64
+	var elems, shareElems, stateElems float64
 	for _, v := range params {
 		f := st.f.ParamShare(v)
 		n := f * c.Numel(v)
-		st := o.stateElems(v, n)
+		se := o.stateElems(v, n)
 		elems += c.Numel(v)
 		shareElems += n
-		s.stateBytes += 4 * st
-		gradB := f * c.Bytes(v) // gradient at the compute dtype
-		// read master w (4), g, state; write master w, state.
-		bytes += 4*n + gradB + 4*st + 4*n + 4*st
-		if mixed {
-			bytes += f * c.Bytes(v) // the fp16/bf16 compute copy written
-		}
+		stateElems += se
+		s.stateBytes += 4 * se
 	}
 	s.flops = float64(o.flops) * elems
 	if len(params) == 0 {
 		s.note = "optimizer " + o.name + ": no trainable parameters"
 		return s
 	}
-	depth := o.depth
-	if mixed {
-		depth++
+	ops := o.foreach
+	var bytes float64
+	if ops == nil {
+		// One fused pass: read w, g and the state; write w and the state.
+		bytes = 4*shareElems*3 + 8*stateElems
+		ops = []foreachOp{{name: o.name, reads: 2, writes: 1}}
+	} else {
+		for _, op := range ops {
+			bytes += 4 * shareElems * (op.reads + op.writes)
+		}
 	}
-	depth = min(max(depth, 1), len(maxTensorsPerLaunch))
-	s.launches = math.Max(math.Ceil(float64(len(params))/maxTensorsPerLaunch[depth-1]), math.Ceil(elems/multiTensorLaunchElems))
+	depth := min(max(o.depth, 1), len(maxTensorsPerLaunch))
+	perOp := math.Max(math.Ceil(float64(len(params))/maxTensorsPerLaunch[depth-1]), math.Ceil(shareElems/multiTensorLaunchElems))
+	s.launches = perOp * float64(len(ops))
+	s.ops = float64(len(ops))
 	prec := perf.ResolvePrecision(st.f.GPU(), perf.WantedPrecision("fp32", perf.ClassElementwise))
 	s.timeS, s.energyJ = st.f.PriceKernel(perf.Kernel{Class: perf.ClassElementwise, FLOPs: float64(o.flops) * shareElems, Bytes: bytes,
-		Precision: prec, WorkingSet: bytes, Launches: s.launches,
+		Precision: prec, WorkingSet: bytes / float64(len(ops)), Launches: s.launches,
 		// Master weights, gradients and optimizer state stream from and
-		// back to DRAM: the step touches each once, long after backward
-		// last did.
+		// back to DRAM: each op walks lists far larger than L2.
 		Resident: true, DRAMBytes: bytes})
-	s.note = fmt.Sprintf("optimizer %s: %.0f FLOPs and %.0f bytes per parameter element, multi-tensor apply (PyTorch foreach): %.0f launches for %d parameter tensors",
-		o.name, o.flops, bytes/math.Max(shareElems, 1), s.launches, len(params))
+	s.note = fmt.Sprintf("optimizer %s: %.0f FLOPs and %.0f bytes per parameter element over %d foreach ops (PyTorch's default multi-tensor implementation): %.0f launches for %d parameter tensors",
+		o.name, o.flops, bytes/math.Max(shareElems, 1), len(ops), s.launches, len(params))
 	return s
 }
 

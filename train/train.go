@@ -87,6 +87,21 @@ type step struct {
 	missing map[string]int
 	ck      checkpointing
 	accum   int
+	// cast marks the weights autocast has cast this forward (amp.go);
+	// agNodes counts each node's autograd nodes in the backward (its
+	// own and its weights' casts'), which dispatch.go prices.
+	cast    map[*ir.Value]bool
+	leaf    map[*ir.Value]bool
+	agNodes []float64
+	// convCalls counts each node's backward cuDNN convolution calls.
+	convCalls []float64
+	scaler    gradScaler
+	// lossFwdS and lossBwdS are the assumed loss head's kernels (0 when
+	// the graph has its own loss).
+	lossFwdS, lossBwdS float64
+	optOps             float64
+	// fwdLaunches are each node's training-only forward launches.
+	fwdLaunches []float64
 	// timeline is the live tensor bytes at each time of the last memory
 	// timeline priced (memory.go), kept for tests.
 	timeline []float64
@@ -139,7 +154,7 @@ func newStep(o *Options, f *cost.Forward) (*step, error) {
 	mixed := dt == ir.Float16 || dt == ir.BFloat16
 	s := &step{o: *o, f: f, g: f.Graph(), rep: f.Report(), opt: opt, mixed: mixed, c: f.Sizer(),
 		tr: &report.Train{Optimizer: opt.name, MixedPrecision: mixed, Notes: []string{}}}
-	s.trainable = trainableParams(f.Params())
+	s.trainable = trainableParams(f.Params(), s.g)
 	s.need = needGradients(s.g, s.trainable)
 	return s, nil
 }
@@ -150,6 +165,9 @@ func newStep(o *Options, f *cost.Forward) (*step, error) {
 func (s *step) backward() {
 	tr := s.tr
 	s.plans = make([]backwardPlan, len(s.g.Nodes))
+	s.agNodes = make([]float64, len(s.g.Nodes))
+	s.convCalls = make([]float64, len(s.g.Nodes))
+	s.fwdLaunches = make([]float64, len(s.g.Nodes))
 	s.missing = map[string]int{}
 	for i, n := range s.g.Nodes {
 		b, ok := s.nodeBackward(i, n)
@@ -162,6 +180,7 @@ func (s *step) backward() {
 		tr.BackwardEnergyJ += b.EnergyJ
 		tr.ForwardEnergyJ += b.ForwardExtraJ
 	}
+	s.fanOutGrads()
 	timeS, energyJ, flops := s.f.Sums()
 	tr.ForwardTimeS += timeS
 	tr.ForwardEnergyJ += energyJ
@@ -195,9 +214,13 @@ func (s *step) nodeBackward(i int, n *ir.Node) (b report.Backward, ok bool) {
 		s.f.Warnf("%s node %q: backward rule failed: %v; its backward not counted", n.OpType, n.Name, err)
 		return b, false
 	}
+	s.agNodes[i] = s.autogradNodes(n) + float64(s.autocastCasts(i, n, &p)+s.autocastWiden(i, n, &p))
 	s.plans[i] = p
 	var names []string
 	for _, k := range p.Kernels {
+		if k.Conv != nil {
+			s.convCalls[i] += k.Launches
+		}
 		kt, ke := s.priceBackward(n, k)
 		b.EnergyJ += ke
 		b.FLOPs += k.FLOPs
@@ -208,6 +231,7 @@ func (s *step) nodeBackward(i int, n *ir.Node) (b report.Backward, ok bool) {
 		names = append(names, k.Name)
 	}
 	for _, k := range p.Forward {
+		s.fwdLaunches[i] += k.Launches
 		kt, ke := s.priceBackward(n, k)
 		b.ForwardExtraS += kt
 		b.ForwardExtraJ += ke
@@ -240,7 +264,9 @@ func (s *step) lossHead() {
 	tr.ForwardTimeS += ft
 	tr.ForwardEnergyJ += fe
 	tr.ForwardFLOPs += fwd.FLOPs
+	s.lossFwdS = ft
 	bt, be := s.priceBackward(nil, bwd)
+	s.lossBwdS = bt
 	tr.BackwardTimeS += bt
 	tr.BackwardEnergyJ += be
 	tr.BackwardFLOPs += bwd.FLOPs
@@ -252,9 +278,19 @@ func (s *step) lossHead() {
 func (s *step) optimizerUpdate() {
 	tr := s.tr
 	os := s.optimizerStep()
+	s.optOps = os.ops
 	tr.OptimizerFLOPs, tr.OptimizerTimeS, tr.OptimizerLaunches = os.flops, os.timeS, os.launches
 	tr.OptimizerEnergyJ = os.energyJ
 	tr.Notes = append(tr.Notes, os.note)
+	// The fp16 GradScaler's kernels run around the optimizer (the loss
+	// scaling before backward is one tiny launch): counted with it.
+	if g := s.priceGradScaler(); g.on {
+		s.scaler = g
+		tr.OptimizerTimeS += g.scaleS + g.unscaleS + g.updateS
+		tr.OptimizerEnergyJ += g.scaleJ + g.unscaleJ + g.updateJ
+		tr.OptimizerLaunches += g.launches()
+		tr.Notes = append(tr.Notes, g.note)
+	}
 }
 
 // recompute cuts the nodes into checkpointed segments and charges every
@@ -352,6 +388,10 @@ func (s *step) warn() {
 		s.f.Warnf("training: the model has no floating-point weights: nothing to train")
 	}
 	warnInferenceExport(s.f, s.g)
+	if msg := noDropoutAttention(s.g); msg != "" {
+		s.f.Warnf("training: %s", msg)
+		tr.Notes = append(tr.Notes, msg)
+	}
 	tr.Notes = append(tr.Notes, "passes that do not run under training: "+strings.Join(passes.InferenceOnly(), ", ")+" (BatchNormalization keeps its batch statistics)")
 }
 
@@ -428,10 +468,20 @@ func (s *step) backwardDRAM(n *ir.Node, k bwKernel) float64 {
 
 // trainableParams are the floating-point weights the rules read, in first
 // use order: the parameters the optimizer updates.
-func trainableParams(params []*ir.Value) []*ir.Value {
+// BatchNormalization's running mean and variance (inputs 3 and 4) are
+// buffers, not parameters: the batch statistics update them in the
+// forward and no optimizer touches them (torch.nn.BatchNorm2d registers
+// them with register_buffer).
+func trainableParams(params []*ir.Value, g *ir.Graph) []*ir.Value {
+	buffers := map[*ir.Value]bool{}
+	for _, n := range g.Nodes {
+		if n.Domain == "" && n.OpType == "BatchNormalization" {
+			buffers[n.In(3)], buffers[n.In(4)] = true, true
+		}
+	}
 	var out []*ir.Value
 	for _, v := range params {
-		if v.IsInitializer && v.DType.IsFloat() {
+		if v.IsInitializer && v.DType.IsFloat() && !buffers[v] {
 			out = append(out, v)
 		}
 	}
@@ -466,6 +516,28 @@ func needGradients(g *ir.Graph, trainable []*ir.Value) map[*ir.Value]bool {
 		}
 	}
 	return need
+}
+
+// noDropoutAttention says when a graph with attention (a Softmax beside
+// LayerNormalization) has no Dropout: BERT-style models train with
+// dropout on the attention probabilities and after each sublayer, whose
+// masks (forward) and their backward an eval export leaves out.
+func noDropoutAttention(g *ir.Graph) string {
+	softmax, norm := 0, 0
+	for _, n := range g.Nodes {
+		switch ir.QualifiedOp(n.Domain, n.OpType) {
+		case "Dropout":
+			return ""
+		case "Softmax":
+			softmax++
+		case "LayerNormalization", "onnxcost.LayerNormalization", "com.microsoft.SkipLayerNormalization", "onnxcost.SkipLayerNormalization":
+			norm++
+		}
+	}
+	if softmax == 0 || norm == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the graph has attention (%d Softmax, %d LayerNormalization) and no Dropout: if the model trains with dropout (BERT: on the attention probabilities and after each sublayer), its masks and their backward are not counted; export with %s", softmax, norm, ExportAdvice)
 }
 
 func hasLoss(g *ir.Graph) bool {

@@ -22,7 +22,8 @@ import (
 //     passes unfused then fused);
 //   - tracks are numbered from 1, each its own id (older Perfetto merged
 //     tid 0 into tid 1): TraceHostTID for the host's dispatch under a
-//     runtime that dispatches from the host (inference only),
+//     runtime that dispatches from the host (inference, and under --train
+//     the step's own dispatch sequence, Train.Dispatch: trace_train.go),
 //     TracePhasesTID for phase slices (forward/backward/optimizer)
 //     enclosing the kernels under --train, TraceGPU0TID for GPU 0's
 //     kernel stream and TraceGPU0GapsTID for the launch gaps on it (both
@@ -52,7 +53,11 @@ import (
 // then the recompute, the loss head's backward (one launch), each node's
 // Backward.Launches in reverse node order named "<node> (backward)", and
 // the optimizer's OptimizerLaunches; phase slices on TracePhasesTID enclose the
-// three phases. The kernel launches are then Totals.Launches (which
+// three phases. Under a runtime that dispatches from the host the step
+// is drawn from its own dispatch sequence instead (Train.Dispatch,
+// trace_train.go): every kernel it issues, the device's waits for the
+// host where they fall, and micro-batches and the recompute in full.
+// Otherwise the kernel launches are Totals.Launches (which
 // counts the forward only) + Σ Backward.Launches + OptimizerLaunches + the
 // loss head's two, and the loss events are drawn only when the phase
 // times exceed what the nodes carry.
@@ -259,11 +264,15 @@ func appendPlanEvents(ev []traceEvent, pid int, r *report.Report, c Ceilings, fl
 		st.ev = ev
 	}
 	var host *hostPipeline
-	if rt := r.Runtime; rt != nil && rt.DispatchS > 0 && tr == nil {
+	if rt := r.Runtime; rt != nil && rt.DispatchS > 0 && (tr == nil || len(tr.Dispatch) > 0) {
 		host = &hostPipeline{rt: rt}
 		st.host = true
 		st.ev = append(st.ev, traceEvent{Name: "thread_name", Ph: "M", Pid: pid, Tid: TraceHostTID, Args: nameArg{"host · " + rt.Name + " dispatch"}},
 			traceEvent{Name: "thread_sort_index", Ph: "M", Pid: pid, Tid: TraceHostTID, Args: sortArg{TraceHostTID}})
+	}
+	if host != nil && tr != nil {
+		st.trainHost(r, c)
+		return st.ev, st.kernels
 	}
 	phase := st.t
 	var fwd float64

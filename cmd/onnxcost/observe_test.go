@@ -58,6 +58,9 @@ func traceWant(r *report.Report) (launches float64, lumped int) {
 	if tr == nil {
 		return launches, lumped
 	}
+	if l, k, ok := trainDispatchWant(r); ok {
+		return l, k
+	}
 	for i := range r.Nodes {
 		n := &r.Nodes[i]
 		if b := n.Backward; b != nil {
@@ -91,9 +94,8 @@ func traceWant(r *report.Report) (launches float64, lumped int) {
 // under --train the phase track encloses forward, backward, optimizer.
 func TestTraceTrainRuntimeGPUs(t *testing.T) {
 	dir := t.TempDir()
-	// --train runs under PyTorch eager by default: its host dispatch is
-	// the one closing idle event of train.host_wait_s, not per-node host
-	// slices (those are drawn for inference).
+	// --train runs under PyTorch eager by default: its host track is the
+	// step's own dispatch sequence (viz/trace_train.go).
 	for _, c := range []struct {
 		model, gpu string
 		args       []string

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -89,9 +90,9 @@ func TestTracePerfettoImport(t *testing.T) {
 		if want, _ := traceWant(&r); float64(sums[0].Kernels) != want {
 			t.Errorf("%s: %d kernel slices, want %v", name, sums[0].Kernels, want)
 		}
-		hosted := r.Runtime != nil && r.Runtime.DispatchS > 0 && r.Totals.Train == nil
+		hosted := r.Runtime != nil && r.Runtime.DispatchS > 0
 		if hosted {
-			if doc.OtherData.Plans[0].HostS != r.Runtime.HostS || !bytes.Contains(data, []byte(`"cat":"host","ph":"B"`)) {
+			if doc.OtherData.Plans[0].HostS != r.Runtime.HostS || !bytes.Contains(data, []byte(`"cat":"host","ph":"B"`)) || (r.Totals.Train != nil && !bytes.Contains(data, []byte(`"name":"dispatch /conv1/Conv (backward)"`))) {
 				t.Errorf("%s: host track or header host_s %v missing (want %v)", name, doc.OtherData.Plans[0].HostS, r.Runtime.HostS)
 			}
 			if sums[0].Flows != sums[0].Kernels {
@@ -144,4 +145,30 @@ func TestPprofTrainStep(t *testing.T) {
 			t.Errorf("%s: samples sum to %.0f ns, step is %.0f ns (%v)", name, sum, want, byPhase)
 		}
 	}
+}
+
+// trainDispatchWant is what the trace of a training step under a runtime
+// that dispatches from the host draws (viz/trace_train.go): every kernel
+// the step issues (the count its runtime note gives), and lumped the
+// forward nodes' all-reduces of each micro-batch and the exposed
+// gradient all-reduce. ok is false for any other report.
+func trainDispatchWant(r *report.Report) (launches float64, lumped int, ok bool) {
+	tr, ri := r.Totals.Train, r.Runtime
+	if tr == nil || ri == nil || ri.DispatchS <= 0 || len(ri.Notes) == 0 {
+		return 0, 0, false
+	}
+	m := trainKernelsRE.FindStringSubmatch(ri.Notes[len(ri.Notes)-1])
+	if m == nil {
+		return 0, 0, false
+	}
+	launches, _ = strconv.ParseFloat(m[1], 64)
+	for i := range r.Nodes {
+		if r.Nodes[i].CommunicationS > 0 {
+			lumped += tr.GradAccum
+		}
+	}
+	if tr.GradAllReduceExposedS > 0 {
+		lumped++
+	}
+	return launches, lumped, true
 }

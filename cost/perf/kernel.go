@@ -85,14 +85,19 @@ type Kernel struct {
 	// Grad is, for a backward GEMM-like kernel, which gradient it
 	// computes (GradData, GradWeight); empty for forward kernels.
 	Grad Grad
+	// Indexed is, for a ClassData kernel that copies slices through an
+	// index tensor (Gather, an embedding lookup), how many and how wide
+	// (see indexSelectTime); zero otherwise.
+	Indexed IndexedCopy
 }
 
 // KernelTime is the time model's estimate for a Kernel.
 type KernelTime struct {
 	ComputeS float64 // FLOPs / attainable compute rate
 	// LatencyS is the fixed latency of a GEMM-like kernel beyond its
-	// launch (pipeline fill and drain, the last wave's tail: fillS); it
-	// runs on the SMs, in series with the main loop.
+	// launch (pipeline fill and drain, the last wave's tail: fillS), or
+	// the first dependent index → element chain of an indexed copy
+	// (indexSelectTime); it runs on the SMs, in series with the main loop.
 	LatencyS float64
 	MemoryS  float64 // bytes / attainable bandwidth
 	LaunchS  float64 // launch overhead, all launches

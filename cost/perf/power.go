@@ -21,21 +21,22 @@ import (
 // over the SMs:
 //
 //	P_c(f) = P_c(f_boost) · (V(f)/V(f_boost))² · f/f_boost
-//	P_c(f_boost) = FullClockPower·SMs·f_boost[GHz] − P_idle
+//	P_c(f_boost) = FullClockPower·SMs·f_boost[GHz] − P_idle (at least TDP − P_idle)
 //
 // FullClockPower is the time model's power density a GPU needs to hold its
 // boost clock under dense compute (see clockFraction in timemodel.go), so
 // the clock the time model sustains at the default limit is the clock at
 // which this model's dense compute meets TDP: the two agree.
 //
-// V(f) is the voltage/frequency curve, an assumption in the shape DVFS
-// tables have on every NVIDIA generation since Pascal (flat at the minimum
-// voltage up to a floor clock, then close to linear up to boost; Mei et
-// al., "A Survey and Measurement Study of GPU DVFS on Energy Conservation",
-// 2017; Guerreiro et al., "GPU Static Modeling Using PTX and Deep
-// Structured Learning", 2019, for V100's table): V = vMin below
-// vfFloor·f_boost, rising linearly to 1 at f_boost. No per-generation curve
-// is sourced here, so one shape serves every GPU.
+// V(f) is the voltage/frequency curve (vfcurve.go): flat at vMin of the
+// boost voltage up to vfFloor of the boost clock, then linear up to 1 at
+// boost, read off an A40's nvidia-smi voltages at two clocks and the
+// floor voltage every generation's clock profile shows. Below the floor
+// a lower clock saves no voltage, so a compute-bound kernel's energy per
+// run stops falling there while the idle floor's share grows: the cap of
+// least energy is the one that settles it near vfFloor of boost, not the
+// lowest cap. FullClockPower is the board's own (hwdb clock_power_w) on a
+// process unlike the default's (Ada's 4N).
 //
 // Memory traffic draws P_io (DRAM and its PHY: the memory clock does not
 // change under an SM cap) plus P_ls(f), the on-chip path (load/store
@@ -64,15 +65,6 @@ import (
 // the sustained clock (their power allows it); a clock lock is modelled the
 // same way, so such kernels may run above the locked clock. Idle power has
 // no leakage floor and no temperature dependence.
-
-// vMin is the voltage at and below the V/f floor, as a fraction of the
-// boost-clock voltage (assumption: Volta/Ampere tables run ~0.7 V to
-// ~1.07 V, so about 0.65).
-const vMin = 0.65
-
-// vfFloor is the clock, as a fraction of boost, below which the voltage
-// stops falling (assumption, see vMin).
-const vfFloor = 0.45
 
 // memSatFraction is the SM clock, as a fraction of boost, down to which a
 // streaming kernel still saturates DRAM bandwidth (assumption in line with
@@ -225,7 +217,7 @@ func rawPower(g *hwdb.GPU, kt KernelTime, active float64, prec hwdb.Precision, f
 	// Dense compute at boost: the power density the time model says
 	// holding boost needs, and at least the TDP (a GPU whose limit allows
 	// boost still reaches its limit on dense GEMMs).
-	pcBoost := DefaultParams().FullClockPower * float64(g.SMs) * g.BoostClockMHz / 1000
+	pcBoost := fullClockPower(g, DefaultParams()) * float64(g.SMs) * g.BoostClockMHz / 1000
 	pcBoost = max(pcBoost-idle0, tdp-idle0)
 	w := vectorPowerWeight
 	if isTensor(prec) {

@@ -201,8 +201,10 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 		t.ComputeS = gemvCompute(g, k, kernelEff(k, p), p)
 	case isGEMMClass(k.Class) && k.DequantFLOPs > 0 && k.M > 0 && k.N > 0 && k.K > 0:
 		t.ComputeS = weightOnlyCompute(g, k, kernelEff(k, p), p)
+	case k.Class == ClassData && k.Indexed.Indices > 0 && runsATenKernels(o.Runtime):
+		t.LatencyS, t.ComputeS = indexSelectTime(g, k, p)
 	case isGEMMClass(k.Class) && k.M > 0 && k.N > 0 && k.K > 0:
-		t.ComputeS = gemmCompute(g, k.Precision, k.M, k.N, k.K, max(k.Batch, 1), kernelEff(k, p), p)
+		t.ComputeS = gemmComputeSplit(g, k.Precision, k.M, k.N, k.K, max(k.Batch, 1), kernelEff(k, p), p, splitsK(k, o))
 		if k.FLOPs > 0 && t.ComputeS > 0 {
 			// Rules may count extra work (bias, activation epilogue) in
 			// FLOPs; the GEMM view already prices the main loop, so only
@@ -361,7 +363,7 @@ func clockFraction(g *hwdb.GPU, p Params) float64 { return clockFractionBusy(g, 
 // GPU-filling one throttles: f = f_boost·√(ρ/(busy·FullClockPower)).
 // A measured sustained clock is a full-load figure; it is scaled alike.
 func clockFractionBusy(g *hwdb.GPU, p Params, busy float64) float64 {
-	return clockFractionNeed(g, busy, p.FullClockPower)
+	return clockFractionNeed(g, busy, fullClockPower(g, p))
 }
 
 // clockFractionPath is clockFractionBusy for a kernel whose main loop
@@ -376,7 +378,7 @@ func clockFractionPath(g *hwdb.GPU, p Params, busy float64, real hwdb.Precision)
 	if !isTensor(real) {
 		return f
 	}
-	if vec := powerClockFraction(g, busy, p.FullClockPower); vec > 0 {
+	if vec := powerClockFraction(g, busy, fullClockPower(g, p)); vec > 0 {
 		f *= powerClockFraction(g, busy, tensorPowerNeed(g, p)) / vec
 	}
 	return f
@@ -427,9 +429,9 @@ func tensorPowerNeed(g *hwdb.GPU, p Params) float64 {
 		w = g.PeakFor(hwdb.FP16Tensor) / (float64(g.SMs) * g.BoostClockMHz * 1e6)
 	}
 	if w <= tensorRefWidth || p.TensorPowerExp <= 0 {
-		return p.FullClockPower
+		return fullClockPower(g, p)
 	}
-	return p.FullClockPower * math.Pow(w/tensorRefWidth, p.TensorPowerExp)
+	return fullClockPower(g, p) * math.Pow(w/tensorRefWidth, p.TensorPowerExp)
 }
 
 // FMAFLOPs is the number of FLOPs in one fused multiply-add: the
@@ -650,8 +652,35 @@ var ctaTiles = []ctaTile{
 // splitKMinK is the smallest K slice a split-K kernel gives a CTA.
 const splitKMinK = 128
 
+// splitsK reports whether the library behind kernel k, run under o, may
+// split its K loop over CTAs. cuBLAS GEMMs and cuDNN's weight-gradient
+// kernels do; cuDNN's forward convolution algorithms (implicit GEMM,
+// precomputed implicit GEMM, GEMM, FFT, Winograd: cudnnConvolutionFwdAlgo_t)
+// and its data-gradient ones are not split over K, so under a runtime that
+// calls them (hwdb.Runtime.ConvSplitK 0: PyTorch, the ONNX Runtime CUDA
+// EP) a convolution whose output tiles do not fill the GPU leaves SMs
+// idle. TensorRT (ConvSplitK 1) and the default profile, which is
+// TensorRT's, time their own tactics and keep split-K where it wins, as do
+// isolated kernels (DeepBench's calibration setting, left as fitted).
+// Evidence: pricing DeepBench's cuDNN convolutions without split-K leaves
+// their medians as they were or better (T4 int8 42.1% → 36.1%, Titan Xp
+// int8 32.9% → 30.0%, fp32 within ±0.8 points on every GPU), and it moves
+// our H100 batch-1 CNNs, whose late layers have a few dozen output tiles,
+// from −59% to −26% (ResNet-50 fp32) under the CUDA-graph runtime.
+func splitsK(k Kernel, o Options) bool {
+	if k.Class != ClassConv || k.Grad == GradWeight || o.Runtime == nil || o.Setting != InPlan {
+		return true
+	}
+	return o.Runtime.ConvSplitK > 0
+}
+
 // gemmCompute is the compute time of batch independent M×N×K GEMMs.
 func gemmCompute(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff float64, p Params) float64 {
+	return gemmComputeSplit(g, pr, m, n, k, batch, classEff, p, true)
+}
+
+// gemmComputeSplit is gemmCompute with split-K allowed or not (splitsK).
+func gemmComputeSplit(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff float64, p Params, splitK bool) float64 {
 	peak, real := peakFor(g, pr)
 	if peak <= 0 || g.SMs <= 0 {
 		return 0
@@ -677,7 +706,7 @@ func gemmCompute(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 		// without it is always a candidate, because the partial sums'
 		// round trip can cost more than the idle SMs it fills.
 		best = min(best, tileTime(g, real, tl, m, n, k, batch, ctas, 1, perSMBoost, p))
-		if slots := int64(g.SMs) * ctasPerSM; ctas < float64(slots) {
+		if slots := int64(g.SMs) * ctasPerSM; splitK && ctas < float64(slots) {
 			if split := min(slots/int64(ctas), k/splitKMinK); split > 1 {
 				best = min(best, tileTime(g, real, tl, m, n, k, batch, ctas, split, perSMBoost, p))
 			}
@@ -696,7 +725,7 @@ func gemmCompute(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 		} else {
 			sn = gemvMaxCols
 		}
-		best = min(best, float64(passes)*gemmCompute(g, pr, sm, sn, k, batch, classEff, p))
+		best = min(best, float64(passes)*gemmComputeSplit(g, pr, sm, sn, k, batch, classEff, p, splitK))
 	}
 	return best
 }

@@ -91,6 +91,9 @@ type Train struct {
 	// Notes say what was assumed (a loss head added, passes not run,
 	// ops whose backward is not modelled).
 	Notes []string `json:"notes"`
+	// Dispatch is the host's issue of the step under a runtime that
+	// dispatches from the host (TrainDispatch); nil under a graph replay.
+	Dispatch []TrainDispatch `json:"-"`
 }
 
 // TrainMemory is the device memory of a training step, in three views:

@@ -111,6 +111,7 @@ func (s *nodeSpec) kernel(gpu *hwdb.GPU) (perf.Kernel, error) {
 		WorkingSet: bytes, Launches: est.Launches, InputK: est.InputK,
 		ElemBytes: elemBytes[s.compute],
 		Rows:      est.Rows, RowLen: est.RowLen, RowPasses: est.RowPasses,
+		Indexed:  est.Indexed,
 		Resident: true, DRAMBytes: bytes,
 	}, nil
 }

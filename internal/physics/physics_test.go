@@ -71,6 +71,12 @@ type loaded struct {
 
 func load(t testing.TB, path string, batch int64) *loaded {
 	t.Helper()
+	return loadPlan(t, path, batch, "fused")
+}
+
+// loadPlan is load under the named plan.
+func loadPlan(t testing.TB, path string, batch int64, plan string) *loaded {
+	t.Helper()
 	sep := "?"
 	if strings.Contains(path, "?") {
 		sep = "&"
@@ -89,7 +95,7 @@ func load(t testing.TB, path string, batch int64) *loaded {
 	if err != nil {
 		t.Fatalf("%s batch %d: %v", path, batch, err)
 	}
-	if err := l.Plan("fused", passes.Options{}); err != nil {
+	if err := l.Plan(plan, passes.Options{}); err != nil {
 		t.Fatalf("%s batch %d: %v", path, batch, err)
 	}
 	out := &loaded{l: l, cold: map[string]map[string]float64{}}
@@ -242,8 +248,21 @@ func TestPhysics(t *testing.T) {
 		times := map[string][]float64{}
 		for bi, b := range mc.batches {
 			ld := load(t, mc.name, b)
+			// The kernels as PyTorch runs them (eager plan, cuDNN's layout
+			// transposes and unsplit forward convolutions, host dispatch)
+			// keep the kernel floors. Their totals are not held to the
+			// batch rules: under host dispatch the last kernel's time is
+			// the call's tail, and which kernel pays an L2 write-back
+			// shifts with batch, so totals may dip by up to 1% (a known
+			// limitation of the eager runtime's pricing, not yet fixed).
+			eager := loadPlan(t, mc.name, b, "eager")
 			for _, g := range gpus {
 				for _, dt := range dtypes {
+					re, err := pipeline.Estimate(eager.l, g, pipeline.EstimateOptions{DType: dt, Plan: "eager", Runtime: pytorchRuntime(t)})
+					if err != nil {
+						t.Fatalf("%s batch %d on %s %s eager: %v", mc.name, b, g.Name, dt, err)
+					}
+					checkKernels(&v, fmt.Sprintf("%s batch %d %s %s eager", mc.name, b, g.Name, dt), g, re, eager.cold[dt], 0)
 					r, err := pipeline.Estimate(ld.l, g, pipeline.EstimateOptions{DType: dt, Plan: "fused"})
 					if err != nil {
 						t.Fatalf("%s batch %d on %s %s: %v", mc.name, b, g.Name, dt, err)
@@ -391,4 +410,14 @@ func adversarial(t testing.TB, g *hwdb.GPU) *calib.Calibration {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// pytorchRuntime is the built-in PyTorch eager profile.
+func pytorchRuntime(t testing.TB) *hwdb.Runtime {
+	t.Helper()
+	rt, err := hwdb.LookupRuntime("pytorch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
 }

@@ -1,0 +1,108 @@
+package train
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// TestAMPStep: under --dtype fp16 a step runs what torch.amp runs in
+// eager PyTorch: one autocast cast per GEMM weight in the forward and its
+// backward, a GradScaler (one launch before the backward, the unscale
+// and the update around the optimizer, the found-inf read a sync before
+// it); bf16 has no scaler, fp32 neither casts nor scaler.
+func TestAMPStep(t *testing.T) {
+	launches := func(dt string) (fwdCasts, bwd, opt float64, sync bool) {
+		r := twoConvs(t).analyze(cost.Options{DType: dt, Train: &Options{Optimizer: "sgd"}})
+		tr := r.Totals.Train
+		for _, n := range r.Nodes {
+			if strings.Contains(n.Backward.Kernels, "cast-bwd") {
+				bwd++
+			}
+		}
+		for _, e := range tr.Dispatch {
+			sync = sync || e.Sync
+			if e.Phase == "forward" && e.Node >= 0 {
+				fwdCasts += e.Launches - r.Nodes[e.Node].Launches
+			}
+		}
+		return fwdCasts, bwd, tr.OptimizerLaunches, sync
+	}
+	f32c, f32b, f32o, f32s := launches("fp32")
+	f16c, f16b, f16o, f16s := launches("fp16")
+	bfc, _, bfo, bfs := launches("bf16")
+	if f32c != 0 || f32b != 0 || f32s || f16c != 2 || f16b != 2 || bfc != 2 {
+		t.Errorf("casts fp32 %v/%v, fp16 %v/%v, bf16 %v: want none under fp32, one per weight each way otherwise", f32c, f32b, f16c, f16b, bfc)
+	}
+	// The scaler: the loss scaling, three small kernels, one unscale
+	// launch (two tensors) and the update.
+	if f16o != f32o+6 || !f16s || bfo != f32o || bfs {
+		t.Errorf("optimizer launches fp32 %v fp16 %v (sync %v) bf16 %v (sync %v): want the fp16 scaler's 6 more and a sync", f32o, f16o, f16s, bfo, bfs)
+	}
+}
+
+// TestFanOutGradSum: a value read by three nodes that need its gradient
+// gets two gradient adds, charged to its producer's backward.
+func TestFanOutGradSum(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 64, 256)
+	w := b.weight("w", 256, 256)
+	h := b.val("h", ir.Float32, 64, 256)
+	mm := b.node("MatMul", []*ir.Value{x, w}, []*ir.Value{h})
+	var outs []*ir.Value
+	for i := 0; i < 3; i++ {
+		y := b.val("y"+itoa(i), ir.Float32, 64, 256)
+		b.node("Relu", []*ir.Value{h}, []*ir.Value{y})
+		outs = append(outs, y)
+	}
+	s1, s2 := b.val("s1", ir.Float32, 64, 256), b.val("s2", ir.Float32, 64, 256)
+	b.node("Add", []*ir.Value{outs[0], outs[1]}, []*ir.Value{s1})
+	b.node("Add", []*ir.Value{s1, outs[2]}, []*ir.Value{s2})
+	b.g.AddOutput(s2)
+	r := b.analyze(cost.Options{Train: &Options{}})
+	var bw = r.Nodes[0].Backward
+	for i, n := range b.g.Nodes {
+		if n == mm {
+			bw = r.Nodes[i].Backward
+		}
+	}
+	if bw == nil || !strings.Contains(bw.Kernels, "grad-sum") {
+		t.Fatalf("MatMul backward %+v: want its output's gradient sums", bw)
+	}
+	// dgrad is not needed (x is an input): wgrad and the two sums.
+	if bw.Launches != 3 {
+		t.Errorf("MatMul backward launches %v, want wgrad + 2 gradient sums", bw.Launches)
+	}
+}
+
+// TestBatchNormBuffersNotTrained: BatchNormalization's running mean and
+// variance are buffers: the optimizer updates scale and bias only.
+func TestBatchNormBuffersNotTrained(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 8, 16, 4, 4)
+	y := b.val("y", ir.Float32, 8, 16, 4, 4)
+	ins := []*ir.Value{x}
+	for _, n := range []string{"scale", "bias", "mean", "var"} {
+		ins = append(ins, b.weight(n, 16))
+	}
+	b.node("BatchNormalization", ins, []*ir.Value{y})
+	b.g.AddOutput(y)
+	st := trainOn(t, b, Options{})
+	if len(st.trainable) != 2 || st.trainable[0].Name != "scale" || st.trainable[1].Name != "bias" {
+		t.Errorf("trainable %d parameters, want scale and bias", len(st.trainable))
+	}
+}
+
+// TestForeachAdamTraffic: PyTorch's foreach Adam makes seven passes
+// over the parameters, 76 bytes per element (train/optimizer.go).
+func TestForeachAdamTraffic(t *testing.T) {
+	r := twoConvs(t).analyze(cost.Options{Train: &Options{}})
+	for _, n := range r.Totals.Train.Notes {
+		if strings.HasPrefix(n, "optimizer adam") && strings.Contains(n, "76 bytes per parameter element over 7 foreach ops") {
+			return
+		}
+	}
+	t.Errorf("notes %q: want Adam's 76 bytes per element over 7 foreach ops", r.Totals.Train.Notes)
+}

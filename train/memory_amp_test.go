@@ -1,0 +1,67 @@
+package train
+
+import (
+	"testing"
+
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// TestAutocastSavedDTypes: x[8,16] (fp32, fed by the loop) → MatMul(W1)
+// → h → Softmax → p → MatMul(W2) → y under autocast. The first MatMul
+// casts x to fp16 and saves that copy; h is fp16; softmax (on autocast's
+// float32 list) casts h up (a copy only its kernel reads) and saves its
+// fp32 output p; the second MatMul casts p down and saves the fp16 copy;
+// y is fp16 and read by the loss, whose log_softmax (cross_entropy is on
+// the float32 list) keeps fp32 log-probabilities. Saved, in bytes (128
+// elements each):
+//
+//	x 512 (held by the loop) + x16 256 + p 512 + p16 256 + y 256 + lsm 512 = 2304
+//
+// The weights are fp32 parameters (master) with one fp16 copy each, the
+// gradients fp32.
+func TestAutocastSavedDTypes(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 8, 16)
+	w1, w2 := b.weight("w1", 16, 16), b.weight("w2", 16, 16)
+	h, p, y := b.val("h", ir.Float32, 8, 16), b.val("p", ir.Float32, 8, 16), b.val("y", ir.Float32, 8, 16)
+	b.node("MatMul", []*ir.Value{x, w1}, []*ir.Value{h})
+	b.node("Softmax", []*ir.Value{h}, []*ir.Value{p}, &ir.Attribute{Name: "axis", Type: ir.AttrInt, I: -1})
+	b.node("MatMul", []*ir.Value{p, w2}, []*ir.Value{y})
+	b.g.AddOutput(y)
+	m := b.analyze(cost.Options{DType: "fp16", Train: &Options{Optimizer: "sgd"}}).Totals.Train.Memory
+	if m.ActivationsBytes != 2304 {
+		t.Errorf("activations %v B, want 2304 (x 512 + x16 256 + p 512 + p16 256 + y 256 + lsm 512)", m.ActivationsBytes)
+	}
+	if m.MasterWeightsBytes != 4*512 || m.WeightsBytes != 2*512 || m.GradientsBytes != 4*512 {
+		t.Errorf("fp32 params %v, fp16 copies %v, grads %v B; want 2048, 1024, 2048", m.MasterWeightsBytes, m.WeightsBytes, m.GradientsBytes)
+	}
+}
+
+// TestInplaceReLU6: Conv → BatchNorm → Clip (torchvision's
+// ReLU6(inplace=True)) → Conv. BatchNorm saves its input y1; hardtanh_
+// overwrites BatchNorm's output and saves the result, so y2 and y3 are
+// one buffer, read by the second Conv too. Saved: x, y1, y2 = y3, the
+// output y4 and the loss's log-probabilities — five buffers of 2·4·8·8
+// fp32 elements, not six.
+func TestInplaceReLU6(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 2, 4, 8, 8)
+	w1, w2 := b.weight("w1", 4, 4, 1, 1), b.weight("w2", 4, 4, 1, 1)
+	scale, bias, mean, vr := b.weight("s", 4), b.weight("b", 4), b.weight("m", 4), b.weight("v", 4)
+	lo, hi := b.weight("lo", 1), b.weight("hi", 1)
+	lo.Shape, hi.Shape = ir.KnownShape(), ir.KnownShape()
+	var ys [4]*ir.Value
+	for i := range ys {
+		ys[i] = b.val("y"+itoa(i+1), ir.Float32, 2, 4, 8, 8)
+	}
+	b.node("Conv", []*ir.Value{x, w1}, []*ir.Value{ys[0]})
+	b.node("BatchNormalization", []*ir.Value{ys[0], scale, bias, mean, vr}, []*ir.Value{ys[1]})
+	b.node("Clip", []*ir.Value{ys[1], lo, hi}, []*ir.Value{ys[2]})
+	b.node("Conv", []*ir.Value{ys[2], w2}, []*ir.Value{ys[3]})
+	b.g.AddOutput(ys[3])
+	st := trainOn(t, b, Options{Optimizer: "sgd"})
+	if want := 5.0 * 4 * 2 * 4 * 8 * 8; st.tr.Memory.ActivationsBytes != want {
+		t.Errorf("activations %v B, want 5 buffers = %v", st.tr.Memory.ActivationsBytes, want)
+	}
+}
