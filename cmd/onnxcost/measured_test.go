@@ -52,10 +52,20 @@ var measuredBounds = map[string]float64{"graph": 0.25, "eager": 0.22, "train": 0
 // (train/dispatch.go).
 var trainKernelsRE = regexp.MustCompile(`issues its (\d+) kernels`)
 
-// measuredCoverage is the least share of graph rows whose measured time
-// lies inside the report's 80% interval (47% when set, median width
-// 1.60: see calib/interval.go).
-const measuredCoverage = 0.44
+// measuredCoverage is the least share of held-out graph rows whose
+// measured time lies inside the report's 80% interval, and
+// measuredWidth the largest median width (high/low) of the intervals
+// (when set: 78% of the 36 held-out rows inside, median width 1.54; the
+// eager plan's centre in calib/interval.go was fitted on the
+// intervalFitModels' rows only).
+const (
+	measuredCoverage = 0.70
+	measuredWidth    = 1.6
+)
+
+// intervalFitModels are the models whose rows set calib's planCentre for
+// the eager plan; the other models' rows are its hold-out.
+var intervalFitModels = map[string]bool{"resnet50": true, "bert_base": true, "llama7b-decode-past1024": true}
 
 // measuredZoo gives the zoo command that writes a measured model, where
 // the zoo has the network as eager PyTorch runs it.
@@ -107,6 +117,8 @@ func TestMeasuredEndToEndH100(t *testing.T) {
 	dir := t.TempDir()
 	res := map[string][]publishedResult{}
 	var inside, intervals int
+	// [fit, held out] rows inside the interval, and all of them.
+	var setInside, setRows [2]int
 	var widths []float64
 	add := func(metric string, row publishedRow, pred, meas float64) float64 {
 		e := (pred - meas) / meas
@@ -151,9 +163,14 @@ func TestMeasuredEndToEndH100(t *testing.T) {
 		grow.LatencyMS = graphMS
 		eg := add("graph", grow, g.Totals.TimeS*1e3, graphMS)
 		if iv := g.Totals.TimeIntervalS; len(iv) == 2 {
-			inside++
-			if graphMS < iv[0]*1e3 || graphMS > iv[1]*1e3 {
-				inside--
+			set := 1
+			if intervalFitModels[model] {
+				set = 0
+			}
+			setRows[set]++
+			if graphMS >= iv[0]*1e3 && graphMS <= iv[1]*1e3 {
+				inside++
+				setInside[set]++
 			}
 			widths = append(widths, iv[1]/iv[0])
 			intervals++
@@ -181,8 +198,13 @@ func TestMeasuredEndToEndH100(t *testing.T) {
 	}
 	cover, width := float64(inside)/float64(intervals), widths[len(widths)/2]
 	t.Logf("80%% interval (graph): measured inside for %d of %d rows (%.0f%%), median width high/low %.2f", inside, intervals, 100*cover, width)
-	if cover < measuredCoverage {
-		t.Errorf("the 80%% interval holds the measured graph time for %.0f%% of rows, under %.0f%%", 100*cover, 100*measuredCoverage)
+	for i, name := range []string{"fit models", "held-out models"} {
+		if setRows[i] > 0 {
+			t.Logf("80%% interval (graph), %s: %d of %d rows inside (%.0f%%)", name, setInside[i], setRows[i], 100*float64(setInside[i])/float64(setRows[i]))
+		}
+	}
+	if held := float64(setInside[1]) / float64(max(setRows[1], 1)); held < measuredCoverage || width > measuredWidth {
+		t.Errorf("the 80%% interval holds the measured graph time for %.0f%% of held-out rows (want ≥ %.0f%%) at a median width %.2f (want ≤ %.2f)", 100*held, 100*measuredCoverage, width, measuredWidth)
 	}
 	for _, metric := range []string{"graph", "eager", "train", "power", "memory"} {
 		r := res[metric]
