@@ -1,14 +1,11 @@
 package main
 
 import (
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/onnxcost/onnxcost/internal/measured"
 )
 
 // Training memory against the H100 training rows
@@ -34,11 +31,7 @@ func TestMeasuredTrainMemoryH100(t *testing.T) {
 	if testing.Short() {
 		t.Skip("costs whole models")
 	}
-	path := filepath.Join("..", "..", "testdata", "measured", "h100_sxm5_pytorch.csv")
-	recs, err := measured.Read(path, "model,mode,dtype,batch,eager_ms,graph_ms,kernel_ms,kernels,peak_mib,power_w")
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs, path := h100Rows(t)
 	dir := t.TempDir()
 	var errs []float64
 	for _, rec := range recs {

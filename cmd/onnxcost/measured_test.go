@@ -105,15 +105,23 @@ func measuredJSON(t *testing.T, path string, args ...string) *report.Report {
 	return &r
 }
 
-func TestMeasuredEndToEndH100(t *testing.T) {
-	if testing.Short() {
-		t.Skip("costs whole models")
-	}
+// h100Rows reads our H100 whole-model rows (and returns the file's path
+// for messages).
+func h100Rows(t *testing.T) ([][]string, string) {
+	t.Helper()
 	path := filepath.Join("..", "..", "testdata", "measured", "h100_sxm5_pytorch.csv")
 	recs, err := measured.Read(path, "model,mode,dtype,batch,eager_ms,graph_ms,kernel_ms,kernels,peak_mib,power_w")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return recs, path
+}
+
+func TestMeasuredEndToEndH100(t *testing.T) {
+	if testing.Short() {
+		t.Skip("costs whole models")
+	}
+	recs, path := h100Rows(t)
 	dir := t.TempDir()
 	res := map[string][]publishedResult{}
 	var inside, intervals int
