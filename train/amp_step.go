@@ -24,11 +24,12 @@ import (
 
 // castKernels are the autocast cast of weight v (fp32 → the compute
 // dtype: read 4 bytes, write the copy per element) and its backward (the
-// fp16 gradient to fp32): one elementwise launch each.
+// fp16 gradient to fp32): one elementwise launch each, no FLOPs (a
+// conversion, as the Cast rule counts it: cost/rules_elementwise.go).
 func (s *step) castKernels(v *ir.Value) (fwd, bwd bwKernel) {
 	n, half := s.c.Numel(v), s.c.Bytes(v)
-	fwd = bwKernel{Name: "autocast-cast", Class: perf.ClassElementwise, FLOPs: n, BytesRead: 4 * n, BytesWritten: half, Launches: 1}
-	bwd = bwKernel{Name: "cast-bwd", Class: perf.ClassElementwise, FLOPs: n, BytesRead: half, BytesWritten: 4 * n, Launches: 1}
+	fwd = bwKernel{Name: "autocast-cast", Class: perf.ClassElementwise, BytesRead: 4 * n, BytesWritten: half, Launches: 1}
+	bwd = bwKernel{Name: "cast-bwd", Class: perf.ClassElementwise, BytesRead: half, BytesWritten: 4 * n, Launches: 1}
 	return fwd, bwd
 }
 
@@ -204,21 +205,22 @@ func (s *step) autocastWiden(i int, n *ir.Node, p *backwardPlan) int {
 	if x == nil || y == nil {
 		return 0
 	}
-	nx, ny, hx, hy := s.c.Numel(x), s.c.Numel(y), s.c.Bytes(x), s.c.Bytes(y)
-	up := func(name string, elems, half float64) bwKernel {
-		return bwKernel{Name: name, Class: perf.ClassElementwise, FLOPs: elems, BytesRead: half, BytesWritten: 2 * half, Launches: 1}
+	hx, hy := s.c.Bytes(x), s.c.Bytes(y)
+	// Casts are conversions: no FLOPs, as the Cast rule counts them.
+	up := func(name string, half float64) bwKernel {
+		return bwKernel{Name: name, Class: perf.ClassElementwise, BytesRead: half, BytesWritten: 2 * half, Launches: 1}
 	}
-	down := func(name string, elems, half float64) bwKernel {
-		return bwKernel{Name: name, Class: perf.ClassElementwise, FLOPs: elems, BytesRead: 2 * half, BytesWritten: half, Launches: 1}
+	down := func(name string, half float64) bwKernel {
+		return bwKernel{Name: name, Class: perf.ClassElementwise, BytesRead: 2 * half, BytesWritten: half, Launches: 1}
 	}
 	// The op's reads and writes at 4 bytes where the graph priced 2: the
 	// difference, carried by the op's own kernel (no launch of its own).
 	wider := bwKernel{Name: "fp32-traffic", Class: perf.ClassElementwise, BytesRead: hx, BytesWritten: hy}
-	p.Forward = append(p.Forward, up("autocast-up", nx, hx), wider, down("autocast-down", ny, hy))
+	p.Forward = append(p.Forward, up("autocast-up", hx), wider, down("autocast-down", hy))
 	if len(p.Kernels) == 0 {
 		return 0
 	}
 	bw := bwKernel{Name: "fp32-traffic-bwd", Class: perf.ClassElementwise, BytesRead: hx + hy, BytesWritten: hx}
-	p.Kernels = append(p.Kernels, up("cast-bwd", ny, hy), bw, down("cast-bwd", nx, hx))
+	p.Kernels = append(p.Kernels, up("cast-bwd", hy), bw, down("cast-bwd", hx))
 	return 2
 }
