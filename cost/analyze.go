@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
@@ -19,8 +20,9 @@ const CostModelVersion = "rules-1"
 
 // Options controls Analyze.
 type Options struct {
-	// DType is the compute dtype: fp32|tf32|fp16|bf16|fp8|int8; "" = the
-	// model's own dtypes.
+	// DType is the compute dtype: fp32|tf32|fp16|bf16|fp8|int8, or
+	// fp16-amp|bf16-amp for the model run under torch.autocast
+	// (autocast.go); "" = the model's own dtypes.
 	DType string
 	// Plan is recorded only ("fused" or "unfused").
 	Plan        string
@@ -80,6 +82,10 @@ var computeDTypes = []struct {
 	{"bf16", ir.BFloat16},
 	{"fp8", ir.Float8E4M3FN},
 	{"int8", ir.Int8},
+	// Autocast (autocast.go): tensors at the dtypes torch.autocast gives
+	// them, the weights as stored.
+	{"fp16-amp", ir.Undefined},
+	{"bf16-amp", ir.Undefined},
 }
 
 // DTypes lists the compute dtypes Options.DType accepts ("" aside: the
@@ -139,6 +145,11 @@ func analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	if g == nil {
 		return nil, fmt.Errorf("analyze: no graph")
 	}
+	if opt.Train != nil {
+		// A training step at fp16 or bf16 runs under autocast already
+		// (train/amp_step.go): fp16-amp names the same step.
+		opt.DType = strings.TrimSuffix(opt.DType, "-amp")
+	}
 	var rt *hwdb.Runtime
 	var err error
 	if gpu != nil {
@@ -155,9 +166,12 @@ func analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	if opt.DType != "" {
 		dt, ok := computeDType(opt.DType)
 		if !ok {
-			return nil, fmt.Errorf("analyze: unknown dtype %q (want fp32, tf32, fp16, bf16, fp8 or int8)", opt.DType)
+			return nil, fmt.Errorf("analyze: unknown dtype %q (want %s)", opt.DType, strings.Join(DTypes(), ", "))
 		}
 		a.dtype = dt
+		if half, ok := autocastHalf[opt.DType]; ok {
+			a.autocast = newAutocastFlow(g, half)
+		}
 	}
 	gc, err := a.graph(g, 0)
 	if err != nil {
@@ -302,6 +316,9 @@ type analyzer struct {
 	partial partialTracker
 	// appends are the cache appends priced in place (AppendKVCache).
 	appends map[*ir.Node]bool
+	// autocast is the dtype flow of --dtype fp16-amp/bf16-amp (nil
+	// otherwise: autocast.go).
+	autocast *autocastFlow
 }
 
 // newAnalyzer is an analyzer of g on gpu with an empty L2; with no GPU,
@@ -476,6 +493,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 			agg.GEMMTimeS = agg.TimeS
 		}
 		a.layoutKernels(nc, n, &est, prec, &agg)
+		a.autocastCasts(nc, n, &est, &agg)
 		// The all-reduce after a row-parallel GEMM: on the critical path.
 		if split && needsAllReduce(n) {
 			c := a.tp.allReduceTime(a.outBytes(n))
@@ -553,6 +571,7 @@ func (a *analyzer) ruleCtx(n *ir.Node, g *ir.Graph, depth int) *RuleCtx {
 	comp, dt := a.computeFor(n)
 	*c = RuleCtx{Graph: g, Model: a.model, DType: dt, Compute: comp, node: n,
 		sub: c.sub, warnings: c.warnings[:0], params: c.params[:0]}
+	c.flow, c.converted = a.flowDTypes(n)
 	if comp != "" && a.gpu != nil {
 		pr := perf.ResolvePrecision(a.gpu, perf.WantedPrecision(comp, perf.ClassConv))
 		c.NoConvTensorCores = !perf.Kernel{Precision: pr}.OnTensorCores()
@@ -669,7 +688,9 @@ func (a *analyzer) elemBytes(n *ir.Node) float64 {
 // dtype), without warnings: a context for Bytes and elemBytes only.
 func (a *analyzer) sizer(n *ir.Node) RuleCtx {
 	_, dt := a.computeFor(n)
-	return RuleCtx{DType: dt, unknown: true}
+	c := RuleCtx{DType: dt, unknown: true}
+	c.flow, c.converted = a.flowDTypes(n)
+	return c
 }
 
 // clean returns x when it is a finite non-negative number; otherwise it

@@ -52,8 +52,9 @@ func (a *analyzer) peakActivations(g *ir.Graph, views []bool, subPeak []float64)
 		g:     g,
 		views: views,
 		bufOf: map[*ir.Value]*buffer{},
-		c:     RuleCtx{DType: a.dtype, unknown: true}, // sizes only; shape warnings come from the rules
+		c:     RuleCtx{DType: a.dtype, unknown: true}, // sizes only; shape warnings come from the rules // sizes only; shape warnings come from the rules
 	}
+	l.c.flow, _ = a.flowDTypes(nil)
 	live, inPlaceNodes := l.allocate()
 	l.lastUses()
 	live += l.foldAppends(a.appends)

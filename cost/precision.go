@@ -41,6 +41,9 @@ func nodeDTypeName(n *ir.Node) string {
 // given; else the quantized type of a quantized node (cost/quantized.go);
 // else "" and Undefined, each tensor at its own dtype.
 func (a *analyzer) computeFor(n *ir.Node) (string, ir.DType) {
+	if a.autocast != nil {
+		return a.autocast.autocastName(n), ir.Undefined
+	}
 	if a.opt.DType != "" {
 		return a.opt.DType, a.dtype
 	}

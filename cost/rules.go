@@ -170,6 +170,11 @@ type RuleCtx struct {
 	subPeak float64
 	// node is the node being costed, for messages.
 	node *ir.Node
+	// flow holds the run-time dtypes autocast gives values (autocast.go),
+	// read when no DType override is set.
+	flow map[*ir.Value]ir.DType
+	// converted are the inputs the node reads as autocast's copies.
+	converted []autocastCast
 }
 
 // Warnf records a warning naming the node.
@@ -265,8 +270,24 @@ func (c *RuleCtx) elemBytes(v *ir.Value) float64 {
 	dt := v.DType
 	if c.DType != ir.Undefined && dt.IsFloat() {
 		dt = c.DType
+	} else if c.flow != nil {
+		dt = c.flowDType(v)
 	}
 	return float64(dt.Bits()) / 8
+}
+
+// flowDType is v's dtype under autocast: the copy the node reads when it
+// converts v, else the dtype v runs at.
+func (c *RuleCtx) flowDType(v *ir.Value) ir.DType {
+	for _, cv := range c.converted {
+		if cv.v == v {
+			return cv.to
+		}
+	}
+	if f, ok := c.flow[v]; ok {
+		return f
+	}
+	return v.DType
 }
 
 // Bytes is the size of v in bytes as costed.

@@ -44,7 +44,7 @@ Calibration data (what `onnxcost calibrate` reads; see calib/measurements.go and
 --calib-dir DIR also writes DIR/measurements.csv in calibrate's format (model,ms,batch,dtype,
 dims,runtime; appended to when it exists, so runs accumulate: delete it to start over): for each
 whole-model row one row with runtime graph (graph_ms) and one with runtime pytorch (eager_ms),
-fp16-amp rows as dtype fp16 under a comment "# fp16-amp: autocast"; with --kernels one row per
+fp16-amp rows (autocast) as dtype fp16-amp, which onnxcost prices as such; with --kernels one row per
 kernel with runtime graph and the shape as dims (M,K,N of [M,K]x[K,N]; n of the add). Each
 model is exported once, from the module the rows time (on the CPU in fp32 before it is moved;
 dtype is the row's), into DIR/models/NAME.onnx: eval mode, TrainingMode.PRESERVE (so BN stays
@@ -635,10 +635,7 @@ class CalibDir:
 
     def infer_rows(self, model, row):
         """A whole-model row as two measured calls: the CUDA-graph replay and the eager call."""
-        dt = row["dtype"]
-        if dt == "fp16-amp":
-            self.comment("fp16-amp: autocast")
-            dt = "fp16"
+        dt = row["dtype"]  # fp16-amp: autocast, a dtype onnxcost prices as such
         self.row(model, row["graph_ms"], batch=row["batch"], dtype=dt, runtime="graph")
         self.row(model, row["eager_ms"], batch=row["batch"], dtype=dt, runtime="pytorch")
 

@@ -52,8 +52,8 @@ assert m.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
 print("resnet50.onnx: %d nodes, %d BatchNormalization kept, dynamic batch" % (len(m.graph.node), ops["BatchNormalization"]))
 EOF
 
-# fp16-amp rows (BERT under autocast, GPU only) are written as dtype fp16 under a
-# comment: the table writer alone, on a row of the usual CSV's shape.
+# fp16-amp rows (BERT under autocast, GPU only) keep their dtype, which calibrate
+# prices as autocast: the table writer alone, on a row of the usual CSV's shape.
 AMP_DIR="$tmp/amp" "$PY" - <<'EOF'
 import os
 import sys
@@ -63,8 +63,8 @@ c = measure_gpu.CalibDir(os.environ["AMP_DIR"], "amp table test")
 c.infer_rows("../cal/models/resnet50.onnx", dict(dtype="fp16-amp", batch=4, graph_ms="1.500", eager_ms="2.500"))
 c.close()
 got = open(os.path.join(os.environ["AMP_DIR"], "measurements.csv")).read().splitlines()
-want = ["model,ms,batch,dtype,dims,runtime", "# amp table test", "# fp16-amp: autocast",
-        "../cal/models/resnet50.onnx,1.500,4,fp16,,graph", "../cal/models/resnet50.onnx,2.500,4,fp16,,pytorch"]
+want = ["model,ms,batch,dtype,dims,runtime", "# amp table test",
+        "../cal/models/resnet50.onnx,1.500,4,fp16-amp,,graph", "../cal/models/resnet50.onnx,2.500,4,fp16-amp,,pytorch"]
 assert got == want, got
 EOF
 

@@ -67,7 +67,7 @@ func (f *costFlags) addBase(c *cobra.Command) {
 	c.Flags().StringVar(&f.gpuFile, "gpu-file", "", "YAML or JSON file with your own GPU specs (e.g. measured ceilings)")
 	c.Flags().StringVar(&f.runtime, "runtime", hwdb.DefaultRuntime, "runtime to price, and the kernels it runs: tensorrt (fused) | onnxruntime | pytorch (eager) | pytorch-compile (inductor) | graph (eager kernels replayed as a CUDA graph); see 'onnxcost gpus runtimes'. With --train the default is pytorch")
 	c.Flags().StringVar(&f.runtimeFile, "runtime-file", "", "YAML or JSON file with your own runtime profiles (format of 'onnxcost gpus runtimes'), searched first")
-	c.Flags().StringVar(&f.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8 (default: the model's own)")
+	c.Flags().StringVar(&f.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8, or fp16-amp|bf16-amp (the fp32 model under torch.autocast) (default: the model's own)")
 	c.Flags().StringVar(&f.plan, "plan", "", planHelp)
 	c.Flags().StringVar(&f.calibration, "calibration", "", "correct kernel times by a calibration from 'onnxcost calibrate' (`CAL.yaml`): in full on the GPU it was fitted on, its kernel-relative part on another")
 	f.gpus = 1

@@ -90,7 +90,7 @@ origin are refused.`,
 	c.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "listen on `HOST:PORT` (loopback unless --allow-remote)")
 	c.Flags().BoolVar(&allowRemote, "allow-remote", false, "allow a non-loopback --addr (anyone who can reach it can read MODEL)")
 	c.Flags().StringVar(&f.gpu, "gpu", "", "the page's first GPU (see 'onnxcost gpus')")
-	c.Flags().StringVar(&f.dtype, "dtype", "", "the page's first compute dtype: fp32|tf32|fp16|bf16|fp8|int8")
+	c.Flags().StringVar(&f.dtype, "dtype", "", "the page's first compute dtype: fp32|tf32|fp16|bf16|fp8|int8|fp16-amp|bf16-amp")
 	c.Flags().Int64Var(&f.batch, "batch", 0, "the page's first batch (binds the leading symbolic dim of every graph input)")
 	c.Flags().StringArrayVar(&f.dims, "dim", nil, "the page's first binding of a symbolic dim: `NAME=VALUE` (repeatable)")
 	c.Flags().StringVar(&f.plan, "plan", "", "the page's first plan: "+planHelp)

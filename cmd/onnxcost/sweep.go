@@ -50,7 +50,7 @@ func (f *sweepFlags) checkOut() error {
 // (every GPU in the list is costed with them).
 func (f *sweepFlags) addCostFlags(c *cobra.Command) {
 	c.Flags().StringVar(&f.gpuFile, "gpu-file", "", "YAML or JSON file with your own GPU specs")
-	c.Flags().StringVar(&f.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8 (default: the model's own)")
+	c.Flags().StringVar(&f.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8, or fp16-amp|bf16-amp (the fp32 model under torch.autocast) (default: the model's own)")
 	c.Flags().StringVar(&f.plan, "plan", "", planHelp)
 	c.Flags().StringVar(&f.inputData, "input-data", "", "bind graph inputs to the tensors in `DIR`/input_<i>.pb")
 	f.borrowReportFlags(c, "runtime", "runtime-file", "gpus", "power-cap", "sm-clock", "calibration")

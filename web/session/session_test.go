@@ -69,7 +69,7 @@ func TestSettingsRefusedLikeCLI(t *testing.T) {
 		want string
 	}{
 		{Settings{}, "--gpu is required (see 'onnxcost gpus' for the list)"},
-		{Settings{GPU: "T4", DType: "fp64"}, `--dtype "fp64": want one of fp32|tf32|fp16|bf16|fp8|int8`},
+		{Settings{GPU: "T4", DType: "fp64"}, `--dtype "fp64": want one of fp32|tf32|fp16|bf16|fp8|int8|fp16-amp|bf16-amp`},
 		{Settings{GPU: "T4", Plan: "both"}, `--plan "both": want one of fused|unfused|eager|inductor|onnxruntime`},
 		{Settings{GPU: "T4", Batch: -1}, "--batch must be positive, got -1"},
 	} {

@@ -1,0 +1,84 @@
+package cost
+
+import (
+	"testing"
+
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// TestAutocastFlow: under --dtype fp16-amp a linear layer casts its fp32
+// input, weight and bias (the weight once per call however often it is
+// read), the fp32-listed softmax casts its half input up and writes fp32,
+// the next matmul casts that activation back down, a residual add of a
+// half and an fp32 tensor reads both as they are and writes fp32 (no
+// cast), and a 0-d constant does not widen a half tensor. The weights
+// stay fp32 in memory; every cast is a launch of its own.
+func TestAutocastFlow(t *testing.T) {
+	const b, s, d = 8, 16, 64
+	bld := newBuilder(t)
+	x := bld.input("x", b, s, d)
+	w := bld.weight("w", d, d)
+	bias := bld.weight("bias", d)
+	h := bld.val("h", ir.Float32, b, s, d)
+	bld.node("MatMul", []*ir.Value{x, w}, []*ir.Value{h})
+	hb := bld.val("hb", ir.Float32, b, s, d)
+	bld.node("Add", []*ir.Value{h, bias}, []*ir.Value{hb})
+	p := bld.val("p", ir.Float32, b, s, d)
+	bld.node("Softmax", []*ir.Value{hb}, []*ir.Value{p}, ir.IntAttr("axis", -1))
+	y := bld.val("y", ir.Float32, b, s, d)
+	bld.node("MatMul", []*ir.Value{p, w}, []*ir.Value{y})
+	half := bld.val("half", ir.Float32)
+	bld.g.AddInitializer(half, ir.FloatTensor(ir.Float32, nil, []float64{0.5}))
+	ys := bld.val("ys", ir.Float32, b, s, d)
+	bld.node("Mul", []*ir.Value{y, half}, []*ir.Value{ys})
+	r := bld.val("r", ir.Float32, b, s, d)
+	bld.node("Sub", []*ir.Value{ys, x}, []*ir.Value{r})
+	bld.g.Outputs = append(bld.g.Outputs, r)
+
+	plain := bld.analyze(Options{DType: "fp32"})
+	amp := bld.analyze(Options{DType: "fp16-amp"})
+	act := float64(b * s * d)
+	want := []struct {
+		launches    float64
+		read, write float64 // bytes, casts included
+	}{
+		{3, 4*act + 4*d*d + 2*act + 2*d*d, 2*act + 2*d*d + 2*act}, // MatMul: casts x and w, reads their halves
+		{2, 4*d + 2*act + 2*d, 2*d + 2*act},                       // bias add: casts the bias
+		{2, 2*act + 4*act, 4*act + 4*act},                         // softmax: cast up, fp32 in and out
+		{2, 4*act + 2*act + 2*d*d, 2*act + 2*act},                 // MatMul: casts p; w's cast is cached
+		{1, 2*act + 4, 2 * act},                                   // ×0.5 stays half
+		{1, 2*act + 4*act, 4 * act},                               // half − fp32 promotes: fp32 out
+	}
+	for i, n := range amp.Nodes {
+		if n.Launches != want[i].launches || n.BytesRead != want[i].read || n.BytesWritten != want[i].write {
+			t.Errorf("%s: launches %g, read %g, written %g; want %g, %g, %g", n.Name, n.Launches, n.BytesRead, n.BytesWritten,
+				want[i].launches, want[i].read, want[i].write)
+		}
+		if n.FLOPs != plain.Nodes[i].FLOPs {
+			t.Errorf("%s: %g FLOPs under autocast, %g in fp32: casts count none", n.Name, n.FLOPs, plain.Nodes[i].FLOPs)
+		}
+	}
+	if mm := amp.Nodes[0]; mm.Precision != "fp16_tensor" {
+		t.Errorf("MatMul runs at %q under autocast, want fp16_tensor", mm.Precision)
+	}
+	if amp.Totals.ParamBytes != plain.Totals.ParamBytes {
+		t.Errorf("weights %g bytes under autocast, %g in fp32: autocast keeps them fp32", amp.Totals.ParamBytes, plain.Totals.ParamBytes)
+	}
+}
+
+// TestAutocastBatchMonotone: the casts never make a larger batch faster.
+func TestAutocastBatchMonotone(t *testing.T) {
+	prev := 0.0
+	for _, batch := range []int64{1, 2, 4, 8, 16, 32, 64, 128} {
+		bld := newBuilder(t)
+		x := bld.input("x", batch, 128, 768)
+		w := bld.weight("w", 768, 768)
+		h := bld.val("h", ir.Float32, batch, 128, 768)
+		bld.node("MatMul", []*ir.Value{x, w}, []*ir.Value{h})
+		tm := bld.analyze(Options{DType: "fp16-amp"}).Totals.TimeS
+		if tm < prev {
+			t.Errorf("batch %d: %g s, below the smaller batch's %g s", batch, tm, prev)
+		}
+		prev = tm
+	}
+}
