@@ -18,7 +18,7 @@ import (
 
 // Single kernels measured on an H100 SXM5 (testdata/measured/h100_sxm5_kernels.csv:
 // torch.matmul and torch.add, PyTorch 2.11, CUDA-graph timing) against the time
-// the cost model gives the same one-node graph. Like TestPublishedEndToEnd, the
+// the cost model gives the same one-node graph. Like TestMeasuredEndToEndH100, the
 // assertion is a regression guard, not a target: measuredKernelBounds are the
 // medians reached when the rows were added plus a margin.
 

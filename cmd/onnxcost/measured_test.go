@@ -128,14 +128,14 @@ func TestMeasuredEndToEndH100(t *testing.T) {
 	}
 	recs, path := h100Rows(t)
 	dir := t.TempDir()
-	res := map[string][]publishedResult{}
+	res := map[string][]modelResult{}
 	var inside, intervals int
 	// [fit, held out] rows inside the interval, and all of them.
 	var setInside, setRows [2]int
 	var widths []float64
-	add := func(metric string, row publishedRow, pred, meas float64) float64 {
+	add := func(metric string, row modelRow, pred, meas float64) float64 {
 		e := (pred - meas) / meas
-		res[metric] = append(res[metric], publishedResult{publishedRow: row, PredMS: pred, Err: e})
+		res[metric] = append(res[metric], modelResult{modelRow: row, PredMS: pred, Err: e})
 		return e
 	}
 	for _, rec := range recs {
@@ -146,7 +146,7 @@ func TestMeasuredEndToEndH100(t *testing.T) {
 		if err1 != nil || err2 != nil {
 			t.Fatalf("%s: bad row %q", path, rec)
 		}
-		row := publishedRow{GPU: "H100-SXM5-80GB", Model: model, DType: rec[2], Batch: batch, LatencyMS: eagerMS}
+		row := modelRow{GPU: "H100-SXM5-80GB", Model: model, DType: rec[2], Batch: batch, LatencyMS: eagerMS}
 		common := []string{"--dtype", dtype, "--batch", rec[3]}
 		if opt, ok := strings.CutPrefix(mode, "train-"); ok {
 			if opt == "sgd" {
@@ -233,7 +233,7 @@ func TestMeasuredEndToEndH100(t *testing.T) {
 }
 
 // signedMedian is the median signed error: the bias a user would see.
-func signedMedian(res []publishedResult) float64 {
+func signedMedian(res []modelResult) float64 {
 	e := make([]float64, len(res))
 	for i, r := range res {
 		e[i] = r.Err

@@ -63,16 +63,5 @@ func TestNumbersGolden(t *testing.T) {
 			}
 		}
 	}
-	files, _ := filepath.Glob(filepath.Join(repoRoot, "testdata", "published", "*.csv"))
-	sort.Strings(files)
-	for _, f := range files {
-		rows, err := readPublished(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range predictPublished(t, rows) {
-			fmt.Fprintf(&b, "%s | %s %s %s b=%d | %.9g ms\n", filepath.Base(f), r.Model, r.GPU, r.DType, r.Batch, r.PredMS)
-		}
-	}
 	golden.Check(t, filepath.Join("testdata", "numbers.golden"), b.Bytes(), *updateNumbers)
 }
