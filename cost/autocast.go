@@ -210,13 +210,7 @@ func (f *autocastFlow) autocastName(n *ir.Node) string {
 			dt = f.of(o)
 		}
 	}
-	switch dt {
-	case ir.Float16:
-		return "fp16"
-	case ir.BFloat16:
-		return "bf16"
-	}
-	return "fp32"
+	return dtypeShort(dt)
 }
 
 // autocastCasts prices, in node n's row, the cast kernels autocast runs
@@ -250,13 +244,7 @@ func (a *analyzer) autocastCasts(nc *report.NodeCost, n *ir.Node, est *NodeEstim
 			Precision: prec, ElemBytes: float64(c.to.Bits()) / 8, Launches: 1,
 			Resident: true, DRAMBytes: r + max(w-a.gpu.L2Bytes, 0),
 		}
-		pk := a.underControl(k)
-		kt := pk.KernelTime
-		agg.MemoryS += kt.MemoryS
-		agg.LatencyS += kt.LatencyS
-		agg.LaunchS += kt.LaunchS
-		agg.TimeS += kt.TimeS
-		agg.EnergyJ += pk.EnergyJ()
+		a.priceExtra(k, agg)
 		est.Launches++
 		est.BytesRead += r
 		est.BytesWritten += w
@@ -293,13 +281,8 @@ func castList(casts []autocastCast) string {
 
 // dtypeShort is the report's name of a floating dtype.
 func dtypeShort(dt ir.DType) string {
-	switch dt {
-	case ir.Float16:
-		return "fp16"
-	case ir.BFloat16:
-		return "bf16"
-	case ir.Float64:
-		return "fp64"
+	if name, ok := floatDTypeName(dt); ok {
+		return name
 	}
 	return "fp32"
 }

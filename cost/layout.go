@@ -51,13 +51,7 @@ func (a *analyzer) layoutKernels(nc *report.NodeCost, n *ir.Node, est *NodeEstim
 			Resident: true, DRAMBytes: max(2*s-a.gpu.L2Bytes, 0) * scale,
 		}
 		k.Bytes *= scale
-		pk := a.underControl(k)
-		kt := pk.KernelTime
-		agg.MemoryS += kt.MemoryS
-		agg.LatencyS += kt.LatencyS
-		agg.LaunchS += kt.LaunchS
-		agg.TimeS += kt.TimeS
-		agg.EnergyJ += pk.EnergyJ()
+		a.priceExtra(k, agg)
 		est.Launches += scale
 		est.BytesRead += s * scale
 		est.BytesWritten += s * scale
@@ -66,4 +60,17 @@ func (a *analyzer) layoutKernels(nc *report.NodeCost, n *ir.Node, est *NodeEstim
 	if nc.Note == "" {
 		nc.Note = "with the NCHW→NHWC transposes of input and filter cuDNN runs before a half-precision tensor-core convolution"
 	}
+}
+
+// priceExtra adds to a node's aggregate a kernel the node runs beyond its
+// own (a layout transpose, an autocast cast), priced as any kernel of the
+// plan.
+func (a *analyzer) priceExtra(k perf.Kernel, agg *aggregate) {
+	pk := a.underControl(k)
+	kt := pk.KernelTime
+	agg.MemoryS += kt.MemoryS
+	agg.LatencyS += kt.LatencyS
+	agg.LaunchS += kt.LaunchS
+	agg.TimeS += kt.TimeS
+	agg.EnergyJ += pk.EnergyJ()
 }

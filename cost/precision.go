@@ -17,17 +17,8 @@ func nodeDTypeName(n *ir.Node) string {
 			if v == nil {
 				continue
 			}
-			switch v.DType {
-			case ir.Float16:
-				return "fp16"
-			case ir.BFloat16:
-				return "bf16"
-			case ir.Float64:
-				return "fp64"
-			case ir.Float8E4M3FN, ir.Float8E4M3FNUZ, ir.Float8E5M2, ir.Float8E5M2FNUZ:
-				return "fp8"
-			case ir.Float32:
-				return "fp32"
+			if name, ok := floatDTypeName(v.DType); ok {
+				return name
 			}
 		}
 	}
@@ -35,6 +26,23 @@ func nodeDTypeName(n *ir.Node) string {
 		return "int8"
 	}
 	return "fp32"
+}
+
+// floatDTypeName is the report's name of a floating-point dtype.
+func floatDTypeName(dt ir.DType) (string, bool) {
+	switch dt {
+	case ir.Float16:
+		return "fp16", true
+	case ir.BFloat16:
+		return "bf16", true
+	case ir.Float64:
+		return "fp64", true
+	case ir.Float8E4M3FN, ir.Float8E4M3FNUZ, ir.Float8E5M2, ir.Float8E5M2FNUZ:
+		return "fp8", true
+	case ir.Float32:
+		return "fp32", true
+	}
+	return "", false
 }
 
 // computeFor is the compute dtype node n is costed at: --dtype when
