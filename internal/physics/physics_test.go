@@ -26,6 +26,16 @@ import (
 // tol is the relative slack every inequality gets: rounding, not physics.
 const tol = 1e-6
 
+// eagerTol is the slack of the eager runtime's totals against batch: under
+// host dispatch the call's tail is its last kernel, and which kernel pays
+// an L2 write-back of dirty activations shifts with batch (the kernel
+// whose reads evict them: at batch 4 ResNet-50's classifier on an L4 pays
+// one its batch-8 call has already paid earlier, hidden behind the host),
+// so the total may dip by a write-back's share of the last kernel. The
+// largest dip over these cases was 0.13% (130 dips of 0.0–0.13%, GPT-2
+// decode on H100 PCIe) when this was set.
+const eagerTol = 0.002
+
 // A case is one zoo model at one batch, read, inferred and fused once and
 // then costed on every GPU.
 type modelCase struct {
@@ -260,15 +270,13 @@ func TestPhysics(t *testing.T) {
 	for _, mc := range cases {
 		// time[gpu][dtype][batch index]
 		times := map[string][]float64{}
+		eagerTimes := map[string][]float64{}
 		for bi, b := range mc.batches {
 			ld := load(t, mc.name, b)
 			// The kernels as PyTorch runs them (eager plan, cuDNN's layout
 			// transposes and unsplit forward convolutions, host dispatch)
-			// keep the kernel floors. Their totals are not held to the
-			// batch rules: under host dispatch the last kernel's time is
-			// the call's tail, and which kernel pays an L2 write-back
-			// shifts with batch, so totals may dip by up to 1% (a known
-			// limitation of the eager runtime's pricing, not yet fixed).
+			// keep the kernel floors, and their totals never fall with
+			// batch by more than eagerTol.
 			eager := loadPlan(t, mc.name, b, "eager")
 			for _, g := range gpus {
 				for _, dt := range eagerDTypes {
@@ -277,6 +285,8 @@ func TestPhysics(t *testing.T) {
 						t.Fatalf("%s batch %d on %s %s eager: %v", mc.name, b, g.Name, dt, err)
 					}
 					checkKernels(&v, fmt.Sprintf("%s batch %d %s %s eager", mc.name, b, g.Name, dt), g, re, eager.cold[dt], 0)
+					ekey := g.Name + " " + dt
+					eagerTimes[ekey] = append(eagerTimes[ekey], re.Totals.TimeS)
 				}
 				for _, dt := range dtypes {
 					r, err := pipeline.Estimate(ld.l, g, pipeline.EstimateOptions{DType: dt, Plan: "fused"})
@@ -299,6 +309,13 @@ func TestPhysics(t *testing.T) {
 					if bi == 0 {
 						checkControls(&v, where, g, ld, dt, r)
 					}
+				}
+			}
+		}
+		for key, ts := range eagerTimes {
+			for i := 1; i < len(ts); i++ {
+				if ts[i] < ts[i-1]*(1-eagerTol) {
+					v.add("eager time never falls as batch grows (within eagerTol)", "%s %s eager: batch %d %.6g s, batch %d %.6g s (%.3f%% less)", mc.name, key, mc.batches[i-1], ts[i-1], mc.batches[i], ts[i], 100*(1-ts[i]/ts[i-1]))
 				}
 			}
 		}
