@@ -492,7 +492,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		if est.Class.GEMMLike() {
 			agg.GEMMTimeS = agg.TimeS
 		}
-		a.layoutKernels(nc, n, &est, prec, &agg)
+		a.bnPrepKernels(nc, n, &est, prec, &agg)
 		a.autocastCasts(nc, n, &est, &agg)
 		// The all-reduce after a row-parallel GEMM: on the critical path.
 		if split && needsAllReduce(n) {

@@ -217,7 +217,7 @@ func (f *autocastFlow) autocastName(n *ir.Node) string {
 // before it: each a streaming conversion (read the source, write the
 // copy; no FLOPs, as the Cast rule counts one) on the elementwise path,
 // one launch each. The copy stays in L2 for the node's kernel when it
-// fits, as layoutKernels' transposes do.
+// fits.
 func (a *analyzer) autocastCasts(nc *report.NodeCost, n *ir.Node, est *NodeEstimate, agg *aggregate) {
 	if a.autocast == nil {
 		return

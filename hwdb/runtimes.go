@@ -59,12 +59,12 @@ type Runtime struct {
 	// each gradient convolution an eager backward issues; the forward's
 	// is inside ModuleS, which was fitted on models with convolutions.
 	CudnnS float64 `json:"cudnn_s,omitempty"`
-	// ConvLayoutKernels is the number of layout-conversion kernels that
-	// run around each convolution on a half-precision tensor-core path:
-	// a runtime that hands cuDNN channels-first (NCHW) tensors gets its
-	// NHWC tensor-core kernels preceded by transposes of the input and
-	// the filter. 0 for a runtime that picks its own layouts.
-	ConvLayoutKernels float64 `json:"conv_layout_kernels,omitempty"`
+	// BNPrepKernels is the number of small per-channel kernels an eager
+	// framework runs before each half-precision 2-D batch norm (PyTorch's
+	// native batch norm turning fp32 running statistics into a scale and
+	// a shift for a channels_last half input). 0 for a runtime whose
+	// batch norms are folded.
+	BNPrepKernels float64 `json:"bn_prep_kernels,omitempty"`
 	// ConvSplitK is 1 when the runtime's forward convolutions may split
 	// their K loop over CTAs: TensorRT times every tactic it has for a
 	// layer and keeps the fastest, while cuDNN's forward algorithms, which
@@ -151,7 +151,7 @@ var rtFigures = func() map[string]rtFigure {
 	add("autograd_us", "autograd_s", usec, 10000, true, func(r *Runtime) *float64 { return &r.AutogradS })
 	add("optim_param_us", "optim_param_s", usec, 10000, true, func(r *Runtime) *float64 { return &r.OptimParamS })
 	add("cudnn_us", "cudnn_s", usec, 10000, true, func(r *Runtime) *float64 { return &r.CudnnS })
-	add("conv_layout_kernels", "conv_layout_kernels", 1, 4, true, func(r *Runtime) *float64 { return &r.ConvLayoutKernels })
+	add("bn_prep_kernels", "bn_prep_kernels", 1, 4, true, func(r *Runtime) *float64 { return &r.BNPrepKernels })
 	add("conv_split_k", "conv_split_k", 1, 1, true, func(r *Runtime) *float64 { return &r.ConvSplitK })
 	add("context_mib", "context_bytes", mib, 16384, false, func(r *Runtime) *float64 { return &r.ContextBytes })
 	add("workspace_mib", "workspace_bytes", mib, 16384, true, func(r *Runtime) *float64 { return &r.WorkspaceBytes })

@@ -33,25 +33,26 @@ import (
 // says how).
 //
 // What the rows show (2026-11-29, time model revision 7): under `graph`
-// the eager plan's kernels are still too fast (median −10%): cuDNN's
-// batch-1 fp32 convolutions and PyTorch's channels_last BatchNorm run
-// below the rates the time model gives them, and cuBLAS's fp32 split-K
-// reductions at batch 1 are not priced. BERT's fp16 rows ran under
-// autocast and are priced at --dtype fp16-amp (its casts: within 7%).
-// The eager latency is host-bound at small batch and within ±20% there
-// (autocast's eager calls at batch 8 and 32 ran slower than their batch-1
-// call for the same kernels: −32%); our LLaMA decode step was written as
-// plain functions (no modules), so it runs at the bare-op dispatch while
-// the zoo graph's module scopes price it as HF's modules would (+25% to
+// the eager plan's kernels are still too fast (median −13%): cuDNN's
+// batch-1 fp32 convolutions and its fp16 convolutions on H100 run below
+// the rates the time model gives them (VGG-16 fp16, which runs no kernel
+// the plan lacks, −23% to −30%), and cuBLAS's fp32 split-K reductions at
+// batch 1 are not priced. BERT's fp16 rows ran under autocast and are
+// priced at --dtype fp16-amp (its casts: within 7%). The eager latency
+// is host-bound at small batch and within ±20% there (autocast's eager
+// calls at batch 8 and 32 ran slower than their batch-1 call for the
+// same kernels: −32%); our LLaMA decode step was written as plain
+// functions (no modules), so it runs at the bare-op dispatch while the
+// zoo graph's module scopes price it as HF's modules would (+25% to
 // +131%).
 //
 // measuredBounds holds the largest median |error| per comparison;
-// reached when set (time: graph 11.1%, eager 15.2%, training 1.1% over 4
+// reached when set (time: graph 14.1%, eager 15.7%, training 2.3% over 4
 // rows, of which resnet50 train-sgd set the pytorch profile's
 // autograd_us and the other three are held out: resnet50 adam +2.2%,
-// vgg16 +0.1%, densenet121 −25.7%; power 10.5%, memory 6.3% over 54 rows
+// vgg16 −2.4%, densenet121 −25.7%; power 9.6%, memory 6.3% over 54 rows
 // with the autocast ones).
-var measuredBounds = map[string]float64{"graph": 0.14, "eager": 0.18, "train": 0.10, "power": 0.14, "memory": 0.09}
+var measuredBounds = map[string]float64{"graph": 0.16, "eager": 0.18, "train": 0.10, "power": 0.14, "memory": 0.09}
 
 // trainKernelsRE reads the kernel count of a training step's runtime note
 // (train/dispatch.go).
@@ -60,7 +61,7 @@ var trainKernelsRE = regexp.MustCompile(`issues its (\d+) kernels`)
 // measuredCoverage is the least share of held-out graph rows whose
 // measured time lies inside the report's 80% interval, and
 // measuredWidth the largest median width (high/low) of the intervals
-// (when set: 83% of the 36 held-out rows inside, median width 1.54; the
+// (when set: 78% of the 36 held-out rows inside, median width 1.54; the
 // eager plan's centre in calib/interval.go was fitted on the
 // intervalFitModels' rows only).
 const (
