@@ -115,6 +115,33 @@ func (k kvCache) traffic(n *ir.Node, c *RuleCtx, e *NodeEstimate, shared bool, p
 	}
 }
 
+// cachedAttention is an attention op's K and V caches: pasts at input
+// slots pastK and pastV ([B,H,P,d]), presents at outputs 1 and 2, the
+// sequence on dim 2; shared when past and present are one buffer.
+type cachedAttention struct {
+	pastK, pastV      int
+	shared            bool
+	pastRows, newRows float64
+}
+
+// finish prices the cache pair's traffic, writes outputs 0 (the
+// attention) and 3 (its optional extra output) and notes the kernel kind.
+func (a cachedAttention) finish(n *ir.Node, c *RuleCtx, e *NodeEstimate, kind, note string) {
+	kvCache{past: a.pastK, present: 1, seq: 2}.traffic(n, c, e, a.shared, a.pastRows, a.newRows)
+	kvCache{past: a.pastV, present: 2, seq: 2}.traffic(n, c, e, a.shared, a.pastRows, a.newRows)
+	writeOutputs(n, c, e, 0, 3)
+	e.Note = kind + " attention: the B·H·Sq·Skv scores stay on chip (not in bytes); causal mask not discounted" + note
+}
+
+// pastLength is the sequence length of a [B,H,P,d] past cache, 0 without
+// one.
+func pastLength(c *RuleCtx, past *ir.Value) float64 {
+	if pd, ok := c.Dims(past); ok && len(pd) == 4 {
+		return pd[2]
+	}
+	return 0
+}
+
 // writeOutputs writes the outputs at slots, whole.
 func writeOutputs(n *ir.Node, c *RuleCtx, e *NodeEstimate, slots ...int) {
 	for _, i := range slots {
@@ -158,10 +185,7 @@ func gqaRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	if k, ok := c.Dims(n.In(1)); ok && len(k) == 3 {
 		sNew = k[1]
 	}
-	var p float64
-	if pd, ok := c.Dims(n.In(3)); ok && len(pd) == 4 {
-		p = pd[2]
-	}
+	p := pastLength(c, n.In(3))
 	shared := sameDims(n.In(3), n.Out(1))
 	total := p + sNew
 	note := ""
@@ -193,10 +217,7 @@ func gqaRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		e.Transcendentals += rows
 	}
 	c.Read(n, &e, 0, 1, 2, 5, 6, 9, 10, 11, 12, 13, 14, 15)
-	kvCache{past: 3, present: 1, seq: 2}.traffic(n, c, &e, shared, pastRows, sNew)
-	kvCache{past: 4, present: 2, seq: 2}.traffic(n, c, &e, shared, pastRows, sNew)
-	writeOutputs(n, c, &e, 0, 3)
-	e.Note = "flash attention: the B·H·Sq·Skv scores stay on chip (not in bytes); causal mask not discounted" + note
+	cachedAttention{pastK: 3, pastV: 4, shared: shared, pastRows: pastRows, newRows: sNew}.finish(n, c, &e, "flash", note)
 	return e, nil
 }
 
@@ -233,10 +254,7 @@ func mhaRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 			dv = v[3]
 		}
 	}
-	var p float64
-	if pd, ok := c.Dims(n.In(6)); ok && len(pd) == 4 {
-		p = pd[2]
-	}
+	p := pastLength(c, n.In(6))
 	shared := n.In(6) != nil && (n.In(8) != nil || sameDims(n.In(6), n.Out(1)))
 	total := p + l
 	note := ""
@@ -254,10 +272,7 @@ func mhaRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		e.FLOPs += b*s*h*d + b*l*h*(d+dv)
 	}
 	c.Read(n, &e, 0, 1, 2, 3, 4, 5, 8, 9)
-	kvCache{past: 6, present: 1, seq: 2}.traffic(n, c, &e, shared, pastRows, l)
-	kvCache{past: 7, present: 2, seq: 2}.traffic(n, c, &e, shared, pastRows, l)
-	writeOutputs(n, c, &e, 0, 3)
-	e.Note = "fused attention: the B·H·Sq·Skv scores stay on chip (not in bytes); causal mask not discounted" + note
+	cachedAttention{pastK: 6, pastV: 7, shared: shared, pastRows: pastRows, newRows: l}.finish(n, c, &e, "fused", note)
 	return e, nil
 }
 
