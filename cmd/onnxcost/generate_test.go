@@ -14,24 +14,7 @@ import (
 // the model.
 func TestGenerate(t *testing.T) {
 	args := []string{"generate", "zoo:llama-tiny", "--gpu", "H100", "--prompt", "32", "--output", "16", "--batch", "4"}
-	code, out, errs := runCLI(t, args...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	for _, want := range []string{"time to first token", "time per output token", "end to end", "output tokens/s", "KV cache", "peak memory", "largest batch that fits", "least-squares line"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("text lacks %q:\n%s", want, out)
-		}
-	}
-	var res generate.Result
-	js := runJSON(t, &res, append(args, "--format", "json")...)
-	var inst any
-	if err := json.Unmarshal([]byte(js), &inst); err != nil {
-		t.Fatal(err)
-	}
-	if err := resolveSchema(t, generate.Schema).Validate(inst); err != nil {
-		t.Errorf("JSON does not match generate/generate.schema.json: %v", err)
-	}
+	res := generateBoth(t, args, "time to first token", "time per output token", "end to end", "output tokens/s", "KV cache", "peak memory", "largest batch that fits", "least-squares line")
 	// llama-tiny: 2 layers × (key + value) × 2 kv heads × 16, fp32, 48
 	// positions, 4 sequences.
 	if res.Batch != 4 || res.Prompt != 32 || res.Output != 16 || res.KVCacheBytes != 4*48*2*2*2*16*4 || !res.Fits {
@@ -62,24 +45,7 @@ func TestGenerate(t *testing.T) {
 // rule.
 func TestGenerateGPUs(t *testing.T) {
 	args := []string{"generate", "zoo:llama-tiny", "--gpu", "H100", "--prompt", "32", "--output", "16", "--batch", "4", "--gpus", "2"}
-	code, out, errs := runCLI(t, args...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	for _, want := range []string{"KV cache per GPU", "1 of the 2 KV heads on each of 2 GPUs", "KV cache split by heads over 2 GPUs"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("text lacks %q:\n%s", want, out)
-		}
-	}
-	var res generate.Result
-	js := runJSON(t, &res, append(args, "--format", "json")...)
-	var inst any
-	if err := json.Unmarshal([]byte(js), &inst); err != nil {
-		t.Fatal(err)
-	}
-	if err := resolveSchema(t, generate.Schema).Validate(inst); err != nil {
-		t.Errorf("JSON does not match generate/generate.schema.json: %v", err)
-	}
+	res := generateBoth(t, args, "KV cache per GPU", "1 of the 2 KV heads on each of 2 GPUs", "KV cache split by heads over 2 GPUs")
 	if whole := float64(4 * 48 * 2 * 2 * 2 * 16 * 4); res.KVCacheBytes != whole || res.KVCacheBytesPerGPU != whole/2 || res.KVHeads != 2 || res.GPUs != 2 {
 		t.Errorf("cache %g B, %g per GPU, %d heads over %d GPUs", res.KVCacheBytes, res.KVCacheBytesPerGPU, res.KVHeads, res.GPUs)
 	}
@@ -90,24 +56,7 @@ func TestGenerateGPUs(t *testing.T) {
 // a bad list, an SLO or price ≤ 0, or an SLO without a curve exits 2.
 func TestGenerateServing(t *testing.T) {
 	args := []string{"generate", "zoo:llama-tiny", "--gpu", "H100", "--prompt", "32", "--output", "16", "--concurrency", "1..8,12", "--tpot-slo", "1", "--price", "3"}
-	code, out, errs := runCLI(t, args...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	for _, want := range []string{"serving at steady state: 32 + 16 tokens per request", "concurrency", "$/M tokens", "model: continuous batching", "not modelled: scheduling policy", "best: concurrency 12 meets TPOT ≤ 1.00 s"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("text lacks %q:\n%s", want, out)
-		}
-	}
-	var res generate.Result
-	js := runJSON(t, &res, append(args, "--format", "json")...)
-	var inst any
-	if err := json.Unmarshal([]byte(js), &inst); err != nil {
-		t.Fatal(err)
-	}
-	if err := resolveSchema(t, generate.Schema).Validate(inst); err != nil {
-		t.Errorf("JSON does not match generate/generate.schema.json: %v", err)
-	}
+	res := generateBoth(t, args, "serving at steady state: 32 + 16 tokens per request", "concurrency", "$/M tokens", "model: continuous batching", "not modelled: scheduling policy", "best: concurrency 12 meets TPOT ≤ 1.00 s")
 	var cs []int64
 	for _, p := range res.Serving {
 		cs = append(cs, p.Concurrency)
@@ -135,4 +84,30 @@ func TestGenerateServing(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", c.args, code, errs, c.want)
 		}
 	}
+}
+
+// generateBoth runs generate with args as text, which must hold every
+// phrase of want, and as JSON, which must follow generate's schema; it
+// returns the JSON result.
+func generateBoth(t *testing.T, args []string, want ...string) generate.Result {
+	t.Helper()
+	code, out, errs := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("text lacks %q:\n%s", w, out)
+		}
+	}
+	var res generate.Result
+	js := runJSON(t, &res, append(args, "--format", "json")...)
+	var inst any
+	if err := json.Unmarshal([]byte(js), &inst); err != nil {
+		t.Fatal(err)
+	}
+	if err := resolveSchema(t, generate.Schema).Validate(inst); err != nil {
+		t.Errorf("JSON does not match generate/generate.schema.json: %v", err)
+	}
+	return res
 }
