@@ -14,7 +14,7 @@ import (
 	"github.com/onnxcost/onnxcost/passes"
 )
 
-var fuzzDTypes = []string{"", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"}
+var fuzzDTypes = append([]string{""}, cost.DTypes()...)
 
 // FuzzAnalyze costs graphs decoded from the fuzz bytes
 // (internal/fuzzgraph) on a GPU and dtype the bytes choose, fused or not,
