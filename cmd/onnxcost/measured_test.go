@@ -49,8 +49,8 @@ import (
 // measuredBounds holds the largest median |error| per comparison;
 // reached when set (time: graph 14.1%, eager 15.7%, training 2.3% over 4
 // rows, of which resnet50 train-sgd set the pytorch profile's
-// autograd_us and the other three are held out: resnet50 adam +2.2%,
-// vgg16 −2.4%, densenet121 −25.7%; power 9.6%, memory 6.3% over 54 rows
+// autograd_us and the other three are held out: resnet50 adam +2.3%,
+// vgg16 −2.4%, densenet121 −25.5%; power 9.6%, memory 6.3% over 54 rows
 // with the autocast ones).
 var measuredBounds = map[string]float64{"graph": 0.16, "eager": 0.18, "train": 0.10, "power": 0.14, "memory": 0.09}
 
