@@ -180,17 +180,8 @@ func (s *step) addGradSum(pi int, v *ir.Value, adds float64) {
 	s.tr.BackwardFLOPs += kern.FLOPs
 }
 
-// autocastFP32 are the ops autocast runs in fp32 whatever their inputs
-// (torch.amp docs, "CUDA Ops that can autocast to float32": softmax,
-// log_softmax, layer_norm, group_norm, ...): an fp16 input is cast up,
-// the op reads and writes fp32, and the fp16 op that consumes its output
-// casts it back down (an activation's cast is not cached).
-var autocastFP32 = map[string]bool{
-	"Softmax": true, "LogSoftmax": true, "LayerNormalization": true, "GroupNormalization": true,
-	"onnxcost.LayerNormalization": true, "com.microsoft.SkipLayerNormalization": true, "onnxcost.SkipLayerNormalization": true,
-}
-
-// autocastWiden adds to node i's plan what running an fp32-listed op in
+// autocastWiden adds to node i's plan what running an fp32-listed op
+// (cost.AutocastFP32: torch.amp's fp32 list, which inference prices too) in
 // fp32 costs over the fp16 graph's pricing: in the forward the cast of
 // its first input up and of its output down (one launch each) and the
 // op's own doubled traffic (the same kernel, so no launch); in the
@@ -198,7 +189,7 @@ var autocastFP32 = map[string]bool{
 // backward at fp32, the input gradient cast down). It returns the casts'
 // autograd nodes (each cast is one).
 func (s *step) autocastWiden(i int, n *ir.Node, p *backwardPlan) int {
-	if !s.mixed || !autocastFP32[ir.QualifiedOp(n.Domain, n.OpType)] {
+	if !s.mixed || !cost.AutocastFP32(ir.QualifiedOp(n.Domain, n.OpType)) {
 		return 0
 	}
 	x, y := n.In(0), n.Out(0)
