@@ -9,13 +9,17 @@ import (
 )
 
 // TestAutocastDTypeCLI: --dtype fp16-amp is accepted by report and named
-// in its header; under --train it names the autocast step --dtype fp16
-// already prices (the same JSON totals, the report's dtype fp16); an
-// unknown dtype lists the autocast ones among the choices.
+// in its header, with PyTorch eager the runtime unless one is given
+// (autocast is PyTorch's); under --train it names the autocast step
+// --dtype fp16 already prices (the same JSON totals, the report's dtype
+// fp16); an unknown dtype lists the autocast ones among the choices.
 func TestAutocastDTypeCLI(t *testing.T) {
-	code, out, errs := runCLI(t, "report", "zoo:resnet50", "--gpu", "A100", "--dtype", "fp16-amp", "--runtime", "pytorch")
-	if code != 0 || !strings.Contains(out, "dtype fp16-amp") {
-		t.Fatalf("report --dtype fp16-amp: exit %d, header without the dtype:\n%s%s", code, firstLine(out)+"\n", errs)
+	code, out, errs := runCLI(t, "report", "zoo:resnet50", "--gpu", "A100", "--dtype", "fp16-amp")
+	if code != 0 || !strings.Contains(out, "dtype fp16-amp · runtime pytorch") {
+		t.Fatalf("report --dtype fp16-amp: exit %d, header without the dtype or the pytorch runtime:\n%s%s", code, firstLine(out)+"\n", errs)
+	}
+	if code, out, _ := runCLI(t, "report", "zoo:resnet50", "--gpu", "A100", "--dtype", "fp16-amp", "--runtime", "graph"); code != 0 || !strings.Contains(out, "runtime graph") {
+		t.Errorf("report --dtype fp16-amp --runtime graph: exit %d, header %q", code, firstLine(out))
 	}
 	totals := func(dtype string) (report.Totals, string) {
 		t.Helper()

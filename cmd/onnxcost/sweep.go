@@ -70,11 +70,11 @@ func (f *sweepFlags) borrowReportFlags(c *cobra.Command, names ...string) {
 	}
 }
 
-// runtime resolves --runtime as report does: a training step runs in
-// PyTorch eager unless told otherwise.
+// runtime resolves --runtime as report does: a training step, or a call
+// under torch.autocast, runs in PyTorch eager unless told otherwise.
 func (f *sweepFlags) runtime() (*hwdb.Runtime, error) {
 	name := f.shared.runtime
-	if f.train && !f.shared.given("runtime") {
+	if (f.train || strings.HasSuffix(f.dtype, "-amp")) && !f.shared.given("runtime") {
 		name = train.Runtime
 	}
 	return resolveRuntime(name, f.shared.runtimeFile)
