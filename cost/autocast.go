@@ -216,8 +216,9 @@ func (f *autocastFlow) autocastName(n *ir.Node) string {
 // autocastCasts prices, in node n's row, the cast kernels autocast runs
 // before it: each a streaming conversion (read the source, write the
 // copy; no FLOPs, as the Cast rule counts one) on the elementwise path,
-// one launch each. The copy stays in L2 for the node's kernel when it
-// fits.
+// one launch each. The source is read from DRAM (a weight is cold; an
+// activation is charged the same, an upper bound), and the copy stays in
+// L2 for the node's kernel when it fits.
 func (a *analyzer) autocastCasts(nc *report.NodeCost, n *ir.Node, est *NodeEstimate, agg *aggregate) {
 	if a.autocast == nil {
 		return
@@ -238,16 +239,12 @@ func (a *analyzer) autocastCasts(nc *report.NodeCost, n *ir.Node, est *NodeEstim
 		if !(r > 0) {
 			continue
 		}
-		prec := hwdb.FP32
 		k := perf.Kernel{
 			Class: perf.ClassElementwise, Bytes: r + w, WorkingSet: r + w,
-			Precision: prec, ElemBytes: float64(c.to.Bits()) / 8, Launches: 1,
+			Precision: hwdb.FP32, ElemBytes: float64(c.to.Bits()) / 8, Launches: 1,
 			Resident: true, DRAMBytes: r + max(w-a.gpu.L2Bytes, 0),
 		}
-		a.priceExtra(k, agg)
-		est.Launches++
-		est.BytesRead += r
-		est.BytesWritten += w
+		a.priceExtra(k, r, w, est, agg)
 	}
 	nc.Counts, nc.Launches = est.Counts, est.Launches
 	note := "with autocast's casts of its inputs (" + castList(casts) + ")"

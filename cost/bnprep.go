@@ -40,7 +40,7 @@ func (a *analyzer) bnPrepKernels(nc *report.NodeCost, n *ir.Node, est *NodeEstim
 	}
 	x := n.In(0)
 	if x == nil || x.Shape.Rank() != 4 {
-		return // the layouts in question are those of 2-D feature maps
+		return // the counts are those of 2-D feature maps' batch norms
 	}
 	sizer := a.sizer(n)
 	channels, ok := sizer.Dim(x, 1)
@@ -52,20 +52,18 @@ func (a *analyzer) bnPrepKernels(nc *report.NodeCost, n *ir.Node, est *NodeEstim
 		Class: perf.ClassElementwise, Bytes: 3 * vec * rt.BNPrepKernels, WorkingSet: 3 * vec,
 		Precision: hwdb.FP32, ElemBytes: 4, Launches: rt.BNPrepKernels, Resident: true,
 	}
-	a.priceExtra(k, agg)
-	est.Launches += rt.BNPrepKernels
-	est.BytesRead += 2 * vec * rt.BNPrepKernels
-	est.BytesWritten += vec * rt.BNPrepKernels
+	a.priceExtra(k, 2*vec*rt.BNPrepKernels, vec*rt.BNPrepKernels, est, agg)
 	nc.Counts, nc.Launches = est.Counts, est.Launches
 	if nc.Note == "" {
 		nc.Note = "with the per-channel scale and shift kernels PyTorch runs before a half-precision batch norm"
 	}
 }
 
-// priceExtra adds to a node's aggregate a kernel the node runs beyond its
-// own (a batch norm's per-channel preparation, an autocast cast), priced as any kernel of the
-// plan.
-func (a *analyzer) priceExtra(k perf.Kernel, agg *aggregate) {
+// priceExtra adds to a node's row a kernel the node runs beyond its own
+// (a batch norm's per-channel preparation, an autocast cast), priced as
+// any kernel of the plan: its time and energy to agg, its launches and
+// the bytes it reads and writes to est.
+func (a *analyzer) priceExtra(k perf.Kernel, read, written float64, est *NodeEstimate, agg *aggregate) {
 	pk := a.underControl(k)
 	kt := pk.KernelTime
 	agg.MemoryS += kt.MemoryS
@@ -73,4 +71,7 @@ func (a *analyzer) priceExtra(k perf.Kernel, agg *aggregate) {
 	agg.LaunchS += kt.LaunchS
 	agg.TimeS += kt.TimeS
 	agg.EnergyJ += pk.EnergyJ()
+	est.Launches += k.Launches
+	est.BytesRead += read
+	est.BytesWritten += written
 }

@@ -10,15 +10,7 @@ import (
 // powerGPUs are GPUs of several generations, power-capped or not.
 func powerGPUs(t *testing.T) []*hwdb.GPU {
 	t.Helper()
-	var gs []*hwdb.GPU
-	for _, n := range []string{"V100-SXM2-16GB", "P100-PCIe-16GB", "A100-SXM4-80GB", "A40", "T4", "H100-SXM5-80GB"} {
-		g, err := hwdb.Lookup(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		gs = append(gs, g)
-	}
-	return gs
+	return lookupAll(t, []string{"V100-SXM2-16GB", "P100-PCIe-16GB", "A100-SXM4-80GB", "A40", "T4", "H100-SXM5-80GB"})
 }
 
 // powerKernels span the bounds: a large GEMM and convolution
