@@ -473,6 +473,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 			// The time model prices per-step latency itself (RNNStepLaunches).
 			k.Launches = 1
 		}
+		k = a.libraryWinograd(n, &est, k)
 		split := a.tp != nil && est.Class.GEMMLike() && depth == 0
 		if split {
 			a.tp.shardKernel(&k)
@@ -493,6 +494,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 			agg.GEMMTimeS = agg.TimeS
 		}
 		a.bnPrepKernels(nc, n, &est, prec, &agg)
+		a.winogradFilter(nc, n, &est, &agg)
 		a.autocastCasts(nc, n, &est, &agg)
 		// The all-reduce after a row-parallel GEMM: on the critical path.
 		if split && needsAllReduce(n) {

@@ -70,6 +70,13 @@ type Runtime struct {
 	// layer and keeps the fastest, while cuDNN's forward algorithms, which
 	// the frameworks call, never split K (cost/perf splitsK).
 	ConvSplitK float64 `json:"conv_split_k,omitempty"`
+	// ConvWinograd is 1 when the runtime's convolutions are the library's
+	// (cuDNN, MIOpen) with its algorithm choice, which runs a 3×3
+	// stride-1 convolution on the vector path as Winograd where that is
+	// faster, on GPUs whose library has the kernels (cost/perf
+	// LibraryWinograd). 0 for a runtime whose plan substitutes Winograd
+	// itself (the fused plan's pass) or never runs it.
+	ConvWinograd float64 `json:"conv_winograd,omitempty"`
 
 	// ContextBytes is the CUDA context (driver, loaded kernels);
 	// WorkspaceBytes the library handles and workspaces. Their sum is the
@@ -153,6 +160,7 @@ var rtFigures = func() map[string]rtFigure {
 	add("cudnn_us", "cudnn_s", usec, 10000, true, func(r *Runtime) *float64 { return &r.CudnnS })
 	add("bn_prep_kernels", "bn_prep_kernels", 1, 4, true, func(r *Runtime) *float64 { return &r.BNPrepKernels })
 	add("conv_split_k", "conv_split_k", 1, 1, true, func(r *Runtime) *float64 { return &r.ConvSplitK })
+	add("conv_winograd", "conv_winograd", 1, 1, true, func(r *Runtime) *float64 { return &r.ConvWinograd })
 	add("context_mib", "context_bytes", mib, 16384, false, func(r *Runtime) *float64 { return &r.ContextBytes })
 	add("workspace_mib", "workspace_bytes", mib, 16384, true, func(r *Runtime) *float64 { return &r.WorkspaceBytes })
 	return m

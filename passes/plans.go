@@ -44,12 +44,14 @@ type Plan struct {
 //     generic elementwise-chain fusion and no pooling fusion.
 //   - fused (TensorRT): every onnxcost fusion.
 //
-// Only the fused plan substitutes Winograd for 3×3 convolutions. cuDNN
-// could pick it under PyTorch's benchmark mode or onnxruntime's
-// exhaustive search, but what it ran on our H100 did not behave like it:
-// VGG-16 fp32 batch 32 took 23.4 ms (CUDA-graph replay,
-// testdata/measured/h100_sxm5_pytorch.csv) where the implicit-GEMM
-// convolutions price 22.4 ms and Winograd 14.1 ms.
+// Only the fused plan substitutes Winograd for 3×3 convolutions as a
+// pass. Under the other plans a convolution stays Conv, and the cost
+// model prices cuDNN's own algorithm choice where the runtime calls it
+// (hwdb.Runtime.ConvWinograd, cost/convalgo.go): Winograd on GPUs whose
+// library has the kernels, implicit GEMM on Hopper, whose runs did not
+// behave like Winograd (VGG-16 fp32 batch 32 took 23.4 ms in a CUDA-graph
+// replay, testdata/measured/h100_sxm5_pytorch.csv, where the implicit-GEMM
+// convolutions price 22.4 ms and Winograd 14.1 ms).
 var plans = []Plan{
 	{Name: "fused", Doc: "every onnxcost fusion: what a TensorRT engine runs", Passes: nil},
 	{Name: "unfused", Doc: "the graph as read: one kernel per node", Passes: []string{}},

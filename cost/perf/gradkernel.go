@@ -97,7 +97,7 @@ func EstimateConvGrad(g *hwdb.GPU, c ConvGeom, grad Grad, pr hwdb.Precision, inB
 		k = ConvDgradKernel(c, pr, inBytes, outBytes)
 	}
 	t := EstimateKernel(g, k, o)
-	if w, ok := winogradGradKernel(c, grad, WinogradTile, pr, inBytes, outBytes); ok && !isInt8(pr) {
+	if w, ok := winogradGradKernel(c, grad, WinogradTile, pr, inBytes, outBytes); ok && !isInt8(pr) && LibraryWinograd(g) {
 		if wt := EstimateKernel(g, w, o); wt.TimeS < t.TimeS {
 			return w, wt
 		}

@@ -1,6 +1,8 @@
 package perf
 
 import (
+	"strings"
+
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
 )
@@ -274,7 +276,7 @@ func EstimateConv(g *hwdb.GPU, c ConvGeom, pr hwdb.Precision, inBytes, outBytes 
 	pr = convPath(c, pr)
 	k := ConvKernel(c, pr, inBytes, outBytes)
 	t := EstimateKernel(g, k, o)
-	if w, ok := WinogradKernel(c, WinogradTile, pr, inBytes, outBytes); ok && !isInt8(pr) {
+	if w, ok := WinogradKernel(c, WinogradTile, pr, inBytes, outBytes); ok && !isInt8(pr) && LibraryWinograd(g) {
 		if wt := EstimateKernel(g, w, o); wt.TimeS < t.TimeS {
 			return w, wt
 		}
@@ -306,6 +308,54 @@ func convPath(c ConvGeom, pr hwdb.Precision) hwdb.Precision {
 }
 
 func isInt8(pr hwdb.Precision) bool { return pr == hwdb.INT8 || pr == hwdb.INT8Tensor }
+
+// IsInt8 reports whether pr is an 8-bit integer path (no Winograd kernel
+// runs on one).
+func IsInt8(pr hwdb.Precision) bool { return isInt8(pr) }
+
+// LibraryWinograd reports whether the convolution library a framework
+// calls on g (cuDNN, MIOpen) has Winograd kernels its algorithm choice
+// can pick for a 3×3 stride-1 convolution on the vector path. The
+// evidence is per architecture family:
+//
+//   - Maxwell, Pascal, Turing and Vega: DeepBench's cuDNN/MIOpen forward
+//     convolutions on these parts (the fit half of
+//     ../shared/data/deepbench) run 3×3 layers faster than the direct
+//     arithmetic allows at the fp32 peak, which only a Winograd-class
+//     algorithm does; the calibration prices them as the faster of
+//     implicit GEMM and Winograd (EstimateConv).
+//   - Volta: PyTorch's default algorithm on a V100 is
+//     cudnn::winograd::winograd3x3Kernel (pytorch/pytorch issue #13412,
+//     nvprof), and volta_scudnn_winograd_128x128_ldg1_ldg4_relu_tile148t
+//     leads a V100 PyTorch profile (ryujaehun/pytorch-gpu-benchmark
+//     issue #6).
+//   - Ampere, Ada: PyTorch profiles on A100 show
+//     ampere_scudnn_winograd_128x128_ldg1_ldg4_relu_tile148 beside the
+//     TF32 implicit GEMM (reported in pytorch/pytorch issue #81940, and
+//     in profiler tables found by string search), preceded by cuDNN's
+//     generateWinogradTilesKernel (the filter transform); those sm_80
+//     kernels run on every compute capability 8.x part, Ada's sm_89
+//     included (CUDA C++ Programming Guide, binary compatibility: a
+//     cubin runs on later minor revisions of its major version).
+//   - Hopper, Blackwell: not across a major version, and our H100 runs
+//     do not behave like Winograd: VGG-16 fp32 (TF32 off) at batch 128
+//     took 80.3 ms in a CUDA-graph replay (testdata/measured), 74% of
+//     the fp32 FMA peak on the direct arithmetic, where Winograd's
+//     2.25× fewer products would have left it well under 60 ms.
+//
+// Other families (CDNA, unknown entries) keep implicit GEMM: no evidence
+// either way was found.
+func LibraryWinograd(g *hwdb.GPU) bool {
+	if g == nil {
+		return false
+	}
+	family, _, _ := strings.Cut(g.Arch, "(")
+	switch strings.TrimSpace(family) {
+	case "Maxwell", "Pascal", "Volta", "Turing", "Ampere", "Ada Lovelace", "Vega 10":
+		return true
+	}
+	return false
+}
 
 // GEMMLike reports whether a class counts as GEMM/conv time (a report's
 // gemm_conv_time_share) and may use tensor cores: the GEMM classes the time

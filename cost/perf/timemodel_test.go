@@ -119,10 +119,20 @@ func TestRNNStepsSerialise(t *testing.T) {
 
 func TestEstimateConvChoosesAlgorithm(t *testing.T) {
 	g := testGPU()
+	g.Arch = "Turing (TU104)"
 	c3 := ConvGeom{N: 16, C: 256, H: 28, W: 28, K: 256, R: 3, S: 3, PadH: 1, PadW: 1, StrideH: 1, StrideW: 1}
 	k, _ := EstimateConv(g, c3, hwdb.FP32, 4, 4, PlanOptions())
 	if k.Class != ClassWinograd {
 		t.Errorf("3×3 fp32 conv with 256 channels chose %s, want winograd", k.Class)
+	}
+	// The same part as a Hopper: its library has no Winograd kernels
+	// (LibraryWinograd), so implicit GEMM runs, slower here.
+	h := *g
+	h.Arch = "Hopper (GH100)"
+	if k, kt := EstimateConv(&h, c3, hwdb.FP32, 4, 4, PlanOptions()); k.Class != ClassConv {
+		t.Errorf("3×3 fp32 conv on a Hopper chose %s, want implicit GEMM", k.Class)
+	} else if _, wt := EstimateConv(g, c3, hwdb.FP32, 4, 4, PlanOptions()); !(kt.TimeS > wt.TimeS) {
+		t.Errorf("implicit GEMM %.3g s is not slower than Winograd %.3g s on the same figures", kt.TimeS, wt.TimeS)
 	}
 	c1 := c3
 	c1.R, c1.S, c1.PadH, c1.PadW = 1, 1, 0, 0
@@ -132,6 +142,21 @@ func TestEstimateConvChoosesAlgorithm(t *testing.T) {
 	want := 2.0 * 16 * 256 * 28 * 28 * 256 * 3 * 3 // 2·N·K·P·Q·C·R·S
 	if got := ConvKernel(c3, hwdb.FP32, 4, 4).FLOPs; got != want {
 		t.Errorf("conv FLOPs %g, want %g", got, want)
+	}
+}
+
+func TestLibraryWinogradFamilies(t *testing.T) {
+	for arch, want := range map[string]bool{
+		"Maxwell (GM200)": true, "Pascal (GP102)": true, "Volta (GV100)": true, "Turing (TU104)": true,
+		"Ampere (GA100)": true, "Ada Lovelace (AD102)": true, "Vega 10 (GCN 5)": true,
+		"Hopper (GH100)": false, "Blackwell (GB100, 2 dies)": false, "CDNA 3 (8 XCDs)": false, "": false,
+	} {
+		if got := LibraryWinograd(&hwdb.GPU{Arch: arch}); got != want {
+			t.Errorf("LibraryWinograd(%q) = %v, want %v", arch, got, want)
+		}
+	}
+	if LibraryWinograd(nil) {
+		t.Error("LibraryWinograd(nil) = true")
 	}
 }
 

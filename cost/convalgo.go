@@ -1,0 +1,121 @@
+package cost
+
+import (
+	"fmt"
+
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// ConvGeomOf is the 2-D convolution geometry of a convolution node n, with
+// shapes from c: what the gradient kernels of a training step
+// (perf.EstimateConvGrad) and a library's forward algorithm choice
+// (libraryWinograd) are priced from. ok is false where the geometry is not
+// a plain 2-D convolution with known shapes (dilation, an auto_pad whose
+// padding is not written, an unknown dim).
+func ConvGeomOf(n *ir.Node, c *RuleCtx) (perf.ConvGeom, bool) {
+	xd, okx := c.Dims(n.In(0))
+	wd, okw := c.Dims(n.In(1))
+	if !okx || !okw || len(xd) != 4 || len(wd) != 4 {
+		return perf.ConvGeom{}, false
+	}
+	if ap := n.AttrString("auto_pad", "NOTSET"); ap != "NOTSET" && ap != "" && ap != "VALID" {
+		return perf.ConvGeom{}, false
+	}
+	if d, ok := n.AttrInts("dilations"); ok {
+		for _, v := range d {
+			if v != 1 {
+				return perf.ConvGeom{}, false
+			}
+		}
+	}
+	stride := [2]int64{1, 1}
+	if s, ok := n.AttrInts("strides"); ok && len(s) == 2 {
+		stride = [2]int64{s[0], s[1]}
+	}
+	// ONNX pads are [top, left, bottom, right]; ConvGeom pads each side
+	// alike, so an odd total rounds up (one row more, at most).
+	var pad [2]int64
+	if p, ok := n.AttrInts("pads"); ok && len(p) == 4 {
+		pad = [2]int64{(p[0] + p[2] + 1) / 2, (p[1] + p[3] + 1) / 2}
+	}
+	clamp := clampInt
+	g := perf.ConvGeom{
+		N: clamp(xd[0]), C: clamp(xd[1]), H: clamp(xd[2]), W: clamp(xd[3]),
+		K: clamp(wd[0]), R: clamp(wd[2]), S: clamp(wd[3]),
+		PadH: pad[0], PadW: pad[1], StrideH: stride[0], StrideW: stride[1],
+		Group: max(n.AttrInt("group", 1), 1),
+	}
+	if g.N <= 0 || g.C <= 0 || g.K <= 0 || g.R <= 0 || g.S <= 0 || g.StrideH <= 0 || g.StrideW <= 0 || g.P() <= 0 || g.Q() <= 0 {
+		return perf.ConvGeom{}, false
+	}
+	return g, true
+}
+
+// libraryWinograd is the forward algorithm a convolution library picks for
+// a plain Conv node under a runtime whose convolutions are the library's
+// (hwdb.Runtime.ConvWinograd: PyTorch, Inductor, the ONNX Runtime CUDA
+// EP): on a GPU whose library has Winograd kernels (perf.LibraryWinograd),
+// a 3×3 stride-1 convolution on the vector path (fp32 with TF32 off, or a
+// half type on a part without tensor cores) runs as Winograd where that is
+// faster, as cuDNN's algorithm choice does; k, the implicit-GEMM kernel,
+// otherwise. The Winograd kernel is the one the DeepBench calibration
+// prices (perf.WinogradKernel, the faster of the two in perf.EstimateConv)
+// with k's traffic and residency. It rewrites est's class, GEMM view and
+// executed arithmetic to the kernel chosen. The choice is made on the
+// uncalibrated times: a calibration scales the chosen kernel's terms.
+func (a *analyzer) libraryWinograd(n *ir.Node, est *NodeEstimate, k perf.Kernel) perf.Kernel {
+	rt := a.runtime
+	if rt == nil || rt.ConvWinograd <= 0 || n.Domain != "" || n.OpType != "Conv" || est.Class != perf.ClassConv ||
+		a.tp != nil || k.OnTensorCores() || perf.IsInt8(k.Precision) || !perf.LibraryWinograd(a.gpu) {
+		return k
+	}
+	sizer := a.sizer(n)
+	geom, ok := ConvGeomOf(n, &sizer)
+	if !ok {
+		return k
+	}
+	w, ok := perf.WinogradKernel(geom, perf.WinogradTile, k.Precision, k.ElemBytes, k.ElemBytes)
+	if !ok {
+		return k
+	}
+	w.Bytes, w.WorkingSet, w.Resident, w.DRAMBytes, w.Launches = k.Bytes, k.WorkingSet, k.Resident, k.DRAMBytes, k.Launches
+	po := perf.PlanOptions()
+	po.Runtime = rt
+	if perf.UnderControl(a.gpu, w, po, a.opt.Power).TimeS >= perf.UnderControl(a.gpu, k, po, a.opt.Power).TimeS {
+		return k
+	}
+	est.Class = perf.ClassWinograd
+	est.ExecutedMACs, est.ExecutedFLOPs = w.FLOPs/perf.FMAFLOPs, w.FLOPs
+	est.M, est.N, est.K, est.Batch = w.M, w.N, w.K, w.Batch
+	return w
+}
+
+// winogradFilter adds, to a convolution libraryWinograd ran as Winograd,
+// the kernel that transforms its filter before it (cuDNN's
+// generateWinogradTilesKernel, which PyTorch profiles show before each
+// ampere_scudnn_winograd kernel: the framework keeps no transformed
+// copy), reading the 3×3 weights from DRAM and writing (m+2)² values per
+// filter. It also restates the row's counts and note for the algorithm.
+func (a *analyzer) winogradFilter(nc *report.NodeCost, n *ir.Node, est *NodeEstimate, agg *aggregate) {
+	if est.Class != perf.ClassWinograd || n.Domain != "" || n.OpType != "Conv" {
+		return
+	}
+	sizer := a.sizer(n)
+	wt := sizer.Bytes(n.In(1))
+	alpha := float64(perf.WinogradTile + 2)
+	out := wt * alpha * alpha / 9
+	k := perf.Kernel{
+		Class: perf.ClassElementwise, FLOPs: sizer.Numel(n.In(1)) / 9 * winogradFilterOps(perf.WinogradTile),
+		Bytes: wt + out, WorkingSet: wt + out, DRAMBytes: wt,
+		Precision: hwdb.FP32, ElemBytes: a.elemBytes(n), Launches: 1, Resident: true,
+	}
+	a.priceExtra(k, wt, out, est, agg)
+	nc.Counts, nc.Launches = est.Counts, est.Launches
+	if bytes := est.Bytes(); bytes > 0 {
+		nc.ArithmeticIntensity = est.ExecutedFLOPs / bytes
+	}
+	nc.Note = fmt.Sprintf("Winograd F(%dx%d,3x3): the library's pick over implicit GEMM on this GPU, with its filter-transform kernel", perf.WinogradTile, perf.WinogradTile)
+}
