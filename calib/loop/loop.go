@@ -15,6 +15,7 @@ import (
 	"github.com/onnxcost/onnxcost/calib"
 	"github.com/onnxcost/onnxcost/calib/profile"
 	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/passes"
 	"github.com/onnxcost/onnxcost/pipeline"
 )
 
@@ -67,7 +68,15 @@ func ProfileComparison(model string, p *profile.Profile, cfg pipeline.Config) (*
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	m := profile.MatchReport(p, r)
+	// The model as read, for the nodes the plan removed that the
+	// profiled runtime may still have run (profile.MatchReportFrom).
+	src := cfg
+	src.Plan, src.Passes = "unfused", passes.Options{}
+	asRead, err := pipeline.Run(model, src)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	m := profile.MatchReportFrom(p, r, asRead)
 	return profile.Compare(p, m), m, r, nil
 }
 

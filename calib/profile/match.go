@@ -54,7 +54,17 @@ type Match struct {
 //
 // Events sharing a node pool their time, which is split over the pooled
 // nodes in proportion to PredictedS (equally when all predict 0).
-func MatchReport(p *Profile, rep *report.Report) *Match {
+func MatchReport(p *Profile, rep *report.Report) *Match { return MatchReportFrom(p, rep, nil) }
+
+// MatchReportFrom is MatchReport with src, the report of the model as
+// read (no passes; nil for none), for one more step after step 2: an
+// event still without a node that names a node of the model the plan
+// removed (an Identity bypassed, shape arithmetic folded into constants,
+// a node left dead by folding: onnxruntime runs them when its own
+// optimisations are off, and its Shape nodes even when on) takes the
+// planned node that node's outputs fed (ElidedHosts), so its time is
+// matched to the ONNX graph instead of left over.
+func MatchReportFrom(p *Profile, rep, src *report.Report) *Match {
 	g := newGraph(rep)
 	anchors := make([][]int, len(p.Events))
 	for i := range p.Events {
@@ -62,6 +72,9 @@ func MatchReport(p *Profile, rep *report.Report) *Match {
 	}
 	g.claim(anchors)
 	g.placeByPosition(p.Events, anchors)
+	if src != nil {
+		g.placeElided(p.Events, anchors, ElidedHosts(src, rep))
+	}
 	placeHelpers(p.Events, anchors)
 	owner, pools := g.pool(p.Events, anchors)
 	g.absorb(p.Events, owner, pools)
@@ -494,4 +507,96 @@ func (g *graph) distribute(evs []Event, pools []*pooled) *Match {
 		}
 	}
 	return m
+}
+
+// placeElided gives each event still without a node the planned node that
+// hosts the removed source node it names (MatchReportFrom). It claims
+// nothing: a host keeps its own event, and the events share its pool.
+func (g *graph) placeElided(evs []Event, anchors [][]int, hosts map[string]string) {
+	for i, e := range evs {
+		if len(anchors[i]) > 0 {
+			continue
+		}
+		for _, c := range ortCandidates(e.Name) {
+			if h, ok := hosts[c]; ok {
+				if j, ok := g.byName[h]; ok {
+					anchors[i] = []int{j}
+					break
+				}
+			}
+		}
+	}
+}
+
+// ElidedHosts maps each node of src (a model's report as read) that the
+// planned report rep no longer has, under its own name or as a member of
+// a fused node, to the planned node standing in for it: the nearest one
+// downstream that its outputs feed (an Identity's or a folded shape
+// chain's reader), else the nearest upstream (a dead end). Nodes with
+// neither are left out.
+func ElidedHosts(src, rep *report.Report) map[string]string {
+	planned := map[string]string{}
+	for _, n := range rep.Nodes {
+		planned[n.Name] = n.Name
+		for _, f := range n.FusedFrom {
+			if _, ok := planned[f]; !ok {
+				planned[f] = n.Name
+			}
+		}
+	}
+	producer := map[string]int{}
+	for i, n := range src.Nodes {
+		for _, o := range n.Outputs {
+			producer[o.Name] = i
+		}
+	}
+	consumers := make([][]int, len(src.Nodes))
+	producers := make([][]int, len(src.Nodes))
+	for i, n := range src.Nodes {
+		for _, in := range n.Inputs {
+			if j, ok := producer[in.Name]; ok && j != i {
+				consumers[j] = appendUnique(consumers[j], i)
+				producers[i] = appendUnique(producers[i], j)
+			}
+		}
+	}
+	hosts := map[string]string{}
+	for i, n := range src.Nodes {
+		if _, ok := planned[n.Name]; ok || n.Name == "" {
+			continue
+		}
+		if h, ok := nearestPlanned(src, i, consumers, planned); ok {
+			hosts[n.Name] = h
+		} else if h, ok := nearestPlanned(src, i, producers, planned); ok {
+			hosts[n.Name] = h
+		}
+	}
+	return hosts
+}
+
+// nearestPlanned walks next (consumers or producers) breadth-first from
+// node start to the first node with a planned host, in src order at each
+// level.
+func nearestPlanned(src *report.Report, start int, next [][]int, planned map[string]string) (string, bool) {
+	seen := map[int]bool{start: true}
+	frontier := []int{start}
+	for len(frontier) > 0 {
+		var level []int
+		for _, i := range frontier {
+			for _, j := range next[i] {
+				if !seen[j] {
+					seen[j] = true
+					level = append(level, j)
+				}
+			}
+		}
+		sort.Ints(level)
+		for _, j := range level {
+			if h, ok := planned[src.Nodes[j].Name]; ok {
+				return h, true
+			}
+		}
+		frontier = level
+	}
+	return "", false
 }

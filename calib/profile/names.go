@@ -40,8 +40,11 @@ func ortHelper(name string) (helper, next bool) {
 // "/MatMulScaleFusion/" (matmul_scale_fusion.cc), "_new_reshape"
 // (reshape_fusion.cc), "_nchwc" (nchwc_transformer.cc, after the name of
 // the output tensor), "/SimplifiedLayerNormFusion/" and
-// "/SkipLayerNormFusion/" (skip_layer_norm_fusion.cc).
-var ortSuffix = regexp.MustCompile(`(_token_\d+|/LayerNormFusion/|/SimplifiedLayerNormFusion/|/SkipLayerNormFusion/|/MatMulAddFusion|/MatMulScaleFusion/|/BiasGeluFusion|/GeluFusion/|_new_reshape|_nchwc)$`)
+// "/SkipLayerNormFusion/" (skip_layer_norm_fusion.cc),
+// "/GatherSliceToSplitFusion" (gather_slice_fusion.cc, after the last
+// Slice): every fusion names its node "<first node>/<Name>Fusion", with
+// or without a closing slash, so any such component is stripped.
+var ortSuffix = regexp.MustCompile(`(_token_\d+|/[A-Za-z0-9]+Fusion/?|_new_reshape|_nchwc)$`)
 
 // ortCandidates is name and the names left by stripping fusion suffixes
 // one at a time, in that order.

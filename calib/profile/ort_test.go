@@ -2,6 +2,7 @@ package profile
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/pipeline"
@@ -9,13 +10,18 @@ import (
 
 // TestORTRealProfiles matches the real onnxruntime profiles recorded by
 // testdata/profile_ort.js to onnxcost's reports of the same models,
-// under both plans: at least 95% of the profiled node time must land on
-// report nodes, and every profiled node must appear on some row.
+// under both plans, as `calibrate --profile` does (with the model as
+// read for the nodes a plan removed): at least 95% of the profiled node
+// time must land on report nodes, and every profiled node must appear on
+// some row. The shapes model's profile (optimisations off) must match in
+// full: its Identity, Dropout and shape chain run as nodes there, and the
+// fused plan removes them.
 func TestORTRealProfiles(t *testing.T) {
 	cases := []struct{ profile, model string }{
 		{"ort_cnn.json", "cnn"},
 		{"ort_cnn_disabled.json", "cnn"},
 		{"ort_transformer.json", "transformer"},
+		{"ort_shapes_disabled.json", "shapes"},
 	}
 	for _, c := range cases {
 		p, err := Read(filepath.Join("testdata", c.profile))
@@ -25,12 +31,25 @@ func TestORTRealProfiles(t *testing.T) {
 		if p.Format != ONNXRuntime || p.Runs != 3 || len(p.Events) == 0 {
 			t.Fatalf("%s: format %s, %d runs, %d events", c.profile, p.Format, p.Runs, len(p.Events))
 		}
+		model := filepath.Join("testdata", "models", c.model+".onnx")
+		asRead, err := pipeline.Run(model, pipeline.Config{GPU: "A100", Plan: "unfused"})
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, plan := range []string{"unfused", "fused"} {
-			rep, err := pipeline.Run(filepath.Join("testdata", "models", c.model+".onnx"), pipeline.Config{GPU: "A100", Plan: plan})
+			rep, err := pipeline.Run(model, pipeline.Config{GPU: "A100", Plan: plan})
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := MatchReport(p, rep)
+			m := MatchReportFrom(p, rep, asRead)
+			if c.model == "shapes" {
+				if m.MatchedTimeFraction != 1 {
+					t.Errorf("%s %s: matched %.4f, want all of it (unmatched %v)", c.profile, plan, m.MatchedTimeFraction, m.Unmatched)
+				}
+				if plain := MatchReport(p, rep); plan == "fused" && !(plain.MatchedTimeFraction < 1) {
+					t.Errorf("%s fused: without the model as read matched %.4f: the plan no longer removes the nodes this case is for", c.profile, plain.MatchedTimeFraction)
+				}
+			}
 			t.Logf("%s %s: matched %.4f of %.1f us, %d rows, unmatched %v", c.profile, plan, m.MatchedTimeFraction, (m.MatchedS+m.UnmatchedS)*1e6, len(m.Nodes), m.Unmatched)
 			if m.MatchedTimeFraction < 0.95 {
 				t.Errorf("%s %s: matched %.3f of the time, want >= 0.95", c.profile, plan, m.MatchedTimeFraction)
@@ -64,5 +83,22 @@ func checkRows(t *testing.T, what string, p *Profile, m *Match) {
 	}
 	if d := sum - m.MatchedS; d > 1e-12 || d < -1e-12 {
 		t.Errorf("%s: rows sum to %g s, matched %g s", what, sum, m.MatchedS)
+	}
+}
+
+// TestORTCandidates: onnxruntime's fusion suffixes are stripped one at a
+// time, innermost last, whatever the fusion's name.
+func TestORTCandidates(t *testing.T) {
+	for name, want := range map[string][]string{
+		"/layers.0/self_attn/Slice_2/GatherSliceToSplitFusion": {"/layers.0/self_attn/Slice_2/GatherSliceToSplitFusion", "/layers.0/self_attn/Slice_2"},
+		"/ln/Mul/LayerNormFusion/_token_3":                     {"/ln/Mul/LayerNormFusion/_token_3", "/ln/Mul/LayerNormFusion/", "/ln/Mul"},
+		"MatMul_7/MatMulAddFusion":                             {"MatMul_7/MatMulAddFusion", "MatMul_7"},
+		"conv_out_nchwc":                                       {"conv_out_nchwc", "conv_out"},
+		"/Fusion":                                              {"/Fusion"}, // a suffix with nothing before it is a name
+		"/blk/Add":                                             {"/blk/Add"},
+	} {
+		if got := ortCandidates(name); !slices.Equal(got, want) {
+			t.Errorf("ortCandidates(%q) = %q, want %q", name, got, want)
+		}
 	}
 }

@@ -146,6 +146,26 @@ def transformer():
     save(g, "transformer", "input", x, [1, s, d], [1, s, d])
 
 
+def shapes():
+    """What torch.onnx writes around a linear layer and a flatten, which
+    onnxruntime runs as nodes of their own when its optimisations are off
+    and onnxcost's plans remove: an Identity on a weight, a Dropout at
+    inference, the Shape -> Gather -> Unsqueeze -> Concat chain of a
+    dynamic reshape."""
+    g = Graph()
+    w = g.n("Identity", "/Identity", [g.w("fc.weight", [16, 32])])
+    h = g.n("MatMul", "/fc/MatMul", ["input", w])
+    h = g.n("Relu", "/act/Relu", [h])
+    h = g.n("Dropout", "/drop/Dropout", [h])
+    b = g.n("Shape", "/Shape", [h])
+    b = g.n("Gather", "/Gather", [b, g.c("gather.index", 0, np.int64)], axis=0)
+    b = g.n("Unsqueeze", "/Unsqueeze", [b, g.c("unsqueeze.axes", [0], np.int64)])
+    b = g.n("Concat", "/Concat", [b, g.c("concat.rest", [-1], np.int64)], axis=0)
+    out = g.n("Reshape", "/Reshape", [h, b])
+    save(g, "shapes", "input", out, [1, 8, 16], [1, 256])
+
+
 if __name__ == "__main__":
     cnn()
     transformer()
+    shapes()

@@ -6,7 +6,8 @@
 //   mkdir /tmp/ortnode2 && cd /tmp/ortnode2
 //   npm install --ignore-scripts onnxruntime-node@1.23.2
 // Run from this directory:
-//   NODE_PATH=/tmp/ortnode2/node_modules node profile_ort.js
+//   NODE_PATH=/tmp/ortnode2/node_modules node profile_ort.js [NAME_LEVEL]
+// (NAME_LEVEL, e.g. shapes_disabled, records that profile only.)
 // (1.20.1 ignores enableProfiling: its binding has no profiling.)
 // --ignore-scripts skips the optional CUDA download; the CPU library ships
 // in the package. The timings differ on every run: the tests check
@@ -23,6 +24,7 @@ const MODELS = [
   {name: 'cnn', dims: [1, 3, 64, 64], level: 'all'},
   {name: 'cnn', dims: [1, 3, 64, 64], level: 'disabled'},
   {name: 'transformer', dims: [1, 32, 64], level: 'all'},
+  {name: 'shapes', dims: [1, 8, 16], level: 'disabled'},
 ];
 
 // deterministic input: values in [-1, 1) from a fixed recurrence.
@@ -56,5 +58,8 @@ async function profile(m) {
 }
 
 (async () => {
-  for (const m of MODELS) await profile(m);
+  const only = process.argv[2];
+  for (const m of MODELS) {
+    if (!only || `${m.name}_${m.level}` === only) await profile(m);
+  }
 })().catch((e) => { console.error(e); process.exit(1); });
