@@ -306,9 +306,12 @@ type analyzer struct {
 	unsOrder    []string
 	seenParams  map[*ir.Value]bool
 	paramOrder  []*ir.Value
-	fallbacks   map[string]int  // "want->got" precision fallbacks, counted
-	overCap     int             // kernels above the power cap at the lowest clock
-	tp          *tensorParallel // nil on one GPU
+	fallbacks   map[string]int // "want->got" precision fallbacks, counted
+	// ownFP32 counts the GEMM-like nodes priced at the model's own fp32
+	// (no --dtype), convolutions under true (tf32Warning).
+	ownFP32 map[bool]int
+	overCap int             // kernels above the power cap at the lowest clock
+	tp      *tensorParallel // nil on one GPU
 	// l2 follows what each kernel finds in L2 (residency.go).
 	l2   *l2Residency
 	ctxs []*RuleCtx // rule contexts by nesting depth (ruleCtx)
@@ -329,6 +332,7 @@ func newAnalyzer(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options, rt *hwdb.
 		unsupported: map[string]*report.Unsupported{},
 		seenParams:  map[*ir.Value]bool{},
 		fallbacks:   map[string]int{},
+		ownFP32:     map[bool]int{},
 	}
 	if gpu != nil { // counting follows no cache
 		a.l2 = newL2Residency(gpu.L2Bytes, g)

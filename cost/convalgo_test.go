@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost/perf"
@@ -86,4 +87,66 @@ type nodeRow struct {
 	class           string
 	launches, timeS float64
 	flops           float64
+}
+
+// TestTF32Warning: a model priced at its own fp32 on a GPU with TF32
+// tensor cores says which of its nodes the runtime would have run as TF32
+// by default (TensorRT: convolutions and GEMMs; PyTorch: convolutions);
+// an explicit --dtype, a GPU without TF32 and a runtime without the
+// default say nothing.
+func TestTF32Warning(t *testing.T) {
+	gpu := func(name string) *hwdb.GPU {
+		g, err := hwdb.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	rt := func(name string) *hwdb.Runtime {
+		r, err := hwdb.LookupRuntime(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	warning := func(g *hwdb.GPU, r *hwdb.Runtime, dtype string) string {
+		b := newBuilder(t)
+		x := b.input("x", 4, 64, 14, 14)
+		y := b.val("y", ir.Float32, 4, 64, 14, 14)
+		b.node("Conv", []*ir.Value{x, b.weight("w", 64, 64, 3, 3)}, []*ir.Value{y}, ir.IntsAttr("pads", 1, 1, 1, 1))
+		z := b.val("z", ir.Float32, 4, 64, 14, 64)
+		b.node("MatMul", []*ir.Value{y, b.weight("m", 14, 64)}, []*ir.Value{z})
+		b.g.Outputs = append(b.g.Outputs, z)
+		rep, err := Analyze(b.g, b.m, g, Options{DType: dtype, Runtime: r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range rep.Warnings {
+			if strings.Contains(w, "TF32") {
+				return w
+			}
+		}
+		return ""
+	}
+	a100 := gpu("A100-SXM4-80GB")
+	if w := warning(a100, rt("tensorrt"), ""); !strings.Contains(w, "1 convolution(s) and 1 GEMM-like node(s)") || !strings.Contains(w, "--dtype tf32") {
+		t.Errorf("tensorrt on A100: %q, want the convolution and the GEMM named", w)
+	}
+	if w := warning(a100, rt("pytorch"), ""); !strings.Contains(w, "1 convolution(s) priced") || strings.Contains(w, "GEMM") {
+		t.Errorf("pytorch on A100: %q, want the convolution only (PyTorch's matmuls stay fp32)", w)
+	}
+	for _, c := range []struct {
+		what  string
+		g     *hwdb.GPU
+		r     *hwdb.Runtime
+		dtype string
+	}{
+		{"--dtype fp32", a100, rt("tensorrt"), "fp32"},
+		{"T4", gpu("T4"), rt("tensorrt"), ""},
+		{"onnxruntime", a100, rt("onnxruntime"), ""},
+	} {
+		if w := warning(c.g, c.r, c.dtype); w != "" {
+			t.Errorf("%s: %q, want no TF32 warning", c.what, w)
+		}
+	}
 }

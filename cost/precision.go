@@ -1,7 +1,9 @@
 package cost
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/hwdb"
@@ -66,6 +68,9 @@ func (a *analyzer) precisionFor(n *ir.Node, cl perf.KernelClass) hwdb.Precision 
 	name, _ := a.computeFor(n)
 	if name == "" {
 		name = nodeDTypeName(n)
+		if name == "fp32" && cl.GEMMLike() {
+			a.ownFP32[cl == perf.ClassConv || cl == perf.ClassWinograd]++
+		}
 	}
 	want := perf.WantedPrecision(name, cl)
 	got := perf.ResolvePrecision(a.gpu, want)
@@ -94,4 +99,29 @@ func (a *analyzer) finishWarnings() {
 	if a.gpu.PeakFor(hwdb.FP32) == 0 {
 		a.warnf("GPU %s has no fp32 rate: compute time is not estimated", a.gpu.Name)
 	}
+	a.tf32Warning()
+}
+
+// tf32Warning says when a model priced at its own fp32 runs its
+// convolutions or GEMMs at IEEE fp32 where the runtime, left at its
+// defaults, would let them use TF32 tensor cores on this GPU
+// (hwdb.Runtime.TF32Conv, TF32GEMM): the estimate is of the stricter
+// math, and --dtype tf32 prices the other.
+func (a *analyzer) tf32Warning() {
+	rt := a.runtime
+	if rt == nil || a.gpu.PeakFor(hwdb.TF32Tensor) == 0 {
+		return
+	}
+	var what []string
+	if rt.TF32Conv > 0 && a.ownFP32[true] > 0 {
+		what = append(what, fmt.Sprintf("%d convolution(s)", a.ownFP32[true]))
+	}
+	if rt.TF32GEMM > 0 && a.ownFP32[false] > 0 {
+		what = append(what, fmt.Sprintf("%d GEMM-like node(s)", a.ownFP32[false]))
+	}
+	if len(what) == 0 {
+		return
+	}
+	a.warnf("%s priced at IEEE fp32 (the model's own type), but %s at its defaults lets them run as TF32 on %s: --dtype tf32 prices that",
+		strings.Join(what, " and "), rt.Name, a.gpu.Name)
 }
