@@ -307,9 +307,9 @@ type analyzer struct {
 	seenParams  map[*ir.Value]bool
 	paramOrder  []*ir.Value
 	fallbacks   map[string]int // "want->got" precision fallbacks, counted
-	// ownFP32 counts the GEMM-like nodes priced at the model's own fp32
-	// (no --dtype), convolutions under true (tf32Warning).
-	ownFP32 map[bool]int
+	// ownFP32 counts the convolutions and other GEMM-like nodes priced at
+	// the model's own fp32 (no --dtype), for tf32Warning.
+	ownFP32 struct{ conv, gemm int }
 	overCap int             // kernels above the power cap at the lowest clock
 	tp      *tensorParallel // nil on one GPU
 	// l2 follows what each kernel finds in L2 (residency.go).
@@ -332,7 +332,6 @@ func newAnalyzer(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options, rt *hwdb.
 		unsupported: map[string]*report.Unsupported{},
 		seenParams:  map[*ir.Value]bool{},
 		fallbacks:   map[string]int{},
-		ownFP32:     map[bool]int{},
 	}
 	if gpu != nil { // counting follows no cache
 		a.l2 = newL2Residency(gpu.L2Bytes, g)
@@ -463,6 +462,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		// Counting only: a kernel, but no GPU to price it on.
 	default:
 		prec := a.precisionFor(n, est.Class)
+		a.countOwnFP32(n, est.Class)
 		k := perf.Kernel{
 			Class: est.Class, FLOPs: est.ExecutedFLOPs, Bytes: est.Bytes(),
 			Precision: prec, M: est.M, N: est.N, K: est.K, Batch: est.Batch,

@@ -68,9 +68,6 @@ func (a *analyzer) precisionFor(n *ir.Node, cl perf.KernelClass) hwdb.Precision 
 	name, _ := a.computeFor(n)
 	if name == "" {
 		name = nodeDTypeName(n)
-		if name == "fp32" && cl.GEMMLike() {
-			a.ownFP32[cl == perf.ClassConv || cl == perf.ClassWinograd]++
-		}
 	}
 	want := perf.WantedPrecision(name, cl)
 	got := perf.ResolvePrecision(a.gpu, want)
@@ -102,6 +99,22 @@ func (a *analyzer) finishWarnings() {
 	a.tf32Warning()
 }
 
+// countOwnFP32 counts forward node n, priced as a kernel of class cl, for
+// tf32Warning when it runs at the model's own fp32 (no --dtype).
+func (a *analyzer) countOwnFP32(n *ir.Node, cl perf.KernelClass) {
+	if !cl.GEMMLike() {
+		return
+	}
+	if name, _ := a.computeFor(n); name != "" || nodeDTypeName(n) != "fp32" {
+		return
+	}
+	if cl == perf.ClassConv || cl == perf.ClassWinograd {
+		a.ownFP32.conv++
+	} else {
+		a.ownFP32.gemm++
+	}
+}
+
 // tf32Warning says when a model priced at its own fp32 runs its
 // convolutions or GEMMs at IEEE fp32 where the runtime, left at its
 // defaults, would let them use TF32 tensor cores on this GPU
@@ -113,11 +126,11 @@ func (a *analyzer) tf32Warning() {
 		return
 	}
 	var what []string
-	if rt.TF32Conv > 0 && a.ownFP32[true] > 0 {
-		what = append(what, fmt.Sprintf("%d convolution(s)", a.ownFP32[true]))
+	if rt.TF32Conv > 0 && a.ownFP32.conv > 0 {
+		what = append(what, fmt.Sprintf("%d convolution(s)", a.ownFP32.conv))
 	}
-	if rt.TF32GEMM > 0 && a.ownFP32[false] > 0 {
-		what = append(what, fmt.Sprintf("%d GEMM-like node(s)", a.ownFP32[false]))
+	if rt.TF32GEMM > 0 && a.ownFP32.gemm > 0 {
+		what = append(what, fmt.Sprintf("%d GEMM-like node(s)", a.ownFP32.gemm))
 	}
 	if len(what) == 0 {
 		return
