@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -108,5 +109,26 @@ func TestNodeNameFilter(t *testing.T) {
 	g.AddNode(&Node{Name: "made up", OpType: "Relu"})
 	if err := Verify(g); err == nil || !strings.Contains(err.Error(), "made up") {
 		t.Errorf("Verify of a node named behind the filter's back = %v, want an error naming it", err)
+	}
+}
+
+// TestReadNamesAsOnnxruntime: the reader names an unnamed main-graph node
+// "<OpType>_<i>", i its position among the non-Constant nodes, as
+// onnxruntime's profiles do; a Constant, or a node whose such name is
+// already taken, gets "<OpType>_<n>" from the running count instead.
+func TestReadNamesAsOnnxruntime(t *testing.T) {
+	g := NewGraph("main")
+	for _, n := range []struct{ name, op string }{
+		{"", "Constant"}, {"", "Relu"}, {"Add_1", "Add"}, {"", "Add"}, {"", "Mul"}, {"Mul_3", "Relu"},
+	} {
+		g.AddNode(&Node{Name: n.name, OpType: n.op})
+	}
+	nameUnnamedNodes(&Model{Graph: g})
+	var got []string
+	for _, n := range g.Nodes {
+		got = append(got, n.Name)
+	}
+	if want := []string{"Constant_1", "Relu_0", "Add_1", "Add_2", "Mul_2", "Mul_3"}; !slices.Equal(got, want) {
+		t.Errorf("names %q, want %q", got, want)
 	}
 }

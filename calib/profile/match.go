@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -222,8 +223,20 @@ func (g *graph) claim(anchors [][]int) {
 	}
 }
 
-// placeByPosition is step 2.
+// placeByPosition is step 2. Only events that took a node by its own
+// name bound the window (ordered): one that named a member of a fused
+// node sits wherever that node's first member ran, which can be well
+// before the fused node in report order (a fused attention holds the
+// transpose that feeds the Q projection: onnxruntime runs the transpose,
+// then the projection, and onnxcost's report puts the projection first),
+// and bounding by it hid the nodes before it from the events after it.
 func (g *graph) placeByPosition(evs []Event, anchors [][]int) {
+	ordered := make([][]int, len(anchors))
+	for i, e := range evs {
+		if len(e.Nodes) > 0 || g.byOwnName(e.Name, anchors[i]) {
+			ordered[i] = anchors[i]
+		}
+	}
 	for i, e := range evs {
 		if len(anchors[i]) > 0 || e.OpType == "" {
 			continue
@@ -231,11 +244,17 @@ func (g *graph) placeByPosition(evs []Event, anchors [][]int) {
 		if helper, _ := ortHelper(e.Name); helper {
 			continue
 		}
-		lo, hi := g.window(anchors, i)
 		want := seeds(e.OpType)
+		if j, ok := g.byFlow(ordered, i, want); ok {
+			anchors[i], ordered[i] = []int{j}, []int{j}
+			g.claimed[j] = true
+			continue
+		}
+		lo, hi := g.window(ordered, i)
 		for j := lo + 1; j < hi; j++ {
-			if !g.claimed[j] && g.hasKernel(j) && contains(want, g.nodes[j].OpType) {
+			if !g.claimed[j] && g.hasKernel(j) && g.standsFor(j, want) {
 				anchors[i] = []int{j}
+				ordered[i] = anchors[i]
 				g.claimed[j] = true
 				break
 			}
@@ -246,6 +265,115 @@ func (g *graph) placeByPosition(evs []Event, anchors [][]int) {
 			}
 		}
 	}
+}
+
+// flowHops is how far, in data-flow edges, byFlow looks from a
+// neighbouring event's node: a GEMM's bias Add and output reshape lie
+// between it and the transpose that reads it.
+const flowHops = 4
+
+// byFlow places event i by data flow rather than report order: the
+// nearest free node with a kernel that can stand for it among the
+// producers of the next placed event's nodes (the event's output feeds
+// what ran next) or the consumers of the previous one's, the side with
+// fewer events between first (the next on a tie). A runtime's execution
+// order is one topological order and the report's another (onnxruntime
+// ran a block's K projection first, the report lists Q first), so the
+// report-order window alone gave an unnamed Q projection's time to K.
+func (g *graph) byFlow(ordered [][]int, i int, want []string) (int, bool) {
+	prev, next := -1, -1
+	for j := i - 1; j >= 0; j-- {
+		if len(ordered[j]) > 0 {
+			prev = j
+			break
+		}
+	}
+	for j := i + 1; j < len(ordered); j++ {
+		if len(ordered[j]) > 0 {
+			next = j
+			break
+		}
+	}
+	type side struct {
+		at   int
+		dist int
+		walk [][]int
+	}
+	sides := []side{{next, next - i, g.producers}, {prev, i - prev, g.consumers}}
+	if prev >= 0 && (next < 0 || sides[1].dist < sides[0].dist) {
+		sides[0], sides[1] = sides[1], sides[0]
+	}
+	for _, sd := range sides {
+		if sd.at < 0 {
+			continue
+		}
+		if n, ok := g.nearest(ordered[sd.at], sd.walk, want); ok {
+			return n, true
+		}
+	}
+	return -1, false
+}
+
+// nearest walks next (producers or consumers) breadth-first from the
+// nodes start, up to flowHops edges, to the first free node with a kernel
+// that stands for want (in report order at each distance).
+func (g *graph) nearest(start []int, next [][]int, want []string) (int, bool) {
+	seen := map[int]bool{}
+	frontier := slices.Clone(start)
+	for _, s := range start {
+		seen[s] = true
+	}
+	for range flowHops {
+		var level []int
+		for _, n := range frontier {
+			for _, m := range next[n] {
+				if !seen[m] {
+					seen[m] = true
+					level = append(level, m)
+				}
+			}
+		}
+		sort.Ints(level)
+		for _, m := range level {
+			if !g.claimed[m] && g.hasKernel(m) && g.standsFor(m, want) {
+				return m, true
+			}
+		}
+		frontier = level
+	}
+	return -1, false
+}
+
+// standsFor reports whether report node j can stand for an event whose
+// seed op types are want: its own op type is one, or, for a node onnxcost
+// fused, a member's (named "<path>/<Op>" or "<Op>_<i>").
+func (g *graph) standsFor(j int, want []string) bool {
+	if contains(want, g.nodes[j].OpType) {
+		return true
+	}
+	if len(g.nodes[j].FusedFrom) < 2 {
+		return false
+	}
+	for _, f := range g.nodes[j].FusedFrom {
+		if contains(want, opFromName(f)) {
+			return true
+		}
+	}
+	return false
+}
+
+// byOwnName reports whether an event named name took its nodes by a
+// node's own name (through onnxruntime's suffixes), not as a member of a
+// fused node.
+func (g *graph) byOwnName(name string, nodes []int) bool {
+	for _, n := range nodes {
+		for _, c := range ortCandidates(name) {
+			if g.nodes[n].Name == c {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // window bounds, in report order, where event i may sit: after the

@@ -64,10 +64,15 @@ func ortCandidates(name string) []string {
 var outputSuffix = regexp.MustCompile(`_output_\d+$`)
 
 // opFromName is the op type torch.onnx puts last in a node name
-// ("/layer1/conv1/Conv" → "Conv", ".../MatMul_1" → "MatMul").
+// ("/layer1/conv1/Conv" → "Conv", ".../MatMul_1" → "MatMul"), or that a
+// generated name for an unnamed node starts with ("MatMul_40": onnxruntime's
+// and onnxcost's "<OpType>_<i>"); "" for a name of neither form.
 func opFromName(name string) string {
 	i := strings.LastIndex(name, "/")
 	if i < 0 {
+		if j := strings.LastIndex(name, "_"); j > 0 && j < len(name)-1 && strings.Trim(name[j+1:], "0123456789") == "" {
+			return name[:j]
+		}
 		return ""
 	}
 	op := name[i+1:]

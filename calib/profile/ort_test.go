@@ -15,13 +15,17 @@ import (
 // time must land on report nodes, and every profiled node must appear on
 // some row. The shapes model's profile (optimisations off) must match in
 // full: its Identity, Dropout and shape chain run as nodes there, and the
-// fused plan removes them.
+// fused plan removes them. transformer_noname is the transformer with
+// its node names cleared: onnxruntime names the nodes itself, and its
+// fusions' nodes carry no ONNX name at all.
 func TestORTRealProfiles(t *testing.T) {
 	cases := []struct{ profile, model string }{
 		{"ort_cnn.json", "cnn"},
 		{"ort_cnn_disabled.json", "cnn"},
 		{"ort_transformer.json", "transformer"},
 		{"ort_shapes_disabled.json", "shapes"},
+		{"ort_transformer_noname.json", "transformer_noname"},
+		{"ort_transformer_noname_disabled.json", "transformer_noname"},
 	}
 	for _, c := range cases {
 		p, err := Read(filepath.Join("testdata", c.profile))
@@ -54,8 +58,33 @@ func TestORTRealProfiles(t *testing.T) {
 			if m.MatchedTimeFraction < 0.95 {
 				t.Errorf("%s %s: matched %.3f of the time, want >= 0.95", c.profile, plan, m.MatchedTimeFraction)
 			}
+			if c.profile == "ort_transformer_noname.json" && plan == "unfused" {
+				checkUnnamed(t, m)
+			}
 			checkRows(t, c.profile+" "+plan, p, m)
 		}
+	}
+}
+
+// checkUnnamed checks where the unnamed transformer's nameless fused
+// events landed, placed by data flow: onnxruntime ran the K projection
+// (its first "/MatMulAddFusion") before Q, and QKᵀ with its scale as
+// "/MatMulScaleFusion/"; the rows are named as onnxruntime names unnamed
+// nodes ("<OpType>_<position among the non-Constant nodes>").
+func checkUnnamed(t *testing.T, m *Match) {
+	t.Helper()
+	want := map[string]string{"MatMul_13": "/MatMulAddFusion", "MatMul_9": "/MatMulAddFusion_token_6",
+		"MatMul_21": "/MatMulScaleFusion/", "MatMul_27": "/MatMulAddFusion_token_20", "Erf_34": "Gelu"}
+	for _, r := range m.Nodes {
+		if ev, ok := want[r.Name]; ok {
+			if !slices.Contains(r.Profiled, ev) {
+				t.Errorf("unnamed transformer: row %s has events %v, want %q among them", r.Name, r.Profiled, ev)
+			}
+			delete(want, r.Name)
+		}
+	}
+	for name := range want {
+		t.Errorf("unnamed transformer: no row %s", name)
 	}
 }
 

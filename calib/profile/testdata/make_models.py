@@ -36,7 +36,10 @@ class Graph:
         return out
 
 
-def save(g, name, inp, out, in_shape, out_shape):
+def save(g, name, inp, out, in_shape, out_shape, named=True):
+    if not named:
+        for n in g.nodes:
+            n.name = ""
     graph = helper.make_graph(
         g.nodes, name,
         [helper.make_tensor_value_info(inp, TensorProto.FLOAT, in_shape)],
@@ -130,9 +133,10 @@ def attention(g, x, s, d, heads):
     return linear(g, "attn/out", o, d, d)
 
 
-def transformer():
+def transformer(name="transformer", named=True):
     """One pre-LN transformer block: decomposed LayerNorm, attention,
-    residual, LayerNormalization, MLP with Erf Gelu, residual."""
+    residual, LayerNormalization, MLP with Erf Gelu, residual. Unnamed
+    (named=False), its nodes carry the names onnxruntime generates."""
     s, d, heads, ff = 32, 64, 4, 128
     g = Graph()
     h = layernorm_decomposed(g, "ln1", "input", d)
@@ -143,7 +147,7 @@ def transformer():
     h = gelu_erf(g, "mlp/act", h)
     h = linear(g, "mlp/fc2", h, ff, d)
     x = g.n("Add", "/Add_1", [x, h])
-    save(g, "transformer", "input", x, [1, s, d], [1, s, d])
+    save(g, name, "input", x, [1, s, d], [1, s, d], named)
 
 
 def shapes():
@@ -169,3 +173,4 @@ if __name__ == "__main__":
     cnn()
     transformer()
     shapes()
+    transformer("transformer_noname", named=False)

@@ -25,6 +25,8 @@ const MODELS = [
   {name: 'cnn', dims: [1, 3, 64, 64], level: 'disabled'},
   {name: 'transformer', dims: [1, 32, 64], level: 'all'},
   {name: 'shapes', dims: [1, 8, 16], level: 'disabled'},
+  {name: 'transformer_noname', dims: [1, 32, 64], level: 'all'},
+  {name: 'transformer_noname', dims: [1, 32, 64], level: 'disabled'},
 ];
 
 // deterministic input: values in [-1, 1) from a fixed recurrence.
