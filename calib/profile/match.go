@@ -241,7 +241,7 @@ func (g *graph) placeByPosition(evs []Event, anchors [][]int) {
 		if len(anchors[i]) > 0 || e.OpType == "" {
 			continue
 		}
-		if helper, _ := ortHelper(e.Name); helper {
+		if helper, _ := ortHelper(e); helper {
 			continue
 		}
 		want := seeds(e.OpType)
@@ -432,7 +432,7 @@ func (g *graph) fusedNeighbour(anchors [][]int, i int, want []string) []int {
 // placeHelpers is step 3.
 func placeHelpers(evs []Event, anchors [][]int) {
 	for i, e := range evs {
-		helper, next := ortHelper(e.Name)
+		helper, next := ortHelper(e)
 		if !helper || len(anchors[i]) > 0 {
 			continue
 		}
@@ -441,7 +441,7 @@ func placeHelpers(evs []Event, anchors [][]int) {
 			step = 1
 		}
 		for j := i + step; j >= 0 && j < len(evs); j += step {
-			if h, _ := ortHelper(evs[j].Name); h {
+			if h, _ := ortHelper(evs[j]); h {
 				continue
 			}
 			anchors[i] = anchors[j]

@@ -21,11 +21,20 @@ var ortHelpers = []struct {
 	{"ReorderOutput", false},
 }
 
-// ortHelper reports whether name is an onnxruntime-inserted node, and
-// which neighbour it serves.
-func ortHelper(name string) (helper, next bool) {
+// ortCopies are the op types of the copies onnxruntime's memcpy
+// transformer inserts between a GPU execution provider and the CPU (an
+// input uploaded before the node that reads it, an output downloaded
+// after the node that wrote it), and whether each serves the next node.
+var ortCopies = map[string]bool{"MemcpyFromHost": true, "MemcpyToHost": false}
+
+// ortHelper reports whether e is an onnxruntime-inserted node, and which
+// neighbour it serves.
+func ortHelper(e Event) (helper, next bool) {
+	if next, ok := ortCopies[e.OpType]; ok {
+		return true, next
+	}
 	for _, h := range ortHelpers {
-		if strings.HasPrefix(name, h.prefix) {
+		if strings.HasPrefix(e.Name, h.prefix) {
 			return true, h.next
 		}
 	}

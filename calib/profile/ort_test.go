@@ -131,3 +131,28 @@ func TestORTCandidates(t *testing.T) {
 		}
 	}
 }
+
+// TestORTCopies: the host-device copies onnxruntime inserts around a GPU
+// execution provider's nodes are charged to the node they serve: an
+// upload to the node after it, a download to the node before it.
+func TestORTCopies(t *testing.T) {
+	p, err := Read(filepath.Join("testdata", "ort_cnn.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := Event{Name: "Memcpy", OpType: "MemcpyFromHost", DurS: 5e-6}
+	down := Event{Name: "Memcpy_token_1", OpType: "MemcpyToHost", DurS: 3e-6}
+	p.Events = append(append([]Event{up}, p.Events...), down)
+	rep, err := pipeline.Run(filepath.Join("testdata", "models", "cnn.onnx"), pipeline.Config{GPU: "A100", Plan: "unfused"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := MatchReport(p, rep)
+	if m.MatchedTimeFraction != 1 {
+		t.Fatalf("matched %.4f, want all (unmatched %v)", m.MatchedTimeFraction, m.Unmatched)
+	}
+	first, last := m.Nodes[0], m.Nodes[len(m.Nodes)-1]
+	if !slices.Contains(first.Profiled, up.Name) || !slices.Contains(last.Profiled, down.Name) {
+		t.Errorf("upload on %s %v, download on %s %v: want the first and the last node", first.Name, first.Profiled, last.Name, last.Profiled)
+	}
+}
