@@ -18,18 +18,22 @@ import (
 // same per kernel class, and the share of the measured time that could
 // not be attributed to any node.
 type Comparison struct {
-	Profile             string        `json:"profile"`
-	Format              Format        `json:"format"`
-	Runs                int           `json:"runs"`
-	MatchedTimeFraction float64       `json:"matched_time_fraction"`
-	MatchedS            float64       `json:"matched_s"`
-	UnmatchedS          float64       `json:"unmatched_s"`
-	PredictedS          float64       `json:"predicted_s"`
-	MedianAbsErr        float64       `json:"median_abs_err"`
-	Nodes               []NodeTime    `json:"nodes"`
-	Classes             []ClassErrors `json:"classes"`
-	Unmatched           []Event       `json:"unmatched"`
-	Notes               []string      `json:"notes"`
+	Profile             string     `json:"profile"`
+	Format              Format     `json:"format"`
+	Runs                int        `json:"runs"`
+	MatchedTimeFraction float64    `json:"matched_time_fraction"`
+	MatchedS            float64    `json:"matched_s"`
+	UnmatchedS          float64    `json:"unmatched_s"`
+	PredictedS          float64    `json:"predicted_s"`
+	MedianAbsErr        float64    `json:"median_abs_err"`
+	Nodes               []NodeTime `json:"nodes"`
+	// Profiled is one row per profiled node, in profile order: its time,
+	// the report nodes it was matched to and its share of their
+	// prediction.
+	Profiled  []ProfiledTime `json:"profiled_nodes"`
+	Classes   []ClassErrors  `json:"classes"`
+	Unmatched []Event        `json:"unmatched"`
+	Notes     []string       `json:"notes"`
 }
 
 // ClassErrors sums one kernel class: its nodes' predicted and measured
@@ -46,7 +50,11 @@ type ClassErrors struct {
 // |measured − predicted|, largest first (ties by name).
 func Compare(p *Profile, m *Match) *Comparison {
 	c := &Comparison{Profile: p.Path, Format: p.Format, Runs: p.Runs, MatchedTimeFraction: m.MatchedTimeFraction,
-		MatchedS: m.MatchedS, UnmatchedS: m.UnmatchedS, Unmatched: m.Unmatched, Notes: p.Notes, Nodes: []NodeTime{}, Classes: []ClassErrors{}}
+		MatchedS: m.MatchedS, UnmatchedS: m.UnmatchedS, Unmatched: m.Unmatched, Notes: p.Notes, Nodes: []NodeTime{}, Classes: []ClassErrors{},
+		Profiled: m.Profiled}
+	if c.Profiled == nil {
+		c.Profiled = []ProfiledTime{}
+	}
 	if c.Unmatched == nil {
 		c.Unmatched = []Event{}
 	}

@@ -21,16 +21,30 @@ type NodeTime struct {
 	Profiled    []string `json:"profiled,omitempty"`
 }
 
+// ProfiledTime is one profiled node (event) and what it was matched to:
+// the report nodes its time went to (none when unmatched) and its share of
+// their predicted time (their prediction split over the events pooled on
+// them in proportion to the events' measured time).
+type ProfiledTime struct {
+	Name       string   `json:"name"`
+	OpType     string   `json:"op_type,omitempty"`
+	MeasuredS  float64  `json:"measured_s"`
+	PredictedS float64  `json:"predicted_s"`
+	Nodes      []string `json:"nodes"`
+}
+
 // Match is a profile attributed to a report's nodes: one NodeTime per
-// report node that has measured time or a kernel, in report order; the
-// time matched and not (per run), MatchedS over their sum, and the
-// events no node took, largest first.
+// report node that has measured time or a kernel, in report order; one
+// ProfiledTime per profiled node, in profile order; the time matched and
+// not (per run), MatchedS over their sum, and the events no node took,
+// largest first.
 type Match struct {
-	Nodes               []NodeTime `json:"nodes"`
-	MatchedS            float64    `json:"matched_s"`
-	UnmatchedS          float64    `json:"unmatched_s"`
-	MatchedTimeFraction float64    `json:"matched_time_fraction"`
-	Unmatched           []Event    `json:"unmatched"`
+	Nodes               []NodeTime     `json:"nodes"`
+	Profiled            []ProfiledTime `json:"profiled_nodes"`
+	MatchedS            float64        `json:"matched_s"`
+	UnmatchedS          float64        `json:"unmatched_s"`
+	MatchedTimeFraction float64        `json:"matched_time_fraction"`
+	Unmatched           []Event        `json:"unmatched"`
 }
 
 // MatchReport attributes p's events to rep's nodes, in four steps:
@@ -591,7 +605,10 @@ func (g *graph) distribute(evs []Event, pools []*pooled) *Match {
 	count := make([]int, len(g.nodes))
 	profiled := make([][]string, len(g.nodes))
 	matched := make([]bool, len(evs))
-	m := &Match{}
+	m := &Match{Profiled: make([]ProfiledTime, len(evs))}
+	for i, e := range evs {
+		m.Profiled[i] = ProfiledTime{Name: e.Name, OpType: e.OpType, MeasuredS: e.DurS, Nodes: []string{}}
+	}
 	for _, pl := range pools {
 		if len(pl.nodes) == 0 {
 			continue
@@ -603,6 +620,17 @@ func (g *graph) distribute(evs []Event, pools []*pooled) *Match {
 		}
 		for _, n := range pl.nodes {
 			weight += g.nodes[n].TimeS
+		}
+		for _, e := range pl.events {
+			pt := &m.Profiled[e]
+			for _, n := range pl.nodes {
+				pt.Nodes = append(pt.Nodes, g.nodes[n].Name)
+			}
+			if total > 0 {
+				pt.PredictedS = weight * evs[e].DurS / total
+			} else {
+				pt.PredictedS = weight / float64(len(pl.events))
+			}
 		}
 		for _, n := range pl.nodes {
 			share := 1 / float64(len(pl.nodes))

@@ -113,6 +113,22 @@ func checkRows(t *testing.T, what string, p *Profile, m *Match) {
 	if d := sum - m.MatchedS; d > 1e-12 || d < -1e-12 {
 		t.Errorf("%s: rows sum to %g s, matched %g s", what, sum, m.MatchedS)
 	}
+	// One profiled_nodes row per event, with nodes exactly when matched.
+	if len(m.Profiled) != len(p.Events) {
+		t.Fatalf("%s: %d profiled rows for %d events", what, len(m.Profiled), len(p.Events))
+	}
+	var matched float64
+	for i, r := range m.Profiled {
+		if r.Name != p.Events[i].Name || (len(r.Nodes) == 0) != unmatched[r.Name] {
+			t.Errorf("%s: profiled row %d %+v for event %q (unmatched %v)", what, i, r, p.Events[i].Name, unmatched[r.Name])
+		}
+		if len(r.Nodes) > 0 {
+			matched += r.MeasuredS
+		}
+	}
+	if d := matched - m.MatchedS; d > 1e-12 || d < -1e-12 {
+		t.Errorf("%s: matched profiled rows sum to %g s, matched %g s", what, matched, m.MatchedS)
+	}
 }
 
 // TestORTCandidates: onnxruntime's fusion suffixes are stripped one at a
