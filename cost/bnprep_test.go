@@ -13,14 +13,7 @@ import (
 // batch norms, convolutions and a runtime without them run none. Larger
 // batches never get faster.
 func TestBNPrepKernels(t *testing.T) {
-	gpu, err := hwdb.Lookup("H100-SXM5-80GB")
-	if err != nil {
-		t.Fatal(err)
-	}
-	eager, err := hwdb.LookupRuntime("pytorch")
-	if err != nil {
-		t.Fatal(err)
-	}
+	gpu, eager := testGPU(t, "H100-SXM5-80GB"), testRuntime(t, "pytorch")
 	if eager.BNPrepKernels != 2 {
 		t.Fatalf("pytorch profile: %g batch-norm kernels, want 2", eager.BNPrepKernels)
 	}

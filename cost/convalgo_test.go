@@ -17,22 +17,8 @@ import (
 // runtime and a runtime without the field keep implicit GEMM. Larger
 // batches never get faster across the switch between algorithms.
 func TestLibraryWinograd(t *testing.T) {
-	lookup := func(name string) *hwdb.GPU {
-		g, err := hwdb.Lookup(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return g
-	}
-	t4, h100 := lookup("T4"), lookup("H100-SXM5-80GB")
-	graph, err := hwdb.LookupRuntime("graph")
-	if err != nil {
-		t.Fatal(err)
-	}
-	trt, err := hwdb.LookupRuntime("tensorrt")
-	if err != nil {
-		t.Fatal(err)
-	}
+	t4, h100 := testGPU(t, "T4"), testGPU(t, "H100-SXM5-80GB")
+	graph, trt := testRuntime(t, "graph"), testRuntime(t, "tensorrt")
 	none := graph.Clone()
 	none.ConvWinograd = 0
 	conv := func(gpu *hwdb.GPU, rt *hwdb.Runtime, dtype string, batch, kernel, stride int64) *nodeRow {
@@ -65,7 +51,7 @@ func TestLibraryWinograd(t *testing.T) {
 		{"1x1", conv(t4, graph, "fp32", 32, 1, 1)},
 		{"stride 2", conv(t4, graph, "fp32", 32, 3, 2)},
 		{"fp16", conv(t4, graph, "fp16", 32, 3, 1)},
-		{"tf32 on A100", conv(lookup("A100-SXM4-80GB"), graph, "tf32", 32, 3, 1)},
+		{"tf32 on A100", conv(testGPU(t, "A100-SXM4-80GB"), graph, "tf32", 32, 3, 1)},
 		{"H100", conv(h100, graph, "fp32", 32, 3, 1)},
 		{"tensorrt", conv(t4, trt, "fp32", 32, 3, 1)},
 	} {
@@ -95,20 +81,8 @@ type nodeRow struct {
 // an explicit --dtype, a GPU without TF32 and a runtime without the
 // default say nothing.
 func TestTF32Warning(t *testing.T) {
-	gpu := func(name string) *hwdb.GPU {
-		g, err := hwdb.Lookup(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return g
-	}
-	rt := func(name string) *hwdb.Runtime {
-		r, err := hwdb.LookupRuntime(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	gpu := func(name string) *hwdb.GPU { return testGPU(t, name) }
+	rt := func(name string) *hwdb.Runtime { return testRuntime(t, name) }
 	warning := func(g *hwdb.GPU, r *hwdb.Runtime, dtype string) string {
 		b := newBuilder(t)
 		x := b.input("x", 4, 64, 14, 14)
@@ -149,4 +123,23 @@ func TestTF32Warning(t *testing.T) {
 			t.Errorf("%s: %q, want no TF32 warning", c.what, w)
 		}
 	}
+}
+
+// testGPU and testRuntime look up a built-in GPU and runtime profile.
+func testGPU(t *testing.T, name string) *hwdb.GPU {
+	t.Helper()
+	g, err := hwdb.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func testRuntime(t *testing.T, name string) *hwdb.Runtime {
+	t.Helper()
+	r, err := hwdb.LookupRuntime(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

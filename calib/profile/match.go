@@ -328,16 +328,25 @@ func (g *graph) byFlow(ordered [][]int, i int, want []string) (int, bool) {
 	return -1, false
 }
 
-// nearest walks next (producers or consumers) breadth-first from the
-// nodes start, up to flowHops edges, to the first free node with a kernel
-// that stands for want (in report order at each distance).
+// nearest walks next (producers or consumers) from the nodes start, up
+// to flowHops edges, to the first free node with a kernel that stands
+// for want.
 func (g *graph) nearest(start []int, next [][]int, want []string) (int, bool) {
+	return breadthFirst(start, next, flowHops, func(m int) bool {
+		return !g.claimed[m] && g.hasKernel(m) && g.standsFor(m, want)
+	})
+}
+
+// breadthFirst walks next breadth-first from the nodes start, at most hops
+// edges (hops < 0: no limit), to the first node accept takes, in index
+// order at each distance; -1 and false when there is none.
+func breadthFirst(start []int, next [][]int, hops int, accept func(int) bool) (int, bool) {
 	seen := map[int]bool{}
-	frontier := slices.Clone(start)
 	for _, s := range start {
 		seen[s] = true
 	}
-	for range flowHops {
+	frontier := slices.Clone(start)
+	for hop := 0; len(frontier) > 0 && (hops < 0 || hop < hops); hop++ {
 		var level []int
 		for _, n := range frontier {
 			for _, m := range next[n] {
@@ -349,7 +358,7 @@ func (g *graph) nearest(start []int, next [][]int, want []string) (int, bool) {
 		}
 		sort.Ints(level)
 		for _, m := range level {
-			if !g.claimed[m] && g.hasKernel(m) && g.standsFor(m, want) {
+			if accept(m) {
 				return m, true
 			}
 		}
@@ -730,29 +739,15 @@ func ElidedHosts(src, rep *report.Report) map[string]string {
 	return hosts
 }
 
-// nearestPlanned walks next (consumers or producers) breadth-first from
-// node start to the first node with a planned host, in src order at each
-// level.
+// nearestPlanned walks next (consumers or producers) from src's node
+// start to the first node with a planned host.
 func nearestPlanned(src *report.Report, start int, next [][]int, planned map[string]string) (string, bool) {
-	seen := map[int]bool{start: true}
-	frontier := []int{start}
-	for len(frontier) > 0 {
-		var level []int
-		for _, i := range frontier {
-			for _, j := range next[i] {
-				if !seen[j] {
-					seen[j] = true
-					level = append(level, j)
-				}
-			}
-		}
-		sort.Ints(level)
-		for _, j := range level {
-			if h, ok := planned[src.Nodes[j].Name]; ok {
-				return h, true
-			}
-		}
-		frontier = level
+	j, ok := breadthFirst([]int{start}, next, -1, func(j int) bool {
+		_, ok := planned[src.Nodes[j].Name]
+		return ok
+	})
+	if !ok {
+		return "", false
 	}
-	return "", false
+	return planned[src.Nodes[j].Name], true
 }
