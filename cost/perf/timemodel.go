@@ -649,6 +649,21 @@ var ctaTiles = []ctaTile{
 	{16, 128}, {128, 16}, {8, 128}, {128, 8},
 }
 
+// libConvMinTileArea is the smallest CTA output tile of a library's
+// tensor-core convolution kernels (cuDNN's, under a runtime that calls
+// them: splitsK false): four warps of 32×32, as the tiles their names
+// carry (sm80_xmma_fprop_implicit_gemm_tf32…_tilesize128x128x16 on A100,
+// pytorch/pytorch issue #81940; volta_fp16_s884cudnn_fp16_256x128 on
+// V100, NVIDIA/apex issue #666; 128x32 among TensorRT's). The one- and
+// two-warp tiles the model otherwise picks for a small grid are GEMM
+// library shapes (cuBLAS's split-K and GEMV-like kernels), which cuDNN's
+// forward convolutions do not use. With them, our H100 batch-1 CNNs in a
+// CUDA-graph replay were priced even further below their measured times
+// (ResNet-50 TF32 −42%, −32% without them; DenseNet-121 TF32 −36%, −25%;
+// fp16 −31% and −26%, −25% and −20%); batches 32 and 128 barely move
+// (DenseNet-121 −30.2% → −28.8% at most), nor do TensorRT's or any GEMM's.
+const libConvMinTileArea = 64 * 64
+
 // splitKMinK is the smallest K slice a split-K kernel gives a CTA.
 const splitKMinK = 128
 
@@ -695,7 +710,7 @@ func gemmComputeSplit(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, clas
 	perSMBoost := peak / float64(g.SMs) * eff
 	best := math.Inf(1)
 	for _, tl := range ctaTiles {
-		if !tileServes(tl, m, n) {
+		if !tileServes(tl, m, n) || (!splitK && isTensor(real) && tl.m*tl.n < libConvMinTileArea) {
 			continue
 		}
 		// ctasPerSM tiles of this size together fill one SM.
