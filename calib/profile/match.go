@@ -55,10 +55,12 @@ type Match struct {
 //     an output tensor (onnxruntime's NCHWc nodes are named after one),
 //     as "<conv>_<activation>" (onnxruntime's FusedConv), or as a module
 //     path ("layer1.0.conv1") of a torch.onnx node of a fitting op type;
-//  2. by position: an event still without a node and with an op type
-//     takes the first report node not yet taken, between the nodes of
-//     the events around it, whose op type can stand for it (seeds in
-//     names.go: an Erf for a Gelu); a fused event with none takes the
+//  2. by data flow, then position: an event still without a node and
+//     with an op type takes the nearest free report node that can stand
+//     for it (its op type or a fused member's is a seed, names.go: an Erf
+//     for a Gelu) feeding the next named event's node or fed by the
+//     previous one's (byFlow), else the first such node between those
+//     events' nodes in report order; a fused event with none takes the
 //     neighbouring fused report node that swallowed its ops;
 //  3. onnxruntime's helper nodes (3-D Gemm reshapes, NCHWc reorders)
 //     take the node of the event they serve;
