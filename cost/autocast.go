@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -88,9 +89,19 @@ type autocastFlow struct {
 }
 
 // newAutocastFlow walks g in topological order. Subgraphs keep their own
-// dtypes (a loop body is costed as stored).
+// dtypes (a loop body is costed as stored). A KV cache the graph is fed
+// (autocastCacheInputs) is at the half dtype: the previous step wrote it
+// from the key and value projections, which autocast runs in half (the
+// prompt's step, with an empty cache, writes nothing else), so a cache
+// carried from step to step stays half; an fp32 past would be a second
+// fixed point that no generation reaches.
 func newAutocastFlow(g *ir.Graph, half ir.DType) *autocastFlow {
 	f := &autocastFlow{half: half, dt: map[*ir.Value]ir.DType{}, casts: map[*ir.Node][]autocastCast{}}
+	for _, past := range autocastCacheInputs(g) {
+		if past.DType == ir.Float32 {
+			f.dt[past] = half
+		}
+	}
 	cachedWeight := map[*ir.Value]bool{}
 	for _, n := range g.Nodes {
 		op := ir.QualifiedOp(n.Domain, n.OpType)
@@ -135,6 +146,30 @@ func newAutocastFlow(g *ir.Graph, half ir.DType) *autocastFlow {
 		}
 	}
 	return f
+}
+
+// autocastCacheInputs are g's KV-cache inputs: the past of each cache
+// append Concat(past, new) -> present (cacheAppends) and each past input
+// an attention kernel updates in place into a present output
+// (presentOutputs), in graph order.
+func autocastCacheInputs(g *ir.Graph) []*ir.Value {
+	appends := cacheAppends(g)
+	var out []*ir.Value
+	for _, n := range g.Nodes {
+		if appends[n] {
+			out = append(out, n.In(0))
+			continue
+		}
+		if len(presentOutputs(g, n)) == 0 {
+			continue
+		}
+		for _, p := range ir.LookupOp(n.Domain, n.OpType).InPlaceIO() {
+			if o, in := n.Out(p[0]), n.In(p[1]); o != nil && in != nil && slices.Contains(presentOutputs(g, n), o) {
+				out = append(out, in)
+			}
+		}
+	}
+	return out
 }
 
 // residualInput is a fused Conv/Gemm node's residual input (slot 3 when

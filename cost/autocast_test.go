@@ -82,3 +82,41 @@ func TestAutocastBatchMonotone(t *testing.T) {
 		prev = tm
 	}
 }
+
+// TestAutocastKVCache: under autocast the KV cache a decode step is fed is
+// at the half dtype (the previous step's key projection wrote it), so the
+// cache append reads it at half and writes half, and CacheBytes sizes it
+// at half; at fp32 both stay fp32.
+func TestAutocastKVCache(t *testing.T) {
+	build := func() *builder {
+		b := newBuilder(t)
+		x := b.input("x", 1, 1, 64)
+		past := b.input("past", 1, 128, 64)
+		k := b.val("k", ir.Float32, 1, 1, 64)
+		b.node("MatMul", []*ir.Value{x, b.weight("wk", 64, 64)}, []*ir.Value{k})
+		present := b.val("present", ir.Float32, 1, 129, 64)
+		b.node("Concat", []*ir.Value{past, k}, []*ir.Value{present}, ir.IntAttr("axis", 1))
+		b.g.Outputs = append(b.g.Outputs, present)
+		return b
+	}
+	read := map[string]float64{}
+	for _, dt := range []string{"fp32", "fp16-amp"} {
+		b := build()
+		rep := b.analyze(Options{DType: dt, AppendKVCache: true})
+		for _, n := range rep.Nodes {
+			if n.OpType == "Concat" {
+				read[dt] = n.BytesRead
+			}
+		}
+		kv, err := CacheBytes(b.g, dt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := 129 * 64 * map[string]float64{"fp32": 4, "fp16-amp": 2}[dt]; kv != want {
+			t.Errorf("%s: CacheBytes %g, want %g", dt, kv, want)
+		}
+	}
+	if !(read["fp16-amp"] > 0) || read["fp16-amp"] >= read["fp32"] {
+		t.Errorf("cache append reads %g B under fp16-amp and %g B at fp32: want fewer under autocast", read["fp16-amp"], read["fp32"])
+	}
+}

@@ -99,14 +99,18 @@ func (l *liveness) foldAppends(appends map[*ir.Node]bool) (grown float64) {
 
 // CacheBytes is the size of the KV cache g's appends write (their present
 // outputs, Concat(past, new) as above) with float tensors stored at
-// compute dtype ("" for the model's own); 0 when g has none. Shapes must
-// be inferred.
+// compute dtype ("" for the model's own; under autocast, fp16-amp and
+// bf16-amp, the half dtype the projections write it in: newAutocastFlow);
+// 0 when g has none. Shapes must be inferred.
 func CacheBytes(g *ir.Graph, dtype string) (float64, error) {
 	c := RuleCtx{unknown: true}
 	if dtype != "" {
 		dt, ok := computeDType(dtype)
 		if !ok {
 			return 0, fmt.Errorf("unknown dtype %q (want fp32, tf32, fp16, bf16, fp8 or int8)", dtype)
+		}
+		if half, ok := autocastHalf[dtype]; ok {
+			dt = half
 		}
 		c.DType = dt
 	}
