@@ -77,7 +77,8 @@ type nodeRow struct {
 
 // TestTF32Warning: a model priced at its own fp32 on a GPU with TF32
 // tensor cores says which of its nodes the runtime would have run as TF32
-// by default (TensorRT: convolutions and GEMMs; PyTorch: convolutions);
+// by default (TensorRT and ONNX Runtime: convolutions and GEMMs; PyTorch:
+// convolutions);
 // an explicit --dtype, a GPU without TF32 and a runtime without the
 // default say nothing.
 func TestTF32Warning(t *testing.T) {
@@ -103,11 +104,16 @@ func TestTF32Warning(t *testing.T) {
 		return ""
 	}
 	a100 := gpu("A100-SXM4-80GB")
+	noTF32 := rt("tensorrt").Clone()
+	noTF32.TF32Conv, noTF32.TF32GEMM = 0, 0
 	if w := warning(a100, rt("tensorrt"), ""); !strings.Contains(w, "1 convolution(s) and 1 GEMM-like node(s)") || !strings.Contains(w, "--dtype tf32") {
 		t.Errorf("tensorrt on A100: %q, want the convolution and the GEMM named", w)
 	}
 	if w := warning(a100, rt("pytorch"), ""); !strings.Contains(w, "1 convolution(s) priced") || strings.Contains(w, "GEMM") {
 		t.Errorf("pytorch on A100: %q, want the convolution only (PyTorch's matmuls stay fp32)", w)
+	}
+	if w := warning(a100, rt("onnxruntime"), ""); !strings.Contains(w, "1 convolution(s) and 1 GEMM-like node(s)") {
+		t.Errorf("onnxruntime on A100: %q, want both (the CUDA EP's use_tf32 is on by default)", w)
 	}
 	for _, c := range []struct {
 		what  string
@@ -117,7 +123,7 @@ func TestTF32Warning(t *testing.T) {
 	}{
 		{"--dtype fp32", a100, rt("tensorrt"), "fp32"},
 		{"T4", gpu("T4"), rt("tensorrt"), ""},
-		{"onnxruntime", a100, rt("onnxruntime"), ""},
+		{"a runtime without the defaults", a100, noTF32, ""},
 	} {
 		if w := warning(c.g, c.r, c.dtype); w != "" {
 			t.Errorf("%s: %q, want no TF32 warning", c.what, w)
