@@ -1,7 +1,6 @@
 package cost
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 
@@ -151,7 +150,7 @@ func newAutocastFlow(g *ir.Graph, half ir.DType) *autocastFlow {
 // autocastCacheInputs are g's KV-cache inputs: the past of each cache
 // append Concat(past, new) -> present (cacheAppends) and each past input
 // an attention kernel updates in place into a present output
-// (presentOutputs), in graph order.
+// (inPlaceCaches), in graph order.
 func autocastCacheInputs(g *ir.Graph) []*ir.Value {
 	appends := cacheAppends(g)
 	var out []*ir.Value
@@ -160,13 +159,8 @@ func autocastCacheInputs(g *ir.Graph) []*ir.Value {
 			out = append(out, n.In(0))
 			continue
 		}
-		if len(presentOutputs(g, n)) == 0 {
-			continue
-		}
-		for _, p := range ir.LookupOp(n.Domain, n.OpType).InPlaceIO() {
-			if o, in := n.Out(p[0]), n.In(p[1]); o != nil && in != nil && slices.Contains(presentOutputs(g, n), o) {
-				out = append(out, in)
-			}
+		for _, p := range inPlaceCaches(g, n) {
+			out = append(out, p.past)
 		}
 	}
 	return out

@@ -41,10 +41,9 @@ func ConvGeomOf(n *ir.Node, c *RuleCtx) (perf.ConvGeom, bool) {
 	if p, ok := n.AttrInts("pads"); ok && len(p) == 4 {
 		pad = [2]int64{(p[0] + p[2] + 1) / 2, (p[1] + p[3] + 1) / 2}
 	}
-	clamp := clampInt
 	g := perf.ConvGeom{
-		N: clamp(xd[0]), C: clamp(xd[1]), H: clamp(xd[2]), W: clamp(xd[3]),
-		K: clamp(wd[0]), R: clamp(wd[2]), S: clamp(wd[3]),
+		N: clampInt(xd[0]), C: clampInt(xd[1]), H: clampInt(xd[2]), W: clampInt(xd[3]),
+		K: clampInt(wd[0]), R: clampInt(wd[2]), S: clampInt(wd[3]),
 		PadH: pad[0], PadW: pad[1], StrideH: stride[0], StrideW: stride[1],
 		Group: max(n.AttrInt("group", 1), 1),
 	}

@@ -133,15 +133,28 @@ func CacheBytes(g *ir.Graph, dtype string) (float64, error) {
 // the outputs its schema pairs in place with a past input the graph is
 // fed, when the graph returns them as its present cache.
 func presentOutputs(g *ir.Graph, n *ir.Node) []*ir.Value {
+	var out []*ir.Value
+	for _, p := range inPlaceCaches(g, n) {
+		out = append(out, p.present)
+	}
+	return out
+}
+
+// cachePair is a past input an attention kernel updates in place and the
+// present output it writes.
+type cachePair struct{ past, present *ir.Value }
+
+// inPlaceCaches are node n's in-place cache pairs (presentOutputs).
+func inPlaceCaches(g *ir.Graph, n *ir.Node) []cachePair {
 	s := ir.LookupOp(n.Domain, n.OpType)
 	if s == nil || !s.Traits.Has(ir.InPlace) {
 		return nil
 	}
-	var out []*ir.Value
+	var out []cachePair
 	for _, p := range s.InPlaceIO() {
 		o, in := n.Out(p[0]), n.In(p[1])
 		if o != nil && in != nil && slices.Contains(g.Inputs, in) && slices.Contains(g.Outputs, o) {
-			out = append(out, o)
+			out = append(out, cachePair{past: in, present: o})
 		}
 	}
 	return out
