@@ -478,6 +478,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 			k.Launches = 1
 		}
 		k = a.libraryWinograd(n, &est, k)
+		k = a.nativeDepthwise(nc, n, &est, k)
 		split := a.tp != nil && est.Class.GEMMLike() && depth == 0
 		if split {
 			a.tp.shardKernel(&k)

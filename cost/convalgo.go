@@ -118,3 +118,36 @@ func (a *analyzer) winogradFilter(nc *report.NodeCost, n *ir.Node, est *NodeEsti
 	}
 	nc.Note = fmt.Sprintf("Winograd F(%dx%d,3x3): the library's pick over implicit GEMM on this GPU, with its filter-transform kernel", perf.WinogradTile, perf.WinogradTile)
 }
+
+// nativeDepthwise is the kernel a runtime whose depthwise convolutions
+// are the framework's own (hwdb.Runtime.ConvDepthwiseNative: PyTorch,
+// Inductor, their CUDA-graph replay) runs for a plain 2-D depthwise Conv
+// (group = input channels) that is not half precision: PyTorch's direct
+// kernel, priced by its instruction issue and its bytes
+// (perf.DirectConv), not as the library's implicit GEMM. fp16 keeps the
+// library kernel (PyTorch sends it to cuDNN where its workload table
+// approves the shape; the shapes it refuses are priced too fast); so do
+// int8, tensor-parallel runs and geometries ConvGeomOf does not describe.
+func (a *analyzer) nativeDepthwise(nc *report.NodeCost, n *ir.Node, est *NodeEstimate, k perf.Kernel) perf.Kernel {
+	rt := a.runtime
+	if rt == nil || rt.ConvDepthwiseNative <= 0 || n.Domain != "" || n.OpType != "Conv" || est.Class != perf.ClassConv || a.tp != nil {
+		return k
+	}
+	switch k.Precision {
+	case hwdb.FP32, hwdb.TF32Tensor, hwdb.BF16, hwdb.BF16Tensor:
+	default:
+		return k
+	}
+	sizer := a.sizer(n)
+	geom, ok := ConvGeomOf(n, &sizer)
+	if !ok || geom.Group <= 1 || geom.Group != geom.C || geom.K%geom.C != 0 {
+		return k
+	}
+	k.Direct = perf.DirectConv{
+		Outputs: float64(geom.N) * float64(geom.K) * float64(geom.P()) * float64(geom.Q()),
+		Taps:    geom.R * geom.S,
+	}
+	k.M, k.N, k.K, k.Batch = 0, 0, 0, 0
+	nc.Note = "PyTorch's own depthwise kernel (conv_depthwise2d, not cuDNN): bound by its index arithmetic"
+	return k
+}

@@ -1,10 +1,12 @@
 package cost
 
 import (
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
 )
@@ -148,4 +150,60 @@ func testRuntime(t *testing.T, name string) *hwdb.Runtime {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestNativeDepthwise: under the PyTorch runtimes an fp32 (or TF32, bf16)
+// depthwise convolution is PyTorch's own direct kernel, priced by its
+// instruction issue and never below its bytes; fp16, grouped-but-not-
+// depthwise convolutions and the other runtimes keep the library kernel.
+func TestNativeDepthwise(t *testing.T) {
+	h100 := testGPU(t, "H100-SXM5-80GB")
+	conv := func(rt *hwdb.Runtime, dtype string, batch, group int64) report.NodeCost {
+		b := newBuilder(t)
+		x := b.input("x", batch, 128, 56, 56)
+		y := b.val("y", ir.Float32, batch, 128, 56, 56)
+		b.node("Conv", []*ir.Value{x, b.weight("w", 128, 128/group, 3, 3)}, []*ir.Value{y},
+			ir.IntsAttr("pads", 1, 1, 1, 1), ir.IntAttr("group", group))
+		b.g.Outputs = append(b.g.Outputs, y)
+		r, err := Analyze(b.g, b.m, h100, Options{DType: dtype, Runtime: rt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Nodes[0]
+	}
+	native := func(n report.NodeCost) bool { return strings.Contains(n.Note, "conv_depthwise2d") }
+	pt, graph, ort := testRuntime(t, "pytorch"), testRuntime(t, "graph"), testRuntime(t, "onnxruntime")
+	for _, dt := range []string{"fp32", "tf32", "bf16"} {
+		if n := conv(graph, dt, 32, 128); !native(n) || n.KernelClass != string(perf.ClassConv) || n.Launches != 1 {
+			t.Errorf("graph %s depthwise: class %s, %g launches, note %q; want PyTorch's native kernel", dt, n.KernelClass, n.Launches, n.Note)
+		}
+	}
+	for _, c := range []struct {
+		what string
+		n    report.NodeCost
+	}{
+		{"fp16", conv(pt, "fp16", 32, 128)},
+		{"onnxruntime", conv(ort, "fp32", 32, 128)},
+		{"group 2", conv(pt, "fp32", 32, 2)},
+	} {
+		if native(c.n) {
+			t.Errorf("%s: priced as PyTorch's native depthwise kernel (%q)", c.what, c.n.Note)
+		}
+	}
+	// At batch 32 the kernel is bound by issue, not by its 51 MB: the
+	// integer work of 12.8 M outputs over 132 SMs × 64 lanes.
+	n := conv(graph, "fp32", 32, 128)
+	outputs := 32.0 * 128 * 56 * 56
+	issue := outputs * perf.DirectConvInstr(9) / (132 * 64 * 1980e6)
+	if math.Abs(n.ComputeS/issue-1) > 0.02 || !(n.ComputeS > n.MemoryS) {
+		t.Errorf("H100 fp32 depthwise at batch 32: compute %.3g s, memory %.3g s; want the issue time %.3g s, above memory", n.ComputeS, n.MemoryS, issue)
+	}
+	prev := 0.0
+	for _, batch := range []int64{1, 2, 4, 8, 16, 32, 64, 128} {
+		n := conv(graph, "fp32", batch, 128)
+		if n.TimeS < prev || n.TimeS < n.MemoryS {
+			t.Errorf("batch %d: %g s (memory %g s), below the smaller batch's %g s or its bytes", batch, n.TimeS, n.MemoryS, prev)
+		}
+		prev = n.TimeS
+	}
 }

@@ -77,6 +77,11 @@ type Runtime struct {
 	// LibraryWinograd). 0 for a runtime whose plan substitutes Winograd
 	// itself (the fused plan's pass) or never runs it.
 	ConvWinograd float64 `json:"conv_winograd,omitempty"`
+	// ConvDepthwiseNative is 1 when the runtime runs an NCHW depthwise
+	// convolution that is not half precision with the framework's own
+	// direct kernel instead of the library's (PyTorch's
+	// conv_depthwise2d: cost/perf DirectConv).
+	ConvDepthwiseNative float64 `json:"conv_depthwise_native,omitempty"`
 	// TF32Conv and TF32GEMM are 1 when the runtime, left at its defaults,
 	// lets fp32 convolutions (GEMMs) run as TF32 on GPUs with TF32 tensor
 	// cores. The cost model prices a model at its own fp32 as IEEE fp32
@@ -167,6 +172,7 @@ var rtFigures = func() map[string]rtFigure {
 	add("bn_prep_kernels", "bn_prep_kernels", 1, 4, true, func(r *Runtime) *float64 { return &r.BNPrepKernels })
 	add("conv_split_k", "conv_split_k", 1, 1, true, func(r *Runtime) *float64 { return &r.ConvSplitK })
 	add("conv_winograd", "conv_winograd", 1, 1, true, func(r *Runtime) *float64 { return &r.ConvWinograd })
+	add("conv_depthwise_native", "conv_depthwise_native", 1, 1, true, func(r *Runtime) *float64 { return &r.ConvDepthwiseNative })
 	add("tf32_conv", "tf32_conv", 1, 1, true, func(r *Runtime) *float64 { return &r.TF32Conv })
 	add("tf32_gemm", "tf32_gemm", 1, 1, true, func(r *Runtime) *float64 { return &r.TF32GEMM })
 	add("context_mib", "context_bytes", mib, 16384, false, func(r *Runtime) *float64 { return &r.ContextBytes })

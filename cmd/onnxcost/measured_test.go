@@ -221,6 +221,10 @@ func TestMeasuredEndToEndH100(t *testing.T) {
 	if held := float64(setInside[1]) / float64(max(setRows[1], 1)); held < measuredCoverage || width > measuredWidth {
 		t.Errorf("the 80%% interval holds the measured graph time for %.0f%% of held-out rows (want ≥ %.0f%%) at a median width %.2f (want ≤ %.2f)", 100*held, 100*measuredCoverage, width, measuredWidth)
 	}
+	// The judged set: every time row against the runtime it ran
+	// under (graph, eager and training together).
+	all := slices.Concat(res["graph"], res["eager"], res["train"])
+	t.Logf("all times: n=%d median |error| %.2f%%, signed median %+.2f%%", len(all), 100*quantileAbs(all, 0.5), 100*signedMedian(all))
 	for _, metric := range []string{"graph", "eager", "train", "power", "memory"} {
 		r := res[metric]
 		if len(r) < 4 {

@@ -91,6 +91,10 @@ type Kernel struct {
 	// index tensor (Gather, an embedding lookup), how many and how wide
 	// (see indexSelectTime); zero otherwise.
 	Indexed IndexedCopy
+	// Direct is, for a convolution a framework runs with its own direct
+	// kernel (PyTorch's depthwise kernel), its outputs and taps; its GEMM
+	// view (M, N, K) is then zero: no tiles, no fill (directConvTime).
+	Direct DirectConv
 }
 
 // KernelTime is the time model's estimate for a Kernel.

@@ -195,6 +195,11 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 	t.MemoryS = softSum(t.MemoryS, pointwiseS(g, k, p))
 
 	switch {
+	case k.Direct.Outputs > 0:
+		t.ComputeS = directConvTime(g, k)
+		if peak > 0 && k.FLOPs > 0 {
+			t.ComputeS = max(t.ComputeS, k.FLOPs/(peak*pathEff(k.Precision, p)))
+		}
 	case k.Class == ClassRNN && k.M > 0 && k.N > 0 && k.K > 0:
 		t.ComputeS, t.MemoryS = rnnTime(g, k, p, launch)
 	case isGEMMClass(k.Class) && (k.M == 1 || k.N == 1) && k.K > 0:
