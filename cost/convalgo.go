@@ -151,3 +151,51 @@ func (a *analyzer) nativeDepthwise(nc *report.NodeCost, n *ir.Node, est *NodeEst
 	nc.Note = "PyTorch's own depthwise kernel (conv_depthwise2d, not cuDNN): bound by its index arithmetic"
 	return k
 }
+
+// layoutTransposes adds, to a tensor-core convolution under a runtime
+// that hands NCHW tensors to cuDNN (hwdb.Runtime.ConvLayoutTransposes:
+// PyTorch and its CUDA-graph replay at PyTorch's default memory format,
+// the ONNX Runtime CUDA EP), the three transposes cuDNN runs around its
+// NHWC tensor-core kernel: input and filter to NHWC before it, the output
+// back to NCHW after (nchwToNhwcKernel, nhwcToNchwKernel). Each reads and
+// writes its tensor once; what exceeds L2 goes over DRAM both ways (the
+// previous kernel left the input in L2 as far as it fits, and the copy
+// stays there for the convolution). A convolution on the vector path
+// (fp32 with TF32 off) keeps cuDNN's NCHW kernels; a training step's
+// gradient convolutions are not given theirs.
+func (a *analyzer) layoutTransposes(nc *report.NodeCost, n *ir.Node, k perf.Kernel, est *NodeEstimate, agg *aggregate) {
+	rt := a.runtime
+	if rt == nil || rt.ConvLayoutTransposes <= 0 || est.Class != perf.ClassConv || !k.OnTensorCores() || a.tp != nil || k.Direct.Outputs > 0 {
+		return // a direct (framework) kernel reads NCHW itself
+	}
+	if !(n.Domain == "" && n.OpType == "Conv") && !(n.Domain == ir.FusedDomain && n.OpType == ir.OpFusedConv) {
+		return
+	}
+	x, w := n.In(0), n.In(1)
+	if x == nil || w == nil || x.Shape.Rank() != 4 || len(n.Outputs) == 0 || n.Outputs[0] == nil {
+		return
+	}
+	sizer := a.sizer(n)
+	l2 := 0.0
+	if a.gpu != nil {
+		l2 = a.gpu.L2Bytes
+	}
+	for _, v := range []*ir.Value{x, w, n.Outputs[0]} {
+		b := sizer.Bytes(v)
+		if !(b > 0) {
+			continue
+		}
+		t := perf.Kernel{
+			Class: perf.ClassData, Bytes: 2 * b, WorkingSet: 2 * b, DRAMBytes: 2 * max(b-l2, 0),
+			Precision: k.Precision, ElemBytes: a.elemBytes(n), Launches: 1, Resident: true,
+		}
+		a.priceExtra(t, b, b, est, agg)
+	}
+	nc.Counts, nc.Launches = est.Counts, est.Launches
+	if bytes := est.Bytes(); bytes > 0 {
+		nc.ArithmeticIntensity = est.ExecutedFLOPs / bytes
+	}
+	if nc.Note == "" {
+		nc.Note = "with cuDNN's NCHW↔NHWC transposes of input, filter and output around its tensor-core kernel (the model's NCHW layout; a channels_last run has none: --runtime pytorch-nhwc)"
+	}
+}

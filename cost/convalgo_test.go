@@ -21,6 +21,7 @@ import (
 func TestLibraryWinograd(t *testing.T) {
 	t4, h100 := testGPU(t, "T4"), testGPU(t, "H100-SXM5-80GB")
 	graph, trt := testRuntime(t, "graph"), testRuntime(t, "tensorrt")
+	nhwc := testRuntime(t, "graph-nhwc") // tensor-core cases: no NCHW transposes to count
 	none := graph.Clone()
 	none.ConvWinograd = 0
 	conv := func(gpu *hwdb.GPU, rt *hwdb.Runtime, dtype string, batch, kernel, stride int64) *nodeRow {
@@ -52,8 +53,8 @@ func TestLibraryWinograd(t *testing.T) {
 	}{
 		{"1x1", conv(t4, graph, "fp32", 32, 1, 1)},
 		{"stride 2", conv(t4, graph, "fp32", 32, 3, 2)},
-		{"fp16", conv(t4, graph, "fp16", 32, 3, 1)},
-		{"tf32 on A100", conv(testGPU(t, "A100-SXM4-80GB"), graph, "tf32", 32, 3, 1)},
+		{"fp16", conv(t4, nhwc, "fp16", 32, 3, 1)},
+		{"tf32 on A100", conv(testGPU(t, "A100-SXM4-80GB"), nhwc, "tf32", 32, 3, 1)},
 		{"H100", conv(h100, graph, "fp32", 32, 3, 1)},
 		{"tensorrt", conv(t4, trt, "fp32", 32, 3, 1)},
 	} {
@@ -203,6 +204,65 @@ func TestNativeDepthwise(t *testing.T) {
 		n := conv(graph, "fp32", batch, 128)
 		if n.TimeS < prev || n.TimeS < n.MemoryS {
 			t.Errorf("batch %d: %g s (memory %g s), below the smaller batch's %g s or its bytes", batch, n.TimeS, n.MemoryS, prev)
+		}
+		prev = n.TimeS
+	}
+}
+
+// TestLayoutTransposes: a tensor-core convolution of an NCHW model under a
+// runtime that hands NCHW tensors to cuDNN runs three transposes around
+// its kernel (input and filter to NHWC, the output back), each reading
+// and writing its tensor once; channels_last profiles, the vector path
+// and TensorRT run none.
+func TestLayoutTransposes(t *testing.T) {
+	h100 := testGPU(t, "H100-SXM5-80GB")
+	conv := func(rt *hwdb.Runtime, dtype string, batch int64) report.NodeCost {
+		b := newBuilder(t)
+		x := b.input("x", batch, 64, 56, 56)
+		y := b.val("y", ir.Float32, batch, 128, 56, 56)
+		b.node("Conv", []*ir.Value{x, b.weight("w", 128, 64, 3, 3)}, []*ir.Value{y}, ir.IntsAttr("pads", 1, 1, 1, 1))
+		b.g.Outputs = append(b.g.Outputs, y)
+		r, err := Analyze(b.g, b.m, h100, Options{DType: dtype, Runtime: rt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Nodes[0]
+	}
+	graph, nhwc := testRuntime(t, "graph"), testRuntime(t, "graph-nhwc")
+	for _, dt := range []string{"tf32", "fp16"} {
+		n, c := conv(graph, dt, 32), conv(nhwc, dt, 32)
+		elem := 4.0
+		if dt == "fp16" {
+			elem = 2
+		}
+		moved := elem * (32*64*56*56 + 128*64*3*3 + 32*128*56*56)
+		if n.Launches != 4 || c.Launches != 1 || !strings.Contains(n.Note, "NHWC") {
+			t.Errorf("%s: NCHW %g launches (%q), channels_last %g; want 4 and 1", dt, n.Launches, n.Note, c.Launches)
+		}
+		if got := (n.BytesRead + n.BytesWritten) - (c.BytesRead + c.BytesWritten); math.Abs(got/(2*moved)-1) > 1e-9 {
+			t.Errorf("%s: the transposes move %g B, want %g (each tensor read and written once)", dt, got, 2*moved)
+		}
+		if !(n.TimeS > c.TimeS) || n.FLOPs != c.FLOPs {
+			t.Errorf("%s: NCHW %g s vs channels_last %g s, FLOPs %g vs %g: want slower, same FLOPs", dt, n.TimeS, c.TimeS, n.FLOPs, c.FLOPs)
+		}
+	}
+	for _, c := range []struct {
+		what string
+		n    report.NodeCost
+	}{
+		{"fp32 (vector path)", conv(graph, "fp32", 32)},
+		{"tensorrt", conv(testRuntime(t, "tensorrt"), "fp16", 32)},
+		{"pytorch-compile (channels_last by layout optimisation)", conv(testRuntime(t, "pytorch-compile"), "fp16", 32)},
+	} {
+		if c.n.Launches != 1 {
+			t.Errorf("%s: %g launches, want the convolution alone", c.what, c.n.Launches)
+		}
+	}
+	prev := 0.0
+	for _, batch := range []int64{1, 2, 4, 8, 16, 32, 64, 128} {
+		n := conv(graph, "fp16", batch)
+		if n.TimeS < prev {
+			t.Errorf("batch %d: %g s below the smaller batch's %g s", batch, n.TimeS, prev)
 		}
 		prev = n.TimeS
 	}

@@ -82,6 +82,14 @@ type Runtime struct {
 	// direct kernel instead of the library's (PyTorch's
 	// conv_depthwise2d: cost/perf DirectConv).
 	ConvDepthwiseNative float64 `json:"conv_depthwise_native,omitempty"`
+	// ConvLayoutTransposes is 1 when the runtime's tensor-core
+	// convolutions take NCHW tensors (ONNX's layout, PyTorch's default)
+	// to cuDNN, whose tensor-core kernels are NHWC: the input and filter
+	// are transposed to NHWC before the kernel and the output back after.
+	// 0 for a runtime that runs its convolutions channels_last (the
+	// -nhwc profiles, Inductor's layout optimisation) or picks its own
+	// formats (TensorRT).
+	ConvLayoutTransposes float64 `json:"conv_layout_transposes,omitempty"`
 	// TF32Conv and TF32GEMM are 1 when the runtime, left at its defaults,
 	// lets fp32 convolutions (GEMMs) run as TF32 on GPUs with TF32 tensor
 	// cores. The cost model prices a model at its own fp32 as IEEE fp32
@@ -173,6 +181,7 @@ var rtFigures = func() map[string]rtFigure {
 	add("conv_split_k", "conv_split_k", 1, 1, true, func(r *Runtime) *float64 { return &r.ConvSplitK })
 	add("conv_winograd", "conv_winograd", 1, 1, true, func(r *Runtime) *float64 { return &r.ConvWinograd })
 	add("conv_depthwise_native", "conv_depthwise_native", 1, 1, true, func(r *Runtime) *float64 { return &r.ConvDepthwiseNative })
+	add("conv_layout_transposes", "conv_layout_transposes", 1, 1, true, func(r *Runtime) *float64 { return &r.ConvLayoutTransposes })
 	add("tf32_conv", "tf32_conv", 1, 1, true, func(r *Runtime) *float64 { return &r.TF32Conv })
 	add("tf32_gemm", "tf32_gemm", 1, 1, true, func(r *Runtime) *float64 { return &r.TF32GEMM })
 	add("context_mib", "context_bytes", mib, 16384, false, func(r *Runtime) *float64 { return &r.ContextBytes })

@@ -15,7 +15,7 @@ func TestGPUsRuntimes(t *testing.T) {
 	}
 	code, out, _ = runCLI(t, "gpus", "runtimes", "--format", "json")
 	var rs []map[string]any
-	if code != 0 || json.Unmarshal([]byte(out), &rs) != nil || len(rs) != 5 {
+	if code != 0 || json.Unmarshal([]byte(out), &rs) != nil || len(rs) != 7 {
 		t.Fatalf("gpus runtimes --format json: code %d, %d profiles\n%s", code, len(rs), out)
 	}
 	bad := filepath.Join(t.TempDir(), "rt.yaml")

@@ -154,7 +154,7 @@ func TestMeasuredEndToEndH100(t *testing.T) {
 			if opt == "sgd" {
 				opt = "momentum" // scripts/measure_gpu.py: SGD(momentum=0.9)
 			}
-			r := measuredJSON(t, mpath, append(common, "--train", "--optimizer", opt, "--runtime", "pytorch")...)
+			r := measuredJSON(t, mpath, append(common, "--train", "--optimizer", opt, "--runtime", rowRuntime("pytorch", dtype))...)
 			e := add("train", row, r.Totals.TimeS*1e3, eagerMS)
 			// The device side against the profiled kernel sum and count
 			// (a check, not a bound: the training note gives the count).
@@ -172,8 +172,8 @@ func TestMeasuredEndToEndH100(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: bad row %q", path, rec)
 		}
-		g := measuredJSON(t, mpath, append(common, "--runtime", "graph")...)
-		p := measuredJSON(t, mpath, append(common, "--runtime", "pytorch")...)
+		g := measuredJSON(t, mpath, append(common, "--runtime", rowRuntime("graph", dtype))...)
+		p := measuredJSON(t, mpath, append(common, "--runtime", rowRuntime("pytorch", dtype))...)
 		grow := row
 		grow.LatencyMS = graphMS
 		eg := add("graph", grow, g.Totals.TimeS*1e3, graphMS)
@@ -236,6 +236,19 @@ func TestMeasuredEndToEndH100(t *testing.T) {
 			t.Errorf("%s: median |error| %.1f%% on the measured H100 rows exceeds the regression bound %.0f%%", metric, 100*med, 100*measuredBounds[metric])
 		}
 	}
+}
+
+// rowRuntime is the profile a row ran under: scripts/measure_gpu.py puts
+// the model and input channels_last for every dtype but fp32 (TF32, fp16,
+// the AMP training steps), so those rows are the -nhwc profiles, which
+// run no NCHW layout transposes and send depthwise convolutions to cuDNN;
+// fp32 rows ran NCHW, the plain profiles. (Models without convolutions
+// price the same under both.)
+func rowRuntime(base, dtype string) string {
+	if dtype == "fp32" {
+		return base
+	}
+	return base + "-nhwc"
 }
 
 // signedMedian is the median signed error: the bias a user would see.
