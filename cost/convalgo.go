@@ -161,7 +161,9 @@ func (a *analyzer) nativeDepthwise(nc *report.NodeCost, n *ir.Node, est *NodeEst
 // writes its tensor once; what exceeds L2 goes over DRAM both ways (the
 // previous kernel left the input in L2 as far as it fits, and the copy
 // stays there for the convolution). A convolution on the vector path
-// (fp32 with TF32 off) keeps cuDNN's NCHW kernels; a training step's
+// (fp32 with TF32 off) keeps cuDNN's NCHW kernels, as does a depthwise
+// convolution (no tensor-core kernel: a public MobileNetV3 TF32 profile
+// spends no tensor-core time in its depthwise layers); a training step's
 // gradient convolutions are not given theirs.
 func (a *analyzer) layoutTransposes(nc *report.NodeCost, n *ir.Node, k perf.Kernel, est *NodeEstimate, agg *aggregate) {
 	rt := a.runtime
@@ -176,6 +178,9 @@ func (a *analyzer) layoutTransposes(nc *report.NodeCost, n *ir.Node, k perf.Kern
 		return
 	}
 	sizer := a.sizer(n)
+	if c, ok := sizer.Dim(x, 1); ok && c > 1 && float64(n.AttrInt("group", 1)) == c {
+		return // depthwise: one channel per group, no tensor-core NHWC kernel to feed
+	}
 	l2 := 0.0
 	if a.gpu != nil {
 		l2 = a.gpu.L2Bytes

@@ -179,6 +179,9 @@ func TestNativeDepthwise(t *testing.T) {
 			t.Errorf("graph %s depthwise: class %s, %g launches, note %q; want PyTorch's native kernel", dt, n.KernelClass, n.Launches, n.Note)
 		}
 	}
+	if n := conv(graph, "fp16", 32, 128); n.Launches != 1 {
+		t.Errorf("fp16 depthwise under graph: %g launches, want cuDNN's kernel alone (no layout transposes)", n.Launches)
+	}
 	for _, c := range []struct {
 		what string
 		n    report.NodeCost
