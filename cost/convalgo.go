@@ -163,8 +163,8 @@ func (a *analyzer) nativeDepthwise(nc *report.NodeCost, n *ir.Node, est *NodeEst
 // stays there for the convolution). A convolution on the vector path
 // (fp32 with TF32 off) keeps cuDNN's NCHW kernels, as does a depthwise
 // convolution (no tensor-core kernel: a public MobileNetV3 TF32 profile
-// spends no tensor-core time in its depthwise layers); a training step's
-// gradient convolutions are not given theirs.
+// spends no tensor-core time in its depthwise layers). A training step's
+// gradient convolutions get theirs in train (convRule.backward).
 func (a *analyzer) layoutTransposes(nc *report.NodeCost, n *ir.Node, k perf.Kernel, est *NodeEstimate, agg *aggregate) {
 	rt := a.runtime
 	if rt == nil || rt.ConvLayoutTransposes <= 0 || est.Class != perf.ClassConv || !k.OnTensorCores() || a.tp != nil || k.Direct.Outputs > 0 {

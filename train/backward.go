@@ -59,6 +59,10 @@ type bwCtx struct {
 	// needGrad reports whether the gradient of a value must be computed
 	// (it is a trainable parameter or depends on one).
 	needGrad func(v *ir.Value) bool
+	// layout: the runtime hands this node's NCHW tensors to cuDNN's NHWC
+	// tensor-core kernels, so each gradient convolution runs between
+	// layout transposes (hwdb.Runtime.ConvLayoutTransposes).
+	layout bool
 }
 
 // needIn reports whether input i needs a gradient.

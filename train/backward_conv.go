@@ -68,6 +68,22 @@ func (r convRule) backward(b *bwCtx) backwardPlan {
 		p.Kernels = append(p.Kernels, grad(gemmKernel("wgrad", cl, wm, wn, wk, e.Batch, b.bytes(y)+b.bytes(x), b.bytes(w)), perf.GradWeight))
 		p.Saved = append(p.Saved, x)
 	}
+	if b.layout && okGeom && geom.Group != geom.C {
+		// Each cuDNN gradient call transposes its NCHW operands to NHWC
+		// and its result back: dgrad dY, W and dX; wgrad X, dY and dW
+		// (a depthwise convolution has no tensor-core kernel to feed).
+		var moved, calls float64
+		if b.needIn(0) {
+			moved, calls = moved+b.bytes(y)+b.bytes(w)+b.bytes(x), calls+3
+		}
+		if b.needIn(1) {
+			moved, calls = moved+b.bytes(x)+b.bytes(y)+b.bytes(w), calls+3
+		}
+		if calls > 0 {
+			p.Kernels = append(p.Kernels, bwKernel{Name: "nchw-transpose", Class: perf.ClassData,
+				BytesRead: moved, BytesWritten: moved, Launches: calls})
+		}
+	}
 	if bias := n.In(2); b.needGrad(bias) {
 		p.Kernels = append(p.Kernels, bwKernel{Name: "bgrad", Class: perf.ClassReduction, FLOPs: b.numel(y),
 			BytesRead: b.bytes(y), BytesWritten: b.bytes(bias), Launches: 1})

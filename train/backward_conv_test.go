@@ -5,6 +5,7 @@ import (
 
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
 )
@@ -72,5 +73,41 @@ func TestConvGeomOfDeclines(t *testing.T) {
 		if ok {
 			t.Errorf("%s: geometry accepted", attr.Name)
 		}
+	}
+}
+
+// TestConvBackwardLayoutTransposes: in a mixed-precision step under a
+// runtime that hands NCHW tensors to cuDNN, each gradient convolution
+// runs between transposes of its three operands (six for dgrad and
+// wgrad, each tensor read and written once); channels_last and the fp32
+// vector path run none.
+func TestConvBackwardLayoutTransposes(t *testing.T) {
+	step := func(runtime, dtype string) *report.Backward {
+		b := newBuilder(t)
+		x := b.input("x", 8, 32, 28, 28)
+		w0, w := b.weight("w0", 64, 32, 1, 1), b.weight("w", 128, 64, 3, 3)
+		h, y := b.val("h", ir.Float32, 8, 64, 28, 28), b.val("y", ir.Float32, 8, 128, 28, 28)
+		b.node("Conv", []*ir.Value{x, w0}, []*ir.Value{h})
+		b.node("Conv", []*ir.Value{h, w}, []*ir.Value{y}, ir.IntsAttr("pads", 1, 1, 1, 1))
+		b.g.AddOutput(y)
+		rt, err := hwdb.LookupRuntime(runtime)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.analyze(cost.Options{Train: &Options{Optimizer: "sgd"}, Runtime: rt, DType: dtype}).Nodes[1].Backward
+	}
+	nchw, nhwc := step("pytorch", "fp16"), step("pytorch-nhwc", "fp16")
+	if nchw == nil || nhwc == nil || nchw.Kernels != "dgrad+wgrad+nchw-transpose+cast-bwd" || nhwc.Kernels != "dgrad+wgrad+cast-bwd" {
+		t.Fatalf("backward kernels %+v (NCHW) and %+v (channels_last)", nchw, nhwc)
+	}
+	if nchw.Launches-nhwc.Launches != 6 || !(nchw.TimeS > nhwc.TimeS) {
+		t.Errorf("NCHW %g launches, %g s; channels_last %g, %g s: want 6 more and slower", nchw.Launches, nchw.TimeS, nhwc.Launches, nhwc.TimeS)
+	}
+	// fp16 bytes: x 8·64·28·28, y 8·128·28·28, w 128·64·3·3, each twice.
+	if want := 2.0 * 2 * (8*64*28*28 + 8*128*28*28 + 128*64*3*3); nchw.BytesRead-nhwc.BytesRead != want {
+		t.Errorf("transposes read %g B, want %g", nchw.BytesRead-nhwc.BytesRead, want)
+	}
+	if fp32 := step("pytorch", "fp32"); fp32 == nil || fp32.Kernels != "dgrad+wgrad" {
+		t.Errorf("fp32 backward %+v: the vector path keeps cuDNN's NCHW kernels", fp32)
 	}
 }

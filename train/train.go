@@ -209,7 +209,7 @@ func (s *step) nodeBackward(i int, n *ir.Node) (b report.Backward, ok bool) {
 		}
 		return b, false
 	}
-	p, err := runBackward(rule, &bwCtx{n: n, fwd: est, c: s.c, needGrad: s.needGrad})
+	p, err := runBackward(rule, &bwCtx{n: n, fwd: est, c: s.c, needGrad: s.needGrad, layout: s.layoutTransposes(n)})
 	if err != nil {
 		s.f.Warnf("%s node %q: backward rule failed: %v; its backward not counted", n.OpType, n.Name, err)
 		return b, false
@@ -448,6 +448,17 @@ func (s *step) priceBackward(n *ir.Node, k bwKernel) (timeS, energyJ float64) {
 		pk.Launches = 1
 	}
 	return f.PriceKernel(pk)
+}
+
+// layoutTransposes reports whether n's gradient convolutions run between
+// NCHW↔NHWC transposes: a runtime that hands NCHW tensors to cuDNN
+// (hwdb.Runtime.ConvLayoutTransposes) and a precision on tensor cores,
+// whose cuDNN kernels are NHWC (an fp16 NCHW training step's profile,
+// apache/mxnet issue #17665, spends 11% of its GPU time in
+// nchwToNhwcKernel around turing_s1688cudnn_fp16 wgrad kernels).
+func (s *step) layoutTransposes(n *ir.Node) bool {
+	rt := s.f.Runtime()
+	return rt != nil && rt.ConvLayoutTransposes > 0 && perf.Kernel{Precision: s.f.Precision(n, perf.ClassConv)}.OnTensorCores()
 }
 
 // backwardDRAM is the DRAM traffic of a backward kernel of node n. The
