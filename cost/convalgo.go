@@ -113,6 +113,7 @@ func (a *analyzer) winogradFilter(nc *report.NodeCost, n *ir.Node, est *NodeEsti
 	}
 	a.priceExtra(k, wt, out, est, agg)
 	nc.Counts, nc.Launches = est.Counts, est.Launches
+	nc.LibraryLaunches += k.Launches // within the cuDNN call
 	if bytes := est.Bytes(); bytes > 0 {
 		nc.ArithmeticIntensity = est.ExecutedFLOPs / bytes
 	}
@@ -195,6 +196,7 @@ func (a *analyzer) layoutTransposes(nc *report.NodeCost, n *ir.Node, k perf.Kern
 			Precision: k.Precision, ElemBytes: a.elemBytes(n), Launches: 1, Resident: true,
 		}
 		a.priceExtra(t, b, b, est, agg)
+		nc.LibraryLaunches++ // within the cuDNN call
 	}
 	nc.Counts, nc.Launches = est.Counts, est.Launches
 	if bytes := est.Bytes(); bytes > 0 {

@@ -239,7 +239,7 @@ func TestLayoutTransposes(t *testing.T) {
 			elem = 2
 		}
 		moved := elem * (32*64*56*56 + 128*64*3*3 + 32*128*56*56)
-		if n.Launches != 4 || c.Launches != 1 || !strings.Contains(n.Note, "NHWC") {
+		if n.Launches != 4 || n.LibraryLaunches != 3 || c.Launches != 1 || !strings.Contains(n.Note, "NHWC") {
 			t.Errorf("%s: NCHW %g launches (%q), channels_last %g; want 4 and 1", dt, n.Launches, n.Note, c.Launches)
 		}
 		if got := (n.BytesRead + n.BytesWritten) - (c.BytesRead + c.BytesWritten); math.Abs(got/(2*moved)-1) > 1e-9 {

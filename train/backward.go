@@ -34,6 +34,9 @@ type bwKernel struct {
 	// would run it (perf.EstimateConvGrad), not from the GEMM view.
 	Grad perf.Grad
 	Conv *perf.ConvGeom
+	// Library: launched inside a library call (cuDNN's transposes), so a
+	// driver launch on the host, not an op dispatch (Backward.LibraryLaunches).
+	Library bool
 }
 
 // backwardPlan is what a backward rule returns for one node.

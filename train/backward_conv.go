@@ -81,7 +81,7 @@ func (r convRule) backward(b *bwCtx) backwardPlan {
 		}
 		if calls > 0 {
 			p.Kernels = append(p.Kernels, bwKernel{Name: "nchw-transpose", Class: perf.ClassData,
-				BytesRead: moved, BytesWritten: moved, Launches: calls})
+				BytesRead: moved, BytesWritten: moved, Launches: calls, Library: true})
 		}
 	}
 	if bias := n.In(2); b.needGrad(bias) {

@@ -152,7 +152,7 @@ func (s *step) stepSequence(h stepHost) []report.TrainDispatch {
 			e := report.TrainDispatch{Phase: "backward", Node: i, Name: nodeName(&rep.Nodes[i]) + " (backward)", HostS: s.agNodes[i]*h.autograd + s.convCalls[i]*h.cudnn}
 			if b := rep.Nodes[i].Backward; b != nil {
 				e.DeviceS, e.Launches = b.TimeS, b.Launches
-				e.HostS += b.Launches * h.dispatch
+				e.HostS += (b.Launches-b.LibraryLaunches)*h.dispatch + b.LibraryLaunches*report.LibraryLaunchHost(h.dispatch)
 			}
 			add(e)
 		}

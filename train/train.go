@@ -228,6 +228,9 @@ func (s *step) nodeBackward(i int, n *ir.Node) (b report.Backward, ok bool) {
 		b.BytesWritten += k.BytesWritten
 		b.TimeS += kt
 		b.Launches += k.Launches
+		if k.Library {
+			b.LibraryLaunches += k.Launches
+		}
 		names = append(names, k.Name)
 	}
 	for _, k := range p.Forward {

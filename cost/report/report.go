@@ -142,6 +142,11 @@ type NodeCost struct {
 	Counts
 	Params   float64 `json:"params"`
 	Launches float64 `json:"launches"`
+	// LibraryLaunches are the kernels among Launches that the node's own
+	// library call issues (cuDNN's layout transposes and Winograd filter
+	// transform): an eager host pays a driver launch for each, not another
+	// op dispatch (NodeDispatchS).
+	LibraryLaunches float64 `json:"library_launches,omitempty"`
 
 	ArithmeticIntensity float64 `json:"arithmetic_intensity"`
 	// Bound is the term that dominates the node's time: "compute" (the

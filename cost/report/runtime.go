@@ -64,13 +64,34 @@ func (r *Runtime) NodeDispatch(n *NodeCost) float64 {
 	return NodeDispatchS(r.DispatchS, r.ModuleS, n)
 }
 
-// NodeDispatchS is NodeDispatch for the figures dispatch and module.
+// NodeDispatchS is NodeDispatch for the figures dispatch and module: the
+// node's host time over its launches, where the kernels its own library
+// call issues (LibraryLaunches; at least one launch stays the op's own)
+// cost LibraryLaunchHostS each, or dispatch where that is less.
 func NodeDispatchS(dispatch, module float64, n *NodeCost) float64 {
-	if module <= 0 || n.Launches <= 0 || !ModuleScoped(n.Name) {
+	if n.Launches <= 0 {
 		return dispatch
 	}
-	return dispatch + module/n.Launches
+	lib := min(max(n.LibraryLaunches, 0), n.Launches-1)
+	host := (n.Launches-lib)*dispatch + lib*LibraryLaunchHost(dispatch)
+	if module > 0 && ModuleScoped(n.Name) {
+		host += module
+	}
+	return host / n.Launches
 }
+
+// LibraryLaunchHostS is the host time of a kernel launched from inside a
+// library call (cuDNN's own transposes, which a profile shows it
+// "dispatches from inside the convolution call"):
+// the driver's launch alone, no framework dispatch. meta-pytorch/
+// tritonbench PR #1017 times a raw cuLaunchKernel at 3.0-3.3 us on GB200
+// (hwdb/runtimes.yaml, onnxruntime dispatch_us); 3 us taken.
+const LibraryLaunchHostS = 3e-6
+
+// LibraryLaunchHost is LibraryLaunchHostS under a runtime whose whole op
+// dispatch is dispatch: never more than that (a CUDA-graph replay, with no
+// per-kernel host work, stays at none).
+func LibraryLaunchHost(dispatch float64) float64 { return min(dispatch, LibraryLaunchHostS) }
 
 // ModuleScoped reports whether a node name carries an exporter's module
 // scope: torch.onnx names a node after the modules that called it,

@@ -12,6 +12,10 @@ type Backward struct {
 	BytesWritten float64 `json:"bytes_written"`
 	TimeS        float64 `json:"time_s"`
 	Launches     float64 `json:"launches"`
+	// LibraryLaunches are the kernels among Launches that a library call
+	// issues itself (cuDNN's layout transposes around a gradient
+	// convolution): a driver launch each on the host, not an op dispatch.
+	LibraryLaunches float64 `json:"library_launches,omitempty"`
 	// ForwardExtraS is forward work that runs only in training (Dropout's
 	// mask, BatchNormalization's batch statistics); it is in
 	// Train.ForwardTimeS, not in the node's time_s.
