@@ -123,25 +123,28 @@ func (a *analyzer) winogradFilter(nc *report.NodeCost, n *ir.Node, est *NodeEsti
 // nativeDepthwise is the kernel a runtime whose depthwise convolutions
 // are the framework's own (hwdb.Runtime.ConvDepthwiseNative: PyTorch,
 // Inductor, their CUDA-graph replay) runs for a plain 2-D depthwise Conv
-// (group = input channels) that is not half precision: PyTorch's direct
-// kernel, priced by its instruction issue and its bytes
-// (perf.DirectConv), not as the library's implicit GEMM. fp16 keeps the
-// library kernel (PyTorch sends it to cuDNN where its workload table
-// approves the shape; the shapes it refuses are priced too fast); so do
-// int8, tensor-parallel runs and geometries ConvGeomOf does not describe.
+// (group = input channels) in fp32, TF32 or bf16, or in fp16 where
+// PyTorch does not send it to cuDNN (cudnnTakesHalfDepthwise): PyTorch's
+// direct kernel, priced by its instruction issue and its bytes
+// (perf.DirectConv), not as the library's implicit GEMM. int8,
+// tensor-parallel runs and geometries ConvGeomOf does not describe keep
+// the library kernel.
 func (a *analyzer) nativeDepthwise(nc *report.NodeCost, n *ir.Node, est *NodeEstimate, k perf.Kernel) perf.Kernel {
 	rt := a.runtime
 	if rt == nil || rt.ConvDepthwiseNative <= 0 || n.Domain != "" || n.OpType != "Conv" || est.Class != perf.ClassConv || a.tp != nil {
 		return k
 	}
+	half := false
 	switch k.Precision {
 	case hwdb.FP32, hwdb.TF32Tensor, hwdb.BF16, hwdb.BF16Tensor:
+	case hwdb.FP16, hwdb.FP16Tensor:
+		half = true
 	default:
 		return k
 	}
 	sizer := a.sizer(n)
 	geom, ok := ConvGeomOf(n, &sizer)
-	if !ok || geom.Group <= 1 || geom.Group != geom.C || geom.K%geom.C != 0 {
+	if !ok || geom.Group <= 1 || geom.Group != geom.C || geom.K%geom.C != 0 || half && cudnnTakesHalfDepthwise(geom) {
 		return k
 	}
 	k.Direct = perf.DirectConv{
@@ -151,6 +154,20 @@ func (a *analyzer) nativeDepthwise(nc *report.NodeCost, n *ir.Node, est *NodeEst
 	k.M, k.N, k.K, k.Batch = 0, 0, 0, 0
 	nc.Note = "PyTorch's own depthwise kernel (conv_depthwise2d, not cuDNN): bound by its index arithmetic"
 	return k
+}
+
+// cudnnTakesHalfDepthwise is PyTorch's test for sending an fp16 NCHW
+// depthwise convolution to cuDNN (ConvParams::use_cudnn_depthwise with
+// check_cudnn_depthwise_workload_with_filter, cuDNN 8.2 and later): at
+// least 32 channels, a square 1×1, 3×3 or 5×5 filter, width at least 7,
+// stride 1 or 2. Every stride-1 case passes; stride 2 passes for batch 1
+// with a 3×3 or 5×5 filter and otherwise by a table of batch, channels
+// and width that PyTorch versions revise (newer ones generate it per GPU
+// generation), so stride 2 is taken as cuDNN's. The rest (7×7 filters, as
+// ConvNeXt's; fewer than 32 channels; narrow maps) run PyTorch's kernel.
+func cudnnTakesHalfDepthwise(g perf.ConvGeom) bool {
+	square := g.R == g.S && (g.R == 1 || g.R == 3 || g.R == 5)
+	return g.C >= 32 && square && g.W >= 7 && g.StrideH == g.StrideW && (g.StrideW == 1 || g.StrideW == 2)
 }
 
 // layoutTransposes adds, to a tensor-core convolution under a runtime

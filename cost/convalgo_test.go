@@ -173,6 +173,26 @@ func TestNativeDepthwise(t *testing.T) {
 		return r.Nodes[0]
 	}
 	native := func(n report.NodeCost) bool { return strings.Contains(n.Note, "conv_depthwise2d") }
+	// fp16: cuDNN for a 3×3 filter over 128 channels (above), PyTorch's
+	// kernel for a 7×7 one (ConvNeXt's) or fewer than 32 channels.
+	half := func(channels, kernel int64) report.NodeCost {
+		b := newBuilder(t)
+		x := b.input("x", 8, channels, 56, 56)
+		y := b.val("y", ir.Float32, 8, channels, 56, 56)
+		p := (kernel - 1) / 2
+		b.node("Conv", []*ir.Value{x, b.weight("w", channels, 1, kernel, kernel)}, []*ir.Value{y},
+			ir.IntsAttr("pads", p, p, p, p), ir.IntAttr("group", channels))
+		b.g.Outputs = append(b.g.Outputs, y)
+		r, err := Analyze(b.g, b.m, h100, Options{DType: "fp16", Runtime: testRuntime(t, "pytorch")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Nodes[0]
+	}
+	if !native(half(128, 7)) || !native(half(16, 3)) || native(half(128, 3)) || native(half(128, 5)) {
+		t.Errorf("fp16 depthwise: 7x7 native %v, 16 channels native %v, 3x3 native %v, 5x5 native %v; want true, true, false, false",
+			native(half(128, 7)), native(half(16, 3)), native(half(128, 3)), native(half(128, 5)))
+	}
 	pt, graph, ort := testRuntime(t, "pytorch"), testRuntime(t, "graph"), testRuntime(t, "onnxruntime")
 	for _, dt := range []string{"fp32", "tf32", "bf16"} {
 		if n := conv(graph, dt, 32, 128); !native(n) || n.KernelClass != string(perf.ClassConv) || n.Launches != 1 {

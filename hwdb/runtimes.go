@@ -78,9 +78,10 @@ type Runtime struct {
 	// itself (the fused plan's pass) or never runs it.
 	ConvWinograd float64 `json:"conv_winograd,omitempty"`
 	// ConvDepthwiseNative is 1 when the runtime runs an NCHW depthwise
-	// convolution that is not half precision with the framework's own
-	// direct kernel instead of the library's (PyTorch's
-	// conv_depthwise2d: cost/perf DirectConv).
+	// convolution with the framework's own direct kernel instead of the
+	// library's (PyTorch's conv_depthwise2d: cost/perf DirectConv) unless
+	// it is fp16 of a shape PyTorch hands to cuDNN
+	// (cost cudnnTakesHalfDepthwise).
 	ConvDepthwiseNative float64 `json:"conv_depthwise_native,omitempty"`
 	// ConvLayoutTransposes is 1 when the runtime's tensor-core
 	// convolutions take NCHW tensors (ONNX's layout, PyTorch's default)
