@@ -121,8 +121,8 @@ func (a *analyzer) winogradFilter(nc *report.NodeCost, n *ir.Node, est *NodeEsti
 }
 
 // nativeDepthwise is the kernel a runtime whose depthwise convolutions
-// are the framework's own (hwdb.Runtime.ConvDepthwiseNative: PyTorch,
-// Inductor, their CUDA-graph replay) runs for a plain 2-D depthwise Conv
+// are the framework's own at NCHW (hwdb.Runtime.ConvDepthwiseNative:
+// PyTorch and its CUDA-graph replay) runs for a plain 2-D depthwise Conv
 // (group = input channels) in fp32, TF32 or bf16, or in fp16 where
 // PyTorch does not send it to cuDNN (cudnnTakesHalfDepthwise): PyTorch's
 // direct kernel, priced by its instruction issue and its bytes
@@ -144,7 +144,7 @@ func (a *analyzer) nativeDepthwise(nc *report.NodeCost, n *ir.Node, est *NodeEst
 	}
 	sizer := a.sizer(n)
 	geom, ok := ConvGeomOf(n, &sizer)
-	if !ok || geom.Group <= 1 || geom.Group != geom.C || geom.K%geom.C != 0 || half && cudnnTakesHalfDepthwise(geom) {
+	if !ok || geom.Group <= 1 || geom.Group != geom.C || geom.K%geom.C != 0 || (half && cudnnTakesHalfDepthwise(geom)) {
 		return k
 	}
 	k.Direct = perf.DirectConv{

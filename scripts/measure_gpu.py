@@ -636,8 +636,12 @@ class CalibDir:
     def infer_rows(self, model, row):
         """A whole-model row as two measured calls: the CUDA-graph replay and the eager call."""
         dt = row["dtype"]  # fp16-amp: autocast, a dtype onnxcost prices as such
-        self.row(model, row["graph_ms"], batch=row["batch"], dtype=dt, runtime="graph")
-        self.row(model, row["eager_ms"], batch=row["batch"], dtype=dt, runtime="pytorch")
+        # The layout the row ran in: channels_last for tf32/fp16 models (build), which
+        # onnxcost prices under its -nhwc profiles (no NCHW transposes around cuDNN's
+        # convolutions, depthwise convolutions in cuDNN); fp32 and autocast rows run NCHW.
+        cl = "-nhwc" if dt in ("tf32", "fp16") else ""
+        self.row(model, row["graph_ms"], batch=row["batch"], dtype=dt, runtime="graph" + cl)
+        self.row(model, row["eager_ms"], batch=row["batch"], dtype=dt, runtime="pytorch" + cl)
 
     def row(self, model, ms, batch="", dtype="", dims="", runtime=""):
         if not float(ms) > 0:  # calibrate rejects it: a time below the printed resolution

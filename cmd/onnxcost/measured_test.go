@@ -154,7 +154,7 @@ func TestMeasuredEndToEndH100(t *testing.T) {
 			if opt == "sgd" {
 				opt = "momentum" // scripts/measure_gpu.py: SGD(momentum=0.9)
 			}
-			r := measuredJSON(t, mpath, append(common, "--train", "--optimizer", opt, "--runtime", rowRuntime("pytorch", dtype))...)
+			r := measuredJSON(t, mpath, append(common, "--train", "--optimizer", opt, "--runtime", "pytorch-nhwc")...)
 			e := add("train", row, r.Totals.TimeS*1e3, eagerMS)
 			// The device side against the profiled kernel sum and count
 			// (a check, not a bound: the training note gives the count).
@@ -238,17 +238,18 @@ func TestMeasuredEndToEndH100(t *testing.T) {
 	}
 }
 
-// rowRuntime is the profile a row ran under: scripts/measure_gpu.py puts
-// the model and input channels_last for every dtype but fp32 (TF32, fp16,
-// the AMP training steps), so those rows are the -nhwc profiles, which
-// run no NCHW layout transposes and send depthwise convolutions to cuDNN;
-// fp32 rows ran NCHW, the plain profiles. (Models without convolutions
-// price the same under both.)
+// rowRuntime is the profile an inference row ran under:
+// scripts/measure_gpu.py puts the model and input channels_last for tf32
+// and fp16 (and for the AMP training steps, priced under pytorch-nhwc), so
+// those rows are the -nhwc profiles, which run no NCHW layout transposes
+// and send depthwise convolutions to cuDNN; fp32 and autocast rows ran
+// NCHW, the plain profiles. (Models without convolutions price the same
+// under both.)
 func rowRuntime(base, dtype string) string {
-	if dtype == "fp32" {
-		return base
+	if dtype == "tf32" || dtype == "fp16" {
+		return base + "-nhwc"
 	}
-	return base + "-nhwc"
+	return base
 }
 
 // signedMedian is the median signed error: the bias a user would see.
