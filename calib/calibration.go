@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/onnxcost/onnxcost/hwdb"
 )
@@ -125,13 +124,7 @@ var sizeBuckets = []struct {
 
 // Family is the architecture family of g: hwdb's arch without the die in
 // parentheses ("Ampere (GA100)" → "Ampere"), the key of the error bands.
-func Family(g *hwdb.GPU) string {
-	if g == nil {
-		return ""
-	}
-	a, _, _ := strings.Cut(g.Arch, "(")
-	return strings.TrimSpace(a)
-}
+func Family(g *hwdb.GPU) string { return g.Family() }
 
 // cellKey is a cell's identity; a ridge cell's size part is its ridge
 // bucket's name, which no size bucket shares. Ops are identifiers

@@ -144,7 +144,7 @@ func (a *analyzer) nativeDepthwise(nc *report.NodeCost, n *ir.Node, est *NodeEst
 	}
 	sizer := a.sizer(n)
 	geom, ok := ConvGeomOf(n, &sizer)
-	if !ok || geom.Group <= 1 || geom.Group != geom.C || geom.K%geom.C != 0 || (half && cudnnTakesHalfDepthwise(geom)) {
+	if !ok || !geom.Depthwise() || geom.K%geom.C != 0 || (half && cudnnTakesHalfDepthwise(geom)) {
 		return k
 	}
 	k.Direct = perf.DirectConv{

@@ -1,5 +1,7 @@
 package hwdb
 
+import "strings"
+
 // Precision names a compute path: a dtype and whether it runs on tensor
 // cores (matrix units). Peaks are dense (never the 2:4-sparse figure).
 type Precision string
@@ -115,6 +117,16 @@ func (g *GPU) UsableMem(floor float64) float64 { return max(g.CUDAMem()-floor, 0
 
 // PeakFor returns the peak for p, or 0 when the GPU lacks that path.
 func (g *GPU) PeakFor(p Precision) float64 { return g.Peak[p] }
+
+// Family is the architecture family: Arch without the die in
+// parentheses ("Ampere (GA100)" → "Ampere"); "" for a nil GPU.
+func (g *GPU) Family() string {
+	if g == nil {
+		return ""
+	}
+	a, _, _ := strings.Cut(g.Arch, "(")
+	return strings.TrimSpace(a)
+}
 
 // PeerBW returns the bytes/s one GPU can send in one direction to its
 // peers when n GPUs of this kind work together: the NVLink figure while

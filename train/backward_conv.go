@@ -68,7 +68,7 @@ func (r convRule) backward(b *bwCtx) backwardPlan {
 		p.Kernels = append(p.Kernels, grad(gemmKernel("wgrad", cl, wm, wn, wk, e.Batch, b.bytes(y)+b.bytes(x), b.bytes(w)), perf.GradWeight))
 		p.Saved = append(p.Saved, x)
 	}
-	if b.layout && okGeom && geom.Group != geom.C {
+	if b.layout && okGeom && !geom.Depthwise() {
 		// Each cuDNN gradient call transposes its NCHW operands to NHWC
 		// and its result back: dgrad dY, W and dX; wgrad X, dY and dW
 		// (a depthwise convolution has no tensor-core kernel to feed).

@@ -2,7 +2,6 @@ package perf
 
 import (
 	"math"
-	"strings"
 
 	"github.com/onnxcost/onnxcost/hwdb"
 )
@@ -11,11 +10,11 @@ import (
 // kernel, one thread per output, instead of a library's implicit GEMM:
 // PyTorch's conv_depthwise2d_forward_kernel
 // (aten/src/ATen/native/cuda/DepthwiseConv2d.cu), which PyTorch runs for
-// every NCHW depthwise convolution that is not half precision
-// (ConvParams::use_cudnn_depthwise in aten/src/ATen/native/Convolution.cpp
-// sends only fp16 inputs, and only where a workload table approves, to
-// cuDNN). Outputs is the output elements, Taps the filter taps each one
-// reads (kH·kW).
+// an NCHW depthwise convolution unless it is fp16 of a shape its workload
+// table approves for cuDNN (ConvParams::use_cudnn_depthwise in
+// aten/src/ATen/native/Convolution.cpp; cost's cudnnTakesHalfDepthwise).
+// Outputs is the output elements, Taps the filter taps each one reads
+// (kH·kW).
 type DirectConv struct {
 	Outputs float64
 	Taps    int64
@@ -53,8 +52,7 @@ func intLanesPerSM(g *hwdb.GPU) float64 {
 	if lanes <= 0 {
 		return 0
 	}
-	family, _, _ := strings.Cut(g.Arch, "(")
-	switch strings.TrimSpace(family) {
+	switch g.Family() {
 	case "Maxwell", "Pascal":
 		return lanes
 	}

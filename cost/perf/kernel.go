@@ -1,8 +1,6 @@
 package perf
 
 import (
-	"strings"
-
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
 )
@@ -165,6 +163,9 @@ func convOut(in, filt, pad, stride int64) int64 {
 }
 
 func (c ConvGeom) groups() int64 { return max(c.Group, 1) }
+
+// Depthwise reports one input channel per group (group = C > 1).
+func (c ConvGeom) Depthwise() bool { return c.Group > 1 && c.Group == c.C }
 
 // DirectFLOPs is 2·N·K·P·Q·(C/group)·R·S, the convention every
 // convolution's FLOPs are quoted in.
@@ -353,8 +354,7 @@ func LibraryWinograd(g *hwdb.GPU) bool {
 	if g == nil {
 		return false
 	}
-	family, _, _ := strings.Cut(g.Arch, "(")
-	switch strings.TrimSpace(family) {
+	switch g.Family() {
 	case "Maxwell", "Pascal", "Volta", "Turing", "Ampere", "Ada Lovelace", "Vega 10":
 		return true
 	}

@@ -10,7 +10,6 @@ package kernelrows
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/hwdb"
@@ -113,10 +112,7 @@ func mustRuntime(name string) *hwdb.Runtime {
 
 // Family is the GPU architecture family of an hwdb arch ("Ampere (GA100)"
 // is "Ampere", "Ada Lovelace (AD102)" is "Ada Lovelace").
-func Family(g *hwdb.GPU) string {
-	a, _, _ := strings.Cut(g.Arch, "(")
-	return strings.TrimSpace(a)
-}
+func Family(g *hwdb.GPU) string { return g.Family() }
 
 // lookupGPU resolves an hwdb name, naming what wanted it on failure.
 func lookupGPU(name, what string) (*hwdb.GPU, error) {
