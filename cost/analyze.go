@@ -472,6 +472,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 			WinogradFused: est.WinogradFused, DequantFLOPs: est.DequantFLOPs,
 			Indexed:  est.Indexed,
 			Resident: true, DRAMBytes: a.dramBytes(n, est),
+			Vectorized: vectorizedOps[n.OpType],
 		}
 		if est.Class == perf.ClassRNN {
 			// The time model prices per-step latency itself (RNNStepLaunches).

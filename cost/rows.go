@@ -94,3 +94,21 @@ func rowWise(r Rule, op string) Rule {
 		return e, err
 	}
 }
+
+// vectorizedOps are the ops every runtime runs as a vectorized library
+// kernel whose speed does not follow its arithmetic (perf.Kernel
+// Vectorized): PyTorch's layer norm (vectorized_layer_norm_kernel) and
+// GELU (its vectorized elementwise loop), measured so in Vidur's phi-2
+// rows, and the contrib and fused forms of the same kernels (onnxruntime's
+// LayerNorm and Gelu kernels, a fused GELU chain). RMSNormalization is
+// left out: the only timings of it are sarathi's scalar kernel, and what
+// an eager runtime runs for it depends on its version.
+var vectorizedOps = map[string]bool{
+	"LayerNormalization": true, "SkipLayerNormalization": true,
+	"Gelu": true, "FastGelu": true, "BiasGelu": true, "QuickGelu": true,
+}
+
+// VectorizedOp reports whether nodes of opType are priced as vectorized
+// library kernels (perf.Kernel Vectorized), for harnesses that build
+// kernels the way Analyze does.
+func VectorizedOp(opType string) bool { return vectorizedOps[opType] }

@@ -100,6 +100,15 @@ func TestOptimizeRoundTrip(t *testing.T) {
 // pointwise op into a neighbouring kernel differently (BERT's embedding
 // Adds join a chain instead of a SkipLayerNormalization), which the
 // pointwise rate prices a few nanoseconds apart.
+// roundTripTol is the relative difference a timed total may show between
+// a model and its optimized re-read. The re-read plan may group the
+// embeddings' two adds differently: BERT's original plan folds the second
+// into SkipLayerNormalization, the re-read one chains both adds in an
+// elementwise kernel before a plain LayerNormalization; priced by the
+// elements they move (vectorized kernels), the two plans differ by 2e-5
+// of BERT-base's time.
+const roundTripTol = 5e-5
+
 func roundTripTotals(a, b string) bool {
 	var x, y map[string]any
 	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil || len(x) != len(y) {
@@ -110,7 +119,7 @@ func roundTripTotals(a, b string) bool {
 		fb, ok2 := y[k].(float64)
 		timed := strings.HasSuffix(k, "_s") || strings.HasSuffix(k, "_j") || strings.HasSuffix(k, "_w") || strings.HasSuffix(k, "_js") || k == "gemm_conv_time_share"
 		if ok1 && ok2 && timed {
-			if math.Abs(fa-fb) > 1e-5*math.Max(math.Abs(fa), math.Abs(fb)) {
+			if math.Abs(fa-fb) > roundTripTol*math.Max(math.Abs(fa), math.Abs(fb)) {
 				return false
 			}
 			continue

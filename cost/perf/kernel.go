@@ -93,6 +93,11 @@ type Kernel struct {
 	// kernel (PyTorch's depthwise kernel), its outputs and taps; its GEMM
 	// view (M, N, K) is then zero: no tiles, no fill (directConvTime).
 	Direct DirectConv
+	// Vectorized marks a pointwise or row-wise kernel every runtime runs
+	// as a vectorized library kernel (PyTorch's layer norm and GELU, and
+	// their counterparts elsewhere): its SM-side limit counts elements
+	// moved, not FLOPs (vectorsPerSMCycle).
+	Vectorized bool
 }
 
 // KernelTime is the time model's estimate for a Kernel.

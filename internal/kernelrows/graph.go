@@ -113,6 +113,7 @@ func (s *nodeSpec) kernel(gpu *hwdb.GPU) (perf.Kernel, error) {
 		Rows:      est.Rows, RowLen: est.RowLen, RowPasses: est.RowPasses,
 		Indexed:  est.Indexed,
 		Resident: true, DRAMBytes: bytes,
+		Vectorized: cost.VectorizedOp(s.op),
 	}, nil
 }
 
