@@ -38,7 +38,9 @@ import (
 // the rates the time model gives them (VGG-16 fp16, which runs no kernel
 // the plan lacks, −23% to −30%), and cuBLAS's fp32 split-K reductions at
 // batch 1 are not priced. BERT's fp16 rows ran under autocast and are
-// priced at --dtype fp16-amp (its casts: within 7%). The eager latency
+// priced at --dtype fp16-amp (its casts: within 7% while layer norm and
+// GELU were charged by FLOPs, −3% to −20% since they are priced as the
+// vectorized kernels they are: cost/perf vectorsPerSMCycle). The eager latency
 // is host-bound at small batch and within ±20% there (autocast's eager
 // calls at batch 8 and 32 ran slower than their batch-1 call for the
 // same kernels: −32%); our LLaMA decode step was written as plain
