@@ -366,3 +366,38 @@ func TestSmallKernelsLatencyBound(t *testing.T) {
 		t.Errorf("4096³ GEMM: bound %q, want compute", big.Bound)
 	}
 }
+
+// TestVectorizedKernels checks the SM-side limit of vectorized library
+// kernels: a layer norm priced as one is faster than the same kernel
+// charged by its FLOPs, never faster than its bytes over DRAM bandwidth,
+// and an fp32 one moves more bytes per SM-cycle than an fp16 one (a vector
+// holds four elements either way for a norm), on every GPU with a clock.
+func TestVectorizedKernels(t *testing.T) {
+	for _, name := range []string{"A100", "H100", "A40", "T4", "L4"} {
+		g, err := hwdb.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := Options{Params: DefaultParams(), Setting: Isolated}
+		perByte := map[float64]float64{}
+		for _, eb := range []float64{2, 4} {
+			rows, rowLen := int64(8192), int64(4096)
+			bytes := 2 * float64(rows*rowLen) * eb
+			k := Kernel{Class: ClassReduction, FLOPs: 8 * float64(rows*rowLen), Bytes: bytes, WorkingSet: bytes,
+				ElemBytes: eb, Rows: rows, RowLen: rowLen, RowPasses: 2, Launches: 1, Precision: hwdb.FP32}
+			byFLOPs := EstimateKernel(g, k, o)
+			k.Vectorized = true
+			vec := EstimateKernel(g, k, o)
+			if !(vec.MemoryS < byFLOPs.MemoryS) {
+				t.Errorf("%s %g-byte layer norm: vectorized %.3g s, by FLOPs %.3g s: want the vectorized kernel faster", name, eb, vec.MemoryS, byFLOPs.MemoryS)
+			}
+			if floor := bytes / g.MemBW; vec.TimeS < floor {
+				t.Errorf("%s %g-byte layer norm: %.3g s, below its bytes over DRAM bandwidth %.3g s", name, eb, vec.TimeS, floor)
+			}
+			perByte[eb] = vec.MemoryS / bytes
+		}
+		if !(perByte[4] < perByte[2]) {
+			t.Errorf("%s: an fp32 layer norm takes %.3g s per byte, fp16 %.3g: want fp32 the faster per byte", name, perByte[4], perByte[2])
+		}
+	}
+}
