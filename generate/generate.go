@@ -365,7 +365,7 @@ func (r *runner) cost(batch, past, seq int64) (step, error) {
 	if err != nil {
 		return step{}, err
 	}
-	if err := l.Plan(r.cfg.Plan, r.cfg.Passes); err != nil {
+	if err := l.Plan(r.cfg.Plan, pipeline.ForDType(r.cfg.Passes, r.cfg.DType)); err != nil {
 		return step{}, err
 	}
 	co := cost.Options{

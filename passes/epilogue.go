@@ -59,8 +59,8 @@ import (
 // scope is how much of the epilogue a runtime's kernels absorb. The
 // fused plan takes it all (TensorRT, CUTLASS epilogue visitors); other
 // runtimes take less: PyTorch's addmm only the bias (cuBLASLt's bias
-// epilogue), onnxruntime's CUDA FusedConv bias, residual and activation
-// but no pooling (see plans.go).
+// epilogue), onnxruntime's CUDA FusedConv a ReLU, after a residual or
+// not (fuseConvAct; see plans.go).
 type scope struct{ residual, activation, pool, gate bool }
 
 // fullScope is the fused plan's: every step of the epilogue.
@@ -69,11 +69,40 @@ var fullScope = scope{residual: true, activation: true, pool: true, gate: true}
 // fuseConv fuses every Conv with its epilogue.
 func fuseConv(g *ir.Graph) (bool, error) { return fuseConvScope(g, fullScope) }
 
-// fuseConvAct fuses every Conv with its bias, residual and activation,
-// not a following pool: onnxruntime's CUDA FusedConv (cuDNN's
-// ConvolutionBiasActivationForward, which takes a residual z input).
+// fuseConvAct is onnxruntime's CUDA ConvActivationFusion
+// (onnxruntime/core/optimizer/conv_activation_fusion.cc): under the CUDA
+// execution provider it fuses a float Conv with a following Relu, or with
+// an Add and then a Relu (the Add's one reader), into FusedConv, cuDNN's
+// ConvolutionBiasActivationForward with its residual z input, whose only
+// activation there is ReLU. Any other activation (HardSigmoid, Clip,
+// SiLU), an Add not followed by a Relu and a Conv whose input is not fp32
+// (a half or quantized model) stay their own kernels; a per-channel bias
+// Add is folded into the Conv whatever follows (ConvAddFusion, which
+// every provider runs).
 func fuseConvAct(g *ir.Graph) (bool, error) {
-	return fuseConvScope(g, scope{residual: true, activation: true})
+	changed := false
+	err := g.Batch(func() error {
+		for n := range nodesOfType(g, "Conv") {
+			if n.Graph() != g || !isOp(n, "Conv") || n.In(0) == nil || n.In(0).DType != ir.Float32 || !floatTensor(n.Out(0)) {
+				continue
+			}
+			ep := matchEpilogue(g, n, true, scope{residual: true, activation: true})
+			if ep != nil && ep.act != "Relu" {
+				ep = matchEpilogue(g, n, true, scope{}) // the bias alone
+			}
+			if ep == nil {
+				continue
+			}
+			fused, err := ep.fusion(ir.OpFusedConv).Apply(g)
+			if err != nil {
+				return err
+			}
+			fused.Name = n.Name // the group is known by its anchor's name
+			changed = true
+		}
+		return nil
+	})
+	return changed, err
 }
 
 func fuseConvScope(g *ir.Graph, sc scope) (bool, error) {

@@ -197,3 +197,53 @@ func TestFuseConvHardSwishDecomposed(t *testing.T) {
 		})
 	}
 }
+
+// TestFuseConvActORT checks fuse-conv-act against onnxruntime's CUDA
+// ConvActivationFusion: a Relu, after the bias or after a residual Add, is
+// fused; HardSigmoid, Clip and SiLU are not, nor an Add with no Relu after
+// it (the per-channel bias alone still folds into the Conv), nor an fp16
+// Conv.
+func TestFuseConvActORT(t *testing.T) {
+	cases := []struct {
+		name string
+		tail func(b *builder, y, r *ir.Value) *ir.Value
+		want string
+	}{
+		{"relu", func(b *builder, y, r *ir.Value) *ir.Value { return b.op("Relu", nil, y) }, "onnxcost.FusedConv"},
+		{"residual relu", func(b *builder, y, r *ir.Value) *ir.Value { return b.op("Relu", nil, b.op("Add", nil, y, r)) }, "onnxcost.FusedConv"},
+		{"hardsigmoid", func(b *builder, y, r *ir.Value) *ir.Value { return b.op("HardSigmoid", nil, y) }, "onnxcost.FusedConv HardSigmoid"},
+		{"relu6", func(b *builder, y, r *ir.Value) *ir.Value {
+			return b.op("Clip", nil, y, b.constant("lo", nil, []float64{0}), b.constant("hi", nil, []float64{6}))
+		}, "onnxcost.FusedConv Clip"},
+		{"silu", func(b *builder, y, r *ir.Value) *ir.Value { return b.op("Mul", nil, b.op("Sigmoid", nil, y), y) }, "onnxcost.FusedConv Sigmoid Mul"},
+		{"residual only", func(b *builder, y, r *ir.Value) *ir.Value { return b.op("Add", nil, y, r) }, "onnxcost.FusedConv Add"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := newBuilder(t)
+			x := b.input("x", 1, 3, 5, 5)
+			r := b.input("r", 1, 4, 3, 3)
+			y := b.op("Conv", nil, x, b.weight("w", 4, 3, 3, 3))
+			y = b.op("Add", nil, y, b.weight("bias", 4, 1, 1)) // a separate per-channel bias
+			b.output(c.tail(b, y, r))
+			g := b.infer()
+			checkPreserves(t, g, "fuse-conv-act")
+			if got := ops(g); got != c.want {
+				t.Fatalf("ops %q, want %q:\n%s", got, c.want, ir.Dump(g))
+			}
+		})
+	}
+	t.Run("fp16", func(t *testing.T) {
+		b := newBuilder(t)
+		x := b.Input("x", ir.Float16, 1, 3, 5, 5)
+		w := b.Input("w", ir.Float16, 4, 3, 3, 3)
+		b.output(b.op("Relu", nil, b.op("Conv", nil, x, w)))
+		g := b.infer()
+		if _, err := Run(g, Options{Only: []string{"fuse-conv-act"}}); err != nil {
+			t.Fatal(err)
+		}
+		if got := ops(g); got != "Conv Relu" {
+			t.Fatalf("fp16 Conv fused: ops %q, want %q", got, "Conv Relu")
+		}
+	})
+}

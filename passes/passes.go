@@ -29,6 +29,10 @@ type Pass struct {
 	// (plans.go): it runs only when named (a plan, --passes), never in
 	// the default selection, where the full fusion it is a part of runs.
 	Variant bool
+	// Float32Only marks a fusion its runtime applies only to a graph it
+	// runs in fp32 (tf32 included): priced at a half or 8-bit dtype, the
+	// runtime runs the parts as their own kernels (ForDType drops it).
+	Float32Only bool
 }
 
 // table is the ordered pass list; Run applies it in this order. Filled by
@@ -129,6 +133,17 @@ func InferenceOnly() []string {
 	var out []string
 	for _, p := range table {
 		if p.InferenceOnly {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+// Float32Only names the fp32-only passes in table order.
+func Float32Only() []string {
+	var out []string
+	for _, p := range table {
+		if p.Float32Only {
 			out = append(out, p.Name)
 		}
 	}

@@ -38,7 +38,8 @@ type Plan struct {
 //     into the pointwise chain after the convolution; not modelled).
 //   - onnxruntime (CUDA execution provider, default optimisation level):
 //     BN folded, LayerNorm/RMSNorm/GELU/attention/SkipLayerNorm fusions,
-//     a convolution with its bias, residual and activation (FusedConv),
+//     an fp32 convolution with a ReLU, after a residual Add or not
+//     (FusedConv; other activations and half models stay unfused),
 //     a MatMul with its bias (MatMulAddFusion; GemmActivationFusion is a
 //     CPU-only rule), the packed QKV GEMM of its Attention op; no
 //     generic elementwise-chain fusion and no pooling fusion.
@@ -61,7 +62,7 @@ var plans = []Plan{
 		Passes: []string{"cleanup", "split-conv-bias", "fuse-layernorm", "fuse-rmsnorm", "fuse-rotary", "fuse-gelu", "fuse-softmax",
 			"fuse-attention", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
 			"fuse-gemm-bias", "fuse-elementwise"}},
-	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: BN folded, norm/GELU/attention/SkipLayerNorm fusions, FusedConv (bias, residual, activation), MatMul+bias; no elementwise-chain or pooling fusion",
+	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: BN folded, norm/GELU/attention/SkipLayerNorm fusions, FusedConv (fp32 Conv + ReLU, with or without a residual Add), MatMul+bias; no elementwise-chain or pooling fusion",
 		Passes: []string{"cleanup", "fold-bn", "fuse-layernorm", "fuse-rmsnorm", "fuse-gelu", "fuse-softmax",
 			"fuse-attention", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
 			"fuse-conv-act", "fuse-gemm-bias", "fuse-qkv", "fuse-skip-layernorm"}},

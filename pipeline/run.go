@@ -233,7 +233,7 @@ func runModel(src source, cfg Config, mode runMode) (*Result, error) {
 	}
 	res.Loaded = l
 	cfg.phase(PhasePlan)
-	popt := cfg.Passes
+	popt := ForDType(cfg.Passes, cfg.DType)
 	if cfg.Train != nil {
 		popt = ForTraining(popt)
 	}

@@ -112,7 +112,7 @@ func (s *Sweeper) Eval(p Point, batch int64) ([]*report.Report, *pipeline.Loaded
 	if err != nil {
 		return nil, nil, err
 	}
-	po := s.cfg.Passes
+	po := pipeline.ForDType(s.cfg.Passes, s.cfg.Estimate.DType)
 	if s.cfg.Estimate.Train != nil {
 		po = pipeline.ForTraining(po)
 	}

@@ -259,7 +259,7 @@ func (s *Session) load(st Settings) (*pipeline.Loaded, error) {
 	}
 	// The CLI's default pass flags: all passes, no checks, no dumps; a
 	// training step leaves out the inference-only passes, as --train does.
-	opt := passes.Options{DumpTo: io.Discard}
+	opt := pipeline.ForDType(passes.Options{DumpTo: io.Discard}, st.DType)
 	if st.Train {
 		opt = pipeline.ForTraining(opt)
 	}
