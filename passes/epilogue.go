@@ -59,8 +59,8 @@ import (
 // scope is how much of the epilogue a runtime's kernels absorb. The
 // fused plan takes it all (TensorRT, CUTLASS epilogue visitors); other
 // runtimes take less: PyTorch's addmm only the bias (cuBLASLt's bias
-// epilogue), onnxruntime's CUDA FusedConv a ReLU, after a residual or
-// not (fuseConvAct; see plans.go).
+// epilogue), an older onnxruntime's CUDA FusedConv a ReLU, after a
+// residual or not (fuseConvAct; see plans.go).
 type scope struct{ residual, activation, pool, gate bool }
 
 // fullScope is the fused plan's: every step of the epilogue.
@@ -69,10 +69,16 @@ var fullScope = scope{residual: true, activation: true, pool: true, gate: true}
 // fuseConv fuses every Conv with its epilogue.
 func fuseConv(g *ir.Graph) (bool, error) { return fuseConvScope(g, fullScope) }
 
-// fuseConvAct is onnxruntime's CUDA ConvActivationFusion
-// (onnxruntime/core/optimizer/conv_activation_fusion.cc): under the CUDA
-// execution provider it fuses a float Conv with a following Relu, or with
-// an Add and then a Relu (the Add's one reader), into FusedConv, cuDNN's
+// foldConvAdd folds an Add of a per-channel constant after a Conv into its
+// bias, as onnxruntime's ConvAddFusion does for every provider; the
+// activation and residual after it stay their own kernels.
+func foldConvAdd(g *ir.Graph) (bool, error) { return fuseConvScope(g, scope{}) }
+
+// fuseConvAct is the CUDA ConvActivationFusion of onnxruntime before its
+// cuDNN-frontend convolutions (PR #19470, 2024; the current selector
+// returns nothing for a CUDA node, so the onnxruntime plan leaves it out):
+// it fused a float Conv with a following Relu, or with an Add and then a
+// Relu (the Add's one reader), into FusedConv, cuDNN's
 // ConvolutionBiasActivationForward with its residual z input, whose only
 // activation there is ReLU. Any other activation (HardSigmoid, Clip,
 // SiLU), an Add not followed by a Relu and a Conv whose input is not fp32

@@ -247,3 +247,20 @@ func TestFuseConvActORT(t *testing.T) {
 		}
 	})
 }
+
+// TestFoldConvAdd checks the onnxruntime plan's ConvAddFusion: a
+// per-channel constant Add after a Conv becomes its bias, and the
+// activation and the residual Add after it stay their own kernels.
+func TestFoldConvAdd(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 1, 3, 5, 5)
+	r := b.input("r", 1, 4, 3, 3)
+	y := b.op("Conv", nil, x, b.weight("w", 4, 3, 3, 3))
+	y = b.op("Add", nil, y, b.weight("bias", 4, 1, 1))
+	b.output(b.op("Relu", nil, b.op("Add", nil, y, r)))
+	g := b.infer()
+	checkPreserves(t, g, "fold-conv-add")
+	if got, want := ops(g), "onnxcost.FusedConv Add Relu"; got != want {
+		t.Fatalf("ops %q, want %q:\n%s", got, want, ir.Dump(g))
+	}
+}

@@ -38,8 +38,13 @@ type Plan struct {
 //     into the pointwise chain after the convolution; not modelled).
 //   - onnxruntime (CUDA execution provider, default optimisation level):
 //     BN folded, LayerNorm/RMSNorm/GELU/attention/SkipLayerNorm fusions,
-//     an fp32 convolution with a ReLU, after a residual Add or not
-//     (FusedConv; other activations and half models stay unfused),
+//     no convolution epilogue: ConvActivationFusion returns nothing for a
+//     node on the CUDA provider since the cuDNN-frontend convolutions
+//     (microsoft/onnxruntime PR #19470, 2024; conv_activation_fusion.cc:
+//     'if (node_ep == kCudaExecutionProvider) return std::nullopt'), so a
+//     convolution's activation and residual add run as their own kernels
+//     (the bias still folds in: ConvAddFusion, BN folding; the older
+//     FusedConv is the fuse-conv-act pass, for --passes),
 //     a MatMul with its bias (MatMulAddFusion; GemmActivationFusion is a
 //     CPU-only rule), the packed QKV GEMM of its Attention op; no
 //     generic elementwise-chain fusion and no pooling fusion.
@@ -62,10 +67,10 @@ var plans = []Plan{
 		Passes: []string{"cleanup", "split-conv-bias", "fuse-layernorm", "fuse-rmsnorm", "fuse-rotary", "fuse-gelu", "fuse-softmax",
 			"fuse-attention", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
 			"fuse-gemm-bias", "fuse-elementwise"}},
-	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: BN folded, norm/GELU/attention/SkipLayerNorm fusions, FusedConv (fp32 Conv + ReLU, with or without a residual Add), MatMul+bias; no elementwise-chain or pooling fusion",
+	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: BN folded, norm/GELU/attention/SkipLayerNorm fusions, MatMul+bias; a convolution's activation and residual add as their own kernels; no elementwise-chain or pooling fusion",
 		Passes: []string{"cleanup", "fold-bn", "fuse-layernorm", "fuse-rmsnorm", "fuse-gelu", "fuse-softmax",
 			"fuse-attention", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
-			"fuse-conv-act", "fuse-gemm-bias", "fuse-qkv", "fuse-skip-layernorm"}},
+			"fold-conv-add", "fuse-gemm-bias", "fuse-qkv", "fuse-skip-layernorm"}},
 }
 
 // Plans lists the plans, the fused one first.
