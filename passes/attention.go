@@ -30,7 +30,17 @@ import (
 // softmax_in_parts is 1 when the Softmax was a recognised decomposition
 // whose own parts were flattened into the part attributes.
 func fuseAttention(g *ir.Graph) (bool, error) {
-	return runMatcher(g, softmaxOps, isSoftmaxNode, matchAttention)
+	return runMatcher(g, softmaxOps, isSoftmaxNode, matchAnyAttention)
+}
+
+// matchAnyAttention matches an export of F.scaled_dot_product_attention
+// whole (both of its scale Muls, attention_sdpa.go), else the general
+// block.
+func matchAnyAttention(g *ir.Graph, sm *ir.Node) (Fusion, bool) {
+	if f, ok := matchAttentionSDPA(g, sm); ok {
+		return f, true
+	}
+	return matchAttention(g, sm)
 }
 
 // softmaxOps are the op types isSoftmaxNode accepts.
@@ -49,9 +59,12 @@ func isSoftmaxNode(n *ir.Node) bool {
 // attnMatch collects the pieces of one attention block.
 type attnMatch struct {
 	pre, kT, qk, scale, mask, sm, drop, pv *ir.Node
-	q, k, v, maskIn, fill                  *ir.Value
-	scaleVal                               float64
-	scaleOn, maskOp                        string
+	// kScale is the constant Mul of Kᵀ in an export of
+	// F.scaled_dot_product_attention (attention_sdpa.go); nil otherwise.
+	kScale                *ir.Node
+	q, k, v, maskIn, fill *ir.Value
+	scaleVal              float64
+	scaleOn, maskOp       string
 }
 
 // matchAttention matches the block around Softmax sm.
@@ -192,7 +205,7 @@ func (m *attnMatch) matchPV(g *ir.Graph) bool {
 // fusion builds the FusedAttention rewrite.
 func (m *attnMatch) fusion() Fusion {
 	var nodes []*ir.Node
-	for _, n := range []*ir.Node{m.pre, m.kT, m.qk, m.scale, m.mask, m.sm, m.drop, m.pv} {
+	for _, n := range []*ir.Node{m.pre, m.kT, m.kScale, m.qk, m.scale, m.mask, m.sm, m.drop, m.pv} {
 		if n != nil {
 			nodes = append(nodes, n)
 		}

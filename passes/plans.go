@@ -25,11 +25,12 @@ type Plan struct {
 //     kernel (LayerNorm, GELU, softmax) are recomposed; a linear layer's
 //     bias joins its GEMM (addmm); a convolution's bias becomes its own
 //     kernel (ATen adds it after cuDNN); BatchNormalization, activations,
-//     residual adds and pooling stay separate; no attention fusion (an
-//     explicit q·kᵀ, softmax, ·v module runs three kernels; a model that
-//     calls scaled_dot_product_attention exports as the same three ops,
-//     so it is priced unfused too — an approximation); no RMSNorm or
-//     rotary recomposition (HF's eager modules run their parts).
+//     residual adds and pooling stay separate; an explicit q·kᵀ,
+//     softmax, ·v module runs its three kernels, while a call of
+//     scaled_dot_product_attention, which torch.onnx exports with √scale
+//     on both Q and Kᵀ, is one fused kernel (fuse-attention-sdpa); no
+//     RMSNorm or rotary recomposition (HF's eager modules run their
+//     parts).
 //   - inductor (torch.compile): eager's kernels with pointwise chains
 //     fused into Triton kernels, RMSNorm and rotary as one kernel each,
 //     attention matched to SDPA (Inductor's fuse_attention patterns);
@@ -61,8 +62,8 @@ type Plan struct {
 var plans = []Plan{
 	{Name: "fused", Doc: "every onnxcost fusion: what a TensorRT engine runs", Passes: nil},
 	{Name: "unfused", Doc: "the graph as read: one kernel per node", Passes: []string{}},
-	{Name: "eager", Doc: "PyTorch eager: one kernel per module op (LayerNorm, GELU, softmax recomposed; linear bias in the GEMM; convolution bias and BatchNorm as their own kernels)",
-		Passes: []string{"cleanup", "split-conv-bias", "fuse-layernorm", "fuse-gelu", "fuse-softmax", "fuse-gemm-bias"}},
+	{Name: "eager", Doc: "PyTorch eager: one kernel per module op (LayerNorm, GELU, softmax recomposed; a scaled_dot_product_attention call as one attention kernel; linear bias in the GEMM; convolution bias and BatchNorm as their own kernels)",
+		Passes: []string{"cleanup", "split-conv-bias", "fuse-layernorm", "fuse-gelu", "fuse-softmax", "fuse-attention-sdpa", "fuse-gemm-bias"}},
 	{Name: "inductor", Doc: "torch.compile (Inductor): eager's kernels with pointwise chains, RMSNorm and rotary fused into Triton kernels and attention matched to SDPA; GEMMs and convolutions stay library calls",
 		Passes: []string{"cleanup", "split-conv-bias", "fuse-layernorm", "fuse-rmsnorm", "fuse-rotary", "fuse-gelu", "fuse-softmax",
 			"fuse-attention", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
