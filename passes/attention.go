@@ -70,14 +70,23 @@ type attnMatch struct {
 // matchAttention matches the block around Softmax sm.
 func matchAttention(g *ir.Graph, sm *ir.Node) (Fusion, bool) {
 	m := attnMatch{sm: sm}
-	s := sm.In(0)
-	if !floatTensor(s) || s.Shape.Rank() < 2 || !lastAxisSoftmax(sm, s.Shape.Rank()) {
-		return Fusion{}, false
-	}
-	if !m.matchScores(g, s) {
+	if !m.matchSoftmaxScores(g) {
 		return Fusion{}, false
 	}
 	m.matchQK(g)
+	return m.finish(g)
+}
+
+// matchSoftmaxScores checks that the softmax normalises the last axis of
+// float scores and walks back to their MatMul (matchScores).
+func (m *attnMatch) matchSoftmaxScores(g *ir.Graph) bool {
+	s := m.sm.In(0)
+	return floatTensor(s) && s.Shape.Rank() >= 2 && lastAxisSoftmax(m.sm, s.Shape.Rank()) && m.matchScores(g, s)
+}
+
+// finish matches the probabilities' MatMul with V and builds the fusion
+// when Q, K, V and the output are float tensors.
+func (m *attnMatch) finish(g *ir.Graph) (Fusion, bool) {
 	if !m.matchPV(g) {
 		return Fusion{}, false
 	}

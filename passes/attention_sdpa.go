@@ -29,11 +29,7 @@ func fuseAttentionSDPA(g *ir.Graph) (bool, error) {
 // Mul reads it. The fused scale is the product, applied to Q.
 func matchAttentionSDPA(g *ir.Graph, sm *ir.Node) (Fusion, bool) {
 	m := attnMatch{sm: sm}
-	s := sm.In(0)
-	if !floatTensor(s) || s.Shape.Rank() < 2 || !lastAxisSoftmax(sm, s.Shape.Rank()) {
-		return Fusion{}, false
-	}
-	if !m.matchScores(g, s) || m.scale != nil {
+	if !m.matchSoftmaxScores(g) || m.scale != nil {
 		return Fusion{}, false
 	}
 	qm, km := producerOf(m.qk.In(0)), producerOf(m.qk.In(1))
@@ -50,13 +46,5 @@ func matchAttentionSDPA(g *ir.Graph, sm *ir.Node) (Fusion, bool) {
 	if t := producerOf(kt); isOp(t, "Transpose") && onlyUse(g, kt) == km && t.In(0) != nil {
 		m.kT, m.k = t, t.In(0)
 	}
-	if !m.matchPV(g) {
-		return Fusion{}, false
-	}
-	for _, v := range []*ir.Value{m.q, m.k, m.v, m.pv.Out(0)} {
-		if !floatTensor(v) {
-			return Fusion{}, false
-		}
-	}
-	return m.fusion(), true
+	return m.finish(g)
 }

@@ -86,29 +86,14 @@ func foldConvAdd(g *ir.Graph) (bool, error) { return fuseConvScope(g, scope{}) }
 // Add is folded into the Conv whatever follows (ConvAddFusion, which
 // every provider runs).
 func fuseConvAct(g *ir.Graph) (bool, error) {
-	changed := false
-	err := g.Batch(func() error {
-		for n := range nodesOfType(g, "Conv") {
-			if n.Graph() != g || !isOp(n, "Conv") || n.In(0) == nil || n.In(0).DType != ir.Float32 || !floatTensor(n.Out(0)) {
-				continue
-			}
-			ep := matchEpilogue(g, n, true, scope{residual: true, activation: true})
-			if ep != nil && ep.act != "Relu" {
-				ep = matchEpilogue(g, n, true, scope{}) // the bias alone
-			}
-			if ep == nil {
-				continue
-			}
-			fused, err := ep.fusion(ir.OpFusedConv).Apply(g)
-			if err != nil {
-				return err
-			}
-			fused.Name = n.Name // the group is known by its anchor's name
-			changed = true
+	fp32Conv := func(n *ir.Node) bool { return isOp(n, "Conv") && n.In(0) != nil && n.In(0).DType == ir.Float32 }
+	return fuseAnchorsWith(g, ir.OpFusedConv, []string{"Conv"}, fp32Conv, func(n *ir.Node) *epilogue {
+		ep := matchEpilogue(g, n, true, scope{residual: true, activation: true})
+		if ep != nil && ep.act != "Relu" {
+			ep = matchEpilogue(g, n, true, scope{}) // the bias alone
 		}
-		return nil
+		return ep
 	})
-	return changed, err
 }
 
 func fuseConvScope(g *ir.Graph, sc scope) (bool, error) {
@@ -132,13 +117,19 @@ func fuseGemmScope(g *ir.Graph, sc scope) (bool, error) {
 // anchor accepts) with the part of its epilogue sc allows into a node of
 // type op.
 func fuseAnchors(g *ir.Graph, op string, ops []string, anchor func(*ir.Node) bool, sc scope) (bool, error) {
+	return fuseAnchorsWith(g, op, ops, anchor, func(n *ir.Node) *epilogue { return matchEpilogue(g, n, op == ir.OpFusedConv, sc) })
+}
+
+// fuseAnchorsWith is fuseAnchors with the epilogue each anchor absorbs
+// chosen by match (nil: none).
+func fuseAnchorsWith(g *ir.Graph, op string, ops []string, anchor func(*ir.Node) bool, match func(*ir.Node) *epilogue) (bool, error) {
 	changed := false
 	err := g.Batch(func() error { // one compaction for the sweep
 		for n := range nodesOfType(g, ops...) {
 			if n.Graph() != g || !anchor(n) || !floatTensor(n.Out(0)) {
 				continue
 			}
-			ep := matchEpilogue(g, n, op == ir.OpFusedConv, sc)
+			ep := match(n)
 			if ep == nil {
 				continue
 			}

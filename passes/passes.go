@@ -129,21 +129,16 @@ func DefaultNames() []string {
 }
 
 // InferenceOnly names the inference-only passes in table order.
-func InferenceOnly() []string {
-	var out []string
-	for _, p := range table {
-		if p.InferenceOnly {
-			out = append(out, p.Name)
-		}
-	}
-	return out
-}
+func InferenceOnly() []string { return namesWhere(func(p Pass) bool { return p.InferenceOnly }) }
 
 // Float32Only names the fp32-only passes in table order.
-func Float32Only() []string {
+func Float32Only() []string { return namesWhere(func(p Pass) bool { return p.Float32Only }) }
+
+// namesWhere names the passes keep accepts, in table order.
+func namesWhere(keep func(Pass) bool) []string {
 	var out []string
 	for _, p := range table {
-		if p.Float32Only {
+		if keep(p) {
 			out = append(out, p.Name)
 		}
 	}
