@@ -35,8 +35,10 @@ type Plan struct {
 //     fused into Triton kernels, RMSNorm and rotary as one kernel each,
 //     attention matched to SDPA (Inductor's fuse_attention patterns);
 //     GEMMs and convolutions stay library calls with only the bias in
-//     them. BatchNormalization stays its own kernel (Inductor folds it
-//     into the pointwise chain after the convolution; not modelled).
+//     them. An inference BatchNormalization is decomposed into its
+//     per-channel scale and shift and fused with the pointwise chain
+//     after the convolution (bn-pointwise; freezing, which would fold it
+//     into the weights, is off by default).
 //   - onnxruntime (CUDA execution provider, default optimisation level):
 //     BN folded, LayerNorm/RMSNorm/GELU/attention/SkipLayerNorm fusions,
 //     no convolution epilogue: ConvActivationFusion returns nothing for a
@@ -65,7 +67,7 @@ var plans = []Plan{
 	{Name: "eager", Doc: "PyTorch eager: one kernel per module op (LayerNorm, GELU, softmax recomposed; a scaled_dot_product_attention call as one attention kernel; linear bias in the GEMM; convolution bias and BatchNorm as their own kernels)",
 		Passes: []string{"cleanup", "split-conv-bias", "fuse-layernorm", "fuse-gelu", "fuse-softmax", "fuse-attention-sdpa", "fuse-gemm-bias"}},
 	{Name: "inductor", Doc: "torch.compile (Inductor): eager's kernels with pointwise chains, RMSNorm and rotary fused into Triton kernels and attention matched to SDPA; GEMMs and convolutions stay library calls",
-		Passes: []string{"cleanup", "split-conv-bias", "fuse-layernorm", "fuse-rmsnorm", "fuse-rotary", "fuse-gelu", "fuse-softmax",
+		Passes: []string{"cleanup", "split-conv-bias", "bn-pointwise", "fuse-layernorm", "fuse-rmsnorm", "fuse-rotary", "fuse-gelu", "fuse-softmax",
 			"fuse-attention", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
 			"fuse-gemm-bias", "fuse-elementwise"}},
 	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: BN folded, norm/GELU/attention/SkipLayerNorm fusions, MatMul+bias; a convolution's activation and residual add as their own kernels; no elementwise-chain or pooling fusion",

@@ -25,6 +25,7 @@ func init() {
 		{Name: "cleanup", Doc: "remove Identity and inference Dropout, fold constant shape arithmetic into initializers, drop dead nodes", Run: cleanup},
 		{Name: "split-conv-bias", Doc: "Conv(x, W, b) -> Add(Conv(x, W), b): the bias as its own broadcast kernel, as PyTorch eager runs it (eager and inductor plans only)", Run: splitConvBias, After: []string{"cleanup"}, Variant: true},
 		{Name: "fold-bn", Doc: "fold an inference BatchNormalization into the Conv or Gemm before it", Run: foldBN, After: []string{"cleanup"}, InferenceOnly: true},
+		{Name: "bn-pointwise", Doc: "inference BatchNormalization -> Mul(x, scale) then Add(shift), per channel: torch.compile's decomposition, which fuse-elementwise joins to the ReLU and residual add after it (inductor plan only)", Run: bnPointwise, After: []string{"cleanup", "split-conv-bias"}, Before: []string{"fuse-elementwise"}, InferenceOnly: true, Variant: true},
 		{Name: "fuse-layernorm", Doc: "LayerNorm decomposition (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) -> one LayerNormalization", Run: fuseLayerNorm, After: []string{"cleanup"}},
 		{Name: "fuse-rmsnorm", Doc: "RMSNorm decomposition (Pow, ReduceMean, Add, Sqrt, Div or rsqrt (Reciprocal, Div(1, ·), Pow(·, -0.5)) + Mul, Mul; HF's float32 Cast pair) -> one RMSNormalization", Run: fuseRMSNorm, After: []string{"cleanup"}},
 		{Name: "fuse-rotary", Doc: "rotary embedding as rotate_half (Slice, Slice, Neg, Concat, Mul, Mul, Add) -> one Rotary kernel", Run: fuseRotary, After: []string{"cleanup"}},

@@ -23,7 +23,7 @@ func TestTableOrder(t *testing.T) {
 // The run order is fixed: requirements are checked against it, never used
 // to reorder, so adding Before/After to a line cannot move a pass.
 func TestTableRunOrder(t *testing.T) {
-	want := "cleanup split-conv-bias fold-bn fuse-layernorm fuse-rmsnorm fuse-rotary fuse-gelu fuse-softmax fuse-attention fuse-attention-sdpa fuse-attention-heads fuse-attention-seqfirst fuse-attention-packed fuse-attention-sink fuse-attention-layout fuse-qdq fuse-qdq-add fold-conv-add fuse-conv-act fuse-conv fuse-gemm-bias fuse-gemm fuse-qkv fuse-skip-layernorm fuse-elementwise winograd"
+	want := "cleanup split-conv-bias fold-bn bn-pointwise fuse-layernorm fuse-rmsnorm fuse-rotary fuse-gelu fuse-softmax fuse-attention fuse-attention-sdpa fuse-attention-heads fuse-attention-seqfirst fuse-attention-packed fuse-attention-sink fuse-attention-layout fuse-qdq fuse-qdq-add fold-conv-add fuse-conv-act fuse-conv fuse-gemm-bias fuse-gemm fuse-qkv fuse-skip-layernorm fuse-elementwise winograd"
 	if got := strings.Join(Names(), " "); got != want {
 		t.Errorf("run order changed:\n got %s\nwant %s", got, want)
 	}
@@ -57,8 +57,8 @@ func TestCheckOrderFails(t *testing.T) {
 }
 
 func TestInferenceOnly(t *testing.T) {
-	if got := InferenceOnly(); !slices.Equal(got, []string{"fold-bn"}) {
-		t.Errorf("InferenceOnly() = %v, want [fold-bn]", got)
+	if got, want := InferenceOnly(), []string{"fold-bn", "bn-pointwise"}; !slices.Equal(got, want) {
+		t.Errorf("InferenceOnly() = %v, want %v", got, want)
 	}
 }
 
