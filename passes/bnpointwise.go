@@ -8,8 +8,11 @@ import (
 // per-channel affine map it is, Mul(x, a) then Add(·, b) with
 // a = gamma/sqrt(var+eps) and b = beta − mean·a, each [C, 1, …, 1]: how
 // torch.compile runs it. Inductor decomposes an inference batch norm into
-// pointwise ops (its native_batch_norm decomposition) and fuses them into
-// the Triton kernel of the ReLU and residual add that follow; with
+// pointwise ops (torch/_decomp/decompositions.py: aten.
+// _native_batch_norm_legit_no_training becomes _native_batch_norm_legit
+// with training off, _batch_norm_helper's subtract, multiply and add) and
+// fuses them into the Triton kernel of the ReLU and residual add that
+// follow; with
 // freezing off (the default) it does not fold the statistics into the
 // convolution, which stays an extern cuDNN call. fuse-elementwise then
 // makes the chain one kernel. Parameters whose contents are not loaded
