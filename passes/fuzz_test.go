@@ -24,55 +24,70 @@ func FuzzPasses(f *testing.F) {
 	// Conv (4-D input) -> BatchNorm -> Relu: the fusion passes' main diet.
 	f.Add([]byte{2, 0, 3, 6, 6, 0, 3, 0, 0, 1, 1, 1, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, ok := fuzzgraph.Build(data)
-		if !ok {
-			return
-		}
-		if _, err := ir.InferShapes(m, ir.InferOptions{}); err != nil {
-			return
-		}
-		g := m.Graph
-		// As the pipeline does: names unique, and the node-name filter
-		// that passes must keep complete (Verify checks it).
-		ir.NameNodes(g)
-		var before []*tensor
-		evalErr := fmt.Errorf("graph too large for the reference evaluator")
-		inputs := randomInputs(g, 7)
-		if smallValues(g) {
-			before, evalErr = safeEvaluate(g, inputs)
-		}
-		if _, err := Run(g, Options{Check: true}); err != nil {
-			t.Fatalf("passes fail on an inferred graph: %v\n%s", err, ir.Dump(g))
-		}
-		// The plan's last step in the pipeline: what follows checks the
-		// compacted graph.
-		dump := ir.Dump(g)
-		g.CompactNodes()
-		if again := ir.Dump(g); again != dump {
-			t.Fatalf("CompactNodes changed the graph:\n%s\nto\n%s", dump, again)
-		}
-		if err := ir.VerifyInferred(g); err != nil {
-			t.Fatalf("graph not fully typed after the passes: %v\n%s", err, ir.Dump(g))
-		}
-		if evalErr != nil || !finite(before) {
-			return // the evaluator lacks an op, or the numbers overflowed
-		}
-		after, err := safeEvaluate(g, inputs)
-		if err != nil && strings.Contains(err.Error(), "op not in the reference evaluator") {
-			return // a fused op the evaluator does not model (FusedElementwise)
-		}
-		if err != nil {
-			t.Fatalf("the reference evaluator ran the graph before the passes but not after: %v\n%s", err, ir.Dump(g))
-		}
-		if len(after) != len(before) {
-			t.Fatalf("%d outputs before the passes, %d after", len(before), len(after))
-		}
-		for i := range before {
-			if e := relErr(before[i], after[i]); !(e < 1e-4) {
-				t.Fatalf("output %d: relative error %g after the passes\n%s", i, e, ir.Dump(g))
+		checkPipeline(t, data, Options{Check: true}, "the passes")
+		// Each runtime's plan runs its own variant passes (fold-conv-add,
+		// fuse-attention-sdpa, bn-pointwise, ...), which the default
+		// selection leaves out.
+		for _, p := range Plans() {
+			if opt, run := p.Options(Options{Check: true}); run && p.Passes != nil {
+				checkPipeline(t, data, opt, "plan "+p.Name)
 			}
 		}
 	})
+}
+
+// checkPipeline runs the passes opt selects on the graph data decodes to
+// and checks FuzzPasses' properties; what names the selection in messages.
+func checkPipeline(t *testing.T, data []byte, opt Options, what string) {
+	t.Helper()
+	m, ok := fuzzgraph.Build(data)
+	if !ok {
+		return
+	}
+	if _, err := ir.InferShapes(m, ir.InferOptions{}); err != nil {
+		return
+	}
+	g := m.Graph
+	// As the pipeline does: names unique, and the node-name filter
+	// that passes must keep complete (Verify checks it).
+	ir.NameNodes(g)
+	var before []*tensor
+	evalErr := fmt.Errorf("graph too large for the reference evaluator")
+	inputs := randomInputs(g, 7)
+	if smallValues(g) {
+		before, evalErr = safeEvaluate(g, inputs)
+	}
+	if _, err := Run(g, opt); err != nil {
+		t.Fatalf("%s fail on an inferred graph: %v\n%s", what, err, ir.Dump(g))
+	}
+	// The plan's last step in the pipeline: what follows checks the
+	// compacted graph.
+	dump := ir.Dump(g)
+	g.CompactNodes()
+	if again := ir.Dump(g); again != dump {
+		t.Fatalf("CompactNodes changed the graph:\n%s\nto\n%s", dump, again)
+	}
+	if err := ir.VerifyInferred(g); err != nil {
+		t.Fatalf("graph not fully typed after %s: %v\n%s", what, err, ir.Dump(g))
+	}
+	if evalErr != nil || !finite(before) {
+		return // the evaluator lacks an op, or the numbers overflowed
+	}
+	after, err := safeEvaluate(g, inputs)
+	if err != nil && strings.Contains(err.Error(), "op not in the reference evaluator") {
+		return // a fused op the evaluator does not model (FusedElementwise)
+	}
+	if err != nil {
+		t.Fatalf("the reference evaluator ran the graph before %s but not after: %v\n%s", what, err, ir.Dump(g))
+	}
+	if len(after) != len(before) {
+		t.Fatalf("%d outputs before %s, %d after", len(before), what, len(after))
+	}
+	for i := range before {
+		if e := relErr(before[i], after[i]); !(e < 1e-4) {
+			t.Fatalf("output %d: relative error %g after %s\n%s", i, e, what, ir.Dump(g))
+		}
+	}
 }
 
 // safeEvaluate is evaluate, with a panic of the test evaluator (an op it
