@@ -40,7 +40,10 @@ type Plan struct {
 //     after the convolution (bn-pointwise; freezing, which would fold it
 //     into the weights, is off by default).
 //   - onnxruntime (CUDA execution provider, default optimisation level):
-//     BN folded, LayerNorm/RMSNorm/GELU/attention/SkipLayerNorm fusions,
+//     BN folded, LayerNorm/RMSNorm/GELU/SkipLayerNorm fusions, attention
+//     (and its packed QKV GEMM) only where its online AttentionFusion
+//     fires, post-LN blocks (attention_ort.go): a pre-LN model's
+//     attention runs as separate kernels,
 //     no convolution epilogue: ConvActivationFusion returns nothing for a
 //     node on the CUDA provider since the cuDNN-frontend convolutions
 //     (microsoft/onnxruntime PR #19470, 2024; conv_activation_fusion.cc:
@@ -49,8 +52,8 @@ type Plan struct {
 //     (the bias still folds in: ConvAddFusion, BN folding; the older
 //     FusedConv is the fuse-conv-act pass, for --passes),
 //     a MatMul with its bias (MatMulAddFusion; GemmActivationFusion is a
-//     CPU-only rule), the packed QKV GEMM of its Attention op; no
-//     generic elementwise-chain fusion and no pooling fusion.
+//     CPU-only rule); no generic elementwise-chain fusion and no pooling
+//     fusion.
 //   - fused (TensorRT): every onnxcost fusion.
 //
 // Only the fused plan substitutes Winograd for 3×3 convolutions as a
@@ -70,10 +73,10 @@ var plans = []Plan{
 		Passes: []string{"cleanup", "split-conv-bias", "bn-pointwise", "fuse-layernorm", "fuse-rmsnorm", "fuse-rotary", "fuse-gelu", "fuse-softmax",
 			"fuse-attention", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
 			"fuse-gemm-bias", "fuse-elementwise"}},
-	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: BN folded, norm/GELU/attention/SkipLayerNorm fusions, MatMul+bias; a convolution's activation and residual add as their own kernels; no elementwise-chain or pooling fusion",
+	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: BN folded, norm/GELU/SkipLayerNorm fusions, attention and packed QKV for post-LN (BERT-like) blocks only, MatMul+bias; a convolution's activation and residual add as their own kernels; no elementwise-chain or pooling fusion",
 		Passes: []string{"cleanup", "fold-bn", "fuse-layernorm", "fuse-rmsnorm", "fuse-gelu", "fuse-softmax",
-			"fuse-attention", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
-			"fold-conv-add", "fuse-gemm-bias", "fuse-qkv", "fuse-skip-layernorm"}},
+			"fuse-attention-ort", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
+			"fold-conv-add", "fuse-gemm-bias", "fuse-qkv-ort", "fuse-skip-layernorm"}},
 }
 
 // Plans lists the plans, the fused one first.

@@ -28,7 +28,10 @@ import (
 // outputs and shapes are untouched: only the producers change. Branches
 // with an activation or a residual epilogue are left alone (a grouped
 // kernel with per-branch epilogues is not what engines run).
-func fuseQKV(g *ir.Graph) (bool, error) {
+func fuseQKV(g *ir.Graph) (bool, error) { return fuseQKVWhere(g, nil) }
+
+// fuseQKVWhere is fuseQKV over the activations keep accepts (nil: all).
+func fuseQKVWhere(g *ir.Graph, keep func(*ir.Graph, *ir.Value) bool) (bool, error) {
 	// Positions as the sweep found them: the sweep runs in a Batch, and
 	// the nodes it adds are recorded (see positions).
 	pos := &positions{g: g}
@@ -40,7 +43,7 @@ func fuseQKV(g *ir.Graph) (bool, error) {
 				continue
 			}
 			x := n.In(0)
-			if x == nil || seen[x] || !isGemmOp(n) {
+			if x == nil || seen[x] || !isGemmOp(n) || (keep != nil && !keep(g, x)) {
 				continue
 			}
 			seen[x] = true
