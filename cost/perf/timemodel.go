@@ -288,11 +288,12 @@ func softSum(a, b float64) float64 {
 	return hi * math.Pow(1+math.Pow(lo/hi, pointwiseExp), 1.0/pointwiseExp)
 }
 
-// pointwiseS is the time a pointwise, reduction or data kernel needs for
-// its counted FLOPs at PointwiseRate FLOPs per SM per cycle at boost
-// clock (these kernels draw little power: a power-capped board holds its
-// clock for them); 0 for other classes or where the GPU entry lacks the
-// SM count or clock.
+// pointwiseS is the time a pointwise, reduction or data kernel needs on
+// the SMs at boost clock (these kernels draw little power: a power-capped
+// board holds its clock for them): its counted FLOPs at PointwiseRate
+// FLOPs per SM per cycle, or, for a vectorized library kernel, its vector
+// accesses at vectorsPerSMCycle; 0 for other classes or where the GPU
+// entry lacks the SM count or clock.
 func pointwiseS(g *hwdb.GPU, k Kernel, p Params) float64 {
 	switch k.Class {
 	case ClassElementwise, ClassReduction, ClassData:
@@ -349,13 +350,10 @@ func vectorElems(k Kernel, elemBytes float64) float64 {
 // vectorPointwiseS is a vectorized kernel's SM-side time at rate vector
 // accesses per SM-cycle; 0 where its size is unknown.
 func vectorPointwiseS(k Kernel, smCycles, rate float64) float64 {
-	eb := k.ElemBytes
-	if eb <= 0 {
-		eb = 4
-	}
 	if !(k.Bytes > 0) || rate <= 0 {
 		return 0
 	}
+	eb := elemBytesOr4(k.ElemBytes)
 	return k.Bytes / eb / vectorElems(k, eb) / (smCycles * rate)
 }
 
