@@ -42,29 +42,7 @@ func bnAffine(g *ir.Graph, bn *ir.Node) bool {
 	if !floatTensor(x) || !floatTensor(y) || y.Shape.Rank() < 2 || x.DType != y.DType {
 		return false
 	}
-	if bn.AttrInt("training_mode", 0) != 0 || bn.AttrInt("spatial", 1) != 1 {
-		return false
-	}
-	if a := bn.Attr("is_test"); a != nil && a.I == 0 {
-		return false
-	}
-	for _, o := range bn.Outputs[1:] {
-		if o != nil && (len(o.Consumers) > 0 || g.IsGraphOutput(o)) {
-			return false
-		}
-	}
-	k := y.Shape.Dims[1]
-	if !k.IsKnown() {
-		return false
-	}
-	ps := bnOf(bn)
-	for _, v := range []*ir.Value{ps.scale, ps.bias, ps.mean, ps.variance} {
-		c := constant(v)
-		if c == nil || len(c.Dims) != 1 || c.Dims[0] != k.Value {
-			return false
-		}
-	}
-	return true
+	return inferenceBN(g, bn) && bnConstParams(bn, y.Shape.Dims[1])
 }
 
 // applyBNPointwise inserts the Mul before bn and replaces bn with the

@@ -51,19 +51,8 @@ func bnOf(bn *ir.Node) bnParams {
 // channel count.
 func bnFoldable(g *ir.Graph, p, bn *ir.Node) bool {
 	y := p.Out(0)
-	if !soleConsumer(g, y, bn) || bn.In(0) != y || !floatTensor(y) || !floatTensor(bn.Out(0)) {
+	if !soleConsumer(g, y, bn) || bn.In(0) != y || !floatTensor(y) || !floatTensor(bn.Out(0)) || !inferenceBN(g, bn) {
 		return false
-	}
-	if bn.AttrInt("training_mode", 0) != 0 || bn.AttrInt("spatial", 1) != 1 {
-		return false
-	}
-	if a := bn.Attr("is_test"); a != nil && a.I == 0 {
-		return false
-	}
-	for _, o := range bn.Outputs[1:] {
-		if o != nil && (len(o.Consumers) > 0 || g.IsGraphOutput(o)) {
-			return false
-		}
 	}
 	var k ir.Dim
 	switch {
@@ -83,6 +72,29 @@ func bnFoldable(g *ir.Graph, p, bn *ir.Node) bool {
 	default:
 		return false
 	}
+	return bnConstParams(bn, k)
+}
+
+// inferenceBN reports whether bn is in inference mode (no training_mode,
+// spatial, is_test saying otherwise) with its statistics outputs unused.
+func inferenceBN(g *ir.Graph, bn *ir.Node) bool {
+	if bn.AttrInt("training_mode", 0) != 0 || bn.AttrInt("spatial", 1) != 1 {
+		return false
+	}
+	if a := bn.Attr("is_test"); a != nil && a.I == 0 {
+		return false
+	}
+	for _, o := range bn.Outputs[1:] {
+		if o != nil && (len(o.Consumers) > 0 || g.IsGraphOutput(o)) {
+			return false
+		}
+	}
+	return true
+}
+
+// bnConstParams reports whether bn's four parameters are constant vectors
+// of the known channel count k.
+func bnConstParams(bn *ir.Node, k ir.Dim) bool {
 	if !k.IsKnown() {
 		return false
 	}
