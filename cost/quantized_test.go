@@ -112,8 +112,11 @@ func TestQuantizedModelsRunAtInt8(t *testing.T) {
 			if n.Precision != string(hwdb.INT8Tensor) {
 				t.Errorf("%s on %s: precision %q, want %s", name, gpu, n.Precision, hwdb.INT8Tensor)
 			}
-			if n.TimeS > 1.1*i8.TimeS || n.TimeS > 0.6*f32.TimeS {
-				t.Errorf("%s on %s: %.3g s, want about the int8 convolution's %.3g s (fp32: %.3g s)", name, gpu, n.TimeS, i8.TimeS, f32.TimeS)
+			// Far faster than fp32 in its arithmetic: the fixed fill
+			// both kernels pay is the same.
+			if n.TimeS > 1.1*i8.TimeS || n.ComputeS > 0.6*f32.ComputeS {
+				t.Errorf("%s on %s: %.3g s (compute %.3g s), want about the int8 convolution's %.3g s (fp32: %.3g s, compute %.3g s)",
+					name, gpu, n.TimeS, n.ComputeS, i8.TimeS, f32.TimeS, f32.ComputeS)
 			}
 			t.Logf("%s on %s: %s %.3g µs (float conv: fp32 %.3g µs, int8 %.3g µs)", name, gpu, n.Precision, n.TimeS*1e6, f32.TimeS*1e6, i8.TimeS*1e6)
 			if n.MACs != f32.MACs {

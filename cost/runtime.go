@@ -85,7 +85,8 @@ func applyRuntime(rep *report.Report, gpu *hwdb.GPU, rt *hwdb.Runtime) {
 		ri.KernelGapScale = rt.KernelGapScale
 		ri.Notes = append(ri.Notes, fmt.Sprintf("each kernel pays a gap of %s = %g × %s", usText(ri.KernelGapS), rt.KernelGapScale, src))
 	}
-	ri.Notes = append(ri.Notes, fmt.Sprintf("GEMM-like kernels add %g of their fitted fill latency (%s): the GPU-side part, whatever the runtime", perf.InPlanFillShare, usText(perf.InPlanFillShare*p.FillLaunches*launch)))
+	ri.Notes = append(ri.Notes, fmt.Sprintf("GEMM-like kernels add %g of their fitted fill latency (%s): the GPU-side part, whatever the runtime; a library convolution's tiled kernel adds all of it (%s)",
+		perf.InPlanFillShare, usText(perf.InPlanFillShare*p.FillLaunches*launch), usText(perf.ConvFillShare*p.FillLaunches*launch)))
 
 	t := &rep.Totals
 	finish, issue, device := pipelineTime(rep.Nodes, rt.DispatchS, rt.ModuleS)

@@ -64,3 +64,35 @@ func TestInPlanFillIsGPUShare(t *testing.T) {
 		t.Errorf("isolated fill %g, want %g", got, want)
 	}
 }
+
+// TestConvKeepsWholeFillInPlan: in a plan, a library convolution's tiled
+// forward kernel pays its whole fitted fill (ConvFillShare); a GEMM, a
+// depthwise (one output channel per group) convolution and a gradient
+// kernel keep the assumed GPU share, and an isolated call is unchanged.
+func TestConvKeepsWholeFillInPlan(t *testing.T) {
+	g, err := hwdb.Lookup("H100-SXM5-80GB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := DefaultParams()
+	launch := launchOverhead(g, p)
+	base := Kernel{Precision: hwdb.FP16Tensor, M: 49, N: 512, K: 4608, Batch: 1, FLOPs: 2 * 49 * 512 * 4608, Bytes: 1e6, Launches: 1}
+	conv, gemm, depthwise, dgrad := base, base, base, base
+	conv.Class, gemm.Class, depthwise.Class, dgrad.Class = ClassConv, ClassGEMM, ClassConv, ClassConv
+	depthwise.N, depthwise.K, depthwise.Batch = 1, 9, 512
+	dgrad.Grad = GradData
+	inPlan := Options{Params: p, Setting: InPlan}
+	for _, c := range []struct {
+		name  string
+		k     Kernel
+		share float64
+	}{{"conv", conv, ConvFillShare}, {"gemm", gemm, inPlanLaunchFraction}, {"depthwise conv", depthwise, inPlanLaunchFraction}, {"dgrad", dgrad, inPlanLaunchFraction}} {
+		if got, want := EstimateKernel(g, c.k, inPlan).LatencyS, c.share*p.FillLaunches*launch; !near(got, want, 1e-12) {
+			t.Errorf("%s in a plan: fill %g s, want %g s (share %g)", c.name, got, want, c.share)
+		}
+	}
+	isolated := Options{Params: p, Setting: Isolated}
+	if a, b := EstimateKernel(g, conv, isolated).LatencyS, EstimateKernel(g, gemm, isolated).LatencyS; !near(a, b, 1e-12) {
+		t.Errorf("isolated: conv fill %g s, gemm %g s; an isolated call's fill does not depend on the class", a, b)
+	}
+}

@@ -17,7 +17,8 @@ type Runtime struct {
 	KernelGapScale float64 `json:"kernel_gap_scale"`
 	LaunchS        float64 `json:"launch_s"`
 	// FillShare is the share of a GEMM-like kernel's fitted fill latency
-	// (pipeline fill and drain, in launches) a plan still pays.
+	// (pipeline fill and drain, in launches) a plan still pays; a library
+	// convolution's tiled kernel pays all of it (perf.ConvFillShare).
 	FillShare float64 `json:"fill_share"`
 	// DispatchS is the host time to issue one kernel; HostS the host's
 	// work for one call (CallS + DispatchS × launches of the main graph);
