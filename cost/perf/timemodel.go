@@ -1049,16 +1049,15 @@ func ceilDiv(a, b int64) int64 {
 // for the GEMV kernels' warp-per-row parallelism over all SMs (batch 1-8
 // rows were priced right that way). A tiled step is skinny (N = 16-128),
 // so its few output tiles leave most SMs idle, and split-K is what would
-// fill them. DeepBench's cuDNN RNN rows say the
-// library does not: the GRU layers of hidden 1536-2816 at batch 32 reach
-// the same share of FP32 peak on the P100 (56 SMs: 21-35%) as on the GTX
-// 1080 Ti (28 SMs, no room to split: 20-34%), while split-K priced the
-// P100's step GEMM at 70% and its rows 1.5-1.9× too fast (the GP102
-// cards' within ±25%). Without it the
+// fill them. DeepBench's cuDNN RNN rows say the library does not: the GRU
+// layers of hidden 1536-2816 at batch 32 reach the same share of FP32 peak
+// on the P100 (56 SMs: 21-35%) as on the GTX 1080 Ti (28 SMs, no room to
+// split: 20-34%), while split-K priced the P100's step GEMM at 70% and its
+// rows 1.5-1.9× too fast (the GP102 cards' within ±25%). Without it the
 // held-out RNN rows (go run ./scripts/calibrate -joint) move P100 fp32
-// 34.8% → 25.0% (signed −34.8 → −25.0%), M40 signed −20.9 → −9.9%,
-// Titan X Maxwell −19.1 → −5.2%, the rest within a point, with the
-// parameters unchanged.
+// 34.8% → 25.0% (signed −34.8 → −25.0%), M40 signed −20.9 → −9.9%, Titan
+// X Maxwell −19.1 → −5.2%, the rest within a point, with the parameters
+// unchanged.
 func rnnStepSplitsK(m, n int64) bool { return min(m, n) <= gemvMaxCols }
 
 // rnnTime prices a recurrent layer: one GEMM for the input projection of
