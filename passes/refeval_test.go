@@ -219,6 +219,9 @@ func evalNode(n *ir.Node, ins []*tensor) ([]*tensor, error) {
 		perm, _ := n.AttrInts("perm")
 		return one(transpose(ins[0], intsOf(perm)))
 	case "Softmax":
+		if m := in(ins, 1); m != nil { // onnxcost Softmax(x, mask): fuse-bias-softmax
+			return one(softmaxLast(broadcast(ins[0], m, add)))
+		}
 		return one(softmaxLast(ins[0]))
 	case "ReduceMean":
 		return reduceMeanLast(n, ins[0])
