@@ -96,7 +96,7 @@ func broadcastsAsMask(x, mask *ir.Value) bool {
 // onesIn reports whether every dim is a known 1.
 func onesIn(ds []ir.Dim) bool {
 	for _, d := range ds {
-		if d.Sym != "" || d.Value != 1 {
+		if !d.Is(1) {
 			return false
 		}
 	}

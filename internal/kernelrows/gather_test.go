@@ -21,26 +21,15 @@ import (
 // be the committed one, and the held-out rows must stay within their
 // bound.
 func TestIndexSelectFit(t *testing.T) {
-	type row struct {
-		p   Priced
-		g   *hwdb.GPU
-		kt  perf.KernelTime
-		fit bool
-	}
-	var rows []row
-	for _, p := range priced(t) {
-		if p.Source != SourceVidur || p.Op != "emb" {
-			continue
+	rows := vidurRefitRows(t, func(p Priced) bool {
+		if p.Op != "emb" {
+			return false
 		}
 		if p.Kernel.Indexed.Indices <= 0 {
 			t.Fatalf("%s %s: the Gather has no indexed-copy view", p.GPU, p.Shape)
 		}
-		g, err := hwdb.Lookup(p.GPU)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows = append(rows, row{p, g, Price(p.Row, g), !p.HeldOut})
-	}
+		return true
+	})
 	if len(rows) < 1000 {
 		t.Fatalf("%d emb rows", len(rows))
 	}
@@ -132,4 +121,30 @@ func TestIndexSelectTPRows(t *testing.T) {
 			t.Errorf("%s: median |error| %.1f%% over 20%%", key, 100*m)
 		}
 	}
+}
+
+// refitRow is one priced Vidur row of a refit test: the row, its GPU, its
+// time at the committed parameters and whether it is a fit row.
+type refitRow struct {
+	p   Priced
+	g   *hwdb.GPU
+	kt  perf.KernelTime
+	fit bool
+}
+
+// vidurRefitRows prices the Vidur rows keep selects, for the refit tests.
+func vidurRefitRows(t *testing.T, keep func(Priced) bool) []refitRow {
+	t.Helper()
+	var rows []refitRow
+	for _, p := range priced(t) {
+		if p.Source != SourceVidur || !keep(p) {
+			continue
+		}
+		g, err := hwdb.Lookup(p.GPU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, refitRow{p, g, Price(p.Row, g), !p.HeldOut})
+	}
+	return rows
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost/perf"
-	"github.com/onnxcost/onnxcost/hwdb"
 )
 
 // TestVectorRateFit refits the vector accesses per SM-cycle of vectorized
@@ -16,23 +15,7 @@ import (
 // A100, H100 and A40 together must be the committed one, and the held-out
 // rows must stay within their bound, per op.
 func TestVectorRateFit(t *testing.T) {
-	type row struct {
-		p   Priced
-		g   *hwdb.GPU
-		kt  perf.KernelTime
-		fit bool
-	}
-	var rows []row
-	for _, p := range priced(t) {
-		if p.Source != SourceVidur || !p.Kernel.Vectorized {
-			continue
-		}
-		g, err := hwdb.Lookup(p.GPU)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows = append(rows, row{p, g, Price(p.Row, g), !p.HeldOut})
-	}
+	rows := vidurRefitRows(t, func(p Priced) bool { return p.Kernel.Vectorized })
 	if len(rows) < 500 {
 		t.Fatalf("%d vectorized Vidur rows (phi-2 layer norm and GELU)", len(rows))
 	}
