@@ -471,6 +471,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 			Rows: est.Rows, RowLen: est.RowLen, RowPasses: est.RowPasses,
 			WinogradFused: est.WinogradFused, DequantFLOPs: est.DequantFLOPs,
 			Indexed:  est.Indexed,
+			Decode:   est.Decode,
 			Resident: true, DRAMBytes: a.dramBytes(n, est),
 			Vectorized: vectorizedOps[n.OpType],
 		}

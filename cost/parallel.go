@@ -126,6 +126,9 @@ func (tp *tensorParallel) shardKernel(k *perf.Kernel) {
 	case k.Batch >= n:
 		k.Batch = (k.Batch + n - 1) / n
 	}
+	if k.Decode.Heads >= n { // the heads are what tensor parallelism splits
+		k.Decode.Heads = (k.Decode.Heads + n - 1) / n
+	}
 }
 
 // markWeights records the initializer inputs of a split node.

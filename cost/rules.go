@@ -62,6 +62,9 @@ type NodeEstimate struct {
 	DequantFLOPs float64
 	// Indexed is the indexed-copy view of a Gather (perf.Kernel.Indexed).
 	Indexed perf.IndexedCopy
+	// Decode is the KV-cache view of a decode step's attention
+	// (perf.Kernel.Decode).
+	Decode perf.AttnDecode
 	// Note explains an approximation; it is shown in the report.
 	Note string
 	// View marks a node that launches no kernel (a view or metadata op).

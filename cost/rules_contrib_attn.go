@@ -67,6 +67,17 @@ func (p attnProblem) core(softcap bool) NodeEstimate {
 	return e
 }
 
+// decodeView is the split-KV view (perf.AttnDecode) of an attention of
+// sq queries per sequence: heads independent (sequence, KV head) pairs,
+// each query attending skv keys of size d. Zero unless sq is 1: a decode
+// step, whose kernel streams the cache rather than tiling queries.
+func decodeView(sq, heads, skv, d float64) perf.AttnDecode {
+	if sq != 1 || !(heads > 0) || !(skv > 0) || !(d > 0) {
+		return perf.AttnDecode{}
+	}
+	return perf.AttnDecode{Heads: clampInt(heads), Keys: clampInt(skv), HeadDim: clampInt(d)}
+}
+
 // constScalar is the value of a known one-element integer tensor.
 func constScalar(v *ir.Value) (int64, bool) {
 	if v == nil || v.Const == nil || !v.Const.HasData || len(v.Const.Ints) != 1 {
@@ -198,6 +209,7 @@ func gqaRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	skv, pastRows := keysAttended(total, s, sNew, float64(n.AttrInt("local_window_size", -1)))
 	prob := attnProblem{b: b, h: h, sq: s, skv: skv, d: d, dv: d}
 	e := prob.core(n.AttrFloat("softcap", 0) > 0)
+	e.Decode = decodeView(s, b*kvh, skv, d)
 	rot := d
 	if n.AttrInt("do_rotary", 0) != 0 {
 		if half, ok := c.Dim(n.In(7), -1); ok && half > 0 {
@@ -268,6 +280,7 @@ func mhaRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	}
 	skv, pastRows := keysAttended(total, s, l, 0)
 	e := attnProblem{b: b, h: h, sq: s, skv: skv, d: d, dv: dv}.core(false)
+	e.Decode = decodeView(s, b*h, skv, d)
 	if n.In(3) != nil {
 		e.FLOPs += b*s*h*d + b*l*h*(d+dv)
 	}

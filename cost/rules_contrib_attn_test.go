@@ -3,6 +3,7 @@ package cost
 import (
 	"testing"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/ir/irtest"
 )
@@ -87,6 +88,11 @@ func TestGQALlama3Decode(t *testing.T) {
 	b = irtest.New(t, 17)
 	e = msAttnCost(t, b, "GroupQueryAttention", build(4096, 4096, attnInt32Const(b, "total", total), b), outs(b, 4096), heads...)
 	checkAttnCounts(t, "shared buffer", e, macs, flops, scores, read, h*d*f16+2*kvh*1*d*f16)
+	// The decode view: one CTA per (sequence, KV head), each walking the
+	// 1024 keys attended.
+	if want := (perf.AttnDecode{Heads: kvh, Keys: total, HeadDim: d}); e.Decode != want {
+		t.Errorf("decode view %+v, want %+v", e.Decode, want)
+	}
 }
 
 // TestGQAPackedRotaryWindow: a prefill with packed Q|K|V, rotary inside
@@ -116,6 +122,9 @@ func TestGQAPackedRotaryWindow(t *testing.T) {
 	const read = bs*s*(h+2*kvh)*d*f16 + bs*4 + 4 + 2*bs*s*(d/2)*f16
 	const written = bs*s*h*d*f16 + 2*bs*kvh*s*d*f16
 	checkAttnCounts(t, "packed, rotary, window", e, macs, flops, scores, read, written)
+	if e.Decode != (perf.AttnDecode{}) {
+		t.Errorf("a 16-token prefill has a decode view %+v: its kernel tiles the queries", e.Decode)
+	}
 }
 
 // TestMHAWithPast: a GPT-2 decode step, B = 1, S = 1, H = 12, d = 64,
@@ -139,6 +148,10 @@ func TestMHAWithPast(t *testing.T) {
 	const read = 3*hidden*f32 + 3*hidden*f32 + 2*h*past*d*f32
 	const written = hidden*f32 + 2*h*(past+1)*d*f32
 	checkAttnCounts(t, "gpt-2 decode", e, macs, flops, scores, read, written)
+	// No key/value grouping: a CTA per (sequence, head).
+	if want := (perf.AttnDecode{Heads: h, Keys: past + 1, HeadDim: d}); e.Decode != want {
+		t.Errorf("decode view %+v, want %+v", e.Decode, want)
+	}
 }
 
 // TestMSAttentionBert: BERT-base self-attention, B = 1, S = 128,
@@ -261,5 +274,31 @@ func TestSimplifiedLayerNormCosts(t *testing.T) {
 			t.Errorf("%s %s: flops %v, transcendentals %v, read %v, written %v; want %v, %v, %v, %v",
 				c.domain, c.op, n.FLOPs, n.Transcendentals, n.BytesRead, n.BytesWritten, c.flops, c.trans, c.read, c.written)
 		}
+	}
+}
+
+// TestAttention23Past: ONNX's own Attention (opset 23) for a LLaMA-3
+// decode step, [B, H, L, d] inputs, B = 1, H = 32, kvH = 8, d = 128,
+// 1023 tokens in past_key and past_value: the new query attends to the
+// past's keys and its own, 1024 in all.
+func TestAttention23Past(t *testing.T) {
+	const h, kvh, d, past = 32, 8, 128, 1023
+	b := irtest.New(t, 23)
+	q := b.Tensor("q", ir.Float16, 1, h, 1, d)
+	k, v := b.Tensor("k", ir.Float16, 1, kvh, 1, d), b.Tensor("v", ir.Float16, 1, kvh, 1, d)
+	pk, pv := b.Tensor("pk", ir.Float16, 1, kvh, past, d), b.Tensor("pv", ir.Float16, 1, kvh, past, d)
+	outs := []*ir.Value{b.Tensor("y", ir.Float16, 1, h, 1, d),
+		b.Tensor("prk", ir.Float16, 1, kvh, past+1, d), b.Tensor("prv", ir.Float16, 1, kvh, past+1, d)}
+	n := &ir.Node{Name: "attn", OpType: "Attention", Inputs: []*ir.Value{q, k, v, nil, pk, pv}, Outputs: outs}
+	e, err := LookupRule("", "Attention")(n, &RuleCtx{Graph: b.G})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const scores = h * (past + 1)
+	if e.MACs != scores*2*d {
+		t.Errorf("macs %v, want %v (B·H·Lq·Lk·(dk+dv), Lk = past + new)", e.MACs, scores*2*d)
+	}
+	if want := (perf.AttnDecode{Heads: kvh, Keys: past + 1, HeadDim: d}); e.Decode != want {
+		t.Errorf("decode view %+v, want %+v", e.Decode, want)
 	}
 }

@@ -270,6 +270,7 @@ func fusedAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 			core.K = clampInt(lk * (d + dv) / dv)
 			core.Batch = clampInt(batch)
 		}
+		core.Decode = decodeView(lq, batch, lk, d)
 	}
 	extra, _ := sumParts(n, c)
 	extra.Class = perf.ClassElementwise

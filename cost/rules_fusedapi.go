@@ -47,7 +47,7 @@ func FusedEstimate(n *ir.Node, c *RuleCtx, parts ...NodeEstimate) NodeEstimate {
 	for _, p := range parts {
 		if p.Class.GEMMLike() {
 			e.Class, e.M, e.N, e.K, e.Batch, e.Steps, e.InputK = p.Class, p.M, p.N, p.K, p.Batch, p.Steps, p.InputK
-			e.WinogradFused = p.WinogradFused
+			e.WinogradFused, e.Decode = p.WinogradFused, p.Decode
 			break
 		}
 	}

@@ -211,7 +211,7 @@ func einsumRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 }
 
 // attentionRule (ONNX opset 23 Attention): Q·Kᵀ and P·V batched GEMMs plus
-// a softmax over the scores.
+// a softmax over the scores; Lk counts the past_key's keys too.
 //
 //	macs = B*H*Lq*Lk*(dk + dv); softmax 4 flops + 1 exp per score
 func attentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
@@ -222,16 +222,22 @@ func attentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	if !ok1 || !ok2 || !ok3 || len(q) < 3 || len(k) < 3 || len(v) < 3 {
 		return e, nil
 	}
-	var bh, lq, lk, dk, dv float64
+	var bh, lq, lk, dk, dv, kvh float64
 	if len(q) == 4 { // [B, H, L, d]
 		bh, lq, dk = q[0]*q[1], q[2], q[3]
-		lk, dv = k[2], v[3]
+		lk, dv, kvh = k[2], v[3], k[1]
 	} else { // [B, L, H*d]: heads split the hidden size, the product is the same
 		heads := float64(max(n.AttrInt("q_num_heads", 1), 1))
 		bh, lq, dk = q[0]*heads, q[1], q[2]/heads
-		kvh := float64(max(n.AttrInt("kv_num_heads", 1), 1))
+		kvh = float64(max(n.AttrInt("kv_num_heads", 1), 1))
 		lk, dv = k[1], v[2]/kvh
 	}
+	// past_key ([B, kvH, P, d]): the keys attended are the past's and
+	// the new ones (present = concat(past, K)).
+	if pk, ok := c.Dims(n.In(4)); ok && len(pk) == 4 {
+		lk += pk[2]
+	}
+	e.Decode = decodeView(lq, q[0]*kvh, lk, dk)
 	scores := bh * lq * lk
 	e.MACs = scores * (dk + dv)
 	e.FLOPs = perf.FMAFLOPs*e.MACs + 4*scores

@@ -93,6 +93,9 @@ type Kernel struct {
 	// kernel (PyTorch's depthwise kernel), its outputs and taps; its GEMM
 	// view (M, N, K) is then zero: no tiles, no fill (directConvTime).
 	Direct DirectConv
+	// Decode is, for an attention kernel of one query token per sequence
+	// over a KV cache, its split-KV view (decodeChainS); zero otherwise.
+	Decode AttnDecode
 	// Vectorized marks a pointwise or row-wise kernel every runtime runs
 	// as a vectorized library kernel (PyTorch's layer norm and GELU, and
 	// their counterparts elsewhere): its SM-side limit counts elements
@@ -123,6 +126,10 @@ type KernelTime struct {
 	// Bandwidth is the bandwidth used (HBM or L2).
 	Bandwidth float64
 	Level     string // "hbm" or "l2"
+	// Streams marks a kernel whose ComputeS is a stream run in series
+	// with its fill (a decode step's attention, decodeStreamS): bound by
+	// memory where its main loop would say compute.
+	Streams bool
 }
 
 // The builders below give every caller (the per-op rules, the Winograd

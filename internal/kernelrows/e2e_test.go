@@ -303,7 +303,7 @@ func sameGPU(t *testing.T, names []string, gpus map[string]*e2eGPU) {
 }
 
 // logPerOp logs a GPU's held-out median |error| per op and class, before
-// (pb) and after (pa) calibration, with the signed median after.
+// (pb) and after (pa) calibration, each with its signed median.
 func logPerOp(t *testing.T, gpu string, tb *e2eTable, pb, pa []float64) {
 	t.Helper()
 	byOp := map[string][][2]float64{}
@@ -311,11 +311,12 @@ func logPerOp(t *testing.T, gpu string, tb *e2eTable, pb, pa []float64) {
 		byOp[op] = append(byOp[op], [2]float64{pb[i] / tb.heldMeas[i], pa[i] / tb.heldMeas[i]})
 	}
 	for _, op := range sortedKeys(byOp) {
-		var b, a, sa []float64
+		var b, a, sb, sa []float64
 		for _, v := range byOp[op] {
-			b, a, sa = append(b, math.Abs(v[0]-1)), append(a, math.Abs(v[1]-1)), append(sa, v[1]-1)
+			b, a = append(b, math.Abs(v[0]-1)), append(a, math.Abs(v[1]-1))
+			sb, sa = append(sb, v[0]-1), append(sa, v[1]-1)
 		}
-		t.Logf("   %s %-40s n=%3d before %5.1f%% after %5.1f%% signed after %+5.1f%%", gpu, op, len(b), 100*median(b), 100*median(a), 100*median(sa))
+		t.Logf("   %s %-40s n=%3d before %5.1f%% (%+5.1f%%) after %5.1f%% (%+5.1f%%)", gpu, op, len(b), 100*median(b), 100*median(sb), 100*median(a), 100*median(sa))
 	}
 }
 

@@ -25,11 +25,21 @@ type tensorSpec struct {
 // in the same pass over the data (SiluAndMul is a Mul that also computes
 // Sigmoid and a second Mul per element), counted in FLOPs but not bytes.
 type nodeSpec struct {
-	op    string
-	ins   []tensorSpec
-	out   tensorSpec
-	attrs []*ir.Attribute
-	extra []string
+	op string
+	// domain is the op's domain ("" the default one; msDomain for
+	// onnxruntime's contrib ops).
+	domain string
+	ins    []tensorSpec
+	out    tensorSpec
+	// more are the outputs after the first (an attention's present K and
+	// V caches).
+	more []tensorSpec
+	// consts make the inputs at these indices initializers holding the
+	// integers given (an attention's total_sequence_length) instead of
+	// graph inputs.
+	consts map[int][]int64
+	attrs  []*ir.Attribute
+	extra  []string
 	// compute is the compute dtype (cost.Options.DType).
 	compute string
 }
@@ -44,6 +54,9 @@ const opset = 23
 func (s *nodeSpec) graph() (*ir.Graph, *ir.Model, *ir.Node, error) {
 	g := ir.NewGraph("kernel")
 	m := &ir.Model{Opsets: []ir.OpsetImport{{Domain: "", Version: opset}}, Graph: g}
+	if s.domain != "" {
+		m.Opsets = append(m.Opsets, ir.OpsetImport{Domain: s.domain, Version: 1})
+	}
 	value := func(name string, t tensorSpec) (*ir.Value, error) {
 		v, err := g.NewValue(name)
 		if err != nil {
@@ -52,25 +65,38 @@ func (s *nodeSpec) graph() (*ir.Graph, *ir.Model, *ir.Node, error) {
 		v.Kind, v.DType, v.Shape = ir.TensorValue, t.dt, ir.KnownShape(t.dims...)
 		return v, nil
 	}
-	n := &ir.Node{Name: s.op, OpType: s.op, Attrs: s.attrs}
+	n := &ir.Node{Name: s.op, OpType: s.op, Domain: s.domain, Attrs: s.attrs}
 	for i, t := range s.ins {
 		v, err := value("in"+strconv.Itoa(i), t)
 		if err != nil {
 			return nil, nil, nil, err
 		}
+		if ints, ok := s.consts[i]; ok {
+			g.AddInitializer(v, &ir.Tensor{DType: t.dt, Dims: t.dims, Ints: ints, HasData: true})
+			n.Inputs = append(n.Inputs, v)
+			continue
+		}
 		v.Declared = &ir.TypeInfo{Kind: ir.TensorValue, DType: t.dt, Shape: ir.KnownShape(t.dims...)}
 		g.AddInput(v)
 		n.Inputs = append(n.Inputs, v)
 	}
-	y, err := value("out", s.out)
-	if err != nil {
-		return nil, nil, nil, err
+	for i, t := range append([]tensorSpec{s.out}, s.more...) {
+		name := "out"
+		if i > 0 {
+			name += strconv.Itoa(i)
+		}
+		y, err := value(name, t)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		n.Outputs = append(n.Outputs, y)
 	}
-	n.Outputs = []*ir.Value{y}
 	if err := g.AddNode(n); err != nil {
 		return nil, nil, nil, err
 	}
-	g.AddOutput(y)
+	for _, y := range n.Outputs {
+		g.AddOutput(y)
+	}
 	return g, m, n, nil
 }
 
@@ -112,6 +138,7 @@ func (s *nodeSpec) kernel(gpu *hwdb.GPU) (perf.Kernel, error) {
 		ElemBytes: elemBytes[s.compute],
 		Rows:      est.Rows, RowLen: est.RowLen, RowPasses: est.RowPasses,
 		Indexed:  est.Indexed,
+		Decode:   est.Decode,
 		Resident: true, DRAMBytes: bytes,
 		Vectorized: cost.VectorizedOp(s.op),
 	}, nil
