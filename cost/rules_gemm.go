@@ -15,6 +15,7 @@ func init() {
 	RegisterRule("", "ConvTranspose", convTransposeRule)
 	RegisterRule("", "Gemm", gemmRule)
 	RegisterRule("", "MatMul", matmulRule(0, 1))
+	RegisterRule(msDomain, "FusedMatMul", fusedMatMulRule)
 	RegisterRule("", "MatMulInteger", matmulRule(0, 1))
 	RegisterRule("", "QLinearMatMul", matmulRule(0, 3))
 	RegisterRule("", "Einsum", einsumRule)
@@ -125,31 +126,54 @@ func matmulRule(a, b int) Rule {
 		if !ok {
 			return e, nil
 		}
-		y := n.Out(0)
-		outElems := c.Numel(y)
-		e.MACs = outElems * k
-		e.FLOPs = perf.FMAFLOPs * e.MACs
-		yd, _ := c.Dims(y)
 		bd, bok := c.Dims(n.In(b))
-		if len(yd) == 0 || !bok || outElems == 0 {
-			return e, nil
-		}
-		nn := 1.0
-		if len(bd) >= 2 {
-			nn = yd[len(yd)-1]
-		}
-		m := outElems / nn // rows of the output
-		batch := 1.0
-		if len(bd) > 2 && len(yd) >= 2 {
-			// B carries batch dims: independent GEMMs of the last two dims.
-			m = yd[len(yd)-2]
-			batch = outElems / (m * nn)
-		}
-		// When B is a plain matrix (a weight), A's batch dims fold into M:
-		// one [batch·M × K]·[K × N] GEMM, as libraries run it.
-		e.M, e.N, e.K, e.Batch = clampInt(m), clampInt(nn), clampInt(k), clampInt(batch)
+		matmulCounts(n, c, &e, k, len(bd), bok)
 		return e, nil
 	}
+}
+
+// matmulCounts sets a matrix product's MACs, FLOPs and GEMM view from its
+// contraction size k, the rank of its right operand (bRank, when known:
+// bok) and its output.
+func matmulCounts(n *ir.Node, c *RuleCtx, e *NodeEstimate, k float64, bRank int, bok bool) {
+	y := n.Out(0)
+	outElems := c.Numel(y)
+	e.MACs = outElems * k
+	e.FLOPs = perf.FMAFLOPs * e.MACs
+	yd, _ := c.Dims(y)
+	if len(yd) == 0 || !bok || outElems == 0 {
+		return
+	}
+	nn := 1.0
+	if bRank >= 2 {
+		nn = yd[len(yd)-1]
+	}
+	m := outElems / nn // rows of the output
+	batch := 1.0
+	if bRank > 2 && len(yd) >= 2 {
+		// B carries batch dims: independent GEMMs of the last two dims.
+		m = yd[len(yd)-2]
+		batch = outElems / (m * nn)
+	}
+	// When B is a plain matrix (a weight), A's batch dims fold into M:
+	// one [batch·M × K]·[K × N] GEMM, as libraries run it.
+	e.M, e.N, e.K, e.Batch = clampInt(m), clampInt(nn), clampInt(k), clampInt(batch)
+}
+
+// fusedMatMulRule: onnxruntime's FusedMatMul, one cuBLAS call: MatMul's
+// counts over the operands as its transposes leave them. alpha and the
+// transposes are the GEMM's own arguments (cublasGemmStridedBatchedHelper
+// takes both), so they add no FLOPs, bytes or kernel.
+func fusedMatMulRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	e := kernel(n, c, perf.ClassGEMM)
+	ad, ok := c.Dims(n.In(0))
+	if !ok || len(ad) == 0 {
+		return e, nil
+	}
+	perm := ir.FusedMatMulOperand(n, 0, len(ad))
+	bd, bok := c.Dims(n.In(1))
+	matmulCounts(n, c, &e, ad[perm[len(perm)-1]], len(bd), bok)
+	return e, nil
 }
 
 // einsumRule: with two or more operands, macs = product of the sizes of

@@ -37,6 +37,7 @@ func init() {
 		RegisterRule(trainingDomain, op, optimizerRule(optimizerOps[op]))
 	}
 	RegisterRule(msDomain, "SimplifiedLayerNormalization", normRuleWith(perElem{inFLOPs: 4, rowFLOPs: 1, rowTrans: 1}))
+	RegisterRule(msDomain, "BiasSoftmax", biasSoftmaxRule)
 	// Skip variants add the residual first (+1 per element).
 	RegisterRule(msDomain, "SkipLayerNormalization", normRuleWith(perElem{inFLOPs: 9, rowFLOPs: 1, rowTrans: 1}))
 	RegisterRule(msDomain, "SkipSimplifiedLayerNormalization", normRuleWith(perElem{inFLOPs: 5, rowFLOPs: 1, rowTrans: 1}))
@@ -102,4 +103,21 @@ func lossRule(softmaxFLOPs float64) Rule {
 		}
 		return e, nil
 	}
+}
+
+// biasSoftmaxRule: onnxruntime's BiasSoftmax, one kernel: Softmax's counts
+// over data at its axis (the contrib op's default, 1, when absent), one
+// add per element for the bias, and the bias read once.
+func biasSoftmaxRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	sm := &ir.Node{Name: n.Name, OpType: "Softmax", Inputs: n.Inputs[:1], Outputs: n.Outputs,
+		Attrs: []*ir.Attribute{ir.IntAttr("axis", n.AttrInt("axis", 1))}}
+	e, err := c.Estimate(sm)
+	if err != nil {
+		return e, err
+	}
+	add := c.Numel(n.Out(0))
+	e.FLOPs += add
+	e.ExecutedFLOPs += add // Estimate filled it in before the add
+	c.Read(n, &e, 1)
+	return e, nil
 }

@@ -126,6 +126,10 @@ var backwardRules = map[string]BackwardRule{
 	"onnxcost.GroupedGemm": groupedGemmBackward,
 	"Einsum":               einsumBackward,
 
+	// onnxruntime's FusedMatMul: the same GEMMs, its transposes and alpha
+	// taken by cuBLAS.
+	"com.microsoft.FusedMatMul": gemmRule{}.backward,
+
 	"Attention":               attentionBackward,
 	"onnxcost.FusedAttention": attentionBackward,
 	"LSTM":                    rnnBackward,
@@ -151,6 +155,7 @@ var backwardRules = map[string]BackwardRule{
 	"Softmax":                   softmaxBackward,
 	"LogSoftmax":                softmaxBackward,
 	"onnxcost.Softmax":          softmaxBackward,
+	"com.microsoft.BiasSoftmax": softmaxBackward,
 	"SoftmaxCrossEntropyLoss":   lossBackward,
 	"NegativeLogLikelihoodLoss": lossBackward,
 

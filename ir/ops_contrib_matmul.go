@@ -1,0 +1,84 @@
+package ir
+
+// onnxruntime's contrib ops that its graph optimizer writes into a model it
+// saves (SessionOptions.optimized_model_filepath, or the transformers
+// optimizer): a MatMul that took its operands' transposes and a scalar
+// scale (MatmulTransposeFusion, MatMulScaleFusion), and an additive mask
+// fused into its Softmax (BiasSoftmaxFusion). Semantics from
+// onnxruntime/core/graph/contrib_ops/contrib_defs.cc.
+func init() {
+	registerFresh(
+		// FusedMatMul(A, B): alpha · op(A) · op(B), op a transpose of the
+		// last two axes (transA, transB) after, with transBatch, the first
+		// axis moved to just before them.
+		&OpSchema{Domain: "com.microsoft", Name: "FusedMatMul", Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1,
+			Check: checkNumeric, Infer: inferFusedMatMul,
+			Doc: "ONNX Runtime contrib op: alpha·op(A)·op(B), MatMul broadcasting, op transposing the last two axes (transA/transB) after moving the first axis before them (transBatchA/transBatchB)"},
+		// BiasSoftmax(data, bias): Softmax(data + bias) over axis, the bias
+		// broadcast from the inside or the outside (is_inner_broadcast).
+		&OpSchema{Domain: "com.microsoft", Name: "BiasSoftmax", Family: FamilyNorm, Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1,
+			Infer: inferBiasSoftmax,
+			Doc:   "ONNX Runtime contrib op: Softmax(data + bias) over axis (default 1); the output is shaped like data"},
+	)
+}
+
+// FusedMatMulOperand is the dims a FusedMatMul multiplies for operand i
+// (0 A, 1 B) of rank len(dims): with transBatch{A,B} the first axis moved
+// to just before the last (rank 3 or more), then with trans{A,B} the last
+// two axes swapped (rank 2 or more). perm[j] is the input axis that ends
+// up at axis j.
+func FusedMatMulOperand(n *Node, i, rank int) (perm []int) {
+	perm = make([]int, rank)
+	for j := range perm {
+		perm[j] = j
+	}
+	suffix := "A"
+	if i == 1 {
+		suffix = "B"
+	}
+	if n.AttrInt("transBatch"+suffix, 0) != 0 && rank >= 3 {
+		// [d0, d1, …, d(r-2), d(r-1)] -> [d1, …, d(r-2), d0, d(r-1)]
+		copy(perm, perm[1:rank-1])
+		perm[rank-2], perm[rank-1] = 0, rank-1
+	}
+	if n.AttrInt("trans"+suffix, 0) != 0 && rank >= 2 {
+		perm[rank-2], perm[rank-1] = perm[rank-1], perm[rank-2]
+	}
+	return perm
+}
+
+// permuted is s's dims taken in perm's order.
+func permuted(s Shape, perm []int) Shape {
+	dims := make([]Dim, len(perm))
+	for j, p := range perm {
+		dims[j] = s.Dims[p]
+	}
+	return RankedShape(dims...)
+}
+
+// inferFusedMatMul: MatMul's shape rule on the operands as op() leaves
+// them, typed like A.
+func inferFusedMatMul(c *InferCtx) error {
+	a, b := c.InShape(0), c.InShape(1)
+	if a.Ranked {
+		a = permuted(a, FusedMatMulOperand(c.Node, 0, len(a.Dims)))
+	}
+	if b.Ranked {
+		b = permuted(b, FusedMatMulOperand(c.Node, 1, len(b.Dims)))
+	}
+	s, err := matMulShape(c, a, b)
+	if err != nil {
+		return err
+	}
+	return setOutShape(c, 0, c.InType(0), s)
+}
+
+// inferBiasSoftmax checks the axis and passes data's type and shape.
+func inferBiasSoftmax(c *InferCtx) error {
+	if r := c.InShape(0).Rank(); r > 0 {
+		if _, err := c.NormAxis(c.AttrInt("axis", 1), r); err != nil {
+			return err
+		}
+	}
+	return c.PassThrough(0, 0)
+}
