@@ -16,6 +16,7 @@ func init() {
 	RegisterRule("", "Gemm", gemmRule)
 	RegisterRule("", "MatMul", matmulRule(0, 1))
 	RegisterRule(msDomain, "FusedMatMul", fusedMatMulRule)
+	RegisterRule(ir.FusedDomain, ir.OpFusedMatMul, fusedMatMulRule)
 	RegisterRule("", "MatMulInteger", matmulRule(0, 1))
 	RegisterRule("", "QLinearMatMul", matmulRule(0, 3))
 	RegisterRule("", "Einsum", einsumRule)

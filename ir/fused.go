@@ -42,6 +42,10 @@ const (
 	OpFusedRotary      = "Rotary"
 	OpFusedAttention   = "FusedAttention"
 	OpSkipLayerNorm    = "SkipLayerNormalization"
+	// OpFusedMatMul is onnxruntime's FusedMatMul (alpha, transA, transB,
+	// transBatchA, transBatchB as com.microsoft's) built by a pass from a
+	// MatMul and the transposes and scalar scales around it.
+	OpFusedMatMul = "FusedMatMul"
 )
 
 // Attribute keys of fused nodes.

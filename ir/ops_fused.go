@@ -14,6 +14,8 @@ func init() {
 			Doc: "F(m×m,3×3) Winograd convolution with FusedConv's epilogue (passes/winograd.go)"},
 		&OpSchema{Domain: d, Name: OpFusedGemm, Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: 5, MinOut: 1, MaxOut: 1, Infer: inferFusedGemm,
 			Doc: "Gemm/MatMul + bias + residual + activation + gating Mul in one kernel (passes/epilogue.go)"},
+		&OpSchema{Domain: d, Name: OpFusedMatMul, Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1, Infer: inferFusedMatMul,
+			Doc: "MatMul with its operands' last-two-axis transposes and a scalar scale folded in, as onnxruntime's com.microsoft FusedMatMul (passes/matmulscale.go)"},
 		&OpSchema{Domain: d, Name: OpGroupedGemm, Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: -1, MinOut: 1, MaxOut: -1, Infer: inferGroupedGemm,
 			Doc: "GEMMs of one activation by several weights as one GEMM over the packed weights (passes/qkv.go)"},
 		// Gelu, Softmax, LayerNormalization: y has x's shape.

@@ -44,7 +44,10 @@ type Plan struct {
 //     (and its packed QKV GEMM) only where its online AttentionFusion
 //     fires, post-LN blocks (attention_ort.go): a pre-LN model's
 //     attention runs as separate kernels, its mask Add and Softmax as one
-//     (BiasSoftmaxFusion, fuse-bias-softmax),
+//     (BiasSoftmaxFusion, fuse-bias-softmax), a MatMul with the transposes
+//     of its operands' last two axes and the scalar scales around it as
+//     one FusedMatMul (MatmulTransposeFusion, MatMulScaleFusion:
+//     fuse-matmul-scale),
 //     no convolution epilogue: ConvActivationFusion returns nothing for a
 //     node on the CUDA provider since the cuDNN-frontend convolutions
 //     (microsoft/onnxruntime PR #19470, 2024; conv_activation_fusion.cc:
@@ -74,10 +77,10 @@ var plans = []Plan{
 		Passes: []string{"cleanup", "split-conv-bias", "bn-pointwise", "fuse-layernorm", "fuse-rmsnorm", "fuse-rotary", "fuse-gelu", "fuse-softmax",
 			"fuse-attention", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
 			"fuse-gemm-bias", "fuse-elementwise"}},
-	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: BN folded, norm/GELU/SkipLayerNorm fusions, attention and packed QKV for post-LN (BERT-like) blocks only, mask Add + Softmax elsewhere, MatMul+bias; a convolution's activation and residual add as their own kernels; no elementwise-chain or pooling fusion",
+	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: BN folded, norm/GELU/SkipLayerNorm fusions, attention and packed QKV for post-LN (BERT-like) blocks only, mask Add + Softmax elsewhere, MatMul+bias, MatMul with its transposes and scalar scales; a convolution's activation and residual add as their own kernels; no elementwise-chain or pooling fusion",
 		Passes: []string{"cleanup", "fold-bn", "fuse-layernorm", "fuse-rmsnorm", "fuse-gelu", "fuse-softmax",
 			"fuse-attention-ort", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
-			"fuse-bias-softmax", "fold-conv-add", "fuse-gemm-bias", "fuse-qkv-ort", "fuse-skip-layernorm"}},
+			"fuse-bias-softmax", "fold-conv-add", "fuse-gemm-bias", "fuse-matmul-scale", "fuse-qkv-ort", "fuse-skip-layernorm"}},
 }
 
 // Plans lists the plans, the fused one first.

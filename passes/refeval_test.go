@@ -209,6 +209,11 @@ func evalNode(n *ir.Node, ins []*tensor) ([]*tensor, error) {
 		return one(gemm(n, ins[0], ins[1], in(ins, 2)))
 	case "MatMul":
 		return one(bmatmul(ins[0], ins[1]))
+	case "FusedMatMul": // onnxcost's and com.microsoft's: alpha·op(A)·op(B)
+		a := transpose(ins[0], ir.FusedMatMulOperand(n, 0, len(ins[0].dims)))
+		b := transpose(ins[1], ir.FusedMatMulOperand(n, 1, len(ins[1].dims)))
+		alpha := float64(n.AttrFloat("alpha", 1))
+		return one(unary(bmatmul(a, b), func(x float64) float64 { return alpha * x }))
 	case "Reshape", "Unsqueeze", "Squeeze", "Flatten": // views: the output shape says it all
 		dims, ok := n.Out(0).Shape.Ints()
 		if !ok {

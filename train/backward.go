@@ -129,6 +129,7 @@ var backwardRules = map[string]BackwardRule{
 	// onnxruntime's FusedMatMul: the same GEMMs, its transposes and alpha
 	// taken by cuBLAS.
 	"com.microsoft.FusedMatMul": gemmRule{}.backward,
+	"onnxcost.FusedMatMul":      gemmRule{}.backward,
 
 	"Attention":               attentionBackward,
 	"onnxcost.FusedAttention": attentionBackward,

@@ -1,0 +1,167 @@
+package passes
+
+import (
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// A MatMul takes the transposes of its operands' last two axes and the
+// scalar scales around it as arguments of its one GEMM: onnxruntime's
+// MatmulTransposeFusion and MatMulScaleFusion, which its CPU, CUDA and
+// ROCm providers run at the default optimisation level
+// (onnxruntime/core/optimizer/matmul_transpose_fusion.cc and
+// matmul_scale_fusion.cc), writing a com.microsoft FusedMatMul (alpha,
+// transA, transB) that cuBLAS runs as one call. In an attention block that
+// AttentionFusion left alone (a pre-LN GPT-2 or LLaMA export) the scores'
+// 1/√d scale is such a Div; a Kᵀ written as its own Transpose of the last
+// two axes is such a transpose.
+//
+//	MatMul(Transpose(a), Mul(b, c)) -> Div(·, d)  ->  FusedMatMul(a, b, transA=1, alpha=c/d)
+//
+// The conditions are the sources': a scale is a Mul by, or a Div by (the
+// divisor only), a constant of one element whose rank does not exceed the
+// other operand's; a transpose swaps the last two axes and keeps the rest
+// (no perm: a rank-2 transpose) and is not a graph output; every operand
+// is float, float16, bfloat16 or double. A scale or transpose on an
+// operand whose result is also read elsewhere stays for that reader (the
+// MatMul reads what it was applied to); a scale after the MatMul is taken
+// only when it is the MatMul's one reader. The sources apply the two rules
+// in turn until neither changes the graph, so chains of them (a transpose
+// then a scale) fold into one node here.
+func fuseMatMulScale(g *ir.Graph) (bool, error) {
+	return runMatcher(g, []string{"MatMul"}, func(n *ir.Node) bool { return isOp(n, "MatMul") }, matchMatMulScale)
+}
+
+// fusedMatMulTypes are the element types of FusedMatMul's CUDA kernel.
+func fusedMatMulType(v *ir.Value) bool {
+	if !floatTensor(v) {
+		return false
+	}
+	switch v.DType {
+	case ir.Float32, ir.Float16, ir.BFloat16, ir.Float64:
+		return true
+	}
+	return false
+}
+
+// matchMatMulScale gathers the transposes and scales around MatMul mm.
+func matchMatMulScale(g *ir.Graph, mm *ir.Node) (Fusion, bool) {
+	if len(mm.Inputs) != 2 || len(mm.Outputs) != 1 || !fusedMatMulType(mm.In(0)) || !fusedMatMulType(mm.In(1)) {
+		return Fusion{}, false
+	}
+	alpha := 1.0
+	var trans [2]bool
+	var before [][]*ir.Node // per operand, the nodes absorbed, nearest first
+	ins := []*ir.Value{mm.In(0), mm.In(1)}
+	for i := range ins {
+		var absorbed []*ir.Node
+		owned := true // the value is read only by nodes of the group so far
+		for range 8 { // a chain of scales and transposes; a few links
+			p := producerOf(ins[i])
+			own := owned && soleConsumer(g, ins[i], readerIn(mm, absorbed))
+			if x, ok := lastTwoTranspose(g, p); ok {
+				trans[i] = !trans[i]
+				ins[i] = x
+			} else if x, k, ok := scalarScale(p); ok && x.Shape.Rank() >= 1 {
+				alpha *= k
+				ins[i] = x
+			} else {
+				break
+			}
+			if owned = own; owned {
+				absorbed = append(absorbed, p)
+			}
+		}
+		before = append(before, absorbed)
+	}
+	out := mm.Out(0)
+	var after []*ir.Node
+	for range 8 {
+		s := onlyUse(g, out)
+		x, k, ok := scalarScale(s)
+		if !ok || x != out || !fusedMatMulType(s.Out(0)) {
+			break
+		}
+		alpha *= k
+		after = append(after, s)
+		out = s.Out(0)
+	}
+	if len(before[0])+len(before[1])+len(after) == 0 && !trans[0] && !trans[1] && alpha == 1 {
+		return Fusion{}, false
+	}
+	// Topological order: each operand's chain from its far end, the
+	// MatMul, then the scales after it (the fused node goes where the
+	// last one was).
+	var nodes []*ir.Node
+	for _, chain := range before {
+		for j := len(chain) - 1; j >= 0; j-- {
+			nodes = append(nodes, chain[j])
+		}
+	}
+	nodes = append(append(nodes, mm), after...)
+	attrs := []*ir.Attribute{ir.FloatAttr("alpha", float64(float32(alpha))), ir.IntAttr("transA", b2i(trans[0])), ir.IntAttr("transB", b2i(trans[1]))}
+	return Fusion{Nodes: nodes, OpType: ir.OpFusedMatMul, Inputs: ins, Outputs: []*ir.Value{out}, Attrs: attrs}, true
+}
+
+// readerIn is the group node that reads the value an operand chain has
+// reached: the last node absorbed, else the MatMul.
+func readerIn(mm *ir.Node, absorbed []*ir.Node) *ir.Node {
+	if len(absorbed) == 0 {
+		return mm
+	}
+	return absorbed[len(absorbed)-1]
+}
+
+// lastTwoTranspose returns the input of n when n is a Transpose of the
+// last two axes that MatmulTransposeFusion folds.
+func lastTwoTranspose(g *ir.Graph, n *ir.Node) (*ir.Value, bool) {
+	if !isOp(n, "Transpose") || len(n.Outputs) != 1 || g.IsGraphOutput(n.Out(0)) || !fusedMatMulType(n.In(0)) {
+		return nil, false
+	}
+	r := n.In(0).Shape.Rank()
+	perm, ok := n.AttrInts("perm")
+	if !ok {
+		return n.In(0), r == 2 // no perm: the axes reversed
+	}
+	if len(perm) != r || r < 2 || perm[r-2] != int64(r-1) || perm[r-1] != int64(r-2) {
+		return nil, false
+	}
+	for i := range r - 2 {
+		if perm[i] != int64(i) {
+			return nil, false
+		}
+	}
+	return n.In(0), true
+}
+
+// scalarScale splits n, when it scales a value x by a one-element
+// constant (x·k, k·x or x/k, the constant's rank at most x's), into x and
+// the factor: MatMulScaleFusion's GetScaleFromNode.
+func scalarScale(n *ir.Node) (x *ir.Value, k float64, ok bool) {
+	if n == nil || n.Domain != "" || len(n.Inputs) != 2 || len(n.Outputs) != 1 {
+		return nil, 0, false
+	}
+	scalar := func(c, other *ir.Value) (float64, bool) {
+		k, ok := scalarConst(c)
+		return k, ok && c.Shape.Ranked && other != nil && c.Shape.Rank() <= other.Shape.Rank() && k != 0
+	}
+	switch n.OpType {
+	case "Div":
+		if k, ok := scalar(n.In(1), n.In(0)); ok {
+			return n.In(0), 1 / k, true
+		}
+	case "Mul":
+		for i := range 2 {
+			if k, ok := scalar(n.In(i), n.In(1-i)); ok {
+				return n.In(1 - i), k, true
+			}
+		}
+	}
+	return nil, 0, false
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
