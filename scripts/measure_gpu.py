@@ -26,8 +26,12 @@ the model in half precision. Layout is channels_last for fp16/tf32 (the layout
 cuDNN's tensor-core kernels want) and NCHW for fp32. cudnn.benchmark is on.
 
 --kernels writes single-kernel rows instead (op, dtype, shape, ms): torch.matmul at square
-and LLM-shaped sizes, and an elementwise add, each timed with CUDA events over back-to-back
-calls of one CUDA graph holding 20 of them (so launch cost is amortised away).
+and LLM-shaped sizes, an elementwise add, and a decode step's attention (op Attention, shape
+BxHxLxD: F.scaled_dot_product_attention of one query per sequence and head over L cached keys,
+PyTorch's default backend choice), each timed with CUDA events over back-to-back calls of one
+CUDA graph holding 20 of them (so launch cost is amortised away). The attention rows check
+onnxcost's decode-attention pricing (cost/perf/decode.go), which only Vidur's A100 profile
+has checked so far; they are not written to calibrate's table (no export).
 
 --profile MODEL:DTYPE:BATCH writes every kernel of one eager call (name, µs) instead: how the
 whole-model rows were explained (which kernels PyTorch runs that the ONNX export does not hold).
@@ -406,6 +410,16 @@ def kernel_points(quick):
     return shapes, ["fp16", "bf16", "tf32", "fp32"], [16, 20, 24, 27], ["fp16", "fp32"]
 
 
+def attention_points(quick):
+    """The decode-attention rows' (batch, heads, cached keys, head size) and dtypes: LLaMA-2-7B's
+    32 heads of 128 at a few batches and cache lengths; the CPU dry run one toy point."""
+    if not on_gpu():
+        return [(1, 4, 64, 16)], ["fp32"]
+    if quick:
+        return [(1, 32, 1024, 128), (32, 32, 1024, 128)], ["fp16"]
+    return [(b, 32, l, 128) for b in (1, 4, 16, 64) for l in (256, 1024, 4096)], ["fp16", "bf16"]
+
+
 def kernel_rows(quick=False, calib=None):
     """Single-kernel rows; with calib, each also as a runtime-graph row of calibrate's table."""
     tdt = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
@@ -432,6 +446,17 @@ def kernel_rows(quick=False, calib=None):
             if add:
                 calib.row(add, ms, dtype=dt, dims="n=%d" % 2**lg, runtime="graph")
             yield dict(op="Add", dtype=dt, shape="%d" % 2**lg, ms=ms)
+    points, attn_dtypes = attention_points(quick)
+    # torch < 2.0 (Debian's, for the CPU dry run) has no SDPA: the same arithmetic written out.
+    sdpa = getattr(torch.nn.functional, "scaled_dot_product_attention", None) or (
+        lambda q, k, v: torch.softmax(q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5, dim=-1) @ v)
+    for dt in attn_dtypes:
+        for b, h, l, d in points:
+            q = torch.randn(b, h, 1, d, device=DEV, dtype=tdt[dt])
+            k = torch.randn(b, h, l, d, device=DEV, dtype=tdt[dt])
+            v = torch.randn(b, h, l, d, device=DEV, dtype=tdt[dt])
+            ms = "%.5f" % timed(lambda: sdpa(q, k, v))
+            yield dict(op="Attention", dtype=dt, shape="%dx%dx%dx%d" % (b, h, l, d), ms=ms)
 
 
 def profile_rows(spec):

@@ -13,8 +13,9 @@ import (
 // header: one H100 80GB HBM3 SXM5, 700 W).
 const h100GPU = "H100-SXM5-80GB"
 
-// LoadH100 reads our own single-kernel rows (torch.matmul and torch.add,
-// timed per call inside a CUDA graph; scripts/measure_gpu.py --kernels).
+// LoadH100 reads our own single-kernel rows (torch.matmul, torch.add and
+// a decode step's scaled_dot_product_attention, timed per call inside a
+// CUDA graph; scripts/measure_gpu.py --kernels).
 // Nothing is fitted to them, so all are held out.
 func LoadH100(file string) ([]Row, error) {
 	recs, err := measured.Read(file, "op,dtype,shape,ms")
@@ -47,8 +48,9 @@ func LoadH100(file string) ([]Row, error) {
 	return rows, nil
 }
 
-// h100Spec is the node of one row: MatMul of shape MxNxK, or Add over
-// shape elements, in the row's dtype (tf32: fp32 tensors on the TF32 path).
+// h100Spec is the node of one row: MatMul of shape MxNxK, Add over shape
+// elements, or a decode step's Attention of B sequences × H heads over L
+// keys of D, in the row's dtype (tf32: fp32 tensors on the TF32 path).
 func h100Spec(op, dtype, shape string) (nodeSpec, error) {
 	dt, ok := computeStorage[dtype]
 	if !ok {
@@ -71,8 +73,17 @@ func h100Spec(op, dtype, shape string) (nodeSpec, error) {
 	case op == "Add" && len(dims) == 1:
 		s.ins = []tensorSpec{{dt, dims}, {dt, dims}}
 		s.out = tensorSpec{dt, dims}
+	case op == "Attention" && len(dims) == 4:
+		// A decode step's F.scaled_dot_product_attention: one query per
+		// sequence and head over L cached keys, ONNX's Attention (opset
+		// 23) in the [B, H, L, d] layout.
+		b, h, l, d := dims[0], dims[1], dims[2], dims[3]
+		q := tensorSpec{dt, []int64{b, h, 1, d}}
+		kv := tensorSpec{dt, []int64{b, h, l, d}}
+		s.ins = []tensorSpec{q, kv, kv}
+		s.out = q
 	default:
-		return nodeSpec{}, fmt.Errorf("op %s with shape %s: want MatMul MxNxK or Add N", op, shape)
+		return nodeSpec{}, fmt.Errorf("op %s with shape %s: want MatMul MxNxK, Add N or Attention BxHxLxD", op, shape)
 	}
 	return s, nil
 }

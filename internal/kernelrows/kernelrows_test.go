@@ -204,10 +204,11 @@ func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "k.csv")
 	for body, want := range map[string]string{
-		"op,dtype,shape,ms\nMatMul,fp16,2x2,abc\n":  "not a positive number",
-		"op,dtype,shape,ms\nMatMul,fp8,2x2x2,1\n":   "dtype",
-		"op,dtype,shape,ms\nConv,fp16,2x2x2,1\n":    "want MatMul",
-		"op,dtype,shape,ms\nMatMul,fp16,2x-2x2,1\n": "positive integers",
+		"op,dtype,shape,ms\nMatMul,fp16,2x2,abc\n":        "not a positive number",
+		"op,dtype,shape,ms\nMatMul,fp8,2x2x2,1\n":         "dtype",
+		"op,dtype,shape,ms\nConv,fp16,2x2x2,1\n":          "want MatMul",
+		"op,dtype,shape,ms\nAttention,fp16,8x32x1024,1\n": "Attention BxHxLxD",
+		"op,dtype,shape,ms\nMatMul,fp16,2x-2x2,1\n":       "positive integers",
 	} {
 		if err := os.WriteFile(bad, []byte(body), 0o644); err != nil {
 			t.Fatal(err)

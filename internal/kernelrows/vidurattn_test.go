@@ -2,8 +2,12 @@ package kernelrows
 
 import (
 	"math"
+	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/hwdb"
 )
 
 // vidurAttnRows loads and prices Vidur's A100 attention profile.
@@ -62,5 +66,31 @@ func TestVidurAttention(t *testing.T) {
 				t.Errorf("prefill: median |error| %.1f%%, above the 46%% known miss by more than the margin", 100*s.MedianAbs)
 			}
 		}
+	}
+}
+
+// TestH100AttentionRows: a decode-attention row of scripts/measure_gpu.py
+// --kernels (op Attention, shape BxHxLxD) is priced as ONNX's Attention
+// with the decode view, never faster than its KV cache over DRAM.
+func TestH100AttentionRows(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "k.csv")
+	if err := os.WriteFile(f, []byte("op,dtype,shape,ms\nAttention,fp16,8x32x1024x128,0.05\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := LoadH100(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rows[0]
+	if want := (perf.AttnDecode{Heads: 8 * 32, Keys: 1024, HeadDim: 128}); r.Class != perf.ClassAttention || r.Kernel.Decode != want {
+		t.Fatalf("class %s, decode view %+v; want attention, %+v", r.Class, r.Kernel.Decode, want)
+	}
+	g, err := hwdb.Lookup(h100GPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := 2.0 * 8 * 32 * 1024 * 128 * 2
+	if kt := Price(r, g); kt.TimeS < kv/g.MemBW || kt.Bound != "memory" {
+		t.Errorf("priced %+v: want memory-bound, at least the cache over DRAM bandwidth (%.3g s)", kt, kv/g.MemBW)
 	}
 }
