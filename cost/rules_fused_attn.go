@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"math"
 	"strings"
 	"sync"
 
@@ -270,13 +271,31 @@ func fusedAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 			core.K = clampInt(lk * (d + dv) / dv)
 			core.Batch = clampInt(batch)
 		}
-		core.Decode = decodeView(lq, batch, lk, d)
+		core.Decode = decodeView(lq, kvPairs(n, c, batch, lk, dv), lk, d)
 	}
 	extra, _ := sumParts(n, c)
 	extra.Class = perf.ClassElementwise
 	e := FusedEstimate(n, c, core, extra)
 	e.Note = "fused attention: the batch·Lq·Lk scores stay on chip (not in bytes)"
 	return e, nil
+}
+
+// kvPairs is the number of (sequence, KV head) pairs a fused attention's
+// V holds: its elements over Lk·dv. Grouped-query attention whose K and V
+// are read before repeat_kv (the expand absorbed into the node, LLaMA-3's
+// export) has fewer pairs than query heads; the kernel streams only those.
+// Falls back to batch (one pair per query head) when V's size does not
+// divide so, or V is the packed Q|K|V.
+func kvPairs(n *ir.Node, c *RuleCtx, batch, lk, dv float64) float64 {
+	v := c.Numel(n.In(2))
+	if ir.QKVPacked(n) || !(lk*dv > 0) || !(v > 0) {
+		return batch
+	}
+	pairs := v / (lk * dv)
+	if pairs < 1 || pairs > batch || pairs != math.Trunc(pairs) {
+		return batch
+	}
+	return pairs
 }
 
 // attentionDims returns the per-head problem of a FusedAttention: batch
