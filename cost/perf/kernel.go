@@ -94,7 +94,7 @@ type Kernel struct {
 	// view (M, N, K) is then zero: no tiles, no fill (directConvTime).
 	Direct DirectConv
 	// Decode is, for an attention kernel of one query token per sequence
-	// over a KV cache, its split-KV view (decodeChainS); zero otherwise.
+	// over a KV cache, its split-KV view (decodeStreamS); zero otherwise.
 	Decode AttnDecode
 	// Vectorized marks a pointwise or row-wise kernel every runtime runs
 	// as a vectorized library kernel (PyTorch's layer norm and GELU, and

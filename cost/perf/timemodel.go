@@ -467,10 +467,12 @@ func gpuFillScale(k Kernel) float64 {
 // convolution. Vidur's A100 flash-attention profile is kernel time only
 // (no host work), and its smallest decode calls (a few sequences, a few
 // dozen cached tokens) take 9-17 µs, above even the whole fill (10.2 µs on
-// the A100); with the assumed share (5.4 µs) and the step chain
-// (decodeChainS) the held-out decode rows are priced 13% too fast, with
-// the whole fill 1.6% (median signed; |error| 8.6%). Backward attention
-// kernels keep the assumed share, as gradient convolutions do.
+// the A100). With the assumed share (5.4 µs) and the cache streamed after
+// it (decodeStreamS) its 10,112 decode calls are priced 4.8% too fast
+// (signed median; |error| 8.7%), with the whole fill 0.3% (8.6%); prefill
+// calls 49% → 46% too fast (internal/kernelrows TestVidurAttention).
+// Backward attention kernels keep the assumed share, as gradient
+// convolutions do.
 const AttnFillShare = 1
 
 // clockFraction is the sustained compute clock as a fraction of the boost
