@@ -40,7 +40,9 @@ type Plan struct {
 //     after the convolution (bn-pointwise; freezing, which would fold it
 //     into the weights, is off by default).
 //   - onnxruntime (CUDA execution provider, default optimisation level):
-//     BN folded, LayerNorm/RMSNorm/GELU/SkipLayerNorm fusions, attention
+//     BN folded, LayerNorm/RMSNorm/GELU fusions, SkipLayerNorm where the
+//     residual sum has no other reader (post-LN; fuse-skip-layernorm-ort),
+//     attention
 //     (and its packed QKV GEMM) only where its online AttentionFusion
 //     fires, post-LN blocks (attention_ort.go): a pre-LN model's
 //     attention runs as separate kernels, its mask Add and Softmax as one
@@ -77,10 +79,10 @@ var plans = []Plan{
 		Passes: []string{"cleanup", "split-conv-bias", "bn-pointwise", "fuse-layernorm", "fuse-rmsnorm", "fuse-rotary", "fuse-gelu", "fuse-softmax",
 			"fuse-attention", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
 			"fuse-gemm-bias", "fuse-elementwise"}},
-	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: BN folded, norm/GELU/SkipLayerNorm fusions, attention and packed QKV for post-LN (BERT-like) blocks only, mask Add + Softmax elsewhere, MatMul+bias, MatMul with its transposes and scalar scales; a convolution's activation and residual add as their own kernels; no elementwise-chain or pooling fusion",
+	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: BN folded, norm/GELU fusions, SkipLayerNorm, attention and packed QKV for post-LN (BERT-like) blocks only, mask Add + Softmax elsewhere, MatMul+bias, MatMul with its transposes and scalar scales; a convolution's activation and residual add as their own kernels; no elementwise-chain or pooling fusion",
 		Passes: []string{"cleanup", "fold-bn", "fuse-layernorm", "fuse-rmsnorm", "fuse-gelu", "fuse-softmax",
 			"fuse-attention-ort", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
-			"fuse-bias-softmax", "fold-conv-add", "fuse-gemm-bias", "fuse-matmul-scale", "fuse-qkv-ort", "fuse-skip-layernorm"}},
+			"fuse-bias-softmax", "fold-conv-add", "fuse-gemm-bias", "fuse-matmul-scale", "fuse-qkv-ort", "fuse-skip-layernorm-ort"}},
 }
 
 // Plans lists the plans, the fused one first.

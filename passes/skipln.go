@@ -27,7 +27,21 @@ import (
 // A residual add already taken by a GEMM epilogue (FusedGemm with
 // residual=1) leaves nothing for this pass: that kernel writes the sum and
 // the LayerNorm reads it, one launch each either way.
-func fuseSkipLayerNorm(g *ir.Graph) (bool, error) {
+func fuseSkipLayerNorm(g *ir.Graph) (bool, error) { return fuseSkipLayerNormWith(g, false) }
+
+// fuseSkipLayerNormORT is fuse-skip-layernorm as onnxruntime's
+// SkipLayerNormFusion applies it (onnxruntime/core/optimizer/
+// skip_layer_norm_fusion.cc, level 2 on the CPU, CUDA, DML and ROCm
+// providers): the Add's one reader is the LayerNormalization (so a pre-LN
+// block, whose residual sum the next residual reads too, keeps its Add and
+// LayerNorm apart: the fused op writes no sum there), both addends are
+// rank 3 with the same dims, known except a shared leading one (a
+// symbolic sequence length stops it), in float, float16 or bfloat16. The
+// python transformers optimizer, not this, writes sums and
+// SkipSimplifiedLayerNormalization.
+func fuseSkipLayerNormORT(g *ir.Graph) (bool, error) { return fuseSkipLayerNormWith(g, true) }
+
+func fuseSkipLayerNormWith(g *ir.Graph, ort bool) (bool, error) {
 	if !slices.ContainsFunc(appendOfType(nil, g, layerNormOps...), isLayerNormNode) {
 		// Nothing to match: spare the position map (3 MB over the fused
 		// plan of a 112k-node LLaMA-shaped graph, whose norms are
@@ -39,7 +53,7 @@ func fuseSkipLayerNorm(g *ir.Graph) (bool, error) {
 		pos[n] = i
 	}
 	return runMatcher(g, layerNormOps, isLayerNormNode, func(g *ir.Graph, ln *ir.Node) (Fusion, bool) {
-		return matchSkipLayerNorm(g, ln, pos)
+		return matchSkipLayerNorm(g, ln, pos, ort)
 	})
 }
 
@@ -55,8 +69,9 @@ func isLayerNormNode(n *ir.Node) bool {
 // matchSkipLayerNorm matches the Add feeding LayerNorm ln. pos orders the
 // nodes as they stood when the pass began (relative order survives the
 // rewrites), so the fused node, which takes ln's place, still precedes
-// every other reader of the sum.
-func matchSkipLayerNorm(g *ir.Graph, ln *ir.Node, pos map[*ir.Node]int) (Fusion, bool) {
+// every other reader of the sum. ort applies onnxruntime's conditions
+// (fuseSkipLayerNormORT).
+func matchSkipLayerNorm(g *ir.Graph, ln *ir.Node, pos map[*ir.Node]int, ort bool) (Fusion, bool) {
 	s := ln.In(0)
 	add := producerOf(s)
 	if !isOp(add, "Add") || len(add.Inputs) != 2 || len(add.Outputs) != 1 || !floatTensor(s) {
@@ -77,6 +92,9 @@ func matchSkipLayerNorm(g *ir.Graph, ln *ir.Node, pos map[*ir.Node]int) (Fusion,
 		}
 	}
 	if x == skip || !floatTensor(ln.Out(0)) {
+		return Fusion{}, false
+	}
+	if ort && (!soleConsumer(g, s, ln) || !ortSkipAddend(x)) {
 		return Fusion{}, false
 	}
 	outs := []*ir.Value{ln.Out(0)}
@@ -111,4 +129,17 @@ func matchSkipLayerNorm(g *ir.Graph, ln *ir.Node, pos map[*ir.Node]int) (Fusion,
 		Outputs: outs,
 		Attrs:   attrs,
 	}, true
+}
+
+// ortSkipAddend reports whether v (of the sum's shape) is an addend
+// onnxruntime's SkipLayerNormFusion takes: rank 3, its last two dims
+// known, float, float16 or bfloat16.
+func ortSkipAddend(v *ir.Value) bool {
+	switch v.DType {
+	case ir.Float32, ir.Float16, ir.BFloat16:
+	default:
+		return false
+	}
+	d := v.Shape.Dims
+	return len(d) == 3 && d[1].IsKnown() && d[2].IsKnown()
 }

@@ -151,3 +151,53 @@ func TestSkipLayerNormGuards(t *testing.T) {
 		"broadcast addend":         {broadcastSkip: true},
 	}))
 }
+
+// TestSkipLayerNormORT: onnxruntime's SkipLayerNormFusion takes a post-LN
+// block (the sum read only by the LayerNorm) and leaves a pre-LN one
+// (the sum read again after it) and a symbolic sequence length alone,
+// where fuse-skip-layernorm fuses both of the first two.
+func TestSkipLayerNormORT(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		o     skipOpts
+		seq   string // a symbolic sequence dim, or "" for skL
+		fuses bool
+	}{
+		{name: "post-LN", fuses: true},
+		{name: "pre-LN: the sum read again", o: skipOpts{sumReadAfter: true}},
+		{name: "the sum a graph output", o: skipOpts{sumOutput: true}},
+		{name: "symbolic sequence", seq: "seq"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newBuilder(t)
+			if c.seq == "" {
+				buildSkipLN(b, c.o)
+			} else {
+				b.M.Opsets[0].Version = 17
+				sym := func(name string) *ir.Value {
+					v := b.Input(name, ir.Float32, skB, skL, skD)
+					v.Shape = ir.RankedShape(ir.D(skB), ir.S(c.seq), ir.D(skD))
+					v.Declared.Shape = v.Shape
+					return v
+				}
+				x, r := sym("x"), sym("r")
+				ln := b.node("LayerNormalization", []*ir.Value{b.op("Add", nil, x, r), b.positive("gamma", skD), b.weight("beta", skD)}, 1, ir.IntAttr("axis", -1))
+				b.output(ln.Out(0))
+			}
+			g := b.infer()
+			before := ops(g)
+			if c.seq == "" {
+				checkPreservesExact(t, g, "fuse-skip-layernorm-ort")
+			} else if _, err := Run(g, Options{Only: []string{"fuse-skip-layernorm-ort"}, Check: true}); err != nil {
+				t.Fatal(err) // the reference evaluator takes known shapes only
+			}
+			got := ops(g)
+			switch {
+			case c.fuses && got != "onnxcost.SkipLayerNormalization":
+				t.Errorf("ops %q, want one onnxcost.SkipLayerNormalization", got)
+			case !c.fuses && got != before:
+				t.Errorf("fused what onnxruntime does not: %q -> %q", before, got)
+			}
+		})
+	}
+}
