@@ -31,7 +31,8 @@ func fuseMatMulScale(g *ir.Graph) (bool, error) {
 	return runMatcher(g, []string{"MatMul"}, func(n *ir.Node) bool { return isOp(n, "MatMul") }, matchMatMulScale)
 }
 
-// fusedMatMulTypes are the element types of FusedMatMul's CUDA kernel.
+// fusedMatMulType reports whether v has an element type of FusedMatMul's
+// CUDA kernel.
 func fusedMatMulType(v *ir.Value) bool {
 	if !floatTensor(v) {
 		return false
@@ -135,28 +136,24 @@ func lastTwoTranspose(g *ir.Graph, n *ir.Node) (*ir.Value, bool) {
 
 // scalarScale splits n, when it scales a value x by a one-element
 // constant (x·k, k·x or x/k, the constant's rank at most x's), into x and
-// the factor: MatMulScaleFusion's GetScaleFromNode.
+// the factor: MatMulScaleFusion's GetScaleFromNode, on the decomposition
+// matchers' constOperand.
 func scalarScale(n *ir.Node) (x *ir.Value, k float64, ok bool) {
-	if n == nil || n.Domain != "" || len(n.Inputs) != 2 || len(n.Outputs) != 1 {
+	if (!isOp(n, "Mul") && !isOp(n, "Div")) || len(n.Outputs) != 1 {
 		return nil, 0, false
 	}
-	scalar := func(c, other *ir.Value) (float64, bool) {
-		k, ok := scalarConst(c)
-		return k, ok && c.Shape.Ranked && other != nil && c.Shape.Rank() <= other.Shape.Rank() && k != 0
+	x, k, ok = constOperand(n)
+	c := n.In(1)
+	if x == c {
+		c = n.In(0)
 	}
-	switch n.OpType {
-	case "Div":
-		if k, ok := scalar(n.In(1), n.In(0)); ok {
-			return n.In(0), 1 / k, true
-		}
-	case "Mul":
-		for i := range 2 {
-			if k, ok := scalar(n.In(i), n.In(1-i)); ok {
-				return n.In(1 - i), k, true
-			}
-		}
+	if !ok || k == 0 || !c.Shape.Ranked || c.Shape.Rank() > x.Shape.Rank() {
+		return nil, 0, false
 	}
-	return nil, 0, false
+	if n.OpType == "Div" {
+		k = 1 / k
+	}
+	return x, k, true
 }
 
 func b2i(b bool) int64 {

@@ -93,6 +93,31 @@ func LoadVidur(fsys fs.FS) (rows []Row, skipped []string, err error) {
 	return vidurRows(ms)
 }
 
+// csvTable reads a CSV with a header row from r (gunzipped when name ends
+// in .gz): the data records and each column's index; errors name name.
+func csvTable(name string, r io.Reader) (recs [][]string, col map[string]int, err error) {
+	if path.Ext(name) == ".gz" {
+		z, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %v", name, err)
+		}
+		defer z.Close()
+		r = z
+	}
+	recs, err = csv.NewReader(r).ReadAll()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %v", name, err)
+	}
+	if len(recs) < 2 {
+		return nil, nil, fmt.Errorf("%s: no data rows", name)
+	}
+	col = map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	return recs[1:], col, nil
+}
+
 // readVidurFile parses one mlp.csv into its measured ops.
 func readVidurFile(fsys fs.FS, name string) ([]vidurMeasure, error) {
 	gpu, ok := vidurGPUs[strings.Split(name, "/")[0]]
@@ -104,28 +129,12 @@ func readVidurFile(fsys fs.FS, name string) ([]vidurMeasure, error) {
 		return nil, err
 	}
 	defer f.Close()
-	var rd io.Reader = f
-	if path.Ext(name) == ".gz" {
-		z, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", name, err)
-		}
-		defer z.Close()
-		rd = z
-	}
-	recs, err := csv.NewReader(rd).ReadAll()
+	recs, col, err := csvTable(name, f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
-	}
-	if len(recs) < 2 {
-		return nil, fmt.Errorf("%s: no data rows", name)
-	}
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
+		return nil, err
 	}
 	var out []vidurMeasure
-	for i, rec := range recs[1:] {
+	for i, rec := range recs {
 		cfg, err := vidurRowConfig(rec, col)
 		if err != nil {
 			return nil, fmt.Errorf("%s: line %d: %v", name, i+2, err)

@@ -1,8 +1,6 @@
 package kernelrows
 
 import (
-	"compress/gzip"
-	"encoding/csv"
 	"fmt"
 	"os"
 	"strconv"
@@ -65,21 +63,9 @@ func LoadVidurAttention(file string) ([]Row, error) {
 		return nil, err
 	}
 	defer f.Close()
-	z, err := gzip.NewReader(f)
+	recs, col, err := csvTable(file, f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", file, err)
-	}
-	defer z.Close()
-	recs, err := csv.NewReader(z).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", file, err)
-	}
-	if len(recs) < 2 {
-		return nil, fmt.Errorf("%s: no data rows", file)
-	}
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
+		return nil, err
 	}
 	for _, need := range []string{"is_prefill", "batch_size", "prefill_chunk_size", "kv_cache_size",
 		"n_q_head", "n_kv_head", "num_tensor_parallel_workers", "n_embd",
@@ -90,7 +76,7 @@ func LoadVidurAttention(file string) ([]Row, error) {
 	}
 	times := map[vidurAttnKey][]float64{}
 	var keys []vidurAttnKey
-	for i, rec := range recs[1:] {
+	for i, rec := range recs {
 		k, ms, err := vidurAttnRecord(rec, col)
 		if err != nil {
 			return nil, fmt.Errorf("%s: row %d: %v", file, i+2, err)
