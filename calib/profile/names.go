@@ -47,13 +47,16 @@ func ortHelper(e Event) (helper, next bool) {
 // clash; "/LayerNormFusion/" (layer_norm_fusion.cc, after the Mul),
 // "/MatMulAddFusion" (matmul_add_fusion.cc, after the MatMul),
 // "/MatMulScaleFusion/" (matmul_scale_fusion.cc), "_new_reshape"
-// (reshape_fusion.cc), "_nchwc" (nchwc_transformer.cc, after the name of
-// the output tensor), "/SimplifiedLayerNormFusion/" and
+// (reshape_fusion.cc), "_nchwc" and "_bn_nchwc" (nchwc_transformer.cc,
+// after the name of the output tensor: a Conv, pool or Resize, and a
+// BatchNormalization it runs as a depthwise 1x1 Conv), "_nhwc"
+// (nhwc_transformer.cc, the quantized convolutions' NHWC form, likewise),
+// "/SimplifiedLayerNormFusion/" and
 // "/SkipLayerNormFusion/" (skip_layer_norm_fusion.cc),
 // "/GatherSliceToSplitFusion" (gather_slice_fusion.cc, after the last
 // Slice): every fusion names its node "<first node>/<Name>Fusion", with
 // or without a closing slash, so any such component is stripped.
-var ortSuffix = regexp.MustCompile(`(_token_\d+|/[A-Za-z0-9]+Fusion/?|_new_reshape|_nchwc)$`)
+var ortSuffix = regexp.MustCompile(`(_token_\d+|/[A-Za-z0-9]+Fusion/?|_new_reshape|_bn_nchwc|_nchwc|_nhwc)$`)
 
 // ortCandidates is name and the names left by stripping fusion suffixes
 // one at a time, in that order.

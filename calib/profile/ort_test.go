@@ -22,6 +22,7 @@ func TestORTRealProfiles(t *testing.T) {
 	cases := []struct{ profile, model string }{
 		{"ort_cnn.json", "cnn"},
 		{"ort_cnn_disabled.json", "cnn"},
+		{"ort_dense.json", "dense"},
 		{"ort_transformer.json", "transformer"},
 		{"ort_shapes_disabled.json", "shapes"},
 		{"ort_transformer_noname.json", "transformer_noname"},
@@ -139,6 +140,8 @@ func TestORTCandidates(t *testing.T) {
 		"/ln/Mul/LayerNormFusion/_token_3":                     {"/ln/Mul/LayerNormFusion/_token_3", "/ln/Mul/LayerNormFusion/", "/ln/Mul"},
 		"MatMul_7/MatMulAddFusion":                             {"MatMul_7/MatMulAddFusion", "MatMul_7"},
 		"conv_out_nchwc":                                       {"conv_out_nchwc", "conv_out"},
+		"/norm/BatchNormalization_output_0_bn_nchwc":           {"/norm/BatchNormalization_output_0_bn_nchwc", "/norm/BatchNormalization_output_0"},
+		"/conv/QLinearConv_output_0_nhwc":                      {"/conv/QLinearConv_output_0_nhwc", "/conv/QLinearConv_output_0"},
 		"/Fusion":                                              {"/Fusion"}, // a suffix with nothing before it is a name
 		"/blk/Add":                                             {"/blk/Add"},
 	} {

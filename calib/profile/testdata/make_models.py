@@ -36,7 +36,7 @@ class Graph:
         return out
 
 
-def save(g, name, inp, out, in_shape, out_shape, named=True):
+def save(g, name, inp, out, in_shape, out_shape, named=True, opset=17):
     if not named:
         for n in g.nodes:
             n.name = ""
@@ -45,7 +45,7 @@ def save(g, name, inp, out, in_shape, out_shape, named=True):
         [helper.make_tensor_value_info(inp, TensorProto.FLOAT, in_shape)],
         [helper.make_tensor_value_info(out, TensorProto.FLOAT, out_shape)],
         g.inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
                               producer_name="onnxcost-calib-profile")
     model.ir_version = 8
     onnx.checker.check_model(model)
@@ -83,6 +83,34 @@ def cnn():
     x = g.n("Gemm", "/fc/Gemm", [x, g.w("fc.weight", [10, 16]), g.w("fc.bias", [10])],
             transB=1)
     save(g, "cnn", "input", x, [1, 3, 64, 64], [1, 10])
+
+
+def dense():
+    """A DenseNet-like block: two convolutions' outputs
+    concatenated, then BatchNormalization + Relu with no convolution
+    before them to fold into, a 1x1 transition convolution and a pool.
+    On the CPU onnxruntime's NCHWc transformer runs that BatchNormalization
+    as a Conv named after its output ("<output>_bn_nchwc")."""
+    g = Graph()
+    a = g.n("Conv", "/stem/Conv", ["input", g.w("stem.weight", [32, 3, 3, 3])],
+            kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    a = g.n("Relu", "/stem/Relu", [a])
+    b = g.n("Conv", "/block/conv1/Conv", [a, g.w("block.conv1.weight", [32, 32, 3, 3])],
+            kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    c = g.n("Conv", "/block/conv2/Conv", [a, g.w("block.conv2.weight", [32, 32, 1, 1])],
+            kernel_shape=[1, 1])
+    x = g.n("Concat", "/block/Concat", [b, c], axis=1)
+    bn = [g.c(f"trans.norm.{k}", v) for k, v in (
+        ("weight", np.ones(64)), ("bias", np.zeros(64)),
+        ("running_mean", RNG.standard_normal(64) * 0.1), ("running_var", np.ones(64)))]
+    x = g.n("BatchNormalization", "/trans/norm/BatchNormalization", [x] + bn, epsilon=1e-5)
+    x = g.n("Relu", "/trans/relu/Relu", [x])
+    x = g.n("Conv", "/trans/conv/Conv", [x, g.w("trans.conv.weight", [32, 64, 1, 1])],
+            kernel_shape=[1, 1])
+    x = g.n("AveragePool", "/trans/pool/AveragePool", [x], kernel_shape=[2, 2], strides=[2, 2])
+    # Opset 13, as torchvision's DenseNet exports: the NCHWc transformer
+    # takes BatchNormalization 7 and 9 only.
+    save(g, "dense", "input", x, [1, 3, 32, 32], [1, 32, 16, 16], opset=13)
 
 
 def linear(g, scope, x, din, dout):
@@ -174,3 +202,4 @@ if __name__ == "__main__":
     transformer()
     shapes()
     transformer("transformer_noname", named=False)
+    dense()

@@ -23,6 +23,7 @@ const RUNS = 4;
 const MODELS = [
   {name: 'cnn', dims: [1, 3, 64, 64], level: 'all'},
   {name: 'cnn', dims: [1, 3, 64, 64], level: 'disabled'},
+  {name: 'dense', dims: [1, 3, 32, 32], level: 'all'},
   {name: 'transformer', dims: [1, 32, 64], level: 'all'},
   {name: 'shapes', dims: [1, 8, 16], level: 'disabled'},
   {name: 'transformer_noname', dims: [1, 32, 64], level: 'all'},
