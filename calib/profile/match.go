@@ -55,13 +55,19 @@ type Match struct {
 //     an output tensor (onnxruntime's NCHWc nodes are named after one),
 //     as "<conv>_<activation>" (onnxruntime's FusedConv), or as a module
 //     path ("layer1.0.conv1") of a torch.onnx node of a fitting op type;
+//     A Cast onnxruntime inserted for a precision its provider lacks
+//     ("InsertedPrecisionFreeCast_<tensor>") takes the tensor's
+//     producer, else its first reader;
 //  2. by data flow, then position: an event still without a node and
 //     with an op type takes the nearest free report node that can stand
 //     for it (its op type or a fused member's is a seed, names.go: an Erf
 //     for a Gelu) feeding the next named event's node or fed by the
 //     previous one's (byFlow), else the first such node between those
 //     events' nodes in report order; a fused event with none takes the
-//     neighbouring fused report node that swallowed its ops;
+//     neighbouring fused report node that swallowed its ops; an event
+//     still without one takes, by data flow, a node the runtime ran as
+//     parts (a contrib op whose function body onnxruntime inlined), as
+//     do the parts after it;
 //  3. onnxruntime's helper nodes (3-D Gemm reshapes, NCHWc reorders)
 //     take the node of the event they serve;
 //  4. report nodes with a kernel and no event join an adjacent event's
@@ -101,8 +107,10 @@ func MatchReportFrom(p *Profile, rep, src *report.Report) *Match {
 // graph indexes a report's nodes by name, output and module path, with
 // their data-flow neighbours.
 type graph struct {
-	nodes                []report.NodeCost
-	byName, byOutput     map[string]int
+	nodes            []report.NodeCost
+	byName, byOutput map[string]int
+	// reader is the first node (report order) reading each tensor.
+	reader               map[string]int
 	byScope              map[string][]int
 	producers, consumers [][]int
 	claimed              []bool
@@ -110,7 +118,7 @@ type graph struct {
 
 func newGraph(rep *report.Report) *graph {
 	n := len(rep.Nodes)
-	g := &graph{nodes: rep.Nodes, byName: map[string]int{}, byOutput: map[string]int{},
+	g := &graph{nodes: rep.Nodes, byName: map[string]int{}, byOutput: map[string]int{}, reader: map[string]int{},
 		byScope: map[string][]int{}, producers: make([][]int, n), consumers: make([][]int, n), claimed: make([]bool, n)}
 	for i, nd := range rep.Nodes {
 		names := append([]string{nd.Name}, nd.FusedFrom...)
@@ -128,6 +136,9 @@ func newGraph(rep *report.Report) *graph {
 	}
 	for i, nd := range rep.Nodes {
 		for _, in := range nd.Inputs {
+			if _, ok := g.reader[in.Name]; !ok {
+				g.reader[in.Name] = i
+			}
 			if j, ok := g.byOutput[in.Name]; ok && j != i {
 				g.producers[i] = appendUnique(g.producers[i], j)
 				g.consumers[j] = appendUnique(g.consumers[j], i)
@@ -194,6 +205,9 @@ func (g *graph) resolve(e Event) []int {
 	if i, ok := g.lookup(e.Name); ok {
 		return []int{i}
 	}
+	if i, ok := g.castTarget(e.Name); ok {
+		return []int{i}
+	}
 	for k := strings.Index(e.Name, "_"); k > 0; k = nextUnderscore(e.Name, k) {
 		a, okA := g.lookup(e.Name[:k])
 		b, okB := g.lookup(e.Name[k+1:])
@@ -208,6 +222,39 @@ func (g *graph) resolve(e Event) []int {
 	}
 	return out
 }
+
+// castTarget is the node a Cast onnxruntime inserted for a tensor
+// (ortCastTensor) serves: the tensor's producer, whose output it converts
+// or whose result the reader needs in another precision, else, for a
+// weight or graph input, its first reader.
+func (g *graph) castTarget(name string) (int, bool) {
+	t, ok := ortCastTensor(name)
+	if !ok {
+		return -1, false
+	}
+	if i, ok := g.byOutput[t]; ok {
+		return i, true
+	}
+	if i, ok := g.reader[t]; ok {
+		return i, true
+	}
+	// A constant of a function body onnxruntime inlined
+	// ("_inlfunc_<Op>_<name>"): the first node of that op.
+	if rest, ok := strings.CutPrefix(t, "_inlfunc_"); ok {
+		if k := strings.Index(rest, "_"); k > 0 {
+			for i := range g.nodes {
+				if bareOp(g.nodes[i].OpType) == rest[:k] && g.hasKernel(i) {
+					return i, true
+				}
+			}
+		}
+	}
+	return -1, false
+}
+
+// bareOp is an op type without its domain ("com.microsoft.FastGelu" →
+// "FastGelu").
+func bareOp(op string) string { return op[strings.LastIndex(op, ".")+1:] }
 
 func nextUnderscore(s string, k int) int {
 	j := strings.Index(s[k+1:], "_")
@@ -253,6 +300,12 @@ func (g *graph) placeByPosition(evs []Event, anchors [][]int) {
 			ordered[i] = anchors[i]
 		}
 	}
+	// part[i] is the node event i was placed on as one part of it
+	// (decomposes), -1 when not.
+	part := make([]int, len(evs))
+	for i := range part {
+		part[i] = -1
+	}
 	for i, e := range evs {
 		if len(anchors[i]) > 0 || e.OpType == "" {
 			continue
@@ -260,8 +313,15 @@ func (g *graph) placeByPosition(evs []Event, anchors [][]int) {
 		if helper, _ := ortHelper(e); helper {
 			continue
 		}
+		// The next part of a decomposed node: an event named as
+		// onnxruntime names an inlined body's nodes ("<Op>_<n>") right
+		// after one.
+		if j := prevPart(part, evs, i); j >= 0 && opFromName(e.Name) == e.OpType && g.decomposes(e.OpType)(j) {
+			anchors[i], ordered[i], part[i] = []int{j}, []int{j}, j
+			continue
+		}
 		want := seeds(e.OpType)
-		if j, ok := g.byFlow(ordered, i, want); ok {
+		if j, ok := g.byFlow(ordered, i, g.free(want)); ok {
 			anchors[i], ordered[i] = []int{j}, []int{j}
 			g.claimed[j] = true
 			continue
@@ -280,7 +340,42 @@ func (g *graph) placeByPosition(evs []Event, anchors [][]int) {
 				anchors[i] = g.fusedNeighbour(anchors, i, want)
 			}
 		}
+		if len(anchors[i]) == 0 {
+			if j, ok := g.byFlow(ordered, i, g.decomposes(e.OpType)); ok {
+				anchors[i], ordered[i], part[i] = []int{j}, []int{j}, j
+				g.claimed[j] = true
+			}
+		}
 	}
+}
+
+// free accepts a node no event has taken, with a kernel, that can stand
+// for an event whose seed op types are want.
+func (g *graph) free(want []string) func(int) bool {
+	return func(m int) bool { return !g.claimed[m] && g.hasKernel(m) && g.standsFor(m, want) }
+}
+
+// decomposes accepts a node as read (not one onnxcost fused) with a
+// kernel, whose op the runtime may have run as parts, one of them of op
+// type op: onnxruntime inlines the function body of a contrib op its
+// provider has no kernel for (the CPU provider's fp16 FastGelu runs as
+// Mul, Add and Tanh nodes with generated names), so several events share
+// the node, taken or not. The parts are fusedOps' signature of the
+// node's op.
+func (g *graph) decomposes(op string) func(int) bool {
+	return func(m int) bool {
+		t := bareOp(g.nodes[m].OpType)
+		f, ok := fusedOps[t]
+		return ok && t != op && len(g.nodes[m].FusedFrom) < 2 && g.hasKernel(m) && contains(f.sig, op)
+	}
+}
+
+// prevPart is the node the event before i was placed on as a part, or -1.
+func prevPart(part []int, evs []Event, i int) int {
+	if i == 0 {
+		return -1
+	}
+	return part[i-1]
 }
 
 // flowHops is how far, in data-flow edges, byFlow looks from a
@@ -289,14 +384,14 @@ func (g *graph) placeByPosition(evs []Event, anchors [][]int) {
 const flowHops = 4
 
 // byFlow places event i by data flow rather than report order: the
-// nearest free node with a kernel that can stand for it among the
+// nearest node accept takes (up to flowHops edges) among the
 // producers of the next placed event's nodes (the event's output feeds
 // what ran next) or the consumers of the previous one's, the side with
 // fewer events between first (the next on a tie). A runtime's execution
 // order is one topological order and the report's another (onnxruntime
 // ran a block's K projection first, the report lists Q first), so the
 // report-order window alone gave an unnamed Q projection's time to K.
-func (g *graph) byFlow(ordered [][]int, i int, want []string) (int, bool) {
+func (g *graph) byFlow(ordered [][]int, i int, accept func(int) bool) (int, bool) {
 	prev, next := -1, -1
 	for j := i - 1; j >= 0; j-- {
 		if len(ordered[j]) > 0 {
@@ -323,20 +418,11 @@ func (g *graph) byFlow(ordered [][]int, i int, want []string) (int, bool) {
 		if sd.at < 0 {
 			continue
 		}
-		if n, ok := g.nearest(ordered[sd.at], sd.walk, want); ok {
+		if n, ok := breadthFirst(ordered[sd.at], sd.walk, flowHops, accept); ok {
 			return n, true
 		}
 	}
 	return -1, false
-}
-
-// nearest walks next (producers or consumers) from the nodes start, up
-// to flowHops edges, to the first free node with a kernel that stands
-// for want.
-func (g *graph) nearest(start []int, next [][]int, want []string) (int, bool) {
-	return breadthFirst(start, next, flowHops, func(m int) bool {
-		return !g.claimed[m] && g.hasKernel(m) && g.standsFor(m, want)
-	})
 }
 
 // breadthFirst walks next breadth-first from the nodes start, at most hops

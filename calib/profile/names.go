@@ -33,6 +33,11 @@ func ortHelper(e Event) (helper, next bool) {
 	if next, ok := ortCopies[e.OpType]; ok {
 		return true, next
 	}
+	if _, ok := ortCastTensor(e.Name); ok {
+		// One the data flow did not place (a constant inside an inlined
+		// function body) converts for the node after it.
+		return true, true
+	}
 	for _, h := range ortHelpers {
 		if strings.HasPrefix(e.Name, h.prefix) {
 			return true, h.next
@@ -57,6 +62,26 @@ func ortHelper(e Event) (helper, next bool) {
 // Slice): every fusion names its node "<first node>/<Name>Fusion", with
 // or without a closing slash, so any such component is stripped.
 var ortSuffix = regexp.MustCompile(`(_token_\d+|/[A-Za-z0-9]+Fusion/?|_new_reshape|_bn_nchwc|_nchwc|_nhwc)$`)
+
+// ortCastPrefix starts the name of a Cast onnxruntime inserts for a
+// node its provider runs at another precision (insert_cast_transformer.cc:
+// the CPU provider's fp32 kernels inside an fp16 model), followed by the
+// name of the tensor converted and, on a clash, "_token_<n>".
+const ortCastPrefix = "InsertedPrecisionFreeCast_"
+
+// ortCastTensor is the tensor an inserted Cast named name converts.
+func ortCastTensor(name string) (string, bool) {
+	t, ok := strings.CutPrefix(name, ortCastPrefix)
+	if !ok || t == "" {
+		return "", false
+	}
+	if loc := ortToken.FindStringIndex(t); loc != nil && loc[0] > 0 {
+		t = t[:loc[0]]
+	}
+	return t, true
+}
+
+var ortToken = regexp.MustCompile(`_token_\d+$`)
 
 // ortCandidates is name and the names left by stripping fusion suffixes
 // one at a time, in that order.

@@ -3,6 +3,7 @@ package profile
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/pipeline"
@@ -23,6 +24,7 @@ func TestORTRealProfiles(t *testing.T) {
 		{"ort_cnn.json", "cnn"},
 		{"ort_cnn_disabled.json", "cnn"},
 		{"ort_dense.json", "dense"},
+		{"ort_half_basic.json", "half"},
 		{"ort_transformer.json", "transformer"},
 		{"ort_shapes_disabled.json", "shapes"},
 		{"ort_transformer_noname.json", "transformer_noname"},
@@ -62,6 +64,9 @@ func TestORTRealProfiles(t *testing.T) {
 			if c.profile == "ort_transformer_noname.json" && plan == "unfused" {
 				checkUnnamed(t, m)
 			}
+			if c.model == "half" {
+				checkInlined(t, plan, m)
+			}
 			checkRows(t, c.profile+" "+plan, p, m)
 		}
 	}
@@ -86,6 +91,36 @@ func checkUnnamed(t *testing.T, m *Match) {
 	}
 	for name := range want {
 		t.Errorf("unnamed transformer: no row %s", name)
+	}
+}
+
+// checkInlined checks where the fp16 model's onnxruntime-made nodes
+// landed: FastGelu's inlined body ("<Op>_<n>") and the Casts of its
+// constants on the node holding FastGelu (fc1's GEMM under the fused
+// plan), the other Casts on the node of the tensor they convert (its
+// producer, else its reader; checked on the unfused plan, whose nodes
+// are the model's).
+func checkInlined(t *testing.T, plan string, m *Match) {
+	t.Helper()
+	gelu := "/act/FastGelu"
+	want := map[string]string{"InsertedPrecisionFreeCast_input": "/ln/LayerNormalization",
+		"InsertedPrecisionFreeCast_/ln/LayerNormalization_output_0": "/ln/LayerNormalization",
+		"InsertedPrecisionFreeCast_fc2.weight":                      "/fc2/MatMul", "InsertedPrecisionFreeCast_/Add_output_0": "/Add"}
+	if m.MatchedTimeFraction != 1 {
+		t.Errorf("half %s: matched %.4f, want all of it (unmatched %v)", plan, m.MatchedTimeFraction, m.Unmatched)
+	}
+	for _, r := range m.Profiled {
+		on := strings.Join(r.Nodes, " ")
+		switch {
+		case want[r.Name] != "" && plan == "unfused":
+			if !slices.Contains(r.Nodes, want[r.Name]) {
+				t.Errorf("half %s: %s on %q, want %s", plan, r.Name, on, want[r.Name])
+			}
+		case strings.Contains(r.Name, "_inlfunc_FastGelu_") || !strings.Contains(r.Name, "/") && opFromName(r.Name) == r.OpType:
+			if !slices.ContainsFunc(r.Nodes, func(n string) bool { return n == gelu || n == "/fc1/MatMul" && plan == "fused" }) {
+				t.Errorf("half %s: %s (%s) on %q, want the node holding %s", plan, r.Name, r.OpType, on, gelu)
+			}
+		}
 	}
 }
 

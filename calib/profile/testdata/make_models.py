@@ -113,6 +113,39 @@ def dense():
     save(g, "dense", "input", x, [1, 3, 32, 32], [1, 32, 16, 16], opset=13)
 
 
+def half():
+    """An fp16 MLP block with onnxruntime's own FastGelu (com.microsoft).
+    The CPU provider runs fp16 through fp32 kernels: onnxruntime inserts
+    Casts named "InsertedPrecisionFreeCast_<tensor>" around them and, with
+    no fp16 FastGelu kernel, inlines FastGelu's function body as Mul, Add
+    and Tanh nodes with generated names."""
+    d, ff = 64, 256
+    g = Graph()
+
+    def w16(name, shape):
+        arr = (RNG.standard_normal(shape) * 0.1).astype(np.float16)
+        g.inits.append(numpy_helper.from_array(arr, name))
+        return name
+
+    h = g.n("LayerNormalization", "/ln/LayerNormalization",
+            ["input", w16("ln.weight", [d]), w16("ln.bias", [d])], axis=-1)
+    h = g.n("MatMul", "/fc1/MatMul", [h, w16("fc1.weight", [d, ff])])
+    g.nodes.append(helper.make_node("FastGelu", [h, w16("fc1.bias", [ff])], ["/act/FastGelu_output_0"],
+                                    name="/act/FastGelu", domain="com.microsoft"))
+    h = g.n("MatMul", "/fc2/MatMul", ["/act/FastGelu_output_0", w16("fc2.weight", [ff, d])])
+    x = g.n("Add", "/Add", ["input", h])
+    graph = helper.make_graph(
+        g.nodes, "half",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT16, [1, 8, d])],
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT16, [1, 8, d])], g.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
+                              producer_name="onnxcost-calib-profile")
+    model.ir_version = 8
+    path = os.path.join(HERE, "models", "half.onnx")
+    onnx.save(model, path)
+    print(path, os.path.getsize(path), "bytes,", len(g.nodes), "nodes")
+
+
 def linear(g, scope, x, din, dout):
     y = g.n("MatMul", f"/{scope}/MatMul", [x, g.w(f"{scope}.weight", [din, dout])])
     return g.n("Add", f"/{scope}/Add", [y, g.w(f"{scope}.bias", [dout], 0.01)])
@@ -203,3 +236,4 @@ if __name__ == "__main__":
     shapes()
     transformer("transformer_noname", named=False)
     dense()
+    half()

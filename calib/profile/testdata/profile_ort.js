@@ -24,6 +24,7 @@ const MODELS = [
   {name: 'cnn', dims: [1, 3, 64, 64], level: 'all'},
   {name: 'cnn', dims: [1, 3, 64, 64], level: 'disabled'},
   {name: 'dense', dims: [1, 3, 32, 32], level: 'all'},
+  {name: 'half', dims: [1, 8, 64], level: 'basic', half: true},
   {name: 'transformer', dims: [1, 32, 64], level: 'all'},
   {name: 'shapes', dims: [1, 8, 16], level: 'disabled'},
   {name: 'transformer_noname', dims: [1, 32, 64], level: 'all'},
@@ -38,6 +39,20 @@ function input(dims) {
   return new ort.Tensor('float32', data, dims);
 }
 
+// toHalf converts a float32 tensor to float16 (bits truncated; values
+// this small never overflow, and ones below 2^-14 become zero).
+function toHalf(t) {
+  const view = new DataView(new ArrayBuffer(4));
+  const bits = new Uint16Array(t.data.length);
+  t.data.forEach((f, i) => {
+    view.setFloat32(0, f);
+    const x = view.getUint32(0);
+    const exp = ((x >>> 23) & 0xff) - 127 + 15;
+    bits[i] = ((x >>> 16) & 0x8000) | (exp > 0 ? (exp << 10) | ((x >>> 13) & 0x3ff) : 0);
+  });
+  return new ort.Tensor('float16', bits, t.dims);
+}
+
 async function profile(m) {
   const prefix = `tmp_${m.name}_${m.level}`;
   const session = await ort.InferenceSession.create(
@@ -49,7 +64,7 @@ async function profile(m) {
         intraOpNumThreads: 1,
         interOpNumThreads: 1,
       });
-  const feeds = {[session.inputNames[0]]: input(m.dims)};
+  const feeds = {[session.inputNames[0]]: m.half ? toHalf(input(m.dims)) : input(m.dims)};
   for (let i = 0; i < RUNS; i++) await session.run(feeds);
   session.endProfiling();
   await session.release();
