@@ -1,6 +1,7 @@
 package calib
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/onnxcost/onnxcost/cost/report"
@@ -170,14 +171,98 @@ func (c *Calibration) band(class string) (Band, bool) {
 // else the family's for every class (the same library and clocks: what
 // its other kernels showed says more about this GPU than another
 // family's kernels of the class, such as Pascal's convolutions for a
-// Hopper part), else any family's for the class, else the pooled band.
+// Hopper part); for a family with no band at all, its parent's
+// (familyParent) widened by the error of carrying one generation's band
+// to the next (lineageBand); else any family's for the class, else the
+// pooled band.
 func builtinBand(class, family string) ErrorBand {
-	for _, k := range [][2]string{{family, class}, {family, "*"}, {"*", class}, {"*", "*"}} {
-		for _, b := range builtinBands {
-			if b.Family == k[0] && b.Class == k[1] && b.Q10 > 0 && b.Q10 <= b.Q90 {
-				return b
-			}
+	if b, ok := familyBand(class, family); ok {
+		return b
+	}
+	if parent, ok := familyParent[family]; ok {
+		if b, ok := familyBand(class, parent); ok {
+			return lineageBand(b, family)
+		}
+	}
+	for _, k := range [][2]string{{"*", class}, {"*", "*"}} {
+		if b, ok := lookupBand(k[0], k[1]); ok {
+			return b
 		}
 	}
 	return defaultBand
+}
+
+// familyBand is the family's band for the class, else for every class.
+func familyBand(class, family string) (ErrorBand, bool) {
+	if b, ok := lookupBand(family, class); ok {
+		return b, true
+	}
+	return lookupBand(family, "*")
+}
+
+func lookupBand(family, class string) (ErrorBand, bool) {
+	for _, b := range builtinBands {
+		if b.Family == family && b.Class == class && b.Q10 > 0 && b.Q10 <= b.Q90 {
+			return b, true
+		}
+	}
+	return ErrorBand{}, false
+}
+
+// familyParent is, for an NVIDIA family with no measured kernels here,
+// the family its SM descends from, whose libraries and time-model terms
+// it shares most: Ada Lovelace's AD10x SM is Ampere GA10x's (the same
+// 128 FP32 lanes and four tensor cores per SM, fourth-generation tensor
+// cores: NVIDIA Ada GPU Architecture whitepaper, 2022); Blackwell's
+// follows Hopper's (NVIDIA Blackwell Architecture Technical Brief,
+// 2024); Volta GV100's successor is Ampere GA100 (NVIDIA A100 Tensor
+// Core GPU Architecture whitepaper, 2020: the same data-centre line,
+// HBM2 and NVLink, the A100 SM built on V100's). A band without data of
+// its own is a guess either way; the parent's says more about a part
+// than the pooled band of every family's kernels (DeepBench's 2016-2019
+// convolutions on Maxwell to Turing, whose 90th percentile is 2.1×).
+var familyParent = map[string]string{
+	"Ada Lovelace": "Ampere",
+	"Blackwell":    "Hopper",
+	"Volta":        "Ampere",
+}
+
+// generations lists the NVIDIA families oldest first, for lineageSpread.
+var generations = []string{"Maxwell", "Pascal", "Volta", "Turing", "Ampere", "Ada Lovelace", "Hopper", "Blackwell"}
+
+// lineageSpread is the log error of carrying a family's band to the next
+// generation, measured on builtinBands: the root mean square of the log
+// ratio of the "*" band centres of consecutive families that both have
+// one (Maxwell→Pascal 0.24, Pascal→Turing 0.09, Turing→Ampere 0.01,
+// Ampere→Hopper 0.03 when written: 0.13). 0 when fewer than two
+// families have a band.
+func lineageSpread() float64 {
+	var sum, prev float64
+	n, have := 0, false
+	for _, f := range generations {
+		b, ok := lookupBand(f, "*")
+		if !ok {
+			continue
+		}
+		mu, _ := logBand(b)
+		if have {
+			sum += (mu - prev) * (mu - prev)
+			n++
+		}
+		prev, have = mu, true
+	}
+	if n == 0 {
+		return 0
+	}
+	return math.Sqrt(sum / float64(n))
+}
+
+// lineageBand is parent band b carried to family: the same centre, its
+// spread widened in quadrature by lineageSpread.
+func lineageBand(b ErrorBand, family string) ErrorBand {
+	mu, sg := logBand(b)
+	t := lineageSpread()
+	sg = math.Sqrt(sg*sg + t*t)
+	return ErrorBand{Family: family, Class: b.Class, N: b.N, Q10: math.Exp(mu - z80*sg), Q50: math.Exp(mu), Q90: math.Exp(mu + z80*sg),
+		Source: fmt.Sprintf("%s's band (%s), widened by the generation-to-generation spread %.2f", b.Family, b.Source, t)}
 }

@@ -112,3 +112,38 @@ func TestBuiltinBandFallsBackInOrder(t *testing.T) {
 		t.Errorf("no bands: %+v, want the default", b)
 	}
 }
+
+// A family with no band of its own takes its parent's (familyParent),
+// widened in quadrature by the spread between consecutive generations'
+// centres, before any family's band for the class.
+func TestLineageBand(t *testing.T) {
+	saved := builtinBands
+	defer func() { builtinBands = saved }()
+	builtinBands = []ErrorBand{
+		{Family: "Pascal", Class: "*", Q10: 0.8, Q50: 0.9, Q90: 1.2},
+		{Family: "Ampere", Class: "*", Q10: 0.9, Q50: 1.0, Q90: 1.1},
+		{Family: "Hopper", Class: "*", Q10: 0.95, Q50: 1.2, Q90: 1.3},
+		{Family: "*", Class: "conv", Q10: 0.5, Q90: 2.5},
+	}
+	// Pascal→Ampere and Ampere→Hopper: ln(1/0.9) and ln(1.2).
+	want := math.Sqrt((math.Pow(math.Log(1/0.9), 2) + math.Pow(math.Log(1.2), 2)) / 2)
+	if got := lineageSpread(); !near(got, want, 1e-12) {
+		t.Fatalf("lineageSpread = %g, want %g", got, want)
+	}
+	ada := builtinBand("conv", "Ada Lovelace")
+	_, sa := logBand(builtinBands[1])
+	mu, sg := logBand(ada)
+	if !near(mu, 0, 1e-12) || !near(sg, math.Sqrt(sa*sa+want*want), 1e-12) || ada.Family != "Ada Lovelace" {
+		t.Errorf("Ada conv: %+v (centre %g, spread %g), want Ampere's centre 0 and spread %g", ada, mu, sg, math.Sqrt(sa*sa+want*want))
+	}
+	if b := builtinBand("conv", "CDNA 3"); b.Q10 != 0.5 {
+		t.Errorf("CDNA 3 (no parent) conv: %+v, want any family's conv band", b)
+	}
+	if b := builtinBand("conv", "Hopper"); b.Q10 != 0.95 {
+		t.Errorf("Hopper conv: %+v, want its own family's band", b)
+	}
+	builtinBands = builtinBands[3:]
+	if lineageSpread() != 0 || builtinBand("conv", "Ada Lovelace").Q10 != 0.5 {
+		t.Errorf("no family bands: spread %g, Ada conv %+v", lineageSpread(), builtinBand("conv", "Ada Lovelace"))
+	}
+}
