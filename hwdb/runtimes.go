@@ -45,10 +45,10 @@ type Runtime struct {
 	// CallS is the fixed cost of one call: enqueue, synchronize, wrapper.
 	CallS float64 `json:"call_s"`
 	// AutogradS is the host time an eager framework's autograd engine
-	// adds per backward node of a training step (its bookkeeping, the
-	// node's apply, the gradient's buffer), on top of DispatchS per
-	// kernel the node launches; 0 issues backward kernels at DispatchS
-	// like the forward's bare ops (a compiled backward).
+	// adds per gradient edge of a training step (one per input a
+	// gradient flows to: its node's apply, validation, input buffer and
+	// sum), on top of DispatchS per kernel; 0 issues backward kernels at
+	// DispatchS like the forward's bare ops (a compiled backward).
 	AutogradS float64 `json:"autograd_s,omitempty"`
 	// OptimParamS is the host time an eager optimizer step spends per
 	// parameter tensor outside its kernels (the Python loops of

@@ -88,11 +88,10 @@ type step struct {
 	ck      checkpointing
 	accum   int
 	// cast marks the weights autocast has cast this forward (amp.go);
-	// agNodes counts each node's autograd nodes in the backward (its
-	// own and its weights' casts'), which dispatch.go prices.
+	// agEdges counts each node's gradient edges in the backward (its
+	// inputs' and its weights' casts'), which dispatch.go prices.
 	cast    map[*ir.Value]bool
-	leaf    map[*ir.Value]bool
-	agNodes []float64
+	agEdges []float64
 	// convCalls counts each node's backward cuDNN convolution calls.
 	convCalls []float64
 	scaler    gradScaler
@@ -165,7 +164,7 @@ func newStep(o *Options, f *cost.Forward) (*step, error) {
 func (s *step) backward() {
 	tr := s.tr
 	s.plans = make([]backwardPlan, len(s.g.Nodes))
-	s.agNodes = make([]float64, len(s.g.Nodes))
+	s.agEdges = make([]float64, len(s.g.Nodes))
 	s.convCalls = make([]float64, len(s.g.Nodes))
 	s.fwdLaunches = make([]float64, len(s.g.Nodes))
 	s.missing = map[string]int{}
@@ -214,7 +213,9 @@ func (s *step) nodeBackward(i int, n *ir.Node) (b report.Backward, ok bool) {
 		s.f.Warnf("%s node %q: backward rule failed: %v; its backward not counted", n.OpType, n.Name, err)
 		return b, false
 	}
-	s.agNodes[i] = s.autogradNodes(n) + float64(s.autocastCasts(i, n, &p)+s.autocastWiden(i, n, &p))
+	// Each cast autocast adds is a node with one edge (to the weight's
+	// AccumulateGrad, or the next cast's).
+	s.agEdges[i] = s.autogradEdges(n) + float64(s.autocastCasts(i, n, &p)+s.autocastWiden(i, n, &p))
 	s.plans[i] = p
 	var names []string
 	for _, k := range p.Kernels {

@@ -475,7 +475,7 @@ func TestTrainHostDispatch(t *testing.T) {
 		}
 	}
 	// The host issues the step's dispatch sequence: every launch once,
-	// each backward entry its autograd nodes at autograd_s and its
+	// each backward entry its gradient edges at autograd_s and its
 	// kernels at dispatch_s.
 	var seqLaunches, hostS float64
 	rt := r.Runtime
@@ -487,7 +487,7 @@ func TestTrainHostDispatch(t *testing.T) {
 		seqLaunches += e.Launches
 		hostS += e.HostS
 		if e.Phase == "backward" && e.Node >= 0 && e.HostS < (e.Launches*rt.DispatchS+prof.AutogradS)*(1-1e-12) {
-			t.Errorf("backward entry %q: host %v below one autograd node and %v launches", e.Name, e.HostS, e.Launches)
+			t.Errorf("backward entry %q: host %v below one gradient edge and %v launches", e.Name, e.HostS, e.Launches)
 		}
 	}
 	if seqLaunches != launches {
@@ -624,5 +624,41 @@ func TestNilOptionsIsNoTraining(t *testing.T) {
 	r := twoConvs(t).analyze(cost.Options{Train: o.Training()})
 	if r.Totals.Train != nil {
 		t.Error("a nil *Options priced a training step")
+	}
+}
+
+// TestAutogradEdges: the engine's host work is priced per gradient edge
+// (hwdb autograd_us): a Concat of k computed tensors hands on k
+// gradients, so its backward entry carries k × autograd_s beside its
+// kernels' dispatch.
+func TestAutogradEdges(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 2, 3, 8, 8)
+	var parts []*ir.Value
+	for i := range 4 {
+		y := b.val("y"+itoa(i), ir.Float32, 2, 4, 6, 6)
+		b.node("Conv", []*ir.Value{x, b.weight("w"+itoa(i), 4, 3, 3, 3)}, []*ir.Value{y})
+		parts = append(parts, y)
+	}
+	cat := b.val("cat", ir.Float32, 2, 16, 6, 6)
+	b.node("Concat", parts, []*ir.Value{cat}, ir.IntAttr("axis", 1))
+	b.g.AddOutput(cat)
+	r := b.analyze(cost.Options{Train: &Options{}})
+	prof, err := hwdb.LookupRuntime("pytorch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := false
+	for _, e := range r.Totals.Train.Dispatch {
+		if e.Phase != "backward" || e.Node < 0 || r.Nodes[e.Node].OpType != "Concat" {
+			continue
+		}
+		seen = true
+		if want := 4*prof.AutogradS + e.Launches*r.Runtime.DispatchS; !near(e.HostS, want) {
+			t.Errorf("Concat of 4 backward: host %v, want 4 edges and %v launches: %v", e.HostS, e.Launches, want)
+		}
+	}
+	if !seen {
+		t.Fatal("no backward entry for the Concat")
 	}
 }
