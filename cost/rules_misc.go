@@ -33,6 +33,8 @@ func init() {
 	for op := range msElementwise {
 		RegisterRule(msDomain, op, countsRule(msElementwise[op]))
 	}
+	// passes/quickgelu.go's QuickGelu is onnxruntime's.
+	RegisterRule(ir.FusedDomain, ir.OpFusedQuickGelu, countsRule(msElementwise["QuickGelu"]))
 	for op := range optimizerOps {
 		RegisterRule(trainingDomain, op, optimizerRule(optimizerOps[op]))
 	}

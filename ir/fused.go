@@ -46,6 +46,9 @@ const (
 	// transBatchA, transBatchB as com.microsoft's) built by a pass from a
 	// MatMul and the transposes and scalar scales around it.
 	OpFusedMatMul = "FusedMatMul"
+	// OpFusedQuickGelu is onnxruntime's QuickGelu, x·sigmoid(alpha·x)
+	// (alpha 1: SiLU), built by a pass from Sigmoid and Mul.
+	OpFusedQuickGelu = "QuickGelu"
 )
 
 // Attribute keys of fused nodes.

@@ -21,6 +21,8 @@ func init() {
 		// Gelu, Softmax, LayerNormalization: y has x's shape.
 		&OpSchema{Domain: d, Name: OpFusedGelu, Traits: Elementwise, Family: FamilyElementwise, Since: 1, MinIn: 1, MaxIn: -1, MinOut: 1, MaxOut: 1, Infer: inferLikeFirst,
 			Doc: "a decomposed GELU recognised as one op (passes/decomp.go)"},
+		&OpSchema{Domain: d, Name: OpFusedQuickGelu, Traits: Elementwise, Family: FamilyElementwise, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1, Infer: inferLikeFirst,
+			Doc: "x·sigmoid(alpha·x) (Sigmoid and Mul; alpha 1: SiLU) in one kernel, as onnxruntime's QuickGelu (passes/quickgelu.go)"},
 		&OpSchema{Domain: d, Name: OpFusedSoftmax, Family: FamilyNorm, Since: 1, MinIn: 1, MaxIn: -1, MinOut: 1, MaxOut: 1, Infer: inferLikeFirst,
 			Doc: "a decomposed softmax recognised as one op (passes/decomp.go)"},
 		&OpSchema{Domain: d, Name: OpFusedLayerNorm, Family: FamilyNorm, Since: 1, MinIn: 1, MaxIn: -1, MinOut: 1, MaxOut: 1, Infer: inferLikeFirst,

@@ -49,7 +49,8 @@ type Plan struct {
 //     (BiasSoftmaxFusion, fuse-bias-softmax), a MatMul with the transposes
 //     of its operands' last two axes and the scalar scales around it as
 //     one FusedMatMul (MatmulTransposeFusion, MatMulScaleFusion:
-//     fuse-matmul-scale),
+//     fuse-matmul-scale), x·sigmoid(α·x) and SiLU as one QuickGelu
+//     (QuickGeluFusion: fuse-quickgelu-ort),
 //     no convolution epilogue: ConvActivationFusion returns nothing for a
 //     node on the CUDA provider since the cuDNN-frontend convolutions
 //     (microsoft/onnxruntime PR #19470, 2024; conv_activation_fusion.cc:
@@ -79,10 +80,10 @@ var plans = []Plan{
 		Passes: []string{"cleanup", "split-conv-bias", "bn-pointwise", "fuse-layernorm", "fuse-rmsnorm", "fuse-rotary", "fuse-gelu", "fuse-softmax",
 			"fuse-attention", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
 			"fuse-gemm-bias", "fuse-elementwise"}},
-	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: BN folded, norm/GELU fusions, SkipLayerNorm, attention and packed QKV for post-LN (BERT-like) blocks only, mask Add + Softmax elsewhere, MatMul+bias, MatMul with its transposes and scalar scales; a convolution's activation and residual add as their own kernels; no elementwise-chain or pooling fusion",
+	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: BN folded, norm/GELU/QuickGelu (SiLU) fusions, SkipLayerNorm, attention and packed QKV for post-LN (BERT-like) blocks only, mask Add + Softmax elsewhere, MatMul+bias, MatMul with its transposes and scalar scales; a convolution's activation and residual add as their own kernels; no elementwise-chain or pooling fusion",
 		Passes: []string{"cleanup", "fold-bn", "fuse-layernorm", "fuse-rmsnorm", "fuse-gelu", "fuse-softmax",
 			"fuse-attention-ort", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
-			"fuse-bias-softmax", "fold-conv-add", "fuse-gemm-bias", "fuse-matmul-scale", "fuse-qkv-ort", "fuse-skip-layernorm-ort"}},
+			"fuse-bias-softmax", "fuse-quickgelu-ort", "fold-conv-add", "fuse-gemm-bias", "fuse-matmul-scale", "fuse-qkv-ort", "fuse-skip-layernorm-ort"}},
 }
 
 // Plans lists the plans, the fused one first.

@@ -309,6 +309,9 @@ func activationOf(n *ir.Node, name, prefix string) func(float64) float64 {
 		return math.Tanh
 	case "Silu":
 		return func(x float64) float64 { return x * sig(x) }
+	case "QuickGelu": // onnxcost's (fuse-quickgelu-ort) and com.microsoft's
+		a := n.AttrFloat(prefix+"alpha", 1.702)
+		return func(x float64) float64 { return x * sig(a*x) }
 	case "LeakyRelu":
 		a := n.AttrFloat(prefix+"alpha", 0.01)
 		return func(x float64) float64 {

@@ -226,7 +226,7 @@ var pointwise = map[string]pointwiseOp{
 	"CastLike": {false, 2},
 
 	"Gelu": {}, "onnxcost.Gelu": {}, "com.microsoft.Gelu": {}, "com.microsoft.FastGelu": {},
-	"com.microsoft.QuickGelu": {}, "com.microsoft.BiasGelu": {}, "Swish": {}, "Mish": {}, "Softplus": {},
+	"com.microsoft.QuickGelu": {}, "onnxcost.QuickGelu": {}, "com.microsoft.BiasGelu": {}, "Swish": {}, "Mish": {}, "Softplus": {},
 	"HardSwish": {}, "Erf": {}, "Log": {}, "Sin": {}, "Cos": {}, "Tan": {}, "Asin": {}, "Acos": {}, "Atan": {},
 	"Sinh": {}, "Cosh": {}, "Asinh": {}, "Acosh": {}, "Atanh": {}, "Pow": {}, "PRelu": {},
 	"RotaryEmbedding": {}, "onnxcost.Rotary": {},
