@@ -55,7 +55,7 @@ type Match struct {
 //     an output tensor (onnxruntime's NCHWc nodes are named after one),
 //     as "<conv>_<activation>" (onnxruntime's FusedConv), or as a module
 //     path ("layer1.0.conv1") of a torch.onnx node of a fitting op type;
-//     A Cast onnxruntime inserted for a precision its provider lacks
+//     a Cast onnxruntime inserted for a precision its provider lacks
 //     ("InsertedPrecisionFreeCast_<tensor>") takes the tensor's
 //     producer, else its first reader;
 //  2. by data flow, then position: an event still without a node and
@@ -316,7 +316,7 @@ func (g *graph) placeByPosition(evs []Event, anchors [][]int) {
 		// The next part of a decomposed node: an event named as
 		// onnxruntime names an inlined body's nodes ("<Op>_<n>") right
 		// after one.
-		if j := prevPart(part, evs, i); j >= 0 && opFromName(e.Name) == e.OpType && g.decomposes(e.OpType)(j) {
+		if j := prevPart(part, i); j >= 0 && opFromName(e.Name) == e.OpType && g.decomposes(e.OpType)(j) {
 			anchors[i], ordered[i], part[i] = []int{j}, []int{j}, j
 			continue
 		}
@@ -371,7 +371,7 @@ func (g *graph) decomposes(op string) func(int) bool {
 }
 
 // prevPart is the node the event before i was placed on as a part, or -1.
-func prevPart(part []int, evs []Event, i int) int {
+func prevPart(part []int, i int) int {
 	if i == 0 {
 		return -1
 	}
