@@ -13,8 +13,19 @@ import (
 // pre-LN model (GPT-2, LLaMA, a ViT) runs its attention as separate
 // kernels unless the offline transformer optimizer rewrote the file, and
 // its Q, K and V projections stay three GEMMs (the packing is part of the
-// Attention op). The onnxruntime plan's fuse-attention-ort and fuse-qkv-ort
-// keep to these blocks.
+// Attention op). fuse-attention-ort and fuse-qkv-ort keep to these
+// blocks; they are not in the onnxruntime plan: onnxruntime 1.23.2 (a CPU
+// session at level all, the graph saved with optimized_model_filepath)
+// fused the attention of none of our exports, post-LN BERT included,
+// whether its batch was dynamic or bound, and not even after the head
+// shapes were rewritten to the constant [0, 0, N, H] its path checks
+// want (attention_fusion_helper.h) and the Adds' operands put in the
+// order its FindPath walks. The level-1 MatMulAddFusion, which turns a
+// projection into a Gemm before AttentionFusion runs at level 2
+// (graph_transformer_utils.cc), is one reason; the rest was not
+// identified. An exported model runs its attention as separate kernels
+// unless the file already holds onnxruntime's Attention op (written by
+// its offline transformers optimizer), which is priced as it is.
 
 // fuseAttentionORT is fuse-attention for blocks whose Q, K and V are
 // projections of one post-LN start.
@@ -32,8 +43,39 @@ func fuseAttentionORT(g *ir.Graph) (bool, error) {
 	})
 }
 
-// fuseQKVORT is fuse-qkv for the projections of a post-LN start only.
-func fuseQKVORT(g *ir.Graph) (bool, error) { return fuseQKVWhere(g, postLNStart) }
+// fuseQKVORT is fuse-qkv for the projections of a post-LN start whose
+// attention became one op: the packed QKV GEMM is part of onnxruntime's
+// Attention, so projections whose attention stayed apart stay three GEMMs.
+func fuseQKVORT(g *ir.Graph) (bool, error) {
+	return fuseQKVWhere(g, func(g *ir.Graph, x *ir.Value) bool { return postLNStart(g, x) && feedsAttention(x) })
+}
+
+// feedsAttention reports whether a GEMM reading x writes an input of a
+// FusedAttention, directly or through its bias Add and the head split's
+// Reshape and Transpose.
+func feedsAttention(x *ir.Value) bool {
+	for _, c := range x.Consumers {
+		if !isGemmOp(c) || len(c.Outputs) == 0 {
+			continue
+		}
+		vs := []*ir.Value{c.Out(0)}
+		for range 4 {
+			var next []*ir.Value
+			for _, v := range vs {
+				for _, r := range v.Consumers {
+					switch {
+					case ir.IsFused(r, ir.OpFusedAttention):
+						return true
+					case (isOp(r, "Add") || isOp(r, "Reshape") || isOp(r, "Transpose")) && len(r.Outputs) == 1:
+						next = append(next, r.Out(0))
+					}
+				}
+			}
+			vs = next
+		}
+	}
+	return false
+}
 
 // postLNStart reports whether x is the output of a LayerNormalization
 // read by exactly one Add and three GEMMs.

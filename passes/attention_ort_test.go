@@ -5,14 +5,14 @@ import (
 )
 
 // TestFixtureAttentionORT checks the onnxruntime plan's attention on the
-// PyTorch fixtures: BERT-base's post-LN layers (a LayerNormalization read
-// by the residual Add and the Q, K, V MatMuls) get their Attention op and
-// packed QKV GEMM, as onnxruntime's online AttentionFusion builds them;
-// the pre-LN GPT-style model and nn.TransformerEncoder's in_proj blocks
-// (which onnxruntime 1.23 also left unfused in a CPU profile of such an
-// encoder: four Softmax nodes, no Attention) keep their attention unfused.
+// PyTorch fixtures as onnxruntime 1.23.2 ran them (a CPU session at level
+// all saved with optimized_model_filepath, onnxruntime-node): no Attention
+// op and no packed QKV GEMM in any of them, BERT-base's post-LN layers
+// included (12 Softmax, 84 MatMul: its projections stayed apart), while
+// the source-described fusion (fuse-attention-ort, for --passes) still
+// finds BERT-base's twelve blocks.
 func TestFixtureAttentionORT(t *testing.T) {
-	want := map[string]int{"bert_base": 12, "gpt_small": 0, "transformer_encoder": 0}
+	want := map[string]int{"bert_base": 0, "gpt_small": 0, "transformer_encoder": 0}
 	p, err := LookupPlan("onnxruntime")
 	if err != nil {
 		t.Fatal(err)
@@ -27,8 +27,17 @@ func TestFixtureAttentionORT(t *testing.T) {
 			if got := countOps(m.Graph, "FusedAttention", "", ""); got != want[fx.name] {
 				t.Errorf("FusedAttention: %d, want %d", got, want[fx.name])
 			}
-			if got, grouped := want[fx.name], countOps(m.Graph, "GroupedGemm", "", ""); (got > 0) != (grouped > 0) {
-				t.Errorf("GroupedGemm: %d with %d fused attention blocks: the QKV packing belongs to the Attention op", grouped, got)
+			if grouped := countOps(m.Graph, "GroupedGemm", "", ""); grouped > 0 {
+				t.Errorf("GroupedGemm: %d: the QKV packing belongs to an Attention op", grouped)
+			}
+			if fx.name == "bert_base" {
+				m := loadInferred(t, fixturePath(t, fx.name), fx.batch)
+				if _, err := Run(m.Graph, Options{Only: []string{"cleanup", "fuse-layernorm", "fuse-softmax", "fuse-attention-ort", "fuse-qkv-ort"}, Check: true}); err != nil {
+					t.Fatal(err)
+				}
+				if got := countOps(m.Graph, "FusedAttention", "", ""); got != 12 || countOps(m.Graph, "GroupedGemm", "", "") != 12 {
+					t.Errorf("--passes fuse-attention-ort,fuse-qkv-ort: %d FusedAttention, %d GroupedGemm, want 12 and 12", got, countOps(m.Graph, "GroupedGemm", "", ""))
+				}
 			}
 		})
 	}
