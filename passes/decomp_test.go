@@ -273,3 +273,73 @@ func TestSoftmaxGuards(t *testing.T) {
 		},
 	})
 }
+
+// TestGeluORTForms: fuse-gelu-ort takes only the GELU forms onnxruntime
+// 1.23.2 fused in one-GELU models of each form (a CPU session at level
+// all, the optimized graph saved), each of which fuse-gelu also takes:
+// the erf form scaled by Div(x, √2) with the 0.5 first or last; not
+// Mul(x, 1/√2), not the 0.5 inside, and no tanh form, not even Hugging
+// Face's NewGELU (Pow(x, 3), the 0.5 first), which its FastGeluFusion's
+// source describes.
+func TestGeluORTForms(t *testing.T) {
+	erf := func(scaleDiv bool, tail geluTailForm) func(b *builder, x *ir.Value) *ir.Value {
+		return func(b *builder, x *ir.Value) *ir.Value {
+			var a *ir.Value
+			if scaleDiv {
+				a = b.op("Div", nil, x, b.scalar("sqrt2", math.Sqrt2))
+			} else {
+				a = b.op("Mul", nil, x, b.scalar("rsqrt2", 1/math.Sqrt2))
+			}
+			return geluTailOf(b, x, b.op("Add", nil, b.op("Erf", nil, a), b.scalar("one", 1)), tail)
+		}
+	}
+	tanh := func(pow bool, tail geluTailForm) func(b *builder, x *ir.Value) *ir.Value {
+		return func(b *builder, x *ir.Value) *ir.Value {
+			cube := b.op("Mul", nil, x, b.op("Mul", nil, x, x))
+			if pow {
+				cube = b.op("Pow", nil, x, b.scalar("three", 3))
+			}
+			inner := b.op("Add", nil, b.op("Mul", nil, cube, b.scalar("c", 0.044715)), x)
+			th := b.op("Tanh", nil, b.op("Mul", nil, inner, b.scalar("k", math.Sqrt(2/math.Pi))))
+			return geluTailOf(b, x, b.op("Add", nil, th, b.scalar("one", 1)), tail)
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		build func(b *builder, x *ir.Value) *ir.Value
+		ort   bool
+	}{
+		{"erf, Div, half last", erf(true, halfLast), true},
+		{"erf, Div, half first", erf(true, halfFirst), true},
+		{"erf, Div, half inner", erf(true, halfInner), false},
+		{"erf, Mul by 1/sqrt2", erf(false, halfLast), false},
+		{"tanh, Pow, half first", tanh(true, halfFirst), false},
+		{"tanh, Pow, half last", tanh(true, halfLast), false},
+		{"tanh, x*x*x, half first", tanh(false, halfFirst), false},
+		{"tanh, x*x*x, half last (torch.onnx)", tanh(false, halfLast), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, pass := range []string{"fuse-gelu", "fuse-gelu-ort"} {
+				b := newBuilder(t)
+				x := b.input("x", 4, 16)
+				b.output(c.build(b, x))
+				g := b.run(pass)
+				want := pass == "fuse-gelu" || c.ort
+				if got := find(g, "Gelu") != nil; got != want {
+					t.Errorf("%s: fused %v, want %v (ops %s)", pass, got, want, ops(g))
+				}
+			}
+		})
+	}
+}
+
+// geluTailOf writes GELU's tail on u = 1 + erf(·) or 1 + tanh(·).
+func geluTailOf(b *builder, x, u *ir.Value, tail geluTailForm) *ir.Value {
+	switch tail {
+	case halfFirst:
+		return b.op("Mul", nil, b.op("Mul", nil, x, b.scalar("half", 0.5)), u)
+	case halfInner:
+		return b.op("Mul", nil, x, b.op("Mul", nil, u, b.scalar("half", 0.5)))
+	}
+	return b.op("Mul", nil, b.op("Mul", nil, x, u), b.scalar("half", 0.5))
+}

@@ -40,7 +40,9 @@ type Plan struct {
 //     after the convolution (bn-pointwise; freezing, which would fold it
 //     into the weights, is off by default).
 //   - onnxruntime (CUDA execution provider, default optimisation level):
-//     BN folded, LayerNorm/RMSNorm/GELU fusions, SkipLayerNorm where the
+//     BN folded, LayerNorm/RMSNorm fusions, GELU where its GeluFusion or
+//     FastGeluFusion takes the form (fuse-gelu-ort: not torch.onnx's
+//     F.gelu(approximate="tanh")), SkipLayerNorm where the
 //     residual sum has no other reader (post-LN; fuse-skip-layernorm-ort),
 //     attention as separate kernels (its online AttentionFusion fused
 //     none of our exports in onnxruntime 1.23.2, post-LN BERT included:
@@ -80,7 +82,7 @@ var plans = []Plan{
 			"fuse-attention", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
 			"fuse-gemm-bias", "fuse-elementwise"}},
 	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: BN folded, norm/GELU/QuickGelu (SiLU) fusions, SkipLayerNorm, attention as separate kernels with its mask Add + Softmax as one, MatMul+bias, MatMul with its transposes and scalar scales; a convolution's activation and residual add as their own kernels; no elementwise-chain or pooling fusion",
-		Passes: []string{"cleanup", "fold-bn", "fuse-layernorm", "fuse-rmsnorm", "fuse-gelu", "fuse-softmax",
+		Passes: []string{"cleanup", "fold-bn", "fuse-layernorm", "fuse-rmsnorm", "fuse-gelu-ort", "fuse-softmax",
 			"fuse-bias-softmax", "fuse-quickgelu-ort", "fold-conv-add", "fuse-gemm-bias", "fuse-matmul-scale", "fuse-skip-layernorm-ort"}},
 }
 
