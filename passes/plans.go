@@ -51,7 +51,9 @@ type Plan struct {
 //     of its operands' last two axes and the scalar scales around it as
 //     one FusedMatMul (MatmulTransposeFusion, MatMulScaleFusion:
 //     fuse-matmul-scale), x·sigmoid(α·x) and SiLU as one QuickGelu
-//     (QuickGeluFusion: fuse-quickgelu-ort),
+//     (QuickGeluFusion: fuse-quickgelu-ort), Slices that together cut a
+//     tensor into parts as one Split (GatherSliceToSplitFusion:
+//     fuse-slice-split-ort),
 //     no convolution epilogue: ConvActivationFusion returns nothing for a
 //     node on the CUDA provider since the cuDNN-frontend convolutions
 //     (microsoft/onnxruntime PR #19470, 2024; conv_activation_fusion.cc:
@@ -83,7 +85,7 @@ var plans = []Plan{
 			"fuse-gemm-bias", "fuse-elementwise"}},
 	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: BN folded, norm/GELU/QuickGelu (SiLU) fusions, SkipLayerNorm, attention as separate kernels with its mask Add + Softmax as one, MatMul+bias, MatMul with its transposes and scalar scales; a convolution's activation and residual add as their own kernels; no elementwise-chain or pooling fusion",
 		Passes: []string{"cleanup", "fold-bn", "fuse-layernorm", "fuse-rmsnorm", "fuse-gelu-ort", "fuse-softmax",
-			"fuse-bias-softmax", "fuse-quickgelu-ort", "fold-conv-add", "fuse-gemm-bias", "fuse-matmul-scale", "fuse-skip-layernorm-ort"}},
+			"fuse-bias-softmax", "fuse-quickgelu-ort", "fuse-slice-split-ort", "fold-conv-add", "fuse-gemm-bias", "fuse-matmul-scale", "fuse-skip-layernorm-ort"}},
 }
 
 // Plans lists the plans, the fused one first.
