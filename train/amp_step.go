@@ -133,7 +133,7 @@ func (s *step) fanOutGrads() {
 	uses := map[*ir.Value]int{}
 	var order []*ir.Value
 	for i, n := range s.g.Nodes {
-		if len(s.plans[i].Kernels) == 0 {
+		if len(s.plans[i].Kernels) == 0 && !s.plans[i].Views {
 			continue
 		}
 		for _, in := range n.Inputs {

@@ -52,6 +52,10 @@ type backwardPlan struct {
 	Saved      []*ir.Value
 	SavedExtra float64
 	Note       string
+	// Views: the backward hands its inputs their gradients as views of
+	// dY, with no kernel (Concat's); they still count where an input's
+	// gradients from several readers are summed.
+	Views bool
 }
 
 // bwCtx is what a backward rule sees.
@@ -187,7 +191,7 @@ var backwardRules = map[string]BackwardRule{
 	// Pure data movement: the backward is the inverse movement of dY;
 	// the ops that place by an index input keep it for the backward.
 	"Transpose":       movementBackward(false),
-	"Concat":          movementBackward(false),
+	"Concat":          concatBackward,
 	"Split":           movementBackward(false),
 	"Slice":           movementBackward(false),
 	"Pad":             movementBackward(false),

@@ -354,6 +354,65 @@ func movementBackward(savesIndices bool) BackwardRule {
 	}
 }
 
+// concatBackward: PyTorch's CatBackward0 hands each input a narrow view
+// of dY and launches nothing (torch/csrc/autograd/FunctionsManual.cpp,
+// cat_tensors_backward). A view is copied only where the backward it
+// reaches needs a contiguous gradient and nothing made one: an input read
+// once (an input read by several nodes gets its gradients summed, the sum
+// written contiguous: the producer's grad-sum), cut from dY along an
+// inner axis (a slice along the outermost non-unit axis is contiguous),
+// whose producer hands its gradient to a library call (cuDNN's
+// convolution and batch norm, cuBLAS) rather than to an elementwise
+// kernel that reads strides: one copy kernel of that input's size.
+func concatBackward(b *bwCtx) backwardPlan {
+	p := backwardPlan{Views: true}
+	axis := b.n.AttrInt("axis", 0)
+	y := b.n.Out(0)
+	if y == nil || !y.Shape.Ranked {
+		return movementBackward(false)(b)
+	}
+	r := int64(len(y.Shape.Dims))
+	if axis < 0 {
+		axis += r
+	}
+	outer := true // the dims before the axis are all 1
+	for i := int64(0); i < axis && i < r; i++ {
+		outer = outer && y.Shape.Dims[i].Is(1)
+	}
+	for _, in := range b.n.Inputs {
+		if in == nil || !b.needGrad(in) || len(in.Consumers) != 1 || outer || !libraryGradient(in) {
+			continue
+		}
+		p.Kernels = append(p.Kernels, bwKernel{Name: "move-bwd", Class: perf.ClassData,
+			BytesRead: b.bytes(in), BytesWritten: b.bytes(in), Launches: 1})
+	}
+	return p
+}
+
+// libraryGradient reports whether v's producer passes v's gradient to a
+// cuDNN or cuBLAS call (through a bias Add, which passes it on as is).
+func libraryGradient(v *ir.Value) bool {
+	p := v.Producer
+	if p != nil && p.Domain == "" && p.OpType == "Add" && len(p.Inputs) == 2 {
+		// A bias Add: one operand computed, the other a constant.
+		a, c := p.In(0), p.In(1)
+		switch {
+		case a != nil && c != nil && a.Producer != nil && c.Producer == nil:
+			p = a.Producer
+		case a != nil && c != nil && c.Producer != nil && a.Producer == nil:
+			p = c.Producer
+		}
+	}
+	if p == nil {
+		return false
+	}
+	switch p.OpType {
+	case "Conv", "ConvTranspose", "BatchNormalization", "MatMul", "Gemm", ir.OpFusedConv, ir.OpFusedGemm, ir.OpFusedMatMul:
+		return true
+	}
+	return false
+}
+
 // broadcastBackward: the gradient of a broadcast/reduction is dY
 // broadcast back (or summed back for Expand/Tile/Resize): reads dY and,
 // for a reduction whose gradient depends on the values (savesXY:

@@ -662,3 +662,43 @@ func TestAutogradEdges(t *testing.T) {
 		t.Fatal("no backward entry for the Concat")
 	}
 }
+
+// TestConcatBackwardViews: a Concat's backward hands its inputs views of
+// dY (PyTorch's CatBackward0 launches nothing); a copy runs only for each
+// input read once, cut along an inner axis, whose producer hands its
+// gradient to a library call (the Convs here), and the input a second
+// reader also reads still has its two gradients summed.
+func TestConcatBackwardViews(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 2, 3, 8, 8)
+	a, c, d := b.val("a", ir.Float32, 2, 4, 6, 6), b.val("c", ir.Float32, 2, 4, 6, 6), b.val("d", ir.Float32, 2, 4, 6, 6)
+	b.node("Conv", []*ir.Value{x, b.weight("w1", 4, 3, 3, 3)}, []*ir.Value{a})
+	b.node("Conv", []*ir.Value{x, b.weight("w2", 4, 3, 3, 3)}, []*ir.Value{c})
+	b.node("Relu", []*ir.Value{c}, []*ir.Value{d})
+	e := b.val("e", ir.Float32, 2, 4, 6, 6)
+	b.node("Conv", []*ir.Value{x, b.weight("w3", 4, 3, 3, 3)}, []*ir.Value{e})
+	cat := b.val("cat", ir.Float32, 2, 16, 6, 6)
+	b.node("Concat", []*ir.Value{a, c, d, e}, []*ir.Value{cat}, ir.IntAttr("axis", 1))
+	b.g.AddOutput(cat)
+	r := b.analyze(cost.Options{Train: &Options{}})
+	seen := 0
+	for _, n := range r.Nodes {
+		switch {
+		case n.OpType == "Concat":
+			// a and e: read once, from a Conv: a copy each; c: read
+			// twice (summed); d: from a Relu, which reads strides.
+			seen++
+			if n.Backward == nil || n.Backward.Launches != 2 {
+				t.Errorf("Concat backward %+v, want two copies (a's and e's)", n.Backward)
+			}
+		case n.OpType == "Conv" && len(n.Outputs) > 0 && n.Outputs[0].Name == "c":
+			seen++
+			if n.Backward == nil || !strings.Contains(n.Backward.Kernels, "grad-sum") {
+				t.Errorf("Conv writing c: backward %+v, want its two gradients summed", n.Backward)
+			}
+		}
+	}
+	if seen != 2 {
+		t.Fatalf("found %d of the Concat and the Conv writing c", seen)
+	}
+}
