@@ -62,9 +62,7 @@ type geluForm struct {
 	tanh bool
 	// scaledBy is the op applying 1/√2 before the Erf (Div or Mul).
 	scaledBy string
-	// pow: x³ as Pow(x, 3) (tanh form).
-	pow  bool
-	tail geluTailForm
+	tail     geluTailForm
 }
 
 // geluTailForm is where the tail applies the 0.5.
@@ -255,7 +253,7 @@ func matchGeluTanh(g *ir.Graph, tanh *ir.Node) (Fusion, geluForm, bool) {
 		return Fusion{}, geluForm{}, false
 	}
 	nodes := append(append(cubic, sum, scale, tanh), tail...)
-	return geluFusion(nodes, x, y, "tanh"), geluForm{tanh: true, pow: isOp(cubic[0], "Pow"), tail: form}, true
+	return geluFusion(nodes, x, y, "tanh"), geluForm{tanh: true, tail: form}, true
 }
 
 // matchCubeTerm matches term = Mul(0.044715, x^3), read only by user,

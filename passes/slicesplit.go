@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/onnxcost/onnxcost/ir"
@@ -62,14 +63,11 @@ func matchSliceSplit(g *ir.Graph, x *ir.Value) (*ir.Node, []*ir.Node, bool) {
 	var parts []slicePart
 	axis, dim := int64(-1), int64(0)
 	for _, c := range x.Consumers {
-		if c.In(0) != x {
+		switch {
+		case c.In(0) != x || !isOp(c, "Slice") && !isOp(c, "Gather"):
 			continue
-		}
-		if isOp(c, "Gather") || !isOp(c, "Slice") {
-			if isOp(c, "Gather") {
-				return nil, nil, false
-			}
-			continue
+		case isOp(c, "Gather"):
+			return nil, nil, false
 		}
 		a, s, e, ok := sliceRange(c, x)
 		if !ok || (axis >= 0 && a != axis) {
@@ -81,7 +79,7 @@ func matchSliceSplit(g *ir.Graph, x *ir.Value) (*ir.Node, []*ir.Node, bool) {
 	if len(parts) < 2 {
 		return nil, nil, false
 	}
-	slices.SortFunc(parts, func(a, b slicePart) int { return int(a.start - b.start) })
+	slices.SortFunc(parts, func(a, b slicePart) int { return cmp.Compare(a.start, b.start) })
 	at := int64(0)
 	sizes := make([]int64, len(parts))
 	outs := make([]*ir.Value, len(parts))
