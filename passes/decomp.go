@@ -397,3 +397,45 @@ func producerOf(v *ir.Value) *ir.Node {
 	}
 	return v.Producer
 }
+
+// fuseLayerNormORT rewrites the LayerNorm decompositions onnxruntime's
+// LayerNormFusion fuses (layer_norm_fusion.cc, level 2, CPU and CUDA),
+// and no other. Measured on one-LayerNorm models saved optimized from an
+// onnxruntime 1.23.2 CPU session at level all: the square as Pow(d, 2)
+// and the affine Mul and Add fused; Mul(d, d), no affine tail, or
+// Reciprocal and Mul in place of the Div ran as their parts.
+func fuseLayerNormORT(g *ir.Graph) (bool, error) {
+	return runMatcher(g, []string{"ReduceMean"}, func(n *ir.Node) bool { return isOp(n, "ReduceMean") },
+		func(g *ir.Graph, n *ir.Node) (Fusion, bool) {
+			f, ok := matchLayerNorm(g, n)
+			c := opCounts(f.Nodes)
+			return f, ok && c["Pow"] == 1 && c["Div"] == 1 && c["Mul"] == 1 && c["Add"] == 2
+		})
+}
+
+// fuseRMSNormORT rewrites the RMSNorm decompositions onnxruntime's
+// SimplifiedLayerNormFusion fuses (layer_norm_fusion.cc, level 2), and no
+// other. Measured as for fuseLayerNormORT: Pow(x, 2), ReduceMean, Add,
+// Sqrt, Div(x, ·) and the scale Mul (either operand order) fused; the
+// square as Mul(x, x), torch.rsqrt as Reciprocal(Sqrt) and Mul (how a
+// Hugging Face LLaMA's RMSNorm exports) or Pow(·, -0.5), or no scale ran
+// as their parts.
+func fuseRMSNormORT(g *ir.Graph) (bool, error) {
+	return runMatcher(g, []string{"Pow", "Mul"}, func(n *ir.Node) bool { return isOp(n, "Pow") || isOp(n, "Mul") },
+		func(g *ir.Graph, n *ir.Node) (Fusion, bool) {
+			f, ok := matchRMSNorm(g, n)
+			c := opCounts(f.Nodes)
+			return f, ok && c["Pow"] == 1 && c["Sqrt"] == 1 && c["Div"] == 1 && c["Mul"] == 1 && c["Reciprocal"] == 0
+		})
+}
+
+// opCounts counts default-domain op types among nodes.
+func opCounts(nodes []*ir.Node) map[string]int {
+	c := map[string]int{}
+	for _, n := range nodes {
+		if n.Domain == "" {
+			c[n.OpType]++
+		}
+	}
+	return c
+}

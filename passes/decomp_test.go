@@ -343,3 +343,75 @@ func geluTailOf(b *builder, x, u *ir.Value, tail geluTailForm) *ir.Value {
 	}
 	return b.op("Mul", nil, b.op("Mul", nil, x, u), b.scalar("half", 0.5))
 }
+
+// TestNormORTForms: fuse-layernorm-ort and fuse-rmsnorm-ort take only the
+// forms onnxruntime 1.23.2 fused in one-norm models of each form (a CPU
+// session at level all, the optimized graph saved), each of which the
+// plain passes also take.
+func TestNormORTForms(t *testing.T) {
+	ln := func(mulSquare, affine bool) func(b *builder, x *ir.Value) *ir.Value {
+		return func(b *builder, x *ir.Value) *ir.Value {
+			d := b.op("Sub", nil, x, b.op("ReduceMean", []*ir.Attribute{ir.IntsAttr("axes", -1)}, x))
+			var sq *ir.Value
+			if mulSquare {
+				sq = b.op("Mul", nil, d, d)
+			} else {
+				sq = b.op("Pow", nil, d, b.scalar("two", 2))
+			}
+			v := b.op("Add", nil, b.op("ReduceMean", []*ir.Attribute{ir.IntsAttr("axes", -1)}, sq), b.scalar("eps", 1e-5))
+			y := b.op("Div", nil, d, b.op("Sqrt", nil, v))
+			if affine {
+				y = b.op("Add", nil, b.op("Mul", nil, y, b.constant("gamma", []int64{16}, make([]float64, 16))), b.constant("beta", []int64{16}, make([]float64, 16)))
+			}
+			return y
+		}
+	}
+	rms := func(mulSquare bool, inv string, scale bool) func(b *builder, x *ir.Value) *ir.Value {
+		return func(b *builder, x *ir.Value) *ir.Value {
+			var sq *ir.Value
+			if mulSquare {
+				sq = b.op("Mul", nil, x, x)
+			} else {
+				sq = b.op("Pow", nil, x, b.scalar("two", 2))
+			}
+			v := b.op("Add", nil, b.op("ReduceMean", []*ir.Attribute{ir.IntsAttr("axes", -1)}, sq), b.scalar("eps", 1e-6))
+			var y *ir.Value
+			switch inv {
+			case "div":
+				y = b.op("Div", nil, x, b.op("Sqrt", nil, v))
+			case "recip":
+				y = b.op("Mul", nil, x, b.op("Reciprocal", nil, b.op("Sqrt", nil, v)))
+			}
+			if scale {
+				y = b.op("Mul", nil, y, b.constant("gamma", []int64{16}, make([]float64, 16)))
+			}
+			return y
+		}
+	}
+	for _, c := range []struct {
+		name, plain, ort string
+		build            func(b *builder, x *ir.Value) *ir.Value
+		fused            bool
+	}{
+		{"ln Pow affine", "fuse-layernorm", "fuse-layernorm-ort", ln(false, true), true},
+		{"ln Mul square", "fuse-layernorm", "fuse-layernorm-ort", ln(true, true), false},
+		{"ln no affine", "fuse-layernorm", "fuse-layernorm-ort", ln(false, false), false},
+		{"rms Pow Div scale", "fuse-rmsnorm", "fuse-rmsnorm-ort", rms(false, "div", true), true},
+		{"rms Reciprocal (HF LLaMA)", "fuse-rmsnorm", "fuse-rmsnorm-ort", rms(false, "recip", true), false},
+		{"rms Mul square", "fuse-rmsnorm", "fuse-rmsnorm-ort", rms(true, "div", true), false},
+		{"rms no scale", "fuse-rmsnorm", "fuse-rmsnorm-ort", rms(false, "div", false), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, pass := range []string{c.plain, c.ort} {
+				b := newBuilder(t)
+				x := b.input("x", 4, 8, 16)
+				b.output(c.build(b, x))
+				g := b.run(pass)
+				want := pass == c.plain || c.fused
+				if got := len(g.Nodes) == 1; got != want {
+					t.Errorf("%s: fused %v, want %v (ops %s)", pass, got, want, ops(g))
+				}
+			}
+		})
+	}
+}

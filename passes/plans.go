@@ -40,9 +40,11 @@ type Plan struct {
 //     after the convolution (bn-pointwise; freezing, which would fold it
 //     into the weights, is off by default).
 //   - onnxruntime (CUDA execution provider, default optimisation level):
-//     BN folded, LayerNorm/RMSNorm fusions, GELU where its GeluFusion or
-//     FastGeluFusion takes the form (fuse-gelu-ort: not torch.onnx's
-//     F.gelu(approximate="tanh")), SkipLayerNorm where the
+//     BN folded, LayerNorm, RMSNorm and GELU decompositions fused only in
+//     the forms its LayerNormFusion, SimplifiedLayerNormFusion and
+//     GeluFusion take (fuse-layernorm-ort, fuse-rmsnorm-ort, fuse-gelu-ort:
+//     not a Hugging Face LLaMA's rsqrt RMSNorm, no tanh GELU; a softmax
+//     written as Exp/ReduceSum stays apart), SkipLayerNorm where the
 //     residual sum has no other reader (post-LN; fuse-skip-layernorm-ort),
 //     attention as separate kernels (its online AttentionFusion fused
 //     none of our exports in onnxruntime 1.23.2, post-LN BERT included:
@@ -84,7 +86,7 @@ var plans = []Plan{
 			"fuse-attention", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
 			"fuse-gemm-bias", "fuse-elementwise"}},
 	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: BN folded, norm/GELU/QuickGelu (SiLU) fusions, SkipLayerNorm, attention as separate kernels with its mask Add + Softmax as one, MatMul+bias, MatMul with its transposes and scalar scales; a convolution's activation and residual add as their own kernels; no elementwise-chain or pooling fusion",
-		Passes: []string{"cleanup", "fold-bn", "fuse-layernorm", "fuse-rmsnorm", "fuse-gelu-ort", "fuse-softmax",
+		Passes: []string{"cleanup", "fold-bn", "fuse-layernorm-ort", "fuse-rmsnorm-ort", "fuse-gelu-ort",
 			"fuse-bias-softmax", "fuse-quickgelu-ort", "fuse-slice-split-ort", "fold-conv-add", "fuse-gemm-bias", "fuse-matmul-scale", "fuse-skip-layernorm-ort"}},
 }
 
