@@ -14,8 +14,23 @@ import (
 // and must not be a graph output; the data must be floating point.
 
 // fuseLayerNorm rewrites LayerNorm decompositions.
-func fuseLayerNorm(g *ir.Graph) (bool, error) {
-	return runMatcher(g, []string{"ReduceMean"}, func(n *ir.Node) bool { return isOp(n, "ReduceMean") }, matchLayerNorm)
+func fuseLayerNorm(g *ir.Graph) (bool, error) { return runLayerNorm(g, nil) }
+
+// runLayerNorm runs matchLayerNorm; keep, when set, must accept each
+// fusion.
+func runLayerNorm(g *ir.Graph, keep func(Fusion) bool) (bool, error) {
+	return runMatcher(g, []string{"ReduceMean"}, func(n *ir.Node) bool { return isOp(n, "ReduceMean") }, kept(matchLayerNorm, keep))
+}
+
+// kept is match, its fusions filtered by keep (nil: all kept).
+func kept(match func(*ir.Graph, *ir.Node) (Fusion, bool), keep func(Fusion) bool) func(*ir.Graph, *ir.Node) (Fusion, bool) {
+	if keep == nil {
+		return match
+	}
+	return func(g *ir.Graph, n *ir.Node) (Fusion, bool) {
+		f, ok := match(g, n)
+		return f, ok && keep(f)
+	}
 }
 
 // fuseGelu rewrites GELU decompositions (erf and tanh forms).
@@ -405,12 +420,10 @@ func producerOf(v *ir.Value) *ir.Node {
 // and the affine Mul and Add fused; Mul(d, d), no affine tail, or
 // Reciprocal and Mul in place of the Div ran as their parts.
 func fuseLayerNormORT(g *ir.Graph) (bool, error) {
-	return runMatcher(g, []string{"ReduceMean"}, func(n *ir.Node) bool { return isOp(n, "ReduceMean") },
-		func(g *ir.Graph, n *ir.Node) (Fusion, bool) {
-			f, ok := matchLayerNorm(g, n)
-			c := opCounts(f.Nodes)
-			return f, ok && c["Pow"] == 1 && c["Div"] == 1 && c["Mul"] == 1 && c["Add"] == 2
-		})
+	return runLayerNorm(g, func(f Fusion) bool {
+		c := opCounts(f.Nodes)
+		return c["Pow"] == 1 && c["Div"] == 1 && c["Mul"] == 1 && c["Add"] == 2
+	})
 }
 
 // fuseRMSNormORT rewrites the RMSNorm decompositions onnxruntime's
@@ -421,12 +434,10 @@ func fuseLayerNormORT(g *ir.Graph) (bool, error) {
 // Hugging Face LLaMA's RMSNorm exports) or Pow(·, -0.5), or no scale ran
 // as their parts.
 func fuseRMSNormORT(g *ir.Graph) (bool, error) {
-	return runMatcher(g, []string{"Pow", "Mul"}, func(n *ir.Node) bool { return isOp(n, "Pow") || isOp(n, "Mul") },
-		func(g *ir.Graph, n *ir.Node) (Fusion, bool) {
-			f, ok := matchRMSNorm(g, n)
-			c := opCounts(f.Nodes)
-			return f, ok && c["Pow"] == 1 && c["Sqrt"] == 1 && c["Div"] == 1 && c["Mul"] == 1 && c["Reciprocal"] == 0
-		})
+	return runRMSNorm(g, func(f Fusion) bool {
+		c := opCounts(f.Nodes)
+		return c["Pow"] == 1 && c["Sqrt"] == 1 && c["Div"] == 1 && c["Mul"] == 1 && c["Reciprocal"] == 0
+	})
 }
 
 // opCounts counts default-domain op types among nodes.

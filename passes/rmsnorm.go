@@ -8,8 +8,11 @@ import (
 
 // fuseRMSNorm rewrites RMSNorm decompositions (LLaMA-style decoders as
 // PyTorch exports them) into one RMSNormalization kernel.
-func fuseRMSNorm(g *ir.Graph) (bool, error) {
-	return runMatcher(g, []string{"Pow", "Mul"}, func(n *ir.Node) bool { return isOp(n, "Pow") || isOp(n, "Mul") }, matchRMSNorm)
+func fuseRMSNorm(g *ir.Graph) (bool, error) { return runRMSNorm(g, nil) }
+
+// runRMSNorm runs matchRMSNorm; keep, when set, must accept each fusion.
+func runRMSNorm(g *ir.Graph, keep func(Fusion) bool) (bool, error) {
+	return runMatcher(g, []string{"Pow", "Mul"}, func(n *ir.Node) bool { return isOp(n, "Pow") || isOp(n, "Mul") }, kept(matchRMSNorm, keep))
 }
 
 // matchRMSNorm, from the squaring node:
