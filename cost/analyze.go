@@ -455,7 +455,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		nc.Bound = agg.bound()
 	case est.View || est.Launches == 0:
 		// No kernel: no time. A view's output is its input's bytes.
-		if est.View && !folded(n) && a.l2 != nil {
+		if est.View && !folded(n) && !n.BuildTime() && a.l2 != nil {
 			a.l2.view(n)
 		}
 	case a.gpu == nil:
@@ -547,6 +547,9 @@ func (a *analyzer) estimate(n *ir.Node, g *ir.Graph, depth int) (NodeEstimate, f
 	ctx := a.ruleCtx(n, g, depth)
 	est, err := runRule(rule, n, ctx)
 	est.fillExecuted()
+	if n.BuildTime() && err == nil {
+		est = builtEstimate(est)
+	}
 	a.warnings = append(a.warnings, ctx.warnings...)
 	if err != nil {
 		a.warnf("%s node %q: cost rule failed: %v; node not counted", n.OpType, n.Name, err)
@@ -619,6 +622,19 @@ func runRule(r Rule, n *ir.Node, c *RuleCtx) (e NodeEstimate, err error) {
 
 // folded reports whether every output of n is a constant known before run
 // time (Shape, Size, shape arithmetic computed by inference): no kernel runs.
+// builtEstimate is the estimate of a node the plan has the engine compute
+// when it is built (ir.Node.BuildTime, passes' fold-constants): its
+// arithmetic stays the model's (FLOPs and transcendentals, which are the
+// same under every plan) and so do the weights it reads (parameters), but
+// no kernel runs it: nothing executed, moved or launched.
+func builtEstimate(e NodeEstimate) NodeEstimate {
+	return NodeEstimate{
+		Counts: report.Counts{MACs: e.MACs, FLOPs: e.FLOPs, Transcendentals: e.Transcendentals},
+		Params: e.Params, View: true,
+		Note: "computed when the engine is built (constant inputs): no run-time cost",
+	}
+}
+
 func folded(n *ir.Node) bool {
 	if len(n.Outputs) == 0 || len(n.Subgraphs()) > 0 {
 		return false

@@ -208,12 +208,26 @@ type Node struct {
 // Graph returns the graph the node belongs to.
 func (n *Node) Graph() *Graph { return n.graph }
 
-// nodeExtra is a node's doc string and metadata_props, and the model
-// FLOPs its plan precomputed (FoldedFLOPs; never written to a file).
+// nodeExtra is a node's doc string and metadata_props, and what its plan
+// decided about it ahead of time: the model FLOPs it precomputed
+// (FoldedFLOPs) and whether the engine computes the node when it is built
+// (BuildTime). Those two are never written to a file.
 type nodeExtra struct {
 	doc         string
 	metadata    []KeyValue
 	foldedFLOPs float64
+	buildTime   bool
+}
+
+// editExtra gives n a changed copy of its extra record: nodes never share
+// one, so changing one node's leaves another's as it was.
+func (n *Node) editExtra(edit func(*nodeExtra)) {
+	var e nodeExtra
+	if n.extra != nil {
+		e = *n.extra
+	}
+	edit(&e)
+	n.extra = &e
 }
 
 // FoldedFLOPs is the model arithmetic of nodes a plan folded into this
@@ -232,8 +246,18 @@ func (n *Node) AddFoldedFLOPs(f float64) {
 	if f == 0 {
 		return
 	}
-	n.extra = &nodeExtra{doc: n.Doc(), metadata: n.Metadata(), foldedFLOPs: n.FoldedFLOPs() + f}
+	n.editExtra(func(e *nodeExtra) { e.foldedFLOPs += f })
 }
+
+// BuildTime reports whether the plan has the engine compute n once, when
+// it is built, rather than on every run: a node computed from constants
+// alone (a causal mask, rotary tables), as onnxruntime's and TensorRT's
+// constant folding does. Such a node is still the model's arithmetic, but
+// no kernel runs it.
+func (n *Node) BuildTime() bool { return n.extra != nil && n.extra.buildTime }
+
+// SetBuildTime marks n as computed when the engine is built.
+func (n *Node) SetBuildTime() { n.editExtra(func(e *nodeExtra) { e.buildTime = true }) }
 
 // Doc returns the node's doc_string.
 func (n *Node) Doc() string {
@@ -257,7 +281,7 @@ func (n *Node) SetDoc(doc string) {
 	if doc == "" && n.extra == nil {
 		return
 	}
-	n.extra = &nodeExtra{doc: doc, metadata: n.Metadata(), foldedFLOPs: n.FoldedFLOPs()}
+	n.editExtra(func(e *nodeExtra) { e.doc = doc })
 }
 
 // SetMetadata sets the node's metadata_props. Nodes never share the
@@ -266,7 +290,7 @@ func (n *Node) SetMetadata(kv []KeyValue) {
 	if len(kv) == 0 && n.extra == nil {
 		return
 	}
-	n.extra = &nodeExtra{doc: n.Doc(), metadata: kv, foldedFLOPs: n.FoldedFLOPs()}
+	n.editExtra(func(e *nodeExtra) { e.metadata = kv })
 }
 
 // In returns input i, or nil when absent.

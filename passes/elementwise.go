@@ -34,9 +34,10 @@ import (
 
 // chainable reports whether n may be part of an elementwise chain: a
 // pointwise op with one floating-point output whose contents are not
-// already known (a folded constant costs nothing and must stay so).
+// already known and that the engine does not compute at build time (a
+// folded constant costs nothing and must stay so).
 func chainable(n *ir.Node) bool {
-	if !ir.NodeHas(n, ir.Elementwise) {
+	if !ir.NodeHas(n, ir.Elementwise) || n.BuildTime() {
 		return false
 	}
 	if len(n.Outputs) != 1 || len(n.Subgraphs()) > 0 {

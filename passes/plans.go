@@ -40,7 +40,8 @@ type Plan struct {
 //     after the convolution (bn-pointwise; freezing, which would fold it
 //     into the weights, is off by default).
 //   - onnxruntime (CUDA execution provider, default optimisation level):
-//     BN folded, LayerNorm, RMSNorm and GELU decompositions fused only in
+//     nodes computed from constants alone computed when the session is
+//     built (ConstantFolding: fold-constants), BN folded, LayerNorm, RMSNorm and GELU decompositions fused only in
 //     the forms its LayerNormFusion, SimplifiedLayerNormFusion and
 //     GeluFusion take (fuse-layernorm-ort, fuse-rmsnorm-ort, fuse-gelu-ort:
 //     not a Hugging Face LLaMA's rsqrt RMSNorm, no tanh GELU; a softmax
@@ -66,7 +67,9 @@ type Plan struct {
 //     a MatMul with its bias (MatMulAddFusion; GemmActivationFusion is a
 //     CPU-only rule); no generic elementwise-chain fusion and no pooling
 //     fusion.
-//   - fused (TensorRT): every onnxcost fusion.
+//   - fused (TensorRT): every onnxcost fusion, constant subgraphs
+//     computed at build time (fold-constants) included. Eager PyTorch and
+//     Inductor (no freezing) compute them on every call.
 //
 // Only the fused plan substitutes Winograd for 3×3 convolutions as a
 // pass. Under the other plans a convolution stays Conv, and the cost
@@ -85,8 +88,8 @@ var plans = []Plan{
 		Passes: []string{"cleanup", "split-conv-bias", "bn-pointwise", "fuse-layernorm", "fuse-rmsnorm", "fuse-rotary", "fuse-gelu", "fuse-softmax",
 			"fuse-attention", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
 			"fuse-gemm-bias", "fuse-elementwise"}},
-	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: BN folded, norm/GELU/QuickGelu (SiLU) fusions, SkipLayerNorm, attention as separate kernels with its mask Add + Softmax as one, MatMul+bias, MatMul with its transposes and scalar scales; a convolution's activation and residual add as their own kernels; no elementwise-chain or pooling fusion",
-		Passes: []string{"cleanup", "fold-bn", "fuse-layernorm-ort", "fuse-rmsnorm-ort", "fuse-gelu-ort",
+	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: constant subgraphs computed when the session is built, BN folded, norm/GELU/QuickGelu (SiLU) fusions, SkipLayerNorm, attention as separate kernels with its mask Add + Softmax as one, MatMul+bias, MatMul with its transposes and scalar scales; a convolution's activation and residual add as their own kernels; no elementwise-chain or pooling fusion",
+		Passes: []string{"cleanup", "fold-constants", "fold-bn", "fuse-layernorm-ort", "fuse-rmsnorm-ort", "fuse-gelu-ort",
 			"fuse-bias-softmax", "fuse-quickgelu-ort", "fuse-slice-split-ort", "fold-conv-add", "fuse-gemm-bias", "fuse-matmul-scale", "fuse-skip-layernorm-ort"}},
 }
 

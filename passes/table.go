@@ -23,6 +23,7 @@ package passes
 func init() {
 	table = []Pass{
 		{Name: "cleanup", Doc: "remove Identity and inference Dropout, fold constant shape arithmetic into initializers, drop dead nodes", Run: cleanup},
+		{Name: "fold-constants", Doc: "a node whose inputs are all constants (initializers, Constants) -> a Constant computed when the engine is built (a causal mask's Trilu, rotary Cos/Sin tables, a weight's Transpose): onnxruntime's ConstantFolding and TensorRT's build-time folding; not QuantizeLinear/DequantizeLinear or random ops", Run: foldConstants, After: []string{"cleanup"}, InferenceOnly: true},
 		{Name: "split-conv-bias", Doc: "Conv(x, W, b) -> Add(Conv(x, W), b): the bias as its own broadcast kernel, as PyTorch eager runs it (eager and inductor plans only)", Run: splitConvBias, After: []string{"cleanup"}, Variant: true},
 		{Name: "fold-bn", Doc: "fold an inference BatchNormalization into the Conv or Gemm before it", Run: foldBN, After: []string{"cleanup"}, InferenceOnly: true},
 		{Name: "bn-pointwise", Doc: "inference BatchNormalization -> Mul(x, scale) then Add(shift), per channel: torch.compile's decomposition, which fuse-elementwise joins to the ReLU and residual add after it (inductor plan only)", Run: bnPointwise, After: []string{"cleanup", "split-conv-bias"}, Before: []string{"fuse-elementwise"}, InferenceOnly: true, Variant: true},
