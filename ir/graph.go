@@ -106,6 +106,15 @@ type Graph struct {
 	// kept as that value's Declared instead (see DeclaredInfo).
 	ValueInfo map[string]TypeInfo
 
+	// SessionShapes, when set, holds the shapes a runtime that optimizes
+	// the graph before its symbolic dims are bound knew of its values
+	// (passes.ORTSessionShapes: onnxruntime's, at session creation), by
+	// value; an unranked shape is one it did not know at all. Passes that
+	// model that runtime's shape-dependent fusions consult it; a value
+	// missing from it has the shape it has now. Nil: the runtime sees the
+	// shapes as bound.
+	SessionShapes map[*Value]Shape
+
 	values  map[string]*Value
 	nameSeq int
 	// nodeNames, once NameNodes has run, holds every name g's nodes have

@@ -43,7 +43,7 @@ func init() {
 		// inside the node ([B,L,H·d]) or outside ([B,H,L,d]).
 		&OpSchema{Domain: d, Name: OpFusedAttention, Family: FamilyAttention, Since: 1, MinIn: 3, MaxIn: -1, MinOut: 1, MaxOut: 1, Infer: inferFusedAttention,
 			Doc: "softmax(Q·Kᵀ)·V in one kernel (passes/attention.go)"},
-		&OpSchema{Domain: d, Name: OpSkipLayerNorm, Family: FamilyNorm, Since: 1, MinIn: 3, MaxIn: 4, MinOut: 1, MaxOut: 2, Infer: inferSkipLN,
+		&OpSchema{Domain: d, Name: OpSkipLayerNorm, Family: FamilyNorm, Since: 1, MinIn: 3, MaxIn: 5, MinOut: 1, MaxOut: 2, Infer: inferSkipLN,
 			Doc: "residual Add + LayerNormalization in one kernel (passes/skipln.go)"},
 	)
 }

@@ -66,7 +66,12 @@ type Plan struct {
 //     FusedConv is the fuse-conv-act pass, for --passes),
 //     a MatMul with its bias (MatMulAddFusion; GemmActivationFusion is a
 //     CPU-only rule); no generic elementwise-chain fusion and no pooling
-//     fusion.
+//     fusion. The shape-dependent ones (MatMul+bias, SkipLayerNorm) see
+//     the shapes onnxruntime had when it built the graph, dims symbolic
+//     in the file still symbolic (ORTSessionShapes, set by the pipeline):
+//     a dynamic-axis export keeps the bias Adds MatMulAddFusion cannot
+//     take, joined to a GELU (BiasGeluFusion: fuse-bias-gelu-ort) or to
+//     a SkipLayerNormalization where they can be.
 //   - fused (TensorRT): every onnxcost fusion, constant subgraphs
 //     computed at build time (fold-constants) included. Eager PyTorch and
 //     Inductor (no freezing) compute them on every call.
@@ -88,9 +93,9 @@ var plans = []Plan{
 		Passes: []string{"cleanup", "split-conv-bias", "bn-pointwise", "fuse-layernorm", "fuse-rmsnorm", "fuse-rotary", "fuse-gelu", "fuse-softmax",
 			"fuse-attention", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
 			"fuse-gemm-bias", "fuse-elementwise"}},
-	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: constant subgraphs computed when the session is built, BN folded, norm/GELU/QuickGelu (SiLU) fusions, SkipLayerNorm, attention as separate kernels with its mask Add + Softmax as one, MatMul+bias, MatMul with its transposes and scalar scales; a convolution's activation and residual add as their own kernels; no elementwise-chain or pooling fusion",
+	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: constant subgraphs computed when the session is built, BN folded, norm/GELU/QuickGelu (SiLU) fusions, SkipLayerNorm, attention as separate kernels with its mask Add + Softmax as one, MatMul+bias (with the shapes it knows when it builds the graph: a dynamic-axis export keeps its bias Adds, joined to a GELU or a SkipLayerNorm where it can), MatMul with its transposes and scalar scales; a convolution's activation and residual add as their own kernels; no elementwise-chain or pooling fusion",
 		Passes: []string{"cleanup", "fold-constants", "fold-bn", "fuse-layernorm-ort", "fuse-rmsnorm-ort", "fuse-gelu-ort",
-			"fuse-bias-softmax", "fuse-quickgelu-ort", "fuse-slice-split-ort", "fold-conv-add", "fuse-gemm-bias", "fuse-matmul-scale", "fuse-skip-layernorm-ort"}},
+			"fuse-bias-softmax", "fuse-quickgelu-ort", "fuse-slice-split-ort", "fold-conv-add", "fuse-gemm-bias-ort", "fuse-bias-gelu-ort", "fuse-matmul-scale", "fuse-skip-layernorm-ort"}},
 }
 
 // Plans lists the plans, the fused one first.

@@ -10,7 +10,7 @@ import (
 // not also name the full fusion it narrows (the two would race for the
 // same anchors).
 func TestPlansNameRealPasses(t *testing.T) {
-	exclusive := map[string]string{"fuse-conv-act": "fuse-conv", "fold-conv-add": "fuse-conv", "fuse-attention-sdpa": "fuse-attention", "bn-pointwise": "fold-bn", "fuse-attention-ort": "fuse-attention", "fuse-qkv-ort": "fuse-qkv", "fuse-gemm-bias": "fuse-gemm", "split-conv-bias": "fold-bn", "fuse-skip-layernorm-ort": "fuse-skip-layernorm", "fuse-gelu-ort": "fuse-gelu", "fuse-layernorm-ort": "fuse-layernorm", "fuse-rmsnorm-ort": "fuse-rmsnorm"}
+	exclusive := map[string]string{"fuse-conv-act": "fuse-conv", "fold-conv-add": "fuse-conv", "fuse-attention-sdpa": "fuse-attention", "bn-pointwise": "fold-bn", "fuse-attention-ort": "fuse-attention", "fuse-qkv-ort": "fuse-qkv", "fuse-gemm-bias": "fuse-gemm", "fuse-gemm-bias-ort": "fuse-gemm-bias", "split-conv-bias": "fold-bn", "fuse-skip-layernorm-ort": "fuse-skip-layernorm", "fuse-gelu-ort": "fuse-gelu", "fuse-layernorm-ort": "fuse-layernorm", "fuse-rmsnorm-ort": "fuse-rmsnorm"}
 	for _, p := range Plans() {
 		for _, n := range p.Passes {
 			if _, ok := Lookup(n); !ok {

@@ -94,8 +94,22 @@ func matchSkipLayerNorm(g *ir.Graph, ln *ir.Node, pos map[*ir.Node]int, ort bool
 	if x == skip || !floatTensor(ln.Out(0)) {
 		return Fusion{}, false
 	}
-	if ort && (!soleConsumer(g, s, ln) || !ortSkipAddend(x)) {
-		return Fusion{}, false
+	nodes := []*ir.Node{add, ln}
+	var bias *ir.Value
+	if ort {
+		if !soleConsumer(g, s, ln) || !ortSkipAddends(g, x, skip) {
+			return Fusion{}, false
+		}
+		// An addend that is a MatMul's output plus its bias (the Add
+		// MatMulAddFusion left) brings the bias in.
+		if ba, y, b := ortSkipBias(g, add, x, skip, ln); ba != nil {
+			nodes, bias = []*ir.Node{ba, add, ln}, b
+			if ba.Out(0) == x {
+				x = y
+			} else {
+				skip = y
+			}
+		}
 	}
 	outs := []*ir.Value{ln.Out(0)}
 	if !soleConsumer(g, s, ln) {
@@ -117,29 +131,66 @@ func matchSkipLayerNorm(g *ir.Graph, ln *ir.Node, pos map[*ir.Node]int, ort bool
 	// costed from the real shapes by the rule (layernorm_in_parts = 0),
 	// since a part knows only element counts, not rows.
 	ins := trimNil([]*ir.Value{x, skip, ln.In(1), ln.In(2)})
-	p := newParts(ins, outs, add)
+	if bias != nil {
+		ins = append(ins, bias)
+	}
+	p := newParts(ins, outs, nodes[:len(nodes)-1]...)
 	if ln.Domain == ir.FusedDomain && ln.Attr(ir.KeyPartOps) != nil {
 		p.add(ln)
 		attrs = append(attrs, ir.IntAttr("layernorm_in_parts", 1))
 	}
 	attrs = append(attrs, p.attrs()...)
 	return Fusion{
-		Nodes: []*ir.Node{add, ln}, OpType: ir.OpSkipLayerNorm,
+		Nodes: nodes, OpType: ir.OpSkipLayerNorm,
 		Inputs:  ins,
 		Outputs: outs,
 		Attrs:   attrs,
 	}, true
 }
 
-// ortSkipAddend reports whether v (of the sum's shape) is an addend
-// onnxruntime's SkipLayerNormFusion takes: rank 3, its last two dims
-// known, float, float16 or bfloat16.
-func ortSkipAddend(v *ir.Value) bool {
-	switch v.DType {
-	case ir.Float32, ir.Float16, ir.BFloat16:
-	default:
-		return false
+// ortSkipAddends reports whether x and skip (of the sum's shape) are
+// addends onnxruntime's SkipLayerNormFusion takes: float, float16 or
+// bfloat16, rank 3, with the same dims as onnxruntime knew them when it
+// built the graph (numbers or the same named symbols: ir.Graph.
+// SessionShapes), the last one a number.
+func ortSkipAddends(g *ir.Graph, x, skip *ir.Value) bool {
+	for _, v := range []*ir.Value{x, skip} {
+		switch v.DType {
+		case ir.Float32, ir.Float16, ir.BFloat16:
+		default:
+			return false
+		}
+		if v.Shape.Rank() != 3 {
+			return false
+		}
 	}
-	d := v.Shape.Dims
-	return len(d) == 3 && d[1].IsKnown() && d[2].IsKnown()
+	s := sessionShape(g, x)
+	return sessionSameDims(g, x, skip) && s.Dims[2].IsKnown()
+}
+
+// ortSkipBias finds, for onnxruntime's SkipLayerNormFusion, an addend of
+// add produced by an Add of a 1-D constant bias of the hidden size read
+// only by add: the fusion takes that Add too, and the bias becomes the
+// SkipLayerNormalization's fifth input. It returns the bias Add, its other
+// operand and the bias, or a nil Add (also when ln has no beta, which the
+// input order needs before the bias).
+func ortSkipBias(g *ir.Graph, add *ir.Node, x, skip *ir.Value, ln *ir.Node) (*ir.Node, *ir.Value, *ir.Value) {
+	if ln.In(2) == nil {
+		return nil, nil, nil
+	}
+	hidden := x.Shape.Dims[len(x.Shape.Dims)-1]
+	for _, v := range []*ir.Value{x, skip} {
+		ba := producerOf(v)
+		if !isOp(ba, "Add") || len(ba.Inputs) != 2 || !soleConsumer(g, v, add) {
+			continue
+		}
+		for i, b := range ba.Inputs {
+			y := ba.Inputs[1-i]
+			if b != nil && y != nil && constant(b) != nil && b.Shape.Rank() == 1 && b.Shape.Dims[0] == hidden &&
+				b.DType == v.DType && sameShape(y, v) && constant(y) == nil {
+				return ba, y, b
+			}
+		}
+	}
+	return nil, nil, nil
 }

@@ -153,9 +153,12 @@ func TestSkipLayerNormGuards(t *testing.T) {
 }
 
 // TestSkipLayerNormORT: onnxruntime's SkipLayerNormFusion takes a post-LN
-// block (the sum read only by the LayerNorm) and leaves a pre-LN one
-// (the sum read again after it) and a symbolic sequence length alone,
-// where fuse-skip-layernorm fuses both of the first two.
+// block (the sum read only by the LayerNorm), also with a symbolic
+// sequence length both addends share (onnxruntime 1.23.2 fused a block
+// with batch and sequence symbolic), and leaves a pre-LN one (the sum
+// read again after it) and addends whose dims its shape inference did
+// not know (onnxcost names those "?..."), where fuse-skip-layernorm fuses
+// the first two.
 func TestSkipLayerNormORT(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -166,7 +169,8 @@ func TestSkipLayerNormORT(t *testing.T) {
 		{name: "post-LN", fuses: true},
 		{name: "pre-LN: the sum read again", o: skipOpts{sumReadAfter: true}},
 		{name: "the sum a graph output", o: skipOpts{sumOutput: true}},
-		{name: "symbolic sequence", seq: "seq"},
+		{name: "symbolic sequence", seq: "seq", fuses: true},
+		{name: "dims not known", seq: "?reshape_1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := newBuilder(t)

@@ -128,6 +128,11 @@ type Loaded struct {
 	// assume-1 default (those also produce a warning).
 	Bindings map[string]int64
 	Warnings []string
+
+	// inferOpt is how Model was inferred (bindings, input data): the
+	// onnxruntime plan infers it again without the bindings to see the
+	// shapes onnxruntime builds its graph with (passes.ORTSessionShapes).
+	inferOpt ir.InferOptions
 }
 
 // Load reads, inlines and infers the model at path. Every error names the
@@ -255,6 +260,7 @@ func finish(path string, m *ir.Model, opt Options) (*Loaded, error) {
 	if opt.BindAll {
 		iopt.Assume = 1
 	}
+	l.inferOpt = iopt
 	res, err := ir.InferShapes(m, iopt)
 	if err != nil {
 		if rewrote {
@@ -386,6 +392,10 @@ func (l *Loaded) Plan(plan string, opt passes.Options) error {
 		return nil
 	}
 	if p.Name == "onnxruntime" {
+		// onnxruntime fuses with the dims the file has, not the bound ones.
+		if err := passes.ORTSessionShapes(l.Model, l.inferOpt); err != nil {
+			return inputErr("%s: %w", l.Path, err)
+		}
 		if w := l.sessionShapesWarning(); w != "" {
 			l.Warnings = append(l.Warnings, w)
 		}
@@ -524,23 +534,15 @@ func Estimate(l *Loaded, gpu *hwdb.GPU, opt EstimateOptions) (*report.Report, er
 	return r, nil
 }
 
-// sessionShapesWarning says, for a model whose input dims were symbolic in
-// the file and bound here, that onnxruntime fuses less than the
-// onnxruntime plan prices: it optimizes the graph when its session is
-// created, with those dims still symbolic, and its MatMulAddFusion makes a
-// Gemm of a MatMul with an input of rank 3 or more only when every dim of
-// that input is a number (matmul_add_fusion.cc). Measured with onnxruntime
-// 1.23.2 (CPU, level all, optimized graphs saved): a two-layer block with
-// a symbolic batch ran its MatMuls unfused, their biases taken into
-// BiasGelu and SkipLayerNormalization, the same six kernels as with the
-// batch fixed; but the BERT-base fixture, whose attention reshapes to a
-// shape computed from Shape at run time, lost its dims to onnxruntime's
-// shape inference there, and with them every SkipLayerNormalization: 301
-// kernels against 213 with the batch fixed. The plan is priced with the
-// bound dims (the graph onnxruntime builds with static dims or free
-// dimension overrides); "" when no MatMul of such an input feeds an Add.
+// sessionShapesWarning says, for a model priced under the onnxruntime
+// plan with dims the file has symbolic, that onnxruntime built its graph
+// with them symbolic, and what that cost in fusions: the MatMuls whose
+// bias Add its MatMulAddFusion could not take (their input's dims were not
+// all numbers to it; passes.ORTSessionShapes), which a static export or
+// free dimension overrides would fuse. "" when there are none.
 func (l *Loaded) sessionShapesWarning() string {
-	if l.Infer == nil || len(l.Infer.Bound) == 0 {
+	g := l.Model.Graph
+	if g.SessionShapes == nil {
 		return ""
 	}
 	var syms []string
@@ -549,8 +551,12 @@ func (l *Loaded) sessionShapesWarning() string {
 	}
 	slices.Sort(syms)
 	n := 0
-	for _, node := range l.Model.Graph.Nodes {
-		if node.Domain != "" || node.OpType != "MatMul" || node.In(0) == nil || node.In(0).Shape.Rank() < 3 || node.Out(0) == nil {
+	for _, node := range g.Nodes {
+		a := node.In(0)
+		if node.Domain != "" || node.OpType != "MatMul" || a == nil || a.Shape.Rank() < 3 || node.Out(0) == nil {
+			continue
+		}
+		if _, ok := g.SessionShapes[a].Ints(); ok {
 			continue
 		}
 		for _, c := range node.Out(0).Consumers {
@@ -563,6 +569,6 @@ func (l *Loaded) sessionShapesWarning() string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("onnxruntime builds its graph with %s symbolic: then no MatMul+bias Gemm (%d here) and, after Reshapes shaped at run time, no SkipLayerNormalization, so it may run more kernels than priced (BERT-base fixture: 301 vs 213, onnxruntime 1.23.2); export static dims or set free dimension overrides",
+	return fmt.Sprintf("priced as onnxruntime builds the graph, with %s symbolic as in the file: %d MatMul+bias pairs stay apart (no Gemm), and residual Adds after Reshapes shaped at run time stay out of SkipLayerNormalization; export with static dims or set free dimension overrides for the fused graph",
 		strings.Join(syms, ", "), n)
 }

@@ -1,0 +1,155 @@
+package passes
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// ortBlock builds the post-LN block the onnxruntime runs used: x·W + b + y → LayerNorm → MLP (W2 + b2, erf GELU, W3 + b)
+// + residual → LayerNorm, with x and y of shape [batch, 16, 64], batch
+// symbolic in the file when dynamic. reshaped puts a Reshape whose target
+// is computed from Shape(x) (torch.onnx's form) before the first MatMul.
+func ortBlock(t *testing.T, dynamic, reshaped bool) *ir.Model {
+	const seq, hid = 16, 64
+	b := newBuilder(t)
+	b.M.Opsets[0].Version = 17
+	in := func(name string) *ir.Value {
+		v := b.Input(name, ir.Float32, 2, seq, hid)
+		if dynamic {
+			v.Declared.Shape = ir.RankedShape(ir.S("batch"), ir.D(seq), ir.D(hid))
+		}
+		return v
+	}
+	x, y := in("x"), in("y")
+	if reshaped {
+		sh := b.op("Shape", nil, x)
+		dims := []*ir.Value{}
+		for i := range int64(3) {
+			idx := b.intsOf("i"+string(rune('0'+i)), ir.Int64, []int64{1}, []int64{i})
+			dims = append(dims, b.op("Gather", []*ir.Attribute{ir.IntAttr("axis", 0)}, sh, idx))
+		}
+		x = b.op("Reshape", nil, x, b.op("Concat", []*ir.Attribute{ir.IntAttr("axis", 0)}, dims...))
+	}
+	bias := b.weight("b", hid)
+	ln := func(v *ir.Value, name string) *ir.Value {
+		return b.op("LayerNormalization", []*ir.Attribute{ir.IntAttr("axis", -1)}, v, b.positive("g"+name, hid), b.weight("be"+name, hid))
+	}
+	h := ln(b.op("Add", nil, b.op("Add", nil, b.op("MatMul", nil, x, b.weight("W", hid, hid)), bias), y), "1")
+	f := b.op("Add", nil, b.op("MatMul", nil, h, b.weight("W2", hid, 4*hid)), b.weight("b2", 4*hid))
+	e := b.op("Add", nil, b.op("Erf", nil, b.op("Div", nil, f, b.constant("s2", nil, []float64{1.4142135}))), b.constant("one", nil, []float64{1}))
+	gl := b.op("Mul", nil, b.op("Mul", nil, f, e), b.constant("half", nil, []float64{0.5}))
+	out := ln(b.op("Add", nil, b.op("Add", nil, b.op("MatMul", nil, gl, b.weight("W3", 4*hid, hid)), bias), h), "2")
+	b.output(out)
+	return b.M
+}
+
+// kernels lists g's nodes that run (views, Constants and nodes computed
+// at build time aside) as "op" or "op(parts fused)", sorted.
+func kernels(g *ir.Graph) string {
+	var ks []string
+	for _, n := range g.Nodes {
+		switch n.OpType {
+		case "Reshape", "Unsqueeze", "Squeeze", "Flatten", "Identity", "Shape", "Constant", "Gather", "Concat":
+			continue
+		}
+		if n.BuildTime() {
+			continue
+		}
+		k := n.OpType
+		if len(n.FusedFrom) > 0 {
+			k += "(" + strings.Join(n.FusedFrom, "+") + ")"
+		}
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return strings.Join(ks, " ")
+}
+
+// TestORTSessionShapes holds the onnxruntime plan to what onnxruntime
+// 1.23.2 built (CPU, level all, optimized graph saved) for the same block
+// as an ONNX file: with the batch fixed, three Gemms, a Gelu and two
+// SkipLayerNormalizations; with it symbolic, the MatMuls apart, the
+// first bias in BiasGelu and the others in the SkipLayerNormalizations,
+// still six kernels. With a Reshape computed from Shape in front, the
+// dims after it are unknown to onnxruntime's inference: both residual
+// Adds, their bias Adds and the LayerNorms stay apart (onnxruntime: Add 4,
+// BiasGelu, LayerNormalization 2, MatMul 3, and the Shape, Gather and
+// Concat of the reshape, which the plan computes from the bound dims).
+// Bound shapes are the same in all.
+func TestORTSessionShapes(t *testing.T) {
+	p, err := LookupPlan("onnxruntime")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name              string
+		dynamic, reshaped bool
+		want              string
+	}{
+		{"static", false, false, "FusedGemm×3 Gelu SkipLayerNormalization×2"},
+		{"symbolic batch", true, false, "Gelu(bias) MatMul×3 SkipLayerNormalization(bias)×2"},
+		{"symbolic batch, computed reshape", true, true, "Add×4 Gelu(bias) LayerNormalization×2 MatMul×3"},
+		{"static, computed reshape", false, true, "FusedGemm×3 Gelu SkipLayerNormalization×2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := ortBlock(t, c.dynamic, c.reshaped)
+			bound := ir.InferOptions{Bindings: map[string]int64{}}
+			if c.dynamic {
+				bound.Bindings["batch"] = 2
+			}
+			if _, err := ir.InferShapes(m, bound); err != nil {
+				t.Fatal(err)
+			}
+			if err := ORTSessionShapes(m, bound); err != nil {
+				t.Fatal(err)
+			}
+			if (m.Graph.SessionShapes != nil) != c.dynamic {
+				t.Errorf("session shapes recorded: %v, want %v", m.Graph.SessionShapes != nil, c.dynamic)
+			}
+			for _, v := range m.Graph.Inputs {
+				if d, _ := v.Shape.Ints(); d[0] != 2 {
+					t.Fatalf("input %s shape %s after ORTSessionShapes: the bound shapes were not restored", v.Name, v.Shape)
+				}
+			}
+			opt, _ := p.Options(Options{Check: true})
+			if _, err := Run(m.Graph, opt); err != nil {
+				t.Fatal(err)
+			}
+			if got := summarize(m.Graph); got != c.want {
+				t.Errorf("kernels %s, want %s (%s)", got, c.want, kernels(m.Graph))
+			}
+		})
+	}
+}
+
+// summarize counts g's kernels by op, "(bias)" marking a fused node that
+// took a bias Add in: "Add×3 Gelu(bias) MatMul×3".
+func summarize(g *ir.Graph) string {
+	count := map[string]int{}
+	for _, n := range g.Nodes {
+		switch n.OpType {
+		case "Reshape", "Unsqueeze", "Squeeze", "Flatten", "Identity", "Shape", "Constant", "Gather", "Concat":
+			continue
+		}
+		if n.BuildTime() {
+			continue
+		}
+		k := n.OpType
+		if (n.OpType == ir.OpFusedGelu && len(n.Inputs) == 2) || (n.OpType == ir.OpSkipLayerNorm && len(n.Inputs) == 5) {
+			k += "(bias)"
+		}
+		count[k]++
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(count)) {
+		if count[k] > 1 {
+			k += "×" + string(rune('0'+count[k]))
+		}
+		parts = append(parts, k)
+	}
+	return strings.Join(parts, " ")
+}
