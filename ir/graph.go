@@ -106,14 +106,12 @@ type Graph struct {
 	// kept as that value's Declared instead (see DeclaredInfo).
 	ValueInfo map[string]TypeInfo
 
-	// SessionShapes, when set, holds the shapes a runtime that optimizes
-	// the graph before its symbolic dims are bound knew of its values
-	// (passes.ORTSessionShapes: onnxruntime's, at session creation), by
-	// value; an unranked shape is one it did not know at all. Passes that
-	// model that runtime's shape-dependent fusions consult it; a value
-	// missing from it has the shape it has now. Nil: the runtime sees the
-	// shapes as bound.
-	SessionShapes map[*Value]Shape
+	// Session, when set, is what a runtime that optimizes the graph
+	// before its symbolic dims are bound knew of it (passes.ORTSession:
+	// onnxruntime's, at session creation). Passes that model that
+	// runtime's shape-dependent fusions consult it. Nil: the runtime sees
+	// the graph as bound.
+	Session *Session
 
 	values  map[string]*Value
 	nameSeq int
@@ -136,6 +134,18 @@ type Graph struct {
 	// removed lists the nodes taken out of g since the last
 	// ReleaseRemoved (see there).
 	removed []*Node
+}
+
+// Session is what a runtime knew of a graph when it optimized it, before
+// the graph's symbolic dims were bound (see Graph.Session).
+type Session struct {
+	// Shapes holds its shape of each value; an unranked one is a shape it
+	// did not know at all. A value missing here has the shape it has now.
+	Shapes map[*Value]Shape
+	// Known marks the values whose contents it could compute ahead
+	// (from initializers, Constants and shapes it knew); with
+	// initializers, the only ones its constant folding takes.
+	Known map[*Value]bool
 }
 
 // TypeInfo is a declared type from value_info or a graph input/output.

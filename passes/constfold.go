@@ -31,7 +31,7 @@ import (
 func foldConstants(g *ir.Graph) (bool, error) {
 	changed := false
 	for n := range nodesAtStart(g) {
-		if n.BuildTime() || !constantInputs(n) || !foldableOutputs(g, n) {
+		if n.BuildTime() || !constantInputs(g, n) || !foldableOutputs(g, n) {
 			continue
 		}
 		n.SetBuildTime()
@@ -51,8 +51,11 @@ var noFold = map[string]bool{
 
 // constantInputs reports whether n is a foldable op whose every present
 // input is an initializer, a Constant node's output or the output of a
-// node computed at build time.
-func constantInputs(n *ir.Node) bool {
+// node computed at build time, and one the runtime could compute ahead
+// (ir.Graph.Session: onnxruntime cannot fold what comes of a dim symbolic
+// in the file, such as position ids sliced to the sequence length of an
+// input with a symbolic batch).
+func constantInputs(g *ir.Graph, n *ir.Node) bool {
 	if n.Domain != "" || noFold[n.OpType] || len(n.Subgraphs()) > 0 {
 		return false
 	}
@@ -62,6 +65,9 @@ func constantInputs(n *ir.Node) bool {
 			continue
 		}
 		present++
+		if !sessionKnown(g, in) {
+			return false
+		}
 		if in.IsInitializer {
 			continue
 		}

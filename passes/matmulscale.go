@@ -62,7 +62,7 @@ func matchMatMulScale(g *ir.Graph, mm *ir.Node) (Fusion, bool) {
 			if x, ok := lastTwoTranspose(g, p); ok {
 				trans[i] = !trans[i]
 				ins[i] = x
-			} else if x, k, ok := scalarScale(p); ok && x.Shape.Rank() >= 1 {
+			} else if x, k, ok := scalarScale(g, p); ok && x.Shape.Rank() >= 1 {
 				alpha *= k
 				ins[i] = x
 			} else {
@@ -78,7 +78,7 @@ func matchMatMulScale(g *ir.Graph, mm *ir.Node) (Fusion, bool) {
 	var after []*ir.Node
 	for range 8 {
 		s := onlyUse(g, out)
-		x, k, ok := scalarScale(s)
+		x, k, ok := scalarScale(g, s)
 		if !ok || x != out || !fusedMatMulType(s.Out(0)) {
 			break
 		}
@@ -137,8 +137,11 @@ func lastTwoTranspose(g *ir.Graph, n *ir.Node) (*ir.Value, bool) {
 // scalarScale splits n, when it scales a value x by a one-element
 // constant (x·k, k·x or x/k, the constant's rank at most x's), into x and
 // the factor: MatMulScaleFusion's GetScaleFromNode, on the decomposition
-// matchers' constOperand.
-func scalarScale(n *ir.Node) (x *ir.Value, k float64, ok bool) {
+// matchers' constOperand. The constant must be one onnxruntime could
+// compute when it built the graph (ir.Graph.Session): a scale computed
+// from the Shape of a tensor with a symbolic dim (1/√head size, as
+// torch.onnx exports it) it cannot, and that Mul or Div stays.
+func scalarScale(g *ir.Graph, n *ir.Node) (x *ir.Value, k float64, ok bool) {
 	if (!isOp(n, "Mul") && !isOp(n, "Div")) || len(n.Outputs) != 1 {
 		return nil, 0, false
 	}
@@ -147,7 +150,7 @@ func scalarScale(n *ir.Node) (x *ir.Value, k float64, ok bool) {
 	if x == c {
 		c = n.In(0)
 	}
-	if !ok || k == 0 || !c.Shape.Ranked || c.Shape.Rank() > x.Shape.Rank() {
+	if !ok || k == 0 || !c.Shape.Ranked || c.Shape.Rank() > x.Shape.Rank() || !sessionKnown(g, c) {
 		return nil, 0, false
 	}
 	if n.OpType == "Div" {

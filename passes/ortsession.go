@@ -16,8 +16,9 @@ import (
 // is computed at run time (torch.onnx's Shape → Gather → Concat) gets
 // unknown dims, and so does everything computed from it. onnxcost binds
 // the dims first and evaluates the arithmetic, so its own shapes are
-// concrete; ORTSessionShapes records, for the onnxruntime plan's passes,
-// the shapes onnxruntime had instead (ir.Graph.SessionShapes).
+// concrete; ORTSession records, for the onnxruntime plan's passes, the
+// shapes onnxruntime had instead, and which values it could compute ahead
+// (ir.Graph.Session).
 //
 // Measured with onnxruntime 1.23.2 (CPU, level all, the optimized graph
 // saved and counted): a two-layer block (MatMul+bias, residual Add,
@@ -30,36 +31,37 @@ import (
 // and with them every SkipLayerNormalization: 301 kernels, 213 with the
 // batch fixed.
 
-// ORTSessionShapes sets g.SessionShapes for m's main graph: the shapes of
-// an inference without the bindings of bound (the dims as the file has
-// them), with every value whose shape onnxruntime's inference could not
-// know made unranked. The graph's own shapes are inferred again with
+// ORTSession sets g.Session for m's main graph: the shapes of an
+// inference without the bindings of bound (the dims as the file has them),
+// with every value whose shape onnxruntime's inference could not know made
+// unranked, and the values it could compute ahead. The graph's own shapes are inferred again with
 // bound afterwards, as they were. It does nothing when bound binds no
 // symbol of the file, or when the graph does not infer without the
 // bindings (onnxruntime could not run it then either: the plan stays as
 // priced).
-func ORTSessionShapes(m *ir.Model, bound ir.InferOptions) error {
+func ORTSession(m *ir.Model, bound ir.InferOptions) error {
 	g := m.Graph
-	g.SessionShapes = nil
+	g.Session = nil
 	if len(bound.Bindings) == 0 && bound.Assume == 0 {
 		return nil
 	}
 	free := ir.InferOptions{InputData: bound.InputData, Limits: bound.Limits}
 	_, ferr := ir.InferShapes(m, free)
-	var shapes map[*ir.Value]ir.Shape
+	var s *ir.Session
 	if ferr == nil {
-		shapes = sessionView(g)
+		s = sessionView(g)
 	}
 	if _, err := ir.InferShapes(m, bound); err != nil {
 		return err
 	}
-	g.SessionShapes = shapes
+	g.Session = s
 	return nil
 }
 
 // sessionView copies the shapes of g's inputs and node outputs, unranked
-// where onnxruntime's inference would not know them (see lostShapes).
-func sessionView(g *ir.Graph) map[*ir.Value]ir.Shape {
+// where onnxruntime's inference would not know them, and marks the values
+// it could compute ahead (see nodeSession).
+func sessionView(g *ir.Graph) *ir.Session {
 	shapes := make(map[*ir.Value]ir.Shape, 2*len(g.Nodes))
 	for _, v := range g.Inputs {
 		if v != nil {
@@ -79,10 +81,12 @@ func sessionView(g *ir.Graph) map[*ir.Value]ir.Shape {
 			} else {
 				shapes[o] = o.Shape.Clone()
 			}
-			known[o] = k
+			if k {
+				known[o] = true
+			}
 		}
 	}
-	return shapes
+	return &ir.Session{Shapes: shapes, Known: known}
 }
 
 // shapeInputs lists, per op, the inputs whose values set its output's
@@ -158,12 +162,21 @@ func concrete(s ir.Shape) bool {
 }
 
 // sessionShape is v's shape as the runtime that optimizes the graph saw it
-// (ir.Graph.SessionShapes), or its own when none was recorded.
+// (ir.Graph.Session), or its own when none was recorded.
 func sessionShape(g *ir.Graph, v *ir.Value) ir.Shape {
-	if s, ok := g.SessionShapes[v]; ok {
-		return s
+	if g.Session != nil {
+		if s, ok := g.Session.Shapes[v]; ok {
+			return s
+		}
 	}
 	return v.Shape
+}
+
+// sessionKnown reports whether the runtime that optimizes the graph could
+// compute v's contents ahead: an initializer, or a value it folds
+// (ir.Graph.Session); every constant of a graph without a session record.
+func sessionKnown(g *ir.Graph, v *ir.Value) bool {
+	return g.Session == nil || v.IsInitializer || g.Session.Known[v]
 }
 
 // sessionConcrete reports whether the runtime saw every dim of v as a
@@ -192,7 +205,7 @@ func sessionSameDims(g *ir.Graph, a, b *ir.Value) bool {
 // only with a 2-D weight, and, when its input has rank 3 or more (the
 // fusion reshapes it to 2-D with a constant shape), only when onnxruntime
 // knew every dim of that input as a number when it built the graph
-// (ir.Graph.SessionShapes).
+// (ir.Graph.Session).
 func fuseGemmBiasORT(g *ir.Graph) (bool, error) {
 	return fuseAnchors(g, ir.OpFusedGemm, []string{"Gemm", "MatMul"}, func(n *ir.Node) bool {
 		if isOp(n, "Gemm") {

@@ -69,7 +69,7 @@ func kernels(g *ir.Graph) string {
 	return strings.Join(ks, " ")
 }
 
-// TestORTSessionShapes holds the onnxruntime plan to what onnxruntime
+// TestORTSession holds the onnxruntime plan to what onnxruntime
 // 1.23.2 built (CPU, level all, optimized graph saved) for the same block
 // as an ONNX file: with the batch fixed, three Gemms, a Gelu and two
 // SkipLayerNormalizations; with it symbolic, the MatMuls apart, the
@@ -80,7 +80,7 @@ func kernels(g *ir.Graph) string {
 // BiasGelu, LayerNormalization 2, MatMul 3, and the Shape, Gather and
 // Concat of the reshape, which the plan computes from the bound dims).
 // Bound shapes are the same in all.
-func TestORTSessionShapes(t *testing.T) {
+func TestORTSession(t *testing.T) {
 	p, err := LookupPlan("onnxruntime")
 	if err != nil {
 		t.Fatal(err)
@@ -104,15 +104,15 @@ func TestORTSessionShapes(t *testing.T) {
 			if _, err := ir.InferShapes(m, bound); err != nil {
 				t.Fatal(err)
 			}
-			if err := ORTSessionShapes(m, bound); err != nil {
+			if err := ORTSession(m, bound); err != nil {
 				t.Fatal(err)
 			}
-			if (m.Graph.SessionShapes != nil) != c.dynamic {
-				t.Errorf("session shapes recorded: %v, want %v", m.Graph.SessionShapes != nil, c.dynamic)
+			if (m.Graph.Session != nil) != c.dynamic {
+				t.Errorf("session shapes recorded: %v, want %v", m.Graph.Session != nil, c.dynamic)
 			}
 			for _, v := range m.Graph.Inputs {
 				if d, _ := v.Shape.Ints(); d[0] != 2 {
-					t.Fatalf("input %s shape %s after ORTSessionShapes: the bound shapes were not restored", v.Name, v.Shape)
+					t.Fatalf("input %s shape %s after ORTSession: the bound shapes were not restored", v.Name, v.Shape)
 				}
 			}
 			opt, _ := p.Options(Options{Check: true})

@@ -68,7 +68,7 @@ type Plan struct {
 //     CPU-only rule); no generic elementwise-chain fusion and no pooling
 //     fusion. The shape-dependent ones (MatMul+bias, SkipLayerNorm) see
 //     the shapes onnxruntime had when it built the graph, dims symbolic
-//     in the file still symbolic (ORTSessionShapes, set by the pipeline):
+//     in the file still symbolic (ORTSession, set by the pipeline):
 //     a dynamic-axis export keeps the bias Adds MatMulAddFusion cannot
 //     take, joined to a GELU (BiasGeluFusion: fuse-bias-gelu-ort) or to
 //     a SkipLayerNormalization where they can be.

@@ -152,7 +152,7 @@ func matchSkipLayerNorm(g *ir.Graph, ln *ir.Node, pos map[*ir.Node]int, ort bool
 // addends onnxruntime's SkipLayerNormFusion takes: float, float16 or
 // bfloat16, rank 3, with the same dims as onnxruntime knew them when it
 // built the graph (numbers or the same named symbols: ir.Graph.
-// SessionShapes), the last one a number.
+// Session), the last one a number.
 func ortSkipAddends(g *ir.Graph, x, skip *ir.Value) bool {
 	for _, v := range []*ir.Value{x, skip} {
 		switch v.DType {

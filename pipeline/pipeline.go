@@ -131,7 +131,7 @@ type Loaded struct {
 
 	// inferOpt is how Model was inferred (bindings, input data): the
 	// onnxruntime plan infers it again without the bindings to see the
-	// shapes onnxruntime builds its graph with (passes.ORTSessionShapes).
+	// shapes onnxruntime builds its graph with (passes.ORTSession).
 	inferOpt ir.InferOptions
 }
 
@@ -393,7 +393,7 @@ func (l *Loaded) Plan(plan string, opt passes.Options) error {
 	}
 	if p.Name == "onnxruntime" {
 		// onnxruntime fuses with the dims the file has, not the bound ones.
-		if err := passes.ORTSessionShapes(l.Model, l.inferOpt); err != nil {
+		if err := passes.ORTSession(l.Model, l.inferOpt); err != nil {
 			return inputErr("%s: %w", l.Path, err)
 		}
 		if w := l.sessionShapesWarning(); w != "" {
@@ -538,11 +538,11 @@ func Estimate(l *Loaded, gpu *hwdb.GPU, opt EstimateOptions) (*report.Report, er
 // plan with dims the file has symbolic, that onnxruntime built its graph
 // with them symbolic, and what that cost in fusions: the MatMuls whose
 // bias Add its MatMulAddFusion could not take (their input's dims were not
-// all numbers to it; passes.ORTSessionShapes), which a static export or
+// all numbers to it; passes.ORTSession), which a static export or
 // free dimension overrides would fuse. "" when there are none.
 func (l *Loaded) sessionShapesWarning() string {
 	g := l.Model.Graph
-	if g.SessionShapes == nil {
+	if g.Session == nil {
 		return ""
 	}
 	var syms []string
@@ -556,7 +556,7 @@ func (l *Loaded) sessionShapesWarning() string {
 		if node.Domain != "" || node.OpType != "MatMul" || a == nil || a.Shape.Rank() < 3 || node.Out(0) == nil {
 			continue
 		}
-		if _, ok := g.SessionShapes[a].Ints(); ok {
+		if _, ok := g.Session.Shapes[a].Ints(); ok {
 			continue
 		}
 		for _, c := range node.Out(0).Consumers {

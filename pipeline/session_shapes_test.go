@@ -7,7 +7,7 @@ import (
 
 // TestSessionShapesWarning: priced under onnxruntime, a model whose batch
 // is symbolic in the file and bound here is priced as onnxruntime builds
-// it, before the batch is known (passes.ORTSessionShapes), and says what
+// it, before the batch is known (passes.ORTSession), and says what
 // that leaves unfused; a model exported with static dims, and the other
 // runtimes, say nothing of it.
 func TestSessionShapesWarning(t *testing.T) {
