@@ -153,3 +153,47 @@ func summarize(g *ir.Graph) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// TestORTSessionKnown: a MatMul scaled by 1/√(last dim) computed from the
+// Shape of its input is one FusedMatMul when the input's dims are all
+// numbers in the file (onnxruntime folds the Shape, then the scale), and
+// stays MatMul and Div when its batch is symbolic: onnxruntime folds a
+// Shape only of a fully known shape (it ran BERT-base's Gather of the
+// static sequence length from Shape(input_ids) with the batch symbolic).
+func TestORTSessionKnown(t *testing.T) {
+	p, err := LookupPlan("onnxruntime")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dynamic := range []bool{false, true} {
+		b := newBuilder(t)
+		x := b.Input("x", ir.Float32, 2, 16, 64)
+		if dynamic {
+			x.Declared.Shape = ir.RankedShape(ir.S("batch"), ir.D(16), ir.D(64))
+		}
+		d := b.op("Gather", []*ir.Attribute{ir.IntAttr("axis", 0)}, b.op("Shape", nil, x), b.intsOf("last", ir.Int64, nil, []int64{2}))
+		k := b.op("Sqrt", nil, b.op("Cast", []*ir.Attribute{ir.IntAttr("to", int64(ir.Float32))}, d))
+		b.output(b.op("Div", nil, b.op("MatMul", nil, x, b.weight("W", 64, 32)), k))
+		bound := ir.InferOptions{Bindings: map[string]int64{}}
+		if dynamic {
+			bound.Bindings["batch"] = 2
+		}
+		if _, err := ir.InferShapes(b.M, bound); err != nil {
+			t.Fatal(err)
+		}
+		if err := ORTSession(b.M, bound); err != nil {
+			t.Fatal(err)
+		}
+		opt, _ := p.Options(Options{Check: true})
+		if _, err := Run(b.M.Graph, opt); err != nil {
+			t.Fatal(err)
+		}
+		want := "FusedMatMul"
+		if dynamic {
+			want = "Div MatMul"
+		}
+		if got := summarize(b.M.Graph); got != want {
+			t.Errorf("batch symbolic %v: kernels %s, want %s", dynamic, got, want)
+		}
+	}
+}
