@@ -47,28 +47,6 @@ func ortBlock(t *testing.T, dynamic, reshaped bool) *ir.Model {
 	return b.M
 }
 
-// kernels lists g's nodes that run (views, Constants and nodes computed
-// at build time aside) as "op" or "op(parts fused)", sorted.
-func kernels(g *ir.Graph) string {
-	var ks []string
-	for _, n := range g.Nodes {
-		switch n.OpType {
-		case "Reshape", "Unsqueeze", "Squeeze", "Flatten", "Identity", "Shape", "Constant", "Gather", "Concat":
-			continue
-		}
-		if n.BuildTime() {
-			continue
-		}
-		k := n.OpType
-		if len(n.FusedFrom) > 0 {
-			k += "(" + strings.Join(n.FusedFrom, "+") + ")"
-		}
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return strings.Join(ks, " ")
-}
-
 // TestORTSession holds the onnxruntime plan to what onnxruntime
 // 1.23.2 built (CPU, level all, optimized graph saved) for the same block
 // as an ONNX file: with the batch fixed, three Gemms, a Gelu and two
@@ -120,7 +98,7 @@ func TestORTSession(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got := summarize(m.Graph); got != c.want {
-				t.Errorf("kernels %s, want %s (%s)", got, c.want, kernels(m.Graph))
+				t.Errorf("kernels %s, want %s (ops %s)", got, c.want, ops(m.Graph))
 			}
 		})
 	}
