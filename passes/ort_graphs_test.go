@@ -57,40 +57,52 @@ func TestORTPlanAgainstORTGraphs(t *testing.T) {
 	}
 }
 
-// TestORTPlanDynamicBERT holds the onnxruntime plan on the BERT-base
-// fixture as exported (batch symbolic, bound to 1 here) to the graph
-// onnxruntime 1.23.2 built from it (CPU, level all, optimized graph
-// saved): 301 kernels, views aside, against 213 with the batch fixed.
-// Its attention reshapes to shapes computed from Shape, which its
-// inference does not evaluate, so no MatMul+bias became a Gemm and no
-// residual Add joined a SkipLayerNormalization (ORTSession). The
-// named differences: the 12 mask Adds its CPU graph keeps (CUDA's
-// BiasSoftmax takes them), the pooler's Gemm+Tanh (a CPU-only fusion: +1),
-// and the Gather of the sequence length from Shape(input_ids), which the
-// plan computes from the bound dims (1; onnxruntime runs such shape
-// arithmetic on the CPU). The position ids' Slice and position-embedding
-// Gather that follow run in both: onnxruntime cannot fold them with the
-// batch symbolic (ir.Graph.Session's Known), so fold-constants leaves them.
-func TestORTPlanDynamicBERT(t *testing.T) {
-	m, err := ir.ReadFile("../testdata/models/bert_base.onnx", ir.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bound := ir.InferOptions{Bindings: map[string]int64{"batch": 1}}
-	if _, err := ir.InferShapes(m, bound); err != nil {
-		t.Fatal(err)
-	}
-	if err := ORTSession(m, bound); err != nil {
-		t.Fatal(err)
-	}
+// TestORTPlanDynamicExports holds the onnxruntime plan on fixtures as
+// exported (batch symbolic, bound to 1 here) to the graphs onnxruntime
+// 1.23.2 built from them (CPU, level all, optimized graph saved, counted
+// without views): BERT-base 301 kernels (213 with the batch fixed),
+// GPT-style 149. Their attention reshapes to shapes computed from Shape,
+// which its inference does not evaluate, so no MatMul+bias became a Gemm,
+// no residual Add joined a SkipLayerNormalization, and GPT's MLP scale
+// stayed apart from its projection (ORTSession). The named differences:
+// the mask Adds its CPU graph keeps (CUDA's BiasSoftmax takes them), BERT's
+// pooler Gemm+Tanh (a CPU-only fusion: one kernel more here), and the
+// shape arithmetic it runs (Gather, Concat, Range of shape values; on the
+// CUDA provider these run on the CPU) that the plan computes from the
+// bound dims. BERT's position ids, sliced to the sequence length, and
+// their embedding Gather run in both: onnxruntime cannot fold them with
+// the batch symbolic (ir.Graph.Session's Known), so fold-constants leaves
+// them.
+func TestORTPlanDynamicExports(t *testing.T) {
 	p, err := LookupPlan("onnxruntime")
 	if err != nil {
 		t.Fatal(err)
 	}
-	kernels := ortKernels(t, p, m.Graph)
-	const ort, maskAdds, cpuGemmTanh, shapeAhead = 301, 12, 1, 1
-	if want := ort - maskAdds + cpuGemmTanh - shapeAhead; kernels != want {
-		t.Errorf("onnxruntime plan: %d kernels, want onnxruntime's %d - %d mask Adds + %d - %d = %d (ops %s)", kernels, ort, maskAdds, cpuGemmTanh, shapeAhead, want, ops(m.Graph))
+	for _, c := range []struct {
+		model                   string
+		ort, maskAdds, cpuFused int
+		shapeOps                int
+	}{
+		{"bert_base", 301, 12, 1, 1},
+		{"gpt_small", 149, 4, 0, 22},
+	} {
+		t.Run(c.model, func(t *testing.T) {
+			m, err := ir.ReadFile("../testdata/models/"+c.model+".onnx", ir.ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			bound := ir.InferOptions{Bindings: map[string]int64{"batch": 1}}
+			if _, err := ir.InferShapes(m, bound); err != nil {
+				t.Fatal(err)
+			}
+			if err := ORTSession(m, bound); err != nil {
+				t.Fatal(err)
+			}
+			kernels := ortKernels(t, p, m.Graph)
+			if want := c.ort - c.maskAdds + c.cpuFused - c.shapeOps; kernels != want {
+				t.Errorf("onnxruntime plan: %d kernels, want onnxruntime's %d - %d mask Adds + %d - %d shape ops = %d (ops %s)", kernels, c.ort, c.maskAdds, c.cpuFused, c.shapeOps, want, ops(m.Graph))
+			}
+		})
 	}
 }
 

@@ -175,3 +175,47 @@ func TestORTSessionKnown(t *testing.T) {
 		}
 	}
 }
+
+// TestORTLeadingScale: onnxruntime 1.23.2 fused Mul(0.5, Tanh(x)) into the
+// MatMul after it with x's batch symbolic, and left it apart when x came
+// through a Reshape to a shape computed from Shape(x) (its shape unknown
+// to onnxruntime): MatMul, Mul, bias Add.
+func TestORTLeadingScale(t *testing.T) {
+	p, err := LookupPlan("onnxruntime")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, reshaped := range []bool{false, true} {
+		b := newBuilder(t)
+		x := b.Input("x", ir.Float32, 2, 16, 64)
+		x.Declared.Shape = ir.RankedShape(ir.S("batch"), ir.D(16), ir.D(64))
+		if reshaped {
+			sh := b.op("Shape", nil, x)
+			var dims []*ir.Value
+			for i := range int64(3) {
+				dims = append(dims, b.op("Gather", []*ir.Attribute{ir.IntAttr("axis", 0)}, sh, b.intsOf("i"+string(rune('0'+i)), ir.Int64, []int64{1}, []int64{i})))
+			}
+			x = b.op("Reshape", nil, x, b.op("Concat", []*ir.Attribute{ir.IntAttr("axis", 0)}, dims...))
+		}
+		s := b.op("Mul", nil, b.constant("half", nil, []float64{0.5}), b.op("Tanh", nil, x))
+		b.output(b.op("Add", nil, b.op("MatMul", nil, s, b.weight("W", 64, 32)), b.weight("b", 32)))
+		bound := ir.InferOptions{Bindings: map[string]int64{"batch": 2}}
+		if _, err := ir.InferShapes(b.M, bound); err != nil {
+			t.Fatal(err)
+		}
+		if err := ORTSession(b.M, bound); err != nil {
+			t.Fatal(err)
+		}
+		opt, _ := p.Options(Options{Check: true})
+		if _, err := Run(b.M.Graph, opt); err != nil {
+			t.Fatal(err)
+		}
+		want := "Add FusedMatMul Tanh"
+		if reshaped {
+			want = "Add MatMul Mul Tanh"
+		}
+		if got := summarize(b.M.Graph); got != want {
+			t.Errorf("reshaped %v: kernels %s, want %s", reshaped, got, want)
+		}
+	}
+}
