@@ -34,11 +34,11 @@ import (
 // ORTSession sets g.Session for m's main graph: the shapes of an
 // inference without the bindings of bound (the dims as the file has them),
 // with every value whose shape onnxruntime's inference could not know made
-// unranked, and the values it could compute ahead. The graph's own shapes are inferred again with
-// bound afterwards, as they were. It does nothing when bound binds no
-// symbol of the file, or when the graph does not infer without the
-// bindings (onnxruntime could not run it then either: the plan stays as
-// priced).
+// unranked, and the values it could compute ahead. The graph's own shapes
+// are inferred again with bound afterwards, as they were. It does nothing
+// when bound binds no symbol of the file, or when the graph does not infer
+// without the bindings (onnxruntime could not run it then either: the plan
+// stays as priced).
 func ORTSession(m *ir.Model, bound ir.InferOptions) error {
 	g := m.Graph
 	g.Session = nil
