@@ -21,10 +21,6 @@ import (
 // without that pass the counts are 2 and 3 over. A change to the plan that moves a
 // count must name what onnxruntime does differently.
 func TestORTPlanAgainstORTGraphs(t *testing.T) {
-	p, err := LookupPlan("onnxruntime")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range []struct {
 		entry    string
 		params   map[string]int64
@@ -49,7 +45,8 @@ func TestORTPlanAgainstORTGraphs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			kernels := ortKernels(t, p, m.Graph)
+			runORTPlan(t, m.Graph)
+			kernels := ortKernels(m.Graph)
 			if want := c.ort - c.maskAdds; kernels != want {
 				t.Errorf("onnxruntime plan: %d kernels, want onnxruntime's %d - %d mask Adds = %d (ops %s)", kernels, c.ort, c.maskAdds, want, ops(m.Graph))
 			}
@@ -74,10 +71,6 @@ func TestORTPlanAgainstORTGraphs(t *testing.T) {
 // the batch symbolic (ir.Graph.Session's Known), so fold-constants leaves
 // them.
 func TestORTPlanDynamicExports(t *testing.T) {
-	p, err := LookupPlan("onnxruntime")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range []struct {
 		model                   string
 		ort, maskAdds, cpuFused int
@@ -91,14 +84,9 @@ func TestORTPlanDynamicExports(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			bound := ir.InferOptions{Bindings: map[string]int64{"batch": 1}}
-			if _, err := ir.InferShapes(m, bound); err != nil {
-				t.Fatal(err)
-			}
-			if err := ORTSession(m, bound); err != nil {
-				t.Fatal(err)
-			}
-			kernels := ortKernels(t, p, m.Graph)
+			inferORTSession(t, m, ir.InferOptions{Bindings: map[string]int64{"batch": 1}})
+			runORTPlan(t, m.Graph)
+			kernels := ortKernels(m.Graph)
 			if want := c.ort - c.maskAdds + c.cpuFused - c.shapeOps; kernels != want {
 				t.Errorf("onnxruntime plan: %d kernels, want onnxruntime's %d - %d mask Adds + %d - %d shape ops = %d (ops %s)", kernels, c.ort, c.maskAdds, c.cpuFused, c.shapeOps, want, ops(m.Graph))
 			}
@@ -106,15 +94,36 @@ func TestORTPlanDynamicExports(t *testing.T) {
 	}
 }
 
-// ortKernels runs plan p on g and counts the kernels left as onnxruntime's
-// saved graphs were counted: views, Constants and nodes computed at build
-// time aside.
-func ortKernels(t *testing.T, p Plan, g *ir.Graph) int {
+// inferORTSession infers m with bound and records what onnxruntime knew of
+// it when it built the graph (ORTSession), as the pipeline does for the
+// onnxruntime plan.
+func inferORTSession(t *testing.T, m *ir.Model, bound ir.InferOptions) {
 	t.Helper()
+	if _, err := ir.InferShapes(m, bound); err != nil {
+		t.Fatal(err)
+	}
+	if err := ORTSession(m, bound); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runORTPlan runs the onnxruntime plan on g, checking the graph after
+// each pass.
+func runORTPlan(t *testing.T, g *ir.Graph) {
+	t.Helper()
+	p, err := LookupPlan("onnxruntime")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opt, _ := p.Options(Options{Check: true})
 	if _, err := Run(g, opt); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// ortKernels counts g's kernels as onnxruntime's saved graphs were
+// counted: views, Constants and nodes computed at build time aside.
+func ortKernels(g *ir.Graph) int {
 	kernels := 0
 	for _, n := range g.Nodes {
 		switch n.OpType {

@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/ir"
@@ -211,12 +212,37 @@ func fuseGemmBiasORT(g *ir.Graph) (bool, error) {
 		if isOp(n, "Gemm") {
 			return true
 		}
-		a, w := n.In(0), n.In(1)
-		if !isOp(n, "MatMul") || a == nil || w == nil || w.Shape.Rank() != 2 {
-			return false
-		}
-		return a.Shape.Rank() == 2 || sessionConcrete(g, a)
+		w := n.In(1)
+		return isOp(n, "MatMul") && n.In(0) != nil && w != nil && w.Shape.Rank() == 2 && !shapeUnknownToORT(g, n)
 	}, scope{})
+}
+
+// shapeUnknownToORT reports whether MatMul n's input has rank 3 or more
+// and dims onnxruntime did not all know as numbers when it built the
+// graph, so that its MatMulAddFusion leaves the bias apart.
+func shapeUnknownToORT(g *ir.Graph, n *ir.Node) bool {
+	a := n.In(0)
+	return a.Shape.Rank() >= 3 && !sessionConcrete(g, a)
+}
+
+// ORTBiasesApart counts the MatMuls of g, read by an Add, whose bias
+// onnxruntime's MatMulAddFusion cannot take because it did not know their
+// input's dims (ir.Graph.Session; see fuseGemmBiasORT): what the report
+// names when it prices a dynamic-axis export under onnxruntime.
+func ORTBiasesApart(g *ir.Graph) int {
+	if g.Session == nil {
+		return 0
+	}
+	n := 0
+	for _, m := range g.Nodes {
+		if !isOp(m, "MatMul") || m.In(0) == nil || m.Out(0) == nil || !shapeUnknownToORT(g, m) {
+			continue
+		}
+		if slices.ContainsFunc(m.Out(0).Consumers, func(c *ir.Node) bool { return isOp(c, "Add") }) {
+			n++
+		}
+	}
+	return n
 }
 
 // fuseBiasGeluORT is onnxruntime's BiasGeluFusion (bias_gelu_fusion.cc,

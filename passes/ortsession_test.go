@@ -26,13 +26,7 @@ func ortBlock(t *testing.T, dynamic, reshaped bool) *ir.Model {
 	}
 	x, y := in("x"), in("y")
 	if reshaped {
-		sh := b.op("Shape", nil, x)
-		dims := []*ir.Value{}
-		for i := range int64(3) {
-			idx := b.intsOf("i"+string(rune('0'+i)), ir.Int64, []int64{1}, []int64{i})
-			dims = append(dims, b.op("Gather", []*ir.Attribute{ir.IntAttr("axis", 0)}, sh, idx))
-		}
-		x = b.op("Reshape", nil, x, b.op("Concat", []*ir.Attribute{ir.IntAttr("axis", 0)}, dims...))
+		x = computedReshape(b, x)
 	}
 	bias := b.weight("b", hid)
 	ln := func(v *ir.Value, name string) *ir.Value {
@@ -59,10 +53,6 @@ func ortBlock(t *testing.T, dynamic, reshaped bool) *ir.Model {
 // Concat of the reshape, which the plan computes from the bound dims).
 // Bound shapes are the same in all.
 func TestORTSession(t *testing.T) {
-	p, err := LookupPlan("onnxruntime")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range []struct {
 		name              string
 		dynamic, reshaped bool
@@ -79,12 +69,7 @@ func TestORTSession(t *testing.T) {
 			if c.dynamic {
 				bound.Bindings["batch"] = 2
 			}
-			if _, err := ir.InferShapes(m, bound); err != nil {
-				t.Fatal(err)
-			}
-			if err := ORTSession(m, bound); err != nil {
-				t.Fatal(err)
-			}
+			inferORTSession(t, m, bound)
 			if (m.Graph.Session != nil) != c.dynamic {
 				t.Errorf("session shapes recorded: %v, want %v", m.Graph.Session != nil, c.dynamic)
 			}
@@ -93,15 +78,25 @@ func TestORTSession(t *testing.T) {
 					t.Fatalf("input %s shape %s after ORTSession: the bound shapes were not restored", v.Name, v.Shape)
 				}
 			}
-			opt, _ := p.Options(Options{Check: true})
-			if _, err := Run(m.Graph, opt); err != nil {
-				t.Fatal(err)
-			}
+			runORTPlan(t, m.Graph)
 			if got := summarize(m.Graph); got != c.want {
 				t.Errorf("kernels %s, want %s (ops %s)", got, c.want, ops(m.Graph))
 			}
 		})
 	}
+}
+
+// computedReshape reshapes the rank-3 x to its own shape as torch.onnx
+// writes it, Reshape(x, Concat(Gather(Shape(x), i)...)): a target
+// onnxruntime's shape inference does not evaluate.
+func computedReshape(b *builder, x *ir.Value) *ir.Value {
+	sh := b.op("Shape", nil, x)
+	var dims []*ir.Value
+	for i := range int64(3) {
+		idx := b.intsOf("i"+string(rune('0'+i)), ir.Int64, []int64{1}, []int64{i})
+		dims = append(dims, b.op("Gather", []*ir.Attribute{ir.IntAttr("axis", 0)}, sh, idx))
+	}
+	return b.op("Reshape", nil, x, b.op("Concat", []*ir.Attribute{ir.IntAttr("axis", 0)}, dims...))
 }
 
 // summarize counts g's kernels by op, "(bias)" marking a fused node that
@@ -139,10 +134,6 @@ func summarize(g *ir.Graph) string {
 // Shape only of a fully known shape (it ran BERT-base's Gather of the
 // static sequence length from Shape(input_ids) with the batch symbolic).
 func TestORTSessionKnown(t *testing.T) {
-	p, err := LookupPlan("onnxruntime")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, dynamic := range []bool{false, true} {
 		b := newBuilder(t)
 		x := b.Input("x", ir.Float32, 2, 16, 64)
@@ -156,16 +147,8 @@ func TestORTSessionKnown(t *testing.T) {
 		if dynamic {
 			bound.Bindings["batch"] = 2
 		}
-		if _, err := ir.InferShapes(b.M, bound); err != nil {
-			t.Fatal(err)
-		}
-		if err := ORTSession(b.M, bound); err != nil {
-			t.Fatal(err)
-		}
-		opt, _ := p.Options(Options{Check: true})
-		if _, err := Run(b.M.Graph, opt); err != nil {
-			t.Fatal(err)
-		}
+		inferORTSession(t, b.M, bound)
+		runORTPlan(t, b.M.Graph)
 		want := "FusedMatMul"
 		if dynamic {
 			want = "Div MatMul"
@@ -181,35 +164,17 @@ func TestORTSessionKnown(t *testing.T) {
 // through a Reshape to a shape computed from Shape(x) (its shape unknown
 // to onnxruntime): MatMul, Mul, bias Add.
 func TestORTLeadingScale(t *testing.T) {
-	p, err := LookupPlan("onnxruntime")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, reshaped := range []bool{false, true} {
 		b := newBuilder(t)
 		x := b.Input("x", ir.Float32, 2, 16, 64)
 		x.Declared.Shape = ir.RankedShape(ir.S("batch"), ir.D(16), ir.D(64))
 		if reshaped {
-			sh := b.op("Shape", nil, x)
-			var dims []*ir.Value
-			for i := range int64(3) {
-				dims = append(dims, b.op("Gather", []*ir.Attribute{ir.IntAttr("axis", 0)}, sh, b.intsOf("i"+string(rune('0'+i)), ir.Int64, []int64{1}, []int64{i})))
-			}
-			x = b.op("Reshape", nil, x, b.op("Concat", []*ir.Attribute{ir.IntAttr("axis", 0)}, dims...))
+			x = computedReshape(b, x)
 		}
 		s := b.op("Mul", nil, b.constant("half", nil, []float64{0.5}), b.op("Tanh", nil, x))
 		b.output(b.op("Add", nil, b.op("MatMul", nil, s, b.weight("W", 64, 32)), b.weight("b", 32)))
-		bound := ir.InferOptions{Bindings: map[string]int64{"batch": 2}}
-		if _, err := ir.InferShapes(b.M, bound); err != nil {
-			t.Fatal(err)
-		}
-		if err := ORTSession(b.M, bound); err != nil {
-			t.Fatal(err)
-		}
-		opt, _ := p.Options(Options{Check: true})
-		if _, err := Run(b.M.Graph, opt); err != nil {
-			t.Fatal(err)
-		}
+		inferORTSession(t, b.M, ir.InferOptions{Bindings: map[string]int64{"batch": 2}})
+		runORTPlan(t, b.M.Graph)
 		want := "Add FusedMatMul Tanh"
 		if reshaped {
 			want = "Add MatMul Mul Tanh"

@@ -550,22 +550,7 @@ func (l *Loaded) sessionShapesWarning() string {
 		syms = append(syms, s)
 	}
 	slices.Sort(syms)
-	n := 0
-	for _, node := range g.Nodes {
-		a := node.In(0)
-		if node.Domain != "" || node.OpType != "MatMul" || a == nil || a.Shape.Rank() < 3 || node.Out(0) == nil {
-			continue
-		}
-		if _, ok := g.Session.Shapes[a].Ints(); ok {
-			continue
-		}
-		for _, c := range node.Out(0).Consumers {
-			if c.Domain == "" && c.OpType == "Add" {
-				n++
-				break
-			}
-		}
-	}
+	n := passes.ORTBiasesApart(g)
 	if n == 0 {
 		return ""
 	}
