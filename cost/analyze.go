@@ -377,7 +377,7 @@ func (a *analyzer) graph(g *ir.Graph, depth int) (*graphCost, error) {
 		gc.est.add(est)
 		gc.agg.add(agg)
 	}
-	gc.peakAct = a.peakActivations(g, views, subPeak)
+	gc.peakAct = a.peakActivations(g, views, subPeak, depth == 0)
 	return gc, nil
 }
 

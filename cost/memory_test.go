@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/ir"
@@ -41,7 +42,7 @@ func TestPeakMemoryInPlaceUpdate(t *testing.T) {
 			b.g.AddOutput(r)
 			b.node("ScatterND", []*ir.Value{cache, idx(b, "i"), upd}, []*ir.Value{present})
 			b.node("Relu", []*ir.Value{cache}, []*ir.Value{r})
-		}, 3 * cacheN}, // at the Relu: old cache, present, r (new rows freed)
+		}, 3*cacheN + rows}, // at the Relu: old cache, present, r, and the caller's new rows
 		{"two updates share one buffer", func(b *builder) {
 			cache, upd := b.input("past", cacheN), b.input("new", rows)
 			mid, present := b.val("mid", ir.Float32, cacheN), b.val("present", ir.Float32, cacheN)
@@ -62,6 +63,70 @@ func TestPeakMemoryInPlaceUpdate(t *testing.T) {
 		r := b.analyze(Options{})
 		if got, want := r.Totals.PeakActivationBytes, c.want*elem; got != want {
 			t.Errorf("%s: peak activations = %v B, want %v B (%v elements)", c.name, got, want, c.want)
+		}
+	}
+}
+
+// TestPeakMemoryEagerScopes: under the eager plan a tensor handed to a
+// module lives until that module returns (scopelive.go), however early
+// its last reader inside runs; other plans, and names without module
+// scopes, free it after its last reader. The caller's input is held in
+// every case. Four tensors of 4000 B:
+//
+//	x -> /stem/Relu -> s -> /blk/c1/Relu -> a -> /blk/c2/Relu -> b
+//	  -> /blk/c3/Relu -> c -> /head/Relu -> y (output)
+//
+// Last use: at most x and two more (3). Eager: s was the argument of /blk,
+// so at /blk/c2 x, s, a and b are live (4).
+func TestPeakMemoryEagerScopes(t *testing.T) {
+	const elem = 4 * 1000
+	build := func(scoped bool) *builder {
+		b := newBuilder(t)
+		x := b.input("x", 1000)
+		vals := []*ir.Value{x}
+		names := []string{"/stem/Relu", "/blk/c1/Relu", "/blk/c2/Relu", "/blk/c3/Relu", "/head/Relu"}
+		for i, name := range names {
+			o := b.val(fmt.Sprintf("v%d", i), ir.Float32, 1000)
+			n := b.node("Relu", []*ir.Value{vals[i]}, []*ir.Value{o})
+			if scoped {
+				n.Name = name
+			}
+			vals = append(vals, o)
+		}
+		b.g.AddOutput(vals[len(vals)-1])
+		return b
+	}
+	for _, c := range []struct {
+		plan   string
+		scoped bool
+		want   float64
+	}{
+		{"eager", true, 4},
+		{"fused", true, 3},
+		{"eager", false, 3},
+		{"", false, 3},
+	} {
+		r := build(c.scoped).analyze(Options{Plan: c.plan})
+		if got := r.Totals.PeakActivationBytes; got != c.want*elem {
+			t.Errorf("plan %q, scoped names %v: peak activations %v B, want %v tensors", c.plan, c.scoped, got, c.want)
+		}
+	}
+}
+
+// TestScopeCuts: the module path of an exporter's node name, and where
+// two names' paths part.
+func TestScopeCuts(t *testing.T) {
+	a, b := "/layer1/layer1.0/conv1/Conv", "/layer1/layer1.1/Add"
+	ca, cb := scopeCuts(a), scopeCuts(b)
+	if scopeDepth(ca) != 3 || scopeDepth(cb) != 2 {
+		t.Errorf("depths %d, %d; want 3 and 2", scopeDepth(ca), scopeDepth(cb))
+	}
+	if k := commonScope(a, ca, b, cb); k != 1 {
+		t.Errorf("common depth %d, want 1 (/layer1)", k)
+	}
+	for _, name := range []string{"Conv_12", "/Conv", "", "/"} {
+		if c := scopeCuts(name); scopeDepth(c) != 0 {
+			t.Errorf("%q: depth %d, want no module scope", name, scopeDepth(c))
 		}
 	}
 }

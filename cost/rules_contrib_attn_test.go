@@ -211,9 +211,9 @@ func TestPeakMemoryGQASharedCache(t *testing.T) {
 		// At the node: q (64), k, v (32 each), seqlens (int32, 1), the two
 		// caches, and the output (64).
 		{"cache counted once", false, (h*d+2*kvh*d+2*cache+h*d)*f32 + 4},
-		// At the Relu: both caches, present_key, the Relu's output and the
-		// attention output (q, k, v and seqlens are freed).
-		{"past read afterwards", true, (4*cache + h*d) * f32},
+		// At the Relu: both caches, present_key, the Relu's output, the
+		// attention output and the caller's q, k, v and seqlens.
+		{"past read afterwards", true, (4*cache+h*d+h*d+2*kvh*d)*f32 + 4},
 	} {
 		b := newBuilder(t)
 		b.m.Opsets = append(b.m.Opsets, ir.OpsetImport{Domain: msDomain, Version: 1})

@@ -230,12 +230,14 @@ func (n *Node) Graph() *Graph { return n.graph }
 // nodeExtra is a node's doc string and metadata_props, and what its plan
 // decided about it ahead of time: the model FLOPs it precomputed
 // (FoldedFLOPs) and whether the engine computes the node when it is built
-// (BuildTime). Those two are never written to a file.
+// (BuildTime), and whether its runtime writes its output into its first
+// input (InPlace). Those three are never written to a file.
 type nodeExtra struct {
 	doc         string
 	metadata    []KeyValue
 	foldedFLOPs float64
 	buildTime   bool
+	inPlace     bool
 }
 
 // editExtra gives n a changed copy of its extra record: nodes never share
@@ -277,6 +279,16 @@ func (n *Node) BuildTime() bool { return n.extra != nil && n.extra.buildTime }
 
 // SetBuildTime marks n as computed when the engine is built.
 func (n *Node) SetBuildTime() { n.editExtra(func(e *nodeExtra) { e.buildTime = true }) }
+
+// InPlace reports whether the plan's runtime writes n's output 0 into the
+// buffer of its input 0 (PyTorch's output.add_(bias) after a cuDNN
+// convolution), so that, where nothing reads that input afterwards, n
+// allocates nothing. Whether an op may is the op's (OpSchema.InPlaceIO);
+// this is what a plan knows the runtime does with one node.
+func (n *Node) InPlace() bool { return n.extra != nil && n.extra.inPlace }
+
+// SetInPlace marks n as writing output 0 into input 0 (InPlace).
+func (n *Node) SetInPlace() { n.editExtra(func(e *nodeExtra) { e.inPlace = true }) }
 
 // Doc returns the node's doc_string.
 func (n *Node) Doc() string {

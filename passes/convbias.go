@@ -13,7 +13,8 @@ import (
 // broadcast kernel (aten/src/ATen/native/Convolution.cpp: the cuDNN and
 // MIOpen backends call output.add_(reshape_bias(...)) after the
 // convolution), a full read and write of the output that the ONNX file's
-// single Conv hides. A plan variant: only the eager and inductor plans
+// single Conv hides. The Add is marked in place (ir.Node.InPlace): add_
+// allocates nothing. A plan variant: only the eager and inductor plans
 // run it (inductor then fuses the Add into the pointwise chain after it).
 func splitConvBias(g *ir.Graph) (bool, error) {
 	changed := false
@@ -73,6 +74,7 @@ func applyBiasSplit(g *ir.Graph, n *ir.Node) error {
 	}
 	add := &ir.Node{Name: g.UniqueName(n.Name + "/bias"), OpType: "Add",
 		Inputs: []*ir.Value{mid, bias}, Outputs: []*ir.Value{y}}
+	add.SetInPlace()
 	return swapIn(g, []*ir.Node{n}, add)
 }
 

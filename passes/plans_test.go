@@ -51,4 +51,11 @@ func TestEagerPlanSplitsConvBias(t *testing.T) {
 	if got, want := ops(g), "Conv Add BatchNormalization Relu"; got != want {
 		t.Errorf("eager plan ops %q, want %q", got, want)
 	}
+	// ATen adds the bias in place (output.add_): the memory model gives
+	// the Add no buffer of its own.
+	for _, n := range g.Nodes {
+		if got := n.InPlace(); got != (n.OpType == "Add") {
+			t.Errorf("%s %s: in place %v", n.OpType, n.Name, got)
+		}
+	}
 }
