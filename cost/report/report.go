@@ -80,7 +80,8 @@ type Totals struct {
 	SMClockCapMHz   float64 `json:"sm_clock_cap_mhz"`
 	PeakMemoryBytes float64 `json:"peak_memory_bytes"`
 	// PeakActivationBytes is the peak of live activations alone (tensors
-	// produced and not yet freed, walking nodes in topological order);
+	// produced and not yet freed, walking nodes in topological order, and
+	// the graph inputs, held by the caller);
 	// PeakMemoryBytes = PeakActivationBytes + ParamBytes.
 	PeakActivationBytes float64 `json:"peak_activation_bytes"`
 	// GEMMConvTimeShare is the fraction of TimeS spent in Conv, Gemm,
