@@ -429,7 +429,7 @@ func present(vs []*ir.Value) int {
 // NodeCost is a large struct, and returning it by value copied it twice
 // per node.
 func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int) (NodeEstimate, aggregate, float64) {
-	nc.Name, nc.OpType, nc.Domain = n.Name, n.OpType, n.Domain
+	nc.Name, nc.OpType, nc.Domain, nc.Module = n.Name, n.OpType, n.Domain, n.ModulePath()
 	nc.FusedFrom = sharedList(n.FusedFrom)
 	est, subPeak, ok := a.estimate(n, g, depth)
 	if !ok {

@@ -77,19 +77,31 @@ func TestPeakMemoryInPlaceUpdate(t *testing.T) {
 //	  -> /blk/c3/Relu -> c -> /head/Relu -> y (output)
 //
 // Last use: at most x and two more (3). Eager: s was the argument of /blk,
-// so at /blk/c2 x, s, a and b are live (4).
+// so at /blk/c2 x, s, a and b are live (4). The dynamo exporter's nodes
+// carry the same modules in metadata (ir.NameScopesKey), not in names.
 func TestPeakMemoryEagerScopes(t *testing.T) {
 	const elem = 4 * 1000
-	build := func(scoped bool) *builder {
+	const (
+		unscoped = iota
+		names
+		dynamo
+	)
+	build := func(scopes int) *builder {
 		b := newBuilder(t)
 		x := b.input("x", 1000)
 		vals := []*ir.Value{x}
-		names := []string{"/stem/Relu", "/blk/c1/Relu", "/blk/c2/Relu", "/blk/c3/Relu", "/head/Relu"}
-		for i, name := range names {
+		paths := []string{"/stem/Relu", "/blk/c1/Relu", "/blk/c2/Relu", "/blk/c3/Relu", "/head/Relu"}
+		lists := []string{"['', 'stem', 'relu']", "['', 'blk', 'blk.c1', 'relu']", "['', 'blk', 'blk.c2', 'relu']",
+			"['', 'blk', 'blk.c3', 'relu']", "['', 'head', 'relu']"}
+		for i := range paths {
 			o := b.val(fmt.Sprintf("v%d", i), ir.Float32, 1000)
 			n := b.node("Relu", []*ir.Value{vals[i]}, []*ir.Value{o})
-			if scoped {
-				n.Name = name
+			switch scopes {
+			case names:
+				n.Name = paths[i]
+			case dynamo:
+				n.Name = fmt.Sprintf("node_relu_%d", i)
+				n.SetMetadata([]ir.KeyValue{{Key: ir.NameScopesKey, Value: lists[i]}})
 			}
 			vals = append(vals, o)
 		}
@@ -98,25 +110,26 @@ func TestPeakMemoryEagerScopes(t *testing.T) {
 	}
 	for _, c := range []struct {
 		plan   string
-		scoped bool
+		scopes int
 		want   float64
 	}{
-		{"eager", true, 4},
-		{"fused", true, 3},
-		{"eager", false, 3},
-		{"", false, 3},
+		{"eager", names, 4},
+		{"eager", dynamo, 4},
+		{"fused", names, 3},
+		{"fused", dynamo, 3},
+		{"eager", unscoped, 3},
+		{"", unscoped, 3},
 	} {
-		r := build(c.scoped).analyze(Options{Plan: c.plan})
+		r := build(c.scopes).analyze(Options{Plan: c.plan})
 		if got := r.Totals.PeakActivationBytes; got != c.want*elem {
-			t.Errorf("plan %q, scoped names %v: peak activations %v B, want %v tensors", c.plan, c.scoped, got, c.want)
+			t.Errorf("plan %q, scopes %d: peak activations %v B, want %v tensors", c.plan, c.scopes, got, c.want)
 		}
 	}
 }
 
-// TestScopeCuts: the module path of an exporter's node name, and where
-// two names' paths part.
+// TestScopeCuts: the modules of a module path, and where two paths part.
 func TestScopeCuts(t *testing.T) {
-	a, b := "/layer1/layer1.0/conv1/Conv", "/layer1/layer1.1/Add"
+	a, b := "/layer1/layer1.0/conv1", "/layer1/layer1.1"
 	ca, cb := scopeCuts(a), scopeCuts(b)
 	if scopeDepth(ca) != 3 || scopeDepth(cb) != 2 {
 		t.Errorf("depths %d, %d; want 3 and 2", scopeDepth(ca), scopeDepth(cb))
@@ -124,9 +137,10 @@ func TestScopeCuts(t *testing.T) {
 	if k := commonScope(a, ca, b, cb); k != 1 {
 		t.Errorf("common depth %d, want 1 (/layer1)", k)
 	}
-	for _, name := range []string{"Conv_12", "/Conv", "", "/"} {
-		if c := scopeCuts(name); scopeDepth(c) != 0 {
-			t.Errorf("%q: depth %d, want no module scope", name, scopeDepth(c))
-		}
+	if k := commonScope(a, ca, "/layer1/layer1.0", scopeCuts("/layer1/layer1.0")); k != 2 {
+		t.Errorf("common depth with the parent %d, want 2", k)
+	}
+	if c := scopeCuts(""); scopeDepth(c) != 0 {
+		t.Errorf("no path: depth %d, want 0", scopeDepth(c))
 	}
 }

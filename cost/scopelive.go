@@ -1,9 +1,6 @@
 package cost
 
-import (
-	"github.com/onnxcost/onnxcost/cost/report"
-	"github.com/onnxcost/onnxcost/ir"
-)
+import "github.com/onnxcost/onnxcost/ir"
 
 // Module-scoped lifetimes of an eager PyTorch call. Python holds every
 // argument of a call on the caller's stack until the call returns, so a
@@ -17,13 +14,13 @@ import (
 // three 392 MiB block tensors at the downsample's BatchNorm, where
 // last-use freeing gives 1,274.
 //
-// torch.onnx records which modules called each op in the node's name
-// ("/layer1/layer1.0/conv1/Conv": the module path, then the op;
-// report.ModuleScoped). A value made in scope P and read by a node in
-// scope C was passed as an argument into every module that contains C but
-// not P, and the outermost of those returns last: the value lives until
-// that module's last node. Names without scopes (a graph built op by op)
-// keep last-use lifetimes. Locals a forward keeps beyond their last use
+// torch.onnx records which modules called each op (ir.Node.ModulePath:
+// the node's name "/layer1/layer1.0/conv1/Conv", or the dynamo exporter's
+// metadata). A value made in module path P and read by a node in path C
+// was passed as an argument into every module that contains C but not P,
+// and the outermost of those returns last: the value lives until that
+// module's last node. Nodes without a module path (a graph built op by
+// op) keep last-use lifetimes. Locals a forward keeps beyond their last use
 // (Python frees a local only when it is rebound or the forward returns)
 // are not modelled: the graph does not say which names were rebound.
 
@@ -31,9 +28,11 @@ import (
 // module its value was handed into (see above).
 func (l *liveness) scopeHeld() {
 	nodes := l.g.Nodes
+	paths := make([]string, len(nodes))
 	cuts := make([][]int, len(nodes))
 	for i, n := range nodes {
-		cuts[i] = scopeCuts(n.Name)
+		paths[i] = n.ModulePath()
+		cuts[i] = scopeCuts(paths[i])
 	}
 	// ends[i][d-1] is the last node of the run of consecutive nodes from i
 	// on that share node i's module path to depth d.
@@ -42,7 +41,7 @@ func (l *liveness) scopeHeld() {
 		ends[i] = make([]int, scopeDepth(cuts[i]))
 		for d := range ends[i] {
 			ends[i][d] = i
-			if i+1 < len(nodes) && d < len(ends[i+1]) && sameScope(nodes[i].Name, cuts[i], nodes[i+1].Name, cuts[i+1], d+1) {
+			if i+1 < len(nodes) && d < len(ends[i+1]) && sameScope(paths[i], cuts[i], paths[i+1], cuts[i+1], d+1) {
 				ends[i][d] = ends[i+1][d]
 			}
 		}
@@ -64,7 +63,7 @@ func (l *liveness) scopeHeld() {
 			if !ok {
 				continue
 			}
-			k := commonScope(nodes[p].Name, cuts[p], n.Name, cuts[i])
+			k := commonScope(paths[p], cuts[p], paths[i], cuts[i])
 			if k < len(ends[i]) {
 				b.lastUse = max(b.lastUse, ends[i][k])
 			}
@@ -72,27 +71,26 @@ func (l *liveness) scopeHeld() {
 	}
 }
 
-// scopeCuts are the positions of the slashes in an exporter's node name
-// ("/layer1/layer1.0/conv1/Conv": 0, 7, 16, 22), nil for a name without
-// a module scope.
-func scopeCuts(name string) []int {
-	if !report.ModuleScoped(name) {
+// scopeCuts are where a module path's prefixes end: the positions of its
+// slashes, then its length ("/layer1/layer1.0/conv1": 0, 7, 16, 22, so
+// depth 3 and prefix 2 is "/layer1/layer1.0"); nil for no path.
+func scopeCuts(path string) []int {
+	if path == "" {
 		return nil
 	}
 	var cuts []int
-	for i := 0; i < len(name); i++ {
-		if name[i] == '/' {
+	for i := 0; i < len(path); i++ {
+		if path[i] == '/' {
 			cuts = append(cuts, i)
 		}
 	}
-	return cuts
+	return append(cuts, len(path))
 }
 
-// scopeDepth is the number of modules in a name's path (the last part is
-// the op).
+// scopeDepth is the number of modules in a path.
 func scopeDepth(cuts []int) int { return max(len(cuts)-1, 0) }
 
-// sameScope reports whether two names share their module path to depth d.
+// sameScope reports whether two paths share their modules to depth d.
 func sameScope(a string, ca []int, b string, cb []int, d int) bool {
 	if scopeDepth(ca) < d || scopeDepth(cb) < d {
 		return false
@@ -100,7 +98,7 @@ func sameScope(a string, ca []int, b string, cb []int, d int) bool {
 	return a[:ca[d]] == b[:cb[d]]
 }
 
-// commonScope is the depth of the longest module path two names share.
+// commonScope is the depth of the longest module path two paths share.
 func commonScope(a string, ca []int, b string, cb []int) int {
 	k := 0
 	for k < scopeDepth(ca) && k < scopeDepth(cb) && sameScope(a, ca, b, cb, k+1) {

@@ -230,14 +230,17 @@ func (n *Node) Graph() *Graph { return n.graph }
 // nodeExtra is a node's doc string and metadata_props, and what its plan
 // decided about it ahead of time: the model FLOPs it precomputed
 // (FoldedFLOPs) and whether the engine computes the node when it is built
-// (BuildTime), and whether its runtime writes its output into its first
-// input (InPlace). Those three are never written to a file.
+// (BuildTime), whether its runtime writes its output into its first
+// input (InPlace), and the module path a pass gave it (ModulePath). Those
+// four are never written to a file.
 type nodeExtra struct {
 	doc         string
 	metadata    []KeyValue
 	foldedFLOPs float64
 	buildTime   bool
 	inPlace     bool
+	moduleSet   bool
+	module      string
 }
 
 // editExtra gives n a changed copy of its extra record: nodes never share

@@ -59,9 +59,18 @@ func (g *Graph) ReplaceNodes(old []*Node, n *Node) error {
 			dead = append(dead, o)
 		}
 	}
+	// n inherits the module path old share when its own name or metadata
+	// carries none (a fused node a pass named, of a dynamo export's nodes).
+	inherit := ""
+	if n.ModulePath() == "" {
+		inherit = commonModulePath(old)
+	}
 	// Checked: now mutate. n takes the last old node's slot.
 	if err := g.splice(old, n); err != nil {
 		return err
+	}
+	if inherit != "" {
+		n.SetModulePath(inherit)
 	}
 	for _, v := range dead {
 		g.forgetOwn(v)

@@ -72,6 +72,7 @@ func applyBNPointwise(g *ir.Graph, bn *ir.Node) error {
 	}
 	mid.Kind, mid.DType, mid.Shape = y.Kind, y.DType, y.Shape
 	mul := &ir.Node{Name: g.UniqueName(bn.Name + "/scale"), OpType: "Mul", Inputs: []*ir.Value{x, a}, Outputs: []*ir.Value{mid}}
+	inheritModule(mul, bn)
 	if err := g.InsertNodeBefore(mul, bn); err != nil {
 		return err
 	}

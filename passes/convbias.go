@@ -65,6 +65,7 @@ func applyBiasSplit(g *ir.Graph, n *ir.Node) error {
 		Inputs: []*ir.Value{n.In(0), n.In(1)}, Outputs: []*ir.Value{mid}, FusedFrom: n.FusedFrom}
 	conv.SetDoc(n.Doc())
 	conv.AddFoldedFLOPs(n.FoldedFLOPs())
+	inheritModule(conv, n)
 	if err := g.InsertNodeBefore(conv, n); err != nil {
 		return err
 	}

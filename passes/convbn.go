@@ -311,6 +311,14 @@ func nodeNames(n *ir.Node) []string {
 // reads any more are removed by cleanup.
 func swapIn(g *ir.Graph, old []*ir.Node, n *ir.Node) error { return g.ReplaceNodes(old, n) }
 
+// inheritModule gives n, a node a pass inserts beside from (not in its
+// place, where ReplaceNodes does it), from's module path.
+func inheritModule(n, from *ir.Node) {
+	if p := from.ModulePath(); p != "" && n.ModulePath() != p {
+		n.SetModulePath(p)
+	}
+}
+
 // numel is v's element count, 0 when its shape is not fully known.
 func numel(v *ir.Value) float64 {
 	n, ok := v.Shape.NumElements()

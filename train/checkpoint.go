@@ -121,8 +121,8 @@ func numberedModule(s string) bool {
 }
 
 // blockScopes gives each node the scope of the repeated block it belongs
-// to ("" for none) and the scope depth used. Exporter node names carry
-// the module path ("/layer1/layer1.0/conv1/Conv"); a block is a numbered
+// to ("" for none) and the scope depth used. Exporters record the module
+// path (ir.Node.ModulePath: "/layer1/layer1.0/conv1"); a block is a numbered
 // module (numberedModule) at the shallowest depth where such modules hold
 // two or more nodes each: at depth 2 for ResNet (/layer1/layer1.0), 1 for
 // GPT-2 (/h.0). VGG's and AlexNet's numbered modules (/features/features.0)
@@ -135,8 +135,12 @@ func blockScopes(nodes []*ir.Node) ([]string, int) {
 		scopes := make([]string, len(nodes))
 		count := map[string]int{}
 		for i, n := range nodes {
-			parts := strings.Split(strings.Trim(n.Name, "/"), "/")
-			if len(parts) < d+1 || !numberedModule(parts[d-1]) {
+			path := n.ModulePath()
+			if path == "" {
+				continue
+			}
+			parts := strings.Split(strings.Trim(path, "/"), "/")
+			if len(parts) < d || !numberedModule(parts[d-1]) {
 				continue
 			}
 			scopes[i] = "/" + strings.Join(parts[:d], "/")

@@ -29,7 +29,8 @@ import (
 // node under half a nanosecond rounds to 0 (pprof cannot hold fractions).
 //
 // Stacks follow the module scopes that exporters (torch.onnx, tf2onnx,
-// optimum) write into node names: "/layer3/layer3.0/conv2/Conv" becomes
+// optimum) write into node names, or the dynamo exporter into node
+// metadata (NodeCost.ScopedName): "/layer3/layer3.0/conv2/Conv" becomes
 // layer3 → layer3.0 → conv2 → the node, root first. A node without a
 // scope sits under its op type ("Conv" → the node), so unnamed graphs
 // still group. The leaf frame is the node's full name, so -top lists
@@ -295,7 +296,7 @@ func profileSamples(r *report.Report) []profileSample {
 			continue
 		}
 		op := ir.QualifiedOp(n.Domain, n.OpType)
-		names := ScopeFrames(n.Name, op)
+		names := ScopeFrames(n.ScopedName(), op)
 		files := make([]string, len(names))
 		for j := range names {
 			files[j] = "/" + strings.Join(names[:j+1], "/")
@@ -336,7 +337,7 @@ func sampleFrames(n *report.NodeCost) (names, files []string, ok bool) {
 		return nil, nil, false
 	}
 	op := ir.QualifiedOp(n.Domain, n.OpType)
-	names = ScopeFrames(n.Name, op)
+	names = ScopeFrames(n.ScopedName(), op)
 	files = make([]string, len(names))
 	for j := range names {
 		files[j] = "/" + strings.Join(names[:j+1], "/")

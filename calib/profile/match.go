@@ -130,6 +130,11 @@ func newGraph(rep *report.Report) *graph {
 				g.byScope[k] = appendUnique(g.byScope[k], i)
 			}
 		}
+		// A dynamo export names nodes without their modules and keeps
+		// the path in metadata (report.NodeCost.Module).
+		if k := scopeKey(nd.Module + "/op"); nd.Module != "" && k != "" {
+			g.byScope[k] = appendUnique(g.byScope[k], i)
+		}
 		for _, o := range nd.Outputs {
 			g.byOutput[o.Name] = i
 		}

@@ -133,9 +133,13 @@ type Partial struct {
 
 // NodeCost is one node's estimate.
 type NodeCost struct {
-	Name      string       `json:"name"`
-	OpType    string       `json:"op_type"`
-	Domain    string       `json:"domain,omitempty"`
+	Name   string `json:"name"`
+	OpType string `json:"op_type"`
+	Domain string `json:"domain,omitempty"`
+	// Module is the PyTorch module path that called the node, from the
+	// exporter's node name or metadata (ir.Node.ModulePath): "" for a
+	// node called from no module or a model from elsewhere.
+	Module    string       `json:"module,omitempty"`
 	FusedFrom []string     `json:"fused_from"`
 	Inputs    []TensorInfo `json:"inputs"`
 	Outputs   []TensorInfo `json:"outputs"`

@@ -75,7 +75,7 @@ func NodeDispatchS(dispatch, module float64, n *NodeCost) float64 {
 	}
 	lib := min(max(n.LibraryLaunches, 0), n.Launches-1)
 	host := (n.Launches-lib)*dispatch + lib*LibraryLaunchHost(dispatch)
-	if module > 0 && ModuleScoped(n.Name) {
+	if module > 0 && (n.Module != "" || ModuleScoped(n.Name)) {
 		host += module
 	}
 	return host / n.Launches
@@ -98,7 +98,20 @@ func LibraryLaunchHost(dispatch float64) float64 { return min(dispatch, LibraryL
 // scope: torch.onnx names a node after the modules that called it,
 // "/layer1/layer1.0/conv1/Conv" (module path, then the op), so an op
 // called from a module's forward has at least two slashes, the first
-// leading; a graph built op by op ("matmul_0") has none.
+// leading; a graph built op by op ("matmul_0") has none. NodeCost.Module
+// says the same of a report that has it, for the dynamo exporter's nodes
+// too; the name serves reports saved before it.
 func ModuleScoped(name string) bool {
 	return len(name) > 1 && name[0] == '/' && strings.Count(name, "/") >= 2
+}
+
+// ScopedName is the node's name with its module path in front when the
+// name lacks it (a dynamo export's "node_conv2d" called from
+// /layer1/layer1.0/layer1.0.conv1): what tools that read the module from
+// a TorchScript-style name (pprof stacks) can split.
+func (n *NodeCost) ScopedName() string {
+	if n.Module == "" || ModuleScoped(n.Name) {
+		return n.Name
+	}
+	return n.Module + "/" + n.Name
 }

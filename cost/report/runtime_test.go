@@ -19,6 +19,11 @@ func TestNodeDispatchS(t *testing.T) {
 	if got := NodeDispatchS(8e-6, 20e-6, &plain); got != 8e-6 {
 		t.Errorf("unscoped single launch: %g, want the bare dispatch", got)
 	}
+	// A dynamo export's node: its name has no scope, its Module does.
+	dynamo := NodeCost{Name: "node_conv2d", Module: "/layer1/layer1.conv1", Launches: 1}
+	if got := NodeDispatchS(8e-6, 20e-6, &dynamo); !near(got, 28e-6) {
+		t.Errorf("dynamo-exported module op: %g, want dispatch plus module_us", got)
+	}
 	// All launches claimed by the library still leave the op's own.
 	odd := NodeCost{Name: "x", Launches: 2, LibraryLaunches: 5}
 	if got, want := NodeDispatchS(8e-6, 0, &odd), (8e-6+LibraryLaunchHostS)/2; !near(got, want) {
@@ -27,5 +32,22 @@ func TestNodeDispatchS(t *testing.T) {
 	// A runtime with no host work per kernel (a graph replay) stays at none.
 	if got := NodeDispatchS(0, 0, &conv); got != 0 {
 		t.Errorf("graph replay: %g, want 0", got)
+	}
+}
+
+// TestScopedName: a dynamo export's node gets its module path in front of
+// its name; a TorchScript name keeps its own; a node of no module stays.
+func TestScopedName(t *testing.T) {
+	for _, c := range []struct {
+		n    NodeCost
+		want string
+	}{
+		{NodeCost{Name: "node_conv2d", Module: "/layer1/layer1.0"}, "/layer1/layer1.0/node_conv2d"},
+		{NodeCost{Name: "/layer1/conv1/Conv", Module: "/layer1/conv1"}, "/layer1/conv1/Conv"},
+		{NodeCost{Name: "node_add"}, "node_add"},
+	} {
+		if got := c.n.ScopedName(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.n, got, c.want)
+		}
 	}
 }
