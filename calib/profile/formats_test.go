@@ -1,12 +1,14 @@
 package profile
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/pipeline"
 )
 
@@ -95,6 +97,41 @@ func TestKineto(t *testing.T) {
 	}
 	if len(m.Unmatched) != 1 || !strings.HasPrefix(m.Unmatched[0].Name, "Memcpy") {
 		t.Errorf("unmatched %v, want the memcpy", m.Unmatched)
+	}
+}
+
+// TestKinetoDynamoNames: a model as the dynamo exporter names it (nodes
+// "node_<i>", modules in metadata: the report's Module) is indexed by the
+// same module keys a Kineto annotation names ("stem.conv"), and the trace
+// charges the same nodes.
+func TestKinetoDynamoNames(t *testing.T) {
+	p, err := Read(filepath.Join("testdata", "kineto_cnn.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := runReport(t, "cnn", "unfused")
+	was := map[string]string{}
+	for i := range rep.Nodes {
+		n := &rep.Nodes[i]
+		n.Module = ir.NamePath(n.Name)
+		renamed := fmt.Sprintf("node_%d", i)
+		was[renamed], n.Name = n.Name, renamed
+	}
+	g := newGraph(rep)
+	for key, node := range map[string]string{"stem.conv": "/stem/conv/Conv", "stem.bn": "/stem/bn/BatchNormalization"} {
+		if got := g.byScope[key]; len(got) != 1 || was[rep.Nodes[got[0]].Name] != node {
+			t.Errorf("module key %q indexes nodes %v, want %s alone", key, got, node)
+		}
+	}
+	m := MatchReport(p, rep)
+	rows := map[string]float64{}
+	for _, r := range m.Nodes {
+		rows[was[r.Name]] = r.MeasuredS
+	}
+	for node, w := range map[string]float64{"/stem/conv/Conv": 11e-6, "/stem/bn/BatchNormalization": 3e-6, "/stem/relu/Relu": 2e-6, "/fc/Gemm": 4e-6} {
+		if !near(rows[node], w) {
+			t.Errorf("%s (renamed) measured %g, want %g", node, rows[node], w)
+		}
 	}
 }
 
