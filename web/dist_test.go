@@ -7,11 +7,13 @@ import (
 	"testing"
 )
 
-// wasmBudget is the most bytes the WebAssembly build may have: 9.4 MB
-// today (2.5 MB gzipped). It fails a change that pulls a large package
-// into the browser build, such as the roofline's chart library (gonum
-// plot and its fonts: 17 MB).
-const wasmBudget = 10 << 20
+// wasmBudget is the most bytes the WebAssembly build may have: 10.49 MB
+// today (Go 1.26; it grew from 9.4 MB with the cost model, 24 KB of it
+// for eager memory and module paths, and was raised from 10 MiB to keep
+// the same tenth of headroom). It fails a change that pulls a large
+// package into the browser build, such as the roofline's chart library
+// (gonum plot and its fonts: 17 MB).
+const wasmBudget = 11 << 20
 
 // TestDistComplete checks the embedded app has every file the page loads,
 // the build's when it was built (scripts/build_web.sh; CI builds it before
