@@ -23,7 +23,7 @@ func openLayout(r *report.Report, o GraphOptions, lo layoutOptions, notes []stri
 			}
 		}
 		if reveal >= 0 {
-			keys = append(keys, revealKeys(o.Reveal, lo.collapse)...)
+			keys = append(keys, revealKeys(r.Nodes[reveal].ScopedName(), lo.collapse)...)
 		} else {
 			notes = append(notes, fmt.Sprintf("no node is named %q", o.Reveal))
 		}
@@ -123,7 +123,7 @@ func (d *drawer) group(u *unit) Group {
 	if p, ok := strings.CutPrefix(u.key, "repeat:"); ok {
 		idx = idx[:0]
 		for _, i := range u.members {
-			if n := d.r.Nodes[i].Name; n == p || strings.HasPrefix(n, p+"/") {
+			if n := d.r.Nodes[i].ScopedName(); n == p || strings.HasPrefix(n, p+"/") {
 				idx = append(idx, i)
 			}
 		}
@@ -141,9 +141,9 @@ func (d *drawer) group(u *unit) Group {
 	first, last := d.r.Nodes[u.members[0]].Name, d.r.Nodes[u.members[len(u.members)-1]].Name
 	switch {
 	case u.kind == unitNode:
-		g.Kind, g.Path = "node", scopePath(u.name)
+		g.Kind, g.Path = "node", scopePath(u.path)
 	case u.kind == unitFold:
-		g.Kind, g.Path = "fold", scopePath(first)
+		g.Kind, g.Path = "fold", scopePath(d.r.Nodes[u.members[0]].ScopedName())
 		g.Name = render.Clean(fmt.Sprintf("%s folded: %s … %s", plural(len(u.members), "node"), first, last))
 		if len(u.members) == 1 {
 			g.Name = render.Clean(fmt.Sprintf("1 node folded: %s", first))

@@ -25,6 +25,11 @@ type unit struct {
 	kind unitKind
 	id   string // stable DOT/SVG id
 	name string // node name, scope path, or "" for a fold
+	// path is where the unit stands among the module scopes: a scope's
+	// path, a node's name with its module path in front when the name
+	// lacks it (report.NodeCost.ScopedName: a dynamo export's nodes),
+	// "" for a fold. Scope logic reads path; what is shown reads name.
+	path string
 	// key is what GraphOptions.Expand takes to open the box: a scope's
 	// path, a repeated block's first block's path, "fold:" and a fold's
 	// first node's name; "" for a node.
@@ -189,20 +194,20 @@ func buildLayout(r *report.Report, o layoutOptions) *layout {
 			l.hidden++
 			continue
 		}
-		if sc, ok := o.scopeFor(n.Name); ok {
+		if sc, ok := o.scopeFor(n.ScopedName()); ok {
 			if j, seen := scopes[sc]; seen {
 				base[j].add(i, n)
 				baseOf[i] = j
 				continue
 			}
 			scopes[sc] = len(base)
-			u := &unit{kind: unitScope, name: sc, key: sc}
+			u := &unit{kind: unitScope, name: sc, path: sc, key: sc}
 			u.add(i, n)
 			base = append(base, u)
 			baseOf[i] = len(base) - 1
 			continue
 		}
-		u := &unit{kind: unitNode, name: n.Name}
+		u := &unit{kind: unitNode, name: n.Name, path: n.ScopedName()}
 		u.add(i, n)
 		base = append(base, u)
 		baseOf[i] = len(base) - 1
@@ -211,7 +216,7 @@ func buildLayout(r *report.Report, o layoutOptions) *layout {
 	for _, u := range base {
 		if u.kind == unitScope && len(u.members) == 1 {
 			u.kind = unitNode
-			u.name = r.Nodes[u.members[0]].Name
+			u.name, u.path = r.Nodes[u.members[0]].Name, r.Nodes[u.members[0]].ScopedName()
 			u.key = ""
 		}
 	}
@@ -291,7 +296,7 @@ const maxBlockUnits = 16
 func mergeRepeats(r *report.Report, base []*unit, baseOf []int, o layoutOptions) []*unit {
 	blockEq := func(a, b, p int) bool {
 		for t := 0; t < p; t++ {
-			if !sameBlock(r, base[a+t], base[b+t]) || o.unmerged(base[a+t].name) || o.unmerged(base[b+t].name) {
+			if !sameBlock(r, base[a+t], base[b+t]) || o.unmerged(base[a+t].path) || o.unmerged(base[b+t].path) {
 				return false
 			}
 		}
@@ -319,7 +324,7 @@ func mergeRepeats(r *report.Report, base []*unit, baseOf []int, o layoutOptions)
 		end := j + period*reps
 		first := commonScope(base[j : j+period])
 		last := commonScope(base[end-period : end])
-		m := &unit{kind: unitScope, name: fmt.Sprintf("%s … %s ×%d", first, last[strings.LastIndex(last, "/")+1:], reps), key: "repeat:" + first}
+		m := &unit{kind: unitScope, name: fmt.Sprintf("%s … %s ×%d", first, last[strings.LastIndex(last, "/")+1:], reps), path: first, key: "repeat:" + first}
 		var members []int
 		for t := j; t < end; t++ {
 			members = append(members, base[t].members...)
@@ -340,15 +345,15 @@ func mergeRepeats(r *report.Report, base []*unit, baseOf []int, o layoutOptions)
 	return out
 }
 
-// commonScope is the longest scope path all units' names share (the
-// first unit's name when they share none).
+// commonScope is the longest scope path all units' paths share (the
+// first unit's path when they share none).
 func commonScope(us []*unit) string {
 	if len(us) == 1 {
-		return us[0].name
+		return us[0].path
 	}
-	parts := strings.Split(strings.Trim(us[0].name, "/"), "/")
+	parts := strings.Split(strings.Trim(us[0].path, "/"), "/")
 	for _, u := range us[1:] {
-		q := strings.Split(strings.Trim(u.name, "/"), "/")
+		q := strings.Split(strings.Trim(u.path, "/"), "/")
 		k := 0
 		for k < len(parts) && k < len(q) && parts[k] == q[k] {
 			k++
@@ -356,15 +361,15 @@ func commonScope(us []*unit) string {
 		parts = parts[:k]
 	}
 	if len(parts) == 0 {
-		return us[0].name
+		return us[0].path
 	}
 	return "/" + strings.Join(parts, "/")
 }
 
 // sameBlock reports whether two units are the same unit of a repeated
-// block: names that differ only in their numbers, the same members.
+// block: paths that differ only in their numbers, the same members.
 func sameBlock(r *report.Report, a, b *unit) bool {
-	if a.name == b.name || len(a.members) != len(b.members) || digitRuns.ReplaceAllString(a.name, "#") != digitRuns.ReplaceAllString(b.name, "#") {
+	if a.path == b.path || len(a.members) != len(b.members) || digitRuns.ReplaceAllString(a.path, "#") != digitRuns.ReplaceAllString(b.path, "#") {
 		return false
 	}
 	for t := range a.members {
@@ -600,7 +605,7 @@ func dtypeBytes(dt string) float64 {
 func (o layoutOptions) keepOpen(r *report.Report, base []*unit, keep []bool) {
 	if o.focus == nil {
 		for j, u := range base {
-			if o.open(u.name) {
+			if o.open(u.path) {
 				keep[j] = true
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -339,4 +340,52 @@ func TestHTMLSelfContained(t *testing.T) {
 			t.Errorf("HTML lacks %q", want)
 		}
 	}
+}
+
+// TestDynamoNamesCollapse: a report of a dynamo export (nodes named
+// without their modules, the module path in NodeCost.Module) collapses
+// into the same scope boxes, with the same members and times, as the
+// same model named the TorchScript way; its node boxes keep their own
+// names.
+func TestDynamoNamesCollapse(t *testing.T) {
+	c := CeilingsOf(testGPU())
+	named := synthetic(300)
+	dyn := synthetic(300)
+	for i := range dyn.Nodes {
+		n := &dyn.Nodes[i]
+		n.Module = n.Name[:strings.LastIndexByte(n.Name, '/')]
+		n.Name = fmt.Sprintf("node_%d", i)
+	}
+	for _, o := range []GraphOptions{{Collapse: 1}, {Collapse: 2}, {Collapse: 2, Expand: []string{"/stage0"}}, {Collapse: 2, Top: 3, Reveal: "5"}} {
+		a, err := Draw(named, c, revealing(o, named))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Draw(dyn, c, revealing(o, dyn))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a.Groups) != len(b.Groups) {
+			t.Fatalf("%+v: %d groups named, %d as a dynamo export", o, len(a.Groups), len(b.Groups))
+		}
+		for k := range a.Groups {
+			ga, gb := a.Groups[k], b.Groups[k]
+			if ga.Kind != gb.Kind || ga.Members != gb.Members || ga.TimeS != gb.TimeS || ga.Path != gb.Path {
+				t.Errorf("%+v: group %d is %s %q (%d members, %g s, path %q) named, %s %q (%d, %g s, path %q) as a dynamo export",
+					o, k, ga.Kind, ga.Name, ga.Members, ga.TimeS, ga.Path, gb.Kind, gb.Name, gb.Members, gb.TimeS, gb.Path)
+			}
+			if gb.Kind == "node" && !strings.HasPrefix(gb.Name, "node_") {
+				t.Errorf("%+v: node box named %q, want its own name", o, gb.Name)
+			}
+		}
+	}
+}
+
+// revealing names o's Reveal, a node index, as r names that node.
+func revealing(o GraphOptions, r *report.Report) GraphOptions {
+	if o.Reveal != "" {
+		i, _ := strconv.Atoi(o.Reveal)
+		o.Reveal = r.Nodes[i].Name
+	}
+	return o
 }

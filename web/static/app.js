@@ -774,7 +774,10 @@ async function renderGraph(reveal) {
   }
   if (selected) { showNode(selected); centerOn("node:" + sanitizeID(selected)); } else if (shownGroup) showGroup(shownGroup);
   // The members of a group just opened, rather than the top of the graph.
-  const member = pendingCenter && views.groups.find((g) => under(g.kind === "node" ? g.name : g.path, pendingCenter));
+  // A node stands in its scope by name, or (a dynamo export's nodes,
+  // named without their modules) by the path its group carries.
+  const member = pendingCenter && views.groups.find((g) => under(g.kind === "node" ? g.name : g.path, pendingCenter) ||
+    (g.kind === "node" && g.path !== "" && under(g.path, pendingCenter)));
   if (member && !selected) centerOn(member.id);
   pendingCenter = "";
   renderCrumbs();
