@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// TestModulePath: the module path from a TorchScript export's node name,
-// from the dynamo exporter's name_scopes metadata, or set by a pass, in
-// that order of precedence reversed.
+// TestModulePath: the module path from a TorchScript export's node name;
+// the dynamo exporter's name_scopes metadata wins over the name, and a
+// path a pass set wins over both.
 func TestModulePath(t *testing.T) {
 	for name, want := range map[string]string{
 		"/layer1/layer1.0/conv1/Conv": "/layer1/layer1.0/conv1",
