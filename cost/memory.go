@@ -28,13 +28,38 @@ func aliases(n *ir.Node) bool { return ir.OpHas("", n.OpType, ir.Alias) }
 
 // inPlacePairs are the {output, input} slots of n whose buffers n may
 // share (ir.InPlace, OpSchema.InPlacePairs; a node its plan marked
-// ir.Node.InPlace, output 0 into input 0); whether it does depends on the
-// input being dead after n.
-func inPlacePairs(n *ir.Node) [][2]int {
-	if n.InPlace() {
+// ir.Node.InPlace, output 0 into input 0; under onnxruntime, its kernels
+// that may run in place); whether it does depends on the input being dead
+// after n.
+func (l *liveness) inPlacePairs(n *ir.Node) [][2]int {
+	if n.InPlace() || l.ort && ortInPlace(n) {
 		return firstInPlace
 	}
 	return ir.LookupOp(n.Domain, n.OpType).InPlaceIO()
+}
+
+// ortInPlaceOps are the activations whose onnxruntime CUDA kernels
+// declare MayInplace(0, 0) (providers/cuda/activation/activations.cc;
+// the binary elementwise kernels do not): the allocation planner gives
+// the output the input's buffer when nothing else reads the input and
+// it is not a graph input (the caller's).
+var ortInPlaceOps = map[string]bool{"Elu": true, "HardSigmoid": true, "LeakyRelu": true, "Relu": true, "Selu": true,
+	"Sigmoid": true, "Softplus": true, "Softsign": true, "Tanh": true, "ThresholdedRelu": true}
+
+// ortInPlace reports whether onnxruntime may run n in place: one of
+// ortInPlaceOps, or BiasGelu (contrib, MayInplace(0, 0)), over an input a
+// node made.
+func ortInPlace(n *ir.Node) bool {
+	if x := n.In(0); x == nil || x.Producer == nil {
+		return false
+	}
+	switch {
+	case n.Domain == "":
+		return ortInPlaceOps[n.OpType]
+	case ir.IsFused(n, ir.OpFusedGelu):
+		return len(n.Inputs) == 2 // the bias BiasGeluFusion took in
+	}
+	return false
 }
 
 // firstInPlace is the pair of a node marked ir.Node.InPlace.
@@ -65,6 +90,7 @@ func (a *analyzer) peakActivations(g *ir.Graph, views []bool, subPeak []float64,
 	l := liveness{
 		g:     g,
 		views: views,
+		ort:   a.opt.Plan == "onnxruntime",
 		bufOf: map[*ir.Value]*buffer{},
 		c:     RuleCtx{DType: a.dtype, unknown: true}, // sizes only; shape warnings come from the rules
 	}
@@ -98,6 +124,8 @@ func (l *liveness) holdInputs() {
 type liveness struct {
 	g     *ir.Graph
 	views []bool
+	// ort prices onnxruntime's in-place kernels (ortInPlace).
+	ort   bool
 	c     RuleCtx
 	bufOf map[*ir.Value]*buffer
 	// slab backs every buffer (see allocate).
@@ -154,7 +182,7 @@ func (l *liveness) allocate() (live float64, inPlaceNodes []int) {
 		}
 	}
 	for i, n := range g.Nodes {
-		if inPlacePairs(n) != nil {
+		if l.inPlacePairs(n) != nil {
 			inPlaceNodes = append(inPlaceNodes, i)
 		}
 		for _, o := range n.Outputs {
@@ -208,7 +236,7 @@ func (l *liveness) lastUses() {
 func (l *liveness) foldInPlace(inPlaceNodes []int) {
 	for _, i := range inPlaceNodes {
 		n := l.g.Nodes[i]
-		for _, p := range inPlacePairs(n) {
+		for _, p := range l.inPlacePairs(n) {
 			l.foldPair(i, n, p[0], p[1])
 		}
 	}

@@ -2,6 +2,7 @@ package cost
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/ir"
@@ -142,5 +143,47 @@ func TestScopeCuts(t *testing.T) {
 	}
 	if c := scopeCuts(""); scopeDepth(c) != 0 {
 		t.Errorf("no path: depth %d, want 0", scopeDepth(c))
+	}
+}
+
+// TestPeakMemoryORTInPlace: onnxruntime's CUDA activations may run in
+// place (MayInplace(0, 0)): under its plan a Relu whose input dies there
+// writes into it, as the allocation planner arranges; never into a graph
+// input (the caller's), and not under other plans. 4000 B tensors:
+//
+//	x -> Neg -> a -> Relu -> b -> Shape -> s (output)
+//
+// At the Relu x, a and b are live (3), or x and a=b in place (2).
+func TestPeakMemoryORTInPlace(t *testing.T) {
+	const elem = 4 * 1000
+	build := func(direct bool) *builder {
+		b := newBuilder(t)
+		x := b.input("x", 1000)
+		a := x
+		if !direct {
+			a = b.val("a", ir.Float32, 1000)
+			b.node("Neg", []*ir.Value{x}, []*ir.Value{a})
+		}
+		r := b.val("b", ir.Float32, 1000)
+		b.node("Relu", []*ir.Value{a}, []*ir.Value{r})
+		s := b.val("s", ir.Int64, 1)
+		b.node("Shape", []*ir.Value{r}, []*ir.Value{s})
+		b.g.AddOutput(s)
+		return b
+	}
+	for _, c := range []struct {
+		plan   string
+		direct bool
+		want   float64
+	}{
+		{"onnxruntime", false, 2},
+		{"fused", false, 3},
+		{"eager", false, 3},
+		{"onnxruntime", true, 2}, // x and b: the caller's x is not reused
+	} {
+		r := build(c.direct).analyze(Options{Plan: c.plan})
+		if got := math.Round(r.Totals.PeakActivationBytes / elem); got != c.want {
+			t.Errorf("plan %q (Relu on a graph input %v): peak activations %v tensors, want %v", c.plan, c.direct, got, c.want)
+		}
 	}
 }
