@@ -1,6 +1,6 @@
 package report
 
-import "strings"
+import "github.com/onnxcost/onnxcost/ir"
 
 // Runtime says which execution profile priced a report and what it
 // applied: the per-kernel gap, the host's issue time against the device's
@@ -96,14 +96,11 @@ func LibraryLaunchHost(dispatch float64) float64 { return min(dispatch, LibraryL
 
 // ModuleScoped reports whether a node name carries an exporter's module
 // scope: torch.onnx names a node after the modules that called it,
-// "/layer1/layer1.0/conv1/Conv" (module path, then the op), so an op
-// called from a module's forward has at least two slashes, the first
-// leading; a graph built op by op ("matmul_0") has none. NodeCost.Module
+// "/layer1/layer1.0/conv1/Conv" (module path, then the op; ir.NamePath
+// reads it); a graph built op by op ("matmul_0") has none. NodeCost.Module
 // says the same of a report that has it, for the dynamo exporter's nodes
 // too; the name serves reports saved before it.
-func ModuleScoped(name string) bool {
-	return len(name) > 1 && name[0] == '/' && strings.Count(name, "/") >= 2
-}
+func ModuleScoped(name string) bool { return ir.NamePath(name) != "" }
 
 // ScopedName is the node's name with its module path in front when the
 // name lacks it (a dynamo export's "node_conv2d" called from
