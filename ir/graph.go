@@ -231,8 +231,9 @@ func (n *Node) Graph() *Graph { return n.graph }
 // decided about it ahead of time: the model FLOPs it precomputed
 // (FoldedFLOPs) and whether the engine computes the node when it is built
 // (BuildTime), whether its runtime writes its output into its first
-// input (InPlace), and the module path a pass gave it (ModulePath). Those
-// four are never written to a file.
+// input (InPlace), and the module path a pass gave it (ModulePath). The
+// first three are never written to a file; the module path is, as
+// metadata (ModulePathKey), where it differs from the exporter's.
 type nodeExtra struct {
 	doc         string
 	metadata    []KeyValue

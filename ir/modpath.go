@@ -28,19 +28,70 @@ import "strings"
 // module path.
 const NameScopesKey = "pkg.torch.onnx.name_scopes"
 
+// ModulePathKey is the metadata_props key under which a written model
+// keeps the module path a pass gave a node (SetModulePath), in this
+// package's form ("/layer1/layer1.0"): a fused node's name is one of its
+// members' and a dynamo export's new node has no name_scopes, so without
+// it `onnxcost optimize`'s output would lose the paths its passes
+// inherited, and checkpoint blocks, eager memory and module dispatch of
+// the re-read model would differ from the original's.
+const ModulePathKey = "onnxcost.module_path"
+
 // ModulePath is the module path of n ("" for a node called from no
-// module): the one a pass gave it (SetModulePath), else the exporter's,
-// from metadata_props or from the node's name (see above).
+// module): the one a pass gave it (SetModulePath), else the one a written
+// plan kept (ModulePathKey), else the exporter's, from metadata_props or
+// from the node's name (see above).
 func (n *Node) ModulePath() string {
 	if n.extra != nil && n.extra.moduleSet {
 		return n.extra.module
 	}
+	if p, ok := n.keptModulePath(); ok {
+		return p
+	}
+	return n.exportedModulePath()
+}
+
+// keptModulePath is the ModulePathKey entry, when it holds a path ("" or
+// starting with "/"; anything else is ignored).
+func (n *Node) keptModulePath() (string, bool) {
+	for _, kv := range n.Metadata() {
+		if kv.Key == ModulePathKey && (kv.Value == "" || kv.Value[0] == '/') {
+			return kv.Value, true
+		}
+	}
+	return "", false
+}
+
+// exportedModulePath is the exporter's module path of n: its name_scopes
+// entry, else its name's.
+func (n *Node) exportedModulePath() string {
 	for _, kv := range n.Metadata() {
 		if kv.Key == NameScopesKey {
 			return scopesPath(kv.Value)
 		}
 	}
 	return NamePath(n.Name)
+}
+
+// metadataToWrite is n's metadata_props as a file keeps them: with the
+// module path a pass gave n under ModulePathKey (replacing an older one)
+// where it differs from the exporter's, so that reading the file back
+// gives every node the module path it has now.
+func (n *Node) metadataToWrite() []KeyValue {
+	md := n.Metadata()
+	if n.extra == nil || !n.extra.moduleSet {
+		return md
+	}
+	out := make([]KeyValue, 0, len(md)+1)
+	for _, kv := range md {
+		if kv.Key != ModulePathKey {
+			out = append(out, kv)
+		}
+	}
+	if p := n.extra.module; p != n.exportedModulePath() {
+		out = append(out, KeyValue{Key: ModulePathKey, Value: p})
+	}
+	return out
 }
 
 // SetModulePath gives n a module path of its own, as a pass does for a

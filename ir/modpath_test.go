@@ -92,6 +92,39 @@ func TestReplaceNodesInheritsModulePath(t *testing.T) {
 	}
 }
 
+// TestModulePathWritten: a path a pass set is written under ModulePathKey
+// only where the exporter's would differ, replaces one written earlier
+// (one entry, the newest), wins over name_scopes when read back, and a
+// value that is not a path is ignored.
+func TestModulePathWritten(t *testing.T) {
+	keys := func(kv []KeyValue) (out []string) {
+		for _, e := range kv {
+			out = append(out, e.Key+"="+e.Value)
+		}
+		return out
+	}
+	n := &Node{Name: "/stem/conv/Conv"}
+	n.SetModulePath("/stem/conv")
+	if md := n.metadataToWrite(); len(md) != 0 {
+		t.Errorf("a path equal to the name's was written: %v", keys(md))
+	}
+	n.SetMetadata([]KeyValue{{Key: NameScopesKey, Value: "['', 'body', 'conv2d']"}, {Key: ModulePathKey, Value: "/old"}})
+	n.SetModulePath("/new")
+	md := n.metadataToWrite()
+	if got := strings.Join(keys(md), " "); got != NameScopesKey+"=['', 'body', 'conv2d'] "+ModulePathKey+"=/new" {
+		t.Errorf("written metadata %q", got)
+	}
+	back := &Node{Name: n.Name}
+	back.SetMetadata(md)
+	if got := back.ModulePath(); got != "/new" {
+		t.Errorf("read back: %q, want /new", got)
+	}
+	back.SetMetadata([]KeyValue{{Key: ModulePathKey, Value: "not a path"}})
+	if got := back.ModulePath(); got != "/stem/conv" {
+		t.Errorf("a bad %s value: %q, want the name's /stem/conv", ModulePathKey, got)
+	}
+}
+
 // FuzzScopesPath: any metadata value gives a path or "", never a panic,
 // and a path it gives is one ModulePath consumers can split.
 func FuzzScopesPath(f *testing.F) {

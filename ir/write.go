@@ -611,7 +611,7 @@ func (e *encoder) node(b *protoWriter, n *Node) error {
 	}
 	b.strOpt(6, n.Doc())
 	b.strOpt(7, n.Domain)
-	for _, kv := range n.Metadata() {
+	for _, kv := range n.metadataToWrite() {
 		b.keyValue(9, kv.Key, kv.Value)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/models"
+	"github.com/onnxcost/onnxcost/passes"
 	"github.com/onnxcost/onnxcost/train"
 )
 
@@ -82,6 +83,58 @@ func TestDynamoExportPricedAsTorchScript(t *testing.T) {
 		}
 		if got[0] != got[1] {
 			t.Errorf("%s (train %v): TorchScript export priced %v (latency, peak memory, time), dynamo export %v", c.runtime, c.train, got[0], got[1])
+		}
+	}
+}
+
+// TestOptimizedKeepsModulePaths: `onnxcost optimize` writes the fused
+// graph; a fused node of a dynamo export has no name_scopes of its own and
+// a fused node's name is one member's, so the module path its pass
+// inherited (the members' common path) must be written with it, or the
+// re-read file's checkpoint blocks, eager memory and module dispatch
+// differ from the model it was made from.
+func TestOptimizedKeepsModulePaths(t *testing.T) {
+	e, _ := models.Lookup("resnet50")
+	for _, form := range []string{"torchscript", "dynamo"} {
+		m, err := e.Build(map[string]int64{"batch": 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if form == "dynamo" {
+			dynamoNames(m)
+		}
+		if _, err := passes.Run(m.Graph, passes.Options{Disable: []string{"winograd"}}); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{}
+		fused := 0
+		for _, n := range m.Graph.Nodes {
+			want[n.Name] = n.ModulePath()
+			if len(n.FusedFrom) > 0 {
+				fused++
+			}
+		}
+		if fused == 0 {
+			t.Fatalf("%s: the passes fused nothing", form)
+		}
+		path := filepath.Join(t.TempDir(), form+".fused.onnx")
+		if err := ir.WriteFile(path, m); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ir.ReadFile(path, ir.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lost := 0
+		for _, n := range back.Graph.Nodes {
+			if got := n.ModulePath(); got != want[n.Name] {
+				if lost++; lost <= 3 {
+					t.Errorf("%s: node %s (%s) re-read with module path %q, written with %q", form, n.Name, n.OpType, got, want[n.Name])
+				}
+			}
+		}
+		if lost > 3 {
+			t.Errorf("%s: %d of %d nodes lost their module path", form, lost, len(back.Graph.Nodes))
 		}
 	}
 }
