@@ -334,7 +334,7 @@ func newAnalyzer(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options, rt *hwdb.
 		fallbacks:   map[string]int{},
 	}
 	if gpu != nil { // counting follows no cache
-		a.l2 = newL2Residency(gpu.L2Bytes, g)
+		a.l2 = newL2Residency(gpu.L2ReuseBytes(), g)
 	}
 	if opt.AppendKVCache {
 		a.appends = cacheAppends(g)

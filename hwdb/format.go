@@ -133,6 +133,7 @@ func WriteDetail(w io.Writer, g *GPU) error {
 		detailRow{"mem_bw", "memory bandwidth", g.MemBW / giga, "GB/s"},
 		detailRow{"l2_bytes", "L2 cache", g.L2Bytes / mib, "MiB"},
 		detailRow{"l2_bw", "L2 bandwidth", g.L2BW / giga, "GB/s"},
+		detailRow{"l2_partitions", "L2 partitions", float64(g.L2Partitions), ""},
 		detailRow{"tdp_w", "TDP", g.TDPWatts, "W"},
 		detailRow{"min_power_w", "min power limit", g.MinPowerW, "W"},
 		detailRow{"max_power_w", "max power limit", g.MaxPowerW, "W"},

@@ -50,13 +50,17 @@ type GPU struct {
 	// GPU has no such path (e.g. no fp8 before Hopper/Ada).
 	Peak map[Precision]float64 `json:"peak_flops"`
 
-	MemBytes  float64 `json:"mem_bytes"`
-	MemBW     float64 `json:"mem_bw"` // HBM/GDDR bytes/s
-	L2Bytes   float64 `json:"l2_bytes"`
-	L2BW      float64 `json:"l2_bw,omitempty"` // bytes/s; 0 = unknown (a multiple of MemBW is assumed)
-	TDPWatts  float64 `json:"tdp_w"`
-	IdleWatts float64 `json:"idle_w,omitempty"`
-	LaunchS   float64 `json:"launch_s"` // per-kernel launch overhead
+	MemBytes float64 `json:"mem_bytes"`
+	MemBW    float64 `json:"mem_bw"` // HBM/GDDR bytes/s
+	L2Bytes  float64 `json:"l2_bytes"`
+	L2BW     float64 `json:"l2_bw,omitempty"` // bytes/s; 0 = unknown (a multiple of MemBW is assumed)
+	// L2Partitions is the number of L2 partitions that each cache data
+	// for the SMs connected to them (GA100, GH100: two), so that a line
+	// read by SMs on both sides is held in both; 0 or 1 = one shared L2.
+	L2Partitions int     `json:"l2_partitions,omitempty"`
+	TDPWatts     float64 `json:"tdp_w"`
+	IdleWatts    float64 `json:"idle_w,omitempty"`
+	LaunchS      float64 `json:"launch_s"` // per-kernel launch overhead
 
 	// CUDAMemBytes is the device memory CUDA reports as the board's total
 	// (cudaMemGetInfo's total: deviceQuery's "Total amount of global
@@ -114,6 +118,18 @@ func (g *GPU) CUDAMem() float64 {
 // (its CUDA context and library workspaces, Runtime.MemoryFloor). A model
 // whose peak lies between this and the nominal size does not run.
 func (g *GPU) UsableMem(floor float64) float64 { return max(g.CUDAMem()-floor, 0) }
+
+// L2ReuseBytes is how much of the L2 can hold data one kernel writes for
+// the next to read: all of it on a GPU with one shared L2; on one whose
+// partitions each cache data for their own SMs (L2Partitions), a tensor
+// written and read by all SMs is held once per partition, so the L2 keeps
+// one partition's worth of it.
+func (g *GPU) L2ReuseBytes() float64 {
+	if g.L2Partitions > 1 {
+		return g.L2Bytes / float64(g.L2Partitions)
+	}
+	return g.L2Bytes
+}
 
 // PeakFor returns the peak for p, or 0 when the GPU lacks that path.
 func (g *GPU) PeakFor(p Precision) float64 { return g.Peak[p] }

@@ -76,6 +76,8 @@ func buildFigures() map[string]figure {
 		ptr: func(g *GPU) *float64 { return &g.L2Bytes }})
 	add([]string{"l2_bw_gbps", "l2_bw"}, []float64{giga, 1}, figure{json: "l2_bw", sourced: true,
 		ptr: func(g *GPU) *float64 { return &g.L2BW }})
+	add([]string{"l2_partitions"}, []float64{1}, figure{json: "l2_partitions", integer: true, sourced: true,
+		iptr: func(g *GPU) *int { return &g.L2Partitions }})
 	add([]string{"tdp_w"}, []float64{1}, figure{json: "tdp_w", required: true, sourced: true,
 		ptr: func(g *GPU) *float64 { return &g.TDPWatts }})
 	add([]string{"idle_w"}, []float64{1}, figure{json: "idle_w", sourced: true,
@@ -633,7 +635,7 @@ func merge(g *GPU, e *entry, opt parseOptions) {
 // copies each figure once although it has two spellings.
 func canonicalSpelling(json string) string {
 	for _, k := range []string{"year", "sms", "base_clock_mhz", "boost_clock_mhz", "sustained_clock_mhz", "clock_power_w", "mem_gib",
-		"cuda_mem_gib", "mem_bw_gbps", "l2_mib", "l2_bw_gbps", "tdp_w", "idle_w", "launch_us", "min_power_w", "max_power_w",
+		"cuda_mem_gib", "mem_bw_gbps", "l2_mib", "l2_bw_gbps", "l2_partitions", "tdp_w", "idle_w", "launch_us", "min_power_w", "max_power_w",
 		"min_sm_clock_mhz", "mem_clock_mhz", "nvlink_gen", "nvlink_gbps", "nvlink_domain", "pcie_gen", "pcie_gbps"} {
 		if figures[k].json == json {
 			return k
