@@ -3,6 +3,7 @@ package calib
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
@@ -80,8 +81,26 @@ func Interval(rep *report.Report, gpu *hwdb.GPU, a *Applied) (lo, hi float64) {
 	}
 	sigma := math.Sqrt(kernelCorrelation*corr*corr + (1-kernelCorrelation)*ind + spread*spread)
 	lo, hi = t*math.Exp(mu-z80*sigma), t*math.Exp(mu+z80*sigma)
-	return min(lo, t), max(hi, t)
+	return min(roundSig(lo), t), max(roundSig(hi), t)
 }
+
+// roundSig rounds x to intervalDigits significant digits. math.Exp has
+// an assembly version on amd64 and a Go one elsewhere (the browser's
+// WebAssembly build), which may differ in the last bit; the interval is
+// a 10th-to-90th percentile range that means nothing past a few digits,
+// and rounded it is the same on every architecture (barring a value
+// within one bit of a rounding boundary), so the page and the command
+// line print the same report.
+func roundSig(x float64) float64 {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(x, 'g', intervalDigits, 64), 64)
+	if err != nil {
+		return x
+	}
+	return r
+}
+
+// intervalDigits is how many significant digits an interval bound keeps.
+const intervalDigits = 9
 
 // z80 is the standard normal's 90th percentile: ±z80·σ holds 80%.
 const z80 = 1.2816

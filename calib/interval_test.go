@@ -2,6 +2,8 @@ package calib
 
 import (
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost/report"
@@ -21,7 +23,8 @@ func TestIntervalCombinesBands(t *testing.T) {
 	mu, sg := logBand(g)
 	s := math.Sqrt(sg*sg + modelSpread*modelSpread)
 	lo, hi := Interval(one, t4, nil)
-	if !near(lo, math.Min(1e-3, 1e-3*math.Exp(mu-z80*s)), 1e-9) || !near(hi, math.Max(1e-3, 1e-3*math.Exp(mu+z80*s)), 1e-9) {
+	// 1e-8: the bounds keep intervalDigits (9) significant digits.
+	if !near(lo, math.Min(1e-3, 1e-3*math.Exp(mu-z80*s)), 1e-8) || !near(hi, math.Max(1e-3, 1e-3*math.Exp(mu+z80*s)), 1e-8) {
 		t.Errorf("one kernel: [%g, %g], want exp(%g ± %g·%g) × 1 ms", lo, hi, mu, z80, s)
 	}
 	// Two kernels: narrower (in log width) than fully correlated bands,
@@ -39,6 +42,25 @@ func TestIntervalCombinesBands(t *testing.T) {
 	ind := math.Sqrt(w*w*(sg*sg+se*se) + modelSpread*modelSpread)
 	if width := math.Log(hi / lo); width > 2*z80*full+1e-9 || width < 2*z80*ind*0.5 {
 		t.Errorf("log width %g outside (%g, %g]", width, 2*z80*ind*0.5, 2*z80*full)
+	}
+}
+
+// TestIntervalDigits: the bounds keep intervalDigits significant digits,
+// so that an architecture whose math.Exp differs in the last bit (the
+// browser's WebAssembly build against amd64's assembly) prints the same
+// interval.
+func TestIntervalDigits(t *testing.T) {
+	t4 := mustGPU(t, "T4")
+	rep := synthReport(t4.Name, kern{"gemm", "MatMul", "compute", 1.234567891234e-3}, kern{"elementwise", "Add", "memory", 0.98765432123e-3})
+	lo, hi := Interval(rep, t4, nil)
+	for _, b := range []float64{lo, hi} {
+		if b == rep.Totals.TimeS {
+			continue
+		}
+		digits := strings.TrimLeft(strings.Replace(strings.Split(strconv.FormatFloat(b, 'e', -1, 64), "e")[0], ".", "", 1), "0")
+		if len(digits) > intervalDigits {
+			t.Errorf("interval bound %v has %d significant digits, want at most %d", b, len(digits), intervalDigits)
+		}
 	}
 }
 
