@@ -274,7 +274,12 @@ func evalNode(n *ir.Node, ins []*tensor) ([]*tensor, error) {
 	case "GroupedGemm":
 		return groupedGemm(n, ins), nil
 	case "SkipLayerNormalization":
+		// input + skip + bias (the fifth input, onnxruntime's fused bias
+		// Add); the sum output holds the bias too.
 		s := broadcast(ins[0], ins[1], add)
+		if b := in(ins, 4); b != nil {
+			s = broadcast(s, b, add)
+		}
 		return []*tensor{layerNorm(s, in(ins, 2), in(ins, 3), n.AttrInt("axis", -1), n.AttrFloat("epsilon", 1e-5)), s}, nil
 	case "FusedAttention":
 		return one(fusedAttention(n, ins))
