@@ -271,7 +271,7 @@ func (a *analyzer) autocastCasts(nc *report.NodeCost, n *ir.Node, est *NodeEstim
 		k := perf.Kernel{
 			Class: perf.ClassElementwise, Bytes: r + w, WorkingSet: r + w,
 			Precision: hwdb.FP32, ElemBytes: float64(c.to.Bits()) / 8, Launches: 1,
-			Resident: true, DRAMBytes: r + max(w-a.gpu.L2Bytes, 0),
+			Resident: true, DRAMBytes: r + max(w-a.gpu.L2ReuseBytes(), 0),
 		}
 		a.priceExtra(k, r, w, est, agg)
 	}

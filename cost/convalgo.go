@@ -201,15 +201,22 @@ func (a *analyzer) layoutTransposes(nc *report.NodeCost, n *ir.Node, k perf.Kern
 	}
 	l2 := 0.0
 	if a.gpu != nil {
-		l2 = a.gpu.L2Bytes
+		l2 = a.gpu.L2ReuseBytes()
 	}
 	for _, v := range []*ir.Value{x, w, n.Outputs[0]} {
 		b := sizer.Bytes(v)
 		if !(b > 0) {
 			continue
 		}
+		// The tensor, just written, is read from L2 when it fits (a larger
+		// one from DRAM whole: residency.go's reach rule); of the copy
+		// only what does not fit streams out.
+		read := b
+		if b <= l2 {
+			read = 0
+		}
 		t := perf.Kernel{
-			Class: perf.ClassData, Bytes: 2 * b, WorkingSet: 2 * b, DRAMBytes: 2 * max(b-l2, 0),
+			Class: perf.ClassData, Bytes: 2 * b, WorkingSet: 2 * b, DRAMBytes: read + max(b-l2, 0),
 			Precision: k.Precision, ElemBytes: a.elemBytes(n), Launches: 1, Resident: true,
 		}
 		a.priceExtra(t, b, b, est, agg)

@@ -468,16 +468,22 @@ func (s *step) layoutTransposes(n *ir.Node) bool {
 // backwardDRAM is the DRAM traffic of a backward kernel of node n. The
 // backward pass is not followed tensor by tensor: the upstream gradient
 // (the size of n's output) was written by the kernel just before and is
-// read from L2 as far as it fits; everything else it reads (the saved
-// activations and the weights, last touched in the forward pass) comes
-// from DRAM, and what it writes stays in L2 as far as it fits, the rest
-// streaming out. A kernel with no node (the loss head) reads from DRAM.
+// read from L2 when it fits the L2's reuse capacity (hwdb.GPU.L2ReuseBytes;
+// one larger than that is read from DRAM whole, as cost/residency.go's
+// reach rule finds: its resident tail is evicted before the reader gets
+// there); everything else it reads (the saved activations and the
+// weights, last touched in the forward pass) comes from DRAM, and what it
+// writes stays in L2 as far as it fits, the rest streaming out. A kernel
+// with no node (the loss head) reads from DRAM.
 func (s *step) backwardDRAM(n *ir.Node, k bwKernel) float64 {
-	l2 := s.f.GPU().L2Bytes
+	l2 := s.f.GPU().L2ReuseBytes()
 	if n == nil {
 		return k.BytesRead + max(k.BytesWritten-l2, 0)
 	}
-	warm := min(s.f.OutBytes(n), k.BytesRead, l2)
+	warm := 0.0
+	if g := s.f.OutBytes(n); g <= l2 {
+		warm = min(g, k.BytesRead)
+	}
 	return k.BytesRead - warm + max(k.BytesWritten-(l2-warm), 0)
 }
 
