@@ -127,7 +127,7 @@ type tensorIO struct {
 
 // access runs one kernel that reads bytesRead from ins and writes
 // bytesWritten to outs, and returns the bytes it moves over DRAM: the
-// share of its reads that was not resident, and the write-back of the
+// share of its reads it did not find in L2 (reachable), and the write-back of the
 // dirty bytes its traffic evicts. The kernel's reads are attributed to
 // its inputs in proportion to their sizes (the rules count bytes at the
 // kernel boundary, not per input), and so are its writes to its outputs.
