@@ -208,13 +208,10 @@ func (a *analyzer) layoutTransposes(nc *report.NodeCost, n *ir.Node, k perf.Kern
 		if !(b > 0) {
 			continue
 		}
-		// The tensor, just written, is read from L2 when it fits (a larger
-		// one from DRAM whole: residency.go's reach rule); of the copy
-		// only what does not fit streams out.
-		read := b
-		if b <= l2 {
-			read = 0
-		}
+		// The tensor, just written, is read from L2 when it fits, from DRAM
+		// whole when not (perf.WarmBytes); of the copy only what does not
+		// fit streams out.
+		read := b - perf.WarmBytes(a.gpu, b)
 		t := perf.Kernel{
 			Class: perf.ClassData, Bytes: 2 * b, WorkingSet: 2 * b, DRAMBytes: read + max(b-l2, 0),
 			Precision: k.Precision, ElemBytes: a.elemBytes(n), Launches: 1, Resident: true,

@@ -468,10 +468,8 @@ func (s *step) layoutTransposes(n *ir.Node) bool {
 // backwardDRAM is the DRAM traffic of a backward kernel of node n. The
 // backward pass is not followed tensor by tensor: the upstream gradient
 // (the size of n's output) was written by the kernel just before and is
-// read from L2 when it fits the L2's reuse capacity (hwdb.GPU.L2ReuseBytes;
-// one larger than that is read from DRAM whole, as cost/residency.go's
-// reach rule finds: its resident tail is evicted before the reader gets
-// there); everything else it reads (the saved activations and the
+// read from L2 when it fits the L2's reuse capacity, from DRAM whole when
+// it does not (perf.WarmBytes); everything else it reads (the saved activations and the
 // weights, last touched in the forward pass) comes from DRAM, and what it
 // writes stays in L2 as far as it fits, the rest streaming out. A kernel
 // with no node (the loss head) reads from DRAM.
@@ -480,10 +478,7 @@ func (s *step) backwardDRAM(n *ir.Node, k bwKernel) float64 {
 	if n == nil {
 		return k.BytesRead + max(k.BytesWritten-l2, 0)
 	}
-	warm := 0.0
-	if g := s.f.OutBytes(n); g <= l2 {
-		warm = min(g, k.BytesRead)
-	}
+	warm := min(perf.WarmBytes(s.f.GPU(), s.f.OutBytes(n)), k.BytesRead)
 	return k.BytesRead - warm + max(k.BytesWritten-(l2-warm), 0)
 }
 

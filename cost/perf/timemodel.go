@@ -681,6 +681,21 @@ func memoryTime(g *hwdb.GPU, k Kernel, p Params) (s, bw float64, level string) {
 	return tL2, l2, "l2"
 }
 
+// WarmBytes is how much of a tensor of b bytes, written by the kernel just
+// before, its reader finds in L2: all of it when it fits the L2's reuse
+// capacity (hwdb.GPU.L2ReuseBytes), none when it does not, for a larger
+// tensor's resident tail is evicted by the reader's misses on its head
+// before the reader gets there (the reach rule cost/residency.go applies
+// to a plan's tensors in full). For the places that price such a
+// hand-off outside that simulation: a training step's backward, cuDNN's
+// layout copies.
+func WarmBytes(g *hwdb.GPU, b float64) float64 {
+	if g == nil || !(b > 0) || b > g.L2ReuseBytes() {
+		return 0
+	}
+	return b
+}
+
 // L2Bandwidth is the GPU's L2 bandwidth: the entry's, else L2Factor
 // times its DRAM bandwidth.
 func L2Bandwidth(g *hwdb.GPU, p Params) float64 {
