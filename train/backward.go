@@ -37,6 +37,9 @@ type bwKernel struct {
 	// Library: launched inside a library call (cuDNN's transposes), so a
 	// driver launch on the host, not an op dispatch (Backward.LibraryLaunches).
 	Library bool
+	// Vectorized: a library kernel whose speed does not follow its
+	// arithmetic (perf.Kernel.Vectorized), as the node's forward is.
+	Vectorized bool
 }
 
 // backwardPlan is what a backward rule returns for one node.

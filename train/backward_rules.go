@@ -1,6 +1,7 @@
 package train
 
 import (
+	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/ir"
 )
@@ -84,9 +85,19 @@ func normBackward(b *bwCtx) backwardPlan {
 		}
 	}
 	p.Kernels = append(p.Kernels, bwKernel{Name: "norm-bwd", Class: perf.ClassReduction, FLOPs: 8 * b.numel(x),
-		BytesRead: 2*b.bytes(x) + 2*b.bytes(y) + params, BytesWritten: b.bytes(x) + params, Launches: 2})
+		BytesRead: 2*b.bytes(x) + 2*b.bytes(y) + params, BytesWritten: b.bytes(x) + params, Launches: 2,
+		Vectorized: vectorizedGrad(b.n.OpType)})
 	p.Saved = append(p.Saved, x)
 	return p
+}
+
+// vectorizedGrad reports whether the training kernels of a node of
+// opType are vectorized library kernels (perf.Kernel.Vectorized): those of
+// an op whose forward is (cost.VectorizedOp: layer norm), and batch
+// norm's, whose training-mode statistics and backward run in cuDNN's
+// (and PyTorch's) batch-norm kernels, never scalar loops.
+func vectorizedGrad(opType string) bool {
+	return opType == "BatchNormalization" || cost.VectorizedOp(opType)
 }
 
 // batchNormBackward: normBackward; in training mode BatchNormalization
@@ -98,7 +109,7 @@ func batchNormBackward(b *bwCtx) backwardPlan {
 	if len(p.Kernels) > 0 {
 		x := b.n.In(0)
 		p.Forward = append(p.Forward, bwKernel{Name: "bn-batch-stats", Class: perf.ClassReduction, FLOPs: 3 * b.numel(x),
-			BytesRead: b.bytes(x), Launches: 1})
+			BytesRead: b.bytes(x), Launches: 1, Vectorized: vectorizedGrad(b.n.OpType)})
 		// torch.nn.BatchNorm2d in training mode also counts its
 		// batches, num_batches_tracked.add_(1) (torch/nn/modules/
 		// batchnorm.py, _BatchNorm.forward): one launch on an int64.
