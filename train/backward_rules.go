@@ -274,7 +274,7 @@ func (u pointwiseOp) backward(b *bwCtx) backwardPlan {
 		rd = b.bytes(y)
 	}
 	p.Kernels = append(p.Kernels, bwKernel{Name: "act-bwd", Class: perf.ClassElementwise, FLOPs: f,
-		BytesRead: rd + b.outBytes(), BytesWritten: b.bytes(x), Launches: 1})
+		BytesRead: rd + b.outBytes(), BytesWritten: b.bytes(x), Launches: 1, Vectorized: vectorizedGrad(b.n.OpType)})
 	if u.savesOutput {
 		p.Saved = append(p.Saved, saved)
 	} else {
