@@ -99,6 +99,10 @@ func roundSig(x float64) float64 {
 	return r
 }
 
+// RoundBound is an interval bound derived from Interval's (a sum, a
+// scaled bound) rounded as Interval rounds its own.
+func RoundBound(x float64) float64 { return roundSig(x) }
+
 // intervalDigits is how many significant digits an interval bound keeps.
 const intervalDigits = 9
 

@@ -133,8 +133,9 @@ func kvShare(heads int64, gpus int) float64 {
 
 // step is one costed step.
 type step struct {
-	// energyJ is one GPU's, as timeS is.
-	timeS, energyJ float64
+	// energyJ is one GPU's, as timeS is; lo and hi are timeS's 80%
+	// interval (calib.Interval; 0, 0 when it has none).
+	timeS, lo, hi, energyJ float64
 	// peak is one GPU's peak memory, present the bytes of the cache the
 	// step leaves (its present outputs), limit the usable memory.
 	peak, present, limit float64
@@ -373,8 +374,9 @@ func (r *runner) cost(batch, past, seq int64) (step, error) {
 		ToolVersion: r.cfg.ToolVersion, ModelName: r.cfg.Model, Bindings: l.Bindings,
 		AppendKVCache: true,
 	}
-	if a := r.cfg.Calibration.For(r.cfg.GPU); a != nil {
-		co.Calibration = a
+	applied := r.cfg.Calibration.For(r.cfg.GPU)
+	if applied != nil { // a nil *Applied in the interface would not be nil
+		co.Calibration = applied
 	}
 	rep, err := cost.Analyze(l.Model.Graph, l.Model, r.cfg.GPU, co)
 	if err != nil {
@@ -392,7 +394,8 @@ func (r *runner) cost(batch, past, seq int64) (step, error) {
 	if t.GPUs > 1 {
 		peak = t.PerGPUPeakMemoryBytes
 	}
-	return step{timeS: t.TimeS, energyJ: t.EnergyJ, peak: peak, present: present, limit: t.MemoryLimitBytes, dtype: rep.DType}, nil
+	lo, hi := calib.Interval(rep, r.cfg.GPU, applied)
+	return step{timeS: t.TimeS, lo: lo, hi: hi, energyJ: t.EnergyJ, peak: peak, present: present, limit: t.MemoryLimitBytes, dtype: rep.DType}, nil
 }
 
 // memory prices the prompt's step and the last decode step at batch and
@@ -445,6 +448,7 @@ func (r *runner) run() (*Result, error) {
 		res.DType = prefill.dtype
 	}
 	res.TTFTS = prefill.timeS
+	res.TTFTIntervalS = interval(prefill.lo, prefill.hi)
 	var last *step
 	if m > 1 {
 		if err := r.decode(res); err != nil {
@@ -460,6 +464,16 @@ func (r *runner) run() (*Result, error) {
 		res.Approximation = "one output token: the prompt's step alone, no decode step"
 	}
 	res.E2ES = res.TTFTS + float64(m-1)*res.TPOTS
+	res.E2EIntervalS = res.TTFTIntervalS
+	if m > 1 {
+		res.E2EIntervalS = nil
+		if res.TTFTIntervalS != nil && res.TPOTIntervalS != nil {
+			// The steps run the same kernels on the same GPU: their
+			// errors move together, so the bounds add.
+			res.E2EIntervalS = []float64{calib.RoundBound(res.TTFTIntervalS[0] + float64(m-1)*res.TPOTIntervalS[0]),
+				calib.RoundBound(res.TTFTIntervalS[1] + float64(m-1)*res.TPOTIntervalS[1])}
+		}
+	}
 	if res.E2ES > 0 {
 		res.OutputTokensPerS = float64(cfg.Batch*m) / res.E2ES
 	}
@@ -526,15 +540,28 @@ func (r *runner) decode(res *Result) error {
 	}
 	xs := make([]float64, len(pasts))
 	ys := make([]float64, len(pasts))
+	var sumT, sumLo, sumHi float64
 	for i, p := range pasts {
 		s, err := r.cost(r.cfg.Batch, p, 1)
 		if err != nil {
 			return err
 		}
 		xs[i], ys[i] = float64(p), s.timeS
+		sumT, sumLo, sumHi = sumT+s.timeS, sumLo+s.lo, sumHi+s.hi
+		if !(s.hi > 0) {
+			sumHi = math.NaN() // a step without an interval: TPOT has none
+		}
 		res.Fit.Points = append(res.Fit.Points, StepPoint{Past: p, TimeS: s.timeS})
 	}
 	res.FirstStepS, res.LastStepS = ys[0], ys[len(ys)-1]
+	// TPOT's interval: the costed steps' bounds in proportion to their
+	// times (a sum of correlated errors), scaled to TPOT, so it holds
+	// for the exact mean and the fitted line alike.
+	setInterval := func() {
+		if sumT > 0 && sumHi > 0 {
+			res.TPOTIntervalS = interval(calib.RoundBound(res.TPOTS*sumLo/sumT), calib.RoundBound(res.TPOTS*sumHi/sumT))
+		}
+	}
 	if int64(len(pasts)) == steps {
 		var sum float64
 		for _, y := range ys {
@@ -543,6 +570,7 @@ func (r *runner) decode(res *Result) error {
 		res.TPOTS = sum / float64(steps)
 		res.Fit.Method = "exact"
 		res.Approximation = fmt.Sprintf("every one of the %d decode steps costed", steps)
+		setInterval()
 		return nil
 	}
 	a, b := stat.LinearRegression(xs, ys, nil, false)
@@ -557,7 +585,16 @@ func (r *runner) decode(res *Result) error {
 	res.TPOTS = a + b*float64(lo+hi)/2
 	res.Approximation = fmt.Sprintf("decode time linear in the cache length: %d of %d steps costed (cache %d…%d), a least-squares line through them summed over every step; largest residual %.2g%%",
 		len(pasts), steps, lo, hi, 100*res.Fit.MaxRelResidual)
+	setInterval()
 	return nil
+}
+
+// interval is [lo, hi] as a report carries it, nil where there is none.
+func interval(lo, hi float64) []float64 {
+	if !(hi > 0) || !(lo > 0) {
+		return nil
+	}
+	return []float64{lo, hi}
 }
 
 // maxBatchLimit bounds the search: a batch past it is not a serving

@@ -3,6 +3,7 @@ package generate
 import (
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -245,5 +246,39 @@ func TestAppendInPlace(t *testing.T) {
 	kv, err := cost.CacheBytes(g, "fp16")
 	if err != nil || kv != 4*1001*perPos/2 {
 		t.Errorf("cache bytes %g (%v), want 4 tensors × 1001 positions × 64 B", kv, err)
+	}
+}
+
+// TestIntervals: TTFT, TPOT and end-to-end carry 80% intervals that hold
+// the estimates, the end-to-end one the sum of the others bound by bound
+// (the steps' errors move together), and a single output token has no
+// TPOT interval.
+func TestIntervals(t *testing.T) {
+	for _, cfg := range []Config{
+		{Model: "zoo:llama-tiny", Batch: 2, Prompt: 16, Output: 40},
+		{Model: "zoo:llama-tiny", Prompt: 16, Output: 6, Exact: true},
+		{Model: "zoo:llama-tiny", Prompt: 4, Output: 1},
+	} {
+		res := run(t, cfg)
+		check := func(what string, v float64, iv []float64) {
+			if len(iv) != 2 || !(iv[0] <= v && v <= iv[1]) || !(iv[0] < iv[1]) {
+				t.Errorf("output %d: %s %g, interval %v: want lo ≤ estimate ≤ hi, lo < hi", cfg.Output, what, v, iv)
+			}
+		}
+		check("TTFT", res.TTFTS, res.TTFTIntervalS)
+		check("E2E", res.E2ES, res.E2EIntervalS)
+		if cfg.Output == 1 {
+			if res.TPOTIntervalS != nil || !slices.Equal(res.E2EIntervalS, res.TTFTIntervalS) {
+				t.Errorf("one output token: TPOT interval %v (want none), E2E %v (want TTFT's %v)", res.TPOTIntervalS, res.E2EIntervalS, res.TTFTIntervalS)
+			}
+			continue
+		}
+		check("TPOT", res.TPOTS, res.TPOTIntervalS)
+		k := float64(cfg.Output - 1)
+		for i := range 2 {
+			if want := res.TTFTIntervalS[i] + k*res.TPOTIntervalS[i]; math.Abs(res.E2EIntervalS[i]-want) > 1e-8*want {
+				t.Errorf("output %d: E2E bound %d %g, want TTFT's + %g × TPOT's = %g", cfg.Output, i, res.E2EIntervalS[i], k, want)
+			}
+		}
 	}
 }

@@ -47,6 +47,15 @@ type Result struct {
 	LastStepS  float64 `json:"last_step_s"`
 	// E2ES = TTFTS + (Output−1)·TPOTS.
 	E2ES float64 `json:"e2e_s"`
+	// TTFTIntervalS, TPOTIntervalS and E2EIntervalS are the 80%
+	// intervals [low, high] of the three times (calib.Interval on each
+	// costed step; TPOT's is the decode steps' bounds in proportion to
+	// their times, E2E's the bounds summed as E2ES is: the steps' errors
+	// move together). Absent where there is none (TPOT with one output
+	// token).
+	TTFTIntervalS []float64 `json:"ttft_interval_s,omitempty"`
+	TPOTIntervalS []float64 `json:"tpot_interval_s,omitempty"`
+	E2EIntervalS  []float64 `json:"e2e_interval_s,omitempty"`
 	// OutputTokensPerS = Batch·Output / E2ES: every generated token of
 	// every sequence, the prompt's step included in the time.
 	OutputTokensPerS float64 `json:"output_tokens_per_s"`

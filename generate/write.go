@@ -10,6 +10,15 @@ import (
 	"github.com/onnxcost/onnxcost/cost/render"
 )
 
+// intervalNote is " · 80% interval lo – hi" for a row's time, "" when it
+// has none.
+func intervalNote(iv []float64) string {
+	if len(iv) != 2 {
+		return ""
+	}
+	return fmt.Sprintf(" · 80%% interval %s – %s", render.Seconds(iv[0]), render.Seconds(iv[1]))
+}
+
 // WriteText writes the run as `onnxcost generate` prints it.
 func WriteText(w io.Writer, res *Result) error {
 	var b strings.Builder
@@ -22,14 +31,14 @@ func WriteText(w io.Writer, res *Result) error {
 	}
 	fmt.Fprintf(&b, "\nbatch %d · prompt %d tokens · output %d tokens · cache %s over %d inputs\n\n", res.Batch, res.Prompt, res.Output, render.Clean(res.CacheDim), res.CacheInputs)
 	row := func(name, value, note string) { fmt.Fprintf(&b, "%-22s %10s   %s\n", name, value, note) }
-	row("time to first token", render.Seconds(res.TTFTS), fmt.Sprintf("the prompt's step: %d × %d tokens, empty cache", res.Batch, res.Prompt))
+	row("time to first token", render.Seconds(res.TTFTS), fmt.Sprintf("the prompt's step: %d × %d tokens, empty cache", res.Batch, res.Prompt)+intervalNote(res.TTFTIntervalS))
 	if res.Output > 1 {
 		row("time per output token", render.Seconds(res.TPOTS), fmt.Sprintf("mean of %d decode steps: first %s (cache %d), last %s (cache %d)",
-			res.Output-1, render.Seconds(res.FirstStepS), res.Prompt, render.Seconds(res.LastStepS), res.Prompt+res.Output-2))
+			res.Output-1, render.Seconds(res.FirstStepS), res.Prompt, render.Seconds(res.LastStepS), res.Prompt+res.Output-2)+intervalNote(res.TPOTIntervalS))
 	} else {
 		row("time per output token", "-", "one output token: no decode step")
 	}
-	row("end to end", render.Seconds(res.E2ES), fmt.Sprintf("TTFT + %d × TPOT", res.Output-1))
+	row("end to end", render.Seconds(res.E2ES), fmt.Sprintf("TTFT + %d × TPOT", res.Output-1)+intervalNote(res.E2EIntervalS))
 	row("output tokens/s", fmt.Sprintf("%.1f", res.OutputTokensPerS), "batch × output tokens / end to end")
 	row("KV cache", render.Bytes(res.KVCacheBytes), fmt.Sprintf("%d positions × batch %d, written in place", res.Prompt+res.Output, res.Batch))
 	if res.GPUs > 1 {

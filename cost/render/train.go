@@ -92,6 +92,9 @@ func trainText(w io.Writer, r *report.Report, opt Options) error {
 	}
 	fmt.Fprintf(w, "\n%s\n", TrainStepLine(tr))
 	trainEnergyText(w, tr)
+	if line := IntervalText(r); line != "" {
+		fmt.Fprintln(w, "step "+line)
+	}
 	if tr.MixedPrecision {
 		fmt.Fprintln(w, "mixed precision: compute copies of the weights and gradients at "+r.DType+"; fp32 master weights and optimizer state")
 	}
