@@ -38,14 +38,16 @@ type Comparison struct {
 // ComparisonRow is one GPU. Prices are the caller's (no price ships with
 // onnxcost: they change by the month and by the seller).
 type ComparisonRow struct {
-	GPU              string  `json:"gpu"`
-	TimeS            float64 `json:"time_s"`
-	ThroughputPerS   float64 `json:"throughput_per_s"`
-	EnergyJ          float64 `json:"energy_j"`
-	EnergyPerItemJ   float64 `json:"energy_per_item_j"`
-	PeakMemoryBytes  float64 `json:"peak_memory_bytes"`
-	MemoryLimitBytes float64 `json:"memory_limit_bytes"`
-	Fits             bool    `json:"fits"`
+	GPU   string  `json:"gpu"`
+	TimeS float64 `json:"time_s"`
+	// TimeIntervalS is TimeS's 80% interval (Row.TimeIntervalS).
+	TimeIntervalS    []float64 `json:"time_interval_s,omitempty"`
+	ThroughputPerS   float64   `json:"throughput_per_s"`
+	EnergyJ          float64   `json:"energy_j"`
+	EnergyPerItemJ   float64   `json:"energy_per_item_j"`
+	PeakMemoryBytes  float64   `json:"peak_memory_bytes"`
+	MemoryLimitBytes float64   `json:"memory_limit_bytes"`
+	Fits             bool      `json:"fits"`
 	// USDPerHour is the price given; USDPerMillion is the cost of a
 	// million items at the estimated throughput, busy all the time.
 	USDPerHour    *float64 `json:"usd_per_hour,omitempty"`
@@ -72,7 +74,7 @@ func Compare(res *Result, prices map[string]float64, groupSize int) (*Comparison
 	for i, r := range res.Rows {
 		out.Batch = r.Batch
 		energy := r.EnergyJ * float64(n)
-		row := ComparisonRow{GPU: r.GPU, TimeS: r.TimeS, ThroughputPerS: r.ThroughputPerS, PeakMemoryBytes: r.PeakMemoryBytes,
+		row := ComparisonRow{GPU: r.GPU, TimeS: r.TimeS, TimeIntervalS: r.TimeIntervalS, ThroughputPerS: r.ThroughputPerS, PeakMemoryBytes: r.PeakMemoryBytes,
 			MemoryLimitBytes: res.GPUs[i].MemoryBytes, Fits: r.Fits, EnergyJ: energy, EnergyPerItemJ: energy / float64(r.Batch)}
 		if p, ok := prices[r.GPU]; ok {
 			row.USDPerHour = &p
@@ -147,7 +149,7 @@ func WriteCompareText(w io.Writer, r *Comparison) error {
 	}
 	b.WriteString("\n\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "gpu\tlatency\tthroughput/s\tenergy/item\tpeak memory\tmemory\tfits\tUSD/hour\tUSD per million\t")
+	fmt.Fprintln(tw, "gpu\tlatency\t80% interval\tthroughput/s\tenergy/item\tpeak memory\tmemory\tfits\tUSD/hour\tUSD per million\t")
 	for _, row := range r.Rows {
 		ph, pm := "-", "-"
 		if row.USDPerHour != nil {
@@ -156,7 +158,7 @@ func WriteCompareText(w io.Writer, r *Comparison) error {
 		if row.USDPerMillion != nil {
 			pm = strconv.FormatFloat(*row.USDPerMillion, 'f', 4, 64)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.4g\t%s\t%s\t%s\t%s\t%s\t%s\t\n", render.Clean(row.GPU), render.Seconds(row.TimeS), row.ThroughputPerS,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4g\t%s\t%s\t%s\t%s\t%s\t%s\t\n", render.Clean(row.GPU), render.Seconds(row.TimeS), IntervalText(row.TimeIntervalS), row.ThroughputPerS,
 			render.Joules(row.EnergyPerItemJ), render.Bytes(row.PeakMemoryBytes), render.Bytes(row.MemoryLimitBytes), FitsText(row.Fits), ph, pm)
 	}
 	tw.Flush()
@@ -167,7 +169,8 @@ func WriteCompareText(w io.Writer, r *Comparison) error {
 // WriteCompareCSV writes one line per GPU.
 func WriteCompareCSV(w io.Writer, r *Comparison) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"gpu", "batch", "time_s", "throughput_per_s", "energy_j", "energy_per_item_j", "peak_memory_bytes", "memory_limit_bytes", "fits", "usd_per_hour", "usd_per_million"})
+	cw.Write([]string{"gpu", "batch", "time_s", "throughput_per_s", "energy_j", "energy_per_item_j", "peak_memory_bytes", "memory_limit_bytes", "fits", "usd_per_hour", "usd_per_million",
+		"time_interval_low_s", "time_interval_high_s"})
 	opt := func(p *float64) string {
 		if p == nil {
 			return ""
@@ -175,8 +178,9 @@ func WriteCompareCSV(w io.Writer, r *Comparison) error {
 		return g(*p)
 	}
 	for _, row := range r.Rows {
+		lo, hi := intervalCSV(row.TimeIntervalS)
 		cw.Write([]string{row.GPU, strconv.FormatInt(r.Batch, 10), g(row.TimeS), g(row.ThroughputPerS), g(row.EnergyJ), g(row.EnergyPerItemJ),
-			g(row.PeakMemoryBytes), g(row.MemoryLimitBytes), strconv.FormatBool(row.Fits), opt(row.USDPerHour), opt(row.USDPerMillion)})
+			g(row.PeakMemoryBytes), g(row.MemoryLimitBytes), strconv.FormatBool(row.Fits), opt(row.USDPerHour), opt(row.USDPerMillion), lo, hi})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/hwdb"
@@ -54,5 +56,46 @@ func TestPrices(t *testing.T) {
 		if _, err := ResolvePrices(db, []Price{bad}); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
+	}
+}
+
+// TestIntervals: every sweep row and comparison row carries its report's
+// 80% interval around its time, and the CSV forms write its bounds.
+func TestIntervals(t *testing.T) {
+	res, err := Run(Config{Model: "zoo:alexnet", GPUs: gpus(t, "T4", "A100"), Batches: []int64{1, 8}, Plan: "fused"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Rows {
+		if iv := r.TimeIntervalS; len(iv) != 2 || !(iv[0] <= r.TimeS && r.TimeS <= iv[1] && iv[0] < iv[1]) {
+			t.Errorf("%s batch %d: time %g, interval %v", r.GPU, r.Batch, r.TimeS, iv)
+		}
+	}
+	var csv strings.Builder
+	if err := WriteCSV(&csv, res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.SplitN(csv.String(), "\n", 2)[0], "time_interval_low_s,time_interval_high_s") {
+		t.Errorf("sweep CSV header %q lacks the interval bounds", strings.SplitN(csv.String(), "\n", 2)[0])
+	}
+	one, err := Run(Config{Model: "zoo:alexnet", GPUs: gpus(t, "T4", "A100"), Batches: []int64{8}, Plan: "fused"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmp, err := Compare(one, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range cmp.Rows {
+		if !slices.Equal(r.TimeIntervalS, one.Rows[i].TimeIntervalS) || len(r.TimeIntervalS) != 2 {
+			t.Errorf("%s: comparison interval %v, sweep row's %v", r.GPU, r.TimeIntervalS, one.Rows[i].TimeIntervalS)
+		}
+	}
+	var text strings.Builder
+	if err := WriteCompareText(&text, cmp); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "80% interval") || !strings.Contains(text.String(), IntervalText(cmp.Rows[0].TimeIntervalS)) {
+		t.Errorf("gpus compare text lacks the interval:\n%s", text.String())
 	}
 }

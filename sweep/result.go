@@ -50,12 +50,15 @@ type Row struct {
 	// Model is the row's model when the sweep compares several.
 	Model string `json:"model,omitempty"`
 	// Params holds the zoo parameters of the point (--param), if any.
-	Params          map[string]int64 `json:"params,omitempty"`
-	TimeS           float64          `json:"time_s"`
-	ThroughputPerS  float64          `json:"throughput_per_s"`
-	PeakMemoryBytes float64          `json:"peak_memory_bytes"`
-	Fits            bool             `json:"fits"`
-	FLOPs           float64          `json:"flops"`
+	Params map[string]int64 `json:"params,omitempty"`
+	TimeS  float64          `json:"time_s"`
+	// TimeIntervalS is the 80% interval [low, high] around TimeS, the
+	// report's (report.Totals.TimeIntervalS); absent where it has none.
+	TimeIntervalS   []float64 `json:"time_interval_s,omitempty"`
+	ThroughputPerS  float64   `json:"throughput_per_s"`
+	PeakMemoryBytes float64   `json:"peak_memory_bytes"`
+	Fits            bool      `json:"fits"`
+	FLOPs           float64   `json:"flops"`
 	// GEMMFLOPs counts the FLOPs of Conv, Gemm, MatMul and recurrent
 	// nodes (and fused nodes built around them): the work the seed's
 	// scaling formulas describe.

@@ -72,7 +72,7 @@ func writeRows(b *strings.Builder, res *Result) {
 	if hasParams {
 		head += "params\t"
 	}
-	fmt.Fprintln(tw, head+"bindings\tlatency\tthroughput/s\tpeak memory\tfits\t")
+	fmt.Fprintln(tw, head+"bindings\tlatency\t80% interval\tthroughput/s\tpeak memory\tfits\t")
 	for _, r := range res.Rows {
 		line := render.Clean(r.GPU) + "\t" + strconv.FormatInt(r.Batch, 10) + "\t"
 		if multi {
@@ -81,7 +81,7 @@ func writeRows(b *strings.Builder, res *Result) {
 		if hasParams {
 			line += BindingText(r.Params) + "\t"
 		}
-		line += BindingText(r.Bindings) + "\t" + render.Seconds(r.TimeS) + "\t" + strconv.FormatFloat(r.ThroughputPerS, 'f', 1, 64) +
+		line += BindingText(r.Bindings) + "\t" + render.Seconds(r.TimeS) + "\t" + IntervalText(r.TimeIntervalS) + "\t" + strconv.FormatFloat(r.ThroughputPerS, 'f', 1, 64) +
 			"\t" + render.Bytes(r.PeakMemoryBytes) + "\t" + FitsText(r.Fits) + "\t"
 		fmt.Fprintln(tw, line)
 	}
@@ -113,7 +113,8 @@ func writeGPUSummary(b *strings.Builder, res *Result, key string, g GPU) {
 // WriteCSV writes one line per row, as `onnxcost sweep --format csv`.
 func WriteCSV(w io.Writer, res *Result) error {
 	cw := csv.NewWriter(w)
-	head := []string{"gpu", "batch", "params", "bindings", "time_s", "throughput_per_s", "peak_memory_bytes", "fits", "flops", "gemm_flops"}
+	head := []string{"gpu", "batch", "params", "bindings", "time_s", "throughput_per_s", "peak_memory_bytes", "fits", "flops", "gemm_flops",
+		"time_interval_low_s", "time_interval_high_s"}
 	multi := len(res.Models()) > 0
 	if multi {
 		head = append([]string{"model"}, head...)
@@ -124,11 +125,28 @@ func WriteCSV(w io.Writer, res *Result) error {
 		if multi {
 			lead = []string{r.Model}
 		}
+		lo, hi := intervalCSV(r.TimeIntervalS)
 		cw.Write(append(lead, r.GPU, strconv.FormatInt(r.Batch, 10), BindingText(r.Params), BindingText(r.Bindings), g(r.TimeS),
-			g(r.ThroughputPerS), g(r.PeakMemoryBytes), strconv.FormatBool(r.Fits), g(r.FLOPs), g(r.GEMMFLOPs)))
+			g(r.ThroughputPerS), g(r.PeakMemoryBytes), strconv.FormatBool(r.Fits), g(r.FLOPs), g(r.GEMMFLOPs), lo, hi))
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// IntervalText is an interval column: "lo – hi", or "-" for none.
+func IntervalText(iv []float64) string {
+	if len(iv) != 2 {
+		return "-"
+	}
+	return render.Seconds(iv[0]) + " – " + render.Seconds(iv[1])
+}
+
+// intervalCSV is an interval's two CSV cells, empty for none.
+func intervalCSV(iv []float64) (lo, hi string) {
+	if len(iv) != 2 {
+		return "", ""
+	}
+	return g(iv[0]), g(iv[1])
 }
 
 // g formats a CSV number (render.CSVNumber: one notation per column).
