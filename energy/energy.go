@@ -87,14 +87,18 @@ type Point struct {
 	PowerCapW  float64 `json:"power_cap_w"`
 	SMClockMHz float64 `json:"sm_clock_mhz"`
 	TimeS      float64 `json:"time_s"`
-	EnergyJ    float64 `json:"energy_j"`
-	AvgPowerW  float64 `json:"avg_power_w"`
-	EDPJS      float64 `json:"edp_js"`
+	// TimeIntervalS is TimeS's 80% interval (the report's
+	// totals.time_interval_s); absent where it has none. The Δ columns
+	// compare settings of one model, where systematic errors cancel.
+	TimeIntervalS []float64 `json:"time_interval_s,omitempty"`
+	EnergyJ       float64   `json:"energy_j"`
+	AvgPowerW     float64   `json:"avg_power_w"`
+	EDPJS         float64   `json:"edp_js"`
 }
 
 // pointOf is the setting capW/clockMHz with report totals t.
 func pointOf(capW, clockMHz float64, t report.Totals) Point {
-	return Point{PowerCapW: capW, SMClockMHz: clockMHz, TimeS: t.TimeS, EnergyJ: t.EnergyJ, AvgPowerW: t.AvgPowerW, EDPJS: t.EDPJS}
+	return Point{PowerCapW: capW, SMClockMHz: clockMHz, TimeS: t.TimeS, TimeIntervalS: t.TimeIntervalS, EnergyJ: t.EnergyJ, AvgPowerW: t.AvgPowerW, EDPJS: t.EDPJS}
 }
 
 // Reference is the default setting the Δ columns compare against; its

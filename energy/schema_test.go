@@ -63,8 +63,13 @@ func TestSchema(t *testing.T) {
 		if err := rs.Validate(inst); err != nil {
 			t.Errorf("%s %v: a real result fails the schema: %v", res.Mode, cfg.Caps, err)
 		}
+		for _, r := range append([]Point{res.Reference.Point}, pointsOf(res.Rows)...) {
+			if iv := r.TimeIntervalS; len(iv) != 2 || !(iv[0] <= r.TimeS && r.TimeS <= iv[1]) {
+				t.Errorf("%s: %g W / %g MHz: time %g, 80%% interval %v", res.Mode, r.PowerCapW, r.SMClockMHz, r.TimeS, iv)
+			}
+		}
 		var text, csv bytes.Buffer
-		if err := WriteText(&text, res); err != nil || !strings.Contains(text.String(), "min-energy") {
+		if err := WriteText(&text, res); err != nil || !strings.Contains(text.String(), "min-energy") || !strings.Contains(text.String(), "80% interval") {
 			t.Errorf("text %q, %v", text.String(), err)
 		}
 		if err := WriteCSV(&csv, res); err != nil || strings.Count(csv.String(), "\n") != len(res.Rows)+1 {
@@ -96,4 +101,13 @@ func TestDefaultCaps(t *testing.T) {
 	if caps, warns := DefaultCaps(g); caps[0] != 150 || len(warns) != 1 {
 		t.Errorf("caps %v, warnings %v; want from 150 W with a warning", caps, warns)
 	}
+}
+
+// pointsOf are the rows' settings and figures.
+func pointsOf(rows []Row) []Point {
+	out := make([]Point, len(rows))
+	for i, r := range rows {
+		out[i] = r.Point
+	}
+	return out
 }

@@ -49,8 +49,16 @@ func WriteText(w io.Writer, res *Result) error {
 	if ref.Listed {
 		listed = fmt.Sprintf("the %.0f W row", ref.PowerCapW)
 	}
-	_, err := fmt.Fprintf(w, "Δ: relative to the %s: %s, %s (%s). %s\n", ref.Setting, render.Seconds(ref.TimeS), render.Joules(ref.EnergyJ), listed, how)
-	return err
+	if _, err := fmt.Fprintf(w, "Δ: relative to the %s: %s, %s (%s). %s\n", ref.Setting, render.Seconds(ref.TimeS), render.Joules(ref.EnergyJ), listed, how); err != nil {
+		return err
+	}
+	if iv := ref.TimeIntervalS; len(iv) == 2 {
+		if _, err := fmt.Fprintf(w, "time at the %s: 80%% interval %s – %s; the Δ columns compare settings of one model, where systematic errors cancel.\n",
+			ref.Setting, render.Seconds(iv[0]), render.Seconds(iv[1])); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WriteCSV writes one line per setting. Columns are added, never moved:
