@@ -255,9 +255,9 @@ func TestAppendInPlace(t *testing.T) {
 // TPOT interval.
 func TestIntervals(t *testing.T) {
 	for _, cfg := range []Config{
-		{Model: "zoo:llama-tiny", Batch: 2, Prompt: 16, Output: 40},
+		{Model: "zoo:llama-tiny", Batch: 2, Prompt: 16, Output: 40, Concurrency: []int64{1, 8}},
 		{Model: "zoo:llama-tiny", Prompt: 16, Output: 6, Exact: true},
-		{Model: "zoo:llama-tiny", Prompt: 4, Output: 1},
+		{Model: "zoo:llama-tiny", Prompt: 4, Output: 1, Concurrency: []int64{2}},
 	} {
 		res := run(t, cfg)
 		check := func(what string, v float64, iv []float64) {
@@ -267,6 +267,15 @@ func TestIntervals(t *testing.T) {
 		}
 		check("TTFT", res.TTFTS, res.TTFTIntervalS)
 		check("E2E", res.E2ES, res.E2EIntervalS)
+		for _, p := range res.Serving {
+			check("serving TTFT", p.TTFTS, p.TTFTIntervalS)
+			check("serving E2E", p.E2ES, p.E2EIntervalS)
+			if cfg.Output > 1 {
+				check("serving TPOT", p.TPOTS, p.TPOTIntervalS)
+			} else if p.TPOTIntervalS != nil {
+				t.Errorf("one output token: serving TPOT interval %v, want none", p.TPOTIntervalS)
+			}
+		}
 		if cfg.Output == 1 {
 			if res.TPOTIntervalS != nil || !slices.Equal(res.E2EIntervalS, res.TTFTIntervalS) {
 				t.Errorf("one output token: TPOT interval %v (want none), E2E %v (want TTFT's %v)", res.TPOTIntervalS, res.E2EIntervalS, res.TTFTIntervalS)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/calib"
 	"github.com/onnxcost/onnxcost/cost/render"
 )
 
@@ -68,6 +69,13 @@ type ServingPoint struct {
 	TTFTS float64 `json:"ttft_s"`
 	TPOTS float64 `json:"tpot_s"`
 	E2ES  float64 `json:"e2e_s"`
+	// TTFTIntervalS, TPOTIntervalS and E2EIntervalS are their 80%
+	// intervals: the same sums of the prefill's and the decode steps'
+	// bounds (their errors move together); absent where a step has none
+	// (TPOT's with one output token).
+	TTFTIntervalS []float64 `json:"ttft_interval_s,omitempty"`
+	TPOTIntervalS []float64 `json:"tpot_interval_s,omitempty"`
+	E2EIntervalS  []float64 `json:"e2e_interval_s,omitempty"`
 	// OutputTokensPerS is C·M/cycle, the whole tensor-parallel group's;
 	// OutputTokensPerSPerGPU divides it by the GPUs.
 	OutputTokensPerS       float64 `json:"output_tokens_per_s"`
@@ -195,7 +203,7 @@ func (r *runner) serve(res *Result) error {
 		}
 		kv := float64(c) * sm.KVCacheBytesPerRequest
 		pt := ServingPoint{Concurrency: c, PeakMemoryBytes: p, KVCacheBytes: kv, KVCacheBytesPerGPU: kv * r.kvShare}
-		var decodeJ float64
+		var decodeJ, decodeLo, decodeHi float64
 		if m > 1 {
 			first, last := lasts[c], lasts[c]
 			if m > 2 {
@@ -205,8 +213,13 @@ func (r *runner) serve(res *Result) error {
 			}
 			pt.DecodeStepS = (first.timeS + last.timeS) / 2
 			decodeJ = (first.energyJ + last.energyJ) / 2
+			decodeLo, decodeHi = (first.lo+last.lo)/2, (first.hi+last.hi)/2
+			if !(first.hi > 0 && last.hi > 0) {
+				decodeHi = 0
+			}
 		}
 		r.price(&pt, pre, decodeJ, res.GPUs)
+		r.priceIntervals(&pt, pre, decodeLo, decodeHi)
 		res.Serving = append(res.Serving, pt)
 	}
 	p0, err := peak(cs[0])
@@ -241,6 +254,32 @@ func (r *runner) price(pt *ServingPoint, pre step, decodeJ float64, gpus int) {
 	pt.EnergyPerTokenJ = float64(gpus) * (c*pre.energyJ + steps*decodeJ) / (c * m)
 	if p := r.cfg.PriceUSDPerGPUHour; p > 0 && pt.OutputTokensPerS > 0 {
 		pt.USDPerMillionTokens = USDPerMillionTokens(p, gpus, pt.OutputTokensPerS)
+	}
+}
+
+// priceIntervals sets pt's intervals from the prefill's bounds and the
+// decode step's (decodeLo, decodeHi; 0 when it has none) by price's
+// sums, which have positive coefficients, so the bounds map to bounds.
+func (r *runner) priceIntervals(pt *ServingPoint, pre step, decodeLo, decodeHi float64) {
+	if !(pre.hi > 0) {
+		return
+	}
+	c, steps := float64(pt.Concurrency), float64(r.cfg.Output-1)
+	if steps > 0 && !(decodeHi > 0) {
+		return
+	}
+	bound := func(preT, d float64) (ttft, tpot, e2e float64) {
+		ttft = calib.RoundBound(d + preT)
+		if steps > 0 {
+			tpot = calib.RoundBound((c*preT + steps*d) / steps)
+		}
+		return ttft, tpot, calib.RoundBound(ttft + steps*tpot)
+	}
+	tl, pl, el := bound(pre.lo, decodeLo)
+	th, ph, eh := bound(pre.hi, decodeHi)
+	pt.TTFTIntervalS, pt.E2EIntervalS = interval(tl, th), interval(el, eh)
+	if steps > 0 {
+		pt.TPOTIntervalS = interval(pl, ph)
 	}
 }
 
