@@ -48,6 +48,15 @@ func TestCompareResNet50(t *testing.T) {
 	if claimedRelu != relus {
 		t.Errorf("%d Relu nodes fused, want %d", claimedRelu, relus)
 	}
+	// Each plan's time carries its 80% interval.
+	for _, p := range []struct {
+		t  float64
+		iv []float64
+	}{{c.Unfused.TimeS, c.UnfusedTimeIntervalS}, {c.Fused.TimeS, c.FusedTimeIntervalS}} {
+		if len(p.iv) != 2 || !(p.iv[0] <= p.t && p.t <= p.iv[1]) {
+			t.Errorf("plan time %g, 80%% interval %v", p.t, p.iv)
+		}
+	}
 	// With Winograd, the 3×3 convolutions with enough tiles execute fewer
 	// FLOPs; the model's FLOPs stay the same.
 	w := compareJSON(t, m, "--gpu", "T4", "--batch", "1")

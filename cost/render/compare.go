@@ -71,13 +71,19 @@ func perGPUSuffix(gpus int) string {
 func totalsRows(c *report.Comparison, gpus int) [][]string {
 	u, f := c.Unfused, c.Fused
 	per := perGPUSuffix(gpus)
-	return [][]string{
+	rows := [][]string{
 		{"time", Seconds(u.TimeS), Seconds(f.TimeS), change(u.TimeS, f.TimeS)},
-		{"bytes" + per, Bytes(u.Bytes), Bytes(f.Bytes), change(u.Bytes, f.Bytes)},
-		{"launches", Count(u.Launches), Count(f.Launches), change(u.Launches, f.Launches)},
-		{"FLOPs" + per, FLOPs(u.FLOPs), FLOPs(f.FLOPs), change(u.FLOPs, f.FLOPs)},
-		{"nodes", Count(float64(u.Nodes)), Count(float64(f.Nodes)), change(float64(u.Nodes), float64(f.Nodes))},
 	}
+	if len(c.UnfusedTimeIntervalS) == 2 && len(c.FusedTimeIntervalS) == 2 {
+		iv := func(b []float64) string { return Seconds(b[0]) + " – " + Seconds(b[1]) }
+		rows = append(rows, []string{"80% interval", iv(c.UnfusedTimeIntervalS), iv(c.FusedTimeIntervalS), ""})
+	}
+	return append(rows,
+		[]string{"bytes" + per, Bytes(u.Bytes), Bytes(f.Bytes), change(u.Bytes, f.Bytes)},
+		[]string{"launches", Count(u.Launches), Count(f.Launches), change(u.Launches, f.Launches)},
+		[]string{"FLOPs" + per, FLOPs(u.FLOPs), FLOPs(f.FLOPs), change(u.FLOPs, f.FLOPs)},
+		[]string{"nodes", Count(float64(u.Nodes)), Count(float64(f.Nodes)), change(float64(u.Nodes), float64(f.Nodes))},
+	)
 }
 
 func groupRow(g report.Group, clean func(string) string) []string {
