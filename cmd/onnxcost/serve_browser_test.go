@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/cdproto/performance"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/onnxcost/onnxcost/cost/render"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/web"
 	"github.com/onnxcost/onnxcost/web/session"
@@ -187,6 +188,11 @@ func TestBrowser(t *testing.T) {
 	// The whole report the page holds is the CLI's, node for node.
 	if canonJSON(t, pageReport(t, ctx)) != canonJSON(t, t4r) {
 		t.Errorf("the page's report JSON differs from 'report --format json'")
+	}
+	// How far to trust the time: the CLI's interval line, under the header.
+	var lines string
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector("#lines").innerText`, &lines)); err != nil || !strings.Contains(lines, render.IntervalText(t4r)) {
+		t.Errorf("the page's lines %q (%v) lack the CLI's interval line %q", lines, err, render.IntervalText(t4r))
 	}
 
 	// 2. Another GPU: re-estimated in place, exactly the CLI's numbers.

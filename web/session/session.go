@@ -482,7 +482,8 @@ func roofPoints(r *report.Report, c viz.Ceilings, peaks map[string]float64) []Ro
 // Text is the report's totals as the CLI's text report writes them
 // (cost/render), keyed by the JSON field (plus "bytes": read + written),
 // so the page's cards read exactly as `report` prints; the lines under
-// the header (memory verdict, runtime, training step) are render's own;
+// the header (memory verdict, runtime, training step, the time's 80%
+// interval) are render's own;
 // training figures are keyed "train.FIELD" and "train.memory.FIELD".
 func Text(r *report.Report) map[string]string {
 	t := r.Totals
@@ -490,6 +491,7 @@ func Text(r *report.Report) map[string]string {
 		"header":               render.Clean(render.Header(r)),
 		"fit_line":             render.Clean(render.FitLine(r)),
 		"runtime_line":         render.Clean(render.RuntimeLine(r)),
+		"interval_line":        render.Clean(render.IntervalText(r)),
 		"time_s":               render.Seconds(t.TimeS),
 		"flops":                render.FLOPs(t.FLOPs),
 		"macs":                 render.Count(t.MACs),

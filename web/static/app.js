@@ -551,10 +551,11 @@ function renderCards() {
 }
 
 // renderLines shows the lines the CLI's text report prints under its
-// header (cost/render): the memory verdict, the runtime profile, and a
-// training step's phases.
+// header (cost/render): the memory verdict, the runtime profile, a
+// training step's phases, and how far to trust the time (its 80%
+// interval).
 function renderLines() {
-  const ls = [text.fit_line, text.runtime_line, text["train.step_line"]].filter(Boolean);
+  const ls = [text.fit_line, text.runtime_line, text["train.step_line"], text.interval_line].filter(Boolean);
   $("#lines").innerHTML = ls.map((l) => `<div class="${/DOES NOT FIT/.test(l) ? "bad" : ""}" title="${esc(l)}">${esc(l)}</div>`).join("");
 }
 
