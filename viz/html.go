@@ -102,6 +102,7 @@ func HTML(w io.Writer, in HTMLInput) error {
 		"Bounds":      boundLegend(),
 		"Fits":        t.Fits || t.MemoryLimitBytes <= 0,
 		"FitLine":     render.Clean(render.FitLine(r)),
+		"Interval":    render.Clean(render.IntervalText(r)),
 	}
 	return reportTmpl().Execute(w, data)
 }

@@ -116,4 +116,8 @@ func TestRooflineAndHTMLCommands(t *testing.T) {
 			t.Errorf("report.html fetches from the network: %q", bad)
 		}
 	}
+	// How far to trust the time, as the text report says it.
+	if !strings.Contains(string(page), "80% interval") {
+		t.Error("report.html does not state the time's 80% interval")
+	}
 }
