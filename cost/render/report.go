@@ -491,6 +491,9 @@ func Markdown(w io.Writer, r *report.Report, opt Options) error {
 	if l := RuntimeLine(r); l != "" {
 		fmt.Fprintf(w, "%s\n\n", MarkdownEscape(l))
 	}
+	if l := IntervalText(r); l != "" {
+		fmt.Fprintf(w, "%s\n\n", MarkdownEscape(l))
+	}
 	tt := r.Totals
 	if tt.Train != nil {
 		// The totals row is the forward's counts beside the step's time,
