@@ -78,18 +78,25 @@ func TestFanOutGradSum(t *testing.T) {
 	}
 }
 
-// TestBatchNormBuffersNotTrained: BatchNormalization's running mean and
-// variance are buffers: the optimizer updates scale and bias only.
-func TestBatchNormBuffersNotTrained(t *testing.T) {
+// batchNormGraph is one BatchNormalization over an input of dims
+// [N, C, ...], its output the graph's.
+func batchNormGraph(t *testing.T, dims ...int64) *builder {
 	b := newBuilder(t)
-	x := b.input("x", 8, 16, 4, 4)
-	y := b.val("y", ir.Float32, 8, 16, 4, 4)
+	x := b.input("x", dims...)
+	y := b.val("y", ir.Float32, dims...)
 	ins := []*ir.Value{x}
 	for _, n := range []string{"scale", "bias", "mean", "var"} {
-		ins = append(ins, b.weight(n, 16))
+		ins = append(ins, b.weight(n, dims[1]))
 	}
 	b.node("BatchNormalization", ins, []*ir.Value{y})
 	b.g.AddOutput(y)
+	return b
+}
+
+// TestBatchNormBuffersNotTrained: BatchNormalization's running mean and
+// variance are buffers: the optimizer updates scale and bias only.
+func TestBatchNormBuffersNotTrained(t *testing.T) {
+	b := batchNormGraph(t, 8, 16, 4, 4)
 	st := trainOn(t, b, Options{})
 	if len(st.trainable) != 2 || st.trainable[0].Name != "scale" || st.trainable[1].Name != "bias" {
 		t.Errorf("trainable %d parameters, want scale and bias", len(st.trainable))
@@ -118,15 +125,7 @@ func TestForeachAdamTraffic(t *testing.T) {
 // 23% over the profiled sums with them so, −1% since (cmd/onnxcost
 // TestMeasuredEndToEndH100, "device ... vs kernel sum").
 func TestBatchNormTrainingKernelsStream(t *testing.T) {
-	b := newBuilder(t)
-	x := b.input("x", 64, 64, 112, 112)
-	y := b.val("y", ir.Float32, 64, 64, 112, 112)
-	ins := []*ir.Value{x}
-	for _, n := range []string{"scale", "bias", "mean", "var"} {
-		ins = append(ins, b.weight(n, 64))
-	}
-	b.node("BatchNormalization", ins, []*ir.Value{y})
-	b.g.AddOutput(y)
+	b := batchNormGraph(t, 64, 64, 112, 112)
 	r := b.analyze(cost.Options{DType: "fp16", Train: &Options{}})
 	g, p := ruleTestGPU(), perf.DefaultParams()
 	stream := func(bytes float64) float64 { return bytes / (g.MemBW * p.MemEff) }
