@@ -26,8 +26,11 @@ type NodeTime struct {
 // their predicted time (their prediction split over the events pooled on
 // them in proportion to the events' measured time).
 type ProfiledTime struct {
-	Name       string   `json:"name"`
-	OpType     string   `json:"op_type,omitempty"`
+	Name   string `json:"name"`
+	OpType string `json:"op_type,omitempty"`
+	// Within is the control-flow node whose subgraph it ran in
+	// (Event.Within).
+	Within     string   `json:"within,omitempty"`
 	MeasuredS  float64  `json:"measured_s"`
 	PredictedS float64  `json:"predicted_s"`
 	Nodes      []string `json:"nodes"`
@@ -47,7 +50,9 @@ type Match struct {
 	Unmatched           []Event        `json:"unmatched"`
 }
 
-// MatchReport attributes p's events to rep's nodes, in four steps:
+// MatchReport attributes p's events to rep's nodes, in four steps (an
+// event run inside a control-flow node's subgraph, Event.Within, first
+// takes that node's event's nodes: nestInParents):
 //
 //  1. by name: the event's ONNX nodes (TensorRT metadata) or its own
 //     name, exactly, as a member of a fused node's FusedFrom, after
@@ -69,7 +74,10 @@ type Match struct {
 //     parts (a contrib op whose function body onnxruntime inlined), as
 //     do the parts after it;
 //  3. onnxruntime's helper nodes (3-D Gemm reshapes, NCHWc reorders)
-//     take the node of the event they serve;
+//     take the node of the event they serve; an event of a node run as
+//     part of an inlined function body and placed by nothing above
+//     takes the report's one node that can run as parts
+//     (placeInlinedParts);
 //  4. report nodes with a kernel and no event join an adjacent event's
 //     nodes when the event's op absorbs their op type (a Conv event
 //     takes the BatchNormalization and Relu it was fused with): the
@@ -93,15 +101,40 @@ func MatchReportFrom(p *Profile, rep, src *report.Report) *Match {
 	for i := range p.Events {
 		anchors[i] = g.resolve(p.Events[i])
 	}
+	nestInParents(p.Events, anchors)
 	g.claim(anchors)
 	g.placeByPosition(p.Events, anchors)
 	if src != nil {
 		g.placeElided(p.Events, anchors, ElidedHosts(src, rep))
 	}
+	g.placeInlinedParts(p.Events, anchors)
 	placeHelpers(p.Events, anchors)
 	owner, pools := g.pool(p.Events, anchors)
 	g.absorb(p.Events, owner, pools)
 	return g.distribute(p.Events, pools)
+}
+
+// nestInParents gives an event run inside a control-flow node's
+// subgraph (Event.Within) the nodes of that control-flow node's event:
+// onnxcost prices a Loop, Scan or If with its subgraphs as one node, and
+// a subgraph node's name may equal a main-graph node's. One nested in an
+// event that took no node stays unplaced (and unmatched) with it.
+func nestInParents(evs []Event, anchors [][]int) {
+	first := map[string]int{}
+	for i, e := range evs {
+		if _, ok := first[e.Name]; !ok && e.Within == "" {
+			first[e.Name] = i
+		}
+	}
+	for i, e := range evs {
+		if e.Within == "" {
+			continue
+		}
+		anchors[i] = nil
+		if j, ok := first[e.Within]; ok {
+			anchors[i] = anchors[j]
+		}
+	}
 }
 
 // graph indexes a report's nodes by name, output and module path, with
@@ -370,9 +403,60 @@ func (g *graph) free(want []string) func(int) bool {
 func (g *graph) decomposes(op string) func(int) bool {
 	return func(m int) bool {
 		t := bareOp(g.nodes[m].OpType)
-		f, ok := fusedOps[t]
-		return ok && t != op && len(g.nodes[m].FusedFrom) < 2 && g.hasKernel(m) && contains(f.sig, op)
+		if t == op || len(g.nodes[m].FusedFrom) >= 2 || !g.hasKernel(m) {
+			return false
+		}
+		if f, ok := fusedOps[t]; ok && contains(f.sig, op) {
+			return true
+		}
+		// A standard op the ONNX spec defines as a function: a runtime
+		// with no kernel for it runs its body, of any ops.
+		return onnxFunctionOps[t] && !strings.Contains(g.nodes[m].OpType, ".")
 	}
+}
+
+// placeInlinedParts gives an event still without a node, named as
+// onnxruntime names an inlined function body's nodes ("<Op>_<n>"), the
+// one node of the report whose op the runtime may have run as parts of
+// that op (decomposes): a body node that reads only graph inputs runs
+// wherever the runtime's order puts it, away from the body's other
+// nodes, so neither data flow nor position finds it. With two or more
+// such nodes it stays unmatched.
+func (g *graph) placeInlinedParts(evs []Event, anchors [][]int) {
+	for i, e := range evs {
+		if len(anchors[i]) > 0 || e.Within != "" || e.OpType == "" || opFromName(e.Name) != e.OpType {
+			continue
+		}
+		accept, only := g.decomposes(e.OpType), -1
+		for m := range g.nodes {
+			if accept(m) {
+				if only >= 0 {
+					only = -2
+					break
+				}
+				only = m
+			}
+		}
+		if only >= 0 {
+			anchors[i] = []int{only}
+		}
+	}
+}
+
+// onnxFunctionOps are the ai.onnx ops whose specification is a function
+// body (the "Function" ops of the ONNX operator list, opsets 12-23): a
+// runtime whose provider lacks a kernel for one inlines the body, and its
+// profile then holds the body's nodes under generated names (onnxruntime
+// 1.23's CPU provider runs NegativeLogLikelihoodLoss as Unsqueeze,
+// GatherElements, Neg, Slice, Squeeze and a reduction).
+var onnxFunctionOps = map[string]bool{
+	"Bernoulli": true, "BlackmanWindow": true, "CastLike": true, "Celu": true, "CenterCropPad": true,
+	"DynamicQuantizeLinear": true, "Gelu": true, "GreaterOrEqual": true, "GroupNormalization": true,
+	"HammingWindow": true, "HannWindow": true, "HardSwish": true, "LayerNormalization": true,
+	"LessOrEqual": true, "MeanVarianceNormalization": true, "Mish": true, "NegativeLogLikelihoodLoss": true,
+	"Range": true, "ReduceL1": true, "ReduceL2": true, "ReduceLogSum": true, "ReduceLogSumExp": true,
+	"ReduceSumSquare": true, "Shrink": true, "SoftmaxCrossEntropyLoss": true, "ThresholdedRelu": true,
+	"Attention": true, "RMSNormalization": true, "RotaryEmbedding": true,
 }
 
 // prevPart is the node the event before i was placed on as a part, or -1.
@@ -709,7 +793,7 @@ func (g *graph) distribute(evs []Event, pools []*pooled) *Match {
 	matched := make([]bool, len(evs))
 	m := &Match{Profiled: make([]ProfiledTime, len(evs))}
 	for i, e := range evs {
-		m.Profiled[i] = ProfiledTime{Name: e.Name, OpType: e.OpType, MeasuredS: e.DurS, Nodes: []string{}}
+		m.Profiled[i] = ProfiledTime{Name: e.Name, OpType: e.OpType, Within: e.Within, MeasuredS: e.DurS, Nodes: []string{}}
 	}
 	for _, pl := range pools {
 		if len(pl.nodes) == 0 {

@@ -82,6 +82,64 @@ type ortNode struct {
 	hostUS, kernelUS   float64
 	kernels            int
 	run                int
+	ts                 float64 // start, trace microseconds
+	// within is the control-flow node whose subgraph this execution ran
+	// in (nestControlFlow), parent that execution's index (-1 at the top
+	// level); childHostUS is the host time of the executions nested
+	// directly in this one whose own time is host time too.
+	within      string
+	parent      int
+	childHostUS float64
+}
+
+// controlFlowOps are the ops that run subgraphs: onnxruntime times each
+// subgraph node's execution and the control-flow node around them, whose
+// event spans theirs.
+var controlFlowOps = map[string]bool{"Loop": true, "Scan": true, "If": true}
+
+// nestControlFlow sets within on every node execution that lies inside a
+// control-flow node's execution of the same run (the innermost one): its
+// time is that node's already.
+func nestControlFlow(nodes []ortNode) {
+	var cf []int
+	for i, n := range nodes {
+		if controlFlowOps[n.op] {
+			cf = append(cf, i)
+		}
+	}
+	for i := range nodes {
+		nodes[i].parent = -1
+	}
+	if len(cf) == 0 {
+		return
+	}
+	for i := range nodes {
+		n := &nodes[i]
+		best, bestDur := -1, math.Inf(1)
+		for _, c := range cf {
+			p := &nodes[c]
+			if c == i || p.run != n.run || n.ts < p.ts || n.ts+n.hostUS > p.ts+p.hostUS || p.hostUS >= bestDur {
+				continue
+			}
+			best, bestDur = c, p.hostUS
+		}
+		if best >= 0 {
+			n.within, n.parent = nodes[best].name, best
+		}
+	}
+}
+
+// exclusiveHost makes a control-flow node's host time its own: the host
+// time of the subgraph nodes run inside it, counted on their own events,
+// comes off it (when their time is host time too: a node timed by its
+// GPU kernels ran asynchronously to the host span around it).
+func exclusiveHost(nodes []ortNode, gpu bool) {
+	for i := range nodes {
+		n := &nodes[i]
+		if n.parent >= 0 && usesHost(*n, gpu) && usesHost(nodes[n.parent], gpu) {
+			nodes[n.parent].childHostUS += n.hostUS
+		}
+	}
 }
 
 // parseORT reads an onnxruntime profile.
@@ -108,6 +166,7 @@ func parseORT(items []json.RawMessage) (*Profile, error) {
 		first, p.Runs = 1, len(runs)-1
 		p.Notes = append(p.Notes, fmt.Sprintf("averaged over runs 2-%d of %d: the first is onnxruntime's warm-up (allocation, algorithm search) and is left out", len(runs), len(runs)))
 	}
+	exclusiveHost(nodes, gpu)
 	p.Events = aggregate(nodes, first, p.Runs, gpu)
 	p.Notes = append(p.Notes, ortNotes(nodes, gpu, orphanUS/float64(max(len(runs), 1)))...)
 	return p, nil
@@ -151,7 +210,7 @@ func ortNodes(evs []chromeEvent, runs []span) (nodes []ortNode, orphanUS float64
 		case e.Cat == "Node" && strings.HasSuffix(e.Name, "_kernel_time"):
 			nodes = append(nodes, ortNode{
 				name: strings.TrimSuffix(e.Name, "_kernel_time"), op: e.arg("op_name"),
-				provider: e.arg("provider"), hostUS: e.Dur, run: runOf(runs, e.Ts),
+				provider: e.arg("provider"), hostUS: e.Dur, run: runOf(runs, e.Ts), ts: e.Ts,
 			})
 			prev = len(nodes) - 1
 			last[e.Name] = prev
@@ -171,12 +230,14 @@ func ortNodes(evs []chromeEvent, runs []span) (nodes []ortNode, orphanUS float64
 			nodes[parent].kernels++
 		}
 	}
+	nestControlFlow(nodes)
 	return nodes, orphanUS, nil
 }
 
 // aggregate averages node executions over the kept runs, keying the k-th
 // execution of a name within a run as one event (a node run twice per
-// run, or nodes that share a name, stay apart), in first-seen order.
+// run, or nodes that share a name, stay apart), in first-seen order; a
+// control-flow subgraph's node is one event whatever its iterations.
 func aggregate(nodes []ortNode, first, runs int, gpu bool) []Event {
 	type key struct {
 		name string
@@ -193,12 +254,18 @@ func aggregate(nodes []ortNode, first, runs int, gpu bool) []Event {
 			seen[n.run] = map[string]int{}
 		}
 		k := key{n.name, seen[n.run][n.name]}
-		seen[n.run][n.name]++
+		if n.within != "" {
+			// A subgraph node runs once per iteration: one event, its
+			// time summed over the iterations of the run.
+			k = key{n.within + "\x00" + n.name, 0}
+		} else {
+			seen[n.run][n.name]++
+		}
 		i, ok := index[k]
 		if !ok {
 			i = len(out)
 			index[k] = i
-			out = append(out, Event{Name: n.name, OpType: n.op})
+			out = append(out, Event{Name: n.name, OpType: n.op, Within: n.within})
 		}
 		out[i].DurS += nodeUS(n, gpu) * 1e-6
 		out[i].Kernels += n.kernels
@@ -218,9 +285,14 @@ func nodeUS(n ortNode, gpu bool) float64 {
 		if n.kernels > 0 {
 			return n.kernelUS
 		}
-		return n.hostUS
+		return max(0, n.hostUS-n.childHostUS)
 	}
 	return 0
+}
+
+// usesHost reports whether nodeUS times n by its host span.
+func usesHost(n ortNode, gpu bool) bool {
+	return n.kernels == 0 && (!gpu || n.provider == "CPUExecutionProvider")
 }
 
 // ortNotes says which providers ran and what time was left out.

@@ -36,6 +36,11 @@ type Event struct {
 	Nodes   []string `json:"nodes,omitempty"`
 	DurS    float64  `json:"dur_s"`
 	Kernels int      `json:"kernels"`
+	// Within names the control-flow node (Loop, Scan, If) whose subgraph
+	// the event ran in ("" at the top level): its time is the subgraph
+	// node's own, and the control-flow node's event keeps only its own
+	// (onnxruntime times a Loop's body nodes inside the Loop's span).
+	Within string `json:"within,omitempty"`
 }
 
 // Profile is a parsed profile. Events are in execution order (first run
