@@ -254,7 +254,10 @@ func (g *graph) resolve(e Event) []int {
 		}
 	}
 	for _, i := range g.byScope[e.Name] {
-		if e.OpType == "" || contains(signature(e.OpType), g.opOf(i)) || g.opOf(i) == e.OpType {
+		// An aten op atenOps does not map (a fused one such as
+		// _native_multi_head_attention) is matched by its annotation
+		// alone: it stands for every node of its module.
+		if e.OpType == "" || strings.HasPrefix(e.OpType, "aten::") || contains(signature(e.OpType), g.opOf(i)) || g.opOf(i) == e.OpType {
 			out = append(out, i)
 		}
 	}

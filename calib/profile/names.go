@@ -121,23 +121,26 @@ func opFromName(name string) string {
 
 // scopeKey turns a torch.onnx node name into the module path that made
 // it: "/layer1/layer1.0/conv1/Conv" → "layer1.0.conv1" (each scope
-// component is the child's name, prefixed by its parent's path for
-// numbered children of a container).
+// component is the child's name, prefixed by its parent's component for
+// the children of a container: a Sequential's "block" holds "block.0",
+// which holds "block.0.0", so "/features/features.9/block/block.0/
+// block.0.0/Conv" is "features.9.block.0.0").
 func scopeKey(name string) string {
 	parts := strings.Split(strings.Trim(name, "/"), "/")
 	if len(parts) < 2 {
 		return ""
 	}
-	path := ""
+	path, last := "", ""
 	for _, c := range parts[:len(parts)-1] {
 		switch {
 		case path == "":
 			path = c
-		case strings.HasPrefix(c, path+"."):
-			path = c
+		case strings.HasPrefix(c, last+"."):
+			path = path[:len(path)-len(last)] + c
 		default:
 			path += "." + c
 		}
+		last = c
 	}
 	return path
 }
