@@ -97,34 +97,45 @@ type ortNode struct {
 // event spans theirs.
 var controlFlowOps = map[string]bool{"Loop": true, "Scan": true, "If": true}
 
-// nestControlFlow sets within on every node execution that lies inside a
-// control-flow node's execution of the same run (the innermost one): its
-// time is that node's already.
+// nestControlFlow sets within and parent on every node execution that
+// lies inside a control-flow node's execution of the same run, the
+// innermost one (exclusiveHost then takes its host time off that node's).
+// Executions in start order, longer first on a tie, against a stack of
+// the control-flow spans still open: the spans nest, so one pass does.
 func nestControlFlow(nodes []ortNode) {
-	var cf []int
-	for i, n := range nodes {
-		if controlFlowOps[n.op] {
-			cf = append(cf, i)
-		}
-	}
+	order := make([]int, 0, len(nodes))
+	hasCF := false
 	for i := range nodes {
 		nodes[i].parent = -1
+		order = append(order, i)
+		hasCF = hasCF || controlFlowOps[nodes[i].op]
 	}
-	if len(cf) == 0 {
+	if !hasCF {
 		return
 	}
-	for i := range nodes {
-		n := &nodes[i]
-		best, bestDur := -1, math.Inf(1)
-		for _, c := range cf {
-			p := &nodes[c]
-			if c == i || p.run != n.run || n.ts < p.ts || n.ts+n.hostUS > p.ts+p.hostUS || p.hostUS >= bestDur {
-				continue
-			}
-			best, bestDur = c, p.hostUS
+	sort.SliceStable(order, func(a, b int) bool {
+		x, y := &nodes[order[a]], &nodes[order[b]]
+		if x.ts != y.ts {
+			return x.ts < y.ts
 		}
-		if best >= 0 {
-			n.within, n.parent = nodes[best].name, best
+		return x.hostUS > y.hostUS
+	})
+	var open []int
+	for _, i := range order {
+		n := &nodes[i]
+		for len(open) > 0 {
+			p := &nodes[open[len(open)-1]]
+			if p.run == n.run && n.ts+n.hostUS <= p.ts+p.hostUS {
+				break
+			}
+			open = open[:len(open)-1]
+		}
+		if len(open) > 0 {
+			top := open[len(open)-1]
+			n.within, n.parent = nodes[top].name, top
+		}
+		if controlFlowOps[n.op] {
+			open = append(open, i)
 		}
 	}
 }
