@@ -236,3 +236,28 @@ func TestKinetoFusedAtenOp(t *testing.T) {
 		t.Errorf("matched %g, attention event on %v; want all matched, the attention on both attn nodes", m.MatchedTimeFraction, m.Profiled[0].Nodes)
 	}
 }
+
+// TestNestedControlFlow: an If's branch node run inside a Loop's body is
+// charged to the Loop, the top-level node that holds both subgraphs, and
+// every event is one matched row.
+func TestNestedControlFlow(t *testing.T) {
+	rep := &report.Report{Nodes: []report.NodeCost{
+		{Name: "Loop_0", OpType: "Loop", KernelClass: "other", TimeS: 2e-6},
+		{Name: "Add_1", OpType: "Add", KernelClass: "elementwise", TimeS: 1e-6},
+	}}
+	p := &Profile{Format: ONNXRuntime, Runs: 1, Events: []Event{
+		{Name: "If_0", OpType: "If", Within: "Loop_0", DurS: 1e-6},
+		{Name: "Add_1", OpType: "Add", Within: "If_0", DurS: 1e-6}, // same name as a main-graph node
+		{Name: "Loop_0", OpType: "Loop", DurS: 2e-6},
+		{Name: "Add_1", OpType: "Add", DurS: 3e-6},
+	}}
+	m := MatchReport(p, rep)
+	if m.MatchedTimeFraction != 1 {
+		t.Fatalf("matched %g, unmatched %v", m.MatchedTimeFraction, m.Unmatched)
+	}
+	for i, want := range []string{"Loop_0", "Loop_0", "Loop_0", "Add_1"} {
+		if r := m.Profiled[i]; len(r.Nodes) != 1 || r.Nodes[0] != want {
+			t.Errorf("event %d (%s within %q) on %v, want %s", i, r.Name, r.Within, r.Nodes, want)
+		}
+	}
+}

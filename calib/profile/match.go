@@ -115,14 +115,15 @@ func MatchReportFrom(p *Profile, rep, src *report.Report) *Match {
 }
 
 // nestInParents gives an event run inside a control-flow node's
-// subgraph (Event.Within) the nodes of that control-flow node's event:
+// subgraph (Event.Within) the nodes of the outermost control-flow node's
+// event around it:
 // onnxcost prices a Loop, Scan or If with its subgraphs as one node, and
 // a subgraph node's name may equal a main-graph node's. One nested in an
 // event that took no node stays unplaced (and unmatched) with it.
 func nestInParents(evs []Event, anchors [][]int) {
 	first := map[string]int{}
 	for i, e := range evs {
-		if _, ok := first[e.Name]; !ok && e.Within == "" {
+		if _, ok := first[e.Name]; !ok {
 			first[e.Name] = i
 		}
 	}
@@ -131,7 +132,13 @@ func nestInParents(evs []Event, anchors [][]int) {
 			continue
 		}
 		anchors[i] = nil
-		if j, ok := first[e.Within]; ok {
+		// An If inside a Loop is itself nested: the top-level
+		// control-flow node holds them all.
+		j, ok := first[e.Within]
+		for hops := 0; ok && evs[j].Within != "" && hops < len(evs); hops++ {
+			j, ok = first[evs[j].Within]
+		}
+		if ok && evs[j].Within == "" {
 			anchors[i] = anchors[j]
 		}
 	}
