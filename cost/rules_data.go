@@ -164,11 +164,18 @@ func scatterRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 }
 
 // dropoutRule: at inference Dropout is the identity (a view) unless its
-// mask output is used or training_mode is a true constant.
+// mask output is used or training_mode is a true constant; a ratio that
+// is a constant 0 drops nothing, training or not (torchvision's Swin
+// exports its attention dropout as Dropout(ratio 0, training_mode
+// true); onnxruntime removes such nodes, as ATen's dropout returns its
+// input when p is 0).
 func dropoutRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	training := false
 	if v := n.In(2); v != nil && v.Const != nil && len(v.Const.Ints) == 1 {
 		training = v.Const.Ints[0] != 0
+	}
+	if v := n.In(1); v != nil && v.Const != nil && len(v.Const.Floats) == 1 && v.Const.Floats[0] == 0 {
+		training = false
 	}
 	mask := n.Out(1)
 	maskUsed := mask != nil && (len(mask.Consumers) > 0 || isOutput(n, mask))

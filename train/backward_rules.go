@@ -185,9 +185,13 @@ func avgPoolBackward(savesXY bool) BackwardRule {
 
 // dropoutBackward: in training the forward draws a mask and scales (a
 // kernel the inference rule may have costed as a view), keeping the mask
-// (one byte per element); the backward multiplies dY by it.
+// (one byte per element); the backward multiplies dY by it. A constant
+// ratio of 0 drops nothing and runs nothing.
 func dropoutBackward(b *bwCtx) backwardPlan {
 	var p backwardPlan
+	if r := b.n.In(1); r != nil && r.Const != nil && len(r.Const.Floats) == 1 && r.Const.Floats[0] == 0 {
+		return p // p = 0: ATen's dropout returns its input, no mask, no kernel
+	}
 	x, y := b.n.In(0), b.n.Out(0)
 	ne := b.numel(x)
 	if b.fwd.View || b.fwd.Launches == 0 {

@@ -702,3 +702,29 @@ func TestConcatBackwardViews(t *testing.T) {
 		t.Fatalf("found %d of the Concat and the Conv writing c", seen)
 	}
 }
+
+// TestDropoutZeroRatio: Dropout(ratio 0, training_mode true), as
+// torchvision's Swin exports its attention dropout, drops nothing: no
+// kernel at inference (onnxruntime removes it; ATen's dropout returns its
+// input when p is 0), and no mask kernel or saved mask in training.
+func TestDropoutZeroRatio(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 8, 16)
+	w := b.weight("w", 16, 32)
+	h, y := b.val("h", ir.Float32, 8, 32), b.val("y", ir.Float32, 8, 32)
+	ratio := b.val("ratio", ir.Float32)
+	ratio.Const = &ir.Tensor{DType: ir.Float32, Floats: []float64{0}, HasData: true}
+	mode := b.val("mode", ir.Bool)
+	mode.Const = &ir.Tensor{DType: ir.Bool, Ints: []int64{1}, HasData: true}
+	b.node("MatMul", []*ir.Value{x, w}, []*ir.Value{h})
+	b.node("Dropout", []*ir.Value{h, ratio, mode}, []*ir.Value{y})
+	b.g.AddOutput(y)
+	inf := b.analyze(cost.Options{})
+	if d := inf.Nodes[1]; d.Launches != 0 || d.TimeS != 0 {
+		t.Errorf("inference dropout: %v launches, %g s; want a view", d.Launches, d.TimeS)
+	}
+	r := b.analyze(cost.Options{Train: &Options{}})
+	if d := r.Nodes[1]; d.TimeS != 0 || (d.Backward != nil && (d.Backward.ForwardExtraS > 0 || d.Backward.SavedBytes > 0 || d.Backward.Launches > 0)) {
+		t.Errorf("training dropout %+v backward %+v; want nothing run or kept", d, d.Backward)
+	}
+}
