@@ -10,8 +10,10 @@ import (
 // TestFuseMatMulScale checks onnxruntime's MatMulScaleFusion and
 // MatmulTransposeFusion rules, with the numbers unchanged: the attention
 // scores' 1/√d Div after the MatMul, a Mul by a constant on an operand, a
-// Transpose of the last two axes (Kᵀ) and a chain of both fold into one
-// FusedMatMul with alpha, transA, transB; a transpose or scale read
+// Transpose of the last two axes (Kᵀ), a batch transpose
+// (nn.MultiheadAttention's [L, B·H, d] operands) and a chain of them fold
+// into one FusedMatMul with alpha, transA, transB, transBatchA/B; a
+// transpose or scale read
 // elsewhere too stays for that reader; and nothing else folds: a
 // transpose of other axes, a scale by a tensor, a Div whose constant is
 // the dividend, a second reader of the MatMul's output.
@@ -24,6 +26,8 @@ func TestFuseMatMulScale(t *testing.T) {
 		alpha float64
 		trA   int64
 		trB   int64
+		tbA   int64 // transBatchA
+		tbB   int64
 	}
 	qk := func(b *builder) (*ir.Value, *ir.Value) { return b.input("q", bh, l, d), b.input("k", bh, d, l) }
 	for _, c := range []tc{
@@ -51,6 +55,19 @@ func TestFuseMatMulScale(t *testing.T) {
 		{name: "a transpose read elsewhere stays", ops: "Transpose onnxcost.FusedMatMul Relu", alpha: 1, trB: 1, build: func(b *builder) []string {
 			kt := b.op("Transpose", []*ir.Attribute{ir.IntsAttr("perm", 0, 2, 1)}, b.input("k", bh, l, d))
 			b.output(b.op("MatMul", nil, b.input("q", bh, l, d), kt), b.op("Relu", nil, kt))
+			return nil
+		}},
+		{name: "batch transposes (nn.MultiheadAttention's q·kᵀ)", ops: "onnxcost.FusedMatMul", alpha: 1, trB: 1, tbA: 1, tbB: 1, build: func(b *builder) []string {
+			// q, k as [L, B·H, d]: q.transpose(0, 1) and k.permute(1, 2, 0)
+			q := b.op("Transpose", []*ir.Attribute{ir.IntsAttr("perm", 1, 0, 2)}, b.input("q", l, bh, d))
+			kt := b.op("Transpose", []*ir.Attribute{ir.IntsAttr("perm", 1, 2, 0)}, b.input("k", l, bh, d))
+			b.output(b.op("MatMul", nil, q, kt))
+			return nil
+		}},
+		{name: "a batch transpose then a last-two one", ops: "onnxcost.FusedMatMul", alpha: 1, trB: 1, tbB: 1, build: func(b *builder) []string {
+			k := b.op("Transpose", []*ir.Attribute{ir.IntsAttr("perm", 1, 0, 2)}, b.input("k", l, bh, d))
+			kt := b.op("Transpose", []*ir.Attribute{ir.IntsAttr("perm", 0, 2, 1)}, k)
+			b.output(b.op("MatMul", nil, b.input("q", bh, l, d), kt))
 			return nil
 		}},
 		{name: "transpose of other axes", ops: "Transpose MatMul", build: func(b *builder) []string {
@@ -89,6 +106,9 @@ func TestFuseMatMulScale(t *testing.T) {
 				}
 				if a := float64(n.AttrFloat("alpha", 1)); math.Abs(a-c.alpha) > 1e-7 || n.AttrInt("transA", 0) != c.trA || n.AttrInt("transB", 0) != c.trB {
 					t.Errorf("alpha %g transA %d transB %d, want %g %d %d", a, n.AttrInt("transA", 0), n.AttrInt("transB", 0), c.alpha, c.trA, c.trB)
+				}
+				if n.AttrInt("transBatchA", 0) != c.tbA || n.AttrInt("transBatchB", 0) != c.tbB {
+					t.Errorf("transBatchA %d transBatchB %d, want %d %d", n.AttrInt("transBatchA", 0), n.AttrInt("transBatchB", 0), c.tbA, c.tbB)
 				}
 			}
 		})

@@ -156,16 +156,33 @@ func evalNode(n *ir.Node, ins []*tensor) ([]*tensor, error) {
 		return one(unary(ins[0], math.Sqrt))
 	case "Neg":
 		return one(unary(ins[0], func(x float64) float64 { return -x }))
-	case "Slice":
-		return one(sliceLast(ins[0], ins[1].data[0], ins[2].data[0]))
-	case "Split": // last axis, sizes from input 1 (the only form the tests build)
+	case "Slice": // one axis (input 3, else the last), unit steps
+		axis := len(ins[0].dims) - 1
+		if a := in(ins, 3); a != nil {
+			axis = normAxis(int(a.data[0]), len(ins[0].dims))
+		}
+		return one(sliceAxis(ins[0], axis, ins[1].data[0], ins[2].data[0]))
+	case "Split": // sizes from input 1
+		axis := normAxis(int(n.AttrInt("axis", 0)), len(ins[0].dims))
 		var outs []*tensor
 		at := 0.0
 		for _, s := range ins[1].data {
-			outs = append(outs, sliceLast(ins[0], at, at+s))
+			outs = append(outs, sliceAxis(ins[0], axis, at, at+s))
 			at += s
 		}
 		return outs, nil
+	case "Gather": // one index along axis (the only form the tests build)
+		x := ins[0]
+		axis := normAxis(int(n.AttrInt("axis", 0)), len(x.dims))
+		i := ins[1].data[0]
+		if i < 0 {
+			i += float64(x.dims[axis])
+		}
+		dims, ok := n.Out(0).Shape.Ints()
+		if !ok {
+			return nil, fmt.Errorf("unknown output shape")
+		}
+		return one(reshape(sliceAxis(x, axis, i, i+1), intsOf(dims)))
 	case "Concat":
 		return one(concatLast(ins[0], ins[1]))
 	case "Rotary":
@@ -769,4 +786,30 @@ func biasDequant(b, xs, ws *tensor) *tensor {
 		y.data[i] = v * xs.data[0] * s
 	}
 	return y
+}
+
+// normAxis is axis counted from the front of a rank-r tensor.
+func normAxis(axis, r int) int {
+	if axis < 0 {
+		return axis + r
+	}
+	return axis
+}
+
+// sliceAxis is t[start:end] along axis (clamped as sliceLast clamps): the
+// axis moved last, sliced, and moved back.
+func sliceAxis(t *tensor, axis int, start, end float64) *tensor {
+	r := len(t.dims)
+	if axis == r-1 {
+		return sliceLast(t, start, end)
+	}
+	perm, back := make([]int, r), make([]int, r)
+	for i := range perm {
+		perm[i] = i
+	}
+	perm[axis], perm[r-1] = r-1, axis
+	for i, p := range perm {
+		back[p] = i
+	}
+	return transpose(sliceLast(transpose(t, perm), start, end), back)
 }

@@ -19,14 +19,24 @@ import (
 // its data (x may have other readers) takes constant one-element starts,
 // ends and axes (the axes input present) and unit steps, all along one
 // axis of known length, and together they cover that axis without
-// overlap. A Gather among x's readers is a part onnxruntime also takes
-// (with a scalar index); such groups are left as they are here.
+// overlap. A Gather of one constant index along that axis is a part too
+// (the source's IsSupportedGather): x[i] of a scalar index, the
+// qkv.unbind(0) torchvision's Swin and many attention exports write as
+// three Gathers, is rewritten first as the Slice [i, i+1) and a Squeeze
+// (a view), so the Split takes it like any Slice.
 func fuseSliceSplit(g *ir.Graph) (bool, error) {
 	changed := false
 	seen := map[*ir.Value]bool{}
 	err := g.Batch(func() error {
+		var parts []*ir.Node
 		for n := range nodesOfType(g, "Slice") {
-			if !live(g, n) || !isOp(n, "Slice") {
+			parts = append(parts, n)
+		}
+		for n := range nodesOfType(g, "Gather") {
+			parts = append(parts, n)
+		}
+		for _, n := range parts {
+			if !live(g, n) || !isOp(n, "Slice") && !isOp(n, "Gather") {
 				continue
 			}
 			x := n.In(0)
@@ -34,6 +44,9 @@ func fuseSliceSplit(g *ir.Graph) (bool, error) {
 				continue
 			}
 			seen[x] = true
+			if err := gathersAsSlices(g, x); err != nil {
+				return err
+			}
 			split, old, ok := matchSliceSplit(g, x)
 			if !ok {
 				continue
@@ -113,6 +126,138 @@ func matchSliceSplit(g *ir.Graph, x *ir.Value) (*ir.Node, []*ir.Node, bool) {
 	split := &ir.Node{Name: g.UniqueName(old[0].Name + "/GatherSliceToSplitFusion"), OpType: "Split", FusedFrom: from,
 		Attrs: []*ir.Attribute{ir.IntAttr("axis", axis)}, Inputs: []*ir.Value{x, splits}, Outputs: outs}
 	return split, old, true
+}
+
+// gatherIndex is Gather n's axis and index on x when its indices are one
+// constant integer (scalar: squeeze, the axis dropped; or one element:
+// kept at 1) and the axis has a known length.
+func gatherIndex(n *ir.Node, x *ir.Value) (axis, index int64, squeeze, ok bool) {
+	idx := n.In(1)
+	t := ir.Known(idx)
+	if t == nil || len(t.Ints) != 1 || !idx.Shape.Ranked || len(idx.Shape.Dims) > 1 || len(n.Outputs) != 1 || !x.Shape.Ranked {
+		return 0, 0, false, false
+	}
+	r := int64(len(x.Shape.Dims))
+	a := n.AttrInt("axis", 0)
+	if a < 0 {
+		a += r
+	}
+	if a < 0 || a >= r || !x.Shape.Dims[a].IsKnown() {
+		return 0, 0, false, false
+	}
+	d := x.Shape.Dims[a].Value
+	i := t.Ints[0]
+	if i < 0 {
+		i += d
+	}
+	if i < 0 || i >= d {
+		return 0, 0, false, false
+	}
+	return a, i, len(idx.Shape.Dims) == 0, true
+}
+
+// gathersAsSlices rewrites x's one-index Gathers as Slices (and a Squeeze
+// for a scalar index) when they and x's Slices together cover one axis
+// of x without overlap, so that matchSliceSplit takes them all; it
+// changes nothing otherwise.
+func gathersAsSlices(g *ir.Graph, x *ir.Value) error {
+	type part struct {
+		n          *ir.Node
+		start, end int64
+		squeeze    bool
+	}
+	var parts []part
+	var gathers []part
+	axis := int64(-1)
+	for _, c := range x.Consumers {
+		if c.In(0) != x {
+			continue
+		}
+		var a, s, e int64
+		var sq, ok bool
+		switch {
+		case isOp(c, "Slice"):
+			a, s, e, ok = sliceRange(c, x)
+		case isOp(c, "Gather"):
+			var i int64
+			a, i, sq, ok = gatherIndex(c, x)
+			s, e = i, i+1
+		default:
+			continue
+		}
+		if !ok || (axis >= 0 && a != axis) {
+			return nil
+		}
+		axis = a
+		p := part{c, s, e, sq}
+		parts = append(parts, p)
+		if isOp(c, "Gather") {
+			gathers = append(gathers, p)
+		}
+	}
+	if len(gathers) == 0 || len(parts) < 2 {
+		return nil
+	}
+	if pr := producerOf(x); pr != nil && (isOp(pr, "Shape") || len(pr.Outputs) > 1) {
+		return nil
+	}
+	slices.SortFunc(parts, func(a, b part) int { return cmp.Compare(a.start, b.start) })
+	at := int64(0)
+	for _, p := range parts {
+		if p.start != at {
+			return nil
+		}
+		at = p.end
+	}
+	if at != x.Shape.Dims[axis].Value {
+		return nil
+	}
+	for _, p := range gathers {
+		if err := gatherAsSlice(g, x, p.n, axis, p.start, p.squeeze); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gatherAsSlice replaces Gather n (x[index] along axis) by the Slice
+// [index, index+1) named as n, and, for a scalar index, a Squeeze of the
+// axis (a view) writing n's output.
+func gatherAsSlice(g *ir.Graph, x *ir.Value, n *ir.Node, axis, index int64, squeeze bool) error {
+	y := n.Out(0)
+	one := func(suffix string, v int64) (*ir.Value, error) {
+		return newInitializer(g, n.Name+suffix, ir.IntTensor([]int64{1}, []int64{v}))
+	}
+	starts, err := one("/starts", index)
+	if err != nil {
+		return err
+	}
+	ends, err := one("/ends", index+1)
+	if err != nil {
+		return err
+	}
+	axes, err := one("/axes", axis)
+	if err != nil {
+		return err
+	}
+	slice := &ir.Node{Name: n.Name, OpType: "Slice", Inputs: []*ir.Value{x, starts, ends, axes}, Outputs: []*ir.Value{y}}
+	if !squeeze {
+		return swapIn(g, []*ir.Node{n}, slice)
+	}
+	mid, err := g.NewValue(g.UniqueName(n.Name + "_slice"))
+	if err != nil {
+		return err
+	}
+	dims := slices.Clone(x.Shape.Dims)
+	dims[axis] = ir.D(1)
+	mid.Kind, mid.DType, mid.Shape = y.Kind, y.DType, ir.Shape{Ranked: true, Dims: dims}
+	slice.Outputs = []*ir.Value{mid}
+	inheritModule(slice, n)
+	if err := g.InsertNodeBefore(slice, n); err != nil {
+		return err
+	}
+	sq := &ir.Node{Name: g.UniqueName(n.Name + "/squeeze"), OpType: "Squeeze", Inputs: []*ir.Value{mid, axes}, Outputs: []*ir.Value{y}}
+	return swapIn(g, []*ir.Node{n}, sq)
 }
 
 // sliceRange is Slice n's axis and [start, end) on x, clamped as the
