@@ -89,7 +89,7 @@ func matchSliceSplit(g *ir.Graph, x *ir.Value) (*ir.Node, []*ir.Node, bool) {
 		axis, dim = a, x.Shape.Dims[a].Value
 		parts = append(parts, slicePart{c, s, e})
 	}
-	if len(parts) < 2 {
+	if len(parts) < 2 || !sessionAxisKnown(g, x, axis) {
 		return nil, nil, false
 	}
 	slices.SortFunc(parts, func(a, b slicePart) int { return cmp.Compare(a.start, b.start) })
@@ -126,6 +126,17 @@ func matchSliceSplit(g *ir.Graph, x *ir.Value) (*ir.Node, []*ir.Node, bool) {
 	split := &ir.Node{Name: g.UniqueName(old[0].Name + "/GatherSliceToSplitFusion"), OpType: "Split", FusedFrom: from,
 		Attrs: []*ir.Attribute{ir.IntAttr("axis", axis)}, Inputs: []*ir.Value{x, splits}, Outputs: outs}
 	return split, old, true
+}
+
+// sessionAxisKnown reports whether onnxruntime, building its graph
+// (ir.Graph.Session), knew x's rank and the length of the axis cut: a
+// Slice input reshaped to a shape computed at run time (a dynamic-batch
+// ViT's qkv) has no shape to it, and its Slices stay (the dynamic-batch
+// ViT-B/16's 36 in onnxruntime 1.23.2's graph).
+func sessionAxisKnown(g *ir.Graph, x *ir.Value, axis int64) bool {
+	s := sessionShape(g, x)
+	return s.Ranked && s.Rank() == x.Shape.Rank() && axis >= 0 && axis < int64(s.Rank()) &&
+		s.Dims[axis].IsKnown()
 }
 
 // gatherIndex is Gather n's axis and index on x when its indices are one
@@ -195,7 +206,7 @@ func gathersAsSlices(g *ir.Graph, x *ir.Value) error {
 			gathers = append(gathers, p)
 		}
 	}
-	if len(gathers) == 0 || len(parts) < 2 {
+	if len(gathers) == 0 || len(parts) < 2 || !sessionAxisKnown(g, x, axis) {
 		return nil
 	}
 	if pr := producerOf(x); pr != nil && (isOp(pr, "Shape") || len(pr.Outputs) > 1) {

@@ -137,3 +137,25 @@ func TestFuseGatherSplit(t *testing.T) {
 		})
 	}
 }
+
+// TestFuseSliceSplitSessionShape: Slices of a tensor whose shape
+// onnxruntime did not know when it built its graph (ir.Graph.Session: a
+// dynamic-batch ViT's qkv, reshaped to a shape computed at run time) stay
+// Slices, as in onnxruntime 1.23.2's graph of that ViT-B/16 (36 of them).
+func TestFuseSliceSplitSessionShape(t *testing.T) {
+	b := newBuilder(t)
+	x := b.Input("x", ir.Float32, 2, 4, 16)
+	one := func(name string, v int64) *ir.Value { return b.intsOf(name, ir.Int64, []int64{1}, []int64{v}) }
+	y := b.op("Relu", nil, x)
+	b.output(b.op("Slice", nil, y, one("s0", 0), one("e0", 8), one("a0", -1)),
+		b.op("Slice", nil, y, one("s1", 8), one("e1", 16), one("a1", -1)))
+	g := b.infer()
+	g.Session = &ir.Session{Shapes: map[*ir.Value]ir.Shape{y: {}}} // unranked to onnxruntime
+	before := ops(g)
+	if _, err := Run(g, Options{Only: []string{"fuse-slice-split-ort"}, Check: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ops(g); got != before {
+		t.Errorf("fused Slices onnxruntime saw no shape for: %q -> %q", before, got)
+	}
+}
