@@ -60,10 +60,15 @@ func matchMatMulScale(g *ir.Graph, mm *ir.Node) (Fusion, bool) {
 		owned := true // the value is read only by nodes of the group so far
 		// perm[k] is the axis of ins[i] that becomes the operand's axis k.
 		perm := identityPerm(ins[i].Shape.Rank())
+		// A batch transpose folds only between operands of one rank (as
+		// nn.MultiheadAttention's batched MatMuls): onnxruntime left a
+		// dynamic-batch ViT's [L, B, E] in_proj input transposed before
+		// its MatMul with a rank-2 weight.
+		batchOK := mm.In(0).Shape.Rank() == mm.In(1).Shape.Rank()
 		for range 8 { // a chain of scales and transposes; a few links
 			p := producerOf(ins[i])
 			own := owned && soleConsumer(g, ins[i], readerIn(mm, absorbed))
-			if x, next, t, tb, ok := foldTranspose(g, p, perm); ok {
+			if x, next, t, tb, ok := foldTranspose(g, p, perm); ok && (!tb || batchOK) {
 				trans[i], transBatch[i], perm = t, tb, next
 				ins[i] = x
 			} else if x, k, ok := scalarScale(g, p); ok && x.Shape.Rank() >= 1 && sessionShape(g, x).Ranked {

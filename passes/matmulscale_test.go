@@ -70,6 +70,11 @@ func TestFuseMatMulScale(t *testing.T) {
 			b.output(b.op("MatMul", nil, b.input("q", bh, l, d), kt))
 			return nil
 		}},
+		{name: "a batch transpose before a rank-2 weight stays", ops: "Transpose MatMul", build: func(b *builder) []string {
+			x := b.op("Transpose", []*ir.Attribute{ir.IntsAttr("perm", 1, 0, 2)}, b.input("x", bh, l, d))
+			b.output(b.op("MatMul", nil, x, b.weight("w", d, l)))
+			return nil
+		}},
 		{name: "transpose of other axes", ops: "Transpose MatMul", build: func(b *builder) []string {
 			kt := b.op("Transpose", []*ir.Attribute{ir.IntsAttr("perm", 2, 1, 0)}, b.input("k", l, d, bh))
 			b.output(b.op("MatMul", nil, b.input("q", bh, l, d), kt))
