@@ -229,42 +229,52 @@ func TestORTCopies(t *testing.T) {
 // (353, 252, 56, 58 and 184 profiled nodes).
 func TestORTFixtureProfiles(t *testing.T) {
 	for _, name := range []string{"bert_base", "densenet121", "mobilenet_v2", "resnet50", "gpt_small"} {
-		gz, err := os.ReadFile(filepath.Join("testdata", "fixtures", "ort_"+name+".json.gz"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		zr, err := gzip.NewReader(bytes.NewReader(gz))
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := io.ReadAll(zr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := Parse("ort_"+name+".json", data)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p, _ := matchRecorded(t, filepath.Join("testdata", "fixtures", "ort_"+name+".json.gz"),
+			filepath.Join("..", "..", "testdata", "models", name+".onnx"), pipeline.Config{GPU: "A100", Batch: 1})
 		if p.Format != ONNXRuntime || p.Runs < 1 || len(p.Events) == 0 {
 			t.Fatalf("%s: format %s, %d runs, %d events", name, p.Format, p.Runs, len(p.Events))
 		}
-		model := filepath.Join("..", "..", "testdata", "models", name+".onnx")
-		cfg := pipeline.Config{GPU: "A100", Batch: 1}
-		rep, err := pipeline.Run(model, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Plan = "unfused"
-		asRead, err := pipeline.Run(model, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := MatchReportFrom(p, rep, asRead)
-		if m.MatchedTimeFraction < 0.95 {
-			t.Errorf("%s: matched %.3f of the profiled node time, want >= 0.95 (unmatched %v)", name, m.MatchedTimeFraction, m.Unmatched)
-		}
-		checkRows(t, name, p, m)
 	}
+}
+
+// matchRecorded reads a gzipped recorded profile, matches it to model's
+// report under cfg (the model as read for the plan's elided nodes), and
+// checks that at least 95% of its node time is matched, with one row per
+// profiled node; it returns the profile and the match.
+func matchRecorded(t *testing.T, gzPath, model string, cfg pipeline.Config) (*Profile, *Match) {
+	t.Helper()
+	name := filepath.Base(gzPath)
+	gz, err := os.ReadFile(gzPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Parse(strings.TrimSuffix(name, ".gz"), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := pipeline.Run(model, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Plan = "unfused"
+	asRead, err := pipeline.Run(model, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := MatchReportFrom(p, rep, asRead)
+	if m.MatchedTimeFraction < 0.95 {
+		t.Errorf("%s: matched %.3f of the profiled node time, want >= 0.95 (unmatched %v)", name, m.MatchedTimeFraction, m.Unmatched)
+	}
+	checkRows(t, name, p, m)
+	return p, m
 }
 
 // conformanceData is Debian's libonnx-testdata, the ONNX conformance
@@ -292,38 +302,8 @@ func TestORTConformanceProfiles(t *testing.T) {
 		{"test_sce_mean_expanded", "NegativeLogLikelihoodLoss"},
 		{"test_sce_mean_weight_ii_expanded", "NegativeLogLikelihoodLoss"},
 	} {
-		gz, err := os.ReadFile(filepath.Join("testdata", "conformance", "ort_"+c.name+".json.gz"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		zr, err := gzip.NewReader(bytes.NewReader(gz))
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := io.ReadAll(zr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := Parse("ort_"+c.name+".json", data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		model := filepath.Join(conformanceData, c.name, "model.onnx")
-		cfg := pipeline.Config{GPU: "T4"}
-		rep, err := pipeline.Run(model, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Plan = "unfused"
-		asRead, err := pipeline.Run(model, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := MatchReportFrom(p, rep, asRead)
-		if m.MatchedTimeFraction < 0.95 {
-			t.Errorf("%s: matched %.3f of the profiled node time, want >= 0.95 (unmatched %v)", c.name, m.MatchedTimeFraction, m.Unmatched)
-		}
-		checkRows(t, c.name, p, m)
+		p, m := matchRecorded(t, filepath.Join("testdata", "conformance", "ort_"+c.name+".json.gz"),
+			filepath.Join(conformanceData, c.name, "model.onnx"), pipeline.Config{GPU: "T4"})
 		names := map[string]bool{}
 		hosted := 0
 		for i, e := range p.Events {
