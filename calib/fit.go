@@ -138,13 +138,14 @@ const nSize = 4
 var termNames = [3]string{"compute", "latency", "memory"}
 
 // NodeBody is the part of a node's time a calibration scales: its device
-// time less its launch gap and its tensor-parallel communication; 0 for
-// a node with no kernel class.
+// time less its launch gap, its kernels' fixed ramp (report.NodeCost.RampS,
+// which no efficiency changes) and its tensor-parallel communication; 0
+// for a node with no kernel class.
 func NodeBody(n *report.NodeCost) float64 {
 	if n.KernelClass == "" {
 		return 0
 	}
-	return max(0, n.TimeS-n.LaunchS-n.CommunicationS)
+	return max(0, n.TimeS-n.RampS-n.LaunchS-n.CommunicationS)
 }
 
 func prepareRows(gpu *hwdb.GPU, rows []Row) ([]fitRow, error) {

@@ -40,7 +40,7 @@ func realRows(t *testing.T) map[string]*gpuRows {
 		}
 		kt := kernelrows.Price(r, g.gpu)
 		rep := &report.Report{GPU: g.gpu.Name, Nodes: []report.NodeCost{{
-			Name: r.Op, OpType: opType(r), KernelClass: string(r.Class), Bound: kt.Bound, TimeS: kt.TimeS, LaunchS: kt.LaunchS, Launches: 1,
+			Name: r.Op, OpType: opType(r), KernelClass: string(r.Class), Bound: kt.Bound, TimeS: kt.TimeS, RampS: kt.RampS, LaunchS: kt.LaunchS, Launches: 1,
 			ComputeS: kt.ComputeS, LatencyS: kt.LatencyS, MemoryS: kt.MemoryS,
 		}}}
 		rep.Totals.TimeS = kt.TimeS

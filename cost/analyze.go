@@ -246,7 +246,7 @@ func analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 // aggregate is the timing of a group of nodes run one after another on one
 // stream: the sum of their times.
 type aggregate struct {
-	ComputeS, LatencyS, MemoryS, LaunchS, TimeS, EnergyJ float64
+	ComputeS, LatencyS, MemoryS, RampS, LaunchS, TimeS, EnergyJ float64
 	// GEMMTimeS is the part of TimeS spent in GEMM-like nodes.
 	GEMMTimeS float64
 }
@@ -265,13 +265,13 @@ func (g *aggregate) scale(f float64) {
 
 // fields lists every term of g, in one place so that add, scale and the
 // sanitizer cannot disagree about which terms a group sums.
-func (g *aggregate) fields() [7]*float64 {
-	return [...]*float64{&g.ComputeS, &g.LatencyS, &g.MemoryS, &g.LaunchS, &g.TimeS, &g.EnergyJ, &g.GEMMTimeS}
+func (g *aggregate) fields() [8]*float64 {
+	return [...]*float64{&g.ComputeS, &g.LatencyS, &g.MemoryS, &g.RampS, &g.LaunchS, &g.TimeS, &g.EnergyJ, &g.GEMMTimeS}
 }
 
 // bound names the term that dominates a group's time.
 func (g *aggregate) bound() string {
-	return report.SequenceBound(g.TimeS, g.ComputeS, g.LatencyS, g.MemoryS, g.LaunchS)
+	return report.SequenceBound(g.TimeS, g.ComputeS, g.LatencyS, g.MemoryS, g.RampS+g.LaunchS)
 }
 
 // graphCost is the analysis of one graph (the main graph or a body).
@@ -494,7 +494,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 				c.TermFactor(cl, op, "memory", ts), a.opt.Power.CapW)
 		}
 		kt := pk.KernelTime
-		agg = aggregate{ComputeS: kt.ComputeS, LatencyS: kt.LatencyS, MemoryS: kt.MemoryS, LaunchS: kt.LaunchS, TimeS: kt.TimeS}
+		agg = aggregate{ComputeS: kt.ComputeS, LatencyS: kt.LatencyS, MemoryS: kt.MemoryS, RampS: kt.RampS, LaunchS: kt.LaunchS, TimeS: kt.TimeS}
 		agg.EnergyJ = pk.EnergyJ()
 		nc.SMClockMHz = pk.ClockMHz
 		if est.Class.GEMMLike() {
@@ -518,7 +518,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		nc.Precision = string(prec)
 	}
 	a.sanitizeAggregate(n, &agg)
-	nc.ComputeS, nc.LatencyS, nc.MemoryS, nc.TimeS, nc.LaunchS, nc.EnergyJ = agg.ComputeS, agg.LatencyS, agg.MemoryS, agg.TimeS, agg.LaunchS, agg.EnergyJ
+	nc.ComputeS, nc.LatencyS, nc.MemoryS, nc.TimeS, nc.RampS, nc.LaunchS, nc.EnergyJ = agg.ComputeS, agg.LatencyS, agg.MemoryS, agg.TimeS, agg.RampS, agg.LaunchS, agg.EnergyJ
 	if agg.TimeS > 0 {
 		nc.AvgPowerW = agg.EnergyJ / agg.TimeS
 	}

@@ -68,6 +68,7 @@ func (a *analyzer) priceExtra(k perf.Kernel, read, written float64, est *NodeEst
 	kt := pk.KernelTime
 	agg.MemoryS += kt.MemoryS
 	agg.LatencyS += kt.LatencyS
+	agg.RampS += kt.RampS
 	agg.LaunchS += kt.LaunchS
 	agg.TimeS += kt.TimeS
 	agg.EnergyJ += pk.EnergyJ()

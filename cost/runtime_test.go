@@ -81,8 +81,12 @@ func TestRuntimeDefaultIsTensorRT(t *testing.T) {
 		t.Fatalf("runtime = %+v, want tensorrt", rt)
 	}
 	// ruleTestGPU launches in 5 µs; the engine's graph replay pays 0.53 of it.
-	if math.Abs(rt.KernelGapS-0.53*5e-6) > 1e-15 || r0.Nodes[0].LaunchS != rt.KernelGapS {
-		t.Errorf("kernel gap %g s (node %g), want 0.53 × 5 µs", rt.KernelGapS, r0.Nodes[0].LaunchS)
+	// Half of it is the kernel's own ramp (perf.KernelRamp), which the
+	// node counts in its kernel time; the rest is its gap.
+	n0 := r0.Nodes[0]
+	if math.Abs(rt.KernelGapS-0.53*5e-6) > 1e-15 || math.Abs(n0.RampS+n0.LaunchS-rt.KernelGapS) > 1e-18 ||
+		math.Abs(rt.KernelRampS-0.5*rt.KernelGapS) > 1e-18 || n0.RampS != rt.KernelRampS {
+		t.Errorf("kernel gap %g s, ramp %g s (node %g + %g), want 0.53 × 5 µs, half of it the ramp", rt.KernelGapS, rt.KernelRampS, n0.RampS, n0.LaunchS)
 	}
 	if !strings.Contains(strings.Join(rt.Notes, "\n"), "0.53 × the GPU entry's launch_us (5 µs)") {
 		t.Errorf("notes do not say how launch_us is scaled: %q", rt.Notes)
@@ -110,14 +114,15 @@ func TestRuntimeEagerHostBound(t *testing.T) {
 	if want := 6e-6 + 10*8e-6 + last; math.Abs(rt.LatencyS-want) > 1e-12 {
 		t.Errorf("eager: latency %g s, want %g s", rt.LatencyS, want)
 	}
-	if r.Nodes[0].LaunchS != 5e-6 {
-		t.Errorf("eager kernel gap %g, want the full 5 µs launch", r.Nodes[0].LaunchS)
+	if n := r.Nodes[0]; n.RampS+n.LaunchS != 5e-6 || n.RampS != r.Runtime.KernelRampS {
+		t.Errorf("eager kernel gap %g + ramp %g, want the full 5 µs launch", n.LaunchS, n.RampS)
 	}
 	// An absolute gap replaces the scaled launch, and the note says so.
 	own := eager.Clone()
 	own.KernelGapS = 1e-6
 	r2 := tinyChain(t, 1).analyze(Options{Runtime: own})
-	if r2.Nodes[0].LaunchS != 1e-6 || !strings.Contains(r2.Runtime.Notes[0], "fixed gap of 1 µs") {
-		t.Errorf("absolute gap: node %g, notes %q", r2.Nodes[0].LaunchS, r2.Runtime.Notes)
+	// 1 µs is under the ramp (0.5 × 0.53 × 5 µs): all of it is the ramp.
+	if n := r2.Nodes[0]; n.RampS+n.LaunchS != 1e-6 || n.LaunchS != 0 || !strings.Contains(r2.Runtime.Notes[0], "fixed gap of 1 µs") {
+		t.Errorf("absolute gap: node %g + ramp %g, notes %q", n.LaunchS, n.RampS, r2.Runtime.Notes)
 	}
 }

@@ -36,7 +36,7 @@ func TimePointOf(r *report.Report, node string, x float64) (TimePoint, bool) {
 		if n == nil {
 			return tp, false
 		}
-		tp.ComputeS, tp.MemoryS, tp.LaunchS, tp.TimeS = n.ComputeS+n.LatencyS, n.MemoryS, n.LaunchS, n.TimeS
+		tp.ComputeS, tp.MemoryS, tp.LaunchS, tp.TimeS = n.ComputeS+n.LatencyS, n.MemoryS, n.RampS+n.LaunchS, n.TimeS
 		return tp, true
 	}
 	for _, n := range r.Nodes {
@@ -45,7 +45,7 @@ func TimePointOf(r *report.Report, node string, x float64) (TimePoint, bool) {
 		// compute floor drawn includes it.
 		tp.ComputeS += n.ComputeS + n.LatencyS
 		tp.MemoryS += n.MemoryS
-		tp.LaunchS += n.LaunchS
+		tp.LaunchS += n.RampS + n.LaunchS
 	}
 	tp.TimeS = r.Totals.TimeS
 	return tp, true

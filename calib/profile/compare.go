@@ -169,9 +169,9 @@ func clip(s string, n int) string {
 }
 
 // Rows are the matched nodes as rows calib.Fit takes: each node's
-// kernel time (its predicted time less launch and gap: a profile times
-// kernels, not the gaps between them) against what the profile measured
-// for it. rep is the report the match was made against.
+// kernel time (its predicted time less the gap between kernels, its ramp
+// kept: a profile times kernels, not the gaps between them) against what
+// the profile measured for it. rep is the report the match was made against.
 func (m *Match) Rows(rep *report.Report) []calib.Row {
 	byName := make(map[string]*report.NodeCost, len(rep.Nodes))
 	for i := range rep.Nodes {
@@ -184,7 +184,7 @@ func (m *Match) Rows(rep *report.Report) []calib.Row {
 			continue
 		}
 		k := *rn
-		k.TimeS, k.LaunchS, k.CommunicationS = calib.NodeBody(rn), 0, 0
+		k.TimeS, k.LaunchS, k.CommunicationS = calib.NodeBody(rn)+rn.RampS, 0, 0
 		if k.TimeS <= 0 {
 			continue
 		}

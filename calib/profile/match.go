@@ -12,13 +12,16 @@ import (
 // Profiled names the profile events whose time landed on it; Events
 // counts them.
 type NodeTime struct {
-	Name        string   `json:"name"`
-	OpType      string   `json:"op_type"`
-	KernelClass string   `json:"kernel_class,omitempty"`
-	PredictedS  float64  `json:"predicted_s"`
-	MeasuredS   float64  `json:"measured_s"`
-	Events      int      `json:"events"`
-	Profiled    []string `json:"profiled,omitempty"`
+	Name        string `json:"name"`
+	OpType      string `json:"op_type"`
+	KernelClass string `json:"kernel_class,omitempty"`
+	// PredictedS is the node's kernel time: its time less the idle gap
+	// between kernels (report.NodeCost.LaunchS), its ramp kept, which is
+	// what a profile's kernel and layer durations measure.
+	PredictedS float64  `json:"predicted_s"`
+	MeasuredS  float64  `json:"measured_s"`
+	Events     int      `json:"events"`
+	Profiled   []string `json:"profiled,omitempty"`
 }
 
 // ProfiledTime is one profiled node (event) and what it was matched to:
@@ -855,7 +858,7 @@ func (g *graph) distribute(evs []Event, pools []*pooled) *Match {
 	for i, nd := range g.nodes {
 		if measured[i] > 0 || count[i] > 0 || g.hasKernel(i) {
 			m.Nodes = append(m.Nodes, NodeTime{Name: nd.Name, OpType: nd.OpType, KernelClass: nd.KernelClass,
-				PredictedS: nd.TimeS, MeasuredS: measured[i], Events: count[i], Profiled: profiled[i]})
+				PredictedS: max(0, nd.TimeS-nd.LaunchS), MeasuredS: measured[i], Events: count[i], Profiled: profiled[i]})
 		}
 	}
 	return m

@@ -103,7 +103,7 @@ func TestRuntimeJSONAndGPUFileLaunch(t *testing.T) {
 		t.Errorf("notes do not say launch_us is scaled: %q", rt.Notes)
 	}
 	_, text, _ := runCLI(t, "report", m, "--gpu", "MyGPU", "--gpu-file", gf, "--runtime", "graph", "--top", "1")
-	if !strings.Contains(text, "runtime graph · kernel gap 2.39 µs (0.53 × launch 4.50 µs)") {
+	if !strings.Contains(text, "runtime graph · kernel gap 2.39 µs (0.53 × launch 4.50 µs; 1.19 µs of it the kernel's ramp)") {
 		t.Errorf("text header does not state the gap:\n%s", text)
 	}
 	// An eager profile pays the whole launch and the host's dispatch.

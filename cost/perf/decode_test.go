@@ -34,7 +34,7 @@ func TestDecodeAttention(t *testing.T) {
 	kt := EstimateKernel(a100, k, o)
 	fill := AttnFillShare * p.FillLaunches * launchOverhead(a100, p)
 	stream := k.Bytes / (a100.MemBW * p.MemEff)
-	if !near(kt.LatencyS, fill, 1e-12) || kt.ComputeS < stream*(1-1e-9) || !near(kt.TimeS, kt.ComputeS+kt.LatencyS+kt.LaunchS, 1e-12) {
+	if !near(kt.LatencyS, fill, 1e-12) || kt.ComputeS < stream*(1-1e-9) || !near(kt.TimeS, kt.ComputeS+kt.LatencyS+kt.RampS+kt.LaunchS, 1e-12) {
 		t.Errorf("A100 decode: %+v; want the whole fill %.3g s after a stream of at least %.3g s", kt, fill, stream)
 	}
 	if kt.Bound != "memory" || !kt.Streams {

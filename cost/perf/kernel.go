@@ -112,8 +112,13 @@ type KernelTime struct {
 	// (indexSelectTime); it runs on the SMs, in series with the main loop.
 	LatencyS float64
 	MemoryS  float64 // bytes / attainable bandwidth
-	LaunchS  float64 // launch overhead, all launches
-	// TimeS is max(ComputeS + LatencyS, MemoryS) + LaunchS; an Isolated
+	// RampS is a plan's kernels' device-side minimum duration (KernelRamp,
+	// all launches): part of the kernel's body as a profiler times it,
+	// paid in series with the larger of its terms. 0 for an Isolated
+	// kernel, whose LaunchS holds its whole per-call cost.
+	RampS   float64
+	LaunchS float64 // launch overhead, or a plan's gap between kernels, all launches
+	// TimeS is max(ComputeS + LatencyS, MemoryS) + RampS + LaunchS; an Isolated
 	// GEMM-like kernel's time is at least the host-side fill plus
 	// LaunchS (the small-kernel floor, see Isolated).
 	TimeS float64

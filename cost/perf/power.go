@@ -195,7 +195,7 @@ func (c *clocked) at(f float64) KernelTime {
 	fsat := memSatFraction * c.g.BoostClockMHz
 	if f < fsat {
 		t.MemoryS *= fsat / max(f, 1)
-		t.TimeS = max(t.ComputeS+t.LatencyS, t.MemoryS) + t.LaunchS
+		t.TimeS = max(t.ComputeS+t.LatencyS, t.MemoryS) + t.RampS + t.LaunchS
 		t.Bound = boundOf(t)
 	}
 	return t
@@ -337,7 +337,7 @@ func UnderControl(g *hwdb.GPU, k Kernel, o Options, c PowerControl) PoweredKerne
 // larger of its uncalibrated draw and the board limit (the cap when one
 // is set).
 func (pk PoweredKernel) Calibrated(g *hwdb.GPU, kn Kernel, fc, fl, fm, capW float64) PoweredKernel {
-	body := pk.TimeS - pk.LaunchS
+	body := pk.TimeS - pk.RampS - pk.LaunchS
 	ok := func(f float64) bool { return f > 0 && !math.IsInf(f, 0) }
 	if !ok(fc) || !ok(fl) || !ok(fm) || (fc == 1 && fl == 1 && fm == 1) || !(body > 0) {
 		return pk
@@ -345,7 +345,7 @@ func (pk PoweredKernel) Calibrated(g *hwdb.GPU, kn Kernel, fc, fl, fm, capW floa
 	out := pk
 	out.ComputeS, out.LatencyS, out.MemoryS = pk.ComputeS*fc, pk.LatencyS*fl, pk.MemoryS*fm
 	nb := max(max(out.ComputeS+out.LatencyS, out.MemoryS), physicalFloor(g, kn))
-	out.TimeS = nb + pk.LaunchS
+	out.TimeS = nb + pk.RampS + pk.LaunchS
 	limit := g.TDPWatts
 	if capW > 0 {
 		limit = capW

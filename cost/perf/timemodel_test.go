@@ -240,8 +240,11 @@ func TestInPlanFixedCost(t *testing.T) {
 	k := GEMMKernel(128, 768, 768, 1, hwdb.FP16Tensor, 2, 2)
 	iso := EstimateKernel(g, k, Options{Params: p, Setting: Isolated})
 	plan := EstimateKernel(g, k, Options{Params: p, Setting: InPlan})
-	if want := inPlanLaunchFraction * g.LaunchS; !near(plan.LaunchS, want, 1e-12) {
-		t.Errorf("in-plan launch %g, want %g × %g", plan.LaunchS, inPlanLaunchFraction, g.LaunchS)
+	if want := inPlanLaunchFraction * g.LaunchS; !near(plan.RampS+plan.LaunchS, want, 1e-12) || !near(plan.RampS, kernelRampShare*want, 1e-12) {
+		t.Errorf("in-plan launch %g + ramp %g, want %g × %g, %g of it the ramp", plan.LaunchS, plan.RampS, inPlanLaunchFraction, g.LaunchS, kernelRampShare)
+	}
+	if iso.RampS != 0 {
+		t.Errorf("isolated ramp %g: an isolated call's launch holds its whole per-call cost", iso.RampS)
 	}
 	// The device-side fill is the same in a plan and alone; the host
 	// side of the fill is a floor on an isolated call (DeepBench's async
@@ -398,6 +401,39 @@ func TestVectorizedKernels(t *testing.T) {
 		}
 		if !(perByte[4] < perByte[2]) {
 			t.Errorf("%s: an fp32 layer norm takes %.3g s per byte, fp16 %.3g: want fp32 the faster per byte", name, perByte[4], perByte[2])
+		}
+	}
+}
+
+// TestKernelRampKeepsTime: the ramp is a re-split of a plan's per-kernel
+// cost, not an added one. On every GPU and runtime, each kernel's ramp
+// and gap add up to the runtime's KernelGap (times its launches), its
+// time is its terms plus both, and its ramp is the GPU's KernelRamp
+// unless the runtime's whole gap is smaller.
+func TestKernelRampKeepsTime(t *testing.T) {
+	p := DefaultParams()
+	kernels := map[string]Kernel{
+		"tiny add":  {Class: ClassElementwise, FLOPs: 65536, Bytes: 3 * 4 * 65536, Precision: hwdb.FP32, Launches: 1},
+		"gemm":      GEMMKernel(512, 512, 512, 1, hwdb.FP16Tensor, 2, 2),
+		"two steps": {Class: ClassElementwise, FLOPs: 1e6, Bytes: 12e6, Precision: hwdb.FP32, Launches: 2},
+	}
+	for _, g := range hwdb.All() {
+		for _, rtName := range []string{"graph", "pytorch", "onnxruntime"} {
+			rt, err := hwdb.LookupRuntime(rtName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, k := range kernels {
+				kt := EstimateKernel(g, k, Options{Params: p, Setting: InPlan, Runtime: rt})
+				n := max(k.Launches, 1)
+				perKernel := KernelGap(g, rt, p)
+				if !near(kt.RampS+kt.LaunchS, n*perKernel, 1e-12) || !near(kt.RampS, n*min(KernelRamp(g, p), perKernel), 1e-12) {
+					t.Errorf("%s %s %s: ramp %g + gap %g, want %g launches × %g (ramp %g)", g.Name, rtName, name, kt.RampS, kt.LaunchS, n, perKernel, KernelRamp(g, p))
+				}
+				if want := max(kt.ComputeS+kt.LatencyS, kt.MemoryS) + kt.RampS + kt.LaunchS; !near(kt.TimeS, want, 1e-12) {
+					t.Errorf("%s %s %s: time %g, want terms + ramp + gap %g", g.Name, rtName, name, kt.TimeS, want)
+				}
+			}
 		}
 	}
 }

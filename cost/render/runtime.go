@@ -17,8 +17,13 @@ func RuntimeLine(r *report.Report) string {
 		return ""
 	}
 	gap := fmt.Sprintf("kernel gap %s", Seconds(rt.KernelGapS))
-	if rt.KernelGapScale > 0 {
+	switch {
+	case rt.KernelGapScale > 0 && rt.KernelRampS > 0:
+		gap += fmt.Sprintf(" (%g × launch %s; %s of it the kernel's ramp)", rt.KernelGapScale, Seconds(rt.LaunchS), Seconds(rt.KernelRampS))
+	case rt.KernelGapScale > 0:
 		gap += fmt.Sprintf(" (%g × launch %s)", rt.KernelGapScale, Seconds(rt.LaunchS))
+	case rt.KernelRampS > 0:
+		gap += fmt.Sprintf(" (%s of it the kernel's ramp)", Seconds(rt.KernelRampS))
 	}
 	host := "no host dispatch"
 	if rt.DispatchS > 0 {

@@ -174,11 +174,17 @@ type NodeCost struct {
 	ComputeS  float64 `json:"compute_s"`
 	// LatencyS is the fixed latency of a GEMM-like kernel beyond its
 	// launch (pipeline fill and drain); time_s = max(compute_s +
-	// latency_s, memory_s) + launch_s.
+	// latency_s, memory_s) + ramp_s + launch_s.
 	LatencyS float64 `json:"latency_s"`
 	MemoryS  float64 `json:"memory_s"`
 	TimeS    float64 `json:"time_s"`
-	LaunchS  float64 `json:"launch_s"`
+	// RampS is the kernels' device-side minimum duration in a plan (their
+	// CTAs' dispatch and completion, perf.KernelRamp): part of a kernel's
+	// duration as a profiler times it. LaunchS is what is left per kernel:
+	// the gap between kernels (a plan's) or the launch. A kernel's body,
+	// what a profile's kernel duration measures, is time_s − launch_s.
+	RampS   float64 `json:"ramp_s,omitempty"`
+	LaunchS float64 `json:"launch_s"`
 	// CommunicationS is the all-reduce after this node under tensor
 	// parallelism, included in TimeS; absent on one GPU.
 	CommunicationS float64 `json:"communication_s,omitempty"`

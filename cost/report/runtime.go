@@ -15,7 +15,12 @@ type Runtime struct {
 	// gap, then KernelGapScale is 0).
 	KernelGapS     float64 `json:"kernel_gap_s"`
 	KernelGapScale float64 `json:"kernel_gap_scale"`
-	LaunchS        float64 `json:"launch_s"`
+	// KernelRampS is the part of KernelGapS that is the kernel's own
+	// device-side minimum duration (perf.KernelRamp), counted in each
+	// node's ramp_s and so in its kernel time as a profiler sees it; the
+	// rest is each node's launch_s, the idle gap between kernels.
+	KernelRampS float64 `json:"kernel_ramp_s,omitempty"`
+	LaunchS     float64 `json:"launch_s"`
 	// FillShare is the share of a GEMM-like kernel's fitted fill latency
 	// (pipeline fill and drain, in launches) a plan still pays; a library
 	// convolution's tiled kernel pays all of it (perf.ConvFillShare).

@@ -41,7 +41,7 @@ func TestIndexSelectFit(t *testing.T) {
 				continue
 			}
 			lat, loop := perf.IndexSelectTimeWith(r.g, r.p.Kernel, params, iter, chain)
-			pred := max(lat+loop, r.kt.MemoryS) + r.kt.LaunchS
+			pred := max(lat+loop, r.kt.MemoryS) + r.kt.RampS + r.kt.LaunchS
 			e = append(e, math.Abs(pred-r.p.MeasuredS)/r.p.MeasuredS)
 		}
 		slices.Sort(e)

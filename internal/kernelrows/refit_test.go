@@ -52,7 +52,7 @@ func heldOutAsMeasured(t *testing.T) []Priced {
 		case SourceH100:
 			// Timed per call inside a CUDA graph: the graph's gap
 			// (perf.KernelGap's nil default), not the default runtime's.
-			pred = calibrate.KernelOnlyS(kt) + perf.KernelGap(g, nil, p)
+			pred = calibrate.KernelOnlyS(kt) + perf.IdleGap(g, nil, p)
 		}
 		out = append(out, Priced{Row: r.Row, PredictedS: pred, Family: r.Family})
 	}

@@ -79,7 +79,7 @@ func measuredAs(r kernelrows.Row, g *hwdb.GPU, p perf.Params) float64 {
 	case kernelrows.SourceVidur:
 		return calibrate.KernelOnlyS(t)
 	case kernelrows.SourceH100:
-		return calibrate.KernelOnlyS(t) + perf.KernelGap(g, nil, p)
+		return calibrate.KernelOnlyS(t) + perf.IdleGap(g, nil, p)
 	}
 	return t.TimeS
 }
