@@ -390,6 +390,13 @@ func (in *inliner) clone(g *Graph, call *Node, f *Function) ([]*Node, error) {
 	if body == nil {
 		return nil, fmt.Errorf("function has no body")
 	}
+	for j := len(body.Outputs); j < len(call.Outputs); j++ {
+		if call.Out(j) != nil {
+			// Nothing would produce it: its readers would read an
+			// undefined value.
+			return nil, fmt.Errorf("the call has output %d (%q) but function %s declares %d", j+1, call.Out(j).Name, f.Name, len(body.Outputs))
+		}
+	}
 	c := &cloner{in: in, call: call, f: f, prefix: call.Name + "/", vals: map[*Value]*Value{}}
 	for i, formal := range body.Inputs {
 		c.vals[formal] = call.In(i) // nil when the caller omits it

@@ -98,6 +98,24 @@ func TestInlineRecursiveFunctionFails(t *testing.T) {
 	}
 }
 
+// TestInlineCallWithMoreOutputsThanTheFunction: a call that names an
+// output its function does not declare is refused in one line, not
+// inlined into a graph that reads a value nothing produces (a FuzzInline
+// finding).
+func TestInlineCallWithMoreOutputsThanTheFunction(t *testing.T) {
+	g := NewGraph("main")
+	x := input(t, g, "X", D(2))
+	y1, y2, z := mustValue(t, g, "Y1"), mustValue(t, g, "Y2"), mustValue(t, g, "Z")
+	g.AddNode(&Node{Name: "call", OpType: "LeakyAct", Domain: "custom", Inputs: []*Value{x}, Outputs: []*Value{y1, y2}})
+	g.AddNode(&Node{Name: "after", OpType: "Add", Inputs: []*Value{y1, y2}, Outputs: []*Value{z}})
+	g.AddOutput(z)
+	m := &Model{Opsets: []OpsetImport{{Version: 17}, {Domain: "custom", Version: 1}}, Graph: g, Functions: []*Function{leakyFunction(t)}}
+	err := InlineFunctions(m)
+	if err == nil || !strings.Contains(err.Error(), `output 2 ("Y2") but function LeakyAct declares 1`) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("got %v", err)
+	}
+}
+
 // TestInlinePassThroughAndRoundTrip writes and reads back a model with
 // functions, then inlines a function whose output is its input.
 func TestInlinePassThroughAndRoundTrip(t *testing.T) {
