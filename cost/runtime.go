@@ -97,6 +97,7 @@ func applyRuntime(rep *report.Report, gpu *hwdb.GPU, rt *hwdb.Runtime) {
 		finish, device = t.TimeS, t.TimeS
 	}
 	ri.HostS, ri.DeviceS = rt.CallS+issue, device
+	ri.KernelS = max(0, device-launchSum(rep.Nodes))
 	ri.HostBound = ri.HostS > finish
 	if total := steadyTime(finish, ri.HostS); total != t.TimeS && total > 0 {
 		// GEMM/conv share is of the whole time, idle GPU included; the
@@ -124,6 +125,15 @@ func applyRuntime(rep *report.Report, gpu *hwdb.GPU, rt *hwdb.Runtime) {
 	ri.MemoryFloorBytes = rt.MemoryFloor()
 	ri.DeviceMemoryBytes = t.PeakMemoryBytes + ri.MemoryFloorBytes
 	rep.Runtime = ri
+}
+
+// launchSum is the nodes' idle gaps between kernels (their launch_s).
+func launchSum(nodes []report.NodeCost) float64 {
+	var s float64
+	for i := range nodes {
+		s += nodes[i].LaunchS
+	}
+	return s
 }
 
 // steadyTime is the time per call when calls run back to back: the host's

@@ -126,3 +126,24 @@ func TestRuntimeEagerHostBound(t *testing.T) {
 		t.Errorf("absolute gap: node %g + ramp %g, notes %q", n.LaunchS, n.RampS, r2.Runtime.Notes)
 	}
 }
+
+// TestRuntimeKernelSum: runtime.kernel_s is the device time less the gaps
+// between kernels, each kernel's ramp kept: what a profiler's kernel sum
+// reads. Under a graph replay the device time is the report's time.
+func TestRuntimeKernelSum(t *testing.T) {
+	graph, err := hwdb.LookupRuntime("graph")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := tinyChain(t, 4).analyze(Options{Runtime: graph})
+	var body, gaps, ramps float64
+	for _, n := range r.Nodes {
+		body += n.TimeS - n.LaunchS
+		gaps += n.LaunchS
+		ramps += n.RampS
+	}
+	rt := r.Runtime
+	if math.Abs(rt.KernelS-body) > 1e-15 || math.Abs(rt.KernelS+gaps-r.Totals.TimeS) > 1e-15 || !(ramps > 0) || !(rt.KernelS > ramps) {
+		t.Errorf("kernel sum %g s, want the nodes' %g s (gaps %g, ramps %g, time %g)", rt.KernelS, body, gaps, ramps, r.Totals.TimeS)
+	}
+}

@@ -349,8 +349,8 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 		return err
 	}
 	tt := r.Totals
-	fmt.Fprintf(w, "\n%s MACs%s · params %s (%s) · %s launches · peak memory %s · energy %s · GEMM/conv %s of time\n",
-		Count(tt.MACs), executedText(tt.Counts), Count(tt.Params), Bytes(tt.ParamBytes), Count(tt.Launches), Bytes(tt.PeakMemoryBytes), Joules(tt.EnergyJ), Percent(tt.GEMMConvTimeShare))
+	fmt.Fprintf(w, "\n%s MACs%s · params %s (%s) · %s launches%s · peak memory %s · energy %s · GEMM/conv %s of time\n",
+		Count(tt.MACs), executedText(tt.Counts), Count(tt.Params), Bytes(tt.ParamBytes), Count(tt.Launches), kernelSumText(r), Bytes(tt.PeakMemoryBytes), Joules(tt.EnergyJ), Percent(tt.GEMMConvTimeShare))
 	fmt.Fprintf(w, "power: average %.0f W · energy-delay product %.4g J·s · %s\n", tt.AvgPowerW, tt.EDPJS, powerSetting(tt))
 	if line := IntervalText(r); line != "" {
 		fmt.Fprintln(w, line)
@@ -358,6 +358,16 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 	writeUnsupported(w, r)
 	writePartial(w, r)
 	return nil
+}
+
+// kernelSumText is ", kernel sum T": the kernels' own time, what a
+// profiler's kernel summary should read against it; "" without a runtime
+// and for a training step (the runtime's figure is its forward call's).
+func kernelSumText(r *report.Report) string {
+	if r.Runtime == nil || !(r.Runtime.KernelS > 0) || r.Totals.Train != nil {
+		return ""
+	}
+	return ", kernel sum " + Seconds(r.Runtime.KernelS)
 }
 
 // executedText names what the plan executes when it is not the model's

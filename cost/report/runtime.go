@@ -44,7 +44,12 @@ type Runtime struct {
 	WaitS       float64 `json:"wait_s,omitempty"`
 	WaitEnergyJ float64 `json:"wait_energy_j,omitempty"`
 	DeviceS     float64 `json:"device_s"`
-	HostBound   bool    `json:"host_bound"`
+	// KernelS is the part of DeviceS the kernels themselves run, the idle
+	// gaps between them (each node's launch_s) left out: what a
+	// profiler's kernel sum measures (Nsight Systems' kernel summary,
+	// Kineto's kernel events, `calibrate --profile`).
+	KernelS   float64 `json:"kernel_s"`
+	HostBound bool    `json:"host_bound"`
 	// CallS is the fixed cost of one call (enqueue, wrapper, guards,
 	// synchronize); LatencyS = CallS + the kernels' pipeline is one call
 	// timed alone with a synchronize, as a host clock around it sees it.
