@@ -429,10 +429,11 @@ func IdleGap(g *hwdb.GPU, r *hwdb.Runtime, p Params) float64 {
 // kernel between kernels (graph time less the profiler's kernel sum, over
 // the kernel count; 0.57-0.87 µs at batch 1) of the 1.27 µs in-graph cost,
 // a share of 0.52 for the ramp; and Vidur's profiler-timed residual add
-// of one to four tokens (a few KB, timed to whole microseconds) lasts a
-// median 1.0 µs on H100 and A40 and 2.0 µs on A100, a share of 0.4-1.
-// Before the split, those replays' kernel bodies were priced 19-33%
-// under the profiler's sums at batch 1 and their gaps 1.5-2× over.
+// of one to four tokens (a few KB) lasts a median 1.0 µs on H100 and A40
+// and 2.0 µs on A100, which, timed to whole microseconds, allows any share
+// from about 0.4 to all of it. Before the split, those replays' kernel
+// bodies were priced 19-33% under the profiler's sums at batch 1 and
+// their gaps 1.5-2.2× over.
 const kernelRampShare = 0.5
 
 // InPlanFillShare is the share of a GEMM-like kernel's fitted fill that a
