@@ -2,11 +2,13 @@ package profile
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/onnxcost/onnxcost/calib"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/pipeline"
@@ -259,5 +261,29 @@ func TestNestedControlFlow(t *testing.T) {
 		if r := m.Profiled[i]; len(r.Nodes) != 1 || r.Nodes[0] != want {
 			t.Errorf("event %d (%s within %q) on %v, want %s", i, r.Name, r.Within, r.Nodes, want)
 		}
+	}
+}
+
+// TestKernelTimeIsComparedAndFitted: a profile times kernels, not the
+// idle gaps between them, so a node's prediction beside it and the row a
+// fit takes from it are its time less its gap (launch_s), its ramp kept
+// (ramp_s, the kernel's own minimum duration); the fit leaves the ramp
+// unscaled (calib.NodeBody).
+func TestKernelTimeIsComparedAndFitted(t *testing.T) {
+	rep := &report.Report{GPU: "H100-SXM5-80GB", Nodes: []report.NodeCost{
+		{Name: "/l/MatMul", OpType: "MatMul", KernelClass: "gemm", ComputeS: 8e-6, MemoryS: 2e-6, RampS: 0.6e-6, LaunchS: 0.7e-6, TimeS: 9.3e-6, Launches: 1},
+	}}
+	p := &Profile{Format: ONNXRuntime, Runs: 1, Events: []Event{{Name: "/l/MatMul", OpType: "MatMul", DurS: 9e-6, Kernels: 1}}}
+	m := MatchReport(p, rep)
+	if len(m.Nodes) != 1 || math.Abs(m.Nodes[0].PredictedS-8.6e-6) > 1e-15 {
+		t.Fatalf("predicted %+v, want the node's 9.3 µs less its 0.7 µs gap", m.Nodes)
+	}
+	rows := m.Rows(rep)
+	if len(rows) != 1 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	n := rows[0].Report.Nodes[0]
+	if math.Abs(rows[0].Report.Totals.TimeS-8.6e-6) > 1e-15 || n.RampS != 0.6e-6 || n.LaunchS != 0 || math.Abs(calib.NodeBody(&n)-8e-6) > 1e-15 {
+		t.Errorf("row time %g, ramp %g, gap %g, body %g; want 8.6 µs, the ramp kept, no gap, an 8 µs body", rows[0].Report.Totals.TimeS, n.RampS, n.LaunchS, calib.NodeBody(&n))
 	}
 }
