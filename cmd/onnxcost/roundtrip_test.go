@@ -102,7 +102,7 @@ func TestOptimizeRoundTrip(t *testing.T) {
 }
 
 // roundTripTotals compares two totals objects: counts exactly, times, energy
-// and power to within 1e-5. The re-read model may group an equal-time
+// and power to within roundTripTol. The re-read model may group an equal-time
 // pointwise op into a neighbouring kernel differently (BERT's embedding
 // Adds join a chain instead of a SkipLayerNormalization), which the
 // pointwise rate prices a few nanoseconds apart.
@@ -111,9 +111,12 @@ func TestOptimizeRoundTrip(t *testing.T) {
 // embeddings' two adds differently: BERT's original plan folds the second
 // into SkipLayerNormalization, the re-read one chains both adds in an
 // elementwise kernel before a plain LayerNormalization; priced by the
-// elements they move (vectorized kernels), the two plans differ by 2e-5
-// of BERT-base's time.
-const roundTripTol = 5e-5
+// elements they move (vectorized kernels), the two plans differed by 2e-5
+// of BERT-base's time, and by 1.6e-4 at batch 1 (3e-4 of the
+// energy-delay product) since a row's CTA keeps 4 KiB in flight (cost/perf
+// rowCTAInflightBytes): the fused norm's second input is read at its 128
+// rows' fill rate.
+const roundTripTol = 5e-4
 
 func roundTripTotals(a, b string) bool {
 	var x, y map[string]any

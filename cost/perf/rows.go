@@ -32,15 +32,25 @@ import (
 // Grid under-fill. With fewer rows than the GPU can stream at once, the
 // bandwidth is what those CTAs can draw. A CTA's bandwidth is bounded by
 // the bytes it keeps in flight over the memory latency (Little's law):
-// rowCTAInflightBytes / rowMemLatencyS, about 55 GB/s; a GPU of 2 TB/s
-// needs ~37 busy rows to reach its bandwidth, so a batch-1 LayerNorm over
-// 8 rows runs at a fifth of it.
+// rowCTAInflightBytes / rowMemLatencyS, about 7 GB/s; a GPU of 2 TB/s
+// needs ~300 busy rows to reach its bandwidth, so a decode step's norms
+// over a few tokens take the same few microseconds at any token count, as
+// Vidur's do.
 const (
 	// rowOnChipBytes is the largest row a single-pass kernel keeps on chip.
 	rowOnChipBytes = 48 << 10
-	// rowCTAInflightBytes: 1024 threads, each with two 16-byte loads
-	// outstanding (a vectorised, twice-unrolled row loop).
-	rowCTAInflightBytes = 1024 * 16 * 2
+	// rowCTAInflightBytes is what one row's CTA keeps in flight: 4 KiB,
+	// 256 threads with one 16-byte vector each, or 1024 with one fp32
+	// element. FITTED: the least median |error| over Vidur's norm fit rows
+	// as kernel durations (sarathi's RMSNorm, PyTorch's LayerNorm; A100,
+	// H100, A40 together: internal/kernelrows TestRowInflightFit), 10.6%
+	// at 3 and 4 KiB (held out 10.6%), where the 32 KiB of "1024 threads
+	// with two 16-byte loads each" gave 11.2% and a P90 of 39% (26% now):
+	// the few-token rows, priced 2-6× too fast. The norms' slopes alone say 1-2
+	// KiB (sarathi's 1024 scalar fp16 loads, PyTorch's 128 threads of
+	// 8-byte vectors) per round trip, but not every byte priced waits on
+	// DRAM: the writes, the weight and the second pass's L2 hits do not.
+	rowCTAInflightBytes = 4 << 10
 	// rowMemLatencyS is the DRAM load latency under load, ~600 ns on
 	// Volta-Hopper GPUs (microbenchmark papers report 400-700 ns idle to
 	// loaded; Jia et al., "Dissecting the NVIDIA Volta GPU architecture
@@ -53,11 +63,28 @@ const (
 // plus RowPasses−1 more reads of the input when a row does not fit on
 // chip, at the bandwidth the busy rows can draw.
 func rowMemoryTime(g *hwdb.GPU, k Kernel, bw float64) float64 {
+	return rowMemoryTimeWith(k, bw, rowCTAInflightBytes)
+}
+
+// rowMemoryTimeWith is rowMemoryTime with inflight bytes per row's CTA.
+func rowMemoryTimeWith(k Kernel, bw, inflight float64) float64 {
 	if bw <= 0 {
 		return 0
 	}
-	return (k.Bytes + rowExtraBytes(k)) / min(bw, rowFillBandwidth(k))
+	return (k.Bytes + rowExtraBytes(k)) / min(bw, rowFillBandwidthWith(k, inflight))
 }
+
+// RowMemoryWith is an isolated row-wise kernel's memory-side time (its
+// stream at the level its working set sits in, combined with its SM-side
+// limit as EstimateKernel combines them) with a candidate inflight bytes
+// per row's CTA, for the fit that checks rowCTAInflightBytes.
+func RowMemoryWith(g *hwdb.GPU, k Kernel, p Params, inflight float64) float64 {
+	bw, _ := bandwidthFor(g, k.WorkingSet, p)
+	return softSum(rowMemoryTimeWith(k, bw*p.MemEff, inflight), pointwiseS(g, k, p))
+}
+
+// RowInflightFitted is the committed rowCTAInflightBytes.
+func RowInflightFitted() float64 { return rowCTAInflightBytes }
 
 // rowExtraBytes is the RowPasses−1 further reads of the input a row-wise
 // kernel makes when its row does not fit on chip; 0 when it does.
@@ -72,10 +99,29 @@ func rowExtraBytes(k Kernel) float64 {
 // rowFillBandwidth is the bandwidth k's rows can draw with their bytes
 // in flight (Little's law); +Inf when the kernel has no rows.
 func rowFillBandwidth(k Kernel) float64 {
+	return rowFillBandwidthWith(k, rowCTAInflightBytes)
+}
+
+func rowFillBandwidthWith(k Kernel, inflight float64) float64 {
 	if k.Rows <= 0 {
 		return math.Inf(1)
 	}
-	return float64(k.Rows) * rowCTAInflightBytes / rowMemLatencyS
+	return float64(k.Rows) * rowCTAs(k) * inflight / rowMemLatencyS
+}
+
+// rowCTAs is how many CTAs stream one row. A norm or softmax (RowPasses
+// above 1) must see its whole row to normalise it: one CTA per row,
+// however long. A plain reduction has no second pass, and reduction
+// kernels split a long row over several CTAs and combine their partial
+// results (PyTorch's reduce kernel does when it has fewer outputs than
+// the GPU has SMs to fill): one CTA per on-chip share of the row, so a
+// sum over a whole tensor streams like any kernel of its size.
+func rowCTAs(k Kernel) float64 {
+	if k.RowPasses > 1 {
+		return 1
+	}
+	rowBytes := float64(k.RowLen) * elemBytesOr4(k.ElemBytes)
+	return max(1, math.Ceil(rowBytes/rowOnChipBytes))
 }
 
 // elemBytesOr4 is an element size, 4 (fp32) when unset.

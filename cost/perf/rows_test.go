@@ -37,11 +37,22 @@ func TestRowMemoryTime(t *testing.T) {
 	if r := rowMemoryTime(g, ln, bw) / short; math.Abs(r-1.5) > 1e-12 {
 		t.Errorf("layer norm long rows %.3f×, want 1.5", r)
 	}
-	// Under-fill: 8 rows of 4096 fp32 can draw 8 × 32 KiB / 600 ns =
-	// 437 GB/s, not 1.5 TB/s.
+	// Under-fill: 8 rows of 4096 fp32 can draw 8 × 4 KiB / 600 ns =
+	// 55 GB/s, not 1.5 TB/s.
 	k := Kernel{Class: ClassReduction, Bytes: 2 * 4 * 8 * 4096, ElemBytes: 4, Rows: 8, RowLen: 4096, RowPasses: 2}
-	want := k.Bytes / (8 * 32768 / 600e-9)
+	want := k.Bytes / (8 * 4096 / 600e-9)
 	if got := rowMemoryTime(g, k, bw); math.Abs(got-want)/want > 1e-12 {
 		t.Errorf("8 rows: %g s, want %g s", got, want)
+	}
+	// A sum of one 16M-element fp32 row is split over a CTA per 48 KiB of
+	// it (1366 CTAs): it streams at the bandwidth, not one CTA's 7 GB/s.
+	sum := Kernel{Class: ClassReduction, Bytes: 4 << 24, ElemBytes: 4, Rows: 1, RowLen: 1 << 24, RowPasses: 1}
+	if got, want := rowMemoryTime(g, sum, bw), sum.Bytes/bw; math.Abs(got-want)/want > 1e-12 {
+		t.Errorf("whole-tensor sum: %g s, want %g s (bytes / bandwidth)", got, want)
+	}
+	// A norm's long row stays one CTA's.
+	norm := Kernel{Class: ClassReduction, Bytes: 2 * 4 << 20, ElemBytes: 4, Rows: 1, RowLen: 1 << 20, RowPasses: 2}
+	if got, want := rowMemoryTime(g, norm, bw), (norm.Bytes+rowExtraBytes(norm))/(4096/600e-9); math.Abs(got-want)/want > 1e-12 {
+		t.Errorf("one long norm row: %g s, want %g s (one CTA's fill)", got, want)
 	}
 }
