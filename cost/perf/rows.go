@@ -109,17 +109,16 @@ func rowFillBandwidthWith(k Kernel, inflight float64) float64 {
 	return float64(k.Rows) * rowCTAs(k) * inflight / rowMemLatencyS
 }
 
-// rowCTAs is how many CTAs stream one row. A norm or softmax (RowPasses
-// above 1) must see its whole row to normalise it: one CTA per row,
-// however long. A plain reduction has no second pass, and reduction
-// kernels split a long row over several CTAs and combine their partial
-// results (PyTorch's reduce kernel does when it has fewer outputs than
-// the GPU has SMs to fill): one CTA per on-chip share of the row, so a
-// sum over a whole tensor streams like any kernel of its size.
+// rowCTAs is how many CTAs stream one row: one for a row that fits a
+// CTA's on-chip share (rowOnChipBytes), which is what Vidur's norms, the
+// fit of rowCTAInflightBytes, measure (rows of 5-16 KiB); a longer row
+// one per share. Reduction kernels split a long row over CTAs and combine
+// their partial results (PyTorch's reduce kernel does when it has fewer
+// outputs than SMs to fill), so a sum over a whole tensor streams like
+// any kernel of its size; a norm over a long row (a group norm's group)
+// is priced the same way, its statistics gathered by several CTAs, an
+// assumption no data here checks.
 func rowCTAs(k Kernel) float64 {
-	if k.RowPasses > 1 {
-		return 1
-	}
 	rowBytes := float64(k.RowLen) * elemBytesOr4(k.ElemBytes)
 	return max(1, math.Ceil(rowBytes/rowOnChipBytes))
 }

@@ -50,9 +50,14 @@ func TestRowMemoryTime(t *testing.T) {
 	if got, want := rowMemoryTime(g, sum, bw), sum.Bytes/bw; math.Abs(got-want)/want > 1e-12 {
 		t.Errorf("whole-tensor sum: %g s, want %g s (bytes / bandwidth)", got, want)
 	}
-	// A norm's long row stays one CTA's.
+	// A norm's row within one CTA's on-chip share is one CTA's; a 4 MiB
+	// one is 86 CTAs' (one per 48 KiB).
+	short1 := Kernel{Class: ClassReduction, Bytes: 2 * 2 * 4096, ElemBytes: 2, Rows: 1, RowLen: 4096, RowPasses: 2}
+	if got, want := rowMemoryTime(g, short1, bw), short1.Bytes/(4096/600e-9); math.Abs(got-want)/want > 1e-12 {
+		t.Errorf("one 8 KiB norm row: %g s, want %g s (one CTA's fill)", got, want)
+	}
 	norm := Kernel{Class: ClassReduction, Bytes: 2 * 4 << 20, ElemBytes: 4, Rows: 1, RowLen: 1 << 20, RowPasses: 2}
-	if got, want := rowMemoryTime(g, norm, bw), (norm.Bytes+rowExtraBytes(norm))/(4096/600e-9); math.Abs(got-want)/want > 1e-12 {
-		t.Errorf("one long norm row: %g s, want %g s (one CTA's fill)", got, want)
+	if got, want := rowMemoryTime(g, norm, bw), (norm.Bytes+rowExtraBytes(norm))/(86*4096/600e-9); math.Abs(got-want)/want > 1e-12 {
+		t.Errorf("one long norm row: %g s, want %g s (86 CTAs' fill)", got, want)
 	}
 }
