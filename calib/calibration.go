@@ -92,6 +92,12 @@ type Cell struct {
 	// (ridgeBuckets): its compute time over its memory time, as the
 	// uncalibrated model prices them on the GPU in use.
 	Ridge string
+	// Shape is the GEMM of a shape cell (report.NodeCost.KernelShape,
+	// "NxK"), "" on every other cell: a library picks its kernel by the
+	// problem's dims, so one op's GEMMs of two shapes run at their own
+	// share of the model (Vidur's H100 QKV, out, up and down projections
+	// sit 1-8% apart).
+	Shape string
 	// N is the number of rows whose time the cell touched.
 	N int
 	// Factor multiplies the term times of the cell's kernels, relative to
@@ -133,7 +139,16 @@ func cellKey(class, op, bound, size string) string {
 	return class + "/" + op + "/" + bound + "/" + size
 }
 
+// shapeKey is the identity of the class×op×shape cell; "shape:" is in no
+// size or ridge bucket's name.
+func shapeKey(class, op, shape string) string {
+	return cellKey(class, op, "*", "shape:"+shape)
+}
+
 func (c Cell) key() string {
+	if c.Shape != "" {
+		return shapeKey(c.Class, c.Op, c.Shape)
+	}
 	if c.Ridge != "*" && c.Ridge != "" {
 		return cellKey(c.Class, c.Op, c.Bound, c.Ridge)
 	}
@@ -184,14 +199,16 @@ func (a *Applied) Full() bool { return a != nil && a.full }
 const maxFactor = 20
 
 // TermFactor is the factor on one term of a kernel's time (term
-// "compute", "latency" or "memory"; terms the kernel's uncalibrated
-// compute, latency and memory seconds), as cost.Analyze applies it: on
-// the GPU fitted, GPUFactor times the class cell, the class×op and
-// class×op×term cells of the node's op type, the class×term cell, the
+// "compute", "latency" or "memory"; shape the kernel's GEMM, "" for none;
+// terms the kernel's uncalibrated compute, latency and memory seconds),
+// as cost.Analyze applies it: on the GPU fitted, GPUFactor times the
+// class cell, the class×op and class×op×term cells of the node's op
+// type, the class×op×shape cell of its GEMM, the class×term cell, the
 // term's size cells and, for compute and memory, the kernel's ridge
-// cells; on another GPU the
-// same cells less the size and ridge cells, their product shrunk by
-// transferDeadband and raised to the transfer weight, and no GPUFactor.
+// cells; on another GPU the same cells less the shape, size and ridge
+// cells, their product shrunk by transferDeadband and raised to the
+// transfer weight, and no GPUFactor. A shape cell is one factor at every
+// batch size: a batch never changes a kernel's shape (cost.kernelShape).
 // The size cells are interpolated over log term time between the
 // decades' centres by the fit's own monotone rule (monotoneSizeLog), so a
 // term × TermFactor rises with the term and never faster than it:
@@ -199,7 +216,7 @@ const maxFactor = 20
 // ridge cells are interpolated over the log of compute time over memory
 // time by a rule (monotoneRidgeLog) that keeps every calibrated term
 // rising with each term. A nil a, no class or no time gets 1.
-func (a *Applied) TermFactor(class, op, term string, terms [3]float64) float64 {
+func (a *Applied) TermFactor(class, op, shape, term string, terms [3]float64) float64 {
 	ti := slices.Index(termNames[:], term)
 	if a == nil || class == "" || ti < 0 || !(terms[ti] > 0) {
 		return 1
@@ -210,6 +227,9 @@ func (a *Applied) TermFactor(class, op, term string, terms [3]float64) float64 {
 	}
 	if a.full {
 		lf += a.sizeLog(class, term, terms[ti]) + math.Log(a.cal.GPUFactor)
+		if op != "" && shape != "" {
+			lf += a.logF[shapeKey(class, op, shape)]
+		}
 		if x, ok := ridgeX(terms); ok && ridgeTerm(term) {
 			lf += a.ridgeLog(class, term, x)
 		}
@@ -260,8 +280,9 @@ func (a *Applied) sizeLog(class, term string, termS float64) float64 {
 }
 
 // transferLog is the part of the cells that transfers: the class,
-// class×op, class×op×term and class×term cells. Size cells stay on the
-// GPU fitted: a decade of term time there holds other kernels on a GPU
+// class×op, class×op×term and class×term cells. Shape cells stay on the
+// GPU fitted (which kernel a library picks for a shape is the GPU's
+// own), and so do size cells: a decade of term time there holds other kernels on a GPU
 // of another speed, and carrying them made every transfer on the kernel
 // rows worse.
 func (a *Applied) transferLog(class, op, term string) float64 {

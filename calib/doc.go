@@ -3,8 +3,9 @@
 //
 // A calibration multiplies each term of a kernel's time (compute,
 // latency, memory: perf.KernelTime's) by a factor looked up by kernel
-// class, the node's ONNX op type, the term, the term's size and the
-// kernel's position against the ridge point (Calibration,
+// class, the node's ONNX op type, its GEMM's N × K (the shape cells), the
+// term, the term's size and the kernel's position against the ridge
+// point (Calibration,
 // Applied.TermFactor), which cost.Analyze applies to every
 // kernel as max(fc·C + fl·L, fm·M). It is fitted by Fit from measured
 // calls priced uncalibrated (Row), predicting each the same way, written
@@ -14,7 +15,7 @@
 // relative to each other (class, op and term cells) is carried, shrunk,
 // never what the fitted GPU's peaks were off by (GPUFactor, centred on
 // the typical op so that one class's or op's error stays in its cells)
-// nor its size cells.
+// nor its shape and size cells.
 //
 // The size cells are interpolated over log time by one rule
 // (monotoneSizeLog) that the fit and the application share, so a

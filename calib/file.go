@@ -60,7 +60,9 @@ type fileCell struct {
 	Bound string `yaml:"bound"`
 	Size  string `yaml:"size"`
 	// Ridge is absent on every cell but a ridge cell.
-	Ridge  string  `yaml:"ridge"`
+	Ridge string `yaml:"ridge"`
+	// Shape is absent on every cell but a shape cell.
+	Shape  string  `yaml:"shape"`
 	N      int     `yaml:"n"`
 	Factor float64 `yaml:"factor"`
 }
@@ -80,15 +82,16 @@ func (c *Calibration) Write(w io.Writer) error {
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
 	p("# onnxcost calibration: what measured calls taught the time model.\n")
 	p("# Each term of a kernel's time (compute, latency, memory) is multiplied by\n")
-	p("#   gpu_factor x class x class+op x class+op+term x class+term\n")
-	p("#   x class+term+size x class+term+ridge\n")
-	p("# (cells below; a missing cell is 1; op is the node's ONNX op type; the size\n")
+	p("#   gpu_factor x class x class+op x class+op+term x class+op+shape\n")
+	p("#   x class+term x class+term+size x class+term+ridge\n")
+	p("# (cells below; a missing cell is 1; op is the node's ONNX op type, shape its\n")
+	p("# GEMM's N x K, which no batch size changes; the size\n")
 	p("# cells are interpolated over the term's time, never letting it fall as it\n")
 	p("# grows; the ridge cells over the kernel's compute time / memory time, the\n")
 	p("# compute factor never rising and the memory factor never falling with it)\n")
 	p("# on the GPU it was fitted on. gpu_factor is what that GPU's peaks and\n")
 	p("# clocks were off by (the mean of its op types), so on any other GPU it, the\n")
-	p("# size and the ridge cells are dropped and the product of the other cells,\n")
+	p("# shape, size and ridge cells are dropped and the product of the other cells,\n")
 	p("# less a tenth either way (the scatter of a well-modelled kernel), is raised to\n")
 	p("# the transfer weight: what was learned about kernels carries, in part.\n")
 	p("format: %d\n", FormatVersion)
@@ -118,8 +121,8 @@ func writeCells(p func(string, ...any), cells []Cell) {
 	p("  # class; op type (absent: any); time term (bound) and size decade of the\n")
 	p("  # term's uncalibrated time (\"*\": any); ridge (absent: any): the kernel's\n")
 	p("  # uncalibrated compute time over its memory time, the point the factor is\n")
-	p("  # anchored at; n: rows whose time the cell touched; factor: relative to the\n")
-	p("  # level above\n")
+	p("  # anchored at; shape (absent: any): the GEMM's N x K, on this GPU only;\n")
+	p("  # n: rows whose time the cell touched; factor: relative to the level above\n")
 	for _, cl := range cells {
 		op, ridge := "", ""
 		if cl.Op != "*" {
@@ -127,6 +130,9 @@ func writeCells(p func(string, ...any), cells []Cell) {
 		}
 		if isRidge(cl.Ridge) {
 			ridge = "ridge: " + quote(cl.Ridge) + ", "
+		}
+		if cl.Shape != "" {
+			ridge += "shape: " + quote(cl.Shape) + ", "
 		}
 		p("  - {class: %s, %sbound: %s, size: %s, %sn: %d, factor: %s}\n", quote(cl.Class), op, quote(cl.Bound), quote(cl.Size), ridge, cl.N, num(cl.Factor))
 	}
@@ -280,6 +286,9 @@ func knownClass(s string) bool { return slices.Contains(knownClasses, perf.Kerne
 // ONNX spec's op names, onnxcost's fused ops), at most 64 characters.
 var opName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
 
+// gemmShape is a shape cell's shape: N x K, positive integers.
+var gemmShape = regexp.MustCompile(`^[1-9][0-9]{0,11}x[1-9][0-9]{0,11}$`)
+
 // validOp reports whether op can key a class×op cell.
 func validOp(op string) bool { return opName.MatchString(op) }
 
@@ -314,6 +323,9 @@ func cellsFromDoc(fc []fileCell) ([]Cell, error) {
 		}
 		if err := checkRidgeCell(f); err != nil {
 			return nil, fmt.Errorf("%s: %v", at, err)
+		}
+		if f.Shape != "" && (!gemmShape.MatchString(f.Shape) || f.Op == "*" || f.Bound != "*" || f.Size != "*" || f.Ridge != "*") {
+			return nil, fmt.Errorf("%s: shape %q: a shape cell is an op's GEMM of N x K (\"768x3072\"), with an op, bound and size \"*\" and no ridge", at, f.Shape)
 		}
 		if f.N < 0 {
 			return nil, fmt.Errorf("%s: n %d is negative", at, f.N)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
@@ -35,9 +36,12 @@ type Row struct {
 // half, median |error|, summed over the eleven GPUs): 145.1 points at 8,
 // 148.1 at 4, 145.0 at 16, 146.6 with no ridge cells: within the
 // medians' noise either way (see TestCalibrationEndToEnd).
-type penalties struct{ class, op, opTerm, bound, size, ridge float64 }
+//
+// A shape cell refines a class×op cell by the GEMM's dims, a third-order
+// correction like an op×term cell, with its pull (4).
+type penalties struct{ class, op, opTerm, shape, bound, size, ridge float64 }
 
-var defaultPenalties = penalties{class: 1, op: 2, opTerm: 4, bound: 2, size: 4, ridge: 8}
+var defaultPenalties = penalties{class: 1, op: 2, opTerm: 4, shape: 4, bound: 2, size: 4, ridge: 8}
 
 // huberDelta is where the fit's loss turns from squared to absolute, in
 // log(pred/measured). ESTIMATE: a tenth is the spread of a well-modelled
@@ -106,11 +110,12 @@ type fitRow struct {
 type fitKernel struct {
 	class string
 	op    string // the node's op type, "" when it has none a file can name
+	shape string // the node's KernelShape, "" for none
 	// terms are the kernel's non-zero time terms: compute and latency add,
 	// memory overlaps them.
 	terms []fitTerm
-	// params are g, the class cell and the class×op cell: they scale
-	// every term.
+	// params are g, the class cell, the class×op cell and the
+	// class×op×shape cell: they scale every term.
 	params []int
 	// ridge is ridgeX of the kernel's uncalibrated terms; hasRidge is
 	// false when a side is zero (no ridge cells then).
@@ -218,6 +223,9 @@ func nodeKernel(n *report.NodeCost, body float64) fitKernel {
 	k := fitKernel{class: n.KernelClass}
 	if validOp(n.OpType) {
 		k.op = n.OpType
+		if gemmShape.MatchString(n.KernelShape) {
+			k.shape = n.KernelShape
+		}
 	}
 	for i, s := range [3]float64{n.ComputeS, n.LatencyS, n.MemoryS} {
 		if s > 0 && !math.IsInf(s, 0) {
@@ -298,6 +306,9 @@ func bindKernel(k *fitKernel, pos map[string]int) {
 	if k.op != "" {
 		k.params = append(k.params, pos[cellKey(k.class, k.op, "*", "*")])
 	}
+	if p, ok := pos[shapeKey(k.class, k.op, k.shape)]; ok && k.shape != "" {
+		k.params = append(k.params, p)
+	}
 	for t := range k.terms {
 		tm := &k.terms[t]
 		tm.cells = []int{pos[cellKey(k.class, "*", tm.name, "*")]}
@@ -335,6 +346,11 @@ func kernelCells(k fitKernel) []Cell {
 	if k.op != "" {
 		cs = append(cs, cell(k.op, "*", "*", "*"))
 	}
+	if k.shape != "" {
+		c := cell(k.op, "*", "*", "")
+		c.Shape = k.shape
+		cs = append(cs, c)
+	}
 	for _, t := range k.terms {
 		cs = append(cs, cell("*", t.name, "*", "*"))
 		if k.op != "" && opTermCells {
@@ -369,6 +385,8 @@ func termBuckets(s float64) []int {
 
 func levelPenalty(c Cell, pen penalties) float64 {
 	switch {
+	case c.Shape != "":
+		return pen.shape
 	case c.Op != "*" && c.Bound == "*":
 		return pen.op
 	case c.Op != "*":
@@ -398,7 +416,10 @@ func cellCompare(a, b Cell) int {
 	if d := sizeRank(a.Size) - sizeRank(b.Size); d != 0 {
 		return d
 	}
-	return ridgeRank(a.Ridge) - ridgeRank(b.Ridge)
+	if d := ridgeRank(a.Ridge) - ridgeRank(b.Ridge); d != 0 {
+		return d
+	}
+	return strings.Compare(a.Shape, b.Shape)
 }
 
 func cmpStr(a, b string) int {

@@ -79,7 +79,9 @@ func halves(rows []calib.Row) (fit, held []calib.Row) {
 func calibrated(r calib.Row, a *calib.Applied) float64 {
 	n := r.Report.Nodes[0]
 	terms := [3]float64{n.ComputeS, n.LatencyS, n.MemoryS}
-	f := func(term string, s float64) float64 { return s * a.TermFactor(n.KernelClass, n.OpType, term, terms) }
+	f := func(term string, s float64) float64 {
+		return s * a.TermFactor(n.KernelClass, n.OpType, n.KernelShape, term, terms)
+	}
 	return r.Report.Totals.TimeS - max(n.ComputeS+n.LatencyS, n.MemoryS) + max(f("compute", n.ComputeS)+f("latency", n.LatencyS), f("memory", n.MemoryS))
 }
 

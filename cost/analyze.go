@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost/perf"
@@ -60,10 +61,12 @@ type KernelCalibration interface {
 	// "compute", "latency" or "memory" (perf.KernelTime's), class the
 	// kernel's (report.NodeCost.KernelClass), op the node's op type
 	// (report.NodeCost.OpType: kernels of one class run different
-	// code), terms the kernel's uncalibrated compute, latency and
-	// memory seconds. A term × TermFactor never falls as any term grows,
-	// so a calibrated time still grows with batch.
-	TermFactor(class, op, term string, terms [3]float64) float64
+	// code), shape its GEMM (report.NodeCost.KernelShape, "" for none),
+	// terms the kernel's uncalibrated compute, latency and memory
+	// seconds. A term × TermFactor never falls as any term grows, and
+	// shape is a kernel's dims that no batch size changes, so a
+	// calibrated time still grows with batch.
+	TermFactor(class, op, shape, term string, terms [3]float64) float64
 	// Describe is one line for the report: which calibration, fitted on
 	// what, applied how.
 	Describe() string
@@ -479,6 +482,10 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 			// The time model prices per-step latency itself (RNNStepLaunches).
 			k.Launches = 1
 		}
+		// The node's own GEMM, before a library's algorithm replaces
+		// it: cuDNN's Winograd choice changes with batch, the shape a
+		// calibration keys by must not.
+		shape := kernelShape(k)
 		k = a.libraryWinograd(n, &est, k)
 		k = a.nativeDepthwise(nc, n, &est, k)
 		split := a.tp != nil && est.Class.GEMMLike() && depth == 0
@@ -490,8 +497,8 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		pk := a.underControl(k)
 		if c := a.opt.Calibration; c != nil {
 			cl, op, ts := string(est.Class), n.OpType, [3]float64{pk.ComputeS, pk.LatencyS, pk.MemoryS}
-			pk = pk.Calibrated(a.gpu, k, c.TermFactor(cl, op, "compute", ts), c.TermFactor(cl, op, "latency", ts),
-				c.TermFactor(cl, op, "memory", ts), a.opt.Power.CapW)
+			pk = pk.Calibrated(a.gpu, k, c.TermFactor(cl, op, shape, "compute", ts), c.TermFactor(cl, op, shape, "latency", ts),
+				c.TermFactor(cl, op, shape, "memory", ts), a.opt.Power.CapW)
 		}
 		kt := pk.KernelTime
 		agg = aggregate{ComputeS: kt.ComputeS, LatencyS: kt.LatencyS, MemoryS: kt.MemoryS, RampS: kt.RampS, LaunchS: kt.LaunchS, TimeS: kt.TimeS}
@@ -514,6 +521,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		}
 		nc.Bound = kt.Bound
 		nc.KernelClass = string(est.Class)
+		nc.KernelShape = shape
 		nc.MemLevel = kt.Level
 		nc.Precision = string(prec)
 	}
@@ -809,4 +817,21 @@ func (a *analyzer) sanitizeTotals(r *report.Report) {
 			r.Warnings = append(r.Warnings, "a total overflowed float64 or was not a number and was clamped")
 		}
 	}
+}
+
+// kernelShape is a GEMM-like kernel's N×K as "NxK" (report.NodeCost.
+// KernelShape), "" for other kernels. N is a GEMM's output columns, a
+// convolution's output channels; K its reduction length: a batch binds
+// M (rows, or a convolution's N·P·Q) or Batch, never these, so a
+// calibration's factor keyed by them is the same at every batch size
+// (internal/physics checks it on every model it prices). Recurrent
+// layers are left out: their step GEMM's N is the batch.
+func kernelShape(k perf.Kernel) string {
+	switch k.Class {
+	case perf.ClassGEMM, perf.ClassConv, perf.ClassWinograd:
+		if k.N > 0 && k.K > 0 {
+			return strconv.FormatInt(k.N, 10) + "x" + strconv.FormatInt(k.K, 10)
+		}
+	}
+	return ""
 }

@@ -164,6 +164,12 @@ type NodeCost struct {
 	// elementwise, reduction, data); "" for nodes with no kernel of their
 	// own. Calibrations (package calib) key their factors by it.
 	KernelClass string `json:"kernel_class,omitempty"`
+	// KernelShape is the GEMM a GEMM-like kernel runs, as "NxK": its
+	// output columns (a convolution's output channels) by its reduction
+	// length, dims no batch size changes; "" for other kernels. A
+	// calibration keys its shape cells by it (package calib). Not in
+	// the JSON contract.
+	KernelShape string `json:"-"`
 	// MemLevel is the memory level whose bandwidth priced the node's
 	// memory time: "hbm", or "l2" when its working set fits in L2 (the
 	// time model's KernelTime.Level). "" for nodes with no kernel and for

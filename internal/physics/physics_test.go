@@ -271,6 +271,10 @@ func TestPhysics(t *testing.T) {
 		// time[gpu][dtype][batch index]
 		times := map[string][]float64{}
 		eagerTimes := map[string][]float64{}
+		// Each node's kernel shape at the first batch: a calibration's
+		// shape cell is one factor at every batch only if no batch
+		// changes it (cost.kernelShape).
+		var shapes map[string][3]string
 		for bi, b := range mc.batches {
 			ld := load(t, mc.name, b)
 			// The kernels as PyTorch runs them (eager plan, cuDNN's layout
@@ -297,6 +301,9 @@ func TestPhysics(t *testing.T) {
 					checkKernels(&v, where, g, r, ld.cold[dt], 0)
 					key := g.Name + " " + dt
 					times[key] = append(times[key], r.Totals.TimeS)
+					if g == gpus[0] && dt == dtypes[0] {
+						shapes = checkShapes(&v, mc.name, b, r, shapes)
+					}
 					// The same under a calibration fitted on this GPU whose
 					// factors jump by 20× between size decades and halve the
 					// whole GPU: floors, power and growth with batch must hold.
@@ -415,6 +422,29 @@ func TestHalfPrecisionWithoutTensorPath(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkShapes records each node's kernel (op type, class and shape,
+// report.NodeCost.KernelShape) at the first batch priced (first nil) and
+// checks every later batch against it: a node the plan runs as the same
+// op and class keeps its shape. (A plan may choose another algorithm at
+// another batch, cuDNN's Winograd for a 3×3 convolution: another op and
+// class, so other cells already.)
+func checkShapes(v *violations, model string, batch int64, r *report.Report, first map[string][3]string) map[string][3]string {
+	if first == nil {
+		first = map[string][3]string{}
+		for _, n := range r.Nodes {
+			first[n.Name] = [3]string{n.OpType, n.KernelClass, n.KernelShape}
+		}
+		return first
+	}
+	for _, n := range r.Nodes {
+		want, ok := first[n.Name]
+		if ok && want[0] == n.OpType && want[1] == n.KernelClass && n.KernelShape != want[2] {
+			v.add("a kernel's shape never changes with batch", "%s node %s (%s): shape %q at the first batch, %q at batch %d", model, n.Name, n.OpType, want[2], n.KernelShape, batch)
+		}
+	}
+	return first
 }
 
 // adversarial is a calibration fitted (as it says) on g whose cells a
