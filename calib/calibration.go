@@ -92,8 +92,9 @@ type Cell struct {
 	// (ridgeBuckets): its compute time over its memory time, as the
 	// uncalibrated model prices them on the GPU in use.
 	Ridge string
-	// Shape is the GEMM of a shape cell (report.NodeCost.KernelShape,
-	// "NxK"), "" on every other cell: a library picks its kernel by the
+	// Shape is the kernel shape of a shape cell (report.NodeCost.
+	// KernelShape, "NxK": a GEMM's N × K, a row kernel's 1 × row length),
+	// "" on every other cell: a library picks its kernel by the
 	// problem's dims, so one op's GEMMs of two shapes run at their own
 	// share of the model (Vidur's H100 QKV, out, up and down projections
 	// sit 1-8% apart).

@@ -85,7 +85,7 @@ func (c *Calibration) Write(w io.Writer) error {
 	p("#   gpu_factor x class x class+op x class+op+term x class+op+shape\n")
 	p("#   x class+term x class+term+size x class+term+ridge\n")
 	p("# (cells below; a missing cell is 1; op is the node's ONNX op type, shape its\n")
-	p("# GEMM's N x K, which no batch size changes; the size\n")
+	p("# GEMM's N x K or its rows' 1 x length, dims no batch size changes; the size\n")
 	p("# cells are interpolated over the term's time, never letting it fall as it\n")
 	p("# grows; the ridge cells over the kernel's compute time / memory time, the\n")
 	p("# compute factor never rising and the memory factor never falling with it)\n")
@@ -121,8 +121,9 @@ func writeCells(p func(string, ...any), cells []Cell) {
 	p("  # class; op type (absent: any); time term (bound) and size decade of the\n")
 	p("  # term's uncalibrated time (\"*\": any); ridge (absent: any): the kernel's\n")
 	p("  # uncalibrated compute time over its memory time, the point the factor is\n")
-	p("  # anchored at; shape (absent: any): the GEMM's N x K, on this GPU only;\n")
-	p("  # n: rows whose time the cell touched; factor: relative to the level above\n")
+	p("  # anchored at; shape (absent: any): the GEMM's N x K or 1 x the row length,\n")
+	p("  # on this GPU only; n: rows whose time the cell touched; factor: relative to\n")
+	p("  # the level above\n")
 	for _, cl := range cells {
 		op, ridge := "", ""
 		if cl.Op != "*" {

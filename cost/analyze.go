@@ -485,7 +485,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		// The node's own GEMM, before a library's algorithm replaces
 		// it: cuDNN's Winograd choice changes with batch, the shape a
 		// calibration keys by must not.
-		shape := kernelShape(k)
+		shape := kernelShape(k, est.RowInSample)
 		k = a.libraryWinograd(n, &est, k)
 		k = a.nativeDepthwise(nc, n, &est, k)
 		split := a.tp != nil && est.Class.GEMMLike() && depth == 0
@@ -819,18 +819,25 @@ func (a *analyzer) sanitizeTotals(r *report.Report) {
 	}
 }
 
-// kernelShape is a GEMM-like kernel's N×K as "NxK" (report.NodeCost.
-// KernelShape), "" for other kernels. N is a GEMM's output columns, a
-// convolution's output channels; K its reduction length: a batch binds
-// M (rows, or a convolution's N·P·Q) or Batch, never these, so a
-// calibration's factor keyed by them is the same at every batch size
-// (internal/physics checks it on every model it prices). Recurrent
-// layers are left out: their step GEMM's N is the batch.
-func kernelShape(k perf.Kernel) string {
+// kernelShape is a kernel's shape as a calibration keys it (report.
+// NodeCost.KernelShape), "NxK", dims no batch size changes, so that a
+// shape cell's factor is the same at every batch (internal/physics checks
+// it on every model it prices): a GEMM-like kernel's N (a GEMM's output
+// columns, a convolution's output channels) by its K (reduction length),
+// where a batch binds M (or a convolution's N·P·Q) or Batch; a row-wise
+// kernel's (a norm, a softmax, a reduction over trailing axes) 1 by its
+// row length when its rows split the leading axis (rowInSample), so that
+// a batch adds rows, not length. "" for other kernels; recurrent layers
+// are left out (their step GEMM's N is the batch).
+func kernelShape(k perf.Kernel, rowInSample bool) string {
 	switch k.Class {
 	case perf.ClassGEMM, perf.ClassConv, perf.ClassWinograd:
 		if k.N > 0 && k.K > 0 {
 			return strconv.FormatInt(k.N, 10) + "x" + strconv.FormatInt(k.K, 10)
+		}
+	case perf.ClassReduction:
+		if rowInSample && k.RowLen > 0 {
+			return "1x" + strconv.FormatInt(k.RowLen, 10)
 		}
 	}
 	return ""

@@ -34,6 +34,33 @@ func setRows(e *NodeEstimate, n *ir.Node, c *RuleCtx, op string) {
 		return
 	}
 	e.Rows, e.RowLen, e.RowPasses = clampInt(rows), clampInt(in/rows), passes
+	e.RowInSample = leadingAxisInRows(&probe, c)
+}
+
+// leadingAxisInRows reports whether rowsOf's rows span the input's
+// leading axis, so that no row crosses it: instance and group norms
+// always, an op normalising from an axis only from axis 1 on (axis 0
+// makes the whole tensor one row, which a batch lengthens).
+func leadingAxisInRows(n *ir.Node, c *RuleCtx) bool {
+	dims, ok := c.Dims(n.In(0))
+	if !ok || len(dims) < 2 {
+		return false
+	}
+	switch n.OpType {
+	case "InstanceNormalization", "MeanVarianceNormalization", "GroupNormalization":
+		return true
+	case "BatchNormalization", "Hardmax":
+		return false
+	}
+	def := int64(-1)
+	if (n.OpType == "Softmax" || n.OpType == "LogSoftmax") && c.Opset > 0 && c.Opset < 13 {
+		def = 1
+	}
+	axis := n.AttrInt("axis", def)
+	if axis < 0 {
+		axis += int64(len(dims))
+	}
+	return axis >= 1 && axis < int64(len(dims))
 }
 
 // setReduceRows gives a reduction over the trailing axes (ReduceSum/Mean
@@ -48,22 +75,31 @@ func setReduceRows(e *NodeEstimate, n *ir.Node, c *RuleCtx) {
 		return
 	}
 	e.Rows, e.RowLen, e.RowPasses = clampInt(out), clampInt(in/out), 1
+	reduced, _ := trailingAxes(n, len(dims))
+	e.RowInSample = reduced < len(dims)
 }
 
 // reducesTrailing reports whether a Reduce* node reduces only a suffix of
 // its input's axes (axes from the attribute, or the second input since
 // opset 18; no axes means all, which is one row).
 func reducesTrailing(n *ir.Node, c *RuleCtx, rank int) bool {
+	_, ok := trailingAxes(n, rank)
+	return ok
+}
+
+// trailingAxes is how many trailing axes a Reduce* node reduces, and
+// whether it reduces only a suffix of its input's axes.
+func trailingAxes(n *ir.Node, rank int) (int, bool) {
 	axes, ok := n.AttrInts("axes")
 	if !ok && len(n.Inputs) > 1 && n.In(1) != nil {
 		v := n.In(1)
 		if v.Const == nil {
-			return false // axes known only at run time
+			return 0, false // axes known only at run time
 		}
 		axes = v.Const.Ints
 	}
 	if len(axes) == 0 {
-		return n.AttrInt("noop_with_empty_axes", 0) == 0
+		return rank, n.AttrInt("noop_with_empty_axes", 0) == 0
 	}
 	seen := map[int64]bool{}
 	for _, a := range axes {
@@ -71,16 +107,16 @@ func reducesTrailing(n *ir.Node, c *RuleCtx, rank int) bool {
 			a += int64(rank)
 		}
 		if a < 0 || a >= int64(rank) {
-			return false
+			return 0, false
 		}
 		seen[a] = true
 	}
 	for a := int64(rank) - int64(len(seen)); a < int64(rank); a++ {
 		if !seen[a] {
-			return false
+			return 0, false
 		}
 	}
-	return true
+	return len(seen), true
 }
 
 // rowWise gives a fused row-wise op's estimate the row view of op, the

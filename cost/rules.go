@@ -54,6 +54,9 @@ type NodeEstimate struct {
 	// set by setRows/setReduceRows in rows.go).
 	Rows, RowLen int64
 	RowPasses    float64
+	// RowInSample says the row lies within one entry of the leading
+	// (batch) axis: a batch changes Rows, never RowLen.
+	RowInSample bool
 	// WinogradFused marks a ClassWinograd estimate run by the fused
 	// F(2×2,3×3) kernel (perf.Kernel.WinogradFused).
 	WinogradFused bool

@@ -164,11 +164,11 @@ type NodeCost struct {
 	// elementwise, reduction, data); "" for nodes with no kernel of their
 	// own. Calibrations (package calib) key their factors by it.
 	KernelClass string `json:"kernel_class,omitempty"`
-	// KernelShape is the GEMM a GEMM-like kernel runs, as "NxK": its
-	// output columns (a convolution's output channels) by its reduction
-	// length, dims no batch size changes; "" for other kernels. A
-	// calibration keys its shape cells by it (package calib). Not in
-	// the JSON contract.
+	// KernelShape is the kernel's shape in dims no batch size changes,
+	// as "NxK": a GEMM-like kernel's output columns (a convolution's
+	// output channels) by its reduction length, a row-wise kernel's 1 by
+	// its row length; "" for other kernels. A calibration keys its shape
+	// cells by it (package calib). Not in the JSON contract.
 	KernelShape string `json:"-"`
 	// MemLevel is the memory level whose bandwidth priced the node's
 	// memory time: "hbm", or "l2" when its working set fits in L2 (the
