@@ -488,51 +488,110 @@ def profile_rows(spec):
         yield dict(i=i, kernel=e.name[:160], us="%.2f" % e.time_range.elapsed_us())
 
 
-def llama_decode_step(b, past=1024):
+class _RMSNorm(torch.nn.Module):
+    """RMSNorm as the zoo graph writes it: pow, mean, rsqrt, scale."""
+
+    def __init__(self, d, dev, dt):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(d, device=dev, dtype=dt), requires_grad=False)
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.weight
+
+
+class _Attention(torch.nn.Module):
+    """Self-attention of one decode step: rotary with rotate_half, the KV cache grown by
+    concatenation, two matmuls and a softmax."""
+
+    def __init__(self, d, heads, dev, dt):
+        super().__init__()
+        lin = lambda: torch.nn.Linear(d, d, bias=False, device=dev, dtype=dt)
+        self.q_proj, self.k_proj, self.v_proj, self.o_proj = lin(), lin(), lin(), lin()
+        self.heads, self.hd = heads, d // heads
+
+    def forward(self, h, cos, sin, pk, pv):
+        b, hd = h.shape[0], self.hd
+
+        def rot(x):
+            return torch.cat((-x[..., hd // 2:], x[..., :hd // 2]), dim=-1)
+
+        q = self.q_proj(h).view(b, 1, self.heads, hd).transpose(1, 2)
+        k = self.k_proj(h).view(b, 1, self.heads, hd).transpose(1, 2)
+        v = self.v_proj(h).view(b, 1, self.heads, hd).transpose(1, 2)
+        q, k = q * cos + rot(q) * sin, k * cos + rot(k) * sin
+        k, v = torch.cat((pk, k), dim=2), torch.cat((pv, v), dim=2)
+        p = torch.softmax(q @ k.transpose(-1, -2) / hd ** 0.5, dim=-1)
+        return self.o_proj((p @ v).transpose(1, 2).reshape(b, 1, -1))
+
+
+class _MLP(torch.nn.Module):
+    def __init__(self, d, ff, dev, dt):
+        super().__init__()
+        self.gate_proj = torch.nn.Linear(d, ff, bias=False, device=dev, dtype=dt)
+        self.up_proj = torch.nn.Linear(d, ff, bias=False, device=dev, dtype=dt)
+        self.down_proj = torch.nn.Linear(ff, d, bias=False, device=dev, dtype=dt)
+
+    def forward(self, h):
+        return self.down_proj(torch.nn.functional.silu(self.gate_proj(h)) * self.up_proj(h))
+
+
+class _Layer(torch.nn.Module):
+    def __init__(self, d, heads, ff, dev, dt):
+        super().__init__()
+        self.input_layernorm = _RMSNorm(d, dev, dt)
+        self.self_attn = _Attention(d, heads, dev, dt)
+        self.post_attention_layernorm = _RMSNorm(d, dev, dt)
+        self.mlp = _MLP(d, ff, dev, dt)
+
+    def forward(self, x, cos, sin, pk, pv):
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin, pk, pv)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class _Decoder(torch.nn.Module):
+    """A LLaMA decoder as Hugging Face names its modules (layers.N.self_attn.q_proj, ...), the
+    names the zoo graph's nodes carry: run eagerly, each op pays the module call it sits in, as
+    `onnxcost report --runtime pytorch` prices a module-scoped graph."""
+
+    def __init__(self, d, heads, layers, ff, vocab, dev, dt):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(_Layer(d, heads, ff, dev, dt) for _ in range(layers))
+        self.norm = _RMSNorm(d, dev, dt)
+        self.lm_head = torch.nn.Linear(d, vocab, bias=False, device=dev, dtype=dt)
+
+    def forward(self, x, cos, sin, cache):
+        for layer, (pk, pv) in zip(self.layers, cache):
+            x = layer(x, cos, sin, pk, pv)
+        return self.lm_head(self.norm(x))
+
+
+def llama_decode_step(b, past=1024, d=4096, heads=32, layers=32, ff=11008, vocab=32000,
+                      dev="cuda", dt=torch.float16):
     """One decode step of a LLaMA-2 7B-shaped decoder in fp16 (random weights), written as the
     zoo's llama-7b graph is (onnxcost zoo llama-7b --param decode=1 --param past=1024): RMSNorm as
     pow/mean/rsqrt, rotary with rotate_half, the KV cache grown by concatenation, attention as two
-    matmuls and a softmax, SwiGLU, the LM head over 32000 tokens. Returns the step function."""
-    d, heads, layers, ff, vocab = 4096, 32, 32, 11008, 32000
+    matmuls and a softmax, SwiGLU, the LM head over 32000 tokens, each in the nn.Module the zoo
+    graph's node names place it in (_Decoder). Returns the step function.
+
+    The rows of testdata/measured/h100_sxm5_pytorch.csv were measured with the same kernels
+    written as plain functions (no modules), so their eager_ms paid no module calls."""
     hd = d // heads
-    dev, dt = "cuda", torch.float16
-    F = torch.nn.functional
-
-    def w(*shape):
-        return torch.randn(*shape, device=dev, dtype=dt) * 0.02
-
-    L = [dict(q=w(d, d), k=w(d, d), v=w(d, d), o=w(d, d), g=w(ff, d), u=w(ff, d), dn=w(d, ff),
-              n1=torch.ones(d, device=dev, dtype=dt), n2=torch.ones(d, device=dev, dtype=dt))
-         for _ in range(layers)]
-    head, nf = w(vocab, d), torch.ones(d, device=dev, dtype=dt)
+    with torch.no_grad():
+        net = _Decoder(d, heads, layers, ff, vocab, dev, dt)
+        for p in net.parameters():
+            if p.dim() == 2:
+                p.normal_(0, 0.02)
+    net.eval()
     x0 = torch.randn(b, 1, d, device=dev, dtype=dt)
     cache = [(torch.randn(b, heads, past, hd, device=dev, dtype=dt),
               torch.randn(b, heads, past, hd, device=dev, dtype=dt)) for _ in range(layers)]
     cos = torch.randn(1, 1, 1, hd, device=dev, dtype=dt)
     sin = torch.randn(1, 1, 1, hd, device=dev, dtype=dt)
 
-    def rms(x, g):
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * g
-
-    def rot(x):
-        return torch.cat((-x[..., hd // 2:], x[..., :hd // 2]), dim=-1)
-
     def step():
-        x = x0
-        for l, (pk, pv) in zip(L, cache):
-            h = rms(x, l["n1"])
-            q = F.linear(h, l["q"]).view(b, 1, heads, hd).transpose(1, 2)
-            k = F.linear(h, l["k"]).view(b, 1, heads, hd).transpose(1, 2)
-            v = F.linear(h, l["v"]).view(b, 1, heads, hd).transpose(1, 2)
-            q, k = q * cos + rot(q) * sin, k * cos + rot(k) * sin
-            k, v = torch.cat((pk, k), dim=2), torch.cat((pv, v), dim=2)
-            p = torch.softmax(q @ k.transpose(-1, -2) / hd ** 0.5, dim=-1)
-            a = (p @ v).transpose(1, 2).reshape(b, 1, d)
-            x = x + F.linear(a, l["o"])
-            h = rms(x, l["n2"])
-            x = x + F.linear(F.silu(F.linear(h, l["g"])) * F.linear(h, l["u"]), l["dn"])
-        return F.linear(rms(x, nf), head)
+        return net(x0, cos, sin, cache)
 
+    step.net = net
     return step
 
 

@@ -92,4 +92,29 @@ assert d["format"] == "pytorch", d["format"]
 assert frac >= 0.95, frac
 assert len(by_path) >= 0.9 * len(nodes), (len(by_path), len(nodes))
 EOF
+
+# The LLaMA decode step (GPU only at full size) as a tiny decoder on the CPU: it runs,
+# and every module holding an op is a name scope of the zoo's LLaMA graph, so an
+# eager row of it pays the module calls --runtime pytorch prices.
+"$tmp/onnxcost" zoo llama-tiny --param decode=1 --param past=16 -o "$tmp/llama.onnx"
+"$PY" - "$tmp/llama.onnx" <<'EOF'
+import sys
+import onnx
+import torch
+sys.path.insert(0, "scripts")
+import measure_gpu
+m = onnx.load(sys.argv[1], load_external_data=False)
+scopes = {"/".join(n.name.split("/")[2:-1]) for n in m.graph.node if n.name.startswith("/model/")}
+layers = max(int(s.split("/")[0].split(".")[1]) for s in scopes if s.startswith("layers.")) + 1
+step = measure_gpu.llama_decode_step(2, past=4, d=32, heads=4, layers=layers, ff=48, vocab=50,
+                                     dev="cpu", dt=torch.float32)
+with torch.no_grad():
+    out = step()
+assert out.shape == (2, 1, 50) and torch.isfinite(out).all(), out.shape
+paths = {p.replace(".", "/").replace("layers/", "layers.") for p, _ in step.net.named_modules()
+         if p.count(".") >= 2}
+missing = sorted(p for p in paths if p not in scopes)
+assert not missing, (missing, sorted(scopes)[:20])
+print("llama_decode_step: %d modules under the layers, each a scope of the zoo graph" % len(paths))
+EOF
 echo "measure_gpu_test.sh: ok"
