@@ -61,7 +61,8 @@ type KernelCalibration interface {
 	// "compute", "latency" or "memory" (perf.KernelTime's), class the
 	// kernel's (report.NodeCost.KernelClass), op the node's op type
 	// (report.NodeCost.OpType: kernels of one class run different
-	// code), shape its GEMM (report.NodeCost.KernelShape, "" for none),
+	// code), shape its kernel's shape (report.NodeCost.KernelShape: a
+	// GEMM's N×K, a row kernel's row length; "" for none),
 	// terms the kernel's uncalibrated compute, latency and memory
 	// seconds. A term × TermFactor never falls as any term grows, and
 	// shape is a kernel's dims that no batch size changes, so a

@@ -40,16 +40,18 @@ func setRows(e *NodeEstimate, n *ir.Node, c *RuleCtx, op string) {
 // leadingAxisInRows reports whether rowsOf's rows span the input's
 // leading axis, so that no row crosses it: instance and group norms
 // always, an op normalising from an axis only from axis 1 on (axis 0
-// makes the whole tensor one row, which a batch lengthens).
+// makes the whole tensor one row, which a batch lengthens), mean-variance
+// normalisation never.
 func leadingAxisInRows(n *ir.Node, c *RuleCtx) bool {
 	dims, ok := c.Dims(n.In(0))
 	if !ok || len(dims) < 2 {
 		return false
 	}
 	switch n.OpType {
-	case "InstanceNormalization", "MeanVarianceNormalization", "GroupNormalization":
+	case "InstanceNormalization", "GroupNormalization":
 		return true
-	case "BatchNormalization", "Hardmax":
+	case "BatchNormalization", "Hardmax", "MeanVarianceNormalization":
+		// MVN's default axes (0, 2, 3) normalise across the batch.
 		return false
 	}
 	def := int64(-1)

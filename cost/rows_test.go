@@ -63,6 +63,7 @@ func TestRowInSample(t *testing.T) {
 		{"LayerNormalization(-1)", node("LayerNormalization"), normRule, true},
 		{"LayerNormalization(0)", node("LayerNormalization", ir.IntAttr("axis", 0)), normRule, false},
 		{"GroupNormalization", node("GroupNormalization", ir.IntAttr("num_groups", 2)), normRule, true},
+		{"MeanVarianceNormalization", node("MeanVarianceNormalization"), normRule, false},
 		{"ReduceMean(-1)", shaped([]int64{1, 8, 1}, "ReduceMean", ir.IntsAttr("axes", -1)), reductionRule, true},
 		{"ReduceMean(all)", shaped([]int64{1, 1, 1}, "ReduceMean"), reductionRule, false},
 		{"ReduceSum(0,1,2)", shaped([]int64{1, 1, 1}, "ReduceSum", ir.IntsAttr("axes", 0, 1, 2)), reductionRule, false},
