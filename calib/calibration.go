@@ -200,11 +200,11 @@ func (a *Applied) Full() bool { return a != nil && a.full }
 const maxFactor = 20
 
 // TermFactor is the factor on one term of a kernel's time (term
-// "compute", "latency" or "memory"; shape the kernel's GEMM, "" for none;
+// "compute", "latency" or "memory"; shape the kernel's shape, "" for none;
 // terms the kernel's uncalibrated compute, latency and memory seconds),
 // as cost.Analyze applies it: on the GPU fitted, GPUFactor times the
 // class cell, the class×op and class×op×term cells of the node's op
-// type, the class×op×shape cell of its GEMM, the class×term cell, the
+// type, the class×op×shape cell of its shape, the class×term cell, the
 // term's size cells and, for compute and memory, the kernel's ridge
 // cells; on another GPU the same cells less the shape, size and ridge
 // cells, their product shrunk by transferDeadband and raised to the
@@ -283,9 +283,9 @@ func (a *Applied) sizeLog(class, term string, termS float64) float64 {
 // transferLog is the part of the cells that transfers: the class,
 // class×op, class×op×term and class×term cells. Shape cells stay on the
 // GPU fitted (which kernel a library picks for a shape is the GPU's
-// own), and so do size cells: a decade of term time there holds other kernels on a GPU
-// of another speed, and carrying them made every transfer on the kernel
-// rows worse.
+// own), and so do size cells: a decade of term time there holds other
+// kernels on a GPU of another speed, and carrying them made every
+// transfer on the kernel rows worse.
 func (a *Applied) transferLog(class, op, term string) float64 {
 	lf := a.logF[cellKey(class, "*", "*", "*")] + a.logF[cellKey(class, "*", term, "*")]
 	if op != "" {

@@ -54,15 +54,8 @@ func leadingAxisInRows(n *ir.Node, c *RuleCtx) bool {
 		// MVN's default axes (0, 2, 3) normalise across the batch.
 		return false
 	}
-	def := int64(-1)
-	if (n.OpType == "Softmax" || n.OpType == "LogSoftmax") && c.Opset > 0 && c.Opset < 13 {
-		def = 1
-	}
-	axis := n.AttrInt("axis", def)
-	if axis < 0 {
-		axis += int64(len(dims))
-	}
-	return axis >= 1 && axis < int64(len(dims))
+	axis, ok := normAxis(n, c, len(dims))
+	return ok && axis >= 1 && axis < int64(len(dims))
 }
 
 // setReduceRows gives a reduction over the trailing axes (ReduceSum/Mean

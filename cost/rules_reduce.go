@@ -124,20 +124,8 @@ func rowsOf(n *ir.Node, c *RuleCtx) float64 {
 	case "BatchNormalization", "Hardmax":
 		return 0
 	}
-	def := int64(-1)
-	if n.OpType == "Softmax" || n.OpType == "LogSoftmax" {
-		if c.Opset > 0 && c.Opset < 13 {
-			def = 1 // before opset 13 Softmax flattened to 2-D at axis (default 1)
-		}
-	}
-	if n.OpType == "LpNormalization" {
-		def = -1
-	}
-	axis := n.AttrInt("axis", def)
-	if axis < 0 {
-		axis += int64(len(dims))
-	}
-	if axis < 0 || axis > int64(len(dims)) {
+	axis, ok := normAxis(n, c, len(dims))
+	if !ok {
 		return 0
 	}
 	if n.OpType == "LpNormalization" {
@@ -148,6 +136,21 @@ func rowsOf(n *ir.Node, c *RuleCtx) float64 {
 		return 0
 	}
 	return prod(dims[:axis])
+}
+
+// normAxis is the axis a Softmax, LayerNorm, RMSNorm or LpNormalization
+// node normalises from (along, for Lp) in an input of the given rank, made
+// non-negative; false when it lies outside [0, rank].
+func normAxis(n *ir.Node, c *RuleCtx, rank int) (int64, bool) {
+	def := int64(-1)
+	if (n.OpType == "Softmax" || n.OpType == "LogSoftmax") && c.Opset > 0 && c.Opset < 13 {
+		def = 1 // before opset 13 Softmax flattened to 2-D at axis (default 1)
+	}
+	axis := n.AttrInt("axis", def)
+	if axis < 0 {
+		axis += int64(rank)
+	}
+	return axis, axis >= 0 && axis <= int64(rank)
 }
 
 // poolRule: per output element, kernel-size operations of cost perTap
