@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
-"""Where does a figure fall as the batch grows?
+"""Where does a figure fall as the batch grows, or a power rise over its cap?
 
-Sweeps every model given (default: the fixtures with a symbolic batch)
-at batch 1..256 under each runtime and dtype, with and without --train,
-on a set of GPUs, and lists each doubling of the batch at which the time,
-the throughput or the peak memory falls. A summary by kind and GPU ends
-the output. docs/accuracy.md ("Physical invariants") says which falls the
+Sweeps every model given (default: the fixtures) at batch 1..256 under
+each runtime and dtype, with and without --train, on a set of GPUs, and
+lists each doubling of the batch at which the time, the throughput or the
+peak memory falls. With --caps it instead prices the same cases at batch
+16 on every GPU of the database at its minimum power limit and lists each
+report whose total or any kernel draws above the cap. A summary ends the
+output. docs/accuracy.md ("Physical invariants") says which findings the
 model means and why; internal/physics holds the ones physics forbids.
 
     go build -o /tmp/onnxcost ./cmd/onnxcost
     python3 scripts/batch_scan.py --onnxcost /tmp/onnxcost > scan.txt
+    python3 scripts/batch_scan.py --onnxcost /tmp/onnxcost --caps > caps.txt
 
-Needs only python3 and an onnxcost binary (about a minute on 2 cores).
+Needs only python3 and an onnxcost binary (a few minutes each on 2 cores).
 """
 import argparse
 import collections
@@ -45,13 +48,55 @@ def run(args):
     return args, subprocess.run(args, capture_output=True, text=True)
 
 
+def cases(models, onnxcost, gpus):
+    """Reports at each GPU's minimum power limit: (args, cap)."""
+    for m, rt, dt, train in itertools.product(models, RUNTIMES, DTYPES, (False, True)):
+        if train and dt == "int8":
+            continue
+        for g in gpus:
+            if not g.get("min_power_w"):
+                continue
+            args = [onnxcost, "report", m, "--gpu", g["name"], "--batch", "16", "--dtype", dt,
+                    "--power-cap", str(g["min_power_w"]), "--format", "json"]
+            if rt:
+                args += ["--runtime", rt]
+            if train:
+                args.append("--train")
+            yield args
+
+
+def caps(models, onnxcost):
+    gpus = json.loads(subprocess.run([onnxcost, "gpus", "--format", "json"], capture_output=True,
+                                     text=True, check=True).stdout)
+    over = collections.Counter()
+    n = 0
+    with ThreadPoolExecutor(8) as ex:
+        for args, p in ex.map(run, cases(models, onnxcost, gpus)):
+            if p.returncode != 0:
+                continue
+            n += 1
+            r = json.loads(p.stdout)
+            cap = float(args[args.index("--power-cap") + 1])
+            gpu = args[args.index("--gpu") + 1]
+            what = " ".join(x for x in args[2:] if x not in ("--format", "json"))
+            worst = max([r["totals"].get("avg_power_w", 0)] + [nd.get("avg_power_w", 0) for nd in r["nodes"]])
+            if worst > cap * 1.001:
+                over[gpu] += 1
+                print(f"over the cap: {what}: {worst:.1f} W")
+    print(f"\n{n} reports at the minimum power limit; over the cap: {sum(over.values())}", dict(over.most_common()))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--onnxcost", default="onnxcost")
     ap.add_argument("--gpus", default=GPUS)
+    ap.add_argument("--caps", action="store_true", help="check power at each GPU's minimum power limit")
     ap.add_argument("models", nargs="*")
     a = ap.parse_args()
     models = a.models or sorted(glob.glob("testdata/models/*.onnx"))
+    if a.caps:
+        return caps(models, a.onnxcost)
     kinds = collections.Counter()
     by_gpu = collections.defaultdict(collections.Counter)
     steps = skipped = 0

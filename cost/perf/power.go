@@ -11,7 +11,7 @@ import (
 //
 // Board power while a kernel runs is
 //
-//	P(f) = P_idle(f) + u_c·w·P_c(f) + u_m·(P_io + P_ls(f))
+//	P(f) = P_idle(f) + u_c·w·P_c(f) + u_m·(ρ(f)·P_io + P_ls(f))
 //
 // u_c = compute time / kernel time and u_m = memory time / kernel time are
 // how busy the SMs and the memory system are (both at clock f); w is the
@@ -39,13 +39,16 @@ import (
 // process unlike the default's (Ada's 4N).
 //
 // Memory traffic draws P_io (DRAM and its PHY: the memory clock does not
-// change under an SM cap) plus P_ls(f), the on-chip path (load/store
-// issue, crossbar, L2), which scales like P_c. Together at boost they are
-// memoryActivity·(TDP−P_idle); P_io is memFixedShare of that. HBM2 access
-// costs about 3.9 pJ/bit (O'Connor et al., "Fine-Grained DRAM", MICRO
-// 2017), ~28 W at a V100's 900 GB/s, a fifth of the 147 W its streaming
-// kernels draw above idle here: memFixedShare = 0.25 rounds that up for
-// the PHY (an assumption for other memories and GPUs).
+// change under an SM cap), at ρ(f) the share of its saturated rate the
+// interface moves bytes at (dramRate: 1 down to f_sat, below which the
+// SMs' issue sets the memory time), plus P_ls(f), the on-chip path
+// (load/store issue, crossbar, L2), which scales like P_c. Together at
+// boost they are memoryActivity·(TDP−P_idle); P_io is memFixedShare of
+// that. HBM2 access costs about 3.9 pJ/bit (O'Connor et al.,
+// "Fine-Grained DRAM", MICRO 2017), ~28 W at a V100's 900 GB/s, a fifth
+// of the 147 W its streaming kernels draw above idle here:
+// memFixedShare = 0.25 rounds that up for the PHY (an assumption for
+// other memories and GPUs).
 //
 // Time at clock f is the time model re-run with its sustained clock set to
 // f (clockFractionBusy in timemodel.go), so whatever the time model prices
@@ -227,7 +230,23 @@ func rawPower(g *hwdb.GPU, kt KernelTime, active float64, prec hwdb.Precision, f
 	uc := min(active/kt.TimeS, 1)
 	um := min(kt.MemoryS/kt.TimeS, 1)
 	s := dynScale(f / g.BoostClockMHz)
-	return idle, uc*w*pcBoost*s + um*memBoost*(memFixedShare+(1-memFixedShare)*s)
+	return idle, uc*w*pcBoost*s + um*memBoost*(memFixedShare*dramRate(g, f)+(1-memFixedShare)*s)
+}
+
+// dramRate is the share of its saturated rate at which the DRAM interface
+// moves a streaming kernel's bytes at SM clock f: 1 down to f_sat, f/f_sat
+// below, where the SMs' slower issue, not the interface, sets the memory
+// time (clocked.at stretches it by f_sat/f). DRAM and its PHY draw for the
+// bytes they move, so P_io follows the rate while the on-chip path, busy
+// at its clock's pace, follows the clock: with P_io held whole, a
+// weight-streaming GEMM under an H200's 200 W minimum cap drew 214 W at
+// the lowest SM clock, above any cap its DRAM traffic could meet.
+func dramRate(g *hwdb.GPU, f float64) float64 {
+	fsat := memSatFraction * g.BoostClockMHz
+	if !(f > 0) || f >= fsat {
+		return 1
+	}
+	return f / fsat
 }
 
 // idleScale is the between-kernel draw at SM clock f relative to the

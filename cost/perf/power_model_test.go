@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"math"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/hwdb"
@@ -46,30 +47,39 @@ func TestCapSlowsMemoryBoundLess(t *testing.T) {
 
 // TestLeastEnergyCapInterior: a compute-bound kernel's energy over caps
 // from a quarter of TDP to TDP is least strictly between the two ends:
-// above TDP the V² of a high clock wastes energy, below the V/f floor the
-// clock falls with no voltage left to save while the idle floor's share
-// of each (longer) run grows.
+// above the V/f floor the V² of a high clock wastes energy; below it the
+// clock falls with no voltage left to save, so nothing more is saved there
+// (the work's energy per operation, the DRAM's per byte and the idle draw's
+// per cycle stay put while the parked idle floor accrues): the cap that
+// settles the kernel nearest the floor's clock is within 3% of the least
+// energy (the A40's least is 2.3% under it, at 894 MHz against the floor's
+// 992). Where below the floor the least falls is not asserted: the curve
+// is flat there to a few percent (L4: 97.2-97.5 mJ from 620 to 1,050 MHz),
+// and it was held near the floor only while the DRAM's power was charged
+// whole at clocks too low to saturate it (dramRate).
 func TestLeastEnergyCapInterior(t *testing.T) {
 	o := PlanOptions()
 	k := powerKernels()["gemm16"]
 	for _, g := range lookupAll(t, capGPUs) {
 		lo, hi := 0.25*g.TDPWatts, g.TDPWatts
 		step := (hi - lo) / 30
-		best, bestE := 0.0, 0.0
+		floor := vfFloor * g.BoostClockMHz
+		best, bestE, nearE, nearD := 0.0, 0.0, 0.0, math.Inf(1)
 		for c := lo; c <= hi+step/2; c += step {
-			if e := UnderControl(g, k, o, PowerControl{CapW: c}).EnergyJ(); best == 0 || e < bestE {
+			pk := UnderControl(g, k, o, PowerControl{CapW: c})
+			e := pk.EnergyJ()
+			if best == 0 || e < bestE {
 				best, bestE = c, e
+			}
+			if d := math.Abs(pk.ClockMHz - floor); d < nearD {
+				nearD, nearE = d, e
 			}
 		}
 		if !(best > lo+step/2 && best < hi-step/2) {
 			t.Errorf("%s: least energy at %.0f W, want strictly inside (%.0f, %.0f) W", g.Name, best, lo, hi)
 		}
-		// The optimum sits near the V/f floor's clock, not in the
-		// idle-dominated tail below it (a GEMM's fill and DRAM time do
-		// not stretch with the clock, so a little under the floor can
-		// still pay: 0.8 of it).
-		if f := UnderControl(g, k, o, PowerControl{CapW: best}).ClockMHz; f < 0.8*vfFloor*g.BoostClockMHz {
-			t.Errorf("%s: least-energy cap %.0f W runs at %.0f MHz, under the V/f floor %.0f MHz", g.Name, best, f, vfFloor*g.BoostClockMHz)
+		if nearE > 1.03*bestE {
+			t.Errorf("%s: %.4g J at the cap nearest the V/f floor's %.0f MHz, more than 3%% above the least %.4g J (at %.0f W)", g.Name, nearE, floor, bestE, best)
 		}
 	}
 }

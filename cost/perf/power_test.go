@@ -176,3 +176,32 @@ func TestIdleScalesWithClock(t *testing.T) {
 		t.Errorf("A40 idle at 1095 MHz is %.2f of idle_w; the readings say 30.5/84.1 = 0.36", s)
 	}
 }
+
+// TestStreamingFitsMinimumCap: NVIDIA sets each board's minimum power
+// limit where the board can be held, so a streaming kernel (a batch-16
+// classifier GEMM streaming its weights, a large elementwise op) fits it
+// on every GPU whose limit and lowest SM clock are on record. It did not
+// while the DRAM's power was held whole below the clock that saturates it,
+// where the slower SMs leave the interface idle part of the time (an
+// A100-SXM4-80GB drew 101.4 W at its 100 W minimum and 210 MHz, an H200
+// 218 W at 200 W). Boards whose lowest clock is not on record take
+// minClockFraction of boost, an assumption (the L40S's GEMM draws 107 W at
+// its assumed 756 MHz against an estimated 100 W limit), so they are left
+// out.
+func TestStreamingFitsMinimumCap(t *testing.T) {
+	o := PlanOptions()
+	const n = 75e6 // elements: far beyond any L2
+	gemm := GEMMKernel(16, 4096, 9216, 1, hwdb.FP16Tensor, 2, 2)
+	stream := Kernel{Class: ClassElementwise, Precision: hwdb.FP16, FLOPs: n, Bytes: 3 * 2 * n, WorkingSet: 3 * 2 * n, Launches: 1}
+	for _, g := range hwdb.All() {
+		if !(g.MinPowerW > 0) || !(g.MinSMClockMHz > 0) {
+			continue
+		}
+		for name, k := range map[string]Kernel{"gemm": gemm, "stream": stream} {
+			pk := UnderControl(g, k, o, PowerControl{CapW: g.MinPowerW})
+			if pk.OverCap {
+				t.Errorf("%s on %s: %.1f W at %.0f MHz over its %g W minimum power limit", name, g.Name, pk.PowerW, pk.ClockMHz, g.MinPowerW)
+			}
+		}
+	}
+}
