@@ -207,7 +207,7 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 		t.ComputeS, t.MemoryS = rnnTime(g, k, p, launch)
 	case isGEMMClass(k.Class) && (k.M == 1 || k.N == 1) && k.K > 0:
 		t.ComputeS = gemvCompute(g, k, kernelEff(k, p), p)
-	case isGEMMClass(k.Class) && k.DequantFLOPs > 0 && k.M > 0 && k.N > 0 && k.K > 0:
+	case isGEMMClass(k.Class) && (k.DequantFLOPs > 0 || convertsOperands(k)) && k.M > 0 && k.N > 0 && k.K > 0:
 		t.ComputeS = weightOnlyCompute(g, k, kernelEff(k, p), p)
 	case k.Class == ClassData && k.Indexed.Indices > 0 && runsATenKernels(o.Runtime):
 		t.LatencyS, t.ComputeS = indexSelectTime(g, k, p)
@@ -997,6 +997,22 @@ func weightOnlyCompute(g *hwdb.GPU, k Kernel, eff float64, p Params) float64 {
 		t = min(t, float64(ceilDiv(narrow, gemvMaxCols))*rows(gemvMaxCols))
 	}
 	return t
+}
+
+// convertsOperands reports whether a GEMM's 8-bit operands run on a
+// wider compute path (a GPU with no int8 or fp8 rate: int8 on Maxwell and
+// GP100 resolves to fp32): they are converted as they load and the math
+// runs at the wider type, the structure of a weight-only quantized GEMM
+// (weights streamed narrow, arithmetic wider), so it takes that family's
+// kernels (weightOnlyCompute): a few rows as GEMVs, more as passes of
+// gemvMaxCols. Priced as skinny fp32 tiles instead, 2 rows of a P100's
+// int8 decode step cost 18× one row's GEMV, and an int8 LLaMA-7B step's
+// throughput fell by a fifth to a third from batch 1 to 2 on a P100, an
+// M40 and a Titan X (Maxwell). Convolutions keep cuDNN's implicit GEMM:
+// taken there too, DeepBench's T4 int8 convolutions that fall back to
+// fp32 (already priced 3-7× fast) came out faster still.
+func convertsOperands(k Kernel) bool {
+	return k.Class == ClassGEMM && k.ElemBytes == 1 && !isInt8(k.Precision) && k.Precision != hwdb.FP8Tensor
 }
 
 // dequantCompute is the time of a quantized GEMM's weight dequantization
