@@ -6,13 +6,16 @@ each runtime and dtype, with and without --train, on a set of GPUs, and
 lists each doubling of the batch at which the time, the throughput or the
 peak memory falls. With --caps it instead prices the same cases at batch
 16 on every GPU of the database at its minimum power limit and lists each
-report whose total or any kernel draws above the cap. A summary ends the
-output. docs/accuracy.md ("Physical invariants") says which findings the
+report whose total or any kernel draws above the cap. With --decode it
+sweeps the zoo's decoders in decode (one token over a KV cache) on every
+GPU at five dtypes and lists each doubling that loses tokens/s, saying
+whether the larger batch fits. A summary ends the output. docs/accuracy.md ("Physical invariants") says which findings the
 model means and why; internal/physics holds the ones physics forbids.
 
     go build -o /tmp/onnxcost ./cmd/onnxcost
     python3 scripts/batch_scan.py --onnxcost /tmp/onnxcost > scan.txt
     python3 scripts/batch_scan.py --onnxcost /tmp/onnxcost --caps > caps.txt
+    python3 scripts/batch_scan.py --onnxcost /tmp/onnxcost --decode > decode.txt
 
 Needs only python3 and an onnxcost binary (a few minutes each on 2 cores).
 """
@@ -87,16 +90,52 @@ def caps(models, onnxcost):
     return 0
 
 
+DECODERS = ["zoo:llama-7b?decode=1&past=1024", "zoo:llama-13b?decode=1&past=512",
+            "zoo:llama-70b?decode=1&past=512", "zoo:gpt2-small?decode=1&past=1000",
+            "zoo:gpt2-medium?decode=1&past=512", "zoo:llama-tiny?decode=1&past=256"]
+
+
+def decode(onnxcost):
+    gpus = ",".join(g["name"] for g in json.loads(subprocess.run(
+        [onnxcost, "gpus", "--format", "json"], capture_output=True, text=True, check=True).stdout))
+    jobs = [[onnxcost, "sweep", m, "--gpu", gpus, "--batch", "1..256", "--dtype", dt, "--format", "json"]
+            for m, dt in itertools.product(DECODERS, ("fp32", "tf32", "fp16", "bf16", "int8"))]
+    falls = collections.Counter()
+    steps = 0
+    with ThreadPoolExecutor(4) as ex:
+        for args, p in ex.map(run, jobs):
+            if p.returncode != 0:
+                continue
+            rows = collections.defaultdict(list)
+            for r in json.loads(p.stdout)["rows"]:
+                rows[r["gpu"]].append(r)
+            for gpu, rs in rows.items():
+                rs.sort(key=lambda r: r["batch"])
+                for lo, hi in zip(rs, rs[1:]):
+                    steps += 1
+                    if hi["throughput_per_s"] < lo["throughput_per_s"] * (1 - 1e-3):
+                        fit = "fits" if hi["fits"] else "does not fit"
+                        falls[fit] += 1
+                        print(f"tokens/s falls {1 - hi['throughput_per_s'] / lo['throughput_per_s']:.2%}: "
+                              f"{args[2]} --dtype {args[args.index('--dtype') + 1]} on {gpu}, batch "
+                              f"{lo['batch']} -> {hi['batch']} ({fit})")
+    print(f"\n{steps} decode batch doublings checked; tokens/s falls:", dict(falls))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--onnxcost", default="onnxcost")
     ap.add_argument("--gpus", default=GPUS)
     ap.add_argument("--caps", action="store_true", help="check power at each GPU's minimum power limit")
+    ap.add_argument("--decode", action="store_true", help="check the zoo decoders' tokens/s against batch")
     ap.add_argument("models", nargs="*")
     a = ap.parse_args()
     models = a.models or sorted(glob.glob("testdata/models/*.onnx"))
     if a.caps:
         return caps(models, a.onnxcost)
+    if a.decode:
+        return decode(a.onnxcost)
     kinds = collections.Counter()
     by_gpu = collections.defaultdict(collections.Counter)
     steps = skipped = 0
