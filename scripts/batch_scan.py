@@ -51,6 +51,17 @@ def run(args):
     return args, subprocess.run(args, capture_output=True, text=True)
 
 
+def doublings(sweep_json):
+    """Each GPU's consecutive rows of a sweep's JSON: (gpu, smaller, larger)."""
+    rows = collections.defaultdict(list)
+    for r in json.loads(sweep_json)["rows"]:
+        rows[r["gpu"]].append(r)
+    for gpu, rs in rows.items():
+        rs.sort(key=lambda r: r["batch"])
+        for lo, hi in zip(rs, rs[1:]):
+            yield gpu, lo, hi
+
+
 def cases(models, onnxcost, gpus):
     """Reports at each GPU's minimum power limit: (args, cap)."""
     for m, rt, dt, train in itertools.product(models, RUNTIMES, DTYPES, (False, True)):
@@ -106,19 +117,14 @@ def decode(onnxcost):
         for args, p in ex.map(run, jobs):
             if p.returncode != 0:
                 continue
-            rows = collections.defaultdict(list)
-            for r in json.loads(p.stdout)["rows"]:
-                rows[r["gpu"]].append(r)
-            for gpu, rs in rows.items():
-                rs.sort(key=lambda r: r["batch"])
-                for lo, hi in zip(rs, rs[1:]):
-                    steps += 1
-                    if hi["throughput_per_s"] < lo["throughput_per_s"] * (1 - 1e-3):
-                        fit = "fits" if hi["fits"] else "does not fit"
-                        falls[fit] += 1
-                        print(f"tokens/s falls {1 - hi['throughput_per_s'] / lo['throughput_per_s']:.2%}: "
-                              f"{args[2]} --dtype {args[args.index('--dtype') + 1]} on {gpu}, batch "
-                              f"{lo['batch']} -> {hi['batch']} ({fit})")
+            for gpu, lo, hi in doublings(p.stdout):
+                steps += 1
+                if hi["throughput_per_s"] < lo["throughput_per_s"] * (1 - 1e-3):
+                    fit = "fits" if hi["fits"] else "does not fit"
+                    falls[fit] += 1
+                    print(f"tokens/s falls {1 - hi['throughput_per_s'] / lo['throughput_per_s']:.2%}: "
+                          f"{args[2]} --dtype {args[args.index('--dtype') + 1]} on {gpu}, batch "
+                          f"{lo['batch']} -> {hi['batch']} ({fit})")
     print(f"\n{steps} decode batch doublings checked; tokens/s falls:", dict(falls))
     return 0
 
@@ -145,20 +151,15 @@ def main():
             if p.returncode != 0:
                 skipped += 1  # no batch to sweep, a dtype the model cannot take
                 continue
-            rows = collections.defaultdict(list)
-            for r in json.loads(p.stdout)["rows"]:
-                rows[r["gpu"]].append(r)
-            for gpu, rs in rows.items():
-                rs.sort(key=lambda r: r["batch"])
-                for lo, hi in zip(rs, rs[1:]):
-                    steps += 1
-                    for kind, key in (("time", "time_s"), ("throughput", "throughput_per_s"),
-                                      ("peak memory", "peak_memory_bytes")):
-                        if hi[key] < lo[key]:
-                            kinds[kind] += 1
-                            by_gpu[kind][gpu] += 1
-                            print(f"{kind} falls {1 - hi[key] / lo[key]:.4%}: {what} on {gpu}, "
-                                  f"batch {lo['batch']} -> {hi['batch']}: {lo[key]:.6g} -> {hi[key]:.6g}")
+            for gpu, lo, hi in doublings(p.stdout):
+                steps += 1
+                for kind, key in (("time", "time_s"), ("throughput", "throughput_per_s"),
+                                  ("peak memory", "peak_memory_bytes")):
+                    if hi[key] < lo[key]:
+                        kinds[kind] += 1
+                        by_gpu[kind][gpu] += 1
+                        print(f"{kind} falls {1 - hi[key] / lo[key]:.4%}: {what} on {gpu}, "
+                              f"batch {lo['batch']} -> {hi['batch']}: {lo[key]:.6g} -> {hi[key]:.6g}")
     print(f"\n{steps} batch doublings checked ({skipped} sweeps skipped: no batch to sweep or dtype refused)")
     for kind in ("time", "throughput", "peak memory"):
         print(f"{kind} falls: {kinds[kind]}", dict(by_gpu[kind].most_common()))
