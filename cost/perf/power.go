@@ -195,8 +195,7 @@ func (c *clocked) at(f float64) KernelTime {
 	g := *c.g
 	g.SustainedClockMHz = f
 	t := EstimateKernel(&g, c.k, c.o)
-	fsat := memSatFraction * c.g.BoostClockMHz
-	if f < fsat {
+	if fsat := dramSatClock(c.g); f < fsat {
 		t.MemoryS *= fsat / max(f, 1)
 		t.TimeS = max(t.ComputeS+t.LatencyS, t.MemoryS) + t.RampS + t.LaunchS
 		t.Bound = boundOf(t)
@@ -242,12 +241,17 @@ func rawPower(g *hwdb.GPU, kt KernelTime, active float64, prec hwdb.Precision, f
 // weight-streaming GEMM under an H200's 200 W minimum cap drew 214 W at
 // the lowest SM clock, above any cap its DRAM traffic could meet.
 func dramRate(g *hwdb.GPU, f float64) float64 {
-	fsat := memSatFraction * g.BoostClockMHz
+	fsat := dramSatClock(g)
 	if !(f > 0) || f >= fsat {
 		return 1
 	}
 	return f / fsat
 }
+
+// dramSatClock is f_sat, the SM clock down to which a streaming kernel
+// saturates DRAM: the one threshold clocked.at's memory time and
+// dramRate's DRAM power share.
+func dramSatClock(g *hwdb.GPU) float64 { return memSatFraction * g.BoostClockMHz }
 
 // idleScale is the between-kernel draw at SM clock f relative to the
 // default sustained clock: it scales as V²·f like the SMs' dynamic power.
