@@ -71,3 +71,34 @@ func TestL2ReuseBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteBackChargedToWriter: a kernel's DRAM traffic is the cold share
+// of its reads and all of its writes, and a later kernel pays nothing for
+// evicting them. Charged to the evicting kernel, the same write-back cost
+// time or nothing depending on which kernel that was, and decode steps
+// got cheaper as their batch or KV cache grew.
+func TestWriteBackChargedToWriter(t *testing.T) {
+	const c = 100.0
+	g := ir.NewGraph("g")
+	val := func(name string) *ir.Value {
+		v, err := g.NewValue(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	r := newL2Residency(c, g)
+	in, x, w, y, z := val("in"), val("x"), val("w"), val("y"), val("z")
+	// A producer reads 10 cold bytes and writes 40 that stay in L2.
+	if got := r.access([]tensorIO{{in, 10}}, []tensorIO{{x, 40}}, 10, 40); got != 50 {
+		t.Errorf("producer: %g DRAM bytes, want its 10 cold reads + 40 writes", got)
+	}
+	// A weight stream of 150 bytes evicts x: only its own reads and writes.
+	if got := r.access([]tensorIO{{w, 150}}, []tensorIO{{y, 5}}, 150, 5); got != 155 {
+		t.Errorf("evicting kernel: %g DRAM bytes, want its 150 cold reads + 5 writes and no write-back of x", got)
+	}
+	// x's consumer now finds nothing of it: read from DRAM.
+	if got := r.access([]tensorIO{{x, 40}}, []tensorIO{{z, 40}}, 40, 40); got != 80 {
+		t.Errorf("consumer of an evicted tensor: %g DRAM bytes, want 40 + 40", got)
+	}
+}

@@ -70,6 +70,42 @@ func TestMonotone(t *testing.T) {
 	}
 }
 
+// TestDecodeStepGrowsWithCache: a decode step never gets cheaper as its
+// KV cache grows, nor as its batch doubles. The cases are ones a sweep of
+// two decoders and a fixture × 10 GPUs × fp32/fp16 × three runtimes ×
+// batch 1-256 found falling while an L2 write-back was charged to the
+// kernel whose traffic evicted the dirty lines (28 steps getting cheaper
+// as the cache grew; GPT-2 on an RTX 4090 at fp32, eager, 0.35% cheaper
+// from batch 64 to 128): which kernel paid, a memory-bound one or one that
+// hid it, shifted with the cache and the batch. Now the writer pays.
+func TestDecodeStepGrowsWithCache(t *testing.T) {
+	for _, c := range []struct {
+		gpu, dtype, runtime string
+		batch               int64
+	}{
+		{"RTX-4090", "fp32", "pytorch", 64},
+		{"L4", "fp16", "tensorrt", 16},
+		{"L40S", "fp16", "graph", 8},
+		{"L40S", "fp32", "pytorch", 128},
+		{"B200", "fp16", "graph", 32},
+	} {
+		rt, err := hwdb.LookupRuntime(c.runtime)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := c.gpu + " " + c.dtype + " " + c.runtime
+		cfg := Config{Model: "zoo:gpt2-small", GPU: gpu(t, c.gpu), Runtime: rt, DType: c.dtype, Batch: c.batch, Prompt: 128, Output: 8}
+		res := run(t, cfg)
+		if res.Fit.SlopeS < 0 {
+			t.Errorf("%s batch %d: a decode step gets %.3g s cheaper per cached token", name, c.batch, -res.Fit.SlopeS)
+		}
+		cfg.Batch *= 2
+		if twice := run(t, cfg); twice.FirstStepS < res.FirstStepS {
+			t.Errorf("%s: the decode step takes %.6g s at batch %d, %.6g s at %d", name, twice.FirstStepS, cfg.Batch, res.FirstStepS, c.batch)
+		}
+	}
+}
+
 // TestApproximation: the line through a few decode steps, summed over
 // every step, against the sum of every step costed. The bound is 1%; on
 // these cases the sum of the line is within 0.5%.

@@ -47,9 +47,9 @@ type Kernel struct {
 	Resident bool
 	// DRAMBytes is, when Resident, the traffic the kernel puts on the
 	// DRAM interface: reads of tensors no recent kernel left in L2
-	// (weights, graph inputs such as KV caches, evicted activations),
-	// writes too large to stay resident, and the write-back of dirty
-	// lines its own traffic evicts (which may make it exceed Bytes).
+	// (weights, graph inputs such as KV caches, evicted activations)
+	// and its writes, each written back to DRAM once and charged to the
+	// kernel that wrote it (cost/residency.go).
 	DRAMBytes float64
 	// Launches is the number of kernel launches (usually 1).
 	Launches float64
