@@ -472,7 +472,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 			Precision: prec, M: est.M, N: est.N, K: est.K, Batch: est.Batch,
 			Steps: est.Steps, WorkingSet: est.Bytes(), Launches: est.Launches,
 			InputK: est.InputK, ElemBytes: a.elemBytes(n),
-			Rows: est.Rows, RowLen: est.RowLen, RowPasses: est.RowPasses,
+			Rows: est.Rows, RowLen: est.RowLen, RowPasses: est.RowPasses, RowShared: est.RowShared,
 			WinogradFused: est.WinogradFused, DequantFLOPs: est.DequantFLOPs,
 			Indexed:  est.Indexed,
 			Decode:   est.Decode,

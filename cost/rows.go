@@ -35,6 +35,20 @@ func setRows(e *NodeEstimate, n *ir.Node, c *RuleCtx, op string) {
 	}
 	e.Rows, e.RowLen, e.RowPasses = clampInt(rows), clampInt(in/rows), passes
 	e.RowInSample = leadingAxisInRows(&probe, c)
+	e.RowShared = rowShared(n, c, in/rows)
+}
+
+// rowShared is the bytes of n's inputs after the first that are no longer
+// than a row (a norm's scale and bias, broadcast over the rows): every
+// row's CTA reads them, from L2 but the first.
+func rowShared(n *ir.Node, c *RuleCtx, rowLen float64) float64 {
+	var b float64
+	for i := 1; i < len(n.Inputs); i++ {
+		if v := n.In(i); v != nil && c.Numel(v) <= rowLen {
+			b += c.Bytes(v)
+		}
+	}
+	return b
 }
 
 // leadingAxisInRows reports whether rowsOf's rows span the input's

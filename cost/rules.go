@@ -54,6 +54,8 @@ type NodeEstimate struct {
 	// set by setRows/setReduceRows in rows.go).
 	Rows, RowLen int64
 	RowPasses    float64
+	// RowShared is the bytes every row reads in common (Kernel.RowShared).
+	RowShared float64
 	// RowInSample says the row lies within one entry of the leading
 	// (batch) axis: a batch changes Rows, never RowLen.
 	RowInSample bool

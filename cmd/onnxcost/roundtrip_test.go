@@ -113,7 +113,7 @@ func TestOptimizeRoundTrip(t *testing.T) {
 // elementwise kernel before a plain LayerNormalization; priced by the
 // elements they move (vectorized kernels), the two plans differed by 2e-5
 // of BERT-base's time, and by 1.6e-4 at batch 1 (3e-4 of the
-// energy-delay product) since a row's CTA keeps 4 KiB in flight (cost/perf
+// energy-delay product) since a row's CTA keeps 3 KiB in flight (cost/perf
 // rowCTAInflightBytes): the fused norm's second input is read at its 128
 // rows' fill rate.
 const roundTripTol = 5e-4

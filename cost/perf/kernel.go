@@ -69,6 +69,11 @@ type Kernel struct {
 	// row on chip (see rowMemoryTime). Zero when not row-wise.
 	Rows, RowLen int64
 	RowPasses    float64
+	// RowShared is the bytes of Bytes that every row reads in common (a
+	// norm's scale and bias): fetched from DRAM once and from L2 by the
+	// other rows' CTAs alongside their own row, they add no round trip to
+	// a row's stream (see rowMemoryTime).
+	RowShared float64
 	// WinogradFused marks a ClassWinograd kernel run by the fused
 	// F(2×2,3×3) kernel (cuDNN's WINOGRAD): transforms in registers and
 	// shared memory, counted in FLOPs by the rule, and no workspace. Its

@@ -39,18 +39,21 @@ import (
 const (
 	// rowOnChipBytes is the largest row a single-pass kernel keeps on chip.
 	rowOnChipBytes = 48 << 10
-	// rowCTAInflightBytes is what one row's CTA keeps in flight: 4 KiB,
-	// 256 threads with one 16-byte vector each, or 1024 with one fp32
+	// rowCTAInflightBytes is what one row's CTA keeps in flight: 3 KiB,
+	// 192 threads with one 16-byte vector each, or 768 with one fp32
 	// element. FITTED: the least median |error| over Vidur's norm fit rows
 	// as kernel durations (sarathi's RMSNorm, PyTorch's LayerNorm; A100,
-	// H100, A40 together: internal/kernelrows TestRowInflightFit), 10.6%
-	// at 3 and 4 KiB (held out 10.6%), where the 32 KiB of "1024 threads
-	// with two 16-byte loads each" gave 11.2% and a P90 of 39% (26% now):
-	// the few-token rows, priced 2-6× too fast. The norms' slopes alone say 1-2
-	// KiB (sarathi's 1024 scalar fp16 loads, PyTorch's 128 threads of
-	// 8-byte vectors) per round trip, but not every byte priced waits on
-	// DRAM: the writes, the weight and the second pass's L2 hits do not.
-	rowCTAInflightBytes = 4 << 10
+	// H100, A40 together: internal/kernelrows TestRowInflightFit), 10.56%
+	// at 3 KiB (held out 10.60%; 4 KiB 10.62%, held out 10.69%) with a
+	// norm's scale and bias priced at full bandwidth (rowStreamTime);
+	// with them in the rows' stream, 4 KiB had fitted best (10.58%, held
+	// out 10.60%). The 32 KiB of "1024 threads with two 16-byte loads
+	// each" gave 11.2% and a P90 of 39% (25% now): the few-token rows,
+	// priced 2-6× too fast. The norms' slopes alone say 1-2 KiB
+	// (sarathi's 1024 scalar fp16 loads, PyTorch's 128 threads of 8-byte
+	// vectors) per round trip, but not every byte priced waits on DRAM:
+	// the writes and the second pass's L2 hits do not.
+	rowCTAInflightBytes = 3 << 10
 	// rowMemLatencyS is the DRAM load latency under load, ~600 ns on
 	// Volta-Hopper GPUs (microbenchmark papers report 400-700 ns idle to
 	// loaded; Jia et al., "Dissecting the NVIDIA Volta GPU architecture
@@ -71,8 +74,22 @@ func rowMemoryTimeWith(k Kernel, bw, inflight float64) float64 {
 	if bw <= 0 {
 		return 0
 	}
-	return (k.Bytes + rowExtraBytes(k)) / min(bw, rowFillBandwidthWith(k, inflight))
+	return rowStreamTime(k.Bytes+rowExtraBytes(k), rowSharedBytes(k), bw, rowFillBandwidthWith(k, inflight))
 }
+
+// rowStreamTime is the time to move bytes at bandwidth bw when the rows'
+// own share of them (all but shared, the bytes every row reads in common)
+// can draw at most fill: the shared bytes cost no round trips of a row's
+// stream (one DRAM read, then L2 hits alongside each row's loads). Priced
+// at the fill rate with the rows', a norm's scale and bias made its time
+// fall as rows were added (a decode step's LayerNorms at batch 2 below
+// batch 1), the fill rate growing with the rows and the weights not.
+func rowStreamTime(bytes, shared, bw, fill float64) float64 {
+	return (bytes-shared)/min(bw, fill) + shared/bw
+}
+
+// rowSharedBytes is k's RowShared, within its bytes.
+func rowSharedBytes(k Kernel) float64 { return min(max(k.RowShared, 0), k.Bytes) }
 
 // RowMemoryWith is an isolated row-wise kernel's memory-side time (its
 // stream at the level its working set sits in, combined with its SM-side

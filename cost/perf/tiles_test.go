@@ -104,19 +104,52 @@ func TestConvKeepsWholeFillInPlan(t *testing.T) {
 // TF32 recurrent layer's step cost less at batch 4 than at batch 2.
 func TestNarrowSideAlignmentIsMoot(t *testing.T) {
 	p := DefaultParams()
+	forTensorPaths(func(g *hwdb.GPU, pr hwdb.Precision) {
+		prev := 0.0
+		for n := int64(2); n <= gemvMaxCols; n++ {
+			got := gemmCompute(g, pr, 1024, n, 1024, 1, 1, p)
+			if got < prev*(1-1e-12) {
+				t.Errorf("%s %s: 1024×%d×1024 GEMM %.4g s, below %d columns' %.4g s", g.Name, pr, n, got, n-1, prev)
+			}
+			prev = got
+		}
+	})
+}
+
+// forTensorPaths calls f for every GPU and each TF32, fp16 and int8
+// tensor-core path it has.
+func forTensorPaths(f func(g *hwdb.GPU, pr hwdb.Precision)) {
 	for _, g := range hwdb.All() {
 		for _, pr := range []hwdb.Precision{hwdb.TF32Tensor, hwdb.FP16Tensor, hwdb.INT8Tensor} {
-			if peak, real := peakFor(g, pr); peak <= 0 || !isTensor(real) {
-				continue
+			if peak, real := peakFor(g, pr); peak > 0 && isTensor(real) {
+				f(g, pr)
 			}
+		}
+	}
+}
+
+// TestConvPixelAlignmentIsMoot: a convolution's implicit GEMM never costs
+// less for more output pixels, on every GPU and tensor path: the pixel
+// dimension is gathered by index and its alignment is moot (gemmLib),
+// where charging it priced a 7×7 map at batch 1 (49 pixels) above the
+// same layer at batch 8.
+func TestConvPixelAlignmentIsMoot(t *testing.T) {
+	p := DefaultParams()
+	forTensorPaths(func(g *hwdb.GPU, pr hwdb.Precision) {
+		for _, lib := range []gemmLib{{pixelRows: true}, {pixelK: true, splitK: true}} {
 			prev := 0.0
-			for n := int64(2); n <= gemvMaxCols; n++ {
-				got := gemmCompute(g, pr, 1024, n, 1024, 1, 1, p)
+			for px := int64(33); px <= 400; px++ {
+				m, k := px, int64(4608)
+				if lib.pixelK {
+					m, k = 512, px*64
+				}
+				got := gemmComputeLib(g, pr, m, 512, k, 1, 1, p, lib)
 				if got < prev*(1-1e-12) {
-					t.Errorf("%s %s: 1024×%d×1024 GEMM %.4g s, below %d columns' %.4g s", g.Name, pr, n, got, n-1, prev)
+					t.Errorf("%s %s %+v: %d pixels %.4g s, below %d pixels' %.4g s", g.Name, pr, lib, px, got, px-1, prev)
+					break
 				}
 				prev = got
 			}
 		}
-	}
+	})
 }

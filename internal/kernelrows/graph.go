@@ -136,7 +136,7 @@ func (s *nodeSpec) kernel(gpu *hwdb.GPU) (perf.Kernel, error) {
 		M:         est.M, N: est.N, K: est.K, Batch: est.Batch, Steps: est.Steps,
 		WorkingSet: bytes, Launches: est.Launches, InputK: est.InputK,
 		ElemBytes: elemBytes[s.compute],
-		Rows:      est.Rows, RowLen: est.RowLen, RowPasses: est.RowPasses,
+		Rows:      est.Rows, RowLen: est.RowLen, RowPasses: est.RowPasses, RowShared: est.RowShared,
 		Indexed:  est.Indexed,
 		Decode:   est.Decode,
 		Resident: true, DRAMBytes: bytes,
