@@ -247,7 +247,8 @@ func (f *autocastFlow) autocastName(n *ir.Node) string {
 // copy; no FLOPs, as the Cast rule counts one) on the elementwise path,
 // one launch each. The source is read from DRAM (a weight is cold; an
 // activation is charged the same, an upper bound), and the copy stays in
-// L2 for the node's kernel when it fits.
+// L2 for the node's kernel when it fits; its write reaches DRAM once,
+// charged to the cast as every write is to its writer (cost/residency.go).
 func (a *analyzer) autocastCasts(nc *report.NodeCost, n *ir.Node, est *NodeEstimate, agg *aggregate) {
 	if a.autocast == nil {
 		return
@@ -271,7 +272,7 @@ func (a *analyzer) autocastCasts(nc *report.NodeCost, n *ir.Node, est *NodeEstim
 		k := perf.Kernel{
 			Class: perf.ClassElementwise, Bytes: r + w, WorkingSet: r + w,
 			Precision: hwdb.FP32, ElemBytes: float64(c.to.Bits()) / 8, Launches: 1,
-			Resident: true, DRAMBytes: r + max(w-a.gpu.L2ReuseBytes(), 0),
+			Resident: true, DRAMBytes: r + w,
 		}
 		a.priceExtra(k, r, w, est, agg)
 	}
