@@ -168,8 +168,11 @@ func (r *l2Residency) access(ins, outs []tensorIO, bytesRead, bytesWritten float
 			r.drop(o.v)
 			continue
 		}
-		// Of an output larger than L2 only the tail stays.
-		r.touch(o.v, bytesWritten*o.bytes/outSize, true)
+		// Of an output larger than L2 only the tail stays; outputs of
+		// no known size keep nothing.
+		if outSize > 0 {
+			r.touch(o.v, bytesWritten*o.bytes/outSize, true)
+		}
 	}
 	r.evict()
 	return dram + bytesWritten

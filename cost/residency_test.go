@@ -101,4 +101,10 @@ func TestWriteBackChargedToWriter(t *testing.T) {
 	if got := r.access([]tensorIO{{x, 40}}, []tensorIO{{z, 40}}, 40, 40); got != 80 {
 		t.Errorf("consumer of an evicted tensor: %g DRAM bytes, want 40 + 40", got)
 	}
+	// Writes to outputs of no known size are charged and leave the cache
+	// as it was (no line of NaN bytes).
+	used := r.used
+	if got := r.access([]tensorIO{{z, 40}}, []tensorIO{{val("u"), 0}}, 40, 7); got != 7 || r.used != used {
+		t.Errorf("unsized output: %g DRAM bytes and %g resident, want 7 and %g", got, r.used, used)
+	}
 }
