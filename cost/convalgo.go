@@ -102,7 +102,8 @@ func (a *analyzer) libraryWinograd(n *ir.Node, est *NodeEstimate, k perf.Kernel)
 // on every call, so its lines are overwritten in L2 before they are
 // evicted, and charged, the same-GPU calibration of DeepBench's Winograd
 // convolutions got worse (internal/kernelrows TestCalibrationEndToEnd:
-// M40 10.8% → 11.9%, MI25 13.6% → 14.7%) with our H100 rows unchanged. It also restates the row's counts and note for the algorithm.
+// M40 10.8% → 11.9%, MI25 13.6% → 14.7%) with our H100 rows unchanged.
+// It also restates the row's counts and note for the algorithm.
 func (a *analyzer) winogradFilter(nc *report.NodeCost, n *ir.Node, est *NodeEstimate, agg *aggregate) {
 	if est.Class != perf.ClassWinograd || n.Domain != "" || n.OpType != "Conv" {
 		return

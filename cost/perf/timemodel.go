@@ -924,11 +924,10 @@ func gemmComputeLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classE
 			eff *= p.Unaligned
 		}
 	}
-	splitK := lib.splitK
 	perSMBoost := peak / float64(g.SMs) * eff
 	best := math.Inf(1)
 	for _, tl := range ctaTiles {
-		if !tileServes(tl, m, n) || (!splitK && isTensor(real) && tl.m*tl.n < libConvMinTileArea) {
+		if !tileServes(tl, m, n) || (!lib.splitK && isTensor(real) && tl.m*tl.n < libConvMinTileArea) {
 			continue
 		}
 		// ctasPerSM tiles of this size together fill one SM.
@@ -939,7 +938,7 @@ func gemmComputeLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classE
 		// without it is always a candidate, because the partial sums'
 		// round trip can cost more than the idle SMs it fills.
 		best = min(best, tileTime(g, real, tl, m, n, k, batch, ctas, 1, perSMBoost, p))
-		if slots := int64(g.SMs) * ctasPerSM; splitK && ctas < float64(slots) {
+		if slots := int64(g.SMs) * ctasPerSM; lib.splitK && ctas < float64(slots) {
 			if split := min(slots/int64(ctas), k/splitKMinK); split > 1 {
 				best = min(best, tileTime(g, real, tl, m, n, k, batch, ctas, split, perSMBoost, p))
 			}
