@@ -119,6 +119,9 @@ func Analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	if gpu == nil {
 		return nil, fmt.Errorf("analyze: no GPU")
 	}
+	if opt.Power.CapW > 0 {
+		return analyzeUnderCap(g, m, gpu, opt)
+	}
 	return analyze(g, m, gpu, opt)
 }
 

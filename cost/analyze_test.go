@@ -510,10 +510,9 @@ func TestPrecisionChoice(t *testing.T) {
 	}
 }
 
-// TestEnergyModel: per-node and total energy in a report are power ×
-// time summed (energy-to-solution), EDP is energy × time, and a tighter
-// power cap never makes the model faster.
-func TestEnergyModel(t *testing.T) {
+// convReluSum is a compute-bound convolution followed by two memory-bound
+// kernels (a Relu and a ReduceSum), the mix a power cap acts on.
+func convReluSum(t *testing.T) *builder {
 	b := newBuilder(t)
 	x := b.input("x", 64, 64, 56, 56)
 	w := b.weight("w", 64, 64, 3, 3)
@@ -524,6 +523,14 @@ func TestEnergyModel(t *testing.T) {
 	b.node("Conv", []*ir.Value{x, w}, []*ir.Value{c}, ir.IntsAttr("pads", 1, 1, 1, 1))
 	b.node("Relu", []*ir.Value{c}, []*ir.Value{r1})
 	b.node("ReduceSum", []*ir.Value{r1}, []*ir.Value{y}, ir.IntAttr("keepdims", 0))
+	return b
+}
+
+// TestEnergyModel: per-node and total energy in a report are power ×
+// time summed (energy-to-solution), EDP is energy × time, and a tighter
+// power cap never makes the model faster.
+func TestEnergyModel(t *testing.T) {
+	b := convReluSum(t)
 	g := ruleTestGPU()
 	prev, first := 0.0, 0.0
 	for _, capW := range []float64{0, g.TDPWatts, 0.8 * g.TDPWatts, 0.6 * g.TDPWatts, 0.4 * g.TDPWatts} {
@@ -663,5 +670,63 @@ func TestScanLength(t *testing.T) {
 	}
 	if !strings.Contains(n.Note, "x 12 iterations") {
 		t.Errorf("note %q", n.Note)
+	}
+}
+
+// TestCapSettlesOneClock: under a power cap the run settles one SM clock,
+// the highest at which its average power fits: every node runs at it, the
+// average is within the cap and within 1% of it (the bisection's 1 MHz),
+// and the time is no more than the per-kernel settle's (each kernel held
+// to the cap on its own, the clock its own power allows), since the
+// memory-bound Relu and ReduceSum below the cap leave the convolution
+// room above it. A cap above the uncapped average changes nothing.
+func TestCapSettlesOneClock(t *testing.T) {
+	b := convReluSum(t)
+	g := ruleTestGPU()
+	r0, err := Analyze(b.g, b.m, g, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	above, err := Analyze(b.g, b.m, g, Options{Power: perf.PowerControl{CapW: r0.Totals.AvgPowerW * 1.01}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if above.Totals.TimeS != r0.Totals.TimeS || above.Totals.EnergyJ != r0.Totals.EnergyJ {
+		t.Errorf("a cap above the average %.1f W changed the run: %g s %g J, uncapped %g s %g J", r0.Totals.AvgPowerW, above.Totals.TimeS, above.Totals.EnergyJ, r0.Totals.TimeS, r0.Totals.EnergyJ)
+	}
+	capW := 0.6 * r0.Totals.AvgPowerW
+	r, err := Analyze(b.g, b.m, g, Options{Power: perf.PowerControl{CapW: capW}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := r.Totals.AvgPowerW; a > capW*(1+1e-9) || a < 0.99*capW {
+		t.Errorf("cap %.1f W: the run averages %.1f W", capW, a)
+	}
+	if r.Totals.PowerCapW != capW || r.Totals.SMClockCapMHz != 0 {
+		t.Errorf("totals record cap %g W, lock %g MHz; want the cap asked for and no lock", r.Totals.PowerCapW, r.Totals.SMClockCapMHz)
+	}
+	clock := 0.0
+	for _, n := range r.Nodes {
+		if n.TimeS == 0 {
+			continue
+		}
+		if clock == 0 {
+			clock = n.SMClockMHz
+		}
+		if n.SMClockMHz != clock {
+			t.Errorf("node %s at %.0f MHz, another at %.0f: one clock for the run", n.Name, n.SMClockMHz, clock)
+		}
+	}
+	// The per-kernel settle, priced directly: each node's kernel under
+	// the cap on its own.
+	perKernel, err := analyze(b.g, b.m, g, Options{Power: perf.PowerControl{CapW: capW}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Totals.TimeS > perKernel.Totals.TimeS*(1+1e-9) {
+		t.Errorf("cap %.1f W: one clock gives %g s, each kernel at its own %g s", capW, r.Totals.TimeS, perKernel.Totals.TimeS)
+	}
+	if !(r.Totals.TimeS > r0.Totals.TimeS) {
+		t.Errorf("cap %.1f W left the time at %g s", capW, r.Totals.TimeS)
 	}
 }

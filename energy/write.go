@@ -38,9 +38,9 @@ func WriteText(w io.Writer, res *Result) error {
 		}
 		fmt.Fprintf(w, "  %s\n", res.OptimalMark(r))
 	}
-	how := "Under a cap each kernel runs at the highest SM clock its own power fits (sm clock: time-weighted mean)."
+	how := "Under a cap the SM clock settles where the call's average power fits it, as the limiter averages over about a second (sm clock: time-weighted mean)."
 	if res.Train != nil {
-		how = "Under a cap each kernel (forward, backward, optimizer) runs at the highest SM clock its own power fits (sm clock: time-weighted mean over the forward's kernels)."
+		how = "Under a cap the SM clock settles where the step's average power (forward, backward, optimizer) fits it, as the limiter averages over about a second (sm clock: time-weighted mean over the forward's kernels)."
 	}
 	if res.Mode == ModeSMClock {
 		how = "The SM clock is locked at most at the value given; the power limit stays at TDP."

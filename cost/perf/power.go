@@ -321,9 +321,10 @@ func (c *clocked) powerAt(f, r float64) (float64, KernelTime) {
 // UnderControl prices kernel k (as EstimateKernel does with o) under c.
 // The kernel runs at the highest clock no higher than the default
 // sustained clock, the lock, and the clock at which its own power meets
-// the cap (per kernel: the driver's power loop acts within milliseconds, so
-// each kernel of a model settles at its own clock). With c at its default
-// the time is EstimateKernel's exactly.
+// the cap: k run back to back, alone, for as long as the power limiter
+// averages (about a second). A model's mix of kernels settles one clock
+// for the whole run instead (cost.Analyze prices it under the lock that
+// clock is). With c at its default the time is EstimateKernel's exactly.
 func UnderControl(g *hwdb.GPU, k Kernel, o Options, c PowerControl) PoweredKernel {
 	ck := newClocked(g, k, o)
 	f0 := ck.f0
