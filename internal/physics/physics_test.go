@@ -246,11 +246,11 @@ func checkKernels(v *violations, where string, g *hwdb.GPU, r *report.Report, co
 }
 
 // checkKernelsIdle is checkKernels with the idle draw the board has at the
-// report's setting: the entry's idle figure at the default clock or under a
-// cap (the limiter lowers the clock only while kernels run), and less under
-// an SM clock lock, which lowers the clock between kernels too (the A40's
-// idle draw falls from 84 W at 1740 MHz to 30.5 W at 1095 MHz;
-// perf.IdleAtClockW).
+// report's setting: the entry's idle figure at the default clock, and
+// perf.IdleAtClockW under an SM clock lock, which lowers the clock between
+// kernels too. Under a cap the run settles at a lower clock as well
+// (cost/powercap.go), but its kernels keep its average above the entry's
+// idle figure on every case here, so the stricter floor is kept.
 func checkKernelsIdle(v *violations, where string, g *hwdb.GPU, r *report.Report, cold map[string]float64, capW, idle float64) {
 	for i := range r.Nodes {
 		n := &r.Nodes[i]
