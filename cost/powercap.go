@@ -28,8 +28,9 @@ const capClockTolMHz = 1.0
 
 // analyzeUnderCap prices the run at the highest SM clock, no higher than
 // the lock (or the default clock), whose average power fits the cap, by
-// bisection over clock locks: a run's time falls and its power rises with
-// the clock, so its average power is monotone in it.
+// bisection over clock locks. A run's average power is its clock-
+// independent draw plus its dynamic energy over its time; the energy
+// rises with the clock (V²) and the time falls, so the average rises.
 func analyzeUnderCap(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Report, error) {
 	capW := opt.Power.CapW
 	at := func(f float64) (*report.Report, error) {

@@ -20,6 +20,13 @@ import "github.com/onnxcost/onnxcost/hwdb"
 // of boost. The floor voltages of Pascal to Ampere lie within ±7% of
 // 0.668 V, so the same shape serves every generation; no datacenter V/f
 // reading of Pascal, Volta, Hopper or Ada was found (an assumption there).
+// Board power at locked clocks agrees on where the floor ends: GROMACS's
+// power on an A100 and an A40 is linear in the clock up to 810 and 975 MHz
+// (0.57 and 0.56 of boost) and rises faster above (Afzal et al., arXiv
+// 2607.00819; see idleFixedFraction in power.go). Above it the A100's
+// dynamic power per MHz stays flat to about 1000 MHz (0.71 of boost) and
+// then doubles by boost, a steeper rise than this line's (V(boost)/V(1000
+// MHz) of about 1.4 against 1.25 here); one board, not fitted.
 const (
 	vMin    = 0.71
 	vfFloor = 0.57
