@@ -236,9 +236,6 @@ func analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 			return nil, err
 		}
 	}
-	if a.overCap > 0 {
-		a.warnf("power cap %g W: %d kernel(s) draw more than the cap even at the lowest SM clock (%.0f MHz); their power is reported above the cap", opt.Power.CapW, a.overCap, perf.MinClockMHz(gpu))
-	}
 	if a.tp != nil {
 		a.applyParallel(rep)
 	}
@@ -317,7 +314,6 @@ type analyzer struct {
 	// ownFP32 counts the convolutions and other GEMM-like nodes priced at
 	// the model's own fp32 (no --dtype), for tf32Warning.
 	ownFP32 struct{ conv, gemm int }
-	overCap int             // kernels above the power cap at the lowest clock
 	tp      *tensorParallel // nil on one GPU
 	// l2 follows what each kernel finds in L2 (residency.go).
 	l2   *l2Residency

@@ -184,15 +184,11 @@ func setTimeEnergy(t *report.Totals, timeS, energyJ float64) {
 }
 
 // underControl prices kernel k with the report's runtime profile (kernel
-// gap) under its power cap or clock lock, counting a kernel whose power
-// does not fit even at the lowest clock: the one pricing of forward nodes
-// (analyze.go) and training-step kernels (Forward.PriceKernel).
+// gap) under its clock lock: the one pricing of forward nodes (analyze.go)
+// and training-step kernels (Forward.PriceKernel). A power cap reaches it
+// as the lock the run settles at (powercap.go).
 func (a *analyzer) underControl(k perf.Kernel) perf.PoweredKernel {
 	po := perf.PlanOptions()
 	po.Runtime = a.runtime
-	pk := perf.UnderControl(a.gpu, k, po, a.opt.Power)
-	if pk.OverCap {
-		a.overCap++
-	}
-	return pk
+	return perf.UnderControl(a.gpu, k, po, a.opt.Power)
 }
