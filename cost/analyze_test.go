@@ -675,7 +675,7 @@ func TestScanLength(t *testing.T) {
 
 // TestCapSettlesOneClock: under a power cap the run settles one SM clock,
 // the highest at which its average power fits: every node runs at it, the
-// average is within the cap and within 1% of it (the bisection's 1 MHz),
+// average is within the cap and within 1% of it (the search stops at 1 MHz),
 // and the time is no more than the per-kernel settle's (each kernel held
 // to the cap on its own, the clock its own power allows), since the
 // memory-bound Relu and ReduceSum below the cap leave the convolution
