@@ -730,3 +730,26 @@ func TestCapSettlesOneClock(t *testing.T) {
 		t.Errorf("cap %.1f W left the time at %g s", capW, r.Totals.TimeS)
 	}
 }
+
+// TestMinimumCapHolds: NVIDIA sets a board's minimum power limit where the
+// board can be held, so a dense run (a 3×3 convolution and its ReLU, fp16
+// on tensor cores where the board has them) averages no more than it on
+// every GPU whose minimum limit and lowest SM clock are on record. The H100
+// and H200 did not while their lowest clock was assumed (0.3 of boost, 594
+// MHz: 0.85 of the 140 W idle draw alone is 119 W of the 200 W minimum);
+// they park at 345 MHz (hwdb).
+func TestMinimumCapHolds(t *testing.T) {
+	b := convReluSum(t)
+	for _, g := range hwdb.All() {
+		if !(g.MinPowerW > 0) || !(g.MinSMClockMHz > 0) {
+			continue
+		}
+		r, err := Analyze(b.g, b.m, g, Options{DType: "fp16", Power: perf.PowerControl{CapW: g.MinPowerW}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := r.Totals.AvgPowerW; a > g.MinPowerW*(1+1e-9) {
+			t.Errorf("%s: the run averages %.1f W at its %g W minimum limit", g.Name, a, g.MinPowerW)
+		}
+	}
+}

@@ -18,8 +18,10 @@ import "github.com/onnxcost/onnxcost/hwdb"
 // Ti 0.656 V, RTX 3060 Ti (GA104) 0.668 V; 0.668 V over 944 mV gives
 // vMin = 0.71, and the A40 line (0.369 mV/MHz) meets it at 992 MHz, 0.57
 // of boost. The floor voltages of Pascal to Ampere lie within ±7% of
-// 0.668 V, so the same shape serves every generation; no datacenter V/f
-// reading of Pascal, Volta, Hopper or Ada was found (an assumption there).
+// 0.668 V, so the same shape serves every generation. Hopper's floor
+// agrees: an idle H100 SXM5 parked at 345 MHz reads 670 mV, an H200 685 mV
+// (hwdb's min_sm_clock_mhz sources). No datacenter voltage at boost of
+// Pascal, Volta, Hopper or Ada was found (the line is an assumption there).
 // Board power at locked clocks agrees on where the floor ends: GROMACS's
 // power on an A100 and an A40 is linear in the clock up to 810 and 975 MHz
 // (0.57 and 0.56 of boost) and rises faster above (Afzal et al., arXiv
