@@ -466,22 +466,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 	default:
 		prec := a.precisionFor(n, est.Class)
 		a.countOwnFP32(n, est.Class)
-		k := perf.Kernel{
-			Class: est.Class, FLOPs: est.ExecutedFLOPs, Bytes: est.Bytes(),
-			Precision: prec, M: est.M, N: est.N, K: est.K, Batch: est.Batch,
-			Steps: est.Steps, WorkingSet: est.Bytes(), Launches: est.Launches,
-			InputK: est.InputK, ElemBytes: a.elemBytes(n),
-			Rows: est.Rows, RowLen: est.RowLen, RowPasses: est.RowPasses, RowShared: est.RowShared,
-			WinogradFused: est.WinogradFused, DequantFLOPs: est.DequantFLOPs,
-			Indexed:  est.Indexed,
-			Decode:   est.Decode,
-			Resident: true, DRAMBytes: a.dramBytes(n, est),
-			Vectorized: vectorizedOps[n.OpType],
-		}
-		if est.Class == perf.ClassRNN {
-			// The time model prices per-step latency itself (RNNStepLaunches).
-			k.Launches = 1
-		}
+		k := est.Kernel(prec, a.elemBytes(n), a.dramBytes(n, est), vectorizedOps[n.OpType])
 		// The node's own GEMM, before a library's algorithm replaces
 		// it: cuDNN's Winograd choice changes with batch, the shape a
 		// calibration keys by must not.

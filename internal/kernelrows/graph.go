@@ -129,19 +129,8 @@ func (s *nodeSpec) kernel(gpu *hwdb.GPU) (perf.Kernel, error) {
 	if est.Launches <= 0 || est.Bytes() <= 0 {
 		return perf.Kernel{}, fmt.Errorf("%s: the rule gives no kernel", s.op)
 	}
-	bytes := est.Bytes()
-	return perf.Kernel{
-		Class: est.Class, FLOPs: est.ExecutedFLOPs, Bytes: bytes,
-		Precision: perf.ResolvePrecision(gpu, perf.WantedPrecision(s.compute, est.Class)),
-		M:         est.M, N: est.N, K: est.K, Batch: est.Batch, Steps: est.Steps,
-		WorkingSet: bytes, Launches: est.Launches, InputK: est.InputK,
-		ElemBytes: elemBytes[s.compute],
-		Rows:      est.Rows, RowLen: est.RowLen, RowPasses: est.RowPasses, RowShared: est.RowShared,
-		Indexed:  est.Indexed,
-		Decode:   est.Decode,
-		Resident: true, DRAMBytes: bytes,
-		Vectorized: cost.VectorizedOp(s.op),
-	}, nil
+	prec := perf.ResolvePrecision(gpu, perf.WantedPrecision(s.compute, est.Class))
+	return est.Kernel(prec, elemBytes[s.compute], est.Bytes(), cost.VectorizedOp(s.op)), nil
 }
 
 // computeStorage is the storage dtype cost.Analyze costs float tensors at
