@@ -332,7 +332,13 @@ func onlyBroadcast(int) bool { return false }
 
 // mulBackward: dA = dY ⊙ B (and dB = dY ⊙ A), one kernel per input that
 // needs a gradient, reading the other operand (saved); a broadcast input
-// also sums (counted in the same kernel's FLOPs).
+// also sums (counted in the same kernel's FLOPs). Only the operands the
+// gradients computed read are saved, as autograd saves them (MulBackward0
+// and DivBackward0 keep self only when other requires grad): attention's
+// scores scaled by a constant 1/√d keep the constant, not the scores
+// (our BERT-base in training: one [B, H, S, S] buffer a layer fewer,
+// scripts/saved_tensors.py). A divisor's gradient, −dY ⊙ A / B², reads
+// both.
 func mulBackward(b *bwCtx) backwardPlan {
 	var p backwardPlan
 	y := b.n.Out(0)
@@ -342,7 +348,14 @@ func mulBackward(b *bwCtx) backwardPlan {
 		}
 		p.Kernels = append(p.Kernels, bwKernel{Name: "mul-bwd", Class: perf.ClassElementwise, FLOPs: 2 * b.numel(y),
 			BytesRead: b.bytes(y) + b.otherBytes(i), BytesWritten: b.bytes(in), Launches: 1})
-		p.Saved = append(p.Saved, b.n.Inputs...)
+		if len(b.n.Inputs) != 2 {
+			p.Saved = append(p.Saved, b.n.Inputs...)
+			continue
+		}
+		p.Saved = append(p.Saved, b.n.Inputs[1-i])
+		if i == 1 && b.n.OpType == "Div" {
+			p.Saved = append(p.Saved, b.n.Inputs[1])
+		}
 	}
 	return p
 }

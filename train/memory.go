@@ -182,18 +182,22 @@ func root(v *ir.Value) *ir.Value {
 }
 
 // memInplaceOps are the activations torchvision's CNNs construct with
-// inplace=True (ReLU in ResNet, VGG, DenseNet; ReLU6 in MobileNetV2,
-// exported as Clip) whose in-place backward reads the result
-// (derivatives.yaml: relu_ and hardtanh_ save result), so the input's
-// buffer is the only one.
-var memInplaceOps = map[string]bool{"Relu": true, "Clip": true, "LeakyRelu": true}
+// inplace=True (ReLU in ResNet, VGG, DenseNet) whose in-place backward
+// reads the result (derivatives.yaml: relu_ and leaky_relu_ save
+// result), so the input's buffer is the only one. ReLU6 (MobileNetV2's,
+// exported as Clip) is not among them: hardtanh's formula reads self,
+// and its in-place variant saves a copy of self made before it
+// overwrites it (autograd's saved tensors of torchvision's MobileNetV2
+// in training: HardtanhBackward0 holds a buffer of its own, 195 of the
+// 628 MB saved at batch 8; PyTorch 1.13, scripts/saved_tensors.py), so
+// ReLU6's input and output are two buffers, as if it were not in place.
+var memInplaceOps = map[string]bool{"Relu": true, "LeakyRelu": true}
 
 // inplaceActs marks the outputs of such activations that can overwrite
 // their input: it has no other reader, is no graph output, and its
 // producer's backward does not read it (BatchNorm saves its input, a
 // residual add nothing). Without inplace=True the saved set is the same
-// for ReLU (it saves its output, the input is freed) and one buffer
-// larger for ReLU6.
+// (ReLU saves its output, and the input is freed).
 func (mm *memoryModel) inplaceActs() {
 	mm.inplace = map[*ir.Value]*ir.Value{}
 	outputs := map[*ir.Value]bool{}

@@ -1,0 +1,113 @@
+#!/usr/bin/python3
+"""Count the activations PyTorch's autograd keeps for backward, per model.
+
+Run with Debian's interpreter (torch 1.13, torchvision 0.14), on the CPU:
+
+    /usr/bin/python3 scripts/saved_tensors.py --out testdata/measured/saved_tensors.csv
+
+For each model it runs one training forward (module.train(), fp32, a
+softmax cross-entropy on the output as onnxcost assumes for a graph with no
+loss) under torch.autograd.graph.saved_tensors_hooks and adds up the
+distinct storages autograd saves and the model's outputs (which the
+caller holds), parameters and buffers left out: what stays alive from the
+end of the forward until backward frees it. That is
+onnxcost's `activations_bytes` (`report --train --format json`), and the
+same set a CUDA run keeps: which tensors an op saves is fixed by its
+derivative formula (tools/autograd/derivatives.yaml), not by the device.
+Nothing is timed and no GPU is needed; the figures are exact counts.
+
+The models are the fixtures onnxcost is compared on: torchvision's
+ResNet-50, VGG-16, MobileNetV2 and DenseNet-121 (the zoo's or
+testdata/models' graphs of them) and scripts/export_fixtures.py's BERT-base
+and GPT-small modules, which have no dropout (their exports have none, and
+a training run's dropout masks would be tensors the graph does not show).
+"""
+
+import argparse
+import csv
+import importlib.util
+import os
+import sys
+
+import torch
+import torchvision
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def fixtures():
+    spec = importlib.util.spec_from_file_location("export_fixtures", os.path.join(HERE, "export_fixtures.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def saved_bytes(model, inputs, loss):
+    """Bytes of the distinct non-parameter storages saved for backward."""
+    held = {t.storage().data_ptr() for t in list(model.parameters()) + list(model.buffers())}
+    saved = {}
+
+    def pack(t):
+        if isinstance(t, torch.Tensor):
+            ptr = t.storage().data_ptr()
+            if ptr and ptr not in held:
+                saved[ptr] = t.storage().size() * t.element_size()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = model(*inputs)
+        loss(out)
+    # The caller holds the outputs until backward (logits = model(x);
+    # loss(logits).backward()): they are live at its start too.
+    for t in out if isinstance(out, (tuple, list)) else (out,):
+        pack(t)
+    return sum(saved.values())
+
+
+def cross_entropy(out):
+    """Softmax cross-entropy over the last axis of the first output."""
+    y = out[0] if isinstance(out, (tuple, list)) else out
+    logits = y.reshape(-1, y.shape[-1])
+    target = torch.zeros(logits.shape[0], dtype=torch.long)
+    return torch.nn.functional.cross_entropy(logits, target)
+
+
+def cases(ef, batch):
+    image = lambda: (torch.randn(batch, 3, 224, 224),)
+    bert = lambda: (torch.randint(0, 30522, (batch, 128)), torch.zeros(batch, 128, dtype=torch.long),
+                    torch.ones(batch, 128, dtype=torch.long))
+    return [
+        ("zoo:resnet50", torchvision.models.resnet50, image),
+        ("zoo:vgg16", torchvision.models.vgg16, image),
+        ("testdata/models/mobilenet_v2.onnx", torchvision.models.mobilenet_v2, image),
+        ("testdata/models/densenet121.onnx", torchvision.models.densenet121, image),
+        ("testdata/models/bert_base.onnx", lambda: ef.BertModel(768, 12, 12, 3072), bert),
+        ("testdata/models/gpt_small.onnx", ef.GPTSmall, lambda: (torch.randint(0, 50257, (batch, 64)),)),
+    ]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--batches", default="2,8")
+    args = ap.parse_args()
+    ef = fixtures()
+    rows = []
+    for batch in [int(b) for b in args.batches.split(",")]:
+        for name, build, inputs in cases(ef, batch):
+            torch.manual_seed(0)
+            model = build().train()
+            n = saved_bytes(model, inputs(), cross_entropy)
+            print(f"{name} batch {batch}: {n / 1e6:.2f} MB saved", file=sys.stderr)
+            rows.append((name, batch, n))
+    with open(args.out, "w", newline="") as f:
+        f.write(f"# Activations autograd saves for backward (bytes), one fp32 training forward on the CPU,\n"
+                f"# torch {torch.__version__}, torchvision {torchvision.__version__}, by scripts/saved_tensors.py.\n"
+                f"# Exact counts, nothing timed; cmd/onnxcost/saved_test.go compares onnxcost's activations_bytes.\n")
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["model", "batch", "saved_bytes"])
+        w.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()
