@@ -164,10 +164,25 @@ func maxPoolBackward(b *bwCtx) backwardPlan {
 	return p
 }
 
+// poolSaves says what a pool's backward keeps of the forward.
+type poolSaves int
+
+const (
+	// savesShape: only sizes (a global average pool, which PyTorch runs
+	// as mean, whose backward keeps its input's sizes).
+	savesShape poolSaves = iota
+	// savesInput: the input, although the gradient reads only its shape:
+	// avg_pool2d_backward takes self (derivatives.yaml), so autograd
+	// holds the tensor (DenseNet-121's transitions in training: 2.8 MB a
+	// sample, scripts/saved_tensors.py).
+	savesInput
+	// savesInputOutput: an Lp pool's gradient reads its input and output.
+	savesInputOutput
+)
+
 // avgPoolBackward: each dY element is spread evenly over its window: one
-// add per input element read back, nothing saved but shapes, except that
-// an Lp pool's gradient (savesXY) reads its input and output.
-func avgPoolBackward(savesXY bool) BackwardRule {
+// add per input element read back.
+func avgPoolBackward(saves poolSaves) BackwardRule {
 	return func(b *bwCtx) backwardPlan {
 		var p backwardPlan
 		if !b.needIn(0) {
@@ -176,7 +191,10 @@ func avgPoolBackward(savesXY bool) BackwardRule {
 		x, y := b.n.In(0), b.n.Out(0)
 		p.Kernels = append(p.Kernels, bwKernel{Name: "avgpool-bwd", Class: perf.ClassData, FLOPs: b.numel(x),
 			BytesRead: b.bytes(y), BytesWritten: b.bytes(x), Launches: 1})
-		if savesXY {
+		switch saves {
+		case savesInput:
+			p.Saved = append(p.Saved, x)
+		case savesInputOutput:
 			p.Saved = append(p.Saved, x, y)
 		}
 		return p
