@@ -15,10 +15,9 @@ const (
 
 // msElementwise are contrib activations: per output element counts.
 var msElementwise = map[string]opCount{
-	"Gelu":      {5, 1, "as ai.onnx Gelu"},
-	"BiasGelu":  {6, 1, "bias add + Gelu"},
-	"FastGelu":  {8, 1, "tanh approximation: 0.5x(1+tanh(0.7979(x+0.0447x^3))): 3 mul for x^3 term, add, mul, tanh, add, mul (+1 with bias, counted)"},
-	"QuickGelu": {5, 1, "x*sigmoid(1.702x): multiply + sigmoid (3) + multiply"},
+	"Gelu":     {5, 1, "as ai.onnx Gelu"},
+	"BiasGelu": {6, 1, "bias add + Gelu"},
+	"FastGelu": {8, 1, "tanh approximation: 0.5x(1+tanh(0.7979(x+0.0447x^3))): 3 mul for x^3 term, add, mul, tanh, add, mul (+1 with bias, counted)"},
 }
 
 // optimizerOps are per-parameter-element update counts of the training
@@ -33,8 +32,10 @@ func init() {
 	for op := range msElementwise {
 		RegisterRule(msDomain, op, countsRule(msElementwise[op]))
 	}
-	// passes/quickgelu.go's QuickGelu is onnxruntime's.
-	RegisterRule(ir.FusedDomain, ir.OpFusedQuickGelu, countsRule(msElementwise["QuickGelu"]))
+	// passes/quickgelu.go's QuickGelu is onnxruntime's, or at alpha 1
+	// SiLU (the eager plan's fuse-silu, onnxruntime's fusion of one).
+	RegisterRule(msDomain, "QuickGelu", quickGeluRule(1.702))
+	RegisterRule(ir.FusedDomain, ir.OpFusedQuickGelu, quickGeluRule(1.702))
 	for op := range optimizerOps {
 		RegisterRule(trainingDomain, op, optimizerRule(optimizerOps[op]))
 	}
@@ -51,6 +52,24 @@ func init() {
 }
 
 // countsRule is an elementwise kernel with fixed per-output-element counts.
+// quickGeluRule counts x·sigmoid(α·x) as its ops do: sigmoid (3) and the
+// gate multiply, plus the scale multiply unless α is 1 (SiLU, which the
+// Sigmoid and Mul it was written as count 4 for). def is the op's
+// default α.
+func quickGeluRule(def float64) Rule {
+	return func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+		e := kernel(n, c, perf.ClassElementwise)
+		out := c.Numel(n.Out(0))
+		f := 4.0
+		if n.AttrFloat("alpha", def) != 1 {
+			f++
+		}
+		e.FLOPs = f * out
+		e.Transcendentals = out
+		return e, nil
+	}
+}
+
 func countsRule(cnt opCount) Rule {
 	return func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		e := kernel(n, c, perf.ClassElementwise)

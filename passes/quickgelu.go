@@ -48,3 +48,18 @@ func matchQuickGelu(g *ir.Graph, m *ir.Node) (Fusion, bool) {
 	}
 	return Fusion{}, false
 }
+
+// fuseSilu recomposes SiLU for the eager plan: PyTorch runs F.silu
+// (nn.SiLU: EfficientNet's activation, LLaMA's MLP gate) as one kernel,
+// and torch.onnx writes it as Sigmoid and Mul. Only x·sigmoid(x): an
+// x·sigmoid(α·x) written out in Python runs its three ops eagerly. The
+// result is onnxruntime's QuickGelu op at α = 1, which is SiLU.
+func fuseSilu(g *ir.Graph) (bool, error) {
+	return runMatcher(g, []string{"Mul"}, func(n *ir.Node) bool { return isOp(n, "Mul") }, func(g *ir.Graph, m *ir.Node) (Fusion, bool) {
+		f, ok := matchQuickGelu(g, m)
+		if !ok || len(f.Nodes) != 2 {
+			return Fusion{}, false
+		}
+		return f, true
+	})
+}

@@ -74,3 +74,34 @@ func TestFuseQuickGelu(t *testing.T) {
 		})
 	}
 }
+
+// TestFuseSilu: the eager plan's SiLU takes x·sigmoid(x) in either
+// operand order and leaves x·sigmoid(α·x), three ops in eager PyTorch.
+func TestFuseSilu(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		build func(b *builder, x *ir.Value)
+		want  string
+	}{
+		{"silu", func(b *builder, x *ir.Value) { b.output(b.op("Mul", nil, x, b.op("Sigmoid", nil, x))) }, "onnxcost.QuickGelu"},
+		{"silu, sigmoid first", func(b *builder, x *ir.Value) { b.output(b.op("Mul", nil, b.op("Sigmoid", nil, x), x)) }, "onnxcost.QuickGelu"},
+		{"alpha", func(b *builder, x *ir.Value) {
+			b.output(b.op("Mul", nil, x, b.op("Sigmoid", nil, b.op("Mul", nil, x, b.scalar("a", 1.702)))))
+		}, "Mul Sigmoid Mul"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newBuilder(t)
+			x := b.Input("x", ir.Float32, 2, 4, 8)
+			c.build(b, x)
+			g := b.infer()
+			if c.want == "onnxcost.QuickGelu" {
+				checkPreserves(t, g, "fuse-silu")
+			} else if _, err := Run(g, Options{Only: []string{"fuse-silu"}, Check: true}); err != nil {
+				t.Fatal(err)
+			}
+			if got := ops(g); got != c.want {
+				t.Errorf("ops %q, want %q", got, c.want)
+			}
+		})
+	}
+}
