@@ -150,7 +150,11 @@ func lossBackward(b *bwCtx) backwardPlan {
 
 // maxPoolBackward: the forward keeps the argmax index of each output
 // (int64 in PyTorch's max_pool2d_with_indices); the backward zero-fills dX
-// and scatters dY to those positions.
+// and scatters dY to those positions. Autograd keeps the input too
+// (max_pool2d_with_indices_backward takes self, for its shape): mostly a
+// ReLU's result kept anyway, but an Inception block's concatenation read
+// only by the pool is held for it (GoogLeNet: 4.3 MB a sample at batch 2,
+// scripts/saved_tensors.py).
 func maxPoolBackward(b *bwCtx) backwardPlan {
 	var p backwardPlan
 	if !b.needIn(0) {
@@ -160,6 +164,7 @@ func maxPoolBackward(b *bwCtx) backwardPlan {
 	idx := 8 * b.numel(y)
 	p.Kernels = append(p.Kernels, bwKernel{Name: "maxpool-bwd", Class: perf.ClassData, FLOPs: b.numel(y),
 		BytesRead: b.bytes(y) + idx, BytesWritten: b.bytes(x), Launches: 1})
+	p.Saved = append(p.Saved, x)
 	p.SavedExtra = idx
 	return p
 }
@@ -201,14 +206,24 @@ func avgPoolBackward(saves poolSaves) BackwardRule {
 	}
 }
 
+// dropsNothing reports whether Dropout n has a constant ratio of 0, where
+// ATen's dropout returns its input: no mask, no kernel, no buffer of its
+// own (Swin's attention dropout, exported as Dropout(p, 0, true): a
+// second copy of every attention matrix until its output was taken for
+// its input, 8% of Swin-T's activations, scripts/saved_tensors.py).
+func dropsNothing(n *ir.Node) bool {
+	r := n.In(1)
+	return r != nil && r.Const != nil && len(r.Const.Floats) == 1 && r.Const.Floats[0] == 0
+}
+
 // dropoutBackward: in training the forward draws a mask and scales (a
 // kernel the inference rule may have costed as a view), keeping the mask
 // (one byte per element); the backward multiplies dY by it. A constant
 // ratio of 0 drops nothing and runs nothing.
 func dropoutBackward(b *bwCtx) backwardPlan {
 	var p backwardPlan
-	if r := b.n.In(1); r != nil && r.Const != nil && len(r.Const.Floats) == 1 && r.Const.Floats[0] == 0 {
-		return p // p = 0: ATen's dropout returns its input, no mask, no kernel
+	if dropsNothing(b.n) {
+		return p
 	}
 	x, y := b.n.In(0), b.n.Out(0)
 	ne := b.numel(x)

@@ -166,20 +166,47 @@ func (mm *memoryModel) persistentState() {
 
 // isAct reports whether v is an activation: a tensor the step computes.
 func isAct(v *ir.Value) bool {
-	return v != nil && !v.IsInitializer && v.Const == nil && v.Kind == ir.TensorValue
+	return v != nil && !v.IsInitializer && v.Const == nil && v.Kind == ir.TensorValue && !paramView(v)
+}
+
+// paramView reports whether v is a transpose or view of an initializer:
+// torch.onnx writes F.linear of a 3-D input, exported without constant
+// folding, as MatMul(x, Transpose(W)), where PyTorch's W.t() is a view of
+// the parameter that addmm reads with a transposed flag, allocating
+// nothing (ViT-B/16 so exported: its weights counted again as
+// activations, 110% over autograd's saved set, scripts/saved_tensors.py).
+func paramView(v *ir.Value) bool {
+	for k := 0; k < 8 && v != nil && v.Producer != nil; k++ {
+		p := v.Producer
+		if p.OpType != "Transpose" && !ir.OpHas("", p.OpType, ir.Alias) || p.In(0) == nil {
+			return false
+		}
+		v = p.In(0)
+		if v.IsInitializer {
+			return true
+		}
+	}
+	return false
 }
 
 // root follows views back to the buffer they alias.
 func root(v *ir.Value) *ir.Value {
 	for k := 0; k < 64 && v != nil && v.Producer != nil; k++ {
 		p := v.Producer
-		if !ir.OpHas("", p.OpType, ir.Alias) || p.OpType == "Dropout" || p.In(0) == nil || !isAct(p.In(0)) {
+		if !(ir.OpHas("", p.OpType, ir.Alias) || torchViews[p.OpType]) || p.OpType == "Dropout" && !dropsNothing(p) || p.In(0) == nil || !isAct(p.In(0)) {
 			break
 		}
 		v = p.In(0)
 	}
 	return v
 }
+
+// torchViews are ops ONNX writes as copies that PyTorch runs as views of
+// their input: basic slicing, narrow, split and chunk allocate nothing,
+// and a part autograd saves keeps the whole tensor it was cut from
+// (ShuffleNetV2's chunk before each branch: 6.6% of its activations,
+// scripts/saved_tensors.py).
+var torchViews = map[string]bool{"Slice": true, "Split": true}
 
 // memInplaceOps are the activations torchvision's CNNs construct with
 // inplace=True (ReLU in ResNet, VGG, DenseNet) whose in-place backward
