@@ -21,13 +21,26 @@ ResNet-50, VGG-16, MobileNetV2 and DenseNet-121 (the zoo's or
 testdata/models' graphs of them) and scripts/export_fixtures.py's BERT-base
 and GPT-small modules, which have no dropout (their exports have none, and
 a training run's dropout masks would be tensors the graph does not show).
+With --export-dir it also exports, graph-only and gzipped (NAME.onnx.gz:
+weights stripped as export_fixtures.py strips them, dynamic batch),
+torchvision models whose ops the fixtures lack, and counts them too:
+EfficientNet-B0 (SiLU, squeeze-excitation), MobileNetV3-small (Hardswish),
+ShuffleNetV2 (chunk, channel shuffle), GoogLeNet (pools of concatenations),
+ConvNeXt-T (LayerNorm, layer scale), Swin-T (windowed attention with a
+dropout of ratio 0) and ViT-B/16 exported without constant folding (its
+linear layers' weights transposed in the graph). Models with BatchNorm are
+exported as export_fixtures.py's keep_bn fixtures (PRESERVE), the others
+as torch.onnx's defaults (EVAL).
 """
 
 import argparse
 import csv
+import gzip
 import importlib.util
+import io
 import os
 import sys
+import warnings
 
 import torch
 import torchvision
@@ -86,15 +99,54 @@ def cases(ef, batch):
     ]
 
 
+# EXTRA are the exported models: (name, builder, keep_bn, constant folding).
+EXTRA = [
+    ("efficientnet_b0", torchvision.models.efficientnet_b0, True, True),
+    ("mobilenet_v3_small", torchvision.models.mobilenet_v3_small, True, True),
+    ("shufflenet_v2_x1_0", torchvision.models.shufflenet_v2_x1_0, True, True),
+    ("googlenet", lambda: torchvision.models.googlenet(aux_logits=False, init_weights=False), True, True),
+    ("convnext_tiny", torchvision.models.convnext_tiny, False, True),
+    ("swin_t", torchvision.models.swin_t, False, True),
+    ("vit_b_16", torchvision.models.vit_b_16, False, False),
+]
+
+
+def export(ef, name, build, keep_bn, fold, out_dir):
+    """Writes out_dir/NAME.onnx.gz, graph-only, with a dynamic batch."""
+    torch.manual_seed(0)
+    model = build().eval()
+    mode = torch.onnx.TrainingMode.PRESERVE if keep_bn else torch.onnx.TrainingMode.EVAL
+    buf = io.BytesIO()
+    # Not under no_grad: nn.MultiheadAttention would take its fused fast
+    # path, which torch.onnx 1.13 cannot export.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (torch.randn(1, 3, 224, 224),), buf, opset_version=17, training=mode,
+                          input_names=["input"], output_names=["output"],
+                          dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}}, do_constant_folding=fold)
+    data = ef.strip_weights(buf.getvalue(), name)
+    with open(os.path.join(out_dir, name + ".onnx.gz"), "wb") as f:
+        f.write(gzip.compress(data, mtime=0))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--batches", default="2,8")
+    ap.add_argument("--export-dir", help="also export EXTRA's models here (testdata/saved) and count them")
     args = ap.parse_args()
     ef = fixtures()
+    extra = []
+    if args.export_dir:
+        for name, build, keep_bn, fold in EXTRA:
+            export(ef, name, build, keep_bn, fold, args.export_dir)
+            extra.append(("testdata/saved/" + name + ".onnx.gz", build,
+                          lambda b=None: None))
     rows = []
     for batch in [int(b) for b in args.batches.split(",")]:
-        for name, build, inputs in cases(ef, batch):
+        image = lambda: (torch.randn(batch, 3, 224, 224),)
+        todo = cases(ef, batch) + [(name, build, image) for name, build, _ in extra]
+        for name, build, inputs in todo:
             torch.manual_seed(0)
             model = build().train()
             n = saved_bytes(model, inputs(), cross_entropy)

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"compress/gzip"
+	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -10,8 +13,9 @@ import (
 )
 
 // savedTolerance bounds |activations_bytes − saved| / saved per row: the
-// rows of testdata/measured/saved_tensors.csv are within 0.41%.
-const savedTolerance = 0.01
+// 26 rows of testdata/measured/saved_tensors.csv are within 0.87%
+// (MobileNetV3-small at batch 2).
+const savedTolerance = 0.015
 
 // TestSavedTensorsMatchAutograd: a training step's activations kept for
 // backward (train.memory.activations_bytes) are the tensors PyTorch's
@@ -23,6 +27,12 @@ const savedTolerance = 0.01
 // mulBackward) our BERT-base was 10.9% over (a [B, H, S, S] score buffer
 // a layer) and the GPT 0.9% (batch 8); before an average pool kept its
 // input (avg_pool2d_backward takes self) DenseNet-121 was 2.2% short.
+// The torchvision models of testdata/saved (gzipped graph-only exports)
+// were, before the eager plan ran SiLU as one op, Slice and Split were
+// views, a weight's Transpose a view of it, a Dropout of ratio 0 its
+// input and a max pool kept its input: EfficientNet-B0 +27.4%,
+// ShuffleNetV2 −6.6%, ViT-B/16 +110%, Swin-T +7.9%, GoogLeNet −4.9%
+// (batch 2).
 func TestSavedTensorsMatchAutograd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("prices six training steps at two batches")
@@ -32,8 +42,8 @@ func TestSavedTensorsMatchAutograd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) < 12 {
-		t.Fatalf("%s: %d rows, want 12", path, len(recs))
+	if len(recs) < 26 {
+		t.Fatalf("%s: %d rows, want 26", path, len(recs))
 	}
 	for _, rec := range recs {
 		model, batch := rec[0], rec[1]
@@ -41,7 +51,10 @@ func TestSavedTensorsMatchAutograd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.HasPrefix(model, "zoo:") {
+		switch {
+		case strings.HasSuffix(model, ".gz"):
+			model = gunzipTo(t, filepath.Join("..", "..", model), t.TempDir())
+		case !strings.HasPrefix(model, "zoo:"):
 			model = filepath.Join("..", "..", model)
 		}
 		r := measuredJSON(t, model, "--train", "--batch", batch, "--runtime", "pytorch")
@@ -50,9 +63,33 @@ func TestSavedTensorsMatchAutograd(t *testing.T) {
 		}
 		got := r.Totals.Train.Memory.ActivationsBytes
 		e := (got - want) / want
-		t.Logf("%-36s b=%s autograd %9.2f MB, priced %9.2f MB  %+6.2f%%", rec[0], batch, want/1e6, got/1e6, 100*e)
+		t.Logf("%-42s b=%s autograd %9.2f MB, priced %9.2f MB  %+6.2f%%", rec[0], batch, want/1e6, got/1e6, 100*e)
 		if e > savedTolerance || e < -savedTolerance {
 			t.Errorf("%s batch %s: activations %.2f MB against autograd's %.2f MB (%+.1f%%)", rec[0], batch, got/1e6, want/1e6, 100*e)
 		}
 	}
+}
+
+// gunzipTo writes the gzipped model at path into dir, under its name
+// without ".gz", and returns the new path.
+func gunzipTo(t *testing.T, path, dir string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, strings.TrimSuffix(filepath.Base(path), ".gz"))
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
