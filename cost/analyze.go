@@ -441,6 +441,10 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 	}
 	a.sanitizeEstimate(n, &est)
 	a.checkView(n, &est)
+	if a.weightTransposeView(n) {
+		est.View, est.Launches = true, 0
+		est.Note = "a weight's transpose: W.t() is a view that the GEMM reads transposed; no kernel"
+	}
 	// A node the plan folded others into (BN into its convolution) keeps
 	// their arithmetic in the model's FLOPs; no kernel executes it.
 	est.FLOPs += n.FoldedFLOPs()
@@ -723,6 +727,20 @@ func clean(x float64) (float64, bool) {
 		return math.MaxFloat64, false
 	}
 	return x, true
+}
+
+// weightTransposeView reports whether n is a transpose of a 2-D weight
+// under a PyTorch runtime (the eager and Inductor plans): torch.onnx
+// writes F.linear of a 3-D input, exported without constant folding, as
+// MatMul(x, Transpose(W)), where PyTorch's W.t() is a view that cuBLAS
+// reads with a transposed flag. The other runtimes fold it when they
+// build the engine or session (fold-constants).
+func (a *analyzer) weightTransposeView(n *ir.Node) bool {
+	if a.runtime == nil || a.runtime.Plan != "eager" && a.runtime.Plan != "inductor" || n.OpType != "Transpose" || n.Domain != "" {
+		return false
+	}
+	w := n.In(0)
+	return w != nil && w.IsInitializer && w.Shape.Rank() == 2
 }
 
 func (a *analyzer) sanitizeEstimate(n *ir.Node, e *NodeEstimate) {

@@ -404,6 +404,12 @@ func movementBackward(savesIndices bool) BackwardRule {
 			if in == nil || !b.needGrad(in) {
 				continue
 			}
+			if b.n.OpType == "Transpose" && in.IsInitializer && in.Shape.Rank() == 2 {
+				// W.t() is a view: the GEMM's backward writes dW in
+				// W's own layout (mm_mat2_backward), and nothing is
+				// transposed back (cost's weightTransposeView).
+				break
+			}
 			p.Kernels = append(p.Kernels, bwKernel{Name: "move-bwd", Class: perf.ClassData,
 				BytesRead: b.bytes(b.n.Out(0)), BytesWritten: b.bytes(in), Launches: 1})
 			if savesIndices {

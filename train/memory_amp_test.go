@@ -67,3 +67,30 @@ func TestInplaceReLU6(t *testing.T) {
 		t.Errorf("activations %v B, want 6 buffers = %v", st.tr.Memory.ActivationsBytes, want)
 	}
 }
+
+// TestWeightTransposeBackward: a weight's Transpose (F.linear exported
+// without constant folding) is W.t(), a view: the step keeps no copy of
+// it and transposes no gradient back, so its device time and activations
+// are those of the folded export's MatMul(x, Wᵀ).
+func TestWeightTransposeBackward(t *testing.T) {
+	build := func(transposed bool) *builder {
+		b := newBuilder(t)
+		x := b.input("x", 2, 64, 256)
+		y := b.val("y", ir.Float32, 2, 64, 512)
+		b.g.AddOutput(y)
+		if transposed {
+			wt := b.val("wt", ir.Float32, 256, 512)
+			b.node("Transpose", []*ir.Value{b.weight("w", 512, 256)}, []*ir.Value{wt}, ir.IntsAttr("perm", 1, 0))
+			b.node("MatMul", []*ir.Value{x, wt}, []*ir.Value{y})
+		} else {
+			b.node("MatMul", []*ir.Value{x, b.weight("wt", 256, 512)}, []*ir.Value{y})
+		}
+		return b
+	}
+	rv := build(true).analyze(cost.Options{Train: &Options{Optimizer: "sgd"}})
+	rf := build(false).analyze(cost.Options{Train: &Options{Optimizer: "sgd"}})
+	v, f := rv.Totals.Train, rf.Totals.Train
+	if v.BackwardTimeS != f.BackwardTimeS || v.Memory.ActivationsBytes != f.Memory.ActivationsBytes {
+		t.Errorf("backward %g s, activations %g B; the folded export's %g s, %g B", v.BackwardTimeS, v.Memory.ActivationsBytes, f.BackwardTimeS, f.Memory.ActivationsBytes)
+	}
+}
