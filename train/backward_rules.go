@@ -381,7 +381,8 @@ func mulBackward(b *bwCtx) backwardPlan {
 		}
 		p.Kernels = append(p.Kernels, bwKernel{Name: "mul-bwd", Class: perf.ClassElementwise, FLOPs: 2 * b.numel(y),
 			BytesRead: b.bytes(y) + b.otherBytes(i), BytesWritten: b.bytes(in), Launches: 1})
-		if len(b.n.Inputs) != 2 {
+		if len(b.n.Inputs) != 2 || b.n.OpType != "Mul" && b.n.OpType != "Div" {
+			// Max and Min compare both operands; Where keeps its condition.
 			p.Saved = append(p.Saved, b.n.Inputs...)
 			continue
 		}

@@ -94,3 +94,28 @@ func TestWeightTransposeBackward(t *testing.T) {
 		t.Errorf("backward %g s, activations %g B; the folded export's %g s, %g B", v.BackwardTimeS, v.Memory.ActivationsBytes, f.BackwardTimeS, f.Memory.ActivationsBytes)
 	}
 }
+
+// TestProductSavesWhatGradientsRead: Conv → Mul by a constant → output
+// keeps the constant, not the product's input (autograd's MulBackward0
+// saves self only when other needs a gradient), while Max by the same
+// constant keeps its input, which its gradient's mask compares.
+func TestProductSavesWhatGradientsRead(t *testing.T) {
+	act := func(op string) float64 {
+		b := newBuilder(t)
+		x := b.input("x", 2, 4, 8, 8)
+		h := b.val("h", ir.Float32, 2, 4, 8, 8)
+		y := b.val("y", ir.Float32, 2, 4, 8, 8)
+		c := b.val("c", ir.Float32)
+		c.Shape = ir.KnownShape()
+		c.Const = &ir.Tensor{DType: ir.Float32, Floats: []float64{0.125}, HasData: true}
+		b.node("Conv", []*ir.Value{x, b.weight("w", 4, 4, 1, 1)}, []*ir.Value{h})
+		b.node(op, []*ir.Value{h, c}, []*ir.Value{y})
+		b.g.AddOutput(y)
+		return trainOn(t, b, Options{Optimizer: "sgd"}).tr.Memory.ActivationsBytes
+	}
+	buf := 4.0 * 2 * 4 * 8 * 8
+	mul, max := act("Mul"), act("Max")
+	if max-mul != buf {
+		t.Errorf("activations: Mul %v B, Max %v B; want Max to keep h (%v B) more", mul, max, buf)
+	}
+}
