@@ -51,7 +51,6 @@ func init() {
 	RegisterRule("", "SoftmaxCrossEntropyLoss", lossRule(4))
 }
 
-// countsRule is an elementwise kernel with fixed per-output-element counts.
 // quickGeluRule counts x·sigmoid(α·x) as its ops do: sigmoid (3) and the
 // gate multiply, plus the scale multiply unless α is 1 (SiLU, which the
 // Sigmoid and Mul it was written as count 4 for). def is the op's
@@ -70,6 +69,7 @@ func quickGeluRule(def float64) Rule {
 	}
 }
 
+// countsRule is an elementwise kernel with fixed per-output-element counts.
 func countsRule(cnt opCount) Rule {
 	return func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		e := kernel(n, c, perf.ClassElementwise)
