@@ -19,7 +19,9 @@ For every (model, dtype, batch) it writes one CSV row with
   power_w      mean board power over ~2 s of back-to-back graph replays
                (torch.cuda.power_draw), or empty where the driver does not report it.
 Training rows (dtype fp16-amp, mode train) time one optimizer step of SGD with
-momentum, or Adam, under torch.autocast with fp32 master weights.
+momentum, or Adam, under torch.autocast with fp32 master weights: ResNet-50, VGG-16 and
+DenseNet-121 (channels_last) and BERT-base at sequence 128 (the softmax cross-entropy over
+the last hidden state that onnxcost assumes for a graph with no loss).
 
 dtype fp32 disables TF32 everywhere (cuDNN and cuBLAS), tf32 enables it, fp16 runs
 the model in half precision. Layout is channels_last for fp16/tf32 (the layout
@@ -310,21 +312,39 @@ def infer_row(name, dt, batch, iters, calib=None, kineto=None):
 
 
 def train_row(name, optim, batch, iters):
+    """One AMP training step: a torchvision CNN (channels_last, image batch), or
+    a BERT of BERTS at sequence 128 with the softmax cross-entropy over the
+    last hidden state's last axis that onnxcost assumes for a graph with no loss
+    (its many views and linear layers: how much host time autograd's view and
+    transpose nodes cost, which the CNN rows cannot show)."""
     set_dtype("fp16")
     base = fresh_baseline()
-    m = getattr(torchvision.models, name)(weights=None).cuda().train()
-    m = m.to(memory_format=torch.channels_last)
-    x = torch.randn(batch, 3, 224, 224, device="cuda").to(memory_format=torch.channels_last)
-    y = torch.randint(0, 1000, (batch,), device="cuda")
+    lossf = torch.nn.CrossEntropyLoss()
+    if name in BERTS:
+        m = bert(*BERTS[name]).cuda().train()
+        ids = torch.randint(0, 30522, (batch, 128), device="cuda")
+        args = (ids, torch.zeros_like(ids), torch.ones_like(ids))
+        target = torch.zeros(batch * 128, dtype=torch.long, device="cuda")
+
+        def loss_of(out):
+            h = out[0]
+            return lossf(h.reshape(-1, h.shape[-1]), target)
+    else:
+        m = getattr(torchvision.models, name)(weights=None).cuda().train()
+        m = m.to(memory_format=torch.channels_last)
+        args = (torch.randn(batch, 3, 224, 224, device="cuda").to(memory_format=torch.channels_last),)
+        y = torch.randint(0, 1000, (batch,), device="cuda")
+
+        def loss_of(out):
+            return lossf(out, y)
     opt = (torch.optim.Adam(m.parameters(), lr=1e-4) if optim == "adam"
            else torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9))
     scaler = grad_scaler()
-    lossf = torch.nn.CrossEntropyLoss()
 
     def step():
         opt.zero_grad(set_to_none=True)
         with torch.autocast("cuda", dtype=torch.float16):
-            loss = lossf(m(x), y)
+            loss = loss_of(m(*args))
         scaler.scale(loss).backward()
         scaler.step(opt)
         scaler.update()
@@ -336,7 +356,7 @@ def train_row(name, optim, batch, iters):
     eager = median_ms(step, iters)
     peak = (torch.cuda.max_memory_allocated() - base) / 2**20
     kms, nk = kernel_stats(step, calls=3)
-    del m, x, opt
+    del m, args, opt
     torch.cuda.empty_cache()
     return dict(model=name, mode="train-" + optim, dtype="fp16-amp", batch=batch,
                 eager_ms="%.3f" % eager, graph_ms="", kernel_ms="%.3f" % kms,
@@ -912,7 +932,8 @@ def run_models(a, calib, kineto):
                     print("%s %s b%d %.1fs" % (name, dt, b, time.time() - t0), file=sys.stderr)
         if not a.quick and not a.models and on_gpu():
             for name, optim, b in [("resnet50", "sgd", 64), ("resnet50", "adam", 64),
-                                   ("vgg16", "sgd", 32), ("densenet121", "adam", 32)]:
+                                   ("vgg16", "sgd", 32), ("densenet121", "adam", 32),
+                                   ("bert_base", "adam", 8), ("bert_base", "adam", 32)]:
                 try:
                     w.writerow(train_row(name, optim, b, 20))
                 except Exception as e:
