@@ -729,18 +729,25 @@ func clean(x float64) (float64, bool) {
 	return x, true
 }
 
-// weightTransposeView reports whether n is a transpose of a 2-D weight
-// under a PyTorch runtime (the eager and Inductor plans): torch.onnx
+// WeightTranspose reports whether n transposes a 2-D weight: torch.onnx
 // writes F.linear of a 3-D input, exported without constant folding, as
 // MatMul(x, Transpose(W)), where PyTorch's W.t() is a view that cuBLAS
-// reads with a transposed flag. The other runtimes fold it when they
-// build the engine or session (fold-constants).
-func (a *analyzer) weightTransposeView(n *ir.Node) bool {
-	if a.runtime == nil || a.runtime.Plan != "eager" && a.runtime.Plan != "inductor" || n.OpType != "Transpose" || n.Domain != "" {
+// reads with a transposed flag, and whose gradient the GEMM's backward
+// writes in W's own layout (train's movement backward reads it too).
+func WeightTranspose(n *ir.Node) bool {
+	if n.OpType != "Transpose" || n.Domain != "" {
 		return false
 	}
 	w := n.In(0)
 	return w != nil && w.IsInitializer && w.Shape.Rank() == 2
+}
+
+// weightTransposeView reports whether n is a WeightTranspose under a
+// PyTorch runtime (the eager and Inductor plans), where it runs no
+// kernel. The other runtimes fold it when they build the engine or
+// session (fold-constants).
+func (a *analyzer) weightTransposeView(n *ir.Node) bool {
+	return a.runtime != nil && (a.runtime.Plan == "eager" || a.runtime.Plan == "inductor") && WeightTranspose(n)
 }
 
 func (a *analyzer) sanitizeEstimate(n *ir.Node, e *NodeEstimate) {

@@ -163,6 +163,14 @@ func scatterRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	return e, nil
 }
 
+// DropsNothing reports whether Dropout n has a constant ratio of 0, where
+// ATen's dropout returns its input: no mask, no kernel, no buffer of its
+// own, in training too (train's activation set and backward read it).
+func DropsNothing(n *ir.Node) bool {
+	r := n.In(1)
+	return r != nil && r.Const != nil && len(r.Const.Floats) == 1 && r.Const.Floats[0] == 0
+}
+
 // dropoutRule: at inference Dropout is the identity (a view) unless its
 // mask output is used or training_mode is a true constant; a ratio that
 // is a constant 0 drops nothing, training or not (torchvision's Swin
@@ -174,7 +182,7 @@ func dropoutRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	if v := n.In(2); v != nil && v.Const != nil && len(v.Const.Ints) == 1 {
 		training = v.Const.Ints[0] != 0
 	}
-	if v := n.In(1); v != nil && v.Const != nil && len(v.Const.Floats) == 1 && v.Const.Floats[0] == 0 {
+	if DropsNothing(n) {
 		training = false
 	}
 	mask := n.Out(1)

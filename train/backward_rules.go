@@ -206,23 +206,13 @@ func avgPoolBackward(saves poolSaves) BackwardRule {
 	}
 }
 
-// dropsNothing reports whether Dropout n has a constant ratio of 0, where
-// ATen's dropout returns its input: no mask, no kernel, no buffer of its
-// own (Swin's attention dropout, exported as Dropout(p, 0, true): a
-// second copy of every attention matrix until its output was taken for
-// its input, 8% of Swin-T's activations, scripts/saved_tensors.py).
-func dropsNothing(n *ir.Node) bool {
-	r := n.In(1)
-	return r != nil && r.Const != nil && len(r.Const.Floats) == 1 && r.Const.Floats[0] == 0
-}
-
 // dropoutBackward: in training the forward draws a mask and scales (a
 // kernel the inference rule may have costed as a view), keeping the mask
 // (one byte per element); the backward multiplies dY by it. A constant
 // ratio of 0 drops nothing and runs nothing.
 func dropoutBackward(b *bwCtx) backwardPlan {
 	var p backwardPlan
-	if dropsNothing(b.n) {
+	if cost.DropsNothing(b.n) {
 		return p
 	}
 	x, y := b.n.In(0), b.n.Out(0)
@@ -405,10 +395,10 @@ func movementBackward(savesIndices bool) BackwardRule {
 			if in == nil || !b.needGrad(in) {
 				continue
 			}
-			if b.n.OpType == "Transpose" && in.IsInitializer && in.Shape.Rank() == 2 {
+			if cost.WeightTranspose(b.n) {
 				// W.t() is a view: the GEMM's backward writes dW in
 				// W's own layout (mm_mat2_backward), and nothing is
-				// transposed back (cost's weightTransposeView).
+				// transposed back.
 				break
 			}
 			p.Kernels = append(p.Kernels, bwKernel{Name: "move-bwd", Class: perf.ClassData,

@@ -189,11 +189,14 @@ func paramView(v *ir.Value) bool {
 	return false
 }
 
-// root follows views back to the buffer they alias.
+// root follows views back to the buffer they alias. A Dropout of
+// constant ratio 0 (cost.DropsNothing) is its input: Swin's attention
+// dropout, exported as Dropout(p, 0, true), was a second copy of every
+// attention matrix, 8% of Swin-T's activations (scripts/saved_tensors.py).
 func root(v *ir.Value) *ir.Value {
 	for k := 0; k < 64 && v != nil && v.Producer != nil; k++ {
 		p := v.Producer
-		if !(ir.OpHas("", p.OpType, ir.Alias) || torchViews[p.OpType]) || p.OpType == "Dropout" && !dropsNothing(p) || p.In(0) == nil || !isAct(p.In(0)) {
+		if !(ir.OpHas("", p.OpType, ir.Alias) || torchViews[p.OpType]) || p.OpType == "Dropout" && !cost.DropsNothing(p) || p.In(0) == nil || !isAct(p.In(0)) {
 			break
 		}
 		v = p.In(0)
