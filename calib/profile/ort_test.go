@@ -237,6 +237,25 @@ func TestORTFixtureProfiles(t *testing.T) {
 	}
 }
 
+// TestORTContribProfiles: onnxruntime 1.23.2 CPU profiles (level all) of
+// the contrib-op LLM and encoder fixtures (GroupQueryAttention with int4
+// MatMulNBits or fp16 weights, MultiHeadAttention over a KV cache,
+// RotaryEmbedding, Attention, SkipLayerNormalization, BiasGelu), run at
+// toy sizes with weights (profile_contrib.js), match the committed
+// graph-only fixtures of the same node names in full, one row per
+// profiled node. The runs are one decode step of 3 new tokens over 2
+// past ones; the same step is bound here.
+func TestORTContribProfiles(t *testing.T) {
+	step := map[string]int64{"batch_size": 1, "sequence_length": 3, "past_sequence_length": 2, "total_sequence_length": 5}
+	for _, name := range []string{"bert_ms_attention", "gpt2_mha_past", "llama3_int4_gqa", "llama_fp16_gqa", "llama_int4_gqa", "phi2_rotary_mha"} {
+		p, m := matchRecorded(t, filepath.Join("testdata", "fixtures", "ort_"+name+".json.gz"),
+			filepath.Join("..", "..", "testdata", "models", "contrib", name+".onnx"), pipeline.Config{GPU: "A100", Dims: step})
+		if p.Format != ONNXRuntime || p.Runs < 1 || len(m.Nodes) == 0 {
+			t.Fatalf("%s: format %s, %d runs, %d rows", name, p.Format, p.Runs, len(m.Nodes))
+		}
+	}
+}
+
 // matchRecorded reads a gzipped recorded profile, matches it to model's
 // report under cfg (the model as read for the plan's elided nodes), and
 // checks that at least 95% of its node time is matched, with one row per
