@@ -73,6 +73,10 @@ type bwCtx struct {
 	// tensor-core kernels, so each gradient convolution runs between
 	// layout transposes (hwdb.Runtime.ConvLayoutTransposes).
 	layout bool
+	// eager: the runtime records autograd op by op (the eager plan:
+	// PyTorch and a CUDA graph of it), so an in-place op whose gradient
+	// reads its input clones that input first (clonesInput).
+	eager bool
 }
 
 // needIn reports whether input i needs a gradient.

@@ -66,6 +66,32 @@ func TestInplaceReLU6(t *testing.T) {
 	if want := 6.0 * 4 * 2 * 4 * 8 * 8; st.tr.Memory.ActivationsBytes != want {
 		t.Errorf("activations %v B, want 6 buffers = %v", st.tr.Memory.ActivationsBytes, want)
 	}
+	// The clone is a copy kernel in the eager forward, of the Clip's input.
+	if f := st.plans[2].Forward; len(f) != 1 || f[0].Name != "inplace-clone" || f[0].BytesRead != 4*2*4*8*8 || f[0].BytesWritten != f[0].BytesRead {
+		t.Errorf("Clip after a batch norm: forward kernels %+v, want one inplace-clone of its %d-byte input", f, 4*2*4*8*8)
+	}
+}
+
+// TestClampClonesNothing: a Clip that reads no convolution or batch norm
+// (here a scaled convolution output, on the gradient path) is as likely
+// torch.clamp, out of place, and copies nothing.
+func TestClampClonesNothing(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 2, 4, 8, 8)
+	lo, hi := b.weight("lo", 1), b.weight("hi", 1)
+	lo.Shape, hi.Shape = ir.KnownShape(), ir.KnownShape()
+	y, m, z := b.val("y", ir.Float32, 2, 4, 8, 8), b.val("m", ir.Float32, 2, 4, 8, 8), b.val("z", ir.Float32, 2, 4, 8, 8)
+	b.node("Conv", []*ir.Value{x, b.weight("w", 4, 4, 1, 1)}, []*ir.Value{y})
+	b.node("Mul", []*ir.Value{y, b.weight("s", 4, 1, 1)}, []*ir.Value{m})
+	b.node("Clip", []*ir.Value{m, lo, hi}, []*ir.Value{z})
+	b.g.AddOutput(z)
+	st := trainOn(t, b, Options{Optimizer: "sgd"})
+	if len(st.plans[2].Kernels) == 0 {
+		t.Fatal("Clip has no backward kernel: not on the gradient path")
+	}
+	if f := st.plans[2].Forward; len(f) != 0 {
+		t.Errorf("Clip of a scaled convolution: forward kernels %+v, want none", f)
+	}
 }
 
 // TestWeightTransposeBackward: a weight's Transpose (F.linear exported

@@ -208,7 +208,8 @@ func (s *step) nodeBackward(i int, n *ir.Node) (b report.Backward, ok bool) {
 		}
 		return b, false
 	}
-	p, err := runBackward(rule, &bwCtx{n: n, fwd: est, c: s.c, needGrad: s.needGrad, layout: s.layoutTransposes(n)})
+	p, err := runBackward(rule, &bwCtx{n: n, fwd: est, c: s.c, needGrad: s.needGrad, layout: s.layoutTransposes(n),
+		eager: s.f.Runtime().PlanOrFused() == "eager"})
 	if err != nil {
 		s.f.Warnf("%s node %q: backward rule failed: %v; its backward not counted", n.OpType, n.Name, err)
 		return b, false

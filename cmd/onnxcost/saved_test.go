@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/onnxcost/onnxcost/internal/measured"
+	"github.com/onnxcost/onnxcost/pipeline"
+	"github.com/onnxcost/onnxcost/train"
 )
 
 // savedTolerance bounds |activations_bytes − saved| / saved per row: the
@@ -92,4 +94,53 @@ func gunzipTo(t *testing.T, path, dir string) string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestInplaceActivationClones: an in-place activation whose gradient
+// reads its input (ReLU6, Hardswish, SiLU) makes autograd clone that
+// input in every recorded forward, one copy kernel each: torch.profiler
+// counts aten::clone once per hardtanh_, hardswish_ and silu_ of
+// torchvision's models in training mode (torch 1.13 on the CPU, batch 2:
+// MobileNetV2 35, MobileNetV3-small 19, EfficientNet-B0 49; ResNet's
+// relu_ saves its result and clones nothing). The eager training step
+// prices those copies as forward launches of the activation's node;
+// Inductor's compiled step has none.
+func TestInplaceActivationClones(t *testing.T) {
+	if testing.Short() {
+		t.Skip("prices training steps of four CNNs")
+	}
+	dir := t.TempDir()
+	for _, c := range []struct {
+		model  string
+		clones float64
+	}{
+		{filepath.Join("..", "..", "testdata", "models", "mobilenet_v2.onnx"), 35},
+		{gunzipTo(t, filepath.Join("..", "..", "testdata", "saved", "mobilenet_v3_small.onnx.gz"), dir), 19},
+		{gunzipTo(t, filepath.Join("..", "..", "testdata", "saved", "efficientnet_b0.onnx.gz"), dir), 49},
+		{filepath.Join("..", "..", "testdata", "models", "resnet50.onnx"), 0},
+	} {
+		for _, rt := range []string{"pytorch", "pytorch-compile"} {
+			r, err := pipeline.Run(c.model, pipeline.Config{GPU: "H100-SXM5-80GB", DType: "fp16-amp", Batch: 2, Runtime: rt,
+				Train: (&train.Options{Optimizer: "sgd"}).Training()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var clones float64
+			for _, e := range r.Totals.Train.Dispatch {
+				if e.Phase != "forward" || e.Node < 0 {
+					continue
+				}
+				if n := r.Nodes[e.Node]; n.OpType == "Clip" || n.OpType == "HardSwish" || n.OpType == "QuickGelu" {
+					clones += e.Launches - n.Launches
+				}
+			}
+			want := c.clones
+			if rt != "pytorch" {
+				want = 0
+			}
+			if clones != want {
+				t.Errorf("%s under %s: %v clone launches, want %v", filepath.Base(c.model), rt, clones, want)
+			}
+		}
+	}
 }
