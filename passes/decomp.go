@@ -36,6 +36,18 @@ func kept(match func(*ir.Graph, *ir.Node) (Fusion, bool), keep func(Fusion) bool
 // fuseGelu rewrites GELU decompositions (erf and tanh forms).
 func fuseGelu(g *ir.Graph) (bool, error) { return runGelu(g, nil) }
 
+// fuseGeluEager rewrites the GELU decompositions that stand for one
+// kernel in eager PyTorch: F.gelu as torch.onnx exports it, exact (erf)
+// or tanh (x·x·x). A tanh GELU whose cube is Pow(x, 3) was written in
+// Python (Hugging Face's NewGELUActivation, GPT-2's gelu_new), and eager
+// PyTorch runs it as its parts: 8 ATen ops (pow, 4 mul, 2 add, tanh),
+// whose autograd keeps five buffers of the input's size where F.gelu
+// keeps its input (torch.profiler and saved_tensors_hooks on the CPU,
+// torch 1.13: an MLP with each activation, exported at opset 14).
+func fuseGeluEager(g *ir.Graph) (bool, error) {
+	return runGelu(g, func(f geluForm, _ *ir.Value) bool { return !f.pow })
+}
+
 // fuseGeluORT rewrites the GELU decompositions onnxruntime fuses at its
 // default level (GeluFusion, gelu_fusion.cc, CPU and CUDA providers), and
 // no other: Div(x, √2), Erf, Add 1, then Mul(Mul(x, 0.5), u) or
@@ -75,6 +87,10 @@ func runGelu(g *ir.Graph, keep func(geluForm, *ir.Value) bool) (bool, error) {
 // geluForm is how a matched GELU was written.
 type geluForm struct {
 	tanh bool
+	// pow: x³ is Pow(x, 3), as Python code spells it (Hugging Face's
+	// NewGELUActivation, GPT-2's gelu_new); torch.onnx's own symbolic for
+	// F.gelu(approximate="tanh") writes x·x·x.
+	pow bool
 	// scaledBy is the op applying 1/√2 before the Erf (Div or Mul).
 	scaledBy string
 	tail     geluTailForm
@@ -268,7 +284,7 @@ func matchGeluTanh(g *ir.Graph, tanh *ir.Node) (Fusion, geluForm, bool) {
 		return Fusion{}, geluForm{}, false
 	}
 	nodes := append(append(cubic, sum, scale, tanh), tail...)
-	return geluFusion(nodes, x, y, "tanh"), geluForm{tanh: true, tail: form}, true
+	return geluFusion(nodes, x, y, "tanh"), geluForm{tanh: true, pow: isOp(cubic[0], "Pow"), tail: form}, true
 }
 
 // matchCubeTerm matches term = Mul(0.044715, x^3), read only by user,

@@ -308,23 +308,26 @@ func TestGeluORTForms(t *testing.T) {
 		name  string
 		build func(b *builder, x *ir.Value) *ir.Value
 		ort   bool
+		// eager: one kernel in eager PyTorch (F.gelu), not Python's
+		// composite with torch.pow (fuse-gelu-eager).
+		eager bool
 	}{
-		{"erf, Div, half last", erf(true, halfLast), true},
-		{"erf, Div, half first", erf(true, halfFirst), true},
-		{"erf, Div, half inner", erf(true, halfInner), false},
-		{"erf, Mul by 1/sqrt2", erf(false, halfLast), false},
-		{"tanh, Pow, half first", tanh(true, halfFirst), false},
-		{"tanh, Pow, half last", tanh(true, halfLast), false},
-		{"tanh, x*x*x, half first", tanh(false, halfFirst), false},
-		{"tanh, x*x*x, half last (torch.onnx)", tanh(false, halfLast), false},
+		{"erf, Div, half last", erf(true, halfLast), true, true},
+		{"erf, Div, half first", erf(true, halfFirst), true, true},
+		{"erf, Div, half inner", erf(true, halfInner), false, true},
+		{"erf, Mul by 1/sqrt2", erf(false, halfLast), false, true},
+		{"tanh, Pow, half first (NewGELUActivation)", tanh(true, halfFirst), false, false},
+		{"tanh, Pow, half last", tanh(true, halfLast), false, false},
+		{"tanh, x*x*x, half first", tanh(false, halfFirst), false, true},
+		{"tanh, x*x*x, half last (torch.onnx)", tanh(false, halfLast), false, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			for _, pass := range []string{"fuse-gelu", "fuse-gelu-ort"} {
+			for _, pass := range []string{"fuse-gelu", "fuse-gelu-ort", "fuse-gelu-eager"} {
 				b := newBuilder(t)
 				x := b.input("x", 4, 16)
 				b.output(c.build(b, x))
 				g := b.run(pass)
-				want := pass == "fuse-gelu" || c.ort
+				want := pass == "fuse-gelu" || pass == "fuse-gelu-ort" && c.ort || pass == "fuse-gelu-eager" && c.eager
 				if got := find(g, "Gelu") != nil; got != want {
 					t.Errorf("%s: fused %v, want %v (ops %s)", pass, got, want, ops(g))
 				}

@@ -30,7 +30,11 @@ ConvNeXt-T (LayerNorm, layer scale), Swin-T (windowed attention with a
 dropout of ratio 0) and ViT-B/16 exported without constant folding (its
 linear layers' weights transposed in the graph). Models with BatchNorm are
 exported as export_fixtures.py's keep_bn fixtures (PRESERVE), the others
-as torch.onnx's defaults (EVAL).
+as torch.onnx's defaults (EVAL). It exports the GPT-small fixture once more
+with Hugging Face's NewGELUActivation (GPT-2's gelu_new, a Python
+composite with torch.pow) in place of F.gelu(approximate="tanh"):
+gpt_small_newgelu, whose GELU eager PyTorch runs as eight ops that keep
+five buffers for backward.
 """
 
 import argparse
@@ -38,6 +42,7 @@ import csv
 import gzip
 import importlib.util
 import io
+import math
 import os
 import sys
 import warnings
@@ -111,6 +116,43 @@ EXTRA = [
 ]
 
 
+class NewGELU(torch.nn.Module):
+    """transformers.activations.NewGELUActivation, as Hugging Face writes it."""
+
+    def forward(self, input):
+        return 0.5 * input * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (input + 0.044715 * torch.pow(input, 3.0))))
+
+
+def gpt_newgelu(ef):
+    """export_fixtures.py's GPTSmall with NewGELU as each block's activation."""
+
+    class Block(ef.GPTBlock):
+        def __init__(self, d, heads):
+            super().__init__(d, heads)
+            self.act = NewGELU()
+
+        def forward(self, x, mask):
+            x = x + self.attn(self.ln_1(x), mask)
+            return x + self.c_proj(self.act(self.c_fc(self.ln_2(x))))
+
+    def build():
+        model = ef.GPTSmall()
+        model.h = torch.nn.ModuleList(Block(256, 4) for _ in range(len(model.h)))
+        return model
+    return build
+
+
+def export_gpt_newgelu(ef, out_dir):
+    """Writes out_dir/gpt_small_newgelu.onnx.gz as the gpt_small fixture is
+    exported (export_fixtures.py's export_bytes), graph-only."""
+    fx = {f.name: f for f in ef.FIXTURES}["gpt_small"]
+    fx = ef.Fixture("gpt_small_newgelu", gpt_newgelu(ef), fx.inputs, fx.input_names, fx.output_names,
+                    fx.dynamic_axes, opset=fx.opset)
+    data = ef.strip_weights(ef.export_bytes(fx, 0), fx.name)
+    with open(os.path.join(out_dir, fx.name + ".onnx.gz"), "wb") as f:
+        f.write(gzip.compress(data, mtime=0))
+
+
 def export(ef, name, build, keep_bn, fold, out_dir):
     """Writes out_dir/NAME.onnx.gz, graph-only, with a dynamic batch."""
     torch.manual_seed(0)
@@ -142,10 +184,14 @@ def main():
             export(ef, name, build, keep_bn, fold, args.export_dir)
             extra.append(("testdata/saved/" + name + ".onnx.gz", build,
                           lambda b=None: None))
+        export_gpt_newgelu(ef, args.export_dir)
     rows = []
     for batch in [int(b) for b in args.batches.split(",")]:
         image = lambda: (torch.randn(batch, 3, 224, 224),)
         todo = cases(ef, batch) + [(name, build, image) for name, build, _ in extra]
+        if args.export_dir:
+            todo.append(("testdata/saved/gpt_small_newgelu.onnx.gz", gpt_newgelu(ef),
+                         lambda: (torch.randint(0, 50257, (batch, 64)),)))
         for name, build, inputs in todo:
             torch.manual_seed(0)
             model = build().train()

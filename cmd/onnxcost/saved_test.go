@@ -15,7 +15,7 @@ import (
 )
 
 // savedTolerance bounds |activations_bytes − saved| / saved per row: the
-// 26 rows of testdata/measured/saved_tensors.csv are within 0.87%
+// 28 rows of testdata/measured/saved_tensors.csv are within 0.87%
 // (MobileNetV3-small at batch 2).
 const savedTolerance = 0.015
 
@@ -29,12 +29,14 @@ const savedTolerance = 0.015
 // mulBackward) our BERT-base was 10.9% over (a [B, H, S, S] score buffer
 // a layer) and the GPT 0.9% (batch 8); before an average pool kept its
 // input (avg_pool2d_backward takes self) DenseNet-121 was 2.2% short.
-// The torchvision models of testdata/saved (gzipped graph-only exports)
+// The models of testdata/saved (gzipped graph-only exports)
 // were, before the eager plan ran SiLU as one op, Slice and Split were
 // views, a weight's Transpose a view of it, a Dropout of ratio 0 its
 // input and a max pool kept its input: EfficientNet-B0 +27.4%,
 // ShuffleNetV2 −6.6%, ViT-B/16 +110%, Swin-T +7.9%, GoogLeNet −4.9%
-// (batch 2).
+// (batch 2); before the eager plan left a tanh GELU written with Pow
+// (Hugging Face's NewGELUActivation) as its eight ops, the GPT with it
+// −9.4%.
 func TestSavedTensorsMatchAutograd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("prices six training steps at two batches")
@@ -44,8 +46,8 @@ func TestSavedTensorsMatchAutograd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) < 26 {
-		t.Fatalf("%s: %d rows, want 26", path, len(recs))
+	if len(recs) < 28 {
+		t.Fatalf("%s: %d rows, want 28", path, len(recs))
 	}
 	for _, rec := range recs {
 		model, batch := rec[0], rec[1]
