@@ -445,6 +445,10 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		est.View, est.Launches = true, 0
 		est.Note = "a weight's transpose: W.t() is a view that the GEMM reads transposed; no kernel"
 	}
+	if !est.View && a.noOpCast(n) {
+		est.View, est.Launches = true, 0
+		est.Note = "a cast to the dtype its input already has: no kernel"
+	}
 	// A node the plan folded others into (BN into its convolution) keeps
 	// their arithmetic in the model's FLOPs; no kernel executes it.
 	est.FLOPs += n.FoldedFLOPs()
@@ -748,6 +752,32 @@ func WeightTranspose(n *ir.Node) bool {
 // session (fold-constants).
 func (a *analyzer) weightTransposeView(n *ir.Node) bool {
 	return a.runtime != nil && (a.runtime.Plan == "eager" || a.runtime.Plan == "inductor") && WeightTranspose(n)
+}
+
+// noOpCast reports whether n is a Cast (or CastLike) to the dtype its
+// input already has when it runs: the dtype autocast gives it, the
+// --dtype a model is priced at, else its own. PyTorch's .to() then
+// returns the tensor itself (Hugging Face's RMSNorm and softmax call
+// .to(torch.float32) on fp32 tensors: two casts a norm in an fp32
+// LLaMA), and onnxruntime and TensorRT remove such a cast when they
+// build the session or engine. Under --dtype fp16 a cast to fp32 is
+// kept: the model run in half precision converts there.
+func (a *analyzer) noOpCast(n *ir.Node) bool {
+	if n.Domain != "" || n.OpType != "Cast" && n.OpType != "CastLike" {
+		return false
+	}
+	in, out := n.In(0), n.Out(0)
+	if in == nil || out == nil || in.DType == ir.Undefined {
+		return false
+	}
+	have := in.DType
+	switch {
+	case a.autocast != nil:
+		have = a.autocast.of(in)
+	case a.dtype != ir.Undefined && have.IsFloat():
+		have = a.dtype
+	}
+	return have == out.DType
 }
 
 func (a *analyzer) sanitizeEstimate(n *ir.Node, e *NodeEstimate) {

@@ -802,3 +802,49 @@ func TestWeightTransposeIsAView(t *testing.T) {
 		t.Errorf("onnxruntime, unfused: the Transpose launched %g kernels, want its own one", r.Nodes[0].Launches)
 	}
 }
+
+// TestNoOpCastIsAView: a Cast to the dtype its input already has when it
+// runs launches nothing (Hugging Face's RMSNorm calls .to(torch.float32)
+// on an fp32 residual); one that converts, here because the model runs
+// at --dtype fp16 or because autocast wrote its input in half, is a
+// kernel.
+func TestNoOpCastIsAView(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 64, 256)
+	h := b.val("h", ir.Float32, 64, 256)
+	c1 := b.val("c1", ir.Float32, 64, 256)
+	y := b.val("y", ir.Float32, 64, 256)
+	b.node("MatMul", []*ir.Value{x, b.weight("w", 256, 256)}, []*ir.Value{h})
+	b.node("Cast", []*ir.Value{x}, []*ir.Value{c1}, ir.IntAttr("to", int64(ir.Float32)))
+	b.node("Cast", []*ir.Value{h}, []*ir.Value{y}, ir.IntAttr("to", int64(ir.Float32)))
+	b.g.AddOutput(c1)
+	b.g.AddOutput(y)
+	for _, c := range []struct {
+		dtype  string
+		c1, c2 float64 // launches of the cast of x and of the MatMul's output
+	}{
+		{"", 0, 0},
+		{"fp32", 0, 0},
+		{"fp16", 1, 1},
+		{"fp16-amp", 0, 1}, // x stays fp32; autocast wrote h in fp16
+	} {
+		r := b.analyze(Options{DType: c.dtype})
+		if got1, got2 := r.Nodes[1].Launches, r.Nodes[2].Launches; got1 != c.c1 || got2 != c.c2 {
+			t.Errorf("--dtype %q: casts launch %v and %v kernels, want %v and %v", c.dtype, got1, got2, c.c1, c.c2)
+		}
+	}
+}
+
+// TestNoOpCastSharesItsBuffer: the cast's output is its input, so x and
+// Add(x, Cast(x)) are the only buffers at the peak.
+func TestNoOpCastSharesItsBuffer(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 1024, 1024)
+	c, y := b.val("c", ir.Float32, 1024, 1024), b.val("y", ir.Float32, 1024, 1024)
+	b.node("Cast", []*ir.Value{x}, []*ir.Value{c}, ir.IntAttr("to", int64(ir.Float32)))
+	b.node("Add", []*ir.Value{x, c}, []*ir.Value{y})
+	b.g.AddOutput(y)
+	if got, want := b.analyze(Options{}).Totals.PeakActivationBytes, 2*4.0*1024*1024; got != want {
+		t.Errorf("peak activations %v B, want x and y: %v", got, want)
+	}
+}

@@ -143,8 +143,11 @@ func isActivation(v *ir.Value) bool {
 	return v != nil && !v.IsInitializer && v.Const == nil && v.Kind == ir.TensorValue
 }
 
-// isView reports whether node i's outputs may share input 0's buffer.
-func (l *liveness) isView(i int, n *ir.Node) bool { return l.views[i] && aliases(n) }
+// isView reports whether node i's outputs may share input 0's buffer: a
+// view, or a cast the analyzer found converts nothing (noOpCast).
+func (l *liveness) isView(i int, n *ir.Node) bool {
+	return l.views[i] && (aliases(n) || n.Domain == "" && (n.OpType == "Cast" || n.OpType == "CastLike"))
+}
 
 // newBuf gives v a buffer of its own, last used (so far) at node at.
 func (l *liveness) newBuf(v *ir.Value, at int) *buffer {

@@ -34,7 +34,12 @@ as torch.onnx's defaults (EVAL). It exports the GPT-small fixture once more
 with Hugging Face's NewGELUActivation (GPT-2's gelu_new, a Python
 composite with torch.pow) in place of F.gelu(approximate="tanh"):
 gpt_small_newgelu, whose GELU eager PyTorch runs as eight ops that keep
-five buffers for backward.
+five buffers for backward; and llama_hf_small, a two-layer LLaMA written
+as Hugging Face's modeling_llama writes its eager path (RMSNorm with its
+casts, rotate_half, repeat_kv, fp32 softmax, SiLU-gated MLP).
+
+Tensors only a mean over dims keeps are left out (kept_only_by_mean):
+torch 1.13 keeps that mean's input, current PyTorch its sizes only.
 """
 
 import argparse
@@ -74,12 +79,38 @@ def saved_bytes(model, inputs, loss):
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         out = model(*inputs)
-        loss(out)
+        l = loss(out)
+    for ptr in kept_only_by_mean(l):
+        saved.pop(ptr, None)
     # The caller holds the outputs until backward (logits = model(x);
     # loss(logits).backward()): they are live at its start too.
     for t in out if isinstance(out, (tuple, list)) else (out,):
         pack(t)
     return sum(saved.values())
+
+
+def kept_only_by_mean(loss):
+    """Storages that only a mean over dims (MeanBackward1) keeps. torch 1.13
+    keeps that mean's input; current PyTorch keeps its sizes only
+    (derivatives.yaml, mean.dim: mean_backward(grad, self.sym_sizes(), dim,
+    self.sym_numel(), keepdim)), so the count leaves them out: Hugging Face's
+    RMSNorm, x.pow(2).mean(-1), would otherwise keep x² for every norm."""
+    by = {}
+    seen, todo = set(), [loss.grad_fn]
+    while todo:
+        fn = todo.pop()
+        if fn is None or fn in seen:
+            continue
+        seen.add(fn)
+        for a in dir(fn):
+            if not a.startswith("_saved_"):
+                continue
+            v = getattr(fn, a)
+            for t in v if isinstance(v, (tuple, list)) else (v,):
+                if isinstance(t, torch.Tensor) and t.storage().data_ptr():
+                    by.setdefault(t.storage().data_ptr(), set()).add(type(fn).__name__)
+        todo.extend(f for f, _ in fn.next_functions)
+    return [ptr for ptr, kinds in by.items() if kinds == {"MeanBackward1"}]
 
 
 def cross_entropy(out):
@@ -142,12 +173,131 @@ def gpt_newgelu(ef):
     return build
 
 
-def export_gpt_newgelu(ef, out_dir):
-    """Writes out_dir/gpt_small_newgelu.onnx.gz as the gpt_small fixture is
-    exported (export_fixtures.py's export_bytes), graph-only."""
-    fx = {f.name: f for f in ef.FIXTURES}["gpt_small"]
-    fx = ef.Fixture("gpt_small_newgelu", gpt_newgelu(ef), fx.inputs, fx.input_names, fx.output_names,
-                    fx.dynamic_axes, opset=fx.opset)
+# A small LLaMA written as Hugging Face's modeling_llama writes its eager
+# path (transformers 4.40: LlamaRMSNorm, rotate_half, repeat_kv, softmax
+# in fp32, SiLU-gated MLP), so that the count sees the ops its modules
+# run one by one: the RMSNorm's casts, powers and means, rotary's slices,
+# negation and concatenation, the grouped-query heads' expand and copy.
+
+class LlamaRMSNorm(torch.nn.Module):
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(d))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        input_dtype = hidden_states.dtype
+        hidden_states = hidden_states.to(torch.float32)
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * hidden_states.to(input_dtype)
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def repeat_kv(hidden_states, n_rep):
+    batch, kv_heads, slen, head_dim = hidden_states.shape
+    if n_rep == 1:
+        return hidden_states
+    hidden_states = hidden_states[:, :, None, :, :].expand(batch, kv_heads, n_rep, slen, head_dim)
+    return hidden_states.reshape(batch, kv_heads * n_rep, slen, head_dim)
+
+
+class LlamaAttention(torch.nn.Module):
+    def __init__(self, d, heads, kv_heads):
+        super().__init__()
+        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, d // heads
+        self.q_proj = torch.nn.Linear(d, heads * self.head_dim, bias=False)
+        self.k_proj = torch.nn.Linear(d, kv_heads * self.head_dim, bias=False)
+        self.v_proj = torch.nn.Linear(d, kv_heads * self.head_dim, bias=False)
+        self.o_proj = torch.nn.Linear(heads * self.head_dim, d, bias=False)
+
+    def forward(self, x, cos, sin, mask):
+        b, s, _ = x.size()
+        q = self.q_proj(x).view(b, s, self.heads, self.head_dim).transpose(1, 2)
+        k = self.k_proj(x).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
+        v = self.v_proj(x).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
+        cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+        q = (q * cos) + (rotate_half(q) * sin)
+        k = (k * cos) + (rotate_half(k) * sin)
+        k = repeat_kv(k, self.heads // self.kv_heads)
+        v = repeat_kv(v, self.heads // self.kv_heads)
+        w = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.head_dim)
+        w = w + mask
+        w = torch.nn.functional.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+        o = torch.matmul(w, v).transpose(1, 2).contiguous().reshape(b, s, self.heads * self.head_dim)
+        return self.o_proj(o)
+
+
+class LlamaMLP(torch.nn.Module):
+    def __init__(self, d, ff):
+        super().__init__()
+        self.gate_proj = torch.nn.Linear(d, ff, bias=False)
+        self.up_proj = torch.nn.Linear(d, ff, bias=False)
+        self.down_proj = torch.nn.Linear(ff, d, bias=False)
+        self.act_fn = torch.nn.SiLU()
+
+    def forward(self, x):
+        return self.down_proj(self.act_fn(self.gate_proj(x)) * self.up_proj(x))
+
+
+class LlamaDecoderLayer(torch.nn.Module):
+    def __init__(self, d, heads, kv_heads, ff):
+        super().__init__()
+        self.self_attn = LlamaAttention(d, heads, kv_heads)
+        self.mlp = LlamaMLP(d, ff)
+        self.input_layernorm = LlamaRMSNorm(d)
+        self.post_attention_layernorm = LlamaRMSNorm(d)
+
+    def forward(self, x, cos, sin, mask):
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin, mask)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class LlamaSmall(torch.nn.Module):
+    """vocab 32000, d 256, 8 heads over 2 KV heads, MLP 688, 2 layers."""
+
+    def __init__(self, vocab=32000, d=256, heads=8, kv_heads=2, ff=688, layers=2, block=1024, theta=10000.0):
+        super().__init__()
+        self.embed_tokens = torch.nn.Embedding(vocab, d)
+        self.layers = torch.nn.ModuleList(LlamaDecoderLayer(d, heads, kv_heads, ff) for _ in range(layers))
+        self.norm = LlamaRMSNorm(d)
+        self.lm_head = torch.nn.Linear(d, vocab, bias=False)
+        hd = d // heads
+        self.register_buffer("inv_freq", 1.0 / (theta ** (torch.arange(0, hd, 2).float() / hd)), persistent=False)
+        causal = torch.tril(torch.ones(block, block)).view(1, 1, block, block)
+        self.register_buffer("mask_bias", (1.0 - causal) * torch.finfo(torch.float32).min)
+
+    def forward(self, input_ids):
+        s = input_ids.size(1)
+        pos = torch.arange(s, dtype=torch.long).unsqueeze(0)
+        x = self.embed_tokens(input_ids)
+        with torch.no_grad():  # LlamaRotaryEmbedding.forward is @torch.no_grad()
+            freqs = (self.inv_freq[None, :, None].float() @ pos[:, None, :].float()).transpose(1, 2)
+            emb = torch.cat((freqs, freqs), dim=-1)
+            cos, sin = emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+        mask = self.mask_bias[:, :, :s, :s]
+        for layer in self.layers:
+            x = layer(x, cos, sin, mask)
+        return self.lm_head(self.norm(x))
+
+
+# TOKEN_EXTRA are the exported language models: (name, builder, vocab),
+# each run on 64 tokens.
+def token_extra(ef):
+    return [("gpt_small_newgelu", gpt_newgelu(ef), 50257), ("llama_hf_small", LlamaSmall, 32000)]
+
+
+def export_tokens(ef, name, build, vocab, out_dir):
+    """Writes out_dir/NAME.onnx.gz as the gpt_small fixture is exported
+    (export_fixtures.py's export_bytes: opset, dynamic batch), graph-only."""
+    gpt = {f.name: f for f in ef.FIXTURES}["gpt_small"]
+    fx = ef.Fixture(name, build, lambda g: (torch.randint(0, vocab, (2, 64), generator=g),), gpt.input_names,
+                    gpt.output_names, gpt.dynamic_axes, opset=gpt.opset)
     data = ef.strip_weights(ef.export_bytes(fx, 0), fx.name)
     with open(os.path.join(out_dir, fx.name + ".onnx.gz"), "wb") as f:
         f.write(gzip.compress(data, mtime=0))
@@ -184,14 +334,15 @@ def main():
             export(ef, name, build, keep_bn, fold, args.export_dir)
             extra.append(("testdata/saved/" + name + ".onnx.gz", build,
                           lambda b=None: None))
-        export_gpt_newgelu(ef, args.export_dir)
+        for name, build, vocab in token_extra(ef):
+            export_tokens(ef, name, build, vocab, args.export_dir)
     rows = []
     for batch in [int(b) for b in args.batches.split(",")]:
         image = lambda: (torch.randn(batch, 3, 224, 224),)
         todo = cases(ef, batch) + [(name, build, image) for name, build, _ in extra]
         if args.export_dir:
-            todo.append(("testdata/saved/gpt_small_newgelu.onnx.gz", gpt_newgelu(ef),
-                         lambda: (torch.randint(0, 50257, (batch, 64)),)))
+            todo += [("testdata/saved/" + name + ".onnx.gz", build, lambda v=vocab: (torch.randint(0, v, (batch, 64)),))
+                     for name, build, vocab in token_extra(ef)]
         for name, build, inputs in todo:
             torch.manual_seed(0)
             model = build().train()

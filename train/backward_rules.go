@@ -253,6 +253,12 @@ type pointwiseOp struct {
 	flops       float64
 }
 
+// gradReadsNothing are the pointwise ops whose gradient reads neither
+// input nor output: Neg's is −dY, a cast's dY cast back (NegBackward0 and
+// ToCopyBackward0 keep no tensor; rotate_half's Neg in a Hugging Face
+// LLaMA kept the whole query, scripts/saved_tensors.py).
+var gradReadsNothing = map[string]bool{"Neg": true, "Cast": true, "CastLike": true}
+
 // pointwise are the pointwise ops with a backward rule, one entry per op;
 // a fused epilogue's activation reads savesOutput here too.
 var pointwise = map[string]pointwiseOp{
@@ -273,6 +279,12 @@ var pointwise = map[string]pointwiseOp{
 func (u pointwiseOp) backward(b *bwCtx) backwardPlan {
 	var p backwardPlan
 	x, y := b.n.In(0), b.n.Out(0)
+	if b.fwd.View {
+		// A cast to the dtype its input has: .to() returned the
+		// tensor, and its gradient is dY.
+		p.Views = true
+		return p
+	}
 	if !b.needIn(0) {
 		// A trainable second operand (PRelu's slope, BiasGelu's
 		// bias) still needs its gradient: priced below as the same
@@ -297,14 +309,19 @@ func (u pointwiseOp) backward(b *bwCtx) backwardPlan {
 	for _, in := range b.n.Inputs {
 		rd += b.bytes(in)
 	}
-	if u.savesOutput {
+	nothing := gradReadsNothing[b.n.OpType] && b.n.Domain == ""
+	switch {
+	case u.savesOutput:
 		rd = b.bytes(y)
+	case nothing:
+		rd = 0
 	}
 	p.Kernels = append(p.Kernels, bwKernel{Name: "act-bwd", Class: perf.ClassElementwise, FLOPs: f,
 		BytesRead: rd + b.outBytes(), BytesWritten: b.bytes(x), Launches: 1, Vectorized: vectorizedGrad(b.n.OpType)})
-	if u.savesOutput {
+	switch {
+	case u.savesOutput:
 		p.Saved = append(p.Saved, saved)
-	} else {
+	case !nothing:
 		p.Saved = append(p.Saved, b.n.Inputs...)
 	}
 	if b.eager && clonesInput(b.n) {

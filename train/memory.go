@@ -193,15 +193,32 @@ func paramView(v *ir.Value) bool {
 // constant ratio 0 (cost.DropsNothing) is its input: Swin's attention
 // dropout, exported as Dropout(p, 0, true), was a second copy of every
 // attention matrix, 8% of Swin-T's activations (scripts/saved_tensors.py).
-func root(v *ir.Value) *ir.Value {
+// So is a cast to the dtype its input has (noOpCast).
+func (mm *memoryModel) root(v *ir.Value) *ir.Value {
 	for k := 0; k < 64 && v != nil && v.Producer != nil; k++ {
 		p := v.Producer
-		if !(ir.OpHas("", p.OpType, ir.Alias) || torchViews[p.OpType]) || p.OpType == "Dropout" && !cost.DropsNothing(p) || p.In(0) == nil || !isAct(p.In(0)) {
+		if !(ir.OpHas("", p.OpType, ir.Alias) || torchViews[p.OpType] || mm.noOpCast(p)) || p.OpType == "Dropout" && !cost.DropsNothing(p) || p.In(0) == nil || !isAct(p.In(0)) {
 			break
 		}
 		v = p.In(0)
 	}
 	return v
+}
+
+// noOpCast reports whether p is a Cast to the dtype (under autocast, the
+// width) its input already has: PyTorch's .to() returns the tensor
+// itself, so Hugging Face's RMSNorm, which calls .to(torch.float32) and
+// .to(input_dtype) on an fp32 residual, keeps no copy (a small LLaMA
+// written as modeling_llama: 5.1% over autograd's saved set while each
+// was a buffer, scripts/saved_tensors.py).
+func (mm *memoryModel) noOpCast(p *ir.Node) bool {
+	if p.Domain != "" || p.OpType != "Cast" && p.OpType != "CastLike" || p.In(0) == nil || p.Out(0) == nil {
+		return false
+	}
+	if mm.amp != nil {
+		return mm.amp.of(p.In(0)) == mm.amp.of(p.Out(0))
+	}
+	return p.In(0).DType == p.Out(0).DType
 }
 
 // torchViews are ops ONNX writes as copies that PyTorch runs as views of
@@ -274,7 +291,7 @@ func convBiasInput(nd *ir.Node) *ir.Value {
 // they share.
 func (mm *memoryModel) bufRoot(v *ir.Value) *ir.Value {
 	for k := 0; k < 64; k++ {
-		r := root(v)
+		r := mm.root(v)
 		in, ok := mm.inplace[r]
 		if !ok {
 			return r
@@ -427,7 +444,7 @@ func (mm *memoryModel) gradients() {
 	var owners []*ir.Value
 	for _, nd := range mm.g.Nodes {
 		for _, v := range nd.Outputs {
-			if !mm.need[v] || !isAct(v) || root(v) != v {
+			if !mm.need[v] || !isAct(v) || mm.root(v) != v {
 				continue
 			}
 			from := -1
@@ -494,7 +511,7 @@ func (mm *memoryModel) gradOwner(v *ir.Value) *ir.Value {
 		}
 		c := v.Consumers[0]
 		out := c.Out(0)
-		if _, ok := mm.idx[c]; !ok || out == nil || !isAct(out) || root(out) != out || mm.bytes(out) != mm.bytes(v) {
+		if _, ok := mm.idx[c]; !ok || out == nil || !isAct(out) || mm.root(out) != out || mm.bytes(out) != mm.bytes(v) {
 			return v
 		}
 		if !(c.OpType == "Add" || (c.OpType == "Sub" && c.In(0) == v && c.In(1) != v)) {

@@ -145,3 +145,25 @@ func TestProductSavesWhatGradientsRead(t *testing.T) {
 		t.Errorf("activations: Mul %v B, Max %v B; want Max to keep h (%v B) more", mul, max, buf)
 	}
 }
+
+// TestNegAndCastKeepNothing: −x's gradient is −dY and a cast's is dY cast
+// back, so neither keeps a tensor (rotate_half's Neg in a Hugging Face
+// LLaMA kept the whole query); a cast to the dtype its input has is a
+// view with no backward kernel at all.
+func TestNegAndCastKeepNothing(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 16, 64)
+	h, n, c, y := b.val("h", ir.Float32, 16, 64), b.val("n", ir.Float32, 16, 64), b.val("c", ir.Float32, 16, 64), b.val("y", ir.Float32, 16, 64)
+	b.node("MatMul", []*ir.Value{x, b.weight("w1", 64, 64)}, []*ir.Value{h})
+	b.node("Neg", []*ir.Value{h}, []*ir.Value{n})
+	b.node("Cast", []*ir.Value{n}, []*ir.Value{c}, ir.IntAttr("to", int64(ir.Float32)))
+	b.node("MatMul", []*ir.Value{c, b.weight("w2", 64, 64)}, []*ir.Value{y})
+	b.g.AddOutput(y)
+	st := trainOn(t, b, Options{Optimizer: "sgd"})
+	if p := st.plans[1]; len(p.Saved) != 0 || len(p.Kernels) != 1 {
+		t.Errorf("Neg: saved %v, %d kernels; want nothing saved, one kernel", p.Saved, len(p.Kernels))
+	}
+	if p := st.plans[2]; len(p.Saved) != 0 || len(p.Kernels) != 0 || !p.Views {
+		t.Errorf("fp32 to fp32 Cast: saved %v, %d kernels, views %v; want a view", p.Saved, len(p.Kernels), p.Views)
+	}
+}

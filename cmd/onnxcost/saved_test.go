@@ -15,8 +15,8 @@ import (
 )
 
 // savedTolerance bounds |activations_bytes − saved| / saved per row: the
-// 28 rows of testdata/measured/saved_tensors.csv are within 0.87%
-// (MobileNetV3-small at batch 2).
+// 30 rows of testdata/measured/saved_tensors.csv are within 0.46%
+// (ViT-B/16).
 const savedTolerance = 0.015
 
 // TestSavedTensorsMatchAutograd: a training step's activations kept for
@@ -36,7 +36,10 @@ const savedTolerance = 0.015
 // ShuffleNetV2 −6.6%, ViT-B/16 +110%, Swin-T +7.9%, GoogLeNet −4.9%
 // (batch 2); before the eager plan left a tanh GELU written with Pow
 // (Hugging Face's NewGELUActivation) as its eight ops, the GPT with it
-// −9.4%.
+// −9.4%; before a cast to the dtype its input has was a view and Neg
+// and Cast kept nothing, a small LLaMA written as Hugging Face's
+// modeling_llama +5.1% (its RMSNorms' .to(torch.float32), rotate_half's
+// negation).
 func TestSavedTensorsMatchAutograd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("prices six training steps at two batches")
@@ -46,8 +49,8 @@ func TestSavedTensorsMatchAutograd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) < 28 {
-		t.Fatalf("%s: %d rows, want 28", path, len(recs))
+	if len(recs) < 30 {
+		t.Fatalf("%s: %d rows, want 30", path, len(recs))
 	}
 	for _, rec := range recs {
 		model, batch := rec[0], rec[1]
