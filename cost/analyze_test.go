@@ -848,3 +848,49 @@ func TestNoOpCastSharesItsBuffer(t *testing.T) {
 		t.Errorf("peak activations %v B, want x and y: %v", got, want)
 	}
 }
+
+// TestStrideViews: a decode step's head transposes ([b,1,h,d] to
+// [b,h,1,d]) move no byte on any runtime; under PyTorch a transpose of
+// the last two axes read by a matmul is cuBLAS's transposed operand, and
+// under the eager plan a slice read by pointwise ops and Concat is a
+// view (rotate_half). A slice a convolution reads stays the copy it is.
+func TestStrideViews(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 2, 1, 8, 64)
+	k := b.input("k", 2, 8, 100, 64)
+	xh := b.val("xh", ir.Float32, 2, 8, 1, 64)
+	kt := b.val("kt", ir.Float32, 2, 8, 64, 100)
+	s := b.val("s", ir.Float32, 2, 8, 1, 100)
+	b.node("Transpose", []*ir.Value{x}, []*ir.Value{xh}, ir.IntsAttr("perm", 0, 2, 1, 3))
+	b.node("Transpose", []*ir.Value{k}, []*ir.Value{kt}, ir.IntsAttr("perm", 0, 1, 3, 2))
+	b.node("MatMul", []*ir.Value{xh, kt}, []*ir.Value{s})
+	lo, hi, ax := b.ints("lo", 0), b.ints("hi", 32), b.ints("ax", 3)
+	h1, n1 := b.val("h1", ir.Float32, 2, 8, 1, 32), b.val("n1", ir.Float32, 2, 8, 1, 32)
+	b.node("Slice", []*ir.Value{xh, lo, hi, ax}, []*ir.Value{h1})
+	b.node("Neg", []*ir.Value{h1}, []*ir.Value{n1})
+	img := b.input("img", 1, 8, 16, 16)
+	half, conv := b.val("half", ir.Float32, 1, 4, 16, 16), b.val("conv", ir.Float32, 1, 4, 16, 16)
+	b.node("Slice", []*ir.Value{img, b.ints("lo2", 0), b.ints("hi2", 4), b.ints("ax2", 1)}, []*ir.Value{half})
+	b.node("Conv", []*ir.Value{half, b.weight("w", 4, 4, 1, 1)}, []*ir.Value{conv})
+	for _, v := range []*ir.Value{s, n1, conv} {
+		b.g.AddOutput(v)
+	}
+	for _, c := range []struct {
+		runtime string
+		want    [6]float64 // launches: head transpose, kᵀ, MatMul, slice, Neg, image slice
+	}{
+		{"tensorrt", [6]float64{0, 1, 1, 1, 1, 1}},
+		{"pytorch-compile", [6]float64{0, 0, 1, 1, 1, 1}},
+		{"pytorch", [6]float64{0, 0, 1, 0, 1, 1}},
+		{"graph", [6]float64{0, 0, 1, 0, 1, 1}},
+	} {
+		r := b.analyze(Options{Runtime: testRuntime(t, c.runtime), Plan: "unfused"})
+		var got [6]float64
+		for i := range got {
+			got[i] = r.Nodes[i].Launches
+		}
+		if got != c.want {
+			t.Errorf("%s: launches %v, want %v", c.runtime, got, c.want)
+		}
+	}
+}

@@ -143,10 +143,14 @@ func isActivation(v *ir.Value) bool {
 	return v != nil && !v.IsInitializer && v.Const == nil && v.Kind == ir.TensorValue
 }
 
+// strideOps are the ops the analyzer may find to be their input read
+// another way (noOpCast, strideView): then they share its buffer.
+var strideOps = map[string]bool{"Cast": true, "CastLike": true, "Transpose": true, "Slice": true}
+
 // isView reports whether node i's outputs may share input 0's buffer: a
-// view, or a cast the analyzer found converts nothing (noOpCast).
+// view, or a cast, transpose or slice the analyzer found runs no kernel.
 func (l *liveness) isView(i int, n *ir.Node) bool {
-	return l.views[i] && (aliases(n) || n.Domain == "" && (n.OpType == "Cast" || n.OpType == "CastLike"))
+	return l.views[i] && (aliases(n) || n.Domain == "" && strideOps[n.OpType])
 }
 
 // newBuf gives v a buffer of its own, last used (so far) at node at.

@@ -457,10 +457,12 @@ func movementBackward(savesIndices bool) BackwardRule {
 			if in == nil || !b.needGrad(in) {
 				continue
 			}
-			if cost.WeightTranspose(b.n) {
+			if cost.WeightTranspose(b.n) || b.n.OpType == "Transpose" && b.fwd.View {
 				// W.t() is a view: the GEMM's backward writes dW in
 				// W's own layout (mm_mat2_backward), and nothing is
-				// transposed back.
+				// transposed back. So is any transpose the forward
+				// ran as a view (cost's strideView): its gradient is
+				// dY transposed, a view again.
 				break
 			}
 			p.Kernels = append(p.Kernels, bwKernel{Name: "move-bwd", Class: perf.ClassData,

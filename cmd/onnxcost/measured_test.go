@@ -46,8 +46,9 @@ import (
 // calls at batch 8 and 32 ran slower than their batch-1 call for the
 // same kernels: −32%); our LLaMA decode step was written as plain
 // functions (no modules), so it runs at the bare-op dispatch while the
-// zoo graph's module scopes price it as HF's modules would (+25% to
-// +131%).
+// zoo graph's module scopes price it as HF's modules would (+0.2% to
+// +86% since the heads' transposes, kᵀ and rotate_half's slices are
+// views: cost/analyze.go strideView).
 //
 // measuredBounds holds the largest median |error| per comparison;
 // reached when set (time: graph 14.1%, eager 15.7%, training 2.3% over 4
