@@ -36,7 +36,9 @@ composite with torch.pow) in place of F.gelu(approximate="tanh"):
 gpt_small_newgelu, whose GELU eager PyTorch runs as eight ops that keep
 five buffers for backward; and llama_hf_small, a two-layer LLaMA written
 as Hugging Face's modeling_llama writes its eager path (RMSNorm with its
-casts, rotate_half, repeat_kv, fp32 softmax, SiLU-gated MLP).
+casts, rotate_half, repeat_kv, fp32 softmax, SiLU-gated MLP); and
+gpt2_hf_small, a two-layer GPT-2 written as modeling_gpt2 (Conv1D, the
+causal mask by torch.where, NewGELU, a tied LM head).
 
 Tensors only a mean over dims keeps are left out (kept_only_by_mean):
 torch 1.13 keeps that mean's input, current PyTorch its sizes only.
@@ -286,10 +288,82 @@ class LlamaSmall(torch.nn.Module):
         return self.lm_head(self.norm(x))
 
 
+# A small GPT-2 written as Hugging Face's modeling_gpt2 writes its eager
+# path (transformers 4.40; dropout left out, as in the fixtures): Conv1D's
+# addmm, the fused c_attn split into heads, the causal mask applied with
+# torch.where, NewGELU, an LM head tied to the token embedding.
+
+class Conv1D(torch.nn.Module):
+    def __init__(self, nf, nx):
+        super().__init__()
+        self.nf = nf
+        self.weight = torch.nn.Parameter(torch.empty(nx, nf).normal_(std=0.02))
+        self.bias = torch.nn.Parameter(torch.zeros(nf))
+
+    def forward(self, x):
+        size_out = x.size()[:-1] + (self.nf,)
+        x = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)
+        return x.view(size_out)
+
+
+class GPT2Attention(torch.nn.Module):
+    def __init__(self, d, heads, block=1024):
+        super().__init__()
+        self.heads, self.head_dim = heads, d // heads
+        self.register_buffer("bias", torch.tril(torch.ones((block, block), dtype=torch.bool)).view(1, 1, block, block),
+                             persistent=False)
+        self.c_attn, self.c_proj = Conv1D(3 * d, d), Conv1D(d, d)
+
+    def _split_heads(self, t):
+        return t.view(t.size()[:-1] + (self.heads, self.head_dim)).permute(0, 2, 1, 3)
+
+    def forward(self, x):
+        q, k, v = self.c_attn(x).split(x.size(-1), dim=2)
+        q, k, v = self._split_heads(q), self._split_heads(k), self._split_heads(v)
+        w = torch.matmul(q, k.transpose(-1, -2))
+        w = w / torch.full([], v.size(-1) ** 0.5, dtype=w.dtype, device=w.device)
+        ql, kl = q.size(-2), k.size(-2)
+        causal_mask = self.bias[:, :, kl - ql:kl, :kl]
+        mask_value = torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype, device=w.device)
+        w = torch.where(causal_mask, w.to(w.dtype), mask_value)
+        w = torch.nn.functional.softmax(w, dim=-1).type(v.dtype)
+        o = torch.matmul(w, v).permute(0, 2, 1, 3).contiguous()
+        return self.c_proj(o.view(o.size()[:-2] + (self.heads * self.head_dim,)))
+
+
+class GPT2Block(torch.nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.ln_1, self.attn, self.ln_2 = torch.nn.LayerNorm(d), GPT2Attention(d, heads), torch.nn.LayerNorm(d)
+        self.c_fc, self.c_proj, self.act = Conv1D(4 * d, d), Conv1D(d, 4 * d), NewGELU()
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.c_proj(self.act(self.c_fc(self.ln_2(x))))
+
+
+class GPT2Small(torch.nn.Module):
+    """vocab 50257, d 256, 4 heads, 2 layers, LM head tied to wte."""
+
+    def __init__(self, vocab=50257, d=256, heads=4, layers=2, block=1024):
+        super().__init__()
+        self.wte, self.wpe = torch.nn.Embedding(vocab, d), torch.nn.Embedding(block, d)
+        self.h = torch.nn.ModuleList(GPT2Block(d, heads) for _ in range(layers))
+        self.ln_f = torch.nn.LayerNorm(d)
+
+    def forward(self, input_ids):
+        pos = torch.arange(input_ids.size(1), dtype=torch.long).unsqueeze(0)
+        x = self.wte(input_ids) + self.wpe(pos)
+        for block in self.h:
+            x = block(x)
+        return torch.nn.functional.linear(self.ln_f(x), self.wte.weight)
+
+
 # TOKEN_EXTRA are the exported language models: (name, builder, vocab),
 # each run on 64 tokens.
 def token_extra(ef):
-    return [("gpt_small_newgelu", gpt_newgelu(ef), 50257), ("llama_hf_small", LlamaSmall, 32000)]
+    return [("gpt_small_newgelu", gpt_newgelu(ef), 50257), ("llama_hf_small", LlamaSmall, 32000),
+            ("gpt2_hf_small", GPT2Small, 50257)]
 
 
 def export_tokens(ef, name, build, vocab, out_dir):

@@ -431,10 +431,19 @@ func mulBackward(b *bwCtx) backwardPlan {
 		if !b.needGrad(in) {
 			continue
 		}
+		if b.n.OpType == "Where" {
+			// where(c, dY, 0) and where(c, 0, dY): WhereBackward0
+			// keeps the condition alone (a Hugging Face GPT-2's
+			// masked scores are not kept).
+			p.Kernels = append(p.Kernels, bwKernel{Name: "where-bwd", Class: perf.ClassElementwise, FLOPs: b.numel(y),
+				BytesRead: b.bytes(y) + b.bytes(b.n.In(0)), BytesWritten: b.bytes(in), Launches: 1})
+			p.Saved = append(p.Saved, b.n.In(0))
+			continue
+		}
 		p.Kernels = append(p.Kernels, bwKernel{Name: "mul-bwd", Class: perf.ClassElementwise, FLOPs: 2 * b.numel(y),
 			BytesRead: b.bytes(y) + b.otherBytes(i), BytesWritten: b.bytes(in), Launches: 1})
 		if len(b.n.Inputs) != 2 || b.n.OpType != "Mul" && b.n.OpType != "Div" {
-			// Max and Min compare both operands; Where keeps its condition.
+			// Max and Min compare both operands.
 			p.Saved = append(p.Saved, b.n.Inputs...)
 			continue
 		}

@@ -15,7 +15,7 @@ import (
 )
 
 // savedTolerance bounds |activations_bytes − saved| / saved per row: the
-// 30 rows of testdata/measured/saved_tensors.csv are within 0.46%
+// 32 rows of testdata/measured/saved_tensors.csv are within 0.46%
 // (ViT-B/16).
 const savedTolerance = 0.015
 
@@ -39,7 +39,8 @@ const savedTolerance = 0.015
 // −9.4%; before a cast to the dtype its input has was a view and Neg
 // and Cast kept nothing, a small LLaMA written as Hugging Face's
 // modeling_llama +5.1% (its RMSNorms' .to(torch.float32), rotate_half's
-// negation).
+// negation); before torch.where kept its condition alone, a GPT-2
+// written as modeling_gpt2 +0.6% (+3.4% at sequence 512).
 func TestSavedTensorsMatchAutograd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("prices six training steps at two batches")
@@ -49,8 +50,8 @@ func TestSavedTensorsMatchAutograd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) < 30 {
-		t.Fatalf("%s: %d rows, want 30", path, len(recs))
+	if len(recs) < 32 {
+		t.Fatalf("%s: %d rows, want 32", path, len(recs))
 	}
 	for _, rec := range recs {
 		model, batch := rec[0], rec[1]
