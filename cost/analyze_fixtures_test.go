@@ -8,6 +8,7 @@ import (
 
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/internal/costtest"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -247,11 +248,11 @@ func gemmLikeMACs(r *report.Report) float64 {
 // 2·macs + one add per output element).
 func TestAlexNetTable(t *testing.T) {
 	m := loadFixture(t, "alexnet", nil)
-	r, err := Analyze(m.Graph, m, ruleTestGPU(), Options{})
+	r, err := Analyze(m.Graph, m, costtest.GPU(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkSane(t, r)
+	costtest.CheckSane(t, r)
 	var layers []report.NodeCost
 	for _, n := range r.Nodes {
 		if n.OpType == "Conv" || n.OpType == "Gemm" {
@@ -293,11 +294,11 @@ func TestFixtureGEMMMACs(t *testing.T) {
 			fx := fixtureMACs[name]
 			m := loadFixture(t, name, fx.bind)
 			for _, dt := range []string{"", "fp16"} {
-				r, err := Analyze(m.Graph, m, ruleTestGPU(), Options{DType: dt})
+				r, err := Analyze(m.Graph, m, costtest.GPU(), Options{DType: dt})
 				if err != nil {
 					t.Fatal(err)
 				}
-				checkSane(t, r)
+				costtest.CheckSane(t, r)
 				if len(r.UnsupportedOps) > 0 {
 					t.Errorf("unsupported ops: %+v", r.UnsupportedOps)
 				}
@@ -329,19 +330,19 @@ func TestConformanceModelsSane(t *testing.T) {
 		if _, err := ir.InferShapes(m, ir.InferOptions{Batch: 1}); err != nil {
 			continue
 		}
-		r, err := Analyze(m.Graph, m, ruleTestGPU(), Options{})
+		r, err := Analyze(m.Graph, m, costtest.GPU(), Options{})
 		if err != nil {
 			t.Errorf("%s: %v", p, err)
 			continue
 		}
 		analysed++
-		checkSane(t, r)
+		costtest.CheckSane(t, r)
 	}
 	t.Logf("analysed %d of %d conformance models", analysed, len(paths))
 }
 
 func benchmarkFixture(b *testing.B, name string, bind map[string]int64) {
-	gpu := ruleTestGPU()
+	gpu := costtest.GPU()
 	for b.Loop() {
 		m := loadFixture(b, name, bind)
 		if _, err := Analyze(m.Graph, m, gpu, Options{}); err != nil {

@@ -9,85 +9,23 @@ import (
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/costtest"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
-// ruleTestGPU is a fixed, hand-written GPU so that tests do not move when the
-// database is edited: 100 TFLOP/s fp32 vector, 400 fp16 tensor, no tf32,
-// 2 TB/s, 300 W TDP, 60 W idle, 5 µs launches.
-func ruleTestGPU() *hwdb.GPU {
-	return &hwdb.GPU{
-		Name: "TestGPU", SMs: 100, BoostClockMHz: 1500,
-		Peak: map[hwdb.Precision]float64{
-			hwdb.FP32: 100e12, hwdb.FP16: 200e12, hwdb.FP16Tensor: 400e12,
-		},
-		MemBytes: 80e9, MemBW: 2e12, L2Bytes: 40e6,
-		TDPWatts: 300, IdleWatts: 60, LaunchS: 5e-6,
-	}
-}
+// builder is costtest's graph builder with the cost model to price it.
+type builder struct{ *costtest.Builder }
 
-// builder makes hand-built graphs concise.
-type builder struct {
-	t *testing.T
-	g *ir.Graph
-	m *ir.Model
-}
+func newBuilder(t *testing.T) *builder { return &builder{costtest.New(t)} }
 
-func newBuilder(t *testing.T) *builder {
-	g := ir.NewGraph("test")
-	return &builder{t: t, g: g, m: &ir.Model{Graph: g, Opsets: []ir.OpsetImport{{Version: 17}}}}
-}
-
-// val makes a value of known shape.
-func (b *builder) val(name string, dt ir.DType, dims ...int64) *ir.Value {
-	b.t.Helper()
-	v, err := b.g.NewValue(name)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	v.DType, v.Shape = dt, ir.KnownShape(dims...)
-	return v
-}
-
-// input makes a graph input of known shape.
-func (b *builder) input(name string, dims ...int64) *ir.Value {
-	v := b.val(name, ir.Float32, dims...)
-	v.Declared = &ir.TypeInfo{DType: ir.Float32, Shape: ir.KnownShape(dims...)}
-	b.g.AddInput(v)
-	return v
-}
-
-// weight makes a float32 initializer (no data: dims only, like a
-// graph-only model).
-func (b *builder) weight(name string, dims ...int64) *ir.Value {
-	v := b.val(name, ir.Float32, dims...)
-	b.g.AddInitializer(v, &ir.Tensor{Name: name, DType: ir.Float32, Dims: dims})
-	return v
-}
-
-// ints makes an int64 initializer with known contents.
-func (b *builder) ints(name string, vals ...int64) *ir.Value {
-	v := b.val(name, ir.Int64, int64(len(vals)))
-	b.g.AddInitializer(v, ir.IntTensor([]int64{int64(len(vals))}, vals))
-	return v
-}
-
-func (b *builder) node(op string, ins []*ir.Value, outs []*ir.Value, attrs ...*ir.Attribute) *ir.Node {
-	b.t.Helper()
-	n := &ir.Node{Name: op + "_" + outs[0].Name, OpType: op, Inputs: ins, Outputs: outs, Attrs: attrs}
-	if err := b.g.AddNode(n); err != nil {
-		b.t.Fatal(err)
-	}
-	return n
-}
-
+// analyze prices the graph on costtest's GPU and checks the report is sane.
 func (b *builder) analyze(opt Options) *report.Report {
-	b.t.Helper()
-	r, err := Analyze(b.g, b.m, ruleTestGPU(), opt)
+	b.T.Helper()
+	r, err := Analyze(b.G, b.M, costtest.GPU(), opt)
 	if err != nil {
-		b.t.Fatal(err)
+		b.T.Fatal(err)
 	}
-	checkSane(b.t, r)
+	costtest.CheckSane(b.T, r)
 	return r
 }
 
@@ -102,46 +40,16 @@ func nodeByOp(t *testing.T, r *report.Report, op string) report.NodeCost {
 	return report.NodeCost{}
 }
 
-// checkSane fails on any NaN, infinite or negative number in a report,
-// and on a report that does not marshal.
-func checkSane(t *testing.T, r *report.Report) {
-	t.Helper()
-	bad := func(what string, x float64) {
-		if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
-			t.Errorf("%s = %v", what, x)
-		}
-	}
-	tt := r.Totals
-	for name, x := range map[string]float64{"macs": tt.MACs, "flops": tt.FLOPs, "trans": tt.Transcendentals,
-		"read": tt.BytesRead, "written": tt.BytesWritten, "params": tt.Params, "param_bytes": tt.ParamBytes,
-		"launches": tt.Launches, "time": tt.TimeS, "energy": tt.EnergyJ, "peak": tt.PeakMemoryBytes,
-		"peak_act": tt.PeakActivationBytes, "share": tt.GEMMConvTimeShare} {
-		bad("totals."+name, x)
-	}
-	if tt.GEMMConvTimeShare > 1+1e-9 {
-		t.Errorf("gemm_conv_time_share = %v > 1", tt.GEMMConvTimeShare)
-	}
-	for _, n := range r.Nodes {
-		for i, x := range []float64{n.MACs, n.FLOPs, n.Transcendentals, n.BytesRead, n.BytesWritten, n.Params,
-			n.Launches, n.ArithmeticIntensity, n.ComputeS, n.MemoryS, n.TimeS, n.LaunchS, n.EnergyJ} {
-			bad(n.Name+" field "+string(rune('0'+i)), x)
-		}
-	}
-	if _, err := json.Marshal(r); err != nil {
-		t.Errorf("report does not marshal: %v", err)
-	}
-}
-
 func TestConvRuleArithmetic(t *testing.T) {
 	b := newBuilder(t)
 	// N=2, C=8, 16x16 input; K=12 filters of 3x3, group 2, pad 1: out 2x12x16x16.
 	const N, C, H, W, K, R, S, G = 2, 8, 16, 16, 12, 3, 3, 2
-	x := b.input("x", N, C, H, W)
-	w := b.weight("w", K, C/G, R, S)
-	bias := b.weight("b", K)
-	y := b.val("y", ir.Float32, N, K, H, W)
-	b.g.AddOutput(y)
-	b.node("Conv", []*ir.Value{x, w, bias}, []*ir.Value{y}, ir.IntAttr("group", G), ir.IntsAttr("pads", 1, 1, 1, 1))
+	x := b.Input("x", N, C, H, W)
+	w := b.Weight("w", K, C/G, R, S)
+	bias := b.Weight("b", K)
+	y := b.Val("y", ir.Float32, N, K, H, W)
+	b.G.AddOutput(y)
+	b.Node("Conv", []*ir.Value{x, w, bias}, []*ir.Value{y}, ir.IntAttr("group", G), ir.IntsAttr("pads", 1, 1, 1, 1))
 	r := b.analyze(Options{})
 	n := nodeByOp(t, r, "Conv")
 	wantMACs := float64(N * K * H * W * (C / G) * R * S) // N·K·P·Q·(C/group)·R·S
@@ -167,20 +75,20 @@ func TestConvRuleArithmetic(t *testing.T) {
 func TestGemmAndMatMulArithmetic(t *testing.T) {
 	b := newBuilder(t)
 	const M, K, N = 4, 64, 32
-	a := b.input("a", M, K)
-	wt := b.weight("wt", N, K) // transB
-	c := b.weight("c", N)
-	y := b.val("y", ir.Float32, M, N)
-	b.node("Gemm", []*ir.Value{a, wt, c}, []*ir.Value{y}, ir.IntAttr("transB", 1),
+	a := b.Input("a", M, K)
+	wt := b.Weight("wt", N, K) // transB
+	c := b.Weight("c", N)
+	y := b.Val("y", ir.Float32, M, N)
+	b.Node("Gemm", []*ir.Value{a, wt, c}, []*ir.Value{y}, ir.IntAttr("transB", 1),
 		&ir.Attribute{Name: "alpha", Type: ir.AttrFloat, F: 0.5})
 	// Batched, broadcast MatMul: [3, 5, M, N] x [N, 7] -> [3, 5, M, 7].
 	const B1, B2, P = 3, 5, 7
-	x := b.input("x", B1, B2, M, N)
-	w2 := b.weight("w2", N, P)
-	z := b.val("z", ir.Float32, B1, B2, M, P)
-	b.g.AddOutput(y)
-	b.g.AddOutput(z)
-	b.node("MatMul", []*ir.Value{x, w2}, []*ir.Value{z})
+	x := b.Input("x", B1, B2, M, N)
+	w2 := b.Weight("w2", N, P)
+	z := b.Val("z", ir.Float32, B1, B2, M, P)
+	b.G.AddOutput(y)
+	b.G.AddOutput(z)
+	b.Node("MatMul", []*ir.Value{x, w2}, []*ir.Value{z})
 	r := b.analyze(Options{})
 	g := nodeByOp(t, r, "Gemm")
 	if want := float64(M * N * K); g.MACs != want { // M·N·K
@@ -203,21 +111,21 @@ func TestGemmAndMatMulArithmetic(t *testing.T) {
 // 4h, in], R [dirs, 4h, h], B [dirs, 8h]; shapes by ir.InferShapes.
 func lstmGraph(t *testing.T, T, batch, in, h, dirs int64) *builder {
 	b := newBuilder(t)
-	x := b.input("x", T, batch, in)
-	w := b.weight("W", dirs, 4*h, in)
-	rr := b.weight("R", dirs, 4*h, h)
-	bb := b.weight("B", dirs, 8*h)
-	y, _ := b.g.NewValue("Y")
-	yh, _ := b.g.NewValue("Y_h")
-	yc, _ := b.g.NewValue("Y_c")
-	b.g.AddOutput(y)
+	x := b.Input("x", T, batch, in)
+	w := b.Weight("W", dirs, 4*h, in)
+	rr := b.Weight("R", dirs, 4*h, h)
+	bb := b.Weight("B", dirs, 8*h)
+	y, _ := b.G.NewValue("Y")
+	yh, _ := b.G.NewValue("Y_h")
+	yc, _ := b.G.NewValue("Y_c")
+	b.G.AddOutput(y)
 	dir := "forward"
 	if dirs == 2 {
 		dir = "bidirectional"
 	}
-	b.node("LSTM", []*ir.Value{x, w, rr, bb}, []*ir.Value{y, yh, yc}, ir.IntAttr("hidden_size", h),
+	b.Node("LSTM", []*ir.Value{x, w, rr, bb}, []*ir.Value{y, yh, yc}, ir.IntAttr("hidden_size", h),
 		&ir.Attribute{Name: "direction", Type: ir.AttrString, S: dir})
-	if _, err := ir.InferShapes(b.m, ir.InferOptions{}); err != nil {
+	if _, err := ir.InferShapes(b.M, ir.InferOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return b
@@ -274,18 +182,18 @@ func TestLSTMBidirectionalBatchInput(t *testing.T) {
 // activations, plus the weight W.
 func TestPeakMemoryTiny(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 1000)
-	a := b.val("a", ir.Float32, 1000)
-	a2 := b.val("a2", ir.Float32, 1000)
-	bv := b.val("b", ir.Float32, 1000)
-	c := b.val("c", ir.Float32, 1000)
-	wt := b.weight("W", 1000)
-	shape := b.ints("shape", 1000)
-	b.g.AddOutput(c)
-	b.node("Relu", []*ir.Value{x}, []*ir.Value{a})
-	b.node("Reshape", []*ir.Value{a, shape}, []*ir.Value{a2})
-	b.node("Relu", []*ir.Value{a2}, []*ir.Value{bv})
-	b.node("Sum", []*ir.Value{a, bv, wt}, []*ir.Value{c})
+	x := b.Input("x", 1000)
+	a := b.Val("a", ir.Float32, 1000)
+	a2 := b.Val("a2", ir.Float32, 1000)
+	bv := b.Val("b", ir.Float32, 1000)
+	c := b.Val("c", ir.Float32, 1000)
+	wt := b.Weight("W", 1000)
+	shape := b.Ints("shape", 1000)
+	b.G.AddOutput(c)
+	b.Node("Relu", []*ir.Value{x}, []*ir.Value{a})
+	b.Node("Reshape", []*ir.Value{a, shape}, []*ir.Value{a2})
+	b.Node("Relu", []*ir.Value{a2}, []*ir.Value{bv})
+	b.Node("Sum", []*ir.Value{a, bv, wt}, []*ir.Value{c})
 	r := b.analyze(Options{})
 	const elem = 4 * 1000 // bytes of one tensor
 	if want := 4.0 * elem; r.Totals.PeakActivationBytes != want {
@@ -312,13 +220,13 @@ func TestPeakMemoryTiny(t *testing.T) {
 
 func TestUnsupportedOpListed(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 10)
-	y := b.val("y", ir.Float32, 10)
-	z := b.val("z", ir.Float32, 10)
-	b.g.AddOutput(z)
-	n := b.node("Frobnicate", []*ir.Value{x}, []*ir.Value{y})
+	x := b.Input("x", 10)
+	y := b.Val("y", ir.Float32, 10)
+	z := b.Val("z", ir.Float32, 10)
+	b.G.AddOutput(z)
+	n := b.Node("Frobnicate", []*ir.Value{x}, []*ir.Value{y})
 	n.Domain = "example.custom"
-	b.node("Relu", []*ir.Value{y}, []*ir.Value{z})
+	b.Node("Relu", []*ir.Value{y}, []*ir.Value{z})
 	r := b.analyze(Options{})
 	if len(r.UnsupportedOps) != 1 || r.UnsupportedOps[0].OpType != "Frobnicate" ||
 		r.UnsupportedOps[0].Domain != "example.custom" || r.UnsupportedOps[0].Count != 1 ||
@@ -339,12 +247,12 @@ func TestUnsupportedOpListed(t *testing.T) {
 func TestHugeLLMNoOverflow(t *testing.T) {
 	b := newBuilder(t)
 	const layers, M, K, N = 50, 1_000_000, 100_000, 1_000_000
-	x := b.input("x", 1, M, K)
+	x := b.Input("x", 1, M, K)
 	for i := range layers {
-		w := b.weight("w"+itoa(i), K, N)
-		y := b.val("y"+itoa(i), ir.Float32, 1, M, N)
-		b.g.AddOutput(y)
-		b.node("MatMul", []*ir.Value{x, w}, []*ir.Value{y})
+		w := b.Weight("w"+itoa(i), K, N)
+		y := b.Val("y"+itoa(i), ir.Float32, 1, M, N)
+		b.G.AddOutput(y)
+		b.Node("MatMul", []*ir.Value{x, w}, []*ir.Value{y})
 	}
 	r := b.analyze(Options{DType: "fp16"})
 	want := float64(layers) * 2 * M * N * K
@@ -369,13 +277,13 @@ func itoa(i int) string {
 func TestLoopAndIf(t *testing.T) {
 	b := newBuilder(t)
 	const trips, D = 10, 64
-	x := b.input("x", D, D)
-	w := b.weight("w", D, D)
-	m := b.ints("M", trips)
-	out := b.val("out", ir.Float32, D, D)
-	b.g.AddOutput(out)
+	x := b.Input("x", D, D)
+	w := b.Weight("w", D, D)
+	m := b.Ints("M", trips)
+	out := b.Val("out", ir.Float32, D, D)
+	b.G.AddOutput(out)
 
-	body := ir.NewSubgraph("body", b.g)
+	body := ir.NewSubgraph("body", b.G)
 	sv := func(g *ir.Graph, name string, dt ir.DType, dims ...int64) *ir.Value {
 		v, err := g.NewValue(name)
 		if err != nil {
@@ -393,23 +301,23 @@ func TestLoopAndIf(t *testing.T) {
 	_ = body.AddNode(&ir.Node{Name: "mm", OpType: "MatMul", Inputs: []*ir.Value{carried, w}, Outputs: []*ir.Value{next}})
 	body.AddOutput(condOut)
 	body.AddOutput(next)
-	b.node("Loop", []*ir.Value{m, nil, x}, []*ir.Value{out}, ir.GraphAttr("body", body))
+	b.Node("Loop", []*ir.Value{m, nil, x}, []*ir.Value{out}, ir.GraphAttr("body", body))
 
 	// If: then = one Relu, else = two MatMuls: else is costlier.
-	cnd := b.input("c", 1)
+	cnd := b.Input("c", 1)
 	cnd.DType = ir.Bool
-	ifOut := b.val("if_out", ir.Float32, D, D)
-	b.g.AddOutput(ifOut)
-	thenG := ir.NewSubgraph("then", b.g)
+	ifOut := b.Val("if_out", ir.Float32, D, D)
+	b.G.AddOutput(ifOut)
+	thenG := ir.NewSubgraph("then", b.G)
 	tOut := sv(thenG, "t", ir.Float32, D, D)
 	_ = thenG.AddNode(&ir.Node{Name: "relu", OpType: "Relu", Inputs: []*ir.Value{x}, Outputs: []*ir.Value{tOut}})
 	thenG.AddOutput(tOut)
-	elseG := ir.NewSubgraph("else", b.g)
+	elseG := ir.NewSubgraph("else", b.G)
 	e1, e2 := sv(elseG, "e1", ir.Float32, D, D), sv(elseG, "e2", ir.Float32, D, D)
 	_ = elseG.AddNode(&ir.Node{Name: "mm1", OpType: "MatMul", Inputs: []*ir.Value{x, w}, Outputs: []*ir.Value{e1}})
 	_ = elseG.AddNode(&ir.Node{Name: "mm2", OpType: "MatMul", Inputs: []*ir.Value{e1, w}, Outputs: []*ir.Value{e2}})
 	elseG.AddOutput(e2)
-	b.node("If", []*ir.Value{cnd}, []*ir.Value{ifOut},
+	b.Node("If", []*ir.Value{cnd}, []*ir.Value{ifOut},
 		ir.GraphAttr("then_branch", thenG),
 		ir.GraphAttr("else_branch", elseG))
 
@@ -435,12 +343,12 @@ func TestLoopAndIf(t *testing.T) {
 
 func TestLoopUnknownTripCount(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 4)
-	m := b.input("m") // a runtime trip count
+	x := b.Input("x", 4)
+	m := b.Input("m") // a runtime trip count
 	m.DType = ir.Int64
-	out := b.val("out", ir.Float32, 4)
-	b.g.AddOutput(out)
-	body := ir.NewSubgraph("body", b.g)
+	out := b.Val("out", ir.Float32, 4)
+	b.G.AddOutput(out)
+	body := ir.NewSubgraph("body", b.G)
 	for _, nm := range []string{"i", "cond"} {
 		v, _ := body.NewValue(nm)
 		body.AddInput(v)
@@ -453,7 +361,7 @@ func TestLoopUnknownTripCount(t *testing.T) {
 	_ = body.AddNode(&ir.Node{Name: "relu", OpType: "Relu", Inputs: []*ir.Value{h}, Outputs: []*ir.Value{hn}})
 	body.AddOutput(body.Local("cond"))
 	body.AddOutput(hn)
-	b.node("Loop", []*ir.Value{m, nil, x}, []*ir.Value{out}, ir.GraphAttr("body", body))
+	b.Node("Loop", []*ir.Value{m, nil, x}, []*ir.Value{out}, ir.GraphAttr("body", body))
 	r := b.analyze(Options{})
 	loop := nodeByOp(t, r, "Loop")
 	if loop.FLOPs != 4 || !strings.Contains(loop.Note, "trip count unknown, counted once") {
@@ -465,12 +373,12 @@ func TestLoopUnknownTripCount(t *testing.T) {
 // number silently: the node is costed with what is known and warned about.
 func TestSymbolicShapeWarns(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 4)
+	x := b.Input("x", 4)
 	x.Shape = ir.RankedShape(ir.S("n"))
-	y, _ := b.g.NewValue("y")
+	y, _ := b.G.NewValue("y")
 	y.DType, y.Shape = ir.Float32, ir.RankedShape(ir.S("n"))
-	b.g.AddOutput(y)
-	b.node("Relu", []*ir.Value{x}, []*ir.Value{y})
+	b.G.AddOutput(y)
+	b.Node("Relu", []*ir.Value{x}, []*ir.Value{y})
 	r := b.analyze(Options{})
 	if r.Totals.FLOPs != 0 || !strings.Contains(strings.Join(r.Warnings, "\n"), `Relu node "Relu_y": shape of "x" is [n]`) {
 		t.Errorf("flops %v warnings %q", r.Totals.FLOPs, r.Warnings)
@@ -479,13 +387,13 @@ func TestSymbolicShapeWarns(t *testing.T) {
 
 func TestPrecisionChoice(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 256, 256)
-	w := b.weight("w", 256, 256)
-	y := b.val("y", ir.Float32, 256, 256)
-	z := b.val("z", ir.Float32, 256, 256)
-	b.g.AddOutput(z)
-	b.node("MatMul", []*ir.Value{x, w}, []*ir.Value{y})
-	b.node("Relu", []*ir.Value{y}, []*ir.Value{z})
+	x := b.Input("x", 256, 256)
+	w := b.Weight("w", 256, 256)
+	y := b.Val("y", ir.Float32, 256, 256)
+	z := b.Val("z", ir.Float32, 256, 256)
+	b.G.AddOutput(z)
+	b.Node("MatMul", []*ir.Value{x, w}, []*ir.Value{y})
+	b.Node("Relu", []*ir.Value{y}, []*ir.Value{z})
 
 	r := b.analyze(Options{DType: "fp16"})
 	if p := nodeByOp(t, r, "MatMul").Precision; p != "fp16_tensor" {
@@ -505,7 +413,7 @@ func TestPrecisionChoice(t *testing.T) {
 	if !strings.Contains(strings.Join(r.Warnings, "\n"), "tf32_tensor->fp32") {
 		t.Errorf("no fallback warning: %q", r.Warnings)
 	}
-	if _, err := Analyze(b.g, b.m, ruleTestGPU(), Options{DType: "fp7"}); err == nil {
+	if _, err := Analyze(b.G, b.M, costtest.GPU(), Options{DType: "fp7"}); err == nil {
 		t.Error("unknown dtype accepted")
 	}
 }
@@ -514,15 +422,15 @@ func TestPrecisionChoice(t *testing.T) {
 // kernels (a Relu and a ReduceSum), the mix a power cap acts on.
 func convReluSum(t *testing.T) *builder {
 	b := newBuilder(t)
-	x := b.input("x", 64, 64, 56, 56)
-	w := b.weight("w", 64, 64, 3, 3)
-	c := b.val("c", ir.Float32, 64, 64, 56, 56)
-	r1 := b.val("r1", ir.Float32, 64, 64, 56, 56)
-	y := b.val("y", ir.Float32, 1)
-	b.g.AddOutput(y)
-	b.node("Conv", []*ir.Value{x, w}, []*ir.Value{c}, ir.IntsAttr("pads", 1, 1, 1, 1))
-	b.node("Relu", []*ir.Value{c}, []*ir.Value{r1})
-	b.node("ReduceSum", []*ir.Value{r1}, []*ir.Value{y}, ir.IntAttr("keepdims", 0))
+	x := b.Input("x", 64, 64, 56, 56)
+	w := b.Weight("w", 64, 64, 3, 3)
+	c := b.Val("c", ir.Float32, 64, 64, 56, 56)
+	r1 := b.Val("r1", ir.Float32, 64, 64, 56, 56)
+	y := b.Val("y", ir.Float32, 1)
+	b.G.AddOutput(y)
+	b.Node("Conv", []*ir.Value{x, w}, []*ir.Value{c}, ir.IntsAttr("pads", 1, 1, 1, 1))
+	b.Node("Relu", []*ir.Value{c}, []*ir.Value{r1})
+	b.Node("ReduceSum", []*ir.Value{r1}, []*ir.Value{y}, ir.IntAttr("keepdims", 0))
 	return b
 }
 
@@ -531,10 +439,10 @@ func convReluSum(t *testing.T) *builder {
 // power cap never makes the model faster.
 func TestEnergyModel(t *testing.T) {
 	b := convReluSum(t)
-	g := ruleTestGPU()
+	g := costtest.GPU()
 	prev, first := 0.0, 0.0
 	for _, capW := range []float64{0, g.TDPWatts, 0.8 * g.TDPWatts, 0.6 * g.TDPWatts, 0.4 * g.TDPWatts} {
-		r, err := Analyze(b.g, b.m, g, Options{Power: perf.PowerControl{CapW: capW}})
+		r, err := Analyze(b.G, b.M, g, Options{Power: perf.PowerControl{CapW: capW}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -578,12 +486,12 @@ func TestEnergyModel(t *testing.T) {
 // only its boundary tensors and launches once.
 func TestFusedEstimate(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 1, 4, 8, 8)
-	w := b.weight("w", 6, 4, 3, 3)
-	y := b.val("y", ir.Float32, 1, 6, 6, 6)
-	b.g.AddOutput(y)
-	n := b.node("FusedConvTest", []*ir.Value{x, w}, []*ir.Value{y})
-	c := &RuleCtx{Graph: b.g, DType: ir.Undefined, node: n}
+	x := b.Input("x", 1, 4, 8, 8)
+	w := b.Weight("w", 6, 4, 3, 3)
+	y := b.Val("y", ir.Float32, 1, 6, 6, 6)
+	b.G.AddOutput(y)
+	n := b.Node("FusedConvTest", []*ir.Value{x, w}, []*ir.Value{y})
+	c := &RuleCtx{Graph: b.G, DType: ir.Undefined, node: n}
 	conv, err := c.Estimate(&ir.Node{OpType: "Conv", Inputs: n.Inputs, Outputs: n.Outputs})
 	if err != nil {
 		t.Fatal(err)
@@ -612,15 +520,15 @@ func TestFusedEstimate(t *testing.T) {
 // GEMM, as libraries run it); a batched B keeps independent GEMMs.
 func TestMatMulGEMMView(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 30, 1, 512)
-	w := b.weight("w", 512, 2048)
-	y := b.val("y", ir.Float32, 30, 1, 2048)
-	n1 := b.node("MatMul", []*ir.Value{x, w}, []*ir.Value{y})
-	q := b.input("q", 2, 4, 64, 32)
-	k := b.input("k", 2, 4, 32, 64)
-	s := b.val("s", ir.Float32, 2, 4, 64, 64)
-	n2 := b.node("MatMul", []*ir.Value{q, k}, []*ir.Value{s})
-	c := &RuleCtx{Graph: b.g}
+	x := b.Input("x", 30, 1, 512)
+	w := b.Weight("w", 512, 2048)
+	y := b.Val("y", ir.Float32, 30, 1, 2048)
+	n1 := b.Node("MatMul", []*ir.Value{x, w}, []*ir.Value{y})
+	q := b.Input("q", 2, 4, 64, 32)
+	k := b.Input("k", 2, 4, 32, 64)
+	s := b.Val("s", ir.Float32, 2, 4, 64, 64)
+	n2 := b.Node("MatMul", []*ir.Value{q, k}, []*ir.Value{s})
+	c := &RuleCtx{Graph: b.G}
 	e1, _ := c.Estimate(n1)
 	if e1.M != 30 || e1.N != 2048 || e1.K != 512 || e1.Batch != 1 { // M = 30·1 rows
 		t.Errorf("weight MatMul view %d×%d×%d batch %d", e1.M, e1.N, e1.K, e1.Batch)
@@ -636,13 +544,13 @@ func TestMatMulGEMMView(t *testing.T) {
 func TestScanLength(t *testing.T) {
 	b := newBuilder(t)
 	const T, D = 12, 16
-	s0 := b.input("s0", D)
-	xs := b.input("xs", T, D)
-	sFinal := b.val("s_final", ir.Float32, D)
-	ys := b.val("ys", ir.Float32, T, D)
-	b.g.AddOutput(sFinal)
-	b.g.AddOutput(ys)
-	body := ir.NewSubgraph("body", b.g)
+	s0 := b.Input("s0", D)
+	xs := b.Input("xs", T, D)
+	sFinal := b.Val("s_final", ir.Float32, D)
+	ys := b.Val("ys", ir.Float32, T, D)
+	b.G.AddOutput(sFinal)
+	b.G.AddOutput(ys)
+	body := ir.NewSubgraph("body", b.G)
 	mk := func(name string) *ir.Value {
 		v, err := body.NewValue(name)
 		if err != nil {
@@ -658,7 +566,7 @@ func TestScanLength(t *testing.T) {
 	_ = body.AddNode(&ir.Node{Name: "neg", OpType: "Neg", Inputs: []*ir.Value{sn}, Outputs: []*ir.Value{y}})
 	body.AddOutput(sn)
 	body.AddOutput(y)
-	b.node("Scan", []*ir.Value{s0, xs}, []*ir.Value{sFinal, ys}, ir.IntAttr("num_scan_inputs", 1),
+	b.Node("Scan", []*ir.Value{s0, xs}, []*ir.Value{sFinal, ys}, ir.IntAttr("num_scan_inputs", 1),
 		ir.GraphAttr("body", body))
 	r := b.analyze(Options{})
 	n := nodeByOp(t, r, "Scan")
@@ -682,12 +590,12 @@ func TestScanLength(t *testing.T) {
 // room above it. A cap above the uncapped average changes nothing.
 func TestCapSettlesOneClock(t *testing.T) {
 	b := convReluSum(t)
-	g := ruleTestGPU()
-	r0, err := Analyze(b.g, b.m, g, Options{})
+	g := costtest.GPU()
+	r0, err := Analyze(b.G, b.M, g, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	above, err := Analyze(b.g, b.m, g, Options{Power: perf.PowerControl{CapW: r0.Totals.AvgPowerW * 1.01}})
+	above, err := Analyze(b.G, b.M, g, Options{Power: perf.PowerControl{CapW: r0.Totals.AvgPowerW * 1.01}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -695,7 +603,7 @@ func TestCapSettlesOneClock(t *testing.T) {
 		t.Errorf("a cap above the average %.1f W changed the run: %g s %g J, uncapped %g s %g J", r0.Totals.AvgPowerW, above.Totals.TimeS, above.Totals.EnergyJ, r0.Totals.TimeS, r0.Totals.EnergyJ)
 	}
 	capW := 0.6 * r0.Totals.AvgPowerW
-	r, err := Analyze(b.g, b.m, g, Options{Power: perf.PowerControl{CapW: capW}})
+	r, err := Analyze(b.G, b.M, g, Options{Power: perf.PowerControl{CapW: capW}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -719,7 +627,7 @@ func TestCapSettlesOneClock(t *testing.T) {
 	}
 	// The per-kernel settle, priced directly: each node's kernel under
 	// the cap on its own.
-	perKernel, err := analyze(b.g, b.m, g, Options{Power: perf.PowerControl{CapW: capW}})
+	perKernel, err := analyze(b.G, b.M, g, Options{Power: perf.PowerControl{CapW: capW}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -744,7 +652,7 @@ func TestMinimumCapHolds(t *testing.T) {
 		if !(g.MinPowerW > 0) || !(g.MinSMClockMHz > 0) {
 			continue
 		}
-		r, err := Analyze(b.g, b.m, g, Options{DType: "fp16", Power: perf.PowerControl{CapW: g.MinPowerW}})
+		r, err := Analyze(b.G, b.M, g, Options{DType: "fp16", Power: perf.PowerControl{CapW: g.MinPowerW}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -764,28 +672,28 @@ func TestMinimumCapHolds(t *testing.T) {
 func TestWeightTransposeIsAView(t *testing.T) {
 	build := func(transposed bool) *builder {
 		b := newBuilder(t)
-		x := b.input("x", 2, 64, 256)
-		y := b.val("y", ir.Float32, 2, 64, 512)
-		b.g.AddOutput(y)
+		x := b.Input("x", 2, 64, 256)
+		y := b.Val("y", ir.Float32, 2, 64, 512)
+		b.G.AddOutput(y)
 		if transposed {
-			w := b.weight("w", 512, 256)
-			wt := b.val("wt", ir.Float32, 256, 512)
-			b.node("Transpose", []*ir.Value{w}, []*ir.Value{wt}, ir.IntsAttr("perm", 1, 0))
-			b.node("MatMul", []*ir.Value{x, wt}, []*ir.Value{y})
+			w := b.Weight("w", 512, 256)
+			wt := b.Val("wt", ir.Float32, 256, 512)
+			b.Node("Transpose", []*ir.Value{w}, []*ir.Value{wt}, ir.IntsAttr("perm", 1, 0))
+			b.Node("MatMul", []*ir.Value{x, wt}, []*ir.Value{y})
 		} else {
-			b.node("MatMul", []*ir.Value{x, b.weight("wt", 256, 512)}, []*ir.Value{y})
+			b.Node("MatMul", []*ir.Value{x, b.Weight("wt", 256, 512)}, []*ir.Value{y})
 		}
 		return b
 	}
-	g := ruleTestGPU()
+	g := costtest.GPU()
 	for _, name := range []string{"pytorch", "graph", "pytorch-compile"} {
 		rt := testRuntime(t, name)
 		views, folded := build(true), build(false)
-		rv, err := Analyze(views.g, views.m, g, Options{Runtime: rt})
+		rv, err := Analyze(views.G, views.M, g, Options{Runtime: rt})
 		if err != nil {
 			t.Fatal(err)
 		}
-		rf, err := Analyze(folded.g, folded.m, g, Options{Runtime: rt})
+		rf, err := Analyze(folded.G, folded.M, g, Options{Runtime: rt})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -794,7 +702,7 @@ func TestWeightTransposeIsAView(t *testing.T) {
 		}
 	}
 	b := build(true)
-	r, err := Analyze(b.g, b.m, g, Options{Runtime: testRuntime(t, "onnxruntime")})
+	r, err := Analyze(b.G, b.M, g, Options{Runtime: testRuntime(t, "onnxruntime")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -810,15 +718,15 @@ func TestWeightTransposeIsAView(t *testing.T) {
 // kernel.
 func TestNoOpCastIsAView(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 64, 256)
-	h := b.val("h", ir.Float32, 64, 256)
-	c1 := b.val("c1", ir.Float32, 64, 256)
-	y := b.val("y", ir.Float32, 64, 256)
-	b.node("MatMul", []*ir.Value{x, b.weight("w", 256, 256)}, []*ir.Value{h})
-	b.node("Cast", []*ir.Value{x}, []*ir.Value{c1}, ir.IntAttr("to", int64(ir.Float32)))
-	b.node("Cast", []*ir.Value{h}, []*ir.Value{y}, ir.IntAttr("to", int64(ir.Float32)))
-	b.g.AddOutput(c1)
-	b.g.AddOutput(y)
+	x := b.Input("x", 64, 256)
+	h := b.Val("h", ir.Float32, 64, 256)
+	c1 := b.Val("c1", ir.Float32, 64, 256)
+	y := b.Val("y", ir.Float32, 64, 256)
+	b.Node("MatMul", []*ir.Value{x, b.Weight("w", 256, 256)}, []*ir.Value{h})
+	b.Node("Cast", []*ir.Value{x}, []*ir.Value{c1}, ir.IntAttr("to", int64(ir.Float32)))
+	b.Node("Cast", []*ir.Value{h}, []*ir.Value{y}, ir.IntAttr("to", int64(ir.Float32)))
+	b.G.AddOutput(c1)
+	b.G.AddOutput(y)
 	for _, c := range []struct {
 		dtype  string
 		c1, c2 float64 // launches of the cast of x and of the MatMul's output
@@ -839,11 +747,11 @@ func TestNoOpCastIsAView(t *testing.T) {
 // Add(x, Cast(x)) are the only buffers at the peak.
 func TestNoOpCastSharesItsBuffer(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 1024, 1024)
-	c, y := b.val("c", ir.Float32, 1024, 1024), b.val("y", ir.Float32, 1024, 1024)
-	b.node("Cast", []*ir.Value{x}, []*ir.Value{c}, ir.IntAttr("to", int64(ir.Float32)))
-	b.node("Add", []*ir.Value{x, c}, []*ir.Value{y})
-	b.g.AddOutput(y)
+	x := b.Input("x", 1024, 1024)
+	c, y := b.Val("c", ir.Float32, 1024, 1024), b.Val("y", ir.Float32, 1024, 1024)
+	b.Node("Cast", []*ir.Value{x}, []*ir.Value{c}, ir.IntAttr("to", int64(ir.Float32)))
+	b.Node("Add", []*ir.Value{x, c}, []*ir.Value{y})
+	b.G.AddOutput(y)
 	if got, want := b.analyze(Options{}).Totals.PeakActivationBytes, 2*4.0*1024*1024; got != want {
 		t.Errorf("peak activations %v B, want x and y: %v", got, want)
 	}
@@ -856,24 +764,24 @@ func TestNoOpCastSharesItsBuffer(t *testing.T) {
 // view (rotate_half). A slice a convolution reads stays the copy it is.
 func TestStrideViews(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 2, 1, 8, 64)
-	k := b.input("k", 2, 8, 100, 64)
-	xh := b.val("xh", ir.Float32, 2, 8, 1, 64)
-	kt := b.val("kt", ir.Float32, 2, 8, 64, 100)
-	s := b.val("s", ir.Float32, 2, 8, 1, 100)
-	b.node("Transpose", []*ir.Value{x}, []*ir.Value{xh}, ir.IntsAttr("perm", 0, 2, 1, 3))
-	b.node("Transpose", []*ir.Value{k}, []*ir.Value{kt}, ir.IntsAttr("perm", 0, 1, 3, 2))
-	b.node("MatMul", []*ir.Value{xh, kt}, []*ir.Value{s})
-	lo, hi, ax := b.ints("lo", 0), b.ints("hi", 32), b.ints("ax", 3)
-	h1, n1 := b.val("h1", ir.Float32, 2, 8, 1, 32), b.val("n1", ir.Float32, 2, 8, 1, 32)
-	b.node("Slice", []*ir.Value{xh, lo, hi, ax}, []*ir.Value{h1})
-	b.node("Neg", []*ir.Value{h1}, []*ir.Value{n1})
-	img := b.input("img", 1, 8, 16, 16)
-	half, conv := b.val("half", ir.Float32, 1, 4, 16, 16), b.val("conv", ir.Float32, 1, 4, 16, 16)
-	b.node("Slice", []*ir.Value{img, b.ints("lo2", 0), b.ints("hi2", 4), b.ints("ax2", 1)}, []*ir.Value{half})
-	b.node("Conv", []*ir.Value{half, b.weight("w", 4, 4, 1, 1)}, []*ir.Value{conv})
+	x := b.Input("x", 2, 1, 8, 64)
+	k := b.Input("k", 2, 8, 100, 64)
+	xh := b.Val("xh", ir.Float32, 2, 8, 1, 64)
+	kt := b.Val("kt", ir.Float32, 2, 8, 64, 100)
+	s := b.Val("s", ir.Float32, 2, 8, 1, 100)
+	b.Node("Transpose", []*ir.Value{x}, []*ir.Value{xh}, ir.IntsAttr("perm", 0, 2, 1, 3))
+	b.Node("Transpose", []*ir.Value{k}, []*ir.Value{kt}, ir.IntsAttr("perm", 0, 1, 3, 2))
+	b.Node("MatMul", []*ir.Value{xh, kt}, []*ir.Value{s})
+	lo, hi, ax := b.Ints("lo", 0), b.Ints("hi", 32), b.Ints("ax", 3)
+	h1, n1 := b.Val("h1", ir.Float32, 2, 8, 1, 32), b.Val("n1", ir.Float32, 2, 8, 1, 32)
+	b.Node("Slice", []*ir.Value{xh, lo, hi, ax}, []*ir.Value{h1})
+	b.Node("Neg", []*ir.Value{h1}, []*ir.Value{n1})
+	img := b.Input("img", 1, 8, 16, 16)
+	half, conv := b.Val("half", ir.Float32, 1, 4, 16, 16), b.Val("conv", ir.Float32, 1, 4, 16, 16)
+	b.Node("Slice", []*ir.Value{img, b.Ints("lo2", 0), b.Ints("hi2", 4), b.Ints("ax2", 1)}, []*ir.Value{half})
+	b.Node("Conv", []*ir.Value{half, b.Weight("w", 4, 4, 1, 1)}, []*ir.Value{conv})
 	for _, v := range []*ir.Value{s, n1, conv} {
-		b.g.AddOutput(v)
+		b.G.AddOutput(v)
 	}
 	for _, c := range []struct {
 		runtime string

@@ -16,24 +16,24 @@ import (
 func TestAutocastFlow(t *testing.T) {
 	const b, s, d = 8, 16, 64
 	bld := newBuilder(t)
-	x := bld.input("x", b, s, d)
-	w := bld.weight("w", d, d)
-	bias := bld.weight("bias", d)
-	h := bld.val("h", ir.Float32, b, s, d)
-	bld.node("MatMul", []*ir.Value{x, w}, []*ir.Value{h})
-	hb := bld.val("hb", ir.Float32, b, s, d)
-	bld.node("Add", []*ir.Value{h, bias}, []*ir.Value{hb})
-	p := bld.val("p", ir.Float32, b, s, d)
-	bld.node("Softmax", []*ir.Value{hb}, []*ir.Value{p}, ir.IntAttr("axis", -1))
-	y := bld.val("y", ir.Float32, b, s, d)
-	bld.node("MatMul", []*ir.Value{p, w}, []*ir.Value{y})
-	half := bld.val("half", ir.Float32)
-	bld.g.AddInitializer(half, ir.FloatTensor(ir.Float32, nil, []float64{0.5}))
-	ys := bld.val("ys", ir.Float32, b, s, d)
-	bld.node("Mul", []*ir.Value{y, half}, []*ir.Value{ys})
-	r := bld.val("r", ir.Float32, b, s, d)
-	bld.node("Sub", []*ir.Value{ys, x}, []*ir.Value{r})
-	bld.g.Outputs = append(bld.g.Outputs, r)
+	x := bld.Input("x", b, s, d)
+	w := bld.Weight("w", d, d)
+	bias := bld.Weight("bias", d)
+	h := bld.Val("h", ir.Float32, b, s, d)
+	bld.Node("MatMul", []*ir.Value{x, w}, []*ir.Value{h})
+	hb := bld.Val("hb", ir.Float32, b, s, d)
+	bld.Node("Add", []*ir.Value{h, bias}, []*ir.Value{hb})
+	p := bld.Val("p", ir.Float32, b, s, d)
+	bld.Node("Softmax", []*ir.Value{hb}, []*ir.Value{p}, ir.IntAttr("axis", -1))
+	y := bld.Val("y", ir.Float32, b, s, d)
+	bld.Node("MatMul", []*ir.Value{p, w}, []*ir.Value{y})
+	half := bld.Val("half", ir.Float32)
+	bld.G.AddInitializer(half, ir.FloatTensor(ir.Float32, nil, []float64{0.5}))
+	ys := bld.Val("ys", ir.Float32, b, s, d)
+	bld.Node("Mul", []*ir.Value{y, half}, []*ir.Value{ys})
+	r := bld.Val("r", ir.Float32, b, s, d)
+	bld.Node("Sub", []*ir.Value{ys, x}, []*ir.Value{r})
+	bld.G.Outputs = append(bld.G.Outputs, r)
 
 	plain := bld.analyze(Options{DType: "fp32"})
 	amp := bld.analyze(Options{DType: "fp16-amp"})
@@ -71,10 +71,10 @@ func TestAutocastBatchMonotone(t *testing.T) {
 	prev := 0.0
 	for _, batch := range []int64{1, 2, 4, 8, 16, 32, 64, 128} {
 		bld := newBuilder(t)
-		x := bld.input("x", batch, 128, 768)
-		w := bld.weight("w", 768, 768)
-		h := bld.val("h", ir.Float32, batch, 128, 768)
-		bld.node("MatMul", []*ir.Value{x, w}, []*ir.Value{h})
+		x := bld.Input("x", batch, 128, 768)
+		w := bld.Weight("w", 768, 768)
+		h := bld.Val("h", ir.Float32, batch, 128, 768)
+		bld.Node("MatMul", []*ir.Value{x, w}, []*ir.Value{h})
 		tm := bld.analyze(Options{DType: "fp16-amp"}).Totals.TimeS
 		if tm < prev {
 			t.Errorf("batch %d: %g s, below the smaller batch's %g s", batch, tm, prev)
@@ -90,13 +90,13 @@ func TestAutocastBatchMonotone(t *testing.T) {
 func TestAutocastKVCache(t *testing.T) {
 	build := func() *builder {
 		b := newBuilder(t)
-		x := b.input("x", 1, 1, 64)
-		past := b.input("past", 1, 128, 64)
-		k := b.val("k", ir.Float32, 1, 1, 64)
-		b.node("MatMul", []*ir.Value{x, b.weight("wk", 64, 64)}, []*ir.Value{k})
-		present := b.val("present", ir.Float32, 1, 129, 64)
-		b.node("Concat", []*ir.Value{past, k}, []*ir.Value{present}, ir.IntAttr("axis", 1))
-		b.g.Outputs = append(b.g.Outputs, present)
+		x := b.Input("x", 1, 1, 64)
+		past := b.Input("past", 1, 128, 64)
+		k := b.Val("k", ir.Float32, 1, 1, 64)
+		b.Node("MatMul", []*ir.Value{x, b.Weight("wk", 64, 64)}, []*ir.Value{k})
+		present := b.Val("present", ir.Float32, 1, 129, 64)
+		b.Node("Concat", []*ir.Value{past, k}, []*ir.Value{present}, ir.IntAttr("axis", 1))
+		b.G.Outputs = append(b.G.Outputs, present)
 		return b
 	}
 	read := map[string]float64{}
@@ -108,7 +108,7 @@ func TestAutocastKVCache(t *testing.T) {
 				read[dt] = n.BytesRead
 			}
 		}
-		kv, err := CacheBytes(b.g, dt)
+		kv, err := CacheBytes(b.G, dt)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,14 +24,14 @@ func TestBNPrepKernels(t *testing.T) {
 	type row struct{ launches, timeS, flops, read float64 }
 	convBN := func(batch int64, dtype string, rt *hwdb.Runtime) (conv, bn row) {
 		b := newBuilder(t)
-		x := b.input("x", batch, 64, 56, 56)
-		w := b.weight("w", 64, 64, 3, 3)
-		y := b.val("y", ir.Float32, batch, 64, 56, 56)
-		b.node("Conv", []*ir.Value{x, w}, []*ir.Value{y}, ir.IntsAttr("pads", 1, 1, 1, 1))
-		z := b.val("z", ir.Float32, batch, 64, 56, 56)
-		b.node("BatchNormalization", []*ir.Value{y, b.weight("g", 64), b.weight("beta", 64), b.weight("mu", 64), b.weight("var", 64)}, []*ir.Value{z})
-		b.g.Outputs = append(b.g.Outputs, z)
-		r, err := Analyze(b.g, b.m, gpu, Options{DType: dtype, Runtime: rt})
+		x := b.Input("x", batch, 64, 56, 56)
+		w := b.Weight("w", 64, 64, 3, 3)
+		y := b.Val("y", ir.Float32, batch, 64, 56, 56)
+		b.Node("Conv", []*ir.Value{x, w}, []*ir.Value{y}, ir.IntsAttr("pads", 1, 1, 1, 1))
+		z := b.Val("z", ir.Float32, batch, 64, 56, 56)
+		b.Node("BatchNormalization", []*ir.Value{y, b.Weight("g", 64), b.Weight("beta", 64), b.Weight("mu", 64), b.Weight("var", 64)}, []*ir.Value{z})
+		b.G.Outputs = append(b.G.Outputs, z)
+		r, err := Analyze(b.G, b.M, gpu, Options{DType: dtype, Runtime: rt})
 		if err != nil {
 			t.Fatal(err)
 		}

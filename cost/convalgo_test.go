@@ -26,14 +26,14 @@ func TestLibraryWinograd(t *testing.T) {
 	none.ConvWinograd = 0
 	conv := func(gpu *hwdb.GPU, rt *hwdb.Runtime, dtype string, batch, kernel, stride int64) *nodeRow {
 		b := newBuilder(t)
-		x := b.input("x", batch, 128, 56, 56)
+		x := b.Input("x", batch, 128, 56, 56)
 		pad := (kernel - 1) / 2
 		out := (56+2*pad-kernel)/stride + 1
-		y := b.val("y", ir.Float32, batch, 128, out, out)
-		b.node("Conv", []*ir.Value{x, b.weight("w", 128, 128, kernel, kernel)}, []*ir.Value{y},
+		y := b.Val("y", ir.Float32, batch, 128, out, out)
+		b.Node("Conv", []*ir.Value{x, b.Weight("w", 128, 128, kernel, kernel)}, []*ir.Value{y},
 			ir.IntsAttr("pads", pad, pad, pad, pad), ir.IntsAttr("strides", stride, stride))
-		b.g.Outputs = append(b.g.Outputs, y)
-		r, err := Analyze(b.g, b.m, gpu, Options{DType: dtype, Runtime: rt})
+		b.G.Outputs = append(b.G.Outputs, y)
+		r, err := Analyze(b.G, b.M, gpu, Options{DType: dtype, Runtime: rt})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,13 +89,13 @@ func TestTF32Warning(t *testing.T) {
 	rt := func(name string) *hwdb.Runtime { return testRuntime(t, name) }
 	warning := func(g *hwdb.GPU, r *hwdb.Runtime, dtype string) string {
 		b := newBuilder(t)
-		x := b.input("x", 4, 64, 14, 14)
-		y := b.val("y", ir.Float32, 4, 64, 14, 14)
-		b.node("Conv", []*ir.Value{x, b.weight("w", 64, 64, 3, 3)}, []*ir.Value{y}, ir.IntsAttr("pads", 1, 1, 1, 1))
-		z := b.val("z", ir.Float32, 4, 64, 14, 64)
-		b.node("MatMul", []*ir.Value{y, b.weight("m", 14, 64)}, []*ir.Value{z})
-		b.g.Outputs = append(b.g.Outputs, z)
-		rep, err := Analyze(b.g, b.m, g, Options{DType: dtype, Runtime: r})
+		x := b.Input("x", 4, 64, 14, 14)
+		y := b.Val("y", ir.Float32, 4, 64, 14, 14)
+		b.Node("Conv", []*ir.Value{x, b.Weight("w", 64, 64, 3, 3)}, []*ir.Value{y}, ir.IntsAttr("pads", 1, 1, 1, 1))
+		z := b.Val("z", ir.Float32, 4, 64, 14, 64)
+		b.Node("MatMul", []*ir.Value{y, b.Weight("m", 14, 64)}, []*ir.Value{z})
+		b.G.Outputs = append(b.G.Outputs, z)
+		rep, err := Analyze(b.G, b.M, g, Options{DType: dtype, Runtime: r})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,12 +161,12 @@ func TestNativeDepthwise(t *testing.T) {
 	h100 := testGPU(t, "H100-SXM5-80GB")
 	conv := func(rt *hwdb.Runtime, dtype string, batch, group int64) report.NodeCost {
 		b := newBuilder(t)
-		x := b.input("x", batch, 128, 56, 56)
-		y := b.val("y", ir.Float32, batch, 128, 56, 56)
-		b.node("Conv", []*ir.Value{x, b.weight("w", 128, 128/group, 3, 3)}, []*ir.Value{y},
+		x := b.Input("x", batch, 128, 56, 56)
+		y := b.Val("y", ir.Float32, batch, 128, 56, 56)
+		b.Node("Conv", []*ir.Value{x, b.Weight("w", 128, 128/group, 3, 3)}, []*ir.Value{y},
 			ir.IntsAttr("pads", 1, 1, 1, 1), ir.IntAttr("group", group))
-		b.g.Outputs = append(b.g.Outputs, y)
-		r, err := Analyze(b.g, b.m, h100, Options{DType: dtype, Runtime: rt})
+		b.G.Outputs = append(b.G.Outputs, y)
+		r, err := Analyze(b.G, b.M, h100, Options{DType: dtype, Runtime: rt})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,13 +177,13 @@ func TestNativeDepthwise(t *testing.T) {
 	// kernel for a 7×7 one (ConvNeXt's) or fewer than 32 channels.
 	half := func(channels, kernel int64) report.NodeCost {
 		b := newBuilder(t)
-		x := b.input("x", 8, channels, 56, 56)
-		y := b.val("y", ir.Float32, 8, channels, 56, 56)
+		x := b.Input("x", 8, channels, 56, 56)
+		y := b.Val("y", ir.Float32, 8, channels, 56, 56)
 		p := (kernel - 1) / 2
-		b.node("Conv", []*ir.Value{x, b.weight("w", channels, 1, kernel, kernel)}, []*ir.Value{y},
+		b.Node("Conv", []*ir.Value{x, b.Weight("w", channels, 1, kernel, kernel)}, []*ir.Value{y},
 			ir.IntsAttr("pads", p, p, p, p), ir.IntAttr("group", channels))
-		b.g.Outputs = append(b.g.Outputs, y)
-		r, err := Analyze(b.g, b.m, h100, Options{DType: "fp16", Runtime: testRuntime(t, "pytorch")})
+		b.G.Outputs = append(b.G.Outputs, y)
+		r, err := Analyze(b.G, b.M, h100, Options{DType: "fp16", Runtime: testRuntime(t, "pytorch")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,11 +241,11 @@ func TestLayoutTransposes(t *testing.T) {
 	h100 := testGPU(t, "H100-SXM5-80GB")
 	conv := func(rt *hwdb.Runtime, dtype string, batch int64) report.NodeCost {
 		b := newBuilder(t)
-		x := b.input("x", batch, 64, 56, 56)
-		y := b.val("y", ir.Float32, batch, 128, 56, 56)
-		b.node("Conv", []*ir.Value{x, b.weight("w", 128, 64, 3, 3)}, []*ir.Value{y}, ir.IntsAttr("pads", 1, 1, 1, 1))
-		b.g.Outputs = append(b.g.Outputs, y)
-		r, err := Analyze(b.g, b.m, h100, Options{DType: dtype, Runtime: rt})
+		x := b.Input("x", batch, 64, 56, 56)
+		y := b.Val("y", ir.Float32, batch, 128, 56, 56)
+		b.Node("Conv", []*ir.Value{x, b.Weight("w", 128, 64, 3, 3)}, []*ir.Value{y}, ir.IntsAttr("pads", 1, 1, 1, 1))
+		b.G.Outputs = append(b.G.Outputs, y)
+		r, err := Analyze(b.G, b.M, h100, Options{DType: dtype, Runtime: rt})
 		if err != nil {
 			t.Fatal(err)
 		}

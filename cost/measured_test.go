@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/costtest"
 	"github.com/onnxcost/onnxcost/internal/measured"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/ir/irtest"
@@ -99,7 +100,7 @@ func TestMeasuredKernelsH100(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkSane(t, r)
+		costtest.CheckSane(t, r)
 		if len(r.Nodes) != 1 {
 			t.Fatalf("%s %v: %d nodes costed, want 1", k.op, k.dims, len(r.Nodes))
 		}

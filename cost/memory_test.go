@@ -17,12 +17,12 @@ func TestPeakMemoryInPlaceUpdate(t *testing.T) {
 	const elem = 4 // float32 bytes
 	const cacheN, rows = 1000, 10
 	idx := func(b *builder, name string) *ir.Value {
-		v := b.val(name, ir.Int64, rows, 1)
+		v := b.Val(name, ir.Int64, rows, 1)
 		vals := make([]int64, rows)
 		for i := range vals {
 			vals[i] = int64(i)
 		}
-		b.g.AddInitializer(v, ir.IntTensor([]int64{rows, 1}, vals))
+		b.G.AddInitializer(v, ir.IntTensor([]int64{rows, 1}, vals))
 		return v
 	}
 	for _, c := range []struct {
@@ -31,32 +31,32 @@ func TestPeakMemoryInPlaceUpdate(t *testing.T) {
 		want  float64 // peak activation elements
 	}{
 		{"dead cache updated in place", func(b *builder) {
-			cache, upd := b.input("past", cacheN), b.input("new", rows)
-			present := b.val("present", ir.Float32, cacheN)
-			b.g.AddOutput(present)
-			b.node("ScatterND", []*ir.Value{cache, idx(b, "i"), upd}, []*ir.Value{present})
+			cache, upd := b.Input("past", cacheN), b.Input("new", rows)
+			present := b.Val("present", ir.Float32, cacheN)
+			b.G.AddOutput(present)
+			b.Node("ScatterND", []*ir.Value{cache, idx(b, "i"), upd}, []*ir.Value{present})
 		}, cacheN + rows},
 		{"cache read afterwards is copied", func(b *builder) {
-			cache, upd := b.input("past", cacheN), b.input("new", rows)
-			present, r := b.val("present", ir.Float32, cacheN), b.val("r", ir.Float32, cacheN)
-			b.g.AddOutput(present)
-			b.g.AddOutput(r)
-			b.node("ScatterND", []*ir.Value{cache, idx(b, "i"), upd}, []*ir.Value{present})
-			b.node("Relu", []*ir.Value{cache}, []*ir.Value{r})
+			cache, upd := b.Input("past", cacheN), b.Input("new", rows)
+			present, r := b.Val("present", ir.Float32, cacheN), b.Val("r", ir.Float32, cacheN)
+			b.G.AddOutput(present)
+			b.G.AddOutput(r)
+			b.Node("ScatterND", []*ir.Value{cache, idx(b, "i"), upd}, []*ir.Value{present})
+			b.Node("Relu", []*ir.Value{cache}, []*ir.Value{r})
 		}, 3*cacheN + rows}, // at the Relu: old cache, present, r, and the caller's new rows
 		{"two updates share one buffer", func(b *builder) {
-			cache, upd := b.input("past", cacheN), b.input("new", rows)
-			mid, present := b.val("mid", ir.Float32, cacheN), b.val("present", ir.Float32, cacheN)
-			b.g.AddOutput(present)
-			b.node("ScatterND", []*ir.Value{cache, idx(b, "i"), upd}, []*ir.Value{mid})
-			b.node("ScatterElements", []*ir.Value{mid, idx(b, "j"), upd}, []*ir.Value{present})
+			cache, upd := b.Input("past", cacheN), b.Input("new", rows)
+			mid, present := b.Val("mid", ir.Float32, cacheN), b.Val("present", ir.Float32, cacheN)
+			b.G.AddOutput(present)
+			b.Node("ScatterND", []*ir.Value{cache, idx(b, "i"), upd}, []*ir.Value{mid})
+			b.Node("ScatterElements", []*ir.Value{mid, idx(b, "j"), upd}, []*ir.Value{present})
 		}, cacheN + rows},
 		{"update of a view of a dead cache", func(b *builder) {
-			cache, upd := b.input("past", cacheN), b.input("new", rows)
-			flat, present := b.val("flat", ir.Float32, cacheN), b.val("present", ir.Float32, cacheN)
-			b.g.AddOutput(present)
-			b.node("Reshape", []*ir.Value{cache, b.ints("shape", cacheN)}, []*ir.Value{flat})
-			b.node("ScatterND", []*ir.Value{flat, idx(b, "i"), upd}, []*ir.Value{present})
+			cache, upd := b.Input("past", cacheN), b.Input("new", rows)
+			flat, present := b.Val("flat", ir.Float32, cacheN), b.Val("present", ir.Float32, cacheN)
+			b.G.AddOutput(present)
+			b.Node("Reshape", []*ir.Value{cache, b.Ints("shape", cacheN)}, []*ir.Value{flat})
+			b.Node("ScatterND", []*ir.Value{flat, idx(b, "i"), upd}, []*ir.Value{present})
 		}, cacheN + rows},
 	} {
 		b := newBuilder(t)
@@ -89,14 +89,14 @@ func TestPeakMemoryEagerScopes(t *testing.T) {
 	)
 	build := func(scopes int) *builder {
 		b := newBuilder(t)
-		x := b.input("x", 1000)
+		x := b.Input("x", 1000)
 		vals := []*ir.Value{x}
 		paths := []string{"/stem/Relu", "/blk/c1/Relu", "/blk/c2/Relu", "/blk/c3/Relu", "/head/Relu"}
 		lists := []string{"['', 'stem', 'relu']", "['', 'blk', 'blk.c1', 'relu']", "['', 'blk', 'blk.c2', 'relu']",
 			"['', 'blk', 'blk.c3', 'relu']", "['', 'head', 'relu']"}
 		for i := range paths {
-			o := b.val(fmt.Sprintf("v%d", i), ir.Float32, 1000)
-			n := b.node("Relu", []*ir.Value{vals[i]}, []*ir.Value{o})
+			o := b.Val(fmt.Sprintf("v%d", i), ir.Float32, 1000)
+			n := b.Node("Relu", []*ir.Value{vals[i]}, []*ir.Value{o})
 			switch scopes {
 			case names:
 				n.Name = paths[i]
@@ -106,7 +106,7 @@ func TestPeakMemoryEagerScopes(t *testing.T) {
 			}
 			vals = append(vals, o)
 		}
-		b.g.AddOutput(vals[len(vals)-1])
+		b.G.AddOutput(vals[len(vals)-1])
 		return b
 	}
 	for _, c := range []struct {
@@ -158,17 +158,17 @@ func TestPeakMemoryORTInPlace(t *testing.T) {
 	const elem = 4 * 1000
 	build := func(direct bool) *builder {
 		b := newBuilder(t)
-		x := b.input("x", 1000)
+		x := b.Input("x", 1000)
 		a := x
 		if !direct {
-			a = b.val("a", ir.Float32, 1000)
-			b.node("Neg", []*ir.Value{x}, []*ir.Value{a})
+			a = b.Val("a", ir.Float32, 1000)
+			b.Node("Neg", []*ir.Value{x}, []*ir.Value{a})
 		}
-		r := b.val("b", ir.Float32, 1000)
-		b.node("Relu", []*ir.Value{a}, []*ir.Value{r})
-		s := b.val("s", ir.Int64, 1)
-		b.node("Shape", []*ir.Value{r}, []*ir.Value{s})
-		b.g.AddOutput(s)
+		r := b.Val("b", ir.Float32, 1000)
+		b.Node("Relu", []*ir.Value{a}, []*ir.Value{r})
+		s := b.Val("s", ir.Int64, 1)
+		b.Node("Shape", []*ir.Value{r}, []*ir.Value{s})
+		b.G.AddOutput(s)
 		return b
 	}
 	for _, c := range []struct {

@@ -14,14 +14,14 @@ import (
 func matmulOnT4(t *testing.T, ad, bd, yd []int64) (timeS, flops float64, warnings []string) {
 	t.Helper()
 	b := newBuilder(t)
-	y := b.val("y", ir.Float32, yd...)
-	b.node("MatMul", []*ir.Value{b.input("a", ad...), b.weight("b", bd...)}, []*ir.Value{y})
-	b.g.AddOutput(y)
+	y := b.Val("y", ir.Float32, yd...)
+	b.Node("MatMul", []*ir.Value{b.Input("a", ad...), b.Weight("b", bd...)}, []*ir.Value{y})
+	b.G.AddOutput(y)
 	g, err := hwdb.Lookup("T4")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Analyze(b.g, b.m, g, Options{})
+	r, err := Analyze(b.G, b.M, g, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/costtest"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/ir/irtest"
 )
@@ -80,7 +81,7 @@ func analyzeOn(t *testing.T, b *irtest.Builder, gpu, dtype string) *report.Repor
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkSane(t, r)
+	costtest.CheckSane(t, r)
 	return r
 }
 

@@ -12,23 +12,23 @@ import (
 // an interior axis is not.
 func TestRowView(t *testing.T) {
 	b := newBuilder(t)
-	c := &RuleCtx{Graph: b.g, Opset: 17}
-	x := b.input("x", 4, 8, 32768)
-	sm := &ir.Node{OpType: "Softmax", Inputs: []*ir.Value{x}, Outputs: []*ir.Value{b.val("y", ir.Float32, 4, 8, 32768)}}
+	c := &RuleCtx{Graph: b.G, Opset: 17}
+	x := b.Input("x", 4, 8, 32768)
+	sm := &ir.Node{OpType: "Softmax", Inputs: []*ir.Value{x}, Outputs: []*ir.Value{b.Val("y", ir.Float32, 4, 8, 32768)}}
 	e, err := normRule(sm, c)
 	if err != nil || e.Rows != 32 || e.RowLen != 32768 || e.RowPasses != 3 {
 		t.Errorf("softmax rows %d×%d passes %g (%v), want 32×32768, 3", e.Rows, e.RowLen, e.RowPasses, err)
 	}
-	ln := &ir.Node{OpType: "LayerNormalization", Inputs: []*ir.Value{x}, Outputs: []*ir.Value{b.val("z", ir.Float32, 4, 8, 32768)}}
+	ln := &ir.Node{OpType: "LayerNormalization", Inputs: []*ir.Value{x}, Outputs: []*ir.Value{b.Val("z", ir.Float32, 4, 8, 32768)}}
 	if e, _ := normRule(ln, c); e.Rows != 32 || e.RowPasses != 2 {
 		t.Errorf("layer norm rows %d passes %g, want 32, 2", e.Rows, e.RowPasses)
 	}
-	last := &ir.Node{OpType: "ReduceMean", Inputs: []*ir.Value{x}, Outputs: []*ir.Value{b.val("m", ir.Float32, 4, 8, 1)},
+	last := &ir.Node{OpType: "ReduceMean", Inputs: []*ir.Value{x}, Outputs: []*ir.Value{b.Val("m", ir.Float32, 4, 8, 1)},
 		Attrs: []*ir.Attribute{ir.IntsAttr("axes", -1)}}
 	if e, _ := reductionRule(last, c); e.Rows != 32 || e.RowLen != 32768 || e.RowPasses != 1 {
 		t.Errorf("ReduceMean(-1) rows %d×%d passes %g, want 32×32768, 1", e.Rows, e.RowLen, e.RowPasses)
 	}
-	mid := &ir.Node{OpType: "ReduceSum", Inputs: []*ir.Value{x}, Outputs: []*ir.Value{b.val("s", ir.Float32, 4, 1, 32768)},
+	mid := &ir.Node{OpType: "ReduceSum", Inputs: []*ir.Value{x}, Outputs: []*ir.Value{b.Val("s", ir.Float32, 4, 1, 32768)},
 		Attrs: []*ir.Attribute{ir.IntsAttr("axes", 1)}}
 	if e, _ := reductionRule(mid, c); e.Rows != 0 {
 		t.Errorf("ReduceSum(1) is a column reduction, got rows %d", e.Rows)
@@ -43,12 +43,12 @@ func TestRowView(t *testing.T) {
 // lengthened by a batch, even where batch 1 gives the same length.
 func TestRowInSample(t *testing.T) {
 	b := newBuilder(t)
-	c := &RuleCtx{Graph: b.g, Opset: 17}
-	x := b.input("x", 1, 8, 64)
+	c := &RuleCtx{Graph: b.G, Opset: 17}
+	x := b.Input("x", 1, 8, 64)
 	outs := 0
 	shaped := func(out []int64, op string, attrs ...*ir.Attribute) *ir.Node {
 		outs++
-		y := b.val(fmt.Sprintf("y%d", outs), ir.Float32, out...)
+		y := b.Val(fmt.Sprintf("y%d", outs), ir.Float32, out...)
 		return &ir.Node{OpType: op, Inputs: []*ir.Value{x}, Outputs: []*ir.Value{y}, Attrs: attrs}
 	}
 	node := func(op string, attrs ...*ir.Attribute) *ir.Node { return shaped([]int64{1, 8, 64}, op, attrs...) }

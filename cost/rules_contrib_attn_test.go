@@ -216,25 +216,25 @@ func TestPeakMemoryGQASharedCache(t *testing.T) {
 		{"past read afterwards", true, (4*cache+h*d+h*d+2*kvh*d)*f32 + 4},
 	} {
 		b := newBuilder(t)
-		b.m.Opsets = append(b.m.Opsets, ir.OpsetImport{Domain: msDomain, Version: 1})
-		q, k, v := b.input("q", 1, 1, h*d), b.input("k", 1, 1, kvh*d), b.input("v", 1, 1, kvh*d)
-		pk, pv := b.input("past_key", 1, kvh, rows, d), b.input("past_value", 1, kvh, rows, d)
-		seqlens := b.val("seqlens", ir.Int32, 1)
-		b.g.AddInput(seqlens)
-		total := b.val("total", ir.Int32)
-		b.g.AddInitializer(total, &ir.Tensor{Name: "total", DType: ir.Int32, Ints: []int64{100}, HasData: true})
-		o := b.val("o", ir.Float32, 1, 1, h*d)
-		prk, prv := b.val("present_key", ir.Float32, 1, kvh, rows, d), b.val("present_value", ir.Float32, 1, kvh, rows, d)
+		b.M.Opsets = append(b.M.Opsets, ir.OpsetImport{Domain: msDomain, Version: 1})
+		q, k, v := b.Input("q", 1, 1, h*d), b.Input("k", 1, 1, kvh*d), b.Input("v", 1, 1, kvh*d)
+		pk, pv := b.Input("past_key", 1, kvh, rows, d), b.Input("past_value", 1, kvh, rows, d)
+		seqlens := b.Val("seqlens", ir.Int32, 1)
+		b.G.AddInput(seqlens)
+		total := b.Val("total", ir.Int32)
+		b.G.AddInitializer(total, &ir.Tensor{Name: "total", DType: ir.Int32, Ints: []int64{100}, HasData: true})
+		o := b.Val("o", ir.Float32, 1, 1, h*d)
+		prk, prv := b.Val("present_key", ir.Float32, 1, kvh, rows, d), b.Val("present_value", ir.Float32, 1, kvh, rows, d)
 		for _, out := range []*ir.Value{o, prk, prv} {
-			b.g.AddOutput(out)
+			b.G.AddOutput(out)
 		}
-		n := b.node("GroupQueryAttention", []*ir.Value{q, k, v, pk, pv, seqlens, total}, []*ir.Value{o, prk, prv},
+		n := b.Node("GroupQueryAttention", []*ir.Value{q, k, v, pk, pv, seqlens, total}, []*ir.Value{o, prk, prv},
 			ir.IntAttr("num_heads", h), ir.IntAttr("kv_num_heads", kvh))
 		n.Domain = msDomain
 		if c.readAfter {
-			r := b.val("r", ir.Float32, 1, kvh, rows, d)
-			b.g.AddOutput(r)
-			b.node("Relu", []*ir.Value{pk}, []*ir.Value{r})
+			r := b.Val("r", ir.Float32, 1, kvh, rows, d)
+			b.G.AddOutput(r)
+			b.Node("Relu", []*ir.Value{pk}, []*ir.Value{r})
 		}
 		rep := b.analyze(Options{})
 		if got := rep.Totals.PeakActivationBytes; got != c.want {
@@ -260,15 +260,15 @@ func TestSimplifiedLayerNormCosts(t *testing.T) {
 		{msDomain, "SkipSimplifiedLayerNormalization", true, 5*64 + 8, (64 + 64 + 8) * 4, 8, 64 * 4},
 	} {
 		b := newBuilder(t)
-		b.m.Opsets = append(b.m.Opsets, ir.OpsetImport{Domain: msDomain, Version: 1})
-		ins := []*ir.Value{b.input("x", 2, 4, 8)}
+		b.M.Opsets = append(b.M.Opsets, ir.OpsetImport{Domain: msDomain, Version: 1})
+		ins := []*ir.Value{b.Input("x", 2, 4, 8)}
 		if c.skip {
-			ins = append(ins, b.input("skip", 2, 4, 8))
+			ins = append(ins, b.Input("skip", 2, 4, 8))
 		}
-		ins = append(ins, b.weight("scale", 8))
-		y := b.val("y", ir.Float32, 2, 4, 8)
-		b.g.AddOutput(y)
-		b.node(c.op, ins, []*ir.Value{y}).Domain = c.domain
+		ins = append(ins, b.Weight("scale", 8))
+		y := b.Val("y", ir.Float32, 2, 4, 8)
+		b.G.AddOutput(y)
+		b.Node(c.op, ins, []*ir.Value{y}).Domain = c.domain
 		n := nodeByOp(t, b.analyze(Options{}), c.op)
 		if n.FLOPs != c.flops || n.Transcendentals != c.trans || n.BytesRead != c.read || n.BytesWritten != c.written {
 			t.Errorf("%s %s: flops %v, transcendentals %v, read %v, written %v; want %v, %v, %v, %v",

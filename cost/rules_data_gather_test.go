@@ -6,6 +6,7 @@ import (
 
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/costtest"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/ir/irtest"
 )
@@ -39,7 +40,7 @@ func gatherOn(t *testing.T, b *irtest.Builder, gpu, runtime string) report.NodeC
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkSane(t, r)
+	costtest.CheckSane(t, r)
 	return nodeByOp(t, r, "Gather")
 }
 

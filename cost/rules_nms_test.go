@@ -12,16 +12,16 @@ import (
 func TestNMSRule(t *testing.T) {
 	const B, C, N, maxOut = 2, 3, 100, 10
 	b := newBuilder(t)
-	boxes := b.input("boxes", B, N, 4)
-	scores := b.input("scores", B, C, N)
-	limit := b.ints("max_out", maxOut)
-	sel, err := b.g.NewValue("selected")
+	boxes := b.Input("boxes", B, N, 4)
+	scores := b.Input("scores", B, C, N)
+	limit := b.Ints("max_out", maxOut)
+	sel, err := b.G.NewValue("selected")
 	if err != nil {
 		t.Fatal(err)
 	}
 	sel.DType, sel.Shape = ir.Int64, ir.RankedShape(ir.S("?nms_1"), ir.D(3))
-	b.g.AddOutput(sel)
-	b.node("NonMaxSuppression", []*ir.Value{boxes, scores, limit}, []*ir.Value{sel})
+	b.G.AddOutput(sel)
+	b.Node("NonMaxSuppression", []*ir.Value{boxes, scores, limit}, []*ir.Value{sel})
 	r := b.analyze(Options{})
 	if len(r.UnsupportedOps) != 0 {
 		t.Fatalf("unsupported_ops = %+v", r.UnsupportedOps)

@@ -53,13 +53,13 @@ func TestPipelineTimeArithmetic(t *testing.T) {
 // each kernel is launch-bound, so the runtime decides the time.
 func tinyChain(t *testing.T, n int) *builder {
 	b := newBuilder(t)
-	x := b.input("x", 1, 1024)
+	x := b.Input("x", 1, 1024)
 	for i := range n {
-		y := b.val("y"+string(rune('a'+i)), ir.Float32, 1, 1024)
-		b.node("Relu", []*ir.Value{x}, []*ir.Value{y})
+		y := b.Val("y"+string(rune('a'+i)), ir.Float32, 1, 1024)
+		b.Node("Relu", []*ir.Value{x}, []*ir.Value{y})
 		x = y
 	}
-	b.g.Outputs = append(b.g.Outputs, x)
+	b.G.Outputs = append(b.G.Outputs, x)
 	return b
 }
 

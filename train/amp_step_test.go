@@ -6,6 +6,7 @@ import (
 
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/internal/costtest"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -48,23 +49,23 @@ func TestAMPStep(t *testing.T) {
 // gets two gradient adds, charged to its producer's backward.
 func TestFanOutGradSum(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 64, 256)
-	w := b.weight("w", 256, 256)
-	h := b.val("h", ir.Float32, 64, 256)
-	mm := b.node("MatMul", []*ir.Value{x, w}, []*ir.Value{h})
+	x := b.Input("x", 64, 256)
+	w := b.Weight("w", 256, 256)
+	h := b.Val("h", ir.Float32, 64, 256)
+	mm := b.Node("MatMul", []*ir.Value{x, w}, []*ir.Value{h})
 	var outs []*ir.Value
 	for i := 0; i < 3; i++ {
-		y := b.val("y"+itoa(i), ir.Float32, 64, 256)
-		b.node("Relu", []*ir.Value{h}, []*ir.Value{y})
+		y := b.Val("y"+itoa(i), ir.Float32, 64, 256)
+		b.Node("Relu", []*ir.Value{h}, []*ir.Value{y})
 		outs = append(outs, y)
 	}
-	s1, s2 := b.val("s1", ir.Float32, 64, 256), b.val("s2", ir.Float32, 64, 256)
-	b.node("Add", []*ir.Value{outs[0], outs[1]}, []*ir.Value{s1})
-	b.node("Add", []*ir.Value{s1, outs[2]}, []*ir.Value{s2})
-	b.g.AddOutput(s2)
+	s1, s2 := b.Val("s1", ir.Float32, 64, 256), b.Val("s2", ir.Float32, 64, 256)
+	b.Node("Add", []*ir.Value{outs[0], outs[1]}, []*ir.Value{s1})
+	b.Node("Add", []*ir.Value{s1, outs[2]}, []*ir.Value{s2})
+	b.G.AddOutput(s2)
 	r := b.analyze(cost.Options{Train: &Options{}})
 	var bw = r.Nodes[0].Backward
-	for i, n := range b.g.Nodes {
+	for i, n := range b.G.Nodes {
 		if n == mm {
 			bw = r.Nodes[i].Backward
 		}
@@ -82,14 +83,14 @@ func TestFanOutGradSum(t *testing.T) {
 // [N, C, ...], its output the graph's.
 func batchNormGraph(t *testing.T, dims ...int64) *builder {
 	b := newBuilder(t)
-	x := b.input("x", dims...)
-	y := b.val("y", ir.Float32, dims...)
+	x := b.Input("x", dims...)
+	y := b.Val("y", ir.Float32, dims...)
 	ins := []*ir.Value{x}
 	for _, n := range []string{"scale", "bias", "mean", "var"} {
-		ins = append(ins, b.weight(n, dims[1]))
+		ins = append(ins, b.Weight(n, dims[1]))
 	}
-	b.node("BatchNormalization", ins, []*ir.Value{y})
-	b.g.AddOutput(y)
+	b.Node("BatchNormalization", ins, []*ir.Value{y})
+	b.G.AddOutput(y)
 	return b
 }
 
@@ -127,7 +128,7 @@ func TestForeachAdamTraffic(t *testing.T) {
 func TestBatchNormTrainingKernelsStream(t *testing.T) {
 	b := batchNormGraph(t, 64, 64, 112, 112)
 	r := b.analyze(cost.Options{DType: "fp16", Train: &Options{}})
-	g, p := ruleTestGPU(), perf.DefaultParams()
+	g, p := costtest.GPU(), perf.DefaultParams()
 	stream := func(bytes float64) float64 { return bytes / (g.MemBW * p.MemEff) }
 	elems := 64.0 * 64 * 112 * 112
 	// A vectorized kernel's SM side (perf's vectorsPerSMCycle) still adds
@@ -163,16 +164,16 @@ func TestBatchNormTrainingKernelsStream(t *testing.T) {
 // 0.9× now: part of its input is still in L2).
 func TestGeluBackwardStreams(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 32, 128, 4096)
-	w := b.weight("w", 4096, 4096)
-	h := b.val("h", ir.Float32, 32, 128, 4096)
-	y := b.val("y", ir.Float32, 32, 128, 4096)
-	b.node("MatMul", []*ir.Value{x, w}, []*ir.Value{h})
-	b.node("Gelu", []*ir.Value{h}, []*ir.Value{y})
-	b.g.AddOutput(y)
-	b.m.Opsets = []ir.OpsetImport{{Version: 20}}
+	x := b.Input("x", 32, 128, 4096)
+	w := b.Weight("w", 4096, 4096)
+	h := b.Val("h", ir.Float32, 32, 128, 4096)
+	y := b.Val("y", ir.Float32, 32, 128, 4096)
+	b.Node("MatMul", []*ir.Value{x, w}, []*ir.Value{h})
+	b.Node("Gelu", []*ir.Value{h}, []*ir.Value{y})
+	b.G.AddOutput(y)
+	b.M.Opsets = []ir.OpsetImport{{Version: 20}}
 	r := b.analyze(cost.Options{DType: "fp16", Train: &Options{}})
-	g, p := ruleTestGPU(), perf.DefaultParams()
+	g, p := costtest.GPU(), perf.DefaultParams()
 	for i := range r.Nodes {
 		n := &r.Nodes[i]
 		if n.OpType != "Gelu" || n.Backward == nil {

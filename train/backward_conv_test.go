@@ -7,6 +7,7 @@ import (
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/costtest"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -17,12 +18,12 @@ import (
 // (internal/calibrate/backward.go), not the forward's GEMM view.
 func TestConvBackwardUsesCalibratedGradients(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 8, 32, 28, 28)
-	w0, w := b.weight("w0", 64, 32, 1, 1), b.weight("w", 128, 64, 3, 3)
-	h, y := b.val("h", ir.Float32, 8, 64, 28, 28), b.val("y", ir.Float32, 8, 128, 14, 14)
-	b.node("Conv", []*ir.Value{x, w0}, []*ir.Value{h})
-	b.node("Conv", []*ir.Value{h, w}, []*ir.Value{y}, ir.IntsAttr("pads", 1, 1, 1, 1), ir.IntsAttr("strides", 2, 2))
-	b.g.AddOutput(y)
+	x := b.Input("x", 8, 32, 28, 28)
+	w0, w := b.Weight("w0", 64, 32, 1, 1), b.Weight("w", 128, 64, 3, 3)
+	h, y := b.Val("h", ir.Float32, 8, 64, 28, 28), b.Val("y", ir.Float32, 8, 128, 14, 14)
+	b.Node("Conv", []*ir.Value{x, w0}, []*ir.Value{h})
+	b.Node("Conv", []*ir.Value{h, w}, []*ir.Value{y}, ir.IntsAttr("pads", 1, 1, 1, 1), ir.IntsAttr("strides", 2, 2))
+	b.G.AddOutput(y)
 	// The graph runtime's kernel gap, so that the expected times below
 	// (perf.PlanOptions, no runtime) are the same pricing.
 	rt, err := hwdb.LookupRuntime(hwdb.DefaultRuntime)
@@ -35,7 +36,7 @@ func TestConvBackwardUsesCalibratedGradients(t *testing.T) {
 		t.Fatalf("backward %+v, want dgrad+wgrad", got)
 	}
 	geom := perf.ConvGeom{N: 8, C: 64, H: 28, W: 28, K: 128, R: 3, S: 3, PadH: 1, PadW: 1, StrideH: 2, StrideW: 2}
-	g, o := ruleTestGPU(), perf.PlanOptions()
+	g, o := costtest.GPU(), perf.PlanOptions()
 	_, dt := perf.EstimateConvGrad(g, geom, perf.GradData, "fp32", 4, 4, o)
 	_, wt := perf.EstimateConvGrad(g, geom, perf.GradWeight, "fp32", 4, 4, o)
 	if want := dt.TimeS + wt.TimeS; !near(got.TimeS, want) {
@@ -54,14 +55,14 @@ func TestConvBackwardUsesCalibratedGradients(t *testing.T) {
 func TestConvGeomOfDeclines(t *testing.T) {
 	for _, attr := range []*ir.Attribute{nil, ir.IntsAttr("dilations", 2, 2), ir.StringAttr("auto_pad", "SAME_UPPER")} {
 		b := newBuilder(t)
-		x := b.input("x", 2, 8, 16, 16)
-		w := b.weight("w", 8, 8, 3, 3)
-		y := b.val("y", ir.Float32, 2, 8, 16, 16)
+		x := b.Input("x", 2, 8, 16, 16)
+		w := b.Weight("w", 8, 8, 3, 3)
+		y := b.Val("y", ir.Float32, 2, 8, 16, 16)
 		attrs := []*ir.Attribute{ir.IntsAttr("pads", 1, 1, 1, 1)}
 		if attr != nil {
 			attrs = append(attrs, attr)
 		}
-		n := b.node("Conv", []*ir.Value{x, w}, []*ir.Value{y}, attrs...)
+		n := b.Node("Conv", []*ir.Value{x, w}, []*ir.Value{y}, attrs...)
 		g, ok := convGeomOf(&bwCtx{n: n, c: &cost.RuleCtx{}})
 		if attr == nil {
 			want := perf.ConvGeom{N: 2, C: 8, H: 16, W: 16, K: 8, R: 3, S: 3, PadH: 1, PadW: 1, StrideH: 1, StrideW: 1, Group: 1}
@@ -84,12 +85,12 @@ func TestConvGeomOfDeclines(t *testing.T) {
 func TestConvBackwardLayoutTransposes(t *testing.T) {
 	step := func(runtime, dtype string) *report.Backward {
 		b := newBuilder(t)
-		x := b.input("x", 8, 32, 28, 28)
-		w0, w := b.weight("w0", 64, 32, 1, 1), b.weight("w", 128, 64, 3, 3)
-		h, y := b.val("h", ir.Float32, 8, 64, 28, 28), b.val("y", ir.Float32, 8, 128, 28, 28)
-		b.node("Conv", []*ir.Value{x, w0}, []*ir.Value{h})
-		b.node("Conv", []*ir.Value{h, w}, []*ir.Value{y}, ir.IntsAttr("pads", 1, 1, 1, 1))
-		b.g.AddOutput(y)
+		x := b.Input("x", 8, 32, 28, 28)
+		w0, w := b.Weight("w0", 64, 32, 1, 1), b.Weight("w", 128, 64, 3, 3)
+		h, y := b.Val("h", ir.Float32, 8, 64, 28, 28), b.Val("y", ir.Float32, 8, 128, 28, 28)
+		b.Node("Conv", []*ir.Value{x, w0}, []*ir.Value{h})
+		b.Node("Conv", []*ir.Value{h, w}, []*ir.Value{y}, ir.IntsAttr("pads", 1, 1, 1, 1))
+		b.G.AddOutput(y)
 		rt, err := hwdb.LookupRuntime(runtime)
 		if err != nil {
 			t.Fatal(err)

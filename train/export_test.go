@@ -25,26 +25,26 @@ func exportWarning(r *report.Report) string {
 // (no bias, BN kept) and a net without BN but with Dropout kept.
 func convNet(t *testing.T, bias, bn, dropout bool) *builder {
 	b := newBuilder(t)
-	x := b.input("x", 2, 3, 8, 8)
-	ins := []*ir.Value{x, b.weight("w", 4, 3, 3, 3)}
+	x := b.Input("x", 2, 3, 8, 8)
+	ins := []*ir.Value{x, b.Weight("w", 4, 3, 3, 3)}
 	if bias {
-		ins = append(ins, b.weight("b", 4))
+		ins = append(ins, b.Weight("b", 4))
 	}
-	h := b.val("h", ir.Float32, 2, 4, 6, 6)
-	b.node("Conv", ins, []*ir.Value{h})
+	h := b.Val("h", ir.Float32, 2, 4, 6, 6)
+	b.Node("Conv", ins, []*ir.Value{h})
 	if bn {
-		o := b.val("hn", ir.Float32, 2, 4, 6, 6)
-		b.node("BatchNormalization", []*ir.Value{h, b.weight("s", 4), b.weight("c", 4), b.weight("mu", 4), b.weight("var", 4)}, []*ir.Value{o})
+		o := b.Val("hn", ir.Float32, 2, 4, 6, 6)
+		b.Node("BatchNormalization", []*ir.Value{h, b.Weight("s", 4), b.Weight("c", 4), b.Weight("mu", 4), b.Weight("var", 4)}, []*ir.Value{o})
 		h = o
 	}
 	if dropout {
-		o := b.val("hd", ir.Float32, 2, 4, 6, 6)
-		b.node("Dropout", []*ir.Value{h}, []*ir.Value{o})
+		o := b.Val("hd", ir.Float32, 2, 4, 6, 6)
+		b.Node("Dropout", []*ir.Value{h}, []*ir.Value{o})
 		h = o
 	}
-	y := b.val("y", ir.Float32, 2, 4, 6, 6)
-	b.node("Relu", []*ir.Value{h}, []*ir.Value{y})
-	b.g.AddOutput(y)
+	y := b.Val("y", ir.Float32, 2, 4, 6, 6)
+	b.Node("Relu", []*ir.Value{h}, []*ir.Value{y})
+	b.G.AddOutput(y)
 	return b
 }
 

@@ -22,13 +22,13 @@ import (
 // gradients fp32.
 func TestAutocastSavedDTypes(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 8, 16)
-	w1, w2 := b.weight("w1", 16, 16), b.weight("w2", 16, 16)
-	h, p, y := b.val("h", ir.Float32, 8, 16), b.val("p", ir.Float32, 8, 16), b.val("y", ir.Float32, 8, 16)
-	b.node("MatMul", []*ir.Value{x, w1}, []*ir.Value{h})
-	b.node("Softmax", []*ir.Value{h}, []*ir.Value{p}, &ir.Attribute{Name: "axis", Type: ir.AttrInt, I: -1})
-	b.node("MatMul", []*ir.Value{p, w2}, []*ir.Value{y})
-	b.g.AddOutput(y)
+	x := b.Input("x", 8, 16)
+	w1, w2 := b.Weight("w1", 16, 16), b.Weight("w2", 16, 16)
+	h, p, y := b.Val("h", ir.Float32, 8, 16), b.Val("p", ir.Float32, 8, 16), b.Val("y", ir.Float32, 8, 16)
+	b.Node("MatMul", []*ir.Value{x, w1}, []*ir.Value{h})
+	b.Node("Softmax", []*ir.Value{h}, []*ir.Value{p}, &ir.Attribute{Name: "axis", Type: ir.AttrInt, I: -1})
+	b.Node("MatMul", []*ir.Value{p, w2}, []*ir.Value{y})
+	b.G.AddOutput(y)
 	m := b.analyze(cost.Options{DType: "fp16", Train: &Options{Optimizer: "sgd"}}).Totals.Train.Memory
 	if m.ActivationsBytes != 2304 {
 		t.Errorf("activations %v B, want 2304 (x 512 + x16 256 + p 512 + p16 256 + y 256 + lsm 512)", m.ActivationsBytes)
@@ -48,20 +48,20 @@ func TestAutocastSavedDTypes(t *testing.T) {
 // its result, as relu_ does).
 func TestInplaceReLU6(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 2, 4, 8, 8)
-	w1, w2 := b.weight("w1", 4, 4, 1, 1), b.weight("w2", 4, 4, 1, 1)
-	scale, bias, mean, vr := b.weight("s", 4), b.weight("b", 4), b.weight("m", 4), b.weight("v", 4)
-	lo, hi := b.weight("lo", 1), b.weight("hi", 1)
+	x := b.Input("x", 2, 4, 8, 8)
+	w1, w2 := b.Weight("w1", 4, 4, 1, 1), b.Weight("w2", 4, 4, 1, 1)
+	scale, bias, mean, vr := b.Weight("s", 4), b.Weight("b", 4), b.Weight("m", 4), b.Weight("v", 4)
+	lo, hi := b.Weight("lo", 1), b.Weight("hi", 1)
 	lo.Shape, hi.Shape = ir.KnownShape(), ir.KnownShape()
 	var ys [4]*ir.Value
 	for i := range ys {
-		ys[i] = b.val("y"+itoa(i+1), ir.Float32, 2, 4, 8, 8)
+		ys[i] = b.Val("y"+itoa(i+1), ir.Float32, 2, 4, 8, 8)
 	}
-	b.node("Conv", []*ir.Value{x, w1}, []*ir.Value{ys[0]})
-	b.node("BatchNormalization", []*ir.Value{ys[0], scale, bias, mean, vr}, []*ir.Value{ys[1]})
-	b.node("Clip", []*ir.Value{ys[1], lo, hi}, []*ir.Value{ys[2]})
-	b.node("Conv", []*ir.Value{ys[2], w2}, []*ir.Value{ys[3]})
-	b.g.AddOutput(ys[3])
+	b.Node("Conv", []*ir.Value{x, w1}, []*ir.Value{ys[0]})
+	b.Node("BatchNormalization", []*ir.Value{ys[0], scale, bias, mean, vr}, []*ir.Value{ys[1]})
+	b.Node("Clip", []*ir.Value{ys[1], lo, hi}, []*ir.Value{ys[2]})
+	b.Node("Conv", []*ir.Value{ys[2], w2}, []*ir.Value{ys[3]})
+	b.G.AddOutput(ys[3])
 	st := trainOn(t, b, Options{Optimizer: "sgd"})
 	if want := 6.0 * 4 * 2 * 4 * 8 * 8; st.tr.Memory.ActivationsBytes != want {
 		t.Errorf("activations %v B, want 6 buffers = %v", st.tr.Memory.ActivationsBytes, want)
@@ -77,14 +77,14 @@ func TestInplaceReLU6(t *testing.T) {
 // torch.clamp, out of place, and copies nothing.
 func TestClampClonesNothing(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 2, 4, 8, 8)
-	lo, hi := b.weight("lo", 1), b.weight("hi", 1)
+	x := b.Input("x", 2, 4, 8, 8)
+	lo, hi := b.Weight("lo", 1), b.Weight("hi", 1)
 	lo.Shape, hi.Shape = ir.KnownShape(), ir.KnownShape()
-	y, m, z := b.val("y", ir.Float32, 2, 4, 8, 8), b.val("m", ir.Float32, 2, 4, 8, 8), b.val("z", ir.Float32, 2, 4, 8, 8)
-	b.node("Conv", []*ir.Value{x, b.weight("w", 4, 4, 1, 1)}, []*ir.Value{y})
-	b.node("Mul", []*ir.Value{y, b.weight("s", 4, 1, 1)}, []*ir.Value{m})
-	b.node("Clip", []*ir.Value{m, lo, hi}, []*ir.Value{z})
-	b.g.AddOutput(z)
+	y, m, z := b.Val("y", ir.Float32, 2, 4, 8, 8), b.Val("m", ir.Float32, 2, 4, 8, 8), b.Val("z", ir.Float32, 2, 4, 8, 8)
+	b.Node("Conv", []*ir.Value{x, b.Weight("w", 4, 4, 1, 1)}, []*ir.Value{y})
+	b.Node("Mul", []*ir.Value{y, b.Weight("s", 4, 1, 1)}, []*ir.Value{m})
+	b.Node("Clip", []*ir.Value{m, lo, hi}, []*ir.Value{z})
+	b.G.AddOutput(z)
 	st := trainOn(t, b, Options{Optimizer: "sgd"})
 	if len(st.plans[2].Kernels) == 0 {
 		t.Fatal("Clip has no backward kernel: not on the gradient path")
@@ -101,15 +101,15 @@ func TestClampClonesNothing(t *testing.T) {
 func TestWeightTransposeBackward(t *testing.T) {
 	build := func(transposed bool) *builder {
 		b := newBuilder(t)
-		x := b.input("x", 2, 64, 256)
-		y := b.val("y", ir.Float32, 2, 64, 512)
-		b.g.AddOutput(y)
+		x := b.Input("x", 2, 64, 256)
+		y := b.Val("y", ir.Float32, 2, 64, 512)
+		b.G.AddOutput(y)
 		if transposed {
-			wt := b.val("wt", ir.Float32, 256, 512)
-			b.node("Transpose", []*ir.Value{b.weight("w", 512, 256)}, []*ir.Value{wt}, ir.IntsAttr("perm", 1, 0))
-			b.node("MatMul", []*ir.Value{x, wt}, []*ir.Value{y})
+			wt := b.Val("wt", ir.Float32, 256, 512)
+			b.Node("Transpose", []*ir.Value{b.Weight("w", 512, 256)}, []*ir.Value{wt}, ir.IntsAttr("perm", 1, 0))
+			b.Node("MatMul", []*ir.Value{x, wt}, []*ir.Value{y})
 		} else {
-			b.node("MatMul", []*ir.Value{x, b.weight("wt", 256, 512)}, []*ir.Value{y})
+			b.Node("MatMul", []*ir.Value{x, b.Weight("wt", 256, 512)}, []*ir.Value{y})
 		}
 		return b
 	}
@@ -128,15 +128,15 @@ func TestWeightTransposeBackward(t *testing.T) {
 func TestProductSavesWhatGradientsRead(t *testing.T) {
 	act := func(op string) float64 {
 		b := newBuilder(t)
-		x := b.input("x", 2, 4, 8, 8)
-		h := b.val("h", ir.Float32, 2, 4, 8, 8)
-		y := b.val("y", ir.Float32, 2, 4, 8, 8)
-		c := b.val("c", ir.Float32)
+		x := b.Input("x", 2, 4, 8, 8)
+		h := b.Val("h", ir.Float32, 2, 4, 8, 8)
+		y := b.Val("y", ir.Float32, 2, 4, 8, 8)
+		c := b.Val("c", ir.Float32)
 		c.Shape = ir.KnownShape()
 		c.Const = &ir.Tensor{DType: ir.Float32, Floats: []float64{0.125}, HasData: true}
-		b.node("Conv", []*ir.Value{x, b.weight("w", 4, 4, 1, 1)}, []*ir.Value{h})
-		b.node(op, []*ir.Value{h, c}, []*ir.Value{y})
-		b.g.AddOutput(y)
+		b.Node("Conv", []*ir.Value{x, b.Weight("w", 4, 4, 1, 1)}, []*ir.Value{h})
+		b.Node(op, []*ir.Value{h, c}, []*ir.Value{y})
+		b.G.AddOutput(y)
 		return trainOn(t, b, Options{Optimizer: "sgd"}).tr.Memory.ActivationsBytes
 	}
 	buf := 4.0 * 2 * 4 * 8 * 8
@@ -152,13 +152,13 @@ func TestProductSavesWhatGradientsRead(t *testing.T) {
 // view with no backward kernel at all.
 func TestNegAndCastKeepNothing(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 16, 64)
-	h, n, c, y := b.val("h", ir.Float32, 16, 64), b.val("n", ir.Float32, 16, 64), b.val("c", ir.Float32, 16, 64), b.val("y", ir.Float32, 16, 64)
-	b.node("MatMul", []*ir.Value{x, b.weight("w1", 64, 64)}, []*ir.Value{h})
-	b.node("Neg", []*ir.Value{h}, []*ir.Value{n})
-	b.node("Cast", []*ir.Value{n}, []*ir.Value{c}, ir.IntAttr("to", int64(ir.Float32)))
-	b.node("MatMul", []*ir.Value{c, b.weight("w2", 64, 64)}, []*ir.Value{y})
-	b.g.AddOutput(y)
+	x := b.Input("x", 16, 64)
+	h, n, c, y := b.Val("h", ir.Float32, 16, 64), b.Val("n", ir.Float32, 16, 64), b.Val("c", ir.Float32, 16, 64), b.Val("y", ir.Float32, 16, 64)
+	b.Node("MatMul", []*ir.Value{x, b.Weight("w1", 64, 64)}, []*ir.Value{h})
+	b.Node("Neg", []*ir.Value{h}, []*ir.Value{n})
+	b.Node("Cast", []*ir.Value{n}, []*ir.Value{c}, ir.IntAttr("to", int64(ir.Float32)))
+	b.Node("MatMul", []*ir.Value{c, b.Weight("w2", 64, 64)}, []*ir.Value{y})
+	b.G.AddOutput(y)
 	st := trainOn(t, b, Options{Optimizer: "sgd"})
 	if p := st.plans[1]; len(p.Saved) != 0 || len(p.Kernels) != 1 {
 		t.Errorf("Neg: saved %v, %d kernels; want nothing saved, one kernel", p.Saved, len(p.Kernels))
@@ -175,17 +175,17 @@ func TestNegAndCastKeepNothing(t *testing.T) {
 // sequence 512 (scripts/saved_tensors.py's gpt2_hf_small).
 func TestWhereKeepsItsCondition(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 16, 64)
-	cond := b.input("cond", 16, 64)
+	x := b.Input("x", 16, 64)
+	cond := b.Input("cond", 16, 64)
 	cond.DType, cond.Declared.DType = ir.Bool, ir.Bool
-	h, y, z := b.val("h", ir.Float32, 16, 64), b.val("y", ir.Float32, 16, 64), b.val("z", ir.Float32, 16, 64)
-	fill := b.val("fill", ir.Float32)
+	h, y, z := b.Val("h", ir.Float32, 16, 64), b.Val("y", ir.Float32, 16, 64), b.Val("z", ir.Float32, 16, 64)
+	fill := b.Val("fill", ir.Float32)
 	fill.Shape = ir.KnownShape()
 	fill.Const = &ir.Tensor{DType: ir.Float32, Floats: []float64{-1e4}, HasData: true}
-	b.node("MatMul", []*ir.Value{x, b.weight("w1", 64, 64)}, []*ir.Value{h})
-	b.node("Where", []*ir.Value{cond, h, fill}, []*ir.Value{y})
-	b.node("MatMul", []*ir.Value{y, b.weight("w2", 64, 64)}, []*ir.Value{z})
-	b.g.AddOutput(z)
+	b.Node("MatMul", []*ir.Value{x, b.Weight("w1", 64, 64)}, []*ir.Value{h})
+	b.Node("Where", []*ir.Value{cond, h, fill}, []*ir.Value{y})
+	b.Node("MatMul", []*ir.Value{y, b.Weight("w2", 64, 64)}, []*ir.Value{z})
+	b.G.AddOutput(z)
 	st := trainOn(t, b, Options{Optimizer: "sgd"})
 	if p := st.plans[1]; len(p.Saved) != 1 || p.Saved[0] != cond || len(p.Kernels) != 1 {
 		t.Errorf("Where: saved %v, %d kernels; want its condition alone, one kernel", p.Saved, len(p.Kernels))

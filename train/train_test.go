@@ -9,18 +9,19 @@ import (
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/costtest"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
 // twoConvs: x[2,3,8,8] -> Conv(w1[4,3,3,3]) -> y1[2,4,6,6] -> Conv(w2[5,4,3,3]) -> y2[2,5,4,4].
 func twoConvs(t *testing.T) *builder {
 	b := newBuilder(t)
-	x := b.input("x", 2, 3, 8, 8)
-	w1, w2 := b.weight("w1", 4, 3, 3, 3), b.weight("w2", 5, 4, 3, 3)
-	y1, y2 := b.val("y1", ir.Float32, 2, 4, 6, 6), b.val("y2", ir.Float32, 2, 5, 4, 4)
-	b.node("Conv", []*ir.Value{x, w1}, []*ir.Value{y1})
-	b.node("Conv", []*ir.Value{y1, w2}, []*ir.Value{y2})
-	b.g.AddOutput(y2)
+	x := b.Input("x", 2, 3, 8, 8)
+	w1, w2 := b.Weight("w1", 4, 3, 3, 3), b.Weight("w2", 5, 4, 3, 3)
+	y1, y2 := b.Val("y1", ir.Float32, 2, 4, 6, 6), b.Val("y2", ir.Float32, 2, 5, 4, 4)
+	b.Node("Conv", []*ir.Value{x, w1}, []*ir.Value{y1})
+	b.Node("Conv", []*ir.Value{y1, w2}, []*ir.Value{y2})
+	b.G.AddOutput(y2)
 	return b
 }
 
@@ -61,12 +62,12 @@ func TestConvBackwardIsTwiceForward(t *testing.T) {
 // only dW1 (2·MACs), the second dH and dW2 (4·MACs).
 func TestGemmBackward(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 8, 16)
-	w1, w2 := b.weight("w1", 16, 32), b.weight("w2", 32, 10)
-	h, y := b.val("h", ir.Float32, 8, 32), b.val("y", ir.Float32, 8, 10)
-	b.node("MatMul", []*ir.Value{x, w1}, []*ir.Value{h})
-	b.node("MatMul", []*ir.Value{h, w2}, []*ir.Value{y})
-	b.g.AddOutput(y)
+	x := b.Input("x", 8, 16)
+	w1, w2 := b.Weight("w1", 16, 32), b.Weight("w2", 32, 10)
+	h, y := b.Val("h", ir.Float32, 8, 32), b.Val("y", ir.Float32, 8, 10)
+	b.Node("MatMul", []*ir.Value{x, w1}, []*ir.Value{h})
+	b.Node("MatMul", []*ir.Value{h, w2}, []*ir.Value{y})
+	b.G.AddOutput(y)
 	r := b.analyze(cost.Options{Train: &Options{Optimizer: "sgd"}})
 	if got, want := r.Nodes[0].Backward.FLOPs, 2.0*8*16*32; !near(got, want) {
 		t.Errorf("first MatMul backward %v, want %v", got, want)
@@ -123,7 +124,7 @@ func TestTrainMemoryTimeline(t *testing.T) {
 		t.Errorf("activations %v, want x+y1+y2+lsm = %v", m.ActivationsBytes, x+y1+y2+lsm)
 	}
 	tl := st.timeline
-	n := len(b.g.Nodes)
+	n := len(b.G.Nodes)
 	if len(tl) != 2*n+1 {
 		t.Fatalf("timeline of %d steps, want %d", len(tl), 2*n+1)
 	}
@@ -171,7 +172,7 @@ func TestNoTrainNoTrainFields(t *testing.T) {
 // TestUnknownOptimizer errors.
 func TestUnknownOptimizer(t *testing.T) {
 	b := twoConvs(t)
-	if _, err := cost.Analyze(b.g, b.m, ruleTestGPU(), cost.Options{Train: &Options{Optimizer: "rmsprop"}}); err == nil {
+	if _, err := cost.Analyze(b.G, b.M, costtest.GPU(), cost.Options{Train: &Options{Optimizer: "rmsprop"}}); err == nil {
 		t.Error("rmsprop accepted")
 	}
 }
@@ -181,14 +182,14 @@ func TestUnknownOptimizer(t *testing.T) {
 func TestCheckpointSqrt(t *testing.T) {
 	chain := func() *builder {
 		b := newBuilder(t)
-		x := b.input("x", 4096, 256)
+		x := b.Input("x", 4096, 256)
 		for i := 0; i < 16; i++ {
-			w := b.weight("w"+itoa(i), 256, 256)
-			y := b.val("h"+itoa(i), ir.Float32, 4096, 256)
-			b.node("MatMul", []*ir.Value{x, w}, []*ir.Value{y})
+			w := b.Weight("w"+itoa(i), 256, 256)
+			y := b.Val("h"+itoa(i), ir.Float32, 4096, 256)
+			b.Node("MatMul", []*ir.Value{x, w}, []*ir.Value{y})
 			x = y
 		}
-		b.g.AddOutput(x)
+		b.G.AddOutput(x)
 		return b
 	}
 	none := chain().analyze(cost.Options{Train: &Options{}}).Totals.Train
@@ -214,13 +215,13 @@ func TestCheckpointSqrt(t *testing.T) {
 // zero; the loss head assumed for a graph without one is noted.
 func TestMissingBackwardReported(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 1, 1, 4, 4)
-	w := b.weight("w", 1, 1, 4, 4)
-	grid := b.input("grid", 1, 4, 4, 2)
-	h, y := b.val("h", ir.Float32, 1, 1, 4, 4), b.val("y", ir.Float32, 1, 1, 4, 4)
-	b.node("Mul", []*ir.Value{x, w}, []*ir.Value{h})
-	b.node("GridSample", []*ir.Value{h, grid}, []*ir.Value{y})
-	b.g.AddOutput(y)
+	x := b.Input("x", 1, 1, 4, 4)
+	w := b.Weight("w", 1, 1, 4, 4)
+	grid := b.Input("grid", 1, 4, 4, 2)
+	h, y := b.Val("h", ir.Float32, 1, 1, 4, 4), b.Val("y", ir.Float32, 1, 1, 4, 4)
+	b.Node("Mul", []*ir.Value{x, w}, []*ir.Value{h})
+	b.Node("GridSample", []*ir.Value{h, grid}, []*ir.Value{y})
+	b.G.AddOutput(y)
 	r := b.analyze(cost.Options{Train: &Options{}})
 	found := false
 	for _, w := range r.Warnings {
@@ -243,12 +244,12 @@ func TestMissingBackwardReported(t *testing.T) {
 // in the training forward and keeps a one-byte mask for its backward.
 func TestDropoutTraining(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 8, 16)
-	w := b.weight("w", 16, 32)
-	h, y := b.val("h", ir.Float32, 8, 32), b.val("y", ir.Float32, 8, 32)
-	b.node("MatMul", []*ir.Value{x, w}, []*ir.Value{h})
-	b.node("Dropout", []*ir.Value{h}, []*ir.Value{y})
-	b.g.AddOutput(y)
+	x := b.Input("x", 8, 16)
+	w := b.Weight("w", 16, 32)
+	h, y := b.Val("h", ir.Float32, 8, 32), b.Val("y", ir.Float32, 8, 32)
+	b.Node("MatMul", []*ir.Value{x, w}, []*ir.Value{h})
+	b.Node("Dropout", []*ir.Value{h}, []*ir.Value{y})
+	b.G.AddOutput(y)
 	r := b.analyze(cost.Options{Train: &Options{}})
 	d := r.Nodes[1]
 	if d.TimeS != 0 || d.Backward == nil || d.Backward.ForwardExtraS <= 0 || d.Backward.SavedBytes != 8*32 {
@@ -262,24 +263,24 @@ func TestDropoutTraining(t *testing.T) {
 func residualBlocks(t *testing.T) *builder {
 	b := newBuilder(t)
 	named := func(name, op string, ins []*ir.Value, out *ir.Value) {
-		b.node(op, ins, []*ir.Value{out}).Name = name
+		b.Node(op, ins, []*ir.Value{out}).Name = name
 	}
-	x := b.input("x", 1024, 128)
-	h := b.val("h0", ir.Float32, 1024, 128)
-	named("/stem/MatMul", "MatMul", []*ir.Value{x, b.weight("ws", 128, 128)}, h)
+	x := b.Input("x", 1024, 128)
+	h := b.Val("h0", ir.Float32, 1024, 128)
+	named("/stem/MatMul", "MatMul", []*ir.Value{x, b.Weight("ws", 128, 128)}, h)
 	for k := 0; k < 3; k++ {
 		p := "/layers/layers." + itoa(k) + "/"
-		a, r := b.val("a"+itoa(k), ir.Float32, 1024, 128), b.val("r"+itoa(k), ir.Float32, 1024, 128)
-		c, o := b.val("c"+itoa(k), ir.Float32, 1024, 128), b.val("h"+itoa(k+1), ir.Float32, 1024, 128)
-		named(p+"fc1/MatMul", "MatMul", []*ir.Value{h, b.weight("w1_"+itoa(k), 128, 128)}, a)
+		a, r := b.Val("a"+itoa(k), ir.Float32, 1024, 128), b.Val("r"+itoa(k), ir.Float32, 1024, 128)
+		c, o := b.Val("c"+itoa(k), ir.Float32, 1024, 128), b.Val("h"+itoa(k+1), ir.Float32, 1024, 128)
+		named(p+"fc1/MatMul", "MatMul", []*ir.Value{h, b.Weight("w1_"+itoa(k), 128, 128)}, a)
 		named(p+"act/Relu", "Relu", []*ir.Value{a}, r)
-		named(p+"fc2/MatMul", "MatMul", []*ir.Value{r, b.weight("w2_"+itoa(k), 128, 128)}, c)
+		named(p+"fc2/MatMul", "MatMul", []*ir.Value{r, b.Weight("w2_"+itoa(k), 128, 128)}, c)
 		named(p+"Add", "Add", []*ir.Value{c, h}, o)
 		h = o
 	}
-	y := b.val("y", ir.Float32, 1024, 128)
-	named("/head/MatMul", "MatMul", []*ir.Value{h, b.weight("wh", 128, 128)}, y)
-	b.g.AddOutput(y)
+	y := b.Val("y", ir.Float32, 1024, 128)
+	named("/head/MatMul", "MatMul", []*ir.Value{h, b.Weight("wh", 128, 128)}, y)
+	b.G.AddOutput(y)
 	return b
 }
 
@@ -369,7 +370,7 @@ func TestGradAccum(t *testing.T) {
 		t.Errorf("step %v, want 4 × %v + %v + optimizer %v once", four.StepTimeS, micro, four.AccumulateTimeS, four.OptimizerTimeS)
 	}
 	params := float64(4*3*3*3 + 5*4*3*3)
-	n := len(b1.g.Nodes)
+	n := len(b1.G.Nodes)
 	// End of forward (t = n-1): the accumulated gradients are live too.
 	if got := a4.timeline[n-1] - a1.timeline[n-1]; !near(got, 4*params) {
 		t.Errorf("end-of-forward live grows by %v, want the fp32 gradients %v", got, 4*params)
@@ -401,7 +402,7 @@ func (c *captured) Step(f *cost.Forward) error {
 func trainOn(t *testing.T, b *builder, o Options) *step {
 	t.Helper()
 	c := &captured{Options: o}
-	if _, err := cost.Analyze(b.g, b.m, ruleTestGPU(), cost.Options{Train: c}); err != nil {
+	if _, err := cost.Analyze(b.G, b.M, costtest.GPU(), cost.Options{Train: c}); err != nil {
 		t.Fatal(err)
 	}
 	return c.s
@@ -524,20 +525,20 @@ func TestTrainHostDispatch(t *testing.T) {
 func TestDataParallel(t *testing.T) {
 	chain := func() *builder {
 		b := newBuilder(t)
-		x := b.input("x", 64, 2048)
+		x := b.Input("x", 64, 2048)
 		for i := 0; i < 4; i++ {
-			w, y := b.weight("w"+itoa(i), 2048, 2048), b.val("h"+itoa(i), ir.Float32, 64, 2048)
-			b.node("MatMul", []*ir.Value{x, w}, []*ir.Value{y})
+			w, y := b.Weight("w"+itoa(i), 2048, 2048), b.Val("h"+itoa(i), ir.Float32, 64, 2048)
+			b.Node("MatMul", []*ir.Value{x, w}, []*ir.Value{y})
 			x = y
 		}
-		b.g.AddOutput(x)
+		b.G.AddOutput(x)
 		return b
 	}
-	gpu := ruleTestGPU()
+	gpu := costtest.GPU()
 	gpu.PCIeBW = 25e9
 	run := func(o Options) *report.Train {
 		b := chain()
-		r, err := cost.Analyze(b.g, b.m, gpu, cost.Options{Train: &o})
+		r, err := cost.Analyze(b.G, b.M, gpu, cost.Options{Train: &o})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -561,7 +562,7 @@ func TestDataParallel(t *testing.T) {
 	}
 	gpu.PCIeBW = 0
 	b := chain()
-	if _, err := cost.Analyze(b.g, b.m, gpu, cost.Options{Train: &Options{DataParallel: 4}}); err == nil || !strings.Contains(err.Error(), "bandwidth") {
+	if _, err := cost.Analyze(b.G, b.M, gpu, cost.Options{Train: &Options{DataParallel: 4}}); err == nil || !strings.Contains(err.Error(), "bandwidth") {
 		t.Errorf("no link bandwidth: %v", err)
 	}
 }
@@ -633,16 +634,16 @@ func TestNilOptionsIsNoTraining(t *testing.T) {
 // kernels' dispatch.
 func TestAutogradEdges(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 2, 3, 8, 8)
+	x := b.Input("x", 2, 3, 8, 8)
 	var parts []*ir.Value
 	for i := range 4 {
-		y := b.val("y"+itoa(i), ir.Float32, 2, 4, 6, 6)
-		b.node("Conv", []*ir.Value{x, b.weight("w"+itoa(i), 4, 3, 3, 3)}, []*ir.Value{y})
+		y := b.Val("y"+itoa(i), ir.Float32, 2, 4, 6, 6)
+		b.Node("Conv", []*ir.Value{x, b.Weight("w"+itoa(i), 4, 3, 3, 3)}, []*ir.Value{y})
 		parts = append(parts, y)
 	}
-	cat := b.val("cat", ir.Float32, 2, 16, 6, 6)
-	b.node("Concat", parts, []*ir.Value{cat}, ir.IntAttr("axis", 1))
-	b.g.AddOutput(cat)
+	cat := b.Val("cat", ir.Float32, 2, 16, 6, 6)
+	b.Node("Concat", parts, []*ir.Value{cat}, ir.IntAttr("axis", 1))
+	b.G.AddOutput(cat)
 	r := b.analyze(cost.Options{Train: &Options{}})
 	prof, err := hwdb.LookupRuntime("pytorch")
 	if err != nil {
@@ -670,16 +671,16 @@ func TestAutogradEdges(t *testing.T) {
 // reader also reads still has its two gradients summed.
 func TestConcatBackwardViews(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 2, 3, 8, 8)
-	a, c, d := b.val("a", ir.Float32, 2, 4, 6, 6), b.val("c", ir.Float32, 2, 4, 6, 6), b.val("d", ir.Float32, 2, 4, 6, 6)
-	b.node("Conv", []*ir.Value{x, b.weight("w1", 4, 3, 3, 3)}, []*ir.Value{a})
-	b.node("Conv", []*ir.Value{x, b.weight("w2", 4, 3, 3, 3)}, []*ir.Value{c})
-	b.node("Relu", []*ir.Value{c}, []*ir.Value{d})
-	e := b.val("e", ir.Float32, 2, 4, 6, 6)
-	b.node("Conv", []*ir.Value{x, b.weight("w3", 4, 3, 3, 3)}, []*ir.Value{e})
-	cat := b.val("cat", ir.Float32, 2, 16, 6, 6)
-	b.node("Concat", []*ir.Value{a, c, d, e}, []*ir.Value{cat}, ir.IntAttr("axis", 1))
-	b.g.AddOutput(cat)
+	x := b.Input("x", 2, 3, 8, 8)
+	a, c, d := b.Val("a", ir.Float32, 2, 4, 6, 6), b.Val("c", ir.Float32, 2, 4, 6, 6), b.Val("d", ir.Float32, 2, 4, 6, 6)
+	b.Node("Conv", []*ir.Value{x, b.Weight("w1", 4, 3, 3, 3)}, []*ir.Value{a})
+	b.Node("Conv", []*ir.Value{x, b.Weight("w2", 4, 3, 3, 3)}, []*ir.Value{c})
+	b.Node("Relu", []*ir.Value{c}, []*ir.Value{d})
+	e := b.Val("e", ir.Float32, 2, 4, 6, 6)
+	b.Node("Conv", []*ir.Value{x, b.Weight("w3", 4, 3, 3, 3)}, []*ir.Value{e})
+	cat := b.Val("cat", ir.Float32, 2, 16, 6, 6)
+	b.Node("Concat", []*ir.Value{a, c, d, e}, []*ir.Value{cat}, ir.IntAttr("axis", 1))
+	b.G.AddOutput(cat)
 	r := b.analyze(cost.Options{Train: &Options{}})
 	seen := 0
 	for _, n := range r.Nodes {
@@ -709,16 +710,16 @@ func TestConcatBackwardViews(t *testing.T) {
 // input when p is 0), and no mask kernel or saved mask in training.
 func TestDropoutZeroRatio(t *testing.T) {
 	b := newBuilder(t)
-	x := b.input("x", 8, 16)
-	w := b.weight("w", 16, 32)
-	h, y := b.val("h", ir.Float32, 8, 32), b.val("y", ir.Float32, 8, 32)
-	ratio := b.val("ratio", ir.Float32)
+	x := b.Input("x", 8, 16)
+	w := b.Weight("w", 16, 32)
+	h, y := b.Val("h", ir.Float32, 8, 32), b.Val("y", ir.Float32, 8, 32)
+	ratio := b.Val("ratio", ir.Float32)
 	ratio.Const = &ir.Tensor{DType: ir.Float32, Floats: []float64{0}, HasData: true}
-	mode := b.val("mode", ir.Bool)
+	mode := b.Val("mode", ir.Bool)
 	mode.Const = &ir.Tensor{DType: ir.Bool, Ints: []int64{1}, HasData: true}
-	b.node("MatMul", []*ir.Value{x, w}, []*ir.Value{h})
-	b.node("Dropout", []*ir.Value{h, ratio, mode}, []*ir.Value{y})
-	b.g.AddOutput(y)
+	b.Node("MatMul", []*ir.Value{x, w}, []*ir.Value{h})
+	b.Node("Dropout", []*ir.Value{h, ratio, mode}, []*ir.Value{y})
+	b.G.AddOutput(y)
 	inf := b.analyze(cost.Options{})
 	if d := inf.Nodes[1]; d.Launches != 0 || d.TimeS != 0 {
 		t.Errorf("inference dropout: %v launches, %g s; want a view", d.Launches, d.TimeS)
