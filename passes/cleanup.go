@@ -162,3 +162,25 @@ func deadNode(g *ir.Graph, n *ir.Node) bool {
 	}
 	return true
 }
+
+// eliminateCastORT removes each Cast to the dtype its input already has,
+// as onnxruntime's CastElimination does at its basic level, before the
+// fusions that would otherwise meet it: a Hugging Face RMSNorm's
+// .to(torch.float32) on an fp32 residual, whose output torch.onnx also
+// hands to the residual Add, kept SimplifiedLayerNormFusion's pattern
+// from our plan where onnxruntime 1.23.2 fused all five of
+// scripts/saved_tensors.py's llama_hf_small. Only the onnxruntime plan:
+// under autocast, the other runtimes' dtypes as they run decide
+// (cost's noOpCast).
+func eliminateCastORT(g *ir.Graph) (bool, error) {
+	changed := false
+	for n := range nodesAtStart(g) {
+		if n.Graph() != g || !isOp(n, "Cast") && !isOp(n, "CastLike") {
+			continue
+		}
+		if in, out := n.In(0), n.Out(0); in != nil && out != nil && in.DType != ir.Undefined && in.DType == out.DType {
+			changed = bypass(g, n) || changed
+		}
+	}
+	return changed, nil
+}

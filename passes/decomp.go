@@ -52,15 +52,18 @@ func fuseGeluEager(g *ir.Graph) (bool, error) {
 // default level (GeluFusion, gelu_fusion.cc, CPU and CUDA providers), and
 // no other: Div(x, √2), Erf, Add 1, then Mul(Mul(x, 0.5), u) or
 // Mul(Mul(x, u), 0.5), in float, float16 or double; not Mul(x, 1/√2), not
-// Mul(x, Mul(u, 0.5)). No tanh form: FastGeluFusion's second formula
-// (fast_gelu_fusion.cc: Pow(x, 3), Mul 0.044715, Add x, Mul √(2/π), Tanh,
-// Add 1, Mul(Mul(x, 0.5), u), Hugging Face's NewGELU) did not fire in
-// onnxruntime 1.23.2 even on that form with its exact constants, nor on
-// torch.onnx's F.gelu(approximate="tanh") (x·x·x), our GPT-style fixture
-// or zoo model: each tanh GELU ran as its 8-9 parts. Checked by saving
-// the optimized graphs of one-GELU models (each form, each tail) from a
-// CPU session at level all (onnxruntime-node); the erf rule above is what
-// those graphs showed, the one each erf form fused into.
+// Mul(x, Mul(u, 0.5)). Of the tanh forms, FastGeluFusion takes the one
+// written with Pow(x, 3) and the tail Mul(Mul(x, 0.5), u), Hugging Face's
+// NewGELUActivation (fast_gelu_fusion.cc's second formula; every operand
+// order of its Muls and Adds), and no other: not torch.onnx's
+// F.gelu(approximate="tanh") (x·x·x), our GPT-style fixture or zoo model,
+// nor a Pow form with the 0.5 last. Checked by saving the optimized graphs
+// of one-GELU models (each form, each tail, each operand order, read
+// from a graph input or a MatMul) from a CPU session at level all
+// (onnxruntime-node 1.23.2), and on a GPT-2 written as modeling_gpt2
+// (scripts/saved_tensors.py's gpt2_hf_small: FastGelu for both layers).
+// An earlier check of the Pow form had found it unfused, which the
+// plan followed until this one.
 func fuseGeluORT(g *ir.Graph) (bool, error) { return runGelu(g, ortGeluForm) }
 
 // runGelu runs the GELU matchers; keep, when set, must accept the form
@@ -108,7 +111,8 @@ const (
 // ortGeluForm reports whether onnxruntime fuses a GELU of form f on input
 // x (see fuseGeluORT).
 func ortGeluForm(f geluForm, x *ir.Value) bool {
-	return !f.tanh && f.scaledBy == "Div" && f.tail != halfInner && (x.DType == ir.Float32 || x.DType == ir.Float16 || x.DType == ir.Float64)
+	form := !f.tanh && f.scaledBy == "Div" && f.tail != halfInner || f.tanh && f.pow && f.tail == halfFirst
+	return form && (x.DType == ir.Float32 || x.DType == ir.Float16 || x.DType == ir.Float64)
 }
 
 // fuseSoftmax rewrites softmax written as exp / sum (with or without the
@@ -446,14 +450,33 @@ func fuseLayerNormORT(g *ir.Graph) (bool, error) {
 // SimplifiedLayerNormFusion fuses (layer_norm_fusion.cc, level 2), and no
 // other. Measured as for fuseLayerNormORT: Pow(x, 2), ReduceMean, Add,
 // Sqrt, Div(x, ·) and the scale Mul (either operand order) fused; the
-// square as Mul(x, x), torch.rsqrt as Reciprocal(Sqrt) and Mul (how a
-// Hugging Face LLaMA's RMSNorm exports) or Pow(·, -0.5), or no scale ran
-// as their parts.
+// square as Mul(x, x), torch.rsqrt as Reciprocal(Sqrt) and Mul (the
+// dynamo exporter's) or Pow(·, -0.5), or no scale ran as their parts.
+// torch.onnx's TorchScript export of torch.rsqrt, Mul(x, Div(1, Sqrt)),
+// is fused too: its DivMulFusion first makes it Div(x, Sqrt) (a Hugging
+// Face LLaMA written as modeling_llama, exported by torch 1.13: all five
+// RMSNorms of scripts/saved_tensors.py's llama_hf_small became
+// SimplifiedLayerNormalization, the .to(torch.float32) pair included).
 func fuseRMSNormORT(g *ir.Graph) (bool, error) {
 	return runRMSNorm(g, func(f Fusion) bool {
 		c := opCounts(f.Nodes)
-		return c["Pow"] == 1 && c["Sqrt"] == 1 && c["Div"] == 1 && c["Mul"] == 1 && c["Reciprocal"] == 0
+		// The scale Mul, besides x·(1/√v)'s under torch.onnx's rsqrt.
+		scale := c["Mul"] == 1
+		if divOfOne(f.Nodes) {
+			scale = c["Mul"] == 2
+		}
+		return c["Pow"] == 1 && c["Sqrt"] == 1 && c["Div"] == 1 && scale && c["Reciprocal"] == 0
 	})
+}
+
+// divOfOne reports whether nodes hold a Div of the constant 1.
+func divOfOne(nodes []*ir.Node) bool {
+	for _, n := range nodes {
+		if isOp(n, "Div") && isConstNear(n.In(0), 1) {
+			return true
+		}
+	}
+	return false
 }
 
 // opCounts counts default-domain op types among nodes.

@@ -316,7 +316,7 @@ func TestGeluORTForms(t *testing.T) {
 		{"erf, Div, half first", erf(true, halfFirst), true, true},
 		{"erf, Div, half inner", erf(true, halfInner), false, true},
 		{"erf, Mul by 1/sqrt2", erf(false, halfLast), false, true},
-		{"tanh, Pow, half first (NewGELUActivation)", tanh(true, halfFirst), false, false},
+		{"tanh, Pow, half first (NewGELUActivation)", tanh(true, halfFirst), true, false},
 		{"tanh, Pow, half last", tanh(true, halfLast), false, false},
 		{"tanh, x*x*x, half first", tanh(false, halfFirst), false, true},
 		{"tanh, x*x*x, half last (torch.onnx)", tanh(false, halfLast), false, true},
@@ -384,6 +384,8 @@ func TestNormORTForms(t *testing.T) {
 				y = b.op("Div", nil, x, b.op("Sqrt", nil, v))
 			case "recip":
 				y = b.op("Mul", nil, x, b.op("Reciprocal", nil, b.op("Sqrt", nil, v)))
+			case "div1":
+				y = b.op("Mul", nil, x, b.op("Div", nil, b.scalar("one", 1), b.op("Sqrt", nil, v)))
 			}
 			if scale {
 				y = b.op("Mul", nil, y, b.constant("gamma", []int64{16}, make([]float64, 16)))
@@ -400,7 +402,9 @@ func TestNormORTForms(t *testing.T) {
 		{"ln Mul square", "fuse-layernorm", "fuse-layernorm-ort", ln(true, true), false},
 		{"ln no affine", "fuse-layernorm", "fuse-layernorm-ort", ln(false, false), false},
 		{"rms Pow Div scale", "fuse-rmsnorm", "fuse-rmsnorm-ort", rms(false, "div", true), true},
-		{"rms Reciprocal (HF LLaMA)", "fuse-rmsnorm", "fuse-rmsnorm-ort", rms(false, "recip", true), false},
+		{"rms Reciprocal (torch.rsqrt, dynamo exporter)", "fuse-rmsnorm", "fuse-rmsnorm-ort", rms(false, "recip", true), false},
+		{"rms Div(1, Sqrt) (torch.rsqrt, torch.onnx: HF LLaMA)", "fuse-rmsnorm", "fuse-rmsnorm-ort", rms(false, "div1", true), true},
+		{"rms Div(1, Sqrt), no scale", "fuse-rmsnorm", "fuse-rmsnorm-ort", rms(false, "div1", false), false},
 		{"rms Mul square", "fuse-rmsnorm", "fuse-rmsnorm-ort", rms(true, "div", true), false},
 		{"rms no scale", "fuse-rmsnorm", "fuse-rmsnorm-ort", rms(false, "div", false), false},
 	} {
@@ -416,5 +420,26 @@ func TestNormORTForms(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRMSNormORTAfterCastElimination: a Hugging Face RMSNorm as
+// torch.onnx exports it, Cast(x, float) read by the norm and by the
+// residual Add, rsqrt as Mul(·, Div(1, Sqrt)), a Cast back and the
+// weight: onnxruntime removes the no-op casts (CastElimination) and fuses
+// the rest with its weight into one SimplifiedLayerNormalization, as it
+// did for all five norms of a two-layer LLaMA written as modeling_llama.
+func TestRMSNormORTAfterCastElimination(t *testing.T) {
+	b := newBuilder(t)
+	x := b.input("x", 4, 8, 16)
+	to := []*ir.Attribute{ir.IntAttr("to", int64(ir.Float32))}
+	xf := b.op("Cast", to, x)
+	v := b.op("Add", nil, b.op("ReduceMean", []*ir.Attribute{ir.IntsAttr("axes", -1)}, b.op("Pow", nil, xf, b.scalar("two", 2))), b.scalar("eps", 1e-6))
+	y := b.op("Mul", nil, xf, b.op("Div", nil, b.scalar("one", 1), b.op("Sqrt", nil, v)))
+	y = b.op("Mul", nil, b.constant("gamma", []int64{16}, make([]float64, 16)), b.op("Cast", to, y))
+	b.output(b.op("Add", nil, xf, y))
+	g := b.run("eliminate-cast-ort", "fuse-rmsnorm-ort")
+	if got := ops(g); got != "onnxcost.RMSNormalization Add" {
+		t.Errorf("ops %s, want one RMSNormalization (its weight in it) and the residual Add", got)
 	}
 }

@@ -46,8 +46,10 @@ type Plan struct {
 //     built (ConstantFolding: fold-constants), BN folded, LayerNorm, RMSNorm and GELU decompositions fused only in
 //     the forms its LayerNormFusion, SimplifiedLayerNormFusion and
 //     GeluFusion take (fuse-layernorm-ort, fuse-rmsnorm-ort, fuse-gelu-ort:
-//     not a Hugging Face LLaMA's rsqrt RMSNorm, no tanh GELU; a softmax
-//     written as Exp/ReduceSum stays apart), SkipLayerNorm where the
+//     the dynamo exporter's Reciprocal RMSNorm and the tanh GELUs but
+//     Hugging Face's NewGELU stay apart, and so does a softmax
+//     written as Exp/ReduceSum; casts to their input's dtype removed
+//     first, as CastElimination does: eliminate-cast-ort), SkipLayerNorm where the
 //     residual sum has no other reader (post-LN; fuse-skip-layernorm-ort),
 //     attention as separate kernels (its online AttentionFusion fused
 //     none of our exports in onnxruntime 1.23.2, post-LN BERT included:
@@ -96,7 +98,7 @@ var plans = []Plan{
 			"fuse-attention", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
 			"fuse-gemm-bias", "fuse-elementwise"}},
 	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: constant subgraphs computed when the session is built, BN folded, norm/GELU/QuickGelu (SiLU) fusions, SkipLayerNorm, attention as separate kernels with its mask Add + Softmax as one, MatMul+bias (with the shapes it knows when it builds the graph: a dynamic-axis export keeps its bias Adds, joined to a GELU or a SkipLayerNorm where it can), MatMul with its transposes and scalar scales; a convolution's activation and residual add as their own kernels; no elementwise-chain or pooling fusion",
-		Passes: []string{"cleanup", "fold-constants", "fold-bn", "fuse-layernorm-ort", "fuse-rmsnorm-ort", "fuse-gelu-ort",
+		Passes: []string{"cleanup", "eliminate-cast-ort", "fold-constants", "fold-bn", "fuse-layernorm-ort", "fuse-rmsnorm-ort", "fuse-gelu-ort",
 			"fuse-bias-softmax", "fuse-quickgelu-ort", "fuse-slice-split-ort", "fold-conv-add", "fuse-gemm-bias-ort", "fuse-bias-gelu-ort", "fuse-matmul-scale", "fuse-skip-layernorm-ort"}},
 }
 

@@ -23,6 +23,7 @@ package passes
 func init() {
 	table = []Pass{
 		{Name: "cleanup", Doc: "remove Identity and inference Dropout, fold constant shape arithmetic into initializers, drop dead nodes", Run: cleanup},
+		{Name: "eliminate-cast-ort", Doc: "Cast to the dtype its input already has -> its input: onnxruntime's CastElimination, before its fusions (onnxruntime plan only)", Run: eliminateCastORT, After: []string{"cleanup"}, Before: []string{"fuse-layernorm-ort", "fuse-rmsnorm-ort", "fuse-gelu-ort", "fuse-skip-layernorm-ort"}, Variant: true},
 		{Name: "fold-constants", Doc: "a node whose inputs are all constants (initializers, Constants) -> a Constant computed when the engine is built (a causal mask's Trilu, rotary Cos/Sin tables, a weight's Transpose): onnxruntime's ConstantFolding and TensorRT's build-time folding; not QuantizeLinear/DequantizeLinear or random ops", Run: foldConstants, After: []string{"cleanup"}, InferenceOnly: true},
 		{Name: "split-conv-bias", Doc: "Conv(x, W, b) -> Add(Conv(x, W), b): the bias as its own broadcast kernel, as PyTorch eager runs it (eager and inductor plans only)", Run: splitConvBias, After: []string{"cleanup"}, Variant: true},
 		{Name: "fold-bn", Doc: "fold an inference BatchNormalization into the Conv or Gemm before it", Run: foldBN, After: []string{"cleanup"}, InferenceOnly: true},
@@ -30,7 +31,7 @@ func init() {
 		{Name: "fuse-layernorm", Doc: "LayerNorm decomposition (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) -> one LayerNormalization", Run: fuseLayerNorm, After: []string{"cleanup"}},
 		{Name: "fuse-rmsnorm", Doc: "RMSNorm decomposition (Pow, ReduceMean, Add, Sqrt, Div or rsqrt (Reciprocal, Div(1, ·), Pow(·, -0.5)) + Mul, Mul; HF's float32 Cast pair) -> one RMSNormalization", Run: fuseRMSNorm, After: []string{"cleanup"}},
 		{Name: "fuse-layernorm-ort", Doc: "fuse-layernorm for the form onnxruntime's LayerNormFusion takes: the square as Pow(d, 2) and the affine Mul and Add present (onnxruntime plan only)", Run: fuseLayerNormORT, After: []string{"cleanup"}, Variant: true},
-		{Name: "fuse-rmsnorm-ort", Doc: "fuse-rmsnorm for the form onnxruntime's SimplifiedLayerNormFusion takes: Pow(x, 2), ReduceMean, Add, Sqrt, Div(x, ·) and the scale Mul; not torch.rsqrt's Reciprocal (onnxruntime plan only)", Run: fuseRMSNormORT, After: []string{"cleanup"}, Variant: true},
+		{Name: "fuse-rmsnorm-ort", Doc: "fuse-rmsnorm for the form onnxruntime's SimplifiedLayerNormFusion takes: Pow(x, 2), ReduceMean, Add, Sqrt, Div(x, ·) or torch.onnx's Mul(x, Div(1, ·)), and the scale Mul; not the dynamo exporter's Reciprocal (onnxruntime plan only)", Run: fuseRMSNormORT, After: []string{"cleanup"}, Variant: true},
 		{Name: "fuse-rotary", Doc: "rotary embedding as rotate_half (Slice, Slice, Neg, Concat, Mul, Mul, Add) -> one Rotary kernel", Run: fuseRotary, After: []string{"cleanup"}},
 		{Name: "fuse-gelu", Doc: "GELU decomposition, erf or tanh form -> one Gelu", Run: fuseGelu, After: []string{"cleanup"}, Before: []string{"fuse-gemm"}},
 		{Name: "fuse-gelu-eager", Doc: "fuse-gelu for the forms eager PyTorch runs as one kernel, F.gelu's exports: not a tanh GELU written with Pow(x, 3) (Hugging Face's NewGELUActivation, GPT-2's gelu_new), which it runs as its 8 ops (eager plan only)", Run: fuseGeluEager, After: []string{"cleanup"}, Before: []string{"fuse-gemm"}, Variant: true},
