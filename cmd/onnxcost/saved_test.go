@@ -150,3 +150,40 @@ func TestInplaceActivationClones(t *testing.T) {
 		}
 	}
 }
+
+// TestORTPlanHFModels holds the onnxruntime plan on the Hugging Face-style
+// models of testdata/saved to the graphs onnxruntime 1.23.2 built from
+// the same exports with their weights (CPU session, level all, the
+// optimized graph saved, nodes counted without views): 141 and 103,
+// of which 59 and 56 are shape arithmetic the batch left symbolic (it
+// runs them on the CPU; the plan knows the bound dims), so 82 and 47
+// kernels, with all five RMSNorms of the LLaMA and both NewGELUs of the
+// GPT-2 fused as onnxruntime fused them (SimplifiedLayerNormalization,
+// FastGelu).
+func TestORTPlanHFModels(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name    string
+		kernels float64
+		fused   string
+		n       float64
+	}{
+		{"llama_hf_small", 82, "RMSNormalization", 5},
+		{"gpt2_hf_small", 47, "Gelu", 2},
+	} {
+		model := gunzipTo(t, filepath.Join("..", "..", "testdata", "saved", c.name+".onnx.gz"), dir)
+		r, err := pipeline.Run(model, pipeline.Config{GPU: "A100-SXM4-80GB", Batch: 2, Runtime: "onnxruntime"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fused float64
+		for _, n := range r.Nodes {
+			if n.OpType == c.fused {
+				fused += n.Launches
+			}
+		}
+		if r.Totals.Launches != c.kernels || fused != c.n {
+			t.Errorf("%s under onnxruntime: %v kernels, %v %s; want onnxruntime's %v and %v", c.name, r.Totals.Launches, fused, c.fused, c.kernels, c.n)
+		}
+	}
+}
