@@ -22,9 +22,10 @@ type Plan struct {
 //
 //   - eager (PyTorch eager, and a CUDA graph of it): one kernel per
 //     module op. The ONNX decompositions of ops PyTorch runs as one
-//     kernel (LayerNorm, GELU, SiLU, softmax) are recomposed, but not a
-//     tanh GELU written in Python with torch.pow (fuse-gelu-eager:
-//     Hugging Face's NewGELUActivation runs as its 8 ops); a linear layer's
+//     kernel (LayerNorm, GELU, SiLU, softmax, torch.rsqrt) are
+//     recomposed, but not a tanh GELU written in Python with torch.pow
+//     (fuse-gelu-eager: Hugging Face's NewGELUActivation runs as its 8
+//     ops); a linear layer's
 //     bias joins its GEMM (addmm); a convolution's bias becomes its own
 //     kernel (ATen adds it after cuDNN); BatchNormalization, activations,
 //     residual adds and pooling stay separate; an explicit q·kᵀ,
@@ -92,7 +93,7 @@ var plans = []Plan{
 	{Name: "fused", Doc: "every onnxcost fusion: what a TensorRT engine runs", Passes: nil},
 	{Name: "unfused", Doc: "the graph as read: one kernel per node", Passes: []string{}},
 	{Name: "eager", Doc: "PyTorch eager: one kernel per module op (LayerNorm, GELU, SiLU, softmax recomposed; a scaled_dot_product_attention call as one attention kernel; linear bias in the GEMM; convolution bias and BatchNorm as their own kernels)",
-		Passes: []string{"cleanup", "split-conv-bias", "fuse-layernorm", "fuse-gelu-eager", "fuse-silu", "fuse-softmax", "fuse-attention-sdpa", "fuse-gemm-bias"}},
+		Passes: []string{"cleanup", "split-conv-bias", "fuse-layernorm", "fuse-gelu-eager", "fuse-silu", "fuse-rsqrt", "fuse-softmax", "fuse-attention-sdpa", "fuse-gemm-bias"}},
 	{Name: "inductor", Doc: "torch.compile (Inductor): eager's kernels with pointwise chains, RMSNorm and rotary fused into Triton kernels and attention matched to SDPA; GEMMs and convolutions stay library calls",
 		Passes: []string{"cleanup", "split-conv-bias", "bn-pointwise", "fuse-layernorm", "fuse-rmsnorm", "fuse-rotary", "fuse-gelu", "fuse-softmax",
 			"fuse-attention", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",

@@ -105,3 +105,25 @@ func TestFuseSilu(t *testing.T) {
 		})
 	}
 }
+
+// TestFuseRsqrt: torch.rsqrt as torch.onnx and the dynamo exporter write
+// it is one kernel; a Sqrt something else reads, or a Div of another
+// numerator, is not.
+func TestFuseRsqrt(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		form func(b *builder, s *ir.Value) *ir.Value
+		want string
+	}{
+		{"Div(1, Sqrt)", func(b *builder, s *ir.Value) *ir.Value { return b.op("Div", nil, b.scalar("one", 1), s) }, "onnxcost.FusedElementwise"},
+		{"Reciprocal(Sqrt)", func(b *builder, s *ir.Value) *ir.Value { return b.op("Reciprocal", nil, s) }, "onnxcost.FusedElementwise"},
+		{"Div(2, Sqrt)", func(b *builder, s *ir.Value) *ir.Value { return b.op("Div", nil, b.scalar("two", 2), s) }, "Sqrt Div"},
+	} {
+		b := newBuilder(t)
+		v := b.input("v", 4, 8, 1)
+		b.output(c.form(b, b.op("Sqrt", nil, v)))
+		if got := ops(b.run("fuse-rsqrt")); got != c.want {
+			t.Errorf("%s: ops %s, want %s", c.name, got, c.want)
+		}
+	}
+}
