@@ -216,6 +216,19 @@ def bert(layers, d, heads, ff):
 
 
 BERTS = {"bert_base": (12, 768, 12, 3072), "bert_large": (24, 1024, 16, 4096)}
+
+# HF are the Hugging Face-style language models of testdata/saved (the modules are
+# scripts/saved_tensors.py's, written as transformers' modeling_llama and modeling_gpt2 write
+# their eager path): name -> vocabulary. They run 64 tokens a sequence; `--models
+# llama_hf_small,gpt2_hf_small` measures them (their eager rows count the kernels of
+# Hugging Face's module code: casts, rotate_half, repeat_kv, torch.where, NewGELU).
+HF = {"llama_hf_small": 32000, "gpt2_hf_small": 50257}
+
+
+def hf_model(name):
+    scripts_on_path()
+    import saved_tensors
+    return {"llama_hf_small": saved_tensors.LlamaSmall, "gpt2_hf_small": saved_tensors.GPT2Small}[name]().eval()
 BERT_NAMES = (["input_ids", "token_type_ids", "attention_mask"], ["last_hidden_state", "pooler_output"])
 
 
@@ -229,6 +242,9 @@ def export_spec(name):
             ids = torch.randint(0, 30522, (2, 128), generator=g)
             return ids, torch.zeros_like(ids), torch.ones_like(ids)
         return inputs, BERT_NAMES[0], BERT_NAMES[1], axes
+    if name in HF:
+        return (lambda g: (torch.randint(0, HF[name], (2, 64), generator=g),), ["input_ids"], ["logits"],
+                {"input_ids": BATCH, "logits": BATCH})
     return (lambda g: (torch.randn(1, 3, 224, 224, generator=g),), ["input"], ["output"],
             {"input": BATCH, "output": BATCH})
 
@@ -252,6 +268,14 @@ def infer_call(name, dt, batch, on_cpu=None):
             with torch.autocast("cuda", dtype=torch.float16):
                 return net(*a)
         return net, amp, args, "fp16-amp"
+    if name in HF:
+        net = hf_model(name)
+        if on_cpu:
+            on_cpu(net)
+        net = net.to(DEV)
+        if dt == "fp16":
+            net = net.half()
+        return net, net, (torch.randint(0, HF[name], (batch, 64), device=DEV),), dt
     net = build(name)
     if on_cpu:
         on_cpu(net)

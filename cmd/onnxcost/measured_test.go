@@ -96,10 +96,19 @@ var measuredZoo = map[string][]string{
 }
 
 // measuredModel is the path of the row's model: written from the zoo once,
-// else the fixture.
+// else a gzipped export of testdata/saved (the Hugging Face-style models
+// scripts/measure_gpu.py --models llama_hf_small,gpt2_hf_small runs), else
+// the fixture.
 func measuredModel(t *testing.T, dir, model string) string {
 	zoo, ok := measuredZoo[model]
 	if !ok {
+		gz := filepath.Join("..", "..", "testdata", "saved", model+".onnx.gz")
+		if _, err := os.Stat(gz); err == nil {
+			if p := filepath.Join(dir, model+".onnx"); statOK(p) {
+				return p
+			}
+			return gunzipTo(t, gz, dir)
+		}
 		return filepath.Join("..", "..", "testdata", "models", model+".onnx")
 	}
 	p := filepath.Join(dir, model+".onnx")
@@ -110,6 +119,12 @@ func measuredModel(t *testing.T, dir, model string) string {
 		t.Fatalf("%v: exit %d: %s", zoo, code, errs)
 	}
 	return p
+}
+
+// statOK reports whether path can be stat'ed.
+func statOK(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // measuredJSON runs report --format json on the row's settings.

@@ -187,3 +187,17 @@ func TestORTPlanHFModels(t *testing.T) {
 		}
 	}
 }
+
+// TestMeasuredModelFindsSavedExports: a measured row naming a model of
+// testdata/saved (scripts/measure_gpu.py --models llama_hf_small,...) is
+// priced on that export, unpacked once.
+func TestMeasuredModelFindsSavedExports(t *testing.T) {
+	dir := t.TempDir()
+	p := measuredModel(t, dir, "gpt2_hf_small")
+	if p != filepath.Join(dir, "gpt2_hf_small.onnx") || measuredModel(t, dir, "gpt2_hf_small") != p {
+		t.Fatalf("gpt2_hf_small: %s", p)
+	}
+	if r := measuredJSON(t, p, "--runtime", "pytorch", "--batch", "1"); r.Totals.Launches == 0 {
+		t.Errorf("%s: no kernels priced", p)
+	}
+}
