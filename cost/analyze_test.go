@@ -670,21 +670,7 @@ func TestMinimumCapHolds(t *testing.T) {
 // their dispatch); elsewhere the Transpose stays a kernel of its own
 // unless a plan folds it.
 func TestWeightTransposeIsAView(t *testing.T) {
-	build := func(transposed bool) *builder {
-		b := newBuilder(t)
-		x := b.Input("x", 2, 64, 256)
-		y := b.Val("y", ir.Float32, 2, 64, 512)
-		b.G.AddOutput(y)
-		if transposed {
-			w := b.Weight("w", 512, 256)
-			wt := b.Val("wt", ir.Float32, 256, 512)
-			b.Node("Transpose", []*ir.Value{w}, []*ir.Value{wt}, ir.IntsAttr("perm", 1, 0))
-			b.Node("MatMul", []*ir.Value{x, wt}, []*ir.Value{y})
-		} else {
-			b.Node("MatMul", []*ir.Value{x, b.Weight("wt", 256, 512)}, []*ir.Value{y})
-		}
-		return b
-	}
+	build := func(transposed bool) *builder { return &builder{costtest.Linear(t, transposed)} }
 	g := costtest.GPU()
 	for _, name := range []string{"pytorch", "graph", "pytorch-compile"} {
 		rt := testRuntime(t, name)

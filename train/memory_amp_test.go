@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/internal/costtest"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -99,20 +100,7 @@ func TestClampClonesNothing(t *testing.T) {
 // it and transposes no gradient back, so its device time and activations
 // are those of the folded export's MatMul(x, Wᵀ).
 func TestWeightTransposeBackward(t *testing.T) {
-	build := func(transposed bool) *builder {
-		b := newBuilder(t)
-		x := b.Input("x", 2, 64, 256)
-		y := b.Val("y", ir.Float32, 2, 64, 512)
-		b.G.AddOutput(y)
-		if transposed {
-			wt := b.Val("wt", ir.Float32, 256, 512)
-			b.Node("Transpose", []*ir.Value{b.Weight("w", 512, 256)}, []*ir.Value{wt}, ir.IntsAttr("perm", 1, 0))
-			b.Node("MatMul", []*ir.Value{x, wt}, []*ir.Value{y})
-		} else {
-			b.Node("MatMul", []*ir.Value{x, b.Weight("wt", 256, 512)}, []*ir.Value{y})
-		}
-		return b
-	}
+	build := func(transposed bool) *builder { return &builder{costtest.Linear(t, transposed)} }
 	rv := build(true).analyze(cost.Options{Train: &Options{Optimizer: "sgd"}})
 	rf := build(false).analyze(cost.Options{Train: &Options{Optimizer: "sgd"}})
 	v, f := rv.Totals.Train, rf.Totals.Train

@@ -125,3 +125,22 @@ func CheckSane(t testing.TB, r *report.Report) {
 		t.Errorf("report does not marshal: %v", err)
 	}
 }
+
+// Linear builds y = x·Wᵀ for x [2,64,256] and a weight W [512,256]: as
+// torch.onnx writes F.linear exported without constant folding,
+// MatMul(x, Transpose(W)), when transposed; else as the folded export,
+// MatMul(x, Wᵀ) with Wᵀ an initializer of its own.
+func Linear(t testing.TB, transposed bool) *Builder {
+	b := New(t)
+	x := b.Input("x", 2, 64, 256)
+	y := b.Val("y", ir.Float32, 2, 64, 512)
+	b.G.AddOutput(y)
+	if !transposed {
+		b.Node("MatMul", []*ir.Value{x, b.Weight("wt", 256, 512)}, []*ir.Value{y})
+		return b
+	}
+	wt := b.Val("wt", ir.Float32, 256, 512)
+	b.Node("Transpose", []*ir.Value{b.Weight("w", 512, 256)}, []*ir.Value{wt}, ir.IntsAttr("perm", 1, 0))
+	b.Node("MatMul", []*ir.Value{x, wt}, []*ir.Value{y})
+	return b
+}
