@@ -441,15 +441,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 	}
 	a.sanitizeEstimate(n, &est)
 	a.checkView(n, &est)
-	if a.weightTransposeView(n) {
-		est.View, est.Launches = true, 0
-		est.Note = "a weight's transpose: W.t() is a view that the GEMM reads transposed; no kernel"
-	}
-	if !est.View && a.noOpCast(n) {
-		est.View, est.Launches = true, 0
-		est.Note = "a cast to the dtype its input already has: no kernel"
-	}
-	if why := a.strideView(n, g); why != "" && !est.View {
+	if why := a.noKernel(n, g, est.View); why != "" {
 		est.View, est.Launches = true, 0
 		est.Note = why
 	}
@@ -756,6 +748,24 @@ func WeightTranspose(n *ir.Node) bool {
 // session (fold-constants).
 func (a *analyzer) weightTransposeView(n *ir.Node) bool {
 	return a.runtime != nil && (a.runtime.Plan == "eager" || a.runtime.Plan == "inductor") && WeightTranspose(n)
+}
+
+// noKernel says why n, which its rule prices as a kernel, runs none where
+// its input is already what it would write ("" when it runs one): a
+// weight's transpose under the PyTorch plans, a cast to its input's own
+// dtype, or a view of its input read with other strides. A node the
+// rule already made a view (view) keeps its own reason, but for the
+// weight's transpose.
+func (a *analyzer) noKernel(n *ir.Node, g *ir.Graph, view bool) string {
+	switch {
+	case a.weightTransposeView(n):
+		return "a weight's transpose: W.t() is a view that the GEMM reads transposed; no kernel"
+	case view:
+		return ""
+	case a.noOpCast(n):
+		return "a cast to the dtype its input already has: no kernel"
+	}
+	return a.strideView(n, g)
 }
 
 // noOpCast reports whether n is a Cast (or CastLike) to the dtype its
