@@ -173,7 +173,7 @@ var planCentre = map[string]float64{"eager": 1.07}
 // for the class, the family's for any class, any family's for the class,
 // the pooled one), and defaultBand when there is none.
 func kernelBand(class, family string, a *Applied) ErrorBand {
-	if a.Full() {
+	if a.Fitted() {
 		for _, k := range []string{class, "*"} {
 			if b, ok := a.cal.band(k); ok {
 				return ErrorBand{Family: family, Class: k, N: b.N, Q10: b.Q10, Q90: b.Q90, Source: "calibration residuals"}

@@ -107,3 +107,48 @@ func TestRidgeCellsKeepTermsMonotone(t *testing.T) {
 		t.Errorf("compute factor far on the compute side %g, want 0.125", f)
 	}
 }
+
+// A calibration applies whole on a GPU of the fitted one's silicon at
+// its power limit (the H200 of an H100 SXM5, the A100 40 GB of the
+// 80 GB), GPU factor included, while its residual bands stay the fitted
+// GPU's; on another board of the family (the H100 PCIe: fewer SMs, lower
+// clocks) the GPU factor is dropped and the cells transfer in part.
+func TestSameSiliconAppliesWhole(t *testing.T) {
+	src := mustGPU(t, "H100-SXM5-80GB")
+	var b strings.Builder
+	fmt.Fprintf(&b, "format: 1\nsource: {gpu: %q, family: %q, measurements: \"t\", rows: 1, date: \"\", driver: \"\", runtime: \"\"}\n", src.Name, Family(src))
+	b.WriteString("fit: {gpu_factor: 1.2, median_abs_err_before: 0, median_abs_err_after: 0}\ntransfer: {same_family: 0.25, other_family: 0.25}\ncells:\n")
+	b.WriteString("  - {class: \"gemm\", bound: \"*\", size: \"*\", n: 1, factor: 1.5}\nbands: []\n")
+	c, err := Parse("t.yaml", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	terms := only("compute", 1e-4)
+	for _, tc := range []struct {
+		gpu           string
+		full, fitted  bool
+		factor, below float64
+	}{
+		{"H100-SXM5-80GB", true, true, 1.2 * 1.5, 0},
+		{"H200-SXM-141GB", true, false, 1.2 * 1.5, 0},
+		{"H100-PCIe-80GB", false, false, 0, 1.2},
+	} {
+		a := c.For(mustGPU(t, tc.gpu))
+		f := a.TermFactor("gemm", "MatMul", "", "compute", terms)
+		if a.Full() != tc.full || a.Fitted() != tc.fitted {
+			t.Errorf("%s: full %v, fitted %v; want %v, %v", tc.gpu, a.Full(), a.Fitted(), tc.full, tc.fitted)
+		}
+		if tc.factor > 0 && math.Abs(f-tc.factor) > 1e-9 {
+			t.Errorf("%s: factor %g, want %g", tc.gpu, f, tc.factor)
+		}
+		if tc.below > 0 && !(f > 1 && f < tc.below) {
+			t.Errorf("%s: factor %g, want a partial transfer in (1, %g)", tc.gpu, f, tc.below)
+		}
+	}
+	if d := c.For(mustGPU(t, "H200-SXM-141GB")).Describe(); !strings.Contains(d, "same silicon") {
+		t.Errorf("header %q does not say why it applies in full", d)
+	}
+	if !sameSilicon(mustGPU(t, "A100-SXM4-40GB"), "A100-SXM4-80GB") || sameSilicon(mustGPU(t, "A100-PCIe-80GB"), "A100-SXM4-80GB") {
+		t.Error("A100 40 GB SXM4 is the 80 GB's silicon at its power limit; the 300 W PCIe board is not")
+	}
+}

@@ -276,7 +276,7 @@ class LlamaSmall(torch.nn.Module):
 
     def forward(self, input_ids):
         s = input_ids.size(1)
-        pos = torch.arange(s, dtype=torch.long).unsqueeze(0)
+        pos = torch.arange(s, dtype=torch.long, device=input_ids.device).unsqueeze(0)  # as HF: on the ids' device
         x = self.embed_tokens(input_ids)
         with torch.no_grad():  # LlamaRotaryEmbedding.forward is @torch.no_grad()
             freqs = (self.inv_freq[None, :, None].float() @ pos[:, None, :].float()).transpose(1, 2)
@@ -352,7 +352,7 @@ class GPT2Small(torch.nn.Module):
         self.ln_f = torch.nn.LayerNorm(d)
 
     def forward(self, input_ids):
-        pos = torch.arange(input_ids.size(1), dtype=torch.long).unsqueeze(0)
+        pos = torch.arange(input_ids.size(1), dtype=torch.long, device=input_ids.device).unsqueeze(0)
         x = self.wte(input_ids) + self.wpe(pos)
         for block in self.h:
             x = block(x)

@@ -25,11 +25,18 @@ import (
 // cfg's Calibration is ignored (a calibration is fitted against the bare
 // model). An error names the file, and the row's line.
 func MeasuredRows(table string, cfg pipeline.Config) ([]calib.Row, error) {
+	cfg.Calibration = nil
+	return PriceMeasured(table, cfg)
+}
+
+// PriceMeasured prices every row of a measurements table as MeasuredRows
+// does, but under cfg's calibration when it has one: how a calibration
+// fitted elsewhere (another GPU, another day) does on these rows.
+func PriceMeasured(table string, cfg pipeline.Config) ([]calib.Row, error) {
 	ms, err := calib.ReadMeasurements(table)
 	if err != nil {
 		return nil, &pipeline.Error{Err: err}
 	}
-	cfg.Calibration = nil
 	rows := make([]calib.Row, 0, len(ms))
 	for _, m := range ms {
 		c := cfg

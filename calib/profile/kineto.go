@@ -49,6 +49,12 @@ func parseKineto(raw json.RawMessage) (*Profile, error) {
 	}
 	threads, steps, launches := kinetoIndex(evs)
 	var units []kinetoUnit
+	// byOp is the unit of each op call that launched kernels: one call
+	// is one unit, however many kernels it runs (cuBLAS's split-K fp32
+	// GEMM at batch 1 is a memset, a scaling kernel, the GEMM and a bias
+	// epilogue under one aten::addmm), so the k-th call of a module's op
+	// stays the k-th event.
+	byOp := map[launchOp]int{}
 	gpu := false
 	for _, e := range evs {
 		if e.Ph == "X" && (e.Cat == "kernel" || e.Cat == "gpu_memcpy" || e.Cat == "gpu_memset") {
@@ -58,7 +64,15 @@ func parseKineto(raw json.RawMessage) (*Profile, error) {
 				units = append(units, kinetoUnit{label: e.Name, us: e.Dur, kernels: 1, step: -1, ts: e.Ts})
 				continue
 			}
-			label, op := enclosing(threads[l.thread], l.ts, nil)
+			label, op, at := enclosing(threads[l.thread], l.ts, nil)
+			key := launchOp{l.thread, at}
+			if i, ok := byOp[key]; ok && at >= 0 {
+				units[i].us += e.Dur
+				units[i].kernels++
+				units[i].ts = min(units[i].ts, l.ts)
+				continue
+			}
+			byOp[key] = len(units)
 			units = append(units, kinetoUnit{label: label, op: op, us: e.Dur, kernels: 1, step: stepOf(steps, l.ts), ts: l.ts})
 		}
 	}
@@ -79,6 +93,13 @@ func parseKineto(raw json.RawMessage) (*Profile, error) {
 		p.Notes = append(p.Notes, fmt.Sprintf("averaged over %d ProfilerStep ranges", len(steps)))
 	}
 	return p, nil
+}
+
+// launchOp is one call of an op on a thread: the index of its innermost
+// cpu_op range in the thread's sorted ranges (-1: none).
+type launchOp struct {
+	thread string
+	at     int
 }
 
 // launch is where a kernel was launched.
@@ -128,10 +149,12 @@ func kinetoIndex(evs []chromeEvent) (map[string][]kinetoRange, []span, map[strin
 }
 
 // enclosing names the innermost annotation or module range and the
-// innermost cpu_op around ts on a thread, skipping self. Ranges nest, so
-// the last range starting at or before ts that still covers it is the
-// innermost of its kind.
-func enclosing(rs []kinetoRange, ts float64, self *kinetoRange) (label, op string) {
+// innermost cpu_op around ts on a thread, skipping self, and gives that
+// cpu_op's index in rs (-1: none). Ranges nest, so the last range
+// starting at or before ts that still covers it is the innermost of its
+// kind.
+func enclosing(rs []kinetoRange, ts float64, self *kinetoRange) (label, op string, at int) {
+	at = -1
 	end := sort.Search(len(rs), func(i int) bool { return rs[i].start > ts })
 	for i := end - 1; i >= 0 && (label == "" || op == ""); i-- {
 		r := &rs[i]
@@ -140,13 +163,13 @@ func enclosing(rs []kinetoRange, ts float64, self *kinetoRange) (label, op strin
 		}
 		if r.cat == "cpu_op" {
 			if op == "" && label == "" {
-				op = r.name
+				op, at = r.name, i
 			}
 		} else if label == "" {
 			label = r.name
 		}
 	}
-	return label, op
+	return label, op, at
 }
 
 // topLevelOps are the cpu_ops not inside another cpu_op, each a unit.
@@ -173,7 +196,7 @@ func topLevelOps(threads map[string][]kinetoRange, steps []span) []kinetoUnit {
 			if !top {
 				continue
 			}
-			label, _ := enclosing(rs, r.start, r)
+			label, _, _ := enclosing(rs, r.start, r)
 			units = append(units, kinetoUnit{label: label, op: r.name, us: r.end - r.start, step: stepOf(steps, r.start), ts: r.start})
 		}
 	}

@@ -123,9 +123,15 @@ func statOK(path string) bool {
 	return err == nil
 }
 
-// measuredJSON runs report --format json on the row's settings.
+// measuredJSON runs report --format json on the row's settings, on the
+// H100 of our first rows.
 func measuredJSON(t *testing.T, path string, args ...string) *report.Report {
-	code, out, errs := runCLI(t, append([]string{"report", path, "--gpu", "H100-SXM5-80GB", "--format", "json"}, args...)...)
+	return measuredJSONOn(t, "H100-SXM5-80GB", path, args...)
+}
+
+// measuredJSONOn is measuredJSON on the GPU named.
+func measuredJSONOn(t *testing.T, gpu, path string, args ...string) *report.Report {
+	code, out, errs := runCLI(t, append([]string{"report", path, "--gpu", gpu, "--format", "json"}, args...)...)
 	if code != 0 {
 		t.Fatalf("report %s %v: exit %d: %s", path, args, code, errs)
 	}
@@ -140,7 +146,13 @@ func measuredJSON(t *testing.T, path string, args ...string) *report.Report {
 // for messages).
 func h100Rows(t *testing.T) ([][]string, string) {
 	t.Helper()
-	path := filepath.Join("..", "..", "testdata", "measured", "h100_sxm5_pytorch.csv")
+	return measuredRows(t, "h100_sxm5_pytorch.csv")
+}
+
+// measuredRows reads one GPU's whole-model rows from testdata/measured.
+func measuredRows(t *testing.T, file string) ([][]string, string) {
+	t.Helper()
+	path := filepath.Join("..", "..", "testdata", "measured", file)
 	recs, err := measured.Read(path, "model,mode,dtype,batch,eager_ms,graph_ms,kernel_ms,kernels,peak_mib,power_w")
 	if err != nil {
 		t.Fatal(err)
@@ -148,11 +160,55 @@ func h100Rows(t *testing.T) ([][]string, string) {
 	return recs, path
 }
 
+// measuredSet is one GPU's whole-model rows and the bounds that guard
+// them.
+type measuredSet struct {
+	file, gpu      string
+	bounds         map[string]float64 // largest median |error| per comparison
+	kernelSumBound float64
+	// fitModels are the models whose rows set calib's planCentre for the
+	// eager plan; the interval's held-out coverage leaves them out.
+	fitModels map[string]bool
+}
+
 func TestMeasuredEndToEndH100(t *testing.T) {
+	checkMeasured(t, measuredSet{file: "h100_sxm5_pytorch.csv", gpu: "H100-SXM5-80GB", bounds: measuredBounds,
+		kernelSumBound: measuredKernelSumBound, fitModels: intervalFitModels})
+}
+
+// TestMeasuredEndToEndH200: the same comparisons on our H200 rows
+// (testdata/measured/h200_sxm_pytorch.csv, 2026-12-01), a GPU nothing in
+// onnxcost was fitted to: every row is held out, the H200 entry of
+// hwdb/gpus.yaml is datasheet figures on the H100's silicon.
+//
+// When added: all 156 times 13.7% (signed −3.5%); graph 12.3% (−11.5%),
+// eager 16.1% (+8.4%), training 25.6% (+25.6%: this machine's host ran
+// the same eager steps 1.2-1.4× faster than the H100's, e.g. ResNet-50
+// SGD 20.2 ms against 29.3, while the pytorch profile's host figures were
+// fitted there), power 10.8%, memory 2.0%, training memory 1.2%, kernel
+// sums 12.4%, 63 of 75 graph rows (84%) inside the 80% interval at width
+// 1.51. The largest misses, each a known effect not yet modelled: GPT-2's
+// LM head over 50,257 tokens (an odd leading dimension: cuBLAS runs an
+// alignment-1 CUTLASS kernel, 634 µs for 26 GFLOP in fp16, priced 79 µs;
+// graph rows −38% to −67%) and the eager LLaMA-7B decode step written as
+// modules (+47% to +137%: module_us is charged per op inside a module's
+// forward, where these measured 10.8 µs a kernel in all).
+func TestMeasuredEndToEndH200(t *testing.T) {
+	checkMeasured(t, measuredSet{file: "h200_sxm_pytorch.csv", gpu: "H200-SXM-141GB", bounds: h200Bounds,
+		kernelSumBound: 0.16})
+}
+
+// h200Bounds are the medians reached when the rows were added plus a
+// margin (see TestMeasuredEndToEndH200).
+var h200Bounds = map[string]float64{"graph": 0.16, "eager": 0.20, "train": 0.30, "power": 0.14, "memory": 0.04, "train-memory": 0.03}
+
+// checkMeasured compares every row of set with the runtime it was
+// measured under and holds the medians to set's bounds.
+func checkMeasured(t *testing.T, set measuredSet) {
 	if testing.Short() {
 		t.Skip("costs whole models")
 	}
-	recs, path := h100Rows(t)
+	recs, path := measuredRows(t, set.file)
 	dir := t.TempDir()
 	res := map[string][]modelResult{}
 	var bodyErrs []modelResult
@@ -174,13 +230,13 @@ func TestMeasuredEndToEndH100(t *testing.T) {
 		if err1 != nil || err2 != nil {
 			t.Fatalf("%s: bad row %q", path, rec)
 		}
-		row := modelRow{GPU: "H100-SXM5-80GB", Model: model, DType: rec[2], Batch: batch, LatencyMS: eagerMS}
+		row := modelRow{GPU: set.gpu, Model: model, DType: rec[2], Batch: batch, LatencyMS: eagerMS}
 		common := []string{"--dtype", dtype, "--batch", rec[3]}
 		if opt, ok := strings.CutPrefix(mode, "train-"); ok {
 			if opt == "sgd" {
 				opt = "momentum" // scripts/measure_gpu.py: SGD(momentum=0.9)
 			}
-			r := measuredJSON(t, mpath, append(common, "--train", "--optimizer", opt, "--runtime", "pytorch-nhwc")...)
+			r := measuredJSONOn(t, set.gpu, mpath, append(common, "--train", "--optimizer", opt, "--runtime", "pytorch-nhwc")...)
 			e := add("train", row, r.Totals.TimeS*1e3, eagerMS)
 			// The device side against the profiled kernel sum and count
 			// (a check, not a bound: the training note gives the count).
@@ -203,20 +259,20 @@ func TestMeasuredEndToEndH100(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: bad row %q", path, rec)
 		}
-		g := measuredJSON(t, mpath, append(common, "--runtime", rowRuntime("graph", dtype))...)
-		p := measuredJSON(t, mpath, append(common, "--runtime", rowRuntime("pytorch", dtype))...)
+		g := measuredJSONOn(t, set.gpu, mpath, append(common, "--runtime", rowRuntime("graph", dtype))...)
+		p := measuredJSONOn(t, set.gpu, mpath, append(common, "--runtime", rowRuntime("pytorch", dtype))...)
 		grow := row
 		grow.LatencyMS = graphMS
 		eg := add("graph", grow, g.Totals.TimeS*1e3, graphMS)
 		if iv := g.Totals.TimeIntervalS; len(iv) == 2 {
-			set := 1
-			if intervalFitModels[model] {
-				set = 0
+			held := 1
+			if set.fitModels[model] {
+				held = 0
 			}
-			setRows[set]++
+			setRows[held]++
 			if graphMS >= iv[0]*1e3 && graphMS <= iv[1]*1e3 {
 				inside++
-				setInside[set]++
+				setInside[held]++
 			}
 			widths = append(widths, iv[1]/iv[0])
 			intervals++
@@ -249,8 +305,8 @@ func TestMeasuredEndToEndH100(t *testing.T) {
 	if len(bodyErrs) > 0 {
 		med := quantileAbs(bodyErrs, 0.5)
 		t.Logf("kernel sums: n=%d median |error| %.1f%%, signed median %+.1f%%", len(bodyErrs), 100*med, 100*signedMedian(bodyErrs))
-		if med > measuredKernelSumBound {
-			t.Errorf("kernel sums: median |error| %.1f%% exceeds the regression bound %.0f%%", 100*med, 100*measuredKernelSumBound)
+		if med > set.kernelSumBound {
+			t.Errorf("kernel sums: median |error| %.1f%% exceeds the regression bound %.0f%%", 100*med, 100*set.kernelSumBound)
 		}
 	}
 	slices.Sort(widths)
@@ -278,8 +334,8 @@ func TestMeasuredEndToEndH100(t *testing.T) {
 		}
 		med, p90 := quantileAbs(r, 0.5), quantileAbs(r, 0.9)
 		t.Logf("%s: n=%d median |error| %.1f%%, P90 %.1f%%, signed median %+.1f%%", metric, len(r), 100*med, 100*p90, 100*signedMedian(r))
-		if med > measuredBounds[metric] {
-			t.Errorf("%s: median |error| %.1f%% on the measured H100 rows exceeds the regression bound %.0f%%", metric, 100*med, 100*measuredBounds[metric])
+		if med > set.bounds[metric] {
+			t.Errorf("%s: median |error| %.1f%% on the measured %s rows exceeds the regression bound %.0f%%", metric, 100*med, set.gpu, 100*set.bounds[metric])
 		}
 	}
 }

@@ -34,11 +34,16 @@ func LoadAll(root string) (rows []Row, skipped []string, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	h, err := LoadH100(filepath.Join(root, H100File))
-	if err != nil {
-		return nil, nil, err
+	rows = append(rows, d...)
+	for _, f := range OwnFiles {
+		f.File = filepath.Join(root, f.File)
+		h, err := LoadOwn(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		rows = append(rows, h...)
 	}
-	rows = append(append(append(rows, d...), h...), v...)
+	rows = append(rows, v...)
 	return rows, append(sv, sd...), nil
 }
 

@@ -13,16 +13,35 @@ import (
 // header: one H100 80GB HBM3 SXM5, 700 W).
 const h100GPU = "H100-SXM5-80GB"
 
-// LoadH100 reads our own single-kernel rows (torch.matmul, torch.add and
-// a decode step's scaled_dot_product_attention, timed per call inside a
-// CUDA graph; scripts/measure_gpu.py --kernels).
+// OwnFile is one file of our own single-kernel rows and the GPU it was
+// measured on.
+type OwnFile struct{ File, GPU, Source string }
+
+// OwnFiles are our own single-kernel measurements (scripts/measure_gpu.py
+// --kernels), relative to the repository root.
+var OwnFiles = []OwnFile{
+	{H100File, h100GPU, SourceH100},
+	{"testdata/measured/h200_sxm_kernels.csv", "H200-SXM-141GB", SourceH200},
+}
+
+// IsOwn reports whether source is one of our own measurements, timed per
+// call inside a CUDA graph.
+func IsOwn(source string) bool { return source == SourceH100 || source == SourceH200 }
+
+// LoadH100 reads our own H100 single-kernel rows.
+func LoadH100(file string) ([]Row, error) { return LoadOwn(OwnFile{file, h100GPU, SourceH100}) }
+
+// LoadOwn reads one file of our own single-kernel rows (torch.matmul,
+// torch.add and a decode step's scaled_dot_product_attention, timed per
+// call inside a CUDA graph; scripts/measure_gpu.py --kernels).
 // Nothing is fitted to them, so all are held out.
-func LoadH100(file string) ([]Row, error) {
+func LoadOwn(f OwnFile) ([]Row, error) {
+	file := f.File
 	recs, err := measured.Read(file, "op,dtype,shape,ms")
 	if err != nil {
 		return nil, err
 	}
-	gpu, err := lookupGPU(h100GPU, file)
+	gpu, err := lookupGPU(f.GPU, file)
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +60,7 @@ func LoadH100(file string) ([]Row, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: row %d: %v", file, i+1, err)
 		}
-		rows = append(rows, Row{Source: SourceH100, GPU: h100GPU, Op: op + " " + dtype, Shape: shape,
+		rows = append(rows, Row{Source: f.Source, GPU: f.GPU, Op: op + " " + dtype, Shape: shape,
 			Class: k.Class, Kernel: k, Compute: dtype, Setting: perf.InPlan,
 			MeasuredS: ms * 1e-3, HeldOut: true, spec: &spec})
 	}

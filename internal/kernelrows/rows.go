@@ -1,7 +1,7 @@
 // Package kernelrows prices single measured kernels through onnxcost's time
 // model: Vidur's per-operator LLM profiles (A100, H100, A40), DeepBench's
 // GEMM/convolution/RNN sheets (through internal/calibrate) and our own H100
-// rows (testdata/measured). Each row is a kernel measured alone, the kernel
+// and H200 rows (testdata/measured). Each row is a kernel measured alone, the kernel
 // the cost rules build for it, and whether it is held out of fitting. The
 // per-(source, GPU, op) and per-(GPU, class) errors show where the model is
 // off; the held-out ratios measured/predicted per GPU family and kernel class
@@ -21,6 +21,7 @@ const (
 	SourceVidur     = "vidur"
 	SourceDeepBench = "deepbench"
 	SourceH100      = "onnxcost-h100"
+	SourceH200      = "onnxcost-h200"
 )
 
 // Row is one measured kernel (or a short run of identical kernels that the

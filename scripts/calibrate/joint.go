@@ -45,7 +45,7 @@ func jointSamples(rows []kernelrows.Row, vidurEvery int) ([]calibrate.Sample, er
 	seen := map[string]int{}
 	var out []calibrate.Sample
 	for _, r := range rows {
-		if r.HeldOut || r.Source == kernelrows.SourceH100 {
+		if r.HeldOut || kernelrows.IsOwn(r.Source) {
 			continue
 		}
 		group := r.Source + " " + r.GPU + " " + r.Op
@@ -78,7 +78,7 @@ func measuredAs(r kernelrows.Row, g *hwdb.GPU, p perf.Params) float64 {
 	switch r.Source {
 	case kernelrows.SourceVidur:
 		return calibrate.KernelOnlyS(t)
-	case kernelrows.SourceH100:
+	case kernelrows.SourceH100, kernelrows.SourceH200:
 		return calibrate.KernelOnlyS(t) + perf.IdleGap(g, nil, p)
 	}
 	return t.TimeS
