@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/onnxcost/onnxcost/hwdb"
 )
@@ -38,6 +39,8 @@ type Calibration struct {
 	// Bands are the held-out residual bands: "*" for every row, and one
 	// per class with enough rows.
 	Bands []Band
+	// Hosts are the eager runtimes' host factors (see HostFactor).
+	Hosts []HostFactor
 }
 
 // Source records where a calibration came from.
@@ -215,7 +218,8 @@ func (a *Applied) Fitted() bool { return a != nil && a.full && !a.sibling }
 // memory terms transferred only at the same-family weight, 11.6% without
 // the GPU factor (all of it the factor, 1.085), and 11.0% under the
 // same-family transfer, which moved nothing (calib/loop
-// TestOwnTransferH100ToH200). A GPU outside the built-in database
+// TestOwnTransferH100ToH200; 8.5% in full since eager rows are fitted
+// with their host stalls apart). A GPU outside the built-in database
 // (--gpu-file) is never a sibling.
 func sameSilicon(gpu *hwdb.GPU, source string) bool {
 	src, err := hwdb.Lookup(source)
@@ -343,10 +347,10 @@ func (a *Applied) Describe() string {
 		fitted += " (" + c.Source.Date + ")"
 	}
 	if a.sibling {
-		return fmt.Sprintf("%s; applied in full to %s, the same silicon at the same power limit (GPU factor %.3g, %d cells)", fitted, a.gpu, c.GPUFactor, len(c.Cells))
+		return fmt.Sprintf("%s; applied in full to %s, the same silicon at the same power limit (GPU factor %.3g, %d cells; host factors not: another machine)", fitted, a.gpu, c.GPUFactor, len(c.Cells))
 	}
 	if a.full {
-		return fmt.Sprintf("%s; applied in full (GPU factor %.3g, %d cells)", fitted, c.GPUFactor, len(c.Cells))
+		return fmt.Sprintf("%s; applied in full (GPU factor %.3g, %d cells%s)", fitted, c.GPUFactor, len(c.Cells), a.hostsText())
 	}
 	rel := "another family"
 	if a.sameFamily {
@@ -354,6 +358,15 @@ func (a *Applied) Describe() string {
 	}
 	return fmt.Sprintf("%s; transferred to %s (%s): class, op and term factors at weight %.2g, the GPU factor %.3g of %s dropped",
 		fitted, a.gpu, rel, a.weight, c.GPUFactor, c.Source.GPU)
+}
+
+// hostsText lists the host factors a full calibration applies.
+func (a *Applied) hostsText() string {
+	var b strings.Builder
+	for _, h := range a.cal.Hosts {
+		fmt.Fprintf(&b, ", host ×%.3g on %s", h.Factor, h.Runtime)
+	}
+	return b.String()
 }
 
 func orUnknown(s string) string {

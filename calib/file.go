@@ -29,6 +29,7 @@ type fileDoc struct {
 	Transfer fileTransfer `yaml:"transfer"`
 	Cells    []fileCell   `yaml:"cells"`
 	Bands    []fileBand   `yaml:"bands"`
+	Hosts    []fileHost   `yaml:"hosts"`
 }
 
 type fileSource struct {
@@ -109,6 +110,7 @@ func (c *Calibration) Write(w io.Writer) error {
 	p("  same_family: %s\n  other_family: %s\n", num(c.Transfer.SameFamily), num(c.Transfer.OtherFamily))
 	writeCells(p, c.Cells)
 	writeBands(p, c.Bands)
+	writeHosts(p, c.Hosts)
 	return bw.Flush()
 }
 
@@ -264,6 +266,9 @@ func fromDoc(d *fileDoc) (*Calibration, error) {
 		return nil, err
 	}
 	if c.Bands, err = bandsFromDoc(d.Bands); err != nil {
+		return nil, err
+	}
+	if c.Hosts, err = hostsFromDoc(d.Hosts); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -74,14 +74,17 @@ func fit(gpu *hwdb.GPU, rows []Row, src Source, pen penalties) (*Calibration, er
 		return nil, err
 	}
 	px := newParamIndex(frs, pen)
-	theta := solve(frs, px, nil)
-	src.GPU, src.Family, src.Rows = gpu.Name, Family(gpu), len(frs)
-	cal := assemble(frs, px, theta, src)
-	ratios := crossValidate(frs, px)
 	before := make([]float64, len(frs))
 	for i := range frs {
 		before[i] = frs[i].meas / frs[i].predict(nil)
 	}
+	theta := solve(frs, px, nil)
+	hosts := fitHosts(frs, theta, nil)
+	setHosts(frs, hosts)
+	src.GPU, src.Family, src.Rows = gpu.Name, Family(gpu), len(frs)
+	cal := assemble(frs, px, theta, src)
+	cal.Hosts = hostList(hosts)
+	ratios := crossValidate(frs, px)
 	cal.MedianErrBefore = round4(medianAbsErr(before))
 	cal.MedianErrAfter = round4(medianAbsErr(ratios))
 	cal.Bands = residualBands(frs, ratios)
@@ -92,10 +95,17 @@ func fit(gpu *hwdb.GPU, rows []Row, src Source, pen penalties) (*Calibration, er
 // max(host, rest + Σ body_k(θ)), each kernel's body priced as
 // cost.Analyze prices a calibrated kernel (fitKernel.body).
 type fitRow struct {
-	name      string
-	meas      float64
-	rest      float64 // Totals.TimeS − Σ body: launch gaps, host stalls, communication
-	host      float64 // the host's issue time; the call cannot be faster
+	name string
+	meas float64
+	rest float64 // Totals.TimeS − Σ body: launch gaps, host stalls, communication
+	host float64 // the host's issue time; the call cannot be faster
+	// runtime is the runtime the row was priced under, and hostFactor
+	// the factor on its host time being fitted or applied (fitHosts).
+	runtime    string
+	hostFactor float64
+	// tail is, for a row with a host, the time after both the host's
+	// issue and the device side end: pred = tail + max(host, device).
+	tail      float64
 	kernels   []fitKernel
 	mainClass string // the class with the most body time
 }
@@ -191,7 +201,7 @@ func prepareRow(gpu *hwdb.GPU, name string, r Row) (fitRow, error) {
 	if !(rep.Totals.TimeS > 0) || math.IsInf(rep.Totals.TimeS, 0) {
 		return fitRow{}, fmt.Errorf("calibrate: %s: the estimate has no time (%g s)", name, rep.Totals.TimeS)
 	}
-	fr := fitRow{name: name, meas: r.MeasuredS}
+	fr := fitRow{name: name, meas: r.MeasuredS, hostFactor: 1}
 	var sum float64
 	classBody := map[string]float64{}
 	for i := range rep.Nodes {
@@ -210,7 +220,14 @@ func prepareRow(gpu *hwdb.GPU, name string, r Row) (fitRow, error) {
 	}
 	fr.rest = max(0, rep.Totals.TimeS-sum)
 	if rt := rep.Runtime; rt != nil && rt.DispatchS > 0 {
-		fr.host = rt.HostS
+		fr.host, fr.runtime = rt.HostS, rt.Name
+		if rt.DeviceS > 0 {
+			// The device side without the host's stalls, and what follows
+			// both (the last kernel's tail, the call's synchronize): a
+			// faster host shortens the stalls, not the kernels.
+			fr.rest = max(0, rt.DeviceS-sum)
+			fr.tail = max(0, rep.Totals.TimeS-max(rt.HostS, rt.DeviceS))
+		}
 	}
 	fr.mainClass = argmaxKey(classBody)
 	return fr, nil
@@ -460,15 +477,25 @@ func (fr *fitRow) predictGrad(theta, grad []float64, mono bool) (float64, bool) 
 	for _, k := range fr.kernels {
 		dev += k.body(theta, mono)
 	}
-	if fr.host > dev {
-		return fr.host, false
+	if host := fr.host * fr.hostFactor; host > dev {
+		return fr.tail + host, false
 	}
 	if grad != nil {
 		for _, k := range fr.kernels {
-			k.addGrad(theta, 1/dev, grad, mono)
+			k.addGrad(theta, 1/(fr.tail+dev), grad, mono)
 		}
 	}
-	return dev, true
+	return fr.tail + dev, true
+}
+
+// device is the row's device side under theta: rest plus the kernels'
+// calibrated bodies.
+func (fr *fitRow) device(theta []float64) float64 {
+	dev := fr.rest
+	for _, k := range fr.kernels {
+		dev += k.body(theta, true)
+	}
+	return dev
 }
 
 // body is the kernel's calibrated body under theta (nil: uncalibrated):

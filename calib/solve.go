@@ -278,13 +278,16 @@ func crossValidate(frs []fitRow, px *paramIndex) []float64 {
 		for i := range frs {
 			train[i] = i%k != f
 		}
+		setHosts(frs, nil)
 		theta := solve(frs, px, train)
+		setHosts(frs, fitHosts(frs, theta, train))
 		for i := range frs {
 			if !train[i] {
 				ratios[i] = frs[i].meas / frs[i].predict(theta)
 			}
 		}
 	}
+	setHosts(frs, nil)
 	return ratios
 }
 

@@ -1,0 +1,94 @@
+package calib
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/hwdb"
+)
+
+// hostRow is a call the host bounds: a small kernel issued by a host that
+// takes host seconds (the runtime's figures), measured at meas.
+func hostRow(gpu, name, rt string, host, meas float64) Row {
+	rep := synthReport(gpu, kern{"elementwise", "Add", "memory", 10e-6})
+	rep.Runtime = &report.Runtime{Name: rt, DispatchS: 8e-6, HostS: host, DeviceS: 12e-6}
+	rep.Totals.TimeS = host + 5e-6
+	return Row{Name: name, MeasuredS: meas, Report: rep}
+}
+
+// A machine whose host issues eager work 0.8× as long as the runtime
+// profile says: the calibration learns a host factor near 0.8 for that
+// runtime from the host-bound rows (shrunk toward 1 by hostPull), leaves
+// the kernel cells alone, and applies it on the GPU fitted, to the
+// profile's host figures, and nowhere else.
+func TestHostFactorLearnsTheMachinesHost(t *testing.T) {
+	gpu := mustGPU(t, "H100-SXM5-80GB")
+	rows := mixRows(gpu.Name, func(kern) float64 { return 1 }, 0, 1)
+	for i, host := range []float64{1e-3, 2e-3, 3e-3, 4e-3, 5e-3, 6e-3, 7e-3, 8e-3} {
+		rows = append(rows, hostRow(gpu.Name, "h"+string(rune('a'+i)), "pytorch", host, 0.8*(host+5e-6)))
+	}
+	cal, err := Fit(gpu, rows, Source{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cal.Hosts) != 1 || cal.Hosts[0].Runtime != "pytorch" || cal.Hosts[0].N != 8 {
+		t.Fatalf("hosts %+v, want one pytorch factor from 8 rows", cal.Hosts)
+	}
+	want := math.Exp(math.Log(0.8) * 8 / (8 + hostPull))
+	if f := cal.Hosts[0].Factor; math.Abs(f-want) > 1e-3 {
+		t.Errorf("host factor %g, want %g (0.8 shrunk by %d rows of pull)", f, want, hostPull)
+	}
+	for _, term := range termNames {
+		if f := cal.For(gpu).TermFactor("elementwise", "Add", "", term, only(term, 10e-6)); math.Abs(f-1) > 0.01 {
+			t.Errorf("elementwise %s factor %g from host-bound rows, want 1", term, f)
+		}
+	}
+	rt := &hwdb.Runtime{Name: "pytorch-nhwc", DispatchS: 8e-6, ModuleS: 20e-6, CallS: 6e-6, AutogradS: 38e-6, OptimParamS: 3e-6, CudnnS: 24e-6}
+	s := cal.For(gpu).ScaleHost(rt)
+	f := cal.Hosts[0].Factor
+	for name, v := range map[string][2]float64{"dispatch": {s.DispatchS, rt.DispatchS}, "module": {s.ModuleS, rt.ModuleS},
+		"call": {s.CallS, rt.CallS}, "autograd": {s.AutogradS, rt.AutogradS}, "optim": {s.OptimParamS, rt.OptimParamS}, "cudnn": {s.CudnnS, rt.CudnnS}} {
+		if math.Abs(v[0]-f*v[1]) > 1e-15 {
+			t.Errorf("%s: %g, want %g × %g (pytorch's factor on its layout variant)", name, v[0], f, v[1])
+		}
+	}
+	if rt.DispatchS != 8e-6 {
+		t.Error("ScaleHost changed the runtime it was given")
+	}
+	if got := cal.For(mustGPU(t, "H200-SXM-141GB")).ScaleHost(rt); got != rt {
+		t.Error("a host factor applied on another GPU (another machine)")
+	}
+	if got := cal.For(gpu).ScaleHost(&hwdb.Runtime{Name: "onnxruntime", DispatchS: 5e-6}); got.DispatchS != 5e-6 {
+		t.Error("a host factor applied to a runtime it was not fitted for")
+	}
+	if d := cal.For(gpu).Describe(); !strings.Contains(d, "host ×") {
+		t.Errorf("header %q does not say the host factor is applied", d)
+	}
+	out := writeString(t, cal)
+	back, err := Parse("h.yaml", []byte(out))
+	if err != nil || writeString(t, back) != out || len(back.Hosts) != 1 {
+		t.Errorf("hosts do not round-trip (%v):\n%s", err, out)
+	}
+}
+
+// A hosts section that names no runtime, repeats one or is out of range
+// is an error of one line naming the file.
+func TestParseRejectsBadHosts(t *testing.T) {
+	head := "format: 1\nsource: {gpu: \"H100-SXM5-80GB\", family: \"Hopper\", measurements: \"t\", rows: 1, date: \"\", driver: \"\", runtime: \"\"}\n" +
+		"fit: {gpu_factor: 1, median_abs_err_before: 0, median_abs_err_after: 0}\ntransfer: {same_family: 0.15, other_family: 0.15}\ncells: []\nbands: []\n"
+	for body, want := range map[string]string{
+		"hosts:\n  - {runtime: \"\", n: 3, factor: 0.9}\n":                                                     "runtime is empty",
+		"hosts:\n  - {runtime: \"pytorch\", n: 3, factor: 90}\n":                                               "outside",
+		"hosts:\n  - {runtime: \"pytorch\", n: 3, factor: 0.9}\n  - {runtime: \"pytorch\", n: 2, factor: 1}\n": "twice",
+	} {
+		_, err := Parse("h.yaml", []byte(head+body))
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "calibration h.yaml:") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: %v, want one line naming h.yaml and %q", body, err, want)
+		}
+	}
+	if c, err := Parse("h.yaml", []byte(head)); err != nil || len(c.Hosts) != 0 {
+		t.Errorf("a file without hosts: %v, %+v", err, c)
+	}
+}
