@@ -182,6 +182,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(goodFile))
 	f.Add([]byte("format: 1\ncells: [{class: gemm, factor: 1e400}]"))
 	f.Add([]byte("{"))
+	f.Add([]byte(goodFile + "hosts:\n  - {runtime: \"pytorch\", n: 12, factor: 0.89}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse("fuzz.yaml", data)
 		if err != nil {

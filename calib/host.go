@@ -3,6 +3,7 @@ package calib
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -52,7 +53,7 @@ func fitHosts(frs []fitRow, theta []float64, train []bool) map[string]hostFit {
 	logs := map[string][]float64{}
 	for i := range frs {
 		fr := &frs[i]
-		if (train != nil && !train[i]) || !(fr.host > 0) || fr.runtime == "" {
+		if (train != nil && !train[i]) || !(fr.host > 0) || !runtimeName.MatchString(fr.runtime) {
 			continue
 		}
 		if fr.host < hostBoundMargin*fr.device(theta) {
@@ -135,8 +136,8 @@ func hostsFromDoc(fh []fileHost) ([]HostFactor, error) {
 	out := make([]HostFactor, 0, len(fh))
 	for i, h := range fh {
 		at := fmt.Sprintf("hosts[%d]", i)
-		if h.Runtime == "" {
-			return nil, fmt.Errorf("%s: runtime is empty", at)
+		if !runtimeName.MatchString(h.Runtime) {
+			return nil, fmt.Errorf("%s: runtime %q is not a runtime profile's name (letters, digits, '.', '_', '-')", at, h.Runtime)
 		}
 		if err := checkFactor(at+".factor", h.Factor); err != nil {
 			return nil, err
@@ -151,6 +152,11 @@ func hostsFromDoc(fh []fileHost) ([]HostFactor, error) {
 	}
 	return out, nil
 }
+
+// runtimeName is what a host factor's runtime may be: a profile name as
+// hwdb/runtimes.yaml and --runtime-file write them, at most 64 characters
+// (a name Write would have to alter could not read back as itself).
+var runtimeName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
 type fileHost struct {
 	Runtime string  `yaml:"runtime"`

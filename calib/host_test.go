@@ -79,7 +79,8 @@ func TestParseRejectsBadHosts(t *testing.T) {
 	head := "format: 1\nsource: {gpu: \"H100-SXM5-80GB\", family: \"Hopper\", measurements: \"t\", rows: 1, date: \"\", driver: \"\", runtime: \"\"}\n" +
 		"fit: {gpu_factor: 1, median_abs_err_before: 0, median_abs_err_after: 0}\ntransfer: {same_family: 0.15, other_family: 0.15}\ncells: []\nbands: []\n"
 	for body, want := range map[string]string{
-		"hosts:\n  - {runtime: \"\", n: 3, factor: 0.9}\n":                                                     "runtime is empty",
+		"hosts:\n  - {runtime: \"\", n: 3, factor: 0.9}\n":                                                     "not a runtime",
+		"hosts:\n  - {runtime: \"a\\x01\", n: 3, factor: 0.9}\n":                                               "not a runtime",
 		"hosts:\n  - {runtime: \"pytorch\", n: 3, factor: 90}\n":                                               "outside",
 		"hosts:\n  - {runtime: \"pytorch\", n: 3, factor: 0.9}\n  - {runtime: \"pytorch\", n: 2, factor: 1}\n": "twice",
 	} {
