@@ -195,10 +195,12 @@ func TestMeasuredEndToEndH100(t *testing.T) {
 // in fp16, priced 79 µs; graph rows −38% to −67%), priced since at the
 // fallback's rate (graph 10.2%, −8.7%; 67 of 75 inside the interval;
 // the GPT-2 rows −1% to −9% in TF32 and fp16, while the fallback's power
-// is priced as a dense GEMM's: 592 W against 389 at fp16 batch 32), and
-// the eager LLaMA-7B decode step written as modules (+47% to +137%:
-// module_us is charged per op inside a module's forward, where these
-// measured 10.8 µs a kernel in all).
+// is priced as a dense GEMM's: 592 W against 389 at fp16 batch 32); the
+// decode step's attention GEMVs at cuBLAS gemvx's rate, from this GPU's
+// batch-8 profile (cost/perf/batchedgemv.go; graph 10.1%, −8.2%, 68 of
+// 75 inside); and the eager LLaMA-7B decode step written as modules
+// (+47% to +137%: module_us is charged per op inside a module's forward,
+// where these measured 10.8 µs a kernel in all).
 func TestMeasuredEndToEndH200(t *testing.T) {
 	checkMeasured(t, measuredSet{file: "h200_sxm_pytorch.csv", gpu: "H200-SXM-141GB", bounds: h200Bounds,
 		kernelSumBound: 0.16})

@@ -196,6 +196,10 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 	peak *= clockFraction(g, p)
 	t.MemoryS, t.Bandwidth, t.Level = memoryTime(g, k, p)
 	t.MemoryS = softSum(t.MemoryS, pointwiseS(g, k, p))
+	if f := batchedGEMVStretch(g, k, p, o.Runtime); f > 1 {
+		t.MemoryS *= f
+		t.Bandwidth /= f
+	}
 
 	switch {
 	case k.Direct.Outputs > 0:
