@@ -54,6 +54,17 @@ func TestMisalignedGEMMOnHopper(t *testing.T) {
 	if trt, err := hwdb.LookupRuntime("tensorrt"); err != nil || misalignedGEMMS(h200, lmHead(2048, 50257, hwdb.FP16Tensor, ClassGEMM), o.Params, trt) != 0 {
 		t.Errorf("TensorRT (%v): a fallback floor, want none (it times its own tactics)", err)
 	}
+	// A weight gradient's K is batch × sequence: a misaligned K (batch 4)
+	// is no slower than the next aligned one (batch 8).
+	wgrad := func(k int64) float64 {
+		// Its operands in L2 (Resident, no DRAM bytes), as LSTM-PTB's
+		// step leaves them: the fallback's rate alone would bound it.
+		return EstimateKernel(h200, Kernel{Class: ClassGEMM, Precision: hwdb.FP16Tensor, M: 4096, N: 1024, K: k, Batch: 1,
+			FLOPs: FMAFLOPs * float64(4096*1024*k), Bytes: 2 * float64(4096*k+k*1024+4096*1024), Resident: true, Launches: 1}, o).TimeS
+	}
+	if wgrad(4) > wgrad(8) {
+		t.Errorf("K = 4: %g s, above K = 8's %g s", wgrad(4), wgrad(8))
+	}
 	// More tokens never take less time across the GEMV boundary.
 	prev := 0.0
 	for m := int64(1); m <= 64; m++ {
