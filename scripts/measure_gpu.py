@@ -28,15 +28,18 @@ the model in half precision. Layout is channels_last for fp16/tf32 (the layout
 cuDNN's tensor-core kernels want) and NCHW for fp32. cudnn.benchmark is on.
 
 --kernels writes single-kernel rows instead (op, dtype, shape, ms): torch.matmul at square
-and LLM-shaped sizes, an elementwise add, and a decode step's attention (op Attention, shape
+and LLM-shaped sizes (op MatMul: one weight re-read by every call, so from L2 when it fits;
+op MatMulCold: decode-sized products whose weight rotates through 20 copies, read from DRAM
+every call), an elementwise add, and a decode step's attention (op Attention, shape
 BxHxLxD: F.scaled_dot_product_attention of one query per sequence and head over L cached keys,
 PyTorch's default backend choice), each timed with CUDA events over back-to-back calls of one
 CUDA graph holding 20 of them (so launch cost is amortised away). The attention rows check
 onnxcost's decode-attention pricing (cost/perf/decode.go), which only Vidur's A100 profile
 has checked so far; they are not written to calibrate's table (no export).
 
---profile MODEL:DTYPE:BATCH writes every kernel of one eager call (name, µs) instead: how the
-whole-model rows were explained (which kernels PyTorch runs that the ONNX export does not hold).
+--profile MODEL:DTYPE:BATCH writes every kernel of one eager call (spec, i, name, µs) instead, for each
+of a comma-separated list of specs: how the whole-model rows were explained (which kernels PyTorch runs
+that the ONNX export does not hold; testdata/measured/h200_sxm_llama7b_decode_b8_kernels.csv.gz).
 --models, --dtypes, --batches pick a subset; bert_base and bert_large are
 scripts/export_fixtures.py's BertModel (testdata/models/bert_*.onnx) at sequence 128, run in
 fp16 under autocast (dtype fp16-amp: the model adds an fp32 mask, as HF BERT does).
@@ -454,6 +457,16 @@ def kernel_points(quick):
     return shapes, ["fp16", "bf16", "tf32", "fp32"], [16, 20, 24, 27], ["fp16", "fp32"]
 
 
+def cold_points(quick):
+    """The cold MatMul rows' (m, n, k) shapes and dtypes: a decode step's weight products (LLaMA-7B's
+    4096 x 4096 and 11008 x 4096 at 1-16 tokens), each weight read from DRAM."""
+    if not on_gpu():
+        return [(1, 256, 256)], ["fp32"]
+    if quick:
+        return [(1, 4096, 4096)], ["fp16"]
+    return [(m, n, 4096) for m in (1, 8, 16) for n in (4096, 11008)], ["fp16"]
+
+
 def attention_points(quick):
     """The decode-attention rows' (batch, heads, cached keys, head size) and dtypes: LLaMA-2-7B's
     32 heads of 128 at a few batches and cache lengths; the CPU dry run one toy point."""
@@ -471,6 +484,7 @@ def kernel_rows(quick=False, calib=None):
     mm = calib.export("matmul", MatMulOp().eval(), MATMUL_SPEC) if calib else None
     add = calib.export("add", AddOp().eval(), ADD_SPEC) if calib else None
     shapes, mm_dtypes, add_sizes, add_dtypes = kernel_points(quick)
+    cold_shapes, cold_dtypes = cold_points(quick)
     for dt in mm_dtypes:
         set_dtype(dt)
         for m, n, k in shapes:
@@ -490,6 +504,23 @@ def kernel_rows(quick=False, calib=None):
             if add:
                 calib.row(add, ms, dtype=dt, dims="n=%d" % 2**lg, runtime="graph")
             yield dict(op="Add", dtype=dt, shape="%d" % 2**lg, ms=ms)
+    # Cold rows: the same products with the weight operand rotated through
+    # 20 copies (one per call of the graph), more bytes than any L2 holds,
+    # so every call streams its weights from DRAM as a model's layers do;
+    # the MatMul rows above re-read one weight 20 times and find it in L2.
+    for dt in cold_dtypes:
+        set_dtype(dt)
+        for m, n, k in cold_shapes:
+            a = torch.randn(m, k, device=DEV, dtype=tdt[dt])
+            bs = [torch.randn(k, n, device=DEV, dtype=tdt[dt]) for _ in range(20)]
+            c = torch.empty(m, n, device=DEV, dtype=tdt[dt])
+            turn = [0]
+
+            def cold():
+                torch.matmul(a, bs[turn[0] % len(bs)], out=c)
+                turn[0] += 1
+            yield dict(op="MatMulCold", dtype=dt, shape="%dx%dx%d" % (m, n, k), ms="%.5f" % timed(cold))
+            del bs
     points, attn_dtypes = attention_points(quick)
     # torch < 2.0 (Debian's, for the CPU dry run) has no SDPA: the same arithmetic written out.
     sdpa = getattr(torch.nn.functional, "scaled_dot_product_attention", None) or (
@@ -974,8 +1005,8 @@ def parse_args():
     ap.add_argument("--models", help="comma-separated subset, e.g. bert_base,bert_large")
     ap.add_argument("--batches", help="comma-separated batches (default 1,32,128)")
     ap.add_argument("--dtypes", help="comma-separated subset of fp32,tf32,fp16")
-    ap.add_argument("--profile", help="MODEL:DTYPE:BATCH (MODEL a torchvision name or llama7b-decode): "
-                    "every kernel of one call instead")
+    ap.add_argument("--profile", help="MODEL:DTYPE:BATCH[,MODEL:DTYPE:BATCH...] (MODEL a torchvision name or "
+                    "llama7b-decode): every kernel of one call of each instead")
     ap.add_argument("--llama-decode", action="store_true",
                     help="LLaMA-7B-shaped decode steps (past 1024) at --batches (default 1,8,32) instead")
     ap.add_argument("--calib-dir", metavar="DIR",
@@ -1002,9 +1033,11 @@ def main():
         if a.calib_dir or a.kineto:
             print("--profile writes its kernel table only (no --calib-dir, --kineto)", file=sys.stderr)
         with open(a.out, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=["i", "kernel", "us"], lineterminator="\n")
+            w = csv.DictWriter(f, fieldnames=["spec", "i", "kernel", "us"], lineterminator="\n")
             w.writeheader()
-            w.writerows(profile_rows(a.profile))
+            for spec in a.profile.split(","):
+                w.writerows(dict(row, spec=spec) for row in profile_rows(spec))
+                f.flush()
         return
     calib = CalibDir(a.calib_dir, run_note()) if a.calib_dir else None
     kineto = KinetoDir(a.kineto) if a.kineto else None

@@ -31,6 +31,7 @@ head -1 "$tmp/m.csv" | grep -q '^# --device cpu dry run' || fail "m.csv has no C
 grep -qx 'model,mode,dtype,batch,eager_ms,graph_ms,kernel_ms,kernels,peak_mib,power_w' "$tmp/m.csv" || fail "m.csv header changed"
 grep -qx 'op,dtype,shape,ms' "$tmp/k.csv" || fail "k.csv header changed"
 grep -q '^Attention,fp32,1x4x64x16,[0-9.]*$' "$tmp/k.csv" || fail "k.csv: no decode-attention row"
+grep -q '^MatMulCold,fp32,1x256x256,[0-9.]*$' "$tmp/k.csv" || fail "k.csv: no cold matmul row"
 test "$(grep -c '^resnet50,infer,fp32,' "$tmp/m.csv")" = 2 || fail "m.csv: want 2 resnet50 rows"
 
 # calibrate's table: one header for both runs, two rows per model row (graph and

@@ -7,15 +7,17 @@ import "github.com/onnxcost/onnxcost/hwdb"
 // models that do not call scaled_dot_product_attention) is one batched
 // matrix-vector product per sequence and head, which cuBLAS runs with
 // its gemvx kernel. Our H200 profile of that step at batch 8
-// (scripts/measure_gpu.py --profile llama7b-decode:fp16:8: 32 heads of
-// 128 over 1,025 keys, 67 MB of cache a layer) times it at 43 µs for
+// (scripts/measure_gpu.py --profile llama7b-decode:fp16:8, kept in
+// testdata/measured/h200_sxm_llama7b_decode_b8_kernels.csv.gz: 32 heads
+// of 128 over 1,025 keys, 67 MB of cache a layer) times it at 43 µs for
 // q·kᵀ (1,025 dots of 128 per matrix) and 26 µs for p·v (128 dots of
 // 1,025): 1.56 and 2.56 TB/s, 32% and 53% of the datasheet bandwidth,
 // where a plain stream of the same bytes reaches 91% (our Add rows). The
 // kernel keeps too few loads in flight to stream the cache: by Little's
 // law its rate is its bytes in flight over the memory latency, set by the
 // SMs and their clock, not by the DRAM interface, so it is kept per SM
-// cycle: 5.97 and 9.79 bytes. FITTED on that one profile (two numbers at
+// cycle: 5.97 and 9.79 bytes (the layers' medians;
+// TestGEMVxRatesAreTheProfiles reads them back). FITTED on that one profile (two numbers at
 // one batch); held out: the step's kernel sums at batch 1 and 32 on the
 // H200 and at 1, 8 and 32 on the H100 (cmd/onnxcost
 // TestMeasuredEndToEndH100/H200).

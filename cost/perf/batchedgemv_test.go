@@ -1,6 +1,14 @@
 package perf
 
 import (
+	"compress/gzip"
+	"encoding/csv"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/hwdb"
@@ -62,5 +70,55 @@ func TestBatchedGEMVOverTheCache(t *testing.T) {
 			t.Fatalf("batch %d: %g s, below batch %d's %g s", b, tb, b-1, prev)
 		}
 		prev = tb
+	}
+}
+
+// TestGEMVxRatesAreTheProfiles: the two rates are the H200 profile's
+// (testdata/measured/h200_sxm_llama7b_decode_b8_kernels.csv.gz): the
+// median of each layer's first gemvx kernel (q·kᵀ) and second (p·v),
+// over 67 MB of cache each, as bytes per SM cycle of the H200.
+func TestGEMVxRatesAreTheProfiles(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "..", "testdata", "measured", "h200_sxm_llama7b_decode_b8_kernels.csv.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := csv.NewReader(z)
+	r.Comment = '#'
+	recs, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var us [2][]float64
+	for _, rec := range recs[1:] {
+		if !strings.Contains(rec[2], "gemvx::kernel") {
+			continue
+		}
+		v, err := strconv.ParseFloat(rec[3], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := (len(us[0]) + len(us[1])) % 2
+		us[i] = append(us[i], v)
+	}
+	h200, err := hwdb.Lookup("H200-SXM-141GB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cacheBytes := 2.0 * 8 * 32 * 1025 * 128 // one layer's keys (or values), fp16, batch 8
+	perCycle := float64(h200.SMs) * h200.BoostClockMHz * 1e6
+	for i, want := range []float64{gemvxShortDotBytesPerSMCycle, gemvxLongDotBytesPerSMCycle} {
+		if len(us[i]) != 32 {
+			t.Fatalf("%d gemvx kernels of kind %d, want one per layer (32)", len(us[i]), i)
+		}
+		slices.Sort(us[i])
+		got := cacheBytes / (us[i][16] * 1e-6) / perCycle
+		if math.Abs(got/want-1) > 0.02 {
+			t.Errorf("kind %d: the profile streams %.2f bytes per SM cycle, the constant says %.2f", i, got, want)
+		}
 	}
 }

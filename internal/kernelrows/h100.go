@@ -85,7 +85,11 @@ func h100Spec(op, dtype, shape string) (nodeSpec, error) {
 	}
 	s := nodeSpec{op: op, compute: dtype}
 	switch {
-	case op == "MatMul" && len(dims) == 3:
+	case (op == "MatMul" || op == "MatMulCold") && len(dims) == 3:
+		// MatMulCold: the weight read from DRAM every call (rotated
+		// through more copies than L2 holds), as a one-node graph prices
+		// every input.
+		s.op = "MatMul"
 		m, n, k := dims[0], dims[1], dims[2]
 		s.ins = []tensorSpec{{dt, []int64{m, k}}, {dt, []int64{k, n}}}
 		s.out = tensorSpec{dt, []int64{m, n}}
@@ -102,7 +106,7 @@ func h100Spec(op, dtype, shape string) (nodeSpec, error) {
 		s.ins = []tensorSpec{q, kv, kv}
 		s.out = q
 	default:
-		return nodeSpec{}, fmt.Errorf("op %s with shape %s: want MatMul MxNxK, Add N or Attention BxHxLxD", op, shape)
+		return nodeSpec{}, fmt.Errorf("op %s with shape %s: want MatMul or MatMulCold MxNxK, Add N or Attention BxHxLxD", op, shape)
 	}
 	return s, nil
 }

@@ -94,3 +94,21 @@ func TestH100AttentionRows(t *testing.T) {
 		t.Errorf("priced %+v: want memory-bound, at least the cache over DRAM bandwidth (%.3g s)", kt, kv/g.MemBW)
 	}
 }
+
+// TestColdMatMulRows: a MatMulCold row (scripts/measure_gpu.py --kernels:
+// the weight rotated through 20 copies, read from DRAM every call) is
+// priced as the same MatMul, as its own op group, since the one-node
+// graph already reads every input from DRAM.
+func TestColdMatMulRows(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "k.csv")
+	if err := os.WriteFile(f, []byte("op,dtype,shape,ms\nMatMul,fp16,1x4096x4096,0.011\nMatMulCold,fp16,1x4096x4096,0.014\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := LoadOwn(OwnFile{f, "H200-SXM-141GB", SourceH200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[1].Op != "MatMulCold fp16" || rows[1].Kernel != rows[0].Kernel {
+		t.Fatalf("rows %+v: want the cold row its own op, priced as the same kernel", rows)
+	}
+}
