@@ -197,7 +197,8 @@ func TestMeasuredEndToEndH100(t *testing.T) {
 // the GPT-2 rows −1% to −9% in TF32 and fp16, while the fallback's power
 // is priced as a dense GEMM's: 592 W against 389 at fp16 batch 32); the
 // decode step's attention GEMVs at cuBLAS gemvx's rate, from this GPU's
-// batch-8 profile (cost/perf/batchedgemv.go; graph 10.1%, −8.2%, 68 of
+// batch-8 profile, and Hopper GEMMs at most 13 bytes per SM cycle
+// (cost/perf/batchedgemv.go; graph 10.0%, −8.2%, 68 of
 // 75 inside); and the eager LLaMA-7B decode step written as modules
 // (+47% to +137%: module_us is charged per op inside a module's forward,
 // where these measured 10.8 µs a kernel in all).

@@ -200,6 +200,9 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 		t.MemoryS *= f
 		t.Bandwidth /= f
 	}
+	if s := gemmStreamS(g, k, p, o.Runtime); s > t.MemoryS {
+		t.MemoryS, t.Bandwidth = s, k.Bytes/s
+	}
 
 	switch {
 	case k.Direct.Outputs > 0:
