@@ -122,7 +122,13 @@ func FuzzKernelFloors(f *testing.F) {
 			k2, t2 := price(d[0], d[1], d[2])
 			// A doubled size may become a multiple of the tensor-core
 			// granule and run at the aligned rate: that step is the
-			// model's, not a wrap.
+			// model's, not a wrap. On Hopper it is the whole fallback
+			// (misaligned.go): a row padded to 16 bytes runs far faster
+			// although larger, as GPT-2's LM head padded from 50,257 to
+			// 50,304 tokens does.
+			if misalignedGEMMS(g, kk, o.Params, nil) > 0 && misalignedGEMMS(g, k2, o.Params, nil) == 0 {
+				continue
+			}
 			if t2.TimeS < kt.TimeS*slack*o.Params.Unaligned {
 				t.Fatalf("%s %s on %s: doubling %s (M %d N %d K %d batch %d -> M %d N %d K %d) cut the time from %g to %g s",
 					cl, pr, g.Name, name, kk.M, kk.N, kk.K, kk.Batch, k2.M, k2.N, k2.K, kt.TimeS, t2.TimeS)
