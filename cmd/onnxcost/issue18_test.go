@@ -135,8 +135,9 @@ func writeFile(t *testing.T, path, data string) {
 	}
 }
 
-// TestErrorsSayMore: an LFS pointer, a saved report where a model is
-// expected and an unknown command each get a message that says what to do.
+// TestErrorsSayMore: an LFS pointer, a gzipped model, a saved report
+// where a model is expected and an unknown command each get a message
+// that says what to do.
 func TestErrorsSayMore(t *testing.T) {
 	dir := t.TempDir()
 	lfs := dir + "/model.onnx"
@@ -144,8 +145,11 @@ func TestErrorsSayMore(t *testing.T) {
 	_, rep, _ := runCLI(t, "report", fixture(t, "alexnet.onnx"), "--gpu", "T4", "--format", "json")
 	saved := dir + "/r.json"
 	writeFile(t, saved, rep)
+	gz := dir + "/model.onnx.gz"
+	writeFile(t, gz, "\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff")
 	cases := map[string][]string{
 		"git lfs pull":               {"report", lfs, "--gpu", "T4"},
+		"gzip-compressed":            {"report", gz, "--gpu", "T4"},
 		"saved onnxcost JSON report": {"shapes", saved},
 		"did you mean report?":       {"reprot"},
 	}
