@@ -454,6 +454,9 @@ def kernel_points(quick):
     shapes = [(n, n, n) for n in (512, 1024, 2048, 4096, 8192)]
     shapes += [(m, 4096, 4096) for m in (1, 16, 128, 2048)]   # tokens x hidden x hidden
     shapes += [(2048, 11008, 4096), (2048, 4096, 11008)]      # LLaMA-7B MLP up / down
+    # BERT-base's Linears at 128 tokens: in fp32 cuBLAS runs the 768-wide ones as sgemm_largek
+    # split-K at 6-10 TFLOP/s on Hopper (our H200 trace), which the time model prices 3x faster.
+    shapes += [(128, 768, 768), (128, 3072, 768), (128, 768, 3072)]
     return shapes, ["fp16", "bf16", "tf32", "fp32"], [16, 20, 24, 27], ["fp16", "fp32"]
 
 
