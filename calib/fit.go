@@ -473,10 +473,7 @@ func (fr *fitRow) predict(theta []float64) float64 {
 // applies the size cells' monotone rule (monotoneSizeLog), as the
 // calibration is applied; without it they are interpolated as they are.
 func (fr *fitRow) predictGrad(theta, grad []float64, mono bool) (float64, bool) {
-	dev := fr.rest
-	for _, k := range fr.kernels {
-		dev += k.body(theta, mono)
-	}
+	dev := fr.device(theta, mono)
 	if host := fr.host * fr.hostFactor; host > dev {
 		return fr.tail + host, false
 	}
@@ -489,11 +486,11 @@ func (fr *fitRow) predictGrad(theta, grad []float64, mono bool) (float64, bool) 
 }
 
 // device is the row's device side under theta: rest plus the kernels'
-// calibrated bodies.
-func (fr *fitRow) device(theta []float64) float64 {
+// calibrated bodies (mono: see predictGrad).
+func (fr *fitRow) device(theta []float64, mono bool) float64 {
 	dev := fr.rest
 	for _, k := range fr.kernels {
-		dev += k.body(theta, true)
+		dev += k.body(theta, mono)
 	}
 	return dev
 }

@@ -56,7 +56,7 @@ func fitHosts(frs []fitRow, theta []float64, train []bool) map[string]hostFit {
 		if (train != nil && !train[i]) || !(fr.host > 0) || !runtimeName.MatchString(fr.runtime) {
 			continue
 		}
-		if fr.host < hostBoundMargin*fr.device(theta) {
+		if fr.host < hostBoundMargin*fr.device(theta, true) {
 			continue
 		}
 		logs[fr.runtime] = append(logs[fr.runtime], math.Log(fr.meas/(fr.tail+fr.host)))
@@ -102,14 +102,16 @@ func (a *Applied) HostFactor(rt string) float64 {
 	if !a.Fitted() || rt == "" {
 		return 1
 	}
-	for _, name := range []string{rt, strings.TrimSuffix(rt, "-nhwc")} {
-		for _, h := range a.cal.Hosts {
-			if h.Runtime == name || strings.TrimSuffix(h.Runtime, "-nhwc") == name {
-				return h.Factor
-			}
+	f, found, base := 1.0, false, strings.TrimSuffix(rt, "-nhwc")
+	for _, h := range a.cal.Hosts {
+		if h.Runtime == rt {
+			return h.Factor
+		}
+		if !found && strings.TrimSuffix(h.Runtime, "-nhwc") == base {
+			f, found = h.Factor, true // a layout variant's, unless rt has its own
 		}
 	}
-	return 1
+	return f
 }
 
 // ScaleHost returns a copy of runtime r with its host figures scaled by

@@ -1,8 +1,6 @@
 package loop
 
 import (
-	"compress/gzip"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +11,7 @@ import (
 	"github.com/onnxcost/onnxcost/calib"
 	"github.com/onnxcost/onnxcost/calib/profile"
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/measured"
 	"github.com/onnxcost/onnxcost/pipeline"
 )
 
@@ -219,21 +218,8 @@ func TestRealKinetoTraces(t *testing.T) {
 // gunzip writes the gzipped file at path into dir without its .gz.
 func gunzip(t *testing.T, path, dir string) string {
 	t.Helper()
-	f, err := os.Open(path)
+	out, err := measured.Gunzip(path, dir)
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(z)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, strings.TrimSuffix(filepath.Base(path), ".gz"))
-	if err := os.WriteFile(out, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return out

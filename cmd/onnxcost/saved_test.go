@@ -1,9 +1,6 @@
 package main
 
 import (
-	"compress/gzip"
-	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -82,21 +79,8 @@ func TestSavedTensorsMatchAutograd(t *testing.T) {
 // without ".gz", and returns the new path.
 func gunzipTo(t *testing.T, path, dir string) string {
 	t.Helper()
-	f, err := os.Open(path)
+	out, err := measured.Gunzip(path, dir)
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, strings.TrimSuffix(filepath.Base(path), ".gz"))
-	if err := os.WriteFile(out, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return out

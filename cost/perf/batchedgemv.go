@@ -32,14 +32,14 @@ const (
 // dots, when that is slower; 1 for any other kernel.
 func batchedGEMVStretch(g *hwdb.GPU, k Kernel, p Params, r *hwdb.Runtime) float64 {
 	if k.Class != ClassGEMM || k.M != 1 || k.Batch < 2 || k.N <= 1 || k.K <= 1 || !runsCuBLAS(r) ||
-		!(p.MemEff > 0) || !(g.MemBW > 0) || g.SMs <= 0 {
+		!(p.MemEff > 0) || !(g.MemBW > 0) {
 		return 1
 	}
 	perCycle := gemvxLongDotBytesPerSMCycle
 	if k.K < k.N {
 		perCycle = gemvxShortDotBytesPerSMCycle
 	}
-	gemvx := perCycle * float64(g.SMs) * g.BoostClockMHz * 1e6 * clockFraction(g, p)
+	gemvx := perCycle * smCyclesPerSecond(g, p)
 	if !(gemvx > 0) {
 		return 1
 	}
@@ -71,10 +71,10 @@ const gemmStreamBytesPerSMCycle = 13.0
 // gemmStreamS is the least memory time of a cuBLAS GEMM on a Hopper GPU:
 // all its bytes at gemmStreamBytesPerSMCycle; 0 for any other kernel.
 func gemmStreamS(g *hwdb.GPU, k Kernel, p Params, r *hwdb.Runtime) float64 {
-	if k.Class != ClassGEMM || !runsCuBLAS(r) || g.Family() != "Hopper" || g.SMs <= 0 || !(k.Bytes > 0) {
+	if k.Class != ClassGEMM || !runsCuBLAS(r) || g.Family() != "Hopper" || !(k.Bytes > 0) {
 		return 0
 	}
-	rate := gemmStreamBytesPerSMCycle * float64(g.SMs) * g.BoostClockMHz * 1e6 * clockFraction(g, p)
+	rate := gemmStreamBytesPerSMCycle * smCyclesPerSecond(g, p)
 	if !(rate > 0) {
 		return 0
 	}

@@ -1,10 +1,7 @@
 package perf
 
 import (
-	"compress/gzip"
-	"encoding/csv"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -12,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/measured"
 )
 
 // attnGEMV is one decode step's q·kᵀ (scores) or p·v (values) over keys
@@ -78,23 +76,12 @@ func TestBatchedGEMVOverTheCache(t *testing.T) {
 // median of each layer's first gemvx kernel (q·kᵀ) and second (p·v),
 // over 67 MB of cache each, as bytes per SM cycle of the H200.
 func TestGEMVxRatesAreTheProfiles(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "..", "testdata", "measured", "h200_sxm_llama7b_decode_b8_kernels.csv.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := csv.NewReader(z)
-	r.Comment = '#'
-	recs, err := r.ReadAll()
+	recs, err := measured.Read(filepath.Join("..", "..", "testdata", "measured", "h200_sxm_llama7b_decode_b8_kernels.csv.gz"), "spec,i,kernel,us")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var us [2][]float64
-	for _, rec := range recs[1:] {
+	for _, rec := range recs {
 		if !strings.Contains(rec[2], "gemvx::kernel") {
 			continue
 		}

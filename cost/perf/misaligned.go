@@ -64,24 +64,30 @@ var tmaGEMMFamilies = map[string]bool{"Hopper": true, "Blackwell": true}
 // and a misaligned K alone (a data gradient through the vocabulary) is
 // priced as before.
 func misalignedGEMMS(g *hwdb.GPU, k Kernel, p Params, r *hwdb.Runtime) float64 {
-	if k.Class != ClassGEMM || !runsCuBLAS(r) || !tmaGEMMFamilies[g.Family()] || g.SMs <= 0 || min(k.M, k.N) <= gemvMaxCols {
+	if k.Class != ClassGEMM || !runsCuBLAS(r) || !tmaGEMMFamilies[g.Family()] || min(k.M, k.N) <= gemvMaxCols {
 		return 0
 	}
 	_, real := peakFor(g, k.Precision)
 	rate, ok := misalignedFLOPsPerSMCycle[real]
-	if !ok {
+	if !ok || k.N%tensorGranule(real) == 0 { // the granule: 16 bytes in elements
 		return 0
 	}
-	q := tensorGranule(real) // 16 bytes in elements
-	if k.N%q == 0 {
-		return 0
-	}
-	hz := g.BoostClockMHz * 1e6 * clockFraction(g, p)
-	if !(hz > 0) {
+	cycles := smCyclesPerSecond(g, p)
+	if !(cycles > 0) {
 		return 0
 	}
 	flops := FMAFLOPs * float64(k.M) * float64(k.N) * float64(k.K) * float64(max(k.Batch, 1))
-	return flops / (rate * float64(g.SMs) * hz)
+	return flops / (rate * cycles)
+}
+
+// smCyclesPerSecond is the SM cycles g runs a second, all SMs at the clock
+// the time model holds under p (clockFraction): what a rate kept per SM
+// cycle, set by the SMs' issue rather than a datasheet peak, is scaled by.
+func smCyclesPerSecond(g *hwdb.GPU, p Params) float64 {
+	if g.SMs <= 0 {
+		return 0
+	}
+	return float64(g.SMs) * g.BoostClockMHz * 1e6 * clockFraction(g, p)
 }
 
 // runsCuBLAS reports whether runtime r hands matrix products to cuBLAS:

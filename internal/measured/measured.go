@@ -3,21 +3,33 @@
 package measured
 
 import (
+	"compress/gzip"
 	"encoding/csv"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
 // Read returns the data rows of the CSV file at path after checking that its
-// first non-comment line is header (comma-separated column names).
+// first non-comment line is header (comma-separated column names). A path
+// ending in .gz is read through gzip.
 func Read(path, header string) ([][]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	r := csv.NewReader(f)
+	var in io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		z, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		in = z
+	}
+	r := csv.NewReader(in)
 	r.Comment = '#'
 	recs, err := r.ReadAll()
 	if err != nil {
@@ -27,4 +39,25 @@ func Read(path, header string) ([][]string, error) {
 		return nil, fmt.Errorf("%s: want the header %s and at least one row", path, header)
 	}
 	return recs[1:], nil
+}
+
+// Gunzip writes the gzipped file at path into dir under its name without
+// ".gz" (the exported models of testdata/saved, the Kineto traces of
+// calib/profile/testdata) and returns the new path.
+func Gunzip(path, dir string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	data, err := io.ReadAll(z)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	out := filepath.Join(dir, strings.TrimSuffix(filepath.Base(path), ".gz"))
+	return out, os.WriteFile(out, data, 0o644)
 }

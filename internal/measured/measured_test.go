@@ -1,6 +1,8 @@
 package measured
 
 import (
+	"bytes"
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -34,6 +36,33 @@ func TestRead(t *testing.T) {
 		}
 	}
 	if _, err := Read(filepath.Join(dir, "absent.csv"), "a,b"); err == nil {
+		t.Error("absent file: want an error")
+	}
+}
+
+// A .gz table reads as its contents, and Gunzip writes them beside.
+func TestGzip(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "t.csv.gz")
+	var b bytes.Buffer
+	z := gzip.NewWriter(&b)
+	if _, err := z.Write([]byte("# where\na,b\n1,2\n")); err != nil || z.Close() != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := Read(p, "a,b"); err != nil || len(rows) != 1 || rows[0][1] != "2" {
+		t.Errorf("gzipped table: %v, %v", rows, err)
+	}
+	out, err := Gunzip(p, t.TempDir())
+	if err != nil || filepath.Base(out) != "t.csv" {
+		t.Fatalf("Gunzip: %q, %v", out, err)
+	}
+	if rows, err := Read(out, "a,b"); err != nil || len(rows) != 1 {
+		t.Errorf("gunzipped table: %v, %v", rows, err)
+	}
+	if _, err := Gunzip(filepath.Join(dir, "absent.gz"), dir); err == nil {
 		t.Error("absent file: want an error")
 	}
 }
