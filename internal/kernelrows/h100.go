@@ -28,9 +28,6 @@ var OwnFiles = []OwnFile{
 // call inside a CUDA graph.
 func IsOwn(source string) bool { return source == SourceH100 || source == SourceH200 }
 
-// LoadH100 reads our own H100 single-kernel rows.
-func LoadH100(file string) ([]Row, error) { return LoadOwn(OwnFile{file, h100GPU, SourceH100}) }
-
 // LoadOwn reads one file of our own single-kernel rows (torch.matmul,
 // torch.add and a decode step's scaled_dot_product_attention, timed per
 // call inside a CUDA graph; scripts/measure_gpu.py --kernels).

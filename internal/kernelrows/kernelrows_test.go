@@ -217,7 +217,7 @@ func TestLoadErrors(t *testing.T) {
 		if err := os.WriteFile(bad, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := LoadH100(bad)
+		_, err := LoadOwn(OwnFile{bad, h100GPU, SourceH100})
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), bad) {
 			t.Errorf("%q: error %v, want one naming %s and %q", body, err, bad, want)
 		}

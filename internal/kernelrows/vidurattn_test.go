@@ -77,7 +77,7 @@ func TestH100AttentionRows(t *testing.T) {
 	if err := os.WriteFile(f, []byte("op,dtype,shape,ms\nAttention,fp16,8x32x1024x128,0.05\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := LoadH100(f)
+	rows, err := LoadOwn(OwnFile{f, h100GPU, SourceH100})
 	if err != nil {
 		t.Fatal(err)
 	}
