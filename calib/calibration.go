@@ -364,7 +364,7 @@ func (a *Applied) Describe() string {
 func (a *Applied) hostsText() string {
 	var b strings.Builder
 	for _, h := range a.cal.Hosts {
-		fmt.Fprintf(&b, ", host ×%.3g on %s", h.Factor, h.Runtime)
+		fmt.Fprintf(&b, ", host ×%.3g on %s%s", h.Factor, h.Runtime, trainingText(h.Training))
 	}
 	return b.String()
 }

@@ -83,7 +83,7 @@ func fit(gpu *hwdb.GPU, rows []Row, src Source, pen penalties) (*Calibration, er
 	setHosts(frs, hosts)
 	src.GPU, src.Family, src.Rows = gpu.Name, Family(gpu), len(frs)
 	cal := assemble(frs, px, theta, src)
-	cal.Hosts = hostList(hosts)
+	cal.Hosts = hosts
 	ratios := crossValidate(frs, px)
 	cal.MedianErrBefore = round4(medianAbsErr(before))
 	cal.MedianErrAfter = round4(medianAbsErr(ratios))
@@ -103,6 +103,7 @@ type fitRow struct {
 	// the factor on its host time being fitted or applied (fitHosts).
 	runtime    string
 	hostFactor float64
+	training   bool // a training step (its host factor is fitted apart)
 	// tail is, for a row with a host, the time after both the host's
 	// issue and the device side end: pred = tail + max(host, device).
 	tail      float64
@@ -131,6 +132,11 @@ type fitKernel struct {
 	// false when a side is zero (no ridge cells then).
 	ridge    float64
 	hasRidge bool
+	// n is how many of the row's kernels this one stands for: kernels of
+	// one class, op, shape and terms are priced alike, and a transformer's
+	// layers repeat them (a LLaMA-7B decode step's 1,291 are 41 kinds),
+	// so a row sums each kind once, times n.
+	n int
 }
 
 // fitTerm is one term of a kernel: its uncalibrated seconds, its
@@ -201,9 +207,10 @@ func prepareRow(gpu *hwdb.GPU, name string, r Row) (fitRow, error) {
 	if !(rep.Totals.TimeS > 0) || math.IsInf(rep.Totals.TimeS, 0) {
 		return fitRow{}, fmt.Errorf("calibrate: %s: the estimate has no time (%g s)", name, rep.Totals.TimeS)
 	}
-	fr := fitRow{name: name, meas: r.MeasuredS, hostFactor: 1}
+	fr := fitRow{name: name, meas: r.MeasuredS, hostFactor: 1, training: rep.Totals.Train != nil}
 	var sum float64
 	classBody := map[string]float64{}
+	kind := map[string]int{} // a kernel's identity → its index in fr.kernels
 	for i := range rep.Nodes {
 		n := &rep.Nodes[i]
 		b := NodeBody(n)
@@ -216,6 +223,11 @@ func prepareRow(gpu *hwdb.GPU, name string, r Row) (fitRow, error) {
 		}
 		sum += k.body(nil, true)
 		classBody[n.KernelClass] += b
+		if j, ok := kind[k.identity()]; ok {
+			fr.kernels[j].n++
+			continue
+		}
+		kind[k.identity()] = len(fr.kernels)
 		fr.kernels = append(fr.kernels, k)
 	}
 	fr.rest = max(0, rep.Totals.TimeS-sum)
@@ -233,11 +245,22 @@ func prepareRow(gpu *hwdb.GPU, name string, r Row) (fitRow, error) {
 	return fr, nil
 }
 
+// identity is what prices a kernel: two with the same are priced alike
+// under every theta.
+func (k *fitKernel) identity() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%s|%s|%v|%x", k.class, k.op, k.shape, k.hasRidge, math.Float64bits(k.ridge))
+	for _, t := range k.terms {
+		fmt.Fprintf(&b, "|%s:%x", t.name, math.Float64bits(t.s))
+	}
+	return b.String()
+}
+
 // nodeKernel is a node's kernel by its terms. A node that reports no
 // terms (a report written by hand, a composite) is one term of its body
 // named by its bound regime, on the memory side when memory-bound.
 func nodeKernel(n *report.NodeCost, body float64) fitKernel {
-	k := fitKernel{class: n.KernelClass}
+	k := fitKernel{class: n.KernelClass, n: 1}
 	if validOp(n.OpType) {
 		k.op = n.OpType
 		if gemmShape.MatchString(n.KernelShape) {
@@ -479,7 +502,7 @@ func (fr *fitRow) predictGrad(theta, grad []float64, mono bool) (float64, bool) 
 	}
 	if grad != nil {
 		for _, k := range fr.kernels {
-			k.addGrad(theta, 1/(fr.tail+dev), grad, mono)
+			k.addGrad(theta, float64(k.n)/(fr.tail+dev), grad, mono)
 		}
 	}
 	return fr.tail + dev, true
@@ -490,7 +513,7 @@ func (fr *fitRow) predictGrad(theta, grad []float64, mono bool) (float64, bool) 
 func (fr *fitRow) device(theta []float64, mono bool) float64 {
 	dev := fr.rest
 	for _, k := range fr.kernels {
-		dev += k.body(theta, mono)
+		dev += float64(k.n) * k.body(theta, mono)
 	}
 	return dev
 }

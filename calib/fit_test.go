@@ -377,3 +377,51 @@ func TestPrintExample(t *testing.T) {
 	cal, _ := Fit(gpu, rows, Source{Measurements: "a100_kernels.csv", Date: "2025-06-01", Runtime: "torch"})
 	t.Log("\n" + writeString(t, cal))
 }
+
+// Kernels a row repeats (a transformer's layers) are fitted once, times
+// their count: the fit is the one it would be with each kept apart (here
+// kept apart by a change in their last bits), cell for cell.
+func TestRepeatedKernelsFitAsOne(t *testing.T) {
+	gpu := mustGPU(t, "A100-SXM4-80GB")
+	factor := func(k kern) float64 { return map[string]float64{"gemm": 1.3, "elementwise": 0.8}[k.class] }
+	build := func(apart bool) []Row {
+		var rows []Row
+		for i, body := range testSizes {
+			var ks []kern
+			for j := range 3 {
+				k := kern{"gemm", "MatMul", "compute", body}
+				if apart {
+					k.body *= 1 + float64(j)*1e-13
+				}
+				ks = append(ks, k)
+			}
+			ks = append(ks, kern{"elementwise", "Add", "memory", body / 4})
+			rows = append(rows, Row{Name: fmt.Sprint("r", i), MeasuredS: measuredAs(ks, factor, 1), Report: synthReport(gpu.Name, ks...)})
+		}
+		return rows
+	}
+	merged, err := prepareRows(gpu, build(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := merged[0].kernels; len(k) != 2 || k[0].n != 3 || k[1].n != 1 {
+		t.Fatalf("kernels %+v, want the three GEMMs as one of n=3 and the Add", k)
+	}
+	one, err := Fit(gpu, build(false), Source{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apart, err := Fit(gpu, build(true), Source{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(one.Cells) != len(apart.Cells) || math.Abs(one.GPUFactor-apart.GPUFactor) > 1e-4 || math.Abs(one.MedianErrAfter-apart.MedianErrAfter) > 1e-6 {
+		t.Fatalf("fitted once: %d cells, G %g, after %g; kept apart: %d cells, G %g, after %g",
+			len(one.Cells), one.GPUFactor, one.MedianErrAfter, len(apart.Cells), apart.GPUFactor, apart.MedianErrAfter)
+	}
+	for i := range one.Cells {
+		if a, b := one.Cells[i], apart.Cells[i]; a.key() != b.key() || math.Abs(a.Factor-b.Factor) > 1e-4 {
+			t.Errorf("cell %s %g, kept apart %s %g", a.key(), a.Factor, b.key(), b.Factor)
+		}
+	}
+}

@@ -18,17 +18,31 @@ import (
 // host-bound call by as much. Our H200's machine ran the same eager calls
 // at a median 0.86 of the H100-fitted host time (51 host-bound rows of
 // testdata/measured/h200_sxm_pytorch.csv).
+//
+// A training step's host is mostly other code (the autograd engine's
+// per-edge work, the optimizer's loop) than an inference call's module
+// dispatch, and one machine can be faster at one than the other: our
+// H200's machine issued its host-bound AMP training steps at a median
+// 0.75 of the profile's host time where its eager inference calls took
+// 0.88, our H100's at 1.01 against 1.04. So training rows fit their own
+// factor (Training), pulled toward the same runtime's inference factor,
+// which is the best guess for a machine's training host until its own
+// training rows say otherwise.
 type HostFactor struct {
 	// Runtime is the runtime profile's name as the rows priced it.
 	Runtime string
-	N       int
-	Factor  float64
+	// Training marks a factor fitted on training steps (applied to them).
+	Training bool
+	N        int
+	Factor   float64
 }
 
-// hostPull is the ridge weight pulling a host factor's log toward 0, in
-// rows: ESTIMATE, the class cells' pull (penalties.class) times four,
-// since one machine's eager calls scatter by ±40% around their median
-// (host-bound rows of our H100 and H200 tables: 0.5-1.8).
+// hostPull is the ridge weight pulling a host factor's log toward its
+// prior (0 for an inference factor, the inference factor's log for a
+// training one), in rows: ESTIMATE, the class cells' pull
+// (penalties.class) times four, since one machine's eager calls scatter
+// by ±40% around their median (host-bound rows of our H100 and H200
+// tables: 0.5-1.8).
 const hostPull = 4
 
 // minHostRows is the fewest host-bound rows a host factor is fitted
@@ -40,17 +54,17 @@ const minHostRows = 3
 // mixes both, and the factor would absorb the device's error.
 const hostBoundMargin = 1.2
 
-// hostFit is one runtime's fitted host factor and the rows it came from.
-type hostFit struct {
-	factor float64
-	n      int
-}
-
-// fitHosts fits one factor per runtime from the rows (those with train
-// set, or all when train is nil) the host bounds under theta: the median
-// log of measured over host time, shrunk toward 0 by n/(n+hostPull).
-func fitHosts(frs []fitRow, theta []float64, train []bool) map[string]hostFit {
-	logs := map[string][]float64{}
+// fitHosts fits one factor per runtime and kind of call (inference,
+// training step) from the rows (those with train set, or all when train
+// is nil) the host bounds under theta: the median log of measured over
+// host time, shrunk by n/(n+hostPull) toward 0 for inference and toward
+// the runtime's inference factor (hostFactorFor) for training.
+func fitHosts(frs []fitRow, theta []float64, train []bool) []HostFactor {
+	type key struct {
+		rt       string
+		training bool
+	}
+	logs := map[key][]float64{}
 	for i := range frs {
 		fr := &frs[i]
 		if (train != nil && !train[i]) || !(fr.host > 0) || !runtimeName.MatchString(fr.runtime) {
@@ -59,68 +73,105 @@ func fitHosts(frs []fitRow, theta []float64, train []bool) map[string]hostFit {
 		if fr.host < hostBoundMargin*fr.device(theta, true) {
 			continue
 		}
-		logs[fr.runtime] = append(logs[fr.runtime], math.Log(fr.meas/(fr.tail+fr.host)))
+		k := key{fr.runtime, fr.training}
+		logs[k] = append(logs[k], math.Log(fr.meas/(fr.tail+fr.host)))
 	}
-	out := map[string]hostFit{}
-	for rt, l := range logs {
-		if len(l) < minHostRows {
-			continue
-		}
-		n := float64(len(l))
-		lf := quantile(l, 0.5) * n / (n + hostPull)
-		out[rt] = hostFit{math.Exp(max(-math.Log(maxFactor), min(math.Log(maxFactor), lf))), len(l)}
-	}
-	return out
-}
-
-// setHosts sets each row's host factor from hosts (1 where none).
-func setHosts(frs []fitRow, hosts map[string]hostFit) {
-	for i := range frs {
-		frs[i].hostFactor = 1
-		if h, ok := hosts[frs[i].runtime]; ok {
-			frs[i].hostFactor = h.factor
-		}
-	}
-}
-
-// hostList is hosts as the calibration keeps them, sorted by runtime.
-func hostList(hosts map[string]hostFit) []HostFactor {
 	var out []HostFactor
-	for rt, h := range hosts {
-		out = append(out, HostFactor{Runtime: rt, N: h.n, Factor: round4(h.factor)})
+	// Inference first: a training factor's prior is one of them.
+	for _, training := range []bool{false, true} {
+		var fitted []HostFactor
+		for k, l := range logs {
+			if k.training != training || len(l) < minHostRows {
+				continue
+			}
+			prior := 0.0
+			if training {
+				prior = math.Log(hostFactorFor(out, k.rt, false))
+			}
+			n := float64(len(l))
+			lf := prior + (quantile(l, 0.5)-prior)*n/(n+hostPull)
+			lf = max(-math.Log(maxFactor), min(math.Log(maxFactor), lf))
+			fitted = append(fitted, HostFactor{Runtime: k.rt, Training: training, N: len(l), Factor: round4(math.Exp(lf))})
+		}
+		out = append(out, fitted...)
 	}
-	slices.SortFunc(out, func(a, b HostFactor) int { return strings.Compare(a.Runtime, b.Runtime) })
+	slices.SortFunc(out, func(a, b HostFactor) int {
+		if c := strings.Compare(a.Runtime, b.Runtime); c != 0 {
+			return c
+		}
+		return cmpBool(a.Training, b.Training)
+	})
 	return out
 }
 
-// HostFactor is the factor on runtime rt's host figures where a applies:
-// on the GPU the calibration was fitted on (the host is that machine's; a
-// sibling GPU, or any other, is most likely in another machine), its own
-// or that of the runtime it is a layout variant of (pytorch for
-// pytorch-nhwc: the same host code), else 1.
-func (a *Applied) HostFactor(rt string) float64 {
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// setHosts sets each row's host factor from hosts as a calibration
+// applies them (hostFactorFor; 1 where none).
+func setHosts(frs []fitRow, hosts []HostFactor) {
+	for i := range frs {
+		frs[i].hostFactor = hostFactorFor(hosts, frs[i].runtime, frs[i].training)
+	}
+}
+
+// hostFactorFor is the factor hosts give runtime rt's calls (training
+// steps when training): the factor fitted on rt's calls of that kind,
+// else on a layout variant's (pytorch for pytorch-nhwc: the same host
+// code); a training step without either takes the inference factor by
+// the same rule (the machine's host, on other code); else 1.
+func hostFactorFor(hosts []HostFactor, rt string, training bool) float64 {
+	base := strings.TrimSuffix(rt, "-nhwc")
+	kinds := []bool{training}
+	if training {
+		kinds = append(kinds, false)
+	}
+	for _, kind := range kinds {
+		f, found := 1.0, false
+		for _, h := range hosts {
+			if h.Training != kind {
+				continue
+			}
+			if h.Runtime == rt {
+				return h.Factor
+			}
+			if !found && strings.TrimSuffix(h.Runtime, "-nhwc") == base {
+				f, found = h.Factor, true // a layout variant's, unless rt has its own
+			}
+		}
+		if found {
+			return f
+		}
+	}
+	return 1
+}
+
+// HostFactor is the factor on runtime rt's host figures where a applies
+// (training: for a training step): on the GPU the calibration was fitted
+// on (the host is that machine's; a sibling GPU, or any other, is most
+// likely in another machine), as hostFactorFor finds it; else 1.
+func (a *Applied) HostFactor(rt string, training bool) float64 {
 	if !a.Fitted() || rt == "" {
 		return 1
 	}
-	f, found, base := 1.0, false, strings.TrimSuffix(rt, "-nhwc")
-	for _, h := range a.cal.Hosts {
-		if h.Runtime == rt {
-			return h.Factor
-		}
-		if !found && strings.TrimSuffix(h.Runtime, "-nhwc") == base {
-			f, found = h.Factor, true // a layout variant's, unless rt has its own
-		}
-	}
-	return f
+	return hostFactorFor(a.cal.Hosts, rt, training)
 }
 
 // ScaleHost returns a copy of runtime r with its host figures scaled by
-// a's host factor for it, or r itself when the factor is 1.
-func (a *Applied) ScaleHost(r *hwdb.Runtime) *hwdb.Runtime {
+// a's host factor for it (for a training step when training), or r
+// itself when the factor is 1.
+func (a *Applied) ScaleHost(r *hwdb.Runtime, training bool) *hwdb.Runtime {
 	if r == nil {
 		return r
 	}
-	f := a.HostFactor(r.Name)
+	f := a.HostFactor(r.Name, training)
 	if f == 1 {
 		return r
 	}
@@ -147,8 +198,8 @@ func hostsFromDoc(fh []fileHost) ([]HostFactor, error) {
 		if h.N < 0 {
 			return nil, fmt.Errorf("%s: n %d is negative", at, h.N)
 		}
-		if slices.ContainsFunc(out, func(o HostFactor) bool { return o.Runtime == h.Runtime }) {
-			return nil, fmt.Errorf("%s: runtime %q twice", at, h.Runtime)
+		if slices.ContainsFunc(out, func(o HostFactor) bool { return o.Runtime == h.Runtime && o.Training == h.Training }) {
+			return nil, fmt.Errorf("%s: runtime %q twice%s", at, h.Runtime, trainingText(h.Training))
 		}
 		out = append(out, HostFactor(h))
 	}
@@ -161,9 +212,18 @@ func hostsFromDoc(fh []fileHost) ([]HostFactor, error) {
 var runtimeName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
 type fileHost struct {
-	Runtime string  `yaml:"runtime"`
-	N       int     `yaml:"n"`
-	Factor  float64 `yaml:"factor"`
+	Runtime  string  `yaml:"runtime"`
+	Training bool    `yaml:"training"`
+	N        int     `yaml:"n"`
+	Factor   float64 `yaml:"factor"`
+}
+
+// trainingText marks a training factor in messages.
+func trainingText(training bool) string {
+	if training {
+		return " (training)"
+	}
+	return ""
 }
 
 func writeHosts(p func(string, ...any), hosts []HostFactor) {
@@ -173,8 +233,13 @@ func writeHosts(p func(string, ...any), hosts []HostFactor) {
 	p("hosts:\n")
 	p("  # per eager runtime, the factor on its host figures (dispatch, module,\n")
 	p("  # call, autograd, optimizer, cuDNN call) fitted on the rows the host\n")
-	p("  # bounded (n); applies on the GPU fitted, whose machine's host it is\n")
+	p("  # bounded (n), training steps apart; applies on the GPU fitted, whose\n")
+	p("  # machine's host it is\n")
 	for _, h := range hosts {
-		p("  - {runtime: %s, n: %d, factor: %s}\n", quote(h.Runtime), h.N, num(h.Factor))
+		training := ""
+		if h.Training {
+			training = ", training: true"
+		}
+		p("  - {runtime: %s%s, n: %d, factor: %s}\n", quote(h.Runtime), training, h.N, num(h.Factor))
 	}
 }

@@ -46,7 +46,7 @@ func TestHostFactorLearnsTheMachinesHost(t *testing.T) {
 		}
 	}
 	rt := &hwdb.Runtime{Name: "pytorch-nhwc", DispatchS: 8e-6, ModuleS: 20e-6, CallS: 6e-6, AutogradS: 38e-6, OptimParamS: 3e-6, CudnnS: 24e-6}
-	s := cal.For(gpu).ScaleHost(rt)
+	s := cal.For(gpu).ScaleHost(rt, false)
 	f := cal.Hosts[0].Factor
 	for name, v := range map[string][2]float64{"dispatch": {s.DispatchS, rt.DispatchS}, "module": {s.ModuleS, rt.ModuleS},
 		"call": {s.CallS, rt.CallS}, "autograd": {s.AutogradS, rt.AutogradS}, "optim": {s.OptimParamS, rt.OptimParamS}, "cudnn": {s.CudnnS, rt.CudnnS}} {
@@ -57,10 +57,10 @@ func TestHostFactorLearnsTheMachinesHost(t *testing.T) {
 	if rt.DispatchS != 8e-6 {
 		t.Error("ScaleHost changed the runtime it was given")
 	}
-	if got := cal.For(mustGPU(t, "H200-SXM-141GB")).ScaleHost(rt); got != rt {
+	if got := cal.For(mustGPU(t, "H200-SXM-141GB")).ScaleHost(rt, false); got != rt {
 		t.Error("a host factor applied on another GPU (another machine)")
 	}
-	if got := cal.For(gpu).ScaleHost(&hwdb.Runtime{Name: "onnxruntime", DispatchS: 5e-6}); got.DispatchS != 5e-6 {
+	if got := cal.For(gpu).ScaleHost(&hwdb.Runtime{Name: "onnxruntime", DispatchS: 5e-6}, false); got.DispatchS != 5e-6 {
 		t.Error("a host factor applied to a runtime it was not fitted for")
 	}
 	if d := cal.For(gpu).Describe(); !strings.Contains(d, "host ×") {
@@ -73,21 +73,85 @@ func TestHostFactorLearnsTheMachinesHost(t *testing.T) {
 	}
 }
 
+// trainingRow is hostRow as a training step.
+func trainingRow(gpu, name, rt string, host, meas float64) Row {
+	r := hostRow(gpu, name, rt, host, meas)
+	r.Report.Totals.Train = &report.Train{}
+	return r
+}
+
+// A machine whose host issues eager inference at 0.8× the profile's host
+// figures and training steps at 0.6×: each kind of call fits its own
+// factor, the training one pulled toward the inference one; a training
+// estimate takes the training factor, an inference call the inference
+// one, and a training step with no training factor fitted the
+// inference factor. Both kinds round-trip through the file.
+func TestTrainingHostFactorApart(t *testing.T) {
+	gpu := mustGPU(t, "H100-SXM5-80GB")
+	rows := mixRows(gpu.Name, func(kern) float64 { return 1 }, 0, 1)
+	for i, host := range []float64{1e-3, 2e-3, 3e-3, 4e-3, 5e-3, 6e-3, 7e-3, 8e-3} {
+		rows = append(rows, hostRow(gpu.Name, "h"+string(rune('a'+i)), "pytorch", host, 0.8*(host+5e-6)))
+	}
+	for i, host := range []float64{10e-3, 20e-3, 30e-3, 40e-3} {
+		rows = append(rows, trainingRow(gpu.Name, "t"+string(rune('a'+i)), "pytorch-nhwc", host, 0.6*(host+5e-6)))
+	}
+	cal, err := Fit(gpu, rows, Source{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cal.Hosts) != 2 || cal.Hosts[0].Training || cal.Hosts[0].N != 8 || !cal.Hosts[1].Training || cal.Hosts[1].N != 4 {
+		t.Fatalf("hosts %+v, want an inference factor from 8 rows and a training one from 4", cal.Hosts)
+	}
+	inf := math.Exp(math.Log(0.8) * 8 / (8 + hostPull))
+	tr := math.Exp(math.Log(inf) + (math.Log(0.6)-math.Log(inf))*4/(4+hostPull))
+	a := cal.For(gpu)
+	for _, c := range []struct {
+		rt       string
+		training bool
+		want     float64
+	}{{"pytorch", false, inf}, {"pytorch-nhwc", false, inf}, {"pytorch-nhwc", true, tr}, {"pytorch", true, tr}} {
+		if f := a.HostFactor(c.rt, c.training); math.Abs(f-c.want) > 1e-3 {
+			t.Errorf("%s training=%v: factor %g, want %g", c.rt, c.training, f, c.want)
+		}
+	}
+	onlyInference := &Calibration{Hosts: cal.Hosts[:1], Source: cal.Source}
+	if f := hostFactorFor(onlyInference.Hosts, "pytorch-nhwc", true); math.Abs(f-inf) > 1e-3 {
+		t.Errorf("a training step without a training factor: %g, want the inference factor %g", f, inf)
+	}
+	rt := &hwdb.Runtime{Name: "pytorch-nhwc", DispatchS: 8e-6, AutogradS: 38e-6}
+	if s := a.ScaleHost(rt, true); math.Abs(s.AutogradS/(tr*38e-6)-1) > 1e-3 || math.Abs(s.DispatchS/(tr*8e-6)-1) > 1e-3 {
+		t.Errorf("training ScaleHost: autograd %g dispatch %g, want × %g", s.AutogradS, s.DispatchS, tr)
+	}
+	if d := a.Describe(); !strings.Contains(d, "(training)") {
+		t.Errorf("header %q does not name the training factor", d)
+	}
+	out := writeString(t, cal)
+	back, err := Parse("h.yaml", []byte(out))
+	if err != nil || writeString(t, back) != out || len(back.Hosts) != 2 || !back.Hosts[1].Training || !strings.Contains(out, "training: true") {
+		t.Errorf("training hosts do not round-trip (%v):\n%s", err, out)
+	}
+}
+
 // A hosts section that names no runtime, repeats one or is out of range
 // is an error of one line naming the file.
 func TestParseRejectsBadHosts(t *testing.T) {
 	head := "format: 1\nsource: {gpu: \"H100-SXM5-80GB\", family: \"Hopper\", measurements: \"t\", rows: 1, date: \"\", driver: \"\", runtime: \"\"}\n" +
 		"fit: {gpu_factor: 1, median_abs_err_before: 0, median_abs_err_after: 0}\ntransfer: {same_family: 0.15, other_family: 0.15}\ncells: []\nbands: []\n"
 	for body, want := range map[string]string{
-		"hosts:\n  - {runtime: \"\", n: 3, factor: 0.9}\n":                                                     "not a runtime",
-		"hosts:\n  - {runtime: \"a\\x01\", n: 3, factor: 0.9}\n":                                               "not a runtime",
-		"hosts:\n  - {runtime: \"pytorch\", n: 3, factor: 90}\n":                                               "outside",
-		"hosts:\n  - {runtime: \"pytorch\", n: 3, factor: 0.9}\n  - {runtime: \"pytorch\", n: 2, factor: 1}\n": "twice",
+		"hosts:\n  - {runtime: \"\", n: 3, factor: 0.9}\n":                                                                                     "not a runtime",
+		"hosts:\n  - {runtime: \"a\\x01\", n: 3, factor: 0.9}\n":                                                                               "not a runtime",
+		"hosts:\n  - {runtime: \"pytorch\", n: 3, factor: 90}\n":                                                                               "outside",
+		"hosts:\n  - {runtime: \"pytorch\", n: 3, factor: 0.9}\n  - {runtime: \"pytorch\", n: 2, factor: 1}\n":                                 "twice",
+		"hosts:\n  - {runtime: \"pytorch\", training: true, n: 3, factor: 0.9}\n  - {runtime: \"pytorch\", training: true, n: 2, factor: 1}\n": "twice (training)",
 	} {
 		_, err := Parse("h.yaml", []byte(head+body))
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "calibration h.yaml:") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: %v, want one line naming h.yaml and %q", body, err, want)
 		}
+	}
+	both := "hosts:\n  - {runtime: \"pytorch\", n: 3, factor: 0.9}\n  - {runtime: \"pytorch\", training: true, n: 3, factor: 0.7}\n"
+	if c, err := Parse("h.yaml", []byte(head+both)); err != nil || len(c.Hosts) != 2 {
+		t.Errorf("an inference and a training factor of one runtime: %v", err)
 	}
 	if c, err := Parse("h.yaml", []byte(head)); err != nil || len(c.Hosts) != 0 {
 		t.Errorf("a file without hosts: %v, %+v", err, c)

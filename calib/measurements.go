@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -22,17 +23,23 @@ type Measurement struct {
 	DType     string           // "" when the row does not say
 	Dims      map[string]int64 // symbolic dimension bindings; nil when none
 	Runtime   string           // "" when the row does not say
-	Line      int              // the row's line in the table
+	// Train says the row is one training step, not an inference call;
+	// Optimizer is the step's optimizer as written ("" is the default).
+	Train     bool
+	Optimizer string
+	Line      int // the row's line in the table
 }
 
 // measurementColumns are the columns a table may have; model and ms are
 // required.
-var measurementColumns = []string{"model", "ms", "batch", "dtype", "dims", "runtime"}
+var measurementColumns = []string{"model", "ms", "batch", "dtype", "dims", "runtime", "train"}
 
 // ReadMeasurements reads a measurements table: a header row naming
 // columns model and ms (milliseconds per call) and optionally batch,
-// dtype, dims ("name=v;name=v") and runtime, then one measured call per
-// row. Lines starting with # are comments. Any problem is an error of
+// dtype, dims ("name=v;name=v"), runtime and train, then one measured
+// call per row. train marks a training step (`--train`): an optimizer's
+// name (`--optimizer`), or yes/true/1 for the default one; empty,
+// no/false/0 is an inference call. Lines starting with # are comments. Any problem is an error of
 // one line naming the file and line.
 func ReadMeasurements(path string) ([]Measurement, error) {
 	f, err := os.Open(path)
@@ -49,7 +56,7 @@ func readMeasurements(path string, r io.Reader) ([]Measurement, error) {
 	cr.TrimLeadingSpace = true
 	header, err := cr.Read()
 	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("measurements %s: empty file (want a header row: model,ms[,batch,dtype,dims,runtime])", path)
+		return nil, fmt.Errorf("measurements %s: empty file (want a header row: model,ms[,batch,dtype,dims,runtime,train])", path)
 	}
 	if err != nil {
 		return nil, csvError(path, err)
@@ -148,7 +155,31 @@ func parseMeasurement(rec []string, col map[string]int, dir string) (Measurement
 	if m.Dims, err = parseDims(field("dims")); err != nil {
 		return m, err
 	}
+	if m.Train, m.Optimizer, err = parseTrain(field("train")); err != nil {
+		return m, err
+	}
 	return m, nil
+}
+
+// optimizerName is the shape of an optimizer's name in the train column;
+// which names exist is the training model's (pipeline.CheckTrain), checked
+// where the row is priced.
+var optimizerName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+
+// parseTrain reads the train column: whether the row is a training step,
+// and its optimizer ("" for the default).
+func parseTrain(s string) (train bool, optimizer string, err error) {
+	switch v := strings.ToLower(s); v {
+	case "", "no", "false", "0":
+		return false, "", nil
+	case "yes", "true", "1":
+		return true, "", nil
+	default:
+		if !optimizerName.MatchString(v) {
+			return false, "", fmt.Errorf("train %q is not yes/no or an optimizer's name", s)
+		}
+		return true, v, nil
+	}
 }
 
 // parseDims reads "name=v;name=v" into bindings; "" gives nil.

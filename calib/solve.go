@@ -191,7 +191,9 @@ func centre(frs []fitRow, theta []float64) float64 {
 	for _, fr := range frs {
 		for _, k := range fr.kernels {
 			key := k.class + "/" + k.op
-			byOp[key] = append(byOp[key], k.transferLog(theta))
+			for range k.n {
+				byOp[key] = append(byOp[key], k.transferLog(theta))
+			}
 		}
 	}
 	offs := make([]float64, 0, len(byOp))

@@ -521,7 +521,7 @@ func Estimate(l *Loaded, gpu *hwdb.GPU, opt EstimateOptions) (*report.Report, er
 	applied := opt.Calibration.For(gpu)
 	if applied != nil { // a nil *Applied in the interface would not be nil
 		co.Calibration = applied
-		co.Runtime = applied.ScaleHost(co.Runtime)
+		co.Runtime = applied.ScaleHost(co.Runtime, opt.Train != nil)
 	}
 	r, err := cost.Analyze(l.Model.Graph, l.Model, gpu, co)
 	if err != nil {

@@ -338,7 +338,7 @@ def infer_row(name, dt, batch, iters, calib=None, kineto=None):
     return row
 
 
-def train_row(name, optim, batch, iters):
+def train_row(name, optim, batch, iters, calib=None):
     """One AMP training step: a torchvision CNN (channels_last, image batch), or
     a BERT of BERTS at sequence 128 with the softmax cross-entropy over the
     last hidden state's last axis that onnxcost assumes for a graph with no loss
@@ -383,11 +383,15 @@ def train_row(name, optim, batch, iters):
     eager = median_ms(step, iters)
     peak = (torch.cuda.max_memory_allocated() - base) / 2**20
     kms, nk = kernel_stats(step, calls=3)
+    model = calib.export(name, m, export_spec(name)) if calib else None
     del m, args, opt
     torch.cuda.empty_cache()
-    return dict(model=name, mode="train-" + optim, dtype="fp16-amp", batch=batch,
-                eager_ms="%.3f" % eager, graph_ms="", kernel_ms="%.3f" % kms,
-                kernels="%.0f" % nk, peak_mib="%.0f" % peak, power_w="")
+    row = dict(model=name, mode="train-" + optim, dtype="fp16-amp", batch=batch,
+               eager_ms="%.3f" % eager, graph_ms="", kernel_ms="%.3f" % kms,
+               kernels="%.0f" % nk, peak_mib="%.0f" % peak, power_w="")
+    if model:
+        calib.train_rows(model, row)
+    return row
 
 
 def grad_scaler():
@@ -754,11 +758,11 @@ def strip_float_weights(data, name, threshold, float_types):
 
 class CalibDir:
     """DIR/measurements.csv in onnxcost calibrate's format (calib/measurements.go: a header, then
-    model,ms,batch,dtype,dims,runtime per measured call, # comment lines) and the graph-only
+    model,ms,batch,dtype,dims,runtime,train per measured call, # comment lines) and the graph-only
     models its rows name, DIR/models/NAME.onnx (paths relative to DIR). An existing table is
     appended to, so that runs accumulate."""
 
-    COLUMNS = ["model", "ms", "batch", "dtype", "dims", "runtime"]
+    COLUMNS = ["model", "ms", "batch", "dtype", "dims", "runtime", "train"]
 
     def __init__(self, path, note):
         self.dir = path
@@ -805,11 +809,20 @@ class CalibDir:
         self.row(model, row["graph_ms"], batch=row["batch"], dtype=dt, runtime="graph" + cl)
         self.row(model, row["eager_ms"], batch=row["batch"], dtype=dt, runtime="pytorch" + cl)
 
-    def row(self, model, ms, batch="", dtype="", dims="", runtime=""):
+    def train_rows(self, model, row):
+        """A training row (train_row's) as one measured training step. Its optimizer as onnxcost
+        names it: train_row's SGD has momentum 0.9. The profile is pytorch-nhwc for every
+        training row: the CNNs ran channels_last, and BERT, which has no convolution, is priced
+        alike under both, so the training rows share one host factor."""
+        optim = row["mode"][len("train-"):]
+        self.row(model, row["eager_ms"], batch=row["batch"], dtype=row["dtype"], runtime="pytorch-nhwc",
+                 train="momentum" if optim == "sgd" else optim)
+
+    def row(self, model, ms, batch="", dtype="", dims="", runtime="", train=""):
         if not float(ms) > 0:  # calibrate rejects it: a time below the printed resolution
             print("calib: %s %s %s: %s ms left out" % (model, dtype, dims or batch, ms), file=sys.stderr)
             return
-        self.w.writerow([model, ms, batch, dtype, dims, runtime])
+        self.w.writerow([model, ms, batch, dtype, dims, runtime, train])
         self.f.flush()
 
     def comment(self, text):
@@ -993,7 +1006,7 @@ def run_models(a, calib, kineto):
                                    ("vgg16", "sgd", 32), ("densenet121", "adam", 32),
                                    ("bert_base", "adam", 8), ("bert_base", "adam", 32)]:
                 try:
-                    w.writerow(train_row(name, optim, b, 20))
+                    w.writerow(train_row(name, optim, b, 20, calib))
                 except Exception as e:
                     print("skip train %s: %s" % (name, e), file=sys.stderr)
                 f.flush()

@@ -37,11 +37,11 @@ test "$(grep -c '^resnet50,infer,fp32,' "$tmp/m.csv")" = 2 || fail "m.csv: want 
 # calibrate's table: one header for both runs, two rows per model row (graph and
 # pytorch), one per kernel row, every model graph-only (no weight files left).
 t="$tmp/cal/measurements.csv"
-test "$(grep -c '^model,ms,batch,dtype,dims,runtime$' "$t")" = 1 || fail "$t: want one header"
-test "$(grep -c '^models/resnet50.onnx,[0-9.]*,[12],fp32,,graph$' "$t")" = 2 || fail "$t: want 2 graph rows"
-test "$(grep -c '^models/resnet50.onnx,[0-9.]*,[12],fp32,,pytorch$' "$t")" = 2 || fail "$t: want 2 pytorch rows"
-grep -q '^models/matmul.onnx,[0-9.]*,,fp32,M=256;K=256;N=256,graph$' "$t" || fail "$t: no matmul row"
-grep -q '^models/add.onnx,[0-9.]*,,fp32,n=65536,graph$' "$t" || fail "$t: no add row"
+test "$(grep -c '^model,ms,batch,dtype,dims,runtime,train$' "$t")" = 1 || fail "$t: want one header"
+test "$(grep -c '^models/resnet50.onnx,[0-9.]*,[12],fp32,,graph,$' "$t")" = 2 || fail "$t: want 2 graph rows"
+test "$(grep -c '^models/resnet50.onnx,[0-9.]*,[12],fp32,,pytorch,$' "$t")" = 2 || fail "$t: want 2 pytorch rows"
+grep -q '^models/matmul.onnx,[0-9.]*,,fp32,M=256;K=256;N=256,graph,$' "$t" || fail "$t: no matmul row"
+grep -q '^models/add.onnx,[0-9.]*,,fp32,n=65536,graph,$' "$t" || fail "$t: no add row"
 ls "$tmp/cal/models" | grep -v '\.onnx$' && fail "files beside the models (weights not deleted?)"
 "$PY" - "$tmp/cal/models/resnet50.onnx" <<'EOF'
 import sys
@@ -63,10 +63,12 @@ sys.path.insert(0, "scripts")
 import measure_gpu
 c = measure_gpu.CalibDir(os.environ["AMP_DIR"], "amp table test")
 c.infer_rows("../cal/models/resnet50.onnx", dict(dtype="fp16-amp", batch=4, graph_ms="1.500", eager_ms="2.500"))
+c.train_rows("../cal/models/resnet50.onnx", dict(mode="train-sgd", dtype="fp16-amp", batch=8, eager_ms="30.000"))
 c.close()
 got = open(os.path.join(os.environ["AMP_DIR"], "measurements.csv")).read().splitlines()
-want = ["model,ms,batch,dtype,dims,runtime", "# amp table test",
-        "../cal/models/resnet50.onnx,1.500,4,fp16-amp,,graph", "../cal/models/resnet50.onnx,2.500,4,fp16-amp,,pytorch"]
+want = ["model,ms,batch,dtype,dims,runtime,train", "# amp table test",
+        "../cal/models/resnet50.onnx,1.500,4,fp16-amp,,graph,", "../cal/models/resnet50.onnx,2.500,4,fp16-amp,,pytorch,",
+        "../cal/models/resnet50.onnx,30.000,8,fp16-amp,,pytorch-nhwc,momentum"]
 assert got == want, got
 EOF
 
@@ -75,7 +77,7 @@ go build -o "$tmp/onnxcost" ./cmd/onnxcost
 grep -q '^format: 1' "$tmp/cal/a100.yaml" || fail "no calibration written"
 grep -q 'rows: 6' "$tmp/cal/a100.yaml" || fail "calibration did not use all 6 rows"
 "$tmp/onnxcost" calibrate --gpu A100 --measurements "$tmp/amp/measurements.csv" -o "$tmp/amp/a100.yaml"
-grep -q 'rows: 2' "$tmp/amp/a100.yaml" || fail "the fp16-amp table did not give 2 rows"
+grep -q 'rows: 3' "$tmp/amp/a100.yaml" || fail "the fp16-amp table did not give 3 rows (one a training step)"
 
 # A CPU trace has no kernel events: calibrate then times each top-level cpu_op,
 # charged to the record_function range (module path) around it.

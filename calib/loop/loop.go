@@ -14,14 +14,18 @@ import (
 
 	"github.com/onnxcost/onnxcost/calib"
 	"github.com/onnxcost/onnxcost/calib/profile"
+	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/passes"
 	"github.com/onnxcost/onnxcost/pipeline"
+	"github.com/onnxcost/onnxcost/train"
 )
 
 // MeasuredRows reads a measurements table (calib.ReadMeasurements) and
 // prices every row uncalibrated, under cfg with the row's own batch,
-// dtype, dims and runtime where it gives them: the rows calib.Fit takes.
+// dtype, dims and runtime where it gives them, as one training step
+// where it says train and as one inference call otherwise (cfg's Train
+// is not read): the rows calib.Fit takes.
 // cfg's Calibration is ignored (a calibration is fitted against the bare
 // model). An error names the file, and the row's line.
 func MeasuredRows(table string, cfg pipeline.Config) ([]calib.Row, error) {
@@ -56,6 +60,9 @@ func PriceMeasured(table string, cfg pipeline.Config) ([]calib.Row, error) {
 		if m.Runtime != "" {
 			c.Runtime, c.RuntimeSpec = m.Runtime, nil
 		}
+		if c.Train, err = rowTraining(m); err != nil {
+			return nil, &pipeline.Error{Err: fmt.Errorf("measurements %s:%d: %v", table, m.Line, err)}
+		}
 		c.ModelName = m.Model
 		r, err := pipeline.Run(m.Model, c)
 		if err != nil {
@@ -64,6 +71,22 @@ func PriceMeasured(table string, cfg pipeline.Config) ([]calib.Row, error) {
 		rows = append(rows, calib.Row{Name: fmt.Sprintf("%s:%d", table, m.Line), MeasuredS: m.MeasuredS, Report: r})
 	}
 	return rows, nil
+}
+
+// rowTraining is the training step a row measured (nil for an inference
+// call), its optimizer one --optimizer takes ("" is its default).
+func rowTraining(m calib.Measurement) (cost.Training, error) {
+	if !m.Train {
+		return nil, nil
+	}
+	opt := m.Optimizer
+	if opt == "" {
+		opt = pipeline.DefaultOptimizer
+	}
+	if !slices.Contains(train.Optimizers(), opt) {
+		return nil, fmt.Errorf("train %q: want yes, no or an optimizer (%s)", m.Optimizer, strings.Join(train.Optimizers(), "|"))
+	}
+	return (&train.Options{Optimizer: opt}).Training(), nil
 }
 
 // ProfileComparison prices model under cfg and matches a measured
