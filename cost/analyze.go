@@ -471,6 +471,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		prec := a.precisionFor(n, est.Class)
 		a.countOwnFP32(n, est.Class)
 		k := est.Kernel(prec, a.elemBytes(n), a.dramBytes(n, est), vectorizedOps[n.OpType])
+		k.Strided = est.Class == perf.ClassElementwise && a.stridedOperand(n, g)
 		// The node's own GEMM, before a library's algorithm replaces
 		// it: cuDNN's Winograd choice changes with batch, the shape a
 		// calibration keys by must not.
@@ -837,6 +838,49 @@ func (a *analyzer) strideView(n *ir.Node, g *ir.Graph) string {
 		}
 	}
 	return ""
+}
+
+// stridedOperand reports whether eager PyTorch runs pointwise node n in
+// TensorIterator's non-vectorized loop (perf.Kernel.Strided): under the
+// eager plan, a standard pointwise op (ATen's own, not a fused or library
+// kernel such as RotaryEmbedding or the vectorized norms) with an operand
+// broadcast to the output (of
+// more than one element and fewer than the output's: a scalar becomes a
+// kernel argument) or read through a slice the plan keeps as a strided
+// view (strideView).
+func (a *analyzer) stridedOperand(n *ir.Node, g *ir.Graph) bool {
+	if a.runtime == nil || a.runtime.Plan != "eager" || n.Domain != "" || vectorizedOps[n.OpType] || !ir.OpHas("", n.OpType, ir.Elementwise) {
+		return false
+	}
+	sz := a.sizer(n)
+	out, ok := sz.Dims(n.Out(0))
+	if !ok {
+		return false
+	}
+	outN := prodF(out)
+	for _, v := range n.Inputs {
+		if v == nil {
+			continue
+		}
+		if p := v.Producer; p != nil && p.OpType == "Slice" && a.strideView(p, g) != "" {
+			return true
+		}
+		if d, ok := sz.Dims(v); ok {
+			if x := prodF(d); x > 1 && x < outN {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// prodF is the product of dims (1 for none).
+func prodF(dims []float64) float64 {
+	p := 1.0
+	for _, d := range dims {
+		p *= d
+	}
+	return p
 }
 
 // transposePerm is n's permutation (the reversed axes by default), ok

@@ -2,6 +2,7 @@ package cost
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -785,6 +786,54 @@ func TestStrideViews(t *testing.T) {
 		}
 		if got != c.want {
 			t.Errorf("%s: launches %v, want %v", c.runtime, got, c.want)
+		}
+	}
+}
+
+// TestStridedPointwiseLatency: under the eager plan a pointwise op with a
+// broadcast operand (a norm's weight) or a strided slice's (rotate_half)
+// runs PyTorch's non-vectorized loop, whose index arithmetic adds 2,300
+// SM cycles of latency; a same-shape op, a scalar operand, a fused
+// library op and every other runtime's kernels do not, and a large
+// broadcast op hides it under its memory time.
+func TestStridedPointwiseLatency(t *testing.T) {
+	b := newBuilder(t)
+	x := b.Input("x", 8, 1, 4096)
+	big := b.Input("big", 64, 128, 4096)
+	w := b.Weight("w", 4096)
+	ys := make([]*ir.Value, 6)
+	for i := range ys {
+		ys[i] = b.Val(fmt.Sprint("y", i), ir.Float32, 8, 1, 4096)
+	}
+	half, neg := b.Val("half", ir.Float32, 8, 1, 2048), b.Val("neg", ir.Float32, 8, 1, 2048)
+	yb := b.Val("yb", ir.Float32, 64, 128, 4096)
+	b.Node("Mul", []*ir.Value{x, w}, []*ir.Value{ys[0]})                  // broadcast weight
+	b.Node("Mul", []*ir.Value{x, x}, []*ir.Value{ys[1]})                  // same shape
+	b.Node("Add", []*ir.Value{x, b.Weight("eps", 1)}, []*ir.Value{ys[2]}) // a scalar
+	b.Node("Slice", []*ir.Value{x, b.Ints("lo", 0), b.Ints("hi", 2048), b.Ints("ax", 2)}, []*ir.Value{half})
+	b.Node("Neg", []*ir.Value{half}, []*ir.Value{neg})  // a strided view's reader
+	b.Node("Mul", []*ir.Value{big, w}, []*ir.Value{yb}) // broadcast, but streams
+	for _, v := range []*ir.Value{ys[0], ys[1], ys[2], neg, yb} {
+		b.G.AddOutput(v)
+	}
+	lat := 2300 / (costtest.GPU().BoostClockMHz * 1e6)
+	for _, c := range []struct {
+		runtime string
+		want    [6]float64 // latency_s: broadcast, same shape, scalar, slice (a view), Neg, big
+	}{
+		{"pytorch", [6]float64{lat, 0, 0, 0, lat, lat}},
+		{"graph", [6]float64{lat, 0, 0, 0, lat, lat}},
+		{"tensorrt", [6]float64{0, 0, 0, 0, 0, 0}},
+		{"pytorch-compile", [6]float64{0, 0, 0, 0, 0, 0}},
+	} {
+		r := b.analyze(Options{Runtime: testRuntime(t, c.runtime), Plan: "unfused"})
+		for i, want := range c.want {
+			if got := r.Nodes[i].LatencyS; math.Abs(got-want) > 1e-15 {
+				t.Errorf("%s: node %s latency %.3g s, want %.3g", c.runtime, r.Nodes[i].Name, got, want)
+			}
+		}
+		if n := r.Nodes[5]; c.want[5] > 0 && n.MemoryS < n.LatencyS+n.ComputeS {
+			t.Errorf("%s: the large broadcast Mul is not memory-bound (memory %.3g s, latency %.3g s)", c.runtime, n.MemoryS, n.LatencyS)
 		}
 	}
 }

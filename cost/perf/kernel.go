@@ -106,6 +106,10 @@ type Kernel struct {
 	// their counterparts elsewhere): its SM-side limit counts elements
 	// moved, not FLOPs (vectorsPerSMCycle).
 	Vectorized bool
+	// Strided marks a pointwise kernel PyTorch runs in its non-vectorized
+	// loop, an operand being broadcast or read through a strided view: its
+	// index arithmetic adds a fixed latency (strided.go).
+	Strided bool
 }
 
 // KernelTime is the time model's estimate for a Kernel.

@@ -248,6 +248,7 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 		// FLOPs (a float64) still counts all of it.
 		t.ComputeS = max(t.ComputeS, k.FLOPs/(peak*pathEff(k.Precision, p)*classEff(k.Class, p)))
 	}
+	t.LatencyS += stridedLatencyS(g, k)
 	var hostFill float64
 	if k.M > 0 && k.N > 0 && k.K > 0 && (isGEMMClass(k.Class) || k.Class == ClassRNN) {
 		t.LatencyS = fillS(launch, p, InPlan)
