@@ -857,7 +857,7 @@ func (a *analyzer) stridedOperand(n *ir.Node, g *ir.Graph) bool {
 	if !ok {
 		return false
 	}
-	outN := prodF(out)
+	outN := prod(out)
 	for _, v := range n.Inputs {
 		if v == nil {
 			continue
@@ -866,21 +866,12 @@ func (a *analyzer) stridedOperand(n *ir.Node, g *ir.Graph) bool {
 			return true
 		}
 		if d, ok := sz.Dims(v); ok {
-			if x := prodF(d); x > 1 && x < outN {
+			if x := prod(d); x > 1 && x < outN {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// prodF is the product of dims (1 for none).
-func prodF(dims []float64) float64 {
-	p := 1.0
-	for _, d := range dims {
-		p *= d
-	}
-	return p
 }
 
 // transposePerm is n's permutation (the reversed axes by default), ok
