@@ -472,6 +472,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		a.countOwnFP32(n, est.Class)
 		k := est.Kernel(prec, a.elemBytes(n), a.dramBytes(n, est), vectorizedOps[n.OpType])
 		k.Strided = est.Class == perf.ClassElementwise && a.stridedOperand(n, g)
+		k.ReduceTree = est.Class == perf.ClassReduction && a.eagerReduction(n)
 		// The node's own GEMM, before a library's algorithm replaces
 		// it: cuDNN's Winograd choice changes with batch, the shape a
 		// calibration keys by must not.
@@ -872,6 +873,23 @@ func (a *analyzer) stridedOperand(n *ir.Node, g *ir.Graph) bool {
 		}
 	}
 	return false
+}
+
+// eagerReduction reports whether eager PyTorch runs n as one of ATen's
+// row kernels (perf.Kernel.ReduceTree): an ATenRowOp under the eager plan.
+func (a *analyzer) eagerReduction(n *ir.Node) bool {
+	return a.runtime != nil && a.runtime.Plan == "eager" && n.Domain == "" && ATenRowOp(n.OpType)
+}
+
+// ATenRowOp reports whether PyTorch runs a standard op of opType in one of
+// ATen's reduction or row kernels, whose combining tree adds a fixed
+// latency (perf.Kernel.ReduceTree): a reduction (Reduce*, ArgMax, ArgMin;
+// not CumSum, a scan), a layer norm or a softmax.
+func ATenRowOp(opType string) bool {
+	if _, ok := reductionOps[opType]; ok {
+		return opType != "CumSum"
+	}
+	return opType == "LayerNormalization" || opType == "Softmax" || opType == "LogSoftmax"
 }
 
 // transposePerm is n's permutation (the reversed axes by default), ok

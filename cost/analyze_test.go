@@ -790,50 +790,60 @@ func TestStrideViews(t *testing.T) {
 	}
 }
 
-// TestStridedPointwiseLatency: under the eager plan a pointwise op with a
-// broadcast operand (a norm's weight) or a strided slice's (rotate_half)
-// runs PyTorch's non-vectorized loop, whose index arithmetic adds 2,300
-// SM cycles of latency; a same-shape op, a scalar operand, a fused
-// library op and every other runtime's kernels do not, and a large
-// broadcast op hides it under its memory time.
-func TestStridedPointwiseLatency(t *testing.T) {
+// TestATenLatencies: under the eager plan a pointwise op with a broadcast
+// operand (a norm's weight) or a strided slice's (rotate_half) runs
+// PyTorch's non-vectorized loop, whose index arithmetic adds 2,300 SM
+// cycles to the kernel's fixed duration (its ramp), and a reduction, a
+// layer norm or a softmax ATen's reduction tree, 3,400; a same-shape op,
+// a scalar operand and every other runtime's kernels add nothing.
+func TestATenLatencies(t *testing.T) {
 	b := newBuilder(t)
 	x := b.Input("x", 8, 1, 4096)
-	big := b.Input("big", 64, 128, 4096)
 	w := b.Weight("w", 4096)
-	ys := make([]*ir.Value, 6)
+	ys := make([]*ir.Value, 3)
 	for i := range ys {
 		ys[i] = b.Val(fmt.Sprint("y", i), ir.Float32, 8, 1, 4096)
 	}
 	half, neg := b.Val("half", ir.Float32, 8, 1, 2048), b.Val("neg", ir.Float32, 8, 1, 2048)
-	yb := b.Val("yb", ir.Float32, 64, 128, 4096)
-	b.Node("Mul", []*ir.Value{x, w}, []*ir.Value{ys[0]})                  // broadcast weight
-	b.Node("Mul", []*ir.Value{x, x}, []*ir.Value{ys[1]})                  // same shape
+	mean, sm := b.Val("mean", ir.Float32, 8, 1, 1), b.Val("sm", ir.Float32, 8, 1, 4096)
+	b.Node("Mul", []*ir.Value{x, x}, []*ir.Value{ys[0]})                  // same shape: the reference
+	b.Node("Mul", []*ir.Value{x, w}, []*ir.Value{ys[1]})                  // broadcast weight
 	b.Node("Add", []*ir.Value{x, b.Weight("eps", 1)}, []*ir.Value{ys[2]}) // a scalar
 	b.Node("Slice", []*ir.Value{x, b.Ints("lo", 0), b.Ints("hi", 2048), b.Ints("ax", 2)}, []*ir.Value{half})
-	b.Node("Neg", []*ir.Value{half}, []*ir.Value{neg})  // a strided view's reader
-	b.Node("Mul", []*ir.Value{big, w}, []*ir.Value{yb}) // broadcast, but streams
-	for _, v := range []*ir.Value{ys[0], ys[1], ys[2], neg, yb} {
+	b.Node("Neg", []*ir.Value{half}, []*ir.Value{neg}) // a strided view's reader
+	b.Node("ReduceMean", []*ir.Value{x, b.Ints("axes", 2)}, []*ir.Value{mean})
+	b.Node("Softmax", []*ir.Value{x}, []*ir.Value{sm}, ir.IntAttr("axis", -1))
+	for _, v := range []*ir.Value{ys[0], ys[1], ys[2], neg, mean, sm} {
 		b.G.AddOutput(v)
 	}
-	lat := 2300 / (costtest.GPU().BoostClockMHz * 1e6)
+	hz := costtest.GPU().BoostClockMHz * 1e6
+	strided, tree := 2300/hz, 3400/hz
 	for _, c := range []struct {
 		runtime string
-		want    [6]float64 // latency_s: broadcast, same shape, scalar, slice (a view), Neg, big
+		extra   [3]float64 // ramp beyond the reference Mul's: broadcast Mul, scalar Add, Neg
+		row     float64    // ReduceMean's and Softmax's ramp beyond their ramp under tensorrt
 	}{
-		{"pytorch", [6]float64{lat, 0, 0, 0, lat, lat}},
-		{"graph", [6]float64{lat, 0, 0, 0, lat, lat}},
-		{"tensorrt", [6]float64{0, 0, 0, 0, 0, 0}},
-		{"pytorch-compile", [6]float64{0, 0, 0, 0, 0, 0}},
+		{"pytorch", [3]float64{strided, 0, strided}, tree},
+		{"graph", [3]float64{strided, 0, strided}, tree},
+		{"tensorrt", [3]float64{}, 0},
+		{"pytorch-compile", [3]float64{}, 0},
 	} {
 		r := b.analyze(Options{Runtime: testRuntime(t, c.runtime), Plan: "unfused"})
-		for i, want := range c.want {
-			if got := r.Nodes[i].LatencyS; math.Abs(got-want) > 1e-15 {
-				t.Errorf("%s: node %s latency %.3g s, want %.3g", c.runtime, r.Nodes[i].Name, got, want)
+		trt := b.analyze(Options{Runtime: testRuntime(t, "tensorrt"), Plan: "unfused"})
+		ref := r.Nodes[0].RampS
+		for i, node := range []int{1, 2, 4} {
+			if got := r.Nodes[node].RampS - ref; math.Abs(got-c.extra[i]) > 1e-15 {
+				t.Errorf("%s: %s ramp %.3g s beyond the same-shape Mul's, want %.3g", c.runtime, r.Nodes[node].Name, got, c.extra[i])
 			}
 		}
-		if n := r.Nodes[5]; c.want[5] > 0 && n.MemoryS < n.LatencyS+n.ComputeS {
-			t.Errorf("%s: the large broadcast Mul is not memory-bound (memory %.3g s, latency %.3g s)", c.runtime, n.MemoryS, n.LatencyS)
+		if r.Nodes[3].Launches != 0 && (c.runtime == "pytorch" || c.runtime == "graph") {
+			t.Errorf("%s: the slice runs a kernel; want the strided view", c.runtime)
+		}
+		for _, node := range []int{5, 6} {
+			base := trt.Nodes[node].RampS * r.Nodes[0].RampS / trt.Nodes[0].RampS // the runtime's own ramp
+			if got := r.Nodes[node].RampS - base; math.Abs(got-c.row) > 1e-12 {
+				t.Errorf("%s: %s ramp %.3g s beyond the runtime's, want %.3g", c.runtime, r.Nodes[node].Name, got, c.row)
+			}
 		}
 	}
 }

@@ -108,8 +108,11 @@ type Kernel struct {
 	Vectorized bool
 	// Strided marks a pointwise kernel PyTorch runs in its non-vectorized
 	// loop, an operand being broadcast or read through a strided view: its
-	// index arithmetic adds a fixed latency (strided.go).
+	// index arithmetic adds a fixed latency (aten.go).
 	Strided bool
+	// ReduceTree marks a reduction PyTorch runs in its reduce_kernel,
+	// whose block and cross-block combining add a fixed latency (aten.go).
+	ReduceTree bool
 }
 
 // KernelTime is the time model's estimate for a Kernel.

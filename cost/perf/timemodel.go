@@ -191,6 +191,9 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 		perKernel -= ramp
 	}
 	t.LaunchS = launches * perKernel
+	// ATen's fixed latencies run in series with the kernel's loads and
+	// stores, like its ramp: a profiler counts them in its duration.
+	t.RampS += launches * (stridedLatencyS(g, k) + reduceTreeLatencyS(g, k))
 
 	peak, _ := peakFor(g, k.Precision)
 	peak *= clockFraction(g, p)
@@ -248,7 +251,6 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 		// FLOPs (a float64) still counts all of it.
 		t.ComputeS = max(t.ComputeS, k.FLOPs/(peak*pathEff(k.Precision, p)*classEff(k.Class, p)))
 	}
-	t.LatencyS += stridedLatencyS(g, k)
 	var hostFill float64
 	if k.M > 0 && k.N > 0 && k.K > 0 && (isGEMMClass(k.Class) || k.Class == ClassRNN) {
 		t.LatencyS = fillS(launch, p, InPlan)

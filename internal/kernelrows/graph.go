@@ -130,7 +130,13 @@ func (s *nodeSpec) kernel(gpu *hwdb.GPU) (perf.Kernel, error) {
 		return perf.Kernel{}, fmt.Errorf("%s: the rule gives no kernel", s.op)
 	}
 	prec := perf.ResolvePrecision(gpu, perf.WantedPrecision(s.compute, est.Class))
-	return est.Kernel(prec, elemBytes[s.compute], est.Bytes(), cost.VectorizedOp(s.op)), nil
+	k := est.Kernel(prec, elemBytes[s.compute], est.Bytes(), cost.VectorizedOp(s.op))
+	// The rows are priced under the eager plan (inPlanRuntime), as
+	// cost.Analyze marks its kernels: a norm or softmax row is ATen's row
+	// kernel. No row's op is a broadcast or strided pointwise op (Vidur's
+	// rotary is sarathi's own kernel), so none is Strided.
+	k.ReduceTree = est.Class == perf.ClassReduction && cost.ATenRowOp(s.op)
+	return k, nil
 }
 
 // computeStorage is the storage dtype cost.Analyze costs float tensors at

@@ -1,0 +1,70 @@
+package perf
+
+import "github.com/onnxcost/onnxcost/hwdb"
+
+// Two fixed latencies of PyTorch's own (ATen) kernels that a small tensor
+// exposes. They run in series with the kernel's loads and stores (the
+// index arithmetic before a thread's first load, the combining after its
+// last), so EstimateKernel adds them to the kernel's ramp, its fixed
+// duration, which a profiler counts in the kernel and no efficiency
+// changes; on a large kernel they are a few percent. TensorRT,
+// onnxruntime and Inductor generate or pick their own kernels: only the
+// eager plan's kernels are marked (cost's analyzer sets Kernel.Strided
+// and Kernel.ReduceTree).
+
+// PyTorch's TensorIterator runs a pointwise op in one of two loops. When
+// every operand is contiguous and of the output's shape it runs
+// vectorized_elementwise_kernel (16-byte loads, a few elements per
+// thread); when an operand is broadcast (a norm's [d] weight over
+// [b, s, d], rotary's cos over the heads, a mask over the scores) or read
+// through a strided view (rotate_half's slices), it runs
+// elementwise_kernel<128, 4>, whose threads compute each element's
+// offsets through an OffsetCalculator (an integer division and multiply
+// per dimension and operand) before their loads can issue. On a small
+// tensor that index arithmetic is the kernel's critical path: in our
+// H200's PyTorch 2.11 Kineto traces (calib/profile/testdata/kineto_h200)
+// the non-vectorized kernels lasted a median 2.11 µs (BERT-base fp32
+// batch 1, n=24) and 2.50 µs (a small LLaMA fp16 batch 8, n=31) where the
+// vectorized kernels of the same traces, on tensors of the same sizes,
+// lasted 1.15 µs; 2.24-3.68 µs against 0.96-1.66 µs in a LLaMA-7B decode
+// step at batch 8 (testdata/measured/h200_sxm_llama7b_decode_b8_kernels).
+// The difference, about 1.15 µs at the H200's 1.98 GHz boost, is kept in
+// SM cycles (the arithmetic is the SM's, and such a kernel is far too
+// small to pull the clock under its boost): stridedLoopCycles.
+const stridedLoopCycles = 2300
+
+// ATen runs a reduction (torch.mean, sum, amax, argmax: an ONNX Reduce*
+// or ArgMax node) in reduce_kernel, and a layer norm and a softmax in row
+// kernels of the same shape: each thread accumulates its loads, then the
+// block (or warp) combines its threads' partials in a shared-memory tree
+// with a barrier per level, and a reduction split over several blocks
+// combines theirs through global memory behind a semaphore. On a small
+// tensor those steps are most of the kernel: in the same H200 traces a
+// RMSNorm's mean over [8, 4096] (LLaMA-7B decode, batch 8, n=64) lasted
+// 3.84-4.35 µs against 2.24 priced, over a small LLaMA's [512, 256] (n=5)
+// a median 2.69 µs against 0.77: 1.6 and 1.9 µs more, kept as
+// reduceTreeCycles (1.7 µs at the H200's boost). The traces' layer norms
+// and softmaxes ran short of their prices by as much (BERT-base fp32
+// batch 1: 37 of them, 61 µs priced for 108 measured; GPT-2 fp16 batch
+// 32: 7, 12 for 27), but for the decode step's softmax over 1,025 keys
+// (5.9 µs against 1.7: its warp walks the whole row), so they take the
+// same latency.
+const reduceTreeCycles = 3400
+
+// reduceTreeLatencyS is the latency ATen's reduction tree adds to a
+// reduction or row kernel k on g (0 for any other kernel).
+func reduceTreeLatencyS(g *hwdb.GPU, k Kernel) float64 {
+	if !k.ReduceTree || k.Class != ClassReduction || !(g.BoostClockMHz > 0) {
+		return 0
+	}
+	return reduceTreeCycles / (g.BoostClockMHz * 1e6)
+}
+
+// stridedLatencyS is the latency the non-vectorized loop adds to a
+// strided pointwise kernel k on g (0 for any other kernel).
+func stridedLatencyS(g *hwdb.GPU, k Kernel) float64 {
+	if !k.Strided || k.Class != ClassElementwise || !(g.BoostClockMHz > 0) {
+		return 0
+	}
+	return stridedLoopCycles / (g.BoostClockMHz * 1e6)
+}
