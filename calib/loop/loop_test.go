@@ -127,10 +127,10 @@ func mustGPU(t *testing.T) *hwdb.GPU {
 // later on the other GPU) moves the H200's estimates, and moves them
 // closer: issue 31's transfer check on our own data. The two are one
 // silicon at one power limit, so the calibration applies whole
-// (calib.sameSilicon): 10.7% → 8.6% over the 120 rows with the training
-// steps (11.0% → 8.5% over the 114 inference rows; 8.8% before eager rows
-// were fitted with their host stalls apart), 90 of 120 rows inside the 80%
-// interval at a median width 1.42.
+// (calib.sameSilicon): 10.3% → 8.6% over the 120 rows with the training
+// steps (11.0% → 8.5% over the 114 inference rows before the ATen
+// latencies; 8.8% before eager rows were fitted with their host stalls
+// apart), 89 of 120 rows inside the 80% interval at a median width 1.42.
 func TestOwnTransferH100ToH200(t *testing.T) {
 	if testing.Short() {
 		t.Skip("prices two measurement tables")
