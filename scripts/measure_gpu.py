@@ -989,6 +989,8 @@ def run_models(a, calib, kineto):
     torch.backends.cudnn.benchmark = True
     iters = a.iters if on_gpu() else min(a.iters, 3)
     models, dtypes, batches = model_points(a)
+    if a.train:
+        models = []  # the training steps only
     f, w = open_table(a.out, INFER_FIELDS)
     with f:
         for name in models:
@@ -1001,7 +1003,7 @@ def run_models(a, calib, kineto):
                         print("skip %s %s %d: %s" % (name, dt, b, e), file=sys.stderr)
                     f.flush()
                     print("%s %s b%d %.1fs" % (name, dt, b, time.time() - t0), file=sys.stderr)
-        if not a.quick and not a.models and on_gpu():
+        if a.train or (not a.quick and not a.models and on_gpu()):
             for name, optim, b in [("resnet50", "sgd", 64), ("resnet50", "adam", 64),
                                    ("vgg16", "sgd", 32), ("densenet121", "adam", 32),
                                    ("bert_base", "adam", 8), ("bert_base", "adam", 32)]:
@@ -1025,6 +1027,9 @@ def parse_args():
                     "llama7b-decode): every kernel of one call of each instead")
     ap.add_argument("--llama-decode", action="store_true",
                     help="LLaMA-7B-shaped decode steps (past 1024) at --batches (default 1,8,32) instead")
+    ap.add_argument("--train", action="store_true",
+                    help="the six AMP training steps only (a full run ends with them), each also a "
+                    "training row of --calib-dir's table")
     ap.add_argument("--calib-dir", metavar="DIR",
                     help="also append onnxcost calibrate's table to DIR/measurements.csv, with the "
                     "models exported graph-only to DIR/models/NAME.onnx")
@@ -1041,8 +1046,8 @@ def main():
     DEV = a.device
     if on_gpu() and not torch.cuda.is_available():
         raise SystemExit("measure_gpu.py: no CUDA device here (--device cpu for a dry run)")
-    if not on_gpu() and (a.llama_decode or a.profile):
-        raise SystemExit("measure_gpu.py: --llama-decode and --profile need --device cuda")
+    if not on_gpu() and (a.llama_decode or a.profile or a.train):
+        raise SystemExit("measure_gpu.py: --llama-decode, --profile and --train need --device cuda")
     if a.llama_decode:
         return run_llama(a)
     if a.profile:

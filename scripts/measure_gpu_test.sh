@@ -120,4 +120,7 @@ missing = sorted(p for p in paths if p not in scopes)
 assert not missing, (missing, sorted(scopes)[:20])
 print("llama_decode_step: %d modules under the layers, each a scope of the zoo graph" % len(paths))
 EOF
+# The prepared GPU session parses, and what it asks of measure_gpu.py exists.
+bash -n scripts/gpu_session.sh || fail "scripts/gpu_session.sh does not parse"
+"$PY" scripts/measure_gpu.py --help | grep -q -- '--train' || fail "measure_gpu.py has no --train"
 echo "measure_gpu_test.sh: ok"

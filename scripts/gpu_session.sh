@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The prepared measurements for a session that is lent a GPU (issue notes:
+# "one short, prepared script"), in order of what they settle, each step
+# under its own timeout so that a slow one cannot eat the others' time:
+#
+#   1. --kernels: single kernels, among them the MatMulCold rows (a decode
+#      GEMV reading DRAM, not L2: the cold rate the model prices) and
+#      BERT-base's Linears at 128 tokens (cuBLAS's fp32 split-K);
+#   2. --profile of a LLaMA-7B decode step at batch 1 and 32: every kernel,
+#      to name the 124 the plan misses at batch 1 (split-K reductions?);
+#   3. --train --calib-dir: the six AMP training steps, also as training
+#      rows of calibrate's table (the train column);
+#   4. a CNN and BERT run with Kineto traces, as time allows.
+#
+#   scripts/gpu_session.sh [OUT]      # OUT defaults to $OUT, then ./gpu_out
+#
+# About 9 minutes in all (under one 600 s device call); the GPU's clocks,
+# power limit and MIG settings are left as they are. Each step's output
+# and log land in OUT, and OUT/steps.txt says how each ended (124: its
+# timeout). Nothing here needs the network.
+set -u
+cd "$(dirname "$0")/.."
+out=${1:-${OUT:-gpu_out}}
+py=${PYTHON:-python3}
+mkdir -p "$out"
+: >"$out/steps.txt"
+step() {
+	local t=$1 name=$2
+	shift 2
+	echo "== $name (at most ${t}s)" >&2
+	timeout "$t" "$@" >"$out/$name.log" 2>&1
+	local rc=$?
+	echo "$name rc=$rc $(date -u +%H:%M:%S)" | tee -a "$out/steps.txt" >&2
+}
+nvidia-smi -q >"$out/nvidia-smi.txt" 2>&1 || true
+"$py" -c 'import torch; print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version(), torch.cuda.get_device_name())' >"$out/torch.txt" 2>&1
+step 150 kernels "$py" scripts/measure_gpu.py --kernels --out "$out/kernels.csv" --calib-dir "$out/cal"
+step 100 profile "$py" scripts/measure_gpu.py --profile llama7b-decode:fp16:1,llama7b-decode:fp16:32 --out "$out/decode_kernels.csv"
+step 120 train "$py" scripts/measure_gpu.py --train --out "$out/train.csv" --calib-dir "$out/cal"
+step 150 models "$py" scripts/measure_gpu.py --models resnet50,bert_base --batches 1,8,32 --out "$out/models.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
+# What calibrate needs is the table and the graph-only models it names;
+# the weights were never written (export_graph_only).
+du -sh "$out" >&2
