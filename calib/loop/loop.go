@@ -128,8 +128,16 @@ func CalibrationSource(rows []calib.Row, source, date string) calib.Source {
 
 // FitSummary is the line `calibrate` prints after writing a calibration.
 func FitSummary(c *calib.Calibration, out string) string {
-	return fmt.Sprintf("calibration for %s from %d rows: median |measured/predicted − 1| %.1f%% uncalibrated, %.1f%% calibrated (each row predicted by a fit that left it out) · %d cells · GPU factor %.3g · wrote %s",
-		c.Source.GPU, c.Source.Rows, 100*c.MedianErrBefore, 100*c.MedianErrAfter, len(c.Cells), c.GPUFactor, out)
+	var hosts strings.Builder
+	for _, h := range c.Hosts {
+		kind := ""
+		if h.Training {
+			kind = " training"
+		}
+		fmt.Fprintf(&hosts, " · host ×%.3g on %s%s (%d rows)", h.Factor, h.Runtime, kind, h.N)
+	}
+	return fmt.Sprintf("calibration for %s from %d rows: median |measured/predicted − 1| %.1f%% uncalibrated, %.1f%% calibrated (each row predicted by a fit that left it out) · %d cells · GPU factor %.3g%s · wrote %s",
+		c.Source.GPU, c.Source.Rows, 100*c.MedianErrBefore, 100*c.MedianErrAfter, len(c.Cells), c.GPUFactor, hosts.String(), out)
 }
 
 // ProfileRuntime is the runtime a profile's format was measured under:

@@ -110,6 +110,10 @@ func TestProfileComparison(t *testing.T) {
 	if !strings.Contains(FitSummary(cal, "x.yaml"), "from ") {
 		t.Errorf("summary %q", FitSummary(cal, "x.yaml"))
 	}
+	cal.Hosts = []calib.HostFactor{{Runtime: "pytorch", N: 12, Factor: 0.891}, {Runtime: "pytorch-nhwc", Training: true, N: 5, Factor: 0.809}}
+	if s := FitSummary(cal, "x.yaml"); !strings.Contains(s, "host ×0.891 on pytorch (12 rows)") || !strings.Contains(s, "host ×0.809 on pytorch-nhwc training (5 rows)") {
+		t.Errorf("summary %q does not list the host factors", s)
+	}
 }
 
 func mustGPU(t *testing.T) *hwdb.GPU {
