@@ -845,10 +845,9 @@ func (a *analyzer) strideView(n *ir.Node, g *ir.Graph) string {
 // TensorIterator's non-vectorized loop (perf.Kernel.Strided): under the
 // eager plan, a standard pointwise op (ATen's own, not a fused or library
 // kernel such as RotaryEmbedding or the vectorized norms) with an operand
-// broadcast to the output (of
-// more than one element and fewer than the output's: a scalar becomes a
-// kernel argument) or read through a slice the plan keeps as a strided
-// view (strideView).
+// broadcast to the output (of more than one element and fewer than the
+// output's: a scalar becomes a kernel argument) or read through a slice
+// the plan keeps as a strided view (strideView).
 func (a *analyzer) stridedOperand(n *ir.Node, g *ir.Graph) bool {
 	if a.runtime == nil || a.runtime.Plan != "eager" || n.Domain != "" || vectorizedOps[n.OpType] || !ir.OpHas("", n.OpType, ir.Elementwise) {
 		return false

@@ -47,8 +47,9 @@ const stridedLoopCycles = 2300
 // and softmaxes ran short of their prices by as much (BERT-base fp32
 // batch 1: 37 of them, 61 µs priced for 108 measured; GPT-2 fp16 batch
 // 32: 7, 12 for 27), but for the decode step's softmax over 1,025 keys
-// (5.9 µs against 1.7: its warp walks the whole row), so they take the
-// same latency.
+// (5.9 µs against 1.7 priced before: its warp walks the whole row, and
+// with the latency it is still 2.5 µs short), so they take the same
+// latency.
 const reduceTreeCycles = 3400
 
 // reduceTreeLatencyS is the latency ATen's reduction tree adds to a
