@@ -1,6 +1,7 @@
 package calib
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -72,4 +73,46 @@ func TestReadMeasurementsRejectsBadTables(t *testing.T) {
 	if _, err := ReadMeasurements(filepath.Join(t.TempDir(), "none.csv")); err == nil || !strings.Contains(err.Error(), "none.csv") {
 		t.Errorf("missing file: %v", err)
 	}
+}
+
+// FuzzReadMeasurements: any table either reads, every row a positive
+// finite time with its settings in range, or fails with one line naming
+// the file; never a panic.
+func FuzzReadMeasurements(f *testing.F) {
+	for _, seed := range []string{
+		"model,ms\nm.onnx,1\n",
+		"model,ms,batch,dtype,dims,runtime,train\nm.onnx,1.5,8,fp16,seq=128;b=2,pytorch,adam\nzoo:resnet50,2,1,,,,no\n",
+		"\ufeffmodel, ms,train\n# c\nm.onnx,3,yes\n",
+		"model,ms,train\nm.onnx,1,Adam!\n",
+		"model,ms\nm.onnx,inf\n",
+		"ms,model\n1,\"m,1.onnx\"\n",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		p := filepath.Join(t.TempDir(), "m.csv")
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ms, err := ReadMeasurements(p)
+		if err != nil {
+			if msg := err.Error(); !strings.Contains(msg, p) || strings.Contains(msg, "\n") {
+				t.Fatalf("error %q: want one line naming %s", msg, p)
+			}
+			return
+		}
+		if len(ms) == 0 {
+			t.Fatal("a table read with no rows")
+		}
+		for _, m := range ms {
+			if !(m.MeasuredS > 0) || math.IsInf(m.MeasuredS, 0) || m.Batch < 0 || m.Model == "" || (!m.Train && m.Optimizer != "") {
+				t.Fatalf("row %+v accepted", m)
+			}
+			for k, v := range m.Dims {
+				if k == "" || v <= 0 {
+					t.Fatalf("dims %v accepted", m.Dims)
+				}
+			}
+		}
+	})
 }
