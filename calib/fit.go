@@ -223,11 +223,12 @@ func prepareRow(gpu *hwdb.GPU, name string, r Row) (fitRow, error) {
 		}
 		sum += k.body(nil, true)
 		classBody[n.KernelClass] += b
-		if j, ok := kind[k.identity()]; ok {
+		id := k.identity()
+		if j, ok := kind[id]; ok {
 			fr.kernels[j].n++
 			continue
 		}
-		kind[k.identity()] = len(fr.kernels)
+		kind[id] = len(fr.kernels)
 		fr.kernels = append(fr.kernels, k)
 	}
 	fr.rest = max(0, rep.Totals.TimeS-sum)

@@ -471,8 +471,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		prec := a.precisionFor(n, est.Class)
 		a.countOwnFP32(n, est.Class)
 		k := est.Kernel(prec, a.elemBytes(n), a.dramBytes(n, est), vectorizedOps[n.OpType])
-		k.Strided = est.Class == perf.ClassElementwise && a.stridedOperand(n, g)
-		k.ReduceTree = est.Class == perf.ClassReduction && a.eagerReduction(n)
+		k.Strided, k.ReduceTree = a.stridedOperand(n, g), a.eagerReduction(n)
 		// The node's own GEMM, before a library's algorithm replaces
 		// it: cuDNN's Winograd choice changes with batch, the shape a
 		// calibration keys by must not.
@@ -832,7 +831,7 @@ func (a *analyzer) strideView(n *ir.Node, g *ir.Graph) string {
 			return "a transpose of the last two axes that a matmul reads: cuBLAS takes it transposed; no kernel"
 		}
 	case "Slice":
-		if a.runtime != nil && a.runtime.Plan == "eager" && readOnlyBy(g, n.Out(0), func(c *ir.Node) bool {
+		if a.eagerPlan() && readOnlyBy(g, n.Out(0), func(c *ir.Node) bool {
 			return c.Domain == "" && (c.OpType == "Concat" || ir.OpHas("", c.OpType, ir.Elementwise))
 		}) {
 			return "a slice that pointwise ops and concatenation read strided: a view in PyTorch; no kernel"
@@ -849,7 +848,7 @@ func (a *analyzer) strideView(n *ir.Node, g *ir.Graph) string {
 // output's: a scalar becomes a kernel argument) or read through a slice
 // the plan keeps as a strided view (strideView).
 func (a *analyzer) stridedOperand(n *ir.Node, g *ir.Graph) bool {
-	if a.runtime == nil || a.runtime.Plan != "eager" || n.Domain != "" || vectorizedOps[n.OpType] || !ir.OpHas("", n.OpType, ir.Elementwise) {
+	if !a.eagerPlan() || n.Domain != "" || vectorizedOps[n.OpType] || !ir.OpHas("", n.OpType, ir.Elementwise) {
 		return false
 	}
 	sz := a.sizer(n)
@@ -877,8 +876,12 @@ func (a *analyzer) stridedOperand(n *ir.Node, g *ir.Graph) bool {
 // eagerReduction reports whether eager PyTorch runs n as one of ATen's
 // row kernels (perf.Kernel.ReduceTree): an ATenRowOp under the eager plan.
 func (a *analyzer) eagerReduction(n *ir.Node) bool {
-	return a.runtime != nil && a.runtime.Plan == "eager" && n.Domain == "" && ATenRowOp(n.OpType)
+	return a.eagerPlan() && n.Domain == "" && ATenRowOp(n.OpType)
 }
+
+// eagerPlan reports whether the runtime runs PyTorch's eager kernels
+// (pytorch, and graph, its CUDA-graph replay).
+func (a *analyzer) eagerPlan() bool { return a.runtime != nil && a.runtime.Plan == "eager" }
 
 // ATenRowOp reports whether PyTorch runs a standard op of opType in one of
 // ATen's reduction or row kernels, whose combining tree adds a fixed

@@ -135,7 +135,7 @@ func (s *nodeSpec) kernel(gpu *hwdb.GPU) (perf.Kernel, error) {
 	// cost.Analyze marks its kernels: a norm or softmax row is ATen's row
 	// kernel. No row's op is a broadcast or strided pointwise op (Vidur's
 	// rotary is sarathi's own kernel), so none is Strided.
-	k.ReduceTree = est.Class == perf.ClassReduction && cost.ATenRowOp(s.op)
+	k.ReduceTree = cost.ATenRowOp(s.op)
 	return k, nil
 }
 
