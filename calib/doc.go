@@ -7,7 +7,7 @@
 // term, the term's size and the kernel's position against the ridge
 // point (Calibration,
 // Applied.TermFactor), which cost.Analyze applies to every
-// kernel as max(fc·C + fl·L, fm·M). It is fitted by Fit from measured
+// kernel as perf.BodyS(fc·C, fl·L, fm·M). It is fitted by Fit from measured
 // calls priced uncalibrated (Row), predicting each the same way, written
 // as a small commented YAML file (Calibration.Write, Load) and bound to
 // the GPU being priced by Calibration.For: on the GPU it was fitted on it

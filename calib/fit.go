@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 )
@@ -112,7 +113,7 @@ type fitRow struct {
 }
 
 // fitKernel is one kernel as the calibration is applied to it
-// (perf.PoweredKernel.Calibrated): its body is max(fc·C + fl·L, fm·M),
+// (perf.PoweredKernel.Calibrated): its body is perf.BodyS(fc·C, fl·L, fm·M),
 // each term scaled by TermFactor of its own class, term and size. What
 // is fitted is what is applied: fitting one factor per kernel by its
 // bound and body size, as the fit first did, left the Vidur held-out
@@ -520,33 +521,38 @@ func (fr *fitRow) device(theta []float64, mono bool) float64 {
 }
 
 // body is the kernel's calibrated body under theta (nil: uncalibrated):
-// max(fc·C + fl·L, fm·M), as perf.PoweredKernel.Calibrated takes it
-// (less the physical floor, which the report does not carry).
+// perf.BodyS(fc·C, fl·L, fm·M), as perf.PoweredKernel.Calibrated takes
+// it (less the physical floor, which the report does not carry).
 func (k *fitKernel) body(theta []float64, mono bool) float64 {
-	sm, mem := k.sides(theta, mono)
-	return max(sm, mem)
+	c, l, m := k.calibratedTerms(theta, mono)
+	return perf.BodyS(c, l, m)
 }
 
-// sides are the calibrated SM side (compute + latency) and memory side.
-func (k *fitKernel) sides(theta []float64, mono bool) (sm, mem float64) {
+// calibratedTerms are the kernel's compute, latency and memory terms, each
+// times its factor under theta.
+func (k *fitKernel) calibratedTerms(theta []float64, mono bool) (c, l, m float64) {
 	for i := range k.terms {
 		v := k.terms[i].s * math.Exp(k.termLog(theta, i, nil, 0, mono))
-		if k.terms[i].name == "memory" {
-			mem += v
-		} else {
-			sm += v
+		switch k.terms[i].name {
+		case "memory":
+			m += v
+		case "latency":
+			l += v
+		default: // compute, or a one-term kernel's bound (launch)
+			c += v
 		}
 	}
-	return sm, mem
+	return c, l, m
 }
 
-// addGrad adds scale × d body / dθ to grad: the terms of the side that
-// sets the body, each by its own log factor's gradient.
+// addGrad adds scale × d body / dθ to grad: the latency term's, which is
+// always in series, and the terms of the overlapped side that sets the
+// pace (compute or memory), each by its own log factor's gradient.
 func (k *fitKernel) addGrad(theta []float64, scale float64, grad []float64, mono bool) {
-	sm, mem := k.sides(theta, mono)
-	memSide := mem > sm
+	c, _, m := k.calibratedTerms(theta, mono)
+	memSide := m > c
 	for i := range k.terms {
-		if (k.terms[i].name == "memory") != memSide {
+		if name := k.terms[i].name; name != "latency" && (name == "memory") != memSide {
 			continue
 		}
 		v := k.terms[i].s * math.Exp(k.termLog(theta, i, nil, 0, mono))

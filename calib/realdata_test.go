@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/onnxcost/onnxcost/calib"
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/internal/kernelrows"
@@ -82,7 +83,7 @@ func calibrated(r calib.Row, a *calib.Applied) float64 {
 	f := func(term string, s float64) float64 {
 		return s * a.TermFactor(n.KernelClass, n.OpType, n.KernelShape, term, terms)
 	}
-	return r.Report.Totals.TimeS - max(n.ComputeS+n.LatencyS, n.MemoryS) + max(f("compute", n.ComputeS)+f("latency", n.LatencyS), f("memory", n.MemoryS))
+	return r.Report.Totals.TimeS - perf.BodyS(n.ComputeS, n.LatencyS, n.MemoryS) + perf.BodyS(f("compute", n.ComputeS), f("latency", n.LatencyS), f("memory", n.MemoryS))
 }
 
 func medianAbsErr(rows []calib.Row, a *calib.Applied) float64 {

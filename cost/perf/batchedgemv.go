@@ -16,14 +16,15 @@ import "github.com/onnxcost/onnxcost/hwdb"
 // kernel keeps too few loads in flight to stream the cache: by Little's
 // law its rate is its bytes in flight over the memory latency, set by the
 // SMs and their clock, not by the DRAM interface, so it is kept per SM
-// cycle: 5.97 and 9.79 bytes (the layers' medians;
-// TestGEMVxRatesAreTheProfiles reads them back). FITTED on that one profile (two numbers at
+// cycle: 6.83 and 12.33 bytes (the layers' medians, less the fill and
+// ramp that run in series with the stream (BodyS); 5.97 and 9.79 over the
+// whole durations; TestGEMVxRatesAreTheProfiles reads them back). FITTED on that one profile (two numbers at
 // one batch); held out: the step's kernel sums at batch 1 and 32 on the
 // H200 and at 1, 8 and 32 on the H100 (cmd/onnxcost
 // TestMeasuredEndToEndH100/H200).
 const (
-	gemvxShortDotBytesPerSMCycle = 5.97 // q·kᵀ: many short dots
-	gemvxLongDotBytesPerSMCycle  = 9.79 // p·v: a few long dots
+	gemvxShortDotBytesPerSMCycle = 6.83  // q·kᵀ: many short dots
+	gemvxLongDotBytesPerSMCycle  = 12.33 // p·v: a few long dots
 )
 
 // batchedGEMVStretch is the factor on a batched GEMV's memory time under
@@ -44,39 +45,4 @@ func batchedGEMVStretch(g *hwdb.GPU, k Kernel, p Params, r *hwdb.Runtime) float6
 		return 1
 	}
 	return max(g.MemBW*p.MemEff/gemvx, 1)
-}
-
-// A GEMM streams its operands at a rate its kernel's loads in flight set
-// (Little's law: bytes in flight over the memory latency), which on
-// Hopper can be below what the DRAM gives. Our single-kernel rows of
-// [1 or 16, 4096] × [4096, 4096] in fp16 and bf16 (a decode step's
-// projections: one row per sequence) took 10.0-11.5 µs a call on the
-// H100 and the H200 alike (testdata/measured/h1*0_sxm*_kernels.csv),
-// 3.0-3.4 TB/s, though the H200's DRAM is 1.43× the H100's. The rate is
-// the SMs', so it is kept per SM cycle: 13.0 bytes reproduces the
-// H200's four rows (median −0.2%, 11.2 µs against 9.9 µs at the model's
-// DRAM rate; FITTED on them). Held out: the H200's decode steps, 13.5
-// GB of weights through such kernels, went −23%/−15%/−1.5% →
-// −17%/−11%/+0.2% at batch 1/8/32; on the H100, whose DRAM rate at
-// MemEff (2.71 TB/s) is below it, only GEMMs whose operands a plan finds
-// in L2 are held to it, and its graph rows went 7.5% → 7.2% (all 118
-// times 8.60% → 8.50%; cmd/onnxcost TestMeasuredEndToEndH100/H200). It holds a GEMM of any size, so that more
-// rows never stream faster (the time model's invariant); a large GEMM is
-// compute-bound long before it. Hopper only (an H20's 4 TB/s over 78 SMs
-// would be held to 2 TB/s by it, unmeasured); Blackwell's GEMM kernels
-// are not measured here, and on every other GPU in hwdb the DRAM rate is
-// below this one.
-const gemmStreamBytesPerSMCycle = 13.0
-
-// gemmStreamS is the least memory time of a cuBLAS GEMM on a Hopper GPU:
-// all its bytes at gemmStreamBytesPerSMCycle; 0 for any other kernel.
-func gemmStreamS(g *hwdb.GPU, k Kernel, p Params, r *hwdb.Runtime) float64 {
-	if k.Class != ClassGEMM || !runsCuBLAS(r) || g.Family() != "Hopper" || !(k.Bytes > 0) {
-		return 0
-	}
-	rate := gemmStreamBytesPerSMCycle * smCyclesPerSecond(g, p)
-	if !(rate > 0) {
-		return 0
-	}
-	return k.Bytes / rate
 }

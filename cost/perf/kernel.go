@@ -121,7 +121,8 @@ type KernelTime struct {
 	// LatencyS is the fixed latency of a GEMM-like kernel beyond its
 	// launch (pipeline fill and drain, the last wave's tail: fillS), or
 	// the first dependent index → element chain of an indexed copy
-	// (indexSelectTime); it runs on the SMs, in series with the main loop.
+	// (indexSelectTime); it runs in series with the main loop and with
+	// the operand stream (BodyS).
 	LatencyS float64
 	MemoryS  float64 // bytes / attainable bandwidth
 	// RampS is a plan's kernels' device-side minimum duration (KernelRamp,
@@ -130,7 +131,7 @@ type KernelTime struct {
 	// kernel, whose LaunchS holds its whole per-call cost.
 	RampS   float64
 	LaunchS float64 // launch overhead, or a plan's gap between kernels, all launches
-	// TimeS is max(ComputeS + LatencyS, MemoryS) + RampS + LaunchS; an Isolated
+	// TimeS is BodyS(ComputeS, LatencyS, MemoryS) + RampS + LaunchS; an Isolated
 	// GEMM-like kernel's time is at least the host-side fill plus
 	// LaunchS (the small-kernel floor, see Isolated).
 	TimeS float64
@@ -418,3 +419,25 @@ func WinogradTileCount(n, p, q float64, m int64) float64 {
 
 // OnTensorCores reports whether the kernel's compute path is a tensor-core one.
 func (k Kernel) OnTensorCores() bool { return isTensor(k.Precision) }
+
+// BodyS is a kernel's time on the GPU from its terms: the main loop and
+// the operand stream overlap, so the longer sets the pace, and the fixed
+// latency runs in series with both. A GEMM's fill is its first tiles'
+// loads, a DRAM round trip before any math, and its drain the last
+// tiles' math, epilogue and stores after the last load (and a split-K
+// reduction); a memory-bound GEMM streams no weights through either.
+// Vidur's fp16 GEMMs of 1-16 tokens, whose weights are read cold (each op
+// runs once per block, between the block's other weights), show it: over
+// 8-940 MB of weights their time is the fill (about 4-5 µs) plus the
+// stream, and with the fill hidden under the stream those of 16-64 MB
+// were priced 16% too fast on the A100 and 6.5% on the A40 (+3.1% and
+// +0.5% now; internal/kernelrows TestFillInSeriesWithStream). Our H100
+// and H200 LLaMA-7B decode steps (graph replay, 13.5 GB of weights in
+// 224 such products) went from −17%/−11% to −3%/+1% at batch 1
+// (cmd/onnxcost TestMeasuredEndToEndH100/H200). The Hopper GEMM stream
+// floor this replaces (13 bytes per SM cycle) had been fitted on our
+// single-kernel GEMV rows, which re-read one weight that stays in L2
+// between calls; cold, as in a decode step, the fill explains the time.
+func BodyS(compute, latency, memory float64) float64 {
+	return max(compute, memory) + latency
+}

@@ -203,9 +203,6 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 		t.MemoryS *= f
 		t.Bandwidth /= f
 	}
-	if s := gemmStreamS(g, k, p, o.Runtime); s > t.MemoryS {
-		t.MemoryS, t.Bandwidth = s, k.Bytes/s
-	}
 
 	switch {
 	case k.Direct.Outputs > 0:
@@ -263,7 +260,7 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 	if t.ComputeS+t.LatencyS > 0 {
 		t.AttainableFLOPS = k.FLOPs / (t.ComputeS + t.LatencyS)
 	}
-	gpu := max(t.ComputeS+t.LatencyS, t.MemoryS)
+	gpu := BodyS(t.ComputeS, t.LatencyS, t.MemoryS)
 	t.TimeS = max(gpu, hostFill) + t.RampS + t.LaunchS
 	t.Bound = boundOf(t)
 	if hostFill > gpu {

@@ -430,7 +430,7 @@ func TestKernelRampKeepsTime(t *testing.T) {
 				if !near(kt.RampS+kt.LaunchS, n*perKernel, 1e-12) || !near(kt.RampS, n*min(KernelRamp(g, p), perKernel), 1e-12) {
 					t.Errorf("%s %s %s: ramp %g + gap %g, want %g launches × %g (ramp %g)", g.Name, rtName, name, kt.RampS, kt.LaunchS, n, perKernel, KernelRamp(g, p))
 				}
-				if want := max(kt.ComputeS+kt.LatencyS, kt.MemoryS) + kt.RampS + kt.LaunchS; !near(kt.TimeS, want, 1e-12) {
+				if want := BodyS(kt.ComputeS, kt.LatencyS, kt.MemoryS) + kt.RampS + kt.LaunchS; !near(kt.TimeS, want, 1e-12) {
 					t.Errorf("%s %s %s: time %g, want terms + ramp + gap %g", g.Name, rtName, name, kt.TimeS, want)
 				}
 			}
