@@ -437,3 +437,31 @@ func TestKernelRampKeepsTime(t *testing.T) {
 		}
 	}
 }
+
+// TestIsolatedConvDoesNotSplitK: a convolution timed alone is a cuDNN
+// forward call, whose algorithms do not split the K loop (splitsK), so a
+// small grid over a long K leaves SMs idle: DeepBench's int8 convolution
+// of 49 × 128 outputs over K = 20,800 took 418 µs on a Titan Xp, priced
+// 24 µs with split-K. A GEMM and a weight gradient may still split.
+func TestIsolatedConvDoesNotSplitK(t *testing.T) {
+	o := Options{Params: DefaultParams(), Setting: Isolated}
+	conv := Kernel{Class: ClassConv, Precision: hwdb.FP32, M: 49, N: 128, K: 20800, Batch: 1}
+	if splitsK(conv, o) {
+		t.Error("an isolated forward convolution splits K")
+	}
+	for name, k := range map[string]Kernel{"GEMM": {Class: ClassGEMM, M: 49, N: 128, K: 20800},
+		"weight gradient": {Class: ClassConv, Grad: GradWeight, M: 49, N: 128, K: 20800}} {
+		if !splitsK(k, o) {
+			t.Errorf("isolated %s: no split-K", name)
+		}
+	}
+	g, err := hwdb.Lookup("Titan-Xp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsplit := gemmComputeLib(g, hwdb.FP32, 49, 128, 20800, 1, 1, o.Params, gemmLib{})
+	split := gemmComputeLib(g, hwdb.FP32, 49, 128, 20800, 1, 1, o.Params, gemmLib{splitK: true})
+	if !(unsplit > 2*split) {
+		t.Errorf("Titan Xp 49×128×20800: %.1f µs unsplit, %.1f µs split; want the tiny grid to cost more than twice", unsplit*1e6, split*1e6)
+	}
+}
