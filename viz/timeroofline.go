@@ -40,9 +40,10 @@ func TimePointOf(r *report.Report, node string, x float64) (TimePoint, bool) {
 		return tp, true
 	}
 	for _, n := range r.Nodes {
-		// The fixed fill latency runs in series with the compute (the time
-		// model prices max(compute+latency, memory) + launch), so the
-		// compute floor drawn includes it.
+		// The fixed fill latency runs in series with the compute and the
+		// memory stream (the time model prices perf.BodyS: max(compute,
+		// memory) + latency, + launch), so the compute floor drawn
+		// includes it and the estimate lies on or above both floors.
 		tp.ComputeS += n.ComputeS + n.LatencyS
 		tp.MemoryS += n.MemoryS
 		tp.LaunchS += n.RampS + n.LaunchS

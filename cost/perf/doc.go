@@ -3,8 +3,9 @@
 // keeps its GPU performance model apart from HloCostAnalysis. A Kernel
 // (class, FLOPs, bytes, compute path, GEMM view) is priced by
 // EstimateKernel as a time-based roofline with calibrated efficiencies:
-// max(compute + latency, memory) plus the launch, where latency is a
-// GEMM-like kernel's fixed fill and drain; both fixed costs depend on the
+// max(compute, memory) + latency plus the launch (BodyS), where latency
+// is a GEMM-like kernel's fixed fill and drain, in series with both its
+// main loop and its operand stream; both fixed costs depend on the
 // Setting (a kernel of a whole-model plan, or one timed alone). A kernel
 // is "compute", "memory", "latency" or "launch" bound by the largest term.
 // GEMMs with one row or column (GEMV, depthwise convolution) are priced

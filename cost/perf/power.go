@@ -364,7 +364,7 @@ func UnderControl(g *hwdb.GPU, k Kernel, o Options, c PowerControl) PoweredKerne
 // Calibrated is pk with its compute, latency and memory terms multiplied
 // by fc, fl and fm, the factors a measured calibration found for kernels
 // like kn (package calib), its body (the time less launch and gap)
-// max(compute + latency, memory) again, never below kn's physical floor
+// BodyS of the scaled terms again, never below kn's physical floor
 // on g: its FLOPs at the peak rate of its precision, its DRAM traffic at
 // the full DRAM bandwidth. Each term is scaled on its own, so a body
 // that grows with batch still grows (calib keeps each term's factor ×
