@@ -191,16 +191,26 @@ def kernel_stats(fn, calls=5):
     return total / calls / 1e3, n / calls
 
 
-def mean_power(fn, seconds=2.0):
+def mean_power(fn, label="", seconds=2.0):
+    """Mean board power (W) over ~2 s of back-to-back calls of fn. The SM clock over the same
+    window goes to stderr (the log), so that a row drawing at the power limit can be told
+    apart from a slow kernel: whether the clock held boost is what the time model's power-
+    limited clock (cost/perf clockFraction) needs to be checked against."""
     if not hasattr(torch.cuda, "power_draw"):
         return ""
-    samples = []
+    samples, clocks = [], []
     t_end = time.perf_counter() + seconds
     while time.perf_counter() < t_end:
         for _ in range(5):
             fn()
         samples.append(torch.cuda.power_draw() / 1e3)
+        if hasattr(torch.cuda, "clock_rate"):
+            clocks.append(torch.cuda.clock_rate())
     torch.cuda.synchronize()
+    if clocks and label:
+        print("clock: %s: mean SM clock %.0f MHz while drawing %.0f W" % (
+            label, statistics.mean(clocks[len(clocks) // 4:]), statistics.mean(samples[len(samples) // 4:])),
+            file=sys.stderr)
     return "%.0f" % statistics.mean(samples[len(samples) // 4:])
 
 
@@ -324,7 +334,7 @@ def infer_row(name, dt, batch, iters, calib=None, kineto=None):
             for _ in range(4):
                 g.replay()
             graph = median_ms(g.replay, iters)
-            power = mean_power(g.replay)
+            power = mean_power(g.replay, "%s %s b%d" % (name, dt, batch))
             del g
         else:
             graph = median_ms(lambda: m(*args), iters)  # CPU_NOTE: no CUDA graph
@@ -689,7 +699,7 @@ def llama_decode_rows(batches, past=1024, iters=20):
             kms, nk = kernel_stats(step, calls=3)
             g = capture(step, warm=1)
             graph = median_ms(g.replay, iters)
-            power = mean_power(g.replay)
+            power = mean_power(g.replay, "llama7b-decode-past%d fp16 b%d" % (past, b))
         del g, step
         torch.cuda.empty_cache()
         yield dict(model="llama7b-decode-past%d" % past, mode="infer", dtype="fp16", batch=b,
