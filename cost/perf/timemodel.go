@@ -238,6 +238,10 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 	if k.DequantFLOPs > 0 && isGEMMClass(k.Class) {
 		t.ComputeS += dequantCompute(g, k, p)
 	}
+	if k.Class == ClassAttention && k.Decode.Heads > 0 && t.Level == "hbm" && p.MemEff > 0 {
+		// Its plain stream at the decode kernel's own rate (decode.go).
+		t.MemoryS *= p.MemEff / decodeStreamEff(g, p)
+	}
 	if st := decodeStreamS(g, k, p); k.Class == ClassAttention && st > t.ComputeS {
 		// In the compute term, so that the fill adds to it (decode.go).
 		t.ComputeS, t.Streams = st, true
@@ -254,7 +258,7 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 		if s == Isolated {
 			hostFill = fillS(launch, p, Isolated) - t.LatencyS
 		} else {
-			t.LatencyS *= gpuFillScale(k)
+			t.LatencyS *= gpuFillScale(g, k)
 		}
 	}
 	if t.ComputeS+t.LatencyS > 0 {
@@ -499,10 +503,12 @@ const ConvFillShare = 1
 // keep the assumed share: the replays time only forward passes, and our
 // H100 training steps' priced device time is already above their measured
 // kernel sums (ResNet-50 AMP: 17.4 ms against 14.3 ms).
-func gpuFillScale(k Kernel) float64 {
+func gpuFillScale(g *hwdb.GPU, k Kernel) float64 {
 	switch {
 	case k.Class == ClassConv && k.Grad == "" && min(k.M, k.N) > 1:
 		return ConvFillShare / inPlanLaunchFraction
+	case k.Class == ClassAttention && k.Grad == "" && k.Decode.Heads > 0 && isHopper(g):
+		return hopperDecodeFillShare / inPlanLaunchFraction
 	case k.Class == ClassAttention && k.Grad == "":
 		return AttnFillShare / inPlanLaunchFraction
 	}

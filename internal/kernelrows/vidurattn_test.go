@@ -4,6 +4,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost/perf"
@@ -110,5 +112,37 @@ func TestColdMatMulRows(t *testing.T) {
 	}
 	if len(rows) != 2 || rows[1].Op != "MatMulCold fp16" || rows[1].Kernel != rows[0].Kernel {
 		t.Fatalf("rows %+v: want the cold row its own op, priced as the same kernel", rows)
+	}
+}
+
+// TestHopperDecodeAttention checks the Hopper decode-attention figures
+// (cost/perf decode.go: stream efficiency and fill share) on our H200's
+// scaled_dot_product_attention calls: fitted on batch 1 and 16, held out
+// at batch 4 and 64. With the A100's figures both halves were 27-28% too
+// slow (median |error|).
+func TestHopperDecodeAttention(t *testing.T) {
+	var fit, held []float64
+	for _, p := range priced(t) {
+		if p.Source != SourceH200 || p.Kernel.Class != perf.ClassAttention || p.Kernel.Decode.Heads == 0 {
+			continue
+		}
+		batch, err := strconv.Atoi(strings.SplitN(p.Shape, "x", 2)[0])
+		if err != nil {
+			t.Fatalf("%s: shape %q", p.Op, p.Shape)
+		}
+		e := math.Abs(p.Err())
+		switch batch {
+		case 1, 16:
+			fit = append(fit, e)
+		case 4, 64:
+			held = append(held, e)
+		}
+	}
+	if len(fit) < 10 || len(held) < 10 {
+		t.Fatalf("%d fit and %d held-out H200 decode attention rows", len(fit), len(held))
+	}
+	t.Logf("H200 decode attention: fit median |error| %.1f%% (n=%d), held out %.1f%% (n=%d)", 100*median(fit), len(fit), 100*median(held), len(held))
+	if median(fit) > 0.06 || median(held) > 0.08 {
+		t.Errorf("H200 decode attention: median |error| %.1f%% fit, %.1f%% held out; want ≤ 6%% and ≤ 8%% (3.2%% and 3.1%% measured)", 100*median(fit), 100*median(held))
 	}
 }
