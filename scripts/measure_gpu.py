@@ -207,11 +207,11 @@ def mean_power(fn, label="", seconds=2.0):
         if hasattr(torch.cuda, "clock_rate"):
             clocks.append(torch.cuda.clock_rate())
     torch.cuda.synchronize()
+    watts = statistics.mean(samples[len(samples) // 4:])
     if clocks and label:
         print("clock: %s: mean SM clock %.0f MHz while drawing %.0f W" % (
-            label, statistics.mean(clocks[len(clocks) // 4:]), statistics.mean(samples[len(samples) // 4:])),
-            file=sys.stderr)
-    return "%.0f" % statistics.mean(samples[len(samples) // 4:])
+            label, statistics.mean(clocks[len(clocks) // 4:]), watts), file=sys.stderr)
+    return "%.0f" % watts
 
 
 def scripts_on_path():

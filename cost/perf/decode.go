@@ -89,7 +89,7 @@ func decodeStreamEff(g *hwdb.GPU, p Params) float64 {
 // share on a grid, least median |error|; with the efficiency left free
 // the fit drifts to 0.98 and a 0.70 share, so it is held to what plain
 // streams reach on both our Hoppers, 0.91-0.95): median |error| 27.9% →
-// 3.3%; held out, the batch-4 and batch-64 calls 27.2% → 3.7%
+// 3.2%; held out, the batch-4 and batch-64 calls 27.2% → 3.1%
 // (internal/kernelrows TestHopperDecodeAttention). Decode kernels only:
 // Hopper's prefill attention is unmeasured here, and the A100's (Vidur)
 // keeps AttnFillShare and MemEff.
