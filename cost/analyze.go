@@ -874,14 +874,30 @@ func (a *analyzer) stridedOperand(n *ir.Node, g *ir.Graph) bool {
 }
 
 // eagerReduction reports whether eager PyTorch runs n as one of ATen's
-// row kernels (perf.Kernel.ReduceTree): an ATenRowOp under the eager plan.
+// row kernels (perf.Kernel.ReduceTree): under the eager plan, an
+// ATenRowOp, or a layer norm or softmax the plan recomposed from its
+// exported pieces (fuse-layernorm, fuse-softmax), which eager runs as the
+// module's one row kernel (vectorized_layer_norm_kernel,
+// softmax_warp_forward) all the same.
 func (a *analyzer) eagerReduction(n *ir.Node) bool {
-	return a.eagerPlan() && n.Domain == "" && ATenRowOp(n.OpType)
+	if !a.eagerPlan() {
+		return false
+	}
+	return (n.Domain == "" && ATenRowOp(n.OpType)) || ir.IsFused(n, ir.OpFusedLayerNorm) || ir.IsFused(n, ir.OpFusedSoftmax)
 }
 
-// eagerPlan reports whether the runtime runs PyTorch's eager kernels
-// (pytorch, and graph, its CUDA-graph replay).
-func (a *analyzer) eagerPlan() bool { return a.runtime != nil && a.runtime.Plan == "eager" }
+// eagerPlan reports whether the kernels priced are PyTorch's eager ones:
+// the runtime runs them (pytorch, and graph, its CUDA-graph replay) and
+// the plan keeps ATen's kernels (eager's own, or unfused: one ATen op per
+// node). A fused plan named under such a runtime (--plan fused
+// --runtime graph) prices TensorRT's, Inductor's or onnxruntime's
+// kernels, which carry none of ATen's latencies.
+func (a *analyzer) eagerPlan() bool {
+	if a.runtime == nil || a.runtime.Plan != "eager" {
+		return false
+	}
+	return a.opt.Plan == "" || a.opt.Plan == "eager" || a.opt.Plan == "unfused"
+}
 
 // ATenRowOp reports whether PyTorch runs a standard op of opType in one of
 // ATen's reduction or row kernels, whose combining tree adds a fixed

@@ -847,3 +847,43 @@ func TestATenLatencies(t *testing.T) {
 		}
 	}
 }
+
+// TestRecomposedNormsTakeTheTree: a layer norm or softmax the eager plan
+// recomposed from its exported pieces (fuse-layernorm's and
+// fuse-softmax's onnxcost nodes: torch.onnx below opset 17 writes
+// nn.LayerNorm as nine ops) is still the module's one ATen row kernel, so
+// it takes the reduction tree's 3,400 cycles as the standard op does
+// (our H200 trace of BERT-base fp32 batch 1: 3.6 µs measured per layer
+// norm, 1.2 µs priced without it). Under TensorRT's kernels, or a fused
+// plan named under the graph runtime, it takes none.
+func TestRecomposedNormsTakeTheTree(t *testing.T) {
+	b := newBuilder(t)
+	x := b.Input("x", 8, 128, 768)
+	ref, ln, sm := b.Val("ref", ir.Float32, 8, 128, 768), b.Val("ln", ir.Float32, 8, 128, 768), b.Val("sm", ir.Float32, 8, 128, 768)
+	b.Node("Mul", []*ir.Value{x, x}, []*ir.Value{ref}) // never marked: the runtime's own ramp
+	b.Node(ir.OpFusedLayerNorm, []*ir.Value{x, b.Weight("g", 768), b.Weight("beta", 768)}, []*ir.Value{ln}).Domain = ir.FusedDomain
+	b.Node(ir.OpFusedSoftmax, []*ir.Value{x}, []*ir.Value{sm}).Domain = ir.FusedDomain
+	for _, v := range []*ir.Value{ref, ln, sm} {
+		b.G.AddOutput(v)
+	}
+	tree := 3400 / (costtest.GPU().BoostClockMHz * 1e6)
+	trt := b.analyze(Options{Runtime: testRuntime(t, "tensorrt")})
+	for _, c := range []struct {
+		runtime, plan string
+		want          float64
+	}{
+		{"pytorch", "", tree},
+		{"graph", "", tree},
+		{"graph", "eager", tree},
+		{"graph", "fused", 0},
+		{"tensorrt", "", 0},
+	} {
+		r := b.analyze(Options{Runtime: testRuntime(t, c.runtime), Plan: c.plan})
+		for _, node := range []int{1, 2} {
+			base := trt.Nodes[node].RampS * r.Nodes[0].RampS / trt.Nodes[0].RampS
+			if got := r.Nodes[node].RampS - base; math.Abs(got-c.want) > 1e-12 {
+				t.Errorf("%s --plan %q: %s ramp %.3g s beyond the runtime's, want %.3g", c.runtime, c.plan, r.Nodes[node].Name, got, c.want)
+			}
+		}
+	}
+}

@@ -49,7 +49,10 @@ const stridedLoopCycles = 2300
 // 32: 7, 12 for 27), but for the decode step's softmax over 1,025 keys
 // (5.9 µs against 1.7 priced before: its warp walks the whole row, and
 // with the latency it is still 2.5 µs short), so they take the same
-// latency.
+// latency. The traces' layer norms are BERT's nn.LayerNorm exported below
+// opset 17 as nine ops, which the eager plan recomposes into one node:
+// marked too (cost's eagerReduction), BERT's 37 row kernels price 124 µs
+// for the 117 measured.
 const reduceTreeCycles = 3400
 
 // reduceTreeLatencyS is the latency ATen's reduction tree adds to a
