@@ -470,7 +470,9 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 	default:
 		prec := a.precisionFor(n, est.Class)
 		a.countOwnFP32(n, est.Class)
-		k := est.Kernel(prec, a.elemBytes(n), a.dramBytes(n, est), vectorizedOps[n.OpType])
+		dram, warm := a.dramBytes(n, est)
+		k := est.Kernel(prec, a.elemBytes(n), dram, vectorizedOps[n.OpType])
+		k.OperandsWarm = warm
 		k.Strided, k.ReduceTree = a.stridedOperand(n, g), a.eagerReduction(n)
 		// The node's own GEMM, before a library's algorithm replaces
 		// it: cuDNN's Winograd choice changes with batch, the shape a

@@ -144,15 +144,21 @@ type tensorIO struct {
 // writes (each written back once, charged to its writer; see the type).
 // The kernel's reads are attributed to its inputs in proportion to their
 // sizes (the rules count bytes at the kernel boundary, not per input),
-// and so are its writes to its outputs.
-func (r *l2Residency) access(ins, outs []tensorIO, bytesRead, bytesWritten float64) float64 {
+// and so are its writes to its outputs. warm is the share of its coldest
+// sized input that it finds in L2 (1 when it has none): a GEMM's
+// pipeline fill waits for a tile of every operand (perf.Kernel.OperandsWarm).
+func (r *l2Residency) access(ins, outs []tensorIO, bytesRead, bytesWritten float64) (dram, warm float64) {
 	var size, cold float64
 	hits := r.reachable(ins, outs)
+	warm = 1
 	for i, in := range ins {
 		size += in.bytes
 		cold += in.bytes - hits[i]
+		if in.bytes > 0 {
+			warm = min(warm, hits[i]/in.bytes)
+		}
 	}
-	dram := bytesRead // reads of nothing sized: assume cold
+	dram = bytesRead // reads of nothing sized: assume cold
 	if size > 0 {
 		dram = bytesRead * cold / size
 		for _, in := range ins {
@@ -175,7 +181,7 @@ func (r *l2Residency) access(ins, outs []tensorIO, bytesRead, bytesWritten float
 		}
 	}
 	r.evict()
-	return dram + bytesWritten
+	return dram + bytesWritten, warm
 }
 
 // reachable is, for each of a kernel's inputs, the bytes it finds in L2:
@@ -286,8 +292,8 @@ func (r *l2Residency) evict() {
 }
 
 // dramBytes runs node n's kernel through the analyzer's L2 residency and
-// returns its DRAM traffic.
-func (a *analyzer) dramBytes(n *ir.Node, est NodeEstimate) float64 {
+// returns its DRAM traffic and how warm its coldest input is (access).
+func (a *analyzer) dramBytes(n *ir.Node, est NodeEstimate) (dram, warm float64) {
 	sizer := a.sizer(n)
 	var buf [8]tensorIO
 	ios := buf[:0]

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
 )
@@ -90,21 +91,44 @@ func TestWriteBackChargedToWriter(t *testing.T) {
 	r := newL2Residency(c, g)
 	in, x, w, y, z := val("in"), val("x"), val("w"), val("y"), val("z")
 	// A producer reads 10 cold bytes and writes 40 that stay in L2.
-	if got := r.access([]tensorIO{{in, 10}}, []tensorIO{{x, 40}}, 10, 40); got != 50 {
+	if got, _ := r.access([]tensorIO{{in, 10}}, []tensorIO{{x, 40}}, 10, 40); got != 50 {
 		t.Errorf("producer: %g DRAM bytes, want its 10 cold reads + 40 writes", got)
 	}
 	// A weight stream of 150 bytes evicts x: only its own reads and writes.
-	if got := r.access([]tensorIO{{w, 150}}, []tensorIO{{y, 5}}, 150, 5); got != 155 {
+	if got, _ := r.access([]tensorIO{{w, 150}}, []tensorIO{{y, 5}}, 150, 5); got != 155 {
 		t.Errorf("evicting kernel: %g DRAM bytes, want its 150 cold reads + 5 writes and no write-back of x", got)
 	}
 	// x's consumer now finds nothing of it: read from DRAM.
-	if got := r.access([]tensorIO{{x, 40}}, []tensorIO{{z, 40}}, 40, 40); got != 80 {
+	if got, _ := r.access([]tensorIO{{x, 40}}, []tensorIO{{z, 40}}, 40, 40); got != 80 {
 		t.Errorf("consumer of an evicted tensor: %g DRAM bytes, want 40 + 40", got)
 	}
 	// Writes to outputs of no known size are charged and leave the cache
 	// as it was (no line of NaN bytes).
 	used := r.used
-	if got := r.access([]tensorIO{{z, 40}}, []tensorIO{{val("u"), 0}}, 40, 7); got != 7 || r.used != used {
+	if got, _ := r.access([]tensorIO{{z, 40}}, []tensorIO{{val("u"), 0}}, 40, 7); got != 7 || r.used != used {
 		t.Errorf("unsized output: %g DRAM bytes and %g resident, want 7 and %g", got, r.used, used)
+	}
+}
+
+// TestWarmOperandsShortenTheFill: a GEMM whose operands earlier kernels
+// just wrote (attention's Q·Kᵀ) finds them in L2 and pays perf.WarmGEMMFill of
+// its fill; the same GEMM against a weight, whose first read is from
+// DRAM, pays all of it. It fails if residency stops reporting the coldest
+// input's warmth or the fill stops following it.
+func TestWarmOperandsShortenTheFill(t *testing.T) {
+	b := newBuilder(t)
+	x := b.Input("x", 256, 256)
+	q, k := b.Val("q", ir.Float32, 256, 256), b.Val("k", ir.Float32, 256, 256)
+	warm, cold := b.Val("warm", ir.Float32, 256, 256), b.Val("cold", ir.Float32, 256, 256)
+	b.Node("Relu", []*ir.Value{x}, []*ir.Value{q})
+	b.Node("Neg", []*ir.Value{x}, []*ir.Value{k})
+	b.Node("MatMul", []*ir.Value{q, k}, []*ir.Value{warm})
+	b.Node("MatMul", []*ir.Value{q, b.Weight("w", 256, 256)}, []*ir.Value{cold})
+	b.G.AddOutput(warm)
+	b.G.AddOutput(cold)
+	r := b.analyze(Options{Runtime: testRuntime(t, "graph"), Plan: "unfused"})
+	w, c := r.Nodes[2], r.Nodes[3]
+	if !(c.LatencyS > 0) || math.Abs(w.LatencyS/c.LatencyS-perf.WarmGEMMFill) > 1e-9 {
+		t.Errorf("fill %.3g s with both operands in L2, %.3g s against a cold weight: ratio %.3f, want %.2f", w.LatencyS, c.LatencyS, w.LatencyS/c.LatencyS, perf.WarmGEMMFill)
 	}
 }

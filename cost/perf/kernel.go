@@ -51,6 +51,12 @@ type Kernel struct {
 	// and its writes, each written back to DRAM once and charged to the
 	// kernel that wrote it (cost/residency.go).
 	DRAMBytes float64
+	// OperandsWarm is, when Resident, the share of the kernel's coldest
+	// input that L2 holds when it starts: 1 when every operand is what
+	// earlier kernels just wrote (attention's Q·Kᵀ and P·V), 0 when one
+	// is read first from DRAM (a weight). It sets a GEMM's fill
+	// (gpuFillScale).
+	OperandsWarm float64
 	// Launches is the number of kernel launches (usually 1).
 	Launches float64
 	// InputK is, for ClassRNN, the input feature size (the K of the input

@@ -499,12 +499,15 @@ const ConvFillShare = 1
 
 // gpuFillScale scales a GEMM-like kernel's in-plan fill (fillS) to its
 // kernel's GPU share: ConvFillShare over the assumed share for a tiled
-// library convolution's forward kernel, 1 otherwise. The gradient kernels
+// library convolution's forward kernel, a GEMM's warm share where its
+// operands are in L2 (WarmGEMMFill), 1 otherwise. The gradient kernels
 // keep the assumed share: the replays time only forward passes, and our
 // H100 training steps' priced device time is already above their measured
 // kernel sums (ResNet-50 AMP: 17.4 ms against 14.3 ms).
 func gpuFillScale(g *hwdb.GPU, k Kernel) float64 {
 	switch {
+	case k.Class == ClassGEMM && k.Resident:
+		return 1 - k.OperandsWarm*(1-WarmGEMMFill)
 	case k.Class == ClassConv && k.Grad == "" && min(k.M, k.N) > 1:
 		return ConvFillShare / inPlanLaunchFraction
 	case k.Class == ClassAttention && k.Grad == "" && k.Decode.Heads > 0 && isHopper(g):
@@ -514,6 +517,25 @@ func gpuFillScale(g *hwdb.GPU, k Kernel) float64 {
 	}
 	return 1
 }
+
+// WarmGEMMFill is the share of its in-plan fill a GEMM pays when every
+// operand is in L2 as it starts. The fill is the prologue's wait for the
+// first tiles of both operands (and the epilogue's drain); from L2 that
+// wait is shorter than from DRAM, and a weight's first touch also walks
+// page tables the activations' pages have already loaded. Read off our
+// H200 Kineto traces (calib/profile/testdata/kineto_h200) as each kernel's
+// duration less its priced main loop and ramp, over the 4.98 µs cold
+// fill: the attention GEMMs of BERT-base fp32 batch 1 (Q·Kᵀ 4.54 µs, P·V
+// 5.73: 0.33, 0.46), GPT-2-small fp16 batch 32 (2.56-2.88 µs: 0.36) and
+// the small LLaMA fp16 batch 8 (2.37 µs: 0.32), whose operands the
+// previous kernels had just written; the median, 0.35. Held out, our
+// whole-model rows (cmd/onnxcost TestMeasuredEndToEndH100/H200) moved
+// H100 graph replays 6.8% → 5.5% (signed −3.4% → −3.5%), all 118 H100
+// times 8.36% → 7.75%, all 156 H200 times 11.05% → 10.6%. The same
+// traces' projection GEMMs read a weight from DRAM and keep the cold
+// fill. Fitted on Hopper; the effect (L2 against DRAM latency) is every
+// GPU's, so it applies to all.
+const WarmGEMMFill = 0.35
 
 // AttnFillShare is the share of its fitted fill that a fused attention
 // kernel (flash attention) spends on the GPU: all of it, as for a library
