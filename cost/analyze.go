@@ -52,6 +52,13 @@ type Options struct {
 	// an in-place append (kvappend.go), as a serving runtime runs a
 	// generation loop; off, the graph is priced as exported.
 	AppendKVCache bool
+	// Warm prices a call repeated back to back (a benchmark loop, CUDA
+	// graph replays): L2 holds at its start what the previous call left
+	// there (Analyze runs the call once to find it). Off, the call is
+	// the first: every weight and graph input is read from DRAM, the rule
+	// the physics suite holds. Ignored for a training step, whose
+	// backward prices its own traffic.
+	Warm bool
 }
 
 // KernelCalibration is a measured correction of the time model (package
@@ -164,21 +171,21 @@ func analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 			return nil, err
 		}
 	}
-	a := newAnalyzer(g, m, gpu, opt, rt)
-	if gpu != nil {
-		if a.tp, err = newTensorParallel(gpu, opt.GPUs); err != nil {
+	a, err := setUp(g, m, gpu, opt, rt)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Warm && gpu != nil && opt.Train == nil {
+		// The call before: what its traffic leaves in L2 is there when
+		// this one starts.
+		prev, err := setUp(g, m, gpu, opt, rt)
+		if err != nil {
 			return nil, err
 		}
-	}
-	if opt.DType != "" {
-		dt, ok := computeDType(opt.DType)
-		if !ok {
-			return nil, fmt.Errorf("analyze: unknown dtype %q (want %s)", opt.DType, strings.Join(DTypes(), ", "))
+		if _, err := prev.graph(g, 0); err != nil {
+			return nil, err
 		}
-		a.dtype = dt
-		if half, ok := autocastHalf[opt.DType]; ok {
-			a.autocast = newAutocastFlow(g, half)
-		}
+		a.l2 = prev.l2
 	}
 	gc, err := a.graph(g, 0)
 	if err != nil {
@@ -190,6 +197,7 @@ func analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 		if opt.Calibration != nil {
 			rep.Calibration = opt.Calibration.Describe()
 		}
+		rep.Warm = opt.Warm && opt.Train == nil
 	} else {
 		rep.CountOnly = true
 	}
@@ -325,6 +333,29 @@ type analyzer struct {
 	// autocast is the dtype flow of --dtype fp16-amp/bf16-amp (nil
 	// otherwise: autocast.go).
 	autocast *autocastFlow
+}
+
+// setUp is the analyzer analyze runs: newAnalyzer with its tensor
+// parallelism, compute dtype and autocast flow.
+func setUp(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options, rt *hwdb.Runtime) (*analyzer, error) {
+	a := newAnalyzer(g, m, gpu, opt, rt)
+	if gpu != nil {
+		var err error
+		if a.tp, err = newTensorParallel(gpu, opt.GPUs); err != nil {
+			return nil, err
+		}
+	}
+	if opt.DType != "" {
+		dt, ok := computeDType(opt.DType)
+		if !ok {
+			return nil, fmt.Errorf("analyze: unknown dtype %q (want %s)", opt.DType, strings.Join(DTypes(), ", "))
+		}
+		a.dtype = dt
+		if half, ok := autocastHalf[opt.DType]; ok {
+			a.autocast = newAutocastFlow(g, half)
+		}
+	}
+	return a, nil
 }
 
 // newAnalyzer is an analyzer of g on gpu with an empty L2; with no GPU,

@@ -499,6 +499,8 @@ type EstimateOptions struct {
 	// (--calibration; package calib): in full on the GPU it was fitted
 	// on, its kernel-relative part on another.
 	Calibration *calib.Calibration
+	// Warm prices a call repeated back to back (cost.Options.Warm).
+	Warm bool
 }
 
 // Estimate runs the cost model on a loaded (and planned) model and
@@ -517,6 +519,7 @@ func Estimate(l *Loaded, gpu *hwdb.GPU, opt EstimateOptions) (*report.Report, er
 		Power:       opt.Power,
 		Train:       opt.Train,
 		GPUs:        opt.GPUs,
+		Warm:        opt.Warm,
 	}
 	applied := opt.Calibration.For(gpu)
 	if applied != nil { // a nil *Applied in the interface would not be nil

@@ -34,6 +34,8 @@ type Config struct {
 	// Calibration, when set, corrects the kernel times by measurements
 	// (--calibration, calib.Load).
 	Calibration *calib.Calibration
+	// Warm prices a call repeated back to back (--warm; cost.Options.Warm).
+	Warm bool
 
 	// Plan names the kernels priced (--plan; passes.PlanNames): "" is
 	// the runtime's own (hwdb.Runtime.Plan: eager for pytorch and graph,
@@ -188,6 +190,9 @@ func runModel(src source, cfg Config, mode runMode) (*Result, error) {
 	if err := CheckValue("--dtype", cfg.DType, append([]string{""}, cost.DTypes()...)...); err != nil {
 		return nil, &Error{Err: err}
 	}
+	if cfg.Warm && cfg.Train != nil {
+		return nil, inputErr("--warm prices an inference call repeated back to back; a training step's traffic is priced as its own (drop --warm or --train)")
+	}
 	res := &Result{}
 	var err error
 	if mode == mustCount {
@@ -253,6 +258,7 @@ func runModel(src source, cfg Config, mode runMode) (*Result, error) {
 		Train:       cfg.Train,
 		GPUs:        cfg.GPUs,
 		Calibration: cfg.Calibration,
+		Warm:        cfg.Warm,
 	}
 	cfg.phase(PhaseCost)
 	if mode == mustCount {

@@ -72,8 +72,7 @@ func pickSide(s, other *gate.Side, f *costFlags, stderr io.Writer) (*report.Repo
 	return r, nil
 }
 
-// savedMismatches lists the flags given that the saved report r was not
-// computed with.
+// savedMismatches lists the given flags saved report r was not computed with.
 func savedMismatches(r *report.Report, f *costFlags) []gate.Mismatch {
 	q := gate.Requested{GPU: f.gpu, DType: f.dtype, Runtime: f.runtime,
 		RuntimeGiven: f.given("runtime"), RuntimeFile: f.given("runtime-file")}

@@ -239,8 +239,7 @@ func refuseOutputs(inputs []string, outs ...outfile.Target) error {
 	return nil
 }
 
-// inputs are the files a cost run reads besides models: none may be an
-// output.
+// inputs are the files a cost run reads besides models: none may be output.
 func (f *costFlags) inputs(models ...string) []string {
 	return append(slices.Clone(models), f.gpuFile, f.runtimeFile)
 }

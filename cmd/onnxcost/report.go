@@ -51,6 +51,7 @@ type costFlags struct {
 	countOnly bool
 	// calibration is a CAL.yaml from `onnxcost calibrate` (--calibration).
 	calibration string
+	warm        bool // --warm (report): a call repeated back to back
 }
 
 func (f *costFlags) add(c *cobra.Command) {
@@ -158,6 +159,7 @@ func (f *costFlags) config(path string) (pipeline.Config, error) {
 		ToolVersion:   version,
 		DropFilePages: true,
 		Counted:       gctune.SizeHeap,
+		Warm:          f.warm,
 	}
 	if f.gpu == "" {
 		if err := f.refuseWithoutGPU(); err != nil {
@@ -200,7 +202,7 @@ func (f *costFlags) refuseWithoutGPU() error {
 	if f.modelFlags.cmd == nil {
 		return nil
 	}
-	for _, name := range []string{"gpu-file", "runtime", "runtime-file", "power-cap", "sm-clock", "gpus", "train", "samples", "trace", "pprof"} {
+	for _, name := range []string{"gpu-file", "runtime", "runtime-file", "power-cap", "sm-clock", "gpus", "train", "samples", "trace", "pprof", "warm"} {
 		if fl := f.modelFlags.cmd.Flags().Lookup(name); fl != nil && fl.Changed {
 			return usageErr("--%s needs a GPU to price on: add --gpu NAME (see 'onnxcost gpus'); without one, report prints the counts only", name)
 		}
@@ -292,6 +294,7 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 	c.Flags().StringVar(&format, "format", "text", "output format: text|json|csv|markdown")
 	c.Flags().IntVar(&top, "top", 0, "show only the `N` costliest nodes, or op types with --by op (0: all; not with --format json)")
 	c.Flags().StringVar(&by, "by", "", "aggregate: op (totals per op type)")
+	c.Flags().BoolVar(&f.warm, "warm", false, "price a call repeated back to back, as a benchmark loop or CUDA-graph replays time it: L2 holds what the previous call left (default: the first call, every weight and input read from DRAM; not with --train)")
 	vf.add(c, true)
 	return c
 }

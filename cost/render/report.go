@@ -174,10 +174,14 @@ func Header(r *report.Report) string {
 // kernels it runs ("runtime pytorch (eager kernels)"), or the plan alone
 // when counting.
 func RuntimePlan(r *report.Report) string {
-	if r.Runtime == nil {
-		return "plan " + r.Plan
+	warm := ""
+	if r.Warm {
+		warm = " · repeated calls (warm L2)"
 	}
-	return fmt.Sprintf("runtime %s (%s kernels)", r.Runtime.Name, r.Plan)
+	if r.Runtime == nil {
+		return "plan " + r.Plan + warm
+	}
+	return fmt.Sprintf("runtime %s (%s kernels)%s", r.Runtime.Name, r.Plan, warm)
 }
 
 // IntervalText is the line that says how far to trust the time: its 80%

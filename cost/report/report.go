@@ -44,7 +44,11 @@ type Report struct {
 	// Calibration says which measured calibration corrected the kernel
 	// times (package calib: the file, the GPU it was fitted on, whether
 	// it applied in full or transferred); absent when none.
-	Calibration    string           `json:"calibration,omitempty"`
+	Calibration string `json:"calibration,omitempty"`
+	// Warm marks a call priced as one of a back-to-back series (a
+	// benchmark loop): L2 held what the previous call left (cost.Options.
+	// Warm). Absent for the first call, every weight read from DRAM.
+	Warm           bool             `json:"warm,omitempty"`
 	Bindings       map[string]int64 `json:"bindings"`
 	FLOPConvention string           `json:"flop_convention"`
 	// Runtime is the execution profile applied (nil in reports written
