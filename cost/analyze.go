@@ -25,7 +25,8 @@ type Options struct {
 	// fp16-amp|bf16-amp for the model run under torch.autocast
 	// (autocast.go); "" = the model's own dtypes.
 	DType string
-	// Plan is recorded only ("fused" or "unfused").
+	// Plan is the plan priced (passes.PlanNames), recorded; it also says
+	// whether ATen's kernel latencies apply (eagerPlan).
 	Plan        string
 	ToolVersion string
 	ModelName   string

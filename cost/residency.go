@@ -145,8 +145,9 @@ type tensorIO struct {
 // The kernel's reads are attributed to its inputs in proportion to their
 // sizes (the rules count bytes at the kernel boundary, not per input),
 // and so are its writes to its outputs. warm is the share of its coldest
-// sized input that it finds in L2 (1 when it has none): a GEMM's
-// pipeline fill waits for a tile of every operand (perf.Kernel.OperandsWarm).
+// sized input that it finds in L2 (0 when none is sized, read as cold): a
+// GEMM's pipeline fill waits for a tile of every operand
+// (perf.Kernel.OperandsWarm).
 func (r *l2Residency) access(ins, outs []tensorIO, bytesRead, bytesWritten float64) (dram, warm float64) {
 	var size, cold float64
 	hits := r.reachable(ins, outs)
@@ -159,6 +160,9 @@ func (r *l2Residency) access(ins, outs []tensorIO, bytesRead, bytesWritten float
 		}
 	}
 	dram = bytesRead // reads of nothing sized: assume cold
+	if !(size > 0) {
+		warm = 0
+	}
 	if size > 0 {
 		dram = bytesRead * cold / size
 		for _, in := range ins {

@@ -521,8 +521,8 @@ func gpuFillScale(g *hwdb.GPU, k Kernel) float64 {
 // WarmGEMMFill is the share of its in-plan fill a GEMM pays when every
 // operand is in L2 as it starts. The fill is the prologue's wait for the
 // first tiles of both operands (and the epilogue's drain); from L2 that
-// wait is shorter than from DRAM, and a weight's first touch also walks
-// page tables the activations' pages have already loaded. Read off our
+// wait is shorter than from DRAM (a weight's first touch may also miss the
+// TLB, which these traces cannot separate). Read off our
 // H200 Kineto traces (calib/profile/testdata/kineto_h200) as each kernel's
 // duration less its priced main loop and ramp, over the 4.98 µs cold
 // fill: the attention GEMMs of BERT-base fp32 batch 1 (Q·Kᵀ 4.54 µs, P·V
@@ -531,7 +531,7 @@ func gpuFillScale(g *hwdb.GPU, k Kernel) float64 {
 // previous kernels had just written; the median, 0.35. Held out, our
 // whole-model rows (cmd/onnxcost TestMeasuredEndToEndH100/H200) moved
 // H100 graph replays 6.8% → 5.5% (signed −3.4% → −3.5%), all 118 H100
-// times 8.36% → 7.75%, all 156 H200 times 11.05% → 10.6%. The same
+// times 8.36% → 7.75%, all 156 H200 times 11.05% → 10.7%. The same
 // traces' projection GEMMs read a weight from DRAM and keep the cold
 // fill. Fitted on Hopper; the effect (L2 against DRAM latency) is every
 // GPU's, so it applies to all.
