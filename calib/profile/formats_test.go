@@ -1,7 +1,10 @@
 package profile
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -174,6 +177,51 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+// TestGzipProfile: a gzip-compressed profile (torch.profiler's
+// tensorboard_trace_handler writes *.pt.trace.json.gz) reads as its JSON
+// does; a truncated one, or one that expands past the limit, is a
+// one-line error naming the file.
+func TestGzipProfile(t *testing.T) {
+	gz := filepath.Join("testdata", "kineto_h200", "llama_hf_small_fp16_b8.json.gz")
+	p, err := Read(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(gz)
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Parse("plain.json", js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Events) == 0 || len(p.Events) != len(want.Events) || p.TotalS() != want.TotalS() || p.Format != want.Format {
+		t.Errorf("gzip: %d events, %g s, %s; plain JSON: %d, %g s, %s", len(p.Events), p.TotalS(), p.Format, len(want.Events), want.TotalS(), want.Format)
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"cut.json.gz", raw[:len(raw)/2], "gzip: unexpected EOF"},
+		{"big.json.gz", raw, "expands past"},
+	} {
+		if c.name == "big.json.gz" {
+			defer func(n int) { maxGunzipped = n }(maxGunzipped)
+			maxGunzipped = len(js) - 1
+		}
+		_, err := Parse(c.name, c.data)
+		if err == nil || !strings.HasPrefix(err.Error(), c.name+": ") || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v; want one line naming the file and %q", c.name, err, c.want)
+		}
+	}
+}
+
 // FuzzParse: no input panics Parse or MatchReport.
 func FuzzParse(f *testing.F) {
 	for _, name := range []string{"ort_cnn.json", "kineto_cnn.json", "trt_cnn_profile.json", "trt_transformer_profile.json"} {
@@ -182,6 +230,13 @@ func FuzzParse(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(data)
+		if name == "kineto_cnn.json" { // the gzip path
+			var b bytes.Buffer
+			zw := gzip.NewWriter(&b)
+			zw.Write(data)
+			zw.Close()
+			f.Add(b.Bytes())
+		}
 	}
 	f.Add([]byte(`[{"count": 2}, {"name": "{ForeignNode[a...b]}", "timeMs": 1}]`))
 	rep := &report.Report{Nodes: []report.NodeCost{{Name: "a", OpType: "Conv", TimeS: 1e-6, Launches: 1}, {Name: "b", OpType: "Relu"}}}

@@ -10,8 +10,10 @@ package profile
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 )
@@ -85,14 +87,46 @@ func errorText(err error) string {
 // Parse parses a profile held in memory; name stands for its path in
 // errors. The format is told from the JSON's shape: an array whose first
 // element is {"count": N} is a trtexec profile, an array of trace events
-// is onnxruntime's, an object with traceEvents is Kineto's.
+// is onnxruntime's, an object with traceEvents is Kineto's. Gzip-compressed
+// JSON is read too (torch.profiler's tensorboard_trace_handler writes
+// *.pt.trace.json.gz).
 func Parse(name string, data []byte) (*Profile, error) {
+	data, err := gunzipped(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
 	p, err := parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
 	p.Path = name
 	return p, nil
+}
+
+// maxGunzipped is the most a compressed profile may expand to: a trace
+// of a few thousand steps' kernels is tens of MB of JSON, and a file that
+// claims more is refused before it fills memory (a gzip bomb). A
+// variable so that a test can lower it.
+var maxGunzipped = 1 << 30
+
+// gunzipped is data decompressed when it starts with gzip's magic, else
+// data as given.
+func gunzipped(data []byte) ([]byte, error) {
+	if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+		return data, nil
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("gzip: %v", err)
+	}
+	out, err := io.ReadAll(io.LimitReader(zr, int64(maxGunzipped)+1))
+	if err != nil {
+		return nil, fmt.Errorf("gzip: %v", err)
+	}
+	if len(out) > maxGunzipped {
+		return nil, fmt.Errorf("gzip: expands past %d MiB: not read as a profile", maxGunzipped>>20)
+	}
+	return out, nil
 }
 
 func parse(data []byte) (*Profile, error) {

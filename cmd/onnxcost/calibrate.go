@@ -46,7 +46,7 @@ command. See docs/commands.md, "Measurements, calibration and intervals".`,
 	}
 	f.addBase(c)
 	c.Flags().StringVar(&meas, "measurements", "", "CSV of measured calls to fit (`FILE.csv`: model,ms[,batch,dtype,dims,runtime])")
-	c.Flags().StringVar(&prof, "profile", "", "measured profile of MODEL (`TRACE`: onnxruntime JSON, PyTorch Kineto trace, trtexec --exportProfile)")
+	c.Flags().StringVar(&prof, "profile", "", "measured profile of MODEL (`TRACE`: onnxruntime JSON, PyTorch Kineto trace, trtexec --exportProfile; gzipped too)")
 	c.Flags().StringVar(&layers, "layer-info", "", "trtexec --exportLayerInfo `FILE` (which ONNX nodes each TensorRT layer fused)")
 	c.Flags().StringVarP(&out, "output", "o", "", "write the fitted calibration to `CAL.yaml`")
 	c.Flags().StringVar(&trace, "trace", "", "with --profile: write a Chrome trace `FILE`.json with the predicted and measured timelines one above the other")
