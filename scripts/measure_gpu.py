@@ -476,12 +476,17 @@ def kernel_points(quick):
 
 def cold_points(quick):
     """The cold MatMul rows' (m, n, k) shapes and dtypes: a decode step's weight products (LLaMA-7B's
-    4096 x 4096 and 11008 x 4096 at 1-16 tokens), each weight read from DRAM."""
+    4096 x 4096 and 11008 x 4096 at 1-16 tokens) and BERT-base's Linears at 128 tokens, each weight
+    read from DRAM. Against the warm MatMul rows of the same shapes they measure how much of a
+    GEMM's fill a weight's first read from DRAM costs (onnxcost's WarmGEMMFill, read off traces of
+    GEMMs whose operands were in L2)."""
     if not on_gpu():
         return [(1, 256, 256)], ["fp32"]
     if quick:
         return [(1, 4096, 4096)], ["fp16"]
-    return [(m, n, 4096) for m in (1, 8, 16) for n in (4096, 11008)], ["fp16"]
+    shapes = [(m, n, 4096) for m in (1, 8, 16) for n in (4096, 11008)]
+    shapes += [(128, 768, 768), (128, 3072, 768), (128, 768, 3072)]
+    return shapes, ["fp16", "fp32"]
 
 
 def attention_points(quick):
