@@ -7,7 +7,9 @@
 #      GEMV reading DRAM, not L2: the cold rate the model prices) and
 #      BERT-base's Linears at 128 tokens (cuBLAS's fp32 split-K), warm and
 #      cold in fp16 and fp32 (what a weight's first DRAM read adds to a
-#      GEMM's fill: perf.WarmGEMMFill);
+#      GEMM's fill: perf.WarmGEMMFill), and ATen's layer norm, softmax and
+#      GELU in fp32 and fp16 (cost TestMeasuredKernels* prices them, with
+#      no bound until these first rows set one);
 #   2. --profile of a LLaMA-7B decode step at batch 1 and 32: every kernel,
 #      to name the 124 the plan misses at batch 1 (split-K reductions?);
 #   3. --train --calib-dir: the six AMP training steps, also as training

@@ -30,7 +30,8 @@ cuDNN's tensor-core kernels want) and NCHW for fp32. cudnn.benchmark is on.
 --kernels writes single-kernel rows instead (op, dtype, shape, ms): torch.matmul at square
 and LLM-shaped sizes (op MatMul: one weight re-read by every call, so from L2 when it fits;
 op MatMulCold: decode-sized products whose weight rotates through 20 copies, read from DRAM
-every call), an elementwise add, and a decode step's attention (op Attention, shape
+every call), an elementwise add, layer norm, softmax and GELU at transformer sizes (ops
+LayerNorm RxH and Softmax RxL over the last dim, Gelu n), and a decode step's attention (op Attention, shape
 BxHxLxD: F.scaled_dot_product_attention of one query per sequence and head over L cached keys,
 PyTorch's default backend choice), each timed with CUDA events over back-to-back calls of one
 CUDA graph holding 20 of them (so launch cost is amortised away). The attention rows check
@@ -54,13 +55,14 @@ Calibration data (what `onnxcost calibrate` reads; see calib/measurements.go and
 dims,runtime; appended to when it exists, so runs accumulate: delete it to start over): for each
 whole-model row one row with runtime graph (graph_ms) and one with runtime pytorch (eager_ms),
 fp16-amp rows (autocast) as dtype fp16-amp, which onnxcost prices as such; with --kernels one row per
-kernel with runtime graph and the shape as dims (M,K,N of [M,K]x[K,N]; n of the add). Each
+kernel with runtime graph and the shape as dims (M,K,N of [M,K]x[K,N]; n of the add and GELU;
+rows,H of the layer norm; rows,L of the softmax). Each
 model is exported once, from the module the rows time (on the CPU in fp32 before it is moved;
 dtype is the row's), into DIR/models/NAME.onnx: eval mode, TrainingMode.PRESERVE (so BN stays
 a node, as eager PyTorch runs it), opset 13, dynamic batch, graph-only as scripts/export_fixtures.py writes its
 fixtures (weights over 1 KiB moved to external data that is then deleted: the dims stay).
 The kernels are exported as tiny modules doing exactly the op (matmul.onnx with dims M,K,N;
-add.onnx with dim n). The LLaMA decode rows are not exported (a module over 13 GB of fp16
+add.onnx and gelu.onnx with dim n; layernorm.onnx with rows,H; softmax.onnx with rows,L). The LLaMA decode rows are not exported (a module over 13 GB of fp16
 weights: one ONNX file cannot hold it for the export to strip); they are skipped with a note.
 Then:
 
@@ -451,11 +453,40 @@ class AddOp(torch.nn.Module):
         return torch.add(x, y)
 
 
+class LayerNormOp(torch.nn.Module):
+    """What a LayerNorm kernel row times, as a module to export: x [rows, H] over its last dim,
+    scale and bias as inputs (so H stays a symbolic dim). The normalized shape is taken as a
+    Python int: the exporter wants it constant, and at opset 13 only its length reaches the
+    graph (the reduction axes), so the dummy's H is not baked in."""
+
+    def forward(self, x, w, b):
+        return torch.nn.functional.layer_norm(x, (int(x.shape[-1]),), w, b)
+
+
+class SoftmaxOp(torch.nn.Module):
+    """What a Softmax kernel row times, as a module to export: x [rows, L] over its last dim."""
+
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+
+
+class GeluOp(torch.nn.Module):
+    """What a Gelu kernel row times, as a module to export: the exact (erf) GELU of n elements."""
+
+    def forward(self, x):
+        return torch.nn.functional.gelu(x)
+
+
 # The kernel modules' export specs (see export_spec): symbolic dims, bound per row by dims.
 MATMUL_SPEC = (lambda g: (torch.randn(4, 8, generator=g), torch.randn(8, 16, generator=g)),
                ["a", "b"], ["c"], {"a": {0: "M", 1: "K"}, "b": {0: "K", 1: "N"}, "c": {0: "M", 1: "N"}})
 ADD_SPEC = (lambda g: (torch.randn(8, generator=g), torch.randn(8, generator=g)),
             ["x", "y"], ["z"], {"x": {0: "n"}, "y": {0: "n"}, "z": {0: "n"}})
+LAYERNORM_SPEC = (lambda g: (torch.randn(4, 8, generator=g), torch.randn(8, generator=g), torch.randn(8, generator=g)),
+                  ["x", "w", "b"], ["y"], {"x": {0: "rows", 1: "H"}, "w": {0: "H"}, "b": {0: "H"}, "y": {0: "rows", 1: "H"}})
+SOFTMAX_SPEC = (lambda g: (torch.randn(4, 8, generator=g),),
+                ["x"], ["y"], {"x": {0: "rows", 1: "L"}, "y": {0: "rows", 1: "L"}})
+GELU_SPEC = (lambda g: (torch.randn(8, generator=g),), ["x"], ["y"], {"x": {0: "n"}, "y": {0: "n"}})
 
 
 def kernel_points(quick):
@@ -487,6 +518,22 @@ def cold_points(quick):
     shapes = [(m, n, 4096) for m in (1, 8, 16) for n in (4096, 11008)]
     shapes += [(128, 768, 768), (128, 3072, 768), (128, 768, 3072)]
     return shapes, ["fp16", "fp32"]
+
+
+def row_points(quick):
+    """The row-wise and pointwise rows' points: layer norm (rows, H), softmax (rows, L) over the
+    last dim, GELU log2 sizes, and their dtypes. Transformer sizes: BERT's and LLaMA's widths at
+    one sequence to a batch of them; attention scores of 12 heads at 128-2,048 keys, and a decode
+    step's 1,025 (32 heads at batch 8: PyTorch's warp softmax, which our H200 decode profile
+    timed at 5.8 us against 3.4 priced). fp32 first: the dtype the PyTorch-timed kernel sets of
+    the fidelity issue use (layer norm was their worst op kind)."""
+    if not on_gpu():
+        return [(16, 64)], [(16, 64)], [16], ["fp32"]
+    if quick:
+        return [(2048, 1024)], [(12288, 128)], [24], ["fp32"]
+    ln = [(r, h) for r in (128, 2048, 16384) for h in (768, 1024, 4096)]
+    sm = [(1536, 128), (12288, 128), (6144, 512), (256, 1025), (8192, 1025), (24576, 2048)]
+    return ln, sm, [20, 24, 26], ["fp32", "fp16"]
 
 
 def attention_points(quick):
@@ -543,6 +590,35 @@ def kernel_rows(quick=False, calib=None):
                 turn[0] += 1
             yield dict(op="MatMulCold", dtype=dt, shape="%dx%dx%d" % (m, n, k), ms="%.5f" % timed(cold))
             del bs
+    # Row-wise and pointwise kernels (ATen's vectorized layer norm, softmax, GELU), timed and
+    # exported like the add. layer_norm and gelu take no out=: their outputs are allocated
+    # inside the captured graph, from the graph's private pool, so a replay makes no allocator call.
+    ln_model = calib.export("layernorm", LayerNormOp().eval(), LAYERNORM_SPEC) if calib else None
+    sm_model = calib.export("softmax", SoftmaxOp().eval(), SOFTMAX_SPEC) if calib else None
+    gelu_model = calib.export("gelu", GeluOp().eval(), GELU_SPEC) if calib else None
+    ln_shapes, sm_shapes, gelu_sizes, row_dtypes = row_points(quick)
+    for dt in row_dtypes:
+        for r, h in ln_shapes:
+            x = torch.randn(r, h, device=DEV, dtype=tdt[dt])
+            w = torch.randn(h, device=DEV, dtype=tdt[dt])
+            bias = torch.randn(h, device=DEV, dtype=tdt[dt])
+            ms = "%.5f" % timed(lambda: torch.nn.functional.layer_norm(x, (h,), w, bias))
+            if ln_model:
+                calib.row(ln_model, ms, dtype=dt, dims="rows=%d;H=%d" % (r, h), runtime="graph")
+            yield dict(op="LayerNorm", dtype=dt, shape="%dx%d" % (r, h), ms=ms)
+        for r, l in sm_shapes:
+            x = torch.randn(r, l, device=DEV, dtype=tdt[dt])
+            z = torch.empty_like(x)
+            ms = "%.5f" % timed(lambda: torch.softmax(x, dim=-1, out=z))
+            if sm_model:
+                calib.row(sm_model, ms, dtype=dt, dims="rows=%d;L=%d" % (r, l), runtime="graph")
+            yield dict(op="Softmax", dtype=dt, shape="%dx%d" % (r, l), ms=ms)
+        for lg in gelu_sizes:
+            x = torch.randn(2**lg, device=DEV, dtype=tdt[dt])
+            ms = "%.5f" % timed(lambda: torch.nn.functional.gelu(x))
+            if gelu_model:
+                calib.row(gelu_model, ms, dtype=dt, dims="n=%d" % 2**lg, runtime="graph")
+            yield dict(op="Gelu", dtype=dt, shape="%d" % 2**lg, ms=ms)
     points, attn_dtypes = attention_points(quick)
     # torch < 2.0 (Debian's, for the CPU dry run) has no SDPA: the same arithmetic written out.
     sdpa = getattr(torch.nn.functional, "scaled_dot_product_attention", None) or (

@@ -32,6 +32,9 @@ grep -qx 'model,mode,dtype,batch,eager_ms,graph_ms,kernel_ms,kernels,peak_mib,po
 grep -qx 'op,dtype,shape,ms' "$tmp/k.csv" || fail "k.csv header changed"
 grep -q '^Attention,fp32,1x4x64x16,[0-9.]*$' "$tmp/k.csv" || fail "k.csv: no decode-attention row"
 grep -q '^MatMulCold,fp32,1x256x256,[0-9.]*$' "$tmp/k.csv" || fail "k.csv: no cold matmul row"
+for row in 'LayerNorm,fp32,16x64' 'Softmax,fp32,16x64' 'Gelu,fp32,65536'; do
+	grep -q "^$row,[0-9.]*\$" "$tmp/k.csv" || fail "k.csv: no $row row"
+done
 test "$(grep -c '^resnet50,infer,fp32,' "$tmp/m.csv")" = 2 || fail "m.csv: want 2 resnet50 rows"
 
 # calibrate's table: one header for both runs, two rows per model row (graph and
@@ -42,6 +45,9 @@ test "$(grep -c '^models/resnet50.onnx,[0-9.]*,[12],fp32,,graph,$' "$t")" = 2 ||
 test "$(grep -c '^models/resnet50.onnx,[0-9.]*,[12],fp32,,pytorch,$' "$t")" = 2 || fail "$t: want 2 pytorch rows"
 grep -q '^models/matmul.onnx,[0-9.]*,,fp32,M=256;K=256;N=256,graph,$' "$t" || fail "$t: no matmul row"
 grep -q '^models/add.onnx,[0-9.]*,,fp32,n=65536,graph,$' "$t" || fail "$t: no add row"
+grep -q '^models/layernorm.onnx,[0-9.]*,,fp32,rows=16;H=64,graph,$' "$t" || fail "$t: no layer norm row"
+grep -q '^models/softmax.onnx,[0-9.]*,,fp32,rows=16;L=64,graph,$' "$t" || fail "$t: no softmax row"
+grep -q '^models/gelu.onnx,[0-9.]*,,fp32,n=65536,graph,$' "$t" || fail "$t: no gelu row"
 ls "$tmp/cal/models" | grep -v '\.onnx$' && fail "files beside the models (weights not deleted?)"
 "$PY" - "$tmp/cal/models/resnet50.onnx" <<'EOF'
 import sys
@@ -75,7 +81,7 @@ EOF
 go build -o "$tmp/onnxcost" ./cmd/onnxcost
 "$tmp/onnxcost" calibrate --gpu A100 --measurements "$t" -o "$tmp/cal/a100.yaml"
 grep -q '^format: 1' "$tmp/cal/a100.yaml" || fail "no calibration written"
-grep -q 'rows: 6' "$tmp/cal/a100.yaml" || fail "calibration did not use all 6 rows"
+grep -q 'rows: 9' "$tmp/cal/a100.yaml" || fail "calibration did not use all 9 rows"
 "$tmp/onnxcost" calibrate --gpu A100 --measurements "$tmp/amp/measurements.csv" -o "$tmp/amp/a100.yaml"
 grep -q 'rows: 3' "$tmp/amp/a100.yaml" || fail "the fp16-amp table did not give 3 rows (one a training step)"
 
