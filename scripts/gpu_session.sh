@@ -10,6 +10,11 @@
 #      GEMM's fill: perf.WarmGEMMFill), and ATen's layer norm, softmax and
 #      GELU in fp32 and fp16 (cost TestMeasuredKernels* prices them, with
 #      no bound until these first rows set one);
+#   1b. --gemm-choices: the kernels cuBLAS runs (name, grid, block, time)
+#      for a sweep of fp32, tf32 and fp16 products: the tile and K split
+#      the library picks, which the time model takes to be the fastest it
+#      knows (our BERT-base fp32 trace: 32x32 tiles split 2-4 at 6-11
+#      TFLOP/s, priced 2-3x faster: the largest miss in our own rows);
 #   2. --profile of a LLaMA-7B decode step at batch 1 and 32: every kernel,
 #      to name the 124 the plan misses at batch 1 (split-K reductions?);
 #   3. --train --calib-dir: the six AMP training steps, also as training
@@ -39,9 +44,10 @@ step() {
 nvidia-smi -q >"$out/nvidia-smi.txt" 2>&1 || true
 "$py" -c 'import torch; print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version(), torch.cuda.get_device_name())' >"$out/torch.txt" 2>&1
 step 150 kernels "$py" scripts/measure_gpu.py --kernels --out "$out/kernels.csv" --calib-dir "$out/cal"
+step 45 gemm "$py" scripts/measure_gpu.py --gemm-choices --out "$out/gemm_choices.csv"
 step 100 profile "$py" scripts/measure_gpu.py --profile llama7b-decode:fp16:1,llama7b-decode:fp16:32 --out "$out/decode_kernels.csv"
 step 120 train "$py" scripts/measure_gpu.py --train --out "$out/train.csv" --calib-dir "$out/cal"
-step 150 models "$py" scripts/measure_gpu.py --models resnet50,bert_base --batches 1,8,32 --out "$out/models.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
+step 135 models "$py" scripts/measure_gpu.py --models resnet50,bert_base --batches 1,8,32 --out "$out/models.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
 # What calibrate needs is the table and the graph-only models it names;
 # the weights were never written (export_graph_only).
 du -sh "$out" >&2

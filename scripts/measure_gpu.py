@@ -38,6 +38,12 @@ CUDA graph holding 20 of them (so launch cost is amortised away). The attention 
 onnxcost's decode-attention pricing (cost/perf/decode.go), which only Vidur's A100 profile
 has checked so far; they are not written to calibrate's table (no export).
 
+--gemm-choices writes, for torch.matmul over a sweep of products (1-4,096 tokens against BERT's,
+GPT-2's and LLaMA-7B's weights, a few squares, attention-shaped batched products) in fp32, tf32 and
+fp16, the per-call time and every kernel cuBLAS ran for it (name, grid, block, registers, shared
+memory, duration, from one profiled call): which tile and K split the library picks, which the time
+model otherwise assumes to be the fastest it knows.
+
 --profile MODEL:DTYPE:BATCH writes every kernel of one eager call (spec, i, name, µs) instead, for each
 of a comma-separated list of specs: how the whole-model rows were explained (which kernels PyTorch runs
 that the ONNX export does not hold; testdata/measured/h200_sxm_llama7b_decode_b8_kernels.csv.gz).
@@ -661,6 +667,64 @@ def profile_rows(spec):
         yield dict(i=i, kernel=e.name[:160], us="%.2f" % e.time_range.elapsed_us())
 
 
+def gemm_choice_points(quick):
+    """The --gemm-choices sweep: (batch, m, n, k) products and dtypes. Token counts 1-4,096 against
+    the (n, k) of BERT's, GPT-2's and LLaMA-7B's weights and a few squares, and attention-shaped
+    batched products (12 heads at 128 and 512 tokens, head size 64)."""
+    if not on_gpu():
+        return [(1, 16, 64, 64), (2, 16, 16, 64)], ["fp32"]
+    if quick:
+        return [(1, 128, 768, 768), (1, 1024, 1024, 1024)], ["fp32"]
+    nk = [(768, 768), (3072, 768), (768, 3072), (2304, 768), (4096, 4096), (11008, 4096), (4096, 11008),
+          (512, 512), (1024, 1024), (2048, 2048)]
+    shapes = [(1, m, n, k) for m in (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096) for n, k in nk]
+    shapes += [(12 * b, s, s, 64) for b in (1, 8) for s in (128, 512)]   # Q·Kᵀ
+    shapes += [(12 * b, s, 64, s) for b in (1, 8) for s in (128, 512)]   # P·V
+    return shapes, ["fp32", "tf32", "fp16"]
+
+
+def gemm_choice_rows(quick=False):
+    """Which kernels cuBLAS runs for a product, and how long each takes: for every point of
+    gemm_choice_points, the per-call time (timed as the kernel rows are) and, from one profiled call's
+    Chrome trace, each kernel's name, grid, block, registers, shared memory and duration. The time
+    model picks the fastest tile and K split it knows (cost/perf gemmComputeLib); our H200 trace of
+    BERT-base fp32 says cuBLAS does not (its 128-token Linears run 32x32 tiles split 2 or 4, at 6-11
+    TFLOP/s, priced 2-3x faster): these rows are what a model of the library's choice is fitted on."""
+    import tempfile
+    from torch.profiler import ProfilerActivity, profile
+    tdt = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16}
+    timed = graph_ms if on_gpu() else wall_ms
+    acts = [ProfilerActivity.CUDA] if on_gpu() else [ProfilerActivity.CPU]
+    shapes, dtypes = gemm_choice_points(quick)
+    for dt in dtypes:
+        set_dtype(dt)
+        for bt, m, n, k in shapes:
+            lead = (bt,) if bt > 1 else ()
+            a = torch.randn(*lead, m, k, device=DEV, dtype=tdt[dt])
+            b = torch.randn(*lead, k, n, device=DEV, dtype=tdt[dt])
+            c = torch.empty(*lead, m, n, device=DEV, dtype=tdt[dt])
+            ms = "%.5f" % timed(lambda: torch.matmul(a, b, out=c), reps=10, iters=5)
+            with profile(activities=acts) as prof:
+                torch.matmul(a, b, out=c)
+                sync()
+            with tempfile.NamedTemporaryFile("r", suffix=".json") as tf:
+                prof.export_chrome_trace(tf.name)
+                trace = json.load(open(tf.name))
+            events = trace["traceEvents"] if isinstance(trace, dict) else trace  # torch < 1.14: a bare list
+            # On the CPU (the dry run) the operators stand in for the kernels.
+            cats = ("kernel",) if on_gpu() else ("cpu_op", "Operator", None)
+            base = dict(dtype=dt, batch=bt, m=m, n=n, k=k, ms=ms)
+            for e in sorted((e for e in events if e.get("cat") in cats and "dur" in e), key=lambda e: e["ts"]):
+                arg = e.get("args", {})
+                yield dict(base, kernel=e["name"][:160], us="%.2f" % e.get("dur", 0),
+                           grid="x".join(map(str, arg.get("grid", []))),
+                           block="x".join(map(str, arg.get("block", []))),
+                           regs=arg.get("registers per thread", ""), smem=arg.get("shared memory", ""))
+
+
+GEMM_CHOICE_FIELDS = ["dtype", "batch", "m", "n", "k", "ms", "kernel", "grid", "block", "regs", "smem", "us"]
+
+
 class _RMSNorm(torch.nn.Module):
     """RMSNorm as the zoo graph writes it: pow, mean, rsqrt, scale."""
 
@@ -1116,6 +1180,9 @@ def parse_args():
     ap.add_argument("--dtypes", help="comma-separated subset of fp32,tf32,fp16")
     ap.add_argument("--profile", help="MODEL:DTYPE:BATCH[,MODEL:DTYPE:BATCH...] (MODEL a torchvision name or "
                     "llama7b-decode): every kernel of one call of each instead")
+    ap.add_argument("--gemm-choices", action="store_true",
+                    help="which cuBLAS kernels (name, grid, block, time) run torch.matmul over a sweep of "
+                    "LLM- and BERT-shaped products, in fp32, tf32 and fp16, instead")
     ap.add_argument("--llama-decode", action="store_true",
                     help="LLaMA-7B-shaped decode steps (past 1024) at --batches (default 1,8,32) instead")
     ap.add_argument("--train", action="store_true",
@@ -1141,6 +1208,13 @@ def main():
         raise SystemExit("measure_gpu.py: --llama-decode, --profile and --train need --device cuda")
     if a.llama_decode:
         return run_llama(a)
+    if a.gemm_choices:
+        f, w = open_table(a.out, GEMM_CHOICE_FIELDS)
+        with f:
+            for row in gemm_choice_rows(a.quick):
+                w.writerow(row)
+                f.flush()
+        return
     if a.profile:
         if a.calib_dir or a.kineto:
             print("--profile writes its kernel table only (no --calib-dir, --kineto)", file=sys.stderr)

@@ -25,6 +25,9 @@ fail() {
 
 "$PY" scripts/measure_gpu.py --device cpu --quick --out "$tmp/m.csv" --calib-dir "$tmp/cal" --kineto "$tmp/kin"
 "$PY" scripts/measure_gpu.py --device cpu --quick --kernels --out "$tmp/k.csv" --calib-dir "$tmp/cal"
+"$PY" scripts/measure_gpu.py --device cpu --gemm-choices --out "$tmp/g.csv"
+grep -qx 'dtype,batch,m,n,k,ms,kernel,grid,block,regs,smem,us' "$tmp/g.csv" || fail "g.csv header changed"
+grep -q '^fp32,2,16,16,64,[0-9.]*,aten::bmm,' "$tmp/g.csv" || fail "g.csv: no batched product row"
 
 # The usual outputs keep their columns, under a comment saying what a CPU run is.
 head -1 "$tmp/m.csv" | grep -q '^# --device cpu dry run' || fail "m.csv has no CPU comment header"
