@@ -533,7 +533,8 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		}
 		a.bnPrepKernels(nc, n, &est, prec, &agg)
 		a.winogradFilter(nc, n, &est, &agg)
-		a.layoutTransposes(nc, n, k, &est, &agg)
+		// The copies live in the cuDNN call's workspace while it runs.
+		subPeak = max(subPeak, a.layoutTransposes(nc, n, k, &est, &agg))
 		a.autocastCasts(nc, n, &est, &agg)
 		// The all-reduce after a row-parallel GEMM: on the critical path.
 		if split && needsAllReduce(n) {

@@ -188,28 +188,31 @@ func cudnnTakesHalfDepthwise(g perf.ConvGeom) bool {
 // (fp32 with TF32 off) keeps cuDNN's NCHW kernels, as does a depthwise
 // convolution (no tensor-core kernel: a public MobileNetV3 TF32 profile
 // spends no tensor-core time in its depthwise layers). A training step's
-// gradient convolutions get theirs in train (convRule.backward).
-func (a *analyzer) layoutTransposes(nc *report.NodeCost, n *ir.Node, k perf.Kernel, est *NodeEstimate, agg *aggregate) {
+// gradient convolutions get theirs in train (convRule.backward). It
+// returns the bytes of the three copies, which the call's workspace holds
+// while it runs (0 when it adds none).
+func (a *analyzer) layoutTransposes(nc *report.NodeCost, n *ir.Node, k perf.Kernel, est *NodeEstimate, agg *aggregate) (copies float64) {
 	rt := a.runtime
 	if rt == nil || rt.ConvLayoutTransposes <= 0 || est.Class != perf.ClassConv || !k.OnTensorCores() || a.tp != nil || k.Direct.Outputs > 0 {
-		return // a direct (framework) kernel reads NCHW itself
+		return 0 // a direct (framework) kernel reads NCHW itself
 	}
 	if !(n.Domain == "" && n.OpType == "Conv") && !(n.Domain == ir.FusedDomain && n.OpType == ir.OpFusedConv) {
-		return
+		return 0
 	}
 	x, w := n.In(0), n.In(1)
 	if x == nil || w == nil || x.Shape.Rank() != 4 || len(n.Outputs) == 0 || n.Outputs[0] == nil {
-		return
+		return 0
 	}
 	sizer := a.sizer(n)
 	if c, ok := sizer.Dim(x, 1); ok && c > 1 && float64(n.AttrInt("group", 1)) == c {
-		return // depthwise: one channel per group, no tensor-core NHWC kernel to feed
+		return 0 // depthwise: one channel per group, no tensor-core NHWC kernel to feed
 	}
 	for _, v := range []*ir.Value{x, w, n.Outputs[0]} {
 		b := sizer.Bytes(v)
 		if !(b > 0) {
 			continue
 		}
+		copies += b
 		// The tensor, just written, is read from L2 when it fits, from DRAM
 		// whole when not (perf.WarmBytes); the copy's write reaches DRAM
 		// once, charged here as the residency model charges every write
@@ -229,4 +232,5 @@ func (a *analyzer) layoutTransposes(nc *report.NodeCost, n *ir.Node, k perf.Kern
 	if nc.Note == "" {
 		nc.Note = "with cuDNN's NCHW↔NHWC transposes of input, filter and output around its tensor-core kernel (the model's NCHW layout; a channels_last run has none: --runtime pytorch-nhwc)"
 	}
+	return copies
 }

@@ -290,3 +290,31 @@ func TestLayoutTransposes(t *testing.T) {
 		prev = n.TimeS
 	}
 }
+
+// TestLayoutCopiesInThePeak: the NHWC copies cuDNN makes of an NCHW
+// convolution's input, filter and output live in its call's workspace
+// while it runs, so the inference peak of a one-convolution graph under a
+// runtime that hands cuDNN NCHW tensors is its channels_last peak plus
+// the three copies; the vector path makes none.
+func TestLayoutCopiesInThePeak(t *testing.T) {
+	h100 := testGPU(t, "H100-SXM5-80GB")
+	peak := func(rt string, dtype string) float64 {
+		b := newBuilder(t)
+		x := b.Input("x", 16, 64, 56, 56)
+		y := b.Val("y", ir.Float32, 16, 128, 56, 56)
+		b.Node("Conv", []*ir.Value{x, b.Weight("w", 128, 64, 3, 3)}, []*ir.Value{y}, ir.IntsAttr("pads", 1, 1, 1, 1))
+		b.G.Outputs = append(b.G.Outputs, y)
+		r, err := Analyze(b.G, b.M, h100, Options{DType: dtype, Runtime: testRuntime(t, rt)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Totals.PeakActivationBytes
+	}
+	copies := 2.0 * (16*64*56*56 + 128*64*3*3 + 16*128*56*56)
+	if got := peak("graph", "fp16") - peak("graph-nhwc", "fp16"); got != copies {
+		t.Errorf("fp16: NCHW peak %g B over channels_last's, want the copies' %g", got, copies)
+	}
+	if got := peak("graph", "fp32") - peak("graph-nhwc", "fp32"); got != 0 {
+		t.Errorf("fp32 (vector path): NCHW peak %g B over channels_last's, want none", got)
+	}
+}

@@ -59,6 +59,12 @@ type backwardPlan struct {
 	// dY, with no kernel (Concat's); they still count where an input's
 	// gradients from several readers are summed.
 	Views bool
+	// LayoutCopyBytes is the workspace each of the node's cuDNN calls
+	// holds for the NHWC copies of its NCHW operands (convRule.backward):
+	// the forward's input, filter and output, a data gradient's dY, W and
+	// dX, a weight gradient's X, dY and dW, the same bytes each time. 0
+	// where the runtime hands cuDNN no NCHW tensors.
+	LayoutCopyBytes float64
 }
 
 // bwCtx is what a backward rule sees.

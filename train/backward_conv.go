@@ -82,6 +82,7 @@ func (r convRule) backward(b *bwCtx) backwardPlan {
 		if calls > 0 {
 			p.Kernels = append(p.Kernels, bwKernel{Name: "nchw-transpose", Class: perf.ClassData,
 				BytesRead: moved, BytesWritten: moved, Launches: calls, Library: true})
+			p.LayoutCopyBytes = b.bytes(x) + b.bytes(w) + b.bytes(y)
 		}
 	}
 	if bias := n.In(2); b.needGrad(bias) {

@@ -112,3 +112,39 @@ func TestConvBackwardLayoutTransposes(t *testing.T) {
 		t.Errorf("fp32 backward %+v: the vector path keeps cuDNN's NCHW kernels", fp32)
 	}
 }
+
+// TestLayoutCopiesInTheTrainingPeak: under a runtime that hands NCHW
+// tensors to cuDNN's tensor-core kernels, each convolution call holds the
+// NHWC copies of its operands in its workspace while it runs, and the
+// training memory's live tensors count them; channels_last and the fp32
+// vector path hold none. The step: two 3×3 convolutions at 56×56, whose
+// second's gradient calls copy dY (8·64·56·56), W and dX (8·64·56·56).
+func TestLayoutCopiesInTheTrainingPeak(t *testing.T) {
+	memory := func(runtime, dtype string) report.TrainMemory {
+		b := newBuilder(t)
+		x := b.Input("x", 8, 64, 56, 56)
+		w0, w := b.Weight("w0", 64, 64, 3, 3), b.Weight("w", 64, 64, 3, 3)
+		h, y := b.Val("h", ir.Float32, 8, 64, 56, 56), b.Val("y", ir.Float32, 8, 64, 56, 56)
+		pads := ir.IntsAttr("pads", 1, 1, 1, 1)
+		b.Node("Conv", []*ir.Value{x, w0}, []*ir.Value{h}, pads)
+		b.Node("Conv", []*ir.Value{h, w}, []*ir.Value{y}, pads)
+		b.G.AddOutput(y)
+		rt, err := hwdb.LookupRuntime(runtime)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.analyze(cost.Options{Train: &Options{Optimizer: "sgd"}, Runtime: rt, DType: dtype}).Totals.Train.Memory
+	}
+	nchw, nhwc, fp32 := memory("pytorch", "fp16"), memory("pytorch-nhwc", "fp16"), memory("pytorch", "fp32")
+	// One call's set in fp16: two activations of 8·64·56·56 and a 64·64·3·3 filter.
+	want := 2.0 * (2*8*64*56*56 + 64*64*3*3)
+	if nchw.LayoutCopyBytes != want {
+		t.Errorf("NCHW fp16: %g B of layout copies at the peak, want %g", nchw.LayoutCopyBytes, want)
+	}
+	if nhwc.LayoutCopyBytes != 0 || fp32.LayoutCopyBytes != 0 {
+		t.Errorf("channels_last %g B, fp32 %g B of layout copies: want none", nhwc.LayoutCopyBytes, fp32.LayoutCopyBytes)
+	}
+	if got := nchw.TensorPeakBytes - nhwc.TensorPeakBytes; got != want {
+		t.Errorf("NCHW tensor peak %g B over channels_last's %g: +%g, want the copies' %g", nchw.TensorPeakBytes, nhwc.TensorPeakBytes, got, want)
+	}
+}

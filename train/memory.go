@@ -37,7 +37,10 @@ import (
 //     optimizer step (zero_grad(set_to_none=True) frees them at the next
 //     step); under gradient accumulation the accumulated buffer for the
 //     whole step, plus the new gradient at that backward;
-//   - the optimizer's temporaries at the step (optimizerTemps).
+//   - the optimizer's temporaries at the step (optimizerTemps);
+//   - cuDNN's NHWC copies of a convolution's NCHW operands, in the
+//     workspace of its forward call and of each gradient call, while that
+//     call runs (layoutCopies).
 //
 // The peak of live tensors is the first of three views; the second replays
 // the timeline through PyTorch's caching allocator (allocator.go), whose
@@ -67,6 +70,7 @@ func (s *step) memory(share func(*ir.Value) float64) (report.TrainMemory, error)
 	mm.gradients()
 	mm.lossTensors()
 	mm.optimizerTemps()
+	mm.layoutCopies()
 	mm.peak()
 	return mm.views()
 }
@@ -95,6 +99,8 @@ type memoryModel struct {
 	castAt map[*ir.Value]int
 	// inplace maps an in-place activation's output to its input.
 	inplace map[*ir.Value]*ir.Value
+	// layoutAt is the bytes of cuDNN layout copies live at each time.
+	layoutAt []float64
 }
 
 // bytes is v's size as the step holds it: under autocast at the dtype
@@ -543,6 +549,7 @@ func (mm *memoryModel) peak() {
 		mm.m.PeakPhase = "optimizer"
 	}
 	mm.m.TensorPeakBytes = mm.persistent + peak
+	mm.m.LayoutCopyBytes = mm.layoutAt[peakT]
 }
 
 // views adds the allocator's and the device's views (report.TrainMemory):
@@ -579,6 +586,34 @@ func (mm *memoryModel) views() (report.TrainMemory, error) {
 	m.NvidiaSMIBytes = m.AllocatorReservedBytes + m.RuntimeBytes
 	m.PeakBytes = m.NvidiaSMIBytes
 	return m, nil
+}
+
+// layoutCopies adds the workspace cuDNN holds, while a convolution's call
+// runs, for the NHWC copies of the NCHW operands its tensor-core kernel
+// reads and writes (backwardPlan.LayoutCopyBytes): the transposes the
+// time model charges around the call (cost.layoutTransposes for the
+// forward, convRule.backward for each gradient) write into it, and
+// PyTorch allocates the workspace from its caching allocator, so
+// max_memory_allocated counts it. A call's set is as large as the
+// activations it transposes, so at a large batch it rivals the gradients
+// live beside it: VGG-16 under autocast at batch 512 holds 1.6-3.3 GB of
+// copies in each gradient call of its 112×112 and 224×224 layers.
+// PyTorch's cuDNN v8 path, should a workspace allocation fail, tries the
+// next algorithm (a slower one, maybe without the copies), so a peak
+// over memory through them alone would run slower rather than fail; the
+// peak here is the default algorithm's.
+func (mm *memoryModel) layoutCopies() {
+	mm.layoutAt = make([]float64, mm.T+1)
+	for i := range mm.g.Nodes {
+		ws := mm.plans[i].LayoutCopyBytes
+		if !(ws > 0) {
+			continue
+		}
+		for _, t := range []int{i, mm.bwAt(i)} {
+			mm.span(ws, t, t)
+			mm.layoutAt[t] += ws
+		}
+	}
 }
 
 // optimizerTemps adds what the update allocates beside its state while

@@ -16,9 +16,13 @@ import (
 func trainFitLine(r *report.Report) string {
 	t := r.Totals
 	m := t.Train.Memory
-	parts := fmt.Sprintf("%s; weights %s, master copies %s, gradients %s, optimizer state %s, activations kept for backward %s, workspace %s, CUDA context %s; tensor peak in %s",
+	copies := ""
+	if m.LayoutCopyBytes > 0 {
+		copies = ", cuDNN's NHWC copies at the peak " + Bytes(m.LayoutCopyBytes)
+	}
+	parts := fmt.Sprintf("%s; weights %s, master copies %s, gradients %s, optimizer state %s, activations kept for backward %s, workspace %s%s, CUDA context %s; tensor peak in %s",
 		memoryViews(m), Bytes(m.WeightsBytes), Bytes(m.MasterWeightsBytes), Bytes(m.GradientsBytes), Bytes(m.OptimizerStateBytes),
-		Bytes(m.ActivationsBytes), Bytes(m.WorkspaceBytes), Bytes(m.RuntimeBytes), m.PeakPhase)
+		Bytes(m.ActivationsBytes), Bytes(m.WorkspaceBytes), copies, Bytes(m.RuntimeBytes), m.PeakPhase)
 	switch {
 	case t.MemoryLimitBytes <= 0:
 		return fmt.Sprintf("training memory: peak (nvidia-smi view) %s (%s); the GPU's memory size is unknown", Bytes(m.PeakBytes), parts)

@@ -122,6 +122,10 @@ type TrainMemory struct {
 	// of the forward pass (their peak).
 	ActivationsBytes float64 `json:"activations_bytes"`
 	WorkspaceBytes   float64 `json:"workspace_bytes"`
+	// LayoutCopyBytes is the workspace cuDNN holds at the tensor peak for
+	// the NHWC copies of a convolution's NCHW operands (a runtime that
+	// hands it NCHW tensors on tensor cores); 0 when none is live then.
+	LayoutCopyBytes float64 `json:"layout_copy_bytes,omitempty"`
 	// DDPBucketBytes is DistributedDataParallel's gradient buckets (a flat
 	// copy of the gradients) under data parallelism; 0 without.
 	DDPBucketBytes float64 `json:"ddp_bucket_bytes"`
