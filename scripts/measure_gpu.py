@@ -42,7 +42,8 @@ has checked so far; they are not written to calibrate's table (no export).
 GPT-2's and LLaMA-7B's weights, a few squares, attention-shaped batched products) in fp32, tf32 and
 fp16, the per-call time and every kernel cuBLAS ran for it (name, grid, block, registers, shared
 memory, duration, from one profiled call): which tile and K split the library picks, which the time
-model otherwise assumes to be the fastest it knows.
+model otherwise assumes to be the fastest it knows (go run ./scripts/gemmchoices -gpu GPU FILE sets
+each product beside the model's plan and priced time).
 
 --profile MODEL:DTYPE:BATCH writes every kernel of one eager call (spec, i, name, µs) instead, for each
 of a comma-separated list of specs: how the whole-model rows were explained (which kernels PyTorch runs

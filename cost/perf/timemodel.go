@@ -949,9 +949,50 @@ func libOf(k Kernel, o Options) gemmLib {
 
 // gemmComputeLib is gemmCompute for the library kernel lib.
 func gemmComputeLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff float64, p Params, lib gemmLib) float64 {
+	return gemmPlanLib(g, pr, m, n, k, batch, classEff, p, lib).ComputeS
+}
+
+// GEMMPlan is the library kernel the time model prices a tiled GEMM-like
+// kernel as: the fastest CTA tile and K split among those it knows
+// (ctaTiles, splitKMinK). A library's heuristic need not pick it: our H200
+// trace of BERT-base fp32 shows cuBLAS running 128-token Linears as 32×32
+// tiles split 2-4 ways (192-384 CTAs), where the fastest plan here is a
+// 128×64 or 128×128 tile split 5-22 ways, priced 41-65% under the
+// measured times. scripts/measure_gpu.py --gemm-choices records the
+// library's choice across shapes; go run ./scripts/gemmchoices sets it
+// beside this plan.
+type GEMMPlan struct {
+	TileM, TileN int64
+	// Split is the K slices per output tile (1: none); Passes the
+	// GEMV-width passes a GEMM a little too wide for a GEMV-like kernel
+	// runs as (1: one kernel).
+	Split, Passes int64
+	// CTAs is one pass's CTAs: tiles × split × batch.
+	CTAs float64
+	// ComputeS is the main loop's time (EstimateKernel's ComputeS for the
+	// kernel, before any FLOPs scaling).
+	ComputeS float64
+}
+
+// ChooseGEMM is the plan EstimateKernel prices kernel k with under o: ok
+// is false for a kernel priced another way (not GEMM-like, a GEMV, a
+// weight-only quantized GEMM, unsized).
+func ChooseGEMM(g *hwdb.GPU, k Kernel, o Options) (GEMMPlan, bool) {
+	if g == nil || !isGEMMClass(k.Class) || k.M <= 0 || k.N <= 0 || k.K <= 0 || k.M == 1 || k.N == 1 ||
+		k.DequantFLOPs > 0 || convertsOperands(k) {
+		return GEMMPlan{}, false
+	}
+	pl := gemmPlanLib(g, k.Precision, k.M, k.N, k.K, max(k.Batch, 1), kernelEff(k, o.Params), o.Params, libOf(k, o))
+	return pl, pl.ComputeS > 0
+}
+
+// gemmPlanLib is the fastest plan for batch M×N×K GEMMs run by the
+// library kernel lib: each tile that serves the shape, unsplit and, where
+// its CTAs leave SM slots idle, split over K.
+func gemmPlanLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff float64, p Params, lib gemmLib) GEMMPlan {
 	peak, real := peakFor(g, pr)
 	if peak <= 0 || g.SMs <= 0 {
-		return 0
+		return GEMMPlan{}
 	}
 	eff := pathEff(real, p) * classEff
 	if isTensor(real) {
@@ -968,7 +1009,12 @@ func gemmComputeLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classE
 		}
 	}
 	perSMBoost := peak / float64(g.SMs) * eff
-	best := math.Inf(1)
+	best := GEMMPlan{ComputeS: math.Inf(1)}
+	try := func(tl ctaTile, ctas float64, split int64) {
+		if t := tileTime(g, real, tl, m, n, k, batch, ctas, split, perSMBoost, p); t < best.ComputeS {
+			best = GEMMPlan{TileM: tl.m, TileN: tl.n, Split: split, Passes: 1, CTAs: ctas * float64(split), ComputeS: t}
+		}
+	}
 	for _, tl := range ctaTiles {
 		if !tileServes(tl, m, n) || (!lib.splitK && isTensor(real) && tl.m*tl.n < libConvMinTileArea) {
 			continue
@@ -980,10 +1026,10 @@ func gemmComputeLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classE
 		// Split-K is a choice, as in a library heuristic: the kernel
 		// without it is always a candidate, because the partial sums'
 		// round trip can cost more than the idle SMs it fills.
-		best = min(best, tileTime(g, real, tl, m, n, k, batch, ctas, 1, perSMBoost, p))
+		try(tl, ctas, 1)
 		if slots := int64(g.SMs) * ctasPerSM; lib.splitK && ctas < float64(slots) {
 			if split := min(slots/int64(ctas), k/splitKMinK); split > 1 {
-				best = min(best, tileTime(g, real, tl, m, n, k, batch, ctas, split, perSMBoost, p))
+				try(tl, ctas, split)
 			}
 		}
 	}
@@ -1000,7 +1046,11 @@ func gemmComputeLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classE
 		} else {
 			sn = gemvMaxCols
 		}
-		best = min(best, float64(passes)*gemmComputeLib(g, pr, sm, sn, k, batch, classEff, p, lib))
+		if sub := gemmPlanLib(g, pr, sm, sn, k, batch, classEff, p, lib); float64(passes)*sub.ComputeS < best.ComputeS {
+			best = sub
+			best.Passes *= passes
+			best.ComputeS *= float64(passes)
+		}
 	}
 	return best
 }

@@ -465,3 +465,41 @@ func TestIsolatedConvDoesNotSplitK(t *testing.T) {
 		t.Errorf("Titan Xp 49×128×20800: %.1f µs unsplit, %.1f µs split; want the tiny grid to cost more than twice", unsplit*1e6, split*1e6)
 	}
 }
+
+// TestChooseGEMM: the plan ChooseGEMM reports is the one EstimateKernel
+// prices (its main loop is the kernel's compute term); a GPU-filling
+// fp16 GEMM runs whole 128×128 tiles unsplit, a 128-token fp32 Linear on
+// an H100 (6 such tiles for 132 SMs) splits K, and a GEMV is priced
+// another way. The split is the model's choice, not cuBLAS's (GEMMPlan).
+func TestChooseGEMM(t *testing.T) {
+	h100, err := hwdb.Lookup("H100-SXM5-80GB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := PlanOptions()
+	for _, c := range []struct {
+		k         Kernel
+		tile      int64
+		wantSplit bool
+	}{
+		{GEMMKernel(8192, 8192, 8192, 1, hwdb.FP16Tensor, 2, 2), 128, false},
+		{GEMMKernel(768, 128, 768, 1, hwdb.FP32, 4, 4), 0, true},
+	} {
+		pl, ok := ChooseGEMM(h100, c.k, o)
+		if !ok {
+			t.Fatalf("%d×%d×%d: no plan", c.k.M, c.k.N, c.k.K)
+		}
+		if kt := EstimateKernel(h100, c.k, o); pl.ComputeS != kt.ComputeS {
+			t.Errorf("%d×%d×%d: plan %g s, kernel's compute %g s: want the one EstimateKernel prices", c.k.M, c.k.N, c.k.K, pl.ComputeS, kt.ComputeS)
+		}
+		if c.tile > 0 && (pl.TileM != c.tile || pl.TileN != c.tile) {
+			t.Errorf("%d×%d×%d: tile %d×%d, want %d×%d", c.k.M, c.k.N, c.k.K, pl.TileM, pl.TileN, c.tile, c.tile)
+		}
+		if (pl.Split > 1) != c.wantSplit || pl.Passes != 1 || !(pl.CTAs > 0) {
+			t.Errorf("%d×%d×%d: %+v; want split %v, one pass", c.k.M, c.k.N, c.k.K, pl, c.wantSplit)
+		}
+	}
+	if _, ok := ChooseGEMM(h100, GEMMKernel(1, 4096, 4096, 1, hwdb.FP16Tensor, 2, 2), o); ok {
+		t.Error("a GEMV has a tiled plan")
+	}
+}
