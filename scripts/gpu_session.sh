@@ -17,6 +17,9 @@
 #      TFLOP/s, priced 2-3x faster: the largest miss in our own rows);
 #   2. --profile of a LLaMA-7B decode step at batch 1 and 32: every kernel,
 #      to name the 124 the plan misses at batch 1 (split-K reductions?);
+#      batch 1 and ResNet-50 fp16 batch 1 also as one CUDA-graph replay
+#      (:graph): whether PyTorch's tiny kernels, 0.9-1.5 us in eager
+#      traces against 0.64-0.77 priced, are as long in a replay;
 #   3. --train --calib-dir: the six AMP training steps, also as training
 #      rows of calibrate's table (the train column);
 #   4. a CNN and BERT run with Kineto traces, as time allows.
@@ -45,9 +48,9 @@ nvidia-smi -q >"$out/nvidia-smi.txt" 2>&1 || true
 "$py" -c 'import torch; print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version(), torch.cuda.get_device_name())' >"$out/torch.txt" 2>&1
 step 150 kernels "$py" scripts/measure_gpu.py --kernels --out "$out/kernels.csv" --calib-dir "$out/cal"
 step 45 gemm "$py" scripts/measure_gpu.py --gemm-choices --out "$out/gemm_choices.csv"
-step 100 profile "$py" scripts/measure_gpu.py --profile llama7b-decode:fp16:1,llama7b-decode:fp16:32 --out "$out/decode_kernels.csv"
+step 120 profile "$py" scripts/measure_gpu.py --profile llama7b-decode:fp16:1,llama7b-decode:fp16:1:graph,llama7b-decode:fp16:32,resnet50:fp16:1,resnet50:fp16:1:graph --out "$out/decode_kernels.csv"
 step 120 train "$py" scripts/measure_gpu.py --train --out "$out/train.csv" --calib-dir "$out/cal"
-step 135 models "$py" scripts/measure_gpu.py --models resnet50,bert_base --batches 1,8,32 --out "$out/models.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
+step 115 models "$py" scripts/measure_gpu.py --models resnet50,bert_base --batches 1,8,32 --out "$out/models.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
 # What calibrate needs is the table and the graph-only models it names;
 # the weights were never written (export_graph_only).
 du -sh "$out" >&2

@@ -45,8 +45,8 @@ memory, duration, from one profiled call): which tile and K split the library pi
 model otherwise assumes to be the fastest it knows (go run ./scripts/gemmchoices -gpu GPU FILE sets
 each product beside the model's plan and priced time).
 
---profile MODEL:DTYPE:BATCH writes every kernel of one eager call (spec, i, name, µs) instead, for each
-of a comma-separated list of specs: how the whole-model rows were explained (which kernels PyTorch runs
+--profile MODEL:DTYPE:BATCH[:graph] writes every kernel of one eager call (with :graph, of one CUDA-graph
+replay of it) (spec, i, name, µs) instead, for each of a comma-separated list of specs: how the whole-model rows were explained (which kernels PyTorch runs
 that the ONNX export does not hold; testdata/measured/h200_sxm_llama7b_decode_b8_kernels.csv.gz).
 --models, --dtypes, --batches pick a subset; bert_base and bert_large are
 scripts/export_fixtures.py's BertModel (testdata/models/bert_*.onnx) at sequence 128, run in
@@ -640,8 +640,14 @@ def kernel_rows(quick=False, calib=None):
 
 
 def profile_rows(spec):
-    """One call of MODEL:DTYPE:BATCH under the profiler: every kernel, in order, with its time."""
-    name, dt, batch = spec.split(":")
+    """One call of MODEL:DTYPE:BATCH[:graph] under the profiler: every kernel, in order, with its
+    time; with :graph, one replay of the call captured in a CUDA graph, whose kernels run back to
+    back with no host between them. Eager traces time PyTorch's tiny kernels at 0.9-1.5 us where the
+    time model prices 0.64-0.77 (its in-graph ramp, cost/perf KernelRamp); the same call's kernels
+    in a replay say whether the difference is the eager launch's or the kernels' own."""
+    name, dt, batch, *mode = spec.split(":")
+    if mode not in ([], ["graph"]):
+        raise SystemExit("--profile %s: the fourth field is graph or nothing" % spec)
     set_dtype(dt)
     if name == "llama7b-decode":
         call = llama_decode_step(int(batch))
@@ -661,6 +667,9 @@ def profile_rows(spec):
         for _ in range(10):
             call()
         torch.cuda.synchronize()
+        if mode:
+            g = capture(call)
+            call = g.replay
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             call()
             torch.cuda.synchronize()
@@ -1179,8 +1188,9 @@ def parse_args():
     ap.add_argument("--models", help="comma-separated subset, e.g. bert_base,bert_large")
     ap.add_argument("--batches", help="comma-separated batches (default 1,32,128)")
     ap.add_argument("--dtypes", help="comma-separated subset of fp32,tf32,fp16")
-    ap.add_argument("--profile", help="MODEL:DTYPE:BATCH[,MODEL:DTYPE:BATCH...] (MODEL a torchvision name or "
-                    "llama7b-decode): every kernel of one call of each instead")
+    ap.add_argument("--profile", help="MODEL:DTYPE:BATCH[:graph][,...] (MODEL a torchvision name or "
+                    "llama7b-decode; :graph profiles one CUDA-graph replay of the call): every kernel of one call "
+                    "of each instead")
     ap.add_argument("--gemm-choices", action="store_true",
                     help="which cuBLAS kernels (name, grid, block, time) run torch.matmul over a sweep of "
                     "LLM- and BERT-shaped products, in fp32, tf32 and fp16, instead")
