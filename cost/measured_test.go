@@ -211,7 +211,7 @@ func TestKernelRowOpsArePriced(t *testing.T) {
 			t.Fatalf("%s %v: %d nodes costed, %d unsupported; want one costed node", k.op, k.dims, len(r.Nodes), len(r.UnsupportedOps))
 		}
 		n := r.Nodes[0]
-		ramp := perf.KernelRamp(gpu, perf.DefaultParams())
+		ramp := perf.KernelRamp(gpu, nil, perf.DefaultParams())
 		if rowWise := k.op != "Gelu"; rowWise != (n.RampS > 1.5*ramp) {
 			t.Errorf("%s %v: ramp %.2f µs against a plain kernel's %.2f; want ATen's reduction tree in it: %v", k.op, k.dims, n.RampS*1e6, ramp*1e6, rowWise)
 		}

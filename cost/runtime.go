@@ -85,7 +85,7 @@ func applyRuntime(rep *report.Report, gpu *hwdb.GPU, rt *hwdb.Runtime) {
 		ri.KernelGapScale = rt.KernelGapScale
 		ri.Notes = append(ri.Notes, fmt.Sprintf("each kernel pays a gap of %s = %g × %s", usText(ri.KernelGapS), rt.KernelGapScale, src))
 	}
-	ri.KernelRampS = min(perf.KernelRamp(gpu, p), ri.KernelGapS)
+	ri.KernelRampS = perf.KernelRamp(gpu, rt, p)
 	ri.Notes = append(ri.Notes, fmt.Sprintf("of that, %s is the kernel's own ramp (dispatch and completion on the GPU), which a profiler counts in the kernel's duration: the nodes' ramp_s; the idle gap between kernels is their launch_s", usText(ri.KernelRampS)))
 	ri.Notes = append(ri.Notes, fmt.Sprintf("GEMM-like kernels add %g of their fitted fill latency (%s): the GPU-side part, whatever the runtime; a library convolution's tiled kernel adds all of it (%s)",
 		perf.InPlanFillShare, usText(perf.InPlanFillShare*p.FillLaunches*launch), usText(perf.ConvFillShare*p.FillLaunches*launch)))

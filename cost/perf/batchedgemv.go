@@ -16,15 +16,17 @@ import "github.com/onnxcost/onnxcost/hwdb"
 // kernel keeps too few loads in flight to stream the cache: by Little's
 // law its rate is its bytes in flight over the memory latency, set by the
 // SMs and their clock, not by the DRAM interface, so it is kept per SM
-// cycle: 6.83 and 12.33 bytes (the layers' medians, less the fill and
-// ramp that run in series with the stream (BodyS); 5.97 and 9.79 over the
-// whole durations; TestGEMVxRatesAreTheProfiles reads them back). FITTED on that one profile (two numbers at
+// cycle: 6.93 and 12.67 bytes (the layers' medians, less the fill and
+// the eager launch's ramp that run in series with the stream (BodyS);
+// 5.97 and 9.79 over the whole durations; 6.83 and 12.33 less the ramp of
+// a graph replay, as first fitted; TestGEMVxRatesAreTheProfiles reads
+// them back). FITTED on that one profile (two numbers at
 // one batch); held out: the step's kernel sums at batch 1 and 32 on the
 // H200 and at 1, 8 and 32 on the H100 (cmd/onnxcost
 // TestMeasuredEndToEndH100/H200).
 const (
-	gemvxShortDotBytesPerSMCycle = 6.83  // q·kᵀ: many short dots
-	gemvxLongDotBytesPerSMCycle  = 12.33 // p·v: a few long dots
+	gemvxShortDotBytesPerSMCycle = 6.93  // q·kᵀ: many short dots
+	gemvxLongDotBytesPerSMCycle  = 12.67 // p·v: a few long dots
 )
 
 // batchedGEMVStretch is the factor on a batched GEMV's memory time under

@@ -186,7 +186,7 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 	perKernel := launch
 	if s == InPlan {
 		perKernel = KernelGap(g, o.Runtime, p)
-		ramp := min(KernelRamp(g, p), perKernel)
+		ramp := KernelRamp(g, o.Runtime, p)
 		t.RampS = launches * ramp
 		perKernel -= ramp
 	}
@@ -412,40 +412,59 @@ func KernelGap(g *hwdb.GPU, r *hwdb.Runtime, p Params) float64 {
 	return launch * r.KernelGapScale
 }
 
-// KernelRamp is the device-side part of a plan's per-kernel cost on g:
-// what a profiler times as the kernel's own duration when it does almost
-// nothing (its CTAs' dispatch, the first loads' round trip, the last
-// CTA's completion and the memory flush before the next kernel may
-// start), the rest of KernelGap being idle time between kernels. A
-// plan's kernel pays it in series with its body, whatever its runtime;
+// KernelRamp is the device-side part of the per-kernel cost of a plan
+// run under r on g (KernelGap): what a profiler times as the kernel's own
+// duration when it does almost nothing (its CTAs' dispatch, the first
+// loads' round trip, the last CTA's completion and the memory flush
+// before the next kernel may start), the rest of the gap being idle time
+// between kernels. A plan's kernel pays it in series with its body;
 // EstimateKernel moves it out of the gap (LaunchS) into RampS, so a
 // kernel's time is unchanged and its body, time less gap, is what a
-// profile's kernel duration measures.
-func KernelRamp(g *hwdb.GPU, p Params) float64 {
-	return kernelRampShare * inPlanLaunchFraction * launchOverhead(g, p)
+// profile's kernel duration measures. It is a share of the runtime's own
+// gap: a kernel launched from the host onto an idle stream lasts longer
+// than the same kernel replayed from a graph (kernelRampShare).
+func KernelRamp(g *hwdb.GPU, r *hwdb.Runtime, p Params) float64 {
+	return kernelRampShare * KernelGap(g, r, p)
 }
 
 // IdleGap is the part of KernelGap(g, r, p) left between kernels once
 // the kernel's ramp (KernelRamp) is counted in its duration: a plan's
 // LaunchS per kernel.
 func IdleGap(g *hwdb.GPU, r *hwdb.Runtime, p Params) float64 {
-	gap := KernelGap(g, r, p)
-	return gap - min(KernelRamp(g, p), gap)
+	return KernelGap(g, r, p) - KernelRamp(g, r, p)
 }
 
-// kernelRampShare is the ramp's share of the in-graph per-kernel cost
-// (inPlanLaunchFraction of a launch), which gpu-benches measured with a
-// tiny kernel and so includes that kernel's own duration. ESTIMATE from
-// two measurements, not fitted: our H100 CUDA-graph replays
+// kernelRampShare is the ramp's share of a runtime's per-kernel cost
+// (KernelGap), which gpu-benches measured with a tiny kernel, back to
+// back in a CUDA graph (inPlanLaunchFraction of a launch) and from the
+// host (a launch), and so includes that kernel's own duration. ESTIMATE
+// from measurements, not fitted. In a graph: our H100 CUDA-graph replays
 // (testdata/measured/h100_sxm5_pytorch.csv) leave a median 0.61 µs per
 // kernel between kernels (graph time less the profiler's kernel sum, over
 // the kernel count; 0.57-0.87 µs at batch 1) of the 1.27 µs in-graph cost,
-// a share of 0.52 for the ramp; and Vidur's profiler-timed residual add
-// of one to four tokens (a few KB) lasts a median 1.0 µs on H100 and A40
-// and 2.0 µs on A100, which, timed to whole microseconds, allows any share
+// a share of 0.52 for the ramp; Vidur's profiler-timed residual add of
+// one to four tokens (a few KB) lasts a median 1.0 µs on H100 and A40 and
+// 2.0 µs on A100, which, timed to whole microseconds, allows any share
 // from about 0.4 to all of it. Before the split, those replays' kernel
 // bodies were priced 19-33% under the profiler's sums at batch 1 and
-// their gaps 1.5-2.2× over.
+// their gaps 1.5-2.2× over. From the host: our H200's eager Kineto traces
+// (calib/profile/testdata/kineto_h200) time PyTorch's small elementwise,
+// copy and gather kernels at a median 1.22 µs (BERT-base fp32 batch 1,
+// n=68), 1.09 (GPT-2-small fp16 batch 32, n=10) and 1.18 (a small LLaMA
+// fp16 batch 8, n=45) of the 2.4 µs a launch costs there: 0.45-0.51.
+// Charged only the in-graph ramp (0.64 µs), those traces' nodes were
+// priced a median 41%, 24% and 54% off under --runtime pytorch, their
+// elementwise kernels 34% and 51% under (BERT, LLaMA); with half the
+// launch 29%, 20% and 17%, 9% and 16%. The per-kernel cost does not
+// change, so no time does: only what of it is the kernel's. These traces
+// are of host-bound calls, whose kernels each start on an idle GPU; a
+// device-bound eager call queues its kernels back to back as a replay
+// does, and its kernels likely last as a replay's, which the ramp does
+// not know: our H100 and H200 rows' profiled kernel sums (eager calls at
+// batch 1-128, cmd/onnxcost TestMeasuredEndToEndH100/H200) against the
+// eager plan's priced bodies come out signed −0.1% and +1.3% (−4.2% and
+// −5.5% against the replay's) but a median |error| of 7.9% and 9.0%
+// (5.3%, 7.6%), the large batches now over.
 const kernelRampShare = 0.5
 
 // InPlanFillShare is the share of a GEMM-like kernel's fitted fill that a
