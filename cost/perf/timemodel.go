@@ -988,8 +988,9 @@ type GEMMPlan struct {
 	Split, Passes int64
 	// CTAs is one pass's CTAs: tiles × split × batch.
 	CTAs float64
-	// ComputeS is the main loop's time (EstimateKernel's ComputeS for the
-	// kernel, before any FLOPs scaling).
+	// ComputeS is the tiled main loop's time: EstimateKernel's ComputeS
+	// unless a misaligned operand's floor or FLOPs beyond the GEMM's
+	// (a rule's epilogue) raise it.
 	ComputeS float64
 }
 
