@@ -15,6 +15,9 @@
 #      the library picks, which the time model takes to be the fastest it
 #      knows (our BERT-base fp32 trace: 32x32 tiles split 2-4 at 6-11
 #      TFLOP/s, priced 2-3x faster: the largest miss in our own rows);
+#   1c. --conv-choices: the same for cuDNN over VGG-16's and ResNet-50's
+#      convolutions (fp16 channels_last and NCHW, fp32): VGG-16 fp16 runs
+#      19-23% over its price, ResNet-50 fp32 at batch 1 12-16%;
 #   2. --profile of a LLaMA-7B decode step at batch 1 and 32: every kernel,
 #      to name the 124 the plan misses at batch 1 (split-K reductions?);
 #      batch 1 and ResNet-50 fp16 batch 1 also as one CUDA-graph replay
@@ -26,7 +29,7 @@
 #
 #   scripts/gpu_session.sh [OUT]      # OUT defaults to $OUT, then ./gpu_out
 #
-# About 9 minutes in all (under one 600 s device call); the GPU's clocks,
+# At most 575 s of steps in all (under one 600 s device call); the GPU's clocks,
 # power limit and MIG settings are left as they are. Each step's output
 # and log land in OUT, and OUT/steps.txt says how each ended (124: its
 # timeout). Nothing here needs the network.
@@ -48,9 +51,10 @@ nvidia-smi -q >"$out/nvidia-smi.txt" 2>&1 || true
 "$py" -c 'import torch; print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version(), torch.cuda.get_device_name())' >"$out/torch.txt" 2>&1
 step 150 kernels "$py" scripts/measure_gpu.py --kernels --out "$out/kernels.csv" --calib-dir "$out/cal"
 step 45 gemm "$py" scripts/measure_gpu.py --gemm-choices --out "$out/gemm_choices.csv"
+step 40 conv "$py" scripts/measure_gpu.py --conv-choices --out "$out/conv_choices.csv"
 step 120 profile "$py" scripts/measure_gpu.py --profile llama7b-decode:fp16:1,llama7b-decode:fp16:1:graph,llama7b-decode:fp16:32,resnet50:fp16:1,resnet50:fp16:1:graph --out "$out/decode_kernels.csv"
 step 120 train "$py" scripts/measure_gpu.py --train --out "$out/train.csv" --calib-dir "$out/cal"
-step 115 models "$py" scripts/measure_gpu.py --models resnet50,bert_base --batches 1,8,32 --out "$out/models.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
+step 100 models "$py" scripts/measure_gpu.py --models resnet50,bert_base --batches 1,8,32 --out "$out/models.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
 # What calibrate needs is the table and the graph-only models it names;
 # the weights were never written (export_graph_only).
 du -sh "$out" >&2

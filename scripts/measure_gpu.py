@@ -45,6 +45,10 @@ memory, duration, from one profiled call): which tile and K split the library pi
 model otherwise assumes to be the fastest it knows (go run ./scripts/gemmchoices -gpu GPU FILE sets
 each product beside the model's plan and priced time).
 
+--conv-choices does the same for F.conv2d over VGG-16's 3x3 layers at batch 32 and ResNet-50's
+convolutions at batch 1 and 32, in fp16 (channels_last and NCHW) and fp32 (NCHW), cudnn.benchmark on:
+the algorithm, tiles and layout transposes cuDNN picks per layer.
+
 --profile MODEL:DTYPE:BATCH[:graph] writes every kernel of one eager call (with :graph, of one CUDA-graph
 replay of it) (spec, i, name, µs) instead, for each of a comma-separated list of specs: how the whole-model rows were explained (which kernels PyTorch runs
 that the ONNX export does not hold; testdata/measured/h200_sxm_llama7b_decode_b8_kernels.csv.gz).
@@ -693,18 +697,38 @@ def gemm_choice_points(quick):
     return shapes, ["fp32", "tf32", "fp16"]
 
 
-def gemm_choice_rows(quick=False):
-    """Which kernels cuBLAS runs for a product, and how long each takes: for every point of
-    gemm_choice_points, the per-call time (timed as the kernel rows are) and, from one profiled call's
-    Chrome trace, each kernel's name, grid, block, registers, shared memory and duration. The time
-    model picks the fastest tile and K split it knows (cost/perf gemmComputeLib); our H200 trace of
-    BERT-base fp32 says cuBLAS does not (its 128-token Linears run 32x32 tiles split 2 or 4, at 6-11
-    TFLOP/s, priced 2-3x faster): these rows are what a model of the library's choice is fitted on."""
+def profiled_kernels(fn):
+    """Every kernel one call of fn runs, from the profiler's Chrome trace: name, grid, block,
+    registers, shared memory and duration, in launch order. On the CPU (the dry run) the
+    operators stand in for the kernels."""
     import tempfile
     from torch.profiler import ProfilerActivity, profile
+    acts = [ProfilerActivity.CUDA] if on_gpu() else [ProfilerActivity.CPU]
+    with profile(activities=acts) as prof:
+        fn()
+        sync()
+    with tempfile.NamedTemporaryFile("r", suffix=".json") as tf:
+        prof.export_chrome_trace(tf.name)
+        trace = json.load(open(tf.name))
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace  # torch < 1.14: a bare list
+    cats = ("kernel",) if on_gpu() else ("cpu_op", "Operator", None)
+    for e in sorted((e for e in events if e.get("cat") in cats and "dur" in e), key=lambda e: e["ts"]):
+        arg = e.get("args", {})
+        yield dict(kernel=e["name"][:160], us="%.2f" % e.get("dur", 0),
+                   grid="x".join(map(str, arg.get("grid", []))),
+                   block="x".join(map(str, arg.get("block", []))),
+                   regs=arg.get("registers per thread", ""), smem=arg.get("shared memory", ""))
+
+
+def gemm_choice_rows(quick=False):
+    """Which kernels cuBLAS runs for a product, and how long each takes: for every point of
+    gemm_choice_points, the per-call time (timed as the kernel rows are) and one profiled call's
+    kernels (profiled_kernels). The time model picks the fastest tile and K split it knows (cost/perf
+    ChooseGEMM); our H200 trace of BERT-base fp32 says cuBLAS does not (its 128-token Linears run
+    32x32 tiles split 2 or 4, at 6-11 TFLOP/s, priced 2-3x faster): these rows are what a model of
+    the library's choice is fitted on."""
     tdt = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16}
     timed = graph_ms if on_gpu() else wall_ms
-    acts = [ProfilerActivity.CUDA] if on_gpu() else [ProfilerActivity.CPU]
     shapes, dtypes = gemm_choice_points(quick)
     for dt in dtypes:
         set_dtype(dt)
@@ -714,22 +738,57 @@ def gemm_choice_rows(quick=False):
             b = torch.randn(*lead, k, n, device=DEV, dtype=tdt[dt])
             c = torch.empty(*lead, m, n, device=DEV, dtype=tdt[dt])
             ms = "%.5f" % timed(lambda: torch.matmul(a, b, out=c), reps=10, iters=5)
-            with profile(activities=acts) as prof:
-                torch.matmul(a, b, out=c)
-                sync()
-            with tempfile.NamedTemporaryFile("r", suffix=".json") as tf:
-                prof.export_chrome_trace(tf.name)
-                trace = json.load(open(tf.name))
-            events = trace["traceEvents"] if isinstance(trace, dict) else trace  # torch < 1.14: a bare list
-            # On the CPU (the dry run) the operators stand in for the kernels.
-            cats = ("kernel",) if on_gpu() else ("cpu_op", "Operator", None)
             base = dict(dtype=dt, batch=bt, m=m, n=n, k=k, ms=ms)
-            for e in sorted((e for e in events if e.get("cat") in cats and "dur" in e), key=lambda e: e["ts"]):
-                arg = e.get("args", {})
-                yield dict(base, kernel=e["name"][:160], us="%.2f" % e.get("dur", 0),
-                           grid="x".join(map(str, arg.get("grid", []))),
-                           block="x".join(map(str, arg.get("block", []))),
-                           regs=arg.get("registers per thread", ""), smem=arg.get("shared memory", ""))
+            for row in profiled_kernels(lambda: torch.matmul(a, b, out=c)):
+                yield dict(base, **row)
+
+
+def conv_choice_points(quick):
+    """The --conv-choices sweep: (batch, in channels, size, out channels, filter, stride) and
+    (dtype, layout) pairs. VGG-16's 3x3 layers at batch 32 (its fp16 replays run 19-23% over the
+    price on our H100 and H200) and ResNet-50's distinct convolutions at batch 1 and 32 (its fp32
+    batch-1 replays 12-16% over)."""
+    if not on_gpu():
+        return [(1, 8, 16, 8, 3, 1)], [("fp32", "nchw")]
+    vgg = [(32, c, hw, k, 3, 1) for c, hw, k in ((64, 224, 64), (64, 112, 128), (128, 112, 128), (128, 56, 256),
+                                                  (256, 56, 256), (256, 28, 512), (512, 28, 512), (512, 14, 512))]
+    r50 = [(b, c, hw, k, r, st) for b in (1, 32) for c, hw, k, r, st in
+           ((3, 224, 64, 7, 2), (64, 56, 64, 1, 1), (64, 56, 64, 3, 1), (64, 56, 256, 1, 1), (256, 56, 128, 1, 1),
+            (128, 56, 128, 3, 2), (512, 28, 256, 1, 1), (256, 14, 256, 3, 1), (1024, 14, 512, 1, 1), (512, 7, 512, 3, 1))]
+    if quick:
+        return vgg[:1] + r50[:1], [("fp16", "nhwc")]
+    return vgg + r50, [("fp16", "nhwc"), ("fp16", "nchw"), ("fp32", "nchw")]
+
+
+def conv_choice_rows(quick=False):
+    """Which kernels cuDNN runs for a convolution (F.conv2d with a bias, padding to keep the size,
+    cudnn.benchmark on as in the whole-model rows), with the per-call time and one profiled call's
+    kernels: the algorithm, tile and layout transposes the library picks for each layer."""
+    torch.backends.cudnn.benchmark = True
+    tdt = {"fp32": torch.float32, "fp16": torch.float16}
+    timed = graph_ms if on_gpu() else wall_ms
+    points, modes = conv_choice_points(quick)
+    for dt, layout in modes:
+        set_dtype(dt)
+        for b, c, hw, k, r, st in points:
+            x = torch.randn(b, c, hw, hw, device=DEV, dtype=tdt[dt])
+            w = torch.randn(k, c, r, r, device=DEV, dtype=tdt[dt])
+            bias = torch.randn(k, device=DEV, dtype=tdt[dt])
+            if layout == "nhwc":
+                x, w = x.to(memory_format=torch.channels_last), w.to(memory_format=torch.channels_last)
+
+            def conv():
+                return torch.nn.functional.conv2d(x, w, bias, stride=st, padding=r // 2)
+            for _ in range(3):  # cudnn.benchmark times the algorithms on the first call
+                conv()
+            ms = "%.5f" % timed(conv, reps=10, iters=5)
+            base = dict(dtype=dt, layout=layout, batch=b, c=c, hw=hw, k=k, r=r, stride=st, ms=ms)
+            for row in profiled_kernels(conv):
+                yield dict(base, **row)
+
+
+CONV_CHOICE_FIELDS = ["dtype", "layout", "batch", "c", "hw", "k", "r", "stride", "ms", "kernel", "grid", "block",
+                      "regs", "smem", "us"]
 
 
 GEMM_CHOICE_FIELDS = ["dtype", "batch", "m", "n", "k", "ms", "kernel", "grid", "block", "regs", "smem", "us"]
@@ -1194,6 +1253,9 @@ def parse_args():
     ap.add_argument("--gemm-choices", action="store_true",
                     help="which cuBLAS kernels (name, grid, block, time) run torch.matmul over a sweep of "
                     "LLM- and BERT-shaped products, in fp32, tf32 and fp16, instead")
+    ap.add_argument("--conv-choices", action="store_true",
+                    help="which cuDNN kernels (name, grid, block, time) run VGG-16's and ResNet-50's convolutions, "
+                    "in fp16 (channels_last and NCHW) and fp32, instead")
     ap.add_argument("--llama-decode", action="store_true",
                     help="LLaMA-7B-shaped decode steps (past 1024) at --batches (default 1,8,32) instead")
     ap.add_argument("--train", action="store_true",
@@ -1219,10 +1281,11 @@ def main():
         raise SystemExit("measure_gpu.py: --llama-decode, --profile and --train need --device cuda")
     if a.llama_decode:
         return run_llama(a)
-    if a.gemm_choices:
-        f, w = open_table(a.out, GEMM_CHOICE_FIELDS)
+    if a.gemm_choices or a.conv_choices:
+        fields, rows = (GEMM_CHOICE_FIELDS, gemm_choice_rows) if a.gemm_choices else (CONV_CHOICE_FIELDS, conv_choice_rows)
+        f, w = open_table(a.out, fields)
         with f:
-            for row in gemm_choice_rows(a.quick):
+            for row in rows(a.quick):
                 w.writerow(row)
                 f.flush()
         return

@@ -28,6 +28,9 @@ fail() {
 "$PY" scripts/measure_gpu.py --device cpu --gemm-choices --out "$tmp/g.csv"
 grep -qx 'dtype,batch,m,n,k,ms,kernel,grid,block,regs,smem,us' "$tmp/g.csv" || fail "g.csv header changed"
 grep -q '^fp32,2,16,16,64,[0-9.]*,aten::bmm,' "$tmp/g.csv" || fail "g.csv: no batched product row"
+"$PY" scripts/measure_gpu.py --device cpu --conv-choices --out "$tmp/c.csv"
+grep -qx 'dtype,layout,batch,c,hw,k,r,stride,ms,kernel,grid,block,regs,smem,us' "$tmp/c.csv" || fail "c.csv header changed"
+grep -q '^fp32,nchw,1,8,16,8,3,1,[0-9.]*,aten::conv2d,' "$tmp/c.csv" || fail "c.csv: no convolution row"
 
 # The usual outputs keep their columns, under a comment saying what a CPU run is.
 head -1 "$tmp/m.csv" | grep -q '^# --device cpu dry run' || fail "m.csv has no CPU comment header"
