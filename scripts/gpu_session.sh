@@ -16,8 +16,8 @@
 #      knows (our BERT-base fp32 trace: 32x32 tiles split 2-4 at 6-11
 #      TFLOP/s, priced 2-3x faster: the largest miss in our own rows);
 #   1c. --conv-choices: the same for cuDNN over VGG-16's and ResNet-50's
-#      convolutions (fp16 channels_last and NCHW, fp32): VGG-16 fp16 runs
-#      19-23% over its price, ResNet-50 fp32 at batch 1 12-16%;
+#      convolutions (fp16 channels_last and NCHW, fp32): VGG-16 fp16 is
+#      priced 19-23% under its replays, ResNet-50 fp32 at batch 1 12-16%;
 #   2. --profile of a LLaMA-7B decode step at batch 1 and 32: every kernel,
 #      to name the 124 the plan misses at batch 1 (split-K reductions?);
 #      batch 1 and ResNet-50 fp16 batch 1 also as one CUDA-graph replay

@@ -745,9 +745,9 @@ def gemm_choice_rows(quick=False):
 
 def conv_choice_points(quick):
     """The --conv-choices sweep: (batch, in channels, size, out channels, filter, stride) and
-    (dtype, layout) pairs. VGG-16's 3x3 layers at batch 32 (its fp16 replays run 19-23% over the
-    price on our H100 and H200) and ResNet-50's distinct convolutions at batch 1 and 32 (its fp32
-    batch-1 replays 12-16% over)."""
+    (dtype, layout) pairs. VGG-16's 3x3 layers at batch 32 (its fp16 replays priced 19-23% under
+    their measured times on our H100 and H200) and ResNet-50's distinct convolutions at batch 1 and
+    32 (its fp32 batch-1 replays 12-16% under)."""
     if not on_gpu():
         return [(1, 8, 16, 8, 3, 1)], [("fp32", "nchw")]
     vgg = [(32, c, hw, k, 3, 1) for c, hw, k in ((64, 224, 64), (64, 112, 128), (128, 112, 128), (128, 56, 256),
