@@ -42,12 +42,13 @@ has checked so far; they are not written to calibrate's table (no export).
 GPT-2's and LLaMA-7B's weights, a few squares, attention-shaped batched products) in fp32, tf32 and
 fp16, the per-call time and every kernel cuBLAS ran for it (name, grid, block, registers, shared
 memory, duration, from one profiled call): which tile and K split the library picks, which the time
-model otherwise assumes to be the fastest it knows (go run ./scripts/gemmchoices -gpu GPU FILE sets
+model otherwise assumes to be the fastest it knows (go run ./scripts/choices -gpu GPU FILE sets
 each product beside the model's plan and priced time).
 
 --conv-choices does the same for F.conv2d over VGG-16's 3x3 layers at batch 32 and ResNet-50's
 convolutions at batch 1 and 32, in fp16 (channels_last and NCHW) and fp32 (NCHW), cudnn.benchmark on:
-the algorithm, tiles and layout transposes cuDNN picks per layer.
+the algorithm, tiles and layout transposes cuDNN picks per layer (go run ./scripts/choices -gpu GPU FILE
+sets each beside the convolution's price).
 
 --profile MODEL:DTYPE:BATCH[:graph] writes every kernel of one eager call (with :graph, of one CUDA-graph
 replay of it) (spec, i, name, µs) instead, for each of a comma-separated list of specs: how the whole-model rows were explained (which kernels PyTorch runs

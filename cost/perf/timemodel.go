@@ -978,7 +978,7 @@ func gemmComputeLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classE
 // tiles split 2-4 ways (192-384 CTAs), where the fastest plan here is a
 // 128×64 or 128×128 tile split 5-22 ways, priced 41-65% under the
 // measured times. scripts/measure_gpu.py --gemm-choices records the
-// library's choice across shapes; go run ./scripts/gemmchoices sets it
+// library's choice across shapes; go run ./scripts/choices sets it
 // beside this plan.
 type GEMMPlan struct {
 	TileM, TileN int64

@@ -61,3 +61,15 @@ func Gunzip(path, dir string) (string, error) {
 	out := filepath.Join(dir, strings.TrimSuffix(filepath.Base(path), ".gz"))
 	return out, os.WriteFile(out, data, 0o644)
 }
+
+// KernelName is a profiled kernel's name without its return type,
+// template arguments and parameter list: "sgemm_largek_lds64" for
+// "void sgemm_largek_lds64<true, false, 5, …>(float*, …", as the sweeps
+// of scripts/measure_gpu.py (--gemm-choices, --conv-choices) record them.
+func KernelName(s string) string {
+	s = strings.TrimPrefix(s, "void ")
+	if i := strings.IndexAny(s, "<("); i > 0 {
+		s = s[:i]
+	}
+	return s
+}

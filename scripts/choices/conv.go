@@ -1,0 +1,143 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/measured"
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// convHeader is --conv-choices' table.
+const convHeader = "dtype,layout,batch,c,hw,k,r,stride,ms,kernel,grid,block,regs,smem,us"
+
+// conv is one swept convolution: its measured time and the kernels cuDNN ran.
+type conv struct {
+	dtype, layout              string
+	batch, c, hw, k, r, stride int64
+	ms                         float64
+	kernels                    []string
+}
+
+// convTable prints each convolution of a --conv-choices table beside the
+// price of its one-node graph under the replay runtime of its layout
+// (graph for NCHW, graph-nhwc for channels_last).
+func convTable(w io.Writer, g *hwdb.GPU, path string, recs [][]string) error {
+	cs, err := readConvs(path, recs)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%-5s %-6s %5s %5s %4s %5s %2s %2s %10s %10s %8s  %-14s  %s\n", "dtype", "layout", "batch", "c", "hw", "k", "r", "s", "measured", "priced", "error", "model's op", "cuDNN kernels (grid)")
+	var errs []float64
+	for _, c := range cs {
+		n, err := price(g, c)
+		if err != nil {
+			return fmt.Errorf("%s: %v", path, err)
+		}
+		priced := n.TimeS - n.LaunchS // the kernels, as a replay's per-call time has them less the gap
+		e := priced/(c.ms*1e-3) - 1
+		errs = append(errs, math.Abs(e))
+		fmt.Fprintf(w, "%-5s %-6s %5d %5d %4d %5d %2d %2d %8.2fus %8.2fus %+7.1f%%  %-14s  %s\n", c.dtype, c.layout, c.batch, c.c, c.hw, c.k, c.r, c.stride,
+			c.ms*1e3, priced*1e6, 100*e, strings.TrimPrefix(n.OpType, "onnxcost."), strings.Join(c.kernels, ", "))
+	}
+	fmt.Fprintf(w, "%d convolutions on %s: median |error| %.1f%%\n", len(cs), g.Name, 100*median(errs))
+	return nil
+}
+
+// price is the one-node graph of c (a Conv with a bias, padding r/2)
+// costed under the replay runtime of its layout.
+func price(g *hwdb.GPU, c conv) (n report.NodeCost, err error) {
+	rtName := map[string]string{"nchw": "graph", "nhwc": "graph-nhwc"}[c.layout]
+	dt := map[string]ir.DType{"fp32": ir.Float32, "fp16": ir.Float16}[c.dtype]
+	if rtName == "" || dt == 0 {
+		return n, fmt.Errorf("layout %q, dtype %q: want nchw or nhwc, fp32 or fp16", c.layout, c.dtype)
+	}
+	rt, err := hwdb.LookupRuntime(rtName)
+	if err != nil {
+		return n, err
+	}
+	gr := ir.NewGraph("conv")
+	m := &ir.Model{Opsets: []ir.OpsetImport{{Domain: "", Version: 17}}, Graph: gr}
+	input := func(name string, dims ...int64) (*ir.Value, error) {
+		v, err := gr.NewValue(name)
+		if err != nil {
+			return nil, err
+		}
+		v.Kind, v.DType, v.Shape = ir.TensorValue, dt, ir.KnownShape(dims...)
+		v.Declared = &ir.TypeInfo{Kind: ir.TensorValue, DType: dt, Shape: ir.KnownShape(dims...)}
+		gr.AddInput(v)
+		return v, nil
+	}
+	x, err1 := input("x", c.batch, c.c, c.hw, c.hw)
+	wt, err2 := input("w", c.k, c.c, c.r, c.r)
+	b, err3 := input("b", c.k)
+	y, err4 := gr.NewValue("y")
+	if err := firstErr(err1, err2, err3, err4); err != nil {
+		return n, err
+	}
+	p := c.r / 2
+	node := &ir.Node{Name: "conv", OpType: "Conv", Inputs: []*ir.Value{x, wt, b}, Outputs: []*ir.Value{y},
+		Attrs: []*ir.Attribute{ir.IntsAttr("pads", p, p, p, p), ir.IntsAttr("strides", c.stride, c.stride)}}
+	if err := gr.AddNode(node); err != nil {
+		return n, err
+	}
+	gr.AddOutput(y)
+	if _, err := ir.InferShapes(m, ir.InferOptions{}); err != nil {
+		return n, err
+	}
+	r, err := cost.Analyze(gr, m, g, cost.Options{DType: c.dtype, Plan: "unfused", Runtime: rt})
+	if err != nil {
+		return n, err
+	}
+	if len(r.Nodes) != 1 {
+		return n, fmt.Errorf("%d nodes costed, want 1", len(r.Nodes))
+	}
+	return r.Nodes[0], nil
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// readConvs groups the sweep's rows (one per kernel) into convolutions,
+// in order.
+func readConvs(path string, recs [][]string) ([]conv, error) {
+	var cs []conv
+	for _, r := range recs {
+		d, err := positive(path, r[2:8])
+		if err != nil {
+			return nil, err
+		}
+		ms, err := millis(path, r[8])
+		if err != nil {
+			return nil, err
+		}
+		c := conv{dtype: r[0], layout: r[1], batch: d[0], c: d[1], hw: d[2], k: d[3], r: d[4], stride: d[5], ms: ms}
+		kernel := measured.KernelName(r[9])
+		if r[10] != "" {
+			kernel += " (" + r[10] + ")"
+		}
+		if last := len(cs) - 1; last >= 0 && sameConv(cs[last], c) {
+			cs[last].kernels = append(cs[last].kernels, kernel)
+			continue
+		}
+		c.kernels = []string{kernel}
+		cs = append(cs, c)
+	}
+	return cs, nil
+}
+
+func sameConv(a, b conv) bool {
+	return a.dtype == b.dtype && a.layout == b.layout && a.batch == b.batch && a.c == b.c && a.hw == b.hw &&
+		a.k == b.k && a.r == b.r && a.stride == b.stride
+}

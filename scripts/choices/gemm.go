@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/measured"
+)
+
+// gemmHeader is --gemm-choices' table.
+const gemmHeader = "dtype,batch,m,n,k,ms,kernel,grid,block,regs,smem,us"
+
+// product is one swept product: its measured time and the kernels cuBLAS ran.
+type product struct {
+	dtype          string
+	batch, m, n, k int64
+	ms             float64
+	kernels, grids []string
+}
+
+// gemmTable prints each product of a --gemm-choices table beside the
+// model's plan and price.
+func gemmTable(w io.Writer, g *hwdb.GPU, path string, recs [][]string) error {
+	ps, err := readProducts(path, recs)
+	if err != nil {
+		return err
+	}
+	rt, err := hwdb.LookupRuntime("graph")
+	if err != nil {
+		return err
+	}
+	o := perf.PlanOptions()
+	o.Runtime = rt
+	fmt.Fprintf(w, "%-5s %6s %6s %6s %5s %10s %10s %8s  %-24s  %s\n", "dtype", "m", "n", "k", "batch", "measured", "priced", "error", "model plan", "cuBLAS kernels (grid)")
+	var errs []float64
+	for _, p := range ps {
+		pr := perf.ResolvePrecision(g, perf.WantedPrecision(p.dtype, perf.ClassGEMM))
+		eb := 4.0
+		if p.dtype == "fp16" {
+			eb = 2
+		}
+		k := perf.GEMMKernel(p.m, p.n, p.k, p.batch, pr, eb, eb)
+		kt := perf.EstimateKernel(g, k, o)
+		priced := kt.TimeS - kt.LaunchS // the kernel, as a replay's per-call time has it less the gap
+		plan := "GEMV"
+		if pl, ok := perf.ChooseGEMM(g, k, o); ok {
+			plan = fmt.Sprintf("%dx%d split %d, %.0f CTAs", pl.TileM, pl.TileN, pl.Split, pl.CTAs)
+			if pl.Passes > 1 {
+				plan += fmt.Sprintf(" ×%d", pl.Passes)
+			}
+		}
+		e := priced/(p.ms*1e-3) - 1
+		errs = append(errs, math.Abs(e))
+		var ks []string
+		for i, name := range p.kernels {
+			ks = append(ks, fmt.Sprintf("%s (%s)", measured.KernelName(name), p.grids[i]))
+		}
+		fmt.Fprintf(w, "%-5s %6d %6d %6d %5d %8.2fus %8.2fus %+7.1f%%  %-24s  %s\n", p.dtype, p.m, p.n, p.k, p.batch,
+			p.ms*1e3, priced*1e6, 100*e, plan, strings.Join(ks, ", "))
+	}
+	fmt.Fprintf(w, "%d products on %s: median |error| %.1f%%\n", len(ps), g.Name, 100*median(errs))
+	return nil
+}
+
+// readProducts groups the sweep's rows (one per kernel) into products,
+// in order.
+func readProducts(path string, recs [][]string) ([]product, error) {
+	var ps []product
+	for _, r := range recs {
+		dims, err := positive(path, r[1:5])
+		if err != nil {
+			return nil, err
+		}
+		ms, err := millis(path, r[5])
+		if err != nil {
+			return nil, err
+		}
+		p := product{dtype: r[0], batch: dims[0], m: dims[1], n: dims[2], k: dims[3], ms: ms}
+		if last := len(ps) - 1; last >= 0 && ps[last].dtype == p.dtype && ps[last].batch == p.batch &&
+			ps[last].m == p.m && ps[last].n == p.n && ps[last].k == p.k {
+			ps[last].kernels, ps[last].grids = append(ps[last].kernels, r[6]), append(ps[last].grids, r[7])
+			continue
+		}
+		p.kernels, p.grids = []string{r[6]}, []string{r[7]}
+		ps = append(ps, p)
+	}
+	return ps, nil
+}

@@ -1,0 +1,84 @@
+// Command choices sets the kernels a library ran for a sweep of
+// scripts/measure_gpu.py beside what onnxcost prices: --gemm-choices
+// (cuBLAS, torch.matmul) beside the tile and K split perf.ChooseGEMM
+// picks, --conv-choices (cuDNN, F.conv2d) beside the convolution's price
+// as a one-node graph. The table's header says which sweep it is.
+//
+//	go run ./scripts/choices -gpu H200 gemm_choices.csv
+//	go run ./scripts/choices -gpu H200 conv_choices.csv
+//
+// Priced times are the kernels' in a CUDA-graph replay, their operands
+// not resident in L2 (a first call; the sweeps' back-to-back calls find
+// small operands in L2, so their small cases read slow here).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/measured"
+)
+
+func main() {
+	fs := flag.NewFlagSet("choices", flag.ContinueOnError)
+	gpuName := fs.String("gpu", "", "the GPU the sweep ran on (hwdb name or alias)")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	if err := run(os.Stdout, *gpuName, fs.Args()); err != nil {
+		fmt.Fprintln(os.Stderr, "choices:", err)
+		os.Exit(2)
+	}
+}
+
+func run(w io.Writer, gpuName string, files []string) error {
+	if gpuName == "" || len(files) != 1 {
+		return fmt.Errorf("usage: choices -gpu GPU FILE.csv")
+	}
+	g, err := hwdb.Lookup(gpuName)
+	if err != nil {
+		return err
+	}
+	if recs, err := measured.Read(files[0], gemmHeader); err == nil {
+		return gemmTable(w, g, files[0], recs)
+	}
+	recs, err := measured.Read(files[0], convHeader)
+	if err != nil {
+		return fmt.Errorf("%s: neither a --gemm-choices nor a --conv-choices table (%v)", files[0], err)
+	}
+	return convTable(w, g, files[0], recs)
+}
+
+// positive parses fields as positive integers, naming path and the field
+// that is not one.
+func positive(path string, fields []string) ([]int64, error) {
+	out := make([]int64, len(fields))
+	for i, s := range fields {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("%s: bad size %q", path, s)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// millis parses a measured per-call time in milliseconds.
+func millis(path, s string) (float64, error) {
+	ms, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(ms > 0) {
+		return 0, fmt.Errorf("%s: bad time %q", path, s)
+	}
+	return ms, nil
+}
+
+// median of |errors|, which it sorts.
+func median(errs []float64) float64 {
+	slices.Sort(errs)
+	return errs[len(errs)/2]
+}
