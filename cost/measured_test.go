@@ -41,9 +41,10 @@ type measuredKernel struct {
 	ms        float64
 }
 
-// pricedKernelOps are the kernels file's ops that kernelModel builds. The
-// rest (MatMulCold, Attention) are internal/kernelrows' to price.
-var pricedKernelOps = map[string]bool{"MatMul": true, "Add": true, "LayerNorm": true, "Softmax": true, "Gelu": true}
+// kernelRank is the number of dims of each op's rows that kernelModel
+// builds; the file's other ops (MatMulCold, Attention) are
+// internal/kernelrows' to price.
+var kernelRank = map[string]int{"MatMul": 3, "Add": 1, "Gelu": 1, "LayerNorm": 2, "Softmax": 2}
 
 func readMeasuredKernels(t *testing.T, path string) []measuredKernel {
 	t.Helper()
@@ -70,31 +71,37 @@ func readMeasuredKernels(t *testing.T, path string) []measuredKernel {
 }
 
 // kernelModel is the one-node graph of a measured kernel, with the dtype
-// option that costs it as measured (tf32: fp32 tensors on the TF32 path).
-func kernelModel(t *testing.T, k measuredKernel) (*irtest.Builder, string) {
-	dt, opt := map[string]ir.DType{"fp16": ir.Float16, "bf16": ir.BFloat16, "fp32": ir.Float32, "tf32": ir.Float32}[k.dtype], k.dtype
+// option that costs it as measured (tf32: fp32 tensors on the TF32 path);
+// ok is false for an op it does not build.
+func kernelModel(t *testing.T, k measuredKernel) (b *irtest.Builder, opt string, ok bool) {
+	rank, ok := kernelRank[k.op]
+	if !ok {
+		return nil, "", false
+	}
+	if len(k.dims) != rank {
+		t.Fatalf("kernel row %s %v: want %d dims", k.op, k.dims, rank)
+	}
+	dt := map[string]ir.DType{"fp16": ir.Float16, "bf16": ir.BFloat16, "fp32": ir.Float32, "tf32": ir.Float32}[k.dtype]
 	// Opset 20 has every op here as one node (Gelu since 20, LayerNormalization
 	// since 17): one ATen kernel each, as the rows time them.
-	b := irtest.New(t, 20)
+	b = irtest.New(t, 20)
 	last := []*ir.Attribute{ir.IntAttr("axis", -1)}
-	switch {
-	case k.op == "MatMul" && len(k.dims) == 3:
+	switch k.op {
+	case "MatMul":
 		m, n, kk := k.dims[0], k.dims[1], k.dims[2]
 		b.Output(b.Op("MatMul", nil, b.Input("a", dt, m, kk), b.Input("b", dt, kk, n)))
-	case k.op == "Add" && len(k.dims) == 1:
+	case "Add":
 		b.Output(b.Op("Add", nil, b.Input("x", dt, k.dims[0]), b.Input("y", dt, k.dims[0])))
-	case k.op == "Gelu" && len(k.dims) == 1:
+	case "Gelu":
 		b.Output(b.Op("Gelu", nil, b.Input("x", dt, k.dims[0])))
-	case k.op == "LayerNorm" && len(k.dims) == 2:
+	case "LayerNorm":
 		rows, h := k.dims[0], k.dims[1]
 		b.Output(b.Op("LayerNormalization", last, b.Input("x", dt, rows, h), b.Input("w", dt, h), b.Input("b", dt, h)))
-	case k.op == "Softmax" && len(k.dims) == 2:
+	case "Softmax":
 		b.Output(b.Op("Softmax", last, b.Input("x", dt, k.dims[0], k.dims[1])))
-	default:
-		t.Fatalf("unknown kernel row %s %v", k.op, k.dims)
 	}
 	b.Infer()
-	return b, opt
+	return b, k.dtype, true
 }
 
 func TestMeasuredKernelsH100(t *testing.T) {
@@ -136,10 +143,10 @@ func checkMeasuredKernelsIn(t *testing.T, file, gpuName string, bounds map[strin
 	}
 	errs := map[string][]float64{}
 	for _, k := range rows {
-		if !pricedKernelOps[k.op] {
+		b, dtype, ok := kernelModel(t, k)
+		if !ok {
 			continue // decode attention, cold GEMMs: internal/kernelrows prices them
 		}
-		b, dtype := kernelModel(t, k)
 		r, err := Analyze(b.G, b.M, gpu, Options{DType: dtype, Plan: "unfused", Runtime: rt, Warm: warm})
 		if err != nil {
 			t.Fatal(err)
@@ -198,10 +205,10 @@ func TestKernelRowOpsArePriced(t *testing.T) {
 		{op: "Softmax", dtype: "fp16", dims: []int64{256, 1025}},
 		{op: "Gelu", dtype: "fp32", dims: []int64{1 << 24}},
 	} {
-		if !pricedKernelOps[k.op] {
+		b, dtype, ok := kernelModel(t, k)
+		if !ok {
 			t.Fatalf("%s is not among the priced kernel ops", k.op)
 		}
-		b, dtype := kernelModel(t, k)
 		r, err := Analyze(b.G, b.M, gpu, Options{DType: dtype, Plan: "unfused", Runtime: rt})
 		if err != nil {
 			t.Fatal(err)

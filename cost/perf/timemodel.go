@@ -186,7 +186,7 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 	perKernel := launch
 	if s == InPlan {
 		perKernel = KernelGap(g, o.Runtime, p)
-		ramp := KernelRamp(g, o.Runtime, p)
+		ramp := kernelRampShare * perKernel // KernelRamp, from the gap at hand
 		t.RampS = launches * ramp
 		perKernel -= ramp
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -77,7 +78,7 @@ func price(g *hwdb.GPU, c conv) (n report.NodeCost, err error) {
 	wt, err2 := input("w", c.k, c.c, c.r, c.r)
 	b, err3 := input("b", c.k)
 	y, err4 := gr.NewValue("y")
-	if err := firstErr(err1, err2, err3, err4); err != nil {
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return n, err
 	}
 	p := c.r / 2
@@ -98,15 +99,6 @@ func price(g *hwdb.GPU, c conv) (n report.NodeCost, err error) {
 		return n, fmt.Errorf("%d nodes costed, want 1", len(r.Nodes))
 	}
 	return r.Nodes[0], nil
-}
-
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
 }
 
 // readConvs groups the sweep's rows (one per kernel) into convolutions,
