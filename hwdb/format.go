@@ -138,6 +138,7 @@ func WriteDetail(w io.Writer, g *GPU) error {
 		detailRow{"min_power_w", "min power limit", g.MinPowerW, "W"},
 		detailRow{"max_power_w", "max power limit", g.MaxPowerW, "W"},
 		detailRow{"idle_w", "idle power", g.IdleWatts, "W"},
+		detailRow{"mem_pj_per_byte", "memory energy", g.MemPJPerByte, "pJ/B"},
 		detailRow{"launch_s", "launch overhead", g.LaunchS / usec, "us"},
 		detailRow{"pcie_gen", "PCIe generation", float64(g.PCIeGen), ""},
 		detailRow{"pcie_bw", "PCIe per direction", g.PCIeBW / giga, "GB/s"},

@@ -45,6 +45,11 @@ type GPU struct {
 	// GA102); 0 = that default. It sets the clock a power-limited board
 	// sustains and the dynamic power the power-cap model charges.
 	ClockPowerW float64 `json:"clock_power_w,omitempty"`
+	// MemPJPerByte is the energy, in pJ per byte, of moving data between
+	// DRAM and the SMs (the DRAM core, its PHY, L2 and the on-chip path),
+	// which sets what a memory-bound kernel draws: bytes per second times
+	// this; 0 = a fixed share of TDP above idle (perf's memoryActivity).
+	MemPJPerByte float64 `json:"mem_pj_per_byte,omitempty"`
 
 	// Peak is the dense peak rate per precision; a missing key means the
 	// GPU has no such path (e.g. no fp8 before Hopper/Ada).

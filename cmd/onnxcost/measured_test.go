@@ -62,11 +62,13 @@ import (
 // peak (train.memory.tensor_peak_bytes against max_memory_allocated)
 // is the "train-memory" comparison: −0.3% to −1.9% over 4 rows (−2.9%
 // before average pools kept their input: scripts/saved_tensors.py).
+// Power 9.9% → 8.6% since a memory-bound kernel draws its bytes a second
+// times the board's energy per byte (hwdb mem_pj_per_byte).
 // measuredKernelSumBound is the largest median |error| of the replays'
 // priced kernel times against their profiled kernel sums (8.1% when set).
 const measuredKernelSumBound = 0.10
 
-var measuredBounds = map[string]float64{"graph": 0.16, "eager": 0.18, "train": 0.10, "power": 0.14, "memory": 0.03, "train-memory": 0.05}
+var measuredBounds = map[string]float64{"graph": 0.16, "eager": 0.18, "train": 0.10, "power": 0.11, "memory": 0.03, "train-memory": 0.05}
 
 // trainKernelsRE reads the kernel count of a training step's runtime note
 // (train/dispatch.go).
@@ -208,8 +210,9 @@ func TestMeasuredEndToEndH200(t *testing.T) {
 }
 
 // h200Bounds are the medians reached when the rows were added plus a
-// margin (see TestMeasuredEndToEndH200).
-var h200Bounds = map[string]float64{"graph": 0.16, "eager": 0.20, "train": 0.30, "power": 0.14, "memory": 0.04, "train-memory": 0.03}
+// margin (see TestMeasuredEndToEndH200); power since memory power
+// follows the bytes moved (11.5% → 7.0%, fitted to nothing here).
+var h200Bounds = map[string]float64{"graph": 0.16, "eager": 0.20, "train": 0.30, "power": 0.10, "memory": 0.04, "train-memory": 0.03}
 
 // checkMeasured compares every row of set with the runtime it was
 // measured under and holds the medians to set's bounds.

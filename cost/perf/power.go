@@ -43,10 +43,12 @@ import (
 // interface moves bytes at (dramRate: 1 down to f_sat, below which the
 // SMs' issue sets the memory time), plus P_ls(f), the on-chip path
 // (load/store issue, crossbar, L2), which scales like P_c. Together at
-// boost they are memoryActivity·(TDP−P_idle); P_io is memFixedShare of
-// that. HBM2 access costs about 3.9 pJ/bit (O'Connor et al.,
-// "Fine-Grained DRAM", MICRO 2017), ~28 W at a V100's 900 GB/s, a fifth
-// of the 147 W its streaming kernels draw above idle here:
+// boost they are the bytes a second the kernel moves times the board's
+// energy per byte (hwdb mem_pj_per_byte: 130 pJ/B on NVIDIA's HBM
+// boards, from streaming readings on three of them), or, where hwdb has
+// no such figure (GDDR boards), memoryActivity·(TDP−P_idle); P_io is
+// memFixedShare of that. HBM2 access costs about 3.9 pJ/bit (O'Connor et
+// al., "Fine-Grained DRAM", MICRO 2017), 31 of the 130 pJ/B:
 // memFixedShare = 0.25 rounds that up for the PHY (an assumption for
 // other memories and GPUs).
 //
@@ -226,11 +228,23 @@ func rawPower(g *hwdb.GPU, kt KernelTime, active float64, prec hwdb.Precision, f
 	if isTensor(prec) {
 		w = tensorPowerWeight
 	}
-	memBoost := memoryActivity * (tdp - idle0)
+	memBoost := memoryPowerW(g, idle0)
 	uc := min(active/kt.TimeS, 1)
 	um := min(kt.MemoryS/kt.TimeS, 1)
 	s := dynScale(f / g.BoostClockMHz)
 	return idle, uc*w*pcBoost*s + um*memBoost*(memFixedShare*dramRate(g, f)+(1-memFixedShare)*s)
+}
+
+// memoryPowerW is the dynamic power, at boost, of a kernel streaming
+// DRAM at the attainable rate (u_m = 1): the board's energy per byte
+// times that rate where hwdb gives it, else memoryActivity of TDP above
+// idle; never above TDP − idle.
+func memoryPowerW(g *hwdb.GPU, idle0 float64) float64 {
+	room := g.TDPWatts - idle0
+	if g.MemPJPerByte > 0 && g.MemBW > 0 {
+		return min(g.MemPJPerByte*1e-12*g.MemBW*DefaultParams().MemEff, room)
+	}
+	return memoryActivity * room
 }
 
 // dramRate is the share of its saturated rate at which the DRAM interface

@@ -239,3 +239,37 @@ func TestStreamingFitsMinimumCap(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamingPowerMatchesReadings checks a DRAM stream's board power on
+// the HBM boards against the readings hwdb's mem_pj_per_byte rests on
+// (te42kyfo/gpu-benches gpu-roofline, the maximum board power over a
+// bandwidth-bound run), within 15%: the figure is one value for every
+// HBM generation, so each board checks the per-byte rule, not a fit of
+// its own. And the rule itself: on one silicon at one power limit (the
+// H200 is the H100 SXM5's die with faster memory) the board that moves
+// more bytes a second draws more, which a fixed share of TDP said not.
+func TestStreamingPowerMatchesReadings(t *testing.T) {
+	o := PlanOptions()
+	const n = 256e6 // fp32 elements per operand: far beyond any L2
+	stream := Kernel{Class: ClassElementwise, Precision: hwdb.FP32, FLOPs: n, Bytes: 3 * 4 * n, WorkingSet: 3 * 4 * n, Launches: 1}
+	for _, c := range []struct {
+		gpu      string
+		low, max float64 // the reading (W); low = max where one figure is given
+	}{
+		{"A100-SXM4-40GB", 227, 227},
+		{"V100-PCIe-16GB", 124, 138},
+		{"H200-SXM-141GB", 572, 615},
+	} {
+		g := lookupAll(t, []string{c.gpu})[0]
+		w := UnderControl(g, stream, o, PowerControl{}).PowerW
+		if w < 0.85*c.low || w > 1.15*c.max {
+			t.Errorf("%s: a DRAM stream draws %.0f W, the reading %g-%g W", c.gpu, w, c.low, c.max)
+		}
+	}
+	gs := lookupAll(t, []string{"H100-SXM5-80GB", "H200-SXM-141GB"})
+	h100, h200 := UnderControl(gs[0], stream, o, PowerControl{}).PowerW, UnderControl(gs[1], stream, o, PowerControl{}).PowerW
+	// 1.43× the bytes a second; 1.2 leaves room for what is not per byte.
+	if idle := IdleW(gs[0]); !(h200-idle > 1.2*(h100-idle)) {
+		t.Errorf("a DRAM stream draws %.0f W on the H200 (4.8 TB/s), %.0f W on the H100 (3.35 TB/s), %.0f W idle: want the dynamic part to follow the bytes moved", h200, h100, idle)
+	}
+}
