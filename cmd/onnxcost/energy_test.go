@@ -172,8 +172,10 @@ func TestTrainStepEnergy(t *testing.T) {
 	if def := get(); num(def["totals"].(map[string]any), "energy_j") != num(get("--power-cap", "300")["totals"].(map[string]any), "energy_j") {
 		t.Error("a cap at TDP changed the training step's energy")
 	}
-	// ResNet-50's backward is compute-bound: 150 W must slow it.
-	if b150, b300 := num(get("--power-cap", "150")["totals"].(map[string]any)["train"].(map[string]any), "backward_time_s"), num(get()["totals"].(map[string]any)["train"].(map[string]any), "backward_time_s"); !(b150 > 1.15*b300) {
+	// ResNet-50's backward is compute-bound: 150 W must slow it (+14.9%;
+	// +16.7% before an under-filled kernel drew only its busy SMs' power,
+	// and 1.0 if the cap did not reach the backward pass).
+	if b150, b300 := num(get("--power-cap", "150")["totals"].(map[string]any)["train"].(map[string]any), "backward_time_s"), num(get()["totals"].(map[string]any)["train"].(map[string]any), "backward_time_s"); !(b150 > 1.1*b300) {
 		t.Errorf("backward %g s at 150 W vs %g s at TDP: the cap does not reach the backward pass", b150, b300)
 	}
 }

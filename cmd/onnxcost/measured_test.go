@@ -63,7 +63,8 @@ import (
 // is the "train-memory" comparison: −0.3% to −1.9% over 4 rows (−2.9%
 // before average pools kept their input: scripts/saved_tensors.py).
 // Power 9.9% → 8.6% since a memory-bound kernel draws its bytes a second
-// times the board's energy per byte (hwdb mem_pj_per_byte).
+// times the board's energy per byte (hwdb mem_pj_per_byte), 8.3% since an
+// under-filled GEMM draws for its busy SMs only (cost/perf smBusy).
 // measuredKernelSumBound is the largest median |error| of the replays'
 // priced kernel times against their profiled kernel sums (8.1% when set).
 const measuredKernelSumBound = 0.10

@@ -13,8 +13,9 @@ import (
 //
 //	P(f) = P_idle(f) + u_c·w·P_c(f) + u_m·(ρ(f)·P_io + P_ls(f))
 //
-// u_c = compute time / kernel time and u_m = memory time / kernel time are
-// how busy the SMs and the memory system are (both at clock f); w is the
+// u_c = compute time / kernel time (times the share of SMs a GEMM's CTAs
+// hold, smBusy) and u_m = memory time / kernel time are how busy the SMs
+// and the memory system are (both at clock f); w is the
 // compute path's weight (tensorPowerWeight for tensor cores,
 // vectorPowerWeight for CUDA cores). P_c(f) is the dynamic power of the
 // whole chip's SMs computing flat out, CMOS dynamic power C·V²·f summed
@@ -185,9 +186,21 @@ func newClocked(g *hwdb.GPU, k Kernel, o Options) clocked {
 	c := clocked{g: g, k: k, o: o, f0: DefaultClockMHz(g), t0: EstimateKernel(g, k, o)}
 	if c.f0 > 0 {
 		half := c.at(c.f0 / 2)
-		c.active = min(max(half.ComputeS-c.t0.ComputeS, 0), c.t0.ComputeS)
+		c.active = min(max(half.ComputeS-c.t0.ComputeS, 0), c.t0.ComputeS) * smBusy(g, k, o)
 	}
 	return c
+}
+
+// smBusy is the share of g's SMs kernel k's CTAs keep switching: a GEMM
+// or convolution of fewer CTAs than SMs (a batch-1 layer) leaves the
+// rest idle, and dynamic power is the switching SMs' (the time model's
+// clock rule says the same: clockFractionBusy). 1 for any other kernel.
+func smBusy(g *hwdb.GPU, k Kernel, o Options) float64 {
+	pl, ok := ChooseGEMM(g, k, o)
+	if !ok || !(pl.CTAs > 0) || g.SMs <= 0 {
+		return 1
+	}
+	return min(pl.CTAs/float64(g.SMs), 1)
 }
 
 // at is the kernel's time at SM clock f.

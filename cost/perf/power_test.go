@@ -273,3 +273,32 @@ func TestStreamingPowerMatchesReadings(t *testing.T) {
 		t.Errorf("a DRAM stream draws %.0f W on the H200 (4.8 TB/s), %.0f W on the H100 (3.35 TB/s), %.0f W idle: want the dynamic part to follow the bytes moved", h200, h100, idle)
 	}
 }
+
+// TestUnderfilledGEMMDrawsItsSMs: a GEMM of fewer CTAs than SMs (a
+// batch-1 layer) switches only the SMs its CTAs hold, so above idle it
+// draws well below the same layer at a batch that fills every SM. Our
+// fp32 batch-1 rows were over by 13-36% where every SM was charged
+// (ResNet-50, VGG-16, BERT-large on the H100 and H200); the time model's
+// clock rule already counted only the busy SMs (clockFractionBusy).
+func TestUnderfilledGEMMDrawsItsSMs(t *testing.T) {
+	o := PlanOptions()
+	g := lookupAll(t, []string{"H100-SXM5-80GB"})[0]
+	// ResNet-50's layer3 3×3 convolution as Winograd F(4×4): at batch 1
+	// 72 CTAs on 132 SMs, at batch 6 three times as many.
+	at := func(n int64) (float64, PoweredKernel) {
+		k, ok := WinogradKernel(ConvGeom{N: n, C: 256, H: 14, W: 14, K: 256, R: 3, S: 3, PadH: 1, PadW: 1, StrideH: 1, StrideW: 1}, 4, hwdb.FP32, 4, 4)
+		if !ok {
+			t.Fatalf("no Winograd kernel at batch %d", n)
+		}
+		return smBusy(g, k, o), UnderControl(g, k, o, PowerControl{})
+	}
+	b1, p1 := at(1)
+	b6, p6 := at(6)
+	if !(b1 < 0.75 && b6 > 0.95) {
+		t.Fatalf("busy %.2f at batch 1, %.2f at batch 6: want under-filled and full", b1, b6)
+	}
+	idle := idleW(g)
+	if !(p1.PowerW-idle < 0.85*(p6.PowerW-idle)) {
+		t.Errorf("%.2f of the SMs busy: %.0f W above idle, against %.0f W with all of them", b1, p1.PowerW-idle, p6.PowerW-idle)
+	}
+}
