@@ -345,7 +345,8 @@ func logPerOp(t *testing.T, gpu string, tb *e2eTable, pb, pa []float64) {
 // → 14.9%, P100 14.5% → 7.5% (7.1% before: its Winograd rows were already
 // the cheaper algorithm's), T4 12.0% → 10.3%, Titan X Maxwell 18.8% →
 // 12.8%, Titan X Pascal 19.7% → 14.5%, Titan Xp 18.3% → 13.9%
-// (E2E_DEBUG=1 logs each GPU's held-out medians per op and class).
+// (E2E_DEBUG=1 logs each GPU's held-out medians per op and class, and
+// each transfer's on its target).
 // Measured at e2eMaxRows = 800 (30 s on two cores); A100 12.0% → 6.1%,
 // A40 6.3% → 4.2%, H100 11.4% → 8.8% (no convolutions in their rows).
 // The shape cells (a class×op cell per GEMM N × K, calib.Cell.Shape)
@@ -407,6 +408,9 @@ func transfer(t *testing.T, gpus map[string]*e2eGPU) {
 		base := predictHeld(t, dst.tb, dst.held, nil)
 		pred := predictHeld(t, dst.tb, dst.held, cal)
 		before, after := medianAbsErr(base, dst.tb.heldMeas), medianAbsErr(pred, dst.tb.heldMeas)
+		if os.Getenv("E2E_DEBUG") != "" {
+			logPerOp(t, p.from+"->"+p.to, dst.tb, base, pred)
+		}
 		scaled := calibrateTable(t, src.tb.gpu, all, func(i int) float64 {
 			if allGEMM[i] {
 				return 2
