@@ -18,6 +18,10 @@
 #   1c. --conv-choices: the same for cuDNN over VGG-16's and ResNet-50's
 #      convolutions (fp16 channels_last and NCHW, fp32): VGG-16 fp16 is
 #      priced 19-23% under its replays, ResNet-50 fp32 at batch 1 12-16%;
+#   1d. --power: board power and SM clock of a DRAM stream (hwdb's
+#      mem_pj_per_byte, 130 pJ/B, rests on other boards' readings and our
+#      whole-model rows), dense products and a batch-1 convolution (the
+#      busy-SM rule): go run ./scripts/choices -gpu GPU OUT/power.csv;
 #   2. --profile of a LLaMA-7B decode step at batch 1 and 32: every kernel,
 #      to name the 124 the plan misses at batch 1 (split-K reductions?);
 #      batch 1 and ResNet-50 fp16 batch 1 also as one CUDA-graph replay
@@ -52,9 +56,10 @@ nvidia-smi -q >"$out/nvidia-smi.txt" 2>&1 || true
 step 150 kernels "$py" scripts/measure_gpu.py --kernels --out "$out/kernels.csv" --calib-dir "$out/cal"
 step 45 gemm "$py" scripts/measure_gpu.py --gemm-choices --out "$out/gemm_choices.csv"
 step 40 conv "$py" scripts/measure_gpu.py --conv-choices --out "$out/conv_choices.csv"
+step 30 power "$py" scripts/measure_gpu.py --power --out "$out/power.csv"
 step 120 profile "$py" scripts/measure_gpu.py --profile llama7b-decode:fp16:1,llama7b-decode:fp16:1:graph,llama7b-decode:fp16:32,resnet50:fp16:1,resnet50:fp16:1:graph --out "$out/decode_kernels.csv"
 step 120 train "$py" scripts/measure_gpu.py --train --out "$out/train.csv" --calib-dir "$out/cal"
-step 100 models "$py" scripts/measure_gpu.py --models resnet50,bert_base --batches 1,8,32 --out "$out/models.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
+step 70 models "$py" scripts/measure_gpu.py --models resnet50,bert_base --batches 1,8,32 --out "$out/models.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
 # What calibrate needs is the table and the graph-only models it names;
 # the weights were never written (export_graph_only).
 du -sh "$out" >&2

@@ -50,6 +50,12 @@ convolutions at batch 1 and 32, in fp16 (channels_last and NCHW) and fp32 (NCHW)
 the algorithm, tiles and layout transposes cuDNN picks per layer (go run ./scripts/choices -gpu GPU FILE
 sets each beside the convolution's price).
 
+--power writes, for a DRAM stream (torch.add of two 2^28-element vectors, fp32 and fp16), 8192^3
+products (fp32, tf32, fp16) and ResNet-50's layer3 3x3 convolution at batch 1 and 32 (fp32, NCHW), the
+per-call time and the mean board power and SM clock over ~2 s of back-to-back CUDA-graph replays (op,
+dtype, shape, ms, power_w, clock_mhz; go run ./scripts/choices -gpu GPU FILE sets them beside the power
+model's draw).
+
 --profile MODEL:DTYPE:BATCH[:graph] writes every kernel of one eager call (with :graph, of one CUDA-graph
 replay of it) (spec, i, name, µs) instead, for each of a comma-separated list of specs: how the whole-model rows were explained (which kernels PyTorch runs
 that the ONNX export does not hold; testdata/measured/h200_sxm_llama7b_decode_b8_kernels.csv.gz).
@@ -210,8 +216,20 @@ def mean_power(fn, label="", seconds=2.0):
     window goes to stderr (the log), so that a row drawing at the power limit can be told
     apart from a slow kernel: whether the clock held boost is what the time model's power-
     limited clock (cost/perf clockFraction) needs to be checked against."""
-    if not hasattr(torch.cuda, "power_draw"):
+    watts, clock = power_and_clock(fn, seconds)
+    if watts is None:
         return ""
+    if clock is not None and label:
+        print("clock: %s: mean SM clock %.0f MHz while drawing %.0f W" % (label, clock, watts), file=sys.stderr)
+    return "%.0f" % watts
+
+
+def power_and_clock(fn, seconds=2.0):
+    """Mean board power (W) and SM clock (MHz) over ~seconds of back-to-back calls of fn, the
+    first quarter of the samples dropped (the limiter's one-second average still rising); None
+    for what the driver does not report."""
+    if not hasattr(torch.cuda, "power_draw"):
+        return None, None
     samples, clocks = [], []
     t_end = time.perf_counter() + seconds
     while time.perf_counter() < t_end:
@@ -222,10 +240,8 @@ def mean_power(fn, label="", seconds=2.0):
             clocks.append(torch.cuda.clock_rate())
     torch.cuda.synchronize()
     watts = statistics.mean(samples[len(samples) // 4:])
-    if clocks and label:
-        print("clock: %s: mean SM clock %.0f MHz while drawing %.0f W" % (
-            label, statistics.mean(clocks[len(clocks) // 4:]), watts), file=sys.stderr)
-    return "%.0f" % watts
+    clock = statistics.mean(clocks[len(clocks) // 4:]) if clocks else None
+    return watts, clock
 
 
 def scripts_on_path():
@@ -792,6 +808,69 @@ CONV_CHOICE_FIELDS = ["dtype", "layout", "batch", "c", "hw", "k", "r", "stride",
                       "regs", "smem", "us"]
 
 
+def power_points(quick):
+    """The --power rows: (op, dtype, shape). A DRAM stream (Add of two vectors of n, 12 bytes an
+    fp32 element) checks hwdb's mem_pj_per_byte; dense products (8192^3) the compute side at the
+    power limit; ResNet-50's layer3 3x3 convolution at batch 1 (fewer CTAs than SMs) and 32 the
+    busy-SM rule (cost/perf smBusy)."""
+    n, s = (1 << 14, 64) if quick or not on_gpu() else (1 << 28, 8192)
+    dts = ("fp32", "tf32", "fp16") if on_gpu() else ("fp32",)  # the CPU dry run: fp32 only
+    for dt in dts:
+        if dt != "tf32":
+            yield "Add", dt, "%d" % n
+    for dt in dts:
+        yield "MatMul", dt, "%dx%dx%d" % (s, s, s)
+    for b in ((1,) if quick or not on_gpu() else (1, 32)):
+        yield "Conv", "fp32", "%dx256x14x14x256x3" % b
+
+
+def power_rows(quick=False):
+    """Board power and SM clock of single kernels run back to back (a CUDA graph of several
+    calls, replayed for ~2 s), with the per-call time: what `go run ./scripts/choices -gpu GPU
+    FILE` sets beside the power model's draw for the same kernels. NCHW, cudnn.benchmark on."""
+    torch.backends.cudnn.benchmark = True
+    tdt = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16}
+    timed = graph_ms if on_gpu() else wall_ms
+    for op, dt, shape in power_points(quick):
+        set_dtype(dt)
+        t = tdt[dt]
+        dims = [int(v) for v in shape.split("x")]
+        if op == "Add":
+            x, y = torch.randn(dims[0], device=DEV, dtype=t), torch.randn(dims[0], device=DEV, dtype=t)
+
+            def fn():
+                return torch.add(x, y)
+        elif op == "MatMul":
+            a = torch.randn(dims[0], dims[2], device=DEV, dtype=t)
+            b = torch.randn(dims[2], dims[1], device=DEV, dtype=t)
+
+            def fn():
+                return torch.matmul(a, b)
+        else:
+            nb, c, h, w, k, r = dims
+            x = torch.randn(nb, c, h, w, device=DEV, dtype=t)
+            wt = torch.randn(k, c, r, r, device=DEV, dtype=t)
+
+            def fn():
+                return torch.nn.functional.conv2d(x, wt, padding=r // 2)
+        for _ in range(3):  # cudnn.benchmark picks its algorithm on the first call
+            fn()
+        reps = 5 if op == "MatMul" else 20
+        ms = timed(fn, reps=reps, iters=5)
+        watts = clock = ""
+        if on_gpu():
+            g = capture(fn, reps)
+            pw, ck = power_and_clock(g.replay)
+            watts = "" if pw is None else "%.0f" % pw
+            clock = "" if ck is None else "%.0f" % ck
+        yield dict(op=op, dtype=dt, shape=shape, ms="%.5f" % ms, power_w=watts, clock_mhz=clock)
+        del fn
+        fresh_baseline()
+
+
+POWER_FIELDS = ["op", "dtype", "shape", "ms", "power_w", "clock_mhz"]
+
+
 GEMM_CHOICE_FIELDS = ["dtype", "batch", "m", "n", "k", "ms", "kernel", "grid", "block", "regs", "smem", "us"]
 
 
@@ -1257,6 +1336,9 @@ def parse_args():
     ap.add_argument("--conv-choices", action="store_true",
                     help="which cuDNN kernels (name, grid, block, time) run VGG-16's and ResNet-50's convolutions, "
                     "in fp16 (channels_last and NCHW) and fp32, instead")
+    ap.add_argument("--power", action="store_true",
+                    help="board power and SM clock of single kernels run back to back (op,dtype,shape,ms,power_w,"
+                         "clock_mhz): a DRAM stream, dense products, a batch-1 convolution")
     ap.add_argument("--llama-decode", action="store_true",
                     help="LLaMA-7B-shaped decode steps (past 1024) at --batches (default 1,8,32) instead")
     ap.add_argument("--train", action="store_true",
@@ -1282,8 +1364,13 @@ def main():
         raise SystemExit("measure_gpu.py: --llama-decode, --profile and --train need --device cuda")
     if a.llama_decode:
         return run_llama(a)
-    if a.gemm_choices or a.conv_choices:
-        fields, rows = (GEMM_CHOICE_FIELDS, gemm_choice_rows) if a.gemm_choices else (CONV_CHOICE_FIELDS, conv_choice_rows)
+    # The sweeps that write one table of their own, whichever flag is given.
+    sweep = next(((fields, rows) for on, fields, rows in [
+        (a.gemm_choices, GEMM_CHOICE_FIELDS, gemm_choice_rows),
+        (a.conv_choices, CONV_CHOICE_FIELDS, conv_choice_rows),
+        (a.power, POWER_FIELDS, power_rows)] if on), None)
+    if sweep:
+        fields, rows = sweep
         f, w = open_table(a.out, fields)
         with f:
             for row in rows(a.quick):

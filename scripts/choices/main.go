@@ -2,10 +2,12 @@
 // scripts/measure_gpu.py beside what onnxcost prices: --gemm-choices
 // (cuBLAS, torch.matmul) beside the tile and K split perf.ChooseGEMM
 // picks, --conv-choices (cuDNN, F.conv2d) beside the convolution's price
-// as a one-node graph. The table's header says which sweep it is.
+// as a one-node graph, --power (single kernels' board power and clock)
+// beside the power model's. The table's header says which sweep it is.
 //
 //	go run ./scripts/choices -gpu H200 gemm_choices.csv
 //	go run ./scripts/choices -gpu H200 conv_choices.csv
+//	go run ./scripts/choices -gpu H200 power.csv
 //
 // Priced times are the kernels' in a CUDA-graph replay, their operands
 // not resident in L2 (a first call; the sweeps' back-to-back calls find
@@ -47,9 +49,12 @@ func run(w io.Writer, gpuName string, files []string) error {
 	if recs, err := measured.Read(files[0], gemmHeader); err == nil {
 		return gemmTable(w, g, files[0], recs)
 	}
+	if recs, err := measured.Read(files[0], powerHeader); err == nil {
+		return powerTable(w, g, files[0], recs)
+	}
 	recs, err := measured.Read(files[0], convHeader)
 	if err != nil {
-		return fmt.Errorf("%s: neither a --gemm-choices nor a --conv-choices table (%v)", files[0], err)
+		return fmt.Errorf("%s: not a --gemm-choices, --conv-choices or --power table (%v)", files[0], err)
 	}
 	return convTable(w, g, files[0], recs)
 }

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPowerTable: a table in the layout scripts/measure_gpu.py --power
+// writes is read one kernel per row and each priced by the power model; a
+// row without a power reading (the CPU dry run's, whose first three rows
+// these are) is priced all the same, and an unknown kernel is refused by
+// name. A format check, not a measurement: the last row is hand-written in
+// a GPU run's shape (its time and power arbitrary).
+func TestPowerTable(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("# --device cpu dry run\n"+powerHeader+"\n"+body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ok := write("ok.csv", "Add,fp32,16384,0.00704,,\nMatMul,fp32,64x64x64,0.21500,,\nConv,fp32,1x256x14x14x256x3,3.57656,,\n"+
+		"Add,fp16,268435456,0.40000,600,1980\n")
+	var out strings.Builder
+	if err := run(&out, "H200", []string{ok}); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	t.Log("\n" + s)
+	for _, want := range []string{"1x256x14x14x256x3", "1 kernels with power on H200-SXM-141GB"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if strings.Count(s, "\n") != 6 {
+		t.Errorf("want a header, four kernels and a summary:\n%s", s)
+	}
+	bad := write("bad.csv", "Mul,fp32,16384,0.1,,\n")
+	if err := run(&out, "H200", []string{bad}); err == nil || !strings.Contains(err.Error(), "bad.csv") || !strings.Contains(err.Error(), "Mul") {
+		t.Errorf("unknown kernel: %v", err)
+	}
+}
