@@ -26,7 +26,7 @@ func powerTable(w io.Writer, g *hwdb.GPU, path string, recs [][]string) error {
 	o := perf.PlanOptions()
 	o.Runtime = rt
 	fmt.Fprintf(w, "%-6s %-5s %-20s %10s %10s %8s %8s %8s %6s %6s\n", "op", "dtype", "shape", "measured", "priced", "error", "W meas", "W model", "MHz", "model")
-	var errs []float64
+	var errs, implied []float64
 	for _, r := range recs {
 		k, err := powerKernel(g, path, r[0], r[1], r[2])
 		if err != nil {
@@ -42,6 +42,11 @@ func powerTable(w io.Writer, g *hwdb.GPU, path string, recs [][]string) error {
 			e := pk.PowerW/watts - 1
 			errs = append(errs, math.Abs(e))
 			line += fmt.Sprintf(" %7.0fW %7.0fW %6s %6.0f  %+.1f%%", watts, pk.PowerW, r[5], pk.ClockMHz, 100*e)
+			if k.Class == perf.ClassElementwise {
+				// What the stream says hwdb's mem_pj_per_byte should be:
+				// its draw above idle over the bytes it moved a second.
+				implied = append(implied, (watts-perf.IdleW(g))/(k.Bytes/(ms*1e-3))*1e12)
+			}
 		} else {
 			line += fmt.Sprintf(" %8s %7.0fW %6s %6.0f", "-", pk.PowerW, r[5], pk.ClockMHz)
 		}
@@ -49,6 +54,9 @@ func powerTable(w io.Writer, g *hwdb.GPU, path string, recs [][]string) error {
 	}
 	if len(errs) > 0 {
 		fmt.Fprintf(w, "%d kernels with power on %s: median |power error| %.1f%%\n", len(errs), g.Name, 100*median(errs))
+		for _, e := range implied {
+			fmt.Fprintf(w, "a DRAM stream implies %.0f pJ/B above the %g W idle (hwdb mem_pj_per_byte: %g; 0 = the TDP share)\n", e, perf.IdleW(g), g.MemPJPerByte)
+		}
 	} else {
 		fmt.Fprintf(w, "%d kernels on %s: no power readings (a CPU dry run, or a driver without them)\n", len(recs), g.Name)
 	}

@@ -30,13 +30,14 @@ func TestPowerTable(t *testing.T) {
 	}
 	s := out.String()
 	t.Log("\n" + s)
-	for _, want := range []string{"1x256x14x14x256x3", "1 kernels with power on H200-SXM-141GB"} {
+	// 600 W at 3 × 2^28 × 2 bytes in 0.4 ms: (600 − 140) W over 4.03 TB/s.
+	for _, want := range []string{"1x256x14x14x256x3", "1 kernels with power on H200-SXM-141GB", "a DRAM stream implies 114 pJ/B above the 140 W idle (hwdb mem_pj_per_byte: 130"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
-	if strings.Count(s, "\n") != 6 {
-		t.Errorf("want a header, four kernels and a summary:\n%s", s)
+	if strings.Count(s, "\n") != 7 {
+		t.Errorf("want a header, four kernels, a summary and the stream's energy per byte:\n%s", s)
 	}
 	bad := write("bad.csv", "Mul,fp32,16384,0.1,,\n")
 	if err := run(&out, "H200", []string{bad}); err == nil || !strings.Contains(err.Error(), "bad.csv") || !strings.Contains(err.Error(), "Mul") {
