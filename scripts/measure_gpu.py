@@ -443,7 +443,11 @@ def grad_scaler():
 
 def graph_ms(fn, reps=20, iters=10):
     """Per-call GPU time of fn: 20 calls captured in one CUDA graph, replayed."""
-    g = capture(fn, reps)
+    return replay_ms(capture(fn, reps), reps, iters)
+
+
+def replay_ms(g, reps, iters=10):
+    """Per-call GPU time of g, a CUDA graph of reps calls: the median of iters replays."""
     ts = []
     for _ in range(iters):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -830,7 +834,6 @@ def power_rows(quick=False):
     FILE` sets beside the power model's draw for the same kernels. NCHW, cudnn.benchmark on."""
     torch.backends.cudnn.benchmark = True
     tdt = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16}
-    timed = graph_ms if on_gpu() else wall_ms
     for op, dt, shape in power_points(quick):
         set_dtype(dt)
         t = tdt[dt]
@@ -856,13 +859,16 @@ def power_rows(quick=False):
         for _ in range(3):  # cudnn.benchmark picks its algorithm on the first call
             fn()
         reps = 5 if op == "MatMul" else 20
-        ms = timed(fn, reps=reps, iters=5)
         watts = clock = ""
         if on_gpu():
-            g = capture(fn, reps)
+            g = capture(fn, reps)  # one graph, timed and then drawn from
+            ms = replay_ms(g, reps, iters=5)
             pw, ck = power_and_clock(g.replay)
             watts = "" if pw is None else "%.0f" % pw
             clock = "" if ck is None else "%.0f" % ck
+            del g
+        else:
+            ms = wall_ms(fn, reps=reps, iters=5)
         yield dict(op=op, dtype=dt, shape=shape, ms="%.5f" % ms, power_w=watts, clock_mhz=clock)
         del fn
         fresh_baseline()

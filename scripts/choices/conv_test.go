@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -16,14 +14,7 @@ import (
 // hand-written line of a GPU run's shape (a kernel name in cuDNN's style,
 // an arbitrary time).
 func TestDryRunTable(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(convHeader+"\n"+body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := tableWriter(t, convHeader+"\n")
 	ok := write("ok.csv", "fp32,nchw,1,8,16,8,3,1,0.10721,aten::conv2d,,,,,153.00\n"+
 		"fp32,nchw,1,8,16,8,3,1,0.10721,aten::convolution,,,,,144.00\n"+
 		"fp16,nhwc,32,64,56,64,3,1,0.09000,\"void sm80_xmma_fprop_implicit_gemm<int>(int)\",132x1x1,128x1x1,168,81920,88.00\n")

@@ -29,12 +29,10 @@ func gemmTable(w io.Writer, g *hwdb.GPU, path string, recs [][]string) error {
 	if err != nil {
 		return err
 	}
-	rt, err := hwdb.LookupRuntime("graph")
+	o, err := replayOptions()
 	if err != nil {
 		return err
 	}
-	o := perf.PlanOptions()
-	o.Runtime = rt
 	fmt.Fprintf(w, "%-5s %6s %6s %6s %5s %10s %10s %8s  %-24s  %s\n", "dtype", "m", "n", "k", "batch", "measured", "priced", "error", "model plan", "cuBLAS kernels (grid)")
 	var errs []float64
 	for _, p := range ps {

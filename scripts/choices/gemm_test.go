@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,5 +31,19 @@ func TestBERTLinears(t *testing.T) {
 	}
 	if err := run(&out, "", []string{"x.csv"}); err == nil {
 		t.Error("no GPU: accepted")
+	}
+}
+
+// tableWriter returns a function that writes head then body to a file
+// named name in a fresh temporary directory, and returns its path.
+func tableWriter(t *testing.T, head string) func(name, body string) string {
+	t.Helper()
+	dir := t.TempDir()
+	return func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(head+body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
 }

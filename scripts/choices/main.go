@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/internal/measured"
 )
@@ -57,6 +58,15 @@ func run(w io.Writer, gpuName string, files []string) error {
 		return fmt.Errorf("%s: not a --gemm-choices, --conv-choices or --power table (%v)", files[0], err)
 	}
 	return convTable(w, g, files[0], recs)
+}
+
+// replayOptions are the time model's options under the graph runtime: a
+// CUDA-graph replay, as the sweeps time their per-call kernels.
+func replayOptions() (perf.Options, error) {
+	o := perf.PlanOptions()
+	rt, err := hwdb.LookupRuntime("graph")
+	o.Runtime = rt
+	return o, err
 }
 
 // positive parses fields as positive integers, naming path and the field

@@ -19,12 +19,10 @@ const powerHeader = "op,dtype,shape,ms,power_w,clock_mhz"
 // as a graph replay runs it: what hwdb's mem_pj_per_byte and the busy-SM
 // rule were set from rests on these rows).
 func powerTable(w io.Writer, g *hwdb.GPU, path string, recs [][]string) error {
-	rt, err := hwdb.LookupRuntime("graph")
+	o, err := replayOptions()
 	if err != nil {
 		return err
 	}
-	o := perf.PlanOptions()
-	o.Runtime = rt
 	fmt.Fprintf(w, "%-6s %-5s %-20s %10s %10s %8s %8s %8s %6s %6s\n", "op", "dtype", "shape", "measured", "priced", "error", "W meas", "W model", "MHz", "model")
 	var errs, implied []float64
 	for _, r := range recs {

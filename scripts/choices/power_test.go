@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,14 +12,7 @@ import (
 // name. A format check, not a measurement: the last row is hand-written in
 // a GPU run's shape (its time and power arbitrary).
 func TestPowerTable(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte("# --device cpu dry run\n"+powerHeader+"\n"+body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := tableWriter(t, "# --device cpu dry run\n"+powerHeader+"\n")
 	ok := write("ok.csv", "Add,fp32,16384,0.00704,,\nMatMul,fp32,64x64x64,0.21500,,\nConv,fp32,1x256x14x14x256x3,3.57656,,\n"+
 		"Add,fp16,268435456,0.40000,600,1980\n")
 	var out strings.Builder
