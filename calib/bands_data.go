@@ -3,7 +3,9 @@
 package calib
 
 // builtinBands are the time model's held-out error bands, measured/predicted
-// per GPU family and kernel class (internal/kernelrows). The rows:
+// per GPU family, kernel class and, where a class's rows of one precision
+// group (PrecisionGroup) number enough, precision (internal/kernelrows).
+// The rows:
 //   - Vidur mlp.csv (microsoft/vidur @ 7d475133; internal/kernelrows/testdata/vidur):
 //     fp16 LLM operators on A100-SXM4-80GB, H100-SXM5-80GB, A40, one row per
 //     unique (GPU, op, shape); every 4th shape per (GPU, op) is held out.
@@ -14,8 +16,12 @@ package calib
 //
 // Rows are priced as cost.Analyze prices a one-node graph (Vidur, H100) or
 // as the calibration does (DeepBench, isolated library calls). A band
-// needs at least 10 rows; a (family, class) without one falls back to its
-// family's "*" class band, then to the class's "*" family band.
+// needs at least 10 rows; a (family, class, precision) without one falls
+// back to its (family, class) band, that to its family's "*" class band,
+// then to the class's "*" family band. DeepBench's rows take the group of
+// the arithmetic the sheet asked for (its int8 convolutions that fall back
+// to fp32 math are 8bit, its fp16-storage fp32-math rows none), the
+// others their priced path's.
 var builtinBands = []ErrorBand{
 	{Family: "Ampere", Class: "data", N: 872, Q10: 0.9611, Q50: 1.0968, Q90: 1.2251, Source: "held-out vidur A100-SXM4-80GB 549, vidur A40 323"},
 	{Family: "Ampere", Class: "elementwise", N: 5510, Q10: 0.8134, Q50: 0.9213, Q90: 1.133, Source: "held-out vidur A100-SXM4-80GB 3180, vidur A40 2330"},
@@ -24,7 +30,11 @@ var builtinBands = []ErrorBand{
 	{Family: "Ampere", Class: "*", N: 18917, Q10: 0.8481, Q50: 1.0274, Q90: 1.1988, Source: "held-out vidur A100-SXM4-80GB 11152, vidur A40 7765"},
 	{Family: "Hopper", Class: "attention", N: 24, Q10: 0.9577, Q50: 0.9775, Q90: 1.0805, Source: "held-out onnxcost-h200 H200-SXM-141GB 24"},
 	{Family: "Hopper", Class: "data", N: 323, Q10: 0.9285, Q50: 0.9883, Q90: 1.0554, Source: "held-out vidur H100-SXM5-80GB 323"},
+	{Family: "Hopper", Class: "elementwise", Precision: "16bit", N: 2338, Q10: 0.7259, Q50: 0.8558, Q90: 1.1736, Source: "held-out onnxcost-h100 H100-SXM5-80GB 4, onnxcost-h200 H200-SXM-141GB 4, vidur H100-SXM5-80GB 2330"},
 	{Family: "Hopper", Class: "elementwise", N: 2346, Q10: 0.7257, Q50: 0.8563, Q90: 1.1721, Source: "held-out onnxcost-h100 H100-SXM5-80GB 8, onnxcost-h200 H200-SXM-141GB 8, vidur H100-SXM5-80GB 2330"},
+	{Family: "Hopper", Class: "gemm", Precision: "16bit", N: 4703, Q10: 0.891, Q50: 1.0351, Q90: 1.2282, Source: "held-out onnxcost-h100 H100-SXM5-80GB 22, onnxcost-h200 H200-SXM-141GB 22, vidur H100-SXM5-80GB 4659"},
+	{Family: "Hopper", Class: "gemm", Precision: "fp32", N: 22, Q10: 1.0368, Q50: 1.0732, Q90: 1.3899, Source: "held-out onnxcost-h100 H100-SXM5-80GB 11, onnxcost-h200 H200-SXM-141GB 11"},
+	{Family: "Hopper", Class: "gemm", Precision: "tf32", N: 22, Q10: 0.8733, Q50: 1.0262, Q90: 1.3512, Source: "held-out onnxcost-h100 H100-SXM5-80GB 11, onnxcost-h200 H200-SXM-141GB 11"},
 	{Family: "Hopper", Class: "gemm", N: 4747, Q10: 0.891, Q50: 1.0356, Q90: 1.2289, Source: "held-out onnxcost-h100 H100-SXM5-80GB 44, onnxcost-h200 H200-SXM-141GB 44, vidur H100-SXM5-80GB 4659"},
 	{Family: "Hopper", Class: "reduction", N: 453, Q10: 0.7644, Q50: 0.91, Q90: 1.1367, Source: "held-out vidur H100-SXM5-80GB 453"},
 	{Family: "Hopper", Class: "*", N: 7893, Q10: 0.7647, Q50: 0.9875, Q90: 1.2064, Source: "held-out onnxcost-h100 H100-SXM5-80GB 52, onnxcost-h200 H200-SXM-141GB 76, vidur H100-SXM5-80GB 7765"},
@@ -33,12 +43,24 @@ var builtinBands = []ErrorBand{
 	{Family: "Maxwell", Class: "rnn", N: 34, Q10: 0.7965, Q50: 1.0825, Q90: 1.4172, Source: "held-out deepbench M40 17, deepbench Titan-X-Maxwell 17"},
 	{Family: "Maxwell", Class: "winograd", N: 20, Q10: 1.0975, Q50: 1.2272, Q90: 1.4487, Source: "held-out deepbench M40 10, deepbench Titan-X-Maxwell 10"},
 	{Family: "Maxwell", Class: "*", N: 202, Q10: 0.8661, Q50: 1.213, Q90: 1.9687, Source: "held-out deepbench M40 101, deepbench Titan-X-Maxwell 101"},
+	{Family: "Pascal", Class: "conv", Precision: "8bit", N: 105, Q10: 0.7641, Q50: 1.1836, Q90: 1.9432, Source: "held-out deepbench GTX-1080-Ti 35, deepbench Titan-X-Pascal 35, deepbench Titan-Xp 35"},
+	{Family: "Pascal", Class: "conv", Precision: "fp32", N: 87, Q10: 0.5818, Q50: 0.9149, Q90: 1.1599, Source: "held-out deepbench GTX-1080-Ti 22, deepbench P100-PCIe-16GB 21, deepbench Titan-X-Pascal 22, deepbench Titan-Xp 22"},
 	{Family: "Pascal", Class: "conv", N: 214, Q10: 0.7209, Q50: 1.0184, Q90: 1.8578, Source: "held-out deepbench GTX-1080-Ti 57, deepbench P100-PCIe-16GB 43, deepbench Titan-X-Pascal 57, deepbench Titan-Xp 57"},
+	{Family: "Pascal", Class: "gemm", Precision: "8bit", N: 75, Q10: 0.8838, Q50: 1.008, Q90: 2.3825, Source: "held-out deepbench GTX-1080-Ti 25, deepbench Titan-X-Pascal 25, deepbench Titan-Xp 25"},
+	{Family: "Pascal", Class: "gemm", Precision: "fp32", N: 212, Q10: 0.7392, Q50: 0.9228, Q90: 1.8963, Source: "held-out deepbench GTX-1080-Ti 53, deepbench P100-PCIe-16GB 53, deepbench Titan-X-Pascal 53, deepbench Titan-Xp 53"},
 	{Family: "Pascal", Class: "gemm", N: 340, Q10: 0.7867, Q50: 0.9266, Q90: 2.1169, Source: "held-out deepbench GTX-1080-Ti 78, deepbench P100-PCIe-16GB 106, deepbench Titan-X-Pascal 78, deepbench Titan-Xp 78"},
+	{Family: "Pascal", Class: "rnn", Precision: "fp32", N: 134, Q10: 0.6839, Q50: 0.9307, Q90: 1.6025, Source: "held-out deepbench GTX-1080-Ti 40, deepbench P100-PCIe-16GB 17, deepbench Titan-X-Pascal 37, deepbench Titan-Xp 40"},
 	{Family: "Pascal", Class: "rnn", N: 152, Q10: 0.6854, Q50: 0.9529, Q90: 2.0475, Source: "held-out deepbench GTX-1080-Ti 40, deepbench P100-PCIe-16GB 35, deepbench Titan-X-Pascal 37, deepbench Titan-Xp 40"},
+	{Family: "Pascal", Class: "winograd", Precision: "fp32", N: 40, Q10: 0.6865, Q50: 0.8779, Q90: 1.0881, Source: "held-out deepbench GTX-1080-Ti 10, deepbench P100-PCIe-16GB 10, deepbench Titan-X-Pascal 10, deepbench Titan-Xp 10"},
 	{Family: "Pascal", Class: "winograd", N: 49, Q10: 0.6814, Q50: 0.8958, Q90: 1.1173, Source: "held-out deepbench GTX-1080-Ti 10, deepbench P100-PCIe-16GB 19, deepbench Titan-X-Pascal 10, deepbench Titan-Xp 10"},
 	{Family: "Pascal", Class: "*", N: 755, Q10: 0.7346, Q50: 0.9495, Q90: 1.9033, Source: "held-out deepbench GTX-1080-Ti 185, deepbench P100-PCIe-16GB 203, deepbench Titan-X-Pascal 182, deepbench Titan-Xp 185"},
+	{Family: "Turing", Class: "conv", Precision: "16bit", N: 31, Q10: 0.7124, Q50: 0.9983, Q90: 1.2382, Source: "held-out deepbench T4 31"},
+	{Family: "Turing", Class: "conv", Precision: "8bit", N: 35, Q10: 0.3223, Q50: 1.0819, Q90: 1.866, Source: "held-out deepbench T4 35"},
+	{Family: "Turing", Class: "conv", Precision: "fp32", N: 22, Q10: 0.7474, Q50: 0.9568, Q90: 1.1556, Source: "held-out deepbench T4 22"},
 	{Family: "Turing", Class: "conv", N: 88, Q10: 0.5281, Q50: 0.9783, Q90: 1.7533, Source: "held-out deepbench T4 88"},
+	{Family: "Turing", Class: "gemm", Precision: "16bit", N: 53, Q10: 0.8809, Q50: 0.9881, Q90: 1.2039, Source: "held-out deepbench T4 53"},
+	{Family: "Turing", Class: "gemm", Precision: "8bit", N: 25, Q10: 0.7506, Q50: 0.8035, Q90: 1.7214, Source: "held-out deepbench T4 25"},
+	{Family: "Turing", Class: "gemm", Precision: "fp32", N: 53, Q10: 0.9867, Q50: 1.1847, Q90: 1.5066, Source: "held-out deepbench T4 53"},
 	{Family: "Turing", Class: "gemm", N: 131, Q10: 0.8035, Q50: 1.0294, Q90: 1.3336, Source: "held-out deepbench T4 131"},
 	{Family: "Turing", Class: "winograd", N: 10, Q10: 0.8562, Q50: 1.1037, Q90: 1.193, Source: "held-out deepbench T4 10"},
 	{Family: "Turing", Class: "*", N: 229, Q10: 0.7463, Q50: 1.0197, Q90: 1.5196, Source: "held-out deepbench T4 229"},

@@ -114,9 +114,12 @@ type Cell struct {
 // rows: Class "*" for every row, else rows whose largest kernel time is
 // of that class.
 type Band struct {
-	Class    string
-	N        int
-	Q10, Q90 float64
+	Class string
+	// Precision is the precision group (PrecisionGroup) of the class's
+	// kernels in the rows, "" for rows of every precision.
+	Precision string
+	N         int
+	Q10, Q90  float64
 }
 
 // Size buckets: decades of a term's uncalibrated time. A kernel's

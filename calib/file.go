@@ -3,6 +3,7 @@ package calib
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -69,10 +70,11 @@ type fileCell struct {
 }
 
 type fileBand struct {
-	Class string  `yaml:"class"`
-	N     int     `yaml:"n"`
-	Q10   float64 `yaml:"q10"`
-	Q90   float64 `yaml:"q90"`
+	Class     string  `yaml:"class"`
+	Precision string  `yaml:"precision"`
+	N         int     `yaml:"n"`
+	Q10       float64 `yaml:"q10"`
+	Q90       float64 `yaml:"q90"`
 }
 
 // Write writes c as a commented YAML file. The output depends only on c
@@ -148,9 +150,14 @@ func writeBands(p func(string, ...any), bands []Band) {
 	}
 	p("bands:\n")
 	p("  # 10th and 90th percentiles of measured/calibrated over held-out rows, by the\n")
-	p("  # class with most of a row's time (\"*\": every row): the 80%% interval on this GPU\n")
+	p("  # class with most of a row's time (\"*\": every row) and, with precision, its kernels'\n")
+	p("  # precision group: the 80%% interval on this GPU\n")
 	for _, b := range bands {
-		p("  - {class: %s, n: %d, q10: %s, q90: %s}\n", quote(b.Class), b.N, num(b.Q10), num(b.Q90))
+		prec := ""
+		if b.Precision != "" {
+			prec = "precision: " + quote(b.Precision) + ", "
+		}
+		p("  - {class: %s, %sn: %d, q10: %s, q90: %s}\n", quote(b.Class), prec, b.N, num(b.Q10), num(b.Q90))
 	}
 }
 
@@ -389,10 +396,14 @@ func bandsFromDoc(fb []fileBand) ([]Band, error) {
 		if f.Class != "*" && !knownClass(f.Class) {
 			return nil, fmt.Errorf("%s: unknown kernel class %q", at, f.Class)
 		}
-		if seen[f.Class] {
-			return nil, fmt.Errorf("%s: a second band for class %q", at, f.Class)
+		if f.Precision != "" && (f.Class == "*" || !slices.Contains(precisionGroups, f.Precision)) {
+			return nil, fmt.Errorf("%s: precision %q must be one of %s, on a band of one class", at, f.Precision, strings.Join(precisionGroups, ", "))
 		}
-		seen[f.Class] = true
+		key := f.Class + " " + f.Precision
+		if seen[key] {
+			return nil, fmt.Errorf("%s: a second band for class %q precision %q", at, f.Class, f.Precision)
+		}
+		seen[key] = true
 		if f.N < 0 {
 			return nil, fmt.Errorf("%s: n %d is negative", at, f.N)
 		}
@@ -407,6 +418,6 @@ func bandsFromDoc(fb []fileBand) ([]Band, error) {
 		}
 		bands = append(bands, Band(f))
 	}
-	slices.SortStableFunc(bands, func(a, b Band) int { return cmpStr(a.Class, b.Class) })
+	slices.SortStableFunc(bands, func(a, b Band) int { return cmp.Or(cmpStr(a.Class, b.Class), cmpStr(a.Precision, b.Precision)) })
 	return bands, nil
 }

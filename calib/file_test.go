@@ -73,6 +73,8 @@ cells:
   - {class: gemm, op: MatMul, bound: compute, size: "*", n: 2, factor: 1.05}
 bands:
   - {class: "*", n: 12, q10: 0.9, q90: 1.1}
+  - {class: gemm, n: 12, q10: 0.8, q90: 1.3}
+  - {class: gemm, precision: fp32, n: 10, q10: 0.95, q90: 1.05}
 `
 
 func TestParseAcceptsAHandWrittenFile(t *testing.T) {
@@ -97,6 +99,16 @@ func TestParseAcceptsAHandWrittenFile(t *testing.T) {
 	} {
 		if f := c.For(a100).TermFactor("gemm", c2.op, "", c2.term, only(c2.term, c2.s)); !near(f, c2.want, 1e-12) {
 			t.Errorf("%s %s %g s: factor %g, want %g", c2.op, c2.term, c2.s, f, c2.want)
+		}
+	}
+	// The precision bands: a gemm kernel on the fp32 path takes its own,
+	// one on another path the class's, another class the file's "*".
+	for _, b := range []struct {
+		class, prec string
+		q10         float64
+	}{{"gemm", "fp32", 0.95}, {"gemm", "16bit", 0.8}, {"gemm", "", 0.8}, {"conv", "fp32", 0.9}} {
+		if got := kernelBand(b.class, b.prec, "Ampere", c.For(a100)); got.Q10 != b.q10 || got.Source != "calibration residuals" {
+			t.Errorf("%s %q: band %+v, want q10 %g from the calibration", b.class, b.prec, got, b.q10)
 		}
 	}
 	// On another GPU of the family: every cell but the size cells, less
@@ -141,6 +153,9 @@ func TestParseRejectsBadFilesInOneLine(t *testing.T) {
 		"bad shape":       {"op: MatMul, bound: \"*\"", "op: MatMul, shape: \"768by3072\", bound: \"*\""},
 		"shape sans op":   {"class: gemm, bound: \"*\"", "class: gemm, shape: \"768x3072\", bound: \"*\""},
 		"shape and term":  {"op: MatMul, bound: compute", "op: MatMul, shape: \"768x3072\", bound: compute"},
+		"bad precision":   {"precision: fp32", "precision: fp33"},
+		"precision on *":  {`class: "*", n: 12`, `class: "*", precision: fp32, n: 12`},
+		"duplicate band":  {"precision: fp32, n: 10", "n: 10"},
 	} {
 		bad := strings.Replace(goodFile, edit[0], edit[1], 1)
 		if bad == goodFile {

@@ -110,6 +110,9 @@ type fitRow struct {
 	tail      float64
 	kernels   []fitKernel
 	mainClass string // the class with the most body time
+	// mainPrec is the precision group with the most body time among the
+	// mainClass kernels.
+	mainPrec string
 }
 
 // fitKernel is one kernel as the calibration is applied to it
@@ -211,7 +214,8 @@ func prepareRow(gpu *hwdb.GPU, name string, r Row) (fitRow, error) {
 	fr := fitRow{name: name, meas: r.MeasuredS, hostFactor: 1, training: rep.Totals.Train != nil}
 	var sum float64
 	classBody := map[string]float64{}
-	kind := map[string]int{} // a kernel's identity → its index in fr.kernels
+	precBody := map[[2]string]float64{} // by class and precision group
+	kind := map[string]int{}            // a kernel's identity → its index in fr.kernels
 	for i := range rep.Nodes {
 		n := &rep.Nodes[i]
 		b := NodeBody(n)
@@ -224,6 +228,7 @@ func prepareRow(gpu *hwdb.GPU, name string, r Row) (fitRow, error) {
 		}
 		sum += k.body(nil, true)
 		classBody[n.KernelClass] += b
+		precBody[[2]string{n.KernelClass, PrecisionGroup(hwdb.Precision(n.Precision))}] += b
 		id := k.identity()
 		if j, ok := kind[id]; ok {
 			fr.kernels[j].n++
@@ -244,6 +249,13 @@ func prepareRow(gpu *hwdb.GPU, name string, r Row) (fitRow, error) {
 		}
 	}
 	fr.mainClass = argmaxKey(classBody)
+	inClass := map[string]float64{}
+	for k, b := range precBody {
+		if k[0] == fr.mainClass {
+			inClass[k[1]] += b
+		}
+	}
+	fr.mainPrec = argmaxKey(inClass)
 	return fr, nil
 }
 

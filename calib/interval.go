@@ -66,7 +66,7 @@ func Interval(rep *report.Report, gpu *hwdb.GPU, a *Applied) (lo, hi float64) {
 		}
 		body += b
 		largest = max(largest, b)
-		addPart(b/t, kernelBand(n.KernelClass, fam, a))
+		addPart(b/t, kernelBand(n.KernelClass, PrecisionGroup(hwdb.Precision(n.Precision)), fam, a))
 	}
 	if rest := max(0, t-body); rest > 0 {
 		addPart(rest/t, restBand)
@@ -167,67 +167,77 @@ const (
 // set. No other plan has whole-model measurements of its own here.
 var planCentre = map[string]float64{"eager": 1.07}
 
-// kernelBand is the band of a kernel of class on family: the
-// calibration's own held-out band on the GPU it was fitted on (its class,
-// else all its rows), else the built-in band (builtinBand: the family's
-// for the class, the family's for any class, any family's for the class,
-// the pooled one), and defaultBand when there is none.
-func kernelBand(class, family string, a *Applied) ErrorBand {
+// kernelBand is the band of a kernel of class on family, its compute path
+// in precision group prec (PrecisionGroup): the calibration's own
+// held-out band on the GPU it was fitted on (its class and precision,
+// its class, else all its rows), else the built-in band (builtinBand: the family's for the class
+// and precision, for the class, the family's for any class, any family's
+// for the class, the pooled one), and defaultBand when there is none.
+func kernelBand(class, prec, family string, a *Applied) ErrorBand {
 	if a.Fitted() {
-		for _, k := range []string{class, "*"} {
-			if b, ok := a.cal.band(k); ok {
-				return ErrorBand{Family: family, Class: k, N: b.N, Q10: b.Q10, Q90: b.Q90, Source: "calibration residuals"}
+		for _, k := range [][2]string{{class, prec}, {class, ""}, {"*", ""}} {
+			if b, ok := a.cal.band(k[0], k[1]); ok {
+				return ErrorBand{Family: family, Class: k[0], Precision: k[1], N: b.N, Q10: b.Q10, Q90: b.Q90, Source: "calibration residuals"}
 			}
 		}
 	}
-	return builtinBand(class, family)
+	return builtinBand(class, prec, family)
 }
 
-func (c *Calibration) band(class string) (Band, bool) {
+// band is c's residual band of exactly class and precision group prec.
+func (c *Calibration) band(class, prec string) (Band, bool) {
 	for _, b := range c.Bands {
-		if b.Class == class {
+		if b.Class == class && b.Precision == prec {
 			return b, true
 		}
 	}
 	return Band{}, false
 }
 
-// builtinBand looks up builtinBands: the family's band for the class,
-// else the family's for every class (the same library and clocks: what
+// builtinBand looks up builtinBands: the family's band for the class and
+// precision group prec, else for the class, else the family's for every class (the same library and clocks: what
 // its other kernels showed says more about this GPU than another
 // family's kernels of the class, such as Pascal's convolutions for a
 // Hopper part); for a family with no band at all, its parent's
 // (familyParent) widened by the error of carrying one generation's band
 // to the next (lineageBand); else any family's for the class, else the
 // pooled band.
-func builtinBand(class, family string) ErrorBand {
-	if b, ok := familyBand(class, family); ok {
+func builtinBand(class, prec, family string) ErrorBand {
+	if b, ok := familyBand(class, prec, family); ok {
 		return b
 	}
 	if parent, ok := familyParent[family]; ok {
-		if b, ok := familyBand(class, parent); ok {
+		if b, ok := familyBand(class, prec, parent); ok {
 			return lineageBand(b, family)
 		}
 	}
 	for _, k := range [][2]string{{"*", class}, {"*", "*"}} {
-		if b, ok := lookupBand(k[0], k[1]); ok {
+		if b, ok := lookupBand(k[0], k[1], ""); ok {
 			return b
 		}
 	}
 	return defaultBand
 }
 
-// familyBand is the family's band for the class, else for every class.
-func familyBand(class, family string) (ErrorBand, bool) {
-	if b, ok := lookupBand(family, class); ok {
+// familyBand is the family's band for the class and precision group
+// prec, else for the class, else for every class.
+func familyBand(class, prec, family string) (ErrorBand, bool) {
+	if prec != "" {
+		if b, ok := lookupBand(family, class, prec); ok {
+			return b, true
+		}
+	}
+	if b, ok := lookupBand(family, class, ""); ok {
 		return b, true
 	}
-	return lookupBand(family, "*")
+	return lookupBand(family, "*", "")
 }
 
-func lookupBand(family, class string) (ErrorBand, bool) {
+// lookupBand is the band of exactly family, class and precision group
+// prec ("" for the band of every precision).
+func lookupBand(family, class, prec string) (ErrorBand, bool) {
 	for _, b := range builtinBands {
-		if b.Family == family && b.Class == class && b.Q10 > 0 && b.Q10 <= b.Q90 {
+		if b.Family == family && b.Class == class && b.Precision == prec && b.Q10 > 0 && b.Q10 <= b.Q90 {
 			return b, true
 		}
 	}
@@ -265,7 +275,7 @@ func lineageSpread() float64 {
 	var sum, prev float64
 	n, have := 0, false
 	for _, f := range generations {
-		b, ok := lookupBand(f, "*")
+		b, ok := lookupBand(f, "*", "")
 		if !ok {
 			continue
 		}
@@ -288,6 +298,6 @@ func lineageBand(b ErrorBand, family string) ErrorBand {
 	mu, sg := logBand(b)
 	t := lineageSpread()
 	sg = math.Sqrt(sg*sg + t*t)
-	return ErrorBand{Family: family, Class: b.Class, N: b.N, Q10: math.Exp(mu - z80*sg), Q50: math.Exp(mu), Q90: math.Exp(mu + z80*sg),
+	return ErrorBand{Family: family, Class: b.Class, Precision: b.Precision, N: b.N, Q10: math.Exp(mu - z80*sg), Q50: math.Exp(mu), Q90: math.Exp(mu + z80*sg),
 		Source: fmt.Sprintf("%s's band (%s), widened by the generation-to-generation spread %.2f", b.Family, b.Source, t)}
 }

@@ -19,7 +19,7 @@ func TestIntervalCombinesBands(t *testing.T) {
 	// by the whole-model term.
 	one := synthReport(t4.Name, kern{"gemm", "MatMul", "compute", 1e-3})
 	one.Nodes[0].LaunchS, one.Nodes[0].TimeS, one.Totals.TimeS = 0, 1e-3, 1e-3
-	g := builtinBand("gemm", "Turing")
+	g := builtinBand("gemm", "", "Turing")
 	mu, sg := logBand(g)
 	s := math.Sqrt(sg*sg + modelSpread*modelSpread)
 	lo, hi := Interval(one, t4, nil)
@@ -35,7 +35,7 @@ func TestIntervalCombinesBands(t *testing.T) {
 	if !(lo <= tt && tt <= hi && lo < hi) {
 		t.Fatalf("interval [%g, %g] does not contain the estimate %g", lo, hi, tt)
 	}
-	e := builtinBand("elementwise", "Turing")
+	e := builtinBand("elementwise", "", "Turing")
 	_, se := logBand(e)
 	w := 1e-3 / tt
 	full := math.Sqrt(math.Pow(w*sg+w*se, 2) + modelSpread*modelSpread)
@@ -125,12 +125,30 @@ func TestBuiltinBandFallsBackInOrder(t *testing.T) {
 		class, fam string
 		q10        float64
 	}{{"gemm", "Turing", 0.9}, {"conv", "Turing", 0.7}, {"data", "Turing", 0.7}, {"conv", "Hopper", 0.8}, {"data", "Hopper", 0.65}, {"gemm", "Hopper", 0.65}} {
-		if b := builtinBand(c.class, c.fam); b.Q10 != c.q10 {
+		if b := builtinBand(c.class, "", c.fam); b.Q10 != c.q10 {
 			t.Errorf("%s on %s: band %+v, want q10 %g", c.class, c.fam, b, c.q10)
 		}
 	}
+	// A precision group's band comes first where the family has one, and
+	// its parent's before the parent's band for every precision.
+	builtinBands = append(builtinBands,
+		ErrorBand{Family: "Turing", Class: "conv", Precision: "8bit", Q10: 0.3, Q90: 1.9},
+		ErrorBand{Family: "Ampere", Class: "gemm", Precision: "fp32", Q10: 0.85, Q90: 1.2},
+		ErrorBand{Family: "Ampere", Class: "gemm", Q10: 0.95, Q90: 1.05})
+	for _, c := range []struct {
+		class, prec, fam string
+		q10              float64
+	}{{"conv", "8bit", "Turing", 0.3}, {"conv", "16bit", "Turing", 0.7}, {"conv", "", "Turing", 0.7}, {"gemm", "8bit", "Turing", 0.9},
+		{"gemm", "fp32", "Ampere", 0.85}, {"gemm", "16bit", "Ampere", 0.95}} {
+		if b := builtinBand(c.class, c.prec, c.fam); b.Q10 != c.q10 {
+			t.Errorf("%s %q on %s: band %+v, want q10 %g", c.class, c.prec, c.fam, b, c.q10)
+		}
+	}
+	if b := builtinBand("gemm", "fp32", "Ada Lovelace"); b.Precision != "fp32" || b.Family != "Ada Lovelace" {
+		t.Errorf("Ada fp32 gemm: %+v, want Ampere's fp32 band carried to Ada", b)
+	}
 	builtinBands = nil
-	if b := builtinBand("gemm", "Turing"); b != defaultBand {
+	if b := builtinBand("gemm", "", "Turing"); b != defaultBand {
 		t.Errorf("no bands: %+v, want the default", b)
 	}
 }
@@ -152,20 +170,39 @@ func TestLineageBand(t *testing.T) {
 	if got := lineageSpread(); !near(got, want, 1e-12) {
 		t.Fatalf("lineageSpread = %g, want %g", got, want)
 	}
-	ada := builtinBand("conv", "Ada Lovelace")
+	ada := builtinBand("conv", "", "Ada Lovelace")
 	_, sa := logBand(builtinBands[1])
 	mu, sg := logBand(ada)
 	if !near(mu, 0, 1e-12) || !near(sg, math.Sqrt(sa*sa+want*want), 1e-12) || ada.Family != "Ada Lovelace" {
 		t.Errorf("Ada conv: %+v (centre %g, spread %g), want Ampere's centre 0 and spread %g", ada, mu, sg, math.Sqrt(sa*sa+want*want))
 	}
-	if b := builtinBand("conv", "CDNA 3"); b.Q10 != 0.5 {
+	if b := builtinBand("conv", "", "CDNA 3"); b.Q10 != 0.5 {
 		t.Errorf("CDNA 3 (no parent) conv: %+v, want any family's conv band", b)
 	}
-	if b := builtinBand("conv", "Hopper"); b.Q10 != 0.95 {
+	if b := builtinBand("conv", "", "Hopper"); b.Q10 != 0.95 {
 		t.Errorf("Hopper conv: %+v, want its own family's band", b)
 	}
 	builtinBands = builtinBands[3:]
-	if lineageSpread() != 0 || builtinBand("conv", "Ada Lovelace").Q10 != 0.5 {
-		t.Errorf("no family bands: spread %g, Ada conv %+v", lineageSpread(), builtinBand("conv", "Ada Lovelace"))
+	if lineageSpread() != 0 || builtinBand("conv", "", "Ada Lovelace").Q10 != 0.5 {
+		t.Errorf("no family bands: spread %g, Ada conv %+v", lineageSpread(), builtinBand("conv", "", "Ada Lovelace"))
+	}
+}
+
+// A kernel's band follows its compute path: on a T4, DeepBench's
+// held-out int8 convolutions (some falling back to fp32 math) scatter far
+// more about the model than its fp16 tensor-core ones, so the same
+// convolution's interval is wider at int8 than at fp16, and the fp16 one
+// narrower than the band of every precision together.
+func TestIntervalFollowsPrecision(t *testing.T) {
+	t4 := mustGPU(t, "T4")
+	width := func(prec string) float64 {
+		rep := synthReport(t4.Name, kern{"conv", "Conv", "compute", 1e-3})
+		rep.Nodes[0].Precision = prec
+		lo, hi := Interval(rep, t4, nil)
+		return hi / lo
+	}
+	i8, f16, any := width("int8_tensor"), width("fp16_tensor"), width("")
+	if !(i8 > any && any > f16) {
+		t.Errorf("T4 conv interval widths: int8 %.2f, every precision %.2f, fp16 %.2f; want int8 > every > fp16", i8, any, f16)
 	}
 }

@@ -299,23 +299,40 @@ func residualBands(frs []fitRow, ratios []float64) []Band {
 	if len(ratios) < minBandRows {
 		return nil
 	}
-	bands := []Band{band("*", ratios)}
+	bands := []Band{band("*", "", ratios)}
 	byClass := map[string][]float64{}
+	byPrec := map[string]map[string][]float64{} // class → precision group → ratios
 	for i, fr := range frs {
-		if fr.mainClass != "" {
-			byClass[fr.mainClass] = append(byClass[fr.mainClass], ratios[i])
+		if fr.mainClass == "" {
+			continue
+		}
+		byClass[fr.mainClass] = append(byClass[fr.mainClass], ratios[i])
+		if fr.mainPrec != "" {
+			if byPrec[fr.mainClass] == nil {
+				byPrec[fr.mainClass] = map[string][]float64{}
+			}
+			byPrec[fr.mainClass][fr.mainPrec] = append(byPrec[fr.mainClass][fr.mainPrec], ratios[i])
 		}
 	}
 	for _, c := range sortedKeys(byClass) {
-		if len(byClass[c]) >= minBandRows {
-			bands = append(bands, band(c, byClass[c]))
+		if len(byClass[c]) < minBandRows {
+			continue
+		}
+		bands = append(bands, band(c, "", byClass[c]))
+		// A precision's own band where it has the rows and is not the
+		// class's every row (P100's fp32 and fp16-storage kernels of one
+		// class scatter differently).
+		for _, pg := range sortedKeys(byPrec[c]) {
+			if r := byPrec[c][pg]; len(r) >= minBandRows && len(r) < len(byClass[c]) {
+				bands = append(bands, band(c, pg, r))
+			}
 		}
 	}
 	return bands
 }
 
-func band(class string, r []float64) Band {
-	return Band{Class: class, N: len(r), Q10: clampRound(quantile(r, 0.1)), Q90: clampRound(quantile(r, 0.9))}
+func band(class, prec string, r []float64) Band {
+	return Band{Class: class, Precision: prec, N: len(r), Q10: clampRound(quantile(r, 0.1)), Q90: clampRound(quantile(r, 0.9))}
 }
 
 // quantile is the q-quantile of xs by linear interpolation between order

@@ -53,10 +53,11 @@ func LoadAll(root string) (rows []Row, skipped []string, err error) {
 // or the class's "*" family band.
 const minBandRows = 10
 
-// Bands are the error bands of the held-out rows: per (family, class),
-// per family over all classes ("*"), per class over all families, and
-// over everything ("*", "*"), each from at least minBandRows rows, sorted
-// by family then class.
+// Bands are the error bands of the held-out rows: per (family, class,
+// precision group), per (family, class), per family over all classes
+// ("*"), per class over all families, and over everything ("*", "*"),
+// each from at least minBandRows rows, sorted by family, class and
+// precision group.
 func Bands(rows []Priced) []calib.ErrorBand {
 	held := make([]Priced, 0, len(rows))
 	for _, r := range rows {
@@ -65,6 +66,12 @@ func Bands(rows []Priced) []calib.ErrorBand {
 		}
 	}
 	keys := []func(Priced) []string{
+		func(p Priced) []string {
+			if g := p.PrecisionGroup(); g != "" {
+				return []string{p.Family, string(p.Class), g}
+			}
+			return nil
+		},
 		func(p Priced) []string { return []string{p.Family, string(p.Class)} },
 		func(p Priced) []string { return []string{p.Family, "*"} },
 		func(p Priced) []string { return []string{"*", string(p.Class)} },
@@ -76,20 +83,45 @@ func Bands(rows []Priced) []calib.ErrorBand {
 			if s.N < minBandRows {
 				continue
 			}
-			out = append(out, calib.ErrorBand{Family: s.Key[0], Class: s.Key[1], N: s.N,
+			out = append(out, calib.ErrorBand{Family: s.Key[0], Class: s.Key[1], Precision: keyPrecision(s.Key), N: s.N,
 				Q10: round4(s.Q10), Q50: round4(s.Q50), Q90: round4(s.Q90),
 				Source: bandSource(held, s.Key)})
 		}
 	}
 	sortBands(out)
-	return out
+	return dropSameRows(out)
+}
+
+// dropSameRows leaves out a precision band that holds exactly the rows of
+// its (family, class) band (a family measured in one precision only):
+// the lookup falls back to that band anyway.
+func dropSameRows(bands []calib.ErrorBand) []calib.ErrorBand {
+	n := map[[2]string]int{}
+	for _, b := range bands {
+		if b.Precision == "" {
+			n[[2]string{b.Family, b.Class}] = b.N
+		}
+	}
+	return slices.DeleteFunc(bands, func(b calib.ErrorBand) bool {
+		return b.Precision != "" && n[[2]string{b.Family, b.Class}] == b.N
+	})
+}
+
+// keyPrecision is a band key's precision group, "" for a key of every
+// precision.
+func keyPrecision(key []string) string {
+	if len(key) > 2 {
+		return key[2]
+	}
+	return ""
 }
 
 // bandSource counts a band's rows per source and GPU.
 func bandSource(held []Priced, key []string) string {
 	n := map[string]int{}
+	prec := keyPrecision(key)
 	for _, r := range held {
-		if (key[0] == "*" || r.Family == key[0]) && (key[1] == "*" || string(r.Class) == key[1]) {
+		if (key[0] == "*" || r.Family == key[0]) && (key[1] == "*" || string(r.Class) == key[1]) && (prec == "" || r.PrecisionGroup() == prec) {
 			n[r.Source+" "+r.GPU]++
 		}
 	}
@@ -100,16 +132,18 @@ func bandSource(held []Priced, key []string) string {
 	return "held-out " + strings.Join(parts, ", ")
 }
 
-// sortBands orders bands by family then class, "*" after the names.
+// sortBands orders bands by family, class and precision group, "*" (and
+// a band of every precision) after the names.
 func sortBands(b []calib.ErrorBand) {
 	rank := func(x string) string {
-		if x == "*" {
+		if x == "*" || x == "" {
 			return "\xff"
 		}
 		return x
 	}
 	slices.SortStableFunc(b, func(x, y calib.ErrorBand) int {
-		return cmp.Or(cmp.Compare(rank(x.Family), rank(y.Family)), cmp.Compare(rank(x.Class), rank(y.Class)))
+		return cmp.Or(cmp.Compare(rank(x.Family), rank(y.Family)), cmp.Compare(rank(x.Class), rank(y.Class)),
+			cmp.Compare(rank(x.Precision), rank(y.Precision)))
 	})
 }
 
@@ -126,7 +160,9 @@ func BandsGo(bands []calib.ErrorBand) ([]byte, error) {
 package calib
 
 // builtinBands are the time model's held-out error bands, measured/predicted
-// per GPU family and kernel class (internal/kernelrows). The rows:
+// per GPU family, kernel class and, where a class's rows of one precision
+// group (PrecisionGroup) number enough, precision (internal/kernelrows).
+// The rows:
 //   - Vidur mlp.csv (microsoft/vidur @ 7d475133; internal/kernelrows/testdata/vidur):
 //     fp16 LLM operators on A100-SXM4-80GB, H100-SXM5-80GB, A40, one row per
 //     unique (GPU, op, shape); every 4th shape per (GPU, op) is held out.
@@ -137,13 +173,21 @@ package calib
 //
 // Rows are priced as cost.Analyze prices a one-node graph (Vidur, H100) or
 // as the calibration does (DeepBench, isolated library calls). A band
-// needs at least 10 rows; a (family, class) without one falls back to its
-// family's "*" class band, then to the class's "*" family band.
+// needs at least 10 rows; a (family, class, precision) without one falls
+// back to its (family, class) band, that to its family's "*" class band,
+// then to the class's "*" family band. DeepBench's rows take the group of
+// the arithmetic the sheet asked for (its int8 convolutions that fall back
+// to fp32 math are 8bit, its fp16-storage fp32-math rows none), the
+// others their priced path's.
 var builtinBands = []ErrorBand{
 `)
 	for _, x := range bands {
-		fmt.Fprintf(&b, "\t{Family: %q, Class: %q, N: %d, Q10: %s, Q50: %s, Q90: %s, Source: %q},\n",
-			x.Family, x.Class, x.N, num(x.Q10), num(x.Q50), num(x.Q90), x.Source)
+		prec := ""
+		if x.Precision != "" {
+			prec = fmt.Sprintf(" Precision: %q,", x.Precision)
+		}
+		fmt.Fprintf(&b, "\t{Family: %q, Class: %q,%s N: %d, Q10: %s, Q50: %s, Q90: %s, Source: %q},\n",
+			x.Family, x.Class, prec, x.N, num(x.Q10), num(x.Q50), num(x.Q90), x.Source)
 	}
 	b.WriteString("}\n")
 	return format.Source(b.Bytes())

@@ -11,6 +11,7 @@ package kernelrows
 import (
 	"fmt"
 
+	"github.com/onnxcost/onnxcost/calib"
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/internal/calibrate"
@@ -97,6 +98,26 @@ func PriceWith(r Row, gpu *hwdb.GPU, p perf.Params) perf.KernelTime {
 		t.TimeS *= n
 	}
 	return t
+}
+
+// PrecisionGroup is the row's band precision (calib.PrecisionGroup): a
+// DeepBench row's the arithmetic its sheet asked for (fp32, fp16 or int8,
+// whatever path the model prices it on; none for the fp16-storage,
+// fp32-math "pseudo_fp16" rows, which no report runs), any other row's
+// its priced kernel's path.
+func (r Row) PrecisionGroup() string {
+	if r.bench != nil {
+		switch r.bench.Row.Precision {
+		case calibrate.BenchFP32:
+			return calib.PrecisionGroup(hwdb.FP32)
+		case calibrate.BenchFP16:
+			return calib.PrecisionGroup(hwdb.FP16Tensor)
+		case calibrate.BenchINT8:
+			return calib.PrecisionGroup(hwdb.INT8Tensor)
+		}
+		return ""
+	}
+	return calib.PrecisionGroup(r.Kernel.Precision)
 }
 
 // inPlanRuntime prices rows timed inside PyTorch back to back: kernels
