@@ -172,10 +172,12 @@ func TestTrainStepEnergy(t *testing.T) {
 	if def := get(); num(def["totals"].(map[string]any), "energy_j") != num(get("--power-cap", "300")["totals"].(map[string]any), "energy_j") {
 		t.Error("a cap at TDP changed the training step's energy")
 	}
-	// ResNet-50's backward is compute-bound: 150 W must slow it (+14.9%;
+	// ResNet-50's backward is compute-bound: 150 W must slow it (+9.5%;
+	// +14.9% before the V/f curve's rise above its floor was fitted to
+	// locked-clock board power, which lets a cap keep a higher clock,
 	// +16.7% before an under-filled kernel drew only its busy SMs' power,
 	// and 1.0 if the cap did not reach the backward pass).
-	if b150, b300 := num(get("--power-cap", "150")["totals"].(map[string]any)["train"].(map[string]any), "backward_time_s"), num(get()["totals"].(map[string]any)["train"].(map[string]any), "backward_time_s"); !(b150 > 1.1*b300) {
+	if b150, b300 := num(get("--power-cap", "150")["totals"].(map[string]any)["train"].(map[string]any), "backward_time_s"), num(get()["totals"].(map[string]any)["train"].(map[string]any), "backward_time_s"); !(b150 > 1.05*b300) {
 		t.Errorf("backward %g s at 150 W vs %g s at TDP: the cap does not reach the backward pass", b150, b300)
 	}
 }
@@ -191,15 +193,17 @@ func parseF(t *testing.T, s string) float64 {
 
 // TestEnergyLSTMvsCNN: the seed's finding on the zoo. Capping a V100 to
 // 200 W slows the PTB LSTM (batch 20, its training batch) far less than
-// ResNet-50, which is compute-bound.
+// ResNet-50, which is compute-bound and slows about as its clock drops
+// (+13.3% at 1334 MHz against 1515; +19.4% at 1266 MHz before the V/f
+// curve's rise above its floor was fitted to locked-clock board power).
 func TestEnergyLSTMvsCNN(t *testing.T) {
 	slow := func(m, batch string) float64 {
 		res, _ := runEnergyJSON(t, m, "--gpu", "V100", "--batch", batch, "--power-cap", "200,300")
 		return res.Rows[0].TimeS/res.Rows[1].TimeS - 1
 	}
 	lstm, cnn := slow("zoo:lstm-ptb", "20"), slow("zoo:resnet50", "64")
-	if !(lstm < 0.06) || !(cnn > 0.15) || !(cnn > 3*lstm) {
-		t.Errorf("200 W on V100: LSTM slows %.1f%%, ResNet-50 %.1f%%; want the LSTM under 6%% and the CNN over 15%%", 100*lstm, 100*cnn)
+	if !(lstm < 0.06) || !(cnn > 0.10) || !(cnn > 3*lstm) {
+		t.Errorf("200 W on V100: LSTM slows %.1f%%, ResNet-50 %.1f%%; want the LSTM under 6%% and the CNN over 10%%", 100*lstm, 100*cnn)
 	}
 }
 

@@ -30,13 +30,16 @@ import (
 // which this model's dense compute meets TDP: the two agree.
 //
 // V(f) is the voltage/frequency curve (vfcurve.go): flat at vMin of the
-// boost voltage up to vfFloor of the boost clock, then linear up to 1 at
-// boost, read off an A40's nvidia-smi voltages at two clocks and the
-// floor voltage every generation's clock profile shows. Below the floor
-// a lower clock saves no voltage, so a compute-bound kernel's energy per
-// run stops falling there while the idle floor's share grows: the cap of
-// least energy is the one that settles it near vfFloor of boost, not the
-// lowest cap. FullClockPower is the board's own (hwdb clock_power_w) on a
+// boost voltage up to vfFloor of the boost clock, then rising, slowly at
+// first and steeply near boost, to 1 at boost: the floor read off an A40's
+// nvidia-smi voltages and the floor voltage every generation's clock
+// profile shows, the rise fitted to board power at locked clocks on an
+// A100 and an A40. Below the floor a lower clock saves no voltage, so a
+// compute-bound kernel's energy per run stops falling there while the idle
+// floor's share grows; just above it the voltage barely rises, so the
+// clock of least energy lies above the floor (0.70-0.73 of boost on the
+// A100 and A40 fits), and so does the cap that settles it, not the lowest
+// cap. FullClockPower is the board's own (hwdb clock_power_w) on a
 // process unlike the default's (Ada's 4N).
 //
 // Memory traffic draws P_io (DRAM and its PHY: the memory clock does not
@@ -153,7 +156,7 @@ func voltage(fr float64) float64 {
 	if fr <= vfFloor {
 		return vMin
 	}
-	return vMin + (1-vMin)*min((fr-vfFloor)/(1-vfFloor), 1)
+	return vMin + (1-vMin)*math.Pow(min((fr-vfFloor)/(1-vfFloor), 1), vfCurvature)
 }
 
 // dynScale is (V(f)/V(f_boost))²·f/f_boost for the clock fraction fr.
@@ -244,8 +247,34 @@ func rawPower(g *hwdb.GPU, kt KernelTime, active float64, prec hwdb.Precision, f
 	memBoost := memoryPowerW(g, idle0)
 	uc := min(active/kt.TimeS, 1)
 	um := min(kt.MemoryS/kt.TimeS, 1)
-	s := dynScale(f / g.BoostClockMHz)
+	s := dynScale(f/g.BoostClockMHz) * defaultClockAnchor(g)
 	return idle, uc*w*pcBoost*s + um*memBoost*(memFixedShare*dramRate(g, f)+(1-memFixedShare)*s)
+}
+
+// defaultClockAnchor keeps the dynamic power of a board whose default
+// sustained clock f0 is below boost (a power-limited one) at the level it
+// had at f0 before the V/f curve's rise above its floor was fitted to
+// locked-clock board power (a straight line from the floor to boost),
+// and lets the fitted curve shape only how power falls below f0 (and
+// rises above it, for kernels that fill few SMs). That level is where the
+// time model's clock rule (clockFraction: dynamic power as f² of boost's,
+// which the line tracks within 10% above 0.7 of boost) settles the board
+// under dense compute, and what reports at the default limit were checked
+// with; the locked-clock fits say how power varies with the clock, not
+// what a power-limited board draws at its limit. Scaled to dense compute
+// at f0 meeting TDP exactly instead, a T4 running BERT-large at its
+// default limit went from 69.9 to 63.1 W, where a T4 under load reads its
+// 70 W limit; scaled to f² there, an MI250X's ResNet-50 from 387 to 411 W.
+// 1 on a board that holds boost.
+func defaultClockAnchor(g *hwdb.GPU) float64 {
+	fb := g.BoostClockMHz
+	f0 := DefaultClockMHz(g)
+	if !(f0 > 0) || f0 >= fb {
+		return 1
+	}
+	fr := f0 / fb
+	line := vMin + (1-vMin)*min(max((fr-vfFloor)/(1-vfFloor), 0), 1)
+	return line * line * fr / dynScale(fr)
 }
 
 // memoryPowerW is the dynamic power, at boost, of a kernel streaming

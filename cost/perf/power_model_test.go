@@ -1,7 +1,6 @@
 package perf
 
 import (
-	"math"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/hwdb"
@@ -47,41 +46,36 @@ func TestCapSlowsMemoryBoundLess(t *testing.T) {
 
 // TestLeastEnergyCapInterior: a compute-bound kernel's energy over caps
 // from a quarter of TDP to TDP is least strictly between the two ends, at
-// the cap that settles it near the V/f floor's clock: above the floor the
-// V² of a high clock wastes energy; below it the clock falls with no
+// a clock above the V/f floor: below the floor the clock falls with no
 // voltage left to save while the fixed share of idle power
-// (idleFixedFraction) accrues over the longer run. The least's clock is
-// within 5% of the floor's on every board (821 MHz against the A100's 804,
-// 1,012 against the A40's 992), and the cap nearest the floor is within
-// 3% of the least energy. While the whole idle draw scaled with the clock
-// the curve was flat below the floor (L4: 97.2-97.5 mJ from 620 to
-// 1,050 MHz) and the least fell anywhere in it.
+// (idleFixedFraction) accrues over the longer run; just above it the
+// voltage barely rises (vfCurvature), so energy keeps falling with a
+// higher clock until the V² of the steep top of the curve outweighs it.
+// The least's clock is within the range of the GROMACS locked-clock
+// fits' (0.62-0.74 of boost on an A100 and an A40), widened by 0.02 each
+// way: 0.64-0.68 of boost on every board. With a straight V/f line above
+// the floor it sat at the floor (821 MHz against the A100's 804); while
+// the whole idle draw scaled with the clock the curve was flat below the
+// floor (L4: 97.2-97.5 mJ from 620 to 1,050 MHz) and the least fell
+// anywhere in it.
 func TestLeastEnergyCapInterior(t *testing.T) {
 	o := PlanOptions()
 	k := powerKernels()["gemm16"]
 	for _, g := range lookupAll(t, capGPUs) {
 		lo, hi := 0.25*g.TDPWatts, g.TDPWatts
 		step := (hi - lo) / 30
-		floor := vfFloor * g.BoostClockMHz
-		best, bestE, bestF, nearE, nearD := 0.0, 0.0, 0.0, 0.0, math.Inf(1)
+		best, bestE, bestF := 0.0, 0.0, 0.0
 		for c := lo; c <= hi+step/2; c += step {
 			pk := UnderControl(g, k, o, PowerControl{CapW: c})
-			e := pk.EnergyJ()
-			if best == 0 || e < bestE {
+			if e := pk.EnergyJ(); best == 0 || e < bestE {
 				best, bestE, bestF = c, e, pk.ClockMHz
-			}
-			if d := math.Abs(pk.ClockMHz - floor); d < nearD {
-				nearD, nearE = d, e
 			}
 		}
 		if !(best > lo+step/2 && best < hi-step/2) {
 			t.Errorf("%s: least energy at %.0f W, want strictly inside (%.0f, %.0f) W", g.Name, best, lo, hi)
 		}
-		if math.Abs(bestF/floor-1) > 0.05 {
-			t.Errorf("%s: least energy at %.0f MHz (%.0f W), more than 5%% from the V/f floor's %.0f MHz", g.Name, bestF, best, floor)
-		}
-		if nearE > 1.03*bestE {
-			t.Errorf("%s: %.4g J at the cap nearest the V/f floor's %.0f MHz, more than 3%% above the least %.4g J (at %.0f W)", g.Name, nearE, floor, bestE, best)
+		if fr := bestF / g.BoostClockMHz; fr < 0.60 || fr > 0.76 {
+			t.Errorf("%s: least energy at %.0f MHz (%.0f W), %.2f of boost, outside the locked-clock fits' 0.60-0.76", g.Name, bestF, best, fr)
 		}
 	}
 }
