@@ -169,10 +169,11 @@ var planCentre = map[string]float64{"eager": 1.07}
 
 // kernelBand is the band of a kernel of class on family, its compute path
 // in precision group prec (PrecisionGroup): the calibration's own
-// held-out band on the GPU it was fitted on (its class and precision,
-// its class, else all its rows), else the built-in band (builtinBand: the family's for the class
-// and precision, for the class, the family's for any class, any family's
-// for the class, the pooled one), and defaultBand when there is none.
+// held-out band on the GPU it was fitted on (its class and precision, its
+// class, else all its rows), else the built-in band (builtinBand: the
+// family's for the class and precision, for the class, the family's for
+// any class, any family's for the class, the pooled one), and
+// defaultBand when there is none.
 func kernelBand(class, prec, family string, a *Applied) ErrorBand {
 	if a.Fitted() {
 		for _, k := range [][2]string{{class, prec}, {class, ""}, {"*", ""}} {
@@ -195,10 +196,10 @@ func (c *Calibration) band(class, prec string) (Band, bool) {
 }
 
 // builtinBand looks up builtinBands: the family's band for the class and
-// precision group prec, else for the class, else the family's for every class (the same library and clocks: what
-// its other kernels showed says more about this GPU than another
-// family's kernels of the class, such as Pascal's convolutions for a
-// Hopper part); for a family with no band at all, its parent's
+// precision group prec, else for the class, else the family's for every
+// class (the same library and clocks: what its other kernels showed says
+// more about this GPU than another family's kernels of the class, such
+// as Pascal's convolutions for a Hopper part); for a family with no band at all, its parent's
 // (familyParent) widened by the error of carrying one generation's band
 // to the next (lineageBand); else any family's for the class, else the
 // pooled band.
