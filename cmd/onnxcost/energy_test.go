@@ -357,3 +357,25 @@ func TestEnergyReferenceStable(t *testing.T) {
 		}
 	}
 }
+
+// TestLeastEnergyCapAboveTheLowest: a compute-bound model's least energy
+// lies at a cap that holds its clock above the V/f floor, not at the
+// lowest cap a board allows: on an A100-SXM4-40GB (100-400 W) ResNet-50
+// at batch 64 is cheapest at 175 W (986 MHz, 0.70 of boost), as the
+// locked-clock power fits the V/f curve rests on place the least energy
+// of compute-bound work at 0.62-0.74 of boost. With a straight V/f line
+// above the floor it was 150 W at 820 MHz, the floor.
+func TestLeastEnergyCapAboveTheLowest(t *testing.T) {
+	res, _ := runEnergyJSON(t, "zoo:resnet50", "--gpu", "A100-SXM4-40GB", "--batch", "64")
+	lowest := res.Rows[0].PowerCapW
+	best := res.Optimal.Energy
+	var clock float64
+	for _, r := range res.Rows {
+		if r.PowerCapW == best.PowerCapW {
+			clock = r.SMClockMHz
+		}
+	}
+	if !(best.PowerCapW > lowest+25) || clock < 0.62*1410 || clock > 0.76*1410 {
+		t.Errorf("A100-SXM4-40GB ResNet-50 b64: least energy at %g W (%.0f MHz); the lowest cap is %g W: want above the next cap up, at 0.62-0.76 of the 1410 MHz boost", best.PowerCapW, clock, lowest)
+	}
+}
