@@ -152,11 +152,17 @@ func MinClockMHz(g *hwdb.GPU) float64 {
 }
 
 // voltage is V(f)/V(f_boost) (see the model above).
-func voltage(fr float64) float64 {
+func voltage(fr float64) float64 { return voltageRising(fr, vfCurvature) }
+
+// voltageRising is a V/f curve flat at vMin up to vfFloor and rising as
+// x^curvature to 1 at boost, x the clock's share of the way there:
+// curvature vfCurvature is the model's, 1 the straight line
+// defaultClockAnchor keeps the default clock's level with.
+func voltageRising(fr, curvature float64) float64 {
 	if fr <= vfFloor {
 		return vMin
 	}
-	return vMin + (1-vMin)*math.Pow(min((fr-vfFloor)/(1-vfFloor), 1), vfCurvature)
+	return vMin + (1-vMin)*math.Pow(min((fr-vfFloor)/(1-vfFloor), 1), curvature)
 }
 
 // dynScale is (V(f)/V(f_boost))²·f/f_boost for the clock fraction fr.
@@ -175,6 +181,8 @@ type clocked struct {
 	o  Options
 	f0 float64    // the default sustained clock
 	t0 KernelTime // the kernel at f0, exactly as EstimateKernel gives it
+	// anchor is defaultClockAnchor of g at f0, the same for every clock.
+	anchor float64
 	// active is the part of t0.ComputeS that scales with 1/clock (the SMs
 	// computing); the rest (per-step latency of a recurrent layer, a
 	// GEMM's fill, split-K's partial sums) does not and draws no compute
@@ -187,6 +195,7 @@ type clocked struct {
 // 7 MB of Analyze's 73 MB on a 112k-node LLaMA-shaped graph.
 func newClocked(g *hwdb.GPU, k Kernel, o Options) clocked {
 	c := clocked{g: g, k: k, o: o, f0: DefaultClockMHz(g), t0: EstimateKernel(g, k, o)}
+	c.anchor = defaultClockAnchor(g, c.f0)
 	if c.f0 > 0 {
 		half := c.at(c.f0 / 2)
 		c.active = min(max(half.ComputeS-c.t0.ComputeS, 0), c.t0.ComputeS) * smBusy(g, k, o)
@@ -227,8 +236,8 @@ func (c *clocked) activeAt(f float64) float64 { return c.active * c.f0 / f }
 
 // rawPower is the model's board power for kernel kt (timed at clock f,
 // active seconds of it computing) and its idle share, before the default
-// limit is applied.
-func rawPower(g *hwdb.GPU, kt KernelTime, active float64, prec hwdb.Precision, f float64) (idle, dyn float64) {
+// limit is applied; anchor is defaultClockAnchor's factor for g.
+func rawPower(g *hwdb.GPU, kt KernelTime, active float64, prec hwdb.Precision, f, anchor float64) (idle, dyn float64) {
 	tdp := g.TDPWatts
 	if !(tdp > 0) || !(kt.TimeS > 0) || !(g.BoostClockMHz > 0) {
 		return 0, 0
@@ -247,7 +256,7 @@ func rawPower(g *hwdb.GPU, kt KernelTime, active float64, prec hwdb.Precision, f
 	memBoost := memoryPowerW(g, idle0)
 	uc := min(active/kt.TimeS, 1)
 	um := min(kt.MemoryS/kt.TimeS, 1)
-	s := dynScale(f/g.BoostClockMHz) * defaultClockAnchor(g)
+	s := dynScale(f/g.BoostClockMHz) * anchor
 	return idle, uc*w*pcBoost*s + um*memBoost*(memFixedShare*dramRate(g, f)+(1-memFixedShare)*s)
 }
 
@@ -265,15 +274,14 @@ func rawPower(g *hwdb.GPU, kt KernelTime, active float64, prec hwdb.Precision, f
 // at f0 meeting TDP exactly instead, a T4 running BERT-large at its
 // default limit went from 69.9 to 63.1 W, where a T4 under load reads its
 // 70 W limit; scaled to f² there, an MI250X's ResNet-50 from 387 to 411 W.
-// 1 on a board that holds boost.
-func defaultClockAnchor(g *hwdb.GPU) float64 {
+// 1 on a board that holds boost. f0 is DefaultClockMHz(g).
+func defaultClockAnchor(g *hwdb.GPU, f0 float64) float64 {
 	fb := g.BoostClockMHz
-	f0 := DefaultClockMHz(g)
 	if !(f0 > 0) || f0 >= fb {
 		return 1
 	}
 	fr := f0 / fb
-	line := vMin + (1-vMin)*min(max((fr-vfFloor)/(1-vfFloor), 0), 1)
+	line := voltageRising(fr, 1)
 	return line * line * fr / dynScale(fr)
 }
 
@@ -359,7 +367,7 @@ const idleFixedFraction = 0.85
 // This keeps an explicit cap at TDP identical to no cap.
 func powerScale(c *clocked) float64 {
 	g := c.g
-	idle, dyn := rawPower(g, c.t0, c.active, c.k.Precision, c.f0)
+	idle, dyn := rawPower(g, c.t0, c.active, c.k.Precision, c.f0, c.anchor)
 	if dyn > 0 && idle+dyn > g.TDPWatts {
 		return (g.TDPWatts - idle) / dyn
 	}
@@ -370,7 +378,7 @@ func powerScale(c *clocked) float64 {
 // power scaled by r (powerScale).
 func (c *clocked) powerAt(f, r float64) (float64, KernelTime) {
 	t := c.at(f)
-	idle, dyn := rawPower(c.g, t, c.activeAt(f), c.k.Precision, f)
+	idle, dyn := rawPower(c.g, t, c.activeAt(f), c.k.Precision, f, c.anchor)
 	return idle + r*dyn, t
 }
 
