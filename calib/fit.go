@@ -238,7 +238,12 @@ func prepareRow(gpu *hwdb.GPU, name string, r Row) (fitRow, error) {
 		fr.kernels = append(fr.kernels, k)
 	}
 	fr.rest = max(0, rep.Totals.TimeS-sum)
-	if rt := rep.Runtime; rt != nil && rt.DispatchS > 0 {
+	// Any host work per call is a host term, a graph replay's one launch
+	// and synchronize (call_us, no dispatch) included: in the fixed rest,
+	// a kernel measured faster than that floor (timed inside a graph of
+	// many calls, or from a profiler's durations) could never be priced
+	// under it, calibrated or not.
+	if rt := rep.Runtime; rt != nil && rt.HostS > 0 {
 		fr.host, fr.runtime = rt.HostS, rt.Name
 		if rt.DeviceS > 0 {
 			// The device side without the host's stalls, and what follows

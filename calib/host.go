@@ -17,7 +17,12 @@ import (
 // machine (our H100's), and a host 1.3× faster or slower moves every
 // host-bound call by as much. Our H200's machine ran the same eager calls
 // at a median 0.86 of the H100-fitted host time (51 host-bound rows of
-// testdata/measured/h200_sxm_pytorch.csv).
+// testdata/measured/h200_sxm_pytorch.csv). A graph replay's runtime has
+// no dispatch but its call (call_us, one launch and synchronize) floors a
+// call too: kernels timed inside a graph of many calls, or from a
+// profiler's durations, run under it, and their factor says so (the
+// H100's single-kernel rows of internal/kernelrows, ours and Vidur's, 46
+// of them under the floor, fit graph-nhwc's call at 0.49).
 //
 // A training step's host is mostly other code (the autograd engine's
 // per-edge work, the optimizer's loop) than an inference call's module
@@ -231,7 +236,7 @@ func writeHosts(p func(string, ...any), hosts []HostFactor) {
 		return // absent: a file of a calibration without host-bound rows reads as before
 	}
 	p("hosts:\n")
-	p("  # per eager runtime, the factor on its host figures (dispatch, module,\n")
+	p("  # per runtime, the factor on its host figures (dispatch, module,\n")
 	p("  # call, autograd, optimizer, cuDNN call) fitted on the rows the host\n")
 	p("  # bounded (n), training steps apart; applies on the GPU fitted, whose\n")
 	p("  # machine's host it is\n")

@@ -157,3 +157,37 @@ func TestParseRejectsBadHosts(t *testing.T) {
 		t.Errorf("a file without hosts: %v, %+v", err, c)
 	}
 }
+
+// A graph replay issues no per-kernel host work, but its one launch and
+// synchronize (call_us) still floor a call: a kernel measured inside a
+// CUDA graph of many calls, or from a profiler's durations, takes 1-3 µs
+// where the profile's 10 µs call would price it at 10. Rows faster than
+// that floor teach the call's factor like any host-bound row; before,
+// the floor sat in the fixed rest and no calibration could price such a
+// kernel under it (our H100's 65,536-element fp16 Add, measured 1.6 µs,
+// stayed at 10 µs calibrated: internal/kernelrows TestCalibrationEndToEnd).
+func TestCallFloorLearnedFromFastRows(t *testing.T) {
+	gpu := mustGPU(t, "H100-SXM5-80GB")
+	rows := mixRows(gpu.Name, func(kern) float64 { return 1 }, 0, 1)
+	const call = 10e-6
+	for i, dev := range []float64{1e-6, 1.5e-6, 2e-6, 2.5e-6, 3e-6, 3.5e-6, 4e-6, 4.5e-6} {
+		rep := synthReport(gpu.Name, kern{"elementwise", "Add", "memory", dev - testLaunch/2})
+		rep.Runtime = &report.Runtime{Name: "graph", CallS: call, HostS: call, DeviceS: rep.Totals.TimeS}
+		rep.Totals.TimeS = max(call, rep.Totals.TimeS)
+		rows = append(rows, Row{Name: "g" + string(rune('a'+i)), MeasuredS: 1.1 * dev, Report: rep})
+	}
+	cal, err := Fit(gpu, rows, Source{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cal.Hosts) != 1 || cal.Hosts[0].Runtime != "graph" || cal.Hosts[0].N < 3 {
+		t.Fatalf("hosts %+v, want a graph factor from the rows under the call floor", cal.Hosts)
+	}
+	if f := cal.Hosts[0].Factor; !(f < 0.6) {
+		t.Errorf("graph call factor %g, want well under 1: every row ran in under half the call floor", f)
+	}
+	rt := &hwdb.Runtime{Name: "graph", CallS: call}
+	if s := cal.For(gpu).ScaleHost(rt, false); !(s.CallS < 0.6*call) {
+		t.Errorf("calibrated call %g s, want under %g", s.CallS, 0.6*call)
+	}
+}
