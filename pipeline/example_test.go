@@ -18,7 +18,7 @@ func ExampleRun() {
 	fmt.Printf("%.2f ms, %.0f MB at peak\n", r.Totals.TimeS*1e3, r.Totals.PeakMemoryBytes/1e6)
 	// Output:
 	// A100-SXM4-80GB, batch 8: 65.7 GFLOPs in 55 kernels
-	// 5.05 ms, 165 MB at peak
+	// 5.06 ms, 165 MB at peak
 }
 
 // Count BERT-base with no GPU: the exact arithmetic and traffic, nothing

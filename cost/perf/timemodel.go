@@ -2,6 +2,7 @@ package perf
 
 import (
 	"math"
+	"strings"
 
 	"github.com/onnxcost/onnxcost/hwdb"
 )
@@ -908,6 +909,34 @@ const libConvMinTileArea = 64 * 64
 // splitKMinK is the smallest K slice a split-K kernel gives a CTA.
 const splitKMinK = 128
 
+// simtGEMMMaxSplit is the most K slices cuBLAS's CUDA-core (SIMT) GEMMs
+// split a product into: our H200 trace of BERT-base's 128-token fp32
+// Linears (scripts/choices/testdata/bert_fp32_h200.csv) shows
+// sgemm_largek_lds64 at grid depth 2 for K = 768 and 4 for K = 3072,
+// where the fastest plan the model knows splits 6 and 22 ways (the three
+// products priced 45%, 65% and 41% under the trace; capped, 46%, 36% and
+// 34%: go run ./scripts/choices -gpu H200 FILE). On DeepBench's
+// held-out fp32 GEMMs, whose sheets fitted nothing of it, the cap took
+// the seven NVIDIA GPUs' medians down 0.2-2.8 points (all GPUs' GEMMs
+// 16.6% → 15.9%; a cap of 2 or 3 gave 16.4%, 8 16.4%: go run
+// ./scripts/calibrate).
+const simtGEMMMaxSplit = 4
+
+// maxSplit is the most K slices the library behind a GEMM-like kernel
+// on path real splits it into: simtGEMMMaxSplit for cuBLAS's CUDA-core
+// GEMMs, else no bound but the SMs' slots. cuDNN's convolutions are not
+// capped (a weight gradient reduces over every pixel of the batch and its
+// kernels split far deeper: capped, our H100 AMP training steps went from
+// 1.9% to 20% off), nor are tensor-core GEMMs or AMD's (rocBLAS: on
+// DeepBench's MI25 the cap moved held-out GEMMs 27.4% → 27.8%), for
+// which no trace shows a bound.
+func maxSplit(g *hwdb.GPU, real hwdb.Precision, lib gemmLib) int64 {
+	if isTensor(real) || lib.pixelRows || lib.pixelK || !strings.EqualFold(g.Vendor, "NVIDIA") {
+		return math.MaxInt64
+	}
+	return simtGEMMMaxSplit
+}
+
 // splitsK reports whether the library behind kernel k, run under o, may
 // split its K loop over CTAs. cuBLAS GEMMs and cuDNN's weight-gradient
 // kernels do; cuDNN's forward convolution algorithms (implicit GEMM,
@@ -973,11 +1002,12 @@ func gemmComputeLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classE
 
 // GEMMPlan is the library kernel the time model prices a tiled GEMM-like
 // kernel as: the fastest CTA tile and K split among those it knows
-// (ctaTiles, splitKMinK). A library's heuristic need not pick it: our H200
+// (ctaTiles, splitKMinK; at most simtGEMMMaxSplit slices for cuBLAS's
+// CUDA-core GEMMs). A library's heuristic need not pick it: our H200
 // trace of BERT-base fp32 shows cuBLAS running 128-token Linears as 32×32
 // tiles split 2-4 ways (192-384 CTAs), where the fastest plan here is a
-// 128×64 or 128×128 tile split 5-22 ways, priced 41-65% under the
-// measured times. scripts/measure_gpu.py --gemm-choices records the
+// 64×64 or 128×128 tile split 4 ways, priced 34-46% under the measured
+// times. scripts/measure_gpu.py --gemm-choices records the
 // library's choice across shapes; go run ./scripts/choices sets it
 // beside this plan.
 type GEMMPlan struct {
@@ -1048,7 +1078,7 @@ func gemmPlanLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 		// round trip can cost more than the idle SMs it fills.
 		try(tl, ctas, 1)
 		if slots := int64(g.SMs) * ctasPerSM; lib.splitK && ctas < float64(slots) {
-			if split := min(slots/int64(ctas), k/splitKMinK); split > 1 {
+			if split := min(slots/int64(ctas), k/splitKMinK, maxSplit(g, real, lib)); split > 1 {
 				try(tl, ctas, split)
 			}
 		}

@@ -507,3 +507,41 @@ func TestChooseGEMM(t *testing.T) {
 		t.Error("a GEMV has a tiled plan")
 	}
 }
+
+// TestSIMTGEMMSplitCapped: a CUDA-core GEMM on an NVIDIA GPU splits K at
+// most simtGEMMMaxSplit ways, as cuBLAS's sgemm_largek does in our H200
+// trace (BERT-base's 128-token Linears: 2 and 4), where the fastest plan
+// would split 22 ways; the same product on the TF32 tensor-core path, on
+// AMD's rocBLAS and a weight-gradient convolution (cuDNN) keep the deeper
+// split.
+func TestSIMTGEMMSplitCapped(t *testing.T) {
+	o := PlanOptions()
+	split := func(gpu string, k Kernel) int64 {
+		t.Helper()
+		g, err := hwdb.Lookup(gpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, ok := ChooseGEMM(g, k, o)
+		if !ok {
+			t.Fatalf("%s %d×%d×%d: no plan", gpu, k.M, k.N, k.K)
+		}
+		return pl.Split
+	}
+	linear := GEMMKernel(128, 768, 3072, 1, hwdb.FP32, 4, 4)
+	if s := split("H200-SXM-141GB", linear); s < 2 || s > simtGEMMMaxSplit {
+		t.Errorf("fp32 128×768×3072 on an H200: split %d, want 2..%d (cuBLAS's sgemm_largek)", s, simtGEMMMaxSplit)
+	}
+	tf32 := linear
+	tf32.Precision = hwdb.TF32Tensor
+	if s := split("H200-SXM-141GB", tf32); s <= simtGEMMMaxSplit {
+		t.Errorf("tf32 128×768×3072 on an H200: split %d, want the uncapped plan's deeper split", s)
+	}
+	if s := split("MI250X", linear); s <= simtGEMMMaxSplit {
+		t.Errorf("fp32 128×768×3072 on an MI250X: split %d, want rocBLAS uncapped", s)
+	}
+	wgrad := ConvWgradKernel(ConvGeom{N: 32, C: 64, H: 56, W: 56, K: 64, R: 1, S: 1, StrideH: 1, StrideW: 1}, hwdb.FP32, 4, 4)
+	if s := split("H200-SXM-141GB", wgrad); s <= simtGEMMMaxSplit {
+		t.Errorf("an fp32 weight gradient on an H200: split %d, want cuDNN's deeper split", s)
+	}
+}
