@@ -927,9 +927,9 @@ const simtGEMMMaxSplit = 4
 // GEMMs, else no bound but the SMs' slots. cuDNN's convolutions are not
 // capped (a weight gradient reduces over every pixel of the batch and its
 // kernels split far deeper: capped, our H100 AMP training steps went from
-// 1.9% to 20% off), nor are tensor-core GEMMs or AMD's (rocBLAS: on
-// DeepBench's MI25 the cap moved held-out GEMMs 27.4% → 27.8%), for
-// which no trace shows a bound.
+// 1.9% to 20% off), nor are tensor-core GEMMs or those of a board not
+// marked NVIDIA (AMD's rocBLAS: on DeepBench's MI25 the cap moved
+// held-out GEMMs 27.4% → 27.8%), for which no trace shows a bound.
 func maxSplit(g *hwdb.GPU, real hwdb.Precision, lib gemmLib) int64 {
 	if isTensor(real) || lib.pixelRows || lib.pixelK || !strings.EqualFold(g.Vendor, "NVIDIA") {
 		return math.MaxInt64

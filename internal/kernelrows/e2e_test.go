@@ -365,7 +365,7 @@ var sameGPUBounds = map[string]float64{
 	"A100-SXM4-80GB":  0.08, // 5.5%
 	"A40":             0.07, // 3.9%
 	"H100-SXM5-80GB":  0.09, // 6.7% (8.3% before the graph call floor was a fitted host term: calib prepareRow)
-	"H200-SXM-141GB":  0.08, // 4.7% (8.7% before the call floor was fitted; 76 rows of our own, 2026-12-01; 12.1% uncalibrated: its single GEMVs re-read an L2-resident weight, priced cold; 7.3% and 19.1% before the fill ran in series with the stream, 8.3% and 23.4% before Hopper's decode attention had its own stream efficiency)
+	"H200-SXM-141GB":  0.08, // 4.5% (4.7% before its L2 bandwidth was measured, not 3× DRAM; 8.7% before the call floor was fitted; 76 rows of our own, 2026-12-01; 12.1% uncalibrated: its single GEMVs re-read an L2-resident weight, priced cold; 7.3% and 19.1% before the fill ran in series with the stream, 8.3% and 23.4% before Hopper's decode attention had its own stream efficiency)
 	"P100-PCIe-16GB":  0.10, // 6.4% (5.6% before CUDA-core GEMMs split K at most 4 ways, perf.simtGEMMMaxSplit; 7.5% before convolutions kept their whole fill in a plan)
 	"T4":              0.13, // 9.2%
 	"GTX-1080-Ti":     0.13, // 10.6%
