@@ -1065,6 +1065,9 @@ func gemmPlanLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 			best = GEMMPlan{TileM: tl.m, TileN: tl.n, Split: split, Passes: 1, CTAs: ctas * float64(split), ComputeS: t}
 		}
 	}
+	// The deepest split any tile may take: K slices of splitKMinK at
+	// least, and the library's own bound.
+	splitCap := min(k/splitKMinK, maxSplit(g, real, lib))
 	for _, tl := range ctaTiles {
 		if !tileServes(tl, m, n) || (!lib.splitK && isTensor(real) && tl.m*tl.n < libConvMinTileArea) {
 			continue
@@ -1078,7 +1081,7 @@ func gemmPlanLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 		// round trip can cost more than the idle SMs it fills.
 		try(tl, ctas, 1)
 		if slots := int64(g.SMs) * ctasPerSM; lib.splitK && ctas < float64(slots) {
-			if split := min(slots/int64(ctas), k/splitKMinK, maxSplit(g, real, lib)); split > 1 {
+			if split := min(slots/int64(ctas), splitCap); split > 1 {
 				try(tl, ctas, split)
 			}
 		}
