@@ -14,51 +14,71 @@ import (
 	"github.com/onnxcost/onnxcost/passes"
 )
 
-var fuzzDTypes = append([]string{""}, cost.DTypes()...)
+var (
+	fuzzDTypes = append([]string{""}, cost.DTypes()...)
+	fuzzGPUs   = hwdb.All()
+)
 
 // FuzzAnalyze costs graphs decoded from the fuzz bytes
 // (internal/fuzzgraph) on a GPU and dtype the bytes choose, fused or not,
 // with the symbolic batch and height bound to values up to 2^40 so that
-// counts get large. Property: no panic, and every number of the report,
-// per node and in the totals, is finite and not negative (a wrapped
-// integer or a 0*Inf shows up as one or the other), and no number had
-// to be clamped to get there.
+// counts get large (checkFuzzAnalysis).
 func FuzzAnalyze(f *testing.F) {
 	f.Add([]byte{}, uint8(0), uint8(0), uint8(0), uint8(0))
 	f.Add([]byte{2, 0, 3, 6, 6, 6, 3, 0, 0, 1, 1, 1, 0, 0, 0}, uint8(3), uint8(3), uint8(1), uint8(30))
-	gpus := hwdb.All()
 	f.Fuzz(func(t *testing.T, data []byte, gpu, dtype, fuse, bind uint8) {
 		m, ok := fuzzgraph.Build(data)
-		if !ok {
-			return
-		}
-		big := int64(1) << (bind % 41)
-		opt := ir.InferOptions{Bindings: map[string]int64{"N": big, "H": 1 + big/2}}
-		if _, err := ir.InferShapes(m, opt); err != nil {
-			return // a refused model; FuzzInferShapes checks refusals
-		}
-		if fuse%2 == 1 {
-			if _, err := passes.Run(m.Graph, passes.Options{}); err != nil {
-				t.Fatalf("passes: %v", err)
-			}
-		}
-		g := gpus[int(gpu)%len(gpus)]
-		dt := fuzzDTypes[int(dtype)%len(fuzzDTypes)]
-		rep, err := cost.Analyze(m.Graph, m, g, cost.Options{DType: dt})
-		if err != nil {
-			return
-		}
-		if bad := badNumber(reflect.ValueOf(rep), "report"); bad != "" {
-			t.Fatalf("%s on %s dtype %q: %s\n%s", "Analyze", g.Name, dt, bad, ir.Dump(m.Graph))
-		}
-		// The report cleans what it prints, so the check above would pass
-		// a wrapped count that was clamped to 0: a clamp must not happen.
-		for _, w := range rep.Warnings {
-			if strings.Contains(w, "clamped") {
-				t.Fatalf("Analyze on %s dtype %q: %s\n%s", g.Name, dt, w, ir.Dump(m.Graph))
-			}
-		}
+		checkFuzzAnalysis(t, m, ok, gpu, dtype, fuse, bind)
 	})
+}
+
+// FuzzAnalyzeQuantized: the same on graphs of onnxruntime's QOperator
+// ops (fuzzgraph.BuildQuantized).
+func FuzzAnalyzeQuantized(f *testing.F) {
+	f.Add([]byte{}, uint8(0), uint8(0), uint8(0), uint8(0))
+	f.Add([]byte{2, 0, 3, 4, 4, 0, 5, 0, 1, 9, 1, 0, 0, 1, 0, 1, 6, 1, 8, 1, 7, 1, 10, 0}, uint8(3), uint8(0), uint8(1), uint8(30))
+	f.Fuzz(func(t *testing.T, data []byte, gpu, dtype, fuse, bind uint8) {
+		m, ok := fuzzgraph.BuildQuantized(data)
+		checkFuzzAnalysis(t, m, ok, gpu, dtype, fuse, bind)
+	})
+}
+
+// checkFuzzAnalysis costs m (when its generation was accepted: ok).
+// Property: no panic, and every number of the report, per node and in
+// the totals, is finite and not negative (a wrapped integer or a 0*Inf
+// shows up as one or the other), and no number had to be clamped to get
+// there.
+func checkFuzzAnalysis(t *testing.T, m *ir.Model, ok bool, gpu, dtype, fuse, bind uint8) {
+	t.Helper()
+	if !ok {
+		return
+	}
+	big := int64(1) << (bind % 41)
+	opt := ir.InferOptions{Bindings: map[string]int64{"N": big, "H": 1 + big/2}}
+	if _, err := ir.InferShapes(m, opt); err != nil {
+		return // a refused model; FuzzInferShapes checks refusals
+	}
+	if fuse%2 == 1 {
+		if _, err := passes.Run(m.Graph, passes.Options{}); err != nil {
+			t.Fatalf("passes: %v", err)
+		}
+	}
+	g := fuzzGPUs[int(gpu)%len(fuzzGPUs)]
+	dt := fuzzDTypes[int(dtype)%len(fuzzDTypes)]
+	rep, err := cost.Analyze(m.Graph, m, g, cost.Options{DType: dt})
+	if err != nil {
+		return
+	}
+	if bad := badNumber(reflect.ValueOf(rep), "report"); bad != "" {
+		t.Fatalf("%s on %s dtype %q: %s\n%s", "Analyze", g.Name, dt, bad, ir.Dump(m.Graph))
+	}
+	// The report cleans what it prints, so the check above would pass
+	// a wrapped count that was clamped to 0: a clamp must not happen.
+	for _, w := range rep.Warnings {
+		if strings.Contains(w, "clamped") {
+			t.Fatalf("Analyze on %s dtype %q: %s\n%s", g.Name, dt, w, ir.Dump(m.Graph))
+		}
+	}
 }
 
 // badNumber walks v and returns the path and value of the first float

@@ -41,7 +41,7 @@ func fusedConvRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 
 // fusedGemmRule: Gemm or MatMul (+bias) + residual add + activation.
 //
-//	flops = 2*macs + numel(Y)*(bias + residual + activation + gate)   (Gemm: its C terms as gemmRule counts them)
+//	flops = 2*macs + numel(Y)*(bias + residual + activation + gate)   (Gemm: its C terms as gemmRuleAt counts them)
 func fusedGemmRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	y := n.Out(0)
 	anchor := ir.AnchorOf(n)

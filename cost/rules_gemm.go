@@ -13,7 +13,7 @@ func init() {
 	RegisterRule("", "QLinearConv", convRule(0, 3, 8))
 	RegisterRule("", "DeformConv", convRule(0, 1, 2))
 	RegisterRule("", "ConvTranspose", convTransposeRule)
-	RegisterRule("", "Gemm", gemmRule)
+	RegisterRule("", "Gemm", gemmRuleAt(0, 2))
 	RegisterRule("", "MatMul", matmulRule(0, 1))
 	RegisterRule(msDomain, "FusedMatMul", fusedMatMulRule)
 	RegisterRule(ir.FusedDomain, ir.OpFusedMatMul, fusedMatMulRule)
@@ -82,38 +82,42 @@ func convTransposeRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	return e, nil
 }
 
-// gemmRule: Y = alpha*A'*B' + beta*C.
+// gemmRuleAt costs Y = alpha*A'*B' + beta*C whose A and C are at slots a
+// and bias (Gemm: 0 and 2; QGemm, whose int32 C follows the scales and
+// zero points of A and B: 0 and 6).
 //
 //	macs = M*N*K
 //	flops = 2*macs + M*N (alpha != 1) + M*N (C present) + M*N (C present, beta != 1)
-func gemmRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	e := kernel(n, c, perf.ClassGEMM)
-	ad, ok := c.Dims(n.In(0))
-	if !ok || len(ad) != 2 {
-		return e, nil
-	}
-	k := ad[1]
-	if n.AttrInt("transA", 0) != 0 {
-		k = ad[0]
-	}
-	y, ok := c.Dims(n.Out(0))
-	if !ok || len(y) != 2 {
-		return e, nil
-	}
-	mn := y[0] * y[1]
-	e.MACs = mn * k
-	e.FLOPs = perf.FMAFLOPs * e.MACs
-	if n.AttrFloat("alpha", 1) != 1 {
-		e.FLOPs += mn
-	}
-	if n.In(2) != nil {
-		e.FLOPs += mn // add C (the bias)
-		if n.AttrFloat("beta", 1) != 1 {
+func gemmRuleAt(a, bias int) Rule {
+	return func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+		e := kernel(n, c, perf.ClassGEMM)
+		ad, ok := c.Dims(n.In(a))
+		if !ok || len(ad) != 2 {
+			return e, nil
+		}
+		k := ad[1]
+		if n.AttrInt("transA", 0) != 0 {
+			k = ad[0]
+		}
+		y, ok := c.Dims(n.Out(0))
+		if !ok || len(y) != 2 {
+			return e, nil
+		}
+		mn := y[0] * y[1]
+		e.MACs = mn * k
+		e.FLOPs = perf.FMAFLOPs * e.MACs
+		if n.AttrFloat("alpha", 1) != 1 {
 			e.FLOPs += mn
 		}
+		if n.In(bias) != nil {
+			e.FLOPs += mn // add C (the bias)
+			if n.AttrFloat("beta", 1) != 1 {
+				e.FLOPs += mn
+			}
+		}
+		e.M, e.N, e.K, e.Batch = clampInt(y[0]), clampInt(y[1]), clampInt(k), 1
+		return e, nil
 	}
-	e.M, e.N, e.K, e.Batch = clampInt(y[0]), clampInt(y[1]), clampInt(k), 1
-	return e, nil
 }
 
 // matmulRule costs a (batched, broadcast) matrix product whose operands

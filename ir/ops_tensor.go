@@ -133,7 +133,9 @@ func inferConcat(c *InferCtx) error {
 		sum = AddDim(sum, v.Shape.Dims[ax])
 	}
 	for j := range out {
-		if !set[j] {
+		// The axis is the sum below: asking for a symbol there would
+		// mark a detached inference (QLinearConcat's) as unknown.
+		if !set[j] && j != ax {
 			out[j] = c.Fresh("concat")
 		}
 	}

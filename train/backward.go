@@ -295,6 +295,12 @@ var NoBackward = map[string]string{
 	"ConvInteger": inferenceOnly, "QLinearConv": inferenceOnly, "MatMulInteger": inferenceOnly,
 	"QLinearMatMul": inferenceOnly, "com.microsoft.QLinearAdd": inferenceOnly, "QuantizeLinear": inferenceOnly,
 	"DequantizeLinear": inferenceOnly, "DynamicQuantizeLinear": inferenceOnly,
+	// onnxruntime's QOperator ops (cost/rules_qlinear.go).
+	"com.microsoft.QLinearMul": inferenceOnly, "com.microsoft.QLinearSigmoid": inferenceOnly,
+	"com.microsoft.QLinearLeakyRelu": inferenceOnly, "com.microsoft.QLinearWhere": inferenceOnly,
+	"com.microsoft.QLinearSoftmax": inferenceOnly, "com.microsoft.QLinearAveragePool": inferenceOnly,
+	"com.microsoft.QLinearGlobalAveragePool": inferenceOnly, "com.microsoft.QLinearConcat": inferenceOnly,
+	"com.microsoft.QGemm": inferenceOnly, "com.microsoft.QLinearConv": inferenceOnly,
 	// Weight-only int4/int8 kernels: the packed weights are constants.
 	"com.microsoft.MatMulNBits": inferenceOnly, "com.microsoft.GatherBlockQuantized": inferenceOnly,
 

@@ -253,6 +253,29 @@ func TestORTContribProfiles(t *testing.T) {
 	}
 }
 
+// TestORTQOperatorProfile: an onnxruntime 1.23.2 CPU profile (level all,
+// 3 runs at batch 2; testdata/models/qoperator/record_ort.js) of the
+// QOperator int8 CNN, whose com.microsoft QLinear* ops and QGemm have
+// shape and cost rules, matches with one row per profiled node and every
+// quantized node costed. At level all onnxruntime's NHWC transformer
+// rewrites the standard QLinearConvs into its channels-last contrib
+// kernels (QLinearConv_2_token_2 ...); the layout transpose it inserts
+// before the first, Transpose_token_0, a node the model does not have,
+// is the one unmatched event (95.8% of the node time matched).
+func TestORTQOperatorProfile(t *testing.T) {
+	p, m := matchRecorded(t, filepath.Join("testdata", "fixtures", "ort_qop_cnn.json.gz"),
+		filepath.Join("..", "..", "testdata", "models", "qoperator", "qop_cnn.onnx"), pipeline.Config{GPU: "A100", Dims: map[string]int64{"N": 2}})
+	if p.Format != ONNXRuntime || p.Runs < 1 || len(m.Nodes) == 0 {
+		t.Fatalf("format %s, %d runs, %d rows", p.Format, p.Runs, len(m.Nodes))
+	}
+	for _, r := range m.Nodes {
+		// Flatten is a view, free on a GPU (onnxruntime's CPU copy is timed).
+		if quantized := strings.HasPrefix(r.OpType, "QLinear") || r.OpType == "QGemm"; quantized && !(r.PredictedS > 0) {
+			t.Errorf("%s (%s): measured %.3g s, predicted %g: a node without a cost", r.Name, r.OpType, r.MeasuredS, r.PredictedS)
+		}
+	}
+}
+
 // matchRecorded reads a gzipped recorded profile, matches it to model's
 // report under cfg (the model as read for the plan's elided nodes), and
 // checks that at least 95% of its node time is matched, with one row per

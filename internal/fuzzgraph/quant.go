@@ -1,0 +1,180 @@
+package fuzzgraph
+
+import "github.com/onnxcost/onnxcost/ir"
+
+// msDomain is onnxruntime's contrib-op domain.
+const msDomain = "com.microsoft"
+
+// BuildQuantized decodes data into a graph in onnxruntime's QOperator
+// format: the float input quantized to uint8, a chain of the format's
+// ops (QLinearConv in either domain and layout, QGemm and the
+// com.microsoft QLinear* elementwise, pooling, concat and softmax ops)
+// with random shapes and attributes, perturbed and hostile as Build's,
+// and the last value dequantized. It is a grammar of its own, so the
+// committed corpora of Build's targets keep decoding as before.
+func BuildQuantized(data []byte) (m *ir.Model, ok bool) {
+	g := &gen{data: data, graph: ir.NewGraph("fuzzq")}
+	g.model = &ir.Model{Opsets: []ir.OpsetImport{{Domain: "", Version: Opset}, {Domain: msDomain, Version: 1}}, Graph: g.graph}
+	ok = g.buildQuantized()
+	g.finish()
+	return g.model, ok
+}
+
+// q holds the scalars every quantized op names: a float32 scale and a
+// uint8 zero point.
+type q struct{ s, z *ir.Value }
+
+func (g *gen) buildQuantized() bool {
+	g.input()
+	x := g.vals[len(g.vals)-1]
+	p := q{g.weight(true), g.typed(ir.Uint8)}
+	last := g.node("QuantizeLinear", []*ir.Value{x, p.s, p.z}, 1)
+	qvals := []*ir.Value{last}
+	n := 1 + g.intn(MaxNodes)
+	for i := 0; i < n; i++ {
+		v := qvals[len(qvals)-1]
+		if g.intn(4) == 0 {
+			v = qvals[g.intn(len(qvals))]
+		}
+		if _, err := ir.InferShapes(g.model, ir.InferOptions{}); err != nil {
+			return false
+		}
+		if !v.Shape.Ranked {
+			break
+		}
+		qvals = append(qvals, g.qop(v, p))
+	}
+	if _, err := ir.InferShapes(g.model, ir.InferOptions{}); err != nil {
+		return false
+	}
+	g.node("DequantizeLinear", []*ir.Value{qvals[len(qvals)-1], p.s, p.z}, 1)
+	return true
+}
+
+// typed adds an initializer of dtype dt and dims whose contents are not
+// loaded (a graph-only weight).
+func (g *gen) typed(dt ir.DType, dims ...int64) *ir.Value {
+	v := g.value("w")
+	g.graph.AddInitializer(v, &ir.Tensor{Name: v.Name, DType: dt, Dims: dims, Loc: ir.DataLocation{File: "w.bin", Missing: true}})
+	return v
+}
+
+// ms adds a com.microsoft node.
+func (g *gen) ms(op string, ins []*ir.Value, attrs ...*ir.Attribute) *ir.Value {
+	out := g.node(op, ins, 1, attrs...)
+	out.Producer.Domain = msDomain
+	return out
+}
+
+// qop appends one quantized op reading v and returns its (8-bit) output.
+func (g *gen) qop(v *ir.Value, p q) *ir.Value {
+	r := len(v.Shape.Dims)
+	unary := func(op string, attrs ...*ir.Attribute) *ir.Value {
+		return g.ms(op, []*ir.Value{v, p.s, p.z, p.s, p.z}, attrs...)
+	}
+	switch g.intn(11) {
+	case 0:
+		return unary("QLinearSigmoid")
+	case 1:
+		return unary("QLinearLeakyRelu", attrFloat("alpha", 0.1))
+	case 2, 3:
+		op := "QLinearMul"
+		if g.intn(2) == 0 {
+			op = "QLinearAdd"
+		}
+		return g.ms(op, []*ir.Value{v, p.s, p.z, g.qoperand(v), p.s, p.z, p.s, p.z})
+	case 4:
+		cond := g.typed(ir.Bool, g.perturb(known(v, r-1, 4)))
+		return g.ms("QLinearWhere", []*ir.Value{cond, v, p.s, p.z, g.qoperand(v), p.s, p.z, p.s, p.z})
+	case 5:
+		return unary("QLinearSoftmax", attrInt("axis", g.wild(-1)), attrInt("opset", 12+int64(g.intn(2))))
+	case 6:
+		if r < 3 {
+			return unary("QLinearSigmoid")
+		}
+		k, s, pads, _ := g.window(v, r-2, false)
+		return unary("QLinearAveragePool", attrInts("kernel_shape", k...), attrInts("strides", s...), attrInts("pads", pads...),
+			attrInt("channels_last", int64(g.intn(2))))
+	case 7:
+		return unary("QLinearGlobalAveragePool", attrInt("channels_last", int64(g.intn(2))))
+	case 8:
+		return g.ms("QLinearConcat", []*ir.Value{p.s, p.z, v, p.s, p.z, v, p.s, p.z}, attrInt("axis", g.wild(g.rangeIn(-r, r-1))))
+	case 9:
+		if r < 3 {
+			return g.qgemm(v, p)
+		}
+		return g.qconv(v, p)
+	default:
+		return g.qgemm(v, p)
+	}
+}
+
+// qoperand is a second 8-bit operand for v: v itself, or a uint8 weight
+// of v's trailing dims, some set to 1 (broadcast) or perturbed.
+func (g *gen) qoperand(v *ir.Value) *ir.Value {
+	if g.intn(2) == 0 {
+		return v
+	}
+	r := len(v.Shape.Dims)
+	n := 1 + g.intn(max(r, 1))
+	dims := make([]int64, 0, n)
+	for i := r - n; i < r; i++ {
+		d := known(v, i, 3)
+		if g.intn(3) == 0 {
+			d = 1
+		}
+		dims = append(dims, g.perturb(d))
+	}
+	return g.typed(ir.Uint8, dims...)
+}
+
+// qconv is a QLinearConv on v: the standard one on NCHW, or onnxruntime's
+// channels-last one, whose channels are v's last dim.
+func (g *gen) qconv(v *ir.Value, p q) *ir.Value {
+	r := len(v.Shape.Dims)
+	last := g.intn(2) == 0
+	c := known(v, 1, 3)
+	if last {
+		c = known(v, r-1, 3)
+	}
+	grp := g.group(c)
+	m := grp * g.rangeIn(1, 4)
+	k, s, pads, d := g.window(v, r-2, true)
+	w := g.typed(ir.Int8, append([]int64{m, g.perturb(c / grp)}, k...)...)
+	ins := []*ir.Value{v, p.s, p.z, w, p.s, g.typed(ir.Int8), p.s, p.z}
+	if g.intn(2) == 0 {
+		ins = append(ins, g.typed(ir.Int32, g.perturb(m)))
+	}
+	attrs := []*ir.Attribute{attrInts("strides", s...), attrInts("pads", pads...), attrInts("dilations", d...)}
+	if grp > 1 || g.intn(24) == 0 {
+		attrs = append(attrs, attrInt("group", g.wild(grp)))
+	}
+	if last {
+		return g.ms("QLinearConv", ins, append(attrs, attrInt("channels_last", 1))...)
+	}
+	return g.node("QLinearConv", ins, 1, attrs...)
+}
+
+// qgemm is a QGemm on v flattened to 2-D, with an int32 bias and a
+// quantized output, or a float one quantized again.
+func (g *gen) qgemm(v *ir.Value, p q) *ir.Value {
+	if len(v.Shape.Dims) != 2 {
+		v = g.node("Flatten", []*ir.Value{v}, 1, attrInt("axis", 1))
+	}
+	kdim, n := known(v, 1, 4), g.rangeIn(1, 16)
+	transB := int64(g.intn(2))
+	wdims := []int64{g.perturb(kdim), n}
+	if transB == 1 {
+		wdims = []int64{n, g.perturb(kdim)}
+	}
+	ins := []*ir.Value{v, p.s, p.z, g.typed(ir.Int8, wdims...), p.s, g.typed(ir.Int8), g.typed(ir.Int32, g.perturb(n))}
+	float := g.intn(4) == 0
+	if !float {
+		ins = append(ins, p.s, p.z)
+	}
+	y := g.ms("QGemm", ins, attrInt("transB", g.wild(transB)))
+	if float {
+		return g.node("QuantizeLinear", []*ir.Value{y, p.s, p.z}, 1)
+	}
+	return y
+}

@@ -1,0 +1,109 @@
+package ir
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestQLinearContribTypes: onnxruntime's QOperator ops take the float
+// op's shapes, channels_last taking and giving NHWC; the shapes marked
+// "ORT" are what onnxruntime 1.23.2's CPU provider gives for the same
+// node (testdata/models/qoperator: TestQOperatorFixtureMatchesORT).
+func TestQLinearContribTypes(t *testing.T) {
+	u8, i8, f32 := Uint8, Int8, Float32
+	s := faInput(f32, faShape())
+	z := faInput(u8, faShape())
+	x := faInput(u8, faShape("N", 16, 32, 32))
+	nhwc := faInput(u8, faShape("N", 32, 32, 16))
+	pool := []*Attribute{IntsAttr("kernel_shape", 2, 2), IntsAttr("strides", 2, 2)}
+	last := IntAttr("channels_last", 1)
+	runFATypeCases(t, []faTypeCase{
+		{name: "sigmoid", op: "com.microsoft::QLinearSigmoid", opset: 13, ins: []faIn{x, s, z, s, z}, wantDT: u8, want: faShape("N", 16, 32, 32)},
+		{name: "leaky relu, zero points omitted", op: "com.microsoft::QLinearLeakyRelu", opset: 13, ins: []faIn{faInput(i8, faShape(4, 8)), s, faOmitted, s},
+			attrs: []*Attribute{FloatAttr("alpha", 0.1)}, wantDT: i8, want: faShape(4, 8)},
+		{name: "mul broadcasts", op: "com.microsoft::QLinearMul", opset: 13, ins: []faIn{x, s, z, faInput(u8, faShape(16, 1, 1)), s, z, s, z},
+			wantDT: u8, want: faShape("N", 16, 32, 32)},
+		{name: "where broadcasts condition, X and Y", op: "com.microsoft::QLinearWhere", opset: 13,
+			ins:    []faIn{faInput(Bool, faShape(1, 32)), faInput(i8, faShape(8, 1)), s, faInput(i8, faShape()), faInput(i8, faShape(8, 32)), s, faInput(i8, faShape()), s, faInput(i8, faShape())},
+			wantDT: i8, want: faShape(8, 32)},
+		{name: "softmax", op: "com.microsoft::QLinearSoftmax", opset: 13, ins: []faIn{faInput(u8, faShape(2, 12, 128, 128)), s, z, s, z},
+			attrs: []*Attribute{IntAttr("opset", 13), IntAttr("axis", -1)}, wantDT: u8, want: faShape(2, 12, 128, 128)},
+		{name: "average pool (ORT)", op: "com.microsoft::QLinearAveragePool", opset: 13, ins: []faIn{x, s, z, s, z}, attrs: pool,
+			wantDT: u8, want: faShape("N", 16, 16, 16)},
+		{name: "average pool channels last", op: "com.microsoft::QLinearAveragePool", opset: 13, ins: []faIn{nhwc, s, z, s, z},
+			attrs: append([]*Attribute{last}, pool...), wantDT: u8, want: faShape("N", 16, 16, 16)},
+		{name: "global average pool (ORT)", op: "com.microsoft::QLinearGlobalAveragePool", opset: 13, ins: []faIn{x, s, z, s, z},
+			attrs: []*Attribute{IntAttr("channels_last", 0)}, wantDT: u8, want: faShape("N", 16, 1, 1)},
+		{name: "global average pool channels last", op: "com.microsoft::QLinearGlobalAveragePool", opset: 13, ins: []faIn{nhwc, s, z, s, z},
+			attrs: []*Attribute{last}, wantDT: u8, want: faShape("N", 1, 1, 16)},
+		{name: "concat (ORT)", op: "com.microsoft::QLinearConcat", opset: 13, ins: []faIn{s, z, x, s, z, faInput(u8, faShape("N", 8, 32, 32)), s, z},
+			attrs: []*Attribute{IntAttr("axis", 1)}, wantDT: u8, want: faShape("N", 24, 32, 32)},
+		{name: "gemm quantized out", op: "com.microsoft::QGemm", opset: 13,
+			ins:   []faIn{faInput(u8, faShape(4, 64)), s, z, faInput(i8, faShape(10, 64)), s, faInput(i8, faShape()), faInput(Int32, faShape(10)), s, faInput(u8, faShape())},
+			attrs: []*Attribute{IntAttr("transB", 1)}, wantDT: u8, want: faShape(4, 10)},
+		{name: "gemm float out", op: "com.microsoft::QGemm", opset: 13,
+			ins:   []faIn{faInput(u8, faShape(64, 4)), s, z, faInput(u8, faShape(64, 10)), s, z},
+			attrs: []*Attribute{IntAttr("transA", 1)}, wantDT: f32, want: faShape(4, 10)},
+		{name: "conv channels last", op: "com.microsoft::QLinearConv", opset: 13,
+			ins:   []faIn{nhwc, s, z, faInput(u8, faShape(8, 16, 3, 3)), s, z, s, z},
+			attrs: []*Attribute{last, IntsAttr("pads", 1, 1, 1, 1), IntsAttr("strides", 2, 2)}, wantDT: u8, want: faShape("N", 16, 16, 8)},
+
+		{name: "concat not in triples", op: "com.microsoft::QLinearConcat", opset: 13, ins: []faIn{s, z, x, s, z, x, s},
+			attrs: []*Attribute{IntAttr("axis", 1)}, wantErr: "triples"},
+		{name: "softmax axis out of range", op: "com.microsoft::QLinearSoftmax", opset: 13, ins: []faIn{faInput(u8, faShape(2, 8)), s, z, s, z},
+			attrs: []*Attribute{IntAttr("opset", 13), IntAttr("axis", 2)}, wantErr: "out of range"},
+		{name: "pool without kernel_shape", op: "com.microsoft::QLinearAveragePool", opset: 13, ins: []faIn{x, s, z, s, z}, wantErr: "kernel_shape"},
+	})
+}
+
+// TestQOperatorFixtureMatchesORT: every value of the QOperator int8 CNN
+// (testdata/models/qoperator/qop_cnn.onnx, every quantized op of the
+// format at least once) is inferred with the dtype and dims onnxruntime
+// 1.23.2's CPU provider gave it at batch 2 (qop_cnn.ort_shapes.json,
+// recorded by record_ort.js there).
+func TestQOperatorFixtureMatchesORT(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "models", "qoperator")
+	m, err := ReadFile(filepath.Join(dir, "qop_cnn.onnx"), ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "qop_cnn.ort_shapes.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Batch  int64 `json:"batch"`
+		Values map[string]struct {
+			Type string  `json:"type"`
+			Dims []int64 `json:"dims"`
+		} `json:"values"`
+	}
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := InferShapes(m, InferOptions{Bindings: map[string]int64{"N": ref.Batch}}); err != nil {
+		t.Fatal(err)
+	}
+	ortType := map[string]DType{"uint8": Uint8, "int8": Int8, "float32": Float32}
+	seen := 0
+	for _, n := range m.Graph.Nodes {
+		for _, v := range n.Outputs {
+			want, ok := ref.Values[v.Name]
+			if !ok {
+				t.Errorf("%s: no onnxruntime shape recorded", v.Name)
+				continue
+			}
+			seen++
+			got, known := v.Shape.Ints()
+			if !known || !slices.Equal(got, want.Dims) || v.DType != ortType[want.Type] {
+				t.Errorf("%s (%s): inferred %s%s, onnxruntime %s%v", v.Name, n.OpType, v.DType, v.Shape, want.Type, want.Dims)
+			}
+		}
+	}
+	if seen != len(ref.Values) {
+		t.Errorf("compared %d values of %d recorded", seen, len(ref.Values))
+	}
+}

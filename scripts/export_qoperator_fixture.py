@@ -1,0 +1,137 @@
+#!/usr/bin/python3
+"""Write testdata/models/qoperator/qop_cnn.onnx: a small int8 CNN in
+onnxruntime's QOperator format, the form its static quantizer writes with
+quant_format=QOperator and the ONNX Model Zoo's ...-int8.onnx vision models
+take. Every quantized op of that format is in it at least once:
+
+- standard: QuantizeLinear, QLinearConv, DequantizeLinear;
+- com.microsoft: QLinearSigmoid and QLinearMul (a swish, as EfficientNet-Lite
+  int8), QLinearConcat (an inception-style join), QLinearAveragePool,
+  QLinearLeakyRelu, QLinearAdd (a residual), QLinearConv with channels_last
+  (what onnxruntime's NHWC transformer writes), QLinearGlobalAveragePool,
+  QGemm (the classifier, an int32 bias), QLinearSoftmax and QLinearWhere.
+
+Run with Debian's interpreter (onnx 1.12 and numpy):
+
+    /usr/bin/python3 scripts/export_qoperator_fixture.py [--out DIR]
+
+The weights are seeded random 8-bit values, inline (the file is a few KB), so
+onnxruntime runs it: testdata/models/qoperator/record_ort.js records the
+shapes its CPU provider gives every value and a profile
+(calib/profile/testdata/fixtures/ort_qop_cnn.json.gz). The batch is the
+symbol N. Deterministic: two runs write identical bytes.
+"""
+
+import argparse
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+MS = "com.microsoft"
+
+
+class Graph:
+    def __init__(self, seed):
+        self.rng = np.random.RandomState(seed)
+        self.nodes, self.inits = [], []
+        self.n = 0
+
+    def init(self, name, arr):
+        self.inits.append(numpy_helper.from_array(arr, name))
+        return name
+
+    def scale(self, name, v):
+        return self.init(name, np.array(v, np.float32))
+
+    def zp(self, name, v=128):
+        return self.init(name, np.array(v, np.uint8))
+
+    def weight(self, name, shape, dtype=np.uint8):
+        lo, hi = (100, 156) if dtype == np.uint8 else (-28, 28)
+        return self.init(name, self.rng.randint(lo, hi, size=shape).astype(dtype))
+
+    def node(self, op, ins, out, domain="", **attrs):
+        self.n += 1
+        self.nodes.append(helper.make_node(op, ins, [out], name="%s_%d" % (op, self.n), domain=domain, **attrs))
+        return out
+
+    def qconv(self, x, xs, cin, cout, k, stride, name, domain="", **attrs):
+        w = self.weight(name + "_w", (cout, cin, k, k))
+        b = self.init(name + "_b", self.rng.randint(-64, 64, size=cout).astype(np.int32))
+        ys = self.scale(name + "_ys", 0.05)
+        return self.node("QLinearConv", [x, xs, "z", w, self.scale(name + "_ws", 0.01), "z", ys, "z", b], name, domain,
+                         kernel_shape=[k, k], pads=[k // 2] * 4, strides=[stride, stride], **attrs), ys
+
+
+def build():
+    g = Graph(seed=20261201)
+    g.zp("z")
+    x = "x"
+    xs = g.scale("x_scale", 0.02)
+    xq = g.node("QuantizeLinear", [x, xs, "z"], "xq")
+    stem, ss = g.qconv(xq, xs, 3, 16, 3, 2, "stem")
+    sig_s = g.scale("sig_s", 1 / 255.0)
+    sig = g.node("QLinearSigmoid", [stem, ss, "z", sig_s, "z"], "stem_sig", MS)
+    sw_s = g.scale("swish_s", 0.05)
+    sw = g.node("QLinearMul", [stem, ss, "z", sig, sig_s, "z", sw_s, "z"], "swish", MS)
+    a, a_s = g.qconv(sw, sw_s, 16, 16, 1, 1, "branch_a")
+    b, b_s = g.qconv(sw, sw_s, 16, 8, 3, 1, "branch_b")
+    cat_s = g.scale("cat_s", 0.05)
+    cat = g.node("QLinearConcat", [cat_s, "z", a, a_s, "z", b, b_s, "z"], "concat", MS, axis=1)
+    pool = g.node("QLinearAveragePool", [cat, cat_s, "z", cat_s, "z"], "pool", MS, kernel_shape=[2, 2], strides=[2, 2])
+    lr_s = g.scale("leaky_s", 0.05)
+    lr = g.node("QLinearLeakyRelu", [pool, cat_s, "z", lr_s, "z"], "leaky", MS, alpha=0.1)
+    c, c_s = g.qconv(lr, lr_s, 24, 24, 3, 1, "res")
+    add_s = g.scale("add_s", 0.08)
+    res = g.node("QLinearAdd", [lr, lr_s, "z", c, c_s, "z", add_s, "z"], "residual", MS)
+    nhwc = g.node("Transpose", [res], "res_nhwc", perm=[0, 2, 3, 1])
+    down, d_s = g.qconv(nhwc, add_s, 24, 32, 3, 2, "down_nhwc", MS, channels_last=1)
+    nchw = g.node("Transpose", [down], "down", perm=[0, 3, 1, 2])
+    gap_s = g.scale("gap_s", 0.05)
+    gap = g.node("QLinearGlobalAveragePool", [nchw, d_s, "z", gap_s, "z"], "gap", MS, channels_last=0)
+    flat = g.node("Flatten", [gap], "flat", axis=1)
+    fc_w = g.weight("fc_w", (10, 32), np.int8)
+    fc_b = g.init("fc_b", g.rng.randint(-256, 256, size=10).astype(np.int32))
+    logit_s = g.scale("logit_s", 0.1)
+    logits = g.node("QGemm", [flat, gap_s, "z", fc_w, g.scale("fc_ws", 0.01), g.init("fc_wz", np.array(0, np.int8)),
+                              fc_b, logit_s, "z"], "logits", MS, transB=1)
+    prob_s = g.scale("prob_s", 1 / 255.0)
+    prob = g.node("QLinearSoftmax", [logits, logit_s, "z", prob_s, "z"], "prob", MS, axis=-1, opset=13)
+    keep = g.init("keep", np.array([True, True, False, True, True, True, False, True, True, True]))
+    floor = g.init("floor", np.full(10, 128, np.uint8))
+    masked = g.node("QLinearWhere", [keep, prob, prob_s, "z", floor, prob_s, "z", prob_s, "z"], "masked", MS)
+    g.node("DequantizeLinear", [masked, prob_s, "z"], "y")
+    graph = helper.make_graph(
+        g.nodes, "qop_cnn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 64, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])],
+        initializer=g.inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid(MS, 1)],
+                          producer_name="onnxcost scripts/export_qoperator_fixture.py")
+    m.ir_version = 7
+    return m
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "testdata", "models", "qoperator"))
+    ap.add_argument("--all-outputs", action="store_true",
+                    help="make every node's output a graph output (for record_ort.js, which reads their shapes; not committed)")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    m = build()
+    onnx.checker.check_model(m)
+    name = "qop_cnn.onnx"
+    if a.all_outputs:
+        del m.graph.output[:]
+        m.graph.output.extend(helper.make_empty_tensor_value_info(n.output[0]) for n in m.graph.node)
+        name = "qop_cnn_all_outputs.onnx"
+    path = os.path.join(a.out, name)
+    onnx.save(m, path)
+    print(path, os.path.getsize(path), "bytes,", len(m.graph.node), "nodes")
+
+
+if __name__ == "__main__":
+    main()

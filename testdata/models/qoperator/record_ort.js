@@ -1,0 +1,52 @@
+// Records what onnxruntime makes of qop_cnn.onnx (written by
+// scripts/export_qoperator_fixture.py) on its CPU provider:
+//   - qop_cnn.ort_shapes.json: the dtype and dims of every node's output at
+//     batch N=2, from the variant whose every node output is a graph output
+//     (export_qoperator_fixture.py --all-outputs --out DIR): what
+//     ir's TestQOperatorFixtureMatchesORT holds the inferred shapes to;
+//   - ../../../calib/profile/testdata/fixtures/ort_qop_cnn.json.gz: a
+//     profile of 3 runs at optimisation level all, batch 2, which
+//     calib/profile's TestORTQOperatorProfile matches to the model.
+//
+// Setup (outside the repository):
+//   mkdir /tmp/ortnode2 && cd /tmp/ortnode2
+//   npm install --ignore-scripts onnxruntime-node@1.23.2
+//   /usr/bin/python3 scripts/export_qoperator_fixture.py --all-outputs --out DIR
+// Run from this directory:
+//   NODE_PATH=/tmp/ortnode2/node_modules node record_ort.js DIR
+// The timings are this machine's; the tests check shapes and attribution only.
+const fs = require('fs');
+const path = require('path');
+const zlib = require('zlib');
+const ort = require('onnxruntime-node');
+
+const RUNS = 3;
+const DIMS = [2, 3, 64, 64];
+
+function input() {
+  const n = DIMS.reduce((a, b) => a * b, 1);
+  return {x: new ort.Tensor('float32', Float32Array.from({length: n}, (_, i) => ((i * 7919) % 2000) / 1000 - 1), DIMS)};
+}
+
+async function main() {
+  const dir = process.argv[2];
+  const all = await ort.InferenceSession.create(path.join(dir, 'qop_cnn_all_outputs.onnx'), {graphOptimizationLevel: 'disabled'});
+  const out = await all.run(input());
+  const shapes = {};
+  for (const k of Object.keys(out).sort()) shapes[k] = {type: out[k].type, dims: out[k].dims.map(Number)};
+  // One value a line, keys sorted: a diff shows which value changed.
+  const lines = Object.keys(shapes).map(k => '  ' + JSON.stringify(k) + ': ' + JSON.stringify(shapes[k]).replace(/,/g, ', ').replace(/:/g, ': '));
+  fs.writeFileSync('qop_cnn.ort_shapes.json', '{"onnxruntime": "1.23.2", "batch": ' + DIMS[0] + ', "values": {\n' + lines.join(',\n') + '\n}}\n');
+
+  const prefix = path.join(dir, 'prof_qop_cnn');
+  const s = await ort.InferenceSession.create('qop_cnn.onnx',
+    {graphOptimizationLevel: 'all', enableProfiling: true, profileFilePrefix: prefix});
+  for (let i = 0; i < RUNS; i++) await s.run(input());
+  s.endProfiling();
+  // endProfiling returns nothing: the profile is the newest PREFIX_<date>.json.
+  const files = fs.readdirSync(dir).filter(p => p.startsWith('prof_qop_cnn_') && p.endsWith('.json')).sort();
+  const fixtures = path.join('..', '..', '..', 'calib', 'profile', 'testdata', 'fixtures');
+  fs.writeFileSync(path.join(fixtures, 'ort_qop_cnn.json.gz'),
+    zlib.gzipSync(fs.readFileSync(path.join(dir, files[files.length - 1])), {level: 9}));
+}
+main().catch(e => { console.error(e); process.exit(1); });
