@@ -14,8 +14,9 @@ import (
 // engine runs reads and writes them. Two forms are recognised:
 //
 //   - integer ops (QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger
-//     and the com.microsoft QLinear*/QGemm ops) whose data input is an
-//     8-bit integer;
+//     and the com.microsoft QLinear*, QGemm and MatMulIntegerToFloat ops)
+//     whose data input is an 8-bit integer, and DynamicQuantizeMatMul,
+//     whose float input it quantizes per call for its 8-bit weight;
 //   - Q/DQ-wrapped ops: a node whose data input and weight (inputs 0 and
 //     1) are both DequantizeLinear outputs of a quantized type, the
 //     pattern Q/DQ exporters write around Conv, MatMul and Gemm (and the
@@ -34,6 +35,12 @@ func quantizedDType(n *ir.Node) (name string, dt ir.DType, ok bool) {
 		return "", ir.Undefined, false
 	}
 	if integerQuantOp(n) {
+		if n.OpType == "DynamicQuantizeMatMul" {
+			// Its float A is quantized per call: B's type is the product's.
+			if b := n.In(1); b != nil {
+				return quantName(b.DType)
+			}
+		}
 		return quantName(x.DType)
 	}
 	w := n.In(1)
@@ -56,7 +63,8 @@ func integerQuantOp(n *ir.Node) bool {
 		return false
 	}
 	op := n.OpType
-	return strings.HasPrefix(op, "QLinear") || op == "ConvInteger" || op == "MatMulInteger" || op == "QGemm"
+	return strings.HasPrefix(op, "QLinear") || op == "ConvInteger" || op == "MatMulInteger" || op == "QGemm" ||
+		op == "MatMulIntegerToFloat" || op == "DynamicQuantizeMatMul"
 }
 
 // dequantizedFrom is the quantized compute dtype of v when v is a

@@ -21,6 +21,67 @@ func init() {
 	RegisterRule("", "QLinearMatMul", matmulRule(0, 3))
 	RegisterRule("", "Einsum", einsumRule)
 	RegisterRule("", "Attention", attentionRule)
+	RegisterRule(msDomain, "FusedConv", withActivation(convRule(0, 1, 2), 3))
+	RegisterRule(msDomain, "FusedGemm", withActivation(gemmRuleAt(0, 2), -1))
+	RegisterRule(msDomain, "MatMulIntegerToFloat", dequantizedMatMulRule(6))
+	RegisterRule(msDomain, "DynamicQuantizeMatMul", dequantizedMatMulRule(4))
+}
+
+// withActivation prices onnxruntime's FusedConv and FusedGemm: the op's
+// rule, plus per output element the add of the residual input at slot z
+// (FusedConv's Z; z < 0: none) and the activation attribute's count
+// (OpCount: Relu 1, LeakyRelu 2, Sigmoid 3 with an exp ...), in the same
+// kernel.
+func withActivation(r Rule, z int) Rule {
+	return func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+		e, err := r(n, c)
+		if err != nil {
+			return e, err
+		}
+		out := c.Numel(n.Out(0))
+		if z >= 0 && n.In(z) != nil {
+			e.FLOPs += out
+		}
+		if act := n.AttrString("activation", ""); act != "" {
+			f, tr, ok := OpCount(act)
+			if !ok {
+				c.Warnf("activation %q has no count; its arithmetic is not counted", act)
+			}
+			e.FLOPs += f * out
+			e.Transcendentals += tr * out
+		}
+		return e, nil
+	}
+}
+
+// dequantizedMatMulRule prices onnxruntime's 8-bit MatMuls with a float
+// result: MatMulIntegerToFloat (8-bit A) and DynamicQuantizeMatMul (float
+// A, quantized in a pass of its own first: DynamicQuantizeLinear's count
+// per element, A written at 8 bits and read back by the product, a second
+// launch). Per output element the product is scaled (1) and, with the
+// bias at slot bias, biased (1).
+func dequantizedMatMulRule(bias int) Rule {
+	mm := matmulRule(0, 1)
+	return func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+		e, err := mm(n, c)
+		if err != nil {
+			return e, err
+		}
+		out := c.Numel(n.Out(0))
+		e.FLOPs += out
+		if n.In(bias) != nil {
+			e.FLOPs += out
+		}
+		if n.OpType == "DynamicQuantizeMatMul" {
+			a := c.Numel(n.In(0))
+			q, _, _ := OpCount("DynamicQuantizeLinear")
+			e.FLOPs += q * a
+			e.BytesWritten += a
+			e.BytesRead += a
+			e.Launches++
+		}
+		return e, nil
+	}
 }
 
 // convRule costs a convolution whose data, weight and bias inputs are at

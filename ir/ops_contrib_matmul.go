@@ -3,11 +3,31 @@ package ir
 // onnxruntime's contrib ops that its graph optimizer writes into a model it
 // saves (SessionOptions.optimized_model_filepath, or the transformers
 // optimizer): a MatMul that took its operands' transposes and a scalar
-// scale (MatmulTransposeFusion, MatMulScaleFusion), and an additive mask
-// fused into its Softmax (BiasSoftmaxFusion). Semantics from
-// onnxruntime/core/graph/contrib_ops/contrib_defs.cc.
+// scale (MatmulTransposeFusion, MatMulScaleFusion), an additive mask
+// fused into its Softmax (BiasSoftmaxFusion), a Conv or Gemm that took
+// its activation (ConvActivationFusion, GemmActivationFusion: level
+// extended, the CPU provider), and the dynamically quantized MatMul of
+// an int8 model (DynamicQuantizeMatMulFusion, MatMulIntegerToFloatFusion).
+// Semantics from onnxruntime/core/graph/contrib_ops/contrib_defs.cc and
+// docs/ContribOperators.md.
 func init() {
 	registerFresh(
+		// FusedConv(X, W, B?, Z?): activation(Conv(X, W, B) + Z).
+		&OpSchema{Domain: "com.microsoft", Name: "FusedConv", Family: FamilyConv, Since: 1, MinIn: 2, MaxIn: 4, MinOut: 1, MaxOut: 1,
+			Infer: inferORTFused("Conv", 3), Doc: "ONNX Runtime contrib op: activation(Conv(X, W, B) + Z), Conv's shape"},
+		// FusedGemm(A, B, C?): activation(Gemm(A, B, C)).
+		&OpSchema{Domain: "com.microsoft", Name: "FusedGemm", Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1,
+			Infer: inferORTFused("Gemm", 3), Doc: "ONNX Runtime contrib op: activation(Gemm(A, B, C)), Gemm's shape"},
+		// MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zero_point?,
+		// b_zero_point?, bias?): the 8-bit MatMul dequantized to a_scale's
+		// float type.
+		&OpSchema{Domain: "com.microsoft", Name: "MatMulIntegerToFloat", Family: FamilyGEMM, Since: 1, MinIn: 4, MaxIn: 7, MinOut: 1, MaxOut: 1,
+			Infer: inferQuantizedMatMul(2), Doc: "ONNX Runtime contrib op: MatMul of 8-bit A and B, scaled (and biased) to a_scale's float type"},
+		// DynamicQuantizeMatMul(A, B, b_scale, b_zero_point?, bias?): float
+		// A quantized on the fly, times 8-bit B, back to float.
+		&OpSchema{Domain: "com.microsoft", Name: "DynamicQuantizeMatMul", Family: FamilyGEMM, Since: 1, MinIn: 3, MaxIn: 5, MinOut: 1, MaxOut: 1,
+			Infer: inferQuantizedMatMul(0), Doc: "ONNX Runtime contrib op: float A quantized to 8 bits per call, times 8-bit B, dequantized: MatMul's shape, A's type"},
+
 		// FusedMatMul(A, B): alpha · op(A) · op(B), op a transpose of the
 		// last two axes (transA, transB) after, with transBatch, the first
 		// axis moved to just before them.
@@ -81,4 +101,39 @@ func inferBiasSoftmax(c *InferCtx) error {
 		}
 	}
 	return c.PassThrough(0, 0)
+}
+
+// activationAttrs are the attributes onnxruntime's activation fusions add.
+var activationAttrs = map[string]bool{"activation": true, "activation_params": true,
+	"activation_alpha": true, "activation_beta": true, "activation_gamma": true, "leaky_relu_alpha": true}
+
+// inferORTFused runs op on the node's first ins inputs with its own
+// attributes (the activation's left out).
+func inferORTFused(op string, ins int) func(*InferCtx) error {
+	return func(c *InferCtx) error {
+		var attrs []*Attribute
+		for _, a := range c.Node.Attrs {
+			if !activationAttrs[a.Name] {
+				attrs = append(attrs, a)
+			}
+		}
+		n := min(ins, c.NumIn())
+		y, err := InferDetached(c, op, c.Node.Inputs[:n], attrs)
+		if err != nil {
+			return err
+		}
+		return c.SetOut(0, c.InType(0), y.Shape)
+	}
+}
+
+// inferQuantizedMatMul runs MatMul on A and B; Y takes the type of input
+// typeFrom (a_scale for MatMulIntegerToFloat, A for DynamicQuantizeMatMul).
+func inferQuantizedMatMul(typeFrom int) func(*InferCtx) error {
+	return func(c *InferCtx) error {
+		y, err := InferDetached(c, "MatMul", []*Value{c.In(0), c.In(1)}, nil)
+		if err != nil {
+			return err
+		}
+		return c.SetOut(0, c.InType(typeFrom), y.Shape)
+	}
 }

@@ -41,3 +41,33 @@ func TestBiasSoftmaxTypes(t *testing.T) {
 			attrs: []*Attribute{IntAttr("axis", 4), IntAttr("is_inner_broadcast", 0)}, wantErr: "axis"},
 	})
 }
+
+// TestORTOptimizerOpTypes: the ops onnxruntime's level-extended fusions
+// write take their float op's shape (testdata/models/ortsaved holds them as
+// onnxruntime saves them; calib/profile's TestORTSavedGraphProfile checks
+// that graph against onnxruntime's own run).
+func TestORTOptimizerOpTypes(t *testing.T) {
+	f32, u8, i8 := Float32, Uint8, Int8
+	x := faInput(f32, faShape("N", 8, 32, 32))
+	w := faInput(f32, faShape(16, 8, 3, 3))
+	relu := StringAttr("activation", "Relu")
+	runFATypeCases(t, []faTypeCase{
+		{name: "FusedConv with a residual", op: "com.microsoft::FusedConv", opset: 13,
+			ins:   []faIn{x, w, faInput(f32, faShape(16)), faInput(f32, faShape("N", 16, 16, 16))},
+			attrs: []*Attribute{relu, IntsAttr("pads", 1, 1, 1, 1), IntsAttr("strides", 2, 2)}, wantDT: f32, want: faShape("N", 16, 16, 16)},
+		{name: "FusedConv leaky", op: "com.microsoft::FusedConv", opset: 13, ins: []faIn{x, w},
+			attrs: []*Attribute{StringAttr("activation", "LeakyRelu"), {Name: "activation_params", Type: AttrFloats, Floats: []float64{0.1}}}, wantDT: f32, want: faShape("N", 16, 30, 30)},
+		{name: "FusedGemm", op: "com.microsoft::FusedGemm", opset: 13,
+			ins:   []faIn{faInput(f32, faShape("N", 16)), faInput(f32, faShape(64, 16)), faInput(f32, faShape(64))},
+			attrs: []*Attribute{relu, IntAttr("transB", 1)}, wantDT: f32, want: faShape("N", 64)},
+		{name: "MatMulIntegerToFloat takes a_scale's type", op: "com.microsoft::MatMulIntegerToFloat", opset: 13,
+			ins:    []faIn{faInput(u8, faShape("B", 128, 768)), faInput(i8, faShape(768, 3072)), faInput(Float16, faShape()), faInput(Float16, faShape(3072))},
+			wantDT: Float16, want: faShape("B", 128, 3072)},
+		{name: "DynamicQuantizeMatMul takes A's type", op: "com.microsoft::DynamicQuantizeMatMul", opset: 13,
+			ins:    []faIn{faInput(f32, faShape(2, 64)), faInput(u8, faShape(64, 10)), faInput(f32, faShape()), faInput(u8, faShape()), faInput(f32, faShape(10))},
+			wantDT: f32, want: faShape(2, 10)},
+
+		{name: "MatMulIntegerToFloat inner dims", op: "com.microsoft::MatMulIntegerToFloat", opset: 13,
+			ins: []faIn{faInput(u8, faShape(4, 768)), faInput(i8, faShape(512, 10)), faInput(f32, faShape()), faInput(f32, faShape())}, wantErr: "768"},
+	})
+}

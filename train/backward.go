@@ -301,6 +301,9 @@ var NoBackward = map[string]string{
 	"com.microsoft.QLinearSoftmax": inferenceOnly, "com.microsoft.QLinearAveragePool": inferenceOnly,
 	"com.microsoft.QLinearGlobalAveragePool": inferenceOnly, "com.microsoft.QLinearConcat": inferenceOnly,
 	"com.microsoft.QGemm": inferenceOnly, "com.microsoft.QLinearConv": inferenceOnly,
+	"com.microsoft.MatMulIntegerToFloat": inferenceOnly, "com.microsoft.DynamicQuantizeMatMul": inferenceOnly,
+	// onnxruntime's CPU fusions of an inference graph it saved.
+	"com.microsoft.FusedConv": inferenceKernel, "com.microsoft.FusedGemm": inferenceKernel,
 	// Weight-only int4/int8 kernels: the packed weights are constants.
 	"com.microsoft.MatMulNBits": inferenceOnly, "com.microsoft.GatherBlockQuantized": inferenceOnly,
 

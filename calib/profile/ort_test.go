@@ -1,6 +1,10 @@
 package profile
 
 import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -8,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/pipeline"
 )
 
@@ -274,6 +279,92 @@ func TestORTQOperatorProfile(t *testing.T) {
 			t.Errorf("%s (%s): measured %.3g s, predicted %g: a node without a cost", r.Name, r.OpType, r.MeasuredS, r.PredictedS)
 		}
 	}
+}
+
+// TestORTSavedGraphProfile: the graph onnxruntime 1.23.2 saves for a small
+// CNN and two 8-bit linears at level extended
+// (testdata/models/ortsaved/ort_fusions_opt.onnx: com.microsoft FusedConv,
+// FusedGemm and DynamicQuantizeMatMul among standard ops) is inferred with
+// the output dtype and dims onnxruntime's own run of it records for every
+// node (the profile's output_type_shape, batch 2), and its profile matches
+// with one row per profiled node and every node costed.
+func TestORTSavedGraphProfile(t *testing.T) {
+	gzPath := filepath.Join("testdata", "fixtures", "ort_ort_fusions_opt.json.gz")
+	model := filepath.Join("..", "..", "testdata", "models", "ortsaved", "ort_fusions_opt.onnx")
+	_, m := matchRecorded(t, gzPath, model, pipeline.Config{GPU: "A100", Dims: map[string]int64{"N": 2}})
+	for _, r := range m.Nodes {
+		if r.OpType != "Flatten" && !(r.PredictedS > 0) {
+			t.Errorf("%s (%s): predicted %g", r.Name, r.OpType, r.PredictedS)
+		}
+	}
+	g, err := ir.ReadFile(model, ir.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ir.InferShapes(g, ir.InferOptions{Bindings: map[string]int64{"N": 2}}); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*ir.Node{}
+	for _, n := range g.Graph.Nodes {
+		byName[n.Name] = n
+	}
+	ortType := map[string]ir.DType{"float": ir.Float32, "uint8": ir.Uint8, "int8": ir.Int8, "int32": ir.Int32}
+	checked := 0
+	for name, outs := range recordedOutputShapes(t, gzPath) {
+		n := byName[name]
+		if n == nil || len(n.Outputs) < len(outs) {
+			t.Errorf("profiled node %q: no such node with %d outputs in the model", name, len(outs))
+			continue
+		}
+		for i, o := range outs {
+			for dt, dims := range o {
+				v := n.Outputs[i]
+				got, known := v.Shape.Ints()
+				if !known || !slices.Equal(got, dims) || v.DType != ortType[dt] {
+					t.Errorf("%s (%s) output %d: inferred %s%s, onnxruntime %s%v", name, n.OpType, i, v.DType, v.Shape, dt, dims)
+				}
+				checked++
+			}
+		}
+	}
+	if checked != len(g.Graph.Nodes) {
+		t.Errorf("checked %d outputs for %d nodes", checked, len(g.Graph.Nodes))
+	}
+}
+
+// recordedOutputShapes reads an onnxruntime profile's node events: per node
+// name, its outputs as onnxruntime ran them ({dtype: dims} each).
+func recordedOutputShapes(t *testing.T, gzPath string) map[string][]map[string][]int64 {
+	t.Helper()
+	raw, err := os.ReadFile(gzPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []struct {
+		Cat  string `json:"cat"`
+		Name string `json:"name"`
+		Args struct {
+			Out []map[string][]int64 `json:"output_type_shape"`
+		} `json:"args"`
+	}
+	if err := json.Unmarshal(data, &events); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]map[string][]int64{}
+	for _, e := range events {
+		if name, ok := strings.CutSuffix(e.Name, "_kernel_time"); ok && e.Cat == "Node" {
+			out[name] = e.Args.Out
+		}
+	}
+	return out
 }
 
 // matchRecorded reads a gzipped recorded profile, matches it to model's

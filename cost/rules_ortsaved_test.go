@@ -1,0 +1,58 @@
+package cost
+
+import (
+	"testing"
+
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// TestORTSavedOpCounts: the ops onnxruntime's level-extended fusions save,
+// counted by hand at batch 2: the float op's count, plus the fused
+// residual add and activation (FusedConv, FusedGemm), plus the per-output
+// scale and bias and, for DynamicQuantizeMatMul, its quantizing pass over
+// A (DynamicQuantizeLinear's 5 an element, A written at 8 bits and read
+// back, a second launch).
+func TestORTSavedOpCounts(t *testing.T) {
+	b := msBuilder(t, 13)
+	x := b.Input("x", ir.Float32, 2, 8, 16, 16)
+	w := initializer(b, "w", ir.Float32, 8, 8, 3, 3)
+	bias := initializer(b, "b", ir.Float32, 8)
+	named := func(v *ir.Value, name string) *ir.Value { v.Producer.Name = name; return v }
+	conv := named(msNode(b, "FusedConv", []*ir.Attribute{ir.StringAttr("activation", "LeakyRelu"), ir.IntsAttr("pads", 1, 1, 1, 1)},
+		x, w, bias, x), "conv") // Z: a residual of the output's shape
+	flat := b.Op("Flatten", []*ir.Attribute{ir.IntAttr("axis", 1)}, conv) // [2, 2048]
+	gemm := named(msNode(b, "FusedGemm", []*ir.Attribute{ir.StringAttr("activation", "Relu"), ir.IntAttr("transB", 1)},
+		flat, initializer(b, "fw", ir.Float32, 64, 2048), initializer(b, "fb", ir.Float32, 64)), "gemm")
+	dq := named(msNode(b, "DynamicQuantizeMatMul", nil, gemm, initializer(b, "qw", ir.Uint8, 64, 10), initializer(b, "qs", ir.Float32),
+		initializer(b, "qz", ir.Uint8), initializer(b, "qb", ir.Float32, 10)), "dqmm")
+	a8 := b.Input("a8", ir.Uint8, 2, 64)
+	mi := named(msNode(b, "MatMulIntegerToFloat", nil, a8, initializer(b, "mw", ir.Int8, 64, 6), initializer(b, "as", ir.Float32),
+		initializer(b, "ms", ir.Float32)), "mi2f")
+	b.Output(dq, mi)
+	b.Infer()
+	r := analyzeOn(t, b, "A100", "")
+	if len(r.UnsupportedOps) > 0 || r.Totals.Partial != nil {
+		t.Fatalf("unsupported %v, partial %v", r.UnsupportedOps, r.Totals.Partial)
+	}
+	const out = 2 * 8 * 16 * 16 // the conv's outputs
+	for _, c := range []struct {
+		name                string
+		macs, flops, launch float64
+	}{
+		{"conv", out * 72, 2*out*72 + out + out + 2*out, 1},   // bias, residual, LeakyRelu's 2
+		{"gemm", 2 * 64 * 2048, 2*2*64*2048 + 2*64 + 2*64, 1}, // bias, Relu's 1
+		{"dqmm", 2 * 10 * 64, 2*2*10*64 + 2*10*2 + 5*2*64, 2}, // scale and bias a output; quantizing A
+		{"mi2f", 2 * 6 * 64, 2*2*6*64 + 2*6, 1},               // scale a output, no bias
+	} {
+		nc := nodeNamed(t, r, c.name)
+		if !near(nc.MACs, c.macs) || !near(nc.FLOPs, c.flops) || nc.Launches != c.launch {
+			t.Errorf("%s: %g MACs, %g FLOPs, %g launches; want %g, %g, %g", c.name, nc.MACs, nc.FLOPs, nc.Launches, c.macs, c.flops, c.launch)
+		}
+		if !(nc.TimeS > 0) {
+			t.Errorf("%s: time %g", c.name, nc.TimeS)
+		}
+	}
+	if p := nodeNamed(t, r, "dqmm").Precision; p != "int8_tensor" {
+		t.Errorf("DynamicQuantizeMatMul on %q, want its 8-bit weight's int8 path", p)
+	}
+}
