@@ -281,22 +281,38 @@ func TestORTQOperatorProfile(t *testing.T) {
 	}
 }
 
-// TestORTSavedGraphProfile: the graph onnxruntime 1.23.2 saves for a small
-// CNN and two 8-bit linears at level extended
-// (testdata/models/ortsaved/ort_fusions_opt.onnx: com.microsoft FusedConv,
-// FusedGemm and DynamicQuantizeMatMul among standard ops) is inferred with
-// the output dtype and dims onnxruntime's own run of it records for every
-// node (the profile's output_type_shape, batch 2), and its profile matches
-// with one row per profiled node and every node costed.
+// TestORTSavedGraphProfile: graphs onnxruntime 1.23.2 saved
+// (optimizedModelFilePath) are inferred with the output dtype and dims
+// onnxruntime's own run of them records for every node (the profile's
+// output_type_shape, batch 2), and their profiles match with one row per
+// profiled node and every node costed: a small CNN and two 8-bit linears
+// at level extended (testdata/models/ortsaved: com.microsoft FusedConv,
+// FusedGemm, DynamicQuantizeMatMul among standard ops), and the QOperator
+// int8 CNN at level all (testdata/models/qoperator/qop_cnn_ort_all.onnx:
+// the NHWC transformer's channels-last QLinearConv, pools and concat).
 func TestORTSavedGraphProfile(t *testing.T) {
-	gzPath := filepath.Join("testdata", "fixtures", "ort_ort_fusions_opt.json.gz")
-	model := filepath.Join("..", "..", "testdata", "models", "ortsaved", "ort_fusions_opt.onnx")
-	_, m := matchRecorded(t, gzPath, model, pipeline.Config{GPU: "A100", Dims: map[string]int64{"N": 2}})
-	for _, r := range m.Nodes {
-		if r.OpType != "Flatten" && !(r.PredictedS > 0) {
-			t.Errorf("%s (%s): predicted %g", r.Name, r.OpType, r.PredictedS)
+	for _, c := range []struct{ model, profile string }{
+		{filepath.Join("ortsaved", "ort_fusions_opt.onnx"), "ort_ort_fusions_opt.json.gz"},
+		{filepath.Join("qoperator", "qop_cnn_ort_all.onnx"), "ort_qop_cnn_ort_all.json.gz"},
+	} {
+		gzPath := filepath.Join("testdata", "fixtures", c.profile)
+		model := filepath.Join("..", "..", "testdata", "models", c.model)
+		_, m := matchRecorded(t, gzPath, model, pipeline.Config{GPU: "A100", Dims: map[string]int64{"N": 2}})
+		for _, r := range m.Nodes {
+			// A Flatten, and a Transpose that moves only unit dims (the
+			// level-all graph's [2,1,1,32] to [2,32,1,1]), are views: free.
+			if view := r.OpType == "Flatten" || r.OpType == "Transpose"; !view && !(r.PredictedS > 0) {
+				t.Errorf("%s: %s (%s): predicted %g", c.model, r.Name, r.OpType, r.PredictedS)
+			}
 		}
+		checkRecordedShapes(t, model, gzPath)
 	}
+}
+
+// checkRecordedShapes infers model at batch 2 and holds every node's
+// outputs to the dtype and dims onnxruntime recorded in the profile.
+func checkRecordedShapes(t *testing.T, model, gzPath string) {
+	t.Helper()
 	g, err := ir.ReadFile(model, ir.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -313,7 +329,7 @@ func TestORTSavedGraphProfile(t *testing.T) {
 	for name, outs := range recordedOutputShapes(t, gzPath) {
 		n := byName[name]
 		if n == nil || len(n.Outputs) < len(outs) {
-			t.Errorf("profiled node %q: no such node with %d outputs in the model", name, len(outs))
+			t.Errorf("%s: profiled node %q: no such node with %d outputs in the model", model, name, len(outs))
 			continue
 		}
 		for i, o := range outs {
@@ -321,14 +337,14 @@ func TestORTSavedGraphProfile(t *testing.T) {
 				v := n.Outputs[i]
 				got, known := v.Shape.Ints()
 				if !known || !slices.Equal(got, dims) || v.DType != ortType[dt] {
-					t.Errorf("%s (%s) output %d: inferred %s%s, onnxruntime %s%v", name, n.OpType, i, v.DType, v.Shape, dt, dims)
+					t.Errorf("%s: %s (%s) output %d: inferred %s%s, onnxruntime %s%v", model, name, n.OpType, i, v.DType, v.Shape, dt, dims)
 				}
 				checked++
 			}
 		}
 	}
 	if checked != len(g.Graph.Nodes) {
-		t.Errorf("checked %d outputs for %d nodes", checked, len(g.Graph.Nodes))
+		t.Errorf("%s: checked %d outputs for %d nodes", model, checked, len(g.Graph.Nodes))
 	}
 }
 

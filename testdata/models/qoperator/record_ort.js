@@ -6,7 +6,14 @@
 //     ir's TestQOperatorFixtureMatchesORT holds the inferred shapes to;
 //   - ../../../calib/profile/testdata/fixtures/ort_qop_cnn.json.gz: a
 //     profile of 3 runs at optimisation level all, batch 2, which
-//     calib/profile's TestORTQOperatorProfile matches to the model.
+//     calib/profile's TestORTQOperatorProfile matches to the model;
+//   - qop_cnn_ort_all.onnx: the graph onnxruntime saves at level all
+//     (optimizedModelFilePath: its NHWC transformer's channels-last
+//     QLinearConv, pools and concat between its own transposes), and
+//     ../../../calib/profile/testdata/fixtures/ort_qop_cnn_ort_all.json.gz,
+//     a profile of that saved graph run as saved (level disabled), whose
+//     recorded output shapes calib/profile's TestORTSavedGraphProfile holds
+//     onnxcost's inference of the saved graph to.
 //
 // Setup (outside the repository):
 //   mkdir /tmp/ortnode2 && cd /tmp/ortnode2
@@ -43,10 +50,21 @@ async function main() {
     {graphOptimizationLevel: 'all', enableProfiling: true, profileFilePrefix: prefix});
   for (let i = 0; i < RUNS; i++) await s.run(input());
   s.endProfiling();
-  // endProfiling returns nothing: the profile is the newest PREFIX_<date>.json.
-  const files = fs.readdirSync(dir).filter(p => p.startsWith('prof_qop_cnn_') && p.endsWith('.json')).sort();
   const fixtures = path.join('..', '..', '..', 'calib', 'profile', 'testdata', 'fixtures');
-  fs.writeFileSync(path.join(fixtures, 'ort_qop_cnn.json.gz'),
-    zlib.gzipSync(fs.readFileSync(path.join(dir, files[files.length - 1])), {level: 9}));
+  keepNewest(dir, 'prof_qop_cnn_', path.join(fixtures, 'ort_qop_cnn.json.gz'));
+
+  await ort.InferenceSession.create('qop_cnn.onnx', {graphOptimizationLevel: 'all', optimizedModelFilePath: 'qop_cnn_ort_all.onnx'});
+  const saved = await ort.InferenceSession.create('qop_cnn_ort_all.onnx',
+    {graphOptimizationLevel: 'disabled', enableProfiling: true, profileFilePrefix: path.join(dir, 'prof_saved_all')});
+  for (let i = 0; i < RUNS; i++) await saved.run(input());
+  saved.endProfiling();
+  keepNewest(dir, 'prof_saved_all_', path.join(fixtures, 'ort_qop_cnn_ort_all.json.gz'));
+}
+
+// keepNewest gzips the newest profile onnxruntime wrote in dir under
+// prefix (endProfiling returns nothing: it is PREFIX_<date>.json) to dst.
+function keepNewest(dir, prefix, dst) {
+  const files = fs.readdirSync(dir).filter(p => p.startsWith(prefix) && p.endsWith('.json')).sort();
+  fs.writeFileSync(dst, zlib.gzipSync(fs.readFileSync(path.join(dir, files[files.length - 1])), {level: 9}));
 }
 main().catch(e => { console.error(e); process.exit(1); });
