@@ -30,6 +30,8 @@ func init() {
 	RegisterRule(msDomain, "QLinearConcat", qlinearConcatRule)
 	RegisterRule(msDomain, "QGemm", gemmRuleAt(0, 6))
 	RegisterRule(msDomain, "QLinearConv", msQLinearConvRule)
+	// MaxPool's count does not depend on the layout.
+	RegisterRule(msDomain, "NhwcMaxPool", poolRule(1, 0, 0))
 }
 
 // quantCounts are DequantizeLinear's and QuantizeLinear's FLOPs per element.

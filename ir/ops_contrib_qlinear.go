@@ -40,6 +40,9 @@ func init() {
 		// (A, a_scale, a_zero_point, B, b_scale, b_zero_point?, C?, y_scale?, y_zero_point?)
 		&OpSchema{Domain: ms, Name: "QGemm", Family: FamilyGEMM, Since: 1, MinIn: 6, MaxIn: 9, MinOut: 1, MaxOut: 1,
 			Infer: inferQGemm, Doc: "ONNX Runtime contrib op: Gemm over 8-bit A and B with an int32 bias; Y [M, N] quantized like y_zero_point when y_scale is given, else float32"},
+		// NhwcMaxPool(X): onnxruntime's NHWC transformer's 8-bit MaxPool.
+		&OpSchema{Domain: ms, Name: "NhwcMaxPool", Family: FamilyPool, Since: 1, MinIn: 1, MaxIn: 1, MinOut: 1, MaxOut: 1,
+			Infer: inferNHWCPool("MaxPool"), Doc: "ONNX Runtime contrib op: MaxPool over an NHWC (channels-last) 8-bit tensor"},
 		// (x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B?)
 		&OpSchema{Domain: ms, Name: "QLinearConv", Family: FamilyConv, Since: 1, MinIn: 8, MaxIn: 9, MinOut: 1, MaxOut: 1,
 			Infer: inferMSQLinearConv, Doc: "ONNX Runtime contrib op: the standard QLinearConv, with channels_last=1 taking and giving NHWC activations (the weight stays [M, C/group, kH, kW])"},
@@ -85,21 +88,30 @@ func detachedNoLayout(c *InferCtx) []*Attribute {
 // inferQLinearPool runs the float pool op on X, through NCHW when the node
 // is channels-last; Y is typed like X.
 func inferQLinearPool(op string) func(*InferCtx) error {
-	return func(c *InferCtx) error {
-		x, last := c.In(0), channelsLast(c)
-		if last {
-			x = toChannelsFirst(x)
-		}
-		y, err := InferDetached(c, op, []*Value{x}, detachedNoLayout(c))
-		if err != nil {
-			return err
-		}
-		s := y.Shape
-		if last {
-			s = fromChannelsFirst(s)
-		}
-		return c.SetOut(0, c.InType(0), s)
+	return func(c *InferCtx) error { return inferPoolLayout(c, op, channelsLast(c)) }
+}
+
+// inferNHWCPool runs pool op on X, which is always channels-last.
+func inferNHWCPool(op string) func(*InferCtx) error {
+	return func(c *InferCtx) error { return inferPoolLayout(c, op, true) }
+}
+
+// inferPoolLayout runs pool op on X, through NCHW when last; Y is typed
+// like X.
+func inferPoolLayout(c *InferCtx, op string, last bool) error {
+	x := c.In(0)
+	if last {
+		x = toChannelsFirst(x)
 	}
+	y, err := InferDetached(c, op, []*Value{x}, detachedNoLayout(c))
+	if err != nil {
+		return err
+	}
+	s := y.Shape
+	if last {
+		s = fromChannelsFirst(s)
+	}
+	return c.SetOut(0, c.InType(0), s)
 }
 
 // inferQLinearSoftmax checks the axis as Softmax of the opset attribute

@@ -51,6 +51,9 @@ func TestQLinearContribTypes(t *testing.T) {
 			ins:   []faIn{nhwc, s, z, faInput(u8, faShape(8, 16, 3, 3)), s, z, s, z},
 			attrs: []*Attribute{last, IntsAttr("pads", 1, 1, 1, 1), IntsAttr("strides", 2, 2)}, wantDT: u8, want: faShape("N", 16, 16, 8)},
 
+		{name: "NHWC max pool", op: "com.microsoft::NhwcMaxPool", opset: 13, ins: []faIn{faInput(i8, faShape("N", 56, 56, 64))},
+			attrs: []*Attribute{IntsAttr("kernel_shape", 3, 3), IntsAttr("strides", 2, 2), IntsAttr("pads", 1, 1, 1, 1)}, wantDT: i8, want: faShape("N", 28, 28, 64)},
+
 		{name: "concat not in triples", op: "com.microsoft::QLinearConcat", opset: 13, ins: []faIn{s, z, x, s, z, x, s},
 			attrs: []*Attribute{IntAttr("axis", 1)}, wantErr: "triples"},
 		{name: "softmax axis out of range", op: "com.microsoft::QLinearSoftmax", opset: 13, ins: []faIn{faInput(u8, faShape(2, 8)), s, z, s, z},

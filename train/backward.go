@@ -300,7 +300,7 @@ var NoBackward = map[string]string{
 	"com.microsoft.QLinearLeakyRelu": inferenceOnly, "com.microsoft.QLinearWhere": inferenceOnly,
 	"com.microsoft.QLinearSoftmax": inferenceOnly, "com.microsoft.QLinearAveragePool": inferenceOnly,
 	"com.microsoft.QLinearGlobalAveragePool": inferenceOnly, "com.microsoft.QLinearConcat": inferenceOnly,
-	"com.microsoft.QGemm": inferenceOnly, "com.microsoft.QLinearConv": inferenceOnly,
+	"com.microsoft.QGemm": inferenceOnly, "com.microsoft.QLinearConv": inferenceOnly, "com.microsoft.NhwcMaxPool": inferenceOnly,
 	"com.microsoft.MatMulIntegerToFloat": inferenceOnly, "com.microsoft.DynamicQuantizeMatMul": inferenceOnly,
 	// onnxruntime's CPU fusions of an inference graph it saved.
 	"com.microsoft.FusedConv": inferenceKernel, "com.microsoft.FusedGemm": inferenceKernel,

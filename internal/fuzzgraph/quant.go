@@ -7,8 +7,8 @@ const msDomain = "com.microsoft"
 
 // BuildQuantized decodes data into a graph in onnxruntime's QOperator
 // format: the float input quantized to uint8, a chain of the format's
-// ops (QLinearConv in either domain and layout, QGemm and the
-// com.microsoft QLinear* elementwise, pooling, concat and softmax ops)
+// ops (QLinearConv in either domain and layout, QGemm, NhwcMaxPool and
+// the com.microsoft QLinear* elementwise, pooling, concat and softmax ops)
 // with random shapes and attributes, perturbed and hostile as Build's,
 // and the last value dequantized. It is a grammar of its own, so the
 // committed corpora of Build's targets keep decoding as before.
@@ -93,6 +93,10 @@ func (g *gen) qop(v *ir.Value, p q) *ir.Value {
 			return unary("QLinearSigmoid")
 		}
 		k, s, pads, _ := g.window(v, r-2, false)
+		if g.intn(3) == 0 {
+			// The NHWC transformer's 8-bit MaxPool reads v as channels-last.
+			return g.ms("NhwcMaxPool", []*ir.Value{v}, attrInts("kernel_shape", k...), attrInts("strides", s...), attrInts("pads", pads...))
+		}
 		return unary("QLinearAveragePool", attrInts("kernel_shape", k...), attrInts("strides", s...), attrInts("pads", pads...),
 			attrInt("channels_last", int64(g.intn(2))))
 	case 7:
