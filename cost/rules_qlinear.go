@@ -66,13 +66,7 @@ func qlinearElementwiseRule(op string, operands float64) Rule {
 // channels_last needs nothing but leaving out.
 func qlinearPartRule(op string) Rule {
 	return func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-		var attrs []*ir.Attribute
-		for _, a := range n.Attrs {
-			if a.Name != "channels_last" {
-				attrs = append(attrs, a)
-			}
-		}
-		return quantizedPart(n, c, op, attrs)
+		return quantizedPart(n, c, op, ir.AttrsWithout(n.Attrs, "channels_last"))
 	}
 }
 

@@ -1,5 +1,7 @@
 package ir
 
+import "slices"
+
 // AttrType is onnx.AttributeProto.AttributeType.
 type AttrType int32
 
@@ -205,6 +207,19 @@ func (n *Node) SetAttr(a *Attribute) {
 		}
 	}
 	n.Attrs = append(n.Attrs, a)
+}
+
+// AttrsWithout is attrs less those named in drop: what a contrib op's
+// float counterpart takes when the op's own extras (a layout flag, a fused
+// activation) are left out.
+func AttrsWithout(attrs []*Attribute, drop ...string) []*Attribute {
+	var out []*Attribute
+	for _, a := range attrs {
+		if !slices.Contains(drop, a.Name) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // IntAttr, IntsAttr, FloatAttr and StringAttr build attributes: for

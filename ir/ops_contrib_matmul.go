@@ -104,21 +104,15 @@ func inferBiasSoftmax(c *InferCtx) error {
 }
 
 // activationAttrs are the attributes onnxruntime's activation fusions add.
-var activationAttrs = map[string]bool{"activation": true, "activation_params": true,
-	"activation_alpha": true, "activation_beta": true, "activation_gamma": true, "leaky_relu_alpha": true}
+var activationAttrs = []string{"activation", "activation_params", "activation_alpha", "activation_beta",
+	"activation_gamma", "leaky_relu_alpha"}
 
 // inferORTFused runs op on the node's first ins inputs with its own
 // attributes (the activation's left out).
 func inferORTFused(op string, ins int) func(*InferCtx) error {
 	return func(c *InferCtx) error {
-		var attrs []*Attribute
-		for _, a := range c.Node.Attrs {
-			if !activationAttrs[a.Name] {
-				attrs = append(attrs, a)
-			}
-		}
 		n := min(ins, c.NumIn())
-		y, err := InferDetached(c, op, c.Node.Inputs[:n], attrs)
+		y, err := InferDetached(c, op, c.Node.Inputs[:n], AttrsWithout(c.Node.Attrs, activationAttrs...))
 		if err != nil {
 			return err
 		}

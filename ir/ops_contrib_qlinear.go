@@ -73,37 +73,25 @@ func fromChannelsFirst(s Shape) Shape {
 	return RankedShape(append(append([]Dim{d[0]}, d[2:]...), d[1])...)
 }
 
-// detachedNoLayout is the node's attributes less channels_last, which
-// the default-domain op does not know.
-func detachedNoLayout(c *InferCtx) []*Attribute {
-	var out []*Attribute
-	for _, a := range c.Node.Attrs {
-		if a.Name != "channels_last" {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
 // inferQLinearPool runs the float pool op on X, through NCHW when the node
-// is channels-last; Y is typed like X.
+// is channels-last (inferLayout).
 func inferQLinearPool(op string) func(*InferCtx) error {
-	return func(c *InferCtx) error { return inferPoolLayout(c, op, channelsLast(c)) }
+	return func(c *InferCtx) error { return inferLayout(c, op, c.Node.Inputs[:1], channelsLast(c)) }
 }
 
 // inferNHWCPool runs pool op on X, which is always channels-last.
 func inferNHWCPool(op string) func(*InferCtx) error {
-	return func(c *InferCtx) error { return inferPoolLayout(c, op, true) }
+	return func(c *InferCtx) error { return inferLayout(c, op, c.Node.Inputs[:1], true) }
 }
 
-// inferPoolLayout runs pool op on X, through NCHW when last; Y is typed
-// like X.
-func inferPoolLayout(c *InferCtx, op string, last bool) error {
-	x := c.In(0)
+// inferLayout runs default-domain op on ins with the node's attributes
+// (channels_last left out), through NCHW when last: ins[0] is given to it
+// channels-first and its output turned channels-last again.
+func inferLayout(c *InferCtx, op string, ins []*Value, last bool) error {
 	if last {
-		x = toChannelsFirst(x)
+		ins = append([]*Value{toChannelsFirst(ins[0])}, ins[1:]...)
 	}
-	y, err := InferDetached(c, op, []*Value{x}, detachedNoLayout(c))
+	y, err := InferDetached(c, op, ins, AttrsWithout(c.Node.Attrs, "channels_last"))
 	if err != nil {
 		return err
 	}
@@ -111,7 +99,7 @@ func inferPoolLayout(c *InferCtx, op string, last bool) error {
 	if last {
 		s = fromChannelsFirst(s)
 	}
-	return c.SetOut(0, c.InType(0), s)
+	return c.SetOut(0, y.DType, s)
 }
 
 // inferQLinearSoftmax checks the axis as Softmax of the opset attribute
@@ -182,18 +170,5 @@ func inferQGemm(c *InferCtx) error {
 // inferMSQLinearConv runs the standard QLinearConv, through NCHW when the
 // node is channels-last.
 func inferMSQLinearConv(c *InferCtx) error {
-	ins := append([]*Value(nil), c.Node.Inputs...)
-	last := channelsLast(c)
-	if last {
-		ins[0] = toChannelsFirst(ins[0])
-	}
-	y, err := InferDetached(c, "QLinearConv", ins, detachedNoLayout(c))
-	if err != nil {
-		return err
-	}
-	s := y.Shape
-	if last {
-		s = fromChannelsFirst(s)
-	}
-	return c.SetOut(0, y.DType, s)
+	return inferLayout(c, "QLinearConv", c.Node.Inputs, channelsLast(c))
 }
