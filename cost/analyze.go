@@ -502,8 +502,9 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 	default:
 		prec := a.precisionFor(n, est.Class)
 		a.countOwnFP32(n, est.Class)
-		dram, warm := a.dramBytes(n, est)
-		k := est.Kernel(prec, a.elemBytes(n), dram, vectorizedOps[n.OpType])
+		own := est.lessTrailer()
+		dram, warm := a.dramBytes(n, own)
+		k := own.Kernel(prec, a.elemBytes(n), dram, vectorizedOps[n.OpType])
 		k.OperandsWarm = warm
 		k.Strided, k.ReduceTree = a.stridedOperand(n, g), a.eagerReduction(n)
 		// The node's own GEMM, before a library's algorithm replaces
@@ -536,6 +537,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		// The copies live in the cuDNN call's workspace while it runs.
 		subPeak = max(subPeak, a.layoutTransposes(nc, n, k, &est, &agg))
 		a.autocastCasts(nc, n, &est, &agg)
+		a.priceTrailer(nc, n, &est, &agg)
 		// The all-reduce after a row-parallel GEMM: on the critical path.
 		if split && needsAllReduce(n) {
 			c := a.tp.allReduceTime(a.outBytes(n))

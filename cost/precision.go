@@ -69,12 +69,7 @@ func (a *analyzer) precisionFor(n *ir.Node, cl perf.KernelClass) hwdb.Precision 
 	if name == "" {
 		name = nodeDTypeName(n)
 	}
-	want := perf.WantedPrecision(name, cl)
-	got := perf.ResolvePrecision(a.gpu, want)
-	if got != want {
-		a.fallbacks[string(want)+"->"+string(got)]++
-	}
-	return got
+	return a.precisionNamed(name, cl)
 }
 
 // finishWarnings adds one warning per precision fallback, in sorted order.

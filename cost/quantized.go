@@ -14,7 +14,8 @@ import (
 // engine runs reads and writes them. Two forms are recognised:
 //
 //   - integer ops (QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger
-//     and the com.microsoft QLinear*, QGemm and MatMulIntegerToFloat ops)
+//     and the com.microsoft QLinear*, QGemm and MatMulIntegerToFloat ops,
+//     and QAttention, whose float attention is priced apart: trailer.go)
 //     whose data input is an 8-bit integer, and DynamicQuantizeMatMul,
 //     whose float input it quantizes per call for its 8-bit weight;
 //   - Q/DQ-wrapped ops: a node whose data input and weight (inputs 0 and
@@ -64,7 +65,7 @@ func integerQuantOp(n *ir.Node) bool {
 	}
 	op := n.OpType
 	return strings.HasPrefix(op, "QLinear") || op == "ConvInteger" || op == "MatMulInteger" || op == "QGemm" ||
-		op == "MatMulIntegerToFloat" || op == "DynamicQuantizeMatMul"
+		op == "MatMulIntegerToFloat" || op == "DynamicQuantizeMatMul" || op == "QAttention"
 }
 
 // dequantizedFrom is the quantized compute dtype of v when v is a

@@ -70,6 +70,11 @@ type NodeEstimate struct {
 	// Decode is the KV-cache view of a decode step's attention
 	// (perf.Kernel.Decode).
 	Decode perf.AttnDecode
+	// Trailer is a kernel the node runs after its own at the float type
+	// of its output rather than at the node's compute path (QAttention's
+	// float attention after its 8-bit projection). The estimate's counts
+	// include it; Analyze prices it as a kernel of its own (trailer.go).
+	Trailer *NodeEstimate
 	// Note explains an approximation; it is shown in the report.
 	Note string
 	// View marks a node that launches no kernel (a view or metadata op).
@@ -270,6 +275,19 @@ func (c *RuleCtx) markUnknown(v *ir.Value) {
 		c.Warnf("shape of %q is %s (not fully known); its unknown part is counted as 0", v.Name, v.Shape)
 	}
 	c.unknown = true
+}
+
+// inFloat runs f with float tensors costed at their own type (or at a
+// float --dtype), not at the 8-bit compute dtype a quantized node runs at:
+// for the parts of such a node that really are float (QAttention's
+// dequantized projection and attention).
+func (c *RuleCtx) inFloat(f func()) {
+	saved := c.DType
+	if saved != ir.Undefined && saved.Bits() <= 8 {
+		c.DType = ir.Undefined
+	}
+	f()
+	c.DType = saved
 }
 
 // elemBytes is the storage size of one element of v as costed: the compute

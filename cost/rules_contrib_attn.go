@@ -33,6 +33,7 @@ func init() {
 	RegisterRule(msDomain, "GroupQueryAttention", gqaRule)
 	RegisterRule(msDomain, "MultiHeadAttention", mhaRule)
 	RegisterRule(msDomain, "Attention", msAttentionRule)
+	RegisterRule(msDomain, "QAttention", qAttentionRule)
 	RegisterRule(msDomain, "RotaryEmbedding", msRotaryRule)
 }
 
@@ -301,50 +302,24 @@ func mhaRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 // The GEMM view is the projection's when it has more MACs (BERT lengths)
 // and the attention's otherwise.
 func msAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	h := float64(n.AttrInt("num_heads", 0))
-	x, ok1 := c.Dims(n.In(0))
-	w, ok2 := c.Dims(n.In(1))
-	if !ok1 || !ok2 || len(x) != 3 || len(w) != 2 || h <= 0 {
+	p, ok := packedProjectionOf(n, c)
+	if !ok {
 		return kernel(n, c, perf.ClassGEMM), nil
 	}
-	b, s, in, width := x[0], x[1], x[2], w[1]
+	b, s, h, width := p.b, p.s, p.h, p.width
 	dk, dv := width/3, width/3
 	if sizes, ok := n.AttrInts("qkv_hidden_sizes"); ok && len(sizes) == 3 {
 		dk, dv = float64(sizes[1]), float64(sizes[2])
 	}
-	proj := NodeEstimate{Class: perf.ClassGEMM, Launches: 1}
-	proj.MACs = b * s * in * width
-	proj.FLOPs = perf.FMAFLOPs * proj.MACs
+	proj := p.gemm(1)
 	if n.In(2) != nil {
 		proj.FLOPs += b * s * width
 	}
-	proj.M, proj.N, proj.K, proj.Batch = clampInt(b*s), clampInt(width), clampInt(in), 1
 	c.Read(n, &proj, 0, 1, 2)
 	qkv := b * s * width * c.elemBytes(n.In(0))
 	proj.BytesWritten += qkv
 
-	var p float64
-	if pd, ok := c.Dims(n.In(4)); ok && len(pd) == 5 {
-		p = pd[3]
-	}
-	shared := n.In(4) != nil && (n.AttrInt("past_present_share_buffer", 0) != 0 || sameDims(n.In(4), n.Out(1)))
-	total := p + s
-	note := ""
-	if shared {
-		if past, ok := constScalar(n.In(6)); ok && past >= 0 {
-			total = min(float64(past)+s, max(p, s))
-		} else {
-			total = max(p, s)
-			note = "; shared KV buffer with no known past_sequence_length: every row of it counted as attended"
-		}
-	}
-	skv, pastRows := keysAttended(total, s, s, 0)
-	att := attnProblem{b: b, h: h, sq: s, skv: skv, d: dk / h, dv: dv / h}.core(false)
-	att.BytesRead += qkv
-	c.Read(n, &att, 3, 5, 6)
-	kvCache{past: 4, present: 1, seq: 3}.traffic(n, c, &att, shared, pastRows, s)
-	writeOutputs(n, c, &att, 0)
-
+	att, note := msAttentionCore(n, c, msAttnSlots{mask: 3, past: 4, bias: 5, pastLen: 6}, b, s, h, dk, dv, qkv)
 	e := proj
 	if att.MACs > proj.MACs {
 		e = att
@@ -355,6 +330,112 @@ func msAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	e.Params = proj.Params + att.Params
 	e.Launches = 2
 	e.Note = "Q|K|V projection GEMM, then fused attention over its workspace (scores on chip)" + note
+	return e, nil
+}
+
+// packedProjection is the Q|K|V projection of the Attention family's
+// packed form: input [B, S, in] times weights [in, width], h heads; ok
+// false when a shape or num_heads is not known.
+type packedProjection struct{ b, s, in, width, h float64 }
+
+func packedProjectionOf(n *ir.Node, c *RuleCtx) (packedProjection, bool) {
+	h := float64(n.AttrInt("num_heads", 0))
+	x, ok1 := c.Dims(n.In(0))
+	w, ok2 := c.Dims(n.In(1))
+	if !ok1 || !ok2 || len(x) != 3 || len(w) != 2 || h <= 0 {
+		return packedProjection{}, false
+	}
+	return packedProjection{b: x[0], s: x[1], in: x[2], width: w[1], h: h}, true
+}
+
+// gemm is the projection's multiply-accumulates and GEMM view, in
+// launches kernels.
+func (p packedProjection) gemm(launches float64) NodeEstimate {
+	e := NodeEstimate{Class: perf.ClassGEMM, Launches: launches}
+	e.MACs = p.b * p.s * p.in * p.width
+	e.FLOPs = perf.FMAFLOPs * e.MACs
+	e.M, e.N, e.K, e.Batch = clampInt(p.b*p.s), clampInt(p.width), clampInt(p.in), 1
+	return e
+}
+
+// msAttnSlots are the input slots of the Attention family's attention
+// part (-1: the op has none).
+type msAttnSlots struct{ mask, past, bias, pastLen int }
+
+// msAttentionCore is the attention over a packed Q|K|V workspace of qkv
+// bytes ([B, S, Dq+Dk+Dv], h heads): its arithmetic, the workspace read
+// back, mask and bias read, the [2,B,H,P,d] past and the present as a
+// cache pair (shared when past_present_share_buffer is set or the
+// present is the past's shape), the output written; and a note on what
+// it had to assume.
+func msAttentionCore(n *ir.Node, c *RuleCtx, sl msAttnSlots, b, s, h, dk, dv, qkv float64) (NodeEstimate, string) {
+	var p float64
+	if pd, ok := c.Dims(n.In(sl.past)); ok && len(pd) == 5 {
+		p = pd[3]
+	}
+	shared := n.In(sl.past) != nil && (n.AttrInt("past_present_share_buffer", 0) != 0 || sameDims(n.In(sl.past), n.Out(1)))
+	total := p + s
+	note := ""
+	if shared {
+		if past, ok := constScalar(n.In(sl.pastLen)); ok && past >= 0 {
+			total = min(float64(past)+s, max(p, s))
+		} else {
+			total = max(p, s)
+			note = "; shared KV buffer with no known past_sequence_length: every row of it counted as attended"
+		}
+	}
+	skv, pastRows := keysAttended(total, s, s, 0)
+	att := attnProblem{b: b, h: h, sq: s, skv: skv, d: dk / h, dv: dv / h}.core(false)
+	att.BytesRead += qkv
+	c.Read(n, &att, sl.mask, sl.bias, sl.pastLen)
+	kvCache{past: sl.past, present: 1, seq: 3}.traffic(n, c, &att, shared, pastRows, s)
+	writeOutputs(n, c, &att, 0)
+	return att, note
+}
+
+// qAttentionRule: com.microsoft QAttention (onnxruntime's dynamic
+// quantization of Attention) runs, as its CUDA kernel does, an 8-bit
+// GEMM of input and weight into int32 accumulators, a kernel that scales
+// them back to float and adds the bias, and the float attention over the
+// result (msAttentionCore; mask at slot 5, past at 8). With m = B·S·(Dq+Dk+Dv):
+//
+//	projection: macs = B·S·in·(Dq+Dk+Dv) at 8 bits; 2 flops per
+//	            accumulator (scale, bias); int32 accumulators written and
+//	            read back, Q|K|V written as floats; 2 launches
+//	attention:  as Attention's, at the float type of the output
+//
+// The projection is the node's kernel, priced at its 8-bit path; the
+// attention is its Trailer, priced at the float one: one path for both
+// would price the attention's GEMMs at int8 rates or the projection at
+// float ones.
+func qAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	p, ok := packedProjectionOf(n, c)
+	if !ok {
+		return kernel(n, c, perf.ClassGEMM), nil
+	}
+	b, s, h, width := p.b, p.s, p.h, p.width
+	proj := p.gemm(2)
+	acc := b * s * width
+	proj.FLOPs += 2 * acc
+	c.Read(n, &proj, 0, 1, 6, 7)
+	proj.BytesWritten += 4 * acc
+	proj.BytesRead += 4 * acc
+	var att NodeEstimate
+	var note string
+	c.inFloat(func() {
+		c.Read(n, &proj, 2, 3, 4)
+		qkv := acc * c.elemBytes(n.Out(0))
+		proj.BytesWritten += qkv
+		att, note = msAttentionCore(n, c, msAttnSlots{mask: 5, past: 8, bias: -1, pastLen: -1}, b, s, h, width/3, width/3, qkv)
+	})
+	att.fillExecuted()
+	proj.fillExecuted()
+	e := proj
+	e.Counts.Add(att.Counts)
+	e.Params += att.Params
+	e.Launches += att.Launches
+	e.Trailer = &att
+	e.Note = "8-bit Q|K|V projection GEMM and its dequantize-and-bias kernel, then float attention over its output (scores on chip)" + note
 	return e, nil
 }
 

@@ -7,6 +7,30 @@ import (
 
 func init() {
 	RegisterRule(msDomain, "EmbedLayerNormalization", embedLayerNormRule)
+	RegisterRule(msDomain, "QEmbedLayerNormalization", qEmbedLayerNormRule)
+}
+
+// qEmbedLayerNormRule: QEmbedLayerNormalization is embedLayerNormRule's
+// kernel over 8-bit tables (their bytes at one byte an element), which
+// dequantizes every element it reads: each gathered table element, and
+// gamma and beta once per output element, as onnxruntime's kernel does
+// (2 flops each: subtract the zero point, multiply by the scale).
+//
+//	flops = embedLayerNormRule's + 2·(t + 2)·out
+func qEmbedLayerNormRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	e, err := embedLayerNormRule(n, c)
+	if err != nil {
+		return e, err
+	}
+	tables := 0.0
+	for _, slot := range []int{2, 3, 4} {
+		if n.In(slot) != nil {
+			tables++
+		}
+	}
+	dq, _ := quantCounts()
+	e.FLOPs += dq * (tables + 2) * c.Numel(n.Out(0))
+	return e, nil
 }
 
 // embedLayerNormRule: onnxruntime's fused BERT embedding, one kernel per

@@ -24,6 +24,12 @@ func init() {
 		&OpSchema{Domain: "com.microsoft", Name: "Attention", Family: FamilyAttention, Since: 1, MinIn: 2, MaxIn: 7, MinOut: 1, MaxOut: 2,
 			Traits: InPlace, InPlacePairs: [][2]int{{1, 4}}, Infer: inferMSAttention,
 			Doc: "output [B,S,v_hidden]; present [2,B,H,past+S,d] (past's shape with past_present_share_buffer)"},
+		// QAttention(input, weight, bias, input_scale, weight_scale,
+		// mask_index?, input_zero_point?, weight_zero_point?, past?):
+		// onnxruntime's dynamic quantizer's form of Attention.
+		&OpSchema{Domain: "com.microsoft", Name: "QAttention", Family: FamilyAttention, Since: 1, MinIn: 5, MaxIn: 9, MinOut: 1, MaxOut: 2,
+			Traits: InPlace, InPlacePairs: [][2]int{{1, 8}}, Infer: inferQAttention,
+			Doc: "Attention over an 8-bit input and weight (quantize_dynamic's int8 BERT): output [B,S,v_hidden] and present typed like bias (float or float16)"},
 		&OpSchema{Domain: "com.microsoft", Name: "RotaryEmbedding", Family: FamilyElementwise, Since: 1, MinIn: 4, MaxIn: 4, MinOut: 1, MaxOut: 1,
 			Infer: inferMSRotaryEmbedding, Doc: "output like input: [B,S,hidden] or [B,H,S,head]; inputs input, position_ids, cos_cache, sin_cache"},
 	)
@@ -236,12 +242,39 @@ func inferMultiHeadAttention(c *InferCtx) error {
 // (qkv_hidden_sizes, else three equal thirds) gives Q, K, V; output
 // [B,S,Dv]; present [2,B,H,P+S,Dk/H], or past's shape when
 // past_present_share_buffer is set.
-func inferMSAttention(c *InferCtx) error {
+func inferMSAttention(c *InferCtx) error { return msAttentionShapes(c, c.InType(0)) }
+
+// inferQAttention: Attention's shapes over the slots it shares with it
+// (input, weight, bias, mask_index, past), the outputs typed like bias:
+// the 8-bit projection is dequantized before attention runs in float.
+func inferQAttention(c *InferCtx) error {
+	for _, in := range []struct {
+		slot int
+		name string
+	}{{0, "input"}, {1, "weight"}} {
+		if t := c.InType(in.slot); t != Undefined && t != Int8 && t != Uint8 {
+			return c.Errorf("%s is %s, want int8 or uint8", in.name, t)
+		}
+	}
+	dt := c.InType(2)
+	switch dt {
+	case Undefined:
+		dt = Float32
+	case Float32, Float16:
+	default:
+		return c.Errorf("bias is %s, want float or float16", dt)
+	}
+	return c.withInputs([]*Value{c.In(0), c.In(1), c.In(2), c.In(5), c.In(8)}, func(v *InferCtx) error {
+		return msAttentionShapes(v, dt)
+	})
+}
+
+// msAttentionShapes is inferMSAttention with the outputs' dtype dt.
+func msAttentionShapes(c *InferCtx, dt DType) error {
 	h := c.AttrInt("num_heads", 0)
 	if h <= 0 {
 		return c.Errorf("needs a positive num_heads, has %d", h)
 	}
-	dt := c.InType(0)
 	x, w := c.InShape(0), c.InShape(1)
 	if !x.Ranked || !w.Ranked {
 		return setAttnUnranked(c, dt, dt)

@@ -132,6 +132,7 @@ func TestInPlaceIO(t *testing.T) {
 		{"com.microsoft", "GroupQueryAttention", [][2]int{{1, 3}, {2, 4}}},
 		{"com.microsoft", "MultiHeadAttention", [][2]int{{1, 6}, {2, 7}}},
 		{"com.microsoft", "Attention", [][2]int{{1, 4}}},
+		{"com.microsoft", "QAttention", [][2]int{{1, 8}}},
 		{"", "Relu", nil},
 		{"", "Attention", nil},
 	} {
@@ -190,4 +191,31 @@ func TestGroupQueryAttentionDeclaredShared(t *testing.T) {
 			t.Errorf("%s: %s, want %s", o.Name, o.Shape, cache)
 		}
 	}
+}
+
+// QAttention as quantize_dynamic writes it for BERT-base: uint8 input,
+// int8 weights, float bias and scales, mask_index, zero points.
+func TestQAttentionInfer(t *testing.T) {
+	h := []*Attribute{IntAttr("num_heads", 12)}
+	x := faShape("b", 128, 768)
+	scalar := faInput(Float32, faShape())
+	ins := func(in, w, bias DType) []faIn {
+		return []faIn{faInput(in, x), faInput(w, faShape(768, 2304)), faInput(bias, faShape(2304)), scalar, scalar,
+			faInput(Int32, faShape("b")), faInput(in, faShape()), faInput(w, faShape())}
+	}
+	runFAOutputs(t, "bert", ms+"QAttention", 1, ins(Uint8, Int8, Float32), h, []TypeInfo{{DType: Float32, Shape: x}})
+	runFAOutputs(t, "fp16", ms+"QAttention", 1, ins(Int8, Int8, Float16), h, []TypeInfo{{DType: Float16, Shape: x}})
+	past := faShape(2, "b", 12, "p", 64)
+	withPast := append(ins(Uint8, Int8, Float32), faInput(Float32, past))
+	withPast[0] = faInput(Uint8, faShape("b", 1, 768))
+	runFAOutputs(t, "gpt-2 past", ms+"QAttention", 1, withPast, h,
+		[]TypeInfo{{DType: Float32, Shape: faShape("b", 1, 768)}, {DType: Float32, Shape: faShape(2, "b", 12, "p+1", 64)}})
+	runFATypeCases(t, []faTypeCase{
+		{name: "float input", op: ms + "QAttention", opset: 1, attrs: h, ins: ins(Float32, Int8, Float32), wantErr: "input is float32"},
+		{name: "float weight", op: ms + "QAttention", opset: 1, attrs: h, ins: ins(Uint8, Float32, Float32), wantErr: "weight is float32"},
+		{name: "int bias", op: ms + "QAttention", opset: 1, attrs: h, ins: ins(Uint8, Int8, Int32), wantErr: "bias is int32"},
+		{name: "rows disagree", op: ms + "QAttention", opset: 1, attrs: h,
+			ins: append([]faIn{faInput(Uint8, x), faInput(Int8, faShape(512, 2304))}, ins(Uint8, Int8, Float32)[2:]...), wantErr: "768 but weights have 512"},
+		{name: "without heads", op: ms + "QAttention", opset: 1, ins: ins(Uint8, Int8, Float32), wantErr: "num_heads"},
+	})
 }

@@ -15,6 +15,12 @@ func init() {
 		&OpSchema{Domain: "com.microsoft", Name: "EmbedLayerNormalization", Family: FamilyNorm, Since: 1, MinIn: 7, MaxIn: 9, MinOut: 1, MaxOut: 3,
 			Check: checkEmbedLayerNorm, Infer: inferEmbedLayerNorm,
 			Doc: "ONNX Runtime contrib op: output [B,S,hidden] typed like word_embedding; mask_index int32 [B]; embedding_sum like output"},
+		// QEmbedLayerNormalization: the same first eight slots with 8-bit
+		// tables, gamma and beta, then their scales (8-12) and zero points
+		// (13-17); what onnxruntime's dynamic quantizer writes for it.
+		&OpSchema{Domain: "com.microsoft", Name: "QEmbedLayerNormalization", Family: FamilyNorm, Since: 1, MinIn: 18, MaxIn: 18, MinOut: 1, MaxOut: 2,
+			Check: checkQEmbedLayerNorm, Infer: inferQEmbedLayerNorm,
+			Doc: "ONNX Runtime contrib op: EmbedLayerNormalization over 8-bit tables; output float32 [B,S,hidden], mask_index int32 [B]"},
 	)
 }
 
@@ -115,6 +121,26 @@ func checkEmbedLayerNorm(c *InferCtx) error {
 	return nil
 }
 
+// checkQEmbedLayerNorm refuses what checkEmbedLayerNorm refuses of the
+// slots the two ops share.
+func checkQEmbedLayerNorm(c *InferCtx) error {
+	return c.withInputs(c.Node.Inputs[:embedPositionIDs], checkEmbedLayerNorm)
+}
+
+// inferQEmbedLayerNorm refuses tables, gamma or beta that are not 8-bit
+// integers, then gives EmbedLayerNormalization's shapes over the shared
+// slots, the output float32 (the kernel dequantizes as it gathers).
+func inferQEmbedLayerNorm(c *InferCtx) error {
+	names := []string{embedWord: "word_embedding_quant", embedPosition: "position_embedding_quant",
+		embedSegment: "segment_embedding", embedGamma: "gamma_quant", embedBeta: "beta_quant"}
+	for slot := embedWord; slot <= embedBeta; slot++ {
+		if t := c.InType(slot); c.HasIn(slot) && t != Undefined && t != Int8 && t != Uint8 {
+			return c.Errorf("%s is %s, want int8 or uint8", names[slot], t)
+		}
+	}
+	return c.withInputs(c.Node.Inputs[:embedPositionIDs], func(v *InferCtx) error { return embedLayerNormShapes(v, Float32) })
+}
+
 // inferEmbedLayerNorm: output and embedding_sum are [B, S, hidden] typed
 // like word_embedding; mask_index is [B] typed like input_ids (int32).
 // hidden is the first known width of the word, position or segment
@@ -124,6 +150,11 @@ func inferEmbedLayerNorm(c *InferCtx) error {
 	if dt == Undefined {
 		dt = Float32
 	}
+	return embedLayerNormShapes(c, dt)
+}
+
+// embedLayerNormShapes is inferEmbedLayerNorm with the output dtype dt.
+func embedLayerNormShapes(c *InferCtx, dt DType) error {
 	idt := c.InType(embedIDs)
 	if idt == Undefined {
 		idt = Int32

@@ -58,3 +58,41 @@ func TestEmbedLayerNormRefusals(t *testing.T) {
 		{name: "too few inputs", op: op, opset: 17, ins: bertEmbedIns(Float32)[:6], wantErr: "input"},
 	})
 }
+
+// qbertEmbedIns is bertEmbedIns as onnxruntime's dynamic quantizer writes
+// it for QEmbedLayerNormalization: 8-bit tables, gamma and beta, then
+// their five scales and five zero points.
+func qbertEmbedIns(table DType) []faIn {
+	ins := bertEmbedIns(Float32)
+	for slot := embedWord; slot <= embedBeta; slot++ {
+		ins[slot].dt = table
+	}
+	for range 5 {
+		ins = append(ins, faInput(Float32, faShape()))
+	}
+	for range 5 {
+		ins = append(ins, faInput(table, faShape()))
+	}
+	return ins
+}
+
+func TestQEmbedLayerNorm(t *testing.T) {
+	const op = "com.microsoft::QEmbedLayerNormalization"
+	bsh := faShape("batch", "seq", 768)
+	for _, dt := range []DType{Uint8, Int8} {
+		runFAOutputs(t, "bert "+dt.String(), op, 17, qbertEmbedIns(dt), nil,
+			[]TypeInfo{{DType: Float32, Shape: bsh}, {DType: Int32, Shape: faShape("batch")}})
+	}
+	with := func(slot int, in faIn) []faIn {
+		ins := qbertEmbedIns(Uint8)
+		ins[slot] = in
+		return ins
+	}
+	runFATypeCases(t, []faTypeCase{
+		{name: "float word table", op: op, opset: 17, ins: with(embedWord, faInput(Float32, faShape(30522, 768))), wantErr: "word_embedding_quant is float32"},
+		{name: "float gamma", op: op, opset: 17, ins: with(embedGamma, faInput(Float32, faShape(768))), wantErr: "gamma_quant is float32"},
+		{name: "gamma of the wrong width", op: op, opset: 17, ins: with(embedGamma, faInput(Uint8, faShape(1024))), wantErr: "gamma has 1024 entries"},
+		{name: "mask of rank 1", op: op, opset: 17, ins: with(embedMask, faInput(Int32, faShape(8))), wantErr: "mask has rank 1"},
+		{name: "no zero points", op: op, opset: 17, ins: qbertEmbedIns(Uint8)[:13], wantErr: "input"},
+	})
+}

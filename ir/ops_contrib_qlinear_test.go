@@ -64,22 +64,34 @@ func TestQLinearContribTypes(t *testing.T) {
 
 // TestQOperatorFixtureMatchesORT: every value of the QOperator int8 CNN
 // (testdata/models/qoperator/qop_cnn.onnx, every quantized op of the
-// format at least once) is inferred with the dtype and dims onnxruntime
-// 1.23.2's CPU provider gave it at batch 2 (qop_cnn.ort_shapes.json,
-// recorded by record_ort.js there).
+// format at least once) and of the int8 BERT layer quantize_dynamic
+// writes (qbert.onnx: QEmbedLayerNormalization, QAttention,
+// MatMulInteger, DynamicQuantizeMatMul) is inferred with the dtype and
+// dims onnxruntime 1.23.2's CPU provider gave it (at batch 2, sequence
+// 16: NAME.ort_shapes.json, recorded by record_ort.js there).
 func TestQOperatorFixtureMatchesORT(t *testing.T) {
+	for _, name := range []string{"qop_cnn", "qbert"} {
+		t.Run(name, func(t *testing.T) { checkORTShapes(t, name) })
+	}
+}
+
+// checkORTShapes infers testdata/models/qoperator/NAME.onnx at the
+// bindings NAME.ort_shapes.json was recorded at ("batch" binds N) and
+// holds every node output to onnxruntime's dtype and dims.
+func checkORTShapes(t *testing.T, name string) {
 	dir := filepath.Join("..", "testdata", "models", "qoperator")
-	m, err := ReadFile(filepath.Join(dir, "qop_cnn.onnx"), ReadOptions{})
+	m, err := ReadFile(filepath.Join(dir, name+".onnx"), ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "qop_cnn.ort_shapes.json"))
+	raw, err := os.ReadFile(filepath.Join(dir, name+".ort_shapes.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ref struct {
-		Batch  int64 `json:"batch"`
-		Values map[string]struct {
+		Batch    int64            `json:"batch"`
+		Bindings map[string]int64 `json:"bindings"`
+		Values   map[string]struct {
 			Type string  `json:"type"`
 			Dims []int64 `json:"dims"`
 		} `json:"values"`
@@ -87,10 +99,13 @@ func TestQOperatorFixtureMatchesORT(t *testing.T) {
 	if err := json.Unmarshal(raw, &ref); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := InferShapes(m, InferOptions{Bindings: map[string]int64{"N": ref.Batch}}); err != nil {
+	if ref.Bindings == nil {
+		ref.Bindings = map[string]int64{"N": ref.Batch}
+	}
+	if _, err := InferShapes(m, InferOptions{Bindings: ref.Bindings}); err != nil {
 		t.Fatal(err)
 	}
-	ortType := map[string]DType{"uint8": Uint8, "int8": Int8, "float32": Float32}
+	ortType := map[string]DType{"uint8": Uint8, "int8": Int8, "float32": Float32, "int32": Int32}
 	seen := 0
 	for _, n := range m.Graph.Nodes {
 		for _, v := range n.Outputs {

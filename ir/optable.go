@@ -113,6 +113,21 @@ type InferCtx struct {
 	askedFresh bool
 }
 
+// withInputs runs rule on c seen through a node whose inputs are ins: a
+// contrib op's slots laid out as its float counterpart's, so that the
+// counterpart's rule, which reads slots by position, serves both. Name,
+// attributes and outputs are the node's own: the rule sets its outputs
+// and its errors name it.
+func (c *InferCtx) withInputs(ins []*Value, rule func(*InferCtx) error) error {
+	n := *c.Node
+	n.Inputs = ins
+	v := *c
+	v.Node = &n
+	err := rule(&v)
+	c.askedFresh = c.askedFresh || v.askedFresh
+	return err
+}
+
 // NumIn is the number of input slots (omitted optional inputs included).
 func (c *InferCtx) NumIn() int { return len(c.Node.Inputs) }
 

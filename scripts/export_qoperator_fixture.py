@@ -15,6 +15,9 @@ Run with Debian's interpreter (onnx 1.12 and numpy):
 
     /usr/bin/python3 scripts/export_qoperator_fixture.py [--out DIR]
 
+It also writes qbert.onnx, one int8 BERT encoder layer as quantize_dynamic
+writes it (QEmbedLayerNormalization, QAttention, MatMulInteger, DynamicQuantizeMatMul).
+
 The weights are seeded random 8-bit values, inline (the file is a few KB), so
 onnxruntime runs it: testdata/models/qoperator/record_ort.js records the
 shapes its CPU provider gives every value and a profile
@@ -114,6 +117,73 @@ def build():
     return m
 
 
+def build_bert():
+    """One int8 BERT encoder layer as onnxruntime's quantize_dynamic writes it
+    for a model its transformers optimizer fused: QEmbedLayerNormalization,
+    DynamicQuantizeLinear into QAttention, the attention output Linear in
+    quantize_dynamic's raw form (DynamicQuantizeLinear, MatMulInteger, Cast,
+    the scales' Mul, the bias Add), SkipLayerNormalization, and the FFN as
+    DynamicQuantizeMatMul, FastGelu, DynamicQuantizeMatMul. Batch N and
+    sequence S are symbols; hidden 32, 4 heads, FFN 64."""
+    g = Graph(seed=20261202)
+    hid, ffn, vocab, npos = 32, 64, 50, 32
+    ids, seg, mask = "input_ids", "segment_ids", "input_mask"
+
+    def q8(name, shape):
+        return g.weight(name, shape, np.uint8)
+
+    scales = [g.scale("emb_%s_s" % k, 0.02) for k in ("word", "pos", "seg", "gamma", "beta")]
+    zps = [g.zp("emb_%s_z" % k) for k in ("word", "pos", "seg", "gamma", "beta")]
+    g.nodes.append(helper.make_node(
+        "QEmbedLayerNormalization",
+        [ids, seg, q8("word_q", (vocab, hid)), q8("pos_q", (npos, hid)), q8("seg_q", (2, hid)), q8("gamma_q", (hid,)),
+         q8("beta_q", (hid,)), mask] + scales + zps,
+        ["emb", "mask_index"], name="QEmbedLayerNormalization_1", domain=MS, epsilon=1e-12))
+
+    def dyn_quant(x, tag):
+        g.nodes.append(helper.make_node("DynamicQuantizeLinear", [x], [x + "_q", x + "_s", x + "_z"], name="DQL_" + tag))
+        return x + "_q", x + "_s", x + "_z"
+
+    xq, xs, xz = dyn_quant("emb", "emb")
+    g.nodes.append(helper.make_node(
+        "QAttention",
+        [xq, g.weight("qkv_w", (hid, 3 * hid), np.int8), g.init("qkv_b", g.rng.uniform(-0.1, 0.1, 3 * hid).astype(np.float32)),
+         xs, g.scale("qkv_ws", 0.01), "mask_index", xz, g.init("qkv_wz", np.array(0, np.int8))],
+        ["att"], name="QAttention_1", domain=MS, num_heads=4))
+    aq, a_s, az = dyn_quant("att", "att")
+    wo_z = g.init("wo_z", np.array(0, np.int8))
+    mm = g.node("MatMulInteger", [aq, g.weight("wo_q", (hid, hid), np.int8), az, wo_z], "att_mm")
+    f = g.node("Cast", [mm], "att_mm_f", to=TensorProto.FLOAT)
+    sc = g.node("Mul", [a_s, g.scale("wo_s", 0.01)], "att_scale")
+    y = g.node("Mul", [f, sc], "att_proj")
+    y = g.node("Add", [y, g.init("wo_b", g.rng.uniform(-0.1, 0.1, hid).astype(np.float32))], "att_out")
+
+    def ln(tag):
+        return (g.init(tag + "_g", np.ones(hid, np.float32)), g.init(tag + "_b", np.zeros(hid, np.float32)))
+
+    g1, b1 = ln("ln1")
+    g.nodes.append(helper.make_node("SkipLayerNormalization", [y, "emb", g1, b1], ["ln1"], name="SkipLayerNorm_1",
+                                    domain=MS, epsilon=1e-12))
+    h = g.node("DynamicQuantizeMatMul", ["ln1", g.weight("w1_q", (hid, ffn), np.int8), g.scale("w1_s", 0.01),
+                                         g.init("w1_z", np.array(0, np.int8)),
+                                         g.init("w1_b", g.rng.uniform(-0.1, 0.1, ffn).astype(np.float32))], "ffn1", MS)
+    a = g.node("FastGelu", [h], "gelu", MS)
+    o = g.node("DynamicQuantizeMatMul", [a, g.weight("w2_q", (ffn, hid), np.int8), g.scale("w2_s", 0.01),
+                                         g.init("w2_z", np.array(0, np.int8))], "ffn2", MS)
+    g2, b2 = ln("ln2")
+    g.nodes.append(helper.make_node("SkipLayerNormalization", [o, "ln1", g2, b2], ["y"], name="SkipLayerNorm_2",
+                                    domain=MS, epsilon=1e-12))
+    graph = helper.make_graph(
+        g.nodes, "qbert_layer",
+        [helper.make_tensor_value_info(v, TensorProto.INT32, ["N", "S"]) for v in (ids, seg, mask)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", "S", hid])],
+        initializer=g.inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid(MS, 1)],
+                          producer_name="onnxcost scripts/export_qoperator_fixture.py")
+    m.ir_version = 7
+    return m
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "testdata", "models", "qoperator"))
@@ -121,16 +191,16 @@ def main():
                     help="make every node's output a graph output (for record_ort.js, which reads their shapes; not committed)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    m = build()
-    onnx.checker.check_model(m)
-    name = "qop_cnn.onnx"
-    if a.all_outputs:
-        del m.graph.output[:]
-        m.graph.output.extend(helper.make_empty_tensor_value_info(n.output[0]) for n in m.graph.node)
-        name = "qop_cnn_all_outputs.onnx"
-    path = os.path.join(a.out, name)
-    onnx.save(m, path)
-    print(path, os.path.getsize(path), "bytes,", len(m.graph.node), "nodes")
+    for base, m in (("qop_cnn", build()), ("qbert", build_bert())):
+        onnx.checker.check_model(m)
+        name = base + ".onnx"
+        if a.all_outputs:
+            del m.graph.output[:]
+            m.graph.output.extend(helper.make_empty_tensor_value_info(o) for n in m.graph.node for o in n.output)
+            name = base + "_all_outputs.onnx"
+        path = os.path.join(a.out, name)
+        onnx.save(m, path)
+        print(path, os.path.getsize(path), "bytes,", len(m.graph.node), "nodes")
 
 
 if __name__ == "__main__":

@@ -281,6 +281,36 @@ func TestORTQOperatorProfile(t *testing.T) {
 	}
 }
 
+// TestORTQBertProfile: the same for the int8 BERT layer quantize_dynamic
+// writes (testdata/models/qoperator/qbert.onnx) at batch 2, sequence 16:
+// onnxruntime's level-all graph fuses the attention output's
+// DynamicQuantizeLinear, MatMulInteger, Cast, Mul, Mul and Add into one
+// DynamicQuantizeMatMul, whose time the matcher spreads over the model's
+// nodes it replaced; every profiled node is matched and costed.
+func TestORTQBertProfile(t *testing.T) {
+	p, m := matchRecorded(t, filepath.Join("testdata", "fixtures", "ort_qbert.json.gz"),
+		filepath.Join("..", "..", "testdata", "models", "qoperator", "qbert.onnx"),
+		pipeline.Config{GPU: "A100", Dims: map[string]int64{"N": 2, "S": 16}})
+	if p.Format != ONNXRuntime || p.Runs < 1 || len(m.Nodes) == 0 {
+		t.Fatalf("format %s, %d runs, %d rows", p.Format, p.Runs, len(m.Nodes))
+	}
+	ops := map[string]bool{}
+	for _, r := range m.Nodes {
+		ops[r.OpType] = true
+		if !(r.PredictedS > 0) {
+			t.Errorf("%s (%s): measured %.3g s, predicted %g: a node without a cost", r.Name, r.OpType, r.MeasuredS, r.PredictedS)
+		}
+	}
+	for _, op := range []string{"QEmbedLayerNormalization", "QAttention"} {
+		if !ops[op] {
+			t.Errorf("no %s row among %v", op, ops)
+		}
+	}
+	if m.MatchedTimeFraction < 0.95 {
+		t.Errorf("matched %.1f%% of the node time, want ≥ 95%%", 100*m.MatchedTimeFraction)
+	}
+}
+
 // TestORTSavedGraphProfile: graphs onnxruntime 1.23.2 saved
 // (optimizedModelFilePath) are inferred with the output dtype and dims
 // onnxruntime's own run of them records for every node (the profile's
@@ -294,10 +324,12 @@ func TestORTSavedGraphProfile(t *testing.T) {
 	for _, c := range []struct{ model, profile string }{
 		{filepath.Join("ortsaved", "ort_fusions_opt.onnx"), "ort_ort_fusions_opt.json.gz"},
 		{filepath.Join("qoperator", "qop_cnn_ort_all.onnx"), "ort_qop_cnn_ort_all.json.gz"},
+		{filepath.Join("qoperator", "qbert_ort_all.onnx"), "ort_qbert_ort_all.json.gz"},
 	} {
 		gzPath := filepath.Join("testdata", "fixtures", c.profile)
 		model := filepath.Join("..", "..", "testdata", "models", c.model)
-		_, m := matchRecorded(t, gzPath, model, pipeline.Config{GPU: "A100", Dims: map[string]int64{"N": 2}})
+		dims := map[string]int64{"N": 2, "S": 16} // S: qbert's sequence; the CNNs have none
+		_, m := matchRecorded(t, gzPath, model, pipeline.Config{GPU: "A100", Dims: dims})
 		for _, r := range m.Nodes {
 			// A Flatten, and a Transpose that moves only unit dims (the
 			// level-all graph's [2,1,1,32] to [2,32,1,1]), are views: free.
@@ -305,24 +337,27 @@ func TestORTSavedGraphProfile(t *testing.T) {
 				t.Errorf("%s: %s (%s): predicted %g", c.model, r.Name, r.OpType, r.PredictedS)
 			}
 		}
-		checkRecordedShapes(t, model, gzPath)
+		checkRecordedShapes(t, model, gzPath, dims)
 	}
 }
 
-// checkRecordedShapes infers model at batch 2 and holds every node's
-// outputs to the dtype and dims onnxruntime recorded in the profile.
-func checkRecordedShapes(t *testing.T, model, gzPath string) {
+// checkRecordedShapes infers model at dims (the bindings it was profiled
+// at) and holds every node's outputs to the dtype and dims onnxruntime
+// recorded in the profile.
+func checkRecordedShapes(t *testing.T, model, gzPath string, dims map[string]int64) {
 	t.Helper()
 	g, err := ir.ReadFile(model, ir.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ir.InferShapes(g, ir.InferOptions{Bindings: map[string]int64{"N": 2}}); err != nil {
+	if _, err := ir.InferShapes(g, ir.InferOptions{Bindings: dims}); err != nil {
 		t.Fatal(err)
 	}
 	byName := map[string]*ir.Node{}
+	outputs := 0
 	for _, n := range g.Graph.Nodes {
 		byName[n.Name] = n
+		outputs += len(n.Outputs)
 	}
 	ortType := map[string]ir.DType{"float": ir.Float32, "uint8": ir.Uint8, "int8": ir.Int8, "int32": ir.Int32}
 	checked := 0
@@ -343,8 +378,8 @@ func checkRecordedShapes(t *testing.T, model, gzPath string) {
 			}
 		}
 	}
-	if checked != len(g.Graph.Nodes) {
-		t.Errorf("%s: checked %d outputs for %d nodes", model, checked, len(g.Graph.Nodes))
+	if checked != outputs {
+		t.Errorf("%s: checked %d outputs of %d", model, checked, outputs)
 	}
 }
 

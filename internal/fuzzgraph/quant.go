@@ -7,8 +7,10 @@ const msDomain = "com.microsoft"
 
 // BuildQuantized decodes data into a graph in onnxruntime's QOperator
 // format: the float input quantized to uint8, a chain of the format's
-// ops (QLinearConv in either domain and layout, QGemm, NhwcMaxPool and
-// the com.microsoft QLinear* elementwise, pooling, concat and softmax ops)
+// ops (QLinearConv in either domain and layout, QGemm, NhwcMaxPool, the
+// com.microsoft QLinear* elementwise, pooling, concat and softmax ops, and
+// quantize_dynamic's QAttention and QEmbedLayerNormalization, their float
+// outputs quantized again)
 // with random shapes and attributes, perturbed and hostile as Build's,
 // and the last value dequantized. It is a grammar of its own, so the
 // committed corpora of Build's targets keep decoding as before.
@@ -72,7 +74,7 @@ func (g *gen) qop(v *ir.Value, p q) *ir.Value {
 	unary := func(op string, attrs ...*ir.Attribute) *ir.Value {
 		return g.ms(op, []*ir.Value{v, p.s, p.z, p.s, p.z}, attrs...)
 	}
-	switch g.intn(11) {
+	switch g.intn(13) {
 	case 0:
 		return unary("QLinearSigmoid")
 	case 1:
@@ -108,6 +110,13 @@ func (g *gen) qop(v *ir.Value, p q) *ir.Value {
 			return g.qgemm(v, p)
 		}
 		return g.qconv(v, p)
+	case 10:
+		if r != 3 {
+			return g.qgemm(v, p)
+		}
+		return g.node("QuantizeLinear", []*ir.Value{g.qattention(v, p), p.s, p.z}, 1)
+	case 11:
+		return g.node("QuantizeLinear", []*ir.Value{g.qembed(p), p.s, p.z}, 1)
 	default:
 		return g.qgemm(v, p)
 	}
@@ -181,4 +190,52 @@ func (g *gen) qgemm(v *ir.Value, p q) *ir.Value {
 		return g.node("QuantizeLinear", []*ir.Value{y, p.s, p.z}, 1)
 	}
 	return y
+}
+
+// qattention is a QAttention on v [B, S, in]: int8 weights [in, 3·hidden]
+// (hidden = heads·head), a float bias, the mask index (sometimes), and
+// sometimes a past [2, B, heads, P, head]; its output is float.
+func (g *gen) qattention(v *ir.Value, p q) *ir.Value {
+	heads, head := g.rangeIn(1, 4), g.rangeIn(1, 8)
+	hidden := heads * head
+	b := known(v, 0, 2)
+	var mask *ir.Value
+	if g.intn(2) == 0 {
+		mask = g.typed(ir.Int32, g.perturb(b))
+	}
+	ins := []*ir.Value{v, g.typed(ir.Int8, g.perturb(known(v, 2, 4)), g.perturb(3*hidden)), g.weight(false, 3*hidden),
+		p.s, p.s, mask, p.z, g.typed(ir.Int8)}
+	attrs := []*ir.Attribute{attrInt("num_heads", g.wild(heads))}
+	if g.intn(3) == 0 {
+		ins = append(ins, g.weight(false, 2, b, heads, g.rangeIn(0, 8), g.perturb(head)))
+		if g.intn(2) == 0 {
+			attrs = append(attrs, attrInt("past_present_share_buffer", 1))
+		}
+	}
+	return g.ms("QAttention", ins, attrs...)
+}
+
+// qembed is a QEmbedLayerNormalization over int32 ids [B, S] (segment ids
+// and mask sometimes), uint8 tables of one width, their scales and zero
+// points; its output is float [B, S, hidden].
+func (g *gen) qembed(p q) *ir.Value {
+	bs, seq, hidden := g.rangeIn(1, 3), g.rangeIn(1, 8), g.rangeIn(1, 16)
+	ids := func() *ir.Value { return g.typed(ir.Int32, bs, g.perturb(seq)) }
+	table := func(rows int64) *ir.Value { return g.typed(ir.Uint8, rows, g.perturb(hidden)) }
+	var seg, segTable, mask *ir.Value
+	if g.intn(2) == 0 {
+		seg, segTable = ids(), table(2)
+	}
+	if g.intn(2) == 0 {
+		mask = ids()
+	}
+	ins := []*ir.Value{ids(), seg, table(g.rangeIn(1, 64)), table(seq + g.rangeIn(0, 4)), segTable,
+		g.typed(ir.Uint8, g.perturb(hidden)), g.typed(ir.Uint8, hidden), mask}
+	for range 5 {
+		ins = append(ins, p.s)
+	}
+	for range 5 {
+		ins = append(ins, p.z)
+	}
+	return g.ms("QEmbedLayerNormalization", ins)
 }

@@ -62,6 +62,10 @@ var cases = []modelCase{
 	{bertBase, false, []int64{1, 4, 16}, nil},
 	{denseNet, false, []int64{1, 8}, nil},
 	{gruModel, false, []int64{1, 2, 4, 8, 16}, []string{"tf32"}},
+	// An int8 BERT layer as quantize_dynamic writes it: QAttention's 8-bit
+	// projection and float attention (a node at two precisions),
+	// QEmbedLayerNormalization, MatMulInteger, DynamicQuantizeMatMul.
+	{qbert, false, []int64{1, 4, 16}, nil},
 }
 
 const (
@@ -69,6 +73,7 @@ const (
 	bertBase    = "../../testdata/models/bert_base.onnx"
 	denseNet    = "../../testdata/models/densenet121.onnx"
 	gruModel    = "../../testdata/models/gru.onnx"
+	qbert       = "../../testdata/models/qoperator/qbert.onnx"
 )
 
 // fileDims binds the symbolic dims of the model files among the cases
@@ -77,13 +82,17 @@ const (
 var fileDims = map[string]map[string]int64{
 	int4Decoder: {"sequence_length": 1, "past_sequence_length": 1024, "total_sequence_length": 1025},
 	gruModel:    {"seq": 1},
+	qbert:       {"S": 128},
 }
 
 // fileBatch is the batch dim's name in a model file: onnxruntime-genai's
 // batch_size, or the fixtures' batch.
 func fileBatch(path string) string {
-	if path == int4Decoder {
+	switch path {
+	case int4Decoder:
 		return "batch_size"
+	case qbert:
+		return "N"
 	}
 	return "batch"
 }

@@ -1,5 +1,7 @@
-// Records what onnxruntime makes of qop_cnn.onnx (written by
-// scripts/export_qoperator_fixture.py) on its CPU provider:
+// Records what onnxruntime makes of qop_cnn.onnx and qbert.onnx (written
+// by scripts/export_qoperator_fixture.py) on its CPU provider. For
+// qop_cnn (and the same for qbert: qbert.ort_shapes.json, at N=2, S=16,
+// ort_qbert.json.gz, qbert_ort_all.onnx, ort_qbert_ort_all.json.gz):
 //   - qop_cnn.ort_shapes.json: the dtype and dims of every node's output at
 //     batch N=2, from the variant whose every node output is a graph output
 //     (export_qoperator_fixture.py --all-outputs --out DIR): what
@@ -28,37 +30,51 @@ const zlib = require('zlib');
 const ort = require('onnxruntime-node');
 
 const RUNS = 3;
-const DIMS = [2, 3, 64, 64];
 
-function input() {
-  const n = DIMS.reduce((a, b) => a * b, 1);
-  return {x: new ort.Tensor('float32', Float32Array.from({length: n}, (_, i) => ((i * 7919) % 2000) / 1000 - 1), DIMS)};
-}
+// The models, each with the bindings its shapes are recorded at and its
+// inputs there.
+const MODELS = [
+  {name: 'qop_cnn', bindings: {N: 2}, feeds() {
+    const dims = [2, 3, 64, 64];
+    const n = dims.reduce((a, b) => a * b, 1);
+    return {x: new ort.Tensor('float32', Float32Array.from({length: n}, (_, i) => ((i * 7919) % 2000) / 1000 - 1), dims)};
+  }},
+  {name: 'qbert', bindings: {N: 2, S: 16}, feeds() {
+    const [n, s] = [2, 16];
+    const t = f => new ort.Tensor('int32', Int32Array.from({length: n * s}, (_, i) => f(i)), [n, s]);
+    return {input_ids: t(i => (i * 7) % 50), segment_ids: t(i => (i % s) >= s / 2 ? 1 : 0), input_mask: t(i => (i % s) < s - 3 ? 1 : 0)};
+  }},
+];
 
-async function main() {
-  const dir = process.argv[2];
-  const all = await ort.InferenceSession.create(path.join(dir, 'qop_cnn_all_outputs.onnx'), {graphOptimizationLevel: 'disabled'});
-  const out = await all.run(input());
+async function record(dir, m) {
+  const all = await ort.InferenceSession.create(path.join(dir, m.name + '_all_outputs.onnx'), {graphOptimizationLevel: 'disabled'});
+  const out = await all.run(m.feeds());
   const shapes = {};
   for (const k of Object.keys(out).sort()) shapes[k] = {type: out[k].type, dims: out[k].dims.map(Number)};
   // One value a line, keys sorted: a diff shows which value changed.
   const lines = Object.keys(shapes).map(k => '  ' + JSON.stringify(k) + ': ' + JSON.stringify(shapes[k]).replace(/,/g, ', ').replace(/:/g, ': '));
-  fs.writeFileSync('qop_cnn.ort_shapes.json', '{"onnxruntime": "1.23.2", "batch": ' + DIMS[0] + ', "values": {\n' + lines.join(',\n') + '\n}}\n');
+  const head = m.name === 'qop_cnn' ? '"batch": ' + m.bindings.N : '"bindings": ' + JSON.stringify(m.bindings).replace(/,/g, ', ').replace(/:/g, ': ');
+  fs.writeFileSync(m.name + '.ort_shapes.json', '{"onnxruntime": "1.23.2", ' + head + ', "values": {\n' + lines.join(',\n') + '\n}}\n');
 
-  const prefix = path.join(dir, 'prof_qop_cnn');
-  const s = await ort.InferenceSession.create('qop_cnn.onnx',
+  const prefix = path.join(dir, 'prof_' + m.name);
+  const s = await ort.InferenceSession.create(m.name + '.onnx',
     {graphOptimizationLevel: 'all', enableProfiling: true, profileFilePrefix: prefix});
-  for (let i = 0; i < RUNS; i++) await s.run(input());
+  for (let i = 0; i < RUNS; i++) await s.run(m.feeds());
   s.endProfiling();
   const fixtures = path.join('..', '..', '..', 'calib', 'profile', 'testdata', 'fixtures');
-  keepNewest(dir, 'prof_qop_cnn_', path.join(fixtures, 'ort_qop_cnn.json.gz'));
+  keepNewest(dir, 'prof_' + m.name + '_', path.join(fixtures, 'ort_' + m.name + '.json.gz'));
 
-  await ort.InferenceSession.create('qop_cnn.onnx', {graphOptimizationLevel: 'all', optimizedModelFilePath: 'qop_cnn_ort_all.onnx'});
-  const saved = await ort.InferenceSession.create('qop_cnn_ort_all.onnx',
-    {graphOptimizationLevel: 'disabled', enableProfiling: true, profileFilePrefix: path.join(dir, 'prof_saved_all')});
-  for (let i = 0; i < RUNS; i++) await saved.run(input());
+  const savedPath = m.name + '_ort_all.onnx';
+  await ort.InferenceSession.create(m.name + '.onnx', {graphOptimizationLevel: 'all', optimizedModelFilePath: savedPath});
+  const saved = await ort.InferenceSession.create(savedPath,
+    {graphOptimizationLevel: 'disabled', enableProfiling: true, profileFilePrefix: path.join(dir, 'prof_saved_' + m.name)});
+  for (let i = 0; i < RUNS; i++) await saved.run(m.feeds());
   saved.endProfiling();
-  keepNewest(dir, 'prof_saved_all_', path.join(fixtures, 'ort_qop_cnn_ort_all.json.gz'));
+  keepNewest(dir, 'prof_saved_' + m.name + '_', path.join(fixtures, 'ort_' + m.name + '_ort_all.json.gz'));
+}
+
+async function main() {
+  for (const m of MODELS) await record(process.argv[2], m);
 }
 
 // keepNewest gzips the newest profile onnxruntime wrote in dir under

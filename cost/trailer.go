@@ -1,0 +1,92 @@
+package cost
+
+import (
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// A node whose kernels run at two precisions carries the second as its
+// Trailer (QAttention: an 8-bit projection GEMM, then attention in float
+// over the dequantized result). The node's counts are both kernels';
+// its own kernel is priced at the node's compute path, the trailer at
+// the float type of the node's output, each under the time model as any
+// kernel of the plan.
+
+// lessTrailer is e's own kernel: e without the trailer's counts and
+// launches.
+func (e NodeEstimate) lessTrailer() NodeEstimate {
+	t := e.Trailer
+	if t == nil {
+		return e
+	}
+	neg := t.Counts
+	neg.Scale(-1)
+	e.Counts.Add(neg)
+	e.Params -= t.Params
+	e.Launches -= t.Launches
+	e.Trailer = nil
+	return e
+}
+
+// trailerDType is the compute dtype name of n's trailer: a float --dtype
+// or autocast's when one is in force, else the float type of n's output.
+func (a *analyzer) trailerDType(n *ir.Node) string {
+	name, _ := a.computeFor(n)
+	switch name {
+	case "fp32", "tf32", "fp16", "bf16":
+		return name
+	}
+	if out := n.Out(0); out != nil {
+		if f, ok := floatDTypeName(out.DType); ok && f != "fp8" {
+			return f
+		}
+	}
+	return "fp32"
+}
+
+// priceTrailer adds the time and energy of est's trailer to agg and
+// names its precision in the row's note (its counts are already est's).
+func (a *analyzer) priceTrailer(nc *report.NodeCost, n *ir.Node, est *NodeEstimate, agg *aggregate) {
+	t := est.Trailer
+	if t == nil {
+		return
+	}
+	name := a.trailerDType(n)
+	prec := a.precisionNamed(name, t.Class)
+	sizer := a.sizer(n)
+	elem := 4.0
+	sizer.inFloat(func() { elem = sizer.elemBytes(n.Out(0)) })
+	k := t.Kernel(prec, elem, t.Bytes(), false)
+	pk := a.underControl(k)
+	if c := a.opt.Calibration; c != nil {
+		cl, shape, ts := string(t.Class), kernelShape(k, t.RowInSample), [3]float64{pk.ComputeS, pk.LatencyS, pk.MemoryS}
+		pk = pk.Calibrated(a.gpu, k, c.TermFactor(cl, n.OpType, shape, "compute", ts), c.TermFactor(cl, n.OpType, shape, "latency", ts),
+			c.TermFactor(cl, n.OpType, shape, "memory", ts), a.opt.Power.CapW)
+	}
+	kt := pk.KernelTime
+	agg.add(aggregate{ComputeS: kt.ComputeS, LatencyS: kt.LatencyS, MemoryS: kt.MemoryS, RampS: kt.RampS, LaunchS: kt.LaunchS,
+		TimeS: kt.TimeS, EnergyJ: pk.EnergyJ()})
+	if t.Class.GEMMLike() {
+		agg.GEMMTimeS += kt.TimeS
+	}
+	note := "its " + string(t.Class) + " kernel at " + string(prec)
+	if nc.Note == "" {
+		nc.Note = note
+	} else {
+		nc.Note += "; " + note
+	}
+}
+
+// precisionNamed picks the compute path of a kernel of class cl at the
+// compute dtype name on the analyzer's GPU, counting a fallback for
+// finishWarnings.
+func (a *analyzer) precisionNamed(name string, cl perf.KernelClass) hwdb.Precision {
+	want := perf.WantedPrecision(name, cl)
+	got := perf.ResolvePrecision(a.gpu, want)
+	if got != want {
+		a.fallbacks[string(want)+"->"+string(got)]++
+	}
+	return got
+}
