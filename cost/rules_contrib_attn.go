@@ -428,13 +428,7 @@ func qAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		proj.BytesWritten += qkv
 		att, note = msAttentionCore(n, c, msAttnSlots{mask: 5, past: 8, bias: -1, pastLen: -1}, b, s, h, width/3, width/3, qkv)
 	})
-	att.fillExecuted()
-	proj.fillExecuted()
-	e := proj
-	e.Counts.Add(att.Counts)
-	e.Params += att.Params
-	e.Launches += att.Launches
-	e.Trailer = &att
+	e := proj.withTrailer(att)
 	e.Note = "8-bit Q|K|V projection GEMM and its dequantize-and-bias kernel, then float attention over its output (scores on chip)" + note
 	return e, nil
 }

@@ -14,8 +14,20 @@ import (
 // the float type of the node's output, each under the time model as any
 // kernel of the plan.
 
-// lessTrailer is e's own kernel: e without the trailer's counts and
-// launches.
+// withTrailer is e, the node's own kernel, carrying t as its Trailer:
+// the counts, parameters, launches and dequantization of both kernels.
+func (e NodeEstimate) withTrailer(t NodeEstimate) NodeEstimate {
+	e.fillExecuted()
+	t.fillExecuted()
+	e.Counts.Add(t.Counts)
+	e.Params += t.Params
+	e.Launches += t.Launches
+	e.DequantFLOPs += t.DequantFLOPs
+	e.Trailer = &t
+	return e
+}
+
+// lessTrailer is e's own kernel: e without what withTrailer added.
 func (e NodeEstimate) lessTrailer() NodeEstimate {
 	t := e.Trailer
 	if t == nil {
@@ -26,6 +38,7 @@ func (e NodeEstimate) lessTrailer() NodeEstimate {
 	e.Counts.Add(neg)
 	e.Params -= t.Params
 	e.Launches -= t.Launches
+	e.DequantFLOPs -= t.DequantFLOPs
 	e.Trailer = nil
 	return e
 }
@@ -46,9 +59,10 @@ func (a *analyzer) trailerDType(n *ir.Node) string {
 	return "fp32"
 }
 
-// priceTrailer adds the time and energy of est's trailer to agg and
-// names its precision in the row's note (its counts are already est's).
-func (a *analyzer) priceTrailer(nc *report.NodeCost, n *ir.Node, est *NodeEstimate, agg *aggregate) {
+// priceTrailer adds the time and energy of est's trailer to agg and, where
+// it runs on another path than the node's own kernel (own), names that
+// path in the row's note (its counts are already est's).
+func (a *analyzer) priceTrailer(nc *report.NodeCost, n *ir.Node, est *NodeEstimate, own hwdb.Precision, agg *aggregate) {
 	t := est.Trailer
 	if t == nil {
 		return
@@ -70,6 +84,9 @@ func (a *analyzer) priceTrailer(nc *report.NodeCost, n *ir.Node, est *NodeEstima
 		TimeS: kt.TimeS, EnergyJ: pk.EnergyJ()})
 	if t.Class.GEMMLike() {
 		agg.GEMMTimeS += kt.TimeS
+	}
+	if prec == own {
+		return
 	}
 	note := "its " + string(t.Class) + " kernel at " + string(prec)
 	if nc.Note == "" {

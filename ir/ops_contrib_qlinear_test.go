@@ -66,11 +66,12 @@ func TestQLinearContribTypes(t *testing.T) {
 // (testdata/models/qoperator/qop_cnn.onnx, every quantized op of the
 // format at least once) and of the int8 BERT layer quantize_dynamic
 // writes (qbert.onnx: QEmbedLayerNormalization, QAttention,
-// MatMulInteger, DynamicQuantizeMatMul) is inferred with the dtype and
-// dims onnxruntime 1.23.2's CPU provider gave it (at batch 2, sequence
-// 16: NAME.ort_shapes.json, recorded by record_ort.js there).
+// MatMulInteger, DynamicQuantizeMatMul) and of a sparse decoder's expert
+// FFNs (moe_ffn.onnx: MoE, QMoE) is inferred with the dtype and dims
+// onnxruntime 1.23.2's CPU provider gave it (NAME.ort_shapes.json, at the
+// bindings it names; recorded by record_ort.js there).
 func TestQOperatorFixtureMatchesORT(t *testing.T) {
-	for _, name := range []string{"qop_cnn", "qbert"} {
+	for _, name := range []string{"qop_cnn", "qbert", "moe_ffn"} {
 		t.Run(name, func(t *testing.T) { checkORTShapes(t, name) })
 	}
 }
@@ -105,7 +106,7 @@ func checkORTShapes(t *testing.T, name string) {
 	if _, err := InferShapes(m, InferOptions{Bindings: ref.Bindings}); err != nil {
 		t.Fatal(err)
 	}
-	ortType := map[string]DType{"uint8": Uint8, "int8": Int8, "float32": Float32, "int32": Int32}
+	ortType := map[string]DType{"uint8": Uint8, "int8": Int8, "float32": Float32, "int32": Int32, "int64": Int64}
 	seen := 0
 	for _, n := range m.Graph.Nodes {
 		for _, v := range n.Outputs {

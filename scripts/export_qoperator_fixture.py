@@ -16,7 +16,8 @@ Run with Debian's interpreter (onnx 1.12 and numpy):
     /usr/bin/python3 scripts/export_qoperator_fixture.py [--out DIR]
 
 It also writes qbert.onnx, one int8 BERT encoder layer as quantize_dynamic
-writes it (QEmbedLayerNormalization, QAttention, MatMulInteger, DynamicQuantizeMatMul).
+writes it (QEmbedLayerNormalization, QAttention, MatMulInteger, DynamicQuantizeMatMul),
+and moe_ffn.onnx, a sparse decoder's expert FFNs (com.microsoft MoE and QMoE).
 
 The weights are seeded random 8-bit values, inline (the file is a few KB), so
 onnxruntime runs it: testdata/models/qoperator/record_ort.js records the
@@ -54,6 +55,14 @@ class Graph:
     def weight(self, name, shape, dtype=np.uint8):
         lo, hi = (100, 156) if dtype == np.uint8 else (-28, 28)
         return self.init(name, self.rng.randint(lo, hi, size=shape).astype(dtype))
+
+    def model(self, name, inputs, outputs):
+        """The graph as a model of opset 13 and com.microsoft 1."""
+        graph = helper.make_graph(self.nodes, name, inputs, outputs, initializer=self.inits)
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid(MS, 1)],
+                              producer_name="onnxcost scripts/export_qoperator_fixture.py")
+        m.ir_version = 7
+        return m
 
     def node(self, op, ins, out, domain="", **attrs):
         self.n += 1
@@ -106,15 +115,8 @@ def build():
     floor = g.init("floor", np.full(10, 128, np.uint8))
     masked = g.node("QLinearWhere", [keep, prob, prob_s, "z", floor, prob_s, "z", prob_s, "z"], "masked", MS)
     g.node("DequantizeLinear", [masked, prob_s, "z"], "y")
-    graph = helper.make_graph(
-        g.nodes, "qop_cnn",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 64, 64])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])],
-        initializer=g.inits)
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid(MS, 1)],
-                          producer_name="onnxcost scripts/export_qoperator_fixture.py")
-    m.ir_version = 7
-    return m
+    return g.model("qop_cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 64, 64])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])])
 
 
 def build_bert():
@@ -173,15 +175,38 @@ def build_bert():
     g2, b2 = ln("ln2")
     g.nodes.append(helper.make_node("SkipLayerNormalization", [o, "ln1", g2, b2], ["y"], name="SkipLayerNorm_2",
                                     domain=MS, epsilon=1e-12))
-    graph = helper.make_graph(
-        g.nodes, "qbert_layer",
-        [helper.make_tensor_value_info(v, TensorProto.INT32, ["N", "S"]) for v in (ids, seg, mask)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", "S", hid])],
-        initializer=g.inits)
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid(MS, 1)],
-                          producer_name="onnxcost scripts/export_qoperator_fixture.py")
-    m.ir_version = 7
-    return m
+    return g.model("qbert_layer", [helper.make_tensor_value_info(v, TensorProto.INT32, ["N", "S"]) for v in (ids, seg, mask)],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", "S", hid])])
+
+
+def build_moe():
+    """Two sparse expert FFNs as onnxruntime-genai's builder writes a
+    Mixtral- or Phi-MoE-style decoder's: the router a MatMul, then
+    com.microsoft MoE (4 experts, top 2, SwiGLU with fc1 and its gate fused,
+    biases) with a residual Add, then QMoE (4-bit experts with per-channel
+    scales, top 2, SwiGLU fused). Tokens are N·S (batch N, sequence S)."""
+    g = Graph(seed=20261203)
+    hid, inter, nexp = 16, 32, 4
+    g.nodes.append(helper.make_node("Shape", ["x"], ["x_shape"], name="Shape_0"))
+    rows = g.node("Reshape", ["x", g.init("rows_shape", np.array([-1, hid], np.int64))], "rows")
+
+    def router(x, tag):
+        return g.node("MatMul", [x, g.init(tag + "_gate", g.rng.uniform(-1, 1, (hid, nexp)).astype(np.float32))], tag + "_logits")
+
+    def f32(name, shape, scale=0.1):
+        return g.init(name, (g.rng.uniform(-1, 1, shape) * scale).astype(np.float32))
+
+    moe = g.node("MoE", [rows, router(rows, "moe"), f32("moe_w1", (nexp, 2 * inter, hid)), f32("moe_b1", (nexp, 2 * inter)),
+                         f32("moe_w2", (nexp, hid, inter))], "moe_out", MS,
+                 k=2, activation_type="swiglu", swiglu_fusion=1, normalize_routing_weights=1)
+    res = g.node("Add", [rows, moe], "residual")
+    q = g.node("QMoE", [res, router(res, "qmoe"), g.weight("qmoe_w1", (nexp, 2 * inter, hid // 2)),
+                        g.init("qmoe_s1", np.full((nexp, 2 * inter), 0.01, np.float32)), "",
+                        g.weight("qmoe_w2", (nexp, hid, inter // 2)), g.init("qmoe_s2", np.full((nexp, hid), 0.01, np.float32))],
+               "qmoe_out", MS, k=2, activation_type="swiglu", swiglu_fusion=1, expert_weight_bits=4)
+    g.node("Reshape", [q, "x_shape"], "y")
+    return g.model("moe_ffn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "S", hid])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", "S", hid])])
 
 
 def main():
@@ -191,7 +216,7 @@ def main():
                     help="make every node's output a graph output (for record_ort.js, which reads their shapes; not committed)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    for base, m in (("qop_cnn", build()), ("qbert", build_bert())):
+    for base, m in (("qop_cnn", build()), ("qbert", build_bert()), ("moe_ffn", build_moe())):
         onnx.checker.check_model(m)
         name = base + ".onnx"
         if a.all_outputs:

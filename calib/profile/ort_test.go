@@ -285,25 +285,40 @@ func TestORTQOperatorProfile(t *testing.T) {
 // writes (testdata/models/qoperator/qbert.onnx) at batch 2, sequence 16:
 // onnxruntime's level-all graph fuses the attention output's
 // DynamicQuantizeLinear, MatMulInteger, Cast, Mul, Mul and Add into one
-// DynamicQuantizeMatMul, whose time the matcher spreads over the model's
-// nodes it replaced; every profiled node is matched and costed.
+// DynamicQuantizeMatMul, which keeps the MatMulInteger's name; every
+// profiled node is matched and costed.
 func TestORTQBertProfile(t *testing.T) {
-	p, m := matchRecorded(t, filepath.Join("testdata", "fixtures", "ort_qbert.json.gz"),
-		filepath.Join("..", "..", "testdata", "models", "qoperator", "qbert.onnx"),
-		pipeline.Config{GPU: "A100", Dims: map[string]int64{"N": 2, "S": 16}})
+	checkRunnableProfile(t, "qbert", map[string]int64{"N": 2, "S": 16}, "QEmbedLayerNormalization", "QAttention")
+}
+
+// TestORTMoEProfile: the same for a sparse decoder's expert FFNs
+// (testdata/models/qoperator/moe_ffn.onnx: MoE and 4-bit QMoE, top 2 of
+// 4 experts) at batch 2, sequence 8.
+func TestORTMoEProfile(t *testing.T) {
+	checkRunnableProfile(t, "moe_ffn", map[string]int64{"N": 2, "S": 8}, "MoE", "QMoE")
+}
+
+// checkRunnableProfile matches testdata/models/qoperator/NAME.onnx to its
+// recorded onnxruntime profile (ort_NAME.json.gz) at dims: ≥ 95% of the
+// node time matched, every profiled node costed, a row for each of ops.
+func checkRunnableProfile(t *testing.T, name string, dims map[string]int64, ops ...string) {
+	t.Helper()
+	p, m := matchRecorded(t, filepath.Join("testdata", "fixtures", "ort_"+name+".json.gz"),
+		filepath.Join("..", "..", "testdata", "models", "qoperator", name+".onnx"), pipeline.Config{GPU: "A100", Dims: dims})
 	if p.Format != ONNXRuntime || p.Runs < 1 || len(m.Nodes) == 0 {
 		t.Fatalf("format %s, %d runs, %d rows", p.Format, p.Runs, len(m.Nodes))
 	}
-	ops := map[string]bool{}
+	seen := map[string]bool{}
 	for _, r := range m.Nodes {
-		ops[r.OpType] = true
-		if !(r.PredictedS > 0) {
+		seen[r.OpType] = true
+		// Shape and Reshape are views, free on a GPU.
+		if view := r.OpType == "Shape" || r.OpType == "Reshape"; !view && !(r.PredictedS > 0) {
 			t.Errorf("%s (%s): measured %.3g s, predicted %g: a node without a cost", r.Name, r.OpType, r.MeasuredS, r.PredictedS)
 		}
 	}
-	for _, op := range []string{"QEmbedLayerNormalization", "QAttention"} {
-		if !ops[op] {
-			t.Errorf("no %s row among %v", op, ops)
+	for _, op := range ops {
+		if !seen[op] {
+			t.Errorf("no %s row among %v", op, seen)
 		}
 	}
 	if m.MatchedTimeFraction < 0.95 {
@@ -321,19 +336,25 @@ func TestORTQBertProfile(t *testing.T) {
 // int8 CNN at level all (testdata/models/qoperator/qop_cnn_ort_all.onnx:
 // the NHWC transformer's channels-last QLinearConv, pools and concat).
 func TestORTSavedGraphProfile(t *testing.T) {
-	for _, c := range []struct{ model, profile string }{
-		{filepath.Join("ortsaved", "ort_fusions_opt.onnx"), "ort_ort_fusions_opt.json.gz"},
-		{filepath.Join("qoperator", "qop_cnn_ort_all.onnx"), "ort_qop_cnn_ort_all.json.gz"},
-		{filepath.Join("qoperator", "qbert_ort_all.onnx"), "ort_qbert_ort_all.json.gz"},
+	batch2 := map[string]int64{"N": 2}
+	for _, c := range []struct {
+		model, profile string
+		dims           map[string]int64
+	}{
+		{filepath.Join("ortsaved", "ort_fusions_opt.onnx"), "ort_ort_fusions_opt.json.gz", batch2},
+		{filepath.Join("qoperator", "qop_cnn_ort_all.onnx"), "ort_qop_cnn_ort_all.json.gz", batch2},
+		{filepath.Join("qoperator", "qbert_ort_all.onnx"), "ort_qbert_ort_all.json.gz", map[string]int64{"N": 2, "S": 16}},
+		{filepath.Join("qoperator", "moe_ffn_ort_all.onnx"), "ort_moe_ffn_ort_all.json.gz", map[string]int64{"N": 2, "S": 8}},
 	} {
 		gzPath := filepath.Join("testdata", "fixtures", c.profile)
 		model := filepath.Join("..", "..", "testdata", "models", c.model)
-		dims := map[string]int64{"N": 2, "S": 16} // S: qbert's sequence; the CNNs have none
+		dims := c.dims
 		_, m := matchRecorded(t, gzPath, model, pipeline.Config{GPU: "A100", Dims: dims})
 		for _, r := range m.Nodes {
-			// A Flatten, and a Transpose that moves only unit dims (the
-			// level-all graph's [2,1,1,32] to [2,32,1,1]), are views: free.
-			if view := r.OpType == "Flatten" || r.OpType == "Transpose"; !view && !(r.PredictedS > 0) {
+			// A Flatten or Reshape, and a Transpose that moves only unit
+			// dims (the level-all graph's [2,1,1,32] to [2,32,1,1]), are
+			// views: free.
+			if view := r.OpType == "Flatten" || r.OpType == "Reshape" || r.OpType == "Transpose"; !view && !(r.PredictedS > 0) {
 				t.Errorf("%s: %s (%s): predicted %g", c.model, r.Name, r.OpType, r.PredictedS)
 			}
 		}
@@ -359,7 +380,7 @@ func checkRecordedShapes(t *testing.T, model, gzPath string, dims map[string]int
 		byName[n.Name] = n
 		outputs += len(n.Outputs)
 	}
-	ortType := map[string]ir.DType{"float": ir.Float32, "uint8": ir.Uint8, "int8": ir.Int8, "int32": ir.Int32}
+	ortType := map[string]ir.DType{"float": ir.Float32, "uint8": ir.Uint8, "int8": ir.Int8, "int32": ir.Int32, "int64": ir.Int64}
 	checked := 0
 	for name, outs := range recordedOutputShapes(t, gzPath) {
 		n := byName[name]

@@ -9,8 +9,9 @@ const msDomain = "com.microsoft"
 // format: the float input quantized to uint8, a chain of the format's
 // ops (QLinearConv in either domain and layout, QGemm, NhwcMaxPool, the
 // com.microsoft QLinear* elementwise, pooling, concat and softmax ops, and
-// quantize_dynamic's QAttention and QEmbedLayerNormalization, their float
-// outputs quantized again)
+// quantize_dynamic's QAttention and QEmbedLayerNormalization, and the
+// expert FFNs MoE and QMoE over the dequantized value, their float outputs
+// quantized again)
 // with random shapes and attributes, perturbed and hostile as Build's,
 // and the last value dequantized. It is a grammar of its own, so the
 // committed corpora of Build's targets keep decoding as before.
@@ -74,7 +75,7 @@ func (g *gen) qop(v *ir.Value, p q) *ir.Value {
 	unary := func(op string, attrs ...*ir.Attribute) *ir.Value {
 		return g.ms(op, []*ir.Value{v, p.s, p.z, p.s, p.z}, attrs...)
 	}
-	switch g.intn(13) {
+	switch g.intn(14) {
 	case 0:
 		return unary("QLinearSigmoid")
 	case 1:
@@ -117,6 +118,12 @@ func (g *gen) qop(v *ir.Value, p q) *ir.Value {
 		return g.node("QuantizeLinear", []*ir.Value{g.qattention(v, p), p.s, p.z}, 1)
 	case 11:
 		return g.node("QuantizeLinear", []*ir.Value{g.qembed(p), p.s, p.z}, 1)
+	case 12:
+		if r != 2 && r != 3 {
+			return unary("QLinearSigmoid")
+		}
+		x := g.node("DequantizeLinear", []*ir.Value{v, p.s, p.z}, 1)
+		return g.node("QuantizeLinear", []*ir.Value{g.moe(x), p.s, p.z}, 1)
 	default:
 		return g.qgemm(v, p)
 	}
@@ -238,4 +245,44 @@ func (g *gen) qembed(p q) *ir.Value {
 		ins = append(ins, p.z)
 	}
 	return g.ms("QEmbedLayerNormalization", ins)
+}
+
+// moe is a MoE, or a QMoE with 4- or 8-bit experts, on the float x
+// [tokens, hidden] or [B, S, hidden]: router scores for E experts, top k,
+// fc1 sometimes fused with its SwiGLU gate, fc3 and biases sometimes, the
+// weights in either of onnxruntime's layouts.
+func (g *gen) moe(x *ir.Value) *ir.Value {
+	r := len(x.Shape.Dims)
+	tokens := known(x, 0, 2)
+	if r == 3 {
+		tokens *= known(x, 1, 2)
+	}
+	hidden, experts, inter := known(x, r-1, 4), g.rangeIn(1, 8), 2*g.rangeIn(1, 8)
+	router := g.weight(false, g.perturb(tokens), experts)
+	act := []string{"relu", "gelu", "silu", "identity", "swiglu"}[g.intn(5)]
+	n1 := inter
+	attrs := []*ir.Attribute{attrInt("k", g.wild(g.rangeIn(1, int(experts)))), ir.StringAttr("activation_type", act)}
+	if act == "swiglu" && g.intn(2) == 0 {
+		n1 = 2 * inter
+		attrs = append(attrs, attrInt("swiglu_fusion", 1))
+	}
+	if g.intn(2) == 0 {
+		bits := int64(4 + 4*g.intn(2))
+		pack := 8 / bits
+		w := func(a, b int64) *ir.Value { return g.typed(ir.Uint8, g.perturb(experts), a, max(b/pack, 1)) }
+		ins := []*ir.Value{x, router, w(n1, hidden), g.weight(true, experts, n1), nil, w(hidden, inter), g.weight(true, experts, hidden)}
+		return g.ms("QMoE", ins, append(attrs, attrInt("expert_weight_bits", g.wild(bits)))...)
+	}
+	w := func(a, b int64) *ir.Value {
+		if g.intn(4) == 0 {
+			a, b = b, a // the older [E, hidden, N] layout
+		}
+		return g.weight(false, g.perturb(experts), a, b)
+	}
+	ins := []*ir.Value{x, router, w(n1, hidden), nil, w(hidden, inter)}
+	if g.intn(2) == 0 {
+		ins[3] = g.weight(false, experts, n1)
+		ins = append(ins, g.weight(false, experts, hidden))
+	}
+	return g.ms("MoE", ins, attrs...)
 }

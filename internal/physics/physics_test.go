@@ -66,6 +66,9 @@ var cases = []modelCase{
 	// projection and float attention (a node at two precisions),
 	// QEmbedLayerNormalization, MatMulInteger, DynamicQuantizeMatMul.
 	{qbert, false, []int64{1, 4, 16}, nil},
+	// A sparse decoder's expert FFNs (MoE, 4-bit QMoE, top 2 of 4), one
+	// token a sequence: the experts a step reads grow with the batch.
+	{moeFFN, true, []int64{1, 2, 4, 8, 32}, nil},
 }
 
 const (
@@ -74,6 +77,7 @@ const (
 	denseNet    = "../../testdata/models/densenet121.onnx"
 	gruModel    = "../../testdata/models/gru.onnx"
 	qbert       = "../../testdata/models/qoperator/qbert.onnx"
+	moeFFN      = "../../testdata/models/qoperator/moe_ffn.onnx"
 )
 
 // fileDims binds the symbolic dims of the model files among the cases
@@ -83,6 +87,7 @@ var fileDims = map[string]map[string]int64{
 	int4Decoder: {"sequence_length": 1, "past_sequence_length": 1024, "total_sequence_length": 1025},
 	gruModel:    {"seq": 1},
 	qbert:       {"S": 128},
+	moeFFN:      {"S": 1},
 }
 
 // fileBatch is the batch dim's name in a model file: onnxruntime-genai's
@@ -91,7 +96,7 @@ func fileBatch(path string) string {
 	switch path {
 	case int4Decoder:
 		return "batch_size"
-	case qbert:
+	case qbert, moeFFN:
 		return "N"
 	}
 	return "batch"

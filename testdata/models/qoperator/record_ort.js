@@ -1,7 +1,8 @@
-// Records what onnxruntime makes of qop_cnn.onnx and qbert.onnx (written
-// by scripts/export_qoperator_fixture.py) on its CPU provider. For
-// qop_cnn (and the same for qbert: qbert.ort_shapes.json, at N=2, S=16,
-// ort_qbert.json.gz, qbert_ort_all.onnx, ort_qbert_ort_all.json.gz):
+// Records what onnxruntime makes of qop_cnn.onnx, qbert.onnx and
+// moe_ffn.onnx (written by scripts/export_qoperator_fixture.py) on its CPU
+// provider. For qop_cnn (and the same for the others: NAME.ort_shapes.json
+// at the bindings MODELS lists, ort_NAME.json.gz, NAME_ort_all.onnx,
+// ort_NAME_ort_all.json.gz):
 //   - qop_cnn.ort_shapes.json: the dtype and dims of every node's output at
 //     batch N=2, from the variant whose every node output is a graph output
 //     (export_qoperator_fixture.py --all-outputs --out DIR): what
@@ -22,7 +23,7 @@
 //   npm install --ignore-scripts onnxruntime-node@1.23.2
 //   /usr/bin/python3 scripts/export_qoperator_fixture.py --all-outputs --out DIR
 // Run from this directory:
-//   NODE_PATH=/tmp/ortnode2/node_modules node record_ort.js DIR
+//   NODE_PATH=/tmp/ortnode2/node_modules node record_ort.js DIR [NAME]
 // The timings are this machine's; the tests check shapes and attribution only.
 const fs = require('fs');
 const path = require('path');
@@ -38,6 +39,10 @@ const MODELS = [
     const dims = [2, 3, 64, 64];
     const n = dims.reduce((a, b) => a * b, 1);
     return {x: new ort.Tensor('float32', Float32Array.from({length: n}, (_, i) => ((i * 7919) % 2000) / 1000 - 1), dims)};
+  }},
+  {name: 'moe_ffn', bindings: {N: 2, S: 8}, feeds() {
+    const dims = [2, 8, 16];
+    return {x: new ort.Tensor('float32', Float32Array.from({length: 256}, (_, i) => Math.sin(i * 0.37)), dims)};
   }},
   {name: 'qbert', bindings: {N: 2, S: 16}, feeds() {
     const [n, s] = [2, 16];
@@ -73,8 +78,11 @@ async function record(dir, m) {
   keepNewest(dir, 'prof_saved_' + m.name + '_', path.join(fixtures, 'ort_' + m.name + '_ort_all.json.gz'));
 }
 
+// node record_ort.js DIR [NAME]: every model, or the one named.
 async function main() {
-  for (const m of MODELS) await record(process.argv[2], m);
+  for (const m of MODELS) {
+    if (!process.argv[3] || process.argv[3] === m.name) await record(process.argv[2], m);
+  }
 }
 
 // keepNewest gzips the newest profile onnxruntime wrote in dir under
