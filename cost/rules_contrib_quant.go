@@ -13,6 +13,7 @@ import (
 func init() {
 	RegisterRule("com.microsoft", "MatMulNBits", matMulNBitsRule)
 	RegisterRule("com.microsoft", "GatherBlockQuantized", gatherBlockQuantizedRule)
+	RegisterRule("com.microsoft", "MatMulBnb4", matMulBnb4Rule)
 }
 
 // dequantOps is the arithmetic of dequantizing one weight value,
@@ -68,6 +69,31 @@ func matMulNBitsRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	if n.In(5) != nil {
 		e.FLOPs += outElems
 	}
+	e.M, e.N, e.K, e.Batch = clampInt(m), clampInt(nn), clampInt(k), 1
+	return e, nil
+}
+
+// matMulBnb4Rule: bitsandbytes' 4-bit MatMul, priced as MatMulNBits is
+// (the weight dequantized once in the fused kernel, a GEMV for a decode
+// step's rows, the packed bytes read), with 1 flop a weight: an FP4/NF4
+// value is a table entry times its block's absmax, no zero point.
+//
+//	macs  = M·N·K;  flops = 2·macs + N·K
+//	bytes = A + packed B (N·K/2) + absmax, read once; Y written once
+func matMulBnb4Rule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	e := kernel(n, c, perf.ClassGEMM)
+	k, nn := float64(n.AttrInt("K", 0)), float64(n.AttrInt("N", 0))
+	if n.AttrInt("transB", 1) == 0 {
+		k, nn = nn, k
+	}
+	out := c.Numel(n.Out(0))
+	if !(k > 0) || !(nn > 0) || !(out > 0) {
+		return e, nil
+	}
+	m := out / nn
+	e.MACs = m * nn * k
+	e.DequantFLOPs = nn * k
+	e.FLOPs = perf.FMAFLOPs*e.MACs + e.DequantFLOPs
 	e.M, e.N, e.K, e.Batch = clampInt(m), clampInt(nn), clampInt(k), 1
 	return e, nil
 }

@@ -135,11 +135,18 @@ func msQLinearConvRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	if err != nil || n.AttrInt("channels_last", 0) == 0 {
 		return e, err
 	}
+	channelsLastConvView(&e, n, c)
+	return e, nil
+}
+
+// channelsLastConvView gives a convolution with an NHWC output the
+// implicit GEMM convRule gives an NCHW one: M the output pixels, N the
+// output channels (the last dim) of a group.
+func channelsLastConvView(e *NodeEstimate, n *ir.Node, c *RuleCtx) {
 	if yd, ok := c.Dims(n.Out(0)); ok && len(yd) >= 2 && yd[len(yd)-1] > 0 {
 		group := float64(max(n.AttrInt("group", 1), 1))
 		ch := yd[len(yd)-1]
 		e.M = clampInt(c.Numel(n.Out(0)) / ch)
 		e.N = clampInt(ch / group)
 	}
-	return e, nil
 }

@@ -20,7 +20,38 @@ func init() {
 		&OpSchema{Domain: "com.microsoft", Name: "GatherBlockQuantized", Family: FamilyData, Since: 1, MinIn: 3, MaxIn: 4, MinOut: 1, MaxOut: 1,
 			Check: checkGatherBlockQuantized, Infer: inferGatherBlockQuantized,
 			Doc: "ONNX Runtime contrib op: Gather on gather_axis from block-quantized data, dequantized to the scales' type; uint8 data packs 8/bits values per byte along its last axis"},
+		// MatMulBnb4(A, B, absmax): bitsandbytes' FP4/NF4 weight, B the
+		// [N, K] weight packed two values a byte, absmax its block scales.
+		&OpSchema{Domain: "com.microsoft", Name: "MatMulBnb4", Family: FamilyGEMM, Since: 1, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1,
+			Infer: inferMatMulBnb4,
+			Doc:   "ONNX Runtime contrib op: A[..., K] times a 4-bit (FP4/NF4) constant weight [N, K] (K and N attributes); Y[..., N] (transB=0: A[..., N], Y[..., K]) typed like A"},
 	)
+}
+
+// inferMatMulBnb4 refuses missing K or N and an A whose last dim is not
+// the product's inner size (K, or N when transB is 0); Y replaces it with
+// the outer size.
+func inferMatMulBnb4(c *InferCtx) error {
+	k, n := c.AttrInt("K", 0), c.AttrInt("N", 0)
+	if k <= 0 || n <= 0 {
+		return c.Errorf("needs positive K and N attributes, has K=%d, N=%d", k, n)
+	}
+	inner, outer := k, n
+	if c.AttrInt("transB", 1) == 0 {
+		inner, outer = n, k
+	}
+	a := c.InShape(0)
+	if !a.Ranked {
+		return c.SetOut(0, c.InType(0), Unranked())
+	}
+	if len(a.Dims) == 0 {
+		return c.Errorf("A must have rank at least 1")
+	}
+	if last := a.Dims[len(a.Dims)-1]; last.IsKnown() && last.Value != inner {
+		return c.Errorf("A's last dim is %d, the product's inner size %d", last.Value, inner)
+	}
+	out := append(append([]Dim(nil), a.Dims[:len(a.Dims)-1]...), D(outer))
+	return c.SetOut(0, c.InType(0), RankedShape(out...))
 }
 
 // nbitsDefault is MatMulNBits' and GatherBlockQuantized's default bits.

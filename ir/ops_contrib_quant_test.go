@@ -108,3 +108,17 @@ func TestNBitsLayout(t *testing.T) {
 		}
 	}
 }
+
+func TestMatMulBnb4Types(t *testing.T) {
+	const op = "com.microsoft::MatMulBnb4"
+	kn := []*Attribute{IntAttr("K", 4096), IntAttr("N", 11008), IntAttr("block_size", 64), IntAttr("quant_type", 1)}
+	ins := func(a Shape) []faIn {
+		return []faIn{faInput(Float16, a), faInput(Uint8, faShape(4096*11008/2)), faInput(Float16, faShape(4096*11008/64))}
+	}
+	runFAOutputs(t, "transB", op, 1, ins(faShape("b", "s", 4096)), kn, []TypeInfo{{DType: Float16, Shape: faShape("b", "s", 11008)}})
+	runFAOutputs(t, "no transB", op, 1, ins(faShape("b", 11008)), append(kn, IntAttr("transB", 0)), []TypeInfo{{DType: Float16, Shape: faShape("b", 4096)}})
+	runFATypeCases(t, []faTypeCase{
+		{name: "no K", op: op, opset: 1, attrs: []*Attribute{IntAttr("N", 8)}, ins: ins(faShape(1, 4096)), wantErr: "K and N"},
+		{name: "inner size", op: op, opset: 1, attrs: kn, ins: ins(faShape(1, 4000)), wantErr: "last dim is 4000"},
+	})
+}

@@ -304,10 +304,13 @@ var NoBackward = map[string]string{
 	"com.microsoft.MatMulIntegerToFloat": inferenceOnly, "com.microsoft.DynamicQuantizeMatMul": inferenceOnly,
 	"com.microsoft.QAttention": inferenceOnly, "com.microsoft.QEmbedLayerNormalization": inferenceOnly,
 	"com.microsoft.MoE": inferenceOnly, "com.microsoft.QMoE": inferenceOnly,
+	// onnxruntime's Stable Diffusion fusions (an inference graph for CUDA).
+	"com.microsoft.GroupNorm": inferenceOnly, "com.microsoft.SkipGroupNorm": inferenceOnly, "com.microsoft.NhwcConv": inferenceOnly,
+	"com.microsoft.BiasSplitGelu": inferenceOnly, "com.microsoft.BiasAdd": inferenceOnly,
 	// onnxruntime's CPU fusions of an inference graph it saved.
 	"com.microsoft.FusedConv": inferenceKernel, "com.microsoft.FusedGemm": inferenceKernel,
 	// Weight-only int4/int8 kernels: the packed weights are constants.
-	"com.microsoft.MatMulNBits": inferenceOnly, "com.microsoft.GatherBlockQuantized": inferenceOnly,
+	"com.microsoft.MatMulNBits": inferenceOnly, "com.microsoft.GatherBlockQuantized": inferenceOnly, "com.microsoft.MatMulBnb4": inferenceOnly,
 
 	"ai.onnx.preview.training.Adagrad": optimizerOp, "ai.onnx.preview.training.Adam": optimizerOp,
 	"ai.onnx.preview.training.Momentum": optimizerOp,

@@ -10,8 +10,9 @@ const msDomain = "com.microsoft"
 // ops (QLinearConv in either domain and layout, QGemm, NhwcMaxPool, the
 // com.microsoft QLinear* elementwise, pooling, concat and softmax ops, and
 // quantize_dynamic's QAttention and QEmbedLayerNormalization, and the
-// expert FFNs MoE and QMoE over the dequantized value, their float outputs
-// quantized again)
+// expert FFNs MoE and QMoE, MatMulBnb4 and the Stable Diffusion ops (GroupNorm,
+// SkipGroupNorm, NhwcConv, BiasSplitGelu, BiasAdd) over the dequantized
+// value, their float outputs quantized again)
 // with random shapes and attributes, perturbed and hostile as Build's,
 // and the last value dequantized. It is a grammar of its own, so the
 // committed corpora of Build's targets keep decoding as before.
@@ -75,7 +76,7 @@ func (g *gen) qop(v *ir.Value, p q) *ir.Value {
 	unary := func(op string, attrs ...*ir.Attribute) *ir.Value {
 		return g.ms(op, []*ir.Value{v, p.s, p.z, p.s, p.z}, attrs...)
 	}
-	switch g.intn(14) {
+	switch g.intn(15) {
 	case 0:
 		return unary("QLinearSigmoid")
 	case 1:
@@ -123,7 +124,16 @@ func (g *gen) qop(v *ir.Value, p q) *ir.Value {
 			return unary("QLinearSigmoid")
 		}
 		x := g.node("DequantizeLinear", []*ir.Value{v, p.s, p.z}, 1)
-		return g.node("QuantizeLinear", []*ir.Value{g.moe(x), p.s, p.z}, 1)
+		if g.intn(4) == 0 {
+			return g.node("QuantizeLinear", []*ir.Value{g.bnb4(x, v), p.s, p.z}, 1)
+		}
+		return g.node("QuantizeLinear", []*ir.Value{g.moe(x, v), p.s, p.z}, 1)
+	case 13:
+		if r != 3 && r != 4 {
+			return unary("QLinearSigmoid")
+		}
+		x := g.node("DequantizeLinear", []*ir.Value{v, p.s, p.z}, 1)
+		return g.node("QuantizeLinear", []*ir.Value{g.diffusion(x, v), p.s, p.z}, 1)
 	default:
 		return g.qgemm(v, p)
 	}
@@ -248,16 +258,17 @@ func (g *gen) qembed(p q) *ir.Value {
 }
 
 // moe is a MoE, or a QMoE with 4- or 8-bit experts, on the float x
-// [tokens, hidden] or [B, S, hidden]: router scores for E experts, top k,
-// fc1 sometimes fused with its SwiGLU gate, fc3 and biases sometimes, the
-// weights in either of onnxruntime's layouts.
-func (g *gen) moe(x *ir.Value) *ir.Value {
-	r := len(x.Shape.Dims)
-	tokens := known(x, 0, 2)
+// [tokens, hidden] or [B, S, hidden] (dequantized from v, whose shape is
+// inferred): router scores for E experts, top k, fc1 sometimes fused with
+// its SwiGLU gate, biases sometimes, the weights in either of
+// onnxruntime's layouts.
+func (g *gen) moe(x, v *ir.Value) *ir.Value {
+	r := len(v.Shape.Dims)
+	tokens := known(v, 0, 2)
 	if r == 3 {
-		tokens *= known(x, 1, 2)
+		tokens *= known(v, 1, 2)
 	}
-	hidden, experts, inter := known(x, r-1, 4), g.rangeIn(1, 8), 2*g.rangeIn(1, 8)
+	hidden, experts, inter := known(v, r-1, 4), g.rangeIn(1, 8), 2*g.rangeIn(1, 8)
 	router := g.weight(false, g.perturb(tokens), experts)
 	act := []string{"relu", "gelu", "silu", "identity", "swiglu"}[g.intn(5)]
 	n1 := inter
@@ -285,4 +296,61 @@ func (g *gen) moe(x *ir.Value) *ir.Value {
 		ins = append(ins, g.weight(false, experts, hidden))
 	}
 	return g.ms("MoE", ins, attrs...)
+}
+
+// diffusion is one of onnxruntime's Stable Diffusion ops on the float x
+// (dequantized from v, whose shape is inferred): on [N, H, W, C] a
+// GroupNorm or SkipGroupNorm (channels-last unless said, SiLU sometimes)
+// or an NhwcConv; on [N, S, D] a BiasSplitGelu or a BiasAdd.
+func (g *gen) diffusion(x, v *ir.Value) *ir.Value {
+	r := len(v.Shape.Dims)
+	c := known(v, r-1, 4)
+	if r == 3 {
+		if g.intn(2) == 0 {
+			return g.ms("BiasSplitGelu", []*ir.Value{x, g.weight(false, g.perturb(c))})
+		}
+		return g.ms("BiasAdd", []*ir.Value{x, g.weight(false, g.perturb(c)), x})
+	}
+	switch g.intn(3) {
+	case 0:
+		m := g.rangeIn(1, 8)
+		k, s, pads, d := g.window(nchw(v), r-2, true)
+		w := g.weight(false, append(append([]int64{m}, k...), g.perturb(c))...)
+		return g.ms("NhwcConv", []*ir.Value{x, w, g.weight(false, m)},
+			attrInts("strides", s...), attrInts("pads", pads...), attrInts("dilations", d...))
+	default:
+		last := int64(1)
+		if g.intn(4) == 0 {
+			last, c = 0, known(v, 1, 4)
+		}
+		attrs := []*ir.Attribute{attrInt("groups", g.wild(g.group(c))), attrInt("activation", int64(g.intn(2))), attrInt("channels_last", last)}
+		gamma, beta := g.weight(false, g.perturb(c)), g.weight(false, c)
+		if g.intn(2) == 0 {
+			return g.ms("GroupNorm", []*ir.Value{x, gamma, beta}, attrs...)
+		}
+		return g.ms("SkipGroupNorm", []*ir.Value{x, gamma, beta, x, g.weight(false, c)}, attrs...)
+	}
+}
+
+// nchw is v's NHWC shape seen channels-first, for window, which reads the
+// spatial dims from axis 2 on.
+func nchw(v *ir.Value) *ir.Value {
+	d := v.Shape.Dims
+	if len(d) < 3 {
+		return v
+	}
+	return &ir.Value{Shape: ir.RankedShape(append([]ir.Dim{d[0], d[len(d)-1]}, d[1:len(d)-1]...)...)}
+}
+
+// bnb4 is a MatMulBnb4 on the float x (dequantized from v): K its last
+// dim (sometimes not), N small, transB sometimes 0 (then N is the inner
+// size), the packed weight and absmax of N·K values.
+func (g *gen) bnb4(x, v *ir.Value) *ir.Value {
+	inner, outer := g.perturb(known(v, len(v.Shape.Dims)-1, 4)), g.rangeIn(1, 16)
+	k, n, transB := inner, outer, int64(1)
+	if g.intn(3) == 0 {
+		k, n, transB = outer, inner, 0
+	}
+	return g.ms("MatMulBnb4", []*ir.Value{x, g.typed(ir.Uint8, (k*n+1)/2), g.weight(true, max((k*n+63)/64, 1))},
+		attrInt("K", g.wild(k)), attrInt("N", n), attrInt("block_size", 64), attrInt("quant_type", int64(g.intn(2))), attrInt("transB", transB))
 }
