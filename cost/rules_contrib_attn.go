@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"fmt"
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/ir"
 )
@@ -34,6 +35,7 @@ func init() {
 	RegisterRule(msDomain, "MultiHeadAttention", mhaRule)
 	RegisterRule(msDomain, "Attention", msAttentionRule)
 	RegisterRule(msDomain, "QAttention", qAttentionRule)
+	RegisterRule(msDomain, "SparseAttention", sparseAttentionRule)
 	RegisterRule(msDomain, "RotaryEmbedding", msRotaryRule)
 }
 
@@ -431,6 +433,53 @@ func qAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	e := proj.withTrailer(att)
 	e.Note = "8-bit Q|K|V projection GEMM and its dequantize-and-bias kernel, then float attention over its output (scores on chip)" + note
 	return e, nil
+}
+
+// sparseAttentionRule: com.microsoft SparseAttention (Phi-3-small) is
+// GroupQueryAttention's flash kernel over a shared cache (gqaRule on its
+// slots), each query attending only the key blocks its layout row holds:
+// the block mask's non-zero blocks per row (counted in
+// block_col_indices when it is a constant, else its width, the most a
+// layout holds, over the rows of block_row_indices) times
+// sparse_block_size keys, as a window of that many keys before it. The
+// CSR indices are read too.
+func sparseAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	in := func(i int) *ir.Value { return n.In(i) }
+	window := sparseWindow(n, c)
+	attrs := append(ir.AttrsWithout(n.Attrs, "local_window_size"), ir.IntAttr("local_window_size", int64(max(window-1, 0))))
+	probe := &ir.Node{Name: n.Name, OpType: "GroupQueryAttention", Domain: msDomain, Attrs: attrs,
+		Inputs:  []*ir.Value{in(0), in(1), in(2), in(3), in(4), in(8), in(7), in(9), in(10)},
+		Outputs: n.Outputs}
+	e, err := gqaRule(probe, c)
+	if err != nil || window <= 0 {
+		return e, err
+	}
+	c.Read(n, &e, 5, 6)
+	e.Note += fmt.Sprintf("; block-sparse: %.0f keys a query at most", window)
+	return e, nil
+}
+
+// sparseWindow is the keys a SparseAttention query attends: the average
+// non-zero blocks of a block-mask row times the block size; 0 when the
+// shapes do not say.
+func sparseWindow(n *ir.Node, c *RuleCtx) float64 {
+	bs := float64(n.AttrInt("sparse_block_size", 0))
+	rowIdx, ok1 := c.Dims(n.In(5))
+	colIdx, ok2 := c.Dims(n.In(6))
+	if !ok1 || !ok2 || len(rowIdx) != 2 || len(colIdx) != 2 || rowIdx[1] < 2 || !(bs > 0) {
+		return 0
+	}
+	rows, nnz := rowIdx[1]-1, colIdx[1]
+	if v := n.In(6); v != nil && v.Const != nil && v.Const.HasData && len(v.Const.Ints) > 0 && colIdx[0] > 0 {
+		set := 0.0
+		for _, x := range v.Const.Ints {
+			if x >= 0 { // -1 pads a layout with fewer blocks
+				set++
+			}
+		}
+		nnz = set / colIdx[0]
+	}
+	return max(nnz/rows, 1) * bs
 }
 
 // msRotaryRule: com.microsoft RotaryEmbedding takes (input, position_ids,

@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"math"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost/perf"
@@ -300,5 +301,45 @@ func TestAttention23Past(t *testing.T) {
 	}
 	if want := (perf.AttnDecode{Heads: kvh, Keys: past + 1, HeadDim: d}); e.Decode != want {
 		t.Errorf("decode view %+v, want %+v", e.Decode, want)
+	}
+}
+
+// TestSparseAttentionPhi3Small: a Phi-3-small decode step (32 heads, 8
+// KV heads, d = 128, 64-token blocks) over a shared 8192-row buffer, 4096
+// tokens in: a block layout of 20 non-zero blocks a row on average (2,560
+// over 128 rows) bounds each query to 1,280 keys, so the step costs what
+// GroupQueryAttention with a 1,279-key window before it does, plus the
+// CSR indices, and well under the dense step. A constant layout is
+// counted: 5 blocks set over 3 rows (-1 pads) is 106 keys.
+func TestSparseAttentionPhi3Small(t *testing.T) {
+	const h, kvh, d = 32, 8, 128
+	heads := []*ir.Attribute{ir.IntAttr("num_heads", h), ir.IntAttr("kv_num_heads", kvh)}
+	cache := func(b *irtest.Builder) []*ir.Value {
+		return []*ir.Value{b.Tensor("q", ir.Float16, 1, 1, h*d), b.Tensor("k", ir.Float16, 1, 1, kvh*d), b.Tensor("v", ir.Float16, 1, 1, kvh*d),
+			b.Tensor("pk", ir.Float16, 1, kvh, 8192, d), b.Tensor("pv", ir.Float16, 1, kvh, 8192, d)}
+	}
+	outs := func(b *irtest.Builder) []*ir.Value {
+		return []*ir.Value{b.Tensor("o", ir.Float16, 1, 1, h*d), b.Tensor("prk", ir.Float16, 1, kvh, 8192, d), b.Tensor("prv", ir.Float16, 1, kvh, 8192, d)}
+	}
+	b := irtest.New(t, 17)
+	sparseIns := append(cache(b), b.Tensor("rows", ir.Int32, 1, 129), b.Tensor("cols", ir.Int32, 1, 2560),
+		attnInt32Const(b, "total", 4097), b.Tensor("lens", ir.Int32, 1))
+	sparse := msAttnCost(t, b, "SparseAttention", sparseIns, outs(b), append(heads, ir.IntAttr("sparse_block_size", 64))...)
+	b = irtest.New(t, 17)
+	gqaIns := append(cache(b), b.Tensor("lens", ir.Int32, 1), attnInt32Const(b, "total", 4097))
+	window := msAttnCost(t, b, "GroupQueryAttention", gqaIns, outs(b), append(heads, ir.IntAttr("local_window_size", 1279))...)
+	b = irtest.New(t, 17)
+	dense := msAttnCost(t, b, "GroupQueryAttention", append(cache(b), b.Tensor("lens", ir.Int32, 1), attnInt32Const(b, "total", 4097)), outs(b), heads...)
+	indices := 129*4.0 + 2560*4
+	if sparse.MACs != window.MACs || sparse.MACs != h*1280*2*d || sparse.BytesRead != window.BytesRead+indices || !(sparse.MACs < dense.MACs/3) {
+		t.Errorf("sparse %g MACs, %g B; windowed GQA %g MACs, %g B; dense %g MACs", sparse.MACs, sparse.BytesRead, window.MACs, window.BytesRead, dense.MACs)
+	}
+	b = irtest.New(t, 17)
+	cols := b.Tensor("cols", ir.Int32, 1, 6)
+	b.G.AddInitializer(cols, &ir.Tensor{Name: "cols", DType: ir.Int32, Dims: []int64{1, 6}, Ints: []int64{0, 0, 1, 1, 2, -1}, HasData: true})
+	small := msAttnCost(t, b, "SparseAttention", append(cache(b), b.Tensor("rows", ir.Int32, 1, 4), cols, attnInt32Const(b, "total", 4097),
+		b.Tensor("lens", ir.Int32, 1)), outs(b), append(heads, ir.IntAttr("sparse_block_size", 64))...)
+	if keys := small.MACs / (h * 2 * d); math.Abs(keys-5.0/3*64) > 1 {
+		t.Errorf("constant layout: %.1f keys a query, want %.1f", keys, 5.0/3*64)
 	}
 }

@@ -30,6 +30,13 @@ func init() {
 		&OpSchema{Domain: "com.microsoft", Name: "QAttention", Family: FamilyAttention, Since: 1, MinIn: 5, MaxIn: 9, MinOut: 1, MaxOut: 2,
 			Traits: InPlace, InPlacePairs: [][2]int{{1, 8}}, Infer: inferQAttention,
 			Doc: "Attention over an 8-bit input and weight (quantize_dynamic's int8 BERT): output [B,S,v_hidden] and present typed like bias (float or float16)"},
+		// SparseAttention(query, key?, value?, past_key, past_value,
+		// block_row_indices, block_col_indices, total_sequence_length,
+		// key_total_sequence_lengths, cos_cache?, sin_cache?): Phi-3-small's
+		// block-sparse attention over a shared KV buffer.
+		&OpSchema{Domain: "com.microsoft", Name: "SparseAttention", Family: FamilyAttention, Since: 1, MinIn: 9, MaxIn: 11, MinOut: 3, MaxOut: 3,
+			Traits: InPlace, InPlacePairs: [][2]int{{1, 3}, {2, 4}}, Infer: inferSparseAttention,
+			Doc: "output [B,S,H·d]; present_key/value the past buffers' shapes (updated in place); query packed Q|K|V when key is omitted"},
 		&OpSchema{Domain: "com.microsoft", Name: "RotaryEmbedding", Family: FamilyElementwise, Since: 1, MinIn: 4, MaxIn: 4, MinOut: 1, MaxOut: 1,
 			Infer: inferMSRotaryEmbedding, Doc: "output like input: [B,S,hidden] or [B,H,S,head]; inputs input, position_ids, cos_cache, sin_cache"},
 	)
@@ -315,6 +322,52 @@ func msAttentionShapes(c *InferCtx, dt DType) error {
 		present = Unranked()
 	}
 	return c.SetOut(1, dt, present)
+}
+
+// inferSparseAttention refuses heads that do not group, a block size
+// outside 16, 32, 64, 128 and a query that is not [B, S, hidden]; the
+// output is [B, S, H·d] (d the query's width over its heads, counting
+// K and V's when packed) and the present caches are the past buffers.
+func inferSparseAttention(c *InferCtx) error {
+	h, kvh := c.AttrInt("num_heads", 0), c.AttrInt("kv_num_heads", 0)
+	if h <= 0 || kvh <= 0 || h%kvh != 0 {
+		return c.Errorf("needs positive num_heads a multiple of kv_num_heads, have %d and %d", h, kvh)
+	}
+	switch bs := c.AttrInt("sparse_block_size", 0); bs {
+	case 16, 32, 64, 128:
+	default:
+		return c.Errorf("sparse_block_size %d, want 16, 32, 64 or 128", bs)
+	}
+	dt := c.InType(0)
+	q := c.InShape(0)
+	out := Unranked()
+	if q.Ranked {
+		if q.Rank() != 3 {
+			return c.Errorf("query of rank %d, want 3 [B, S, hidden]", q.Rank())
+		}
+		heads := h
+		if !c.HasIn(1) {
+			heads = h + 2*kvh
+		}
+		d, err := headSize(c, "query", q.Dims[2], heads)
+		if err != nil {
+			return err
+		}
+		hidden, _ := MulDim(D(h), d)
+		out = RankedShape(q.Dims[0], q.Dims[1], hidden)
+	}
+	if err := c.SetOut(0, dt, out); err != nil {
+		return err
+	}
+	for i, past := range []int{3, 4} {
+		if p := c.InShape(past); p.Ranked && p.Rank() != 4 {
+			return c.Errorf("past cache of rank %d, want 4 [B, kv_heads, max_length, head]", p.Rank())
+		}
+		if err := c.SetOut(1+i, cacheType(c, past, dt), c.InShape(past).Clone()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // inferMSRotaryEmbedding: the rotation keeps the input's type and shape.

@@ -1,6 +1,9 @@
 package ir
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 const ms = "com.microsoft::"
 
@@ -218,4 +221,34 @@ func TestQAttentionInfer(t *testing.T) {
 			ins: append([]faIn{faInput(Uint8, x), faInput(Int8, faShape(512, 2304))}, ins(Uint8, Int8, Float32)[2:]...), wantErr: "768 but weights have 512"},
 		{name: "without heads", op: ms + "QAttention", opset: 1, ins: ins(Uint8, Int8, Float32), wantErr: "num_heads"},
 	})
+}
+
+// SparseAttention as Phi-3-small's ONNX export writes it: 32 heads, 8 KV
+// heads, head 128, 64-token blocks, an 8192-row shared cache; packed
+// Q|K|V too.
+func TestSparseAttentionInfer(t *testing.T) {
+	f16 := Float16
+	attrs := []*Attribute{IntAttr("num_heads", 32), IntAttr("kv_num_heads", 8), IntAttr("sparse_block_size", 64)}
+	cache := faShape("b", 8, 8192, 128)
+	csr := []faIn{faInput(Int32, faShape(1, 129)), faInput(Int32, faShape(1, 2560)), faInput(Int32, faShape(1)), faInput(Int32, faShape("b"))}
+	ins := func(q faIn, k, v faIn) []faIn {
+		return append([]faIn{q, k, v, faInput(f16, cache), faInput(f16, cache)}, csr...)
+	}
+	kv := faInput(f16, faShape("b", "s", 1024))
+	want := []TypeInfo{{DType: f16, Shape: faShape("b", "s", 4096)}, {DType: f16, Shape: cache}, {DType: f16, Shape: cache}}
+	runFAOutputs(t, "separate", ms+"SparseAttention", 1, ins(faInput(f16, faShape("b", "s", 4096)), kv, kv), attrs, want)
+	runFAOutputs(t, "packed", ms+"SparseAttention", 1, ins(faInput(f16, faShape("b", "s", 6144)), faOmitted, faOmitted), attrs, want)
+	q := faInput(f16, faShape("b", "s", 4096))
+	for _, c := range []struct {
+		name    string
+		attrs   []*Attribute
+		wantErr string
+	}{
+		{"block size", []*Attribute{IntAttr("num_heads", 32), IntAttr("kv_num_heads", 8), IntAttr("sparse_block_size", 48)}, "sparse_block_size 48"},
+		{"heads", []*Attribute{IntAttr("num_heads", 30), IntAttr("kv_num_heads", 8), IntAttr("sparse_block_size", 64)}, "multiple of kv_num_heads"},
+	} {
+		if _, err := runFAOp(t, ms+"SparseAttention", 1, ins(q, kv, kv), c.attrs, 3); err == nil || !strings.Contains(err.Error(), c.wantErr) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.wantErr)
+		}
+	}
 }
