@@ -36,6 +36,10 @@ func init() {
 	RegisterRule(msDomain, "Attention", msAttentionRule)
 	RegisterRule(msDomain, "QAttention", qAttentionRule)
 	RegisterRule(msDomain, "SparseAttention", sparseAttentionRule)
+	RegisterRule(msDomain, "DecoderMaskedMultiHeadAttention", decoderMaskedMHARule)
+	// Attention's slots, one token: the projection GEMV and the attention
+	// over the cache (a shared buffer read up to past_sequence_length).
+	RegisterRule(msDomain, "DecoderMaskedSelfAttention", msAttentionRule)
 	RegisterRule(msDomain, "RotaryEmbedding", msRotaryRule)
 }
 
@@ -433,6 +437,19 @@ func qAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	e := proj.withTrailer(att)
 	e.Note = "8-bit Q|K|V projection GEMM and its dequantize-and-bias kernel, then float attention over its output (scores on chip)" + note
 	return e, nil
+}
+
+// decoderMaskedMHARule: DecoderMaskedMultiHeadAttention is
+// MultiHeadAttention's kernel for one query token (mhaRule over its slots
+// in MultiHeadAttention's order); beam_width is a scalar read as it is.
+func decoderMaskedMHARule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	probe := &ir.Node{Name: n.Name, OpType: "MultiHeadAttention", Domain: msDomain, Attrs: n.Attrs,
+		Inputs: ir.DecoderMaskedMHAInputs(n), Outputs: n.Outputs}
+	e, err := mhaRule(probe, c)
+	if err == nil {
+		c.Read(n, &e, 8)
+	}
+	return e, err
 }
 
 // sparseAttentionRule: com.microsoft SparseAttention (Phi-3-small) is

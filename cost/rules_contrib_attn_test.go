@@ -343,3 +343,37 @@ func TestSparseAttentionPhi3Small(t *testing.T) {
 		t.Errorf("constant layout: %.1f keys a query, want %.1f", keys, 5.0/3*64)
 	}
 }
+
+// TestDecoderMaskedAttention: GPT-2's one-token step over a shared
+// 1024-row cache (past_sequence_length 511: 512 keys attended) costs, as
+// DecoderMaskedMultiHeadAttention, what MultiHeadAttention over the same
+// slots does plus the beam_width scalar, and as DecoderMaskedSelfAttention
+// what Attention does.
+func TestDecoderMaskedAttention(t *testing.T) {
+	h := []*ir.Attribute{ir.IntAttr("num_heads", 12), ir.IntAttr("past_present_share_buffer", 1)}
+	mha := func(op string) NodeEstimate {
+		b := irtest.New(t, 17)
+		tok := func(name string) *ir.Value { return b.Tensor(name, ir.Float16, 1, 1, 768) }
+		pk, pv := b.Tensor("pk", ir.Float16, 1, 12, 1024, 64), b.Tensor("pv", ir.Float16, 1, 12, 1024, 64)
+		q, k, v, mask, past, bias := tok("q"), tok("k"), tok("v"), b.Tensor("mask", ir.Int32, 1, 1024), attnInt32Const(b, "past", 511), b.Tensor("bias", ir.Float16, 2304)
+		outs := []*ir.Value{tok("o"), b.Tensor("prk", ir.Float16, 1, 12, 1024, 64), b.Tensor("prv", ir.Float16, 1, 12, 1024, 64)}
+		if op == "MultiHeadAttention" {
+			return msAttnCost(t, b, op, []*ir.Value{q, k, v, bias, mask, nil, pk, pv, past}, outs, h...)
+		}
+		return msAttnCost(t, b, op, []*ir.Value{q, k, v, mask, nil, pk, pv, past, b.Tensor("beam", ir.Int32, 1), nil, bias}, outs, h...)
+	}
+	dm, m := mha("DecoderMaskedMultiHeadAttention"), mha("MultiHeadAttention")
+	if dm.MACs != m.MACs || dm.MACs != 12*512*128 || dm.BytesRead != m.BytesRead+4 || dm.BytesWritten != m.BytesWritten {
+		t.Errorf("DecoderMaskedMultiHeadAttention %g MACs, %g B read; MultiHeadAttention %g, %g", dm.MACs, dm.BytesRead, m.MACs, m.BytesRead)
+	}
+	self := func(op string) NodeEstimate {
+		b := irtest.New(t, 17)
+		ins := []*ir.Value{b.Tensor("x", ir.Float16, 1, 1, 768), b.Tensor("w", ir.Float16, 768, 2304), b.Tensor("bias", ir.Float16, 2304),
+			b.Tensor("mask", ir.Int32, 1, 1024), b.Tensor("past", ir.Float16, 2, 1, 12, 1024, 64), nil, attnInt32Const(b, "plen", 511)}
+		return msAttnCost(t, b, op, ins, []*ir.Value{b.Tensor("o", ir.Float16, 1, 1, 768), b.Tensor("present", ir.Float16, 2, 1, 12, 1024, 64)}, h...)
+	}
+	ds, a := self("DecoderMaskedSelfAttention"), self("Attention")
+	if ds.MACs != a.MACs || ds.BytesRead != a.BytesRead || ds.Launches != a.Launches {
+		t.Errorf("DecoderMaskedSelfAttention %g MACs, %g B; Attention %g, %g", ds.MACs, ds.BytesRead, a.MACs, a.BytesRead)
+	}
+}

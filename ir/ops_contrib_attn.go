@@ -37,6 +37,20 @@ func init() {
 		&OpSchema{Domain: "com.microsoft", Name: "SparseAttention", Family: FamilyAttention, Since: 1, MinIn: 9, MaxIn: 11, MinOut: 3, MaxOut: 3,
 			Traits: InPlace, InPlacePairs: [][2]int{{1, 3}, {2, 4}}, Infer: inferSparseAttention,
 			Doc: "output [B,S,H·d]; present_key/value the past buffers' shapes (updated in place); query packed Q|K|V when key is omitted"},
+		// DecoderMaskedMultiHeadAttention(query, key?, value?, mask_index?,
+		// attention_bias?, past_key?, past_value?, past_sequence_length?,
+		// beam_width?, cache_indirection?, bias?): onnxruntime's one-token
+		// decoding kernel (GPT-2 and Whisper under BeamSearch), the slots of
+		// MultiHeadAttention in another order.
+		&OpSchema{Domain: "com.microsoft", Name: "DecoderMaskedMultiHeadAttention", Family: FamilyAttention, Since: 1, MinIn: 1, MaxIn: 11, MinOut: 1, MaxOut: 4,
+			Traits: InPlace, InPlacePairs: [][2]int{{1, 5}, {2, 6}}, Infer: inferDecoderMaskedMHA,
+			Doc: "MultiHeadAttention's outputs for one query token: output [B,1,v_hidden]; present_key/value [B,H,past+1,d], or the past's buffer with past_present_share_buffer; qk [B,H,1,T]"},
+		// DecoderMaskedSelfAttention(input, weights, bias, mask_index?, past,
+		// attention_bias?, past_sequence_length, beam_width?,
+		// cache_indirection?): Attention's first seven slots.
+		&OpSchema{Domain: "com.microsoft", Name: "DecoderMaskedSelfAttention", Family: FamilyAttention, Since: 1, MinIn: 3, MaxIn: 9, MinOut: 1, MaxOut: 2,
+			Traits: InPlace, InPlacePairs: [][2]int{{1, 4}}, Infer: inferMSAttention,
+			Doc: "Attention's outputs for one input token: output [B,1,v_hidden]; present [2,B,H,past+1,d] (past's shape with past_present_share_buffer)"},
 		&OpSchema{Domain: "com.microsoft", Name: "RotaryEmbedding", Family: FamilyElementwise, Since: 1, MinIn: 4, MaxIn: 4, MinOut: 1, MaxOut: 1,
 			Infer: inferMSRotaryEmbedding, Doc: "output like input: [B,S,hidden] or [B,H,S,head]; inputs input, position_ids, cos_cache, sin_cache"},
 	)
@@ -322,6 +336,28 @@ func msAttentionShapes(c *InferCtx, dt DType) error {
 		present = Unranked()
 	}
 	return c.SetOut(1, dt, present)
+}
+
+// decoderMaskedMHASlots maps MultiHeadAttention's input slots to
+// DecoderMaskedMultiHeadAttention's: query, key, value, bias,
+// key_padding_mask (its mask_index), attention_bias, past_key,
+// past_value, past_sequence_length, cache_indirection.
+var decoderMaskedMHASlots = []int{0, 1, 2, 10, 3, 4, 5, 6, 7, 9}
+
+// DecoderMaskedMHAInputs is n's inputs (a DecoderMaskedMultiHeadAttention)
+// in MultiHeadAttention's order.
+func DecoderMaskedMHAInputs(n *Node) []*Value {
+	ins := make([]*Value, len(decoderMaskedMHASlots))
+	for i, slot := range decoderMaskedMHASlots {
+		ins[i] = n.In(slot)
+	}
+	return ins
+}
+
+// inferDecoderMaskedMHA is inferMultiHeadAttention over the slots the two
+// ops share.
+func inferDecoderMaskedMHA(c *InferCtx) error {
+	return c.withInputs(DecoderMaskedMHAInputs(c.Node), inferMultiHeadAttention)
 }
 
 // inferSparseAttention refuses heads that do not group, a block size

@@ -252,3 +252,27 @@ func TestSparseAttentionInfer(t *testing.T) {
 		}
 	}
 }
+
+// The one-token decoding ops of GPT-2 (12 heads of 64, a 1024-row shared
+// cache) and Whisper's cross attention (8 heads over 1500 encoder rows).
+func TestDecoderMaskedAttentionInfer(t *testing.T) {
+	f16 := Float16
+	h := []*Attribute{IntAttr("num_heads", 12), IntAttr("past_present_share_buffer", 1)}
+	tok := faShape("b", 1, 768)
+	cache := faShape("b", 12, 1024, 64)
+	scalar := faInput(Int32, faShape(1))
+	// query, key, value, mask_index, attention_bias, past_key, past_value,
+	// past_sequence_length, beam_width, cache_indirection, bias.
+	self := []faIn{faInput(f16, tok), faInput(f16, tok), faInput(f16, tok), faInput(Int32, faShape("b", 1024)), faOmitted,
+		faInput(f16, cache), faInput(f16, cache), scalar, scalar, faInput(Int32, faShape("b", 4, 1024)), faInput(f16, faShape(2304))}
+	runFAOutputs(t, "gpt-2 self", ms+"DecoderMaskedMultiHeadAttention", 1, self, h,
+		[]TypeInfo{{DType: f16, Shape: tok}, {DType: f16, Shape: cache}, {DType: f16, Shape: cache}})
+	enc := faShape("b", 8, 1500, 64)
+	runFAOutputs(t, "whisper cross", ms+"DecoderMaskedMultiHeadAttention", 1,
+		[]faIn{faInput(f16, faShape("b", 1, 512)), faInput(f16, enc), faInput(f16, enc)}, []*Attribute{IntAttr("num_heads", 8)},
+		[]TypeInfo{{DType: f16, Shape: faShape("b", 1, 512)}})
+	past := faShape(2, "b", 12, 1024, 64)
+	runFAOutputs(t, "gpt-2 self, packed projection", ms+"DecoderMaskedSelfAttention", 1,
+		[]faIn{faInput(f16, tok), faInput(f16, faShape(768, 2304)), faInput(f16, faShape(2304)), faInput(Int32, faShape("b", 1024)),
+			faInput(f16, past), faOmitted, scalar}, h, []TypeInfo{{DType: f16, Shape: tok}, {DType: f16, Shape: past}})
+}

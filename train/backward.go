@@ -304,7 +304,8 @@ var NoBackward = map[string]string{
 	"com.microsoft.MatMulIntegerToFloat": inferenceOnly, "com.microsoft.DynamicQuantizeMatMul": inferenceOnly,
 	"com.microsoft.QAttention": inferenceOnly, "com.microsoft.QEmbedLayerNormalization": inferenceOnly,
 	"com.microsoft.MoE": inferenceOnly, "com.microsoft.QMoE": inferenceOnly,
-	"com.microsoft.SparseAttention": inferenceOnly,
+	"com.microsoft.SparseAttention": inferenceOnly, "com.microsoft.DecoderMaskedMultiHeadAttention": inferenceOnly,
+	"com.microsoft.DecoderMaskedSelfAttention": inferenceOnly,
 	// onnxruntime's Stable Diffusion fusions (an inference graph for CUDA).
 	"com.microsoft.GroupNorm": inferenceOnly, "com.microsoft.SkipGroupNorm": inferenceOnly, "com.microsoft.NhwcConv": inferenceOnly,
 	"com.microsoft.BiasSplitGelu": inferenceOnly, "com.microsoft.BiasAdd": inferenceOnly,
