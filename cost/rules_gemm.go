@@ -23,6 +23,7 @@ func init() {
 	RegisterRule("", "Attention", attentionRule)
 	RegisterRule(msDomain, "FusedConv", withActivation(convRule(0, 1, 2), 3))
 	RegisterRule(msDomain, "FusedGemm", withActivation(gemmRuleAt(0, 2), -1))
+	RegisterRule(msDomain, "GemmFastGelu", gemmFastGeluRule)
 	RegisterRule(msDomain, "MatMulIntegerToFloat", dequantizedMatMulRule(6))
 	RegisterRule(msDomain, "DynamicQuantizeMatMul", dequantizedMatMulRule(4))
 }
@@ -52,6 +53,25 @@ func withActivation(r Rule, z int) Rule {
 		}
 		return e, nil
 	}
+}
+
+// gemmFastGeluRule: GemmFastGelu is MatMul (every input read, the bias
+// too) with FastGelu (its count with the bias add, less that add when
+// there is no bias) on every output element in the GEMM's epilogue.
+func gemmFastGeluRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	e, err := matmulRule(0, 1)(n, c)
+	if err != nil {
+		return e, err
+	}
+	out := c.Numel(n.Out(0))
+	fg := msElementwise["FastGelu"]
+	f := fg.flops
+	if n.In(2) == nil {
+		f--
+	}
+	e.FLOPs += f * out
+	e.Transcendentals += fg.trans * out
+	return e, nil
 }
 
 // dequantizedMatMulRule prices onnxruntime's 8-bit MatMuls with a float

@@ -56,3 +56,29 @@ func TestORTSavedOpCounts(t *testing.T) {
 		t.Errorf("DynamicQuantizeMatMul on %q, want its 8-bit weight's int8 path", p)
 	}
 }
+
+// TestGemmFastGelu: BERT-base's FFN up projection fused with its FastGelu
+// (128 tokens, 768 → 3072, fp16): the MatMul's MACs, FastGelu's 8 with
+// its bias add (7 without a bias) and one tanh an output element, X, W
+// and the bias read.
+func TestGemmFastGelu(t *testing.T) {
+	const m, k, n = 128.0, 768.0, 3072.0
+	for _, withBias := range []bool{true, false} {
+		b := msBuilder(t, 17)
+		ins := []*ir.Value{b.Input("x", ir.Float16, 1, 128, 768), initializer(b, "w", ir.Float16, 768, 3072)}
+		f, read := 8.0, (m*k+k*n)*2
+		if withBias {
+			ins = append(ins, initializer(b, "bias", ir.Float16, 3072))
+			read += n * 2
+		} else {
+			f = 7
+		}
+		y := msNode(b, "GemmFastGelu", nil, ins...)
+		b.Output(y)
+		b.Infer()
+		nc := nodeByOp(t, analyzeOn(t, b, "A100", ""), "GemmFastGelu")
+		if nc.MACs != m*k*n || nc.FLOPs != 2*m*k*n+f*m*n || nc.Transcendentals != m*n || nc.BytesRead != read || !(nc.TimeS > 0) {
+			t.Errorf("bias %v: %g MACs, %g FLOPs, %g transcendentals, %g B read", withBias, nc.MACs, nc.FLOPs, nc.Transcendentals, nc.BytesRead)
+		}
+	}
+}

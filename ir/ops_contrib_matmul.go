@@ -18,6 +18,11 @@ func init() {
 		// FusedGemm(A, B, C?): activation(Gemm(A, B, C)).
 		&OpSchema{Domain: "com.microsoft", Name: "FusedGemm", Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1,
 			Infer: inferORTFused("Gemm", 3), Doc: "ONNX Runtime contrib op: activation(Gemm(A, B, C)), Gemm's shape"},
+		// GemmFastGelu(X, W, bias?): FastGelu(X·W + bias), the fusion
+		// onnxruntime's optimizer writes for a transformer's FFN up
+		// projection (ROCm and CUDA EPs).
+		&OpSchema{Domain: "com.microsoft", Name: "GemmFastGelu", Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1,
+			Infer: inferORTFused("MatMul", 2), Doc: "ONNX Runtime contrib op: FastGelu(MatMul(X, W) + bias), MatMul's shape"},
 		// MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zero_point?,
 		// b_zero_point?, bias?): the 8-bit MatMul dequantized to a_scale's
 		// float type.

@@ -303,14 +303,15 @@ var NoBackward = map[string]string{
 	"com.microsoft.QGemm": inferenceOnly, "com.microsoft.QLinearConv": inferenceOnly, "com.microsoft.NhwcMaxPool": inferenceOnly,
 	"com.microsoft.MatMulIntegerToFloat": inferenceOnly, "com.microsoft.DynamicQuantizeMatMul": inferenceOnly,
 	"com.microsoft.QAttention": inferenceOnly, "com.microsoft.QEmbedLayerNormalization": inferenceOnly,
-	"com.microsoft.MoE": inferenceOnly, "com.microsoft.QMoE": inferenceOnly,
-	"com.microsoft.SparseAttention": inferenceOnly, "com.microsoft.DecoderMaskedMultiHeadAttention": inferenceOnly,
-	"com.microsoft.DecoderMaskedSelfAttention": inferenceOnly,
-	// onnxruntime's Stable Diffusion fusions (an inference graph for CUDA).
-	"com.microsoft.GroupNorm": inferenceOnly, "com.microsoft.SkipGroupNorm": inferenceOnly, "com.microsoft.NhwcConv": inferenceOnly,
-	"com.microsoft.BiasSplitGelu": inferenceOnly, "com.microsoft.BiasAdd": inferenceOnly,
+	"com.microsoft.QMoE": inferenceOnly,
 	// onnxruntime's CPU fusions of an inference graph it saved.
 	"com.microsoft.FusedConv": inferenceKernel, "com.microsoft.FusedGemm": inferenceKernel,
+	"com.microsoft.GemmFastGelu": inferenceKernel, "com.microsoft.MoE": inferenceKernel,
+	"com.microsoft.SparseAttention": inferenceKernel, "com.microsoft.DecoderMaskedMultiHeadAttention": inferenceKernel,
+	"com.microsoft.DecoderMaskedSelfAttention": inferenceKernel,
+	// onnxruntime's Stable Diffusion fusions (an inference graph for CUDA).
+	"com.microsoft.GroupNorm": inferenceKernel, "com.microsoft.SkipGroupNorm": inferenceKernel, "com.microsoft.NhwcConv": inferenceKernel,
+	"com.microsoft.BiasSplitGelu": inferenceKernel, "com.microsoft.BiasAdd": inferenceKernel,
 	// Weight-only int4/int8 kernels: the packed weights are constants.
 	"com.microsoft.MatMulNBits": inferenceOnly, "com.microsoft.GatherBlockQuantized": inferenceOnly, "com.microsoft.MatMulBnb4": inferenceOnly,
 
