@@ -10,7 +10,8 @@ const msDomain = "com.microsoft"
 // ops (QLinearConv in either domain and layout, QGemm, NhwcMaxPool, the
 // com.microsoft QLinear* elementwise, pooling, concat and softmax ops, and
 // quantize_dynamic's QAttention and QEmbedLayerNormalization, and the
-// expert FFNs MoE and QMoE, MatMulBnb4 and the Stable Diffusion ops (GroupNorm,
+// expert FFNs MoE and QMoE, MatMulBnb4, GemmFastGelu, SparseAttention,
+// the decoder-masked attentions and the Stable Diffusion ops (GroupNorm,
 // SkipGroupNorm, NhwcConv, BiasSplitGelu, BiasAdd) over the dequantized
 // value, their float outputs quantized again)
 // with random shapes and attributes, perturbed and hostile as Build's,
@@ -63,9 +64,14 @@ func (g *gen) typed(dt ir.DType, dims ...int64) *ir.Value {
 	return v
 }
 
-// ms adds a com.microsoft node.
+// ms adds a com.microsoft node of one output.
 func (g *gen) ms(op string, ins []*ir.Value, attrs ...*ir.Attribute) *ir.Value {
-	out := g.node(op, ins, 1, attrs...)
+	return g.msN(op, ins, 1, attrs...)
+}
+
+// msN adds a com.microsoft node of nout outputs and returns the first.
+func (g *gen) msN(op string, ins []*ir.Value, nout int, attrs ...*ir.Attribute) *ir.Value {
+	out := g.node(op, ins, nout, attrs...)
 	out.Producer.Domain = msDomain
 	return out
 }
@@ -76,7 +82,7 @@ func (g *gen) qop(v *ir.Value, p q) *ir.Value {
 	unary := func(op string, attrs ...*ir.Attribute) *ir.Value {
 		return g.ms(op, []*ir.Value{v, p.s, p.z, p.s, p.z}, attrs...)
 	}
-	switch g.intn(15) {
+	switch g.intn(16) {
 	case 0:
 		return unary("QLinearSigmoid")
 	case 1:
@@ -134,6 +140,12 @@ func (g *gen) qop(v *ir.Value, p q) *ir.Value {
 		}
 		x := g.node("DequantizeLinear", []*ir.Value{v, p.s, p.z}, 1)
 		return g.node("QuantizeLinear", []*ir.Value{g.diffusion(x, v), p.s, p.z}, 1)
+	case 14:
+		if r != 3 {
+			return unary("QLinearSigmoid")
+		}
+		x := g.node("DequantizeLinear", []*ir.Value{v, p.s, p.z}, 1)
+		return g.node("QuantizeLinear", []*ir.Value{g.decoding(x, v), p.s, p.z}, 1)
 	default:
 		return g.qgemm(v, p)
 	}
@@ -353,4 +365,45 @@ func (g *gen) bnb4(x, v *ir.Value) *ir.Value {
 	}
 	return g.ms("MatMulBnb4", []*ir.Value{x, g.typed(ir.Uint8, (k*n+1)/2), g.weight(true, max((k*n+63)/64, 1))},
 		attrInt("K", g.wild(k)), attrInt("N", n), attrInt("block_size", 64), attrInt("quant_type", int64(g.intn(2))), attrInt("transB", transB))
+}
+
+// decoding is, on the float x [B, S, W] (dequantized from v), one of the
+// decoding-side contrib ops: GemmFastGelu, SparseAttention over a shared
+// cache (packed Q|K|V or not), DecoderMaskedMultiHeadAttention (self
+// attention over a shared cache, or cross attention over a 4-D key) or
+// DecoderMaskedSelfAttention (a packed projection and a past).
+func (g *gen) decoding(x, v *ir.Value) *ir.Value {
+	b, w := known(v, 0, 2), known(v, 2, 4)
+	heads, kv := g.rangeIn(1, 4), int64(1)
+	if heads%2 == 0 && g.intn(2) == 0 {
+		kv = 2
+	}
+	d := max(w/heads, 1)
+	maxLen := g.rangeIn(1, 16)
+	cache := func(h int64) *ir.Value { return g.weight(false, g.perturb(b), h, maxLen, g.perturb(d)) }
+	scalar := func(val int64) *ir.Value { return g.ints(val) }
+	switch g.intn(4) {
+	case 0:
+		return g.ms("GemmFastGelu", []*ir.Value{x, g.weight(false, g.perturb(w), g.rangeIn(1, 16)), g.weight(false, g.rangeIn(1, 16))})
+	case 1:
+		var k, val *ir.Value
+		if g.intn(2) == 0 {
+			k, val = x, x
+		}
+		blocks := g.rangeIn(1, 4)
+		return g.msN("SparseAttention", []*ir.Value{x, k, val, cache(kv), cache(kv), g.typed(ir.Int32, 1, blocks+1),
+			g.typed(ir.Int32, 1, g.rangeIn(1, int(blocks*blocks))), g.typed(ir.Int32, 1), g.typed(ir.Int32, b)}, 3,
+			attrInt("num_heads", g.wild(heads)), attrInt("kv_num_heads", kv), attrInt("sparse_block_size", 16<<g.intn(4)))
+	case 2:
+		if g.intn(3) == 0 { // cross attention over an encoder's keys
+			enc := g.weight(false, b, heads, g.rangeIn(1, 16), g.perturb(d))
+			return g.ms("DecoderMaskedMultiHeadAttention", []*ir.Value{x, enc, enc}, attrInt("num_heads", g.wild(heads)))
+		}
+		return g.ms("DecoderMaskedMultiHeadAttention", []*ir.Value{x, x, x, nil, nil, cache(heads), cache(heads), scalar(g.rangeIn(0, 8))},
+			attrInt("num_heads", g.wild(heads)), attrInt("past_present_share_buffer", 1))
+	default:
+		past := g.weight(false, 2, g.perturb(b), heads, maxLen, d)
+		return g.ms("DecoderMaskedSelfAttention", []*ir.Value{x, g.weight(false, g.perturb(w), 3*heads*d), g.weight(false, 3*heads*d),
+			nil, past, nil, scalar(g.rangeIn(0, 8))}, attrInt("num_heads", g.wild(heads)), attrInt("past_present_share_buffer", 1))
+	}
 }
