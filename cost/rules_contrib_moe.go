@@ -10,7 +10,7 @@ import (
 
 func init() {
 	RegisterRule(msDomain, "MoE", moeRule(moeInputs{
-		weights: [3]int{2, 4, 6}, biases: [3]int{3, 5, 7}, extras: [][3]int{}}))
+		weights: [3]int{2, 4, 6}, biases: [3]int{3, 5, 7}}))
 	RegisterRule(msDomain, "QMoE", moeRule(moeInputs{
 		weights: [3]int{2, 5, 8}, biases: [3]int{4, 7, 10}, extras: [][3]int{{3, 6, 9}, {11, 12, 13}}, packed: true}))
 }
@@ -82,7 +82,7 @@ func moeRule(in moeInputs) Rule {
 		sm := normOps["Softmax"]
 		fc1.FLOPs += sm.inFLOPs*tokens*experts + sm.rowFLOPs*tokens + tokens*experts*k
 		fc1.Transcendentals = sm.inTrans*tokens*experts + sm.rowTrans*tokens
-		af, at := moeActivation(act, n)
+		af, at := moeActivation(act, n3 > 0)
 		fc1.FLOPs += af * rows * inter
 		fc1.Transcendentals += at * rows * inter
 		c.Read(n, &fc1, 0, 1)
@@ -148,7 +148,7 @@ func moeExtras(extras [][3]int, i int) []int {
 // sigmoid, two multiplies and an add; its L is fc3's output when fc1 is
 // not fused), else the named activation, times fc3's gate when there is
 // one.
-func moeActivation(act string, n *ir.Node) (flops, trans float64) {
+func moeActivation(act string, gate bool) (flops, trans float64) {
 	switch act {
 	case "swiglu":
 		s, st, _ := OpCount("Sigmoid")
@@ -162,7 +162,7 @@ func moeActivation(act string, n *ir.Node) (flops, trans float64) {
 	default:
 		flops, trans, _ = OpCount("Relu")
 	}
-	if n.In(6) != nil && n.OpType == "MoE" || n.In(8) != nil && n.OpType == "QMoE" {
+	if gate {
 		flops++ // times fc3's gate
 	}
 	return flops, trans

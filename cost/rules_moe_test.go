@@ -98,3 +98,21 @@ func TestMoETokensReachEveryExpert(t *testing.T) {
 			q.TimeS, q.BytesRead, q.ExecutedFLOPs, one.TimeS, one.BytesRead, one.ExecutedFLOPs)
 	}
 }
+
+// TestMoEGatedByFC3: Mixtral as onnxruntime-genai's CUDA builder writes it
+// unfused: fc1 and fc3 [8, 14336, 4096], SiLU times fc3's gate (Swish's 4
+// and the product's 1, one exp, an inter element; softmax one exp a
+// score), one decode token.
+func TestMoEGatedByFC3(t *testing.T) {
+	const h, i, e, rows = mixHidden, mixInter, mixExperts, 2.0
+	b := msBuilder(t, 17)
+	ins := []*ir.Value{b.Input("x", ir.Float16, 1, h), b.Input("router", ir.Float16, 1, e),
+		initializer(b, "w1", ir.Float16, e, i, h), nil, initializer(b, "w2", ir.Float16, e, h, i), nil, initializer(b, "w3", ir.Float16, e, i, h)}
+	n := b.Node("MoE", ins, 1, ir.IntAttr("k", 2), ir.StringAttr("activation_type", "silu"))
+	nc := nodeNamed(t, analyzeOn(t, finishMSNode(b, n, "moe"), "H100", ""), "moe")
+	macs := rows * h * (i + i + i)
+	flops := 2*macs + 4*e + 1 + e*2 + 5*rows*i + 2*rows*h
+	if nc.MACs != macs || math.Abs(nc.FLOPs-flops) > 1e-9*flops || nc.Transcendentals != e+rows*i {
+		t.Errorf("%g MACs, %g FLOPs, %g transcendentals; want %g, %g, %g", nc.MACs, nc.FLOPs, nc.Transcendentals, macs, flops, e+rows*i)
+	}
+}
