@@ -537,7 +537,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		// The copies live in the cuDNN call's workspace while it runs.
 		subPeak = max(subPeak, a.layoutTransposes(nc, n, k, &est, &agg))
 		a.autocastCasts(nc, n, &est, &agg)
-		a.priceTrailer(nc, n, &est, prec, &agg)
+		a.priceTrailer(nc, n, &est, prec, split, &agg)
 		// The all-reduce after a row-parallel GEMM: on the critical path.
 		if split && needsAllReduce(n) {
 			c := a.tp.allReduceTime(a.outBytes(n))

@@ -116,3 +116,30 @@ func TestMoEGatedByFC3(t *testing.T) {
 		t.Errorf("%g MACs, %g FLOPs, %g transcendentals; want %g, %g, %g", nc.MACs, nc.FLOPs, nc.Transcendentals, macs, flops, e+rows*i)
 	}
 }
+
+// TestMoETensorParallel: over two H100s every expert GEMM is split, fc2
+// (the node's trailer kernel) as fc1: a 512-token Mixtral layer takes
+// about half the one-GPU time (under 0.6 of it; fc2 left whole would
+// leave two thirds).
+func TestMoETensorParallel(t *testing.T) {
+	g, err := hwdb.Lookup("H100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := hwdb.LookupRuntime("graph")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time := func(gpus int) float64 {
+		b := mixtralMoE(t, 512, false)
+		r, err := Analyze(b.G, b.M, g, Options{Plan: "unfused", Runtime: rt, GPUs: gpus})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return nodeNamed(t, r, "moe").TimeS
+	}
+	one, two := time(1), time(2)
+	if !(two < 0.6*one) {
+		t.Errorf("two GPUs %.3g s, one %.3g s: want under 0.6 of it", two, one)
+	}
+}

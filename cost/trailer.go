@@ -61,8 +61,10 @@ func (a *analyzer) trailerDType(n *ir.Node) string {
 
 // priceTrailer adds the time and energy of est's trailer to agg and, where
 // it runs on another path than the node's own kernel (own), names that
-// path in the row's note (its counts are already est's).
-func (a *analyzer) priceTrailer(nc *report.NodeCost, n *ir.Node, est *NodeEstimate, own hwdb.Precision, agg *aggregate) {
+// path in the row's note (its counts are already est's). Under tensor
+// parallelism (split: the node's own kernel was sharded) a GEMM-like
+// trailer is sharded the same way.
+func (a *analyzer) priceTrailer(nc *report.NodeCost, n *ir.Node, est *NodeEstimate, own hwdb.Precision, split bool, agg *aggregate) {
 	t := est.Trailer
 	if t == nil {
 		return
@@ -73,6 +75,9 @@ func (a *analyzer) priceTrailer(nc *report.NodeCost, n *ir.Node, est *NodeEstima
 	elem := 4.0
 	sizer.inFloat(func() { elem = sizer.elemBytes(n.Out(0)) })
 	k := t.Kernel(prec, elem, t.Bytes(), false)
+	if split && t.Class.GEMMLike() {
+		a.tp.shardKernel(&k)
+	}
 	pk := a.underControl(k)
 	if c := a.opt.Calibration; c != nil {
 		cl, shape, ts := string(t.Class), kernelShape(k, t.RowInSample), [3]float64{pk.ComputeS, pk.LatencyS, pk.MemoryS}
