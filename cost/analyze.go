@@ -520,11 +520,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 			nc.GPUShare = 1 / float64(a.tp.n) // the tables show one GPU's bytes beside its time
 		}
 		pk := a.underControl(k)
-		if c := a.opt.Calibration; c != nil {
-			cl, op, ts := string(est.Class), n.OpType, [3]float64{pk.ComputeS, pk.LatencyS, pk.MemoryS}
-			pk = pk.Calibrated(a.gpu, k, c.TermFactor(cl, op, shape, "compute", ts), c.TermFactor(cl, op, shape, "latency", ts),
-				c.TermFactor(cl, op, shape, "memory", ts), a.opt.Power.CapW)
-		}
+		pk = a.calibrated(pk, k, est.Class, n.OpType, shape)
 		kt := pk.KernelTime
 		agg = aggregate{ComputeS: kt.ComputeS, LatencyS: kt.LatencyS, MemoryS: kt.MemoryS, RampS: kt.RampS, LaunchS: kt.LaunchS, TimeS: kt.TimeS}
 		agg.EnergyJ = pk.EnergyJ()
@@ -1094,6 +1090,20 @@ func (a *analyzer) sanitizeTotals(r *report.Report) {
 			r.Warnings = append(r.Warnings, "a total overflowed float64 or was not a number and was clamped")
 		}
 	}
+}
+
+// calibrated is pk, kernel k of class cl run by an op of type op and
+// kernel shape shape, under the calibration in force (pk itself when
+// none): its compute, latency and memory terms scaled by the
+// calibration's factors for that kernel.
+func (a *analyzer) calibrated(pk perf.PoweredKernel, k perf.Kernel, cl perf.KernelClass, op, shape string) perf.PoweredKernel {
+	c := a.opt.Calibration
+	if c == nil {
+		return pk
+	}
+	ts := [3]float64{pk.ComputeS, pk.LatencyS, pk.MemoryS}
+	return pk.Calibrated(a.gpu, k, c.TermFactor(string(cl), op, shape, "compute", ts), c.TermFactor(string(cl), op, shape, "latency", ts),
+		c.TermFactor(string(cl), op, shape, "memory", ts), a.opt.Power.CapW)
 }
 
 // kernelShape is a kernel's shape as a calibration keys it (report.

@@ -79,11 +79,7 @@ func (a *analyzer) priceTrailer(nc *report.NodeCost, n *ir.Node, est *NodeEstima
 		a.tp.shardKernel(&k)
 	}
 	pk := a.underControl(k)
-	if c := a.opt.Calibration; c != nil {
-		cl, shape, ts := string(t.Class), kernelShape(k, t.RowInSample), [3]float64{pk.ComputeS, pk.LatencyS, pk.MemoryS}
-		pk = pk.Calibrated(a.gpu, k, c.TermFactor(cl, n.OpType, shape, "compute", ts), c.TermFactor(cl, n.OpType, shape, "latency", ts),
-			c.TermFactor(cl, n.OpType, shape, "memory", ts), a.opt.Power.CapW)
-	}
+	pk = a.calibrated(pk, k, t.Class, n.OpType, kernelShape(k, t.RowInSample))
 	kt := pk.KernelTime
 	agg.add(aggregate{ComputeS: kt.ComputeS, LatencyS: kt.LatencyS, MemoryS: kt.MemoryS, RampS: kt.RampS, LaunchS: kt.LaunchS,
 		TimeS: kt.TimeS, EnergyJ: pk.EnergyJ()})

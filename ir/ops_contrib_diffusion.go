@@ -82,12 +82,8 @@ func inferNhwcConv(c *InferCtx) error {
 			return c.Errorf("input has %d channels, the weight %d per group × %d groups", ch, per, g)
 		}
 	}
-	w := c.In(1)
-	if w != nil && w.Shape.Ranked && w.Shape.Rank() >= 3 {
-		d := w.Shape.Dims
-		w = &Value{Name: w.Name, Kind: w.Kind, DType: w.DType, Shape: RankedShape(append([]Dim{d[0], d[len(d)-1]}, d[1:len(d)-1]...)...)}
-	}
-	ins := []*Value{toChannelsFirst(c.In(0)), w}
+	// The weight [M, kH, kW, C/group] is laid out as an NHWC activation.
+	ins := []*Value{toChannelsFirst(c.In(0)), toChannelsFirst(c.In(1))}
 	if c.HasIn(2) {
 		ins = append(ins, c.In(2))
 	}
