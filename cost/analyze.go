@@ -322,8 +322,13 @@ type analyzer struct {
 	fallbacks   map[string]int // "want->got" precision fallbacks, counted
 	// ownFP32 counts the convolutions and other GEMM-like nodes priced at
 	// the model's own fp32 (no --dtype), for tf32Warning.
-	ownFP32 struct{ conv, gemm int }
-	tp      *tensorParallel // nil on one GPU
+	ownFP32 struct {
+		conv, gemm int
+		// seen holds the nodes counted: a generation op prices its
+		// decoder's nodes once a run.
+		seen map[*ir.Node]bool
+	}
+	tp *tensorParallel // nil on one GPU
 	// l2 follows what each kernel finds in L2 (residency.go).
 	l2   *l2Residency
 	ctxs []*RuleCtx // rule contexts by nesting depth (ruleCtx)

@@ -100,9 +100,13 @@ func (a *analyzer) countOwnFP32(n *ir.Node, cl perf.KernelClass) {
 	if !cl.GEMMLike() {
 		return
 	}
-	if name, _ := a.computeFor(n); name != "" || nodeDTypeName(n) != "fp32" {
+	if name, _ := a.computeFor(n); name != "" || nodeDTypeName(n) != "fp32" || a.ownFP32.seen[n] {
 		return
 	}
+	if a.ownFP32.seen == nil {
+		a.ownFP32.seen = map[*ir.Node]bool{}
+	}
+	a.ownFP32.seen[n] = true
 	if cl == perf.ClassConv || cl == perf.ClassWinograd {
 		a.ownFP32.conv++
 	} else {

@@ -67,6 +67,12 @@ func floatConvModel(t *testing.T) *irtest.Builder {
 
 func analyzeOn(t *testing.T, b *irtest.Builder, gpu, dtype string) *report.Report {
 	t.Helper()
+	return analyzeModelOn(t, b.G, b.M, gpu, dtype)
+}
+
+// analyzeModelOn is analyzeOn for a model read from a file.
+func analyzeModelOn(t *testing.T, graph *ir.Graph, m *ir.Model, gpu, dtype string) *report.Report {
+	t.Helper()
 	g, err := hwdb.Lookup(gpu)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +83,7 @@ func analyzeOn(t *testing.T, b *irtest.Builder, gpu, dtype string) *report.Repor
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Analyze(b.G, b.M, g, Options{DType: dtype, Plan: "unfused", Runtime: rt})
+	r, err := Analyze(graph, m, g, Options{DType: dtype, Plan: "unfused", Runtime: rt})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -114,6 +114,16 @@ func (e *inferer) bindInputs(g *Graph) error {
 		if in.Declared == nil {
 			continue
 		}
+		if v, ok := e.opt.Bindings[in.Name]; ok && oneIntDims(in) != nil {
+			// A one-element integer input bound by name (--dim
+			// max_length=64): a generation op's control inputs.
+			in.Kind, in.DType, in.Shape = in.Declared.Kind, in.Declared.DType, in.Declared.Shape.Clone()
+			t := IntTensor(oneIntDims(in), []int64{v})
+			t.DType = in.DType
+			in.Const = t
+			e.res.Bound[in.Name] = v
+			continue
+		}
 		in.Kind = in.Declared.Kind
 		in.DType = in.Declared.DType
 		s := in.Declared.Shape.Clone()
@@ -161,6 +171,23 @@ func (e *inferer) bindInputs(g *Graph) error {
 		e.res.Bound[s] = e.opt.Assume
 	}
 	return nil
+}
+
+// oneIntDims is the dims of a graph input declared an integer tensor of
+// one element (all dims 1, or a scalar); nil for any other.
+func oneIntDims(in *Value) []int64 {
+	d := in.Declared
+	if d.Kind != TensorValue || !d.DType.IsInt() || !d.Shape.Ranked {
+		return nil
+	}
+	dims := make([]int64, 0, d.Shape.Rank()+1)
+	for _, x := range d.Shape.Dims {
+		if !x.Is(1) {
+			return nil
+		}
+		dims = append(dims, 1)
+	}
+	return dims
 }
 
 // graph infers every node of g in order. Subgraph inputs must be set by

@@ -319,6 +319,10 @@ var NoBackward = map[string]string{
 	"ai.onnx.preview.training.Momentum": optimizerOp,
 
 	"If": controlFlowBwd, "Loop": controlFlowBwd, "Scan": controlFlowBwd,
+	// onnxruntime's generation loops: token ids out, picked by top-k or a
+	// draw, so no gradient reaches the decoder through them.
+	"com.microsoft.BeamSearch": nonDiff, "com.microsoft.WhisperBeamSearch": nonDiff,
+	"com.microsoft.GreedySearch": nonDiff, "com.microsoft.Sampling": nonDiff,
 
 	"com.microsoft.GroupQueryAttention": inferenceKernel, "com.microsoft.MultiHeadAttention": inferenceKernel,
 	"com.microsoft.Attention": inferenceKernel, "com.microsoft.RotaryEmbedding": inferenceKernel,

@@ -95,7 +95,8 @@ type ortNode struct {
 // controlFlowOps are the ops that run subgraphs: onnxruntime times each
 // subgraph node's execution and the control-flow node around them, whose
 // event spans theirs.
-var controlFlowOps = map[string]bool{"Loop": true, "Scan": true, "If": true}
+var controlFlowOps = map[string]bool{"Loop": true, "Scan": true, "If": true,
+	"BeamSearch": true, "WhisperBeamSearch": true, "GreedySearch": true, "Sampling": true}
 
 // nestControlFlow sets within and parent on every node execution that
 // lies inside a control-flow node's execution of the same run, the

@@ -303,8 +303,29 @@ func TestORTMoEProfile(t *testing.T) {
 // node time matched, every profiled node costed, a row for each of ops.
 func checkRunnableProfile(t *testing.T, name string, dims map[string]int64, ops ...string) {
 	t.Helper()
+	checkRunnableProfileIn(t, "qoperator", name, dims, ops...)
+}
+
+// TestORTGenerationProfile: onnxruntime's BeamSearch, GreedySearch and
+// Sampling around a GPT-2-style decoder, and BeamSearch around a T5-style
+// encoder and decoder (testdata/models/generation, 2 prompts of 8 tokens
+// to 14, 3 beams): the subgraphs' nodes, profiled once a run inside the
+// generation node's span, are that node's, which is one row with all of
+// the time.
+func TestORTGenerationProfile(t *testing.T) {
+	dims := map[string]int64{"batch_size": 2, "sequence_length": 8, "max_length": 14, "num_beams": 3, "num_return_sequences": 2}
+	for name, op := range map[string]string{"gpt2_beam": "BeamSearch", "gpt2_greedy": "GreedySearch", "gpt2_sampling": "Sampling",
+		"t5_beam": "BeamSearch"} {
+		t.Run(name, func(t *testing.T) { checkRunnableProfileIn(t, "generation", name, dims, op) })
+	}
+}
+
+// checkRunnableProfileIn is checkRunnableProfile for the model NAME in
+// testdata/models/DIR.
+func checkRunnableProfileIn(t *testing.T, dir, name string, dims map[string]int64, ops ...string) {
+	t.Helper()
 	p, m := matchRecorded(t, filepath.Join("testdata", "fixtures", "ort_"+name+".json.gz"),
-		filepath.Join("..", "..", "testdata", "models", "qoperator", name+".onnx"), pipeline.Config{GPU: "A100", Dims: dims})
+		filepath.Join("..", "..", "testdata", "models", dir, name+".onnx"), pipeline.Config{GPU: "A100", Dims: dims})
 	if p.Format != ONNXRuntime || p.Runs < 1 || len(m.Nodes) == 0 {
 		t.Fatalf("format %s, %d runs, %d rows", p.Format, p.Runs, len(m.Nodes))
 	}

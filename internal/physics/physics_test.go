@@ -69,6 +69,10 @@ var cases = []modelCase{
 	// A sparse decoder's expert FFNs (MoE, 4-bit QMoE, top 2 of 4), one
 	// token a sequence: the experts a step reads grow with the batch.
 	{moeFFN, true, []int64{1, 2, 4, 8, 32}, nil},
+	// onnxruntime's BeamSearch around a GPT-2-style decoder subgraph: the
+	// prompt and 23 more runs at batch × 4 beams, a cache copy a layer
+	// each run.
+	{gpt2Beam, false, []int64{1, 2, 4, 8}, nil},
 }
 
 const (
@@ -78,6 +82,7 @@ const (
 	gruModel    = "../../testdata/models/gru.onnx"
 	qbert       = "../../testdata/models/qoperator/qbert.onnx"
 	moeFFN      = "../../testdata/models/qoperator/moe_ffn.onnx"
+	gpt2Beam    = "../../testdata/models/generation/gpt2_beam.onnx"
 )
 
 // fileDims binds the symbolic dims of the model files among the cases
@@ -88,13 +93,14 @@ var fileDims = map[string]map[string]int64{
 	gruModel:    {"seq": 1},
 	qbert:       {"S": 128},
 	moeFFN:      {"S": 1},
+	gpt2Beam:    {"sequence_length": 8, "max_length": 32, "num_beams": 4, "num_return_sequences": 2},
 }
 
 // fileBatch is the batch dim's name in a model file: onnxruntime-genai's
 // batch_size, or the fixtures' batch.
 func fileBatch(path string) string {
 	switch path {
-	case int4Decoder:
+	case int4Decoder, gpt2Beam:
 		return "batch_size"
 	case qbert, moeFFN:
 		return "N"
