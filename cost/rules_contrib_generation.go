@@ -110,7 +110,11 @@ func generationRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		}
 	}
 	var sum genSum
-	gc, err := c.genRunCost(first.g, first.step, p, beams)
+	var ids *ir.Value
+	if !decoderOnly {
+		ids = n.In(0)
+	}
+	gc, err := c.genRunCost(first.g, first.step, p, beams, ids)
 	if err != nil {
 		return NodeEstimate{}, err
 	}
@@ -124,7 +128,7 @@ func generationRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	}
 	for _, pt := range genPointsOf(decodes) {
 		step := ir.GenerationStep{Batch: bb, New: 1, Past: prompt + pt.index, EncoderLen: encLen}
-		gc, err := c.genRunCost(dec, step, p, beams)
+		gc, err := c.genRunCost(dec, step, p, beams, nil)
 		if err != nil {
 			return NodeEstimate{}, err
 		}
@@ -215,8 +219,14 @@ func encoderLength(enc *ir.Graph) int64 {
 }
 
 // genRunCost prices one run of g at step and the search kernels after it.
-func (c *RuleCtx) genRunCost(g *ir.Graph, step ir.GenerationStep, p ir.GenerationParams, beams int64) (*graphCost, error) {
-	if err := ir.ReinferSubgraph(c.Model, g, step.InputShapes(g)); err != nil {
+// An encoder's first input is the node's input_ids (Whisper: its audio
+// features), whose shape it takes whole.
+func (c *RuleCtx) genRunCost(g *ir.Graph, step ir.GenerationStep, p ir.GenerationParams, beams int64, ids *ir.Value) (*graphCost, error) {
+	shapes := step.InputShapes(g)
+	if ids != nil && len(shapes) > 0 && ids.Shape.Ranked && ids.Shape.Rank() == g.Inputs[0].Declared.Shape.Rank() {
+		shapes[0] = ids.Shape.Clone()
+	}
+	if err := ir.ReinferSubgraph(c.Model, g, shapes); err != nil {
 		return nil, err
 	}
 	gc, err := c.sub(g)

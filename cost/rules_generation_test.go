@@ -78,36 +78,42 @@ func TestGenerationCounts(t *testing.T) {
 // each) and the LM head (16×32) per sequence, and per head (2 of 8
 // wide) the scores and weighted sums over its self cache and the enc
 // cross keys.
-func t5MACs(batch, beams, enc, runs int64) float64 {
+// Whisper's encoder first projects each of the enc frames' 4 mels to 16.
+func t5MACs(batch, beams, enc, runs int64, whisper bool) float64 {
 	step := func(seqs, self int64) int64 {
 		return seqs * (4*16*16 + 16*32 + 2*2*8*(self+enc))
 	}
 	total := batch*enc*3*16*16 + step(batch, 1)
+	if whisper {
+		total += batch * enc * 4 * 16
+	}
 	for i := int64(0); i < runs; i++ {
 		total += step(batch*beams, 2+i)
 	}
 	return float64(total)
 }
 
-// TestGenerationT5Counts: an encoder-decoder's beam search is its encoder
-// once at the batch, then max_length − 2 decoder runs (the start token
+// TestGenerationT5Counts: an encoder-decoder's beam search (T5's, and
+// Whisper's over audio features) is its encoder once at the batch, then max_length − 2 decoder runs (the start token
 // and the encoder's step came first) at batch × beams sequences, as
-// onnxruntime 1.23.2 runs it (its profile of t5_beam.onnx: the encoder's
-// nodes at batch 2, the decoder's at 6). 66,368 MACs at an encoder length
+// onnxruntime 1.23.2 runs it (its profiles of t5_beam.onnx and
+// whisper_beam.onnx: the encoder's nodes at batch 2, the decoder's at 6). 66,368 MACs at an encoder length
 // of 10 and max_length 6, by hand.
 func TestGenerationT5Counts(t *testing.T) {
-	if got := t5MACs(2, 3, 10, 4); got != 66368 {
+	if got := t5MACs(2, 3, 10, 4, false); got != 66368 {
 		t.Fatalf("t5MACs %g, want the hand count 66368", got)
 	}
-	for _, tc := range []struct{ enc, maxLen, beams int64 }{{10, 6, 3}, {8, 14, 3}, {8, 60, 4}} {
-		r, _ := analyzeGeneration(t, "t5_beam", "A100", map[string]int64{"sequence_length": tc.enc,
-			"max_length": tc.maxLen, "num_beams": tc.beams, "num_return_sequences": 1})
-		if len(r.UnsupportedOps) > 0 || r.Totals.Partial != nil {
-			t.Fatalf("unsupported %v, partial %v", r.UnsupportedOps, r.Totals.Partial)
-		}
-		want := t5MACs(2, tc.beams, tc.enc, tc.maxLen-2)
-		if got := r.Totals.MACs; math.Abs(got-want) > 1e-9*want {
-			t.Errorf("%+v: %.0f MACs, want %.0f", tc, got, want)
+	for _, model := range []string{"t5_beam", "whisper_beam"} {
+		for _, tc := range []struct{ enc, maxLen, beams int64 }{{10, 6, 3}, {8, 14, 3}, {8, 60, 4}} {
+			r, _ := analyzeGeneration(t, model, "A100", map[string]int64{"sequence_length": tc.enc,
+				"max_length": tc.maxLen, "num_beams": tc.beams, "num_return_sequences": 1})
+			if len(r.UnsupportedOps) > 0 || r.Totals.Partial != nil {
+				t.Fatalf("%s: unsupported %v, partial %v", model, r.UnsupportedOps, r.Totals.Partial)
+			}
+			want := t5MACs(2, tc.beams, tc.enc, tc.maxLen-2, model == "whisper_beam")
+			if got := r.Totals.MACs; math.Abs(got-want) > 1e-9*want {
+				t.Errorf("%s %+v: %.0f MACs, want %.0f", model, tc, got, want)
+			}
 		}
 	}
 }

@@ -316,8 +316,13 @@ func (s GenerationStep) InputShapes(g *Graph) []Shape {
 }
 
 // roleOf is where an input of rank rank named name has its batch dim and
-// its length dim, and the length there (-1: none).
+// its length dim, and the length there (-1: none, or an encoder length
+// the step does not know).
 func (s GenerationStep) roleOf(name string, rank int) (batchAt, lenAt int, length int64) {
+	enc := s.EncoderLen
+	if enc <= 0 {
+		enc = -1
+	}
 	l := strings.ToLower(name)
 	switch {
 	case strings.Contains(l, "seq_len"), strings.Contains(l, "sequence_length"), strings.Contains(l, "num_beams"):
@@ -326,7 +331,7 @@ func (s GenerationStep) roleOf(name string, rank int) (batchAt, lenAt int, lengt
 		return -1, -1, -1
 	case strings.Contains(l, "cross") && (strings.Contains(l, "past") || strings.Contains(l, "cache")):
 		// [batch, heads, encoder length, head size]
-		return 0, rank - 2, s.EncoderLen
+		return 0, rank - 2, enc
 	case strings.Contains(l, "past") || strings.HasPrefix(l, "cache.") || strings.Contains(l, "key_values"):
 		if rank == 5 { // GPT-2's [2, batch, heads, past, head size]
 			return 1, 3, s.Past
@@ -334,7 +339,7 @@ func (s GenerationStep) roleOf(name string, rank int) (batchAt, lenAt int, lengt
 		return 0, rank - 2, s.Past
 	case strings.Contains(l, "encoder_hidden_states"), strings.Contains(l, "encoder_attention_mask"),
 		strings.Contains(l, "encoder_input_ids"):
-		return 0, 1, s.EncoderLen
+		return 0, 1, enc
 	case strings.Contains(l, "cache_indirection"):
 		return 0, -1, -1
 	case strings.Contains(l, "attention_mask"):

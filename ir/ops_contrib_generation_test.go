@@ -31,7 +31,7 @@ func TestGenerationFixtureMatchesORT(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := 0
-	for _, name := range []string{"gpt2_beam", "gpt2_greedy", "gpt2_sampling", "t5_beam"} {
+	for _, name := range []string{"gpt2_beam", "gpt2_greedy", "gpt2_sampling", "t5_beam", "whisper_beam"} {
 		m, err := ReadFile(filepath.Join(generationDir, name+".onnx"), ReadOptions{})
 		if err != nil {
 			t.Fatal(err)

@@ -71,7 +71,7 @@ func TestQLinearContribTypes(t *testing.T) {
 // onnxruntime 1.23.2's CPU provider gave it (NAME.ort_shapes.json, at the
 // bindings it names; recorded by record_ort.js there).
 func TestQOperatorFixtureMatchesORT(t *testing.T) {
-	for _, name := range []string{"qop_cnn", "qbert", "moe_ffn"} {
+	for _, name := range []string{"qop_cnn", "qbert", "moe_ffn", "twins"} {
 		t.Run(name, func(t *testing.T) { checkORTShapes(t, name) })
 	}
 }
@@ -106,7 +106,7 @@ func checkORTShapes(t *testing.T, name string) {
 	if _, err := InferShapes(m, InferOptions{Bindings: ref.Bindings}); err != nil {
 		t.Fatal(err)
 	}
-	ortType := map[string]DType{"uint8": Uint8, "int8": Int8, "float32": Float32, "int32": Int32, "int64": Int64}
+	ortType := map[string]DType{"uint8": Uint8, "int8": Int8, "uint16": Uint16, "float32": Float32, "int32": Int32, "int64": Int64}
 	seen := 0
 	for _, n := range m.Graph.Nodes {
 		for _, v := range n.Outputs {

@@ -79,6 +79,13 @@ func oneElementConst(v *ir.Value) bool {
 	return c != nil && c.NumElements() == 1
 }
 
+// isQDQ reports whether n is op (QuantizeLinear or DequantizeLinear) in
+// the ONNX domain or as onnxruntime's com.microsoft twin, which its QDQ
+// transformer fuses alike.
+func isQDQ(n *ir.Node, op string) bool {
+	return isOp(n, op) || (n != nil && n.Domain == "com.microsoft" && n.OpType == op)
+}
+
 // dqOf returns the DequantizeLinear producing v when it dequantizes an
 // 8-bit integer tensor with an explicit zero point.
 func dqOf(v *ir.Value) *ir.Node {
@@ -86,7 +93,7 @@ func dqOf(v *ir.Value) *ir.Node {
 		return nil
 	}
 	d := v.Producer
-	if !isOp(d, "DequantizeLinear") || len(d.Inputs) < 3 || d.In(2) == nil || !quant8(d.In(0)) {
+	if !isQDQ(d, "DequantizeLinear") || len(d.Inputs) < 3 || d.In(2) == nil || !quant8(d.In(0)) {
 		return nil
 	}
 	return d
@@ -105,7 +112,7 @@ func matchQDQ(g *ir.Graph, n *ir.Node) (old []*ir.Node, repl *ir.Node, ok bool) 
 	var db *ir.Node
 	if conv && len(n.Inputs) > 2 && n.In(2) != nil {
 		db = n.In(2).Producer
-		if !isOp(db, "DequantizeLinear") || db.In(0) == nil || db.In(0).DType != ir.Int32 || !biasScaleMatches(db, dx, dw) {
+		if !isQDQ(db, "DequantizeLinear") || db.In(0) == nil || db.In(0).DType != ir.Int32 || !biasScaleMatches(db, dx, dw) {
 			return nil, nil, false
 		}
 	}
@@ -117,7 +124,7 @@ func matchQDQ(g *ir.Graph, n *ir.Node) (old []*ir.Node, repl *ir.Node, ok bool) 
 		next = onlyUse(g, relu.Out(0))
 	}
 	q := next
-	if !isOp(q, "QuantizeLinear") || len(q.Inputs) < 3 || q.In(2) == nil || !quant8(q.Out(0)) || !oneElementConst(q.In(1)) {
+	if !isQDQ(q, "QuantizeLinear") || len(q.Inputs) < 3 || q.In(2) == nil || !quant8(q.Out(0)) || !oneElementConst(q.In(1)) {
 		return nil, nil, false
 	}
 	if relu != nil && !zeroPointIsMin(q.In(2)) {

@@ -35,7 +35,7 @@ func matchQDQAdd(g *ir.Graph, add *ir.Node) (old []*ir.Node, repl *ir.Node, ok b
 		relu, next = next, onlyUse(g, next.Out(0))
 	}
 	q := next
-	if !isOp(q, "QuantizeLinear") || len(q.Inputs) < 3 || q.In(2) == nil || !quant8(q.Out(0)) || !oneElementConst(q.In(1)) {
+	if !isQDQ(q, "QuantizeLinear") || len(q.Inputs) < 3 || q.In(2) == nil || !quant8(q.Out(0)) || !oneElementConst(q.In(1)) {
 		return nil, nil, false
 	}
 	t := q.Out(0).DType

@@ -124,6 +124,23 @@ func TestFuseQDQ(t *testing.T) {
 	}
 }
 
+// TestFuseQDQContribDomain: onnxruntime's com.microsoft QuantizeLinear and
+// DequantizeLinear (what its quantizer writes with UseQDQContribOps) fuse
+// as the ONNX ones do.
+func TestFuseQDQContribDomain(t *testing.T) {
+	b := newBuilder(t)
+	buildQDQ(b, qdqOpts{})
+	for _, n := range b.g.Nodes {
+		if n.OpType == "QuantizeLinear" || n.OpType == "DequantizeLinear" {
+			n.Domain = "com.microsoft"
+		}
+	}
+	g := b.run("fuse-qdq")
+	if got, want := irtest.Ops(g), "com.microsoft.QuantizeLinear QLinearConv QLinearConv com.microsoft.DequantizeLinear"; got != want {
+		t.Errorf("after fuse-qdq:\n got %s\nwant %s", got, want)
+	}
+}
+
 // TestFuseQDQPreserves: the QLinear ops compute exactly what the Q/DQ
 // graph did (same float math, same rounding), in the reference evaluator.
 func TestFuseQDQPreserves(t *testing.T) {

@@ -10,7 +10,9 @@ Sampling, model_type 0, the decoder a subgraph attribute):
 - t5_beam.onnx: BeamSearch with model_type 1 around a T5-style encoder
   subgraph (the encoder, the cross-attention caches and the decoder's first
   step) and decoder subgraph (self attention over its cache, cross
-  attention over the encoder's), one layer each.
+  attention over the encoder's), one layer each;
+- whisper_beam.onnx: WhisperBeamSearch around the same decoder and a
+  Whisper-style encoder over audio features [batch, 4 mels, frames].
 
 The decoder takes input_ids, position_ids, attention_mask (int32) and one
 past per layer, [2, batch, heads, past_seq_len, head_size], and gives the
@@ -35,7 +37,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 MS = "com.microsoft"
-VOCAB, HID, HEADS, LAYERS = 32, 16, 2, 2
+VOCAB, HID, HEADS, LAYERS, MELS = 32, 16, 2, 2, 4
 HD = HID // HEADS
 
 
@@ -163,31 +165,41 @@ class T5(Decoder):
         v = self.heads(self.node("MatMul", [enc, self.w("w_cv", (HID, HID))], "cross_v"), "cross_vh")
         return self.node("Identity", [k], "present_key_cross_0"), self.node("Identity", [v], "present_value_cross_0")
 
-    def encoder_graph(self):
-        e = self.node("Gather", [self.w("enc_emb", (VOCAB, HID)), "encoder_input_ids"], "enc_tok")
+    def encoder_graph(self, audio=False):
+        if audio:
+            # Features [b, mels, frames] -> [b, frames, mels] -> hidden.
+            e = self.node("Transpose", ["encoder_input_ids"], "enc_frames", perm=[0, 2, 1])
+            e = self.node("MatMul", [e, self.w("enc_in", (MELS, HID))], "enc_tok")
+        else:
+            e = self.node("Gather", [self.w("enc_emb", (VOCAB, HID)), "encoder_input_ids"], "enc_tok")
         e = self.node("Relu", [self.node("MatMul", [e, self.w("enc_w", (HID, HID))], "enc_mm")], "enc_act")
         enc = self.node("Identity", [e], "encoder_hidden_states")
         ck, cv = self.cross(enc)
         self.step("decoder_input_ids", None, None, ck, cv, ["present_key_self_0", "present_value_self_0"])
         i32, f = TensorProto.INT32, TensorProto.FLOAT
         cache = lambda n, length: helper.make_tensor_value_info(n, f, ["batch_size", HEADS, length, HD])
-        inputs = [helper.make_tensor_value_info("encoder_input_ids", i32, ["batch_size", "encode_sequence_length"]),
-                  helper.make_tensor_value_info("encoder_attention_mask", i32, ["batch_size", "encode_sequence_length"]),
-                  helper.make_tensor_value_info("decoder_input_ids", i32, ["batch_size", 1])]
+        if audio:
+            inputs = [helper.make_tensor_value_info("encoder_input_ids", f, ["batch_size", MELS, "encode_sequence_length"]),
+                      helper.make_tensor_value_info("decoder_input_ids", i32, ["batch_size", 1])]
+        else:
+            inputs = [helper.make_tensor_value_info("encoder_input_ids", i32, ["batch_size", "encode_sequence_length"]),
+                      helper.make_tensor_value_info("encoder_attention_mask", i32, ["batch_size", "encode_sequence_length"]),
+                      helper.make_tensor_value_info("decoder_input_ids", i32, ["batch_size", 1])]
         outputs = [helper.make_tensor_value_info("logits", f, ["batch_size", 1, VOCAB]),
                    helper.make_tensor_value_info("encoder_hidden_states", f, ["batch_size", "encode_sequence_length", HID]),
                    cache("present_key_self_0", 1), cache("present_value_self_0", 1),
                    cache("present_key_cross_0", "encode_sequence_length"), cache("present_value_cross_0", "encode_sequence_length")]
         return helper.make_graph(self.nodes, "encoder", inputs, outputs, initializer=self.inits)
 
-    def decoder_graph(self):
+    def decoder_graph(self, audio=False):
         self.step("input_ids", "past_key_self_0", "past_value_self_0", "past_key_cross_0", "past_value_cross_0",
                   ["present_key_self_0", "present_value_self_0"])
         i32, f = TensorProto.INT32, TensorProto.FLOAT
         cache = lambda n, length: helper.make_tensor_value_info(n, f, ["batch_size", HEADS, length, HD])
-        inputs = [helper.make_tensor_value_info("input_ids", i32, ["batch_size", 1]),
-                  helper.make_tensor_value_info("encoder_attention_mask", i32, ["batch_size", "encode_sequence_length"]),
-                  helper.make_tensor_value_info("encoder_hidden_states", f, ["batch_size", "encode_sequence_length", HID]),
+        inputs = [helper.make_tensor_value_info("input_ids", i32, ["batch_size", 1])]
+        if not audio:  # Whisper's decoder takes no mask
+            inputs.append(helper.make_tensor_value_info("encoder_attention_mask", i32, ["batch_size", "encode_sequence_length"]))
+        inputs += [helper.make_tensor_value_info("encoder_hidden_states", f, ["batch_size", "encode_sequence_length", HID]),
                   cache("past_key_self_0", "past_decode_sequence_length"), cache("past_value_self_0", "past_decode_sequence_length"),
                   cache("past_key_cross_0", "encode_sequence_length"), cache("past_value_cross_0", "encode_sequence_length")]
         outputs = [helper.make_tensor_value_info("logits", f, ["batch_size", 1, VOCAB]),
@@ -196,19 +208,25 @@ class T5(Decoder):
         return helper.make_graph(self.nodes, "decoder", inputs, outputs, initializer=self.inits)
 
 
-def t5_beam():
-    """BeamSearch, model_type 1, around the T5 encoder and decoder."""
+def t5_beam(audio=False):
+    """BeamSearch, model_type 1, around the T5 encoder and decoder; with
+    audio, WhisperBeamSearch (model_type 2) over features [batch, MELS,
+    frames]."""
     i32, f32 = TensorProto.INT32, TensorProto.FLOAT
     names = ["input_ids", "max_length", "min_length", "num_beams", "num_return_sequences", "length_penalty", "repetition_penalty"]
-    inputs = [helper.make_tensor_value_info("input_ids", i32, ["batch_size", "sequence_length"])]
+    if audio:
+        inputs = [helper.make_tensor_value_info("input_ids", f32, ["batch_size", MELS, "sequence_length"])]
+    else:
+        inputs = [helper.make_tensor_value_info("input_ids", i32, ["batch_size", "sequence_length"])]
     inputs += [scalar_input(n) for n in names[1:5]] + [scalar_input(n, f32) for n in names[5:]]
-    node = helper.make_node("BeamSearch", names, ["sequences", "sequences_scores"], name="BeamSearch", domain=MS,
-                            encoder=T5(seed=20261202).encoder_graph(), decoder=T5(seed=20261202).decoder_graph(),
-                            decoder_start_token_id=0, eos_token_id=VOCAB - 1, pad_token_id=VOCAB - 1, model_type=1,
+    op, model_type = ("WhisperBeamSearch", 2) if audio else ("BeamSearch", 1)
+    node = helper.make_node(op, names, ["sequences", "sequences_scores"], name=op, domain=MS,
+                            encoder=T5(seed=20261202).encoder_graph(audio), decoder=T5(seed=20261202).decoder_graph(audio),
+                            decoder_start_token_id=0, eos_token_id=VOCAB - 1, pad_token_id=VOCAB - 1, model_type=model_type,
                             early_stopping=0)
     outs = [helper.make_tensor_value_info("sequences", i32, ["batch_size", "num_return_sequences", "max_length"]),
             helper.make_tensor_value_info("sequences_scores", f32, ["batch_size", "num_return_sequences"])]
-    graph = helper.make_graph([node], "t5_beamsearch", inputs, outs)
+    graph = helper.make_graph([node], "whisper_beamsearch" if audio else "t5_beamsearch", inputs, outs)
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)],
                           producer_name="onnxcost scripts/export_generation_fixture.py")
     m.ir_version = 8
@@ -246,7 +264,7 @@ def models():
                        ("sequences_scores", f32, ["batch_size", "num_return_sequences"])], early_stopping=0)
     greedy = generation("GreedySearch", [], [seq])
     sampling = generation("Sampling", [], [seq], top_p=0.9)
-    return (("gpt2_beam", beam), ("gpt2_greedy", greedy), ("gpt2_sampling", sampling), ("t5_beam", t5_beam()))
+    return (("gpt2_beam", beam), ("gpt2_greedy", greedy), ("gpt2_sampling", sampling), ("t5_beam", t5_beam()), ("whisper_beam", t5_beam(audio=True)))
 
 
 def main():

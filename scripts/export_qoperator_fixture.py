@@ -15,7 +15,8 @@ Run with Debian's interpreter (onnx 1.12 and numpy):
 
     /usr/bin/python3 scripts/export_qoperator_fixture.py [--out DIR]
 
-It also writes qbert.onnx, one int8 BERT encoder layer as quantize_dynamic
+It also writes twins.onnx (onnxruntime's com.microsoft QuantizeLinear,
+DequantizeLinear, Pad, Trilu, GridSample and GatherND), qbert.onnx, one int8 BERT encoder layer as quantize_dynamic
 writes it (QEmbedLayerNormalization, QAttention, MatMulInteger, DynamicQuantizeMatMul),
 and moe_ffn.onnx, a sparse decoder's expert FFNs (com.microsoft MoE and QMoE).
 
@@ -209,6 +210,23 @@ def build_moe():
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", "S", hid])])
 
 
+def build_twins():
+    """onnxruntime's com.microsoft twins of standard ops: 16-bit
+    QuantizeLinear/DequantizeLinear (what its quantizer writes for A16
+    models and with UseQDQContribOps), then Pad, Trilu, GridSample and
+    GatherND as older exporters wrote them in its domain."""
+    g = Graph(seed=20261204)
+    q = g.node("QuantizeLinear", ["x", g.scale("x_scale", 0.001), g.init("x_zp", np.array(32768, np.uint16))], "x_q", MS)
+    d = g.node("DequantizeLinear", [q, "x_scale", "x_zp"], "x_dq", MS)
+    p = g.node("Pad", [d, g.init("pads", np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64))], "padded", MS)
+    t = g.node("Trilu", [p], "upper", MS, upper=1)
+    s = g.node("GridSample", [t, "grid"], "sampled", MS, align_corners=0)
+    g.node("GatherND", [s, g.init("first", np.array([[0]], np.int64))], "y", MS)
+    return g.model("twins", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, 8, 8]),
+                             helper.make_tensor_value_info("grid", TensorProto.FLOAT, ["N", 6, 6, 2])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6, 6])])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "testdata", "models", "qoperator"))
@@ -216,7 +234,7 @@ def main():
                     help="make every node's output a graph output (for record_ort.js, which reads their shapes; not committed)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    for base, m in (("qop_cnn", build()), ("qbert", build_bert()), ("moe_ffn", build_moe())):
+    for base, m in (("qop_cnn", build()), ("qbert", build_bert()), ("moe_ffn", build_moe()), ("twins", build_twins())):
         onnx.checker.check_model(m)
         name = base + ".onnx"
         if a.all_outputs:

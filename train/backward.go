@@ -253,6 +253,11 @@ func init() {
 		}
 		backwardRules[op] = p.backward
 	}
+	// onnxruntime's com.microsoft twins of standard data-movement ops
+	// (ir/ops_contrib_standard.go) have the standard op's backward.
+	for _, op := range []string{"Trilu", "GatherND", "Pad"} {
+		backwardRules["com.microsoft."+op] = backwardRules[op]
+	}
 }
 
 // BackwardKeys lists the ops that have a backward rule, sorted.
@@ -308,7 +313,8 @@ var NoBackward = map[string]string{
 	"com.microsoft.FusedConv": inferenceKernel, "com.microsoft.FusedGemm": inferenceKernel,
 	"com.microsoft.GemmFastGelu": inferenceKernel, "com.microsoft.MoE": inferenceKernel,
 	"com.microsoft.SparseAttention": inferenceKernel, "com.microsoft.DecoderMaskedMultiHeadAttention": inferenceKernel,
-	"com.microsoft.DecoderMaskedSelfAttention": inferenceKernel,
+	"com.microsoft.DecoderMaskedSelfAttention": inferenceKernel, "com.microsoft.RelativePositionBias": inferenceKernel,
+	"com.microsoft.GatedRelativePositionBias": inferenceKernel,
 	// onnxruntime's Stable Diffusion fusions (an inference graph for CUDA).
 	"com.microsoft.GroupNorm": inferenceKernel, "com.microsoft.SkipGroupNorm": inferenceKernel, "com.microsoft.NhwcConv": inferenceKernel,
 	"com.microsoft.BiasSplitGelu": inferenceKernel, "com.microsoft.BiasAdd": inferenceKernel,
@@ -319,6 +325,9 @@ var NoBackward = map[string]string{
 	"ai.onnx.preview.training.Momentum": optimizerOp,
 
 	"If": controlFlowBwd, "Loop": controlFlowBwd, "Scan": controlFlowBwd,
+	// Twins of standard ops in onnxruntime's domain (ir/ops_contrib_standard.go).
+	"com.microsoft.QuantizeLinear": inferenceOnly, "com.microsoft.DequantizeLinear": inferenceOnly,
+	"com.microsoft.GridSample": notModelled,
 	// onnxruntime's generation loops: token ids out, picked by top-k or a
 	// draw, so no gradient reaches the decoder through them.
 	"com.microsoft.BeamSearch": nonDiff, "com.microsoft.WhisperBeamSearch": nonDiff,

@@ -306,16 +306,23 @@ func checkRunnableProfile(t *testing.T, name string, dims map[string]int64, ops 
 	checkRunnableProfileIn(t, "qoperator", name, dims, ops...)
 }
 
+// TestORTTwinsProfile: onnxruntime's com.microsoft twins of standard ops
+// (16-bit QuantizeLinear and DequantizeLinear, Pad, Trilu, GridSample,
+// GatherND; testdata/models/qoperator/twins.onnx) at batch 2.
+func TestORTTwinsProfile(t *testing.T) {
+	checkRunnableProfile(t, "twins", map[string]int64{"N": 2}, "QuantizeLinear", "DequantizeLinear", "Pad", "Trilu", "GridSample", "GatherND")
+}
+
 // TestORTGenerationProfile: onnxruntime's BeamSearch, GreedySearch and
-// Sampling around a GPT-2-style decoder, and BeamSearch around a T5-style
-// encoder and decoder (testdata/models/generation, 2 prompts of 8 tokens
-// to 14, 3 beams): the subgraphs' nodes, profiled once a run inside the
+// Sampling around a GPT-2-style decoder, and BeamSearch and
+// WhisperBeamSearch around T5- and Whisper-style encoders and a decoder
+// (testdata/models/generation, 2 prompts of 8 tokens to 14, 3 beams): the subgraphs' nodes, profiled once a run inside the
 // generation node's span, are that node's, which is one row with all of
 // the time.
 func TestORTGenerationProfile(t *testing.T) {
 	dims := map[string]int64{"batch_size": 2, "sequence_length": 8, "max_length": 14, "num_beams": 3, "num_return_sequences": 2}
 	for name, op := range map[string]string{"gpt2_beam": "BeamSearch", "gpt2_greedy": "GreedySearch", "gpt2_sampling": "Sampling",
-		"t5_beam": "BeamSearch"} {
+		"t5_beam": "BeamSearch", "whisper_beam": "WhisperBeamSearch"} {
 		t.Run(name, func(t *testing.T) { checkRunnableProfileIn(t, "generation", name, dims, op) })
 	}
 }
@@ -366,6 +373,7 @@ func TestORTSavedGraphProfile(t *testing.T) {
 		{filepath.Join("qoperator", "qop_cnn_ort_all.onnx"), "ort_qop_cnn_ort_all.json.gz", batch2},
 		{filepath.Join("qoperator", "qbert_ort_all.onnx"), "ort_qbert_ort_all.json.gz", map[string]int64{"N": 2, "S": 16}},
 		{filepath.Join("qoperator", "moe_ffn_ort_all.onnx"), "ort_moe_ffn_ort_all.json.gz", map[string]int64{"N": 2, "S": 8}},
+		{filepath.Join("qoperator", "twins_ort_all.onnx"), "ort_twins_ort_all.json.gz", map[string]int64{"N": 2}},
 	} {
 		gzPath := filepath.Join("testdata", "fixtures", c.profile)
 		model := filepath.Join("..", "..", "testdata", "models", c.model)
@@ -401,7 +409,7 @@ func checkRecordedShapes(t *testing.T, model, gzPath string, dims map[string]int
 		byName[n.Name] = n
 		outputs += len(n.Outputs)
 	}
-	ortType := map[string]ir.DType{"float": ir.Float32, "uint8": ir.Uint8, "int8": ir.Int8, "int32": ir.Int32, "int64": ir.Int64}
+	ortType := map[string]ir.DType{"float": ir.Float32, "uint8": ir.Uint8, "uint16": ir.Uint16, "int8": ir.Int8, "int32": ir.Int32, "int64": ir.Int64}
 	checked := 0
 	for name, outs := range recordedOutputShapes(t, gzPath) {
 		n := byName[name]

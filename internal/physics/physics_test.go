@@ -73,6 +73,9 @@ var cases = []modelCase{
 	// prompt and 23 more runs at batch × 4 beams, a cache copy a layer
 	// each run.
 	{gpt2Beam, false, []int64{1, 2, 4, 8}, nil},
+	// BeamSearch over a T5-style encoder (at the batch) and decoder (at
+	// batch × beams).
+	{t5Beam, false, []int64{1, 2, 4, 8}, nil},
 }
 
 const (
@@ -83,6 +86,7 @@ const (
 	qbert       = "../../testdata/models/qoperator/qbert.onnx"
 	moeFFN      = "../../testdata/models/qoperator/moe_ffn.onnx"
 	gpt2Beam    = "../../testdata/models/generation/gpt2_beam.onnx"
+	t5Beam      = "../../testdata/models/generation/t5_beam.onnx"
 )
 
 // fileDims binds the symbolic dims of the model files among the cases
@@ -94,13 +98,14 @@ var fileDims = map[string]map[string]int64{
 	qbert:       {"S": 128},
 	moeFFN:      {"S": 1},
 	gpt2Beam:    {"sequence_length": 8, "max_length": 32, "num_beams": 4, "num_return_sequences": 2},
+	t5Beam:      {"sequence_length": 64, "max_length": 32, "num_beams": 4, "num_return_sequences": 1},
 }
 
 // fileBatch is the batch dim's name in a model file: onnxruntime-genai's
 // batch_size, or the fixtures' batch.
 func fileBatch(path string) string {
 	switch path {
-	case int4Decoder, gpt2Beam:
+	case int4Decoder, gpt2Beam, t5Beam:
 		return "batch_size"
 	case qbert, moeFFN:
 		return "N"

@@ -1,8 +1,8 @@
 // Records what onnxruntime makes of gpt2_beam.onnx, gpt2_greedy.onnx,
-// gpt2_sampling.onnx and t5_beam.onnx (written by
+// gpt2_sampling.onnx, t5_beam.onnx and whisper_beam.onnx (written by
 // scripts/export_generation_fixture.py) on its CPU provider, at
-// batch_size=2, sequence_length=8, max_length=14 (BeamSearch: 3 beams, 2
-// sequences returned):
+// batch_size=2, sequence_length=8 (Whisper: 8 frames of 4 mels),
+// max_length=14 (beam search: 3 beams, 2 sequences returned):
 //   - generation.ort_shapes.json: each model's output dtypes and dims,
 //     what ir's TestGenerationFixtureMatchesORT holds inference to;
 //   - ../../../calib/profile/testdata/fixtures/ort_NAME.json.gz: a profile
@@ -24,10 +24,11 @@ const ort = require('onnxruntime-node');
 const RUNS = 2;
 const BINDINGS = {batch_size: 2, sequence_length: 8, max_length: 14, num_beams: 3, num_return_sequences: 2};
 
-function feeds(beam) {
+function feeds(beam, audio) {
   const i32 = v => new ort.Tensor('int32', Int32Array.from([v]), [1]);
-  const ids = Int32Array.from({length: 16}, (_, i) => (i * 7 + 3) % 31);
-  const f = {input_ids: new ort.Tensor('int32', ids, [2, 8]), max_length: i32(BINDINGS.max_length), min_length: i32(1)};
+  const ids = audio ? new ort.Tensor('float32', Float32Array.from({length: 64}, (_, i) => Math.sin(i * 0.7)), [2, 4, 8])
+    : new ort.Tensor('int32', Int32Array.from({length: 16}, (_, i) => (i * 7 + 3) % 31), [2, 8]);
+  const f = {input_ids: ids, max_length: i32(BINDINGS.max_length), min_length: i32(1)};
   if (beam) {
     const f32 = v => new ort.Tensor('float32', Float32Array.from([v]), [1]);
     Object.assign(f, {num_beams: i32(BINDINGS.num_beams), num_return_sequences: i32(BINDINGS.num_return_sequences),
@@ -39,11 +40,11 @@ function feeds(beam) {
 async function main() {
   const dir = process.argv[2];
   const lines = [];
-  for (const name of ['gpt2_beam', 'gpt2_greedy', 'gpt2_sampling', 't5_beam']) {
+  for (const name of ['gpt2_beam', 'gpt2_greedy', 'gpt2_sampling', 't5_beam', 'whisper_beam']) {
     const s = await ort.InferenceSession.create(name + '.onnx',
       {graphOptimizationLevel: 'all', enableProfiling: true, profileFilePrefix: path.join(dir, 'prof_' + name)});
     let out;
-    for (let i = 0; i < RUNS; i++) out = await s.run(feeds(name.endsWith('_beam')));
+    for (let i = 0; i < RUNS; i++) out = await s.run(feeds(name.endsWith('_beam'), name.startsWith('whisper')));
     s.endProfiling();
     for (const k of Object.keys(out).sort()) {
       lines.push('  ' + JSON.stringify(name + '/' + k) + ': ' + JSON.stringify({type: out[k].type, dims: out[k].dims.map(Number)}).replace(/,/g, ', ').replace(/:/g, ': '));

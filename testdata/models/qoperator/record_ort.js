@@ -1,5 +1,5 @@
-// Records what onnxruntime makes of qop_cnn.onnx, qbert.onnx and
-// moe_ffn.onnx (written by scripts/export_qoperator_fixture.py) on its CPU
+// Records what onnxruntime makes of qop_cnn.onnx, qbert.onnx, moe_ffn.onnx
+// and twins.onnx (written by scripts/export_qoperator_fixture.py) on its CPU
 // provider. For qop_cnn (and the same for the others: NAME.ort_shapes.json
 // at the bindings MODELS lists, ort_NAME.json.gz, NAME_ort_all.onnx,
 // ort_NAME_ort_all.json.gz):
@@ -43,6 +43,10 @@ const MODELS = [
   {name: 'moe_ffn', bindings: {N: 2, S: 8}, feeds() {
     const dims = [2, 8, 16];
     return {x: new ort.Tensor('float32', Float32Array.from({length: 256}, (_, i) => Math.sin(i * 0.37)), dims)};
+  }},
+  {name: 'twins', bindings: {N: 2}, feeds() {
+    const sine = (n, k) => Float32Array.from({length: n}, (_, i) => Math.sin(i * k));
+    return {x: new ort.Tensor('float32', sine(512, 0.3), [2, 4, 8, 8]), grid: new ort.Tensor('float32', sine(144, 0.11), [2, 6, 6, 2])};
   }},
   {name: 'qbert', bindings: {N: 2, S: 16}, feeds() {
     const [n, s] = [2, 16];
