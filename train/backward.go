@@ -315,6 +315,9 @@ var NoBackward = map[string]string{
 	"com.microsoft.SparseAttention": inferenceKernel, "com.microsoft.DecoderMaskedMultiHeadAttention": inferenceKernel,
 	"com.microsoft.DecoderMaskedSelfAttention": inferenceKernel, "com.microsoft.RelativePositionBias": inferenceKernel,
 	"com.microsoft.GatedRelativePositionBias": inferenceKernel,
+	// onnxruntime's linear-attention hybrid ops (Qwen3.5's Gated DeltaNet layers).
+	"com.microsoft.GatedDeltaNet": inferenceKernel, "com.microsoft.CausalConvWithState": inferenceKernel,
+	"com.microsoft.GatedRMSNorm": inferenceKernel, "com.microsoft.GatedAdd": inferenceKernel,
 	// onnxruntime's Stable Diffusion fusions (an inference graph for CUDA).
 	"com.microsoft.GroupNorm": inferenceKernel, "com.microsoft.SkipGroupNorm": inferenceKernel, "com.microsoft.NhwcConv": inferenceKernel,
 	"com.microsoft.BiasSplitGelu": inferenceKernel, "com.microsoft.BiasAdd": inferenceKernel,

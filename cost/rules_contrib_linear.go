@@ -1,0 +1,131 @@
+package cost
+
+import (
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// Rules for onnxruntime's linear-attention hybrid ops
+// (ir/ops_contrib_linear.go: Qwen3.5's Gated DeltaNet layers).
+
+func init() {
+	RegisterRule(msDomain, "GatedAdd", gatedAddRule)
+	RegisterRule(msDomain, "GatedRMSNorm", gatedRMSNormRule)
+	RegisterRule(msDomain, "CausalConvWithState", causalConvRule)
+	RegisterRule(msDomain, "GatedDeltaNet", gatedDeltaNetRule)
+}
+
+// gatedAddRule: X + Y·gate, 2 FLOPs an element, one kernel.
+func gatedAddRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	e := kernel(n, c, perf.ClassElementwise)
+	e.FLOPs = 2 * c.Numel(n.Out(0))
+	return e, nil
+}
+
+// gatedRMSNormRule: one kernel over rows of C (scale's length): per
+// element the square and sum (2), the normalizing and scale products (2),
+// SiLU of the gate (Swish's count) and the product with it (1); per row
+// the mean and epsilon (2) and an rsqrt.
+func gatedRMSNormRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	e := kernel(n, c, perf.ClassReduction)
+	out := c.Numel(n.Out(0))
+	ch := c.Numel(n.In(1))
+	if !(out > 0) || !(ch > 0) {
+		return e, nil
+	}
+	rows := out / ch
+	sw, swT, _ := OpCount("Swish")
+	e.FLOPs = (5+sw)*out + 2*rows
+	e.Transcendentals = swT*out + rows
+	e.Rows, e.RowLen, e.RowPasses = clampInt(rows), clampInt(ch), 1
+	e.RowInSample = true
+	return e, nil
+}
+
+// causalConvRule: a depthwise convolution over the past state and the
+// input, one kernel: per output element one multiply-accumulate a kernel
+// tap, the bias (1) and SiLU when fused; input, weight, bias and past
+// state read, output and present state written.
+func causalConvRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	e := kernel(n, c, perf.ClassElementwise)
+	out := c.Numel(n.Out(0))
+	w, ok := c.Dims(n.In(1))
+	if !ok || len(w) < 3 || !(out > 0) {
+		return e, nil
+	}
+	taps := prod(w[2:])
+	e.MACs = out * taps
+	e.FLOPs = perf.FMAFLOPs * e.MACs
+	if n.In(2) != nil {
+		e.FLOPs += out
+	}
+	if act := n.AttrString("activation", "none"); act == "silu" || act == "swish" {
+		f, t, _ := OpCount("Swish")
+		e.FLOPs += f * out
+		e.Transcendentals += t * out
+	}
+	return e, nil
+}
+
+// deltaNetChunk is the chunk width onnxruntime's prefill takes when the
+// chunk_size attribute does not pin 32 (the attribute's default, 64).
+const deltaNetChunk = 64
+
+// gatedDeltaNetRule: the recurrence S_t = exp(g_t)·S_{t−1} + k_t·(β_t(v_t
+// − exp(g_t)·S_{t−1}ᵀk_t))ᵀ, o_t = S_tᵀq_t per value head over a
+// [head_size_qk × head_size_v] state, as one kernel. Per token and value
+// head: the retrieval Sᵀk, the rank-1 update and the output Sᵀq (3·dk·dv
+// multiply-accumulates) and the decay (dk·dv); a prefill runs it chunk by
+// chunk, each token also meeting the chunk's earlier tokens (up to the
+// chunk width of (dk + dv) multiply-accumulates). The state is read and
+// written once a call in float32, with q, k, v and the gates.
+func gatedDeltaNetRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	e := kernel(n, c, perf.ClassAttention)
+	d, ok := ir.ReadDeltaNetDims(n)
+	tokens, ok1 := knownF(d.Tokens)
+	hv, ok2 := knownF(d.HeadsV)
+	dk, ok3 := knownF(d.SizeQK)
+	dv, ok4 := knownF(d.SizeV)
+	if !ok || !ok1 || !ok2 || !ok3 || !ok4 || !(tokens > 0) {
+		return e, nil
+	}
+	seqs, known := knownF(d.Batch)
+	if !known || !(seqs > 0) {
+		seqs = 1
+	}
+	perSeq := tokens / seqs
+	chunk := float64(deltaNetChunk)
+	if n.AttrInt("chunk_size", 64) == 32 {
+		chunk = 32
+	}
+	intra := min(perSeq, chunk) - 1 // earlier tokens of the chunk
+	macsPerToken := 3*dk*dv + max(intra, 0)*(dk+dv)
+	e.MACs = tokens * hv * macsPerToken
+	e.FLOPs = perf.FMAFLOPs*e.MACs + tokens*hv*dk*dv // + the decay
+	if hqk, ok := knownF(d.HeadsQK); ok && n.AttrInt("qk_l2_norm", 0) == 1 {
+		e.FLOPs += 2 * 3 * tokens * hqk * dk // q and k: square, sum, scale
+		e.Transcendentals += 2 * tokens * hqk
+	}
+	if n.AttrString("gate_activation", "none") == "qwen" {
+		// −exp(a_log)·Softplus(decay + dt_bias): an add, softplus's
+		// exp, add and log, exp(a_log), the product and its sign.
+		e.FLOPs += 6 * tokens * hv
+		e.Transcendentals += 3 * tokens * hv
+	}
+	if n.AttrString("beta_activation", "none") == "sigmoid" {
+		f, tr, _ := OpCount("Sigmoid")
+		e.FLOPs += f * tokens * hv
+		e.Transcendentals += tr * tokens * hv
+	}
+	e.M, e.N = clampInt(perSeq), clampInt(dv)
+	e.K, e.Batch = clampInt(macsPerToken/dv), clampInt(seqs*hv)
+	return e, nil
+}
+
+// knownF is a dim's value when known.
+func knownF(d ir.Dim) (float64, bool) {
+	if !d.IsKnown() {
+		return 0, false
+	}
+	return float64(d.Value), true
+}

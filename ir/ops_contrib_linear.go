@@ -1,0 +1,184 @@
+package ir
+
+// ONNX Runtime's ops for linear-attention hybrids (Qwen3.5's Gated
+// DeltaNet layers, Mamba's convolution; docs/ContribOperators.md):
+// com.microsoft CausalConvWithState (a causal depthwise convolution that
+// carries its last positions between calls), GatedDeltaNet (the
+// recurrence over a per-head state, token-major), GatedRMSNorm (RMS norm
+// times SiLU of a gate, per head) and GatedAdd (X + Y·gate).
+
+func init() {
+	ms := "com.microsoft"
+	Register(
+		// GatedAdd(X, Y, gate [..., 1]) -> X's shape
+		&OpSchema{Domain: ms, Name: "GatedAdd", Family: FamilyElementwise, Since: 1, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1,
+			Infer: inferSameAsInput, Doc: "ONNX Runtime contrib op: X + Y·gate, gate broadcast over the last axis; output like X"},
+		// GatedRMSNorm(X [..., H·C], scale [C], gate like X) -> X's shape
+		&OpSchema{Domain: ms, Name: "GatedRMSNorm", Family: FamilyNorm, Since: 1, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1,
+			Infer: inferGatedRMSNorm, Doc: "ONNX Runtime contrib op: RMS norm over groups of C times SiLU(gate); output like X"},
+		// CausalConvWithState(input, weight [C, 1, k...], bias?,
+		// past_state?) -> output like input, present_state
+		&OpSchema{Domain: ms, Name: "CausalConvWithState", Family: FamilyConv, Since: 1, MinIn: 2, MaxIn: 4, MinOut: 2, MaxOut: 2,
+			Infer: inferCausalConvWithState, Doc: "ONNX Runtime contrib op: causal depthwise convolution with a carry state; output like input"},
+		// GatedDeltaNet(query, key, value, cu_seqlens?, decay?, beta?,
+		// initial_state?, a_log?, dt_bias?, capture_count?,
+		// state_update_active?) -> output, final_state?, state_update?
+		&OpSchema{Domain: ms, Name: "GatedDeltaNet", Family: FamilyAttention, Since: 1, MinIn: 3, MaxIn: 11, MinOut: 1, MaxOut: 3,
+			Infer: inferGatedDeltaNet, Doc: "ONNX Runtime contrib op: gated delta-rule linear attention over a recurrent state (Qwen3.5)"},
+	)
+}
+
+func inferGatedRMSNorm(c *InferCtx) error {
+	x, scale := c.InShape(0), c.InShape(1)
+	if scale.Ranked && scale.Rank() != 1 {
+		return c.Errorf("scale has rank %d, want 1 [C]", scale.Rank())
+	}
+	if x.Ranked && x.Rank() > 0 && scale.Ranked {
+		if last, ch := x.Dims[x.Rank()-1], scale.Dims[0]; last.IsKnown() && ch.IsKnown() && (ch.Value <= 0 || last.Value%ch.Value != 0) {
+			return c.Errorf("X's last dim %d is not a multiple of scale's %d", last.Value, ch.Value)
+		}
+	}
+	return c.PassThrough(0, 0)
+}
+
+// CausalStateLength is the positions a CausalConvWithState carries: (k −
+// 1)·dilation of its causal (last) kernel dim k; ok is false when the
+// weight's shape does not say.
+func CausalStateLength(n *Node) (int64, bool) {
+	w := n.In(1)
+	if w == nil || !w.Shape.Ranked || w.Shape.Rank() < 3 {
+		return 0, false
+	}
+	k := w.Shape.Dims[w.Shape.Rank()-1]
+	if !k.IsKnown() || k.Value < 1 {
+		return 0, false
+	}
+	return (k.Value - 1) * max(n.AttrInt("dilation", 1), 1), true
+}
+
+func inferCausalConvWithState(c *InferCtx) error {
+	x, w := c.InShape(0), c.InShape(1)
+	ndim := c.AttrInt("ndim", 1)
+	if ndim < 1 || ndim > 3 {
+		return c.Errorf("ndim %d, want 1, 2 or 3", ndim)
+	}
+	last := c.AttrInt("channels_last", 0) == 1
+	if last && ndim != 1 {
+		return c.Errorf("channels_last needs ndim 1, not %d", ndim)
+	}
+	if w.Ranked && int64(w.Rank()) != ndim+2 {
+		return c.Errorf("weight has rank %d, want %d [channels, 1, k...]", w.Rank(), ndim+2)
+	}
+	if c.AttrInt("dilation", 1) < 1 {
+		return c.Errorf("dilation %d, want at least 1", c.AttrInt("dilation", 1))
+	}
+	if err := c.PassThrough(0, 0); err != nil {
+		return err
+	}
+	if !x.Ranked || (!last && int64(x.Rank()) != ndim+2) || (last && x.Rank() < 3) {
+		return c.SetOut(1, c.InType(0), Unranked())
+	}
+	stateLen := c.Fresh("state_length")
+	if l, ok := CausalStateLength(c.Node); ok {
+		stateLen = D(l)
+	}
+	var dims []Dim
+	if last {
+		// (batch, state_length, d_1, ..., d_n)
+		dims = append([]Dim{x.Dims[0], stateLen}, x.Dims[2:]...)
+	} else {
+		// (batch, channels, spatial dims but the causal one, state_length)
+		dims = append(append([]Dim(nil), x.Dims[:x.Rank()-1]...), stateLen)
+	}
+	if wnd := c.AttrInt("state_window", 0); wnd > 0 {
+		dims = append([]Dim{D(wnd)}, dims...)
+	}
+	return c.SetOut(1, c.InType(0), Shape{Ranked: true, Dims: dims})
+}
+
+// DeltaNetDims are a GatedDeltaNet's sizes: tokens (all sequences'),
+// batch (sequences; unknown without cu_seqlens or initial_state), heads
+// of query/key and of value, and the head sizes.
+type DeltaNetDims struct {
+	Tokens, Batch                  Dim
+	HeadsQK, HeadsV, SizeQK, SizeV Dim
+}
+
+// ReadDeltaNetDims reads n's sizes from its query, value and state
+// shapes (rank 3 token-major, or rank 4 [batch, seq, heads, size]).
+func ReadDeltaNetDims(n *Node) (DeltaNetDims, bool) {
+	q, v := n.In(0), n.In(2)
+	if q == nil || v == nil || !q.Shape.Ranked || !v.Shape.Ranked || q.Shape.Rank() != v.Shape.Rank() ||
+		(q.Shape.Rank() != 3 && q.Shape.Rank() != 4) {
+		return DeltaNetDims{}, false
+	}
+	r := q.Shape.Rank()
+	d := DeltaNetDims{Tokens: q.Shape.Dims[0], Batch: S("?"), HeadsQK: q.Shape.Dims[r-2], SizeQK: q.Shape.Dims[r-1],
+		HeadsV: v.Shape.Dims[r-2], SizeV: v.Shape.Dims[r-1]}
+	if r == 4 {
+		d.Batch = q.Shape.Dims[0]
+		if t, ok := MulDim(q.Shape.Dims[0], q.Shape.Dims[1]); ok {
+			d.Tokens = t
+		}
+	}
+	if s := n.In(6); s != nil && s.Shape.Ranked && s.Shape.Rank() == 4 {
+		d.Batch = s.Shape.Dims[0]
+	} else if cu := n.In(3); cu != nil && cu.Shape.Ranked && cu.Shape.Rank() == 1 && cu.Shape.Dims[0].IsKnown() {
+		d.Batch = D(cu.Shape.Dims[0].Value - 1)
+	}
+	return d, true
+}
+
+func inferGatedDeltaNet(c *InferCtx) error {
+	q, k := c.InShape(0), c.InShape(1)
+	d, ok := ReadDeltaNetDims(c.Node)
+	if !ok {
+		if q.Ranked && q.Rank() != 3 && q.Rank() != 4 {
+			return c.Errorf("query has rank %d, want 3 [tokens, heads, head_size] or 4 [batch, seq, heads, head_size]", q.Rank())
+		}
+		for i := range c.Node.Outputs {
+			dt := Float32 // the states
+			if i == 0 {
+				dt = c.InType(0)
+			}
+			if c.Out(i) != nil {
+				if err := c.SetOut(i, dt, Unranked()); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if k.Ranked && k.Rank() == q.Rank() {
+		if hk := k.Dims[k.Rank()-2]; hk.IsKnown() && d.HeadsQK.IsKnown() && hk.Value != d.HeadsQK.Value {
+			return c.Errorf("key has %d heads, query %d: num_heads_q must equal num_heads_k", hk.Value, d.HeadsQK.Value)
+		}
+	}
+	if d.HeadsQK.IsKnown() && d.HeadsV.IsKnown() && (d.HeadsQK.Value <= 0 || d.HeadsV.Value%d.HeadsQK.Value != 0) {
+		return c.Errorf("value has %d heads, not a multiple of the query's %d", d.HeadsV.Value, d.HeadsQK.Value)
+	}
+	if rule := c.AttrString("update_rule", "gated_delta"); rule != "linear" && rule != "gated" && rule != "delta" && rule != "gated_delta" {
+		return c.Errorf("update_rule %q, want linear, gated, delta or gated_delta", rule)
+	}
+	heads := d.HeadsV
+	if d.HeadsQK.IsKnown() && d.HeadsV.IsKnown() && d.HeadsQK.Value > d.HeadsV.Value {
+		heads = d.HeadsQK
+	}
+	out := append(append([]Dim(nil), q.Dims[:q.Rank()-2]...), heads, d.SizeV)
+	if err := c.SetOut(0, c.InType(0), Shape{Ranked: true, Dims: out}); err != nil {
+		return err
+	}
+	if c.Out(1) != nil {
+		if err := c.SetOut(1, Float32, Shape{Ranked: true, Dims: []Dim{d.Batch, d.HeadsV, d.SizeV, d.SizeQK}}); err != nil {
+			return err
+		}
+	}
+	if c.Out(2) != nil {
+		width := c.Fresh("state_update")
+		if cap := c.AttrInt("state_update_capacity", 0); d.HeadsV.IsKnown() && d.HeadsQK.IsKnown() && d.SizeQK.IsKnown() && d.SizeV.IsKnown() {
+			width = D(cap * (d.HeadsV.Value + d.HeadsQK.Value*d.SizeQK.Value + d.HeadsV.Value*d.SizeV.Value))
+		}
+		return c.SetOut(2, Float32, Shape{Ranked: true, Dims: []Dim{d.Batch, width}})
+	}
+	return nil
+}
