@@ -11,9 +11,11 @@ const msDomain = "com.microsoft"
 // com.microsoft QLinear* elementwise, pooling, concat and softmax ops, and
 // quantize_dynamic's QAttention and QEmbedLayerNormalization, and the
 // expert FFNs MoE and QMoE, MatMulBnb4, GemmFastGelu, SparseAttention,
-// the decoder-masked attentions and the Stable Diffusion ops (GroupNorm,
-// SkipGroupNorm, NhwcConv, BiasSplitGelu, BiasAdd) over the dequantized
-// value, their float outputs quantized again)
+// the decoder-masked attentions, the Stable Diffusion ops (GroupNorm,
+// SkipGroupNorm, NhwcConv, BiasSplitGelu, BiasAdd) and the hybrids' ops
+// (GatedAdd, GatedRMSNorm, CausalConvWithState, GatedDeltaNet,
+// RelativePositionBias, the com.microsoft Q/DQ and Trilu twins) over the
+// dequantized value, their float outputs quantized again)
 // with random shapes and attributes, perturbed and hostile as Build's,
 // and the last value dequantized. It is a grammar of its own, so the
 // committed corpora of Build's targets keep decoding as before.
@@ -82,7 +84,7 @@ func (g *gen) qop(v *ir.Value, p q) *ir.Value {
 	unary := func(op string, attrs ...*ir.Attribute) *ir.Value {
 		return g.ms(op, []*ir.Value{v, p.s, p.z, p.s, p.z}, attrs...)
 	}
-	switch g.intn(16) {
+	switch g.intn(17) {
 	case 0:
 		return unary("QLinearSigmoid")
 	case 1:
@@ -146,6 +148,12 @@ func (g *gen) qop(v *ir.Value, p q) *ir.Value {
 		}
 		x := g.node("DequantizeLinear", []*ir.Value{v, p.s, p.z}, 1)
 		return g.node("QuantizeLinear", []*ir.Value{g.decoding(x, v), p.s, p.z}, 1)
+	case 15:
+		if r != 3 {
+			return unary("QLinearSigmoid")
+		}
+		x := g.node("DequantizeLinear", []*ir.Value{v, p.s, p.z}, 1)
+		return g.node("QuantizeLinear", []*ir.Value{g.hybrid(x, v), p.s, p.z}, 1)
 	default:
 		return g.qgemm(v, p)
 	}
@@ -405,5 +413,46 @@ func (g *gen) decoding(x, v *ir.Value) *ir.Value {
 		past := g.weight(false, 2, g.perturb(b), heads, maxLen, d)
 		return g.ms("DecoderMaskedSelfAttention", []*ir.Value{x, g.weight(false, g.perturb(w), 3*heads*d), g.weight(false, 3*heads*d),
 			nil, past, nil, scalar(g.rangeIn(0, 8))}, attrInt("num_heads", g.wild(heads)), attrInt("past_present_share_buffer", 1))
+	}
+}
+
+// hybrid is, on the float x [B, S, W] (dequantized from v), one of the
+// ops of linear-attention hybrids and the other late contrib ops:
+// GatedAdd, GatedRMSNorm over groups of C, a channels-last
+// CausalConvWithState with its state, GatedDeltaNet over weights shaped
+// as token-major Q, K, V and a state, RelativePositionBias, or
+// onnxruntime's com.microsoft twins DequantizeLinear and Trilu.
+func (g *gen) hybrid(x, v *ir.Value) *ir.Value {
+	b, s, w := known(v, 0, 2), known(v, 1, 2), known(v, 2, 4)
+	switch g.intn(6) {
+	case 0:
+		return g.ms("GatedAdd", []*ir.Value{x, x, g.weight(false, b, g.perturb(s), 1)})
+	case 1:
+		return g.ms("GatedRMSNorm", []*ir.Value{x, g.weight(false, g.perturb(g.group(w))), x}, attrFloat("epsilon", 1e-6))
+	case 2:
+		k := g.rangeIn(1, 4)
+		attrs := []*ir.Attribute{attrInt("channels_last", 1), attrInt("dilation", g.wild(g.rangeIn(1, 2))), ir.StringAttr("activation", "silu")}
+		if g.intn(3) == 0 {
+			attrs = append(attrs, attrInt("state_window", g.rangeIn(1, 3)))
+		}
+		return g.msN("CausalConvWithState", []*ir.Value{x, g.weight(false, g.perturb(w), 1, k), g.weight(false, w)}, 2, attrs...)
+	case 3:
+		hq, d := g.rangeIn(1, 4), g.rangeIn(1, 16)
+		hv := hq * g.rangeIn(1, 2)
+		tokens := b * s
+		qk := g.weight(false, tokens, g.perturb(hq), d)
+		state := g.weight(false, g.perturb(b), hv, d, d)
+		return g.msN("GatedDeltaNet", []*ir.Value{qk, qk, g.weight(false, tokens, hv, d), nil, g.weight(false, tokens, hv), g.weight(false, tokens, hv), state}, 2,
+			ir.StringAttr("gate_activation", "qwen"), ir.StringAttr("beta_activation", "sigmoid"), attrInt("qk_l2_norm", int64(g.intn(2))))
+	case 4:
+		heads := g.rangeIn(1, 4)
+		return g.ms("RelativePositionBias", []*ir.Value{g.weight(false, g.rangeIn(2, 32), heads), g.ints(g.wild(s)), g.ints(s)},
+			attrInt("max_distance", 128), attrInt("is_bidirectional", int64(g.intn(2))))
+	default:
+		if g.intn(2) == 0 {
+			return g.ms("Trilu", []*ir.Value{x}, attrInt("upper", int64(g.intn(2))))
+		}
+		p := g.weight(true)
+		return g.ms("DequantizeLinear", []*ir.Value{g.ms("QuantizeLinear", []*ir.Value{x, p, g.typed(ir.Uint16)}), p, g.typed(ir.Uint16)})
 	}
 }
