@@ -14,7 +14,8 @@ const msDomain = "com.microsoft"
 // the decoder-masked attentions, the Stable Diffusion ops (GroupNorm,
 // SkipGroupNorm, NhwcConv, BiasSplitGelu, BiasAdd) and the hybrids' ops
 // (GatedAdd, GatedRMSNorm, CausalConvWithState, GatedDeltaNet,
-// RelativePositionBias, the com.microsoft Q/DQ and Trilu twins) over the
+// RelativePositionBias, PagedAttention, the com.microsoft Q/DQ and Trilu
+// twins) over the
 // dequantized value, their float outputs quantized again)
 // with random shapes and attributes, perturbed and hostile as Build's,
 // and the last value dequantized. It is a grammar of its own, so the
@@ -420,11 +421,21 @@ func (g *gen) decoding(x, v *ir.Value) *ir.Value {
 // ops of linear-attention hybrids and the other late contrib ops:
 // GatedAdd, GatedRMSNorm over groups of C, a channels-last
 // CausalConvWithState with its state, GatedDeltaNet over weights shaped
-// as token-major Q, K, V and a state, RelativePositionBias, or
-// onnxruntime's com.microsoft twins DequantizeLinear and Trilu.
+// as token-major Q, K, V and a state, RelativePositionBias,
+// PagedAttention (packed Q|K|V over a paged cache), or onnxruntime's
+// com.microsoft twins DequantizeLinear and Trilu.
 func (g *gen) hybrid(x, v *ir.Value) *ir.Value {
 	b, s, w := known(v, 0, 2), known(v, 1, 2), known(v, 2, 4)
-	switch g.intn(6) {
+	switch g.intn(7) {
+	case 6:
+		h, kvh, d := g.rangeIn(1, 4), int64(1), g.rangeIn(1, 16)
+		if h%2 == 0 && g.intn(2) == 0 {
+			kvh = 2
+		}
+		cache := g.weight(false, g.rangeIn(1, 8), 1<<g.intn(5), kvh, d)
+		return g.msN("PagedAttention", []*ir.Value{g.weight(false, b*s, g.perturb(h*d)), nil, nil, cache, cache, g.typed(ir.Int32, b+1),
+			g.typed(ir.Int32, b), g.typed(ir.Int32, g.perturb(b), g.rangeIn(1, 8))}, 1,
+			attrInt("num_heads", g.wild(h)), attrInt("kv_num_heads", kvh), attrInt("local_window_size", g.rangeIn(-1, 8)))
 	case 0:
 		return g.ms("GatedAdd", []*ir.Value{x, x, g.weight(false, b, g.perturb(s), 1)})
 	case 1:
