@@ -238,6 +238,20 @@ func zooDefault(z *pipeline.ZooSpec, name string) int64 {
 	return 0
 }
 
+// generationLoop is g's onnxruntime generation node (BeamSearch,
+// GreedySearch, Sampling, WhisperBeamSearch), nil when it has none.
+func generationLoop(g *ir.Graph) *ir.Node {
+	for _, n := range g.Nodes {
+		switch n.OpType {
+		case "BeamSearch", "GreedySearch", "Sampling", "WhisperBeamSearch":
+			if n.Domain == "com.microsoft" {
+				return n
+			}
+		}
+	}
+	return nil
+}
+
 // findCache finds the cache inputs (graph inputs of rank 3 or more whose
 // name says past or cache: past_key_values.L.key, past_key_L, cache_v, …),
 // the symbol of their cached length (the one that is not a batch dim),
@@ -264,6 +278,9 @@ func findCache(g *ir.Graph, dims map[string]int64) (cacheSpec, error) {
 		}
 	}
 	if spec.inputs == 0 {
+		if n := generationLoop(g); n != nil {
+			return spec, fmt.Errorf("the model runs its own generation loop (com.microsoft %s node %q): price it with 'onnxcost report' and --dim max_length=N (and num_beams=N), which cost every step of it", n.OpType, n.Name)
+		}
 		return spec, fmt.Errorf("no key/value cache input (an input of rank 3 or more named past_* or *cache*); generate needs a decoder exported with its cache (zoo: decode=1, Optimum: with-past)")
 	}
 	names := slices.Sorted(func(yield func(string) bool) {

@@ -226,6 +226,12 @@ func TestBadInput(t *testing.T) {
 	if _, err := Run(Config{Model: path, GPU: h100, Prompt: 4, Output: 4}); err == nil || !pipeline.IsInputError(err) || !strings.Contains(err.Error(), "no key/value cache") {
 		t.Errorf("no cache input: %v", err)
 	}
+	// A model that holds its own generation loop is sent to report.
+	beam := filepath.Join("..", "testdata", "models", "generation", "gpt2_beam.onnx")
+	if _, err := Run(Config{Model: beam, GPU: h100, Prompt: 8, Output: 6}); err == nil || !pipeline.IsInputError(err) ||
+		!strings.Contains(err.Error(), "own generation loop (com.microsoft BeamSearch") || !strings.Contains(err.Error(), "--dim max_length=N") {
+		t.Errorf("BeamSearch model: %v", err)
+	}
 }
 
 // The zoo's past=0 is an empty cache; costed in place, the prompt's
