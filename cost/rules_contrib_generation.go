@@ -50,17 +50,25 @@ type genRun struct {
 	step ir.GenerationStep
 }
 
-// genSum accumulates weighted graph costs.
+// genSum accumulates weighted graph costs; the weights each subgraph
+// reads count once, whatever its runs.
 type genSum struct {
 	est    NodeEstimate
 	agg    aggregate
 	params float64
+	seen   map[*ir.Graph]bool
 }
 
-func (s *genSum) add(gc *graphCost, w float64) {
+func (s *genSum) add(g *ir.Graph, gc *graphCost, w float64) {
 	e := gc.est
 	e.scale(w)
-	s.params = max(s.params, e.Params)
+	if !s.seen[g] {
+		if s.seen == nil {
+			s.seen = map[*ir.Graph]bool{}
+		}
+		s.seen[g] = true
+		s.params += e.Params
+	}
 	e.Params = 0
 	s.est.add(e)
 	a := gc.agg
@@ -118,7 +126,7 @@ func generationRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	if err != nil {
 		return NodeEstimate{}, err
 	}
-	sum.add(gc, 1)
+	sum.add(first.g, gc, 1)
 	var encLen int64
 	if !decoderOnly {
 		if encLen = encoderLength(first.g); encLen <= 0 && decodes > 0 {
@@ -132,7 +140,7 @@ func generationRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		if err != nil {
 			return NodeEstimate{}, err
 		}
-		sum.add(gc, pt.weight)
+		sum.add(dec, gc, pt.weight)
 	}
 	// Leave the subgraphs as inference left them: at their declared types.
 	for _, name := range []string{"encoder", "init_decoder", "decoder"} {

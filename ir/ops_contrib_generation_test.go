@@ -1,8 +1,6 @@
 package ir
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,20 +14,7 @@ var generationDir = filepath.Join("..", "testdata", "models", "generation")
 // num_beams bound by name, as --dim does) and holds every output to
 // onnxruntime's dtype and dims.
 func TestGenerationFixtureMatchesORT(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(generationDir, "generation.ort_shapes.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ref struct {
-		Bindings map[string]int64 `json:"bindings"`
-		Values   map[string]struct {
-			Type string  `json:"type"`
-			Dims []int64 `json:"dims"`
-		} `json:"values"`
-	}
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		t.Fatal(err)
-	}
+	ref := readORTShapes(t, filepath.Join(generationDir, "generation.ort_shapes.json"))
 	seen := 0
 	for _, name := range []string{"gpt2_beam", "gpt2_greedy", "gpt2_sampling", "t5_beam", "whisper_beam"} {
 		m, err := ReadFile(filepath.Join(generationDir, name+".onnx"), ReadOptions{})

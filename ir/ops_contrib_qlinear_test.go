@@ -79,27 +79,39 @@ func TestQOperatorFixtureMatchesORT(t *testing.T) {
 // checkORTShapes infers testdata/models/qoperator/NAME.onnx at the
 // bindings NAME.ort_shapes.json was recorded at ("batch" binds N) and
 // holds every node output to onnxruntime's dtype and dims.
+// ortShapes is a NAME.ort_shapes.json record_ort.js wrote: the bindings
+// (or, in the first fixture's, the batch N) onnxruntime ran at and each
+// value's dtype and dims.
+type ortShapes struct {
+	Batch    int64            `json:"batch"`
+	Bindings map[string]int64 `json:"bindings"`
+	Values   map[string]struct {
+		Type string  `json:"type"`
+		Dims []int64 `json:"dims"`
+	} `json:"values"`
+}
+
+// readORTShapes reads the ortShapes record at path.
+func readORTShapes(t *testing.T, path string) ortShapes {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref ortShapes
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
 func checkORTShapes(t *testing.T, name string) {
 	dir := filepath.Join("..", "testdata", "models", "qoperator")
 	m, err := ReadFile(filepath.Join(dir, name+".onnx"), ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, name+".ort_shapes.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ref struct {
-		Batch    int64            `json:"batch"`
-		Bindings map[string]int64 `json:"bindings"`
-		Values   map[string]struct {
-			Type string  `json:"type"`
-			Dims []int64 `json:"dims"`
-		} `json:"values"`
-	}
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		t.Fatal(err)
-	}
+	ref := readORTShapes(t, filepath.Join(dir, name+".ort_shapes.json"))
 	if ref.Bindings == nil {
 		ref.Bindings = map[string]int64{"N": ref.Batch}
 	}
