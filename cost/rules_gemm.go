@@ -24,6 +24,7 @@ func init() {
 	RegisterRule(msDomain, "FusedConv", withActivation(convRule(0, 1, 2), 3))
 	RegisterRule(msDomain, "FusedGemm", withActivation(gemmRuleAt(0, 2), -1))
 	RegisterRule(msDomain, "GemmFastGelu", gemmFastGeluRule)
+	RegisterRule(msDomain, "GemmFloat8", gemmFloat8Rule)
 	RegisterRule(msDomain, "MatMulIntegerToFloat", dequantizedMatMulRule(6))
 	RegisterRule(msDomain, "DynamicQuantizeMatMul", dequantizedMatMulRule(4))
 }
@@ -53,6 +54,31 @@ func withActivation(r Rule, z int) Rule {
 		}
 		return e, nil
 	}
+}
+
+// gemmFloat8Rule: GemmFloat8 is Gemm's count at its operands' precision
+// (float8 on the GPUs that have a rate for it), every input read (its
+// scales too), alpha folded into the scales (no pass of its own), C added
+// when beta is not 0 (its default), and the epilogue's RELU or GELU
+// (cuBLASLt's) on every output element.
+func gemmFloat8Rule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	e, err := gemmRuleAt(0, -1)(n, c)
+	if err != nil {
+		return e, err
+	}
+	out := c.Numel(n.Out(0))
+	if n.AttrFloat("alpha", 1) != 1 {
+		e.FLOPs -= out // gemmRuleAt's pass for alpha: here the scales carry it
+	}
+	if n.In(2) != nil && n.AttrFloat("beta", 0) != 0 {
+		e.FLOPs += 2 * out // beta·C added
+	}
+	if act, ok := map[string]string{"RELU": "Relu", "GELU": "Gelu"}[n.AttrString("activation", "NONE")]; ok {
+		f, tr, _ := OpCount(act)
+		e.FLOPs += f * out
+		e.Transcendentals += tr * out
+	}
+	return e, nil
 }
 
 // gemmFastGeluRule: GemmFastGelu is MatMul (every input read, the bias

@@ -18,6 +18,10 @@ func init() {
 		// FusedGemm(A, B, C?): activation(Gemm(A, B, C)).
 		&OpSchema{Domain: "com.microsoft", Name: "FusedGemm", Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1,
 			Infer: inferORTFused("Gemm", 3), Doc: "ONNX Runtime contrib op: activation(Gemm(A, B, C)), Gemm's shape"},
+		// GemmFloat8(A, B, C?, scaleA?, scaleB?, scaleY?): cuBLASLt's
+		// scaled GEMM over float8 (or wider float) operands.
+		&OpSchema{Domain: "com.microsoft", Name: "GemmFloat8", Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: 6, MinOut: 1, MaxOut: 1,
+			Infer: inferGemmFloat8, Doc: "ONNX Runtime contrib op: scaled GEMM of float8 operands, [M, N] of the dtype attribute's type (float unless set)"},
 		// GemmFastGelu(X, W, bias?): FastGelu(X·W + bias), the fusion
 		// onnxruntime's optimizer writes for a transformer's FFN up
 		// projection (ROCm and CUDA EPs).
@@ -135,4 +139,40 @@ func inferQuantizedMatMul(typeFrom int) func(*InferCtx) error {
 		}
 		return c.SetOut(0, c.InType(typeFrom), y.Shape)
 	}
+}
+
+// GemmFloat8 is onnxruntime's cuBLASLt GEMM over float8 (or 16- and
+// 32-bit float) operands with per-tensor scales: Gemm's shapes from A and
+// B under transA and transB (the two may be different float8 types, so
+// Gemm's own rule, which wants one type, is not used), the output of the
+// dtype attribute's type (float unless set, as its CUDA kernel defaults).
+func inferGemmFloat8(c *InferCtx) error {
+	a, b := c.InShape(0), c.InShape(1)
+	if a.Ranked && a.Rank() != 2 {
+		return c.Errorf("A has rank %d, want 2", a.Rank())
+	}
+	if b.Ranked && b.Rank() != 2 {
+		return c.Errorf("B has rank %d, want 2", b.Rank())
+	}
+	m, ka, kb, n := c.Fresh("M"), c.Fresh("K"), c.Fresh("K"), c.Fresh("N")
+	if a.Ranked {
+		m, ka = a.Dims[0], a.Dims[1]
+		if c.AttrInt("transA", 0) != 0 {
+			m, ka = ka, m
+		}
+	}
+	if b.Ranked {
+		kb, n = b.Dims[0], b.Dims[1]
+		if c.AttrInt("transB", 0) != 0 {
+			kb, n = n, kb
+		}
+	}
+	if ka.IsKnown() && kb.IsKnown() && ka.Value != kb.Value {
+		return c.Errorf("A's inner dim %d and B's %d differ", ka.Value, kb.Value)
+	}
+	dt := DType(c.AttrInt("dtype", int64(Float32)))
+	if !dt.IsFloat() {
+		return c.Errorf("dtype %d is not a float type", c.AttrInt("dtype", 0))
+	}
+	return c.SetOut(0, dt, Shape{Ranked: true, Dims: []Dim{m, n}})
 }

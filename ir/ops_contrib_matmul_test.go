@@ -71,3 +71,18 @@ func TestORTOptimizerOpTypes(t *testing.T) {
 			ins: []faIn{faInput(u8, faShape(4, 768)), faInput(i8, faShape(512, 10)), faInput(f32, faShape()), faInput(f32, faShape())}, wantErr: "768"},
 	})
 }
+
+// TestGemmFloat8Infer: GemmFloat8's [M, N] under transA/transB, of the
+// dtype attribute's type (float unless set), its two operands of
+// different float8 types; a K mismatch refused.
+func TestGemmFloat8Infer(t *testing.T) {
+	const op = "com.microsoft::GemmFloat8"
+	a, bt := faInput(Float8E4M3FN, faShape("m", 64)), faInput(Float8E5M2, faShape(32, 64))
+	runFAOutputs(t, "transB, default float", op, 1, []faIn{a, bt}, []*Attribute{IntAttr("transB", 1)}, []TypeInfo{{DType: Float32, Shape: faShape("m", 32)}})
+	runFAOutputs(t, "transA, bf16 out", op, 1, []faIn{faInput(Float8E4M3FN, faShape(64, "m")), faInput(Float8E4M3FN, faShape(64, 32))},
+		[]*Attribute{IntAttr("transA", 1), IntAttr("dtype", int64(BFloat16))}, []TypeInfo{{DType: BFloat16, Shape: faShape("m", 32)}})
+	runFATypeCases(t, []faTypeCase{
+		{name: "inner dims", op: op, opset: 1, ins: []faIn{a, bt}, wantErr: "inner dim 64 and B's 32"},
+		{name: "integer out", op: op, opset: 1, ins: []faIn{a, bt}, attrs: []*Attribute{IntAttr("transB", 1), IntAttr("dtype", int64(Int32))}, wantErr: "not a float type"},
+	})
+}

@@ -318,7 +318,7 @@ var NoBackward = map[string]string{
 	// onnxruntime's linear-attention hybrid ops (Qwen3.5's Gated DeltaNet layers).
 	"com.microsoft.GatedDeltaNet": inferenceKernel, "com.microsoft.CausalConvWithState": inferenceKernel,
 	"com.microsoft.GatedRMSNorm": inferenceKernel, "com.microsoft.GatedAdd": inferenceKernel,
-	"com.microsoft.PagedAttention": inferenceKernel,
+	"com.microsoft.PagedAttention": inferenceKernel, "com.microsoft.GemmFloat8": inferenceKernel,
 	// onnxruntime's Stable Diffusion fusions (an inference graph for CUDA).
 	"com.microsoft.GroupNorm": inferenceKernel, "com.microsoft.SkipGroupNorm": inferenceKernel, "com.microsoft.NhwcConv": inferenceKernel,
 	"com.microsoft.BiasSplitGelu": inferenceKernel, "com.microsoft.BiasAdd": inferenceKernel,
