@@ -14,8 +14,8 @@ const msDomain = "com.microsoft"
 // the decoder-masked attentions, the Stable Diffusion ops (GroupNorm,
 // SkipGroupNorm, NhwcConv, BiasSplitGelu, BiasAdd) and the hybrids' ops
 // (GatedAdd, GatedRMSNorm, CausalConvWithState, GatedDeltaNet,
-// RelativePositionBias, PagedAttention, the com.microsoft Q/DQ and Trilu
-// twins) over the
+// RelativePositionBias, PagedAttention, GemmFloat8, the com.microsoft
+// Q/DQ and Trilu twins) over the
 // dequantized value, their float outputs quantized again)
 // with random shapes and attributes, perturbed and hostile as Build's,
 // and the last value dequantized. It is a grammar of its own, so the
@@ -422,11 +422,19 @@ func (g *gen) decoding(x, v *ir.Value) *ir.Value {
 // GatedAdd, GatedRMSNorm over groups of C, a channels-last
 // CausalConvWithState with its state, GatedDeltaNet over weights shaped
 // as token-major Q, K, V and a state, RelativePositionBias,
-// PagedAttention (packed Q|K|V over a paged cache), or onnxruntime's
+// PagedAttention (packed Q|K|V over a paged cache), GemmFloat8 over float8
+// weights, or onnxruntime's
 // com.microsoft twins DequantizeLinear and Trilu.
 func (g *gen) hybrid(x, v *ir.Value) *ir.Value {
 	b, s, w := known(v, 0, 2), known(v, 1, 2), known(v, 2, 4)
-	switch g.intn(7) {
+	switch g.intn(8) {
+	case 7:
+		w8 := func(d ...int64) *ir.Value {
+			return g.typed([]ir.DType{ir.Float8E4M3FN, ir.Float8E5M2}[g.intn(2)], d...)
+		}
+		n := g.rangeIn(1, 16)
+		return g.ms("GemmFloat8", []*ir.Value{w8(b*s, g.perturb(w)), w8(n, w), nil, g.weight(true), g.weight(true)},
+			attrInt("transB", 1), attrInt("dtype", int64(ir.Float32)), ir.StringAttr("activation", []string{"NONE", "RELU", "GELU"}[g.intn(3)]))
 	case 6:
 		h, kvh, d := g.rangeIn(1, 4), int64(1), g.rangeIn(1, 16)
 		if h%2 == 0 && g.intn(2) == 0 {
