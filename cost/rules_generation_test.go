@@ -2,6 +2,7 @@ package cost
 
 import (
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -218,5 +219,62 @@ func TestGenerationUnknownLength(t *testing.T) {
 	}
 	if again := analyzeModelOn(t, m.Graph, m, "A100", ""); again.Totals.TimeS != r.Totals.TimeS || again.Totals.MACs != r.Totals.MACs {
 		t.Errorf("second analysis %g s %g MACs, first %g s %g", again.Totals.TimeS, again.Totals.MACs, r.Totals.TimeS, r.Totals.MACs)
+	}
+}
+
+// TestGenerationSharedBuffer: a decoder that takes past_sequence_length
+// shares its past and present buffers and follows the beams through
+// cache_indirection, so beam search copies no cache between runs: two
+// layers' gathers fewer a run than the same decoder without it.
+func TestGenerationSharedBuffer(t *testing.T) {
+	bind := map[string]int64{"max_length": 12, "num_beams": 2}
+	plain, _ := analyzeGeneration(t, "gpt2_beam", "A100", bind)
+	m := loadFixture(t, "generation/gpt2_beam", map[string]int64{"batch_size": 2, "sequence_length": 8, "max_length": 12, "num_beams": 2})
+	dec := attrGraph(m.Graph.Nodes[0], "decoder")
+	v, err := dec.NewValue("past_sequence_length")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Declared = &ir.TypeInfo{DType: ir.Int32, Shape: ir.KnownShape(1)}
+	dec.AddInput(v)
+	shared := analyzeModelOn(t, m.Graph, m, "A100", "")
+	const runs, layers = 12 - 8, 2
+	if d := plain.Totals.Launches - shared.Totals.Launches; d != runs*layers {
+		t.Errorf("shared buffer: %g launches fewer, want %d (a gather a layer a run)", d, runs*layers)
+	}
+}
+
+// TestGenerationInitDecoder: with an init_decoder (convert_generation.py
+// writes one for the prompt when the decoder is the one-token, shared
+// buffer form) the first run is the init_decoder's and the rest the
+// decoder's: here the decoder plus one Relu over its logits, which the
+// total holds once; both subgraphs are left at their declared types.
+func TestGenerationInitDecoder(t *testing.T) {
+	bind := map[string]int64{"batch_size": 2, "sequence_length": 8, "max_length": 14}
+	plain, _ := analyzeGeneration(t, "gpt2_greedy", "A100", bind)
+	m := loadFixture(t, "generation/gpt2_greedy", bind)
+	other, err := ir.ReadFile(filepath.Join(fixtureDir(), "generation", "gpt2_greedy.onnx"), ir.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	init := attrGraph(other.Graph.Nodes[0], "decoder")
+	extra, err := init.NewValue("extra")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := init.AddNode(&ir.Node{Name: "extra_relu", OpType: "Relu", Inputs: []*ir.Value{init.Outputs[0]}, Outputs: []*ir.Value{extra}}); err != nil {
+		t.Fatal(err)
+	}
+	n := m.Graph.Nodes[0]
+	n.Attrs = append(n.Attrs, ir.GraphAttr("init_decoder", init))
+	if _, err := ir.InferShapes(m, ir.InferOptions{Bindings: bind}); err != nil {
+		t.Fatal(err)
+	}
+	r := analyzeModelOn(t, m.Graph, m, "A100", "")
+	if r.Totals.MACs != plain.Totals.MACs || r.Totals.Launches != plain.Totals.Launches+1 {
+		t.Errorf("with init_decoder: %g MACs %g launches, without %g %g (want one launch more)", r.Totals.MACs, r.Totals.Launches, plain.Totals.MACs, plain.Totals.Launches)
+	}
+	if s := init.Outputs[1].Shape.String(); !strings.Contains(s, "past_seq_len") {
+		t.Errorf("init_decoder left at %s, want its declared symbols", s)
 	}
 }
