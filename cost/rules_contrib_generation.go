@@ -276,22 +276,22 @@ func searchStepGraph(m *ir.Model, g *ir.Graph, p ir.GenerationParams, beams int6
 	switch {
 	case p.Sampling:
 		sorted := b.topK(last, vocab)
-		probs := b.node("Softmax", []*ir.Value{sorted}, ir.IntAttr("axis", -1))
-		cum := b.node("CumSum", []*ir.Value{probs, b.ints("axis", 1)})
+		probs := b.node("Softmax", []*ir.Value{sorted}, 1, ir.IntAttr("axis", -1))
+		cum := b.node("CumSum", []*ir.Value{probs, b.ints("axis", 1)}, 1)
 		b.topK(cum, 1)
 	case beams <= 1:
 		b.topK(last, 1)
 	default:
-		scores := b.node("LogSoftmax", []*ir.Value{last}, ir.IntAttr("axis", -1))
-		scores = b.node("Add", []*ir.Value{scores, b.input("beam_scores", logits.DType, sequences, 1)})
-		flat := b.node("Reshape", []*ir.Value{scores, b.ints("beams_vocab", batch, beams*vocab)})
+		scores := b.node("LogSoftmax", []*ir.Value{last}, 1, ir.IntAttr("axis", -1))
+		scores = b.node("Add", []*ir.Value{scores, b.input("beam_scores", logits.DType, sequences, 1)}, 1)
+		flat := b.node("Reshape", []*ir.Value{scores, b.ints("beams_vocab", batch, beams*vocab)}, 1)
 		b.topK(flat, 2*beams)
 		if !sharesPastBuffer(g) {
 			idx := b.input("beam_indices", ir.Int64, sequences)
 			for _, o := range g.Outputs[1:] {
 				if at := batchAxis(o); at >= 0 {
 					pres := b.inputLike(o)
-					b.node("Gather", []*ir.Value{pres, idx}, ir.IntAttr("axis", int64(at)))
+					b.node("Gather", []*ir.Value{pres, idx}, 1, ir.IntAttr("axis", int64(at)))
 				}
 			}
 		}
@@ -380,25 +380,21 @@ func (b *searchBuilder) ints(name string, vals ...int64) *ir.Value {
 	return v
 }
 
-func (b *searchBuilder) node(op string, ins []*ir.Value, attrs ...*ir.Attribute) *ir.Value {
+// node adds op over ins with nout outputs and returns the first.
+func (b *searchBuilder) node(op string, ins []*ir.Value, nout int, attrs ...*ir.Attribute) *ir.Value {
 	b.n++
-	out := b.value(fmt.Sprintf("%s_%d_out", strings.ToLower(op), b.n))
-	nd := &ir.Node{Name: fmt.Sprintf("%s/%s_%d", b.g.Name, op, b.n), OpType: op, Inputs: ins, Outputs: []*ir.Value{out}, Attrs: attrs}
+	outs := make([]*ir.Value, nout)
+	for i := range outs {
+		outs[i] = b.value(fmt.Sprintf("%s_%d_out%d", strings.ToLower(op), b.n, i))
+	}
+	nd := &ir.Node{Name: fmt.Sprintf("%s/%s_%d", b.g.Name, op, b.n), OpType: op, Inputs: ins, Outputs: outs, Attrs: attrs}
 	if err := b.g.AddNode(nd); err != nil && b.err == nil {
 		b.err = err
 	}
-	return out
+	return outs[0]
 }
 
 // topK is the values of the top k along the last axis.
 func (b *searchBuilder) topK(x *ir.Value, k int64) *ir.Value {
-	b.n++
-	vals := b.value(fmt.Sprintf("topk_%d_values", b.n))
-	idx := b.value(fmt.Sprintf("topk_%d_indices", b.n))
-	nd := &ir.Node{Name: fmt.Sprintf("%s/TopK_%d", b.g.Name, b.n), OpType: "TopK",
-		Inputs: []*ir.Value{x, b.ints("k", k)}, Outputs: []*ir.Value{vals, idx}}
-	if err := b.g.AddNode(nd); err != nil && b.err == nil {
-		b.err = err
-	}
-	return vals
+	return b.node("TopK", []*ir.Value{x, b.ints("k", k)}, 2)
 }

@@ -105,9 +105,10 @@ func ReadGenerationParams(n *Node) GenerationParams {
 			p.PromptLen = d.Shape.Dims[1]
 		}
 	}
-	p.MaxLength = scalarInput(n.In(1))
+	p.MaxLength, _ = constScalarInt(n.In(1))
 	if beam {
-		p.Beams, p.Returned = scalarInput(n.In(3)), scalarInput(n.In(4))
+		p.Beams, _ = constScalarInt(n.In(3))
+		p.Returned, _ = constScalarInt(n.In(4))
 	}
 	p.Vocab = n.AttrInt("vocab_size", 0)
 	if p.Vocab <= 0 {
@@ -119,14 +120,6 @@ func ReadGenerationParams(n *Node) GenerationParams {
 		}
 	}
 	return p
-}
-
-// scalarInput is a one-element integer input's value, 0 when unknown.
-func scalarInput(v *Value) int64 {
-	if v == nil || v.Const == nil || !v.Const.HasData || len(v.Const.Ints) != 1 {
-		return 0
-	}
-	return v.Const.Ints[0]
 }
 
 // knownOr is v as a dim when known (> 0), else a fresh symbol named hint.
