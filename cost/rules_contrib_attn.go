@@ -85,14 +85,6 @@ func decodeView(sq, heads, skv, d float64) perf.AttnDecode {
 	return perf.AttnDecode{Heads: clampInt(heads), Keys: clampInt(skv), HeadDim: clampInt(d)}
 }
 
-// constScalar is the value of a known one-element integer tensor.
-func constScalar(v *ir.Value) (int64, bool) {
-	if v == nil || v.Const == nil || !v.Const.HasData || len(v.Const.Ints) != 1 {
-		return 0, false
-	}
-	return v.Const.Ints[0], true
-}
-
 // sameDims reports whether a and b have the same known shape: a present
 // cache that is its past's buffer.
 func sameDims(a, b *ir.Value) bool {
@@ -207,7 +199,7 @@ func gqaRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	shared := sameDims(n.In(3), n.Out(1))
 	total := p + sNew
 	note := ""
-	if t, ok := constScalar(n.In(6)); ok && t > 0 {
+	if t, ok := ir.ConstScalarInt(n.In(6)); ok && t > 0 {
 		total = float64(t)
 	} else if shared {
 		total = p
@@ -278,7 +270,7 @@ func mhaRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	total := p + l
 	note := ""
 	if shared {
-		if past, ok := constScalar(n.In(8)); ok && past >= 0 {
+		if past, ok := ir.ConstScalarInt(n.In(8)); ok && past >= 0 {
 			total = min(float64(past)+l, max(p, l))
 		} else {
 			total = max(p, l)
@@ -383,7 +375,7 @@ func msAttentionCore(n *ir.Node, c *RuleCtx, sl msAttnSlots, b, s, h, dk, dv, qk
 	total := p + s
 	note := ""
 	if shared {
-		if past, ok := constScalar(n.In(sl.pastLen)); ok && past >= 0 {
+		if past, ok := ir.ConstScalarInt(n.In(sl.pastLen)); ok && past >= 0 {
 			total = min(float64(past)+s, max(p, s))
 		} else {
 			total = max(p, s)

@@ -59,6 +59,14 @@ func InferShapes(m *Model, opt InferOptions) (*InferResult, error) {
 	if err := e.graph(g, 0); err != nil {
 		return res, err
 	}
+	// After inference: a rule may read a binding by name (Binding).
+	// Sorted, so that the warnings (printed and in reports) come in the
+	// same order on every run.
+	for _, name := range slices.Sorted(maps.Keys(opt.Bindings)) {
+		if _, used := res.Bound[name]; !used {
+			e.warnf("binding %s=%d matches no symbolic dim of a graph input", name, opt.Bindings[name])
+		}
+	}
 	// After inference, so that every consumer's slot and rank are known.
 	if w := promoteWeightInputs(g); w != "" {
 		e.warnf("%s", w)
@@ -146,13 +154,6 @@ func (e *inferer) bindInputs(g *Graph) error {
 		}
 		in.Shape = s
 	}
-	// Sorted, so that the warnings (printed and in reports) come in the
-	// same order on every run.
-	for _, name := range slices.Sorted(maps.Keys(e.opt.Bindings)) {
-		if _, used := e.res.Bound[name]; !used {
-			e.warnf("binding %s=%d matches no symbolic dim of a graph input", name, e.opt.Bindings[name])
-		}
-	}
 	for s := range unbound {
 		if _, ok := e.res.Bound[s]; !ok {
 			e.res.Unbound = append(e.res.Unbound, s)
@@ -233,6 +234,7 @@ func (e *inferer) node(n *Node, depth int) error {
 		Model:         e.m,
 		Limits:        e.opt.Limits,
 		fresh:         &e.fresh,
+		inf:           e,
 		InferSubgraph: ctx.InferSubgraph,
 	}
 	// A value known from an earlier inference run (other bindings) must

@@ -303,17 +303,9 @@ func msAttentionShapes(c *InferCtx, dt DType) error {
 	if x.Rank() != 3 || w.Rank() != 2 {
 		return c.Errorf("input of rank %d and weights of rank %d, want 3 [B, S, in] and 2 [in, Dq+Dk+Dv]", x.Rank(), w.Rank())
 	}
-	if x.Dims[2].IsKnown() && w.Dims[0].IsKnown() && x.Dims[2].Value != w.Dims[0].Value {
-		return c.Errorf("input width %d but weights have %d rows", x.Dims[2].Value, w.Dims[0].Value)
-	}
-	dk, dv := DivDim(w.Dims[1], D(3), false), DivDim(w.Dims[1], D(3), false)
-	if sizes, ok := c.AttrInts("qkv_hidden_sizes"); ok {
-		if len(sizes) != 3 || sizes[0] != sizes[1] || sizes[0] <= 0 || sizes[2] <= 0 {
-			return c.Errorf("qkv_hidden_sizes %v: want three positive sizes with Q and K equal", sizes)
-		}
-		dk, dv = D(sizes[1]), D(sizes[2])
-	} else if w.Dims[1].IsKnown() && w.Dims[1].Value%3 != 0 {
-		return c.Errorf("weights width %d is not three equal parts and qkv_hidden_sizes is not given", w.Dims[1].Value)
+	dk, dv, err := projectionWidths(c, x.Dims[2], w)
+	if err != nil {
+		return err
 	}
 	b, s := x.Dims[0], x.Dims[1]
 	if err := c.SetOut(0, dt, RankedShape(b, s, dv)); err != nil {
@@ -336,6 +328,29 @@ func msAttentionShapes(c *InferCtx, dt DType) error {
 		present = Unranked()
 	}
 	return c.SetOut(1, dt, present)
+}
+
+// projectionWidths is the Attention family's Q|K|V split of weights w
+// ([in, Dq+Dk+Dv], checked against the input width in): Dk and Dv from
+// qkv_hidden_sizes, else three equal parts.
+func projectionWidths(c *InferCtx, in Dim, w Shape) (dk, dv Dim, err error) {
+	if in.IsKnown() && w.Dims[0].IsKnown() && in.Value != w.Dims[0].Value {
+		return Dim{}, Dim{}, c.Errorf("input width %d but weights have %d rows", in.Value, w.Dims[0].Value)
+	}
+	if sizes, ok := c.AttrInts("qkv_hidden_sizes"); ok {
+		if len(sizes) != 3 || sizes[0] != sizes[1] || sizes[0] <= 0 || sizes[2] <= 0 {
+			return Dim{}, Dim{}, c.Errorf("qkv_hidden_sizes %v: want three positive sizes with Q and K equal", sizes)
+		}
+		if w.Dims[1].IsKnown() && w.Dims[1].Value != sizes[0]+sizes[1]+sizes[2] {
+			return Dim{}, Dim{}, c.Errorf("weights width %d is not qkv_hidden_sizes %v summed", w.Dims[1].Value, sizes)
+		}
+		return D(sizes[1]), D(sizes[2]), nil
+	}
+	if w.Dims[1].IsKnown() && w.Dims[1].Value%3 != 0 {
+		return Dim{}, Dim{}, c.Errorf("weights width %d is not three equal parts and qkv_hidden_sizes is not given", w.Dims[1].Value)
+	}
+	third := DivDim(w.Dims[1], D(3), false)
+	return third, third, nil
 }
 
 // decoderMaskedMHASlots maps MultiHeadAttention's input slots to

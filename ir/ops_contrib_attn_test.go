@@ -106,6 +106,8 @@ func TestMSAttentionInfer(t *testing.T) {
 	runFATypeCases(t, []faTypeCase{
 		{name: "ms attention rows disagree", op: ms + "Attention", opset: 1, attrs: h, ins: []faIn{faInput(f16, x), faInput(f16, faShape(512, 2304))}, wantErr: "768 but weights have 512"},
 		{name: "ms attention uneven thirds", op: ms + "Attention", opset: 1, attrs: h, ins: []faIn{faInput(f16, x), faInput(f16, faShape(768, 2300))}, wantErr: "three equal parts"},
+		{name: "ms attention sizes not the weights'", op: ms + "Attention", opset: 1, attrs: append([]*Attribute{IntsAttr("qkv_hidden_sizes", 768, 768, 768)}, h...),
+			ins: []faIn{faInput(f16, x), faInput(f16, faShape(768, 2048))}, wantErr: "not qkv_hidden_sizes [768 768 768] summed"},
 		{name: "ms attention without heads", op: ms + "Attention", opset: 1, ins: []faIn{faInput(f16, x), w}, wantErr: "num_heads"},
 	})
 }

@@ -189,8 +189,40 @@ func embedLayerNormShapes(c *InferCtx, dt DType) error {
 	if err := c.SetOut(0, dt, out); err != nil {
 		return err
 	}
-	if err := c.SetOut(1, idt, RankedShape(ids.Dims[0])); err != nil {
+	if idx := maskIndex(c, ids); idx != nil {
+		t := IntTensor([]int64{int64(len(idx))}, idx)
+		t.DType = idt
+		if err := c.SetOutConst(1, t); err != nil {
+			return err
+		}
+	} else if err := c.SetOut(1, idt, RankedShape(ids.Dims[0])); err != nil {
 		return err
 	}
 	return c.SetOut(2, dt, out.Clone())
+}
+
+// maskIndex is mask_index's values when the mask's are known (given with
+// --input-data): per sequence, the position of its first 0, or the
+// sequence length when it has none, as onnxruntime's kernels compute it
+// (a right-padded mask's count of ones). Nil when unknown.
+func maskIndex(c *InferCtx, ids Shape) []int64 {
+	m, ok := c.ConstInts(embedMask)
+	if !ok || !ids.IsKnown() || ids.Rank() != 2 {
+		return nil
+	}
+	b, s := ids.Dims[0].Value, ids.Dims[1].Value
+	if s <= 0 || int64(len(m)) != b*s {
+		return nil
+	}
+	idx := make([]int64, b)
+	for i := range idx {
+		idx[i] = s
+		for j, v := range m[int64(i)*s : int64(i+1)*s] {
+			if v == 0 {
+				idx[i] = int64(j)
+				break
+			}
+		}
+	}
+	return idx
 }

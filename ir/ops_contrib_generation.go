@@ -105,10 +105,10 @@ func ReadGenerationParams(n *Node) GenerationParams {
 			p.PromptLen = d.Shape.Dims[1]
 		}
 	}
-	p.MaxLength, _ = constScalarInt(n.In(1))
+	p.MaxLength, _ = ConstScalarInt(n.In(1))
 	if beam {
-		p.Beams, _ = constScalarInt(n.In(3))
-		p.Returned, _ = constScalarInt(n.In(4))
+		p.Beams, _ = ConstScalarInt(n.In(3))
+		p.Returned, _ = ConstScalarInt(n.In(4))
 	}
 	p.Vocab = n.AttrInt("vocab_size", 0)
 	if p.Vocab <= 0 {

@@ -119,7 +119,7 @@ func inferLoop(c *InferCtx) error {
 		}
 	}
 	trip := c.Fresh("loop")
-	if m, ok := constScalarInt(c.In(0)); ok && m >= 0 && m <= c.Limits.MaxDim {
+	if m, ok := ConstScalarInt(c.In(0)); ok && m >= 0 && m <= c.Limits.MaxDim {
 		trip = D(m)
 	}
 	for k := 0; k < nScan; k++ {

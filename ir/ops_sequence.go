@@ -121,7 +121,7 @@ func seqElementsDepth(v *Value, depth int) ([]valueType, bool) {
 		if n.OpType == "SequenceErase" {
 			posIn = 1
 		}
-		pos, ok := constScalarInt(n.In(posIn))
+		pos, ok := ConstScalarInt(n.In(posIn))
 		size := int64(len(base))
 		if n.OpType == "SequenceInsert" {
 			if !ok {
@@ -157,9 +157,9 @@ func seqElementsDepth(v *Value, depth int) ([]valueType, bool) {
 	return nil, false
 }
 
-// constScalarInt returns the value of a known one-element integer tensor;
+// ConstScalarInt returns the value of a known one-element integer tensor;
 // ok is false when v is absent or unknown.
-func constScalarInt(v *Value) (int64, bool) {
+func ConstScalarInt(v *Value) (int64, bool) {
 	if v == nil || v.Const == nil || !v.Const.HasData || len(v.Const.Ints) != 1 {
 		return 0, false
 	}
@@ -222,7 +222,7 @@ func inferSequenceEdit(c *InferCtx) error {
 
 func inferSequenceAt(c *InferCtx) error {
 	if elems, ok := seqElements(c.In(0)); ok {
-		if pos, ok := constScalarInt(c.In(1)); ok {
+		if pos, ok := ConstScalarInt(c.In(1)); ok {
 			if pos < 0 {
 				pos += int64(len(elems))
 			}

@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -111,6 +112,9 @@ type InferCtx struct {
 	// unknown size was asked for.
 	fresh      *int
 	askedFresh bool
+	// inf is the inference run, for Binding and Warnf; nil in a detached
+	// context.
+	inf *inferer
 }
 
 // withInputs runs rule on c seen through a node whose inputs are ins: a
@@ -229,6 +233,34 @@ func (c *InferCtx) Fresh(hint string) Dim {
 	}
 	*c.fresh++
 	return S(fmt.Sprintf("?%s_%d", hint, *c.fresh))
+}
+
+// Binding is the value a --dim binding gives name, for a size the model
+// cannot know that a rule lets the user state by name (RemovePadding's
+// total_tokens). A binding read here counts as used: it is shown with
+// the others and draws no "matches no symbolic dim" warning.
+func (c *InferCtx) Binding(name string) (int64, bool) {
+	if c.inf == nil {
+		return 0, false
+	}
+	v, ok := c.inf.opt.Bindings[name]
+	if ok {
+		c.inf.res.Bound[name] = v
+	}
+	return v, ok
+}
+
+// Warnf adds a warning to the inference result, once however many times
+// the same words are asked for (a rule run again on re-inference, or on
+// every node of its kind).
+func (c *InferCtx) Warnf(format string, args ...any) {
+	if c.inf == nil {
+		return
+	}
+	w := fmt.Sprintf(format, args...)
+	if !slices.Contains(c.inf.res.Warnings, w) {
+		c.inf.res.Warnings = append(c.inf.res.Warnings, w)
+	}
 }
 
 // Errorf returns an *OpError for the node: the message is prefixed with

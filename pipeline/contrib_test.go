@@ -34,6 +34,9 @@ var contribModels = []contribModel{
 	{name: "bert_ms_attention", layers: 2, hidden: 768, heads: 12, kv: 12, head: 64, ff: 3072, mlpMats: 2, vocab: 0, past: false, weightsMiB: 145.0},
 	{name: "gpt2_mha_past", layers: 2, hidden: 768, heads: 12, kv: 12, head: 64, ff: 3072, mlpMats: 2, vocab: 50257, past: true, weightsMiB: 175.8},
 	{name: "phi2_rotary_mha", layers: 2, hidden: 2560, heads: 32, kv: 32, head: 80, ff: 10240, mlpMats: 2, vocab: 51200, past: true, weightsMiB: 800.3},
+	// Packing mode at batch 1: no padding to remove, bert_ms_attention's arithmetic.
+	{name: "bert_packed", layers: 2, hidden: 768, heads: 12, kv: 12, head: 64, ff: 3072, mlpMats: 2, vocab: 0, past: false, weightsMiB: 145.0},
+	{name: "bert_packed_mha", layers: 2, hidden: 768, heads: 12, kv: 12, head: 64, ff: 3072, mlpMats: 2, vocab: 0, past: false, weightsMiB: 145.0},
 }
 
 // contribStep is a binding of the fixtures' symbolic dims: new tokens s
@@ -240,6 +243,78 @@ func TestContribCacheBytes(t *testing.T) {
 		}
 		if want := m.layers * 2 * m.kv * m.head * 1024 * 2; got != want {
 			t.Errorf("%s: KV cache %g B, want %g", m.name, got, want)
+		}
+	}
+}
+
+// TestContribPacking: BERT in onnxruntime's packing mode, batch 8 of 128
+// slots. The projections and MLP run over the real tokens only, and
+// each sequence attends within itself: per layer
+//
+//	T·hidden·(4·hidden + 2·ff) + heads·Σ L²·2·head
+//
+// With the token count unstated the graph is priced with no padding (the
+// unpacked model's arithmetic, and a warning naming --dim total_tokens);
+// --dim total_tokens=512 prices 512 tokens as 8 equal sequences; the
+// attention mask given as input data prices the real lengths.
+func TestContribPacking(t *testing.T) {
+	bert := contribModels[3]
+	perToken := bert.layers * bert.hidden * (4*bert.hidden + bert.mlpMats*bert.ff)
+	attn := func(sumSq float64) float64 { return bert.layers * bert.heads * sumSq * 2 * bert.head }
+	lens := []int64{128, 100, 64, 64, 32, 32, 60, 32} // 512 tokens
+	mask := make([]int64, 8*128)
+	var sumSq float64
+	for i, l := range lens {
+		for j := range l {
+			mask[i*128+int(j)] = 1
+		}
+		sumSq += float64(l * l)
+	}
+	maskT := ir.IntTensor([]int64{8, 128}, mask)
+	unpacked, err := pipeline.Run(bert.path(), pipeline.Config{GPU: "A100", Batch: 8, Dims: map[string]int64{"sequence_length": 128}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"bert_packed", "bert_packed_mha"} {
+		path := "../testdata/models/contrib/" + name + ".onnx"
+		for _, tc := range []struct {
+			what string
+			dims map[string]int64
+			data map[string]*ir.Tensor
+			want float64
+			warn bool
+		}{
+			{"unstated", map[string]int64{"sequence_length": 128}, nil, 1024*perToken + attn(8*128*128), true},
+			{"total_tokens=512", map[string]int64{"sequence_length": 128, "total_tokens": 512}, nil, 512*perToken + attn(8*64*64), false},
+			{"mask", map[string]int64{"sequence_length": 128}, map[string]*ir.Tensor{"attention_mask": maskT}, 512*perToken + attn(sumSq), false},
+		} {
+			t.Run(name+"/"+tc.what, func(t *testing.T) {
+				r, err := pipeline.Run(path, pipeline.Config{GPU: "A100", Batch: 8, Dims: tc.dims, InputData: tc.data})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p := r.Totals.Partial; p != nil || len(r.UnsupportedOps) > 0 {
+					t.Fatalf("partial totals %+v, unsupported %v", p, r.UnsupportedOps)
+				}
+				if got := r.Totals.MACs; math.Abs(got-tc.want) > 1e-9*tc.want {
+					t.Errorf("MACs %.10g, want %.10g (%+.4f%%)", got, tc.want, 100*(got/tc.want-1))
+				}
+				warned := false
+				for _, w := range r.Warnings {
+					warned = warned || strings.Contains(w, "--dim total_tokens=N")
+				}
+				if warned != tc.warn {
+					t.Errorf("total_tokens warning %v, want %v: %q", warned, tc.warn, r.Warnings)
+				}
+				ratio := r.Totals.TimeS / unpacked.Totals.TimeS
+				if tc.warn && (ratio < 1 || ratio > 1.15) {
+					t.Errorf("with no padding removed: %.1f µs, unpacked %.1f µs (%.3f×): want the unpacked time plus the packing kernels", r.Totals.TimeS*1e6, unpacked.Totals.TimeS*1e6, ratio)
+				}
+				if !tc.warn && !(ratio < 0.7) {
+					t.Errorf("half the tokens: %.1f µs against the unpacked %.1f µs (%.3f×)", r.Totals.TimeS*1e6, unpacked.Totals.TimeS*1e6, ratio)
+				}
+				t.Logf("%.1f µs (%.3f× unpacked); MACs %.6g", r.Totals.TimeS*1e6, ratio, r.Totals.MACs)
+			})
 		}
 	}
 }

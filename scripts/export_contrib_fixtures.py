@@ -18,6 +18,9 @@ layout that the tools people use write them:
   MatMulNBits, initializers NAME_Q4 / NAME_scales / NAME_zero_points).
 - bert_ms_attention: onnxruntime's transformers optimizer output for BERT
   (EmbedLayerNormalization, Attention, SkipLayerNormalization, BiasGelu).
+- bert_packed / bert_packed_mha: the same after convert_to_packing_mode.py
+  (RemovePadding, PackedAttention or PackedMultiHeadAttention,
+  RestorePadding): BERT serving without the padding.
 - gpt2_mha_past / phi2_rotary_mha: decoders with MultiHeadAttention and a
   past cache, with the inputs in the builder's make_multi_head_attention
   slot order; the phi2 one also uses com.microsoft RotaryEmbedding.
@@ -300,12 +303,36 @@ def build_bert(cfg, weights, seed, name):
             am32],
            [x, mask_index], "EmbedLayerNormalization_0", MS, epsilon=1e-12)
 
+    # convert_to_packing_mode.py: RemovePadding after the embedding (its
+    # mask_index gives each sequence's token count), the attention nodes
+    # replaced by their packed forms, RestorePadding after the last
+    # SkipLayerNormalization.
+    packing = cfg.get("packing")
+    if packing:
+        x_in = x
+        x, off, cum = x_in + "_no_padding", x_in + "_token_offset", x_in + "_cumulated_seq_len"
+        g.node("RemovePadding", [x_in, mask_index], [x, off, cum, x_in + "_max_seq_len"], "RemovePadding_0", MS)
+
     for i in range(L):
         p = "bert.encoder.layer.%d." % i
-        att = g.node("Attention",
-                     [x, g.init(p + "attention.self.qkv.weight", F32, [H, 3 * H]),
-                      g.init(p + "attention.self.qkv.bias", F32, [3 * H]), mask_index],
-                     ["Attention_%d_output" % i], "Attention_%d" % i, MS, num_heads=nh)
+        if packing == "mha":
+            # The optimizer's MultiHeadAttention form: Q, K and V MatMuls,
+            # their biases added inside the attention op.
+            qkv = [g.node("MatMul", [x, g.init(p + "attention.self.%s.weight" % t, F32, [H, H])],
+                          ["MatMul_%s_%d_output" % (t, i)], "MatMul_%s_%d" % (t, i)) for t in ("query", "key", "value")]
+            att = g.node("PackedMultiHeadAttention",
+                         qkv + [g.init(p + "attention.self.qkv.bias", F32, [3 * H]), off, cum],
+                         ["Attention_%d_output" % i], "PackedMultiHeadAttention_%d" % i, MS, num_heads=nh)
+        elif packing:
+            att = g.node("PackedAttention",
+                         [x, g.init(p + "attention.self.qkv.weight", F32, [H, 3 * H]),
+                          g.init(p + "attention.self.qkv.bias", F32, [3 * H]), off, cum],
+                         ["Attention_%d_output" % i], "PackedAttention_%d" % i, MS, num_heads=nh)
+        else:
+            att = g.node("Attention",
+                         [x, g.init(p + "attention.self.qkv.weight", F32, [H, 3 * H]),
+                          g.init(p + "attention.self.qkv.bias", F32, [3 * H]), mask_index],
+                         ["Attention_%d_output" % i], "Attention_%d" % i, MS, num_heads=nh)
         dense = g.node("MatMul", [att, g.init(p + "attention.output.dense.weight", F32, [H, H])],
                        ["MatMul_attn_out_%d_output" % i], "MatMul_attn_out_%d" % i)
         x1 = g.node("SkipLayerNormalization",
@@ -319,13 +346,15 @@ def build_bert(cfg, weights, seed, name):
                       ["BiasGelu_%d_output" % i], "BiasGelu_%d" % i, MS)
         out = g.node("MatMul", [gelu, g.init(p + "output.dense.weight", F32, [ff, H])],
                      ["MatMul_output_%d_output" % i], "MatMul_output_%d" % i)
-        last = i == L - 1
+        last = "last_hidden_state_restore_input" if packing else "last_hidden_state"
         x = g.node("SkipLayerNormalization",
                    [out, x1, g.init(p + "output.LayerNorm.weight", F32, [H], fill=ones(H)),
                     g.init(p + "output.LayerNorm.bias", F32, [H]),
                     g.init(p + "output.dense.bias", F32, [H])],
-                   ["last_hidden_state" if last else "SkipLayerNorm_%d_output" % (2 * i + 1)],
+                   [last if i == L - 1 else "SkipLayerNorm_%d_output" % (2 * i + 1)],
                    "SkipLayerNorm_%d" % (2 * i + 1), MS, epsilon=1e-12)
+    if packing:
+        g.node("RestorePadding", [x, off], ["last_hidden_state"], "RestorePadding_0", MS)
     return g.model([("", 17), (MS, 1)], 8, "onnxruntime.transformers",
                    "graph-only fixture in the onnxruntime transformers optimizer's BERT layout")
 
@@ -476,6 +505,12 @@ FIXTURES = [
      "GPT-2 small, 2 layers, fp16, MultiHeadAttention with past_key/past_value"),
     ("phi2_rotary_mha", build_mha_decoder, PHI2, TINY_PHI2,
      "Phi-2 shape, 2 layers, fp16, RotaryEmbedding (partial, 32 of 80) + MultiHeadAttention with past"),
+    # Last, so that the ones above keep their seeds. onnxruntime runs the
+    # packed ops on CUDA only: their --tiny forms do not run on the CPU.
+    ("bert_packed", build_bert, dict(BERT_BASE, packing="attention"), dict(TINY_BERT, packing="attention"),
+     "bert_ms_attention in onnxruntime's packing mode: RemovePadding, PackedAttention, RestorePadding"),
+    ("bert_packed_mha", build_bert, dict(BERT_BASE, packing="mha"), dict(TINY_BERT, packing="mha"),
+     "BERT-base with Q/K/V MatMuls in packing mode: RemovePadding, PackedMultiHeadAttention, RestorePadding"),
 ]
 
 

@@ -319,6 +319,9 @@ var NoBackward = map[string]string{
 	"com.microsoft.GatedDeltaNet": inferenceKernel, "com.microsoft.CausalConvWithState": inferenceKernel,
 	"com.microsoft.GatedRMSNorm": inferenceKernel, "com.microsoft.GatedAdd": inferenceKernel,
 	"com.microsoft.PagedAttention": inferenceKernel, "com.microsoft.GemmFloat8": inferenceKernel,
+	// onnxruntime's packing mode for BERT serving (padding removed between the embedding and the output).
+	"com.microsoft.RemovePadding": inferenceKernel, "com.microsoft.RestorePadding": inferenceKernel,
+	"com.microsoft.PackedAttention": inferenceKernel, "com.microsoft.PackedMultiHeadAttention": inferenceKernel,
 	// onnxruntime's Stable Diffusion fusions (an inference graph for CUDA).
 	"com.microsoft.GroupNorm": inferenceKernel, "com.microsoft.SkipGroupNorm": inferenceKernel, "com.microsoft.NhwcConv": inferenceKernel,
 	"com.microsoft.BiasSplitGelu": inferenceKernel, "com.microsoft.BiasAdd": inferenceKernel,

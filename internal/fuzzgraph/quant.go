@@ -423,11 +423,43 @@ func (g *gen) decoding(x, v *ir.Value) *ir.Value {
 // CausalConvWithState with its state, GatedDeltaNet over weights shaped
 // as token-major Q, K, V and a state, RelativePositionBias,
 // PagedAttention (packed Q|K|V over a paged cache), GemmFloat8 over float8
-// weights, or onnxruntime's
+// weights, packing mode (RemovePadding, PackedAttention or
+// PackedMultiHeadAttention, RestorePadding), or onnxruntime's
 // com.microsoft twins DequantizeLinear and Trilu.
 func (g *gen) hybrid(x, v *ir.Value) *ir.Value {
 	b, s, w := known(v, 0, 2), known(v, 1, 2), known(v, 2, 4)
-	switch g.intn(8) {
+	switch g.intn(9) {
+	case 8:
+		counts := g.typed(ir.Int32, g.perturb(b))
+		if b > 0 && b <= 64 && g.intn(2) == 0 {
+			// Known counts (a mask given as input data), some past the slots.
+			vals := make([]int64, b)
+			for i := range vals {
+				vals[i] = g.rangeIn(0, int(min(s, 1<<16))+1)
+			}
+			t := ir.IntTensor([]int64{b}, vals)
+			t.DType = ir.Int32
+			counts = g.value("c")
+			t.Name = counts.Name
+			g.graph.AddInitializer(counts, t)
+		}
+		rp := g.msN("RemovePadding", []*ir.Value{x, counts}, 4).Producer
+		rows, off, cum := rp.Outputs[0], rp.Outputs[1], rp.Outputs[2]
+		var att *ir.Value
+		if h, d := g.rangeIn(1, 4), g.rangeIn(1, 16); g.intn(2) == 0 {
+			att = g.ms("PackedAttention", []*ir.Value{rows, g.weight(false, g.perturb(w), 3*h*d), g.weight(false, 3*h*d), off, cum},
+				attrInt("num_heads", g.wild(h)))
+		} else {
+			h = 1
+			if w%2 == 0 && g.intn(2) == 0 {
+				h = 2
+			}
+			if g.intn(16) == 15 {
+				cum = g.typed(ir.Int32, b+2) // lengths for another batch
+			}
+			att = g.ms("PackedMultiHeadAttention", []*ir.Value{rows, rows, rows, nil, off, cum}, attrInt("num_heads", g.wild(h)))
+		}
+		return g.ms("RestorePadding", []*ir.Value{att, off})
 	case 7:
 		w8 := func(d ...int64) *ir.Value {
 			return g.typed([]ir.DType{ir.Float8E4M3FN, ir.Float8E5M2}[g.intn(2)], d...)

@@ -76,6 +76,9 @@ var cases = []modelCase{
 	// BeamSearch over a T5-style encoder (at the batch) and decoder (at
 	// batch × beams).
 	{t5Beam, false, []int64{1, 2, 4, 8}, nil},
+	// BERT in onnxruntime's packing mode: the real tokens (batch ×
+	// sequence, none padded) between RemovePadding and RestorePadding.
+	{bertPacked, false, []int64{1, 4, 16}, nil},
 }
 
 const (
@@ -87,6 +90,7 @@ const (
 	moeFFN      = "../../testdata/models/qoperator/moe_ffn.onnx"
 	gpt2Beam    = "../../testdata/models/generation/gpt2_beam.onnx"
 	t5Beam      = "../../testdata/models/generation/t5_beam.onnx"
+	bertPacked  = "../../testdata/models/contrib/bert_packed.onnx"
 )
 
 // fileDims binds the symbolic dims of the model files among the cases
@@ -99,13 +103,14 @@ var fileDims = map[string]map[string]int64{
 	moeFFN:      {"S": 1},
 	gpt2Beam:    {"sequence_length": 8, "max_length": 32, "num_beams": 4, "num_return_sequences": 2},
 	t5Beam:      {"sequence_length": 64, "max_length": 32, "num_beams": 4, "num_return_sequences": 1},
+	bertPacked:  {"sequence_length": 128},
 }
 
 // fileBatch is the batch dim's name in a model file: onnxruntime-genai's
 // batch_size, or the fixtures' batch.
 func fileBatch(path string) string {
 	switch path {
-	case int4Decoder, gpt2Beam, t5Beam:
+	case int4Decoder, gpt2Beam, t5Beam, bertPacked:
 		return "batch_size"
 	case qbert, moeFFN:
 		return "N"
