@@ -16,8 +16,9 @@ import (
 //   - integer ops (QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger
 //     and the com.microsoft QLinear*, QGemm and MatMulIntegerToFloat ops,
 //     and QAttention, whose float attention is priced apart: trailer.go)
-//     whose data input is an 8-bit integer, and DynamicQuantizeMatMul,
-//     whose float input it quantizes per call for its 8-bit weight;
+//     whose data input is an 8-bit integer, and DynamicQuantizeMatMul and
+//     DynamicQuantizeLSTM, whose float input they quantize per call for
+//     their 8-bit weights;
 //   - Q/DQ-wrapped ops: a node whose data input and weight (inputs 0 and
 //     1) are both DequantizeLinear outputs of a quantized type, the
 //     pattern Q/DQ exporters write around Conv, MatMul and Gemm (and the
@@ -36,7 +37,7 @@ func quantizedDType(n *ir.Node) (name string, dt ir.DType, ok bool) {
 		return "", ir.Undefined, false
 	}
 	if integerQuantOp(n) {
-		if n.OpType == "DynamicQuantizeMatMul" {
+		if n.OpType == "DynamicQuantizeMatMul" || n.OpType == "DynamicQuantizeLSTM" {
 			// Its float A is quantized per call: B's type is the product's.
 			if b := n.In(1); b != nil {
 				return quantName(b.DType)
@@ -65,7 +66,7 @@ func integerQuantOp(n *ir.Node) bool {
 	}
 	op := n.OpType
 	return strings.HasPrefix(op, "QLinear") || op == "ConvInteger" || op == "MatMulInteger" || op == "QGemm" ||
-		op == "MatMulIntegerToFloat" || op == "DynamicQuantizeMatMul" || op == "QAttention"
+		op == "MatMulIntegerToFloat" || op == "DynamicQuantizeMatMul" || op == "QAttention" || op == "DynamicQuantizeLSTM"
 }
 
 // dequantizedFrom is the quantized compute dtype of v when v is a

@@ -20,6 +20,10 @@ type rnnKind struct {
 	gateTrans float64
 	peepholes int // input slot of P (LSTM), -1 if none
 	stateOuts int // number of outputs after Y (Y_h, Y_c)
+	// quantized: DynamicQuantizeLSTM's 8-bit form, W [dirs, input,
+	// gates·h] and R [dirs, h, gates·h], X and each step's hidden state
+	// quantized per call.
+	quantized bool
 }
 
 var (
@@ -37,12 +41,17 @@ var (
 	gruKind = rnnKind{gates: 3, biasAdds: 6, gateFLOPs: 13, gateTrans: 3, peepholes: -1}
 	// RNN: one summed bias add and one activation (tanh by default) per element.
 	rnnKindPlain = rnnKind{gates: 1, biasAdds: 1, gateFLOPs: 1, gateTrans: 1, peepholes: -1}
+	// quantize_dynamic's LSTM: LSTM's cell; each gate pre-activation is
+	// two 8-bit products (input and recurrent) scaled back to float, one
+	// flop each.
+	dynamicQuantizeLSTMKind = rnnKind{gates: 4, biasAdds: 4, gateFLOPs: 15 + 2*4, gateTrans: 5, peepholes: 7, quantized: true}
 )
 
 func init() {
 	RegisterRule("", "LSTM", recurrentRule(lstmKind))
 	RegisterRule("", "GRU", recurrentRule(gruKind))
 	RegisterRule("", "RNN", recurrentRule(rnnKindPlain))
+	RegisterRule(msDomain, "DynamicQuantizeLSTM", recurrentRule(dynamicQuantizeLSTMKind))
 }
 
 // recurrentRule costs a whole recurrent op: per-step work times
@@ -66,7 +75,13 @@ func recurrentRule(k rnnKind) Rule {
 		}
 		dirs := w[0]
 		h := float64(n.AttrInt("hidden_size", 0))
-		if h <= 0 {
+		if k.quantized {
+			hq, ok := ir.DynamicQuantizeLSTMHidden(n)
+			if !ok {
+				return e, nil
+			}
+			h = float64(hq)
+		} else if h <= 0 {
 			h = w[1] / k.gates
 		}
 		rows := seq * dirs * batch // cell evaluations
@@ -88,6 +103,18 @@ func recurrentRule(k rnnKind) Rule {
 		e.Steps = clampInt(seq)
 		e.Launches = dirs * (1 + 2*seq)
 		e.Note = fmt.Sprintf("%g steps x %g direction(s); launches = directions*(1 + 2*steps)", seq, dirs)
+		if k.quantized {
+			// X quantized once for the input products, each step's
+			// hidden state before its recurrent one (DynamicQuantizeLinear's
+			// count an element), each in a kernel of its own.
+			q, _, _ := OpCount("DynamicQuantizeLinear")
+			quantized := seq*batch*in + rows*h
+			e.FLOPs += q * quantized
+			e.BytesWritten += quantized
+			e.BytesRead += quantized
+			e.Launches += dirs * (1 + seq)
+			e.Note = fmt.Sprintf("%g steps x %g direction(s) at 8 bits: X and each step's hidden state quantized first; launches = directions*(2 + 3*steps)", seq, dirs)
+		}
 		return e, nil
 	}
 }

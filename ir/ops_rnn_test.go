@@ -1,6 +1,9 @@
 package ir
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestRecurrentShapes(t *testing.T) {
 	const seq, batch, input, hidden = 7, 3, 5, 4
@@ -38,5 +41,34 @@ func TestRecurrentShapes(t *testing.T) {
 
 	if _, err := fcInfer(t, 14, "LSTM", []*Attribute{fcAttrStr("direction", "sideways")}, []fcIn{x, lstmW(1), lstmR(1)}, 1); err == nil {
 		t.Error("LSTM with an unknown direction: no error")
+	}
+}
+
+// TestDynamicQuantizeLSTMInfer: quantize_dynamic's LSTM takes LSTM's
+// outputs over its transposed 8-bit weights (W [dirs, input, 4h], R
+// [dirs, h, 4h]); without hidden_size, R's rows give h; float or
+// mis-ranked weights are refused.
+func TestDynamicQuantizeLSTMInfer(t *testing.T) {
+	const op = "com.microsoft::DynamicQuantizeLSTM"
+	q := func(w, r faIn) []faIn {
+		s := faInput(Float32, faShape(2, 64))
+		z := faInput(Int8, faShape(2, 64))
+		return []faIn{faInput(Float32, faShape("S", "N", 8)), w, r, faOmitted, faOmitted, faOmitted, faOmitted, faOmitted, s, z, s, z}
+	}
+	ins := q(faInput(Int8, faShape(2, 8, 64)), faInput(Int8, faShape(2, 16, 64)))
+	bi := []*Attribute{StringAttr("direction", "bidirectional")}
+	want := []TypeInfo{{DType: Float32, Shape: faShape("S", 2, "N", 16)}, {DType: Float32, Shape: faShape(2, "N", 16)}, {DType: Float32, Shape: faShape(2, "N", 16)}}
+	runFAOutputs(t, "hidden from R", op, 17, ins, bi, want)
+	runFAOutputs(t, "hidden_size", op, 17, ins, append(bi, IntAttr("hidden_size", 16)), want)
+	for _, c := range []struct {
+		ins  []faIn
+		want string
+	}{
+		{q(faInput(Float32, faShape(2, 8, 64)), ins[2]), "input 1 (W) is float32, want 8-bit"},
+		{q(ins[1], faInput(Int8, faShape(16, 64))), "input 2 (R) has rank 2"},
+	} {
+		if _, err := runFAOp(t, op, 17, c.ins, bi, 3); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("want an error with %q, got %v", c.want, err)
+		}
 	}
 }

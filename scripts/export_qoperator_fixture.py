@@ -18,7 +18,9 @@ Run with Debian's interpreter (onnx 1.12 and numpy):
 It also writes twins.onnx (onnxruntime's com.microsoft QuantizeLinear,
 DequantizeLinear, Pad, Trilu, GridSample and GatherND), qbert.onnx, one int8 BERT encoder layer as quantize_dynamic
 writes it (QEmbedLayerNormalization, QAttention, MatMulInteger, DynamicQuantizeMatMul),
-and moe_ffn.onnx, a sparse decoder's expert FFNs (com.microsoft MoE and QMoE).
+moe_ffn.onnx, a sparse decoder's expert FFNs (com.microsoft MoE and QMoE),
+and qlstm.onnx, two LSTM layers as quantize_dynamic writes them
+(com.microsoft DynamicQuantizeLSTM).
 
 The weights are seeded random 8-bit values, inline (the file is a few KB), so
 onnxruntime runs it: testdata/models/qoperator/record_ort.js records the
@@ -227,6 +229,37 @@ def build_twins():
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6, 6])])
 
 
+def build_qlstm():
+    """Two LSTM layers as onnxruntime's quantize_dynamic writes them
+    (quantization/operators/lstm.py): DynamicQuantizeLSTM, the 8-bit
+    weights transposed to W [dirs, input, 4*hidden] and R [dirs, hidden,
+    4*hidden], then W_scale, W_zero_point, R_scale, R_zero_point. A
+    bidirectional layer (input 8, hidden 16, a bias) with per-channel
+    scales [2, 64]; its Y [S, 2, N, 16] transposed and reshaped to
+    [S, N, 32]; a forward layer with per-tensor scales [1] giving only
+    Y_h and Y_c. The sequence is S, the batch N."""
+    g = Graph(seed=20261205)
+    hid = 16
+
+    def qlstm(x, inp, dirs, per_channel, outs, name, **attrs):
+        w = g.weight(name + "_W", (dirs, inp, 4 * hid), np.int8)
+        r = g.weight(name + "_R", (dirs, hid, 4 * hid), np.int8)
+        b = g.init(name + "_B", (g.rng.uniform(-1, 1, (dirs, 8 * hid)) * 0.1).astype(np.float32))
+        qshape = (dirs, 4 * hid) if per_channel else (dirs,)
+        q = [g.init(name + "_W_scale", np.full(qshape, 0.01, np.float32)), g.init(name + "_W_zero_point", np.zeros(qshape, np.int8)),
+             g.init(name + "_R_scale", np.full(qshape, 0.01, np.float32)), g.init(name + "_R_zero_point", np.zeros(qshape, np.int8))]
+        g.nodes.append(helper.make_node("DynamicQuantizeLSTM", [x, w, r, b, "", "", "", ""] + q, outs, name=name, domain=MS,
+                                        hidden_size=hid, **attrs))
+
+    qlstm("x", 8, 2, True, ["y1"], "lstm_1_quant", direction="bidirectional")
+    t = g.node("Transpose", ["y1"], "y1_t", perm=[0, 2, 1, 3])
+    h = g.node("Reshape", [t, g.init("merge_dirs", np.array([0, 0, -1], np.int64))], "h1")
+    qlstm(h, 2 * hid, 1, False, ["", "y_h", "y_c"], "lstm_2_quant")
+    return g.model("qlstm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["S", "N", 8])],
+                   [helper.make_tensor_value_info("y_h", TensorProto.FLOAT, [1, "N", hid]),
+                    helper.make_tensor_value_info("y_c", TensorProto.FLOAT, [1, "N", hid])])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "testdata", "models", "qoperator"))
@@ -234,12 +267,13 @@ def main():
                     help="make every node's output a graph output (for record_ort.js, which reads their shapes; not committed)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    for base, m in (("qop_cnn", build()), ("qbert", build_bert()), ("moe_ffn", build_moe()), ("twins", build_twins())):
+    for base, m in (("qop_cnn", build()), ("qbert", build_bert()), ("moe_ffn", build_moe()), ("twins", build_twins()),
+                    ("qlstm", build_qlstm())):
         onnx.checker.check_model(m)
         name = base + ".onnx"
         if a.all_outputs:
             del m.graph.output[:]
-            m.graph.output.extend(helper.make_empty_tensor_value_info(o) for n in m.graph.node for o in n.output)
+            m.graph.output.extend(helper.make_empty_tensor_value_info(o) for n in m.graph.node for o in n.output if o)
             name = base + "_all_outputs.onnx"
         path = os.path.join(a.out, name)
         onnx.save(m, path)

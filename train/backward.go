@@ -308,7 +308,7 @@ var NoBackward = map[string]string{
 	"com.microsoft.QGemm": inferenceOnly, "com.microsoft.QLinearConv": inferenceOnly, "com.microsoft.NhwcMaxPool": inferenceOnly,
 	"com.microsoft.MatMulIntegerToFloat": inferenceOnly, "com.microsoft.DynamicQuantizeMatMul": inferenceOnly,
 	"com.microsoft.QAttention": inferenceOnly, "com.microsoft.QEmbedLayerNormalization": inferenceOnly,
-	"com.microsoft.QMoE": inferenceOnly,
+	"com.microsoft.QMoE": inferenceOnly, "com.microsoft.DynamicQuantizeLSTM": inferenceOnly,
 	// onnxruntime's CPU fusions of an inference graph it saved.
 	"com.microsoft.FusedConv": inferenceKernel, "com.microsoft.FusedGemm": inferenceKernel,
 	"com.microsoft.GemmFastGelu": inferenceKernel, "com.microsoft.MoE": inferenceKernel,

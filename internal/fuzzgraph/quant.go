@@ -424,11 +424,26 @@ func (g *gen) decoding(x, v *ir.Value) *ir.Value {
 // as token-major Q, K, V and a state, RelativePositionBias,
 // PagedAttention (packed Q|K|V over a paged cache), GemmFloat8 over float8
 // weights, packing mode (RemovePadding, PackedAttention or
-// PackedMultiHeadAttention, RestorePadding), or onnxruntime's
+// PackedMultiHeadAttention, RestorePadding), DynamicQuantizeLSTM, or
+// onnxruntime's
 // com.microsoft twins DequantizeLinear and Trilu.
 func (g *gen) hybrid(x, v *ir.Value) *ir.Value {
 	b, s, w := known(v, 0, 2), known(v, 1, 2), known(v, 2, 4)
-	switch g.intn(9) {
+	switch g.intn(10) {
+	case 9:
+		// quantize_dynamic's LSTM over x as [seq, batch, input].
+		h, dirs := g.rangeIn(1, 8), g.rangeIn(1, 2)
+		qs := int64(1)
+		if g.intn(2) == 0 {
+			qs = 4 * h // per-channel scales
+		}
+		i8 := func(d ...int64) *ir.Value { return g.typed(ir.Int8, d...) }
+		attrs := []*ir.Attribute{attrInt("hidden_size", g.wild(h))}
+		if dirs == 2 {
+			attrs = append(attrs, ir.StringAttr("direction", "bidirectional"))
+		}
+		return g.msN("DynamicQuantizeLSTM", []*ir.Value{x, i8(dirs, g.perturb(w), 4*h), i8(dirs, h, 4*h), nil, nil, nil, nil, nil,
+			g.weight(true, dirs, qs), i8(dirs, qs), g.weight(true, dirs, qs), i8(dirs, qs)}, 3, attrs...)
 	case 8:
 		counts := g.typed(ir.Int32, g.perturb(b))
 		if b > 0 && b <= 64 && g.intn(2) == 0 {

@@ -1,5 +1,5 @@
-// Records what onnxruntime makes of qop_cnn.onnx, qbert.onnx, moe_ffn.onnx
-// and twins.onnx (written by scripts/export_qoperator_fixture.py) on its CPU
+// Records what onnxruntime makes of qop_cnn.onnx, qbert.onnx, moe_ffn.onnx,
+// twins.onnx and qlstm.onnx (written by scripts/export_qoperator_fixture.py) on its CPU
 // provider. For qop_cnn (and the same for the others: NAME.ort_shapes.json
 // at the bindings MODELS lists, ort_NAME.json.gz, NAME_ort_all.onnx,
 // ort_NAME_ort_all.json.gz):
@@ -47,6 +47,9 @@ const MODELS = [
   {name: 'twins', bindings: {N: 2}, feeds() {
     const sine = (n, k) => Float32Array.from({length: n}, (_, i) => Math.sin(i * k));
     return {x: new ort.Tensor('float32', sine(512, 0.3), [2, 4, 8, 8]), grid: new ort.Tensor('float32', sine(144, 0.11), [2, 6, 6, 2])};
+  }},
+  {name: 'qlstm', bindings: {S: 6, N: 2}, feeds() {
+    return {x: new ort.Tensor('float32', Float32Array.from({length: 96}, (_, i) => Math.sin(i * 0.29)), [6, 2, 8])};
   }},
   {name: 'qbert', bindings: {N: 2, S: 16}, feeds() {
     const [n, s] = [2, 16];
