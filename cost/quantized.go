@@ -18,7 +18,8 @@ import (
 //     and QAttention, whose float attention is priced apart: trailer.go)
 //     whose data input is an 8-bit integer, and DynamicQuantizeMatMul and
 //     DynamicQuantizeLSTM, whose float input they quantize per call for
-//     their 8-bit weights;
+//     their 8-bit weights, and MatMulBlockQuantizedFp8Weight with an
+//     a_scale (W8A8: A quantized to E4M3 in the kernel);
 //   - Q/DQ-wrapped ops: a node whose data input and weight (inputs 0 and
 //     1) are both DequantizeLinear outputs of a quantized type, the
 //     pattern Q/DQ exporters write around Conv, MatMul and Gemm (and the
@@ -35,6 +36,13 @@ func quantizedDType(n *ir.Node) (name string, dt ir.DType, ok bool) {
 	x := n.In(0)
 	if x == nil {
 		return "", ir.Undefined, false
+	}
+	if n.OpType == "MatMulBlockQuantizedFp8Weight" && n.Domain == "com.microsoft" && n.In(3) != nil {
+		// W8A8: its a_scale quantizes A to E4M3 in the kernel, and the
+		// product runs at fp8.
+		if b := n.In(1); b != nil {
+			return quantName(b.DType)
+		}
 	}
 	if integerQuantOp(n) {
 		if n.OpType == "DynamicQuantizeMatMul" || n.OpType == "DynamicQuantizeLSTM" {

@@ -41,6 +41,9 @@ func init() {
 	// over the cache (a shared buffer read up to past_sequence_length).
 	RegisterRule(msDomain, "DecoderMaskedSelfAttention", msAttentionRule)
 	RegisterRule(msDomain, "RotaryEmbedding", msRotaryRule)
+	// M-RoPE reads the cos/sin rows of three position streams, a section
+	// of the rotary half each: RotaryEmbedding's count and bytes.
+	RegisterRule(msDomain, "MRotaryEmbedding", msRotaryRule)
 }
 
 // attnProblem is what one attention kernel computes.

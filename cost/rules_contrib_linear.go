@@ -6,13 +6,16 @@ import (
 )
 
 // Rules for onnxruntime's linear-attention hybrid ops
-// (ir/ops_contrib_linear.go: Qwen3.5's Gated DeltaNet layers).
+// (ir/ops_contrib_linear.go: Qwen3.5's Gated DeltaNet layers and the
+// general LinearAttention).
 
 func init() {
 	RegisterRule(msDomain, "GatedAdd", gatedAddRule)
 	RegisterRule(msDomain, "GatedRMSNorm", gatedRMSNormRule)
 	RegisterRule(msDomain, "CausalConvWithState", causalConvRule)
 	RegisterRule(msDomain, "GatedDeltaNet", gatedDeltaNetRule)
+	RegisterRule(msDomain, "LinearAttention", linearAttentionRule)
+	RegisterRule(msDomain, "LinearAttentionGate", linearAttentionGateRule)
 }
 
 // gatedAddRule: X + Y·gate, 2 FLOPs an element, one kernel.
@@ -119,6 +122,69 @@ func gatedDeltaNetRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	}
 	e.M, e.N = clampInt(perSeq), clampInt(dv)
 	e.K, e.Batch = clampInt(macsPerToken/dv), clampInt(seqs*hv)
+	return e, nil
+}
+
+// linearAttentionRule: LinearAttention's recurrence over a [dk × dv]
+// state per KV head, one kernel. Per token:
+//
+//	update     k⊗v into each KV head's state: Hkv·dk·dv multiply-accumulates
+//	retrieval  (delta rules) Sᵀk before the update: Hkv·dk·dv more
+//	output     Sᵀq for each of max(Hq, Hkv) output heads: dk·dv each
+//	decay      (gated rules) the state scaled: Hkv·dk·dv flops
+//	prefill    chunk by chunk (chunk_size, else 64): each token also meets
+//	           its chunk's earlier tokens, (dk + dv) a head
+//	scale      1 flop an output element
+//
+// The state is read (past_state) and written (present_state) once a call,
+// Q, K, V and the gates read, the output written.
+func linearAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	e := kernel(n, c, perf.ClassAttention)
+	d, ok := ir.ReadLinearAttentionDims(n)
+	if !ok || d.Batch < 1 || d.Tokens < 1 {
+		return e, nil
+	}
+	rule := n.AttrString("update_rule", "gated_delta")
+	delta := rule == "delta" || rule == "gated_delta"
+	hout := float64(max(d.HeadsQ, d.HeadsKV))
+	hkv, dk, dv := float64(d.HeadsKV), float64(d.SizeK), float64(d.SizeV)
+	tokens := float64(d.Batch * d.Tokens)
+	state := dk * dv
+	perToken := hkv*state + hout*state
+	if delta {
+		perToken += hkv * state
+	}
+	chunk := n.AttrInt("chunk_size", 0)
+	if chunk < 1 {
+		chunk = deltaNetChunk
+	}
+	intra := float64(min(d.Tokens, chunk) - 1)
+	perToken += intra * hout * (dk + dv)
+	e.MACs = tokens * perToken
+	e.FLOPs = perf.FMAFLOPs*e.MACs + tokens*hout*dv
+	if rule == "gated" || rule == "gated_delta" {
+		e.FLOPs += tokens * hkv * state
+		e.Transcendentals += tokens * hkv // exp of the log-space decay
+	}
+	e.M, e.N = clampInt(float64(d.Tokens)), clampInt(dv)
+	e.K, e.Batch = clampInt(perToken/hout/dv), clampInt(float64(d.Batch)*hout)
+	return e, nil
+}
+
+// linearAttentionGateRule: one kernel over a's elements: the bias add,
+// Softplus and the scale (Softplus's count and 2), and with b a Sigmoid
+// each of its elements.
+func linearAttentionGateRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	e := kernel(n, c, perf.ClassElementwise)
+	sp, spT, _ := OpCount("Softplus")
+	a := c.Numel(n.In(0))
+	e.FLOPs, e.Transcendentals = (sp+2)*a, spT*a
+	if n.In(3) != nil && n.Out(1) != nil {
+		sg, sgT, _ := OpCount("Sigmoid")
+		b := c.Numel(n.In(3))
+		e.FLOPs += sg * b
+		e.Transcendentals += sgT * b
+	}
 	return e, nil
 }
 

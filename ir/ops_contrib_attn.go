@@ -53,6 +53,11 @@ func init() {
 			Doc: "Attention's outputs for one input token: output [B,1,v_hidden]; present [2,B,H,past+1,d] (past's shape with past_present_share_buffer)"},
 		&OpSchema{Domain: "com.microsoft", Name: "RotaryEmbedding", Family: FamilyElementwise, Since: 1, MinIn: 4, MaxIn: 4, MinOut: 1, MaxOut: 1,
 			Infer: inferMSRotaryEmbedding, Doc: "output like input: [B,S,hidden] or [B,H,S,head]; inputs input, position_ids, cos_cache, sin_cache"},
+		// MRotaryEmbedding(input, position_ids [3, B, S], cos_cache,
+		// sin_cache): Qwen-VL's multimodal RoPE, three position streams
+		// over sections of the rotary half.
+		&OpSchema{Domain: "com.microsoft", Name: "MRotaryEmbedding", Family: FamilyElementwise, Since: 1, MinIn: 4, MaxIn: 4, MinOut: 1, MaxOut: 1,
+			Infer: inferMRotaryEmbedding, Doc: "RotaryEmbedding over temporal, height and width position streams (mrope_section); output like input"},
 	)
 }
 
@@ -431,4 +436,21 @@ func inferMSRotaryEmbedding(c *InferCtx) error {
 		return c.Errorf("rotary_embedding_dim %d must be even and not negative", rot)
 	}
 	return c.PassThrough(0, 0)
+}
+
+// inferMRotaryEmbedding is RotaryEmbedding's rule with M-RoPE's
+// position_ids [3, B, S] and its three sections, which together are the
+// rotary half (the cos cache's width when it is known).
+func inferMRotaryEmbedding(c *InferCtx) error {
+	sec, ok := c.AttrInts("mrope_section")
+	if !ok || len(sec) != 3 || sec[0] < 0 || sec[1] < 0 || sec[2] < 0 {
+		return c.Errorf("mrope_section %v: want three non-negative sizes", sec)
+	}
+	if p := c.InShape(1); p.Ranked && (p.Rank() != 3 || (p.Dims[0].IsKnown() && p.Dims[0].Value != 3)) {
+		return c.Errorf("position_ids %s, want [3, batch, sequence] (temporal, height, width)", p)
+	}
+	if half, known := knownDim(c.InShape(2), 1); known && c.InShape(2).Rank() == 2 && sec[0]+sec[1]+sec[2] != half {
+		return c.Errorf("mrope_section %v sums to %d, the cos cache holds %d of the rotary half", sec, sec[0]+sec[1]+sec[2], half)
+	}
+	return inferMSRotaryEmbedding(c)
 }

@@ -5,7 +5,9 @@ package ir
 // com.microsoft CausalConvWithState (a causal depthwise convolution that
 // carries its last positions between calls), GatedDeltaNet (the
 // recurrence over a per-head state, token-major), GatedRMSNorm (RMS norm
-// times SiLU of a gate, per head) and GatedAdd (X + Y·gate).
+// times SiLU of a gate, per head), GatedAdd (X + Y·gate), and the
+// general LinearAttention (linear, gated, delta and gated-delta rules over
+// [B, T, H·d] rows) with its LinearAttentionGate.
 
 func init() {
 	ms := "com.microsoft"
@@ -25,7 +27,110 @@ func init() {
 		// state_update_active?) -> output, final_state?, state_update?
 		&OpSchema{Domain: ms, Name: "GatedDeltaNet", Family: FamilyAttention, Since: 1, MinIn: 3, MaxIn: 11, MinOut: 1, MaxOut: 3,
 			Infer: inferGatedDeltaNet, Doc: "ONNX Runtime contrib op: gated delta-rule linear attention over a recurrent state (Qwen3.5)"},
+		// LinearAttention(query [B,T,Hq·dk], key [B,T,Hkv·dk], value
+		// [B,T,Hkv·dv], past_state?, decay?, beta?) -> output, present_state
+		&OpSchema{Domain: ms, Name: "LinearAttention", Family: FamilyAttention, Since: 1, MinIn: 3, MaxIn: 6, MinOut: 2, MaxOut: 2,
+			Infer: inferLinearAttention, Doc: "ONNX Runtime contrib op: linear, gated, delta or gated-delta recurrence; output [B,T,max(Hq,Hkv)·dv], state [B,Hkv,dk,dv] ([W,...] with state_window)"},
+		// LinearAttentionGate(a, dt_bias, decay_scale, b?) -> decay, beta?
+		&OpSchema{Domain: ms, Name: "LinearAttentionGate", Family: FamilyElementwise, Since: 1, MinIn: 3, MaxIn: 4, MinOut: 1, MaxOut: 2,
+			Infer: inferLinearAttentionGate, Doc: "ONNX Runtime contrib op: decay_scale·Softplus(a + dt_bias) and Sigmoid(b); outputs like a"},
 	)
+}
+
+// LinearAttentionDims are a LinearAttention's sizes: batch, tokens a
+// sequence, query and key/value heads, head sizes; ok is false when the
+// shapes or attributes do not give them.
+type LinearAttentionDims struct {
+	Batch, Tokens, HeadsQ, HeadsKV, SizeK, SizeV int64
+}
+
+// ReadLinearAttentionDims reads n's sizes from its packed [B, T, H·d]
+// query and value and its head counts.
+func ReadLinearAttentionDims(n *Node) (LinearAttentionDims, bool) {
+	hq, hkv := n.AttrInt("q_num_heads", 0), n.AttrInt("kv_num_heads", 0)
+	q, v := n.In(0), n.In(2)
+	if hq < 1 || hkv < 1 || q == nil || v == nil {
+		return LinearAttentionDims{}, false
+	}
+	qd, ok1 := q.Shape.Ints()
+	vd, ok2 := v.Shape.Ints()
+	if !ok1 || !ok2 || len(qd) != 3 || len(vd) != 3 || qd[2]%hq != 0 || vd[2]%hkv != 0 {
+		return LinearAttentionDims{}, false
+	}
+	return LinearAttentionDims{Batch: qd[0], Tokens: qd[1], HeadsQ: hq, HeadsKV: hkv, SizeK: qd[2] / hq, SizeV: vd[2] / hkv}, true
+}
+
+// linearUpdateInputs is what each update_rule needs besides Q, K, V:
+// decay (slot 4) for the gated rules, beta (slot 5) for the delta ones.
+var linearUpdateInputs = map[string][]int{"linear": nil, "gated": {4}, "delta": {5}, "gated_delta": {4, 5}}
+
+func inferLinearAttention(c *InferCtx) error {
+	hq, hkv := c.AttrInt("q_num_heads", 0), c.AttrInt("kv_num_heads", 0)
+	if hq < 1 || hkv < 1 {
+		return c.Errorf("q_num_heads %d and kv_num_heads %d, want both positive", hq, hkv)
+	}
+	rule := c.AttrString("update_rule", "gated_delta")
+	needs, known := linearUpdateInputs[rule]
+	if !known {
+		return c.Errorf("update_rule %q, want linear, gated, delta or gated_delta", rule)
+	}
+	for _, slot := range needs {
+		if !c.HasIn(slot) {
+			return c.Errorf("update_rule %q needs its %s input", rule, map[int]string{4: "decay", 5: "beta"}[slot])
+		}
+	}
+	w := c.AttrInt("state_window", 0)
+	if w < 0 || w > 8 {
+		return c.Errorf("state_window %d, want 0 to 8", w)
+	}
+	q, k, v := c.InShape(0), c.InShape(1), c.InShape(2)
+	for i, s := range []Shape{q, k, v} {
+		if s.Ranked && s.Rank() != 3 {
+			return c.Errorf("%s has rank %d, want 3 [batch, tokens, heads·head_size]", []string{"query", "key", "value"}[i], s.Rank())
+		}
+	}
+	stateDT := c.InType(0)
+	if c.HasIn(3) && c.InType(3) != Undefined {
+		stateDT = c.InType(3)
+	}
+	if !q.Ranked || !v.Ranked {
+		if err := c.SetOut(0, c.InType(0), Unranked()); err != nil {
+			return err
+		}
+		return c.SetOut(1, stateDT, Unranked())
+	}
+	dk, err := headSize(c, "query", q.Dims[2], hq)
+	if err != nil {
+		return err
+	}
+	dv, err := headSize(c, "value", v.Dims[2], hkv)
+	if err != nil {
+		return err
+	}
+	if k.Ranked {
+		if kw, ok := knownDim(k, 2); ok && dk.IsKnown() && kw != hkv*dk.Value {
+			return c.Errorf("key width %d, want kv_num_heads·head_size = %d·%d", kw, hkv, dk.Value)
+		}
+	}
+	width, _ := MulDim(D(max(hq, hkv)), dv)
+	if err := c.SetOut(0, c.InType(0), RankedShape(q.Dims[0], q.Dims[1], width)); err != nil {
+		return err
+	}
+	state := RankedShape(q.Dims[0], D(hkv), dk, dv)
+	if w > 0 {
+		state = RankedShape(D(w), q.Dims[0], D(hkv), dk, dv)
+	}
+	return c.SetOut(1, stateDT, state)
+}
+
+func inferLinearAttentionGate(c *InferCtx) error {
+	if err := c.PassThrough(0, 0); err != nil {
+		return err
+	}
+	if c.Out(1) != nil && !c.HasIn(3) {
+		return c.Errorf("the beta output needs input b")
+	}
+	return c.PassThrough(1, 3)
 }
 
 func inferGatedRMSNorm(c *InferCtx) error {

@@ -155,34 +155,21 @@ func TestPackedAttentionInfer(t *testing.T) {
 	runFAOutputs(t, "PackedMultiHeadAttention packed", ms+"PackedMultiHeadAttention", 17, qkv, heads, []TypeInfo{{DType: f16, Shape: faShape("t", 768)}})
 	restore := []faIn{faInput(f16, faShape("t", 768)), off}
 	runFAOutputs(t, "RestorePadding", ms+"RestorePadding", 17, restore, nil, []TypeInfo{{DType: f16, Shape: faShape("b", "s", 768)}})
-	for _, c := range []struct {
-		op    string
-		ins   []faIn
-		attrs []*Attribute
-		want  string
-	}{
-		{"PackedAttention", pa, nil, "positive num_heads"},
-		{"PackedAttention", append([]faIn{faInput(f16, faShape(8, "t", 768))}, pa[1:]...), heads, "input of rank 3"},
-		{"PackedAttention", append([]faIn{faInput(f16, faShape("t", 512))}, pa[1:]...), heads, "input width 512 but weights have 768 rows"},
-		{"PackedAttention", append(append([]faIn{}, pa[:3]...), faInput(Int32, faShape(5)), cum), heads, "token_offset has rank 1"},
-		{"PackedAttention", sized, []*Attribute{IntAttr("num_heads", 12), IntsAttr("qkv_hidden_sizes", 768, 768, 768)}, "not qkv_hidden_sizes"},
-		{"PackedAttention", append(append([]faIn{}, pa[:3]...), faInput(Int32, faShape(4, 128)), faInput(Int32, faShape(4))), heads, "4 entries for a batch of 4"},
-		{"PackedMultiHeadAttention", append([]faIn{qkv[0], mha[1]}, qkv[2:]...), heads, "key or value is given too"},
-		{"PackedMultiHeadAttention", qkv, []*Attribute{IntAttr("num_heads", 8)}, "12 heads, num_heads is 8"},
-		{"PackedMultiHeadAttention", append([]faIn{mha[0], faOmitted}, mha[2:]...), heads, "needs both key and value"},
-		{"PackedMultiHeadAttention", append([]faIn{faInput(f16, faShape("t", 770))}, mha[1:]...), heads, "not a multiple of its 12 heads"},
-		{"RemovePadding", []faIn{faInput(f16, faShape("t", 768)), faInput(Int32, faShape("b"))}, nil, "rank 2, want 3"},
-		{"RemovePadding", []faIn{faInput(f16, faShape(4, 128, 768)), faInput(Int32, faShape(3))}, nil, "3 entries for a batch of 4"},
-		{"RestorePadding", []faIn{faInput(f16, faShape(4, 128, 768)), off}, nil, "rank 3, want 2"},
-	} {
-		nout := 1
-		if c.op == "RemovePadding" {
-			nout = 4
-		}
-		if _, err := runFAOp(t, ms+c.op, 17, c.ins, c.attrs, nout); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: want an error with %q, got %v", c.op, c.want, err)
-		}
-	}
+	checkInferErrors(t, []inferErrCase{
+		{ms + "PackedAttention", pa, nil, 1, "positive num_heads"},
+		{ms + "PackedAttention", append([]faIn{faInput(f16, faShape(8, "t", 768))}, pa[1:]...), heads, 1, "input of rank 3"},
+		{ms + "PackedAttention", append([]faIn{faInput(f16, faShape("t", 512))}, pa[1:]...), heads, 1, "input width 512 but weights have 768 rows"},
+		{ms + "PackedAttention", append(append([]faIn{}, pa[:3]...), faInput(Int32, faShape(5)), cum), heads, 1, "token_offset has rank 1"},
+		{ms + "PackedAttention", sized, []*Attribute{IntAttr("num_heads", 12), IntsAttr("qkv_hidden_sizes", 768, 768, 768)}, 1, "not qkv_hidden_sizes"},
+		{ms + "PackedAttention", append(append([]faIn{}, pa[:3]...), faInput(Int32, faShape(4, 128)), faInput(Int32, faShape(4))), heads, 1, "4 entries for a batch of 4"},
+		{ms + "PackedMultiHeadAttention", append([]faIn{qkv[0], mha[1]}, qkv[2:]...), heads, 1, "key or value is given too"},
+		{ms + "PackedMultiHeadAttention", qkv, []*Attribute{IntAttr("num_heads", 8)}, 1, "12 heads, num_heads is 8"},
+		{ms + "PackedMultiHeadAttention", append([]faIn{mha[0], faOmitted}, mha[2:]...), heads, 1, "needs both key and value"},
+		{ms + "PackedMultiHeadAttention", append([]faIn{faInput(f16, faShape("t", 770))}, mha[1:]...), heads, 1, "not a multiple of its 12 heads"},
+		{ms + "RemovePadding", []faIn{faInput(f16, faShape("t", 768)), faInput(Int32, faShape("b"))}, nil, 4, "rank 2, want 3"},
+		{ms + "RemovePadding", []faIn{faInput(f16, faShape(4, 128, 768)), faInput(Int32, faShape(3))}, nil, 4, "3 entries for a batch of 4"},
+		{ms + "RestorePadding", []faIn{faInput(f16, faShape(4, 128, 768)), off}, nil, 1, "rank 3, want 2"},
+	})
 }
 
 // TestEmbedMaskIndex: with the mask known, EmbedLayerNormalization's

@@ -94,18 +94,28 @@ func checkMatMulNBits(c *InferCtx) error {
 			return c.Errorf("A's last dim is %d, K=%d", d, k)
 		}
 	}
-	kBlocks, blob, ok := NBitsLayout(k, bits, bs)
-	if !ok || n < 1 || c.Attr("block_size") == nil {
+	if c.Attr("block_size") == nil {
 		return nil
 	}
-	if dims, known := c.InShape(1).Ints(); known && c.HasIn(1) {
+	return checkNBitsWeight(c, "B", 1, 2, n, k, bits, bs)
+}
+
+// checkNBitsWeight holds the packed weight at slot b and its scales at
+// slot scales to the layout of an [n, k] weight at bits per value in
+// blocks of bs, where their dims are known; name names the weight.
+func checkNBitsWeight(c *InferCtx, name string, b, scales int, n, k, bits, bs int64) error {
+	kBlocks, blob, ok := NBitsLayout(k, bits, bs)
+	if !ok || n < 1 {
+		return nil
+	}
+	if dims, known := c.InShape(b).Ints(); known && c.HasIn(b) {
 		if got, want := prodFloat(dims), float64(n)*float64(kBlocks)*float64(blob); got != want {
-			return c.Errorf("B holds %.0f bytes, N·ceil(K/block_size)·block_size·bits/8 = %d·%d·%d = %.0f", got, n, kBlocks, blob, want)
+			return c.Errorf("%s holds %.0f bytes, N·ceil(K/block_size)·block_size·bits/8 = %d·%d·%d = %.0f", name, got, n, kBlocks, blob, want)
 		}
 	}
-	if dims, known := c.InShape(2).Ints(); known && c.HasIn(2) {
+	if dims, known := c.InShape(scales).Ints(); known && c.HasIn(scales) {
 		if got, want := prodFloat(dims), float64(n)*float64(kBlocks); got != want {
-			return c.Errorf("scales has %.0f entries, N·ceil(K/block_size) = %.0f", got, want)
+			return c.Errorf("%s's scales have %.0f entries, N·ceil(K/block_size) = %.0f", name, got, want)
 		}
 	}
 	return nil

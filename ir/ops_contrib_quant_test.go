@@ -38,7 +38,7 @@ func TestMatMulNBitsTypes(t *testing.T) {
 
 		{name: "K disagrees with A", op: ms, opset: 17, ins: []faIn{faInput(f16, faShape(1, 4000)), b4, s4}, attrs: attrs, wantErr: "K=4096"},
 		{name: "B too small for int8", op: ms, opset: 17, ins: []faIn{faInput(f16, faShape(1, 4096)), b4, s4}, attrs: nbitsAttrs(4096, 4096, 8, 32), wantErr: "B holds"},
-		{name: "scales count", op: ms, opset: 17, ins: []faIn{faInput(f16, faShape(1, 4096)), b4, faInput(f16, faShape(4096, 64))}, attrs: attrs, wantErr: "scales has"},
+		{name: "scales count", op: ms, opset: 17, ins: []faIn{faInput(f16, faShape(1, 4096)), b4, faInput(f16, faShape(4096, 64))}, attrs: attrs, wantErr: "scales have"},
 		{name: "bits 1", op: ms, opset: 17, ins: []faIn{faInput(f16, faShape(1, 4096)), b4, s4}, attrs: nbitsAttrs(4096, 4096, 1, 32), wantErr: "bits=1"},
 		{name: "block 24", op: ms, opset: 17, ins: []faIn{faInput(f16, faShape(1, 4096)), b4, s4}, attrs: nbitsAttrs(4096, 4096, 4, 24), wantErr: "block_size=24"},
 		{name: "scalar A", op: ms, opset: 17, ins: []faIn{faInput(f16, faShape()), b4, s4}, attrs: []*Attribute{IntAttr("N", 4096)}, wantErr: "rank"},

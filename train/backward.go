@@ -322,6 +322,11 @@ var NoBackward = map[string]string{
 	// onnxruntime's packing mode for BERT serving (padding removed between the embedding and the output).
 	"com.microsoft.RemovePadding": inferenceKernel, "com.microsoft.RestorePadding": inferenceKernel,
 	"com.microsoft.PackedAttention": inferenceKernel, "com.microsoft.PackedMultiHeadAttention": inferenceKernel,
+	// onnxruntime-genai's fused int4 projections, block-scaled FP4/FP8 weights, M-RoPE, LinearAttention.
+	"com.microsoft.MatMulNBitsQkv": inferenceOnly, "com.microsoft.MatMulNBitsMlp": inferenceOnly,
+	"com.microsoft.MatMulBlockQuantizedFp4Weight": inferenceOnly, "com.microsoft.MatMulBlockQuantizedFp8Weight": inferenceOnly,
+	"com.microsoft.MRotaryEmbedding": inferenceKernel, "com.microsoft.LinearAttention": inferenceKernel,
+	"com.microsoft.LinearAttentionGate": inferenceKernel,
 	// onnxruntime's Stable Diffusion fusions (an inference graph for CUDA).
 	"com.microsoft.GroupNorm": inferenceKernel, "com.microsoft.SkipGroupNorm": inferenceKernel, "com.microsoft.NhwcConv": inferenceKernel,
 	"com.microsoft.BiasSplitGelu": inferenceKernel, "com.microsoft.BiasAdd": inferenceKernel,

@@ -424,12 +424,61 @@ func (g *gen) decoding(x, v *ir.Value) *ir.Value {
 // as token-major Q, K, V and a state, RelativePositionBias,
 // PagedAttention (packed Q|K|V over a paged cache), GemmFloat8 over float8
 // weights, packing mode (RemovePadding, PackedAttention or
-// PackedMultiHeadAttention, RestorePadding), DynamicQuantizeLSTM, or
-// onnxruntime's
+// PackedMultiHeadAttention, RestorePadding), DynamicQuantizeLSTM, the fused
+// int4 projections (MatMulNBitsQkv, MatMulNBitsMlp), block-scaled FP4 and
+// FP8 weights, M-RoPE, LinearAttention with its gate, or onnxruntime's
 // com.microsoft twins DequantizeLinear and Trilu.
 func (g *gen) hybrid(x, v *ir.Value) *ir.Value {
 	b, s, w := known(v, 0, 2), known(v, 1, 2), known(v, 2, 4)
-	switch g.intn(10) {
+	switch g.intn(14) {
+	case 13:
+		// LinearAttention over x as packed Q, K and V, its gates from
+		// LinearAttentionGate.
+		hq, d := int64(1), w
+		if w%2 == 0 && g.intn(2) == 0 {
+			hq, d = 2, w/2
+		}
+		gate := g.weight(false, b, s, hq)
+		decay := g.msN("LinearAttentionGate", []*ir.Value{gate, g.weight(false, hq), g.weight(false, hq), gate}, 2).Producer
+		rule := []string{"linear", "gated", "delta", "gated_delta"}[g.intn(4)]
+		return g.msN("LinearAttention", []*ir.Value{x, x, x, g.weight(false, g.perturb(b), hq, d, d), decay.Outputs[0], decay.Outputs[1]}, 2,
+			attrInt("q_num_heads", g.wild(hq)), attrInt("kv_num_heads", hq), ir.StringAttr("update_rule", rule),
+			attrInt("state_window", g.rangeIn(0, 2)), attrInt("chunk_size", g.rangeIn(0, 64)))
+	case 12:
+		// Qwen-VL's M-RoPE over x, one head of w.
+		half := w / 2
+		cache := g.weight(false, g.rangeIn(1, 64), half)
+		sec := []int64{half / 3, half / 3, half - 2*(half/3)}
+		return g.ms("MRotaryEmbedding", []*ir.Value{x, g.typed(ir.Int64, 3, b, s), cache, cache}, attrInts("mrope_section", sec[0], sec[1], g.perturb(sec[2])))
+	case 11:
+		// A block-scaled FP4 or FP8 weight over x.
+		n := g.rangeIn(1, 64)
+		if g.intn(2) == 0 {
+			return g.ms("MatMulBlockQuantizedFp4Weight", []*ir.Value{x, g.typed(ir.Uint8, n, g.perturb(w)/2), g.typed(ir.Uint8, n, (w+15)/16), g.weight(true)})
+		}
+		ins := []*ir.Value{x, g.typed(ir.Float8E4M3FN, n, g.perturb(w)), g.weight(true, n, (w+127)/128)}
+		if g.intn(2) == 0 {
+			ins = append(ins, g.weight(true))
+		}
+		return g.ms("MatMulBlockQuantizedFp8Weight", ins)
+	case 10:
+		// onnxruntime-genai's fused int4 projections over x (K = w).
+		n := 16 * g.rangeIn(1, 4)
+		packed := func() (*ir.Value, *ir.Value) {
+			blocks := (w + 15) / 16
+			return g.typed(ir.Uint8, g.perturb(n), blocks, 8), g.weight(true, n*blocks)
+		}
+		norm := g.weight(true, w)
+		attrs := []*ir.Attribute{attrInt("K", g.wild(w)), attrInt("block_size", 16), attrInt("bits", 4)}
+		gb, gs := packed()
+		ub, us := packed()
+		if g.intn(2) == 0 {
+			return g.msN("MatMulNBitsMlp", []*ir.Value{x, x, norm, gb, gs, nil, ub, us, nil}, 2,
+				append(attrs, attrInt("N", n), ir.StringAttr("activation", []string{"silu", "gelu", "unknown"}[g.intn(3)]))...)
+		}
+		vb, vs := packed()
+		return g.msN("MatMulNBitsQkv", []*ir.Value{x, nil, norm, gb, gs, nil, ub, us, nil, vb, vs, nil}, 3,
+			append(attrs, attrInt("Nq", n), attrInt("Nkv", n))...)
 	case 9:
 		// quantize_dynamic's LSTM over x as [seq, batch, input].
 		h, dirs := g.rangeIn(1, 8), g.rangeIn(1, 2)
