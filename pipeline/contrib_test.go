@@ -37,6 +37,8 @@ var contribModels = []contribModel{
 	// Packing mode at batch 1: no padding to remove, bert_ms_attention's arithmetic.
 	{name: "bert_packed", layers: 2, hidden: 768, heads: 12, kv: 12, head: 64, ff: 3072, mlpMats: 2, vocab: 0, past: false, weightsMiB: 145.0},
 	{name: "bert_packed_mha", layers: 2, hidden: 768, heads: 12, kv: 12, head: 64, ff: 3072, mlpMats: 2, vocab: 0, past: false, weightsMiB: 145.0},
+	// llama_int4_gqa's weights with the norms and projections fused (MatMulNBitsQkv, MatMulNBitsMlp).
+	{name: "llama_int4_fused", layers: 2, hidden: 4096, heads: 32, kv: 32, head: 128, ff: 11008, mlpMats: 3, vocab: 32000, past: true, weightsMiB: 538.5},
 }
 
 // contribStep is a binding of the fixtures' symbolic dims: new tokens s
@@ -209,7 +211,7 @@ func TestContribInt4Decode(t *testing.T) {
 			t.Errorf("%s decode: int4 %.1f µs, fp16 %.1f µs (%.2f×): want int4 at least 2× faster", gpu, q*1e6, f*1e6, f/q)
 		}
 		t.Logf("%s decode: int4 %.1f µs, fp16 %.1f µs: %.2f×", gpu, q*1e6, f*1e6, f/q)
-		for _, m := range []contribModel{contribModels[0], contribModels[1]} {
+		for _, m := range []contribModel{contribModels[0], contribModels[1], contribModels[len(contribModels)-1]} {
 			time := runContrib(t, m, decodeStep, gpu).Totals.TimeS
 			all, streamed := initializerBytes(t, m.path())
 			floor := streamed / g.MemBW

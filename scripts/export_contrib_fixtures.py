@@ -223,6 +223,8 @@ def build_llama(cfg, weights, seed, name):
     sin = g.init("sin_cache", F16, [cfg["max_pos"], hd // 2], fill=rope_cache(cfg, "sin"))
 
     eps = cfg["eps"]
+    if cfg.get("fused"):
+        return fused_llama_layers(g, cfg, x, seqlens_k, total_len, cos, sin)
     root, skip = x, x
     for i in range(L + 1):
         lp = "/model/layers.%d" % i
@@ -272,6 +274,64 @@ def build_llama(cfg, weights, seed, name):
     doc = "graph-only fixture in the onnxruntime-genai model builder's CUDA %s layout" % (
         "int4" if cfg["quant"] else "fp16")
     return g.model([("", 21), (MS, 1)], 10, "onnxruntime-genai", doc)
+
+
+def nbits_weight(g, cfg, base, k, n):
+    """A symmetric int4 weight's B [N, K/bs, bs/2] and scales [N*K/bs], as
+    builder_linear writes them for MatMulNBits."""
+    bs = cfg["quant"]["block_size"]
+    kb = (k + bs - 1) // bs
+    weight = base[1:].replace("/", ".") + ".MatMul.weight"
+    return [g.init(weight + "_Q4", U8, [n, kb, bs // 2]),
+            g.init(weight + "_scales", F16, [n * kb], fill=lambda: np.full(n * kb, 0.002))]
+
+
+def fused_llama_layers(g, cfg, x, seqlens_k, total_len, cos, sin):
+    """build_llama's layers with the decoder's int4 fusions of onnxruntime's
+    contrib ops (ContribOperators.md: MatMulNBitsQkv, MatMulNBitsMlp): each
+    layer's input RMS norm (SkipSimplifiedLayerNormalization past the
+    first) and its Q, K, V projections are one MatMulNBitsQkv, giving Q, K,
+    V and the residual sum; GroupQueryAttention takes them apart; the
+    post-attention norm with the gate and up projections and SiLU(gate)·up
+    is one MatMulNBitsMlp; o_proj and down_proj stay MatMulNBits."""
+    H, nh, nkv, hd, ff, V, L = (cfg[k] for k in ("hidden", "heads", "kv_heads", "head", "ff", "vocab", "layers"))
+    bs, eps = cfg["quant"]["block_size"], cfg["eps"]
+    ones = lambda n: (lambda: np.ones(n))
+    root, skip = x, ""
+    for i in range(L):
+        lp = "/model/layers.%d" % i
+        w = g.init("model.layers.%d.input_layernorm.weight" % i, F16, [H], fill=ones(H))
+        qkv = lp + "/attn/MatMulNBitsQkv"
+        outs = [qkv + "/output_%d" % j for j in range(3)] + ([qkv + "/output_3"] if skip else [])
+        ins = [root, skip, w]
+        for proj, n in (("q_proj", nh * hd), ("k_proj", nkv * hd), ("v_proj", nkv * hd)):
+            ins += nbits_weight(g, cfg, lp + "/attn/" + proj, H, n) + [""]
+        g.node("MatMulNBitsQkv", ins, outs, qkv, MS, K=H, Nq=nh * hd, Nkv=nkv * hd, bits=4, block_size=bs,
+               accuracy_level=cfg["quant"]["accuracy_level"], epsilon=eps)
+        if skip:
+            root = outs[3]
+        attn = lp + "/attn/GroupQueryAttention"
+        g.node("GroupQueryAttention",
+               outs[:3] + ["past_key_values.%d.key" % i, "past_key_values.%d.value" % i, seqlens_k, total_len, cos, sin],
+               [attn + "/output_0", "present.%d.key" % i, "present.%d.value" % i], attn, MS,
+               num_heads=nh, kv_num_heads=nkv, scale=float(1 / np.sqrt(hd)), local_window_size=-1,
+               softcap=0.0, do_rotary=1, rotary_interleaved=0)
+        o = builder_linear(g, cfg, lp + "/attn/o_proj", attn + "/output_0", nh * hd, H)
+        w = g.init("model.layers.%d.post_attention_layernorm.weight" % i, F16, [H], fill=ones(H))
+        mlp = lp + "/mlp/MatMulNBitsMlp"
+        ins = [root, o, w] + nbits_weight(g, cfg, lp + "/mlp/gate_proj", H, ff) + [""] + \
+            nbits_weight(g, cfg, lp + "/mlp/up_proj", H, ff) + [""]
+        g.node("MatMulNBitsMlp", ins, [mlp + "/output_0", mlp + "/output_1"], mlp, MS, K=H, N=ff, bits=4,
+               block_size=bs, accuracy_level=cfg["quant"]["accuracy_level"], activation="silu", epsilon=eps)
+        root = mlp + "/output_1"
+        skip = builder_linear(g, cfg, lp + "/mlp/down_proj", mlp + "/output_0", ff, H)
+    lp = "/model/layers.%d" % L
+    w = g.init("model.layers.%d.final_norm_layernorm.weight" % L, F16, [H], fill=ones(H))
+    out0 = lp + "/final_norm_layernorm/output_0"
+    g.node("SkipSimplifiedLayerNormalization", [root, skip, w], [out0], lp + "/final_norm_layernorm/SkipLayerNorm", MS, epsilon=eps)
+    builder_linear(g, cfg, "/lm_head", out0, H, V, out="logits")
+    return g.model([("", 21), (MS, 1)], 10, "onnxruntime-genai",
+                   "graph-only fixture: the builder's int4 CUDA layout with MatMulNBitsQkv and MatMulNBitsMlp fusions")
 
 
 # ---------------------------------------------------------------------------
@@ -511,6 +571,8 @@ FIXTURES = [
      "bert_ms_attention in onnxruntime's packing mode: RemovePadding, PackedAttention, RestorePadding"),
     ("bert_packed_mha", build_bert, dict(BERT_BASE, packing="mha"), dict(TINY_BERT, packing="mha"),
      "BERT-base with Q/K/V MatMuls in packing mode: RemovePadding, PackedMultiHeadAttention, RestorePadding"),
+    ("llama_int4_fused", build_llama, dict(LLAMA2, quant=INT4_SYM32, fused=True), dict(TINY_LLAMA, quant=INT4_SYM32, fused=True),
+     "llama_int4_gqa with the RMS norms and Q/K/V, gate/up projections fused: MatMulNBitsQkv, MatMulNBitsMlp"),
 ]
 
 

@@ -55,6 +55,9 @@ var cases = []modelCase{
 	// An int4 decoder as onnxruntime-genai writes it: MatMulNBits,
 	// GroupQueryAttention over a 1024-token cache (fileDims).
 	{int4Decoder, true, []int64{1, 2, 4, 8, 16, 32}, nil},
+	// The same with its norms and projections fused (MatMulNBitsQkv,
+	// MatMulNBitsMlp): three and two weights streamed by one kernel.
+	{int4Fused, true, []int64{1, 2, 4, 8, 16, 32}, nil},
 	// Exported fixtures, whose graphs are not the zoo's builders': BERT as
 	// torch.onnx writes it, DenseNet's concatenations, a GRU (at TF32 too:
 	// its step GEMM's narrow side once paid the unaligned penalty at batch 2
@@ -91,6 +94,7 @@ const (
 	gpt2Beam    = "../../testdata/models/generation/gpt2_beam.onnx"
 	t5Beam      = "../../testdata/models/generation/t5_beam.onnx"
 	bertPacked  = "../../testdata/models/contrib/bert_packed.onnx"
+	int4Fused   = "../../testdata/models/contrib/llama_int4_fused.onnx"
 )
 
 // fileDims binds the symbolic dims of the model files among the cases
@@ -98,6 +102,7 @@ const (
 // cache of 1024; a GRU step.
 var fileDims = map[string]map[string]int64{
 	int4Decoder: {"sequence_length": 1, "past_sequence_length": 1024, "total_sequence_length": 1025},
+	int4Fused:   {"sequence_length": 1, "past_sequence_length": 1024, "total_sequence_length": 1025},
 	gruModel:    {"seq": 1},
 	qbert:       {"S": 128},
 	moeFFN:      {"S": 1},
@@ -110,7 +115,7 @@ var fileDims = map[string]map[string]int64{
 // batch_size, or the fixtures' batch.
 func fileBatch(path string) string {
 	switch path {
-	case int4Decoder, gpt2Beam, t5Beam, bertPacked:
+	case int4Decoder, int4Fused, gpt2Beam, t5Beam, bertPacked:
 		return "batch_size"
 	case qbert, moeFFN:
 		return "N"
