@@ -45,6 +45,7 @@ var autocastHalfOps = map[string]bool{
 	"LSTM": true, "GRU": true, "RNN": true, "Attention": true, "Einsum": true,
 	"com.microsoft.Attention": true, "com.microsoft.MultiHeadAttention": true,
 	"com.microsoft.GroupQueryAttention": true, "com.microsoft.FusedMatMul": true,
+	"com.microsoft.TransposeMatMul": true, "com.microsoft.FusedMatMulActivation": true,
 	// The plans' fused nodes anchored on one of those (ir/fused.go).
 	"onnxcost.FusedConv": true, "onnxcost.WinogradConv": true, "onnxcost.FusedGemm": true,
 	"onnxcost.GroupedGemm": true, "onnxcost.FusedAttention": true,

@@ -12,6 +12,7 @@ func init() {
 	RegisterRule(msDomain, "GroupNorm", msGroupNormRule)
 	RegisterRule(msDomain, "SkipGroupNorm", msGroupNormRule)
 	RegisterRule(msDomain, "NhwcConv", nhwcConvRule)
+	RegisterRule(msDomain, "NhwcFusedConv", withActivation(nhwcConvRule, 3))
 	RegisterRule(msDomain, "BiasSplitGelu", biasSplitGeluRule)
 	RegisterRule(msDomain, "BiasAdd", biasAddRule)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
+	"github.com/onnxcost/onnxcost/ir/irtest"
 )
 
 // TestNhwcConvAsConv: onnxruntime's NhwcConv (NHWC input and weight) over
@@ -24,16 +25,10 @@ func TestNhwcConvAsConv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conv := func(nhwc bool) report.NodeCost {
+	// priced is the node "conv" of the graph build gives, unfused.
+	priced := func(build func(b *irtest.Builder, attrs []*ir.Attribute) *ir.Value) report.NodeCost {
 		b := msBuilder(t, 17)
-		attrs := []*ir.Attribute{ir.IntsAttr("pads", 1, 1, 1, 1)}
-		bias := initializer(b, "b", ir.Float16, 320)
-		var y *ir.Value
-		if nhwc {
-			y = msNode(b, "NhwcConv", attrs, b.Input("x", ir.Float16, 2, 64, 64, 320), initializer(b, "w", ir.Float16, 320, 3, 3, 320), bias)
-		} else {
-			y = b.Op("Conv", attrs, b.Input("x", ir.Float16, 2, 320, 64, 64), initializer(b, "w", ir.Float16, 320, 320, 3, 3), bias)
-		}
+		y := build(b, []*ir.Attribute{ir.IntsAttr("pads", 1, 1, 1, 1)})
 		y.Producer.Name = "conv"
 		b.Output(y)
 		b.Infer()
@@ -43,9 +38,29 @@ func TestNhwcConvAsConv(t *testing.T) {
 		}
 		return nodeNamed(t, r, "conv")
 	}
+	conv := func(nhwc bool) report.NodeCost {
+		return priced(func(b *irtest.Builder, attrs []*ir.Attribute) *ir.Value {
+			bias := initializer(b, "b", ir.Float16, 320)
+			if nhwc {
+				return msNode(b, "NhwcConv", attrs, b.Input("x", ir.Float16, 2, 64, 64, 320), initializer(b, "w", ir.Float16, 320, 3, 3, 320), bias)
+			}
+			return b.Op("Conv", attrs, b.Input("x", ir.Float16, 2, 320, 64, 64), initializer(b, "w", ir.Float16, 320, 320, 3, 3), bias)
+		})
+	}
 	nchw, nhwc := conv(false), conv(true)
 	if nhwc.MACs != 2*64*64*320*320*9 || nhwc.MACs != nchw.MACs || nhwc.BytesRead != nchw.BytesRead || !near(nhwc.TimeS, nchw.TimeS) {
 		t.Errorf("NhwcConv %g MACs, %g B, %.4g s; Conv %g MACs, %g B, %.4g s", nhwc.MACs, nhwc.BytesRead, nhwc.TimeS, nchw.MACs, nchw.BytesRead, nchw.TimeS)
+	}
+	// NhwcFusedConv (its weight in Conv's layout) with a residual Z and a
+	// Relu: NhwcConv's count, 2 flops more an output element, Z read.
+	fused := priced(func(b *irtest.Builder, attrs []*ir.Attribute) *ir.Value {
+		x := b.Input("x", ir.Float16, 2, 64, 64, 320)
+		return msNode(b, "NhwcFusedConv", append(attrs, ir.StringAttr("activation", "Relu")),
+			x, initializer(b, "w", ir.Float16, 320, 320, 3, 3), initializer(b, "b", ir.Float16, 320), x)
+	})
+	out := 2 * 64 * 64 * 320.0
+	if fused.MACs != nhwc.MACs || fused.FLOPs != nhwc.FLOPs+2*out || fused.BytesRead != nhwc.BytesRead+2*out {
+		t.Errorf("NhwcFusedConv %g MACs, %g FLOPs, %g B read; NhwcConv %g, %g, %g", fused.MACs, fused.FLOPs, fused.BytesRead, nhwc.MACs, nhwc.FLOPs, nhwc.BytesRead)
 	}
 }
 

@@ -74,14 +74,36 @@ func causalConvRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 // chunk_size attribute does not pin 32 (the attribute's default, 64).
 const deltaNetChunk = 64
 
+// recurrence is a linear-attention kernel's work a token under
+// update_rule rule (linear, gated, delta, gated_delta) over states of
+// dk × dv at hState heads, output at hOut heads, in chunks of chunk
+// tokens of perSeq-token sequences:
+//
+//	update     k⊗v into each state: hState·dk·dv multiply-accumulates
+//	retrieval  (delta rules) Sᵀk before the update: hState·dk·dv more
+//	output     Sᵀq at each output head: hOut·dk·dv
+//	prefill    each token meets its chunk's earlier tokens: hOut·(dk + dv)
+//	           each
+//	decay      (gated rules) the state scaled: hState·dk·dv flops
+func recurrence(rule string, hState, hOut, dk, dv, perSeq, chunk float64) (macs, decay float64) {
+	state := dk * dv
+	macs = hState*state + hOut*state + max(min(perSeq, chunk)-1, 0)*hOut*(dk+dv)
+	if rule == "delta" || rule == "gated_delta" {
+		macs += hState * state
+	}
+	if rule == "gated" || rule == "gated_delta" {
+		decay = hState * state
+	}
+	return macs, decay
+}
+
 // gatedDeltaNetRule: the recurrence S_t = exp(g_t)·S_{t−1} + k_t·(β_t(v_t
 // − exp(g_t)·S_{t−1}ᵀk_t))ᵀ, o_t = S_tᵀq_t per value head over a
-// [head_size_qk × head_size_v] state, as one kernel. Per token and value
-// head: the retrieval Sᵀk, the rank-1 update and the output Sᵀq (3·dk·dv
-// multiply-accumulates) and the decay (dk·dv); a prefill runs it chunk by
-// chunk, each token also meeting the chunk's earlier tokens (up to the
-// chunk width of (dk + dv) multiply-accumulates). The state is read and
-// written once a call in float32, with q, k, v and the gates.
+// [head_size_qk × head_size_v] state, as one kernel, its terms as
+// update_rule keeps them (recurrence; gated_delta, the default, keeps
+// all: 3·dk·dv multiply-accumulates a token and value head and the
+// decay). The state is read and written once a call in float32, with q,
+// k, v and the gates.
 func gatedDeltaNetRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	e := kernel(n, c, perf.ClassAttention)
 	d, ok := ir.ReadDeltaNetDims(n)
@@ -101,10 +123,9 @@ func gatedDeltaNetRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	if n.AttrInt("chunk_size", 64) == 32 {
 		chunk = 32
 	}
-	intra := min(perSeq, chunk) - 1 // earlier tokens of the chunk
-	macsPerToken := 3*dk*dv + max(intra, 0)*(dk+dv)
-	e.MACs = tokens * hv * macsPerToken
-	e.FLOPs = perf.FMAFLOPs*e.MACs + tokens*hv*dk*dv // + the decay
+	macsPerToken, decay := recurrence(n.AttrString("update_rule", "gated_delta"), hv, hv, dk, dv, perSeq, chunk)
+	e.MACs = tokens * macsPerToken
+	e.FLOPs = perf.FMAFLOPs*e.MACs + tokens*decay
 	if hqk, ok := knownF(d.HeadsQK); ok && n.AttrInt("qk_l2_norm", 0) == 1 {
 		e.FLOPs += 2 * 3 * tokens * hqk * dk // q and k: square, sum, scale
 		e.Transcendentals += 2 * tokens * hqk
@@ -121,50 +142,35 @@ func gatedDeltaNetRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		e.Transcendentals += tr * tokens * hv
 	}
 	e.M, e.N = clampInt(perSeq), clampInt(dv)
-	e.K, e.Batch = clampInt(macsPerToken/dv), clampInt(seqs*hv)
+	e.K, e.Batch = clampInt(macsPerToken/hv/dv), clampInt(seqs*hv)
 	return e, nil
 }
 
-// linearAttentionRule: LinearAttention's recurrence over a [dk × dv]
-// state per KV head, one kernel. Per token:
-//
-//	update     k⊗v into each KV head's state: Hkv·dk·dv multiply-accumulates
-//	retrieval  (delta rules) Sᵀk before the update: Hkv·dk·dv more
-//	output     Sᵀq for each of max(Hq, Hkv) output heads: dk·dv each
-//	decay      (gated rules) the state scaled: Hkv·dk·dv flops
-//	prefill    chunk by chunk (chunk_size, else 64): each token also meets
-//	           its chunk's earlier tokens, (dk + dv) a head
-//	scale      1 flop an output element
-//
-// The state is read (past_state) and written (present_state) once a call,
-// Q, K, V and the gates read, the output written.
+// linearAttentionRule: LinearAttention's recurrence (recurrence: update
+// and retrieval per KV head, output per max(Hq, Hkv) heads, the decay,
+// the prefill's chunk terms, chunk_size or 64 wide) plus the output's
+// scale, 1 flop an element, in one kernel. The state is read
+// (past_state) and written (present_state) once a call, Q, K, V and the
+// gates read, the output written.
 func linearAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	e := kernel(n, c, perf.ClassAttention)
 	d, ok := ir.ReadLinearAttentionDims(n)
 	if !ok || d.Batch < 1 || d.Tokens < 1 {
 		return e, nil
 	}
-	rule := n.AttrString("update_rule", "gated_delta")
-	delta := rule == "delta" || rule == "gated_delta"
 	hout := float64(max(d.HeadsQ, d.HeadsKV))
-	hkv, dk, dv := float64(d.HeadsKV), float64(d.SizeK), float64(d.SizeV)
-	tokens := float64(d.Batch * d.Tokens)
-	state := dk * dv
-	perToken := hkv*state + hout*state
-	if delta {
-		perToken += hkv * state
-	}
+	dv := float64(d.SizeV)
 	chunk := n.AttrInt("chunk_size", 0)
 	if chunk < 1 {
 		chunk = deltaNetChunk
 	}
-	intra := float64(min(d.Tokens, chunk) - 1)
-	perToken += intra * hout * (dk + dv)
+	perToken, decay := recurrence(n.AttrString("update_rule", "gated_delta"), float64(d.HeadsKV), hout,
+		float64(d.SizeK), dv, float64(d.Tokens), float64(chunk))
+	tokens := float64(d.Batch * d.Tokens)
 	e.MACs = tokens * perToken
-	e.FLOPs = perf.FMAFLOPs*e.MACs + tokens*hout*dv
-	if rule == "gated" || rule == "gated_delta" {
-		e.FLOPs += tokens * hkv * state
-		e.Transcendentals += tokens * hkv // exp of the log-space decay
+	e.FLOPs = perf.FMAFLOPs*e.MACs + tokens*hout*dv + tokens*decay
+	if decay > 0 {
+		e.Transcendentals += tokens * float64(d.HeadsKV) // exp of the log-space decay
 	}
 	e.M, e.N = clampInt(float64(d.Tokens)), clampInt(dv)
 	e.K, e.Batch = clampInt(perToken/hout/dv), clampInt(float64(d.Batch)*hout)

@@ -16,6 +16,8 @@ func init() {
 	RegisterRule("", "Gemm", gemmRuleAt(0, 2))
 	RegisterRule("", "MatMul", matmulRule(0, 1))
 	RegisterRule(msDomain, "FusedMatMul", fusedMatMulRule)
+	RegisterRule(msDomain, "TransposeMatMul", fusedMatMulRule)
+	RegisterRule(msDomain, "FusedMatMulActivation", withActivation(fusedMatMulRule, -1))
 	RegisterRule(ir.FusedDomain, ir.OpFusedMatMul, fusedMatMulRule)
 	RegisterRule("", "MatMulInteger", matmulRule(0, 1))
 	RegisterRule("", "QLinearMatMul", matmulRule(0, 3))
@@ -29,7 +31,8 @@ func init() {
 	RegisterRule(msDomain, "DynamicQuantizeMatMul", dequantizedMatMulRule(4))
 }
 
-// withActivation prices onnxruntime's FusedConv and FusedGemm: the op's
+// withActivation prices onnxruntime's FusedConv, FusedGemm,
+// FusedMatMulActivation and NhwcFusedConv: the op's
 // rule, plus per output element the add of the residual input at slot z
 // (FusedConv's Z; z < 0: none) and the activation attribute's count
 // (OpCount: Relu 1, LeakyRelu 2, Sigmoid 3 with an exp ...), in the same

@@ -14,22 +14,26 @@ import (
 func TestFusedMatMulCounts(t *testing.T) {
 	const h, s, d = 12, 128, 64
 	for _, c := range []struct {
-		name  string
-		q     []int64
-		attrs []*ir.Attribute
+		name, op string
+		q        []int64
+		attrs    []*ir.Attribute
+		act      float64 // the activation's flops
 	}{
-		{"transB", []int64{1, h, s, d}, nil},
-		{"transBatchA", []int64{s, 1, h, d}, []*ir.Attribute{ir.IntAttr("transBatchA", 1)}},
+		{"transB", "FusedMatMul", []int64{1, h, s, d}, nil, 0},
+		{"transBatchA", "FusedMatMul", []int64{s, 1, h, d}, []*ir.Attribute{ir.IntAttr("transBatchA", 1)}, 0},
+		// FusedMatMul's older name; the same with a Relu, 1 flop a score.
+		{"TransposeMatMul", "TransposeMatMul", []int64{1, h, s, d}, nil, 0},
+		{"Relu", "FusedMatMulActivation", []int64{1, h, s, d}, []*ir.Attribute{ir.StringAttr("activation", "Relu")}, h * s * s},
 	} {
 		b := irtest.New(t, 17)
 		q := b.Tensor("q", ir.Float16, c.q...)
 		k := b.Tensor("k", ir.Float16, 1, h, s, d)
 		y := b.Tensor("y", ir.Float16, 1, h, s, s)
 		attrs := append([]*ir.Attribute{ir.IntAttr("transB", 1), ir.FloatAttr("alpha", 0.125)}, c.attrs...)
-		e := msAttnCost(t, b, "FusedMatMul", []*ir.Value{q, k}, []*ir.Value{y}, attrs...)
+		e := msAttnCost(t, b, c.op, []*ir.Value{q, k}, []*ir.Value{y}, attrs...)
 		const macs = h * s * s * d
-		if e.MACs != macs || e.FLOPs != 2*macs {
-			t.Errorf("%s: %v MACs, %v FLOPs, want %v and %v", c.name, e.MACs, e.FLOPs, macs, 2*macs)
+		if e.MACs != macs || e.FLOPs != 2*macs+c.act {
+			t.Errorf("%s: %v MACs, %v FLOPs, want %v and %v", c.name, e.MACs, e.FLOPs, macs, 2*macs+c.act)
 		}
 		if e.M != s || e.N != s || e.K != d || e.Batch != h {
 			t.Errorf("%s: GEMM view %d×%d×%d batch %d, want %d×%d×%d batch %d", c.name, e.M, e.N, e.K, e.Batch, s, s, d, h)

@@ -20,6 +20,10 @@ func init() {
 		// NhwcConv(X, W, B?): X, W and Y channels-last.
 		&OpSchema{Domain: ms, Name: "NhwcConv", Family: FamilyConv, Since: 1, MinIn: 2, MaxIn: 3, MinOut: 1, MaxOut: 1,
 			Infer: inferNhwcConv, Doc: "ONNX Runtime contrib op: Conv over NHWC X with an NHWC weight [M, kH, kW, C/group]; Y NHWC"},
+		// NhwcFusedConv(X, W, B?, Z?): activation(Conv(X, W, B) + Z) over
+		// NHWC X and Z, W in Conv's [M, C/group, kH, kW].
+		&OpSchema{Domain: ms, Name: "NhwcFusedConv", Family: FamilyConv, Since: 1, MinIn: 2, MaxIn: 4, MinOut: 1, MaxOut: 1,
+			Infer: inferNhwcFusedConv, Doc: "ONNX Runtime contrib op: activation(Conv(X, W, B) + Z) over NHWC X, W in Conv's layout; Y NHWC"},
 		// BiasSplitGelu(X [N, S, D], bias [D]) -> [N, S, D/2]
 		&OpSchema{Domain: ms, Name: "BiasSplitGelu", Family: FamilyElementwise, Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1,
 			Infer: inferBiasSplitGelu, Doc: "ONNX Runtime contrib op: (X + bias) split in halves on the last axis, left · Gelu(right); Y [N, S, D/2]"},
@@ -83,7 +87,14 @@ func inferNhwcConv(c *InferCtx) error {
 		}
 	}
 	// The weight [M, kH, kW, C/group] is laid out as an NHWC activation.
-	ins := []*Value{toChannelsFirst(c.In(0)), toChannelsFirst(c.In(1))}
+	return channelsLastConv(c, toChannelsFirst(c.In(1)))
+}
+
+// channelsLastConv is Conv's rule over X (input 0) seen channels-first,
+// the weight w in Conv's layout and the bias (input 2), the output
+// channels-last again.
+func channelsLastConv(c *InferCtx, w *Value) error {
+	ins := []*Value{toChannelsFirst(c.In(0)), w}
 	if c.HasIn(2) {
 		ins = append(ins, c.In(2))
 	}
@@ -93,6 +104,9 @@ func inferNhwcConv(c *InferCtx) error {
 	}
 	return c.SetOut(0, y.DType, fromChannelsFirst(y.Shape))
 }
+
+// inferNhwcFusedConv: its weight is already in Conv's layout.
+func inferNhwcFusedConv(c *InferCtx) error { return channelsLastConv(c, c.In(1)) }
 
 // inferBiasSplitGelu: X [N, S, D] with an even D and bias [D] give
 // [N, S, D/2].

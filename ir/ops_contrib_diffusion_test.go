@@ -21,6 +21,11 @@ func TestDiffusionContribInfer(t *testing.T) {
 		conv, []TypeInfo{{DType: f16, Shape: x}})
 	runFAOutputs(t, "nhwc conv stride 2", ms+"NhwcConv", 1, []faIn{faInput(f16, x), faInput(f16, faShape(320, 3, 3, 320))},
 		append(conv, IntsAttr("strides", 2, 2)), []TypeInfo{{DType: f16, Shape: faShape("n", 32, 32, 320)}})
+	// NhwcFusedConv's weight is in Conv's layout [M, C/group, kH, kW].
+	runFAOutputs(t, "nhwc fused conv", ms+"NhwcFusedConv", 1, []faIn{faInput(f16, faShape("n", 64, 64, 4)), faInput(f16, faShape(320, 4, 3, 3)), c320,
+		faInput(f16, x)}, append(conv, StringAttr("activation", "Relu")), []TypeInfo{{DType: f16, Shape: x}})
+	runFAOutputs(t, "transpose matmul", ms+"TransposeMatMul", 1, []faIn{faInput(f16, faShape(8, 64, 32)), faInput(f16, faShape(8, 16, 32))},
+		[]*Attribute{IntAttr("transB", 1)}, []TypeInfo{{DType: f16, Shape: faShape(8, 64, 16)}})
 	runFAOutputs(t, "bias split gelu", ms+"BiasSplitGelu", 1, []faIn{faInput(f16, faShape("n", 4096, 2560)), faInput(f16, faShape(2560))}, nil,
 		[]TypeInfo{{DType: f16, Shape: faShape("n", 4096, 1280)}})
 	seq := faShape("n", 4096, 320)

@@ -64,14 +64,21 @@ func ReadLinearAttentionDims(n *Node) (LinearAttentionDims, bool) {
 // decay (slot 4) for the gated rules, beta (slot 5) for the delta ones.
 var linearUpdateInputs = map[string][]int{"linear": nil, "gated": {4}, "delta": {5}, "gated_delta": {4, 5}}
 
+// knownUpdateRule reports whether rule is one of the linear-attention
+// recurrences (GatedDeltaNet's and LinearAttention's update_rule).
+func knownUpdateRule(rule string) bool {
+	_, ok := linearUpdateInputs[rule]
+	return ok
+}
+
 func inferLinearAttention(c *InferCtx) error {
 	hq, hkv := c.AttrInt("q_num_heads", 0), c.AttrInt("kv_num_heads", 0)
 	if hq < 1 || hkv < 1 {
 		return c.Errorf("q_num_heads %d and kv_num_heads %d, want both positive", hq, hkv)
 	}
 	rule := c.AttrString("update_rule", "gated_delta")
-	needs, known := linearUpdateInputs[rule]
-	if !known {
+	needs := linearUpdateInputs[rule]
+	if !knownUpdateRule(rule) {
 		return c.Errorf("update_rule %q, want linear, gated, delta or gated_delta", rule)
 	}
 	for _, slot := range needs {
@@ -262,7 +269,7 @@ func inferGatedDeltaNet(c *InferCtx) error {
 	if d.HeadsQK.IsKnown() && d.HeadsV.IsKnown() && (d.HeadsQK.Value <= 0 || d.HeadsV.Value%d.HeadsQK.Value != 0) {
 		return c.Errorf("value has %d heads, not a multiple of the query's %d", d.HeadsV.Value, d.HeadsQK.Value)
 	}
-	if rule := c.AttrString("update_rule", "gated_delta"); rule != "linear" && rule != "gated" && rule != "delta" && rule != "gated_delta" {
+	if rule := c.AttrString("update_rule", "gated_delta"); !knownUpdateRule(rule) {
 		return c.Errorf("update_rule %q, want linear, gated, delta or gated_delta", rule)
 	}
 	heads := d.HeadsV

@@ -43,6 +43,16 @@ func init() {
 		&OpSchema{Domain: "com.microsoft", Name: "FusedMatMul", Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1,
 			Check: checkNumeric, Infer: inferFusedMatMul,
 			Doc: "ONNX Runtime contrib op: alpha·op(A)·op(B), MatMul broadcasting, op transposing the last two axes (transA/transB) after moving the first axis before them (transBatchA/transBatchB)"},
+		// FusedMatMulActivation(A, B): activation(FusedMatMul(A, B)), what
+		// onnxruntime's DML and WebGPU fusions save.
+		&OpSchema{Domain: "com.microsoft", Name: "FusedMatMulActivation", Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1,
+			Check: checkNumeric, Infer: inferFusedMatMul,
+			Doc: "ONNX Runtime contrib op: activation(FusedMatMul(A, B)), FusedMatMul's shape"},
+		// TransposeMatMul(A, B): FusedMatMul's older name (alpha, transA,
+		// transB).
+		&OpSchema{Domain: "com.microsoft", Name: "TransposeMatMul", Family: FamilyGEMM, Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1,
+			Check: checkNumeric, Infer: inferFusedMatMul,
+			Doc: "ONNX Runtime contrib op: FusedMatMul's older name, alpha·op(A)·op(B)"},
 		// BiasSoftmax(data, bias): Softmax(data + bias) over axis, the bias
 		// broadcast from the inside or the outside (is_inner_broadcast).
 		&OpSchema{Domain: "com.microsoft", Name: "BiasSoftmax", Family: FamilyNorm, Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1,

@@ -145,8 +145,8 @@ var backwardRules = map[string]BackwardRule{
 
 	// onnxruntime's FusedMatMul: the same GEMMs, its transposes and alpha
 	// taken by cuBLAS.
-	"com.microsoft.FusedMatMul": gemmRule{}.backward,
-	"onnxcost.FusedMatMul":      gemmRule{}.backward,
+	"com.microsoft.FusedMatMul": gemmRule{}.backward, "com.microsoft.TransposeMatMul": gemmRule{}.backward,
+	"onnxcost.FusedMatMul": gemmRule{}.backward,
 
 	"Attention":               attentionBackward,
 	"onnxcost.FusedAttention": attentionBackward,
@@ -326,7 +326,8 @@ var NoBackward = map[string]string{
 	"com.microsoft.MatMulNBitsQkv": inferenceOnly, "com.microsoft.MatMulNBitsMlp": inferenceOnly,
 	"com.microsoft.MatMulBlockQuantizedFp4Weight": inferenceOnly, "com.microsoft.MatMulBlockQuantizedFp8Weight": inferenceOnly,
 	"com.microsoft.MRotaryEmbedding": inferenceKernel, "com.microsoft.LinearAttention": inferenceKernel,
-	"com.microsoft.LinearAttentionGate": inferenceKernel,
+	"com.microsoft.LinearAttentionGate":   inferenceKernel,
+	"com.microsoft.FusedMatMulActivation": inferenceKernel, "com.microsoft.NhwcFusedConv": inferenceKernel,
 	// onnxruntime's Stable Diffusion fusions (an inference graph for CUDA).
 	"com.microsoft.GroupNorm": inferenceKernel, "com.microsoft.SkipGroupNorm": inferenceKernel, "com.microsoft.NhwcConv": inferenceKernel,
 	"com.microsoft.BiasSplitGelu": inferenceKernel, "com.microsoft.BiasAdd": inferenceKernel,
