@@ -377,3 +377,26 @@ func TestDecoderMaskedAttention(t *testing.T) {
 		t.Errorf("DecoderMaskedSelfAttention %g MACs, %g B; Attention %g, %g", ds.MACs, ds.BytesRead, a.MACs, a.BytesRead)
 	}
 }
+
+// TestGQAInt4Cache: a decode step over a 4-bit KV cache (kv_cache_bit_width
+// 4: two values a uint8, [1, 8, P, 64] for head 128) reads the past and
+// writes the present at half a byte a value, a quarter of fp16's bytes:
+// 1023 rows read, 1024 written (separate buffers), of K and V.
+func TestGQAInt4Cache(t *testing.T) {
+	const h, kvh, d, past = 32, 8, 128, 1023
+	b := msBuilder(t, 17)
+	pk, pv := b.Input("pk", ir.Uint8, 1, kvh, past, d/2), b.Input("pv", ir.Uint8, 1, kvh, past, d/2)
+	n := b.Node("GroupQueryAttention", []*ir.Value{b.Input("q", ir.Float16, 1, 1, h*d), b.Input("k", ir.Float16, 1, 1, kvh*d),
+		b.Input("v", ir.Float16, 1, 1, kvh*d), pk, pv, b.Input("seqlens", ir.Int32, 1), b.Input("total", ir.Int32),
+		nil, nil, nil, nil, nil, initializer(b, "k_scale", ir.Float32, 1), initializer(b, "v_scale", ir.Float32, 1)}, 3,
+		ir.IntAttr("num_heads", h), ir.IntAttr("kv_num_heads", kvh), ir.IntAttr("kv_cache_bit_width", 4),
+		ir.StringAttr("k_quant_type", "PER_TENSOR"), ir.StringAttr("v_quant_type", "PER_TENSOR"))
+	nc := nodeNamed(t, analyzeOn(t, finishMSNode(b, n, "gqa"), "H100", ""), "gqa")
+	const row = kvh * d / 2 // bytes of one position of K (or V)
+	if want := float64(h*d*2 + 2*(past+1)*row); nc.BytesWritten != want {
+		t.Errorf("written %g B, want the output and the packed present %g", nc.BytesWritten, want)
+	}
+	if min := float64(2 * past * row); nc.BytesRead < min || nc.BytesRead > min+float64(h*d*2+2*kvh*d*2+64) {
+		t.Errorf("read %g B, want the packed past (%g) and the new rows", nc.BytesRead, min)
+	}
+}

@@ -196,7 +196,17 @@ func inferGroupQueryAttention(c *InferCtx) error {
 			total = D(t[0])
 		}
 	}
-	return setPresent(c, b, D(kvh), total, d, d, kDT, vDT, 3, s, D(h), dt)
+	return setPresent(c, b, D(kvh), total, cacheWidth(c, d, kDT), cacheWidth(c, d, vDT), kDT, vDT, 3, s, D(h), dt)
+}
+
+// cacheWidth is the stored last dim of a GroupQueryAttention cache of
+// head size d and type dt: a 4-bit cache (kv_cache_bit_width 4) packs two
+// values a uint8, so it holds ceil(d/2).
+func cacheWidth(c *InferCtx, d Dim, dt DType) Dim {
+	if c.AttrInt("kv_cache_bit_width", 0) == 4 && dt == Uint8 {
+		return DivDim(d, D(2), true)
+	}
+	return d
 }
 
 // inferMultiHeadAttention: query [B,S,H·d] or packed Q|K|V [B,S,H,3,d];

@@ -41,6 +41,12 @@ func TestGroupQueryAttentionInfer(t *testing.T) {
 	runFAOutputs(t, "int8 cache", ms+"GroupQueryAttention", 17,
 		gqa(faInput(f16, q), faInput(f16, kv), faInput(f16, kv), faInput(Int8, past), faInput(Int8, past), total), heads,
 		[]TypeInfo{{DType: f16, Shape: q}, {DType: Int8, Shape: present}, {DType: Int8, Shape: present}})
+	// A 4-bit cache packs two values a byte: 64 bytes a row of head 128.
+	packed := faShape("b", 8, "past", 64)
+	runFAOutputs(t, "int4 cache", ms+"GroupQueryAttention", 17,
+		gqa(faInput(f16, q), faInput(f16, kv), faInput(f16, kv), faInput(Uint8, packed), faInput(Uint8, packed), total),
+		append(heads, IntAttr("kv_cache_bit_width", 4)),
+		[]TypeInfo{{DType: f16, Shape: q}, {DType: Uint8, Shape: faShape("b", 8, "past+s", 64)}, {DType: Uint8, Shape: faShape("b", 8, "past+s", 64)}})
 	ok := gqa(faInput(f16, q), faInput(f16, kv), faInput(f16, kv), faInput(f16, past), faInput(f16, past), total)
 	runFATypeCases(t, []faTypeCase{
 		{name: "gqa without heads", op: ms + "GroupQueryAttention", opset: 17, ins: ok, wantErr: "num_heads"},
