@@ -196,6 +196,11 @@ func inferGroupQueryAttention(c *InferCtx) error {
 			total = D(t[0])
 		}
 	}
+	if p := c.InShape(3); c.AttrInt("sliding_window_cache", 0) == 1 && c.HasIn(3) && p.Ranked && p.Rank() == 4 {
+		// A window-sized cache: present has the past's capacity, the
+		// op evicting within it.
+		total = p.Dims[2]
+	}
 	return setPresent(c, b, D(kvh), total, cacheWidth(c, d, kDT), cacheWidth(c, d, vDT), kDT, vDT, 3, s, D(h), dt)
 }
 

@@ -47,6 +47,12 @@ func TestGroupQueryAttentionInfer(t *testing.T) {
 		gqa(faInput(f16, q), faInput(f16, kv), faInput(f16, kv), faInput(Uint8, packed), faInput(Uint8, packed), total),
 		append(heads, IntAttr("kv_cache_bit_width", 4)),
 		[]TypeInfo{{DType: f16, Shape: q}, {DType: Uint8, Shape: faShape("b", 8, "past+s", 64)}, {DType: Uint8, Shape: faShape("b", 8, "past+s", 64)}})
+	// A window-sized cache (sliding_window_cache) keeps its capacity.
+	window := faShape("b", 8, 4096, 128)
+	runFAOutputs(t, "sliding window cache", ms+"GroupQueryAttention", 17,
+		gqa(faInput(f16, q), faInput(f16, kv), faInput(f16, kv), faInput(f16, window), faInput(f16, window), total),
+		append(heads, IntAttr("sliding_window_cache", 1), IntAttr("local_window_size", 4096)),
+		[]TypeInfo{{DType: f16, Shape: q}, {DType: f16, Shape: window}, {DType: f16, Shape: window}})
 	ok := gqa(faInput(f16, q), faInput(f16, kv), faInput(f16, kv), faInput(f16, past), faInput(f16, past), total)
 	runFATypeCases(t, []faTypeCase{
 		{name: "gqa without heads", op: ms + "GroupQueryAttention", opset: 17, ins: ok, wantErr: "num_heads"},
