@@ -72,6 +72,8 @@ func init() {
 	RegisterRule("", "Det", detRule)
 	RegisterRule("", "DFT", dftRule)
 	RegisterRule("", "STFT", stftRule)
+	RegisterRule(msDomain, "Rfft", realFFTRule(false))
+	RegisterRule(msDomain, "Irfft", realFFTRule(true))
 	for _, op := range []string{"HannWindow", "HammingWindow", "BlackmanWindow"} {
 		RegisterRule("", op, windowRule)
 	}
@@ -327,6 +329,29 @@ func dftRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	l := out[axis]
 	e.FLOPs = prod(out[:len(out)-1]) * 5 * math.Log2(max(l, 2))
 	return e, nil
+}
+
+// realFFTRule prices onnxruntime's Rfft and Irfft as DFT is priced: 5
+// flops a complex value per halving of the signal, 5·log2(N) for each of
+// the complex side's values, N the real side's signal size (the product
+// of its last signal_ndim axes): a one-sided transform is half a complex
+// one's work. The real side is Rfft's input, Irfft's (inverse) output.
+func realFFTRule(inverse bool) Rule {
+	return func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+		e := kernel(n, c, perf.ClassReduction)
+		real, cplx := n.In(0), n.Out(0)
+		if inverse {
+			real, cplx = n.Out(0), n.In(0)
+		}
+		rd, ok := c.Dims(real)
+		nd := int(n.AttrInt("signal_ndim", 1))
+		if !ok || nd < 1 || nd > len(rd) {
+			return e, nil
+		}
+		signal := prod(rd[len(rd)-nd:])
+		e.FLOPs = c.Numel(cplx) / 2 * 5 * math.Log2(max(signal, 2))
+		return e, nil
+	}
 }
 
 // stftRule: one FFT of the frame length per frame (output [B, frames, bins, 2]),

@@ -328,6 +328,7 @@ var NoBackward = map[string]string{
 	"com.microsoft.MRotaryEmbedding": inferenceKernel, "com.microsoft.LinearAttention": inferenceKernel,
 	"com.microsoft.LinearAttentionGate":   inferenceKernel,
 	"com.microsoft.FusedMatMulActivation": inferenceKernel, "com.microsoft.NhwcFusedConv": inferenceKernel,
+	"com.microsoft.Rfft": notModelled, "com.microsoft.Irfft": notModelled,
 	// onnxruntime's Stable Diffusion fusions (an inference graph for CUDA).
 	"com.microsoft.GroupNorm": inferenceKernel, "com.microsoft.SkipGroupNorm": inferenceKernel, "com.microsoft.NhwcConv": inferenceKernel,
 	"com.microsoft.BiasSplitGelu": inferenceKernel, "com.microsoft.BiasAdd": inferenceKernel,

@@ -426,11 +426,16 @@ func (g *gen) decoding(x, v *ir.Value) *ir.Value {
 // weights, packing mode (RemovePadding, PackedAttention or
 // PackedMultiHeadAttention, RestorePadding), DynamicQuantizeLSTM, the fused
 // int4 projections (MatMulNBitsQkv, MatMulNBitsMlp), block-scaled FP4 and
-// FP8 weights, M-RoPE, LinearAttention with its gate, or onnxruntime's
+// FP8 weights, M-RoPE, LinearAttention with its gate, Rfft and Irfft, or
+// onnxruntime's
 // com.microsoft twins DequantizeLinear and Trilu.
 func (g *gen) hybrid(x, v *ir.Value) *ir.Value {
 	b, s, w := known(v, 0, 2), known(v, 1, 2), known(v, 2, 4)
-	switch g.intn(14) {
+	switch g.intn(15) {
+	case 14:
+		// A real FFT over x's last one or two axes and back.
+		nd := attrInt("signal_ndim", g.wild(g.rangeIn(1, 2)))
+		return g.ms("Irfft", []*ir.Value{g.ms("Rfft", []*ir.Value{x}, nd)}, nd)
 	case 13:
 		// LinearAttention over x as packed Q, K and V, its gates from
 		// LinearAttentionGate.
