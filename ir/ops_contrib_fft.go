@@ -1,10 +1,10 @@
 package ir
 
 // ONNX Runtime's real FFTs (com.microsoft Rfft and Irfft;
-// docs/ContribOperators.md), what its PyTorch exporter registration
-// writes for torch.fft.rfft/irfft: one-sided transforms over the last
-// signal_ndim axes, the complex side carrying a trailing axis of 2 (real,
-// imaginary).
+// docs/ContribOperators.md), what PyTorch exports write for
+// torch.fft.rfft/irfft through a com.microsoft::Rfft symbolic (LaMa-style
+// inpainting's rfft2): one-sided transforms over the last signal_ndim
+// axes, the complex side carrying a trailing axis of 2 (real, imaginary).
 
 func init() {
 	ms := "com.microsoft"
