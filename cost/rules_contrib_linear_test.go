@@ -49,22 +49,13 @@ func TestGatedDeltaNetCounts(t *testing.T) {
 	// nor the decay, gated the decay, delta the retrieval.
 	for rule, want := range map[string][2]float64{"linear": {2, 0}, "gated": {2, 1}, "delta": {3, 0}} {
 		b := deltaNetModel(t, 1)
-		nodeIn(b.G, "gdn").Attrs = append(nodeIn(b.G, "gdn").Attrs, ir.StringAttr("update_rule", rule))
+		gdn := b.G.Outputs[0].Producer
+		gdn.Attrs = append(gdn.Attrs, ir.StringAttr("update_rule", rule))
 		nc := nodeNamed(t, analyzeOn(t, b, "H100", ""), "gdn")
 		if macs := want[0] * 32 * 128 * 128; nc.MACs != macs || nc.FLOPs != 2*macs+want[1]*32*128*128 {
 			t.Errorf("%s: %g MACs (want %g), %g FLOPs", rule, nc.MACs, macs, nc.FLOPs)
 		}
 	}
-}
-
-// nodeIn is g's node named name.
-func nodeIn(g *ir.Graph, name string) *ir.Node {
-	for _, n := range g.Nodes {
-		if n.Name == name {
-			return n
-		}
-	}
-	return nil
 }
 
 // TestLinearHybridCounts: CausalConvWithState (4 taps over 8192 channels,

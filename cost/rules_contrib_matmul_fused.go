@@ -40,8 +40,11 @@ var gateActivations = map[string]string{"silu": "Swish", "swish": "Swish", "gelu
 func fusedNBitsRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	e := kernel(n, c, perf.ClassGEMM)
 	k, widths, ok := ir.FusedNBitsWidths(n)
+	if !ok {
+		return e, nil
+	}
 	rows := c.Numel(n.In(0)) / float64(k)
-	if !ok || !(rows > 0) {
+	if !(rows > 0) {
 		return e, nil
 	}
 	var w float64

@@ -190,9 +190,7 @@ func embedLayerNormShapes(c *InferCtx, dt DType) error {
 		return err
 	}
 	if idx := maskIndex(c, ids); idx != nil {
-		t := IntTensor([]int64{int64(len(idx))}, idx)
-		t.DType = idt
-		if err := c.SetOutConst(1, t); err != nil {
+		if err := setIntConst(c, 1, idt, []int64{int64(len(idx))}, idx); err != nil {
 			return err
 		}
 	} else if err := c.SetOut(1, idt, RankedShape(ids.Dims[0])); err != nil {

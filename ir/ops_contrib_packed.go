@@ -95,16 +95,16 @@ func inferRemovePadding(c *InferCtx) error {
 		cum[i+1] = cum[i] + l
 		longest = max(longest, l)
 	}
-	if err := setInt32Const(c, 2, []int64{int64(len(cum))}, cum); err != nil {
+	if err := setIntConst(c, 2, Int32, []int64{int64(len(cum))}, cum); err != nil {
 		return err
 	}
-	return setInt32Const(c, 3, []int64{1}, []int64{longest})
+	return setIntConst(c, 3, Int32, []int64{1}, []int64{longest})
 }
 
-// setInt32Const gives output i the known int32 contents vals.
-func setInt32Const(c *InferCtx, i int, dims, vals []int64) error {
+// setIntConst gives output i the known contents vals of integer type dt.
+func setIntConst(c *InferCtx, i int, dt DType, dims, vals []int64) error {
 	t := IntTensor(dims, vals)
-	t.DType = Int32
+	t.DType = dt
 	return c.SetOutConst(i, t)
 }
 
