@@ -72,10 +72,19 @@ type Params struct {
 	// GPU's L2 bandwidth is unknown (assumed, not fitted: DeepBench does
 	// not isolate L2).
 	L2Factor float64 `json:"l2_factor"`
-	// RNNStepLaunches is the per-time-step latency of a recurrent layer in
-	// units of the kernel launch overhead (recurrent GEMM, gate kernel and
-	// the dependency between steps).
+	// RNNStepLaunches is the per-time-step latency of a recurrent layer
+	// whose step runs tiled GEMM kernels (a batch of at least twice
+	// gemvMaxCols; rnnStepLatency ramps to it from the GEMV-like one),
+	// in units of the kernel launch overhead: the recurrent GEMM, the gate
+	// kernel and the dependency between steps, and with them what the
+	// tiled step loses beyond the GEMM model (cuDNN's step GEMMs at batch
+	// 16-64 reach 10-40% of FP32 peak on DeepBench's GPUs).
 	RNNStepLaunches float64 `json:"rnn_step_launches"`
+	// RNNGemvStepLaunches is the same latency for a step that runs a
+	// GEMV-like kernel (a batch of at most gemvMaxCols): one short kernel
+	// streaming the weights, and the gate kernel. Zero means
+	// RNNStepLaunches (parameter sets from before it existed).
+	RNNGemvStepLaunches float64 `json:"rnn_gemv_step_launches"`
 	// Occupancy is the exponent of the rate lost by an SM that holds fewer
 	// small CTAs than fill it: rate × (held/needed)^Occupancy. DeepBench
 	// does not identify it: the fit drives it to about 2e-6, which makes
@@ -1363,12 +1372,39 @@ func rnnTime(g *hwdb.GPU, k Kernel, p Params, launch float64) (compute, memory f
 	wBytes := eb * sizeProd(batch, k.M, k.K)
 	wbw, _ := bandwidthFor(g, wBytes, p)
 	step = max(step, wBytes/(wbw*p.MemEff))
-	compute = in + float64(steps)*(step+p.RNNStepLaunches*launch)
+	compute = in + float64(steps)*(step+rnnStepLatency(k, p)*launch)
 	memory = 0
 	if k.Bytes > 0 {
 		memory = k.Bytes / (bw * p.MemEff)
 	}
 	return compute, memory
+}
+
+// RNNStepIsGEMV reports whether a recurrent kernel's step runs a
+// GEMV-like kernel (its batch is at most gemvMaxCols columns wide), the
+// split FitRNN fits the two per-step latencies on.
+func RNNStepIsGEMV(k Kernel) bool { return rnnStepSplitsK(k.M, k.N) }
+
+// rnnStepLatency is a recurrent step's latency beyond its GEMM, in launch
+// overheads. The two kinds of step differ by 2× in DeepBench: at batch
+// 1-4 a step costs its weight stream and about 12 launches, at batch
+// 16-64 far more than its tiled GEMM's model (CALIBRATION.md, "RNN steps:
+// two latencies"). Between a GEMV-like batch (8) and twice it the latency
+// ramps linearly from one to the other. No row lies there (DeepBench's
+// batches are 1-4 and 16-128), so this is an assumption, chosen so that
+// the switch never makes a step dearer per sequence than the GEMV-like
+// step it leaves: a hard switch at 9 doubled a step's time for one more
+// sequence.
+func rnnStepLatency(k Kernel, p Params) float64 {
+	gemv, tiled := p.RNNGemvStepLaunches, p.RNNStepLaunches
+	if gemv <= 0 {
+		return tiled
+	}
+	if RNNStepIsGEMV(k) {
+		return gemv
+	}
+	ramp := min(float64(k.N-gemvMaxCols)/gemvMaxCols, 1)
+	return gemv + (tiled-gemv)*ramp
 }
 
 // gemvMaxCols is the widest output a GEMV-like kernel (the skinny 8- and

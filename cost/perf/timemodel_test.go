@@ -117,6 +117,41 @@ func TestRNNStepsSerialise(t *testing.T) {
 	}
 }
 
+// TestRNNStepLatencyByKind checks each kind of step takes its own latency:
+// a batch of at most gemvMaxCols the GEMV-like one, a batch of twice that
+// or more the tiled one, a batch between them a linear mix, and a
+// parameter set without the GEMV-like latency (zero) the tiled one for
+// all.
+func TestRNNStepLatencyByKind(t *testing.T) {
+	g := testGPU()
+	const steps = 10
+	timeWith := func(batch int64, gemv float64) float64 {
+		p := DefaultParams()
+		p.RNNGemvStepLaunches = gemv
+		o := PlanOptions()
+		o.Params = p
+		return EstimateKernel(g, RNNKernel("LSTM", 256, 0, batch, steps, 1, hwdb.FP32, 4), o).ComputeS
+	}
+	p := DefaultParams()
+	for _, c := range []struct {
+		batch int64
+		share float64 // of one more GEMV-step launch that reaches the step
+	}{{1, 1}, {gemvMaxCols, 1}, {gemvMaxCols + 1, 1 - 1.0/gemvMaxCols}, {gemvMaxCols + gemvMaxCols/2, 0.5}, {2 * gemvMaxCols, 0}, {32, 0}} {
+		delta := timeWith(c.batch, p.RNNGemvStepLaunches+1) - timeWith(c.batch, p.RNNGemvStepLaunches)
+		if want := c.share * steps * g.LaunchS; math.Abs(delta-want) > 1e-12 {
+			t.Errorf("batch %d: one more GEMV-step launch moved the time by %.4g s, want %.4g", c.batch, delta, want)
+		}
+	}
+	if a, b := timeWith(1, 0), timeWith(1, p.RNNStepLaunches); a != b {
+		t.Errorf("zero GEMV-step latency gives %.6g s, want the tiled latency's %.6g s", a, b)
+	}
+	for b := int64(1); b < 40; b++ {
+		if lo, hi := timeWith(b, p.RNNGemvStepLaunches), timeWith(b+1, p.RNNGemvStepLaunches); hi < lo {
+			t.Errorf("batch %d → %d: step time falls %.4g → %.4g s", b, b+1, lo, hi)
+		}
+	}
+}
+
 func TestEstimateConvChoosesAlgorithm(t *testing.T) {
 	g := testGPU()
 	g.Arch = "Turing (TU104)"

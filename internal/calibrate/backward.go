@@ -105,7 +105,15 @@ func FitBackward(train []BenchCase, start perf.Params) (perf.Params, float64, er
 		p.EffWgrad = math.Exp(x)
 		return FitLoss(rows, p)
 	}
-	a, b := math.Log(wgradLo), math.Log(wgradHi)
+	p := start
+	p.EffWgrad = math.Exp(goldenSection(loss, math.Log(wgradLo), math.Log(wgradHi)))
+	return p, FitLoss(rows, p), nil
+}
+
+// goldenSection is the minimum of a one-dimensional loss on [a, b] by 40
+// golden-section steps: deterministic, and exact for a loss with one
+// minimum in the bracket.
+func goldenSection(loss func(float64) float64, a, b float64) float64 {
 	const phi = 0.6180339887498949
 	x1, x2 := b-phi*(b-a), a+phi*(b-a)
 	f1, f2 := loss(x1), loss(x2)
@@ -120,9 +128,7 @@ func FitBackward(train []BenchCase, start perf.Params) (perf.Params, float64, er
 			f2 = loss(x2)
 		}
 	}
-	p := start
-	p.EffWgrad = math.Exp((a + b) / 2)
-	return p, FitLoss(rows, p), nil
+	return (a + b) / 2
 }
 
 // The bracket of the EffWgrad search: a weight gradient from 5× slower to

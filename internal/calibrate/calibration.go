@@ -243,11 +243,12 @@ func quantile(xs []float64, q float64) float64 {
 
 // fitted lists the parameters the fit moves, as pointers into a Params;
 // all are positive, so the search runs on their logarithms. L2Factor stays
-// fixed: DeepBench does not isolate L2.
+// fixed: DeepBench does not isolate L2. The RNN step latencies are fitted
+// by their own stage (FitRNN), EffWgrad by FitBackward.
 func fitted(p *perf.Params) []*float64 {
 	return []*float64{
 		&p.EffVector, &p.EffTensor, &p.EffConv, &p.EffWinograd, &p.KHalf,
-		&p.SmallTile, &p.TileReuse, &p.Occupancy, &p.Unaligned, &p.MemEff, &p.RNNStepLaunches, &p.FillLaunches, &p.LaunchS,
+		&p.SmallTile, &p.TileReuse, &p.Occupancy, &p.Unaligned, &p.MemEff, &p.FillLaunches, &p.LaunchS,
 	}
 }
 
@@ -438,7 +439,8 @@ func WriteParams(w io.Writer, p perf.Params) {
 		{"mem_eff", p.MemEff, "fraction of DRAM bandwidth"},
 		{"l2_factor", p.L2Factor, "L2 bandwidth / DRAM bandwidth when unknown (assumed)"},
 		{"full_clock_power", p.FullClockPower, "W/(SM·GHz) a GPU needs to hold boost clock under dense compute (assumed)"},
-		{"rnn_step_launches", p.RNNStepLaunches, "per-step RNN latency in launch overheads"},
+		{"rnn_step_launches", p.RNNStepLaunches, "per-step RNN latency in launch overheads at batch 16 and over (fitted on RNN rows)"},
+		{"rnn_gemv_step_launches", p.RNNGemvStepLaunches, "the same at batch 1-8, whose step runs a GEMV-like kernel; linear between 8 and 16 (fitted on RNN rows)"},
 		{"fill_launches", p.FillLaunches, "fixed GEMM-like kernel latency in launch overheads"},
 		{"launch_s", p.LaunchS, "per-kernel overhead (s) when the GPU entry has none"},
 		{"tensor_power_exp", p.TensorPowerExp, "growth of the power density tensor-core GEMMs need with tensor width per SM"},
