@@ -75,16 +75,20 @@ type Params struct {
 	// RNNStepLaunches is the per-time-step latency of a recurrent layer
 	// whose step runs tiled GEMM kernels (a batch of at least twice
 	// gemvMaxCols; rnnStepLatency ramps to it from the GEMV-like one),
-	// in units of the kernel launch overhead: the recurrent GEMM, the gate
-	// kernel and the dependency between steps, and with them what the
-	// tiled step loses beyond the GEMM model (cuDNN's step GEMMs at batch
-	// 16-64 reach 10-40% of FP32 peak on DeepBench's GPUs).
+	// in units of the kernel launch overhead: the step's GEMM and gate
+	// kernels, their fill and drain, and the dependency between steps.
 	RNNStepLaunches float64 `json:"rnn_step_launches"`
 	// RNNGemvStepLaunches is the same latency for a step that runs a
 	// GEMV-like kernel (a batch of at most gemvMaxCols): one short kernel
 	// streaming the weights, and the gate kernel. Zero means
 	// RNNStepLaunches (parameter sets from before it existed).
 	RNNGemvStepLaunches float64 `json:"rnn_gemv_step_launches"`
+	// RNNTiledBatchHalf is the batch at which a tiled recurrent step's
+	// GEMM reaches half its path's asymptotic rate: cuDNN's step GEMMs at
+	// batch N run at N/(N+RNNTiledBatchHalf) of it, on every GPU alike
+	// (see rnnTiledStep). Zero prices the step with the GEMM tile model
+	// (parameter sets from before it existed).
+	RNNTiledBatchHalf float64 `json:"rnn_tiled_batch_half"`
 	// Occupancy is the exponent of the rate lost by an SM that holds fewer
 	// small CTAs than fill it: rate × (held/needed)^Occupancy. DeepBench
 	// does not identify it: the fit drives it to about 2e-6, which makes
@@ -1366,18 +1370,60 @@ func rnnTime(g *hwdb.GPU, k Kernel, p Params, launch float64) (compute, memory f
 		in = max(in, inBytes/(bw*p.MemEff))
 	}
 
-	// One step: recurrent GEMM [M × K] · [K × N], weights re-read; a
-	// tiled one's K loop is not split over CTAs (rnnStepSplitsK).
-	step := gemmComputeLib(g, k.Precision, k.M, k.N, k.K, batch, 1, p, gemmLib{splitK: rnnStepSplitsK(k.M, k.N)})
-	wBytes := eb * sizeProd(batch, k.M, k.K)
-	wbw, _ := bandwidthFor(g, wBytes, p)
-	step = max(step, wBytes/(wbw*p.MemEff))
-	compute = in + float64(steps)*(step+rnnStepLatency(k, p)*launch)
+	step := rnnStepS(g, k, batch, eb, p, launch)
+	if !RNNStepIsGEMV(k) && p.RNNGemvStepLaunches > 0 {
+		// A batch over gemvMaxCols can always run as passes of GEMV-like
+		// steps of gemvMaxCols sequences: a step never costs more than
+		// those, so a sequence never costs more at a larger batch than
+		// at gemvMaxCols (DeepBench measures no such fall: its per-step
+		// time at most doubles from batch 4 to 16).
+		narrow := k
+		narrow.N = gemvMaxCols
+		step = min(step, float64(ceilDiv(k.N, gemvMaxCols))*rnnStepS(g, narrow, batch, eb, p, launch))
+	}
+	compute = in + float64(steps)*step
 	memory = 0
 	if k.Bytes > 0 {
 		memory = k.Bytes / (bw * p.MemEff)
 	}
 	return compute, memory
+}
+
+// rnnStepS is one recurrent step: the recurrent GEMM [M × K] · [K × N]
+// (weights re-read; a tiled one's K loop is not split over CTAs,
+// rnnStepSplitsK), at least its weight stream, and the step's latency.
+func rnnStepS(g *hwdb.GPU, k Kernel, batch int64, eb float64, p Params, launch float64) float64 {
+	step := rnnTiledStep(g, k, batch, p)
+	if step <= 0 {
+		step = gemmComputeLib(g, k.Precision, k.M, k.N, k.K, batch, 1, p, gemmLib{splitK: rnnStepSplitsK(k.M, k.N)})
+	}
+	wBytes := eb * sizeProd(batch, k.M, k.K)
+	wbw, _ := bandwidthFor(g, wBytes, p)
+	return max(step, wBytes/(wbw*p.MemEff)) + rnnStepLatency(k, p)*launch
+}
+
+// rnnTiledStep is the compute time of one tiled recurrent step's GEMM
+// (batch over gemvMaxCols), or 0 where the GEMM tile model prices it (a
+// GEMV-like step, or no RNNTiledBatchHalf). DeepBench's cuDNN steps at
+// batch 16-128 reach about the same share of FP32 peak on GPUs of 24 to
+// 64 SMs (GRU hidden 2048 at batch 32: 24-28% on the GP102 cards and the
+// P100), where the tile model, whose CTAs fill a 56-SM P100 in one wave
+// and a 28-SM GTX 1080 Ti in two, priced the P100's at 72% and the GP102
+// cards' at 36%, and the HBM GPUs' rows 25-45% too fast. The share grows
+// with the batch as N/(N+RNNTiledBatchHalf): each weight word a step
+// brings to the SM feeds N FMAs, and bringing it costs about as much as
+// RNNTiledBatchHalf of them (CALIBRATION.md, "RNN steps: two latencies").
+func rnnTiledStep(g *hwdb.GPU, k Kernel, batch int64, p Params) float64 {
+	if RNNStepIsGEMV(k) || p.RNNTiledBatchHalf <= 0 {
+		return 0
+	}
+	peak, _ := peakFor(g, k.Precision)
+	rate := peak * clockFraction(g, p) * pathEff(k.Precision, p)
+	if rate <= 0 {
+		return 0
+	}
+	n := float64(k.N)
+	return FMAFLOPs * float64(k.M) * n * float64(k.K) * float64(batch) / (rate * n / (n + p.RNNTiledBatchHalf))
 }
 
 // RNNStepIsGEMV reports whether a recurrent kernel's step runs a
@@ -1386,15 +1432,13 @@ func rnnTime(g *hwdb.GPU, k Kernel, p Params, launch float64) (compute, memory f
 func RNNStepIsGEMV(k Kernel) bool { return rnnStepSplitsK(k.M, k.N) }
 
 // rnnStepLatency is a recurrent step's latency beyond its GEMM, in launch
-// overheads. The two kinds of step differ by 2× in DeepBench: at batch
-// 1-4 a step costs its weight stream and about 12 launches, at batch
-// 16-64 far more than its tiled GEMM's model (CALIBRATION.md, "RNN steps:
-// two latencies"). Between a GEMV-like batch (8) and twice it the latency
-// ramps linearly from one to the other. No row lies there (DeepBench's
-// batches are 1-4 and 16-128), so this is an assumption, chosen so that
-// the switch never makes a step dearer per sequence than the GEMV-like
-// step it leaves: a hard switch at 9 doubled a step's time for one more
-// sequence.
+// overheads. The two kinds of step differ in DeepBench: at batch 1-4 a
+// step costs its weight stream and about 12 launches, at batch 16-128 its
+// GEMM and about 40 (CALIBRATION.md, "RNN steps: two latencies"). Between
+// a GEMV-like batch (8) and twice it the latency ramps linearly from one
+// to the other. No row lies there (DeepBench's batches are 1-4 and
+// 16-128), so this is an assumption, chosen so that one more sequence
+// past 8 does not at once double a step's latency.
 func rnnStepLatency(k Kernel, p Params) float64 {
 	gemv, tiled := p.RNNGemvStepLaunches, p.RNNStepLaunches
 	if gemv <= 0 {

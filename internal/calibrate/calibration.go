@@ -440,6 +440,7 @@ func WriteParams(w io.Writer, p perf.Params) {
 		{"l2_factor", p.L2Factor, "L2 bandwidth / DRAM bandwidth when unknown (assumed)"},
 		{"full_clock_power", p.FullClockPower, "W/(SM·GHz) a GPU needs to hold boost clock under dense compute (assumed)"},
 		{"rnn_step_launches", p.RNNStepLaunches, "per-step RNN latency in launch overheads at batch 16 and over (fitted on RNN rows)"},
+		{"rnn_tiled_batch_half", p.RNNTiledBatchHalf, "batch at which a tiled RNN step's GEMM reaches half its path's rate (fitted on RNN rows)"},
 		{"rnn_gemv_step_launches", p.RNNGemvStepLaunches, "the same at batch 1-8, whose step runs a GEMV-like kernel; linear between 8 and 16 (fitted on RNN rows)"},
 		{"fill_launches", p.FillLaunches, "fixed GEMM-like kernel latency in launch overheads"},
 		{"launch_s", p.LaunchS, "per-kernel overhead (s) when the GPU entry has none"},

@@ -207,13 +207,14 @@ var calibratedParams = Params{
 	FullClockPower:  %.4g,
 	RNNStepLaunches: %.4g,
 	RNNGemvStepLaunches: %.4g,
+	RNNTiledBatchHalf: %.4g,
 	FillLaunches:    %.4g,
 	LaunchS:         %.4g,
 	TensorPowerExp:  %.4g,
 	PointwiseRate:   %.4g,
 }
 `, p.EffVector, p.EffTensor, p.EffConv, p.EffWinograd, p.EffWgrad, p.KHalf, p.SmallTile, p.TileReuse, p.Occupancy, p.Unaligned,
-		p.MemEff, p.L2Factor, p.FullClockPower, p.RNNStepLaunches, p.RNNGemvStepLaunches, p.FillLaunches, p.LaunchS, p.TensorPowerExp, p.PointwiseRate)
+		p.MemEff, p.L2Factor, p.FullClockPower, p.RNNStepLaunches, p.RNNGemvStepLaunches, p.RNNTiledBatchHalf, p.FillLaunches, p.LaunchS, p.TensorPowerExp, p.PointwiseRate)
 	formatted, err := format.Source([]byte(src))
 	if err != nil {
 		return err
