@@ -329,6 +329,10 @@ var NoBackward = map[string]string{
 	"com.microsoft.LinearAttentionGate":   inferenceKernel,
 	"com.microsoft.FusedMatMulActivation": inferenceKernel, "com.microsoft.NhwcFusedConv": inferenceKernel,
 	"com.microsoft.Rfft": notModelled, "com.microsoft.Irfft": notModelled,
+	"com.microsoft.ComplexMul": notModelled, "com.microsoft.ComplexMulConj": notModelled,
+	// onnxruntime's fused training dropouts (their gradients are onnxruntime training's, not modelled here).
+	"com.microsoft.BiasDropout": notModelled, "com.microsoft.BitmaskBiasDropout": notModelled,
+	"com.microsoft.BitmaskDropout": notModelled, "com.microsoft.GemmaRotaryEmbedding": inferenceKernel,
 	// onnxruntime's Stable Diffusion fusions (an inference graph for CUDA).
 	"com.microsoft.GroupNorm": inferenceKernel, "com.microsoft.SkipGroupNorm": inferenceKernel, "com.microsoft.NhwcConv": inferenceKernel,
 	"com.microsoft.BiasSplitGelu": inferenceKernel, "com.microsoft.BiasAdd": inferenceKernel,

@@ -426,12 +426,25 @@ func (g *gen) decoding(x, v *ir.Value) *ir.Value {
 // weights, packing mode (RemovePadding, PackedAttention or
 // PackedMultiHeadAttention, RestorePadding), DynamicQuantizeLSTM, the fused
 // int4 projections (MatMulNBitsQkv, MatMulNBitsMlp), block-scaled FP4 and
-// FP8 weights, M-RoPE, LinearAttention with its gate, Rfft and Irfft, or
-// onnxruntime's
+// FP8 weights, M-RoPE, LinearAttention with its gate, Rfft and Irfft,
+// the fused dropouts (BiasDropout, BitmaskBiasDropout, BitmaskDropout) or
+// a complex product (ComplexMul, ComplexMulConj), or onnxruntime's
 // com.microsoft twins DequantizeLinear and Trilu.
 func (g *gen) hybrid(x, v *ir.Value) *ir.Value {
 	b, s, w := known(v, 0, 2), known(v, 1, 2), known(v, 2, 4)
-	switch g.intn(15) {
+	switch g.intn(16) {
+	case 15:
+		// onnxruntime's fused dropouts over x, or a complex product of
+		// (real, imaginary) pairs.
+		switch g.intn(3) {
+		case 0:
+			op := []string{"BiasDropout", "BitmaskBiasDropout"}[g.intn(2)]
+			return g.msN(op, []*ir.Value{x, g.weight(false, g.perturb(w)), x}, 2)
+		case 1:
+			return g.msN("BitmaskDropout", []*ir.Value{x}, 2)
+		}
+		op := []string{"ComplexMul", "ComplexMulConj"}[g.intn(2)]
+		return g.ms(op, []*ir.Value{g.weight(false, b, s, 2), g.weight(false, g.perturb(s), g.perturb(2))})
 	case 14:
 		// A real FFT over x's last one or two axes and back.
 		nd := attrInt("signal_ndim", g.wild(g.rangeIn(1, 2)))
