@@ -258,6 +258,7 @@ func init() {
 	for _, op := range []string{"Trilu", "GatherND", "Pad"} {
 		backwardRules["com.microsoft."+op] = backwardRules[op]
 	}
+	backwardRules["com.microsoft.ExpandDims"] = backwardRules["Unsqueeze"]
 }
 
 // BackwardKeys lists the ops that have a backward rule, sorted.
@@ -333,6 +334,7 @@ var NoBackward = map[string]string{
 	// onnxruntime's fused training dropouts (their gradients are onnxruntime training's, not modelled here).
 	"com.microsoft.BiasDropout": notModelled, "com.microsoft.BitmaskBiasDropout": notModelled,
 	"com.microsoft.BitmaskDropout": notModelled, "com.microsoft.GemmaRotaryEmbedding": inferenceKernel,
+	"com.microsoft.EngramGate": inferenceKernel,
 	// onnxruntime's Stable Diffusion fusions (an inference graph for CUDA).
 	"com.microsoft.GroupNorm": inferenceKernel, "com.microsoft.SkipGroupNorm": inferenceKernel, "com.microsoft.NhwcConv": inferenceKernel,
 	"com.microsoft.BiasSplitGelu": inferenceKernel, "com.microsoft.BiasAdd": inferenceKernel,

@@ -11,8 +11,9 @@ import (
 // training split, holding every other parameter at start's value:
 // RNNGemvStepLaunches on the rows whose step runs a GEMV-like kernel
 // (batch 1-8), RNNStepLaunches and RNNTiledBatchHalf on the rest. The
-// two sets price disjoint rows, so their searches are independent. train
-// is forward cases; the backward-through-time rows timed with them
+// GEMV-like latency goes first: its rows depend on it alone, while a
+// tiled step is capped by GEMV-like passes and so depends on it too.
+// train is forward cases; the backward-through-time rows timed with them
 // (BackwardCases: the data gradient, and the whole backward where that is
 // the one column) are fitted too, as their steps are priced alike. The
 // weight gradient is one GEMM over all steps and has no step.

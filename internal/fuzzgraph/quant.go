@@ -427,8 +427,8 @@ func (g *gen) decoding(x, v *ir.Value) *ir.Value {
 // PackedMultiHeadAttention, RestorePadding), DynamicQuantizeLSTM, the fused
 // int4 projections (MatMulNBitsQkv, MatMulNBitsMlp), block-scaled FP4 and
 // FP8 weights, M-RoPE, LinearAttention with its gate, Rfft and Irfft,
-// the fused dropouts (BiasDropout, BitmaskBiasDropout, BitmaskDropout) or
-// a complex product (ComplexMul, ComplexMulConj), or onnxruntime's
+// the fused dropouts (BiasDropout, BitmaskBiasDropout, BitmaskDropout),
+// a complex product (ComplexMul, ComplexMulConj) or an Engram gate, or onnxruntime's
 // com.microsoft twins DequantizeLinear and Trilu.
 func (g *gen) hybrid(x, v *ir.Value) *ir.Value {
 	b, s, w := known(v, 0, 2), known(v, 1, 2), known(v, 2, 4)
@@ -436,7 +436,13 @@ func (g *gen) hybrid(x, v *ir.Value) *ir.Value {
 	case 15:
 		// onnxruntime's fused dropouts over x, or a complex product of
 		// (real, imaginary) pairs.
-		switch g.intn(3) {
+		switch g.intn(4) {
+		case 3:
+			// An Engram gate of x as the shared value, over 2
+			// hyper-connections.
+			k := g.weight(false, b, s, 2, g.perturb(w))
+			sc := g.weight(false, 2, w)
+			return g.ms("EngramGate", []*ir.Value{k, k, x, sc, sc})
 		case 0:
 			op := []string{"BiasDropout", "BitmaskBiasDropout"}[g.intn(2)]
 			return g.msN(op, []*ir.Value{x, g.weight(false, g.perturb(w)), x}, 2)
