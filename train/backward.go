@@ -334,7 +334,7 @@ var NoBackward = map[string]string{
 	// onnxruntime's fused training dropouts (their gradients are onnxruntime training's, not modelled here).
 	"com.microsoft.BiasDropout": notModelled, "com.microsoft.BitmaskBiasDropout": notModelled,
 	"com.microsoft.BitmaskDropout": notModelled, "com.microsoft.GemmaRotaryEmbedding": inferenceKernel,
-	"com.microsoft.EngramGate": inferenceKernel,
+	"com.microsoft.EngramGate": inferenceKernel, "com.microsoft.Inverse": notModelled, "com.microsoft.IsAllFinite": nonDiff,
 	// onnxruntime's Stable Diffusion fusions (an inference graph for CUDA).
 	"com.microsoft.GroupNorm": inferenceKernel, "com.microsoft.SkipGroupNorm": inferenceKernel, "com.microsoft.NhwcConv": inferenceKernel,
 	"com.microsoft.BiasSplitGelu": inferenceKernel, "com.microsoft.BiasAdd": inferenceKernel,

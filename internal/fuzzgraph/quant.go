@@ -428,7 +428,8 @@ func (g *gen) decoding(x, v *ir.Value) *ir.Value {
 // int4 projections (MatMulNBitsQkv, MatMulNBitsMlp), block-scaled FP4 and
 // FP8 weights, M-RoPE, LinearAttention with its gate, Rfft and Irfft,
 // the fused dropouts (BiasDropout, BitmaskBiasDropout, BitmaskDropout),
-// a complex product (ComplexMul, ComplexMulConj) or an Engram gate, or onnxruntime's
+// a complex product (ComplexMul, ComplexMulConj), an Engram gate, Inverse
+// or IsAllFinite, or onnxruntime's
 // com.microsoft twins DequantizeLinear and Trilu.
 func (g *gen) hybrid(x, v *ir.Value) *ir.Value {
 	b, s, w := known(v, 0, 2), known(v, 1, 2), known(v, 2, 4)
@@ -436,7 +437,14 @@ func (g *gen) hybrid(x, v *ir.Value) *ir.Value {
 	case 15:
 		// onnxruntime's fused dropouts over x, or a complex product of
 		// (real, imaginary) pairs.
-		switch g.intn(4) {
+		switch g.intn(5) {
+		case 4:
+			// A batch of inverses of s×s matrices, or the all-finite
+			// check over x (a bool, cast back to float).
+			if g.intn(2) == 0 {
+				return g.ms("Inverse", []*ir.Value{g.weight(false, b, s, g.perturb(s))})
+			}
+			return g.node("Cast", []*ir.Value{g.ms("IsAllFinite", []*ir.Value{x, x})}, 1, attrInt("to", int64(ir.Float32)))
 		case 3:
 			// An Engram gate of x as the shared value, over 2
 			// hyper-connections.
