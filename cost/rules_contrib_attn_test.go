@@ -23,9 +23,7 @@ func msAttnCost(t *testing.T, b *irtest.Builder, op string, ins, outs []*ir.Valu
 
 // attnInt32Const is a known int32 scalar (total_sequence_length).
 func attnInt32Const(b *irtest.Builder, name string, v int64) *ir.Value {
-	x := b.Tensor(name, ir.Int32)
-	b.G.AddInitializer(x, &ir.Tensor{Name: name, DType: ir.Int32, Ints: []int64{v}, HasData: true})
-	return x
+	return constant(b, name, ir.Int32, nil, []int64{v})
 }
 
 // checkAttnCounts compares an estimate with the arithmetic written out.

@@ -40,14 +40,7 @@ func biasDropoutRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	if n.In(2) != nil {
 		perElem++ // + residual
 	}
-	training := false
-	if v := n.In(4); v != nil && v.Const != nil && len(v.Const.Ints) == 1 {
-		training = v.Const.Ints[0] != 0
-	}
-	if r := n.In(3); r != nil && r.Const != nil && len(r.Const.Floats) == 1 && r.Const.Floats[0] == 0 {
-		training = false
-	}
-	if training {
+	if dropoutTrains(n.In(3), n.In(4)) {
 		perElem += 3 // draw, compare, scale
 	}
 	e.FLOPs = perElem * c.Numel(n.Out(0))

@@ -168,9 +168,19 @@ func scatterRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 // DropsNothing reports whether Dropout n has a constant ratio of 0, where
 // ATen's dropout returns its input: no mask, no kernel, no buffer of its
 // own, in training too (train's activation set and backward read it).
-func DropsNothing(n *ir.Node) bool {
-	r := n.In(1)
+func DropsNothing(n *ir.Node) bool { return zeroRatio(n.In(1)) }
+
+// zeroRatio reports whether a dropout ratio input is a constant 0.
+func zeroRatio(r *ir.Value) bool {
 	return r != nil && r.Const != nil && len(r.Const.Floats) == 1 && r.Const.Floats[0] == 0
+}
+
+// dropoutTrains reports whether a dropout with these ratio and
+// training_mode inputs drops in training: training_mode a true constant
+// (one that is not a constant is taken as false: onnxcost estimates
+// inference) and the ratio not a constant 0.
+func dropoutTrains(ratio, mode *ir.Value) bool {
+	return mode != nil && mode.Const != nil && len(mode.Const.Ints) == 1 && mode.Const.Ints[0] != 0 && !zeroRatio(ratio)
 }
 
 // dropoutRule: at inference Dropout is the identity (a view) unless its
@@ -180,18 +190,9 @@ func DropsNothing(n *ir.Node) bool {
 // true); onnxruntime removes such nodes, as ATen's dropout returns its
 // input when p is 0).
 func dropoutRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-	training := false
-	if v := n.In(2); v != nil && v.Const != nil && len(v.Const.Ints) == 1 {
-		training = v.Const.Ints[0] != 0
-	}
-	if DropsNothing(n) {
-		training = false
-	}
 	mask := n.Out(1)
 	maskUsed := mask != nil && (len(mask.Consumers) > 0 || isOutput(n, mask))
-	if !training && !maskUsed {
-		// A training_mode input that is not a constant is taken as false:
-		// onnxcost estimates inference.
+	if !dropoutTrains(n.In(1), n.In(2)) && !maskUsed {
 		return viewRule(n, c)
 	}
 	e := kernel(n, c, perf.ClassElementwise)

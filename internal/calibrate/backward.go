@@ -100,11 +100,7 @@ func FitBackward(train []BenchCase, start perf.Params) (perf.Params, float64, er
 	if len(rows) == 0 {
 		return start, 0, fmt.Errorf("no weight-gradient convolution rows to fit")
 	}
-	loss := func(x float64) float64 {
-		p := start
-		p.EffWgrad = math.Exp(x)
-		return FitLoss(rows, p)
-	}
+	loss := lossOf(rows, start, func(p *perf.Params, v float64) { p.EffWgrad = v })
 	p := start
 	p.EffWgrad = math.Exp(goldenSection(loss, math.Log(wgradLo), math.Log(wgradHi)))
 	return p, FitLoss(rows, p), nil

@@ -48,8 +48,7 @@ func FitRNN(train []BenchCase, start perf.Params) (perf.Params, error) {
 	// which makes the stage's result depend on the data alone.
 	p.RNNTiledBatchHalf = batchHalfStart
 	for range tiledRounds {
-		lat := scanLog(lossOf(tiled, p, func(q *perf.Params, v float64) { q.RNNStepLaunches = v }), stepLaunchesLo, stepLaunchesHi)
-		p.RNNStepLaunches = lat
+		p.RNNStepLaunches = scanLog(lossOf(tiled, p, func(q *perf.Params, v float64) { q.RNNStepLaunches = v }), stepLaunchesLo, stepLaunchesHi)
 		half := scanLog(lossOf(tiled, p, func(q *perf.Params, v float64) { q.RNNTiledBatchHalf = v }), batchHalfLo, batchHalfHi)
 		if half == p.RNNTiledBatchHalf {
 			break
