@@ -37,6 +37,10 @@ func FuzzAnalyze(f *testing.F) {
 func FuzzAnalyzeQuantized(f *testing.F) {
 	f.Add([]byte{}, uint8(0), uint8(0), uint8(0), uint8(0))
 	f.Add([]byte{2, 0, 3, 4, 4, 0, 5, 0, 1, 9, 1, 0, 0, 1, 0, 1, 6, 1, 8, 1, 7, 1, 10, 0}, uint8(3), uint8(0), uint8(1), uint8(30))
+	// A scalar (IsAllFinite's bool, cast back) reaching QLinearConcat's
+	// axis choice: the generator once divided by zero there (ir's
+	// testdata/fuzz/FuzzInferQuantized/864d6531000b92ce).
+	f.Add([]byte("10000111\xff111*"), uint8(0), uint8(0), uint8(0), uint8(0))
 	f.Fuzz(func(t *testing.T, data []byte, gpu, dtype, fuse, bind uint8) {
 		m, ok := fuzzgraph.BuildQuantized(data)
 		checkFuzzAnalysis(t, m, ok, gpu, dtype, fuse, bind)

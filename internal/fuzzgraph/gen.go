@@ -60,8 +60,15 @@ func (g *gen) byte() int {
 	return int(b)
 }
 
-// intn is a choice in [0, n).
-func (g *gen) intn(n int) int { return g.byte() % n }
+// intn is a choice in [0, n); a choice among none (n ≤ 0, e.g. an axis
+// of a scalar) is 0, so the op is built and inference, not the
+// generator, meets the impossible value.
+func (g *gen) intn(n int) int {
+	if n <= 0 {
+		return 0
+	}
+	return g.byte() % n
+}
 
 // rangeIn is a choice in [lo, hi].
 func (g *gen) rangeIn(lo, hi int) int64 { return int64(lo + g.intn(hi-lo+1)) }
