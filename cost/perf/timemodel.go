@@ -73,10 +73,10 @@ type Params struct {
 	// not isolate L2).
 	L2Factor float64 `json:"l2_factor"`
 	// RNNStepLaunches is the per-time-step latency of a recurrent layer
-	// whose step runs tiled GEMM kernels (a batch of at least twice
-	// gemvMaxCols; rnnStepLatency ramps to it from the GEMV-like one),
-	// in units of the kernel launch overhead: the step's GEMM and gate
-	// kernels, their fill and drain, and the dependency between steps.
+	// whose step runs tiled GEMM kernels (a batch over gemvMaxCols,
+	// where rnnStep caps the tiled price by GEMV-like steps), in units of
+	// the kernel launch overhead: the step's GEMM and gate kernels, their
+	// fill and drain, and the dependency between steps.
 	RNNStepLaunches float64 `json:"rnn_step_launches"`
 	// RNNGemvStepLaunches is the same latency for a step that runs a
 	// GEMV-like kernel (a batch of at most gemvMaxCols): one short kernel
@@ -1370,24 +1370,38 @@ func rnnTime(g *hwdb.GPU, k Kernel, p Params, launch float64) (compute, memory f
 		in = max(in, inBytes/(bw*p.MemEff))
 	}
 
-	step := rnnStepS(g, k, batch, eb, p, launch)
-	if !RNNStepIsGEMV(k) && p.RNNGemvStepLaunches > 0 {
-		// A batch over gemvMaxCols can always run as passes of GEMV-like
-		// steps of gemvMaxCols sequences: a step never costs more than
-		// those, so a sequence never costs more at a multiple of
-		// gemvMaxCols than at gemvMaxCols (DeepBench measures no such
-		// rise: in each of its 15 pairs a sequence costs 0.25-0.87 as
-		// much at batch 16 as at 4).
-		narrow := k
-		narrow.N = gemvMaxCols
-		step = min(step, float64(ceilDiv(k.N, gemvMaxCols))*rnnStepS(g, narrow, batch, eb, p, launch))
-	}
+	step := rnnStep(g, k, batch, eb, p, launch)
 	compute = in + float64(steps)*step
 	memory = 0
 	if k.Bytes > 0 {
 		memory = k.Bytes / (bw * p.MemEff)
 	}
 	return compute, memory
+}
+
+// rnnStep is the price of one recurrent step: rnnStepS, and for a batch
+// over gemvMaxCols at most N/gemvMaxCols GEMV-like steps of gemvMaxCols
+// sequences. A GEMV-like kernel streams the weights once for all its
+// columns and does each column's FMAs, so its time, latency + max(weight
+// stream, N × a column's work), grows at most in proportion to N; a
+// library runs whichever kernel is cheaper. So a sequence never costs
+// more at any batch past gemvMaxCols than at gemvMaxCols, and because the
+// tiled price's per-sequence cost falls with N too, a step's throughput
+// never falls as the batch grows (TestRNNStepThroughputNeverFalls).
+// DeepBench measures no such fall: in each of its 15 pairs a sequence
+// costs 0.25-0.87 as much at batch 16 as at 4. An earlier cap of
+// ceil(N/gemvMaxCols) whole steps of gemvMaxCols (passes of 8 sequences)
+// made zoo:lstm-ptb's throughput on an A100 fall from 2,203/s at batch 8
+// to 1,792/s at 12 and rise again at 16; at multiples of gemvMaxCols, the
+// only batches DeepBench has past 8, the two caps are the same.
+func rnnStep(g *hwdb.GPU, k Kernel, batch int64, eb float64, p Params, launch float64) float64 {
+	step := rnnStepS(g, k, batch, eb, p, launch)
+	if RNNStepIsGEMV(k) || p.RNNGemvStepLaunches <= 0 {
+		return step
+	}
+	narrow := k
+	narrow.N = gemvMaxCols
+	return min(step, float64(k.N)/gemvMaxCols*rnnStepS(g, narrow, batch, eb, p, launch))
 }
 
 // rnnStepS is one recurrent step: the recurrent GEMM [M × K] · [K × N]
@@ -1435,21 +1449,18 @@ func RNNStepIsGEMV(k Kernel) bool { return rnnStepSplitsK(k.M, k.N) }
 // rnnStepLatency is a recurrent step's latency beyond its GEMM, in launch
 // overheads. The two kinds of step differ in DeepBench: at batch 1-4 a
 // step costs its weight stream and about 12 launches, at batch 16-128 its
-// GEMM and about 40 (CALIBRATION.md, "RNN steps: two latencies"). Between
-// a GEMV-like batch (8) and twice it the latency ramps linearly from one
-// to the other. No row lies there (DeepBench's batches are 1-4 and
-// 16-128), so this is an assumption, chosen so that one more sequence
-// past 8 does not at once double a step's latency.
+// GEMM and about 40 (CALIBRATION.md, "RNN steps: two latencies"). No row
+// lies between 8 and 16; a tiled step there pays the tiled latency, and
+// rnnStep's cap (GEMV-like steps, which grow in proportion to the batch at
+// most) prices it where that is cheaper. An earlier linear ramp of the
+// latency from 8 to 16 made the tiled price per sequence rise with the
+// batch there, on small layers.
 func rnnStepLatency(k Kernel, p Params) float64 {
 	gemv, tiled := p.RNNGemvStepLaunches, p.RNNStepLaunches
-	if gemv <= 0 {
-		return tiled
-	}
-	if RNNStepIsGEMV(k) {
+	if gemv > 0 && RNNStepIsGEMV(k) {
 		return gemv
 	}
-	ramp := min(float64(k.N-gemvMaxCols)/gemvMaxCols, 1)
-	return gemv + (tiled-gemv)*ramp
+	return tiled
 }
 
 // gemvMaxCols is the widest output a GEMV-like kernel (the skinny 8- and
