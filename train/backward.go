@@ -316,6 +316,8 @@ var NoBackward = map[string]string{
 	"com.microsoft.SparseAttention": inferenceKernel, "com.microsoft.DecoderMaskedMultiHeadAttention": inferenceKernel,
 	"com.microsoft.DecoderMaskedSelfAttention": inferenceKernel, "com.microsoft.RelativePositionBias": inferenceKernel,
 	"com.microsoft.GatedRelativePositionBias": inferenceKernel,
+	// onnxruntime's older attention ops, unfused on CUDA.
+	"com.microsoft.DecoderAttention": inferenceKernel, "com.microsoft.LongformerAttention": inferenceKernel,
 	// onnxruntime's linear-attention hybrid ops (Qwen3.5's Gated DeltaNet layers).
 	"com.microsoft.GatedDeltaNet": inferenceKernel, "com.microsoft.CausalConvWithState": inferenceKernel,
 	"com.microsoft.GatedRMSNorm": inferenceKernel, "com.microsoft.GatedAdd": inferenceKernel,

@@ -380,7 +380,8 @@ func (g *gen) bnb4(x, v *ir.Value) *ir.Value {
 // decoding-side contrib ops: GemmFastGelu, SparseAttention over a shared
 // cache (packed Q|K|V or not), DecoderMaskedMultiHeadAttention (self
 // attention over a shared cache, or cross attention over a 4-D key) or
-// DecoderMaskedSelfAttention (a packed projection and a past).
+// DecoderMaskedSelfAttention (a packed projection and a past),
+// DecoderAttention or LongformerAttention.
 func (g *gen) decoding(x, v *ir.Value) *ir.Value {
 	b, w := known(v, 0, 2), known(v, 2, 4)
 	heads, kv := g.rangeIn(1, 4), int64(1)
@@ -391,7 +392,42 @@ func (g *gen) decoding(x, v *ir.Value) *ir.Value {
 	maxLen := g.rangeIn(1, 16)
 	cache := func(h int64) *ir.Value { return g.weight(false, g.perturb(b), h, maxLen, g.perturb(d)) }
 	scalar := func(val int64) *ir.Value { return g.ints(val) }
-	switch g.intn(4) {
+	switch g.intn(6) {
+	case 4:
+		// DecoderAttention over x as [S, B, W]: self or cross attention,
+		// with or without caches, each flag a constant or unknown.
+		flag := func() *ir.Value {
+			if g.intn(4) == 0 {
+				return g.typed(ir.Bool)
+			}
+			v := g.value("c")
+			g.graph.AddInitializer(v, &ir.Tensor{Name: v.Name, DType: ir.Bool, Ints: []int64{int64(g.intn(2))}, HasData: true})
+			return v
+		}
+		key := x
+		if g.intn(2) == 0 {
+			key = g.weight(false, g.rangeIn(1, 16), known(v, 1, 2), g.perturb(w))
+		}
+		var kc, vc *ir.Value
+		if g.intn(2) == 0 {
+			kc, vc = g.weight(false, known(v, 1, 2), heads, maxLen, g.perturb(d)), g.weight(false, known(v, 1, 2), heads, maxLen, d)
+		}
+		return g.msN("DecoderAttention", []*ir.Value{x, key, g.weight(false, w, g.perturb(w)), g.weight(false, w, 2*w), g.weight(false, g.perturb(3*w)),
+			nil, kc, vc, flag(), flag(), flag(), flag()}, 1+2*g.intn(2), attrInt("num_heads", g.wild(heads)))
+	case 5:
+		// LongformerAttention over x, a window dividing half its
+		// sequence, one global token flagged or the flags unknown.
+		s := known(v, 1, 2)
+		win := max(s/2, 1)
+		global := g.typed(ir.Int32, b, s)
+		if g.intn(2) == 0 && b*s <= 1<<12 {
+			flags := make([]int64, b*s)
+			flags[0] = 1
+			global = g.value("c")
+			g.graph.AddInitializer(global, &ir.Tensor{Name: global.Name, DType: ir.Int32, Dims: []int64{b, s}, Ints: flags, HasData: true})
+		}
+		return g.ms("LongformerAttention", []*ir.Value{x, g.weight(false, g.perturb(w), 3*w), g.weight(false, 3*w), g.weight(false, b, s),
+			g.weight(false, w, 3*w), g.weight(false, 3*w), global}, attrInt("num_heads", g.wild(heads)), attrInt("window", g.wild(win)))
 	case 0:
 		return g.ms("GemmFastGelu", []*ir.Value{x, g.weight(false, g.perturb(w), g.rangeIn(1, 16)), g.weight(false, g.rangeIn(1, 16))})
 	case 1:
