@@ -41,6 +41,10 @@ func FuzzAnalyzeQuantized(f *testing.F) {
 	// axis choice: the generator once divided by zero there (ir's
 	// testdata/fuzz/FuzzInferQuantized/864d6531000b92ce).
 	f.Add([]byte("10000111\xff111*"), uint8(0), uint8(0), uint8(0), uint8(0))
+	// A LongformerAttention over a zero-length sequence: the generator
+	// once flagged the first of its no global tokens (ir's
+	// testdata/fuzz/FuzzInferQuantized/d447b6d2ebb6a62b).
+	f.Add([]byte("9b0072qZ21Y709A+Xb!118800001q00&+!(001101+000110000000100110000000A00000000000"), uint8(0), uint8(0), uint8(0), uint8(0))
 	f.Fuzz(func(t *testing.T, data []byte, gpu, dtype, fuse, bind uint8) {
 		m, ok := fuzzgraph.BuildQuantized(data)
 		checkFuzzAnalysis(t, m, ok, gpu, dtype, fuse, bind)

@@ -150,6 +150,7 @@ var NoCostRule = map[string]string{
 	"StringSplit":                       "string processing runs on the host",
 	"SequenceMap":                       "body cost times a sequence length that is not known statically",
 	"Unique":                            "data-dependent output size and sort cost",
+	"com.microsoft.Unique":              "data-dependent output size and sort cost",
 	"Multinomial":                       "sampling cost depends on the implementation",
 	"ConcatFromSequence":                "sequence element shapes are not known statically",
 	"ai.onnx.preview.training.Gradient": "the gradient graph is not materialised; its cost is that of a backward pass",

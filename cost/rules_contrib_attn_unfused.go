@@ -236,7 +236,7 @@ func longformerAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	att.BytesRead += 2 * qkv // bias-add transpose, then Q·Kᵀ and P·V read Q, K and V
 	att.BytesWritten += qkv
 	att.FLOPs += b * s * 3 * hid // the bias, added by the transpose
-	local := (3*s - 2*w) * w
+	local := max(3*s-2*w, 0) * w // an empty sequence has no blocks
 	if !compact {
 		local = s * s
 		att.Launches -= 4 // one GEMM each way over the whole S × S

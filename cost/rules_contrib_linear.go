@@ -13,6 +13,9 @@ func init() {
 	RegisterRule(msDomain, "GatedAdd", gatedAddRule)
 	RegisterRule(msDomain, "GatedRMSNorm", gatedRMSNormRule)
 	RegisterRule(msDomain, "CausalConvWithState", causalConvRule)
+	// The packed form: the same taps an output element, its offsets,
+	// initial and final states and state updates read and written.
+	RegisterRule(msDomain, "VarlenCausalConvWithState", causalConvRule)
 	RegisterRule(msDomain, "GatedDeltaNet", gatedDeltaNetRule)
 	RegisterRule(msDomain, "LinearAttention", linearAttentionRule)
 	RegisterRule(msDomain, "LinearAttentionGate", linearAttentionGateRule)
@@ -59,7 +62,11 @@ func causalConvRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	taps := prod(w[2:])
 	e.MACs = out * taps
 	e.FLOPs = perf.FMAFLOPs * e.MACs
-	if n.In(2) != nil {
+	bias := 2
+	if n.OpType == "VarlenCausalConvWithState" {
+		bias = 3 // after cumulative_sequence_length
+	}
+	if n.In(bias) != nil {
 		e.FLOPs += out
 	}
 	if act := n.AttrString("activation", "none"); act == "silu" || act == "swish" {

@@ -22,6 +22,12 @@ func init() {
 		// past_state?) -> output like input, present_state
 		&OpSchema{Domain: ms, Name: "CausalConvWithState", Family: FamilyConv, Since: 1, MinIn: 2, MaxIn: 4, MinOut: 2, MaxOut: 2,
 			Infer: inferCausalConvWithState, Doc: "ONNX Runtime contrib op: causal depthwise convolution with a carry state; output like input"},
+		// VarlenCausalConvWithState(input [T, C], weight [C, 1, k],
+		// cumulative_sequence_length [B+1], bias?, initial_state [B, C,
+		// (k−1)·dilation], capture_count?) -> output, final_state,
+		// state_update?
+		&OpSchema{Domain: ms, Name: "VarlenCausalConvWithState", Family: FamilyConv, Since: 1, MinIn: 5, MaxIn: 6, MinOut: 2, MaxOut: 3,
+			Infer: inferVarlenCausalConv, Doc: "ONNX Runtime contrib op: CausalConvWithState over packed token-major sequences; output like input, final_state like initial_state, state_update [B, capacity, C]"},
 		// GatedDeltaNet(query, key, value, cu_seqlens?, decay?, beta?,
 		// initial_state?, a_log?, dt_bias?, capture_count?,
 		// state_update_active?) -> output, final_state?, state_update?
@@ -293,4 +299,64 @@ func inferGatedDeltaNet(c *InferCtx) error {
 		return c.SetOut(2, Float32, Shape{Ranked: true, Dims: []Dim{d.Batch, width}})
 	}
 	return nil
+}
+
+// inferVarlenCausalConv refuses input not [T, C], a weight not [C, 1, k],
+// an initial_state not [B, C, (k−1)·dilation] (B from
+// cumulative_sequence_length), a state_update_capacity outside [0, 8],
+// and capture_count given exactly when the capacity is 0.
+func inferVarlenCausalConv(c *InferCtx) error {
+	if err := needFloat(c, 0, "input"); err != nil {
+		return err
+	}
+	capacity, dil := c.AttrInt("state_update_capacity", 0), c.AttrInt("dilation", 1)
+	if capacity < 0 || capacity > 8 {
+		return c.Errorf("state_update_capacity %d, want 0 to 8", capacity)
+	}
+	if dil < 1 {
+		return c.Errorf("dilation %d, want at least 1", dil)
+	}
+	if (capacity > 0) != c.HasIn(5) {
+		return c.Errorf("capture_count is needed exactly when state_update_capacity (%d) is positive", capacity)
+	}
+	x := c.InShape(0)
+	if x.Ranked && x.Rank() != 2 {
+		return c.Errorf("input has rank %d, want 2 [total_tokens, channels]", x.Rank())
+	}
+	// ch is the channels for the outputs, chWant the same for the checks
+	// (Dim{}: any).
+	ch, chWant := c.Fresh("channels"), Dim{}
+	if x.Ranked {
+		ch, chWant = x.Dims[1], x.Dims[1]
+	} else if w := c.InShape(1); w.Ranked && w.Rank() == 3 {
+		ch, chWant = w.Dims[0], w.Dims[0]
+	}
+	if err := checkDims(c, 1, "weight", chWant, D(1), Dim{}); err != nil {
+		return err
+	}
+	if err := checkVector(c, 3, "bias", ch); err != nil {
+		return err
+	}
+	b, err := packedBatch(c, 2)
+	if err != nil {
+		return err
+	}
+	stateLen := c.Fresh("state_length")
+	if l, ok := CausalStateLength(c.Node); ok {
+		stateLen = D(l)
+	}
+	if err := checkDims(c, 4, "initial_state", b, chWant, stateLen); err != nil {
+		return err
+	}
+	if err := c.PassThrough(0, 0); err != nil {
+		return err
+	}
+	final := RankedShape(b, ch, stateLen)
+	if st := c.InShape(4); st.Ranked {
+		final = st.Clone() // as checked, and more known where the others were not
+	}
+	if err := c.SetOut(1, c.InType(0), final); err != nil {
+		return err
+	}
+	return c.SetOut(2, c.InType(0), RankedShape(final.Dims[0], D(capacity), ch))
 }

@@ -259,6 +259,9 @@ func init() {
 		backwardRules["com.microsoft."+op] = backwardRules[op]
 	}
 	backwardRules["com.microsoft.ExpandDims"] = backwardRules["Unsqueeze"]
+	// PyTorch's embedding as onnxruntime exports it: weight and indices
+	// in Gather's slots, its gradient the same scatter-add.
+	backwardRules["com.microsoft.TorchEmbedding"] = backwardRules["Gather"]
 }
 
 // BackwardKeys lists the ops that have a backward rule, sorted.
@@ -316,6 +319,12 @@ var NoBackward = map[string]string{
 	"com.microsoft.SparseAttention": inferenceKernel, "com.microsoft.DecoderMaskedMultiHeadAttention": inferenceKernel,
 	"com.microsoft.DecoderMaskedSelfAttention": inferenceKernel, "com.microsoft.RelativePositionBias": inferenceKernel,
 	"com.microsoft.GatedRelativePositionBias": inferenceKernel,
+	// onnxruntime's integer and tensor contrib ops.
+	"com.microsoft.MatMulInteger16": inferenceOnly, "com.microsoft.MulInteger": inferenceOnly,
+	"com.microsoft.ReduceSumInteger": inferenceOnly, "com.microsoft.QLinearReduceMean": inferenceOnly,
+	"com.microsoft.Range": nonDiff, "com.microsoft.UnfoldTensor": notModelled,
+	"com.microsoft.NGramHashMapping": nonDiff, "com.microsoft.VarlenNGramHashMapping": nonDiff,
+	"com.microsoft.NGramRepeatBlock": nonDiff, "com.microsoft.VarlenCausalConvWithState": inferenceKernel,
 	// onnxruntime's older attention ops, unfused on CUDA.
 	"com.microsoft.DecoderAttention": inferenceKernel, "com.microsoft.LongformerAttention": inferenceKernel,
 	// onnxruntime's linear-attention hybrid ops (Qwen3.5's Gated DeltaNet layers).

@@ -113,6 +113,9 @@ func (g *gen) qop(v *ir.Value, p q) *ir.Value {
 		return unary("QLinearAveragePool", attrInts("kernel_shape", k...), attrInts("strides", s...), attrInts("pads", pads...),
 			attrInt("channels_last", int64(g.intn(2))))
 	case 7:
+		if g.intn(3) == 0 {
+			return g.integer(v, p)
+		}
 		return unary("QLinearGlobalAveragePool", attrInt("channels_last", int64(g.intn(2))))
 	case 8:
 		return g.ms("QLinearConcat", []*ir.Value{p.s, p.z, v, p.s, p.z, v, p.s, p.z}, attrInt("axis", g.wild(g.rangeIn(-r, r-1))))
@@ -158,6 +161,34 @@ func (g *gen) qop(v *ir.Value, p q) *ir.Value {
 	default:
 		return g.qgemm(v, p)
 	}
+}
+
+// integer is one of onnxruntime's integer and tensor contrib ops on the
+// 8-bit v, brought back to v's type: QLinearReduceMean, MulInteger or
+// ReduceSumInteger (int32, cast and requantized), an UnfoldTensor of v,
+// a TorchEmbedding of a weight at a Range of indices.
+func (g *gen) integer(v *ir.Value, p q) *ir.Value {
+	r := len(v.Shape.Dims)
+	axes := attrInts("axes", g.wild(g.rangeIn(-r, r-1)))
+	keep := attrInt("keepdims", int64(g.intn(2)))
+	requant := func(y *ir.Value) *ir.Value {
+		f := g.node("Cast", []*ir.Value{y}, 1, attrInt("to", int64(ir.Float32)))
+		return g.node("QuantizeLinear", []*ir.Value{f, p.s, p.z}, 1)
+	}
+	switch g.intn(5) {
+	case 0:
+		return g.ms("QLinearReduceMean", []*ir.Value{v, p.s, p.z, p.s, p.z}, axes, keep)
+	case 1:
+		return requant(g.ms("MulInteger", []*ir.Value{v, p.z, g.qoperand(v), p.z}))
+	case 2:
+		return requant(g.ms("ReduceSumInteger", []*ir.Value{v}, axes, keep))
+	case 3:
+		size := g.perturb(max(known(v, r-1, 2)/2, 1))
+		return g.ms("UnfoldTensor", []*ir.Value{v}, attrInt("dim", g.wild(-1)), attrInt("size", size), attrInt("step", g.rangeIn(1, 3)))
+	}
+	ids := g.ms("Range", []*ir.Value{g.ints(0), g.ints(g.rangeIn(1, 6))})
+	w := g.weight(false, g.perturb(6), known(v, r-1, 4))
+	return g.node("QuantizeLinear", []*ir.Value{g.ms("TorchEmbedding", []*ir.Value{w, ids}), p.s, p.z}, 1)
 }
 
 // qoperand is a second 8-bit operand for v: v itself, or a uint8 weight
@@ -420,7 +451,7 @@ func (g *gen) decoding(x, v *ir.Value) *ir.Value {
 		s := known(v, 1, 2)
 		win := max(s/2, 1)
 		global := g.typed(ir.Int32, b, s)
-		if g.intn(2) == 0 && b*s <= 1<<12 {
+		if g.intn(2) == 0 && b*s > 0 && b*s <= 1<<12 {
 			flags := make([]int64, b*s)
 			flags[0] = 1
 			global = g.value("c")
@@ -465,7 +496,8 @@ func (g *gen) decoding(x, v *ir.Value) *ir.Value {
 // FP8 weights, M-RoPE, LinearAttention with its gate, Rfft and Irfft,
 // the fused dropouts (BiasDropout, BitmaskBiasDropout, BitmaskDropout),
 // a complex product (ComplexMul, ComplexMulConj), an Engram gate, Inverse
-// or IsAllFinite, or onnxruntime's
+// or IsAllFinite, the n-gram ops (NGramHashMapping, NGramRepeatBlock),
+// VarlenCausalConvWithState, or onnxruntime's
 // com.microsoft twins DequantizeLinear and Trilu.
 func (g *gen) hybrid(x, v *ir.Value) *ir.Value {
 	b, s, w := known(v, 0, 2), known(v, 1, 2), known(v, 2, 4)
@@ -473,7 +505,23 @@ func (g *gen) hybrid(x, v *ir.Value) *ir.Value {
 	case 15:
 		// onnxruntime's fused dropouts over x, or a complex product of
 		// (real, imaginary) pairs.
-		switch g.intn(5) {
+		switch g.intn(6) {
+		case 5:
+			// Engram's n-gram hashes of token ids, the no-repeat ban on
+			// x's scores, or a packed causal convolution over x's rows.
+			ids := g.typed(ir.Int64, b, g.perturb(s))
+			switch g.intn(3) {
+			case 0:
+				h := g.rangeIn(1, 3)
+				hash := g.msN("NGramHashMapping", []*ir.Value{ids, g.typed(ir.Int64, 3), g.typed(ir.Int64, g.perturb(2*h))}, 1+g.intn(2),
+					attrInt("max_ngram_size", g.wild(3)), attrInt("n_head_per_ngram", h), attrInt("pad_id", 0))
+				return g.node("Cast", []*ir.Value{hash}, 1, attrInt("to", int64(ir.Float32)))
+			case 1:
+				return g.ms("NGramRepeatBlock", []*ir.Value{ids, g.weight(false, b, w)}, attrInt("ngram_size", g.wild(g.rangeIn(1, 4))))
+			}
+			k := g.rangeIn(1, 4)
+			return g.msN("VarlenCausalConvWithState", []*ir.Value{g.weight(false, s, w), g.weight(false, g.perturb(w), 1, k), g.typed(ir.Int32, b+1),
+				nil, g.weight(false, b, w, g.perturb(k-1))}, 2)
 		case 4:
 			// A batch of inverses of s×s matrices, or the all-finite
 			// check over x (a bool, cast back to float).
