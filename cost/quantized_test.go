@@ -70,6 +70,17 @@ func analyzeOn(t *testing.T, b *irtest.Builder, gpu, dtype string) *report.Repor
 	return analyzeModelOn(t, b.G, b.M, gpu, dtype)
 }
 
+// analyzeCovered is analyzeOn without a --dtype, failing the test when
+// a node is unsupported or the totals are partial.
+func analyzeCovered(t *testing.T, b *irtest.Builder, gpu string) *report.Report {
+	t.Helper()
+	r := analyzeOn(t, b, gpu, "")
+	if len(r.UnsupportedOps) > 0 || r.Totals.Partial != nil {
+		t.Fatalf("unsupported %v, partial %v", r.UnsupportedOps, r.Totals.Partial)
+	}
+	return r
+}
+
 // analyzeModelOn is analyzeOn for a model read from a file.
 func analyzeModelOn(t *testing.T, graph *ir.Graph, m *ir.Model, gpu, dtype string) *report.Report {
 	t.Helper()

@@ -29,13 +29,15 @@ func init() {
 
 // ngramHeads is an n-gram hash op's output heads, (max_ngram_size − 1) ·
 // n_head_per_ngram, and its history length max_ngram_size − 1, refusing
-// a max_ngram_size under 2 or a head count under 1.
+// a max_ngram_size under 2, a head count under 1 and tables that do not
+// fit them (checkNGramTables).
 func ngramHeads(c *InferCtx) (heads, history int64, err error) {
 	n, h := c.AttrInt("max_ngram_size", 0), c.AttrInt("n_head_per_ngram", 0)
 	if n < 2 || h < 1 || n > 1<<20 || h > 1<<20 {
 		return 0, 0, c.Errorf("max_ngram_size %d (at least 2) and n_head_per_ngram %d (at least 1)", n, h)
 	}
-	return (n - 1) * h, n - 1, nil
+	heads, history = (n-1)*h, n-1
+	return heads, history, checkNGramTables(c, heads, history)
 }
 
 // checkNGramTables refuses ids, multipliers or vocabulary sizes that are
@@ -60,9 +62,6 @@ func checkNGramTables(c *InferCtx, heads, history int64) error {
 func inferNGramHashMapping(c *InferCtx) error {
 	heads, history, err := ngramHeads(c)
 	if err != nil {
-		return err
-	}
-	if err := checkNGramTables(c, heads, history); err != nil {
 		return err
 	}
 	ids := c.InShape(0)
@@ -92,9 +91,6 @@ func inferNGramHashMapping(c *InferCtx) error {
 func inferVarlenNGramHashMapping(c *InferCtx) error {
 	heads, history, err := ngramHeads(c)
 	if err != nil {
-		return err
-	}
-	if err := checkNGramTables(c, heads, history); err != nil {
 		return err
 	}
 	ids := c.InShape(0)

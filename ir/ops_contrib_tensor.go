@@ -49,15 +49,20 @@ func inferMSUnique(c *InferCtx) error {
 	if in.Ranked && in.Rank() != 1 {
 		return c.Errorf("x has rank %d; it must be 1-D", in.Rank())
 	}
-	u := c.Fresh("unique")
+	u, counted := Dim{}, false
 	if t, ok := inVals(c, 0); ok {
-		if n, ok := uniqueCount(t, -1); ok {
-			u = D(n)
+		if k, ok := uniqueCount(t, -1); ok {
+			u, counted = D(k), true
 		}
 	}
-	n := c.Fresh("unique")
+	if !counted {
+		u = c.Fresh("unique")
+	}
+	var n Dim
 	if in.Ranked {
 		n = in.Dims[0]
+	} else {
+		n = c.Fresh("unique")
 	}
 	for i, s := range []struct {
 		dt DType

@@ -123,8 +123,15 @@ type InferCtx struct {
 // attributes and outputs are the node's own: the rule sets its outputs
 // and its errors name it.
 func (c *InferCtx) withInputs(ins []*Value, rule func(*InferCtx) error) error {
+	return c.withNode(ins, c.Node.Attrs, rule)
+}
+
+// withNode is withInputs with the attributes attrs: a contrib op that
+// passes a standard op's attribute as an input (ConvTransposeWithDynamicPads'
+// pads).
+func (c *InferCtx) withNode(ins []*Value, attrs []*Attribute, rule func(*InferCtx) error) error {
 	n := *c.Node
-	n.Inputs = ins
+	n.Inputs, n.Attrs = ins, attrs
 	v := *c
 	v.Node = &n
 	err := rule(&v)

@@ -325,6 +325,8 @@ var NoBackward = map[string]string{
 	"com.microsoft.Range": nonDiff, "com.microsoft.UnfoldTensor": notModelled,
 	"com.microsoft.NGramHashMapping": nonDiff, "com.microsoft.VarlenNGramHashMapping": nonDiff,
 	"com.microsoft.NGramRepeatBlock": nonDiff, "com.microsoft.VarlenCausalConvWithState": inferenceKernel,
+	"com.microsoft.MaxpoolWithMask": notModelled, "com.microsoft.ConvTransposeWithDynamicPads": notModelled,
+	"com.microsoft.CropAndResize": notModelled, "com.microsoft.CDist": notModelled,
 	// onnxruntime's older attention ops, unfused on CUDA.
 	"com.microsoft.DecoderAttention": inferenceKernel, "com.microsoft.LongformerAttention": inferenceKernel,
 	// onnxruntime's linear-attention hybrid ops (Qwen3.5's Gated DeltaNet layers).

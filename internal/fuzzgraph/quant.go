@@ -497,7 +497,8 @@ func (g *gen) decoding(x, v *ir.Value) *ir.Value {
 // the fused dropouts (BiasDropout, BitmaskBiasDropout, BitmaskDropout),
 // a complex product (ComplexMul, ComplexMulConj), an Engram gate, Inverse
 // or IsAllFinite, the n-gram ops (NGramHashMapping, NGramRepeatBlock),
-// VarlenCausalConvWithState, or onnxruntime's
+// VarlenCausalConvWithState, the vision ops (CDist, CropAndResize,
+// MaxpoolWithMask, ConvTransposeWithDynamicPads), or onnxruntime's
 // com.microsoft twins DequantizeLinear and Trilu.
 func (g *gen) hybrid(x, v *ir.Value) *ir.Value {
 	b, s, w := known(v, 0, 2), known(v, 1, 2), known(v, 2, 4)
@@ -505,7 +506,30 @@ func (g *gen) hybrid(x, v *ir.Value) *ir.Value {
 	case 15:
 		// onnxruntime's fused dropouts over x, or a complex product of
 		// (real, imaginary) pairs.
-		switch g.intn(6) {
+		switch g.intn(7) {
+		case 6:
+			// onnxruntime's vision contrib ops over x seen as an image
+			// [b, s, w, 1]: distances between rows, crops of boxes, a
+			// masked max pool, a transposed convolution with its pads an
+			// input.
+			img := g.node("Unsqueeze", []*ir.Value{x, g.ints(3)}, 1)
+			switch g.intn(4) {
+			case 0:
+				return g.ms("CDist", []*ir.Value{g.weight(false, s, w), g.weight(false, g.rangeIn(1, 4), g.perturb(w))},
+					&ir.Attribute{Name: "metric", Type: ir.AttrString, S: []string{"euclidean", "sqeuclidean", "cosine"}[g.intn(3)]})
+			case 1:
+				crop := g.value("c")
+				g.graph.AddInitializer(crop, &ir.Tensor{Name: crop.Name, DType: ir.Int32, Dims: []int64{2}, Ints: []int64{g.wild(g.rangeIn(1, 4)), g.rangeIn(1, 4)}, HasData: true})
+				rois := g.rangeIn(1, 3)
+				return g.ms("CropAndResize", []*ir.Value{img, g.weight(false, rois, g.perturb(4)), g.typed(ir.Int32, rois), crop})
+			case 2:
+				return g.ms("MaxpoolWithMask", []*ir.Value{img, g.typed(ir.Int32, b, s, w, 1)}, attrInts("kernel_shape", 1, 1), attrInts("strides", 1, 1))
+			}
+			var pads *ir.Value
+			if g.intn(2) == 0 {
+				pads = g.ints(0, 0, 0, g.wild(0))
+			}
+			return g.ms("ConvTransposeWithDynamicPads", []*ir.Value{img, g.weight(false, g.perturb(s), 2, 1, 1), pads}, attrInts("strides", 1, 1))
 		case 5:
 			// Engram's n-gram hashes of token ids, the no-repeat ban on
 			// x's scores, or a packed causal convolution over x's rows.
