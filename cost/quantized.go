@@ -14,7 +14,8 @@ import (
 // engine runs reads and writes them. Two forms are recognised:
 //
 //   - integer ops (QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger
-//     and the com.microsoft QLinear*, QGemm and MatMulIntegerToFloat ops,
+//     and the com.microsoft QLinear*, QOrdered*, DequantizeWithOrder, QGemm
+//     and MatMulIntegerToFloat ops,
 //     and QAttention, whose float attention is priced apart: trailer.go)
 //     whose data input is an 8-bit integer, and DynamicQuantizeMatMul and
 //     DynamicQuantizeLSTM, whose float input they quantize per call for
@@ -73,7 +74,8 @@ func integerQuantOp(n *ir.Node) bool {
 		return false
 	}
 	op := n.OpType
-	return strings.HasPrefix(op, "QLinear") || op == "ConvInteger" || op == "MatMulInteger" || op == "QGemm" ||
+	return strings.HasPrefix(op, "QLinear") || strings.HasPrefix(op, "QOrdered") || op == "DequantizeWithOrder" ||
+		op == "ConvInteger" || op == "MatMulInteger" || op == "QGemm" ||
 		op == "MatMulIntegerToFloat" || op == "DynamicQuantizeMatMul" || op == "QAttention" || op == "DynamicQuantizeLSTM"
 }
 

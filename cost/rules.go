@@ -151,6 +151,8 @@ var NoCostRule = map[string]string{
 	"SequenceMap":                       "body cost times a sequence length that is not known statically",
 	"Unique":                            "data-dependent output size and sort cost",
 	"com.microsoft.Unique":              "data-dependent output size and sort cost",
+	"com.microsoft.EPContext":           "an execution provider's precompiled engine: what it runs is not in the graph",
+	"com.microsoft.Snpe":                "a Qualcomm SNPE DLC: what it runs is not in the graph",
 	"Multinomial":                       "sampling cost depends on the implementation",
 	"ConcatFromSequence":                "sequence element shapes are not known statically",
 	"ai.onnx.preview.training.Gradient": "the gradient graph is not materialised; its cost is that of a backward pass",

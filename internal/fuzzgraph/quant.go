@@ -166,7 +166,8 @@ func (g *gen) qop(v *ir.Value, p q) *ir.Value {
 // integer is one of onnxruntime's integer and tensor contrib ops on the
 // 8-bit v, brought back to v's type: QLinearReduceMean, MulInteger or
 // ReduceSumInteger (int32, cast and requantized), an UnfoldTensor of v,
-// a TorchEmbedding of a weight at a Range of indices.
+// a QOrdered op between QuantizeWithOrder and DequantizeWithOrder, or a
+// TorchEmbedding of a weight at a Range of indices.
 func (g *gen) integer(v *ir.Value, p q) *ir.Value {
 	r := len(v.Shape.Dims)
 	axes := attrInts("axes", g.wild(g.rangeIn(-r, r-1)))
@@ -175,7 +176,7 @@ func (g *gen) integer(v *ir.Value, p q) *ir.Value {
 		f := g.node("Cast", []*ir.Value{y}, 1, attrInt("to", int64(ir.Float32)))
 		return g.node("QuantizeLinear", []*ir.Value{f, p.s, p.z}, 1)
 	}
-	switch g.intn(5) {
+	switch g.intn(6) {
 	case 0:
 		return g.ms("QLinearReduceMean", []*ir.Value{v, p.s, p.z, p.s, p.z}, axes, keep)
 	case 1:
@@ -185,6 +186,24 @@ func (g *gen) integer(v *ir.Value, p q) *ir.Value {
 	case 3:
 		size := g.perturb(max(known(v, r-1, 2)/2, 1))
 		return g.ms("UnfoldTensor", []*ir.Value{v}, attrInt("dim", g.wild(-1)), attrInt("size", size), attrInt("step", g.rangeIn(1, 3)))
+	case 4:
+		// Into the cublasLt-ordered int8 form and out again, a QOrdered
+		// op between.
+		order := func(name string) *ir.Attribute { return attrInt(name, 1) }
+		x := g.node("DequantizeLinear", []*ir.Value{v, p.s, p.z}, 1)
+		y := g.ms("QuantizeWithOrder", []*ir.Value{x, p.s}, order("order_input"), order("order_output"))
+		last := known(v, r-1, 4)
+		switch g.intn(3) {
+		case 0:
+			y = g.ms("QOrderedGelu", []*ir.Value{y, p.s, p.s})
+		case 1:
+			y = g.ms("QOrderedLayerNormalization", []*ir.Value{y, p.s, g.weight(false, g.perturb(last)), nil, p.s})
+		default:
+			y = g.ms("QOrderedMatMul", []*ir.Value{y, p.s, g.typed(ir.Int8, g.perturb(last), g.rangeIn(1, 8)), p.s, p.s},
+				order("order_A"), attrInt("order_B", 0), order("order_Y"))
+		}
+		y = g.ms("DequantizeWithOrder", []*ir.Value{y, p.s}, attrInt("to", g.wild(int64(ir.Float32))))
+		return g.node("QuantizeLinear", []*ir.Value{y, p.s, p.z}, 1)
 	}
 	ids := g.ms("Range", []*ir.Value{g.ints(0), g.ints(g.rangeIn(1, 6))})
 	w := g.weight(false, g.perturb(6), known(v, r-1, 4))
@@ -498,7 +517,8 @@ func (g *gen) decoding(x, v *ir.Value) *ir.Value {
 // a complex product (ComplexMul, ComplexMulConj), an Engram gate, Inverse
 // or IsAllFinite, the n-gram ops (NGramHashMapping, NGramRepeatBlock),
 // VarlenCausalConvWithState, the vision ops (CDist, CropAndResize,
-// MaxpoolWithMask, ConvTransposeWithDynamicPads), or onnxruntime's
+// MaxpoolWithMask, ConvTransposeWithDynamicPads), an EPContext engine,
+// or onnxruntime's
 // com.microsoft twins DequantizeLinear and Trilu.
 func (g *gen) hybrid(x, v *ir.Value) *ir.Value {
 	b, s, w := known(v, 0, 2), known(v, 1, 2), known(v, 2, 4)
@@ -506,7 +526,15 @@ func (g *gen) hybrid(x, v *ir.Value) *ir.Value {
 	case 15:
 		// onnxruntime's fused dropouts over x, or a complex product of
 		// (real, imaginary) pairs.
-		switch g.intn(7) {
+		switch g.intn(8) {
+		case 7:
+			// An execution provider's engine over x, its output's type
+			// declared or not.
+			y := g.ms("EPContext", []*ir.Value{x}, &ir.Attribute{Name: "source", Type: ir.AttrString, S: "QNN"})
+			if g.intn(2) == 0 {
+				y.Declared = &ir.TypeInfo{DType: ir.Float32, Shape: ir.KnownShape(b, s, g.perturb(w))}
+			}
+			return y
 		case 6:
 			// onnxruntime's vision contrib ops over x seen as an image
 			// [b, s, w, 1]: distances between rows, crops of boxes, a

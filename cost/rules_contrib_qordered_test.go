@@ -1,0 +1,55 @@
+package cost
+
+import (
+	"testing"
+
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// TestQOrderedCounts counts a cublasLt-ordered int8 BERT FFN by hand at
+// batch 2 × 16 tokens of 64: quantize (3 flops an element), the int8
+// MatMul to 256 with a bias (2·32·64·256 + 32·256·(3 + 1)), Gelu between
+// dequantize and quantize (2 + 5 + 3 an element), LayerNorm likewise
+// (its count + 2 + 3 an element), dequantize (2 an element); the MatMul
+// runs at int8, its tensors (the float bias and scales too) a byte an
+// element.
+func TestQOrderedCounts(t *testing.T) {
+	b := msBuilder(t, 17)
+	ms := func(name, op string, ins []*ir.Value, attrs ...*ir.Attribute) *ir.Value {
+		n := b.Node(op, ins, 1, attrs...)
+		n.Domain, n.Name = "com.microsoft", name
+		return n.Out(0)
+	}
+	sc := initializer(b, "sc", ir.Float32)
+	q := ms("q", "QuantizeWithOrder", []*ir.Value{b.Input("x", ir.Float16, 2, 16, 64), sc}, ir.IntAttr("order_input", 1), ir.IntAttr("order_output", 1))
+	mm := ms("mm", "QOrderedMatMul", []*ir.Value{q, sc, initializer(b, "w", ir.Int8, 64, 256), sc, sc, initializer(b, "bias", ir.Float32, 256)},
+		ir.IntAttr("order_A", 1), ir.IntAttr("order_B", 0), ir.IntAttr("order_Y", 1))
+	g := ms("gelu", "QOrderedGelu", []*ir.Value{mm, sc, sc})
+	ln := ms("ln", "QOrderedLayerNormalization", []*ir.Value{g, sc, initializer(b, "gamma", ir.Float16, 256), nil, sc})
+	b.Output(ms("dq", "DequantizeWithOrder", []*ir.Value{ln, sc}, ir.IntAttr("to", int64(ir.Float16))))
+	b.Infer()
+	r := analyzeCovered(t, b, "A100")
+	const el = 2 * 16 * 256
+	for _, c := range []struct {
+		name        string
+		macs, flops float64
+	}{
+		{"q", 0, 3 * 2 * 16 * 64},
+		{"mm", 32 * 64 * 256, 2*32*64*256 + el*4},
+		{"gelu", 0, el * (2 + 5 + 3)},
+		{"dq", 0, el * 2},
+	} {
+		nc := nodeNamed(t, r, c.name)
+		if nc.MACs != c.macs || nc.FLOPs != c.flops || !(nc.TimeS > 0) {
+			t.Errorf("%s: %g MACs, %g FLOPs, %g s; want %g, %g", c.name, nc.MACs, nc.FLOPs, nc.TimeS, c.macs, c.flops)
+		}
+	}
+	// The float bias and scales at the node's 8-bit compute type, as every
+	// QLinear op's.
+	if nc := nodeNamed(t, r, "mm"); nc.BytesRead != 2*16*64+64*256+256+3 || nc.BytesWritten != el {
+		t.Errorf("mm: %g B read, %g B written; want A, W, the bias and three scales read at a byte an element, Y written", nc.BytesRead, nc.BytesWritten)
+	}
+	if nc := nodeNamed(t, r, "ln"); !(nc.FLOPs > el*(2+3)) {
+		t.Errorf("ln: %g FLOPs, want LayerNorm's count plus 5 an element", nc.FLOPs)
+	}
+}

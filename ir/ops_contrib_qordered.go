@@ -1,0 +1,83 @@
+package ir
+
+// onnxruntime's QOrdered ops: int8 BERT and Longformer layers whose
+// tensors keep a cublasLt layout (ORDER_ROW, COL32, COL4_4R2_8C, ...)
+// between kernels, so each op reads and writes int8 and only the layout
+// attributes say how. QuantizeWithOrder and DequantizeWithOrder enter and
+// leave that form; QOrderedMatMul, QOrderedGelu,
+// QOrderedLayerNormalization run inside it. QOrderedAttention and
+// QOrderedLongformerAttention have no rule yet: the Longformer one
+// dequantizes its int8 projection to fp16 for the attention and quantizes
+// the result (two float precisions and int8 in one node, which one
+// trailer priced at the output's type cannot express); the other's
+// kernels were not read. Shapes follow
+// onnxruntime's schemas (docs/ContribOperators.md, quantization_defs.cc);
+// the layouts change no shape.
+
+func init() {
+	ms := "com.microsoft"
+	Register(
+		// QuantizeWithOrder(input, scale_input) -> int8 like input
+		&OpSchema{Domain: ms, Name: "QuantizeWithOrder", Family: FamilyElementwise, Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1,
+			Infer: inferQuantizeWithOrder, Doc: "ONNX Runtime contrib op: quantize a float matrix to int8 in a cublasLt layout; shape like the input"},
+		// DequantizeWithOrder(input int8, scale_input) -> float like input
+		&OpSchema{Domain: ms, Name: "DequantizeWithOrder", Family: FamilyElementwise, Since: 1, MinIn: 2, MaxIn: 2, MinOut: 1, MaxOut: 1,
+			Infer: inferDequantizeWithOrder, Doc: "ONNX Runtime contrib op: dequantize an int8 cublasLt-ordered matrix to float or float16 (the to attribute)"},
+		// QOrderedMatMul(A, scale_A, B, scale_B, scale_Y, bias?, C?, scale_C?) -> Y int8
+		&OpSchema{Domain: ms, Name: "QOrderedMatMul", Family: FamilyGEMM, Since: 1, MinIn: 5, MaxIn: 8, MinOut: 1, MaxOut: 1,
+			Infer: inferQOrderedMatMul, Doc: "ONNX Runtime contrib op: int8 MatMul of A [batch, M, K] and B [K, N] in cublasLt layouts, + bias + C; Y int8 [batch, M, N]"},
+		// QOrderedGelu(X, scale_X, scale_Y) -> Y like X
+		&OpSchema{Domain: ms, Name: "QOrderedGelu", Family: FamilyElementwise, Since: 1, MinIn: 3, MaxIn: 3, MinOut: 1, MaxOut: 1,
+			Infer: inferQOrderedLikeX, Doc: "ONNX Runtime contrib op: quantize(Gelu(dequantize(X))) in int8; Y like X"},
+		// QOrderedLayerNormalization(X, scale_X, scale, B?, scale_Y) -> Y like X
+		&OpSchema{Domain: ms, Name: "QOrderedLayerNormalization", Family: FamilyNorm, Since: 1, MinIn: 4, MaxIn: 5, MinOut: 1, MaxOut: 1,
+			Infer: inferQOrderedLikeX, Doc: "ONNX Runtime contrib op: quantize(LayerNormalization(dequantize(X))) over axis; Y like X"},
+	)
+}
+
+// needInt8 refuses input i (named name) when its type is known and not
+// int8: the QOrdered ops' tensors are int8 only.
+func needInt8(c *InferCtx, i int, name string) error { return needInt(c, i, name, Int8) }
+
+func inferQuantizeWithOrder(c *InferCtx) error {
+	if err := needFloat(c, 0, "input"); err != nil {
+		return err
+	}
+	return c.SetOut(0, Int8, c.InShape(0).Clone())
+}
+
+// inferDequantizeWithOrder gives the output the to attribute's type,
+// refusing one other than float (1) or float16 (10).
+func inferDequantizeWithOrder(c *InferCtx) error {
+	if err := needInt8(c, 0, "input"); err != nil {
+		return err
+	}
+	to := DType(c.AttrInt("to", int64(Float32)))
+	if to != Float32 && to != Float16 {
+		return c.Errorf("to is %s; onnxruntime dequantizes to float or float16", to)
+	}
+	return c.SetOut(0, to, c.InShape(0).Clone())
+}
+
+func inferQOrderedMatMul(c *InferCtx) error {
+	for _, in := range []struct {
+		slot int
+		name string
+	}{{0, "A"}, {2, "B"}, {6, "C"}} {
+		if err := needInt8(c, in.slot, in.name); err != nil {
+			return err
+		}
+	}
+	s, err := matMulShape(c, c.InShape(0), c.InShape(2))
+	if err != nil {
+		return err
+	}
+	return c.SetOut(0, Int8, s)
+}
+
+func inferQOrderedLikeX(c *InferCtx) error {
+	if err := needInt8(c, 0, "X"); err != nil {
+		return err
+	}
+	return c.PassThrough(0, 0)
+}

@@ -1,0 +1,27 @@
+package ir
+
+import "testing"
+
+// TestQOrderedInfer: the cublasLt-ordered int8 ops' shapes and types, and
+// their refusals.
+func TestQOrderedInfer(t *testing.T) {
+	const ms = "com.microsoft::"
+	x := faShape("b", 128, 768)
+	sc := faInput(Float32, faShape())
+	runFAOutputs(t, "quantize with order", ms+"QuantizeWithOrder", 1, []faIn{faInput(Float16, x), sc}, nil, []TypeInfo{{DType: Int8, Shape: x}})
+	runFAOutputs(t, "dequantize with order", ms+"DequantizeWithOrder", 1, []faIn{faInput(Int8, x), sc}, []*Attribute{IntAttr("to", int64(Float16))},
+		[]TypeInfo{{DType: Float16, Shape: x}})
+	runFAOutputs(t, "matmul", ms+"QOrderedMatMul", 1, []faIn{faInput(Int8, x), sc, faInput(Int8, faShape(768, 3072)), sc, sc, faInput(Float32, faShape(3072))}, nil,
+		[]TypeInfo{{DType: Int8, Shape: faShape("b", 128, 3072)}})
+	runFAOutputs(t, "gelu", ms+"QOrderedGelu", 1, []faIn{faInput(Int8, x), sc, sc}, nil, []TypeInfo{{DType: Int8, Shape: x}})
+	runFAOutputs(t, "layer norm", ms+"QOrderedLayerNormalization", 1, []faIn{faInput(Int8, x), sc, faInput(Float16, faShape(768)), faOmitted, sc}, nil,
+		[]TypeInfo{{DType: Int8, Shape: x}})
+	checkInferErrors(t, []inferErrCase{
+		{op: ms + "QuantizeWithOrder", ins: []faIn{faInput(Int8, x), sc}, want: "float type"},
+		{op: ms + "DequantizeWithOrder", ins: []faIn{faInput(Int8, x), sc}, attrs: []*Attribute{IntAttr("to", int64(Int32))}, want: "float or float16"},
+		{op: ms + "DequantizeWithOrder", ins: []faIn{faInput(Uint8, x), sc}, want: "input is uint8"},
+		{op: ms + "QOrderedMatMul", ins: []faIn{faInput(Int8, x), sc, faInput(Int8, faShape(512, 3072)), sc, sc}, want: "768"},
+		{op: ms + "QOrderedMatMul", ins: []faIn{faInput(Int8, x), sc, faInput(Uint8, faShape(768, 3072)), sc, sc}, want: "B is uint8"},
+		{op: ms + "QOrderedGelu", ins: []faIn{faInput(Float32, x), sc, sc}, want: "X is float32"},
+	})
+}
