@@ -75,6 +75,10 @@ type NodeEstimate struct {
 	// float attention after its 8-bit projection). The estimate's counts
 	// include it; Analyze prices it as a kernel of its own (trailer.go).
 	Trailer *NodeEstimate
+	// FloatDType, on a Trailer, is the float type its kernels run at when
+	// that is not the node's output's (QOrderedLongformerAttention's int8
+	// node runs its attention in fp16); Undefined: the output's.
+	FloatDType ir.DType
 	// Note explains an approximation; it is shown in the report.
 	Note string
 	// View marks a node that launches no kernel (a view or metadata op).

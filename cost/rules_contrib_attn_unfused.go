@@ -25,6 +25,7 @@ import (
 func init() {
 	RegisterRule(msDomain, "DecoderAttention", decoderAttentionRule)
 	RegisterRule(msDomain, "LongformerAttention", longformerAttentionRule)
+	RegisterRule(msDomain, "QOrderedLongformerAttention", qorderedLongformerRule)
 }
 
 // unfusedScores adds to att the arithmetic and traffic of an attention
@@ -178,17 +179,49 @@ func decoderAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 // global tokens than W, or S = 2W, onnxruntime falls back to full S × S
 // scores.
 func longformerAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	return longformerRule(n, c, []int{0, 1, 2, 3, 4, 5, 6}, false)
+}
+
+// qorderedLongformerRule: QOrderedLongformerAttention is
+// LongformerAttention (slots ir.QOrderedLongformerSlots) whose Q|K|V
+// projections are int8 cublasLt GEMMs with the bias in their epilogue,
+// each followed by a kernel that dequantizes its output to fp16 rows (2
+// flops an element), whose attention runs in fp16 (the node's Trailer,
+// FloatDType fp16), and whose fp16 output is quantized to int8 by one more
+// kernel (3 flops an element); its scales are read.
+func qorderedLongformerRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	e, err := longformerRule(n, c, ir.QOrderedLongformerSlots, true)
+	if err == nil {
+		c.Read(n, &e, 1, 3, 5, 6, 9, 11, 13)
+	}
+	return e, err
+}
+
+// longformerRule prices a Longformer attention whose input, weight,
+// bias, mask, global_weight, global_bias and global inputs are at slots;
+// quantized is QOrderedLongformerAttention's int8 form.
+func longformerRule(n *ir.Node, c *RuleCtx, slots []int, quantized bool) (NodeEstimate, error) {
+	in := func(i int) *ir.Value { return n.In(slots[i]) }
+	read := func(e *NodeEstimate, idx ...int) {
+		for _, i := range idx {
+			c.readOne(in(i), e)
+		}
+	}
 	h, w := float64(n.AttrInt("num_heads", 0)), float64(n.AttrInt("window", 0))
-	x, ok := c.Dims(n.In(0))
+	x, ok := c.Dims(in(0))
 	if !ok || len(x) != 3 || h <= 0 || w <= 0 {
 		return kernel(n, c, perf.ClassAttention), nil
 	}
 	b, s, hid := x[0], x[1], x[2]
 	d := hid / h
-	eb := c.elemBytes(n.In(0))
-	g, counted := globalTokens(n.In(6))
+	eb := c.elemBytes(in(0))
+	attEB := eb // the attention's element: fp16 in the int8 form
+	if quantized {
+		attEB = 2
+	}
+	g, counted := globalTokens(in(6))
 	stacked := false
-	if ws, ok := c.Dims(n.In(1)); ok && len(ws) == 3 {
+	if ws, ok := c.Dims(in(1)); ok && len(ws) == 3 {
 		stacked = true
 	}
 	compact := g <= w && s != 2*w
@@ -202,7 +235,7 @@ func longformerAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		proj.Launches += launches
 		gemmView(&proj, rows, out, hid)
 	}
-	c.Read(n, &proj, 1)
+	read(&proj, 1)
 	if stacked {
 		for range 3 {
 			gemm(b*s, hid, 1)
@@ -212,10 +245,10 @@ func longformerAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	}
 	// The global index: a kernel numbering positions, a partition of the
 	// flagged ones per sequence, the count copied to the host.
-	c.Read(n, &proj, 6)
+	read(&proj, 6)
 	proj.Launches += 1 + b
 	if g > 0 {
-		c.Read(n, &proj, 4)
+		read(&proj, 4)
 		switch {
 		case stacked && compact:
 			gemm(b*g, hid, 1)
@@ -230,25 +263,44 @@ func longformerAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		}
 	}
 
+	// Before the attention, a kernel reads each projection's output and
+	// writes it back as the attention reads it: the float form's
+	// bias-add transpose (1 flop an element), the int8 form's dequantize
+	// to fp16 rows (2; its bias was added in the GEMM's epilogue).
 	att := NodeEstimate{Class: perf.ClassGEMM, Launches: 1 + 3 + 1 + 3}
-	qkv := b * s * 3 * hid * eb
-	c.Read(n, &att, 2, 3)
-	att.BytesRead += 2 * qkv // bias-add transpose, then Q·Kᵀ and P·V read Q, K and V
-	att.BytesWritten += qkv
-	att.FLOPs += b * s * 3 * hid // the bias, added by the transpose
+	elems := b * s * 3 * hid
+	prepare := func() {
+		att.BytesRead += elems*eb + elems*attEB // the prepare kernel, then Q·Kᵀ and P·V (Q, K and V once)
+		att.BytesWritten += elems * attEB
+		if quantized {
+			att.FLOPs += 2 * elems
+			proj.FLOPs += elems
+		} else {
+			att.FLOPs += elems
+		}
+	}
+	read(&att, 2, 3)
+	prepare()
 	local := max(3*s-2*w, 0) * w // an empty sequence has no blocks
 	if !compact {
 		local = s * s
 		att.Launches -= 4 // one GEMM each way over the whole S × S
 	}
 	if g > 0 {
-		c.Read(n, &att, 5)
-		att.BytesRead += 2 * qkv
-		att.BytesWritten += qkv
-		att.FLOPs += b * s * 3 * hid
+		read(&att, 5)
+		prepare()
 		att.Launches += 1 + 2 + 2
 	}
-	unfusedScores(&att, b*h*(local+2*s*g), b*h*(s+g), d, eb)
+	unfusedScores(&att, b*h*(local+2*s*g), b*h*(s+g), d, attEB)
+	if quantized {
+		// The fp16 output written, read back and quantized to int8.
+		out := b * s * hid
+		att.BytesWritten += out * attEB
+		att.BytesRead += out * attEB
+		att.FLOPs += 3 * out
+		att.Launches++
+		att.FloatDType = ir.Float16
+	}
 	writeOutputs(n, c, &att, 0)
 	if compact {
 		att.M, att.N, att.K, att.Batch = clampInt(w), clampInt(3*w), clampInt(d), clampInt(b*h*s/w)
@@ -267,6 +319,9 @@ func longformerAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	}
 	e.Note = fmt.Sprintf("Q|K|V projection GEMMs, then unfused sliding-window attention (%s scores in DRAM) with %.0f global token(s), %s; "+
 		"the global-token count is copied to the host and waited for (not priced)", layout, g, how)
+	if quantized {
+		e.Note = "int8 " + e.Note + "; the attention in fp16 between a dequantize and a quantize"
+	}
 	return e, nil
 }
 

@@ -138,10 +138,53 @@ func TestLongformerAttentionCounts(t *testing.T) {
 			t.Errorf("%s: %g MACs, %g FLOPs, %g launches; want %g, %g, 17", name, nc.MACs, nc.FLOPs, nc.Launches, macs, flops)
 		}
 	}
+	// Bytes: the weights, the global flags, the GEMMs' input reads and
+	// outputs (two Q|K|V projections), the biases and mask, the
+	// bias-add transposes (each reads and writes a Q|K|V and Q·Kᵀ and P·V
+	// read it once), the 7,888,896 scores written and read twice, the
+	// output.
+	if nc := nodeNamed(t, r, "longformer"); nc.BytesRead != 121333760 || nc.BytesWritten != 104005632 {
+		t.Errorf("longformer: %g B read, %g B written; want 121333760, 104005632", nc.BytesRead, nc.BytesWritten)
+	}
 	if note := nodeNamed(t, r, "assumed").Note; !strings.Contains(note, "assumed") {
 		t.Errorf("a global mask given as an input should say its token count is assumed: %q", note)
 	}
 	if note := nodeNamed(t, r, "longformer").Note; !strings.Contains(note, "counted") {
 		t.Errorf("a constant global mask should say its tokens were counted: %q", note)
+	}
+}
+
+// TestQOrderedLongformerCounts: the int8 form of the Longformer layer
+// above (one global token counted, merged weights) has the same MACs;
+// its projection GEMMs run at int8 and carry the biases (2·1024·2304
+// flops), its attention runs in fp16 between a dequantize of each
+// projection (2 flops an element) and a quantize of the output (3), one
+// launch more; the attention is priced on the fp16 path.
+func TestQOrderedLongformerCounts(t *testing.T) {
+	b := msBuilder(t, 17)
+	f, i8 := ir.Float32, ir.Int8
+	sc := initializer(b, "sc", f)
+	w, bias := initializer(b, "w", i8, 768, 2304), initializer(b, "b", f, 2304)
+	flags := make([]int64, 1024)
+	flags[0] = 1
+	global := b.Tensor("global", ir.Int32, 1, 1024)
+	b.G.AddInitializer(global, &ir.Tensor{Name: "global", DType: ir.Int32, Dims: []int64{1, 1024}, Ints: flags, HasData: true})
+	n := b.Node("QOrderedLongformerAttention", []*ir.Value{b.Input("x", i8, 1, 1024, 768), sc, w, sc, bias, sc, sc,
+		b.Input("mask", ir.Float16, 1, 1024), w, sc, bias, sc, global, sc}, 1,
+		ir.IntAttr("num_heads", 12), ir.IntAttr("window", 256), ir.IntAttr("order_input", 1), ir.IntAttr("order_weight", 0),
+		ir.IntAttr("order_global_weight", 0), ir.IntAttr("order_output", 1))
+	n.Domain, n.Name = "com.microsoft", "q"
+	b.Output(n.Out(0))
+	b.Infer()
+	r := analyzeCovered(t, b, "A100")
+	scores := 12.0 * (655360 + 2048)
+	macs := 2*1024*768*2304 + scores*128
+	flops := 2*macs + 4*scores + 12*1025 + 2*1024*2304 + 2*2*1024*2304 + 3*1024*768
+	nc := nodeNamed(t, r, "q")
+	if nc.MACs != macs || nc.FLOPs != flops || nc.Launches != 18 || !(nc.TimeS > 0) {
+		t.Errorf("%g MACs, %g FLOPs, %g launches; want %g, %g, 18", nc.MACs, nc.FLOPs, nc.Launches, macs, flops)
+	}
+	if !strings.Contains(nc.Note, "fp16") {
+		t.Errorf("note %q does not name the attention's fp16 path", nc.Note)
 	}
 }

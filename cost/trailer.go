@@ -43,13 +43,19 @@ func (e NodeEstimate) lessTrailer() NodeEstimate {
 	return e
 }
 
-// trailerDType is the compute dtype name of n's trailer: a float --dtype
-// or autocast's when one is in force, else the float type of n's output.
-func (a *analyzer) trailerDType(n *ir.Node) string {
+// trailerDType is the compute dtype name of n's trailer t: a float
+// --dtype or autocast's when one is in force, else the float type the
+// rule gave the trailer (t.FloatDType: a kernel that dequantizes to fp16
+// whatever its output), else the float type of n's output.
+func (a *analyzer) trailerDType(n *ir.Node, t *NodeEstimate) string {
 	name, _ := a.computeFor(n)
-	switch name {
-	case "fp32", "tf32", "fp16", "bf16":
+	if floatCompute(name) {
 		return name
+	}
+	if t != nil && t.FloatDType != ir.Undefined {
+		if f, ok := floatDTypeName(t.FloatDType); ok && f != "fp8" {
+			return f
+		}
 	}
 	if out := n.Out(0); out != nil {
 		if f, ok := floatDTypeName(out.DType); ok && f != "fp8" {
@@ -69,11 +75,14 @@ func (a *analyzer) priceTrailer(nc *report.NodeCost, n *ir.Node, est *NodeEstima
 	if t == nil {
 		return
 	}
-	name := a.trailerDType(n)
+	name := a.trailerDType(n, t)
 	prec := a.precisionNamed(name, t.Class)
 	sizer := a.sizer(n)
 	elem := 4.0
 	sizer.inFloat(func() { elem = sizer.elemBytes(n.Out(0)) })
+	if cn, _ := a.computeFor(n); t.FloatDType != ir.Undefined && !floatCompute(cn) {
+		elem = float64(t.FloatDType.Bits()) / 8
+	}
 	k := t.Kernel(prec, elem, t.Bytes(), false)
 	if split && t.Class.GEMMLike() {
 		a.tp.shardKernel(&k)
@@ -107,4 +116,15 @@ func (a *analyzer) precisionNamed(name string, cl perf.KernelClass) hwdb.Precisi
 		a.fallbacks[string(want)+"->"+string(got)]++
 	}
 	return got
+}
+
+// floatCompute reports whether a compute dtype name (--dtype, autocast)
+// is a float one, which prices a node's float kernels, its trailer's
+// included.
+func floatCompute(name string) bool {
+	switch name {
+	case "fp32", "tf32", "fp16", "bf16":
+		return true
+	}
+	return false
 }

@@ -199,6 +199,13 @@ func inferLongformerAttention(c *InferCtx) error {
 	if err := needFloat(c, 0, "input"); err != nil {
 		return err
 	}
+	return longformerShapes(c)
+}
+
+// longformerShapes is inferLongformerAttention's checks and output over
+// its seven slots, whatever the input's type (QOrderedLongformerAttention
+// runs it on its int8 tensors).
+func longformerShapes(c *InferCtx) error {
 	h, w := c.AttrInt("num_heads", 0), c.AttrInt("window", 0)
 	if h <= 0 || w <= 0 {
 		return c.Errorf("needs a positive num_heads and window, has %d and %d", h, w)

@@ -5,12 +5,10 @@ package ir
 // between kernels, so each op reads and writes int8 and only the layout
 // attributes say how. QuantizeWithOrder and DequantizeWithOrder enter and
 // leave that form; QOrderedMatMul, QOrderedGelu,
-// QOrderedLayerNormalization run inside it. QOrderedAttention and
-// QOrderedLongformerAttention have no rule yet: the Longformer one
-// dequantizes its int8 projection to fp16 for the attention and quantizes
-// the result (two float precisions and int8 in one node, which one
-// trailer priced at the output's type cannot express); the other's
-// kernels were not read. Shapes follow
+// QOrderedLayerNormalization and QOrderedLongformerAttention (its int8
+// projections dequantized to fp16 for the attention) run inside it;
+// QOrderedAttention has no rule yet (its kernels were not read). Shapes
+// follow
 // onnxruntime's schemas (docs/ContribOperators.md, quantization_defs.cc);
 // the layouts change no shape.
 
@@ -32,8 +30,19 @@ func init() {
 		// QOrderedLayerNormalization(X, scale_X, scale, B?, scale_Y) -> Y like X
 		&OpSchema{Domain: ms, Name: "QOrderedLayerNormalization", Family: FamilyNorm, Since: 1, MinIn: 4, MaxIn: 5, MinOut: 1, MaxOut: 1,
 			Infer: inferQOrderedLikeX, Doc: "ONNX Runtime contrib op: quantize(LayerNormalization(dequantize(X))) over axis; Y like X"},
+		// QOrderedLongformerAttention(input, scale_input, weight,
+		// scale_weight, bias, scale_bias, scale_qkv_gemm, mask,
+		// global_weight, scale_global_weight, global_bias,
+		// scale_global_gemm, global, scale_output) -> output
+		&OpSchema{Domain: ms, Name: "QOrderedLongformerAttention", Family: FamilyAttention, Since: 1, MinIn: 14, MaxIn: 14, MinOut: 1, MaxOut: 1,
+			Infer: inferQOrderedLongformer, Doc: "ONNX Runtime contrib op: LongformerAttention over int8 tensors in cublasLt layouts; output like input"},
 	)
 }
+
+// QOrderedLongformerSlots are QOrderedLongformerAttention's inputs in
+// LongformerAttention's order: input, weight, bias, mask, global_weight,
+// global_bias, global.
+var QOrderedLongformerSlots = []int{0, 2, 4, 7, 8, 10, 12}
 
 // needInt8 refuses input i (named name) when its type is known and not
 // int8: the QOrdered ops' tensors are int8 only.
@@ -80,4 +89,22 @@ func inferQOrderedLikeX(c *InferCtx) error {
 		return err
 	}
 	return c.PassThrough(0, 0)
+}
+
+// inferQOrderedLongformer is LongformerAttention's rule over its int8
+// tensors (QOrderedLongformerSlots).
+func inferQOrderedLongformer(c *InferCtx) error {
+	for _, in := range []struct {
+		slot int
+		name string
+	}{{0, "input"}, {2, "weight"}, {8, "global_weight"}} {
+		if err := needInt8(c, in.slot, in.name); err != nil {
+			return err
+		}
+	}
+	ins := make([]*Value, len(QOrderedLongformerSlots))
+	for i, slot := range QOrderedLongformerSlots {
+		ins[i] = c.In(slot)
+	}
+	return c.withInputs(ins, longformerShapes)
 }

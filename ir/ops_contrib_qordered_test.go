@@ -16,7 +16,17 @@ func TestQOrderedInfer(t *testing.T) {
 	runFAOutputs(t, "gelu", ms+"QOrderedGelu", 1, []faIn{faInput(Int8, x), sc, sc}, nil, []TypeInfo{{DType: Int8, Shape: x}})
 	runFAOutputs(t, "layer norm", ms+"QOrderedLayerNormalization", 1, []faIn{faInput(Int8, x), sc, faInput(Float16, faShape(768)), faOmitted, sc}, nil,
 		[]TypeInfo{{DType: Int8, Shape: x}})
+	lw := faInput(Int8, faShape(768, 2304))
+	lb := faInput(Float32, faShape(2304))
+	longformer := func(x faIn) []faIn {
+		return []faIn{x, sc, lw, sc, lb, sc, sc, faInput(Float16, faShape("b", 1024)), lw, sc, lb, sc, faInput(Int32, faShape("b", 1024)), sc}
+	}
+	lattrs := []*Attribute{IntAttr("num_heads", 12), IntAttr("window", 256)}
+	runFAOutputs(t, "longformer", ms+"QOrderedLongformerAttention", 1, longformer(faInput(Int8, faShape("b", 1024, 768))), lattrs,
+		[]TypeInfo{{DType: Int8, Shape: faShape("b", 1024, 768)}})
 	checkInferErrors(t, []inferErrCase{
+		{op: ms + "QOrderedLongformerAttention", ins: longformer(faInput(Float16, faShape("b", 1024, 768))), attrs: lattrs, want: "input is float16"},
+		{op: ms + "QOrderedLongformerAttention", ins: longformer(faInput(Int8, faShape("b", 1000, 768))), attrs: lattrs, want: "not a multiple of 2·window"},
 		{op: ms + "QuantizeWithOrder", ins: []faIn{faInput(Int8, x), sc}, want: "float type"},
 		{op: ms + "DequantizeWithOrder", ins: []faIn{faInput(Int8, x), sc}, attrs: []*Attribute{IntAttr("to", int64(Int32))}, want: "float or float16"},
 		{op: ms + "DequantizeWithOrder", ins: []faIn{faInput(Uint8, x), sc}, want: "input is uint8"},

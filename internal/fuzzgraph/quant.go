@@ -193,7 +193,19 @@ func (g *gen) integer(v *ir.Value, p q) *ir.Value {
 		x := g.node("DequantizeLinear", []*ir.Value{v, p.s, p.z}, 1)
 		y := g.ms("QuantizeWithOrder", []*ir.Value{x, p.s}, order("order_input"), order("order_output"))
 		last := known(v, r-1, 4)
-		switch g.intn(3) {
+		switch g.intn(4) {
+		case 3:
+			// The int8 Longformer over y as [b, s, w]: a window of half
+			// the sequence, one global token or the flags unknown.
+			if r != 3 {
+				y = g.ms("QOrderedGelu", []*ir.Value{y, p.s, p.s})
+				break
+			}
+			b, s := known(v, 0, 1), known(v, 1, 2)
+			wq := g.typed(ir.Int8, g.perturb(last), 3*last)
+			bias := g.weight(false, 3*last)
+			y = g.ms("QOrderedLongformerAttention", []*ir.Value{y, p.s, wq, p.s, bias, p.s, p.s, g.weight(false, b, s), wq, p.s, bias, p.s,
+				g.typed(ir.Int32, b, s), p.s}, attrInt("num_heads", g.wild(1)), attrInt("window", g.wild(max(s/2, 1))))
 		case 0:
 			y = g.ms("QOrderedGelu", []*ir.Value{y, p.s, p.s})
 		case 1:
