@@ -23,6 +23,7 @@ func init() {
 	RegisterRule(msDomain, "DequantizeWithOrder", elementwiseAs("DequantizeLinear"))
 	RegisterRule(msDomain, "QOrderedMatMul", qorderedMatMulRule)
 	RegisterRule(msDomain, "QOrderedGelu", qlinearElementwiseRule("Gelu", 1))
+	RegisterRule(msDomain, "QOrderedAttention", qorderedAttentionRule)
 	RegisterRule(msDomain, "QOrderedLayerNormalization", func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		return quantizedPart(n, c, "LayerNormalization", []*ir.Attribute{ir.IntAttr("axis", n.AttrInt("axis", -1))})
 	})
@@ -53,5 +54,40 @@ func qorderedMatMulRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		per += 2
 	}
 	e.FLOPs += per * c.Numel(n.Out(0))
+	return e, nil
+}
+
+// qorderedAttentionRule: QOrderedAttention as qordered_attention.cc runs
+// it, int8 throughout, seven kernels over input [B, S, in] and hidden =
+// H·d:
+//
+//	Q|K|V    one int8 GEMM over the merged weights (bias in its
+//	         epilogue): B·S·in·3·hidden MACs, + 1 flop an output
+//	layout   Q|K|V transposed to [3, B, H, S, d]; V to [B, H, d, S]; the
+//	         context back to [B, S, hidden]: each read and written
+//	scores   Q·Kᵀ and P·V int8 batched GEMMs over B·H·S·S scores (2d MACs
+//	         each), written and read by the masked softmax (a lookup
+//	         table: Softmax's count)
+func qorderedAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	e := kernel(n, c, perf.ClassGEMM)
+	h := float64(n.AttrInt("num_heads", 0))
+	x, ok1 := c.Dims(n.In(0))
+	y, ok2 := c.Dims(n.Out(0))
+	if !ok1 || !ok2 || len(x) != 3 || len(y) != 3 || h <= 0 {
+		return e, nil
+	}
+	b, s, in, hid := x[0], x[1], x[2], y[2]
+	eb := c.elemBytes(n.Out(0))
+	qkv := b * s * 3 * hid
+	e.MACs = qkv * in
+	e.FLOPs = perf.FMAFLOPs*e.MACs + qkv
+	e.M, e.N, e.K, e.Batch = clampInt(b*s), clampInt(3*hid), clampInt(in), 1
+	// The GEMM's output; its transpose; V's transpose; the context
+	// written and transposed into the output (written by kernel).
+	e.BytesWritten += (qkv + qkv + b*s*hid + b*s*hid) * eb
+	e.BytesRead += (qkv + qkv + b*s*hid + b*s*hid) * eb
+	unfusedScores(&e, b*h*s*s, b*h*s, hid/h, eb)
+	e.Launches = 7
+	e.Note = "int8 Q|K|V GEMM, then unfused int8 attention: the B·H·S·S scores written and read back by the masked softmax and P·V"
 	return e, nil
 }

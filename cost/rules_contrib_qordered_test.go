@@ -53,3 +53,33 @@ func TestQOrderedCounts(t *testing.T) {
 		t.Errorf("ln: %g FLOPs, want LayerNorm's count plus 5 an element", nc.FLOPs)
 	}
 }
+
+// TestQOrderedAttentionCounts: int8 BERT attention at batch 2 × 32 tokens
+// of 64, 4 heads of 16, counted by hand: the merged Q|K|V GEMM
+// (2·32·64·192 MACs and a bias add an output), 2·4·32·32 scores at 32
+// MACs each (Q·Kᵀ and P·V), the masked softmax (4 flops a score, 1 a
+// row); bytes a byte an element (the float scales and biases too, at the
+// node's int8 type): inputs, the GEMM's output and its transpose, V's
+// transpose, the context and its transpose, the scores twice each way.
+func TestQOrderedAttentionCounts(t *testing.T) {
+	b := msBuilder(t, 17)
+	sc := initializer(b, "sc", ir.Float32)
+	w := func(name string) *ir.Value { return initializer(b, name, ir.Int8, 64, 64) }
+	bias := func(name string) *ir.Value { return initializer(b, name, ir.Float32, 64) }
+	n := b.Node("QOrderedAttention", []*ir.Value{b.Input("x", ir.Int8, 2, 32, 64), sc, sc, sc, sc, w("wq"), w("wk"), w("wv"), sc, sc, sc,
+		bias("bq"), bias("bk"), bias("bv"), sc, sc, sc, b.Input("mask", ir.Int32, 2, 32)}, 1,
+		ir.IntAttr("num_heads", 4), ir.IntsAttr("qkv_hidden_sizes", 64, 64, 64), ir.IntAttr("order_input", 1), ir.IntAttr("order_weight", 0), ir.IntAttr("order_output", 1))
+	n.Domain, n.Name = "com.microsoft", "attn"
+	b.Output(n.Out(0))
+	b.Infer()
+	r := analyzeCovered(t, b, "A100")
+	nc := nodeNamed(t, r, "attn")
+	const qkv, ctx, scores = 2 * 32 * 192, 2 * 32 * 64, 2 * 4 * 32 * 32
+	macs := float64(qkv*64 + scores*32)
+	flops := float64(2*qkv*64+qkv) + float64(2*scores*32+4*scores+2*4*32)
+	read := float64(ctx+10+3*64*64+3*64+2*32*4) + float64(2*qkv+2*ctx) + 2*scores
+	written := float64(ctx) + float64(2*qkv+2*ctx) + 2*scores
+	if nc.MACs != macs || nc.FLOPs != flops || nc.BytesRead != read || nc.BytesWritten != written || nc.Launches != 7 || !(nc.TimeS > 0) {
+		t.Errorf("%g MACs, %g FLOPs, %g B read, %g B written, %g launches; want %g, %g, %g, %g, 7", nc.MACs, nc.FLOPs, nc.BytesRead, nc.BytesWritten, nc.Launches, macs, flops, read, written)
+	}
+}

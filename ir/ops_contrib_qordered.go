@@ -5,10 +5,10 @@ package ir
 // between kernels, so each op reads and writes int8 and only the layout
 // attributes say how. QuantizeWithOrder and DequantizeWithOrder enter and
 // leave that form; QOrderedMatMul, QOrderedGelu,
-// QOrderedLayerNormalization and QOrderedLongformerAttention (its int8
-// projections dequantized to fp16 for the attention) run inside it;
-// QOrderedAttention has no rule yet (its kernels were not read). Shapes
-// follow
+// QOrderedLayerNormalization, QOrderedAttention (separate Q, K and V
+// weights, int8 throughout) and QOrderedLongformerAttention (its int8
+// projections dequantized to fp16 for the attention) run inside it.
+// Shapes follow
 // onnxruntime's schemas (docs/ContribOperators.md, quantization_defs.cc);
 // the layouts change no shape.
 
@@ -30,6 +30,13 @@ func init() {
 		// QOrderedLayerNormalization(X, scale_X, scale, B?, scale_Y) -> Y like X
 		&OpSchema{Domain: ms, Name: "QOrderedLayerNormalization", Family: FamilyNorm, Since: 1, MinIn: 4, MaxIn: 5, MinOut: 1, MaxOut: 1,
 			Infer: inferQOrderedLikeX, Doc: "ONNX Runtime contrib op: quantize(LayerNormalization(dequantize(X))) over axis; Y like X"},
+		// QOrderedAttention(input, scale_input, scale_Q_gemm,
+		// scale_K_gemm, scale_V_gemm, Q_weight, K_weight, V_weight,
+		// scale_Q_weight, scale_K_weight, scale_V_weight, Q_bias, K_bias,
+		// V_bias, scale_QKT_gemm?, scale_QKT_softmax?, scale_values_gemm,
+		// mask_index?, past?, attention_bias?) -> output
+		&OpSchema{Domain: ms, Name: "QOrderedAttention", Family: FamilyAttention, Since: 1, MinIn: 17, MaxIn: 20, MinOut: 1, MaxOut: 1,
+			Infer: inferQOrderedAttention, Doc: "ONNX Runtime contrib op: int8 self attention with separate Q, K, V weights: output int8 [B, S, hidden]"},
 		// QOrderedLongformerAttention(input, scale_input, weight,
 		// scale_weight, bias, scale_bias, scale_qkv_gemm, mask,
 		// global_weight, scale_global_weight, global_bias,
@@ -107,4 +114,46 @@ func inferQOrderedLongformer(c *InferCtx) error {
 		ins[i] = c.In(slot)
 	}
 	return c.withInputs(ins, longformerShapes)
+}
+
+// inferQOrderedAttention refuses an input not [B, S, in], weights not
+// [in, hidden] of one hidden that the heads divide, and a past (the
+// kernel has none); the output is [B, S, hidden].
+func inferQOrderedAttention(c *InferCtx) error {
+	if err := needInt8(c, 0, "input"); err != nil {
+		return err
+	}
+	h := c.AttrInt("num_heads", 0)
+	if h <= 0 {
+		return c.Errorf("needs a positive num_heads, has %d", h)
+	}
+	if c.HasIn(18) {
+		return c.Errorf("past is given; onnxruntime's QOrderedAttention has no past state")
+	}
+	x := c.InShape(0)
+	if !x.Ranked {
+		return c.SetOut(0, Int8, Unranked())
+	}
+	if x.Rank() != 3 {
+		return c.Errorf("input has rank %d, want 3 [batch, sequence, hidden]", x.Rank())
+	}
+	hidden, known := Dim{}, false
+	for i, name := range []string{"Q_weight", "K_weight", "V_weight"} {
+		if err := needInt8(c, 5+i, name); err != nil {
+			return err
+		}
+		if err := checkDims(c, 5+i, name, x.Dims[2], hidden); err != nil {
+			return err
+		}
+		if w := c.InShape(5 + i); !known && w.Ranked && w.Rank() == 2 && w.Dims[1].IsKnown() {
+			hidden, known = w.Dims[1], true
+		}
+	}
+	if !known {
+		hidden = x.Dims[2]
+	}
+	if _, err := headSize(c, "hidden", hidden, h); err != nil {
+		return err
+	}
+	return c.SetOut(0, Int8, RankedShape(x.Dims[0], x.Dims[1], hidden))
 }

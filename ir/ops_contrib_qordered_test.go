@@ -24,7 +24,16 @@ func TestQOrderedInfer(t *testing.T) {
 	lattrs := []*Attribute{IntAttr("num_heads", 12), IntAttr("window", 256)}
 	runFAOutputs(t, "longformer", ms+"QOrderedLongformerAttention", 1, longformer(faInput(Int8, faShape("b", 1024, 768))), lattrs,
 		[]TypeInfo{{DType: Int8, Shape: faShape("b", 1024, 768)}})
+	i8 := func(dims ...any) faIn { return faInput(Int8, faShape(dims...)) }
+	attn := func(x, wk faIn) []faIn {
+		return []faIn{x, sc, sc, sc, sc, i8(768, 768), wk, i8(768, 768), sc, sc, sc, lb, lb, lb, sc, sc, sc, faInput(Int32, faShape("b", 128))}
+	}
+	runFAOutputs(t, "attention", ms+"QOrderedAttention", 1, attn(i8("b", 128, 768), i8(768, 768)), []*Attribute{IntAttr("num_heads", 12)},
+		[]TypeInfo{{DType: Int8, Shape: faShape("b", 128, 768)}})
 	checkInferErrors(t, []inferErrCase{
+		{op: ms + "QOrderedAttention", ins: attn(i8("b", 128, 768), i8(512, 768)), attrs: []*Attribute{IntAttr("num_heads", 12)}, want: "K_weight is [512,768]"},
+		{op: ms + "QOrderedAttention", ins: attn(i8("b", 128, 768), i8(768, 768)), attrs: []*Attribute{IntAttr("num_heads", 10)}, want: "not a multiple of its 10 heads"},
+		{op: ms + "QOrderedAttention", ins: append(attn(i8("b", 128, 768), i8(768, 768)), i8(2, "b", 12, 4, 64)), attrs: []*Attribute{IntAttr("num_heads", 12)}, want: "no past state"},
 		{op: ms + "QOrderedLongformerAttention", ins: longformer(faInput(Float16, faShape("b", 1024, 768))), attrs: lattrs, want: "input is float16"},
 		{op: ms + "QOrderedLongformerAttention", ins: longformer(faInput(Int8, faShape("b", 1000, 768))), attrs: lattrs, want: "not a multiple of 2·window"},
 		{op: ms + "QuantizeWithOrder", ins: []faIn{faInput(Int8, x), sc}, want: "float type"},

@@ -330,6 +330,7 @@ var NoBackward = map[string]string{
 	"com.microsoft.QuantizeWithOrder": inferenceOnly, "com.microsoft.DequantizeWithOrder": inferenceOnly,
 	"com.microsoft.QOrderedMatMul": inferenceOnly, "com.microsoft.QOrderedGelu": inferenceOnly,
 	"com.microsoft.QOrderedLayerNormalization": inferenceOnly, "com.microsoft.QOrderedLongformerAttention": inferenceOnly,
+	"com.microsoft.QOrderedAttention": inferenceOnly,
 	// onnxruntime's older attention ops, unfused on CUDA.
 	"com.microsoft.DecoderAttention": inferenceKernel, "com.microsoft.LongformerAttention": inferenceKernel,
 	// onnxruntime's linear-attention hybrid ops (Qwen3.5's Gated DeltaNet layers).

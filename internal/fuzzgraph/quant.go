@@ -193,7 +193,17 @@ func (g *gen) integer(v *ir.Value, p q) *ir.Value {
 		x := g.node("DequantizeLinear", []*ir.Value{v, p.s, p.z}, 1)
 		y := g.ms("QuantizeWithOrder", []*ir.Value{x, p.s}, order("order_input"), order("order_output"))
 		last := known(v, r-1, 4)
-		switch g.intn(4) {
+		switch g.intn(5) {
+		case 4:
+			// int8 attention over y as [b, s, w], one head.
+			if r != 3 {
+				y = g.ms("QOrderedGelu", []*ir.Value{y, p.s, p.s})
+				break
+			}
+			wq := g.typed(ir.Int8, g.perturb(last), last)
+			bias := g.weight(false, last)
+			y = g.ms("QOrderedAttention", []*ir.Value{y, p.s, p.s, p.s, p.s, wq, wq, wq, p.s, p.s, p.s, bias, bias, bias, p.s, p.s, p.s,
+				g.typed(ir.Int32, known(v, 0, 1), known(v, 1, 2))}, attrInt("num_heads", g.wild(1)))
 		case 3:
 			// The int8 Longformer over y as [b, s, w]: a window of half
 			// the sequence, one global token or the flags unknown.
