@@ -49,12 +49,10 @@ func TestDecoderAttentionCounts(t *testing.T) {
 		return out
 	}
 	heads := []*ir.Attribute{ir.IntAttr("num_heads", 4)}
-	cross := b.Node("DecoderAttention", append([]*ir.Value{query, key, qw, kvw, bias, mask, nil, nil}, flags("x", true, false, true, false)...), 3, heads...)
-	cross.Domain, cross.Name = "com.microsoft", "cross"
+	cross := msNamed(b, "cross", "DecoderAttention", 3, append([]*ir.Value{query, key, qw, kvw, bias, mask, nil, nil}, flags("x", true, false, true, false)...), heads...)
 	step := b.Input("step", f, 1, 2, 256)
 	kc, vc := b.Input("kc", f, 2, 4, 5, 64), b.Input("vc", f, 2, 4, 5, 64)
-	self := b.Node("DecoderAttention", append([]*ir.Value{step, step, qw, kvw, bias, nil, kc, vc}, flags("s", false, true, true, false)...), 3, heads...)
-	self.Domain, self.Name = "com.microsoft", "self"
+	self := msNamed(b, "self", "DecoderAttention", 3, append([]*ir.Value{step, step, qw, kvw, bias, nil, kc, vc}, flags("s", false, true, true, false)...), heads...)
 	b.Output(cross.Outputs...)
 	b.Output(self.Outputs...)
 	b.Infer()
@@ -121,11 +119,9 @@ func TestLongformerAttentionCounts(t *testing.T) {
 	global := b.Tensor("global", ir.Int32, 1, 1024)
 	b.G.AddInitializer(global, &ir.Tensor{Name: "global", DType: ir.Int32, Dims: []int64{1, 1024}, Ints: flags, HasData: true})
 	attrs := []*ir.Attribute{ir.IntAttr("num_heads", 12), ir.IntAttr("window", 256)}
-	n := b.Node("LongformerAttention", []*ir.Value{x, w, bias, mask, gw, gb, global}, 1, attrs...)
-	n.Domain, n.Name = "com.microsoft", "longformer"
+	n := msNamed(b, "longformer", "LongformerAttention", 1, []*ir.Value{x, w, bias, mask, gw, gb, global}, attrs...)
 	flagIn := b.Input("flags", ir.Int32, 1, 1024)
-	m := b.Node("LongformerAttention", []*ir.Value{x, w, bias, mask, gw, gb, flagIn}, 1, attrs...)
-	m.Domain, m.Name = "com.microsoft", "assumed"
+	m := msNamed(b, "assumed", "LongformerAttention", 1, []*ir.Value{x, w, bias, mask, gw, gb, flagIn}, attrs...)
 	b.Output(n.Out(0), m.Out(0))
 	b.Infer()
 	r := analyzeCovered(t, b, "A100")
@@ -169,11 +165,10 @@ func TestQOrderedLongformerCounts(t *testing.T) {
 	flags[0] = 1
 	global := b.Tensor("global", ir.Int32, 1, 1024)
 	b.G.AddInitializer(global, &ir.Tensor{Name: "global", DType: ir.Int32, Dims: []int64{1, 1024}, Ints: flags, HasData: true})
-	n := b.Node("QOrderedLongformerAttention", []*ir.Value{b.Input("x", i8, 1, 1024, 768), sc, w, sc, bias, sc, sc,
-		b.Input("mask", ir.Float16, 1, 1024), w, sc, bias, sc, global, sc}, 1,
+	n := msNamed(b, "q", "QOrderedLongformerAttention", 1, []*ir.Value{b.Input("x", i8, 1, 1024, 768), sc, w, sc, bias, sc, sc,
+		b.Input("mask", ir.Float16, 1, 1024), w, sc, bias, sc, global, sc},
 		ir.IntAttr("num_heads", 12), ir.IntAttr("window", 256), ir.IntAttr("order_input", 1), ir.IntAttr("order_weight", 0),
 		ir.IntAttr("order_global_weight", 0), ir.IntAttr("order_output", 1))
-	n.Domain, n.Name = "com.microsoft", "q"
 	b.Output(n.Out(0))
 	b.Infer()
 	r := analyzeCovered(t, b, "A100")

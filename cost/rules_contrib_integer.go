@@ -28,7 +28,7 @@ func init() {
 	RegisterRule(msDomain, "MulInteger", mulIntegerRule)
 	RegisterRule(msDomain, "ReduceSumInteger", reduceByAttrRule("ReduceSum", false))
 	RegisterRule(msDomain, "QLinearReduceMean", reduceByAttrRule("ReduceMean", true))
-	RegisterRule(msDomain, "Range", writeRuleAs("Range"))
+	RegisterRule(msDomain, "Range", writeRule) // Range's count: the op type is the same
 	RegisterRule(msDomain, "UnfoldTensor", copyRule)
 	RegisterRule(msDomain, "TorchEmbedding", torchEmbeddingRule)
 }
@@ -61,15 +61,6 @@ func reduceByAttrRule(op string, quantized bool) Rule {
 		}
 		part := &ir.Node{Name: n.Name, OpType: op, Inputs: n.Inputs[:1], Outputs: n.Outputs, Attrs: n.Attrs}
 		return c.Estimate(part)
-	}
-}
-
-// writeRuleAs is writeRule for the standard op's count.
-func writeRuleAs(op string) Rule {
-	return func(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
-		e := kernel(n, c, perf.ClassData)
-		e.FLOPs = writeOps[op] * c.Numel(n.Out(0))
-		return e, nil
 	}
 }
 

@@ -24,9 +24,7 @@ import (
 func TestContribIntegerCounts(t *testing.T) {
 	b := msBuilder(t, 17)
 	ms := func(name, op string, ins []*ir.Value, attrs ...*ir.Attribute) *ir.Value {
-		n := b.Node(op, ins, 1, attrs...)
-		n.Domain, n.Name = "com.microsoft", name
-		return n.Out(0)
+		return msNamed(b, name, op, 1, ins, attrs...).Out(0)
 	}
 	outs := []*ir.Value{
 		ms("mm16", "MatMulInteger16", []*ir.Value{b.Input("a16", ir.Int16, 4, 64), initializer(b, "b16", ir.Int16, 64, 32)}),

@@ -18,9 +18,7 @@ import (
 func TestNGramOpsCounts(t *testing.T) {
 	b := msBuilder(t, 17)
 	ms := func(name, op string, nout int, ins []*ir.Value, attrs ...*ir.Attribute) []*ir.Value {
-		n := b.Node(op, ins, nout, attrs...)
-		n.Domain, n.Name = "com.microsoft", name
-		return n.Outputs
+		return msNamed(b, name, op, nout, ins, attrs...).Outputs
 	}
 	attrs := []*ir.Attribute{ir.IntAttr("max_ngram_size", 3), ir.IntAttr("n_head_per_ngram", 4), ir.IntAttr("pad_id", 0)}
 	cu := b.Input("cu", ir.Int32, 5)

@@ -16,9 +16,7 @@ import (
 func TestQOrderedCounts(t *testing.T) {
 	b := msBuilder(t, 17)
 	ms := func(name, op string, ins []*ir.Value, attrs ...*ir.Attribute) *ir.Value {
-		n := b.Node(op, ins, 1, attrs...)
-		n.Domain, n.Name = "com.microsoft", name
-		return n.Out(0)
+		return msNamed(b, name, op, 1, ins, attrs...).Out(0)
 	}
 	sc := initializer(b, "sc", ir.Float32)
 	q := ms("q", "QuantizeWithOrder", []*ir.Value{b.Input("x", ir.Float16, 2, 16, 64), sc}, ir.IntAttr("order_input", 1), ir.IntAttr("order_output", 1))
@@ -66,10 +64,9 @@ func TestQOrderedAttentionCounts(t *testing.T) {
 	sc := initializer(b, "sc", ir.Float32)
 	w := func(name string) *ir.Value { return initializer(b, name, ir.Int8, 64, 64) }
 	bias := func(name string) *ir.Value { return initializer(b, name, ir.Float32, 64) }
-	n := b.Node("QOrderedAttention", []*ir.Value{b.Input("x", ir.Int8, 2, 32, 64), sc, sc, sc, sc, w("wq"), w("wk"), w("wv"), sc, sc, sc,
-		bias("bq"), bias("bk"), bias("bv"), sc, sc, sc, b.Input("mask", ir.Int32, 2, 32)}, 1,
+	n := msNamed(b, "attn", "QOrderedAttention", 1, []*ir.Value{b.Input("x", ir.Int8, 2, 32, 64), sc, sc, sc, sc, w("wq"), w("wk"), w("wv"), sc, sc, sc,
+		bias("bq"), bias("bk"), bias("bv"), sc, sc, sc, b.Input("mask", ir.Int32, 2, 32)},
 		ir.IntAttr("num_heads", 4), ir.IntsAttr("qkv_hidden_sizes", 64, 64, 64), ir.IntAttr("order_input", 1), ir.IntAttr("order_weight", 0), ir.IntAttr("order_output", 1))
-	n.Domain, n.Name = "com.microsoft", "attn"
 	b.Output(n.Out(0))
 	b.Infer()
 	r := analyzeCovered(t, b, "A100")

@@ -17,6 +17,14 @@ func msNode(b *irtest.Builder, op string, attrs []*ir.Attribute, ins ...*ir.Valu
 	return n.Out(0)
 }
 
+// msNamed adds a com.microsoft node named name of nout outputs: the
+// hand-count tests find its row by that name.
+func msNamed(b *irtest.Builder, name, op string, nout int, ins []*ir.Value, attrs ...*ir.Attribute) *ir.Node {
+	n := b.Node(op, ins, nout, attrs...)
+	n.Domain, n.Name = "com.microsoft", name
+	return n
+}
+
 func msBuilder(t *testing.T, opset int64) *irtest.Builder {
 	b := irtest.New(t, opset)
 	b.M.Opsets = append(b.M.Opsets, ir.OpsetImport{Domain: "com.microsoft", Version: 1})

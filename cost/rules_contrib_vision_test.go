@@ -19,9 +19,7 @@ import (
 func TestContribVisionCounts(t *testing.T) {
 	b := msBuilder(t, 17)
 	ms := func(name, op string, ins []*ir.Value, attrs ...*ir.Attribute) *ir.Value {
-		n := b.Node(op, ins, 1, attrs...)
-		n.Domain, n.Name = "com.microsoft", name
-		return n.Out(0)
+		return msNamed(b, name, op, 1, ins, attrs...).Out(0)
 	}
 	f := ir.Float32
 	pads := b.Tensor("pads", ir.Int64, 4)

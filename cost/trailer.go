@@ -46,23 +46,22 @@ func (e NodeEstimate) lessTrailer() NodeEstimate {
 // trailerDType is the compute dtype name of n's trailer t: a float
 // --dtype or autocast's when one is in force, else the float type the
 // rule gave the trailer (t.FloatDType: a kernel that dequantizes to fp16
-// whatever its output), else the float type of n's output.
-func (a *analyzer) trailerDType(n *ir.Node, t *NodeEstimate) string {
-	name, _ := a.computeFor(n)
+// whatever its output; ruleType is then true), else the float type of
+// n's output.
+func (a *analyzer) trailerDType(n *ir.Node, t *NodeEstimate) (name string, ruleType bool) {
+	name, _ = a.computeFor(n)
 	if floatCompute(name) {
-		return name
+		return name, false
 	}
-	if t != nil && t.FloatDType != ir.Undefined {
-		if f, ok := floatDTypeName(t.FloatDType); ok && f != "fp8" {
-			return f
-		}
+	if f, ok := floatDTypeName(t.FloatDType); ok && f != "fp8" {
+		return f, true
 	}
 	if out := n.Out(0); out != nil {
 		if f, ok := floatDTypeName(out.DType); ok && f != "fp8" {
-			return f
+			return f, false
 		}
 	}
-	return "fp32"
+	return "fp32", false
 }
 
 // priceTrailer adds the time and energy of est's trailer to agg and, where
@@ -75,12 +74,12 @@ func (a *analyzer) priceTrailer(nc *report.NodeCost, n *ir.Node, est *NodeEstima
 	if t == nil {
 		return
 	}
-	name := a.trailerDType(n, t)
+	name, ruleType := a.trailerDType(n, t)
 	prec := a.precisionNamed(name, t.Class)
 	sizer := a.sizer(n)
 	elem := 4.0
 	sizer.inFloat(func() { elem = sizer.elemBytes(n.Out(0)) })
-	if cn, _ := a.computeFor(n); t.FloatDType != ir.Undefined && !floatCompute(cn) {
+	if ruleType {
 		elem = float64(t.FloatDType.Bits()) / 8
 	}
 	k := t.Kernel(prec, elem, t.Bytes(), false)

@@ -171,25 +171,6 @@ func decoderKVLength(c *InferCtx, seq Dim, key Shape) Dim {
 	return seq
 }
 
-// checkDims refuses input i (named what) when it is ranked with another
-// rank than want's or a known dim differs from want's known one (a zero
-// Dim{} in want is any size); an absent input passes.
-func checkDims(c *InferCtx, i int, what string, want ...Dim) error {
-	s := inShapeOpt(c, i)
-	if !s.Ranked {
-		return nil
-	}
-	if s.Rank() != len(want) {
-		return c.Errorf("%s has rank %d (%s), want %d", what, s.Rank(), s, len(want))
-	}
-	for j, w := range want {
-		if w != (Dim{}) && w.IsKnown() && s.Dims[j].IsKnown() && s.Dims[j].Value != w.Value {
-			return c.Errorf("%s is %s; its dim %d should be %d", what, s, j, w.Value)
-		}
-	}
-	return nil
-}
-
 // inferLongformerAttention refuses an input not [B, S, hidden], a
 // sequence not a multiple of 2·window, weights in neither of the kernel's
 // two formats (merged [hidden, 3·hidden] with a 3·hidden bias and global

@@ -61,6 +61,25 @@ func checkVector(c *InferCtx, i int, what string, want Dim) error {
 	return nil
 }
 
+// checkDims refuses input i (named what) when it is ranked with another
+// rank than want's or a known dim differs from want's known one (a zero
+// Dim{} in want is any size); an absent input passes.
+func checkDims(c *InferCtx, i int, what string, want ...Dim) error {
+	s := inShapeOpt(c, i)
+	if !s.Ranked {
+		return nil
+	}
+	if s.Rank() != len(want) {
+		return c.Errorf("%s has rank %d (%s), want %d", what, s.Rank(), s, len(want))
+	}
+	for j, w := range want {
+		if w != (Dim{}) && w.IsKnown() && s.Dims[j].IsKnown() && s.Dims[j].Value != w.Value {
+			return c.Errorf("%s is %s; its dim %d should be %d", what, s, j, w.Value)
+		}
+	}
+	return nil
+}
+
 // checkKernelAttr refuses a kernel_shape attribute that contradicts the
 // weight's spatial dims.
 func checkKernelAttr(c *InferCtx, w Shape) error {
