@@ -27,19 +27,25 @@ type Measurement struct {
 	// Optimizer is the step's optimizer as written ("" is the default).
 	Train     bool
 	Optimizer string
-	Line      int // the row's line in the table
+	// Warm says the call was timed back to back with itself (a benchmark
+	// loop, a CUDA graph of repeats): it is priced as `--warm` prices it,
+	// its operands finding in L2 what the call before left there.
+	Warm bool
+	Line int // the row's line in the table
 }
 
 // measurementColumns are the columns a table may have; model and ms are
 // required.
-var measurementColumns = []string{"model", "ms", "batch", "dtype", "dims", "runtime", "train"}
+var measurementColumns = []string{"model", "ms", "batch", "dtype", "dims", "runtime", "train", "warm"}
 
 // ReadMeasurements reads a measurements table: a header row naming
 // columns model and ms (milliseconds per call) and optionally batch,
-// dtype, dims ("name=v;name=v"), runtime and train, then one measured
-// call per row. train marks a training step (`--train`): an optimizer's
-// name (`--optimizer`), or yes/true/1 for the default one; empty,
-// no/false/0 is an inference call. Lines starting with # are comments. Any problem is an error of
+// dtype, dims ("name=v;name=v"), runtime, train and warm, then one
+// measured call per row. train marks a training step (`--train`): an
+// optimizer's name (`--optimizer`), or yes/true/1 for the default one;
+// empty, no/false/0 is an inference call. warm yes/true/1 marks a call
+// timed back to back with itself (`--warm`); empty, no/false/0 one timed
+// cold. Lines starting with # are comments. Any problem is an error of
 // one line naming the file and line.
 func ReadMeasurements(path string) ([]Measurement, error) {
 	f, err := os.Open(path)
@@ -56,7 +62,7 @@ func readMeasurements(path string, r io.Reader) ([]Measurement, error) {
 	cr.TrimLeadingSpace = true
 	header, err := cr.Read()
 	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("measurements %s: empty file (want a header row: model,ms[,batch,dtype,dims,runtime,train])", path)
+		return nil, fmt.Errorf("measurements %s: empty file (want a header row: model,ms[,batch,dtype,dims,runtime,train,warm])", path)
 	}
 	if err != nil {
 		return nil, csvError(path, err)
@@ -158,7 +164,21 @@ func parseMeasurement(rec []string, col map[string]int, dir string) (Measurement
 	if m.Train, m.Optimizer, err = parseTrain(field("train")); err != nil {
 		return m, err
 	}
+	if m.Warm, err = parseYesNo("warm", field("warm")); err != nil {
+		return m, err
+	}
 	return m, nil
+}
+
+// parseYesNo reads a yes/no column: yes, true or 1; no, false, 0 or empty.
+func parseYesNo(column, s string) (bool, error) {
+	switch strings.ToLower(s) {
+	case "", "no", "false", "0":
+		return false, nil
+	case "yes", "true", "1":
+		return true, nil
+	}
+	return false, fmt.Errorf("%s %q is not yes or no", column, s)
 }
 
 // optimizerName is the shape of an optimizer's name in the train column;

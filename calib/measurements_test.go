@@ -19,22 +19,22 @@ func writeTable(t *testing.T, body string) string {
 }
 
 func TestReadMeasurements(t *testing.T) {
-	p := writeTable(t, "\ufeffmodel, ms,batch,dtype,dims,runtime,train\n"+
+	p := writeTable(t, "\ufeffmodel, ms,batch,dtype,dims,runtime,train,Warm\n"+
 		"# a comment\n"+
-		"models/resnet.onnx,1.25,8,FP16,,onnxruntime,no\n"+
-		"/abs/bert.onnx,0.5,,,seq=128; batch=2,,\n"+
-		"zoo:resnet50,20.1,64,fp16-amp,,pytorch-nhwc,Momentum\n"+
-		"zoo:vgg16,11.5,32,,,,yes\n")
+		"models/resnet.onnx,1.25,8,FP16,,onnxruntime,no,yes\n"+
+		"/abs/bert.onnx,0.5,,,seq=128; batch=2,,,\n"+
+		"zoo:resnet50,20.1,64,fp16-amp,,pytorch-nhwc,Momentum,no\n"+
+		"zoo:vgg16,11.5,32,,,,yes,TRUE\n")
 	ms, err := ReadMeasurements(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Dir(p)
 	want := []Measurement{
-		{Model: filepath.Join(dir, "models/resnet.onnx"), MeasuredS: 1.25e-3, Batch: 8, DType: "fp16", Runtime: "onnxruntime", Line: 3},
+		{Model: filepath.Join(dir, "models/resnet.onnx"), MeasuredS: 1.25e-3, Batch: 8, DType: "fp16", Runtime: "onnxruntime", Warm: true, Line: 3},
 		{Model: "/abs/bert.onnx", MeasuredS: 0.5e-3, Dims: map[string]int64{"seq": 128, "batch": 2}, Line: 4},
 		{Model: "zoo:resnet50", MeasuredS: 20.1e-3, Batch: 64, DType: "fp16-amp", Runtime: "pytorch-nhwc", Train: true, Optimizer: "momentum", Line: 5},
-		{Model: "zoo:vgg16", MeasuredS: 11.5e-3, Batch: 32, Train: true, Line: 6},
+		{Model: "zoo:vgg16", MeasuredS: 11.5e-3, Batch: 32, Train: true, Warm: true, Line: 6},
 	}
 	if !reflect.DeepEqual(ms, want) {
 		t.Errorf("got %+v\nwant %+v", ms, want)
@@ -58,6 +58,7 @@ func TestReadMeasurementsRejectsBadTables(t *testing.T) {
 		"empty model":    {"model,ms\n,1\n", ":2: empty model"},
 		"short row":      {"model,ms,batch\nm.onnx,1\n", ":2: wrong number of fields"},
 		"bad train":      {"model,ms,train\nm.onnx,1,Adam!\n", ":2: train \"Adam!\""},
+		"bad warm":       {"model,ms,warm\nm.onnx,1,hot\n", ":2: warm \"hot\" is not yes or no"},
 	} {
 		p := writeTable(t, c.body)
 		_, err := ReadMeasurements(p)

@@ -45,6 +45,12 @@ type GPU struct {
 	// GA102); 0 = that default. It sets the clock a power-limited board
 	// sustains and the dynamic power the power-cap model charges.
 	ClockPowerW float64 `json:"clock_power_w,omitempty"`
+	// StreamEff is the fraction of MemBW a plain stream from DRAM (a
+	// contiguous elementwise kernel: read, combine, write) sustains on this
+	// board, where measured for its memory system; 0 = the time model's
+	// fitted MemEff. HBM's bandwidth is not lost to refresh and bus
+	// turnarounds the way the GDDR boards that dominate the fit lose it.
+	StreamEff float64 `json:"stream_eff,omitempty"`
 	// MemPJPerByte is the energy, in pJ per byte, of moving data between
 	// DRAM and the SMs (the DRAM core, its PHY, L2 and the on-chip path),
 	// which sets what a memory-bound kernel draws: bytes per second times

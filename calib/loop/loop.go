@@ -60,6 +60,7 @@ func PriceMeasured(table string, cfg pipeline.Config) ([]calib.Row, error) {
 		if m.Runtime != "" {
 			c.Runtime, c.RuntimeSpec = m.Runtime, nil
 		}
+		c.Warm = c.Warm || m.Warm
 		if c.Train, err = rowTraining(m); err != nil {
 			return nil, &pipeline.Error{Err: fmt.Errorf("measurements %s:%d: %v", table, m.Line, err)}
 		}

@@ -71,6 +71,23 @@ func TestMeasuredRows(t *testing.T) {
 	if tr := rows[2].Report.Totals.Train; tr == nil || tr.Optimizer != pipeline.DefaultOptimizer {
 		t.Errorf("train=yes: %+v, want the default optimizer", tr)
 	}
+	// A warm row is priced as report --warm prices the call: the small CNN
+	// fixture's whole traffic fits an H100's L2, so a call repeated back to
+	// back finds its weights there and is cheaper than a cold one.
+	small, err := filepath.Abs(filepath.Join(repo, "calib", "profile", "testdata", "models", "cnn.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(table, []byte("model,ms,warm\n"+small+",0.1,yes\n"+small+",0.1,\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows, err = MeasuredRows(table, pipeline.Config{GPU: "H100"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, c := rows[0].Report, rows[1].Report; !w.Warm || c.Warm || !(w.Totals.TimeS < c.Totals.TimeS) {
+		t.Errorf("warm row: warm %v %g s; cold row: warm %v %g s; want the warm row priced warm and cheaper", w.Warm, w.Totals.TimeS, c.Warm, c.Totals.TimeS)
+	}
 	if err := os.WriteFile(table, []byte("model,ms,train\n"+model+",30,lion\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -223,7 +223,7 @@ func (c *clocked) at(f float64) KernelTime {
 	g := *c.g
 	g.SustainedClockMHz = f
 	t := EstimateKernel(&g, c.k, c.o)
-	if fsat := dramSatClock(c.g); f < fsat {
+	if fsat := dramSatClock(c.g, dramEff(c.g, c.k, c.o.Params)); f < fsat {
 		t.MemoryS *= fsat / max(f, 1)
 		t.TimeS = BodyS(t.ComputeS, t.LatencyS, t.MemoryS) + t.RampS + t.LaunchS
 		t.Bound = boundOf(t)
@@ -234,10 +234,10 @@ func (c *clocked) at(f float64) KernelTime {
 // activeAt is the clock-bound part of the compute time at clock f.
 func (c *clocked) activeAt(f float64) float64 { return c.active * c.f0 / f }
 
-// rawPower is the model's board power for kernel kt (timed at clock f,
+// rawPower is the model's board power for kernel k timed kt (at clock f,
 // active seconds of it computing) and its idle share, before the default
 // limit is applied; anchor is defaultClockAnchor's factor for g.
-func rawPower(g *hwdb.GPU, kt KernelTime, active float64, prec hwdb.Precision, f, anchor float64) (idle, dyn float64) {
+func rawPower(g *hwdb.GPU, k Kernel, kt KernelTime, active, f, anchor float64) (idle, dyn float64) {
 	tdp := g.TDPWatts
 	if !(tdp > 0) || !(kt.TimeS > 0) || !(g.BoostClockMHz > 0) {
 		return 0, 0
@@ -250,14 +250,15 @@ func rawPower(g *hwdb.GPU, kt KernelTime, active float64, prec hwdb.Precision, f
 	pcBoost := fullClockPower(g, DefaultParams()) * float64(g.SMs) * g.BoostClockMHz / 1000
 	pcBoost = max(pcBoost-idle0, tdp-idle0)
 	w := vectorPowerWeight
-	if isTensor(prec) {
+	if isTensor(k.Precision) {
 		w = tensorPowerWeight
 	}
-	memBoost := memoryPowerW(g, idle0)
+	eff := dramEffAt(g, f, dramEff(g, k, DefaultParams()))
+	memBoost := memoryPowerW(g, idle0, eff)
 	uc := min(active/kt.TimeS, 1)
 	um := min(kt.MemoryS/kt.TimeS, 1)
 	s := dynScale(f/g.BoostClockMHz) * anchor
-	return idle, uc*w*pcBoost*s + um*memBoost*(memFixedShare*dramRate(g, f)+(1-memFixedShare)*s)
+	return idle, uc*w*pcBoost*s + um*memBoost*(memFixedShare*dramRate(g, f, eff)+(1-memFixedShare)*s)
 }
 
 // defaultClockAnchor keeps the dynamic power of a board whose default
@@ -286,13 +287,13 @@ func defaultClockAnchor(g *hwdb.GPU, f0 float64) float64 {
 }
 
 // memoryPowerW is the dynamic power, at boost, of a kernel streaming
-// DRAM at the attainable rate (u_m = 1): the board's energy per byte
-// times that rate where hwdb gives it, else memoryActivity of TDP above
-// idle; never above TDP − idle.
-func memoryPowerW(g *hwdb.GPU, idle0 float64) float64 {
+// DRAM at the attainable rate (u_m = 1), eff of the datasheet bandwidth
+// (dramEff): the board's energy per byte times that rate where hwdb gives
+// it, else memoryActivity of TDP above idle; never above TDP − idle.
+func memoryPowerW(g *hwdb.GPU, idle0, eff float64) float64 {
 	room := g.TDPWatts - idle0
 	if g.MemPJPerByte > 0 && g.MemBW > 0 {
-		return min(g.MemPJPerByte*1e-12*g.MemBW*DefaultParams().MemEff, room)
+		return min(g.MemPJPerByte*1e-12*g.MemBW*eff, room)
 	}
 	return memoryActivity * room
 }
@@ -305,18 +306,46 @@ func memoryPowerW(g *hwdb.GPU, idle0 float64) float64 {
 // at its clock's pace, follows the clock: with P_io held whole, a
 // weight-streaming GEMM under an H200's 200 W minimum cap drew 214 W at
 // the lowest SM clock, above any cap its DRAM traffic could meet.
-func dramRate(g *hwdb.GPU, f float64) float64 {
-	fsat := dramSatClock(g)
+func dramRate(g *hwdb.GPU, f, eff float64) float64 {
+	fsat := dramSatClock(g, eff)
 	if !(f > 0) || f >= fsat {
 		return 1
 	}
 	return f / fsat
 }
 
-// dramSatClock is f_sat, the SM clock down to which a streaming kernel
-// saturates DRAM: the one threshold clocked.at's memory time and
-// dramRate's DRAM power share.
-func dramSatClock(g *hwdb.GPU) float64 { return memSatFraction * g.BoostClockMHz }
+// dramEffAt is the share of g's DRAM bandwidth a kernel that streams at
+// eff of it (dramEff) moves at SM clock f, where eff is above the fitted
+// MemEff (a board's measured stream_eff): all of it at and above its
+// saturating clock (dramSatClock), and below it what the SMs issue, which
+// does not depend on eff: the MemEff stream's rate, f/f_sat of it (f_sat
+// MemEff's threshold), and that rate's MemEff share of the bandwidth at
+// and below f_sat, where dramRate scales it further. So the memory power
+// of a faster stream equals a MemEff stream's wherever the SMs, not DRAM,
+// set the rate.
+func dramEffAt(g *hwdb.GPU, f, eff float64) float64 {
+	m := DefaultParams().MemEff
+	if !(eff > m) || !(m > 0) {
+		return eff
+	}
+	return min(eff, m*max(1, f/dramSatClock(g, m)))
+}
+
+// dramSatClock is f_sat, the SM clock down to which a kernel streaming at
+// eff of g's DRAM bandwidth (dramEff) saturates it: the one threshold
+// clocked.at's memory time and dramRate's DRAM power share.
+// memSatFraction is the threshold of a stream at the fitted MemEff; the
+// rate the SMs can issue at a clock does not depend on how much of it the
+// DRAM absorbs, so a stream that DRAM serves faster (a board's measured
+// stream_eff) stops saturating it at a proportionally higher clock, and
+// below that moves what the SMs issue, as the MemEff stream does.
+func dramSatClock(g *hwdb.GPU, eff float64) float64 {
+	f := memSatFraction * g.BoostClockMHz
+	if m := DefaultParams().MemEff; eff > 0 && m > 0 {
+		f *= eff / m
+	}
+	return min(f, g.BoostClockMHz)
+}
 
 // idleScale is the between-kernel draw at SM clock f relative to the
 // default sustained clock: idleFixedFraction of it does not follow the
@@ -367,7 +396,7 @@ const idleFixedFraction = 0.85
 // This keeps an explicit cap at TDP identical to no cap.
 func powerScale(c *clocked) float64 {
 	g := c.g
-	idle, dyn := rawPower(g, c.t0, c.active, c.k.Precision, c.f0, c.anchor)
+	idle, dyn := rawPower(g, c.k, c.t0, c.active, c.f0, c.anchor)
 	if dyn > 0 && idle+dyn > g.TDPWatts {
 		return (g.TDPWatts - idle) / dyn
 	}
@@ -378,7 +407,7 @@ func powerScale(c *clocked) float64 {
 // power scaled by r (powerScale).
 func (c *clocked) powerAt(f, r float64) (float64, KernelTime) {
 	t := c.at(f)
-	idle, dyn := rawPower(c.g, t, c.activeAt(f), c.k.Precision, f, c.anchor)
+	idle, dyn := rawPower(c.g, c.k, t, c.activeAt(f), f, c.anchor)
 	return idle + r*dyn, t
 }
 

@@ -97,7 +97,9 @@ func TestPowerBoundsUnderCap(t *testing.T) {
 // TestMemoryBoundFlatAboveSaturation: a streaming kernel's time does not
 // change for any SM clock lock between the clock where DRAM saturates and
 // the default clock, and grows below it; a compute-bound GEMM's grows
-// about as 1/f.
+// about as 1/f. Below saturation the SMs set the rate, whatever DRAM could
+// absorb: a stream at a board's stream_eff and one at MemEff take the same
+// time there.
 func TestMemoryBoundFlatAboveSaturation(t *testing.T) {
 	o := PlanOptions()
 	for _, g := range powerGPUs(t) {
@@ -106,11 +108,24 @@ func TestMemoryBoundFlatAboveSaturation(t *testing.T) {
 		if base.Bound != "memory" {
 			t.Fatalf("%s: stream kernel is %s-bound, want memory", g.Name, base.Bound)
 		}
-		fsat := memSatFraction * g.BoostClockMHz
+		// The clock where DRAM saturates: memSatFraction of boost for a
+		// stream at MemEff, higher for one DRAM serves faster (stream_eff).
+		fsat := dramSatClock(g, dramEff(g, ks["stream"], o.Params))
 		for f := DefaultClockMHz(g); f >= fsat && f >= MinClockMHz(g); f -= 25 {
 			got := UnderControl(g, ks["stream"], o, PowerControl{SMClockMHz: f})
 			if math.Abs(got.TimeS/base.TimeS-1) > 1e-9 {
 				t.Errorf("%s: stream kernel at %g MHz takes %g s, want %g s (flat above %g MHz)", g.Name, f, got.TimeS, base.TimeS, fsat)
+			}
+		}
+		if low := 0.8 * memSatFraction * g.BoostClockMHz; low >= MinClockMHz(g) {
+			fitted := ks["stream"]
+			fitted.Class = ClassData // priced at MemEff whatever the board
+			a := UnderControl(g, ks["stream"], o, PowerControl{SMClockMHz: low})
+			b := UnderControl(g, fitted, o, PowerControl{SMClockMHz: low})
+			// Within 1%: the SM-side pointwise limit combines with each
+			// stream's own DRAM time before the clock stretches it (softSum).
+			if math.Abs(a.TimeS/b.TimeS-1) > 0.01 || math.Abs(a.PowerW/b.PowerW-1) > 0.01 {
+				t.Errorf("%s at %g MHz: elementwise stream %g s %.1f W, the same bytes at MemEff %g s %.1f W; want equal below saturation", g.Name, low, a.TimeS, a.PowerW, b.TimeS, b.PowerW)
 			}
 		}
 		if low := 0.8 * fsat; low >= MinClockMHz(g) {

@@ -757,10 +757,14 @@ func launchOverhead(g *hwdb.GPU, p Params) float64 {
 func memoryTime(g *hwdb.GPU, k Kernel, p Params) (s, bw float64, level string) {
 	if !k.Resident {
 		bw, level = bandwidthFor(g, k.WorkingSet, p)
+		eff := p.MemEff
+		if level == "hbm" {
+			eff = dramEff(g, k, p)
+		}
 		if bw > 0 && k.Bytes > 0 {
-			s = k.Bytes / (bw * p.MemEff)
+			s = k.Bytes / (bw * eff)
 			if k.Rows > 0 && k.RowLen > 0 {
-				s = rowMemoryTime(g, k, bw*p.MemEff)
+				s = rowMemoryTime(g, k, bw*eff)
 			}
 		}
 		return s, bw, level
@@ -770,7 +774,7 @@ func memoryTime(g *hwdb.GPU, k Kernel, p Params) (s, bw float64, level string) {
 		return 0, g.MemBW, "hbm"
 	}
 	dram, all := k.DRAMBytes, k.Bytes
-	dramBW, l2BW := g.MemBW*p.MemEff, l2*p.MemEff
+	dramBW, l2BW := g.MemBW*dramEff(g, k, p), l2*p.MemEff
 	tDRAM, tL2 := dram/dramBW, all/l2BW
 	if k.Rows > 0 && k.RowLen > 0 {
 		// A row too long to keep on chip is read again per pass: from L2
@@ -789,6 +793,27 @@ func memoryTime(g *hwdb.GPU, k Kernel, p Params) (s, bw float64, level string) {
 		return tDRAM, g.MemBW, "hbm"
 	}
 	return tL2, l2, "l2"
+}
+
+// dramEff is the fraction of g's DRAM bandwidth kernel k streams at: the
+// board's measured stream efficiency (hwdb.GPU.StreamEff) for an
+// elementwise kernel, whose loads and stores are the plain contiguous
+// stream such measurements time, else the fitted MemEff. The fitted
+// figure stands for the rest: a GEMM's operand tiles, a norm's rows, a
+// gather's or a layout copy's scattered lines, and the GDDR boards that
+// dominate the fit. A vectorized library kernel (PyTorch's GELU) keeps it
+// too: its SM-side rate (vectorsPerSMCycle) was fitted on Vidur's phi-2
+// rows against MemEff streams, and refitted against stream_eff it falls
+// to 0.90 and the held-out layer-norm rows go from 15.3% to 20.7%
+// (internal/kernelrows TestVectorRateFit): PyTorch's GELU over 170 MB
+// streams at 64% (A100) and 73% (H100) of the datasheet, well short of a
+// plain add's 87-98%. L2 bandwidth keeps MemEff: the entries' L2 figures
+// are measured reads divided by it.
+func dramEff(g *hwdb.GPU, k Kernel, p Params) float64 {
+	if k.Class == ClassElementwise && !k.Vectorized && g.StreamEff > 0 {
+		return g.StreamEff
+	}
+	return p.MemEff
 }
 
 // WarmBytes is how much of a tensor of b bytes, written by the kernel just

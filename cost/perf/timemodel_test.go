@@ -603,3 +603,58 @@ func TestSIMTGEMMSplitCapped(t *testing.T) {
 		t.Errorf("an fp32 weight gradient on an H200: split %d, want cuDNN's deeper split", s)
 	}
 }
+
+// TestStreamEffElementwiseOnly: a board's measured stream efficiency
+// (hwdb stream_eff) prices the DRAM stream of an elementwise kernel, the
+// contiguous read-combine-write such measurements time; a GEMM's operand
+// traffic, a row-wise kernel's rows, the L2 level and a board without the
+// figure keep the fitted MemEff.
+func TestStreamEffElementwiseOnly(t *testing.T) {
+	p := DefaultParams()
+	const bytes = 768 << 20 // far beyond any L2
+	for _, tc := range []struct {
+		gpu   string
+		class KernelClass
+		rows  bool
+		eff   float64
+	}{
+		{"H100-SXM5-80GB", ClassElementwise, false, 0.9},
+		{"H200", ClassElementwise, false, 0.9},
+		{"A100-PCIe-40GB", ClassElementwise, false, 0.9},
+		{"V100-PCIe-32GB", ClassElementwise, false, 0.9},
+		{"H100-SXM5-80GB", ClassGEMM, false, p.MemEff},
+		{"H100-SXM5-80GB", ClassData, false, p.MemEff},
+		{"H100-SXM5-80GB", ClassReduction, true, p.MemEff},
+		{"T4", ClassElementwise, false, p.MemEff},
+		{"A40", ClassElementwise, false, p.MemEff},
+		{"MI300X", ClassElementwise, false, p.MemEff},
+	} {
+		g, err := hwdb.Lookup(tc.gpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := Kernel{Class: tc.class, Precision: hwdb.FP16, ElemBytes: 2, Bytes: bytes, WorkingSet: bytes}
+		if tc.rows {
+			k.Rows, k.RowLen = bytes/2/4096, 4096
+		}
+		for _, resident := range []bool{false, true} {
+			k.Resident, k.DRAMBytes = resident, bytes
+			s, bw, level := memoryTime(g, k, p)
+			want := bytes / (g.MemBW * tc.eff)
+			if tc.rows {
+				want = s // row-wise: only the efficiency's use is checked below
+				if got := dramEff(g, k, p); got != tc.eff {
+					t.Errorf("%s %s: DRAM efficiency %g, want %g", tc.gpu, tc.class, got, tc.eff)
+				}
+			}
+			if level != "hbm" || bw != g.MemBW || !near(s, want, 1e-12) {
+				t.Errorf("%s %s resident=%v: %g s at %s, want %g s at hbm (%.2f of %g B/s)", tc.gpu, tc.class, resident, s, level, want, tc.eff, g.MemBW)
+			}
+		}
+		// A working set in L2 streams at L2 bandwidth × MemEff whatever the class.
+		small := Kernel{Class: tc.class, Precision: hwdb.FP16, ElemBytes: 2, Bytes: 1 << 20, WorkingSet: 1 << 20}
+		if s, _, level := memoryTime(g, small, p); level != "l2" || !near(s, (1<<20)/(L2Bandwidth(g, p)*p.MemEff), 1e-12) {
+			t.Errorf("%s %s: L2 stream %g s at %s, want MemEff of L2 bandwidth", tc.gpu, tc.class, s, level)
+		}
+	}
+}
