@@ -58,6 +58,14 @@ func (a *analyzer) computeFor(n *ir.Node) (string, ir.DType) {
 		return a.opt.DType, a.dtype
 	}
 	if name, dt, ok := quantizedDType(n); ok {
+		if integerQuantOp(n) {
+			// An integer op's 8-bit operands carry their own type, and its
+			// float tensors (scales, a float bias, a float output, an input
+			// it quantizes itself) really are float: only a Q/DQ-wrapped
+			// op's float tensors stand for the 8-bit data its fused kernel
+			// moves.
+			return name, ir.Undefined
+		}
 		return name, dt
 	}
 	return "", ir.Undefined

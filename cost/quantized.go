@@ -9,9 +9,12 @@ import (
 // A quantized model runs its matrix products at the quantized type, not
 // at the float type its scales (QLinearConv) or its dequantized tensors
 // (a Q/DQ graph) carry. With no --dtype, such a node is costed at the
-// quantized compute dtype: its path (int8 tensor cores) and its float
-// tensors at the quantized element size, as the fused int8 kernel an
-// engine runs reads and writes them. Two forms are recognised:
+// quantized compute dtype: its path (int8 tensor cores) and, for a
+// Q/DQ-wrapped op, its float tensors at the quantized element size, as
+// the fused int8 kernel an engine runs reads and writes them. An integer
+// op's tensors keep their own types (analyzer.computeFor): its data is
+// already 8-bit, and its float scales, biases and outputs are float.
+// Two forms are recognised:
 //
 //   - integer ops (QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger
 //     and the com.microsoft QLinear*, QOrdered*, DequantizeWithOrder, QGemm

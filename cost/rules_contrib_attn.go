@@ -235,10 +235,53 @@ func gqaRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	return e, nil
 }
 
-// mhaRule: MultiHeadAttention, one kernel. The bias input adds one flop
-// per projected Q, K and V element; a key given as a [B,H,L,d] cache
-// (cross attention) is read as it is, nothing appended.
+// mhaRule: MultiHeadAttention as onnxruntime's CUDA kernel runs it: with
+// a bias input, a pass adding it to Q, K and V before the attention
+// kernel (attention_prepare_qkv.cu: LaunchAddBias for flash and
+// memory-efficient attention, AddBiasTranspose for the others), which
+// reads them and writes them to its workspace for the attention to read
+// once more, one launch (the unfused and cached paths lay each out in a
+// launch of its own); then the attention (mhaCore). With a
+// cache_indirection (slot 9, beam search) it runs the decoder-masked
+// kernel, which adds the bias itself.
 func mhaRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
+	e, err := mhaCore(n, c)
+	if err != nil || n.In(3) == nil || n.In(9) != nil || e.Launches == 0 {
+		return e, err
+	}
+	if elems, ok := mhaBiased(n, c); ok {
+		eb := c.elemBytes(n.In(0))
+		e.BytesRead += elems * eb
+		e.BytesWritten += elems * eb
+		e.Launches++
+		e.Note += "; its bias added in a pass of its own"
+	}
+	return e, nil
+}
+
+// mhaBiased is the Q, K and V elements a MultiHeadAttention's bias is
+// added to (mhaCore counts a flop for each); ok false where its shapes
+// are not known.
+func mhaBiased(n *ir.Node, c *RuleCtx) (float64, bool) {
+	h := float64(n.AttrInt("num_heads", 0))
+	q, ok := c.Dims(n.In(0))
+	if !ok || h <= 0 || len(q) != 3 {
+		return 0, false
+	}
+	elems := q[0] * q[1] * q[2]
+	for _, v := range []*ir.Value{n.In(1), n.In(2)} {
+		if d, ok := c.Dims(v); ok && len(d) == 3 {
+			elems += d[0] * d[1] * d[2]
+		}
+	}
+	return elems, true
+}
+
+// mhaCore: MultiHeadAttention's attention kernel, which
+// DecoderMaskedMultiHeadAttention is (its bias added inside). The bias
+// input adds one flop per projected Q, K and V element; a key given as a
+// [B,H,L,d] cache (cross attention) is read as it is, nothing appended.
+func mhaCore(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	h := float64(n.AttrInt("num_heads", 0))
 	q, ok := c.Dims(n.In(0))
 	if !ok || h <= 0 || (len(q) != 3 && len(q) != 5) {
@@ -291,14 +334,15 @@ func mhaRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	return e, nil
 }
 
-// msAttentionRule: com.microsoft Attention is two kernels, the Q|K|V
-// projection GEMM (cuBLAS, into a workspace) and the attention over it.
+// msAttentionRule: com.microsoft Attention is three kernels, the Q|K|V
+// projection GEMM (cuBLAS, into a workspace, without the bias), the bias
+// added as Q, K and V are laid out, and the attention over them.
 //
 //	projection: macs = B·S·in·(Dq+Dk+Dv), + 1 flop per output element
 //	            for the bias; x, weights, bias read, Q|K|V written
-//	attention:  as above with H = num_heads, d = Dk/H, dv = Dv/H,
-//	            Skv = past + S; Q|K|V read back, the past (input 4,
-//	            [2,B,H,P,d]) and present as for a cache pair
+//	attention:  the layout pass and the attention (msAttentionCore) with
+//	            H = num_heads, d = Dk/H, dv = Dv/H, Skv = past + S; the
+//	            past (input 4, [2,B,H,P,d]) and present as a cache pair
 //
 // The GEMM view is the projection's when it has more MACs (BERT lengths)
 // and the attention's otherwise.
@@ -329,8 +373,8 @@ func msAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	e.Transcendentals = proj.Transcendentals + att.Transcendentals
 	e.BytesRead, e.BytesWritten = proj.BytesRead+att.BytesRead, proj.BytesWritten+att.BytesWritten
 	e.Params = proj.Params + att.Params
-	e.Launches = 2
-	e.Note = "Q|K|V projection GEMM, then fused attention over its workspace (scores on chip)" + note
+	e.Launches = proj.Launches + att.Launches
+	e.Note = "Q|K|V projection GEMM, its bias added and laid out for the attention in a kernel of its own, then fused attention over it (scores on chip)" + note
 	return e, nil
 }
 
@@ -364,11 +408,15 @@ func (p packedProjection) gemm(launches float64) NodeEstimate {
 type msAttnSlots struct{ mask, past, bias, pastLen int }
 
 // msAttentionCore is the attention over a packed Q|K|V workspace of qkv
-// bytes ([B, S, Dq+Dk+Dv], h heads): its arithmetic, the workspace read
-// back, mask and bias read, the [2,B,H,P,d] past and the present as a
-// cache pair (shared when past_present_share_buffer is set or the
-// present is the past's shape), the output written; and a note on what
-// it had to assume.
+// bytes ([B, S, Dq+Dk+Dv], h heads), as onnxruntime's CUDA kernel runs it
+// (attention_prepare_qkv.cu PrepareQkv_Attention): one kernel first adds
+// the bias to the GEMM's output and lays Q, K and V out for the attention
+// kernel (AddBiasTranspose; a transpose alone when the bias was added
+// before, QAttention), the workspace read and written once; then the
+// attention: its arithmetic, the workspace read back, mask and bias
+// read, the [2,B,H,P,d] past and the present as a cache pair (shared when
+// past_present_share_buffer is set or the present is the past's shape),
+// the output written; and a note on what it had to assume.
 func msAttentionCore(n *ir.Node, c *RuleCtx, sl msAttnSlots, b, s, h, dk, dv, qkv float64) (NodeEstimate, string) {
 	var p float64
 	if pd, ok := c.Dims(n.In(sl.past)); ok && len(pd) == 5 {
@@ -387,7 +435,9 @@ func msAttentionCore(n *ir.Node, c *RuleCtx, sl msAttnSlots, b, s, h, dk, dv, qk
 	}
 	skv, pastRows := keysAttended(total, s, s, 0)
 	att := attnProblem{b: b, h: h, sq: s, skv: skv, d: dk / h, dv: dv / h}.core(false)
-	att.BytesRead += qkv
+	att.BytesRead += 2 * qkv // the layout pass's read, then the attention's
+	att.BytesWritten += qkv  // Q, K and V laid out
+	att.Launches++
 	c.Read(n, &att, sl.mask, sl.bias, sl.pastLen)
 	kvCache{past: sl.past, present: 1, seq: 3}.traffic(n, c, &att, shared, pastRows, s)
 	writeOutputs(n, c, &att, 0)
@@ -430,17 +480,17 @@ func qAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		att, note = msAttentionCore(n, c, msAttnSlots{mask: 5, past: 8, bias: -1, pastLen: -1}, b, s, h, width/3, width/3, qkv)
 	})
 	e := proj.withTrailer(att)
-	e.Note = "8-bit Q|K|V projection GEMM and its dequantize-and-bias kernel, then float attention over its output (scores on chip)" + note
+	e.Note = "8-bit Q|K|V projection GEMM and its dequantize-and-bias kernel, Q, K and V laid out for the attention, then float attention over them (scores on chip)" + note
 	return e, nil
 }
 
 // decoderMaskedMHARule: DecoderMaskedMultiHeadAttention is
-// MultiHeadAttention's kernel for one query token (mhaRule over its slots
+// MultiHeadAttention's kernel for one query token (mhaCore over its slots
 // in MultiHeadAttention's order); beam_width is a scalar read as it is.
 func decoderMaskedMHARule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	probe := &ir.Node{Name: n.Name, OpType: "MultiHeadAttention", Domain: msDomain, Attrs: n.Attrs,
 		Inputs: ir.DecoderMaskedMHAInputs(n), Outputs: n.Outputs}
-	e, err := mhaRule(probe, c)
+	e, err := mhaCore(probe, c)
 	if err == nil {
 		c.Read(n, &e, 8)
 	}

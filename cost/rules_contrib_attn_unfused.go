@@ -90,21 +90,17 @@ func decoderAttentionRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	s, b, hid := q[0], q[1], q[2]
 	d := hid / h
 	eb := c.elemBytes(n.In(0))
-	keyLen := s
-	if mode.Cross {
+	rows, kv := s, s // K|V rows projected; keys attended
+	switch mode.Keys() {
+	case ir.KeysKey:
 		if k, ok := c.Dim(n.In(1), 0); ok {
-			keyLen = k
+			rows, kv = k, k
 		}
-	}
-	cacheLen := 0.0
-	if mode.Cached {
-		cacheLen, _ = c.Dim(n.In(6), 2)
-	}
-	rows, kv := keyLen, keyLen // K|V rows projected; keys attended
-	switch {
-	case mode.Cached && mode.Cross:
-		rows, kv = 0, cacheLen
-	case mode.Cached:
+	case ir.KeysCache:
+		rows = 0
+		kv, _ = c.Dim(n.In(6), 2)
+	case ir.KeysCacheAndQuery:
+		cacheLen, _ := c.Dim(n.In(6), 2)
 		kv = cacheLen + s
 	}
 

@@ -42,10 +42,14 @@ func TestQOrderedCounts(t *testing.T) {
 			t.Errorf("%s: %g MACs, %g FLOPs, %g s; want %g, %g", c.name, nc.MACs, nc.FLOPs, nc.TimeS, c.macs, c.flops)
 		}
 	}
-	// The float bias and scales at the node's 8-bit compute type, as every
-	// QLinear op's.
-	if nc := nodeNamed(t, r, "mm"); nc.BytesRead != 2*16*64+64*256+256+3 || nc.BytesWritten != el {
-		t.Errorf("mm: %g B read, %g B written; want A, W, the bias and three scales read at a byte an element, Y written", nc.BytesRead, nc.BytesWritten)
+	// The 8-bit operands at a byte an element, the float32 bias and scales
+	// at four: an integer op's float tensors are float.
+	if nc := nodeNamed(t, r, "mm"); nc.BytesRead != 2*16*64+64*256+256*4+3*4 || nc.BytesWritten != el {
+		t.Errorf("mm: %g B read, %g B written; want A and W at a byte an element, the float32 bias and three scales at four, Y written", nc.BytesRead, nc.BytesWritten)
+	}
+	// DequantizeWithOrder writes the float16 it is asked for.
+	if nc := nodeNamed(t, r, "dq"); nc.BytesRead != el+4 || nc.BytesWritten != el*2 {
+		t.Errorf("dq: %g B read, %g B written; want the int8 input and a float32 scale read, float16 written", nc.BytesRead, nc.BytesWritten)
 	}
 	if nc := nodeNamed(t, r, "ln"); !(nc.FLOPs > el*(2+3)) {
 		t.Errorf("ln: %g FLOPs, want LayerNorm's count plus 5 an element", nc.FLOPs)
@@ -56,8 +60,8 @@ func TestQOrderedCounts(t *testing.T) {
 // of 64, 4 heads of 16, counted by hand: the merged Q|K|V GEMM
 // (2·32·64·192 MACs and a bias add an output), 2·4·32·32 scores at 32
 // MACs each (Q·Kᵀ and P·V), the masked softmax (4 flops a score, 1 a
-// row); bytes a byte an element (the float scales and biases too, at the
-// node's int8 type): inputs, the GEMM's output and its transpose, V's
+// row); bytes a byte an element but the float32 scales' and biases' four
+// (and the int32 mask's): inputs, the GEMM's output and its transpose, V's
 // transpose, the context and its transpose, the scores twice each way.
 func TestQOrderedAttentionCounts(t *testing.T) {
 	b := msBuilder(t, 17)
@@ -74,7 +78,7 @@ func TestQOrderedAttentionCounts(t *testing.T) {
 	const qkv, ctx, scores = 2 * 32 * 192, 2 * 32 * 64, 2 * 4 * 32 * 32
 	macs := float64(qkv*64 + scores*32)
 	flops := float64(2*qkv*64+qkv) + float64(2*scores*32+4*scores+2*4*32)
-	read := float64(ctx+10+3*64*64+3*64+2*32*4) + float64(2*qkv+2*ctx) + 2*scores
+	read := float64(ctx+10*4+3*64*64+3*64*4+2*32*4) + float64(2*qkv+2*ctx) + 2*scores
 	written := float64(ctx) + float64(2*qkv+2*ctx) + 2*scores
 	if nc.MACs != macs || nc.FLOPs != flops || nc.BytesRead != read || nc.BytesWritten != written || nc.Launches != 7 || !(nc.TimeS > 0) {
 		t.Errorf("%g MACs, %g FLOPs, %g B read, %g B written, %g launches; want %g, %g, %g, %g, 7", nc.MACs, nc.FLOPs, nc.BytesRead, nc.BytesWritten, nc.Launches, macs, flops, read, written)

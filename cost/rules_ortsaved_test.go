@@ -49,6 +49,20 @@ func TestORTSavedOpCounts(t *testing.T) {
 			t.Errorf("%s: time %g", c.name, nc.TimeS)
 		}
 	}
+	// Bytes at each tensor's own type: the float32 A read by the quantizing
+	// pass and its 8-bit copy written and read back, the 8-bit weights, the
+	// float32 scales and bias, the float32 product written.
+	for _, c := range []struct {
+		name      string
+		read, wrt float64
+	}{
+		{"dqmm", 2*64*4 + 2*64 + 64*10 + 4 + 1 + 10*4, 2*64 + 2*10*4},
+		{"mi2f", 2*64 + 64*6 + 4 + 4, 2 * 6 * 4},
+	} {
+		if nc := nodeNamed(t, r, c.name); nc.BytesRead != c.read || nc.BytesWritten != c.wrt {
+			t.Errorf("%s: %g B read, %g B written; want %g, %g", c.name, nc.BytesRead, nc.BytesWritten, c.read, c.wrt)
+		}
+	}
 	if p := nodeNamed(t, r, "dqmm").Precision; p != "int8_tensor" {
 		t.Errorf("DynamicQuantizeMatMul on %q, want its 8-bit weight's int8 path", p)
 	}

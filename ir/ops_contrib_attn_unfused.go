@@ -67,6 +67,37 @@ func DecoderAttentionModeOf(n *Node) DecoderAttentionMode {
 	return m
 }
 
+// DecoderKeys is where the keys a DecoderAttention of known mode attends
+// come from, and which of them it projects.
+type DecoderKeys int
+
+const (
+	// KeysQuery: self attention, the query's rows projected to K|V.
+	KeysQuery DecoderKeys = iota
+	// KeysKey: cross attention, the key input's rows projected to K|V.
+	KeysKey
+	// KeysCache: cross attention over the caches; nothing projected.
+	KeysCache
+	// KeysCacheAndQuery: cached self attention, the caches' keys followed
+	// by the query's rows, which are projected.
+	KeysCacheAndQuery
+)
+
+// Keys is m's DecoderKeys (m.Known must hold): the one reading of the
+// flags that shape inference (the caches' new length) and the cost rule
+// (the rows projected, the keys attended) share.
+func (m DecoderAttentionMode) Keys() DecoderKeys {
+	switch {
+	case m.Cached && m.Cross:
+		return KeysCache
+	case m.Cached:
+		return KeysCacheAndQuery
+	case m.Cross:
+		return KeysKey
+	}
+	return KeysQuery
+}
+
 // shapeOf is v's shape, unranked for an absent value.
 func shapeOf(v *Value) Shape {
 	if v == nil {
@@ -158,14 +189,15 @@ func decoderKVLength(c *InferCtx, seq Dim, key Shape) Dim {
 		}
 		return c.Fresh("cache_sequence_length")
 	}
-	switch {
-	case m.Cached && m.Cross:
+	switch m.Keys() {
+	case KeysCache:
 		return cacheLen()
-	case m.Cached:
+	case KeysCacheAndQuery:
 		return AddDim(cacheLen(), seq)
-	case m.Cross && key.Ranked && key.Rank() == 3:
-		return key.Dims[0]
-	case m.Cross:
+	case KeysKey:
+		if key.Ranked && key.Rank() == 3 {
+			return key.Dims[0]
+		}
 		return c.Fresh("kv_sequence_length")
 	}
 	return seq
