@@ -223,7 +223,7 @@ func (c *clocked) at(f float64) KernelTime {
 	g := *c.g
 	g.SustainedClockMHz = f
 	t := EstimateKernel(&g, c.k, c.o)
-	if fsat := dramSatClock(c.g, dramEff(c.g, c.k, c.o.Params)); f < fsat {
+	if fsat := dramSatClock(c.g, streamRatio(c.g, c.k, c.o.Params)); f < fsat {
 		t.MemoryS *= fsat / max(f, 1)
 		t.TimeS = BodyS(t.ComputeS, t.LatencyS, t.MemoryS) + t.RampS + t.LaunchS
 		t.Bound = boundOf(t)
@@ -253,12 +253,13 @@ func rawPower(g *hwdb.GPU, k Kernel, kt KernelTime, active, f, anchor float64) (
 	if isTensor(k.Precision) {
 		w = tensorPowerWeight
 	}
-	eff := dramEffAt(g, f, dramEff(g, k, DefaultParams()))
+	p := DefaultParams()
+	eff := dramEffAt(g, f, dramEff(g, k, p), p.MemEff)
 	memBoost := memoryPowerW(g, idle0, eff)
 	uc := min(active/kt.TimeS, 1)
 	um := min(kt.MemoryS/kt.TimeS, 1)
 	s := dynScale(f/g.BoostClockMHz) * anchor
-	return idle, uc*w*pcBoost*s + um*memBoost*(memFixedShare*dramRate(g, f, eff)+(1-memFixedShare)*s)
+	return idle, uc*w*pcBoost*s + um*memBoost*(memFixedShare*dramRate(g, f, eff/p.MemEff)+(1-memFixedShare)*s)
 }
 
 // defaultClockAnchor keeps the dynamic power of a board whose default
@@ -306,8 +307,8 @@ func memoryPowerW(g *hwdb.GPU, idle0, eff float64) float64 {
 // at its clock's pace, follows the clock: with P_io held whole, a
 // weight-streaming GEMM under an H200's 200 W minimum cap drew 214 W at
 // the lowest SM clock, above any cap its DRAM traffic could meet.
-func dramRate(g *hwdb.GPU, f, eff float64) float64 {
-	fsat := dramSatClock(g, eff)
+func dramRate(g *hwdb.GPU, f, ratio float64) float64 {
+	fsat := dramSatClock(g, ratio)
 	if !(f > 0) || f >= fsat {
 		return 1
 	}
@@ -316,33 +317,42 @@ func dramRate(g *hwdb.GPU, f, eff float64) float64 {
 
 // dramEffAt is the share of g's DRAM bandwidth a kernel that streams at
 // eff of it (dramEff) moves at SM clock f, where eff is above the fitted
-// MemEff (a board's measured stream_eff): all of it at and above its
+// memEff (a board's measured stream_eff): all of it at and above its
 // saturating clock (dramSatClock), and below it what the SMs issue, which
-// does not depend on eff: the MemEff stream's rate, f/f_sat of it (f_sat
-// MemEff's threshold), and that rate's MemEff share of the bandwidth at
+// does not depend on eff: a memEff stream's rate, f/f_sat of it (f_sat
+// memEff's threshold), and that rate's memEff share of the bandwidth at
 // and below f_sat, where dramRate scales it further. So the memory power
-// of a faster stream equals a MemEff stream's wherever the SMs, not DRAM,
+// of a faster stream equals a memEff stream's wherever the SMs, not DRAM,
 // set the rate.
-func dramEffAt(g *hwdb.GPU, f, eff float64) float64 {
-	m := DefaultParams().MemEff
-	if !(eff > m) || !(m > 0) {
+func dramEffAt(g *hwdb.GPU, f, eff, memEff float64) float64 {
+	if !(eff > memEff) || !(memEff > 0) {
 		return eff
 	}
-	return min(eff, m*max(1, f/dramSatClock(g, m)))
+	return min(eff, memEff*max(1, f/dramSatClock(g, 1)))
+}
+
+// streamRatio is kernel k's DRAM stream efficiency over the fitted MemEff
+// of p: 1 for every kernel but an elementwise one on a board with a
+// measured stream_eff (dramEff).
+func streamRatio(g *hwdb.GPU, k Kernel, p Params) float64 {
+	if !(p.MemEff > 0) {
+		return 1
+	}
+	return dramEff(g, k, p) / p.MemEff
 }
 
 // dramSatClock is f_sat, the SM clock down to which a kernel streaming at
-// eff of g's DRAM bandwidth (dramEff) saturates it: the one threshold
-// clocked.at's memory time and dramRate's DRAM power share.
-// memSatFraction is the threshold of a stream at the fitted MemEff; the
-// rate the SMs can issue at a clock does not depend on how much of it the
-// DRAM absorbs, so a stream that DRAM serves faster (a board's measured
+// ratio times the fitted MemEff (streamRatio) saturates DRAM: the one
+// threshold clocked.at's memory time and dramRate's DRAM power share.
+// memSatFraction is the threshold of a stream at MemEff; the rate the SMs
+// can issue at a clock does not depend on how much of it the DRAM
+// absorbs, so a stream that DRAM serves faster (a board's measured
 // stream_eff) stops saturating it at a proportionally higher clock, and
 // below that moves what the SMs issue, as the MemEff stream does.
-func dramSatClock(g *hwdb.GPU, eff float64) float64 {
+func dramSatClock(g *hwdb.GPU, ratio float64) float64 {
 	f := memSatFraction * g.BoostClockMHz
-	if m := DefaultParams().MemEff; eff > 0 && m > 0 {
-		f *= eff / m
+	if ratio > 0 {
+		f *= ratio
 	}
 	return min(f, g.BoostClockMHz)
 }

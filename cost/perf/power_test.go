@@ -110,7 +110,7 @@ func TestMemoryBoundFlatAboveSaturation(t *testing.T) {
 		}
 		// The clock where DRAM saturates: memSatFraction of boost for a
 		// stream at MemEff, higher for one DRAM serves faster (stream_eff).
-		fsat := dramSatClock(g, dramEff(g, ks["stream"], o.Params))
+		fsat := dramSatClock(g, streamRatio(g, ks["stream"], o.Params))
 		for f := DefaultClockMHz(g); f >= fsat && f >= MinClockMHz(g); f -= 25 {
 			got := UnderControl(g, ks["stream"], o, PowerControl{SMClockMHz: f})
 			if math.Abs(got.TimeS/base.TimeS-1) > 1e-9 {
