@@ -189,17 +189,14 @@ var optimizerName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
 // parseTrain reads the train column: whether the row is a training step,
 // and its optimizer ("" for the default).
 func parseTrain(s string) (train bool, optimizer string, err error) {
-	switch v := strings.ToLower(s); v {
-	case "", "no", "false", "0":
-		return false, "", nil
-	case "yes", "true", "1":
-		return true, "", nil
-	default:
-		if !optimizerName.MatchString(v) {
-			return false, "", fmt.Errorf("train %q is not yes/no or an optimizer's name", s)
-		}
-		return true, v, nil
+	if yes, err := parseYesNo("train", s); err == nil {
+		return yes, "", nil
 	}
+	v := strings.ToLower(s)
+	if !optimizerName.MatchString(v) {
+		return false, "", fmt.Errorf("train %q is not yes/no or an optimizer's name", s)
+	}
+	return true, v, nil
 }
 
 // parseDims reads "name=v;name=v" into bindings; "" gives nil.
