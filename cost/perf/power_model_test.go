@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"math"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/hwdb"
@@ -96,5 +97,29 @@ func TestAdaHoldsHigherClock(t *testing.T) {
 		if old := clockFraction(&def, p); !(ada > old) || ada > 1 {
 			t.Errorf("%s: sustained fraction %.3f with its own density, %.3f with the default: want higher, at most 1", g.Name, ada, old)
 		}
+	}
+}
+
+// TestVectorPowerNeed: an SM of 128 FP32 lanes needs more power per clock
+// for a CUDA-core GEMM than one of 64 (vectorPowerNeed), so a board whose
+// TDP per SM-GHz lies between the two needs (H100 SXM: 2.68) holds boost
+// for the 64-lane need and not for its own, while 64-lane boards (V100,
+// whose datasheet peak rounds to 128.3 FLOPs per SM-cycle, A100) and a
+// 128-lane board with power to spare (GTX 1080 Ti) keep their clock.
+// Fewer busy SMs never lower it.
+func TestVectorPowerNeed(t *testing.T) {
+	p := DefaultParams()
+	for _, g := range lookupAll(t, []string{"V100-SXM2-16GB", "A100-SXM4-80GB", "T4", "GTX-1080-Ti"}) {
+		if got, want := clockFractionPath(g, p, 1, hwdb.FP32), clockFraction(g, p); got != want {
+			t.Errorf("%s: fp32 GEMM clock %.4f, want the board's %.4f", g.Name, got, want)
+		}
+	}
+	h := lookupAll(t, []string{"H100-SXM5-80GB"})[0]
+	full := clockFractionPath(h, p, 1, hwdb.FP32)
+	if want := math.Sqrt(h.TDPWatts / (float64(h.SMs) * h.BoostClockMHz / 1000) / vectorPowerNeed(h, p)); clockFraction(h, p) != 1 || !near(full, want, 1e-12) || !(full < 0.96) {
+		t.Errorf("H100 fp32 GEMM clock %.4f (board %.4f), want %.4f, below boost", full, clockFraction(h, p), want)
+	}
+	if half := clockFractionPath(h, p, 0.5, hwdb.FP32); !(half > full) || half > 1 {
+		t.Errorf("H100 fp32 GEMM clock with half the SMs busy %.4f, all %.4f: want higher, at most 1", half, full)
 	}
 }

@@ -322,7 +322,9 @@ func TestUnderfilledGEMMDrawsItsSMs(t *testing.T) {
 	o := PlanOptions()
 	g := lookupAll(t, []string{"H100-SXM5-80GB"})[0]
 	// ResNet-50's layer3 3×3 convolution as Winograd F(4×4): at batch 1
-	// 72 CTAs on 132 SMs, at batch 6 three times as many.
+	// 72 CTAs on 132 SMs, at batch 12 three times as many. (Up to batch
+	// 8 the fastest plan keeps 72 larger tiles: fewer busy SMs hold a
+	// higher clock, vectorPowerNeed.)
 	at := func(n int64) (float64, PoweredKernel) {
 		k, ok := WinogradKernel(ConvGeom{N: n, C: 256, H: 14, W: 14, K: 256, R: 3, S: 3, PadH: 1, PadW: 1, StrideH: 1, StrideW: 1}, 4, hwdb.FP32, 4, 4)
 		if !ok {
@@ -331,9 +333,9 @@ func TestUnderfilledGEMMDrawsItsSMs(t *testing.T) {
 		return smBusy(g, k, o), UnderControl(g, k, o, PowerControl{})
 	}
 	b1, p1 := at(1)
-	b6, p6 := at(6)
+	b6, p6 := at(12)
 	if !(b1 < 0.75 && b6 > 0.95) {
-		t.Fatalf("busy %.2f at batch 1, %.2f at batch 6: want under-filled and full", b1, b6)
+		t.Fatalf("busy %.2f at batch 1, %.2f at batch 12: want under-filled and full", b1, b6)
 	}
 	idle := idleW(g)
 	if !(p1.PowerW-idle < 0.85*(p6.PowerW-idle)) {

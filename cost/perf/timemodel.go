@@ -606,18 +606,21 @@ func clockFractionBusy(g *hwdb.GPU, p Params, busy float64) float64 {
 
 // clockFractionPath is clockFractionBusy for a kernel whose main loop
 // runs on path real. A tensor-core path whose tensor cores are wider than
-// tensorRefWidth needs more power to hold a clock (tensorPowerNeed), so it
-// settles lower than the vector path by the ratio of the two power-limited
-// clocks. The ratio multiplies whatever clock the vector path runs at, a
-// measured or locked one included (power.go prices a cap through that
-// hook), so a lower cap never speeds a tensor-core kernel up.
+// tensorRefWidth, or a CUDA-core path whose SMs have more FP32 lanes than
+// vectorRefWidth counts, needs more power to hold a clock
+// (tensorPowerNeed, vectorPowerNeed), so it settles lower than the
+// board's default clock by the ratio of the two power-limited clocks. The
+// ratio multiplies whatever clock the board runs at, a measured or
+// locked one included (power.go prices a cap through that hook), so a
+// lower cap never speeds such a kernel up.
 func clockFractionPath(g *hwdb.GPU, p Params, busy float64, real hwdb.Precision) float64 {
 	f := clockFractionBusy(g, p, busy)
-	if !isTensor(real) {
-		return f
+	need := vectorPowerNeed(g, p)
+	if isTensor(real) {
+		need = tensorPowerNeed(g, p)
 	}
-	if vec := powerClockFraction(g, busy, fullClockPower(g, p)); vec > 0 {
-		f *= powerClockFraction(g, busy, tensorPowerNeed(g, p)) / vec
+	if base := powerClockFraction(g, busy, fullClockPower(g, p)); base > 0 {
+		f *= powerClockFraction(g, busy, need) / base
 	}
 	return f
 }
@@ -670,6 +673,42 @@ func tensorPowerNeed(g *hwdb.GPU, p Params) float64 {
 		return fullClockPower(g, p)
 	}
 	return fullClockPower(g, p) * math.Pow(w/tensorRefWidth, p.TensorPowerExp)
+}
+
+// vectorRefWidth is the fp32 FLOPs per SM per clock of an SM with 64
+// FP32 lanes (Pascal GP100, Volta, Turing, Ampere GA100), the width
+// FullClockPower was set on (T4's fp32 GEMMs).
+const vectorRefWidth = 128
+
+// vectorPowerNeed is the power density (W per SM per GHz) a CUDA-core GEMM
+// needs to hold boost clock on g: FullClockPower scaled, as the tensor
+// path's (tensorPowerNeed), by the width of the SM's FP32 datapath
+// relative to vectorRefWidth to the TensorPowerExp. An SM of 128 FP32
+// lanes (Maxwell, GP102, GA102, Ada, Hopper) switches twice the lanes per
+// cycle. Our own H100 and H200 rows show it (testdata/measured): fp32
+// BERT-large at batch 32 and VGG-16 at 128, whose kernels are CUDA-core
+// GEMMs and convolutions, draw 688-694 W against the 700 W limit on both
+// boards, and every large fp32 GEMM (2048³ to 8192³) runs 6-7% under the
+// time the model gives it at the 1980 MHz boost it held those boards at
+// (ρ = 2.68 W/(SM·GHz) above FullClockPower); at the 128-lane need, 2.96,
+// they settle at 0.95 of boost. No DeepBench board is affected: its
+// 128-lane GPUs (Maxwell, GP102) have 5-10 W/(SM·GHz) of TDP. The
+// exponent is the tensor path's, not fitted to these rows: the L40's
+// fall to 1.3-1.55 GHz under gpu-benches' FP32 FMA roofline at 300 W
+// (hwdb's L40S notes) says a dense FP32 load on such an SM needs more
+// than clock_power_w, and these rows that it is less than twice as much.
+func vectorPowerNeed(g *hwdb.GPU, p Params) float64 {
+	w := 0.0
+	if g.SMs > 0 && g.BoostClockMHz > 0 {
+		w = g.PeakFor(hwdb.FP32) / (float64(g.SMs) * g.BoostClockMHz * 1e6)
+	}
+	// Lanes come in powers of two; a datasheet peak rounded from its
+	// clock lands near one (V100: 128.3 FLOPs per SM-cycle).
+	lanes := math.Exp2(math.Round(math.Log2(w / vectorRefWidth)))
+	if !(lanes > 1) || p.TensorPowerExp <= 0 {
+		return fullClockPower(g, p)
+	}
+	return fullClockPower(g, p) * math.Pow(lanes, p.TensorPowerExp)
 }
 
 // FMAFLOPs is the number of FLOPs in one fused multiply-add: the
