@@ -55,6 +55,22 @@ var QOrderedLongformerSlots = []int{0, 2, 4, 7, 8, 10, 12}
 // int8: the QOrdered ops' tensors are int8 only.
 func needInt8(c *InferCtx, i int, name string) error { return needInt(c, i, name, Int8) }
 
+// int8Slot is an input slot of a QOrdered op that must hold int8.
+type int8Slot struct {
+	slot int
+	name string
+}
+
+// needInt8s is needInt8 over each of slots, the first refusal returned.
+func needInt8s(c *InferCtx, slots ...int8Slot) error {
+	for _, in := range slots {
+		if err := needInt8(c, in.slot, in.name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func inferQuantizeWithOrder(c *InferCtx) error {
 	if err := needFloat(c, 0, "input"); err != nil {
 		return err
@@ -76,13 +92,8 @@ func inferDequantizeWithOrder(c *InferCtx) error {
 }
 
 func inferQOrderedMatMul(c *InferCtx) error {
-	for _, in := range []struct {
-		slot int
-		name string
-	}{{0, "A"}, {2, "B"}, {6, "C"}} {
-		if err := needInt8(c, in.slot, in.name); err != nil {
-			return err
-		}
+	if err := needInt8s(c, int8Slot{0, "A"}, int8Slot{2, "B"}, int8Slot{6, "C"}); err != nil {
+		return err
 	}
 	s, err := matMulShape(c, c.InShape(0), c.InShape(2))
 	if err != nil {
@@ -101,13 +112,8 @@ func inferQOrderedLikeX(c *InferCtx) error {
 // inferQOrderedLongformer is LongformerAttention's rule over its int8
 // tensors (QOrderedLongformerSlots).
 func inferQOrderedLongformer(c *InferCtx) error {
-	for _, in := range []struct {
-		slot int
-		name string
-	}{{0, "input"}, {2, "weight"}, {8, "global_weight"}} {
-		if err := needInt8(c, in.slot, in.name); err != nil {
-			return err
-		}
+	if err := needInt8s(c, int8Slot{0, "input"}, int8Slot{2, "weight"}, int8Slot{8, "global_weight"}); err != nil {
+		return err
 	}
 	ins := make([]*Value, len(QOrderedLongformerSlots))
 	for i, slot := range QOrderedLongformerSlots {
