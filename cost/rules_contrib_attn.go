@@ -279,8 +279,9 @@ func mhaBiased(n *ir.Node, c *RuleCtx) (float64, bool) {
 
 // mhaCore: MultiHeadAttention's attention kernel, which
 // DecoderMaskedMultiHeadAttention is (its bias added inside). The bias
-// input adds one flop per projected Q, K and V element; a key given as a
-// [B,H,L,d] cache (cross attention) is read as it is, nothing appended.
+// input adds one flop per projected Q, K and V element, but for a key or
+// value given as a [B,H,L,d] cache (cross attention), which is read as it
+// is, nothing appended and no bias added.
 func mhaCore(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	h := float64(n.AttrInt("num_heads", 0))
 	q, ok := c.Dims(n.In(0))
@@ -293,7 +294,13 @@ func mhaCore(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		d /= h
 	}
 	l, dv := s, d
+	// onnxruntime adds the bias to a key or value given as [B,L,hidden]
+	// only: one given as [B,H,L,d] (cross attention over a cache) is taken
+	// as is ("no bias for key and value when they are in BNSH format",
+	// PrepareQkv_MHA_Cross in contrib_ops/cuda/bert/attention_prepare_qkv.cu).
+	kBiased, vBiased := true, true
 	if k, ok := c.Dims(n.In(1)); ok {
+		kBiased = len(k) == 3
 		switch len(k) {
 		case 3:
 			l = k[1]
@@ -304,6 +311,7 @@ func mhaCore(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		}
 	}
 	if v, ok := c.Dims(n.In(2)); ok {
+		vBiased = len(v) == 3
 		switch len(v) {
 		case 3:
 			dv = v[2] / h
@@ -327,7 +335,13 @@ func mhaCore(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	e := attnProblem{b: b, h: h, sq: s, skv: skv, d: d, dv: dv}.core(false)
 	e.Decode = decodeView(s, b*h, skv, d)
 	if n.In(3) != nil {
-		e.FLOPs += b*s*h*d + b*l*h*(d+dv)
+		e.FLOPs += b * s * h * d
+		if kBiased {
+			e.FLOPs += b * l * h * d
+		}
+		if vBiased {
+			e.FLOPs += b * l * h * dv
+		}
 	}
 	c.Read(n, &e, 0, 1, 2, 3, 4, 5, 8, 9)
 	cachedAttention{pastK: 6, pastV: 7, shared: shared, pastRows: pastRows, newRows: l}.finish(n, c, &e, "fused", note)

@@ -155,6 +155,38 @@ func TestMHAWithPast(t *testing.T) {
 	}
 }
 
+// TestMHACrossBias: cross attention over an encoder's keys and values
+// given as [B,H,L,d] (BNSH) with the projection bias, B = 1, S = 4,
+// L = 32, H = 8, d = 64, fp16: onnxruntime adds the bias to the query
+// only (PrepareQkv_MHA_Cross: "no bias for key and value when they are in
+// BNSH format"), so the bias adds one flop per query element, and its
+// pass reads and writes the query alone.
+func TestMHACrossBias(t *testing.T) {
+	const (
+		s, l, h, d = 4, 32, 8, 64
+		hidden     = h * d
+		f16        = 2
+	)
+	run := func(bias bool) NodeEstimate {
+		b := irtest.New(t, 17)
+		q := b.Tensor("q", ir.Float16, 1, s, hidden)
+		k, v := b.Tensor("k", ir.Float16, 1, h, l, d), b.Tensor("v", ir.Float16, 1, h, l, d)
+		var bv *ir.Value
+		if bias {
+			bv = b.Tensor("bias", ir.Float16, 3*hidden)
+		}
+		return msAttnCost(t, b, "MultiHeadAttention", []*ir.Value{q, k, v, bv}, []*ir.Value{b.Tensor("o", ir.Float16, 1, s, hidden)}, ir.IntAttr("num_heads", h))
+	}
+	plain, biased := run(false), run(true)
+	if got := biased.FLOPs - plain.FLOPs; got != s*hidden {
+		t.Errorf("the bias adds %g FLOPs, want one per query element (%d)", got, s*hidden)
+	}
+	// The bias read, and the query's bias pass: read and written.
+	if dr, dw := biased.BytesRead-plain.BytesRead, biased.BytesWritten-plain.BytesWritten; dr != (3*hidden+s*hidden)*f16 || dw != s*hidden*f16 || biased.Launches != plain.Launches+1 {
+		t.Errorf("the bias adds %g B read, %g written, %g launches; want %d, %d, 1", dr, dw, biased.Launches-plain.Launches, (3*hidden+s*hidden)*f16, s*hidden*f16)
+	}
+}
+
 // TestMSAttentionBert: BERT-base self-attention, B = 1, S = 128,
 // hidden 768, 12 heads, fp16: the Q|K|V projection, the pass that adds
 // its bias and lays Q, K and V out, and the attention.
