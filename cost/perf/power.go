@@ -245,9 +245,20 @@ func rawPower(g *hwdb.GPU, k Kernel, kt KernelTime, active, f, anchor float64) (
 	idle0 := idleW(g)
 	idle = idle0 * idleScale(g, f)
 	// Dense compute at boost: the power density the time model says
-	// holding boost needs, and at least the TDP (a GPU whose limit allows
-	// boost still reaches its limit on dense GEMMs).
-	pcBoost := fullClockPower(g, DefaultParams()) * float64(g.SMs) * g.BoostClockMHz / 1000
+	// holding boost needs on the kernel's own path (a wide tensor core's,
+	// a 128-lane SM's FP32: tensorPowerNeed, vectorPowerNeed), and at
+	// least the TDP (a GPU whose limit allows boost still reaches its
+	// limit on dense GEMMs). With the default board's density for every
+	// path, a GEMM the time model holds below boost for want of power was
+	// priced below the limit: our H100's fp32 and TF32 BERT-large at batch
+	// 32 at 614 and 589 W, measured 694 and 693; the H100's 57 rows went
+	// 7.5% → 6.3% (signed −6.1% → −1.9%), the H200's 75 7.5% → 7.2%
+	// (+2.3% → +6.1%; cmd/onnxcost TestMeasuredEndToEndH100/H200).
+	need := vectorPowerNeed(g, DefaultParams())
+	if isTensor(k.Precision) {
+		need = tensorPowerNeed(g, DefaultParams())
+	}
+	pcBoost := need * float64(g.SMs) * g.BoostClockMHz / 1000
 	pcBoost = max(pcBoost-idle0, tdp-idle0)
 	w := vectorPowerWeight
 	if isTensor(k.Precision) {
