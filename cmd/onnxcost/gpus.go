@@ -1,8 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"strings"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/spf13/cobra"
 )
@@ -78,6 +81,7 @@ func newGPUsCmd(stdout, stderr io.Writer) *cobra.Command {
 				return writeJSON(stdout, g)
 			}
 			hwdb.WriteDetail(stdout, g)
+			writeModelClocks(stdout, g)
 			return nil
 		},
 	}
@@ -87,4 +91,33 @@ func newGPUsCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	list.AddCommand(show, newRuntimesCmd(stdout), newGPUsCompareCmd(stdout, stderr))
 	return list
+}
+
+// writeModelClocks prints the sustained clock the time model prices dense
+// GEMMs at on g, as a share of the clock each path's peak is quoted at
+// (perf.PathClockFraction; an H100's tensor peak is quoted at 1.83 GHz,
+// its fp32 peak at 1.98): derived from the figures above, not sourced, so
+// it follows them under its own heading. A board
+// whose power limit holds boost for one path and not another (an H100's
+// tensor cores against its CUDA cores) shows why one precision's GEMMs
+// fall short of their datasheet peak by more than another's.
+func writeModelClocks(w io.Writer, g *hwdb.GPU) {
+	if g.BoostClockMHz <= 0 {
+		return
+	}
+	type path struct {
+		name string
+		pr   hwdb.Precision
+	}
+	var parts []string
+	for _, pt := range []path{{"tensor cores (fp16)", hwdb.FP16Tensor}, {"CUDA cores (fp32)", hwdb.FP32}} {
+		if g.PeakFor(pt.pr) <= 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %.2f", pt.name, perf.PathClockFraction(g, pt.pr)))
+	}
+	if len(parts) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\ntime model (derived from the figures above): a GPU-filling GEMM at the default power limit holds this share of the clock its path's peak is quoted at: %s\n", strings.Join(parts, ", "))
 }

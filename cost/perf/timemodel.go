@@ -625,6 +625,20 @@ func clockFractionPath(g *hwdb.GPU, p Params, busy float64, real hwdb.Precision)
 	return f
 }
 
+// PathClockFraction is the share of the clock path pr's peak is quoted at
+// that a GPU-filling GEMM on that path sustains at g's default power
+// limit, as the time model prices it: the board's clock (clockFraction)
+// times what a wide tensor core or a 128-lane SM's FP32 needs beyond it
+// (clockFractionPath). For `gpus show`.
+func PathClockFraction(g *hwdb.GPU, pr hwdb.Precision) float64 {
+	if g == nil {
+		return 0
+	}
+	p := DefaultParams()
+	_, real := peakFor(g, pr)
+	return clockFractionPath(g, p, 1, real)
+}
+
 // clockFractionNeed is the sustained clock fraction of a kernel keeping
 // busy of the SMs working on a board that needs need W/(SM·GHz) at boost;
 // a measured sustained clock in the entry wins (scaled by busy alike).

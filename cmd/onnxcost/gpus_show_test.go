@@ -1,0 +1,25 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestGPUsShowModelClocks: `gpus show` ends with the clocks the time
+// model prices a GPU-filling GEMM at, per path: an H100 SXM's tensor cores
+// below its CUDA cores (each path's power need against its 700 W), an
+// A100's CUDA cores at the full clock (64 FP32 lanes, power to spare), an
+// A40's CUDA cores below its tensor cores (128 FP32 lanes at 300 W).
+func TestGPUsShowModelClocks(t *testing.T) {
+	for gpu, want := range map[string]string{
+		"H100-SXM5-80GB": "tensor cores (fp16) 0.88, CUDA cores (fp32) 0.95",
+		"A100-SXM4-80GB": "tensor cores (fp16) 0.94, CUDA cores (fp32) 1.00",
+		"A40":            "tensor cores (fp16) 0.91, CUDA cores (fp32) 0.83",
+	} {
+		out := runOut(t, "gpus", "show", gpu)
+		last := strings.TrimSpace(out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:])
+		if !strings.HasPrefix(last, "time model (derived from the figures above)") || !strings.HasSuffix(last, want) {
+			t.Errorf("%s: last line %q, want the time model's clocks ending %q", gpu, last, want)
+		}
+	}
+}
