@@ -246,7 +246,7 @@ func rawPower(g *hwdb.GPU, k Kernel, kt KernelTime, active, f, anchor float64) (
 	idle = idle0 * idleScale(g, f)
 	// Dense compute at boost: the power density the time model says
 	// holding boost needs on the kernel's own path (a wide tensor core's,
-	// a 128-lane SM's FP32: tensorPowerNeed, vectorPowerNeed), and at
+	// a 128-lane SM's FP32: pathPowerNeed), and at
 	// least the TDP (a GPU whose limit allows boost still reaches its
 	// limit on dense GEMMs). With the default board's density for every
 	// path, a GEMM the time model holds below boost for want of power was
@@ -254,11 +254,7 @@ func rawPower(g *hwdb.GPU, k Kernel, kt KernelTime, active, f, anchor float64) (
 	// 32 at 614 and 589 W, measured 694 and 693; the H100's 57 rows went
 	// 7.5% → 6.3% (signed −6.1% → −1.9%), the H200's 75 7.5% → 7.2%
 	// (+2.3% → +6.1%; cmd/onnxcost TestMeasuredEndToEndH100/H200).
-	need := vectorPowerNeed(g, DefaultParams())
-	if isTensor(k.Precision) {
-		need = tensorPowerNeed(g, DefaultParams())
-	}
-	pcBoost := need * float64(g.SMs) * g.BoostClockMHz / 1000
+	pcBoost := pathPowerNeed(g, DefaultParams(), k.Precision) * float64(g.SMs) * g.BoostClockMHz / 1000
 	pcBoost = max(pcBoost-idle0, tdp-idle0)
 	w := vectorPowerWeight
 	if isTensor(k.Precision) {

@@ -104,7 +104,7 @@ func TestAdaHoldsHigherClock(t *testing.T) {
 // for a CUDA-core GEMM than one of 64 (vectorPowerNeed), so a board whose
 // TDP per SM-GHz lies between the two needs (H100 SXM: 2.68) holds boost
 // for the 64-lane need and not for its own, while 64-lane boards (V100,
-// whose datasheet peak rounds to 128.3 FLOPs per SM-cycle, A100) and a
+// whose datasheet peak gives 64.1 FMAs per SM-cycle, A100) and a
 // 128-lane board with power to spare (GTX 1080 Ti) keep their clock.
 // Fewer busy SMs never lower it.
 func TestVectorPowerNeed(t *testing.T) {

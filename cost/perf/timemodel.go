@@ -607,7 +607,7 @@ func clockFractionBusy(g *hwdb.GPU, p Params, busy float64) float64 {
 // clockFractionPath is clockFractionBusy for a kernel whose main loop
 // runs on path real. A tensor-core path whose tensor cores are wider than
 // tensorRefWidth, or a CUDA-core path whose SMs have more FP32 lanes than
-// vectorRefWidth counts, needs more power to hold a clock
+// vectorRefLanes, needs more power to hold a clock
 // (tensorPowerNeed, vectorPowerNeed), so it settles lower than the
 // board's default clock by the ratio of the two power-limited clocks. The
 // ratio multiplies whatever clock the board runs at, a measured or
@@ -615,14 +615,20 @@ func clockFractionBusy(g *hwdb.GPU, p Params, busy float64) float64 {
 // lower cap never speeds such a kernel up.
 func clockFractionPath(g *hwdb.GPU, p Params, busy float64, real hwdb.Precision) float64 {
 	f := clockFractionBusy(g, p, busy)
-	need := vectorPowerNeed(g, p)
-	if isTensor(real) {
-		need = tensorPowerNeed(g, p)
-	}
 	if base := powerClockFraction(g, busy, fullClockPower(g, p)); base > 0 {
-		f *= powerClockFraction(g, busy, need) / base
+		f *= powerClockFraction(g, busy, pathPowerNeed(g, p, real)) / base
 	}
 	return f
+}
+
+// pathPowerNeed is the power density (W per SM per GHz) dense compute on
+// path pr needs to hold boost on g: tensorPowerNeed on tensor cores,
+// vectorPowerNeed on CUDA cores.
+func pathPowerNeed(g *hwdb.GPU, p Params, pr hwdb.Precision) float64 {
+	if isTensor(pr) {
+		return tensorPowerNeed(g, p)
+	}
+	return vectorPowerNeed(g, p)
 }
 
 // PathClockFraction is the share of the clock path pr's peak is quoted at
@@ -689,15 +695,15 @@ func tensorPowerNeed(g *hwdb.GPU, p Params) float64 {
 	return fullClockPower(g, p) * math.Pow(w/tensorRefWidth, p.TensorPowerExp)
 }
 
-// vectorRefWidth is the fp32 FLOPs per SM per clock of an SM with 64
-// FP32 lanes (Pascal GP100, Volta, Turing, Ampere GA100), the width
-// FullClockPower was set on (T4's fp32 GEMMs).
-const vectorRefWidth = 128
+// vectorRefLanes is the FP32 lanes (FMAs per clock) of the SMs
+// FullClockPower was set on (T4's fp32 GEMMs): 64, as Pascal GP100,
+// Volta, Turing and Ampere GA100 have.
+const vectorRefLanes = 64
 
 // vectorPowerNeed is the power density (W per SM per GHz) a CUDA-core GEMM
 // needs to hold boost clock on g: FullClockPower scaled, as the tensor
-// path's (tensorPowerNeed), by the width of the SM's FP32 datapath
-// relative to vectorRefWidth to the TensorPowerExp. An SM of 128 FP32
+// path's (tensorPowerNeed), by the SM's FP32 lanes relative to
+// vectorRefLanes to the TensorPowerExp. An SM of 128 FP32
 // lanes (Maxwell, GP102, GA102, Ada, Hopper) switches twice the lanes per
 // cycle. Our own H100 and H200 rows show it (testdata/measured): fp32
 // BERT-large at batch 32 and VGG-16 at 128, whose kernels are CUDA-core
@@ -712,13 +718,9 @@ const vectorRefWidth = 128
 // (hwdb's L40S notes) says a dense FP32 load on such an SM needs more
 // than clock_power_w, and these rows that it is less than twice as much.
 func vectorPowerNeed(g *hwdb.GPU, p Params) float64 {
-	w := 0.0
-	if g.SMs > 0 && g.BoostClockMHz > 0 {
-		w = g.PeakFor(hwdb.FP32) / (float64(g.SMs) * g.BoostClockMHz * 1e6)
-	}
 	// Lanes come in powers of two; a datasheet peak rounded from its
-	// clock lands near one (V100: 128.3 FLOPs per SM-cycle).
-	lanes := math.Exp2(math.Round(math.Log2(w / vectorRefWidth)))
+	// clock lands near one (V100: 64.1 FMAs per SM-cycle).
+	lanes := math.Exp2(math.Round(math.Log2(vectorFMAsPerClock(g, hwdb.FP32) / vectorRefLanes)))
 	if !(lanes > 1) || p.TensorPowerExp <= 0 {
 		return fullClockPower(g, p)
 	}
