@@ -493,3 +493,36 @@ func meanLogRatio(a, b []float64, gemm []bool, want bool) float64 {
 	}
 	return s / float64(n)
 }
+
+// TestWriteModelSkipsExtraArithmetic: a row whose kernel computes more per
+// element than its one node (sarathi's SiluAndMul) gets no model file, so
+// a measurements table never prices it as the bare node.
+func TestWriteModelSkipsExtraArithmetic(t *testing.T) {
+	dir := t.TempDir()
+	var withExtra, written int
+	for _, p := range priced(t) {
+		if p.Op != "mlp_act" || p.spec == nil {
+			continue
+		}
+		path := filepath.Join(dir, fmt.Sprintf("k%d.onnx", written+withExtra))
+		_, why, err := p.WriteModel(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, statErr := os.Stat(path)
+		if len(p.spec.extra) > 0 {
+			withExtra++
+			if why == "" || statErr == nil {
+				t.Fatalf("%s %s: written as a bare %s (why %q)", p.GPU, p.Shape, p.spec.op, why)
+			}
+		} else if why == "" {
+			written++
+		}
+		if withExtra > 50 && written > 5 {
+			break
+		}
+	}
+	if withExtra == 0 || written == 0 {
+		t.Fatalf("%d gated and %d ungated activation rows: the check saw no case of one kind", withExtra, written)
+	}
+}
