@@ -181,6 +181,27 @@ func TestPeakOrdering(t *testing.T) {
 	}
 }
 
+// TestHalfVectorRates: an NVIDIA board with half-precision tensor cores
+// also gives its vector (non-tensor) FP16 and, where it has BF16 tensor
+// cores, BF16 rate. Without one, every softmax, norm and pointwise kernel
+// of a half-precision model fell back to the FP32 rate with a warning on
+// each report (L4, L40S, RTX 4090, A10, A30), though those boards run
+// half vectors at least as fast.
+func TestHalfVectorRates(t *testing.T) {
+	for _, g := range All() {
+		p := g.Peak
+		if g.Vendor != "NVIDIA" || p[FP16Tensor] == 0 {
+			continue
+		}
+		if p[FP16] < p[FP32] {
+			t.Errorf("%s: vector fp16 %g below fp32 %g (or missing)", g.Name, p[FP16], p[FP32])
+		}
+		if p[BF16Tensor] > 0 && p[BF16] < p[FP32] {
+			t.Errorf("%s: vector bf16 %g below fp32 %g (or missing)", g.Name, p[BF16], p[FP32])
+		}
+	}
+}
+
 // The FP32 peak must match SMs x lanes x 2 FLOP/FMA x boost clock for the
 // architecture's lanes per SM/CU, within 3%: this catches a wrong SM count,
 // clock or peak.
