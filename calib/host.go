@@ -169,6 +169,23 @@ func (a *Applied) HostFactor(rt string, training bool) float64 {
 	return hostFactorFor(a.cal.Hosts, rt, training)
 }
 
+// MeasuredHost reports whether a carries a host factor fitted on this
+// machine for runtime rt (for a training step when training), directly or
+// through its layout variant or, for training, its inference factor: the
+// host's figures are then this machine's, not the profile's.
+func (a *Applied) MeasuredHost(rt string, training bool) bool {
+	if !a.Fitted() || rt == "" {
+		return false
+	}
+	base := strings.TrimSuffix(rt, "-nhwc")
+	for _, h := range a.cal.Hosts {
+		if (h.Training == training || !h.Training) && strings.TrimSuffix(h.Runtime, "-nhwc") == base {
+			return true
+		}
+	}
+	return false
+}
+
 // ScaleHost returns a copy of runtime r with its host figures scaled by
 // a's host factor for it (for a training step when training), or r
 // itself when the factor is 1.

@@ -114,6 +114,22 @@ func TestTrainingHostFactorApart(t *testing.T) {
 			t.Errorf("%s training=%v: factor %g, want %g", c.rt, c.training, f, c.want)
 		}
 	}
+	// A fitted host factor says the host is measured (the interval's host
+	// band then narrows): a runtime with one, its layout variant, a
+	// training step through the inference factor; not another runtime,
+	// nor another GPU's machine.
+	for _, c := range []struct {
+		rt       string
+		training bool
+		want     bool
+	}{{"pytorch", false, true}, {"pytorch-nhwc", true, true}, {"pytorch", true, true}, {"pytorch-compile", false, false}, {"", false, false}} {
+		if got := a.MeasuredHost(c.rt, c.training); got != c.want {
+			t.Errorf("MeasuredHost(%q, %v) = %v, want %v", c.rt, c.training, got, c.want)
+		}
+	}
+	if cal.For(mustGPU(t, "A100-SXM4-80GB")).MeasuredHost("pytorch", false) {
+		t.Error("another GPU's machine: host taken as measured")
+	}
 	onlyInference := &Calibration{Hosts: cal.Hosts[:1], Source: cal.Source}
 	if f := hostFactorFor(onlyInference.Hosts, "pytorch-nhwc", true); math.Abs(f-inf) > 1e-3 {
 		t.Errorf("a training step without a training factor: %g, want the inference factor %g", f, inf)

@@ -206,3 +206,26 @@ func TestIntervalFollowsPrecision(t *testing.T) {
 		t.Errorf("T4 conv interval widths: int8 %.2f, every precision %.2f, fp16 %.2f; want int8 > every > fp16", i8, any, f16)
 	}
 }
+
+// TestIntervalHostWait: the time a call waits on an eager host takes
+// hostBand's spread, the rest of the overhead restBand's, so a host-bound
+// call's interval is wider than the same overhead spent in launch gaps.
+func TestIntervalHostWait(t *testing.T) {
+	gaps := &report.Report{Totals: report.Totals{TimeS: 1e-3}, Runtime: &report.Runtime{}}
+	host := &report.Report{Totals: report.Totals{TimeS: 1e-3}, Runtime: &report.Runtime{WaitS: 0.75e-3}}
+	glo, ghi := Interval(gaps, nil, nil)
+	hlo, hhi := Interval(host, nil, nil)
+	if !(hhi/hlo > ghi/glo) {
+		t.Errorf("host-bound [%g, %g] is no wider than launch gaps [%g, %g]", hlo, hhi, glo, ghi)
+	}
+	// Three quarters host, one quarter gaps: the weighted spreads add as
+	// Interval says (ρ = kernelCorrelation).
+	mh, sh := logBand(hostBand)
+	mr, sr := logBand(restBand)
+	mu := 0.75*mh + 0.25*mr
+	corr, ind := 0.75*sh+0.25*sr, (0.75*sh)*(0.75*sh)+(0.25*sr)*(0.25*sr)
+	s := math.Sqrt(kernelCorrelation*corr*corr + (1-kernelCorrelation)*ind + modelSpread*modelSpread)
+	if !near(hlo, 1e-3*math.Exp(mu-z80*s), 1e-8) || !near(hhi, 1e-3*math.Exp(mu+z80*s), 1e-8) {
+		t.Errorf("host-bound: [%g, %g], want [%g, %g]", hlo, hhi, 1e-3*math.Exp(mu-z80*s), 1e-3*math.Exp(mu+z80*s))
+	}
+}

@@ -230,6 +230,8 @@ func checkMeasured(t *testing.T, set measuredSet) {
 	var setInside, setRows [2]int
 	var split classSplit
 	var widths []float64
+	var eagerInside, eagerRows int
+	var eagerWidths []float64
 	add := func(metric string, row modelRow, pred, meas float64) float64 {
 		e := (pred - meas) / meas
 		res[metric] = append(res[metric], modelResult{modelRow: row, PredMS: pred, Err: e})
@@ -291,6 +293,16 @@ func checkMeasured(t *testing.T, set measuredSet) {
 			intervals++
 		}
 		ee := add("eager", row, p.Runtime.LatencyS*1e3, eagerMS)
+		// The eager call's interval: the report's, on a back-to-back
+		// call's time, scaled to the call timed alone (latency_s).
+		if iv := p.Totals.TimeIntervalS; len(iv) == 2 && p.Totals.TimeS > 0 {
+			s := p.Runtime.LatencyS / p.Totals.TimeS
+			eagerRows++
+			if eagerMS >= iv[0]*s*1e3 && eagerMS <= iv[1]*s*1e3 {
+				eagerInside++
+			}
+			eagerWidths = append(eagerWidths, iv[1]/iv[0])
+		}
 		line := ""
 		if w, err := strconv.ParseFloat(rec[9], 64); err == nil && w > 0 {
 			add("power", grow, g.Totals.AvgPowerW, w)
@@ -328,6 +340,10 @@ func checkMeasured(t *testing.T, set measuredSet) {
 	}
 	cover, width := float64(inside)/float64(intervals), widths[len(widths)/2]
 	t.Logf("80%% interval (graph): measured inside for %d of %d rows (%.0f%%), median width high/low %.2f", inside, intervals, 100*cover, width)
+	if eagerRows > 0 {
+		slices.Sort(eagerWidths)
+		t.Logf("80%% interval (eager): measured inside for %d of %d rows (%.0f%%), median width high/low %.2f", eagerInside, eagerRows, 100*float64(eagerInside)/float64(eagerRows), eagerWidths[len(eagerWidths)/2])
+	}
 	for i, name := range []string{"fit models", "held-out models"} {
 		if setRows[i] > 0 {
 			t.Logf("80%% interval (graph), %s: %d of %d rows inside (%.0f%%)", name, setInside[i], setRows[i], 100*float64(setInside[i])/float64(setRows[i]))
