@@ -48,9 +48,10 @@ import (
 // SMs' issue sets the memory time), plus P_ls(f), the on-chip path
 // (load/store issue, crossbar, L2), which scales like P_c. Together at
 // boost they are the bytes a second the kernel moves times the board's
-// energy per byte (hwdb mem_pj_per_byte: 130 pJ/B on NVIDIA's HBM
-// boards, from streaming readings on three of them), or, where hwdb has
-// no such figure (GDDR boards), memoryActivity·(TDP−P_idle); P_io is
+// energy per byte (hwdb mem_pj_per_byte: each of the three NVIDIA HBM
+// boards with a streaming reading its own, 110-120 pJ/B, and 130 on the
+// others), or, where hwdb has no such figure (GDDR boards),
+// memoryActivity·(TDP−P_idle); P_io is
 // memFixedShare of that. HBM2 access costs about 3.9 pJ/bit (O'Connor et
 // al., "Fine-Grained DRAM", MICRO 2017), 31 of the 130 pJ/B:
 // memFixedShare = 0.25 rounds that up for the PHY (an assumption for
