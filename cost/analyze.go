@@ -249,6 +249,7 @@ func analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 		a.applyParallel(rep)
 	}
 	a.finishWarnings()
+	a.alignmentAdvice(rep)
 	rep.Warnings = append(rep.Warnings, a.warnings...)
 	rep.UnsupportedOps = a.unsupportedList()
 	a.sanitizeTotals(rep)
@@ -320,6 +321,9 @@ type analyzer struct {
 	seenParams  map[*ir.Value]bool
 	paramOrder  []*ir.Value
 	fallbacks   map[string]int // "want->got" precision fallbacks, counted
+	// misaligned are the GEMM nodes priced at cuBLAS's alignment-1
+	// fallback (alignmentAdvice).
+	misaligned []misalignedGEMM
 	// ownFP32 counts the convolutions and other GEMM-like nodes priced at
 	// the model's own fp32 (no --dtype), for tf32Warning.
 	ownFP32 struct {
@@ -525,6 +529,9 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 			nc.GPUShare = 1 / float64(a.tp.n) // the tables show one GPU's bytes beside its time
 		}
 		pk := a.underControl(k)
+		if pk.AlignmentFallback {
+			a.noteMisaligned(nc, k, pk.TimeS)
+		}
 		pk = a.calibrated(pk, k, est.Class, n.OpType, shape)
 		kt := pk.KernelTime
 		agg = aggregate{ComputeS: kt.ComputeS, LatencyS: kt.LatencyS, MemoryS: kt.MemoryS, RampS: kt.RampS, LaunchS: kt.LaunchS, TimeS: kt.TimeS}

@@ -150,6 +150,11 @@ type KernelTime struct {
 	// Bandwidth is the bandwidth used (HBM or L2).
 	Bandwidth float64
 	Level     string // "hbm" or "l2"
+	// AlignmentFallback marks a cuBLAS GEMM whose compute time is the
+	// alignment-1 fallback's (misalignedGEMMS): its output rows are not a
+	// whole number of 16-byte vectors on a GPU whose kernels load tiles by
+	// TMA. AlignmentGranule says what N must be a multiple of.
+	AlignmentFallback bool
 	// Streams marks a kernel whose ComputeS is a stream run in series
 	// with its fill (a decode step's attention, decodeStreamS): bound by
 	// memory where its main loop would say compute.

@@ -80,6 +80,16 @@ func misalignedGEMMS(g *hwdb.GPU, k Kernel, p Params, r *hwdb.Runtime) float64 {
 	return flops / (rate * cycles)
 }
 
+// AlignmentGranule is how many of k's elements make the 16 bytes a row
+// of its output must be a multiple of on g's path for it (the granule
+// misalignedGEMMS tests): padding a vocabulary or a feature dimension up
+// to a multiple of it lets cuBLAS run its TMA kernels (nanoGPT pads
+// GPT-2's 50,257 tokens to 50,304).
+func AlignmentGranule(g *hwdb.GPU, k Kernel) int64 {
+	_, real := peakFor(g, k.Precision)
+	return tensorGranule(real)
+}
+
 // smCyclesPerSecond is the SM cycles g runs a second, all SMs at the clock
 // the time model holds under p (clockFraction): what a rate kept per SM
 // cycle, set by the SMs' issue rather than a datasheet peak, is scaled by.

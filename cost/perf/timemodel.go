@@ -234,7 +234,9 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 		t.LatencyS, t.ComputeS = indexSelectTime(g, k, p)
 	case isGEMMClass(k.Class) && k.M > 0 && k.N > 0 && k.K > 0:
 		t.ComputeS = gemmComputeLib(g, k.Precision, k.M, k.N, k.K, max(k.Batch, 1), kernelEff(k, p), p, libOf(k, o))
-		t.ComputeS = max(t.ComputeS, misalignedGEMMS(g, k, p, o.Runtime))
+		if f := misalignedGEMMS(g, k, p, o.Runtime); f > t.ComputeS {
+			t.ComputeS, t.AlignmentFallback = f, true
+		}
 		if k.FLOPs > 0 && t.ComputeS > 0 {
 			// Rules may count extra work (bias, activation epilogue) in
 			// FLOPs; the GEMM view already prices the main loop, so only
