@@ -249,7 +249,7 @@ func analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 		a.applyParallel(rep)
 	}
 	a.finishWarnings()
-	a.alignmentAdvice(rep)
+	a.alignmentAdvice()
 	rep.Warnings = append(rep.Warnings, a.warnings...)
 	rep.UnsupportedOps = a.unsupportedList()
 	a.sanitizeTotals(rep)

@@ -19,40 +19,37 @@ import (
 // fix a user controls (nanoGPT pads its vocabulary to 50,304 for it).
 
 // misalignedGEMM is one node priced at the fallback: its name, its N and
-// the granule N must be a multiple of, and its time as priced and at the
-// padded N (both before any calibration: the advice is their ratio).
+// the granule N must be a multiple of.
 type misalignedGEMM struct {
-	name           string
-	n, granule     int64
-	timeS, paddedS float64
+	name       string
+	n, granule int64
 }
 
 // padded is the N the node's rows would be aligned at.
 func (m misalignedGEMM) padded() int64 { return (m.n + m.granule - 1) / m.granule * m.granule }
 
 // noteMisaligned records node nc, whose kernel k took timeS at the
-// fallback, with its time priced at the padded N, and says so on the node.
+// fallback, and says on the node what it would take at the padded N
+// (both uncalibrated).
 func (a *analyzer) noteMisaligned(nc *report.NodeCost, k perf.Kernel, timeS float64) {
-	m := misalignedGEMM{name: nc.Name, n: k.N, granule: perf.AlignmentGranule(a.gpu, k), timeS: timeS}
+	m := misalignedGEMM{name: nc.Name, n: k.N, granule: perf.AlignmentGranule(a.gpu, k)}
 	p := k
 	p.N = m.padded()
-	m.paddedS = a.underControl(p).TimeS
 	a.misaligned = append(a.misaligned, m)
-	note := fmt.Sprintf("cuBLAS's alignment-1 fallback: N=%d is not a multiple of %d (16-byte rows); at N=%d about %s", m.n, m.granule, m.padded(), render.Seconds(m.paddedS))
+	note := fmt.Sprintf("cuBLAS's alignment-1 fallback: N=%d is not a multiple of %d (16-byte rows), %s; at N=%d about %s", m.n, m.granule, render.Seconds(timeS), m.padded(), render.Seconds(a.underControl(p).TimeS))
 	nc.Note = strings.TrimPrefix(nc.Note+"; "+note, "; ")
 }
 
 // alignmentAdvice adds one warning naming the GEMMs priced at the
-// fallback, the time they take and what padding their N would leave.
-func (a *analyzer) alignmentAdvice(rep *report.Report) {
+// fallback and the N that would align them. It holds no time, so that the
+// warning of every step of a generation or point of a sweep is the same
+// line, said once; each node's note gives its time both ways.
+func (a *analyzer) alignmentAdvice() {
 	if len(a.misaligned) == 0 {
 		return
 	}
-	var at, padded float64
 	var ns, names []string
 	for _, m := range a.misaligned {
-		at += m.timeS
-		padded += m.paddedS
 		if s := fmt.Sprintf("N=%d → %d", m.n, m.padded()); !slices.Contains(ns, s) {
 			ns = append(ns, s)
 		}
@@ -61,14 +58,10 @@ func (a *analyzer) alignmentAdvice(rep *report.Report) {
 		}
 	}
 	slices.Sort(ns)
-	share := " in the forward pass" // a training step's backward GEMMs are priced apart
-	if t := rep.Totals.TimeS; t > 0 && rep.Totals.Train == nil {
-		share = fmt.Sprintf(" (%.0f%% of the call)", 100*min(at/t, 1))
-	}
 	first := names[0]
 	if len(names) > 1 {
 		first += ", …"
 	}
-	a.warnf("%d GEMM node(s) (%s) run cuBLAS's slow alignment-1 fallback on %s: their output rows are not whole 16-byte vectors, which its TMA kernels need; %s priced%s, about %s with the dimension padded (%s)",
-		len(names), first, a.gpu.Name, render.Seconds(at), share, render.Seconds(padded), strings.Join(ns, ", "))
+	a.warnf("%d GEMM node(s) (%s) run cuBLAS's slow alignment-1 fallback on %s: their output rows are not whole 16-byte vectors, which its TMA kernels need; padded (%s), they would run the fast kernels (each node's note, --format json, gives its time both ways)",
+		len(names), first, a.gpu.Name, strings.Join(ns, ", "))
 }

@@ -17,9 +17,9 @@ import (
 // TMA kernels) say nothing.
 func TestMisalignedGEMMAdvice(t *testing.T) {
 	e, _ := models.Lookup("gpt2-small")
-	analyze := func(gpuName, runtime string, vocab int64) *report.Report {
+	analyze := func(gpuName, runtime string, vocab int64, seq ...int64) *report.Report {
 		t.Helper()
-		m, err := e.Build(map[string]int64{"seq": 128, "vocab": vocab})
+		m, err := e.Build(map[string]int64{"seq": append(seq, 128)[0], "vocab": vocab})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,8 +56,13 @@ func TestMisalignedGEMMAdvice(t *testing.T) {
 		t.Fatalf("want one node noted and a warning naming it and N=50257 → 50264; noted %d, warning %q", len(noted), warning)
 	}
 	head := noted[0]
-	if !strings.Contains(head.Note, "N=50257 is not a multiple of 8") {
+	if !strings.Contains(head.Note, "N=50257 is not a multiple of 8") || !strings.Contains(head.Note, "at N=50264 about") {
 		t.Errorf("note %q", head.Note)
+	}
+	// The warning holds no time: every step of a generation, every point
+	// of a sweep says the same line, kept once.
+	if other, w := said(analyze("H100-SXM5-80GB", "pytorch", 50257, 512)); len(other) != 1 || w != warning {
+		t.Errorf("at another sequence length the warning differs:\n%q\n%q", w, warning)
 	}
 	padded := analyze("H100-SXM5-80GB", "pytorch", 50264)
 	if n, w := said(padded); len(n) != 0 || w != "" {
