@@ -14,7 +14,7 @@ import (
 //	P(f) = P_idle(f) + u_c·w·P_c(f) + u_m·(ρ(f)·P_io + P_ls(f))
 //
 // u_c = compute time / kernel time (times the share of SMs a GEMM's CTAs
-// hold, smBusy) and u_m = memory time / kernel time are how busy the SMs
+// hold and the share of their time in the main loop, gemmActivity) and u_m = memory time / kernel time are how busy the SMs
 // and the memory system are (both at clock f); w is the
 // compute path's weight (tensorPowerWeight for tensor cores,
 // vectorPowerWeight for CUDA cores). P_c(f) is the dynamic power of the
@@ -199,7 +199,8 @@ func newClocked(g *hwdb.GPU, k Kernel, o Options) clocked {
 	c.anchor = defaultClockAnchor(g, c.f0)
 	if c.f0 > 0 {
 		half := c.at(c.f0 / 2)
-		c.active = min(max(half.ComputeS-c.t0.ComputeS, 0), c.t0.ComputeS) * smBusy(g, k, o)
+		busy, loop := gemmActivity(g, k, o)
+		c.active = min(max(half.ComputeS-c.t0.ComputeS, 0), c.t0.ComputeS) * busy * loop
 	}
 	return c
 }
@@ -209,11 +210,31 @@ func newClocked(g *hwdb.GPU, k Kernel, o Options) clocked {
 // rest idle, and dynamic power is the switching SMs' (the time model's
 // clock rule says the same: clockFractionBusy). 1 for any other kernel.
 func smBusy(g *hwdb.GPU, k Kernel, o Options) float64 {
+	busy, _ := gemmActivity(g, k, o)
+	return busy
+}
+
+// gemmActivity is smBusy's share of SMs and, for a GEMM-like kernel, the
+// share of each CTA's compute time its main loop runs: kPer/(kPer+KHalf)
+// for the K slice kPer a CTA reduces, the ramp the time model prices the
+// loop at (tileTime). The rest is the CTA's prologue and epilogue (its
+// first tiles' loads, its output's stores), when its tensor cores or FMA
+// lanes wait, so it draws no compute power (its bytes are the memory
+// side's, u_m). Counted as computing, a short-K GEMM drew a long one's
+// power: our H100 and H200 fp32 MobileNet-V2 and ResNet-50 rows at batch
+// 32 were priced 9-15% over their board power; with it the two boards'
+// power rows went 6.3% → 5.8% and 6.6% → 6.0% (cmd/onnxcost
+// TestMeasuredEndToEndH100/H200). 1, 1 for any other kernel.
+func gemmActivity(g *hwdb.GPU, k Kernel, o Options) (busy, mainLoop float64) {
 	pl, ok := ChooseGEMM(g, k, o)
 	if !ok || !(pl.CTAs > 0) || g.SMs <= 0 {
-		return 1
+		return 1, 1
 	}
-	return min(pl.CTAs/float64(g.SMs), 1)
+	mainLoop = 1
+	if kPer := float64(ceilDiv(k.K, max(pl.Split, 1))); o.Params.KHalf > 0 {
+		mainLoop = kPer / (kPer + o.Params.KHalf)
+	}
+	return min(pl.CTAs/float64(g.SMs), 1), mainLoop
 }
 
 // at is the kernel's time at SM clock f.

@@ -342,3 +342,36 @@ func TestUnderfilledGEMMDrawsItsSMs(t *testing.T) {
 		t.Errorf("%.2f of the SMs busy: %.0f W above idle, against %.0f W with all of them", b1, p1.PowerW-idle, p6.PowerW-idle)
 	}
 }
+
+// TestShortKGEMMDrawsLess: a CTA of a GEMM with a short K spends more of
+// its compute time outside its main loop (gemmActivity: the ramp
+// kPer/(kPer+KHalf) the time model prices), when its FMA lanes wait, so
+// less of its compute time draws compute power than a long-K GEMM's
+// filling the same SMs.
+func TestShortKGEMMDrawsLess(t *testing.T) {
+	o := PlanOptions()
+	g := lookupAll(t, []string{"H100-SXM5-80GB"})[0]
+	gemm := func(kk int64) Kernel {
+		return Kernel{Class: ClassGEMM, Precision: hwdb.FP32, M: 16384, N: 16384, K: kk,
+			FLOPs: 2 * 16384 * 16384 * float64(kk), Bytes: 4 * (2*16384*float64(kk) + 16384*16384), Launches: 1}
+	}
+	short, long := gemm(128), gemm(8192)
+	for _, k := range []Kernel{short, long} {
+		if kt := EstimateKernel(g, k, o); kt.Bound != "compute" {
+			t.Fatalf("K=%d: bound %s, want compute", k.K, kt.Bound)
+		}
+	}
+	bs, ls := gemmActivity(g, short, o)
+	bl, ll := gemmActivity(g, long, o)
+	if bs < 0.99 || bl < 0.99 || !(ls < 0.9) || !(ll > 0.99) {
+		t.Fatalf("busy %.2f/%.2f, main loop %.3f (K=128) and %.3f (K=8192): want full SMs, a short loop's share below 0.9", bs, bl, ls, ll)
+	}
+	// The compute seconds that draw power, as a share of the compute
+	// time (the short K's output stream keeps its own memory power, so
+	// the board totals are not compared).
+	cs, cl := newClocked(g, short, o), newClocked(g, long, o)
+	as, al := cs.active/cs.t0.ComputeS, cl.active/cl.t0.ComputeS
+	if !(as < 0.9*al) || math.Abs(as/al-ls/ll) > 0.02 {
+		t.Errorf("active share of compute: K=128 %.3f, K=8192 %.3f: want them in the main loops' ratio %.3f", as, al, ls/ll)
+	}
+}
