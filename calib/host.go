@@ -133,6 +133,13 @@ func setHosts(frs []fitRow, hosts []HostFactor) {
 // code); a training step without either takes the inference factor by
 // the same rule (the machine's host, on other code); else 1.
 func hostFactorFor(hosts []HostFactor, rt string, training bool) float64 {
+	f, _ := lookupHost(hosts, rt, training)
+	return f
+}
+
+// lookupHost is hostFactorFor's factor and whether hosts hold one for rt
+// at all (found false: 1, the profile's own figures).
+func lookupHost(hosts []HostFactor, rt string, training bool) (factor float64, found bool) {
 	base := strings.TrimSuffix(rt, "-nhwc")
 	kinds := []bool{training}
 	if training {
@@ -145,17 +152,17 @@ func hostFactorFor(hosts []HostFactor, rt string, training bool) float64 {
 				continue
 			}
 			if h.Runtime == rt {
-				return h.Factor
+				return h.Factor, true
 			}
 			if !found && strings.TrimSuffix(h.Runtime, "-nhwc") == base {
 				f, found = h.Factor, true // a layout variant's, unless rt has its own
 			}
 		}
 		if found {
-			return f
+			return f, true
 		}
 	}
-	return 1
+	return 1, false
 }
 
 // HostFactor is the factor on runtime rt's host figures where a applies
@@ -177,13 +184,8 @@ func (a *Applied) MeasuredHost(rt string, training bool) bool {
 	if !a.Fitted() || rt == "" {
 		return false
 	}
-	base := strings.TrimSuffix(rt, "-nhwc")
-	for _, h := range a.cal.Hosts {
-		if (h.Training == training || !h.Training) && strings.TrimSuffix(h.Runtime, "-nhwc") == base {
-			return true
-		}
-	}
-	return false
+	_, found := lookupHost(a.cal.Hosts, rt, training)
+	return found
 }
 
 // ScaleHost returns a copy of runtime r with its host figures scaled by

@@ -14,8 +14,9 @@ import (
 //	P(f) = P_idle(f) + u_c·w·P_c(f) + u_m·(ρ(f)·P_io + P_ls(f))
 //
 // u_c = compute time / kernel time (times the share of SMs a GEMM's CTAs
-// hold and the share of their time in the main loop, gemmActivity) and u_m = memory time / kernel time are how busy the SMs
-// and the memory system are (both at clock f); w is the
+// hold and the share of their time in the main loop, gemmActivity) and
+// u_m = memory time / kernel time are how busy the SMs and the memory
+// system are (both at clock f); w is the
 // compute path's weight (tensorPowerWeight for tensor cores,
 // vectorPowerWeight for CUDA cores). P_c(f) is the dynamic power of the
 // whole chip's SMs computing flat out, CMOS dynamic power C·V²·f summed
@@ -230,11 +231,7 @@ func gemmActivity(g *hwdb.GPU, k Kernel, o Options) (busy, mainLoop float64) {
 	if !ok || !(pl.CTAs > 0) || g.SMs <= 0 {
 		return 1, 1
 	}
-	mainLoop = 1
-	if kPer := float64(ceilDiv(k.K, max(pl.Split, 1))); o.Params.KHalf > 0 {
-		mainLoop = kPer / (kPer + o.Params.KHalf)
-	}
-	return min(pl.CTAs/float64(g.SMs), 1), mainLoop
+	return min(pl.CTAs/float64(g.SMs), 1), loopRamp(ceilDiv(k.K, max(pl.Split, 1)), o.Params)
 }
 
 // at is the kernel's time at SM clock f.

@@ -1318,8 +1318,7 @@ func tileTime(g *hwdb.GPU, real hwdb.Precision, tl ctaTile, m, n, k, batch int64
 		smFLOPs = FMAFLOPs * sizeProd(tl.m, tl.n, kPer) * onSM
 	}
 	tileEff := tileEffFor(g, real, tl, p)
-	ramp := float64(kPer) / (float64(kPer) + p.KHalf)
-	t := smFLOPs / (perSM * tileEff * ramp * occ)
+	t := smFLOPs / (perSM * tileEff * loopRamp(kPer, p) * occ)
 	if split > 1 {
 		// Partial sums go through memory: write and re-read split fp32
 		// slices of the output, from L2 when they fit there.
@@ -1328,6 +1327,13 @@ func tileTime(g *hwdb.GPU, real hwdb.Precision, tl ctaTile, m, n, k, batch int64
 		t += partials / (bw * p.MemEff)
 	}
 	return t
+}
+
+// loopRamp is the share of its asymptotic rate a CTA's main loop reaches
+// over a K slice of kPer: kPer/(kPer+KHalf), the rest of the CTA's time
+// its prologue and epilogue.
+func loopRamp(kPer int64, p Params) float64 {
+	return float64(kPer) / (float64(kPer) + p.KHalf)
 }
 
 // tileEffFor is the fraction of an SM's peak a CTA tile can feed.
