@@ -62,6 +62,6 @@ func (a *analyzer) alignmentAdvice() {
 	if len(names) > 1 {
 		first += ", …"
 	}
-	a.warnf("%d GEMM node(s) (%s) run cuBLAS's slow alignment-1 fallback on %s: their output rows are not whole 16-byte vectors, which its TMA kernels need; padded (%s), they would run the fast kernels (each node's note, --format json, gives its time both ways)",
+	a.warnf("%d GEMM node(s) (%s) run cuBLAS's slow alignment-1 fallback on %s: their output rows are not whole 16-byte vectors, which its TMA kernels need; padded (%s), they would run the fast kernels (each node's note gives its time both ways: the report's node notes, or --format json)",
 		len(names), first, a.gpu.Name, strings.Join(ns, ", "))
 }

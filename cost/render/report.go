@@ -361,6 +361,7 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 	}
 	writeUnsupported(w, r)
 	writePartial(w, r)
+	writeNodeNotes(w, r)
 	return nil
 }
 
@@ -555,6 +556,7 @@ func Markdown(w io.Writer, r *report.Report, opt Options) error {
 		writePartial(&sb, r)
 		fmt.Fprintf(w, "\n\n%s\n", MarkdownEscape(strings.TrimSuffix(sb.String(), "\n")))
 	}
+	writeNodeNotesMarkdown(w, r)
 	return nil
 }
 

@@ -1,0 +1,100 @@
+package render
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/onnxcost/onnxcost/cost/report"
+)
+
+// maxNoteLines is how many distinct node notes the text report prints
+// before "… N more": the notes of most time, which are the ones a reader
+// acts on (a GEMM at a library's slow fallback, a branch or trip count
+// the total rests on).
+const maxNoteLines = 6
+
+// noteGroup is one distinct note and the costed nodes that carry it.
+type noteGroup struct {
+	text  string
+	first string // the first node carrying it, in graph order
+	nodes int
+	timeS float64
+}
+
+// nodeNoteGroups gathers the notes of the nodes that cost time, one group
+// per distinct text, most time first (ties by text, so the order is
+// deterministic). A node of no time (a folded constant, a view) says why
+// it has none in its note; those stay in --format json.
+func nodeNoteGroups(r *report.Report) []noteGroup {
+	var groups []noteGroup
+	at := map[string]int{}
+	for i := range r.Nodes {
+		n := &r.Nodes[i]
+		if n.Note == "" || !(n.TimeS > 0) {
+			continue
+		}
+		j, ok := at[n.Note]
+		if !ok {
+			j = len(groups)
+			at[n.Note] = j
+			groups = append(groups, noteGroup{text: n.Note, first: n.Name})
+		}
+		groups[j].nodes++
+		groups[j].timeS += n.TimeS
+	}
+	slices.SortStableFunc(groups, func(a, b noteGroup) int {
+		if c := cmp.Compare(b.timeS, a.timeS); c != 0 {
+			return c
+		}
+		return strings.Compare(a.text, b.text)
+	})
+	return groups
+}
+
+// writeNodeNotes prints, under the totals, what the costed nodes' notes
+// say: each distinct note once with the nodes that carry it and their
+// share of the time, so an approximation or a slow path a JSON reader
+// sees per node is not hidden from a text reader.
+func writeNodeNotes(w io.Writer, r *report.Report) {
+	groups := nodeNoteGroups(r)
+	if len(groups) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nnode notes (most time first; --format json has each node's):")
+	shown := groups[:min(len(groups), maxNoteLines)]
+	for _, g := range shown {
+		fmt.Fprintf(w, "  %5s  %s: %s\n", share(g.timeS, r.Totals.TimeS), Clean(g.who()), Clean(g.text))
+	}
+	if rest := len(groups) - len(shown); rest > 0 {
+		fmt.Fprintf(w, "  … %d more notes\n", rest)
+	}
+}
+
+// writeNodeNotesMarkdown is writeNodeNotes as a Markdown list, for the
+// reports pasted into pull requests.
+func writeNodeNotesMarkdown(w io.Writer, r *report.Report) {
+	groups := nodeNoteGroups(r)
+	if len(groups) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n**Node notes** (most time first):\n\n")
+	shown := groups[:min(len(groups), maxNoteLines)]
+	for _, g := range shown {
+		fmt.Fprintf(w, "- %s · %s: %s\n", share(g.timeS, r.Totals.TimeS), MarkdownEscape(g.who()), MarkdownEscape(g.text))
+	}
+	if rest := len(groups) - len(shown); rest > 0 {
+		fmt.Fprintf(w, "- … %d more notes\n", rest)
+	}
+}
+
+// who names the nodes carrying a note: the node, or how many and the
+// first.
+func (g noteGroup) who() string {
+	if g.nodes > 1 {
+		return fmt.Sprintf("%d nodes (%s, …)", g.nodes, g.first)
+	}
+	return g.first
+}
