@@ -59,34 +59,38 @@ func nodeNoteGroups(r *report.Report) []noteGroup {
 // share of the time, so an approximation or a slow path a JSON reader
 // sees per node is not hidden from a text reader.
 func writeNodeNotes(w io.Writer, r *report.Report) {
-	groups := nodeNoteGroups(r)
-	if len(groups) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "\nnode notes (most time first; --format json has each node's):")
-	shown := groups[:min(len(groups), maxNoteLines)]
-	for _, g := range shown {
-		fmt.Fprintf(w, "  %5s  %s: %s\n", share(g.timeS, r.Totals.TimeS), Clean(g.who()), Clean(g.text))
-	}
-	if rest := len(groups) - len(shown); rest > 0 {
-		fmt.Fprintf(w, "  … %d more notes\n", rest)
-	}
+	writeNoteGroups(w, r, "\nnode notes (most time first; --format json has each node's):\n",
+		func(share, who, text string) string {
+			return fmt.Sprintf("  %5s  %s: %s\n", share, Clean(who), Clean(text))
+		},
+		"  … %d more notes\n")
 }
 
 // writeNodeNotesMarkdown is writeNodeNotes as a Markdown list, for the
 // reports pasted into pull requests.
 func writeNodeNotesMarkdown(w io.Writer, r *report.Report) {
+	writeNoteGroups(w, r, "\n**Node notes** (most time first):\n\n",
+		func(share, who, text string) string {
+			return fmt.Sprintf("- %s · %s: %s\n", share, MarkdownEscape(who), MarkdownEscape(text))
+		},
+		"- … %d more notes\n")
+}
+
+// writeNoteGroups writes header, a line per note group (at most
+// maxNoteLines, formatted by line) and more with the count left out;
+// nothing when no costed node has a note.
+func writeNoteGroups(w io.Writer, r *report.Report, header string, line func(share, who, text string) string, more string) {
 	groups := nodeNoteGroups(r)
 	if len(groups) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n**Node notes** (most time first):\n\n")
+	fmt.Fprint(w, header)
 	shown := groups[:min(len(groups), maxNoteLines)]
 	for _, g := range shown {
-		fmt.Fprintf(w, "- %s · %s: %s\n", share(g.timeS, r.Totals.TimeS), MarkdownEscape(g.who()), MarkdownEscape(g.text))
+		fmt.Fprint(w, line(share(g.timeS, r.Totals.TimeS), g.who(), g.text))
 	}
 	if rest := len(groups) - len(shown); rest > 0 {
-		fmt.Fprintf(w, "- … %d more notes\n", rest)
+		fmt.Fprintf(w, more, rest)
 	}
 }
 
