@@ -111,8 +111,17 @@ func TestBatchStatic(t *testing.T) {
 	if w := strings.Join(l.Warnings, "\n"); !strings.Contains(w, "input x has a static batch dim of 1") || strings.Contains(w, "declared") {
 		t.Fatalf("warnings %q", w)
 	}
-	if l.Bindings["batch"] != 3 {
-		t.Fatalf("bindings %v: the rewrite is not shown", l.Bindings)
+	if l.Bindings["batch"] != 3 || !l.StaticBatch {
+		t.Fatalf("bindings %v, StaticBatch %v: the rewrite is not shown", l.Bindings, l.StaticBatch)
+	}
+	// A sweep says the rewrite once for every batch; other warnings pass.
+	for _, w := range l.Warnings {
+		if got := StaticBatchWarningAcross(w); strings.Contains(w, "static batch dim") != strings.HasSuffix(got, "rewrote it to each batch") {
+			t.Errorf("StaticBatchWarningAcross(%q) = %q", w, got)
+		}
+	}
+	if w := "symbol seq is unbound; assumed 1"; StaticBatchWarningAcross(w) != w {
+		t.Errorf("another warning was changed")
 	}
 	shape := ir.IntTensor([]int64{2}, []int64{1, 4})
 	shape.Name = "shape"

@@ -128,6 +128,10 @@ type Loaded struct {
 	// assume-1 default (those also produce a warning).
 	Bindings map[string]int64
 	Warnings []string
+	// StaticBatch is set when Options.Batch rewrote the leading 1 of a
+	// static model's inputs (bind.go, case 3): the batch varies the
+	// model although no input has a symbol for it.
+	StaticBatch bool
 
 	// inferOpt is how Model was inferred (bindings, input data): the
 	// onnxruntime plan infers it again without the bindings to see the
@@ -253,7 +257,7 @@ func finish(path string, m *ir.Model, opt Options) (*Loaded, error) {
 				if opt.Batch == 1 {
 					break // batch 1 is what the model was exported for
 				}
-				l.Warnings = append(l.Warnings, fmt.Sprintf("input %s has a static batch dim of 1 (the model was exported for batch 1); --batch %d rewrote it to %d", name, opt.Batch, opt.Batch))
+				l.Warnings = append(l.Warnings, fmt.Sprintf(staticBatchWarning+"%d rewrote it to %d", name, opt.Batch, opt.Batch))
 			}
 		}
 	}
@@ -293,12 +297,42 @@ func finish(path string, m *ir.Model, opt Options) (*Loaded, error) {
 		// A static model has no symbol to show; the rewritten batch is
 		// shown under the name users asked for (the warnings say how).
 		l.Bindings["batch"] = opt.Batch
+		l.StaticBatch = true
 	}
 	l.Warnings = append(l.Warnings, res.Warnings...)
 	for _, op := range res.UnknownOps {
 		l.Warnings = append(l.Warnings, fmt.Sprintf("no shape rule for op %s; its outputs have unknown shapes", strings.TrimPrefix(op, "::")))
 	}
 	return l, nil
+}
+
+// BatchRewritable reports whether a batch would rewrite this model's
+// static leading 1 (bind.go, case 3), whatever batch it was loaded at:
+// what lets a command that loads it at its own batch first (sweep
+// --find-max-batch) know that other batches vary it.
+func (l *Loaded) BatchRewritable() bool {
+	if l.StaticBatch {
+		return true
+	}
+	bp, err := planBatch(l.Model.Graph, 2, l.inferOpt.InputData)
+	return err == nil && len(bp.rewritten) > 0
+}
+
+// staticBatchWarning begins the warning a static batch-1 input's rewrite
+// gives (the input's name, then the batch twice).
+const staticBatchWarning = "input %s has a static batch dim of 1 (the model was exported for batch 1); --batch "
+
+// StaticBatchWarningAcross is w, a warning of Load, with the batch a
+// static input was rewritten to left out, for a command that loads the
+// model at many batches (sweep) and says it once: "… --batch rewrote it
+// to each batch". Any other warning is returned as it is.
+func StaticBatchWarningAcross(w string) string {
+	var name string
+	var b1, b2 int64
+	if n, err := fmt.Sscanf(w, staticBatchWarning+"%d rewrote it to %d", &name, &b1, &b2); err != nil || n != 3 || b1 != b2 {
+		return w
+	}
+	return fmt.Sprintf(staticBatchWarning+"rewrote it to each batch", name)
 }
 
 // checkInputData refuses an input tensor that contradicts the input's

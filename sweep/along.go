@@ -69,8 +69,8 @@ func (s *Sweeper) Along(a Along, fn func(v int64, r *report.Report) error) error
 		if err != nil {
 			return err
 		}
-		if kind == "batch" && s.zoo == nil && v == a.Values[0] && len(a.Values) > 1 && !HasSymbolicBatch(l) {
-			return fmt.Errorf("%s: no graph input has a symbolic leading dim, so --sweep batch cannot vary it", s.cfg.Model)
+		if kind == "batch" && s.zoo == nil && v == a.Values[0] && len(a.Values) > 1 && !BatchBinds(l) {
+			return fmt.Errorf("%s: no graph input has a symbolic leading dim or a static batch of 1, so --sweep batch cannot vary it", s.cfg.Model)
 		}
 		if kind == "dim" && v == a.Values[0] {
 			if _, ok := l.Bindings[a.Name]; !ok {
@@ -93,7 +93,7 @@ func Sweepable(l *pipeline.Loaded, z *pipeline.ZooSpec) string {
 		for _, p := range z.Entry.Params {
 			seen[p.Name] = true
 		}
-	} else if HasSymbolicBatch(l) {
+	} else if BatchBinds(l) {
 		seen["batch"] = true
 	}
 	for _, in := range l.Model.Graph.Inputs {

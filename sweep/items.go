@@ -25,9 +25,14 @@ func GEMMFLOPs(r *report.Report) float64 {
 	return t
 }
 
-// HasSymbolicBatch reports whether a batch binds anything in the model:
-// some graph input with a symbolic leading dim.
-func HasSymbolicBatch(l *pipeline.Loaded) bool {
+// BatchBinds reports whether a batch binds anything in the model: some
+// graph input with a symbolic leading dim, or a static batch-1 export
+// whose leading 1 the load rewrote to the batch (as report --batch does,
+// with a warning).
+func BatchBinds(l *pipeline.Loaded) bool {
+	if l.BatchRewritable() {
+		return true
+	}
 	for _, in := range l.Model.Graph.Inputs {
 		if in.Declared != nil && len(in.Declared.Shape.Dims) > 0 && !in.Declared.Shape.Dims[0].IsKnown() {
 			return true

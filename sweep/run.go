@@ -79,8 +79,10 @@ func (s *Sweeper) Zoo() *pipeline.ZooSpec { return s.zoo }
 // Warnings are the warnings so far, each once, in order.
 func (s *Sweeper) Warnings() []string { return s.warns }
 
-// warn records a warning once.
+// warn records a warning once; a static batch's rewrite, which every
+// batch of the sweep repeats, is said once for all of them.
 func (s *Sweeper) warn(w string) {
+	w = pipeline.StaticBatchWarningAcross(w)
 	if !s.seen[w] {
 		s.seen[w] = true
 		s.warns = append(s.warns, w)
@@ -314,8 +316,8 @@ func (s *Sweeper) checkBinds(l *pipeline.Loaded, checkedBatch *bool) error {
 		}
 	}
 	if !*checkedBatch && s.zoo == nil && (len(cfg.Batches) > 1 || cfg.FindMaxBatch) {
-		if !HasSymbolicBatch(l) {
-			return fmt.Errorf("%s: no graph input has a symbolic leading dim, so --batch cannot vary it (sweep a symbol with --dim NAME=LIST)", cfg.Model)
+		if !BatchBinds(l) {
+			return fmt.Errorf("%s: no graph input has a symbolic leading dim or a static batch of 1, so --batch cannot vary it (sweep a symbol with --dim NAME=LIST)", cfg.Model)
 		}
 		*checkedBatch = true
 	}

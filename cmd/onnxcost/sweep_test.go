@@ -177,7 +177,6 @@ func TestSweepBadInput(t *testing.T) {
 		{"zoo:alexnet", "--gpu", "V100,nope"},
 		{"zoo:alexnet", "--gpu", "V100,V100"},
 		{"zoo:alexnet?batch=2", "--gpu", "V100", "--batch", "1,2"},
-		{fixture(t, "alexnet.onnx"), "--gpu", "V100", "--batch", "1,2"},
 		{fixture(t, "alexnet.onnx"), "--gpu", "V100", "--param", "hidden=1,2"},
 		{"zoo:lstm-ptb", "--gpu", "V100", "--param", "hidden=1,2", "--param", "embed=nosuch"},
 		{"zoo:lstm-ptb", "--gpu", "V100", "--param", "hidden=1,2", "--batch", "1,2", "--fit", "linear"},
@@ -192,6 +191,51 @@ func TestSweepBadInput(t *testing.T) {
 		if code != 2 || out != "" || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2, one line", args, code, out, errs)
 		}
+	}
+}
+
+// TestSweepStaticBatch: a static batch-1 export sweeps by batch as
+// report --batch prices it (its leading 1 rewritten), with the rewrite's
+// warning said once for every batch.
+func TestSweepStaticBatch(t *testing.T) {
+	model := fixture(t, "alexnet.onnx")
+	code, out, errs := runCLI(t, "sweep", model, "--gpu", "V100", "--batch", "1,2,4", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if n := strings.Count(errs, "static batch dim of 1"); n != 1 || !strings.Contains(errs, "rewrote it to each batch") {
+		t.Errorf("want the rewrite said once for every batch, got %d times:\n%s", n, errs)
+	}
+	var res struct {
+		Rows []struct {
+			Batch int64   `json:"batch"`
+			TimeS float64 `json:"time_s"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 3 || !(res.Rows[2].TimeS > res.Rows[0].TimeS) {
+		t.Fatalf("rows %+v: want three, time growing with batch", res.Rows)
+	}
+	code, rout, rerrs := runCLI(t, "report", model, "--gpu", "V100", "--batch", "4", "--format", "json")
+	if code != 0 {
+		t.Fatalf("report exit %d: %s", code, rerrs)
+	}
+	var rep struct {
+		Totals struct {
+			TimeS float64 `json:"time_s"`
+		} `json:"totals"`
+	}
+	if err := json.Unmarshal([]byte(rout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if res.Rows[2].Batch != 4 || res.Rows[2].TimeS != rep.Totals.TimeS {
+		t.Errorf("sweep batch %d: %g s; report --batch 4: %g s", res.Rows[2].Batch, res.Rows[2].TimeS, rep.Totals.TimeS)
+	}
+	// Loaded at its own batch first, the export still sweeps.
+	if code, out, errs := runCLI(t, "sweep", model, "--gpu", "V100", "--find-max-batch"); code != 0 || !strings.Contains(out, "largest batch that fits") {
+		t.Errorf("--find-max-batch: exit %d\n%s%s", code, out, errs)
 	}
 }
 
