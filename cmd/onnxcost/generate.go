@@ -100,6 +100,11 @@ func (g *generateFlags) config(c *cobra.Command, model string) (generate.Config,
 	if g.cf.gpu == "" {
 		return cfg, usageErr("generate: --gpu is required (see 'onnxcost gpus')")
 	}
+	for _, f := range [][2]string{{"prompt", "--prompt N, the prompt's tokens per sequence"}, {"output", "--output M, the tokens generated per sequence"}} {
+		if !c.Flags().Changed(f[0]) {
+			return cfg, usageErr("generate: %s, is required", f[1])
+		}
+	}
 	if c.Flags().Changed("batch") && g.batch < 1 {
 		return cfg, usageErr("--batch must be ≥ 1, got %d", g.batch)
 	}

@@ -30,7 +30,9 @@ func TestGenerate(t *testing.T) {
 	}{
 		{[]string{"generate", "zoo:resnet50", "--gpu", "H100", "--prompt", "4", "--output", "4"}, "zoo:resnet50: not a decoder"},
 		{[]string{"generate", "zoo:llama-tiny", "--gpu", "H100", "--prompt", "0", "--output", "4"}, "zoo:llama-tiny: --prompt"},
-		{[]string{"generate", "zoo:llama-tiny", "--gpu", "H100", "--prompt", "4"}, "zoo:llama-tiny: --output"},
+		{[]string{"generate", "zoo:llama-tiny", "--gpu", "H100", "--prompt", "4"}, "--output M, the tokens generated per sequence, is required"},
+		{[]string{"generate", "zoo:llama-tiny", "--gpu", "H100", "--output", "4"}, "--prompt N, the prompt's tokens per sequence, is required"},
+		{[]string{"generate", "zoo:llama-tiny", "--gpu", "H100", "--prompt", "4", "--output", "0"}, "zoo:llama-tiny: --output"},
 		{[]string{"generate", "zoo:llama-tiny", "--gpu", "H100", "--prompt", "4", "--output", "4", "--format", "csv"}, "--format"},
 	} {
 		code, _, errs := runCLI(t, c.args...)
