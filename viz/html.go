@@ -86,7 +86,9 @@ func HTML(w io.Writer, in HTMLInput) error {
 		omitted, rows = len(rows)-in.MaxRows, rows[:in.MaxRows]
 	}
 	t := r.Totals
+	notes, moreNotes := render.NodeNoteLines(r)
 	data := map[string]any{
+		"Notes": notes, "MoreNotes": moreNotes,
 		"Model": render.Clean(baseName(r.Model)), "Path": render.Clean(r.Model),
 		"GPU": render.Clean(r.GPU), "Plan": render.Clean(r.Plan), "DType": render.Clean(r.DType),
 		"Tool": render.Clean(r.ToolVersion), "CostModel": render.Clean(r.CostModelVersion),

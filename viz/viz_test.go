@@ -318,6 +318,8 @@ func TestHTMLSelfContained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.Nodes[len(r.Nodes)-1].Note = "a <slow> path: pad it"
+	r.Nodes[len(r.Nodes)-1].TimeS = max(r.Nodes[len(r.Nodes)-1].TimeS, 1e-9)
 	in := HTMLInput{Report: r, Ceil: c, RooflineSVG: roof, GraphNote: "no dot", GraphDOT: "digraph{}"}
 	if _, err := LookDot(); err == nil {
 		src, _ := DOT(r, c, GraphOptions{})
@@ -335,7 +337,8 @@ func TestHTMLSelfContained(t *testing.T) {
 			t.Errorf("HTML fetches from the network: contains %q", bad)
 		}
 	}
-	for _, want := range []string{"<table class=\"nodes\"", "<svg", "/classifier/classifier.1/gemm"} {
+	// The costed nodes' notes are listed, escaped (a model's strings).
+	for _, want := range []string{"<table class=\"nodes\"", "<svg", "/classifier/classifier.1/gemm", "node notes", "a &lt;slow&gt; path: pad it"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("HTML lacks %q", want)
 		}

@@ -102,3 +102,16 @@ func (g noteGroup) who() string {
 	}
 	return g.first
 }
+
+// NodeNoteLines is what writeNodeNotes prints, one plain line per note
+// group ("75.5% · /MatMul: …", model strings cleaned), and how many
+// groups past maxNoteLines it leaves out: for pages that lay them out
+// themselves (the HTML report).
+func NodeNoteLines(r *report.Report) (lines []string, more int) {
+	groups := nodeNoteGroups(r)
+	shown := groups[:min(len(groups), maxNoteLines)]
+	for _, g := range shown {
+		lines = append(lines, Clean(fmt.Sprintf("%s · %s: %s", share(g.timeS, r.Totals.TimeS), g.who(), g.text)))
+	}
+	return lines, len(groups) - len(shown)
+}
