@@ -26,8 +26,8 @@ func GEMMFLOPs(r *report.Report) float64 {
 }
 
 // BatchBinds reports whether a batch binds anything in the model: some
-// graph input with a symbolic leading dim, or a static batch-1 export
-// whose leading 1 the load rewrote to the batch (as report --batch does,
+// graph input with a symbolic leading dim, or a static batch-1 export,
+// whose leading 1 a load at a batch rewrites (as report --batch does,
 // with a warning).
 func BatchBinds(l *pipeline.Loaded) bool {
 	if l.BatchRewritable() {
