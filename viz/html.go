@@ -44,6 +44,7 @@ type HTMLInput struct {
 // htmlRow is one line of the per-node table; sort keys are raw numbers.
 type htmlRow struct {
 	ID, Name, Op, Bound, Shape, Fused     string
+	Note                                  string // the node's note, a tooltip on its name
 	Time, Share, FLOPs, Bytes, AI, Launch string
 	TimeV, ShareV, FLOPsV, BytesV, AIV    float64
 	Fill                                  string
@@ -71,7 +72,7 @@ func HTML(w io.Writer, in HTMLInput) error {
 		fused := render.Clean(listText(n.FusedFrom))
 		rows = append(rows, htmlRow{
 			ID: "node:" + sanitizeID(n.Name), Name: render.Clean(n.Name), Op: render.Clean(opText(n)),
-			Bound: string(ce), Shape: shape, Fused: fused,
+			Bound: string(ce), Shape: shape, Fused: fused, Note: render.Clean(n.Note),
 			Time: render.Seconds(n.TimeS), Share: render.Percent(share), FLOPs: render.FLOPs(n.FLOPs),
 			Bytes: render.Bytes(n.BytesRead + n.BytesWritten), AI: aiText(n.ArithmeticIntensity),
 			Launch: render.Seconds(n.LaunchS),

@@ -338,7 +338,7 @@ func TestHTMLSelfContained(t *testing.T) {
 		}
 	}
 	// The costed nodes' notes are listed, escaped (a model's strings).
-	for _, want := range []string{"<table class=\"nodes\"", "<svg", "/classifier/classifier.1/gemm", "node notes", "a &lt;slow&gt; path: pad it"} {
+	for _, want := range []string{"<table class=\"nodes\"", "<svg", "/classifier/classifier.1/gemm", "node notes", "a &lt;slow&gt; path: pad it", `title="a &lt;slow&gt; path: pad it"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("HTML lacks %q", want)
 		}
