@@ -76,22 +76,33 @@ func writeNodeNotesMarkdown(w io.Writer, r *report.Report) {
 		"- … %d more notes\n")
 }
 
-// writeNoteGroups writes header, a line per note group (at most
-// maxNoteLines, formatted by line) and more with the count left out;
-// nothing when no costed node has a note.
+// writeNoteGroups writes header, the note groups' lines (noteLines,
+// formatted by line) and more with the count left out; nothing when no
+// costed node has a note.
 func writeNoteGroups(w io.Writer, r *report.Report, header string, line func(share, who, text string) string, more string) {
-	groups := nodeNoteGroups(r)
-	if len(groups) == 0 {
+	lines, rest := noteLines(r, line)
+	if len(lines) == 0 {
 		return
 	}
 	fmt.Fprint(w, header)
-	shown := groups[:min(len(groups), maxNoteLines)]
-	for _, g := range shown {
-		fmt.Fprint(w, line(share(g.timeS, r.Totals.TimeS), g.who(), g.text))
+	for _, l := range lines {
+		fmt.Fprint(w, l)
 	}
-	if rest := len(groups) - len(shown); rest > 0 {
+	if rest > 0 {
 		fmt.Fprintf(w, more, rest)
 	}
+}
+
+// noteLines formats the first maxNoteLines note groups by line (their
+// share of the time, who carries them, the note) and counts the groups
+// left out.
+func noteLines(r *report.Report, line func(share, who, text string) string) (lines []string, more int) {
+	groups := nodeNoteGroups(r)
+	shown := groups[:min(len(groups), maxNoteLines)]
+	for _, g := range shown {
+		lines = append(lines, line(share(g.timeS, r.Totals.TimeS), g.who(), g.text))
+	}
+	return lines, len(groups) - len(shown)
 }
 
 // who names the nodes carrying a note: the node, or how many and the
@@ -108,10 +119,7 @@ func (g noteGroup) who() string {
 // groups past maxNoteLines it leaves out: for pages that lay them out
 // themselves (the HTML report).
 func NodeNoteLines(r *report.Report) (lines []string, more int) {
-	groups := nodeNoteGroups(r)
-	shown := groups[:min(len(groups), maxNoteLines)]
-	for _, g := range shown {
-		lines = append(lines, Clean(fmt.Sprintf("%s · %s: %s", share(g.timeS, r.Totals.TimeS), g.who(), g.text)))
-	}
-	return lines, len(groups) - len(shown)
+	return noteLines(r, func(share, who, text string) string {
+		return Clean(fmt.Sprintf("%s · %s: %s", share, who, text))
+	})
 }
