@@ -923,6 +923,13 @@ func pathEff(pr hwdb.Precision, p Params) float64 {
 	return p.EffVector
 }
 
+// PathPeak is the datasheet peak (FLOP/s) of the path a kernel asking for
+// pr really runs on g (peakFor's fallback chain); 0 when g has none.
+func PathPeak(g *hwdb.GPU, pr hwdb.Precision) float64 {
+	v, _ := peakFor(g, pr)
+	return v
+}
+
 // peakFor returns the peak rate for a precision and the path that really
 // runs. A GPU without the requested path runs the next one a library
 // would fall back to: tf32 -> fp32, fp16/bf16 tensor -> vector -> fp32,

@@ -113,10 +113,10 @@ func markHoldout(cases []BenchCase) {
 // benchPath maps a sheet's arithmetic to the compute path it ran on and
 // the bytes per operand and output element. These choices follow the data,
 // not only the sheet titles: P100's "Psuedo FP16" multiplies in fp32 (its
-// GEMMs top out at the fp32 rate), and DeepBench's int8 GEMMs and
-// convolutions (cuBLAS/cuDNN of 2017-2019) use dp4a, not T4's int8 tensor
-// cores (T4 int8 GEMMs reach 24 TOPS of its 130 TOPS tensor peak but 73%
-// of its 32 TOPS dp4a rate).
+// GEMMs top out at the fp32 rate), and DeepBench's int8 GEMMs (cuBLAS of
+// 2017-2019) use dp4a, not T4's int8 tensor cores (T4 int8 GEMMs reach 24
+// TOPS of its 130 TOPS tensor peak but 73% of its 32 TOPS dp4a rate).
+// Its int8 convolutions are benchConvPath's.
 func benchPath(g *hwdb.GPU, bp BenchPrecision) (pr hwdb.Precision, in, out float64) {
 	switch bp {
 	case BenchPseudoFP16:
@@ -132,6 +132,25 @@ func benchPath(g *hwdb.GPU, bp BenchPrecision) (pr hwdb.Precision, in, out float
 	return hwdb.FP32, 4, 4
 }
 
+// benchConvPath is benchPath for a convolution row. DeepBench's int8
+// convolutions (code/nvidia/conv_bench.cu and cudnn_helper.h at 30c5115,
+// the 2019 patch the T4 results were taken with) describe input, filter
+// and output as int8 (cuDNN's INT8_CONFIG, so 1-byte outputs, unlike the
+// int8 GEMMs' int32 C), and on compute capability 7.5 and later as
+// CUDNN_DATA_INT8x32 in NCHW_VECT_C with CUDNN_TENSOR_OP_MATH: the IMMA
+// (int8 tensor-core) kernels, which the measurements confirm (T4 runs
+// its large int8 convolutions at up to 72 TOPS, above its 32.6 TOPS dp4a
+// peak). Earlier GPUs run dp4a on NHWC.
+func benchConvPath(g *hwdb.GPU, bp BenchPrecision) (pr hwdb.Precision, in, out float64) {
+	if bp != BenchINT8 {
+		return benchPath(g, bp)
+	}
+	if g.PeakFor(hwdb.INT8Tensor) > 0 {
+		return hwdb.INT8Tensor, 1, 1
+	}
+	return hwdb.INT8, 1, 1
+}
+
 // Predict is the model's time for a measured kernel, and the kernel it
 // priced (for convolution, the faster of implicit GEMM and Winograd).
 func (c BenchCase) Predict(p perf.Params) (perf.KernelTime, perf.Kernel) {
@@ -140,6 +159,9 @@ func (c BenchCase) Predict(p perf.Params) (perf.KernelTime, perf.Kernel) {
 		return c.predictBackward(p)
 	}
 	pr, in, out := benchPath(c.GPU, r.Precision)
+	if r.Kind == BenchConv {
+		pr, in, out = benchConvPath(c.GPU, r.Precision)
+	}
 	switch r.Kind {
 	case BenchGEMM:
 		k := perf.GEMMKernel(r.M, r.N, r.K, 1, pr, in, out)

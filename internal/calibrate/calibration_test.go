@@ -234,3 +234,34 @@ func TestDeepBenchGPUNameResolvesNewFiles(t *testing.T) {
 }
 
 func near(got, want, rel float64) bool { return math.Abs(got-want) <= rel*math.Abs(want) }
+
+// TestMeasuredWithinPricedPeak checks that no forward GEMM or int8
+// convolution row was measured faster than the datasheet peak of the path
+// it is priced on: a row that beats its path's peak ran on another one
+// (T4's int8 convolutions reach 72 TOPS on IMMA, twice the dp4a peak).
+// GeForce and Titan boards boost above their rated clock, so the bound
+// allows 10%. Floating-point convolutions are left out: Winograd beats
+// the direct arithmetic's peak by design.
+func TestMeasuredWithinPricedPeak(t *testing.T) {
+	const boostAllowance = 1.10 // the GTX 1080 Ti's best SGEMM is 1.07× its rated peak
+	checked := 0
+	for _, c := range deepBench(t) {
+		r := c.Row
+		if r.Kind.IsBackward() || (r.Kind != BenchGEMM && !(r.Kind == BenchConv && r.Precision == BenchINT8)) {
+			continue
+		}
+		_, k := c.Predict(perf.DefaultParams())
+		peak := perf.PathPeak(c.GPU, k.Precision)
+		if peak <= 0 || r.TimeS <= 0 {
+			t.Fatalf("%s:%d: no peak for %s or no time", r.File, r.Line, k.Precision)
+		}
+		checked++
+		if rate := k.FLOPs / r.TimeS; rate > boostAllowance*peak {
+			t.Errorf("%s:%d (%s, %s): measured %.1f TFLOP/s above the %s path's %.1f peak",
+				r.File, r.Line, c.GPU.Name, r.Kind, rate/1e12, k.Precision, peak/1e12)
+		}
+	}
+	if checked < 1000 {
+		t.Fatalf("only %d rows checked", checked)
+	}
+}
