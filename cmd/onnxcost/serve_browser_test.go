@@ -194,6 +194,21 @@ func TestBrowser(t *testing.T) {
 	if err := chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector("#lines").innerText`, &lines)); err != nil || !strings.Contains(lines, render.IntervalText(t4r)) {
 		t.Errorf("the page's lines %q (%v) lack the CLI's interval line %q", lines, err, render.IntervalText(t4r))
 	}
+	// The node notes the text report lists under its totals (ResNet-50 on
+	// a T4 has Winograd's), listed below the warnings.
+	var notes string
+	noteLines, _ := render.NodeNoteLines(t4r)
+	if len(noteLines) == 0 {
+		t.Errorf("ResNet-50 on a T4 has no node notes to show; the check below checks nothing")
+	}
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector("#nodenotes").textContent`, &notes)); err != nil {
+		t.Errorf("reading the page's node notes: %v", err)
+	}
+	for _, l := range noteLines {
+		if !strings.Contains(notes, l) {
+			t.Errorf("the page's node notes %q lack the CLI's line %q", notes, l)
+		}
+	}
 
 	// 2. Another GPU: re-estimated in place, exactly the CLI's numbers.
 	err = chromedp.Run(ctx,

@@ -483,7 +483,8 @@ func roofPoints(r *report.Report, c viz.Ceilings, peaks map[string]float64) []Ro
 // (cost/render), keyed by the JSON field (plus "bytes": read + written),
 // so the page's cards read exactly as `report` prints; the lines under
 // the header (memory verdict, runtime, training step, the time's 80%
-// interval) are render's own;
+// interval) and the node notes' lines ("node_notes", newline-separated)
+// are render's own;
 // training figures are keyed "train.FIELD" and "train.memory.FIELD".
 func Text(r *report.Report) map[string]string {
 	t := r.Totals
@@ -506,6 +507,14 @@ func Text(r *report.Report) map[string]string {
 		"param_bytes":          render.Bytes(t.ParamBytes),
 		"gemm_conv_time_share": render.Percent(t.GEMMConvTimeShare),
 		"nodes":                render.Count(float64(t.Nodes)),
+	}
+	if lines, more := render.NodeNoteLines(r); len(lines) > 0 {
+		// One line per note group, as the text report lists them under
+		// the totals; the page shows them below its warnings.
+		if more > 0 {
+			lines = append(lines, fmt.Sprintf("… %d more notes", more))
+		}
+		out["node_notes"] = strings.Join(lines, "\n")
 	}
 	if t.GPUs > 1 {
 		out["communication_time_s"] = render.Seconds(t.CommunicationTimeS)

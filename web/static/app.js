@@ -501,6 +501,7 @@ async function estimate() {
   renderCards();
   renderTrain();
   renderWarnings();
+  renderNodeNotes();
   renderNodes();
   showTab();
   if (selected) showNode(selected);
@@ -583,6 +584,16 @@ function renderTrain() {
     `<div class="stack">${parts.filter(([k]) => m[k] > 0).map(([k, l, c]) => `<span style="width:${(100 * m[k] / sum).toFixed(2)}%;background:${c}" title="${esc(l)}: ${esc(text["train.memory." + k])}"></span>`).join("")}</div>` +
     `<table>${parts.map(([k, l, c]) => `<tr><td><span class="sw" style="background:${c}"></span>${esc(l)}</td>${cell("memory." + k, m[k])}</tr>`).join("")}</table></div></div>` +
     ((tr.notes || []).length ? `<details><summary class="muted">${tr.notes.length} note${tr.notes.length > 1 ? "s" : ""}</summary><ul>${tr.notes.map((n) => `<li>${esc(n)}</li>`).join("")}</ul></details>` : "");
+}
+
+// renderNodeNotes lists the costed nodes' notes as the text report does
+// under its totals (one line per distinct note, most time first): a slow
+// library fallback or an approximation the estimate rests on.
+function renderNodeNotes() {
+  const ls = text.node_notes ? text.node_notes.split("\n") : [];
+  const box = $("#nodenotes");
+  box.hidden = ls.length === 0;
+  box.innerHTML = ls.length ? `<details><summary>node notes (most time first; click a node for its own)</summary><ul>${ls.map((l) => `<li>${esc(l)}</li>`).join("")}</ul></details>` : "";
 }
 
 function renderWarnings() {
