@@ -593,7 +593,7 @@ function renderNodeNotes() {
   const ls = text.node_notes ? text.node_notes.split("\n") : [];
   const box = $("#nodenotes");
   box.hidden = ls.length === 0;
-  box.innerHTML = ls.length ? `<details><summary>node notes (most time first; click a node for its own)</summary><ul>${ls.map((l) => `<li>${esc(l)}</li>`).join("")}</ul></details>` : "";
+  box.innerHTML = ls.length ? `<details><summary>node notes, most time first: ${esc(ls[0])}</summary><ul>${ls.map((l) => `<li>${esc(l)}</li>`).join("")}</ul><span class="muted">click a node for its own note</span></details>` : "";
 }
 
 function renderWarnings() {
