@@ -88,8 +88,12 @@ func HTML(w io.Writer, in HTMLInput) error {
 	}
 	t := r.Totals
 	notes, moreNotes := render.NodeNoteLines(r)
+	moreLine := ""
+	if moreNotes > 0 {
+		moreLine = render.MoreNotes(moreNotes)
+	}
 	data := map[string]any{
-		"Notes": notes, "MoreNotes": moreNotes,
+		"Notes": notes, "MoreNotes": moreLine,
 		"Model": render.Clean(baseName(r.Model)), "Path": render.Clean(r.Model),
 		"GPU": render.Clean(r.GPU), "Plan": render.Clean(r.Plan), "DType": render.Clean(r.DType),
 		"Tool": render.Clean(r.ToolVersion), "CostModel": render.Clean(r.CostModelVersion),

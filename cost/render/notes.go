@@ -63,7 +63,7 @@ func writeNodeNotes(w io.Writer, r *report.Report) {
 		func(share, who, text string) string {
 			return fmt.Sprintf("  %5s  %s: %s\n", share, Clean(who), Clean(text))
 		},
-		"  … %d more notes\n")
+		"  ")
 }
 
 // writeNodeNotesMarkdown is writeNodeNotes as a Markdown list, for the
@@ -73,13 +73,13 @@ func writeNodeNotesMarkdown(w io.Writer, r *report.Report) {
 		func(share, who, text string) string {
 			return fmt.Sprintf("- %s · %s: %s\n", share, MarkdownEscape(who), MarkdownEscape(text))
 		},
-		"- … %d more notes\n")
+		"- ")
 }
 
 // writeNoteGroups writes header, the note groups' lines (noteLines,
-// formatted by line) and more with the count left out; nothing when no
-// costed node has a note.
-func writeNoteGroups(w io.Writer, r *report.Report, header string, line func(share, who, text string) string, more string) {
+// formatted by line) and, after morePrefix, MoreNotes with the count left
+// out; nothing when no costed node has a note.
+func writeNoteGroups(w io.Writer, r *report.Report, header string, line func(share, who, text string) string, morePrefix string) {
 	lines, rest := noteLines(r, line)
 	if len(lines) == 0 {
 		return
@@ -89,9 +89,14 @@ func writeNoteGroups(w io.Writer, r *report.Report, header string, line func(sha
 		fmt.Fprint(w, l)
 	}
 	if rest > 0 {
-		fmt.Fprintf(w, more, rest)
+		fmt.Fprintf(w, "%s%s\n", morePrefix, MoreNotes(rest))
 	}
 }
+
+// MoreNotes is the line that closes a list of note groups cut at
+// maxNoteLines: how many it left out. Every writer of the list (text,
+// Markdown, the HTML report, the browser app) says it this way.
+func MoreNotes(n int) string { return fmt.Sprintf("… %d more notes", n) }
 
 // noteLines formats the first maxNoteLines note groups by line (their
 // share of the time, who carries them, the note) and counts the groups

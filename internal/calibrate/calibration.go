@@ -158,10 +158,11 @@ func (c BenchCase) Predict(p perf.Params) (perf.KernelTime, perf.Kernel) {
 	if r.Kind.IsBackward() {
 		return c.predictBackward(p)
 	}
-	pr, in, out := benchPath(c.GPU, r.Precision)
+	path := benchPath
 	if r.Kind == BenchConv {
-		pr, in, out = benchConvPath(c.GPU, r.Precision)
+		path = benchConvPath
 	}
+	pr, in, out := path(c.GPU, r.Precision)
 	switch r.Kind {
 	case BenchGEMM:
 		k := perf.GEMMKernel(r.M, r.N, r.K, 1, pr, in, out)

@@ -512,7 +512,7 @@ func Text(r *report.Report) map[string]string {
 		// One line per note group, as the text report lists them under
 		// the totals; the page shows them below its warnings.
 		if more > 0 {
-			lines = append(lines, fmt.Sprintf("… %d more notes", more))
+			lines = append(lines, render.MoreNotes(more))
 		}
 		out["node_notes"] = strings.Join(lines, "\n")
 	}
