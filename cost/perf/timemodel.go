@@ -1024,17 +1024,49 @@ const splitKMinK = 128
 // ./scripts/calibrate).
 const simtGEMMMaxSplit = 4
 
-// maxSplit is the most K slices the library behind a GEMM-like kernel
-// on path real splits it into: simtGEMMMaxSplit for cuBLAS's CUDA-core
-// GEMMs, else no bound but the SMs' slots. cuDNN's convolutions are not
-// capped (a weight gradient reduces over every pixel of the batch and its
-// kernels split far deeper: capped, our H100 AMP training steps went from
-// 1.9% to 20% off), nor are tensor-core GEMMs or those of a board not
-// marked NVIDIA (AMD's rocBLAS: on DeepBench's MI25 the cap moved
-// held-out GEMMs 27.4% → 27.8%), for which no trace shows a bound.
-func maxSplit(g *hwdb.GPU, real hwdb.Precision, lib gemmLib) int64 {
+// simtLargeKRatio and simtSmallOutput say which CUDA-core GEMMs cuBLAS
+// splits over K at all: a deep reduction onto its output (K at least
+// simtLargeKRatio·√(M·N): its "largek" kernels) or a small output (M·N
+// at most simtSmallOutput); other shapes run unsplit, SMs idle or not.
+// Our H200 trace of BERT-base's 128-token fp32 Linears (scripts/choices/
+// testdata/bert_fp32_h200.csv) shows sgemm_largek_lds64 split 2 ways for
+// 128×768×768 (K/√(MN) = 2.4) and 4 ways for 128×768×3072 (9.8), and an
+// unsplit 128×32-tile sm80_xmma ffma kernel for 128×3072×768 (1.2, an
+// output of 393k). Our H100 and H200 1024³ products (ratio 1, 1M) measure
+// 63-68 µs, the time of 64×64 tiles unsplit (split, they were priced
+// −27% and −21%); their 512³ (262k) measure 16 µs, the split plan's time
+// (unsplit −3% → +33%), and 128×4096×4096 (ratio 5.7) 93 µs, split's
+// again. Both bounds lie between two measured shapes (the ratio between
+// 1.2 and 2.4, the output between 262k and 393k). Effect (go test
+// ./cost -run TestMeasuredKernels, ./cmd/onnxcost -run
+// TestMeasuredEndToEnd): the 1024³ rows −27% → −6.5% (H100) and −21% →
+// +1.6% (H200), which moves the MatMul medians 7.3% → 6.9% and 9.7% →
+// 8.7%; CUDA-graph replays of BERT-base fp32 at batch 8 −14.6% → −7.6%
+// (H100) and −14.3% → −7.2% (H200), BERT-large −16.9% → −9.5% and
+// −18.2% → −10.9%, batch 1 five points closer; graph medians H100 5.9%,
+// H200 8.0% → 7.9%. DeepBench's fp32 GEMMs (boards of at most 56 SMs,
+// whose split plans are rare) stay at 15.9% (go run ./scripts/calibrate).
+const (
+	simtLargeKRatio = 2
+	simtSmallOutput = 512 * 512
+)
+
+// maxSplit is the most K slices the library behind an M×N×K GEMM-like
+// kernel on path real splits it into: for cuBLAS's CUDA-core GEMMs,
+// simtGEMMMaxSplit for the shapes it splits (simtLargeKRatio), else
+// none; otherwise no bound but the SMs' slots. cuDNN's convolutions are not capped (a weight gradient reduces over
+// every pixel of the batch and its kernels split far deeper: capped, our
+// H100 AMP training steps went from 1.9% to 20% off), nor are
+// tensor-core GEMMs or those of a board not marked NVIDIA (AMD's rocBLAS:
+// on DeepBench's MI25 the cap moved held-out GEMMs 27.4% → 27.8%), for
+// which no trace shows a bound. The bound shrinks as M or N grows, so a
+// bigger batch never gets a deeper split than a smaller one.
+func maxSplit(g *hwdb.GPU, real hwdb.Precision, lib gemmLib, m, n, k int64) int64 {
 	if isTensor(real) || lib.pixelRows || lib.pixelK || !strings.EqualFold(g.Vendor, "NVIDIA") {
 		return math.MaxInt64
+	}
+	if out := float64(m) * float64(n); out > simtSmallOutput && float64(k) < simtLargeKRatio*math.Sqrt(out) {
+		return 1
 	}
 	return simtGEMMMaxSplit
 }
@@ -1169,7 +1201,7 @@ func gemmPlanLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 	}
 	// The deepest split any tile may take: K slices of splitKMinK at
 	// least, and the library's own bound.
-	splitCap := min(k/splitKMinK, maxSplit(g, real, lib))
+	splitCap := min(k/splitKMinK, maxSplit(g, real, lib, m, n, k))
 	for _, tl := range ctaTiles {
 		if !tileServes(tl, m, n) || (!lib.splitK && isTensor(real) && tl.m*tl.n < libConvMinTileArea) {
 			continue

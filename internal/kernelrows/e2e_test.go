@@ -307,8 +307,13 @@ func sameGPU(t *testing.T, names []string, gpus map[string]*e2eGPU) {
 		// DeepBench's fp16-storage and int8 rows out of them); narrowing
 		// each row's interval to the uncalibrated width cost A100 4
 		// points of coverage, Titan X Maxwell 10. Every other GPU narrows
-		// 6-24%.
-		if wA > 1.05*wB {
+		// 6-24%. An uncalibrated interval that holds fewer than 80% of
+		// the held-out rows is too narrow already, and the calibrated one
+		// may widen where it holds more: our H200's 37 held-out kernels,
+		// 68% inside 1.37× uncalibrated, 78% inside 1.46× calibrated,
+		// since the CUDA-core split rule (cost/perf simtLargeKRatio) took
+		// the uncalibrated bands from 1.48× (65%).
+		if wA > 1.05*wB && !(inB < 0.8 && inA > inB) {
 			t.Errorf("%s: the calibrated 80%% interval is wider than the uncalibrated one (median %.2fx > %.2fx)", name, wA, wB)
 		}
 		if b, ok := sameGPUBounds[name]; ok && after > b {
