@@ -141,6 +141,18 @@ func FitSummary(c *calib.Calibration, out string) string {
 		c.Source.GPU, c.Source.Rows, 100*c.MedianErrBefore, 100*c.MedianErrAfter, len(c.Cells), c.GPUFactor, hosts.String(), out)
 }
 
+// FitWarnings are what a user should know before using calibration c:
+// that its rows, each predicted by a fit that left it out, came out worse
+// than the uncalibrated estimate (too few rows for the cells they touch,
+// or rows that disagree), so it may make later estimates worse too.
+func FitWarnings(c *calib.Calibration) []string {
+	if c.Source.Rows == 0 || !(c.MedianErrAfter > c.MedianErrBefore) {
+		return nil
+	}
+	return []string{fmt.Sprintf("calibration for %s: its %d rows, each predicted by a fit that left it out, came out worse calibrated (median |error| %.1f%%) than uncalibrated (%.1f%%): too few rows for the kernels they cover, or rows that disagree; the calibration is written as fitted, and may make estimates worse",
+		c.Source.GPU, c.Source.Rows, 100*c.MedianErrAfter, 100*c.MedianErrBefore)}
+}
+
 // ProfileRuntime is the runtime a profile's format was measured under:
 // what `calibrate --profile` prices unless told otherwise.
 func ProfileRuntime(f profile.Format) string {

@@ -333,3 +333,18 @@ func gunzip(t *testing.T, path, dir string) string {
 	}
 	return out
 }
+
+// A calibration whose own left-out rows came out worse says so; one that
+// helped says nothing.
+func TestFitWarnings(t *testing.T) {
+	worse := &calib.Calibration{Source: calib.Source{GPU: "H200-SXM-141GB", Rows: 38}, MedianErrBefore: 0.053, MedianErrAfter: 0.069}
+	w := FitWarnings(worse)
+	if len(w) != 1 || !strings.Contains(w[0], "H200-SXM-141GB: its 38 rows") || !strings.Contains(w[0], "6.9%") || !strings.Contains(w[0], "5.3%") || strings.Contains(w[0], "\n") {
+		t.Errorf("worse calibration: warnings %q", w)
+	}
+	better := *worse
+	better.MedianErrAfter = 0.04
+	if w := FitWarnings(&better); len(w) != 0 {
+		t.Errorf("better calibration: warnings %q", w)
+	}
+}

@@ -16,7 +16,7 @@ import (
 func init() { register("calibrate", newCalibrateCmd) }
 
 // calibrate's logic is in calib, calib/profile and pipeline; this is flags.
-func newCalibrateCmd(stdout, _ io.Writer) *cobra.Command {
+func newCalibrateCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f costFlags
 	var meas, prof, layers, out, format, trace, date string
 	var top int
@@ -39,9 +39,9 @@ command. See docs/commands.md, "Measurements, calibration and intervals".`,
 				return err
 			}
 			if meas != "" {
-				return calibrateTable(stdout, &f, meas, out, date)
+				return calibrateTable(stdout, stderr, &f, meas, out, date)
 			}
-			return calibrateProfile(stdout, &f, args[0], prof, layers, out, trace, date, format, top)
+			return calibrateProfile(stdout, stderr, &f, args[0], prof, layers, out, trace, date, format, top)
 		},
 	}
 	f.addBase(c)
@@ -57,7 +57,7 @@ command. See docs/commands.md, "Measurements, calibration and intervals".`,
 }
 
 // calibrateTable fits a calibration from a measurements table.
-func calibrateTable(stdout io.Writer, f *costFlags, table, out, date string) error {
+func calibrateTable(stdout, stderr io.Writer, f *costFlags, table, out, date string) error {
 	cfg, err := f.config(table)
 	if err != nil {
 		return err
@@ -66,11 +66,11 @@ func calibrateTable(stdout io.Writer, f *costFlags, table, out, date string) err
 	if err != nil {
 		return pipeErr(err)
 	}
-	return fitAndWrite(stdout, f, cfg, rows, filepath.Base(table), out, date)
+	return fitAndWrite(stdout, stderr, f, cfg, rows, filepath.Base(table), out, date)
 }
 
 // calibrateProfile prints the profile's comparison and, with -o, fits it.
-func calibrateProfile(stdout io.Writer, f *costFlags, model, prof, layers, out, trace, date, format string, top int) error {
+func calibrateProfile(stdout, stderr io.Writer, f *costFlags, model, prof, layers, out, trace, date, format string, top int) error {
 	p, err := loop.ReadProfile(prof, layers)
 	if err != nil {
 		return usageErr("%v", err)
@@ -103,15 +103,16 @@ func calibrateProfile(stdout io.Writer, f *costFlags, model, prof, layers, out, 
 	if err != nil || out == "" {
 		return err
 	}
-	return fitAndWrite(stdout, f, cfg, m.Rows(rep), filepath.Base(prof), out, date)
+	return fitAndWrite(stdout, stderr, f, cfg, m.Rows(rep), filepath.Base(prof), out, date)
 }
 
 // fitAndWrite fits rows on the configured GPU and writes the file.
-func fitAndWrite(stdout io.Writer, f *costFlags, cfg pipeline.Config, rows []calib.Row, source, out, date string) error {
+func fitAndWrite(stdout, stderr io.Writer, f *costFlags, cfg pipeline.Config, rows []calib.Row, source, out, date string) error {
 	cal, err := calib.Fit(cfg.GPUSpec, rows, loop.CalibrationSource(rows, source, date))
 	if err != nil {
 		return usageErr("calibrate: %v", err)
 	}
+	printWarnings(stderr, loop.FitWarnings(cal))
 	var b bytes.Buffer
 	if err := cal.Write(&b); err != nil {
 		return err
