@@ -47,7 +47,11 @@ func (r gemmRule) backward(b *bwCtx) backwardPlan {
 		if b0 != nil && b0.IsInitializer && bat > 1 {
 			kk, bb = e.M*bat, 1
 		}
-		p.Kernels = append(p.Kernels, gemmKernel("dB", perf.ClassGEMM, e.K, e.N, kk, bb, b.bytes(y)+b.bytes(a0), b.bytes(b0)))
+		// Its reduction is over the forward's rows, the batch's tokens
+		// for a layer's weight: a weight gradient to the time model.
+		dB := gemmKernel("dB", perf.ClassGEMM, e.K, e.N, kk, bb, b.bytes(y)+b.bytes(a0), b.bytes(b0))
+		dB.Grad = perf.GradWeight
+		p.Kernels = append(p.Kernels, dB)
 		p.Saved = append(p.Saved, a0)
 	}
 	if c := n.In(2); r.bias && b.needGrad(c) {
@@ -79,7 +83,9 @@ func groupedGemmBackward(b *bwCtx) backwardPlan {
 		p.Saved = append(p.Saved, n.Inputs[1:]...)
 	}
 	if needW {
-		p.Kernels = append(p.Kernels, gemmKernel("dW", perf.ClassGEMM, e.M, e.N, e.K, bat, b.outBytes()+b.bytes(a0), wb))
+		dW := gemmKernel("dW", perf.ClassGEMM, e.M, e.N, e.K, bat, b.outBytes()+b.bytes(a0), wb)
+		dW.Grad = perf.GradWeight
+		p.Kernels = append(p.Kernels, dW)
 		p.Saved = append(p.Saved, a0)
 	}
 	return p

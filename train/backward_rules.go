@@ -57,9 +57,10 @@ func rnnBackward(b *bwCtx) backwardPlan {
 		// dW (gates·h × input) and dR (gates·h × h), reduction over
 		// batch·seq, per direction.
 		rows := e.N * e.Steps
-		p.Kernels = append(p.Kernels,
-			gemmKernel("dW", perf.ClassGEMM, e.M, max(e.InputK, 1), rows, dirs, b.bytes(b.n.In(0)), b.bytes(b.n.In(1))),
-			gemmKernel("dR", perf.ClassGEMM, e.M, e.K, rows, dirs, b.bytes(b.n.Out(0)), b.bytes(b.n.In(2))))
+		dW := gemmKernel("dW", perf.ClassGEMM, e.M, max(e.InputK, 1), rows, dirs, b.bytes(b.n.In(0)), b.bytes(b.n.In(1)))
+		dR := gemmKernel("dR", perf.ClassGEMM, e.M, e.K, rows, dirs, b.bytes(b.n.Out(0)), b.bytes(b.n.In(2)))
+		dW.Grad, dR.Grad = perf.GradWeight, perf.GradWeight
+		p.Kernels = append(p.Kernels, dW, dR)
 	}
 	// Reserve space: gates (M per batch row per step) and h per step.
 	eb := b.c.ElemBytes(b.n.In(0))

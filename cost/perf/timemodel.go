@@ -1060,12 +1060,14 @@ const (
 // tensor-core GEMMs or those of a board not marked NVIDIA (AMD's rocBLAS:
 // on DeepBench's MI25 the cap moved held-out GEMMs 27.4% → 27.8%), for
 // which no trace shows a bound. The bound shrinks as M or N grows, so a
-// bigger batch never gets a deeper split than a smaller one.
+// bigger batch never gets a deeper split than a smaller one; a weight
+// gradient, whose K is the batch's rows, keeps simtGEMMMaxSplit (no trace
+// of one: it is priced as before the rule).
 func maxSplit(g *hwdb.GPU, real hwdb.Precision, lib gemmLib, m, n, k int64) int64 {
 	if isTensor(real) || lib.pixelRows || lib.pixelK || !strings.EqualFold(g.Vendor, "NVIDIA") {
 		return math.MaxInt64
 	}
-	if out := float64(m) * float64(n); out > simtSmallOutput && float64(k) < simtLargeKRatio*math.Sqrt(out) {
+	if out := float64(m) * float64(n); !lib.wgrad && out > simtSmallOutput && float64(k) < simtLargeKRatio*math.Sqrt(out) {
 		return 1
 	}
 	return simtGEMMMaxSplit
@@ -1110,6 +1112,11 @@ func gemmCompute(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 type gemmLib struct {
 	// splitK: it may split the K loop over CTAs (splitsK).
 	splitK bool
+	// wgrad: K is the reduction over the batch's rows (a weight
+	// gradient), which maxSplit's shape rule must not see: a bigger batch
+	// would deepen K past simtLargeKRatio and let the kernel split, so a
+	// weight gradient's time could fall as the batch grows.
+	wgrad bool
 	// pixelRows, pixelK: M (a forward or data-gradient convolution's
 	// pixels, N·P·Q) or K (a weight gradient's reduction over them) is an
 	// implicit-GEMM convolution's pixel dimension, which the kernel
@@ -1126,7 +1133,7 @@ type gemmLib struct {
 // libOf is the library kernel behind GEMM-like kernel k run under o.
 func libOf(k Kernel, o Options) gemmLib {
 	conv := k.Class == ClassConv
-	return gemmLib{splitK: splitsK(k, o), pixelRows: conv && k.Grad != GradWeight, pixelK: conv && k.Grad == GradWeight}
+	return gemmLib{splitK: splitsK(k, o), wgrad: k.Grad == GradWeight, pixelRows: conv && k.Grad != GradWeight, pixelK: conv && k.Grad == GradWeight}
 }
 
 // gemmComputeLib is gemmCompute for the library kernel lib.

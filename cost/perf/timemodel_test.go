@@ -604,6 +604,54 @@ func TestSIMTGEMMSplitCapped(t *testing.T) {
 	}
 }
 
+// TestSIMTSplitOnlyWhereCuBLASSplits: cuBLAS's CUDA-core GEMMs split K
+// for a deep K or a small output only (simtLargeKRatio, simtSmallOutput),
+// as our H200 trace and H100/H200 rows show; a weight gradient, whose K
+// is the batch's rows, keeps the split it always had, so its time never
+// falls as the batch grows.
+func TestSIMTSplitOnlyWhereCuBLASSplits(t *testing.T) {
+	o := PlanOptions()
+	h200, err := hwdb.Lookup("H200-SXM-141GB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		m, n, k int64
+		split   bool
+	}{
+		{128, 768, 768, true},     // sgemm_largek_lds64, grid depth 2 (K/√(MN) 2.4)
+		{128, 768, 3072, true},    // depth 4 (9.8)
+		{128, 3072, 768, false},   // an unsplit 128×32-tile ffma kernel (1.2; 393k outputs)
+		{1024, 1024, 1024, false}, // 63-68 µs measured: the unsplit plan's time
+		{512, 512, 512, true},     // 16 µs: the split plan's (a small output)
+		{128, 4096, 4096, true},   // 93 µs: the split plan's (5.7)
+	} {
+		pl, ok := ChooseGEMM(h200, GEMMKernel(c.m, c.n, c.k, 1, hwdb.FP32, 4, 4), o)
+		if !ok {
+			t.Fatalf("%d×%d×%d: no plan", c.m, c.n, c.k)
+		}
+		if got := pl.Split > 1; got != c.split {
+			t.Errorf("fp32 %d×%d×%d on an H200: split %d, want split %v", c.m, c.n, c.k, pl.Split, c.split)
+		}
+	}
+	for _, gn := range []string{"H100-SXM5-80GB", "A100-SXM4-40GB", "V100-SXM2-16GB", "T4"} {
+		g, err := hwdb.Lookup(gn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev := 0.0
+		for rows := int64(512); rows <= 4096; rows += 64 {
+			k := GEMMKernel(768, 768, rows, 1, hwdb.FP32, 4, 4)
+			k.Grad = GradWeight
+			tm := EstimateKernel(g, k, o).TimeS
+			if tm < prev {
+				t.Errorf("%s: a 768×768 weight gradient over %d rows takes %.3g s, less than over %d (%.3g s)", gn, rows, tm, rows-64, prev)
+			}
+			prev = tm
+		}
+	}
+}
+
 // TestStreamEffElementwiseOnly: a board's measured stream efficiency
 // (hwdb stream_eff) prices the DRAM stream of an elementwise kernel, the
 // contiguous read-combine-write such measurements time; a GEMM's operand
