@@ -611,10 +611,7 @@ func TestSIMTGEMMSplitCapped(t *testing.T) {
 // falls as the batch grows.
 func TestSIMTSplitOnlyWhereCuBLASSplits(t *testing.T) {
 	o := PlanOptions()
-	h200, err := hwdb.Lookup("H200-SXM-141GB")
-	if err != nil {
-		t.Fatal(err)
-	}
+	h200 := lookupAll(t, []string{"H200-SXM-141GB"})[0]
 	for _, c := range []struct {
 		m, n, k int64
 		split   bool
@@ -634,18 +631,14 @@ func TestSIMTSplitOnlyWhereCuBLASSplits(t *testing.T) {
 			t.Errorf("fp32 %d×%d×%d on an H200: split %d, want split %v", c.m, c.n, c.k, pl.Split, c.split)
 		}
 	}
-	for _, gn := range []string{"H100-SXM5-80GB", "A100-SXM4-40GB", "V100-SXM2-16GB", "T4"} {
-		g, err := hwdb.Lookup(gn)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, g := range lookupAll(t, []string{"H100-SXM5-80GB", "A100-SXM4-40GB", "V100-SXM2-16GB", "T4"}) {
 		prev := 0.0
 		for rows := int64(512); rows <= 4096; rows += 64 {
 			k := GEMMKernel(768, 768, rows, 1, hwdb.FP32, 4, 4)
 			k.Grad = GradWeight
 			tm := EstimateKernel(g, k, o).TimeS
 			if tm < prev {
-				t.Errorf("%s: a 768×768 weight gradient over %d rows takes %.3g s, less than over %d (%.3g s)", gn, rows, tm, rows-64, prev)
+				t.Errorf("%s: a 768×768 weight gradient over %d rows takes %.3g s, less than over %d (%.3g s)", g.Name, rows, tm, rows-64, prev)
 			}
 			prev = tm
 		}
