@@ -56,7 +56,9 @@ var tmaGEMMFamilies = map[string]bool{"Hopper": true, "Blackwell": true}
 // and M is a row count. Only N is read: it is the output's row (a
 // layer's features, a vocabulary, a key length), which no batch changes,
 // while K is the forward's rows, batch × sequence, in a weight gradient
-// (train's dW and dB kernels, which carry no mark of it). With K read, a
+// (train's dW and dB kernels, marked perf.GradWeight since the CUDA-core
+// split rule needed to know them, maxSplit; N alone keeps this rule off
+// them without the mark). With K read, a
 // batch of 4 (K = 4) priced at the fallback ran slower than a batch of 8
 // (aligned): LSTM-PTB's training step on Hopper fell by 0.01-0.1% as its
 // batch grew (scripts/batch_scan.py). The fallback is real there too;
