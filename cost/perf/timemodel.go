@@ -1054,12 +1054,12 @@ const (
 // maxSplit is the most K slices the library behind an M×N×K GEMM-like
 // kernel on path real splits it into: for cuBLAS's CUDA-core GEMMs,
 // simtGEMMMaxSplit for the shapes it splits (simtLargeKRatio), else
-// none; otherwise no bound but the SMs' slots. cuDNN's convolutions are not capped (a weight gradient reduces over
-// every pixel of the batch and its kernels split far deeper: capped, our
-// H100 AMP training steps went from 1.9% to 20% off), nor are
-// tensor-core GEMMs or those of a board not marked NVIDIA (AMD's rocBLAS:
-// on DeepBench's MI25 the cap moved held-out GEMMs 27.4% → 27.8%), for
-// which no trace shows a bound. The bound shrinks as M or N grows, so a
+// none; otherwise no bound but the SMs' slots. cuDNN's convolutions are
+// not capped (a weight gradient reduces over every pixel of the batch
+// and its kernels split far deeper: capped, our H100 AMP training steps
+// went from 1.9% to 20% off), nor are tensor-core GEMMs or those of a
+// board not marked NVIDIA (AMD's rocBLAS: on DeepBench's MI25 the cap
+// moved held-out GEMMs 27.4% → 27.8%), for which no trace shows a bound. The bound shrinks as M or N grows, so a
 // bigger batch never gets a deeper split than a smaller one; a weight
 // gradient, whose K is the batch's rows, keeps simtGEMMMaxSplit (no trace
 // of one: it is priced as before the rule).
