@@ -394,3 +394,11 @@ func gemmKernel(name string, cl perf.KernelClass, m, n, k, batch int64, r, w flo
 	return bwKernel{Name: name, Class: cl, FLOPs: 2 * float64(m) * float64(n) * float64(k) * float64(batch),
 		BytesRead: r, BytesWritten: w, M: m, N: n, K: k, Batch: batch, Launches: 1}
 }
+
+// weightGrad marks k a weight gradient (perf.GradWeight): its K is the
+// reduction over the forward's rows, the batch's tokens, which the time
+// model must know so that a bigger batch never splits it deeper.
+func (k bwKernel) weightGrad() bwKernel {
+	k.Grad = perf.GradWeight
+	return k
+}

@@ -48,10 +48,8 @@ func (r gemmRule) backward(b *bwCtx) backwardPlan {
 			kk, bb = e.M*bat, 1
 		}
 		// Its reduction is over the forward's rows, the batch's tokens
-		// for a layer's weight: a weight gradient to the time model.
-		dB := gemmKernel("dB", perf.ClassGEMM, e.K, e.N, kk, bb, b.bytes(y)+b.bytes(a0), b.bytes(b0))
-		dB.Grad = perf.GradWeight
-		p.Kernels = append(p.Kernels, dB)
+		// for a layer's weight.
+		p.Kernels = append(p.Kernels, gemmKernel("dB", perf.ClassGEMM, e.K, e.N, kk, bb, b.bytes(y)+b.bytes(a0), b.bytes(b0)).weightGrad())
 		p.Saved = append(p.Saved, a0)
 	}
 	if c := n.In(2); r.bias && b.needGrad(c) {
@@ -83,9 +81,7 @@ func groupedGemmBackward(b *bwCtx) backwardPlan {
 		p.Saved = append(p.Saved, n.Inputs[1:]...)
 	}
 	if needW {
-		dW := gemmKernel("dW", perf.ClassGEMM, e.M, e.N, e.K, bat, b.outBytes()+b.bytes(a0), wb)
-		dW.Grad = perf.GradWeight
-		p.Kernels = append(p.Kernels, dW)
+		p.Kernels = append(p.Kernels, gemmKernel("dW", perf.ClassGEMM, e.M, e.N, e.K, bat, b.outBytes()+b.bytes(a0), wb).weightGrad())
 		p.Saved = append(p.Saved, a0)
 	}
 	return p

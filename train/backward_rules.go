@@ -57,10 +57,9 @@ func rnnBackward(b *bwCtx) backwardPlan {
 		// dW (gates·h × input) and dR (gates·h × h), reduction over
 		// batch·seq, per direction.
 		rows := e.N * e.Steps
-		dW := gemmKernel("dW", perf.ClassGEMM, e.M, max(e.InputK, 1), rows, dirs, b.bytes(b.n.In(0)), b.bytes(b.n.In(1)))
-		dR := gemmKernel("dR", perf.ClassGEMM, e.M, e.K, rows, dirs, b.bytes(b.n.Out(0)), b.bytes(b.n.In(2)))
-		dW.Grad, dR.Grad = perf.GradWeight, perf.GradWeight
-		p.Kernels = append(p.Kernels, dW, dR)
+		p.Kernels = append(p.Kernels,
+			gemmKernel("dW", perf.ClassGEMM, e.M, max(e.InputK, 1), rows, dirs, b.bytes(b.n.In(0)), b.bytes(b.n.In(1))).weightGrad(),
+			gemmKernel("dR", perf.ClassGEMM, e.M, e.K, rows, dirs, b.bytes(b.n.Out(0)), b.bytes(b.n.In(2))).weightGrad())
 	}
 	// Reserve space: gates (M per batch row per step) and h per step.
 	eb := b.c.ElemBytes(b.n.In(0))
