@@ -379,7 +379,9 @@ func (r *runner) cost(batch, past, seq int64) (step, error) {
 			dims[k] = v
 		}
 	}
-	l, err := pipeline.Load(r.path, pipeline.Options{Batch: batch, Dims: dims, BindAll: true})
+	// EachBatch: a run prices several batches (the serving curve, the
+	// largest batch that fits), so a static batch's rewrite is said once.
+	l, err := pipeline.Load(r.path, pipeline.Options{Batch: batch, Dims: dims, BindAll: true, EachBatch: true})
 	if err != nil {
 		return step{}, err
 	}

@@ -2,10 +2,13 @@ package generate
 
 import (
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/onnxcost/onnxcost/ir"
+	"github.com/onnxcost/onnxcost/models"
 	"github.com/onnxcost/onnxcost/pipeline"
 )
 
@@ -170,5 +173,41 @@ func TestServingBadInput(t *testing.T) {
 		if err == nil || !pipeline.IsInputError(err) || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "zoo:llama-tiny: ") {
 			t.Errorf("%+v: got %v, want an input error naming the model and %q", c.cfg, err, c.want)
 		}
+	}
+}
+
+// A decoder exported for batch 1 (a dynamic sequence and cache, a static
+// leading 1) is rewritten to each batch the run prices: it costs what the
+// same decoder with a symbolic batch costs, and the rewrite is said once,
+// in words that hold for every batch.
+func TestServingStaticBatch(t *testing.T) {
+	export := func(batch int64) string {
+		m, err := models.Llama(models.LlamaConfig{Vocab: 1000, DModel: 64, Heads: 4, KVHeads: 2, Layers: 2, FF: 172,
+			Batch: batch, Seq: models.Symbolic, Decode: true, Past: models.Symbolic})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "decoder.onnx")
+		if err := ir.WriteFile(path, m); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	cfg := Config{GPU: gpu(t, "H100"), Batch: 4, Prompt: 20, Output: 9, Concurrency: []int64{1, 4, 16}}
+	cfg.Model = export(1)
+	static := run(t, cfg)
+	cfg.Model = export(models.Symbolic)
+	dynamic := run(t, cfg)
+	if static.TTFTS != dynamic.TTFTS || static.TPOTS != dynamic.TPOTS || len(static.Serving) != len(dynamic.Serving) {
+		t.Errorf("static batch: TTFT %g TPOT %g, %d serving points; symbolic: %g %g, %d", static.TTFTS, static.TPOTS, len(static.Serving), dynamic.TTFTS, dynamic.TPOTS, len(dynamic.Serving))
+	}
+	var warned []string
+	for _, w := range static.Warnings {
+		if strings.Contains(w, "static batch dim of 1") {
+			warned = append(warned, w)
+		}
+	}
+	if len(warned) != 1 || !strings.HasPrefix(warned[0], "inputs input_ids, past_key_values.0.key, past_key_values.0.value and 2 more have") || !strings.HasSuffix(warned[0], "rewrote them to each batch") {
+		t.Errorf("static-batch warnings %q: want one, for every batch", warned)
 	}
 }

@@ -15,9 +15,13 @@ import (
 //  2. by role: failing a name, the symbol that every input with symbolic
 //     dims carries at the same position (the leading one preferred), else
 //     the leading symbol of each input when every such input has one
-//     (distinct unk__N symbols per input); both with a warning;
-//  3. static: a model whose inputs are all static has its leading dims of
-//     1 rewritten (with a warning naming each input), and the rewrite must
+//     (distinct unk__N symbols per input); both with a warning. Not when
+//     every input of rank 2 or more leads with a static 1: that is a
+//     batch-1 export whose other dims (a sequence, a cache) are dynamic,
+//     and its shared symbol is not the batch (case 3);
+//  3. static: a model whose inputs are all static, or whose every input
+//     of rank 2 or more leads with a static 1, has those leading 1s
+//     rewritten (with a warning naming each input), and the rewrite must
 //     carry through to the outputs that were declared with a leading 1;
 //  4. otherwise --batch is refused with the reason, never ignored.
 
@@ -103,7 +107,7 @@ func planBatch(g *ir.Graph, n int64, data map[string]*ir.Tensor) (*batchPlan, er
 	if len(p.bind) > 0 {
 		return p, nil
 	}
-	if len(uses) > 0 {
+	if len(uses) > 0 && !leadsWithStaticOne(ins) {
 		sym, ok := sharedSymbol(ins)
 		if !ok {
 			if leads := leadingSymbols(ins); leads != nil {
@@ -130,6 +134,24 @@ func planBatch(g *ir.Graph, n int64, data map[string]*ir.Tensor) (*batchPlan, er
 		return nil, fmt.Errorf("--batch %d: the model's inputs are static (%s) with no leading dim of 1 to rewrite, so its batch size is fixed; re-export it with a dynamic batch axis", n, describeInputs(ins))
 	}
 	return p, nil
+}
+
+// leadsWithStaticOne reports whether every input of rank 2 or more has
+// a static leading dim of 1 (and there is one): a model exported for
+// batch 1, whatever its other dims.
+func leadsWithStaticOne(ins []*ir.Value) bool {
+	n := 0
+	for _, in := range ins {
+		dims := in.Declared.Shape.Dims
+		if !in.Declared.Shape.Ranked || len(dims) < 2 {
+			continue
+		}
+		if !dims[0].Is(1) {
+			return false
+		}
+		n++
+	}
+	return n > 0
 }
 
 // sharedSymbol finds the symbol every input with symbolic dims carries at

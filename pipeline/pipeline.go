@@ -85,6 +85,11 @@ func IsInputError(err error) bool {
 type Options struct {
 	// Batch, when > 0, binds the leading symbolic dim of every graph input.
 	Batch int64
+	// EachBatch says the caller loads the model at many batches (sweep):
+	// a static batch-1 input's rewrite is then warned about in words that
+	// hold for all of them ("… --batch rewrote it to each batch"), so the
+	// caller can say it once instead of once per batch.
+	EachBatch bool
 	// Dims binds symbols by name.
 	Dims map[string]int64
 	// InputDataDir, when set, binds graph inputs to the tensors in
@@ -253,11 +258,8 @@ func finish(path string, m *ir.Model, opt Options) (*Loaded, error) {
 			restore = saveDeclared(m.Graph)
 			rewritten = rewriteStatic(m.Graph, bp.rewritten, opt.Batch)
 			rewrote = true
-			for _, name := range bp.rewritten {
-				if opt.Batch == 1 {
-					break // batch 1 is what the model was exported for
-				}
-				l.Warnings = append(l.Warnings, fmt.Sprintf(staticBatchWarning+"%d rewrote it to %d", name, opt.Batch, opt.Batch))
+			if opt.Batch != 1 { // batch 1 is what the model was exported for
+				l.Warnings = append(l.Warnings, staticBatchWarning(bp.rewritten, opt))
 			}
 		}
 	}
@@ -318,21 +320,26 @@ func (l *Loaded) BatchRewritable() bool {
 	return err == nil && len(bp.rewritten) > 0
 }
 
-// staticBatchWarning begins the warning a static batch-1 input's rewrite
-// gives (the input's name, then the batch twice).
-const staticBatchWarning = "input %s has a static batch dim of 1 (the model was exported for batch 1); --batch "
-
-// StaticBatchWarningAcross is w, a warning of Load, with the batch a
-// static input was rewritten to left out, for a command that loads the
-// model at many batches (sweep) and says it once: "… --batch rewrote it
-// to each batch". Any other warning is returned as it is.
-func StaticBatchWarningAcross(w string) string {
-	var name string
-	var b1, b2 int64
-	if n, err := fmt.Sscanf(w, staticBatchWarning+"%d rewrote it to %d", &name, &b1, &b2); err != nil || n != 3 || b1 != b2 {
-		return w
+// staticBatchWarning is the one warning a rewrite of static batch-1
+// inputs gives (a decoder's dozens of cache inputs are named by count
+// after the first three): the batch they were rewritten to, or, for a
+// caller loading at each of many batches (Options.EachBatch), words that
+// hold for all of them.
+func staticBatchWarning(inputs []string, opt Options) string {
+	const named = 3
+	what, has, them := "input "+inputs[0], "has", "it"
+	if len(inputs) > 1 {
+		list := inputs[:min(len(inputs), named)]
+		what, has, them = "inputs "+strings.Join(list, ", "), "have", "them"
+		if more := len(inputs) - len(list); more > 0 {
+			what += fmt.Sprintf(" and %d more", more)
+		}
 	}
-	return fmt.Sprintf(staticBatchWarning+"rewrote it to each batch", name)
+	to := fmt.Sprintf("%d rewrote %s to %d", opt.Batch, them, opt.Batch)
+	if opt.EachBatch {
+		to = "rewrote " + them + " to each batch"
+	}
+	return fmt.Sprintf("%s %s a static batch dim of 1 (the model was exported for batch 1); --batch %s", what, has, to)
 }
 
 // checkInputData refuses an input tensor that contradicts the input's

@@ -79,10 +79,10 @@ func (s *Sweeper) Zoo() *pipeline.ZooSpec { return s.zoo }
 // Warnings are the warnings so far, each once, in order.
 func (s *Sweeper) Warnings() []string { return s.warns }
 
-// warn records a warning once; a static batch's rewrite, which every
-// batch of the sweep repeats, is said once for all of them.
+// warn records a warning once: a warning every batch of the sweep
+// repeats (a static batch's rewrite: Eval loads with EachBatch) is said
+// once for all of them.
 func (s *Sweeper) warn(w string) {
-	w = pipeline.StaticBatchWarningAcross(w)
 	if !s.seen[w] {
 		s.seen[w] = true
 		s.warns = append(s.warns, w)
@@ -109,7 +109,7 @@ func (s *Sweeper) ModelPath(p Point) string {
 func (s *Sweeper) Eval(p Point, batch int64) ([]*report.Report, *pipeline.Loaded, error) {
 	path := s.ModelPath(p)
 	lo := s.cfg.Load
-	lo.Batch, lo.Dims, lo.BindAll = batch, p.Dims, true
+	lo.Batch, lo.Dims, lo.BindAll, lo.EachBatch = batch, p.Dims, true, true
 	l, err := pipeline.Load(path, lo)
 	if err != nil {
 		return nil, nil, err
