@@ -224,6 +224,13 @@ func analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 		a.warnf("the totals are partial: %d of %d nodes were not costed in full: %s", t.Partial.UncostedNodes+t.Partial.UnsizedNodes, t.Nodes, t.Partial.Reason)
 	}
 	for _, v := range a.paramOrder {
+		if a.tiedCopy(v) {
+			t.TiedParams += a.paramElems(v)
+			if !a.holdsTiedOnce() {
+				t.ParamBytes += a.paramBytes(v)
+			}
+			continue
+		}
 		t.Params += a.paramElems(v)
 		t.ParamBytes += a.paramBytes(v)
 	}
@@ -736,6 +743,29 @@ func (a *analyzer) paramElems(v *ir.Value) float64 {
 	return c.Numel(v)
 }
 
+// tiedCopy reports whether v is a transposed copy of an embedding table
+// the plan also reads (ir.Model.TiedCopies): the same parameter twice in
+// the file, once in the framework.
+func (a *analyzer) tiedCopy(v *ir.Value) bool {
+	if a.model == nil {
+		return false
+	}
+	table := a.model.TiedCopies[v]
+	return table != nil && a.seenParams[table]
+}
+
+// holdsTiedOnce reports whether the runtime priced runs the framework's
+// own model, whose tied head and embedding are one tensor; an engine
+// built from the ONNX file (TensorRT, ONNX Runtime) holds both of the
+// file's copies.
+func (a *analyzer) holdsTiedOnce() bool { return a.pytorchPlan() }
+
+// pytorchPlan reports whether the runtime priced runs PyTorch's eager or
+// Inductor plan (pytorch, graph, pytorch-compile and their variants).
+func (a *analyzer) pytorchPlan() bool {
+	return a.runtime != nil && (a.runtime.Plan == "eager" || a.runtime.Plan == "inductor")
+}
+
 func (a *analyzer) paramBytes(v *ir.Value) float64 {
 	c := RuleCtx{DType: a.dtype}
 	c.unknown = true
@@ -793,7 +823,7 @@ func WeightTranspose(n *ir.Node) bool {
 // kernel. The other runtimes fold it when they build the engine or
 // session (fold-constants).
 func (a *analyzer) weightTransposeView(n *ir.Node) bool {
-	return a.runtime != nil && (a.runtime.Plan == "eager" || a.runtime.Plan == "inductor") && WeightTranspose(n)
+	return a.pytorchPlan() && WeightTranspose(n)
 }
 
 // noKernel says why n, which its rule prices as a kernel, runs none where
@@ -862,7 +892,7 @@ func (a *analyzer) strideView(n *ir.Node, g *ir.Graph) string {
 	if n.Domain != "" {
 		return ""
 	}
-	pytorch := a.runtime != nil && (a.runtime.Plan == "eager" || a.runtime.Plan == "inductor")
+	pytorch := a.pytorchPlan()
 	switch n.OpType {
 	case "Transpose":
 		perm, ok := transposePerm(n)

@@ -206,6 +206,9 @@ func (a *analyzer) applyParallel(r *report.Report) {
 	t.CommunicationTimeS = tp.commS
 	var per float64
 	for _, v := range a.paramOrder {
+		if a.tiedCopy(v) && a.holdsTiedOnce() {
+			continue
+		}
 		b := a.paramBytes(v)
 		if tp.sharded[v] {
 			b /= float64(tp.n)

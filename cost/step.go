@@ -67,6 +67,11 @@ func (f *Forward) Runtime() *hwdb.Runtime { return f.a.runtime }
 // candidates for training.
 func (f *Forward) Params() []*ir.Value { return f.a.paramOrder }
 
+// TiedCopy reports whether param v is the file's transposed copy of an
+// embedding table the forward also reads (a tied LM head): one parameter
+// in the framework, with one gradient and one optimizer state.
+func (f *Forward) TiedCopy(v *ir.Value) bool { return f.a.tiedCopy(v) }
+
 // Warnf adds a report warning, in order with the forward's.
 func (f *Forward) Warnf(format string, args ...any) { f.a.warnf(format, args...) }
 

@@ -23,6 +23,12 @@ type Model struct {
 	Graph           *Graph
 	Functions       []*Function
 
+	// TiedCopies maps each initializer that is a transposed copy of an
+	// embedding table in the file (TransposedCopies: a tied LM head as
+	// torch.onnx.export writes it) to that table; set by pipeline.Load.
+	// The framework the model came from holds the matrix once.
+	TiedCopies map[*Value]*Value
+
 	// dropPages is set by ReadFile for a memory-mapped file (see
 	// DropFilePages).
 	dropPages func()

@@ -163,6 +163,9 @@ func Load(path string, opt Options) (*Loaded, error) {
 	if m.Graph == nil || len(m.Graph.Nodes) < dropFromNodes {
 		opt.DropFilePages = false
 	}
+	// Read from the file itself: a model held in memory (LoadBytes) has
+	// only a name, and a file of that name is not its bytes.
+	m.TiedCopies = ir.TransposedCopies(m)
 	l, err := finish(path, m, opt)
 	if opt.DropFilePages {
 		m.DropFilePages()

@@ -11,6 +11,7 @@ package train
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -154,7 +155,11 @@ func newStep(o *Options, f *cost.Forward) (*step, error) {
 	s := &step{o: *o, f: f, g: f.Graph(), rep: f.Report(), opt: opt, mixed: mixed, c: f.Sizer(),
 		tr: &report.Train{Optimizer: opt.name, MixedPrecision: mixed, Notes: []string{}}}
 	s.trainable = trainableParams(f.Params(), s.g)
-	s.need = needGradients(s.g, s.trainable)
+	// A tied head's copy is not a parameter of its own, but its weight
+	// gradient is computed (and summed into the table's).
+	grads := s.trainable
+	s.trainable = slices.DeleteFunc(slices.Clone(s.trainable), f.TiedCopy)
+	s.need = needGradients(s.g, grads)
 	return s, nil
 }
 

@@ -99,7 +99,7 @@ func HTML(w io.Writer, in HTMLInput) error {
 		"Tool": render.Clean(r.ToolVersion), "CostModel": render.Clean(r.CostModelVersion),
 		"Time": render.Seconds(t.TimeS), "FLOPs": render.FLOPs(t.FLOPs), "MACs": render.Count(t.MACs),
 		"Bytes":    render.Bytes(t.BytesRead + t.BytesWritten),
-		"Params":   render.Count(t.Params),
+		"Params":   render.ParamsCount(t),
 		"Launches": render.Count(t.Launches), "Energy": render.Count(t.EnergyJ) + " J",
 		"Peak": render.Bytes(t.PeakMemoryBytes), "GEMMShare": render.Percent(t.GEMMConvTimeShare),
 		"Nodes": len(r.Nodes), "Rows": rows, "Omitted": omitted, "Warnings": cleanAll(r.Warnings),

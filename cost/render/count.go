@@ -87,7 +87,7 @@ func CountText(w io.Writer, r *report.Report, top int, byOp bool) error {
 		executed = " (executes " + FLOPs(t.ExecutedFLOPs) + ")"
 	}
 	fmt.Fprintf(w, "\n%s MACs · %s%s · params %s (%s) · %s launches · peak activations %s\n",
-		Count(t.MACs), FLOPs(t.FLOPs), executed, Count(t.Params), Bytes(t.ParamBytes), Count(t.Launches), Bytes(t.PeakActivationBytes))
+		Count(t.MACs), FLOPs(t.FLOPs), executed, ParamsCount(t), Bytes(t.ParamBytes), Count(t.Launches), Bytes(t.PeakActivationBytes))
 	if len(r.UnsupportedOps) > 0 || t.Partial != nil {
 		fmt.Fprintln(w, "the totals are partial: some nodes were not counted in full (see the warnings)")
 	}
@@ -144,4 +144,14 @@ func writeAligned(w io.Writer, rows [][]string, left int) {
 		line = append(bytes.TrimRight(line, " "), '\n')
 		w.Write(line)
 	}
+}
+
+// ParamsCount is the parameter count as the reports print it: Params,
+// with the elements of a tied weight's transposed copy in the file
+// (report.Totals.TiedParams) said beside it rather than added.
+func ParamsCount(t report.Totals) string {
+	if t.TiedParams > 0 {
+		return Count(t.Params) + " + " + Count(t.TiedParams) + " tied copy"
+	}
+	return Count(t.Params)
 }

@@ -354,7 +354,7 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 	}
 	tt := r.Totals
 	fmt.Fprintf(w, "\n%s MACs%s · params %s (%s) · %s launches%s · peak memory %s · energy %s · GEMM/conv %s of time\n",
-		Count(tt.MACs), executedText(tt.Counts), Count(tt.Params), Bytes(tt.ParamBytes), Count(tt.Launches), kernelSumText(r), Bytes(tt.PeakMemoryBytes), Joules(tt.EnergyJ), Percent(tt.GEMMConvTimeShare))
+		Count(tt.MACs), executedText(tt.Counts), ParamsCount(tt), Bytes(tt.ParamBytes), Count(tt.Launches), kernelSumText(r), Bytes(tt.PeakMemoryBytes), Joules(tt.EnergyJ), Percent(tt.GEMMConvTimeShare))
 	fmt.Fprintf(w, "power: average %.0f W · energy-delay product %.4g J·s · %s\n", tt.AvgPowerW, tt.EDPJS, powerSetting(tt))
 	if line := IntervalText(r); line != "" {
 		fmt.Fprintln(w, line)
@@ -517,7 +517,7 @@ func Markdown(w io.Writer, r *report.Report, opt Options) error {
 	} else {
 		fmt.Fprintf(w, "| time | FLOPs | MACs | bytes read | bytes written | params | launches | peak memory | energy | GEMM/conv share |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	}
-	fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n\n", Seconds(tt.TimeS), FLOPs(tt.FLOPs), Count(tt.MACs), Bytes(tt.BytesRead), Bytes(tt.BytesWritten), Count(tt.Params), Count(tt.Launches), Bytes(tt.PeakMemoryBytes), Joules(tt.EnergyJ), Percent(tt.GEMMConvTimeShare))
+	fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n\n", Seconds(tt.TimeS), FLOPs(tt.FLOPs), Count(tt.MACs), Bytes(tt.BytesRead), Bytes(tt.BytesWritten), ParamsCount(tt), Count(tt.Launches), Bytes(tt.PeakMemoryBytes), Joules(tt.EnergyJ), Percent(tt.GEMMConvTimeShare))
 	if tt.Train != nil {
 		trainMarkdown(w, r)
 	}

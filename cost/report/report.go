@@ -65,6 +65,12 @@ type Totals struct {
 	Counts
 	Params     float64 `json:"params"`
 	ParamBytes float64 `json:"param_bytes"`
+	// TiedParams are the elements of weights the file holds as a
+	// transposed copy of another (ir.TransposedCopies: a tied LM head):
+	// left out of Params, as the framework counts them, and out of
+	// ParamBytes under a runtime that runs the framework's model
+	// (PyTorch's plans), which holds the matrix once.
+	TiedParams float64 `json:"tied_params,omitempty"`
 	Launches   float64 `json:"launches"`
 	TimeS      float64 `json:"time_s"`
 	// TimeIntervalS is the 80% interval [low, high] around TimeS: where

@@ -144,3 +144,22 @@ func Linear(t testing.TB, transposed bool) *Builder {
 	b.Node("MatMul", []*ir.Value{x, wt}, []*ir.Value{y})
 	return b
 }
+
+// LM builds a language model's two ends: a Gather from a [vocab,dim]
+// embedding table by rows token ids, then a MatMul by a [dim,vocab] head
+// weight. Tied, the model marks the head as the table's transposed copy
+// (ir.Model.TiedCopies), as pipeline.Load does for a file whose bytes
+// show it.
+func (b *Builder) LM(vocab, dim, rows int64, tied bool) {
+	ids := b.Val("ids", ir.Int64, rows)
+	ids.Declared = &ir.TypeInfo{DType: ir.Int64, Shape: ir.KnownShape(rows)}
+	b.G.AddInput(ids)
+	table, head := b.Weight("table", vocab, dim), b.Weight("head", dim, vocab)
+	x, y := b.Val("x", ir.Float32, rows, dim), b.Val("y", ir.Float32, rows, vocab)
+	b.Node("Gather", []*ir.Value{table, ids}, []*ir.Value{x})
+	b.Node("MatMul", []*ir.Value{x, head}, []*ir.Value{y})
+	b.G.Outputs = append(b.G.Outputs, y)
+	if tied {
+		b.M.TiedCopies = map[*ir.Value]*ir.Value{head: table}
+	}
+}

@@ -503,7 +503,7 @@ func Text(r *report.Report) map[string]string {
 		"launches":             render.Count(t.Launches),
 		"peak_memory_bytes":    render.Bytes(t.PeakMemoryBytes),
 		"energy_j":             render.Joules(t.EnergyJ),
-		"params":               render.Count(t.Params),
+		"params":               render.ParamsCount(t),
 		"param_bytes":          render.Bytes(t.ParamBytes),
 		"gemm_conv_time_share": render.Percent(t.GEMMConvTimeShare),
 		"nodes":                render.Count(float64(t.Nodes)),
