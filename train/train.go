@@ -447,10 +447,17 @@ func (s *step) priceBackward(n *ir.Node, k bwKernel) (timeS, energyJ float64) {
 	if k.Conv != nil && n != nil {
 		// A convolution's gradient, priced as calibrated on DeepBench's
 		// backward rows (internal/calibrate/backward.go): the cheaper
-		// algorithm is chosen at the default setting, then priced under
-		// the report's cap like every step kernel.
+		// algorithm is chosen in a plan under the report's runtime, whose
+		// library may not split a convolution over K (hwdb.Runtime.
+		// ConvSplitK), then priced under the report's cap like every step
+		// kernel. Chosen where splits were allowed, a batch-1 data
+		// gradient took implicit GEMM, fast only split: AlexNet's 13×13
+		// layers under `graph` on an RTX 4090 cost 84 µs at batch 1 and
+		// 37 µs at batch 2, where Winograd was chosen.
 		eb := f.ElemBytes(n)
-		ck, _ := perf.EstimateConvGrad(f.GPU(), *k.Conv, k.Grad, prec, eb, eb, perf.PlanOptions())
+		po := perf.PlanOptions()
+		po.Runtime = f.Runtime()
+		ck, _ := perf.EstimateConvGrad(f.GPU(), *k.Conv, k.Grad, prec, eb, eb, po)
 		ck.Resident, ck.DRAMBytes = true, dram*ck.Bytes/max(bytes, 1)
 		return f.PriceKernel(ck)
 	}
