@@ -3,6 +3,7 @@ package ir
 import (
 	"bytes"
 	"encoding/binary"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -35,9 +36,26 @@ const tiedSamples = 64
 // Weights whose bytes are not in the file (a graph-only export) are never
 // matched: nothing says whether they are tied. The bytes are read from
 // m.Path (and the external data files beside it), which must be the file
-// ReadFile read m from: a model read from memory has none to compare.
+// ReadFile read m from; a model read from memory takes TransposedCopiesIn.
 func TransposedCopies(m *Model) map[*Value]*Value {
-	if m == nil || m.Graph == nil {
+	if m == nil || m.Path == "" {
+		return nil
+	}
+	return transposedCopies(m, &byteReader{m: m, files: map[string]io.ReaderAt{}})
+}
+
+// TransposedCopiesIn is TransposedCopies for a model read from data (Read,
+// as a browser upload is): the bytes inside the model are read from data;
+// external data files, which such a model cannot reach, are not.
+func TransposedCopiesIn(m *Model, data []byte) map[*Value]*Value {
+	if m == nil {
+		return nil
+	}
+	return transposedCopies(m, &byteReader{m: m, files: map[string]io.ReaderAt{"": bytes.NewReader(data)}, inMemory: true})
+}
+
+func transposedCopies(m *Model, r *byteReader) map[*Value]*Value {
+	if m.Graph == nil {
 		return nil
 	}
 	g := m.Graph
@@ -61,7 +79,6 @@ func TransposedCopies(m *Model) map[*Value]*Value {
 	if len(tables) == 0 || len(heads) == 0 {
 		return nil
 	}
-	r := &byteReader{m: m, files: map[string]*os.File{}}
 	defer r.close()
 	var out map[*Value]*Value
 	for _, b := range heads {
@@ -92,16 +109,19 @@ func transposedShapes(a, b *Tensor) bool {
 }
 
 // byteReader reads single elements of initializers from the files they
-// came from, keeping each file open for the next.
+// came from (or the model's own bytes in memory), keeping each file open
+// for the next.
 type byteReader struct {
 	m     *Model
-	files map[string]*os.File
+	files map[string]io.ReaderAt
+	// inMemory: the model was read from memory; only files[""] exists.
+	inMemory bool
 }
 
 func (r *byteReader) close() {
 	for _, f := range r.files {
-		if f != nil {
-			f.Close()
+		if c, ok := f.(io.Closer); ok && f != nil {
+			c.Close()
 		}
 	}
 }
@@ -138,7 +158,7 @@ func (r *byteReader) element(t *Tensor, i int64) ([]byte, bool) {
 	}
 	size := t.DType.ByteSize(1)
 	loc := t.Loc
-	if size <= 0 || loc.Missing || loc.Offset < 0 || loc.Length != t.ByteSize() || r.m.Path == "" {
+	if size <= 0 || loc.Missing || loc.Offset < 0 || loc.Length != t.ByteSize() {
 		return nil, false
 	}
 	f := r.file(loc.File)
@@ -155,15 +175,18 @@ func (r *byteReader) element(t *Tensor, i int64) ([]byte, bool) {
 // file opens (once) the model file, or the external data file name in
 // its folder (inside it, as the reader resolved it: safefile.OpenIn), a
 // regular file only; nil when it cannot.
-func (r *byteReader) file(name string) *os.File {
+func (r *byteReader) file(name string) io.ReaderAt {
 	if f, ok := r.files[name]; ok {
 		return f
 	}
 	var f *os.File
 	var err error
-	if name == "" {
+	switch {
+	case r.inMemory:
+		err = os.ErrNotExist
+	case name == "":
 		f, _, err = safefile.Open(r.m.Path)
-	} else {
+	default:
 		var root *os.Root
 		if root, err = os.OpenRoot(filepath.Dir(r.m.Path)); err == nil {
 			f, _, err = safefile.OpenIn(root, name)
@@ -171,7 +194,8 @@ func (r *byteReader) file(name string) *os.File {
 		}
 	}
 	if err != nil {
-		f = nil
+		r.files[name] = nil
+		return nil
 	}
 	r.files[name] = f
 	return f

@@ -93,6 +93,21 @@ func TestTransposedCopies(t *testing.T) {
 			}
 		})
 	}
+	t.Run("in memory", func(t *testing.T) {
+		for _, tied := range []bool{true, false} {
+			data, err := os.ReadFile(tiedLM(t, 600, 16, tied))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := Read(data, ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := TransposedCopiesIn(m, data); len(got) != map[bool]int{true: 1, false: 0}[tied] {
+				t.Errorf("tied %v: TransposedCopiesIn = %v", tied, got)
+			}
+		}
+	})
 	t.Run("graph-only", func(t *testing.T) {
 		m, err := ReadFile(tiedLM(t, 600, 16, true), ReadOptions{})
 		if err != nil {

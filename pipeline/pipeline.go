@@ -163,8 +163,6 @@ func Load(path string, opt Options) (*Loaded, error) {
 	if m.Graph == nil || len(m.Graph.Nodes) < dropFromNodes {
 		opt.DropFilePages = false
 	}
-	// Read from the file itself: a model held in memory (LoadBytes) has
-	// only a name, and a file of that name is not its bytes.
 	m.TiedCopies = ir.TransposedCopies(m)
 	l, err := finish(path, m, opt)
 	if opt.DropFilePages {
@@ -188,6 +186,7 @@ func LoadBytes(name string, data []byte, opt Options) (*Loaded, error) {
 		return nil, inputErr("%s: %w", name, err)
 	}
 	m.Path = name
+	m.TiedCopies = ir.TransposedCopiesIn(m, data)
 	return finish(name, m, opt)
 }
 

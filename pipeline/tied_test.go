@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -46,6 +47,18 @@ func TestLoadFindsTiedHead(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "lm.onnx")
 	if err := ir.WriteFile(path, &ir.Model{IRVersion: 8, Opsets: []ir.OpsetImport{{Version: 17}}, Graph: g}); err != nil {
 		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A browser upload: the same bytes, in memory, under a name.
+	up, err := LoadBytes("upload.onnx", data, Options{Batch: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(up.Model.TiedCopies) != 1 {
+		t.Errorf("LoadBytes: TiedCopies %v, want the head tied to the table", up.Model.TiedCopies)
 	}
 	l, err := Load(path, Options{Batch: 2})
 	if err != nil {
