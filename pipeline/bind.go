@@ -21,7 +21,7 @@ import (
 //     and its shared symbol is not the batch (case 3);
 //  3. static: a model whose inputs are all static, or whose every input
 //     of rank 2 or more leads with a static 1, has those leading 1s
-//     rewritten (with a warning naming each input), and the rewrite must
+//     rewritten (with one warning naming the inputs), and the rewrite must
 //     carry through to the outputs that were declared with a leading 1;
 //  4. otherwise --batch is refused with the reason, never ignored.
 

@@ -85,7 +85,8 @@ func IsInputError(err error) bool {
 type Options struct {
 	// Batch, when > 0, binds the leading symbolic dim of every graph input.
 	Batch int64
-	// EachBatch says the caller loads the model at many batches (sweep):
+	// EachBatch says the caller loads the model at many batches (sweep,
+	// generate):
 	// a static batch-1 input's rewrite is then warned about in words that
 	// hold for all of them ("… --batch rewrote it to each batch"), so the
 	// caller can say it once instead of once per batch.
