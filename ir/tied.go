@@ -120,7 +120,7 @@ type byteReader struct {
 
 func (r *byteReader) close() {
 	for _, f := range r.files {
-		if c, ok := f.(io.Closer); ok && f != nil {
+		if c, ok := f.(io.Closer); ok {
 			c.Close()
 		}
 	}
@@ -179,11 +179,12 @@ func (r *byteReader) file(name string) io.ReaderAt {
 	if f, ok := r.files[name]; ok {
 		return f
 	}
+	if r.inMemory {
+		return nil // no file beside a model held in memory
+	}
 	var f *os.File
 	var err error
 	switch {
-	case r.inMemory:
-		err = os.ErrNotExist
 	case name == "":
 		f, _, err = safefile.Open(r.m.Path)
 	default:

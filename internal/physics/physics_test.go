@@ -144,10 +144,6 @@ func load(t testing.TB, path string, batch int64) *loaded {
 // loadPlan is load under the named plan.
 func loadPlan(t testing.TB, path string, batch int64, plan string) *loaded {
 	t.Helper()
-	sep := "?"
-	if strings.Contains(path, "?") {
-		sep = "&"
-	}
 	var l *pipeline.Loaded
 	var err error
 	if !strings.HasPrefix(path, "zoo:") {
@@ -157,7 +153,7 @@ func loadPlan(t testing.TB, path string, batch int64, plan string) *loaded {
 		}
 		l, err = pipeline.Load(path, pipeline.Options{Dims: bound})
 	} else {
-		l, err = pipeline.Load(fmt.Sprintf("%s%sbatch=%d", path, sep, batch), pipeline.Options{BindAll: true})
+		l, err = pipeline.Load(zooAtBatch(path, batch), pipeline.Options{BindAll: true})
 	}
 	if err != nil {
 		t.Fatalf("%s batch %d: %v", path, batch, err)
@@ -170,6 +166,15 @@ func loadPlan(t testing.TB, path string, batch int64, plan string) *loaded {
 		out.cold[dt] = coldBytes(l.Model.Graph, dt)
 	}
 	return out
+}
+
+// zooAtBatch is the zoo path with its batch parameter set.
+func zooAtBatch(path string, batch int64) string {
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	return fmt.Sprintf("%s%sbatch=%d", path, sep, batch)
 }
 
 // coldBytes is, per node, the bytes of the inputs no kernel can have left

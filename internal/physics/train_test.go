@@ -1,8 +1,6 @@
 package physics
 
 import (
-	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/hwdb"
@@ -37,11 +35,7 @@ func TestTrainingNeverFasterWithBatch(t *testing.T) {
 	for _, model := range []string{"zoo:alexnet", "zoo:resnet18", "zoo:vgg16", "zoo:gpt2-small?seq=128", "zoo:lstm-ptb"} {
 		prev, prevPeak := map[string]float64{}, map[string]float64{}
 		for _, batch := range []int64{1, 2, 4, 8} {
-			sep := "?"
-			if strings.Contains(model, "?") {
-				sep = "&"
-			}
-			l, err := pipeline.Load(fmt.Sprintf("%s%sbatch=%d", model, sep, batch), pipeline.Options{BindAll: true})
+			l, err := pipeline.Load(zooAtBatch(model, batch), pipeline.Options{BindAll: true})
 			if err != nil {
 				t.Fatal(err)
 			}
