@@ -88,6 +88,7 @@ const (
 	int4Decoder = "../../testdata/models/contrib/llama_int4_gqa.onnx"
 	bertBase    = "../../testdata/models/bert_base.onnx"
 	denseNet    = "../../testdata/models/densenet121.onnx"
+	mobileNet   = "../../testdata/models/mobilenet_v2.onnx"
 	gruModel    = "../../testdata/models/gru.onnx"
 	qbert       = "../../testdata/models/qoperator/qbert.onnx"
 	moeFFN      = "../../testdata/models/qoperator/moe_ffn.onnx"

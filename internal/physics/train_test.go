@@ -1,6 +1,7 @@
 package physics
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/hwdb"
@@ -10,9 +11,9 @@ import (
 )
 
 // TestTrainingNeverFasterWithBatch: a training step under the runtimes
-// that train (PyTorch eager, its CUDA-graph replay and Inductor; ONNX
-// Runtime's training kernels: cuDNN's unsplit convolutions and their
-// gradient algorithms) never takes less time at a larger batch, on any
+// that train (PyTorch eager, its CUDA-graph replay and Inductor, NCHW and
+// channels_last; ONNX Runtime's training kernels: cuDNN's unsplit
+// convolutions and their gradient algorithms) never takes less time at a larger batch, on any
 // GPU in the database, at fp32, TF32 and under autocast; nor does its
 // peak of live tensors fall (the allocator's reserve may: its segments
 // pack other sizes differently, docs/accuracy.md). AlexNet's batch-1 step on an
@@ -23,7 +24,7 @@ func TestTrainingNeverFasterWithBatch(t *testing.T) {
 		t.Skip("prices every GPU")
 	}
 	var runtimes []*hwdb.Runtime
-	for _, name := range []string{"graph", "pytorch", "pytorch-compile", "onnxruntime"} {
+	for _, name := range []string{"graph", "pytorch", "pytorch-compile", "onnxruntime", "graph-nhwc", "pytorch-nhwc"} {
 		rt, err := hwdb.LookupRuntime(name)
 		if err != nil {
 			t.Fatal(err)
@@ -32,10 +33,10 @@ func TestTrainingNeverFasterWithBatch(t *testing.T) {
 	}
 	step := (&train.Options{Optimizer: "sgd"}).Training()
 	var v violations
-	for _, model := range []string{"zoo:alexnet", "zoo:resnet18", "zoo:vgg16", "zoo:gpt2-small?seq=128", "zoo:lstm-ptb"} {
+	for _, model := range []string{"zoo:alexnet", "zoo:resnet18", "zoo:vgg16", "zoo:gpt2-small?seq=128", "zoo:lstm-ptb", mobileNet, denseNet} {
 		prev, prevPeak := map[string]float64{}, map[string]float64{}
 		for _, batch := range []int64{1, 2, 4, 8} {
-			l, err := pipeline.Load(zooAtBatch(model, batch), pipeline.Options{BindAll: true})
+			l, err := loadTraining(model, batch)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,4 +67,14 @@ func TestTrainingNeverFasterWithBatch(t *testing.T) {
 		}
 	}
 	v.report(t)
+}
+
+// loadTraining loads a zoo path or a model file at a batch: MobileNetV2's
+// depthwise convolutions are where channels_last changes the kernels,
+// DenseNet's concatenations where the saved set is largest.
+func loadTraining(model string, batch int64) (*pipeline.Loaded, error) {
+	if strings.HasPrefix(model, "zoo:") {
+		return pipeline.Load(zooAtBatch(model, batch), pipeline.Options{BindAll: true})
+	}
+	return pipeline.Load(model, pipeline.Options{Batch: batch})
 }
