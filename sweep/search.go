@@ -30,18 +30,16 @@ type ProbePoint struct {
 }
 
 // PeakTolerance is how far (relative) a larger batch's peak may fall below
-// a smaller one's before FindMaxBatch calls the peak not monotone: a
-// caching allocator's fragmentation (the training memory's reserve,
-// train/allocator.go) wobbles by a fraction of a percent from one
-// batch to the next while the trend rises.
+// a smaller one's before FindMaxBatch calls the peak not monotone: room
+// for a figure that wobbles while its trend rises. The sweep gives it
+// figures that should not wobble at all (a training step's live tensors,
+// not the caching allocator's reserve over them: searchPeak), so the
+// allowance only keeps a rounding from being called an error.
 const PeakTolerance = 0.02
 
 // PeakToleranceBytes is the same allowance in bytes, for small models
-// where 2% is less than the allocator's unit: a handful of its 20 MiB
-// large-pool segments (train/allocator.go) stranded by activations of
-// other sizes (VGG-11 on a T4, batch 2 → 4: 2.93 → 2.85 GB, three to
-// four segments, under the eager plan's BatchNorm-free but bias-split
-// kernels).
+// where 2% is less than the allocator's unit (a handful of its 20 MiB
+// large-pool segments, train/allocator.go).
 const PeakToleranceBytes = 8 * 20 << 20
 
 // FindMaxBatch finds the largest integer batch that fits: it doubles from
