@@ -231,7 +231,11 @@ func gemmActivity(g *hwdb.GPU, k Kernel, o Options) (busy, mainLoop float64) {
 	if !ok || !(pl.CTAs > 0) || g.SMs <= 0 {
 		return 1, 1
 	}
-	return min(pl.CTAs/float64(g.SMs), 1), loopRamp(ceilDiv(k.K, max(pl.Split, 1)), o.Params)
+	loop := loopRamp(ceilDiv(k.K, max(pl.Split, 1)), o.Params)
+	if pl.StallS > 0 && pl.ComputeS > 0 {
+		loop *= 1 - pl.StallS/pl.ComputeS
+	}
+	return min(pl.CTAs/float64(g.SMs), 1), loop
 }
 
 // at is the kernel's time at SM clock f.

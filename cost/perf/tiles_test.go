@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"math"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/hwdb"
@@ -152,4 +153,62 @@ func TestConvPixelAlignmentIsMoot(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestLargeKOnHopper: on Hopper an fp32 GEMM of a small output and a deep
+// reduction (BERT-base's 128-token Linears) is priced as cuBLAS's largek
+// kernel runs it, 32×32 tiles split over K, slower than the fastest plan
+// the model knows, and the part of its time beyond that plan draws no
+// compute power; the same shape on an Ampere board, at TF32, or with K
+// too shallow (128×3072×768) keeps the fastest plan. Across the region's
+// edge the price never falls as the rows grow: real cuBLAS's does
+// (faster at 193 rows than at 192), the physics standard's does not.
+func TestLargeKOnHopper(t *testing.T) {
+	p := DefaultParams()
+	h200, err := hwdb.Lookup("H200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a100, err := hwdb.Lookup("A100-SXM4-80GB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib := gemmLib{splitK: true}
+	plan := func(g *hwdb.GPU, pr hwdb.Precision, m, n, k int64) GEMMPlan {
+		return gemmPlanLib(g, pr, m, n, k, 1, 1, p, lib)
+	}
+	fastest := func(g *hwdb.GPU, pr hwdb.Precision, m, n, k int64) GEMMPlan {
+		return fastestPlan(g, pr, m, n, k, 1, 1, p, lib, false)
+	}
+	for _, s := range [][3]int64{{128, 768, 768}, {128, 768, 3072}} {
+		got, fast := plan(h200, hwdb.FP32, s[0], s[1], s[2]), fastest(h200, hwdb.FP32, s[0], s[1], s[2])
+		if got.TileM != 32 || got.TileN != 32 || !(got.ComputeS > fast.ComputeS) {
+			t.Errorf("H200 fp32 %v: plan %+v, want the largek kernel's 32×32 tiles, slower than the fastest plan (%g s)", s, got, fast.ComputeS)
+		}
+		if d := got.ComputeS - fast.ComputeS; math.Abs(got.StallS-d) > 1e-15 {
+			t.Errorf("H200 fp32 %v: stall %g s, want the time beyond the fastest plan, %g s", s, got.StallS, d)
+		}
+		for _, c := range []struct {
+			g  *hwdb.GPU
+			pr hwdb.Precision
+		}{{a100, hwdb.FP32}, {h200, hwdb.TF32Tensor}} {
+			if got, fast := plan(c.g, c.pr, s[0], s[1], s[2]), fastest(c.g, c.pr, s[0], s[1], s[2]); got != fast {
+				t.Errorf("%s %s %v: plan %+v, want the fastest %+v", c.g.Name, c.pr, s, got, fast)
+			}
+		}
+	}
+	if got, fast := plan(h200, hwdb.FP32, 128, 3072, 768), fastest(h200, hwdb.FP32, 128, 3072, 768); got != fast {
+		t.Errorf("128×3072×768 (K/√(MN) 1.2): plan %+v, want the fastest %+v", got, fast)
+	}
+	for _, nk := range [][2]int64{{768, 768}, {768, 3072}, {1024, 4096}, {4096, 25088}} {
+		prev := 0.0
+		for m := int64(1); m <= 600; m++ {
+			got := plan(h200, hwdb.FP32, m, nk[0], nk[1]).ComputeS
+			if got < prev*(1-1e-12) {
+				t.Errorf("%d×%d×%d: %g s, less than %g s at %d rows", m, nk[0], nk[1], got, prev, m-1)
+				break
+			}
+			prev = got
+		}
+	}
 }

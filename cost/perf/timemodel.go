@@ -1144,13 +1144,11 @@ func gemmComputeLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classE
 // GEMMPlan is the library kernel the time model prices a tiled GEMM-like
 // kernel as: the fastest CTA tile and K split among those it knows
 // (ctaTiles, splitKMinK; at most simtGEMMMaxSplit slices for cuBLAS's
-// CUDA-core GEMMs). A library's heuristic need not pick it: our H200
-// trace of BERT-base fp32 shows cuBLAS running 128-token Linears as 32×32
-// tiles split 2-4 ways (192-384 CTAs), where the fastest plan here is a
-// 64×64 or 128×128 tile split 4 ways, priced 34-46% under the measured
-// times. scripts/measure_gpu.py --gemm-choices records the
-// library's choice across shapes; go run ./scripts/choices sets it
-// beside this plan.
+// CUDA-core GEMMs), except where a trace shows the library picking a
+// slower one (simtLargeK: cuBLAS's largek kernel on Hopper, 32×32 tiles
+// where the fastest plan is 64×64). scripts/measure_gpu.py --gemm-choices
+// records the library's choice across shapes; go run ./scripts/choices
+// sets it beside this plan.
 type GEMMPlan struct {
 	TileM, TileN int64
 	// Split is the K slices per output tile (1: none); Passes the
@@ -1163,6 +1161,11 @@ type GEMMPlan struct {
 	// unless a misaligned operand's floor or FLOPs beyond the GEMM's
 	// (a rule's epilogue) raise it.
 	ComputeS float64
+	// StallS is the part of ComputeS a kernel slower than the fastest
+	// plan (cuBLAS's largek: simtLargeK) spends beyond that plan's time,
+	// its warps waiting on their loads rather than computing: no compute
+	// power is drawn for it (gemmActivity).
+	StallS float64
 }
 
 // ChooseGEMM is the plan EstimateKernel prices kernel k with under o: ok
@@ -1177,10 +1180,62 @@ func ChooseGEMM(g *hwdb.GPU, k Kernel, o Options) (GEMMPlan, bool) {
 	return pl, pl.ComputeS > 0
 }
 
-// gemmPlanLib is the fastest plan for batch M×N×K GEMMs run by the
-// library kernel lib: each tile that serves the shape, unsplit and, where
-// its CTAs leave SM slots idle, split over K.
+// gemmPlanLib is the plan for batch M×N×K GEMMs run by the library
+// kernel lib: the fastest the model knows (fastestPlan), or, for the
+// shapes cuBLAS sends to its largek kernel on Hopper, that kernel's
+// (largeKPlan).
 func gemmPlanLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff float64, p Params, lib gemmLib) GEMMPlan {
+	best := fastestPlan(g, pr, m, n, k, batch, classEff, p, lib, false)
+	_, real := peakFor(g, pr)
+	if !simtLargeK(g, real, lib, m, n, k) {
+		return best
+	}
+	lk := fastestPlan(g, pr, m, n, k, batch, classEff, p, lib, true)
+	if !(lk.ComputeS > best.ComputeS) {
+		return best
+	}
+	// More rows are never priced faster (the rows are what a batch
+	// grows): grown along M just out of the largek region, the same GEMM
+	// takes the fastest plan, and this one costs no more than that. Real
+	// cuBLAS is not bound so; the physics standard is (internal/physics).
+	out := min(float64(simtSmallOutput), math.Pow(float64(k)/simtLargeKRatio, 2))
+	grown := fastestPlan(g, pr, int64(out)/n+1, n, k, batch, classEff, p, lib, false)
+	lk.ComputeS = max(min(lk.ComputeS, grown.ComputeS), best.ComputeS)
+	lk.StallS = lk.ComputeS - best.ComputeS
+	return lk
+}
+
+// simtLargeK reports whether cuBLAS runs an M×N×K GEMM on path real as
+// its largek kernel (sgemm_largek_lds64: 32×32 output tiles, K split a
+// few ways, each CTA's loop bound by its loads' latency): a CUDA-core
+// GEMM with a small output (M·N at most simtSmallOutput, both sides at
+// least 32) and a deep reduction onto it (K at least simtLargeKRatio·
+// √(M·N)), on Hopper. Our H200 trace of BERT-base's 128-token fp32
+// Linears (scripts/choices/testdata/bert_fp32_h200.csv) shows it for
+// 128×768×768 and 128×768×3072, 25.5 and 55.2 µs, where the fastest plan
+// (64×64 tiles split 4 ways) was priced 13.9 and 35.6; 128×3072×768 (K/√(MN)
+// 1.2) runs a 128×32-tile kernel unsplit, priced within 3%. On the
+// DeepBench boards (Maxwell to Turing, cuBLAS of 2017-2018) 32×32 tiles
+// for the same region fit some boards and not others (held-out fp32
+// GEMMs 15.9% → 16.7%: M40 28.1% → 23.8%, T4 10.6% → 13.7%), so the rule
+// is Hopper's, the one family with a trace of the kernel.
+func simtLargeK(g *hwdb.GPU, real hwdb.Precision, lib gemmLib, m, n, k int64) bool {
+	if isTensor(real) || !lib.splitK || lib.wgrad || lib.pixelRows || lib.pixelK || g.Family() != "Hopper" {
+		return false
+	}
+	out := float64(m) * float64(n)
+	return min(m, n) >= 32 && out <= simtSmallOutput && float64(k) >= simtLargeKRatio*math.Sqrt(out)
+}
+
+// largeKTile is the output tile of cuBLAS's largek kernel
+// (sgemm_largek_lds64's grid in our H200 trace: N/32 × M/32 × split).
+var largeKTile = ctaTile{32, 32}
+
+// fastestPlan is the fastest plan for batch M×N×K GEMMs run by the
+// library kernel lib: each tile that serves the shape (largeK: the largek
+// kernel's only), unsplit and, where its CTAs leave SM slots idle, split
+// over K.
+func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff float64, p Params, lib gemmLib, largeK bool) GEMMPlan {
 	peak, real := peakFor(g, pr)
 	if peak <= 0 || g.SMs <= 0 {
 		return GEMMPlan{}
@@ -1210,7 +1265,7 @@ func gemmPlanLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 	// least, and the library's own bound.
 	splitCap := min(k/splitKMinK, maxSplit(g, real, lib, m, n, k))
 	for _, tl := range ctaTiles {
-		if !tileServes(tl, m, n) || (!lib.splitK && isTensor(real) && tl.m*tl.n < libConvMinTileArea) {
+		if !tileServes(tl, m, n) || (!lib.splitK && isTensor(real) && tl.m*tl.n < libConvMinTileArea) || (largeK && tl != largeKTile) {
 			continue
 		}
 		// ctasPerSM tiles of this size together fill one SM.
@@ -1240,7 +1295,7 @@ func gemmPlanLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 		} else {
 			sn = gemvMaxCols
 		}
-		if sub := gemmPlanLib(g, pr, sm, sn, k, batch, classEff, p, lib); float64(passes)*sub.ComputeS < best.ComputeS {
+		if sub := fastestPlan(g, pr, sm, sn, k, batch, classEff, p, lib, false); float64(passes)*sub.ComputeS < best.ComputeS {
 			best = sub
 			best.Passes *= passes
 			best.ComputeS *= float64(passes)
