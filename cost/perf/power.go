@@ -225,7 +225,9 @@ func smBusy(g *hwdb.GPU, k Kernel, o Options) float64 {
 // power: our H100 and H200 fp32 MobileNet-V2 and ResNet-50 rows at batch
 // 32 were priced 9-15% over their board power; with it the two boards'
 // power rows went 6.3% → 5.8% and 6.6% → 6.0% (cmd/onnxcost
-// TestMeasuredEndToEndH100/H200). 1, 1 for any other kernel.
+// TestMeasuredEndToEndH100/H200). A plan slower than the fastest one
+// (GEMMPlan.StallS: cuBLAS's largek kernel) computes for only the fastest
+// plan's share of its time. 1, 1 for any other kernel.
 func gemmActivity(g *hwdb.GPU, k Kernel, o Options) (busy, mainLoop float64) {
 	pl, ok := ChooseGEMM(g, k, o)
 	if !ok || !(pl.CTAs > 0) || g.SMs <= 0 {

@@ -1182,8 +1182,8 @@ func ChooseGEMM(g *hwdb.GPU, k Kernel, o Options) (GEMMPlan, bool) {
 
 // gemmPlanLib is the plan for batch M×N×K GEMMs run by the library
 // kernel lib: the fastest the model knows (fastestPlan), or, for the
-// shapes cuBLAS sends to its largek kernel on Hopper, that kernel's
-// (largeKPlan).
+// shapes cuBLAS sends to its largek kernel on Hopper (simtLargeK), that
+// kernel's: the fastest plan of its 32×32 tiles.
 func gemmPlanLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff float64, p Params, lib gemmLib) GEMMPlan {
 	best := fastestPlan(g, pr, m, n, k, batch, classEff, p, lib, false)
 	_, real := peakFor(g, pr)
