@@ -2,8 +2,10 @@ package sweep
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/cost/render"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/passes"
@@ -166,6 +168,9 @@ func Run(cfg Config) (*Result, error) {
 	for i, g := range cfg.GPUs {
 		res.Rows = append(res.Rows, rows[i]...)
 		res.Knee[g.Name] = knee(rows[i])
+		if cfg.Estimate.Train != nil {
+			s.warnReserveDip(g.Name, rows[i])
+		}
 	}
 	if cfg.FindMaxBatch {
 		if len(pts) > 1 {
@@ -409,6 +414,25 @@ func (s *Sweeper) findMaxBatch(p Point, res *Result) error {
 		}
 	}
 	return nil
+}
+
+// warnReserveDip says, once per GPU, where a training sweep's peak
+// memory falls as the batch grows, and why: the peak is the caching
+// allocator's reserve (train/allocator.go), whose segments pack each
+// batch's tensors differently, while the live tensors under it never
+// fall (internal/physics). Rows are compared with the previous one of
+// the same point, the batch varying fastest.
+func (s *Sweeper) warnReserveDip(gpu string, rows []Row) {
+	for i := 1; i < len(rows); i++ {
+		lo, hi := rows[i-1], rows[i]
+		if hi.Batch <= lo.Batch || !maps.Equal(hi.Params, lo.Params) || hi.Model != lo.Model ||
+			!(hi.PeakMemoryBytes < lo.PeakMemoryBytes) {
+			continue
+		}
+		s.warn(fmt.Sprintf("%s: peak memory falls from batch %d (%s) to %d (%s): a training step's peak is the caching allocator's reserve, whose segments pack each batch's tensors differently; the live tensors under it do not fall",
+			gpu, lo.Batch, render.Bytes(lo.PeakMemoryBytes), hi.Batch, render.Bytes(hi.PeakMemoryBytes)))
+		return
+	}
 }
 
 // searchPeak is the memory FindMaxBatch orders batches by: one that

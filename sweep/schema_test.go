@@ -122,4 +122,19 @@ func TestFindMaxBatchTrainingReserve(t *testing.T) {
 			t.Errorf("batch %d fits = %v; the search found %d", n, fits, *b)
 		}
 	}
+	// A sweep over the dip says why the peak falls, once per GPU.
+	cfg.FindMaxBatch, cfg.Batches = false, []int64{2, 4, 8, 16}
+	swept, err := RunModels([]string{"zoo:vgg16"}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dips []string
+	for _, w := range swept.Warnings {
+		if strings.Contains(w, "peak memory falls") {
+			dips = append(dips, w)
+		}
+	}
+	if reserve[8] < reserve[4] && (len(dips) != 1 || !strings.Contains(dips[0], "T4: peak memory falls from batch 4")) {
+		t.Errorf("warnings about the dip: %q, want one for T4 from batch 4", dips)
+	}
 }
