@@ -13,12 +13,13 @@ import (
 // TestTrainingNeverFasterWithBatch: a training step under the runtimes
 // that train (PyTorch eager, its CUDA-graph replay and Inductor, NCHW and
 // channels_last; ONNX Runtime's training kernels: cuDNN's unsplit
-// convolutions and their gradient algorithms) never takes less time at a larger batch, on any
-// GPU in the database, at fp32, TF32 and under autocast; nor does its
-// peak of live tensors fall (the allocator's reserve may: its segments
-// pack other sizes differently, docs/accuracy.md). AlexNet's batch-1 step on an
-// RTX 4090 once did, its 13×13 data gradients priced as an algorithm
-// chosen where cuDNN could split over K (train.priceBackward).
+// convolutions and their gradient algorithms) never takes less time at a
+// larger batch, on any GPU in the database, at fp32, TF32 and under
+// autocast; nor does its peak of live tensors fall (the allocator's
+// reserve may: its segments pack other sizes differently,
+// docs/accuracy.md). AlexNet's batch-1 step on an RTX 4090 once did, its
+// 13×13 data gradients priced as an algorithm chosen where cuDNN could
+// split over K (train.priceBackward).
 func TestTrainingNeverFasterWithBatch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("prices every GPU")
