@@ -547,6 +547,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		if est.Class.GEMMLike() {
 			agg.GEMMTimeS = agg.TimeS
 		}
+		a.libraryHelpers(nc, &est, k)
 		a.bnPrepKernels(nc, n, &est, prec, &agg)
 		a.winogradFilter(nc, n, &est, &agg)
 		// The copies live in the cuDNN call's workspace while it runs.

@@ -193,7 +193,29 @@ func setTimeEnergy(t *report.Totals, timeS, energyJ float64) {
 // and training-step kernels (Forward.PriceKernel). A power cap reaches it
 // as the lock the run settles at (powercap.go).
 func (a *analyzer) underControl(k perf.Kernel) perf.PoweredKernel {
+	return perf.UnderControl(a.gpu, k, a.planOptions(), a.opt.Power)
+}
+
+// planOptions are the options a node's kernels are priced with: the
+// committed parameters, in plan, under the report's runtime.
+func (a *analyzer) planOptions() perf.Options {
 	po := perf.PlanOptions()
 	po.Runtime = a.runtime
-	return perf.UnderControl(a.gpu, k, po, a.opt.Power)
+	return po
+}
+
+// libraryHelpers counts, among a GEMM node's launches, the kernels its
+// library launches around the one the time model plans for it
+// (perf.GEMMPlan.Helpers: cuBLAS's largek zeroing and epilogue), whose
+// time the plan already holds. They are issued inside the library call:
+// no host time of their own (report.NodeDispatchS).
+func (a *analyzer) libraryHelpers(nc *report.NodeCost, est *NodeEstimate, k perf.Kernel) {
+	pl, ok := perf.ChooseGEMM(a.gpu, k, a.planOptions())
+	if !ok || pl.Helpers <= 0 {
+		return
+	}
+	est.Launches += float64(pl.Helpers)
+	nc.Launches = est.Launches
+	nc.LibraryLaunches += float64(pl.Helpers)
+	nc.HelperLaunches += float64(pl.Helpers)
 }

@@ -212,3 +212,64 @@ func TestLargeKOnHopper(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeKHelpers: a GEMM cuBLAS runs as its largek kernel on Hopper
+// carries the zeroing kernel, and the epilogue kernel where it has a bias
+// (FLOPs beyond the product's); no other GPU or path does; and with them
+// its time still never falls as rows are added, past the region's edge.
+func TestLargeKHelpers(t *testing.T) {
+	o := PlanOptions()
+	h200, err := hwdb.Lookup("H200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a100, err := hwdb.Lookup("A100-SXM4-80GB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	withBias := func(m, n, k int64, pr hwdb.Precision) Kernel {
+		kk := GEMMKernel(m, n, k, 1, pr, 4, 4)
+		kk.FLOPs += float64(m) * float64(n)
+		return kk
+	}
+	helpers := func(g *hwdb.GPU, k Kernel) int64 {
+		pl, ok := ChooseGEMM(g, k, o)
+		if !ok {
+			t.Fatalf("%s %+v: no plan", g.Name, k)
+		}
+		return pl.Helpers
+	}
+	for _, c := range []struct {
+		name string
+		g    *hwdb.GPU
+		k    Kernel
+		want int64
+	}{
+		{"H200 fp32 Linear 128×768×768", h200, withBias(128, 768, 768, hwdb.FP32), 2},
+		{"H200 fp32 MatMul 128×768×768", h200, GEMMKernel(128, 768, 768, 1, hwdb.FP32, 4, 4), 1},
+		{"H200 fp32 pooler 32×1024×1024 (largeKMinSide)", h200, withBias(32, 1024, 1024, hwdb.FP32), 0},
+		{"H200 fp32 128×3072×768 (ratio 1.2)", h200, withBias(128, 3072, 768, hwdb.FP32), 0},
+		{"H200 TF32 128×768×768", h200, withBias(128, 768, 768, hwdb.TF32Tensor), 0},
+		{"A100 fp32 128×768×768", a100, withBias(128, 768, 768, hwdb.FP32), 0},
+	} {
+		if got := helpers(c.g, c.k); got != c.want {
+			t.Errorf("%s: %d helper kernels, want %d", c.name, got, c.want)
+		}
+	}
+	// The helpers cost time: the Linear is priced above the bare product.
+	lin, mm := EstimateKernel(h200, withBias(128, 768, 768, hwdb.FP32), o), EstimateKernel(h200, GEMMKernel(128, 768, 768, 1, hwdb.FP32, 4, 4), o)
+	if !(lin.TimeS > mm.TimeS) {
+		t.Errorf("128×768×768 with its epilogue kernel %g s, not above the product alone %g s", lin.TimeS, mm.TimeS)
+	}
+	for _, nk := range [][2]int64{{768, 768}, {768, 3072}, {1024, 1024}, {1024, 4096}, {4096, 4096}} {
+		prev := 0.0
+		for m := int64(1); m <= 700; m++ {
+			got := EstimateKernel(h200, withBias(m, nk[0], nk[1], hwdb.FP32), o).TimeS
+			if got < prev*(1-1e-12) {
+				t.Errorf("%d×%d×%d with a bias: %g s, less than %g s at %d rows", m, nk[0], nk[1], got, prev, m-1)
+				break
+			}
+			prev = got
+		}
+	}
+}

@@ -162,6 +162,14 @@ type NodeCost struct {
 	// transform): an eager host pays a driver launch for each, not another
 	// op dispatch (NodeDispatchS).
 	LibraryLaunches float64 `json:"library_launches,omitempty"`
+	// HelperLaunches are the kernels among LibraryLaunches a GEMM
+	// library issues around the kernel it runs for the product (cuBLAS's
+	// largek zeroing and epilogue: perf.GEMMPlan.Helpers). The host time
+	// of the call they belong to is priced by the op's dispatch, not per
+	// kernel: a shape cuBLAS runs with them has fewer rows than one it
+	// runs without, and charged a driver launch each, BERT-base's eager
+	// fp32 call cost more at batch 1 than at 4 (NodeDispatchS).
+	HelperLaunches float64 `json:"helper_launches,omitempty"`
 
 	ArithmeticIntensity float64 `json:"arithmetic_intensity"`
 	// Bound is the term that dominates the node's time: "compute" (the

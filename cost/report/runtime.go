@@ -78,13 +78,16 @@ func (r *Runtime) NodeDispatch(n *NodeCost) float64 {
 // NodeDispatchS is NodeDispatch for the figures dispatch and module: the
 // node's host time over its launches, where the kernels its own library
 // call issues (LibraryLaunches; at least one launch stays the op's own)
-// cost LibraryLaunchHostS each, or dispatch where that is less.
+// cost LibraryLaunchHostS each, or dispatch where that is less, except
+// a GEMM library's helper kernels (HelperLaunches), which cost nothing
+// of their own.
 func NodeDispatchS(dispatch, module float64, n *NodeCost) float64 {
 	if n.Launches <= 0 {
 		return dispatch
 	}
 	lib := min(max(n.LibraryLaunches, 0), n.Launches-1)
-	host := (n.Launches-lib)*dispatch + lib*LibraryLaunchHost(dispatch)
+	helpers := min(max(n.HelperLaunches, 0), lib)
+	host := (n.Launches-lib)*dispatch + (lib-helpers)*LibraryLaunchHost(dispatch)
 	if module > 0 && (n.Module != "" || ModuleScoped(n.Name)) {
 		host += module
 	}

@@ -29,6 +29,12 @@ func TestNodeDispatchS(t *testing.T) {
 	if got, want := NodeDispatchS(8e-6, 0, &odd), (8e-6+LibraryLaunchHostS)/2; !near(got, want) {
 		t.Errorf("library launches capped: %g, want %g", got, want)
 	}
+	// A GEMM library's helpers cost no host time of their own: a Linear
+	// run as largek (three kernels) dispatches as one op.
+	lin := NodeCost{Name: "/fc/Gemm", Launches: 3, LibraryLaunches: 2, HelperLaunches: 2}
+	if got, want := NodeDispatchS(8e-6, 0, &lin), 8e-6/3; !near(got, want) {
+		t.Errorf("helper launches: %g per launch, want %g", got, want)
+	}
 	// A runtime with no host work per kernel (a graph replay) stays at none.
 	if got := NodeDispatchS(0, 0, &conv); got != 0 {
 		t.Errorf("graph replay: %g, want 0", got)
