@@ -219,14 +219,8 @@ func TestLargeKOnHopper(t *testing.T) {
 // its time still never falls as rows are added, past the region's edge.
 func TestLargeKHelpers(t *testing.T) {
 	o := PlanOptions()
-	h200, err := hwdb.Lookup("H200")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a100, err := hwdb.Lookup("A100-SXM4-80GB")
-	if err != nil {
-		t.Fatal(err)
-	}
+	gpus := lookupAll(t, []string{"H200", "A100-SXM4-80GB"})
+	h200, a100 := gpus[0], gpus[1]
 	withBias := func(m, n, k int64, pr hwdb.Precision) Kernel {
 		kk := GEMMKernel(m, n, k, 1, pr, 4, 4)
 		kk.FLOPs += float64(m) * float64(n)
