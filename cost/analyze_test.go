@@ -887,3 +887,56 @@ func TestRecomposedNormsTakeTheTree(t *testing.T) {
 		}
 	}
 }
+
+// TestStridedBatchTranspose: BERT's head split ([b,s,h,d] → [b,h,s,d])
+// read by a matmul is a strided batch cuBLAS reads in place at batch 1,
+// where the batch dims collapse to the 12 heads, and a copy at batch 8,
+// where [8,12] lies two strides apart; TensorRT's plan copies either.
+func TestStridedBatchTranspose(t *testing.T) {
+	for _, c := range []struct {
+		runtime string
+		batch   int64
+		want    float64
+	}{
+		{"pytorch", 1, 0},
+		{"graph", 1, 0},
+		{"pytorch", 8, 1},
+		{"graph", 8, 1},
+		{"tensorrt", 1, 1},
+	} {
+		b := newBuilder(t)
+		x := b.Input("x", c.batch, 128, 12, 64)
+		k := b.Input("k", c.batch, 12, 64, 128)
+		xh := b.Val("xh", ir.Float32, c.batch, 12, 128, 64)
+		s := b.Val("s", ir.Float32, c.batch, 12, 128, 128)
+		b.Node("Transpose", []*ir.Value{x}, []*ir.Value{xh}, ir.IntsAttr("perm", 0, 2, 1, 3))
+		b.Node("MatMul", []*ir.Value{xh, k}, []*ir.Value{s})
+		b.G.AddOutput(s)
+		r := b.analyze(Options{Runtime: testRuntime(t, c.runtime), Plan: "unfused"})
+		if got := r.Nodes[0].Launches; got != c.want {
+			t.Errorf("%s batch %d: head transpose launches %v, want %v", c.runtime, c.batch, got, c.want)
+		}
+	}
+}
+
+// TestStridedBatch: the layouts cuBLAS's strided batched GEMM reads
+// without a copy.
+func TestStridedBatch(t *testing.T) {
+	for _, c := range []struct {
+		d    []float64
+		perm []int64
+		want bool
+	}{
+		{[]float64{1, 128, 12, 64}, []int64{0, 2, 1, 3}, true},  // query heads at batch 1
+		{[]float64{1, 128, 12, 64}, []int64{0, 2, 3, 1}, true},  // key heads, transposed
+		{[]float64{8, 128, 12, 64}, []int64{0, 2, 1, 3}, false}, // [8,12] do not collapse
+		{[]float64{8, 128, 64}, []int64{0, 2, 1}, true},         // a plain transposed batch
+		{[]float64{4, 6, 8}, []int64{1, 2, 0}, true},            // a column-major matrix, lda 48
+		{[]float64{4, 6, 8}, []int64{2, 0, 1}, false},           // neither matrix dim unit stride
+		{[]float64{128, 64}, []int64{1, 0}, false},              // no batch: not this rule's
+	} {
+		if got := stridedBatch(c.d, c.perm); got != c.want {
+			t.Errorf("stridedBatch(%v, %v) = %v, want %v", c.d, c.perm, got, c.want)
+		}
+	}
+}
