@@ -884,8 +884,11 @@ func (a *analyzer) noOpCast(n *ir.Node) bool {
 //     [1,s,h,d] → [1,h,s,d] heads at batch 1, not at 8): torch.matmul's
 //     reshape to [batch, m, k] is then a view and cuBLAS's strided
 //     batched GEMM reads it where it lies;
-//   - under the eager plan, a Slice that only pointwise ops and Concat
-//     read (rotate_half's halves): basic slicing is a view, and
+//   - under the eager plan, a Slice or a select (Gather of a constant
+//     scalar index) that keeps one contiguous block of its input
+//     (contiguousSlice, selectView), whatever reads it; a select only
+//     2-D GEMMs read; a Slice that only pointwise ops and Concat read
+//     (rotate_half's halves): basic slicing is a view, and cuBLAS,
 //     TensorIterator and cat read it strided.
 //
 // A Transpose or Slice read by anything else stays a kernel: it stands
@@ -917,13 +920,137 @@ func (a *analyzer) strideView(n *ir.Node, g *ir.Graph) string {
 			}
 		}
 	case "Slice":
-		if a.eagerPlan() && readOnlyBy(g, n.Out(0), func(c *ir.Node) bool {
+		if !a.eagerPlan() {
+			return ""
+		}
+		if a.contiguousSlice(n) {
+			return "a slice that keeps one contiguous block of its input: a view at an offset in PyTorch; no kernel"
+		}
+		if readOnlyBy(g, n.Out(0), func(c *ir.Node) bool {
 			return c.Domain == "" && (c.OpType == "Concat" || ir.OpHas("", c.OpType, ir.Elementwise))
 		}) {
 			return "a slice that pointwise ops and concatenation read strided: a view in PyTorch; no kernel"
 		}
+	case "Gather":
+		if !a.eagerPlan() {
+			return ""
+		}
+		switch a.selectView(n, g) {
+		case selectContiguous:
+			return "a select (x[:, i]) that keeps one contiguous block of its input: a view at an offset in PyTorch; no kernel"
+		case selectRows:
+			return "a select (x[:, i]) a GEMM reads as rows one stride apart: cuBLAS takes its leading dimension; no kernel"
+		}
 	}
 	return ""
+}
+
+// contiguousSlice reports whether Slice n keeps one contiguous block of
+// its input: unit steps, a single axis cut, and every axis before it of
+// size 1 (BERT's position_ids[:, :s] of a [1, 512] buffer, a rotary
+// table's first s rows). PyTorch's slice is then a view at an offset
+// that reads as a contiguous tensor, whatever reads it: our H100 and
+// H200 profiles of BERT run no kernel for it.
+func (a *analyzer) contiguousSlice(n *ir.Node) bool {
+	if steps := n.In(4); steps != nil {
+		if steps.Const == nil || !steps.Const.HasData {
+			return false
+		}
+		for _, st := range steps.Const.Ints {
+			if st != 1 {
+				return false
+			}
+		}
+	}
+	sz := a.sizer(n)
+	in, ok1 := sz.Dims(n.In(0))
+	out, ok2 := sz.Dims(n.Out(0))
+	if !ok1 || !ok2 || len(in) != len(out) {
+		return false
+	}
+	cut := -1
+	for i := range in {
+		if in[i] == out[i] {
+			continue
+		}
+		if cut >= 0 {
+			return false // two axes cut: rows of a block, not one block
+		}
+		cut = i
+	}
+	for i := 0; i < cut; i++ {
+		if in[i] != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// selectKind is how eager PyTorch reads a Gather that selects one index.
+type selectKind int
+
+const (
+	selectCopy       selectKind = iota // a kernel
+	selectContiguous                   // a contiguous block at an offset
+	selectRows                         // a matrix of rows one stride apart
+)
+
+// selectView classifies Gather n: a constant scalar index is x[:, i],
+// basic indexing, which PyTorch returns as a view. Where every axis
+// before the gathered one has size 1 the view is one contiguous block;
+// where n is a matrix with its last axis intact that only GEMMs read
+// (BERT's pooler, hidden[:, 0] at any batch), cuBLAS reads its rows with
+// a leading dimension. Our H100 and H200 profiles of BERT run the pooler's
+// GEMM straight after the last layer norm at batch 1, 8 and 32.
+func (a *analyzer) selectView(n *ir.Node, g *ir.Graph) selectKind {
+	idx := n.In(1)
+	if idx == nil || idx.Const == nil || !idx.Const.HasData || len(idx.Const.Dims) != 0 {
+		return selectCopy
+	}
+	sz := a.sizer(n)
+	in, ok := sz.Dims(n.In(0))
+	if !ok || len(in) == 0 {
+		return selectCopy
+	}
+	axis := n.AttrInt("axis", 0)
+	if axis < 0 {
+		axis += int64(len(in))
+	}
+	if axis < 0 || axis >= int64(len(in)) {
+		return selectCopy
+	}
+	contiguous := true
+	for i := int64(0); i < axis; i++ {
+		if in[i] != 1 {
+			contiguous = false
+		}
+	}
+	if contiguous {
+		return selectContiguous
+	}
+	if len(in) == 3 && axis < 2 && readOnlyBy(g, n.Out(0), func(c *ir.Node) bool { return twoDimGEMM(c, &sz) }) {
+		return selectRows
+	}
+	return selectCopy
+}
+
+// twoDimGEMM reports whether c is a GEMM of two matrices (Gemm, the fused
+// Gemm, or a MatMul of 2-D operands): torch.mm and addmm hand a strided
+// operand to cuBLAS with its leading dimension, where a batched matmul's
+// reshape might copy it.
+func twoDimGEMM(c *ir.Node, sz *RuleCtx) bool {
+	switch {
+	case c.Domain == "" && c.OpType == "Gemm", ir.IsFused(c, ir.OpFusedGemm):
+		return true
+	case c.Domain == "" && c.OpType == "MatMul":
+		for _, v := range c.Inputs[:2] {
+			if d, ok := sz.Dims(v); !ok || len(d) != 2 {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // stridedOperand reports whether eager PyTorch runs pointwise node n in
@@ -947,7 +1074,7 @@ func (a *analyzer) stridedOperand(n *ir.Node, g *ir.Graph) bool {
 		if v == nil {
 			continue
 		}
-		if p := v.Producer; p != nil && p.OpType == "Slice" && a.strideView(p, g) != "" {
+		if p := v.Producer; p != nil && p.OpType == "Slice" && !a.contiguousSlice(p) && a.strideView(p, g) != "" {
 			return true
 		}
 		if d, ok := sz.Dims(v); ok {

@@ -748,7 +748,8 @@ func TestNoOpCastSharesItsBuffer(t *testing.T) {
 // [b,h,1,d]) move no byte on any runtime; under PyTorch a transpose of
 // the last two axes read by a matmul is cuBLAS's transposed operand, and
 // under the eager plan a slice read by pointwise ops and Concat is a
-// view (rotate_half). A slice a convolution reads stays the copy it is.
+// view (rotate_half). A slice a convolution reads stays the copy it is
+// (two images: its channels are two blocks; TestContiguousViews has one).
 func TestStrideViews(t *testing.T) {
 	b := newBuilder(t)
 	x := b.Input("x", 2, 1, 8, 64)
@@ -763,8 +764,8 @@ func TestStrideViews(t *testing.T) {
 	h1, n1 := b.Val("h1", ir.Float32, 2, 8, 1, 32), b.Val("n1", ir.Float32, 2, 8, 1, 32)
 	b.Node("Slice", []*ir.Value{xh, lo, hi, ax}, []*ir.Value{h1})
 	b.Node("Neg", []*ir.Value{h1}, []*ir.Value{n1})
-	img := b.Input("img", 1, 8, 16, 16)
-	half, conv := b.Val("half", ir.Float32, 1, 4, 16, 16), b.Val("conv", ir.Float32, 1, 4, 16, 16)
+	img := b.Input("img", 2, 8, 16, 16)
+	half, conv := b.Val("half", ir.Float32, 2, 4, 16, 16), b.Val("conv", ir.Float32, 2, 4, 16, 16)
 	b.Node("Slice", []*ir.Value{img, b.Ints("lo2", 0), b.Ints("hi2", 4), b.Ints("ax2", 1)}, []*ir.Value{half})
 	b.Node("Conv", []*ir.Value{half, b.Weight("w", 4, 4, 1, 1)}, []*ir.Value{conv})
 	for _, v := range []*ir.Value{s, n1, conv} {
@@ -939,4 +940,54 @@ func TestStridedBatch(t *testing.T) {
 			t.Errorf("stridedBatch(%v, %v) = %v, want %v", c.d, c.perm, got, c.want)
 		}
 	}
+}
+
+// TestContiguousViews: under the eager plan a slice or a select (x[:, 0])
+// that keeps one contiguous block of its input runs no kernel, whoever
+// reads it, and a select a 2-D GEMM reads is cuBLAS's strided operand
+// (BERT's position_ids[:, :s] and its pooler's hidden[:, 0], at batch 1
+// and 8); at batch 8 the select a softmax reads is a copy, and a slice
+// cutting two axes is one at any batch. TensorRT's plan copies each.
+func TestContiguousViews(t *testing.T) {
+	for _, c := range []struct {
+		runtime string
+		batch   int64
+		want    [4]float64 // launches: position slice, two-axis slice, select for the GEMM, select for the softmax
+	}{
+		{"pytorch", 1, [4]float64{0, 1, 0, 0}},
+		{"graph", 8, [4]float64{0, 1, 0, 1}},
+		{"tensorrt", 1, [4]float64{1, 1, 1, 1}},
+	} {
+		b := newBuilder(t)
+		pos := b.Input("pos", 1, 512)
+		ps := b.Val("ps", ir.Float32, 1, 128)
+		b.Node("Slice", []*ir.Value{pos, b.Ints("lo", 0), b.Ints("hi", 128), b.Ints("ax", 1)}, []*ir.Value{ps})
+		ps2 := b.Val("ps2", ir.Float32, 1, 64)
+		b.Node("Slice", []*ir.Value{b.Input("grid", 2, 256), b.Ints("lo2", 0, 0), b.Ints("hi2", 1, 64), b.Ints("ax2", 0, 1)}, []*ir.Value{ps2})
+		h := b.Input("h", c.batch, 128, 768)
+		cls, cls2 := b.Val("cls", ir.Float32, c.batch, 768), b.Val("cls2", ir.Float32, c.batch, 768)
+		b.Node("Gather", []*ir.Value{h, scalarIndex(b, "i0", 0)}, []*ir.Value{cls}, ir.IntAttr("axis", 1))
+		b.Node("Gather", []*ir.Value{h, scalarIndex(b, "i1", 0)}, []*ir.Value{cls2}, ir.IntAttr("axis", 1))
+		y, p := b.Val("y", ir.Float32, c.batch, 768), b.Val("p", ir.Float32, c.batch, 768)
+		b.Node("Gemm", []*ir.Value{cls, b.Weight("w", 768, 768)}, []*ir.Value{y})
+		b.Node("Softmax", []*ir.Value{cls2}, []*ir.Value{p})
+		for _, v := range []*ir.Value{ps, ps2, y, p} {
+			b.G.AddOutput(v)
+		}
+		r := b.analyze(Options{Runtime: testRuntime(t, c.runtime), Plan: "unfused"})
+		var got [4]float64
+		for i := range got {
+			got[i] = r.Nodes[i].Launches
+		}
+		if got != c.want {
+			t.Errorf("%s batch %d: launches %v, want %v", c.runtime, c.batch, got, c.want)
+		}
+	}
+}
+
+// scalarIndex makes a 0-D int64 initializer of value v (x[:, v]'s index).
+func scalarIndex(b *builder, name string, v int64) *ir.Value {
+	x := b.Val(name, ir.Int64)
+	b.G.AddInitializer(x, ir.IntTensor([]int64{}, []int64{v}))
+	return x
 }

@@ -145,7 +145,7 @@ func isActivation(v *ir.Value) bool {
 
 // strideOps are the ops the analyzer may find to be their input read
 // another way (noOpCast, strideView): then they share its buffer.
-var strideOps = map[string]bool{"Cast": true, "CastLike": true, "Transpose": true, "Slice": true}
+var strideOps = map[string]bool{"Cast": true, "CastLike": true, "Transpose": true, "Slice": true, "Gather": true}
 
 // isView reports whether node i's outputs may share input 0's buffer: a
 // view, or a cast, transpose or slice the analyzer found runs no kernel.
