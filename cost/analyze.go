@@ -887,9 +887,10 @@ func (a *analyzer) noOpCast(n *ir.Node) bool {
 //   - under the eager plan, a Slice or a select (Gather of a constant
 //     scalar index) that keeps one contiguous block of its input
 //     (contiguousSlice, selectView), whatever reads it; a select only
-//     2-D GEMMs read; a Slice that only pointwise ops and Concat read
-//     (rotate_half's halves): basic slicing is a view, and cuBLAS,
-//     TensorIterator and cat read it strided.
+//     2-D GEMMs read; a Slice or Transpose whose readers take any
+//     strides (readStrided: rotate_half's halves, LLaMA's heads that
+//     rotary reads): basic slicing and permute are views, and cuBLAS,
+//     TensorIterator and cat read them strided.
 //
 // A Transpose or Slice read by anything else stays a kernel: it stands
 // for the copy its reader makes (.contiguous(), a reshape that cannot
@@ -919,6 +920,9 @@ func (a *analyzer) strideView(n *ir.Node, g *ir.Graph) string {
 				return "a transpose a matmul reads as a strided batch of matrices (its batch dims one stride apart): cuBLAS takes it as is; no kernel"
 			}
 		}
+		if a.eagerPlan() && readStrided(g, n.Out(0), 0) {
+			return "a transpose whose readers take any strides (pointwise ops, concatenation, slices, expands): a view in PyTorch; no kernel"
+		}
 	case "Slice":
 		if !a.eagerPlan() {
 			return ""
@@ -926,10 +930,8 @@ func (a *analyzer) strideView(n *ir.Node, g *ir.Graph) string {
 		if a.contiguousSlice(n) {
 			return "a slice that keeps one contiguous block of its input: a view at an offset in PyTorch; no kernel"
 		}
-		if readOnlyBy(g, n.Out(0), func(c *ir.Node) bool {
-			return c.Domain == "" && (c.OpType == "Concat" || ir.OpHas("", c.OpType, ir.Elementwise))
-		}) {
-			return "a slice that pointwise ops and concatenation read strided: a view in PyTorch; no kernel"
+		if readStrided(g, n.Out(0), 0) {
+			return "a slice whose readers take any strides (pointwise ops, concatenation, slices, expands): a view in PyTorch; no kernel"
 		}
 	case "Gather":
 		if !a.eagerPlan() {
@@ -943,6 +945,59 @@ func (a *analyzer) strideView(n *ir.Node, g *ir.Graph) string {
 		}
 	}
 	return ""
+}
+
+// readStrided reports whether every reader of v, a view of another
+// tensor's bytes, takes it with any strides, so that the view owes no
+// copy: pointwise ops (TensorIterator), Concat (cat's batched copy), an
+// Expand (whose own kernel stands for the copy its reader makes) and a
+// Slice (a view again, or a copy that reads strided); Shape reads no
+// byte; Unsqueeze and Squeeze are views whose readers must do the same.
+// A Reshape, a matmul, a convolution and a graph output are not: they
+// ask for the contiguous tensor the view's copy makes. Our H200 trace of
+// the Hugging Face LLaMA (llama_hf_small_fp16_b8) runs no kernel for its
+// heads' [b,s,h,d] → [b,h,s,d] transposes, which rotary's pointwise ops
+// and rotate_half's slices read (and repeat_kv's expand, for v), nor for
+// the rotary table's freqs transpose that cat reads.
+func readStrided(g *ir.Graph, v *ir.Value, depth int) bool {
+	if v == nil || len(v.Consumers) == 0 || g.IsGraphOutput(v) || depth > maxViewChain {
+		return false
+	}
+	for _, c := range v.Consumers {
+		if c.Domain != "" {
+			return false
+		}
+		switch c.OpType {
+		case "Shape", "Size", "Concat", "Expand", "Slice":
+		case "Unsqueeze", "Squeeze":
+			if !readStrided(g, c.Out(0), depth+1) {
+				return false
+			}
+		default:
+			if !ir.OpHas("", c.OpType, ir.Elementwise) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// maxViewChain bounds how many views in a row readStrided follows.
+const maxViewChain = 4
+
+// stridedView reports whether node p's output is a view the eager plan
+// keeps with strides of its own (a Slice or a Transpose that runs no
+// kernel and is not one contiguous block), which a pointwise reader
+// walks in TensorIterator's non-vectorized loop.
+func (a *analyzer) stridedView(p *ir.Node, g *ir.Graph) bool {
+	switch p.OpType {
+	case "Slice":
+		return !a.contiguousSlice(p) && a.strideView(p, g) != ""
+	case "Transpose":
+		perm, ok := transposePerm(p)
+		return ok && !unitTranspose(p.In(0), perm) && a.strideView(p, g) != ""
+	}
+	return false
 }
 
 // contiguousSlice reports whether Slice n keeps one contiguous block of
@@ -1074,7 +1129,7 @@ func (a *analyzer) stridedOperand(n *ir.Node, g *ir.Graph) bool {
 		if v == nil {
 			continue
 		}
-		if p := v.Producer; p != nil && p.OpType == "Slice" && !a.contiguousSlice(p) && a.strideView(p, g) != "" {
+		if p := v.Producer; p != nil && p.Domain == "" && a.stridedView(p, g) {
 			return true
 		}
 		if d, ok := sz.Dims(v); ok {

@@ -991,3 +991,53 @@ func scalarIndex(b *builder, name string, v int64) *ir.Value {
 	b.G.AddInitializer(x, ir.IntTensor([]int64{}, []int64{v}))
 	return x
 }
+
+// TestStridedReaders: under the eager plan a transpose whose readers take
+// any strides (rotary's Mul and rotate_half's Slice; repeat_kv's
+// Unsqueeze and Expand) is a view, and one a Reshape reads (directly or
+// through an Unsqueeze) stays the copy .contiguous() makes; TensorRT's
+// plan copies each.
+func TestStridedReaders(t *testing.T) {
+	for _, c := range []struct {
+		runtime string
+		want    [4]float64 // launches: q (Mul, Slice), v (Unsqueeze, Expand), out (Reshape), w (Unsqueeze, Reshape)
+	}{
+		{"pytorch", [4]float64{0, 0, 1, 1}},
+		{"graph", [4]float64{0, 0, 1, 1}},
+		{"tensorrt", [4]float64{1, 1, 1, 1}},
+	} {
+		b := newBuilder(t)
+		heads := func(name string) (*ir.Value, *ir.Value) {
+			x := b.Input(name, 2, 64, 8, 32)
+			y := b.Val(name+"t", ir.Float32, 2, 8, 64, 32)
+			b.Node("Transpose", []*ir.Value{x}, []*ir.Value{y}, ir.IntsAttr("perm", 0, 2, 1, 3))
+			return x, y
+		}
+		_, q := heads("q")
+		_, v := heads("v")
+		_, o := heads("o")
+		_, w := heads("w")
+		qc, qh := b.Val("qc", ir.Float32, 2, 8, 64, 32), b.Val("qh", ir.Float32, 2, 8, 64, 16)
+		b.Node("Mul", []*ir.Value{q, q}, []*ir.Value{qc})
+		b.Node("Slice", []*ir.Value{q, b.Ints("lo", 0), b.Ints("hi", 16), b.Ints("ax", 3)}, []*ir.Value{qh})
+		vu, ve := b.Val("vu", ir.Float32, 2, 8, 1, 64, 32), b.Val("ve", ir.Float32, 2, 8, 4, 64, 32)
+		b.Node("Unsqueeze", []*ir.Value{v, b.Ints("ua", 2)}, []*ir.Value{vu})
+		b.Node("Expand", []*ir.Value{vu, b.Ints("es", 2, 8, 4, 64, 32)}, []*ir.Value{ve})
+		or := b.Val("or", ir.Float32, 2, 8, 2048)
+		b.Node("Reshape", []*ir.Value{o, b.Ints("rs", 2, 8, 2048)}, []*ir.Value{or})
+		wu, wr := b.Val("wu", ir.Float32, 2, 1, 8, 64, 32), b.Val("wr", ir.Float32, 2, 8, 2048)
+		b.Node("Unsqueeze", []*ir.Value{w, b.Ints("ua2", 1)}, []*ir.Value{wu})
+		b.Node("Reshape", []*ir.Value{wu, b.Ints("rs2", 2, 8, 2048)}, []*ir.Value{wr})
+		for _, x := range []*ir.Value{qc, qh, ve, or, wr} {
+			b.G.AddOutput(x)
+		}
+		r := b.analyze(Options{Runtime: testRuntime(t, c.runtime), Plan: "unfused"})
+		var got [4]float64
+		for i := range got {
+			got[i] = r.Nodes[i].Launches
+		}
+		if got != c.want {
+			t.Errorf("%s: transpose launches %v, want %v", c.runtime, got, c.want)
+		}
+	}
+}
