@@ -971,15 +971,7 @@ func TestContiguousViews(t *testing.T) {
 		y, p := b.Val("y", ir.Float32, c.batch, 768), b.Val("p", ir.Float32, c.batch, 768)
 		b.Node("Gemm", []*ir.Value{cls, b.Weight("w", 768, 768)}, []*ir.Value{y})
 		b.Node("Softmax", []*ir.Value{cls2}, []*ir.Value{p})
-		for _, v := range []*ir.Value{ps, ps2, y, p} {
-			b.G.AddOutput(v)
-		}
-		r := b.analyze(Options{Runtime: testRuntime(t, c.runtime), Plan: "unfused"})
-		var got [4]float64
-		for i := range got {
-			got[i] = r.Nodes[i].Launches
-		}
-		if got != c.want {
+		if got := unfusedLaunches(t, b, c.runtime, ps, ps2, y, p); got != c.want {
 			t.Errorf("%s batch %d: launches %v, want %v", c.runtime, c.batch, got, c.want)
 		}
 	}
@@ -1028,16 +1020,23 @@ func TestStridedReaders(t *testing.T) {
 		wu, wr := b.Val("wu", ir.Float32, 2, 1, 8, 64, 32), b.Val("wr", ir.Float32, 2, 8, 2048)
 		b.Node("Unsqueeze", []*ir.Value{w, b.Ints("ua2", 1)}, []*ir.Value{wu})
 		b.Node("Reshape", []*ir.Value{wu, b.Ints("rs2", 2, 8, 2048)}, []*ir.Value{wr})
-		for _, x := range []*ir.Value{qc, qh, ve, or, wr} {
-			b.G.AddOutput(x)
-		}
-		r := b.analyze(Options{Runtime: testRuntime(t, c.runtime), Plan: "unfused"})
-		var got [4]float64
-		for i := range got {
-			got[i] = r.Nodes[i].Launches
-		}
-		if got != c.want {
+		if got := unfusedLaunches(t, b, c.runtime, qc, qh, ve, or, wr); got != c.want {
 			t.Errorf("%s: transpose launches %v, want %v", c.runtime, got, c.want)
 		}
 	}
+}
+
+// unfusedLaunches makes outs the graph's outputs, prices the unfused plan
+// under runtime and returns the launches of its first four nodes.
+func unfusedLaunches(t *testing.T, b *builder, runtime string, outs ...*ir.Value) [4]float64 {
+	t.Helper()
+	for _, v := range outs {
+		b.G.AddOutput(v)
+	}
+	r := b.analyze(Options{Runtime: testRuntime(t, runtime), Plan: "unfused"})
+	var got [4]float64
+	for i := range got {
+		got[i] = r.Nodes[i].Launches
+	}
+	return got
 }
