@@ -1033,8 +1033,14 @@ func (a *analyzer) contiguousSlice(n *ir.Node) bool {
 		}
 		cut = i
 	}
-	for i := 0; i < cut; i++ {
-		if in[i] != 1 {
+	return unitPrefix(in, cut)
+}
+
+// unitPrefix reports whether every dim of d before axis has size 1: the
+// block from axis on is then one contiguous run of a row-major tensor.
+func unitPrefix(d []float64, axis int) bool {
+	for _, x := range d[:max(axis, 0)] {
+		if x != 1 {
 			return false
 		}
 	}
@@ -1074,13 +1080,7 @@ func (a *analyzer) selectView(n *ir.Node, g *ir.Graph) selectKind {
 	if axis < 0 || axis >= int64(len(in)) {
 		return selectCopy
 	}
-	contiguous := true
-	for i := int64(0); i < axis; i++ {
-		if in[i] != 1 {
-			contiguous = false
-		}
-	}
-	if contiguous {
+	if unitPrefix(in, int(axis)) {
 		return selectContiguous
 	}
 	if len(in) == 3 && axis < 2 && readOnlyBy(g, n.Out(0), func(c *ir.Node) bool { return twoDimGEMM(c, &sz) }) {
@@ -1098,7 +1098,7 @@ func twoDimGEMM(c *ir.Node, sz *RuleCtx) bool {
 	case c.Domain == "" && c.OpType == "Gemm", ir.IsFused(c, ir.OpFusedGemm):
 		return true
 	case c.Domain == "" && c.OpType == "MatMul":
-		for _, v := range c.Inputs[:2] {
+		for _, v := range []*ir.Value{c.In(0), c.In(1)} {
 			if d, ok := sz.Dims(v); !ok || len(d) != 2 {
 				return false
 			}

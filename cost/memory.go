@@ -148,7 +148,8 @@ func isActivation(v *ir.Value) bool {
 var strideOps = map[string]bool{"Cast": true, "CastLike": true, "Transpose": true, "Slice": true, "Gather": true}
 
 // isView reports whether node i's outputs may share input 0's buffer: a
-// view, or a cast, transpose or slice the analyzer found runs no kernel.
+// view, or a cast, transpose, slice or select (Gather) the analyzer
+// found runs no kernel.
 func (l *liveness) isView(i int, n *ir.Node) bool {
 	return l.views[i] && (aliases(n) || n.Domain == "" && strideOps[n.OpType])
 }
