@@ -75,3 +75,30 @@ func TestMisalignedGEMMOnHopper(t *testing.T) {
 		prev = tm
 	}
 }
+
+// TestMisalignedGEMMDrawsLess: the alignment-1 fallback does the aligned
+// kernel's tensor work over several times its time, so it draws less
+// power than the aligned kernel (fallbackIssuePower) but, running far
+// longer, more energy; and no more than a fallback drawing dense power
+// throughout would.
+func TestMisalignedGEMMDrawsLess(t *testing.T) {
+	o := PlanOptions()
+	h200, err := hwdb.Lookup("H200-SXM-141GB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pr := range []hwdb.Precision{hwdb.FP16Tensor, hwdb.TF32Tensor} {
+		odd := UnderControl(h200, lmHead(2048, 50257, pr, ClassGEMM), o, PowerControl{})
+		padded := UnderControl(h200, lmHead(2048, 50304, pr, ClassGEMM), o, PowerControl{})
+		if !odd.AlignmentFallback || padded.AlignmentFallback {
+			t.Fatalf("%v: fallback %v over 50,257, %v over 50,304", pr, odd.AlignmentFallback, padded.AlignmentFallback)
+		}
+		idle := IdleW(h200)
+		if !(odd.PowerW > idle && odd.PowerW-idle < 0.7*(padded.PowerW-idle)) {
+			t.Errorf("%v: fallback %.0f W, padded %.0f W, idle %.0f W: want the fallback well below the aligned kernel's draw", pr, odd.PowerW, padded.PowerW, idle)
+		}
+		if !(odd.EnergyJ() > padded.EnergyJ()) {
+			t.Errorf("%v: fallback %.3f J, padded %.3f J: want the slower kernel to cost more energy", pr, odd.EnergyJ(), padded.EnergyJ())
+		}
+	}
+}

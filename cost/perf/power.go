@@ -227,7 +227,9 @@ func smBusy(g *hwdb.GPU, k Kernel, o Options) float64 {
 // power rows went 6.3% → 5.8% and 6.6% → 6.0% (cmd/onnxcost
 // TestMeasuredEndToEndH100/H200). A plan slower than the fastest one
 // (GEMMPlan.StallS: cuBLAS's largek kernel) computes for only the fastest
-// plan's share of its time. 1, 1 for any other kernel.
+// plan's share of its time, and cuBLAS's alignment-1 fallback for its
+// aligned plan's share of its time plus fallbackIssuePower of the rest.
+// 1, 1 for any other kernel.
 func gemmActivity(g *hwdb.GPU, k Kernel, o Options) (busy, mainLoop float64) {
 	pl, ok := ChooseGEMM(g, k, o)
 	if !ok || !(pl.CTAs > 0) || g.SMs <= 0 {
@@ -237,8 +239,29 @@ func gemmActivity(g *hwdb.GPU, k Kernel, o Options) (busy, mainLoop float64) {
 	if pl.StallS > 0 && pl.ComputeS > 0 {
 		loop *= 1 - pl.StallS/pl.ComputeS
 	}
+	if f := misalignedGEMMS(g, k, o.Params, o.Runtime); f > pl.ComputeS && pl.ComputeS > 0 {
+		share := pl.ComputeS / f
+		loop *= share + fallbackIssuePower*(1-share)
+	}
 	return min(pl.CTAs/float64(g.SMs), 1), loop
 }
+
+// fallbackIssuePower is the share of its path's dense compute power the
+// SMs of cuBLAS's alignment-1 fallback (misalignedGEMMS) draw beyond its
+// tensor work: the kernel does the aligned plan's MMAs, at that plan's
+// power for that plan's time, while the rest of its time goes to issuing
+// scalar loads, its SMs busy but its tensor cores mostly idle. Fitted on
+// our H200's GPT-2-style fp16 replays at batch 8 and 32, whose 50,257-
+// token head runs the fallback for 56% and 78% of the kernel time
+// (testdata/measured/h200_sxm_pytorch.csv, gpt2_hf_small; cmd/onnxcost
+// TestMeasuredEndToEndH200): 317 and 389 W measured, 453 and 604 W
+// priced with the fallback drawing dense power throughout, 237 and 274 W
+// with it drawing only its tensor work's, 313 and 391 W at 0.25. Held
+// out, the TF32 rows at batch 8 and 32 (the fallback 69% of the kernel
+// time at 32): 394 and 519 W measured, 449 and 604 W before, 389 and
+// 500 W at 0.25. The H200's 75 power rows: 6.0% → 5.4% (P90 15.9% →
+// 13.1%).
+const fallbackIssuePower = 0.25
 
 // at is the kernel's time at SM clock f.
 func (c *clocked) at(f float64) KernelTime {
