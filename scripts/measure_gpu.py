@@ -704,8 +704,9 @@ def profile_rows(spec):
 
 def gemm_choice_points(quick):
     """The --gemm-choices sweep: (batch, m, n, k) products and dtypes. Token counts 1-4,096 against
-    the (n, k) of BERT's, GPT-2's and LLaMA-7B's weights and a few squares, and attention-shaped
-    batched products (12 heads at 128 and 512 tokens, head size 64)."""
+    the (n, k) of BERT's, GPT-2's and LLaMA-7B's weights and a few squares, the small LLaMA's
+    Linears at batch 1, 8 and 32, and attention-shaped batched products (12 heads at 128 and 512
+    tokens, head size 64)."""
     if not on_gpu():
         return [(1, 16, 64, 64), (2, 16, 16, 64)], ["fp32"]
     if quick:
@@ -713,6 +714,9 @@ def gemm_choice_points(quick):
     nk = [(768, 768), (3072, 768), (768, 3072), (2304, 768), (4096, 4096), (11008, 4096), (4096, 11008),
           (512, 512), (1024, 1024), (2048, 2048)]
     shapes = [(1, m, n, k) for m in (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096) for n, k in nk]
+    # The small LLaMA's Linears (testdata/saved/llama_hf_small, 64 tokens a sequence): its fp32 and
+    # TF32 replays run 4-16 kernels more than priced, as split-K reductions would.
+    shapes += [(1, m, n, k) for m in (64, 512, 2048) for n, k in ((256, 256), (64, 256), (688, 256), (256, 688))]
     shapes += [(12 * b, s, s, 64) for b in (1, 8) for s in (128, 512)]   # Q·Kᵀ
     shapes += [(12 * b, s, 64, s) for b in (1, 8) for s in (128, 512)]   # P·V
     return shapes, ["fp32", "tf32", "fp16"]
