@@ -583,11 +583,12 @@ func Estimate(l *Loaded, gpu *hwdb.GPU, opt EstimateOptions) (*report.Report, er
 }
 
 // sessionShapesWarning says, for a model priced under the onnxruntime
-// plan with dims the file has symbolic, that onnxruntime built its graph
-// with them symbolic, and what that cost in fusions: the MatMuls whose
-// bias Add its MatMulAddFusion could not take (their input's dims were not
-// all numbers to it; passes.ORTSession), which a static export or
-// free dimension overrides would fuse. "" when there are none.
+// plan with dims the file has symbolic or the graph computes at run time,
+// that onnxruntime built its graph without them, and what that cost in
+// fusions: the MatMuls whose bias Add its MatMulAddFusion could not take
+// (their input's dims were not all numbers to it; passes.ORTSession),
+// which, for symbolic dims, a static export or free dimension overrides
+// would fuse. "" when there are none.
 func (l *Loaded) sessionShapesWarning() string {
 	g := l.Model.Graph
 	if g.Session == nil {
@@ -602,6 +603,13 @@ func (l *Loaded) sessionShapesWarning() string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("priced as onnxruntime builds the graph, with %s symbolic as in the file: %d MatMul+bias pairs stay apart (no Gemm), and residual Adds after Reshapes shaped at run time stay out of SkipLayerNormalization; export with static dims or set free dimension overrides for the fused graph",
+	const apart = "%d MatMul+bias pairs stay apart (no Gemm), and residual Adds after Reshapes shaped at run time stay out of SkipLayerNormalization"
+	if len(syms) == 0 {
+		// No dim of the file is symbolic: the dims onnxruntime lacks are
+		// computed by the graph (a Slice to a computed end, NonZero), which
+		// no static export or override gives it.
+		return fmt.Sprintf("priced as onnxruntime builds the graph, with the dims the model computes at run time unknown to it: "+apart, n)
+	}
+	return fmt.Sprintf("priced as onnxruntime builds the graph, with %s symbolic as in the file: "+apart+"; export with static dims or set free dimension overrides for the fused graph",
 		strings.Join(syms, ", "), n)
 }
