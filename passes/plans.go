@@ -27,8 +27,10 @@ type Plan struct {
 //     (fuse-gelu-eager: Hugging Face's NewGELUActivation runs as its 8
 //     ops); a linear layer's
 //     bias joins its GEMM (addmm); a convolution's bias becomes its own
-//     kernel (ATen adds it after cuDNN); BatchNormalization, activations,
-//     residual adds and pooling stay separate; an explicit q·kᵀ,
+//     kernel (ATen adds it after cuDNN); avg_pool2d's padding, which
+//     torch.onnx writes as a Pad, is the pool's own (fold-pad-pool);
+//     BatchNormalization, activations, residual adds and pooling stay
+//     separate; an explicit q·kᵀ,
 //     softmax, ·v module runs its three kernels, while a call of
 //     scaled_dot_product_attention, which torch.onnx exports with √scale
 //     on both Q and Kᵀ, is one fused kernel (fuse-attention-sdpa); no
@@ -44,7 +46,9 @@ type Plan struct {
 //     into the weights, is off by default).
 //   - onnxruntime (CUDA execution provider, default optimisation level):
 //     nodes computed from constants alone computed when the session is
-//     built (ConstantFolding: fold-constants), BN folded, LayerNorm, RMSNorm and GELU decompositions fused only in
+//     built (ConstantFolding: fold-constants), BN folded, a zero Pad
+//     folded into the Conv or pooling that reads it (PadFusion:
+//     fold-pad-ort), LayerNorm, RMSNorm and GELU decompositions fused only in
 //     the forms its LayerNormFusion, SimplifiedLayerNormFusion and
 //     GeluFusion take (fuse-layernorm-ort, fuse-rmsnorm-ort, fuse-gelu-ort:
 //     the dynamo exporter's Reciprocal RMSNorm and the tanh GELUs but
@@ -93,13 +97,13 @@ var plans = []Plan{
 	{Name: "fused", Doc: "every onnxcost fusion: what a TensorRT engine runs", Passes: nil},
 	{Name: "unfused", Doc: "the graph as read: one kernel per node", Passes: []string{}},
 	{Name: "eager", Doc: "PyTorch eager: one kernel per module op (LayerNorm, GELU, SiLU, softmax recomposed; a scaled_dot_product_attention call as one attention kernel; linear bias in the GEMM; convolution bias and BatchNorm as their own kernels)",
-		Passes: []string{"cleanup", "split-conv-bias", "fuse-layernorm", "fuse-gelu-eager", "fuse-silu", "fuse-rsqrt", "fuse-softmax", "fuse-attention-sdpa", "fuse-gemm-bias"}},
+		Passes: []string{"cleanup", "split-conv-bias", "fold-pad-pool", "fuse-layernorm", "fuse-gelu-eager", "fuse-silu", "fuse-rsqrt", "fuse-softmax", "fuse-attention-sdpa", "fuse-gemm-bias"}},
 	{Name: "inductor", Doc: "torch.compile (Inductor): eager's kernels with pointwise chains, RMSNorm and rotary fused into Triton kernels and attention matched to SDPA; GEMMs and convolutions stay library calls",
-		Passes: []string{"cleanup", "split-conv-bias", "bn-pointwise", "fuse-layernorm", "fuse-rmsnorm", "fuse-rotary", "fuse-gelu", "fuse-softmax",
+		Passes: []string{"cleanup", "split-conv-bias", "fold-pad-pool", "bn-pointwise", "fuse-layernorm", "fuse-rmsnorm", "fuse-rotary", "fuse-gelu", "fuse-softmax",
 			"fuse-attention", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
 			"fuse-gemm-bias", "fuse-elementwise"}},
 	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: constant subgraphs computed when the session is built, BN folded, norm/GELU/QuickGelu (SiLU) fusions, SkipLayerNorm, attention as separate kernels with its mask Add + Softmax as one, MatMul+bias (with the shapes it knows when it builds the graph: a dynamic-axis export keeps its bias Adds, joined to a GELU or a SkipLayerNorm where it can), MatMul with its transposes and scalar scales; a convolution's activation and residual add as their own kernels; no elementwise-chain or pooling fusion",
-		Passes: []string{"cleanup", "eliminate-cast-ort", "fold-constants", "fold-bn", "fuse-layernorm-ort", "fuse-rmsnorm-ort", "fuse-gelu-ort",
+		Passes: []string{"cleanup", "eliminate-cast-ort", "fold-constants", "fold-bn", "fold-pad-ort", "fuse-layernorm-ort", "fuse-rmsnorm-ort", "fuse-gelu-ort",
 			"fuse-bias-softmax", "fuse-quickgelu-ort", "fuse-slice-split-ort", "fold-conv-add", "fuse-gemm-bias-ort", "fuse-bias-gelu-ort", "fuse-matmul-scale", "fuse-skip-layernorm-ort"}},
 }
 

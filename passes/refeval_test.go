@@ -222,6 +222,12 @@ func evalNode(n *ir.Node, ins []*tensor) ([]*tensor, error) {
 		return one(quantize(y, ins[6], ins[7], n.Out(0).DType))
 	case "MaxPool", "AveragePool":
 		return one(pool2d(n.OpType, attrsOf(n, ""), ins[0]))
+	case "Pad": // constant mode, 4-D, pads from input 1, value from input 2 (else 0)
+		v := 0.0
+		if c := in(ins, 2); c != nil {
+			v = c.data[0]
+		}
+		return one(pad4d(ins[0], ins[1].data, v))
 	case "Gemm":
 		return one(gemm(n, ins[0], ins[1], in(ins, 2)))
 	case "MatMul":
@@ -567,6 +573,30 @@ func batchNorm(ins []*tensor, eps float64) *tensor {
 		out.data[i] = (v-mean.data[c])/math.Sqrt(vr.data[c]+eps)*sc.data[c] + bi.data[c]
 	}
 	return out
+}
+
+// pad4d pads x with v by pads (ONNX order: the begins of every axis,
+// then the ends).
+func pad4d(x *tensor, pads []float64, v float64) *tensor {
+	p := make([]int, 8)
+	for i := range p {
+		p[i] = int(pads[i])
+	}
+	d := x.dims
+	y := newTensor(d[0]+p[0]+p[4], d[1]+p[1]+p[5], d[2]+p[2]+p[6], d[3]+p[3]+p[7])
+	for i := range y.data {
+		y.data[i] = v
+	}
+	for n := 0; n < d[0]; n++ {
+		for c := 0; c < d[1]; c++ {
+			for h := 0; h < d[2]; h++ {
+				for w := 0; w < d[3]; w++ {
+					y.data[(((n+p[0])*y.dims[1]+c+p[1])*y.dims[2]+h+p[2])*y.dims[3]+w+p[3]] = x.at4(n, c, h, w)
+				}
+			}
+		}
+	}
+	return y
 }
 
 func pool2d(op string, a convAttrs, x *tensor) *tensor {

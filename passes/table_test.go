@@ -23,7 +23,7 @@ func TestTableOrder(t *testing.T) {
 // The run order is fixed: requirements are checked against it, never used
 // to reorder, so adding Before/After to a line cannot move a pass.
 func TestTableRunOrder(t *testing.T) {
-	want := "cleanup eliminate-cast-ort fold-constants split-conv-bias fold-bn bn-pointwise fuse-layernorm fuse-rmsnorm fuse-layernorm-ort fuse-rmsnorm-ort fuse-rotary fuse-gelu fuse-gelu-eager fuse-gelu-ort fuse-softmax fuse-attention fuse-attention-ort fuse-attention-sdpa fuse-attention-heads fuse-attention-seqfirst fuse-attention-packed fuse-attention-sink fuse-attention-layout fuse-bias-softmax fuse-rsqrt fuse-silu fuse-quickgelu-ort fuse-slice-split-ort fuse-qdq fuse-qdq-add fold-conv-add fuse-conv-act fuse-conv fuse-gemm-bias fuse-gemm-bias-ort fuse-bias-gelu-ort fuse-matmul-scale fuse-gemm fuse-qkv fuse-qkv-ort fuse-skip-layernorm fuse-skip-layernorm-ort fuse-elementwise winograd"
+	want := "cleanup eliminate-cast-ort fold-constants split-conv-bias fold-bn fold-pad fold-pad-ort fold-pad-pool bn-pointwise fuse-layernorm fuse-rmsnorm fuse-layernorm-ort fuse-rmsnorm-ort fuse-rotary fuse-gelu fuse-gelu-eager fuse-gelu-ort fuse-softmax fuse-attention fuse-attention-ort fuse-attention-sdpa fuse-attention-heads fuse-attention-seqfirst fuse-attention-packed fuse-attention-sink fuse-attention-layout fuse-bias-softmax fuse-rsqrt fuse-silu fuse-quickgelu-ort fuse-slice-split-ort fuse-qdq fuse-qdq-add fold-conv-add fuse-conv-act fuse-conv fuse-gemm-bias fuse-gemm-bias-ort fuse-bias-gelu-ort fuse-matmul-scale fuse-gemm fuse-qkv fuse-qkv-ort fuse-skip-layernorm fuse-skip-layernorm-ort fuse-elementwise winograd"
 	if got := strings.Join(Names(), " "); got != want {
 		t.Errorf("run order changed:\n got %s\nwant %s", got, want)
 	}

@@ -27,8 +27,9 @@ torchvision models whose ops the fixtures lack, and counts them too:
 EfficientNet-B0 (SiLU, squeeze-excitation), MobileNetV3-small (Hardswish),
 ShuffleNetV2 (chunk, channel shuffle), GoogLeNet (pools of concatenations),
 ConvNeXt-T (LayerNorm, layer scale), Swin-T (windowed attention with a
-dropout of ratio 0) and ViT-B/16 exported without constant folding (its
-linear layers' weights transposed in the graph). Models with BatchNorm are
+dropout of ratio 0), ViT-B/16 exported without constant folding (its
+linear layers' weights transposed in the graph) and Inception-v3
+(avg_pool2d with padding, which torch.onnx writes as Pad + AveragePool). Models with BatchNorm are
 exported as export_fixtures.py's keep_bn fixtures (PRESERVE), the others
 as torch.onnx's defaults (EVAL). It exports the GPT-small fixture once more
 with Hugging Face's NewGELUActivation (GPT-2's gelu_new, a Python
@@ -146,6 +147,7 @@ EXTRA = [
     ("convnext_tiny", torchvision.models.convnext_tiny, False, True),
     ("swin_t", torchvision.models.swin_t, False, True),
     ("vit_b_16", torchvision.models.vit_b_16, False, False),
+    ("inception_v3", lambda: torchvision.models.inception_v3(aux_logits=False, init_weights=False), True, True),
 ]
 
 
