@@ -184,3 +184,77 @@ func eliminateCastORT(g *ir.Graph) (bool, error) {
 	}
 	return changed, nil
 }
+
+// eliminateNoopORT removes x+0, 0+x, x−0, x·1, 1·x and x/1, as
+// onnxruntime's NoopElimination does at its basic level
+// (onnxruntime/core/optimizer/noop_elimination.cc): one operand a
+// constant of at most one element and no higher rank than the other (so
+// the output is the other operand, shape and all), the constant second
+// for Sub and Div, the output not a graph output. torchvision's RAFT
+// divides its sampling grid by a constant 1 twice an update: onnxruntime
+// 1.23.2 saved the model without those 22 Divs. PyTorch runs them, and
+// an engine takes them into the elementwise chain around them, so only
+// the onnxruntime plan.
+func eliminateNoopORT(g *ir.Graph) (bool, error) {
+	changed := false
+	for n := range nodesOfType(g, "Add", "Sub", "Mul", "Div") {
+		if n.Graph() != g || n.Domain != "" || len(n.Inputs) != 2 {
+			continue
+		}
+		if keep := noopOperand(g, n); keep != nil {
+			out := n.Out(0)
+			if out == nil || g.IsGraphOutput(out) || out.DType != keep.DType {
+				continue
+			}
+			g.ReplaceAllUses(out, keep)
+			g.RemoveNode(n)
+			g.RemoveValue(out)
+			changed = true
+		}
+	}
+	return changed, nil
+}
+
+// noopOperand is the operand an Add, Sub, Mul or Div n passes through
+// unchanged (eliminateNoopORT's conditions), or nil. A constant is one
+// onnxruntime knew when it built the graph (sessionKnown).
+func noopOperand(g *ir.Graph, n *ir.Node) *ir.Value {
+	known := func(v *ir.Value) *ir.Tensor {
+		if v == nil || !sessionKnown(g, v) {
+			return nil
+		}
+		return ir.Known(v)
+	}
+	k0, k1 := known(n.In(0)), known(n.In(1))
+	if (k0 == nil) == (k1 == nil) || (n.OpType == "Sub" || n.OpType == "Div") && k1 == nil {
+		return nil
+	}
+	c, keep := k1, n.In(0)
+	if k0 != nil {
+		c, keep = k0, n.In(1)
+	}
+	if keep == nil || !keep.Shape.Ranked || len(c.Dims) > keep.Shape.Rank() || c.NumElements() > 1 {
+		return nil
+	}
+	switch c.DType {
+	case ir.Float32, ir.Float16, ir.Float64, ir.Int32, ir.Int64:
+	default:
+		return nil
+	}
+	if c.NumElements() == 0 {
+		return keep
+	}
+	var v float64
+	switch {
+	case len(c.Floats) == 1:
+		v = c.Floats[0]
+	case len(c.Ints) == 1:
+		v = float64(c.Ints[0])
+	default:
+		return nil
+	}
+	if want := map[string]float64{"Add": 0, "Sub": 0, "Mul": 1, "Div": 1}[n.OpType]; v != want {
+		return nil
+	}
+	return keep
+}

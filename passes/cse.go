@@ -1,0 +1,164 @@
+package passes
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// eliminateCommonORT merges nodes that compute the same value, as
+// onnxruntime's CommonSubexpressionElimination does at its basic level
+// (onnxruntime/core/optimizer/common_subexpression_elimination.cc): value
+// numbering over the graph in order, two nodes equal when they have the
+// same op, domain and attributes and equal inputs, one-element constants
+// equal by value (its ConstantSharing, which runs before it, gives equal
+// scalars one initializer). Nodes with subgraphs or a random output keep
+// their own values, and so does a node whose output the graph returns.
+// torchvision's RAFT computes each update's flow (coords1 − coords0)
+// twice: onnxruntime 1.23.2 saved the model with one Sub where the
+// export has two, 11 Subs fewer in all. PyTorch runs what the module
+// calls, so only the onnxruntime plan.
+func eliminateCommonORT(g *ir.Graph) (bool, error) {
+	// Value numbers are small integers: a node's key holds its inputs'
+	// numbers, never their keys, so keys stay short however deep the
+	// graph.
+	ids := map[*ir.Value]int{}
+	classes := map[string]int{} // constant or node-output key -> number (> 0)
+	number := func(key string) int {
+		if _, ok := classes[key]; !ok {
+			classes[key] = len(classes) + 1
+		}
+		return classes[key]
+	}
+	next := 0 // values equal to no other: numbers < 0
+	fresh := func() int { next--; return next }
+	id := func(v *ir.Value) int {
+		if v == nil {
+			return 0
+		}
+		if n, ok := ids[v]; ok {
+			return n
+		}
+		n := fresh()
+		if c := smallConst(g, v); c != nil {
+			n = number(constKey(c))
+		}
+		ids[v] = n
+		return n
+	}
+	seen := map[string]*ir.Node{}
+	changed := false
+	for n := range nodesAtStart(g) {
+		if n.Graph() != g {
+			continue
+		}
+		key, ok := nodeKey(n, id)
+		rep := seen[key]
+		switch {
+		case !ok:
+		case rep == nil:
+			seen[key] = n
+		case mergeInto(g, n, rep):
+			changed = true
+			continue
+		}
+		for i, o := range n.Outputs {
+			switch c := smallConst(g, o); {
+			case o == nil:
+			case c != nil:
+				ids[o] = number(constKey(c))
+			case ok && rep == nil:
+				ids[o] = number(key + "/" + strconv.Itoa(i))
+			default:
+				ids[o] = fresh()
+			}
+		}
+	}
+	return changed, nil
+}
+
+// mergeInto replaces n's outputs by rep's, which computes the same
+// values, and removes n; false, leaving n, when the graph returns one of
+// n's outputs or the two differ in outputs.
+func mergeInto(g *ir.Graph, n, rep *ir.Node) bool {
+	if len(n.Outputs) != len(rep.Outputs) {
+		return false
+	}
+	for i, o := range n.Outputs {
+		if o != nil && (g.IsGraphOutput(o) || rep.Outputs[i] == nil || o.DType != rep.Outputs[i].DType) {
+			return false
+		}
+	}
+	for i, o := range n.Outputs {
+		if o != nil {
+			g.ReplaceAllUses(o, rep.Outputs[i])
+		}
+	}
+	g.RemoveNode(n)
+	for _, o := range n.Outputs {
+		if o != nil {
+			g.RemoveValue(o)
+		}
+	}
+	return true
+}
+
+// randomOps are the ops whose every run gives other values.
+var randomOps = map[string]bool{"RandomNormal": true, "RandomUniform": true, "RandomNormalLike": true,
+	"RandomUniformLike": true, "Multinomial": true, "Bernoulli": true, "Dropout": true}
+
+// nodeKey is n's value number: op, domain, attributes and its inputs'
+// numbers (id); ok is false for a node that has a subgraph, a random
+// result, or an attribute not compared by value.
+func nodeKey(n *ir.Node, id func(*ir.Value) int) (string, bool) {
+	if randomOps[n.OpType] && n.Domain == "" {
+		return "", false
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s:%s(", n.Domain, n.OpType)
+	for _, in := range n.Inputs {
+		b.WriteString(strconv.Itoa(id(in)))
+		b.WriteByte(',')
+	}
+	b.WriteString(")")
+	for _, a := range n.Attrs {
+		switch a.Type {
+		case ir.AttrFloat:
+			fmt.Fprintf(&b, "%s=f%x;", a.Name, math.Float64bits(a.F))
+		case ir.AttrInt:
+			fmt.Fprintf(&b, "%s=i%d;", a.Name, a.I)
+		case ir.AttrString:
+			fmt.Fprintf(&b, "%s=s%q;", a.Name, a.S)
+		case ir.AttrFloats:
+			fmt.Fprintf(&b, "%s=F%v;", a.Name, a.Floats)
+		case ir.AttrInts:
+			fmt.Fprintf(&b, "%s=I%v;", a.Name, a.Ints)
+		case ir.AttrStrings:
+			fmt.Fprintf(&b, "%s=S%q;", a.Name, a.Strings)
+		default: // tensors, graphs: onnxruntime counts such nodes distinct
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// smallConst is v's contents when v is a constant of at most one element
+// that onnxruntime knew when it built the graph (sessionKnown: a
+// dynamic-axis export's shape arithmetic is computed at run time there,
+// and two layers' slices of one mask buffer at computed bounds stay two
+// kernels), else nil.
+func smallConst(g *ir.Graph, v *ir.Value) *ir.Tensor {
+	if c := ir.Known(v); c != nil && c.NumElements() <= 1 && sessionKnown(g, v) {
+		return c
+	}
+	return nil
+}
+
+// constKey is a one-element constant's value number: dtype, dims and
+// value.
+func constKey(c *ir.Tensor) string {
+	return fmt.Sprintf("c%d%v%v%v", c.DType, c.Dims, c.Ints, c.Floats)
+}
