@@ -8,7 +8,8 @@ import (
 )
 
 // cleanup removes what an inference engine never runs: no-op nodes
-// (Identity, Dropout in inference mode), shape arithmetic whose result
+// (Identity, Dropout in inference mode, an Expand to its input's own
+// shape, a Slice of all of its input), shape arithmetic whose result
 // inference already knows (folded into Constant nodes), and nodes whose
 // outputs nobody reads. It touches the main graph only; subgraph bodies
 // are left as written.
@@ -25,6 +26,9 @@ func cleanup(g *ir.Graph) (bool, error) {
 		case isOp(n, "Dropout") && dropoutIsNoOp(g, n):
 			// Dropout(x){inference} -> x
 			changed = bypass(g, n) || changed
+		case (isOp(n, "Expand") || isOp(n, "Slice")) && keepsWhole(n):
+			// Expand to x's own shape, or a Slice of all of x -> x
+			changed = bypass(g, n) || changed
 		case foldable(g, n):
 			// f(consts) -> Constant{value inference computed}
 			if err := foldToConstants(g, n); err != nil {
@@ -37,6 +41,33 @@ func cleanup(g *ir.Graph) (bool, error) {
 		changed = true
 	}
 	return changed, nil
+}
+
+// keepsWhole reports whether Expand or Slice n outputs its input
+// unchanged: the same known dims, and for a Slice unit steps (a
+// reversing Slice keeps the dims too). onnxruntime removes both at its
+// basic level (ExpandElimination, EliminateSlice), PyTorch's expand and
+// basic slicing are views, and an engine drops identity layers: none runs
+// a kernel for them, where the plans had priced a copy.
+func keepsWhole(n *ir.Node) bool {
+	in, out := n.In(0), n.Out(0)
+	if in == nil || out == nil || !in.Shape.Ranked || !out.Shape.Ranked || in.Shape.Rank() != out.Shape.Rank() {
+		return false
+	}
+	for i, d := range in.Shape.Dims {
+		if !d.IsKnown() || d != out.Shape.Dims[i] {
+			return false
+		}
+	}
+	if isOp(n, "Slice") {
+		if steps := n.In(4); steps != nil {
+			t := ir.Known(steps)
+			if t == nil || slices.ContainsFunc(t.Ints, func(s int64) bool { return s != 1 }) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // bypass makes every reader of n's first output read n's first input and

@@ -80,3 +80,44 @@ func TestCleanupFoldsShapeArithmetic(t *testing.T) {
 		t.Errorf("%d initializers left, want none", len(g.Initializers))
 	}
 }
+
+// TestCleanupWholeExpandSlice: an Expand to its input's own shape and a
+// Slice of all of its input are their input (no runtime runs a kernel for
+// them); a broadcasting Expand, a partial Slice and a reversing one stay.
+func TestCleanupWholeExpandSlice(t *testing.T) {
+	ints := func(b *builder, name string, vals ...int64) *ir.Value {
+		v := b.value(name)
+		b.g.AddInitializer(v, ir.IntTensor([]int64{int64(len(vals))}, vals))
+		return v
+	}
+	for _, c := range []struct {
+		name string
+		op   string
+		ins  func(b *builder, x *ir.Value) []*ir.Value
+		gone bool
+	}{
+		{"expand to own shape", "Expand", func(b *builder, x *ir.Value) []*ir.Value { return []*ir.Value{x, ints(b, "shape", 2, 4)} }, true},
+		{"expand of ones", "Expand", func(b *builder, x *ir.Value) []*ir.Value { return []*ir.Value{x, ints(b, "shape", 1, 1)} }, true},
+		{"broadcasting expand", "Expand", func(b *builder, x *ir.Value) []*ir.Value { return []*ir.Value{x, ints(b, "shape", 3, 2, 4)} }, false},
+		{"whole slice", "Slice", func(b *builder, x *ir.Value) []*ir.Value {
+			return []*ir.Value{x, ints(b, "starts", 0), ints(b, "ends", 1<<62), ints(b, "axes", 1)}
+		}, true},
+		{"partial slice", "Slice", func(b *builder, x *ir.Value) []*ir.Value {
+			return []*ir.Value{x, ints(b, "starts", 1), ints(b, "ends", 1<<62), ints(b, "axes", 1)}
+		}, false},
+		{"reversing slice", "Slice", func(b *builder, x *ir.Value) []*ir.Value {
+			return []*ir.Value{x, ints(b, "starts", -1), ints(b, "ends", -(1 << 62)), ints(b, "axes", 1), ints(b, "steps", -1)}
+		}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newBuilder(t)
+			x := b.input("x", 2, 4)
+			b.output(b.op("Relu", nil, b.op(c.op, nil, c.ins(b, x)...)))
+			g := b.infer()
+			runPasses(t, g, "cleanup")
+			if gone := find(g, c.op) == nil; gone != c.gone {
+				t.Errorf("%s removed %v, want %v: %s", c.name, gone, c.gone, ops(g))
+			}
+		})
+	}
+}

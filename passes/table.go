@@ -22,7 +22,7 @@ package passes
 //     fusion has already settled (a FusedConv keeps its epilogue).
 func init() {
 	table = []Pass{
-		{Name: "cleanup", Doc: "remove Identity and inference Dropout, fold constant shape arithmetic into initializers, drop dead nodes", Run: cleanup},
+		{Name: "cleanup", Doc: "remove Identity, inference Dropout, an Expand to its input's own shape and a Slice of all of its input; fold constant shape arithmetic into initializers, drop dead nodes", Run: cleanup},
 		{Name: "eliminate-cast-ort", Doc: "Cast to the dtype its input already has -> its input: onnxruntime's CastElimination, before its fusions (onnxruntime plan only)", Run: eliminateCastORT, After: []string{"cleanup"}, Before: []string{"fuse-layernorm-ort", "fuse-rmsnorm-ort", "fuse-gelu-ort", "fuse-skip-layernorm-ort"}, Variant: true},
 		{Name: "eliminate-noop-ort", Doc: "x+0, 0+x, x-0, x*1, 1*x and x/1 by a one-element constant -> x: onnxruntime's NoopElimination, before its fusions (onnxruntime plan only)", Run: eliminateNoopORT, After: []string{"cleanup"}, Before: []string{"fuse-layernorm-ort", "fuse-rmsnorm-ort", "fuse-gelu-ort", "fuse-skip-layernorm-ort"}, Variant: true},
 		{Name: "eliminate-common-ort", Doc: "nodes computing the same value (same op, attributes and inputs; equal one-element constants alike) -> one: onnxruntime's CommonSubexpressionElimination and ConstantSharing, before its fusions (onnxruntime plan only)", Run: eliminateCommonORT, After: []string{"cleanup", "eliminate-noop-ort"}, Before: []string{"fuse-layernorm-ort", "fuse-rmsnorm-ort", "fuse-gelu-ort", "fuse-skip-layernorm-ort"}, Variant: true},
