@@ -73,8 +73,12 @@ func keepsWhole(n *ir.Node) bool {
 // bypass makes every reader of n's first output read n's first input and
 // removes n. It declines when that output is a graph output (its name is
 // part of the model's interface) or the input is absent.
-func bypass(g *ir.Graph, n *ir.Node) bool {
-	in, out := n.In(0), n.Out(0)
+func bypass(g *ir.Graph, n *ir.Node) bool { return bypassTo(g, n, n.In(0)) }
+
+// bypassTo is bypass with in, any value n passes through unchanged, as
+// what n's readers read instead.
+func bypassTo(g *ir.Graph, n *ir.Node, in *ir.Value) bool {
+	out := n.Out(0)
 	if in == nil || out == nil || g.IsGraphOutput(out) {
 		return false
 	}
@@ -232,15 +236,8 @@ func eliminateNoopORT(g *ir.Graph) (bool, error) {
 		if n.Graph() != g || n.Domain != "" || len(n.Inputs) != 2 {
 			continue
 		}
-		if keep := noopOperand(g, n); keep != nil {
-			out := n.Out(0)
-			if out == nil || g.IsGraphOutput(out) || out.DType != keep.DType {
-				continue
-			}
-			g.ReplaceAllUses(out, keep)
-			g.RemoveNode(n)
-			g.RemoveValue(out)
-			changed = true
+		if keep := noopOperand(g, n); keep != nil && n.Out(0) != nil && n.Out(0).DType == keep.DType {
+			changed = bypassTo(g, n, keep) || changed
 		}
 	}
 	return changed, nil
