@@ -32,6 +32,15 @@ type Calibration struct {
 	// row predicted by a fit that left its fold out).
 	MedianErrBefore, MedianErrAfter float64
 	Transfer                        TransferWeights
+	// Precisions are, per kernel class, the precision groups
+	// (PrecisionGroup, sorted) of that class's kernels in the rows: on
+	// another GPU the cells of a class apply to its kernels of these
+	// groups only. A calibration of fp32 rows says what the CUDA-core
+	// library kernels do, nothing about the tensor-core ones (fitted on a
+	// P100's fp32 rows, its conv cells moved the T4's fp16 convolutions
+	// the wrong way: 13.9% → 14.1%). nil (a file without them): every
+	// group.
+	Precisions map[string][]string
 	// Cells in canonical order (cellCompare): one per class, class×op,
 	// class×op×term, class×term and class×term×size that the rows
 	// touched.
@@ -103,6 +112,15 @@ type Cell struct {
 	// share of the model (Vidur's H100 QKV, out, up and down projections
 	// sit 1-8% apart).
 	Shape string
+	// Precision is the precision group (PrecisionGroup) of a class×
+	// precision cell, "" on every other cell: one class runs on two
+	// paths whose library code differs (cuBLAS's fp32 SGEMM on the CUDA
+	// cores, its fp16 HGEMM on the tensor cores), and a fit of both
+	// kinds of rows put the fp32 GEMMs' correction on the fp16 ones (T4:
+	// held-out fp16 GEMMs 5.5% uncalibrated, 8.2% calibrated). The fit
+	// makes them only for a class whose rows have kernels of more than
+	// one group.
+	Precision string
 	// N is the number of rows whose time the cell touched.
 	N int
 	// Factor multiplies the term times of the cell's kernels, relative to
@@ -153,7 +171,16 @@ func shapeKey(class, op, shape string) string {
 	return cellKey(class, op, "*", "shape:"+shape)
 }
 
+// precKey is the identity of the class×precision cell; "prec:" is in no
+// size or ridge bucket's name.
+func precKey(class, prec string) string {
+	return cellKey(class, "*", "*", "prec:"+prec)
+}
+
 func (c Cell) key() string {
+	if c.Precision != "" {
+		return precKey(c.Class, c.Precision)
+	}
 	if c.Shape != "" {
 		return shapeKey(c.Class, c.Op, c.Shape)
 	}
@@ -169,8 +196,11 @@ type Applied struct {
 	gpu string
 	// full: the GPU fitted on, GPUFactor and the cells apply whole;
 	// otherwise the cells' log factors are scaled by weight.
-	full       bool
-	sibling    bool // full on a GPU of the fitted one's silicon (sameSilicon)
+	full    bool
+	sibling bool // full on a GPU of the fitted one's silicon (sameSilicon)
+	// groups is, when transferred, the source's Precisions as sets; a
+	// class absent from it transfers to every group.
+	groups     map[string]map[string]bool
 	sameFamily bool
 	weight     float64
 	logF       map[string]float64 // cellKey → log factor of that level
@@ -197,6 +227,15 @@ func (c *Calibration) For(gpu *hwdb.GPU) *Applied {
 	}
 	for _, cl := range c.Cells {
 		a.logF[cl.key()] = math.Log(cl.Factor)
+	}
+	if !a.full && c.Precisions != nil {
+		a.groups = map[string]map[string]bool{}
+		for class, gs := range c.Precisions {
+			a.groups[class] = map[string]bool{}
+			for _, g := range gs {
+				a.groups[class][g] = true
+			}
+		}
 	}
 	return a
 }
@@ -240,13 +279,15 @@ func sameSilicon(gpu *hwdb.GPU, source string) bool {
 const maxFactor = 20
 
 // TermFactor is the factor on one term of a kernel's time (term
-// "compute", "latency" or "memory"; shape the kernel's shape, "" for none;
-// terms the kernel's uncalibrated compute, latency and memory seconds),
-// as cost.Analyze applies it: on the GPU fitted, GPUFactor times the
-// class cell, the class×op and class×op×term cells of the node's op
+// "compute", "latency" or "memory"; precision the kernel's hwdb.Precision;
+// shape the kernel's shape, "" for none; terms the kernel's uncalibrated
+// compute, latency and memory seconds), as cost.Analyze applies it: on the
+// GPU fitted, GPUFactor times the class cell, the class×precision cell of
+// the kernel's precision group, the class×op and class×op×term cells of the node's op
 // type, the class×op×shape cell of its shape, the class×term cell, the
 // term's size cells and, for compute and memory, the kernel's ridge
-// cells; on another GPU the same cells less the shape, size and ridge
+// cells; on another GPU, for a kernel of a precision group the rows held
+// in its class (Precisions), the same cells less the shape, size and ridge
 // cells, their product shrunk by transferDeadband and raised to the
 // transfer weight, and no GPUFactor. A shape cell is one factor at every
 // batch size: a batch never changes a kernel's shape (cost.kernelShape).
@@ -257,12 +298,16 @@ const maxFactor = 20
 // ridge cells are interpolated over the log of compute time over memory
 // time by a rule (monotoneRidgeLog) that keeps every calibrated term
 // rising with each term. A nil a, no class or no time gets 1.
-func (a *Applied) TermFactor(class, op, shape, term string, terms [3]float64) float64 {
+func (a *Applied) TermFactor(class, precision, op, shape, term string, terms [3]float64) float64 {
 	ti := slices.Index(termNames[:], term)
 	if a == nil || class == "" || ti < 0 || !(terms[ti] > 0) {
 		return 1
 	}
-	lf := a.transferLog(class, op, term)
+	group := PrecisionGroup(hwdb.Precision(precision))
+	if gs, ok := a.groups[class]; ok && !gs[group] {
+		return 1 // transferred, and the rows held no kernel of this class on this path
+	}
+	lf := a.transferLog(class, group, op, term)
 	if !a.full {
 		lf = a.weight * deadband(lf)
 	}
@@ -321,13 +366,18 @@ func (a *Applied) sizeLog(class, term string, termS float64) float64 {
 }
 
 // transferLog is the part of the cells that transfers: the class,
-// class×op, class×op×term and class×term cells. Shape cells stay on the
+// class×precision (prec, the kernel's precision group: to kernels of
+// the same group only), class×op, class×op×term and class×term cells.
+// Shape cells stay on the
 // GPU fitted (which kernel a library picks for a shape is the GPU's
 // own), and so do size cells: a decade of term time there holds other
 // kernels on a GPU of another speed, and carrying them made every
 // transfer on the kernel rows worse.
-func (a *Applied) transferLog(class, op, term string) float64 {
+func (a *Applied) transferLog(class, prec, op, term string) float64 {
 	lf := a.logF[cellKey(class, "*", "*", "*")] + a.logF[cellKey(class, "*", term, "*")]
+	if prec != "" {
+		lf += a.logF[precKey(class, prec)]
+	}
 	if op != "" {
 		lf += a.logF[cellKey(class, op, "*", "*")] + a.logF[cellKey(class, op, term, "*")]
 	}
@@ -359,8 +409,21 @@ func (a *Applied) Describe() string {
 	if a.sameFamily {
 		rel = "the same family"
 	}
-	return fmt.Sprintf("%s; transferred to %s (%s): class, op and term factors at weight %.2g, the GPU factor %.3g of %s dropped",
-		fitted, a.gpu, rel, a.weight, c.GPUFactor, c.Source.GPU)
+	return fmt.Sprintf("%s; transferred to %s (%s): class, op and term factors at weight %.2g%s, the GPU factor %.3g of %s dropped",
+		fitted, a.gpu, rel, a.weight, a.groupsText(), c.GPUFactor, c.Source.GPU)
+}
+
+// groupsText says which precision groups a transferred calibration's
+// classes apply to, "" when it applies to every group.
+func (a *Applied) groupsText() string {
+	if len(a.cal.Precisions) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, class := range sortedKeys(a.cal.Precisions) {
+		parts = append(parts, class+" "+strings.Join(a.cal.Precisions[class], "/"))
+	}
+	return ", to the kernels of the paths fitted (" + strings.Join(parts, ", ") + ")"
 }
 
 // hostsText lists the host factors a full calibration applies.

@@ -28,9 +28,11 @@ type fileDoc struct {
 	Source   fileSource   `yaml:"source"`
 	Fit      fileFit      `yaml:"fit"`
 	Transfer fileTransfer `yaml:"transfer"`
-	Cells    []fileCell   `yaml:"cells"`
-	Bands    []fileBand   `yaml:"bands"`
-	Hosts    []fileHost   `yaml:"hosts"`
+	// Precisions is absent in files written before it (every group).
+	Precisions map[string][]string `yaml:"precisions"`
+	Cells      []fileCell          `yaml:"cells"`
+	Bands      []fileBand          `yaml:"bands"`
+	Hosts      []fileHost          `yaml:"hosts"`
 }
 
 type fileSource struct {
@@ -64,9 +66,11 @@ type fileCell struct {
 	// Ridge is absent on every cell but a ridge cell.
 	Ridge string `yaml:"ridge"`
 	// Shape is absent on every cell but a shape cell.
-	Shape  string  `yaml:"shape"`
-	N      int     `yaml:"n"`
-	Factor float64 `yaml:"factor"`
+	Shape string `yaml:"shape"`
+	// Precision is absent on every cell but a class×precision cell.
+	Precision string  `yaml:"precision"`
+	N         int     `yaml:"n"`
+	Factor    float64 `yaml:"factor"`
 }
 
 type fileBand struct {
@@ -85,7 +89,7 @@ func (c *Calibration) Write(w io.Writer) error {
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
 	p("# onnxcost calibration: what measured calls taught the time model.\n")
 	p("# Each term of a kernel's time (compute, latency, memory) is multiplied by\n")
-	p("#   gpu_factor x class x class+op x class+op+term x class+op+shape\n")
+	p("#   gpu_factor x class x class+precision x class+op x class+op+term x class+op+shape\n")
 	p("#   x class+term x class+term+size x class+term+ridge\n")
 	p("# (cells below; a missing cell is 1; op is the node's ONNX op type, shape its\n")
 	p("# GEMM's N x K or its rows' 1 x length, dims no batch size changes; the size\n")
@@ -110,10 +114,33 @@ func (c *Calibration) Write(w io.Writer) error {
 	p("transfer:\n")
 	p("  # exponent on the cells on another GPU of the same / another family\n")
 	p("  same_family: %s\n  other_family: %s\n", num(c.Transfer.SameFamily), num(c.Transfer.OtherFamily))
+	writePrecisions(p, c.Precisions)
 	writeCells(p, c.Cells)
 	writeBands(p, c.Bands)
 	writeHosts(p, c.Hosts)
 	return bw.Flush()
+}
+
+// writePrecisions writes the classes' precision groups, classes in name
+// order; nothing for a calibration read from a file without them.
+func writePrecisions(p func(string, ...any), precisions map[string][]string) {
+	if precisions == nil {
+		return
+	}
+	if len(precisions) == 0 {
+		p("precisions: {}\n")
+		return
+	}
+	p("precisions:\n")
+	p("  # precision groups of each class's kernels in the rows; on another GPU a\n")
+	p("  # class's cells apply to its kernels of these groups only\n")
+	for _, class := range sortedKeys(precisions) {
+		qs := make([]string, len(precisions[class]))
+		for i, g := range precisions[class] {
+			qs[i] = quote(g)
+		}
+		p("  %s: [%s]\n", quote(class), strings.Join(qs, ", "))
+	}
 }
 
 func writeCells(p func(string, ...any), cells []Cell) {
@@ -126,8 +153,9 @@ func writeCells(p func(string, ...any), cells []Cell) {
 	p("  # term's uncalibrated time (\"*\": any); ridge (absent: any): the kernel's\n")
 	p("  # uncalibrated compute time over its memory time, the point the factor is\n")
 	p("  # anchored at; shape (absent: any): the GEMM's N x K or 1 x the row length,\n")
-	p("  # on this GPU only; n: rows whose time the cell touched; factor: relative to\n")
-	p("  # the level above\n")
+	p("  # on this GPU only; precision (absent: any): the kernels' precision group,\n")
+	p("  # where the rows held the class in more than one; n: rows whose time the\n")
+	p("  # cell touched; factor: relative to the level above\n")
 	for _, cl := range cells {
 		op, ridge := "", ""
 		if cl.Op != "*" {
@@ -138,6 +166,9 @@ func writeCells(p func(string, ...any), cells []Cell) {
 		}
 		if cl.Shape != "" {
 			ridge += "shape: " + quote(cl.Shape) + ", "
+		}
+		if cl.Precision != "" {
+			ridge += "precision: " + quote(cl.Precision) + ", "
 		}
 		p("  - {class: %s, %sbound: %s, size: %s, %sn: %d, factor: %s}\n", quote(cl.Class), op, quote(cl.Bound), quote(cl.Size), ridge, cl.N, num(cl.Factor))
 	}
@@ -269,6 +300,9 @@ func fromDoc(d *fileDoc) (*Calibration, error) {
 		}
 	}
 	var err error
+	if c.Precisions, err = precisionsFromDoc(d.Precisions); err != nil {
+		return nil, err
+	}
 	if c.Cells, err = cellsFromDoc(d.Cells); err != nil {
 		return nil, err
 	}
@@ -305,6 +339,35 @@ var gemmShape = regexp.MustCompile(`^[1-9][0-9]{0,11}x[1-9][0-9]{0,11}$`)
 // validOp reports whether op can key a class×op cell.
 func validOp(op string) bool { return opName.MatchString(op) }
 
+// precisionsFromDoc checks the precisions map: known classes, each with
+// known groups, none twice; the groups come back sorted.
+func precisionsFromDoc(m map[string][]string) (map[string][]string, error) {
+	if m == nil {
+		return nil, nil
+	}
+	out := make(map[string][]string, len(m))
+	for class, gs := range m {
+		if !knownClass(class) {
+			return nil, fmt.Errorf("precisions: unknown kernel class %q (want one of %v)", class, knownClasses)
+		}
+		if len(gs) == 0 {
+			return nil, fmt.Errorf("precisions.%s: no precision group (omit the class for every group)", class)
+		}
+		seen := map[string]bool{}
+		for _, g := range gs {
+			if !slices.Contains(precisionGroups, g) {
+				return nil, fmt.Errorf("precisions.%s: unknown precision group %q (want one of %s)", class, g, strings.Join(precisionGroups, ", "))
+			}
+			if seen[g] {
+				return nil, fmt.Errorf("precisions.%s: %q twice", class, g)
+			}
+			seen[g] = true
+		}
+		out[class] = slices.Sorted(slices.Values(gs))
+	}
+	return out, nil
+}
+
 func cellsFromDoc(fc []fileCell) ([]Cell, error) {
 	cells := make([]Cell, 0, len(fc))
 	seen := map[string]bool{}
@@ -339,6 +402,9 @@ func cellsFromDoc(fc []fileCell) ([]Cell, error) {
 		}
 		if f.Shape != "" && (!gemmShape.MatchString(f.Shape) || f.Op == "*" || f.Bound != "*" || f.Size != "*" || f.Ridge != "*") {
 			return nil, fmt.Errorf("%s: shape %q: a shape cell is an op's GEMM of N x K (\"768x3072\"), with an op, bound and size \"*\" and no ridge", at, f.Shape)
+		}
+		if f.Precision != "" && (!slices.Contains(precisionGroups, f.Precision) || f.Op != "*" || f.Bound != "*" || f.Size != "*" || f.Ridge != "*" || f.Shape != "") {
+			return nil, fmt.Errorf("%s: precision %q: a precision cell is a class's kernels of one precision group (one of %s), with op, bound and size \"*\" and no ridge or shape", at, f.Precision, strings.Join(precisionGroups, ", "))
 		}
 		if f.N < 0 {
 			return nil, fmt.Errorf("%s: n %d is negative", at, f.N)

@@ -97,7 +97,7 @@ func TestParseAcceptsAHandWrittenFile(t *testing.T) {
 		{"Gemm", "memory", centre, 0.9 * 1.2},
 		{"Gemm", "compute", 1e-6, 0.9 * 1.2 * 1.1 * 1},
 	} {
-		if f := c.For(a100).TermFactor("gemm", c2.op, "", c2.term, only(c2.term, c2.s)); !near(f, c2.want, 1e-12) {
+		if f := c.For(a100).TermFactor("gemm", "", c2.op, "", c2.term, only(c2.term, c2.s)); !near(f, c2.want, 1e-12) {
 			t.Errorf("%s %s %g s: factor %g, want %g", c2.op, c2.term, c2.s, f, c2.want)
 		}
 	}
@@ -113,7 +113,7 @@ func TestParseAcceptsAHandWrittenFile(t *testing.T) {
 	}
 	// On another GPU of the family: every cell but the size cells, less
 	// the deadband, at 0.75, no GPU factor.
-	if f, want := c.For(mustGPU(t, "A10")).TermFactor("gemm", "MatMul", "", "compute", only("compute", centre)), math.Exp(0.75*(math.Log(1.2*1.1*0.8*1.05)-transferDeadband)); !near(f, want, 1e-12) {
+	if f, want := c.For(mustGPU(t, "A10")).TermFactor("gemm", "", "MatMul", "", "compute", only("compute", centre)), math.Exp(0.75*(math.Log(1.2*1.1*0.8*1.05)-transferDeadband)); !near(f, want, 1e-12) {
 		t.Errorf("same family: factor %g, want %g", f, want)
 	}
 	// A format 1 file without op keys reads as it always did, and an

@@ -74,6 +74,7 @@ func fit(gpu *hwdb.GPU, rows []Row, src Source, pen penalties) (*Calibration, er
 	if err != nil {
 		return nil, err
 	}
+	precisions := splitPrecisions(frs)
 	px := newParamIndex(frs, pen)
 	before := make([]float64, len(frs))
 	for i := range frs {
@@ -85,6 +86,7 @@ func fit(gpu *hwdb.GPU, rows []Row, src Source, pen penalties) (*Calibration, er
 	src.GPU, src.Family, src.Rows = gpu.Name, Family(gpu), len(frs)
 	cal := assemble(frs, px, theta, src)
 	cal.Hosts = hosts
+	cal.Precisions = precisions
 	ratios := crossValidate(frs, px)
 	cal.MedianErrBefore = round4(medianAbsErr(before))
 	cal.MedianErrAfter = round4(medianAbsErr(ratios))
@@ -126,11 +128,15 @@ type fitKernel struct {
 	class string
 	op    string // the node's op type, "" when it has none a file can name
 	shape string // the node's KernelShape, "" for none
+	// prec is the node's precision group (PrecisionGroup) where the rows
+	// hold kernels of its class in more than one group (splitPrecisions),
+	// "" otherwise: the class×precision cell it draws on.
+	prec string
 	// terms are the kernel's non-zero time terms: compute and latency add,
 	// memory overlaps them.
 	terms []fitTerm
-	// params are g, the class cell, the class×op cell and the
-	// class×op×shape cell: they scale every term.
+	// params are g, the class cell, the class×precision cell, the
+	// class×op cell and the class×op×shape cell: they scale every term.
 	params []int
 	// ridge is ridgeX of the kernel's uncalibrated terms; hasRidge is
 	// false when a side is zero (no ridge cells then).
@@ -195,6 +201,44 @@ func prepareRows(gpu *hwdb.GPU, rows []Row) ([]fitRow, error) {
 		return nil, errors.New("calibrate: no row has kernel time to calibrate (every estimate is launch or host overhead)")
 	}
 	return frs, nil
+}
+
+// splitPrecisions keeps a kernel's precision group only where the rows
+// hold kernels of its class in two or more groups: with one, a
+// class×precision cell would be the class cell again, and the two
+// would split its deviation between them, loosening its pull. It
+// returns each class's groups (Calibration.Precisions).
+func splitPrecisions(frs []fitRow) map[string][]string {
+	groups := map[string]map[string]bool{}
+	for _, fr := range frs {
+		for _, k := range fr.kernels {
+			if groups[k.class] == nil {
+				groups[k.class] = map[string]bool{}
+			}
+			groups[k.class][k.prec] = true
+		}
+	}
+	for i := range frs {
+		for j := range frs[i].kernels {
+			if k := &frs[i].kernels[j]; len(groups[k.class]) < 2 {
+				k.prec = ""
+			}
+		}
+	}
+	out := map[string][]string{}
+	for class, gs := range groups {
+		for g := range gs {
+			if g != "" {
+				out[class] = append(out[class], g)
+			}
+		}
+		if len(out[class]) < len(gs) {
+			delete(out, class) // a kernel of no known group: say nothing of the class
+			continue
+		}
+		sort.Strings(out[class])
+	}
+	return out
 }
 
 func prepareRow(gpu *hwdb.GPU, name string, r Row) (fitRow, error) {
@@ -268,7 +312,7 @@ func prepareRow(gpu *hwdb.GPU, name string, r Row) (fitRow, error) {
 // under every theta.
 func (k *fitKernel) identity() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%s|%s|%v|%x", k.class, k.op, k.shape, k.hasRidge, math.Float64bits(k.ridge))
+	fmt.Fprintf(&b, "%s|%s|%s|%s|%v|%x", k.class, k.prec, k.op, k.shape, k.hasRidge, math.Float64bits(k.ridge))
 	for _, t := range k.terms {
 		fmt.Fprintf(&b, "|%s:%x", t.name, math.Float64bits(t.s))
 	}
@@ -279,7 +323,7 @@ func (k *fitKernel) identity() string {
 // terms (a report written by hand, a composite) is one term of its body
 // named by its bound regime, on the memory side when memory-bound.
 func nodeKernel(n *report.NodeCost, body float64) fitKernel {
-	k := fitKernel{class: n.KernelClass, n: 1}
+	k := fitKernel{class: n.KernelClass, prec: PrecisionGroup(hwdb.Precision(n.Precision)), n: 1}
 	if validOp(n.OpType) {
 		k.op = n.OpType
 		if gemmShape.MatchString(n.KernelShape) {
@@ -362,6 +406,9 @@ func newParamIndex(frs []fitRow, pen penalties) *paramIndex {
 // bindKernel points k's parameters at the cells' positions pos.
 func bindKernel(k *fitKernel, pos map[string]int) {
 	k.params = []int{0, pos[cellKey(k.class, "*", "*", "*")]}
+	if p, ok := pos[precKey(k.class, k.prec)]; ok && k.prec != "" {
+		k.params = append(k.params, p)
+	}
 	if k.op != "" {
 		k.params = append(k.params, pos[cellKey(k.class, k.op, "*", "*")])
 	}
@@ -402,6 +449,11 @@ func kernelCells(k fitKernel) []Cell {
 		return Cell{Class: k.class, Op: op, Bound: bound, Size: size, Ridge: ridge}
 	}
 	cs := []Cell{cell("*", "*", "*", "*")}
+	if k.prec != "" {
+		c := cell("*", "*", "*", "*")
+		c.Precision = k.prec
+		cs = append(cs, c)
+	}
 	if k.op != "" {
 		cs = append(cs, cell(k.op, "*", "*", "*"))
 	}
@@ -446,6 +498,8 @@ func levelPenalty(c Cell, pen penalties) float64 {
 	switch {
 	case c.Shape != "":
 		return pen.shape
+	case c.Precision != "":
+		return pen.op
 	case c.Op != "*" && c.Bound == "*":
 		return pen.op
 	case c.Op != "*":
@@ -477,6 +531,9 @@ func cellCompare(a, b Cell) int {
 	}
 	if d := ridgeRank(a.Ridge) - ridgeRank(b.Ridge); d != 0 {
 		return d
+	}
+	if a.Precision != b.Precision {
+		return strings.Compare(a.Precision, b.Precision)
 	}
 	return strings.Compare(a.Shape, b.Shape)
 }

@@ -74,7 +74,7 @@ func calibratedTime(rep *report.Report, a *Applied) float64 {
 		}
 		terms := [3]float64{n.ComputeS, n.LatencyS, n.MemoryS}
 		f := func(term string, s float64) float64 {
-			return s * a.TermFactor(n.KernelClass, n.OpType, n.KernelShape, term, terms)
+			return s * a.TermFactor(n.KernelClass, n.Precision, n.OpType, n.KernelShape, term, terms)
 		}
 		t += perf.BodyS(f("compute", n.ComputeS), f("latency", n.LatencyS), f("memory", n.MemoryS)) - perf.BodyS(n.ComputeS, n.LatencyS, n.MemoryS)
 	}
@@ -174,7 +174,7 @@ func TestFitRecoversKnownFactorsOnNoiselessRows(t *testing.T) {
 		if n.Bound == "compute" {
 			term, s = "compute", n.ComputeS
 		}
-		if got, want := cal.For(gpu).TermFactor(k.class, k.op, "", term, [3]float64{n.ComputeS, n.LatencyS, n.MemoryS}), truth(k, term, s); math.Abs(got/want-1) > 3e-3 {
+		if got, want := cal.For(gpu).TermFactor(k.class, "", k.op, "", term, [3]float64{n.ComputeS, n.LatencyS, n.MemoryS}), truth(k, term, s); math.Abs(got/want-1) > 3e-3 {
 			t.Errorf("%s %s %.3g s: factor %g, want %g", k.op, term, s, got, want)
 		}
 	}
@@ -236,10 +236,10 @@ func TestUniformOffsetDoesNotTransfer(t *testing.T) {
 	}
 	for _, o := range append(testOps, kern{"attention", "Attention", "compute", 0}) {
 		for _, term := range termNames {
-			if f := cal.For(a100).TermFactor(o.class, o.op, "", term, only(term, 50e-6)); o.class != "attention" && math.Abs(f-1.5) > 0.01 {
+			if f := cal.For(a100).TermFactor(o.class, "", o.op, "", term, only(term, 50e-6)); o.class != "attention" && math.Abs(f-1.5) > 0.01 {
 				t.Errorf("%s %s on the fitted GPU: factor %g, want 1.5", o.op, term, f)
 			}
-			if f := cal.For(h100).TermFactor(o.class, o.op, "", term, only(term, 50e-6)); math.Abs(f-1) > 0.01 {
+			if f := cal.For(h100).TermFactor(o.class, "", o.op, "", term, only(term, 50e-6)); math.Abs(f-1) > 0.01 {
 				t.Errorf("%s %s transferred: factor %g, want 1 (the source's offset is not the target's)", o.op, term, f)
 			}
 		}
@@ -329,7 +329,7 @@ func TestHostBoundRowDoesNotMoveFactors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, term := range termNames {
-		if f := cal.For(gpu).TermFactor(att.class, att.op, "", term, only(term, 10e-6)); math.Abs(f-1) > 0.01 {
+		if f := cal.For(gpu).TermFactor(att.class, "", att.op, "", term, only(term, 10e-6)); math.Abs(f-1) > 0.01 {
 			t.Errorf("attention %s factor %g from a host-bound row, want 1", term, f)
 		}
 	}
@@ -337,7 +337,7 @@ func TestHostBoundRowDoesNotMoveFactors(t *testing.T) {
 
 func TestNilCalibrationIsIdentity(t *testing.T) {
 	var a *Applied
-	if f := a.TermFactor("gemm", "MatMul", "", "compute", only("compute", 1e-3)); f != 1 {
+	if f := a.TermFactor("gemm", "", "MatMul", "", "compute", only("compute", 1e-3)); f != 1 {
 		t.Errorf("nil Applied: factor %g", f)
 	}
 	var c *Calibration

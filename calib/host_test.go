@@ -41,7 +41,7 @@ func TestHostFactorLearnsTheMachinesHost(t *testing.T) {
 		t.Errorf("host factor %g, want %g (0.8 shrunk by %d rows of pull)", f, want, hostPull)
 	}
 	for _, term := range termNames {
-		if f := cal.For(gpu).TermFactor("elementwise", "Add", "", term, only(term, 10e-6)); math.Abs(f-1) > 0.01 {
+		if f := cal.For(gpu).TermFactor("elementwise", "", "Add", "", term, only(term, 10e-6)); math.Abs(f-1) > 0.01 {
 			t.Errorf("elementwise %s factor %g from host-bound rows, want 1", term, f)
 		}
 	}

@@ -81,7 +81,7 @@ func calibrated(r calib.Row, a *calib.Applied) float64 {
 	n := r.Report.Nodes[0]
 	terms := [3]float64{n.ComputeS, n.LatencyS, n.MemoryS}
 	f := func(term string, s float64) float64 {
-		return s * a.TermFactor(n.KernelClass, n.OpType, n.KernelShape, term, terms)
+		return s * a.TermFactor(n.KernelClass, n.Precision, n.OpType, n.KernelShape, term, terms)
 	}
 	return r.Report.Totals.TimeS - perf.BodyS(n.ComputeS, n.LatencyS, n.MemoryS) + perf.BodyS(f("compute", n.ComputeS), f("latency", n.LatencyS), f("memory", n.MemoryS))
 }

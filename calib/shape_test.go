@@ -50,16 +50,16 @@ func TestShapeCellsSeparateAnOpsGEMMs(t *testing.T) {
 	}
 	ts := only("compute", 200e-6)
 	for _, a := range []*Applied{cal.For(a100), back.For(a100)} {
-		big, small := a.TermFactor("gemm", "MatMul", "4096x4096", "compute", ts), a.TermFactor("gemm", "MatMul", "1024x4096", "compute", ts)
+		big, small := a.TermFactor("gemm", "", "MatMul", "4096x4096", "compute", ts), a.TermFactor("gemm", "", "MatMul", "1024x4096", "compute", ts)
 		// Shrunk toward the op cell by 4 rows' weight of 40.
 		if r := big / small; r < 1.35 || r > 1.3/0.9 {
 			t.Errorf("fitted GPU: factors %.3f and %.3f, want the shapes' ratio %.3f", big, small, 1.3/0.9)
 		}
 	}
 	tr := cal.For(h100)
-	op := tr.TermFactor("gemm", "MatMul", "", "compute", ts)
+	op := tr.TermFactor("gemm", "", "MatMul", "", "compute", ts)
 	for shape := range truth {
-		if f := tr.TermFactor("gemm", "MatMul", shape, "compute", ts); f != op {
+		if f := tr.TermFactor("gemm", "", "MatMul", shape, "compute", ts); f != op {
 			t.Errorf("transferred, shape %s: factor %g, want the op's %g (shape cells stay on the GPU fitted)", shape, f, op)
 		}
 	}

@@ -153,7 +153,7 @@ func assemble(frs []fitRow, px *paramIndex, theta []float64, src Source) *Calibr
 	for j := 1; j < len(theta); j++ {
 		c := px.cells[j]
 		lf := theta[j]
-		if c.Op == "*" && c.Bound == "*" {
+		if c.Op == "*" && c.Bound == "*" && c.Precision == "" {
 			lf = theta[0] + theta[j] - g
 		}
 		c.N, c.Factor = n[j], clampRound(math.Exp(lf))

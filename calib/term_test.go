@@ -29,7 +29,7 @@ func TestTermFactorKeepsTermsMonotone(t *testing.T) {
 	a := c.For(gpu)
 	prevT, prevF := 0.0, 0.0
 	for x := 1e-7; x < 1; x *= 1.05 {
-		f := a.TermFactor("gemm", "MatMul", "", "compute", only("compute", x))
+		f := a.TermFactor("gemm", "", "MatMul", "", "compute", only("compute", x))
 		if x*f < prevT*(1-1e-12) {
 			t.Fatalf("term %g s calibrates to %g s, below %g s for a smaller term", x, x*f, prevT)
 		}
@@ -39,10 +39,10 @@ func TestTermFactorKeepsTermsMonotone(t *testing.T) {
 		prevT, prevF = x*f, f
 	}
 	// At a decade's centre the factor is the (capped) cell's.
-	if f := a.TermFactor("gemm", "MatMul", "", "compute", only("compute", math.Sqrt(1e-6*1e-5))); math.Abs(f-0.05) > 1e-9 {
+	if f := a.TermFactor("gemm", "", "MatMul", "", "compute", only("compute", math.Sqrt(1e-6*1e-5))); math.Abs(f-0.05) > 1e-9 {
 		t.Errorf("factor at 3.16 µs = %g, want the under-10us cell's 0.05", f)
 	}
-	if f := a.TermFactor("gemm", "MatMul", "", "memory", only("memory", 1e-3)); f != 1 {
+	if f := a.TermFactor("gemm", "", "MatMul", "", "memory", only("memory", 1e-3)); f != 1 {
 		t.Errorf("a term with no cells gets %g, want 1", f)
 	}
 }
@@ -81,7 +81,7 @@ func TestRidgeCellsKeepTermsMonotone(t *testing.T) {
 	}
 	a := c.For(gpu)
 	body := func(ts [3]float64) float64 {
-		f := func(i int) float64 { return ts[i] * a.TermFactor("gemm", "MatMul", "", termNames[i], ts) }
+		f := func(i int) float64 { return ts[i] * a.TermFactor("gemm", "", "MatMul", "", termNames[i], ts) }
 		return max(f(0)+f(1), f(2))
 	}
 	for cs := 1e-7; cs < 1e-1; cs *= 1.5 {
@@ -103,7 +103,7 @@ func TestRidgeCellsKeepTermsMonotone(t *testing.T) {
 	// (0.5) less the most the rule lets it fall over the four octaves to
 	// the last centre: 0.5 · 2^(−4·maxRidgeSlope) = 0.125, not the 15
 	// written there.
-	if f := a.TermFactor("gemm", "MatMul", "", "compute", [3]float64{1e-3, 0, 1e-6}); math.Abs(f-0.125) > 1e-9 {
+	if f := a.TermFactor("gemm", "", "MatMul", "", "compute", [3]float64{1e-3, 0, 1e-6}); math.Abs(f-0.125) > 1e-9 {
 		t.Errorf("compute factor far on the compute side %g, want 0.125", f)
 	}
 }
@@ -134,7 +134,7 @@ func TestSameSiliconAppliesWhole(t *testing.T) {
 		{"H100-PCIe-80GB", false, false, 0, 1.2},
 	} {
 		a := c.For(mustGPU(t, tc.gpu))
-		f := a.TermFactor("gemm", "MatMul", "", "compute", terms)
+		f := a.TermFactor("gemm", "", "MatMul", "", "compute", terms)
 		if a.Full() != tc.full || a.Fitted() != tc.fitted {
 			t.Errorf("%s: full %v, fitted %v; want %v, %v", tc.gpu, a.Full(), a.Fitted(), tc.full, tc.fitted)
 		}

@@ -67,7 +67,9 @@ type Options struct {
 type KernelCalibration interface {
 	// TermFactor multiplies one term of a kernel's time: term is
 	// "compute", "latency" or "memory" (perf.KernelTime's), class the
-	// kernel's (report.NodeCost.KernelClass), op the node's op type
+	// kernel's (report.NodeCost.KernelClass), precision its path
+	// (hwdb.Precision: a class runs other code on the tensor cores),
+	// op the node's op type
 	// (report.NodeCost.OpType: kernels of one class run different
 	// code), shape its kernel's shape (report.NodeCost.KernelShape: a
 	// GEMM's N×K, a row kernel's row length; "" for none),
@@ -75,7 +77,7 @@ type KernelCalibration interface {
 	// seconds. A term × TermFactor never falls as any term grows, and
 	// shape is a kernel's dims that no batch size changes, so a
 	// calibrated time still grows with batch.
-	TermFactor(class, op, shape, term string, terms [3]float64) float64
+	TermFactor(class, precision, op, shape, term string, terms [3]float64) float64
 	// Describe is one line for the report: which calibration, fitted on
 	// what, applied how.
 	Describe() string
@@ -1382,8 +1384,9 @@ func (a *analyzer) calibrated(pk perf.PoweredKernel, k perf.Kernel, cl perf.Kern
 		return pk
 	}
 	ts := [3]float64{pk.ComputeS, pk.LatencyS, pk.MemoryS}
-	return pk.Calibrated(a.gpu, k, c.TermFactor(string(cl), op, shape, "compute", ts), c.TermFactor(string(cl), op, shape, "latency", ts),
-		c.TermFactor(string(cl), op, shape, "memory", ts), a.opt.Power.CapW)
+	prec := string(k.Precision)
+	return pk.Calibrated(a.gpu, k, c.TermFactor(string(cl), prec, op, shape, "compute", ts), c.TermFactor(string(cl), prec, op, shape, "latency", ts),
+		c.TermFactor(string(cl), prec, op, shape, "memory", ts), a.opt.Power.CapW)
 }
 
 // kernelShape is a kernel's shape as a calibration keys it (report.
