@@ -36,6 +36,21 @@ var precisionGroups = []string{"fp32", "fp64", "tf32", "16bit", "8bit"}
 // "tf32", "16bit" (fp16 and bf16, tensor or vector), "8bit" (int8 and
 // fp8), "" for none of them. Paths within a group run the same kind of
 // library kernel (SIMT, tensor-core MMA at one operand width).
+// computePaths are PathOf's values.
+var computePaths = []string{"tensor", "vector"}
+
+// PathOf is the unit a precision runs on: "tensor" for the tensor-core
+// (matrix-core) precisions, "vector" for the CUDA cores' (SIMT, DP4A).
+// Within a path one library family serves the precisions (cuBLAS's
+// tensor-core GEMMs at TF32, fp16 and bf16; its SGEMMs).
+func PathOf(p hwdb.Precision) string {
+	switch p {
+	case hwdb.TF32Tensor, hwdb.FP16Tensor, hwdb.BF16Tensor, hwdb.FP8Tensor, hwdb.INT8Tensor, hwdb.FP64Tensor:
+		return "tensor"
+	}
+	return "vector"
+}
+
 func PrecisionGroup(p hwdb.Precision) string {
 	switch p {
 	case hwdb.FP32:

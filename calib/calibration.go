@@ -32,15 +32,19 @@ type Calibration struct {
 	// row predicted by a fit that left its fold out).
 	MedianErrBefore, MedianErrAfter float64
 	Transfer                        TransferWeights
-	// Precisions are, per kernel class, the precision groups
-	// (PrecisionGroup, sorted) of that class's kernels in the rows: on
-	// another GPU the cells of a class apply to its kernels of these
-	// groups only. A calibration of fp32 rows says what the CUDA-core
-	// library kernels do, nothing about the tensor-core ones (fitted on a
-	// P100's fp32 rows, its conv cells moved the T4's fp16 convolutions
-	// the wrong way: 13.9% → 14.1%). nil (a file without them): every
-	// group.
-	Precisions map[string][]string
+	// Paths are, per GEMM-like kernel class (perf.KernelClass.GEMMLike),
+	// the compute paths (PathOf: "tensor", "vector"; sorted) of that
+	// class's kernels in the rows: the cells of such a class apply to
+	// its kernels on these paths only, on the GPU fitted (which keeps its
+	// GPU factor) and on any other. A calibration of CUDA-core rows says
+	// what the SIMT library kernels do, nothing about the tensor-core
+	// ones (fitted on a P100's fp32 rows, its conv cells moved the T4's
+	// fp16 convolutions the wrong way: 13.9% → 14.1%), while TF32 and
+	// fp16 tensor-core GEMMs are one library family (the H100's cells
+	// on the H200's TF32 GEMMs: 20.1% with them withheld, −14% signed).
+	// Streaming classes run one kernel at every width and carry to
+	// every path. nil (a file without them): every path.
+	Paths map[string][]string
 	// Cells in canonical order (cellCompare): one per class, class×op,
 	// class×op×term, class×term and class×term×size that the rows
 	// touched.
@@ -198,9 +202,9 @@ type Applied struct {
 	// otherwise the cells' log factors are scaled by weight.
 	full    bool
 	sibling bool // full on a GPU of the fitted one's silicon (sameSilicon)
-	// groups is, when transferred, the source's Precisions as sets; a
-	// class absent from it transfers to every group.
-	groups     map[string]map[string]bool
+	// paths is the calibration's Paths as sets; a class absent from it
+	// applies on every path.
+	paths      map[string]map[string]bool
 	sameFamily bool
 	weight     float64
 	logF       map[string]float64 // cellKey → log factor of that level
@@ -228,12 +232,12 @@ func (c *Calibration) For(gpu *hwdb.GPU) *Applied {
 	for _, cl := range c.Cells {
 		a.logF[cl.key()] = math.Log(cl.Factor)
 	}
-	if !a.full && c.Precisions != nil {
-		a.groups = map[string]map[string]bool{}
-		for class, gs := range c.Precisions {
-			a.groups[class] = map[string]bool{}
-			for _, g := range gs {
-				a.groups[class][g] = true
+	if c.Paths != nil {
+		a.paths = map[string]map[string]bool{}
+		for class, ps := range c.Paths {
+			a.paths[class] = map[string]bool{}
+			for _, p := range ps {
+				a.paths[class][p] = true
 			}
 		}
 	}
@@ -286,9 +290,10 @@ const maxFactor = 20
 // the kernel's precision group, the class×op and class×op×term cells of the node's op
 // type, the class×op×shape cell of its shape, the class×term cell, the
 // term's size cells and, for compute and memory, the kernel's ridge
-// cells; on another GPU, for a kernel of a precision group the rows held
-// in its class (Precisions), the same cells less the shape, size and ridge
-// cells, their product shrunk by transferDeadband and raised to the
+// cells (a GEMM-like kernel on a compute path the rows did not run its
+// class on, Paths, gets the GPU factor alone); on another GPU the
+// same cells less the shape, size and ridge cells (none for such a
+// kernel), their product shrunk by transferDeadband and raised to the
 // transfer weight, and no GPUFactor. A shape cell is one factor at every
 // batch size: a batch never changes a kernel's shape (cost.kernelShape).
 // The size cells are interpolated over log term time between the
@@ -303,11 +308,15 @@ func (a *Applied) TermFactor(class, precision, op, shape, term string, terms [3]
 	if a == nil || class == "" || ti < 0 || !(terms[ti] > 0) {
 		return 1
 	}
-	group := PrecisionGroup(hwdb.Precision(precision))
-	if gs, ok := a.groups[class]; ok && !gs[group] {
-		return 1 // transferred, and the rows held no kernel of this class on this path
+	if ps, ok := a.paths[class]; ok && !ps[PathOf(hwdb.Precision(precision))] {
+		// The rows held no kernel of this class on this path: nothing
+		// of the class's cells applies, the fitted GPU's factor still does.
+		if a.full {
+			return clampFactor(a.cal.GPUFactor)
+		}
+		return 1
 	}
-	lf := a.transferLog(class, group, op, term)
+	lf := a.transferLog(class, PrecisionGroup(hwdb.Precision(precision)), op, term)
 	if !a.full {
 		lf = a.weight * deadband(lf)
 	}
@@ -322,6 +331,9 @@ func (a *Applied) TermFactor(class, precision, op, shape, term string, terms [3]
 	}
 	return math.Exp(max(-math.Log(maxFactor), min(math.Log(maxFactor), lf)))
 }
+
+// clampFactor is f within [1/maxFactor, maxFactor].
+func clampFactor(f float64) float64 { return max(1/float64(maxFactor), min(float64(maxFactor), f)) }
 
 // transferDeadband is how far a kernel's cells must put it from the
 // fitted GPU's typical kernel before any of it transfers, in log factor:
@@ -410,20 +422,20 @@ func (a *Applied) Describe() string {
 		rel = "the same family"
 	}
 	return fmt.Sprintf("%s; transferred to %s (%s): class, op and term factors at weight %.2g%s, the GPU factor %.3g of %s dropped",
-		fitted, a.gpu, rel, a.weight, a.groupsText(), c.GPUFactor, c.Source.GPU)
+		fitted, a.gpu, rel, a.weight, a.pathsText(), c.GPUFactor, c.Source.GPU)
 }
 
-// groupsText says which precision groups a transferred calibration's
-// classes apply to, "" when it applies to every group.
-func (a *Applied) groupsText() string {
-	if len(a.cal.Precisions) == 0 {
+// pathsText says which compute paths a transferred calibration's
+// GEMM-like classes apply on, "" when every class applies on every path.
+func (a *Applied) pathsText() string {
+	if len(a.cal.Paths) == 0 {
 		return ""
 	}
 	var parts []string
-	for _, class := range sortedKeys(a.cal.Precisions) {
-		parts = append(parts, class+" "+strings.Join(a.cal.Precisions[class], "/"))
+	for _, class := range sortedKeys(a.cal.Paths) {
+		parts = append(parts, class+" "+strings.Join(a.cal.Paths[class], "/"))
 	}
-	return ", to the kernels of the paths fitted (" + strings.Join(parts, ", ") + ")"
+	return ", on the compute paths fitted (" + strings.Join(parts, ", ") + ")"
 }
 
 // hostsText lists the host factors a full calibration applies.

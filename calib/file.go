@@ -28,11 +28,11 @@ type fileDoc struct {
 	Source   fileSource   `yaml:"source"`
 	Fit      fileFit      `yaml:"fit"`
 	Transfer fileTransfer `yaml:"transfer"`
-	// Precisions is absent in files written before it (every group).
-	Precisions map[string][]string `yaml:"precisions"`
-	Cells      []fileCell          `yaml:"cells"`
-	Bands      []fileBand          `yaml:"bands"`
-	Hosts      []fileHost          `yaml:"hosts"`
+	// Paths is absent in files written before it (every path).
+	Paths map[string][]string `yaml:"paths"`
+	Cells []fileCell          `yaml:"cells"`
+	Bands []fileBand          `yaml:"bands"`
+	Hosts []fileHost          `yaml:"hosts"`
 }
 
 type fileSource struct {
@@ -114,30 +114,30 @@ func (c *Calibration) Write(w io.Writer) error {
 	p("transfer:\n")
 	p("  # exponent on the cells on another GPU of the same / another family\n")
 	p("  same_family: %s\n  other_family: %s\n", num(c.Transfer.SameFamily), num(c.Transfer.OtherFamily))
-	writePrecisions(p, c.Precisions)
+	writePaths(p, c.Paths)
 	writeCells(p, c.Cells)
 	writeBands(p, c.Bands)
 	writeHosts(p, c.Hosts)
 	return bw.Flush()
 }
 
-// writePrecisions writes the classes' precision groups, classes in name
-// order; nothing for a calibration read from a file without them.
-func writePrecisions(p func(string, ...any), precisions map[string][]string) {
-	if precisions == nil {
+// writePaths writes the classes' compute paths, classes in name order;
+// nothing for a calibration read from a file without them.
+func writePaths(p func(string, ...any), paths map[string][]string) {
+	if paths == nil {
 		return
 	}
-	if len(precisions) == 0 {
-		p("precisions: {}\n")
+	if len(paths) == 0 {
+		p("paths: {}\n")
 		return
 	}
-	p("precisions:\n")
-	p("  # precision groups of each class's kernels in the rows; on another GPU a\n")
-	p("  # class's cells apply to its kernels of these groups only\n")
-	for _, class := range sortedKeys(precisions) {
-		qs := make([]string, len(precisions[class]))
-		for i, g := range precisions[class] {
-			qs[i] = quote(g)
+	p("paths:\n")
+	p("  # compute paths (tensor cores, vector units) each GEMM-like class ran on in\n")
+	p("  # the rows; its cells apply to its kernels on these paths only\n")
+	for _, class := range sortedKeys(paths) {
+		qs := make([]string, len(paths[class]))
+		for i, v := range paths[class] {
+			qs[i] = quote(v)
 		}
 		p("  %s: [%s]\n", quote(class), strings.Join(qs, ", "))
 	}
@@ -300,7 +300,7 @@ func fromDoc(d *fileDoc) (*Calibration, error) {
 		}
 	}
 	var err error
-	if c.Precisions, err = precisionsFromDoc(d.Precisions); err != nil {
+	if c.Paths, err = pathsFromDoc(d.Paths); err != nil {
 		return nil, err
 	}
 	if c.Cells, err = cellsFromDoc(d.Cells); err != nil {
@@ -339,31 +339,32 @@ var gemmShape = regexp.MustCompile(`^[1-9][0-9]{0,11}x[1-9][0-9]{0,11}$`)
 // validOp reports whether op can key a class×op cell.
 func validOp(op string) bool { return opName.MatchString(op) }
 
-// precisionsFromDoc checks the precisions map: known classes, each with
-// known groups, none twice; the groups come back sorted.
-func precisionsFromDoc(m map[string][]string) (map[string][]string, error) {
+// pathsFromDoc checks the paths map: GEMM-like classes (the only ones
+// Fit restricts), each with known paths, none twice; they come back
+// sorted.
+func pathsFromDoc(m map[string][]string) (map[string][]string, error) {
 	if m == nil {
 		return nil, nil
 	}
 	out := make(map[string][]string, len(m))
-	for class, gs := range m {
-		if !knownClass(class) {
-			return nil, fmt.Errorf("precisions: unknown kernel class %q (want one of %v)", class, knownClasses)
+	for class, ps := range m {
+		if !knownClass(class) || !perf.KernelClass(class).GEMMLike() {
+			return nil, fmt.Errorf("paths: %q is not a GEMM-like kernel class (want one of gemm, conv, winograd, rnn, attention)", class)
 		}
-		if len(gs) == 0 {
-			return nil, fmt.Errorf("precisions.%s: no precision group (omit the class for every group)", class)
+		if len(ps) == 0 {
+			return nil, fmt.Errorf("paths.%s: no compute path (omit the class for every path)", class)
 		}
 		seen := map[string]bool{}
-		for _, g := range gs {
-			if !slices.Contains(precisionGroups, g) {
-				return nil, fmt.Errorf("precisions.%s: unknown precision group %q (want one of %s)", class, g, strings.Join(precisionGroups, ", "))
+		for _, v := range ps {
+			if !slices.Contains(computePaths, v) {
+				return nil, fmt.Errorf("paths.%s: unknown compute path %q (want one of %s)", class, v, strings.Join(computePaths, ", "))
 			}
-			if seen[g] {
-				return nil, fmt.Errorf("precisions.%s: %q twice", class, g)
+			if seen[v] {
+				return nil, fmt.Errorf("paths.%s: %q twice", class, v)
 			}
-			seen[g] = true
+			seen[v] = true
 		}
-		out[class] = slices.Sorted(slices.Values(gs))
+		out[class] = slices.Sorted(slices.Values(ps))
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package calib
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -74,7 +75,7 @@ func fit(gpu *hwdb.GPU, rows []Row, src Source, pen penalties) (*Calibration, er
 	if err != nil {
 		return nil, err
 	}
-	precisions := splitPrecisions(frs)
+	paths := splitPrecisions(frs)
 	px := newParamIndex(frs, pen)
 	before := make([]float64, len(frs))
 	for i := range frs {
@@ -86,7 +87,7 @@ func fit(gpu *hwdb.GPU, rows []Row, src Source, pen penalties) (*Calibration, er
 	src.GPU, src.Family, src.Rows = gpu.Name, Family(gpu), len(frs)
 	cal := assemble(frs, px, theta, src)
 	cal.Hosts = hosts
-	cal.Precisions = precisions
+	cal.Paths = paths
 	ratios := crossValidate(frs, px)
 	cal.MedianErrBefore = round4(medianAbsErr(before))
 	cal.MedianErrAfter = round4(medianAbsErr(ratios))
@@ -132,6 +133,8 @@ type fitKernel struct {
 	// hold kernels of its class in more than one group (splitPrecisions),
 	// "" otherwise: the class×precision cell it draws on.
 	prec string
+	// path is the node's compute path (PathOf).
+	path string
 	// terms are the kernel's non-zero time terms: compute and latency add,
 	// memory overlaps them.
 	terms []fitTerm
@@ -207,15 +210,18 @@ func prepareRows(gpu *hwdb.GPU, rows []Row) ([]fitRow, error) {
 // hold kernels of its class in two or more groups: with one, a
 // class×precision cell would be the class cell again, and the two
 // would split its deviation between them, loosening its pull. It
-// returns each class's groups (Calibration.Precisions).
+// returns the compute paths of each GEMM-like class's kernels
+// (Calibration.Paths).
 func splitPrecisions(frs []fitRow) map[string][]string {
 	groups := map[string]map[string]bool{}
+	paths := map[string]map[string]bool{}
 	for _, fr := range frs {
 		for _, k := range fr.kernels {
 			if groups[k.class] == nil {
-				groups[k.class] = map[string]bool{}
+				groups[k.class], paths[k.class] = map[string]bool{}, map[string]bool{}
 			}
 			groups[k.class][k.prec] = true
+			paths[k.class][k.path] = true
 		}
 	}
 	for i := range frs {
@@ -226,17 +232,10 @@ func splitPrecisions(frs []fitRow) map[string][]string {
 		}
 	}
 	out := map[string][]string{}
-	for class, gs := range groups {
-		for g := range gs {
-			if g != "" {
-				out[class] = append(out[class], g)
-			}
+	for class, ps := range paths {
+		if perf.KernelClass(class).GEMMLike() { // a stream runs one kernel at any width: its cells carry to every path
+			out[class] = slices.Sorted(maps.Keys(ps))
 		}
-		if len(out[class]) < len(gs) {
-			delete(out, class) // a kernel of no known group: say nothing of the class
-			continue
-		}
-		sort.Strings(out[class])
 	}
 	return out
 }
@@ -312,7 +311,7 @@ func prepareRow(gpu *hwdb.GPU, name string, r Row) (fitRow, error) {
 // under every theta.
 func (k *fitKernel) identity() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%s|%s|%s|%v|%x", k.class, k.prec, k.op, k.shape, k.hasRidge, math.Float64bits(k.ridge))
+	fmt.Fprintf(&b, "%s|%s|%s|%s|%s|%v|%x", k.class, k.prec, k.path, k.op, k.shape, k.hasRidge, math.Float64bits(k.ridge))
 	for _, t := range k.terms {
 		fmt.Fprintf(&b, "|%s:%x", t.name, math.Float64bits(t.s))
 	}
@@ -323,7 +322,7 @@ func (k *fitKernel) identity() string {
 // terms (a report written by hand, a composite) is one term of its body
 // named by its bound regime, on the memory side when memory-bound.
 func nodeKernel(n *report.NodeCost, body float64) fitKernel {
-	k := fitKernel{class: n.KernelClass, prec: PrecisionGroup(hwdb.Precision(n.Precision)), n: 1}
+	k := fitKernel{class: n.KernelClass, prec: PrecisionGroup(hwdb.Precision(n.Precision)), path: PathOf(hwdb.Precision(n.Precision)), n: 1}
 	if validOp(n.OpType) {
 		k.op = n.OpType
 		if gemmShape.MatchString(n.KernelShape) {

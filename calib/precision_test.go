@@ -56,8 +56,8 @@ func TestPrecisionCellsSplitPaths(t *testing.T) {
 	if fp32 < 1.3 || tc > 1.07 {
 		t.Errorf("compute factors: fp32 %.3f (measured 1.4x), fp16 tensor %.3f (measured 1x)", fp32, tc)
 	}
-	if got := cal.Precisions["gemm"]; !slices.Equal(got, []string{"16bit", "fp32"}) {
-		t.Errorf("precisions[gemm] = %v, want [16bit fp32]", got)
+	if got := cal.Paths["gemm"]; !slices.Equal(got, []string{"tensor", "vector"}) {
+		t.Errorf("paths[gemm] = %v, want [tensor vector]", got)
 	}
 	var precCells []string
 	for _, c := range cal.Cells {
@@ -91,10 +91,10 @@ func TestPrecisionCellsSplitPaths(t *testing.T) {
 	}
 }
 
-// Transferred, a calibration fitted on CUDA-core rows says nothing about
-// a tensor-core kernel of the class: it moves the target's fp32 GEMMs
-// and leaves its fp16 ones as priced.
-func TestPrecisionTransferOnlyToFittedGroups(t *testing.T) {
+// A calibration fitted on CUDA-core rows says nothing about a
+// tensor-core kernel of the class: transferred, it moves the target's
+// fp32 GEMMs and leaves its fp16 ones as priced.
+func TestPrecisionTransferOnlyToFittedPaths(t *testing.T) {
 	src := mustGPU(t, "P100-PCIe-16GB")
 	cal, err := Fit(src, precRows(src.Name, 2, 1, false), Source{})
 	if err != nil {
@@ -106,22 +106,55 @@ func TestPrecisionTransferOnlyToFittedGroups(t *testing.T) {
 		t.Errorf("transferred fp32 GEMM factor %.4f, want the source's 2x carried in part (> 1.02)", f)
 	}
 	if f := tr.TermFactor("gemm", string(hwdb.FP16Tensor), "MatMul", "", "compute", ts); f != 1 {
-		t.Errorf("transferred fp16 tensor GEMM factor %.4f, want 1: the rows held no such kernel", f)
+		t.Errorf("transferred fp16 tensor GEMM factor %.4f, want 1: the rows ran no GEMM on the tensor cores", f)
 	}
-	// A file without precisions (written before them) transfers to every group.
-	cal.Precisions = nil
+	// On the GPU fitted such a kernel gets the GPU factor alone.
+	if f, want := cal.For(src).TermFactor("gemm", string(hwdb.FP16Tensor), "MatMul", "", "compute", ts), clampFactor(cal.GPUFactor); f != want {
+		t.Errorf("same GPU, fp16 tensor GEMM factor %.4f, want the GPU factor %.4f", f, want)
+	}
+	// A stream is one kernel at any width: an fp16 Add takes the fp32
+	// rows' elementwise cells.
+	if _, ok := cal.Paths["elementwise"]; ok {
+		t.Errorf("paths %v name a streaming class", cal.Paths)
+	}
+	// A file without paths (written before them) transfers to every path.
+	cal.Paths = nil
 	if f := cal.For(mustGPU(t, "T4")).TermFactor("gemm", string(hwdb.FP16Tensor), "MatMul", "", "compute", ts); !(f > 1.02) {
-		t.Errorf("without precisions, fp16 tensor GEMM factor %.4f, want the class cells (> 1.02)", f)
+		t.Errorf("without paths, fp16 tensor GEMM factor %.4f, want the class cells (> 1.02)", f)
+	}
+}
+
+// One path is one library family: fp16 tensor-core rows carry to a
+// TF32 tensor-core GEMM (cuBLAS's tensor-core kernels at both widths).
+func TestPrecisionTransferWithinPath(t *testing.T) {
+	src := mustGPU(t, "A100-SXM4-80GB")
+	var rows []Row
+	for _, r := range precRows(src.Name, 1, 2, true) {
+		if r.Report.Nodes[0].Precision != string(hwdb.FP32) || r.Report.Nodes[0].KernelClass != "gemm" {
+			rows = append(rows, r) // tensor-core GEMMs at 2x and the streams as priced
+		}
+	}
+	cal, err := Fit(src, rows, Source{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := only("compute", 200e-6)
+	if f := cal.For(mustGPU(t, "H100-SXM5-80GB")).TermFactor("gemm", string(hwdb.TF32Tensor), "MatMul", "", "compute", ts); !(f > 1.02) {
+		t.Errorf("transferred TF32 tensor GEMM factor %.4f, want the fp16 tensor rows' 2x carried in part (> 1.02)", f)
+	}
+	if f := cal.For(mustGPU(t, "H100-SXM5-80GB")).TermFactor("gemm", string(hwdb.FP32), "MatMul", "", "compute", ts); f != 1 {
+		t.Errorf("transferred fp32 GEMM factor %.4f, want 1", f)
 	}
 }
 
 func TestParsePrecisionErrors(t *testing.T) {
 	base := "format: 1\nsource: {gpu: T4}\nfit: {gpu_factor: 1, median_abs_err_before: 0, median_abs_err_after: 0}\ntransfer: {same_family: 0.15, other_family: 0.15}\n"
 	for _, c := range []struct{ doc, want string }{
-		{"precisions: {gemm: [fp17]}\n", `unknown precision group "fp17"`},
-		{"precisions: {gemmm: [fp32]}\n", `unknown kernel class "gemmm"`},
-		{"precisions: {gemm: []}\n", "no precision group"},
-		{"precisions: {gemm: [fp32, fp32]}\n", `"fp32" twice`},
+		{"paths: {gemm: [matrix]}\n", `unknown compute path "matrix"`},
+		{"paths: {gemmm: [vector]}\n", `"gemmm" is not a GEMM-like kernel class`},
+		{"paths: {elementwise: [vector]}\n", `"elementwise" is not a GEMM-like kernel class`},
+		{"paths: {gemm: []}\n", "no compute path"},
+		{"paths: {gemm: [vector, vector]}\n", `"vector" twice`},
 		{"cells:\n  - {class: gemm, op: MatMul, bound: \"*\", size: \"*\", precision: fp32, n: 1, factor: 1.1}\n", "a precision cell"},
 		{"cells:\n  - {class: gemm, bound: \"*\", size: \"*\", precision: fp9, n: 1, factor: 1.1}\n", "a precision cell"},
 	} {
