@@ -26,9 +26,13 @@
 #   5. --power: board power and SM clock of a DRAM stream, dense products
 #      and a batch-1 convolution (mem_pj_per_byte, the busy-SM rule):
 #      go run ./scripts/choices -gpu GPU OUT/power.csv;
-#   6. --train --calib-dir: the six AMP training steps, also as training
+#   6. --host-ops: the host's cost per eager call by op kind (functional,
+#      module, autocast): the eager runtime charges one dispatch_us and
+#      module_us for every kind, and its rows miss by −37% to +137%
+#      (LLaMA-7B decode +86%/+137%, BERT autocast −30% on the H100's host);
+#   7. --train --calib-dir: the six AMP training steps, also as training
 #      rows of calibrate's table (the train column);
-#   7. --kernels: single kernels (warm and cold GEMMs, ATen's norms,
+#   8. --kernels: single kernels (warm and cold GEMMs, ATen's norms,
 #      softmax and GELU), as time allows.
 #
 #   scripts/gpu_session.sh [OUT]      # OUT defaults to $OUT, then ./gpu_out
@@ -58,8 +62,9 @@ step 55 gemm "$py" scripts/measure_gpu.py --gemm-choices --out "$out/gemm_choice
 step 90 llama "$py" scripts/measure_gpu.py --models llama_hf_small --dtypes fp32,tf32 --batches 1,8 --out "$out/llama.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
 step 100 vgg "$py" scripts/measure_gpu.py --models vgg16 --dtypes fp32,fp16 --batches 32,128 --out "$out/vgg.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
 step 30 power "$py" scripts/measure_gpu.py --power --out "$out/power.csv"
+step 40 host "$py" scripts/measure_gpu.py --host-ops --out "$out/host_ops.csv"
 step 120 train "$py" scripts/measure_gpu.py --train --out "$out/train.csv" --calib-dir "$out/cal"
-step 140 kernels "$py" scripts/measure_gpu.py --kernels --out "$out/kernels.csv" --calib-dir "$out/cal"
+step 100 kernels "$py" scripts/measure_gpu.py --kernels --out "$out/kernels.csv" --calib-dir "$out/cal"
 # What calibrate needs is the table and the graph-only models it names;
 # the weights were never written (export_graph_only).
 du -sh "$out" >&2

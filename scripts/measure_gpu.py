@@ -56,6 +56,13 @@ per-call time and the mean board power and SM clock over ~2 s of back-to-back CU
 dtype, shape, ms, power_w, clock_mhz; go run ./scripts/choices -gpu GPU FILE sets them beside the power
 model's draw).
 
+--host-ops writes the host's cost of one eager call by op kind (op, mode, kernels, us, kernel_us): tiny
+tensors, 2,000 back-to-back calls synchronised once, so the run is bound by the CPU's issue; functional
+calls (torch.add, F.linear, F.conv2d, views, a permute's .contiguous()...), the same ops as nn.Module calls,
+and the GEMM-like ones under torch.autocast. What onnxcost's eager runtime charges as dispatch_us per op
+and module_us per module call (hwdb/runtimes.yaml) is one figure for every kind; these rows say how the
+kinds differ on the measuring machine (the whole-model eager rows are too noisy to tell).
+
 --profile MODEL:DTYPE:BATCH[:graph] writes every kernel of one eager call (with :graph, of one CUDA-graph
 replay of it) (spec, i, name, µs) instead, for each of a comma-separated list of specs: how the whole-model rows were explained (which kernels PyTorch runs
 that the ONNX export does not hold; testdata/measured/h200_sxm_llama7b_decode_b8_kernels.csv.gz).
@@ -880,6 +887,92 @@ def power_rows(quick=False):
 
 POWER_FIELDS = ["op", "dtype", "shape", "ms", "power_w", "clock_mhz"]
 
+HOST_OP_FIELDS = ["op", "mode", "kernels", "us", "kernel_us"]
+
+
+def host_op_cases():
+    """The --host-ops cases: (op, mode, fn, kernels per call). Tensors are tiny (a kernel runs in a few
+    µs), so a run of back-to-back calls is bound by the host's issue: its time per call is what the
+    call costs the CPU, by op kind, which onnxcost's eager runtime charges as dispatch_us per op and
+    module_us per module call (hwdb/runtimes.yaml). mode: "functional" (torch.* / F.* called
+    directly), "module" (the same op as an nn.Module call), "autocast" (functional under
+    torch.autocast, half on a GPU, bfloat16 on the CPU dry run). kernels: the kernels one call
+    launches (0 for a view)."""
+    F = torch.nn.functional
+    x = torch.randn(8, 64, device=DEV)
+    y = torch.randn(8, 64, device=DEV)
+    w = torch.randn(64, 64, device=DEV)
+    b = torch.randn(64, device=DEV)
+    x4 = torch.randn(2, 4, 8, 16, device=DEV)
+    img = torch.randn(1, 8, 8, 8, device=DEV)
+    cw = torch.randn(8, 8, 3, 3, device=DEV)
+    idx = torch.randint(0, 64, (8,), device=DEV)
+    lin = torch.nn.Linear(64, 64).to(DEV)
+    conv = torch.nn.Conv2d(8, 8, 3, padding=1).to(DEV)
+    bn = torch.nn.BatchNorm2d(8).to(DEV).eval()
+    ln = torch.nn.LayerNorm(64).to(DEV)
+    relu = torch.nn.ReLU().to(DEV)
+    rm, rv = torch.zeros(8, device=DEV), torch.ones(8, device=DEV)
+    cases = [
+        ("add", lambda: torch.add(x, y), 1),
+        ("mul", lambda: torch.mul(x, y), 1),
+        ("relu", lambda: torch.relu(x), 1),
+        ("gelu", lambda: F.gelu(x), 1),
+        ("softmax", lambda: F.softmax(x, dim=-1), 1),
+        ("layer_norm", lambda: F.layer_norm(x, (64,), w[0], b), 1),
+        ("linear", lambda: F.linear(x, w, b), 1),
+        ("matmul", lambda: torch.matmul(x, w), 1),
+        ("bmm4d", lambda: torch.matmul(x4, x4.transpose(-1, -2)), 1),
+        ("conv2d", lambda: F.conv2d(img, cw, padding=1), 1),
+        ("batch_norm", lambda: F.batch_norm(img, rm, rv, training=False), 1),
+        ("max_pool2d", lambda: F.max_pool2d(img, 2), 1),
+        ("cat", lambda: torch.cat([x, y], dim=-1), 1),
+        ("embedding", lambda: F.embedding(idx, w), 1),
+        ("view", lambda: x.view(64, 8), 0),
+        ("permute", lambda: x4.permute(0, 2, 1, 3), 0),
+        ("contiguous", lambda: x4.permute(0, 2, 1, 3).contiguous(), 1),
+    ]
+    cases = [(op, "functional", fn, k) for op, fn, k in cases]
+    cases += [("linear", "module", lin, 1), ("conv2d", "module", conv, 1), ("batch_norm", "module", bn, 1),
+              ("layer_norm", "module", ln, 1), ("relu", "module", relu, 1)]
+    return cases
+
+
+def host_op_rows(quick=False):
+    """Per-call host cost of eager ops by kind (host_op_cases), as microseconds per call over a
+    synchronised run of back-to-back calls, median of 5 runs; kernel_us is the same run's kernel time per
+    call from the profiler (empty on the CPU dry run), to show the run was host-bound (us well above it)."""
+    n = 50 if quick or not on_gpu() else 2000
+    half = torch.float16 if on_gpu() else torch.bfloat16
+    x = torch.randn(8, 64, device=DEV)
+    img = torch.randn(1, 8, 8, 8, device=DEV)
+    with torch.no_grad():
+        for op, mode, fn, k in host_op_cases():
+            if mode == "module":
+                arg = img if op in ("conv2d", "batch_norm") else x
+                call = (lambda f, a: lambda: f(a))(fn, arg)
+            else:
+                call = fn
+            for m in ((mode, "autocast") if mode == "functional" and op in ("linear", "matmul", "conv2d", "add")
+                      else (mode,)):
+                def run(c=call, m=m):
+                    with torch.autocast(DEV, dtype=half, enabled=(m == "autocast")):
+                        for _ in range(n):
+                            c()
+                    sync()
+                run()  # warm: allocator, cuDNN/cuBLAS handles, autocast's caches
+                runs = []
+                for _ in range(5):
+                    t0 = time.perf_counter()
+                    run()
+                    runs.append((time.perf_counter() - t0) / n * 1e6)
+                kus = ""
+                if on_gpu() and k:
+                    st = kernel_stats(run, calls=1)
+                    if st and st[0] is not None:
+                        kus = "%.2f" % (st[0] * 1000 / n)
+                yield dict(op=op, mode=m, kernels=k, us="%.2f" % statistics.median(runs), kernel_us=kus)
+
 
 GEMM_CHOICE_FIELDS = ["dtype", "batch", "m", "n", "k", "ms", "kernel", "grid", "block", "regs", "smem", "us"]
 
@@ -1349,6 +1442,9 @@ def parse_args():
     ap.add_argument("--power", action="store_true",
                     help="board power and SM clock of single kernels run back to back (op,dtype,shape,ms,power_w,"
                          "clock_mhz): a DRAM stream, dense products, a batch-1 convolution")
+    ap.add_argument("--host-ops", action="store_true",
+                    help="the host's cost per eager call by op kind, functional, as a module call and under "
+                         "autocast (op,mode,kernels,us,kernel_us): tiny tensors, so runs are host-bound, instead")
     ap.add_argument("--llama-decode", action="store_true",
                     help="LLaMA-7B-shaped decode steps (past 1024) at --batches (default 1,8,32) instead")
     ap.add_argument("--train", action="store_true",
@@ -1378,7 +1474,8 @@ def main():
     sweep = next(((fields, rows) for on, fields, rows in [
         (a.gemm_choices, GEMM_CHOICE_FIELDS, gemm_choice_rows),
         (a.conv_choices, CONV_CHOICE_FIELDS, conv_choice_rows),
-        (a.power, POWER_FIELDS, power_rows)] if on), None)
+        (a.power, POWER_FIELDS, power_rows),
+        (a.host_ops, HOST_OP_FIELDS, host_op_rows)] if on), None)
     if sweep:
         fields, rows = sweep
         f, w = open_table(a.out, fields)

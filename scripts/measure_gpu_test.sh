@@ -31,6 +31,11 @@ grep -q '^fp32,2,16,16,64,[0-9.]*,aten::bmm,' "$tmp/g.csv" || fail "g.csv: no ba
 "$PY" scripts/measure_gpu.py --device cpu --conv-choices --out "$tmp/c.csv"
 grep -qx 'dtype,layout,batch,c,hw,k,r,stride,ms,kernel,grid,block,regs,smem,us' "$tmp/c.csv" || fail "c.csv header changed"
 grep -q '^fp32,nchw,1,8,16,8,3,1,[0-9.]*,aten::conv2d,' "$tmp/c.csv" || fail "c.csv: no convolution row"
+"$PY" scripts/measure_gpu.py --device cpu --host-ops --out "$tmp/h.csv"
+grep -qx 'op,mode,kernels,us,kernel_us' "$tmp/h.csv" || fail "h.csv header changed"
+for row in 'linear,module,1' 'conv2d,autocast,1' 'view,functional,0'; do
+	grep -q "^$row,[0-9.]*,\$" "$tmp/h.csv" || fail "h.csv: no $row row"
+done
 "$PY" scripts/measure_gpu.py --device cpu --power --out "$tmp/p.csv"
 grep -qx 'op,dtype,shape,ms,power_w,clock_mhz' "$tmp/p.csv" || fail "p.csv header changed"
 grep -q '^Conv,fp32,1x256x14x14x256x3,[0-9.]*,,$' "$tmp/p.csv" || fail "p.csv: no batch-1 convolution row"
