@@ -3,11 +3,14 @@
 // (cuBLAS, torch.matmul) beside the tile and K split perf.ChooseGEMM
 // picks, --conv-choices (cuDNN, F.conv2d) beside the convolution's price
 // as a one-node graph, --power (single kernels' board power and clock)
-// beside the power model's. The table's header says which sweep it is.
+// beside the power model's, --host-ops (the host's cost per eager call by
+// op kind) beside the pytorch runtime's dispatch_us and module_us. The
+// table's header says which sweep it is.
 //
 //	go run ./scripts/choices -gpu H200 gemm_choices.csv
 //	go run ./scripts/choices -gpu H200 conv_choices.csv
 //	go run ./scripts/choices -gpu H200 power.csv
+//	go run ./scripts/choices -gpu H200 host_ops.csv
 //
 // Priced times are the kernels' in a CUDA-graph replay, their operands
 // not resident in L2 (a first call; the sweeps' back-to-back calls find
@@ -53,9 +56,12 @@ func run(w io.Writer, gpuName string, files []string) error {
 	if recs, err := measured.Read(files[0], powerHeader); err == nil {
 		return powerTable(w, g, files[0], recs)
 	}
+	if recs, err := measured.Read(files[0], hostHeader); err == nil {
+		return hostTable(w, files[0], recs)
+	}
 	recs, err := measured.Read(files[0], convHeader)
 	if err != nil {
-		return fmt.Errorf("%s: not a --gemm-choices, --conv-choices or --power table (%v)", files[0], err)
+		return fmt.Errorf("%s: not a --gemm-choices, --conv-choices, --power or --host-ops table (%v)", files[0], err)
 	}
 	return convTable(w, g, files[0], recs)
 }

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/onnxcost/onnxcost/hwdb"
+)
+
+// hostHeader is --host-ops' table.
+const hostHeader = "op,mode,kernels,us,kernel_us"
+
+// hostTable prints each op kind's measured host cost per eager call
+// beside what the pytorch runtime charges for it (hwdb/runtimes.yaml):
+// dispatch_us for an op that launches a kernel, module_us more for a
+// module's call; an op that launches none (a view) is charged nothing.
+// Autocast rows are the functional op with its casts, which the eager
+// plan prices as kernels of their own (one dispatch each). A row whose
+// kernel_us is not well below us was not host-bound and says nothing.
+func hostTable(w io.Writer, path string, recs [][]string) error {
+	rt, err := hwdb.LookupRuntime("pytorch")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%-12s %-10s %7s %10s %10s %10s %8s\n", "op", "mode", "kernels", "host µs", "kernel µs", "charged µs", "ratio")
+	byMode := map[string][]float64{}
+	for _, r := range recs {
+		us, err := strconv.ParseFloat(r[3], 64)
+		if err != nil || !(us > 0) {
+			return fmt.Errorf("%s: us %q is not a positive number", path, r[3])
+		}
+		k, err := strconv.Atoi(r[2])
+		if err != nil || k < 0 {
+			return fmt.Errorf("%s: kernels %q is not a count", path, r[2])
+		}
+		charged := 0.0
+		if k > 0 {
+			charged = rt.DispatchS * 1e6
+		}
+		if r[1] == "module" {
+			charged += rt.ModuleS * 1e6
+		}
+		ratio := "-"
+		if charged > 0 {
+			ratio = fmt.Sprintf("%.2f", us/charged)
+			byMode[r[1]] = append(byMode[r[1]], us/charged)
+		}
+		kus := r[4]
+		if kus == "" {
+			kus = "-"
+		}
+		fmt.Fprintf(w, "%-12s %-10s %7d %10.2f %10s %10.1f %8s\n", r[0], r[1], k, us, kus, charged, ratio)
+	}
+	for _, m := range sortedModes(byMode) {
+		fmt.Fprintf(w, "%s: median measured/charged %.2f over %d op kinds (dispatch_us %g, module_us %g)\n", m, median(byMode[m]), len(byMode[m]), rt.DispatchS*1e6, rt.ModuleS*1e6)
+	}
+	return nil
+}
+
+func sortedModes(m map[string][]float64) []string {
+	var out []string
+	for _, k := range []string{"functional", "module", "autocast"} {
+		if len(m[k]) > 0 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
