@@ -198,6 +198,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("format: 1\ncells: [{class: gemm, factor: 1e400}]"))
 	f.Add([]byte("{"))
 	f.Add([]byte(goodFile + "hosts:\n  - {runtime: \"pytorch\", n: 12, factor: 0.89}\n"))
+	f.Add([]byte(strings.Replace(goodFile, "cells:\n", "paths:\n  gemm: [tensor, vector]\ncells:\n  - {class: gemm, bound: \"*\", size: \"*\", precision: \"16bit\", n: 2, factor: 1.1}\n", 1)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse("fuzz.yaml", data)
 		if err != nil {
