@@ -415,7 +415,7 @@ func (a *Applied) Describe() string {
 		return fmt.Sprintf("%s; applied in full to %s, the same silicon at the same power limit (GPU factor %.3g, %d cells; host factors not: another machine)", fitted, a.gpu, c.GPUFactor, len(c.Cells))
 	}
 	if a.full {
-		return fmt.Sprintf("%s; applied in full (GPU factor %.3g, %d cells%s)", fitted, c.GPUFactor, len(c.Cells), a.hostsText())
+		return fmt.Sprintf("%s; applied in full (GPU factor %.3g, %d cells%s%s)", fitted, c.GPUFactor, len(c.Cells), a.hostsText(), a.onePathText())
 	}
 	rel := "another family"
 	if a.sameFamily {
@@ -436,6 +436,22 @@ func (a *Applied) pathsText() string {
 		parts = append(parts, class+" "+strings.Join(a.cal.Paths[class], "/"))
 	}
 	return ", on the compute paths fitted (" + strings.Join(parts, ", ") + ")"
+}
+
+// onePathText names, for a calibration applied in full, the GEMM-like
+// classes its rows ran on one compute path only: kernels of theirs on the
+// other path get the GPU factor alone, which the header must say.
+func (a *Applied) onePathText() string {
+	var parts []string
+	for _, class := range sortedKeys(a.cal.Paths) {
+		if ps := a.cal.Paths[class]; len(ps) == 1 {
+			parts = append(parts, class+" "+ps[0])
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; fitted on one compute path: " + strings.Join(parts, ", ") + " (the other path's kernels of these classes take the GPU factor only)"
 }
 
 // hostsText lists the host factors a full calibration applies.

@@ -112,6 +112,9 @@ func TestPrecisionTransferOnlyToFittedPaths(t *testing.T) {
 	if f, want := cal.For(src).TermFactor("gemm", string(hwdb.FP16Tensor), "MatMul", "", "compute", ts), clampFactor(cal.GPUFactor); f != want {
 		t.Errorf("same GPU, fp16 tensor GEMM factor %.4f, want the GPU factor %.4f", f, want)
 	}
+	if d := cal.For(src).Describe(); !strings.Contains(d, "fitted on one compute path: gemm vector") {
+		t.Errorf("same-GPU header %q does not say the GEMMs were fitted on the vector units only", d)
+	}
 	// A stream is one kernel at any width: an fp16 Add takes the fp32
 	// rows' elementwise cells.
 	if _, ok := cal.Paths["elementwise"]; ok {
