@@ -308,32 +308,33 @@ func (a *Applied) TermFactor(class, precision, op, shape, term string, terms [3]
 	if a == nil || class == "" || ti < 0 || !(terms[ti] > 0) {
 		return 1
 	}
-	if ps, ok := a.paths[class]; ok && !ps[PathOf(hwdb.Precision(precision))] {
-		// The rows held no kernel of this class on this path: nothing
-		// of the class's cells applies, the fitted GPU's factor still does.
-		if a.full {
-			return clampFactor(a.cal.GPUFactor)
-		}
-		return 1
-	}
-	lf := a.transferLog(class, PrecisionGroup(hwdb.Precision(precision)), op, term)
-	if !a.full {
-		lf = a.weight * deadband(lf)
-	}
+	var lf float64
+	if ps, ok := a.paths[class]; !ok || ps[PathOf(hwdb.Precision(precision))] {
+		lf = a.cellsLog(class, precision, op, shape, term, terms, ti)
+	} // else the rows held no kernel of this class on this path: none of its cells applies
 	if a.full {
-		lf += a.sizeLog(class, term, terms[ti]) + math.Log(a.cal.GPUFactor)
-		if op != "" && shape != "" {
-			lf += a.logF[shapeKey(class, op, shape)]
-		}
-		if x, ok := ridgeX(terms); ok && ridgeTerm(term) {
-			lf += a.ridgeLog(class, term, x)
-		}
+		lf += math.Log(a.cal.GPUFactor)
 	}
 	return math.Exp(max(-math.Log(maxFactor), min(math.Log(maxFactor), lf)))
 }
 
-// clampFactor is f within [1/maxFactor, maxFactor].
-func clampFactor(f float64) float64 { return max(1/float64(maxFactor), min(float64(maxFactor), f)) }
+// cellsLog is the log factor TermFactor takes from the cells (term ti of
+// terms), without the GPU factor: in full, every level; transferred, the
+// transferable part shrunk by transferDeadband and raised to the weight.
+func (a *Applied) cellsLog(class, precision, op, shape, term string, terms [3]float64, ti int) float64 {
+	lf := a.transferLog(class, PrecisionGroup(hwdb.Precision(precision)), op, term)
+	if !a.full {
+		return a.weight * deadband(lf)
+	}
+	lf += a.sizeLog(class, term, terms[ti])
+	if op != "" && shape != "" {
+		lf += a.logF[shapeKey(class, op, shape)]
+	}
+	if x, ok := ridgeX(terms); ok && ridgeTerm(term) {
+		lf += a.ridgeLog(class, term, x)
+	}
+	return lf
+}
 
 // transferDeadband is how far a kernel's cells must put it from the
 // fitted GPU's typical kernel before any of it transfers, in log factor:

@@ -109,7 +109,7 @@ func TestPrecisionTransferOnlyToFittedPaths(t *testing.T) {
 		t.Errorf("transferred fp16 tensor GEMM factor %.4f, want 1: the rows ran no GEMM on the tensor cores", f)
 	}
 	// On the GPU fitted such a kernel gets the GPU factor alone.
-	if f, want := cal.For(src).TermFactor("gemm", string(hwdb.FP16Tensor), "MatMul", "", "compute", ts), clampFactor(cal.GPUFactor); f != want {
+	if f, want := cal.For(src).TermFactor("gemm", string(hwdb.FP16Tensor), "MatMul", "", "compute", ts), cal.GPUFactor; !near(f, want, 1e-12) {
 		t.Errorf("same GPU, fp16 tensor GEMM factor %.4f, want the GPU factor %.4f", f, want)
 	}
 	if d := cal.For(src).Describe(); !strings.Contains(d, "fitted on one compute path: gemm vector") {
