@@ -349,7 +349,7 @@ func pathsFromDoc(m map[string][]string) (map[string][]string, error) {
 	out := make(map[string][]string, len(m))
 	for class, ps := range m {
 		if !knownClass(class) || !perf.KernelClass(class).GEMMLike() {
-			return nil, fmt.Errorf("paths: %q is not a GEMM-like kernel class (want one of gemm, conv, winograd, rnn, attention)", class)
+			return nil, fmt.Errorf("paths: %q is not a GEMM-like kernel class (want one of %v)", class, gemmLikeClasses())
 		}
 		if len(ps) == 0 {
 			return nil, fmt.Errorf("paths.%s: no compute path (omit the class for every path)", class)
@@ -367,6 +367,11 @@ func pathsFromDoc(m map[string][]string) (map[string][]string, error) {
 		out[class] = slices.Sorted(slices.Values(ps))
 	}
 	return out, nil
+}
+
+// gemmLikeClasses are the knownClasses a paths map may name.
+func gemmLikeClasses() []perf.KernelClass {
+	return slices.DeleteFunc(slices.Clone(knownClasses), func(c perf.KernelClass) bool { return !c.GEMMLike() })
 }
 
 func cellsFromDoc(fc []fileCell) ([]Cell, error) {
