@@ -933,8 +933,9 @@ def host_op_cases():
         ("contiguous", lambda: x4.permute(0, 2, 1, 3).contiguous(), 1),
     ]
     cases = [(op, "functional", fn, k) for op, fn, k in cases]
-    cases += [("linear", "module", lin, 1), ("conv2d", "module", conv, 1), ("batch_norm", "module", bn, 1),
-              ("layer_norm", "module", ln, 1), ("relu", "module", relu, 1)]
+    cases += [("linear", "module", lambda: lin(x), 1), ("conv2d", "module", lambda: conv(img), 1),
+              ("batch_norm", "module", lambda: bn(img), 1), ("layer_norm", "module", lambda: ln(x), 1),
+              ("relu", "module", lambda: relu(x), 1)]
     return cases
 
 
@@ -944,15 +945,8 @@ def host_op_rows(quick=False):
     call from the profiler (empty on the CPU dry run), to show the run was host-bound (us well above it)."""
     n = 50 if quick or not on_gpu() else 2000
     half = torch.float16 if on_gpu() else torch.bfloat16
-    x = torch.randn(8, 64, device=DEV)
-    img = torch.randn(1, 8, 8, 8, device=DEV)
     with torch.no_grad():
-        for op, mode, fn, k in host_op_cases():
-            if mode == "module":
-                arg = img if op in ("conv2d", "batch_norm") else x
-                call = (lambda f, a: lambda: f(a))(fn, arg)
-            else:
-                call = fn
+        for op, mode, call, k in host_op_cases():
             for m in ((mode, "autocast") if mode == "functional" and op in ("linear", "matmul", "conv2d", "add")
                       else (mode,)):
                 def run(c=call, m=m):
