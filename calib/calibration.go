@@ -292,7 +292,7 @@ const maxFactor = 20
 // term's size cells and, for compute and memory, the kernel's ridge
 // cells (a GEMM-like kernel on a compute path the rows did not run its
 // class on, Paths, gets the GPU factor alone); on another GPU the
-// same cells less the shape, size and ridge cells (none for such a
+// same cells less the shape, size, ridge and latency-term cells (none for such a
 // kernel), their product shrunk by transferDeadband and raised to the
 // transfer weight, and no GPUFactor. A shape cell is one factor at every
 // batch size: a batch never changes a kernel's shape (cost.kernelShape).
@@ -380,19 +380,34 @@ func (a *Applied) sizeLog(class, term string, termS float64) float64 {
 
 // transferLog is the part of the cells that transfers: the class,
 // class×precision (prec, the kernel's precision group: to kernels of
-// the same group only), class×op, class×op×term and class×term cells.
-// Shape cells stay on the
-// GPU fitted (which kernel a library picks for a shape is the GPU's
-// own), and so do size cells: a decade of term time there holds other
-// kernels on a GPU of another speed, and carrying them made every
-// transfer on the kernel rows worse.
+// the same group only), class×op, class×op×term and class×term cells,
+// the term cells for the compute and memory terms only. Shape cells stay
+// on the GPU fitted (which kernel a library picks for a shape is the
+// GPU's own), and so do size cells: a decade of term time there holds
+// other kernels on a GPU of another speed, and carrying them made every
+// transfer on the kernel rows worse. So do the latency term's cells: a
+// kernel's fixed latency (its fill, ramp and launch) is the GPU's and
+// its driver's, as its peaks are. Carried, the A100's GEMM latency cells
+// made the H100's small GEMMs (10-40 µs, already priced fast) 0.2-0.7%
+// faster, and the transfers on the kernel rows (internal/kernelrows
+// TestCalibrationEndToEnd, uncalibrated → transferred) were A100 → H100
+// 9.20% → 9.29% (once elementwise streams lost their FLOP limit;
+// 9.37% → 9.37% before), P100 → T4 10.68% → 10.69%; kept on the GPU
+// fitted, 9.20% → 9.20% and 10.68% → 10.68%, the others unchanged
+// (H100 → A100 9.91% → 9.71%, A100 → A40 6.65% → 6.65%).
 func (a *Applied) transferLog(class, prec, op, term string) float64 {
-	lf := a.logF[cellKey(class, "*", "*", "*")] + a.logF[cellKey(class, "*", term, "*")]
+	lf := a.logF[cellKey(class, "*", "*", "*")]
 	if prec != "" {
 		lf += a.logF[precKey(class, prec)]
 	}
 	if op != "" {
-		lf += a.logF[cellKey(class, op, "*", "*")] + a.logF[cellKey(class, op, term, "*")]
+		lf += a.logF[cellKey(class, op, "*", "*")]
+	}
+	if a.full || term != "latency" {
+		lf += a.logF[cellKey(class, "*", term, "*")]
+		if op != "" {
+			lf += a.logF[cellKey(class, op, term, "*")]
+		}
 	}
 	return lf
 }

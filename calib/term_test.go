@@ -152,3 +152,27 @@ func TestSameSiliconAppliesWhole(t *testing.T) {
 		t.Error("A100 40 GB SXM4 is the 80 GB's silicon at its power limit; the 300 W PCIe board is not")
 	}
 }
+
+// A kernel's fixed latency (its fill and ramp) is the GPU's and its
+// driver's, like its peaks: a calibration's latency cells apply on the
+// GPU fitted and do not transfer; its compute and memory cells do.
+func TestLatencyCellsStayOnTheFittedGPU(t *testing.T) {
+	src := mustGPU(t, "A100-SXM4-80GB")
+	cal := &Calibration{Source: Source{GPU: src.Name, Family: Family(src)}, GPUFactor: 1, Transfer: DefaultTransfer,
+		Cells: []Cell{
+			{Class: "gemm", Op: "*", Bound: "latency", Size: "*", Factor: 3},
+			{Class: "gemm", Op: "MatMul", Bound: "latency", Size: "*", Factor: 3},
+			{Class: "gemm", Op: "*", Bound: "compute", Size: "*", Factor: 3},
+		}}
+	lat, comp := only("latency", 10e-6), only("compute", 10e-6)
+	if f := cal.For(src).TermFactor("gemm", "fp16_tensor", "MatMul", "", "latency", lat); !near(f, 9, 1e-12) {
+		t.Errorf("fitted GPU: latency factor %.4f, want the class and op cells' 9", f)
+	}
+	tr := cal.For(mustGPU(t, "H100-SXM5-80GB"))
+	if f := tr.TermFactor("gemm", "fp16_tensor", "MatMul", "", "latency", lat); f != 1 {
+		t.Errorf("transferred latency factor %.4f, want 1", f)
+	}
+	if f := tr.TermFactor("gemm", "fp16_tensor", "MatMul", "", "compute", comp); !(f > 1.05) {
+		t.Errorf("transferred compute factor %.4f, want the compute cell carried in part (> 1.05)", f)
+	}
+}
