@@ -157,3 +157,15 @@ var vectorizedOps = map[string]bool{
 // library kernels (perf.Kernel Vectorized), for harnesses that build
 // kernels the way Analyze does.
 func VectorizedOp(opType string) bool { return vectorizedOps[opType] }
+
+// StreamOp reports whether a node of opType in domain runs as a plain
+// elementwise kernel of a runtime's own library (perf.Kernel Stream): a
+// standard elementwise op outside the vectorized set. The analyzer marks
+// such a kernel a stream only when no operand is broadcast or strided
+// (perf.Kernel Strided: PyTorch's non-vectorized loop, whose index
+// arithmetic keeps it at the scalar rate). Fused chains and contrib ops
+// (onnxruntime's RotaryEmbedding, sarathi's kernels in Vidur's rows) keep
+// the scalar rate too: what their code does per element is not known here.
+func StreamOp(domain, opType string) bool {
+	return domain == "" && !vectorizedOps[opType] && ir.OpHas("", opType, ir.Elementwise)
+}

@@ -112,6 +112,11 @@ type Kernel struct {
 	// their counterparts elsewhere): its SM-side limit counts elements
 	// moved, not FLOPs (vectorsPerSMCycle).
 	Vectorized bool
+	// Stream marks a plain elementwise kernel of a runtime's own library
+	// over contiguous operands (PyTorch's vectorized TensorIterator loop,
+	// onnxruntime's elementwise kernels): its SM side keeps up with DRAM,
+	// so pointwiseS charges it nothing.
+	Stream bool
 	// Strided marks a pointwise kernel PyTorch runs in its non-vectorized
 	// loop, an operand being broadcast or read through a strided view: its
 	// index arithmetic adds a fixed latency (aten.go).

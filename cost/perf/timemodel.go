@@ -329,15 +329,30 @@ func softSum(a, b float64) float64 {
 // the SMs at boost clock (these kernels draw little power: a power-capped
 // board holds its clock for them): its counted FLOPs at PointwiseRate
 // FLOPs per SM per cycle, or, for a vectorized library kernel, its vector
-// accesses at vectorsPerSMCycle; 0 for other classes or where the GPU
-// entry lacks the SM count or clock.
+// accesses at vectorsPerSMCycle; 0 for a plain elementwise stream
+// (k.Stream), other classes or where the GPU entry lacks the SM count or
+// clock.
+//
+// PointwiseRate was fitted on sarathi's scalar kernels (below), whose
+// threads wait on each load and then on dependent arithmetic. A
+// runtime's own kernel for a standard elementwise op over contiguous
+// operands (PyTorch's vectorized TensorIterator loop: 16-byte accesses,
+// several elements a thread) needs a few instructions an element: an
+// Add's 3-4 at 64 lanes per SM is 16-21 elements per SM-cycle, against
+// the 1.7 (fp32) or 3.4 (fp16) an A100's or H100's DRAM delivers; even a
+// Sigmoid's two SFU operations (16 a cycle per SM) leave it 8. Held to the
+// scalar rate, such kernels were priced above their stream: our H200's
+// fp16 Adds of 16M and 134M elements +9.8% and +13.8% (−1.3% and +1.8%
+// as streams; testdata/measured/h200_sxm_kernels.csv), Vidur's residual
+// adds on the A100 +12.2% (+5.6%), and an fp32 Sigmoid over 64M elements
+// on an A100 1.30x its stream, an fp16 one 1.94x.
 func pointwiseS(g *hwdb.GPU, k Kernel, p Params) float64 {
 	switch k.Class {
 	case ClassElementwise, ClassReduction, ClassData:
 	default:
 		return 0
 	}
-	if g.SMs <= 0 || g.BoostClockMHz <= 0 {
+	if g.SMs <= 0 || g.BoostClockMHz <= 0 || k.Stream {
 		return 0
 	}
 	smCycles := float64(g.SMs) * g.BoostClockMHz * 1e6
