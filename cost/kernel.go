@@ -25,6 +25,9 @@ func (e *NodeEstimate) Kernel(prec hwdb.Precision, elemBytes, dramBytes float64,
 		Resident: true, DRAMBytes: dramBytes,
 		Vectorized: vectorized,
 	}
+	if b := e.Bytes(); b > 0 {
+		k.WriteShare = e.BytesWritten / b
+	}
 	if e.Class == perf.ClassRNN {
 		// The time model prices per-step latency itself (RNNStepLaunches).
 		k.Launches = 1

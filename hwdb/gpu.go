@@ -51,6 +51,12 @@ type GPU struct {
 	// fitted MemEff. HBM's bandwidth is not lost to refresh and bus
 	// turnarounds the way the GDDR boards that dominate the fit lose it.
 	StreamEff float64 `json:"stream_eff,omitempty"`
+	// StreamRWEff is the share of StreamEff that a stream writing as many
+	// bytes as it reads keeps (a copy, an in-place activation; StreamEff
+	// is measured on a triad, two reads a write), where it was measured
+	// to differ: the DRAM bus turns between reads and writes more often.
+	// 0 = 1.
+	StreamRWEff float64 `json:"stream_rw_eff,omitempty"`
 	// MemPJPerByte is the energy, in pJ per byte, of moving data between
 	// DRAM and the SMs (the DRAM core, its PHY, L2 and the on-chip path),
 	// which sets what a memory-bound kernel draws: bytes per second times

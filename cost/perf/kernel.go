@@ -117,6 +117,10 @@ type Kernel struct {
 	// onnxruntime's elementwise kernels): its SM side keeps up with DRAM,
 	// so pointwiseS charges it nothing.
 	Stream bool
+	// WriteShare is the share of Bytes the kernel writes (1/3 for an Add
+	// of two equal tensors, 1/2 for a unary op); 0 when not known. It
+	// sets the read-write mix an elementwise stream runs at (dramEff).
+	WriteShare float64
 	// Strided marks a pointwise kernel PyTorch runs in its non-vectorized
 	// loop, an operand being broadcast or read through a strided view: its
 	// index arithmetic adds a fixed latency (aten.go).

@@ -883,9 +883,34 @@ func memoryTime(g *hwdb.GPU, k Kernel, p Params) (s, bw float64, level string) {
 // are measured reads divided by it.
 func dramEff(g *hwdb.GPU, k Kernel, p Params) float64 {
 	if k.Class == ClassElementwise && !k.Vectorized && g.StreamEff > 0 {
+		if k.Stream {
+			return g.StreamEff * readWriteMix(g, k.WriteShare)
+		}
 		return g.StreamEff
 	}
 	return p.MemEff
+}
+
+// readWriteMix is the share of its StreamEff that g's DRAM keeps for a
+// stream (Kernel.Stream: DRAM sets its pace; a kernel its SMs hold back,
+// sarathi's rotary at 43-46% of the bandwidth, leaves the bus room to
+// turn, and priced with the loss Vidur's H100 rotary rows went +11.4% →
+// +13.1%) writing writeShare of its bytes: 1 up to a triad's third
+// (StreamEff is measured on triads, two reads a write), the board's
+// StreamRWEff from half on (a read and a write: an in-place activation,
+// a cast, a bias add), linear between. Where reads and writes mix more
+// the bus turns around more often; gpu-benches' streams show it on Hopper
+// (a read and a write at 0.93 of a triad's rate on an H100 PCIe, 0.90 on
+// an H200) and not on Volta or Ampere (0.98-1.02). A write-only stream
+// keeps the half-and-half figure: no elementwise op writes much more than
+// it reads, and gpu-benches' stores run faster than its triads anyway.
+func readWriteMix(g *hwdb.GPU, writeShare float64) float64 {
+	rw := g.StreamRWEff
+	if !(rw > 0) || !(writeShare > 1.0/3) {
+		return 1
+	}
+	x := min(1, (writeShare-1.0/3)/(1.0/2-1.0/3))
+	return 1 - x*(1-rw)
 }
 
 // WarmBytes is how much of a tensor of b bytes, written by the kernel just

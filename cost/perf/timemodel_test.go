@@ -645,6 +645,42 @@ func TestSIMTSplitOnlyWhereCuBLASSplits(t *testing.T) {
 	}
 }
 
+// TestReadWriteMix: a stream that writes as much as it reads (an in-place
+// activation) runs at the board's read-write share of its stream
+// efficiency, a triad (an Add) at the full figure, a mix between them in
+// between; boards with no such loss measured, and kernels held by their
+// SMs rather than by DRAM (not Stream), keep the full figure.
+func TestReadWriteMix(t *testing.T) {
+	p := DefaultParams()
+	for _, tc := range []struct {
+		gpu         string
+		stream      bool
+		writeShare  float64
+		wantOfTriad float64
+	}{
+		{"H200", true, 1.0 / 3, 1},
+		{"H200", true, 0.5, 0.9},
+		{"H200", true, 5.0 / 12, 0.95},
+		{"H200", true, 0.9, 0.9},
+		{"H200", false, 0.5, 1},
+		{"H100-SXM5-80GB", true, 0.5, 0.93},
+		{"H100-PCIe-80GB", true, 0.5, 0.93},
+		{"A100-SXM4-80GB", true, 0.5, 1},
+		{"T4", true, 0.5, 1},
+	} {
+		g, err := hwdb.Lookup(tc.gpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := Kernel{Class: ClassElementwise, Stream: tc.stream, WriteShare: 1.0 / 3}
+		triad := dramEff(g, k, p)
+		k.WriteShare = tc.writeShare
+		if got := dramEff(g, k, p) / triad; !near(got, tc.wantOfTriad, 1e-12) {
+			t.Errorf("%s stream=%v write share %.3f: %.4f of the triad's efficiency, want %.4f", tc.gpu, tc.stream, tc.writeShare, got, tc.wantOfTriad)
+		}
+	}
+}
+
 // TestStreamEffElementwiseOnly: a board's measured stream efficiency
 // (hwdb stream_eff) prices the DRAM stream of an elementwise kernel, the
 // contiguous read-combine-write such measurements time; a GEMM's operand
