@@ -23,6 +23,11 @@
 #   4. VGG-16 fp32 and fp16 at batch 32 and 128 with Kineto traces, and
 #      the SM clock each row held while its power was read (the log's
 #      "clock:" lines: whether fp16 convolutions run power-limited);
+#   4b. MobileNetV2 fp32 at batch 128 with a Kineto trace: inside whole
+#      models memory-bound kernels run 10% (H100) and 20% (H200) slower
+#      than priced while isolated streams are right; its rows (−12% to
+#      −18% on the H200) hold the most of it: which kernels, BatchNorm,
+#      ReLU6 or the depthwise convolutions (onnxcost calibrate --profile);
 #   5. --power: board power and SM clock of a DRAM stream, dense products
 #      and a batch-1 convolution (mem_pj_per_byte, the busy-SM rule):
 #      go run ./scripts/choices -gpu GPU OUT/power.csv;
@@ -61,10 +66,11 @@ step 40 conv "$py" scripts/measure_gpu.py --conv-choices --out "$out/conv_choice
 step 55 gemm "$py" scripts/measure_gpu.py --gemm-choices --out "$out/gemm_choices.csv"
 step 90 llama "$py" scripts/measure_gpu.py --models llama_hf_small --dtypes fp32,tf32 --batches 1,8 --out "$out/llama.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
 step 100 vgg "$py" scripts/measure_gpu.py --models vgg16 --dtypes fp32,fp16 --batches 32,128 --out "$out/vgg.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
+step 25 cnn "$py" scripts/measure_gpu.py --models mobilenet_v2 --dtypes fp32 --batches 128 --out "$out/cnn.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
 step 30 power "$py" scripts/measure_gpu.py --power --out "$out/power.csv"
 step 40 host "$py" scripts/measure_gpu.py --host-ops --out "$out/host_ops.csv"
 step 120 train "$py" scripts/measure_gpu.py --train --out "$out/train.csv" --calib-dir "$out/cal"
-step 100 kernels "$py" scripts/measure_gpu.py --kernels --out "$out/kernels.csv" --calib-dir "$out/cal"
+step 75 kernels "$py" scripts/measure_gpu.py --kernels --out "$out/kernels.csv" --calib-dir "$out/cal"
 # What calibrate needs is the table and the graph-only models it names;
 # the weights were never written (export_graph_only).
 du -sh "$out" >&2
