@@ -33,6 +33,32 @@ import "github.com/onnxcost/onnxcost/hwdb"
 // small to pull the clock under its boost): stridedLoopCycles.
 const stridedLoopCycles = 2300
 
+// stridedElemInstr is the integer instructions elementwise_kernel<128, 4>
+// spends on each element besides its loads, op and store: for a binary
+// op over three dimensions (a bias over [n, c, h·w] once TensorIterator
+// has coalesced what it can, a norm's weight over [rows, d]) the
+// OffsetCalculator divides the linear index by each dimension's size
+// (IntDivider: a multiply-high, an add and a shift, and a
+// multiply-subtract for the remainder) and adds remainder × stride for
+// each of the three operands, about 7 a dimension, 21-25 with the
+// unrolled loop's tests; then the 64-bit addresses of two loads and a
+// store and the element's index, about 8. ESTIMATE from the source
+// (aten/src/ATen/cuda/detail/OffsetCalculator.cuh, IntegerDivider.cuh);
+// no SASS count or profile of a large such kernel was at hand. Priced at
+// the SM's 64 INT32 lanes (intLanesPerSM) it is 2 elements per SM-cycle,
+// against the 1.0 (fp32) and 1.9 (fp16) elements of a binary op an H100's
+// DRAM delivers and 1.4 and 2.8 on an H200: a large broadcast op in half
+// precision is held by its index arithmetic. Where
+// the multiply-adds co-issue on the FP32 pipe it is up to twice as fast;
+// the issue rate (128 thread-instructions per SM-cycle) bounds it at
+// about 4. Checked, not fitted, on our whole-model rows, whose bias adds
+// and channels_last norms run this loop (cmd/onnxcost
+// TestMeasuredEndToEnd): H100 graph replays 5.9% → 5.1%, H200 8.2% →
+// 7.8%, the kernel sums 6.3% → 5.2% and 8.6% → 7.9% (at 20: 5.3% and
+// 8.0%; at 48: 5.1% and 6.8%: the rows would take more than the source
+// gives).
+const stridedElemInstr = 32
+
 // ATen runs a reduction (torch.mean, sum, amax, argmax: an ONNX Reduce*
 // or ArgMax node) in reduce_kernel, and a layer norm and a softmax in row
 // kernels of the same shape: each thread accumulates its loads, then the
@@ -71,4 +97,17 @@ func stridedLatencyS(g *hwdb.GPU, k Kernel) float64 {
 		return 0
 	}
 	return stridedLoopCycles / (g.BoostClockMHz * 1e6)
+}
+
+// stridedIndexS is the time a strided pointwise kernel k's index
+// arithmetic takes on g's SMs (smCycles SM-cycles a second):
+// stridedElemInstr an output element (its written bytes over the element
+// size) at the SM's integer lanes; 0 for any other kernel.
+func stridedIndexS(g *hwdb.GPU, k Kernel, smCycles float64) float64 {
+	lanes := intLanesPerSM(g)
+	if !k.Strided || k.Class != ClassElementwise || lanes <= 0 || !(smCycles > 0) {
+		return 0
+	}
+	outputs := k.WriteShare * k.Bytes / elemBytesOr4(k.ElemBytes)
+	return outputs * stridedElemInstr / (lanes * smCycles)
 }

@@ -329,9 +329,11 @@ func softSum(a, b float64) float64 {
 // the SMs at boost clock (these kernels draw little power: a power-capped
 // board holds its clock for them): its counted FLOPs at PointwiseRate
 // FLOPs per SM per cycle, or, for a vectorized library kernel, its vector
-// accesses at vectorsPerSMCycle; 0 for a plain elementwise stream
-// (k.Stream), other classes or where the GPU entry lacks the SM count or
-// clock.
+// accesses at vectorsPerSMCycle, or, for a strided pointwise kernel
+// (k.Strided: ATen's non-vectorized loop), at least its index arithmetic,
+// stridedElemInstr integer instructions an output element; 0 for a plain
+// elementwise stream (k.Stream), other classes or where the GPU entry
+// lacks the SM count or clock.
 //
 // PointwiseRate was fitted on sarathi's scalar kernels (below), whose
 // threads wait on each load and then on dependent arithmetic. A
@@ -359,10 +361,11 @@ func pointwiseS(g *hwdb.GPU, k Kernel, p Params) float64 {
 	if k.Vectorized {
 		return vectorPointwiseS(k, smCycles, vectorsPerSMCycle)
 	}
+	idx := stridedIndexS(g, k, smCycles)
 	if p.PointwiseRate <= 0 || !(k.FLOPs > 0) {
-		return 0
+		return idx
 	}
-	return k.FLOPs / (smCycles * p.PointwiseRate)
+	return max(idx, k.FLOPs/(smCycles*p.PointwiseRate))
 }
 
 // The FLOP-rate limit above was fitted on Vidur's gated models, whose
