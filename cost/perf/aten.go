@@ -51,8 +51,8 @@ const stridedLoopCycles = 2300
 // precision is held by its index arithmetic. Where
 // the multiply-adds co-issue on the FP32 pipe it is up to twice as fast;
 // the issue rate (128 thread-instructions per SM-cycle) bounds it at
-// about 4. Checked, not fitted, on our whole-model rows, whose bias adds
-// and channels_last norms run this loop (cmd/onnxcost
+// about 4. Checked, not fitted, on our whole-model rows, whose bias adds,
+// norm weights and attention masks run this loop (cmd/onnxcost
 // TestMeasuredEndToEnd): H100 graph replays 5.9% → 5.1%, H200 8.2% →
 // 7.8%, the kernel sums 6.3% → 5.2% and 8.6% → 7.9% (at 20: 5.3% and
 // 8.0%; at 48: 5.1% and 6.8%: the rows would take more than the source
