@@ -44,7 +44,7 @@ type measuredKernel struct {
 // kernelRank is the number of dims of each op's rows that kernelModel
 // builds; the file's other ops (MatMulCold, Attention) are
 // internal/kernelrows' to price.
-var kernelRank = map[string]int{"MatMul": 3, "Add": 1, "Gelu": 1, "LayerNorm": 2, "Softmax": 2}
+var kernelRank = map[string]int{"MatMul": 3, "Add": 1, "Gelu": 1, "LayerNorm": 2, "Softmax": 2, "Relu": 1, "BiasAdd": 3}
 
 func readMeasuredKernels(t *testing.T, path string) []measuredKernel {
 	t.Helper()
@@ -99,6 +99,12 @@ func kernelModel(t *testing.T, k measuredKernel) (b *irtest.Builder, opt string,
 		b.Output(b.Op("LayerNormalization", last, b.Input("x", dt, rows, h), b.Input("w", dt, h), b.Input("b", dt, h)))
 	case "Softmax":
 		b.Output(b.Op("Softmax", last, b.Input("x", dt, k.dims[0], k.dims[1])))
+	case "Relu":
+		b.Output(b.Op("Relu", nil, b.Input("x", dt, k.dims[0])))
+	case "BiasAdd":
+		// A bias over the channels of [N, C, HW]: ATen's broadcast loop.
+		n, c, hw := k.dims[0], k.dims[1], k.dims[2]
+		b.Output(b.Op("Add", nil, b.Input("x", dt, n, c, hw), b.Input("b", dt, c, 1)))
 	}
 	b.Infer()
 	return b, k.dtype, true
@@ -229,6 +235,8 @@ func TestKernelRowOpsArePriced(t *testing.T) {
 		{op: "LayerNorm", dtype: "fp32", dims: []int64{2048, 1024}},
 		{op: "Softmax", dtype: "fp16", dims: []int64{256, 1025}},
 		{op: "Gelu", dtype: "fp32", dims: []int64{1 << 24}},
+		{op: "Relu", dtype: "fp16", dims: []int64{1 << 24}},
+		{op: "BiasAdd", dtype: "fp16", dims: []int64{32, 64, 50176}},
 	} {
 		b, dtype, ok := kernelModel(t, k)
 		if !ok {
@@ -244,8 +252,10 @@ func TestKernelRowOpsArePriced(t *testing.T) {
 		}
 		n := r.Nodes[0]
 		ramp := perf.KernelRamp(gpu, nil, perf.DefaultParams())
-		if rowWise := k.op != "Gelu"; rowWise != (n.RampS > 1.5*ramp) {
-			t.Errorf("%s %v: ramp %.2f µs against a plain kernel's %.2f; want ATen's reduction tree in it: %v", k.op, k.dims, n.RampS*1e6, ramp*1e6, rowWise)
+		// ATen's reduction tree (norms, softmax) and its broadcast loop
+		// (a bias over channels) add a fixed latency to the kernel's ramp.
+		if fixed := k.op == "LayerNorm" || k.op == "Softmax" || k.op == "BiasAdd"; fixed != (n.RampS > 1.5*ramp) {
+			t.Errorf("%s %v: ramp %.2f µs against a plain kernel's %.2f; want ATen's fixed latency in it: %v", k.op, k.dims, n.RampS*1e6, ramp*1e6, fixed)
 		}
 	}
 }

@@ -31,7 +31,9 @@ cuDNN's tensor-core kernels want) and NCHW for fp32. cudnn.benchmark is on.
 and LLM-shaped sizes (op MatMul: one weight re-read by every call, so from L2 when it fits;
 op MatMulCold: decode-sized products whose weight rotates through 20 copies, read from DRAM
 every call), an elementwise add, layer norm, softmax and GELU at transformer sizes (ops
-LayerNorm RxH and Softmax RxL over the last dim, Gelu n), and a decode step's attention (op Attention, shape
+LayerNorm RxH and Softmax RxL over the last dim, Gelu n), a ReLU (op Relu n: a stream writing as
+many bytes as it reads) and a bias added over channels (op BiasAdd NxCxHW: ATen's broadcast
+loop), and a decode step's attention (op Attention, shape
 BxHxLxD: F.scaled_dot_product_attention of one query per sequence and head over L cached keys,
 PyTorch's default backend choice), each timed with CUDA events over back-to-back calls of one
 CUDA graph holding 20 of them (so launch cost is amortised away). The attention rows check
@@ -586,13 +588,24 @@ def attention_points(quick):
 
 
 def kernel_rows(quick=False, calib=None):
-    """Single-kernel rows; with calib, each also as a runtime-graph row of calibrate's table."""
+    """Single-kernel rows; with calib, each also as a runtime-graph row of calibrate's table. The
+    op kinds our H100 and H200 tables lack come first (row-wise and pointwise kernels, decode
+    attention, cold products), the warm products and adds those tables hold last: under a step's
+    timeout (scripts/gpu_session.sh) what is cut is what is already measured."""
     tdt = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
     timed = graph_ms if on_gpu() else wall_ms
+    yield from _row_kernel_rows(quick, calib, tdt, timed)
+    yield from _stream_kernel_rows(quick, tdt, timed)
+    yield from _attention_kernel_rows(quick, tdt, timed)
+    yield from _cold_matmul_rows(quick, tdt, timed)
+    yield from _matmul_add_rows(quick, calib, tdt, timed)
+
+
+def _matmul_add_rows(quick, calib, tdt, timed):
+    """Warm products (one weight re-read by 20 calls) and adds of two vectors."""
     mm = calib.export("matmul", MatMulOp().eval(), MATMUL_SPEC) if calib else None
     add = calib.export("add", AddOp().eval(), ADD_SPEC) if calib else None
     shapes, mm_dtypes, add_sizes, add_dtypes = kernel_points(quick)
-    cold_shapes, cold_dtypes = cold_points(quick)
     for dt in mm_dtypes:
         set_dtype(dt)
         for m, n, k in shapes:
@@ -612,6 +625,11 @@ def kernel_rows(quick=False, calib=None):
             if add:
                 calib.row(add, ms, dtype=dt, dims="n=%d" % 2**lg, runtime="graph")
             yield dict(op="Add", dtype=dt, shape="%d" % 2**lg, ms=ms)
+
+
+def _cold_matmul_rows(quick, tdt, timed):
+    """Cold products: every call streams its weight from DRAM."""
+    cold_shapes, cold_dtypes = cold_points(quick)
     # Cold rows: the same products with the weight operand rotated through
     # 20 copies (one per call of the graph), more bytes than any L2 holds,
     # so every call streams its weights from DRAM as a model's layers do;
@@ -629,6 +647,10 @@ def kernel_rows(quick=False, calib=None):
                 turn[0] += 1
             yield dict(op="MatMulCold", dtype=dt, shape="%dx%dx%d" % (m, n, k), ms="%.5f" % timed(cold))
             del bs
+
+
+def _row_kernel_rows(quick, calib, tdt, timed):
+    """ATen's vectorized layer norm, softmax and GELU."""
     # Row-wise and pointwise kernels (ATen's vectorized layer norm, softmax, GELU), timed and
     # exported like the add. layer_norm and gelu take no out=: their outputs are allocated
     # inside the captured graph, from the graph's private pool, so a replay makes no allocator call.
@@ -658,6 +680,10 @@ def kernel_rows(quick=False, calib=None):
             if gelu_model:
                 calib.row(gelu_model, ms, dtype=dt, dims="n=%d" % 2**lg, runtime="graph")
             yield dict(op="Gelu", dtype=dt, shape="%d" % 2**lg, ms=ms)
+
+
+def _attention_kernel_rows(quick, tdt, timed):
+    """A decode step's attention (scaled_dot_product_attention over a KV cache)."""
     points, attn_dtypes = attention_points(quick)
     # torch < 2.0 (Debian's, for the CPU dry run) has no SDPA: the same arithmetic written out.
     sdpa = getattr(torch.nn.functional, "scaled_dot_product_attention", None) or (
@@ -669,6 +695,36 @@ def kernel_rows(quick=False, calib=None):
             v = torch.randn(b, h, l, d, device=DEV, dtype=tdt[dt])
             ms = "%.5f" % timed(lambda: sdpa(q, k, v))
             yield dict(op="Attention", dtype=dt, shape="%dx%dx%dx%d" % (b, h, l, d), ms=ms)
+
+
+
+
+def _stream_kernel_rows(quick, tdt, timed):
+    """Two pointwise loops the time model prices apart: a ReLU over n elements (the vectorized
+    loop, writing as many bytes as it reads: hwdb stream_rw_eff) and a bias added over the
+    channels of [N, C, HW] (the broadcast loop, whose index arithmetic cost/perf's
+    stridedElemInstr prices). Timed only: their one-op models are built by cost's kernel test."""
+    relu_sizes, bias_shapes, dtypes = stream_points(quick)
+    for dt in dtypes:
+        for lg in relu_sizes:
+            x = torch.randn(2**lg, device=DEV, dtype=tdt[dt])
+            yield dict(op="Relu", dtype=dt, shape="%d" % 2**lg, ms="%.5f" % timed(lambda: torch.relu(x)))
+        for n, c, hw in bias_shapes:
+            x = torch.randn(n, c, hw, device=DEV, dtype=tdt[dt])
+            b = torch.randn(c, 1, device=DEV, dtype=tdt[dt])
+            z = torch.empty_like(x)
+            yield dict(op="BiasAdd", dtype=dt, shape="%dx%dx%d" % (n, c, hw),
+                       ms="%.5f" % timed(lambda: torch.add(x, b, out=z)))
+
+
+def stream_points(quick):
+    """The ReLU rows' log2 sizes, the bias rows' [N, C, HW] (VGG-16's first, third and fifth
+    blocks at batch 32) and their dtypes."""
+    if not on_gpu():
+        return [16], [(2, 8, 64)], ["fp32"]
+    if quick:
+        return [24], [(32, 64, 50176)], ["fp16"]
+    return [20, 24, 26], [(32, 64, 50176), (32, 256, 3136), (32, 512, 784)], ["fp32", "fp16"]
 
 
 def profile_rows(spec):

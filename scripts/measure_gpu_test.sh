@@ -47,7 +47,7 @@ grep -qx 'model,mode,dtype,batch,eager_ms,graph_ms,kernel_ms,kernels,peak_mib,po
 grep -qx 'op,dtype,shape,ms' "$tmp/k.csv" || fail "k.csv header changed"
 grep -q '^Attention,fp32,1x4x64x16,[0-9.]*$' "$tmp/k.csv" || fail "k.csv: no decode-attention row"
 grep -q '^MatMulCold,fp32,1x256x256,[0-9.]*$' "$tmp/k.csv" || fail "k.csv: no cold matmul row"
-for row in 'LayerNorm,fp32,16x64' 'Softmax,fp32,16x64' 'Gelu,fp32,65536'; do
+for row in 'LayerNorm,fp32,16x64' 'Softmax,fp32,16x64' 'Gelu,fp32,65536' 'Relu,fp32,65536' 'BiasAdd,fp32,2x8x64'; do
 	grep -q "^$row,[0-9.]*\$" "$tmp/k.csv" || fail "k.csv: no $row row"
 done
 test "$(grep -c '^resnet50,infer,fp32,' "$tmp/m.csv")" = 2 || fail "m.csv: want 2 resnet50 rows"
