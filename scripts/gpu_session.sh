@@ -37,8 +37,11 @@
 #      (LLaMA-7B decode +86%/+137%, BERT autocast −30% on the H100's host);
 #   7. --train --calib-dir: the six AMP training steps, also as training
 #      rows of calibrate's table (the train column);
-#   8. --kernels: single kernels (warm and cold GEMMs, ATen's norms,
-#      softmax and GELU), as time allows.
+#   8. --kernels: single kernels as time allows, the kinds our tables lack
+#      first: ATen's norms, softmax and GELU, a ReLU and a bias over
+#      channels (stream_rw_eff, the broadcast loop's index arithmetic:
+#      go test ./cost -run TestMeasuredKernels prices them once the file is
+#      in testdata/measured), decode attention, cold and warm GEMMs, adds.
 #
 #   scripts/gpu_session.sh [OUT]      # OUT defaults to $OUT, then ./gpu_out
 #
