@@ -1119,7 +1119,7 @@ func twoDimGEMM(c *ir.Node, sz *RuleCtx) bool {
 // output's: a scalar becomes a kernel argument) or read through a slice
 // the plan keeps as a strided view (strideView).
 func (a *analyzer) stridedOperand(n *ir.Node, g *ir.Graph) bool {
-	if !a.eagerPlan() || n.Domain != "" || vectorizedOps[n.OpType] || !ir.OpHas("", n.OpType, ir.Elementwise) {
+	if !a.eagerPlan() || !StreamOp(n.Domain, n.OpType) {
 		return false
 	}
 	sz := a.sizer(n)
