@@ -124,16 +124,11 @@ func (c *Calibration) Write(w io.Writer) error {
 // writePaths writes the classes' compute paths, classes in name order;
 // nothing for a calibration read from a file without them.
 func writePaths(p func(string, ...any), paths map[string][]string) {
-	if paths == nil {
+	if paths == nil || !beginSection(p, "paths", len(paths), "{}",
+		"compute paths (tensor cores, vector units) each GEMM-like class ran on in",
+		"the rows; its cells apply to its kernels on these paths only") {
 		return
 	}
-	if len(paths) == 0 {
-		p("paths: {}\n")
-		return
-	}
-	p("paths:\n")
-	p("  # compute paths (tensor cores, vector units) each GEMM-like class ran on in\n")
-	p("  # the rows; its cells apply to its kernels on these paths only\n")
 	for _, class := range sortedKeys(paths) {
 		qs := make([]string, len(paths[class]))
 		for i, v := range paths[class] {
@@ -144,18 +139,16 @@ func writePaths(p func(string, ...any), paths map[string][]string) {
 }
 
 func writeCells(p func(string, ...any), cells []Cell) {
-	if len(cells) == 0 {
-		p("cells: []\n")
+	if !beginSection(p, "cells", len(cells), "[]",
+		"class; op type (absent: any); time term (bound) and size decade of the",
+		`term's uncalibrated time ("*": any); ridge (absent: any): the kernel's`,
+		"uncalibrated compute time over its memory time, the point the factor is",
+		"anchored at; shape (absent: any): the GEMM's N x K or 1 x the row length,",
+		"on this GPU only; precision (absent: any): the kernels' precision group,",
+		"where the rows held the class in more than one; n: rows whose time the",
+		"cell touched; factor: relative to the level above") {
 		return
 	}
-	p("cells:\n")
-	p("  # class; op type (absent: any); time term (bound) and size decade of the\n")
-	p("  # term's uncalibrated time (\"*\": any); ridge (absent: any): the kernel's\n")
-	p("  # uncalibrated compute time over its memory time, the point the factor is\n")
-	p("  # anchored at; shape (absent: any): the GEMM's N x K or 1 x the row length,\n")
-	p("  # on this GPU only; precision (absent: any): the kernels' precision group,\n")
-	p("  # where the rows held the class in more than one; n: rows whose time the\n")
-	p("  # cell touched; factor: relative to the level above\n")
 	for _, cl := range cells {
 		op, ridge := "", ""
 		if cl.Op != "*" {
@@ -175,14 +168,12 @@ func writeCells(p func(string, ...any), cells []Cell) {
 }
 
 func writeBands(p func(string, ...any), bands []Band) {
-	if len(bands) == 0 {
-		p("bands: []\n")
+	if !beginSection(p, "bands", len(bands), "[]",
+		"10th and 90th percentiles of measured/calibrated over held-out rows, by the",
+		`class with most of a row's time ("*": every row) and, with precision, its kernels'`,
+		"precision group: the 80% interval on this GPU") {
 		return
 	}
-	p("bands:\n")
-	p("  # 10th and 90th percentiles of measured/calibrated over held-out rows, by the\n")
-	p("  # class with most of a row's time (\"*\": every row) and, with precision, its kernels'\n")
-	p("  # precision group: the 80%% interval on this GPU\n")
 	for _, b := range bands {
 		prec := ""
 		if b.Precision != "" {
@@ -190,6 +181,24 @@ func writeBands(p func(string, ...any), bands []Band) {
 		}
 		p("  - {class: %s, %sn: %d, q10: %s, q90: %s}\n", quote(b.Class), prec, b.N, num(b.Q10), num(b.Q90))
 	}
+}
+
+// beginSection starts the top-level key of one list of the file: with
+// no entries (n 0) the key and its empty form, or nothing when empty is
+// "" (a section older files lack), and false: nothing more to write;
+// otherwise the key and the comment lines that say what its entries hold.
+func beginSection(p func(string, ...any), key string, n int, empty string, comment ...string) bool {
+	if n == 0 {
+		if empty != "" {
+			p("%s: %s\n", key, empty)
+		}
+		return false
+	}
+	p("%s:\n", key)
+	for _, c := range comment {
+		p("  # %s\n", c)
+	}
+	return true
 }
 
 // quote writes s as a YAML double-quoted scalar. Characters that could

@@ -251,14 +251,14 @@ func trainingText(training bool) string {
 }
 
 func writeHosts(p func(string, ...any), hosts []HostFactor) {
-	if len(hosts) == 0 {
-		return // absent: a file of a calibration without host-bound rows reads as before
+	// Absent without host-bound rows: such a file reads as before hosts were written.
+	if !beginSection(p, "hosts", len(hosts), "",
+		"per runtime, the factor on its host figures (dispatch, module,",
+		"call, autograd, optimizer, cuDNN call) fitted on the rows the host",
+		"bounded (n), training steps apart; applies on the GPU fitted, whose",
+		"machine's host it is") {
+		return
 	}
-	p("hosts:\n")
-	p("  # per runtime, the factor on its host figures (dispatch, module,\n")
-	p("  # call, autograd, optimizer, cuDNN call) fitted on the rows the host\n")
-	p("  # bounded (n), training steps apart; applies on the GPU fitted, whose\n")
-	p("  # machine's host it is\n")
 	for _, h := range hosts {
 		training := ""
 		if h.Training {
