@@ -314,3 +314,27 @@ func (a *analyzer) dramBytes(n *ir.Node, est NodeEstimate) (dram, warm float64) 
 	}
 	return a.l2.access(ios[:nIn], ios[nIn:], est.BytesRead, est.BytesWritten)
 }
+
+// ReadAfterWrite is the DRAM traffic and the coldest input's warm share
+// (l2Residency.access) of a kernel that reads bytesRead from inputs of
+// the given sizes and writes bytesWritten, run right after kernels that
+// wrote the inputs marked justWritten (in order, the last marked the
+// most recent), on an L2 of reuse capacity capacity
+// (hwdb.GPU.L2ReuseBytes) whose other lines hold older data: what the
+// residency model charges such a kernel inside a plan. It prices a
+// kernel that was timed inside a model's block (Vidur's profiles time
+// each op where the block runs it, after the op that wrote its input)
+// as a plan runs it, where a kernel timed alone reads cold operands.
+func ReadAfterWrite(capacity float64, ins []float64, justWritten []bool, bytesRead, bytesWritten float64) (dram, warm float64) {
+	r := newL2Residency(capacity, ir.NewGraph("read-after-write"))
+	r.touch(&ir.Value{Name: "older"}, capacity, false)
+	ios := make([]tensorIO, len(ins))
+	for i, b := range ins {
+		ios[i] = tensorIO{&ir.Value{Name: "in"}, b}
+		if i < len(justWritten) && justWritten[i] {
+			r.touch(ios[i].v, b, true)
+			r.evict()
+		}
+	}
+	return r.access(ios, []tensorIO{{&ir.Value{Name: "out"}, bytesWritten}}, bytesRead, bytesWritten)
+}

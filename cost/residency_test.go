@@ -180,3 +180,24 @@ func TestWarmCall(t *testing.T) {
 		}
 	}
 }
+
+// TestReadAfterWrite: a binary op reading one tensor the kernel before it
+// just wrote (w bytes) and one cold one of the same size, writing w, on
+// an L2 of capacity c: its own cold read and write take lines, so it
+// finds the whole warm tensor up to c/2, then c − w of it, and nothing
+// once it outgrows the cache; with no input marked, every read is DRAM.
+func TestReadAfterWrite(t *testing.T) {
+	const c = 100.0
+	for _, tc := range []struct{ w, hit float64 }{{10, 10}, {50, 50}, {75, 25}, {100, 0}, {150, 0}} {
+		dram, warm := ReadAfterWrite(c, []float64{tc.w, tc.w}, []bool{true, false}, 2*tc.w, tc.w)
+		if want := 3*tc.w - tc.hit; math.Abs(dram-want) > 1e-9 {
+			t.Errorf("w=%g: DRAM %g bytes, want %g (%g of the warm tensor from L2)", tc.w, dram, want, tc.hit)
+		}
+		if warm != 0 {
+			t.Errorf("w=%g: coldest input %g warm, want 0 (the second is cold)", tc.w, warm)
+		}
+	}
+	if dram, _ := ReadAfterWrite(c, []float64{10, 10}, nil, 20, 10); dram != 30 {
+		t.Errorf("nothing just written: DRAM %g, want 30", dram)
+	}
+}

@@ -2,6 +2,7 @@ package kernelrows
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/onnxcost/onnxcost/cost"
@@ -18,6 +19,15 @@ import (
 type tensorSpec struct {
 	dt   ir.DType
 	dims []int64
+}
+
+// bytes is the tensor's size.
+func (t tensorSpec) bytes() float64 {
+	n := int64(1)
+	for _, d := range t.dims {
+		n *= d
+	}
+	return float64(t.dt.ByteSize(n))
 }
 
 // nodeSpec is a one-node graph: the op, its inputs, its output and
@@ -42,6 +52,12 @@ type nodeSpec struct {
 	extra  []string
 	// compute is the compute dtype (cost.Options.DType).
 	compute string
+	// justWritten marks the inputs the kernel before this one wrote, as
+	// where the row was timed (Vidur's block runs each op right after the
+	// op that produced its input): the kernel finds them in L2 as far as
+	// cost's residency model reaches them (cost.ReadAfterWrite). Unmarked
+	// inputs are cold, as for a kernel timed alone.
+	justWritten []bool
 }
 
 // opset is the default-domain opset of the graphs: 23 has
@@ -52,6 +68,19 @@ const opset = 23
 // for the residency model, as a kernel timed alone reads operands it did
 // not produce), the output a graph output.
 func (s *nodeSpec) graph() (*ir.Graph, *ir.Model, *ir.Node, error) {
+	return s.build(false)
+}
+
+// contextGraph builds the node's graph as it was timed: each input marked
+// justWritten the output of a Relu run just before it (over a graph input
+// of its own), so cost.Analyze's residency model sees what the kernel
+// found in L2; n is the node itself.
+func (s *nodeSpec) contextGraph() (*ir.Graph, *ir.Model, *ir.Node, error) {
+	return s.build(true)
+}
+
+// build is graph, with producers of the justWritten inputs in context.
+func (s *nodeSpec) build(context bool) (*ir.Graph, *ir.Model, *ir.Node, error) {
 	g := ir.NewGraph("kernel")
 	m := &ir.Model{Opsets: []ir.OpsetImport{{Domain: "", Version: opset}}, Graph: g}
 	if s.domain != "" {
@@ -73,6 +102,20 @@ func (s *nodeSpec) graph() (*ir.Graph, *ir.Model, *ir.Node, error) {
 		}
 		if ints, ok := s.consts[i]; ok {
 			g.AddInitializer(v, &ir.Tensor{DType: t.dt, Dims: t.dims, Ints: ints, HasData: true})
+			n.Inputs = append(n.Inputs, v)
+			continue
+		}
+		if context && i < len(s.justWritten) && s.justWritten[i] {
+			x, err := value("x"+strconv.Itoa(i), t)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			x.Declared = &ir.TypeInfo{Kind: ir.TensorValue, DType: t.dt, Shape: ir.KnownShape(t.dims...)}
+			g.AddInput(x)
+			p := &ir.Node{Name: "producer" + strconv.Itoa(i), OpType: "Relu", Inputs: []*ir.Value{x}, Outputs: []*ir.Value{v}}
+			if err := g.AddNode(p); err != nil {
+				return nil, nil, nil, err
+			}
 			n.Inputs = append(n.Inputs, v)
 			continue
 		}
@@ -138,6 +181,14 @@ func (s *nodeSpec) kernel(gpu *hwdb.GPU) (perf.Kernel, error) {
 	k.ReduceTree = cost.ATenRowOp(s.op)
 	// SiluAndMul (a Mul with extra arithmetic) is sarathi's scalar kernel.
 	k.Stream = cost.StreamOp("", s.op) && len(s.extra) == 0
+	if slices.Contains(s.justWritten, true) {
+		sizes := make([]float64, len(s.ins))
+		for i, t := range s.ins {
+			sizes[i] = t.bytes()
+		}
+		k.DRAMBytes, k.OperandsWarm = cost.ReadAfterWrite(gpu.L2ReuseBytes(), sizes, s.justWritten, est.BytesRead, est.BytesWritten)
+		k.Resident = true
+	}
 	return k, nil
 }
 

@@ -2,6 +2,7 @@ package kernelrows
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/internal/calibrate"
@@ -48,10 +49,18 @@ func (r Row) ModelDType() (m *ir.Model, dtype string, why string, err error) {
 // does not: sarathi's SiluAndMul is one pass that also computes a Sigmoid
 // and a second Mul per element, which Price counts and a one-node Mul
 // model cannot say (priced as a bare Mul, those rows read 28-41% fast on
-// the A100 and H100 and taught a calibration a false elementwise factor).
+// the A100 and H100 and taught a calibration a false elementwise factor);
+// nor when the kernel read an input from L2 that the kernel before it had
+// just written (nodeSpec.justWritten: Vidur's residual adds), which a
+// one-node model reads from DRAM (priced cold, the H100's adds read up to
+// 1.4× slow and taught its calibration an Add factor that made our H200's
+// cold adds, under it, too fast).
 func (r Row) WriteModel(path string) (dtype, why string, err error) {
 	if r.spec != nil && len(r.spec.extra) > 0 {
 		return "", "the kernel also computes " + strings.Join(r.spec.extra, ", ") + " per element (no one-node ONNX form)", nil
+	}
+	if r.spec != nil && slices.Contains(r.spec.justWritten, true) {
+		return "", "the kernel read an input the kernel before it had just written (a one-node model prices it cold)", nil
 	}
 	m, dtype, why, err := r.ModelDType()
 	if err != nil || why != "" {

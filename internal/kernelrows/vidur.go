@@ -290,6 +290,15 @@ func vidurSpec(op string, c vidurConfig) (vidurShape, string) {
 		s := fp16Node("Add", []int64{t, c.embd}, []int64{t, c.embd})
 		s.spec.out = tensorSpec{ir.Float16, []int64{t, c.embd}}
 		s.name, s.order = fmt.Sprintf("T=%d E=%d", t, c.embd), []int64{t, c.embd}
+		// Each add reads one tensor the kernel before it wrote, the
+		// other from long before (vidur/profiling/mlp/mlp_impl.py: the
+		// add timer wraps residual + hidden_states, or, for a block
+		// without the post-attention norm, attn_outputs + feed_forward +
+		// residual, two adds): the down projection's output beside the
+		// first residual sum, which the MLP's weights have since pushed
+		// out of L2; or the down projection's output beside the
+		// attention's, then that sum beside the block's input.
+		s = justWritten(s, 0)
 		if !c.postNorm {
 			s.repeat = 2
 		}
@@ -308,6 +317,16 @@ func vidurSpec(op string, c vidurConfig) (vidurShape, string) {
 		return s, ""
 	}
 	return vidurShape{}, "unknown op"
+}
+
+// justWritten marks inputs of s's node as written by the kernel before
+// it (nodeSpec.justWritten).
+func justWritten(s vidurShape, inputs ...int) vidurShape {
+	s.spec.justWritten = make([]bool, len(s.spec.ins))
+	for _, i := range inputs {
+		s.spec.justWritten[i] = true
+	}
+	return s
 }
 
 // fp16Node is op over fp16 inputs of the given dims.
