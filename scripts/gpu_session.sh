@@ -12,7 +12,12 @@
 #      convolutions: VGG-16 fp32 at batch 32/128 runs 2-3 kernels more a
 #      convolution than priced and 0.8-1.6 GB of workspace (FFT or
 #      non-fused Winograd?), +11%/+24% priced over; its fp16 channels_last
-#      replays −22% under with the kernel count right;
+#      replays −22% under with the kernel count right; each convolution's
+#      workspace is a column (ws_mib), and two VGG layers run at batch 128
+#      too (non-fused F(4x4,3x3) Winograd's transformed tensors at its
+#      first 3x3 layer, 1.76 GB at batch 32, match the 1.64 GB more than
+#      priced that the fp32 batch-32 rows peak at; at batch 128 it would
+#      be 7 GB, and the rows hold 0.8 GB more: another algorithm);
 #   2. --gemm-choices: the kernels cuBLAS runs for a sweep of fp32, tf32
 #      and fp16 products, among them the small LLaMA's (64-2,048 rows of
 #      256x256, 64x256, 688x256, 256x688), whose fp32 and TF32 replays run

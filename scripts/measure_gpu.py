@@ -834,12 +834,15 @@ def gemm_choice_rows(quick=False):
 def conv_choice_points(quick):
     """The --conv-choices sweep: (batch, in channels, size, out channels, filter, stride) and
     (dtype, layout) pairs. VGG-16's 3x3 layers at batch 32 (its fp16 replays priced 19-23% under
-    their measured times on our H100 and H200) and ResNet-50's distinct convolutions at batch 1 and
-    32 (its fp32 batch-1 replays 12-16% under)."""
+    their measured times on our H100 and H200), two of them at batch 128 too (its fp32 replays
+    priced 26-28% over there, with 0.8 GB of workspace the model does not hold, 1.6 GB at batch 32)
+    and ResNet-50's distinct convolutions at batch 1 and 32 (its fp32 batch-1 replays 12-16%
+    under)."""
     if not on_gpu():
         return [(1, 8, 16, 8, 3, 1)], [("fp32", "nchw")]
     vgg = [(32, c, hw, k, 3, 1) for c, hw, k in ((64, 224, 64), (64, 112, 128), (128, 112, 128), (128, 56, 256),
                                                   (256, 56, 256), (256, 28, 512), (512, 28, 512), (512, 14, 512))]
+    vgg += [(128, 64, 224, 64, 3, 1), (128, 256, 56, 256, 3, 1)]
     r50 = [(b, c, hw, k, r, st) for b in (1, 32) for c, hw, k, r, st in
            ((3, 224, 64, 7, 2), (64, 56, 64, 1, 1), (64, 56, 64, 3, 1), (64, 56, 256, 1, 1), (256, 56, 128, 1, 1),
             (128, 56, 128, 3, 2), (512, 28, 256, 1, 1), (256, 14, 256, 3, 1), (1024, 14, 512, 1, 1), (512, 7, 512, 3, 1))]
@@ -850,8 +853,11 @@ def conv_choice_points(quick):
 
 def conv_choice_rows(quick=False):
     """Which kernels cuDNN runs for a convolution (F.conv2d with a bias, padding to keep the size,
-    cudnn.benchmark on as in the whole-model rows), with the per-call time and one profiled call's
-    kernels: the algorithm, tile and layout transposes the library picks for each layer."""
+    cudnn.benchmark on as in the whole-model rows), with the per-call time, one profiled call's
+    kernels (the algorithm, tile and layout transposes the library picks for each layer) and the
+    workspace that call allocated (ws_mib: the caching allocator's peak during the call beyond its
+    output; cuDNN takes its workspace from PyTorch's allocator), which a whole model's peak memory
+    holds at its largest such layer."""
     torch.backends.cudnn.benchmark = True
     tdt = {"fp32": torch.float32, "fp16": torch.float16}
     timed = graph_ms if on_gpu() else wall_ms
@@ -870,13 +876,29 @@ def conv_choice_rows(quick=False):
             for _ in range(3):  # cudnn.benchmark times the algorithms on the first call
                 conv()
             ms = "%.5f" % timed(conv, reps=10, iters=5)
-            base = dict(dtype=dt, layout=layout, batch=b, c=c, hw=hw, k=k, r=r, stride=st, ms=ms)
+            base = dict(dtype=dt, layout=layout, batch=b, c=c, hw=hw, k=k, r=r, stride=st, ms=ms,
+                        ws_mib=workspace_mib(conv))
             for row in profiled_kernels(conv):
                 yield dict(base, **row)
 
 
+def workspace_mib(fn):
+    """MiB that one call of fn allocates beyond the tensor it returns (a library's workspace), from
+    the caching allocator's peak; "" off the GPU."""
+    if not on_gpu():
+        return ""
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    y = fn()
+    torch.cuda.synchronize()
+    extra = torch.cuda.max_memory_allocated() - before - y.numel() * y.element_size()
+    del y
+    return "%.1f" % (max(extra, 0) / 2**20)
+
+
 CONV_CHOICE_FIELDS = ["dtype", "layout", "batch", "c", "hw", "k", "r", "stride", "ms", "kernel", "grid", "block",
-                      "regs", "smem", "us"]
+                      "regs", "smem", "us", "ws_mib"]
 
 
 def power_points(quick):

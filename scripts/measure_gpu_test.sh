@@ -29,8 +29,9 @@ fail() {
 grep -qx 'dtype,batch,m,n,k,ms,kernel,grid,block,regs,smem,us' "$tmp/g.csv" || fail "g.csv header changed"
 grep -q '^fp32,2,16,16,64,[0-9.]*,aten::bmm,' "$tmp/g.csv" || fail "g.csv: no batched product row"
 "$PY" scripts/measure_gpu.py --device cpu --conv-choices --out "$tmp/c.csv"
-grep -qx 'dtype,layout,batch,c,hw,k,r,stride,ms,kernel,grid,block,regs,smem,us' "$tmp/c.csv" || fail "c.csv header changed"
+grep -qx 'dtype,layout,batch,c,hw,k,r,stride,ms,kernel,grid,block,regs,smem,us,ws_mib' "$tmp/c.csv" || fail "c.csv header changed"
 grep -q '^fp32,nchw,1,8,16,8,3,1,[0-9.]*,aten::conv2d,' "$tmp/c.csv" || fail "c.csv: no convolution row"
+go run ./scripts/choices -gpu H100 "$tmp/c.csv" | grep -q '^1 convolutions on H100-SXM5-80GB' || fail "choices cannot read c.csv"
 "$PY" scripts/measure_gpu.py --device cpu --host-ops --out "$tmp/h.csv"
 grep -qx 'op,mode,kernels,us,kernel_us' "$tmp/h.csv" || fail "h.csv header changed"
 for row in 'linear,module,1' 'conv2d,autocast,1' 'view,functional,0'; do

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost"
@@ -15,13 +17,15 @@ import (
 )
 
 // convHeader is --conv-choices' table.
-const convHeader = "dtype,layout,batch,c,hw,k,r,stride,ms,kernel,grid,block,regs,smem,us"
+const convHeader = "dtype,layout,batch,c,hw,k,r,stride,ms,kernel,grid,block,regs,smem,us,ws_mib"
 
-// conv is one swept convolution: its measured time and the kernels cuDNN ran.
+// conv is one swept convolution: its measured time, the kernels cuDNN ran
+// and the workspace the call allocated ("" in a CPU dry run).
 type conv struct {
 	dtype, layout              string
 	batch, c, hw, k, r, stride int64
 	ms                         float64
+	wsMiB                      string
 	kernels                    []string
 }
 
@@ -33,7 +37,7 @@ func convTable(w io.Writer, g *hwdb.GPU, path string, recs [][]string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%-5s %-6s %5s %5s %4s %5s %2s %2s %10s %10s %8s  %-14s  %s\n", "dtype", "layout", "batch", "c", "hw", "k", "r", "s", "measured", "priced", "error", "model's op", "cuDNN kernels (grid)")
+	fmt.Fprintf(w, "%-5s %-6s %5s %5s %4s %5s %2s %2s %10s %10s %8s  %-14s %9s  %s\n", "dtype", "layout", "batch", "c", "hw", "k", "r", "s", "measured", "priced", "error", "model's op", "ws MiB", "cuDNN kernels (grid)")
 	var errs []float64
 	for _, c := range cs {
 		n, err := price(g, c)
@@ -43,8 +47,8 @@ func convTable(w io.Writer, g *hwdb.GPU, path string, recs [][]string) error {
 		priced := n.TimeS - n.LaunchS // the kernels, as a replay's per-call time has them less the gap
 		e := priced/(c.ms*1e-3) - 1
 		errs = append(errs, math.Abs(e))
-		fmt.Fprintf(w, "%-5s %-6s %5d %5d %4d %5d %2d %2d %8.2fus %8.2fus %+7.1f%%  %-14s  %s\n", c.dtype, c.layout, c.batch, c.c, c.hw, c.k, c.r, c.stride,
-			c.ms*1e3, priced*1e6, 100*e, strings.TrimPrefix(n.OpType, "onnxcost."), strings.Join(c.kernels, ", "))
+		fmt.Fprintf(w, "%-5s %-6s %5d %5d %4d %5d %2d %2d %8.2fus %8.2fus %+7.1f%%  %-14s %9s  %s\n", c.dtype, c.layout, c.batch, c.c, c.hw, c.k, c.r, c.stride,
+			c.ms*1e3, priced*1e6, 100*e, strings.TrimPrefix(n.OpType, "onnxcost."), cmp.Or(c.wsMiB, "-"), strings.Join(c.kernels, ", "))
 	}
 	fmt.Fprintf(w, "%d convolutions on %s: median |error| %.1f%%\n", len(cs), g.Name, 100*median(errs))
 	return nil
@@ -114,7 +118,12 @@ func readConvs(path string, recs [][]string) ([]conv, error) {
 		if err != nil {
 			return nil, err
 		}
-		c := conv{dtype: r[0], layout: r[1], batch: d[0], c: d[1], hw: d[2], k: d[3], r: d[4], stride: d[5], ms: ms}
+		c := conv{dtype: r[0], layout: r[1], batch: d[0], c: d[1], hw: d[2], k: d[3], r: d[4], stride: d[5], ms: ms, wsMiB: r[15]}
+		if c.wsMiB != "" {
+			if v, err := strconv.ParseFloat(c.wsMiB, 64); err != nil || !(v >= 0) {
+				return nil, fmt.Errorf("%s: workspace %q: want MiB, a number not below 0", path, c.wsMiB)
+			}
+		}
 		kernel := measured.KernelName(r[9])
 		if r[10] != "" {
 			kernel += " (" + r[10] + ")"
