@@ -76,8 +76,10 @@ type Match struct {
 //     still without one takes, by data flow, a node the runtime ran as
 //     parts (a contrib op whose function body onnxruntime inlined), as
 //     do the parts after it;
-//  3. onnxruntime's helper nodes (3-D Gemm reshapes, NCHWc reorders)
-//     take the node of the event they serve; an event of a node run as
+//  3. onnxruntime's helper nodes (3-D Gemm reshapes, NCHWc reorders,
+//     host copies, and a layout transpose its NHWC transformer inserted
+//     that no node of the model took) take the node of the event they
+//     serve; an event of a node run as
 //     part of an inlined function body and placed by nothing above
 //     takes the report's one node that can run as parts
 //     (placeInlinedParts);
@@ -642,10 +644,17 @@ func (g *graph) fusedNeighbour(anchors [][]int, i int, want []string) []int {
 	return nil
 }
 
-// placeHelpers is step 3.
+// placeHelpers is step 3: each helper takes the anchors of the nearest
+// event that is not one on the side it serves, or, with none there (a
+// download after the last node), on the other side. So does a layout
+// transpose onnxruntime inserted (ortLayoutTranspose) that no node of
+// the model matched, for the node after it.
 func placeHelpers(evs []Event, anchors [][]int) {
 	for i, e := range evs {
 		helper, next := ortHelper(e)
+		if !helper && ortLayoutTranspose(e) && len(anchors[i]) == 0 {
+			helper, next = true, true
+		}
 		if !helper || len(anchors[i]) > 0 {
 			continue
 		}
@@ -653,14 +662,23 @@ func placeHelpers(evs []Event, anchors [][]int) {
 		if next {
 			step = 1
 		}
-		for j := i + step; j >= 0 && j < len(evs); j += step {
-			if h, _ := ortHelper(evs[j]); h {
-				continue
-			}
+		if j := servedBy(evs, i, step); j >= 0 {
 			anchors[i] = anchors[j]
-			break
+		} else if j := servedBy(evs, i, -step); j >= 0 {
+			anchors[i] = anchors[j]
 		}
 	}
+}
+
+// servedBy is the nearest event from i in direction step that is not a
+// helper, -1 when there is none.
+func servedBy(evs []Event, i, step int) int {
+	for j := i + step; j >= 0 && j < len(evs); j += step {
+		if h, _ := ortHelper(evs[j]); !h {
+			return j
+		}
+	}
+	return -1
 }
 
 // pooled is a set of events and the report nodes their time is spread

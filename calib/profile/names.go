@@ -27,6 +27,19 @@ var ortHelpers = []struct {
 // after the node that wrote it), and whether each serves the next node.
 var ortCopies = map[string]bool{"MemcpyFromHost": true, "MemcpyToHost": false}
 
+// ortLayoutTranspose reports whether e is named as the transposes
+// onnxruntime's layout transformation inserts around the nodes it runs
+// channels-last (the NHWC transformer's quantized convolutions and pools:
+// Graph::GenerateNodeName("Transpose"), "Transpose" or
+// "Transpose_token_<n>"): the matcher charges one that no node of the
+// model matched to the node it feeds, whose channels-last kernel it
+// exists for, as it charges a host copy to the node it serves.
+func ortLayoutTranspose(e Event) bool {
+	return e.OpType == "Transpose" && ortLayoutName.MatchString(e.Name)
+}
+
+var ortLayoutName = regexp.MustCompile(`^Transpose(_token_\d+)?$`)
+
 // ortHelper reports whether e is an onnxruntime-inserted node, and which
 // neighbour it serves.
 func ortHelper(e Event) (helper, next bool) {

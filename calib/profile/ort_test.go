@@ -265,13 +265,20 @@ func TestORTContribProfiles(t *testing.T) {
 // quantized node costed. At level all onnxruntime's NHWC transformer
 // rewrites the standard QLinearConvs into its channels-last contrib
 // kernels (QLinearConv_2_token_2 ...); the layout transpose it inserts
-// before the first, Transpose_token_0, a node the model does not have,
-// is the one unmatched event (95.8% of the node time matched).
+// before the first, Transpose_token_0, a node the model does not have, is
+// charged to the convolution it feeds (it was the one unmatched event,
+// 95.8% of the node time matched, before).
 func TestORTQOperatorProfile(t *testing.T) {
 	p, m := matchRecorded(t, filepath.Join("testdata", "fixtures", "ort_qop_cnn.json.gz"),
 		filepath.Join("..", "..", "testdata", "models", "qoperator", "qop_cnn.onnx"), pipeline.Config{GPU: "A100", Dims: map[string]int64{"N": 2}})
 	if p.Format != ONNXRuntime || p.Runs < 1 || len(m.Nodes) == 0 {
 		t.Fatalf("format %s, %d runs, %d rows", p.Format, p.Runs, len(m.Nodes))
+	}
+	if m.MatchedTimeFraction != 1 {
+		t.Errorf("matched %.4f, want all of it (unmatched %v)", m.MatchedTimeFraction, m.Unmatched)
+	}
+	if i := slices.IndexFunc(m.Nodes, func(r NodeTime) bool { return slices.Contains(r.Profiled, "Transpose_token_0") }); i < 0 || m.Nodes[i].Name != "QLinearConv_2" {
+		t.Errorf("the inserted layout transpose is not on QLinearConv_2, the convolution it feeds")
 	}
 	for _, r := range m.Nodes {
 		// Flatten is a view, free on a GPU (onnxruntime's CPU copy is timed).
