@@ -15,7 +15,8 @@ Run with Debian's interpreter (onnx 1.12 and numpy):
 
     /usr/bin/python3 scripts/export_qoperator_fixture.py [--out DIR]
 
-It also writes twins.onnx (onnxruntime's com.microsoft QuantizeLinear,
+It also writes qdq_cnn.onnx (the same kind of CNN in the QDQ format, standard ops between
+QuantizeLinear and DequantizeLinear, float biases), twins.onnx (onnxruntime's com.microsoft QuantizeLinear,
 DequantizeLinear, Pad, Trilu, GridSample and GatherND), qbert.onnx, one int8 BERT encoder layer as quantize_dynamic
 writes it (QEmbedLayerNormalization, QAttention, MatMulInteger, DynamicQuantizeMatMul),
 moe_ffn.onnx, a sparse decoder's expert FFNs (com.microsoft MoE and QMoE),
@@ -119,6 +120,52 @@ def build():
     masked = g.node("QLinearWhere", [keep, prob, prob_s, "z", floor, prob_s, "z", prob_s, "z"], "masked", MS)
     g.node("DequantizeLinear", [masked, prob_s, "z"], "y")
     return g.model("qop_cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 64, 64])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])])
+
+
+def build_qdq():
+    """qdq_cnn.onnx: a small int8 CNN in the QDQ format (standard ops only: each float op between a
+    DequantizeLinear per input and a QuantizeLinear on its output, int8 weights through their own
+    DequantizeLinear), what onnxruntime's static quantizer writes by default and what QAT exports
+    take. Its Convs and Gemm keep float biases, which onnxruntime quantizes itself
+    (bias_quantization.cc: an inserted "<node>_bias_dq"), and one DequantizeLinear feeds two nodes (a
+    residual), which it duplicates ("<dq>/duplicated"); its MaxPool has no Q/DQ of its own, which
+    it adds ("<tensor>_q", "<tensor>_dq"); at level all it fuses the groups into
+    QLinearConv and friends and runs one convolution channels-last between its own transposes."""
+    g = Graph(seed=20261204)
+    g.zp("z")
+    g.init("wz", np.array(0, np.int8))
+
+    def dq(x, xs):
+        return g.node("DequantizeLinear", [x, xs, "z"], x + "_f")
+
+    def q(y, name, v=0.05):
+        ys = g.scale(name + "_s", v)
+        return g.node("QuantizeLinear", [y, ys, "z"], name), ys
+
+    def conv(xf, cin, cout, k, stride, name):
+        w = g.node("DequantizeLinear", [g.weight(name + "_w", (cout, cin, k, k), np.int8), g.scale(name + "_ws", 0.01), "wz"],
+                   name + "_wf")
+        b = g.init(name + "_b", (g.rng.randn(cout) * 0.1).astype(np.float32))
+        return g.node("Conv", [xf, w, b], name + "_y", kernel_shape=[k, k], pads=[k // 2] * 4, strides=[stride, stride])
+
+    xs = g.scale("x_scale", 0.02)
+    xq = g.node("QuantizeLinear", ["x", xs, "z"], "xq")
+    stem, ss = q(g.node("Relu", [conv(dq(xq, xs), 3, 16, 3, 2, "stem")], "stem_relu"), "stem_q")
+    stem_f = dq(stem, ss)  # read by the next conv and by the residual add: one DequantizeLinear, two nodes
+    a, a_s = q(g.node("Relu", [conv(stem_f, 16, 16, 3, 1, "block_a")], "block_a_relu"), "block_a_q")
+    b, b_s = q(conv(dq(a, a_s), 16, 16, 3, 1, "block_b"), "block_b_q")
+    r, r_s = q(g.node("Add", [dq(b, b_s), stem_f], "residual_y"), "residual", 0.08)
+    # No Q/DQ after the MaxPool, as the quantizer leaves it: onnxruntime's QDQ propagation inserts
+    # them ("<tensor>_q", "<tensor>_dq", "<tensor>_dq1": two readers).
+    pool_f = g.node("MaxPool", [dq(r, r_s)], "pool_y", kernel_shape=[2, 2], strides=[2, 2])
+    c, c_s = q(conv(pool_f, 16, 24, 1, 1, "expand"), "expand_q")
+    cat, cat_s = q(g.node("Concat", [dq(c, c_s), pool_f], "concat_y", axis=1), "concat", 0.08)
+    gap, gap_s = q(g.node("GlobalAveragePool", [dq(cat, cat_s)], "gap_y"), "gap")
+    flat = g.node("Flatten", [dq(gap, gap_s)], "flat", axis=1)
+    fc_w = g.node("DequantizeLinear", [g.weight("fc_w", (10, 40), np.int8), g.scale("fc_ws", 0.01), "wz"], "fc_wf")
+    g.node("Gemm", [flat, fc_w, g.init("fc_b", (g.rng.randn(10) * 0.1).astype(np.float32))], "y", transB=1)
+    return g.model("qdq_cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 64, 64])],
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])])
 
 
@@ -268,7 +315,7 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     for base, m in (("qop_cnn", build()), ("qbert", build_bert()), ("moe_ffn", build_moe()), ("twins", build_twins()),
-                    ("qlstm", build_qlstm())):
+                    ("qlstm", build_qlstm()), ("qdq_cnn", build_qdq())):
         onnx.checker.check_model(m)
         name = base + ".onnx"
         if a.all_outputs:

@@ -30,9 +30,11 @@ func FuzzMatch(f *testing.F) {
 		models = append(models, model{rep, asRead})
 	}
 	ops := []string{"", "Add", "Mul", "Tanh", "Cast", "Conv", "MatMul", "FusedMatMul", "Gelu", "FastGelu", "QuickGelu", "Split",
-		"LayerNormalization", "SkipLayerNormalization", "Attention", "Softmax", "MemcpyFromHost", "ReorderOutput"}
+		"LayerNormalization", "SkipLayerNormalization", "Attention", "Softmax", "MemcpyFromHost", "ReorderOutput",
+		"QuantizeLinear", "DequantizeLinear", "Transpose"}
 	affixes := []string{"", "InsertedPrecisionFreeCast_", "InsertedPrecisionFreeCast__inlfunc_FastGelu_", "ReorderInput",
-		"gemm_input_reshape", "/GatherSliceToSplitFusion", "_bn_nchwc", "_nchwc", "/MatMulAddFusion", "_token_3", "_output_0"}
+		"gemm_input_reshape", "/GatherSliceToSplitFusion", "_bn_nchwc", "_nchwc", "/MatMulAddFusion", "_token_3", "_output_0",
+		"/duplicated", "_bias_dq", "_pre_q", "_q", "_dq1", "Transpose_token_"}
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, uint8(0))
 	f.Add([]byte{7, 1, 200, 3, 9, 9, 12, 5}, uint8(1))
 	f.Fuzz(func(t *testing.T, data []byte, which uint8) {

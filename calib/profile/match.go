@@ -258,6 +258,11 @@ func (g *graph) resolve(e Event) []int {
 	if i, ok := g.castTarget(e.Name); ok {
 		return []int{i}
 	}
+	if t, ok := ortPropagatedQDQ(e); ok {
+		if i, ok := g.byOutput[t]; ok {
+			return []int{i}
+		}
+	}
 	for k := strings.Index(e.Name, "_"); k > 0; k = nextUnderscore(e.Name, k) {
 		a, okA := g.lookup(e.Name[:k])
 		b, okB := g.lookup(e.Name[k+1:])

@@ -27,6 +27,30 @@ var ortHelpers = []struct {
 // after the node that wrote it), and whether each serves the next node.
 var ortCopies = map[string]bool{"MemcpyFromHost": true, "MemcpyToHost": false}
 
+// ortPropagatedQDQ is the tensor a QuantizeLinear or DequantizeLinear
+// onnxruntime's QDQ propagation inserted re-quantizes
+// (qdq_propagation.cc: after a MaxPool, Reshape, Transpose, Squeeze,
+// Unsqueeze or Slice whose output has no Q/DQ of its own, a Q named
+// "<tensor>_q" and a DQ per reader, "<tensor>_dq", "<tensor>_dq1", ...,
+// each perhaps "_token_<n>" more): the matcher charges them to the
+// tensor's producer, whose output they quantize.
+func ortPropagatedQDQ(e Event) (string, bool) {
+	re := map[string]*regexp.Regexp{"QuantizeLinear": ortPropQ, "DequantizeLinear": ortPropDQ}[e.OpType]
+	if re == nil {
+		return "", false
+	}
+	m := re.FindStringSubmatch(e.Name)
+	if m == nil || m[1] == "" {
+		return "", false
+	}
+	return m[1], true
+}
+
+var (
+	ortPropQ  = regexp.MustCompile(`^(.*)_q(_token_\d+)?$`)
+	ortPropDQ = regexp.MustCompile(`^(.*)_dq\d*(_token_\d+)?$`)
+)
+
 // ortLayoutTranspose reports whether e is named as the transposes
 // onnxruntime's layout transformation inserts around the nodes it runs
 // channels-last (the NHWC transformer's quantized convolutions and pools:
@@ -73,8 +97,16 @@ func ortHelper(e Event) (helper, next bool) {
 // "/SkipLayerNormFusion/" (skip_layer_norm_fusion.cc),
 // "/GatherSliceToSplitFusion" (gather_slice_fusion.cc, after the last
 // Slice): every fusion names its node "<first node>/<Name>Fusion", with
-// or without a closing slash, so any such component is stripped.
-var ortSuffix = regexp.MustCompile(`(_token_\d+|/[A-Za-z0-9]+Fusion/?|_new_reshape|_bn_nchwc|_nchwc|_nhwc)$`)
+// or without a closing slash, so any such component is stripped. In a QDQ
+// model, "/duplicated" (ensure_unique_dq_for_node_unit.cc: a copy of a
+// DequantizeLinear for each further node it feeds, which runs the same
+// work again) and "_bias_dq", "_bias_int32", "_bias_div_round",
+// "_bias_div" (bias_quantization.cc: a Conv's or Gemm's float bias
+// quantized to int32 and dequantized again, after the Conv or Gemm), and
+// "_pre_q" (qdq_propagation.cc: the output a node's QuantizeLinear was
+// inserted after is renamed "<tensor>_pre_q", and a MaxPool the NCHWc
+// transformer then takes is named after that).
+var ortSuffix = regexp.MustCompile(`(_token_\d+|/[A-Za-z0-9]+Fusion/?|_new_reshape|_bn_nchwc|_nchwc|_nhwc|/duplicated|_bias_dq|_bias_int32|_bias_div_round|_bias_div|_pre_q)$`)
 
 // ortCastPrefix starts the name of a Cast onnxruntime inserts for a
 // node its provider runs at another precision (insert_cast_transformer.cc:

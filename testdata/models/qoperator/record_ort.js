@@ -1,5 +1,5 @@
-// Records what onnxruntime makes of qop_cnn.onnx, qbert.onnx, moe_ffn.onnx,
-// twins.onnx and qlstm.onnx (written by scripts/export_qoperator_fixture.py) on its CPU
+// Records what onnxruntime makes of qop_cnn.onnx, qdq_cnn.onnx, qbert.onnx,
+// moe_ffn.onnx, twins.onnx and qlstm.onnx (written by scripts/export_qoperator_fixture.py) on its CPU
 // provider. For qop_cnn (and the same for the others: NAME.ort_shapes.json
 // at the bindings MODELS lists, ort_NAME.json.gz, NAME_ort_all.onnx,
 // ort_NAME_ort_all.json.gz):
@@ -51,6 +51,13 @@ const MODELS = [
   {name: 'qlstm', bindings: {S: 6, N: 2}, feeds() {
     return {x: new ort.Tensor('float32', Float32Array.from({length: 96}, (_, i) => Math.sin(i * 0.29)), [6, 2, 8])};
   }},
+  // levels: profiles at these levels too, ort_NAME_LEVEL.json.gz (a QDQ
+  // model's inserted nodes differ by level).
+  {name: 'qdq_cnn', bindings: {N: 2}, levels: ['basic', 'disabled'], feeds() {
+    const dims = [2, 3, 64, 64];
+    const n = dims.reduce((a, b) => a * b, 1);
+    return {x: new ort.Tensor('float32', Float32Array.from({length: n}, (_, i) => ((i * 7919) % 2000) / 1000 - 1), dims)};
+  }},
   {name: 'qbert', bindings: {N: 2, S: 16}, feeds() {
     const [n, s] = [2, 16];
     const t = f => new ort.Tensor('int32', Int32Array.from({length: n * s}, (_, i) => f(i)), [n, s]);
@@ -75,6 +82,14 @@ async function record(dir, m) {
   s.endProfiling();
   const fixtures = path.join('..', '..', '..', 'calib', 'profile', 'testdata', 'fixtures');
   keepNewest(dir, 'prof_' + m.name + '_', path.join(fixtures, 'ort_' + m.name + '.json.gz'));
+  for (const level of m.levels || []) {
+    const pre = 'prof_' + level + '_' + m.name;
+    const sl = await ort.InferenceSession.create(m.name + '.onnx',
+      {graphOptimizationLevel: level, enableProfiling: true, profileFilePrefix: path.join(dir, pre)});
+    for (let i = 0; i < RUNS; i++) await sl.run(m.feeds());
+    sl.endProfiling();
+    keepNewest(dir, pre + '_', path.join(fixtures, 'ort_' + m.name + '_' + level + '.json.gz'));
+  }
 
   const savedPath = m.name + '_ort_all.onnx';
   await ort.InferenceSession.create(m.name + '.onnx', {graphOptimizationLevel: 'all', optimizedModelFilePath: savedPath});
