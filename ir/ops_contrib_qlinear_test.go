@@ -71,7 +71,7 @@ func TestQLinearContribTypes(t *testing.T) {
 // onnxruntime 1.23.2's CPU provider gave it (NAME.ort_shapes.json, at the
 // bindings it names; recorded by record_ort.js there).
 func TestQOperatorFixtureMatchesORT(t *testing.T) {
-	for _, name := range []string{"qop_cnn", "qdq_cnn", "qbert", "moe_ffn", "twins", "qlstm"} {
+	for _, name := range []string{"qop_cnn", "qdq_cnn", "qdq_attn", "qbert", "moe_ffn", "twins", "qlstm"} {
 		t.Run(name, func(t *testing.T) { checkORTShapes(t, name) })
 	}
 }

@@ -16,7 +16,8 @@ Run with Debian's interpreter (onnx 1.12 and numpy):
     /usr/bin/python3 scripts/export_qoperator_fixture.py [--out DIR]
 
 It also writes qdq_cnn.onnx (the same kind of CNN in the QDQ format, standard ops between
-QuantizeLinear and DequantizeLinear, float biases), twins.onnx (onnxruntime's com.microsoft QuantizeLinear,
+QuantizeLinear and DequantizeLinear, float biases), qdq_attn.onnx (a self-attention block in the
+QDQ format), twins.onnx (onnxruntime's com.microsoft QuantizeLinear,
 DequantizeLinear, Pad, Trilu, GridSample and GatherND), qbert.onnx, one int8 BERT encoder layer as quantize_dynamic
 writes it (QEmbedLayerNormalization, QAttention, MatMulInteger, DynamicQuantizeMatMul),
 moe_ffn.onnx, a sparse decoder's expert FFNs (com.microsoft MoE and QMoE),
@@ -169,6 +170,44 @@ def build_qdq():
                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])])
 
 
+def build_qdq_attn():
+    """qdq_attn.onnx: one self-attention block in the QDQ format (hidden 32, sequence 16, one
+    head; the quantizer's form for a transformer: int8 weights through DequantizeLinear, Q/DQ
+    after each MatMul, Add, Softmax and LayerNormalization), whose key Transpose has no Q/DQ of
+    its own: onnxruntime's QDQ propagation adds a pair after it ("kt_q", "kt_dq"), and onnxcost's
+    plan folds the Transpose into the scores' MatMul."""
+    g = Graph(seed=20261205)
+    g.init("wz", np.array(0, np.int8))
+    g.init("az", np.array(0, np.int8))
+
+    def qdq(x, name, v=0.05):
+        xs = g.scale(name + "_s", v)
+        q = g.node("QuantizeLinear", [x, xs, "az"], name + "_q")
+        return g.node("DequantizeLinear", [q, xs, "az"], name + "_f")
+
+    def linear(x, din, dout, name):
+        w = g.node("DequantizeLinear", [g.weight(name + "_w", (din, dout), np.int8), g.scale(name + "_ws", 0.01), "wz"],
+                   name + "_wf")
+        y = g.node("MatMul", [x, w], name + "_mm")
+        return g.node("Add", [y, g.init(name + "_b", (g.rng.randn(dout) * 0.1).astype(np.float32))], name + "_y")
+
+    d = 32
+    x = qdq("x", "in", 0.02)
+    q, k, v = (qdq(linear(x, d, d, n), n + "_a") for n in ("q", "k", "v"))
+    kt = g.node("Transpose", [k], "kt", perm=[0, 2, 1])
+    p = qdq(g.node("Softmax", [qdq(g.node("MatMul", [q, kt], "scores"), "scores_a")], "probs", axis=-1), "probs_a", 1 / 255.0)
+    ctx = qdq(g.node("MatMul", [p, v], "context"), "context_a")
+    res = qdq(g.node("Add", [qdq(linear(ctx, d, d, "o"), "o_a"), x], "residual"), "residual_a", 0.08)
+    ln = g.node("LayerNormalization", [res, g.init("ln_g", np.ones(d, np.float32)), g.init("ln_b", np.zeros(d, np.float32))],
+                "ln", axis=-1)
+    h = qdq(g.node("Relu", [linear(qdq(ln, "ln_a"), d, 4 * d, "fc1")], "fc1_relu"), "fc1_a")
+    y = linear(h, 4 * d, d, "fc2")
+    m = g.model("qdq_attn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 16, d])],
+                [helper.make_tensor_value_info(y, TensorProto.FLOAT, ["N", 16, d])])
+    m.opset_import[0].version = 17  # LayerNormalization
+    return m
+
+
 def build_bert():
     """One int8 BERT encoder layer as onnxruntime's quantize_dynamic writes it
     for a model its transformers optimizer fused: QEmbedLayerNormalization,
@@ -315,7 +354,7 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     for base, m in (("qop_cnn", build()), ("qbert", build_bert()), ("moe_ffn", build_moe()), ("twins", build_twins()),
-                    ("qlstm", build_qlstm()), ("qdq_cnn", build_qdq())):
+                    ("qlstm", build_qlstm()), ("qdq_cnn", build_qdq()), ("qdq_attn", build_qdq_attn())):
         onnx.checker.check_model(m)
         name = base + ".onnx"
         if a.all_outputs:

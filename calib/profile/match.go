@@ -110,7 +110,9 @@ func MatchReportFrom(p *Profile, rep, src *report.Report) *Match {
 	g.claim(anchors)
 	g.placeByPosition(p.Events, anchors)
 	if src != nil {
-		g.placeElided(p.Events, anchors, ElidedHosts(src, rep))
+		hosts := ElidedHosts(src, rep)
+		g.placeElided(p.Events, anchors, hosts)
+		g.placePropagated(p.Events, anchors, src, hosts)
 	}
 	g.placeInlinedParts(p.Events, anchors)
 	placeHelpers(p.Events, anchors)
@@ -902,6 +904,36 @@ func (g *graph) placeElided(evs []Event, anchors [][]int, hosts map[string]strin
 					break
 				}
 			}
+		}
+	}
+}
+
+// placePropagated gives a Q/DQ pair onnxruntime's QDQ propagation added
+// (ortPropagatedQDQ) that took no node by its tensor's name, the tensor
+// being one the plan fused away (a Transpose folded into the MatMul that
+// reads it), the planned node holding the tensor's producer in src, the
+// model as read, or standing in for it (hosts: ElidedHosts).
+func (g *graph) placePropagated(evs []Event, anchors [][]int, src *report.Report, hosts map[string]string) {
+	var producer map[string]string
+	for i, e := range evs {
+		t, ok := ortPropagatedQDQ(e)
+		if !ok || len(anchors[i]) > 0 {
+			continue
+		}
+		if producer == nil {
+			producer = map[string]string{}
+			for _, n := range src.Nodes {
+				for _, o := range n.Outputs {
+					producer[o.Name] = n.Name
+				}
+			}
+		}
+		name := producer[t]
+		if h, ok := hosts[name]; ok {
+			name = h
+		}
+		if j, ok := g.byName[name]; ok && name != "" {
+			anchors[i] = []int{j}
 		}
 	}
 }

@@ -1,4 +1,4 @@
-// Records what onnxruntime makes of qop_cnn.onnx, qdq_cnn.onnx, qbert.onnx,
+// Records what onnxruntime makes of qop_cnn.onnx, qdq_cnn.onnx, qdq_attn.onnx, qbert.onnx,
 // moe_ffn.onnx, twins.onnx and qlstm.onnx (written by scripts/export_qoperator_fixture.py) on its CPU
 // provider. For qop_cnn (and the same for the others: NAME.ort_shapes.json
 // at the bindings MODELS lists, ort_NAME.json.gz, NAME_ort_all.onnx,
@@ -57,6 +57,9 @@ const MODELS = [
     const dims = [2, 3, 64, 64];
     const n = dims.reduce((a, b) => a * b, 1);
     return {x: new ort.Tensor('float32', Float32Array.from({length: n}, (_, i) => ((i * 7919) % 2000) / 1000 - 1), dims)};
+  }},
+  {name: 'qdq_attn', bindings: {N: 2}, levels: ['basic', 'disabled'], feeds() {
+    return {x: new ort.Tensor('float32', Float32Array.from({length: 1024}, (_, i) => Math.sin(i * 0.1)), [2, 16, 32])};
   }},
   {name: 'qbert', bindings: {N: 2, S: 16}, feeds() {
     const [n, s] = [2, 16];
