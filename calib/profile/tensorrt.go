@@ -164,11 +164,18 @@ func metadataNodes(meta string) []string {
 
 // trtNameNodes takes the ONNX node names out of a layer name: "a + b",
 // "PWN(a, b)", "{ForeignNode[a...b]}" (a range: its two ends are listed
-// and MatchReport covers the report nodes between them). Reformatting
-// and other layers TensorRT adds name no ONNX node and give none.
+// and MatchReport covers the report nodes between them). A layout or
+// precision copy TensorRT adds, "Reformatting CopyNode for Input Tensor
+// <i> to LAYER" or "... for Output Tensor <i> to LAYER", gives LAYER's
+// nodes: it converts that layer's input or output for it. Other layers
+// TensorRT adds name no ONNX node and give none.
 func trtNameNodes(name string) []string {
-	if strings.HasPrefix(name, "Reformatting CopyNode") {
-		return nil
+	if rest, ok := strings.CutPrefix(name, "Reformatting CopyNode"); ok {
+		_, layer, ok := strings.Cut(rest, " to ")
+		if !ok || strings.HasPrefix(layer, "Reformatting CopyNode") {
+			return nil
+		}
+		return trtNameNodes(layer)
 	}
 	var nodes []string
 	for _, part := range strings.Split(name, " + ") {
@@ -182,8 +189,9 @@ func trtNameNodes(name string) []string {
 			part = inner
 		}
 		if inner, ok := strings.CutPrefix(part, "PWN("); ok {
-			for _, n := range strings.Split(strings.TrimSuffix(inner, ")"), ", ") {
-				nodes = append(nodes, strings.TrimSpace(n))
+			// Pointwise fusions nest: "PWN(PWN(a), PWN(b, c))".
+			for _, n := range splitTopLevel(strings.TrimSuffix(inner, ")")) {
+				nodes = append(nodes, trtNameNodes(n)...)
 			}
 			continue
 		}
@@ -192,6 +200,26 @@ func trtNameNodes(name string) []string {
 		}
 	}
 	return nodes
+}
+
+// splitTopLevel splits s at the ", " separators outside parentheses.
+func splitTopLevel(s string) []string {
+	var parts []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				parts = append(parts, strings.TrimSpace(s[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	return append(parts, strings.TrimSpace(s[start:]))
 }
 
 // ForeignRangePrefix marks the two ends of a Myelin region
