@@ -94,6 +94,11 @@ func (s *nodeSpec) build(context bool) (*ir.Graph, *ir.Model, *ir.Node, error) {
 		v.Kind, v.DType, v.Shape = ir.TensorValue, t.dt, ir.KnownShape(t.dims...)
 		return v, nil
 	}
+	// input makes v a declared graph input.
+	input := func(v *ir.Value, t tensorSpec) {
+		v.Declared = &ir.TypeInfo{Kind: ir.TensorValue, DType: t.dt, Shape: ir.KnownShape(t.dims...)}
+		g.AddInput(v)
+	}
 	n := &ir.Node{Name: s.op, OpType: s.op, Domain: s.domain, Attrs: s.attrs}
 	for i, t := range s.ins {
 		v, err := value("in"+strconv.Itoa(i), t)
@@ -110,8 +115,7 @@ func (s *nodeSpec) build(context bool) (*ir.Graph, *ir.Model, *ir.Node, error) {
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			x.Declared = &ir.TypeInfo{Kind: ir.TensorValue, DType: t.dt, Shape: ir.KnownShape(t.dims...)}
-			g.AddInput(x)
+			input(x, t)
 			p := &ir.Node{Name: "producer" + strconv.Itoa(i), OpType: "Relu", Inputs: []*ir.Value{x}, Outputs: []*ir.Value{v}}
 			if err := g.AddNode(p); err != nil {
 				return nil, nil, nil, err
@@ -119,8 +123,7 @@ func (s *nodeSpec) build(context bool) (*ir.Graph, *ir.Model, *ir.Node, error) {
 			n.Inputs = append(n.Inputs, v)
 			continue
 		}
-		v.Declared = &ir.TypeInfo{Kind: ir.TensorValue, DType: t.dt, Shape: ir.KnownShape(t.dims...)}
-		g.AddInput(v)
+		input(v, t)
 		n.Inputs = append(n.Inputs, v)
 	}
 	for i, t := range append([]tensorSpec{s.out}, s.more...) {
