@@ -65,7 +65,10 @@ type Match struct {
 //     path ("layer1.0.conv1") of a torch.onnx node of a fitting op type;
 //     a Cast onnxruntime inserted for a precision its provider lacks
 //     ("InsertedPrecisionFreeCast_<tensor>") takes the tensor's
-//     producer, else its first reader;
+//     producer, else its first reader, and a Q/DQ pair its QDQ
+//     propagation added ("<tensor>_q", "<tensor>_dq<i>") the row holding
+//     the tensor's producer (through the model as read when the plan
+//     fused that node away);
 //  2. by data flow, then position: an event still without a node and
 //     with an op type takes the nearest free report node that can stand
 //     for it (its op type or a fused member's is a seed, names.go: an Erf
@@ -102,6 +105,11 @@ func MatchReport(p *Profile, rep *report.Report) *Match { return MatchReportFrom
 // matched to the ONNX graph instead of left over.
 func MatchReportFrom(p *Profile, rep, src *report.Report) *Match {
 	g := newGraph(rep)
+	var hosts map[string]string
+	if src != nil {
+		hosts = ElidedHosts(src, rep)
+		g.addSourceOutputs(src, hosts)
+	}
 	anchors := make([][]int, len(p.Events))
 	for i := range p.Events {
 		anchors[i] = g.resolve(p.Events[i])
@@ -110,9 +118,7 @@ func MatchReportFrom(p *Profile, rep, src *report.Report) *Match {
 	g.claim(anchors)
 	g.placeByPosition(p.Events, anchors)
 	if src != nil {
-		hosts := ElidedHosts(src, rep)
 		g.placeElided(p.Events, anchors, hosts)
-		g.placePropagated(p.Events, anchors, src, hosts)
 	}
 	g.placeInlinedParts(p.Events, anchors)
 	placeHelpers(p.Events, anchors)
@@ -156,6 +162,9 @@ func nestInParents(evs []Event, anchors [][]int) {
 type graph struct {
 	nodes            []report.NodeCost
 	byName, byOutput map[string]int
+	// bySourceOutput is byOutput over the model as read (addSourceOutputs);
+	// nil without it.
+	bySourceOutput map[string]int
 	// reader is the first node (report order) reading each tensor.
 	reader               map[string]int
 	byScope              map[string][]int
@@ -262,6 +271,9 @@ func (g *graph) resolve(e Event) []int {
 	}
 	if t, ok := ortPropagatedQDQ(e); ok {
 		if i, ok := g.byOutput[t]; ok {
+			return []int{i}
+		}
+		if i, ok := g.bySourceOutput[t]; ok {
 			return []int{i}
 		}
 	}
@@ -908,32 +920,23 @@ func (g *graph) placeElided(evs []Event, anchors [][]int, hosts map[string]strin
 	}
 }
 
-// placePropagated gives a Q/DQ pair onnxruntime's QDQ propagation added
-// (ortPropagatedQDQ) that took no node by its tensor's name, the tensor
-// being one the plan fused away (a Transpose folded into the MatMul that
-// reads it), the planned node holding the tensor's producer in src, the
-// model as read, or standing in for it (hosts: ElidedHosts).
-func (g *graph) placePropagated(evs []Event, anchors [][]int, src *report.Report, hosts map[string]string) {
-	var producer map[string]string
-	for i, e := range evs {
-		t, ok := ortPropagatedQDQ(e)
-		if !ok || len(anchors[i]) > 0 {
-			continue
-		}
-		if producer == nil {
-			producer = map[string]string{}
-			for _, n := range src.Nodes {
-				for _, o := range n.Outputs {
-					producer[o.Name] = n.Name
-				}
-			}
-		}
-		name := producer[t]
+// addSourceOutputs indexes the outputs of src, the model as read, by the
+// planned node holding their producer (its own, the fused node it is a
+// member of, or the one standing in for it: hosts, ElidedHosts), so that a
+// Q/DQ pair onnxruntime's QDQ propagation added after a node the plan
+// fused away (a key Transpose folded into the MatMul reading it) finds
+// that node's row by its tensor's name (resolve).
+func (g *graph) addSourceOutputs(src *report.Report, hosts map[string]string) {
+	g.bySourceOutput = map[string]int{}
+	for _, n := range src.Nodes {
+		name := n.Name
 		if h, ok := hosts[name]; ok {
 			name = h
 		}
 		if j, ok := g.byName[name]; ok && name != "" {
-			anchors[i] = []int{j}
+			for _, o := range n.Outputs {
+				g.bySourceOutput[o.Name] = j
+			}
 		}
 	}
 }
