@@ -594,11 +594,11 @@ func (fr *fitRow) device(theta []float64, mono bool) float64 {
 }
 
 // body is the kernel's calibrated body under theta (nil: uncalibrated):
-// perf.BodyS(fc·C, fl·L, fm·M), as perf.PoweredKernel.Calibrated takes
-// it (less the physical floor, which the report does not carry).
+// perf.BodyS(class, fc·C, fl·L, fm·M), as perf.PoweredKernel.Calibrated
+// takes it (less the physical floor, which the report does not carry).
 func (k *fitKernel) body(theta []float64, mono bool) float64 {
 	c, l, m := k.calibratedTerms(theta, mono)
-	return perf.BodyS(c, l, m)
+	return perf.BodyS(perf.KernelClass(k.class), c, l, m)
 }
 
 // calibratedTerms are the kernel's compute, latency and memory terms, each
@@ -619,17 +619,25 @@ func (k *fitKernel) calibratedTerms(theta []float64, mono bool) (c, l, m float64
 }
 
 // addGrad adds scale × d body / dθ to grad: the latency term's, which is
-// always in series, and the terms of the overlapped side that sets the
-// pace (compute or memory), each by its own log factor's gradient.
+// always in series, and the compute and memory terms' by how much each
+// moves the overlapped part (perf.BodySlopes: only the side that sets the
+// pace under the hard maximum), each by its own log factor's gradient.
 func (k *fitKernel) addGrad(theta []float64, scale float64, grad []float64, mono bool) {
 	c, _, m := k.calibratedTerms(theta, mono)
-	memSide := m > c
+	dc, dm := perf.BodySlopes(perf.KernelClass(k.class), c, m)
 	for i := range k.terms {
-		if name := k.terms[i].name; name != "latency" && (name == "memory") != memSide {
+		slope := dc
+		switch k.terms[i].name {
+		case "latency":
+			slope = 1
+		case "memory":
+			slope = dm
+		}
+		if slope == 0 {
 			continue
 		}
 		v := k.terms[i].s * math.Exp(k.termLog(theta, i, nil, 0, mono))
-		k.termLog(theta, i, grad, scale*v, mono)
+		k.termLog(theta, i, grad, scale*slope*v, mono)
 	}
 }
 

@@ -31,8 +31,12 @@ type kern struct {
 const testLaunch = 5e-6
 
 // terms are k's compute, latency and memory seconds, body =
-// perf.BodyS(C, L, M) as perf.KernelTime prices it: the bounding term
-// most of the body, the other overlapped one less. A compute-bound
+// perf.BodyS(class, C, L, M) as perf.KernelTime prices it: the bounding
+// term most of the body, the other overlapped one less. A compute-bound
+// kernel's memory is a tenth of its body: a GEMM's terms combine as a
+// 4-norm, and at that share the memory term moves its time by 10⁻⁴, so
+// the compute factors the test checks are told apart from it (at 0.4 the
+// memory factors, collinear with the compute ones, took 1% of them). A compute-bound
 // kernel's latency is a fixed 2 µs at most, so its share falls with size
 // and the compute and latency factors can be told apart; a memory-bound
 // one (the test's are pointwise, reduction and data kernels) has none,
@@ -44,7 +48,7 @@ func (k kern) terms() (c, l, m float64) {
 		return 0.2 * k.body, 0, k.body
 	}
 	l = min(0.3*k.body, 2e-6)
-	return k.body - l, l, 0.4 * k.body
+	return k.body - l, l, 0.1 * k.body
 }
 
 // synthReport is a report of gpu with one node per kernel, each paying
@@ -76,7 +80,7 @@ func calibratedTime(rep *report.Report, a *Applied) float64 {
 		f := func(term string, s float64) float64 {
 			return s * a.TermFactor(n.KernelClass, n.Precision, n.OpType, n.KernelShape, term, terms)
 		}
-		t += perf.BodyS(f("compute", n.ComputeS), f("latency", n.LatencyS), f("memory", n.MemoryS)) - perf.BodyS(n.ComputeS, n.LatencyS, n.MemoryS)
+		t += perf.BodyS(perf.KernelClass(n.KernelClass), f("compute", n.ComputeS), f("latency", n.LatencyS), f("memory", n.MemoryS)) - perf.BodyS(perf.KernelClass(n.KernelClass), n.ComputeS, n.LatencyS, n.MemoryS)
 	}
 	return t
 }
@@ -149,7 +153,7 @@ func TestFitRecoversKnownFactorsOnNoiselessRows(t *testing.T) {
 	for i := range rows {
 		n := rows[i].Report.Nodes[0]
 		k := kern{n.KernelClass, n.OpType, n.Bound, 0}
-		rows[i].MeasuredS = testLaunch + perf.BodyS(n.ComputeS*truth(k, "compute", n.ComputeS), n.LatencyS*truth(k, "latency", n.LatencyS), n.MemoryS*truth(k, "memory", n.MemoryS))
+		rows[i].MeasuredS = testLaunch + perf.BodyS(perf.KernelClass(n.KernelClass), n.ComputeS*truth(k, "compute", n.ComputeS), n.LatencyS*truth(k, "latency", n.LatencyS), n.MemoryS*truth(k, "memory", n.MemoryS))
 	}
 	cal, err := fit(gpu, rows, Source{}, penalties{})
 	if err != nil {

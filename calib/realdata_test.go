@@ -83,7 +83,7 @@ func calibrated(r calib.Row, a *calib.Applied) float64 {
 	f := func(term string, s float64) float64 {
 		return s * a.TermFactor(n.KernelClass, n.Precision, n.OpType, n.KernelShape, term, terms)
 	}
-	return r.Report.Totals.TimeS - perf.BodyS(n.ComputeS, n.LatencyS, n.MemoryS) + perf.BodyS(f("compute", n.ComputeS), f("latency", n.LatencyS), f("memory", n.MemoryS))
+	return r.Report.Totals.TimeS - perf.BodyS(perf.KernelClass(n.KernelClass), n.ComputeS, n.LatencyS, n.MemoryS) + perf.BodyS(perf.KernelClass(n.KernelClass), f("compute", n.ComputeS), f("latency", n.LatencyS), f("memory", n.MemoryS))
 }
 
 func medianAbsErr(rows []calib.Row, a *calib.Applied) float64 {

@@ -17,7 +17,8 @@ import (
 
 // TimePoint is one value of the swept parameter: the estimate and the
 // three floors it is built from (the time model's estimate is
-// max(compute, memory) + launch, so it lies on or above every floor).
+// max(compute, memory) + launch, more for a GEMM whose two terms are
+// close (perf.BodyS), so it lies on or above every floor).
 type TimePoint struct {
 	X        float64
 	ComputeS float64 // FLOPs / attainable compute rate, plus the kernel fill latency
@@ -118,7 +119,7 @@ func TimeRoofline(pts []TimePoint, o TimeRooflineOptions, format string) ([]byte
 		}
 		ln.Color, ln.Width = color.Black, vg.Points(1.4)
 		p.Add(ln)
-		p.Legend.Add("estimate = max(compute, memory) + launch", ln)
+		p.Legend.Add("estimate ≥ max(compute, memory) + launch", ln)
 	}
 	floors := []struct {
 		name   string

@@ -63,7 +63,8 @@ import (
 // times exceed what the nodes carry.
 //
 // Timing follows the time model (cost/timemodel.go): a node's time is
-// max(compute, memory) + LaunchS, where LaunchS is its launches × the
+// max(compute, memory) + LaunchS (a little more for a GEMM whose two
+// terms are close: perf.BodyS), where LaunchS is its launches × the
 // in-plan per-kernel gap between dependent kernels (the GPU-side cost of
 // issuing the next kernel). A node with n launches becomes n slices of
 // TimeS/n each, back to back; each slice is one launch: its gap

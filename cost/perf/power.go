@@ -273,7 +273,7 @@ func (c *clocked) at(f float64) KernelTime {
 	t := EstimateKernel(&g, c.k, c.o)
 	if fsat := dramSatClock(c.g, streamRatio(c.g, c.k, c.o.Params)); f < fsat {
 		t.MemoryS *= fsat / max(f, 1)
-		t.TimeS = BodyS(t.ComputeS, t.LatencyS, t.MemoryS) + t.RampS + t.LaunchS
+		t.TimeS = BodyS(c.k.Class, t.ComputeS, t.LatencyS, t.MemoryS) + t.RampS + t.LaunchS
 		t.Bound = boundOf(t)
 	}
 	return t
@@ -539,7 +539,7 @@ func (pk PoweredKernel) Calibrated(g *hwdb.GPU, kn Kernel, fc, fl, fm, capW floa
 	}
 	out := pk
 	out.ComputeS, out.LatencyS, out.MemoryS = pk.ComputeS*fc, pk.LatencyS*fl, pk.MemoryS*fm
-	nb := max(BodyS(out.ComputeS, out.LatencyS, out.MemoryS), physicalFloor(g, kn))
+	nb := max(BodyS(kn.Class, out.ComputeS, out.LatencyS, out.MemoryS), physicalFloor(g, kn))
 	out.TimeS = nb + pk.RampS + pk.LaunchS
 	limit := g.TDPWatts
 	if capW > 0 {

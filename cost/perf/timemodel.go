@@ -280,7 +280,7 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 	if t.ComputeS+t.LatencyS > 0 {
 		t.AttainableFLOPS = k.FLOPs / (t.ComputeS + t.LatencyS)
 	}
-	gpu := BodyS(t.ComputeS, t.LatencyS, t.MemoryS)
+	gpu := BodyS(k.Class, t.ComputeS, t.LatencyS, t.MemoryS)
 	t.TimeS = max(gpu, hostFill) + t.RampS + t.LaunchS
 	t.Bound = boundOf(t)
 	if hostFill > gpu {

@@ -492,7 +492,7 @@ func TestKernelRampKeepsTime(t *testing.T) {
 				if graph := KernelRamp(g, nil, p); rtName != "graph" && !(KernelRamp(g, rt, p) > graph) {
 					t.Errorf("%s %s: ramp %g, not above a graph replay's %g", g.Name, rtName, KernelRamp(g, rt, p), graph)
 				}
-				if want := BodyS(kt.ComputeS, kt.LatencyS, kt.MemoryS) + kt.RampS + kt.LaunchS; !near(kt.TimeS, want, 1e-12) {
+				if want := BodyS(k.Class, kt.ComputeS, kt.LatencyS, kt.MemoryS) + kt.RampS + kt.LaunchS; !near(kt.TimeS, want, 1e-12) {
 					t.Errorf("%s %s %s: time %g, want terms + ramp + gap %g", g.Name, rtName, name, kt.TimeS, want)
 				}
 			}

@@ -29,7 +29,7 @@ func TestRowInflightFit(t *testing.T) {
 				continue
 			}
 			mem := perf.RowMemoryWith(r.g, r.p.Kernel, params, inflight)
-			pred := perf.BodyS(r.kt.ComputeS, r.kt.LatencyS, mem) + r.kt.RampS
+			pred := perf.BodyS(r.p.Kernel.Class, r.kt.ComputeS, r.kt.LatencyS, mem) + r.kt.RampS
 			e = append(e, math.Abs(pred-r.p.MeasuredS)/r.p.MeasuredS)
 		}
 		slices.Sort(e)

@@ -27,7 +27,7 @@ func TestVectorRateFit(t *testing.T) {
 				continue
 			}
 			mem := perf.VectorPointwiseWith(r.g, r.p.Kernel, params, rate)
-			pred := perf.BodyS(r.kt.ComputeS, r.kt.LatencyS, mem) + r.kt.RampS + r.kt.LaunchS
+			pred := perf.BodyS(r.p.Kernel.Class, r.kt.ComputeS, r.kt.LatencyS, mem) + r.kt.RampS + r.kt.LaunchS
 			e = append(e, math.Abs(pred-r.p.MeasuredS)/r.p.MeasuredS)
 		}
 		slices.Sort(e)
