@@ -33,6 +33,14 @@
 #      than priced while isolated streams are right; its rows (−12% to
 #      −18% on the H200) hold the most of it: which kernels, BatchNorm,
 #      ReLU6 or the depthwise convolutions (onnxcost calibrate --profile);
+#   4c. --profile of one LLaMA-7B decode step (fp16, batch 1), replayed
+#      from a CUDA graph and eager: each kernel's duration inside a
+#      replay. Vidur's H100 GEMMs of 1-16 tokens stream at 0.91 of the
+#      datasheet (0.79 on the A100), which the model would price if the
+#      decode replays did not then fall 5-8% short; the H200's eager
+#      trace times its small elementwise kernels at 1.25 and 2.45 us,
+#      priced at the 0.64 us ramp. Whether a replay's kernels run that
+#      long settles both (docs/accuracy.md, "Not landed, measured");
 #   5. --power: board power and SM clock of a DRAM stream, dense products
 #      and a batch-1 convolution (mem_pj_per_byte, the busy-SM rule):
 #      go run ./scripts/choices -gpu GPU OUT/power.csv;
@@ -75,10 +83,11 @@ step 55 gemm "$py" scripts/measure_gpu.py --gemm-choices --out "$out/gemm_choice
 step 90 llama "$py" scripts/measure_gpu.py --models llama_hf_small --dtypes fp32,tf32 --batches 1,8 --out "$out/llama.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
 step 100 vgg "$py" scripts/measure_gpu.py --models vgg16 --dtypes fp32,fp16 --batches 32,128 --out "$out/vgg.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
 step 25 cnn "$py" scripts/measure_gpu.py --models mobilenet_v2 --dtypes fp32 --batches 128 --out "$out/cnn.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
+step 35 decode "$py" scripts/measure_gpu.py --profile llama7b-decode:fp16:1:graph,llama7b-decode:fp16:1 --out "$out/decode_profile.csv"
 step 30 power "$py" scripts/measure_gpu.py --power --out "$out/power.csv"
 step 40 host "$py" scripts/measure_gpu.py --host-ops --out "$out/host_ops.csv"
-step 120 train "$py" scripts/measure_gpu.py --train --out "$out/train.csv" --calib-dir "$out/cal"
-step 75 kernels "$py" scripts/measure_gpu.py --kernels --out "$out/kernels.csv" --calib-dir "$out/cal"
+step 105 train "$py" scripts/measure_gpu.py --train --out "$out/train.csv" --calib-dir "$out/cal"
+step 55 kernels "$py" scripts/measure_gpu.py --kernels --out "$out/kernels.csv" --calib-dir "$out/cal"
 # What calibrate needs is the table and the graph-only models it names;
 # the weights were never written (export_graph_only).
 du -sh "$out" >&2
