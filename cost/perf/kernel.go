@@ -492,16 +492,22 @@ func BodyS(class KernelClass, compute, latency, memory float64) float64 {
 // crossover (35) and its held-out convolutions got no better.
 const gemmOverlapExp = 4
 
-// overlapS is (a^q + b^q)^(1/q), q = gemmOverlapExp: never below the
-// larger term, 2^(1/q) = 1.19 times it where both are equal, the larger
-// where one is zero; continuous and increasing in both, so no time falls
-// as a term grows.
+// overlapS is (a⁴ + b⁴)^¼, written for gemmOverlapExp = 4 (TestBodyOverlap
+// holds the two together): never below the larger term, 2^¼ = 1.19 times
+// it where both are equal, the larger where one is zero; continuous and
+// increasing in both, so no time falls as a term grows.
+// Written with two square roots and products, not math.Pow: Pow goes
+// through Exp and Log, which amd64 computes in assembly and WebAssembly
+// in Go, so the browser app's figures would differ from the command's in
+// the last bit; a square root is correctly rounded on every target.
 func overlapS(a, b float64) float64 {
 	hi, lo := max(a, b), min(a, b)
 	if !(lo > 0) {
 		return hi
 	}
-	return hi * math.Pow(1+math.Pow(lo/hi, gemmOverlapExp), 1.0/gemmOverlapExp)
+	r := lo / hi
+	r2 := r * r
+	return hi * math.Sqrt(math.Sqrt(1+r2*r2))
 }
 
 // BodySlopes are the derivatives of BodyS(class, c, ·, m) with respect to
@@ -517,5 +523,6 @@ func BodySlopes(class KernelClass, c, m float64) (dc, dm float64) {
 		return 1, 0
 	}
 	s := overlapS(c, m)
-	return math.Pow(c/s, gemmOverlapExp-1), math.Pow(m/s, gemmOverlapExp-1)
+	x, y := c/s, m/s
+	return x * x * x, y * y * y
 }

@@ -33,7 +33,7 @@ func TestBodyOverlap(t *testing.T) {
 			}
 		}
 	}
-	if r := BodyS(ClassGEMM, 1e-5, 0, 1e-5) / 1e-5; math.Abs(r-math.Pow(2, 0.25)) > 1e-12 {
-		t.Errorf("GEMM with equal terms: %g × either, want 2^¼", r)
+	if r := BodyS(ClassGEMM, 1e-5, 0, 1e-5) / 1e-5; math.Abs(r-math.Pow(2, 1.0/gemmOverlapExp)) > 1e-12 {
+		t.Errorf("GEMM with equal terms: %g × either, want 2^(1/gemmOverlapExp): overlapS is written for the exponent", r)
 	}
 }
