@@ -3,7 +3,8 @@
 // keeps its GPU performance model apart from HloCostAnalysis. A Kernel
 // (class, FLOPs, bytes, compute path, GEMM view) is priced by
 // EstimateKernel as a time-based roofline with calibrated efficiencies:
-// max(compute, memory) + latency plus the launch (BodyS), where latency
+// max(compute, memory) + latency plus the launch (BodyS; for a GEMM a
+// 4-norm of compute and memory in place of the maximum), where latency
 // is a GEMM-like kernel's fixed fill and drain, in series with both its
 // main loop and its operand stream; both fixed costs depend on the
 // Setting (a kernel of a whole-model plan, or one timed alone). A kernel

@@ -182,8 +182,8 @@ type Options struct {
 func PlanOptions() Options { return Options{Params: calibratedParams, Setting: InPlan} }
 
 // EstimateKernel is the time-based roofline with the calibrated
-// efficiency model: time = max(compute, memory) + the per-kernel cost of
-// o.Setting. Analyze prices every node with PlanOptions; the DeepBench
+// efficiency model: time = max(compute, memory) (a GEMM's a 4-norm of
+// the two: BodyS) + the per-kernel cost of o.Setting. Analyze prices every node with PlanOptions; the DeepBench
 // calibration fits and tests Params in the Isolated setting.
 func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 	p, s := o.Params, o.Setting
