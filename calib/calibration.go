@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/detmath"
 )
 
 // FormatVersion is the version of the calibration file format.
@@ -230,7 +231,7 @@ func (c *Calibration) For(gpu *hwdb.GPU) *Applied {
 		a.weight = c.Transfer.OtherFamily
 	}
 	for _, cl := range c.Cells {
-		a.logF[cl.key()] = math.Log(cl.Factor)
+		a.logF[cl.key()] = detmath.Log(cl.Factor)
 	}
 	if c.Paths != nil {
 		a.paths = map[string]map[string]bool{}
@@ -313,9 +314,9 @@ func (a *Applied) TermFactor(class, precision, op, shape, term string, terms [3]
 		lf = a.cellsLog(class, precision, op, shape, term, terms, ti)
 	} // else the rows held no kernel of this class on this path: none of its cells applies
 	if a.full {
-		lf += math.Log(a.cal.GPUFactor)
+		lf += detmath.Log(a.cal.GPUFactor)
 	}
-	return math.Exp(max(-math.Log(maxFactor), min(math.Log(maxFactor), lf)))
+	return detmath.Exp(max(-detmath.Log(maxFactor), min(detmath.Log(maxFactor), lf)))
 }
 
 // cellsLog is the log factor TermFactor takes from the cells (term ti of

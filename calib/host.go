@@ -2,12 +2,12 @@ package calib
 
 import (
 	"fmt"
-	"math"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/detmath"
 )
 
 // HostFactor is how far the measuring machine's host issued one eager
@@ -79,7 +79,7 @@ func fitHosts(frs []fitRow, theta []float64, train []bool) []HostFactor {
 			continue
 		}
 		k := key{fr.runtime, fr.training}
-		logs[k] = append(logs[k], math.Log(fr.meas/(fr.tail+fr.host)))
+		logs[k] = append(logs[k], detmath.Log(fr.meas/(fr.tail+fr.host)))
 	}
 	var out []HostFactor
 	// Inference first: a training factor's prior is one of them.
@@ -91,12 +91,12 @@ func fitHosts(frs []fitRow, theta []float64, train []bool) []HostFactor {
 			}
 			prior := 0.0
 			if training {
-				prior = math.Log(hostFactorFor(out, k.rt, false))
+				prior = detmath.Log(hostFactorFor(out, k.rt, false))
 			}
 			n := float64(len(l))
 			lf := prior + (quantile(l, 0.5)-prior)*n/(n+hostPull)
-			lf = max(-math.Log(maxFactor), min(math.Log(maxFactor), lf))
-			fitted = append(fitted, HostFactor{Runtime: k.rt, Training: training, N: len(l), Factor: round4(math.Exp(lf))})
+			lf = max(-detmath.Log(maxFactor), min(detmath.Log(maxFactor), lf))
+			fitted = append(fitted, HostFactor{Runtime: k.rt, Training: training, N: len(l), Factor: round4(detmath.Exp(lf))})
 		}
 		out = append(out, fitted...)
 	}

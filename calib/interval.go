@@ -7,6 +7,7 @@ import (
 
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/detmath"
 )
 
 // defaultBand is the band of a kernel whose class and family have no
@@ -108,20 +109,19 @@ func Interval(rep *report.Report, gpu *hwdb.GPU, a *Applied) (lo, hi float64) {
 	} else if c, ok := planCentre[rep.Plan]; ok {
 		// A whole model's share: the time outside its costliest kernel
 		// (a one-kernel call keeps its kernel band's centre).
-		mu += (1 - min(largest/t, 1)) * math.Log(c)
+		mu += (1 - min(largest/t, 1)) * detmath.Log(c)
 	}
 	sigma := math.Sqrt(kernelCorrelation*corr*corr + (1-kernelCorrelation)*ind + spread*spread)
-	lo, hi = t*math.Exp(mu-z80*sigma), t*math.Exp(mu+z80*sigma)
+	lo, hi = t*detmath.Exp(mu-z80*sigma), t*detmath.Exp(mu+z80*sigma)
 	return min(roundSig(lo), t), max(roundSig(hi), t)
 }
 
-// roundSig rounds x to intervalDigits significant digits. math.Exp has
-// an assembly version on amd64 and a Go one elsewhere (the browser's
-// WebAssembly build), which may differ in the last bit; the interval is
-// a 10th-to-90th percentile range that means nothing past a few digits,
-// and rounded it is the same on every architecture (barring a value
-// within one bit of a rounding boundary), so the page and the command
-// line print the same report.
+// roundSig rounds x to intervalDigits significant digits: the interval is
+// a 10th-to-90th percentile range that means nothing past a few digits.
+// (It was first rounded so that the page and the command line printed the
+// same interval while it came from math.Exp, whose amd64 assembly and
+// WebAssembly Go differ in the last bit; internal/detmath's Exp is the
+// same on both now.)
 func roundSig(x float64) float64 {
 	r, err := strconv.ParseFloat(strconv.FormatFloat(x, 'g', intervalDigits, 64), 64)
 	if err != nil {
@@ -144,10 +144,10 @@ const z80 = 1.2816
 // geometric middle of Q10 and Q90 when Q50 is not inside them) and
 // (ln Q90 − ln Q10)/(2·z80).
 func logBand(b ErrorBand) (mu, sigma float64) {
-	l10, l90 := math.Log(b.Q10), math.Log(b.Q90)
+	l10, l90 := detmath.Log(b.Q10), detmath.Log(b.Q90)
 	mu = (l10 + l90) / 2
 	if b.Q50 > b.Q10 && b.Q50 < b.Q90 {
-		mu = math.Log(b.Q50)
+		mu = detmath.Log(b.Q50)
 	}
 	return mu, (l90 - l10) / (2 * z80)
 }
@@ -330,6 +330,6 @@ func lineageBand(b ErrorBand, family string) ErrorBand {
 	mu, sg := logBand(b)
 	t := lineageSpread()
 	sg = math.Sqrt(sg*sg + t*t)
-	return ErrorBand{Family: family, Class: b.Class, Precision: b.Precision, N: b.N, Q10: math.Exp(mu - z80*sg), Q50: math.Exp(mu), Q90: math.Exp(mu + z80*sg),
+	return ErrorBand{Family: family, Class: b.Class, Precision: b.Precision, N: b.N, Q10: detmath.Exp(mu - z80*sg), Q50: detmath.Exp(mu), Q90: detmath.Exp(mu + z80*sg),
 		Source: fmt.Sprintf("%s's band (%s), widened by the generation-to-generation spread %.2f", b.Family, b.Source, t)}
 }

@@ -1,6 +1,10 @@
 package calib
 
-import "math"
+import (
+	"math"
+
+	"github.com/onnxcost/onnxcost/internal/detmath"
+)
 
 // Ridge cells: a kernel's error depends on where it sits against its
 // GPU's ridge point, not only on its size. A GEMM far on the compute
@@ -59,7 +63,7 @@ func ridgeX(terms [3]float64) (float64, bool) {
 	if !(c > 0) || !(mem > 0) || math.IsInf(c, 0) || math.IsInf(mem, 0) {
 		return 0, false
 	}
-	return math.Log(c / mem), true
+	return detmath.Log(c / mem), true
 }
 
 // ridgeTerm says whether term has ridge cells: compute and memory.

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/internal/detmath"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -72,7 +73,7 @@ func moeRule(in moeInputs) Rule {
 		act := n.AttrString("activation_type", "relu")
 		gated := act == "swiglu" || n3 > 0
 		rows := tokens * k
-		active := experts * (1 - math.Pow(1-k/experts, tokens))
+		active := experts * (1 - detmath.Pow(1-k/experts, tokens))
 		share := active / experts
 		eb := c.elemBytes(y)
 

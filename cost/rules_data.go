@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/internal/detmath"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -220,10 +221,10 @@ func nonZeroRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 func interpFLOPs(mode string, r int) float64 {
 	switch mode {
 	case "linear", "bilinear", "trilinear":
-		t := math.Pow(2, float64(r))
+		t := detmath.Pow(2, float64(r))
 		return 2*t - 1
 	case "cubic", "bicubic":
-		t := math.Pow(4, float64(r))
+		t := detmath.Pow(4, float64(r))
 		return 2*t - 1
 	}
 	return 0
@@ -328,7 +329,7 @@ func dftRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 		return e, nil
 	}
 	l := out[axis]
-	e.FLOPs = prod(out[:len(out)-1]) * 5 * math.Log2(max(l, 2))
+	e.FLOPs = prod(out[:len(out)-1]) * 5 * detmath.Log2(max(l, 2))
 	return e, nil
 }
 
@@ -350,7 +351,7 @@ func realFFTRule(inverse bool) Rule {
 			return e, nil
 		}
 		signal := prod(rd[len(rd)-nd:])
-		e.FLOPs = c.Numel(cplx) / 2 * 5 * math.Log2(max(signal, 2))
+		e.FLOPs = c.Numel(cplx) / 2 * 5 * detmath.Log2(max(signal, 2))
 		return e, nil
 	}
 }
@@ -369,7 +370,7 @@ func stftRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	}
 	frameLen = max(frameLen, 2)
 	frames := out[0] * out[1]
-	e.FLOPs = frames * (5*frameLen*math.Log2(frameLen) + frameLen)
+	e.FLOPs = frames * (5*frameLen*detmath.Log2(frameLen) + frameLen)
 	return e, nil
 }
 

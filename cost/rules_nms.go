@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/internal/detmath"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -45,7 +46,7 @@ func nmsRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	if n.AttrInt("center_point_box", 0) != 0 {
 		perBox += nmsCenterFLOPs
 	}
-	sortCmp := nb * math.Max(1, math.Log2(math.Max(nb, 1)))
+	sortCmp := nb * math.Max(1, detmath.Log2(math.Max(nb, 1)))
 	iou := nb * math.Max(nb-1, 0) / 2 * nmsIoUFLOPs
 	e.FLOPs = pairs * (nb*perBox + sortCmp + iou)
 	kept := 0.0

@@ -1,9 +1,8 @@
 package cost
 
 import (
-	"math"
-
 	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/internal/detmath"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -208,6 +207,6 @@ func topKRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	} else if n.In(1) == nil {
 		k = float64(max(n.AttrInt("k", 1), 1)) // opset 1-9 attribute
 	}
-	e.FLOPs = in * max(1, math.Log2(k))
+	e.FLOPs = in * max(1, detmath.Log2(k))
 	return e, nil
 }

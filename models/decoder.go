@@ -3,9 +3,9 @@ package models
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"strconv"
 
+	"github.com/onnxcost/onnxcost/internal/detmath"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -242,7 +242,7 @@ func Llama(c LlamaConfig) (*ir.Model, error) {
 func (b *builder) rotaryTablesFrom(scope string, start, seq *ir.Value, hd int64, theta float64) (cos, sin *ir.Value) {
 	inv := make([]float64, hd/2)
 	for i := range inv {
-		inv[i] = 1 / math.Pow(theta, float64(2*i)/float64(hd))
+		inv[i] = 1 / detmath.Pow(theta, float64(2*i)/float64(hd))
 	}
 	positions := b.positions(scope, seq)
 	if start != nil {

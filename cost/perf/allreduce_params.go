@@ -1,6 +1,10 @@
 package perf
 
-import "math"
+import (
+	"math"
+
+	"github.com/onnxcost/onnxcost/internal/detmath"
+)
 
 // AllReduceFit is the all-reduce time of one link kind:
 //
@@ -39,7 +43,7 @@ func (m AllReduceFit) Latency(n int) float64 {
 // BusFraction is f(n). It is held at or below 1 so that an all-reduce of B
 // bytes never beats B over the link: 2(n−1)/n ≥ 1 for n ≥ 2.
 func (m AllReduceFit) BusFraction(n int) float64 {
-	x := math.Log2(float64(max(n, 2)))
+	x := detmath.Log2(float64(max(n, 2)))
 	var f float64
 	switch {
 	case x <= 1:

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/detmath"
 )
 
 // The power model: what a kernel draws at an SM clock, and what a power
@@ -164,7 +165,7 @@ func voltageRising(fr, curvature float64) float64 {
 	if fr <= vfFloor {
 		return vMin
 	}
-	return vMin + (1-vMin)*math.Pow(min((fr-vfFloor)/(1-vfFloor), 1), curvature)
+	return vMin + (1-vMin)*detmath.Pow(min((fr-vfFloor)/(1-vfFloor), 1), curvature)
 }
 
 // dynScale is (V(f)/V(f_boost))²·f/f_boost for the clock fraction fr.

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/detmath"
 )
 
 // The calibrated time model, a time-based roofline:
@@ -322,7 +323,7 @@ func softSum(a, b float64) float64 {
 	if lo <= 0 {
 		return hi
 	}
-	return hi * math.Pow(1+math.Pow(lo/hi, pointwiseExp), 1.0/pointwiseExp)
+	return hi * detmath.Pow(1+detmath.Pow(lo/hi, pointwiseExp), 1.0/pointwiseExp)
 }
 
 // pointwiseS is the time a pointwise, reduction or data kernel needs on
@@ -712,7 +713,7 @@ func tensorPowerNeed(g *hwdb.GPU, p Params) float64 {
 	if w <= tensorRefWidth || p.TensorPowerExp <= 0 {
 		return fullClockPower(g, p)
 	}
-	return fullClockPower(g, p) * math.Pow(w/tensorRefWidth, p.TensorPowerExp)
+	return fullClockPower(g, p) * detmath.Pow(w/tensorRefWidth, p.TensorPowerExp)
 }
 
 // vectorRefLanes is the FP32 lanes (FMAs per clock) of the SMs
@@ -740,11 +741,11 @@ const vectorRefLanes = 64
 func vectorPowerNeed(g *hwdb.GPU, p Params) float64 {
 	// Lanes come in powers of two; a datasheet peak rounded from its
 	// clock lands near one (V100: 64.1 FMAs per SM-cycle).
-	lanes := math.Exp2(math.Round(math.Log2(vectorFMAsPerClock(g, hwdb.FP32) / vectorRefLanes)))
+	lanes := math.Exp2(math.Round(detmath.Log2(vectorFMAsPerClock(g, hwdb.FP32) / vectorRefLanes)))
 	if !(lanes > 1) || p.TensorPowerExp <= 0 {
 		return fullClockPower(g, p)
 	}
-	return fullClockPower(g, p) * math.Pow(lanes, p.TensorPowerExp)
+	return fullClockPower(g, p) * detmath.Pow(lanes, p.TensorPowerExp)
 }
 
 // FMAFLOPs is the number of FLOPs in one fused multiply-add: the
@@ -1271,7 +1272,7 @@ func gemmPlanLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 	// takes the fastest plan, with no helper kernels, and this one, its
 	// helpers included, costs no more than that. Real cuBLAS is not bound
 	// so; the physics standard is (internal/physics).
-	out := min(float64(simtSmallOutput), math.Pow(float64(k)/simtLargeKRatio, 2))
+	out := min(float64(simtSmallOutput), detmath.Pow(float64(k)/simtLargeKRatio, 2))
 	grown := fastestPlan(g, pr, int64(out)/n+1, n, k, batch, classEff, p, lib, false)
 	lk.ComputeS = max(min(lk.ComputeS+lib.helperS, grown.ComputeS), best.ComputeS)
 	lk.StallS = lk.ComputeS - best.ComputeS
@@ -1519,7 +1520,7 @@ func tileTime(g *hwdb.GPU, real hwdb.Precision, tl ctaTile, m, n, k, batch int64
 	// The SMs that get any CTA set the power draw, hence the clock.
 	busy := min(work/float64(sms), 1)
 	perSM := perSMBoost * clockFractionPath(g, p, busy, real)
-	occ := math.Pow(min(onSM/float64(ctasPerSM), 1), p.Occupancy)
+	occ := detmath.Pow(min(onSM/float64(ctasPerSM), 1), p.Occupancy)
 	var smFLOPs float64
 	if onSM < ExactSizeLimit {
 		smFLOPs = FMAFLOPs * sizeProd(tl.m, tl.n, kPer, int64(onSM))
@@ -1549,7 +1550,7 @@ func loopRamp(kPer int64, p Params) float64 {
 func tileEffFor(g *hwdb.GPU, real hwdb.Precision, tl ctaTile, p Params) float64 {
 	area := float64(tl.m * tl.n)
 	if isTensor(real) {
-		return math.Pow(p.SmallTile, math.Log2(float64(refTileArea)/area))
+		return detmath.Pow(p.SmallTile, detmath.Log2(float64(refTileArea)/area))
 	}
 	return vectorTileEff(g, real, area, p)
 }
@@ -1577,7 +1578,7 @@ const smemWordsPerClock = 32
 func vectorTileEff(g *hwdb.GPU, real hwdb.Precision, area float64, p Params) float64 {
 	fmaPerClock := vectorFMAsPerClock(g, real)
 	if fmaPerClock <= 0 || p.TileReuse <= 0 {
-		return math.Pow(p.SmallTile, math.Log2(float64(refTileArea)/area))
+		return detmath.Pow(p.SmallTile, detmath.Log2(float64(refTileArea)/area))
 	}
 	wordsNeeded := fmaPerClock / elemsPerWord(real)
 	return min(1, smemWordsPerClock*p.TileReuse*math.Sqrt(area/refTileArea)/wordsNeeded)
