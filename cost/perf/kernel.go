@@ -1,8 +1,6 @@
 package perf
 
 import (
-	"math"
-
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
 )
@@ -462,16 +460,16 @@ func (k Kernel) OnTensorCores() bool { return isTensor(k.Precision) }
 // between calls; cold, as in a decode step, the fill explains the time.
 //
 // A GEMM's main loop and stream do not overlap perfectly where they are
-// close (overlapS); every other class keeps the hard maximum.
+// close (gemmOverlapExp); every other class keeps the hard maximum.
 func BodyS(class KernelClass, compute, latency, memory float64) float64 {
 	if class == ClassGEMM {
-		return overlapS(compute, memory) + latency
+		return normSum(compute, memory, gemmOverlapExp) + latency
 	}
 	return max(compute, memory) + latency
 }
 
-// gemmOverlapExp is the exponent of the norm a GEMM's compute and memory
-// times combine with (overlapS). Near the crossover a tiled GEMM can hold
+// gemmOverlapExp is the exponent of the norm (normSum) a GEMM's compute
+// and memory times combine with, a power of two. Near the crossover a tiled GEMM can hold
 // neither limit: the loads a tile waits on queue behind the interface, and
 // the few CTAs of a skinny product issue the next loads only after their
 // math. Vidur's fp16 GEMMs show it alike on all three GPUs: priced with
@@ -492,24 +490,6 @@ func BodyS(class KernelClass, compute, latency, memory float64) float64 {
 // crossover (35) and its held-out convolutions got no better.
 const gemmOverlapExp = 4
 
-// overlapS is (a⁴ + b⁴)^¼, written for gemmOverlapExp = 4 (TestBodyOverlap
-// holds the two together): never below the larger term, 2^¼ = 1.19 times
-// it where both are equal, the larger where one is zero; continuous and
-// increasing in both, so no time falls as a term grows.
-// Written with two square roots and products, not math.Pow: Pow goes
-// through Exp and Log, which amd64 computes in assembly and WebAssembly
-// in Go, so the browser app's figures would differ from the command's in
-// the last bit; a square root is correctly rounded on every target.
-func overlapS(a, b float64) float64 {
-	hi, lo := max(a, b), min(a, b)
-	if !(lo > 0) {
-		return hi
-	}
-	r := lo / hi
-	r2 := r * r
-	return hi * math.Sqrt(math.Sqrt(1+r2*r2))
-}
-
 // BodySlopes are the derivatives of BodyS(class, c, ·, m) with respect to
 // c and m (the latency's is 1): under the hard maximum 1 for the larger
 // (compute on a tie) and 0 for the other, under GEMMs' norm (x/S)^(q−1)
@@ -522,7 +502,10 @@ func BodySlopes(class KernelClass, c, m float64) (dc, dm float64) {
 		}
 		return 1, 0
 	}
-	s := overlapS(c, m)
-	x, y := c/s, m/s
-	return x * x * x, y * y * y
+	s := normSum(c, m, gemmOverlapExp)
+	dc, dm = 1, 1
+	for range gemmOverlapExp - 1 {
+		dc, dm = dc*(c/s), dm*(m/s)
+	}
+	return dc, dm
 }

@@ -33,7 +33,10 @@ func TestBodyOverlap(t *testing.T) {
 			}
 		}
 	}
+	if r := softSum(1e-5, 1e-5) / 1e-5; math.Abs(r-math.Sqrt2) > 1e-12 {
+		t.Errorf("softSum with equal terms: %g × either, want √2 (pointwiseExp 2)", r)
+	}
 	if r := BodyS(ClassGEMM, 1e-5, 0, 1e-5) / 1e-5; math.Abs(r-math.Pow(2, 1.0/gemmOverlapExp)) > 1e-12 {
-		t.Errorf("GEMM with equal terms: %g × either, want 2^(1/gemmOverlapExp): overlapS is written for the exponent", r)
+		t.Errorf("GEMM with equal terms: %g × either, want 2^(1/gemmOverlapExp)", r)
 	}
 }

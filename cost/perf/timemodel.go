@@ -184,8 +184,9 @@ func PlanOptions() Options { return Options{Params: calibratedParams, Setting: I
 
 // EstimateKernel is the time-based roofline with the calibrated
 // efficiency model: time = max(compute, memory) (a GEMM's a 4-norm of
-// the two: BodyS) + the per-kernel cost of o.Setting. Analyze prices every node with PlanOptions; the DeepBench
-// calibration fits and tests Params in the Isolated setting.
+// the two: BodyS) + the per-kernel cost of o.Setting. Analyze prices
+// every node with PlanOptions; the DeepBench calibration fits and tests
+// Params in the Isolated setting.
 func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 	p, s := o.Params, o.Setting
 	var t KernelTime
@@ -316,14 +317,29 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 // predict 100% of it); larger exponents tend to the hard maximum.
 const pointwiseExp = 2
 
-// softSum is (a^q + b^q)^(1/q), q = pointwiseExp: max(a, b) when one is
-// zero, never below the larger, at most 2^(1/q) times it.
-func softSum(a, b float64) float64 {
+// softSum is normSum with q = pointwiseExp.
+func softSum(a, b float64) float64 { return normSum(a, b, pointwiseExp) }
+
+// normSum is (a^q + b^q)^(1/q) for q a power of two: max(a, b) when one
+// is zero, never below the larger, at most 2^(1/q) times it, continuous
+// and increasing in both. It squares and takes square roots, both
+// correctly rounded on every target, so the browser app's WebAssembly and
+// the command give the same bits (a Pow goes through Exp and Log, whose
+// amd64 assembly and WebAssembly Go differ in the last bit).
+func normSum(a, b float64, q int) float64 {
 	hi, lo := max(a, b), min(a, b)
-	if lo <= 0 {
+	if !(lo > 0) {
 		return hi
 	}
-	return hi * detmath.Pow(1+detmath.Pow(lo/hi, pointwiseExp), 1.0/pointwiseExp)
+	rq := lo / hi
+	for n := q; n > 1; n /= 2 {
+		rq *= rq
+	}
+	s := 1 + rq
+	for n := q; n > 1; n /= 2 {
+		s = math.Sqrt(s)
+	}
+	return hi * s
 }
 
 // pointwiseS is the time a pointwise, reduction or data kernel needs on
