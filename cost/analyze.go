@@ -526,6 +526,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		k.OperandsWarm = warm
 		k.Strided, k.ReduceTree = a.stridedOperand(n, g), a.eagerReduction(n)
 		k.Stream = StreamOp(n.Domain, n.OpType) && !k.Strided
+		k.TensorIterator = a.eagerPlan() && StreamOp(n.Domain, n.OpType)
 		// The node's own GEMM, before a library's algorithm replaces
 		// it: cuDNN's Winograd choice changes with batch, the shape a
 		// calibration keys by must not.

@@ -840,8 +840,21 @@ func TestATenLatencies(t *testing.T) {
 		if r.Nodes[3].Launches != 0 && (c.runtime == "pytorch" || c.runtime == "graph") {
 			t.Errorf("%s: the slice runs a kernel; want the strided view", c.runtime)
 		}
+		// The reference Mul lasts at least the in-graph ramp and its first
+		// load (perf.PointwiseLoadS); eager's half-launch ramp holds it.
+		gpu := costtest.GPU()
+		load := 0.0
+		if c.runtime == "pytorch" || c.runtime == "graph" {
+			load = max(0, perf.KernelRamp(gpu, nil, perf.DefaultParams())+perf.PointwiseLoadS(gpu)-r.Runtime.KernelRampS)
+		}
+		if got := ref - r.Runtime.KernelRampS; math.Abs(got-load) > 1e-15 {
+			t.Errorf("%s: the same-shape Mul's ramp %.3g s beyond the runtime's, want %.3g", c.runtime, got, load)
+		}
+		if c.runtime == "graph" && !(load > 0) {
+			t.Errorf("graph: a pointwise kernel pays no first load")
+		}
 		for _, node := range []int{5, 6} {
-			base := trt.Nodes[node].RampS * r.Nodes[0].RampS / trt.Nodes[0].RampS // the runtime's own ramp
+			base := trt.Nodes[node].RampS * r.Runtime.KernelRampS / trt.Runtime.KernelRampS // the runtime's own ramp
 			if got := r.Nodes[node].RampS - base; math.Abs(got-c.row) > 1e-12 {
 				t.Errorf("%s: %s ramp %.3g s beyond the runtime's, want %.3g", c.runtime, r.Nodes[node].Name, got, c.row)
 			}
@@ -881,7 +894,7 @@ func TestRecomposedNormsTakeTheTree(t *testing.T) {
 	} {
 		r := b.analyze(Options{Runtime: testRuntime(t, c.runtime), Plan: c.plan})
 		for _, node := range []int{1, 2} {
-			base := trt.Nodes[node].RampS * r.Nodes[0].RampS / trt.Nodes[0].RampS
+			base := trt.Nodes[node].RampS * r.Runtime.KernelRampS / trt.Runtime.KernelRampS
 			if got := r.Nodes[node].RampS - base; math.Abs(got-c.want) > 1e-12 {
 				t.Errorf("%s --plan %q: %s ramp %.3g s beyond the runtime's, want %.3g", c.runtime, c.plan, r.Nodes[node].Name, got, c.want)
 			}

@@ -244,6 +244,10 @@ def power_and_clock(fn, seconds=2.0):
     while time.perf_counter() < t_end:
         for _ in range(5):
             fn()
+        # Without it the host queues replays far faster than they run, and the
+        # final synchronize waits out minutes of them (the H200's 2026-12-04
+        # --power run spent its 30 s on one row).
+        torch.cuda.synchronize()
         samples.append(torch.cuda.power_draw() / 1e3)
         if hasattr(torch.cuda, "clock_rate"):
             clocks.append(torch.cuda.clock_rate())

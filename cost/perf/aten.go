@@ -12,6 +12,54 @@ import "github.com/onnxcost/onnxcost/hwdb"
 // eager plan's kernels are marked (cost's analyzer sets Kernel.Strided
 // and Kernel.ReduceTree).
 
+// A pointwise kernel's thread loads its elements, computes and stores:
+// on a tensor of a few kilobytes that one dependent round trip to DRAM
+// (and the store's drain before the kernel ends) is the kernel, where the
+// ramp (KernelRamp) is measured with a kernel that touches no memory. In
+// our H200's CUDA-graph replays of a LLaMA-7B decode step (fp16, past
+// 1,024; testdata/measured/h200_sxm_llama7b_decode_replay_kernels, 2026-12-04)
+// ATen's vectorized pointwise kernels over [1..8, 4096] and smaller lasted
+// a median 1.18 µs at batch 1 (n=484) and at batch 8 (n=419), as long as
+// the same step's eager kernels (1.09 and 1.18 µs) and the eager Kineto
+// traces' (1.09-1.22 µs, calib/profile/testdata/kineto_h200), against
+// the 0.64 µs in-graph ramp: 0.54 µs more, about 1,070 cycles at the
+// H200's 1.98 GHz boost. Vidur's profiler-timed residual adds of one to
+// four tokens, timed to whole microseconds, lasted 1.0 µs on the H100
+// and A40 and 2.0 µs on the A100 (each priced a 0.64 µs ramp): the same
+// order. A loop of one kernel repeated does not pay it: our H100's and
+// H200's single adds of 64K-1M elements, each timed as one of 20 in a
+// CUDA graph (testdata/measured/*_kernels.csv), take 1.4-2.2 µs a call
+// with the gap, a ramp's worth of duration, and are priced 10-105% slow
+// with it (their medians over 8 sizes 2.0% → 11.7% and 1.6% → 18.1%):
+// so it may as well be the fetch of a kernel's code and arguments after a
+// different kernel as the data's round trip; a whole model's kernels
+// follow different kernels. ESTIMATE from those measurements, not
+// fitted; kept in SM cycles like its neighbours. The strided loop's latency below was measured
+// against these vectorized kernels, so it adds to this one. A kernel the
+// host launches onto an idle stream (the eager runtimes) is priced half a
+// launch of ramp (kernelRampShare), which those eager durations set and so
+// already holds the load: EstimateKernel prices a pointwise kernel's ramp
+// as at least the in-graph ramp plus this latency, not both.
+const pointwiseLoadCycles = 1070
+
+// pointwiseLoadLatencyS is the first-load round trip a TensorIterator
+// pointwise kernel k pays on g (0 for any other kernel).
+func pointwiseLoadLatencyS(g *hwdb.GPU, k Kernel) float64 {
+	if !k.TensorIterator || k.Class != ClassElementwise {
+		return 0
+	}
+	return PointwiseLoadS(g)
+}
+
+// PointwiseLoadS is the first-load round trip of ATen's pointwise kernels
+// on g (pointwiseLoadCycles at its boost clock; 0 without one).
+func PointwiseLoadS(g *hwdb.GPU) float64 {
+	if !(g.BoostClockMHz > 0) {
+		return 0
+	}
+	return pointwiseLoadCycles / (g.BoostClockMHz * 1e6)
+}
+
 // PyTorch's TensorIterator runs a pointwise op in one of two loops. When
 // every operand is contiguous and of the output's shape it runs
 // vectorized_elementwise_kernel (16-byte loads, a few elements per

@@ -1,9 +1,15 @@
 package perf
 
 import (
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/measured"
 )
 
 // TestStridedIndexBound: a large broadcast op in ATen's non-vectorized
@@ -46,5 +52,67 @@ func TestStridedIndexBound(t *testing.T) {
 		if s := pointwiseS(g, add(tc.eb, false), p); s != 0 {
 			t.Errorf("%s: a contiguous add's SM time %.4g s, want 0", tc.gpu, s)
 		}
+	}
+}
+
+// TestPointwiseLoadIsTheReplays: ATen's vectorized pointwise kernels in
+// our H200's CUDA-graph replays of a LLaMA-7B decode step
+// (testdata/measured/h200_sxm_llama7b_decode_replay_kernels.csv.gz, tensors
+// of [1..8, 4096] fp16 and smaller) last what a TensorIterator kernel of
+// that size is priced in a replay, ramp and first load (pointwiseLoadCycles),
+// within 10%; the ramp alone is a third short. And the replay's kernels
+// last as long as the eager call's, which is why the ramp's share of the
+// gap (kernelRampShare) is not what holds them.
+func TestPointwiseLoadIsTheReplays(t *testing.T) {
+	recs, err := measured.Read(filepath.Join("..", "..", "testdata", "measured", "h200_sxm_llama7b_decode_replay_kernels.csv.gz"), "spec,i,kernel,us")
+	if err != nil {
+		t.Fatal(err)
+	}
+	durations := map[string][]float64{}
+	for _, rec := range recs {
+		if !strings.Contains(rec[2], "vectorized_elementwise_kernel") {
+			continue
+		}
+		v, err := strconv.ParseFloat(rec[3], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		durations[rec[0]] = append(durations[rec[0]], v*1e-6)
+	}
+	median := func(spec string) float64 {
+		d := durations[spec]
+		if len(d) < 400 {
+			t.Fatalf("%s: %d vectorized kernels, want the step's (over 400)", spec, len(d))
+		}
+		slices.Sort(d)
+		return d[len(d)/2]
+	}
+	h200, err := hwdb.Lookup("H200-SXM-141GB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 8 * 4096 // batch 8's hidden state; batch 1's is smaller and priced the same within 1%
+	add := Kernel{Class: ClassElementwise, Precision: hwdb.FP16, ElemBytes: 2, FLOPs: n,
+		Bytes: 3 * 2 * n, WorkingSet: 3 * 2 * n, DRAMBytes: 3 * 2 * n, WriteShare: 1.0 / 3, Stream: true, TensorIterator: true}
+	body := func(k Kernel) float64 {
+		kt := EstimateKernel(h200, k, PlanOptions())
+		return kt.TimeS - kt.LaunchS
+	}
+	priced := body(add)
+	for _, spec := range []string{"llama7b-decode:fp16:1:graph", "llama7b-decode:fp16:8:graph"} {
+		if m := median(spec); math.Abs(priced/m-1) > 0.10 {
+			t.Errorf("%s: vectorized kernels last a median %.2f µs, priced %.2f µs", spec, m*1e6, priced*1e6)
+		}
+	}
+	if r := median("llama7b-decode:fp16:1") / median("llama7b-decode:fp16:1:graph"); math.Abs(r-1) > 0.10 {
+		t.Errorf("eager kernels last %.2f× the replay's", r)
+	}
+	ramp := add
+	ramp.TensorIterator = false
+	if r := body(ramp) / priced; r > 0.7 {
+		t.Errorf("without the first load a kernel is priced %.2f of it; the test would not tell", r)
+	}
+	if got, want := priced-body(ramp), pointwiseLoadCycles/(h200.BoostClockMHz*1e6); !near(got, want, 1e-9) {
+		t.Errorf("the first load adds %.4g s, want %.4g s", got, want)
 	}
 }

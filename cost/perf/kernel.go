@@ -121,6 +121,10 @@ type Kernel struct {
 	// of two equal tensors, 1/2 for a unary op); 0 when not known. It
 	// sets the read-write mix an elementwise stream runs at (dramEff).
 	WriteShare float64
+	// TensorIterator marks a pointwise kernel PyTorch runs through its
+	// TensorIterator loops, vectorized or strided: its threads' first
+	// loads' round trip runs in series with the rest (aten.go).
+	TensorIterator bool
 	// Strided marks a pointwise kernel PyTorch runs in its non-vectorized
 	// loop, an operand being broadcast or read through a strided view: its
 	// index arithmetic adds a fixed latency (aten.go).

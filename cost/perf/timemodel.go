@@ -205,6 +205,12 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 		ramp := kernelRampShare * perKernel // KernelRamp, from the gap at hand
 		t.RampS = launches * ramp
 		perKernel -= ramp
+		// A pointwise kernel lasts at least the in-graph ramp and its
+		// first load; a host-launched kernel's longer ramp already holds
+		// the load (aten.go, pointwiseLoadCycles).
+		if least := KernelRamp(g, nil, p) + pointwiseLoadLatencyS(g, k); least > ramp {
+			t.RampS += launches * (least - ramp)
+		}
 	}
 	t.LaunchS = launches * perKernel
 	// ATen's fixed latencies run in series with the kernel's loads and
@@ -509,9 +515,11 @@ func IdleGap(g *hwdb.GPU, r *hwdb.Runtime, p Params) float64 {
 // launch 29%, 20% and 17%, 9% and 16%. The per-kernel cost does not
 // change, so no time does: only what of it is the kernel's. These traces
 // are of host-bound calls, whose kernels each start on an idle GPU; a
-// device-bound eager call queues its kernels back to back as a replay
-// does, and its kernels likely last as a replay's, which the ramp does
-// not know: our H100 and H200 rows' profiled kernel sums (eager calls at
+// replay's kernels, queued back to back, last as long (our H200's
+// LLaMA-7B decode step, 2026-12-04: 1.18 µs in the replay, 1.09 eager),
+// longer than the in-graph ramp, so a pointwise kernel's ramp is at least
+// the in-graph ramp plus its first load (aten.go, pointwiseLoadCycles).
+// Before that, our H100 and H200 rows' profiled kernel sums (eager calls at
 // batch 1-128, cmd/onnxcost TestMeasuredEndToEndH100/H200) against the
 // eager plan's priced bodies come out signed −0.1% and +1.3% (−4.2% and
 // −5.5% against the replay's) but a median |error| of 7.9% and 9.0%

@@ -184,6 +184,7 @@ func (s *nodeSpec) kernel(gpu *hwdb.GPU) (perf.Kernel, error) {
 	k.ReduceTree = cost.ATenRowOp(s.op)
 	// SiluAndMul (a Mul with extra arithmetic) is sarathi's scalar kernel.
 	k.Stream = cost.StreamOp("", s.op) && len(s.extra) == 0
+	k.TensorIterator = k.Stream // torch.add's loop; sarathi's kernels are not ATen's
 	if slices.Contains(s.justWritten, true) {
 		sizes := make([]float64, len(s.ins))
 		for i, t := range s.ins {
