@@ -527,6 +527,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		k.Strided, k.ReduceTree = a.stridedOperand(n, g), a.eagerReduction(n)
 		k.Stream = StreamOp(n.Domain, n.OpType) && !k.Strided
 		k.TensorIterator = a.eagerPlan() && StreamOp(n.Domain, n.OpType)
+		k.BNPlanes = a.cudnnNCHWBatchNormPlanes(n)
 		// The node's own GEMM, before a library's algorithm replaces
 		// it: cuDNN's Winograd choice changes with batch, the shape a
 		// calibration keys by must not.
@@ -1156,6 +1157,24 @@ func (a *analyzer) eagerReduction(n *ir.Node) bool {
 		return false
 	}
 	return (n.Domain == "" && ATenRowOp(n.OpType)) || ir.IsFused(n, ir.OpFusedLayerNorm) || ir.IsFused(n, ir.OpFusedSoftmax)
+}
+
+// cudnnNCHWBatchNormPlanes is the (n, c) planes of an inference
+// BatchNormalization eager PyTorch runs on cuDNN's NCHW kernel, one CTA
+// each (perf.Kernel.BNPlanes): under the eager plan of a runtime that
+// keeps PyTorch's default NCHW format (conv_layout_transposes marks it);
+// 0 for anything else, a channels_last runtime's included.
+func (a *analyzer) cudnnNCHWBatchNormPlanes(n *ir.Node) int64 {
+	if !a.eagerPlan() || a.runtime.ConvLayoutTransposes <= 0 || n.Domain != "" || n.OpType != "BatchNormalization" ||
+		n.AttrInt("training_mode", 0) != 0 {
+		return 0
+	}
+	sz := a.sizer(n)
+	dims, ok := sz.Dims(n.In(0))
+	if !ok || len(dims) < 3 {
+		return 0
+	}
+	return clampInt(dims[0] * dims[1])
 }
 
 // eagerPlan reports whether the kernels priced are PyTorch's eager ones:

@@ -1053,3 +1053,29 @@ func unfusedLaunches(t *testing.T, b *builder, runtime string, outs ...*ir.Value
 	}
 	return got
 }
+
+// TestCuDNNBatchNormPlanes: an inference BatchNorm over small planes
+// under an NCHW eager runtime is held by cuDNN's CTA rate, one CTA per
+// (n, c) plane (perf bnPlaneCycles), well above its bytes; channels_last
+// (pytorch-nhwc, another kernel) and TensorRT's plan (folded or fused)
+// price its bytes alone.
+func TestCuDNNBatchNormPlanes(t *testing.T) {
+	b := newBuilder(t)
+	x := b.Input("x", 128, 960, 2, 2)
+	y := b.Val("y", ir.Float32, 128, 960, 2, 2)
+	b.Node("BatchNormalization", []*ir.Value{x, b.Weight("g", 960), b.Weight("beta", 960), b.Weight("mu", 960), b.Weight("var", 960)}, []*ir.Value{y})
+	b.G.AddOutput(y)
+	gpu := costtest.GPU()
+	// At the boost clock; a runtime's sustained clock may be lower.
+	planes := 128 * 960 * 160 / (float64(gpu.SMs) * gpu.BoostClockMHz * 1e6)
+	for _, c := range []struct {
+		runtime string
+		held    bool
+	}{{"pytorch", true}, {"graph", true}, {"pytorch-nhwc", false}, {"graph-nhwc", false}} {
+		r := b.analyze(Options{Runtime: testRuntime(t, c.runtime), Plan: "unfused"})
+		n := r.Nodes[0]
+		if held := n.MemoryS >= planes*(1-1e-9); held != c.held {
+			t.Errorf("%s: memory side %.3g s, the planes' %.3g s at boost: held by the CTAs %v, want %v", c.runtime, n.MemoryS, planes, held, c.held)
+		}
+	}
+}

@@ -296,6 +296,7 @@ func TestRealKinetoTraces(t *testing.T) {
 		{"bert_base_fp32_b1", "testdata/models/bert_base.onnx", "fp32", 1},
 		{"gpt2_hf_small_fp16_b32", "testdata/saved/gpt2_hf_small.onnx.gz", "fp16", 32},
 		{"llama_hf_small_fp16_b8", "testdata/saved/llama_hf_small.onnx.gz", "fp16", 8},
+		{"mobilenet_v2_fp32_b128", "testdata/models/mobilenet_v2.onnx", "fp32", 128},
 	} {
 		trace := filepath.Join(repo, "calib", "profile", "testdata", "kineto_h200", tc.trace+".json.gz") // read gzipped
 		model := filepath.Join(repo, tc.model)
@@ -321,6 +322,35 @@ func TestRealKinetoTraces(t *testing.T) {
 		if c.MatchedTimeFraction < 0.95 {
 			t.Errorf("%s: matched %.1f%% of the time, want ≥ 95%%", tc.trace, 100*c.MatchedTimeFraction)
 		}
+	}
+}
+
+// TestBatchNormPlanesAreTheTrace: MobileNet-V2's 52 batch norms in our
+// H200's Kineto trace (fp32, batch 128, NCHW: cuDNN's
+// bn_fw_inf_1C11_kernel_NCHW, one CTA per plane) are priced within a
+// median 10% node by node, as the CTAs' rate (perf bnPlaneCycles) prices
+// them; by their bytes alone they were 22.8% short, 2.13 ms of 3.01.
+func TestBatchNormPlanesAreTheTrace(t *testing.T) {
+	p, err := ReadProfile(filepath.Join(repo, "calib", "profile", "testdata", "kineto_h200", "mobilenet_v2_fp32_b128.json.gz"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, _, err := ProfileComparison(filepath.Join(repo, "testdata", "models", "mobilenet_v2.onnx"), p,
+		pipeline.Config{GPU: "H200-SXM-141GB", Runtime: "pytorch", DType: "fp32", Batch: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errs []float64
+	for _, n := range c.Nodes {
+		if n.OpType == "BatchNormalization" && n.MeasuredS > 0 {
+			errs = append(errs, math.Abs(n.PredictedS/n.MeasuredS-1))
+		}
+	}
+	if len(errs) != 52 {
+		t.Fatalf("%d batch norms compared, want MobileNet-V2's 52", len(errs))
+	}
+	if m := median(errs); m > 0.10 {
+		t.Errorf("batch norms priced a median %.1f%% off the trace, want ≤ 10%%", 100*m)
 	}
 }
 

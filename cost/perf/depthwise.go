@@ -27,14 +27,23 @@ type DirectConv struct {
 // which have no integer divider) and three multiply-subtracts, the weight
 // and input base offsets, the grid-stride loop and the store; then per
 // tap the input coordinates' bounds test and the two addresses. The
-// loads and the FMA go to other pipes. ESTIMATE (no SASS count or profile
-// of this kernel was found): depthwiseIndexInstr and depthwiseTapInstr
-// integer instructions. As a check, the same three-division scaffold in
-// PyTorch's index_select kernel, fitted on Vidur's embedding rows, takes
-// 1.9 SM cycles per element on an H100 (indexSelectIterCycles); this
-// count gives 1.7 per 3×3 output at 64 integer lanes per SM.
+// loads and the FMA go to other pipes. Read from the source, that is
+// about 70 integer instructions an output and depthwiseTapInstr a tap
+// (1.7 SM cycles per 3×3 output at 64 integer lanes per SM); our H200's
+// Kineto trace of MobileNet-V2 fp32 at batch 128 (2026-12-04,
+// calib/profile/testdata/kineto_h200/mobilenet_v2_fp32_b128.json.gz)
+// times its 17 3×3 depthwise kernels (3.6-57.8 M outputs) at 2.43-3.30 SM
+// cycles an output, a median 2.53: 126 instructions' worth at 64 lanes
+// less the taps' 36, stride 1 at 119-130 and stride 2 at 147-175 (the
+// stride-2 loads' wider footprint). So depthwiseIndexInstr is FITTED: the
+// median over those 17, the divisions' scheduling and the loads' issue
+// slots the count from the source leaves out (with 70 the trace's
+// depthwise nodes were priced 32-47% short). As a check, the same
+// three-division scaffold in PyTorch's index_select kernel, fitted on
+// Vidur's embedding rows, takes 1.9 SM cycles per element on an H100
+// (indexSelectIterCycles).
 const (
-	depthwiseIndexInstr = 70
+	depthwiseIndexInstr = 126
 	depthwiseTapInstr   = 4
 )
 

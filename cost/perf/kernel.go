@@ -125,6 +125,10 @@ type Kernel struct {
 	// TensorIterator loops, vectorized or strided: its threads' first
 	// loads' round trip runs in series with the rest (aten.go).
 	TensorIterator bool
+	// BNPlanes is, for a batch norm PyTorch runs on cuDNN's NCHW
+	// inference kernel, its (n, c) planes, one CTA each (batchnorm.go);
+	// 0 otherwise.
+	BNPlanes int64
 	// Strided marks a pointwise kernel PyTorch runs in its non-vectorized
 	// loop, an operand being broadcast or read through a strided view: its
 	// index arithmetic adds a fixed latency (aten.go).

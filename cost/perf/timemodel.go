@@ -270,6 +270,9 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 		// In the compute term, so that the fill adds to it (decode.go).
 		t.ComputeS, t.Streams = st, true
 	}
+	if b := bnPlaneS(g, k, p); b > t.MemoryS {
+		t.MemoryS = b // its CTAs' loads, one round trip each (batchnorm.go)
+	}
 	if k.ViewSaturated() && peak > 0 && k.FLOPs > 0 {
 		// A size the rule saturated at math.MaxInt64 stands for a larger
 		// one: the view prices less work than the kernel does, while
