@@ -533,6 +533,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		// calibration keys by must not.
 		shape := kernelShape(k, est.RowInSample)
 		k = a.libraryWinograd(n, &est, k)
+		k = a.libraryFFT(n, &est, k)
 		k = a.nativeDepthwise(nc, n, &est, k)
 		split := a.tp != nil && est.Class.GEMMLike() && depth == 0
 		if split {
@@ -555,6 +556,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		a.libraryHelpers(nc, &est, k)
 		a.bnPrepKernels(nc, n, &est, prec, &agg)
 		a.winogradFilter(nc, n, &est, &agg)
+		subPeak = max(subPeak, a.fftTransforms(nc, n, &est, &agg))
 		// The copies live in the cuDNN call's workspace while it runs.
 		subPeak = max(subPeak, a.layoutTransposes(nc, n, k, &est, &agg))
 		a.autocastCasts(nc, n, &est, &agg)

@@ -234,3 +234,77 @@ func (a *analyzer) layoutTransposes(nc *report.NodeCost, n *ir.Node, k perf.Kern
 	}
 	return copies
 }
+
+// libraryFFT is cuDNN's FFT forward algorithm where its algorithm search
+// (cudnn.benchmark, onnxruntime's exhaustive search) finds it faster than
+// implicit GEMM on Hopper, for a plain 3×3 stride-1 Conv node on the fp32
+// vector path (TF32 off) whose plane pads to a 16- or 32-point transform
+// (perf.FFTConv). Our H200's picks run it for VGG-16's and ResNet-50's
+// fp32 layers of 256-512 channels at 28×28 and 14×14 and price them
+// 4-19% off, where implicit GEMM priced them 22-68% long; at 56×56 cuDNN
+// takes a 64-point transform whose product is not a complex GEMM but
+// pointwise_mult_and_sum_complex, 2-3x slower than a GEMM would be
+// (unpriced: such layers keep implicit GEMM, priced 7-11% short), and at
+// 7×7 implicit GEMM wins. Other GPUs keep their algorithms (Winograd
+// before Hopper: libraryWinograd): no FFT pick was measured on them. It
+// returns the complex GEMM, rewriting est's class and GEMM view to it;
+// fftTransforms adds the transforms after pricing.
+func (a *analyzer) libraryFFT(n *ir.Node, est *NodeEstimate, k perf.Kernel) perf.Kernel {
+	rt := a.runtime
+	if rt == nil || rt.ConvWinograd <= 0 || n.Domain != "" || n.OpType != "Conv" || est.Class != perf.ClassConv ||
+		a.tp != nil || k.Precision != hwdb.FP32 || a.gpu == nil || a.gpu.Family() != "Hopper" {
+		return k
+	}
+	sizer := a.sizer(n)
+	geom, ok := ConvGeomOf(n, &sizer)
+	if !ok {
+		return k
+	}
+	gemm, transforms, ok := perf.FFTConv(geom)
+	if !ok {
+		return k
+	}
+	po := perf.PlanOptions()
+	po.Runtime = rt
+	fft := perf.UnderControl(a.gpu, gemm, po, a.opt.Power).TimeS
+	for _, t := range transforms {
+		fft += perf.UnderControl(a.gpu, t, po, a.opt.Power).TimeS
+	}
+	if fft >= perf.UnderControl(a.gpu, k, po, a.opt.Power).TimeS {
+		return k
+	}
+	est.Class = perf.ClassGEMM
+	est.ExecutedMACs, est.ExecutedFLOPs = gemm.FLOPs/perf.FMAFLOPs, gemm.FLOPs
+	est.M, est.N, est.K, est.Batch = gemm.M, gemm.N, gemm.K, gemm.Batch
+	est.fft = true
+	return gemm
+}
+
+// fftTransforms adds, to a convolution libraryFFT ran as FFT, its three
+// transforms (the filter's, the input's and the inverse; perf.FFTConv),
+// and returns the spectra the call's workspace holds while it runs.
+func (a *analyzer) fftTransforms(nc *report.NodeCost, n *ir.Node, est *NodeEstimate, agg *aggregate) float64 {
+	if !est.fft {
+		return 0
+	}
+	sizer := a.sizer(n)
+	geom, ok := ConvGeomOf(n, &sizer)
+	if !ok {
+		return 0
+	}
+	gemm, transforms, ok := perf.FFTConv(geom)
+	if !ok {
+		return 0
+	}
+	for _, t := range transforms {
+		written := t.Bytes * t.WriteShare
+		a.priceExtra(t, t.Bytes-written, written, est, agg)
+	}
+	nc.Counts, nc.Launches = est.Counts, est.Launches
+	nc.LibraryLaunches += 4 // within the cuDNN call
+	if bytes := est.Bytes(); bytes > 0 {
+		nc.ArithmeticIntensity = est.ExecutedFLOPs / bytes
+	}
+	nc.Note = "FFT (cuDNN's fft2d_r2c, a complex GEMM per frequency, fft2d_c2r): the library's pick over implicit GEMM on this GPU"
+	return gemm.Bytes
+}

@@ -2,12 +2,15 @@ package cost
 
 import (
 	"math"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/measured"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -316,5 +319,102 @@ func TestLayoutCopiesInThePeak(t *testing.T) {
 	}
 	if got := peak("graph", "fp32") - peak("graph-nhwc", "fp32"); got != 0 {
 		t.Errorf("fp32 (vector path): NCHW peak %g B over channels_last's, want none", got)
+	}
+}
+
+// TestLibraryFFT: our H200's cudnn.benchmark picks
+// (testdata/measured/h200_sxm_conv_choices.csv) are what libraryFFT
+// chooses for every fp32 NCHW 3×3 stride-1 row: FFT where cuDNN ran
+// fft2d_r2c_16x16 or _32x32 (VGG-16's and ResNet-50's 14×14 and 28×28
+// layers at batch 32), priced within 20% of the measured call, and
+// implicit GEMM where it ran that (7×7, batch 1, 112×112 and above). The
+// 64-point rows (56×56), which cuDNN runs without a complex GEMM, are not
+// priced as FFT. TF32, the fused plan's runtime and an H100 without the
+// runtime's algorithm search keep implicit GEMM; more images never take
+// less time.
+func TestLibraryFFT(t *testing.T) {
+	recs, err := measured.Read(filepath.Join("..", "testdata", "measured", "h200_sxm_conv_choices.csv"),
+		"dtype,layout,batch,c,hw,k,r,stride,ms,kernel,grid,block,regs,smem,us,ws_mib")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h200 := testGPU(t, "H200-SXM-141GB")
+	graph := testRuntime(t, "graph")
+	conv := func(gpu *hwdb.GPU, rt *hwdb.Runtime, dtype string, batch, c, hw, k int64) report.NodeCost {
+		b := newBuilder(t)
+		x := b.Input("x", batch, c, hw, hw)
+		y := b.Val("y", ir.Float32, batch, k, hw, hw)
+		b.Node("Conv", []*ir.Value{x, b.Weight("w", k, c, 3, 3)}, []*ir.Value{y}, ir.IntsAttr("pads", 1, 1, 1, 1))
+		b.G.Outputs = append(b.G.Outputs, y)
+		r, err := Analyze(b.G, b.M, gpu, Options{DType: dtype, Runtime: rt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Nodes[0]
+	}
+	isFFT := func(n report.NodeCost) bool { return strings.Contains(n.Note, "FFT") }
+	num := func(s string) int64 {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	checked := map[bool]int{}
+	seen := map[string]bool{}
+	for _, rec := range recs {
+		if rec[0] != "fp32" || rec[1] != "nchw" || rec[6] != "3" || rec[7] != "1" {
+			continue
+		}
+		key := strings.Join(rec[:8], ",")
+		if seen[key] {
+			continue // a row per kernel of the call; its first names the algorithm
+		}
+		seen[key] = true
+		batch, c, hw, k := num(rec[2]), num(rec[3]), num(rec[4]), num(rec[5])
+		ran := strings.Contains(rec[9], "flip_filter") || strings.Contains(rec[9], "fft2d")
+		n := conv(h200, graph, "fp32", batch, c, hw, k)
+		want := ran && hw <= 30 // a 32-point transform or less
+		if isFFT(n) != want {
+			t.Errorf("batch %d, %d→%d at %dx%d: priced as FFT %v, want %v (cuDNN ran %.60s)", batch, c, k, hw, hw, isFFT(n), want, rec[9])
+			continue
+		}
+		checked[want]++
+		ms, err := strconv.ParseFloat(rec[8], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want && math.Abs(n.TimeS/(ms*1e-3)-1) > 0.20 {
+			t.Errorf("batch %d, %d→%d at %dx%d: FFT priced %.0f µs, measured %.0f µs", batch, c, k, hw, hw, n.TimeS*1e6, ms*1e3)
+		}
+	}
+	if checked[true] < 4 || checked[false] < 4 {
+		t.Errorf("checked %d FFT and %d implicit-GEMM rows; the table holds more", checked[true], checked[false])
+	}
+	h100 := testGPU(t, "H100-SXM5-80GB")
+	none := graph.Clone()
+	none.ConvWinograd = 0
+	for _, c := range []struct {
+		what string
+		n    report.NodeCost
+	}{
+		{"tf32", conv(h200, graph, "tf32", 32, 512, 28, 512)},
+		{"tensorrt", conv(h200, testRuntime(t, "tensorrt"), "fp32", 32, 512, 28, 512)},
+		{"no algorithm search", conv(h100, none, "fp32", 32, 512, 28, 512)},
+	} {
+		if isFFT(c.n) {
+			t.Errorf("%s: priced as FFT", c.what)
+		}
+	}
+	if n := conv(h100, graph, "fp32", 32, 512, 28, 512); !isFFT(n) {
+		t.Errorf("H100 fp32 512→512 at 28x28, batch 32: %q, want FFT", n.Note)
+	}
+	prev := 0.0
+	for batch := int64(1); batch <= 160; batch += 3 {
+		n := conv(h200, graph, "fp32", batch, 256, 14, 256)
+		if n.TimeS < prev {
+			t.Fatalf("batch %d: %g s, below the smaller batch's %g s", batch, n.TimeS, prev)
+		}
+		prev = n.TimeS
 	}
 }
