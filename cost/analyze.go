@@ -528,6 +528,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		k.Stream = StreamOp(n.Domain, n.OpType) && !k.Strided
 		k.TensorIterator = a.eagerPlan() && StreamOp(n.Domain, n.OpType)
 		k.BNPlanes = a.cudnnNCHWBatchNormPlanes(n)
+		k.NHWCPoolOutputs = a.nhwcMaxPoolOutputs(n)
 		// The node's own GEMM, before a library's algorithm replaces
 		// it: cuDNN's Winograd choice changes with batch, the shape a
 		// calibration keys by must not.
@@ -1177,6 +1178,19 @@ func (a *analyzer) cudnnNCHWBatchNormPlanes(n *ir.Node) int64 {
 		return 0
 	}
 	return clampInt(dims[0] * dims[1])
+}
+
+// nhwcMaxPoolOutputs is the output elements of a half-precision MaxPool
+// eager PyTorch runs on channels_last tensors (max_pool_forward_nhwc;
+// perf.Kernel NHWCPoolOutputs): under the eager plan of a channels_last
+// runtime (conv_layout_transposes 0: pytorch-nhwc, graph-nhwc); 0
+// otherwise, fp32 included (perf's pool.go says why).
+func (a *analyzer) nhwcMaxPoolOutputs(n *ir.Node) float64 {
+	if !a.eagerPlan() || a.runtime.ConvLayoutTransposes > 0 || n.Domain != "" || n.OpType != "MaxPool" || a.elemBytes(n) != 2 {
+		return 0
+	}
+	sz := a.sizer(n)
+	return sz.Numel(n.Out(0))
 }
 
 // eagerPlan reports whether the kernels priced are PyTorch's eager ones:

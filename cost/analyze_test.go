@@ -1079,3 +1079,27 @@ func TestCuDNNBatchNormPlanes(t *testing.T) {
 		}
 	}
 }
+
+// TestNHWCMaxPool: a half-precision max pool under a channels_last eager
+// runtime is held by its index arithmetic, 3.1 SM cycles an output
+// (perf nhwcPoolOutputCycles), well above its bytes; NCHW, fp32 and
+// TensorRT's plan price its bytes.
+func TestNHWCMaxPool(t *testing.T) {
+	b := newBuilder(t)
+	x := b.Input("x", 128, 64, 224, 224)
+	y := b.Val("y", ir.Float32, 128, 64, 112, 112)
+	b.Node("MaxPool", []*ir.Value{x}, []*ir.Value{y}, ir.IntsAttr("kernel_shape", 2, 2), ir.IntsAttr("strides", 2, 2))
+	b.G.AddOutput(y)
+	gpu := costtest.GPU()
+	issue := 128 * 64 * 112 * 112 * 3.1 / (float64(gpu.SMs) * gpu.BoostClockMHz * 1e6) // at boost
+	for _, c := range []struct {
+		runtime, dtype string
+		held           bool
+	}{{"graph-nhwc", "fp16", true}, {"pytorch-nhwc", "bf16", true}, {"graph", "fp16", false}, {"graph-nhwc", "fp32", false}, {"tensorrt", "fp16", false}} {
+		r := b.analyze(Options{Runtime: testRuntime(t, c.runtime), DType: c.dtype})
+		n := r.Nodes[0]
+		if held := n.ComputeS >= issue*(1-1e-9); held != c.held {
+			t.Errorf("%s %s: compute side %.3g s, the outputs' issue %.3g s: held %v, want %v", c.runtime, c.dtype, n.ComputeS, issue, held, c.held)
+		}
+	}
+}

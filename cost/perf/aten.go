@@ -93,10 +93,11 @@ const stridedLoopCycles = 2300
 // store and the element's index, about 8. ESTIMATE from the source
 // (aten/src/ATen/cuda/detail/OffsetCalculator.cuh, IntegerDivider.cuh);
 // no SASS count or profile of a large such kernel was at hand. Priced at
-// the SM's 64 INT32 lanes (intLanesPerSM) it is 2 elements per SM-cycle,
-// against the 1.0 (fp32) and 1.9 (fp16) elements of a binary op an H100's
-// DRAM delivers and 1.4 and 2.8 on an H200: a large broadcast op in half
-// precision is held by its index arithmetic. Where
+// the SM's 64 INT32 lanes (intLanesPerSM) 32 would be 2 elements per
+// SM-cycle (46, below: 1.4), against the 1.0 (fp32) and 1.9 (fp16)
+// elements of a binary op an H100's DRAM delivers and 1.4 and 2.8 on an
+// H200: a large broadcast op in half precision is held by its index
+// arithmetic. Where
 // the multiply-adds co-issue on the FP32 pipe it is up to twice as fast;
 // the issue rate (128 thread-instructions per SM-cycle) bounds it at
 // about 4. Checked, not fitted, on our whole-model rows, whose bias adds,
@@ -104,8 +105,14 @@ const stridedLoopCycles = 2300
 // TestMeasuredEndToEnd): H100 graph replays 5.9% → 5.1%, H200 8.2% →
 // 7.8%, the kernel sums 6.3% → 5.2% and 8.6% → 7.9% (at 20: 5.3% and
 // 8.0%; at 48: 5.1% and 6.8%: the rows would take more than the source
-// gives).
-const stridedElemInstr = 32
+// gives). A trace then said how much more: our H200's Kineto trace of
+// VGG-16 fp16 channels_last at batch 128 (2026-12-04) times its 13 bias
+// adds (elementwise_kernel<128, 4> over 12.8-411 M outputs, 1.45 TB/s at
+// most, far from DRAM's) at 0.63-0.74 SM cycles an output, a median
+// 0.728: 46.6 instructions at 64 lanes. So it is 46, FITTED on those 13
+// (priced at 32 they were 22-24% short); 32 was the source's count
+// without the loop's bounds tests and the unrolled loop's bookkeeping.
+const stridedElemInstr = 46
 
 // ATen runs a reduction (torch.mean, sum, amax, argmax: an ONNX Reduce*
 // or ArgMax node) in reduce_kernel, and a layer norm and a softmax in row

@@ -27,12 +27,5 @@ const bnPlaneCycles = 160
 // bnPlaneS is the time cuDNN's NCHW batch-norm kernel k takes to retire
 // its planes' CTAs on g (0 for any other kernel).
 func bnPlaneS(g *hwdb.GPU, k Kernel, p Params) float64 {
-	if k.BNPlanes <= 0 {
-		return 0
-	}
-	perSecond := smCyclesPerSecond(g, p)
-	if !(perSecond > 0) {
-		return 0
-	}
-	return float64(k.BNPlanes) * bnPlaneCycles / perSecond
+	return smCyclesS(g, p, float64(k.BNPlanes)*bnPlaneCycles)
 }

@@ -125,6 +125,10 @@ type Kernel struct {
 	// TensorIterator loops, vectorized or strided: its threads' first
 	// loads' round trip runs in series with the rest (aten.go).
 	TensorIterator bool
+	// NHWCPoolOutputs is, for a max pool PyTorch runs on channels_last
+	// tensors (max_pool_forward_nhwc), its output elements, one thread's
+	// integer work each (pool.go); 0 otherwise.
+	NHWCPoolOutputs float64
 	// BNPlanes is, for a batch norm PyTorch runs on cuDNN's NCHW
 	// inference kernel, its (n, c) planes, one CTA each (batchnorm.go);
 	// 0 otherwise.

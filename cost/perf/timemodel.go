@@ -270,6 +270,9 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 		// In the compute term, so that the fill adds to it (decode.go).
 		t.ComputeS, t.Streams = st, true
 	}
+	if pl := nhwcPoolS(g, k, p); pl > t.ComputeS {
+		t.ComputeS = pl // its index arithmetic (pool.go)
+	}
 	if b := bnPlaneS(g, k, p); b > t.MemoryS {
 		t.MemoryS = b // its CTAs' loads, one round trip each (batchnorm.go)
 	}
