@@ -332,15 +332,7 @@ func TestRealKinetoTraces(t *testing.T) {
 // median 10% node by node, as the CTAs' rate (perf bnPlaneCycles) prices
 // them; by their bytes alone they were 22.8% short, 2.13 ms of 3.01.
 func TestBatchNormPlanesAreTheTrace(t *testing.T) {
-	p, err := ReadProfile(filepath.Join(repo, "calib", "profile", "testdata", "kineto_h200", "mobilenet_v2_fp32_b128.json.gz"), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, _, _, err := ProfileComparison(filepath.Join(repo, "testdata", "models", "mobilenet_v2.onnx"), p,
-		pipeline.Config{GPU: "H200-SXM-141GB", Runtime: "pytorch", DType: "fp32", Batch: 128})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := h200Trace(t, "mobilenet_v2_fp32_b128", "mobilenet_v2", pipeline.Config{Runtime: "pytorch", DType: "fp32", Batch: 128})
 	var errs []float64
 	for _, n := range c.Nodes {
 		if n.OpType == "BatchNormalization" && n.MeasuredS > 0 {
@@ -363,15 +355,7 @@ func TestBatchNormPlanesAreTheTrace(t *testing.T) {
 // their bytes (pools) and the source's count (adds) they were 68% and
 // 23% short.
 func TestChannelsLastPoolsAndBiasAdds(t *testing.T) {
-	p, err := ReadProfile(filepath.Join(repo, "calib", "profile", "testdata", "kineto_h200", "vgg16_fp16_b128.json.gz"), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, _, _, err := ProfileComparison(filepath.Join(repo, "testdata", "models", "vgg16.onnx"), p,
-		pipeline.Config{GPU: "H200-SXM-141GB", Runtime: "pytorch-nhwc", DType: "fp16", Batch: 128})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := h200Trace(t, "vgg16_fp16_b128", "vgg16", pipeline.Config{Runtime: "pytorch-nhwc", DType: "fp16", Batch: 128})
 	errs := map[string][]float64{}
 	for _, n := range c.Nodes {
 		if (n.OpType == "MaxPool" || n.OpType == "Add") && n.MeasuredS > 0 {
@@ -386,6 +370,23 @@ func TestChannelsLastPoolsAndBiasAdds(t *testing.T) {
 			t.Errorf("%s priced a median %.1f%% off the trace, want ≤ 10%%", op, 100*m)
 		}
 	}
+}
+
+// h200Trace compares one of our H200's Kineto traces
+// (calib/profile/testdata/kineto_h200/TRACE.json.gz) with the fixture
+// testdata/models/MODEL.onnx priced on the H200 under cfg.
+func h200Trace(t *testing.T, trace, model string, cfg pipeline.Config) *profile.Comparison {
+	t.Helper()
+	p, err := ReadProfile(filepath.Join(repo, "calib", "profile", "testdata", "kineto_h200", trace+".json.gz"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.GPU = "H200-SXM-141GB"
+	c, _, _, err := ProfileComparison(filepath.Join(repo, "testdata", "models", model+".onnx"), p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // gunzip writes the gzipped file at path into dir without its .gz.
