@@ -323,6 +323,9 @@ type analyzer struct {
 	model   *ir.Model
 	opt     Options
 	dtype   ir.DType
+	// lone marks a graph of one node: priced as a call repeated back to
+	// back, its kernel follows itself (perf.Kernel.TensorIterator).
+	lone bool
 
 	warnings    []string
 	unsupported map[string]*report.Unsupported
@@ -381,7 +384,7 @@ func setUp(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options, rt *hwdb.Runtim
 // one that counts (Count).
 func newAnalyzer(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options, rt *hwdb.Runtime) *analyzer {
 	a := &analyzer{
-		gpu: gpu, model: m, opt: opt, runtime: rt,
+		gpu: gpu, model: m, opt: opt, runtime: rt, lone: len(g.Nodes) == 1,
 		unsupported: map[string]*report.Unsupported{},
 		seenParams:  map[*ir.Value]bool{},
 		fallbacks:   map[string]int{},
@@ -526,7 +529,9 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		k.OperandsWarm = warm
 		k.Strided, k.ReduceTree = a.stridedOperand(n, g), a.eagerReduction(n)
 		k.Stream = StreamOp(n.Domain, n.OpType) && !k.Strided
-		k.TensorIterator = a.eagerPlan() && StreamOp(n.Domain, n.OpType)
+		// A lone kernel repeated follows itself and pays no first load
+		// (perf's pointwiseLoadCycles): our single-kernel tables.
+		k.TensorIterator = a.eagerPlan() && StreamOp(n.Domain, n.OpType) && !a.lone
 		k.BNPlanes = a.cudnnNCHWBatchNormPlanes(n)
 		k.NHWCPoolOutputs = a.nhwcMaxPoolOutputs(n)
 		// The node's own GEMM, before a library's algorithm replaces

@@ -29,11 +29,12 @@ import "github.com/onnxcost/onnxcost/hwdb"
 // order. A loop of one kernel repeated does not pay it: our H100's and
 // H200's single adds of 64K-1M elements, each timed as one of 20 in a
 // CUDA graph (testdata/measured/*_kernels.csv), take 1.4-2.2 µs a call
-// with the gap, a ramp's worth of duration, and are priced 10-105% slow
-// with it (their medians over 8 sizes 2.0% → 11.7% and 1.6% → 18.1%):
-// so it may as well be the fetch of a kernel's code and arguments after a
-// different kernel as the data's round trip; a whole model's kernels
-// follow different kernels. ESTIMATE from those measurements, not
+// with the gap, a ramp's worth of duration (priced with it 10-105% slow:
+// their medians over 8 sizes 2.0% → 11.7% and 1.6% → 18.1%). So it may
+// as well be the fetch of a kernel's code and arguments after a
+// different kernel as the data's round trip: a whole model's kernels
+// follow different kernels, and cost's analyzer marks none in a one-node
+// graph (a kernel priced as a call repeated back to back). ESTIMATE from those measurements, not
 // fitted; kept in SM cycles like its neighbours. The strided loop's latency below was measured
 // against these vectorized kernels, so it adds to this one. A kernel the
 // host launches onto an idle stream (the eager runtimes) is priced half a

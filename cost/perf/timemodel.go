@@ -208,8 +208,10 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 		// A pointwise kernel lasts at least the in-graph ramp and its
 		// first load; a host-launched kernel's longer ramp already holds
 		// the load (aten.go, pointwiseLoadCycles).
-		if least := KernelRamp(g, nil, p) + pointwiseLoadLatencyS(g, k); least > ramp {
-			t.RampS += launches * (least - ramp)
+		if load := pointwiseLoadLatencyS(g, k); load > 0 {
+			if least := KernelRamp(g, nil, p) + load; least > ramp {
+				t.RampS += launches * (least - ramp)
+			}
 		}
 	}
 	t.LaunchS = launches * perKernel
