@@ -20,11 +20,11 @@
 #      DenseNet-121's fp32 rows moved 3-4% long with it: whether its
 #      norms over up to 1,024 channels at 7x7 run so;
 #   3. --kernels: single kernels, the kinds our tables lack first (as
-#      before); a loop of one small add repeated runs 0.5 µs a call
-#      shorter than the same kernel inside a model: a table of small adds
-#      alternating with another kernel would say whether the first load
-#      or the kernel's own code fetch is that time (not yet in
-#      measure_gpu.py);
+#      before); and --first-load: a loop of one small add repeated runs
+#      0.5 µs a call shorter than the same kernel inside a model; the add
+#      alternating with a multiply on other tensors and on its own output
+#      says whether that is the first load or the kernel's code fetch
+#      (cost/perf pointwiseLoadCycles, cost's analyzer.lone);
 #   4. the six AMP training steps (--train): this machine's eager steps
 #      moved 1.0-1.37x between two runs two days apart, so a third says
 #      how much of the H200's +25% training miss is the host's noise;
@@ -38,7 +38,7 @@
 # scratch folder and pack it (one device call, timeout_s 600):
 #   timeout -k 5 560 bash scripts/gpu_session.sh /tmp/g; cd /tmp && tar czf - g | split -b 15M -d - $OUT/g.tgz.
 #
-# At most 475 s of steps in all (under one 600 s device call); the GPU's clocks,
+# At most 505 s of steps in all (under one 600 s device call); the GPU's clocks,
 # power limit and MIG settings are left as they are. Each step's output
 # and log land in OUT, and OUT/steps.txt says how each ended (124: its
 # timeout). Nothing here needs the network.
@@ -61,6 +61,7 @@ nvidia-smi -q >"$out/nvidia-smi.txt" 2>&1 || true
 step 45 decode32 "$py" scripts/measure_gpu.py --profile llama7b-decode:fp16:32:graph --out "$out/decode32_profile.csv"
 step 120 cnn "$py" scripts/measure_gpu.py --models densenet121,resnet50 --dtypes fp32 --batches 128 --out "$out/cnn.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
 step 90 kernels "$py" scripts/measure_gpu.py --kernels --out "$out/kernels.csv" --calib-dir "$out/cal"
+step 30 firstload "$py" scripts/measure_gpu.py --first-load --out "$out/first_load.csv"
 step 120 train "$py" scripts/measure_gpu.py --train --out "$out/train.csv" --calib-dir "$out/cal"
 if grep -q H100 "$out/nvidia-smi.txt"; then
 	step 60 power "$py" scripts/measure_gpu.py --power --out "$out/power.csv"

@@ -971,6 +971,34 @@ def power_rows(quick=False):
 
 POWER_FIELDS = ["op", "dtype", "shape", "ms", "power_w", "clock_mhz"]
 
+FIRST_LOAD_FIELDS = ["dtype", "n", "mode", "ms"]
+
+
+def first_load_rows(quick=False):
+    """Per-call time of a small add (n elements, fp16 and fp32) in a CUDA graph of 20 calls,
+    four ways: the add repeated (mode add: one kernel following itself, as our single-kernel
+    tables time it), the add alternating with a multiply on other tensors (alt: each kernel
+    follows a different one with different operands, ms per pair), the add alternating with a
+    multiply on its own output (chain: different code, data just written), and the multiply
+    alone (mul). A whole model's pointwise kernels last about 0.5 us more than a repeated one
+    (cost/perf pointwiseLoadCycles): alt and chain against add and mul say whether that is the
+    first load of data another kernel left, or the fetch of a different kernel's code."""
+    sizes = (1 << 12,) if quick or not on_gpu() else (1 << 12, 1 << 16, 1 << 20)
+    dts = (("fp32", torch.float32),) if not on_gpu() else (("fp16", torch.float16), ("fp32", torch.float32))
+    for dn, dt in dts:
+        for n in sizes:
+            x, y, u, v = (torch.randn(n, device=DEV, dtype=dt) for _ in range(4))
+            out, out2 = torch.empty_like(x), torch.empty_like(x)
+            modes = {
+                "add": lambda: torch.add(x, y, out=out),
+                "mul": lambda: torch.mul(u, v, out=out2),
+                "alt": lambda: (torch.add(x, y, out=out), torch.mul(u, v, out=out2)),
+                "chain": lambda: (torch.add(x, y, out=out), torch.mul(out, v, out=out2)),
+            }
+            for mode, fn in modes.items():
+                ms = graph_ms(fn, reps=20, iters=10) if on_gpu() else wall_ms(fn, reps=20, iters=5)
+                yield dict(dtype=dn, n=n, mode=mode, ms="%.5f" % ms)
+
 HOST_OP_FIELDS = ["op", "mode", "kernels", "us", "kernel_us"]
 
 
@@ -1520,6 +1548,9 @@ def parse_args():
     ap.add_argument("--power", action="store_true",
                     help="board power and SM clock of single kernels run back to back (op,dtype,shape,ms,power_w,"
                          "clock_mhz): a DRAM stream, dense products, a batch-1 convolution")
+    ap.add_argument("--first-load", action="store_true",
+                    help="per-call time of a small add repeated, alternating with a multiply on other "
+                         "tensors and on its output, and the multiply alone (dtype,n,mode,ms), instead")
     ap.add_argument("--host-ops", action="store_true",
                     help="the host's cost per eager call by op kind, functional, as a module call and under "
                          "autocast (op,mode,kernels,us,kernel_us): tiny tensors, so runs are host-bound, instead")
@@ -1553,6 +1584,7 @@ def main():
         (a.gemm_choices, GEMM_CHOICE_FIELDS, gemm_choice_rows),
         (a.conv_choices, CONV_CHOICE_FIELDS, conv_choice_rows),
         (a.power, POWER_FIELDS, power_rows),
+        (a.first_load, FIRST_LOAD_FIELDS, first_load_rows),
         (a.host_ops, HOST_OP_FIELDS, host_op_rows)] if on), None)
     if sweep:
         fields, rows = sweep

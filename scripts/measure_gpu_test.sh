@@ -42,6 +42,12 @@ grep -qx 'op,dtype,shape,ms,power_w,clock_mhz' "$tmp/p.csv" || fail "p.csv heade
 grep -q '^Conv,fp32,1x256x14x14x256x3,[0-9.]*,,$' "$tmp/p.csv" || fail "p.csv: no batch-1 convolution row"
 go run ./scripts/choices -gpu H100 "$tmp/p.csv" | grep -q '^3 kernels on H100-SXM5-80GB: no power readings' || fail "choices cannot read p.csv"
 
+"$PY" scripts/measure_gpu.py --device cpu --first-load --out "$tmp/f.csv"
+grep -qx 'dtype,n,mode,ms' "$tmp/f.csv" || fail "f.csv header changed"
+for mode in add mul alt chain; do
+	grep -q "^fp32,4096,$mode,[0-9.]*\$" "$tmp/f.csv" || fail "f.csv: no $mode row"
+done
+
 # The usual outputs keep their columns, under a comment saying what a CPU run is.
 head -1 "$tmp/m.csv" | grep -q '^# --device cpu dry run' || fail "m.csv has no CPU comment header"
 grep -qx 'model,mode,dtype,batch,eager_ms,graph_ms,kernel_ms,kernels,peak_mib,power_w' "$tmp/m.csv" || fail "m.csv header changed"
