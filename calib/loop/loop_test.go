@@ -298,6 +298,7 @@ func TestRealKinetoTraces(t *testing.T) {
 		{"llama_hf_small_fp16_b8", "testdata/saved/llama_hf_small.onnx.gz", "fp16", 8},
 		{"mobilenet_v2_fp32_b128", "testdata/models/mobilenet_v2.onnx", "fp32", 128},
 		{"vgg16_fp16_b128", "testdata/models/vgg16.onnx", "fp16", 128},
+		{"vgg16_fp32_b128", "testdata/models/vgg16.onnx", "fp32", 128},
 	} {
 		trace := filepath.Join(repo, "calib", "profile", "testdata", "kineto_h200", tc.trace+".json.gz") // read gzipped
 		model := filepath.Join(repo, tc.model)
