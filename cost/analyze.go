@@ -562,7 +562,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		a.libraryHelpers(nc, &est, k)
 		a.bnPrepKernels(nc, n, &est, prec, &agg)
 		a.winogradFilter(nc, n, &est, &agg)
-		subPeak = max(subPeak, a.fftTransforms(nc, n, &est, &agg))
+		subPeak = max(subPeak, a.fftTransforms(nc, &est, &agg))
 		// The copies live in the cuDNN call's workspace while it runs.
 		subPeak = max(subPeak, a.layoutTransposes(nc, n, k, &est, &agg))
 		a.autocastCasts(nc, n, &est, &agg)
@@ -1173,7 +1173,7 @@ func (a *analyzer) eagerReduction(n *ir.Node) bool {
 // keeps PyTorch's default NCHW format (conv_layout_transposes marks it);
 // 0 for anything else, a channels_last runtime's included.
 func (a *analyzer) cudnnNCHWBatchNormPlanes(n *ir.Node) int64 {
-	if !a.eagerPlan() || a.runtime.ConvLayoutTransposes <= 0 || n.Domain != "" || n.OpType != "BatchNormalization" ||
+	if !a.eagerPlan() || !a.keepsNCHW() || n.Domain != "" || n.OpType != "BatchNormalization" ||
 		n.AttrInt("training_mode", 0) != 0 {
 		return 0
 	}
@@ -1191,11 +1191,18 @@ func (a *analyzer) cudnnNCHWBatchNormPlanes(n *ir.Node) int64 {
 // runtime (conv_layout_transposes 0: pytorch-nhwc, graph-nhwc); 0
 // otherwise, fp32 included (perf's pool.go says why).
 func (a *analyzer) nhwcMaxPoolOutputs(n *ir.Node) float64 {
-	if !a.eagerPlan() || a.runtime.ConvLayoutTransposes > 0 || n.Domain != "" || n.OpType != "MaxPool" || a.elemBytes(n) != 2 {
+	if !a.eagerPlan() || a.keepsNCHW() || n.Domain != "" || n.OpType != "MaxPool" || a.elemBytes(n) != 2 {
 		return 0
 	}
 	sz := a.sizer(n)
 	return sz.Numel(n.Out(0))
+}
+
+// keepsNCHW reports whether the runtime hands PyTorch's default NCHW
+// tensors to its kernels, as conv_layout_transposes marks (the
+// channels_last profiles, pytorch-nhwc and graph-nhwc, have none).
+func (a *analyzer) keepsNCHW() bool {
+	return a.runtime != nil && a.runtime.ConvLayoutTransposes > 0
 }
 
 // eagerPlan reports whether the kernels priced are PyTorch's eager ones:

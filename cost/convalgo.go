@@ -276,27 +276,26 @@ func (a *analyzer) libraryFFT(n *ir.Node, est *NodeEstimate, k perf.Kernel) perf
 	est.Class = perf.ClassGEMM
 	est.ExecutedMACs, est.ExecutedFLOPs = gemm.FLOPs/perf.FMAFLOPs, gemm.FLOPs
 	est.M, est.N, est.K, est.Batch = gemm.M, gemm.N, gemm.K, gemm.Batch
-	est.fft = true
+	est.fft = &fftPlan{transforms: transforms, workspace: gemm.Bytes}
 	return gemm
+}
+
+// fftPlan is what libraryFFT leaves fftTransforms: the transform kernels
+// and the spectra (the complex GEMM's operands and result) the call's
+// workspace holds.
+type fftPlan struct {
+	transforms []perf.Kernel
+	workspace  float64
 }
 
 // fftTransforms adds, to a convolution libraryFFT ran as FFT, its three
 // transforms (the filter's, the input's and the inverse; perf.FFTConv),
 // and returns the spectra the call's workspace holds while it runs.
-func (a *analyzer) fftTransforms(nc *report.NodeCost, n *ir.Node, est *NodeEstimate, agg *aggregate) float64 {
-	if !est.fft {
+func (a *analyzer) fftTransforms(nc *report.NodeCost, est *NodeEstimate, agg *aggregate) float64 {
+	if est.fft == nil {
 		return 0
 	}
-	sizer := a.sizer(n)
-	geom, ok := ConvGeomOf(n, &sizer)
-	if !ok {
-		return 0
-	}
-	gemm, transforms, ok := perf.FFTConv(geom)
-	if !ok {
-		return 0
-	}
-	for _, t := range transforms {
+	for _, t := range est.fft.transforms {
 		written := t.Bytes * t.WriteShare
 		a.priceExtra(t, t.Bytes-written, written, est, agg)
 	}
@@ -306,5 +305,5 @@ func (a *analyzer) fftTransforms(nc *report.NodeCost, n *ir.Node, est *NodeEstim
 		nc.ArithmeticIntensity = est.ExecutedFLOPs / bytes
 	}
 	nc.Note = "FFT (cuDNN's fft2d_r2c, a complex GEMM per frequency, fft2d_c2r): the library's pick over implicit GEMM on this GPU"
-	return gemm.Bytes
+	return est.fft.workspace
 }

@@ -87,9 +87,10 @@ type NodeEstimate struct {
 	// composite is set by control-flow rules whose time is the sum of a
 	// subgraph's node times rather than one kernel's.
 	composite *aggregate
-	// fft marks a convolution the analyzer runs as cuDNN's FFT algorithm
-	// (libraryFFT), whose transforms fftTransforms adds.
-	fft bool
+	// fft is, for a convolution the analyzer runs as cuDNN's FFT
+	// algorithm (libraryFFT), the transforms fftTransforms adds; nil
+	// otherwise.
+	fft *fftPlan
 }
 
 // fillExecuted sets the executed counts of an estimate whose rule left

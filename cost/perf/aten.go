@@ -34,13 +34,14 @@ import "github.com/onnxcost/onnxcost/hwdb"
 // as well be the fetch of a kernel's code and arguments after a
 // different kernel as the data's round trip: a whole model's kernels
 // follow different kernels, and cost's analyzer marks none in a one-node
-// graph (a kernel priced as a call repeated back to back). ESTIMATE from those measurements, not
-// fitted; kept in SM cycles like its neighbours. The strided loop's latency below was measured
-// against these vectorized kernels, so it adds to this one. A kernel the
-// host launches onto an idle stream (the eager runtimes) is priced half a
-// launch of ramp (kernelRampShare), which those eager durations set and so
-// already holds the load: EstimateKernel prices a pointwise kernel's ramp
-// as at least the in-graph ramp plus this latency, not both.
+// graph (a kernel priced as a call repeated back to back). ESTIMATE from
+// those measurements, not fitted; kept in SM cycles like its neighbours.
+// The strided loop's latency below was measured against these vectorized
+// kernels, so it adds to this one. A kernel the host launches onto an
+// idle stream (the eager runtimes) is priced half a launch of ramp
+// (kernelRampShare), which those eager durations set and so already holds
+// the load: EstimateKernel prices a pointwise kernel's ramp as at least
+// the in-graph ramp plus this latency, not both.
 const pointwiseLoadCycles = 1070
 
 // pointwiseLoadLatencyS is the first-load round trip a TensorIterator

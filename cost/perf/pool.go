@@ -7,8 +7,9 @@ import "github.com/onnxcost/onnxcost/hwdb"
 // the window's bounds and the argmax bookkeeping in integer arithmetic:
 // in our H200's Kineto trace of VGG-16 fp16 channels_last at batch 128
 // (2026-12-04, calib/profile/testdata/kineto_h200/vgg16_fp16_b128.json.gz;
-// calib/loop TestChannelsLastPoolsAndBiasAdds) its five 2x2 pools over 3.2-103 M outputs ran at 2.97-3.37
-// SM cycles an output (a median 3.1: 1,257 µs for the first, 0.8 TB/s,
+// calib/loop TestChannelsLastPoolsAndBiasAdds) its five 2x2 pools over
+// 3.2-103 M outputs ran at 2.97-3.37 SM cycles an output (a median 3.1:
+// 1,257 µs for the first, 0.8 TB/s,
 // where its 1.03 GB would stream in 240 µs), bound by that arithmetic,
 // not by DRAM. nhwcPoolOutputCycles is that median, FITTED on those five;
 // the channels_last whole-model rows (VGG-16, ResNet-50, DenseNet-121

@@ -184,7 +184,10 @@ func (s *nodeSpec) kernel(gpu *hwdb.GPU) (perf.Kernel, error) {
 	k.ReduceTree = cost.ATenRowOp(s.op)
 	// SiluAndMul (a Mul with extra arithmetic) is sarathi's scalar kernel.
 	k.Stream = cost.StreamOp("", s.op) && len(s.extra) == 0
-	k.TensorIterator = k.Stream // torch.add's loop; sarathi's kernels are not ATen's
+	// torch.add's loop (sarathi's kernels are not ATen's) pays its first
+	// load after a different kernel: as cost's analyzer marks it, in a
+	// graph with the kernel before it, not in a lone node.
+	k.TensorIterator = k.Stream && slices.Contains(s.justWritten, true)
 	if slices.Contains(s.justWritten, true) {
 		sizes := make([]float64, len(s.ins))
 		for i, t := range s.ins {

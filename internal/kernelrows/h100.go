@@ -57,9 +57,6 @@ func LoadOwn(f OwnFile) ([]Row, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: row %d: %v", file, i+1, err)
 		}
-		// One kernel timed back to back follows itself: no first load
-		// (cost's one-node graph prices it so too).
-		k.TensorIterator = false
 		rows = append(rows, Row{Source: f.Source, GPU: f.GPU, Op: op + " " + dtype, Shape: shape,
 			Class: k.Class, Kernel: k, Compute: dtype, Setting: perf.InPlan,
 			MeasuredS: ms * 1e-3, HeldOut: true, spec: &spec})
