@@ -532,8 +532,8 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		// A lone kernel repeated follows itself and pays no first load
 		// (perf's pointwiseLoadCycles): our single-kernel tables.
 		k.TensorIterator = a.eagerPlan() && StreamOp(n.Domain, n.OpType) && !a.lone
-		k.BNPlanes = a.cudnnNCHWBatchNormPlanes(n)
-		k.NHWCPoolOutputs = a.nhwcMaxPoolOutputs(n)
+		k.SmallCTAs = a.cudnnNCHWBatchNormPlanes(n)
+		k.MaxPoolOutputs = a.eagerMaxPoolOutputs(n)
 		// The node's own GEMM, before a library's algorithm replaces
 		// it: cuDNN's Winograd choice changes with batch, the shape a
 		// calibration keys by must not.
@@ -1169,7 +1169,7 @@ func (a *analyzer) eagerReduction(n *ir.Node) bool {
 
 // cudnnNCHWBatchNormPlanes is the (n, c) planes of an inference
 // BatchNormalization eager PyTorch runs on cuDNN's NCHW kernel, one CTA
-// each (perf.Kernel.BNPlanes): under the eager plan of a runtime that
+// each (perf.Kernel.SmallCTAs): under the eager plan of a runtime that
 // keeps PyTorch's default NCHW format (conv_layout_transposes marks it);
 // 0 for anything else, a channels_last runtime's included.
 func (a *analyzer) cudnnNCHWBatchNormPlanes(n *ir.Node) int64 {
@@ -1185,13 +1185,15 @@ func (a *analyzer) cudnnNCHWBatchNormPlanes(n *ir.Node) int64 {
 	return clampInt(dims[0] * dims[1])
 }
 
-// nhwcMaxPoolOutputs is the output elements of a half-precision MaxPool
-// eager PyTorch runs on channels_last tensors (max_pool_forward_nhwc;
-// perf.Kernel NHWCPoolOutputs): under the eager plan of a channels_last
-// runtime (conv_layout_transposes 0: pytorch-nhwc, graph-nhwc); 0
-// otherwise, fp32 included (perf's pool.go says why).
-func (a *analyzer) nhwcMaxPoolOutputs(n *ir.Node) float64 {
-	if !a.eagerPlan() || a.keepsNCHW() || n.Domain != "" || n.OpType != "MaxPool" || a.elemBytes(n) != 2 {
+// eagerMaxPoolOutputs is the output elements of a MaxPool eager PyTorch
+// runs in its own kernels (perf.Kernel MaxPoolOutputs): under the eager
+// plan of a runtime that keeps NCHW (max_pool_forward_nchw, any
+// precision) or, at half precision, of a channels_last one
+// (max_pool_forward_nhwc; conv_layout_transposes 0: pytorch-nhwc,
+// graph-nhwc); 0 otherwise, channels_last fp32 included (perf's pool.go
+// says why).
+func (a *analyzer) eagerMaxPoolOutputs(n *ir.Node) float64 {
+	if !a.eagerPlan() || n.Domain != "" || n.OpType != "MaxPool" || (!a.keepsNCHW() && a.elemBytes(n) != 2) {
 		return 0
 	}
 	sz := a.sizer(n)

@@ -23,8 +23,10 @@ import "github.com/onnxcost/onnxcost/hwdb"
 
 // FFTConv is cuDNN's FFT forward algorithm for c on the fp32 vector path:
 // the complex GEMM (ClassGEMM: M = N, N = K, K = C, Batch the
-// frequencies, its FLOPs 4× a real product's) and the three transforms
-// as memory-bound kernels (the filter's, the input's, the inverse).
+// frequencies, its FLOPs 4× a real product's) and the four other
+// kernels as memory-bound ones: the filter's flip (flip_filter, one
+// small CTA per (k, c) plane: Kernel.SmallCTAs), the filter's, the
+// input's and the inverse transform.
 // ok is false where it does not apply: not a 3×3 stride-1 ungrouped
 // convolution, or a plane over 32 points, which cuDNN transforms at 64
 // and multiplies with pointwise_mult_and_sum_complex, not a complex GEMM
@@ -47,12 +49,14 @@ func FFTConv(c ConvGeom) (gemm Kernel, transforms []Kernel, ok bool) {
 	wtSpec := k * ch * f * complex
 	outSpec := n * k * f * complex
 	out := n * k * float64(c.P()*c.Q()) * real
-	stream := func(read, written, launches float64) Kernel {
+	stream := func(read, written float64) Kernel {
 		return Kernel{Class: ClassElementwise, Precision: hwdb.FP32, ElemBytes: real,
 			Bytes: read + written, WorkingSet: read + written, DRAMBytes: read + written,
-			WriteShare: written / (read + written), Launches: launches}
+			WriteShare: written / (read + written), Launches: 1}
 	}
-	transforms = []Kernel{stream(wt, wtSpec, 2), stream(in, inSpec, 1), stream(outSpec, out, 1)}
+	flip := stream(wt, wt)
+	flip.SmallCTAs, _ = mulSat(c.K, c.C)
+	transforms = []Kernel{flip, stream(wt, wtSpec), stream(in, inSpec), stream(outSpec, out)}
 	// The complex GEMM's tiles are 32 images tall (its kernel,
 	// ..._cf32_tn_n_tilesize32x64x8): a smaller batch computes the rest
 	// of the tile for nothing, which is why cuDNN keeps implicit GEMM for
@@ -62,7 +66,7 @@ func FFTConv(c ConvGeom) (gemm Kernel, transforms []Kernel, ok bool) {
 		Class: ClassGEMM, Precision: hwdb.FP32, ElemBytes: complex,
 		FLOPs: 4 * FMAFLOPs * float64(rows) * k * ch * f,
 		Bytes: inSpec + wtSpec + outSpec, WorkingSet: inSpec + wtSpec + outSpec, DRAMBytes: inSpec + wtSpec + outSpec,
-		M: rows, N: c.K, K: c.C, Batch: freqs, Launches: 1,
+		M: rows, N: c.K, K: c.C, Batch: freqs, Launches: 1, Complex: true,
 	}
 	return gemm, transforms, true
 }

@@ -96,6 +96,11 @@ type Kernel struct {
 	// Grad is, for a backward GEMM-like kernel, which gradient it
 	// computes (GradData, GradWeight); empty for forward kernels.
 	Grad Grad
+	// Complex marks a GEMM over complex operands (cuDNN FFT's product of
+	// spectra: its M, N, K count complex elements, its FLOPs the 4 real
+	// multiply-adds of each complex one): a CTA tile's threads do 4 FMAs
+	// per pair of operands loaded (tileEffFor).
+	Complex bool
 	// Indexed is, for a ClassData kernel that copies slices through an
 	// index tensor (Gather, an embedding lookup), how many and how wide
 	// (see indexSelectTime); zero otherwise.
@@ -125,14 +130,16 @@ type Kernel struct {
 	// TensorIterator loops, vectorized or strided: its threads' first
 	// loads' round trip runs in series with the rest (aten.go).
 	TensorIterator bool
-	// NHWCPoolOutputs is, for a max pool PyTorch runs on channels_last
-	// tensors (max_pool_forward_nhwc), its output elements, one thread's
-	// integer work each (pool.go); 0 otherwise.
-	NHWCPoolOutputs float64
-	// BNPlanes is, for a batch norm PyTorch runs on cuDNN's NCHW
-	// inference kernel, its (n, c) planes, one CTA each (batchnorm.go);
-	// 0 otherwise.
-	BNPlanes int64
+	// MaxPoolOutputs is, for a max pool PyTorch runs in its own kernels
+	// (max_pool_forward_nchw, max_pool_forward_nhwc), its output
+	// elements, one thread's integer work each (pool.go); 0 otherwise.
+	MaxPoolOutputs float64
+	// SmallCTAs is the CTAs of a library kernel that runs one small CTA
+	// per tiny piece of work, which the SMs retire at a fixed rate
+	// (smallctas.go): cuDNN's NCHW batch norm at inference (one per (n, c)
+	// plane), cuDNN FFT's flip_filter (one per (k, c) filter plane); 0
+	// otherwise.
+	SmallCTAs int64
 	// Strided marks a pointwise kernel PyTorch runs in its non-vectorized
 	// loop, an operand being broadcast or read through a strided view: its
 	// index arithmetic adds a fixed latency (aten.go).

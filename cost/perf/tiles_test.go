@@ -24,7 +24,7 @@ func TestSplitKIsAChoice(t *testing.T) {
 	perSM := peak / float64(g.SMs) * p.EffTensor
 	for _, tl := range ctaTiles {
 		ctas := ceilDiv(m, tl.m) * ceilDiv(n, tl.n)
-		if unsplit := tileTime(g, hwdb.INT8Tensor, tl, m, n, k, 1, float64(ctas), 1, perSM, p); got > unsplit*(1+1e-12) {
+		if unsplit := tileTime(g, hwdb.INT8Tensor, tl, m, n, k, 1, float64(ctas), 1, perSM, p, false); got > unsplit*(1+1e-12) {
 			t.Errorf("tile %dx%d unsplit takes %g s, but the GEMM is priced %g s", tl.m, tl.n, unsplit, got)
 		}
 	}
@@ -41,7 +41,7 @@ func TestSplitKPartialsInL2(t *testing.T) {
 	tl := ctaTile{128, 128}
 	const m, n, k, split = 256, 256, 4096, 4
 	ctas := ceilDiv(m, tl.m) * ceilDiv(n, tl.n)
-	with := tileTime(g, hwdb.FP16Tensor, tl, m, n, k, 1, float64(ctas), split, 1e12, p)
+	with := tileTime(g, hwdb.FP16Tensor, tl, m, n, k, 1, float64(ctas), split, 1e12, p, false)
 	partials := float64(2 * split * m * n * 4) // write and re-read split fp32 slices
 	bw, level := bandwidthFor(g, partials, p)
 	if level != "l2" {

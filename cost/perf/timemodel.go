@@ -2,6 +2,7 @@ package perf
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/hwdb"
@@ -272,11 +273,11 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 		// In the compute term, so that the fill adds to it (decode.go).
 		t.ComputeS, t.Streams = st, true
 	}
-	if pl := nhwcPoolS(g, k, p); pl > t.ComputeS {
+	if pl := maxPoolS(g, k, p); pl > t.ComputeS {
 		t.ComputeS = pl // its index arithmetic (pool.go)
 	}
-	if b := bnPlaneS(g, k, p); b > t.MemoryS {
-		t.MemoryS = b // its CTAs' loads, one round trip each (batchnorm.go)
+	if b := smallCTAS(g, k, p); b > t.MemoryS {
+		t.MemoryS = b // its CTAs' loads, one round trip each (smallctas.go)
 	}
 	if k.ViewSaturated() && peak > 0 && k.FLOPs > 0 {
 		// A size the rule saturated at math.MaxInt64 stands for a larger
@@ -1200,6 +1201,8 @@ func gemmCompute(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 type gemmLib struct {
 	// splitK: it may split the K loop over CTAs (splitsK).
 	splitK bool
+	// complex: a product of complex operands (Kernel.Complex).
+	complex bool
 	// wgrad: K is the reduction over the batch's rows (a weight
 	// gradient), which maxSplit's shape rule must not see: a bigger batch
 	// would deepen K past simtLargeKRatio and let the kernel split, so a
@@ -1227,8 +1230,8 @@ type gemmLib struct {
 // g.
 func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 	conv := k.Class == ClassConv
-	lib := gemmLib{splitK: splitsK(k, o), wgrad: k.Grad == GradWeight, pixelRows: conv && k.Grad != GradWeight, pixelK: conv && k.Grad == GradWeight}
-	if _, real := peakFor(g, k.Precision); simtLargeK(g, real, lib, k.M, k.N, k.K) {
+	lib := gemmLib{splitK: splitsK(k, o), complex: k.Complex, wgrad: k.Grad == GradWeight, pixelRows: conv && k.Grad != GradWeight, pixelK: conv && k.Grad == GradWeight}
+	if _, real := peakFor(g, k.Precision); simtLargeK(g, real, lib, k.M, k.N, k.K, max(k.Batch, 1)) {
 		lib.helpers, lib.helperS = largeKHelpers(g, k, o)
 	}
 	return lib
@@ -1292,7 +1295,7 @@ func ChooseGEMM(g *hwdb.GPU, k Kernel, o Options) (GEMMPlan, bool) {
 func gemmPlanLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff float64, p Params, lib gemmLib) GEMMPlan {
 	best := fastestPlan(g, pr, m, n, k, batch, classEff, p, lib, false)
 	_, real := peakFor(g, pr)
-	if !simtLargeK(g, real, lib, m, n, k) {
+	if !simtLargeK(g, real, lib, m, n, k, batch) {
 		return best
 	}
 	lk := fastestPlan(g, pr, m, n, k, batch, classEff, p, lib, true)
@@ -1349,9 +1352,17 @@ func largeKHelpers(g *hwdb.GPU, k Kernel, o Options) (int64, float64) {
 // DeepBench boards (Maxwell to Turing, cuBLAS of 2017-2018) 32×32 tiles
 // for the same region fit some boards and not others (held-out fp32
 // GEMMs 15.9% → 16.7%: M40 28.1% → 23.8%, T4 10.6% → 13.7%), so the rule
-// is Hopper's, the one family with a trace of the kernel.
-func simtLargeK(g *hwdb.GPU, real hwdb.Precision, lib gemmLib, m, n, k int64) bool {
-	if isTensor(real) || !lib.splitK || lib.wgrad || lib.pixelRows || lib.pixelK || g.Family() != "Hopper" {
+// is Hopper's, the one family with a trace of the kernel. A batched
+// product (batch > 1: cublasGemmStridedBatched) never goes there: its
+// batch fills the GPU without a K split. The same H200 BERT trace runs
+// the attention products of 12 heads as sm80_xmma_gemm_..._32x32x8
+// (grid 4×4×12), and our VGG-16 fp32 trace at batch 128 (calib/profile/
+// testdata/kineto_h200/vgg16_fp32_b128.json.gz) runs cuDNN FFT's complex
+// product, 128×512×512 per frequency over 544 frequencies, as
+// sm80_xmma_gemm_cf32cf32_..._64x64x8 at 55 TFLOP/s, where the largek
+// plan priced it at 26 (its 28×28 layers +74%).
+func simtLargeK(g *hwdb.GPU, real hwdb.Precision, lib gemmLib, m, n, k, batch int64) bool {
+	if batch > 1 || isTensor(real) || !lib.splitK || lib.wgrad || lib.pixelRows || lib.pixelK || g.Family() != "Hopper" {
 		return false
 	}
 	out := float64(m) * float64(n)
@@ -1398,7 +1409,7 @@ func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 	perSMBoost := peak / float64(g.SMs) * eff
 	best := GEMMPlan{ComputeS: math.Inf(1)}
 	try := func(tl ctaTile, ctas float64, split int64) {
-		if t := tileTime(g, real, tl, m, n, k, batch, ctas, split, perSMBoost, p); t < best.ComputeS {
+		if t := tileTime(g, real, tl, m, n, k, batch, ctas, split, perSMBoost, p, lib.complex); t < best.ComputeS {
 			best = GEMMPlan{TileM: tl.m, TileN: tl.n, Split: split, Passes: 1, CTAs: ctas * float64(split), ComputeS: t}
 		}
 	}
@@ -1406,7 +1417,8 @@ func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 	// least, and the library's own bound.
 	splitCap := min(k/splitKMinK, maxSplit(g, real, lib, m, n, k))
 	for _, tl := range ctaTiles {
-		if !tileServes(tl, m, n) || (!lib.splitK && isTensor(real) && tl.m*tl.n < libConvMinTileArea) || (largeK && tl != largeKTile) {
+		if !tileServes(tl, m, n) || (!lib.splitK && isTensor(real) && tl.m*tl.n < libConvMinTileArea) || (largeK && tl != largeKTile) ||
+			(lib.complex && !slices.Contains(complexTiles, tl)) {
 			continue
 		}
 		// ctasPerSM tiles of this size together fill one SM.
@@ -1539,7 +1551,7 @@ func dequantCompute(g *hwdb.GPU, k Kernel, p Params) float64 {
 
 // tileTime is the compute time of a GEMM run as ctas CTA tiles of shape
 // tl, each K loop split split ways, on an SM rate of perSMBoost at boost.
-func tileTime(g *hwdb.GPU, real hwdb.Precision, tl ctaTile, m, n, k, batch int64, ctas float64, split int64, perSMBoost float64, p Params) float64 {
+func tileTime(g *hwdb.GPU, real hwdb.Precision, tl ctaTile, m, n, k, batch int64, ctas float64, split int64, perSMBoost float64, p Params, complex bool) float64 {
 	sms := int64(g.SMs)
 	ctasPerSM := max(refTileArea/(tl.m*tl.n), 1)
 	kPer := ceilDiv(k, split)
@@ -1559,7 +1571,7 @@ func tileTime(g *hwdb.GPU, real hwdb.Precision, tl ctaTile, m, n, k, batch int64
 	} else {
 		smFLOPs = FMAFLOPs * sizeProd(tl.m, tl.n, kPer) * onSM
 	}
-	tileEff := tileEffFor(g, real, tl, p)
+	tileEff := tileEffFor(g, real, tl, p, complex)
 	t := smFLOPs / (perSM * tileEff * loopRamp(kPer, p) * occ)
 	if split > 1 {
 		// Partial sums go through memory: write and re-read split fp32
@@ -1578,14 +1590,41 @@ func loopRamp(kPer int64, p Params) float64 {
 	return float64(kPer) / (float64(kPer) + p.KHalf)
 }
 
-// tileEffFor is the fraction of an SM's peak a CTA tile can feed.
-func tileEffFor(g *hwdb.GPU, real hwdb.Precision, tl ctaTile, p Params) float64 {
+// tileEffFor is the fraction of an SM's peak a CTA tile can feed. A
+// complex tile (Kernel.Complex) does 4 real FMAs per output and K step on
+// 2 complex operands, 4 words: per word loaded, twice a real tile's
+// work, which a real tile gets from 4 times the area (its reuse grows as
+// √area: vectorTileEff). So it is priced as a real tile of 4 times its
+// area: cuDNN FFT's cf32 product on our H200 (calib/profile/testdata/
+// kineto_h200/vgg16_fp32_b128.json.gz; testdata/measured/
+// h200_sxm_conv_choices.csv) ran 64×64 tiles at 53-55 TFLOP/s and 32×64
+// ones at 43-46, where a real 32×64 tile's reuse priced it at 25.
+func tileEffFor(g *hwdb.GPU, real hwdb.Precision, tl ctaTile, p Params, complex bool) float64 {
 	area := float64(tl.m * tl.n)
 	if isTensor(real) {
 		return detmath.Pow(p.SmallTile, detmath.Log2(float64(refTileArea)/area))
 	}
+	if complex {
+		area *= complexTileArea
+	}
 	return vectorTileEff(g, real, area, p)
 }
+
+// complexTileArea is the real tile area a complex tile's operand reuse
+// matches, per unit of its own area (tileEffFor).
+const complexTileArea = 4
+
+// complexTiles are the CTA tiles of the complex GEMM kernels cuDNN's FFT
+// calls, rows (images) by columns (output channels): sm80_xmma_gemm_
+// cf32cf32_..._tilesize32x64x8 at batch 32 and _64x64x8 at 128 in our
+// H200's picks (testdata/measured/h200_sxm_conv_choices.csv) and
+// VGG-16 trace; no other was seen, so a layer of 32 output channels
+// (DenseNet-121's 3×3s) leaves half of each tile idle. With the model's
+// narrower real tiles (128×32) FFT was priced faster than implicit GEMM
+// for all 52 of DenseNet-121's 3×3 layers at batch 128 (640 kernels),
+// where our H200's replay counts 573 (36 such layers with these tiles:
+// 576).
+var complexTiles = []ctaTile{{32, 64}, {64, 64}}
 
 // smemWordsPerClock is the shared-memory bandwidth of one SM (or AMD CU)
 // in 4-byte words per clock: 32 banks of 4 bytes on every NVIDIA GPU since
