@@ -14,20 +14,26 @@
 #      43/26 µs at batch 8 (a line of 1.4-1.6 µs plus 6.2/10.5 bytes per
 #      SM cycle), while the batch-32 rows want a faster rate: whether
 #      the rate grows with the batch's CTAs (cost/perf batchedgemv.go);
-#   2. DenseNet-121 and ResNet-50 fp32 at batch 128 with Kineto traces:
-#      cuDNN's NCHW BatchNorm is priced at one CTA per plane, 160 SM
-#      cycles each (cost/perf batchnorm.go, fitted on MobileNet-V2), and
-#      DenseNet-121's fp32 rows moved 3-4% long with it: whether its
-#      norms over up to 1,024 channels at 7x7 run so;
+#   2. DenseNet-121 and ResNet-50 fp32 at batch 1, 32 and 128 with Kineto
+#      traces: cuDNN's NCHW BatchNorm is priced at one small CTA per
+#      plane, 160 SM cycles each (cost/perf smallctas.go, fitted on
+#      MobileNet-V2), and DenseNet-121's fp32 rows moved 3-4% long with
+#      it: whether its norms over up to 1,024 channels at 7x7 run so; and
+#      which 3x3 layers cuDNN runs as FFT (cost libraryFFT now prices FFT
+#      for 40, 52 and 36 of DenseNet-121's 58 at batch 1, 32 and 128,
+#      where our H200 replays count 538, 475 and 573 kernels against 590,
+#      638 and 576 priced; ResNet-50's 28x28 layers at batch 32 are priced
+#      FFT unmeasured, its row -11%);
 #   3. --kernels: single kernels, the kinds our tables lack first (as
 #      before); and --first-load: a loop of one small add repeated runs
 #      0.5 µs a call shorter than the same kernel inside a model; the add
 #      alternating with a multiply on other tensors and on its own output
 #      says whether that is the first load or the kernel's code fetch
 #      (cost/perf pointwiseLoadCycles, cost's analyzer.lone);
-#   4. the six AMP training steps (--train): this machine's eager steps
-#      moved 1.0-1.37x between two runs two days apart, so a third says
-#      how much of the H200's +25% training miss is the host's noise;
+#   4. the six AMP training steps (--train, what fits in 60 s): this
+#      machine's eager steps moved 1.0-1.37x between two runs two days
+#      apart, so a third says how much of the H200's +25% training miss
+#      is the host's noise;
 #   5. the H100-only checks when an H100 is lent: --power (the H200's
 #      fp16 8192^3 product held 1400 MHz at 668 W, priced at 1980 MHz
 #      and 700 W with its time right) and --host-ops.
@@ -59,10 +65,10 @@ step() {
 nvidia-smi -q >"$out/nvidia-smi.txt" 2>&1 || true
 "$py" -c 'import torch; print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version(), torch.cuda.get_device_name())' >"$out/torch.txt" 2>&1
 step 45 decode32 "$py" scripts/measure_gpu.py --profile llama7b-decode:fp16:32:graph --out "$out/decode32_profile.csv"
-step 120 cnn "$py" scripts/measure_gpu.py --models densenet121,resnet50 --dtypes fp32 --batches 128 --out "$out/cnn.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
+step 180 cnn "$py" scripts/measure_gpu.py --models densenet121,resnet50 --dtypes fp32 --batches 1,32,128 --out "$out/cnn.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
 step 90 kernels "$py" scripts/measure_gpu.py --kernels --out "$out/kernels.csv" --calib-dir "$out/cal"
 step 30 firstload "$py" scripts/measure_gpu.py --first-load --out "$out/first_load.csv"
-step 120 train "$py" scripts/measure_gpu.py --train --out "$out/train.csv" --calib-dir "$out/cal"
+step 60 train "$py" scripts/measure_gpu.py --train --out "$out/train.csv" --calib-dir "$out/cal"
 if grep -q H100 "$out/nvidia-smi.txt"; then
 	step 60 power "$py" scripts/measure_gpu.py --power --out "$out/power.csv"
 	step 40 host "$py" scripts/measure_gpu.py --host-ops --out "$out/host_ops.csv"
