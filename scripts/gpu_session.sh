@@ -24,7 +24,12 @@
 #      where our H200 replays count 538, 475 and 573 kernels against 590,
 #      638 and 576 priced; ResNet-50's 28x28 layers at batch 32 are priced
 #      FFT unmeasured, its row -11%);
-#   3. --kernels: single kernels, the kinds our tables lack first (as
+#   3. --linear-choices: F.linear with a bias over BERT's, GPT-2's and
+#      LLaMA-7B's weights at 1-2,048 tokens, weights cold: which kernels
+#      cuBLAS runs for a model's Linears (the bare --gemm-choices sweep's
+#      picks differ: cost/perf simtLargeK, docs/accuracy.md), the fp32
+#      small-N kernel (gemmSN) and split-K picks of 8-16 rows among them;
+#      then --kernels: single kernels, the kinds our tables lack first (as
 #      before); and --first-load: a loop of one small add repeated runs
 #      0.5 µs a call shorter than the same kernel inside a model; the add
 #      alternating with a multiply on other tensors and on its own output
@@ -65,8 +70,9 @@ step() {
 nvidia-smi -q >"$out/nvidia-smi.txt" 2>&1 || true
 "$py" -c 'import torch; print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version(), torch.cuda.get_device_name())' >"$out/torch.txt" 2>&1
 step 45 decode32 "$py" scripts/measure_gpu.py --profile llama7b-decode:fp16:32:graph --out "$out/decode32_profile.csv"
-step 180 cnn "$py" scripts/measure_gpu.py --models densenet121,resnet50 --dtypes fp32 --batches 1,32,128 --out "$out/cnn.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
-step 90 kernels "$py" scripts/measure_gpu.py --kernels --out "$out/kernels.csv" --calib-dir "$out/cal"
+step 170 cnn "$py" scripts/measure_gpu.py --models densenet121,resnet50 --dtypes fp32 --batches 1,32,128 --out "$out/cnn.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
+step 40 linear "$py" scripts/measure_gpu.py --linear-choices --out "$out/linear_choices.csv"
+step 60 kernels "$py" scripts/measure_gpu.py --kernels --out "$out/kernels.csv" --calib-dir "$out/cal"
 step 30 firstload "$py" scripts/measure_gpu.py --first-load --out "$out/first_load.csv"
 step 60 train "$py" scripts/measure_gpu.py --train --out "$out/train.csv" --calib-dir "$out/cal"
 if grep -q H100 "$out/nvidia-smi.txt"; then

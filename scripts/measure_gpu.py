@@ -47,6 +47,14 @@ memory, duration, from one profiled call): which tile and K split the library pi
 model otherwise assumes to be the fastest it knows (go run ./scripts/choices -gpu GPU FILE sets
 each product beside the model's plan and priced time).
 
+--linear-choices does the same for F.linear with a bias (what a model's Linear calls: cuBLAS
+then picks other kernels than for a bare product, e.g. BERT-base's 128x768x768 fp32 Linear runs
+sgemm_largek_lds64 with its zeroing and epilogue kernels in 28.7 us where the bare product runs a
+split-K kernel in 13.4) over 1-2,048 tokens against BERT's, GPT-2's and LLaMA-7B's weights, in fp32,
+tf32 and fp16, each call's weight and bias one of 20 copies (cold, as a model's layers read theirs
+from DRAM); its table has a bias column (go run ./scripts/choices -gpu GPU FILE prices the bias as
+the product's epilogue).
+
 --conv-choices does the same for F.conv2d over VGG-16's 3x3 layers at batch 32 and ResNet-50's
 convolutions at batch 1 and 32, in fp16 (channels_last and NCHW) and fp32 (NCHW), cudnn.benchmark on:
 the algorithm, tiles and layout transposes cuDNN picks per layer (go run ./scripts/choices -gpu GPU FILE
@@ -835,6 +843,42 @@ def gemm_choice_rows(quick=False):
                 yield dict(base, **row)
 
 
+def linear_choice_points(quick):
+    """The --linear-choices sweep: (m, n, k) products of m tokens against an n x k weight, and dtypes."""
+    if not on_gpu():
+        return [(16, 64, 64), (2, 16, 64)], ["fp32"]
+    if quick:
+        return [(128, 768, 768)], ["fp32"]
+    nk = [(768, 768), (3072, 768), (768, 3072), (2304, 768), (4096, 4096), (11008, 4096), (4096, 11008)]
+    return [(m, n, k) for m in (1, 8, 16, 32, 128, 512, 2048) for n, k in nk], ["fp32", "tf32", "fp16"]
+
+
+def linear_choice_rows(quick=False):
+    """Which kernels cuBLAS runs for F.linear(x, W, b), and how long each takes (gemm_choice_rows'
+    fields and a bias column): the weight and bias rotate through 20 copies, one per call of the
+    timed graph, so each call reads them cold as a model's layers do."""
+    tdt = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16}
+    timed = graph_ms if on_gpu() else wall_ms
+    shapes, dtypes = linear_choice_points(quick)
+    for dt in dtypes:
+        set_dtype(dt)
+        for m, n, k in shapes:
+            x = torch.randn(m, k, device=DEV, dtype=tdt[dt])
+            ws = [(torch.randn(n, k, device=DEV, dtype=tdt[dt]), torch.randn(n, device=DEV, dtype=tdt[dt]))
+                  for _ in range(20)]
+            turn = [0]
+
+            def call():
+                w, b = ws[turn[0] % len(ws)]
+                turn[0] += 1
+                return torch.nn.functional.linear(x, w, b)
+            ms = "%.5f" % timed(call, reps=20, iters=5)
+            base = dict(dtype=dt, batch=1, m=m, n=n, k=k, bias=1, ms=ms)
+            for row in profiled_kernels(call):
+                yield dict(base, **row)
+            del ws
+
+
 def conv_choice_points(quick):
     """The --conv-choices sweep: (batch, in channels, size, out channels, filter, stride) and
     (dtype, layout) pairs. VGG-16's 3x3 layers at batch 32 (its fp16 replays priced 19-23% under
@@ -1081,6 +1125,7 @@ def host_op_rows(quick=False):
 
 
 GEMM_CHOICE_FIELDS = ["dtype", "batch", "m", "n", "k", "ms", "kernel", "grid", "block", "regs", "smem", "us"]
+LINEAR_CHOICE_FIELDS = ["dtype", "batch", "m", "n", "k", "bias", "ms", "kernel", "grid", "block", "regs", "smem", "us"]
 
 
 class _RMSNorm(torch.nn.Module):
@@ -1542,6 +1587,9 @@ def parse_args():
     ap.add_argument("--gemm-choices", action="store_true",
                     help="which cuBLAS kernels (name, grid, block, time) run torch.matmul over a sweep of "
                     "LLM- and BERT-shaped products, in fp32, tf32 and fp16, instead")
+    ap.add_argument("--linear-choices", action="store_true",
+                    help="which cuBLAS kernels (name, grid, block, time) run F.linear with a bias over a sweep of "
+                    "LLM- and BERT-shaped Linears, weights cold, in fp32, tf32 and fp16, instead")
     ap.add_argument("--conv-choices", action="store_true",
                     help="which cuDNN kernels (name, grid, block, time) run VGG-16's and ResNet-50's convolutions, "
                     "in fp16 (channels_last and NCHW) and fp32, instead")
@@ -1582,6 +1630,7 @@ def main():
     # The sweeps that write one table of their own, whichever flag is given.
     sweep = next(((fields, rows) for on, fields, rows in [
         (a.gemm_choices, GEMM_CHOICE_FIELDS, gemm_choice_rows),
+        (a.linear_choices, LINEAR_CHOICE_FIELDS, linear_choice_rows),
         (a.conv_choices, CONV_CHOICE_FIELDS, conv_choice_rows),
         (a.power, POWER_FIELDS, power_rows),
         (a.first_load, FIRST_LOAD_FIELDS, first_load_rows),

@@ -155,12 +155,13 @@ func TestConvPixelAlignmentIsMoot(t *testing.T) {
 	})
 }
 
-// TestLargeKOnHopper: on Hopper an fp32 GEMM of a small output and a deep
-// reduction (BERT-base's 128-token Linears) is priced as cuBLAS's largek
-// kernel runs it, 32×32 tiles split over K, slower than the fastest plan
-// the model knows, and the part of its time beyond that plan draws no
-// compute power; the same shape on an Ampere board, at TF32, or with K
-// too shallow (128×3072×768) keeps the fastest plan. Across the region's
+// TestLargeKOnHopper: on Hopper an fp32 GEMM with a bias, of a small
+// output and a deep reduction (BERT-base's 128-token Linears) is priced as
+// cuBLAS's largek kernel runs it, 32×32 tiles split over K, slower than
+// the fastest plan the model knows, and the part of its time beyond that
+// plan draws no compute power; the same shape without a bias, on an
+// Ampere board, at TF32, or with K too shallow (128×3072×768) keeps the
+// fastest plan. Across the region's
 // edge the price never falls as the rows grow: real cuBLAS's does
 // (faster at 193 rows than at 192), the physics standard's does not.
 func TestLargeKOnHopper(t *testing.T) {
@@ -173,9 +174,12 @@ func TestLargeKOnHopper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lib := gemmLib{splitK: true}
+	lib := gemmLib{splitK: true, epilogue: true}
 	plan := func(g *hwdb.GPU, pr hwdb.Precision, m, n, k int64) GEMMPlan {
 		return gemmPlanLib(g, pr, m, n, k, 1, 1, p, lib)
+	}
+	if got, fast := gemmPlanLib(h200, hwdb.FP32, 128, 768, 768, 1, 1, p, gemmLib{splitK: true}), fastestPlan(h200, hwdb.FP32, 128, 768, 768, 1, 1, p, lib, false); got != fast {
+		t.Errorf("H200 fp32 128×768×768 without a bias: plan %+v, want the fastest %+v (cuBLAS's bare products do not run largek)", got, fast)
 	}
 	fastest := func(g *hwdb.GPU, pr hwdb.Precision, m, n, k int64) GEMMPlan {
 		return fastestPlan(g, pr, m, n, k, 1, 1, p, lib, false)
@@ -240,7 +244,7 @@ func TestLargeKHelpers(t *testing.T) {
 		want int64
 	}{
 		{"H200 fp32 Linear 128×768×768", h200, withBias(128, 768, 768, hwdb.FP32), 2},
-		{"H200 fp32 MatMul 128×768×768", h200, GEMMKernel(128, 768, 768, 1, hwdb.FP32, 4, 4), 1},
+		{"H200 fp32 MatMul 128×768×768 (no bias: not largek)", h200, GEMMKernel(128, 768, 768, 1, hwdb.FP32, 4, 4), 0},
 		{"H200 fp32 pooler 32×1024×1024 (largeKMinSide)", h200, withBias(32, 1024, 1024, hwdb.FP32), 0},
 		{"H200 fp32 128×3072×768 (ratio 1.2)", h200, withBias(128, 3072, 768, hwdb.FP32), 0},
 		{"H200 TF32 128×768×768", h200, withBias(128, 768, 768, hwdb.TF32Tensor), 0},

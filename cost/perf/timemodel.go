@@ -1203,6 +1203,10 @@ type gemmLib struct {
 	splitK bool
 	// complex: a product of complex operands (Kernel.Complex).
 	complex bool
+	// epilogue: the product has an epilogue, a bias or an activation
+	// (FLOPs beyond the product's), which cuBLASLt's kernel choice
+	// depends on (simtLargeK).
+	epilogue bool
 	// wgrad: K is the reduction over the batch's rows (a weight
 	// gradient), which maxSplit's shape rule must not see: a bigger batch
 	// would deepen K past simtLargeKRatio and let the kernel split, so a
@@ -1230,7 +1234,9 @@ type gemmLib struct {
 // g.
 func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 	conv := k.Class == ClassConv
-	lib := gemmLib{splitK: splitsK(k, o), complex: k.Complex, wgrad: k.Grad == GradWeight, pixelRows: conv && k.Grad != GradWeight, pixelK: conv && k.Grad == GradWeight}
+	gemmFLOPs := FMAFLOPs * float64(k.M) * float64(k.N) * float64(k.K) * float64(max(k.Batch, 1))
+	lib := gemmLib{splitK: splitsK(k, o), complex: k.Complex, epilogue: k.FLOPs-k.DequantFLOPs > gemmFLOPs,
+		wgrad: k.Grad == GradWeight, pixelRows: conv && k.Grad != GradWeight, pixelK: conv && k.Grad == GradWeight}
 	if _, real := peakFor(g, k.Precision); simtLargeK(g, real, lib, k.M, k.N, k.K, max(k.Batch, 1)) {
 		lib.helpers, lib.helperS = largeKHelpers(g, k, o)
 	}
@@ -1360,9 +1366,15 @@ func largeKHelpers(g *hwdb.GPU, k Kernel, o Options) (int64, float64) {
 // testdata/kineto_h200/vgg16_fp32_b128.json.gz) runs cuDNN FFT's complex
 // product, 128×512×512 per frequency over 544 frequencies, as
 // sm80_xmma_gemm_cf32cf32_..._64x64x8 at 55 TFLOP/s, where the largek
-// plan priced it at 26 (its 28×28 layers +74%).
+// plan priced it at 26 (its 28×28 layers +74%). And only a product with
+// an epilogue (a Linear's bias) goes there: in our H200's --gemm-choices
+// sweep (testdata/measured/h200_sxm_gemm_choices.csv, bare torch.matmul)
+// none of the 21 fp32 products in the region ran largek (cutlass split-K
+// with cublasLt's splitKreduce_kernel, or xmma 64×64 tiles), and priced
+// as largek they came out +5% to +117% (median +51%); the BERT trace's
+// Linears, with their bias, run it.
 func simtLargeK(g *hwdb.GPU, real hwdb.Precision, lib gemmLib, m, n, k, batch int64) bool {
-	if batch > 1 || isTensor(real) || !lib.splitK || lib.wgrad || lib.pixelRows || lib.pixelK || g.Family() != "Hopper" {
+	if batch > 1 || !lib.epilogue || isTensor(real) || !lib.splitK || lib.wgrad || lib.pixelRows || lib.pixelK || g.Family() != "Hopper" {
 		return false
 	}
 	out := float64(m) * float64(n)

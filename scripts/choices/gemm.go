@@ -11,21 +11,29 @@ import (
 	"github.com/onnxcost/onnxcost/internal/measured"
 )
 
-// gemmHeader is --gemm-choices' table.
-const gemmHeader = "dtype,batch,m,n,k,ms,kernel,grid,block,regs,smem,us"
+// gemmHeader is --gemm-choices' table; linearHeader --linear-choices',
+// whose products add a bias (F.linear) and read their weights cold.
+const (
+	gemmHeader   = "dtype,batch,m,n,k,ms,kernel,grid,block,regs,smem,us"
+	linearHeader = "dtype,batch,m,n,k,bias,ms,kernel,grid,block,regs,smem,us"
+)
 
 // product is one swept product: its measured time and the kernels cuBLAS ran.
 type product struct {
 	dtype          string
 	batch, m, n, k int64
+	// bias marks a product with a bias epilogue (a Linear's), priced as
+	// the model prices a Gemm with its C input: one FLOP per output beyond
+	// the product's.
+	bias           bool
 	ms             float64
 	kernels, grids []string
 }
 
 // gemmTable prints each product of a --gemm-choices table beside the
 // model's plan and price.
-func gemmTable(w io.Writer, g *hwdb.GPU, path string, recs [][]string) error {
-	ps, err := readProducts(path, recs)
+func gemmTable(w io.Writer, g *hwdb.GPU, path string, recs [][]string, bias bool) error {
+	ps, err := readProducts(path, recs, bias)
 	if err != nil {
 		return err
 	}
@@ -42,6 +50,9 @@ func gemmTable(w io.Writer, g *hwdb.GPU, path string, recs [][]string) error {
 			eb = 2
 		}
 		k := perf.GEMMKernel(p.m, p.n, p.k, p.batch, pr, eb, eb)
+		if p.bias {
+			k.FLOPs += float64(p.m) * float64(p.n) * float64(p.batch)
+		}
 		kt := perf.EstimateKernel(g, k, o)
 		priced := kt.TimeS - kt.LaunchS // the kernel, as a replay's per-call time has it less the gap
 		plan := "GEMV"
@@ -65,21 +76,24 @@ func gemmTable(w io.Writer, g *hwdb.GPU, path string, recs [][]string) error {
 }
 
 // readProducts groups the sweep's rows (one per kernel) into products,
-// in order.
-func readProducts(path string, recs [][]string) ([]product, error) {
+// in order; bias says the table is --linear-choices' (a bias column
+// after k).
+func readProducts(path string, recs [][]string, bias bool) ([]product, error) {
 	var ps []product
 	for _, r := range recs {
 		dims, err := positive(path, r[1:5])
 		if err != nil {
 			return nil, err
 		}
-		ms, err := millis(path, r[5])
-		if err != nil {
+		p := product{dtype: r[0], batch: dims[0], m: dims[1], n: dims[2], k: dims[3]}
+		if bias {
+			p.bias, r = r[5] == "1", append(r[:5:5], r[6:]...)
+		}
+		if p.ms, err = millis(path, r[5]); err != nil {
 			return nil, err
 		}
-		p := product{dtype: r[0], batch: dims[0], m: dims[1], n: dims[2], k: dims[3], ms: ms}
 		if last := len(ps) - 1; last >= 0 && ps[last].dtype == p.dtype && ps[last].batch == p.batch &&
-			ps[last].m == p.m && ps[last].n == p.n && ps[last].k == p.k {
+			ps[last].m == p.m && ps[last].n == p.n && ps[last].k == p.k && ps[last].bias == p.bias {
 			ps[last].kernels, ps[last].grids = append(ps[last].kernels, r[6]), append(ps[last].grids, r[7])
 			continue
 		}

@@ -52,7 +52,8 @@ func tableWriter(t *testing.T, head string) func(name, body string) string {
 // TestH200GEMMChoices: our H200's whole --gemm-choices sweep
 // (testdata/measured/h200_sxm_gemm_choices.csv, 390 products) stays
 // priced within a median 17% of the measured calls (15.6% when it was
-// added). Its misses are the next change's evidence: tiny tensor-core
+// added, 14.5% once bare fp32 products left cuBLAS's largek plan:
+// perf simtLargeK). Its misses are the next change's evidence: tiny tensor-core
 // products priced +30-68% (a fill the replays do not show) and cuBLAS's
 // small-N kernel (gemmSN_NN_kernel, 6.7-8.1 TFLOP/s, about 28 FLOPs per
 // SM-cycle, whatever the size) for fp32 products of 8-16 rows against
@@ -76,5 +77,37 @@ func TestH200GEMMChoices(t *testing.T) {
 	}
 	if n := strings.Count(s, "gemmSN_NN_kernel"); n != 4 {
 		t.Errorf("%d gemmSN_NN_kernel products listed, want the sweep's 4", n)
+	}
+}
+
+// TestLinearChoices: a --linear-choices table (a bias column after k) is
+// read, and a biased product is priced as the model prices a Gemm with
+// its bias (the epilogue's FLOPs: on a Hopper CUDA-core product in
+// cuBLAS's largek region, the epilogue kernel besides), never below the
+// same product without one.
+func TestLinearChoices(t *testing.T) {
+	head := "dtype,batch,m,n,k,bias,ms,kernel,grid,block,regs,smem,us\n"
+	write := tableWriter(t, head)
+	p := write("l.csv", "fp32,1,128,768,768,1,0.0287,sgemm_largek_lds64,24x4x2,16x16x1,128,0,20.0\n"+
+		"fp32,1,128,768,768,1,0.0287,scal_kernel,12x4x1,256x1x1,32,0,1.0\n"+
+		"fp32,1,128,768,768,0,0.0134,cutlass::Kernel2,16x1x8,256x1x1,128,0,11.0\n")
+	var out strings.Builder
+	if err := run(&out, "H200", []string{p}); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	t.Log("\n" + s)
+	if !strings.Contains(s, "2 products on H200-SXM-141GB") || !strings.Contains(s, "sgemm_largek_lds64 (24x4x2), scal_kernel (12x4x1)") {
+		t.Fatalf("want the two products, the biased one's two kernels grouped:\n%s", s)
+	}
+	var priced [2]float64
+	for i, line := range strings.Split(strings.TrimSpace(s), "\n")[1:3] {
+		f := strings.Fields(line)
+		if _, err := fmt.Sscanf(f[6], "%gus", &priced[i]); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+	}
+	if priced[0] <= priced[1] {
+		t.Errorf("biased product priced %.2f µs, the bare one %.2f: want the epilogue to cost", priced[0], priced[1])
 	}
 }

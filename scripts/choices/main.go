@@ -1,13 +1,14 @@
 // Command choices sets the kernels a library ran for a sweep of
 // scripts/measure_gpu.py beside what onnxcost prices: --gemm-choices
-// (cuBLAS, torch.matmul) beside the tile and K split perf.ChooseGEMM
-// picks, --conv-choices (cuDNN, F.conv2d) beside the convolution's price
+// (cuBLAS, torch.matmul) and --linear-choices (F.linear with a bias,
+// weights cold) beside the tile and K split perf.ChooseGEMM picks, --conv-choices (cuDNN, F.conv2d) beside the convolution's price
 // as a one-node graph, --power (single kernels' board power and clock)
 // beside the power model's, --host-ops (the host's cost per eager call by
 // op kind) beside the pytorch runtime's dispatch_us and module_us. The
 // table's header says which sweep it is.
 //
 //	go run ./scripts/choices -gpu H200 gemm_choices.csv
+//	go run ./scripts/choices -gpu H200 linear_choices.csv
 //	go run ./scripts/choices -gpu H200 conv_choices.csv
 //	go run ./scripts/choices -gpu H200 power.csv
 //	go run ./scripts/choices -gpu H200 host_ops.csv
@@ -51,7 +52,10 @@ func run(w io.Writer, gpuName string, files []string) error {
 		return err
 	}
 	if recs, err := measured.Read(files[0], gemmHeader); err == nil {
-		return gemmTable(w, g, files[0], recs)
+		return gemmTable(w, g, files[0], recs, false)
+	}
+	if recs, err := measured.Read(files[0], linearHeader); err == nil {
+		return gemmTable(w, g, files[0], recs, true)
 	}
 	if recs, err := measured.Read(files[0], powerHeader); err == nil {
 		return powerTable(w, g, files[0], recs)
