@@ -259,6 +259,20 @@ func TestLargeKHelpers(t *testing.T) {
 	if !(lin.TimeS > mm.TimeS) {
 		t.Errorf("128×768×768 with its epilogue kernel %g s, not above the product alone %g s", lin.TimeS, mm.TimeS)
 	}
+	// Nor as batches are added: a batched product with a bias in the
+	// region keeps the largek plan at every batch (a plan that left it
+	// at batch 2 priced 128×768×768 18.2 µs there against 21.9 at 1).
+	prevB := 0.0
+	for b := int64(1); b <= 16; b++ {
+		kk := GEMMKernel(128, 768, 768, b, hwdb.FP32, 4, 4)
+		kk.FLOPs += float64(128 * 768 * b)
+		got := EstimateKernel(h200, kk, o).TimeS
+		if got < prevB*(1-1e-12) {
+			t.Errorf("128×768×768 with a bias, batch %d: %g s, less than %g s at batch %d", b, got, prevB, b-1)
+			break
+		}
+		prevB = got
+	}
 	for _, nk := range [][2]int64{{768, 768}, {768, 3072}, {1024, 1024}, {1024, 4096}, {4096, 4096}} {
 		prev := 0.0
 		for m := int64(1); m <= 700; m++ {

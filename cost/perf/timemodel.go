@@ -1237,7 +1237,7 @@ func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 	gemmFLOPs := FMAFLOPs * float64(k.M) * float64(k.N) * float64(k.K) * float64(max(k.Batch, 1))
 	lib := gemmLib{splitK: splitsK(k, o), complex: k.Complex, epilogue: k.FLOPs-k.DequantFLOPs > gemmFLOPs,
 		wgrad: k.Grad == GradWeight, pixelRows: conv && k.Grad != GradWeight, pixelK: conv && k.Grad == GradWeight}
-	if _, real := peakFor(g, k.Precision); simtLargeK(g, real, lib, k.M, k.N, k.K, max(k.Batch, 1)) {
+	if _, real := peakFor(g, k.Precision); simtLargeK(g, real, lib, k.M, k.N, k.K) {
 		lib.helpers, lib.helperS = largeKHelpers(g, k, o)
 	}
 	return lib
@@ -1301,7 +1301,7 @@ func ChooseGEMM(g *hwdb.GPU, k Kernel, o Options) (GEMMPlan, bool) {
 func gemmPlanLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff float64, p Params, lib gemmLib) GEMMPlan {
 	best := fastestPlan(g, pr, m, n, k, batch, classEff, p, lib, false)
 	_, real := peakFor(g, pr)
-	if !simtLargeK(g, real, lib, m, n, k, batch) {
+	if !simtLargeK(g, real, lib, m, n, k) {
 		return best
 	}
 	lk := fastestPlan(g, pr, m, n, k, batch, classEff, p, lib, true)
@@ -1358,23 +1358,20 @@ func largeKHelpers(g *hwdb.GPU, k Kernel, o Options) (int64, float64) {
 // DeepBench boards (Maxwell to Turing, cuBLAS of 2017-2018) 32×32 tiles
 // for the same region fit some boards and not others (held-out fp32
 // GEMMs 15.9% → 16.7%: M40 28.1% → 23.8%, T4 10.6% → 13.7%), so the rule
-// is Hopper's, the one family with a trace of the kernel. A batched
-// product (batch > 1: cublasGemmStridedBatched) never goes there: its
-// batch fills the GPU without a K split. The same H200 BERT trace runs
-// the attention products of 12 heads as sm80_xmma_gemm_..._32x32x8
-// (grid 4×4×12), and our VGG-16 fp32 trace at batch 128 (calib/profile/
-// testdata/kineto_h200/vgg16_fp32_b128.json.gz) runs cuDNN FFT's complex
-// product, 128×512×512 per frequency over 544 frequencies, as
+// is Hopper's, the one family with a trace of the kernel. cuDNN FFT's
+// complex product never goes there: our VGG-16 fp32 trace at batch 128
+// (calib/profile/testdata/kineto_h200/vgg16_fp32_b128.json.gz) runs it,
+// 128×512×512 per frequency over 544 frequencies, as
 // sm80_xmma_gemm_cf32cf32_..._64x64x8 at 55 TFLOP/s, where the largek
-// plan priced it at 26 (its 28×28 layers +74%). And only a product with
-// an epilogue (a Linear's bias) goes there: in our H200's --gemm-choices
+// plan priced it at 26 (its 28×28 layers +74%). Nor does a product
+// without an epilogue (a Linear's bias): in our H200's --gemm-choices
 // sweep (testdata/measured/h200_sxm_gemm_choices.csv, bare torch.matmul)
 // none of the 21 fp32 products in the region ran largek (cutlass split-K
 // with cublasLt's splitKreduce_kernel, or xmma 64×64 tiles), and priced
 // as largek they came out +5% to +117% (median +51%); the BERT trace's
 // Linears, with their bias, run it.
-func simtLargeK(g *hwdb.GPU, real hwdb.Precision, lib gemmLib, m, n, k, batch int64) bool {
-	if batch > 1 || !lib.epilogue || isTensor(real) || !lib.splitK || lib.wgrad || lib.pixelRows || lib.pixelK || g.Family() != "Hopper" {
+func simtLargeK(g *hwdb.GPU, real hwdb.Precision, lib gemmLib, m, n, k int64) bool {
+	if lib.complex || !lib.epilogue || isTensor(real) || !lib.splitK || lib.wgrad || lib.pixelRows || lib.pixelK || g.Family() != "Hopper" {
 		return false
 	}
 	out := float64(m) * float64(n)
