@@ -252,7 +252,7 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 			// Rules may count extra work (bias, activation epilogue) in
 			// FLOPs; the GEMM view already prices the main loop, so only
 			// scale up when FLOPs exceed it.
-			gemmFLOPs := FMAFLOPs * float64(k.M) * float64(k.N) * float64(k.K) * float64(max(k.Batch, 1))
+			gemmFLOPs := productFLOPs(k)
 			if main := k.FLOPs - k.DequantFLOPs; main > gemmFLOPs {
 				t.ComputeS *= main / gemmFLOPs
 			}
@@ -1230,12 +1230,22 @@ type gemmLib struct {
 	helperS float64
 }
 
+// productFLOPs is the FLOPs of GEMM-like kernel k's product alone, its
+// M×N×K view over its batch.
+func productFLOPs(k Kernel) float64 {
+	return FMAFLOPs * float64(k.M) * float64(k.N) * float64(k.K) * float64(max(k.Batch, 1))
+}
+
+// hasEpilogue reports whether GEMM-like kernel k does work beyond its
+// product (a bias, an activation: the FLOPs a rule counts past it, less
+// a weight-only dequantization's).
+func hasEpilogue(k Kernel) bool { return k.FLOPs-k.DequantFLOPs > productFLOPs(k) }
+
 // libOf is the library kernel behind GEMM-like kernel k run under o on
 // g.
 func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 	conv := k.Class == ClassConv
-	gemmFLOPs := FMAFLOPs * float64(k.M) * float64(k.N) * float64(k.K) * float64(max(k.Batch, 1))
-	lib := gemmLib{splitK: splitsK(k, o), complex: k.Complex, epilogue: k.FLOPs-k.DequantFLOPs > gemmFLOPs,
+	lib := gemmLib{splitK: splitsK(k, o), complex: k.Complex, epilogue: hasEpilogue(k),
 		wgrad: k.Grad == GradWeight, pixelRows: conv && k.Grad != GradWeight, pixelK: conv && k.Grad == GradWeight}
 	if _, real := peakFor(g, k.Precision); simtLargeK(g, real, lib, k.M, k.N, k.K) {
 		lib.helpers, lib.helperS = largeKHelpers(g, k, o)
@@ -1336,8 +1346,7 @@ func largeKHelpers(g *hwdb.GPU, k Kernel, o Options) (int64, float64) {
 	ho := Options{Params: o.Params, Setting: InPlan, Runtime: o.Runtime}
 	zero := Kernel{Class: ClassElementwise, Bytes: out, WorkingSet: out, Precision: hwdb.FP32, ElemBytes: 4, Launches: 1}
 	n, s := int64(1), EstimateKernel(g, zero, ho).TimeS
-	gemmFLOPs := FMAFLOPs * float64(k.M) * float64(k.N) * float64(k.K) * float64(max(k.Batch, 1))
-	if k.FLOPs-k.DequantFLOPs > gemmFLOPs {
+	if hasEpilogue(k) {
 		bias := float64(k.N) * 4
 		epi := Kernel{Class: ClassElementwise, FLOPs: out / 4, Bytes: 2*out + bias, WorkingSet: 2*out + bias, Precision: hwdb.FP32, ElemBytes: 4, Launches: 1}
 		n, s = n+1, s+EstimateKernel(g, epi, ho).TimeS
