@@ -24,7 +24,7 @@ func TestSplitKIsAChoice(t *testing.T) {
 	perSM := peak / float64(g.SMs) * p.EffTensor
 	for _, tl := range ctaTiles {
 		ctas := ceilDiv(m, tl.m) * ceilDiv(n, tl.n)
-		if unsplit := tileTime(g, hwdb.INT8Tensor, tl, m, n, k, 1, float64(ctas), 1, perSM, p, false); got > unsplit*(1+1e-12) {
+		if unsplit := tileTime(g, hwdb.INT8Tensor, tl, m, n, k, 1, float64(ctas), 1, perSM, p, gemmLib{}); got > unsplit*(1+1e-12) {
 			t.Errorf("tile %dx%d unsplit takes %g s, but the GEMM is priced %g s", tl.m, tl.n, unsplit, got)
 		}
 	}
@@ -41,7 +41,7 @@ func TestSplitKPartialsInL2(t *testing.T) {
 	tl := ctaTile{128, 128}
 	const m, n, k, split = 256, 256, 4096, 4
 	ctas := ceilDiv(m, tl.m) * ceilDiv(n, tl.n)
-	with := tileTime(g, hwdb.FP16Tensor, tl, m, n, k, 1, float64(ctas), split, 1e12, p, false)
+	with := tileTime(g, hwdb.FP16Tensor, tl, m, n, k, 1, float64(ctas), split, 1e12, p, gemmLib{})
 	partials := float64(2 * split * m * n * 4) // write and re-read split fp32 slices
 	bw, level := bandwidthFor(g, partials, p)
 	if level != "l2" {
@@ -282,6 +282,45 @@ func TestLargeKHelpers(t *testing.T) {
 				break
 			}
 			prev = got
+		}
+	}
+}
+
+// TestSkinnyFP32Products: an fp32 product of a few rows runs at no more
+// than skinnyFLOPsPerSMCycle on its own rows (our H200's 8×4096×4096,
+// testdata/measured/h200_sxm_gemm_choices.csv: 43.5 µs, which the
+// skinny tiles' reuse alone priced at 28.3); and on every GPU, against
+// 4096×4096 weights, the time never falls as rows are added (1-40), nor
+// does the time per row rise up to gemvMaxCols rows or when the rows
+// double (as a decode batch does in internal/physics): 2 rows are not
+// dearer than two 1-row GEMVs (gemvsS; before it, 2×4096×4096 fp32 on a
+// B200 was priced 2.7 times its GEMV).
+func TestSkinnyFP32Products(t *testing.T) {
+	o := PlanOptions()
+	h200 := lookupAll(t, []string{"H200"})[0]
+	if got := EstimateKernel(h200, GEMMKernel(8, 4096, 4096, 1, hwdb.FP32, 4, 4), o).TimeS; math.Abs(got/43.5e-6-1) > 0.15 {
+		t.Errorf("H200 fp32 8×4096×4096: %.1f µs, measured 43.5", got*1e6)
+	}
+	for _, g := range hwdb.All() {
+		for _, pr := range []hwdb.Precision{hwdb.FP32} {
+			times := map[int64]float64{}
+			for rows := int64(1); rows <= 40; rows++ {
+				times[rows] = EstimateKernel(g, GEMMKernel(rows, 4096, 4096, 1, pr, 4, 4), o).TimeS
+				if prev := times[rows-1]; rows > 1 && times[rows] < prev*(1-1e-9) {
+					t.Errorf("%s %s: %d rows %.2f µs, %d rows %.2f", g.Name, pr, rows, times[rows]*1e6, rows-1, prev*1e6)
+				}
+			}
+			perRow := func(a, b int64) {
+				if times[b]/float64(b) > times[a]/float64(a)*(1+1e-9) {
+					t.Errorf("%s %s: %d rows %.2f µs a row, %d rows %.2f", g.Name, pr, b, times[b]*1e6/float64(b), a, times[a]*1e6/float64(a))
+				}
+			}
+			for rows := int64(2); rows <= gemvMaxCols; rows++ {
+				perRow(rows-1, rows)
+			}
+			for rows := int64(2); rows <= 32; rows *= 2 {
+				perRow(rows/2, rows)
+			}
 		}
 	}
 }

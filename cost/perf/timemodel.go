@@ -248,6 +248,7 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 		if f := misalignedGEMMS(g, k, p, o.Runtime); f > t.ComputeS {
 			t.ComputeS, t.AlignmentFallback = f, true
 		}
+		t.ComputeS = min(t.ComputeS, gemvsS(g, k, t.MemoryS, p))
 		if k.FLOPs > 0 && t.ComputeS > 0 {
 			// Rules may count extra work (bias, activation epilogue) in
 			// FLOPs; the GEMM view already prices the main loop, so only
@@ -1223,6 +1224,9 @@ type gemmLib struct {
 	// the same tiles, and ResNet-18's eager call on an RTX 3090 was
 	// priced faster at batch 8 than at 1.
 	pixelRows, pixelK bool
+	// skinny: a matrix product (not a convolution or a recurrent step)
+	// whose skinny tiles run at most skinnyFLOPsPerSMCycle.
+	skinny bool
 	// helpers, helperS: the kernels the library launches around its
 	// largek kernel (simtLargeK) and their time, gaps included
 	// (largeKHelpers); none elsewhere.
@@ -1246,7 +1250,8 @@ func hasEpilogue(k Kernel) bool { return k.FLOPs-k.DequantFLOPs > productFLOPs(k
 func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 	conv := k.Class == ClassConv
 	lib := gemmLib{splitK: splitsK(k, o), complex: k.Complex, epilogue: hasEpilogue(k),
-		wgrad: k.Grad == GradWeight, pixelRows: conv && k.Grad != GradWeight, pixelK: conv && k.Grad == GradWeight}
+		wgrad: k.Grad == GradWeight, pixelRows: conv && k.Grad != GradWeight, pixelK: conv && k.Grad == GradWeight,
+		skinny: k.Class == ClassGEMM}
 	if _, real := peakFor(g, k.Precision); simtLargeK(g, real, lib, k.M, k.N, k.K) {
 		lib.helpers, lib.helperS = largeKHelpers(g, k, o)
 	}
@@ -1427,7 +1432,7 @@ func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 	perSMBoost := peak / float64(g.SMs) * eff
 	best := GEMMPlan{ComputeS: math.Inf(1)}
 	try := func(tl ctaTile, ctas float64, split int64) {
-		if t := tileTime(g, real, tl, m, n, k, batch, ctas, split, perSMBoost, p, lib.complex); t < best.ComputeS {
+		if t := tileTime(g, real, tl, m, n, k, batch, ctas, split, perSMBoost, p, lib); t < best.ComputeS {
 			best = GEMMPlan{TileM: tl.m, TileN: tl.n, Split: split, Passes: 1, CTAs: ctas * float64(split), ComputeS: t}
 		}
 	}
@@ -1473,6 +1478,28 @@ func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 		}
 	}
 	return best
+}
+
+// gemvsS is the main loop of an fp32 (CUDA-core) matrix product of r =
+// 2..gemvMaxCols rows (or columns) run as r GEMVs, each streaming the weights (memoryS, the
+// product's own traffic, about one GEMV's where the weights dominate):
+// a library has that choice, so r rows never cost more than r single
+// rows, and a decode step's throughput never falls from batch 1 to 2.
+// The tiled plans did not keep to it where a few CTAs of a padded 8-row
+// tile cover the GPU: 2×4096×4096 fp32 on a B200 was priced 26 µs, 2.7
+// times its 1-row GEMV. +Inf where it does not apply.
+func gemvsS(g *hwdb.GPU, k Kernel, memoryS float64, p Params) float64 {
+	r := min(k.M, k.N)
+	if _, real := peakFor(g, k.Precision); k.Class != ClassGEMM || real != hwdb.FP32 || r < 2 || r > gemvMaxCols {
+		return math.Inf(1)
+	}
+	one := k
+	if k.M <= k.N {
+		one.M = 1
+	} else {
+		one.N = 1
+	}
+	return float64(r) * max(gemvCompute(g, one, kernelEff(k, p), p), memoryS)
 }
 
 // gemvWarpsPerCTA is how many outputs one CTA of a GEMV kernel computes:
@@ -1569,7 +1596,7 @@ func dequantCompute(g *hwdb.GPU, k Kernel, p Params) float64 {
 
 // tileTime is the compute time of a GEMM run as ctas CTA tiles of shape
 // tl, each K loop split split ways, on an SM rate of perSMBoost at boost.
-func tileTime(g *hwdb.GPU, real hwdb.Precision, tl ctaTile, m, n, k, batch int64, ctas float64, split int64, perSMBoost float64, p Params, complex bool) float64 {
+func tileTime(g *hwdb.GPU, real hwdb.Precision, tl ctaTile, m, n, k, batch int64, ctas float64, split int64, perSMBoost float64, p Params, lib gemmLib) float64 {
 	sms := int64(g.SMs)
 	ctasPerSM := max(refTileArea/(tl.m*tl.n), 1)
 	kPer := ceilDiv(k, split)
@@ -1589,7 +1616,13 @@ func tileTime(g *hwdb.GPU, real hwdb.Precision, tl ctaTile, m, n, k, batch int64
 	} else {
 		smFLOPs = FMAFLOPs * sizeProd(tl.m, tl.n, kPer) * onSM
 	}
-	tileEff := tileEffFor(g, real, tl, p, complex)
+	tileEff := tileEffFor(g, real, tl, p, lib.complex)
+	if narrow := min(tl.m, tl.n); lib.skinny && real == hwdb.FP32 && narrow < 32 && g.BoostClockMHz > 0 && perSMBoost > 0 {
+		// On the product's own rows, not the padded tile's: a skinny
+		// kernel loops over the rows it has.
+		rows := float64(min(m, n, narrow))
+		tileEff = min(tileEff, skinnyFLOPsPerSMCycle*g.BoostClockMHz*1e6/perSMBoost*float64(narrow)/rows)
+	}
 	t := smFLOPs / (perSM * tileEff * loopRamp(kPer, p) * occ)
 	if split > 1 {
 		// Partial sums go through memory: write and re-read split fp32
@@ -1849,6 +1882,26 @@ func rnnStepLatency(k Kernel, p Params) float64 {
 	}
 	return tiled
 }
+
+// skinnyFLOPsPerSMCycle is the fastest an fp32 matrix product of 2-8
+// rows (or columns) runs on CUDA cores in its skinny tiles, in FLOPs per
+// SM per cycle. cuBLAS runs such products as split-K kernels of 8-row
+// tiles or gemmSN_NN_kernel, each thread loading its weights and doing a
+// handful of FMAs on each: far below the tile-reuse rate of an 8×128 tile
+// (vectorTileEff: about 55 FLOPs per SM-cycle on a 128-lane SM). Our
+// H200's 8×4096×4096 runs at 25 (testdata/measured/
+// h200_sxm_gemm_choices.csv: 43.5 µs, priced 28.3 without this limit),
+// its 16-row gemmSN picks at 26-31, and DeepBench's 8-row fp32 GEMMs at
+// 5-43 (median 14). 32 is the value whose pricing fits DeepBench's 23
+// fit rows of 2-8 rows best (median |log(predicted/measured)| 0.435 →
+// 0.327; 9 held-out rows 0.639 → 0.42, median ratio 0.53 → 0.73); from 24
+// down, the 32-wide tiles take over every such row. A convolution's or a
+// recurrent step's GEMM is not held to it (the RNN steps' fitted
+// latencies price theirs). Products of 9-31 rows keep the cheaper of the
+// 32-wide tiles and passes of 8 rows (fastestPlan): cuBLAS runs 16 rows
+// slower than 32 (gemmSN: 78 µs against 41 for ×4096×4096 on our H200),
+// which a time that never falls as the batch grows cannot price.
+const skinnyFLOPsPerSMCycle = 32
 
 // gemvMaxCols is the widest output a GEMV-like kernel (the skinny 8- and
 // 16-wide tiles) serves. Such kernels give each thread a row of the
