@@ -286,19 +286,21 @@ func TestLargeKHelpers(t *testing.T) {
 	}
 }
 
-// TestSkinnyFP32Products: an fp32 product of a few rows runs at no more
-// than skinnyFLOPsPerSMCycle on its own rows (our H200's 8×4096×4096,
-// testdata/measured/h200_sxm_gemm_choices.csv: 43.5 µs, which the
-// skinny tiles' reuse alone priced at 28.3); and on every GPU, against
-// 4096×4096 weights, the time never falls as rows are added (1-40), nor
-// does the time per row rise up to gemvMaxCols rows or when the rows
-// double (as a decode batch does in internal/physics): 2 rows are not
-// dearer than two 1-row GEMVs (gemvsS; before it, 2×4096×4096 fp32 on a
-// B200 was priced 2.7 times its GEMV).
+// TestSkinnyFP32Products: an fp32 product of a few rows runs its skinny
+// tiles at no more than skinnyPeakShare of the lanes' rate, on its own
+// rows: our H200's 8×4096×4096 (testdata/measured/
+// h200_sxm_gemm_choices.csv: 43.5 µs, 25 FLOPs per SM-cycle; the skinny
+// tiles' reuse alone priced it at 28.3) is priced within a quarter of it
+// (scripts/choices TestH200GEMMChoices holds the sweep's ten 8-row
+// products). And on every GPU, against 4096×4096 weights, the time never
+// falls as rows are added (1-40), nor does the time per row rise up to
+// gemvMaxCols rows or when the rows double (as a decode batch does in
+// internal/physics): 2 rows are not dearer than two 1-row GEMVs (gemvsS;
+// before it, 2×4096×4096 fp32 on a B200 was priced 2.7 times its GEMV).
 func TestSkinnyFP32Products(t *testing.T) {
 	o := PlanOptions()
 	h200 := lookupAll(t, []string{"H200"})[0]
-	if got := EstimateKernel(h200, GEMMKernel(8, 4096, 4096, 1, hwdb.FP32, 4, 4), o).TimeS; math.Abs(got/43.5e-6-1) > 0.15 {
+	if got := EstimateKernel(h200, GEMMKernel(8, 4096, 4096, 1, hwdb.FP32, 4, 4), o).TimeS; math.Abs(got/43.5e-6-1) > 0.25 {
 		t.Errorf("H200 fp32 8×4096×4096: %.1f µs, measured 43.5", got*1e6)
 	}
 	for _, g := range hwdb.All() {

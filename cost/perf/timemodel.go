@@ -1225,7 +1225,7 @@ type gemmLib struct {
 	// priced faster at batch 8 than at 1.
 	pixelRows, pixelK bool
 	// skinny: a matrix product (not a convolution or a recurrent step)
-	// whose skinny tiles run at most skinnyFLOPsPerSMCycle.
+	// whose skinny tiles run at most skinnyPeakShare of the lanes' rate.
 	skinny bool
 	// helpers, helperS: the kernels the library launches around its
 	// largek kernel (simtLargeK) and their time, gaps included
@@ -1617,11 +1617,14 @@ func tileTime(g *hwdb.GPU, real hwdb.Precision, tl ctaTile, m, n, k, batch int64
 		smFLOPs = FMAFLOPs * sizeProd(tl.m, tl.n, kPer) * onSM
 	}
 	tileEff := tileEffFor(g, real, tl, p, lib.complex)
-	if narrow := min(tl.m, tl.n); lib.skinny && real == hwdb.FP32 && narrow < 32 && g.BoostClockMHz > 0 && perSMBoost > 0 {
-		// On the product's own rows, not the padded tile's: a skinny
-		// kernel loops over the rows it has.
-		rows := float64(min(m, n, narrow))
-		tileEff = min(tileEff, skinnyFLOPsPerSMCycle*g.BoostClockMHz*1e6/perSMBoost*float64(narrow)/rows)
+	if narrow := min(tl.m, tl.n); lib.skinny && real == hwdb.FP32 && narrow < 32 && perSMBoost > 0 {
+		if lanes := vectorFMAsPerClock(g, real); lanes > 0 {
+			// On the product's own rows, not the padded tile's: a
+			// skinny kernel loops over the rows it has.
+			rows := float64(min(m, n, narrow))
+			rate := skinnyPeakShare * FMAFLOPs * lanes * g.BoostClockMHz * 1e6 // FLOP/s per SM at boost
+			tileEff = min(tileEff, rate/perSMBoost*float64(narrow)/rows)
+		}
 	}
 	t := smFLOPs / (perSM * tileEff * loopRamp(kPer, p) * occ)
 	if split > 1 {
@@ -1883,25 +1886,28 @@ func rnnStepLatency(k Kernel, p Params) float64 {
 	return tiled
 }
 
-// skinnyFLOPsPerSMCycle is the fastest an fp32 matrix product of 2-8
-// rows (or columns) runs on CUDA cores in its skinny tiles, in FLOPs per
-// SM per cycle. cuBLAS runs such products as split-K kernels of 8-row
-// tiles or gemmSN_NN_kernel, each thread loading its weights and doing a
-// handful of FMAs on each: far below the tile-reuse rate of an 8×128 tile
-// (vectorTileEff: about 55 FLOPs per SM-cycle on a 128-lane SM). Our
-// H200's 8×4096×4096 runs at 25 (testdata/measured/
-// h200_sxm_gemm_choices.csv: 43.5 µs, priced 28.3 without this limit),
-// its 16-row gemmSN picks at 26-31, and DeepBench's 8-row fp32 GEMMs at
-// 5-43 (median 14). 32 is the value whose pricing fits DeepBench's 23
-// fit rows of 2-8 rows best (median |log(predicted/measured)| 0.435 →
-// 0.327; 9 held-out rows 0.639 → 0.42, median ratio 0.53 → 0.73); from 24
-// down, the 32-wide tiles take over every such row. A convolution's or a
-// recurrent step's GEMM is not held to it (the RNN steps' fitted
-// latencies price theirs). Products of 9-31 rows keep the cheaper of the
-// 32-wide tiles and passes of 8 rows (fastestPlan): cuBLAS runs 16 rows
-// slower than 32 (gemmSN: 78 µs against 41 for ×4096×4096 on our H200),
-// which a time that never falls as the batch grows cannot price.
-const skinnyFLOPsPerSMCycle = 32
+// skinnyPeakShare is the most of an SM's fp32 FMA rate a matrix product
+// of 2-8 rows (or columns) reaches on CUDA cores in its skinny tiles,
+// counted on its own rows. cuBLAS runs such products as split-K kernels
+// of 8-row tiles or gemmSN_NN_kernel, each thread loading its weights
+// and doing a handful of FMAs on each: far below the tile-reuse rate of
+// an 8×128 tile (vectorTileEff: about 55 FLOPs per SM-cycle on a 128-lane
+// SM). DeepBench's 8-row fp32 GEMMs run at 12-32 FLOPs per SM-cycle on
+// the 128-lane GP102 boards and 5-15 on the 64-lane P100 and T4 (so a
+// share of the lanes' rate, not a rate per SM), our H200's (128 lanes)
+// at 19-31 (testdata/measured/h200_sxm_gemm_choices.csv: 8×4096×4096
+// 43.5 µs, priced 28.3 without this limit). 0.15 is the share whose
+// pricing fits DeepBench's 168 fit rows of 2-16 rows best (median
+// |log(predicted/measured)| at 0.125, 0.14, 0.15, 0.16, 0.17: 0.488,
+// 0.488, 0.482, 0.489, 0.493; 0.533 without; a flat 32 FLOPs per
+// SM-cycle, 0.493): the 74 held-out rows go 0.473 → 0.400, those of 2-8
+// rows 0.639 → 0.322. A convolution's or a recurrent step's GEMM is not
+// held to it (the RNN steps' fitted latencies price theirs). Products of
+// 9-31 rows keep the cheaper of the 32-wide tiles and passes of 8 rows
+// (fastestPlan): cuBLAS runs 16 rows slower than 32 (gemmSN: 78 µs
+// against 41 for ×4096×4096 on our H200), which a time that never falls
+// as the batch grows cannot price.
+const skinnyPeakShare = 0.15
 
 // gemvMaxCols is the widest output a GEMV-like kernel (the skinny 8- and
 // 16-wide tiles) serves. Such kernels give each thread a row of the

@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -77,6 +79,27 @@ func TestH200GEMMChoices(t *testing.T) {
 	}
 	if n := strings.Count(s, "gemmSN_NN_kernel"); n != 4 {
 		t.Errorf("%d gemmSN_NN_kernel products listed, want the sweep's 4", n)
+	}
+	// The sweep's ten fp32 products of 8 rows (cost/perf skinnyPeakShare):
+	// a median 26.6% off when their skinny tiles ran at the tile-reuse
+	// rate, 14.7% at the skinny kernels' share of the lanes.
+	var eightRow []float64
+	for _, line := range strings.Split(s, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 8 || f[0] != "fp32" || f[1] != "8" {
+			continue
+		}
+		var e float64
+		if _, err := fmt.Sscanf(f[7], "%g%%", &e); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		eightRow = append(eightRow, math.Abs(e))
+	}
+	slices.Sort(eightRow)
+	if n := len(eightRow); n != 10 {
+		t.Errorf("%d fp32 products of 8 rows, want the sweep's 10", n)
+	} else if med := (eightRow[4] + eightRow[5]) / 2; med > 20 {
+		t.Errorf("fp32 products of 8 rows priced a median %.1f%% off, want ≤ 20%%", med)
 	}
 }
 
