@@ -1481,13 +1481,13 @@ func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 }
 
 // gemvsS is the main loop of an fp32 (CUDA-core) matrix product of r =
-// 2..gemvMaxCols rows (or columns) run as r GEMVs, each streaming the weights (memoryS, the
-// product's own traffic, about one GEMV's where the weights dominate):
-// a library has that choice, so r rows never cost more than r single
-// rows, and a decode step's throughput never falls from batch 1 to 2.
-// The tiled plans did not keep to it where a few CTAs of a padded 8-row
-// tile cover the GPU: 2×4096×4096 fp32 on a B200 was priced 26 µs, 2.7
-// times its 1-row GEMV. +Inf where it does not apply.
+// 2..gemvMaxCols rows (or columns) run as r GEMVs, each streaming the
+// weights (memoryS, the product's own traffic, about one GEMV's where the
+// weights dominate): a library has that choice, so r rows never cost
+// more than r single rows, and a decode step's throughput never falls
+// from batch 1 to 2. The tiled plans did not keep to it where a few CTAs
+// of a padded 8-row tile cover the GPU: 2×4096×4096 fp32 on a B200 was
+// priced 26 µs, 2.7 times its 1-row GEMV. +Inf where it does not apply.
 func gemvsS(g *hwdb.GPU, k Kernel, memoryS float64, p Params) float64 {
 	r := min(k.M, k.N)
 	if _, real := peakFor(g, k.Precision); k.Class != ClassGEMM || real != hwdb.FP32 || r < 2 || r > gemvMaxCols {
@@ -1894,9 +1894,10 @@ func rnnStepLatency(k Kernel, p Params) float64 {
 // an 8×128 tile (vectorTileEff: about 55 FLOPs per SM-cycle on a 128-lane
 // SM). DeepBench's 8-row fp32 GEMMs run at 12-32 FLOPs per SM-cycle on
 // the 128-lane GP102 boards and 5-15 on the 64-lane P100 and T4 (so a
-// share of the lanes' rate, not a rate per SM), our H200's (128 lanes)
-// at 19-31 (testdata/measured/h200_sxm_gemm_choices.csv: 8×4096×4096
-// 43.5 µs, priced 28.3 without this limit). 0.15 is the share whose
+// share of the lanes' rate, not a rate per SM), the larger of our
+// H200's (128 lanes) at 21-30 (testdata/measured/
+// h200_sxm_gemm_choices.csv: 8×4096×4096 43.5 µs, priced 28.3 without
+// this limit). 0.15 is the share whose
 // pricing fits DeepBench's 168 fit rows of 2-16 rows best (median
 // |log(predicted/measured)| at 0.125, 0.14, 0.15, 0.16, 0.17: 0.488,
 // 0.488, 0.482, 0.489, 0.493; 0.533 without; a flat 32 FLOPs per
