@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -44,4 +47,46 @@ func TestDryRunTable(t *testing.T) {
 	if err := run(&out, "H100", []string{ws}); err == nil || !strings.Contains(err.Error(), "ws.csv") || !strings.Contains(err.Error(), "lots") {
 		t.Errorf("bad workspace: %v", err)
 	}
+}
+
+// TestH200ConvChoices: our H200's --conv-choices table
+// (testdata/measured/h200_sxm_conv_choices.csv: nn.Conv2d with a bias,
+// as eager PyTorch runs it) is priced through the eager plan, whose
+// convolution leaves its bias to a broadcast kernel of its own, as the
+// sweep's rows time it. Priced inside the convolution, the table read a
+// median 25.4% off, and its channels_last fp16 64→256 1×1 at 56×56,
+// batch 32 (96.1 µs: 20.8 in cuDNN, 72.4 in the strided bias add over
+// NHWC) 72% short.
+func TestH200ConvChoices(t *testing.T) {
+	var out strings.Builder
+	if err := run(&out, "H200", []string{filepath.Join("..", "..", "testdata", "measured", "h200_sxm_conv_choices.csv")}); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	var med float64
+	i := strings.LastIndex(s, "90 convolutions on H200-SXM-141GB: median |error| ")
+	if i < 0 {
+		t.Fatalf("no summary of 90 convolutions:\n%s", s[max(0, len(s)-300):])
+	}
+	if _, err := fmt.Sscanf(s[i+len("90 convolutions on H200-SXM-141GB: median |error| "):], "%g%%", &med); err != nil {
+		t.Fatal(err)
+	}
+	if med > 18 {
+		t.Errorf("the H200's convolution choices priced a median %.1f%% off, want ≤ 18%%", med)
+	}
+	for _, line := range strings.Split(s, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 10 || strings.Join(f[:8], " ") != "fp16 nhwc 32 64 56 256 1 1" {
+			continue
+		}
+		var e float64
+		if _, err := fmt.Sscanf(f[10], "%g%%", &e); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if math.Abs(e) > 25 {
+			t.Errorf("fp16 channels_last 64→256 1×1 at 56×56, batch 32: priced %+.1f%% off, want its bias kernel counted (within 25%%)", e)
+		}
+		return
+	}
+	t.Error("no fp16 nhwc 64→256 1×1 row at batch 32")
 }
