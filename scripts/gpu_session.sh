@@ -35,10 +35,16 @@
 #      alternating with a multiply on other tensors and on its own output
 #      says whether that is the first load or the kernel's code fetch
 #      (cost/perf pointwiseLoadCycles, cost's analyzer.lone);
-#   4. the six AMP training steps (--train, what fits in 60 s): this
-#      machine's eager steps moved 1.0-1.37x between two runs two days
-#      apart, so a third says how much of the H200's +25% training miss
-#      is the host's noise;
+#   4. ResNet-50 and DenseNet-121 fp16 (channels_last) at batch 1 and
+#      32 with Kineto traces: our H200's --conv-choices table runs 1x1
+#      convolutions as cuBLAS nvjet kernels in 6-13 µs where the model
+#      charges each a library convolution's whole fill (16-23 µs priced),
+#      yet ResNet-50 fp16's whole replays are priced within +5%, so other
+#      kernels there must run longer than priced; and DenseNet-121 fp16
+#      at batch 32 is priced 16% short (its 3x3 layers have 32 output
+#      channels): the traces say kernel by kernel (2026-12-04 note). The
+#      AMP training steps (--train) this replaced: its host noise was
+#      measured twice already;
 #   5. the H100-only checks when an H100 is lent: --power (the H200's
 #      fp16 8192^3 product held 1400 MHz at 668 W, priced at 1980 MHz
 #      and 700 W with its time right) and --host-ops.
@@ -74,7 +80,7 @@ step 170 cnn "$py" scripts/measure_gpu.py --models densenet121,resnet50 --dtypes
 step 40 linear "$py" scripts/measure_gpu.py --linear-choices --out "$out/linear_choices.csv"
 step 60 kernels "$py" scripts/measure_gpu.py --kernels --out "$out/kernels.csv" --calib-dir "$out/cal"
 step 30 firstload "$py" scripts/measure_gpu.py --first-load --out "$out/first_load.csv"
-step 60 train "$py" scripts/measure_gpu.py --train --out "$out/train.csv" --calib-dir "$out/cal"
+step 60 cnn16 "$py" scripts/measure_gpu.py --models resnet50,densenet121 --dtypes fp16 --batches 1,32 --out "$out/cnn16.csv" --calib-dir "$out/cal16" --kineto "$out/kineto16"
 if grep -q H100 "$out/nvidia-smi.txt"; then
 	step 60 power "$py" scripts/measure_gpu.py --power --out "$out/power.csv"
 	step 40 host "$py" scripts/measure_gpu.py --host-ops --out "$out/host_ops.csv"
