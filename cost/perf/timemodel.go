@@ -1493,13 +1493,18 @@ func gemvsS(g *hwdb.GPU, k Kernel, memoryS float64, p Params) float64 {
 	if _, real := peakFor(g, k.Precision); k.Class != ClassGEMM || real != hwdb.FP32 || r < 2 || r > gemvMaxCols {
 		return math.Inf(1)
 	}
-	one := k
-	if k.M <= k.N {
-		one.M = 1
-	} else {
-		one.N = 1
+	return float64(r) * max(gemvCompute(g, gemvRow(k), kernelEff(k, p), p), memoryS)
+}
+
+// gemvRow is the one-row GEMV of GEMM-like kernel k (its narrow side, M
+// or the smaller N, cut to 1), what a library runs each of a few rows as;
+// it carries what gemvCompute reads.
+func gemvRow(k Kernel) Kernel {
+	one := Kernel{Precision: k.Precision, M: 1, N: k.N, K: k.K, Batch: max(k.Batch, 1)}
+	if k.M > k.N {
+		one.M, one.N = k.M, 1
 	}
-	return float64(r) * max(gemvCompute(g, one, kernelEff(k, p), p), memoryS)
+	return one
 }
 
 // gemvWarpsPerCTA is how many outputs one CTA of a GEMV kernel computes:
@@ -1551,11 +1556,7 @@ func weightOnlyCompute(g *hwdb.GPU, k Kernel, eff float64, p Params) float64 {
 		}
 		t := gemmCompute(g, k.Precision, m, n, k.K, batch, eff, p)
 		if r <= gemvMaxCols {
-			one := Kernel{Precision: k.Precision, M: 1, N: n, K: k.K, Batch: batch}
-			if k.M > k.N {
-				one.M, one.N = m, 1
-			}
-			t = min(t, float64(r)*gemvCompute(g, one, eff, p))
+			t = min(t, float64(r)*gemvCompute(g, gemvRow(k), eff, p))
 		}
 		return t
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"path/filepath"
 	"strings"
@@ -21,11 +22,7 @@ func TestDryRunTable(t *testing.T) {
 	ok := write("ok.csv", "fp32,nchw,1,8,16,8,3,1,0.10721,aten::conv2d,,,,,153.00,\n"+
 		"fp32,nchw,1,8,16,8,3,1,0.10721,aten::convolution,,,,,144.00,\n"+
 		"fp16,nhwc,32,64,56,64,3,1,0.09000,\"void sm80_xmma_fprop_implicit_gemm<int>(int)\",132x1x1,128x1x1,168,81920,88.00,12.5\n")
-	var out strings.Builder
-	if err := run(&out, "H100", []string{ok}); err != nil {
-		t.Fatal(err)
-	}
-	s := out.String()
+	s := tableOutput(t, "H100", ok)
 	t.Log("\n" + s)
 	for _, want := range []string{"aten::conv2d, aten::convolution", "sm80_xmma_fprop_implicit_gemm (132x1x1)", "12.5  sm80", "2 convolutions on H100-SXM5-80GB"} {
 		if !strings.Contains(s, want) {
@@ -36,15 +33,15 @@ func TestDryRunTable(t *testing.T) {
 		t.Errorf("want a header, two convolutions and a summary:\n%s", s)
 	}
 	bad := write("bad.csv", "fp32,nhcw,1,8,16,8,3,1,0.1,aten::conv2d,,,,,1,\n")
-	if err := run(&out, "H100", []string{bad}); err == nil || !strings.Contains(err.Error(), "bad.csv") || !strings.Contains(err.Error(), "nhcw") {
+	if err := run(io.Discard, "H100", []string{bad}); err == nil || !strings.Contains(err.Error(), "bad.csv") || !strings.Contains(err.Error(), "nhcw") {
 		t.Errorf("bad layout: %v", err)
 	}
 	size := write("size.csv", "fp32,nchw,1,8,x,8,3,1,0.1,aten::conv2d,,,,,1,\n")
-	if err := run(&out, "H100", []string{size}); err == nil || !strings.Contains(err.Error(), "size.csv") {
+	if err := run(io.Discard, "H100", []string{size}); err == nil || !strings.Contains(err.Error(), "size.csv") {
 		t.Errorf("bad size: %v", err)
 	}
 	ws := write("ws.csv", "fp32,nchw,1,8,16,8,3,1,0.1,aten::conv2d,,,,,1,lots\n")
-	if err := run(&out, "H100", []string{ws}); err == nil || !strings.Contains(err.Error(), "ws.csv") || !strings.Contains(err.Error(), "lots") {
+	if err := run(io.Discard, "H100", []string{ws}); err == nil || !strings.Contains(err.Error(), "ws.csv") || !strings.Contains(err.Error(), "lots") {
 		t.Errorf("bad workspace: %v", err)
 	}
 }
@@ -58,20 +55,8 @@ func TestDryRunTable(t *testing.T) {
 // batch 32 (96.1 µs: 20.8 in cuDNN, 72.4 in the strided bias add over
 // NHWC) 72% short.
 func TestH200ConvChoices(t *testing.T) {
-	var out strings.Builder
-	if err := run(&out, "H200", []string{filepath.Join("..", "..", "testdata", "measured", "h200_sxm_conv_choices.csv")}); err != nil {
-		t.Fatal(err)
-	}
-	s := out.String()
-	var med float64
-	i := strings.LastIndex(s, "90 convolutions on H200-SXM-141GB: median |error| ")
-	if i < 0 {
-		t.Fatalf("no summary of 90 convolutions:\n%s", s[max(0, len(s)-300):])
-	}
-	if _, err := fmt.Sscanf(s[i+len("90 convolutions on H200-SXM-141GB: median |error| "):], "%g%%", &med); err != nil {
-		t.Fatal(err)
-	}
-	if med > 18 {
+	s := tableOutput(t, "H200", filepath.Join("..", "..", "testdata", "measured", "h200_sxm_conv_choices.csv"))
+	if med := summaryMedian(t, s, "90 convolutions on H200-SXM-141GB"); med > 18 {
 		t.Errorf("the H200's convolution choices priced a median %.1f%% off, want ≤ 18%%", med)
 	}
 	for _, line := range strings.Split(s, "\n") {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,11 +16,7 @@ import (
 // model's plan (the two largek products as 32×32 tiles, as the trace
 // runs them), and a malformed table is refused by name.
 func TestBERTLinears(t *testing.T) {
-	var out strings.Builder
-	if err := run(&out, "H200", []string{filepath.Join("testdata", "bert_fp32_h200.csv")}); err != nil {
-		t.Fatal(err)
-	}
-	s := out.String()
+	s := tableOutput(t, "H200", filepath.Join("testdata", "bert_fp32_h200.csv"))
 	t.Log("\n" + s)
 	for _, want := range []string{"sgemm_largek_lds64 (24x4x2), scal_kernel (12x4x1)", "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x32x8", "32x32 split", "3 products on H200-SXM-141GB"} {
 		if !strings.Contains(s, want) {
@@ -29,10 +26,10 @@ func TestBERTLinears(t *testing.T) {
 	if strings.Count(s, "\n") != 5 {
 		t.Errorf("want a header, three products and a summary:\n%s", s)
 	}
-	if err := run(&out, "H200", []string{filepath.Join("testdata", "missing.csv")}); err == nil || !strings.Contains(err.Error(), "missing.csv") {
+	if err := run(io.Discard, "H200", []string{filepath.Join("testdata", "missing.csv")}); err == nil || !strings.Contains(err.Error(), "missing.csv") {
 		t.Errorf("missing file: %v", err)
 	}
-	if err := run(&out, "", []string{"x.csv"}); err == nil {
+	if err := run(io.Discard, "", []string{"x.csv"}); err == nil {
 		t.Error("no GPU: accepted")
 	}
 }
@@ -51,6 +48,33 @@ func tableWriter(t *testing.T, head string) func(name, body string) string {
 	}
 }
 
+// tableOutput is the command's output for the tables at paths on gpu; an
+// error fails the test.
+func tableOutput(t *testing.T, gpu string, paths ...string) string {
+	t.Helper()
+	var out strings.Builder
+	if err := run(&out, gpu, paths); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// summaryMedian is the median |error| of output s's summary line, the one
+// that starts with summary ("390 products on H200-SXM-141GB").
+func summaryMedian(t *testing.T, s, summary string) float64 {
+	t.Helper()
+	head := summary + ": median |error| "
+	i := strings.LastIndex(s, head)
+	if i < 0 {
+		t.Fatalf("no %q:\n%s", head, s[max(0, len(s)-300):])
+	}
+	var med float64
+	if _, err := fmt.Sscanf(s[i+len(head):], "%g%%", &med); err != nil {
+		t.Fatal(err)
+	}
+	return med
+}
+
 // TestH200GEMMChoices: our H200's whole --gemm-choices sweep
 // (testdata/measured/h200_sxm_gemm_choices.csv, 390 products) stays
 // priced within a median 17% of the measured calls (15.6% when it was
@@ -61,20 +85,8 @@ func tableWriter(t *testing.T, head string) func(name, body string) string {
 // SM-cycle, whatever the size) for fp32 products of 8-16 rows against
 // 3,072-11,008 columns, three of its four picks priced 21-41% short.
 func TestH200GEMMChoices(t *testing.T) {
-	var out strings.Builder
-	if err := run(&out, "H200", []string{filepath.Join("..", "..", "testdata", "measured", "h200_sxm_gemm_choices.csv")}); err != nil {
-		t.Fatal(err)
-	}
-	s := out.String()
-	i := strings.LastIndex(s, "390 products on H200-SXM-141GB: median |error| ")
-	if i < 0 {
-		t.Fatalf("no summary of 390 products:\n%s", s[max(0, len(s)-300):])
-	}
-	var med float64
-	if _, err := fmt.Sscanf(s[i+len("390 products on H200-SXM-141GB: median |error| "):], "%g%%", &med); err != nil {
-		t.Fatal(err)
-	}
-	if med > 17 {
+	s := tableOutput(t, "H200", filepath.Join("..", "..", "testdata", "measured", "h200_sxm_gemm_choices.csv"))
+	if med := summaryMedian(t, s, "390 products on H200-SXM-141GB"); med > 17 {
 		t.Errorf("the H200's GEMM choices priced a median %.1f%% off, want ≤ 17%%", med)
 	}
 	if n := strings.Count(s, "gemmSN_NN_kernel"); n != 4 {
@@ -114,11 +126,7 @@ func TestLinearChoices(t *testing.T) {
 	p := write("l.csv", "fp32,1,128,768,768,1,0.0287,sgemm_largek_lds64,24x4x2,16x16x1,128,0,20.0\n"+
 		"fp32,1,128,768,768,1,0.0287,scal_kernel,12x4x1,256x1x1,32,0,1.0\n"+
 		"fp32,1,128,768,768,0,0.0134,cutlass::Kernel2,16x1x8,256x1x1,128,0,11.0\n")
-	var out strings.Builder
-	if err := run(&out, "H200", []string{p}); err != nil {
-		t.Fatal(err)
-	}
-	s := out.String()
+	s := tableOutput(t, "H200", p)
 	t.Log("\n" + s)
 	if !strings.Contains(s, "2 products on H200-SXM-141GB") || !strings.Contains(s, "sgemm_largek_lds64 (24x4x2), scal_kernel (12x4x1)") {
 		t.Fatalf("want the two products, the biased one's two kernels grouped:\n%s", s)

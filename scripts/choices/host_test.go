@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"strings"
 	"testing"
 )
@@ -13,11 +14,7 @@ import (
 func TestHostTable(t *testing.T) {
 	write := tableWriter(t, hostHeader+"\n")
 	ok := write("ok.csv", "add,functional,1,6.00,2.10\nlinear,module,1,42.00,3.00\nview,functional,0,1.00,\nlinear,autocast,1,24.00,\n")
-	var out strings.Builder
-	if err := run(&out, "H100", []string{ok}); err != nil {
-		t.Fatal(err)
-	}
-	s := out.String()
+	s := tableOutput(t, "H100", ok)
 	t.Log("\n" + s)
 	for _, want := range []string{"functional: median measured/charged 0.75 over 1 op kinds", "module: median measured/charged 1.50", "autocast: median measured/charged 3.00", "28.0"} {
 		if !strings.Contains(s, want) {
@@ -25,7 +22,7 @@ func TestHostTable(t *testing.T) {
 		}
 	}
 	bad := write("bad.csv", "add,functional,1,fast,\n")
-	if err := run(&out, "H100", []string{bad}); err == nil || !strings.Contains(err.Error(), "bad.csv") {
+	if err := run(io.Discard, "H100", []string{bad}); err == nil || !strings.Contains(err.Error(), "bad.csv") {
 		t.Errorf("bad time: %v", err)
 	}
 }
