@@ -53,5 +53,5 @@ func Example_bindDims() {
 	}
 	// Output:
 	// seq  128:   32.3 GFLOPs, 0.623 ms
-	// seq 1024:  293.1 GFLOPs, 1.049 ms
+	// seq 1024:  293.1 GFLOPs, 1.027 ms
 }

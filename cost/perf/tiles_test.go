@@ -326,3 +326,52 @@ func TestSkinnyFP32Products(t *testing.T) {
 		}
 	}
 }
+
+// TestWaveTail: a tensor-core matrix product whose tiles fill one wave
+// and one SM more costs less than two waves (waveTailShare), while a
+// convolution's tiles and a CUDA-core product's pay the whole second
+// round; and on every GPU, from one wave of 128×128 tiles to 80 of them,
+// a product's time never falls as its rows grow (internal/physics walks
+// batches in powers of two only). Below one wave the plans split K, and
+// there the time does fall at a few sizes (A10 fp16 160×1024×1024 below
+// 128 rows, MI300X 608 below 576, with or without the tail): fastestPlan
+// offers only the deepest split, whose partial sums can spill L2 or cost
+// more than a shallower split's.
+func TestWaveTail(t *testing.T) {
+	p := DefaultParams()
+	a100 := lookupAll(t, []string{"A100-SXM4-80GB"})[0]
+	sms := float64(a100.SMs)
+	tl := ctaTile{128, 128}
+	ratio := func(real hwdb.Precision, lib gemmLib) float64 {
+		peak, _ := peakFor(a100, real)
+		per := peak / sms
+		one := tileTime(a100, real, tl, 128*int64(a100.SMs), 128, 4096, 1, sms, 1, per, p, lib)
+		more := tileTime(a100, real, tl, 128*int64(a100.SMs+1), 128, 4096, 1, sms+1, 1, per, p, lib)
+		return more / one
+	}
+	if r, want := ratio(hwdb.FP16Tensor, gemmLib{product: true}), 1+waveTailShare+(1-waveTailShare)/sms; math.Abs(r/want-1) > 1e-9 {
+		t.Errorf("fp16 product, one wave and one tile: %.4f of one wave, want %.4f", r, want)
+	}
+	for _, c := range []struct {
+		name string
+		real hwdb.Precision
+		lib  gemmLib
+	}{{"fp16 convolution", hwdb.FP16Tensor, gemmLib{pixelRows: true}}, {"fp32 product", hwdb.FP32, gemmLib{product: true}}} {
+		if r := ratio(c.real, c.lib); math.Abs(r/2-1) > 1e-9 {
+			t.Errorf("%s, one wave and one tile: %.4f of one wave, want 2", c.name, r)
+		}
+	}
+	o := PlanOptions()
+	for _, g := range hwdb.All() {
+		pr := ResolvePrecision(g, hwdb.FP16Tensor)
+		prev := 0.0
+		for m := 16 * int64(g.SMs); m <= 80*int64(g.SMs); m += 32 {
+			got := EstimateKernel(g, GEMMKernel(m, 1024, 1024, 1, pr, 2, 2), o).TimeS
+			if got < prev*(1-1e-12) {
+				t.Errorf("%s %s: %d×1024×1024 %.3f µs, less than %.3f at %d rows", g.Name, pr, m, got*1e6, prev*1e6, m-32)
+				break
+			}
+			prev = got
+		}
+	}
+}

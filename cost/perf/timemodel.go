@@ -1224,9 +1224,11 @@ type gemmLib struct {
 	// the same tiles, and ResNet-18's eager call on an RTX 3090 was
 	// priced faster at batch 8 than at 1.
 	pixelRows, pixelK bool
-	// skinny: a matrix product (not a convolution or a recurrent step)
-	// whose skinny tiles run at most skinnyPeakShare of the lanes' rate.
-	skinny bool
+	// product: a matrix product (not a convolution or a recurrent
+	// step): its skinny fp32 tiles run at most skinnyPeakShare of the
+	// lanes' rate, and its tensor-core tiles' partial last wave costs
+	// waveTailShare of a wave at the least.
+	product bool
 	// helpers, helperS: the kernels the library launches around its
 	// largek kernel (simtLargeK) and their time, gaps included
 	// (largeKHelpers); none elsewhere.
@@ -1251,7 +1253,7 @@ func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 	conv := k.Class == ClassConv
 	lib := gemmLib{splitK: splitsK(k, o), complex: k.Complex, epilogue: hasEpilogue(k),
 		wgrad: k.Grad == GradWeight, pixelRows: conv && k.Grad != GradWeight, pixelK: conv && k.Grad == GradWeight,
-		skinny: k.Class == ClassGEMM}
+		product: k.Class == ClassGEMM}
 	if _, real := peakFor(g, k.Precision); simtLargeK(g, real, lib, k.M, k.N, k.K) {
 		lib.helpers, lib.helperS = largeKHelpers(g, k, o)
 	}
@@ -1618,7 +1620,7 @@ func tileTime(g *hwdb.GPU, real hwdb.Precision, tl ctaTile, m, n, k, batch int64
 		smFLOPs = FMAFLOPs * sizeProd(tl.m, tl.n, kPer) * onSM
 	}
 	tileEff := tileEffFor(g, real, tl, p, lib.complex)
-	if narrow := min(tl.m, tl.n); lib.skinny && real == hwdb.FP32 && narrow < 32 && perSMBoost > 0 {
+	if narrow := min(tl.m, tl.n); lib.product && real == hwdb.FP32 && narrow < 32 && perSMBoost > 0 {
 		if lanes := vectorFMAsPerClock(g, real); lanes > 0 {
 			// On the product's own rows, not the padded tile's: a
 			// skinny kernel loops over the rows it has.
@@ -1628,6 +1630,16 @@ func tileTime(g *hwdb.GPU, real hwdb.Precision, tl ctaTile, m, n, k, batch int64
 		}
 	}
 	t := smFLOPs / (perSM * tileEff * loopRamp(kPer, p) * occ)
+	if rounds := work / float64(sms); lib.product && isTensor(real) && rounds > 1 && rounds < ExactSizeLimit {
+		// The busiest SM's last CTA round is a partial wave: priced at
+		// waveTailShare of a round when few SMs share it, rising to a
+		// whole round as it fills. Never below the ideal (rounds) nor
+		// above onSM, and rising with the work, so more rows never cost
+		// less.
+		if f := rounds - math.Floor(rounds); f > 0 {
+			t *= (onSM - (1-waveTailShare)*(1-f)) / onSM
+		}
+	}
 	if split > 1 {
 		// Partial sums go through memory: write and re-read split fp32
 		// slices of the output, from L2 when they fit there.
@@ -1910,6 +1922,33 @@ func rnnStepLatency(k Kernel, p Params) float64 {
 // against 41 for ×4096×4096 on our H200), which a time that never falls
 // as the batch grows cannot price.
 const skinnyPeakShare = 0.15
+
+// waveTailShare is the least share of a full CTA round that a tensor-core
+// matrix product's partial last wave costs: f of the SMs busy in it
+// costs waveTailShare + (1 − waveTailShare)·f of a round, where a fixed
+// tile set waiting for its slowest SM charges the whole round. Vidur's
+// fp16 GEMMs (A100, H100, A40; compute-bound rows, by the model's own
+// plan's waves) show the step at a wave's edge far smaller than a whole
+// round: just past one wave (up to 1.25 rounds) they were priced a median
+// 1.31 times their time, at 1.25-1.5 rounds 1.17, 1.5-1.75 1.09,
+// 1.75-2 1.05, while one wave or less was priced 0.99-1.04; past three
+// waves the step fades (0.94-1.05). cuBLAS's kernels for these shapes
+// come in many tile shapes and cooperative and split-K variants (our
+// H200's nvjet kernels: 64×8 to 256×128, 192×128 and 96×128 among them;
+// testdata/measured/h200_sxm_gemm_choices.csv), so its heuristic can
+// spread a few tiles more than the SMs hold over the SMs more evenly
+// than one tile shape can, and a few CTAs alone in the last wave do not
+// compete for L2 bandwidth. Fitted on Vidur's fit rows (median
+// |log(predicted/measured)| over the 48,323 GEMM rows at 1, 0.8, 0.7,
+// 0.6, 0.5, 0.4: 0.0673, 0.0627, 0.0616, 0.0617, 0.0619, 0.0628).
+// CUDA-core products (DeepBench's fp32 GEMMs show no such step, and
+// BERT's fp32 Linears on our H100 went 2-5% further below their
+// measured replays) and library convolutions (with a share of 0.5 on
+// them too, DeepBench's held-out M40 and Titan X Maxwell convolutions
+// went 18% → 23% and 13% → 16% off) keep the whole round. After it, the
+// same rows by rounds: 1-1.25 1.17, 1.25-1.5 1.08, 1.5-1.75 1.03,
+// 1.75-2 1.01; past 2.5 rounds 0.92-1.00 (0.94-1.05 before).
+const waveTailShare = 0.7
 
 // gemvMaxCols is the widest output a GEMV-like kernel (the skinny 8- and
 // 16-wide tiles) serves. Such kernels give each thread a row of the
