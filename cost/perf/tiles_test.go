@@ -24,7 +24,7 @@ func TestSplitKIsAChoice(t *testing.T) {
 	perSM := peak / float64(g.SMs) * p.EffTensor
 	for _, tl := range ctaTiles {
 		ctas := ceilDiv(m, tl.m) * ceilDiv(n, tl.n)
-		if unsplit := tileTime(g, hwdb.INT8Tensor, tl, m, n, k, 1, float64(ctas), 1, perSM, p, gemmLib{}); got > unsplit*(1+1e-12) {
+		if unsplit := tileTime(g, newPathClock(g, p, hwdb.INT8Tensor), hwdb.INT8Tensor, tl, m, n, k, 1, float64(ctas), 1, perSM, p, gemmLib{}); got > unsplit*(1+1e-12) {
 			t.Errorf("tile %dx%d unsplit takes %g s, but the GEMM is priced %g s", tl.m, tl.n, unsplit, got)
 		}
 	}
@@ -41,7 +41,7 @@ func TestSplitKPartialsInL2(t *testing.T) {
 	tl := ctaTile{128, 128}
 	const m, n, k, split = 256, 256, 4096, 4
 	ctas := ceilDiv(m, tl.m) * ceilDiv(n, tl.n)
-	with := tileTime(g, hwdb.FP16Tensor, tl, m, n, k, 1, float64(ctas), split, 1e12, p, gemmLib{})
+	with := tileTime(g, newPathClock(g, p, hwdb.FP16Tensor), hwdb.FP16Tensor, tl, m, n, k, 1, float64(ctas), split, 1e12, p, gemmLib{})
 	partials := float64(2 * split * m * n * 4) // write and re-read split fp32 slices
 	bw, level := bandwidthFor(g, partials, p)
 	if level != "l2" {
@@ -332,11 +332,8 @@ func TestSkinnyFP32Products(t *testing.T) {
 // convolution's tiles and a CUDA-core product's pay the whole second
 // round; and on every GPU, from one wave of 128×128 tiles to 80 of them,
 // a product's time never falls as its rows grow (internal/physics walks
-// batches in powers of two only). Below one wave the plans split K, and
-// there the time does fall at a few sizes (A10 fp16 160×1024×1024 below
-// 128 rows, MI300X 608 below 576, with or without the tail): fastestPlan
-// offers only the deepest split, whose partial sums can spill L2 or cost
-// more than a shallower split's.
+// batches in powers of two only; TestProductRowsNeverCheaper walks every
+// row count below two waves).
 func TestWaveTail(t *testing.T) {
 	p := DefaultParams()
 	a100 := lookupAll(t, []string{"A100-SXM4-80GB"})[0]
@@ -345,8 +342,9 @@ func TestWaveTail(t *testing.T) {
 	ratio := func(real hwdb.Precision, lib gemmLib) float64 {
 		peak, _ := peakFor(a100, real)
 		per := peak / sms
-		one := tileTime(a100, real, tl, 128*int64(a100.SMs), 128, 4096, 1, sms, 1, per, p, lib)
-		more := tileTime(a100, real, tl, 128*int64(a100.SMs+1), 128, 4096, 1, sms+1, 1, per, p, lib)
+		clk := newPathClock(a100, p, real)
+		one := tileTime(a100, clk, real, tl, 128*int64(a100.SMs), 128, 4096, 1, sms, 1, per, p, lib)
+		more := tileTime(a100, clk, real, tl, 128*int64(a100.SMs+1), 128, 4096, 1, sms+1, 1, per, p, lib)
 		return more / one
 	}
 	if r, want := ratio(hwdb.FP16Tensor, gemmLib{product: true}), 1+waveTailShare+(1-waveTailShare)/sms; math.Abs(r/want-1) > 1e-9 {
@@ -372,6 +370,34 @@ func TestWaveTail(t *testing.T) {
 				break
 			}
 			prev = got
+		}
+	}
+}
+
+// TestProductRowsNeverCheaper: on every GPU, in fp16 (tensor cores where
+// it has them) and fp32, a matrix product's time never falls as one row
+// is added, 1-1,024 rows against three weight shapes. Before every split
+// depth was on offer and an unaligned M could take the padded plan, it
+// fell at 2,200-2,300 row counts per tensor-core GPU: by the Unaligned
+// rate (2.3-2.7%) from 8k+7 to 8k+8 rows, and by up to 35% where only the
+// deepest split was tried (MI300X fp16 257×768×4096 below 256 rows, RTX
+// 3090 129×1024×1024 24% below 128, V100 13%, A40 10%).
+func TestProductRowsNeverCheaper(t *testing.T) {
+	o := PlanOptions()
+	for _, g := range hwdb.All() {
+		for _, want := range []hwdb.Precision{hwdb.FP16Tensor, hwdb.FP32} {
+			pr := ResolvePrecision(g, want)
+			for _, nk := range [][2]int64{{768, 4096}, {1024, 1024}, {4096, 768}} {
+				prev := 0.0
+				for m := int64(1); m <= 1024; m++ {
+					got := EstimateKernel(g, GEMMKernel(m, nk[0], nk[1], 1, pr, 2, 2), o).TimeS
+					if got < prev*(1-1e-12) {
+						t.Errorf("%s %s: %d×%d×%d %.3f µs, less than %.3f at %d rows", g.Name, pr, m, nk[0], nk[1], got*1e6, prev*1e6, m-1)
+						break
+					}
+					prev = got
+				}
+			}
 		}
 	}
 }

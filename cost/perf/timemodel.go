@@ -669,9 +669,27 @@ func clockFractionBusy(g *hwdb.GPU, p Params, busy float64) float64 {
 // locked one included (power.go prices a cap through that hook), so a
 // lower cap never speeds such a kernel up.
 func clockFractionPath(g *hwdb.GPU, p Params, busy float64, real hwdb.Precision) float64 {
-	f := clockFractionBusy(g, p, busy)
-	if base := powerClockFraction(g, busy, fullClockPower(g, p)); base > 0 {
-		f *= powerClockFraction(g, busy, pathPowerNeed(g, p, real)) / base
+	return newPathClock(g, p, real).at(busy)
+}
+
+// pathClock is clockFractionPath for one GPU and path with their power
+// needs worked out once: a GEMM's plan search prices every tile and
+// split depth at its own busy share, and the needs' powers and logs
+// were most of its time.
+type pathClock struct {
+	g          *hwdb.GPU
+	full, need float64
+}
+
+func newPathClock(g *hwdb.GPU, p Params, real hwdb.Precision) pathClock {
+	return pathClock{g: g, full: fullClockPower(g, p), need: pathPowerNeed(g, p, real)}
+}
+
+// at is the clock fraction with a share busy of the SMs computing.
+func (c pathClock) at(busy float64) float64 {
+	f := clockFractionNeed(c.g, busy, c.full)
+	if base := powerClockFraction(c.g, busy, c.full); base > 0 {
+		f *= powerClockFraction(c.g, busy, c.need) / base
 	}
 	return f
 }
@@ -1433,8 +1451,9 @@ func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 	}
 	perSMBoost := peak / float64(g.SMs) * eff
 	best := GEMMPlan{ComputeS: math.Inf(1)}
+	clk := newPathClock(g, p, real)
 	try := func(tl ctaTile, ctas float64, split int64) {
-		if t := tileTime(g, real, tl, m, n, k, batch, ctas, split, perSMBoost, p, lib); t < best.ComputeS {
+		if t := tileTime(g, clk, real, tl, m, n, k, batch, ctas, split, perSMBoost, p, lib); t < best.ComputeS {
 			best = GEMMPlan{TileM: tl.m, TileN: tl.n, Split: split, Passes: 1, CTAs: ctas * float64(split), ComputeS: t}
 		}
 	}
@@ -1455,7 +1474,29 @@ func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 		// round trip can cost more than the idle SMs it fills.
 		try(tl, ctas, 1)
 		if slots := int64(g.SMs) * ctasPerSM; lib.splitK && ctas < float64(slots) {
-			if split := min(slots/int64(ctas), splitCap); split > 1 {
+			// Every depth the idle slots allow, not only the deepest: a
+			// deep split's partial sums can outgrow L2 or cost more than
+			// the K it saves, and with only the deepest on offer a
+			// product's time fell as its rows grew (MI300X fp16
+			// 257×768×4096 35% below 256 rows, RTX 3090 129×1024×1024
+			// 24% below 128). Past the depth whose partial sums alone
+			// cost more than the best plan, none can win. Weight
+			// gradients and NVIDIA's CUDA-core convolutions and RNN
+			// steps keep the deepest only: their fitted parameters were
+			// fitted so (refitted with every depth, eff_wgrad went 0.62
+			// → 0.55 and rnn_tiled_batch_half 29.9 → 27.2:
+			// internal/calibrate TestFitBackwardRecoversEffWgrad,
+			// TestFitRNNRecoversLatencies), and no walk found their time
+			// falling.
+			deepest := min(slots/int64(ctas), splitCap)
+			shallowest := deepest
+			if (lib.product || isTensor(real) || !strings.EqualFold(g.Vendor, "NVIDIA")) && !lib.wgrad {
+				shallowest = 2
+			}
+			for split := max(shallowest, 2); split <= deepest; split++ {
+				if partialSumsS(g, m, n, batch, split, p) >= best.ComputeS {
+					break
+				}
 				try(tl, ctas, split)
 			}
 		}
@@ -1477,6 +1518,15 @@ func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 			best = sub
 			best.Passes *= passes
 			best.ComputeS *= float64(passes)
+		}
+	}
+	if q := tensorGranule(real); isTensor(real) && q > 1 && m%q != 0 && m > gemvMaxCols && !lib.pixelRows {
+		// A library can pad the rows to the tensor-core granule and run
+		// the aligned kernel: an unaligned M never costs more than the
+		// next aligned one (charged the Unaligned rate alone, 4095 rows
+		// cost 2.6% more than 4096 on every tensor-core GPU).
+		if padded := fastestPlan(g, pr, ceilDiv(m, q)*q, n, k, batch, classEff, p, lib, largeK); padded.ComputeS < best.ComputeS {
+			best = padded
 		}
 	}
 	return best
@@ -1599,7 +1649,7 @@ func dequantCompute(g *hwdb.GPU, k Kernel, p Params) float64 {
 
 // tileTime is the compute time of a GEMM run as ctas CTA tiles of shape
 // tl, each K loop split split ways, on an SM rate of perSMBoost at boost.
-func tileTime(g *hwdb.GPU, real hwdb.Precision, tl ctaTile, m, n, k, batch int64, ctas float64, split int64, perSMBoost float64, p Params, lib gemmLib) float64 {
+func tileTime(g *hwdb.GPU, clk pathClock, real hwdb.Precision, tl ctaTile, m, n, k, batch int64, ctas float64, split int64, perSMBoost float64, p Params, lib gemmLib) float64 {
 	sms := int64(g.SMs)
 	ctasPerSM := max(refTileArea/(tl.m*tl.n), 1)
 	kPer := ceilDiv(k, split)
@@ -1611,8 +1661,11 @@ func tileTime(g *hwdb.GPU, real hwdb.Precision, tl ctaTile, m, n, k, batch int64
 	onSM := ceilDivF(work, sms)
 	// The SMs that get any CTA set the power draw, hence the clock.
 	busy := min(work/float64(sms), 1)
-	perSM := perSMBoost * clockFractionPath(g, p, busy, real)
-	occ := detmath.Pow(min(onSM/float64(ctasPerSM), 1), p.Occupancy)
+	perSM := perSMBoost * clk.at(busy)
+	occ := 1.0
+	if fill := onSM / float64(ctasPerSM); fill < 1 {
+		occ = detmath.Pow(fill, p.Occupancy)
+	}
 	var smFLOPs float64
 	if onSM < ExactSizeLimit {
 		smFLOPs = FMAFLOPs * sizeProd(tl.m, tl.n, kPer, int64(onSM))
@@ -1641,13 +1694,18 @@ func tileTime(g *hwdb.GPU, real hwdb.Precision, tl ctaTile, m, n, k, batch int64
 		}
 	}
 	if split > 1 {
-		// Partial sums go through memory: write and re-read split fp32
-		// slices of the output, from L2 when they fit there.
-		partials := sizeProd(2, split, m, n, batch, 4)
-		bw, _ := bandwidthFor(g, partials, p)
-		t += partials / (bw * p.MemEff)
+		t += partialSumsS(g, m, n, batch, split, p)
 	}
 	return t
+}
+
+// partialSumsS is the time a K loop split split ways spends on its
+// partial sums: split fp32 slices of the output written and read back,
+// from L2 when they fit there.
+func partialSumsS(g *hwdb.GPU, m, n, batch, split int64, p Params) float64 {
+	partials := sizeProd(2, split, m, n, batch, 4)
+	bw, _ := bandwidthFor(g, partials, p)
+	return partials / (bw * p.MemEff)
 }
 
 // loopRamp is the share of its asymptotic rate a CTA's main loop reaches
