@@ -45,7 +45,13 @@
 #      channels): the traces say kernel by kernel (2026-12-04 note). The
 #      AMP training steps (--train) this replaced: its host noise was
 #      measured twice already;
-#   5. the H100-only checks when an H100 is lent: --power (the H200's
+#   5. --wave-edges: fp16 products stepping 128 rows at a time across
+#      one, two and three waves of the SMs (N 768, 3,072, 4,096; K
+#      4,096): Vidur's GEMMs just past a wave's edge were priced 1.31
+#      times their time while a whole last round was charged, now
+#      0.7 + 0.3 f of one (cost/perf waveTailShare, 2026-12-04): whether
+#      our own GPU's step matches;
+#   6. the H100-only checks when an H100 is lent: --power (the H200's
 #      fp16 8192^3 product held 1400 MHz at 668 W, priced at 1980 MHz
 #      and 700 W with its time right) and --host-ops.
 #
@@ -55,7 +61,7 @@
 # scratch folder and pack it (one device call, timeout_s 600):
 #   timeout -k 5 560 bash scripts/gpu_session.sh /tmp/g; cd /tmp && tar czf - g | split -b 15M -d - $OUT/g.tgz.
 #
-# At most 505 s of steps in all (under one 600 s device call); the GPU's clocks,
+# At most 540 s of steps in all (under one 600 s device call); the GPU's clocks,
 # power limit and MIG settings are left as they are. Each step's output
 # and log land in OUT, and OUT/steps.txt says how each ended (124: its
 # timeout). Nothing here needs the network.
@@ -81,6 +87,7 @@ step 40 linear "$py" scripts/measure_gpu.py --linear-choices --out "$out/linear_
 step 60 kernels "$py" scripts/measure_gpu.py --kernels --out "$out/kernels.csv" --calib-dir "$out/cal"
 step 30 firstload "$py" scripts/measure_gpu.py --first-load --out "$out/first_load.csv"
 step 60 cnn16 "$py" scripts/measure_gpu.py --models resnet50,densenet121 --dtypes fp16 --batches 1,32 --out "$out/cnn16.csv" --calib-dir "$out/cal16" --kineto "$out/kineto16"
+step 35 wave "$py" scripts/measure_gpu.py --wave-edges --out "$out/wave_edges.csv"
 if grep -q H100 "$out/nvidia-smi.txt"; then
 	step 60 power "$py" scripts/measure_gpu.py --power --out "$out/power.csv"
 	step 40 host "$py" scripts/measure_gpu.py --host-ops --out "$out/host_ops.csv"

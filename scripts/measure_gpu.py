@@ -45,7 +45,9 @@ GPT-2's and LLaMA-7B's weights, a few squares, attention-shaped batched products
 fp16, the per-call time and every kernel cuBLAS ran for it (name, grid, block, registers, shared
 memory, duration, from one profiled call): which tile and K split the library picks, which the time
 model otherwise assumes to be the fastest it knows (go run ./scripts/choices -gpu GPU FILE sets
-each product beside the model's plan and priced time).
+each product beside the model's plan and priced time). --wave-edges writes the same table for fp16
+products stepping 128 rows at a time across one, two and three waves of the GPU's SMs (N 768, 3,072
+and 4,096, K 4,096): how much a wave's edge costs (cost/perf waveTailShare).
 
 --linear-choices does the same for F.linear with a bias (what a model's Linear calls: cuBLAS
 then picks other kernels than for a bare product, e.g. BERT-base's 128x768x768 fp32 Linear runs
@@ -797,6 +799,23 @@ def gemm_choice_points(quick):
     return shapes, ["fp32", "tf32", "fp16"]
 
 
+def wave_edge_points(quick):
+    """The --wave-edges sweep: fp16 products of 4,096-deep K whose 128x128 output tiles step across
+    one, two and three waves of this GPU's SMs, 128 rows at a time, against 768-, 3,072- and
+    4,096-wide weights: Vidur's GEMMs just past a wave's edge were priced 1.31 times their time with
+    a whole last round charged (cost/perf waveTailShare, fitted on them at 0.7); these rows size the
+    step on our own GPU."""
+    if not on_gpu():
+        return [(1, 16, 64, 64), (1, 32, 64, 64)], ["fp32"]
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    shapes = []
+    for n in ((768,) if quick else (768, 3072, 4096)):
+        across = -(-n // 128)                   # tiles per 128 rows
+        top = -(-3 * sms // across) + 1         # 128-row steps to just past three waves
+        shapes += [(1, 128 * i, n, 4096) for i in range(1, top + 1)]
+    return shapes, ["fp16"]
+
+
 def profiled_kernels(fn):
     """Every kernel one call of fn runs, from the profiler's Chrome trace: name, grid, block,
     registers, shared memory and duration, in launch order. On the CPU (the dry run) the
@@ -820,7 +839,7 @@ def profiled_kernels(fn):
                    regs=arg.get("registers per thread", ""), smem=arg.get("shared memory", ""))
 
 
-def gemm_choice_rows(quick=False):
+def gemm_choice_rows(quick=False, points=None):
     """Which kernels cuBLAS runs for a product, and how long each takes: for every point of
     gemm_choice_points, the per-call time (timed as the kernel rows are) and one profiled call's
     kernels (profiled_kernels). The time model picks the fastest tile and K split it knows (cost/perf
@@ -829,7 +848,7 @@ def gemm_choice_rows(quick=False):
     the library's choice is fitted on."""
     tdt = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16}
     timed = graph_ms if on_gpu() else wall_ms
-    shapes, dtypes = gemm_choice_points(quick)
+    shapes, dtypes = (points or gemm_choice_points)(quick)
     for dt in dtypes:
         set_dtype(dt)
         for bt, m, n, k in shapes:
@@ -1587,6 +1606,9 @@ def parse_args():
     ap.add_argument("--gemm-choices", action="store_true",
                     help="which cuBLAS kernels (name, grid, block, time) run torch.matmul over a sweep of "
                     "LLM- and BERT-shaped products, in fp32, tf32 and fp16, instead")
+    ap.add_argument("--wave-edges", action="store_true",
+                    help="--gemm-choices' table for fp16 products stepping 128 rows at a time across one, two "
+                    "and three waves of the GPU's SMs (wave_edge_points), instead")
     ap.add_argument("--linear-choices", action="store_true",
                     help="which cuBLAS kernels (name, grid, block, time) run F.linear with a bias over a sweep of "
                     "LLM- and BERT-shaped Linears, weights cold, in fp32, tf32 and fp16, instead")
@@ -1630,6 +1652,7 @@ def main():
     # The sweeps that write one table of their own, whichever flag is given.
     sweep = next(((fields, rows) for on, fields, rows in [
         (a.gemm_choices, GEMM_CHOICE_FIELDS, gemm_choice_rows),
+        (a.wave_edges, GEMM_CHOICE_FIELDS, lambda quick=False: gemm_choice_rows(quick, wave_edge_points)),
         (a.linear_choices, LINEAR_CHOICE_FIELDS, linear_choice_rows),
         (a.conv_choices, CONV_CHOICE_FIELDS, conv_choice_rows),
         (a.power, POWER_FIELDS, power_rows),
