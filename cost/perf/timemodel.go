@@ -1486,8 +1486,10 @@ func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 			// fitted so (refitted with every depth, eff_wgrad went 0.62
 			// → 0.55 and rnn_tiled_batch_half 29.9 → 27.2:
 			// internal/calibrate TestFitBackwardRecoversEffWgrad,
-			// TestFitRNNRecoversLatencies), and no walk found their time
-			// falling.
+			// TestFitRNNRecoversLatencies), and neither the batch-by-batch
+			// walk of ResNet-50's convolutions (internal/physics
+			// TestTimeNeverFallsBatchByBatch) nor the physics suite found
+			// their time falling.
 			deepest := min(slots/int64(ctas), splitCap)
 			shallowest := deepest
 			if (lib.product || isTensor(real) || !strings.EqualFold(g.Vendor, "NVIDIA")) && !lib.wgrad {
