@@ -506,8 +506,8 @@ func transfer(t *testing.T, gpus map[string]*e2eGPU) {
 		if most == 0 {
 			most = transferMost
 		}
-		tie := transferTie
-		if pairedChange(base, pred, dst.tb.heldMeas) <= 0 {
+		tie, paired := transferTie, pairedChange(base, pred, dst.tb.heldMeas)
+		if paired <= 0 {
 			tie = max(tie, oneRowStep(absErrs(base, dst.tb.heldMeas)))
 		}
 		switch {
@@ -519,7 +519,7 @@ func transfer(t *testing.T, gpus map[string]*e2eGPU) {
 			t.Logf("%s -> %s: worse than uncalibrated, allowed: %s", p.from, p.to, p.loses)
 		case after > before+transferTie:
 			t.Logf("%s -> %s: %.2f%% -> %.2f%%, within one row's step at the median (%.2f points) and the rows' median change in |log error| %+.4f: no worse",
-				p.from, p.to, 100*before, 100*after, 100*tie, pairedChange(base, pred, dst.tb.heldMeas))
+				p.from, p.to, 100*before, 100*after, 100*tie, paired)
 		}
 		// In magnitude: a GPU factor that followed the GEMMs would move the
 		// others the opposite way by as much (P100 -> T4 holds two ops,
