@@ -534,6 +534,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		k.TensorIterator = a.eagerPlan() && StreamOp(n.Domain, n.OpType) && !a.lone
 		k.SmallCTAs = a.cudnnNCHWBatchNormPlanes(n)
 		k.MaxPoolOutputs = a.eagerMaxPoolOutputs(n)
+		k.TransposedB = est.Class == perf.ClassGEMM && a.transposedB(n)
 		// The node's own GEMM, before a library's algorithm replaces
 		// it: cuDNN's Winograd choice changes with batch, the shape a
 		// calibration keys by must not.

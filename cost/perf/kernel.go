@@ -144,6 +144,12 @@ type Kernel struct {
 	// loop, an operand being broadcast or read through a strided view: its
 	// index arithmetic adds a fixed latency (aten.go).
 	Strided bool
+	// TransposedB marks a product the runtime runs as A·Bᵀ over B stored
+	// row-major [N, K], both operands contiguous along K (cuBLAS "TN"):
+	// how PyTorch's F.linear reads a module's weight, and onnxruntime a
+	// Gemm's with transB. cuBLAS's CUDA-core kernels run that layout
+	// slower than A·B (TransposedBCost); its tensor-core ones do not.
+	TransposedB bool
 	// ReduceTree marks a reduction PyTorch runs in its reduce_kernel,
 	// whose block and cross-block combining add a fixed latency (aten.go).
 	ReduceTree bool

@@ -244,7 +244,7 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 	case k.Class == ClassData && k.Indexed.Indices > 0 && runsATenKernels(o.Runtime):
 		t.LatencyS, t.ComputeS = indexSelectTime(g, k, p)
 	case isGEMMClass(k.Class) && k.M > 0 && k.N > 0 && k.K > 0:
-		t.ComputeS = gemmComputeLib(g, k.Precision, k.M, k.N, k.K, max(k.Batch, 1), kernelEff(k, p), p, libOf(g, k, o))
+		t.ComputeS = gemmComputeLib(g, k.Precision, k.M, k.N, k.K, max(k.Batch, 1), tiledEff(g, k, p), p, libOf(g, k, o))
 		if f := misalignedGEMMS(g, k, p, o.Runtime); f > t.ComputeS {
 			t.ComputeS, t.AlignmentFallback = f, true
 		}
@@ -865,6 +865,35 @@ func kernelEff(k Kernel, p Params) float64 {
 	return e
 }
 
+// tiledEff is kernel k's efficiency in a tiled GEMM plan: kernelEff, less
+// for a product over a transposed B on a vector path (TransposedBCost).
+func tiledEff(g *hwdb.GPU, k Kernel, p Params) float64 {
+	e := kernelEff(k, p)
+	if _, real := peakFor(g, k.Precision); k.TransposedB && k.Class == ClassGEMM && !isTensor(real) {
+		e /= TransposedBCost
+	}
+	return e
+}
+
+// TransposedBCost is how much longer cuBLAS's CUDA-core GEMM kernels take
+// over A·Bᵀ, B stored [N, K] (cuBLAS "TN": a linear layer's weight as
+// PyTorch's F.linear reads it), than over the same product as A·B ("NN"):
+// the median ratio of DeepBench's fp32 GEMMs timed both ways, the same M,
+// N and K with both rows in the fit half, 189 pairs on seven NVIDIA GPUs
+// (internal/calibrate's split): 1.05 (per GPU 1.01 on the P100, 1.03
+// GTX 1080 Ti, 1.04 Titan Xp, 1.08 T4, 1.10 Titan X Pascal, 1.12 Titan X
+// Maxwell, 1.13 M40; the 14 held-out pairs 1.01; rocBLAS on the MI25
+// 1.18, not counted). The library's kernels and heuristics differ by
+// layout; tensor-core ones do not (the T4's fp16 pairs: 1.01). Our own
+// H200 shows more on a few shapes (VGG-16's 128×4096×4096 classifier
+// Linear, fp32: 174 µs as TN in its trace, 96 µs as NN in
+// testdata/measured/h200_sxm_gemm_choices.csv). Held out, our fp32
+// whole-model rows, which run their Linears as TN: H100 all times 5.84%
+// → 5.58% (graph 3.7% → 3.5%), H200 8.80% → 7.80% (graph P90 16.5% →
+// 14.7%); their CUDA-core GEMMs' kernel sums went from 1.08× and 1.10×
+// the priced time to 1.03× and 1.06×.
+const TransposedBCost = 1.05
+
 // launchOverhead is the GPU's per-kernel launch overhead, or the fitted
 // default when the entry has none.
 func launchOverhead(g *hwdb.GPU, p Params) float64 {
@@ -1324,7 +1353,7 @@ func ChooseGEMM(g *hwdb.GPU, k Kernel, o Options) (GEMMPlan, bool) {
 		k.DequantFLOPs > 0 || convertsOperands(k) {
 		return GEMMPlan{}, false
 	}
-	pl := gemmPlanLib(g, k.Precision, k.M, k.N, k.K, max(k.Batch, 1), kernelEff(k, o.Params), o.Params, libOf(g, k, o))
+	pl := gemmPlanLib(g, k.Precision, k.M, k.N, k.K, max(k.Batch, 1), tiledEff(g, k, o.Params), o.Params, libOf(g, k, o))
 	return pl, pl.ComputeS > 0
 }
 

@@ -166,6 +166,9 @@ func (c BenchCase) Predict(p perf.Params) (perf.KernelTime, perf.Kernel) {
 	switch r.Kind {
 	case BenchGEMM:
 		k := perf.GEMMKernel(r.M, r.N, r.K, 1, pr, in, out)
+		// DeepBench's TN rows (cuBLAS column-major: Aᵀ·B, both operands
+		// contiguous along K) are a linear layer's x·Wᵀ.
+		k.TransposedB = r.TransA && !r.TransB
 		return perf.EstimateKernel(c.GPU, k, perf.Options{Params: p, Setting: perf.Isolated}), k
 	case BenchConv:
 		k, t := perf.EstimateConv(c.GPU, r.Conv(), pr, in, out, perf.Options{Params: p, Setting: perf.Isolated})

@@ -1,0 +1,75 @@
+package cost
+
+import (
+	"slices"
+
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// transposedB reports whether the runtime priced runs product n as A·Bᵀ
+// over B stored [N, K] (cuBLAS "TN": perf.Kernel.TransposedB), which
+// cuBLAS's CUDA-core kernels run slower than A·B.
+//
+// PyTorch (its eager kernels and Inductor's, which call the same cuBLAS
+// entry points) runs a product whose B is one of the module's weights as
+// F.linear, which keeps the weight as nn.Linear stores it, [N, K],
+// whatever layout the export wrote: the exporter folds the transpose into
+// a MatMul's initializer or writes a Gemm with transB, and our traces of
+// PyTorch's BERT and VGG-16 run their Linears as TN kernels. onnxruntime
+// hands cuBLAS a Gemm's (or its fused Gemm's and FusedMatMul's) B as
+// stored, transposed when transB says so, and a MatMul's as A·B. TensorRT
+// lays its weights out for the tactic it picks; so does a runtime with no
+// profile (nothing is said of its library).
+func (a *analyzer) transposedB(n *ir.Node) bool {
+	if a.runtime == nil {
+		return false
+	}
+	switch a.runtime.Plan {
+	case "eager":
+		// A fused plan named under PyTorch's runtime prices TensorRT's
+		// kernels (eagerPlan).
+		return a.eagerPlan() && productWithB(n) && a.moduleWeight(n.In(1))
+	case "inductor":
+		return productWithB(n) && a.moduleWeight(n.In(1))
+	case "onnxruntime":
+		return productWithB(n) && n.AttrInt("transB", 0) != 0
+	}
+	return false
+}
+
+// productWithB reports whether n is a floating-point product whose second
+// input is its B operand: MatMul, Gemm, onnxruntime's FusedGemm and
+// FusedMatMul, and the plan's fused Gemm and FusedMatMul.
+func productWithB(n *ir.Node) bool {
+	switch {
+	case n.Domain == "" && (n.OpType == "MatMul" || n.OpType == "Gemm"):
+		return true
+	case n.Domain == msDomain && (n.OpType == "FusedGemm" || n.OpType == "FusedMatMul"):
+		return true
+	case ir.IsFused(n, ir.OpFusedGemm), ir.IsFused(n, ir.OpFusedMatMul):
+		return true
+	}
+	return false
+}
+
+// moduleWeight reports whether v is a weight the model file stores (an
+// initializer, directly or through a Transpose the export kept), not a
+// tensor the caller passes: a graph input promoted to a weight for the
+// memory count (ir's export_params=False rule) is an argument, as a
+// single-op model of torch.matmul(a, b) has.
+func (a *analyzer) moduleWeight(v *ir.Value) bool {
+	for range 2 {
+		if v == nil {
+			return false
+		}
+		if v.IsInitializer {
+			return a.model == nil || a.model.Graph == nil || !slices.Contains(a.model.Graph.Inputs, v)
+		}
+		p := v.Producer
+		if p == nil || p.Domain != "" || p.OpType != "Transpose" {
+			return false
+		}
+		v = p.In(0)
+	}
+	return false
+}

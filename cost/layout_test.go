@@ -1,0 +1,88 @@
+package cost
+
+import (
+	"math"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// TestTransposedBByRuntime: PyTorch runs a product over a module's weight
+// as F.linear (cuBLAS "TN", perf.TransposedBCost on the CUDA cores)
+// whatever layout the export wrote, and a product over a tensor passed in
+// (a graph input, even one counted as a weight) as A·B; onnxruntime runs
+// only a Gemm with transB as TN; TensorRT none.
+func TestTransposedBByRuntime(t *testing.T) {
+	const m, kn = 2048, 4096
+	product := func(t *testing.T, build func(b *builder, x *ir.Value) *ir.Node) *builder {
+		b := newBuilder(t)
+		x := b.Input("x", m, kn)
+		n := build(b, x)
+		b.G.AddOutput(n.Out(0))
+		return b
+	}
+	out := func(b *builder) *ir.Value { return b.Val("y", ir.Float32, m, kn) }
+	builds := map[string]func(b *builder, x *ir.Value) *ir.Node{
+		"MatMul over a weight": func(b *builder, x *ir.Value) *ir.Node {
+			return b.Node("MatMul", []*ir.Value{x, b.Weight("wt", kn, kn)}, []*ir.Value{out(b)})
+		},
+		"MatMul over a transposed weight": func(b *builder, x *ir.Value) *ir.Node {
+			wt := b.Val("wt", ir.Float32, kn, kn)
+			b.Node("Transpose", []*ir.Value{b.Weight("w", kn, kn)}, []*ir.Value{wt}, ir.IntsAttr("perm", 1, 0))
+			return b.Node("MatMul", []*ir.Value{x, wt}, []*ir.Value{out(b)})
+		},
+		"Gemm transB": func(b *builder, x *ir.Value) *ir.Node {
+			return b.Node("Gemm", []*ir.Value{x, b.Weight("w", kn, kn)}, []*ir.Value{out(b)}, ir.IntAttr("transB", 1))
+		},
+		"Gemm": func(b *builder, x *ir.Value) *ir.Node {
+			return b.Node("Gemm", []*ir.Value{x, b.Weight("wt", kn, kn)}, []*ir.Value{out(b)})
+		},
+		"MatMul over an argument": func(b *builder, x *ir.Value) *ir.Node {
+			return b.Node("MatMul", []*ir.Value{x, b.Input("w", kn, kn)}, []*ir.Value{out(b)})
+		},
+	}
+	want := map[string][]string{ // the runtimes that run it as TN
+		"MatMul over a weight":            {"pytorch", "graph", "pytorch-compile"},
+		"MatMul over a transposed weight": {"pytorch", "graph", "pytorch-compile"},
+		"Gemm transB":                     {"pytorch", "graph", "pytorch-compile", "onnxruntime"},
+		"Gemm":                            {"pytorch", "graph", "pytorch-compile"},
+		"MatMul over an argument":         nil,
+	}
+	productS := func(r *report.Report) float64 {
+		var s float64
+		for _, n := range r.Nodes {
+			s = max(s, n.ComputeS)
+		}
+		return s
+	}
+	for _, name := range []string{"pytorch", "graph", "pytorch-compile", "onnxruntime", "tensorrt"} {
+		rt, err := hwdb.LookupRuntime(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt := Options{Runtime: rt}
+		nn := productS(product(t, builds["MatMul over an argument"]).analyze(opt))
+		for what, build := range builds {
+			tn := false
+			for _, r := range want[what] {
+				tn = tn || r == name
+			}
+			wantRatio := 1.0
+			if tn {
+				wantRatio = perf.TransposedBCost
+			}
+			if got := productS(product(t, build).analyze(opt)) / nn; math.Abs(got/wantRatio-1) > 1e-9 {
+				t.Errorf("%s under %s: %.4f of the A·B product's main loop, want %.4f", what, name, got, wantRatio)
+			}
+		}
+	}
+	// Tensor cores run both layouts alike.
+	rt, _ := hwdb.LookupRuntime("pytorch")
+	half := Options{Runtime: rt, DType: "fp16"}
+	if a, b := productS(product(t, builds["MatMul over a weight"]).analyze(half)), productS(product(t, builds["MatMul over an argument"]).analyze(half)); a != b {
+		t.Errorf("fp16 under pytorch: TN %.4g s, NN %.4g s, want equal", a, b)
+	}
+}
