@@ -50,6 +50,9 @@ func gemmTable(w io.Writer, g *hwdb.GPU, path string, recs [][]string, bias bool
 			eb = 2
 		}
 		k := perf.GEMMKernel(p.m, p.n, p.k, p.batch, pr, eb, eb)
+		// F.linear reads its [N, K] weight as cuBLAS "TN"; torch.matmul's
+		// [K, N] operand is A·B.
+		k.TransposedB = bias
 		if p.bias {
 			k.FLOPs += float64(p.m) * float64(p.n) * float64(p.batch)
 		}
