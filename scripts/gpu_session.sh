@@ -54,6 +54,13 @@
 #   6. the H100-only checks when an H100 is lent: --power (the H200's
 #      fp16 8192^3 product held 1400 MHz at 668 W, priced at 1980 MHz
 #      and 700 W with its time right) and --host-ops.
+#   7. --layouts: fp32 products timed as A·B and as A·Bᵀ, the [N, K]
+#      weight F.linear reads (cuBLAS "TN"), weights cold: the model
+#      charges A·Bᵀ 1.05 times A·B's main loop on the CUDA cores
+#      (cost/perf TransposedBCost, from DeepBench's pairs on older GPUs;
+#      our H200's VGG-16 classifier ran 174 µs as TN in its trace, 96 µs
+#      as NN in the choice table): the ratio on our own GPU. Last, so
+#      that on an H100 (steps 6 included, 560 s of caps) only it is cut.
 #
 #   scripts/gpu_session.sh [OUT]      # OUT defaults to $OUT, then ./gpu_out
 #
@@ -61,7 +68,7 @@
 # scratch folder and pack it (one device call, timeout_s 600):
 #   timeout -k 5 560 bash scripts/gpu_session.sh /tmp/g; cd /tmp && tar czf - g | split -b 15M -d - $OUT/g.tgz.
 #
-# At most 540 s of steps in all (under one 600 s device call); the GPU's clocks,
+# At most 560 s of steps in all on an H100, 460 s elsewhere (under one 600 s device call); the GPU's clocks,
 # power limit and MIG settings are left as they are. Each step's output
 # and log land in OUT, and OUT/steps.txt says how each ended (124: its
 # timeout). Nothing here needs the network.
@@ -92,6 +99,7 @@ if grep -q H100 "$out/nvidia-smi.txt"; then
 	step 60 power "$py" scripts/measure_gpu.py --power --out "$out/power.csv"
 	step 40 host "$py" scripts/measure_gpu.py --host-ops --out "$out/host_ops.csv"
 fi
+step 20 layouts "$py" scripts/measure_gpu.py --layouts --out "$out/layouts.csv"
 # What calibrate needs is the table and the graph-only models it names;
 # the weights were never written (export_graph_only).
 du -sh "$out" >&2

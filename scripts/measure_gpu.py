@@ -57,6 +57,11 @@ tf32 and fp16, each call's weight and bias one of 20 copies (cold, as a model's 
 from DRAM); its table has a bias column (go run ./scripts/choices -gpu GPU FILE prices the bias as
 the product's epilogue).
 
+--layouts times fp32 products of 128-2,048 tokens against BERT's and LLaMA-7B's weight shapes twice,
+as A·B (a [K, N] weight) and as A·Bᵀ (the [N, K] weight F.linear reads, cuBLAS "TN"), weights cold:
+its table has a layout column (nn, tn), and go run ./scripts/choices -gpu GPU FILE prints the median
+A·Bᵀ / A·B ratio beside the model's (cost/perf TransposedBCost).
+
 --conv-choices does the same for F.conv2d over VGG-16's 3x3 layers at batch 32 and ResNet-50's
 convolutions at batch 1 and 32, in fp16 (channels_last and NCHW) and fp32 (NCHW), cudnn.benchmark on:
 the algorithm, tiles and layout transposes cuDNN picks per layer (go run ./scripts/choices -gpu GPU FILE
@@ -898,6 +903,46 @@ def linear_choice_rows(quick=False):
             del ws
 
 
+def layout_points(quick):
+    """The --layouts sweep: (m, n, k) products of m tokens against an n x k weight, and dtypes: fp32
+    only, the CUDA cores being where the layout costs (DeepBench's T4 fp16 pairs: 1.01)."""
+    if not on_gpu():
+        return [(16, 64, 64)], ["fp32"]
+    if quick:
+        return [(512, 768, 768)], ["fp32"]
+    nk = [(768, 768), (3072, 768), (768, 3072), (4096, 4096), (11008, 4096)]
+    return [(m, n, k) for m in (128, 512, 2048) for n, k in nk], ["fp32"]
+
+
+def layout_rows(quick=False):
+    """Each product of layout_points timed as A·B (torch.matmul of a [K, N] weight: cuBLAS "NN") and
+    as A·Bᵀ (the [N, K] weight F.linear reads: "TN"), weights rotating through 20 copies so both
+    read them cold, with one profiled call's kernels: the time model charges A·Bᵀ 1.05 times A·B's
+    main loop on the CUDA cores (cost/perf TransposedBCost, DeepBench's pairs on older GPUs) and
+    nothing on the tensor cores; these pairs measure it on this GPU (go run ./scripts/choices)."""
+    tdt = {"fp32": torch.float32, "fp16": torch.float16}
+    timed = graph_ms if on_gpu() else wall_ms
+    shapes, dtypes = layout_points(quick)
+    for dt in dtypes:
+        set_dtype(dt)
+        for m, n, k in shapes:
+            x = torch.randn(m, k, device=DEV, dtype=tdt[dt])
+            for layout in ("nn", "tn"):
+                ws = [torch.randn(*((k, n) if layout == "nn" else (n, k)), device=DEV, dtype=tdt[dt])
+                      for _ in range(20)]
+                turn = [0]
+
+                def call():
+                    w = ws[turn[0] % len(ws)]
+                    turn[0] += 1
+                    return torch.matmul(x, w if layout == "nn" else w.t())
+                ms = "%.5f" % timed(call, reps=20, iters=5)
+                base = dict(dtype=dt, batch=1, m=m, n=n, k=k, layout=layout, ms=ms)
+                for row in profiled_kernels(call):
+                    yield dict(base, **row)
+                del ws
+
+
 def conv_choice_points(quick):
     """The --conv-choices sweep: (batch, in channels, size, out channels, filter, stride) and
     (dtype, layout) pairs. VGG-16's 3x3 layers at batch 32 (its fp16 replays priced 19-23% under
@@ -1145,6 +1190,7 @@ def host_op_rows(quick=False):
 
 GEMM_CHOICE_FIELDS = ["dtype", "batch", "m", "n", "k", "ms", "kernel", "grid", "block", "regs", "smem", "us"]
 LINEAR_CHOICE_FIELDS = ["dtype", "batch", "m", "n", "k", "bias", "ms", "kernel", "grid", "block", "regs", "smem", "us"]
+LAYOUT_FIELDS = ["dtype", "batch", "m", "n", "k", "layout", "ms", "kernel", "grid", "block", "regs", "smem", "us"]
 
 
 class _RMSNorm(torch.nn.Module):
@@ -1612,6 +1658,9 @@ def parse_args():
     ap.add_argument("--linear-choices", action="store_true",
                     help="which cuBLAS kernels (name, grid, block, time) run F.linear with a bias over a sweep of "
                     "LLM- and BERT-shaped Linears, weights cold, in fp32, tf32 and fp16, instead")
+    ap.add_argument("--layouts", action="store_true",
+                    help="each of a sweep of fp32 products timed as A·B and as A·Bᵀ (F.linear's weight layout), "
+                    "weights cold, with their kernels (layout_rows), instead")
     ap.add_argument("--conv-choices", action="store_true",
                     help="which cuDNN kernels (name, grid, block, time) run VGG-16's and ResNet-50's convolutions, "
                     "in fp16 (channels_last and NCHW) and fp32, instead")
@@ -1654,6 +1703,7 @@ def main():
         (a.gemm_choices, GEMM_CHOICE_FIELDS, gemm_choice_rows),
         (a.wave_edges, GEMM_CHOICE_FIELDS, lambda quick=False: gemm_choice_rows(quick, wave_edge_points)),
         (a.linear_choices, LINEAR_CHOICE_FIELDS, linear_choice_rows),
+        (a.layouts, LAYOUT_FIELDS, layout_rows),
         (a.conv_choices, CONV_CHOICE_FIELDS, conv_choice_rows),
         (a.power, POWER_FIELDS, power_rows),
         (a.first_load, FIRST_LOAD_FIELDS, first_load_rows),

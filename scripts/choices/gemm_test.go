@@ -159,3 +159,39 @@ func TestLinearChoices(t *testing.T) {
 		t.Errorf("1024×768×768 fp32 as F.linear %.2f µs, as torch.matmul %.2f: want the TN layout to cost", asLinear, asMatMul)
 	}
 }
+
+// TestLayoutsTable: a --layouts table pairs each product's A·B and A·Bᵀ
+// rows: the measured ratio is the table's, the priced one above 1 on the
+// CUDA cores and 1 on the tensor cores; a layout other than nn or tn is
+// an error naming the file.
+func TestLayoutsTable(t *testing.T) {
+	write := tableWriter(t, layoutHeader+"\n")
+	p := write("lay.csv", "fp32,1,2048,4096,4096,nn,1.0,k_nn,8x1x1,256x1x1,128,0,1000\n"+
+		"fp32,1,2048,4096,4096,tn,1.2,k_tn,8x1x1,256x1x1,128,0,1200\n"+
+		"fp16,1,2048,4096,4096,nn,0.1,h_nn,8x1x1,256x1x1,128,0,100\n"+
+		"fp16,1,2048,4096,4096,tn,0.1,h_tn,8x1x1,256x1x1,128,0,100\n")
+	s := tableOutput(t, "H200", p)
+	t.Log("\n" + s)
+	var measured, priced float64
+	for _, c := range []struct {
+		dtype      string
+		wantMeas   float64
+		pricedOver bool
+	}{{"fp32", 1.2, true}, {"fp16", 1, false}} {
+		i := strings.Index(s, c.dtype+": A·Bᵀ over A·B, median of 1 pairs: measured ")
+		if i < 0 {
+			t.Fatalf("no %s ratio line:\n%s", c.dtype, s)
+		}
+		if _, err := fmt.Sscanf(s[i+len(c.dtype+": A·Bᵀ over A·B, median of 1 pairs: "):], "measured %g, priced %g", &measured, &priced); err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(measured-c.wantMeas) > 1e-9 || (priced > 1+1e-9) != c.pricedOver || priced < 1-1e-9 {
+			t.Errorf("%s: measured %.3f priced %.3f, want measured %.3f and priced above 1: %v", c.dtype, measured, priced, c.wantMeas, c.pricedOver)
+		}
+	}
+	bad := write("bad.csv", "fp32,1,64,64,64,nt,0.01,k,1x1x1,32x1x1,32,0,10\n")
+	var out strings.Builder
+	if err := run(&out, "H200", []string{bad}); err == nil || !strings.Contains(err.Error(), "bad.csv") || !strings.Contains(err.Error(), `"nt"`) {
+		t.Errorf("layout nt: error %v, want one naming the file and the layout", err)
+	}
+}

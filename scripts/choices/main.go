@@ -1,7 +1,8 @@
 // Command choices sets the kernels a library ran for a sweep of
 // scripts/measure_gpu.py beside what onnxcost prices: --gemm-choices
-// (cuBLAS, torch.matmul) and --linear-choices (F.linear with a bias,
-// weights cold) beside the tile and K split perf.ChooseGEMM picks, --conv-choices (cuDNN, F.conv2d) beside the convolution's price
+// (cuBLAS, torch.matmul), --linear-choices (F.linear with a bias,
+// weights cold) and --layouts (each product as A·B and as A·Bᵀ, and their
+// ratio) beside the tile and K split perf.ChooseGEMM picks, --conv-choices (cuDNN, F.conv2d) beside the convolution's price
 // as a one-node graph, --power (single kernels' board power and clock)
 // beside the power model's, --host-ops (the host's cost per eager call by
 // op kind) beside the pytorch runtime's dispatch_us and module_us. The
@@ -9,6 +10,7 @@
 //
 //	go run ./scripts/choices -gpu H200 gemm_choices.csv
 //	go run ./scripts/choices -gpu H200 linear_choices.csv
+//	go run ./scripts/choices -gpu H200 layouts.csv
 //	go run ./scripts/choices -gpu H200 conv_choices.csv
 //	go run ./scripts/choices -gpu H200 power.csv
 //	go run ./scripts/choices -gpu H200 host_ops.csv
@@ -51,11 +53,10 @@ func run(w io.Writer, gpuName string, files []string) error {
 	if err != nil {
 		return err
 	}
-	if recs, err := measured.Read(files[0], gemmHeader); err == nil {
-		return gemmTable(w, g, files[0], recs, false)
-	}
-	if recs, err := measured.Read(files[0], linearHeader); err == nil {
-		return gemmTable(w, g, files[0], recs, true)
+	for header, kind := range map[string]productTable{gemmHeader: matmulTable, linearHeader: linearTable, layoutHeader: layoutTable} {
+		if recs, err := measured.Read(files[0], header); err == nil {
+			return gemmTable(w, g, files[0], recs, kind)
+		}
 	}
 	if recs, err := measured.Read(files[0], powerHeader); err == nil {
 		return powerTable(w, g, files[0], recs)
@@ -65,7 +66,7 @@ func run(w io.Writer, gpuName string, files []string) error {
 	}
 	recs, err := measured.Read(files[0], convHeader)
 	if err != nil {
-		return fmt.Errorf("%s: not a --gemm-choices, --conv-choices, --power or --host-ops table (%v)", files[0], err)
+		return fmt.Errorf("%s: not a --gemm-choices, --linear-choices, --layouts, --conv-choices, --power or --host-ops table (%v)", files[0], err)
 	}
 	return convTable(w, g, files[0], recs)
 }
