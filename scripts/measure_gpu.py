@@ -646,6 +646,27 @@ def _matmul_add_rows(quick, calib, tdt, timed):
             yield dict(op="Add", dtype=dt, shape="%d" % 2**lg, ms=ms)
 
 
+def rotating(copies, fn):
+    """A call of fn on the next of copies, round robin: with more bytes in them than any L2 holds,
+    every call reads its operands from DRAM, as a model's layers read their weights."""
+    turn = [0]
+
+    def call():
+        c = copies[turn[0] % len(copies)]
+        turn[0] += 1
+        return fn(c)
+    return call
+
+
+def timed_choice_rows(base, call):
+    """base with call's per-call time (20 calls a replay, as the cold sweeps time theirs) and, one row
+    each, the kernels one profiled call runs."""
+    timed = graph_ms if on_gpu() else wall_ms
+    base = dict(base, ms="%.5f" % timed(call, reps=20, iters=5))
+    for row in profiled_kernels(call):
+        yield dict(base, **row)
+
+
 def _cold_matmul_rows(quick, tdt, timed):
     """Cold products: every call streams its weight from DRAM."""
     cold_shapes, cold_dtypes = cold_points(quick)
@@ -659,11 +680,7 @@ def _cold_matmul_rows(quick, tdt, timed):
             a = torch.randn(m, k, device=DEV, dtype=tdt[dt])
             bs = [torch.randn(k, n, device=DEV, dtype=tdt[dt]) for _ in range(20)]
             c = torch.empty(m, n, device=DEV, dtype=tdt[dt])
-            turn = [0]
-
-            def cold():
-                torch.matmul(a, bs[turn[0] % len(bs)], out=c)
-                turn[0] += 1
+            cold = rotating(bs, lambda b: torch.matmul(a, b, out=c))
             yield dict(op="MatMulCold", dtype=dt, shape="%dx%dx%d" % (m, n, k), ms="%.5f" % timed(cold))
             del bs
 
@@ -882,7 +899,6 @@ def linear_choice_rows(quick=False):
     fields and a bias column): the weight and bias rotate through 20 copies, one per call of the
     timed graph, so each call reads them cold as a model's layers do."""
     tdt = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16}
-    timed = graph_ms if on_gpu() else wall_ms
     shapes, dtypes = linear_choice_points(quick)
     for dt in dtypes:
         set_dtype(dt)
@@ -890,17 +906,9 @@ def linear_choice_rows(quick=False):
             x = torch.randn(m, k, device=DEV, dtype=tdt[dt])
             ws = [(torch.randn(n, k, device=DEV, dtype=tdt[dt]), torch.randn(n, device=DEV, dtype=tdt[dt]))
                   for _ in range(20)]
-            turn = [0]
-
-            def call():
-                w, b = ws[turn[0] % len(ws)]
-                turn[0] += 1
-                return torch.nn.functional.linear(x, w, b)
-            ms = "%.5f" % timed(call, reps=20, iters=5)
-            base = dict(dtype=dt, batch=1, m=m, n=n, k=k, bias=1, ms=ms)
-            for row in profiled_kernels(call):
-                yield dict(base, **row)
-            del ws
+            call = rotating(ws, lambda wb: torch.nn.functional.linear(x, *wb))
+            yield from timed_choice_rows(dict(dtype=dt, batch=1, m=m, n=n, k=k, bias=1), call)
+            del ws, call
 
 
 def layout_points(quick):
@@ -921,26 +929,16 @@ def layout_rows(quick=False):
     main loop on the CUDA cores (cost/perf TransposedBCost, DeepBench's pairs on older GPUs) and
     nothing on the tensor cores; these pairs measure it on this GPU (go run ./scripts/choices)."""
     tdt = {"fp32": torch.float32, "fp16": torch.float16}
-    timed = graph_ms if on_gpu() else wall_ms
     shapes, dtypes = layout_points(quick)
     for dt in dtypes:
         set_dtype(dt)
         for m, n, k in shapes:
             x = torch.randn(m, k, device=DEV, dtype=tdt[dt])
-            for layout in ("nn", "tn"):
-                ws = [torch.randn(*((k, n) if layout == "nn" else (n, k)), device=DEV, dtype=tdt[dt])
-                      for _ in range(20)]
-                turn = [0]
-
-                def call():
-                    w = ws[turn[0] % len(ws)]
-                    turn[0] += 1
-                    return torch.matmul(x, w if layout == "nn" else w.t())
-                ms = "%.5f" % timed(call, reps=20, iters=5)
-                base = dict(dtype=dt, batch=1, m=m, n=n, k=k, layout=layout, ms=ms)
-                for row in profiled_kernels(call):
-                    yield dict(base, **row)
-                del ws
+            for layout, shape, as_b in (("nn", (k, n), lambda w: w), ("tn", (n, k), lambda w: w.t())):
+                ws = [torch.randn(*shape, device=DEV, dtype=tdt[dt]) for _ in range(20)]
+                call = rotating(ws, lambda w: torch.matmul(x, as_b(w)))
+                yield from timed_choice_rows(dict(dtype=dt, batch=1, m=m, n=n, k=k, layout=layout), call)
+                del ws, call
 
 
 def conv_choice_points(quick):
