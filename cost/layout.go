@@ -53,23 +53,14 @@ func productWithB(n *ir.Node) bool {
 }
 
 // moduleWeight reports whether v is a weight the model file stores (an
-// initializer, directly or through a Transpose the export kept), not a
-// tensor the caller passes: a graph input promoted to a weight for the
-// memory count (ir's export_params=False rule) is an argument, as a
-// single-op model of torch.matmul(a, b) has.
+// initializer, directly or through the Transpose an export without
+// constant folding keeps: WeightTranspose), not a tensor the caller
+// passes: a graph input promoted to a weight for the memory count (ir's
+// export_params=False rule) is an argument, as a single-op model of
+// torch.matmul(a, b) has.
 func (a *analyzer) moduleWeight(v *ir.Value) bool {
-	for range 2 {
-		if v == nil {
-			return false
-		}
-		if v.IsInitializer {
-			return a.model == nil || a.model.Graph == nil || !slices.Contains(a.model.Graph.Inputs, v)
-		}
-		p := v.Producer
-		if p == nil || p.Domain != "" || p.OpType != "Transpose" {
-			return false
-		}
-		v = p.In(0)
+	if v != nil && v.Producer != nil && WeightTranspose(v.Producer) {
+		v = v.Producer.In(0)
 	}
-	return false
+	return v != nil && v.IsInitializer && (a.model == nil || a.model.Graph == nil || !slices.Contains(a.model.Graph.Inputs, v))
 }

@@ -53,9 +53,12 @@ func run(w io.Writer, gpuName string, files []string) error {
 	if err != nil {
 		return err
 	}
-	for header, kind := range map[string]productTable{gemmHeader: matmulTable, linearHeader: linearTable, layoutHeader: layoutTable} {
-		if recs, err := measured.Read(files[0], header); err == nil {
-			return gemmTable(w, g, files[0], recs, kind)
+	for _, t := range []struct {
+		header string
+		kind   productTable
+	}{{gemmHeader, matmulTable}, {linearHeader, linearTable}, {layoutHeader, layoutTable}} {
+		if recs, err := measured.Read(files[0], t.header); err == nil {
+			return gemmTable(w, g, files[0], recs, t.kind)
 		}
 	}
 	if recs, err := measured.Read(files[0], powerHeader); err == nil {
