@@ -23,7 +23,7 @@ func (e *NodeEstimate) Kernel(prec hwdb.Precision, elemBytes, dramBytes float64,
 		Indexed:  e.Indexed,
 		Decode:   e.Decode,
 		Resident: true, DRAMBytes: dramBytes,
-		Vectorized: vectorized,
+		Vectorized: vectorized, ConvChannels: e.ConvChannels,
 	}
 	if b := e.Bytes(); b > 0 {
 		k.WriteShare = e.BytesWritten / b

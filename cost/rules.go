@@ -46,6 +46,9 @@ type NodeEstimate struct {
 	Class    perf.KernelClass
 	// GEMM view for the time model (see Kernel); zero when not GEMM-like.
 	M, N, K, Batch int64
+	// ConvChannels is a convolution's input channels per group
+	// (perf.Kernel.ConvChannels).
+	ConvChannels int64
 	// Steps is the number of dependent sequential steps (RNN time steps).
 	Steps int64
 	// InputK is, for recurrent ops, the input size (Kernel.InputK).

@@ -160,6 +160,7 @@ func convRule(x, w, b int) Rule {
 			e.M = clampInt(outElems / yd[1])
 			e.N = clampInt(yd[1] / group)
 			e.K = clampInt(perOut)
+			e.ConvChannels = clampInt(wd[1])
 		}
 		return e, nil
 	}

@@ -153,6 +153,9 @@ type Kernel struct {
 	// ReduceTree marks a reduction PyTorch runs in its reduce_kernel,
 	// whose block and cross-block combining add a fixed latency (aten.go).
 	ReduceTree bool
+	// ConvChannels is a forward convolution's input channels per group
+	// (ConvKernel); 0 elsewhere.
+	ConvChannels int64
 }
 
 // KernelTime is the time model's estimate for a Kernel.
@@ -266,7 +269,7 @@ func ConvKernel(c ConvGeom, pr hwdb.Precision, inBytes, outBytes float64) Kernel
 		Class: ClassConv, Precision: pr,
 		FLOPs: c.DirectFLOPs(), Bytes: bytes, WorkingSet: bytes,
 		M: satProd(c.N, c.P(), c.Q()), N: c.K / g, K: satProd(c.C/g, c.R, c.S), Batch: g,
-		Launches: 1, ElemBytes: inBytes,
+		Launches: 1, ElemBytes: inBytes, ConvChannels: c.C / g,
 	}
 }
 

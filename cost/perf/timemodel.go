@@ -1109,6 +1109,44 @@ type ctaTile struct{ m, n int64 }
 // tiles run several CTAs per SM.
 const refTileArea = 128 * 128
 
+// cudnnSIMTTile is the output tile of cuDNN's sm80 fp32 forward
+// implicit-GEMM kernel (sm80_xmma_fprop_implicit_gemm_f32f32_..._
+// tilesize256x64x8_..._ffma_aligna4_alignc4): 256 pixels by 64 output
+// channels, 128 threads at 255 registers each. cudnn.benchmark picks it
+// for every fp32 NCHW layer of VGG-16 and ResNet-50 at batch 32 and 128
+// that it runs as implicit GEMM on our H200 (testdata/measured/
+// h200_sxm_conv_choices.csv) and for MobileNet-V2's layers of 64·j
+// output channels (calib/profile/testdata/kineto_h200/
+// mobilenet_v2_fp32_b128.json.gz); its layers of 16, 32 and 96 channels
+// run 128×32 and 32×32 tiles, as does a grid too small to fill the SMs
+// (56 CTAs of 512→512 at 7×7, batch 1's layers).
+var cudnnSIMTTile = ctaTile{256, 64}
+
+// cudnnSIMTResident is how many cudnnSIMTTile CTAs an SM holds: its
+// 65,536 registers over 128 threads × 255 registers (the kernel's, in the
+// sweep's regs column) is 2. Each CTA runs at half the SM's rate whether
+// or not the other slot is filled (its four warps alone cannot hide their
+// own latency), so a grid runs in rounds of 2 CTAs per SM: 392 CTAs on
+// the H200's 264 slots take two rounds, as 528 do. The sweep's layers
+// fit it: 512→256 1×1 at 28×28 (392 CTAs, 1.48 rounds) ran at 30.5
+// TFLOP/s, 128→128 3×3 stride 2 (196 CTAs) at 31.6, 256→128 1×1 at
+// 56×56 (784, 2.97 rounds) at 37.7, against 41.8-42.9 for grids of 12-95
+// rounds. The model's own 128×128 plan counted one CTA per SM on 132
+// slots, finer rounds than the library's, and priced the 512→256 layer
+// 29% short.
+const cudnnSIMTResident = 2
+
+// cudnnSIMTRate is cudnnSIMTTile's main-loop rate as a share of the rate
+// the model gives a 128×128 tile of the same area (vectorTileEff at the
+// fitted vector efficiency): 8 warps per SM, two per scheduler, where a
+// 128×128 CTA of 256 threads has 16. Measured, not derived: the sweep's
+// four fp32 layers of ≥ 3,136 CTAs (VGG-16's 64→64 at 224×224, batch 32
+// and 128; 64→128 and 128→128 at 112×112), whose rounds leave no wave
+// quantization, ran 1.086-1.099× (median 1.095) the main loop priced
+// at 1. The sweep's other layers of this tile (fewer rounds) and the
+// whole-model replays of both GPUs are held out.
+const cudnnSIMTRate = 0.91
+
 var ctaTiles = []ctaTile{
 	{128, 128}, {128, 64}, {64, 128}, {64, 64},
 	{128, 32}, {32, 128}, {64, 32}, {32, 64}, {32, 32},
@@ -1276,6 +1314,11 @@ type gemmLib struct {
 	// lanes' rate, and its tensor-core tiles' partial last wave costs
 	// waveTailShare of a wave at the least.
 	product bool
+	// cudnnSIMT: a forward convolution on the fp32 vector path that
+	// cuDNN runs with its sm80 implicit-GEMM kernels (cudnnSIMTKernels):
+	// a grid of cudnnSIMTTile that fills the SMs, over output channels
+	// in 64s, runs that tile (cudnnSIMTResident, cudnnSIMTRate).
+	cudnnSIMT bool
 	// helpers, helperS: the kernels the library launches around its
 	// largek kernel (simtLargeK) and their time, gaps included
 	// (largeKHelpers); none elsewhere.
@@ -1301,11 +1344,31 @@ func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 	lib := gemmLib{splitK: splitsK(k, o), complex: k.Complex, epilogue: hasEpilogue(k),
 		wgrad: k.Grad == GradWeight, pixelRows: conv && k.Grad != GradWeight, pixelK: conv && k.Grad == GradWeight,
 		product: k.Class == ClassGEMM}
+	lib.cudnnSIMT = cudnnSIMTKernels(g, k)
 	if _, real := peakFor(g, k.Precision); simtLargeK(g, real, lib, k.M, k.N, k.K) {
 		lib.helpers, lib.helperS = largeKHelpers(g, k, o)
 	}
 	return lib
 }
+
+// cudnnSIMTKernels reports whether cuDNN runs forward convolution k on
+// g with its sm80 fp32 implicit-GEMM kernels (cudnnSIMTTile): a
+// convolution on the fp32 vector path whose input channels per group
+// come in fours (the kernels' alignc4; a 3-channel first layer runs
+// cuDNN's older implicit_convolve_sgemm, our H200's pick) on a part
+// those kernels run on (cudnnSIMTFamilies).
+func cudnnSIMTKernels(g *hwdb.GPU, k Kernel) bool {
+	_, real := peakFor(g, k.Precision)
+	return k.Class == ClassConv && k.Grad == "" && !k.Complex && real == hwdb.FP32 &&
+		k.ConvChannels > 0 && k.ConvChannels%4 == 0 && cudnnSIMTFamilies[g.Family()]
+}
+
+// cudnnSIMTFamilies are the architectures cuDNN's sm80 kernels serve:
+// compute capability 8.x (Ampere, Ada: a cubin runs on later minor
+// revisions of its major version) and our H100's and H200's Hopper,
+// whose traces run them under that name. Blackwell is left out: no trace
+// of it here.
+var cudnnSIMTFamilies = map[string]bool{"Ampere": true, "Ada Lovelace": true, "Hopper": true}
 
 // gemmComputeLib is gemmCompute for the library kernel lib.
 func gemmComputeLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff float64, p Params, lib gemmLib) float64 {
@@ -1489,6 +1552,17 @@ func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 	// The deepest split any tile may take: K slices of splitKMinK at
 	// least, and the library's own bound.
 	splitCap := min(k/splitKMinK, maxSplit(g, real, lib, m, n, k))
+	if lib.cudnnSIMT {
+		// The library's tile is always a candidate, so that where the
+		// grid grows into the SMs and the library takes it alone, more
+		// pixels never cost less.
+		tl := cudnnSIMTTile
+		ctas := sizeProd(ceilDiv(m, tl.m), ceilDiv(n, tl.n), batch)
+		try(tl, ctas, 1)
+		if ctas >= float64(g.SMs) && n%tl.n == 0 {
+			return best
+		}
+	}
 	for _, tl := range ctaTiles {
 		if !tileServes(tl, m, n) || (!lib.splitK && isTensor(real) && tl.m*tl.n < libConvMinTileArea) || (largeK && tl != largeKTile) ||
 			(lib.complex && !slices.Contains(complexTiles, tl)) {
@@ -1690,6 +1764,12 @@ func tileTime(g *hwdb.GPU, clk pathClock, real hwdb.Precision, tl ctaTile, m, n,
 	// below the SMs' slots, so ctas·split is exact.
 	work := ctas * float64(split)
 	onSM := ceilDivF(work, sms)
+	cudnnSIMT := lib.cudnnSIMT && tl == cudnnSIMTTile
+	if cudnnSIMT {
+		// Rounds of cudnnSIMTResident CTAs, each at its share of the
+		// SM's rate.
+		onSM = cudnnSIMTResident * ceilDivF(work, sms*cudnnSIMTResident)
+	}
 	// The SMs that get any CTA set the power draw, hence the clock.
 	busy := min(work/float64(sms), 1)
 	perSM := perSMBoost * clk.at(busy)
@@ -1712,6 +1792,9 @@ func tileTime(g *hwdb.GPU, clk pathClock, real hwdb.Precision, tl ctaTile, m, n,
 			rate := skinnyPeakShare * FMAFLOPs * lanes * g.BoostClockMHz * 1e6 // FLOP/s per SM at boost
 			tileEff = min(tileEff, rate/perSMBoost*float64(narrow)/rows)
 		}
+	}
+	if cudnnSIMT {
+		tileEff *= cudnnSIMTRate
 	}
 	t := smFLOPs / (perSM * tileEff * loopRamp(kPer, p) * occ)
 	if rounds := work / float64(sms); lib.product && isTensor(real) && rounds > 1 && rounds < ExactSizeLimit {
