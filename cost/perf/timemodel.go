@@ -1344,7 +1344,7 @@ func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 	lib := gemmLib{splitK: splitsK(k, o), complex: k.Complex, epilogue: hasEpilogue(k),
 		wgrad: k.Grad == GradWeight, pixelRows: conv && k.Grad != GradWeight, pixelK: conv && k.Grad == GradWeight,
 		product: k.Class == ClassGEMM}
-	lib.cudnnSIMT = cudnnSIMTKernels(g, k)
+	lib.cudnnSIMT = cudnnSIMTKernels(g, k) && callsCuDNN(o.Runtime)
 	if _, real := peakFor(g, k.Precision); simtLargeK(g, real, lib, k.M, k.N, k.K) {
 		lib.helpers, lib.helperS = largeKHelpers(g, k, o)
 	}
@@ -1362,6 +1362,14 @@ func cudnnSIMTKernels(g *hwdb.GPU, k Kernel) bool {
 	return k.Class == ClassConv && k.Grad == "" && !k.Complex && real == hwdb.FP32 &&
 		k.ConvChannels > 0 && k.ConvChannels%4 == 0 && cudnnSIMTFamilies[g.Family()]
 }
+
+// callsCuDNN reports whether runtime r runs a convolution as cuDNN's
+// algorithm search picks it: PyTorch eager and its CUDA-graph replay
+// (nil: the default replay; cudnn.benchmark), Inductor (which leaves
+// convolutions to aten) and the onnxruntime CUDA execution provider
+// (cudnnFind). TensorRT times its own tactics, tile configurations
+// included, and keeps the fastest: the model's fastest plan.
+func callsCuDNN(r *hwdb.Runtime) bool { return runsCuBLAS(r) }
 
 // cudnnSIMTFamilies are the architectures cuDNN's sm80 kernels serve:
 // compute capability 8.x (Ampere, Ada: a cubin runs on later minor
