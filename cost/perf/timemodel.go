@@ -1124,16 +1124,18 @@ var cudnnSIMTTile = ctaTile{256, 64}
 
 // cudnnSIMTResident is how many cudnnSIMTTile CTAs an SM holds: its
 // 65,536 registers over 128 threads × 255 registers (the kernel's, in the
-// sweep's regs column) is 2. Each CTA runs at half the SM's rate whether
-// or not the other slot is filled (its four warps alone cannot hide their
-// own latency), so a grid runs in rounds of 2 CTAs per SM: 392 CTAs on
-// the H200's 264 slots take two rounds, as 528 do. The sweep's layers
-// fit it: 512→256 1×1 at 28×28 (392 CTAs, 1.48 rounds) ran at 30.5
-// TFLOP/s, 128→128 3×3 stride 2 (196 CTAs) at 31.6, 256→128 1×1 at
-// 56×56 (784, 2.97 rounds) at 37.7, against 41.8-42.9 for grids of 12-95
-// rounds. The model's own 128×128 plan counted one CTA per SM on 132
-// slots, finer rounds than the library's, and priced the 512→256 layer
-// 29% short.
+// sweep's regs column) is 2. A grid that fills the SMs runs in rounds of
+// 2 CTAs per SM, each CTA at half the SM's rate: 392 CTAs on the H200's
+// 264 slots take two rounds, as 528 do. The sweep's layers fit it:
+// 512→256 1×1 at 28×28 (392 CTAs, 1.48 rounds) ran at 30.5 TFLOP/s,
+// 128→128 3×3 stride 2 (196 CTAs) at 31.6, 256→128 1×1 at 56×56 (784,
+// 2.97 rounds) at 37.7, against 41.8-42.9 for grids of 12-95 rounds. The
+// model's own 128×128 plan counted one CTA per SM on 132 slots, finer
+// rounds than the library's, and priced the 512→256 layer 29% short. A
+// grid of fewer CTAs than SMs, one per SM, runs each faster than half an
+// SM (MobileNet-V2's of 98-125 CTAs: 44-58% of the SM's peak a CTA,
+// against 63% for two), which is one reason the tile is the plan only
+// where its grid fills the SMs (fastestPlan).
 const cudnnSIMTResident = 2
 
 // cudnnSIMTRate is cudnnSIMTTile's main-loop rate as a share of the rate
