@@ -46,7 +46,8 @@ func TestCUDNNSIMTRounds(t *testing.T) {
 		t.Errorf("529 CTAs %.1f µs, want a third round beyond 528's %.1f µs", at529*1e6, at528*1e6)
 	}
 	// The library keeps smaller tiles for 96 output channels and for a
-	// 3-channel first layer (alignc4), and other families their own;
+	// 3-channel first layer (alignc4), grouped layers other kernels, and
+	// other families their own;
 	// TensorRT times its own tactics.
 	trt, err := hwdb.LookupRuntime("tensorrt")
 	if err != nil {
@@ -59,6 +60,7 @@ func TestCUDNNSIMTRounds(t *testing.T) {
 		rt   *hwdb.Runtime
 	}{
 		{"96 channels", "H200", pointwiseConv(128, 16, 112, 96), nil},
+		{"2 groups", "H200", ConvKernel(ConvGeom{N: 32, C: 128, H: 56, W: 56, K: 128, R: 3, S: 3, PadH: 1, PadW: 1, StrideH: 1, StrideW: 1, Group: 2}, hwdb.FP32, 4, 4), nil},
 		{"3 channels", "H200", ConvKernel(ConvGeom{N: 32, C: 3, H: 224, W: 224, K: 64, R: 7, S: 7, PadH: 3, PadW: 3, StrideH: 2, StrideW: 2}, hwdb.FP32, 4, 4), nil},
 		{"Volta", "V100-SXM2-32GB", pointwiseConv(32, 512, 28, 256), nil},
 		{"tensor cores", "H200", ConvKernel(ConvGeom{N: 32, C: 512, H: 28, W: 28, K: 256, R: 1, S: 1, StrideH: 1, StrideW: 1}, hwdb.FP16Tensor, 2, 2), nil},

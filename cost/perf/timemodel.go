@@ -1354,14 +1354,15 @@ func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 }
 
 // cudnnSIMTKernels reports whether cuDNN runs forward convolution k on
-// g with its sm80 fp32 implicit-GEMM kernels (cudnnSIMTTile): a
-// convolution on the fp32 vector path whose input channels per group
-// come in fours (the kernels' alignc4; a 3-channel first layer runs
-// cuDNN's older implicit_convolve_sgemm, our H200's pick) on a part
-// those kernels run on (cudnnSIMTFamilies).
+// g with its sm80 fp32 implicit-GEMM kernels (cudnnSIMTTile): an
+// ungrouped convolution (the kernels' names carry g1; no grouped layer
+// was traced) on the fp32 vector path whose input channels come in fours
+// (the kernels' alignc4; a 3-channel first layer runs cuDNN's older
+// implicit_convolve_sgemm, our H200's pick) on a part those kernels run
+// on (cudnnSIMTFamilies).
 func cudnnSIMTKernels(g *hwdb.GPU, k Kernel) bool {
 	_, real := peakFor(g, k.Precision)
-	return k.Class == ClassConv && k.Grad == "" && !k.Complex && real == hwdb.FP32 &&
+	return k.Class == ClassConv && k.Grad == "" && !k.Complex && real == hwdb.FP32 && k.Batch <= 1 &&
 		k.ConvChannels > 0 && k.ConvChannels%4 == 0 && cudnnSIMTFamilies[g.Family()]
 }
 
