@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"math"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/hwdb"
@@ -71,6 +72,28 @@ func TestCUDNNSIMTRounds(t *testing.T) {
 		pl, ok := ChooseGEMM(mustGPU(t, c.g), c.k, co)
 		if ok && pl.TileM == cudnnSIMTTile.m && pl.TileN == cudnnSIMTTile.n {
 			t.Errorf("%s: plan %d×%d, cuDNN's sm80 fp32 tile", c.name, pl.TileM, pl.TileN)
+		}
+	}
+}
+
+// TestCUDNNSIMTRate checks where cudnnSIMTRate applies: over a grid of
+// whole rounds (two CTAs on every SM) the tile's main loop is the
+// model's own 256×64 tile at 1/cudnnSIMTRate on the H200's 128-lane SMs
+// and at 1 on the A100's 64-lane ones.
+func TestCUDNNSIMTRate(t *testing.T) {
+	p := PlanOptions().Params
+	for _, c := range []struct {
+		gpu  string
+		want float64
+	}{{"H200", 1 / cudnnSIMTRate}, {"A100-SXM4-80GB", 1}} {
+		g := mustGPU(t, c.gpu)
+		ctas := float64(4 * cudnnSIMTResident * g.SMs)
+		clk := newPathClock(g, p, hwdb.FP32)
+		at := func(lib gemmLib) float64 {
+			return tileTime(g, clk, hwdb.FP32, cudnnSIMTTile, 256*int64(ctas), 64, 576, 1, ctas, 1, 1e12, p, lib)
+		}
+		if r := at(gemmLib{pixelRows: true, cudnnSIMT: true}) / at(gemmLib{pixelRows: true}); math.Abs(r/c.want-1) > 1e-9 {
+			t.Errorf("%s: cuDNN's tile %.4f× the model's own over whole rounds, want %.4f", c.gpu, r, c.want)
 		}
 	}
 }

@@ -1149,6 +1149,15 @@ const cudnnSIMTResident = 2
 // whole-model replays of both GPUs are held out.
 const cudnnSIMTRate = 0.91
 
+// cudnnSIMTRateLanes is the fp32 lanes per SM above which cudnnSIMTRate
+// applies: it was measured on Hopper's 128-lane SM, whose schedulers
+// issue a warp's FFMA every cycle, so eight warps must hide the kernel's
+// latencies in half the cycles they have on GA100's 64-lane SM (a warp's
+// FFMA over two cycles). Unmeasured there, GA100 (A100, A30) keeps the
+// rate of the model's 128×128 tile; its rounds of two CTAs per SM stay
+// (the registers bound it as on every part).
+const cudnnSIMTRateLanes = 96
+
 var ctaTiles = []ctaTile{
 	{128, 128}, {128, 64}, {64, 128}, {64, 64},
 	{128, 32}, {32, 128}, {64, 32}, {32, 64}, {32, 32},
@@ -1804,7 +1813,7 @@ func tileTime(g *hwdb.GPU, clk pathClock, real hwdb.Precision, tl ctaTile, m, n,
 			tileEff = min(tileEff, rate/perSMBoost*float64(narrow)/rows)
 		}
 	}
-	if cudnnSIMT {
+	if cudnnSIMT && vectorFMAsPerClock(g, real) > cudnnSIMTRateLanes {
 		tileEff *= cudnnSIMTRate
 	}
 	t := smFLOPs / (perSM * tileEff * loopRamp(kPer, p) * occ)
