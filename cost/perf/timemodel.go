@@ -1113,13 +1113,16 @@ const refTileArea = 128 * 128
 // implicit-GEMM kernel (sm80_xmma_fprop_implicit_gemm_f32f32_..._
 // tilesize256x64x8_..._ffma_aligna4_alignc4): 256 pixels by 64 output
 // channels, 128 threads at 255 registers each. cudnn.benchmark picks it
-// for every fp32 NCHW layer of VGG-16 and ResNet-50 at batch 32 and 128
-// that it runs as implicit GEMM on our H200 (testdata/measured/
-// h200_sxm_conv_choices.csv) and for MobileNet-V2's layers of 64·j
-// output channels (calib/profile/testdata/kineto_h200/
-// mobilenet_v2_fp32_b128.json.gz); its layers of 16, 32 and 96 channels
-// run 128×32 and 32×32 tiles, as does a grid too small to fill the SMs
-// (56 CTAs of 512→512 at 7×7, batch 1's layers).
+// on our H200 for the fp32 NCHW layers of VGG-16 and ResNet-50 at batch
+// 32 and 128 (testdata/measured/h200_sxm_conv_choices.csv) that it runs
+// neither as FFT nor with an older kernel (the 3-channel first layers'
+// implicit_convolve_sgemm; 1024→512 1×1 at 14×14, batch 32,
+// precomputed_convolve_sgemm, measured within 2% of its price as this
+// tile), and for MobileNet-V2's layers of 64·j output channels
+// (calib/profile/testdata/kineto_h200/mobilenet_v2_fp32_b128.json.gz);
+// its layers of 16, 32 and 96 channels run 128×32 and 32×32 tiles, as
+// does a grid too small to fill the SMs (56 CTAs of 512→512 at 7×7,
+// batch 1's layers).
 var cudnnSIMTTile = ctaTile{256, 64}
 
 // cudnnSIMTResident is how many cudnnSIMTTile CTAs an SM holds: its
