@@ -120,12 +120,3 @@ func TestCUDNNSIMTPixelsNeverCheaper(t *testing.T) {
 		}
 	}
 }
-
-func mustGPU(t *testing.T, name string) *hwdb.GPU {
-	t.Helper()
-	g, err := hwdb.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
-}

@@ -15,13 +15,19 @@ func lookupAll(t *testing.T, names []string) []*hwdb.GPU {
 	t.Helper()
 	var out []*hwdb.GPU
 	for _, n := range names {
-		g, err := hwdb.Lookup(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, g)
+		out = append(out, mustGPU(t, n))
 	}
 	return out
+}
+
+// mustGPU is the database's GPU of that name, or the test's end.
+func mustGPU(t *testing.T, name string) *hwdb.GPU {
+	t.Helper()
+	g, err := hwdb.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
 
 // TestCapSlowsMemoryBoundLess: under a cap at 60% of TDP a streaming

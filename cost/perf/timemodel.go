@@ -1358,22 +1358,23 @@ func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 	lib := gemmLib{splitK: splitsK(k, o), complex: k.Complex, epilogue: hasEpilogue(k),
 		wgrad: k.Grad == GradWeight, pixelRows: conv && k.Grad != GradWeight, pixelK: conv && k.Grad == GradWeight,
 		product: k.Class == ClassGEMM}
-	lib.cudnnSIMT = cudnnSIMTKernels(g, k) && callsCuDNN(o.Runtime)
-	if _, real := peakFor(g, k.Precision); simtLargeK(g, real, lib, k.M, k.N, k.K) {
+	_, real := peakFor(g, k.Precision)
+	lib.cudnnSIMT = cudnnSIMTKernels(g, real, k) && callsCuDNN(o.Runtime)
+	if simtLargeK(g, real, lib, k.M, k.N, k.K) {
 		lib.helpers, lib.helperS = largeKHelpers(g, k, o)
 	}
 	return lib
 }
 
-// cudnnSIMTKernels reports whether cuDNN runs forward convolution k on
-// g with its sm80 fp32 implicit-GEMM kernels (cudnnSIMTTile): an
+// cudnnSIMTKernels reports whether cuDNN runs forward convolution k,
+// whose compute path resolves to real on g, with its sm80 fp32
+// implicit-GEMM kernels (cudnnSIMTTile): an
 // ungrouped convolution (the kernels' names carry g1; no grouped layer
 // was traced) on the fp32 vector path whose input channels come in fours
 // (the kernels' alignc4; a 3-channel first layer runs cuDNN's older
 // implicit_convolve_sgemm, our H200's pick) on a part those kernels run
 // on (cudnnSIMTFamilies).
-func cudnnSIMTKernels(g *hwdb.GPU, k Kernel) bool {
-	_, real := peakFor(g, k.Precision)
+func cudnnSIMTKernels(g *hwdb.GPU, real hwdb.Precision, k Kernel) bool {
 	return k.Class == ClassConv && k.Grad == "" && !k.Complex && real == hwdb.FP32 && k.Batch <= 1 &&
 		k.ConvChannels > 0 && k.ConvChannels%4 == 0 && cudnnSIMTFamilies[g.Family()]
 }
