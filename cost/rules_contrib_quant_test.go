@@ -147,9 +147,12 @@ func TestMatMulNBitsDecodeSpeed(t *testing.T) {
 				continue
 			}
 			// A quarter of the weight bytes, but the same launch and fill:
-			// at 4096×4096 the int4 GEMV sits near the fill floor.
-			if !(q.TimeS > 0) || f.TimeS < 1.9*q.TimeS {
-				t.Errorf("%s %v: int4 MatMulNBits %.2f µs, fp16 MatMul %.2f µs: want at least 1.9× faster", gpu, shape, q.TimeS*1e6, f.TimeS*1e6)
+			// at 4096×4096 the int4 GEMV sits near the fill floor. On
+			// Hopper the fp16 product's TMA loads stream at the board's
+			// stream_eff and the int4 kernel's plain loads at MemEff
+			// (perf tmaStreamsGEMM): 1.79× there (1.98× before).
+			if !(q.TimeS > 0) || f.TimeS < 1.75*q.TimeS {
+				t.Errorf("%s %v: int4 MatMulNBits %.2f µs, fp16 MatMul %.2f µs: want at least 1.75× faster", gpu, shape, q.TimeS*1e6, f.TimeS*1e6)
 			}
 			if q.Bound != "memory" && q.Bound != "latency" {
 				t.Errorf("%s %v: bound %q, want memory (or latency) for a decode GEMV", gpu, shape, q.Bound)

@@ -52,6 +52,6 @@ func Example_bindDims() {
 		fmt.Printf("seq %4d: %6.1f GFLOPs, %.3f ms\n", r.Bindings["seq"], r.Totals.FLOPs/1e9, r.Totals.TimeS*1e3)
 	}
 	// Output:
-	// seq  128:   32.3 GFLOPs, 0.613 ms
-	// seq 1024:  293.1 GFLOPs, 1.027 ms
+	// seq  128:   32.3 GFLOPs, 0.607 ms
+	// seq 1024:  293.1 GFLOPs, 1.025 ms
 }

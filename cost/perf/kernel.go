@@ -507,7 +507,7 @@ func BodyS(class KernelClass, compute, latency, memory float64) float64 {
 // 0.90, 0.87) and on the compute side by 4%, 8% and 13%, where the rows
 // with one term under a fifth of the other were within 3% on the memory
 // side (A100, A40; the H100's ran 14% faster than priced, its GEMM
-// stream: docs/accuracy.md). With the 4-norm those groups are 0.92, 1.00, 0.99 and
+// stream, since priced at the board's stream_eff: tmaStreamsGEMM). With the 4-norm those groups are 0.92, 1.00, 0.99 and
 // 1.05, 0.99, 0.97, and every group of balance 0.4 or more lies within
 // 0.92-1.08 (internal/kernelrows TestGEMMOverlapBalance; the exponent
 // checked, not fitted: 3 over-corrects the compute side of the A100 and

@@ -965,7 +965,9 @@ func memoryTime(g *hwdb.GPU, k Kernel, p Params) (s, bw float64, level string) {
 // (internal/kernelrows TestVectorRateFit): PyTorch's GELU over 170 MB
 // streams at 64% (A100) and 73% (H100) of the datasheet, well short of a
 // plain add's 87-98%. L2 bandwidth keeps MemEff: the entries' L2 figures
-// are measured reads divided by it.
+// are measured reads divided by it. A GEMM on a GPU whose library kernels
+// load tiles by TMA streams at the board's stream efficiency too
+// (tmaStreamsGEMM).
 func dramEff(g *hwdb.GPU, k Kernel, p Params) float64 {
 	if k.Class == ClassElementwise && !k.Vectorized && g.StreamEff > 0 {
 		if k.Stream {
@@ -973,7 +975,39 @@ func dramEff(g *hwdb.GPU, k Kernel, p Params) float64 {
 		}
 		return g.StreamEff
 	}
+	if tmaStreamsGEMM(g, k) {
+		return g.StreamEff
+	}
 	return p.MemEff
+}
+
+// tmaStreamsGEMM reports whether GEMM k's operands stream from DRAM at g's
+// measured stream efficiency rather than the fitted MemEff: on a GPU whose
+// GEMM kernels load tiles by TMA (tmaGEMMFamilies), bulk asynchronous
+// copies that keep DRAM as busy as a plain stream does. Vidur's H100 fp16
+// GEMMs that are memory-bound (the main loop under 0.3 of the operand
+// stream: a few tokens against a weight) show it: over 32 MB-2 GB of
+// weights they ran at 2.2-3.0 TB/s, 0.90 of the datasheet at 512 MB and
+// more, and priced at MemEff (0.81) they were 11-13% slow at every size;
+// at the H100's stream_eff (0.90, gpu-benches' triads, nothing fitted)
+// the fit rows' median priced/measured went 1.12 → 1.02 (365 and 327
+// rows, those the main loop leaves memory-bound; kernel durations). The
+// A100's rows stream at 0.79-0.84 of its datasheet (SXM4 or PCIe: Vidur
+// does not say) and the A40's at 0.78, where MemEff holds them within
+// 1-2%. Held out: Vidur's
+// H100 rows 8.6% → 8.4%; our LLaMA-7B decode replays (224 such products
+// a step) +1.3/+3.4/+2.6% → −3.7/−0.0/+0.9% (H100, batch 1/8/32) and
+// +5.5/+2.9/+2.3% → +1.1/−0.0/+0.9% (H200); graph replays H100 3.4% →
+// 3.4%, H200 5.1% → 4.8% (cmd/onnxcost TestMeasuredEndToEnd). Boards
+// with no measured stream_eff (B200) keep MemEff, and so do the products
+// whose kernels are not the library's TMA ones: a batched GEMV (one row
+// per sequence and head, cuBLAS's gemvx: batchedGEMVStretch) and a
+// product over packed low-bit weights (onnxruntime's MatMulNBits kernel
+// dequantizes as it loads).
+func tmaStreamsGEMM(g *hwdb.GPU, k Kernel) bool {
+	batchedGEMV := k.M == 1 && k.Batch >= 2
+	return k.Class == ClassGEMM && !batchedGEMV && !(k.DequantFLOPs > 0) &&
+		g.StreamEff > 0 && tmaGEMMFamilies[g.Family()]
 }
 
 // readWriteMix is the share of its StreamEff that g's DRAM keeps for a
