@@ -534,6 +534,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		k.TensorIterator = a.eagerPlan() && StreamOp(n.Domain, n.OpType) && !a.lone
 		k.SmallCTAs = a.cudnnNCHWBatchNormPlanes(n)
 		k.MaxPoolOutputs = a.eagerMaxPoolOutputs(n)
+		k.ChannelsLastCatElements = a.eagerChannelsLastCatElements(n)
 		k.TransposedB = est.Class == perf.ClassGEMM && a.transposedB(n)
 		// The node's own GEMM, before a library's algorithm replaces
 		// it: cuDNN's Winograd choice changes with batch, the shape a
@@ -1199,6 +1200,65 @@ func (a *analyzer) eagerMaxPoolOutputs(n *ir.Node) float64 {
 	}
 	sz := a.sizer(n)
 	return sz.Numel(n.Out(0))
+}
+
+// eagerChannelsLastCatElements is the output elements of a Concat eager
+// PyTorch runs over channels_last tensors (perf.Kernel
+// ChannelsLastCatElements): under the eager plan of a runtime that runs
+// the model channels_last (pytorch-nhwc, graph-nhwc), a concatenation of
+// 4-D feature maps along their channels, each input a convolution's
+// output or derived from one (channels_last is what convolutions and the
+// ops after them propagate; a transformer's 4-D key/value tensors are
+// contiguous and their cache append is the plain copy); 0 otherwise.
+func (a *analyzer) eagerChannelsLastCatElements(n *ir.Node) float64 {
+	if !a.eagerPlan() || a.runtime == nil || a.keepsNCHW() || n.Domain != "" || n.OpType != "Concat" || len(n.Inputs) < 2 {
+		return 0
+	}
+	out := n.Out(0)
+	if out == nil || !out.Shape.Ranked || out.Shape.Rank() != 4 {
+		return 0
+	}
+	if axis := n.AttrInt("axis", 0); axis != 1 && axis != -3 {
+		return 0
+	}
+	for _, in := range n.Inputs {
+		if !convFeatureMap(in, maxFeatureMapChain) {
+			return 0
+		}
+	}
+	sz := a.sizer(n)
+	return sz.Numel(out)
+}
+
+// maxFeatureMapChain bounds how far convFeatureMap walks back.
+const maxFeatureMapChain = 8
+
+// convFeatureMap reports whether v is a convolution's output or comes
+// from one through ops that keep a feature map's layout (pointwise ops,
+// normalization, pooling, concatenation), within depth producers.
+func convFeatureMap(v *ir.Value, depth int) bool {
+	if v == nil || v.Producer == nil || depth <= 0 {
+		return false
+	}
+	p := v.Producer
+	if p.Domain != "" {
+		return false
+	}
+	switch p.OpType {
+	case "Conv", "ConvTranspose":
+		return true
+	case "BatchNormalization", "InstanceNormalization", "MaxPool", "AveragePool", "Concat":
+	default:
+		if !ir.OpHas("", p.OpType, ir.Elementwise) {
+			return false
+		}
+	}
+	for _, in := range p.Inputs {
+		if convFeatureMap(in, depth-1) {
+			return true
+		}
+	}
+	return false
 }
 
 // keepsNCHW reports whether the runtime hands PyTorch's default NCHW

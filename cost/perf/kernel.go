@@ -134,6 +134,10 @@ type Kernel struct {
 	// (max_pool_forward_nchw, max_pool_forward_nhwc), its output
 	// elements, one thread's integer work each (pool.go); 0 otherwise.
 	MaxPoolOutputs float64
+	// ChannelsLastCatElements is, for a concatenation PyTorch runs over
+	// channels_last tensors, the elements it writes, each at an offset
+	// its thread works out in integer arithmetic (cat.go); 0 otherwise.
+	ChannelsLastCatElements float64
 	// SmallCTAs is the CTAs of a library kernel that runs one small CTA
 	// per tiny piece of work, which the SMs retire at a fixed rate
 	// (smallctas.go): cuDNN's NCHW batch norm at inference (one per (n, c)

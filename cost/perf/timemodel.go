@@ -274,6 +274,9 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 		// In the compute term, so that the fill adds to it (decode.go).
 		t.ComputeS, t.Streams = st, true
 	}
+	if c := channelsLastCatS(g, k, p); c > t.ComputeS {
+		t.ComputeS = c // its index arithmetic (cat.go)
+	}
 	if pl := maxPoolS(g, k, p); pl > t.ComputeS {
 		t.ComputeS = pl // its index arithmetic (pool.go)
 	}
