@@ -1222,7 +1222,7 @@ func (a *analyzer) eagerChannelsLastCatElements(n *ir.Node) float64 {
 		return 0
 	}
 	for _, in := range n.Inputs {
-		if !convFeatureMap(in, maxFeatureMapChain) {
+		if !convFeatureMap(in) {
 			return 0
 		}
 	}
@@ -1230,33 +1230,44 @@ func (a *analyzer) eagerChannelsLastCatElements(n *ir.Node) float64 {
 	return sz.Numel(out)
 }
 
-// maxFeatureMapChain bounds how far convFeatureMap walks back.
-const maxFeatureMapChain = 8
+// maxFeatureMapChain bounds how far convFeatureMap walks back, and
+// maxFeatureMapVisits how many values it looks at: nested many-input
+// concatenations would otherwise make the walk exponential.
+const (
+	maxFeatureMapChain  = 8
+	maxFeatureMapVisits = 256
+)
 
 // convFeatureMap reports whether v is a convolution's output or comes
 // from one through ops that keep a feature map's layout (pointwise ops,
-// normalization, pooling, concatenation), within depth producers.
-func convFeatureMap(v *ir.Value, depth int) bool {
-	if v == nil || v.Producer == nil || depth <= 0 {
-		return false
-	}
-	p := v.Producer
-	if p.Domain != "" {
-		return false
-	}
-	switch p.OpType {
-	case "Conv", "ConvTranspose":
-		return true
-	case "BatchNormalization", "InstanceNormalization", "MaxPool", "AveragePool", "Concat":
-	default:
-		if !ir.OpHas("", p.OpType, ir.Elementwise) {
-			return false
+// normalization, pooling, concatenation), within maxFeatureMapChain
+// producers: a breadth-first walk back over at most maxFeatureMapVisits
+// values, each once.
+func convFeatureMap(v *ir.Value) bool {
+	seen := map[*ir.Value]bool{}
+	level := []*ir.Value{v}
+	for depth := 0; depth < maxFeatureMapChain && len(level) > 0; depth++ {
+		var next []*ir.Value
+		for _, u := range level {
+			if u == nil || seen[u] || u.Producer == nil || u.Producer.Domain != "" {
+				continue
+			}
+			if seen[u] = true; len(seen) > maxFeatureMapVisits {
+				return false
+			}
+			p := u.Producer
+			switch p.OpType {
+			case "Conv", "ConvTranspose":
+				return true
+			case "BatchNormalization", "InstanceNormalization", "MaxPool", "AveragePool", "Concat":
+			default:
+				if !ir.OpHas("", p.OpType, ir.Elementwise) {
+					continue
+				}
+			}
+			next = append(next, p.Inputs...)
 		}
-	}
-	for _, in := range p.Inputs {
-		if convFeatureMap(in, depth-1) {
-			return true
-		}
+		level = next
 	}
 	return false
 }

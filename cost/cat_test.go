@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/internal/costtest"
@@ -48,5 +49,32 @@ func TestEagerChannelsLastCat(t *testing.T) {
 				t.Errorf("%s %s %s: compute side %.3g s, the elements' index work %.3g s: held %v, want %v", c.runtime, c.dtype, n.Name, n.ComputeS, cycles(elems), held, want)
 			}
 		}
+	}
+}
+
+// TestChannelsLastCatWalkIsBounded: the walk back from a cat's inputs to
+// a convolution visits each value once, so nested concatenations of one
+// map sixteen times over (16⁸ paths) are priced at once, as maps no
+// convolution made.
+func TestChannelsLastCatWalkIsBounded(t *testing.T) {
+	b := newBuilder(t)
+	v := b.Input("x", 1, 1, 2, 2)
+	ch := int64(1)
+	for i := range 9 {
+		ch *= 16
+		ins := make([]*ir.Value, 16)
+		for j := range ins {
+			ins[j] = v
+		}
+		out := b.Val(fmt.Sprintf("c%d", i), ir.Float32, 1, ch, 2, 2)
+		b.Node("Concat", ins, []*ir.Value{out}, ir.IntAttr("axis", 1))
+		v = out
+	}
+	b.G.AddOutput(v)
+	r := b.analyze(Options{Runtime: testRuntime(t, "graph-nhwc"), DType: "fp16", Plan: "unfused"})
+	gpu := costtest.GPU()
+	last := r.Nodes[len(r.Nodes)-1]
+	if idx := float64(ch*4) * 0.72 / (float64(gpu.SMs) * gpu.BoostClockMHz * 1e6); last.ComputeS >= idx {
+		t.Errorf("%s: compute side %.3g s priced as a channels_last cat of feature maps (%.3g s); no convolution made them", last.Name, last.ComputeS, idx)
 	}
 }
