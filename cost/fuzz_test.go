@@ -17,10 +17,15 @@ import (
 var (
 	fuzzDTypes = append([]string{""}, cost.DTypes()...)
 	fuzzGPUs   = hwdb.All()
+	// fuzzRuntimes: the default (nil) and every built-in profile, so the
+	// eager, Inductor and onnxruntime plans are fuzzed as TensorRT's is.
+	fuzzRuntimes = append([]*hwdb.Runtime{nil}, hwdb.Runtimes()...)
 )
 
 // FuzzAnalyze costs graphs decoded from the fuzz bytes
-// (internal/fuzzgraph) on a GPU and dtype the bytes choose, fused or not,
+// (internal/fuzzgraph) on a GPU, dtype and runtime the bytes choose (the
+// runtime from fuse's upper bits, so the committed corpus keeps its
+// shape), fused or not,
 // with the symbolic batch and height bound to values up to 2^40 so that
 // counts get large (checkFuzzAnalysis).
 func FuzzAnalyze(f *testing.F) {
@@ -73,18 +78,23 @@ func checkFuzzAnalysis(t *testing.T, m *ir.Model, ok bool, gpu, dtype, fuse, bin
 	}
 	g := fuzzGPUs[int(gpu)%len(fuzzGPUs)]
 	dt := fuzzDTypes[int(dtype)%len(fuzzDTypes)]
-	rep, err := cost.Analyze(m.Graph, m, g, cost.Options{DType: dt})
+	rt := fuzzRuntimes[int(fuse/2)%len(fuzzRuntimes)]
+	rtName := "default"
+	if rt != nil {
+		rtName = rt.Name
+	}
+	rep, err := cost.Analyze(m.Graph, m, g, cost.Options{DType: dt, Runtime: rt})
 	if err != nil {
 		return
 	}
 	if bad := badNumber(reflect.ValueOf(rep), "report"); bad != "" {
-		t.Fatalf("%s on %s dtype %q: %s\n%s", "Analyze", g.Name, dt, bad, ir.Dump(m.Graph))
+		t.Fatalf("%s on %s dtype %q runtime %s: %s\n%s", "Analyze", g.Name, dt, rtName, bad, ir.Dump(m.Graph))
 	}
 	// The report cleans what it prints, so the check above would pass
 	// a wrapped count that was clamped to 0: a clamp must not happen.
 	for _, w := range rep.Warnings {
 		if strings.Contains(w, "clamped") {
-			t.Fatalf("Analyze on %s dtype %q: %s\n%s", g.Name, dt, w, ir.Dump(m.Graph))
+			t.Fatalf("Analyze on %s dtype %q runtime %s: %s\n%s", g.Name, dt, rtName, w, ir.Dump(m.Graph))
 		}
 	}
 }
