@@ -325,7 +325,8 @@ func TestNestedControlFlow(t *testing.T) {
 }
 
 // TestKernelTimeIsComparedAndFitted: a profile times kernels, not the
-// idle gaps between them, so a node's prediction beside it and the row a
+// idle gaps between them, so a node's prediction beside it (and the
+// profiled event's share of it: profiled_nodes) and the row a
 // fit takes from it are its time less its gap (launch_s), its ramp kept
 // (ramp_s, the kernel's own minimum duration); the fit leaves the ramp
 // unscaled (calib.NodeBody).
@@ -337,6 +338,10 @@ func TestKernelTimeIsComparedAndFitted(t *testing.T) {
 	m := MatchReport(p, rep)
 	if len(m.Nodes) != 1 || math.Abs(m.Nodes[0].PredictedS-8.6e-6) > 1e-15 {
 		t.Fatalf("predicted %+v, want the node's 9.3 µs less its 0.7 µs gap", m.Nodes)
+	}
+	// The profiled event's row is in the same terms as its node's.
+	if len(m.Profiled) != 1 || math.Abs(m.Profiled[0].PredictedS-8.6e-6) > 1e-15 {
+		t.Fatalf("profiled rows %+v, want the event's share of the node's 8.6 µs kernel time", m.Profiled)
 	}
 	rows := m.Rows(rep)
 	if len(rows) != 1 {
