@@ -29,12 +29,17 @@ const (
 	gemvxLongDotBytesPerSMCycle  = 12.67 // p·v: a few long dots
 )
 
+// batchedGEMV reports whether product k is a batch of GEMVs (one row per
+// sequence and head: a decode step's attention written as matmuls), which
+// cuBLAS runs as gemvx rather than its tiled, TMA-fed GEMM kernels.
+func batchedGEMV(k Kernel) bool { return k.Class == ClassGEMM && k.M == 1 && k.Batch >= 2 }
+
 // batchedGEMVStretch is the factor on a batched GEMV's memory time under
 // a runtime whose matrix products are cuBLAS's (runsCuBLAS): the model's
 // stream rate over gemvx's in-flight-limited one, by the shape of its
 // dots, when that is slower; 1 for any other kernel.
 func batchedGEMVStretch(g *hwdb.GPU, k Kernel, p Params, r *hwdb.Runtime) float64 {
-	if k.Class != ClassGEMM || k.M != 1 || k.Batch < 2 || k.N <= 1 || k.K <= 1 || !runsCuBLAS(r) ||
+	if !batchedGEMV(k) || k.N <= 1 || k.K <= 1 || !runsCuBLAS(r) ||
 		!(p.MemEff > 0) || !(g.MemBW > 0) {
 		return 1
 	}

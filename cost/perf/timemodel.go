@@ -997,19 +997,18 @@ func dramEff(g *hwdb.GPU, k Kernel, p Params) float64 {
 // rows, those the main loop leaves memory-bound; kernel durations). The
 // A100's rows stream at 0.79-0.84 of its datasheet (SXM4 or PCIe: Vidur
 // does not say) and the A40's at 0.78, where MemEff holds them within
-// 1-2%. Held out: Vidur's
-// H100 rows 8.6% → 8.4%; our LLaMA-7B decode replays (224 such products
-// a step) +1.3/+3.4/+2.6% → −3.7/−0.0/+0.9% (H100, batch 1/8/32) and
-// +5.5/+2.9/+2.3% → +1.1/−0.0/+0.9% (H200); graph replays H100 3.4% →
+// 1-2%. Held out: Vidur's H100 rows 8.6% → 8.4%; our LLaMA-7B decode
+// replays (224 such products a step) +1.3/+3.4/+2.6% → −3.7/−0.0/+0.9%
+// (H100, batch 1/8/32) and +5.5/+2.9/+2.3% → +1.1/−0.0/+0.9% (H200);
+// graph replays H100 3.4% →
 // 3.4%, H200 5.1% → 4.8% (cmd/onnxcost TestMeasuredEndToEnd). Boards
 // with no measured stream_eff (B200) keep MemEff, and so do the products
-// whose kernels are not the library's TMA ones: a batched GEMV (one row
-// per sequence and head, cuBLAS's gemvx: batchedGEMVStretch) and a
-// product over packed low-bit weights (onnxruntime's MatMulNBits kernel
-// dequantizes as it loads).
+// whose kernels are not the library's TMA ones: a batched GEMV
+// (batchedGEMV: cuBLAS's gemvx, batchedGEMVStretch) and a product over
+// packed low-bit weights (onnxruntime's MatMulNBits kernel dequantizes as
+// it loads).
 func tmaStreamsGEMM(g *hwdb.GPU, k Kernel) bool {
-	batchedGEMV := k.M == 1 && k.Batch >= 2
-	return k.Class == ClassGEMM && !batchedGEMV && !(k.DequantFLOPs > 0) &&
+	return k.Class == ClassGEMM && !batchedGEMV(k) && !(k.DequantFLOPs > 0) &&
 		g.StreamEff > 0 && tmaGEMMFamilies[g.Family()]
 }
 
