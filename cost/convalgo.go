@@ -207,10 +207,17 @@ func (a *analyzer) layoutTransposes(nc *report.NodeCost, n *ir.Node, k perf.Kern
 	if c, ok := sizer.Dim(x, 1); ok && c > 1 && float64(n.AttrInt("group", 1)) == c {
 		return 0 // depthwise: one channel per group, no tensor-core NHWC kernel to feed
 	}
+	if pointwiseNCHWGEMM(&sizer, n, w) {
+		return 0
+	}
 	for _, v := range []*ir.Value{x, w, n.Outputs[0]} {
 		b := sizer.Bytes(v)
 		if !(b > 0) {
 			continue
+		}
+		rows, cols, ok := transposeMatrix(&sizer, v)
+		if v == w && ok && cols == 1 {
+			continue // a 1×1 filter's KCRS is its KRSC: no transpose runs
 		}
 		copies += b
 		// The tensor, just written, is read from L2 when it fits, from DRAM
@@ -221,6 +228,9 @@ func (a *analyzer) layoutTransposes(nc *report.NodeCost, n *ir.Node, k perf.Kern
 		t := perf.Kernel{
 			Class: perf.ClassData, Bytes: 2 * b, WorkingSet: 2 * b, DRAMBytes: read + b,
 			Precision: k.Precision, ElemBytes: a.elemBytes(n), Launches: 1, Resident: true,
+		}
+		if ok {
+			t.TransposeElements = perf.TransposeElements(sizer.Numel(v), rows, cols)
 		}
 		a.priceExtra(t, b, b, est, agg)
 		nc.LibraryLaunches++ // within the cuDNN call
@@ -233,6 +243,48 @@ func (a *analyzer) layoutTransposes(nc *report.NodeCost, n *ir.Node, k perf.Kern
 		nc.Note = "with cuDNN's NCHW↔NHWC transposes of input, filter and output around its tensor-core kernel (the model's NCHW layout; a channels_last run has none: --runtime pytorch-nhwc)"
 	}
 	return copies
+}
+
+// pointwiseNCHWGEMM reports whether convolution n over filter w is a 1×1,
+// stride-1, unpadded, ungrouped one, which cuDNN runs over NCHW tensors
+// as a plain GEMM (each image's K×C filter times its C×H·W pixels), with
+// no layout transpose: our H200's conv-choice sweep (testdata/measured/
+// h200_sxm_conv_choices.csv) runs 9 of its 10 such fp16 NCHW layers of
+// ResNet-50 as cuBLAS kernels (nvjet_sm90, a cutlass wmma) alone; the
+// tenth (1024→512 at 14², batch 32) ran between transposes.
+func pointwiseNCHWGEMM(sizer *RuleCtx, n *ir.Node, w *ir.Value) bool {
+	r, ok1 := sizer.Dim(w, 2)
+	s, ok2 := sizer.Dim(w, 3)
+	if !ok1 || !ok2 || r != 1 || s != 1 || n.AttrInt("group", 1) != 1 {
+		return false
+	}
+	strides, _ := n.AttrInts("strides")
+	pads, _ := n.AttrInts("pads")
+	for _, v := range strides {
+		if v != 1 {
+			return false
+		}
+	}
+	for _, v := range pads {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// transposeMatrix is the matrix cuDNN's layout transpose of 4-D tensor
+// v moves per leading index: dim 1 (channels) by the product of dims 2
+// and 3 (an image's pixels, a filter's taps); ok is false where a dim is
+// unknown.
+func transposeMatrix(sizer *RuleCtx, v *ir.Value) (rows, cols float64, ok bool) {
+	c, ok1 := sizer.Dim(v, 1)
+	h, ok2 := sizer.Dim(v, 2)
+	w, ok3 := sizer.Dim(v, 3)
+	if !ok1 || !ok2 || !ok3 {
+		return 0, 0, false
+	}
+	return c, h * w, true
 }
 
 // libraryFFT is cuDNN's FFT forward algorithm where its algorithm search

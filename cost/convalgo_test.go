@@ -292,6 +292,41 @@ func TestLayoutTransposes(t *testing.T) {
 		}
 		prev = n.TimeS
 	}
+	// The fp16 transposes run at their tiles' element rate (perf
+	// TransposeElements): 0.48 SM cycles an element of the input and
+	// output, 32/9 times that for the filter's 9 taps.
+	n, c := conv(graph, "fp16", 32), conv(nhwc, "fp16", 32)
+	tiles := 0.48 * (32*64*56*56 + 128*64*3*3*32.0/9 + 32*128*56*56) / (float64(h100.SMs) * h100.BoostClockMHz * 1e6)
+	if extra := n.TimeS - c.TimeS; extra < tiles {
+		t.Errorf("fp16 NCHW transposes: %.3g s added, want at least their tiles' %.3g s", extra, tiles)
+	}
+}
+
+// TestPointwiseConvRunsAsNCHWGEMM: a 1×1, stride-1, unpadded convolution
+// of an NCHW model is a plain GEMM over each image's pixels, which cuDNN
+// runs with no layout transpose (our H200's conv-choice sweep: 9 of 10
+// such fp16 layers); strided, it keeps its transposes.
+func TestPointwiseConvRunsAsNCHWGEMM(t *testing.T) {
+	h100 := testGPU(t, "H100-SXM5-80GB")
+	conv := func(stride int64) report.NodeCost {
+		b := newBuilder(t)
+		x := b.Input("x", 32, 256, 56, 56)
+		hw := 56 / stride
+		y := b.Val("y", ir.Float32, 32, 128, hw, hw)
+		b.Node("Conv", []*ir.Value{x, b.Weight("w", 128, 256, 1, 1)}, []*ir.Value{y}, ir.IntsAttr("strides", stride, stride))
+		b.G.Outputs = append(b.G.Outputs, y)
+		r, err := Analyze(b.G, b.M, h100, Options{DType: "fp16", Runtime: testRuntime(t, "graph")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Nodes[0]
+	}
+	if n := conv(1); n.Launches != 1 || n.LibraryLaunches != 0 {
+		t.Errorf("1×1 stride 1: %g launches (%g the library's), want the GEMM alone", n.Launches, n.LibraryLaunches)
+	}
+	if n := conv(2); n.Launches != 3 || n.LibraryLaunches != 2 {
+		t.Errorf("1×1 stride 2: %g launches (%g the library's), want the input's and output's transposes around it", n.Launches, n.LibraryLaunches)
+	}
 }
 
 // TestLayoutCopiesInThePeak: the NHWC copies cuDNN makes of an NCHW

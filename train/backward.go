@@ -40,6 +40,9 @@ type bwKernel struct {
 	// Vectorized: a library kernel whose speed does not follow its
 	// arithmetic (perf.Kernel.Vectorized), as the node's forward is.
 	Vectorized bool
+	// TransposeElements: cuDNN's layout transposes, their tile-weighted
+	// elements (perf.Kernel.TransposeElements).
+	TransposeElements float64
 }
 
 // backwardPlan is what a backward rule returns for one node.

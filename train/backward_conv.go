@@ -80,8 +80,14 @@ func (r convRule) backward(b *bwCtx) backwardPlan {
 			moved, calls = moved+b.bytes(x)+b.bytes(y)+b.bytes(w), calls+3
 		}
 		if calls > 0 {
+			// Each call moves X, W and dY's shapes once (perf.TransposeElements).
+			g := geom
+			cg, pq := float64(g.C/max(g.Group, 1)), float64(g.P())*float64(g.Q())
+			tiles := perf.TransposeElements(float64(g.N)*float64(g.C)*float64(g.H)*float64(g.W), float64(g.C), float64(g.H)*float64(g.W)) +
+				perf.TransposeElements(float64(g.K)*cg*float64(g.R)*float64(g.S), cg, float64(g.R)*float64(g.S)) +
+				perf.TransposeElements(float64(g.N)*float64(g.K)*pq, float64(g.K), pq)
 			p.Kernels = append(p.Kernels, bwKernel{Name: "nchw-transpose", Class: perf.ClassData,
-				BytesRead: moved, BytesWritten: moved, Launches: calls, Library: true})
+				BytesRead: moved, BytesWritten: moved, Launches: calls, Library: true, TransposeElements: tiles * calls / 3})
 			p.LayoutCopyBytes = b.bytes(x) + b.bytes(w) + b.bytes(y)
 		}
 	}

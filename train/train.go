@@ -440,7 +440,7 @@ func (s *step) priceBackward(n *ir.Node, k bwKernel) (timeS, energyJ float64) {
 	pk := perf.Kernel{Class: k.Class, FLOPs: k.FLOPs, Bytes: bytes, Precision: prec,
 		M: k.M, N: k.N, K: k.K, Batch: k.Batch, Steps: k.Steps, InputK: k.InputK,
 		WorkingSet: bytes, Launches: k.Launches, Grad: k.Grad,
-		Resident: true, DRAMBytes: dram, Vectorized: k.Vectorized}
+		Resident: true, DRAMBytes: dram, Vectorized: k.Vectorized, TransposeElements: k.TransposeElements}
 	if n != nil {
 		pk.ElemBytes = f.ElemBytes(n)
 	}

@@ -138,6 +138,10 @@ type Kernel struct {
 	// channels_last tensors, the elements it writes, each at an offset
 	// its thread works out in integer arithmetic (cat.go); 0 otherwise.
 	ChannelsLastCatElements float64
+	// TransposeElements is, for cuDNN's NCHW↔NHWC layout transposes,
+	// their tile-weighted element count (TransposeElements), each an SM's
+	// shared-memory round trip (transpose.go); 0 otherwise.
+	TransposeElements float64
 	// SmallCTAs is the CTAs of a library kernel that runs one small CTA
 	// per tiny piece of work, which the SMs retire at a fixed rate
 	// (smallctas.go): cuDNN's NCHW batch norm at inference (one per (n, c)

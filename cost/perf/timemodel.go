@@ -277,6 +277,9 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 	if c := channelsLastCatS(g, k, p); c > t.ComputeS {
 		t.ComputeS = c // its index arithmetic (cat.go)
 	}
+	if tr := layoutTransposeS(g, k, p); tr > t.ComputeS {
+		t.ComputeS = tr // its tiles' shared-memory round trips (transpose.go)
+	}
 	if pl := maxPoolS(g, k, p); pl > t.ComputeS {
 		t.ComputeS = pl // its index arithmetic (pool.go)
 	}
@@ -872,10 +875,35 @@ func kernelEff(k Kernel, p Params) float64 {
 // for a product over a transposed B on a vector path (TransposedBCost).
 func tiledEff(g *hwdb.GPU, k Kernel, p Params) float64 {
 	e := kernelEff(k, p)
-	if _, real := peakFor(g, k.Precision); k.TransposedB && k.Class == ClassGEMM && !isTensor(real) {
+	_, real := peakFor(g, k.Precision)
+	if k.TransposedB && k.Class == ClassGEMM && !isTensor(real) {
 		e /= TransposedBCost
 	}
+	if tmaIm2col(g, k, real) && p.EffConv > 0 {
+		e /= p.EffConv
+	}
 	return e
+}
+
+// tmaIm2col reports whether forward convolution k, on path real, runs on
+// g as an implicit GEMM whose activation tiles the TMA unit gathers
+// (Hopper's im2col mode of the tensor memory accelerator): then the
+// gather that EffConv charges an implicit GEMM for (its address
+// arithmetic and the scattered loads, issued by the SMs) is done by the
+// copy engine, and the main loop runs at the GEMM rate. Our H200's
+// conv-choice sweep (testdata/measured/h200_sxm_conv_choices.csv) runs
+// every fp16 NHWC layer of VGG-16 and ResNet-50 at batch 32 and 128 as
+// cuDNN's sm90_xmma_fprop_implicit_gemm kernels; at EffConv those 20 rows
+// were priced a median 15% slow, VGG-16's fp16 layers 10-23% slow in its
+// Kineto trace, and our whole-model rows' kernel sums put the tensor-core
+// convolutions at 0.93 (H100) and 0.89 (H200) of their priced time where
+// every other class sat at 0.98-1.06. 16-bit paths only: our TF32
+// products run Ampere's kernels (cutlass_80_tensorop_s1688) at small and
+// medium sizes and no TF32 convolution is traced; the data and weight
+// gradients are not traced either.
+func tmaIm2col(g *hwdb.GPU, k Kernel, real hwdb.Precision) bool {
+	return k.Class == ClassConv && k.Grad == "" && (real == hwdb.FP16Tensor || real == hwdb.BF16Tensor) &&
+		tmaGEMMFamilies[g.Family()]
 }
 
 // TransposedBCost is how much longer cuBLAS's CUDA-core GEMM kernels take
