@@ -900,9 +900,10 @@ func tiledEff(g *hwdb.GPU, k Kernel, p Params) float64 {
 // every other class sat at 0.98-1.06. 16-bit paths only: our TF32
 // products run Ampere's kernels (cutlass_80_tensorop_s1688) at small and
 // medium sizes and no TF32 convolution is traced; the data and weight
-// gradients are not traced either.
+// gradients are not traced either, nor is a grouped convolution (the
+// kernels' names carry g1; a grouped one is a batch of GEMMs here).
 func tmaIm2col(g *hwdb.GPU, k Kernel, real hwdb.Precision) bool {
-	return k.Class == ClassConv && k.Grad == "" && (real == hwdb.FP16Tensor || real == hwdb.BF16Tensor) &&
+	return k.Class == ClassConv && k.Grad == "" && k.Batch <= 1 && (real == hwdb.FP16Tensor || real == hwdb.BF16Tensor) &&
 		tmaGEMMFamilies[g.Family()]
 }
 

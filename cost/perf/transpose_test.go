@@ -55,7 +55,8 @@ func TestLayoutTransposeRate(t *testing.T) {
 // TestTMAIm2colConvRate: on Hopper a forward 16-bit tensor-core
 // convolution runs at the GEMM rate (its TMA gathers the im2col tiles),
 // so its tiled efficiency is kernelEff without EffConv; a TF32 one, a
-// weight gradient, an fp16 one on an A100 and a plain GEMM keep theirs.
+// weight gradient, an fp16 one on an A100, a grouped one and a plain
+// GEMM keep theirs.
 func TestTMAIm2colConvRate(t *testing.T) {
 	p := DefaultParams()
 	conv := Kernel{Class: ClassConv, Precision: hwdb.FP16Tensor, M: 4096, N: 256, K: 2304}
@@ -72,6 +73,7 @@ func TestTMAIm2colConvRate(t *testing.T) {
 		{"H200 TF32 conv", h200, Kernel{Class: ClassConv, Precision: hwdb.TF32Tensor, M: 4096, N: 256, K: 2304}, p.EffConv},
 		{"H200 fp16 weight gradient", h200, Kernel{Class: ClassConv, Precision: hwdb.FP16Tensor, Grad: GradWeight, M: 256, N: 2304, K: 4096}, p.EffConv * p.EffWgrad},
 		{"A100 fp16 conv", a100, conv, p.EffConv},
+		{"H200 fp16 grouped conv", h200, Kernel{Class: ClassConv, Precision: hwdb.FP16Tensor, M: 4096, N: 8, K: 72, Batch: 32}, p.EffConv},
 		{"H200 fp16 GEMM", h200, Kernel{Class: ClassGEMM, Precision: hwdb.FP16Tensor, M: 4096, N: 256, K: 2304}, 1},
 	} {
 		if got := tiledEff(c.g, c.k, p); math.Abs(got-c.want) > 1e-12 {
