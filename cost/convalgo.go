@@ -210,6 +210,7 @@ func (a *analyzer) layoutTransposes(nc *report.NodeCost, n *ir.Node, k perf.Kern
 	if pointwiseNCHWGEMM(&sizer, n, w) {
 		return 0
 	}
+	which := "input, filter and output"
 	for _, v := range []*ir.Value{x, w, n.Outputs[0]} {
 		b := sizer.Bytes(v)
 		if !(b > 0) {
@@ -217,7 +218,8 @@ func (a *analyzer) layoutTransposes(nc *report.NodeCost, n *ir.Node, k perf.Kern
 		}
 		rows, cols, ok := transposeMatrix(&sizer, v)
 		if v == w && ok && cols == 1 {
-			continue // a 1×1 filter's KCRS is its KRSC: no transpose runs
+			which = "input and output" // a 1×1 filter's KCRS is its KRSC: no transpose runs
+			continue
 		}
 		copies += b
 		// The tensor, just written, is read from L2 when it fits, from DRAM
@@ -240,7 +242,7 @@ func (a *analyzer) layoutTransposes(nc *report.NodeCost, n *ir.Node, k perf.Kern
 		nc.ArithmeticIntensity = est.ExecutedFLOPs / bytes
 	}
 	if nc.Note == "" {
-		nc.Note = "with cuDNN's NCHW↔NHWC transposes of input, filter and output around its tensor-core kernel (the model's NCHW layout; a channels_last run has none: --runtime pytorch-nhwc)"
+		nc.Note = "with cuDNN's NCHW↔NHWC transposes of " + which + " around its tensor-core kernel (the model's NCHW layout; a channels_last run has none: --runtime pytorch-nhwc)"
 	}
 	return copies
 }
