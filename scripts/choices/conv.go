@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,6 +40,8 @@ func convTable(w io.Writer, g *hwdb.GPU, path string, recs [][]string) error {
 	}
 	fmt.Fprintf(w, "%-5s %-6s %5s %5s %4s %5s %2s %2s %10s %10s %8s  %-14s %9s  %s\n", "dtype", "layout", "batch", "c", "hw", "k", "r", "s", "measured", "priced", "error", "model's op", "ws MiB", "cuDNN kernels (grid)")
 	var errs []float64
+	groups := map[string][]float64{}
+	var order []string
 	for _, c := range cs {
 		op, priced, err := price(g, c)
 		if err != nil {
@@ -46,11 +49,35 @@ func convTable(w io.Writer, g *hwdb.GPU, path string, recs [][]string) error {
 		}
 		e := priced/(c.ms*1e-3) - 1
 		errs = append(errs, math.Abs(e))
+		key := convGroup(c)
+		if _, ok := groups[key]; !ok {
+			order = append(order, key)
+		}
+		groups[key] = append(groups[key], e)
 		fmt.Fprintf(w, "%-5s %-6s %5d %5d %4d %5d %2d %2d %8.2fus %8.2fus %+7.1f%%  %-14s %9s  %s\n", c.dtype, c.layout, c.batch, c.c, c.hw, c.k, c.r, c.stride,
 			c.ms*1e3, priced*1e6, 100*e, strings.TrimPrefix(op, "onnxcost."), cmp.Or(c.wsMiB, "-"), strings.Join(c.kernels, ", "))
 	}
+	for _, key := range order {
+		signed := groups[key]
+		abs := make([]float64, len(signed))
+		for i, e := range signed {
+			abs[i] = math.Abs(e)
+		}
+		fmt.Fprintf(w, "%s (%d convolutions): median |error| %.1f%%, signed %+.1f%%\n", key, len(signed), 100*median(abs), 100*median(slices.Clone(signed)))
+	}
 	fmt.Fprintf(w, "%d convolutions on %s: median |error| %.1f%%\n", len(cs), g.Name, 100*median(errs))
 	return nil
+}
+
+// convGroup is the summary group of swept convolution c: its dtype and
+// layout, batch 1 apart (a single image's layers are fill-bound, a
+// batch's mostly not).
+func convGroup(c conv) string {
+	b := "batch 1"
+	if c.batch > 1 {
+		b = "batch ≥ 2"
+	}
+	return fmt.Sprintf("%s %s %s", c.dtype, c.layout, b)
 }
 
 // price is the one-node graph of c (a Conv with a bias, padding r/2) run

@@ -24,13 +24,14 @@ func TestDryRunTable(t *testing.T) {
 		"fp16,nhwc,32,64,56,64,3,1,0.09000,\"void sm80_xmma_fprop_implicit_gemm<int>(int)\",132x1x1,128x1x1,168,81920,88.00,12.5\n")
 	s := tableOutput(t, "H100", ok)
 	t.Log("\n" + s)
-	for _, want := range []string{"aten::conv2d, aten::convolution", "sm80_xmma_fprop_implicit_gemm (132x1x1)", "12.5  sm80", "2 convolutions on H100-SXM5-80GB"} {
+	for _, want := range []string{"aten::conv2d, aten::convolution", "sm80_xmma_fprop_implicit_gemm (132x1x1)", "12.5  sm80", "2 convolutions on H100-SXM5-80GB",
+		"fp32 nchw batch 1 (1 convolutions): median |error| ", "fp16 nhwc batch ≥ 2 (1 convolutions): median |error| "} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
-	if strings.Count(s, "\n") != 4 {
-		t.Errorf("want a header, two convolutions and a summary:\n%s", s)
+	if strings.Count(s, "\n") != 6 {
+		t.Errorf("want a header, two convolutions, their two groups and a summary:\n%s", s)
 	}
 	bad := write("bad.csv", "fp32,nhcw,1,8,16,8,3,1,0.1,aten::conv2d,,,,,1,\n")
 	if err := run(io.Discard, "H100", []string{bad}); err == nil || !strings.Contains(err.Error(), "bad.csv") || !strings.Contains(err.Error(), "nhcw") {
@@ -69,6 +70,17 @@ func TestH200ConvChoices(t *testing.T) {
 	// their tiles' rate (−14.8% as streams: perf transposeElementCycles);
 	// an fp16 NCHW 1×1 layer, a GEMM with no transposes (+76.7% with
 	// them: cost pointwiseNCHWGEMM).
+	// The group lines: fp16 at batch 32-128 in both layouts (14.8% NCHW
+	// and 16.9% channels_last before the transposes' tile rate, the
+	// NCHW 1×1 GEMMs and Hopper's TMA-fed convolutions).
+	for _, grp := range []struct {
+		line   string
+		within float64
+	}{{"fp16 nchw batch ≥ 2 (20 convolutions)", 6}, {"fp16 nhwc batch ≥ 2 (20 convolutions)", 14}} {
+		if med := summaryMedian(t, s, grp.line); med > grp.within {
+			t.Errorf("%s: median |error| %.1f%%, want ≤ %g%%", grp.line, med, grp.within)
+		}
+	}
 	for _, c := range []struct {
 		row, what string
 		within    float64
