@@ -401,3 +401,46 @@ func TestProductRowsNeverCheaper(t *testing.T) {
 		}
 	}
 }
+
+// TestEpilogueUnsplit: on Hopper cuBLASLt runs an fp32 Linear (a product
+// with a bias) outside the largek region whole, as VGG-16's 128×4096×4096
+// classifier ran (174 µs; priced 94 as a 4-way split); the bare product
+// still splits, as do a K past epilogueSplitMinK, a TF32 Linear, an A100's
+// and a product of fewer than largeKMinSide rows.
+func TestEpilogueUnsplit(t *testing.T) {
+	h200, a100 := mustGPU(t, "H200-SXM-141GB"), mustGPU(t, "A100-SXM4-80GB")
+	o := PlanOptions()
+	linear := func(m, n, k int64, pr hwdb.Precision) Kernel {
+		kk := GEMMKernel(m, n, k, 1, pr, 4, 4)
+		kk.FLOPs += float64(m * n)
+		return kk
+	}
+	split := func(g *hwdb.GPU, k Kernel) int64 {
+		pl, ok := ChooseGEMM(g, k, o)
+		if !ok {
+			t.Fatalf("%v: no plan", k)
+		}
+		return pl.Split
+	}
+	if s := split(h200, linear(128, 4096, 4096, hwdb.FP32)); s != 1 {
+		t.Errorf("H200 fp32 Linear 128×4096×4096: split %d ways, want whole", s)
+	}
+	if kt := EstimateKernel(h200, linear(128, 4096, 4096, hwdb.FP32), o); math.Abs((kt.TimeS-kt.LaunchS)/173.8e-6-1) > 0.1 {
+		t.Errorf("H200 fp32 Linear 128×4096×4096: %.1f µs, measured 173.8 µs in VGG-16's trace, want within 10%%", (kt.TimeS-kt.LaunchS)*1e6)
+	}
+	for _, c := range []struct {
+		what string
+		g    *hwdb.GPU
+		k    Kernel
+	}{
+		{"H200 fp32 bare product 128×4096×4096", h200, GEMMKernel(128, 4096, 4096, 1, hwdb.FP32, 4, 4)},
+		{"H200 fp32 Linear 128×4096×25088", h200, linear(128, 4096, 25088, hwdb.FP32)},
+		{"H200 TF32 Linear 128×4096×4096", h200, linear(128, 4096, 4096, hwdb.TF32Tensor)},
+		{"A100 fp32 Linear 128×4096×4096", a100, linear(128, 4096, 4096, hwdb.FP32)},
+		{"H200 fp32 Linear 32×4096×4096", h200, linear(32, 4096, 4096, hwdb.FP32)},
+	} {
+		if s := split(c.g, c.k); s < 2 {
+			t.Errorf("%s: split %d ways, want the fastest plan's split", c.what, s)
+		}
+	}
+}

@@ -1425,11 +1425,42 @@ func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 		product: k.Class == ClassGEMM}
 	_, real := peakFor(g, k.Precision)
 	lib.cudnnSIMT = cudnnSIMTKernels(g, real, k) && callsCuDNN(o.Runtime)
+	if epilogueUnsplit(g, real, lib, k, o) {
+		lib.splitK = false
+	}
 	if simtLargeK(g, real, lib, k.M, k.N, k.K) {
 		lib.helpers, lib.helperS = largeKHelpers(g, k, o)
 	}
 	return lib
 }
+
+// epilogueUnsplit reports whether cuBLASLt runs fp32 product k, which has
+// an epilogue (a Linear's bias), on path real with its K loop whole: on
+// Hopper, under a runtime that calls cuBLAS, a forward product of at
+// least largeKMinSide rows and columns outside the largek region
+// (simtLargeK, whose kernel splits and launches its helpers) with K at
+// most epilogueSplitMinK. Splitting would need a pass of its own to add
+// the bias after the slices are summed, as largek's helper kernel does.
+// Our H200 traces: VGG-16's fp32 classifier Linear 128×4096×4096 ran
+// sm80_xmma_gemm_..._tn_n_tilesize64x64x8 unsplit (2×64 CTAs) in 174 µs,
+// priced 94 µs as a 4-way split (calib/profile/testdata/kineto_h200/
+// vgg16_fp32_b128.json.gz), 174.5 µs unsplit; BERT-base's 128×3072×768
+// ran a 128×32-tile kernel unsplit (bert_base_fp32_b1.json.gz); our
+// H100's and H200's BERT fp32 calls at batch 8 and 32 count the same
+// kernels (251-252, 491), no split-K reduce or epilogue kernel among
+// them. The bare products of the GEMM-choice sweep (no bias) split, with
+// cublasLt's splitKreduce_kernel.
+func epilogueUnsplit(g *hwdb.GPU, real hwdb.Precision, lib gemmLib, k Kernel, o Options) bool {
+	return real == hwdb.FP32 && lib.epilogue && k.Class == ClassGEMM && k.Grad == "" && g.Family() == "Hopper" &&
+		runsCuBLAS(o.Runtime) && k.K <= epilogueSplitMinK && min(k.M, k.N) >= largeKMinSide && !simtLargeK(g, real, lib, k.M, k.N, k.K)
+}
+
+// epilogueSplitMinK is the deepest K cuBLASLt keeps whole in an fp32
+// product with an epilogue (epilogueUnsplit). VGG-16's first classifier
+// Linear, K = 25,088, ran cutlass's 256×128 SIMT kernel split 8 ways,
+// summed in the kernel (no reduce kernel in its trace); 4,096 ran whole.
+// Between them 8,192 is a guess.
+const epilogueSplitMinK = 8192
 
 // cudnnSIMTKernels reports whether cuDNN runs forward convolution k,
 // whose compute path resolves to real on g, with its sm80 fp32
