@@ -425,6 +425,13 @@ func TestEpilogueUnsplit(t *testing.T) {
 	if s := split(h200, linear(128, 4096, 4096, hwdb.FP32)); s != 1 {
 		t.Errorf("H200 fp32 Linear 128×4096×4096: split %d ways, want whole", s)
 	}
+	ort, err := hwdb.LookupRuntime("onnxruntime")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl, _ := ChooseGEMM(h200, linear(128, 4096, 4096, hwdb.FP32), Options{Params: o.Params, Setting: InPlan, Runtime: ort}); pl.Split < 2 {
+		t.Errorf("H200 fp32 Gemm 128×4096×4096 under onnxruntime (bias copied, beta 1): split %d ways, want the fastest plan's split", pl.Split)
+	}
 	if kt := EstimateKernel(h200, linear(128, 4096, 4096, hwdb.FP32), o); math.Abs((kt.TimeS-kt.LaunchS)/173.8e-6-1) > 0.1 {
 		t.Errorf("H200 fp32 Linear 128×4096×4096: %.1f µs, measured 173.8 µs in VGG-16's trace, want within 10%%", (kt.TimeS-kt.LaunchS)*1e6)
 	}

@@ -1436,8 +1436,9 @@ func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 
 // epilogueUnsplit reports whether cuBLASLt runs fp32 product k, which has
 // an epilogue (a Linear's bias), on path real with its K loop whole: on
-// Hopper, under a runtime that calls cuBLAS, a forward product of at
-// least largeKMinSide rows and columns outside the largek region
+// Hopper, under a runtime that fuses the bias into cuBLASLt
+// (fusesBiasInCuBLASLt), a forward product of at least largeKMinSide rows
+// and columns outside the largek region
 // (simtLargeK, whose kernel splits and launches its helpers) with K at
 // most epilogueSplitMinK. Splitting would need a pass of its own to add
 // the bias after the slices are summed, as largek's helper kernel does.
@@ -1452,7 +1453,16 @@ func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 // cublasLt's splitKreduce_kernel.
 func epilogueUnsplit(g *hwdb.GPU, real hwdb.Precision, lib gemmLib, k Kernel, o Options) bool {
 	return real == hwdb.FP32 && lib.epilogue && k.Class == ClassGEMM && k.Grad == "" && g.Family() == "Hopper" &&
-		runsCuBLAS(o.Runtime) && k.K <= epilogueSplitMinK && min(k.M, k.N) >= largeKMinSide && !simtLargeK(g, real, lib, k.M, k.N, k.K)
+		fusesBiasInCuBLASLt(o.Runtime) && k.K <= epilogueSplitMinK && min(k.M, k.N) >= largeKMinSide && !simtLargeK(g, real, lib, k.M, k.N, k.K)
+}
+
+// fusesBiasInCuBLASLt reports whether runtime r hands a Linear's bias to
+// cuBLASLt as the GEMM's epilogue: PyTorch's addmm, eager and replayed
+// (nil: the default replay), and under Inductor, which leaves addmm to
+// aten. The onnxruntime CUDA EP's Gemm copies the bias into the output
+// and accumulates onto it (beta = 1), a plain cuBLAS call that may split.
+func fusesBiasInCuBLASLt(r *hwdb.Runtime) bool {
+	return r == nil || r.Plan == "eager" || r.Plan == "inductor"
 }
 
 // epilogueSplitMinK is the deepest K cuBLASLt keeps whole in an fp32
