@@ -39,20 +39,23 @@ func runtimeOf(opt Options) (*hwdb.Runtime, error) {
 // costs one step.
 //
 // It returns the pipeline time, the host's issue time and the device time.
-func pipelineTime(nodes []report.NodeCost, dispatch, module float64) (total, host, device float64) {
+func pipelineTime(nodes []report.NodeCost) (total, host, device float64) {
 	var issued, finish float64
 	for i := range nodes {
 		n := &nodes[i]
 		device += n.TimeS
 		l := n.Launches
-		dispatch := report.NodeDispatchS(dispatch, module, n)
-		if l <= 0 || dispatch <= 0 {
+		if l <= 0 || n.HostS <= 0 {
+			// A view's Python call delays the next issue and launches
+			// nothing.
 			finish += n.TimeS
+			issued += n.HostS
 			continue
 		}
+		dispatch := n.HostS / l
 		tau := n.TimeS / max(l, 1)
 		finish = max(finish+n.TimeS, issued+dispatch+n.TimeS, issued+l*dispatch+tau)
-		issued += l * dispatch
+		issued += n.HostS
 	}
 	return finish, issued, device
 }
@@ -66,14 +69,15 @@ func applyRuntime(rep *report.Report, gpu *hwdb.GPU, rt *hwdb.Runtime) {
 	p := perf.DefaultParams()
 	launch := perf.LaunchOverhead(gpu, p)
 	ri := &report.Runtime{
-		Name:       rt.Name,
-		KernelGapS: perf.KernelGap(gpu, rt, p),
-		LaunchS:    launch,
-		FillShare:  perf.InPlanFillShare,
-		DispatchS:  rt.DispatchS,
-		ModuleS:    rt.ModuleS,
-		CallS:      rt.CallS,
-		Notes:      []string{},
+		Name:        rt.Name,
+		KernelGapS:  perf.KernelGap(gpu, rt, p),
+		LaunchS:     launch,
+		FillShare:   perf.InPlanFillShare,
+		DispatchS:   rt.DispatchS,
+		ModuleS:     rt.ModuleS,
+		OpCallScale: rt.OpCallScale,
+		CallS:       rt.CallS,
+		Notes:       []string{},
 	}
 	src := fmt.Sprintf("the GPU entry's launch_us (%s)", usText(launch))
 	if gpu.LaunchS <= 0 {
@@ -91,7 +95,10 @@ func applyRuntime(rep *report.Report, gpu *hwdb.GPU, rt *hwdb.Runtime) {
 		perf.InPlanFillShare, usText(perf.InPlanFillShare*p.FillLaunches*launch), usText(perf.ConvFillShare*p.FillLaunches*launch)))
 
 	t := &rep.Totals
-	finish, issue, device := pipelineTime(rep.Nodes, rt.DispatchS, rt.ModuleS)
+	for i, h := range report.NodeHosts(rt.DispatchS, rt.ModuleS, rt.OpCallScale, rep.Nodes) {
+		rep.Nodes[i].HostS = h
+	}
+	finish, issue, device := pipelineTime(rep.Nodes)
 	if rt.DispatchS <= 0 {
 		// No per-kernel host work: the device sum as Analyze added it.
 		finish, device = t.TimeS, t.TimeS
@@ -108,8 +115,12 @@ func applyRuntime(rep *report.Report, gpu *hwdb.GPU, rt *hwdb.Runtime) {
 		}
 		setTimeEnergy(t, total, t.EnergyJ+ri.WaitEnergyJ)
 	}
-	if rt.DispatchS > 0 && rt.ModuleS > 0 {
-		ri.Notes = append(ri.Notes, fmt.Sprintf("the host issues each kernel in %s (dispatch_us), and %s more for an op called from a module's forward (module_us: nodes named with the exporter's module scope); kernels finish %s after the first issue", usText(rt.DispatchS), usText(rt.ModuleS), usText(finish)))
+	if rt.DispatchS > 0 && rt.OpCallScale > 0 {
+		ri.Notes = append(ri.Notes, fmt.Sprintf("the host calls each op at its kind's cost (eager PyTorch's, measured per kind: a bare add %s = dispatch_us, a convolution %s, a batch norm %s, a view %s; op_call_scale %g), each further kernel in %s, and each module the nodes enter in %s (module_us × op_call_scale; nodes named with the exporter's module scope): each node's host_s; kernels finish %s after the first issue",
+			usText(rt.DispatchS*rt.OpCallScale), usText(report.HostKindS(rt.DispatchS, "conv2d")*rt.OpCallScale), usText(report.HostKindS(rt.DispatchS, "batch_norm.module")*rt.OpCallScale),
+			usText(report.HostKindS(rt.DispatchS, "view")*rt.OpCallScale), rt.OpCallScale, usText(rt.DispatchS), usText(rt.ModuleS*rt.OpCallScale), usText(finish)))
+	} else if rt.DispatchS > 0 && rt.ModuleS > 0 {
+		ri.Notes = append(ri.Notes, fmt.Sprintf("the host issues each kernel in %s (dispatch_us), and %s for each module the nodes enter (module_us: nodes named with the exporter's module scope); kernels finish %s after the first issue", usText(rt.DispatchS), usText(rt.ModuleS), usText(finish)))
 	} else if rt.DispatchS > 0 {
 		ri.Notes = append(ri.Notes, fmt.Sprintf("the host issues each kernel in %s (dispatch_us); kernels finish %s after the first issue", usText(rt.DispatchS), usText(finish)))
 	} else {

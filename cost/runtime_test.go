@@ -44,7 +44,10 @@ func TestPipelineTimeArithmetic(t *testing.T) {
 		{"graph", nodes(1, 2, 3), 0, 6},
 	}
 	for _, c := range cases {
-		got, _, _ := pipelineTime(c.nodes, c.dispatch*us, 0)
+		for i := range c.nodes {
+			c.nodes[i].HostS = c.dispatch * us * c.nodes[i].Launches
+		}
+		got, _, _ := pipelineTime(c.nodes)
 		if math.Abs(got-c.want*us) > 1e-12 {
 			t.Errorf("%s: %g µs, want %g µs", c.name, got/us, c.want)
 		}
@@ -98,10 +101,11 @@ func TestRuntimeDefaultIsTensorRT(t *testing.T) {
 	}
 }
 
-// TestRuntimeEagerHostBound: PyTorch eager issues each tiny kernel in 8 µs,
-// slower than the GPU runs it (5 µs gap + ns of work). One call alone is the
-// 6 µs wrapper, the ten issues and the last kernel; back to back, the
-// host's work per call (6 + 10×8 µs) sets the pace.
+// TestRuntimeEagerHostBound: PyTorch eager calls each tiny ReLU in a
+// relu's host time (report.HostKindS × op_call_scale, 15.9 µs), slower
+// than the GPU runs it (5 µs gap + ns of work). One call alone is the
+// 6 µs wrapper, the ten calls and the last kernel; back to back, the
+// host's work per call (6 µs + 10 calls) sets the pace.
 func TestRuntimeEagerHostBound(t *testing.T) {
 	eager, err := hwdb.LookupRuntime("pytorch")
 	if err != nil {
@@ -110,10 +114,14 @@ func TestRuntimeEagerHostBound(t *testing.T) {
 	r := tinyChain(t, 10).analyze(Options{Runtime: eager})
 	rt := r.Runtime
 	last := r.Nodes[len(r.Nodes)-1].TimeS
-	if want := 6e-6 + 10*8e-6; !rt.HostBound || math.Abs(r.Totals.TimeS-want) > 1e-12 {
+	relu := report.HostKindS(eager.DispatchS, "relu") * eager.OpCallScale
+	if r.Nodes[0].HostS != relu || !(relu > eager.DispatchS) {
+		t.Errorf("eager: a ReLU's host %g s, want %g s", r.Nodes[0].HostS, relu)
+	}
+	if want := 6e-6 + 10*relu; !rt.HostBound || math.Abs(r.Totals.TimeS-want) > 1e-12 {
 		t.Errorf("eager: time %g s host-bound %v, want %g s host-bound", r.Totals.TimeS, rt.HostBound, want)
 	}
-	if want := 6e-6 + 10*8e-6 + last; math.Abs(rt.LatencyS-want) > 1e-12 {
+	if want := 6e-6 + 10*relu + last; math.Abs(rt.LatencyS-want) > 1e-12 {
 		t.Errorf("eager: latency %g s, want %g s", rt.LatencyS, want)
 	}
 	if n := r.Nodes[0]; n.RampS+n.LaunchS != 5e-6 || n.RampS != r.Runtime.KernelRampS {

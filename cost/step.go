@@ -155,13 +155,6 @@ func (f *Forward) SetPerGPUPeak(bytes float64) { f.a.tp.trainPeak = bytes }
 // epilogue's backward computes.
 const GateInput = gateInput
 
-// PipelineTime is the host-dispatch pipeline the forward's runtime
-// profile prices with (runtime.go), for the training step's kernel
-// sequence: one model of host and device overlap for both.
-func PipelineTime(nodes []report.NodeCost, dispatch, module float64) (total, host, device float64) {
-	return pipelineTime(nodes, dispatch, module)
-}
-
 // SteadyTime is a call's pace from its finish and the host's issue
 // (runtime.go), so that a training step and an inference call agree.
 func SteadyTime(finish, host float64) float64 { return steadyTime(finish, host) }
@@ -208,7 +201,7 @@ func (a *analyzer) planOptions() perf.Options {
 // library launches around the one the time model plans for it
 // (perf.GEMMPlan.Helpers: cuBLAS's largek zeroing and epilogue), whose
 // time the plan already holds. They are issued inside the library call:
-// no host time of their own (report.NodeDispatchS).
+// no host time of their own (report.NodeHosts).
 func (a *analyzer) libraryHelpers(nc *report.NodeCost, est *NodeEstimate, k perf.Kernel) {
 	pl, ok := perf.ChooseGEMM(a.gpu, k, a.planOptions())
 	if !ok || pl.Helpers <= 0 {

@@ -35,13 +35,22 @@ type Runtime struct {
 	// whose host issues work slower than the GPU runs it leaves the GPU
 	// idle; 0 means the host issues nothing per kernel (a graph replay).
 	DispatchS float64 `json:"dispatch_s"`
-	// ModuleS is the host time an eager framework adds to an op called
-	// inside a module's forward (nn.Module.__call__, its hooks, the
-	// Python between the module's ops), on top of DispatchS. It applies to
-	// nodes whose names carry the exporter's module scope
-	// ("/layer1/layer1.0/conv1/Conv"), the record torch.onnx keeps of
-	// which module called each op; a graph built op by op has none.
+	// ModuleS is the host time of one nn.Module call in an eager
+	// framework (__call__, its hooks), charged once per module scope the
+	// nodes enter: the scopes their names carry
+	// ("/layer1/layer1.0/conv1/Conv" enters /layer1, /layer1/layer1.0
+	// and /layer1/layer1.0/conv1), the record torch.onnx keeps of which
+	// module called each op; a graph built op by op has none
+	// (report.NodeHosts). Scaled by OpCallScale where that is set.
 	ModuleS float64 `json:"module_s,omitempty"`
+	// OpCallScale, when set, prices each node's host call by its op's
+	// kind, as eager PyTorch's calls cost (report.HostKindS: a
+	// convolution or a batch norm four to five bare adds, a view a
+	// fifth), times this scale: what a whole model's forward pays per
+	// call over the same calls timed alone back to back. 0 charges
+	// DispatchS per kernel whatever the op (a C++ executor's loop, a
+	// compiled wrapper's launches).
+	OpCallScale float64 `json:"op_call_scale,omitempty"`
 	// CallS is the fixed cost of one call: enqueue, synchronize, wrapper.
 	CallS float64 `json:"call_s"`
 	// AutogradS is the host time an eager framework's autograd engine
@@ -174,6 +183,7 @@ var rtFigures = func() map[string]rtFigure {
 	add("kernel_gap_us", "kernel_gap_s", usec, 1000, false, func(r *Runtime) *float64 { return &r.KernelGapS })
 	add("dispatch_us", "dispatch_s", usec, 10000, true, func(r *Runtime) *float64 { return &r.DispatchS })
 	add("module_us", "module_s", usec, 10000, true, func(r *Runtime) *float64 { return &r.ModuleS })
+	add("op_call_scale", "op_call_scale", 1, 10, true, func(r *Runtime) *float64 { return &r.OpCallScale })
 	add("call_us", "call_s", usec, 100000, true, func(r *Runtime) *float64 { return &r.CallS })
 	add("autograd_us", "autograd_s", usec, 10000, true, func(r *Runtime) *float64 { return &r.AutogradS })
 	add("optim_param_us", "optim_param_s", usec, 10000, true, func(r *Runtime) *float64 { return &r.OptimParamS })

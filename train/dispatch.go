@@ -187,16 +187,13 @@ func (s *step) optimizerSequence(seq []report.TrainDispatch, h stepHost, params 
 	return seq
 }
 
-// forwardEntry is node i's forward in the step: its kernels at the
-// forward's dispatch (a module's op pays module_us, report.NodeDispatchS)
-// and its training-only kernels at a bare op's.
+// forwardEntry is node i's forward in the step: its call as the
+// forward priced it (report.NodeHosts: its kind, its module calls) and
+// its training-only kernels at a bare op's.
 func (s *step) forwardEntry(phase string, i int, h stepHost) report.TrainDispatch {
 	n := s.rep.Nodes[i]
 	extraL := s.fwdLaunches[i]
-	if n.Launches <= 0 && extraL > 0 {
-		n.Launches, extraL = extraL, 0
-	}
-	host := n.Launches*report.NodeDispatchS(h.dispatch, h.module, &n) + extraL*h.dispatch
+	host := n.HostS + extraL*h.dispatch
 	return report.TrainDispatch{Phase: phase, Node: i, Name: nodeName(&n), DeviceS: n.TimeS + s.forwardExtra(i), Launches: n.Launches + extraL, HostS: host}
 }
 

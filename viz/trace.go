@@ -371,11 +371,13 @@ type hostPipeline struct {
 
 func (h *hostPipeline) issue(s *stream, n *report.NodeCost) {
 	l := n.Launches
-	if l <= 0 {
+	if l <= 0 || n.HostS <= 0 {
+		// A view's call takes the host's time and launches nothing.
 		h.finish += n.TimeS
+		h.issued += n.HostS
 		return
 	}
-	dispatch := h.rt.NodeDispatch(n)
+	dispatch := n.HostS / l
 	tau := n.TimeS / max(l, 1)
 	start, end := h.issued*1e6, (h.issued+l*dispatch)*1e6
 	s.be("dispatch "+nodeLabel(n), "host", TraceHostTID, start, end, hostArgs{Launches: l, DispatchUS: dispatch * 1e6, Bound: "host"})

@@ -377,6 +377,9 @@ func TestTraceHostBound(t *testing.T) {
 	r := multiLaunchReport()
 	dev := r.Totals.TimeS
 	r.Runtime = &report.Runtime{Name: "pytorch", DispatchS: 1e-4, CallS: 1e-5, HostBound: true}
+	for i := range r.Nodes {
+		r.Nodes[i].HostS = r.Nodes[i].Launches * r.Runtime.DispatchS
+	}
 	r.Runtime.HostS = r.Runtime.CallS + r.Totals.Launches*r.Runtime.DispatchS
 	r.Totals.TimeS = r.Runtime.HostS
 	data, s := traceOne(t, r)

@@ -109,8 +109,17 @@ func TestRuntimeJSONAndGPUFileLaunch(t *testing.T) {
 	// An eager profile pays the whole launch and the host's dispatch.
 	var e report.Report
 	runJSON(t, &e, "report", m, "--gpu", "MyGPU", "--gpu-file", gf, "--runtime", "pytorch", "--format", "json")
-	if e.Runtime.KernelGapS != 4.5e-6 || e.Runtime.DispatchS != 8e-6 || math.Abs(e.Runtime.ModuleS-20e-6) > 1e-12 || !(e.Totals.TimeS > r.Totals.TimeS) {
-		t.Errorf("pytorch: gap %g dispatch %g time %g (graph %g)", e.Runtime.KernelGapS, e.Runtime.DispatchS, e.Totals.TimeS, r.Totals.TimeS)
+	if e.Runtime.KernelGapS != 4.5e-6 || e.Runtime.DispatchS != 8e-6 || math.Abs(e.Runtime.ModuleS-2.2e-6) > 1e-12 || e.Runtime.OpCallScale != 1.35 || !(e.Totals.TimeS > r.Totals.TimeS) {
+		t.Errorf("pytorch: gap %g dispatch %g module %g scale %g time %g (graph %g)", e.Runtime.KernelGapS, e.Runtime.DispatchS, e.Runtime.ModuleS, e.Runtime.OpCallScale, e.Totals.TimeS, r.Totals.TimeS)
+	}
+	// Each node's host call is in its row, and the host's work is their
+	// sum and the call's.
+	var host float64
+	for _, n := range e.Nodes {
+		host += n.HostS
+	}
+	if math.Abs(e.Runtime.HostS-(e.Runtime.CallS+host)) > 1e-12 || !(host > 0) {
+		t.Errorf("pytorch: host_s %g, want call %g + the nodes' %g", e.Runtime.HostS, e.Runtime.CallS, host)
 	}
 	if e.Runtime.DeviceMemoryBytes != e.Totals.PeakMemoryBytes+e.Runtime.MemoryFloorBytes {
 		t.Errorf("device memory %g != peak %g + floor %g", e.Runtime.DeviceMemoryBytes, e.Totals.PeakMemoryBytes, e.Runtime.MemoryFloorBytes)

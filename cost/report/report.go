@@ -160,7 +160,7 @@ type NodeCost struct {
 	// LibraryLaunches are the kernels among Launches that the node's own
 	// library call issues (cuDNN's layout transposes and Winograd filter
 	// transform): an eager host pays a driver launch for each, not another
-	// op dispatch (NodeDispatchS).
+	// op dispatch (NodeHosts).
 	LibraryLaunches float64 `json:"library_launches,omitempty"`
 	// HelperLaunches are the kernels among LibraryLaunches a GEMM
 	// library issues around the kernel it runs for the product (cuBLAS's
@@ -168,7 +168,7 @@ type NodeCost struct {
 	// of the call they belong to is priced by the op's dispatch, not per
 	// kernel: a shape cuBLAS runs with them has fewer rows than one it
 	// runs without, and charged a driver launch each, BERT-base's eager
-	// fp32 call cost more at batch 1 than at 4 (NodeDispatchS).
+	// fp32 call cost more at batch 1 than at 4 (NodeHosts).
 	HelperLaunches float64 `json:"helper_launches,omitempty"`
 
 	ArithmeticIntensity float64 `json:"arithmetic_intensity"`
@@ -209,6 +209,12 @@ type NodeCost struct {
 	// what a profile's kernel duration measures, is time_s − launch_s.
 	RampS   float64 `json:"ramp_s,omitempty"`
 	LaunchS float64 `json:"launch_s"`
+	// HostS is the host time an eager runtime spends calling the node
+	// (NodeHosts: its op's kind, its further kernels, the module calls
+	// it enters); absent under a runtime with no per-kernel host work.
+	// Not part of TimeS: the host and the device overlap (the report's
+	// runtime section).
+	HostS float64 `json:"host_s,omitempty"`
 	// CommunicationS is the all-reduce after this node under tensor
 	// parallelism, included in TimeS; absent on one GPU.
 	CommunicationS float64 `json:"communication_s,omitempty"`

@@ -25,18 +25,21 @@ type Runtime struct {
 	// (pipeline fill and drain, in launches) a plan still pays; a library
 	// convolution's tiled kernel pays all of it (perf.ConvFillShare).
 	FillShare float64 `json:"fill_share"`
-	// DispatchS is the host time to issue one kernel; HostS the host's
-	// work for one call (CallS + DispatchS × launches of the main graph);
+	// DispatchS is the host time to issue one kernel (an eager op's call
+	// by its kind: OpCallScale); HostS the host's work for one call
+	// (CallS + the nodes' host_s);
 	// DeviceS the sum of the kernels' device times. Totals.TimeS is the
 	// time per call of back-to-back calls: the host/device pipeline of
 	// the kernels (cost's pipelineTime) or HostS, whichever is longer;
 	// HostBound when it is HostS (the GPU waits on the host).
 	DispatchS float64 `json:"dispatch_s"`
-	// ModuleS is the host time added to each node called from a module's
-	// forward (a name with the exporter's module scope; see
-	// NodeDispatch); 0 for runtimes with no Python between kernels.
-	ModuleS float64 `json:"module_s,omitempty"`
-	HostS   float64 `json:"host_s"`
+	// ModuleS is the host time of one module call, charged once per
+	// module scope the nodes enter (NodeHosts); 0 for runtimes with no
+	// Python between kernels. OpCallScale, where set, prices each node's
+	// call by its op's kind (HostKindS) and scales ModuleS.
+	ModuleS     float64 `json:"module_s,omitempty"`
+	OpCallScale float64 `json:"op_call_scale,omitempty"`
+	HostS       float64 `json:"host_s"`
 	// WaitS is the time per call the GPU idles waiting on the host
 	// (Totals.TimeS less the kernels), and WaitEnergyJ its idle energy,
 	// included in Totals.EnergyJ; absent when the device is the
@@ -63,35 +66,6 @@ type Runtime struct {
 	// Notes say in words what was applied (the launch_us scaling above
 	// all, which a --gpu-file user would otherwise not see).
 	Notes []string `json:"notes"`
-}
-
-// NodeDispatch is the host time to issue each of n's launches: DispatchS,
-// plus, for a node called from a module's forward, ModuleS shared over
-// its launches. A nil runtime dispatches nothing.
-func (r *Runtime) NodeDispatch(n *NodeCost) float64 {
-	if r == nil {
-		return 0
-	}
-	return NodeDispatchS(r.DispatchS, r.ModuleS, n)
-}
-
-// NodeDispatchS is NodeDispatch for the figures dispatch and module: the
-// node's host time over its launches, where the kernels its own library
-// call issues (LibraryLaunches; at least one launch stays the op's own)
-// cost LibraryLaunchHostS each, or dispatch where that is less, except
-// a GEMM library's helper kernels (HelperLaunches), which cost nothing
-// of their own.
-func NodeDispatchS(dispatch, module float64, n *NodeCost) float64 {
-	if n.Launches <= 0 {
-		return dispatch
-	}
-	lib := min(max(n.LibraryLaunches, 0), n.Launches-1)
-	helpers := min(max(n.HelperLaunches, 0), lib)
-	host := (n.Launches-lib)*dispatch + (lib-helpers)*LibraryLaunchHost(dispatch)
-	if module > 0 && (n.Module != "" || ModuleScoped(n.Name)) {
-		host += module
-	}
-	return host / n.Launches
 }
 
 // LibraryLaunchHostS is the host time of a kernel launched from inside a

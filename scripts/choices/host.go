@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 )
 
@@ -12,12 +13,14 @@ import (
 const hostHeader = "op,mode,kernels,us,kernel_us"
 
 // hostTable prints each op kind's measured host cost per eager call
-// beside what the pytorch runtime charges for it (hwdb/runtimes.yaml):
-// dispatch_us for an op that launches a kernel, module_us more for a
-// module's call; an op that launches none (a view) is charged nothing.
-// Autocast rows are the functional op with its casts, which the eager
-// plan prices as kernels of their own (one dispatch each). A row whose
-// kernel_us is not well below us was not host-bound and says nothing.
+// beside what the pytorch runtime charges for it (hwdb/runtimes.yaml,
+// cost/report NodeHosts): the kind's cost (report.HostKindS, this very
+// table scaled to dispatch_us) times op_call_scale, the module form for a
+// module's call. The ratio is the same for every kind, the table over a
+// whole model's calls; it says which side of the fitted scale a kind
+// sits. Autocast rows are the functional op with its casts, which the
+// eager plan prices as kernels of their own. A row whose kernel_us is
+// not well below us was not host-bound and says nothing.
 func hostTable(w io.Writer, path string, recs [][]string) error {
 	rt, err := hwdb.LookupRuntime("pytorch")
 	if err != nil {
@@ -34,13 +37,11 @@ func hostTable(w io.Writer, path string, recs [][]string) error {
 		if err != nil || k < 0 {
 			return fmt.Errorf("%s: kernels %q is not a count", path, r[2])
 		}
-		charged := 0.0
-		if k > 0 {
-			charged = rt.DispatchS * 1e6
-		}
+		kind := r[0]
 		if r[1] == "module" {
-			charged += rt.ModuleS * 1e6
+			kind += ".module"
 		}
+		charged := report.HostKindS(rt.DispatchS, kind) * rt.OpCallScale * 1e6
 		ratio := "-"
 		if charged > 0 {
 			ratio = fmt.Sprintf("%.2f", us/charged)
@@ -53,7 +54,7 @@ func hostTable(w io.Writer, path string, recs [][]string) error {
 		fmt.Fprintf(w, "%-12s %-10s %7d %10.2f %10s %10.1f %8s\n", r[0], r[1], k, us, kus, charged, ratio)
 	}
 	for _, m := range sortedModes(byMode) {
-		fmt.Fprintf(w, "%s: median measured/charged %.2f over %d op kinds (dispatch_us %g, module_us %g)\n", m, median(byMode[m]), len(byMode[m]), rt.DispatchS*1e6, rt.ModuleS*1e6)
+		fmt.Fprintf(w, "%s: median measured/charged %.2f over %d op kinds (dispatch_us %g, op_call_scale %g, module_us %g)\n", m, median(byMode[m]), len(byMode[m]), rt.DispatchS*1e6, rt.OpCallScale, rt.ModuleS*1e6)
 	}
 	return nil
 }
