@@ -77,7 +77,7 @@ func (s *step) dispatchStep() {
 		}
 		return
 	}
-	seq := s.stepSequence(stepHost{dispatch: rt.DispatchS, module: rt.ModuleS, autograd: rt.AutogradS, param: rt.OptimParamS, cudnn: rt.CudnnS})
+	seq := s.stepSequence(stepHost{dispatch: rt.DispatchS, module: rt.ModuleS, autograd: rt.AutogradS, param: rt.OptimParamS, cudnn: rt.CudnnS, scale: rt.OpCallScale})
 	tr.Dispatch = seq
 	finish, issue := TrainPipeline(seq, rt.CallS)
 	host := rt.CallS + issue
@@ -106,8 +106,19 @@ func (s *step) dispatchStep() {
 
 // stepHost are the host costs of an eager step (hwdb.Runtime): per
 // kernel of a bare op, per module call, per gradient edge, per parameter
-// tensor of the optimizer's Python loops, per backward cuDNN call.
-type stepHost struct{ dispatch, module, autograd, param, cudnn float64 }
+// tensor of the optimizer's Python loops, per backward cuDNN call, and
+// the forward's calls by kind (scale: OpCallScale).
+type stepHost struct{ dispatch, module, autograd, param, cudnn, scale float64 }
+
+// call is the host time of a forward call of kind from a module's
+// forward (the loss head's): its kind's cost and one module call, as
+// report.NodeHosts prices the forward's nodes.
+func (h stepHost) call(kind string) float64 {
+	if h.scale <= 0 {
+		return h.dispatch + h.module
+	}
+	return (report.HostKindS(h.dispatch, kind) + h.module) * h.scale
+}
 
 // stepSequence is the step's host issue in order: the forward (each node
 // with its training-only work: batch statistics, masks, autocast's weight
@@ -133,7 +144,7 @@ func (s *step) stepSequence(h stepHost) []report.TrainDispatch {
 			add(s.forwardEntry("forward", i, h))
 		}
 		if s.lossFwdS > 0 {
-			add(report.TrainDispatch{Phase: "forward", Node: -1, Name: "loss head (forward)", DeviceS: s.lossFwdS, Launches: 1, HostS: h.dispatch + h.module})
+			add(report.TrainDispatch{Phase: "forward", Node: -1, Name: "loss head (forward)", DeviceS: s.lossFwdS, Launches: 1, HostS: h.call("softmax")})
 		}
 		if s.scaler.on {
 			add(report.TrainDispatch{Phase: "forward", Node: -1, Name: "loss scaling (GradScaler)", DeviceS: s.scaler.scaleS, Launches: 1, HostS: h.dispatch})

@@ -284,6 +284,9 @@ func appendPlanEvents(ev []traceEvent, pid int, r *report.Report, c Ceilings, fl
 			extra = n.Backward.ForwardExtraS
 		}
 		if n.TimeS <= 0 && n.Launches <= 0 && extra <= 0 {
+			if host != nil && n.HostS > 0 {
+				host.issue(st, n) // a view's call, on the host alone
+			}
 			continue // no kernel: a view, a constant, a folded op
 		}
 		fwd += n.TimeS + extra
@@ -373,6 +376,9 @@ func (h *hostPipeline) issue(s *stream, n *report.NodeCost) {
 	l := n.Launches
 	if l <= 0 || n.HostS <= 0 {
 		// A view's call takes the host's time and launches nothing.
+		if n.HostS > 0 {
+			s.be("call "+nodeLabel(n), "host", TraceHostTID, h.issued*1e6, (h.issued+n.HostS)*1e6, hostArgs{DispatchUS: n.HostS * 1e6, Bound: "host"})
+		}
 		h.finish += n.TimeS
 		h.issued += n.HostS
 		return

@@ -380,7 +380,10 @@ func TestTraceHostBound(t *testing.T) {
 	for i := range r.Nodes {
 		r.Nodes[i].HostS = r.Nodes[i].Launches * r.Runtime.DispatchS
 	}
-	r.Runtime.HostS = r.Runtime.CallS + r.Totals.Launches*r.Runtime.DispatchS
+	// A view: a host call and no kernel.
+	const view = 2e-6
+	r.Nodes = append(r.Nodes, report.NodeCost{Name: "/rnn/Reshape", OpType: "Reshape", HostS: view})
+	r.Runtime.HostS = r.Runtime.CallS + r.Totals.Launches*r.Runtime.DispatchS + view
 	r.Totals.TimeS = r.Runtime.HostS
 	data, s := traceOne(t, r)
 	if float64(s.Kernels) != r.Totals.Launches || s.Waits < 2 {
@@ -391,5 +394,8 @@ func TestTraceHostBound(t *testing.T) {
 	}
 	if !strings.Contains(string(data), `"name":"dispatch `) || !strings.Contains(string(data), "(host-bound)") {
 		t.Error("no host dispatch slices or closing idle event")
+	}
+	if !strings.Contains(string(data), `"name":"call /rnn/Reshape"`) {
+		t.Error("no host slice for the view's call")
 	}
 }

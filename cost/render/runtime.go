@@ -28,6 +28,9 @@ func RuntimeLine(r *report.Report) string {
 	host := "no host dispatch"
 	if rt.DispatchS > 0 {
 		host = fmt.Sprintf("host dispatch %s/kernel: host %s vs device %s", Seconds(rt.DispatchS), Seconds(rt.HostS), Seconds(rt.DeviceS))
+		if rt.OpCallScale > 0 {
+			host = fmt.Sprintf("host calls by op kind (a bare add %s; each node's host_s): host %s vs device %s", Seconds(rt.DispatchS*rt.OpCallScale), Seconds(rt.HostS), Seconds(rt.DeviceS))
+		}
 		if rt.HostBound {
 			host += " (host-bound)"
 		}
