@@ -27,7 +27,8 @@ func runtimeOf(opt Options) (*hwdb.Runtime, error) {
 }
 
 // pipelineTime is the time of a sequence of nodes when a host issues their
-// kernels one by one, dispatch seconds each, to a GPU that runs them in
+// kernels one by one, each node's host_s spread over its launches (a
+// view's, with none, only delays the next), to a GPU that runs them in
 // order: the host and the device form a two-stage pipeline. A kernel
 // starts when it has been issued and the previous one has finished, so
 // the total is the slower stage plus the part of the other it cannot hide
