@@ -82,7 +82,7 @@ func (r convRule) backward(b *bwCtx) backwardPlan {
 		if calls > 0 {
 			// Each call moves X, W and dY's shapes once (perf.TransposeElements).
 			g := geom
-			cg, pq := float64(g.C/max(g.Group, 1)), float64(g.P())*float64(g.Q())
+			cg, pq := float64(g.GroupChannels()), float64(g.P())*float64(g.Q())
 			tiles := perf.TransposeElements(float64(g.N)*float64(g.C)*float64(g.H)*float64(g.W), float64(g.C), float64(g.H)*float64(g.W)) +
 				perf.TransposeElements(float64(g.K)*cg*float64(g.R)*float64(g.S), cg, float64(g.R)*float64(g.S)) +
 				perf.TransposeElements(float64(g.N)*float64(g.K)*pq, float64(g.K), pq)

@@ -250,6 +250,9 @@ func convOut(in, filt, pad, stride int64) int64 {
 
 func (c ConvGeom) groups() int64 { return max(c.Group, 1) }
 
+// GroupChannels is the input channels each filter reads: C/group.
+func (c ConvGeom) GroupChannels() int64 { return c.C / c.groups() }
+
 // Depthwise reports one input channel per group (group = C > 1).
 func (c ConvGeom) Depthwise() bool { return c.Group > 1 && c.Group == c.C }
 
@@ -257,13 +260,13 @@ func (c ConvGeom) Depthwise() bool { return c.Group > 1 && c.Group == c.C }
 // convolution's FLOPs are quoted in.
 func (c ConvGeom) DirectFLOPs() float64 {
 	return FMAFLOPs * float64(c.N) * float64(c.K) * float64(c.P()) * float64(c.Q()) *
-		float64(c.C/c.groups()) * float64(c.R) * float64(c.S)
+		float64(c.GroupChannels()) * float64(c.R) * float64(c.S)
 }
 
 // ioBytes is input + weights + output, read or written once.
 func (c ConvGeom) ioBytes(inBytes, outBytes float64) float64 {
 	in := sizeProd(c.N, c.C, c.H, c.W)
-	w := sizeProd(c.K, c.C/c.groups(), c.R, c.S)
+	w := sizeProd(c.K, c.GroupChannels(), c.R, c.S)
 	out := sizeProd(c.N, c.K, c.P(), c.Q())
 	return inBytes*(in+w) + outBytes*out
 }
@@ -392,7 +395,7 @@ func convPath(c ConvGeom, pr hwdb.Precision) hwdb.Precision {
 	default:
 		return pr
 	}
-	if (c.C/c.groups())%pack != 0 {
+	if c.GroupChannels()%pack != 0 {
 		return hwdb.FP32
 	}
 	return pr
