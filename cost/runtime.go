@@ -118,8 +118,8 @@ func applyRuntime(rep *report.Report, gpu *hwdb.GPU, rt *hwdb.Runtime) {
 	}
 	if rt.DispatchS > 0 && rt.OpCallScale > 0 {
 		ri.Notes = append(ri.Notes, fmt.Sprintf("the host calls each op at its kind's cost (eager PyTorch's, measured per kind: a bare add %s = dispatch_us, a convolution %s, a batch norm %s, a view %s; op_call_scale %g), each further kernel in %s, and each module the nodes enter in %s (module_us × op_call_scale; nodes named with the exporter's module scope): each node's host_s; kernels finish %s after the first issue",
-			usText(rt.DispatchS*rt.OpCallScale), usText(report.HostKindS(rt.DispatchS, "conv2d")*rt.OpCallScale), usText(report.HostKindS(rt.DispatchS, "batch_norm.module")*rt.OpCallScale),
-			usText(report.HostKindS(rt.DispatchS, "view")*rt.OpCallScale), rt.OpCallScale, usText(rt.DispatchS), usText(rt.ModuleS*rt.OpCallScale), usText(finish)))
+			usText(rt.DispatchS*rt.OpCallScale), usText(report.HostCallS(rt.DispatchS, rt.OpCallScale, "conv2d")), usText(report.HostCallS(rt.DispatchS, rt.OpCallScale, "batch_norm.module")),
+			usText(report.HostCallS(rt.DispatchS, rt.OpCallScale, "view")), rt.OpCallScale, usText(rt.DispatchS), usText(report.ModuleCallS(rt.ModuleS, rt.OpCallScale)), usText(finish)))
 	} else if rt.DispatchS > 0 && rt.ModuleS > 0 {
 		ri.Notes = append(ri.Notes, fmt.Sprintf("the host issues each kernel in %s (dispatch_us), and %s for each module the nodes enter (module_us: nodes named with the exporter's module scope); kernels finish %s after the first issue", usText(rt.DispatchS), usText(rt.ModuleS), usText(finish)))
 	} else if rt.DispatchS > 0 {

@@ -44,9 +44,9 @@ type Runtime struct {
 	// (report.NodeHosts). Scaled by OpCallScale where that is set.
 	ModuleS float64 `json:"module_s,omitempty"`
 	// OpCallScale, when set, prices each node's host call by its op's
-	// kind, as eager PyTorch's calls cost (report.HostKindS: a
-	// convolution or a batch norm four to five bare adds, a view a
-	// fifth), times this scale: what a whole model's forward pays per
+	// kind, as eager PyTorch's calls cost (report.HostKindS: an
+	// nn.Conv2d with its bias or a batch norm four to five bare adds, a
+	// view a fifth), times this scale: what a whole model's forward pays per
 	// call over the same calls timed alone back to back. 0 charges
 	// DispatchS per kernel whatever the op (a C++ executor's loop, a
 	// compiled wrapper's launches).

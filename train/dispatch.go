@@ -114,10 +114,7 @@ type stepHost struct{ dispatch, module, autograd, param, cudnn, scale float64 }
 // forward (the loss head's): its kind's cost and one module call, as
 // report.NodeHosts prices the forward's nodes.
 func (h stepHost) call(kind string) float64 {
-	if h.scale <= 0 {
-		return h.dispatch + h.module
-	}
-	return (report.HostKindS(h.dispatch, kind) + h.module) * h.scale
+	return report.HostCallS(h.dispatch, h.scale, kind) + report.ModuleCallS(h.module, h.scale)
 }
 
 // stepSequence is the step's host issue in order: the forward (each node

@@ -266,7 +266,7 @@ func appendPlanEvents(ev []traceEvent, pid int, r *report.Report, c Ceilings, fl
 	}
 	var host *hostPipeline
 	if rt := r.Runtime; rt != nil && rt.DispatchS > 0 && (tr == nil || len(tr.Dispatch) > 0) {
-		host = &hostPipeline{rt: rt}
+		host = &hostPipeline{}
 		st.host = true
 		st.ev = append(st.ev, traceEvent{Name: "thread_name", Ph: "M", Pid: pid, Tid: TraceHostTID, Args: nameArg{"host · " + rt.Name + " dispatch"}},
 			traceEvent{Name: "thread_sort_index", Ph: "M", Pid: pid, Tid: TraceHostTID, Args: sortArg{TraceHostTID}})
@@ -359,8 +359,8 @@ func appendPlanEvents(ev []traceEvent, pid int, r *report.Report, c Ceilings, fl
 }
 
 // hostPipeline replays the host/device pipeline of cost/runtime.go's
-// pipelineTime on the trace: the host issues each node's launches,
-// dispatch seconds each, drawn as one B/E slice per node on the host
+// pipelineTime on the trace: the host issues each node's launches in
+// its host_s (a view's call, with none, too), drawn as one B/E slice per node on the host
 // track (B/E, so X events stay the stream's); a node's kernels start
 // when issued and when the previous node has finished, and the device's
 // wait for the host is drawn as an "idle" X event before it. When the
@@ -368,7 +368,6 @@ func appendPlanEvents(ev []traceEvent, pid int, r *report.Report, c Ceilings, fl
 // host's, and the rest of it is one closing "idle" event: the stream
 // still adds up to time_s.
 type hostPipeline struct {
-	rt             *report.Runtime
 	issued, finish float64 // seconds since the first issue
 }
 

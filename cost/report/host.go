@@ -52,6 +52,25 @@ func HostKindS(dispatch float64, kind string) float64 {
 	return dispatch * us / hostOpUS[hostRefKind]
 }
 
+// HostCallS is the host time of one call of kind under a runtime whose
+// bare op costs dispatch and whose calls cost by kind times scale
+// (hwdb.Runtime.OpCallScale); where scale is 0 every call costs dispatch.
+func HostCallS(dispatch, scale float64, kind string) float64 {
+	if scale <= 0 {
+		return dispatch
+	}
+	return HostKindS(dispatch, kind) * scale
+}
+
+// ModuleCallS is the host time of one nn.Module call: module, times
+// scale where the runtime prices its calls by kind.
+func ModuleCallS(module, scale float64) float64 {
+	if scale <= 0 {
+		return module
+	}
+	return module * scale
+}
+
 // viewOps are the ops an eager framework runs as views when they launch
 // nothing: a Python call and a new tensor header, no kernel.
 var viewOps = map[string]bool{
@@ -159,10 +178,7 @@ func NodeHosts(dispatch, module, scale float64, nodes []NodeCost) []float64 {
 			calls[nodeScope(&nodes[i])]++
 		}
 	}
-	moduleCall := module
-	if scale > 0 {
-		moduleCall *= scale
-	}
+	moduleCall := ModuleCallS(module, scale)
 	called := map[string]bool{}
 	for i := range nodes {
 		n, kind := &nodes[i], kinds[i]
@@ -175,14 +191,10 @@ func NodeHosts(dispatch, module, scale float64, nodes []NodeCost) []float64 {
 		// (torchvision's, before a batch norm): the module's timing
 		// holds its bias's add.
 		own := scale > 0 && scope != "" && calls[scope] == 1 && moduleKinds[kind] && (kind != "conv2d" || len(n.Inputs) > 2)
-		host := dispatch
-		if scale > 0 {
-			k := kind
-			if own {
-				k += ".module"
-			}
-			host = HostKindS(dispatch, k) * scale
+		if own {
+			kind += ".module"
 		}
+		host := HostCallS(dispatch, scale, kind)
 		if n.Launches > 1 {
 			lib := min(max(n.LibraryLaunches, 0), n.Launches-1)
 			helpers := min(max(n.HelperLaunches, 0), lib)

@@ -41,7 +41,7 @@ func hostTable(w io.Writer, path string, recs [][]string) error {
 		if r[1] == "module" {
 			kind += ".module"
 		}
-		charged := report.HostKindS(rt.DispatchS, kind) * rt.OpCallScale * 1e6
+		charged := report.HostCallS(rt.DispatchS, rt.OpCallScale, kind) * 1e6
 		ratio := "-"
 		if charged > 0 {
 			ratio = fmt.Sprintf("%.2f", us/charged)
