@@ -61,6 +61,9 @@ type Calibration struct {
 type Source struct {
 	GPU    string // hwdb name of the GPU the rows were measured on (set by Fit)
 	Family string // its architecture family (set by Fit)
+	// Device is the device the measurements name (Provenance.DeviceText:
+	// "NVIDIA H200 (132 SMs, 139.8 GiB)"), "" when they do not.
+	Device string
 	// Measurements names the table or profile the rows came from.
 	Measurements string
 	Rows         int    // rows fitted (set by Fit)

@@ -38,6 +38,7 @@ type fileDoc struct {
 type fileSource struct {
 	GPU          string `yaml:"gpu"`
 	Family       string `yaml:"family"`
+	Device       string `yaml:"device"`
 	Measurements string `yaml:"measurements"`
 	Rows         int    `yaml:"rows"`
 	Date         string `yaml:"date"`
@@ -104,7 +105,7 @@ func (c *Calibration) Write(w io.Writer) error {
 	p("format: %d\n", FormatVersion)
 	p("source:\n")
 	s := c.Source
-	p("  gpu: %s\n  family: %s\n  measurements: %s\n  rows: %d\n", quote(s.GPU), quote(s.Family), quote(s.Measurements), s.Rows)
+	p("  gpu: %s\n  family: %s\n  device: %s\n  measurements: %s\n  rows: %d\n", quote(s.GPU), quote(s.Family), quote(s.Device), quote(s.Measurements), s.Rows)
 	p("  date: %s\n  driver: %s\n  runtime: %s\n", quote(s.Date), quote(s.Driver), quote(s.Runtime))
 	p("fit:\n")
 	p("  gpu_factor: %s\n", num(c.GPUFactor))

@@ -27,7 +27,7 @@ func TestWriteParseRoundTripIsByteIdentical(t *testing.T) {
 	rows := mixRows(gpu.Name, func(k kern) float64 {
 		return map[string]float64{"gemm": 1.4, "conv": 1.2, "Softmax": 0.5}[k.class+k.op] + 0.9
 	}, 0.1, 5)
-	cal, err := Fit(gpu, rows, Source{Measurements: "t4 \"kernels\".csv", Date: "2025-06-01", Driver: "550.54", Runtime: "torch"})
+	cal, err := Fit(gpu, rows, Source{Device: "Tesla T4 (40 SMs, 14.6 GiB)", Measurements: "t4 \"kernels\".csv", Date: "2025-06-01", Driver: "550.54", Runtime: "torch"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,8 @@ func TestWriteParseRoundTripIsByteIdentical(t *testing.T) {
 	if second := writeString(t, back); second != first {
 		t.Errorf("round trip changed the file:\n%s\n---\n%s", first, second)
 	}
-	if back.Path != "cal.yaml" || back.Source.GPU != "T4" || back.Source.Family != "Turing" || back.Source.Rows != len(rows) {
+	if back.Path != "cal.yaml" || back.Source.GPU != "T4" || back.Source.Family != "Turing" || back.Source.Rows != len(rows) ||
+		back.Source.Device != "Tesla T4 (40 SMs, 14.6 GiB)" || back.Source.Driver != "550.54" {
 		t.Errorf("source read back as %+v (path %q)", back.Source, back.Path)
 	}
 	if len(back.Bands) == 0 || back.Bands[0].Class != "*" {

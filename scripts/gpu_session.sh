@@ -53,7 +53,13 @@
 #      our own GPU's step matches;
 #   6. the H100-only checks when an H100 is lent: --power (the H200's
 #      fp16 8192^3 product held 1400 MHz at 668 W, priced at 1980 MHz
-#      and 700 W with its time right) and --host-ops.
+#      and 700 W with its time right) and --host-ops: the H200 machine's
+#      table the eager host model rests on, on the H100's host (whose
+#      calls ran 1.2-1.45 times the H200's), with the fp16-3d rows (the
+#      kinds at a transformer's ranks, broadcasts and 16-bit types) and
+#      the block rows (a Hugging Face-style encoder layer and a ResNet
+#      bottleneck as whole module calls) that say why a model's calls ran
+#      0.9-1.5 times the table (note58 §2).
 #   7. --layouts: fp32 products timed as A·B and as A·Bᵀ, the [N, K]
 #      weight F.linear reads (cuBLAS "TN"), weights cold: the model
 #      charges A·Bᵀ 1.05 times A·B's main loop on the CUDA cores

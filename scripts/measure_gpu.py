@@ -76,7 +76,9 @@ model's draw).
 --host-ops writes the host's cost of one eager call by op kind (op, mode, kernels, us, kernel_us): tiny
 tensors, 2,000 back-to-back calls synchronised once, so the run is bound by the CPU's issue; functional
 calls (torch.add, F.linear, F.conv2d, views, a permute's .contiguous()...), the same ops as nn.Module calls,
-and the GEMM-like ones under torch.autocast. What onnxcost's eager runtime charges as dispatch_us per op
+the GEMM-like ones under torch.autocast, the kinds as a transformer calls them (mode fp16-3d: 16-bit, 3-D and
+4-D, broadcast and permuted operands) and two whole module calls (mode block: a Hugging Face-style encoder
+layer, a ResNet bottleneck) whose time against their ops' rows is what a model's own Python adds. What onnxcost's eager runtime charges as dispatch_us per op
 and module_us per module call (hwdb/runtimes.yaml) is one figure for every kind; these rows say how the
 kinds differ on the measuring machine (the whole-model eager rows are too noisy to tell).
 
@@ -134,8 +136,11 @@ import gc
 import inspect
 import io
 import json
+import math
 import os
+import platform
 import statistics
+import subprocess
 import sys
 import time
 import warnings
@@ -1154,7 +1159,89 @@ def host_op_cases():
     cases += [("linear", "module", lambda: lin(x), 1), ("conv2d", "module", lambda: conv(img), 1),
               ("batch_norm", "module", lambda: bn(img), 1), ("layer_norm", "module", lambda: ln(x), 1),
               ("relu", "module", lambda: relu(x), 1)]
-    return cases
+    return cases + transformer_host_cases() + block_host_cases()
+
+
+def half_dtype():
+    """The 16-bit type of the host-op rows: half on a GPU, bfloat16 on the CPU dry run (the CPU's
+    half matmul is missing in older builds)."""
+    return torch.float16 if on_gpu() else torch.bfloat16
+
+
+def transformer_host_cases():
+    """The same kinds as a transformer calls them (mode "fp16-3d"): 16-bit tensors of a layer's ranks
+    at sequence 16, hidden 256, four heads, with its broadcasts (a bias over the hidden size, a mask
+    over the keys) and permuted operands. The functional rows are fp32 [8, 64]; onnxcost's per-kind
+    host table was taken from those alone, and a model's calls ran 0.9-1.5 times it (note58): whether
+    rank, broadcasting or precision moves the host's cost per call is what these rows say."""
+    F = torch.nn.functional
+    h = half_dtype()
+    r = lambda *shape: torch.randn(*shape, device=DEV, dtype=h)
+    x3, y3, bias, w = r(1, 16, 256), r(1, 16, 256), r(256), r(256, 256)
+    q4, k4 = r(1, 4, 16, 64), r(1, 4, 16, 64)
+    mask = r(1, 1, 1, 16)
+    return [(op, "fp16-3d", fn, k) for op, fn, k in [
+        ("add", lambda: x3 + bias, 1),
+        ("mul", lambda: x3 * y3, 1),
+        ("gelu", lambda: F.gelu(x3), 1),
+        ("softmax", lambda: F.softmax(q4 @ k4.transpose(-1, -2) + mask, dim=-1), 3),
+        ("layer_norm", lambda: F.layer_norm(x3, (256,), w[0], bias), 1),
+        ("linear", lambda: F.linear(x3, w, bias), 1),
+        ("matmul", lambda: torch.matmul(x3, w), 1),
+        ("bmm4d", lambda: torch.matmul(q4, k4.transpose(-1, -2)), 1),
+        ("cat", lambda: torch.cat([q4, k4], dim=2), 1),
+        ("view", lambda: x3.view(1, 16, 4, 64), 0),
+        ("permute", lambda: q4.permute(0, 2, 1, 3), 0),
+        ("contiguous", lambda: q4.permute(0, 2, 1, 3).contiguous(), 1),
+    ]]
+
+
+class _TinyBertLayer(torch.nn.Module):
+    """One post-norm encoder layer as Hugging Face's BertLayer writes its forward: projections,
+    transpose_for_scores (view, permute), scores scaled and masked, softmax, dropout (a no-op call in
+    eval), the context permuted back, then the output and feed-forward blocks with their residual
+    LayerNorms: 17 kernels a call."""
+
+    def __init__(self, d, heads, dev, dt):
+        super().__init__()
+        lin = lambda i, o: torch.nn.Linear(i, o, device=dev, dtype=dt)
+        self.q, self.k, self.v, self.o = lin(d, d), lin(d, d), lin(d, d), lin(d, d)
+        self.up, self.down = lin(d, 4 * d), lin(4 * d, d)
+        self.ln1 = torch.nn.LayerNorm(d, device=dev, dtype=dt)
+        self.ln2 = torch.nn.LayerNorm(d, device=dev, dtype=dt)
+        self.drop = torch.nn.Dropout(0.1)
+        self.act = torch.nn.GELU()
+        self.heads, self.hd = heads, d // heads
+
+    def split(self, t):
+        return t.view(t.shape[0], t.shape[1], self.heads, self.hd).permute(0, 2, 1, 3)
+
+    def forward(self, x, mask):
+        q, k, v = self.split(self.q(x)), self.split(self.k(x)), self.split(self.v(x))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.hd) + mask
+        probs = self.drop(torch.nn.functional.softmax(scores, dim=-1))
+        ctx = torch.matmul(probs, v).permute(0, 2, 1, 3).contiguous()
+        ctx = ctx.view(x.shape[0], x.shape[1], -1)
+        x = self.ln1(self.drop(self.o(ctx)) + x)
+        return self.ln2(self.drop(self.down(self.act(self.up(x)))) + x)
+
+
+def block_host_cases():
+    """Whole module calls (mode "block"): a transformer layer written as Hugging Face writes it, and
+    torchvision's ResNet bottleneck, at tiny sizes in 16-bit. Their host time per call against the
+    sum of their ops' rows (functional and module) says how much a model's own Python, between its
+    ops, adds to a call: a cost the ONNX graph cannot show."""
+    h = half_dtype()
+    bert = _TinyBertLayer(256, 4, DEV, h).eval()
+    x = torch.randn(1, 16, 256, device=DEV, dtype=h)
+    mask = torch.zeros(1, 1, 1, 16, device=DEV, dtype=h)
+    from torchvision.models.resnet import Bottleneck
+    down = torch.nn.Sequential(torch.nn.Conv2d(64, 256, 1, bias=False), torch.nn.BatchNorm2d(256))
+    neck = Bottleneck(64, 64, downsample=down).to(DEV, h).eval()
+    img = torch.randn(1, 64, 8, 8, device=DEV, dtype=h)
+    # Bottleneck: three conv+bn(+relu), the downsample's conv+bn, the residual add and relu.
+    return [("bert_layer", "block", lambda: bert(x, mask), 17),
+            ("bottleneck", "block", lambda: neck(img), 10)]
 
 
 def host_op_rows(quick=False):
@@ -1183,6 +1270,8 @@ def host_op_rows(quick=False):
                     st = kernel_stats(run, calls=1)
                     if st and st[0] is not None:
                         kus = "%.2f" % (st[0] * 1000 / n)
+                        if mode == "block":
+                            k = int(round(st[1] / n))  # what the call launched, not the count expected
                 yield dict(op=op, mode=m, kernels=k, us="%.2f" % statistics.median(runs), kernel_us=kus)
 
 
@@ -1398,6 +1487,8 @@ class CalibDir:
         if new:
             self.w.writerow(self.COLUMNS)
         self.comment(note)
+        for line in provenance():
+            self.comment(line)
 
     def export(self, name, net, spec):
         """The table's path of NAME's export, written once (kept when an earlier run wrote it);
@@ -1557,6 +1648,39 @@ def open_table(path, fields):
     return f, w
 
 
+def provenance():
+    """The comment lines onnxcost calibrate reads as the table's device (calib/provenance.go):
+    the GPU as CUDA names it, its SMs, its CUDA-visible memory and the NVIDIA driver, so that a
+    table calibrating another GPU is caught; "device: cpu" for a --device cpu dry run."""
+    if not (on_gpu() and torch.cuda.is_available()):
+        return ["device: cpu"]
+    p = torch.cuda.get_device_properties(0)
+    lines = ["device: %s" % p.name, "sms: %d" % p.multi_processor_count,
+             "memory_gib: %.1f" % (p.total_memory / 2**30)]
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20).stdout.split("\n")[0].strip()
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    if out:
+        lines.append("driver: %s" % out)
+    return lines
+
+
+def host_cpu():
+    """The host's CPU model and logical CPU count: an eager call's time is the host's (note58)."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return "%s (%d logical CPUs)" % (model, os.cpu_count() or 0)
+
+
 def run_note():
     """Where and with what a run measured, for the calibration table's comment."""
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
@@ -1565,7 +1689,7 @@ def run_note():
                                             torch.backends.cudnn.version())
     else:
         where = CPU_NOTE
-    return "measure_gpu.py %s: torch %s, %s" % (when, torch.__version__, where)
+    return "measure_gpu.py %s: torch %s, %s; host %s" % (when, torch.__version__, where, host_cpu())
 
 
 def run_llama(a):

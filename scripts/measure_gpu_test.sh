@@ -46,7 +46,7 @@ grep -q '^fp32,nchw,1,8,16,8,3,1,[0-9.]*,aten::conv2d,' "$tmp/c.csv" || fail "c.
 go run ./scripts/choices -gpu H100 "$tmp/c.csv" | grep -q '^1 convolutions on H100-SXM5-80GB' || fail "choices cannot read c.csv"
 "$PY" scripts/measure_gpu.py --device cpu --host-ops --out "$tmp/h.csv"
 grep -qx 'op,mode,kernels,us,kernel_us' "$tmp/h.csv" || fail "h.csv header changed"
-for row in 'linear,module,1' 'conv2d,autocast,1' 'view,functional,0'; do
+for row in 'linear,module,1' 'conv2d,autocast,1' 'view,functional,0' 'add,fp16-3d,1' 'softmax,fp16-3d,3' 'bert_layer,block,17' 'bottleneck,block,10'; do
 	grep -q "^$row,[0-9.]*,\$" "$tmp/h.csv" || fail "h.csv: no $row row"
 done
 "$PY" scripts/measure_gpu.py --device cpu --power --out "$tmp/p.csv"
@@ -106,14 +106,17 @@ c.infer_rows("../cal/models/resnet50.onnx", dict(dtype="fp16-amp", batch=4, grap
 c.train_rows("../cal/models/resnet50.onnx", dict(mode="train-sgd", dtype="fp16-amp", batch=8, eager_ms="30.000"))
 c.close()
 got = open(os.path.join(os.environ["AMP_DIR"], "measurements.csv")).read().splitlines()
-want = ["model,ms,batch,dtype,dims,runtime,train", "# amp table test",
+want = ["model,ms,batch,dtype,dims,runtime,train", "# amp table test", "# device: cpu",
         "../cal/models/resnet50.onnx,1.500,4,fp16-amp,,graph,", "../cal/models/resnet50.onnx,2.500,4,fp16-amp,,pytorch,",
         "../cal/models/resnet50.onnx,30.000,8,fp16-amp,,pytorch-nhwc,momentum"]
 assert got == want, got
 EOF
 
 go build -o "$tmp/onnxcost" ./cmd/onnxcost
-"$tmp/onnxcost" calibrate --gpu A100 --measurements "$t" -o "$tmp/cal/a100.yaml"
+"$tmp/onnxcost" calibrate --gpu A100 --measurements "$t" -o "$tmp/cal/a100.yaml" 2> "$tmp/cal/warn.txt"
+# The table says it is a CPU dry run (device: cpu): calibrate says so, once per call.
+grep -q "ran on cpu, not on A100-SXM4-80GB (a CPU's times, not a GPU's)" "$tmp/cal/warn.txt" || fail "no warning that the table ran on the CPU"
+grep -q '^  device: "cpu"$' "$tmp/cal/a100.yaml" || fail "the calibration does not record the table's device"
 grep -q '^format: 1' "$tmp/cal/a100.yaml" || fail "no calibration written"
 grep -q 'rows: 9' "$tmp/cal/a100.yaml" || fail "calibration did not use all 9 rows"
 "$tmp/onnxcost" calibrate --gpu A100 --measurements "$tmp/amp/measurements.csv" -o "$tmp/amp/a100.yaml"

@@ -18,15 +18,18 @@ import (
 // same per kernel class, and the share of the measured time that could
 // not be attributed to any node.
 type Comparison struct {
-	Profile             string     `json:"profile"`
-	Format              Format     `json:"format"`
-	Runs                int        `json:"runs"`
-	MatchedTimeFraction float64    `json:"matched_time_fraction"`
-	MatchedS            float64    `json:"matched_s"`
-	UnmatchedS          float64    `json:"unmatched_s"`
-	PredictedS          float64    `json:"predicted_s"`
-	MedianAbsErr        float64    `json:"median_abs_err"`
-	Nodes               []NodeTime `json:"nodes"`
+	Profile string `json:"profile"`
+	Format  Format `json:"format"`
+	Runs    int    `json:"runs"`
+	// Device is what the profile says of the machine it ran on (absent
+	// when it says nothing: onnxruntime's and trtexec's profiles).
+	Device              calib.Provenance `json:"device,omitzero"`
+	MatchedTimeFraction float64          `json:"matched_time_fraction"`
+	MatchedS            float64          `json:"matched_s"`
+	UnmatchedS          float64          `json:"unmatched_s"`
+	PredictedS          float64          `json:"predicted_s"`
+	MedianAbsErr        float64          `json:"median_abs_err"`
+	Nodes               []NodeTime       `json:"nodes"`
 	// Profiled is one row per profiled node, in profile order: its time,
 	// the report nodes it was matched to and its share of their
 	// prediction.
@@ -49,7 +52,7 @@ type ClassErrors struct {
 // Compare is m as a Comparison: only nodes with measured time, sorted by
 // |measured − predicted|, largest first (ties by name).
 func Compare(p *Profile, m *Match) *Comparison {
-	c := &Comparison{Profile: p.Path, Format: p.Format, Runs: p.Runs, MatchedTimeFraction: m.MatchedTimeFraction,
+	c := &Comparison{Profile: p.Path, Format: p.Format, Runs: p.Runs, Device: p.Device, MatchedTimeFraction: m.MatchedTimeFraction,
 		MatchedS: m.MatchedS, UnmatchedS: m.UnmatchedS, Unmatched: m.Unmatched, Notes: p.Notes, Nodes: []NodeTime{}, Classes: []ClassErrors{},
 		Profiled: m.Profiled}
 	if c.Profiled == nil {
@@ -123,8 +126,12 @@ func (c *Comparison) WriteJSON(w io.Writer) error {
 // nodes (all when top ≤ 0) and the classes.
 func (c *Comparison) WriteText(w io.Writer, top int) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "profile %s (%s, %d runs averaged): %.1f%% of the measured time matched to the model's nodes (%s matched, %s not)\n",
-		c.Profile, c.Format, c.Runs, 100*c.MatchedTimeFraction, us(c.MatchedS), us(c.UnmatchedS))
+	on := ""
+	if d := c.Device.DeviceText(); d != "" {
+		on = " from " + d
+	}
+	fmt.Fprintf(&b, "profile %s (%s, %d runs averaged)%s: %.1f%% of the measured time matched to the model's nodes (%s matched, %s not)\n",
+		c.Profile, c.Format, c.Runs, on, 100*c.MatchedTimeFraction, us(c.MatchedS), us(c.UnmatchedS))
 	fmt.Fprintf(&b, "matched nodes: predicted %s, measured %s; median |predicted/measured − 1| %.1f%% over %d nodes\n\n",
 		us(c.PredictedS), us(c.MatchedS), 100*c.MedianAbsErr, len(c.Nodes))
 	nodes := c.Nodes

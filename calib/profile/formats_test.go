@@ -110,6 +110,33 @@ func TestKineto(t *testing.T) {
 	}
 }
 
+// TestKinetoProvenance: a Kineto trace says which device and driver it
+// ran on (deviceProperties, cuda_driver_version), our H200's as
+// cudaDeviceProp gave them; onnxruntime's profiles say nothing.
+func TestKinetoProvenance(t *testing.T) {
+	p, err := Read(filepath.Join("testdata", "kineto_h200", "bert_base_fp32_b1.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := calib.Provenance{Device: "NVIDIA H200", SMs: 132, MemoryGiB: 139.8, Driver: "CUDA 13.0 driver API"}
+	if p.Device != want {
+		t.Errorf("device %+v, want %+v", p.Device, want)
+	}
+	// A trace that names its device and no figures.
+	if p, err := Read(filepath.Join("testdata", "kineto_cnn.json")); err != nil || p.Device != (calib.Provenance{Device: "NVIDIA A100-SXM4-40GB"}) {
+		t.Errorf("kineto_cnn.json: %+v, %v", p.Device, err)
+	}
+	if p, err := Read(filepath.Join("testdata", "ort_cnn.json")); err != nil || p.Device != (calib.Provenance{}) {
+		t.Errorf("an onnxruntime profile: %+v, %v", p.Device, err)
+	}
+	// Figures of the wrong kind are left unknown, not an error.
+	p, err = Parse("odd.json", []byte(`{"deviceProperties": [{"name": 3, "numSms": -1}], "cuda_driver_version": "x", "traceEvents": [`+
+		`{"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 0, "tid": 0, "ts": 0, "dur": 2}]}`))
+	if err != nil || p.Device.Known() || p.Device.Driver != "" {
+		t.Errorf("odd device fields: %+v, %v", p.Device, err)
+	}
+}
+
 // TestKinetoDynamoNames: a model as the dynamo exporter names it (nodes
 // "node_<i>", modules in metadata: the report's Module) is indexed by the
 // same module keys a Kineto annotation names ("stem.conv"), and the trace

@@ -3,8 +3,11 @@ package profile
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
+
+	"github.com/onnxcost/onnxcost/calib"
 )
 
 // PyTorch's profiler (torch.profiler.profile(...).export_chrome_trace)
@@ -234,4 +237,37 @@ func kinetoEvents(units []kinetoUnit, runs int) []Event {
 		}
 	}
 	return evs
+}
+
+// kinetoDevice is the first entry of a Kineto trace's deviceProperties
+// (libkineto writes one per GPU the trace touched, from cudaDeviceProp).
+type kinetoDevice struct {
+	Name           string  `json:"name"`
+	NumSMs         int     `json:"numSms"`
+	TotalGlobalMem float64 `json:"totalGlobalMem"`
+}
+
+// kinetoProvenance is what a Kineto trace's top level says of its
+// machine: the first device's name, SMs and memory, and the CUDA driver's
+// API version (cuda_driver_version, cudaDriverGetVersion's 1000·major +
+// 10·minor: 13000 is "CUDA 13.0"). Fields it lacks or cannot read stay
+// unknown: a trace that says nothing is still a trace.
+func kinetoProvenance(top map[string]json.RawMessage) calib.Provenance {
+	var p calib.Provenance
+	var devs []kinetoDevice
+	if json.Unmarshal(top["deviceProperties"], &devs) == nil && len(devs) > 0 {
+		d := devs[0]
+		p.Device = strings.TrimSpace(d.Name)
+		if d.NumSMs > 0 && d.NumSMs < 1<<20 {
+			p.SMs = d.NumSMs
+		}
+		if d.TotalGlobalMem > 0 && d.TotalGlobalMem < 1<<50 {
+			p.MemoryGiB = math.Round(d.TotalGlobalMem/(1<<30)*10) / 10
+		}
+	}
+	var v int
+	if json.Unmarshal(top["cuda_driver_version"], &v) == nil && v >= 1000 && v < 1000000 {
+		p.Driver = fmt.Sprintf("CUDA %d.%d driver API", v/1000, v%1000/10)
+	}
+	return p
 }

@@ -16,6 +16,8 @@ import (
 	"io"
 	"math"
 	"os"
+
+	"github.com/onnxcost/onnxcost/calib"
 )
 
 // Format names a profile's producer.
@@ -47,15 +49,17 @@ type Event struct {
 
 // Profile is a parsed profile. Events are in execution order (first run
 // kept); Runs is how many runs their durations are averaged over; Device
-// is set when the profile names it; Notes say what the reader chose
-// (a dropped warm-up run, time left out) in one line each.
+// is what the profile says of the machine it ran on (a Kineto trace's
+// deviceProperties and driver version; onnxruntime's and trtexec's
+// profiles say nothing); Notes say what the reader chose (a dropped
+// warm-up run, time left out) in one line each.
 type Profile struct {
-	Format Format   `json:"format"`
-	Path   string   `json:"path"`
-	Events []Event  `json:"events"`
-	Runs   int      `json:"runs"`
-	Device string   `json:"device,omitempty"`
-	Notes  []string `json:"notes,omitempty"`
+	Format Format           `json:"format"`
+	Path   string           `json:"path"`
+	Events []Event          `json:"events"`
+	Runs   int              `json:"runs"`
+	Device calib.Provenance `json:"device,omitzero"`
+	Notes  []string         `json:"notes,omitempty"`
 }
 
 // TotalS is the summed time of all events per run.
@@ -150,7 +154,11 @@ func parse(data []byte) (*Profile, error) {
 			return nil, jsonError(err)
 		}
 		if ev, ok := top["traceEvents"]; ok {
-			return parseKineto(ev)
+			p, err := parseKineto(ev)
+			if err == nil {
+				p.Device = kinetoProvenance(top)
+			}
+			return p, err
 		}
 		if _, ok := top["Layers"]; ok {
 			return nil, fmt.Errorf("a TensorRT layer-info file (--exportLayerInfo): give the profile (--exportProfile) and pass this one with it")

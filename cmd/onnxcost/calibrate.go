@@ -66,7 +66,14 @@ func calibrateTable(stdout, stderr io.Writer, f *costFlags, table, out, date str
 	if err != nil {
 		return pipeErr(err)
 	}
-	return fitAndWrite(stdout, stderr, f, cfg, rows, filepath.Base(table), out, date)
+	prov, err := calib.ReadTableProvenance(table)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if w := prov.MismatchWarning(table, cfg.GPUSpec); w != "" {
+		printWarnings(stderr, []string{w})
+	}
+	return fitAndWrite(stdout, stderr, f, cfg, rows, prov, filepath.Base(table), out, date)
 }
 
 // calibrateProfile prints the profile's comparison and, with -o, fits it.
@@ -86,6 +93,9 @@ func calibrateProfile(stdout, stderr io.Writer, f *costFlags, model, prof, layer
 	if err != nil {
 		return pipeErr(err)
 	}
+	if w := p.Device.MismatchWarning(prof, cfg.GPUSpec); w != "" {
+		printWarnings(stderr, []string{w})
+	}
 	if trace != "" {
 		b, err := m.Trace()
 		if err == nil {
@@ -103,12 +113,15 @@ func calibrateProfile(stdout, stderr io.Writer, f *costFlags, model, prof, layer
 	if err != nil || out == "" {
 		return err
 	}
-	return fitAndWrite(stdout, stderr, f, cfg, m.Rows(rep), filepath.Base(prof), out, date)
+	return fitAndWrite(stdout, stderr, f, cfg, m.Rows(rep), p.Device, filepath.Base(prof), out, date)
 }
 
-// fitAndWrite fits rows on the configured GPU and writes the file.
-func fitAndWrite(stdout, stderr io.Writer, f *costFlags, cfg pipeline.Config, rows []calib.Row, source, out, date string) error {
-	cal, err := calib.Fit(cfg.GPUSpec, rows, loop.CalibrationSource(rows, source, date))
+// fitAndWrite fits rows on the configured GPU and writes the file, its
+// source naming the device and driver the measurements name (prov).
+func fitAndWrite(stdout, stderr io.Writer, f *costFlags, cfg pipeline.Config, rows []calib.Row, prov calib.Provenance, source, out, date string) error {
+	src := loop.CalibrationSource(rows, source, date)
+	src.Device, src.Driver = prov.DeviceText(), prov.Driver
+	cal, err := calib.Fit(cfg.GPUSpec, rows, src)
 	if err != nil {
 		return usageErr("calibrate: %v", err)
 	}

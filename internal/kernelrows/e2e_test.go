@@ -396,7 +396,20 @@ func logPerOp(t *testing.T, gpu string, tb *e2eTable, pb, pa []float64) {
 // held-out row by its nearest fit rows in (M, N, K, filter) space, a
 // lookup table of the shapes themselves, leaves 8-14% (GTX 1080 Ti 7.8%,
 // M40 7.0%, MI25 13.0%, T4 14.0%, Titan X Maxwell 9.8%, Titan X Pascal
-// 13.3%, Titan Xp 11.7%; 3 neighbours, same halves). The ridge cells
+// 13.3%, Titan Xp 11.7%; 3 neighbours, same halves; again on the
+// calibrated residuals, 2026-12-05: nearest fit rows in FLOPs, bytes and
+// the two terms, 3-10 of them, summed 107.7 → 108.5-113.4 points over the
+// twelve GPUs, no better). On the Pascal boards and the MI25 the largest
+// remainder is DeepBench's 16-column GEMMs, both twins 1.5-3.2× slower
+// than the 32-column GEMM of the same K (P100 16×2816 634-671 µs against
+// 209-211 for 32×2816): priced at the 32 columns' rate they stay −42%
+// (GTX 1080 Ti), −45% (P100), −35% (Titan Xp), −13% (Titan X Pascal),
+// −21% (MI25) calibrated, and pricing 16 columns slower than 32 would let
+// time fall as the batch grows, which the physics suite forbids; the
+// held-out medians without them: GTX 1080 Ti 10.7% → 8.9%, P100 5.2% →
+// 3.5%, Titan Xp 13.3% → 12.0%, Titan X Pascal 13.2% → 12.3%, MI25 14.5%
+// → 13.4% (T4, M40, Titan X Maxwell run them at the 32 columns' rate).
+// The ridge cells
 // (calib/ridge.go: SM time over memory time) moved these GPUs by −1.6 to
 // +2.4 points, within the medians' noise.
 // Until the runtimes priced cuDNN's own algorithm choice

@@ -19,8 +19,12 @@ const hostHeader = "op,mode,kernels,us,kernel_us"
 // module's call. The ratio is the same for every kind, the table over a
 // whole model's calls; it says which side of the fitted scale a kind
 // sits. Autocast rows are the functional op with its casts, which the
-// eager plan prices as kernels of their own. A row whose kernel_us is
-// not well below us was not host-bound and says nothing.
+// eager plan prices as kernels of their own; fp16-3d rows the kind as a
+// transformer calls it (16-bit, its ranks and broadcasts); block rows a
+// whole module's call (a transformer layer, a ResNet bottleneck), which
+// no one kind's charge prices: set beside the sum of its ops' rows, they
+// say what the model's own Python adds. A row whose kernel_us is not well
+// below us was not host-bound and says nothing.
 func hostTable(w io.Writer, path string, recs [][]string) error {
 	rt, err := hwdb.LookupRuntime("pytorch")
 	if err != nil {
@@ -42,6 +46,11 @@ func hostTable(w io.Writer, path string, recs [][]string) error {
 			kind += ".module"
 		}
 		charged := report.HostCallS(rt.DispatchS, rt.OpCallScale, kind) * 1e6
+		if r[1] == "block" {
+			// A whole module's call: no one kind's charge; set it
+			// beside the sum of its ops' rows by hand.
+			charged = 0
+		}
 		ratio := "-"
 		if charged > 0 {
 			ratio = fmt.Sprintf("%.2f", us/charged)
@@ -51,7 +60,11 @@ func hostTable(w io.Writer, path string, recs [][]string) error {
 		if kus == "" {
 			kus = "-"
 		}
-		fmt.Fprintf(w, "%-12s %-10s %7d %10.2f %10s %10.1f %8s\n", r[0], r[1], k, us, kus, charged, ratio)
+		chargedText := "-"
+		if charged > 0 {
+			chargedText = fmt.Sprintf("%.1f", charged)
+		}
+		fmt.Fprintf(w, "%-12s %-10s %7d %10.2f %10s %10s %8s\n", r[0], r[1], k, us, kus, chargedText, ratio)
 	}
 	for _, m := range sortedModes(byMode) {
 		fmt.Fprintf(w, "%s: median measured/charged %.2f over %d op kinds (dispatch_us %g, op_call_scale %g, module_us %g)\n", m, median(byMode[m]), len(byMode[m]), rt.DispatchS*1e6, rt.OpCallScale, rt.ModuleS*1e6)
@@ -61,7 +74,7 @@ func hostTable(w io.Writer, path string, recs [][]string) error {
 
 func sortedModes(m map[string][]float64) []string {
 	var out []string
-	for _, k := range []string{"functional", "module", "autocast"} {
+	for _, k := range []string{"functional", "module", "autocast", "fp16-3d"} {
 		if len(m[k]) > 0 {
 			out = append(out, k)
 		}

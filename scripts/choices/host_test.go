@@ -23,7 +23,8 @@ func TestHostTable(t *testing.T) {
 	}
 	charge := func(kind string) float64 { return report.HostKindS(rt.DispatchS, kind) * rt.OpCallScale * 1e6 }
 	write := tableWriter(t, hostHeader+"\n")
-	ok := write("ok.csv", "add,functional,1,6.00,2.10\nlinear,module,1,42.00,3.00\nview,functional,0,1.00,\nlinear,autocast,1,24.00,\n")
+	ok := write("ok.csv", "add,functional,1,6.00,2.10\nlinear,module,1,42.00,3.00\nview,functional,0,1.00,\nlinear,autocast,1,24.00,\n"+
+		"linear,fp16-3d,1,30.00,\nbert_layer,block,17,400.00,60.00\n")
 	s := tableOutput(t, "H100", ok)
 	t.Log("\n" + s)
 	// the upper median of the two (main.go median)
@@ -33,6 +34,8 @@ func TestHostTable(t *testing.T) {
 		fmt.Sprintf("module: median measured/charged %.2f", 42/charge("linear.module")),
 		fmt.Sprintf("autocast: median measured/charged %.2f", 24/charge("linear")),
 		fmt.Sprintf("%.1f", charge("linear.module")),
+		fmt.Sprintf("fp16-3d: median measured/charged %.2f over 1 op kinds", 30/charge("linear")),
+		"bert_layer   block           17     400.00      60.00          -        -",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q", want)

@@ -1,0 +1,184 @@
+package calib
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/onnxcost/onnxcost/hwdb"
+)
+
+// Provenance is what a measurement says about the machine it ran on: the
+// device as the CUDA runtime names it (torch.cuda.get_device_name,
+// cudaDeviceProp.name), its SM count and CUDA-visible memory, and the
+// driver. Every field is optional; a zero field is not known. A
+// calibration records it (Source.Device, Source.Driver), and a
+// measurement whose device plainly is not the GPU being calibrated is
+// worth a warning before it teaches that GPU's estimates anything
+// (Mismatch).
+type Provenance struct {
+	Device    string  `json:"name,omitempty"`
+	SMs       int     `json:"sms,omitempty"`
+	MemoryGiB float64 `json:"memory_gib,omitempty"`
+	Driver    string  `json:"driver,omitempty"`
+	// Conflict is set when the measurements name more than one device
+	// (a table that accumulated runs of two machines): the devices, in
+	// words. Device and its figures are then the first named.
+	Conflict string `json:"conflict,omitempty"`
+}
+
+// Known reports whether p says anything about the device.
+func (p Provenance) Known() bool { return p.Device != "" || p.SMs > 0 || p.MemoryGiB > 0 }
+
+// DeviceText is the device in words: "NVIDIA H200 (132 SMs, 139.8 GiB)",
+// with what is known; "" when nothing is.
+func (p Provenance) DeviceText() string {
+	var figs []string
+	if p.SMs > 0 {
+		figs = append(figs, fmt.Sprintf("%d SMs", p.SMs))
+	}
+	if p.MemoryGiB > 0 {
+		figs = append(figs, fmt.Sprintf("%.1f GiB", p.MemoryGiB))
+	}
+	name := p.Device
+	if name == "" && len(figs) > 0 {
+		name = "a device"
+	}
+	if len(figs) == 0 {
+		return name
+	}
+	return name + " (" + strings.Join(figs, ", ") + ")"
+}
+
+// memoryTolerance is how far a device's reported memory may lie from the
+// hwdb entry's CUDA-visible total and still be that board: the driver's
+// reservation moves with its version by a few hundred MiB (about 1% of an
+// 80 GB board), and ECC on a GDDR board takes 1/16 (6%) when toggled. A
+// different board of the same die differs by a third or more (H100 80 GB
+// against H200 141 GB, A100 40 GB against 80 GB, V100 16 GB against 32 GB).
+const memoryTolerance = 0.08
+
+// Mismatch says why the device p describes is not g, "" when nothing
+// known contradicts g: the measurements name several devices, ran on the
+// CPU (scripts/measure_gpu.py --device cpu writes "device: cpu"), their SM
+// count differs from g's (another die, a cut-down part, a MIG slice), or
+// their memory lies more than memoryTolerance from g's CUDA-visible
+// total. The device's name is not compared: the CUDA runtime's names
+// ("NVIDIA H100 80GB HBM3") are not hwdb's, and the figures decide.
+func (p Provenance) Mismatch(g *hwdb.GPU) string {
+	if p.Conflict != "" {
+		return "they name several devices: " + p.Conflict
+	}
+	if strings.EqualFold(p.Device, "cpu") {
+		return "a CPU's times, not a GPU's"
+	}
+	if g == nil {
+		return ""
+	}
+	var why []string
+	if p.SMs > 0 && g.SMs > 0 && p.SMs != g.SMs {
+		why = append(why, fmt.Sprintf("%d SMs against %d", p.SMs, g.SMs))
+	}
+	if mem := g.CUDAMem(); p.MemoryGiB > 0 && mem > 0 {
+		gib := mem / (1 << 30)
+		if math.Abs(p.MemoryGiB/gib-1) > memoryTolerance {
+			why = append(why, fmt.Sprintf("%.1f GiB against %.1f", p.MemoryGiB, gib))
+		}
+	}
+	return strings.Join(why, ", ")
+}
+
+// MismatchWarning is the one-line warning for measurements in file whose
+// device is not g (Mismatch), "" when nothing contradicts g.
+func (p Provenance) MismatchWarning(file string, g *hwdb.GPU) string {
+	why := p.Mismatch(g)
+	if why == "" {
+		return ""
+	}
+	if p.Conflict != "" {
+		return fmt.Sprintf("%s: %s; a calibration describes one GPU: give it one device's measurements", file, why)
+	}
+	return fmt.Sprintf("%s ran on %s, not on %s (%s): what it measured describes the GPU it ran on; give that GPU as --gpu (onnxcost gpus lists them)",
+		file, p.DeviceText(), g.Name, why)
+}
+
+// provenanceKeys are the "# key: value" comment lines of a measurements
+// table that ReadTableProvenance reads (scripts/measure_gpu.py writes
+// them); any other comment is prose.
+var provenanceKeys = map[string]bool{"device": true, "sms": true, "memory_gib": true, "driver": true}
+
+// ReadTableProvenance reads the provenance comment lines of the
+// measurements table at path: "# device: NAME", "# sms: N",
+// "# memory_gib: X", "# driver: VERSION", each anywhere among the table's
+// comment lines. A table appended to by several runs repeats them; runs
+// that name different devices set Conflict. A key with a value that is
+// not its kind (sms not a whole number) is an error naming the line.
+func ReadTableProvenance(path string) (Provenance, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Provenance{}, fmt.Errorf("measurements %s: %v", path, err)
+	}
+	var p Provenance
+	var devices []string
+	for i, text := range strings.Split(string(data), "\n") {
+		line := i + 1
+		key, val, ok := provenanceLine(text)
+		if !ok {
+			continue
+		}
+		bad := func(kind string) error {
+			return fmt.Errorf("measurements %s:%d: # %s: %q is not %s", path, line, key, val, kind)
+		}
+		switch key {
+		case "device":
+			if !slices.Contains(devices, val) {
+				devices = append(devices, val)
+			}
+			if p.Device == "" {
+				p.Device = val
+			}
+		case "sms":
+			n, err := strconv.Atoi(val)
+			if err != nil || n <= 0 {
+				return Provenance{}, bad("a whole number of SMs")
+			}
+			if p.SMs == 0 {
+				p.SMs = n
+			}
+		case "memory_gib":
+			x, err := strconv.ParseFloat(val, 64)
+			if err != nil || !(x > 0) || math.IsInf(x, 0) {
+				return Provenance{}, bad("a memory size in GiB")
+			}
+			if p.MemoryGiB == 0 {
+				p.MemoryGiB = x
+			}
+		case "driver":
+			if p.Driver == "" {
+				p.Driver = val
+			}
+		}
+	}
+	if len(devices) > 1 {
+		p.Conflict = strings.Join(devices, "; ")
+	}
+	return p, nil
+}
+
+// provenanceLine splits a "# key: value" comment line with a known key.
+func provenanceLine(s string) (key, val string, ok bool) {
+	s = strings.TrimSpace(s)
+	if !strings.HasPrefix(s, "#") {
+		return "", "", false
+	}
+	key, val, ok = strings.Cut(strings.TrimSpace(s[1:]), ":")
+	key = strings.ToLower(strings.TrimSpace(key))
+	if !ok || !provenanceKeys[key] {
+		return "", "", false
+	}
+	val = strings.TrimSpace(val)
+	return key, val, val != ""
+}

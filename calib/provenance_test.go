@@ -1,0 +1,70 @@
+package calib
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestReadTableProvenance(t *testing.T) {
+	// Prose comments, a key without a colon and a row are not provenance;
+	// a second run's lines naming the same device are no conflict.
+	p, err := ReadTableProvenance(writeTable(t, "# measured on our H200, driver 580\n# device: NVIDIA H200\n# SMS: 132\n#memory_gib:139.8\n"+
+		"# driver: 580.159.04\nmodel,ms\nm.onnx,1\n# device: NVIDIA H200\n# sms: 114\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Provenance{Device: "NVIDIA H200", SMs: 132, MemoryGiB: 139.8, Driver: "580.159.04"}
+	if p != want {
+		t.Errorf("got %+v, want %+v", p, want)
+	}
+	if got := p.DeviceText(); got != "NVIDIA H200 (132 SMs, 139.8 GiB)" {
+		t.Errorf("DeviceText %q", got)
+	}
+	p, err = ReadTableProvenance(writeTable(t, "# device: NVIDIA H200\nmodel,ms\nm.onnx,1\n# device: NVIDIA A100-SXM4-80GB\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Conflict != "NVIDIA H200; NVIDIA A100-SXM4-80GB" || p.Device != "NVIDIA H200" {
+		t.Errorf("two devices: got %+v", p)
+	}
+	if p, err := ReadTableProvenance(writeTable(t, "model,ms\nm.onnx,1\n")); err != nil || p.Known() || p.DeviceText() != "" {
+		t.Errorf("no provenance lines: got %+v, %v", p, err)
+	}
+	for _, bad := range []string{"# sms: many\n", "# sms: -3\n", "# memory_gib: NaN\n", "# memory_gib: 0\n"} {
+		_, err := ReadTableProvenance(writeTable(t, "# a table\n"+bad+"model,ms\nm.onnx,1\n"))
+		if err == nil || !strings.Contains(err.Error(), "m.csv:2:") {
+			t.Errorf("%q: want an error naming line 2, got %v", bad, err)
+		}
+	}
+}
+
+func TestProvenanceMismatch(t *testing.T) {
+	h100, h200, a100 := "H100-SXM5-80GB", "H200-SXM-141GB", "A100-SXM4-80GB"
+	h200run := Provenance{Device: "NVIDIA H200", SMs: 132, MemoryGiB: 139.8}
+	for _, c := range []struct {
+		p    Provenance
+		want string // "" when nothing contradicts the GPU
+		on   string
+	}{
+		{h200run, "", h200},
+		// The same die: only the memory tells an H200 from an H100.
+		{h200run, "139.8 GiB against 79.1", h100},
+		{h200run, "132 SMs against 108, 139.8 GiB against 79.1", a100},
+		// A driver that reserves a little less than the hwdb figure's.
+		{Provenance{Device: "NVIDIA H100 80GB HBM3", SMs: 132, MemoryGiB: 79.6}, "", h100},
+		// A MIG slice: the SMs tell.
+		{Provenance{Device: "NVIDIA H100 80GB HBM3 MIG 3g.40gb", SMs: 60}, "60 SMs against 132", h100},
+		{Provenance{Device: "cpu"}, "a CPU's times, not a GPU's", h100},
+		{Provenance{Driver: "580.159.04"}, "", a100},
+		{Provenance{Device: "NVIDIA H200", Conflict: "NVIDIA H200; NVIDIA L4"}, "they name several devices: NVIDIA H200; NVIDIA L4", h200},
+	} {
+		gpu := mustGPU(t, c.on)
+		if got := c.p.Mismatch(gpu); got != c.want {
+			t.Errorf("%+v on %s: got %q, want %q", c.p, c.on, got, c.want)
+		}
+		w := c.p.MismatchWarning("m.csv", gpu)
+		if (w == "") != (c.want == "") || (w != "" && !strings.Contains(w, c.want)) {
+			t.Errorf("%+v on %s: warning %q", c.p, c.on, w)
+		}
+	}
+}

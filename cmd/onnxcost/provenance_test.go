@@ -1,0 +1,60 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCalibrateNamesTheDevice: calibrate reads the device a measurements
+// table or a Kineto trace names, records it and the driver in the
+// calibration's source, and warns, once and in one line, when the device
+// is plainly not the --gpu being calibrated (our H200's trace and table
+// given to an H100: the same 132 SMs, 139.8 GiB against 79.1); the right
+// GPU gets no warning, and the calibration is written either way.
+func TestCalibrateNamesTheDevice(t *testing.T) {
+	dir := t.TempDir()
+	m, err := filepath.Abs(filepath.Join(repoRoot, "testdata", "models", "alexnet.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := filepath.Join(dir, "runs.csv")
+	body := "# our H200's runs\n# device: NVIDIA H200\n# sms: 132\n# memory_gib: 139.8\n# driver: 580.159.04\n" +
+		"model,ms,batch,dtype,runtime\n" + m + ",0.9,1,fp16,graph\n" + m + ",1.6,8,fp16,graph\n"
+	if err := os.WriteFile(table, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join(repoRoot, "calib", "profile", "testdata", "kineto_h200", "bert_base_fp32_b1.json.gz")
+	bert := filepath.Join(repoRoot, "testdata", "models", "bert_base.onnx")
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"table", []string{"--measurements", table}},
+		{"trace", []string{"--profile", trace, bert, "--dtype", "fp32", "--batch", "1", "--runtime", "graph", "--top", "1"}},
+	} {
+		for _, gpu := range []string{"H100-SXM5-80GB", "H200-SXM-141GB"} {
+			cal := filepath.Join(dir, c.name+gpu+".yaml")
+			args := append([]string{"calibrate", "--gpu", gpu, "-o", cal, "--date", "2026-12-05"}, c.args...)
+			code, _, errs := runCLI(t, args...)
+			if code != 0 {
+				t.Fatalf("%s on %s: exit %d: %s", c.name, gpu, code, errs)
+			}
+			warned := strings.Contains(errs, "ran on NVIDIA H200 (132 SMs, 139.8 GiB), not on H100-SXM5-80GB (139.8 GiB against 79.1)")
+			if warned != (gpu == "H100-SXM5-80GB") || strings.Count(errs, "warning:") > 1 {
+				t.Errorf("%s on %s: stderr %q", c.name, gpu, errs)
+			}
+			b, err := os.ReadFile(cal)
+			if err != nil {
+				t.Fatal(err)
+			}
+			driver := map[string]string{"table": "580.159.04", "trace": "CUDA 13.0 driver API"}[c.name]
+			for _, want := range []string{`device: "NVIDIA H200 (132 SMs, 139.8 GiB)"`, `driver: "` + driver + `"`} {
+				if !strings.Contains(string(b), want) {
+					t.Errorf("%s on %s: the calibration has no %s", c.name, gpu, want)
+				}
+			}
+		}
+	}
+}
