@@ -36,6 +36,9 @@ func (p Provenance) Known() bool { return p.Device != "" || p.SMs > 0 || p.Memor
 // DeviceText is the device in words: "NVIDIA H200 (132 SMs, 139.8 GiB)",
 // with what is known; "" when nothing is.
 func (p Provenance) DeviceText() string {
+	if p.isCPU() {
+		return "the CPU"
+	}
 	var figs []string
 	if p.SMs > 0 {
 		figs = append(figs, fmt.Sprintf("%d SMs", p.SMs))
@@ -52,6 +55,10 @@ func (p Provenance) DeviceText() string {
 	}
 	return name + " (" + strings.Join(figs, ", ") + ")"
 }
+
+// isCPU reports whether the measurements ran on the CPU ("device: cpu",
+// a CPU-only profile).
+func (p Provenance) isCPU() bool { return strings.EqualFold(p.Device, "cpu") }
 
 // memoryTolerance is how far a device's reported memory may lie from the
 // hwdb entry's CUDA-visible total and still be that board: the driver's
@@ -72,7 +79,7 @@ func (p Provenance) Mismatch(g *hwdb.GPU) string {
 	if p.Conflict != "" {
 		return "they name several devices: " + p.Conflict
 	}
-	if strings.EqualFold(p.Device, "cpu") {
+	if p.isCPU() {
 		return "a CPU's times, not a GPU's"
 	}
 	if g == nil {
@@ -100,6 +107,9 @@ func (p Provenance) MismatchWarning(file string, g *hwdb.GPU) string {
 	}
 	if p.Conflict != "" {
 		return fmt.Sprintf("%s: %s; a calibration describes one GPU: give it one device's measurements", file, why)
+	}
+	if p.isCPU() {
+		return fmt.Sprintf("%s ran on the CPU, not on %s: its times are the CPU's, and what is fitted from them describes no GPU", file, g.Name)
 	}
 	return fmt.Sprintf("%s ran on %s, not on %s (%s): what it measured describes the GPU it ran on; give that GPU as --gpu (onnxcost gpus lists them)",
 		file, p.DeviceText(), g.Name, why)

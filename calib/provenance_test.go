@@ -1,6 +1,7 @@
 package calib
 
 import (
+	"cmp"
 	"strings"
 	"testing"
 )
@@ -45,25 +46,26 @@ func TestProvenanceMismatch(t *testing.T) {
 		p    Provenance
 		want string // "" when nothing contradicts the GPU
 		on   string
+		warn string // what the warning says, when not want
 	}{
-		{h200run, "", h200},
+		{h200run, "", h200, ""},
 		// The same die: only the memory tells an H200 from an H100.
-		{h200run, "139.8 GiB against 79.1", h100},
-		{h200run, "132 SMs against 108, 139.8 GiB against 79.1", a100},
+		{h200run, "139.8 GiB against 79.1", h100, ""},
+		{h200run, "132 SMs against 108, 139.8 GiB against 79.1", a100, ""},
 		// A driver that reserves a little less than the hwdb figure's.
-		{Provenance{Device: "NVIDIA H100 80GB HBM3", SMs: 132, MemoryGiB: 79.6}, "", h100},
+		{Provenance{Device: "NVIDIA H100 80GB HBM3", SMs: 132, MemoryGiB: 79.6}, "", h100, ""},
 		// A MIG slice: the SMs tell.
-		{Provenance{Device: "NVIDIA H100 80GB HBM3 MIG 3g.40gb", SMs: 60}, "60 SMs against 132", h100},
-		{Provenance{Device: "cpu"}, "a CPU's times, not a GPU's", h100},
-		{Provenance{Driver: "580.159.04"}, "", a100},
-		{Provenance{Device: "NVIDIA H200", Conflict: "NVIDIA H200; NVIDIA L4"}, "they name several devices: NVIDIA H200; NVIDIA L4", h200},
+		{Provenance{Device: "NVIDIA H100 80GB HBM3 MIG 3g.40gb", SMs: 60}, "60 SMs against 132", h100, ""},
+		{Provenance{Device: "cpu"}, "a CPU's times, not a GPU's", h100, "m.csv ran on the CPU, not on H100-SXM5-80GB: its times are the CPU's"},
+		{Provenance{Driver: "580.159.04"}, "", a100, ""},
+		{Provenance{Device: "NVIDIA H200", Conflict: "NVIDIA H200; NVIDIA L4"}, "they name several devices: NVIDIA H200; NVIDIA L4", h200, ""},
 	} {
 		gpu := mustGPU(t, c.on)
 		if got := c.p.Mismatch(gpu); got != c.want {
 			t.Errorf("%+v on %s: got %q, want %q", c.p, c.on, got, c.want)
 		}
-		w := c.p.MismatchWarning("m.csv", gpu)
-		if (w == "") != (c.want == "") || (w != "" && !strings.Contains(w, c.want)) {
+		w, warn := c.p.MismatchWarning("m.csv", gpu), cmp.Or(c.warn, c.want)
+		if (w == "") != (warn == "") || !strings.Contains(w, warn) {
 			t.Errorf("%+v on %s: warning %q", c.p, c.on, w)
 		}
 	}

@@ -126,13 +126,30 @@ func TestKinetoProvenance(t *testing.T) {
 	if p, err := Read(filepath.Join("testdata", "kineto_cnn.json")); err != nil || p.Device != (calib.Provenance{Device: "NVIDIA A100-SXM4-40GB"}) {
 		t.Errorf("kineto_cnn.json: %+v, %v", p.Device, err)
 	}
-	if p, err := Read(filepath.Join("testdata", "ort_cnn.json")); err != nil || p.Device != (calib.Provenance{}) {
-		t.Errorf("an onnxruntime profile: %+v, %v", p.Device, err)
+	// onnxruntime names no device: a profile of its CPU provider alone is
+	// a CPU's times; one with GPU kernels says nothing.
+	if p, err := Read(filepath.Join("testdata", "ort_cnn.json")); err != nil || p.Device != (calib.Provenance{Device: "cpu"}) {
+		t.Errorf("an onnxruntime CPU profile: %+v, %v", p.Device, err)
+	}
+	node := func(name, provider string, ts int) string {
+		return fmt.Sprintf(`{"cat":"Node","ph":"X","name":"%s_kernel_time","ts":%d,"dur":5,"args":{"op_name":"Relu","provider":"%s"}}`, name, ts, provider)
+	}
+	gpuProfile := "[" + node("a", "CUDAExecutionProvider", 0) + `,{"cat":"Kernel","ph":"X","name":"relu_kernel","ts":1,"dur":2,"args":{"parent_name":"a_kernel_time"}}]`
+	if p, err := Parse("gpu.json", []byte(gpuProfile)); err != nil || p.Device.Known() {
+		t.Errorf("an onnxruntime GPU profile: %+v, %v", p.Device, err)
+	}
+	if p, err := Parse("cpu.json", []byte("["+node("a", "CPUExecutionProvider", 0)+","+node("b", "CPUExecutionProvider", 9)+"]")); err != nil || p.Device.Device != "cpu" {
+		t.Errorf("an onnxruntime CPU profile: %+v, %v", p.Device, err)
+	}
+	// A Kineto trace with no device and no GPU kernel: a CPU run.
+	p, err = Parse("cpu_trace.json", []byte(`{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 0, "tid": 0, "ts": 0, "dur": 2}]}`))
+	if err != nil || p.Device.Device != "cpu" {
+		t.Errorf("a CPU Kineto trace: %+v, %v", p.Device, err)
 	}
 	// Figures of the wrong kind are left unknown, not an error.
 	p, err = Parse("odd.json", []byte(`{"deviceProperties": [{"name": 3, "numSms": -1}], "cuda_driver_version": "x", "traceEvents": [`+
 		`{"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 0, "tid": 0, "ts": 0, "dur": 2}]}`))
-	if err != nil || p.Device.Known() || p.Device.Driver != "" {
+	if err != nil || p.Device != (calib.Provenance{}) {
 		t.Errorf("odd device fields: %+v, %v", p.Device, err)
 	}
 }

@@ -41,7 +41,9 @@ type kinetoUnit struct {
 	ts        float64
 }
 
-func parseKineto(raw json.RawMessage) (*Profile, error) {
+// parseKineto reads a Kineto trace: its traceEvents (raw) and, for the
+// device it ran on, the rest of its top level.
+func parseKineto(raw json.RawMessage, top map[string]json.RawMessage) (*Profile, error) {
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return nil, fmt.Errorf("traceEvents is not a list of events")
@@ -85,7 +87,7 @@ func parseKineto(raw json.RawMessage) (*Profile, error) {
 	if len(units) == 0 {
 		return nil, fmt.Errorf("no kernel or cpu_op events: not a PyTorch profiler trace with ops")
 	}
-	p := &Profile{Format: PyTorch, Runs: max(len(steps), 1)}
+	p := &Profile{Format: PyTorch, Runs: max(len(steps), 1), Device: kinetoProvenance(top, gpu)}
 	p.Events = kinetoEvents(units, p.Runs)
 	if gpu {
 		p.Notes = append(p.Notes, "time is GPU kernel time, charged to the innermost annotation or module around each launch")
@@ -251,9 +253,15 @@ type kinetoDevice struct {
 // machine: the first device's name, SMs and memory, and the CUDA driver's
 // API version (cuda_driver_version, cudaDriverGetVersion's 1000·major +
 // 10·minor: 13000 is "CUDA 13.0"). Fields it lacks or cannot read stay
-// unknown: a trace that says nothing is still a trace.
-func kinetoProvenance(top map[string]json.RawMessage) calib.Provenance {
+// unknown: a trace that says nothing is still a trace. A trace with
+// neither deviceProperties nor GPU kernels (gpu false) ran on the CPU.
+func kinetoProvenance(top map[string]json.RawMessage, gpu bool) calib.Provenance {
 	var p calib.Provenance
+	if _, ok := top["deviceProperties"]; !ok && !gpu {
+		// No device and no GPU kernel: the profiler ran on the CPU
+		// (scripts/measure_gpu.py --device cpu writes such traces).
+		return calib.Provenance{Device: "cpu"}
+	}
 	var devs []kinetoDevice
 	if json.Unmarshal(top["deviceProperties"], &devs) == nil && len(devs) > 0 {
 		d := devs[0]

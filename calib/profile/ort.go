@@ -3,6 +3,7 @@ package profile
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/onnxcost/onnxcost/calib"
 	"math"
 	"sort"
 	"strconv"
@@ -178,6 +179,9 @@ func parseORT(items []json.RawMessage) (*Profile, error) {
 		first, p.Runs = 1, len(runs)-1
 		p.Notes = append(p.Notes, fmt.Sprintf("averaged over runs 2-%d of %d: the first is onnxruntime's warm-up (allocation, algorithm search) and is left out", len(runs), len(runs)))
 	}
+	if !gpu && onlyCPUProvider(nodes) {
+		p.Device = calib.Provenance{Device: "cpu"}
+	}
 	exclusiveHost(nodes, gpu)
 	p.Events = aggregate(nodes, first, p.Runs, gpu)
 	p.Notes = append(p.Notes, ortNotes(nodes, gpu, orphanUS/float64(max(len(runs), 1)))...)
@@ -305,6 +309,22 @@ func nodeUS(n ortNode, gpu bool) float64 {
 // usesHost reports whether nodeUS times n by its host span.
 func usesHost(n ortNode, gpu bool) bool {
 	return n.kernels == 0 && (!gpu || n.provider == "CPUExecutionProvider")
+}
+
+// onlyCPUProvider reports whether every node that names its execution
+// provider ran on onnxruntime's CPU one, and some did: a profile whose
+// times are a CPU's (the profile names no device otherwise).
+func onlyCPUProvider(nodes []ortNode) bool {
+	named := false
+	for _, n := range nodes {
+		if n.provider != "" {
+			if n.provider != "CPUExecutionProvider" {
+				return false
+			}
+			named = true
+		}
+	}
+	return named
 }
 
 // ortNotes says which providers ran and what time was left out.

@@ -154,11 +154,7 @@ func parse(data []byte) (*Profile, error) {
 			return nil, jsonError(err)
 		}
 		if ev, ok := top["traceEvents"]; ok {
-			p, err := parseKineto(ev)
-			if err == nil {
-				p.Device = kinetoProvenance(top)
-			}
-			return p, err
+			return parseKineto(ev, top)
 		}
 		if _, ok := top["Layers"]; ok {
 			return nil, fmt.Errorf("a TensorRT layer-info file (--exportLayerInfo): give the profile (--exportProfile) and pass this one with it")
