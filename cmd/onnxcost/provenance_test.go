@@ -50,6 +50,14 @@ func TestCalibrateNamesTheDevice(t *testing.T) {
 				t.Fatal(err)
 			}
 			driver := map[string]string{"table": "580.159.04", "trace": "CUDA 13.0 driver API"}[c.name]
+			// A report priced with it says where its rows were measured.
+			var rep struct {
+				Calibration string `json:"calibration"`
+			}
+			runJSON(t, &rep, "report", m, "--gpu", gpu, "--format", "json", "--calibration", cal)
+			if !strings.Contains(rep.Calibration, "(2026-12-05) measured on NVIDIA H200 (132 SMs, 139.8 GiB)") {
+				t.Errorf("%s on %s: the report's calibration reads %q", c.name, gpu, rep.Calibration)
+			}
 			for _, want := range []string{`device: "NVIDIA H200 (132 SMs, 139.8 GiB)"`, `driver: "` + driver + `"`} {
 				if !strings.Contains(string(b), want) {
 					t.Errorf("%s on %s: the calibration has no %s", c.name, gpu, want)
