@@ -111,8 +111,28 @@ func (p Provenance) MismatchWarning(file string, g *hwdb.GPU) string {
 	if p.isCPU() {
 		return fmt.Sprintf("%s ran on the CPU, not on %s: its times are the CPU's, and what is fitted from them describes no GPU", file, g.Name)
 	}
-	return fmt.Sprintf("%s ran on %s, not on %s (%s): what it measured describes the GPU it ran on; give that GPU as --gpu (onnxcost gpus lists them)",
-		file, p.DeviceText(), g.Name, why)
+	give := "give that GPU as --gpu (onnxcost gpus lists them)"
+	if m := p.Matching(hwdb.All()); len(m) > 0 {
+		give = "give that GPU as --gpu (" + strings.Join(m, " or ") + " by its SMs and memory)"
+	}
+	return fmt.Sprintf("%s ran on %s, not on %s (%s): what it measured describes the GPU it ran on; %s",
+		file, p.DeviceText(), g.Name, why, give)
+}
+
+// Matching lists the GPUs among gpus that nothing p knows contradicts,
+// by name, when p knows both the SM count and the memory (a name alone
+// says too little: every board of a die shares its SMs).
+func (p Provenance) Matching(gpus []*hwdb.GPU) []string {
+	if p.SMs == 0 || p.MemoryGiB == 0 || p.Conflict != "" || p.isCPU() {
+		return nil
+	}
+	var out []string
+	for _, g := range gpus {
+		if p.Mismatch(g) == "" {
+			out = append(out, g.Name)
+		}
+	}
+	return out
 }
 
 // provenanceKeys are the "# key: value" comment lines of a measurements

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"strings"
 	"testing"
+
+	"github.com/onnxcost/onnxcost/hwdb"
 )
 
 func TestReadTableProvenance(t *testing.T) {
@@ -68,5 +70,29 @@ func TestProvenanceMismatch(t *testing.T) {
 		if (w == "") != (warn == "") || !strings.Contains(w, warn) {
 			t.Errorf("%+v on %s: warning %q", c.p, c.on, w)
 		}
+	}
+}
+
+// TestProvenanceMatching: the warning names the boards a device's SMs and
+// memory fit, and none from a name or one figure alone.
+func TestProvenanceMatching(t *testing.T) {
+	all := hwdb.All()
+	for _, c := range []struct {
+		p    Provenance
+		want string
+	}{
+		{Provenance{Device: "NVIDIA H200", SMs: 132, MemoryGiB: 139.8}, "H200-SXM-141GB"},
+		{Provenance{Device: "NVIDIA A100-SXM4-80GB", SMs: 108, MemoryGiB: 79.2}, "A100-PCIe-80GB A100-SXM4-80GB"},
+		{Provenance{Device: "NVIDIA H200", SMs: 132}, ""},
+		{Provenance{Device: "NVIDIA H100 80GB HBM3 MIG 3g.40gb", SMs: 60, MemoryGiB: 39.5}, ""},
+		{Provenance{Device: "cpu"}, ""},
+	} {
+		if got := strings.Join(c.p.Matching(all), " "); got != c.want {
+			t.Errorf("%+v: matching %q, want %q", c.p, got, c.want)
+		}
+	}
+	w := Provenance{Device: "NVIDIA H200", SMs: 132, MemoryGiB: 139.8}.MismatchWarning("m.csv", mustGPU(t, "H100-SXM5-80GB"))
+	if !strings.HasSuffix(w, "give that GPU as --gpu (H200-SXM-141GB by its SMs and memory)") {
+		t.Errorf("warning %q", w)
 	}
 }
