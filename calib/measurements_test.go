@@ -87,6 +87,8 @@ func FuzzReadMeasurements(f *testing.F) {
 		"model,ms,train\nm.onnx,1,Adam!\n",
 		"model,ms\nm.onnx,inf\n",
 		"ms,model\n1,\"m,1.onnx\"\n",
+		"# device: NVIDIA H200\n# sms: 132\n# memory_gib: 139.8\n# driver: 580\nmodel,ms\nm.onnx,1\n# device: x\n",
+		"# sms: 1e3\nmodel,ms\nm.onnx,1\n",
 	} {
 		f.Add(seed)
 	}
@@ -94,6 +96,15 @@ func FuzzReadMeasurements(f *testing.F) {
 		p := filepath.Join(t.TempDir(), "m.csv")
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
+		}
+		// The provenance lines read alone: an error is one line naming
+		// the file, and what is read is sane.
+		if prov, err := ReadTableProvenance(p); err != nil {
+			if msg := err.Error(); !strings.Contains(msg, p) || strings.Contains(msg, "\n") {
+				t.Fatalf("provenance error %q: want one line naming %s", msg, p)
+			}
+		} else if prov.SMs < 0 || prov.MemoryGiB < 0 || math.IsInf(prov.MemoryGiB, 0) || math.IsNaN(prov.MemoryGiB) {
+			t.Fatalf("provenance %+v accepted", prov)
 		}
 		ms, err := ReadMeasurements(p)
 		if err != nil {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/onnxcost/onnxcost/hwdb"
 )
@@ -135,6 +137,33 @@ func (p Provenance) Matching(gpus []*hwdb.GPU) []string {
 	return out
 }
 
+// maxFieldRunes caps a device name or driver version read from a file:
+// the longest CUDA device names are about 40 characters.
+const maxFieldRunes = 120
+
+// CleanField is a device name or driver version as a file gave it, made
+// safe for one line of a terminal and a YAML scalar: white space (a line
+// break included) becomes one space, control and other unprintable
+// characters '?', and a longer one is cut to maxFieldRunes, its last an
+// ellipsis (a hostile trace's name must not move the cursor or fill the
+// screen). Cleaning a clean field leaves it as it is.
+func CleanField(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case unicode.IsSpace(r):
+			return ' '
+		case r == utf8.RuneError || unicode.IsControl(r) || !unicode.IsPrint(r):
+			return '?'
+		}
+		return r
+	}, s)
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > maxFieldRunes {
+		s = string(r[:maxFieldRunes-1]) + "…"
+	}
+	return s
+}
+
 // provenanceKeys are the "# key: value" comment lines of a measurements
 // table that ReadTableProvenance reads (scripts/measure_gpu.py writes
 // them); any other comment is prose.
@@ -209,6 +238,6 @@ func provenanceLine(s string) (key, val string, ok bool) {
 	if !ok || !provenanceKeys[key] {
 		return "", "", false
 	}
-	val = strings.TrimSpace(val)
+	val = CleanField(val)
 	return key, val, val != ""
 }

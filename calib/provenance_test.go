@@ -30,6 +30,9 @@ func TestReadTableProvenance(t *testing.T) {
 	if p.Conflict != "NVIDIA H200; NVIDIA A100-SXM4-80GB" || p.Device != "NVIDIA H200" {
 		t.Errorf("two devices: got %+v", p)
 	}
+	if p, err := ReadTableProvenance(writeTable(t, "# device: A\x1b[31m  B\t\r\nmodel,ms\nm.onnx,1\n")); err != nil || p.Device != "A?[31m B" {
+		t.Errorf("control characters: got %+v, %v", p, err)
+	}
 	if p, err := ReadTableProvenance(writeTable(t, "model,ms\nm.onnx,1\n")); err != nil || p.Known() || p.DeviceText() != "" {
 		t.Errorf("no provenance lines: got %+v, %v", p, err)
 	}

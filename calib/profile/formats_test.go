@@ -146,6 +146,12 @@ func TestKinetoProvenance(t *testing.T) {
 	if err != nil || p.Device.Device != "cpu" {
 		t.Errorf("a CPU Kineto trace: %+v, %v", p.Device, err)
 	}
+	// A hostile name cannot move a terminal's cursor or fill its screen.
+	p, err = Parse("hostile.json", []byte(`{"deviceProperties": [{"name": "NVIDIA\u001b[2J  H200\n`+strings.Repeat("x", 300)+`"}], "traceEvents": [`+
+		`{"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 0, "tid": 0, "ts": 0, "dur": 2}]}`))
+	if err != nil || !strings.HasPrefix(p.Device.Device, "NVIDIA?[2J H200 xxx") || len([]rune(p.Device.Device)) != 120 || calib.CleanField(p.Device.Device) != p.Device.Device {
+		t.Errorf("hostile name read as %q, %v", p.Device.Device, err)
+	}
 	// Figures of the wrong kind are left unknown, not an error.
 	p, err = Parse("odd.json", []byte(`{"deviceProperties": [{"name": 3, "numSms": -1}], "cuda_driver_version": "x", "traceEvents": [`+
 		`{"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 0, "tid": 0, "ts": 0, "dur": 2}]}`))
@@ -293,6 +299,9 @@ func FuzzParse(f *testing.F) {
 		p, err := Parse("fuzz.json", data)
 		if err != nil {
 			return
+		}
+		if d := p.Device; d.SMs < 0 || !(d.MemoryGiB >= 0) || math.IsInf(d.MemoryGiB, 0) || d.Device != calib.CleanField(d.Device) {
+			t.Fatalf("device %+v", d)
 		}
 		m := MatchReport(p, rep)
 		if m.MatchedTimeFraction < 0 || m.MatchedTimeFraction > 1 {

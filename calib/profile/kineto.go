@@ -265,7 +265,7 @@ func kinetoProvenance(top map[string]json.RawMessage, gpu bool) calib.Provenance
 	var devs []kinetoDevice
 	if json.Unmarshal(top["deviceProperties"], &devs) == nil && len(devs) > 0 {
 		d := devs[0]
-		p.Device = strings.TrimSpace(d.Name)
+		p.Device = calib.CleanField(d.Name)
 		if d.NumSMs > 0 && d.NumSMs < 1<<20 {
 			p.SMs = d.NumSMs
 		}
