@@ -3,11 +3,12 @@ package profile
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/onnxcost/onnxcost/calib"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/onnxcost/onnxcost/calib"
 )
 
 // onnxruntime's profile (SessionOptions.enable_profiling) is a JSON array

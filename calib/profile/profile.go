@@ -50,9 +50,11 @@ type Event struct {
 // Profile is a parsed profile. Events are in execution order (first run
 // kept); Runs is how many runs their durations are averaged over; Device
 // is what the profile says of the machine it ran on (a Kineto trace's
-// deviceProperties and driver version; onnxruntime's and trtexec's
-// profiles say nothing); Notes say what the reader chose (a dropped
-// warm-up run, time left out) in one line each.
+// deviceProperties and driver version; the CPU for a Kineto trace with
+// neither a device nor a GPU kernel and for an onnxruntime profile of its
+// CPU provider alone; nothing for other onnxruntime and trtexec
+// profiles); Notes say what the reader chose (a dropped warm-up run, time
+// left out) in one line each.
 type Profile struct {
 	Format Format           `json:"format"`
 	Path   string           `json:"path"`
