@@ -202,11 +202,18 @@ func beginSection(p func(string, ...any), key string, n int, empty string, comme
 	return true
 }
 
+// unprintable reports whether r cannot be shown as itself on one line
+// of a terminal or in a YAML scalar: invalid UTF-8, a control character,
+// anything else unicode does not call printable (the space is printable).
+func unprintable(r rune) bool {
+	return r == utf8.RuneError || unicode.IsControl(r) || !unicode.IsPrint(r)
+}
+
 // quote writes s as a YAML double-quoted scalar. Characters that could
 // not round-trip (invalid UTF-8, control characters) become '?'.
 func quote(s string) string {
 	clean := strings.Map(func(r rune) rune {
-		if r == utf8.RuneError || unicode.IsControl(r) || !unicode.IsPrint(r) && r != ' ' {
+		if unprintable(r) {
 			return '?'
 		}
 		return r

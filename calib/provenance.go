@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/onnxcost/onnxcost/hwdb"
 )
@@ -31,9 +30,6 @@ type Provenance struct {
 	// words. Device and its figures are then the first named.
 	Conflict string `json:"conflict,omitempty"`
 }
-
-// Known reports whether p says anything about the device.
-func (p Provenance) Known() bool { return p.Device != "" || p.SMs > 0 || p.MemoryGiB > 0 }
 
 // DeviceText is the device in words: "NVIDIA H200 (132 SMs, 139.8 GiB)",
 // with what is known; "" when nothing is.
@@ -152,7 +148,7 @@ func CleanField(s string) string {
 		switch {
 		case unicode.IsSpace(r):
 			return ' '
-		case r == utf8.RuneError || unicode.IsControl(r) || !unicode.IsPrint(r):
+		case unprintable(r):
 			return '?'
 		}
 		return r

@@ -1249,7 +1249,7 @@ def host_op_rows(quick=False):
     synchronised run of back-to-back calls, median of 5 runs; kernel_us is the same run's kernel time per
     call from the profiler (empty on the CPU dry run), to show the run was host-bound (us well above it)."""
     n = 50 if quick or not on_gpu() else 2000
-    half = torch.float16 if on_gpu() else torch.bfloat16
+    half = half_dtype()
     with torch.no_grad():
         for op, mode, call, k in host_op_cases():
             for m in ((mode, "autocast") if mode == "functional" and op in ("linear", "matmul", "conv2d", "add")

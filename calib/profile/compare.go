@@ -21,8 +21,8 @@ type Comparison struct {
 	Profile string `json:"profile"`
 	Format  Format `json:"format"`
 	Runs    int    `json:"runs"`
-	// Device is what the profile says of the machine it ran on (absent
-	// when it says nothing: onnxruntime's and trtexec's profiles).
+	// Device is what the profile says of the machine it ran on
+	// (Profile.Device; absent when it says nothing).
 	Device              calib.Provenance `json:"device,omitzero"`
 	MatchedTimeFraction float64          `json:"matched_time_fraction"`
 	MatchedS            float64          `json:"matched_s"`

@@ -45,11 +45,11 @@ func hostTable(w io.Writer, path string, recs [][]string) error {
 		if r[1] == "module" {
 			kind += ".module"
 		}
-		charged := report.HostCallS(rt.DispatchS, rt.OpCallScale, kind) * 1e6
-		if r[1] == "block" {
-			// A whole module's call: no one kind's charge; set it
-			// beside the sum of its ops' rows by hand.
-			charged = 0
+		// A block row is a whole module's call: no one kind's charge
+		// prices it (set it beside the sum of its ops' rows by hand).
+		var charged float64
+		if r[1] != "block" {
+			charged = report.HostCallS(rt.DispatchS, rt.OpCallScale, kind) * 1e6
 		}
 		ratio := "-"
 		if charged > 0 {
