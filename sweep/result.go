@@ -71,6 +71,10 @@ type Row struct {
 	// EnergyJ is the energy of one run, for Compare; the sweep contract
 	// has no energy column.
 	EnergyJ float64 `json:"-"`
+	// MemoryBoundS is the time of the run's memory-bound kernels (the
+	// report's nodes whose bound is memory), which warnThroughputDip
+	// tells apart from the rest; not in the sweep contract.
+	MemoryBoundS float64 `json:"-"`
 }
 
 // Key is the row's key in Result.MaxBatch and Result.Knee.

@@ -171,6 +171,7 @@ func Run(cfg Config) (*Result, error) {
 		if cfg.Estimate.Train != nil {
 			s.warnReserveDip(g.Name, rows[i])
 		}
+		s.warnThroughputDip(g, rows[i])
 	}
 	if cfg.FindMaxBatch {
 		if len(pts) > 1 {
@@ -333,7 +334,7 @@ func (s *Sweeper) checkBinds(l *pipeline.Loaded, checkedBatch *bool) error {
 // left for the caller).
 func (s *Sweeper) row(r *report.Report, items int64, p Point, swept []string) Row {
 	row := Row{Batch: items, Bindings: r.Bindings, TimeS: r.Totals.TimeS, TimeIntervalS: r.Totals.TimeIntervalS, PeakMemoryBytes: r.Totals.PeakMemoryBytes,
-		Fits: r.Totals.Fits, FLOPs: r.Totals.FLOPs, GEMMFLOPs: GEMMFLOPs(r), EnergyJ: r.Totals.EnergyJ}
+		Fits: r.Totals.Fits, FLOPs: r.Totals.FLOPs, GEMMFLOPs: GEMMFLOPs(r), EnergyJ: r.Totals.EnergyJ, MemoryBoundS: memoryBoundS(r)}
 	row.X = float64(items)
 	if len(swept) > 0 {
 		name := swept[len(swept)-1]
@@ -433,6 +434,88 @@ func (s *Sweeper) warnReserveDip(gpu string, rows []Row) {
 			gpu, lo.Batch, render.Bytes(lo.PeakMemoryBytes), hi.Batch, render.Bytes(hi.PeakMemoryBytes)))
 		return
 	}
+}
+
+// dipShare is how far throughput must fall below a smaller batch's
+// before warnThroughputDip says so: less is the rounding of a wave's
+// edge, which the estimates keep (internal/physics lets throughput step
+// down there; time never falls).
+const dipShare = 0.01
+
+// warnThroughputDip says, once per GPU, where throughput falls as the
+// batch grows (by dipShare or more below the best of a smaller batch of
+// the same point), and what the estimate charges for it: per item, the
+// memory-bound kernels' time and the rest's. Where the memory-bound
+// kernels carry the fall, it is the L2 the model credits with the
+// tensors one kernel leaves for the next: they fit at the smaller batch
+// and not at the larger, so they are read back from DRAM (cost/
+// residency.go). The model's L2 is an LRU, under which a tensor larger
+// than the cache finds none of itself; a real L2 keeps part of one, so
+// a measured fall may be smaller. It is largest on the GPUs whose L2 is
+// big beside their DRAM bandwidth (Ada: the L4, L40S, RTX 4090), e.g.
+// ResNet-50 in fp16 on an L4, 29% from batch 16 to 1,024 under the
+// graph runtime. No measurement here crosses that point (our H100 and
+// H200 rows' throughput rises at every batch they have, and so does its
+// estimate); a published T4/L4 study (arXiv 2604.14552, DEEP-GAP) finds
+// the L4's ResNets at peak efficiency at batch 16-32. Otherwise it is
+// the GEMM and convolution tiles' last wave, which the model's tile set,
+// smaller than a library's, fills less well at the larger batch; where
+// neither carries two thirds of the change per item, both are named.
+func (s *Sweeper) warnThroughputDip(g *hwdb.GPU, rows []Row) {
+	lo, hi, fall := -1, -1, dipShare
+	for i, r := range rows {
+		if !(r.ThroughputPerS > 0) || r.Batch <= 0 {
+			continue
+		}
+		for j, q := range rows[:i] {
+			if q.Batch >= r.Batch || !maps.Equal(q.Params, r.Params) || q.Model != r.Model || q.Batch <= 0 {
+				continue
+			}
+			if f := 1 - r.ThroughputPerS/q.ThroughputPerS; f > fall {
+				lo, hi, fall = j, i, f
+			}
+		}
+	}
+	if hi < 0 {
+		return
+	}
+	a, b := rows[lo], rows[hi]
+	perItem := func(r Row, v float64) float64 { return v / float64(r.Batch) }
+	mem := perItem(b, b.MemoryBoundS) - perItem(a, a.MemoryBoundS)
+	rest := perItem(b, b.TimeS-b.MemoryBoundS) - perItem(a, a.TimeS-a.MemoryBoundS)
+	l2 := fmt.Sprintf("at batch %d the tensors each kernel leaves for the next fit in the %.0f MiB of L2 the model credits, at %d they are read back from DRAM; the model's L2 is an LRU, where a tensor larger than it keeps none of itself, so a measured fall may be smaller",
+		a.Batch, g.L2ReuseBytes()/(1<<20), b.Batch)
+	tiles := fmt.Sprintf("the GEMM and convolution kernels' tiles and K splits suit batch %d better than %d (a wave's tail, a split on offer at one size and not the other), which a library's larger set of kernels may soften", a.Batch, b.Batch)
+	var why string
+	switch share := mem / (max(mem, 0) + max(rest, 0)); {
+	case share >= 2.0/3:
+		why = l2
+	case share <= 1.0/3:
+		why = tiles
+	default:
+		why = l2 + "; and " + tiles
+	}
+	s.warn(fmt.Sprintf("%s: throughput falls %.0f%% from batch %d (%s/s) to %d (%s/s): per item, memory-bound kernels take %s, the rest %s; %s",
+		g.Name, 100*fall, a.Batch, render.Count(a.ThroughputPerS), b.Batch, render.Count(b.ThroughputPerS), moreOrLess(mem), moreOrLess(rest), why))
+}
+
+// moreOrLess renders a change of time per item as "X more" or "X less".
+func moreOrLess(d float64) string {
+	if d < 0 {
+		return render.Seconds(-d) + " less"
+	}
+	return render.Seconds(d) + " more"
+}
+
+// memoryBoundS is the time of r's memory-bound kernels.
+func memoryBoundS(r *report.Report) float64 {
+	var s float64
+	for _, n := range r.Nodes {
+		if n.Bound == "memory" {
+			s += n.TimeS
+		}
+	}
+	return s
 }
 
 // searchPeak is the memory FindMaxBatch orders batches by: one that
