@@ -38,7 +38,16 @@
 #      memory-bound kernels around them?), and no TF32 kernel of a model
 #      was ever traced (2026-12-05 note). It takes --first-load's slot
 #      (a loop of one small add ran 0.5 µs a call shorter than the same
-#      kernel inside a model: `--first-load` still measures it);
+#      kernel inside a model: `--first-load` still measures it); then
+#      ResNet-50 fp32 (NCHW) at batch 10, 11, 21 and 22, no traces: the
+#      model prices cuDNN's 256x64 fp32 tile in rounds of two CTAs per SM
+#      (cost/perf cudnnSIMTResident, fitted at batch 32 and 128), which
+#      puts steps in its time at a round's edge: under graph 4.49 -> 6.11
+#      ms from batch 10 to 11 and 8.11 -> 9.87 from 21 to 22 on the H100
+#      (4.34 -> 5.93, 7.71 -> 9.42 on the H200), throughput falling 19%
+#      and 21% (`sweep` warns of it): whether cudnn.benchmark's picks
+#      step so. --kernels gives it 30 of its 60 s (its rows are written
+#      as they are timed, so a cut keeps what it had);
 #   4. ResNet-50 and DenseNet-121 fp16 (channels_last) at batch 1 and
 #      32 with Kineto traces: our H200's --conv-choices table runs 1x1
 #      convolutions as cuBLAS nvjet kernels in 6-13 µs where the model
@@ -101,8 +110,9 @@ nvidia-smi -q >"$out/nvidia-smi.txt" 2>&1 || true
 step 45 decode32 "$py" scripts/measure_gpu.py --profile llama7b-decode:fp16:32:graph --out "$out/decode32_profile.csv"
 step 170 cnn "$py" scripts/measure_gpu.py --models densenet121,resnet50 --dtypes fp32 --batches 1,32,128 --out "$out/cnn.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
 step 40 linear "$py" scripts/measure_gpu.py --linear-choices --out "$out/linear_choices.csv"
-step 60 kernels "$py" scripts/measure_gpu.py --kernels --out "$out/kernels.csv" --calib-dir "$out/cal"
+step 30 kernels "$py" scripts/measure_gpu.py --kernels --out "$out/kernels.csv" --calib-dir "$out/cal"
 step 30 cnn32 "$py" scripts/measure_gpu.py --models resnet50 --dtypes tf32 --batches 1,32 --out "$out/cnn32.csv" --calib-dir "$out/cal32" --kineto "$out/kineto32"
+step 30 walk "$py" scripts/measure_gpu.py --models resnet50 --dtypes fp32 --batches 10,11,21,22 --iters 20 --out "$out/walk.csv" --calib-dir "$out/calwalk"
 step 60 cnn16 "$py" scripts/measure_gpu.py --models resnet50,densenet121 --dtypes fp16 --batches 1,32 --out "$out/cnn16.csv" --calib-dir "$out/cal16" --kineto "$out/kineto16"
 step 35 wave "$py" scripts/measure_gpu.py --wave-edges --out "$out/wave_edges.csv"
 if grep -q H100 "$out/nvidia-smi.txt"; then
