@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,6 +41,16 @@ func TestThroughputDipNamesL2(t *testing.T) {
 	want := fmt.Sprintf("L4: throughput falls %.0f%% from batch 16", 100*fall)
 	if len(dips) != 1 || !strings.HasPrefix(dips[0], want) || !strings.Contains(dips[0], "48 MiB of L2") {
 		t.Errorf("throughput warnings %q, want one starting %q naming the L2", dips, want)
+	}
+	// Swept beside another model, the warning says which model fell, as
+	// the knees are keyed.
+	cfg.GPUs = cfg.GPUs[:1]
+	both, err := RunModels([]string{"zoo:alexnet", "zoo:resnet50"}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(both.Warnings, func(w string) bool { return strings.HasPrefix(w, "zoo:resnet50 on "+want) }) {
+		t.Errorf("two models' warnings %q, none starting %q", both.Warnings, "zoo:resnet50 on "+want)
 	}
 }
 

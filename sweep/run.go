@@ -46,6 +46,10 @@ type Config struct {
 	// Progress, when set, is called before each point is costed with the
 	// points done so far and the total.
 	Progress func(done, total int)
+
+	// keyByModel names the model in the warnings that name a GPU, as
+	// RunModels keys a sweep of several models' results ("MODEL on GPU").
+	keyByModel bool
 }
 
 // Sweeper costs the points of one model's sweep, collecting the warnings
@@ -169,7 +173,7 @@ func Run(cfg Config) (*Result, error) {
 		res.Rows = append(res.Rows, rows[i]...)
 		res.Knee[g.Name] = knee(rows[i])
 		if cfg.Estimate.Train != nil {
-			s.warnReserveDip(g.Name, rows[i])
+			s.warnReserveDip(s.key(g), rows[i])
 		}
 		s.warnThroughputDip(g, rows[i])
 	}
@@ -462,6 +466,7 @@ const dipShare = 0.01
 // smaller than a library's, fills less well at the larger batch; where
 // neither carries two thirds of the change per item, both are named.
 func (s *Sweeper) warnThroughputDip(g *hwdb.GPU, rows []Row) {
+	gpu := s.key(g)
 	lo, hi, fall := -1, -1, dipShare
 	for i, r := range rows {
 		if !(r.ThroughputPerS > 0) || r.Batch <= 0 {
@@ -496,7 +501,16 @@ func (s *Sweeper) warnThroughputDip(g *hwdb.GPU, rows []Row) {
 		why = l2 + "; and " + tiles
 	}
 	s.warn(fmt.Sprintf("%s: throughput falls %.0f%% from batch %d (%s/s) to %d (%s/s): per item, memory-bound kernels take %s, the rest %s; %s",
-		g.Name, 100*fall, a.Batch, render.Count(a.ThroughputPerS), b.Batch, render.Count(b.ThroughputPerS), moreOrLess(mem), moreOrLess(rest), why))
+		gpu, 100*fall, a.Batch, render.Count(a.ThroughputPerS), b.Batch, render.Count(b.ThroughputPerS), moreOrLess(mem), moreOrLess(rest), why))
+}
+
+// key is how a warning names GPU g: "MODEL on GPU" in a sweep of
+// several models, else the GPU.
+func (s *Sweeper) key(g *hwdb.GPU) string {
+	if s.cfg.keyByModel {
+		return s.cfg.Model + " on " + g.Name
+	}
+	return g.Name
 }
 
 // moreOrLess renders a change of time per item as "X more" or "X less".
@@ -580,7 +594,7 @@ func RunModels(models []string, cfg Config) (*Result, error) {
 	seen := map[string]bool{}
 	for _, m := range models {
 		c := cfg
-		c.Model = m
+		c.Model, c.keyByModel = m, len(models) > 1
 		res, err := Run(c)
 		if err != nil || len(models) == 1 {
 			return res, err
