@@ -39,8 +39,8 @@ func TestThroughputDipNamesL2(t *testing.T) {
 		t.Fatalf("L4 throughput falls %.1f%% at most over %v: the case no longer shows the dip", 100*fall, cfg.Batches)
 	}
 	want := fmt.Sprintf("L4: throughput falls %.0f%% from batch 16", 100*fall)
-	if len(dips) != 1 || !strings.HasPrefix(dips[0], want) || !strings.Contains(dips[0], "48 MiB of L2") {
-		t.Errorf("throughput warnings %q, want one starting %q naming the L2", dips, want)
+	if len(dips) != 1 || !strings.HasPrefix(dips[0], want) || !strings.Contains(dips[0], "48 MiB of L2") || !strings.Contains(dips[0], "run as calls of 16, a batch of ") {
+		t.Errorf("throughput warnings %q, want one starting %q naming the L2 and calls of 16", dips, want)
 	}
 	// Swept beside another model, the warning says which model fell, as
 	// the knees are keyed.

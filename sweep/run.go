@@ -448,8 +448,10 @@ const dipShare = 0.01
 
 // warnThroughputDip says, once per GPU, where throughput falls as the
 // batch grows (by dipShare or more below the best of a smaller batch of
-// the same point), and what the estimate charges for it: per item, the
-// memory-bound kernels' time and the rest's. Where the memory-bound
+// the same point), what running the larger batch as calls of the
+// smaller keeps (the smaller's throughput: what a server splitting its
+// batches gets), and what the estimate charges for the fall: per item,
+// the memory-bound kernels' time and the rest's. Where the memory-bound
 // kernels carry the fall, it is the L2 the model credits with the
 // tensors one kernel leaves for the next: they fit at the smaller batch
 // and not at the larger, so they are read back from DRAM (cost/
@@ -500,8 +502,9 @@ func (s *Sweeper) warnThroughputDip(g *hwdb.GPU, rows []Row) {
 	default:
 		why = l2 + "; and " + tiles
 	}
-	s.warn(fmt.Sprintf("%s: throughput falls %.0f%% from batch %d (%s/s) to %d (%s/s): per item, memory-bound kernels take %s, the rest %s; %s",
-		gpu, 100*fall, a.Batch, render.Count(a.ThroughputPerS), b.Batch, render.Count(b.ThroughputPerS), moreOrLess(mem), moreOrLess(rest), why))
+	s.warn(fmt.Sprintf("%s: throughput falls %.0f%% from batch %d (%s/s) to %d (%s/s; run as calls of %d, a batch of %d keeps the %s/s): per item, memory-bound kernels take %s, the rest %s; %s",
+		gpu, 100*fall, a.Batch, render.Count(a.ThroughputPerS), b.Batch, render.Count(b.ThroughputPerS), a.Batch, b.Batch, render.Count(a.ThroughputPerS),
+		moreOrLess(mem), moreOrLess(rest), why))
 }
 
 // key is how a warning names GPU g: "MODEL on GPU" in a sweep of
