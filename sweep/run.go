@@ -190,10 +190,11 @@ func Run(cfg Config) (*Result, error) {
 			return nil, err
 		}
 	}
-	res.Warnings = s.warns
-	if res.Warnings == nil {
-		res.Warnings = []string{}
+	names := make([]string, len(cfg.GPUs))
+	for i, g := range cfg.GPUs {
+		names[i] = g.Name
 	}
+	res.Warnings = mergeGPUWarnings(s.warns, names)
 	if a := cfg.Estimate.Calibration; a != nil && len(cfg.GPUs) > 0 {
 		res.Calibration = a.For(cfg.GPUs[0]).Describe()
 		if len(cfg.GPUs) > 1 {

@@ -46,17 +46,6 @@ onnxcost.
 			if err := checkFormat(f.format, "text", "json", "csv"); err != nil {
 				return err
 			}
-			if strings.EqualFold(strings.TrimSpace(f.gpus), "all") {
-				db, err := gpuDB(f.gpuFile)
-				if err != nil {
-					return err
-				}
-				var names []string
-				for _, g := range db.All() {
-					names = append(names, g.Name)
-				}
-				f.gpus = strings.Join(names, ",")
-			}
 			price, err := readPrices(prices, pricesFile, f.gpuFile)
 			if err != nil {
 				return err

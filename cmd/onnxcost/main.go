@@ -9,6 +9,7 @@ import (
 	"github.com/onnxcost/onnxcost/internal/buildinfo"
 	"io"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"strings"
 
@@ -116,7 +117,7 @@ kernel launches and time under a time-based roofline.`,
 	root.PersistentFlags().BoolVarP(&con.Quiet, "quiet", "q", false, "print errors only: no warnings, notes or progress")
 	diag := con.Diag
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageErr("%s: %v (see '%s --help')", c.Name(), err, c.CommandPath())
+		return usageErr("%s: %s (see '%s --help')", c.Name(), plainFlagError(err), c.CommandPath())
 	})
 	only := namedSubcommand(args)
 	for _, s := range subcommands {
@@ -174,4 +175,32 @@ func versionText() string {
 		return version
 	}
 	return version + buildinfo.Suffix(info)
+}
+
+// strconvFailure matches the strconv error pflag appends to a flag value
+// it could not parse ("strconv.ParseInt: parsing "1,8": invalid syntax").
+var strconvFailure = regexp.MustCompile(`strconv\.Parse(Int|Uint|Float|Bool): parsing "(?:[^"\\]|\\.)*": (invalid syntax|value out of range)$`)
+
+// plainFlagError is a flag parsing error in the user's words: pflag's
+// `invalid argument "1,8" for "--batch" flag: strconv.ParseInt: parsing
+// "1,8": invalid syntax` ends "…flag: not an integer" instead.
+func plainFlagError(err error) string {
+	msg := err.Error()
+	m := strconvFailure.FindStringSubmatchIndex(msg)
+	if m == nil {
+		return msg
+	}
+	kind, why := msg[m[2]:m[3]], msg[m[4]:m[5]]
+	var plain string
+	switch {
+	case why == "value out of range":
+		plain = "out of range"
+	case kind == "Float":
+		plain = "not a number"
+	case kind == "Bool":
+		plain = "not true or false"
+	default:
+		plain = "not an integer"
+	}
+	return msg[:m[0]] + plain
 }

@@ -91,3 +91,26 @@ func TestRegisteredNames(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagValueErrors: a flag value that does not parse is named in the
+// user's words on one line, exit 2, nothing on stdout; Go's strconv
+// wording ("strconv.ParseInt: parsing …: invalid syntax") is not shown.
+func TestFlagValueErrors(t *testing.T) {
+	for _, c := range []struct{ flag, value, want string }{
+		{"--batch", "1,8", "not an integer"},
+		{"--batch", "99999999999999999999", "out of range"},
+		{"--power-cap", "abc", "not a number"},
+		{"--warm=maybe", "", "not true or false"},
+	} {
+		args := []string{"report", "zoo:resnet18", "--gpu", "T4", c.flag}
+		if c.value != "" {
+			args = append(args, c.value)
+		}
+		code, out, errs := runCLI(t, args...)
+		line := strings.TrimSpace(errs)
+		if code != 2 || out != "" || strings.Contains(line, "\n") || strings.Contains(line, "strconv") ||
+			!strings.Contains(line, "flag: "+c.want+" (see 'onnxcost report --help')") {
+			t.Errorf("%s %s: exit %d, stdout %q, stderr %q", c.flag, c.value, code, out, errs)
+		}
+	}
+}

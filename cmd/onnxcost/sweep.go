@@ -156,7 +156,7 @@ and GPU; each row then names its model, and max_batch and knee are keyed
 			return writeAs(stdout, f.format, res, sweep.WriteCSV, sweep.WriteText)
 		},
 	}
-	c.Flags().StringVar(&f.gpus, "gpu", "", "target GPUs, comma-separated (see 'onnxcost gpus'); required")
+	c.Flags().StringVar(&f.gpus, "gpu", "", "target GPUs, comma-separated, or all (see 'onnxcost gpus'); required")
 	f.addCostFlags(c)
 	c.Flags().StringVar(&f.batch, "batch", "", "batch sizes: `LIST` (1,8,32 or 1..256 in powers of two); default: the model's own")
 	c.Flags().StringArrayVar(&f.dims, "dim", nil, "sweep or bind a symbol: `NAME=LIST` (repeatable)")
@@ -182,10 +182,21 @@ func (f *sweepFlags) config(model string) (sweep.Config, error) {
 		}
 	}
 	if strings.TrimSpace(f.gpus) == "" {
-		return cfg, usageErr("--gpu is required: one or more GPUs, comma-separated (see 'onnxcost gpus')")
+		return cfg, usageErr("--gpu is required: one or more GPUs, comma-separated, or all (see 'onnxcost gpus')")
+	}
+	list := strings.Split(f.gpus, ",")
+	if strings.EqualFold(strings.TrimSpace(f.gpus), "all") {
+		db, err := gpuDB(f.gpuFile)
+		if err != nil {
+			return cfg, err
+		}
+		list = list[:0]
+		for _, g := range db.All() {
+			list = append(list, g.Name)
+		}
 	}
 	names := map[string]bool{}
-	for _, name := range strings.Split(f.gpus, ",") {
+	for _, name := range list {
 		g, err := resolveGPU(strings.TrimSpace(name), f.gpuFile)
 		if err != nil {
 			return cfg, err

@@ -247,3 +247,31 @@ func TestSweepProgressSilentInPipes(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
 }
+
+// TestSweepAllGPUs: `--gpu all` sweeps every GPU of the database, in its
+// order, as `gpus compare --gpu all` compares them, and the warning every
+// fp32-to-TF32 board repeats is said once.
+func TestSweepAllGPUs(t *testing.T) {
+	res := sweepOut(t, "zoo:resnet18", "--gpu", "all", "--batch", "1")
+	all := hwdb.All()
+	if len(res.Rows) != len(all) {
+		t.Fatalf("%d rows, want one per GPU (%d)", len(res.Rows), len(all))
+	}
+	for i, g := range all {
+		if res.Rows[i].GPU != g.Name {
+			t.Fatalf("row %d is %s, want %s", i, res.Rows[i].GPU, g.Name)
+		}
+	}
+	n := 0
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "TF32") {
+			n++
+			if !strings.Contains(w, "(the same on ") {
+				t.Errorf("TF32 warning not merged: %q", w)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d TF32 warnings, want 1: %q", n, res.Warnings)
+	}
+}
