@@ -11,8 +11,6 @@ import (
 
 func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b)) }
 
-func pow(x, y float64) float64 { return math.Pow(x, y) }
-
 func TestIntervalCombinesBands(t *testing.T) {
 	t4 := mustGPU(t, "T4")
 	// One kernel and no rest: the band's own centre and spread, widened

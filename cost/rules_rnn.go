@@ -19,7 +19,6 @@ type rnnKind struct {
 	gateFLOPs float64
 	gateTrans float64
 	peepholes int // input slot of P (LSTM), -1 if none
-	stateOuts int // number of outputs after Y (Y_h, Y_c)
 	// quantized: DynamicQuantizeLSTM's 8-bit form, W [dirs, input,
 	// gates·h] and R [dirs, h, gates·h], X and each step's hidden state
 	// quantized per call.

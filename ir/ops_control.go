@@ -301,7 +301,7 @@ func inferScan(c *InferCtx) error {
 	for j := 0; j < m; j++ {
 		t := typeOfValue(c.In(first + nState + j))
 		if t.Shape.Ranked {
-			ax := int(inAxes[j])
+			var ax int
 			drop := 0
 			if batched {
 				if len(t.Shape.Dims) < 2 {

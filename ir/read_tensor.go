@@ -27,7 +27,6 @@ const (
 // field order in a file is free).
 type tensorParts struct {
 	t        *Tensor
-	rank     int
 	raw      pbField // raw_data, when hasRaw
 	hasRaw   bool
 	typed    []pbField // runs of the one typed data field the dtype uses

@@ -91,7 +91,7 @@ func TestExpandScope(t *testing.T) {
 func TestExpandRepeat(t *testing.T) {
 	r := decoder(8, true)
 	o := GraphOptions{MaxNodes: 12, Page: true}
-	d, g := drawOpen(t, r, o)
+	d, _ := drawOpen(t, r, o)
 	var rep Group
 	for _, x := range d.Groups {
 		if x.Kind == "repeat" {
@@ -102,7 +102,7 @@ func TestExpandRepeat(t *testing.T) {
 		t.Fatalf("no repeated block drawn: %v (%+v)", names(d), rep)
 	}
 	o.Expand = []string{rep.Key}
-	d, g = drawOpen(t, r, o)
+	d, g := drawOpen(t, r, o)
 	if _, ok := g["/model/layers.0/attn/Softmax"]; !ok {
 		t.Errorf("opening %s: layer 0's nodes not drawn: %v", rep.Key, names(d))
 	}

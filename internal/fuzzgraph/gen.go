@@ -174,9 +174,7 @@ func (g *gen) node(op string, ins []*ir.Value, nout int, attrs ...*ir.Attribute)
 	if err := g.graph.AddNode(n); err != nil {
 		panic(err)
 	}
-	for _, o := range n.Outputs {
-		g.vals = append(g.vals, o)
-	}
+	g.vals = append(g.vals, n.Outputs...)
 	return n.Outputs[0]
 }
 
@@ -471,7 +469,7 @@ func (g *gen) pool(v *ir.Value) {
 // gemm needs a 2-D operand: v itself, or v flattened.
 func (g *gen) gemm(v *ir.Value) {
 	if len(v.Shape.Dims) != 2 {
-		v = g.node("Flatten", []*ir.Value{v}, 1, attrInt("axis", 1))
+		g.node("Flatten", []*ir.Value{v}, 1, attrInt("axis", 1))
 		return // the next step sees the flattened value
 	}
 	kdim := known(v, 1, 4)
