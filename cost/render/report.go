@@ -192,6 +192,13 @@ func IntervalText(r *report.Report) string {
 		return ""
 	}
 	cal := "uncalibrated: from the held-out error of each kernel class on this GPU's family; 'onnxcost calibrate' narrows it"
+	if rt := r.Runtime; rt != nil && rt.WaitS > r.Totals.TimeS/2 {
+		// Most of such a call is the GPU waiting on the host, and the
+		// interval's width is then the host's: no kernel band says
+		// that, and a user's CPU and Python decide it.
+		cal = fmt.Sprintf("uncalibrated: %.0f%% of the call waits on the host's dispatch, whose spread is that of our two machines' eager calls; your CPU and Python set it, and 'onnxcost calibrate' with calls timed on them fits it",
+			100*rt.WaitS/r.Totals.TimeS)
+	}
 	if r.Calibration != "" {
 		cal = r.Calibration
 	}

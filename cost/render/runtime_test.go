@@ -25,3 +25,23 @@ func TestRuntimeLineHost(t *testing.T) {
 		t.Errorf("graph replay: %q", got)
 	}
 }
+
+// TestIntervalTextNamesTheHost: where most of a call waits on the host,
+// the interval line says so (its width is then the host band's, not the
+// kernels'); a device-bound call keeps the kernel-class wording, and a
+// calibration in force is named instead of either.
+func TestIntervalTextNamesTheHost(t *testing.T) {
+	r := &report.Report{Totals: report.Totals{TimeS: 4e-3, TimeIntervalS: []float64{3e-3, 6e-3}},
+		Runtime: &report.Runtime{Name: "pytorch", WaitS: 3e-3, HostBound: true}}
+	if got := IntervalText(r); !strings.Contains(got, "75% of the call waits on the host's dispatch") {
+		t.Errorf("host-bound: %q", got)
+	}
+	r.Runtime.WaitS = 1e-3
+	if got := IntervalText(r); !strings.Contains(got, "each kernel class") || strings.Contains(got, "host") {
+		t.Errorf("device-bound: %q", got)
+	}
+	r.Runtime.WaitS, r.Calibration = 3e-3, "calibrated on H100 (x.yaml)"
+	if got := IntervalText(r); !strings.Contains(got, "calibrated on H100") || strings.Contains(got, "waits on the host") {
+		t.Errorf("calibrated: %q", got)
+	}
+}
