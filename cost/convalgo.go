@@ -292,17 +292,18 @@ func transposeMatrix(sizer *RuleCtx, v *ir.Value) (rows, cols float64, ok bool) 
 // libraryFFT is cuDNN's FFT forward algorithm where its algorithm search
 // (cudnn.benchmark, onnxruntime's exhaustive search) finds it faster than
 // implicit GEMM on Hopper, for a plain 3×3 stride-1 Conv node on the fp32
-// vector path (TF32 off) whose plane pads to a 16- or 32-point transform
-// (perf.FFTConv). Our H200's picks run it for VGG-16's and ResNet-50's
-// fp32 layers of 256-512 channels at 28×28 and 14×14 and price them
-// 4-19% off, where implicit GEMM priced them 22-68% long; at 56×56 cuDNN
-// takes a 64-point transform whose product is not a complex GEMM but
-// pointwise_mult_and_sum_complex, 2-3x slower than a GEMM would be
-// (unpriced: such layers keep implicit GEMM, priced 7-11% short), and at
-// 7×7 implicit GEMM wins. Other GPUs keep their algorithms (Winograd
-// before Hopper: libraryWinograd): no FFT pick was measured on them. It
-// returns the complex GEMM, rewriting est's class and GEMM view to it;
-// fftTransforms adds the transforms after pricing.
+// vector path (TF32 off) whose plane pads to a 16-, 32- or 64-point
+// transform (perf.FFTConv). Our H200's picks run it for VGG-16's and
+// ResNet-50's fp32 layers of 256-512 channels at 28×28 and 14×14 and
+// price them 4-19% off, where implicit GEMM priced them 22-68% long; at
+// 56×56 (64 points) cuDNN multiplies the spectra with
+// pointwise_mult_and_sum_complex, not a complex GEMM, priced at its own
+// rate for 256 output channels or more (VGG-16's: batch 32 and 128 within
+// 2%, where implicit GEMM priced the batch-128 one 22% long); at 7×7
+// implicit GEMM wins. Other GPUs keep their algorithms (Winograd before
+// Hopper: libraryWinograd): no FFT pick was measured on them. It returns
+// the product, rewriting est's class and GEMM view to it; fftTransforms
+// adds the transforms after pricing.
 func (a *analyzer) libraryFFT(n *ir.Node, est *NodeEstimate, k perf.Kernel) perf.Kernel {
 	rt := a.runtime
 	if rt == nil || rt.ConvWinograd <= 0 || n.Domain != "" || n.OpType != "Conv" || est.Class != perf.ClassConv ||
@@ -330,7 +331,7 @@ func (a *analyzer) libraryFFT(n *ir.Node, est *NodeEstimate, k perf.Kernel) perf
 	est.Class = perf.ClassGEMM
 	est.ExecutedMACs, est.ExecutedFLOPs = gemm.FLOPs/perf.FMAFLOPs, gemm.FLOPs
 	est.M, est.N, est.K, est.Batch = gemm.M, gemm.N, gemm.K, gemm.Batch
-	est.fft = &fftPlan{transforms: transforms, workspace: gemm.Bytes}
+	est.fft = &fftPlan{transforms: transforms, workspace: gemm.Bytes, pointwise: gemm.PointwiseComplexMACs > 0}
 	return gemm
 }
 
@@ -340,6 +341,9 @@ func (a *analyzer) libraryFFT(n *ir.Node, est *NodeEstimate, k perf.Kernel) perf
 type fftPlan struct {
 	transforms []perf.Kernel
 	workspace  float64
+	// pointwise: the spectra are multiplied by
+	// pointwise_mult_and_sum_complex (64 points), not a complex GEMM.
+	pointwise bool
 }
 
 // fftTransforms adds, to a convolution libraryFFT ran as FFT, its three
@@ -359,5 +363,8 @@ func (a *analyzer) fftTransforms(nc *report.NodeCost, est *NodeEstimate, agg *ag
 		nc.ArithmeticIntensity = est.ExecutedFLOPs / bytes
 	}
 	nc.Note = "FFT (cuDNN's fft2d_r2c, a complex GEMM per frequency, fft2d_c2r): the library's pick over implicit GEMM on this GPU"
+	if est.fft.pointwise {
+		nc.Note = "FFT (cuDNN's fft2d_r2c_64x64, pointwise_mult_and_sum_complex, fft2d_c2r_64x64): the library's pick over implicit GEMM on this GPU"
+	}
 	return est.fft.workspace
 }

@@ -22,21 +22,23 @@ import "github.com/onnxcost/onnxcost/hwdb"
 // (batch 32 and 128), not at 224×224, 112×112 (implicit GEMM) or 7×7.
 
 // FFTConv is cuDNN's FFT forward algorithm for c on the fp32 vector path:
-// the complex GEMM (ClassGEMM: M = N, N = K, K = C, Batch the
-// frequencies, its FLOPs 4× a real product's) and the four other
-// kernels as memory-bound ones: the filter's flip (flip_filter, one
-// small CTA per (k, c) plane: Kernel.SmallCTAs), the filter's, the
-// input's and the inverse transform.
+// the product of the spectra and the four other kernels as memory-bound
+// ones: the filter's flip (flip_filter, one small CTA per (k, c) plane:
+// Kernel.SmallCTAs), the filter's, the input's and the inverse
+// transform. Up to 32 points the product is a complex GEMM (ClassGEMM:
+// M = N, N = K, K = C, Batch the frequencies, its FLOPs 4× a real
+// product's); at 64 points it is pointwise_mult_and_sum_complex
+// (fftPointwise), whose transforms are priced at their measured cycles
+// a point (fftFilterPointCycles, fftDataPointCycles).
 // ok is false where it does not apply: not a 3×3 stride-1 ungrouped
-// convolution, or a plane over 32 points, which cuDNN transforms at 64
-// and multiplies with pointwise_mult_and_sum_complex, not a complex GEMM
-// (2-3x slower on our H200: unpriced).
+// convolution, a plane over 64 points, or a 64-point one of fewer than
+// fftPointwiseMinK output channels.
 func FFTConv(c ConvGeom) (gemm Kernel, transforms []Kernel, ok bool) {
 	if !WinogradApplies(c) {
 		return Kernel{}, nil, false
 	}
 	t := fftSize(max(c.H+2*c.PadH, c.W+2*c.PadW))
-	if t == 0 {
+	if t == 0 || t > fftGEMMMaxSize && c.K < fftPointwiseMinK {
 		return Kernel{}, nil, false
 	}
 	const real, complex = 4.0, 8.0 // fp32 and complex64 bytes
@@ -56,7 +58,22 @@ func FFTConv(c ConvGeom) (gemm Kernel, transforms []Kernel, ok bool) {
 	}
 	flip := stream(wt, wt)
 	flip.SmallCTAs, _ = mulSat(c.K, c.C)
-	transforms = []Kernel{flip, stream(wt, wtSpec), stream(in, inSpec), stream(outSpec, out)}
+	wtFFT, inFFT, outFFT := stream(wt, wtSpec), stream(in, inSpec), stream(outSpec, out)
+	spectra := inSpec + wtSpec + outSpec
+	if t > fftGEMMMaxSize {
+		points := float64(t * t)
+		wtFFT.TransformCycles = k * ch * points * fftFilterPointCycles
+		inFFT.TransformCycles = n * ch * points * fftDataPointCycles
+		outFFT.TransformCycles = n * k * points * fftDataPointCycles
+		macs := n * k * ch * f
+		gemm = Kernel{
+			Class: ClassGEMM, Precision: hwdb.FP32, ElemBytes: complex,
+			FLOPs: 4 * FMAFLOPs * macs, Bytes: spectra, WorkingSet: spectra, DRAMBytes: spectra,
+			M: c.N, N: c.K, K: c.C, Batch: freqs, Launches: 1, Complex: true,
+			PointwiseComplexMACs: macs,
+		}
+		return gemm, []Kernel{flip, wtFFT, inFFT, outFFT}, true
+	}
 	// The complex GEMM's tiles are 32 images tall (its kernel,
 	// ..._cf32_tn_n_tilesize32x64x8): a smaller batch computes the rest
 	// of the tile for nothing, which is why cuDNN keeps implicit GEMM for
@@ -65,23 +82,68 @@ func FFTConv(c ConvGeom) (gemm Kernel, transforms []Kernel, ok bool) {
 	gemm = Kernel{
 		Class: ClassGEMM, Precision: hwdb.FP32, ElemBytes: complex,
 		FLOPs: 4 * FMAFLOPs * float64(rows) * k * ch * f,
-		Bytes: inSpec + wtSpec + outSpec, WorkingSet: inSpec + wtSpec + outSpec, DRAMBytes: inSpec + wtSpec + outSpec,
+		Bytes: spectra, WorkingSet: spectra, DRAMBytes: spectra,
 		M: rows, N: c.K, K: c.C, Batch: freqs, Launches: 1, Complex: true,
 	}
-	return gemm, transforms, true
+	return gemm, []Kernel{flip, wtFFT, inFFT, outFFT}, true
 }
 
 // fftGEMMTile is the rows (images) of the complex GEMM's tile.
 const fftGEMMTile = 32
 
 // fftSize is the transform size cuDNN's FFT kernels pad a plane of n
-// (with its padding) to where a complex GEMM multiplies the spectra: 16
-// or 32 (its fft2d_r2c_16x16 and _32x32 kernels); 0 above 32.
+// (with its padding) to: 16, 32 or 64 (its fft2d_r2c_16x16, _32x32 and
+// _64x64 kernels); 0 above 64.
 func fftSize(n int64) int64 {
-	for t := int64(16); t <= 32; t *= 2 {
+	for t := int64(16); t <= 64; t *= 2 {
 		if n <= t {
 			return t
 		}
 	}
 	return 0
 }
+
+// fftGEMMMaxSize is the largest transform whose spectra cuDNN multiplies
+// with a complex GEMM; at 64 points it runs pointwise_mult_and_sum_complex.
+const fftGEMMMaxSize = 32
+
+// The 64-point path, from our H200's cudnn.benchmark picks
+// (testdata/measured/h200_sxm_conv_choices.csv): VGG-16's 128→256 and
+// 256→256 layers at 56×56, batch 32 and 128, run flip_filter,
+// fft2d_r2c_64x64 twice, pointwise_mult_and_sum_complex (4,224 CTAs of
+// one warp: 64×66, as many as 132 SMs hold at 32 CTAs each) and
+// fft2d_c2r_64x64.
+//
+// complexPointwiseCycles is the SM cycles a complex multiply-add of the
+// product costs (4 real FMAs; 0.11 cycles is 28% of a 128-lane SM's FMA
+// rate), FITTED: the median of the two batch-32 picks, 0.1123 and 0.1113
+// at the boost clock. Held out, the batch-128 pick's product 0.1149 and
+// the three of our H200's VGG-16 fp32 trace at batch 128
+// (calib/profile/testdata/kineto_h200) 0.1138-0.1141: priced 1.8-2.7%
+// fast.
+const complexPointwiseCycles = 0.1118
+
+// fftFilterPointCycles and fftDataPointCycles are the SM cycles a point of
+// a 64×64 plane costs in the transforms, which run at 2.2-3.1 TB/s where a
+// copy streams 4.3: the filter's fft2d_r2c (3×3 taps padded to the plane)
+// and the data's (the input's fft2d_r2c, the output's fft2d_c2r). FITTED:
+// the medians of the batch-32 picks' kernels, filter 0.498 and 0.492, data
+// 0.750, 0.643, 0.657 and 0.660. Held out, the batch-128 pick's: filter
+// 0.495, input 0.612, output 0.636 (priced 0%, +8%, +4% long). The 16-
+// and 32-point transforms run at 0.42-0.70 cycles a point over 20 µs
+// (more in shorter ones) but keep their streams' price: their complex
+// GEMM is priced 23-28% long at batch 32, and the two, fitted together as
+// whole calls, price those picks within 10%.
+const (
+	fftFilterPointCycles = 0.495
+	fftDataPointCycles   = 0.66
+)
+
+// fftPointwiseMinK is the fewest output channels a 64-point FFT is priced
+// for. The product's grid, 64 × 66 CTAs for 256 output channels, reads as
+// K/4 × frequencies/32: with fewer channels fewer warps share each SM
+// and the fitted rate, which 32 resident warps an SM reach, no longer
+// holds. Our H200 ran ResNet-50's 64→64 layer at 56×56 as implicit GEMM
+// (255.8 µs at batch 32), where that rate prices the FFT at 224 µs; no
+// 64-point pick with fewer than 256 output channels was measured.
+const fftPointwiseMinK = 256

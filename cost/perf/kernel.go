@@ -148,6 +148,16 @@ type Kernel struct {
 	// plane), cuDNN FFT's flip_filter (one per (k, c) filter plane); 0
 	// otherwise.
 	SmallCTAs int64
+	// TransformCycles is, for a kernel of cuDNN's FFT convolution that
+	// transforms planes (fft2d_r2c, fft2d_c2r), the SM cycles its
+	// butterflies take (fftconv.go), a compute term its bytes' stream
+	// overlaps.
+	TransformCycles float64
+	// PointwiseComplexMACs is, for cuDNN's 64-point FFT product
+	// (pointwise_mult_and_sum_complex), its complex multiply-adds, each
+	// priced at complexPointwiseCycles SM cycles (fftconv.go) in place of
+	// a tiled GEMM's rate.
+	PointwiseComplexMACs float64
 	// Strided marks a pointwise kernel PyTorch runs in its non-vectorized
 	// loop, an operand being broadcast or read through a strided view: its
 	// index arithmetic adds a fixed latency (aten.go).

@@ -230,6 +230,8 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 	}
 
 	switch {
+	case k.PointwiseComplexMACs > 0:
+		t.ComputeS = smCyclesS(g, p, k.PointwiseComplexMACs*complexPointwiseCycles)
 	case k.Direct.Outputs > 0:
 		t.ComputeS = directConvTime(g, k)
 		if peak > 0 && k.FLOPs > 0 {
@@ -276,6 +278,9 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 	}
 	if c := channelsLastCatS(g, k, p); c > t.ComputeS {
 		t.ComputeS = c // its index arithmetic (cat.go)
+	}
+	if tr := smCyclesS(g, p, k.TransformCycles); tr > t.ComputeS {
+		t.ComputeS = tr // its butterflies (fftconv.go)
 	}
 	if tr := layoutTransposeS(g, k, p); tr > t.ComputeS {
 		t.ComputeS = tr // its tiles' shared-memory round trips (transpose.go)
