@@ -24,7 +24,13 @@ func resolveGPU(name, gpuFile string) (*hwdb.GPU, error) {
 	if err != nil {
 		return nil, err
 	}
-	return lookupFlag("--gpu", name, db.Lookup)
+	g, err := lookupFlag("--gpu", name, db.Lookup)
+	if err != nil && (strings.Contains(name, ",") || strings.EqualFold(strings.TrimSpace(name), "all")) {
+		// Reached only by the commands that price one GPU: sweep and
+		// gpus compare split their lists first.
+		return nil, usageErr("--gpu: %q names several GPUs, and this command prices one; 'onnxcost gpus compare' and 'onnxcost sweep' take a list (or all)", name)
+	}
+	return g, err
 }
 
 // loadDB loads a database of hwdb (GPUs, runtimes): the built-in one, or

@@ -114,3 +114,22 @@ func TestFlagValueErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUListWhereOneIsPriced: a command that prices one GPU, given a
+// list or all, says which commands take a list; sweep refuses all inside
+// a list. One line, exit 2, nothing on stdout.
+func TestGPUListWhereOneIsPriced(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", "zoo:resnet18", "--gpu", "T4,A10"}, `"T4,A10" names several GPUs, and this command prices one; 'onnxcost gpus compare' and 'onnxcost sweep' take a list`},
+		{[]string{"energy", "zoo:resnet18", "--gpu", "all"}, `"all" names several GPUs`},
+		{[]string{"sweep", "zoo:resnet18", "--gpu", "all,T4", "--batch", "1"}, `all stands alone, not in a list ("all,T4")`},
+	} {
+		code, out, errs := runCLI(t, c.args...)
+		if code != 2 || out != "" || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", c.args, code, out, errs)
+		}
+	}
+}

@@ -197,6 +197,9 @@ func (f *sweepFlags) config(model string) (sweep.Config, error) {
 	}
 	names := map[string]bool{}
 	for _, name := range list {
+		if strings.EqualFold(strings.TrimSpace(name), "all") {
+			return cfg, usageErr("--gpu: all stands alone, not in a list (%q)", f.gpus)
+		}
 		g, err := resolveGPU(strings.TrimSpace(name), f.gpuFile)
 		if err != nil {
 			return cfg, err
