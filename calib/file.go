@@ -19,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/onnxcost/onnxcost/cost/perf"
+	"github.com/onnxcost/onnxcost/internal/safefile"
 )
 
 // fileDoc is the YAML form of a Calibration; Parse decodes into it with
@@ -236,7 +237,7 @@ func num(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
 func Load(path string) (*Calibration, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("calibration %s: %v", path, err)
+		return nil, fmt.Errorf("calibration %s: %v", path, safefile.Reason(err))
 	}
 	return Parse(path, data)
 }

@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/onnxcost/onnxcost/internal/safefile"
 )
 
 // Measurement is one row of a measurements table: one measured call.
@@ -50,7 +52,7 @@ var measurementColumns = []string{"model", "ms", "batch", "dtype", "dims", "runt
 func ReadMeasurements(path string) ([]Measurement, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("measurements %s: %v", path, err)
+		return nil, fmt.Errorf("measurements %s: %v", path, safefile.Reason(err))
 	}
 	defer f.Close()
 	return readMeasurements(path, f)

@@ -854,7 +854,8 @@ func (g *GPU) Clone() *GPU {
 func LoadFile(path string) ([]*GPU, error) {
 	data, err := safefile.ReadFile(path, safefile.SideFileLimit)
 	if err != nil {
-		return nil, err
+		// Named as a parse error is ("FILE: problem"), not "stat FILE: …".
+		return nil, fmt.Errorf("%s: %w", path, safefile.Reason(err))
 	}
 	b, err := builtin()
 	if err != nil {

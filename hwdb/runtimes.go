@@ -232,7 +232,7 @@ func RuntimesWithUserFile(path string) (*RuntimeDB, error) {
 	}
 	data, err := safefile.ReadFile(path, safefile.SideFileLimit)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", path, safefile.Reason(err))
 	}
 	user, err := parseRuntimes(data, path, false, b)
 	if err != nil {

@@ -1753,7 +1753,9 @@ func anyUnnamed(g *Graph) bool {
 func statModel(path string) (os.FileInfo, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, err
+		// The caller names the path; the PathError would name it again
+		// ("x.onnx: stat x.onnx: no such file or directory").
+		return nil, safefile.Reason(err)
 	}
 	if fi.IsDir() {
 		return nil, fmt.Errorf("is a directory, not an ONNX file")

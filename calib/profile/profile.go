@@ -18,6 +18,7 @@ import (
 	"os"
 
 	"github.com/onnxcost/onnxcost/calib"
+	"github.com/onnxcost/onnxcost/internal/safefile"
 )
 
 // Format names a profile's producer.
@@ -84,10 +85,7 @@ func Read(path string) (*Profile, error) {
 
 // errorText is err without the path os already put in front of it.
 func errorText(err error) string {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Op + ": " + pe.Err.Error()
-	}
-	return err.Error()
+	return safefile.Reason(err).Error()
 }
 
 // Parse parses a profile held in memory; name stands for its path in

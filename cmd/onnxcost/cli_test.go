@@ -78,6 +78,9 @@ func TestBadModelsExit2(t *testing.T) {
 			if len(lines) != 1 || !strings.Contains(lines[0], p) {
 				t.Errorf("onnxcost %s: stderr %q, want one line naming the file", strings.Join(cmd, " "), errs)
 			}
+			if strings.Count(lines[0], p) > 1 {
+				t.Errorf("onnxcost %s: stderr %q names the file twice", strings.Join(cmd, " "), errs)
+			}
 		}
 	}
 }
@@ -266,5 +269,27 @@ func TestPromptBindsEmptyCache(t *testing.T) {
 	code, out, errs := runCLI(t, append([]string{"report", m, "--gpu", "A100", "--dim", "past_sequence_length=-1"}, dims...)...)
 	if code != 2 || out != "" || !strings.Contains(errs, "non-negative integer") {
 		t.Errorf("negative size: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+// TestMissingSideFilesNamedOnce: a file a flag names that is not there is
+// named once, with the reason alone ("no such file or directory"), not
+// Go's "stat PATH: …" or "open PATH: …" after the path already given.
+func TestMissingSideFilesNamedOnce(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "gone")
+	for _, args := range [][]string{
+		{"report", "zoo:alexnet", "--gpu", "T4", "--calibration", missing},
+		{"report", "zoo:alexnet", "--gpu", "T4", "--gpu-file", missing},
+		{"report", "zoo:alexnet", "--gpu", "T4", "--runtime-file", missing},
+		{"calibrate", "--gpu", "H100", "--profile", missing, "zoo:alexnet"},
+		{"calibrate", "--gpu", "H100", "--measurements", missing, "-o", filepath.Join(t.TempDir(), "c.yaml")},
+		{"report", missing, "--gpu", "T4"},
+	} {
+		code, out, errs := runCLI(t, args...)
+		line := strings.TrimSpace(errs)
+		if code != 2 || out != "" || strings.Contains(line, "\n") || strings.Count(line, missing) != 1 ||
+			strings.Contains(line, "stat ") || strings.Contains(line, "open ") || !strings.HasSuffix(line, "no such file or directory") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errs)
+		}
 	}
 }
