@@ -184,26 +184,28 @@ func (f *sweepFlags) config(model string) (sweep.Config, error) {
 	if strings.TrimSpace(f.gpus) == "" {
 		return cfg, usageErr("--gpu is required: one or more GPUs, comma-separated, or all (see 'onnxcost gpus')")
 	}
-	list := strings.Split(f.gpus, ",")
-	if strings.EqualFold(strings.TrimSpace(f.gpus), "all") {
-		db, err := gpuDB(f.gpuFile)
-		if err != nil {
-			return cfg, err
-		}
-		list = list[:0]
-		for _, g := range db.All() {
-			list = append(list, g.Name)
+	// One database for every name (a --gpu-file is read once), and all
+	// its GPUs for "all".
+	db, err := gpuDB(f.gpuFile)
+	if err != nil {
+		return cfg, err
+	}
+	gpus := db.All()
+	if !strings.EqualFold(strings.TrimSpace(f.gpus), "all") {
+		gpus = nil
+		for _, name := range strings.Split(f.gpus, ",") {
+			if strings.EqualFold(strings.TrimSpace(name), "all") {
+				return cfg, usageErr("--gpu: all stands alone, not in a list (%q)", f.gpus)
+			}
+			g, err := lookupFlag("--gpu", strings.TrimSpace(name), db.Lookup)
+			if err != nil {
+				return cfg, err
+			}
+			gpus = append(gpus, g)
 		}
 	}
 	names := map[string]bool{}
-	for _, name := range list {
-		if strings.EqualFold(strings.TrimSpace(name), "all") {
-			return cfg, usageErr("--gpu: all stands alone, not in a list (%q)", f.gpus)
-		}
-		g, err := resolveGPU(strings.TrimSpace(name), f.gpuFile)
-		if err != nil {
-			return cfg, err
-		}
+	for _, g := range gpus {
 		if names[g.Name] {
 			return cfg, usageErr("--gpu: %s given twice", g.Name)
 		}

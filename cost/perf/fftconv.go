@@ -59,31 +59,28 @@ func FFTConv(c ConvGeom) (gemm Kernel, transforms []Kernel, ok bool) {
 	flip := stream(wt, wt)
 	flip.SmallCTAs, _ = mulSat(c.K, c.C)
 	wtFFT, inFFT, outFFT := stream(wt, wtSpec), stream(in, inSpec), stream(outSpec, out)
-	spectra := inSpec + wtSpec + outSpec
+	// The complex GEMM's tiles are 32 images tall (its kernel,
+	// ..._cf32_tn_n_tilesize32x64x8): a smaller batch computes the rest
+	// of the tile for nothing, which is why cuDNN keeps implicit GEMM for
+	// the same layers at batch 1 (our H200's picks). The 64-point
+	// pointwise product has no tiles.
+	rows := (c.N + fftGEMMTile - 1) / fftGEMMTile * fftGEMMTile
 	if t > fftGEMMMaxSize {
+		rows = c.N
 		points := float64(t * t)
 		wtFFT.TransformCycles = k * ch * points * fftFilterPointCycles
 		inFFT.TransformCycles = n * ch * points * fftDataPointCycles
 		outFFT.TransformCycles = n * k * points * fftDataPointCycles
-		macs := n * k * ch * f
-		gemm = Kernel{
-			Class: ClassGEMM, Precision: hwdb.FP32, ElemBytes: complex,
-			FLOPs: 4 * FMAFLOPs * macs, Bytes: spectra, WorkingSet: spectra, DRAMBytes: spectra,
-			M: c.N, N: c.K, K: c.C, Batch: freqs, Launches: 1, Complex: true,
-			PointwiseComplexMACs: macs,
-		}
-		return gemm, []Kernel{flip, wtFFT, inFFT, outFFT}, true
 	}
-	// The complex GEMM's tiles are 32 images tall (its kernel,
-	// ..._cf32_tn_n_tilesize32x64x8): a smaller batch computes the rest
-	// of the tile for nothing, which is why cuDNN keeps implicit GEMM for
-	// the same layers at batch 1 (our H200's picks).
-	rows := (c.N + fftGEMMTile - 1) / fftGEMMTile * fftGEMMTile
+	macs := float64(rows) * k * ch * f
+	spectra := inSpec + wtSpec + outSpec
 	gemm = Kernel{
 		Class: ClassGEMM, Precision: hwdb.FP32, ElemBytes: complex,
-		FLOPs: 4 * FMAFLOPs * float64(rows) * k * ch * f,
-		Bytes: spectra, WorkingSet: spectra, DRAMBytes: spectra,
+		FLOPs: 4 * FMAFLOPs * macs, Bytes: spectra, WorkingSet: spectra, DRAMBytes: spectra,
 		M: rows, N: c.K, K: c.C, Batch: freqs, Launches: 1, Complex: true,
+	}
+	if t > fftGEMMMaxSize {
+		gemm.PointwiseComplexMACs = macs
 	}
 	return gemm, []Kernel{flip, wtFFT, inFFT, outFFT}, true
 }
