@@ -77,7 +77,7 @@ func FFTConv(c ConvGeom) (gemm Kernel, transforms []Kernel, ok bool) {
 	gemm = Kernel{
 		Class: ClassGEMM, Precision: hwdb.FP32, ElemBytes: complex,
 		FLOPs: 4 * FMAFLOPs * macs, Bytes: spectra, WorkingSet: spectra, DRAMBytes: spectra,
-		M: rows, N: c.K, K: c.C, Batch: freqs, Launches: 1, Complex: true,
+		M: rows, N: c.K, K: c.C, Batch: freqs, Launches: 1, Complex: true, ZeroRows: rows - c.N,
 	}
 	if t > fftGEMMMaxSize {
 		gemm.PointwiseComplexMACs = macs

@@ -101,6 +101,11 @@ type Kernel struct {
 	// multiply-adds of each complex one): a CTA tile's threads do 4 FMAs
 	// per pair of operands loaded (tileEffFor).
 	Complex bool
+	// ZeroRows is how many of M's rows the library computes on zeros:
+	// cuDNN FFT's complex GEMM runs tiles 32 images tall whatever the
+	// batch (FFTConv). They are timed like the rest of the tile, but their
+	// operands do not switch, so they draw no compute power (gemmActivity).
+	ZeroRows int64
 	// Indexed is, for a ClassData kernel that copies slices through an
 	// index tensor (Gather, an embedding lookup), how many and how wide
 	// (see indexSelectTime); zero otherwise.

@@ -375,3 +375,39 @@ func TestShortKGEMMDrawsLess(t *testing.T) {
 		t.Errorf("active share of compute: K=128 %.3f, K=8192 %.3f: want them in the main loops' ratio %.3f", as, al, ls/ll)
 	}
 }
+
+// TestFFTZeroRowsDrawNoPower: cuDNN FFT's complex GEMM runs tiles 32
+// images tall, so at batch 1 it computes 31 rows of zeros. They take the
+// tile's time (the product is priced the same at batch 1 and 32) but
+// switch no operands (zeros draw far less than data: Horace He, "Strangely,
+// Matrix Multiplications on GPUs Run Faster When Given 'Predictable'
+// Data!", 2024), so the batch-1 product draws 1/32 of the batch-32 one's
+// compute power.
+func TestFFTZeroRowsDrawNoPower(t *testing.T) {
+	o := PlanOptions()
+	g := lookupAll(t, []string{"H100-SXM5-80GB"})[0]
+	product := func(n int64) Kernel {
+		gemm, _, ok := FFTConv(ConvGeom{N: n, C: 128, H: 14, W: 14, K: 32, R: 3, S: 3, PadH: 1, PadW: 1, StrideH: 1, StrideW: 1})
+		if !ok {
+			t.Fatalf("no FFT at batch %d", n)
+		}
+		return gemm
+	}
+	one, full := product(1), product(32)
+	if one.ZeroRows != 31 || full.ZeroRows != 0 || one.M != full.M {
+		t.Fatalf("rows %d (%d zero) and %d (%d zero): want both 32, 31 and 0 of them zero", one.M, one.ZeroRows, full.M, full.ZeroRows)
+	}
+	t1, t32 := EstimateKernel(g, one, o), EstimateKernel(g, full, o)
+	if math.Abs(t1.ComputeS/t32.ComputeS-1) > 1e-9 {
+		t.Errorf("compute %.3g s at batch 1, %.3g s at 32: the zero rows are timed like the rest", t1.ComputeS, t32.ComputeS)
+	}
+	c1, c32 := newClocked(g, one, o), newClocked(g, full, o)
+	if !(c32.active > 0) || math.Abs(c1.active/c32.active-1.0/32) > 1e-9 {
+		t.Errorf("active compute %.3g s at batch 1, %.3g s at 32: want 1/32 of it", c1.active, c32.active)
+	}
+	idle := idleW(g)
+	p1, p32 := UnderControl(g, one, o, PowerControl{}), UnderControl(g, full, o, PowerControl{})
+	if !(p1.PowerW-idle < 0.25*(p32.PowerW-idle)) {
+		t.Errorf("%.0f W above idle at batch 1, %.0f at 32", p1.PowerW-idle, p32.PowerW-idle)
+	}
+}
