@@ -1,6 +1,7 @@
 package calib
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -50,12 +51,25 @@ var measurementColumns = []string{"model", "ms", "batch", "dtype", "dims", "runt
 // cold. Lines starting with # are comments. Any problem is an error of
 // one line naming the file and line.
 func ReadMeasurements(path string) ([]Measurement, error) {
-	f, err := os.Open(path)
+	ms, _, err := ReadTable(path)
+	return ms, err
+}
+
+// ReadTable reads a measurements table once: its rows (ReadMeasurements)
+// and the provenance its comment lines give (ReadTableProvenance), the
+// provenance checked first, so that a malformed "# sms:" line is named
+// before any row is priced.
+func ReadTable(path string) ([]Measurement, Provenance, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("measurements %s: %v", path, safefile.Reason(err))
+		return nil, Provenance{}, fmt.Errorf("measurements %s: %v", path, safefile.Reason(err))
 	}
-	defer f.Close()
-	return readMeasurements(path, f)
+	prov, err := tableProvenance(path, data)
+	if err != nil {
+		return nil, Provenance{}, err
+	}
+	ms, err := readMeasurements(path, bytes.NewReader(data))
+	return ms, prov, err
 }
 
 func readMeasurements(path string, r io.Reader) ([]Measurement, error) {

@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/safefile"
 )
 
 // Provenance is what a measurement says about the machine it ran on: the
@@ -174,8 +175,13 @@ var provenanceKeys = map[string]bool{"device": true, "sms": true, "memory_gib": 
 func ReadTableProvenance(path string) (Provenance, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Provenance{}, fmt.Errorf("measurements %s: %v", path, err)
+		return Provenance{}, fmt.Errorf("measurements %s: %v", path, safefile.Reason(err))
 	}
+	return tableProvenance(path, data)
+}
+
+// tableProvenance is ReadTableProvenance of the table's bytes.
+func tableProvenance(path string, data []byte) (Provenance, error) {
 	var p Provenance
 	var devices []string
 	for i, text := range strings.Split(string(data), "\n") {

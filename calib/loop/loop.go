@@ -29,8 +29,20 @@ import (
 // cfg's Calibration is ignored (a calibration is fitted against the bare
 // model). An error names the file, and the row's line.
 func MeasuredRows(table string, cfg pipeline.Config) ([]calib.Row, error) {
+	rows, _, err := MeasuredTable(table, cfg)
+	return rows, err
+}
+
+// MeasuredTable is MeasuredRows with the provenance the table's comment
+// lines give (calib.ReadTable), the file read once.
+func MeasuredTable(table string, cfg pipeline.Config) ([]calib.Row, calib.Provenance, error) {
+	ms, prov, err := calib.ReadTable(table)
+	if err != nil {
+		return nil, calib.Provenance{}, &pipeline.Error{Err: err}
+	}
 	cfg.Calibration = nil
-	return PriceMeasured(table, cfg)
+	rows, err := priceRows(table, ms, cfg)
+	return rows, prov, err
 }
 
 // PriceMeasured prices every row of a measurements table as MeasuredRows
@@ -41,6 +53,12 @@ func PriceMeasured(table string, cfg pipeline.Config) ([]calib.Row, error) {
 	if err != nil {
 		return nil, &pipeline.Error{Err: err}
 	}
+	return priceRows(table, ms, cfg)
+}
+
+// priceRows prices the measured calls ms of table under cfg.
+func priceRows(table string, ms []calib.Measurement, cfg pipeline.Config) ([]calib.Row, error) {
+	var err error
 	rows := make([]calib.Row, 0, len(ms))
 	for _, m := range ms {
 		c := cfg

@@ -62,13 +62,9 @@ func calibrateTable(stdout, stderr io.Writer, f *costFlags, table, out, date str
 	if err != nil {
 		return err
 	}
-	rows, err := loop.MeasuredRows(table, cfg)
+	rows, prov, err := loop.MeasuredTable(table, cfg)
 	if err != nil {
 		return pipeErr(err)
-	}
-	prov, err := calib.ReadTableProvenance(table)
-	if err != nil {
-		return usageErr("%v", err)
 	}
 	if w := prov.MismatchWarning(table, cfg.GPUSpec); w != "" {
 		printWarnings(stderr, []string{w})

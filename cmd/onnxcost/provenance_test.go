@@ -66,3 +66,25 @@ func TestCalibrateNamesTheDevice(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrateBadProvenanceLine: a provenance line that is not its kind
+// is named, line and all, in one line with exit code 2, before any row is
+// priced (a model that does not exist is never read), and no calibration
+// is written.
+func TestCalibrateBadProvenanceLine(t *testing.T) {
+	dir := t.TempDir()
+	table := filepath.Join(dir, "runs.csv")
+	body := "# device: NVIDIA H200\n# sms: many\nmodel,ms\nnone.onnx,0.9\n"
+	if err := os.WriteFile(table, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cal := filepath.Join(dir, "cal.yaml")
+	code, out, errs := runCLI(t, "calibrate", "--gpu", "H200-SXM-141GB", "--measurements", table, "-o", cal)
+	want := table + `:2: # sms: "many" is not a whole number of SMs`
+	if code != 2 || out != "" || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, want) {
+		t.Errorf("exit %d, stdout %q, stderr %q: want 2 and one line naming %q", code, out, errs, want)
+	}
+	if _, err := os.Stat(cal); err == nil {
+		t.Errorf("%s written", cal)
+	}
+}
