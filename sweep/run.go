@@ -46,6 +46,9 @@ type Config struct {
 	// Progress, when set, is called before each point is costed with the
 	// points done so far and the total.
 	Progress func(done, total int)
+	// Warnings are what choosing GPUs raised (those of --gpu all that a
+	// power cap or clock lock leaves out), said before the estimates'.
+	Warnings []string
 
 	// keyByModel names the model in the warnings that name a GPU, as
 	// RunModels keys a sweep of several models' results ("MODEL on GPU").
@@ -69,6 +72,9 @@ func NewSweeper(cfg Config) (*Sweeper, error) {
 	}
 	cfg.Plan = plan
 	s := &Sweeper{cfg: cfg, seen: map[string]bool{}}
+	for _, w := range cfg.Warnings {
+		s.warn(w)
+	}
 	if pipeline.IsZoo(cfg.Model) {
 		z, err := pipeline.ParseZoo(cfg.Model)
 		if err != nil {

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/internal/console"
 	"github.com/onnxcost/onnxcost/internal/gctune"
@@ -191,7 +194,8 @@ func (f *sweepFlags) config(model string) (sweep.Config, error) {
 		return cfg, err
 	}
 	gpus := db.All()
-	if !strings.EqualFold(strings.TrimSpace(f.gpus), "all") {
+	all := strings.EqualFold(strings.TrimSpace(f.gpus), "all")
+	if !all {
 		gpus = nil
 		for _, name := range strings.Split(f.gpus, ",") {
 			if strings.EqualFold(strings.TrimSpace(name), "all") {
@@ -205,15 +209,30 @@ func (f *sweepFlags) config(model string) (sweep.Config, error) {
 		}
 	}
 	names := map[string]bool{}
+	pc := f.shared.powerControl()
+	var left []string
 	for _, g := range gpus {
 		if names[g.Name] {
 			return cfg, usageErr("--gpu: %s given twice", g.Name)
 		}
 		names[g.Name] = true
-		if err := checkPowerControl(g, f.shared.powerControl()); err != nil {
-			return cfg, err
+		if err := checkPowerControl(g, pc); err != nil {
+			// A GPU named is one the user wants: its error stands. Of
+			// all, those the setting does not fit are left out.
+			if !all || !powerValueValid(pc) {
+				return cfg, err
+			}
+			left = append(left, g.Name)
+			continue
 		}
 		cfg.GPUs = append(cfg.GPUs, g)
+	}
+	if len(left) > 0 {
+		if len(cfg.GPUs) == 0 {
+			return cfg, usageErr("--gpu all: %s fits none of the %d GPUs", powerControlText(pc), len(left))
+		}
+		cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("--gpu all: %s is outside what %d of the %d GPUs can be set to; left out: %s",
+			powerControlText(pc), len(left), len(gpus), strings.Join(left, ", ")))
 	}
 	rt, err := f.runtime()
 	if err != nil {
@@ -275,4 +294,23 @@ func writeChart(path string, draw func(format string) ([]byte, error)) error {
 		return usageErr("%s: %v", path, err)
 	}
 	return writeOut(path, img)
+}
+
+// powerValueValid reports whether c's cap and clock are each zero (not
+// set) or a positive, finite number: a value some GPU may accept.
+func powerValueValid(c perf.PowerControl) bool {
+	ok := func(v float64) bool { return v == 0 || v > 0 && !math.IsInf(v, 0) }
+	return ok(c.CapW) && ok(c.SMClockMHz)
+}
+
+// powerControlText names the cap and lock c sets, as the flags read.
+func powerControlText(c perf.PowerControl) string {
+	var parts []string
+	if c.CapW != 0 {
+		parts = append(parts, fmt.Sprintf("--power-cap %g W", c.CapW))
+	}
+	if c.SMClockMHz != 0 {
+		parts = append(parts, fmt.Sprintf("--sm-clock %g MHz", c.SMClockMHz))
+	}
+	return strings.Join(parts, " with ")
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"slices"
 	"strings"
 	"testing"
 
@@ -273,5 +274,52 @@ func TestSweepAllGPUs(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("%d TF32 warnings, want 1: %q", n, res.Warnings)
+	}
+}
+
+// TestSweepAllLeavesOutWhatACapExcludes: with --gpu all, a power cap or
+// clock lock that some GPUs cannot be set to leaves those out, named in
+// one warning, and prices the rest under it; a cap no GPU takes, a value
+// no GPU takes and a named GPU that cannot take it stay errors.
+func TestSweepAllLeavesOutWhatACapExcludes(t *testing.T) {
+	res := sweepOut(t, "zoo:resnet18", "--gpu", "all", "--batch", "1", "--power-cap", "300")
+	var left []string
+	for _, g := range hwdb.All() {
+		if g.TDPWatts < 300 || g.MinPowerW > 300 {
+			left = append(left, g.Name)
+		}
+	}
+	if len(left) == 0 || len(res.Rows) != len(hwdb.All())-len(left) {
+		t.Fatalf("%d rows, %d GPUs left out of %d", len(res.Rows), len(left), len(hwdb.All()))
+	}
+	for _, r := range res.Rows {
+		if slices.Contains(left, r.GPU) {
+			t.Errorf("%s priced at 300 W", r.GPU)
+		}
+	}
+	n := 0
+	for _, w := range res.Warnings {
+		if strings.HasPrefix(w, "--gpu all: --power-cap 300 W") {
+			n++
+			if !strings.HasSuffix(w, "left out: "+strings.Join(left, ", ")) {
+				t.Errorf("warning %q: want it to name %v", w, left)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d warnings about the cap, want 1: %q", n, res.Warnings)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--gpu", "all", "--power-cap", "5000"}, "--gpu all: --power-cap 5000 W fits none of the"},
+		{[]string{"--gpu", "all", "--power-cap", "-5"}, "--power-cap -5: want a positive number of watts"},
+		{[]string{"--gpu", "T4,H100-SXM5-80GB", "--power-cap", "300"}, "--power-cap 300 W: outside T4's power limit range"},
+	} {
+		code, out, errs := runCLI(t, append([]string{"sweep", "zoo:resnet18", "--batch", "1"}, c.args...)...)
+		if code != 2 || out != "" || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q: want 2 and %q", c.args, code, out, errs, c.want)
+		}
 	}
 }
