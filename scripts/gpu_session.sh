@@ -66,7 +66,11 @@
 #      our own GPU's step matches;
 #   6. the H100-only checks when an H100 is lent: --power (the H200's
 #      fp16 8192^3 product held 1400 MHz at 668 W, priced at 1980 MHz
-#      and 700 W with its time right) and --host-ops: the H200 machine's
+#      and 700 W with its time right), --clock-window (20 s of power's
+#      60: that product timed call by call over runs of 1-256 calls,
+#      alone and between DRAM streams: whether a dense kernel's clock is
+#      its own or the run's average power's, the run-level clock lead of
+#      the 2026-12-05 note) and --host-ops: the H200 machine's
 #      table the eager host model rests on, on the H100's host (whose
 #      calls ran 1.2-1.45 times the H200's), with the fp16-3d rows (the
 #      kinds at a transformer's ranks, broadcasts and 16-bit types) and
@@ -116,7 +120,8 @@ step 30 walk "$py" scripts/measure_gpu.py --models resnet50 --dtypes fp32 --batc
 step 60 cnn16 "$py" scripts/measure_gpu.py --models resnet50,densenet121 --dtypes fp16 --batches 1,32 --out "$out/cnn16.csv" --calib-dir "$out/cal16" --kineto "$out/kineto16"
 step 35 wave "$py" scripts/measure_gpu.py --wave-edges --out "$out/wave_edges.csv"
 if grep -q H100 "$out/nvidia-smi.txt"; then
-	step 60 power "$py" scripts/measure_gpu.py --power --out "$out/power.csv"
+	step 40 power "$py" scripts/measure_gpu.py --power --out "$out/power.csv"
+	step 20 window "$py" scripts/measure_gpu.py --clock-window --out "$out/clock_window.csv"
 	step 40 host "$py" scripts/measure_gpu.py --host-ops --out "$out/host_ops.csv"
 fi
 step 20 layouts "$py" scripts/measure_gpu.py --layouts --out "$out/layouts.csv"

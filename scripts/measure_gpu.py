@@ -73,6 +73,11 @@ per-call time and the mean board power and SM clock over ~2 s of back-to-back CU
 dtype, shape, ms, power_w, clock_mhz; go run ./scripts/choices -gpu GPU FILE sets them beside the power
 model's draw).
 
+--clock-window times an fp16 8192^3 product call by call (a pair of CUDA events each) over runs of 1, 4,
+16, 64 and 256 calls, each run after half a second idle, alone and with each call followed by DRAM streams of
+about its length: whether a dense kernel's clock is its own (every call alike) or the run's average power's
+(a run's first calls faster than its last; a product between streams faster than among products).
+
 --host-ops writes the host's cost of one eager call by op kind (op, mode, kernels, us, kernel_us): tiny
 tensors, 2,000 back-to-back calls synchronised once, so the run is bound by the CPU's issue; functional
 calls (torch.add, F.linear, F.conv2d, views, a permute's .contiguous()...), the same ops as nn.Module calls,
@@ -1082,6 +1087,80 @@ def power_rows(quick=False):
 
 POWER_FIELDS = ["op", "dtype", "shape", "ms", "power_w", "clock_mhz"]
 
+
+def clock_window_points(quick):
+    """The --clock-window runs: (mix, calls). Each run is an fp16 8192^3 product called back to
+    back `calls` times after an idle pause, alone (mix none) or each call followed by a DRAM
+    stream of about its length (mix stream: the board's average power halves while the
+    product's own need does not)."""
+    calls = (1, 4) if quick or not on_gpu() else (1, 4, 16, 64, 256)
+    for mix in ("none", "stream"):
+        for n in calls:
+            yield mix, n
+
+
+def clock_window_rows(quick=False):
+    """Per-call time of one dense product over runs of growing length, each after an idle
+    pause (half a second), every call timed by its own pair of CUDA events: whether the SM clock a dense kernel
+    holds is set by the kernel's own power (the time model's per-kernel rule, cost/perf
+    clockFraction: every call alike) or by the power a run has averaged so far (the first calls
+    of a run faster than its last, a product between streams faster than one among products).
+    Our H200's 8192^3 fp16 product ran 1.444 ms a call in 7-ms replays and 1.68 ms in 34-ms
+    ones, and held 1400 MHz (668 W) over 2 s where the model's clock rule gives 0.88 of boost
+    (2026-12-05 note). Columns: mix, calls, idle_s, first_ms, median_ms, last_ms (the median of
+    the run's last quarter), clock_mhz (read as the run ends)."""
+    n = 8192 if on_gpu() else 64
+    t = torch.float16 if on_gpu() else torch.float32
+    a = torch.randn(n, n, device=DEV, dtype=t)
+    b = torch.randn(n, n, device=DEV, dtype=t)
+    # Streams lasting about one product: an add of two 2^28-element fp16 vectors moves 1.5 GB,
+    # ~0.35 ms at 4.3 TB/s; three of them beside a 1.4 ms product.
+    m = (1 << 28) if on_gpu() else (1 << 10)
+    x = torch.randn(m, device=DEV, dtype=t)
+    y = torch.randn(m, device=DEV, dtype=t)
+    # Our H200's products ran 16% slower a call in 34-ms replays than in 7-ms ones: the window
+    # the clock follows is milliseconds long, so half a second idle starts each run afresh.
+    idle = 0.5 if on_gpu() else 0.01
+
+    def stream():
+        for _ in range(3):
+            torch.add(x, y)
+
+    for _ in range(3):  # cuBLAS picks its kernel on the first call
+        torch.matmul(a, b)
+    stream()
+    sync()
+    for mix, calls in clock_window_points(quick):
+        time.sleep(idle)
+        if on_gpu():
+            ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(calls)]
+            for start, end in ev:
+                start.record()
+                torch.matmul(a, b)
+                end.record()
+                if mix == "stream":
+                    stream()
+            torch.cuda.synchronize()
+            ts = [start.elapsed_time(end) for start, end in ev]
+            clock = "%.0f" % torch.cuda.clock_rate() if hasattr(torch.cuda, "clock_rate") else ""
+        else:
+            ts, clock = [], ""
+            for _ in range(calls):
+                t0 = time.perf_counter()
+                torch.matmul(a, b)
+                ts.append((time.perf_counter() - t0) * 1e3)
+                if mix == "stream":
+                    stream()
+        tail = ts[len(ts) - max(1, len(ts) // 4):]
+        yield dict(op="MatMul", dtype="fp16" if on_gpu() else "fp32", shape="%dx%dx%d" % (n, n, n), mix=mix,
+                   calls=calls, idle_s="%g" % idle, first_ms="%.5f" % ts[0],
+                   median_ms="%.5f" % statistics.median(ts), last_ms="%.5f" % statistics.median(tail),
+                   clock_mhz=clock)
+
+
+CLOCK_WINDOW_FIELDS = ["op", "dtype", "shape", "mix", "calls", "idle_s", "first_ms", "median_ms", "last_ms",
+                       "clock_mhz"]
+
 FIRST_LOAD_FIELDS = ["dtype", "n", "mode", "ms"]
 
 
@@ -1789,6 +1868,10 @@ def parse_args():
     ap.add_argument("--power", action="store_true",
                     help="board power and SM clock of single kernels run back to back (op,dtype,shape,ms,power_w,"
                          "clock_mhz): a DRAM stream, dense products, a batch-1 convolution")
+    ap.add_argument("--clock-window", action="store_true",
+                    help="per-call time of an fp16 8192^3 product over runs of 1-256 calls after half a "
+                         "second idle, alone and between DRAM streams, each call timed by its own events "
+                         "(op,dtype,shape,mix,calls,idle_s,first_ms,median_ms,last_ms,clock_mhz), instead")
     ap.add_argument("--first-load", action="store_true",
                     help="per-call time of a small add repeated, alternating with a multiply on other "
                          "tensors and on its output, and the multiply alone (dtype,n,mode,ms), instead")
@@ -1828,6 +1911,7 @@ def main():
         (a.layouts, LAYOUT_FIELDS, layout_rows),
         (a.conv_choices, CONV_CHOICE_FIELDS, conv_choice_rows),
         (a.power, POWER_FIELDS, power_rows),
+        (a.clock_window, CLOCK_WINDOW_FIELDS, clock_window_rows),
         (a.first_load, FIRST_LOAD_FIELDS, first_load_rows),
         (a.host_ops, HOST_OP_FIELDS, host_op_rows)] if on), None)
     if sweep:

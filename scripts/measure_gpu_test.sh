@@ -53,6 +53,11 @@ done
 grep -qx 'op,dtype,shape,ms,power_w,clock_mhz' "$tmp/p.csv" || fail "p.csv header changed"
 grep -q '^Conv,fp32,1x256x14x14x256x3,[0-9.]*,,$' "$tmp/p.csv" || fail "p.csv: no batch-1 convolution row"
 go run ./scripts/choices -gpu H100 "$tmp/p.csv" | grep -q '^3 kernels on H100-SXM5-80GB: no power readings' || fail "choices cannot read p.csv"
+"$PY" scripts/measure_gpu.py --device cpu --clock-window --out "$tmp/cw.csv"
+grep -qx 'op,dtype,shape,mix,calls,idle_s,first_ms,median_ms,last_ms,clock_mhz' "$tmp/cw.csv" || fail "cw.csv header changed"
+for row in 'none,1' 'none,4' 'stream,4'; do
+	grep -q "^MatMul,fp32,64x64x64,$row,0.01,[0-9.]*,[0-9.]*,[0-9.]*,\$" "$tmp/cw.csv" || fail "cw.csv: no $row run"
+done
 
 "$PY" scripts/measure_gpu.py --device cpu --first-load --out "$tmp/f.csv"
 grep -qx 'dtype,n,mode,ms' "$tmp/f.csv" || fail "f.csv header changed"
