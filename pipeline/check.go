@@ -33,8 +33,8 @@ func CheckValue(flag, got string, allowed ...string) error {
 // (--sm-clock) the GPU cannot be set to.
 func CheckPowerControl(g *hwdb.GPU, c perf.PowerControl) error {
 	if c.CapW != 0 {
-		if !(c.CapW > 0) || math.IsInf(c.CapW, 0) {
-			return fmt.Errorf("--power-cap %g: want a positive number of watts", c.CapW)
+		if err := CheckPowerValue(perf.PowerControl{CapW: c.CapW}); err != nil {
+			return err
 		}
 		lo, hi := g.MinPowerW, max(g.MaxPowerW, g.TDPWatts)
 		if lo > 0 && c.CapW < lo || c.CapW > hi {
@@ -49,6 +49,19 @@ func CheckPowerControl(g *hwdb.GPU, c perf.PowerControl) error {
 		if !(c.SMClockMHz >= lo) || c.SMClockMHz > hi {
 			return fmt.Errorf("--sm-clock %g MHz: outside %s's SM clock range %.0f..%.0f MHz", c.SMClockMHz, g.Name, lo, hi)
 		}
+	}
+	return nil
+}
+
+// CheckPowerValue refuses a cap or clock no GPU can be set to: one that
+// is set (not zero) but not a positive, finite number. CheckPowerControl
+// checks the GPU's own ranges.
+func CheckPowerValue(c perf.PowerControl) error {
+	if c.CapW != 0 && (!(c.CapW > 0) || math.IsInf(c.CapW, 0)) {
+		return fmt.Errorf("--power-cap %g: want a positive number of watts", c.CapW)
+	}
+	if c.SMClockMHz != 0 && (!(c.SMClockMHz > 0) || math.IsInf(c.SMClockMHz, 0)) {
+		return fmt.Errorf("--sm-clock %g: want a positive number of MHz", c.SMClockMHz)
 	}
 	return nil
 }

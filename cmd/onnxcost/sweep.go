@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 
@@ -219,7 +218,7 @@ func (f *sweepFlags) config(model string) (sweep.Config, error) {
 		if err := checkPowerControl(g, pc); err != nil {
 			// A GPU named is one the user wants: its error stands. Of
 			// all, those the setting does not fit are left out.
-			if !all || !powerValueValid(pc) {
+			if !all || pipeline.CheckPowerValue(pc) != nil {
 				return cfg, err
 			}
 			left = append(left, g.Name)
@@ -294,13 +293,6 @@ func writeChart(path string, draw func(format string) ([]byte, error)) error {
 		return usageErr("%s: %v", path, err)
 	}
 	return writeOut(path, img)
-}
-
-// powerValueValid reports whether c's cap and clock are each zero (not
-// set) or a positive, finite number: a value some GPU may accept.
-func powerValueValid(c perf.PowerControl) bool {
-	ok := func(v float64) bool { return v == 0 || v > 0 && !math.IsInf(v, 0) }
-	return ok(c.CapW) && ok(c.SMClockMHz)
 }
 
 // powerControlText names the cap and lock c sets, as the flags read.
