@@ -51,6 +51,15 @@ type GPU struct {
 	// fitted MemEff. HBM's bandwidth is not lost to refresh and bus
 	// turnarounds the way the GDDR boards that dominate the fit lose it.
 	StreamEff float64 `json:"stream_eff,omitempty"`
+	// VectorGEMMScale is the time a matrix product's main loop takes on
+	// this board's CUDA cores (FP32 arithmetic) over the time the model
+	// gives it, where measured (above 1: slower); 0 = 1. What sets it is
+	// the clock the board holds under a dense FP32 load (a power limit the
+	// datasheet does not state, GPU Boost above the rated clock) and its
+	// library's SIMT kernels, neither derivable from the entry's figures.
+	// Tensor-core products, convolutions and recurrent steps keep the
+	// model's rate.
+	VectorGEMMScale float64 `json:"vector_gemm_scale,omitempty"`
 	// StreamRWEff is the share of StreamEff that a stream writing as many
 	// bytes as it reads keeps (a copy, an in-place activation; StreamEff
 	// is measured on a triad, two reads a write), where it was measured

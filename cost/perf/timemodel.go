@@ -1663,6 +1663,11 @@ func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 		return GEMMPlan{}
 	}
 	eff := pathEff(real, p) * classEff
+	if lib.product && real == hwdb.FP32 && g.VectorGEMMScale > 0 {
+		// The board's measured CUDA-core product rate (hwdb
+		// vector_gemm_scale), never above the lanes' peak.
+		eff = min(eff/g.VectorGEMMScale, 1)
+	}
 	if isTensor(real) {
 		// A side of at most gemvMaxCols runs in a GEMV-like kernel's
 		// skinny tile, padded whatever its length, so its alignment is
