@@ -92,10 +92,13 @@ func Interval(rep *report.Report, gpu *hwdb.GPU, a *Applied) (lo, hi float64) {
 		addPart(b/t, kernelBand(n.KernelClass, PrecisionGroup(hwdb.Precision(n.Precision)), fam, a))
 	}
 	if rest := max(0, t-body); rest > 0 {
-		// The host's wait has hostBand's spread, unless a calibration
-		// fitted on this machine has measured its host (HostFactor).
+		// An eager host's wait has hostBand's spread, unless a
+		// calibration fitted on this machine has measured its host
+		// (HostFactor). A runtime with no per-kernel dispatch (a graph
+		// replay, a TensorRT engine) waits only on its fixed per-call
+		// work (call_us), overhead like the launch gaps: restBand's.
 		var wait float64
-		if rt := rep.Runtime; rt != nil && !a.MeasuredHost(rt.Name, rep.Totals.Train != nil) {
+		if rt := rep.Runtime; rt != nil && rt.DispatchS > 0 && !a.MeasuredHost(rt.Name, rep.Totals.Train != nil) {
 			wait = min(max(rt.WaitS, 0), rest)
 		}
 		if wait > 0 {

@@ -210,11 +210,17 @@ func TestIntervalFollowsPrecision(t *testing.T) {
 // call's interval is wider than the same overhead spent in launch gaps.
 func TestIntervalHostWait(t *testing.T) {
 	gaps := &report.Report{Totals: report.Totals{TimeS: 1e-3}, Runtime: &report.Runtime{}}
-	host := &report.Report{Totals: report.Totals{TimeS: 1e-3}, Runtime: &report.Runtime{WaitS: 0.75e-3}}
+	host := &report.Report{Totals: report.Totals{TimeS: 1e-3}, Runtime: &report.Runtime{DispatchS: 10e-6, WaitS: 0.75e-3}}
 	glo, ghi := Interval(gaps, nil, nil)
 	hlo, hhi := Interval(host, nil, nil)
 	if !(hhi/hlo > ghi/glo) {
 		t.Errorf("host-bound [%g, %g] is no wider than launch gaps [%g, %g]", hlo, hhi, glo, ghi)
+	}
+	// A runtime with no per-kernel dispatch waits on its per-call work,
+	// overhead like the gaps: restBand's spread, not the eager host's.
+	call := &report.Report{Totals: report.Totals{TimeS: 1e-3}, Runtime: &report.Runtime{CallS: 0.8e-3, WaitS: 0.75e-3}}
+	if clo, chi := Interval(call, nil, nil); clo != glo || chi != ghi {
+		t.Errorf("per-call wait [%g, %g], want the gaps' [%g, %g]", clo, chi, glo, ghi)
 	}
 	// Three quarters host, one quarter gaps: the weighted spreads add as
 	// Interval says (ρ = kernelCorrelation).

@@ -242,6 +242,27 @@ var fusedOps = map[string]struct{ sig, seeds []string }{
 	"BiasSoftmax":        {[]string{"Add", "Softmax"}, []string{"Softmax"}},
 	"Attention":          {[]string{"MatMul", "Add", "Reshape", "Transpose", "Softmax", "Div", "Mul"}, []string{"Softmax"}},
 	"MultiHeadAttention": {[]string{"MatMul", "Add", "Reshape", "Transpose", "Softmax", "Div", "Mul"}, []string{"Softmax"}},
+
+	// PyTorch ops atenOps leaves by name (inside a submodule its
+	// annotation matches them to the module's nodes), with the ONNX op
+	// types torch.onnx exports them as, for a call from the model's own
+	// forward, which no submodule annotation names (the root scope's
+	// "/GlobalAveragePool", "/Tanh"): placed by data flow and position
+	// like a mapped op. A mean over the spatial axes exports as
+	// GlobalAveragePool or ReduceMean (torchvision's MobileNetV2 pools
+	// with adaptive_avg_pool2d, which eager PyTorch runs as aten::mean).
+	"aten::mean":    {[]string{"ReduceMean", "GlobalAveragePool"}, []string{"ReduceMean", "GlobalAveragePool"}},
+	"aten::tanh":    {[]string{"Tanh"}, []string{"Tanh"}},
+	"aten::sigmoid": {[]string{"Sigmoid"}, []string{"Sigmoid"}},
+	"aten::sub":     {[]string{"Sub"}, []string{"Sub"}},
+	"aten::rsub":    {[]string{"Sub"}, []string{"Sub"}},
+	"aten::neg":     {[]string{"Neg"}, []string{"Neg"}},
+	"aten::exp":     {[]string{"Exp"}, []string{"Exp"}},
+	"aten::pow":     {[]string{"Pow"}, []string{"Pow"}},
+	"aten::sqrt":    {[]string{"Sqrt"}, []string{"Sqrt"}},
+	"aten::cos":     {[]string{"Cos"}, []string{"Cos"}},
+	"aten::sin":     {[]string{"Sin"}, []string{"Sin"}},
+	"aten::arange":  {[]string{"Range"}, []string{"Range"}},
 }
 
 // signature is the set of ONNX op types an event of op type op may

@@ -195,9 +195,15 @@ func IntervalText(r *report.Report) string {
 	if rt := r.Runtime; rt != nil && rt.WaitS > r.Totals.TimeS/2 {
 		// Most of such a call is the GPU waiting on the host, and the
 		// interval's width is then the host's: no kernel band says
-		// that, and a user's CPU and Python decide it.
-		cal = fmt.Sprintf("uncalibrated: %.0f%% of the call waits on the host's dispatch, whose spread is that of our two machines' eager calls; your CPU and Python set it, and 'onnxcost calibrate' with calls timed on them fits it",
-			100*rt.WaitS/r.Totals.TimeS)
+		// that, and a user's CPU and Python decide it. A runtime that
+		// dispatches nothing per kernel waits on its per-call work.
+		if rt.DispatchS > 0 {
+			cal = fmt.Sprintf("uncalibrated: %.0f%% of the call waits on the host's dispatch, whose spread is that of our two machines' eager calls; your CPU and Python set it, and 'onnxcost calibrate' with calls timed on them fits it",
+				100*rt.WaitS/r.Totals.TimeS)
+		} else {
+			cal = fmt.Sprintf("uncalibrated: %.0f%% of the call waits on the runtime's fixed per-call work (call_us: enqueue or graph launch, and synchronise), which outlasts its kernels; 'onnxcost calibrate' with calls timed on your machine fits it",
+				100*rt.WaitS/r.Totals.TimeS)
+		}
 	}
 	if r.Calibration != "" {
 		cal = r.Calibration

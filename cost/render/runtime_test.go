@@ -32,9 +32,15 @@ func TestRuntimeLineHost(t *testing.T) {
 // calibration in force is named instead of either.
 func TestIntervalTextNamesTheHost(t *testing.T) {
 	r := &report.Report{Totals: report.Totals{TimeS: 4e-3, TimeIntervalS: []float64{3e-3, 6e-3}},
-		Runtime: &report.Runtime{Name: "pytorch", WaitS: 3e-3, HostBound: true}}
+		Runtime: &report.Runtime{Name: "pytorch", DispatchS: 10e-6, WaitS: 3e-3, HostBound: true}}
 	if got := IntervalText(r); !strings.Contains(got, "75% of the call waits on the host's dispatch") {
 		t.Errorf("host-bound: %q", got)
+	}
+	// A TensorRT engine's tiny call waits on its per-call work, not on
+	// Python.
+	trt := &report.Report{Totals: r.Totals, Runtime: &report.Runtime{Name: "tensorrt", CallS: 4e-3, WaitS: 3e-3, HostBound: true}}
+	if got := IntervalText(trt); !strings.Contains(got, "75% of the call waits on the runtime's fixed per-call work") || strings.Contains(got, "Python") {
+		t.Errorf("per-call bound: %q", got)
 	}
 	r.Runtime.WaitS = 1e-3
 	if got := IntervalText(r); !strings.Contains(got, "each kernel class") || strings.Contains(got, "host") {
