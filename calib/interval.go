@@ -73,7 +73,7 @@ func Interval(rep *report.Report, gpu *hwdb.GPU, a *Applied) (lo, hi float64) {
 		return 0, 0
 	}
 	t := rep.Totals.TimeS
-	fam := Family(gpu)
+	fam := bandFamily(gpu)
 	var mu, corr, ind, body, largest float64
 	addPart := func(w float64, b ErrorBand) {
 		m, sg := logBand(b)
@@ -119,6 +119,26 @@ func Interval(rep *report.Report, gpu *hwdb.GPU, a *Applied) (lo, hi float64) {
 	sigma := math.Sqrt(kernelCorrelation*corr*corr + (1-kernelCorrelation)*ind + spread*spread)
 	lo, hi = t*detmath.Exp(mu-z80*sigma), t*detmath.Exp(mu+z80*sigma)
 	return min(roundSig(lo), t), max(roundSig(hi), t)
+}
+
+// UnscaledFamily names the bands of a family's boards priced without
+// their measured vector_gemm_scale (internal/kernelrows PriceUnscaled).
+func UnscaledFamily(family string) string { return family + " without vector_gemm_scale" }
+
+// bandFamily is the family whose bands price gpu's errors: its own, or,
+// for a board with no vector_gemm_scale in a family whose measured boards
+// have one, the family's bands priced without it (the Pascal boards
+// DeepBench did not time, P100-SXM2, P4 and P40, take the P100's and the
+// GP102 boards' errors as their estimate would have them).
+func bandFamily(gpu *hwdb.GPU) string {
+	fam := Family(gpu)
+	if gpu == nil || gpu.VectorGEMMScale > 0 {
+		return fam
+	}
+	if _, ok := lookupBand(UnscaledFamily(fam), "*", ""); ok {
+		return UnscaledFamily(fam)
+	}
+	return fam
 }
 
 // roundSig rounds x to intervalDigits significant digits: the interval is

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/hwdb"
 )
 
 func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b)) }
@@ -231,5 +232,30 @@ func TestIntervalHostWait(t *testing.T) {
 	s := math.Sqrt(kernelCorrelation*corr*corr + (1-kernelCorrelation)*ind + modelSpread*modelSpread)
 	if !near(hlo, 1e-3*math.Exp(mu-z80*s), 1e-8) || !near(hhi, 1e-3*math.Exp(mu+z80*s), 1e-8) {
 		t.Errorf("host-bound: [%g, %g], want [%g, %g]", hlo, hhi, 1e-3*math.Exp(mu-z80*s), 1e-3*math.Exp(mu+z80*s))
+	}
+}
+
+// TestUnscaledBoardTakesUnscaledBands: a Pascal board DeepBench did not
+// time has no vector_gemm_scale, so its fp32 products are priced as the
+// measured boards' were before their scales; its interval takes their
+// errors priced that way, while the P100 PCIe, with its own scale, takes
+// its family's.
+func TestUnscaledBoardTakesUnscaledBands(t *testing.T) {
+	scaled, plain := mustGPU(t, "P100-PCIe-16GB"), mustGPU(t, "P100-SXM2-16GB")
+	if scaled.VectorGEMMScale == 0 || plain.VectorGEMMScale != 0 {
+		t.Fatalf("vector_gemm_scale: P100 PCIe %g, SXM2 %g; want set, unset", scaled.VectorGEMMScale, plain.VectorGEMMScale)
+	}
+	if f := bandFamily(scaled); f != "Pascal" {
+		t.Errorf("P100 PCIe bands: %q, want Pascal", f)
+	}
+	if f := bandFamily(plain); f != UnscaledFamily("Pascal") {
+		t.Errorf("P100 SXM2 bands: %q, want %q", f, UnscaledFamily("Pascal"))
+	}
+	if f := bandFamily(&hwdb.GPU{Arch: "Hopper (GH100)"}); f != "Hopper" {
+		t.Errorf("a family with no scaled board: %q, want its own", f)
+	}
+	a, b := builtinBand("gemm", "fp32", bandFamily(scaled)), builtinBand("gemm", "fp32", bandFamily(plain))
+	if !(a.Q50 > b.Q50) {
+		t.Errorf("fp32 GEMM band centres: scaled %g, unscaled %g; the unscaled boards' products measure faster than priced", a.Q50, b.Q50)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/onnxcost/onnxcost/calib"
+	"github.com/onnxcost/onnxcost/hwdb"
 )
 
 // Default data locations, relative to the repository root.
@@ -206,5 +207,68 @@ func GenerateBands(root string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return BandsGo(Bands(priced))
+	bands, err := AllBands(rows, priced)
+	if err != nil {
+		return nil, err
+	}
+	return BandsGo(bands)
+}
+
+// AllBands are the bands calib/bands_data.go holds: Bands of the rows
+// priced on their own GPUs, and the families' bands of the scaled boards'
+// rows priced without their scales (PriceUnscaled).
+func AllBands(rows []Row, priced []Priced) ([]calib.ErrorBand, error) {
+	unscaled, err := PriceUnscaled(rows)
+	if err != nil {
+		return nil, err
+	}
+	return append(Bands(priced), FamilyBands(unscaled)...), nil
+}
+
+// PriceUnscaled prices the rows of every board with a measured
+// vector_gemm_scale once more with the scale left out, under the family
+// name calib.UnscaledFamily gives: their errors are what a board of that
+// family without a scale of its own (hwdb's P100-SXM2, P4 and P40, a
+// user's --gpu-file entry) is priced with, so its interval is measured on
+// them, not on boards its estimate does not share.
+func PriceUnscaled(rows []Row) ([]Priced, error) {
+	gpus := map[string]*hwdb.GPU{}
+	var out []Priced
+	for _, r := range rows {
+		g, ok := gpus[r.GPU]
+		if !ok {
+			h, err := lookupGPU(r.GPU, r.Source)
+			if err != nil {
+				return nil, err
+			}
+			if h.VectorGEMMScale > 0 {
+				c := *h
+				c.VectorGEMMScale = 0
+				g = &c
+			}
+			gpus[r.GPU] = g
+		}
+		if g == nil {
+			continue
+		}
+		t := Price(r, g)
+		if !(t.TimeS > 0) {
+			return nil, fmt.Errorf("%s %s %s %s: predicted time %g is not positive", r.Source, r.GPU, r.Op, r.Shape, t.TimeS)
+		}
+		out = append(out, Priced{Row: r, PredictedS: t.TimeS, Family: calib.UnscaledFamily(Family(g))})
+	}
+	return out, nil
+}
+
+// FamilyBands are Bands' per-family bands alone (per class and precision
+// group, per class, over all classes): rows priced another way for the
+// same family do not join the bands pooled over families.
+func FamilyBands(rows []Priced) []calib.ErrorBand {
+	var out []calib.ErrorBand
+	for _, b := range Bands(rows) {
+		if b.Family != "*" {
+			out = append(out, b)
+		}
+	}
+	return out
 }

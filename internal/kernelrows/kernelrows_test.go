@@ -152,7 +152,16 @@ func logA100Alternative(t *testing.T, rows []Priced) {
 
 // TestBandsFresh regenerates calib/bands_data.go in memory.
 func TestBandsFresh(t *testing.T) {
-	src, err := BandsGo(Bands(priced(t)))
+	ps := priced(t)
+	rows := make([]Row, len(ps))
+	for i, p := range ps {
+		rows[i] = p.Row
+	}
+	bands, err := AllBands(rows, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := BandsGo(bands)
 	if err != nil {
 		t.Fatal(err)
 	}
