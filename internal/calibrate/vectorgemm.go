@@ -1,6 +1,12 @@
 package calibrate
 
-import "github.com/onnxcost/onnxcost/cost/perf"
+import (
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/onnxcost/onnxcost/cost/perf"
+)
 
 // A board's large CUDA-core products (hwdb vector_gemm_scale).
 //
@@ -53,4 +59,27 @@ func FitVectorGEMMScale(cases []BenchCase, gpu string, p perf.Params, keep func(
 		return 0, 0
 	}
 	return quantile(q, 0.5), len(q)
+}
+
+// WriteVectorGEMMScales prints, per board with enough rows, the committed
+// vector_gemm_scale and the one its training rows fit under p: after a
+// refit of the parameters the two part, and hwdb/gpus.yaml takes the
+// refitted figures (TestVectorGEMMScaleFit checks they agree).
+func WriteVectorGEMMScales(w io.Writer, cases []BenchCase, p perf.Params) {
+	committed := map[string]float64{}
+	var names []string
+	for _, c := range cases {
+		if _, seen := committed[c.GPUName]; !seen {
+			committed[c.GPUName] = c.GPU.VectorGEMMScale
+			names = append(names, c.GPUName)
+		}
+	}
+	sort.Strings(names)
+	fmt.Fprintln(w, "| GPU | vector_gemm_scale committed | training rows fit | n |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|")
+	for _, g := range names {
+		if s, n := FitVectorGEMMScale(cases, g, p, Training); n > 0 {
+			fmt.Fprintf(w, "| %s | %.3f | %.3f | %d |\n", g, committed[g], s, n)
+		}
+	}
 }

@@ -138,6 +138,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	calibrate.WriteErrorTable(stdout, calibrate.ErrorTable(cases, p, calibrate.Holdout))
 	fmt.Fprintln(stdout)
 	calibrate.WriteParams(stdout, p)
+	if !*backward {
+		fmt.Fprintln(stdout)
+		calibrate.WriteVectorGEMMScales(stdout, cases, p)
+	}
 	return nil
 }
 
