@@ -157,6 +157,16 @@ func (g *GPU) L2ReuseBytes() float64 {
 	return g.L2Bytes
 }
 
+// WithoutVectorGEMMScale is g as the time model priced it before its
+// CUDA-core products were measured: a copy with VectorGEMMScale unset
+// (what the scale is fitted against, and what a board of the family with
+// no scale of its own is priced like).
+func (g *GPU) WithoutVectorGEMMScale() *GPU {
+	c := *g
+	c.VectorGEMMScale = 0
+	return &c
+}
+
 // PeakFor returns the peak for p, or 0 when the GPU lacks that path.
 func (g *GPU) PeakFor(p Precision) float64 { return g.Peak[p] }
 

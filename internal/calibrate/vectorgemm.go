@@ -48,9 +48,7 @@ func FitVectorGEMMScale(cases []BenchCase, gpu string, p perf.Params, keep func(
 		if c.GPUName != gpu || !keep(c) || !VectorGEMMRow(c) {
 			continue
 		}
-		g := *c.GPU
-		g.VectorGEMMScale = 0
-		c.GPU = &g
+		c.GPU = c.GPU.WithoutVectorGEMMScale()
 		if kt, _ := c.Predict(p); kt.TimeS > 0 {
 			q = append(q, c.Row.TimeS/kt.TimeS)
 		}
@@ -61,7 +59,7 @@ func FitVectorGEMMScale(cases []BenchCase, gpu string, p perf.Params, keep func(
 	return quantile(q, 0.5), len(q)
 }
 
-// WriteVectorGEMMScales prints, per board with enough rows, the committed
+// WriteVectorGEMMScales prints, per board with fit rows, the committed
 // vector_gemm_scale and the one its training rows fit under p: after a
 // refit of the parameters the two part, and hwdb/gpus.yaml takes the
 // refitted figures (TestVectorGEMMScaleFit checks they agree).

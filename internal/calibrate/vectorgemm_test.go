@@ -51,9 +51,7 @@ func TestVectorGEMMScaleFit(t *testing.T) {
 			}
 			kt, _ := c.Predict(p)
 			a = append(a, absPctErr(kt.TimeS, c.Row.TimeS))
-			g := *c.GPU
-			g.VectorGEMMScale = 0
-			c.GPU = &g
+			c.GPU = c.GPU.WithoutVectorGEMMScale()
 			kt, _ = c.Predict(p)
 			b = append(b, absPctErr(kt.TimeS, c.Row.TimeS))
 		}

@@ -232,32 +232,12 @@ func AllBands(rows []Row, priced []Priced) ([]calib.ErrorBand, error) {
 // user's --gpu-file entry) is priced with, so its interval is measured on
 // them, not on boards its estimate does not share.
 func PriceUnscaled(rows []Row) ([]Priced, error) {
-	gpus := map[string]*hwdb.GPU{}
-	var out []Priced
-	for _, r := range rows {
-		g, ok := gpus[r.GPU]
-		if !ok {
-			h, err := lookupGPU(r.GPU, r.Source)
-			if err != nil {
-				return nil, err
-			}
-			if h.VectorGEMMScale > 0 {
-				c := *h
-				c.VectorGEMMScale = 0
-				g = &c
-			}
-			gpus[r.GPU] = g
+	return priceOn(rows, func(g *hwdb.GPU) (*hwdb.GPU, string) {
+		if !(g.VectorGEMMScale > 0) {
+			return nil, ""
 		}
-		if g == nil {
-			continue
-		}
-		t := Price(r, g)
-		if !(t.TimeS > 0) {
-			return nil, fmt.Errorf("%s %s %s %s: predicted time %g is not positive", r.Source, r.GPU, r.Op, r.Shape, t.TimeS)
-		}
-		out = append(out, Priced{Row: r, PredictedS: t.TimeS, Family: calib.UnscaledFamily(Family(g))})
-	}
-	return out, nil
+		return g.WithoutVectorGEMMScale(), calib.UnscaledFamily(Family(g))
+	})
 }
 
 // FamilyBands are Bands' per-family bands alone (per class and precision

@@ -21,22 +21,36 @@ type Priced struct {
 
 // PriceAll prices every row on its own GPU with the committed parameters.
 func PriceAll(rows []Row) ([]Priced, error) {
-	gpus := map[string]*hwdb.GPU{}
+	return priceOn(rows, func(g *hwdb.GPU) (*hwdb.GPU, string) { return g, Family(g) })
+}
+
+// priceOn prices every row on the GPU, and under the family, that as
+// gives for the row's own GPU; a row whose GPU as maps to nil is left out.
+func priceOn(rows []Row, as func(*hwdb.GPU) (*hwdb.GPU, string)) ([]Priced, error) {
+	type on struct {
+		g      *hwdb.GPU
+		family string
+	}
+	gpus := map[string]on{}
 	out := make([]Priced, 0, len(rows))
 	for _, r := range rows {
-		g, ok := gpus[r.GPU]
+		o, ok := gpus[r.GPU]
 		if !ok {
-			var err error
-			if g, err = lookupGPU(r.GPU, r.Source); err != nil {
+			g, err := lookupGPU(r.GPU, r.Source)
+			if err != nil {
 				return nil, err
 			}
-			gpus[r.GPU] = g
+			o.g, o.family = as(g)
+			gpus[r.GPU] = o
 		}
-		t := Price(r, g)
+		if o.g == nil {
+			continue
+		}
+		t := Price(r, o.g)
 		if !(t.TimeS > 0) {
 			return nil, fmt.Errorf("%s %s %s %s: predicted time %g is not positive", r.Source, r.GPU, r.Op, r.Shape, t.TimeS)
 		}
-		out = append(out, Priced{Row: r, PredictedS: t.TimeS, Family: Family(g)})
+		out = append(out, Priced{Row: r, PredictedS: t.TimeS, Family: o.family})
 	}
 	return out, nil
 }
