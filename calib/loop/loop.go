@@ -126,7 +126,12 @@ func ProfileComparison(model string, p *profile.Profile, cfg pipeline.Config) (*
 		return nil, nil, nil, err
 	}
 	m := profile.MatchReportFrom(p, r, asRead)
-	return profile.Compare(p, m), m, r, nil
+	c := profile.Compare(p, m)
+	c.Warm = r.Warm
+	if r.Runtime != nil {
+		c.Runtime = r.Runtime.Name
+	}
+	return c, m, r, nil
 }
 
 // CalibrationSource names what a calibration was fitted from: the table

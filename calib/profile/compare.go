@@ -23,13 +23,18 @@ type Comparison struct {
 	Runs    int    `json:"runs"`
 	// Device is what the profile says of the machine it ran on
 	// (Profile.Device; absent when it says nothing).
-	Device              calib.Provenance `json:"device,omitzero"`
-	MatchedTimeFraction float64          `json:"matched_time_fraction"`
-	MatchedS            float64          `json:"matched_s"`
-	UnmatchedS          float64          `json:"unmatched_s"`
-	PredictedS          float64          `json:"predicted_s"`
-	MedianAbsErr        float64          `json:"median_abs_err"`
-	Nodes               []NodeTime       `json:"nodes"`
+	Device calib.Provenance `json:"device,omitzero"`
+	// Runtime and Warm are how the estimate was priced: the runtime
+	// profile, and whether as a call repeated back to back (L2 holds what
+	// the previous call left) or as a first call (calibrate --warm).
+	Runtime             string     `json:"runtime,omitempty"`
+	Warm                bool       `json:"warm"`
+	MatchedTimeFraction float64    `json:"matched_time_fraction"`
+	MatchedS            float64    `json:"matched_s"`
+	UnmatchedS          float64    `json:"unmatched_s"`
+	PredictedS          float64    `json:"predicted_s"`
+	MedianAbsErr        float64    `json:"median_abs_err"`
+	Nodes               []NodeTime `json:"nodes"`
 	// Profiled is one row per profiled node, in profile order: its time,
 	// the report nodes it was matched to and its share of their
 	// prediction.
@@ -122,6 +127,20 @@ func (c *Comparison) WriteJSON(w io.Writer) error {
 	return err
 }
 
+// pricedText says how the estimate compared was priced: its runtime and
+// whether L2 starts warm, which a profile of a call timed after others
+// like it (the usual warm-up) needs said.
+func (c *Comparison) pricedText() string {
+	rt := ""
+	if c.Runtime != "" {
+		rt = "runtime " + c.Runtime + ", "
+	}
+	if c.Warm {
+		return rt + "a call repeated back to back (L2 holds what the previous call left)"
+	}
+	return rt + "a first call (every weight and input read from DRAM; --warm prices a call timed after others like it)"
+}
+
 // WriteText writes the comparison for a terminal: the summary, the top
 // nodes (all when top ≤ 0) and the classes.
 func (c *Comparison) WriteText(w io.Writer, top int) error {
@@ -132,6 +151,7 @@ func (c *Comparison) WriteText(w io.Writer, top int) error {
 	}
 	fmt.Fprintf(&b, "profile %s (%s, %d runs averaged)%s: %.1f%% of the measured time matched to the model's nodes (%s matched, %s not)\n",
 		c.Profile, c.Format, c.Runs, on, 100*c.MatchedTimeFraction, us(c.MatchedS), us(c.UnmatchedS))
+	fmt.Fprintf(&b, "estimate: %s\n", c.pricedText())
 	fmt.Fprintf(&b, "matched nodes: predicted %s, measured %s; median |predicted/measured − 1| %.1f%% over %d nodes\n\n",
 		us(c.PredictedS), us(c.MatchedS), 100*c.MedianAbsErr, len(c.Nodes))
 	nodes := c.Nodes

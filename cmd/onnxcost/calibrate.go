@@ -52,6 +52,7 @@ command. See docs/commands.md, "Measurements, calibration and intervals".`,
 	c.Flags().StringVar(&trace, "trace", "", "with --profile: write a Chrome trace `FILE`.json with the predicted and measured timelines one above the other")
 	c.Flags().StringVar(&format, "format", "text", "with --profile: text|json")
 	c.Flags().IntVar(&top, "top", 30, "with --profile, text: the nodes listed (0: all)")
+	c.Flags().BoolVar(&f.warm, "warm", false, "with --profile: price the profiled call as one repeated back to back (L2 holds what the previous call left)")
 	c.Flags().StringVar(&date, "date", "", "the date recorded in the calibration (default: today, UTC)")
 	return c
 }
