@@ -136,7 +136,7 @@ func (c *Comparison) pricedText() string {
 		rt = "runtime " + c.Runtime + ", "
 	}
 	if c.Warm {
-		return rt + "a call repeated back to back (L2 holds what the previous call left)"
+		return rt + "a call repeated back to back (L2 holds what the previous call left; --warm=false prices a first call)"
 	}
 	return rt + "a first call (every weight and input read from DRAM; --warm prices a call timed after others like it)"
 }

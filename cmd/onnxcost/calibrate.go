@@ -52,7 +52,7 @@ command. See docs/commands.md, "Measurements, calibration and intervals".`,
 	c.Flags().StringVar(&trace, "trace", "", "with --profile: write a Chrome trace `FILE`.json with the predicted and measured timelines one above the other")
 	c.Flags().StringVar(&format, "format", "text", "with --profile: text|json")
 	c.Flags().IntVar(&top, "top", 30, "with --profile, text: the nodes listed (0: all)")
-	c.Flags().BoolVar(&f.warm, "warm", false, "with --profile: price the profiled call as one repeated back to back (L2 holds what the previous call left)")
+	c.Flags().BoolVar(&f.warm, "warm", false, "with --profile: price the profiled call as one repeated back to back (L2 holds what the previous call left); default: true for a profile that averages several calls, false for one call")
 	c.Flags().StringVar(&date, "date", "", "the date recorded in the calibration (default: today, UTC)")
 	return c
 }
@@ -81,6 +81,13 @@ func calibrateProfile(stdout, stderr io.Writer, f *costFlags, model, prof, layer
 	}
 	if rt := loop.ProfileRuntime(p.Format); rt != "" && !f.given("runtime") {
 		f.runtime = rt // the kernels to match are those the profiled runtime ran
+	}
+	if !f.given("warm") {
+		// Times averaged over several calls are of calls that each came
+		// after one like it (onnxruntime's runs after its warm-up,
+		// trtexec's iterations, profiler steps): priced as such unless
+		// --warm=false says otherwise.
+		f.warm = p.Runs > 1
 	}
 	cfg, err := f.config(model)
 	if err != nil {
