@@ -135,6 +135,31 @@ func TestWarmOperandsShortenTheFill(t *testing.T) {
 	}
 }
 
+// TestWarmConvolutionFill: a library convolution's fill follows its
+// operands' warmth as a GEMM's does: a small convolution repeated back to
+// back (Options.Warm: its input and filter left in L2 by the call
+// before) pays perf.WarmGEMMFill of the fill its first call pays against
+// DRAM. Our H200's conv-choice sweep times such calls (ResNet-50's layers
+// at batch 1, each call in a CUDA graph of repeats: 6-16 µs with the bias
+// kernel), which the whole cold fill had priced 32-59% over
+// (scripts/choices TestH200ConvChoices). It fails if the convolution's
+// fill stops following OperandsWarm.
+func TestWarmConvolutionFill(t *testing.T) {
+	b := newBuilder(t)
+	x := b.Input("x", 1, 64, 56, 56)
+	y := b.Val("y", ir.Float32, 1, 64, 56, 56)
+	b.Node("Conv", []*ir.Value{x, b.Weight("w", 64, 64, 3, 3)}, []*ir.Value{y},
+		ir.IntsAttr("pads", 1, 1, 1, 1), ir.IntsAttr("kernel_shape", 3, 3))
+	b.G.AddOutput(y)
+	opt := Options{Runtime: testRuntime(t, "graph"), Plan: "unfused"}
+	cold := b.analyze(opt).Nodes[0]
+	opt.Warm = true
+	warm := b.analyze(opt).Nodes[0]
+	if !(cold.LatencyS > 0) || math.Abs(warm.LatencyS/cold.LatencyS-perf.WarmGEMMFill) > 1e-9 {
+		t.Errorf("convolution fill %.3g s repeated, %.3g s first: ratio %.3f, want %.2f", warm.LatencyS, cold.LatencyS, warm.LatencyS/cold.LatencyS, perf.WarmGEMMFill)
+	}
+}
+
 // TestWarmCall: a call repeated back to back (Options.Warm) finds in L2
 // what the previous call left: an Add over 4 MB operands, whose inputs and
 // output fit, reads them at L2 speed (our H100's torch.add over 2^20 fp32

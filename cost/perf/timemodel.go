@@ -593,7 +593,15 @@ func fillS(launch float64, p Params, s Setting) float64 {
 // → −12.5%). cuBLAS GEMMs keep the assumed share: our H100 in-graph MatMul
 // rows (512³ fp16 in 3.7 µs, the whole fill being 9.4 µs) leave no room
 // for more; so do depthwise convolutions (one output channel per group, a
-// GEMV-like kernel with no tiled main loop).
+// GEMV-like kernel with no tiled main loop). Its input and filter in L2,
+// a convolution pays the warm share of it, as a GEMM does (warmFill):
+// the whole models' convolutions read their filters first from DRAM, and
+// our H200's conv-choice sweep, each convolution repeated in a CUDA
+// graph, ran its batch-1 layers (ResNet-50's and VGG-16's, 6-16 µs with
+// the bias kernel) 24-52% under their price with the cold fill
+// (scripts/choices TestH200ConvChoices: fp32 NCHW batch 1 median |error|
+// 33.9% → 7.5%, fp16 channels_last 59.2% → 19.0%, fp16 NCHW 31.6% →
+// 18.9%, all 90 rows 8.8% → 6.6%).
 const ConvFillShare = 1
 
 // gpuFillScale scales a GEMM-like kernel's in-plan fill (fillS) to its
@@ -606,15 +614,25 @@ const ConvFillShare = 1
 func gpuFillScale(g *hwdb.GPU, k Kernel) float64 {
 	switch {
 	case k.Class == ClassGEMM && k.Resident:
-		return 1 - k.OperandsWarm*(1-WarmGEMMFill)
+		return warmFill(k)
 	case k.Class == ClassConv && k.Grad == "" && min(k.M, k.N) > 1:
-		return ConvFillShare / inPlanLaunchFraction
+		return ConvFillShare / inPlanLaunchFraction * warmFill(k)
 	case k.Class == ClassAttention && k.Grad == "" && k.Decode.Heads > 0 && isHopper(g):
 		return hopperDecodeFillShare / inPlanLaunchFraction
 	case k.Class == ClassAttention && k.Grad == "":
 		return AttnFillShare / inPlanLaunchFraction
 	}
 	return 1
+}
+
+// warmFill is the share of its cold fill a kernel pays as it starts with
+// OperandsWarm of its coldest operand in L2 (WarmGEMMFill where all of
+// it is), 1 where no residency model followed its operands.
+func warmFill(k Kernel) float64 {
+	if !k.Resident {
+		return 1
+	}
+	return 1 - k.OperandsWarm*(1-WarmGEMMFill)
 }
 
 // WarmGEMMFill is the share of its in-plan fill a GEMM pays when every
@@ -633,7 +651,8 @@ func gpuFillScale(g *hwdb.GPU, k Kernel) float64 {
 // times 8.36% → 7.75%, all 156 H200 times 11.05% → 10.7%. The same
 // traces' projection GEMMs read a weight from DRAM and keep the cold
 // fill. Fitted on Hopper; the effect (L2 against DRAM latency) is every
-// GPU's, so it applies to all.
+// GPU's, so it applies to all, and to a library convolution's fill too
+// (ConvFillShare).
 const WarmGEMMFill = 0.35
 
 // AttnFillShare is the share of its fitted fill that a fused attention

@@ -87,7 +87,12 @@ func convGroup(c conv) string {
 // own broadcast kernel, as PyTorch runs it and as the sweep's rows time
 // it (at::native::elementwise_kernel after cuDNN's): priced inside the
 // Conv, the channels_last fp16 rows read 25-72% short where that add,
-// strided over NHWC, took most of the call.
+// strided over NHWC, took most of the call. The sweep times each call in
+// a CUDA graph of repeats, so it is priced as a call repeated back to
+// back (cost.Options.Warm): its input and filter are in L2 as it starts,
+// and the convolution pays the warm share of its fill
+// (perf.WarmGEMMFill). Priced as a first call, the batch-1 rows, where
+// the fill is most of a call, read 32-59% over.
 func price(g *hwdb.GPU, c conv) (op string, kernelS float64, err error) {
 	rtName := map[string]string{"nchw": "graph", "nhwc": "graph-nhwc"}[c.layout]
 	dt := map[string]ir.DType{"fp32": ir.Float32, "fp16": ir.Float16}[c.dtype]
@@ -136,7 +141,7 @@ func price(g *hwdb.GPU, c conv) (op string, kernelS float64, err error) {
 			return "", 0, err
 		}
 	}
-	r, err := cost.Analyze(gr, m, g, cost.Options{DType: c.dtype, Plan: rt.Plan, Runtime: rt})
+	r, err := cost.Analyze(gr, m, g, cost.Options{DType: c.dtype, Plan: rt.Plan, Runtime: rt, Warm: true})
 	if err != nil {
 		return "", 0, err
 	}

@@ -57,8 +57,8 @@ func TestDryRunTable(t *testing.T) {
 // NHWC) 72% short.
 func TestH200ConvChoices(t *testing.T) {
 	s := tableOutput(t, "H200", filepath.Join("..", "..", "testdata", "measured", "h200_sxm_conv_choices.csv"))
-	if med := summaryMedian(t, s, "90 convolutions on H200-SXM-141GB"); med > 12 {
-		t.Errorf("the H200's convolution choices priced a median %.1f%% off, want ≤ 12%%", med)
+	if med := summaryMedian(t, s, "90 convolutions on H200-SXM-141GB"); med > 8 {
+		t.Errorf("the H200's convolution choices priced a median %.1f%% off, want ≤ 8%%", med)
 	}
 	// Each row with the bound it must keep, and why: the fp16 channels_last
 	// 1×1 with its bias kernel counted; two fp32 NCHW layers of cuDNN's
@@ -72,11 +72,15 @@ func TestH200ConvChoices(t *testing.T) {
 	// them: cost pointwiseNCHWGEMM).
 	// The group lines: fp16 at batch 32-128 in both layouts (14.8% NCHW
 	// and 16.9% channels_last before the transposes' tile rate, the
-	// NCHW 1×1 GEMMs and Hopper's TMA-fed convolutions).
+	// NCHW 1×1 GEMMs and Hopper's TMA-fed convolutions); batch 1, whose
+	// calls are mostly the convolution's fill, in all three (33.9%,
+	// 59.2% and 31.6% with the cold fill; 7.5%, 19.0% and 18.9% with
+	// the warm share a repeated call pays: perf ConvFillShare).
 	for _, grp := range []struct {
 		line   string
 		within float64
-	}{{"fp16 nchw batch ≥ 2 (20 convolutions)", 6}, {"fp16 nhwc batch ≥ 2 (20 convolutions)", 14}} {
+	}{{"fp16 nchw batch ≥ 2 (20 convolutions)", 6}, {"fp16 nhwc batch ≥ 2 (20 convolutions)", 14},
+		{"fp32 nchw batch 1 (10 convolutions)", 12}, {"fp16 nhwc batch 1 (10 convolutions)", 25}, {"fp16 nchw batch 1 (10 convolutions)", 25}} {
 		if med := summaryMedian(t, s, grp.line); med > grp.within {
 			t.Errorf("%s: median |error| %.1f%%, want ≤ %g%%", grp.line, med, grp.within)
 		}
