@@ -606,8 +606,8 @@ const ConvFillShare = 1
 
 // gpuFillScale scales a GEMM-like kernel's in-plan fill (fillS) to its
 // kernel's GPU share: ConvFillShare over the assumed share for a tiled
-// library convolution's forward kernel, a GEMM's warm share where its
-// operands are in L2 (WarmGEMMFill), 1 otherwise. The gradient kernels
+// library convolution's forward kernel, and for it and a GEMM the warm
+// share where their operands are in L2 (warmFill), 1 otherwise. The gradient kernels
 // keep the assumed share: the replays time only forward passes, and our
 // H100 training steps' priced device time is already above their measured
 // kernel sums (ResNet-50 AMP: 17.4 ms against 14.3 ms).
