@@ -187,6 +187,44 @@ func TestLineageBand(t *testing.T) {
 	}
 }
 
+// A family with no band of its own carries its parent's, and the
+// lineage spread that carrying adds is one shift of the whole family:
+// in a model of many kernels it adds in full, where each kernel's own
+// scatter partly averages away. Widened per kernel instead, as before,
+// eight equal kernels kept only part of it.
+func TestLineageShiftAddsInFull(t *testing.T) {
+	saved := builtinBands
+	defer func() { builtinBands = saved }()
+	builtinBands = []ErrorBand{
+		{Family: "Ampere", Class: "*", Q10: 0.9, Q50: 1.0, Q90: 1.1},
+		{Family: "Hopper", Class: "*", Q10: 0.8, Q50: 1.25, Q90: 1.5},
+	}
+	tau := lineageSpread() // ln 1.25
+	l4 := mustGPU(t, "L4")
+	ks := make([]kern, 8)
+	for i := range ks {
+		ks[i] = kern{"gemm", "MatMul", "compute", 1e-3}
+	}
+	rep := synthReport(l4.Name, ks...)
+	for i := range rep.Nodes {
+		rep.Nodes[i].LaunchS, rep.Nodes[i].TimeS = 0, 1e-3
+	}
+	rep.Totals.TimeS = 8e-3
+	_, sa := logBand(builtinBands[0])
+	w := 1.0 / 8
+	corr, ind := 8*w*sa, 8*w*w*sa*sa
+	want := math.Sqrt(kernelCorrelation*corr*corr + (1-kernelCorrelation)*ind + modelSpread*modelSpread + tau*tau)
+	lo, hi := Interval(rep, l4, nil)
+	if got := math.Log(hi/lo) / (2 * z80); !near(got, want, 1e-6) {
+		t.Errorf("Ada model of 8 Ampere-band kernels: log spread %g, want %g (lineage %g in full)", got, want, tau)
+	}
+	// One kernel alone sees the same band as before: its own spread and
+	// the lineage's in quadrature.
+	if b := builtinBand("gemm", "", "Ada Lovelace"); !near(math.Log(b.Q90/b.Q10)/(2*z80), math.Sqrt(sa*sa+tau*tau), 1e-9) {
+		t.Errorf("Ada gemm band %+v, want Ampere's spread widened by %g", b, tau)
+	}
+}
+
 // A kernel's band follows its compute path: on a T4, DeepBench's
 // held-out int8 convolutions (some falling back to fp32 math) scatter far
 // more about the model than its fp16 tensor-core ones, so the same
