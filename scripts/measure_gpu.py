@@ -786,28 +786,30 @@ def profile_rows(spec):
     if name == "llama7b-decode":
         call = llama_decode_step(int(batch))
     else:
-        m = build(name).cuda()
-        x = torch.randn(int(batch), 3, 224, 224, device="cuda")
-        if dt == "fp16":
-            m, x = m.half(), x.half()
-        if dt in ("fp16", "tf32"):
-            m = m.to(memory_format=torch.channels_last)
-            x = x.to(memory_format=torch.channels_last)
+        # Any model the whole-model rows measure, built as they build it (infer_call: BERT's
+        # fp16 under autocast, the HF-style LMs at 64 tokens, CNNs channels_last in fp16 and
+        # TF32): a replay's kernels beside the priced plan say which of a transformer's small
+        # kernels (its GEMMs' fill, its pointwise ramps) the model prices long or short.
+        _, fn, args, _ = infer_call(name, dt, int(batch))
 
         def call():
-            return m(x)
+            return fn(*args)
     from torch.profiler import ProfilerActivity, profile
+    # On the CPU (the dry run) there are no kernels or graphs: the top-level operators stand in.
+    gpu = on_gpu()
     with torch.inference_mode():
-        for _ in range(10):
+        for _ in range(10 if gpu else 1):
             call()
-        torch.cuda.synchronize()
-        if mode:
+        sync()
+        if mode and gpu:
             g = capture(call)
             call = g.replay
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        with profile(activities=[ProfilerActivity.CUDA if gpu else ProfilerActivity.CPU]) as prof:
             call()
-            torch.cuda.synchronize()
-    for i, e in enumerate(k for k in prof.events() if k.device_type == torch.autograd.DeviceType.CUDA):
+            sync()
+    kind = torch.autograd.DeviceType.CUDA if gpu else torch.autograd.DeviceType.CPU
+    events = [k for k in prof.events() if k.device_type == kind and (gpu or k.cpu_parent is None)]
+    for i, e in enumerate(events):
         yield dict(i=i, kernel=e.name[:160], us="%.2f" % e.time_range.elapsed_us())
 
 
@@ -1847,9 +1849,9 @@ def parse_args():
     ap.add_argument("--models", help="comma-separated subset, e.g. bert_base,bert_large")
     ap.add_argument("--batches", help="comma-separated batches (default 1,32,128)")
     ap.add_argument("--dtypes", help="comma-separated subset of fp32,tf32,fp16")
-    ap.add_argument("--profile", help="MODEL:DTYPE:BATCH[:graph][,...] (MODEL a torchvision name or "
-                    "llama7b-decode; :graph profiles one CUDA-graph replay of the call): every kernel of one call "
-                    "of each instead")
+    ap.add_argument("--profile", help="MODEL:DTYPE:BATCH[:graph][,...] (MODEL a torchvision name, bert_base, "
+                    "bert_large, llama_hf_small, gpt2_hf_small or llama7b-decode; :graph profiles one CUDA-graph "
+                    "replay of the call): every kernel of one call of each instead")
     ap.add_argument("--gemm-choices", action="store_true",
                     help="which cuBLAS kernels (name, grid, block, time) run torch.matmul over a sweep of "
                     "LLM- and BERT-shaped products, in fp32, tf32 and fp16, instead")
@@ -1899,8 +1901,8 @@ def main():
     DEV = a.device
     if on_gpu() and not torch.cuda.is_available():
         raise SystemExit("measure_gpu.py: no CUDA device here (--device cpu for a dry run)")
-    if not on_gpu() and (a.llama_decode or a.profile or a.train):
-        raise SystemExit("measure_gpu.py: --llama-decode, --profile and --train need --device cuda")
+    if not on_gpu() and (a.llama_decode or a.train or (a.profile and "llama7b-decode" in a.profile)):
+        raise SystemExit("measure_gpu.py: --llama-decode, --train and --profile llama7b-decode need --device cuda")
     if a.llama_decode:
         return run_llama(a)
     # The sweeps that write one table of their own, whichever flag is given.

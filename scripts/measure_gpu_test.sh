@@ -25,6 +25,13 @@ fail() {
 
 "$PY" scripts/measure_gpu.py --device cpu --quick --out "$tmp/m.csv" --calib-dir "$tmp/cal" --kineto "$tmp/kin"
 "$PY" scripts/measure_gpu.py --device cpu --quick --kernels --out "$tmp/k.csv" --calib-dir "$tmp/cal"
+# --profile: every kernel of a call (on the CPU, its top-level operators), of any model the rows
+# measure, eager and (on a GPU) replayed; gpu_session.sh's tfm step profiles the transformers.
+"$PY" scripts/measure_gpu.py --device cpu --profile llama_hf_small:fp32:1,llama_hf_small:fp32:1:graph,bert_base:fp32:1 --out "$tmp/p.csv"
+grep -qx 'spec,i,kernel,us' "$tmp/p.csv" || fail "p.csv header changed"
+for spec in llama_hf_small:fp32:1 llama_hf_small:fp32:1:graph bert_base:fp32:1; do
+	grep -q "^$spec,[0-9]*,aten::" "$tmp/p.csv" || fail "p.csv: no rows for $spec"
+done
 "$PY" scripts/measure_gpu.py --device cpu --gemm-choices --out "$tmp/g.csv"
 grep -qx 'dtype,batch,m,n,k,ms,kernel,grid,block,regs,smem,us' "$tmp/g.csv" || fail "g.csv header changed"
 grep -q '^fp32,2,16,16,64,[0-9.]*,aten::bmm,' "$tmp/g.csv" || fail "g.csv: no batched product row"
