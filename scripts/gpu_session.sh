@@ -21,9 +21,13 @@
 #      (the 4.98 µs fill of a GEMM in a plan) while their small pointwise
 #      kernels ran 16-24% over the replay's price, and the replays' kernel
 #      sums come out right (LLaMA fp16 b8 +5%, BERT b1 -2%): the two
-#      misses cancel. The replay's kernels, in the eager call's order
-#      (zip the two lists of a spec), say which is the kernels' own and
-#      so which to fix (the fill refit of the 2026-12-06 note);
+#      misses cancel. The replay's kernels, in the eager call's order,
+#      say which is the kernels' own and so which to fix (the fill refit
+#      of the 2026-12-06 note): onnxcost calibrate --gpu GPU --profile
+#      g/kinetotfm/llama_hf_small_fp16_b8.json --replay
+#      'g/tfm_profile.csv#llama_hf_small:fp16:8:graph' MODEL --dtype fp16
+#      --batch 8 (MODEL gunzipped from testdata/saved; BERT's is
+#      testdata/models/bert_base.onnx at --dtype fp16-amp);
 #   2. DenseNet-121 and ResNet-50 fp32 at batch 1, 32 and 128 with Kineto
 #      traces: cuDNN's NCHW BatchNorm is priced at one small CTA per
 #      plane, 160 SM cycles each (cost/perf smallctas.go, fitted on
@@ -122,7 +126,7 @@ step() {
 nvidia-smi -q >"$out/nvidia-smi.txt" 2>&1 || true
 "$py" -c 'import torch; print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version(), torch.cuda.get_device_name())' >"$out/torch.txt" 2>&1
 step 45 decode32 "$py" scripts/measure_gpu.py --profile llama7b-decode:fp16:32:graph --out "$out/decode32_profile.csv"
-step 30 tfm "$py" scripts/measure_gpu.py --profile llama_hf_small:fp16:8,llama_hf_small:fp16:8:graph,gpt2_hf_small:fp16:1,gpt2_hf_small:fp16:1:graph,bert_base:fp16:1,bert_base:fp16:1:graph --out "$out/tfm_profile.csv"
+step 30 tfm "$py" scripts/measure_gpu.py --profile llama_hf_small:fp16:8,llama_hf_small:fp16:8:graph,gpt2_hf_small:fp16:1,gpt2_hf_small:fp16:1:graph,bert_base:fp16:1,bert_base:fp16:1:graph --out "$out/tfm_profile.csv" --kineto "$out/kinetotfm"
 step 140 cnn "$py" scripts/measure_gpu.py --models densenet121,resnet50 --dtypes fp32 --batches 1,32,128 --out "$out/cnn.csv" --calib-dir "$out/cal" --kineto "$out/kineto"
 step 40 linear "$py" scripts/measure_gpu.py --linear-choices --out "$out/linear_choices.csv"
 step 30 kernels "$py" scripts/measure_gpu.py --kernels --out "$out/kernels.csv" --calib-dir "$out/cal"

@@ -773,10 +773,12 @@ def stream_points(quick):
     return [20, 24, 26], [(32, 64, 50176), (32, 256, 3136), (32, 512, 784)], ["fp32", "fp16"]
 
 
-def profile_rows(spec):
+def profile_rows(spec, kineto=None):
     """One call of MODEL:DTYPE:BATCH[:graph] under the profiler: every kernel, in order, with its
     time; with :graph, one replay of the call captured in a CUDA graph, whose kernels run back to
-    back with no host between them. Eager traces time PyTorch's tiny kernels at 0.9-1.5 us where the
+    back with no host between them. With kineto, an eager spec also writes a Kineto trace of one
+    call (KinetoDir): `onnxcost calibrate --profile THAT --replay TABLE#SPEC:graph` sets the
+    replay's kernel times against the model's nodes through it. Eager traces time PyTorch's tiny kernels at 0.9-1.5 us where the
     time model prices 0.64-0.77 (its in-graph ramp, cost/perf KernelRamp); the same call's kernels
     in a replay say whether the difference is the eager launch's or the kernels' own."""
     name, dt, batch, *mode = spec.split(":")
@@ -790,7 +792,7 @@ def profile_rows(spec):
         # fp16 under autocast, the HF-style LMs at 64 tokens, CNNs channels_last in fp16 and
         # TF32): a replay's kernels beside the priced plan say which of a transformer's small
         # kernels (its GEMMs' fill, its pointwise ramps) the model prices long or short.
-        _, fn, args, _ = infer_call(name, dt, int(batch))
+        net, fn, args, _ = infer_call(name, dt, int(batch))
 
         def call():
             return fn(*args)
@@ -801,6 +803,8 @@ def profile_rows(spec):
         for _ in range(10 if gpu else 1):
             call()
         sync()
+        if kineto and not mode and name != "llama7b-decode":
+            kineto.record(net, call, "%s_%s_b%s" % (name, dt, batch))
         if mode and gpu:
             g = capture(call)
             call = g.replay
@@ -1925,13 +1929,14 @@ def main():
                 f.flush()
         return
     if a.profile:
-        if a.calib_dir or a.kineto:
-            print("--profile writes its kernel table only (no --calib-dir, --kineto)", file=sys.stderr)
+        if a.calib_dir:
+            print("--profile writes its kernel table (and with --kineto, traces) only: no --calib-dir", file=sys.stderr)
+        kineto = KinetoDir(a.kineto) if a.kineto else None
         with open(a.out, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=["spec", "i", "kernel", "us"], lineterminator="\n")
             w.writeheader()
             for spec in a.profile.split(","):
-                w.writerows(dict(row, spec=spec) for row in profile_rows(spec))
+                w.writerows(dict(row, spec=spec) for row in profile_rows(spec, kineto))
                 f.flush()
         return
     calib = CalibDir(a.calib_dir, run_note()) if a.calib_dir else None

@@ -27,7 +27,8 @@ fail() {
 "$PY" scripts/measure_gpu.py --device cpu --quick --kernels --out "$tmp/k.csv" --calib-dir "$tmp/cal"
 # --profile: every kernel of a call (on the CPU, its top-level operators), of any model the rows
 # measure, eager and (on a GPU) replayed; gpu_session.sh's tfm step profiles the transformers.
-"$PY" scripts/measure_gpu.py --device cpu --profile llama_hf_small:fp32:1,llama_hf_small:fp32:1:graph,bert_base:fp32:1 --out "$tmp/p.csv"
+"$PY" scripts/measure_gpu.py --device cpu --profile llama_hf_small:fp32:1,llama_hf_small:fp32:1:graph,bert_base:fp32:1 --out "$tmp/p.csv" --kineto "$tmp/pkin"
+[ -s "$tmp/pkin/llama_hf_small_fp32_b1.json" ] && [ -s "$tmp/pkin/bert_base_fp32_b1.json" ] || fail "--profile --kineto wrote no eager traces"
 grep -qx 'spec,i,kernel,us' "$tmp/p.csv" || fail "p.csv header changed"
 for spec in llama_hf_small:fp32:1 llama_hf_small:fp32:1:graph bert_base:fp32:1; do
 	grep -q "^$spec,[0-9]*,aten::" "$tmp/p.csv" || fail "p.csv: no rows for $spec"

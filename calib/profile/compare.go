@@ -21,6 +21,9 @@ type Comparison struct {
 	Profile string `json:"profile"`
 	Format  Format `json:"format"`
 	Runs    int    `json:"runs"`
+	// Replayed: the times are a CUDA-graph replay's, aligned with the
+	// profiled eager call's kernels (Profile.Replayed).
+	Replayed bool `json:"replayed,omitempty"`
 	// Device is what the profile says of the machine it ran on
 	// (Profile.Device; absent when it says nothing).
 	Device calib.Provenance `json:"device,omitzero"`
@@ -57,7 +60,7 @@ type ClassErrors struct {
 // Compare is m as a Comparison: only nodes with measured time, sorted by
 // |measured − predicted|, largest first (ties by name).
 func Compare(p *Profile, m *Match) *Comparison {
-	c := &Comparison{Profile: p.Path, Format: p.Format, Runs: p.Runs, Device: p.Device, MatchedTimeFraction: m.MatchedTimeFraction,
+	c := &Comparison{Profile: p.Path, Format: p.Format, Runs: p.Runs, Replayed: p.Replayed, Device: p.Device, MatchedTimeFraction: m.MatchedTimeFraction,
 		MatchedS: m.MatchedS, UnmatchedS: m.UnmatchedS, Unmatched: m.Unmatched, Notes: p.Notes, Nodes: []NodeTime{}, Classes: []ClassErrors{},
 		Profiled: m.Profiled}
 	if c.Profiled == nil {
@@ -149,8 +152,15 @@ func (c *Comparison) WriteText(w io.Writer, top int) error {
 	if d := c.Device.DeviceText(); d != "" {
 		on = " from " + d
 	}
-	fmt.Fprintf(&b, "profile %s (%s, %d runs averaged)%s: %.1f%% of the measured time matched to the model's nodes (%s matched, %s not)\n",
-		c.Profile, c.Format, c.Runs, on, 100*c.MatchedTimeFraction, us(c.MatchedS), us(c.UnmatchedS))
+	kind := fmt.Sprintf("%s, %d runs averaged", c.Format, c.Runs)
+	if c.Replayed {
+		kind = fmt.Sprintf("%s, kernels timed in a CUDA-graph replay", c.Format)
+		if c.Runs > 1 {
+			kind = fmt.Sprintf("%s, kernels timed in %d CUDA-graph replays averaged", c.Format, c.Runs)
+		}
+	}
+	fmt.Fprintf(&b, "profile %s (%s)%s: %.1f%% of the measured time matched to the model's nodes (%s matched, %s not)\n",
+		c.Profile, kind, on, 100*c.MatchedTimeFraction, us(c.MatchedS), us(c.UnmatchedS))
 	fmt.Fprintf(&b, "estimate: %s\n", c.pricedText())
 	fmt.Fprintf(&b, "matched nodes: predicted %s, measured %s; median |predicted/measured − 1| %.1f%% over %d nodes\n\n",
 		us(c.PredictedS), us(c.MatchedS), 100*c.MedianAbsErr, len(c.Nodes))

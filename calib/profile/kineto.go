@@ -44,6 +44,12 @@ type kinetoUnit struct {
 // parseKineto reads a Kineto trace: its traceEvents (raw) and, for the
 // device it ran on, the rest of its top level.
 func parseKineto(raw json.RawMessage, top map[string]json.RawMessage) (*Profile, error) {
+	return parseKinetoWith(raw, top, nil)
+}
+
+// parseKinetoWith is parseKineto with each kernel's time taken from a
+// CUDA-graph replay of the traced call (replay.go), when rt is not nil.
+func parseKinetoWith(raw json.RawMessage, top map[string]json.RawMessage, rt *replayTimes) (*Profile, error) {
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return nil, fmt.Errorf("traceEvents is not a list of events")
@@ -53,6 +59,14 @@ func parseKineto(raw json.RawMessage, top map[string]json.RawMessage) (*Profile,
 		return nil, err
 	}
 	threads, steps, launches := kinetoIndex(evs)
+	if rt != nil {
+		if len(steps) > 1 {
+			return nil, fmt.Errorf("%d profiler steps: a replay is aligned with one eager call's kernels, so profile one call", len(steps))
+		}
+		if err := alignReplay(evs, rt); err != nil {
+			return nil, err
+		}
+	}
 	var units []kinetoUnit
 	// byOp is the unit of each op call that launched kernels: one call
 	// is one unit, however many kernels it runs (cuBLAS's split-K fp32
@@ -89,9 +103,19 @@ func parseKineto(raw json.RawMessage, top map[string]json.RawMessage) (*Profile,
 	}
 	p := &Profile{Format: PyTorch, Runs: max(len(steps), 1), Device: kinetoProvenance(top, gpu)}
 	p.Events = kinetoEvents(units, p.Runs)
-	if gpu {
+	switch {
+	case rt != nil:
+		// The events keep the eager call's order and attribution; their
+		// times are the replay's, averaged over its runs.
+		p.Runs, p.Replayed = rt.runs, true
+		avg := ""
+		if rt.runs > 1 {
+			avg = fmt.Sprintf(", averaged over %d replays", rt.runs)
+		}
+		p.Notes = append(p.Notes, fmt.Sprintf("time is the CUDA-graph replay's kernel time (%s: %d kernels in the eager call's order%s), charged to the innermost annotation or module around the eager call's launch", rt.path, len(rt.us)/rt.runs, avg))
+	case gpu:
 		p.Notes = append(p.Notes, "time is GPU kernel time, charged to the innermost annotation or module around each launch")
-	} else {
+	default:
 		p.Notes = append(p.Notes, "no GPU kernels: time is each top-level cpu_op's duration")
 	}
 	if len(steps) > 0 {

@@ -57,12 +57,15 @@ type Event struct {
 // profiles); Notes say what the reader chose (a dropped warm-up run, time
 // left out) in one line each.
 type Profile struct {
-	Format Format           `json:"format"`
-	Path   string           `json:"path"`
-	Events []Event          `json:"events"`
-	Runs   int              `json:"runs"`
-	Device calib.Provenance `json:"device,omitzero"`
-	Notes  []string         `json:"notes,omitempty"`
+	Format Format  `json:"format"`
+	Path   string  `json:"path"`
+	Events []Event `json:"events"`
+	Runs   int     `json:"runs"`
+	// Replayed says the times are a CUDA-graph replay's, aligned with an
+	// eager call's kernels (ReadKinetoReplay).
+	Replayed bool             `json:"replayed,omitempty"`
+	Device   calib.Provenance `json:"device,omitzero"`
+	Notes    []string         `json:"notes,omitempty"`
 }
 
 // TotalS is the summed time of all events per run.

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/onnxcost/onnxcost/calib"
 	"github.com/onnxcost/onnxcost/calib/loop"
+	"github.com/onnxcost/onnxcost/calib/profile"
 	"github.com/onnxcost/onnxcost/internal/outfile"
 	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/spf13/cobra"
@@ -18,7 +20,7 @@ func init() { register("calibrate", newCalibrateCmd) }
 // calibrate's logic is in calib, calib/profile and pipeline; this is flags.
 func newCalibrateCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f costFlags
-	var meas, prof, layers, out, format, trace, date string
+	var meas, prof, layers, replay, out, format, trace, date string
 	var top int
 	c := &cobra.Command{
 		Use:   "calibrate --gpu NAME (--measurements FILE.csv | --profile TRACE MODEL) [-o CAL.yaml]",
@@ -41,13 +43,17 @@ command. See docs/commands.md, "Measurements, calibration and intervals".`,
 			if meas != "" {
 				return calibrateTable(stdout, stderr, &f, meas, out, date)
 			}
-			return calibrateProfile(stdout, stderr, &f, args[0], prof, layers, out, trace, date, format, top)
+			if replay != "" && layers != "" {
+				return usageErr("calibrate: --replay goes with a PyTorch trace, --layer-info with a trtexec profile: give one")
+			}
+			return calibrateProfile(stdout, stderr, &f, args[0], prof, layers, replay, out, trace, date, format, top)
 		},
 	}
 	f.addBase(c)
 	c.Flags().StringVar(&meas, "measurements", "", "CSV of measured calls to fit (`FILE.csv`: model,ms[,batch,dtype,dims,runtime])")
 	c.Flags().StringVar(&prof, "profile", "", "measured profile of MODEL (`TRACE`: onnxruntime JSON, PyTorch Kineto trace, trtexec --exportProfile; gzipped too)")
 	c.Flags().StringVar(&layers, "layer-info", "", "trtexec --exportLayerInfo `FILE` (which ONNX nodes each TensorRT layer fused)")
+	c.Flags().StringVar(&replay, "replay", "", "with --profile of one eager call (a PyTorch trace): take each kernel's time from a CUDA-graph replay of the same call, `FILE` a PyTorch trace of the replay or a kernel,us table (scripts/measure_gpu.py --profile; FILE#SPEC picks one call); prices --runtime graph")
 	c.Flags().StringVarP(&out, "output", "o", "", "write the fitted calibration to `CAL.yaml`")
 	c.Flags().StringVar(&trace, "trace", "", "with --profile: write a Chrome trace `FILE`.json with the predicted and measured timelines one above the other")
 	c.Flags().StringVar(&format, "format", "text", "with --profile: text|json")
@@ -74,13 +80,22 @@ func calibrateTable(stdout, stderr io.Writer, f *costFlags, table, out, date str
 }
 
 // calibrateProfile prints the profile's comparison and, with -o, fits it.
-func calibrateProfile(stdout, stderr io.Writer, f *costFlags, model, prof, layers, out, trace, date, format string, top int) error {
-	p, err := loop.ReadProfile(prof, layers)
+func calibrateProfile(stdout, stderr io.Writer, f *costFlags, model, prof, layers, replay, out, trace, date, format string, top int) error {
+	var p *profile.Profile
+	var err error
+	if replay != "" {
+		p, err = profile.ReadKinetoReplay(prof, replay)
+	} else {
+		p, err = loop.ReadProfile(prof, layers)
+	}
 	if err != nil {
 		return usageErr("%v", err)
 	}
 	if rt := loop.ProfileRuntime(p.Format); rt != "" && !f.given("runtime") {
 		f.runtime = rt // the kernels to match are those the profiled runtime ran
+		if p.Replayed {
+			f.runtime = "graph" // the eager call's kernels, replayed
+		}
 	}
 	if !f.given("warm") {
 		// Times averaged over several calls are of calls that each came
@@ -103,7 +118,13 @@ func calibrateProfile(stdout, stderr io.Writer, f *costFlags, model, prof, layer
 	if trace != "" {
 		b, err := m.Trace()
 		if err == nil {
-			err = writeFiles(f.inputs(model, prof), outfile.Bytes(trace, b))
+			in := f.inputs(model, prof)
+			if replay != "" {
+				// FILE or FILE#SPEC: either is an input not to overwrite.
+				path, _, _ := strings.Cut(replay, "#")
+				in = append(in, replay, path)
+			}
+			err = writeFiles(in, outfile.Bytes(trace, b))
 		}
 		if err != nil {
 			return err
