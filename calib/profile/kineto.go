@@ -50,11 +50,7 @@ func parseKineto(raw json.RawMessage, top map[string]json.RawMessage) (*Profile,
 // parseKinetoWith is parseKineto with each kernel's time taken from a
 // CUDA-graph replay of the traced call (replay.go), when rt is not nil.
 func parseKinetoWith(raw json.RawMessage, top map[string]json.RawMessage, rt *replayTimes) (*Profile, error) {
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, fmt.Errorf("traceEvents is not a list of events")
-	}
-	evs, err := decodeEvents(items)
+	evs, err := kinetoTraceEvents(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +72,7 @@ func parseKinetoWith(raw json.RawMessage, top map[string]json.RawMessage, rt *re
 	byOp := map[launchOp]int{}
 	gpu := false
 	for _, e := range evs {
-		if e.Ph == "X" && (e.Cat == "kernel" || e.Cat == "gpu_memcpy" || e.Cat == "gpu_memset") {
+		if isKernelEvent(&e) {
 			gpu = true
 			l, ok := launches[e.arg("correlation")]
 			if !ok {
@@ -122,6 +118,15 @@ func parseKinetoWith(raw json.RawMessage, top map[string]json.RawMessage, rt *re
 		p.Notes = append(p.Notes, fmt.Sprintf("averaged over %d ProfilerStep ranges", len(steps)))
 	}
 	return p, nil
+}
+
+// kinetoTraceEvents decodes a Kineto trace's traceEvents list.
+func kinetoTraceEvents(raw json.RawMessage) ([]chromeEvent, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, fmt.Errorf("traceEvents is not a list of events")
+	}
+	return decodeEvents(items)
 }
 
 // launchOp is one call of an op on a thread: the index of its innermost

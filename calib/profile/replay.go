@@ -137,19 +137,11 @@ func kernelOrder(evs []chromeEvent) []int {
 // of all of them: the runs are told apart when the eager call's kernel
 // count is known (alignReplay), so here there is one.
 func replayFromKineto(data []byte) (*replayTimes, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, jsonError(err)
+	top, err := kinetoTop(data)
+	if err != nil {
+		return nil, err
 	}
-	raw, ok := top["traceEvents"]
-	if !ok {
-		return nil, fmt.Errorf("a JSON object with no traceEvents: not a Kineto trace of a replay")
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, fmt.Errorf("traceEvents is not a list of events")
-	}
-	evs, err := decodeEvents(items)
+	evs, err := kinetoTraceEvents(top["traceEvents"])
 	if err != nil {
 		return nil, err
 	}
