@@ -108,7 +108,7 @@ func TestParseAcceptsAHandWrittenFile(t *testing.T) {
 		class, prec string
 		q10         float64
 	}{{"gemm", "fp32", 0.95}, {"gemm", "16bit", 0.8}, {"gemm", "", 0.8}, {"conv", "fp32", 0.9}} {
-		if got := kernelBand(b.class, b.prec, "Ampere", c.For(a100)); got.Q10 != b.q10 || got.Source != "calibration residuals" {
+		if got, carried := kernelBand(b.class, b.prec, "Ampere", c.For(a100)); got.Q10 != b.q10 || got.Source != "calibration residuals" || carried != 0 {
 			t.Errorf("%s %q: band %+v, want q10 %g from the calibration", b.class, b.prec, got, b.q10)
 		}
 	}

@@ -95,7 +95,7 @@ func Interval(rep *report.Report, gpu *hwdb.GPU, a *Applied) (lo, hi float64) {
 		}
 		body += b
 		largest = max(largest, b)
-		band, carried := kernelBandParts(n.KernelClass, PrecisionGroup(hwdb.Precision(n.Precision)), fam, a)
+		band, carried := kernelBand(n.KernelClass, PrecisionGroup(hwdb.Precision(n.Precision)), fam, a)
 		addPart(b/t, band)
 		lineage += b / t * carried
 	}
@@ -238,20 +238,13 @@ var planCentre = map[string]float64{"eager": 1.07}
 // family's for the class and precision, for the class, the family's for
 // any class, any family's for the class, the pooled one), and
 // defaultBand when there is none.
-func kernelBand(class, prec, family string, a *Applied) ErrorBand {
-	b, carried := kernelBandParts(class, prec, family, a)
-	if carried > 0 {
-		return widenBand(b, carried)
-	}
-	return b
-}
-
-// kernelBandParts is kernelBand split in two: the band of the kernel's
-// own scatter and, where it is a parent family's carried to a family
-// with no band (builtinParts), the generation-to-generation spread the
-// carrying adds (lineageSpread; 0 otherwise), which Interval adds as one
-// shift of the whole model.
-func kernelBandParts(class, prec, family string, a *Applied) (ErrorBand, float64) {
+//
+// It comes in two parts: the band of the kernel's own scatter and, where
+// that is a parent family's carried to a family with no band
+// (builtinParts), the generation-to-generation spread the carrying adds
+// (lineageSpread; 0 otherwise), which Interval adds as one shift of the
+// whole model.
+func kernelBand(class, prec, family string, a *Applied) (ErrorBand, float64) {
 	if a.Fitted() {
 		for _, k := range [][2]string{{class, prec}, {class, ""}, {"*", ""}} {
 			if b, ok := a.cal.band(k[0], k[1]); ok {
@@ -278,7 +271,7 @@ func (c *Calibration) band(class, prec string) (Band, bool) {
 // more about this GPU than another family's kernels of the class, such
 // as Pascal's convolutions for a Hopper part); for a family with no band at all, its parent's
 // (familyParent) widened by the error of carrying one generation's band
-// to the next (lineageBand); else any family's for the class, else the
+// to the next (lineageSpread, widenBand); else any family's for the class, else the
 // pooled band.
 func builtinBand(class, prec, family string) ErrorBand {
 	b, carried := builtinParts(class, prec, family)
