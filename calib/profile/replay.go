@@ -11,8 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/onnxcost/onnxcost/internal/safefile"
 )
 
 // A CUDA-graph replay runs a call's kernels back to back with no host
@@ -93,7 +91,7 @@ func readReplay(arg string) (*replayTimes, error) {
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, safefile.Reason(err))
+		return nil, fmt.Errorf("%s: %v", path, errorText(err))
 	}
 	if data, err = gunzipped(data); err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
