@@ -89,7 +89,10 @@ kinds differ on the measuring machine (the whole-model eager rows are too noisy 
 
 --profile MODEL:DTYPE:BATCH[:graph] writes every kernel of one eager call (with :graph, of one CUDA-graph
 replay of it) (spec, i, name, µs) instead, for each of a comma-separated list of specs: how the whole-model rows were explained (which kernels PyTorch runs
-that the ONNX export does not hold; testdata/measured/h200_sxm_llama7b_decode_b8_kernels.csv.gz).
+that the ONNX export does not hold; testdata/measured/h200_sxm_llama7b_decode_b8_kernels.csv.gz). MODEL is any
+model the rows measure or llama7b-decode; with --kineto DIR each eager spec also writes a Kineto trace of its call,
+beside which `onnxcost calibrate --profile DIR/NAME_DTYPE_bBATCH.json --replay 'OUT#SPEC:graph'` sets the
+replay's kernel times against the model's nodes.
 --models, --dtypes, --batches pick a subset; bert_base and bert_large are
 scripts/export_fixtures.py's BertModel (testdata/models/bert_*.onnx) at sequence 128, run in
 fp16 under autocast (dtype fp16-amp: the model adds an fp32 mask, as HF BERT does).
