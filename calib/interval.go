@@ -129,6 +129,26 @@ func Interval(rep *report.Report, gpu *hwdb.GPU, a *Applied) (lo, hi float64) {
 	return min(roundSig(lo), t), max(roundSig(hi), t)
 }
 
+// IntervalBasis says, for an uncalibrated interval on gpu that does not
+// rest on its own family's measured kernels, whose it rests on, as the
+// report's interval line words it: a family with no band of its own
+// takes its parent's with the spread between generations added
+// (builtinParts), a family with neither every family's bands together.
+// "" where gpu's family has bands of its own (the line's default wording,
+// "on this GPU's family", is then true).
+func IntervalBasis(gpu *hwdb.GPU) string {
+	fam := bandFamily(gpu)
+	if _, ok := familyBand("*", "", fam); ok || fam == "" {
+		return ""
+	}
+	if parent, ok := familyParent[fam]; ok {
+		if _, ok := familyBand("*", "", parent); ok {
+			return fmt.Sprintf("uncalibrated: from the held-out error of each kernel class on %s GPUs, the measured family nearest %s's SM, with the spread between generations added (%.2f in log): no %s kernel is measured here; 'onnxcost calibrate' narrows it", parent, fam, lineageSpread(), fam)
+		}
+	}
+	return fmt.Sprintf("uncalibrated: from the held-out error of each kernel class on every measured family together: no %s kernel is measured here; 'onnxcost calibrate' narrows it", fam)
+}
+
 // UnscaledFamily names the bands of a family's boards priced without
 // their measured vector_gemm_scale (internal/kernelrows PriceUnscaled).
 func UnscaledFamily(family string) string { return family + " without vector_gemm_scale" }

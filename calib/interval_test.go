@@ -225,6 +225,31 @@ func TestLineageShiftAddsInFull(t *testing.T) {
 	}
 }
 
+// TestIntervalBasis: the interval line says whose measured kernels an
+// interval rests on where they are not the GPU family's own: a family
+// with none takes its parent's (Ada Lovelace: Ampere's), one with no
+// parent every family's together (AMD's CDNA 3); a family with bands of
+// its own keeps the default wording (""). The pipeline sets it on every
+// uncalibrated report.
+func TestIntervalBasis(t *testing.T) {
+	saved := builtinBands
+	defer func() { builtinBands = saved }()
+	builtinBands = []ErrorBand{
+		{Family: "Ampere", Class: "*", Q10: 0.9, Q50: 1.0, Q90: 1.1},
+		{Family: "Hopper", Class: "*", Q10: 0.8, Q50: 1.25, Q90: 1.5},
+		{Family: "*", Class: "*", Q10: 0.7, Q90: 1.6},
+	}
+	if b := IntervalBasis(mustGPU(t, "H100")); b != "" {
+		t.Errorf("H100: %q, want the default wording", b)
+	}
+	if b := IntervalBasis(mustGPU(t, "L4")); !strings.Contains(b, "on Ampere GPUs") || !strings.Contains(b, "no Ada Lovelace kernel is measured here") {
+		t.Errorf("L4: %q, want Ampere's kernels named and Ada's absence said", b)
+	}
+	if b := IntervalBasis(mustGPU(t, "MI300X")); !strings.Contains(b, "every measured family together") {
+		t.Errorf("MI300X: %q, want every family's bands", b)
+	}
+}
+
 // A kernel's band follows its compute path: on a T4, DeepBench's
 // held-out int8 convolutions (some falling back to fp32 math) scatter far
 // more about the model than its fp16 tensor-core ones, so the same

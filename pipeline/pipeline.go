@@ -576,6 +576,9 @@ func Estimate(l *Loaded, gpu *hwdb.GPU, opt EstimateOptions) (*report.Report, er
 	}
 	if lo, hi := calib.Interval(r, gpu, applied); hi > 0 {
 		r.Totals.TimeIntervalS = []float64{lo, hi}
+		if !applied.Fitted() {
+			r.Totals.IntervalBasis = calib.IntervalBasis(gpu)
+		}
 	}
 	r.Bindings = l.Bindings
 	r.Warnings = shortenAll(append(append([]string{}, l.Warnings...), r.Warnings...))

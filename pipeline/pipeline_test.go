@@ -3,6 +3,7 @@ package pipeline
 import (
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost/report"
@@ -59,5 +60,24 @@ func TestBadInputIsInputError(t *testing.T) {
 	_, err := LoadBytes("x.onnx", []byte("not a model"), Options{})
 	if err == nil || !IsInputError(err) {
 		t.Fatalf("got %v, want an input error", err)
+	}
+}
+
+// TestIntervalBasisOnReports: an uncalibrated report on a GPU whose
+// family has no measured kernels here says whose its interval rests on
+// (totals.interval_basis, the text's interval line); one on a measured
+// family leaves it out.
+func TestIntervalBasisOnReports(t *testing.T) {
+	for _, c := range []struct {
+		gpu, want string
+	}{{"L4", "on Ampere GPUs"}, {"V100", "no Volta kernel"}, {"T4", ""}, {"H100", ""}} {
+		rep, err := Run("zoo:resnet18", Config{GPU: c.gpu})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := rep.Totals.IntervalBasis
+		if len(rep.Totals.TimeIntervalS) != 2 || (c.want == "") != (b == "") || !strings.Contains(b, c.want) {
+			t.Errorf("%s: interval %v, basis %q; want %q", c.gpu, rep.Totals.TimeIntervalS, b, c.want)
+		}
 	}
 }

@@ -79,7 +79,12 @@ type Totals struct {
 	// under a calibration fitted on this GPU; package calib). Absent when
 	// counting only.
 	TimeIntervalS []float64 `json:"time_interval_s,omitempty"`
-	EnergyJ       float64   `json:"energy_j"`
+	// IntervalBasis says whose measured kernels an uncalibrated
+	// interval rests on where they are not the GPU family's own (a
+	// family with none here: its parent's, or every family's together);
+	// absent otherwise (package calib, IntervalBasis).
+	IntervalBasis string  `json:"interval_basis,omitempty"`
+	EnergyJ       float64 `json:"energy_j"`
 	// AvgPowerW is EnergyJ/TimeS, the board's average power over the
 	// model; EDPJS is the energy-delay product EnergyJ·TimeS.
 	AvgPowerW float64 `json:"avg_power_w"`
