@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/calib"
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/spf13/cobra"
@@ -87,6 +88,11 @@ func newGPUsCmd(stdout, stderr io.Writer) *cobra.Command {
 				return writeJSON(stdout, g)
 			}
 			hwdb.WriteDetail(stdout, g)
+			if b := calib.IntervalBasis(g); b != "" {
+				// A family with no measured kernels here: what its
+				// estimates' intervals rest on instead.
+				fmt.Fprintf(stdout, "\nestimates' 80%% intervals: %s\n", strings.TrimPrefix(b, "uncalibrated: "))
+			}
 			writeModelClocks(stdout, g)
 			return nil
 		},

@@ -23,3 +23,15 @@ func TestGPUsShowModelClocks(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUsShowIntervalBasis: a GPU whose family has no measured kernels
+// here says what its estimates' intervals rest on instead; a measured
+// family's says nothing of it.
+func TestGPUsShowIntervalBasis(t *testing.T) {
+	if out := runOut(t, "gpus", "show", "L4"); !strings.Contains(out, "estimates' 80% intervals: from the held-out error of each kernel class on Ampere GPUs") || !strings.Contains(out, "no Ada Lovelace kernel is measured here") {
+		t.Errorf("L4: no interval basis line:\n%s", out)
+	}
+	if out := runOut(t, "gpus", "show", "H100"); strings.Contains(out, "estimates' 80% intervals") {
+		t.Errorf("H100: an interval basis line for a measured family:\n%s", out)
+	}
+}
