@@ -138,8 +138,11 @@ func Interval(rep *report.Report, gpu *hwdb.GPU, a *Applied) (lo, hi float64) {
 // "on this GPU's family", is then true).
 func IntervalBasis(gpu *hwdb.GPU) string {
 	fam := bandFamily(gpu)
-	if _, ok := familyBand("*", "", fam); ok || fam == "" {
+	if _, ok := familyBand("*", "", fam); ok {
 		return ""
+	}
+	if fam == "" {
+		return "uncalibrated: from the held-out error of each kernel class on every measured family together: this GPU's entry names no architecture; 'onnxcost calibrate' narrows it"
 	}
 	if parent, ok := familyParent[fam]; ok {
 		if _, ok := familyBand("*", "", parent); ok {

@@ -248,6 +248,12 @@ func TestIntervalBasis(t *testing.T) {
 	if b := IntervalBasis(mustGPU(t, "MI300X")); !strings.Contains(b, "every measured family together") {
 		t.Errorf("MI300X: %q, want every family's bands", b)
 	}
+	// A user's entry with no arch takes every family's bands too.
+	custom := *mustGPU(t, "H100")
+	custom.Arch = ""
+	if b := IntervalBasis(&custom); !strings.Contains(b, "names no architecture") {
+		t.Errorf("no arch: %q, want every family's bands and why", b)
+	}
 }
 
 // A kernel's band follows its compute path: on a T4, DeepBench's
