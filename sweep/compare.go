@@ -41,13 +41,16 @@ type ComparisonRow struct {
 	GPU   string  `json:"gpu"`
 	TimeS float64 `json:"time_s"`
 	// TimeIntervalS is TimeS's 80% interval (Row.TimeIntervalS).
-	TimeIntervalS    []float64 `json:"time_interval_s,omitempty"`
-	ThroughputPerS   float64   `json:"throughput_per_s"`
-	EnergyJ          float64   `json:"energy_j"`
-	EnergyPerItemJ   float64   `json:"energy_per_item_j"`
-	PeakMemoryBytes  float64   `json:"peak_memory_bytes"`
-	MemoryLimitBytes float64   `json:"memory_limit_bytes"`
-	Fits             bool      `json:"fits"`
+	TimeIntervalS []float64 `json:"time_interval_s,omitempty"`
+	// IntervalBasis is the row's Row.IntervalBasis: set where no kernel
+	// of the GPU's family is measured here.
+	IntervalBasis    string  `json:"interval_basis,omitempty"`
+	ThroughputPerS   float64 `json:"throughput_per_s"`
+	EnergyJ          float64 `json:"energy_j"`
+	EnergyPerItemJ   float64 `json:"energy_per_item_j"`
+	PeakMemoryBytes  float64 `json:"peak_memory_bytes"`
+	MemoryLimitBytes float64 `json:"memory_limit_bytes"`
+	Fits             bool    `json:"fits"`
 	// USDPerHour is the price given; USDPerMillion is the cost of a
 	// million items at the estimated throughput, busy all the time.
 	USDPerHour    *float64 `json:"usd_per_hour,omitempty"`
@@ -74,7 +77,7 @@ func Compare(res *Result, prices map[string]float64, groupSize int) (*Comparison
 	for i, r := range res.Rows {
 		out.Batch = r.Batch
 		energy := r.EnergyJ * float64(n)
-		row := ComparisonRow{GPU: r.GPU, TimeS: r.TimeS, TimeIntervalS: r.TimeIntervalS, ThroughputPerS: r.ThroughputPerS, PeakMemoryBytes: r.PeakMemoryBytes,
+		row := ComparisonRow{GPU: r.GPU, TimeS: r.TimeS, TimeIntervalS: r.TimeIntervalS, IntervalBasis: r.IntervalBasis, ThroughputPerS: r.ThroughputPerS, PeakMemoryBytes: r.PeakMemoryBytes,
 			MemoryLimitBytes: res.GPUs[i].MemoryBytes, Fits: r.Fits, EnergyJ: energy, EnergyPerItemJ: energy / float64(r.Batch)}
 		if p, ok := prices[r.GPU]; ok {
 			row.USDPerHour = &p
@@ -150,6 +153,7 @@ func WriteCompareText(w io.Writer, r *Comparison) error {
 	b.WriteString("\n\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "gpu\tlatency\t80% interval\tthroughput/s\tenergy/item\tpeak memory\tmemory\tfits\tUSD/hour\tUSD per million\t")
+	carried := false
 	for _, row := range r.Rows {
 		ph, pm := "-", "-"
 		if row.USDPerHour != nil {
@@ -158,10 +162,19 @@ func WriteCompareText(w io.Writer, r *Comparison) error {
 		if row.USDPerMillion != nil {
 			pm = strconv.FormatFloat(*row.USDPerMillion, 'f', 4, 64)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4g\t%s\t%s\t%s\t%s\t%s\t%s\t\n", render.Clean(row.GPU), render.Seconds(row.TimeS), IntervalText(row.TimeIntervalS), row.ThroughputPerS,
+		iv := IntervalText(row.TimeIntervalS)
+		if row.IntervalBasis != "" && len(row.TimeIntervalS) == 2 {
+			iv, carried = iv+" *", true
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4g\t%s\t%s\t%s\t%s\t%s\t%s\t\n", render.Clean(row.GPU), render.Seconds(row.TimeS), iv, row.ThroughputPerS,
 			render.Joules(row.EnergyPerItemJ), render.Bytes(row.PeakMemoryBytes), render.Bytes(row.MemoryLimitBytes), FitsText(row.Fits), ph, pm)
 	}
 	tw.Flush()
+	if carried {
+		// Side by side, a carried interval looks as sure as a measured
+		// family's: say which are carried.
+		b.WriteString("\n* no kernel of this GPU's family is measured here: its interval rests on the nearest measured family's (with the spread between generations added) or on every family's together; 'onnxcost gpus show GPU' says which\n")
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -99,3 +99,36 @@ func TestIntervals(t *testing.T) {
 		t.Errorf("gpus compare text lacks the interval:\n%s", text.String())
 	}
 }
+
+// TestCarriedIntervalsMarked: beside a measured family's GPU, a GPU whose
+// family has no measured kernels here (the L4) carries its report's
+// interval basis and its interval is starred, with one footnote saying
+// what the star means; a comparison of measured families has neither.
+func TestCarriedIntervalsMarked(t *testing.T) {
+	text := func(names ...string) (*Comparison, string) {
+		t.Helper()
+		res, err := Run(Config{Model: "zoo:alexnet", GPUs: gpus(t, names...), Batches: []int64{8}, Plan: "fused"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmp, err := Compare(res, nil, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := WriteCompareText(&b, cmp); err != nil {
+			t.Fatal(err)
+		}
+		return cmp, b.String()
+	}
+	cmp, out := text("A100", "L4")
+	if cmp.Rows[0].IntervalBasis != "" || !strings.Contains(cmp.Rows[1].IntervalBasis, "no Ada Lovelace kernel") {
+		t.Errorf("bases %q, %q: want none for the A100 and Ada's for the L4", cmp.Rows[0].IntervalBasis, cmp.Rows[1].IntervalBasis)
+	}
+	if strings.Count(out, IntervalText(cmp.Rows[1].TimeIntervalS)+" *") != 1 || strings.Contains(out, IntervalText(cmp.Rows[0].TimeIntervalS)+" *") || strings.Count(out, "\n* no kernel of this GPU's family is measured here") != 1 {
+		t.Errorf("want the L4's interval starred, the A100's not, and one footnote:\n%s", out)
+	}
+	if _, out := text("A100", "T4"); strings.Contains(out, "*") {
+		t.Errorf("measured families only: a star or footnote:\n%s", out)
+	}
+}

@@ -54,11 +54,15 @@ type Row struct {
 	TimeS  float64          `json:"time_s"`
 	// TimeIntervalS is the 80% interval [low, high] around TimeS, the
 	// report's (report.Totals.TimeIntervalS); absent where it has none.
-	TimeIntervalS   []float64 `json:"time_interval_s,omitempty"`
-	ThroughputPerS  float64   `json:"throughput_per_s"`
-	PeakMemoryBytes float64   `json:"peak_memory_bytes"`
-	Fits            bool      `json:"fits"`
-	FLOPs           float64   `json:"flops"`
+	TimeIntervalS []float64 `json:"time_interval_s,omitempty"`
+	// IntervalBasis is the report's totals.interval_basis: whose
+	// measured kernels the interval rests on where they are not the GPU
+	// family's own; absent otherwise.
+	IntervalBasis   string  `json:"interval_basis,omitempty"`
+	ThroughputPerS  float64 `json:"throughput_per_s"`
+	PeakMemoryBytes float64 `json:"peak_memory_bytes"`
+	Fits            bool    `json:"fits"`
+	FLOPs           float64 `json:"flops"`
 	// GEMMFLOPs counts the FLOPs of Conv, Gemm, MatMul and recurrent
 	// nodes (and fused nodes built around them): the work the seed's
 	// scaling formulas describe.

@@ -344,7 +344,7 @@ func (s *Sweeper) checkBinds(l *pipeline.Loaded, checkedBatch *bool) error {
 // row is one GPU's report at point p as a row of items per run (GPU
 // left for the caller).
 func (s *Sweeper) row(r *report.Report, items int64, p Point, swept []string) Row {
-	row := Row{Batch: items, Bindings: r.Bindings, TimeS: r.Totals.TimeS, TimeIntervalS: r.Totals.TimeIntervalS, PeakMemoryBytes: r.Totals.PeakMemoryBytes,
+	row := Row{Batch: items, Bindings: r.Bindings, TimeS: r.Totals.TimeS, TimeIntervalS: r.Totals.TimeIntervalS, IntervalBasis: r.Totals.IntervalBasis, PeakMemoryBytes: r.Totals.PeakMemoryBytes,
 		Fits: r.Totals.Fits, FLOPs: r.Totals.FLOPs, GEMMFLOPs: GEMMFLOPs(r), EnergyJ: r.Totals.EnergyJ, MemoryBoundS: memoryBoundS(r)}
 	row.X = float64(items)
 	if len(swept) > 0 {
