@@ -162,22 +162,33 @@ func WriteCompareText(w io.Writer, r *Comparison) error {
 		if row.USDPerMillion != nil {
 			pm = strconv.FormatFloat(*row.USDPerMillion, 'f', 4, 64)
 		}
-		iv := IntervalText(row.TimeIntervalS)
-		if row.IntervalBasis != "" && len(row.TimeIntervalS) == 2 {
-			iv, carried = iv+" *", true
-		}
+		iv, star := markedInterval(row.TimeIntervalS, row.IntervalBasis)
+		carried = carried || star
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4g\t%s\t%s\t%s\t%s\t%s\t%s\t\n", render.Clean(row.GPU), render.Seconds(row.TimeS), iv, row.ThroughputPerS,
 			render.Joules(row.EnergyPerItemJ), render.Bytes(row.PeakMemoryBytes), render.Bytes(row.MemoryLimitBytes), FitsText(row.Fits), ph, pm)
 	}
 	tw.Flush()
 	if carried {
-		// Side by side, a carried interval looks as sure as a measured
-		// family's: say which are carried.
-		b.WriteString("\n* no kernel of this GPU's family is measured here: its interval rests on the nearest measured family's (with the spread between generations added) or on every family's together; 'onnxcost gpus show GPU' says which\n")
+		b.WriteString(carriedFootnote)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// markedInterval is an interval's text, starred where its report's
+// interval rests on another family's kernels (basis set: no kernel of
+// the GPU's family is measured here), and whether it was: side by side,
+// such an interval looks as sure as a measured family's.
+func markedInterval(iv []float64, basis string) (string, bool) {
+	text := IntervalText(iv)
+	if basis == "" || len(iv) != 2 {
+		return text, false
+	}
+	return text + " *", true
+}
+
+// carriedFootnote says what markedInterval's star means.
+const carriedFootnote = "\n* no kernel of this GPU's family is measured here: its interval rests on the nearest measured family's (with the spread between generations added) or on every family's together; 'onnxcost gpus show GPU' says which\n"
 
 // WriteCompareCSV writes one line per GPU.
 func WriteCompareCSV(w io.Writer, r *Comparison) error {

@@ -103,7 +103,8 @@ func TestIntervals(t *testing.T) {
 // TestCarriedIntervalsMarked: beside a measured family's GPU, a GPU whose
 // family has no measured kernels here (the L4) carries its report's
 // interval basis and its interval is starred, with one footnote saying
-// what the star means; a comparison of measured families has neither.
+// what the star means, in `gpus compare` and in `sweep`; a comparison of
+// measured families has neither.
 func TestCarriedIntervalsMarked(t *testing.T) {
 	text := func(names ...string) (*Comparison, string) {
 		t.Helper()
@@ -130,5 +131,17 @@ func TestCarriedIntervalsMarked(t *testing.T) {
 	}
 	if _, out := text("A100", "T4"); strings.Contains(out, "*") {
 		t.Errorf("measured families only: a star or footnote:\n%s", out)
+	}
+	// The sweep's rows alike.
+	res, err := Run(Config{Model: "zoo:alexnet", GPUs: gpus(t, "A100", "L4"), Batches: []int64{1, 8}, Plan: "fused"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := WriteText(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(b.String(), " *") != 2 || strings.Count(b.String(), "\n* no kernel of this GPU's family") != 1 {
+		t.Errorf("sweep: want the L4's two rows starred and one footnote:\n%s", b.String())
 	}
 }

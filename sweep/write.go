@@ -73,6 +73,7 @@ func writeRows(b *strings.Builder, res *Result) {
 		head += "params\t"
 	}
 	fmt.Fprintln(tw, head+"bindings\tlatency\t80% interval\tthroughput/s\tpeak memory\tfits\t")
+	carried := false
 	for _, r := range res.Rows {
 		line := render.Clean(r.GPU) + "\t" + strconv.FormatInt(r.Batch, 10) + "\t"
 		if multi {
@@ -81,11 +82,16 @@ func writeRows(b *strings.Builder, res *Result) {
 		if hasParams {
 			line += BindingText(r.Params) + "\t"
 		}
-		line += BindingText(r.Bindings) + "\t" + render.Seconds(r.TimeS) + "\t" + IntervalText(r.TimeIntervalS) + "\t" + strconv.FormatFloat(r.ThroughputPerS, 'f', 1, 64) +
+		iv, star := markedInterval(r.TimeIntervalS, r.IntervalBasis)
+		carried = carried || star
+		line += BindingText(r.Bindings) + "\t" + render.Seconds(r.TimeS) + "\t" + iv + "\t" + strconv.FormatFloat(r.ThroughputPerS, 'f', 1, 64) +
 			"\t" + render.Bytes(r.PeakMemoryBytes) + "\t" + FitsText(r.Fits) + "\t"
 		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
+	if carried {
+		b.WriteString(carriedFootnote)
+	}
 }
 
 // writeGPUSummary writes one GPU's (or one model's on one GPU's) knee and
