@@ -131,7 +131,7 @@ func Interval(rep *report.Report, gpu *hwdb.GPU, a *Applied) (lo, hi float64) {
 
 // IntervalBasis says, for an uncalibrated interval on gpu that does not
 // rest on its own family's measured kernels, whose it rests on, as the
-// report's interval line words it: a family with no band of its own
+// report's interval line words it after "uncalibrated: ": a family with no band of its own
 // takes its parent's with the spread between generations added
 // (builtinParts), a family with neither every family's bands together.
 // "" where gpu's family has bands of its own (the line's default wording,
@@ -142,14 +142,14 @@ func IntervalBasis(gpu *hwdb.GPU) string {
 		return ""
 	}
 	if fam == "" {
-		return "uncalibrated: from the held-out error of each kernel class on every measured family together: this GPU's entry names no architecture; 'onnxcost calibrate' narrows it"
+		return "from the held-out error of each kernel class on every measured family together: this GPU's entry names no architecture; 'onnxcost calibrate' narrows it"
 	}
 	if parent, ok := familyParent[fam]; ok {
 		if _, ok := familyBand("*", "", parent); ok {
-			return fmt.Sprintf("uncalibrated: from the held-out error of each kernel class on %s GPUs, the measured family nearest %s's SM, with the spread between generations added (%.2f in log): no %s kernel is measured here; 'onnxcost calibrate' narrows it", parent, fam, lineageSpread(), fam)
+			return fmt.Sprintf("from the held-out error of each kernel class on %s GPUs, the measured family nearest %s's SM, with the spread between generations added (%.2f in log): no %s kernel is measured here; 'onnxcost calibrate' narrows it", parent, fam, lineageSpread(), fam)
 		}
 	}
-	return fmt.Sprintf("uncalibrated: from the held-out error of each kernel class on every measured family together: no %s kernel is measured here; 'onnxcost calibrate' narrows it", fam)
+	return fmt.Sprintf("from the held-out error of each kernel class on every measured family together: no %s kernel is measured here; 'onnxcost calibrate' narrows it", fam)
 }
 
 // UnscaledFamily names the bands of a family's boards priced without

@@ -81,14 +81,20 @@ func kinetoTop(data []byte) (map[string]json.RawMessage, error) {
 	return top, nil
 }
 
-// readReplay reads a replay's kernels from "FILE" or "FILE#SPEC".
-func readReplay(arg string) (*replayTimes, error) {
-	path, spec := arg, ""
+// ReplayFile splits a --replay argument into the file it reads and the
+// spec it picks: "FILE#SPEC" unless a file is named so whole.
+func ReplayFile(arg string) (path, spec string) {
 	if _, err := os.Stat(arg); err != nil {
 		if i := strings.LastIndexByte(arg, '#'); i > 0 {
-			path, spec = arg[:i], arg[i+1:]
+			return arg[:i], arg[i+1:]
 		}
 	}
+	return arg, ""
+}
+
+// readReplay reads a replay's kernels from "FILE" or "FILE#SPEC".
+func readReplay(arg string) (*replayTimes, error) {
+	path, spec := ReplayFile(arg)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, errorText(err))

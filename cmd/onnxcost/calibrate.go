@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 
 	"github.com/onnxcost/onnxcost/calib"
 	"github.com/onnxcost/onnxcost/calib/loop"
@@ -120,9 +119,8 @@ func calibrateProfile(stdout, stderr io.Writer, f *costFlags, model, prof, layer
 		if err == nil {
 			in := f.inputs(model, prof)
 			if replay != "" {
-				// FILE or FILE#SPEC: either is an input not to overwrite.
-				path, _, _ := strings.Cut(replay, "#")
-				in = append(in, replay, path)
+				path, _ := profile.ReplayFile(replay)
+				in = append(in, path)
 			}
 			err = writeFiles(in, outfile.Bytes(trace, b))
 		}

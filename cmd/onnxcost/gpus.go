@@ -91,7 +91,7 @@ func newGPUsCmd(stdout, stderr io.Writer) *cobra.Command {
 			if b := calib.IntervalBasis(g); b != "" {
 				// A family with no measured kernels here: what its
 				// estimates' intervals rest on instead.
-				fmt.Fprintf(stdout, "\nestimates' 80%% intervals: %s\n", strings.TrimPrefix(b, "uncalibrated: "))
+				fmt.Fprintf(stdout, "\nestimates' 80%% intervals: %s\n", b)
 			}
 			writeModelClocks(stdout, g)
 			return nil

@@ -193,7 +193,7 @@ func IntervalText(r *report.Report) string {
 	}
 	cal := "uncalibrated: from the held-out error of each kernel class on this GPU's family; 'onnxcost calibrate' narrows it"
 	if r.Totals.IntervalBasis != "" {
-		cal = r.Totals.IntervalBasis // a family with no measured kernels here
+		cal = "uncalibrated: " + r.Totals.IntervalBasis // a family with no measured kernels here
 	}
 	if rt := r.Runtime; rt != nil && rt.WaitS > r.Totals.TimeS/2 {
 		// Most of such a call is the GPU waiting on the host, and the
