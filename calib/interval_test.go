@@ -10,6 +10,14 @@ import (
 	"github.com/onnxcost/onnxcost/hwdb"
 )
 
+// useBands replaces builtinBands with bands for the rest of test t.
+func useBands(t *testing.T, bands []ErrorBand) {
+	t.Helper()
+	saved := builtinBands
+	t.Cleanup(func() { builtinBands = saved })
+	builtinBands = bands
+}
+
 func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b)) }
 
 func TestIntervalCombinesBands(t *testing.T) {
@@ -112,14 +120,12 @@ func TestIntervalOfNothing(t *testing.T) {
 // The family's own band for every class comes before another family's
 // band for the class (builtinBand's order).
 func TestBuiltinBandFallsBackInOrder(t *testing.T) {
-	saved := builtinBands
-	defer func() { builtinBands = saved }()
-	builtinBands = []ErrorBand{
+	useBands(t, []ErrorBand{
 		{Family: "Turing", Class: "gemm", Q10: 0.9, Q90: 1.1},
 		{Family: "*", Class: "conv", Q10: 0.8, Q90: 1.2},
 		{Family: "Turing", Class: "*", Q10: 0.7, Q90: 1.3},
 		{Family: "*", Class: "*", Q10: 0.65, Q90: 1.4},
-	}
+	})
 	for _, c := range []struct {
 		class, fam string
 		q10        float64
@@ -156,14 +162,12 @@ func TestBuiltinBandFallsBackInOrder(t *testing.T) {
 // widened in quadrature by the spread between consecutive generations'
 // centres, before any family's band for the class.
 func TestLineageBand(t *testing.T) {
-	saved := builtinBands
-	defer func() { builtinBands = saved }()
-	builtinBands = []ErrorBand{
+	useBands(t, []ErrorBand{
 		{Family: "Pascal", Class: "*", Q10: 0.8, Q50: 0.9, Q90: 1.2},
 		{Family: "Ampere", Class: "*", Q10: 0.9, Q50: 1.0, Q90: 1.1},
 		{Family: "Hopper", Class: "*", Q10: 0.95, Q50: 1.2, Q90: 1.3},
 		{Family: "*", Class: "conv", Q10: 0.5, Q90: 2.5},
-	}
+	})
 	// Pascal→Ampere and Ampere→Hopper: ln(1/0.9) and ln(1.2).
 	want := math.Sqrt((math.Pow(math.Log(1/0.9), 2) + math.Pow(math.Log(1.2), 2)) / 2)
 	if got := lineageSpread(); !near(got, want, 1e-12) {
@@ -193,12 +197,10 @@ func TestLineageBand(t *testing.T) {
 // scatter partly averages away. Widened per kernel instead, as before,
 // eight equal kernels kept only part of it.
 func TestLineageShiftAddsInFull(t *testing.T) {
-	saved := builtinBands
-	defer func() { builtinBands = saved }()
-	builtinBands = []ErrorBand{
+	useBands(t, []ErrorBand{
 		{Family: "Ampere", Class: "*", Q10: 0.9, Q50: 1.0, Q90: 1.1},
 		{Family: "Hopper", Class: "*", Q10: 0.8, Q50: 1.25, Q90: 1.5},
-	}
+	})
 	tau := lineageSpread() // ln 1.25
 	l4 := mustGPU(t, "L4")
 	ks := make([]kern, 8)
@@ -232,13 +234,11 @@ func TestLineageShiftAddsInFull(t *testing.T) {
 // its own keeps the default wording (""). The pipeline sets it on every
 // uncalibrated report.
 func TestIntervalBasis(t *testing.T) {
-	saved := builtinBands
-	defer func() { builtinBands = saved }()
-	builtinBands = []ErrorBand{
+	useBands(t, []ErrorBand{
 		{Family: "Ampere", Class: "*", Q10: 0.9, Q50: 1.0, Q90: 1.1},
 		{Family: "Hopper", Class: "*", Q10: 0.8, Q50: 1.25, Q90: 1.5},
 		{Family: "*", Class: "*", Q10: 0.7, Q90: 1.6},
-	}
+	})
 	if b := IntervalBasis(mustGPU(t, "H100")); b != "" {
 		t.Errorf("H100: %q, want the default wording", b)
 	}
