@@ -189,6 +189,7 @@ func analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 			return nil, err
 		}
 		a.l2 = prev.l2
+		a.l2.countReaders(g) // this call's readers, the last call's lines
 	}
 	gc, err := a.graph(g, 0)
 	if err != nil {
@@ -326,6 +327,11 @@ type analyzer struct {
 	// lone marks a graph of one node: priced as a call repeated back to
 	// back, its kernel follows itself (perf.Kernel.TensorIterator).
 	lone bool
+	// oneLoop marks a graph of one node, or of one and a pointwise node
+	// (a convolution and its bias, as the plans split them): repeated,
+	// its main kernel follows itself but for that small one
+	// (perf.Kernel.FollowsItself).
+	oneLoop bool
 
 	warnings    []string
 	unsupported map[string]*report.Unsupported
@@ -380,17 +386,33 @@ func setUp(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options, rt *hwdb.Runtim
 	return a, nil
 }
 
+// oneLoop reports whether g is one node, or one and a pointwise node
+// (analyzer.oneLoop).
+func oneLoop(g *ir.Graph) bool {
+	switch len(g.Nodes) {
+	case 1:
+		return true
+	case 2:
+		a, b := g.Nodes[0], g.Nodes[1]
+		return a != nil && b != nil && StreamOp(a.Domain, a.OpType) != StreamOp(b.Domain, b.OpType)
+	}
+	return false
+}
+
 // newAnalyzer is an analyzer of g on gpu with an empty L2; with no GPU,
 // one that counts (Count).
 func newAnalyzer(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options, rt *hwdb.Runtime) *analyzer {
 	a := &analyzer{
-		gpu: gpu, model: m, opt: opt, runtime: rt, lone: len(g.Nodes) == 1,
+		gpu: gpu, model: m, opt: opt, runtime: rt, lone: len(g.Nodes) == 1, oneLoop: oneLoop(g),
 		unsupported: map[string]*report.Unsupported{},
 		seenParams:  map[*ir.Value]bool{},
 		fallbacks:   map[string]int{},
 	}
 	if gpu != nil { // counting follows no cache
 		a.l2 = newL2Residency(gpu.L2ReuseBytes(), g)
+		if opt.Train == nil {
+			a.l2.countReaders(g)
+		}
 	}
 	if opt.AppendKVCache {
 		a.appends = cacheAppends(g)
@@ -532,6 +554,10 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		// A lone kernel repeated follows itself and pays no first load
 		// (perf's pointwiseLoadCycles): our single-kernel tables.
 		k.TensorIterator = a.eagerPlan() && StreamOp(n.Domain, n.OpType) && !a.lone
+		k.FollowsItself = a.oneLoop
+		if copied, strided := a.eagerCopy(n, g, est.Class); copied {
+			k.TensorIterator, k.Strided = !a.lone, strided
+		}
 		k.SmallCTAs = a.cudnnNCHWBatchNormPlanes(n)
 		k.MaxPoolOutputs = a.eagerMaxPoolOutputs(n)
 		k.ChannelsLastCatElements = a.eagerChannelsLastCatElements(n)
@@ -1154,6 +1180,51 @@ func (a *analyzer) stridedOperand(n *ir.Node, g *ir.Graph) bool {
 		}
 	}
 	return false
+}
+
+// eagerCopy reports whether eager PyTorch runs data node n (of kernel
+// class class) as one of ATen's copies, through TensorIterator's loops
+// (a transpose or a broadcast made contiguous: direct_copy_kernel_cuda)
+// or its cat kernel (CatArrayBatchedCopy), which pay the pointwise
+// kernels' first load (perf.Kernel.TensorIterator), and whether it reads
+// its source through strides (perf.Kernel.Strided): a transpose's
+// permuted source, an expand's broadcast one, a concatenation of a
+// strided view. Those run the non-vectorized loop. In our H200's Kineto
+// trace of a small LLaMA (fp16, batch 8; calib/profile/testdata/
+// kineto_h200) the attention's copies, repeat_kv's two expands made
+// contiguous, the output's transpose and rotate_half's two cats of a
+// slice, lasted 2.3-2.9 µs over 64-256 KB, like the strided pointwise
+// kernels beside them (2.1-2.9), where a copy was priced as a stream
+// (0.65-0.70 µs); the rotary table's cat of two contiguous rows lasted
+// 1.73 µs (priced 0.64). With the copies' loops the trace's data kernels
+// are priced within a median 7.7% (was 23.3%). A channels_last cat keeps
+// its own rule (eagerChannelsLastCatElements), which its fit holds.
+func (a *analyzer) eagerCopy(n *ir.Node, g *ir.Graph, class perf.KernelClass) (copied, strided bool) {
+	if !a.eagerPlan() || class != perf.ClassData || n.Domain != "" {
+		return false, false
+	}
+	switch n.OpType {
+	case "Transpose":
+		// A kernel runs only for a transpose the plan does not keep as
+		// a view.
+		return true, true
+	case "Expand":
+		// Its kernel writes the broadcast; a scalar's is a fill.
+		sz := a.sizer(n)
+		in, ok := sz.Dims(n.In(0))
+		return true, !ok || prod(in) > 1
+	case "Concat":
+		if a.eagerChannelsLastCatElements(n) > 0 {
+			return false, false
+		}
+		for _, v := range n.Inputs {
+			if v != nil && v.Producer != nil && v.Producer.Domain == "" && a.stridedView(v.Producer, g) {
+				return true, true
+			}
+		}
+		return true, false
+	}
+	return false, false
 }
 
 // eagerReduction reports whether eager PyTorch runs n as one of ATen's

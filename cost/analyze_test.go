@@ -1103,3 +1103,49 @@ func TestEagerMaxPool(t *testing.T) {
 		}
 	}
 }
+
+// TestEagerCopiesRunATenLoops: eager PyTorch copies through the same
+// loops as its pointwise kernels. A transpose it must make contiguous
+// (read by a reshape) and an expand it writes out read their sources
+// through strides: each lasts at least as long as a strided pointwise
+// kernel's fixed part, above a contiguous Add's (the first load alone);
+// a cat of contiguous inputs pays the Add's first load. TensorRT's plan
+// runs its own copies: none of it.
+func TestEagerCopiesRunATenLoops(t *testing.T) {
+	ramps := func(runtime string) map[string]float64 {
+		b := newBuilder(t)
+		x := b.Input("x", 8, 64, 8, 32)
+		xt, xr := b.Val("xt", ir.Float32, 8, 8, 64, 32), b.Val("xr", ir.Float32, 8, 8, 2048)
+		b.Node("Transpose", []*ir.Value{x}, []*ir.Value{xt}, ir.IntsAttr("perm", 0, 2, 1, 3))
+		b.Node("Reshape", []*ir.Value{xt, b.Ints("rs", 8, 8, 2048)}, []*ir.Value{xr})
+		v := b.Input("v", 8, 2, 1, 64, 32)
+		ve := b.Val("ve", ir.Float32, 8, 2, 4, 64, 32)
+		b.Node("Expand", []*ir.Value{v, b.Ints("es", 8, 2, 4, 64, 32)}, []*ir.Value{ve})
+		c1, c2 := b.Input("c1", 8, 8, 64, 16), b.Input("c2", 8, 8, 64, 16)
+		cat := b.Val("cat", ir.Float32, 8, 8, 64, 32)
+		b.Node("Concat", []*ir.Value{c1, c2}, []*ir.Value{cat}, ir.IntAttr("axis", 3))
+		a1, a2 := b.Input("a1", 8, 8, 64, 32), b.Input("a2", 8, 8, 64, 32)
+		sum := b.Val("sum", ir.Float32, 8, 8, 64, 32)
+		b.Node("Add", []*ir.Value{a1, a2}, []*ir.Value{sum})
+		for _, o := range []*ir.Value{xr, ve, cat, sum} {
+			b.G.AddOutput(o)
+		}
+		got := map[string]float64{}
+		for _, n := range b.analyze(Options{Runtime: testRuntime(t, runtime), Plan: "unfused"}).Nodes {
+			got[n.OpType] += n.RampS
+		}
+		return got
+	}
+	eager, trt := ramps("graph"), ramps("tensorrt")
+	if !(eager["Transpose"] > eager["Add"] && eager["Expand"] > eager["Add"]) {
+		t.Errorf("graph: strided copies' fixed time transpose %.3g s, expand %.3g s; want each above a contiguous Add's %.3g s", eager["Transpose"], eager["Expand"], eager["Add"])
+	}
+	if math.Abs(eager["Concat"]-eager["Add"]) > 1e-12 {
+		t.Errorf("graph: a cat of contiguous inputs has %.3g s of fixed time, want the Add's %.3g s", eager["Concat"], eager["Add"])
+	}
+	for _, op := range []string{"Transpose", "Expand", "Concat"} {
+		if trt[op] >= eager[op] {
+			t.Errorf("%s: %.3g s of fixed time under tensorrt, %.3g s eager; want less", op, trt[op], eager[op])
+		}
+	}
+}

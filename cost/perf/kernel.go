@@ -132,9 +132,16 @@ type Kernel struct {
 	// sets the read-write mix an elementwise stream runs at (dramEff).
 	WriteShare float64
 	// TensorIterator marks a pointwise kernel PyTorch runs through its
-	// TensorIterator loops, vectorized or strided: its threads' first
-	// loads' round trip runs in series with the rest (aten.go).
+	// TensorIterator loops, vectorized or strided, or a copy it runs
+	// through them or its cat kernel: its threads' first loads' round
+	// trip runs in series with the rest (aten.go).
 	TensorIterator bool
+	// FollowsItself marks a kernel priced as one call of a loop of
+	// itself, alone or with a small pointwise kernel (a convolution and
+	// its bias timed in a loop), which starts where its previous call
+	// left its code, its arguments and its operands: a convolution's fill
+	// then shortens with its operands' warmth (gpuFillScale).
+	FollowsItself bool
 	// MaxPoolOutputs is, for a max pool PyTorch runs in its own kernels
 	// (max_pool_forward_nchw, max_pool_forward_nhwc), its output
 	// elements, one thread's integer work each (pool.go); 0 otherwise.

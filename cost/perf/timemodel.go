@@ -606,17 +606,36 @@ const ConvFillShare = 1
 
 // gpuFillScale scales a GEMM-like kernel's in-plan fill (fillS) to its
 // kernel's GPU share: ConvFillShare over the assumed share for a tiled
-// library convolution's forward kernel, and for it and a GEMM the warm
-// share where their operands are in L2 (warmFill), 1 otherwise. The gradient kernels
+// library convolution's forward kernel, and the warm share where the
+// operands are in L2 (warmFill) for a GEMM, and for a convolution
+// repeated back to back (k.FollowsItself), 1 otherwise. The gradient kernels
 // keep the assumed share: the replays time only forward passes, and our
 // H100 training steps' priced device time is already above their measured
 // kernel sums (ResNet-50 AMP: 17.4 ms against 14.3 ms).
+//
+// A convolution inside a plan keeps its whole fill however warm its
+// operands: the warm share was measured for convolutions only as calls of
+// a loop of themselves (the conv-choice sweep), and whole models whose
+// filters stay in L2 from one CUDA-graph replay to the next say it does
+// not carry over to a convolution that follows other kernels: priced with
+// their filters and inputs warm (report --warm, their dead activations'
+// lines reclaimed: residency.go), MobileNet-V2 at batch 1 came out 11-19%
+// under our H100 and H200 replays in fp32 and fp16 and 39-40% under in
+// TF32, and DenseNet-121 fp16 22-27% under, where with the whole fill
+// they are −14% to +21% and +6% to +12% (cmd/onnxcost
+// TestMeasuredEndToEnd, GRAPH_WARM=1). The prologue of cuDNN's implicit
+// GEMM works out each CTA's filter and input offsets, which warm data
+// does not shorten; what a repeated call skips is not measured apart.
+// A GEMM's warm share was read off kernels that follow others (the
+// attention products of our Kineto traces: WarmGEMMFill).
 func gpuFillScale(g *hwdb.GPU, k Kernel) float64 {
 	switch {
 	case k.Class == ClassGEMM && k.Resident:
 		return warmFill(k)
-	case k.Class == ClassConv && k.Grad == "" && min(k.M, k.N) > 1:
+	case k.Class == ClassConv && k.Grad == "" && min(k.M, k.N) > 1 && k.FollowsItself:
 		return ConvFillShare / inPlanLaunchFraction * warmFill(k)
+	case k.Class == ClassConv && k.Grad == "" && min(k.M, k.N) > 1:
+		return ConvFillShare / inPlanLaunchFraction
 	case k.Class == ClassAttention && k.Grad == "" && k.Decode.Heads > 0 && isHopper(g):
 		return hopperDecodeFillShare / inPlanLaunchFraction
 	case k.Class == ClassAttention && k.Grad == "":
@@ -649,10 +668,13 @@ func warmFill(k Kernel) float64 {
 // whole-model rows (cmd/onnxcost TestMeasuredEndToEndH100/H200) moved
 // H100 graph replays 6.8% → 5.5% (signed −3.4% → −3.5%), all 118 H100
 // times 8.36% → 7.75%, all 156 H200 times 11.05% → 10.7%. The same
-// traces' projection GEMMs read a weight from DRAM and keep the cold
-// fill. Fitted on Hopper; the effect (L2 against DRAM latency) is every
-// GPU's, so it applies to all, and to a library convolution's fill too
-// (ConvFillShare).
+// traces' projection GEMMs were read as cold-weight kernels; they were
+// not: the small LLaMA's weights (2.8 MB) stay in L2 from one call to
+// the next once dead activations give their lines back (residency.go),
+// and priced warm its 15 projections come to 2.6 µs each, as measured
+// (2.5-3.8), against 5.9-6.6 cold. Fitted on Hopper; the effect (L2
+// against DRAM latency) is every GPU's, so it applies to all, and to a
+// library convolution repeated back to back (gpuFillScale).
 const WarmGEMMFill = 0.35
 
 // AttnFillShare is the share of its fitted fill that a fused attention
