@@ -386,6 +386,19 @@ func setUp(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options, rt *hwdb.Runtim
 	return a, nil
 }
 
+// released counts node n's reads of its inputs where no kernel of its
+// own read them through the L2 (a shape query, a folded or unpriced
+// node, a control-flow node whose body read what it needed), so that a
+// tensor such a node reads is still reclaimed after its last reader.
+func (a *analyzer) released(n *ir.Node) {
+	if a.l2 == nil {
+		return
+	}
+	for _, v := range n.Inputs {
+		a.l2.read(v)
+	}
+}
+
 // oneLoop reports whether g is one node, or one and a pointwise node
 // (analyzer.oneLoop).
 func oneLoop(g *ir.Graph) bool {
@@ -512,6 +525,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 	est, subPeak, ok := a.estimate(n, g, depth)
 	if !ok {
 		nc.Note = "no cost rule: not counted"
+		a.released(n)
 		return NodeEstimate{}, aggregate{}, 0
 	}
 	a.sanitizeEstimate(n, &est)
@@ -535,10 +549,13 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 	case est.composite != nil:
 		agg = *est.composite
 		nc.Bound = agg.bound()
+		a.released(n)
 	case est.View || est.Launches == 0:
 		// No kernel: no time. A view's output is its input's bytes.
 		if est.View && !folded(n) && !n.BuildTime() && a.l2 != nil {
 			a.l2.view(n)
+		} else {
+			a.released(n)
 		}
 	case a.gpu == nil:
 		// Counting only: a kernel, but no GPU to price it on.

@@ -263,7 +263,9 @@ func TestReadAfterWrite(t *testing.T) {
 // capacity but holds two tensors at once; the GEMV before it reads a
 // weight of an eighth of L2, from DRAM on the first call and from L2 when
 // the call runs again back to back. Without the reclaim the chain's
-// writes pushed the weight out and the warm call read it from DRAM too.
+// writes pushed the weight out and the warm call read it from DRAM too;
+// so they did while a node priced by no rule read each link and kept its
+// count from falling.
 func TestDeadActivationsGiveBackTheirLines(t *testing.T) {
 	b := newBuilder(t)
 	elems := int64(costtest.GPU().L2ReuseBytes() / 4 / 8)
@@ -275,6 +277,11 @@ func TestDeadActivationsGiveBackTheirLines(t *testing.T) {
 	for i := range 128 {
 		o := b.Val(fmt.Sprint("h", i+1), ir.Float32, 1, elems)
 		b.Node("Relu", []*ir.Value{h}, []*ir.Value{o})
+		// A node priced by no rule reads it too; its read still counts
+		// down.
+		u := b.Val(fmt.Sprint("u", i+1), ir.Float32, 1)
+		b.Node("Unpriced", []*ir.Value{o}, []*ir.Value{u}).Domain = "test.unpriced"
+		b.G.AddOutput(u)
 		h = o
 	}
 	b.G.AddOutput(dot)
