@@ -170,10 +170,18 @@ func (c *Comparison) WriteText(w io.Writer, top int) error {
 	}
 	fmt.Fprintf(&b, "%-48s %-22s %12s %12s %8s\n", "node (largest disagreement first)", "op", "predicted", "measured", "error")
 	for _, n := range nodes {
-		fmt.Fprintf(&b, "%-48s %-22s %12s %12s %+7.1f%%\n", clip(n.Name, 48), clip(n.OpType, 22), us(n.PredictedS), us(n.MeasuredS), 100*(n.PredictedS/n.MeasuredS-1))
+		measured := us(n.MeasuredS)
+		if n.Shared > 1 {
+			measured += "*"
+		}
+		fmt.Fprintf(&b, "%-48s %-22s %12s %12s %+7.1f%%\n", clip(n.Name, 48), clip(n.OpType, 22), us(n.PredictedS), measured, 100*(n.PredictedS/n.MeasuredS-1))
 	}
 	if len(c.Nodes) > len(nodes) {
 		fmt.Fprintf(&b, "… %d more nodes (--top 0 lists all)\n", len(c.Nodes)-len(nodes))
+	}
+	if shared := c.sharedNodes(); shared > 0 {
+		fmt.Fprintf(&b, "* a share of kernels several nodes were matched to together (%d of the %d nodes), split in proportion to their predictions: the group's error, not the node's (--format json: shared, profiled)\n",
+			shared, len(c.Nodes))
 	}
 	fmt.Fprintf(&b, "\n%-12s %6s %12s %12s %14s\n", "class", "nodes", "predicted", "measured", "median |error|")
 	for _, ce := range c.Classes {
@@ -188,6 +196,18 @@ func (c *Comparison) WriteText(w io.Writer, top int) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// sharedNodes counts the nodes whose measured time is a pooled share
+// (NodeTime.Shared).
+func (c *Comparison) sharedNodes() int {
+	n := 0
+	for _, nt := range c.Nodes {
+		if nt.Shared > 1 {
+			n++
+		}
+	}
+	return n
 }
 
 // us prints seconds as µs below a millisecond, else ms.

@@ -477,3 +477,34 @@ func TestTRTNameNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedTimeIsMarked: a layer that ran two nodes as one kernel gives
+// each a share of its time in proportion to their predictions, and both
+// rows say so (NodeTime.Shared, the text's "*" and its footnote); a node
+// matched alone does not.
+func TestSharedTimeIsMarked(t *testing.T) {
+	rep := &report.Report{GPU: "H100-SXM5-80GB", Nodes: []report.NodeCost{
+		{Name: "/conv", OpType: "Conv", KernelClass: "conv", ComputeS: 6e-6, TimeS: 6e-6, Launches: 1},
+		{Name: "/relu", OpType: "Relu", KernelClass: "elementwise", MemoryS: 2e-6, TimeS: 2e-6, Launches: 1},
+		{Name: "/fc", OpType: "Gemm", KernelClass: "gemm", ComputeS: 4e-6, TimeS: 4e-6, Launches: 1},
+	}}
+	p := &Profile{Format: TensorRT, Runs: 1, Events: []Event{
+		{Name: "conv+relu", Nodes: []string{"/conv", "/relu"}, DurS: 12e-6, Kernels: 1},
+		{Name: "/fc", Nodes: []string{"/fc"}, DurS: 5e-6, Kernels: 1},
+	}}
+	m := MatchReport(p, rep)
+	shared := map[string]int{}
+	for _, n := range m.Nodes {
+		shared[n.Name] = n.Shared
+	}
+	if shared["/conv"] != 2 || shared["/relu"] != 2 || shared["/fc"] != 0 {
+		t.Fatalf("shared %v, want the fused layer's two nodes at 2 and /fc at 0", shared)
+	}
+	var b strings.Builder
+	if err := Compare(p, m).WriteText(&b, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(b.String(), "µs*"); got != 2 || !strings.Contains(b.String(), "(2 of the 3 nodes)") {
+		t.Errorf("text marks %d measured times shared, want 2 and the footnote:\n%s", got, b.String())
+	}
+}

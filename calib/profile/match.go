@@ -22,6 +22,11 @@ type NodeTime struct {
 	MeasuredS  float64  `json:"measured_s"`
 	Events     int      `json:"events"`
 	Profiled   []string `json:"profiled,omitempty"`
+	// Shared is, when more than one, how many nodes the events that
+	// landed on this one were pooled over: MeasuredS is then its share of
+	// their time in proportion to PredictedS, so its error is the pool's
+	// (a module's kernels that no finer match placed, a fused layer's).
+	Shared int `json:"shared,omitempty"`
 }
 
 // kernelTimeS is what a profile's kernel and layer durations measure of
@@ -847,7 +852,7 @@ func (g *graph) poolHas(pl *pooled, op string) bool {
 // distribute splits each pool's time over its nodes and builds the Match.
 func (g *graph) distribute(evs []Event, pools []*pooled) *Match {
 	measured := make([]float64, len(g.nodes))
-	count := make([]int, len(g.nodes))
+	count, shared := make([]int, len(g.nodes)), make([]int, len(g.nodes))
 	profiled := make([][]string, len(g.nodes))
 	matched := make([]bool, len(evs))
 	m := &Match{Profiled: make([]ProfiledTime, len(evs))}
@@ -884,6 +889,7 @@ func (g *graph) distribute(evs []Event, pools []*pooled) *Match {
 			}
 			measured[n] += total * share
 			count[n] += len(pl.events)
+			shared[n] = max(shared[n], len(pl.nodes))
 			for _, e := range pl.events {
 				profiled[n] = append(profiled[n], evs[e].Name)
 			}
@@ -905,6 +911,9 @@ func (g *graph) distribute(evs []Event, pools []*pooled) *Match {
 		if measured[i] > 0 || count[i] > 0 || g.hasKernel(i) {
 			m.Nodes = append(m.Nodes, NodeTime{Name: nd.Name, OpType: nd.OpType, KernelClass: nd.KernelClass,
 				PredictedS: kernelTimeS(&nd), MeasuredS: measured[i], Events: count[i], Profiled: profiled[i]})
+			if shared[i] > 1 {
+				m.Nodes[len(m.Nodes)-1].Shared = shared[i]
+			}
 		}
 	}
 	return m
