@@ -507,4 +507,11 @@ func TestSharedTimeIsMarked(t *testing.T) {
 	if got := strings.Count(b.String(), "µs*"); got != 2 || !strings.Contains(b.String(), "(2 of the 3 nodes)") {
 		t.Errorf("text marks %d measured times shared, want 2 and the footnote:\n%s", got, b.String())
 	}
+	// The fit takes the layer as one measurement: both kernels against its
+	// 12 µs, not each share against the prediction it was split by.
+	rows := m.Rows(rep)
+	if len(rows) != 2 || len(rows[0].Report.Nodes) != 2 || math.Abs(rows[0].MeasuredS-12e-6) > 1e-15 ||
+		math.Abs(rows[0].Report.Totals.TimeS-8e-6) > 1e-15 || !strings.Contains(rows[0].Name, "/conv and the 1 other") {
+		t.Errorf("rows %+v, want the fused layer's two nodes as one 12 µs row (8 µs predicted) and /fc alone", rows)
+	}
 }

@@ -27,6 +27,10 @@ type NodeTime struct {
 	// their time in proportion to PredictedS, so its error is the pool's
 	// (a module's kernels that no finer match placed, a fused layer's).
 	Shared int `json:"shared,omitempty"`
+	// group is the node's share group, pools joined where they share a
+	// node (−1 when its time is its own): Rows fits each group as one
+	// measurement.
+	group int
 }
 
 // kernelTimeS is what a profile's kernel and layer durations measure of
@@ -907,16 +911,54 @@ func (g *graph) distribute(evs []Event, pools []*pooled) *Match {
 	if t := m.MatchedS + m.UnmatchedS; t > 0 {
 		m.MatchedTimeFraction = m.MatchedS / t
 	}
+	group := shareGroups(len(g.nodes), pools)
 	for i, nd := range g.nodes {
 		if measured[i] > 0 || count[i] > 0 || g.hasKernel(i) {
-			m.Nodes = append(m.Nodes, NodeTime{Name: nd.Name, OpType: nd.OpType, KernelClass: nd.KernelClass,
-				PredictedS: kernelTimeS(&nd), MeasuredS: measured[i], Events: count[i], Profiled: profiled[i]})
+			nt := NodeTime{Name: nd.Name, OpType: nd.OpType, KernelClass: nd.KernelClass,
+				PredictedS: kernelTimeS(&nd), MeasuredS: measured[i], Events: count[i], Profiled: profiled[i], group: -1}
 			if shared[i] > 1 {
-				m.Nodes[len(m.Nodes)-1].Shared = shared[i]
+				nt.Shared, nt.group = shared[i], group[i]
 			}
+			m.Nodes = append(m.Nodes, nt)
 		}
 	}
 	return m
+}
+
+// shareGroups numbers the groups of nodes whose measured times are shares
+// of one pooled time: pools of several nodes, joined where they share a
+// node (a node's time then mixes both pools' shares); −1 for the rest.
+func shareGroups(n int, pools []*pooled) []int {
+	parent := make([]int, n)
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	inPool := make([]bool, n)
+	for _, pl := range pools {
+		if len(pl.nodes) < 2 {
+			continue
+		}
+		for _, x := range pl.nodes {
+			inPool[x] = true
+			parent[find(x)] = find(pl.nodes[0])
+		}
+	}
+	group := make([]int, n)
+	for i := range group {
+		group[i] = -1
+		if inPool[i] {
+			group[i] = find(i)
+		}
+	}
+	return group
 }
 
 // placeElided gives each event still without a node the planned node that
