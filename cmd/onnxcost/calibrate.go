@@ -39,6 +39,12 @@ command. See docs/commands.md, "Measurements, calibration and intervals".`,
 			if err := checkValue("--format", format, "text", "json"); err != nil {
 				return err
 			}
+			if f.calibration != "" {
+				// What calibrate compares and fits is the estimate before
+				// any calibration; taking the flag and pricing without it
+				// would be a silent no-op.
+				return usageErr("calibrate: --calibration corrects the cost commands' estimates (report, compare, sweep, …); calibrate compares and fits the uncalibrated one: drop it, or price the model with 'onnxcost report --calibration'")
+			}
 			if meas != "" {
 				return calibrateTable(stdout, stderr, &f, meas, out, date)
 			}

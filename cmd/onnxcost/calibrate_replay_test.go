@@ -83,3 +83,16 @@ func TestCalibrateReplay(t *testing.T) {
 		t.Errorf("a replay of another call: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
+
+// TestCalibrateRefusesCalibration: calibrate compares and fits the
+// estimate before any calibration, so --calibration (which every cost
+// command takes) is refused with one line and exit 2, where it was taken
+// and silently not applied.
+func TestCalibrateRefusesCalibration(t *testing.T) {
+	trace := filepath.Join("..", "..", "calib", "profile", "testdata", "ort_transformer.json")
+	model := filepath.Join("..", "..", "calib", "profile", "testdata", "models", "transformer.onnx")
+	code, out, errs := runCLI(t, "calibrate", "--gpu", "A100", "--profile", trace, model, "--calibration", "any.yaml")
+	if code != 2 || out != "" || !strings.Contains(errs, "--calibration") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
