@@ -632,9 +632,10 @@ func gpuFillScale(g *hwdb.GPU, k Kernel) float64 {
 	switch {
 	case k.Class == ClassGEMM && k.Resident:
 		return warmFill(k)
-	case k.Class == ClassConv && k.Grad == "" && min(k.M, k.N) > 1 && k.FollowsItself:
-		return ConvFillShare / inPlanLaunchFraction * warmFill(k)
 	case k.Class == ClassConv && k.Grad == "" && min(k.M, k.N) > 1:
+		if k.FollowsItself {
+			return ConvFillShare / inPlanLaunchFraction * warmFill(k)
+		}
 		return ConvFillShare / inPlanLaunchFraction
 	case k.Class == ClassAttention && k.Grad == "" && k.Decode.Heads > 0 && isHopper(g):
 		return hopperDecodeFillShare / inPlanLaunchFraction
