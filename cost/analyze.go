@@ -361,6 +361,9 @@ type analyzer struct {
 	// autocast is the dtype flow of --dtype fp16-amp/bf16-amp (nil
 	// otherwise: autocast.go).
 	autocast *autocastFlow
+	// orders are the memory orders of the eager plan's permuted tensors
+	// (eager_order.go); nil until one is met.
+	orders map[*ir.Value]dimOrder
 }
 
 // setUp is the analyzer analyze runs: newAnalyzer with its tensor
@@ -522,6 +525,7 @@ func present(vs []*ir.Value) int {
 func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int) (NodeEstimate, aggregate, float64) {
 	nc.Name, nc.OpType, nc.Domain, nc.Module = n.Name, n.OpType, n.Domain, n.ModulePath()
 	nc.FusedFrom = sharedList(n.FusedFrom)
+	a.noteOrder(n, g)
 	est, subPeak, ok := a.estimate(n, g, depth)
 	if !ok {
 		nc.Note = "no cost rule: not counted"
@@ -611,6 +615,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		// The copies live in the cuDNN call's workspace while it runs.
 		subPeak = max(subPeak, a.layoutTransposes(nc, n, k, &est, &agg))
 		a.autocastCasts(nc, n, &est, &agg)
+		a.matmulOperandCopies(nc, n, &est, &agg)
 		a.priceTrailer(nc, n, &est, prec, split, &agg)
 		// The all-reduce after a row-parallel GEMM: on the critical path.
 		if split && needsAllReduce(n) {
@@ -910,7 +915,11 @@ func (a *analyzer) noKernel(n *ir.Node, g *ir.Graph, view bool) string {
 // .to(torch.float32) on fp32 tensors: two casts a norm in an fp32
 // LLaMA), and onnxruntime and TensorRT remove such a cast when they
 // build the session or engine. Under --dtype fp16 a cast to fp32 is
-// kept: the model run in half precision converts there.
+// kept: the model run in half precision converts there; but a cast of a
+// cast's output to the dtype that cast wrote is not (Hugging Face's
+// LLaMA exported in fp32 writes softmax(…, dtype=torch.float32) and
+// .to(query.dtype) as two casts to fp32 after the Softmax; priced at
+// fp16 the first converts, and our H200 trace of it runs one copy).
 func (a *analyzer) noOpCast(n *ir.Node) bool {
 	if n.Domain != "" || n.OpType != "Cast" && n.OpType != "CastLike" {
 		return false
@@ -921,12 +930,22 @@ func (a *analyzer) noOpCast(n *ir.Node) bool {
 	}
 	have := in.DType
 	switch {
+	case castOutput(in):
+		// A cast's output has the dtype it converted to, whatever
+		// --dtype prices the model's other floats at.
 	case a.autocast != nil:
 		have = a.autocast.of(in)
 	case a.dtype != ir.Undefined && have.IsFloat():
 		have = a.dtype
 	}
 	return have == out.DType
+}
+
+// castOutput reports whether v is written by a standard Cast (not
+// CastLike, whose target is another tensor's type).
+func castOutput(v *ir.Value) bool {
+	p := v.Producer
+	return p != nil && p.Domain == "" && p.OpType == "Cast"
 }
 
 // strideView says why n runs no kernel, its output being its input read
@@ -1196,7 +1215,7 @@ func (a *analyzer) stridedOperand(n *ir.Node, g *ir.Graph) bool {
 			}
 		}
 	}
-	return false
+	return a.mixedOrders(n)
 }
 
 // eagerCopy reports whether eager PyTorch runs data node n (of kernel
