@@ -87,3 +87,43 @@ func TestCastOfACastIsNoKernel(t *testing.T) {
 		t.Errorf("launches of the two casts at fp16 = %v, want [1 0]", launches)
 	}
 }
+
+// TestRecomposedPointwiseOpsPayTheFirstLoad: under the eager plan a GELU,
+// SiLU (QuickGelu) or rsqrt the plan recomposed runs TensorIterator's
+// loop as a Neg does, and pays its first load; a repeated one-node
+// graph and TensorRT's plan do not.
+func TestRecomposedPointwiseOpsPayTheFirstLoad(t *testing.T) {
+	ramps := func(runtime string) map[string]float64 {
+		b := newBuilder(t)
+		x := b.Input("x", 8, 64, 688)
+		got := map[string]float64{}
+		for _, op := range []string{ir.OpFusedGelu, ir.OpFusedQuickGelu, ir.OpFusedElementwise, "Neg"} {
+			y := b.Val("y_"+op, ir.Float32, 8, 64, 688)
+			n := b.Node(op, []*ir.Value{x}, []*ir.Value{y})
+			switch op {
+			case ir.OpFusedQuickGelu:
+				n.Domain = ir.FusedDomain
+				n.Attrs = append(n.Attrs, ir.FloatAttr("alpha", 1))
+			case ir.OpFusedElementwise:
+				n.Domain = ir.FusedDomain
+				n.FusedFrom = []string{"Sqrt", "Div"}
+			case ir.OpFusedGelu:
+				n.Domain = ir.FusedDomain
+			}
+			b.G.AddOutput(y)
+		}
+		for _, n := range b.analyze(Options{Runtime: testRuntime(t, runtime), Plan: "unfused"}).Nodes {
+			got[n.OpType] = n.RampS
+		}
+		return got
+	}
+	eager, trt := ramps("graph"), ramps("tensorrt")
+	for _, op := range []string{ir.OpFusedGelu, ir.OpFusedQuickGelu, ir.OpFusedElementwise} {
+		if eager[op] != eager["Neg"] {
+			t.Errorf("graph: %s ramp %.3g s, a Neg's %.3g s; want the same (TensorIterator's first load)", op, eager[op], eager["Neg"])
+		}
+		if !(trt[op] < eager[op]) {
+			t.Errorf("%s ramp %.3g s under tensorrt, %.3g s eager; want less", op, trt[op], eager[op])
+		}
+	}
+}
