@@ -571,6 +571,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		k := own.Kernel(prec, a.elemBytes(n), dram, vectorizedOps[n.OpType])
 		k.OperandsWarm = warm
 		k.Strided, k.ReduceTree = a.stridedOperand(n, g), a.eagerReduction(n)
+		k.WarpRows = k.ReduceTree && lastAxisSoftmax(n) && WarpSoftmax(k.RowLen, k.ElemBytes)
 		k.Stream = StreamOp(n.Domain, n.OpType) && !k.Strided
 		// A lone kernel repeated follows itself and pays no first load
 		// (perf's pointwiseLoadCycles): our single-kernel tables.
@@ -1277,6 +1278,35 @@ func (a *analyzer) eagerPointwise(n *ir.Node) bool {
 		return false
 	}
 	return StreamOp(n.Domain, n.OpType) || ir.IsFused(n, ir.OpFusedGelu) || ir.IsFused(n, ir.OpFusedQuickGelu) || ir.IsFused(n, ir.OpFusedElementwise)
+}
+
+// WarpSoftmax reports whether ATen runs a softmax over the last axis with
+// rows of rowLen elements of elemBytes each in softmax_warp_forward
+// (perf.Kernel.WarpRows): host_softmax's test, at most 1,024 elements
+// and 4,096 bytes a row, on the input's element type.
+func WarpSoftmax(rowLen int64, elemBytes float64) bool {
+	return rowLen > 0 && rowLen <= 1024 && float64(rowLen)*elemBytes <= 4096
+}
+
+// lastAxisSoftmax reports whether n is a softmax (Softmax, LogSoftmax, or
+// the plan's recomposed Softmax) over its input's last axis, where
+// host_softmax's inner size is 1.
+func lastAxisSoftmax(n *ir.Node) bool {
+	switch {
+	case n.Domain == "" && (n.OpType == "Softmax" || n.OpType == "LogSoftmax"), ir.IsFused(n, ir.OpFusedSoftmax):
+	default:
+		return false
+	}
+	x := n.In(0)
+	if x == nil || !x.Shape.Ranked || x.Shape.Rank() == 0 {
+		return false
+	}
+	r := int64(x.Shape.Rank())
+	axis := n.AttrInt("axis", -1)
+	if axis < 0 {
+		axis += r
+	}
+	return axis == r-1
 }
 
 // eagerReduction reports whether eager PyTorch runs n as one of ATen's

@@ -881,23 +881,57 @@ func TestRecomposedNormsTakeTheTree(t *testing.T) {
 		b.G.AddOutput(v)
 	}
 	tree := 3400 / (costtest.GPU().BoostClockMHz * 1e6)
+	warp := 1700 / (costtest.GPU().BoostClockMHz * 1e6) // rows of 768 fp32: softmax_warp_forward
 	trt := b.analyze(Options{Runtime: testRuntime(t, "tensorrt")})
 	for _, c := range []struct {
 		runtime, plan string
-		want          float64
+		want          [3]float64
 	}{
-		{"pytorch", "", tree},
-		{"graph", "", tree},
-		{"graph", "eager", tree},
-		{"graph", "fused", 0},
-		{"tensorrt", "", 0},
+		{"pytorch", "", [3]float64{1: tree, 2: warp}},
+		{"graph", "", [3]float64{1: tree, 2: warp}},
+		{"graph", "eager", [3]float64{1: tree, 2: warp}},
+		{"graph", "fused", [3]float64{}},
+		{"tensorrt", "", [3]float64{}},
 	} {
 		r := b.analyze(Options{Runtime: testRuntime(t, c.runtime), Plan: c.plan})
 		for _, node := range []int{1, 2} {
 			base := trt.Nodes[node].RampS * r.Runtime.KernelRampS / trt.Runtime.KernelRampS
-			if got := r.Nodes[node].RampS - base; math.Abs(got-c.want) > 1e-12 {
-				t.Errorf("%s --plan %q: %s ramp %.3g s beyond the runtime's, want %.3g", c.runtime, c.plan, r.Nodes[node].Name, got, c.want)
+			if got := r.Nodes[node].RampS - base; math.Abs(got-c.want[node]) > 1e-12 {
+				t.Errorf("%s --plan %q: %s ramp %.3g s beyond the runtime's, want %.3g", c.runtime, c.plan, r.Nodes[node].Name, got, c.want[node])
 			}
+		}
+	}
+}
+
+// TestSoftmaxRowsPickTheirKernel: eager PyTorch runs a softmax over the
+// last axis of rows of at most 1,024 elements and 4 KB in its warp
+// kernel (half the block tree's latency), a longer row or another axis
+// in the block kernel.
+func TestSoftmaxRowsPickTheirKernel(t *testing.T) {
+	ramp := func(rowLen int64, axis int64, dt string) float64 {
+		b := newBuilder(t)
+		x := b.Input("x", 4, 16, rowLen)
+		y := b.Val("y", ir.Float32, 4, 16, rowLen)
+		b.Node("Softmax", []*ir.Value{x}, []*ir.Value{y}, ir.IntAttr("axis", axis))
+		b.G.AddOutput(y)
+		b.Node("Neg", []*ir.Value{y}, []*ir.Value{b.Val("z", ir.Float32, 4, 16, rowLen)}) // two nodes: not a lone kernel
+		return b.analyze(Options{Runtime: testRuntime(t, "graph"), DType: dt}).Nodes[0].RampS
+	}
+	tree, warp := 3400/(costtest.GPU().BoostClockMHz*1e6), 1700/(costtest.GPU().BoostClockMHz*1e6)
+	block := ramp(1025, -1, "fp32")
+	for _, c := range []struct {
+		rowLen, axis int64
+		dt           string
+		want         float64 // below the block kernel's ramp
+	}{
+		{1024, -1, "fp32", tree - warp},
+		{1024, 2, "fp16", tree - warp},
+		{64, -1, "fp32", tree - warp},
+		{1025, -1, "fp16", 0},
+		{64, 1, "fp32", 0},
+	} {
+		if got := block - ramp(c.rowLen, c.axis, c.dt); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("rows of %d, axis %d, %s: ramp %.3g s under the block kernel's, want %.3g", c.rowLen, c.axis, c.dt, got, c.want)
 		}
 	}
 }

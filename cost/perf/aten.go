@@ -138,11 +138,31 @@ const stridedElemInstr = 46
 // for the 117 measured.
 const reduceTreeCycles = 3400
 
+// warpRowCycles is the fixed latency of ATen's softmax_warp_forward, which
+// host_softmax (aten/src/ATen/native/cuda/SoftMax.cu) runs for a softmax
+// over the last axis of rows of at most 1,024 elements and 4 KB: each
+// warp holds a row (or two) in registers and takes its max and its sum by
+// five shuffles each, with no shared-memory tree, barrier or cross-block
+// step. Our three H200 Kineto traces time it short of the block tree's
+// price by the same amount: BERT-base fp32 batch 1 (12 softmaxes over
+// [1536, 128], 1.98-2.21 µs, priced 2.94 with the tree), GPT-2-small fp16
+// batch 32 (2 over [8192, 64], 3.04, priced 3.85) and the small LLaMA
+// fp16 batch 8 (2 over [2048, 64], 2.27-2.30, priced 3.10): 0.92, 0.81
+// and 0.80 µs, 1,580-1,820 SM cycles at its 1.98 GHz boost. So it is
+// half the tree, 1,700, FITTED on those 16 kernels (each trace's
+// difference predicts the other two's within 0.12 µs, 3-6% of their
+// durations). A row of more than 1,024 (the LLaMA-7B decode step's
+// 1,025 keys) runs the block softmax and keeps reduceTreeCycles.
+const warpRowCycles = 1700
+
 // reduceTreeLatencyS is the latency ATen's reduction tree adds to a
 // reduction or row kernel k on g (0 for any other kernel).
 func reduceTreeLatencyS(g *hwdb.GPU, k Kernel) float64 {
 	if !k.ReduceTree || k.Class != ClassReduction || !(g.BoostClockMHz > 0) {
 		return 0
+	}
+	if k.WarpRows {
+		return warpRowCycles / (g.BoostClockMHz * 1e6)
 	}
 	return reduceTreeCycles / (g.BoostClockMHz * 1e6)
 }

@@ -183,6 +183,10 @@ type Kernel struct {
 	// ReduceTree marks a reduction PyTorch runs in its reduce_kernel,
 	// whose block and cross-block combining add a fixed latency (aten.go).
 	ReduceTree bool
+	// WarpRows marks a ReduceTree softmax ATen runs in
+	// softmax_warp_forward, a warp a row combined by shuffles, whose
+	// fixed latency is warpRowCycles, not the block tree's (aten.go).
+	WarpRows bool
 	// ConvChannels is a forward convolution's input channels per group
 	// (ConvKernel); 0 elsewhere.
 	ConvChannels int64

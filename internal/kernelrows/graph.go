@@ -182,6 +182,7 @@ func (s *nodeSpec) kernel(gpu *hwdb.GPU) (perf.Kernel, error) {
 	// kernel. No row's op is a broadcast or strided pointwise op (Vidur's
 	// rotary is sarathi's own kernel), so none is Strided.
 	k.ReduceTree = cost.ATenRowOp(s.op)
+	k.WarpRows = k.ReduceTree && (s.op == "Softmax" || s.op == "LogSoftmax") && cost.WarpSoftmax(k.RowLen, k.ElemBytes)
 	// SiluAndMul (a Mul with extra arithmetic) is sarathi's scalar kernel.
 	k.Stream = cost.StreamOp("", s.op) && len(s.extra) == 0
 	// torch.add's loop (sarathi's kernels are not ATen's) pays its first
