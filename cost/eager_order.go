@@ -128,6 +128,9 @@ func (a *analyzer) fullSizeInputs(n *ir.Node) []*ir.Value {
 // iteratorOrder is the order TensorIterator gives pointwise node n's
 // output: its first full-size input's (nil where that is row-major).
 func (a *analyzer) iteratorOrder(n *ir.Node) dimOrder {
+	if len(a.orders) == 0 {
+		return nil // nothing permuted yet: no input has an order
+	}
 	full := a.fullSizeInputs(n)
 	if len(full) == 0 {
 		return nil
