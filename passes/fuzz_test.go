@@ -3,6 +3,7 @@ package passes
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,6 +58,7 @@ func checkPipeline(t *testing.T, data []byte, opt Options, what string) {
 	if smallValues(g) {
 		before, evalErr = safeEvaluate(g, inputs)
 	}
+	changesNumbers := slices.Contains(opt.Only, "fold-pad-ort") && zeroPadIntoMaxPool(g)
 	if _, err := Run(g, opt); err != nil {
 		t.Fatalf("%s fail on an inferred graph: %v\n%s", what, err, ir.Dump(g))
 	}
@@ -70,8 +72,8 @@ func checkPipeline(t *testing.T, data []byte, opt Options, what string) {
 	if err := ir.VerifyInferred(g); err != nil {
 		t.Fatalf("graph not fully typed after %s: %v\n%s", what, err, ir.Dump(g))
 	}
-	if evalErr != nil || !finite(before) {
-		return // the evaluator lacks an op, or the numbers overflowed
+	if evalErr != nil || !finite(before) || changesNumbers {
+		return // the evaluator lacks an op, the numbers overflowed, or the runtime modelled changes them
 	}
 	after, err := safeEvaluate(g, inputs)
 	if err != nil && strings.Contains(err.Error(), "op not in the reference evaluator") {
@@ -88,6 +90,27 @@ func checkPipeline(t *testing.T, data []byte, opt Options, what string) {
 			t.Fatalf("output %d: relative error %g after %s\n%s", i, e, what, ir.Dump(g))
 		}
 	}
+}
+
+// zeroPadIntoMaxPool reports whether g has a zero Pad that a MaxPool
+// reads: onnxruntime's PadFusion, which fold-pad-ort models as it runs,
+// folds it into the pool's pads, whose padding is −∞, so the runtime's
+// numbers differ from the file's wherever a window's real values are all
+// negative (microsoft/onnxruntime PR #18136; onnx/optimizer PR #318 fixes
+// the same fold in onnxsim). The plan prices what onnxruntime runs, not
+// an equivalent graph.
+func zeroPadIntoMaxPool(g *ir.Graph) bool {
+	for _, n := range g.Nodes {
+		if n.OpType != "MaxPool" || n.Domain != "" {
+			continue
+		}
+		if p := n.In(0).Producer; p != nil && p.Domain == "" && p.OpType == "Pad" {
+			if _, ok := zeroSpatialPads(p); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // safeEvaluate is evaluate, with a panic of the test evaluator (an op it

@@ -21,9 +21,15 @@ import (
 //   - fold-pad-ort (onnxruntime's PadFusion, a level-1 rewrite every
 //     provider runs; onnxruntime/core/optimizer/pad_fusion.cc): into a
 //     Conv, AveragePool or MaxPool that has a pads attribute and one
-//     output, whatever the values. onnxruntime 1.23.2 saved
-//     torchvision's Inception-v3 with its nine Pads folded into their
-//     AveragePools (pads 1, count_include_pad 1).
+//     output, a MaxPool whatever the values (its padding is −∞, so
+//     onnxruntime's numbers differ from the file's where a window holds
+//     only the Pad's zeros or negative values), an AveragePool under
+//     the fused plan's condition (microsoft/onnxruntime PR #23190: our
+//     onnxruntime-node 1.23.2 at the basic level keeps a Pad before an
+//     AveragePool of its own pads and count_include_pad 0, and folds one
+//     before a pool without pads, setting count_include_pad 1).
+//     onnxruntime 1.23.2 saved torchvision's Inception-v3 with its nine
+//     Pads folded into their AveragePools (pads 1, count_include_pad 1).
 //   - fold-pad-pool (PyTorch eager and Inductor): into an AveragePool
 //     only, the export of avg_pool2d's own padding, one ATen kernel that
 //     saves its unpadded input for backward (autograd's saved tensors of
@@ -33,8 +39,8 @@ import (
 // padInto says which readers a fold-pad variant folds a Pad into.
 type padInto struct {
 	conv, avgPool, maxPool bool
-	// ort: onnxruntime's conditions (the reader has a pads attribute;
-	// the pooling's count_include_pad is not checked).
+	// ort: onnxruntime's condition that the reader has a pads
+	// attribute.
 	ort bool
 }
 
@@ -68,7 +74,7 @@ func foldPadInto(g *ir.Graph, into padInto) (bool, error) {
 		if len(own) != 2*spatial {
 			continue
 		}
-		if isOp(c, "AveragePool") && !into.ort && c.AttrInt("count_include_pad", 0) == 0 && slices.ContainsFunc(own, func(p int64) bool { return p != 0 }) {
+		if isOp(c, "AveragePool") && c.AttrInt("count_include_pad", 0) == 0 && slices.ContainsFunc(own, func(p int64) bool { return p != 0 }) {
 			continue // its own padding is left out of the count; the Pad's would not be
 		}
 		merged := slices.Clone(own)

@@ -127,7 +127,7 @@ func TestFoldPadDeclines(t *testing.T) {
 			checkGuards(t, cases, []string{pass}, func(t *testing.T, g *ir.Graph) {
 				name := t.Name()
 				switch {
-				case pass == "fold-pad-ort" && (slices.Contains([]string{"maxpool_under_the_exact_fold", "conv_under_the_PyTorch_plans", "pool_pads_excluded_from_count"}, lastPart(name))),
+				case pass == "fold-pad-ort" && (slices.Contains([]string{"maxpool_under_the_exact_fold", "conv_under_the_PyTorch_plans"}, lastPart(name))),
 					pass == "fold-pad" && lastPart(name) == "conv_under_the_PyTorch_plans":
 					return // these do fold under this variant (TestFoldPad)
 				}
