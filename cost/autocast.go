@@ -278,12 +278,7 @@ func (a *analyzer) autocastCasts(nc *report.NodeCost, n *ir.Node, est *NodeEstim
 		a.priceExtra(k, r, w, est, agg)
 	}
 	nc.Counts, nc.Launches = est.Counts, est.Launches
-	note := "with autocast's casts of its inputs (" + castList(casts) + ")"
-	if nc.Note == "" {
-		nc.Note = note
-	} else {
-		nc.Note += "; " + note
-	}
+	nc.Note = appendNote(nc.Note, "with autocast's casts of its inputs ("+castList(casts)+")")
 }
 
 // castList names a node's casts for its note: "fp32→fp16 ×3".

@@ -213,6 +213,7 @@ func (a *analyzer) matmulOperandCopies(nc *report.NodeCost, n *ir.Node, est *Nod
 		return
 	}
 	sz := a.sizer(n)
+	prec := a.precisionFor(n, perf.ClassData)
 	for _, v := range copies {
 		b := sz.Bytes(v)
 		if !(b > 0) {
@@ -222,7 +223,6 @@ func (a *analyzer) matmulOperandCopies(nc *report.NodeCost, n *ir.Node, est *Nod
 		if a.l2 != nil {
 			dram += max(0, b-a.l2.resident(v))
 		}
-		prec := a.precisionFor(n, perf.ClassData)
 		k := perf.Kernel{
 			Class: perf.ClassData, Bytes: 2 * b, WorkingSet: 2 * b, WriteShare: 0.5,
 			Precision: prec, ElemBytes: sz.elemBytes(v), Launches: 1,
@@ -232,10 +232,5 @@ func (a *analyzer) matmulOperandCopies(nc *report.NodeCost, n *ir.Node, est *Nod
 		a.priceExtra(k, b, b, est, agg)
 	}
 	nc.Counts, nc.Launches = est.Counts, est.Launches
-	note := "with the copy torch.matmul makes of a permuted operand whose batch dims do not collapse"
-	if nc.Note == "" {
-		nc.Note = note
-	} else {
-		nc.Note += "; " + note
-	}
+	nc.Note = appendNote(nc.Note, "with the copy torch.matmul makes of a permuted operand whose batch dims do not collapse")
 }

@@ -97,12 +97,15 @@ func (a *analyzer) priceTrailer(nc *report.NodeCost, n *ir.Node, est *NodeEstima
 	if prec == own {
 		return
 	}
-	note := "its " + string(t.Class) + " kernel at " + string(prec)
-	if nc.Note == "" {
-		nc.Note = note
-	} else {
-		nc.Note += "; " + note
+	nc.Note = appendNote(nc.Note, "its "+string(t.Class)+" kernel at "+string(prec))
+}
+
+// appendNote is a row's note with more added after it, "; "-separated.
+func appendNote(note, more string) string {
+	if note == "" {
+		return more
 	}
+	return note + "; " + more
 }
 
 // precisionNamed picks the compute path of a kernel of class cl at the

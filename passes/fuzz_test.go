@@ -101,11 +101,8 @@ func checkPipeline(t *testing.T, data []byte, opt Options, what string) {
 // an equivalent graph.
 func zeroPadIntoMaxPool(g *ir.Graph) bool {
 	for _, n := range g.Nodes {
-		if n.OpType != "MaxPool" || n.Domain != "" {
-			continue
-		}
-		if p := n.In(0).Producer; p != nil && p.Domain == "" && p.OpType == "Pad" {
-			if _, ok := zeroSpatialPads(p); ok {
+		if x := n.In(0); isOp(n, "MaxPool") && x != nil && isOp(x.Producer, "Pad") {
+			if _, ok := zeroSpatialPads(x.Producer); ok {
 				return true
 			}
 		}
