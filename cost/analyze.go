@@ -580,7 +580,12 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		if copied, strided := a.eagerCopy(n, g, est.Class); copied {
 			k.TensorIterator, k.Strided = !a.lone, strided
 		}
-		k.SmallCTAs = a.cudnnNCHWBatchNormPlanes(n)
+		// PyTorch 2.8's gather loads its slices as a TensorIterator copy
+		// does, after its index (perf indexedCopyTime).
+		if k.Indexed.Indices > 0 && a.eagerPlan() && perf.GathersIndexSelect(a.runtime) {
+			k.TensorIterator = !a.lone
+		}
+		k.SmallCTAs = a.cudnnNCHWBatchNormPlanes(n) + a.atenLayerNormRows(n, k.RowLen)
 		k.MaxPoolOutputs = a.eagerMaxPoolOutputs(n)
 		k.ChannelsLastCatElements = a.eagerChannelsLastCatElements(n)
 		k.TransposedB = est.Class == perf.ClassGEMM && a.transposedB(n)
@@ -1151,14 +1156,11 @@ func (a *analyzer) selectView(n *ir.Node, g *ir.Graph) selectKind {
 	if !ok || len(in) == 0 {
 		return selectCopy
 	}
-	axis := n.AttrInt("axis", 0)
-	if axis < 0 {
-		axis += int64(len(in))
-	}
-	if axis < 0 || axis >= int64(len(in)) {
+	axis, ok := gatherAxis(n, len(in))
+	if !ok {
 		return selectCopy
 	}
-	if unitPrefix(in, int(axis)) {
+	if unitPrefix(in, axis) {
 		return selectContiguous
 	}
 	if len(in) == 3 && axis < 2 && readOnlyBy(g, n.Out(0), func(c *ir.Node) bool { return twoDimGEMM(c, &sz) }) {
@@ -1338,6 +1340,27 @@ func (a *analyzer) cudnnNCHWBatchNormPlanes(n *ir.Node) int64 {
 		return 0
 	}
 	return clampInt(dims[0] * dims[1])
+}
+
+// atenLayerNormRows is the rows of a layer norm eager PyTorch runs in
+// ATen's kernels, one CTA each (vectorized_layer_norm_kernel, grid [rows];
+// the unvectorized path's two kernels likewise), rows of rowLen elements:
+// short rows make them the small CTAs perf.Kernel.SmallCTAs prices. In
+// our H200's trace of GPT-2-small fp16 at batch 32 (calib/profile/
+// testdata/kineto_h200) its norms over 2,048 rows of 256 elements ran
+// 4.32-4.38 µs, priced 3.30 µs by their bytes and tree, 3.61 with their
+// CTAs; BERT-base's over 128 rows of 768, 3.58-3.94 µs, are priced
+// 3.57 µs either way. 0 for anything else.
+func (a *analyzer) atenLayerNormRows(n *ir.Node, rowLen int64) int64 {
+	if !a.eagerPlan() || rowLen <= 0 || !((n.Domain == "" && n.OpType == "LayerNormalization") || ir.IsFused(n, ir.OpFusedLayerNorm)) {
+		return 0
+	}
+	sz := a.sizer(n)
+	out := sz.Numel(n.Out(0))
+	if !(out > 0) {
+		return 0
+	}
+	return clampInt(out / float64(rowLen))
 }
 
 // eagerMaxPoolOutputs is the output elements of a MaxPool eager PyTorch

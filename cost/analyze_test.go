@@ -1114,6 +1114,46 @@ func TestCuDNNBatchNormPlanes(t *testing.T) {
 	}
 }
 
+// TestSmallCTAsOfLookupsAndNorms: ATen's layer norm runs a CTA a row and
+// PyTorch 2.8's vectorized gather a CTA an index (per 4 KB of its row):
+// over 2,048 short rows both are held by the CTA rate (perf
+// smallCTACycles), above their bytes; under TensorRT's plan, by their
+// bytes.
+func TestSmallCTAsOfLookupsAndNorms(t *testing.T) {
+	gpu := costtest.GPU()
+	held := func(rows int64) float64 { // at boost; a runtime's sustained clock may be lower
+		return float64(rows) * 160 / (float64(gpu.SMs) * gpu.BoostClockMHz * 1e6)
+	}
+	for _, op := range []string{"LayerNormalization", "Gather"} {
+		for _, c := range []struct {
+			runtime string
+			rows    int64
+			held    bool
+		}{{"graph", 2048, true}, {"pytorch", 2048, true}, {"tensorrt", 2048, false}} {
+			b := newBuilder(t)
+			width := int64(256)
+			if op == "Gather" {
+				width = 64 // 128-byte rows: the CTAs, not the bytes, on any GPU
+			}
+			y := b.Val("y", ir.Float32, c.rows, width)
+			if op == "Gather" {
+				ids := b.Val("ids", ir.Int64, c.rows)
+				ids.Declared = &ir.TypeInfo{DType: ir.Int64, Shape: ir.KnownShape(c.rows)}
+				b.G.AddInput(ids)
+				b.Node("Gather", []*ir.Value{b.Weight("table", 50257, width), ids}, []*ir.Value{y})
+			} else {
+				b.Node(op, []*ir.Value{b.Input("x", c.rows, 256), b.Weight("w", 256), b.Weight("b", 256)}, []*ir.Value{y}, ir.IntAttr("axis", -1))
+			}
+			b.G.AddOutput(y)
+			r := b.analyze(Options{Runtime: testRuntime(t, c.runtime), Plan: "unfused", DType: "fp16"})
+			n := r.Nodes[0]
+			if got := n.MemoryS >= held(c.rows)*(1-1e-9); got != c.held {
+				t.Errorf("%s over %d rows, %s: memory side %.3g s, the CTAs' %.3g s: held %v, want %v", op, c.rows, c.runtime, n.MemoryS, held(c.rows), got, c.held)
+			}
+		}
+	}
+}
+
 // TestEagerMaxPool: a max pool under an eager runtime, NCHW at any
 // precision or channels_last at half, is held by its index arithmetic,
 // 3.1 SM cycles an output (perf maxPoolOutputCycles), well above its

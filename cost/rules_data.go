@@ -153,7 +153,29 @@ func indexedCopy(n *ir.Node, c *RuleCtx) perf.IndexedCopy {
 	if !(ni >= 1) || !(out >= ni) {
 		return perf.IndexedCopy{}
 	}
-	return perf.IndexedCopy{Indices: clampInt(ni), SliceElems: clampInt(out / ni)}
+	return perf.IndexedCopy{Indices: clampInt(ni), SliceElems: clampInt(out / ni), Rows: wholeRows(n, c)}
+}
+
+// wholeRows reports whether Gather n's slices are whole rows of its data:
+// every dim before the gathered axis is 1, so TensorIterator sees a
+// contiguous slice per index (perf.IndexedCopy.Rows).
+func wholeRows(n *ir.Node, c *RuleCtx) bool {
+	dims, ok := c.Dims(n.In(0))
+	if !ok {
+		return false
+	}
+	axis, ok := gatherAxis(n, len(dims))
+	return ok && unitPrefix(dims, axis)
+}
+
+// gatherAxis is Gather n's axis into data of the given rank, made
+// non-negative; false when it lies outside the data.
+func gatherAxis(n *ir.Node, rank int) (int, bool) {
+	axis := n.AttrInt("axis", 0)
+	if axis < 0 {
+		axis += int64(rank)
+	}
+	return int(axis), axis >= 0 && axis < int64(rank)
 }
 
 // scatterRule: out-of-place: data copied to the output, then updates

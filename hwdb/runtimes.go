@@ -100,6 +100,13 @@ type Runtime struct {
 	// -nhwc profiles, Inductor's layout optimisation) or picks its own
 	// formats (TensorRT).
 	ConvLayoutTransposes float64 `json:"conv_layout_transposes,omitempty"`
+	// IndexSelectGather is 1 when the runtime's PyTorch (2.8 and later:
+	// pytorch/pytorch PR #151715) runs an index_select of more than 16
+	// indices, F.embedding's lookup, as a gather: a vectorized copy of
+	// whole 16-byte vectors per slice where the slices allow, the generic
+	// gather loop otherwise (cost/perf gather.go). 0 for an eager runtime
+	// of an older PyTorch, whose indexSelectLargeIndex loop is priced.
+	IndexSelectGather float64 `json:"index_select_gather,omitempty"`
 	// TF32Conv and TF32GEMM are 1 when the runtime, left at its defaults,
 	// lets fp32 convolutions (GEMMs) run as TF32 on GPUs with TF32 tensor
 	// cores. The cost model prices a model at its own fp32 as IEEE fp32
@@ -193,6 +200,7 @@ var rtFigures = func() map[string]rtFigure {
 	add("conv_winograd", "conv_winograd", 1, 1, true, func(r *Runtime) *float64 { return &r.ConvWinograd })
 	add("conv_depthwise_native", "conv_depthwise_native", 1, 1, true, func(r *Runtime) *float64 { return &r.ConvDepthwiseNative })
 	add("conv_layout_transposes", "conv_layout_transposes", 1, 1, true, func(r *Runtime) *float64 { return &r.ConvLayoutTransposes })
+	add("index_select_gather", "index_select_gather", 1, 1, true, func(r *Runtime) *float64 { return &r.IndexSelectGather })
 	add("tf32_conv", "tf32_conv", 1, 1, true, func(r *Runtime) *float64 { return &r.TF32Conv })
 	add("tf32_gemm", "tf32_gemm", 1, 1, true, func(r *Runtime) *float64 { return &r.TF32GEMM })
 	add("context_mib", "context_bytes", mib, 16384, false, func(r *Runtime) *float64 { return &r.ContextBytes })

@@ -172,13 +172,22 @@ func reduceTreeLatencyS(g *hwdb.GPU, k Kernel) float64 {
 // or broadcast, a concatenation; cost's analyzer marks which).
 func atenLoop(k Kernel) bool { return k.Class == ClassElementwise || k.Class == ClassData }
 
-// stridedLatencyS is the latency the non-vectorized loop adds to a
-// strided pointwise or copy kernel k on g (0 for any other kernel).
-func stridedLatencyS(g *hwdb.GPU, k Kernel) float64 {
-	if !k.Strided || !atenLoop(k) || !(g.BoostClockMHz > 0) {
+// StridedLoopS is the latency ATen's non-vectorized loop adds on g
+// (stridedLoopCycles at its boost clock; 0 without one).
+func StridedLoopS(g *hwdb.GPU) float64 {
+	if !(g.BoostClockMHz > 0) {
 		return 0
 	}
 	return stridedLoopCycles / (g.BoostClockMHz * 1e6)
+}
+
+// stridedLatencyS is the latency the non-vectorized loop adds to a
+// strided pointwise or copy kernel k on g (0 for any other kernel).
+func stridedLatencyS(g *hwdb.GPU, k Kernel) float64 {
+	if !k.Strided || !atenLoop(k) {
+		return 0
+	}
+	return StridedLoopS(g)
 }
 
 // stridedIndexS is the time a strided pointwise kernel k's index

@@ -1,6 +1,8 @@
 package perf
 
 import (
+	"math"
+
 	"github.com/onnxcost/onnxcost/hwdb"
 )
 
@@ -9,11 +11,17 @@ import (
 // of SliceElems elements each. Zero when the kernel is not one.
 type IndexedCopy struct {
 	Indices, SliceElems int64
+	// Rows marks slices that are whole rows of the data: every dimension
+	// before the gathered axis has size 1 (an embedding table's axis 0),
+	// so each slice is one contiguous run, as PyTorch's vectorized gather
+	// needs (vectorGather).
+	Rows bool
 }
 
-// PyTorch runs an embedding lookup (F.embedding → weight.index_select(0,
-// ids)) and index_select with the kernels of index_select_out_cuda_impl
-// (aten/src/ATen/native/cuda/Indexing.cu, PyTorch 2.x): one element per
+// PyTorch before 2.8 runs an embedding lookup (F.embedding →
+// weight.index_select(0, ids)) and index_select of more than 16 indices
+// with indexSelectLargeIndex (index_select_out_cuda_impl,
+// aten/src/ATen/native/cuda/Indexing.cu; 2.8 and later: below): one element per
 // thread per iteration of a grid-stride loop, blocks of 128 threads, the
 // grid capped at 8 blocks per SM (largeIndexGrid = min(⌈N/128⌉,
 // 8·multiProcessorCount)). Each iteration divides the linear index by the
@@ -61,6 +69,85 @@ const indexSelectIterCycles = 1850
 // 0.55 of their gaps. FITTED with indexSelectIterCycles (same rows).
 const indexSelectChainGaps = 0.62
 
+// PyTorch 2.8 and later run index_select differently (pytorch/pytorch
+// PR #151715, "Use gather in index_select", April 2025, on top of PR
+// #151490's faster gather): for more than 16 indices
+// index_select_out_cuda_impl calls gather_out with the index expanded
+// over the slice, and the gather takes vectorized_gather_kernel when
+// TensorIterator leaves it two dimensions with contiguous slices whose
+// bytes and pointers are whole 16-byte vectors
+// (fast_gather_kernel_eligible, aten/src/ATen/native/cuda/
+// IndexKernelUtils.h): one block per index, each thread one 16-byte load
+// and store, so the bytes bound it. Every embedding lookup of our H200's
+// PyTorch 2.11 Kineto traces (calib/profile/testdata/kineto_h200) ran it,
+// grid [indices, 1, 1]: GPT-2's token and position tables (2,048 and 64
+// rows of 512 bytes: 2.75 and 1.41 µs), the small LLaMA's (512 rows,
+// 2.18 µs) and BERT's three (128 rows of 3 KB, 1.66-2.21 µs); the
+// indexSelectLargeIndex loop above priced GPT-2's token lookup at 5.05
+// µs. Otherwise (a gather along an inner axis, slices not whole vectors)
+// the gather runs its generic loop, _scatter_gather_elementwise_kernel,
+// which works out each element's three offsets as TensorIterator's
+// strided loop does. Up to 16 indices still run indexSelectSmallIndex;
+// priced as the gather for the reason given above (time may not fall as
+// the indices grow), which under-prices it as before. Vidur's rows were
+// measured on an older PyTorch: a runtime with IndexSelectGather 0 keeps
+// the loop they fitted.
+
+// GathersIndexSelect reports whether r's PyTorch runs index_select as a
+// gather (hwdb.Runtime.IndexSelectGather); nil, the default CUDA-graph
+// replay, does.
+func GathersIndexSelect(r *hwdb.Runtime) bool { return r == nil || r.IndexSelectGather > 0 }
+
+// vectorGather reports whether the indexed copy k runs PyTorch's
+// vectorized gather: its slices are whole rows of the data, each a whole
+// number of 16-byte vectors at the priced element size.
+func vectorGather(k Kernel) bool {
+	ic := k.Indexed
+	return ic.Rows && math.Mod(float64(ic.SliceElems)*elemBytesOr4(k.ElemBytes), 16) == 0
+}
+
+// indexedCopyTime is the latency and SM time of the indexed copy k on g
+// under the runtime r, which runs ATen's kernels. Where r's PyTorch runs
+// index_select as a gather: its index's round trip, which its slices'
+// loads wait for (the slices' own first load is the TensorIterator
+// kernel's, which cost's analyzer marks: pointwiseLoadCycles, so a lone
+// kernel repeated pays neither twice), then, in the generic loop, the
+// strided loop's index arithmetic; the vectorized copy's bytes do the
+// rest. Otherwise the indexSelectLargeIndex loop's.
+func indexedCopyTime(g *hwdb.GPU, k Kernel, p Params, r *hwdb.Runtime) (latency, compute float64) {
+	if !GathersIndexSelect(r) {
+		return indexSelectTime(g, k, p)
+	}
+	ic := k.Indexed
+	if k.Class != ClassData || ic.Indices <= 0 || ic.SliceElems <= 0 || g.SMs <= 0 || g.BoostClockMHz <= 0 {
+		return 0, 0
+	}
+	index := PointwiseLoadS(g)
+	if vectorGather(k) {
+		return index, 0
+	}
+	latency = index + StridedLoopS(g)
+	if lanes := intLanesPerSM(g); lanes > 0 {
+		compute = float64(ic.Indices) * float64(ic.SliceElems) * stridedElemInstr / (lanes * float64(g.SMs) * g.BoostClockMHz * 1e6)
+	}
+	return latency, compute
+}
+
+// vectorized_gather_kernel runs one CTA per index and 4 KB of its slice
+// (grid [indices, ⌈slice bytes / 4,096⌉], at most 256 threads of one
+// 16-byte vector each): one small CTA per tiny piece of work, which the
+// SMs retire at smallCTACycles apiece whatever its bytes (smallctas.go),
+// as cuDNN's NCHW batch norm's are. Not fitted here: GPT-2's token lookup
+// (2,048 CTAs of 512 bytes, 1.23 µs at that rate on the H200 against
+// 0.54 µs of bytes) ran 1.34 µs longer than its 64-row position lookup.
+func gatherCTAS(g *hwdb.GPU, k Kernel, p Params, r *hwdb.Runtime) float64 {
+	if k.Class != ClassData || k.Indexed.Indices <= 0 || !runsATenKernels(r) || !GathersIndexSelect(r) || !vectorGather(k) {
+		return 0
+	}
+	slice := float64(k.Indexed.SliceElems) * elemBytesOr4(k.ElemBytes)
+	return smCyclesS(g, p, float64(k.Indexed.Indices)*math.Ceil(slice/4096)*smallCTACycles)
+}
+
 // runsATenKernels reports whether the runtime r runs PyTorch's own kernels
 // (the eager plan: PyTorch eager, or its kernels replayed in a CUDA
 // graph); nil is the default CUDA-graph replay. Other runtimes (TensorRT,
@@ -68,8 +155,8 @@ const indexSelectChainGaps = 0.62
 // measurement of: they keep the bytes model.
 func runsATenKernels(r *hwdb.Runtime) bool { return r == nil || r.Plan == "eager" }
 
-// indexSelectTime is the time PyTorch's index_select kernels take for the
-// indexed copy of k on g: latency, the first dependent chain, which no
+// indexSelectTime is the time the index_select kernels of PyTorch before
+// 2.8 take for the indexed copy of k on g: latency, the first dependent chain, which no
 // bandwidth shortens, and loop, the SM cycles of the loop's iterations.
 // Both are 0 when k is not an indexed copy or g lacks the SM count or
 // clock. Its bytes still bound it from below (memoryTime).

@@ -244,7 +244,7 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 	case isGEMMClass(k.Class) && (k.DequantFLOPs > 0 || convertsOperands(k)) && k.M > 0 && k.N > 0 && k.K > 0:
 		t.ComputeS = weightOnlyCompute(g, k, kernelEff(k, p), p)
 	case k.Class == ClassData && k.Indexed.Indices > 0 && runsATenKernels(o.Runtime):
-		t.LatencyS, t.ComputeS = indexSelectTime(g, k, p)
+		t.LatencyS, t.ComputeS = indexedCopyTime(g, k, p, o.Runtime)
 	case isGEMMClass(k.Class) && k.M > 0 && k.N > 0 && k.K > 0:
 		t.ComputeS = gemmComputeLib(g, k.Precision, k.M, k.N, k.K, max(k.Batch, 1), tiledEff(g, k, p), p, libOf(g, k, o))
 		if f := misalignedGEMMS(g, k, p, o.Runtime); f > t.ComputeS {
@@ -288,7 +288,7 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 	if pl := maxPoolS(g, k, p); pl > t.ComputeS {
 		t.ComputeS = pl // its index arithmetic (pool.go)
 	}
-	if b := smallCTAS(g, k, p); b > t.MemoryS {
+	if b := smallCTAS(g, k, p) + gatherCTAS(g, k, p, o.Runtime); b > t.MemoryS {
 		t.MemoryS = b // its CTAs' loads, one round trip each (smallctas.go)
 	}
 	if k.ViewSaturated() && peak > 0 && k.FLOPs > 0 {

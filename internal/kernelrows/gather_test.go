@@ -108,7 +108,7 @@ func TestIndexSelectTPRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := Row{GPU: m.gpu, Kernel: kern, Compute: "fp16", Setting: perf.InPlan, MeasuredS: median(times[k])}
+		r := Row{Source: SourceVidur, GPU: m.gpu, Kernel: kern, Compute: "fp16", Setting: perf.InPlan, MeasuredS: median(times[k])}
 		pred := Price(r, g).TimeS
 		key := fmt.Sprintf("%s TP%d", m.gpu, c.tp)
 		errs[key] = append(errs[key], math.Abs(pred-r.MeasuredS)/r.MeasuredS)

@@ -200,7 +200,7 @@ func TestPriceMatchesAnalyze(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, err := cost.Analyze(g, m, gpu, cost.Options{DType: p.spec.compute, Plan: "unfused", Runtime: inPlanRuntime})
+		rep, err := cost.Analyze(g, m, gpu, cost.Options{DType: p.spec.compute, Plan: "unfused", Runtime: runtimeOf(p.Source)})
 		if err != nil {
 			t.Fatal(err)
 		}

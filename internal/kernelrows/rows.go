@@ -87,7 +87,7 @@ func PriceWith(r Row, gpu *hwdb.GPU, p perf.Params) perf.KernelTime {
 	}
 	o := perf.Options{Params: p, Setting: r.Setting}
 	if r.Setting == perf.InPlan {
-		o.Runtime = inPlanRuntime
+		o.Runtime = runtimeOf(r.Source)
 	}
 	t := perf.EstimateKernel(gpu, k, o)
 	if n := float64(r.Repeat); n > 1 {
@@ -123,6 +123,23 @@ func (r Row) PrecisionGroup() string {
 // inPlanRuntime prices rows timed inside PyTorch back to back: kernels
 // replayed one after another, each paying the in-graph gap.
 var inPlanRuntime = mustRuntime("graph")
+
+// vidurRuntime is inPlanRuntime as Vidur's PyTorch ran it: an older
+// PyTorch than 2.8, whose index_select of an embedding lookup is
+// indexSelectLargeIndex's loop, not a gather (hwdb.Runtime.IndexSelectGather).
+var vidurRuntime = func() *hwdb.Runtime {
+	r := inPlanRuntime.Clone()
+	r.IndexSelectGather = 0
+	return r
+}()
+
+// runtimeOf is the runtime a source's in-plan rows ran under.
+func runtimeOf(source string) *hwdb.Runtime {
+	if source == SourceVidur {
+		return vidurRuntime
+	}
+	return inPlanRuntime
+}
 
 func mustRuntime(name string) *hwdb.Runtime {
 	r, err := hwdb.LookupRuntime(name)
