@@ -27,7 +27,7 @@ func Listing(entries []Entry) []ListEntry {
 	for _, e := range entries {
 		j := ListEntry{Name: e.Name, Doc: e.Doc, Params: []ListParam{}}
 		for _, p := range e.Params {
-			j.Params = append(j.Params, ListParam{Name: p.Name, Default: p.Default, Doc: p.Doc})
+			j.Params = append(j.Params, ListParam(p))
 		}
 		out = append(out, j)
 	}
