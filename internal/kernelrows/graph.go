@@ -22,12 +22,15 @@ type tensorSpec struct {
 }
 
 // bytes is the tensor's size.
-func (t tensorSpec) bytes() float64 {
+func (t tensorSpec) bytes() float64 { return float64(t.dt.ByteSize(t.numel())) }
+
+// numel is the tensor's element count.
+func (t tensorSpec) numel() int64 {
 	n := int64(1)
 	for _, d := range t.dims {
 		n *= d
 	}
-	return float64(t.dt.ByteSize(n))
+	return n
 }
 
 // nodeSpec is a one-node graph: the op, its inputs, its output and
@@ -183,6 +186,10 @@ func (s *nodeSpec) kernel(gpu *hwdb.GPU) (perf.Kernel, error) {
 	// rotary is sarathi's own kernel), so none is Strided.
 	k.ReduceTree = cost.ATenRowOp(s.op)
 	k.WarpRows = k.ReduceTree && (s.op == "Softmax" || s.op == "LogSoftmax") && cost.WarpSoftmax(k.RowLen, k.ElemBytes)
+	// ATen's layer norm runs a CTA a row (cost's atenLayerNormRows).
+	if s.op == "LayerNormalization" && k.RowLen > 0 {
+		k.SmallCTAs = s.out.numel() / k.RowLen
+	}
 	// SiluAndMul (a Mul with extra arithmetic) is sarathi's scalar kernel.
 	k.Stream = cost.StreamOp("", s.op) && len(s.extra) == 0
 	// torch.add's loop (sarathi's kernels are not ATen's) pays its first
