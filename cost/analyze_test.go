@@ -793,8 +793,9 @@ func TestStrideViews(t *testing.T) {
 
 // TestATenLatencies: under the eager plan a pointwise op with a broadcast
 // operand (a norm's weight) or a strided slice's (rotate_half) runs
-// PyTorch's non-vectorized loop, whose index arithmetic adds 2,300 SM
-// cycles to the kernel's fixed duration (its ramp), and a reduction, a
+// PyTorch's non-vectorized loop, whose elements after a thread's first
+// add 2,300/3 SM cycles each to the kernel's fixed duration (its ramp:
+// two elements a thread for these fp32 results), and a reduction, a
 // layer norm or a softmax ATen's reduction tree, 3,400; a same-shape op,
 // a scalar operand and every other runtime's kernels add nothing.
 func TestATenLatencies(t *testing.T) {
@@ -818,7 +819,7 @@ func TestATenLatencies(t *testing.T) {
 		b.G.AddOutput(v)
 	}
 	hz := costtest.GPU().BoostClockMHz * 1e6
-	strided, tree := 2300/hz, 3400/hz
+	strided, tree := 2300.0/3/hz, 3400/hz
 	for _, c := range []struct {
 		runtime string
 		extra   [3]float64 // ramp beyond the reference Mul's: broadcast Mul, scalar Add, Neg

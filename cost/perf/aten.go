@@ -81,7 +81,31 @@ func PointwiseLoadS(g *hwdb.GPU) float64 {
 // The difference, about 1.15 µs at the H200's 1.98 GHz boost, is kept in
 // SM cycles (the arithmetic is the SM's, and such a kernel is far too
 // small to pull the clock under its boost): stridedLoopCycles.
+//
+// Those kernels were half-precision, whose elementwise_kernel<128, 4>
+// gives each thread four elements; for a result of 4 bytes or more
+// PyTorch launches elementwise_kernel<128, 2> (gpu_kernel_impl_nocast,
+// aten/src/ATen/native/cuda/CUDALoops.cuh: unroll_factor = sizeof(arg0_t)
+// >= 4 ? 2 : 4). A thread runs its elements one after another: without
+// __restrict__ an element's loads may not pass the previous element's
+// store, so each element after the first waits out its own offsets and
+// round trip, the first one's being the pointwise first load above. So
+// the latency is stridedLoopCycles/3 an element after the first: 2,300
+// cycles for four, 767 for two. BERT-base fp32's strided kernels in the
+// same H200 trace, elementwise_kernel<128, 2>, lasted 2.11-2.27 µs (its
+// mask adds, priced 2.91 with four elements' latency, 2.14 with two) and
+// 1.76-1.92 µs (its context copies: 2.44, now 1.67): not fitted, the
+// element count is the source's.
 const stridedLoopCycles = 2300
+
+// stridedUnroll is the elements a thread of ATen's non-vectorized loop
+// takes for a result of elemBytes bytes (CUDALoops.cuh's unroll_factor).
+func stridedUnroll(elemBytes float64) int {
+	if elemBytes >= 4 {
+		return 2
+	}
+	return 4
+}
 
 // stridedElemInstr is the integer instructions elementwise_kernel<128, 4>
 // spends on each element besides its loads, op and store: for a binary
@@ -172,13 +196,14 @@ func reduceTreeLatencyS(g *hwdb.GPU, k Kernel) float64 {
 // or broadcast, a concatenation; cost's analyzer marks which).
 func atenLoop(k Kernel) bool { return k.Class == ClassElementwise || k.Class == ClassData }
 
-// StridedLoopS is the latency ATen's non-vectorized loop adds on g
-// (stridedLoopCycles at its boost clock; 0 without one).
-func StridedLoopS(g *hwdb.GPU) float64 {
-	if !(g.BoostClockMHz > 0) {
+// StridedLoopS is the latency ATen's non-vectorized loop adds on g when
+// each thread takes unroll elements (stridedLoopCycles for four, at its
+// boost clock; 0 without one).
+func StridedLoopS(g *hwdb.GPU, unroll int) float64 {
+	if !(g.BoostClockMHz > 0) || unroll < 2 {
 		return 0
 	}
-	return stridedLoopCycles / (g.BoostClockMHz * 1e6)
+	return float64(unroll-1) * stridedLoopCycles / 3 / (g.BoostClockMHz * 1e6)
 }
 
 // stridedLatencyS is the latency the non-vectorized loop adds to a
@@ -187,7 +212,7 @@ func stridedLatencyS(g *hwdb.GPU, k Kernel) float64 {
 	if !k.Strided || !atenLoop(k) {
 		return 0
 	}
-	return StridedLoopS(g)
+	return StridedLoopS(g, stridedUnroll(elemBytesOr4(k.ElemBytes)))
 }
 
 // stridedIndexS is the time a strided pointwise kernel k's index

@@ -55,6 +55,33 @@ func TestStridedIndexBound(t *testing.T) {
 	}
 }
 
+// TestStridedLoopUnrollsByResultSize: ATen's non-vectorized loop gives a
+// thread four elements of a half-precision result and two of a 4-byte
+// one, each after the first a round trip of its own: the fp32 loop's
+// latency is a third of the fp16 one's, stridedLoopCycles/3, and a
+// contiguous stream pays none.
+func TestStridedLoopUnrollsByResultSize(t *testing.T) {
+	g, err := hwdb.Lookup("H200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lat := func(eb float64, strided bool) float64 {
+		return stridedLatencyS(g, Kernel{Class: ClassElementwise, ElemBytes: eb, Strided: strided})
+	}
+	cycle := 1 / (g.BoostClockMHz * 1e6)
+	for _, c := range []struct {
+		eb     float64
+		cycles float64
+	}{{2, stridedLoopCycles}, {1, stridedLoopCycles}, {4, stridedLoopCycles / 3.0}, {8, stridedLoopCycles / 3.0}} {
+		if got := lat(c.eb, true); !near(got, c.cycles*cycle, 1e-12) {
+			t.Errorf("%g-byte result: strided latency %.4g s, want %.0f cycles (%.4g s)", c.eb, got, c.cycles, c.cycles*cycle)
+		}
+		if got := lat(c.eb, false); got != 0 {
+			t.Errorf("%g-byte stream: latency %.4g s, want 0", c.eb, got)
+		}
+	}
+}
+
 // TestPointwiseLoadIsTheReplays: ATen's vectorized pointwise kernels in
 // our H200's CUDA-graph replays of a LLaMA-7B decode step
 // (testdata/measured/h200_sxm_llama7b_decode_replay_kernels.csv.gz, tensors

@@ -106,6 +106,12 @@ func vectorGather(k Kernel) bool {
 	return ic.Rows && math.Mod(float64(ic.SliceElems)*elemBytesOr4(k.ElemBytes), 16) == 0
 }
 
+// scatterGatherUnroll is the elements a thread of the generic gather loop
+// takes whatever their size (_scatter_gather_elementwise_kernel's
+// thread_work_size, ScatterGatherKernel.cu), one after another as in
+// ATen's strided loop.
+const scatterGatherUnroll = 4
+
 // indexedCopyTime is the latency and SM time of the indexed copy k on g
 // under the runtime r, which runs ATen's kernels. Where r's PyTorch runs
 // index_select as a gather: its index's round trip, which its slices'
@@ -126,7 +132,7 @@ func indexedCopyTime(g *hwdb.GPU, k Kernel, p Params, r *hwdb.Runtime) (latency,
 	if vectorGather(k) {
 		return index, 0
 	}
-	latency = index + StridedLoopS(g)
+	latency = index + StridedLoopS(g, scatterGatherUnroll)
 	if lanes := intLanesPerSM(g); lanes > 0 {
 		compute = float64(ic.Indices) * float64(ic.SliceElems) * stridedElemInstr / (lanes * float64(g.SMs) * g.BoostClockMHz * 1e6)
 	}
