@@ -582,8 +582,9 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		}
 		// PyTorch 2.8's gather loads its slices as a TensorIterator copy
 		// does, after its index (perf indexedCopyTime).
-		if k.Indexed.Indices > 0 && a.eagerPlan() && perf.GathersIndexSelect(a.runtime) {
-			k.TensorIterator = !a.lone
+		if k.Indexed.Indices > 0 && a.eagerPlan() {
+			k.TensorIterator = !a.lone && perf.GathersIndexSelect(a.runtime)
+			nc.Note = appendNote(nc.Note, perf.IndexedCopyKernel(k, a.runtime))
 		}
 		k.SmallCTAs = a.cudnnNCHWBatchNormPlanes(n) + a.atenLayerNormRows(n, k.RowLen)
 		k.MaxPoolOutputs = a.eagerMaxPoolOutputs(n)

@@ -2,6 +2,7 @@ package cost
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost/perf"
@@ -138,5 +139,34 @@ func TestGatherTakesItsKernel(t *testing.T) {
 	}
 	if d := inner.TimeS - rows.TimeS; d < strided {
 		t.Errorf("a gather along axis 1: %.2f µs, the rows' %.2f µs; want the strided loop's %.2f µs more", inner.TimeS*1e6, rows.TimeS*1e6, strided*1e6)
+	}
+}
+
+// TestGatherNoteNamesItsKernel: under PyTorch's runtimes a lookup's note
+// names the kernel it is priced as, and says so where PyTorch runs a
+// slower one for a few indices; TensorRT's has none.
+func TestGatherNoteNamesItsKernel(t *testing.T) {
+	old := olderPyTorch(t)
+	for _, c := range []struct {
+		tokens, hidden int64
+		rt             *hwdb.Runtime
+		runtime, want  string
+	}{
+		{512, 4096, nil, "graph", "vectorized_gather_kernel"},
+		{512, 4097, nil, "graph", "generic gather loop"},
+		{8, 4096, nil, "pytorch", "indexSelectSmallIndex"},
+		{512, 4096, old, "", "indexSelectLargeIndex"},
+		{512, 4096, nil, "tensorrt", ""},
+	} {
+		b := embeddingGather(t, c.tokens, 32000, c.hidden, false)
+		var nc report.NodeCost
+		if c.rt != nil {
+			nc = gatherUnder(t, b, "H200-SXM-141GB", c.rt)
+		} else {
+			nc = gatherOn(t, b, "H200-SXM-141GB", c.runtime)
+		}
+		if (c.want == "") != (nc.Note == "") || !strings.Contains(nc.Note, c.want) {
+			t.Errorf("%d×%d under %s: note %q, want one naming %q", c.tokens, c.hidden, c.runtime, nc.Note, c.want)
+		}
 	}
 }

@@ -154,6 +154,31 @@ func gatherCTAS(g *hwdb.GPU, k Kernel, p Params, r *hwdb.Runtime) float64 {
 	return smCyclesS(g, p, float64(k.Indexed.Indices)*math.Ceil(slice/4096)*smallCTACycles)
 }
 
+// smallIndexMax is the most indices PyTorch's index_select copies with
+// indexSelectSmallIndex (index_select_out_cuda_impl).
+const smallIndexMax = 16
+
+// IndexedCopyKernel names the kernel PyTorch runs for the indexed copy k
+// under r, as a node's note says it: the small-index kernel (priced as
+// the larger lookups' kernel: see above), the vectorized gather, the
+// generic gather loop, or the older index_select loop.
+func IndexedCopyKernel(k Kernel, r *hwdb.Runtime) string {
+	ic := k.Indexed
+	switch {
+	case ic.Indices <= 0:
+		return ""
+	case ic.Indices <= smallIndexMax && GathersIndexSelect(r) && vectorGather(k):
+		return "PyTorch's indexSelectSmallIndex (at most 16 indices), priced as its vectorized_gather_kernel, which it outlasts"
+	case ic.Indices <= smallIndexMax:
+		return "PyTorch's indexSelectSmallIndex (at most 16 indices), priced as the larger lookups' kernel, which it outlasts"
+	case !GathersIndexSelect(r):
+		return "PyTorch's indexSelectLargeIndex loop (index_select before PyTorch 2.8: the runtime's index_select_gather is 0)"
+	case vectorGather(k):
+		return "PyTorch's vectorized_gather_kernel: one CTA an index, its row copied as 16-byte vectors"
+	}
+	return "PyTorch's generic gather loop (_scatter_gather_elementwise_kernel): its rows are not whole 16-byte vectors"
+}
+
 // runsATenKernels reports whether the runtime r runs PyTorch's own kernels
 // (the eager plan: PyTorch eager, or its kernels replayed in a CUDA
 // graph); nil is the default CUDA-graph replay. Other runtimes (TensorRT,
