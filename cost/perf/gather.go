@@ -176,7 +176,7 @@ func IndexedCopyKernel(k Kernel, r *hwdb.Runtime) string {
 	case vectorGather(k):
 		return "PyTorch's vectorized_gather_kernel: one CTA an index, its row copied as 16-byte vectors"
 	}
-	return "PyTorch's generic gather loop (_scatter_gather_elementwise_kernel): its rows are not whole 16-byte vectors"
+	return "PyTorch's generic gather loop (_scatter_gather_elementwise_kernel): its slices are not whole rows of 16-byte vectors"
 }
 
 // runsATenKernels reports whether the runtime r runs PyTorch's own kernels
