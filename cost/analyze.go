@@ -843,9 +843,16 @@ func (a *analyzer) paramBytes(v *ir.Value) float64 {
 	return c.Bytes(v)
 }
 
-// elemBytes is the operand element size of n as costed (first input).
+// elemBytes is the operand element size of n as costed: its first
+// input's, or for a Where its data's (the first is the boolean
+// condition: PyTorch's where kernel runs over the result's elements, two
+// bytes each for a half-precision mask fill, not one).
 func (a *analyzer) elemBytes(n *ir.Node) float64 {
-	if x := n.In(0); x != nil {
+	x := n.In(0)
+	if n.Domain == "" && n.OpType == "Where" && n.In(1) != nil {
+		x = n.In(1)
+	}
+	if x != nil {
 		c := a.sizer(n)
 		if b := c.elemBytes(x); b > 0 {
 			return b

@@ -1155,6 +1155,29 @@ func TestSmallCTAsOfLookupsAndNorms(t *testing.T) {
 	}
 }
 
+// TestWhereCountsItsResultElements: a Where's first input is its boolean
+// condition; its kernel runs over the result's elements (two bytes each
+// at fp16), so a masked fill over scores is priced as a broadcast add of
+// the same shapes is, not at twice the elements the condition's byte
+// would count (GPT-2's mask fill: 3.5-3.7 µs measured, 5.2 priced so).
+func TestWhereCountsItsResultElements(t *testing.T) {
+	b := newBuilder(t)
+	scores := b.Input("scores", 32, 4, 64, 64)
+	cond := b.Val("cond", ir.Bool, 1, 1, 64, 64)
+	cond.Declared = &ir.TypeInfo{DType: ir.Bool, Shape: ir.KnownShape(1, 1, 64, 64)}
+	b.G.AddInput(cond)
+	w, a := b.Val("w", ir.Float32, 32, 4, 64, 64), b.Val("a", ir.Float32, 32, 4, 64, 64)
+	b.Node("Where", []*ir.Value{cond, scores, b.Weight("neg", 1)}, []*ir.Value{w})
+	b.Node("Add", []*ir.Value{scores, b.Weight("mask", 1, 1, 64, 64)}, []*ir.Value{a})
+	b.G.AddOutput(w)
+	b.G.AddOutput(a)
+	r := b.analyze(Options{Runtime: testRuntime(t, "graph"), Plan: "unfused", DType: "fp16"})
+	where, add := r.Nodes[0], r.Nodes[1]
+	if where.MemoryS > 1.1*add.MemoryS || where.MemoryS < 0.9*add.MemoryS {
+		t.Errorf("Where's memory side %.3g s, the same broadcast Add's %.3g s: want within 10%%", where.MemoryS, add.MemoryS)
+	}
+}
+
 // TestEagerMaxPool: a max pool under an eager runtime, NCHW at any
 // precision or channels_last at half, is held by its index arithmetic,
 // 3.1 SM cycles an output (perf maxPoolOutputCycles), well above its
