@@ -582,11 +582,12 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		}
 		// PyTorch 2.8's gather loads its slices as a TensorIterator copy
 		// does, after its index (perf indexedCopyTime).
+		k.SmallCTAs = a.cudnnNCHWBatchNormPlanes(n) + a.atenLayerNormRows(n, k.RowLen)
 		if k.Indexed.Indices > 0 && a.eagerPlan() {
 			k.TensorIterator = !a.lone && perf.GathersIndexSelect(a.runtime)
+			k.SmallCTAs = clampInt(float64(k.SmallCTAs) + perf.GatherCTAs(k, a.runtime))
 			nc.Note = appendNote(nc.Note, perf.IndexedCopyKernel(k, a.runtime))
 		}
-		k.SmallCTAs = a.cudnnNCHWBatchNormPlanes(n) + a.atenLayerNormRows(n, k.RowLen)
 		k.MaxPoolOutputs = a.eagerMaxPoolOutputs(n)
 		k.ChannelsLastCatElements = a.eagerChannelsLastCatElements(n)
 		k.TransposedB = est.Class == perf.ClassGEMM && a.transposedB(n)

@@ -139,19 +139,21 @@ func indexedCopyTime(g *hwdb.GPU, k Kernel, p Params, r *hwdb.Runtime) (latency,
 	return latency, compute
 }
 
-// vectorized_gather_kernel runs one CTA per index and 4 KB of its slice
-// (grid [indices, ⌈slice bytes / 4,096⌉], at most 256 threads of one
-// 16-byte vector each): one small CTA per tiny piece of work, which the
-// SMs retire at smallCTACycles apiece whatever its bytes (smallctas.go),
-// as cuDNN's NCHW batch norm's are. Not fitted here: GPT-2's token lookup
-// (2,048 CTAs of 512 bytes, 1.23 µs at that rate on the H200 against
-// 0.54 µs of bytes) ran 1.34 µs longer than its 64-row position lookup.
-func gatherCTAS(g *hwdb.GPU, k Kernel, p Params, r *hwdb.Runtime) float64 {
+// GatherCTAs is the CTAs PyTorch's vectorized_gather_kernel launches for
+// the indexed copy k under r, one per index and 4 KB of its slice (grid
+// [indices, ⌈slice bytes / 4,096⌉], at most 256 threads of one 16-byte
+// vector each); 0 where r runs another kernel for it. Each is a small CTA
+// for a tiny piece of work, which the SMs retire at smallCTACycles apiece
+// whatever its bytes (Kernel.SmallCTAs, smallctas.go), as cuDNN's NCHW
+// batch norm's are. Not fitted here: GPT-2's token lookup (2,048 CTAs of
+// 512 bytes, 1.23 µs at that rate on the H200 against 0.54 µs of bytes)
+// ran 1.34 µs longer than its 64-row position lookup.
+func GatherCTAs(k Kernel, r *hwdb.Runtime) float64 {
 	if k.Class != ClassData || k.Indexed.Indices <= 0 || !runsATenKernels(r) || !GathersIndexSelect(r) || !vectorGather(k) {
 		return 0
 	}
 	slice := float64(k.Indexed.SliceElems) * elemBytesOr4(k.ElemBytes)
-	return smCyclesS(g, p, float64(k.Indexed.Indices)*math.Ceil(slice/4096)*smallCTACycles)
+	return float64(k.Indexed.Indices) * math.Ceil(slice/4096)
 }
 
 // smallIndexMax is the most indices PyTorch's index_select copies with

@@ -288,7 +288,7 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 	if pl := maxPoolS(g, k, p); pl > t.ComputeS {
 		t.ComputeS = pl // its index arithmetic (pool.go)
 	}
-	if b := smallCTAS(g, k, p) + gatherCTAS(g, k, p, o.Runtime); b > t.MemoryS {
+	if b := smallCTAS(g, k, p); b > t.MemoryS {
 		t.MemoryS = b // its CTAs' loads, one round trip each (smallctas.go)
 	}
 	if k.ViewSaturated() && peak > 0 && k.FLOPs > 0 {
