@@ -434,6 +434,9 @@ func (a *Applied) Describe() string {
 	if c.Source.Device != "" {
 		fitted += " measured on " + c.Source.Device
 	}
+	if c.Source.Runtime != "" {
+		fitted += " under " + c.Source.Runtime
+	}
 	if a.sibling {
 		return fmt.Sprintf("%s; applied in full to %s, the same silicon at the same power limit (GPU factor %.3g, %d cells; host factors not: another machine)", fitted, a.gpu, c.GPUFactor, len(c.Cells))
 	}

@@ -26,6 +26,11 @@ type Provenance struct {
 	SMs       int     `json:"sms,omitempty"`
 	MemoryGiB float64 `json:"memory_gib,omitempty"`
 	Driver    string  `json:"driver,omitempty"`
+	// Software is what ran the measured calls, as the measurements name
+	// it ("PyTorch 2.11.0+cu130, cuDNN 9.19"; a profile's own format and
+	// CUDA runtime): a calibration's Source.Runtime when its rows do not
+	// name one.
+	Software string `json:"software,omitempty"`
 	// Conflict is set when the measurements name more than one device
 	// (a table that accumulated runs of two machines): the devices, in
 	// words. Device and its figures are then the first named.
@@ -164,11 +169,12 @@ func CleanField(s string) string {
 // provenanceKeys are the "# key: value" comment lines of a measurements
 // table that ReadTableProvenance reads (scripts/measure_gpu.py writes
 // them); any other comment is prose.
-var provenanceKeys = map[string]bool{"device": true, "sms": true, "memory_gib": true, "driver": true}
+var provenanceKeys = map[string]bool{"device": true, "sms": true, "memory_gib": true, "driver": true, "software": true}
 
 // ReadTableProvenance reads the provenance comment lines of the
 // measurements table at path: "# device: NAME", "# sms: N",
-// "# memory_gib: X", "# driver: VERSION", each anywhere among the table's
+// "# memory_gib: X", "# driver: VERSION", "# software: WHAT RAN THE
+// CALLS", each anywhere among the table's
 // comment lines. A table appended to by several runs repeats them; runs
 // that name different devices set Conflict. A key with a value that is
 // not its kind (sms not a whole number) is an error naming the line.
@@ -220,6 +226,10 @@ func tableProvenance(path string, data []byte) (Provenance, error) {
 		case "driver":
 			if p.Driver == "" {
 				p.Driver = val
+			}
+		case "software":
+			if p.Software == "" {
+				p.Software = val
 			}
 		}
 	}

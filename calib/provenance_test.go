@@ -12,11 +12,11 @@ func TestReadTableProvenance(t *testing.T) {
 	// Prose comments, a key without a colon and a row are not provenance;
 	// a second run's lines naming the same device are no conflict.
 	p, err := ReadTableProvenance(writeTable(t, "# measured on our H200, driver 580\n# device: NVIDIA H200\n# SMS: 132\n#memory_gib:139.8\n"+
-		"# driver: 580.159.04\nmodel,ms\nm.onnx,1\n# device: NVIDIA H200\n# sms: 114\n"))
+		"# driver: 580.159.04\n# software: PyTorch 2.11.0+cu130, CUDA 13.0\nmodel,ms\nm.onnx,1\n# device: NVIDIA H200\n# sms: 114\n# software: PyTorch 2.12\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Provenance{Device: "NVIDIA H200", SMs: 132, MemoryGiB: 139.8, Driver: "580.159.04"}
+	want := Provenance{Device: "NVIDIA H200", SMs: 132, MemoryGiB: 139.8, Driver: "580.159.04", Software: "PyTorch 2.11.0+cu130, CUDA 13.0"}
 	if p != want {
 		t.Errorf("got %+v, want %+v", p, want)
 	}

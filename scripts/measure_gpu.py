@@ -1736,12 +1736,30 @@ def open_table(path, fields):
     return f, w
 
 
+def software():
+    """What ran the calls, for the calibration's source: PyTorch's version, with the CUDA and
+    cuDNN it was built with where it has them."""
+    parts = ["PyTorch %s" % torch.__version__]
+    if torch.version.cuda:
+        parts.append("CUDA %s" % torch.version.cuda)
+    try:
+        v = torch.backends.cudnn.version()
+    except (RuntimeError, AttributeError):
+        v = None
+    if v:
+        # cuDNN 9 encodes 10000·major + 100·minor + patch, earlier ones 1000·major + 100·minor + patch.
+        major, minor = (v // 10000, v // 100 % 100) if v >= 90000 else (v // 1000, v // 100 % 10)
+        parts.append("cuDNN %d.%d.%d" % (major, minor, v % 100))
+    return ", ".join(parts)
+
+
 def provenance():
     """The comment lines onnxcost calibrate reads as the table's device (calib/provenance.go):
     the GPU as CUDA names it, its SMs, its CUDA-visible memory and the NVIDIA driver, so that a
-    table calibrating another GPU is caught; "device: cpu" for a --device cpu dry run."""
+    table calibrating another GPU is caught, and the software that ran the calls; "device: cpu"
+    for a --device cpu dry run."""
     if not (on_gpu() and torch.cuda.is_available()):
-        return ["device: cpu"]
+        return ["device: cpu", "software: %s" % software()]
     p = torch.cuda.get_device_properties(0)
     lines = ["device: %s" % p.name, "sms: %d" % p.multi_processor_count,
              "memory_gib: %.1f" % (p.total_memory / 2**30)]
@@ -1752,6 +1770,7 @@ def provenance():
         out = ""
     if out:
         lines.append("driver: %s" % out)
+    lines.append("software: %s" % software())
     return lines
 
 

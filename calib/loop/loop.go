@@ -176,6 +176,34 @@ func FitWarnings(c *calib.Calibration) []string {
 		c.Source.GPU, c.Source.Rows, 100*c.MedianErrAfter, 100*c.MedianErrBefore)}
 }
 
+// ProfileSoftware is what ran a profile's calls as its format tells,
+// for a profile whose own metadata names nothing more (Kineto traces name
+// their CUDA runtime: calib.Provenance.Software).
+func ProfileSoftware(f profile.Format) string {
+	switch f {
+	case profile.ONNXRuntime:
+		return "onnxruntime (profiling JSON)"
+	case profile.PyTorch:
+		return "PyTorch (Kineto trace)"
+	case profile.TensorRT:
+		return "TensorRT (trtexec profile)"
+	}
+	return ""
+}
+
+// SourceRuntime is a calibration source's Runtime: the runtimes its rows
+// were priced under (CalibrationSource), with the software the
+// measurements name beside them; either alone where the other is unknown.
+func SourceRuntime(runtimes, software string) string {
+	switch {
+	case software == "":
+		return runtimes
+	case runtimes == "":
+		return software
+	}
+	return runtimes + " (" + software + ")"
+}
+
 // ProfileRuntime is the runtime a profile's format was measured under:
 // what `calibrate --profile` prices unless told otherwise.
 func ProfileRuntime(f profile.Format) string {

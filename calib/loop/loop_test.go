@@ -550,3 +550,25 @@ func TestRootScopeOpsMatched(t *testing.T) {
 		}
 	}
 }
+
+// TestSourceRuntime: a calibration's source names the runtimes its rows
+// were priced under with the software the measurements name beside them,
+// either alone where the other is unknown; a profile whose metadata names
+// no software is named by its format.
+func TestSourceRuntime(t *testing.T) {
+	for _, c := range []struct{ runtimes, software, want string }{
+		{"graph, pytorch", "PyTorch 2.11.0+cu130", "graph, pytorch (PyTorch 2.11.0+cu130)"},
+		{"", "PyTorch (Kineto trace, CUDA runtime 13.0)", "PyTorch (Kineto trace, CUDA runtime 13.0)"},
+		{"tensorrt", "", "tensorrt"},
+		{"", "", ""},
+	} {
+		if got := SourceRuntime(c.runtimes, c.software); got != c.want {
+			t.Errorf("SourceRuntime(%q, %q) = %q, want %q", c.runtimes, c.software, got, c.want)
+		}
+	}
+	for _, f := range []profile.Format{profile.ONNXRuntime, profile.PyTorch, profile.TensorRT} {
+		if ProfileSoftware(f) == "" {
+			t.Errorf("format %s names no software", f)
+		}
+	}
+}

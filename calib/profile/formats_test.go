@@ -110,20 +110,22 @@ func TestKineto(t *testing.T) {
 	}
 }
 
-// TestKinetoProvenance: a Kineto trace says which device and driver it
-// ran on (deviceProperties, cuda_driver_version), our H200's as
-// cudaDeviceProp gave them; onnxruntime's profiles say nothing.
+// TestKinetoProvenance: a Kineto trace says which device, driver and CUDA
+// runtime it ran on (deviceProperties, cuda_driver_version,
+// cuda_runtime_version), our H200's as cudaDeviceProp gave them;
+// onnxruntime's profiles say nothing.
 func TestKinetoProvenance(t *testing.T) {
 	p, err := Read(filepath.Join("testdata", "kineto_h200", "bert_base_fp32_b1.json.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := calib.Provenance{Device: "NVIDIA H200", SMs: 132, MemoryGiB: 139.8, Driver: "CUDA 13.0 driver API"}
+	want := calib.Provenance{Device: "NVIDIA H200", SMs: 132, MemoryGiB: 139.8, Driver: "CUDA 13.0 driver API",
+		Software: "PyTorch (Kineto trace, CUDA runtime 13.0)"}
 	if p.Device != want {
 		t.Errorf("device %+v, want %+v", p.Device, want)
 	}
 	// A trace that names its device and no figures.
-	if p, err := Read(filepath.Join("testdata", "kineto_cnn.json")); err != nil || p.Device != (calib.Provenance{Device: "NVIDIA A100-SXM4-40GB"}) {
+	if p, err := Read(filepath.Join("testdata", "kineto_cnn.json")); err != nil || p.Device != (calib.Provenance{Device: "NVIDIA A100-SXM4-40GB", Software: "PyTorch (Kineto trace)"}) {
 		t.Errorf("kineto_cnn.json: %+v, %v", p.Device, err)
 	}
 	// onnxruntime names no device: a profile of its CPU provider alone is
@@ -155,7 +157,7 @@ func TestKinetoProvenance(t *testing.T) {
 	// Figures of the wrong kind are left unknown, not an error.
 	p, err = Parse("odd.json", []byte(`{"deviceProperties": [{"name": 3, "numSms": -1}], "cuda_driver_version": "x", "traceEvents": [`+
 		`{"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 0, "tid": 0, "ts": 0, "dur": 2}]}`))
-	if err != nil || p.Device != (calib.Provenance{}) {
+	if err != nil || p.Device != (calib.Provenance{Software: "PyTorch (Kineto trace)"}) {
 		t.Errorf("odd device fields: %+v, %v", p.Device, err)
 	}
 }

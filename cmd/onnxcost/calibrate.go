@@ -142,14 +142,20 @@ func calibrateProfile(stdout, stderr io.Writer, f *costFlags, model, prof, layer
 	if err != nil || out == "" {
 		return err
 	}
-	return fitAndWrite(stdout, stderr, f, cfg, m.Rows(rep), p.Device, filepath.Base(prof), out, date)
+	prov := p.Device
+	if prov.Software == "" {
+		prov.Software = loop.ProfileSoftware(p.Format)
+	}
+	return fitAndWrite(stdout, stderr, f, cfg, m.Rows(rep), prov, filepath.Base(prof), out, date)
 }
 
 // fitAndWrite fits rows on the configured GPU and writes the file, its
-// source naming the device and driver the measurements name (prov).
+// source naming the device, driver and software the measurements name
+// (prov).
 func fitAndWrite(stdout, stderr io.Writer, f *costFlags, cfg pipeline.Config, rows []calib.Row, prov calib.Provenance, source, out, date string) error {
 	src := loop.CalibrationSource(rows, source, date)
 	src.Device, src.Driver = prov.DeviceText(), prov.Driver
+	src.Runtime = loop.SourceRuntime(src.Runtime, prov.Software)
 	cal, err := calib.Fit(cfg.GPUSpec, rows, src)
 	if err != nil {
 		return usageErr("calibrate: %v", err)

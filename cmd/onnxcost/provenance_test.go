@@ -21,6 +21,7 @@ func TestCalibrateNamesTheDevice(t *testing.T) {
 	}
 	table := filepath.Join(dir, "runs.csv")
 	body := "# our H200's runs\n# device: NVIDIA H200\n# sms: 132\n# memory_gib: 139.8\n# driver: 580.159.04\n" +
+		"# software: PyTorch 2.11.0+cu130, CUDA 13.0, cuDNN 9.19.0\n" +
 		"model,ms,batch,dtype,runtime\n" + m + ",0.9,1,fp16,graph\n" + m + ",1.6,8,fp16,graph\n"
 	if err := os.WriteFile(table, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
@@ -50,18 +51,26 @@ func TestCalibrateNamesTheDevice(t *testing.T) {
 				t.Fatal(err)
 			}
 			driver := map[string]string{"table": "580.159.04", "trace": "CUDA 13.0 driver API"}[c.name]
+			// What ran the calls: the table's runtime column beside its
+			// software line; a Kineto trace's own CUDA runtime.
+			runtime := map[string]string{"table": "graph (PyTorch 2.11.0+cu130, CUDA 13.0, cuDNN 9.19.0)", "trace": "PyTorch (Kineto trace, CUDA runtime 13.0)"}[c.name]
 			// A report priced with it says where its rows were measured.
 			var rep struct {
 				Calibration string `json:"calibration"`
 			}
 			runJSON(t, &rep, "report", m, "--gpu", gpu, "--format", "json", "--calibration", cal)
-			if !strings.Contains(rep.Calibration, "(2026-12-05) measured on NVIDIA H200 (132 SMs, 139.8 GiB)") {
+			if !strings.Contains(rep.Calibration, "(2026-12-05) measured on NVIDIA H200 (132 SMs, 139.8 GiB) under "+runtime) {
 				t.Errorf("%s on %s: the report's calibration reads %q", c.name, gpu, rep.Calibration)
 			}
-			for _, want := range []string{`device: "NVIDIA H200 (132 SMs, 139.8 GiB)"`, `driver: "` + driver + `"`} {
+			for _, want := range []string{`device: "NVIDIA H200 (132 SMs, 139.8 GiB)"`, `driver: "` + driver + `"`, `runtime: "` + runtime + `"`} {
 				if !strings.Contains(string(b), want) {
 					t.Errorf("%s on %s: the calibration has no %s", c.name, gpu, want)
 				}
+			}
+			// The text header says the times are the calibration's.
+			_, out, _ := runCLI(t, "report", m, "--gpu", gpu, "--calibration", cal, "--top", "1")
+			if first, _, _ := strings.Cut(out, "\n"); !strings.HasSuffix(first, " · calibrated by "+cal) {
+				t.Errorf("%s on %s: the header %q does not name the calibration", c.name, gpu, first)
 			}
 		}
 	}

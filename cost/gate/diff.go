@@ -46,6 +46,9 @@ type Provenance struct {
 	GPUSpecHash      string `json:"gpu_spec_hash"`
 	DType            string `json:"dtype"`
 	Plan             string `json:"plan"`
+	// Calibration is the calibration the side was priced with
+	// (report.Report.Calibration), absent without one.
+	Calibration string `json:"calibration,omitempty"`
 }
 
 // ReportDiff is what `onnxcost diff` reports: how head differs from base.
@@ -58,7 +61,7 @@ type ReportDiff struct {
 }
 
 func provenance(r *report.Report) Provenance {
-	return Provenance{r.Model, r.ToolVersion, r.CostModelVersion, r.GPU, r.GPUSpecHash, r.DType, r.Plan}
+	return Provenance{r.Model, r.ToolVersion, r.CostModelVersion, r.GPU, r.GPUSpecHash, r.DType, r.Plan, r.Calibration}
 }
 
 // Diff diffs base against head: the `diff` command.
@@ -101,6 +104,9 @@ func provenanceWarnings(b, h Provenance) []string {
 	check("GPU specs", b.GPUSpecHash, h.GPUSpecHash)
 	check("dtypes", b.DType, h.DType)
 	check("plans", b.Plan, h.Plan)
+	if b.Calibration != h.Calibration {
+		w = append(w, fmt.Sprintf("base and head were priced with different calibrations (%s vs %s): part of the difference may come from that", calibrationOrNone(b.Calibration), calibrationOrNone(h.Calibration)))
+	}
 	return w
 }
 
@@ -344,4 +350,12 @@ type DiffResult struct {
 	*ReportDiff
 	FailOn     string   `json:"fail_on,omitempty"`
 	Violations []string `json:"violations"`
+}
+
+// calibrationOrNone is a side's calibration line, or "none".
+func calibrationOrNone(c string) string {
+	if c == "" {
+		return "none"
+	}
+	return c
 }

@@ -242,3 +242,32 @@ func TestIntervalVerdict(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffSaysWhichCalibration: two sides priced with the same
+// calibration say so in the text's first line; sides priced with
+// different ones (or one without) carry a warning, since part of the
+// change is then the calibration's.
+func TestDiffSaysWhichCalibration(t *testing.T) {
+	const cal = "calibration h100.cal.yaml: fitted on H100-SXM5-80GB from 118 rows of runs.csv; applied in full (GPU factor 1.02, 40 cells)"
+	base, head := mkReport(1e-3, 1e9, 10), mkReport(1e-3, 1e9, 10)
+	base.Calibration, head.Calibration = cal, cal
+	d := Diff(base, head)
+	if len(d.Warnings) != 0 {
+		t.Errorf("same calibration: warnings %q", d.Warnings)
+	}
+	var b bytes.Buffer
+	WriteDiffText(&b, d, nil)
+	if first, _, _ := strings.Cut(b.String(), "\n"); !strings.HasSuffix(first, " · both calibrated by h100.cal.yaml") {
+		t.Errorf("first line %q", first)
+	}
+	head.Calibration = ""
+	d = Diff(base, head)
+	if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "different calibrations (calibration h100.cal.yaml: fitted") || !strings.Contains(d.Warnings[0], " vs none)") {
+		t.Errorf("one side calibrated: warnings %q", d.Warnings)
+	}
+	b.Reset()
+	WriteDiffText(&b, d, nil)
+	if strings.Contains(b.String(), "both calibrated") {
+		t.Errorf("one side calibrated, text says both: %q", b.String())
+	}
+}

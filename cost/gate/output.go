@@ -169,7 +169,13 @@ func signedSeconds(s float64) string {
 // not repeated here: the command prints them on stderr, where every
 // warning goes.
 func WriteDiffText(w io.Writer, d *ReportDiff, violations []string) {
-	fmt.Fprintf(w, "base %s · head %s\n", clean(d.Base.Model), clean(d.Head.Model))
+	fmt.Fprintf(w, "base %s · head %s", clean(d.Base.Model), clean(d.Head.Model))
+	if c := d.Head.Calibration; c != "" && c == d.Base.Calibration {
+		// Both sides' times are the calibration's (different ones are a
+		// warning of their own).
+		fmt.Fprintf(w, " · both calibrated by %s", clean(render.CalibrationName(c)))
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "%-12s %14s %14s %14s %9s\n", "metric", "base", "head", "Δ", "Δ%")
 	for _, c := range d.Totals {
 		m, _ := LookupMetric(c.Metric)

@@ -109,7 +109,11 @@ func compareHeader(c *report.Comparison, gpus int) string {
 	if gpus > 1 {
 		on = fmt.Sprintf("one GPU of %d × %s (tensor-parallel)", gpus, c.GPU)
 	}
-	return fmt.Sprintf("%s on %s, dtype %s: unfused vs fused plan", c.Model, on, c.DType)
+	h := fmt.Sprintf("%s on %s, dtype %s: unfused vs fused plan", c.Model, on, c.DType)
+	if name := CalibrationName(c.Calibration); name != "" {
+		h += " · calibrated by " + name
+	}
+	return h
 }
 
 // CompareText writes c as text tables: the totals of both plans, the

@@ -80,6 +80,28 @@ func TestByOpSortsByTime(t *testing.T) {
 	}
 }
 
+// TestHeaderNamesTheCalibration: a report priced with a calibration says
+// so in its first line, naming the file; one without says nothing.
+func TestHeaderNamesTheCalibration(t *testing.T) {
+	r := &report.Report{GPU: "H200", DType: "fp16", Plan: "fused"}
+	if h := Header(r); strings.Contains(h, "calibrated") {
+		t.Errorf("uncalibrated header %q", h)
+	}
+	r.Calibration = "calibration runs/h200.cal.yaml: fitted on H200-SXM-141GB from 12 rows of m.csv; applied in full (GPU factor 0.9, 3 cells)"
+	if h := Header(r); !strings.HasSuffix(h, " · calibrated by runs/h200.cal.yaml") {
+		t.Errorf("header %q", h)
+	}
+	c := &report.Comparison{Model: "m.onnx", GPU: "H200", DType: "fp16", Calibration: r.Calibration}
+	if h := compareHeader(c, 1); !strings.HasSuffix(h, " · calibrated by runs/h200.cal.yaml") {
+		t.Errorf("compare header %q", h)
+	}
+	for _, line := range []string{"no calibration", "calibration x.yaml without its colon", ""} {
+		if got := CalibrationName(line); got != "" {
+			t.Errorf("CalibrationName(%q) = %q, want none", line, got)
+		}
+	}
+}
+
 // TestHeaderQuantized: a quantized model's header says so, and says when
 // --dtype ran it at another type.
 func TestHeaderQuantized(t *testing.T) {

@@ -24,6 +24,9 @@ type Comparison struct {
 	// errors cancel in it.
 	UnfusedTimeIntervalS []float64 `json:"unfused_time_interval_s,omitempty"`
 	FusedTimeIntervalS   []float64 `json:"fused_time_interval_s,omitempty"`
+	// Calibration is the calibration both plans were priced with
+	// (Report.Calibration), absent without one.
+	Calibration string `json:"calibration,omitempty"`
 	// Groups has one entry per node of the fused plan and one per node
 	// the passes removed, sorted by time saved (largest first).
 	Groups []Group `json:"groups"`
@@ -85,6 +88,7 @@ func Compare(ur, fr *Report, toolVersion string) *Comparison {
 		Model:  fr.Model, GPU: fr.GPU, DType: fr.DType, Bindings: fr.Bindings,
 		Unfused: totalsOf(ur), Fused: totalsOf(fr),
 		UnfusedTimeIntervalS: ur.Totals.TimeIntervalS, FusedTimeIntervalS: fr.Totals.TimeIntervalS,
+		Calibration:    fr.Calibration,
 		UnfusedFusable: UnfusedFusable(fr), Warnings: append([]string{}, fr.Warnings...),
 	}
 	// Built in place and sorted through an index: a Group is ~170 bytes,
