@@ -331,7 +331,7 @@ func (a *analyzer) libraryFFT(n *ir.Node, est *NodeEstimate, k perf.Kernel) perf
 	est.Class = perf.ClassGEMM
 	est.ExecutedMACs, est.ExecutedFLOPs = gemm.FLOPs/perf.FMAFLOPs, gemm.FLOPs
 	est.M, est.N, est.K, est.Batch = gemm.M, gemm.N, gemm.K, gemm.Batch
-	est.fft = &fftPlan{transforms: transforms, workspace: gemm.Bytes, pointwise: gemm.PointwiseComplexMACs > 0}
+	est.fft = &fftPlan{transforms: transforms, workspace: perf.FFTWorkspace(gemm), pointwise: gemm.PointwiseComplexMACs > 0}
 	return gemm
 }
 

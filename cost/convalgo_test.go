@@ -357,6 +357,56 @@ func TestLayoutCopiesInThePeak(t *testing.T) {
 	}
 }
 
+// TestFFTWorkspace: the workspace each of our H200's FFT calls allocated
+// (the conv-choice table's ws_mib) is the three spectra perf.FFTWorkspace
+// counts and a second filter spectrum, within 6%; the spectra alone fall
+// 30% or more short of every one.
+func TestFFTWorkspace(t *testing.T) {
+	recs, err := measured.Read(filepath.Join("..", "testdata", "measured", "h200_sxm_conv_choices.csv"),
+		"dtype,layout,batch,c,hw,k,r,stride,ms,kernel,grid,block,regs,smem,us,ws_mib")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	checked := 0
+	for _, rec := range recs {
+		key := strings.Join(rec[:8], ",")
+		if seen[key] || rec[0] != "fp32" || !strings.Contains(rec[9], "fft2d") && !strings.Contains(rec[9], "flip_filter") {
+			continue
+		}
+		seen[key] = true
+		var v [6]int64
+		for i, f := range rec[2:8] {
+			if v[i], err = strconv.ParseInt(f, 10, 64); err != nil {
+				t.Fatal(err)
+			}
+		}
+		batch, c, hw, k, r := v[0], v[1], v[2], v[3], v[4]
+		geom := perf.ConvGeom{N: batch, C: c, H: hw, W: hw, K: k, R: r, S: r, PadH: r / 2, PadW: r / 2, StrideH: 1, StrideW: 1}
+		gemm, _, ok := perf.FFTConv(geom)
+		if !ok {
+			t.Fatalf("batch %d, %d→%d at %dx%d: cuDNN ran FFT, perf.FFTConv does not apply", batch, c, k, hw, hw)
+		}
+		ws, err := strconv.ParseFloat(rec[15], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws *= 1 << 20
+		got := perf.FFTWorkspace(gemm)
+		t.Logf("batch %d, %d→%d at %dx%d: workspace %.0f MiB measured, %.0f priced (%+.1f%%), spectra alone %.0f", batch, c, k, hw, hw, ws/(1<<20), got/(1<<20), 100*(got/ws-1), gemm.Bytes/(1<<20))
+		if math.Abs(got/ws-1) > 0.06 {
+			t.Errorf("batch %d, %d→%d at %dx%d: workspace priced %.0f MiB, cuDNN allocated %.0f", batch, c, k, hw, hw, got/(1<<20), ws/(1<<20))
+		}
+		if gemm.Bytes > 0.7*ws {
+			t.Errorf("batch %d, %d→%d at %dx%d: the spectra alone (%.0f MiB) are within 30%% of the %.0f MiB allocated: the second buffer is not what closes the gap", batch, c, k, hw, hw, gemm.Bytes/(1<<20), ws/(1<<20))
+		}
+		checked++
+	}
+	if checked < 6 {
+		t.Errorf("checked %d FFT calls; the table holds 7", checked)
+	}
+}
+
 // TestLibraryFFT: our H200's cudnn.benchmark picks
 // (testdata/measured/h200_sxm_conv_choices.csv) are what libraryFFT
 // chooses for every fp32 NCHW 3×3 stride-1 row: FFT where cuDNN ran

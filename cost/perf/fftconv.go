@@ -21,6 +21,30 @@ import "github.com/onnxcost/onnxcost/hwdb"
 // VGG-16's fp32 3×3 layers of 128-512 channels at 56×56, 28×28 and 14×14
 // (batch 32 and 128), not at 224×224, 112×112 (implicit GEMM) or 7×7.
 
+// FFTWorkspace is the device memory cuDNN's FFT call holds while it runs,
+// gemm being FFTConv's product: the three spectra it multiplies and writes
+// and a second buffer the size of the filter's spectrum. The second buffer
+// is measured, not documented: the workspace our H200's calls allocated
+// (testdata/measured/h200_sxm_conv_choices.csv, ws_mib: the caching
+// allocator's peak during the call; PyTorch 2.11, cuDNN 9.19) for its
+// seven FFT picks (VGG-16's and ResNet-50's fp32 layers, 56×56 to 14×14,
+// batch 32 and 128) is the spectra and one filter spectrum more within
+// −1.6% to +2.5%, and +5.4% for the one layer of fewer input than output
+// channels (128 → 256 at 56×56), where the spectra alone are 33-48%
+// short (cost TestFFTWorkspace). What it holds the trace does not say: a
+// transposed copy of the filter's spectrum for the batched product would
+// be its size, the filter's zero-padded T×T planes 0.94-0.97 of it. Held
+// out, whole calls' peaks (torch.cuda.max_memory_allocated over eager
+// calls after warm-up; cmd/onnxcost TestMeasuredEndToEnd): VGG-16 fp32
+// at batch 32 and 128 priced 3,118 and 4,553 MiB against 2,967 and 4,557
+// on our H100 (3,122 and 4,557 on the H200), 2,062 and 3,737 with the
+// spectra alone; ResNet-50 fp32 at batch 32 458 MiB against 458 on both,
+// 435 before.
+func FFTWorkspace(gemm Kernel) float64 {
+	const complex = 8.0 // complex64 bytes
+	return gemm.Bytes + float64(gemm.N)*float64(gemm.K)*float64(gemm.Batch)*complex
+}
+
 // FFTConv is cuDNN's FFT forward algorithm for c on the fp32 vector path:
 // the product of the spectra and the four other kernels as memory-bound
 // ones: the filter's flip (flip_filter, one small CTA per (k, c) plane:
