@@ -176,20 +176,20 @@ func FitWarnings(c *calib.Calibration) []string {
 		c.Source.GPU, c.Source.Rows, 100*c.MedianErrAfter, 100*c.MedianErrBefore)}
 }
 
+// profileFormats is, per profile format, the runtime its calls ran
+// under (what `calibrate --profile` prices unless told otherwise) and
+// the software that ran them as the format alone tells.
+var profileFormats = map[profile.Format]struct{ runtime, software string }{
+	profile.ONNXRuntime: {"onnxruntime", "onnxruntime (profiling JSON)"},
+	profile.PyTorch:     {"pytorch", "PyTorch (Kineto trace)"},
+	profile.TensorRT:    {"tensorrt", "TensorRT (trtexec profile)"},
+}
+
 // ProfileSoftware is what ran a profile's calls as its format tells,
 // for a profile whose own metadata names nothing more (Kineto traces name
-// their CUDA runtime: calib.Provenance.Software).
-func ProfileSoftware(f profile.Format) string {
-	switch f {
-	case profile.ONNXRuntime:
-		return "onnxruntime (profiling JSON)"
-	case profile.PyTorch:
-		return "PyTorch (Kineto trace)"
-	case profile.TensorRT:
-		return "TensorRT (trtexec profile)"
-	}
-	return ""
-}
+// their CUDA runtime: calib.Provenance.Software); "" for a format not
+// known.
+func ProfileSoftware(f profile.Format) string { return profileFormats[f].software }
 
 // SourceRuntime is a calibration source's Runtime: the runtimes its rows
 // were priced under (CalibrationSource), with the software the
@@ -205,18 +205,9 @@ func SourceRuntime(runtimes, software string) string {
 }
 
 // ProfileRuntime is the runtime a profile's format was measured under:
-// what `calibrate --profile` prices unless told otherwise.
-func ProfileRuntime(f profile.Format) string {
-	switch f {
-	case profile.ONNXRuntime:
-		return "onnxruntime"
-	case profile.PyTorch:
-		return "pytorch"
-	case profile.TensorRT:
-		return "tensorrt"
-	}
-	return ""
-}
+// what `calibrate --profile` prices unless told otherwise; "" for a
+// format not known.
+func ProfileRuntime(f profile.Format) string { return profileFormats[f].runtime }
 
 // ReadProfile reads a measured profile: a trtexec profile with its layer
 // information when layers is given, else any format profile.Read knows.
