@@ -120,6 +120,7 @@ c.train_rows("../cal/models/resnet50.onnx", dict(mode="train-sgd", dtype="fp16-a
 c.close()
 got = open(os.path.join(os.environ["AMP_DIR"], "measurements.csv")).read().splitlines()
 want = ["model,ms,batch,dtype,dims,runtime,train", "# amp table test", "# device: cpu",
+        "# software: " + measure_gpu.software(),
         "../cal/models/resnet50.onnx,1.500,4,fp16-amp,,graph,", "../cal/models/resnet50.onnx,2.500,4,fp16-amp,,pytorch,",
         "../cal/models/resnet50.onnx,30.000,8,fp16-amp,,pytorch-nhwc,momentum"]
 assert got == want, got
@@ -130,6 +131,8 @@ go build -o "$tmp/onnxcost" ./cmd/onnxcost
 # The table says it is a CPU dry run (device: cpu): calibrate says so, once per call.
 grep -q "ran on the CPU, not on A100-SXM4-80GB: its times are the CPU's" "$tmp/cal/warn.txt" || fail "no warning that the table ran on the CPU"
 grep -q '^  device: "the CPU"$' "$tmp/cal/a100.yaml" || fail "the calibration does not record the table's device"
+# ... and what ran the calls (the table's software line, beside its rows' runtimes).
+grep -q '^  runtime: ".*(PyTorch ' "$tmp/cal/a100.yaml" || fail "the calibration does not record the table's software"
 grep -q '^format: 1' "$tmp/cal/a100.yaml" || fail "no calibration written"
 grep -q 'rows: 9' "$tmp/cal/a100.yaml" || fail "calibration did not use all 9 rows"
 "$tmp/onnxcost" calibrate --gpu A100 --measurements "$tmp/amp/measurements.csv" -o "$tmp/amp/a100.yaml"
