@@ -271,3 +271,29 @@ func TestDiffSaysWhichCalibration(t *testing.T) {
 		t.Errorf("one side calibrated, text says both: %q", b.String())
 	}
 }
+
+// TestCheckSaysWhichCalibration: a check whose models were priced with a
+// calibration names it on each model's text line and in the Markdown
+// footer (each file once); without one neither says "calibrated".
+func TestCheckSaysWhichCalibration(t *testing.T) {
+	r1, r2 := mkReport(1e-3, 1e9, 10), mkReport(2e-3, 1e9, 10)
+	res := &CheckResult{Verdict: "pass", Models: []ModelResult{{Name: "a.onnx", Report: r1}, {Name: "b.onnx", Report: r2}}}
+	var text, markdown bytes.Buffer
+	WriteCheckText(&text, res)
+	WriteCheckMarkdown(&markdown, res)
+	if strings.Contains(text.String()+markdown.String(), "calibrated") {
+		t.Errorf("uncalibrated check says calibrated:\n%s\n%s", text.String(), markdown.String())
+	}
+	r1.Calibration = "calibration h100.cal.yaml: fitted on H100-SXM5-80GB from 118 rows of runs.csv; applied in full (GPU factor 1.02, 40 cells)"
+	r2.Calibration = r1.Calibration
+	text.Reset()
+	markdown.Reset()
+	WriteCheckText(&text, res)
+	WriteCheckMarkdown(&markdown, res)
+	if got := strings.Count(text.String(), ", calibrated by h100.cal.yaml)"); got != 2 {
+		t.Errorf("text names the calibration on %d model lines, want 2:\n%s", got, text.String())
+	}
+	if !strings.Contains(markdown.String(), " · calibrated by h100.cal.yaml</sub>") {
+		t.Errorf("markdown footer does not name the calibration once:\n%s", markdown.String())
+	}
+}

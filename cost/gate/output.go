@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost/render"
@@ -40,7 +41,11 @@ func reportLine(m ModelResult) string {
 		return "no report"
 	}
 	r := m.Report
-	return fmt.Sprintf("GPU %s, %s, plan %s", r.GPU, r.DType, r.Plan)
+	line := fmt.Sprintf("GPU %s, %s, plan %s", r.GPU, r.DType, r.Plan)
+	if name := render.CalibrationName(r.Calibration); name != "" {
+		line += ", calibrated by " + name
+	}
+	return line
 }
 
 func verdictLine(res *CheckResult) string {
@@ -131,10 +136,29 @@ func writeProvenance(w io.Writer, res *CheckResult) {
 	for _, m := range res.Models {
 		if m.Report != nil {
 			r := m.Report
-			fmt.Fprintf(w, "<sub>onnxcost %s · cost model %s · GPU %s (spec %s) · %s · %s</sub>\n", md(r.ToolVersion), md(r.CostModelVersion), md(r.GPU), md(r.GPUSpecHash), md(r.DType), md(r.Plan))
+			fmt.Fprintf(w, "<sub>onnxcost %s · cost model %s · GPU %s (spec %s) · %s · %s%s</sub>\n", md(r.ToolVersion), md(r.CostModelVersion), md(r.GPU), md(r.GPUSpecHash), md(r.DType), md(r.Plan), md(calibrationsText(res)))
 			return
 		}
 	}
+}
+
+// calibrationsText names the calibrations the models' budgets were
+// checked with (" · calibrated by a.yaml, b.yaml"), "" when none was: a
+// budget met or missed by a calibrated estimate should say so.
+func calibrationsText(res *CheckResult) string {
+	var names []string
+	for _, m := range res.Models {
+		if m.Report == nil {
+			continue
+		}
+		if name := render.CalibrationName(m.Report.Calibration); name != "" && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return " · calibrated by " + strings.Join(names, ", ")
 }
 
 func writeNodeTable(w io.Writer, d *ReportDiff) {
