@@ -27,9 +27,9 @@ type Provenance struct {
 	MemoryGiB float64 `json:"memory_gib,omitempty"`
 	Driver    string  `json:"driver,omitempty"`
 	// Software is what ran the measured calls, as the measurements name
-	// it ("PyTorch 2.11.0+cu130, cuDNN 9.19"; a profile's own format and
-	// CUDA runtime): a calibration's Source.Runtime when its rows do not
-	// name one.
+	// it ("PyTorch 2.11.0+cu130, cuDNN 9.19"; a Kineto trace's CUDA
+	// runtime): a calibration's Source.Runtime when its rows do not name
+	// one.
 	Software string `json:"software,omitempty"`
 	// Conflict is set when the measurements name more than one device
 	// (a table that accumulated runs of two machines): the devices, in

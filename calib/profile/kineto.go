@@ -283,7 +283,8 @@ type kinetoDevice struct {
 // API version (cuda_driver_version, cudaDriverGetVersion's 1000·major +
 // 10·minor: 13000 is "CUDA 13.0"), and the software, PyTorch's profiler
 // with the CUDA runtime it was built against (cuda_runtime_version, the
-// same encoding). Fields it lacks or cannot read stay
+// same encoding; without it, what the format alone tells is the caller's:
+// loop.ProfileSoftware). Fields it lacks or cannot read stay
 // unknown: a trace that says nothing is still a trace. A trace with
 // neither deviceProperties nor GPU kernels (gpu false) ran on the CPU.
 func kinetoProvenance(top map[string]json.RawMessage, gpu bool) calib.Provenance {
@@ -308,7 +309,6 @@ func kinetoProvenance(top map[string]json.RawMessage, gpu bool) calib.Provenance
 	if json.Unmarshal(top["cuda_driver_version"], &v) == nil && v >= 1000 && v < 1000000 {
 		p.Driver = fmt.Sprintf("CUDA %d.%d driver API", v/1000, v%1000/10)
 	}
-	p.Software = "PyTorch (Kineto trace)"
 	if json.Unmarshal(top["cuda_runtime_version"], &v) == nil && v >= 1000 && v < 1000000 {
 		p.Software = fmt.Sprintf("PyTorch (Kineto trace, CUDA runtime %d.%d)", v/1000, v%1000/10)
 	}
