@@ -416,6 +416,19 @@ func (a *Applied) transferLog(class, prec, op, term string) float64 {
 	return lf
 }
 
+// Name is the calibration's file as the user gave it, "(just fitted)"
+// for one not loaded from a file: what a header names
+// (report.Report.CalibrationFile).
+func (a *Applied) Name() string {
+	if a == nil {
+		return ""
+	}
+	if a.cal.Path == "" {
+		return "(just fitted)"
+	}
+	return a.cal.Path
+}
+
 // Describe is one line for a report header: which file, fitted on what,
 // and how it applies here.
 func (a *Applied) Describe() string {
@@ -423,10 +436,7 @@ func (a *Applied) Describe() string {
 		return "no calibration"
 	}
 	c := a.cal
-	name := c.Path
-	if name == "" {
-		name = "(just fitted)"
-	}
+	name := a.Name()
 	fitted := fmt.Sprintf("calibration %s: fitted on %s from %d rows of %s", name, c.Source.GPU, c.Source.Rows, orUnknown(c.Source.Measurements))
 	if c.Source.Date != "" {
 		fitted += " (" + c.Source.Date + ")"

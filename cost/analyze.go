@@ -81,6 +81,8 @@ type KernelCalibration interface {
 	// Describe is one line for the report: which calibration, fitted on
 	// what, applied how.
 	Describe() string
+	// Name is the calibration's file as the user gave it, for headers.
+	Name() string
 }
 
 // computeDTypes are the values of Options.DType, in the order help and
@@ -199,7 +201,7 @@ func analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	if gpu != nil {
 		rep.GPU, rep.GPUSpecHash = gpu.Name, hwdb.SpecHash(gpu)
 		if opt.Calibration != nil {
-			rep.Calibration = opt.Calibration.Describe()
+			rep.Calibration, rep.CalibrationFile = opt.Calibration.Describe(), opt.Calibration.Name()
 		}
 		rep.Warm = opt.Warm && opt.Train == nil
 	} else {

@@ -49,6 +49,8 @@ type Provenance struct {
 	// Calibration is the calibration the side was priced with
 	// (report.Report.Calibration), absent without one.
 	Calibration string `json:"calibration,omitempty"`
+	// CalibrationFile is its file (report.Report.CalibrationName).
+	CalibrationFile string `json:"calibration_file,omitempty"`
 }
 
 // ReportDiff is what `onnxcost diff` reports: how head differs from base.
@@ -61,7 +63,7 @@ type ReportDiff struct {
 }
 
 func provenance(r *report.Report) Provenance {
-	return Provenance{r.Model, r.ToolVersion, r.CostModelVersion, r.GPU, r.GPUSpecHash, r.DType, r.Plan, r.Calibration}
+	return Provenance{r.Model, r.ToolVersion, r.CostModelVersion, r.GPU, r.GPUSpecHash, r.DType, r.Plan, r.Calibration, r.CalibrationName()}
 }
 
 // Diff diffs base against head: the `diff` command.
@@ -93,20 +95,20 @@ func runtimeName(r *report.Report) string {
 
 func provenanceWarnings(b, h Provenance) []string {
 	var w []string
-	check := func(what, x, y string) {
+	// absent is what an empty side says: a field a report always has is
+	// unknown when missing, a calibration is none.
+	check := func(what, absent, x, y string) {
 		if x != y {
-			w = append(w, fmt.Sprintf("base and head were computed with different %s (%s vs %s): part of the difference may come from that", what, orUnknown(x), orUnknown(y)))
+			w = append(w, fmt.Sprintf("base and head were computed with different %s (%s vs %s): part of the difference may come from that", what, orDefault(x, absent), orDefault(y, absent)))
 		}
 	}
-	check("tool versions", b.ToolVersion, h.ToolVersion)
-	check("cost-model versions", b.CostModelVersion, h.CostModelVersion)
-	check("GPUs", b.GPU, h.GPU)
-	check("GPU specs", b.GPUSpecHash, h.GPUSpecHash)
-	check("dtypes", b.DType, h.DType)
-	check("plans", b.Plan, h.Plan)
-	if b.Calibration != h.Calibration {
-		w = append(w, fmt.Sprintf("base and head were priced with different calibrations (%s vs %s): part of the difference may come from that", calibrationOrNone(b.Calibration), calibrationOrNone(h.Calibration)))
-	}
+	check("tool versions", "unknown", b.ToolVersion, h.ToolVersion)
+	check("cost-model versions", "unknown", b.CostModelVersion, h.CostModelVersion)
+	check("GPUs", "unknown", b.GPU, h.GPU)
+	check("GPU specs", "unknown", b.GPUSpecHash, h.GPUSpecHash)
+	check("dtypes", "unknown", b.DType, h.DType)
+	check("plans", "unknown", b.Plan, h.Plan)
+	check("calibrations", "none", b.Calibration, h.Calibration)
 	return w
 }
 
@@ -124,13 +126,6 @@ func bindingText(b map[string]int64) string {
 		keys[i] = fmt.Sprintf("%s=%d", k, b[k])
 	}
 	return strings.Join(keys, " ")
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
 }
 
 func change(name string, base, head float64) Change {
@@ -352,10 +347,10 @@ type DiffResult struct {
 	Violations []string `json:"violations"`
 }
 
-// calibrationOrNone is a side's calibration line, or "none".
-func calibrationOrNone(c string) string {
-	if c == "" {
-		return "none"
+// orDefault is s, or absent where s is empty.
+func orDefault(s, absent string) string {
+	if s == "" {
+		return absent
 	}
-	return c
+	return s
 }

@@ -42,7 +42,7 @@ func reportLine(m ModelResult) string {
 	}
 	r := m.Report
 	line := fmt.Sprintf("GPU %s, %s, plan %s", r.GPU, r.DType, r.Plan)
-	if name := render.CalibrationName(r.Calibration); name != "" {
+	if name := r.CalibrationName(); name != "" {
 		line += ", calibrated by " + name
 	}
 	return line
@@ -151,7 +151,7 @@ func calibrationsText(res *CheckResult) string {
 		if m.Report == nil {
 			continue
 		}
-		if name := render.CalibrationName(m.Report.Calibration); name != "" && !slices.Contains(names, name) {
+		if name := m.Report.CalibrationName(); name != "" && !slices.Contains(names, name) {
 			names = append(names, name)
 		}
 	}
@@ -197,7 +197,7 @@ func WriteDiffText(w io.Writer, d *ReportDiff, violations []string) {
 	if c := d.Head.Calibration; c != "" && c == d.Base.Calibration {
 		// Both sides' times are the calibration's (different ones are a
 		// warning of their own).
-		fmt.Fprintf(w, " · both calibrated by %s", clean(render.CalibrationName(c)))
+		fmt.Fprintf(w, " · both calibrated by %s", clean(d.Head.CalibrationFile))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "%-12s %14s %14s %14s %9s\n", "metric", "base", "head", "Δ", "Δ%")

@@ -41,8 +41,9 @@ import "github.com/onnxcost/onnxcost/hwdb"
 // spectra alone; ResNet-50 fp32 at batch 32 458 MiB against 458 on both,
 // 435 before.
 func FFTWorkspace(gemm Kernel) float64 {
-	const complex = 8.0 // complex64 bytes
-	return gemm.Bytes + float64(gemm.N)*float64(gemm.K)*float64(gemm.Batch)*complex
+	// The filter spectrum is the product's B operand: N × K per frequency,
+	// in the product's complex elements.
+	return gemm.Bytes + float64(gemm.N)*float64(gemm.K)*float64(gemm.Batch)*gemm.ElemBytes
 }
 
 // FFTConv is cuDNN's FFT forward algorithm for c on the fp32 vector path:

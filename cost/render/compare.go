@@ -110,7 +110,7 @@ func compareHeader(c *report.Comparison, gpus int) string {
 		on = fmt.Sprintf("one GPU of %d × %s (tensor-parallel)", gpus, c.GPU)
 	}
 	h := fmt.Sprintf("%s on %s, dtype %s: unfused vs fused plan", c.Model, on, c.DType)
-	if name := CalibrationName(c.Calibration); name != "" {
+	if name := c.CalibrationFile; name != "" {
 		h += " · calibrated by " + name
 	}
 	return h

@@ -167,26 +167,11 @@ func Header(r *report.Report) string {
 			fmt.Fprintf(&b, " · %s=%d", k, r.Bindings[k])
 		}
 	}
-	if name := CalibrationName(r.Calibration); name != "" {
+	if name := r.CalibrationName(); name != "" {
 		// Never silently: the time lines below are the calibration's.
 		fmt.Fprintf(&b, " · calibrated by %s", name)
 	}
 	return b.String()
-}
-
-// CalibrationName is the file a report's calibration line names
-// (calib.Applied.Describe: "calibration NAME: fitted on …"), "" for a
-// report priced without one.
-func CalibrationName(line string) string {
-	rest, ok := strings.CutPrefix(line, "calibration ")
-	if !ok {
-		return ""
-	}
-	name, _, ok := strings.Cut(rest, ": ")
-	if !ok {
-		return ""
-	}
-	return name
 }
 
 // RuntimePlan names what the times are for: the runtime and the plan of

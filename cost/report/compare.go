@@ -27,6 +27,8 @@ type Comparison struct {
 	// Calibration is the calibration both plans were priced with
 	// (Report.Calibration), absent without one.
 	Calibration string `json:"calibration,omitempty"`
+	// CalibrationFile is its file (Report.CalibrationFile), for headers.
+	CalibrationFile string `json:"calibration_file,omitempty"`
 	// Groups has one entry per node of the fused plan and one per node
 	// the passes removed, sorted by time saved (largest first).
 	Groups []Group `json:"groups"`
@@ -88,8 +90,9 @@ func Compare(ur, fr *Report, toolVersion string) *Comparison {
 		Model:  fr.Model, GPU: fr.GPU, DType: fr.DType, Bindings: fr.Bindings,
 		Unfused: totalsOf(ur), Fused: totalsOf(fr),
 		UnfusedTimeIntervalS: ur.Totals.TimeIntervalS, FusedTimeIntervalS: fr.Totals.TimeIntervalS,
-		Calibration:    fr.Calibration,
-		UnfusedFusable: UnfusedFusable(fr), Warnings: append([]string{}, fr.Warnings...),
+		Calibration:     fr.Calibration,
+		CalibrationFile: fr.CalibrationName(),
+		UnfusedFusable:  UnfusedFusable(fr), Warnings: append([]string{}, fr.Warnings...),
 	}
 	// Built in place and sorted through an index: a Group is ~170 bytes,
 	// and growing and stably sorting 140k of them by value (the 112k-node

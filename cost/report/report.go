@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/onnxcost/onnxcost/ir"
 )
@@ -45,6 +46,11 @@ type Report struct {
 	// times (package calib: the file, the GPU it was fitted on, whether
 	// it applied in full or transferred); absent when none.
 	Calibration string `json:"calibration,omitempty"`
+	// CalibrationFile is that calibration's file as given to
+	// --calibration ("(just fitted)" for one not read from a file), what
+	// a header names; absent when none. Reports saved before it existed
+	// carry only Calibration (see CalibrationName).
+	CalibrationFile string `json:"calibration_file,omitempty"`
 	// Warm marks a call priced as one of a back-to-back series (a
 	// benchmark loop): L2 held what the previous call left (cost.Options.
 	// Warm). Absent for the first call, every weight read from DRAM.
@@ -410,4 +416,29 @@ func (s *Shape) UnmarshalJSON(data []byte) error {
 	}
 	*s = out
 	return nil
+}
+
+// CalibrationName is the calibration file r was priced with, "" for none:
+// its CalibrationFile, or for a report saved before that field existed
+// the name its Calibration line gives (calib's "calibration NAME: fitted
+// on …").
+func (r *Report) CalibrationName() string {
+	if r.CalibrationFile != "" || r.Calibration == "" {
+		return r.CalibrationFile
+	}
+	return legacyCalibrationName(r.Calibration)
+}
+
+// legacyCalibrationName reads the file name out of a calibration line
+// written before reports carried it apart; "" where the line has none.
+func legacyCalibrationName(line string) string {
+	rest, ok := strings.CutPrefix(line, "calibration ")
+	if !ok {
+		return ""
+	}
+	name, _, ok := strings.Cut(rest, ": ")
+	if !ok {
+		return ""
+	}
+	return name
 }
