@@ -584,10 +584,12 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		}
 		// PyTorch 2.8's gather loads its slices as a TensorIterator copy
 		// does, after its index (perf indexedCopyTime).
-		k.SmallCTAs = a.cudnnNCHWBatchNormPlanes(n) + a.atenLayerNormRows(n, k.RowLen)
+		k.SmallCTAs, k.SmallCTAThreads = a.smallCTAs(n, k.RowLen)
 		if k.Indexed.Indices > 0 && a.eagerPlan() {
 			k.TensorIterator = !a.lone && perf.GathersIndexSelect(a.runtime)
-			k.SmallCTAs = clampInt(float64(k.SmallCTAs) + perf.GatherCTAs(k, a.runtime))
+			if ctas := perf.GatherCTAs(k, a.runtime); ctas > 0 {
+				k.SmallCTAs, k.SmallCTAThreads = clampInt(ctas), perf.GatherCTAThreads(k)
+			}
 			nc.Note = appendNote(nc.Note, perf.IndexedCopyKernel(k, a.runtime))
 		}
 		k.MaxPoolOutputs = a.eagerMaxPoolOutputs(n)
@@ -1335,22 +1337,172 @@ func (a *analyzer) eagerReduction(n *ir.Node) bool {
 	return (n.Domain == "" && ATenRowOp(n.OpType)) || ir.IsFused(n, ir.OpFusedLayerNorm) || ir.IsFused(n, ir.OpFusedSoftmax)
 }
 
+// smallCTAs is the small CTAs of the library kernel eager PyTorch runs
+// for n and the threads of each (perf.Kernel.SmallCTAs, SmallCTAThreads):
+// cuDNN's NCHW batch norm, ATen's layer norm, NCHW mean and adaptive
+// average pool; 0, 0 for any other node.
+func (a *analyzer) smallCTAs(n *ir.Node, rowLen int64) (ctas, threads int64) {
+	if planes, plane := a.cudnnNCHWBatchNormPlanes(n); planes > 0 {
+		return planes, cudnnBatchNormThreads(plane)
+	}
+	if rows := a.atenLayerNormRows(n, rowLen); rows > 0 {
+		return rows, atenLayerNormThreads
+	}
+	if ctas, threads := a.atenNCHWPlaneMean(n); ctas > 0 {
+		return ctas, threads
+	}
+	if planes := a.atenAdaptiveAvgPoolPlanes(n); planes > 0 {
+		return planes, atenAdaptiveAvgPoolThreads
+	}
+	return 0, 0
+}
+
+// cudnnBatchNormThreads is the CTA size cuDNN's bn_fw_inf_1C11_kernel_NCHW
+// takes for planes of plane elements, as our H200's MobileNet-V2 trace
+// shows it (kineto_h200/mobilenet_v2_fp32_b128.json.gz: 64 threads for
+// planes of 49 and 196 elements, 256 for 784, 512 for 3,136 and 12,544):
+// a thread per 4 elements, rounded up to a power of two, within 64-512.
+// The rule is read off those five sizes, not cuDNN's source.
+func cudnnBatchNormThreads(plane int64) int64 {
+	t := int64(64)
+	for t < 512 && 4*t < plane {
+		t *= 2
+	}
+	return t
+}
+
+// atenLayerNormThreads is vectorized_layer_norm_kernel's CTA, [32, 4]
+// threads (our H200 traces of GPT-2-small and BERT-base).
+const atenLayerNormThreads = 128
+
+// atenAdaptiveAvgPoolThreads is adaptive_average_pool's CTA, [32, 8]
+// threads (our H200 trace of VGG-16 fp32).
+const atenAdaptiveAvgPoolThreads = 256
+
+// atenNCHWPlaneMean is the CTAs and threads of ATen's reduce_kernel for
+// a mean over each (n, c) plane of an NCHW map, which is how eager
+// PyTorch runs a GlobalAveragePool (AdaptiveAvgPool2d(1) is aten::mean)
+// and a ReduceMean over axes 2 and 3 under a runtime that keeps NCHW: the
+// reduction runs along the contiguous plane, a block of min(plane, 32)
+// lanes (rounded down to a power of two) a row and as many rows as fill
+// 512 threads (setReduceConfig). Our H200's MobileNet-V2 fp32 trace: 49-
+// element planes, [32, 16] threads, 10,240 CTAs for 163,840 planes,
+// 40.3 µs against the 10.8 its bytes take. 0, 0 for anything else, and
+// for planes of 8,192 elements or more, which the kernel splits across
+// its rows (and its bytes hold anyway).
+func (a *analyzer) atenNCHWPlaneMean(n *ir.Node) (ctas, threads int64) {
+	if !a.eagerPlan() || !a.keepsNCHW() || n.Domain != "" {
+		return 0, 0
+	}
+	switch n.OpType {
+	case "GlobalAveragePool":
+	case "ReduceMean":
+		if !meanOverPlanes(n) {
+			return 0, 0
+		}
+	default:
+		return 0, 0
+	}
+	sz := a.sizer(n)
+	dims, ok := sz.Dims(n.In(0))
+	if !ok || len(dims) != 4 {
+		return 0, 0
+	}
+	rows, plane := clampInt(dims[0]*dims[1]), clampInt(dims[2]*dims[3])
+	if rows <= 0 || plane <= 0 || plane >= 8192 {
+		return 0, 0
+	}
+	width := min(floorPow2(plane), 32)
+	height := min(floorPow2(rows), 512/width)
+	return (rows + height - 1) / height, width * height
+}
+
+// meanOverPlanes reports whether the ReduceMean n reduces a 4-D tensor
+// over axes 2 and 3 exactly (attribute or constant input, as opsets
+// write them).
+func meanOverPlanes(n *ir.Node) bool {
+	axes, _ := n.AttrInts("axes")
+	if v := n.In(1); v != nil && v.Const != nil {
+		axes = v.Const.Ints
+	}
+	if len(axes) != 2 {
+		return false
+	}
+	norm := func(x int64) int64 {
+		if x < 0 {
+			return x + 4
+		}
+		return x
+	}
+	a0, a1 := norm(axes[0]), norm(axes[1])
+	return (a0 == 2 && a1 == 3) || (a0 == 3 && a1 == 2)
+}
+
+// floorPow2 is the largest power of two at most x (x ≥ 1).
+func floorPow2(x int64) int64 {
+	p := int64(1)
+	for p*2 <= x {
+		p *= 2
+	}
+	return p
+}
+
+// atenAdaptiveAvgPoolPlanes is the (n, c) planes of an AveragePool eager
+// PyTorch runs as adaptive_average_pool, one CTA each: the exporter
+// writes AdaptiveAvgPool2d over a map as large as its output (VGG's 7×7
+// at 224) as an AveragePool of kernel 1 and stride 1, which nothing else
+// writes; under a runtime that keeps NCHW. 0 for anything else (an
+// AvgPool2d, or adaptive pooling of a larger map, runs avg_pool2d's
+// elementwise kernel).
+func (a *analyzer) atenAdaptiveAvgPoolPlanes(n *ir.Node) int64 {
+	if !a.eagerPlan() || !a.keepsNCHW() || n.Domain != "" || n.OpType != "AveragePool" {
+		return 0
+	}
+	for _, attr := range []string{"kernel_shape", "strides", "dilations"} {
+		vs, _ := n.AttrInts(attr)
+		for _, v := range vs {
+			if v != 1 {
+				return 0
+			}
+		}
+	}
+	pads, _ := n.AttrInts("pads")
+	for _, v := range pads {
+		if v != 0 {
+			return 0
+		}
+	}
+	if ks, _ := n.AttrInts("kernel_shape"); len(ks) != 2 {
+		return 0
+	}
+	sz := a.sizer(n)
+	dims, ok := sz.Dims(n.In(0))
+	if !ok || len(dims) != 4 {
+		return 0
+	}
+	return clampInt(dims[0] * dims[1])
+}
+
 // cudnnNCHWBatchNormPlanes is the (n, c) planes of an inference
 // BatchNormalization eager PyTorch runs on cuDNN's NCHW kernel, one CTA
 // each (perf.Kernel.SmallCTAs): under the eager plan of a runtime that
 // keeps PyTorch's default NCHW format (conv_layout_transposes marks it);
 // 0 for anything else, a channels_last runtime's included.
-func (a *analyzer) cudnnNCHWBatchNormPlanes(n *ir.Node) int64 {
+func (a *analyzer) cudnnNCHWBatchNormPlanes(n *ir.Node) (planes, plane int64) {
 	if !a.eagerPlan() || !a.keepsNCHW() || n.Domain != "" || n.OpType != "BatchNormalization" ||
 		n.AttrInt("training_mode", 0) != 0 {
-		return 0
+		return 0, 0
 	}
 	sz := a.sizer(n)
 	dims, ok := sz.Dims(n.In(0))
 	if !ok || len(dims) < 3 {
-		return 0
+		return 0, 0
 	}
-	return clampInt(dims[0] * dims[1])
+	p := 1.0
+	for _, d := range dims[2:] {
+		p *= d
+	}
+	return clampInt(dims[0] * dims[1]), clampInt(p)
 }
 
 // atenLayerNormRows is the rows of a layer norm eager PyTorch runs in

@@ -1091,7 +1091,7 @@ func unfusedLaunches(t *testing.T, b *builder, runtime string, outs ...*ir.Value
 
 // TestCuDNNBatchNormPlanes: an inference BatchNorm over small planes
 // under an NCHW eager runtime is held by cuDNN's CTA rate, one CTA per
-// (n, c) plane (perf smallCTACycles), well above its bytes; channels_last
+// (n, c) plane (perf smallCTALifetimeCycles), well above its bytes; channels_last
 // (pytorch-nhwc, another kernel) and TensorRT's plan (folded or fused)
 // price its bytes alone.
 func TestCuDNNBatchNormPlanes(t *testing.T) {
@@ -1118,7 +1118,7 @@ func TestCuDNNBatchNormPlanes(t *testing.T) {
 // TestSmallCTAsOfLookupsAndNorms: ATen's layer norm runs a CTA a row and
 // PyTorch 2.8's vectorized gather a CTA an index (per 4 KB of its row):
 // over 2,048 short rows both are held by the CTA rate (perf
-// smallCTACycles), above their bytes; under TensorRT's plan, by their
+// smallCTALifetimeCycles), above their bytes; under TensorRT's plan, by their
 // bytes.
 func TestSmallCTAsOfLookupsAndNorms(t *testing.T) {
 	gpu := costtest.GPU()
@@ -1244,6 +1244,69 @@ func TestEagerCopiesRunATenLoops(t *testing.T) {
 	for _, op := range []string{"Transpose", "Expand", "Concat"} {
 		if trt[op] >= eager[op] {
 			t.Errorf("%s: %.3g s of fixed time under tensorrt, %.3g s eager; want less", op, trt[op], eager[op])
+		}
+	}
+}
+
+// TestSmallCTAsOfPoolsAndMeans: under an NCHW eager runtime a global
+// average pool runs ATen's mean, a warp a plane and 16 planes a 512-thread
+// CTA, and an AveragePool of kernel 1 (the exporter's AdaptiveAvgPool2d
+// over a map its own size) runs adaptive_average_pool, a 256-thread CTA a
+// plane: over 7×7 planes both are held by the CTAs' lifetime (perf
+// smallCTALifetimeCycles, 5,120 cycles over the CTAs an SM holds: 4 and 8
+// on the test GPU's default limits), far above their bytes. A 2×2
+// AveragePool (avg_pool2d's elementwise kernel), channels_last runtimes
+// and TensorRT's plan price the bytes alone.
+func TestSmallCTAsOfPoolsAndMeans(t *testing.T) {
+	gpu := costtest.GPU()
+	lifetime := func(ctas, resident float64) float64 { // at boost
+		return ctas * 5120 / resident / (float64(gpu.SMs) * gpu.BoostClockMHz * 1e6)
+	}
+	for _, c := range []struct {
+		op      string
+		kernel  int64
+		runtime string
+		floor   float64
+	}{
+		{"GlobalAveragePool", 0, "pytorch", lifetime(128*1280/16, 4)},
+		{"GlobalAveragePool", 0, "graph", lifetime(128*1280/16, 4)},
+		{"GlobalAveragePool", 0, "pytorch-nhwc", 0},
+		{"GlobalAveragePool", 0, "tensorrt", 0},
+		{"AveragePool", 1, "pytorch", lifetime(128*1280, 8)},
+		{"AveragePool", 1, "graph-nhwc", 0},
+		{"AveragePool", 2, "pytorch", 0},
+	} {
+		b := newBuilder(t)
+		x := b.Input("x", 128, 1280, 7, 7)
+		var y *ir.Value
+		if c.op == "GlobalAveragePool" {
+			y = b.Val("y", ir.Float32, 128, 1280, 1, 1)
+			b.Node(c.op, []*ir.Value{x}, []*ir.Value{y})
+		} else {
+			out := 7 / c.kernel
+			y = b.Val("y", ir.Float32, 128, 1280, out, out)
+			b.Node(c.op, []*ir.Value{x}, []*ir.Value{y}, ir.IntsAttr("kernel_shape", c.kernel, c.kernel), ir.IntsAttr("strides", c.kernel, c.kernel))
+		}
+		b.G.AddOutput(y)
+		r := b.analyze(Options{Runtime: testRuntime(t, c.runtime), Plan: "unfused"})
+		n := r.Nodes[0]
+		bytesS := n.Bytes() / gpu.MemBW
+		if c.floor > 0 && n.MemoryS < c.floor*(1-1e-9) {
+			t.Errorf("%s k%d under %s: memory side %.3g s, under the CTAs' %.3g s", c.op, c.kernel, c.runtime, n.MemoryS, c.floor)
+		}
+		if c.floor == 0 && n.MemoryS > 2*bytesS {
+			t.Errorf("%s k%d under %s: memory side %.3g s, over twice its bytes' %.3g s: no small CTAs wanted", c.op, c.kernel, c.runtime, n.MemoryS, bytesS)
+		}
+	}
+}
+
+// TestCuDNNBatchNormThreads: cuDNN's NCHW inference norm takes a thread
+// per 4 elements of its plane, a power of two within 64-512, as the
+// MobileNet-V2 trace's kernels show.
+func TestCuDNNBatchNormThreads(t *testing.T) {
+	for plane, want := range map[int64]int64{1: 64, 49: 64, 196: 64, 257: 128, 784: 256, 3136: 512, 12544: 512} {
+		if got := cudnnBatchNormThreads(plane); got != want {
+			t.Errorf("plane of %d: %d threads, want %d", plane, got, want)
 		}
 	}
 }

@@ -83,6 +83,7 @@ func FFTConv(c ConvGeom) (gemm Kernel, transforms []Kernel, ok bool) {
 	}
 	flip := stream(wt, wt)
 	flip.SmallCTAs, _ = mulSat(c.K, c.C)
+	flip.SmallCTAThreads = 9 // a thread per filter tap
 	wtFFT, inFFT, outFFT := stream(wt, wtSpec), stream(in, inSpec), stream(outSpec, out)
 	// The complex GEMM's tiles are 32 images tall (its kernel,
 	// ..._cf32_tn_n_tilesize32x64x8): a smaller batch computes the rest

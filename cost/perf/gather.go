@@ -143,9 +143,9 @@ func indexedCopyTime(g *hwdb.GPU, k Kernel, p Params, r *hwdb.Runtime) (latency,
 // the indexed copy k under r, one per index and 4 KB of its slice (grid
 // [indices, ⌈slice bytes / 4,096⌉], at most 256 threads of one 16-byte
 // vector each); 0 where r runs another kernel for it. Each is a small CTA
-// for a tiny piece of work, which the SMs retire at smallCTACycles apiece
-// whatever its bytes (Kernel.SmallCTAs, smallctas.go), as cuDNN's NCHW
-// batch norm's are. Not fitted here: GPT-2's token lookup (2,048 CTAs of
+// for a tiny piece of work, which the SMs retire at their lifetime over
+// the CTAs an SM holds (GatherCTAThreads sizes them) whatever their bytes
+// (Kernel.SmallCTAs, smallctas.go), as cuDNN's NCHW batch norm's are. Not fitted here: GPT-2's token lookup (2,048 CTAs of
 // 512 bytes, 1.23 µs at that rate on the H200 against 0.54 µs of bytes)
 // ran 1.34 µs longer than its 64-row position lookup.
 func GatherCTAs(k Kernel, r *hwdb.Runtime) float64 {
@@ -154,6 +154,13 @@ func GatherCTAs(k Kernel, r *hwdb.Runtime) float64 {
 	}
 	slice := float64(k.Indexed.SliceElems) * elemBytesOr4(k.ElemBytes)
 	return float64(k.Indexed.Indices) * math.Ceil(slice/4096)
+}
+
+// GatherCTAThreads is the threads of each of GatherCTAs' CTAs: one
+// 16-byte vector of the slice's 4 KB piece each, at most 256.
+func GatherCTAThreads(k Kernel) int64 {
+	slice := float64(k.Indexed.SliceElems) * elemBytesOr4(k.ElemBytes)
+	return int64(max(min(math.Ceil(min(slice, 4096)/16), 256), 1))
 }
 
 // smallIndexMax is the most indices PyTorch's index_select copies with

@@ -160,6 +160,9 @@ type Kernel struct {
 	// plane), cuDNN FFT's flip_filter (one per (k, c) filter plane); 0
 	// otherwise.
 	SmallCTAs int64
+	// SmallCTAThreads is the threads of each of those CTAs, which set how
+	// many reside on an SM at once (smallctas.go); 0 for 64.
+	SmallCTAThreads int64
 	// TransformCycles is, for a kernel of cuDNN's FFT convolution that
 	// transforms planes (fft2d_r2c, fft2d_c2r), the SM cycles its
 	// butterflies take (fftconv.go), a compute term its bytes' stream
