@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/bits"
 	"sort"
 	"strconv"
 	"strings"
@@ -1391,21 +1392,17 @@ const atenAdaptiveAvgPoolThreads = 256
 // for planes of 8,192 elements or more, which the kernel splits across
 // its rows (and its bytes hold anyway).
 func (a *analyzer) atenNCHWPlaneMean(n *ir.Node) (ctas, threads int64) {
-	if !a.eagerPlan() || !a.keepsNCHW() || n.Domain != "" {
-		return 0, 0
-	}
 	switch n.OpType {
 	case "GlobalAveragePool":
 	case "ReduceMean":
-		if !meanOverPlanes(n) {
+		if reduced, ok := trailingAxes(n, 4); !ok || reduced != 2 {
 			return 0, 0
 		}
 	default:
 		return 0, 0
 	}
-	sz := a.sizer(n)
-	dims, ok := sz.Dims(n.In(0))
-	if !ok || len(dims) != 4 {
+	dims, ok := a.eagerNCHWMap(n)
+	if !ok {
 		return 0, 0
 	}
 	rows, plane := clampInt(dims[0]*dims[1]), clampInt(dims[2]*dims[3])
@@ -1417,34 +1414,19 @@ func (a *analyzer) atenNCHWPlaneMean(n *ir.Node) (ctas, threads int64) {
 	return (rows + height - 1) / height, width * height
 }
 
-// meanOverPlanes reports whether the ReduceMean n reduces a 4-D tensor
-// over axes 2 and 3 exactly (attribute or constant input, as opsets
-// write them).
-func meanOverPlanes(n *ir.Node) bool {
-	axes, _ := n.AttrInts("axes")
-	if v := n.In(1); v != nil && v.Const != nil {
-		axes = v.Const.Ints
-	}
-	if len(axes) != 2 {
-		return false
-	}
-	norm := func(x int64) int64 {
-		if x < 0 {
-			return x + 4
-		}
-		return x
-	}
-	a0, a1 := norm(axes[0]), norm(axes[1])
-	return (a0 == 2 && a1 == 3) || (a0 == 3 && a1 == 2)
-}
-
 // floorPow2 is the largest power of two at most x (x ≥ 1).
-func floorPow2(x int64) int64 {
-	p := int64(1)
-	for p*2 <= x {
-		p *= 2
+func floorPow2(x int64) int64 { return 1 << (bits.Len64(uint64(x)) - 1) }
+
+// eagerNCHWMap is the dims of n's 4-D input where eager PyTorch runs n
+// over an NCHW map: a standard op under the eager plan of a runtime that
+// keeps NCHW; ok false otherwise.
+func (a *analyzer) eagerNCHWMap(n *ir.Node) (dims []float64, ok bool) {
+	if !a.eagerPlan() || !a.keepsNCHW() || n.Domain != "" {
+		return nil, false
 	}
-	return p
+	sz := a.sizer(n)
+	dims, ok = sz.Dims(n.In(0))
+	return dims, ok && len(dims) == 4
 }
 
 // atenAdaptiveAvgPoolPlanes is the (n, c) planes of an AveragePool eager
@@ -1455,29 +1437,23 @@ func floorPow2(x int64) int64 {
 // AvgPool2d, or adaptive pooling of a larger map, runs avg_pool2d's
 // elementwise kernel).
 func (a *analyzer) atenAdaptiveAvgPoolPlanes(n *ir.Node) int64 {
-	if !a.eagerPlan() || !a.keepsNCHW() || n.Domain != "" || n.OpType != "AveragePool" {
+	if n.OpType != "AveragePool" {
 		return 0
 	}
-	for _, attr := range []string{"kernel_shape", "strides", "dilations"} {
+	all := func(attr string, want int64) bool {
 		vs, _ := n.AttrInts(attr)
 		for _, v := range vs {
-			if v != 1 {
-				return 0
+			if v != want {
+				return false
 			}
 		}
+		return true
 	}
-	pads, _ := n.AttrInts("pads")
-	for _, v := range pads {
-		if v != 0 {
-			return 0
-		}
-	}
-	if ks, _ := n.AttrInts("kernel_shape"); len(ks) != 2 {
+	if ks, _ := n.AttrInts("kernel_shape"); len(ks) != 2 || !all("kernel_shape", 1) || !all("strides", 1) || !all("dilations", 1) || !all("pads", 0) {
 		return 0
 	}
-	sz := a.sizer(n)
-	dims, ok := sz.Dims(n.In(0))
-	if !ok || len(dims) != 4 {
+	dims, ok := a.eagerNCHWMap(n)
+	if !ok {
 		return 0
 	}
 	return clampInt(dims[0] * dims[1])

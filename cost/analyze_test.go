@@ -1249,10 +1249,10 @@ func TestEagerCopiesRunATenLoops(t *testing.T) {
 }
 
 // TestSmallCTAsOfPoolsAndMeans: under an NCHW eager runtime a global
-// average pool runs ATen's mean, a warp a plane and 16 planes a 512-thread
-// CTA, and an AveragePool of kernel 1 (the exporter's AdaptiveAvgPool2d
-// over a map its own size) runs adaptive_average_pool, a 256-thread CTA a
-// plane: over 7×7 planes both are held by the CTAs' lifetime (perf
+// average pool (and a ReduceMean over its planes) runs ATen's mean, a warp
+// a plane and 16 planes a 512-thread CTA, and an AveragePool of kernel 1
+// (the exporter's AdaptiveAvgPool2d over a map its own size) runs
+// adaptive_average_pool, a 256-thread CTA a plane: over 7×7 planes both are held by the CTAs' lifetime (perf
 // smallCTALifetimeCycles, 5,120 cycles over the CTAs an SM holds: 4 and 8
 // on the test GPU's default limits), far above their bytes. A 2×2
 // AveragePool (avg_pool2d's elementwise kernel), channels_last runtimes
@@ -1272,6 +1272,7 @@ func TestSmallCTAsOfPoolsAndMeans(t *testing.T) {
 		{"GlobalAveragePool", 0, "graph", lifetime(128*1280/16, 4)},
 		{"GlobalAveragePool", 0, "pytorch-nhwc", 0},
 		{"GlobalAveragePool", 0, "tensorrt", 0},
+		{"ReduceMean", 0, "pytorch", lifetime(128*1280/16, 4)},
 		{"AveragePool", 1, "pytorch", lifetime(128*1280, 8)},
 		{"AveragePool", 1, "graph-nhwc", 0},
 		{"AveragePool", 2, "pytorch", 0},
@@ -1279,10 +1280,14 @@ func TestSmallCTAsOfPoolsAndMeans(t *testing.T) {
 		b := newBuilder(t)
 		x := b.Input("x", 128, 1280, 7, 7)
 		var y *ir.Value
-		if c.op == "GlobalAveragePool" {
+		switch c.op {
+		case "GlobalAveragePool":
 			y = b.Val("y", ir.Float32, 128, 1280, 1, 1)
 			b.Node(c.op, []*ir.Value{x}, []*ir.Value{y})
-		} else {
+		case "ReduceMean": // x.mean((2, 3), keepdim=True), as SE blocks export it
+			y = b.Val("y", ir.Float32, 128, 1280, 1, 1)
+			b.Node(c.op, []*ir.Value{x}, []*ir.Value{y}, ir.IntsAttr("axes", 2, 3))
+		default:
 			out := 7 / c.kernel
 			y = b.Val("y", ir.Float32, 128, 1280, out, out)
 			b.Node(c.op, []*ir.Value{x}, []*ir.Value{y}, ir.IntsAttr("kernel_shape", c.kernel, c.kernel), ir.IntsAttr("strides", c.kernel, c.kernel))

@@ -144,10 +144,11 @@ func indexedCopyTime(g *hwdb.GPU, k Kernel, p Params, r *hwdb.Runtime) (latency,
 // [indices, ⌈slice bytes / 4,096⌉], at most 256 threads of one 16-byte
 // vector each); 0 where r runs another kernel for it. Each is a small CTA
 // for a tiny piece of work, which the SMs retire at their lifetime over
-// the CTAs an SM holds (GatherCTAThreads sizes them) whatever their bytes
-// (Kernel.SmallCTAs, smallctas.go), as cuDNN's NCHW batch norm's are. Not fitted here: GPT-2's token lookup (2,048 CTAs of
-// 512 bytes, 1.23 µs at that rate on the H200 against 0.54 µs of bytes)
-// ran 1.34 µs longer than its 64-row position lookup.
+// the CTAs an SM holds (GatherCTAThreads sizes them) whatever their
+// bytes (Kernel.SmallCTAs, smallctas.go), as cuDNN's NCHW batch norm's
+// are. Not fitted here: GPT-2's token lookup (2,048 CTAs of 512 bytes,
+// 1.23 µs at that rate on the H200 against 0.54 µs of bytes) ran 1.34 µs
+// longer than its 64-row position lookup.
 func GatherCTAs(k Kernel, r *hwdb.Runtime) float64 {
 	if k.Class != ClassData || k.Indexed.Indices <= 0 || !runsATenKernels(r) || !GathersIndexSelect(r) || !vectorGather(k) {
 		return 0
