@@ -1368,11 +1368,63 @@ func maxSplit(g *hwdb.GPU, real hwdb.Precision, lib gemmLib, m, n, k int64) int6
 	if isTensor(real) || lib.pixelRows || lib.pixelK || !strings.EqualFold(g.Vendor, "NVIDIA") {
 		return math.MaxInt64
 	}
-	if out := float64(m) * float64(n); !lib.wgrad && out > simtSmallOutput && float64(k) < simtLargeKRatio*math.Sqrt(out) {
+	small, most := float64(simtSmallOutput), int64(simtGEMMMaxSplit)
+	if bareSIMTProduct(g, lib) {
+		small, most = simtBareSmallOutput, simtBareMaxSplit
+	}
+	if out := float64(m) * float64(n); !lib.wgrad && out > small && float64(k) < simtLargeKRatio*math.Sqrt(out) {
 		return 1
 	}
-	return simtGEMMMaxSplit
+	return most
 }
+
+// bareSIMTProduct reports whether lib is a matrix product with no
+// epilogue (no bias or activation for cuBLASLt to apply: torch.matmul, a
+// Linear without bias) on a part whose cuBLAS runs the sm80 CUDA-core
+// kernels (sm80Families), which cuBLAS splits over K far more
+// freely than the Linears of maxSplit's bounds. Our H200's GEMM-choice
+// sweep (testdata/measured/h200_sxm_gemm_choices.csv: bare fp32
+// torch.matmul, 130 products) runs cutlass_80_simt_sgemm and
+// sm80_xmma_gemm ffma kernels split 2-39 ways, summed by cublasLt's
+// splitKreduce_kernel or in the kernel, for every output up to 768×1,024
+// whatever its K (512×768×768 4 ways, 1,024×768×768 2, 128×3,072×768
+// 4, 8×768×3,072 32) and for larger ones with a deep K (4,096×768×3,072
+// 8 ways, 1,024×11,008×4,096 3); unsplit only from 1M outputs with
+// K/√(MN) under 1 (1,024³, 2,048×1,024×1,024, 2,048×512×512, 2,048×768×
+// 768). Held to the Linears' bounds (4 slices, outputs to 512²), the
+// table's fp32 products were priced +6.3% (median |error| 11.3%; those
+// under 30 µs +11.8%, 14.9%: 128×3,072×768 +52%, 512×768×768 +60%);
+// with simtBareSmallOutput and simtBareMaxSplit −2.5% (9.1%; under 30 µs
+// −2.3%, 10.9%), and our H100 and H200 kernel rows (testdata/measured/
+// *_kernels.csv, bare torch.matmul, held out) do not move: their 1,024³
+// stays unsplit, as measured (63-68 µs), where letting it split priced
+// it −27% and −21%.
+func bareSIMTProduct(g *hwdb.GPU, lib gemmLib) bool {
+	return lib.product && !lib.epilogue && !lib.wgrad && !lib.complex && sm80Families[g.Family()]
+}
+
+// simtBareSmallOutput and simtBareMaxSplit are maxSplit's bounds for a
+// bare product (bareSIMTProduct): the largest output cuBLAS splits
+// whatever its K, and the most K slices. The sweep's 512×768×768 and
+// 1,024×768×768 (786k outputs) split, 1,024³ (1M) does not: a bound of
+// 512² leaves the sweep's fp32 products at 10.4%, one of 1M at 9.1% with
+// the held-out 1,024³ split and −21..−27% off. The sweep splits up to 39
+// ways; caps of 8, 11, 16 and 32 leave its products at 9.1%, 9.1%, 9.1%
+// and 9.8% (those under 30 µs 11.2%, 9.7%, 10.9%, 11.8%): a deeper cap
+// prices the smallest products faster than the splitKreduce kernel that
+// sums their slices lets them run.
+const (
+	simtBareSmallOutput = 768 * 1024
+	simtBareMaxSplit    = 16
+)
+
+// sm80Families are the architectures on which cuDNN and cuBLAS run their
+// sm80 CUDA-core kernels (cuDNN's implicit-GEMM convolutions, cuBLAS's
+// cutlass_80_simt_sgemm and sm80_xmma_gemm ffma GEMMs): compute
+// capability 8.x (Ampere, Ada: a cubin runs on later minor revisions of
+// its major version) and our H100's and H200's Hopper, whose traces run
+// them under those names. Blackwell is left out: no trace of it here.
+var sm80Families = map[string]bool{"Ampere": true, "Ada Lovelace": true, "Hopper": true}
 
 // splitsK reports whether the library behind kernel k, run under o, may
 // split its K loop over CTAs. cuBLAS GEMMs and cuDNN's weight-gradient
@@ -1526,10 +1578,10 @@ const epilogueSplitMinK = 8192
 // was traced) on the fp32 vector path whose input channels come in fours
 // (the kernels' alignc4; a 3-channel first layer runs cuDNN's older
 // implicit_convolve_sgemm, our H200's pick) on a part those kernels run
-// on (cudnnSIMTFamilies).
+// on (sm80Families).
 func cudnnSIMTKernels(g *hwdb.GPU, real hwdb.Precision, k Kernel) bool {
 	return k.Class == ClassConv && k.Grad == "" && !k.Complex && real == hwdb.FP32 && k.Batch <= 1 &&
-		k.ConvChannels > 0 && k.ConvChannels%4 == 0 && cudnnSIMTFamilies[g.Family()]
+		k.ConvChannels > 0 && k.ConvChannels%4 == 0 && sm80Families[g.Family()]
 }
 
 // callsCuDNN reports whether runtime r runs a convolution as cuDNN's
@@ -1539,13 +1591,6 @@ func cudnnSIMTKernels(g *hwdb.GPU, real hwdb.Precision, k Kernel) bool {
 // (cudnnFind). TensorRT times its own tactics, tile configurations
 // included, and keeps the fastest: the model's fastest plan.
 func callsCuDNN(r *hwdb.Runtime) bool { return runsCuBLAS(r) }
-
-// cudnnSIMTFamilies are the architectures cuDNN's sm80 kernels serve:
-// compute capability 8.x (Ampere, Ada: a cubin runs on later minor
-// revisions of its major version) and our H100's and H200's Hopper,
-// whose traces run them under that name. Blackwell is left out: no trace
-// of it here.
-var cudnnSIMTFamilies = map[string]bool{"Ampere": true, "Ada Lovelace": true, "Hopper": true}
 
 // gemmComputeLib is gemmCompute for the library kernel lib.
 func gemmComputeLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff float64, p Params, lib gemmLib) float64 {

@@ -566,12 +566,20 @@ func TestChooseGEMM(t *testing.T) {
 	}
 }
 
-// TestSIMTGEMMSplitCapped: a CUDA-core GEMM on an NVIDIA GPU splits K at
-// most simtGEMMMaxSplit ways, as cuBLAS's sgemm_largek does in our H200
-// trace (BERT-base's 128-token Linears: 2 and 4), where the fastest plan
-// would split 22 ways; the same product on the TF32 tensor-core path, on
-// AMD's rocBLAS and a weight-gradient convolution (cuDNN) keep the deeper
-// split.
+// linearKernel is an M×N×K fp32 product with a bias (a Linear's
+// epilogue: hasEpilogue).
+func linearKernel(m, n, k int64) Kernel {
+	kk := GEMMKernel(m, n, k, 1, hwdb.FP32, 4, 4)
+	kk.FLOPs += float64(m) * float64(n)
+	return kk
+}
+
+// TestSIMTGEMMSplitCapped: a CUDA-core Linear (a product with a bias) on
+// an NVIDIA GPU splits K at most simtGEMMMaxSplit ways, as cuBLAS's
+// sgemm_largek does in our H200 trace (BERT-base's 128-token Linears: 2
+// and 4), where the fastest plan would split 22 ways; the same product on
+// the TF32 tensor-core path, on AMD's rocBLAS and a weight-gradient
+// convolution (cuDNN) keep the deeper split.
 func TestSIMTGEMMSplitCapped(t *testing.T) {
 	o := PlanOptions()
 	split := func(gpu string, k Kernel) int64 {
@@ -586,7 +594,7 @@ func TestSIMTGEMMSplitCapped(t *testing.T) {
 		}
 		return pl.Split
 	}
-	linear := GEMMKernel(128, 768, 3072, 1, hwdb.FP32, 4, 4)
+	linear := linearKernel(128, 768, 3072)
 	if s := split("H200-SXM-141GB", linear); s < 2 || s > simtGEMMMaxSplit {
 		t.Errorf("fp32 128×768×3072 on an H200: split %d, want 2..%d (cuBLAS's sgemm_largek)", s, simtGEMMMaxSplit)
 	}
@@ -604,31 +612,40 @@ func TestSIMTGEMMSplitCapped(t *testing.T) {
 	}
 }
 
-// TestSIMTSplitOnlyWhereCuBLASSplits: cuBLAS's CUDA-core GEMMs split K
+// TestSIMTSplitOnlyWhereCuBLASSplits: cuBLAS's CUDA-core Linears split K
 // for a deep K or a small output only (simtLargeKRatio, simtSmallOutput),
-// as our H200 trace and H100/H200 rows show; a weight gradient, whose K
-// is the batch's rows, keeps the split it always had, so its time never
-// falls as the batch grows.
+// as our H200 trace shows; bare products (bareSIMTProduct) for outputs
+// up to simtBareSmallOutput or a deep K, as our H100/H200 rows and the
+// H200's GEMM-choice sweep show; a weight gradient, whose K is the
+// batch's rows, keeps the split it always had, so its time never falls
+// as the batch grows.
 func TestSIMTSplitOnlyWhereCuBLASSplits(t *testing.T) {
 	o := PlanOptions()
 	h200 := lookupAll(t, []string{"H200-SXM-141GB"})[0]
 	for _, c := range []struct {
 		m, n, k int64
+		bias    bool
 		split   bool
 	}{
-		{128, 768, 768, true},     // sgemm_largek_lds64, grid depth 2 (K/√(MN) 2.4)
-		{128, 768, 3072, true},    // depth 4 (9.8)
-		{128, 3072, 768, false},   // an unsplit 128×32-tile ffma kernel (1.2; 393k outputs)
-		{1024, 1024, 1024, false}, // 63-68 µs measured: the unsplit plan's time
-		{512, 512, 512, true},     // 16 µs: the split plan's (a small output)
-		{128, 4096, 4096, true},   // 93 µs: the split plan's (5.7)
+		{128, 768, 768, true, true},      // sgemm_largek_lds64, grid depth 2 (K/√(MN) 2.4)
+		{128, 768, 3072, true, true},     // depth 4 (9.8)
+		{128, 3072, 768, true, false},    // an unsplit 128×32-tile ffma kernel (1.2; 393k outputs)
+		{128, 3072, 768, false, true},    // bare: 64×64 tiles split 4 ways (the choice sweep)
+		{1024, 768, 768, false, true},    // bare: split 2 (786k outputs)
+		{1024, 1024, 1024, false, false}, // 63-68 µs measured: the unsplit plan's time
+		{512, 512, 512, false, true},     // 16 µs: the split plan's (a small output)
+		{128, 4096, 4096, false, true},   // 93 µs: the split plan's (5.7)
 	} {
-		pl, ok := ChooseGEMM(h200, GEMMKernel(c.m, c.n, c.k, 1, hwdb.FP32, 4, 4), o)
+		k := GEMMKernel(c.m, c.n, c.k, 1, hwdb.FP32, 4, 4)
+		if c.bias {
+			k = linearKernel(c.m, c.n, c.k)
+		}
+		pl, ok := ChooseGEMM(h200, k, o)
 		if !ok {
 			t.Fatalf("%d×%d×%d: no plan", c.m, c.n, c.k)
 		}
 		if got := pl.Split > 1; got != c.split {
-			t.Errorf("fp32 %d×%d×%d on an H200: split %d, want split %v", c.m, c.n, c.k, pl.Split, c.split)
+			t.Errorf("fp32 %d×%d×%d (bias %v) on an H200: split %d, want split %v", c.m, c.n, c.k, c.bias, pl.Split, c.split)
 		}
 	}
 	for _, g := range lookupAll(t, []string{"H100-SXM5-80GB", "A100-SXM4-40GB", "V100-SXM2-16GB", "T4"}) {
@@ -734,6 +751,51 @@ func TestStreamEffElementwiseOnly(t *testing.T) {
 		small := Kernel{Class: tc.class, Precision: hwdb.FP16, ElemBytes: 2, Bytes: 1 << 20, WorkingSet: 1 << 20}
 		if s, _, level := memoryTime(g, small, p); level != "l2" || !near(s, (1<<20)/(L2Bandwidth(g, p)*p.MemEff), 1e-12) {
 			t.Errorf("%s %s: L2 stream %g s at %s, want MemEff of L2 bandwidth", tc.gpu, tc.class, s, level)
+		}
+	}
+}
+
+// TestBareSIMTProductSplitsDeeper: a bare fp32 product (no bias) on a
+// part running cuBLAS's sm80 kernels splits K past simtGEMMMaxSplit, as
+// the H200's GEMM-choice sweep shows (8×768×3,072: 32 ways), at most
+// simtBareMaxSplit; with a bias, on an older part (Volta, Turing) or as a
+// weight gradient it keeps the Linears' bound. Its time never falls as
+// its rows grow, across the output bound where splitting stops.
+func TestBareSIMTProductSplitsDeeper(t *testing.T) {
+	o := PlanOptions()
+	split := func(g *hwdb.GPU, k Kernel) int64 {
+		t.Helper()
+		pl, ok := ChooseGEMM(g, k, o)
+		if !ok {
+			t.Fatalf("%s %d×%d×%d: no plan", g.Name, k.M, k.N, k.K)
+		}
+		return pl.Split
+	}
+	gs := lookupAll(t, []string{"H200-SXM-141GB", "A100-SXM4-80GB", "L4", "V100-SXM2-16GB", "T4"})
+	bare := GEMMKernel(8, 768, 3072, 1, hwdb.FP32, 4, 4)
+	for _, g := range gs[:3] {
+		if s := split(g, bare); s <= simtGEMMMaxSplit || s > simtBareMaxSplit {
+			t.Errorf("%s: bare fp32 8×768×3072 split %d, want %d..%d", g.Name, s, simtGEMMMaxSplit+1, simtBareMaxSplit)
+		}
+		if s := split(g, linearKernel(8, 768, 3072)); s > simtGEMMMaxSplit {
+			t.Errorf("%s: fp32 Linear 8×768×3072 split %d, want at most %d", g.Name, s, simtGEMMMaxSplit)
+		}
+	}
+	for _, g := range gs[3:] {
+		if s := split(g, bare); s > simtGEMMMaxSplit {
+			t.Errorf("%s: bare fp32 8×768×3072 split %d, want at most %d (no sm80 kernels)", g.Name, s, simtGEMMMaxSplit)
+		}
+	}
+	for _, g := range gs {
+		for _, nk := range [][2]int64{{768, 768}, {768, 3072}, {3072, 768}, {1024, 1024}} {
+			prev, prevM := 0.0, int64(0)
+			for m := int64(8); m <= 4096; m += 8 {
+				tm := EstimateKernel(g, GEMMKernel(m, nk[0], nk[1], 1, hwdb.FP32, 4, 4), o).TimeS
+				if tm < prev*(1-1e-9) {
+					t.Errorf("%s: bare fp32 %d×%d×%d takes %.4g s, less than %d rows (%.4g s)", g.Name, m, nk[0], nk[1], tm, prevM, prev)
+				}
+				prev, prevM = tm, m
+			}
 		}
 	}
 }
