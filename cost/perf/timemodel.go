@@ -1301,7 +1301,8 @@ const libConvMinTileArea = 64 * 64
 const splitKMinK = 128
 
 // simtGEMMMaxSplit is the most K slices cuBLAS's CUDA-core (SIMT) GEMMs
-// split a product into: our H200 trace of BERT-base's 128-token fp32
+// split a Linear (a product with a bias; bare products:
+// simtBareMaxSplit) into: our H200 trace of BERT-base's 128-token fp32
 // Linears (scripts/choices/testdata/bert_fp32_h200.csv) shows
 // sgemm_largek_lds64 at grid depth 2 for K = 768 and 4 for K = 3072,
 // where the fastest plan the model knows splits 6 and 22 ways (the three
@@ -1354,8 +1355,11 @@ const (
 
 // maxSplit is the most K slices the library behind an M×N×K GEMM-like
 // kernel on path real splits it into: for cuBLAS's CUDA-core GEMMs,
-// simtGEMMMaxSplit for the shapes it splits (simtLargeKRatio), else
-// none; otherwise no bound but the SMs' slots. cuDNN's convolutions are
+// simtGEMMMaxSplit for the shapes it splits (simtSmallOutput,
+// simtLargeKRatio), or, for a bare product on a part with the sm80
+// kernels (bareSIMTProduct), simtBareMaxSplit for outputs up to
+// simtBareSmallOutput or the same deep K; else none; otherwise no bound
+// but the SMs' slots. cuDNN's convolutions are
 // not capped (a weight gradient reduces over every pixel of the batch
 // and its kernels split far deeper: capped, our H100 AMP training steps
 // went from 1.9% to 20% off), nor are tensor-core GEMMs or those of a

@@ -581,18 +581,9 @@ func linearKernel(m, n, k int64) Kernel {
 // the TF32 tensor-core path, on AMD's rocBLAS and a weight-gradient
 // convolution (cuDNN) keep the deeper split.
 func TestSIMTGEMMSplitCapped(t *testing.T) {
-	o := PlanOptions()
 	split := func(gpu string, k Kernel) int64 {
 		t.Helper()
-		g, err := hwdb.Lookup(gpu)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pl, ok := ChooseGEMM(g, k, o)
-		if !ok {
-			t.Fatalf("%s %d×%d×%d: no plan", gpu, k.M, k.N, k.K)
-		}
-		return pl.Split
+		return planSplit(t, lookupAll(t, []string{gpu})[0], k)
 	}
 	linear := linearKernel(128, 768, 3072)
 	if s := split("H200-SXM-141GB", linear); s < 2 || s > simtGEMMMaxSplit {
@@ -763,26 +754,23 @@ func TestStreamEffElementwiseOnly(t *testing.T) {
 // its rows grow, across the output bound where splitting stops.
 func TestBareSIMTProductSplitsDeeper(t *testing.T) {
 	o := PlanOptions()
-	split := func(g *hwdb.GPU, k Kernel) int64 {
-		t.Helper()
-		pl, ok := ChooseGEMM(g, k, o)
-		if !ok {
-			t.Fatalf("%s %d×%d×%d: no plan", g.Name, k.M, k.N, k.K)
-		}
-		return pl.Split
-	}
 	gs := lookupAll(t, []string{"H200-SXM-141GB", "A100-SXM4-80GB", "L4", "V100-SXM2-16GB", "T4"})
 	bare := GEMMKernel(8, 768, 3072, 1, hwdb.FP32, 4, 4)
 	for _, g := range gs[:3] {
-		if s := split(g, bare); s <= simtGEMMMaxSplit || s > simtBareMaxSplit {
+		if s := planSplit(t, g, bare); s <= simtGEMMMaxSplit || s > simtBareMaxSplit {
 			t.Errorf("%s: bare fp32 8×768×3072 split %d, want %d..%d", g.Name, s, simtGEMMMaxSplit+1, simtBareMaxSplit)
 		}
-		if s := split(g, linearKernel(8, 768, 3072)); s > simtGEMMMaxSplit {
+		if s := planSplit(t, g, linearKernel(8, 768, 3072)); s > simtGEMMMaxSplit {
 			t.Errorf("%s: fp32 Linear 8×768×3072 split %d, want at most %d", g.Name, s, simtGEMMMaxSplit)
+		}
+		wgrad := bare
+		wgrad.Grad = GradWeight
+		if s := planSplit(t, g, wgrad); s > simtGEMMMaxSplit {
+			t.Errorf("%s: fp32 weight gradient 8×768×3072 split %d, want at most %d", g.Name, s, simtGEMMMaxSplit)
 		}
 	}
 	for _, g := range gs[3:] {
-		if s := split(g, bare); s > simtGEMMMaxSplit {
+		if s := planSplit(t, g, bare); s > simtGEMMMaxSplit {
 			t.Errorf("%s: bare fp32 8×768×3072 split %d, want at most %d (no sm80 kernels)", g.Name, s, simtGEMMMaxSplit)
 		}
 	}
@@ -798,4 +786,14 @@ func TestBareSIMTProductSplitsDeeper(t *testing.T) {
 			}
 		}
 	}
+}
+
+// planSplit is the K split of the plan ChooseGEMM prices k with on g.
+func planSplit(t *testing.T, g *hwdb.GPU, k Kernel) int64 {
+	t.Helper()
+	pl, ok := ChooseGEMM(g, k, PlanOptions())
+	if !ok {
+		t.Fatalf("%s %d×%d×%d: no plan", g.Name, k.M, k.N, k.K)
+	}
+	return pl.Split
 }
