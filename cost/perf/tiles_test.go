@@ -225,9 +225,11 @@ func TestLargeKHelpers(t *testing.T) {
 	o := PlanOptions()
 	gpus := lookupAll(t, []string{"H200", "A100-SXM4-80GB"})
 	h200, a100 := gpus[0], gpus[1]
+	// A Linear, as PyTorch runs it: F.linear's A·Bᵀ with its bias.
 	withBias := func(m, n, k int64, pr hwdb.Precision) Kernel {
 		kk := GEMMKernel(m, n, k, 1, pr, 4, 4)
 		kk.FLOPs += float64(m) * float64(n)
+		kk.TransposedB = true
 		return kk
 	}
 	helpers := func(g *hwdb.GPU, k Kernel) int64 {
@@ -244,7 +246,7 @@ func TestLargeKHelpers(t *testing.T) {
 		want int64
 	}{
 		{"H200 fp32 Linear 128×768×768", h200, withBias(128, 768, 768, hwdb.FP32), 2},
-		{"H200 fp32 MatMul 128×768×768 (no bias: not largek)", h200, GEMMKernel(128, 768, 768, 1, hwdb.FP32, 4, 4), 0},
+		{"H200 fp32 MatMul 128×768×768 (no bias: not largek; split, cuBLAS's split-K reduce)", h200, GEMMKernel(128, 768, 768, 1, hwdb.FP32, 4, 4), 1},
 		{"H200 fp32 pooler 32×1024×1024 (largeKMinSide)", h200, withBias(32, 1024, 1024, hwdb.FP32), 0},
 		{"H200 fp32 128×3072×768 (ratio 1.2)", h200, withBias(128, 3072, 768, hwdb.FP32), 0},
 		{"H200 TF32 128×768×768", h200, withBias(128, 768, 768, hwdb.TF32Tensor), 0},

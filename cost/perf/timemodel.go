@@ -1506,6 +1506,9 @@ type gemmLib struct {
 	// (largeKHelpers); none elsewhere.
 	helpers int64
 	helperS float64
+	// reduceS: the time of the kernel that sums a split plan's K slices
+	// (splitKReduceS), gap included; 0 where the library runs none.
+	reduceS float64
 }
 
 // productFLOPs is the FLOPs of GEMM-like kernel k's product alone, its
@@ -1534,6 +1537,7 @@ func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 	if simtLargeK(g, real, lib, k.M, k.N, k.K) {
 		lib.helpers, lib.helperS = largeKHelpers(g, k, o)
 	}
+	lib.reduceS = splitKReduceS(g, k, o, real, lib)
 	return lib
 }
 
@@ -1776,8 +1780,16 @@ func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 	best := GEMMPlan{ComputeS: math.Inf(1)}
 	clk := newPathClock(g, p, real)
 	try := func(tl ctaTile, ctas float64, split int64) {
-		if t := tileTime(g, clk, real, tl, m, n, k, batch, ctas, split, perSMBoost, p, lib); t < best.ComputeS {
-			best = GEMMPlan{TileM: tl.m, TileN: tl.n, Split: split, Passes: 1, CTAs: ctas * float64(split), ComputeS: t}
+		t := tileTime(g, clk, real, tl, m, n, k, batch, ctas, split, perSMBoost, p, lib)
+		var helpers int64
+		var stall float64
+		if split > 1 && lib.reduceS > 0 {
+			// The reduce kernel runs after the split one: in series,
+			// drawing no tensor-core power (StallS).
+			t, helpers, stall = t+lib.reduceS, 1, lib.reduceS
+		}
+		if t < best.ComputeS {
+			best = GEMMPlan{TileM: tl.m, TileN: tl.n, Split: split, Passes: 1, CTAs: ctas * float64(split), ComputeS: t, Helpers: helpers, StallS: stall}
 		}
 	}
 	// The deepest split any tile may take: K slices of splitKMinK at

@@ -142,9 +142,11 @@ func TestLinearChoices(t *testing.T) {
 		t.Errorf("biased product priced %.2f µs, the bare one %.2f: want the epilogue to cost", priced[0], priced[1])
 	}
 	// F.linear's weight is [N, K] (cuBLAS "TN"), torch.matmul's operand
-	// [K, N]: the same bare product costs more as a Linear on the CUDA cores.
-	mm := tableWriter(t, gemmHeader+"\n")("m.csv", "fp32,1,1024,768,768,0.036,cutlass::Kernel2,8x6x1,256x1x1,128,0,36.0\n")
-	lin := write("l2.csv", "fp32,1,1024,768,768,0,0.036,cutlass::Kernel2,8x6x1,256x1x1,128,0,36.0\n")
+	// [K, N]: the same bare product costs more as a Linear on the CUDA
+	// cores. A shape neither splits (1M outputs, K under √(MN)), so that
+	// torch.matmul pays no split-K reduce kernel the Linear does not.
+	mm := tableWriter(t, gemmHeader+"\n")("m.csv", "fp32,1,2048,1024,1024,0.13,cutlass::Kernel2,8x6x1,256x1x1,128,0,130.0\n")
+	lin := write("l2.csv", "fp32,1,2048,1024,1024,0,0.13,cutlass::Kernel2,8x6x1,256x1x1,128,0,130.0\n")
 	var asMatMul, asLinear float64
 	for _, c := range []struct {
 		path string
@@ -156,7 +158,7 @@ func TestLinearChoices(t *testing.T) {
 		}
 	}
 	if !(asLinear > asMatMul) {
-		t.Errorf("1024×768×768 fp32 as F.linear %.2f µs, as torch.matmul %.2f: want the TN layout to cost", asLinear, asMatMul)
+		t.Errorf("2048×1024×1024 fp32 as F.linear %.2f µs, as torch.matmul %.2f: want the TN layout to cost", asLinear, asMatMul)
 	}
 }
 
