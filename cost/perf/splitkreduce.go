@@ -30,9 +30,10 @@ import "github.com/onnxcost/onnxcost/hwdb"
 //     sm90 nvjet kernels: all 130 of the sweep's fp16 products, 113 of
 //     them as one kernel with smaller tiles rather than a split, where the
 //     model's split plan stands for that kernel's occupancy; with the
-//     reduce charged to them the fp16 products went from +24.6% to +29.1%
-//     (signed median). The 17 that split (a K of 3,072 or more over a
-//     narrow output) are priced 14-18% fast without it.
+//     reduce charged to them the fp16 products went from +25.6% to +29.2%
+//     (signed median; all 390 products 11.6% rather than 12.4%, but our
+//     H200's fp16 matmul rows worse). The 17 that split (a K of 3,072 or
+//     more over a narrow output) stay priced 7-18% fast without it.
 //
 // Neither a convolution (cuDNN's forward kernels do not split; its weight
 // gradients reduce in the kernel) nor a runtime that times its own
