@@ -15,8 +15,8 @@ import "github.com/onnxcost/onnxcost/hwdb"
 // 256 rows), medians 2.04 and 1.82 µs, and a product that has one takes
 // 1.8 µs more per call beyond its kernels than one that has not (1.2):
 // the second gap. The partial sums' round trip (partialSumsS) was priced
-// and the kernel was not: the sweep's TF32 products were priced 11.3%
-// fast (signed median; median |error| 14.0%), its fp32 ones −2.6%.
+// and the kernel was not: the sweep's TF32 products were priced 11.2%
+// fast (signed median; median |error| 14.2%), its fp32 ones −2.5%.
 //
 // Two kinds of product run no such kernel, and keep the plan as before:
 //   - A product over a module's weight, which PyTorch runs as F.linear
@@ -50,15 +50,14 @@ func splitKReduceS(g *hwdb.GPU, k Kernel, o Options, real hwdb.Precision, lib ge
 	if !(eb > 0) {
 		eb = 4
 	}
-	out := float64(k.M) * float64(k.N) * float64(max(k.Batch, 1)) * eb
-	red := Kernel{Class: ClassElementwise, Bytes: out, WorkingSet: out, Precision: hwdb.FP32, ElemBytes: eb, Launches: 1}
-	return EstimateKernel(g, red, Options{Params: o.Params, Setting: InPlan, Runtime: o.Runtime}).TimeS
+	return outputPassS(g, k, o, eb)
 }
 
 // nvjetProduct reports whether cuBLAS runs a product on path real as
-// its sm90 nvjet kernels: a 16-bit or 8-bit tensor-core product on
-// Hopper (our H200's sweep: every fp16 product; its TF32 ones run
-// cutlass_80 and sm90_xmma kernels).
+// its sm90 nvjet kernels: a 16-bit tensor-core product on Hopper (our
+// H200's sweep: every fp16 product; its TF32 ones run cutlass_80 and
+// sm90_xmma kernels), and fp8 by extension (no trace of an fp8 product
+// here).
 func nvjetProduct(g *hwdb.GPU, real hwdb.Precision) bool {
 	switch real {
 	case hwdb.FP16Tensor, hwdb.BF16Tensor, hwdb.FP8Tensor:

@@ -1689,16 +1689,30 @@ func gemmPlanLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 // elementwise kernel it is: the zeroing writes the output, the epilogue
 // reads it and the bias and writes it back.
 func largeKHelpers(g *hwdb.GPU, k Kernel, o Options) (int64, float64) {
-	out := float64(k.M) * float64(k.N) * float64(max(k.Batch, 1)) * 4 // fp32: the path largek runs
-	ho := Options{Params: o.Params, Setting: InPlan, Runtime: o.Runtime}
-	zero := Kernel{Class: ClassElementwise, Bytes: out, WorkingSet: out, Precision: hwdb.FP32, ElemBytes: 4, Launches: 1}
-	n, s := int64(1), EstimateKernel(g, zero, ho).TimeS
+	n, s := int64(1), outputPassS(g, k, o, 4) // fp32: the path largek runs
 	if hasEpilogue(k) {
+		out := float64(k.M) * float64(k.N) * float64(max(k.Batch, 1)) * 4
 		bias := float64(k.N) * 4
 		epi := Kernel{Class: ClassElementwise, FLOPs: out / 4, Bytes: 2*out + bias, WorkingSet: 2*out + bias, Precision: hwdb.FP32, ElemBytes: 4, Launches: 1}
-		n, s = n+1, s+EstimateKernel(g, epi, ho).TimeS
+		n, s = n+1, s+EstimateKernel(g, epi, helperOptions(o)).TimeS
 	}
 	return n, s
+}
+
+// outputPassS is the time, gap included, of a library's helper kernel
+// that writes GEMM-like kernel k's whole output once at eb bytes an
+// element (largek's zeroing, split-K's reduce), priced as the in-plan
+// elementwise kernel it is.
+func outputPassS(g *hwdb.GPU, k Kernel, o Options, eb float64) float64 {
+	out := float64(k.M) * float64(k.N) * float64(max(k.Batch, 1)) * eb
+	pass := Kernel{Class: ClassElementwise, Bytes: out, WorkingSet: out, Precision: hwdb.FP32, ElemBytes: eb, Launches: 1}
+	return EstimateKernel(g, pass, helperOptions(o)).TimeS
+}
+
+// helperOptions prices a library's helper kernel under o: in a plan,
+// with o's runtime's gap.
+func helperOptions(o Options) Options {
+	return Options{Params: o.Params, Setting: InPlan, Runtime: o.Runtime}
 }
 
 // simtLargeK reports whether cuBLAS runs an M×N×K GEMM on path real as
