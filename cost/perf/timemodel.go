@@ -929,7 +929,18 @@ func tiledEff(g *hwdb.GPU, k Kernel, p Params) float64 {
 	if tmaIm2col(g, k, real) && p.EffConv > 0 {
 		e /= p.EffConv
 	}
+	if cudnnDP4AKernels(g, real, k) && p.EffConv > 0 {
+		e *= dp4aGatherEff(p) / p.EffConv
+	}
 	return e
+}
+
+// dp4aGatherEff is the implicit-GEMM rate, relative to a GEMM's, of a
+// convolution on the DP4A path: EffConv charges the gather's address
+// arithmetic and scattered loads by the word, and one DP4A word carries
+// four channels, so a quarter of the loss per MAC remains.
+func dp4aGatherEff(p Params) float64 {
+	return 1 - (1-p.EffConv)/elemsPerWord(hwdb.INT8)
 }
 
 // tmaIm2col reports whether forward convolution k, on path real, runs on
@@ -1501,6 +1512,10 @@ type gemmLib struct {
 	// a grid of cudnnSIMTTile that fills the SMs, over output channels
 	// in 64s, runs that tile (cudnnSIMTResident, cudnnSIMTRate).
 	cudnnSIMT bool
+	// cudnnDP4A: a forward convolution on the int8 vector path (DP4A)
+	// that cuDNN runs with its int8 implicit-GEMM kernel
+	// (cudnnDP4AKernels): one cudnnDP4ATile a CTA, K whole.
+	cudnnDP4A bool
 	// helpers, helperS: the kernels the library launches around its
 	// largek kernel (simtLargeK) and their time, gaps included
 	// (largeKHelpers); none elsewhere.
@@ -1531,6 +1546,7 @@ func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 		product: k.Class == ClassGEMM}
 	_, real := peakFor(g, k.Precision)
 	lib.cudnnSIMT = cudnnSIMTKernels(g, real, k) && callsCuDNN(o.Runtime)
+	lib.cudnnDP4A = cudnnDP4AKernels(g, real, k) && callsCuDNN(o.Runtime)
 	if epilogueUnsplit(g, real, lib, k, o) {
 		lib.splitK = false
 	}
@@ -1591,6 +1607,39 @@ func cudnnSIMTKernels(g *hwdb.GPU, real hwdb.Precision, k Kernel) bool {
 	return k.Class == ClassConv && k.Grad == "" && !k.Complex && real == hwdb.FP32 && k.Batch <= 1 &&
 		k.ConvChannels > 0 && k.ConvChannels%4 == 0 && sm80Families[g.Family()]
 }
+
+// cudnnDP4AKernels reports whether cuDNN runs forward convolution k,
+// whose compute path resolves to real on g, with its int8 implicit-GEMM
+// kernel: an ungrouped convolution on the int8 vector path (DP4A: Pascal
+// GP10x and Volta, the NVIDIA parts with an int8 rate and no int8
+// tensor cores), whose input channels come in fours (a DP4A word; other
+// channel counts resolve to fp32 in the rules).
+func cudnnDP4AKernels(g *hwdb.GPU, real hwdb.Precision, k Kernel) bool {
+	return k.Class == ClassConv && k.Grad == "" && !k.Complex && real == hwdb.INT8 && k.Batch <= 1 &&
+		strings.EqualFold(g.Vendor, "NVIDIA")
+}
+
+// cudnnDP4ATile is the output tile of cuDNN's int8 forward convolution
+// on the DP4A path, the only one it runs, with its K loop whole.
+// DeepBench's int8 convolutions (conv_bench's NHWC int8 on cuDNN 7) on
+// the three GP102 boards say so: a grid that leaves SMs idle takes the
+// time of its 128×128 CTAs, not of its work. 7×7 maps of 832 channels
+// into 128 with 5×5 filters (98 pixels at batch 2, K = 20,800) took
+// 419 µs on a Titan Xp, what one such CTA takes at its SM's DP4A peak
+// (421 µs), where the fastest plan of any tile (16 CTAs of 32×32)
+// priced 145 µs; 512 → 512 3×3 at 7×7 (four CTAs) took 100 µs at batch
+// 1 and 93 at 2. Over the boards' 321 int8 rows (fit and held out),
+// read off the dump of go run ./scripts/calibrate, rounds of this tile
+// at 0.92-0.96 of the DP4A peak come within a median 10-14% of each
+// board; no other tile fits as well (128×64 20-26%, 64×64 44-48%). With
+// the tile and dp4aGatherEff the rows went 26.6% → 16.6% (GTX 1080 Ti;
+// signed −19.4% → +13.7%), 28.2% → 19.5% (Titan X Pascal, −23.6% →
+// +16.0%) and 30.0% → 15.1% (Titan Xp, −28.4% → +7.2%); what is left
+// over is the boards' own, which their fp32 convolutions share (priced
+// +10..+26% slow: GeForce clocks above the rated boost). The T4's int8
+// rows run its tensor cores (hwdb int8_tensor), another kernel whose
+// rows no fixed tile fits (27-30%), and keep the fastest plan.
+var cudnnDP4ATile = ctaTile{128, 128}
 
 // callsCuDNN reports whether runtime r runs a convolution as cuDNN's
 // algorithm search picks it: PyTorch eager and its CUDA-graph replay
@@ -1809,6 +1858,12 @@ func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 	// The deepest split any tile may take: K slices of splitKMinK at
 	// least, and the library's own bound.
 	splitCap := min(k/splitKMinK, maxSplit(g, real, lib, m, n, k))
+	if lib.cudnnDP4A {
+		// The library's one tile, unsplit (cudnnDP4ATile).
+		tl := cudnnDP4ATile
+		try(tl, sizeProd(ceilDiv(m, tl.m), ceilDiv(n, tl.n), batch), 1)
+		return best
+	}
 	if lib.cudnnSIMT {
 		// The library's tile is always a candidate, so that where the
 		// grid grows into the SMs and the library takes it alone, more
