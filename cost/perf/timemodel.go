@@ -1855,15 +1855,15 @@ func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 			best = GEMMPlan{TileM: tl.m, TileN: tl.n, Split: split, Passes: 1, CTAs: ctas * float64(split), ComputeS: t, Helpers: helpers, StallS: stall}
 		}
 	}
-	// The deepest split any tile may take: K slices of splitKMinK at
-	// least, and the library's own bound.
-	splitCap := min(k/splitKMinK, maxSplit(g, real, lib, m, n, k))
 	if lib.cudnnDP4A {
 		// The library's one tile, unsplit (cudnnDP4ATile).
 		tl := cudnnDP4ATile
 		try(tl, sizeProd(ceilDiv(m, tl.m), ceilDiv(n, tl.n), batch), 1)
 		return best
 	}
+	// The deepest split any tile may take: K slices of splitKMinK at
+	// least, and the library's own bound.
+	splitCap := min(k/splitKMinK, maxSplit(g, real, lib, m, n, k))
 	if lib.cudnnSIMT {
 		// The library's tile is always a candidate, so that where the
 		// grid grows into the SMs and the library takes it alone, more
