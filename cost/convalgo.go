@@ -221,6 +221,10 @@ func (a *analyzer) layoutTransposes(nc *report.NodeCost, n *ir.Node, k perf.Kern
 			which = "input and output" // a 1×1 filter's KCRS is its KRSC: no transpose runs
 			continue
 		}
+		if v == w && perf.ReformatsFilter(a.gpu, k, a.planOptions()) {
+			which = "input and output" // the plan's own reformat orders the filter
+			continue
+		}
 		copies += b
 		// The tensor, just written, is read from L2 when it fits, from DRAM
 		// whole when not (perf.WarmBytes); the copy's write reaches DRAM

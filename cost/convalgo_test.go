@@ -520,3 +520,32 @@ func TestLibraryFFT(t *testing.T) {
 		prev = n.TimeS
 	}
 }
+
+// TestIMMAReformatTakesTheFilterTranspose: cuDNN's int8 tensor-core
+// convolution on Turing reorders the filter itself (a helper kernel of
+// the plan, perf.ReformatsFilter), so an NCHW model's call runs that
+// reformat and the input's and output's transposes, not a filter
+// transpose too: four kernels under graph, as under TensorRT one.
+func TestIMMAReformatTakesTheFilterTranspose(t *testing.T) {
+	t4 := testGPU(t, "T4")
+	conv := func(rt *hwdb.Runtime) report.NodeCost {
+		b := newBuilder(t)
+		x := b.Input("x", 8, 64, 28, 28)
+		y := b.Val("y", ir.Float32, 8, 128, 28, 28)
+		b.Node("Conv", []*ir.Value{x, b.Weight("w", 128, 64, 3, 3)}, []*ir.Value{y}, ir.IntsAttr("pads", 1, 1, 1, 1))
+		b.G.Outputs = append(b.G.Outputs, y)
+		r, err := Analyze(b.G, b.M, t4, Options{DType: "int8", Runtime: rt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Nodes[0]
+	}
+	n := conv(testRuntime(t, "graph"))
+	if n.Launches != 4 || n.LibraryLaunches != 3 || n.HelperLaunches != 1 || !strings.Contains(n.Note, "transposes of input and output") {
+		t.Errorf("graph: %g launches (%g the library's, %g helpers; %q), want the reformat and the input's and output's transposes around the kernel",
+			n.Launches, n.LibraryLaunches, n.HelperLaunches, n.Note)
+	}
+	if n := conv(testRuntime(t, "tensorrt")); n.Launches != 1 || n.HelperLaunches != 0 {
+		t.Errorf("tensorrt: %g launches (%g helpers), want its own kernel alone", n.Launches, n.HelperLaunches)
+	}
+}

@@ -39,15 +39,10 @@ func TestCuDNNDP4ATile(t *testing.T) {
 	if kt := int8Conv(2, 832, 7, 128, 5); !libOf(g, Kernel{Class: kt.Class, Precision: hwdb.INT8Tensor, M: kt.M, N: kt.N, K: kt.K}, o).cudnnDP4A {
 		t.Error("int8 tensor-core convolution on a Titan Xp: not priced as cuDNN's DP4A kernel")
 	}
-	trt, err := hwdb.LookupRuntime("tensorrt")
-	if err != nil {
-		t.Fatal(err)
-	}
+	trt := tensorRT(t)
 	notDP4A := func(name, gpu string, k Kernel, rt *hwdb.Runtime) {
 		t.Helper()
-		co := o
-		co.Runtime = rt
-		if libOf(mustGPU(t, gpu), k, co).cudnnDP4A {
+		if _, lib, _ := libUnder(t, gpu, k, rt); lib.cudnnDP4A {
 			t.Errorf("%s: priced as cuDNN's DP4A kernel", name)
 		}
 	}
@@ -95,4 +90,24 @@ func TestDP4AGatherEff(t *testing.T) {
 	if got := tiledEff(g, k, p); got != p.EffConv {
 		t.Errorf("data gradient's rate %.4f, want EffConv %.4f", got, p.EffConv)
 	}
+}
+
+// libUnder is the library kernel libOf gives k on the named GPU under
+// runtime rt (nil: the default replay), with the GPU and options.
+func libUnder(t *testing.T, gpu string, k Kernel, rt *hwdb.Runtime) (*hwdb.GPU, gemmLib, Options) {
+	t.Helper()
+	o := PlanOptions()
+	o.Runtime = rt
+	g := mustGPU(t, gpu)
+	return g, libOf(g, k, o), o
+}
+
+// tensorRT is the tensorrt runtime entry.
+func tensorRT(t *testing.T) *hwdb.Runtime {
+	t.Helper()
+	rt, err := hwdb.LookupRuntime("tensorrt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
 }

@@ -1516,6 +1516,12 @@ type gemmLib struct {
 	// that cuDNN runs with its int8 implicit-GEMM kernel
 	// (cudnnDP4AKernels): one cudnnDP4ATile a CTA, K whole.
 	cudnnDP4A bool
+	// cudnnIMMA: a forward convolution on the int8 tensor-core path that
+	// cuDNN runs with its interleaved-layout kernel (cudnnIMMAKernels):
+	// one cudnnIMMATile a CTA, K whole, after reformatting the filter
+	// (reformatS, gap included).
+	cudnnIMMA bool
+	reformatS float64
 	// helpers, helperS: the kernels the library launches around its
 	// largek kernel (simtLargeK) and their time, gaps included
 	// (largeKHelpers); none elsewhere.
@@ -1547,6 +1553,9 @@ func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 	_, real := peakFor(g, k.Precision)
 	lib.cudnnSIMT = cudnnSIMTKernels(g, real, k) && callsCuDNN(o.Runtime)
 	lib.cudnnDP4A = cudnnDP4AKernels(g, real, k) && callsCuDNN(o.Runtime)
+	if lib.cudnnIMMA = cudnnIMMAKernels(g, real, k) && callsCuDNN(o.Runtime); lib.cudnnIMMA {
+		lib.reformatS = filterReformatS(g, k, o)
+	}
 	if epilogueUnsplit(g, real, lib, k, o) {
 		lib.splitK = false
 	}
@@ -1640,6 +1649,70 @@ func cudnnDP4AKernels(g *hwdb.GPU, real hwdb.Precision, k Kernel) bool {
 // rows run its tensor cores (hwdb int8_tensor), another kernel whose
 // rows no fixed tile fits (27-30%), and keep the fastest plan.
 var cudnnDP4ATile = ctaTile{128, 128}
+
+// cudnnIMMAKernels reports whether cuDNN runs forward convolution k,
+// whose compute path resolves to real on g, with its int8 tensor-core
+// (IMMA) kernel on Turing: an ungrouped convolution on hwdb.INT8Tensor.
+// That kernel reads its filter reordered within its INT8x32 words (the
+// NCHW_VECT_C layout DeepBench's conv_bench asks for on compute
+// capability 7.5), which cuDNN does in a kernel of its own on every call
+// unless the caller reordered the filter once beforehand
+// (cudnnReorderFilterAndBias and CUDNN_NO_REORDER on the convolution
+// descriptor, cuDNN 7.6 on; the conv_bench source we read calls
+// neither): filterReformatS. As the DP4A kernel
+// does on
+// Pascal (cudnnDP4ATile), covers the output with one tile, its K loop
+// whole (cudnnIMMATile). DeepBench's T4 int8 convolutions (the inference
+// sheet's NHWC int8 on cuDNN 7, 96 rows) say so: 14×14, 512 → 48 5×5
+// (K = 12,800; two and four CTAs, one round) took 165 and 167 µs at
+// batch 1 and 2, what its CTAs take at the SM's int8 tensor rate (168
+// priced), where the fastest plan of any tile priced 93; 7×7, 512 → 512
+// 3×3 took 96 and 93 µs (priced 39, now 84). With the tile alone the rows
+// went 61.9% → 33.6% (signed −38.2% → −24.9%; those over 30 µs −7.7%,
+// 30.8% off), with the reformat too 20.3% (−10.9%; those over 30 µs
+// 16.9%, +0.4%), the held-out third 50.9% → 26.2%. What is left: the
+// sheet's smallest convolutions take 17-18 µs whatever their size (its
+// fp16 ones too: a floor of the benchmark's call, not of the kernels),
+// and grids of two rounds or more run faster than the 70 W board's
+// power-capped clock gives them (its DP4A int8 GEMMs too: 22-23 TOPS,
+// priced +26%). Other families keep the fastest plan: no trace of their
+// int8 kernels.
+func cudnnIMMAKernels(g *hwdb.GPU, real hwdb.Precision, k Kernel) bool {
+	return k.Class == ClassConv && k.Grad == "" && !k.Complex && real == hwdb.INT8Tensor && k.Batch <= 1 &&
+		strings.EqualFold(g.Vendor, "NVIDIA") && g.Family() == "Turing"
+}
+
+// ReformatsFilter reports whether the library behind convolution k, run
+// under o on g, reorders the filter itself before its kernel
+// (filterReformatS, a helper of the plan): a layout transpose of the
+// filter around the call would repeat it.
+func ReformatsFilter(g *hwdb.GPU, k Kernel, o Options) bool {
+	if g == nil {
+		return false
+	}
+	_, real := peakFor(g, k.Precision)
+	return cudnnIMMAKernels(g, real, k) && callsCuDNN(o.Runtime)
+}
+
+// cudnnIMMATile is the output tile of cuDNN's int8 tensor-core forward
+// convolution on Turing, K loop whole (see cudnnIMMAKernels). Fitted as
+// rounds of one tile at a fitted share of the SM's peak over the T4 rows
+// with the reformat (a Python read of the dump of go run
+// ./scripts/calibrate, on its fit rows): 128×128 8.8% of the 63 fit
+// rows at 0.8 of peak, 11.5% of the 33 held out (256×64 the same,
+// 11.8%); 128×64 and 64×128 13.3% and 15-17%, 256×128 and 128×256
+// 29-31%, 64×64 33%.
+var cudnnIMMATile = ctaTile{128, 128}
+
+// filterReformatS is the time, gap included, of the kernel cuDNN runs
+// before its int8 tensor-core convolution to reorder the filter for it
+// (see cudnnIMMAKernels): it reads and writes the K×N filter once, an
+// int8 byte an element.
+func filterReformatS(g *hwdb.GPU, k Kernel, o Options) float64 {
+	b := float64(k.K) * float64(k.N)
+	rf := Kernel{Class: ClassData, Bytes: 2 * b, WorkingSet: 2 * b, Precision: hwdb.INT8, ElemBytes: 1, Launches: 1}
+	return EstimateKernel(g, rf, helperOptions(o)).TimeS
+}
 
 // callsCuDNN reports whether runtime r runs a convolution as cuDNN's
 // algorithm search picks it: PyTorch eager and its CUDA-graph replay
@@ -1859,6 +1932,16 @@ func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 		// The library's one tile, unsplit (cudnnDP4ATile).
 		tl := cudnnDP4ATile
 		try(tl, sizeProd(ceilDiv(m, tl.m), ceilDiv(n, tl.n), batch), 1)
+		return best
+	}
+	if lib.cudnnIMMA {
+		// The library's one tile, unsplit, after its filter reformat,
+		// which runs in series and draws no tensor-core power (StallS).
+		tl := cudnnIMMATile
+		try(tl, sizeProd(ceilDiv(m, tl.m), ceilDiv(n, tl.n), batch), 1)
+		best.ComputeS += lib.reformatS
+		best.StallS += lib.reformatS
+		best.Helpers++
 		return best
 	}
 	// The deepest split any tile may take: K slices of splitKMinK at
