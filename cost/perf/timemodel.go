@@ -1646,8 +1646,7 @@ func cudnnDP4AKernels(g *hwdb.GPU, real hwdb.Precision, k Kernel) bool {
 // +16.0%) and 30.0% → 15.1% (Titan Xp, −28.4% → +7.2%); what is left
 // over is the boards' own, which their fp32 convolutions share (priced
 // +10..+26% slow: GeForce clocks above the rated boost). The T4's int8
-// rows run its tensor cores (hwdb int8_tensor), another kernel whose
-// rows no fixed tile fits (27-30%), and keep the fastest plan.
+// rows run its tensor cores (hwdb int8_tensor): cudnnIMMAKernels.
 var cudnnDP4ATile = ctaTile{128, 128}
 
 // cudnnIMMAKernels reports whether cuDNN runs forward convolution k,
@@ -1659,11 +1658,10 @@ var cudnnDP4ATile = ctaTile{128, 128}
 // unless the caller reordered the filter once beforehand
 // (cudnnReorderFilterAndBias and CUDNN_NO_REORDER on the convolution
 // descriptor, cuDNN 7.6 on; the conv_bench source we read calls
-// neither): filterReformatS. As the DP4A kernel
-// does on
-// Pascal (cudnnDP4ATile), covers the output with one tile, its K loop
-// whole (cudnnIMMATile). DeepBench's T4 int8 convolutions (the inference
-// sheet's NHWC int8 on cuDNN 7, 96 rows) say so: 14×14, 512 → 48 5×5
+// neither): filterReformatS. Like the DP4A kernel on Pascal
+// (cudnnDP4ATile), it covers the output with one tile, its K loop whole
+// (cudnnIMMATile). DeepBench's T4 int8 convolutions (the inference
+// sheet's, on cuDNN 7, 96 rows) say so: 14×14, 512 → 48 5×5
 // (K = 12,800; two and four CTAs, one round) took 165 and 167 µs at
 // batch 1 and 2, what its CTAs take at the SM's int8 tensor rate (168
 // priced), where the fastest plan of any tile priced 93; 7×7, 512 → 512
