@@ -39,7 +39,7 @@ func TestCuDNNDP4ATile(t *testing.T) {
 	if kt := int8Conv(2, 832, 7, 128, 5); !libOf(g, Kernel{Class: kt.Class, Precision: hwdb.INT8Tensor, M: kt.M, N: kt.N, K: kt.K}, o).cudnnDP4A {
 		t.Error("int8 tensor-core convolution on a Titan Xp: not priced as cuDNN's DP4A kernel")
 	}
-	trt := tensorRT(t)
+	trt := testRT(t, "tensorrt")
 	notDP4A := func(name, gpu string, k Kernel, rt *hwdb.Runtime) {
 		t.Helper()
 		if _, lib, _ := libUnder(t, gpu, k, rt); lib.cudnnDP4A {
@@ -100,14 +100,4 @@ func libUnder(t *testing.T, gpu string, k Kernel, rt *hwdb.Runtime) (*hwdb.GPU, 
 	o.Runtime = rt
 	g := mustGPU(t, gpu)
 	return g, libOf(g, k, o), o
-}
-
-// tensorRT is the tensorrt runtime entry.
-func tensorRT(t *testing.T) *hwdb.Runtime {
-	t.Helper()
-	rt, err := hwdb.LookupRuntime("tensorrt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rt
 }

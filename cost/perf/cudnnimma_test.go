@@ -42,7 +42,7 @@ func TestCuDNNIMMATile(t *testing.T) {
 	if !ReformatsFilter(g, k, o) {
 		t.Error("ReformatsFilter: false for the plan that reformats")
 	}
-	trt := tensorRT(t)
+	trt := testRT(t, "tensorrt")
 	notIMMA := func(name, gpu string, k Kernel, rt *hwdb.Runtime) {
 		t.Helper()
 		if g, lib, co := libUnder(t, gpu, k, rt); lib.cudnnIMMA || ReformatsFilter(g, k, co) {

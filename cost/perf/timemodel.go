@@ -1532,6 +1532,18 @@ type gemmLib struct {
 	reduceS float64
 }
 
+// onlyTile is the one tile library kernel l runs, K loop whole, where it
+// has one: cuDNN's int8 convolutions (cudnnDP4ATile, cudnnIMMATile).
+func (l gemmLib) onlyTile() (ctaTile, bool) {
+	switch {
+	case l.cudnnDP4A:
+		return cudnnDP4ATile, true
+	case l.cudnnIMMA:
+		return cudnnIMMATile, true
+	}
+	return ctaTile{}, false
+}
+
 // productFLOPs is the FLOPs of GEMM-like kernel k's product alone, its
 // M×N×K view over its batch.
 func productFLOPs(k Kernel) float64 {
@@ -1553,7 +1565,7 @@ func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 	_, real := peakFor(g, k.Precision)
 	lib.cudnnSIMT = cudnnSIMTKernels(g, real, k) && callsCuDNN(o.Runtime)
 	lib.cudnnDP4A = cudnnDP4AKernels(g, real, k) && callsCuDNN(o.Runtime)
-	if lib.cudnnIMMA = cudnnIMMAKernels(g, real, k) && callsCuDNN(o.Runtime); lib.cudnnIMMA {
+	if lib.cudnnIMMA = ReformatsFilter(g, k, o); lib.cudnnIMMA {
 		lib.reformatS = filterReformatS(g, k, o)
 	}
 	if epilogueUnsplit(g, real, lib, k, o) {
@@ -1926,20 +1938,16 @@ func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 			best = GEMMPlan{TileM: tl.m, TileN: tl.n, Split: split, Passes: 1, CTAs: ctas * float64(split), ComputeS: t, Helpers: helpers, StallS: stall}
 		}
 	}
-	if lib.cudnnDP4A {
-		// The library's one tile, unsplit (cudnnDP4ATile).
-		tl := cudnnDP4ATile
+	if tl, ok := lib.onlyTile(); ok {
+		// The library's one tile, unsplit, after the filter reorder it
+		// runs first, if any: in series, drawing no tensor-core power
+		// (StallS).
 		try(tl, sizeProd(ceilDiv(m, tl.m), ceilDiv(n, tl.n), batch), 1)
-		return best
-	}
-	if lib.cudnnIMMA {
-		// The library's one tile, unsplit, after its filter reformat,
-		// which runs in series and draws no tensor-core power (StallS).
-		tl := cudnnIMMATile
-		try(tl, sizeProd(ceilDiv(m, tl.m), ceilDiv(n, tl.n), batch), 1)
-		best.ComputeS += lib.reformatS
-		best.StallS += lib.reformatS
-		best.Helpers++
+		if lib.reformatS > 0 {
+			best.ComputeS += lib.reformatS
+			best.StallS += lib.reformatS
+			best.Helpers++
+		}
 		return best
 	}
 	// The deepest split any tile may take: K slices of splitKMinK at
