@@ -191,18 +191,26 @@ type clocked struct {
 	// GEMM's fill, split-K's partial sums) does not and draws no compute
 	// power. Found from the time at f0/2: C(f) = active·f0/f + fixed.
 	active float64
+	// path is the clock the kernel's main loop runs at over the board's
+	// (pathClock.ratio: below 1 for a path needing more power than the
+	// board's default, above for one needing less), 1 for a kernel the
+	// time model prices at the board's clock; see rawPower.
+	path float64
 }
 
 // newClocked returns a value, not a pointer, so that UnderControl keeps
 // it on its stack: it is priced once per node, and the heap copies were
 // 7 MB of Analyze's 73 MB on a 112k-node LLaMA-shaped graph.
 func newClocked(g *hwdb.GPU, k Kernel, o Options) clocked {
-	c := clocked{g: g, k: k, o: o, f0: DefaultClockMHz(g), t0: EstimateKernel(g, k, o)}
+	c := clocked{g: g, k: k, o: o, f0: DefaultClockMHz(g), t0: EstimateKernel(g, k, o), path: 1}
 	c.anchor = defaultClockAnchor(g, c.f0)
 	if c.f0 > 0 {
 		half := c.at(c.f0 / 2)
-		busy, loop := gemmActivity(g, k, o)
+		busy, loop, gemm := gemmPlanActivity(g, k, o)
 		c.active = min(max(half.ComputeS-c.t0.ComputeS, 0), c.t0.ComputeS) * busy * loop
+		if gemm {
+			c.path = newPathClock(g, o.Params, k.Precision).ratio(busy)
+		}
 	}
 	return c
 }
@@ -237,9 +245,16 @@ func smBusy(g *hwdb.GPU, k Kernel, o Options) float64 {
 // H200 where the boards read 158 and 179 (191 and 197 without them).
 // 1, 1 for any other kernel.
 func gemmActivity(g *hwdb.GPU, k Kernel, o Options) (busy, mainLoop float64) {
+	busy, mainLoop, _ = gemmPlanActivity(g, k, o)
+	return busy, mainLoop
+}
+
+// gemmPlanActivity is gemmActivity, and whether k has a GEMM plan (whose
+// main loop the time model clocks on its path: pathClock).
+func gemmPlanActivity(g *hwdb.GPU, k Kernel, o Options) (busy, mainLoop float64, gemm bool) {
 	pl, ok := ChooseGEMM(g, k, o)
 	if !ok || !(pl.CTAs > 0) || g.SMs <= 0 {
-		return 1, 1
+		return 1, 1, false
 	}
 	loop := loopRamp(ceilDiv(k.K, max(pl.Split, 1)), o.Params)
 	if pl.StallS > 0 && pl.ComputeS > 0 {
@@ -252,7 +267,7 @@ func gemmActivity(g *hwdb.GPU, k Kernel, o Options) (busy, mainLoop float64) {
 	if k.ZeroRows > 0 && k.ZeroRows < k.M {
 		loop *= float64(k.M-k.ZeroRows) / float64(k.M)
 	}
-	return min(pl.CTAs/float64(g.SMs), 1), loop
+	return min(pl.CTAs/float64(g.SMs), 1), loop, true
 }
 
 // fallbackIssuePower is the share of its path's dense compute power the
@@ -294,7 +309,7 @@ func (c *clocked) activeAt(f float64) float64 { return c.active * c.f0 / f }
 // rawPower is the model's board power for kernel k timed kt (at clock f,
 // active seconds of it computing) and its idle share, before the default
 // limit is applied; anchor is defaultClockAnchor's factor for g.
-func rawPower(g *hwdb.GPU, k Kernel, kt KernelTime, active, f, anchor float64) (idle, dyn float64) {
+func rawPower(g *hwdb.GPU, k Kernel, kt KernelTime, active, f, path, anchor float64) (idle, dyn float64) {
 	tdp := g.TDPWatts
 	if !(tdp > 0) || !(kt.TimeS > 0) || !(g.BoostClockMHz > 0) {
 		return 0, 0
@@ -311,6 +326,13 @@ func rawPower(g *hwdb.GPU, k Kernel, kt KernelTime, active, f, anchor float64) (
 	// 32 at 614 and 589 W, measured 694 and 693; the H100's 57 rows went
 	// 7.5% → 6.3% (signed −6.1% → −1.9%), the H200's 75 7.5% → 7.2%
 	// (+2.3% → +6.1%; cmd/onnxcost TestMeasuredEndToEndH100/H200).
+	// A path needing less than the board's density (DP4A:
+	// intVectorPowerShare) runs its main loop above the board's clock,
+	// and draws the limit at that clock (path over 1): at the board's
+	// clock a T4 DP4A GEMM drew 58 W of its 70. A path needing more keeps
+	// the board's clock here, its density's excess held to the limit by
+	// powerScale, as those rows were fitted: at its own (lower) clock the
+	// H100's 57 power rows went 5.9% → 9.0% (signed −7.6%).
 	pcBoost := pathPowerNeed(g, DefaultParams(), k.Precision) * float64(g.SMs) * g.BoostClockMHz / 1000
 	pcBoost = max(pcBoost-idle0, tdp-idle0)
 	w := vectorPowerWeight
@@ -322,7 +344,7 @@ func rawPower(g *hwdb.GPU, k Kernel, kt KernelTime, active, f, anchor float64) (
 	memBoost := memoryPowerW(g, idle0, eff)
 	uc := min(active/kt.TimeS, 1)
 	um := min(kt.MemoryS/kt.TimeS, 1)
-	s := dynScale(f/g.BoostClockMHz) * anchor
+	s := dynScale(min(f*max(path, 1)/g.BoostClockMHz, 1)) * anchor
 	return idle, uc*w*pcBoost*s + um*memBoost*(memFixedShare*dramRate(g, f, eff/p.MemEff)+(1-memFixedShare)*s)
 }
 
@@ -470,7 +492,7 @@ const idleFixedFraction = 0.85
 // This keeps an explicit cap at TDP identical to no cap.
 func powerScale(c *clocked) float64 {
 	g := c.g
-	idle, dyn := rawPower(g, c.k, c.t0, c.active, c.f0, c.anchor)
+	idle, dyn := rawPower(g, c.k, c.t0, c.active, c.f0, c.path, c.anchor)
 	if dyn > 0 && idle+dyn > g.TDPWatts {
 		return (g.TDPWatts - idle) / dyn
 	}
@@ -481,7 +503,7 @@ func powerScale(c *clocked) float64 {
 // power scaled by r (powerScale).
 func (c *clocked) powerAt(f, r float64) (float64, KernelTime) {
 	t := c.at(f)
-	idle, dyn := rawPower(c.g, c.k, t, c.activeAt(f), f, c.anchor)
+	idle, dyn := rawPower(c.g, c.k, t, c.activeAt(f), f, c.path, c.anchor)
 	return idle + r*dyn, t
 }
 

@@ -129,3 +129,31 @@ func TestVectorPowerNeed(t *testing.T) {
 		t.Errorf("H100 fp32 GEMM clock with half the SMs busy %.4f, all %.4f: want higher, at most 1", half, full)
 	}
 }
+
+// TestIntegerDotHoldsHigherClock: a DP4A GEMM needs intVectorPowerShare
+// of an FP32 GEMM's power density, so on a board whose TDP does not hold
+// boost (T4) it settles at the higher clock that share gives and still
+// draws its limit, and on one whose TDP holds boost (GTX 1080 Ti) both
+// paths run at boost.
+func TestIntegerDotHoldsHigherClock(t *testing.T) {
+	p := DefaultParams()
+	t4 := mustGPU(t, "T4")
+	f32, i8 := clockFractionPath(t4, p, 1, hwdb.FP32), clockFractionPath(t4, p, 1, hwdb.INT8)
+	if want := f32 / math.Sqrt(intVectorPowerShare); !near(i8, want, 1e-12) || !(i8 > 1.2*f32) || !(i8 < 1) {
+		t.Errorf("T4: DP4A GEMM clock %.4f, FP32 %.4f: want %.4f (FP32's over √%.2f), a fifth above FP32's, below boost", i8, f32, want, intVectorPowerShare)
+	}
+	o := PlanOptions()
+	k := Kernel{Class: ClassGEMM, Precision: hwdb.INT8, M: 4096, N: 4096, K: 4096,
+		FLOPs: 2 * 4096 * 4096 * 4096, Bytes: 3 * 4096 * 4096, Launches: 1}
+	pk := UnderControl(t4, k, o, PowerControl{})
+	if pk.Bound != "compute" || pk.PowerW > t4.TDPWatts*(1+1e-9) || pk.PowerW < 0.9*t4.TDPWatts {
+		t.Errorf("T4 DP4A 4096³ GEMM: %s-bound, %.1f W: want compute-bound at its %g W limit", pk.Bound, pk.PowerW, t4.TDPWatts)
+	}
+	if peak := k.FLOPs / t4.PeakFor(hwdb.INT8) / i8; pk.TimeS < peak {
+		t.Errorf("T4 DP4A 4096³ GEMM: %g s, under its FLOPs at the peak rate at that clock, %g s", pk.TimeS, peak)
+	}
+	ti := mustGPU(t, "GTX-1080-Ti")
+	if f, i := clockFractionPath(ti, p, 1, hwdb.FP32), clockFractionPath(ti, p, 1, hwdb.INT8); f != 1 || i != 1 {
+		t.Errorf("GTX 1080 Ti: FP32 clock %.4f, DP4A %.4f: want both at boost", f, i)
+	}
+}

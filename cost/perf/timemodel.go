@@ -740,22 +740,51 @@ func newPathClock(g *hwdb.GPU, p Params, real hwdb.Precision) pathClock {
 
 // at is the clock fraction with a share busy of the SMs computing.
 func (c pathClock) at(busy float64) float64 {
-	f := clockFractionNeed(c.g, busy, c.full)
+	return min(clockFractionNeed(c.g, busy, c.full)*c.ratio(busy), 1)
+}
+
+// ratio is the path's power-limited clock over the board's default one
+// with a share busy of the SMs computing.
+func (c pathClock) ratio(busy float64) float64 {
 	if base := powerClockFraction(c.g, busy, c.full); base > 0 {
-		f *= powerClockFraction(c.g, busy, c.need) / base
+		return powerClockFraction(c.g, busy, c.need) / base
 	}
-	return f
+	return 1
 }
 
 // pathPowerNeed is the power density (W per SM per GHz) dense compute on
 // path pr needs to hold boost on g: tensorPowerNeed on tensor cores,
-// vectorPowerNeed on CUDA cores.
+// vectorPowerNeed on CUDA cores, intVectorPowerShare of it for the
+// integer dot products (DP4A) of the INT8 path.
 func pathPowerNeed(g *hwdb.GPU, p Params, pr hwdb.Precision) float64 {
 	if isTensor(pr) {
 		return tensorPowerNeed(g, p)
 	}
+	if pr == hwdb.INT8 {
+		return intVectorPowerShare * vectorPowerNeed(g, p)
+	}
 	return vectorPowerNeed(g, p)
 }
+
+// intVectorPowerShare is the power density a CUDA-core INT8 GEMM (DP4A:
+// four 8-bit products summed into a 32-bit accumulator, an instruction a
+// lane each clock as FFMA) needs to hold a clock, as a share of an FP32
+// GEMM's on the same SM: its operands arrive and its result leaves as an
+// FFMA's do, but four 8-bit multipliers switch far less than one 24-bit
+// mantissa multiplier (Horowitz, ISSCC 2014, 45 nm: 0.2 pJ an 8-bit
+// integer multiply against 3.7 pJ a 32-bit float one). On a board its TDP
+// does not hold at boost the integer loop therefore runs at a higher
+// clock. DeepBench's T4 (70 W, 1.10 W/(SM·GHz)) shows it: its large int8
+// GEMMs, which run DP4A (hwdb's T4 notes), reach 0.68 of the DP4A peak
+// where its fp32 ones reach 0.50 (medians, rows over 100 µs), while on
+// the three Pascal boards, whose TDP holds boost, int8 reaches less than
+// fp32 does (0.77-0.80 against 0.82-0.94); priced at the FP32 need the
+// T4's were 24% too slow (signed median, 75 rows). The share is
+// fitted on the 50 fit rows of those GEMMs (|error| flat 22.8% from 0.62
+// to 0.64, 33.9% at 1; rows over 100 µs −1.4% signed); the 25 held out go
+// 28.5% → 17.1%. Tensor-core paths keep their need: Hopper's FP8, half
+// the bits of BF16, sustains less of its peak (MAMF 71% against 80%).
+const intVectorPowerShare = 0.63
 
 // PathClockFraction is the share of the clock path pr's peak is quoted at
 // that a GPU-filling GEMM on that path sustains at g's default power
