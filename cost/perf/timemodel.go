@@ -782,8 +782,14 @@ func pathPowerNeed(g *hwdb.GPU, p Params, pr hwdb.Precision) float64 {
 // T4's were 24% too slow (signed median, 75 rows). The share is
 // fitted on the 50 fit rows of those GEMMs (|error| flat 22.8% from 0.62
 // to 0.64, 33.9% at 1; rows over 100 µs −1.4% signed); the 25 held out go
-// 28.5% → 17.1%. Tensor-core paths keep their need: Hopper's FP8, half
-// the bits of BF16, sustains less of its peak (MAMF 71% against 80%).
+// 28.5% → 17.1%. DeepBench's int8 (and fp16) operands are zeros, which
+// switch less than data: the share is measured against the board's fp16
+// tensor-core GEMMs on zeros too, which the model prices right (+1-3%
+// signed, rows over 100 µs) at FullClockPower, the need it shares with
+// FP32 on T4; its fp32 GEMMs, on data, run slower still (hwdb
+// vector_gemm_scale 1.198). Tensor-core paths keep their need: Hopper's
+// FP8, half the bits of BF16, sustains less of its peak (MAMF 71%
+// against 80%).
 const intVectorPowerShare = 0.63
 
 // PathClockFraction is the share of the clock path pr's peak is quoted at
@@ -1531,6 +1537,10 @@ type gemmLib struct {
 	// the same tiles, and ResNet-18's eager call on an RTX 3090 was
 	// priced faster at batch 8 than at 1.
 	pixelRows, pixelK bool
+	// alone: the kernel is timed alone, called in a loop (the Isolated
+	// setting), so the power limiter holds the clock to its own grid's
+	// draw averaged over its calls (gridBusy).
+	alone bool
 	// product: a matrix product (not a convolution or a recurrent
 	// step): its skinny fp32 tiles run at most skinnyPeakShare of the
 	// lanes' rate, and its tensor-core tiles' partial last wave costs
@@ -1590,7 +1600,7 @@ func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 	conv := k.Class == ClassConv
 	lib := gemmLib{splitK: splitsK(k, o), complex: k.Complex, epilogue: hasEpilogue(k),
 		wgrad: k.Grad == GradWeight, pixelRows: conv && k.Grad != GradWeight, pixelK: conv && k.Grad == GradWeight,
-		product: k.Class == ClassGEMM}
+		product: k.Class == ClassGEMM, alone: o.Setting == Isolated}
 	_, real := peakFor(g, k.Precision)
 	lib.cudnnSIMT = cudnnSIMTKernels(g, real, k) && callsCuDNN(o.Runtime)
 	lib.cudnnDP4A = cudnnDP4AKernels(g, real, k) && callsCuDNN(o.Runtime)
@@ -2200,8 +2210,22 @@ func tileTime(g *hwdb.GPU, clk pathClock, real hwdb.Precision, tl ctaTile, m, n,
 		// SM's rate.
 		onSM = cudnnSIMTResident * ceilDivF(work, sms*cudnnSIMTResident)
 	}
-	// The SMs that get any CTA set the power draw, hence the clock.
+	// The busiest SM's time in rounds of its CTAs: a tensor-core
+	// product's partial last wave costs less than a whole round
+	// (waveTailShare of one when few SMs share it, rising to a whole
+	// round as it fills; never below the ideal rounds nor above onSM, and
+	// rising with the work, so more rows never cost less).
+	span := onSM
+	rounds := work / float64(sms)
+	if f := rounds - math.Floor(rounds); lib.product && isTensor(real) && rounds > 1 && rounds < ExactSizeLimit && f > 0 {
+		span = onSM - (1-waveTailShare)*(1-f)
+	}
+	// The SMs that get any CTA set the power draw, hence the clock; a
+	// kernel timed alone draws its grid's average (gridBusy).
 	busy := min(work/float64(sms), 1)
+	if lib.alone {
+		busy = gridBusy(work, float64(sms), onSM, span)
+	}
 	perSM := perSMBoost * clk.at(busy)
 	occ := 1.0
 	if fill := onSM / float64(ctasPerSM); fill < 1 {
@@ -2227,20 +2251,48 @@ func tileTime(g *hwdb.GPU, clk pathClock, real hwdb.Precision, tl ctaTile, m, n,
 		tileEff *= cudnnSIMTRate
 	}
 	t := smFLOPs / (perSM * tileEff * loopRamp(kPer, p) * occ)
-	if rounds := work / float64(sms); lib.product && isTensor(real) && rounds > 1 && rounds < ExactSizeLimit {
-		// The busiest SM's last CTA round is a partial wave: priced at
-		// waveTailShare of a round when few SMs share it, rising to a
-		// whole round as it fills. Never below the ideal (rounds) nor
-		// above onSM, and rising with the work, so more rows never cost
-		// less.
-		if f := rounds - math.Floor(rounds); f > 0 {
-			t *= (onSM - (1-waveTailShare)*(1-f)) / onSM
-		}
+	if span != onSM {
+		t *= span / onSM
 	}
 	if split > 1 {
 		t += partialSumsS(g, m, n, batch, split, p)
 	}
 	return t
+}
+
+// gridBusy is the share of sms SMs a grid of work CTAs keeps switching
+// over its time, span rounds of the busiest SM's onSM (span < onSM where
+// its partial last round costs less than a whole one), for a kernel
+// timed alone in a loop: the power limiter holds the clock to the
+// board's power averaged over many calls, so SMs idle while a partial
+// last round runs on the others save power and the clock rises. Each
+// CTA but the last round's keeps its SM a round; the last round's,
+// span − (onSM − 1) of one. Time still rises with the work: on a board
+// its TDP holds below boost it goes as span·√busy, both of which rise
+// within a round, and past a round's edge span grows by more than √busy
+// falls.
+//
+// DeepBench's T4 (70 W, its clock held far below boost by dense work)
+// shows it: its int8 tensor-core convolutions of two or three rounds
+// (49-55 CTAs of 128×128 on 40 SMs) were priced 26-43% slow with the
+// clock of every SM busy throughout, 1-23% with this; all its held-out
+// convolutions went 15.5% → 13.0%, its fp16 ones 20.5% → 15.5%. A
+// kernel of a plan keeps the share of SMs it holds at once: its
+// neighbours' draw sets the limiter's average too, and the same rule
+// there took Vidur's H100 and A40 kernels 8.4% → 9.5% and 7.3% → 7.8%
+// off (A100 7.4% → 6.6%), our H200's model rows 5.70% → 5.98%.
+func gridBusy(work, sms, onSM, span float64) float64 {
+	if !(work > sms) || !(span > 0) {
+		return min(work/sms, 1)
+	}
+	whole := math.Ceil(work/sms) - 1
+	if onSM != whole+1 {
+		// Rounds of several resident CTAs (cudnnSIMT): no partial-round
+		// pricing, so each CTA holds a slot of the span.
+		return min(work/(sms*onSM), 1)
+	}
+	last := work - whole*sms
+	return min((whole*sms+last*(span-whole))/(sms*span), 1)
 }
 
 // partialSumsS is the time a K loop split split ways spends on its
