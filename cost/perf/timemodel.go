@@ -2275,12 +2275,13 @@ func tileTime(g *hwdb.GPU, clk pathClock, real hwdb.Precision, tl ctaTile, m, n,
 // DeepBench's T4 (70 W, its clock held far below boost by dense work)
 // shows it: its int8 tensor-core convolutions of two or three rounds
 // (49-55 CTAs of 128×128 on 40 SMs) were priced 26-43% slow with the
-// clock of every SM busy throughout, 1-23% with this; all its held-out
-// convolutions went 15.5% → 13.0%, its fp16 ones 20.5% → 15.5%. A
-// kernel of a plan keeps the share of SMs it holds at once: its
-// neighbours' draw sets the limiter's average too, and the same rule
-// there took Vidur's H100 and A40 kernels 8.4% → 9.5% and 7.3% → 7.8%
-// off (A100 7.4% → 6.6%), our H200's model rows 5.70% → 5.98%.
+// clock of every SM busy throughout, 1-23% with this; its held-out
+// convolutions went 15.5% → 13.0% (median |error|; the fp16 ones' mean
+// 20.5% → 15.5%). A kernel of a plan keeps the share of SMs it holds at
+// once: its neighbours' draw sets the limiter's average too, and the
+// same rule there took Vidur's H100 and A40 kernels 8.4% → 9.5% and
+// 7.3% → 7.8% off (A100 7.4% → 6.6%), our H200's model rows 5.70% →
+// 5.98%.
 func gridBusy(work, sms, onSM, span float64) float64 {
 	if !(work > sms) || !(span > 0) {
 		return min(work/sms, 1)
