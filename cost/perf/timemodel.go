@@ -1664,8 +1664,16 @@ const epilogueSplitMinK = 8192
 // implicit_convolve_sgemm, our H200's pick) on a part those kernels run
 // on (sm80Families).
 func cudnnSIMTKernels(g *hwdb.GPU, real hwdb.Precision, k Kernel) bool {
-	return k.Class == ClassConv && k.Grad == "" && !k.Complex && real == hwdb.FP32 && k.Batch <= 1 &&
+	return ungroupedForwardConv(k) && real == hwdb.FP32 &&
 		k.ConvChannels > 0 && k.ConvChannels%4 == 0 && sm80Families[g.Family()]
+}
+
+// ungroupedForwardConv reports whether k is the forward pass of an
+// ungrouped convolution over real operands (a grouped one carries its
+// groups as the batch), the kind cuDNN's fixed-tile implicit-GEMM kernels
+// (cudnnSIMTKernels, cudnnDP4AKernels, cudnnIMMAKernels) run.
+func ungroupedForwardConv(k Kernel) bool {
+	return k.Class == ClassConv && k.Grad == "" && !k.Complex && k.Batch <= 1
 }
 
 // cudnnDP4AKernels reports whether cuDNN runs forward convolution k,
@@ -1675,8 +1683,7 @@ func cudnnSIMTKernels(g *hwdb.GPU, real hwdb.Precision, k Kernel) bool {
 // tensor cores), whose input channels come in fours (a DP4A word; other
 // channel counts resolve to fp32 in the rules).
 func cudnnDP4AKernels(g *hwdb.GPU, real hwdb.Precision, k Kernel) bool {
-	return k.Class == ClassConv && k.Grad == "" && !k.Complex && real == hwdb.INT8 && k.Batch <= 1 &&
-		strings.EqualFold(g.Vendor, "NVIDIA")
+	return ungroupedForwardConv(k) && real == hwdb.INT8 && strings.EqualFold(g.Vendor, "NVIDIA")
 }
 
 // cudnnDP4ATile is the output tile of cuDNN's int8 forward convolution
@@ -1722,12 +1729,12 @@ var cudnnDP4ATile = ctaTile{128, 128}
 // 16.9%, +0.4%), the held-out third 50.9% → 26.2%. What is left: the
 // sheet's smallest convolutions take 17-18 µs whatever their size (its
 // fp16 ones too: a floor of the benchmark's call, not of the kernels),
-// and grids of two rounds or more run faster than the 70 W board's
-// power-capped clock gives them (its DP4A int8 GEMMs too: 22-23 TOPS,
-// priced +26%). Other families keep the fastest plan: no trace of their
-// int8 kernels.
+// and grids of many rounds are priced up to 26% slow at the 70 W board's
+// power-capped clock (those of two or three rounds, 26-43% slow with
+// every SM counted busy, are 1-23% with the grid's average: gridBusy).
+// Other families keep the fastest plan: no trace of their int8 kernels.
 func cudnnIMMAKernels(g *hwdb.GPU, real hwdb.Precision, k Kernel) bool {
-	return k.Class == ClassConv && k.Grad == "" && !k.Complex && real == hwdb.INT8Tensor && k.Batch <= 1 &&
+	return ungroupedForwardConv(k) && real == hwdb.INT8Tensor &&
 		strings.EqualFold(g.Vendor, "NVIDIA") && g.Family() == "Turing"
 }
 
