@@ -112,7 +112,9 @@ func newGPUsCmd(stdout, stderr io.Writer) *cobra.Command {
 // it follows them under its own heading. A board
 // whose power limit holds boost for one path and not another (an H100's
 // tensor cores against its CUDA cores) shows why one precision's GEMMs
-// fall short of their datasheet peak by more than another's.
+// fall short of their datasheet peak by more than another's, and one
+// whose limit does not hold boost why its DP4A products run at a higher
+// clock than its FP32 ones (perf's intVectorPowerShare).
 func writeModelClocks(w io.Writer, g *hwdb.GPU) {
 	if g.BoostClockMHz <= 0 {
 		return
@@ -122,8 +124,8 @@ func writeModelClocks(w io.Writer, g *hwdb.GPU) {
 		pr   hwdb.Precision
 	}
 	var parts []string
-	for _, pt := range []path{{"tensor cores (fp16)", hwdb.FP16Tensor}, {"CUDA cores (fp32)", hwdb.FP32}} {
-		if g.PeakFor(pt.pr) <= 0 {
+	for _, pt := range []path{{"tensor cores (fp16)", hwdb.FP16Tensor}, {"CUDA cores (fp32)", hwdb.FP32}, {"integer dot products (DP4A)", hwdb.INT8}} {
+		if perf.PathPeak(g, pt.pr) <= 0 || perf.RunPath(g, pt.pr) != pt.pr {
 			continue
 		}
 		parts = append(parts, fmt.Sprintf("%s %.2f", pt.name, perf.PathClockFraction(g, pt.pr)))

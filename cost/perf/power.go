@@ -209,7 +209,8 @@ func newClocked(g *hwdb.GPU, k Kernel, o Options) clocked {
 		busy, loop, gemm := gemmPlanActivity(g, k, o)
 		c.active = min(max(half.ComputeS-c.t0.ComputeS, 0), c.t0.ComputeS) * busy * loop
 		if gemm {
-			c.path = newPathClock(g, o.Params, k.Precision).ratio(busy)
+			_, real := peakFor(g, k.Precision)
+			c.path = newPathClock(g, o.Params, real).ratio(busy)
 		}
 	}
 	return c
@@ -333,10 +334,15 @@ func rawPower(g *hwdb.GPU, k Kernel, kt KernelTime, active, f, path, anchor floa
 	// the board's clock here, its density's excess held to the limit by
 	// powerScale, as those rows were fitted: at its own (lower) clock the
 	// H100's 57 power rows went 5.9% → 9.0% (signed −7.6%).
-	pcBoost := pathPowerNeed(g, DefaultParams(), k.Precision) * float64(g.SMs) * g.BoostClockMHz / 1000
+	// The path is the one that really runs (peakFor), as in the time
+	// model: a V100's int8 GEMM runs DP4A, not tensor cores, and was
+	// priced at the tensor cores' density and weight while its time was
+	// priced at DP4A's clock.
+	_, real := peakFor(g, k.Precision)
+	pcBoost := pathPowerNeed(g, DefaultParams(), real) * float64(g.SMs) * g.BoostClockMHz / 1000
 	pcBoost = max(pcBoost-idle0, tdp-idle0)
 	w := vectorPowerWeight
-	if isTensor(k.Precision) {
+	if isTensor(real) {
 		w = tensorPowerWeight
 	}
 	p := DefaultParams()

@@ -157,3 +157,28 @@ func TestIntegerDotHoldsHigherClock(t *testing.T) {
 		t.Errorf("GTX 1080 Ti: FP32 clock %.4f, DP4A %.4f: want both at boost", f, i)
 	}
 }
+
+// TestPowerPricesThePathThatRuns: a kernel asking for a path its GPU
+// lacks runs the fallback (peakFor), and draws that path's power as the
+// time model prices that path's clock: a V100's int8 GEMM runs DP4A and
+// a TF32 one FP32 on the CUDA cores, priced alike whichever was asked.
+func TestPowerPricesThePathThatRuns(t *testing.T) {
+	v100 := mustGPU(t, "V100-SXM2-16GB")
+	o := PlanOptions()
+	for _, c := range []struct{ asked, runs hwdb.Precision }{
+		{hwdb.INT8Tensor, hwdb.INT8},
+		{hwdb.TF32Tensor, hwdb.FP32},
+	} {
+		if _, real := peakFor(v100, c.asked); real != c.runs {
+			t.Fatalf("V100 %s runs %s, want %s", c.asked, real, c.runs)
+		}
+		k := Kernel{Class: ClassGEMM, Precision: c.asked, M: 4096, N: 4096, K: 4096,
+			FLOPs: 2 * 4096 * 4096 * 4096, Bytes: 3 * 4096 * 4096, Launches: 1}
+		asked := UnderControl(v100, k, o, PowerControl{})
+		k.Precision = c.runs
+		runs := UnderControl(v100, k, o, PowerControl{})
+		if asked.TimeS != runs.TimeS || !near(asked.PowerW, runs.PowerW, 1e-9) {
+			t.Errorf("V100 4096³ GEMM asked %s: %.4g s at %.1f W; run as %s: %.4g s at %.1f W", c.asked, asked.TimeS, asked.PowerW, c.runs, runs.TimeS, runs.PowerW)
+		}
+	}
+}

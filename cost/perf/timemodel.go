@@ -1213,6 +1213,14 @@ func PathPeak(g *hwdb.GPU, pr hwdb.Precision) float64 {
 	return v
 }
 
+// RunPath is the path a kernel asking for pr really runs on g
+// (peakFor's fallback chain): int8 asks on a V100 run DP4A, on a P100
+// FP32.
+func RunPath(g *hwdb.GPU, pr hwdb.Precision) hwdb.Precision {
+	_, real := peakFor(g, pr)
+	return real
+}
+
 // peakFor returns the peak rate for a precision and the path that really
 // runs. A GPU without the requested path runs the next one a library
 // would fall back to: tf32 -> fp32, fp16/bf16 tensor -> vector -> fp32,
