@@ -196,21 +196,24 @@ type clocked struct {
 	// board's default, above for one needing less), 1 for a kernel the
 	// time model prices at the board's clock; see rawPower.
 	path float64
+	// real is the path the kernel really runs (peakFor's fallback: a
+	// V100's int8 GEMM runs DP4A, not tensor cores), whose power the
+	// kernel draws, as the time model clocks it.
+	real hwdb.Precision
 }
 
 // newClocked returns a value, not a pointer, so that UnderControl keeps
 // it on its stack: it is priced once per node, and the heap copies were
 // 7 MB of Analyze's 73 MB on a 112k-node LLaMA-shaped graph.
 func newClocked(g *hwdb.GPU, k Kernel, o Options) clocked {
-	c := clocked{g: g, k: k, o: o, f0: DefaultClockMHz(g), t0: EstimateKernel(g, k, o), path: 1}
+	c := clocked{g: g, k: k, o: o, f0: DefaultClockMHz(g), t0: EstimateKernel(g, k, o), path: 1, real: RunPath(g, k.Precision)}
 	c.anchor = defaultClockAnchor(g, c.f0)
 	if c.f0 > 0 {
 		half := c.at(c.f0 / 2)
 		busy, loop, gemm := gemmPlanActivity(g, k, o)
 		c.active = min(max(half.ComputeS-c.t0.ComputeS, 0), c.t0.ComputeS) * busy * loop
 		if gemm {
-			_, real := peakFor(g, k.Precision)
-			c.path = newPathClock(g, o.Params, real).ratio(busy)
+			c.path = newPathClock(g, o.Params, c.real).ratio(busy)
 		}
 	}
 	return c
@@ -307,10 +310,11 @@ func (c *clocked) at(f float64) KernelTime {
 // activeAt is the clock-bound part of the compute time at clock f.
 func (c *clocked) activeAt(f float64) float64 { return c.active * c.f0 / f }
 
-// rawPower is the model's board power for kernel k timed kt (at clock f,
-// active seconds of it computing) and its idle share, before the default
-// limit is applied; anchor is defaultClockAnchor's factor for g.
-func rawPower(g *hwdb.GPU, k Kernel, kt KernelTime, active, f, path, anchor float64) (idle, dyn float64) {
+// rawPower is the model's board power for c's kernel timed kt (at clock
+// f, active seconds of it computing) and its idle share, before the
+// default limit is applied.
+func (c *clocked) rawPower(kt KernelTime, active, f float64) (idle, dyn float64) {
+	g, k := c.g, c.k
 	tdp := g.TDPWatts
 	if !(tdp > 0) || !(kt.TimeS > 0) || !(g.BoostClockMHz > 0) {
 		return 0, 0
@@ -334,15 +338,14 @@ func rawPower(g *hwdb.GPU, k Kernel, kt KernelTime, active, f, path, anchor floa
 	// the board's clock here, its density's excess held to the limit by
 	// powerScale, as those rows were fitted: at its own (lower) clock the
 	// H100's 57 power rows went 5.9% → 9.0% (signed −7.6%).
-	// The path is the one that really runs (peakFor), as in the time
-	// model: a V100's int8 GEMM runs DP4A, not tensor cores, and was
-	// priced at the tensor cores' density and weight while its time was
-	// priced at DP4A's clock.
-	_, real := peakFor(g, k.Precision)
-	pcBoost := pathPowerNeed(g, DefaultParams(), real) * float64(g.SMs) * g.BoostClockMHz / 1000
+	// The path is the one that really runs (c.real), as in the time
+	// model: a V100's int8 GEMM, which runs DP4A, was priced at the
+	// tensor cores' density and weight while its time was priced at
+	// DP4A's clock.
+	pcBoost := pathPowerNeed(g, DefaultParams(), c.real) * float64(g.SMs) * g.BoostClockMHz / 1000
 	pcBoost = max(pcBoost-idle0, tdp-idle0)
 	w := vectorPowerWeight
-	if isTensor(real) {
+	if isTensor(c.real) {
 		w = tensorPowerWeight
 	}
 	p := DefaultParams()
@@ -350,7 +353,7 @@ func rawPower(g *hwdb.GPU, k Kernel, kt KernelTime, active, f, path, anchor floa
 	memBoost := memoryPowerW(g, idle0, eff)
 	uc := min(active/kt.TimeS, 1)
 	um := min(kt.MemoryS/kt.TimeS, 1)
-	s := dynScale(min(f*max(path, 1)/g.BoostClockMHz, 1)) * anchor
+	s := dynScale(min(f*max(c.path, 1)/g.BoostClockMHz, 1)) * c.anchor
 	return idle, uc*w*pcBoost*s + um*memBoost*(memFixedShare*dramRate(g, f, eff/p.MemEff)+(1-memFixedShare)*s)
 }
 
@@ -498,7 +501,7 @@ const idleFixedFraction = 0.85
 // This keeps an explicit cap at TDP identical to no cap.
 func powerScale(c *clocked) float64 {
 	g := c.g
-	idle, dyn := rawPower(g, c.k, c.t0, c.active, c.f0, c.path, c.anchor)
+	idle, dyn := c.rawPower(c.t0, c.active, c.f0)
 	if dyn > 0 && idle+dyn > g.TDPWatts {
 		return (g.TDPWatts - idle) / dyn
 	}
@@ -509,7 +512,7 @@ func powerScale(c *clocked) float64 {
 // power scaled by r (powerScale).
 func (c *clocked) powerAt(f, r float64) (float64, KernelTime) {
 	t := c.at(f)
-	idle, dyn := rawPower(c.g, c.k, t, c.activeAt(f), f, c.path, c.anchor)
+	idle, dyn := c.rawPower(t, c.activeAt(f), f)
 	return idle + r*dyn, t
 }
 
