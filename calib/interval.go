@@ -153,17 +153,18 @@ func IntervalBasis(gpu *hwdb.GPU) string {
 }
 
 // UnscaledFamily names the bands of a family's boards priced without
-// their measured vector_gemm_scale (internal/kernelrows PriceUnscaled).
-func UnscaledFamily(family string) string { return family + " without vector_gemm_scale" }
+// their measured CUDA-core rates, vector_gemm_scale and vector_conv_scale
+// (internal/kernelrows PriceUnscaled).
+func UnscaledFamily(family string) string { return family + " without vector scales" }
 
 // bandFamily is the family whose bands price gpu's errors: its own, or,
-// for a board with no vector_gemm_scale in a family whose measured boards
-// have one, the family's bands priced without it (the Pascal boards
+// for a board with no measured CUDA-core rates (vector_gemm_scale,
+// vector_conv_scale) in a family whose measured boards have them, the family's bands priced without it (the Pascal boards
 // DeepBench did not time, P100-SXM2, P4 and P40, take the P100's and the
 // GP102 boards' errors as their estimate would have them).
 func bandFamily(gpu *hwdb.GPU) string {
 	fam := Family(gpu)
-	if gpu == nil || gpu.VectorGEMMScale > 0 {
+	if gpu == nil || gpu.HasVectorScales() {
 		return fam
 	}
 	if _, ok := lookupBand(UnscaledFamily(fam), "*", ""); ok {

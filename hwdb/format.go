@@ -134,6 +134,7 @@ func WriteDetail(w io.Writer, g *GPU) error {
 		detailRow{"stream_eff", "stream efficiency", g.StreamEff, "of bandwidth"},
 		detailRow{"stream_rw_eff", "read-write stream", g.StreamRWEff, "of stream"},
 		detailRow{"vector_gemm_scale", "CUDA-core GEMM time", g.VectorGEMMScale, "x"},
+		detailRow{"vector_conv_scale", "CUDA-core conv time", g.VectorConvScale, "x"},
 		detailRow{"l2_bytes", "L2 cache", g.L2Bytes / mib, "MiB"},
 		detailRow{"l2_bw", "L2 bandwidth", g.L2BW / giga, "GB/s"},
 		detailRow{"l2_partitions", "L2 partitions", float64(g.L2Partitions), ""},

@@ -60,6 +60,14 @@ type GPU struct {
 	// Tensor-core products, convolutions and recurrent steps keep the
 	// model's rate.
 	VectorGEMMScale float64 `json:"vector_gemm_scale,omitempty"`
+	// VectorConvScale is VectorGEMMScale for a forward convolution's main
+	// loop on the CUDA cores (FP32 arithmetic: implicit GEMM, Winograd),
+	// where measured; 0 = 1. It is the board's own figure, not its
+	// products': the convolution library's kernels and their clock share
+	// differ from the BLAS's (DeepBench: the GTX 1080 Ti's products run at
+	// 0.89 of the model's time and its convolutions at 0.80, the P100's at
+	// 0.86 and 1.02). Gradient convolutions keep the model's rate.
+	VectorConvScale float64 `json:"vector_conv_scale,omitempty"`
 	// StreamRWEff is the share of StreamEff that a stream writing as many
 	// bytes as it reads keeps (a copy, an in-place activation; StreamEff
 	// is measured on a triad, two reads a write), where it was measured
@@ -159,11 +167,29 @@ func (g *GPU) L2ReuseBytes() float64 {
 
 // WithoutVectorGEMMScale is g as the time model priced it before its
 // CUDA-core products were measured: a copy with VectorGEMMScale unset
-// (what the scale is fitted against, and what a board of the family with
-// no scale of its own is priced like).
+// (what the scale is fitted against).
 func (g *GPU) WithoutVectorGEMMScale() *GPU {
 	c := *g
 	c.VectorGEMMScale = 0
+	return &c
+}
+
+// WithoutVectorConvScale is WithoutVectorGEMMScale for VectorConvScale.
+func (g *GPU) WithoutVectorConvScale() *GPU {
+	c := *g
+	c.VectorConvScale = 0
+	return &c
+}
+
+// HasVectorScales reports whether g carries a measured CUDA-core rate of
+// its own (VectorGEMMScale or VectorConvScale).
+func (g *GPU) HasVectorScales() bool { return g.VectorGEMMScale > 0 || g.VectorConvScale > 0 }
+
+// WithoutVectorScales is g with neither measured CUDA-core rate: what a
+// board of its family with no scales of its own is priced like.
+func (g *GPU) WithoutVectorScales() *GPU {
+	c := *g
+	c.VectorGEMMScale, c.VectorConvScale = 0, 0
 	return &c
 }
 

@@ -400,6 +400,8 @@ func TestLoadFileErrors(t *testing.T) {
 		{"memory energy per bit as bytes", "- name: X\n" + valid + "  mem_pj_per_byte: 31000\n", "memory energy 31000 pJ/B is not a per-byte figure"},
 		{"stream efficiency as a percentage", "- name: X\n" + valid + "  stream_eff: 90\n", "stream efficiency 90 is not a fraction of the memory bandwidth"},
 		{"read-write stream efficiency over 1", "- name: X\n" + valid + "  stream_rw_eff: 1.1\n", "read-write stream efficiency 1.1 is not a share of the stream efficiency"},
+		{"vector GEMM scale as a percentage", "- name: X\n" + valid + "  vector_gemm_scale: 89\n", "vector GEMM scale 89 is outside 0.5-2"},
+		{"vector convolution scale too small", "- name: X\n" + valid + "  vector_conv_scale: 0.3\n", "vector convolution scale 0.3 is outside 0.5-2"},
 		{"launch in seconds", "- name: X\n" + strings.Replace(valid, "launch_us: 5", "launch_us: 5000", 1), "over 1 ms"},
 		{"alias is a name", "- name: X\n" + valid + "  aliases: [t4]\n", `alias "t4" of X is the name of GPU T4`},
 		{"min power above max", "- name: X\n" + valid + "  min_power_w: 40\n  max_power_w: 35\n", "min power limit 40 W above max power limit 35 W"},

@@ -70,6 +70,8 @@ func buildFigures() map[string]figure {
 		ptr: func(g *GPU) *float64 { return &g.StreamEff }})
 	add([]string{"vector_gemm_scale"}, []float64{1}, figure{json: "vector_gemm_scale", sourced: true,
 		ptr: func(g *GPU) *float64 { return &g.VectorGEMMScale }})
+	add([]string{"vector_conv_scale"}, []float64{1}, figure{json: "vector_conv_scale", sourced: true,
+		ptr: func(g *GPU) *float64 { return &g.VectorConvScale }})
 	add([]string{"stream_rw_eff"}, []float64{1}, figure{json: "stream_rw_eff", sourced: true,
 		ptr: func(g *GPU) *float64 { return &g.StreamRWEff }})
 	add([]string{"mem_pj_per_byte"}, []float64{1}, figure{json: "mem_pj_per_byte", sourced: true,
@@ -642,7 +644,7 @@ func merge(g *GPU, e *entry, opt parseOptions) {
 // canonicalSpelling returns the one figures key for a JSON name, so merge
 // copies each figure once although it has two spellings.
 func canonicalSpelling(json string) string {
-	for _, k := range []string{"year", "sms", "base_clock_mhz", "boost_clock_mhz", "sustained_clock_mhz", "clock_power_w", "stream_eff", "vector_gemm_scale", "stream_rw_eff", "mem_pj_per_byte", "mem_gib",
+	for _, k := range []string{"year", "sms", "base_clock_mhz", "boost_clock_mhz", "sustained_clock_mhz", "clock_power_w", "stream_eff", "vector_gemm_scale", "vector_conv_scale", "stream_rw_eff", "mem_pj_per_byte", "mem_gib",
 		"cuda_mem_gib", "mem_bw_gbps", "l2_mib", "l2_bw_gbps", "l2_partitions", "tdp_w", "idle_w", "launch_us", "min_power_w", "max_power_w",
 		"min_sm_clock_mhz", "mem_clock_mhz", "nvlink_gen", "nvlink_gbps", "nvlink_domain", "pcie_gen", "pcie_gbps"} {
 		if figures[k].json == json {
@@ -702,6 +704,9 @@ func validate(g *GPU, e *entry, opt parseOptions, el *errList) {
 	// model's rate; outside it the figure is of something else.
 	if g.VectorGEMMScale != 0 && (g.VectorGEMMScale < 0.5 || g.VectorGEMMScale > 2) {
 		el.add(e.set["vector_gemm_scale"], "%s: vector GEMM scale %g is outside 0.5-2 (the time of a CUDA-core product's main loop over the model's)", g.Name, g.VectorGEMMScale)
+	}
+	if g.VectorConvScale != 0 && (g.VectorConvScale < 0.5 || g.VectorConvScale > 2) {
+		el.add(e.set["vector_conv_scale"], "%s: vector convolution scale %g is outside 0.5-2 (the time of a CUDA-core convolution's main loop over the model's)", g.Name, g.VectorConvScale)
 	}
 	if g.StreamRWEff < 0 || g.StreamRWEff > 1 {
 		el.add(e.set["stream_rw_eff"], "%s: read-write stream efficiency %g is not a share of the stream efficiency (0 to 1)", g.Name, g.StreamRWEff)

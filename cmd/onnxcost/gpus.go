@@ -137,5 +137,8 @@ func writeModelClocks(w io.Writer, g *hwdb.GPU) {
 	if g.VectorGEMMScale > 0 {
 		scale = fmt.Sprintf("; its CUDA-core products' main loops take %.2f× the time that gives (vector_gemm_scale, measured)", g.VectorGEMMScale)
 	}
+	if g.VectorConvScale > 0 {
+		scale += fmt.Sprintf("; its CUDA-core forward convolutions' %.2f× (vector_conv_scale, measured)", g.VectorConvScale)
+	}
 	fmt.Fprintf(w, "\ntime model (derived from the figures above): a GPU-filling GEMM at the default power limit holds this share of the clock its path's peak is quoted at: %s%s\n", strings.Join(parts, ", "), scale)
 }

@@ -1554,6 +1554,10 @@ type gemmLib struct {
 	// lanes' rate, and its tensor-core tiles' partial last wave costs
 	// waveTailShare of a wave at the least.
 	product bool
+	// fwdConv: a forward convolution (implicit GEMM or Winograd), whose
+	// CUDA-core main loop runs at the board's measured convolution rate
+	// where it has one (hwdb vector_conv_scale).
+	fwdConv bool
 	// cudnnSIMT: a forward convolution on the fp32 vector path that
 	// cuDNN runs with its sm80 implicit-GEMM kernels (cudnnSIMTKernels):
 	// a grid of cudnnSIMTTile that fills the SMs, over output channels
@@ -1608,7 +1612,8 @@ func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 	conv := k.Class == ClassConv
 	lib := gemmLib{splitK: splitsK(k, o), complex: k.Complex, epilogue: hasEpilogue(k),
 		wgrad: k.Grad == GradWeight, pixelRows: conv && k.Grad != GradWeight, pixelK: conv && k.Grad == GradWeight,
-		product: k.Class == ClassGEMM, alone: o.Setting == Isolated}
+		product: k.Class == ClassGEMM, alone: o.Setting == Isolated,
+		fwdConv: (conv || k.Class == ClassWinograd) && k.Grad == ""}
 	_, real := peakFor(g, k.Precision)
 	lib.cudnnSIMT = cudnnSIMTKernels(g, real, k) && callsCuDNN(o.Runtime)
 	lib.cudnnDP4A = cudnnDP4AKernels(g, real, k) && callsCuDNN(o.Runtime)
@@ -1948,6 +1953,19 @@ const largeKMinSide = 64
 // (sgemm_largek_lds64's grid in our H200 trace: N/32 × M/32 × split).
 var largeKTile = ctaTile{32, 32}
 
+// vectorScale is the board's measured time of lib's CUDA-core main loop
+// over the model's: vector_gemm_scale for a matrix product,
+// vector_conv_scale for a forward convolution, 0 (none) otherwise.
+func vectorScale(g *hwdb.GPU, lib gemmLib) float64 {
+	switch {
+	case lib.product:
+		return g.VectorGEMMScale
+	case lib.fwdConv:
+		return g.VectorConvScale
+	}
+	return 0
+}
+
 // fastestPlan is the fastest plan for batch M×N×K GEMMs run by the
 // library kernel lib: each tile that serves the shape (largeK: the largek
 // kernel's only), unsplit and, where its CTAs leave SM slots idle, split
@@ -1958,10 +1976,10 @@ func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 		return GEMMPlan{}
 	}
 	eff := pathEff(real, p) * classEff
-	if lib.product && real == hwdb.FP32 && g.VectorGEMMScale > 0 {
-		// The board's measured CUDA-core product rate (hwdb
-		// vector_gemm_scale), never above the lanes' peak.
-		eff = min(eff/g.VectorGEMMScale, 1)
+	if s := vectorScale(g, lib); real == hwdb.FP32 && s > 0 {
+		// The board's measured CUDA-core rate (hwdb vector_gemm_scale,
+		// vector_conv_scale), never above the lanes' peak.
+		eff = min(eff/s, 1)
 	}
 	if isTensor(real) {
 		// A side of at most gemvMaxCols runs in a GEMV-like kernel's

@@ -799,3 +799,47 @@ func planSplit(t *testing.T, g *hwdb.GPU, k Kernel) int64 {
 	}
 	return pl.Split
 }
+
+// TestVectorConvScale: a board's measured forward-convolution rate (hwdb
+// vector_conv_scale) moves its CUDA-core forward convolutions' main loop,
+// implicit GEMM and Winograd alike, and nothing else: not their gradients,
+// not its products (vector_gemm_scale's), not a tensor-core convolution.
+func TestVectorConvScale(t *testing.T) {
+	g := mustGPU(t, "GTX-1080-Ti")
+	if !(g.VectorConvScale > 0 && g.VectorConvScale < 1) {
+		t.Fatalf("GTX 1080 Ti vector_conv_scale %g: want a measured figure below 1", g.VectorConvScale)
+	}
+	plain := g.WithoutVectorConvScale()
+	o := Options{Params: DefaultParams(), Setting: Isolated}
+	for _, c := range []struct {
+		name string
+		geom ConvGeom
+	}{
+		{"3x3 (Winograd's)", ConvGeom{N: 16, C: 128, H: 28, W: 28, K: 128, R: 3, S: 3, PadH: 1, PadW: 1, StrideH: 1, StrideW: 1}},
+		{"1x1 (implicit GEMM)", ConvGeom{N: 16, C: 256, H: 28, W: 28, K: 512, R: 1, S: 1, StrideH: 1, StrideW: 1}},
+	} {
+		_, with := EstimateConv(g, c.geom, hwdb.FP32, 4, 4, o)
+		_, without := EstimateConv(plain, c.geom, hwdb.FP32, 4, 4, o)
+		if r := with.ComputeS / without.ComputeS; math.Abs(r-g.VectorConvScale) > 1e-9 {
+			t.Errorf("%s forward: main loop %.4g s with the scale, %.4g without (×%.3f), want ×%.3f", c.name, with.ComputeS, without.ComputeS, r, g.VectorConvScale)
+		}
+		for _, grad := range []Grad{GradData, GradWeight} {
+			_, a := EstimateConvGrad(g, c.geom, grad, hwdb.FP32, 4, 4, o)
+			_, b := EstimateConvGrad(plain, c.geom, grad, hwdb.FP32, 4, 4, o)
+			if a.TimeS != b.TimeS {
+				t.Errorf("%s %s gradient moved by the forward scale: %g → %g s", c.name, grad, b.TimeS, a.TimeS)
+			}
+		}
+	}
+	gemm := GEMMKernel(2048, 2048, 2048, 1, hwdb.FP32, 4, 4)
+	if a, b := EstimateKernel(g, gemm, o), EstimateKernel(plain, gemm, o); a.TimeS != b.TimeS {
+		t.Errorf("a product moved by the convolution scale: %g → %g s", b.TimeS, a.TimeS)
+	}
+	t4 := mustGPU(t, "T4")
+	geom := ConvGeom{N: 16, C: 128, H: 28, W: 28, K: 128, R: 3, S: 3, PadH: 1, PadW: 1, StrideH: 1, StrideW: 1}
+	_, a := EstimateConv(t4, geom, hwdb.FP16Tensor, 2, 2, o)
+	_, b := EstimateConv(t4.WithoutVectorConvScale(), geom, hwdb.FP16Tensor, 2, 2, o)
+	if a.TimeS != b.TimeS {
+		t.Errorf("a tensor-core convolution moved by the CUDA-core scale: %g → %g s", b.TimeS, a.TimeS)
+	}
+}

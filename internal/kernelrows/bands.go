@@ -225,18 +225,18 @@ func AllBands(rows []Row, priced []Priced) ([]calib.ErrorBand, error) {
 	return append(Bands(priced), FamilyBands(unscaled)...), nil
 }
 
-// PriceUnscaled prices the rows of every board with a measured
-// vector_gemm_scale once more with the scale left out, under the family
-// name calib.UnscaledFamily gives: their errors are what a board of that
-// family without a scale of its own (hwdb's P100-SXM2, P4 and P40, a
+// PriceUnscaled prices the rows of every board with a measured CUDA-core
+// rate (vector_gemm_scale, vector_conv_scale) once more with the rates
+// left out, under the family name calib.UnscaledFamily gives: their
+// errors are what a board of that family without rates of its own (hwdb's P100-SXM2, P4 and P40, a
 // user's --gpu-file entry) is priced with, so its interval is measured on
 // them, not on boards its estimate does not share.
 func PriceUnscaled(rows []Row) ([]Priced, error) {
 	return priceOn(rows, func(g *hwdb.GPU) (*hwdb.GPU, string) {
-		if !(g.VectorGEMMScale > 0) {
+		if !g.HasVectorScales() {
 			return nil, ""
 		}
-		return g.WithoutVectorGEMMScale(), calib.UnscaledFamily(Family(g))
+		return g.WithoutVectorScales(), calib.UnscaledFamily(Family(g))
 	})
 }
 

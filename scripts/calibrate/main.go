@@ -140,7 +140,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	calibrate.WriteParams(stdout, p)
 	if !*backward {
 		fmt.Fprintln(stdout)
-		calibrate.WriteVectorGEMMScales(stdout, cases, p)
+		calibrate.WriteVectorScales(stdout, cases, p)
 	}
 	return nil
 }
