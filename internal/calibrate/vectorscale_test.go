@@ -57,16 +57,7 @@ const minScaleRows = 8
 // VectorConvRow rows, over the algorithms with minScaleRows rows or more;
 // 1 with fewer than two such algorithms.
 func convAlgorithmSpread(cases []BenchCase, gpu string, p perf.Params) float64 {
-	q := map[string][]float64{}
-	for _, c := range cases {
-		if c.GPUName != gpu || c.Holdout || !VectorConvRow(c) {
-			continue
-		}
-		c.GPU = c.GPU.WithoutVectorConvScale()
-		if kt, _ := c.Predict(p); kt.TimeS > 0 {
-			q[c.Row.Algo] = append(q[c.Row.Algo], c.Row.TimeS/kt.TimeS)
-		}
-	}
+	q := vectorConvScale.quotients(cases, gpu, p, Training, func(c BenchCase) string { return c.Row.Algo })
 	lo, hi := math.Inf(1), 0.0
 	for _, v := range q {
 		if len(v) < minScaleRows {

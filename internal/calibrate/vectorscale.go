@@ -79,20 +79,28 @@ var (
 // among gpu's rows of the scale, priced with p and the scale unset, and
 // how many rows it took; 0, 0 without rows.
 func (s boardScale) fit(cases []BenchCase, gpu string, p perf.Params, keep func(BenchCase) bool) (float64, int) {
-	var q []float64
+	q := s.quotients(cases, gpu, p, keep, func(BenchCase) string { return "" })[""]
+	if len(q) == 0 {
+		return 0, 0
+	}
+	return quantile(q, 0.5), len(q)
+}
+
+// quotients are the measured/priced times of the cases that keep selects
+// among gpu's rows of the scale, priced with p and the scale unset,
+// grouped by group's key.
+func (s boardScale) quotients(cases []BenchCase, gpu string, p perf.Params, keep func(BenchCase) bool, group func(BenchCase) string) map[string][]float64 {
+	q := map[string][]float64{}
 	for _, c := range cases {
 		if c.GPUName != gpu || !keep(c) || !s.row(c) {
 			continue
 		}
 		c.GPU = s.without(c.GPU)
 		if kt, _ := c.Predict(p); kt.TimeS > 0 {
-			q = append(q, c.Row.TimeS/kt.TimeS)
+			q[group(c)] = append(q[group(c)], c.Row.TimeS/kt.TimeS)
 		}
 	}
-	if len(q) == 0 {
-		return 0, 0
-	}
-	return quantile(q, 0.5), len(q)
+	return q
 }
 
 // FitVectorGEMMScale is a board's vector_gemm_scale fitted on the cases
