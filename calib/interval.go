@@ -159,8 +159,9 @@ func UnscaledFamily(family string) string { return family + " without vector sca
 
 // bandFamily is the family whose bands price gpu's errors: its own, or,
 // for a board with no measured CUDA-core rates (vector_gemm_scale,
-// vector_conv_scale) in a family whose measured boards have them, the family's bands priced without it (the Pascal boards
-// DeepBench did not time, P100-SXM2, P4 and P40, take the P100's and the
+// vector_conv_scale) in a family whose measured boards have them, the
+// family's bands priced without them (the Pascal boards DeepBench did not
+// time, P100-SXM2, P4 and P40, take the P100's and the
 // GP102 boards' errors as their estimate would have them).
 func bandFamily(gpu *hwdb.GPU) string {
 	fam := Family(gpu)

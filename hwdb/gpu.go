@@ -57,8 +57,8 @@ type GPU struct {
 	// the clock the board holds under a dense FP32 load (a power limit the
 	// datasheet does not state, GPU Boost above the rated clock) and its
 	// library's SIMT kernels, neither derivable from the entry's figures.
-	// Tensor-core products, convolutions and recurrent steps keep the
-	// model's rate.
+	// Tensor-core products and recurrent steps keep the model's rate;
+	// forward convolutions take VectorConvScale.
 	VectorGEMMScale float64 `json:"vector_gemm_scale,omitempty"`
 	// VectorConvScale is VectorGEMMScale for a forward convolution's main
 	// loop on the CUDA cores (FP32 arithmetic: implicit GEMM, Winograd),
