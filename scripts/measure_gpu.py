@@ -67,6 +67,11 @@ convolutions at batch 1 and 32, in fp16 (channels_last and NCHW) and fp32 (NCHW)
 the algorithm, tiles and layout transposes cuDNN picks per layer (go run ./scripts/choices -gpu GPU FILE
 sets each beside the convolution's price).
 
+--conv-grads times the data and the weight gradient of ResNet-50's and three of VGG-16's convolutions
+at batch 32 and DeepBench's 5x5 layers, each gradient alone (fp32 NCHW, fp16 channels_last), with
+their kernels and workspace (go run ./scripts/choices -gpu GPU FILE prices each as a training step's
+gradient kernel).
+
 --power writes, for a DRAM stream (torch.add of two 2^28-element vectors, fp32 and fp16), 8192^3
 products (fp32, tf32, fp16) and ResNet-50's layer3 3x3 convolution at batch 1 and 32 (fp32, NCHW), the
 per-call time and the mean board power and SM clock over ~2 s of back-to-back CUDA-graph replays (op,
@@ -992,28 +997,38 @@ def conv_choice_rows(quick=False):
     workspace that call allocated (ws_mib: the caching allocator's peak during the call beyond its
     output; cuDNN takes its workspace from PyTorch's allocator), which a whole model's peak memory
     holds at its largest such layer."""
+    for base, x, w in conv_sweep(*conv_choice_points(quick)):
+        bias = torch.randn(w.shape[0], device=DEV, dtype=w.dtype)
+
+        def conv():
+            return torch.nn.functional.conv2d(x, w, bias, stride=base["stride"], padding=base["r"] // 2)
+        yield from cudnn_call_rows(base, conv)
+
+
+def conv_sweep(points, modes):
+    """Each convolution of points in each (dtype, layout) of modes, cudnn.benchmark on: its
+    table columns (dtype, layout and geometry) and its input and filter, random, in the layout."""
     torch.backends.cudnn.benchmark = True
     tdt = {"fp32": torch.float32, "fp16": torch.float16}
-    timed = graph_ms if on_gpu() else wall_ms
-    points, modes = conv_choice_points(quick)
     for dt, layout in modes:
         set_dtype(dt)
         for b, c, hw, k, r, st in points:
             x = torch.randn(b, c, hw, hw, device=DEV, dtype=tdt[dt])
             w = torch.randn(k, c, r, r, device=DEV, dtype=tdt[dt])
-            bias = torch.randn(k, device=DEV, dtype=tdt[dt])
             if layout == "nhwc":
                 x, w = x.to(memory_format=torch.channels_last), w.to(memory_format=torch.channels_last)
+            yield dict(dtype=dt, layout=layout, batch=b, c=c, hw=hw, k=k, r=r, stride=st), x, w
 
-            def conv():
-                return torch.nn.functional.conv2d(x, w, bias, stride=st, padding=r // 2)
-            for _ in range(3):  # cudnn.benchmark times the algorithms on the first call
-                conv()
-            ms = "%.5f" % timed(conv, reps=10, iters=5)
-            base = dict(dtype=dt, layout=layout, batch=b, c=c, hw=hw, k=k, r=r, stride=st, ms=ms,
-                        ws_mib=workspace_mib(conv))
-            for row in profiled_kernels(conv):
-                yield dict(base, **row)
+
+def cudnn_call_rows(base, call):
+    """base with call's per-call time and workspace, after the calls in which cudnn.benchmark times
+    the algorithms, and, one row each, the kernels one profiled call runs."""
+    for _ in range(3):
+        call()
+    timed = graph_ms if on_gpu() else wall_ms
+    base = dict(base, ms="%.5f" % timed(call, reps=10, iters=5), ws_mib=workspace_mib(call))
+    for row in profiled_kernels(call):
+        yield dict(base, **row)
 
 
 def workspace_mib(fn):
@@ -1033,6 +1048,50 @@ def workspace_mib(fn):
 
 CONV_CHOICE_FIELDS = ["dtype", "layout", "batch", "c", "hw", "k", "r", "stride", "ms", "kernel", "grid", "block",
                       "regs", "smem", "us", "ws_mib"]
+
+
+def conv_grad_points(quick):
+    """The --conv-grads sweep: ResNet-50's distinct convolutions and three of VGG-16's 3x3 layers at
+    batch 32, and DeepBench's 5x5 layers (each: batch, in channels, size, out channels, filter,
+    stride), in fp32 NCHW and fp16 channels_last (the layouts our training rows ran). The data and
+    weight gradients the time model prices were fitted on DeepBench's Maxwell-Turing boards only
+    (internal/calibrate/backward.go), where a weight gradient's rate follows its output's size and
+    its reduction's length more than one factor allows (note78); these rows are the same question
+    asked of the GPU at hand."""
+    if not on_gpu():
+        return [(1, 8, 16, 8, 3, 1)], [("fp32", "nchw")]
+    r50 = [(32, c, hw, k, r, st) for c, hw, k, r, st in
+           ((3, 224, 64, 7, 2), (64, 56, 64, 1, 1), (64, 56, 64, 3, 1), (64, 56, 256, 1, 1), (256, 56, 128, 1, 1),
+            (128, 56, 128, 3, 2), (512, 28, 256, 1, 1), (256, 14, 256, 3, 1), (1024, 14, 512, 1, 1),
+            (512, 7, 512, 3, 1), (1024, 14, 2048, 1, 2))]
+    vgg = [(32, c, hw, k, 3, 1) for c, hw, k in ((64, 224, 64), (128, 112, 128), (512, 28, 512))]
+    five = [(16, c, hw, k, 5, 1) for c, hw, k in ((192, 28, 32), (512, 14, 48), (832, 7, 128))]
+    if quick:
+        return r50[:1], [("fp16", "nhwc")]
+    # fp16 channels_last first (AMP training, what our training rows ran; DeepBench timed fp32 on
+    # older boards): under the step's timeout what is cut is the fp32 rows.
+    return r50 + vgg + five, [("fp16", "nhwc"), ("fp32", "nchw")]
+
+
+def conv_grad_rows(quick=False):
+    """The data gradient (dX) and the weight gradient (dW) of each convolution of conv_grad_points,
+    each alone (aten::convolution_backward with one output asked for, no bias), cudnn.benchmark
+    on as in the training rows: the per-call time, one profiled call's kernels (the algorithm, its
+    K split and reduction kernels, layout transposes) and the workspace the call allocated. `go run
+    ./scripts/choices -gpu GPU FILE` sets each beside perf.EstimateConvGrad's price."""
+    for base, x, w in conv_sweep(*conv_grad_points(quick)):
+        st, p = base["stride"], base["r"] // 2
+        y = torch.nn.functional.conv2d(x, w, stride=st, padding=p)
+        dy = torch.randn_like(y)  # the output's shape and layout
+        for grad, mask, pick in (("dgrad", [True, False, False], 0), ("wgrad", [False, True, False], 1)):
+            def call(mask=mask, pick=pick):
+                return torch.ops.aten.convolution_backward(dy, x, w, None, [st, st], [p, p], [1, 1], False,
+                                                           [0, 0], 1, mask)[pick]
+            yield from cudnn_call_rows(dict(base, grad=grad), call)
+
+
+CONV_GRAD_FIELDS = ["dtype", "layout", "grad", "batch", "c", "hw", "k", "r", "stride", "ms", "kernel", "grid", "block",
+                    "regs", "smem", "us", "ws_mib"]
 
 
 def power_points(quick):
@@ -1896,6 +1955,10 @@ def parse_args():
     ap.add_argument("--conv-choices", action="store_true",
                     help="which cuDNN kernels (name, grid, block, time) run VGG-16's and ResNet-50's convolutions, "
                     "in fp16 (channels_last and NCHW) and fp32, instead")
+    ap.add_argument("--conv-grads", action="store_true",
+                    help="which cuDNN kernels (name, grid, block, time) run the data and the weight gradient of "
+                    "ResNet-50's, VGG-16's and DeepBench's 5x5 convolutions, each alone, in fp32 and fp16 "
+                    "channels_last, instead")
     ap.add_argument("--power", action="store_true",
                     help="board power and SM clock of single kernels run back to back (op,dtype,shape,ms,power_w,"
                          "clock_mhz): a DRAM stream, dense products, a batch-1 convolution")
@@ -1941,6 +2004,7 @@ def main():
         (a.linear_choices, LINEAR_CHOICE_FIELDS, linear_choice_rows),
         (a.layouts, LAYOUT_FIELDS, layout_rows),
         (a.conv_choices, CONV_CHOICE_FIELDS, conv_choice_rows),
+        (a.conv_grads, CONV_GRAD_FIELDS, conv_grad_rows),
         (a.power, POWER_FIELDS, power_rows),
         (a.clock_window, CLOCK_WINDOW_FIELDS, clock_window_rows),
         (a.first_load, FIRST_LOAD_FIELDS, first_load_rows),

@@ -52,6 +52,12 @@ go run ./scripts/choices -gpu H100 "$tmp/lay.csv" | grep -q '^fp32: A·Bᵀ over
 grep -qx 'dtype,layout,batch,c,hw,k,r,stride,ms,kernel,grid,block,regs,smem,us,ws_mib' "$tmp/c.csv" || fail "c.csv header changed"
 grep -q '^fp32,nchw,1,8,16,8,3,1,[0-9.]*,aten::conv2d,' "$tmp/c.csv" || fail "c.csv: no convolution row"
 go run ./scripts/choices -gpu H100 "$tmp/c.csv" | grep -q '^1 convolutions on H100-SXM5-80GB' || fail "choices cannot read c.csv"
+"$PY" scripts/measure_gpu.py --device cpu --conv-grads --out "$tmp/cg.csv"
+grep -qx 'dtype,layout,grad,batch,c,hw,k,r,stride,ms,kernel,grid,block,regs,smem,us,ws_mib' "$tmp/cg.csv" || fail "cg.csv header changed"
+for grad in dgrad wgrad; do
+	grep -q "^fp32,nchw,$grad,1,8,16,8,3,1,[0-9.]*,aten::convolution_backward," "$tmp/cg.csv" || fail "cg.csv: no $grad row"
+done
+go run ./scripts/choices -gpu H100 "$tmp/cg.csv" | grep -q '^2 gradients on H100-SXM5-80GB' || fail "choices cannot read cg.csv"
 "$PY" scripts/measure_gpu.py --device cpu --host-ops --out "$tmp/h.csv"
 grep -qx 'op,mode,kernels,us,kernel_us' "$tmp/h.csv" || fail "h.csv header changed"
 for row in 'linear,module,1' 'conv2d,autocast,1' 'view,functional,0' 'add,fp16-3d,1' 'softmax,fp16-3d,3' 'bert_layer,block,17' 'bottleneck,block,10'; do

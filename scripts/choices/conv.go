@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/internal/measured"
 	"github.com/onnxcost/onnxcost/ir"
@@ -24,6 +25,7 @@ const convHeader = "dtype,layout,batch,c,hw,k,r,stride,ms,kernel,grid,block,regs
 // and the workspace the call allocated ("" in a CPU dry run).
 type conv struct {
 	dtype, layout              string
+	grad                       perf.Grad // a --conv-grads row's gradient; "" for a forward one
 	batch, c, hw, k, r, stride int64
 	ms                         float64
 	wsMiB                      string
@@ -34,39 +36,60 @@ type conv struct {
 // price of its one-node graph through the eager plan under the replay
 // runtime of its layout (graph for NCHW, graph-nhwc for channels_last).
 func convTable(w io.Writer, g *hwdb.GPU, path string, recs [][]string) error {
-	cs, err := readConvs(path, recs)
+	cs, err := readConvs(path, recs, false)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "%-5s %-6s %5s %5s %4s %5s %2s %2s %10s %10s %8s  %-14s %9s  %s\n", "dtype", "layout", "batch", "c", "hw", "k", "r", "s", "measured", "priced", "error", "model's op", "ws MiB", "cuDNN kernels (grid)")
-	var errs []float64
-	groups := map[string][]float64{}
-	var order []string
+	var errs errorGroups
 	for _, c := range cs {
 		op, priced, err := price(g, c)
 		if err != nil {
 			return fmt.Errorf("%s: %v", path, err)
 		}
-		e := priced/(c.ms*1e-3) - 1
-		errs = append(errs, math.Abs(e))
-		key := convGroup(c)
-		if _, ok := groups[key]; !ok {
-			order = append(order, key)
-		}
-		groups[key] = append(groups[key], e)
+		e := errs.add(convGroup(c), priced/(c.ms*1e-3))
 		fmt.Fprintf(w, "%-5s %-6s %5d %5d %4d %5d %2d %2d %8.2fus %8.2fus %+7.1f%%  %-14s %9s  %s\n", c.dtype, c.layout, c.batch, c.c, c.hw, c.k, c.r, c.stride,
 			c.ms*1e3, priced*1e6, 100*e, strings.TrimPrefix(op, "onnxcost."), cmp.Or(c.wsMiB, "-"), strings.Join(c.kernels, ", "))
 	}
-	for _, key := range order {
-		signed := groups[key]
+	errs.write(w, "convolutions", g)
+	return nil
+}
+
+// errorGroups collects a table's signed errors (priced/measured − 1) by
+// summary group, in the order the groups first appear.
+type errorGroups struct {
+	order  []string
+	signed map[string][]float64
+	abs    []float64
+}
+
+// add records one row's priced/measured ratio under group key and returns
+// its signed error.
+func (eg *errorGroups) add(key string, ratio float64) float64 {
+	if eg.signed == nil {
+		eg.signed = map[string][]float64{}
+	}
+	if _, ok := eg.signed[key]; !ok {
+		eg.order = append(eg.order, key)
+	}
+	e := ratio - 1
+	eg.signed[key] = append(eg.signed[key], e)
+	eg.abs = append(eg.abs, math.Abs(e))
+	return e
+}
+
+// write prints each group's median |error| and signed median, then the
+// table's, its rows called what.
+func (eg *errorGroups) write(w io.Writer, what string, g *hwdb.GPU) {
+	for _, key := range eg.order {
+		signed := eg.signed[key]
 		abs := make([]float64, len(signed))
 		for i, e := range signed {
 			abs[i] = math.Abs(e)
 		}
-		fmt.Fprintf(w, "%s (%d convolutions): median |error| %.1f%%, signed %+.1f%%\n", key, len(signed), 100*median(abs), 100*median(slices.Clone(signed)))
+		fmt.Fprintf(w, "%s (%d %s): median |error| %.1f%%, signed %+.1f%%\n", key, len(signed), what, 100*median(abs), 100*median(slices.Clone(signed)))
 	}
-	fmt.Fprintf(w, "%d convolutions on %s: median |error| %.1f%%\n", len(cs), g.Name, 100*median(errs))
-	return nil
+	fmt.Fprintf(w, "%d %s on %s: median |error| %.1f%%\n", len(eg.abs), what, g.Name, 100*median(slices.Clone(eg.abs)))
 }
 
 // convGroup is the summary group of swept convolution c: its dtype and
@@ -158,10 +181,19 @@ func price(g *hwdb.GPU, c conv) (op string, kernelS float64, err error) {
 }
 
 // readConvs groups the sweep's rows (one per kernel) into convolutions,
-// in order.
-func readConvs(path string, recs [][]string) ([]conv, error) {
+// in order. grads says the table is --conv-grads', whose third column
+// names the gradient.
+func readConvs(path string, recs [][]string, grads bool) ([]conv, error) {
 	var cs []conv
 	for _, r := range recs {
+		var grad perf.Grad
+		if grads {
+			grad = perf.Grad(r[2])
+			if grad != perf.GradData && grad != perf.GradWeight {
+				return nil, fmt.Errorf("%s: gradient %q: want %s or %s", path, r[2], perf.GradData, perf.GradWeight)
+			}
+			r = slices.Delete(slices.Clone(r), 2, 3)
+		}
 		d, err := positive(path, r[2:8])
 		if err != nil {
 			return nil, err
@@ -170,7 +202,7 @@ func readConvs(path string, recs [][]string) ([]conv, error) {
 		if err != nil {
 			return nil, err
 		}
-		c := conv{dtype: r[0], layout: r[1], batch: d[0], c: d[1], hw: d[2], k: d[3], r: d[4], stride: d[5], ms: ms, wsMiB: r[15]}
+		c := conv{dtype: r[0], layout: r[1], grad: grad, batch: d[0], c: d[1], hw: d[2], k: d[3], r: d[4], stride: d[5], ms: ms, wsMiB: r[15]}
 		if c.wsMiB != "" {
 			if v, err := strconv.ParseFloat(c.wsMiB, 64); err != nil || !(v >= 0) {
 				return nil, fmt.Errorf("%s: workspace %q: want MiB, a number not below 0", path, c.wsMiB)
@@ -191,6 +223,6 @@ func readConvs(path string, recs [][]string) ([]conv, error) {
 }
 
 func sameConv(a, b conv) bool {
-	return a.dtype == b.dtype && a.layout == b.layout && a.batch == b.batch && a.c == b.c && a.hw == b.hw &&
+	return a.dtype == b.dtype && a.layout == b.layout && a.grad == b.grad && a.batch == b.batch && a.c == b.c && a.hw == b.hw &&
 		a.k == b.k && a.r == b.r && a.stride == b.stride
 }

@@ -3,7 +3,8 @@
 // (cuBLAS, torch.matmul), --linear-choices (F.linear with a bias,
 // weights cold) and --layouts (each product as A·B and as A·Bᵀ, and their
 // ratio) beside the tile and K split perf.ChooseGEMM picks, --conv-choices (cuDNN, F.conv2d) beside the convolution's price
-// as a one-node graph, --power (single kernels' board power and clock)
+// as a one-node graph, --conv-grads (cuDNN's data and weight gradients)
+// beside perf.EstimateConvGrad's price, --power (single kernels' board power and clock)
 // beside the power model's, --host-ops (the host's cost per eager call by
 // op kind) beside the pytorch runtime's dispatch_us and module_us. The
 // table's header says which sweep it is.
@@ -12,6 +13,7 @@
 //	go run ./scripts/choices -gpu H200 linear_choices.csv
 //	go run ./scripts/choices -gpu H200 layouts.csv
 //	go run ./scripts/choices -gpu H200 conv_choices.csv
+//	go run ./scripts/choices -gpu H200 conv_grads.csv
 //	go run ./scripts/choices -gpu H200 power.csv
 //	go run ./scripts/choices -gpu H200 host_ops.csv
 //
@@ -67,9 +69,12 @@ func run(w io.Writer, gpuName string, files []string) error {
 	if recs, err := measured.Read(files[0], hostHeader); err == nil {
 		return hostTable(w, files[0], recs)
 	}
+	if recs, err := measured.Read(files[0], convGradHeader); err == nil {
+		return convGradTable(w, g, files[0], recs)
+	}
 	recs, err := measured.Read(files[0], convHeader)
 	if err != nil {
-		return fmt.Errorf("%s: not a --gemm-choices, --linear-choices, --layouts, --conv-choices, --power or --host-ops table (%v)", files[0], err)
+		return fmt.Errorf("%s: not a --gemm-choices, --linear-choices, --layouts, --conv-choices, --conv-grads, --power or --host-ops table (%v)", files[0], err)
 	}
 	return convTable(w, g, files[0], recs)
 }
