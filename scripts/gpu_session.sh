@@ -91,7 +91,13 @@
 #      the block rows (a Hugging Face-style encoder layer and a ResNet
 #      bottleneck as whole module calls) that say why a model's calls ran
 #      0.9-1.5 times the table (note58 §2).
-#   7. --conv-grads: the data and the weight gradient of ResNet-50's,
+#   7. --layouts: fp32 products timed as A·B and as A·Bᵀ, the [N, K]
+#      weight F.linear reads (cuBLAS "TN"), weights cold: the model
+#      charges A·Bᵀ 1.05 times A·B's main loop on the CUDA cores
+#      (cost/perf TransposedBCost, from DeepBench's pairs on older GPUs;
+#      our H200's VGG-16 classifier ran 174 µs as TN in its trace, 96 µs
+#      as NN in the choice table): the ratio on our own GPU.
+#   8. --conv-grads: the data and the weight gradient of ResNet-50's,
 #      three of VGG-16's and DeepBench's 5x5 convolutions, each alone,
 #      fp16 channels_last first, then fp32: the gradient kernels every
 #      training estimate rests on were fitted on DeepBench's Maxwell-
@@ -99,10 +105,9 @@
 #      follows their output's size and their reduction's length (3x3 and
 #      5x5 ones faster than eff_wgrad allows, 1x1 and small-output ones
 #      slower; note78); read with `go run ./scripts/choices -gpu GPU
-#      g/conv_grads.csv`. It took --layouts' slot (fp32 A·B against
-#      A·Bᵀ, measured on our H200; run it alone). Last, so that on an
-#      H100 (steps 6 included, 560 s of caps) only it is cut; its rows
-#      are written as they are timed.
+#      g/conv_grads.csv`. Last: on an H100 (steps 6 included, 580 s of
+#      caps) the 560 s call cuts it, and its rows are written as they are
+#      timed, so it keeps what the earlier steps left it.
 #
 #   scripts/gpu_session.sh [OUT]      # OUT defaults to $OUT, then ./gpu_out
 #
@@ -110,7 +115,7 @@
 # scratch folder and pack it (one device call, timeout_s 600):
 #   timeout -k 5 560 bash scripts/gpu_session.sh /tmp/g; cd /tmp && tar czf - g | split -b 15M -d - $OUT/g.tgz.
 #
-# At most 560 s of steps in all on an H100, 460 s elsewhere (under one 600 s device call); the GPU's clocks,
+# At most 580 s of steps in all on an H100 (the 560 s call cuts the last), 480 s elsewhere (under one 600 s device call); the GPU's clocks,
 # power limit and MIG settings are left as they are. Each step's output
 # and log land in OUT, and OUT/steps.txt says how each ended (124: its
 # timeout). Nothing here needs the network.
@@ -144,6 +149,7 @@ if grep -q H100 "$out/nvidia-smi.txt"; then
 	step 20 window "$py" scripts/measure_gpu.py --clock-window --out "$out/clock_window.csv"
 	step 40 host "$py" scripts/measure_gpu.py --host-ops --out "$out/host_ops.csv"
 fi
+step 20 layouts "$py" scripts/measure_gpu.py --layouts --out "$out/layouts.csv"
 step 20 grads "$py" scripts/measure_gpu.py --conv-grads --out "$out/conv_grads.csv"
 # What calibrate needs is the table and the graph-only models it names;
 # the weights were never written (export_graph_only).
