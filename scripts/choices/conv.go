@@ -117,12 +117,8 @@ func convGroup(c conv) string {
 // (perf.WarmGEMMFill). Priced as a first call, the batch-1 rows, where
 // the fill is most of a call, read 32-59% over.
 func price(g *hwdb.GPU, c conv) (op string, kernelS float64, err error) {
-	rtName := map[string]string{"nchw": "graph", "nhwc": "graph-nhwc"}[c.layout]
 	dt := map[string]ir.DType{"fp32": ir.Float32, "fp16": ir.Float16}[c.dtype]
-	if rtName == "" || dt == 0 {
-		return "", 0, fmt.Errorf("layout %q, dtype %q: want nchw or nhwc, fp32 or fp16", c.layout, c.dtype)
-	}
-	rt, err := hwdb.LookupRuntime(rtName)
+	rt, err := replayRuntime(c, dt != 0)
 	if err != nil {
 		return "", 0, err
 	}
@@ -178,6 +174,18 @@ func price(g *hwdb.GPU, c conv) (op string, kernelS float64, err error) {
 		return "", 0, fmt.Errorf("%d nodes costed, want the convolution and its bias", len(r.Nodes))
 	}
 	return op, kernelS, nil
+}
+
+// replayRuntime is the CUDA-graph replay runtime of swept convolution c's
+// layout (graph for NCHW, graph-nhwc for channels_last), as the sweeps
+// time their calls; an error naming the layout and dtype where either is
+// not one a sweep writes (dtypeKnown: the caller could map c.dtype).
+func replayRuntime(c conv, dtypeKnown bool) (*hwdb.Runtime, error) {
+	name := map[string]string{"nchw": "graph", "nhwc": "graph-nhwc"}[c.layout]
+	if name == "" || !dtypeKnown {
+		return nil, fmt.Errorf("layout %q, dtype %q: want nchw or nhwc, fp32 or fp16", c.layout, c.dtype)
+	}
+	return hwdb.LookupRuntime(name)
 }
 
 // readConvs groups the sweep's rows (one per kernel) into convolutions,

@@ -45,7 +45,6 @@ func convGradTable(w io.Writer, g *hwdb.GPU, path string, recs [][]string) error
 // (train.go: perf.EstimateConvGrad with the plan's options under the
 // runtime) and its time less the plan's gap.
 func priceGrad(g *hwdb.GPU, c conv) (perf.Kernel, float64, error) {
-	rtName := map[string]string{"nchw": "graph", "nhwc": "graph-nhwc"}[c.layout]
 	pr, eb := hwdb.Precision(""), 0.0
 	switch c.dtype {
 	case "fp32":
@@ -56,10 +55,7 @@ func priceGrad(g *hwdb.GPU, c conv) (perf.Kernel, float64, error) {
 			pr = hwdb.FP16
 		}
 	}
-	if rtName == "" || eb == 0 {
-		return perf.Kernel{}, 0, fmt.Errorf("layout %q, dtype %q: want nchw or nhwc, fp32 or fp16", c.layout, c.dtype)
-	}
-	rt, err := hwdb.LookupRuntime(rtName)
+	rt, err := replayRuntime(c, eb > 0)
 	if err != nil {
 		return perf.Kernel{}, 0, err
 	}
