@@ -105,9 +105,18 @@
 #      follows their output's size and their reduction's length (3x3 and
 #      5x5 ones faster than eff_wgrad allows, 1x1 and small-output ones
 #      slower; note78); read with `go run ./scripts/choices -gpu GPU
-#      g/conv_grads.csv`. Last: on an H100 (steps 6 included, 580 s of
-#      caps) the 560 s call cuts it, and its rows are written as they are
-#      timed, so it keeps what the earlier steps left it.
+#      g/conv_grads.csv`.
+#   9. --rnn: one-layer LSTM and GRU calls (cuDNN) of hidden 256-2,048 at
+#      batch 1 and 64 over 1, 25 and 200 steps, fp32 first, with the
+#      kernels each call launches: the RNN step's two latencies were
+#      fitted on DeepBench's cuDNN 6/7 rows alone and are counted in
+#      launch overheads, so on an H100 a GRU of hidden 256 at batch 64 is
+#      priced ~100 us a step; read with `go run ./scripts/choices -gpu
+#      GPU g/rnn.csv`, which parts measured and priced times into per
+#      call and per step (note79). Last: on an H100 (steps 6 included,
+#      610 s of caps) the 560 s call cuts it and may cut step 8, whose
+#      rows, like these, are written as they are timed, so each keeps
+#      what the earlier steps left it (most steps end before their cap).
 #
 #   scripts/gpu_session.sh [OUT]      # OUT defaults to $OUT, then ./gpu_out
 #
@@ -115,7 +124,7 @@
 # scratch folder and pack it (one device call, timeout_s 600):
 #   timeout -k 5 560 bash scripts/gpu_session.sh /tmp/g; cd /tmp && tar czf - g | split -b 15M -d - $OUT/g.tgz.
 #
-# At most 580 s of steps in all on an H100 (the 560 s call cuts the last), 480 s elsewhere (under one 600 s device call); the GPU's clocks,
+# At most 610 s of steps in all on an H100 (the 560 s call cuts the last), 510 s elsewhere (under one 600 s device call); the GPU's clocks,
 # power limit and MIG settings are left as they are. Each step's output
 # and log land in OUT, and OUT/steps.txt says how each ended (124: its
 # timeout). Nothing here needs the network.
@@ -151,6 +160,7 @@ if grep -q H100 "$out/nvidia-smi.txt"; then
 fi
 step 20 layouts "$py" scripts/measure_gpu.py --layouts --out "$out/layouts.csv"
 step 20 grads "$py" scripts/measure_gpu.py --conv-grads --out "$out/conv_grads.csv"
+step 30 rnn "$py" scripts/measure_gpu.py --rnn --out "$out/rnn.csv"
 # What calibrate needs is the table and the graph-only models it names;
 # the weights were never written (export_graph_only).
 du -sh "$out" >&2

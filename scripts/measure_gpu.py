@@ -72,6 +72,11 @@ at batch 32 and DeepBench's 5x5 layers, each gradient alone (fp32 NCHW, fp16 cha
 their kernels and workspace (go run ./scripts/choices -gpu GPU FILE prices each as a training step's
 gradient kernel).
 
+--rnn times one-layer torch.nn.LSTM and GRU calls (cuDNN) of hidden 256, 1,024 and 2,048 at batch 1
+and 64 over 1, 25 and 200 steps, fp32 then fp16, back to back as DeepBench timed them, with the
+kernels one call launches (name, launches, total us); go run ./scripts/choices -gpu GPU FILE prices
+each call and parts measured and priced times into a per-call and a per-step cost.
+
 --power writes, for a DRAM stream (torch.add of two 2^28-element vectors, fp32 and fp16), 8192^3
 products (fp32, tf32, fp16) and ResNet-50's layer3 3x3 convolution at batch 1 and 32 (fp32, NCHW), the
 per-call time and the mean board power and SM clock over ~2 s of back-to-back CUDA-graph replays (op,
@@ -1094,6 +1099,67 @@ CONV_GRAD_FIELDS = ["dtype", "layout", "grad", "batch", "c", "hw", "k", "r", "st
                     "regs", "smem", "us", "ws_mib"]
 
 
+def rnn_points(quick):
+    """The --rnn sweep: (cell, dtype, hidden, batch, steps) of one-layer torch.nn.LSTM and GRU (input
+    size = hidden), cuDNN's RNN, fp32 (TF32 off) first, then fp16. DeepBench's cuDNN 6/7 rows on
+    Maxwell-Turing boards, the only RNN timings here, cannot part what a call costs once from what
+    each step costs (note79: its GRU rows of 187-1500 steps fit about 2-4.5 ms a call plus a step of
+    a few us beyond the weights' stream at 0.68-0.76 of DRAM bandwidth, while its single-step calls
+    took 45-110 us and its LSTMs of 25-150 steps want 0.5-1.5 ms a call): 1, 25 and 200 steps at
+    each size part them on the GPU at hand, and the kernels show what cuDNN launches once a call."""
+    if not on_gpu():
+        return [("lstm", "fp32", 16, 2, t) for t in (1, 3)]
+    pts = [(cell, dt, h, b, t) for dt in ("fp32", "fp16") for cell in ("lstm", "gru")
+           for h in (256, 1024, 2048) for b in (1, 64) for t in (1, 25, 200)]
+    return pts[:3] if quick else pts
+
+
+def rnn_rows(quick=False):
+    """Each recurrent layer of rnn_points called as a model calls it (no grad, eager): the per-call
+    time of back-to-back calls (stream_ms, as DeepBench timed cuDNN's RNNs) and, one row per kernel
+    name, how many times one profiled call launched it and their total time. `go run
+    ./scripts/choices -gpu GPU FILE` sets each call beside the time model's price and parts both
+    into a per-call and a per-step cost."""
+    tdt = {"fp32": torch.float32, "fp16": torch.float16}
+    for cell, dt, h, b, t in rnn_points(quick):
+        set_dtype(dt)
+        layer = (torch.nn.LSTM if cell == "lstm" else torch.nn.GRU)(h, h).to(device=DEV, dtype=tdt[dt])
+        x = torch.randn(t, b, h, device=DEV, dtype=tdt[dt])
+
+        def call(layer=layer, x=x):
+            with torch.no_grad():
+                return layer(x)[0]
+        for _ in range(3):
+            call()
+        base = dict(cell=cell, dtype=dt, hidden=h, batch=b, steps=t, ms="%.5f" % stream_ms(call))
+        kernels = {}
+        for k in profiled_kernels(call):
+            n, us = kernels.get(k["kernel"], (0, 0.0))
+            kernels[k["kernel"]] = (n + 1, us + float(k["us"]))
+        for name, (n, us) in kernels.items():
+            yield dict(base, kernel=name, calls=n, us="%.2f" % us)
+
+
+def stream_ms(fn, reps=10, iters=3):
+    """Per-call time of reps back-to-back eager calls, one synchronize after them (CUDA events; the
+    wall clock in the dry run): host work counts where it outlasts the GPU's, as in DeepBench."""
+    if not on_gpu():
+        return wall_ms(fn, reps, iters)
+    ts = []
+    for _ in range(iters):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(reps):
+            fn()
+        b.record()
+        b.synchronize()
+        ts.append(a.elapsed_time(b) / reps)
+    return statistics.median(ts)
+
+
+RNN_FIELDS = ["cell", "dtype", "hidden", "batch", "steps", "ms", "kernel", "calls", "us"]
+
+
 def power_points(quick):
     """The --power rows: (op, dtype, shape). A DRAM stream (Add of two vectors of n, 12 bytes an
     fp32 element) checks hwdb's mem_pj_per_byte; dense products (8192^3) the compute side at the
@@ -1959,6 +2025,8 @@ def parse_args():
                     help="which cuDNN kernels (name, grid, block, time) run the data and the weight gradient of "
                     "ResNet-50's, VGG-16's and DeepBench's 5x5 convolutions, each alone, in fp32 and fp16 "
                     "channels_last, instead")
+    ap.add_argument("--rnn", action="store_true",
+                    help="one-layer LSTM and GRU calls (cuDNN) at 1, 25 and 200 steps: time and kernels per call")
     ap.add_argument("--power", action="store_true",
                     help="board power and SM clock of single kernels run back to back (op,dtype,shape,ms,power_w,"
                          "clock_mhz): a DRAM stream, dense products, a batch-1 convolution")
@@ -2005,6 +2073,7 @@ def main():
         (a.layouts, LAYOUT_FIELDS, layout_rows),
         (a.conv_choices, CONV_CHOICE_FIELDS, conv_choice_rows),
         (a.conv_grads, CONV_GRAD_FIELDS, conv_grad_rows),
+        (a.rnn, RNN_FIELDS, rnn_rows),
         (a.power, POWER_FIELDS, power_rows),
         (a.clock_window, CLOCK_WINDOW_FIELDS, clock_window_rows),
         (a.first_load, FIRST_LOAD_FIELDS, first_load_rows),

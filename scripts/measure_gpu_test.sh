@@ -58,6 +58,12 @@ for grad in dgrad wgrad; do
 	grep -q "^fp32,nchw,$grad,1,8,16,8,3,1,[0-9.]*,aten::convolution_backward," "$tmp/cg.csv" || fail "cg.csv: no $grad row"
 done
 go run ./scripts/choices -gpu H100 "$tmp/cg.csv" | grep -q '^2 gradients on H100-SXM5-80GB' || fail "choices cannot read cg.csv"
+"$PY" scripts/measure_gpu.py --device cpu --rnn --out "$tmp/r.csv"
+grep -qx 'cell,dtype,hidden,batch,steps,ms,kernel,calls,us' "$tmp/r.csv" || fail "r.csv header changed"
+for steps in 1 3; do
+	grep -q "^lstm,fp32,16,2,$steps,[0-9.]*,aten::lstm,1," "$tmp/r.csv" || fail "r.csv: no $steps-step call"
+done
+go run ./scripts/choices -gpu H100 "$tmp/r.csv" | grep -q '^lstm fp32 hidden 16 batch 2: per call ' || fail "choices cannot part r.csv"
 "$PY" scripts/measure_gpu.py --device cpu --host-ops --out "$tmp/h.csv"
 grep -qx 'op,mode,kernels,us,kernel_us' "$tmp/h.csv" || fail "h.csv header changed"
 for row in 'linear,module,1' 'conv2d,autocast,1' 'view,functional,0' 'add,fp16-3d,1' 'softmax,fp16-3d,3' 'bert_layer,block,17' 'bottleneck,block,10'; do

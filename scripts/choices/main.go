@@ -4,7 +4,8 @@
 // weights cold) and --layouts (each product as A·B and as A·Bᵀ, and their
 // ratio) beside the tile and K split perf.ChooseGEMM picks, --conv-choices (cuDNN, F.conv2d) beside the convolution's price
 // as a one-node graph, --conv-grads (cuDNN's data and weight gradients)
-// beside perf.EstimateConvGrad's price, --power (single kernels' board power and clock)
+// beside perf.EstimateConvGrad's price, --rnn (cuDNN's LSTM and GRU calls)
+// beside the recurrent layer's price, parted into per call and per step, --power (single kernels' board power and clock)
 // beside the power model's, --host-ops (the host's cost per eager call by
 // op kind) beside the pytorch runtime's dispatch_us and module_us. The
 // table's header says which sweep it is.
@@ -14,6 +15,7 @@
 //	go run ./scripts/choices -gpu H200 layouts.csv
 //	go run ./scripts/choices -gpu H200 conv_choices.csv
 //	go run ./scripts/choices -gpu H200 conv_grads.csv
+//	go run ./scripts/choices -gpu H200 rnn.csv
 //	go run ./scripts/choices -gpu H200 power.csv
 //	go run ./scripts/choices -gpu H200 host_ops.csv
 //
@@ -72,9 +74,12 @@ func run(w io.Writer, gpuName string, files []string) error {
 	if recs, err := measured.Read(files[0], convGradHeader); err == nil {
 		return convGradTable(w, g, files[0], recs)
 	}
+	if recs, err := measured.Read(files[0], rnnHeader); err == nil {
+		return rnnTable(w, g, files[0], recs)
+	}
 	recs, err := measured.Read(files[0], convHeader)
 	if err != nil {
-		return fmt.Errorf("%s: not a --gemm-choices, --linear-choices, --layouts, --conv-choices, --conv-grads, --power or --host-ops table (%v)", files[0], err)
+		return fmt.Errorf("%s: not a --gemm-choices, --linear-choices, --layouts, --conv-choices, --conv-grads, --rnn, --power or --host-ops table (%v)", files[0], err)
 	}
 	return convTable(w, g, files[0], recs)
 }
