@@ -45,17 +45,8 @@ func convGradTable(w io.Writer, g *hwdb.GPU, path string, recs [][]string) error
 // (train.go: perf.EstimateConvGrad with the plan's options under the
 // runtime) and its time less the plan's gap.
 func priceGrad(g *hwdb.GPU, c conv) (perf.Kernel, float64, error) {
-	pr, eb := hwdb.Precision(""), 0.0
-	switch c.dtype {
-	case "fp32":
-		pr, eb = hwdb.FP32, 4
-	case "fp16":
-		pr, eb = hwdb.FP16Tensor, 2
-		if !(g.PeakFor(pr) > 0) {
-			pr = hwdb.FP16
-		}
-	}
-	rt, err := replayRuntime(c, eb > 0)
+	pr, eb, known := dtypePath(g, c.dtype)
+	rt, err := replayRuntime(c, known)
 	if err != nil {
 		return perf.Kernel{}, 0, err
 	}
@@ -65,6 +56,23 @@ func priceGrad(g *hwdb.GPU, c conv) (perf.Kernel, float64, error) {
 	geom := perf.ConvGeom{N: c.batch, C: c.c, H: c.hw, W: c.hw, K: c.k, R: c.r, S: c.r, PadH: p, PadW: p, StrideH: c.stride, StrideW: c.stride}
 	k, t := perf.EstimateConvGrad(g, geom, c.grad, pr, eb, eb, o)
 	return k, t.TimeS - t.LaunchS, nil
+}
+
+// dtypePath is the path and element size a swept dtype runs with on g:
+// fp32 on the CUDA cores, fp16 on tensor cores where g has them (as the
+// analyzer resolves a half model's products); known is false for any
+// other dtype.
+func dtypePath(g *hwdb.GPU, dtype string) (pr hwdb.Precision, elemBytes float64, known bool) {
+	switch dtype {
+	case "fp32":
+		return hwdb.FP32, 4, true
+	case "fp16":
+		if g.PeakFor(hwdb.FP16Tensor) > 0 {
+			return hwdb.FP16Tensor, 2, true
+		}
+		return hwdb.FP16, 2, true
+	}
+	return "", 0, false
 }
 
 // gradKernelName is the algorithm the model chose for a gradient and the

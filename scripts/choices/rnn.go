@@ -91,15 +91,8 @@ func rnnTable(w io.Writer, g *hwdb.GPU, path string, recs [][]string) error {
 // it (perf.Isolated, DeepBench's setting), fp16 on tensor cores where the
 // GPU has them.
 func priceRNN(g *hwdb.GPU, c rnnCall) (float64, error) {
-	pr, eb := hwdb.FP32, 4.0
-	switch c.dtype {
-	case "fp32":
-	case "fp16":
-		pr, eb = hwdb.FP16Tensor, 2
-		if !(g.PeakFor(pr) > 0) {
-			pr = hwdb.FP16
-		}
-	default:
+	pr, eb, known := dtypePath(g, c.dtype)
+	if !known {
 		return 0, fmt.Errorf("dtype %q: want fp32 or fp16", c.dtype)
 	}
 	op := map[string]string{"lstm": "LSTM", "gru": "GRU"}[c.cell]
