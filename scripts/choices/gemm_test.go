@@ -48,6 +48,18 @@ func tableWriter(t *testing.T, head string) func(name, body string) string {
 	}
 }
 
+// refusedNamingFile checks that each table of bodies (file name → rows,
+// written after the header by write) is refused on an H100 with an error
+// that names its file.
+func refusedNamingFile(t *testing.T, write func(name, body string) string, bodies map[string]string) {
+	t.Helper()
+	for name, body := range bodies {
+		if err := run(io.Discard, "H100", []string{write(name, body)}); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: %v, want an error naming the file", name, err)
+		}
+	}
+}
+
 // tableOutput is the command's output for the tables at paths on gpu; an
 // error fails the test.
 func tableOutput(t *testing.T, gpu string, paths ...string) string {
