@@ -69,7 +69,7 @@ func misalignedGEMMS(g *hwdb.GPU, k Kernel, p Params, r *hwdb.Runtime) float64 {
 	if k.Class != ClassGEMM || !runsCuBLAS(r) || !tmaGEMMFamilies[g.Family()] || min(k.M, k.N) <= gemvMaxCols {
 		return 0
 	}
-	_, real := peakFor(g, k.Precision)
+	real := RunPath(g, k.Precision)
 	rate, ok := misalignedFLOPsPerSMCycle[real]
 	if !ok || k.N%tensorGranule(real) == 0 { // the granule: 16 bytes in elements
 		return 0
@@ -88,7 +88,7 @@ func misalignedGEMMS(g *hwdb.GPU, k Kernel, p Params, r *hwdb.Runtime) float64 {
 // to a multiple of it lets cuBLAS run its TMA kernels (nanoGPT pads
 // GPT-2's 50,257 tokens to 50,304).
 func AlignmentGranule(g *hwdb.GPU, k Kernel) int64 {
-	_, real := peakFor(g, k.Precision)
+	real := RunPath(g, k.Precision)
 	return tensorGranule(real)
 }
 

@@ -802,7 +802,7 @@ func PathClockFraction(g *hwdb.GPU, pr hwdb.Precision) float64 {
 		return 0
 	}
 	p := DefaultParams()
-	_, real := peakFor(g, pr)
+	real := RunPath(g, pr)
 	return clockFractionPath(g, p, 1, real)
 }
 
@@ -957,7 +957,7 @@ func kernelEff(k Kernel, p Params) float64 {
 // for a product over a transposed B on a vector path (TransposedBCost).
 func tiledEff(g *hwdb.GPU, k Kernel, p Params) float64 {
 	e := kernelEff(k, p)
-	_, real := peakFor(g, k.Precision)
+	real := RunPath(g, k.Precision)
 	if k.TransposedB && k.Class == ClassGEMM && !isTensor(real) {
 		e /= TransposedBCost
 	}
@@ -1614,7 +1614,7 @@ func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 		wgrad: k.Grad == GradWeight, pixelRows: conv && k.Grad != GradWeight, pixelK: conv && k.Grad == GradWeight,
 		product: k.Class == ClassGEMM, alone: o.Setting == Isolated,
 		fwdConv: (conv || k.Class == ClassWinograd) && k.Grad == ""}
-	_, real := peakFor(g, k.Precision)
+	real := RunPath(g, k.Precision)
 	lib.cudnnSIMT = cudnnSIMTKernels(g, real, k) && callsCuDNN(o.Runtime)
 	lib.cudnnDP4A = cudnnDP4AKernels(g, real, k) && callsCuDNN(o.Runtime)
 	if lib.cudnnIMMA = ReformatsFilter(g, k, o); lib.cudnnIMMA {
@@ -1759,7 +1759,7 @@ func ReformatsFilter(g *hwdb.GPU, k Kernel, o Options) bool {
 	if g == nil {
 		return false
 	}
-	_, real := peakFor(g, k.Precision)
+	real := RunPath(g, k.Precision)
 	return cudnnIMMAKernels(g, real, k) && callsCuDNN(o.Runtime)
 }
 
@@ -1848,7 +1848,7 @@ func ChooseGEMM(g *hwdb.GPU, k Kernel, o Options) (GEMMPlan, bool) {
 // (lib.helperS).
 func gemmPlanLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff float64, p Params, lib gemmLib) GEMMPlan {
 	best := fastestPlan(g, pr, m, n, k, batch, classEff, p, lib, false)
-	_, real := peakFor(g, pr)
+	real := RunPath(g, pr)
 	if !simtLargeK(g, real, lib, m, n, k) {
 		return best
 	}
@@ -2120,7 +2120,7 @@ func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 // priced 26 µs, 2.7 times its 1-row GEMV. +Inf where it does not apply.
 func gemvsS(g *hwdb.GPU, k Kernel, memoryS float64, p Params) float64 {
 	r := min(k.M, k.N)
-	if _, real := peakFor(g, k.Precision); k.Class != ClassGEMM || real != hwdb.FP32 || r < 2 || r > gemvMaxCols {
+	if real := RunPath(g, k.Precision); k.Class != ClassGEMM || real != hwdb.FP32 || r < 2 || r > gemvMaxCols {
 		return math.Inf(1)
 	}
 	return float64(r) * max(gemvCompute(g, gemvRow(k), kernelEff(k, p), p), memoryS)
