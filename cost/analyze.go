@@ -579,6 +579,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		// A lone kernel repeated follows itself and pays no first load
 		// (perf's pointwiseLoadCycles): our single-kernel tables.
 		k.TensorIterator = a.eagerPointwise(n) && !a.lone
+		k.Transcendental = a.eagerPointwise(n) && transcendentalNode(n)
 		k.FollowsItself = a.oneLoop
 		if copied, strided := a.eagerCopy(n, g, est.Class); copied {
 			k.TensorIterator, k.Strided = !a.lone, strided
@@ -1294,6 +1295,40 @@ func (a *analyzer) eagerPointwise(n *ir.Node) bool {
 		return false
 	}
 	return StreamOp(n.Domain, n.OpType) || ir.IsFused(n, ir.OpFusedGelu) || ir.IsFused(n, ir.OpFusedQuickGelu) || ir.IsFused(n, ir.OpFusedElementwise)
+}
+
+// transcendentalOps are the pointwise ops whose every element ATen
+// computes through a transcendental function's dependent chain
+// (perf.Kernel.Transcendental). Sqrt and Reciprocal are one
+// special-function instruction each, and Pow is left out: ATen computes a
+// square or another small integer power by multiplication.
+var transcendentalOps = map[string]bool{
+	"Tanh": true, "Sigmoid": true, "Swish": true, "Exp": true, "Log": true, "Erf": true, "Gelu": true,
+	"Sin": true, "Cos": true, "Tan": true, "Asin": true, "Acos": true, "Atan": true,
+	"Sinh": true, "Cosh": true, "Asinh": true, "Acosh": true, "Atanh": true,
+	"Softplus": true, "Mish": true, "Elu": true, "Selu": true, "Celu": true,
+}
+
+// transcendentalNode reports whether pointwise node n runs a
+// transcendental function on every element: one of transcendentalOps, or
+// a fused GELU, SiLU (QuickGelu) or elementwise chain with one among the
+// parts it replaced.
+func transcendentalNode(n *ir.Node) bool {
+	switch {
+	case n.Domain == "":
+		return transcendentalOps[n.OpType]
+	case ir.IsFused(n, ir.OpFusedGelu), ir.IsFused(n, ir.OpFusedQuickGelu):
+		return true
+	case ir.IsFused(n, ir.OpFusedElementwise):
+		if a := n.Attr(ir.KeyPartOps); a != nil && a.Type == ir.AttrStrings {
+			for _, op := range a.Strings {
+				if transcendentalOps[op] {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // WarpSoftmax reports whether ATen runs a softmax over the last axis with

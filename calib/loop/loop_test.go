@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -346,6 +347,50 @@ func TestBatchNormPlanesAreTheTrace(t *testing.T) {
 	}
 	if m := median(errs); m > 0.10 {
 		t.Errorf("batch norms priced a median %.1f%% off the trace, want ≤ 10%%", 100*m)
+	}
+}
+
+// TestTranscendentalKernelsAreTheTraces: the transcendental kernels of
+// our H200's eager Kineto traces, which perf's transcendentalChainCycles
+// was fitted on (BERT-base fp32 batch 1's pooler tanh; the small LLaMA
+// fp16 batch 8's rotary cos and sin and its two SiLUs), are priced within
+// 15% node by node (20-25% and 10-16% short without the chain), while
+// BERT's twelve GELUs, held by their bytes, keep their price.
+func TestTranscendentalKernelsAreTheTraces(t *testing.T) {
+	bert := h200Trace(t, "bert_base_fp32_b1", "bert_base", pipeline.Config{Runtime: "pytorch", DType: "fp32", Batch: 1})
+	llama := gunzip(t, filepath.Join(repo, "testdata", "saved", "llama_hf_small.onnx.gz"), t.TempDir())
+	p, err := ReadProfile(filepath.Join(repo, "calib", "profile", "testdata", "kineto_h200", "llama_hf_small_fp16_b8.json.gz"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, _, _, err := ProfileComparison(llama, p, pipeline.Config{GPU: "H200-SXM-141GB", Runtime: "pytorch", DType: "fp16", Batch: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]int{}
+	var gelu []float64
+	for _, c := range []*profile.Comparison{bert, small} {
+		for _, n := range c.Nodes {
+			if !(n.MeasuredS > 0) {
+				continue
+			}
+			e := n.PredictedS/n.MeasuredS - 1
+			switch n.OpType {
+			case "Tanh", "Cos", "Sin", "QuickGelu":
+				found[n.OpType]++
+				if math.Abs(e) > 0.15 {
+					t.Errorf("%s %s priced %.3g s against %.3g measured: %+.0f%%, want within 15%%", n.OpType, n.Name, n.PredictedS, n.MeasuredS, 100*e)
+				}
+			case "Gelu":
+				gelu = append(gelu, e)
+			}
+		}
+	}
+	if want := map[string]int{"Tanh": 1, "Cos": 1, "Sin": 1, "QuickGelu": 2}; !maps.Equal(found, want) {
+		t.Errorf("compared %v, want %v", found, want)
+	}
+	if len(gelu) != 12 || median(gelu) < 0.05 || median(gelu) > 0.25 {
+		t.Errorf("BERT's GELUs: %d compared, median %+.1f%%; want its 12 at their price by bytes (+14%%)", len(gelu), 100*median(gelu))
 	}
 }
 

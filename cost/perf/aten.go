@@ -44,6 +44,56 @@ import "github.com/onnxcost/onnxcost/hwdb"
 // the in-graph ramp plus this latency, not both.
 const pointwiseLoadCycles = 1070
 
+// A thread of ATen's vectorized pointwise loop takes eight elements (two
+// 16-byte vectors in fp32, one in fp16) and runs its op on them after
+// their loads land. For a transcendental function (tanhf, expf and a
+// division for a sigmoid, sinf, cosf, erff) each element is a dependent
+// chain of a few dozen instructions around the special-function unit's
+// long-latency ex2, rcp, sin or cos, and the loop's eight chains leave
+// the kernel's last thread busy for about a microsecond's share more than
+// an add's, which no stream or FLOP rate sees on a small tensor. In our
+// H200's eager Kineto traces (calib/profile/testdata/kineto_h200,
+// 2026-12-04) such kernels outlasted the plain kernels of the same
+// traces, priced alike, by 0.30-0.65 µs: BERT-base's pooler tanh over 768
+// fp32 elements 1.60 µs (a Mul and a Sub of its size 0.93-0.96), the
+// small LLaMA's rotary cos and sin over 1,024 fp32 elements 1.60 and
+// 1.50 (rsqrt and an in-place add of one CTA 1.12-1.15), its SiLU over
+// 352K fp16 elements 1.73-1.85 (the Mul of the same grid 1.31); priced
+// without the chain they were 20-25% (tanh, cos, sin) and 10-16% (SiLU)
+// short. The body each needed (its duration less the priced ramp),
+// 0.30-0.65 µs, has a median of 0.40 µs: 800 SM cycles at the H200's
+// 1.98 GHz boost (eight elements of about 100 cycles), FITTED on those
+// five kernels (calib/loop TestTranscendentalKernelsAreTheTraces).
+// Held out: the LLaMA-7B decode step's 128 SiLU kernels at batch 1 and 8,
+// CUDA-graph replays and eager (testdata/measured/
+// h200_sxm_llama7b_decode_*_kernels): medians 1.60-1.79 µs, priced 1.19
+// and 1.29 without the chain, 1.58 with it (−12% to +0%;
+// TestTranscendentalChainIsTheReplays). The
+// chain overlaps the kernel's stream (other warps' loads proceed while a
+// warp computes), so it is a floor on the kernel's body, not an addition:
+// BERT's GELU over 393K fp32 elements (erf), 1.74 µs in the trace, is held
+// by its bytes and unchanged, as is a large tensor's kernel (GPT-2's tanh
+// over 2M fp16 elements; the rows' 2.82 µs against 2.50-2.77 for its
+// neighbours is an issue-rate share the floor does not model). The
+// non-vectorized loop's threads take two to four elements and carry their
+// own index latency (stridedLoopCycles): not marked. TensorRT, onnxruntime
+// and Inductor run their own kernels (fewer elements a thread, fast-math
+// approximations): not marked either. A square root or reciprocal is one
+// special-function instruction (the LLaMA's rsqrt ran as an add), and
+// ATen computes an integer power by multiplication: neither is marked.
+const transcendentalChainCycles = 800
+
+// transcendentalChainS is the time the last thread of ATen's vectorized
+// loop spends on its elements' transcendental chains (k.Transcendental) on
+// g, a floor on the kernel's body; 0 for any other kernel, a strided
+// loop's included.
+func transcendentalChainS(g *hwdb.GPU, k Kernel) float64 {
+	if !k.Transcendental || k.Strided || !atenLoop(k) || !(g.BoostClockMHz > 0) {
+		return 0
+	}
+	return transcendentalChainCycles / (g.BoostClockMHz * 1e6)
+}
+
 // pointwiseLoadLatencyS is the first-load round trip a TensorIterator
 // pointwise or copy kernel k pays on g (0 for any other kernel).
 func pointwiseLoadLatencyS(g *hwdb.GPU, k Kernel) float64 {

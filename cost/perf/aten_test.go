@@ -143,3 +143,98 @@ func TestPointwiseLoadIsTheReplays(t *testing.T) {
 		t.Errorf("the first load adds %.4g s, want %.4g s", got, want)
 	}
 }
+
+// TestTranscendentalChainIsTheReplays: the LLaMA-7B decode step's SiLU
+// kernels (ATen's vectorized loop over [1, 11008] and [8, 11008] fp16; 32
+// a step at batch 1 and 8, CUDA-graph replays and eager calls on our H200,
+// testdata/measured/h200_sxm_llama7b_decode_*_kernels), held out of
+// transcendentalChainCycles' fit, are priced within 12% of their medians,
+// and without the chain at least 15% short (the test can tell).
+func TestTranscendentalChainIsTheReplays(t *testing.T) {
+	silu := map[string][]float64{}
+	for _, file := range []string{"h200_sxm_llama7b_decode_replay_kernels.csv.gz", "h200_sxm_llama7b_decode_b8_kernels.csv.gz"} {
+		recs, err := measured.Read(filepath.Join("..", "..", "testdata", "measured", file), "spec,i,kernel,us")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rec := range recs {
+			if !strings.Contains(rec[2], "silu_kernel") {
+				continue
+			}
+			v, err := strconv.ParseFloat(rec[3], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			silu[rec[0]] = append(silu[rec[0]], v*1e-6)
+		}
+	}
+	h200, err := hwdb.Lookup("H200-SXM-141GB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := func(k Kernel) float64 {
+		kt := EstimateKernel(h200, k, PlanOptions())
+		return kt.TimeS - kt.LaunchS
+	}
+	for spec, batch := range map[string]float64{"llama7b-decode:fp16:1:graph": 1, "llama7b-decode:fp16:1": 1,
+		"llama7b-decode:fp16:8:graph": 8, "llama7b-decode:fp16:8": 8} {
+		d := silu[spec]
+		if len(d) != 32 {
+			t.Fatalf("%s: %d SiLU kernels, want the step's 32", spec, len(d))
+		}
+		slices.Sort(d)
+		m := (d[15] + d[16]) / 2
+		n := batch * 11008
+		k := Kernel{Class: ClassElementwise, Precision: hwdb.FP16, ElemBytes: 2, FLOPs: 4 * n,
+			Bytes: 2 * 2 * n, WorkingSet: 2 * 2 * n, DRAMBytes: 2 * 2 * n, WriteShare: 0.5,
+			Vectorized: true, TensorIterator: true, Transcendental: true}
+		if e := body(k)/m - 1; math.Abs(e) > 0.12 {
+			t.Errorf("%s: SiLU kernels last a median %.2f µs, priced %.2f µs (%+.0f%%)", spec, m*1e6, body(k)*1e6, 100*e)
+		}
+		k.Transcendental = false
+		if e := body(k)/m - 1; e > -0.15 {
+			t.Errorf("%s: without the chain a SiLU is priced %+.0f%% off; the test would not tell", spec, 100*e)
+		}
+	}
+}
+
+// TestTranscendentalChainIsAFloor: the chain bounds a small kernel's body
+// and leaves a kernel its stream holds alone; a strided loop's kernel and
+// a plain op are not charged it.
+func TestTranscendentalChainIsAFloor(t *testing.T) {
+	h200, err := hwdb.Lookup("H200-SXM-141GB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain := transcendentalChainCycles / (h200.BoostClockMHz * 1e6)
+	tanh := func(n float64) Kernel {
+		return Kernel{Class: ClassElementwise, Precision: hwdb.FP32, ElemBytes: 4, FLOPs: n,
+			Bytes: 8 * n, WorkingSet: 8 * n, DRAMBytes: 8 * n, WriteShare: 0.5, Stream: true, TensorIterator: true}
+	}
+	body := func(k Kernel) float64 {
+		kt := EstimateKernel(h200, k, PlanOptions())
+		return kt.TimeS - kt.LaunchS
+	}
+	small, large := tanh(768), tanh(64<<20)
+	for _, c := range []struct {
+		name string
+		k    Kernel
+		add  float64 // what the chain adds, as a share of chain
+	}{{"small", small, 1}, {"large", large, 0}} {
+		k := c.k
+		k.Transcendental = true
+		// A floor: what it adds is the chain less the body it lifts.
+		if got := body(k) - body(c.k); got < 0.95*c.add*chain || got > c.add*chain+1e-15 {
+			t.Errorf("%s tanh: the chain adds %.4g s, want %.4g s less the body under it", c.name, got, c.add*chain)
+		}
+		k.Strided = true
+		plain := c.k
+		plain.Strided = true
+		if body(k) != body(plain) {
+			t.Errorf("%s tanh in the strided loop: charged the chain", c.name)
+		}
+	}
+	if d := body(tanh(2048)); d < body(small) {
+		t.Errorf("a larger tanh priced %.4g s, below the smaller one's %.4g s", d, body(small))
+	}
+}

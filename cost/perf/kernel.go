@@ -136,6 +136,13 @@ type Kernel struct {
 	// through them or its cat kernel: its threads' first loads' round
 	// trip runs in series with the rest (aten.go).
 	TensorIterator bool
+	// Transcendental marks a pointwise kernel PyTorch runs through its
+	// vectorized loop whose every element passes through a transcendental
+	// function (tanh, sigmoid, exp, sin, erf, ...): each thread's
+	// dependent instruction chain over its elements bounds a small
+	// kernel (aten.go, transcendentalChainCycles). Cost's analyzer sets it
+	// under the eager plan only.
+	Transcendental bool
 	// FollowsItself marks a kernel priced as one call of a loop of
 	// itself, alone or with a small pointwise kernel (a convolution and
 	// its bias timed in a loop), which starts where its previous call

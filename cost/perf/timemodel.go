@@ -276,6 +276,9 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 		// In the compute term, so that the fill adds to it (decode.go).
 		t.ComputeS, t.Streams = st, true
 	}
+	if c := transcendentalChainS(g, k); c > t.ComputeS {
+		t.ComputeS = c // its threads' dependent chains (aten.go)
+	}
 	if c := channelsLastCatS(g, k, p); c > t.ComputeS {
 		t.ComputeS = c // its index arithmetic (cat.go)
 	}
