@@ -578,8 +578,9 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		k.Stream = StreamOp(n.Domain, n.OpType) && !k.Strided
 		// A lone kernel repeated follows itself and pays no first load
 		// (perf's pointwiseLoadCycles): our single-kernel tables.
-		k.TensorIterator = a.eagerPointwise(n) && !a.lone
-		k.Transcendental = a.eagerPointwise(n) && transcendentalNode(n)
+		pointwise := a.eagerPointwise(n)
+		k.TensorIterator = pointwise && !a.lone
+		k.Transcendental = pointwise && transcendentalNode(n)
 		k.FollowsItself = a.oneLoop
 		if copied, strided := a.eagerCopy(n, g, est.Class); copied {
 			k.TensorIterator, k.Strided = !a.lone, strided

@@ -91,21 +91,7 @@ func TestStridedLoopUnrollsByResultSize(t *testing.T) {
 // last as long as the eager call's, which is why the ramp's share of the
 // gap (kernelRampShare) is not what holds them.
 func TestPointwiseLoadIsTheReplays(t *testing.T) {
-	recs, err := measured.Read(filepath.Join("..", "..", "testdata", "measured", "h200_sxm_llama7b_decode_replay_kernels.csv.gz"), "spec,i,kernel,us")
-	if err != nil {
-		t.Fatal(err)
-	}
-	durations := map[string][]float64{}
-	for _, rec := range recs {
-		if !strings.Contains(rec[2], "vectorized_elementwise_kernel") {
-			continue
-		}
-		v, err := strconv.ParseFloat(rec[3], 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		durations[rec[0]] = append(durations[rec[0]], v*1e-6)
-	}
+	durations := decodeKernelSeconds(t, "vectorized_elementwise_kernel", "h200_sxm_llama7b_decode_replay_kernels.csv.gz")
 	median := func(spec string) float64 {
 		d := durations[spec]
 		if len(d) < 400 {
@@ -151,23 +137,7 @@ func TestPointwiseLoadIsTheReplays(t *testing.T) {
 // transcendentalChainCycles' fit, are priced within 12% of their medians,
 // and without the chain at least 15% short (the test can tell).
 func TestTranscendentalChainIsTheReplays(t *testing.T) {
-	silu := map[string][]float64{}
-	for _, file := range []string{"h200_sxm_llama7b_decode_replay_kernels.csv.gz", "h200_sxm_llama7b_decode_b8_kernels.csv.gz"} {
-		recs, err := measured.Read(filepath.Join("..", "..", "testdata", "measured", file), "spec,i,kernel,us")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, rec := range recs {
-			if !strings.Contains(rec[2], "silu_kernel") {
-				continue
-			}
-			v, err := strconv.ParseFloat(rec[3], 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			silu[rec[0]] = append(silu[rec[0]], v*1e-6)
-		}
-	}
+	silu := decodeKernelSeconds(t, "silu_kernel", "h200_sxm_llama7b_decode_replay_kernels.csv.gz", "h200_sxm_llama7b_decode_b8_kernels.csv.gz")
 	h200, err := hwdb.Lookup("H200-SXM-141GB")
 	if err != nil {
 		t.Fatal(err)
@@ -237,4 +207,30 @@ func TestTranscendentalChainIsAFloor(t *testing.T) {
 	if d := body(tanh(2048)); d < body(small) {
 		t.Errorf("a larger tanh priced %.4g s, below the smaller one's %.4g s", d, body(small))
 	}
+}
+
+// decodeKernelSeconds reads our H200's LLaMA-7B decode kernel tables
+// (testdata/measured, columns spec,i,kernel,us) and returns, per profiled
+// call (spec), the durations in seconds of the kernels whose name
+// contains name, in the tables' order.
+func decodeKernelSeconds(t *testing.T, name string, files ...string) map[string][]float64 {
+	t.Helper()
+	out := map[string][]float64{}
+	for _, file := range files {
+		recs, err := measured.Read(filepath.Join("..", "..", "testdata", "measured", file), "spec,i,kernel,us")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rec := range recs {
+			if !strings.Contains(rec[2], name) {
+				continue
+			}
+			v, err := strconv.ParseFloat(rec[3], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[rec[0]] = append(out[rec[0]], v*1e-6)
+		}
+	}
+	return out
 }
