@@ -1290,12 +1290,15 @@ func (a *analyzer) eagerCopy(n *ir.Node, g *ir.Graph, class perf.KernelClass) (c
 // TensorIterator's vectorized loop all the same and pay its first load:
 // in our H200 traces GeluCUDAKernelImpl over BERT-base fp32's [128,
 // 3072] lasted 1.73-1.82 µs (priced 1.43 without it), the small LLaMA
-// fp16's silu_kernel 1.73-1.86 (0.99) and its rsqrt 1.15 (0.64).
+// fp16's silu_kernel 1.73-1.86 (0.99) and its rsqrt 1.15 (0.64). ONNX's
+// own Gelu (opset 20, what newer exporters write for F.gelu) is the same
+// kernel as the recomposed one; it is outside StreamOp only because its
+// rate is the vectorized library's.
 func (a *analyzer) eagerPointwise(n *ir.Node) bool {
 	if !a.eagerPlan() {
 		return false
 	}
-	return StreamOp(n.Domain, n.OpType) || ir.IsFused(n, ir.OpFusedGelu) || ir.IsFused(n, ir.OpFusedQuickGelu) || ir.IsFused(n, ir.OpFusedElementwise)
+	return StreamOp(n.Domain, n.OpType) || (n.Domain == "" && n.OpType == "Gelu") || ir.IsFused(n, ir.OpFusedGelu) || ir.IsFused(n, ir.OpFusedQuickGelu) || ir.IsFused(n, ir.OpFusedElementwise)
 }
 
 // transcendentalOps are the pointwise ops whose every element ATen

@@ -127,3 +127,28 @@ func TestRecomposedPointwiseOpsPayTheFirstLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestONNXGeluIsTheRecomposedKernel: an opset-20 Gelu node and the GELU
+// recomposed from Div, Erf, Add and Muls are one ATen kernel under the
+// eager plan, first load and transcendental chain included, so they are
+// priced alike whichever form the exporter wrote.
+func TestONNXGeluIsTheRecomposedKernel(t *testing.T) {
+	for _, runtime := range []string{"graph", "pytorch", "tensorrt"} {
+		b := newBuilder(t)
+		times := map[string]float64{}
+		for _, domain := range []string{"", ir.FusedDomain} {
+			x := b.Input("x"+domain, 128, 3072) // each cold
+			y := b.Val("y"+domain, ir.Float32, 128, 3072)
+			n := b.Node("Gelu", []*ir.Value{x}, []*ir.Value{y})
+			n.Domain, n.Name = domain, "gelu"+domain
+			b.G.AddOutput(y)
+		}
+		for _, n := range b.analyze(Options{Runtime: testRuntime(t, runtime), Plan: "unfused"}).Nodes {
+			times[n.Name] = n.TimeS
+		}
+		onnx, fused := times["gelu"], times["gelu"+ir.FusedDomain]
+		if onnx <= 0 || onnx != fused {
+			t.Errorf("%s: ONNX Gelu %.4g s, recomposed %.4g s; want the same kernel's price", runtime, onnx, fused)
+		}
+	}
+}
