@@ -114,13 +114,16 @@ type Match struct {
 func MatchReport(p *Profile, rep *report.Report) *Match { return MatchReportFrom(p, rep, nil) }
 
 // MatchReportFrom is MatchReport with src, the report of the model as
-// read (no passes; nil for none), for one more step after step 2: an
+// read (no passes; nil for none), for one more step before step 2: an
 // event still without a node that names a node of the model the plan
 // removed (an Identity bypassed, shape arithmetic folded into constants,
 // a node left dead by folding: onnxruntime runs them when its own
 // optimisations are off, and its Shape nodes even when on) takes the
 // planned node that node's outputs fed (ElidedHosts), so its time is
-// matched to the ONNX graph instead of left over.
+// matched to the ONNX graph instead of left over. Before step 2, because
+// the event is that node: placed by position, a shape Mul took the fused
+// GELU beside it (a Mul member can stand for a Mul) and left the GELU's
+// own event without a node.
 func MatchReportFrom(p *Profile, rep, src *report.Report) *Match {
 	g := newGraph(rep)
 	var hosts map[string]string
@@ -134,10 +137,10 @@ func MatchReportFrom(p *Profile, rep, src *report.Report) *Match {
 	}
 	nestInParents(p.Events, anchors)
 	g.claim(anchors)
-	g.placeByPosition(p.Events, anchors)
 	if src != nil {
 		g.placeElided(p.Events, anchors, hosts)
 	}
+	g.placeByPosition(p.Events, anchors)
 	g.placeInlinedParts(p.Events, anchors)
 	placeHelpers(p.Events, anchors)
 	owner, pools := g.pool(p.Events, anchors)
