@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -23,7 +24,7 @@ func init() {
 func ifRule(n *ir.Node, c *RuleCtx) (NodeEstimate, error) {
 	thenG, elseG := attrGraph(n, "then_branch"), attrGraph(n, "else_branch")
 	if thenG == nil || elseG == nil || c.sub == nil {
-		return NodeEstimate{}, fmt.Errorf("If without both branches")
+		return NodeEstimate{}, errors.New("an If node without both branches")
 	}
 	tc, err := c.sub(thenG)
 	if err != nil {
