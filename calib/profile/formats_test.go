@@ -567,3 +567,44 @@ func TestElidedNodeDoesNotTakeAFusedNode(t *testing.T) {
 		}
 	}
 }
+
+// TestShapeArithmeticBetweenItsHosts: a shape-arithmetic node onnxruntime
+// made and named itself ("Gather_token_<n>"), between two shape events
+// charged to the node their computation feeds, is charged there too; one
+// between events on different nodes stays unmatched.
+func TestShapeArithmeticBetweenItsHosts(t *testing.T) {
+	tensors := func(names ...string) []report.TensorInfo {
+		var ts []report.TensorInfo
+		for _, n := range names {
+			ts = append(ts, report.TensorInfo{Name: n})
+		}
+		return ts
+	}
+	planned := &report.Report{Nodes: []report.NodeCost{
+		{Name: "/fc/MatMul", OpType: "MatMul", KernelClass: "gemm", TimeS: 4e-6, Launches: 1, Inputs: tensors("x"), Outputs: tensors("h")},
+		{Name: "/Reshape", OpType: "Reshape", KernelClass: "view", Inputs: tensors("h", "shape"), Outputs: tensors("y")},
+		{Name: "/out/MatMul", OpType: "MatMul", KernelClass: "gemm", TimeS: 4e-6, Launches: 1, Inputs: tensors("y"), Outputs: tensors("z")},
+	}}
+	asRead := &report.Report{Nodes: []report.NodeCost{
+		planned.Nodes[0],
+		{Name: "/Shape", OpType: "Shape", Inputs: tensors("h"), Outputs: tensors("s")},
+		{Name: "/Gather", OpType: "Gather", Inputs: tensors("s"), Outputs: tensors("d")},
+		{Name: "/Concat", OpType: "Concat", Inputs: tensors("d"), Outputs: tensors("shape")},
+		planned.Nodes[1], planned.Nodes[2],
+	}}
+	p := &Profile{Format: ONNXRuntime, Runs: 1, Events: []Event{
+		{Name: "/fc/MatMul", OpType: "MatMul", DurS: 4e-6},
+		{Name: "Gather_token_1", OpType: "Gather", DurS: 1e-6}, // between the MatMul and the shape: left
+		{Name: "/Shape", OpType: "Shape", DurS: 1e-6},
+		{Name: "Gather_token_15", OpType: "Gather", DurS: 1e-6},
+		{Name: "/Concat", OpType: "Concat", DurS: 1e-6},
+		{Name: "/out/MatMul", OpType: "MatMul", DurS: 4e-6},
+	}}
+	m := MatchReportFrom(p, planned, asRead)
+	for i, want := range []string{"/fc/MatMul", "", "/Reshape", "/Reshape", "/Reshape", "/out/MatMul"} {
+		r := m.Profiled[i]
+		if want == "" && len(r.Nodes) != 0 || want != "" && (len(r.Nodes) != 1 || r.Nodes[0] != want) {
+			t.Errorf("event %s on %v, want %q", r.Name, r.Nodes, want)
+		}
+	}
+}

@@ -104,6 +104,9 @@ type Match struct {
 //     part of an inlined function body and placed by nothing above
 //     takes the report's one node that can run as parts
 //     (placeInlinedParts);
+//     A shape-arithmetic event onnxruntime named itself, still without a
+//     node, between two events on the same nodes takes them
+//     (placeShapeArithmetic);
 //  4. report nodes with a kernel and no event join an adjacent event's
 //     nodes when the event's op absorbs their op type (a Conv event
 //     takes the BatchNormalization and Relu it was fused with): the
@@ -143,6 +146,7 @@ func MatchReportFrom(p *Profile, rep, src *report.Report) *Match {
 	g.placeByPosition(p.Events, anchors)
 	g.placeInlinedParts(p.Events, anchors)
 	placeHelpers(p.Events, anchors)
+	placeShapeArithmetic(p.Events, anchors)
 	owner, pools := g.pool(p.Events, anchors)
 	g.absorb(p.Events, owner, pools)
 	return g.distribute(p.Events, pools)
@@ -708,6 +712,45 @@ func placeHelpers(evs []Event, anchors [][]int) {
 			anchors[i] = anchors[j]
 		}
 	}
+}
+
+// shapeArithmeticOps are the ops torch.onnx computes shapes with at run
+// time (Shape, then Gather, Unsqueeze, Concat, Slice, arithmetic on its
+// dims), which onnxruntime keeps when a dim is symbolic and onnxcost
+// folds once the dims are bound.
+var shapeArithmeticOps = map[string]bool{
+	"Shape": true, "Size": true, "Gather": true, "Unsqueeze": true, "Squeeze": true, "Concat": true,
+	"Slice": true, "Reshape": true, "Cast": true, "Add": true, "Sub": true, "Mul": true, "Div": true,
+}
+
+// placeShapeArithmetic is the last placement: an event of a shape
+// arithmetic op still without a node that sits between two events placed
+// on the same nodes takes them. onnxruntime names the nodes its own
+// fusions make of a shape computation ("Gather_token_<n>" among MaxViT's
+// folded window partitions), so neither the name nor the model as read
+// places them, and the plan has no such node for position to find; the
+// shape events around them went to the node the computation feeds.
+func placeShapeArithmetic(evs []Event, anchors [][]int) {
+	for i, e := range evs {
+		if len(anchors[i]) > 0 || !shapeArithmeticOps[e.OpType] {
+			continue
+		}
+		prev, next := placedFrom(anchors, i, -1), placedFrom(anchors, i, 1)
+		if prev >= 0 && next >= 0 && slices.Equal(anchors[prev], anchors[next]) {
+			anchors[i] = anchors[prev]
+		}
+	}
+}
+
+// placedFrom is the nearest event from i in direction step that has
+// nodes, -1 when there is none.
+func placedFrom(anchors [][]int, i, step int) int {
+	for j := i + step; j >= 0 && j < len(anchors); j += step {
+		if len(anchors[j]) > 0 {
+			return j
+		}
+	}
+	return -1
 }
 
 // servedBy is the nearest event from i in direction step that is not a
