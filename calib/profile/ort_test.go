@@ -241,6 +241,44 @@ func TestORTFixtureProfiles(t *testing.T) {
 	}
 }
 
+// TestORTTorchvisionProfile: a real onnxruntime 1.23.2 CPU profile (level
+// all) of torchvision's MaxViT-T (testdata/fixtures, recorded by
+// profile_torchvision.js; the graph-only export beside it) matches all
+// but a few of its 1,879 profiled nodes: its shape arithmetic on the
+// symbolic batch runs as nodes, some named by the model (charged to the
+// node their computation feeds before any event is placed by position,
+// else they took the fused GELUs beside them: 0.990 matched) and some by
+// onnxruntime's own fusions (charged where the shape events around them
+// went). The few left are Reshapes onnxruntime made between a
+// convolution and a pooling, which no rule places.
+func TestORTTorchvisionProfile(t *testing.T) {
+	gz, err := os.ReadFile(filepath.Join("testdata", "fixtures", "maxvit_t.onnx.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "maxvit_t.onnx")
+	if err := os.WriteFile(path, model, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, m := matchRecorded(t, filepath.Join("testdata", "fixtures", "ort_maxvit_t.json.gz"), path, pipeline.Config{GPU: "A100", Batch: 1})
+	if m.MatchedTimeFraction < 0.999 {
+		t.Errorf("matched %.4f of the node time, want >= 0.999 (unmatched %v)", m.MatchedTimeFraction, m.Unmatched)
+	}
+	for _, e := range m.Unmatched {
+		if e.OpType != "Reshape" {
+			t.Errorf("unmatched %s (%s): only onnxruntime's own Reshapes may be left", e.Name, e.OpType)
+		}
+	}
+}
+
 // TestORTContribProfiles: onnxruntime 1.23.2 CPU profiles (level all) of
 // the contrib-op LLM and encoder fixtures (GroupQueryAttention with int4
 // MatMulNBits or fp16 weights, MultiHeadAttention over a KV cache,
