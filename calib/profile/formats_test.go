@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -245,14 +244,7 @@ func TestGzipProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw, _ := os.ReadFile(gz)
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := gunzipFile(t, gz)
 	want, err := Parse("plain.json", js)
 	if err != nil {
 		t.Fatal(err)
@@ -527,24 +519,17 @@ func TestSharedTimeIsMarked(t *testing.T) {
 // onnxruntime named itself ("Gelu_token_<n>") unmatched (0.99 of a
 // MaxViT-T profile's time matched, 0.999 now).
 func TestElidedNodeDoesNotTakeAFusedNode(t *testing.T) {
-	tensors := func(names ...string) []report.TensorInfo {
-		var ts []report.TensorInfo
-		for _, n := range names {
-			ts = append(ts, report.TensorInfo{Name: n})
-		}
-		return ts
-	}
 	gelu := []string{"/act/Div", "/act/Erf", "/act/Add", "/act/Mul", "/act/Mul_1"}
 	planned := &report.Report{Nodes: []report.NodeCost{
-		{Name: "/fc1/MatMul", OpType: "MatMul", KernelClass: "gemm", TimeS: 4e-6, Launches: 1, Inputs: tensors("x"), Outputs: tensors("h")},
-		{Name: "/act/Mul_1", OpType: "Gelu", KernelClass: "elementwise", TimeS: 2e-6, Launches: 1, FusedFrom: gelu, Inputs: tensors("h"), Outputs: tensors("g")},
-		{Name: "/fc2/MatMul", OpType: "MatMul", KernelClass: "gemm", TimeS: 4e-6, Launches: 1, Inputs: tensors("g"), Outputs: tensors("y")},
-		{Name: "/Reshape", OpType: "Reshape", KernelClass: "view", Inputs: tensors("y", "shape"), Outputs: tensors("z")},
+		{Name: "/fc1/MatMul", OpType: "MatMul", KernelClass: "gemm", TimeS: 4e-6, Launches: 1, Inputs: tensorInfos("x"), Outputs: tensorInfos("h")},
+		{Name: "/act/Mul_1", OpType: "Gelu", KernelClass: "elementwise", TimeS: 2e-6, Launches: 1, FusedFrom: gelu, Inputs: tensorInfos("h"), Outputs: tensorInfos("g")},
+		{Name: "/fc2/MatMul", OpType: "MatMul", KernelClass: "gemm", TimeS: 4e-6, Launches: 1, Inputs: tensorInfos("g"), Outputs: tensorInfos("y")},
+		{Name: "/Reshape", OpType: "Reshape", KernelClass: "view", Inputs: tensorInfos("y", "shape"), Outputs: tensorInfos("z")},
 	}}
 	asRead := &report.Report{Nodes: []report.NodeCost{
 		planned.Nodes[0],
-		{Name: "/Shape", OpType: "Shape", Inputs: tensors("x"), Outputs: tensors("s")},
-		{Name: "/Mul", OpType: "Mul", Inputs: tensors("s", "two"), Outputs: tensors("shape")},
+		{Name: "/Shape", OpType: "Shape", Inputs: tensorInfos("x"), Outputs: tensorInfos("s")},
+		{Name: "/Mul", OpType: "Mul", Inputs: tensorInfos("s", "two"), Outputs: tensorInfos("shape")},
 		planned.Nodes[2], planned.Nodes[3],
 	}}
 	for _, name := range gelu {
@@ -573,23 +558,16 @@ func TestElidedNodeDoesNotTakeAFusedNode(t *testing.T) {
 // charged to the node their computation feeds, is charged there too; one
 // between events on different nodes stays unmatched.
 func TestShapeArithmeticBetweenItsHosts(t *testing.T) {
-	tensors := func(names ...string) []report.TensorInfo {
-		var ts []report.TensorInfo
-		for _, n := range names {
-			ts = append(ts, report.TensorInfo{Name: n})
-		}
-		return ts
-	}
 	planned := &report.Report{Nodes: []report.NodeCost{
-		{Name: "/fc/MatMul", OpType: "MatMul", KernelClass: "gemm", TimeS: 4e-6, Launches: 1, Inputs: tensors("x"), Outputs: tensors("h")},
-		{Name: "/Reshape", OpType: "Reshape", KernelClass: "view", Inputs: tensors("h", "shape"), Outputs: tensors("y")},
-		{Name: "/out/MatMul", OpType: "MatMul", KernelClass: "gemm", TimeS: 4e-6, Launches: 1, Inputs: tensors("y"), Outputs: tensors("z")},
+		{Name: "/fc/MatMul", OpType: "MatMul", KernelClass: "gemm", TimeS: 4e-6, Launches: 1, Inputs: tensorInfos("x"), Outputs: tensorInfos("h")},
+		{Name: "/Reshape", OpType: "Reshape", KernelClass: "view", Inputs: tensorInfos("h", "shape"), Outputs: tensorInfos("y")},
+		{Name: "/out/MatMul", OpType: "MatMul", KernelClass: "gemm", TimeS: 4e-6, Launches: 1, Inputs: tensorInfos("y"), Outputs: tensorInfos("z")},
 	}}
 	asRead := &report.Report{Nodes: []report.NodeCost{
 		planned.Nodes[0],
-		{Name: "/Shape", OpType: "Shape", Inputs: tensors("h"), Outputs: tensors("s")},
-		{Name: "/Gather", OpType: "Gather", Inputs: tensors("s"), Outputs: tensors("d")},
-		{Name: "/Concat", OpType: "Concat", Inputs: tensors("d"), Outputs: tensors("shape")},
+		{Name: "/Shape", OpType: "Shape", Inputs: tensorInfos("h"), Outputs: tensorInfos("s")},
+		{Name: "/Gather", OpType: "Gather", Inputs: tensorInfos("s"), Outputs: tensorInfos("d")},
+		{Name: "/Concat", OpType: "Concat", Inputs: tensorInfos("d"), Outputs: tensorInfos("shape")},
 		planned.Nodes[1], planned.Nodes[2],
 	}}
 	p := &Profile{Format: ONNXRuntime, Runs: 1, Events: []Event{
@@ -607,4 +585,14 @@ func TestShapeArithmeticBetweenItsHosts(t *testing.T) {
 			t.Errorf("event %s on %v, want %q", r.Name, r.Nodes, want)
 		}
 	}
+}
+
+// tensorInfos are report tensors of the given names (shapes left empty:
+// the matcher follows data flow by name).
+func tensorInfos(names ...string) []report.TensorInfo {
+	var ts []report.TensorInfo
+	for _, n := range names {
+		ts = append(ts, report.TensorInfo{Name: n})
+	}
+	return ts
 }

@@ -735,18 +735,19 @@ func placeShapeArithmetic(evs []Event, anchors [][]int) {
 		if len(anchors[i]) > 0 || !shapeArithmeticOps[e.OpType] {
 			continue
 		}
-		prev, next := placedFrom(anchors, i, -1), placedFrom(anchors, i, 1)
+		placed := func(j int) bool { return len(anchors[j]) > 0 }
+		prev, next := nearest(len(evs), i, -1, placed), nearest(len(evs), i, 1, placed)
 		if prev >= 0 && next >= 0 && slices.Equal(anchors[prev], anchors[next]) {
 			anchors[i] = anchors[prev]
 		}
 	}
 }
 
-// placedFrom is the nearest event from i in direction step that has
-// nodes, -1 when there is none.
-func placedFrom(anchors [][]int, i, step int) int {
-	for j := i + step; j >= 0 && j < len(anchors); j += step {
-		if len(anchors[j]) > 0 {
+// nearest is the nearest index from i in direction step, among n, for
+// which ok holds; -1 when there is none.
+func nearest(n, i, step int, ok func(j int) bool) int {
+	for j := i + step; j >= 0 && j < n; j += step {
+		if ok(j) {
 			return j
 		}
 	}
@@ -756,12 +757,7 @@ func placedFrom(anchors [][]int, i, step int) int {
 // servedBy is the nearest event from i in direction step that is not a
 // helper, -1 when there is none.
 func servedBy(evs []Event, i, step int) int {
-	for j := i + step; j >= 0 && j < len(evs); j += step {
-		if h, _ := ortHelper(evs[j]); !h {
-			return j
-		}
-	}
-	return -1
+	return nearest(len(evs), i, step, func(j int) bool { h, _ := ortHelper(evs[j]); return !h })
 }
 
 // pooled is a set of events and the report nodes their time is spread

@@ -252,20 +252,8 @@ func TestORTFixtureProfiles(t *testing.T) {
 // went). The few left are Reshapes onnxruntime made between a
 // convolution and a pooling, which no rule places.
 func TestORTTorchvisionProfile(t *testing.T) {
-	gz, err := os.ReadFile(filepath.Join("testdata", "fixtures", "maxvit_t.onnx.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		t.Fatal(err)
-	}
-	model, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
 	path := filepath.Join(t.TempDir(), "maxvit_t.onnx")
-	if err := os.WriteFile(path, model, 0o644); err != nil {
+	if err := os.WriteFile(path, gunzipFile(t, filepath.Join("testdata", "fixtures", "maxvit_t.onnx.gz")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, m := matchRecorded(t, filepath.Join("testdata", "fixtures", "ort_maxvit_t.json.gz"), path, pipeline.Config{GPU: "A100", Batch: 1})
@@ -575,11 +563,10 @@ func checkRecordedShapes(t *testing.T, model, gzPath string, dims map[string]int
 	}
 }
 
-// recordedOutputShapes reads an onnxruntime profile's node events: per node
-// name, its outputs as onnxruntime ran them ({dtype: dims} each).
-func recordedOutputShapes(t *testing.T, gzPath string) map[string][]map[string][]int64 {
+// gunzipFile is the decompressed content of the gzipped file at path.
+func gunzipFile(t *testing.T, path string) []byte {
 	t.Helper()
-	raw, err := os.ReadFile(gzPath)
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -591,6 +578,14 @@ func recordedOutputShapes(t *testing.T, gzPath string) map[string][]map[string][
 	if err != nil {
 		t.Fatal(err)
 	}
+	return data
+}
+
+// recordedOutputShapes reads an onnxruntime profile's node events: per node
+// name, its outputs as onnxruntime ran them ({dtype: dims} each).
+func recordedOutputShapes(t *testing.T, gzPath string) map[string][]map[string][]int64 {
+	t.Helper()
+	data := gunzipFile(t, gzPath)
 	var events []struct {
 		Cat  string `json:"cat"`
 		Name string `json:"name"`
