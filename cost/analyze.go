@@ -1284,7 +1284,8 @@ func (a *analyzer) eagerCopy(n *ir.Node, g *ir.Graph, class perf.KernelClass) (c
 
 // eagerPointwise reports whether eager PyTorch runs n as one of ATen's
 // pointwise kernels (perf.Kernel.TensorIterator): under the eager plan,
-// a standard elementwise op (StreamOp), or a module op the plan
+// a standard elementwise op (vectorized or not: StreamOp's set and
+// ONNX's own Gelu), or a module op the plan
 // recomposed from its exported pieces, F.gelu, F.silu (a QuickGelu at
 // alpha 1) and torch.rsqrt (fuse-rsqrt's FusedElementwise), which run
 // TensorIterator's vectorized loop all the same and pay its first load:
@@ -1292,13 +1293,13 @@ func (a *analyzer) eagerCopy(n *ir.Node, g *ir.Graph, class perf.KernelClass) (c
 // 3072] lasted 1.73-1.82 µs (priced 1.43 without it), the small LLaMA
 // fp16's silu_kernel 1.73-1.86 (0.99) and its rsqrt 1.15 (0.64). ONNX's
 // own Gelu (opset 20, what newer exporters write for F.gelu) is the same
-// kernel as the recomposed one; it is outside StreamOp only because its
+// kernel as the recomposed one; StreamOp leaves it out only because its
 // rate is the vectorized library's.
 func (a *analyzer) eagerPointwise(n *ir.Node) bool {
 	if !a.eagerPlan() {
 		return false
 	}
-	return StreamOp(n.Domain, n.OpType) || (n.Domain == "" && n.OpType == "Gelu") || ir.IsFused(n, ir.OpFusedGelu) || ir.IsFused(n, ir.OpFusedQuickGelu) || ir.IsFused(n, ir.OpFusedElementwise)
+	return (n.Domain == "" && ir.OpHas("", n.OpType, ir.Elementwise)) || ir.IsFused(n, ir.OpFusedGelu) || ir.IsFused(n, ir.OpFusedQuickGelu) || ir.IsFused(n, ir.OpFusedElementwise)
 }
 
 // transcendentalOps are the pointwise ops whose every element ATen
