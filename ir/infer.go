@@ -24,6 +24,13 @@ type InferOptions struct {
 	InputData map[string]*Tensor
 	// Limits defaults to DefaultLimits.
 	Limits *Limits
+	// AfterNode, when set, is called after each node's outputs are
+	// inferred, before any consumer's, with the opset the node was
+	// inferred at. A caller emulating an inference that knows less (a
+	// runtime's, which evaluates no shape arithmetic) uses it to forget
+	// what that one would not know: the outputs' contents (Const,
+	// SymInts), or a shape.
+	AfterNode func(n *Node, opset int64)
 }
 
 // InferResult reports what inference could not settle.
@@ -244,7 +251,13 @@ func (e *inferer) node(n *Node, depth int) error {
 			o.Const, o.SymInts = nil, nil
 		}
 	}
-	return inferChecked(schema, ctx)
+	if err := inferChecked(schema, ctx); err != nil {
+		return err
+	}
+	if e.opt.AfterNode != nil {
+		e.opt.AfterNode(n, opset)
+	}
+	return nil
 }
 
 // checkOpsetRange refuses a node whose op does not exist at the opset the

@@ -73,11 +73,11 @@ func matchMatMulScale(g *ir.Graph, mm *ir.Node) (Fusion, bool) {
 				ins[i] = x
 			} else if x, k, ok := scalarScale(g, p); ok && x.Shape.Rank() >= 1 && sessionShape(g, x).Ranked {
 				// A scale before the MatMul only when onnxruntime knew the
-				// scaled value's shape (ir.Graph.Session): 1.23.2 left
-				// Mul(0.5, x) → MatMul apart when x came after a Reshape to
-				// a shape computed at run time, fused it with x's dims
-				// symbolic but known, and fused a scale after such a MatMul
-				// (GPT-2's attention); why was not found.
+				// scaled value's rank (ir.Graph.Session): MatMulScaleFusion
+				// skips a leading scale whose input has no shape or is a
+				// scalar (GetInputNodeMerges), as Mul(0.5, x) → MatMul is
+				// when x comes of a Reshape to a computed shape before
+				// opset 14 (the GPT-style fixture's MLP).
 				alpha *= k
 				ins[i] = x
 			} else {

@@ -2,6 +2,7 @@ package passes
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/ir"
@@ -13,13 +14,15 @@ import (
 // before any input is seen, so a dim that is symbolic in the file (a
 // dynamic batch or sequence axis) is symbolic to its shape-dependent
 // fusions, whatever batch the model later runs at. Its shape inference is
-// ONNX's, which does not evaluate shape arithmetic: a Reshape whose target
-// is computed at run time (torch.onnx's Shape → Gather → Concat) gets
-// unknown dims, and so does everything computed from it. onnxcost binds
-// the dims first and evaluates the arithmetic, so its own shapes are
-// concrete; ORTSession records, for the onnxruntime plan's passes, the
-// shapes onnxruntime had instead, and which values it could compute ahead
-// (ir.Graph.Session).
+// ONNX's, which knows the contents only of initializers (Constants and
+// what its constant folding computes among them) and does no arithmetic
+// on dims: a Reshape whose target is computed at run time (torch.onnx's
+// Shape → Gather → Concat) gets the target's length as its rank and no
+// dim, or, before opset 14, no shape at all; a value computed from an
+// unranked one is unranked. onnxcost binds the dims first and evaluates
+// the arithmetic, so its own shapes are concrete; ORTSession records, for
+// the onnxruntime plan's passes, the shapes onnxruntime had instead, and
+// which values it could compute ahead (ir.Graph.Session).
 //
 // Measured with onnxruntime 1.23.2 (CPU, level all, the optimized graph
 // saved and counted): a two-layer block (MatMul+bias, residual Add,
@@ -27,30 +30,41 @@ import (
 // MatMuls unfused (MatMulAddFusion makes a Gemm of a MatMul whose input
 // has rank 3 or more only when every dim of that input is a number), the
 // biases taken into BiasGelu and SkipLayerNormalization (which accepts
-// symbolic dims that match); the BERT-base fixture, whose attention
-// reshapes to computed shapes, lost its dims after the first attention
-// and with them every SkipLayerNormalization: 301 kernels, 213 with the
-// batch fixed.
+// symbolic dims that match); the BERT-base fixture, whose embeddings
+// broadcast its batch against an unknown dim, lost the batch there and
+// with it every SkipLayerNormalization: 301 kernels, 213 with the batch
+// fixed. The view is held, value by value, to the shapes onnxruntime
+// reported for 22 exports (TestORTSessionAgainstOnnxruntime).
 
 // ORTSession sets g.Session for m's main graph: the shapes of an
-// inference without the bindings of bound (the dims as the file has them),
-// with every value whose shape onnxruntime's inference could not know made
-// unranked, and the values it could compute ahead. The graph's own shapes
-// are inferred again with bound afterwards, as they were. It does nothing
-// when bound binds no symbol of the file, or when the graph does not infer
-// without the bindings (onnxruntime could not run it then either: the plan
-// stays as priced).
+// inference without the bindings of bound (the dims as the file has them)
+// that, like onnxruntime's, evaluates no shape arithmetic, and the values
+// it could compute ahead. The graph's own shapes are inferred again with
+// bound afterwards, as they were. It does nothing when bound binds no
+// symbol of the file, or when the graph does not infer that way
+// (onnxruntime could not run it then either: the plan stays as priced).
 func ORTSession(m *ir.Model, bound ir.InferOptions) error {
 	g := m.Graph
 	g.Session = nil
 	if len(bound.Bindings) == 0 && bound.Assume == 0 {
 		return nil
 	}
-	free := ir.InferOptions{InputData: bound.InputData, Limits: bound.Limits}
+	known, declared := map[*ir.Value]bool{}, declaredTypes(g)
+	unknown := 0
+	fresh := func() ir.Dim { unknown++; return ir.Dim{Sym: "?ort" + strconv.Itoa(unknown)} }
+	free := ir.InferOptions{InputData: bound.InputData, Limits: bound.Limits,
+		AfterNode: func(n *ir.Node, opset int64) {
+			forgetAsORT(n, opset, known, fresh)
+			for _, o := range n.Outputs {
+				if d := declared[o]; d != nil {
+					o.Shape = mergeDeclared(o.Shape, d.Shape)
+				}
+			}
+		}}
 	_, ferr := ir.InferShapes(m, free)
 	var s *ir.Session
 	if ferr == nil {
-		s = sessionView(g)
+		s = sessionView(g, known)
 	}
 	if _, err := ir.InferShapes(m, bound); err != nil {
 		return err
@@ -59,101 +73,397 @@ func ORTSession(m *ir.Model, bound ir.InferOptions) error {
 	return nil
 }
 
-// sessionView copies the shapes of g's inputs and node outputs, unranked
-// where onnxruntime's inference would not know them, and marks the values
-// it could compute ahead (see nodeSession).
-func sessionView(g *ir.Graph) *ir.Session {
+// sessionView copies the shapes of g's inputs and node outputs as the
+// emulating inference left them, with the values it could compute ahead.
+func sessionView(g *ir.Graph, known map[*ir.Value]bool) *ir.Session {
 	shapes := make(map[*ir.Value]ir.Shape, 2*len(g.Nodes))
 	for _, v := range g.Inputs {
 		if v != nil {
 			shapes[v] = v.Shape.Clone()
 		}
 	}
-	lost, known := map[*ir.Value]bool{}, map[*ir.Value]bool{}
 	for _, n := range g.Nodes {
-		l, k := nodeSession(n, shapes, lost, known)
 		for _, o := range n.Outputs {
-			if o == nil {
-				continue
-			}
-			if l {
-				shapes[o] = ir.Unranked()
-				lost[o] = true
-			} else {
+			if o != nil {
 				shapes[o] = o.Shape.Clone()
-			}
-			if k {
-				known[o] = true
 			}
 		}
 	}
 	return &ir.Session{Shapes: shapes, Known: known}
 }
 
-// shapeInputs lists, per op, the inputs whose values set its output's
-// shape: a target shape, slice bounds, axes, repeats, a count.
-var shapeInputs = map[string][]int{
-	"Reshape": {1}, "Expand": {1}, "Tile": {1}, "ConstantOfShape": {0},
-	"Slice": {1, 2, 3, 4}, "Range": {0, 1, 2}, "Resize": {1, 2, 3}, "Upsample": {1},
-	"Pad": {1, 3}, "Unsqueeze": {1}, "Squeeze": {1}, "TopK": {1}, "Split": {1}, "OneHot": {1},
-	"ReduceSum": {1}, "ReduceMean": {1}, "ReduceMax": {1}, "ReduceMin": {1}, "ReduceProd": {1},
-	"ReduceL1": {1}, "ReduceL2": {1}, "ReduceLogSum": {1}, "ReduceLogSumExp": {1}, "ReduceSumSquare": {1},
+// declaredTypes maps the node outputs of g that the file declares a
+// shape for (graph outputs, value_info) to that declaration.
+func declaredTypes(g *ir.Graph) map[*ir.Value]*ir.TypeInfo {
+	d := map[*ir.Value]*ir.TypeInfo{}
+	for _, n := range g.Nodes {
+		for _, o := range n.Outputs {
+			if o == nil {
+				continue
+			}
+			t := o.Declared
+			if t == nil {
+				t = g.DeclaredInfo(o.Name)
+			}
+			if t != nil && t.Shape.Ranked {
+				d[o] = t
+			}
+		}
+	}
+	return d
 }
 
-// valueDependent lists ops whose output shape depends on their input
-// values, which no shape inference knows.
-var valueDependent = map[string]bool{"NonZero": true, "NonMaxSuppression": true, "Unique": true, "Compress": true}
+// mergeDeclared is inferred completed with what declared adds, as
+// onnxruntime merges a declared type into the one it infers: a number
+// from either, else a symbol from either; the declared shape whole when
+// the rank was not inferred.
+func mergeDeclared(inferred, declared ir.Shape) ir.Shape {
+	if !inferred.Ranked {
+		return declared.Clone()
+	}
+	if inferred.Rank() != declared.Rank() {
+		return inferred
+	}
+	out := inferred.Clone()
+	for i, d := range declared.Dims {
+		switch o := out.Dims[i]; {
+		case o.IsKnown():
+		case d.IsKnown(), strings.HasPrefix(o.Sym, "?") && d.Sym != "":
+			out.Dims[i] = d
+		}
+	}
+	return out
+}
 
-// nodeSession reports whether n's outputs have shapes onnxruntime would
-// not know (lost: a shape input it cannot evaluate, a value-dependent op,
-// or an input already lost) and whether their values are known when the
-// session is built (known: computed from initializers and Constants, or
-// the Shape of a value whose dims it knows, as its constant folding
-// computes them).
-func nodeSession(n *ir.Node, shapes map[*ir.Value]ir.Shape, lost, known map[*ir.Value]bool) (bool, bool) {
-	isKnown := func(v *ir.Value) bool { return v.IsInitializer || known[v] || isOp(v.Producer, "Constant") }
+// forgetAsORT makes node n's outputs, just inferred, what onnxruntime's
+// inference knew of them when it fused (ONNX's shape functions over the
+// graph its level-basic optimizers leave): contents only where its
+// constant folding computes them (a Reshape or Expand to a target it
+// cannot read gets the target's length as its rank, and the dims ONNX
+// infers from that), no dim computed as an expression, nothing from an
+// unranked input, and, op by op, what ONNX's functions do that onnxcost's
+// do not: a Reshape before opset 14 gives such a target no shape (unless
+// ReshapeFusion makes it constant), a Slice with bounds it cannot read
+// unknown dims, broadcasting a symbol against an unknown dim an unknown
+// dim.
+func forgetAsORT(n *ir.Node, opset int64, known map[*ir.Value]bool, fresh func() ir.Dim) {
+	k := foldedByORT(n, known)
+	for _, o := range n.Outputs {
+		if o == nil {
+			continue
+		}
+		if k {
+			known[o] = true
+			continue
+		}
+		o.Const, o.SymInts = nil, nil
+	}
+	if k {
+		return
+	}
+	for _, o := range n.Outputs {
+		if o != nil {
+			o.Shape = plainDims(o.Shape, fresh)
+		}
+	}
+	out := n.Out(0)
+	if n.Domain != "" || out == nil {
+		return
+	}
+	switch {
+	case n.OpType == "Reshape" && len(n.Inputs) > 1 && !foldKnown(n.In(1), known):
+		if target, ok := reshapeFusionTarget(n, opset, known); ok {
+			known[n.In(1)] = true
+			out.Shape = reshapeTo(n.In(0).Shape, target, fresh)
+		} else if opset < 14 {
+			out.Shape = ir.Unranked()
+		}
+	case slices.ContainsFunc(n.Inputs, unranked) && !rankFree[n.OpType]:
+		// ONNX's shape functions give nothing when an input's rank is
+		// unknown (a Gemm after such a Reshape too).
+		for _, o := range n.Outputs {
+			if o != nil {
+				o.Shape = ir.Unranked()
+			}
+		}
+	case n.OpType == "Slice":
+		out.Shape = onnxSlice(n, known, fresh)
+	case onnxBroadcasts[n.OpType]:
+		shapes := make([]ir.Shape, 0, len(n.Inputs))
+		for _, v := range n.Inputs {
+			if v != nil {
+				shapes = append(shapes, v.Shape)
+			}
+		}
+		out.Shape = onnxBroadcast(shapes, fresh)
+	case n.OpType == "MatMul" && out.Shape.Rank() > 2 && n.In(0).Shape.Rank() >= 2 && n.In(1).Shape.Rank() >= 2:
+		a, b := n.In(0).Shape, n.In(1).Shape
+		batch := onnxBroadcast([]ir.Shape{ir.RankedShape(a.Dims[:a.Rank()-2]...), ir.RankedShape(b.Dims[:b.Rank()-2]...)}, fresh)
+		out.Shape = ir.RankedShape(append(batch.Dims, a.Dims[a.Rank()-2], b.Dims[b.Rank()-1])...)
+	}
+}
+
+// reshapeFusionTarget is the constant target onnxruntime's ReshapeFusion
+// (reshape_fusion.cc, level basic) gives Reshape n in place of the Concat
+// that computes it, read only by n: each Concat input a constant, or 0 for
+// Unsqueeze(Gather(Shape(x), i)) at position i with x the Reshape's input
+// or a value of the same dims, all numbers, or -1 for one other input of
+// one element (one -1 at most). It reports false when the fusion does not
+// apply (its DistilBERT pattern, a Shape of the MatMul input before a
+// projection, is not modelled).
+// BERT's attention reshapes (Concat of the batch and sequence dims of the
+// projection they reshape, 12 and 64) become [0, 0, 12, 64].
+func reshapeFusionTarget(n *ir.Node, opset int64, known map[*ir.Value]bool) ([]int64, bool) {
+	root, c := n.In(0), producerOf(n.In(1))
+	if opset >= 19 || root == nil || !isOp(c, "Concat") || len(n.In(1).Consumers) != 1 {
+		return nil, false
+	}
+	var target []int64
+	for _, v := range c.Inputs {
+		if v == nil {
+			return nil, false
+		}
+		if foldKnown(v, known) {
+			vals, ok := knownInts(v)
+			if !ok {
+				return nil, false
+			}
+			target = append(target, vals...)
+			continue
+		}
+		if shapeDimOf(v, root, len(target)) {
+			target = append(target, 0)
+			continue
+		}
+		if n, ok := v.Shape.NumElements(); !ok || n != 1 {
+			return nil, false
+		}
+		target = append(target, -1)
+	}
+	if count(target, -1) > 1 {
+		return nil, false // one -1 at most, a constant's included
+	}
+	return target, true
+}
+
+// count is the number of elements of s equal to x.
+func count(s []int64, x int64) int {
+	n := 0
+	for _, v := range s {
+		if v == x {
+			n++
+		}
+	}
+	return n
+}
+
+// shapeDimOf reports whether v is Unsqueeze(Gather(Shape(x), i), axes
+// [0]) with x root or a value whose dims are root's, all numbers
+// (optimizer_utils::CompareShape), as ReshapeFusion matches a dim it may
+// copy.
+func shapeDimOf(v, root *ir.Value, i int) bool {
+	u := producerOf(v)
+	if !isOp(u, "Unsqueeze") || u.In(0) == nil {
+		return false
+	}
+	if axes, ok := unsqueezeAxes(u); !ok || !slices.Equal(axes, []int64{0}) {
+		return false
+	}
+	g := producerOf(u.In(0))
+	if !isOp(g, "Gather") || g.In(1) == nil || !(g.In(1).IsInitializer || isOp(g.In(1).Producer, "Constant")) {
+		return false
+	}
+	if idx, ok := knownInts(g.In(1)); !ok || len(idx) != 1 || idx[0] != int64(i) {
+		return false
+	}
+	sh := producerOf(g.In(0))
+	if !isOp(sh, "Shape") || sh.In(0) == nil || len(sh.Attrs) > 0 {
+		return false
+	}
+	x := sh.In(0)
+	return x == root || concrete(x.Shape) && sameDims(x.Shape, root.Shape)
+}
+
+// knownInts is v's contents when they are known integers.
+func knownInts(v *ir.Value) ([]int64, bool) {
+	t := ir.Known(v)
+	if t == nil || !t.DType.IsInt() || int64(len(t.Ints)) != t.NumElements() {
+		return nil, false
+	}
+	return t.Ints, true
+}
+
+// reshapeTo is ONNX's inference of a Reshape of a value of shape in to the
+// constant target: 0 copies in's dim, -1 takes the elements left when
+// every other dim is a number.
+func reshapeTo(in ir.Shape, target []int64, fresh func() ir.Dim) ir.Shape {
+	out := make([]ir.Dim, len(target))
+	neg, rest := -1, int64(1)
+	for i, t := range target {
+		switch {
+		case t == 0 && in.Ranked && i < in.Rank():
+			out[i] = in.Dims[i]
+		case t == -1:
+			neg = i
+			continue
+		case t > 0:
+			out[i] = ir.D(t)
+		default:
+			out[i] = fresh()
+		}
+		if out[i].IsKnown() && rest > 0 {
+			rest *= out[i].Value
+		} else {
+			rest = 0
+		}
+	}
+	if neg >= 0 {
+		out[neg] = fresh()
+		if total, ok := in.NumElements(); ok && rest > 0 && total%rest == 0 {
+			out[neg] = ir.D(total / rest)
+		}
+	}
+	return ir.RankedShape(out...)
+}
+
+// onnxSlice is Slice n's output shape as ONNX infers it: every dim
+// unknown when it cannot read the bounds, and a sliced dim unknown when
+// the input's is not a number (ONNX does not reason about "the last
+// element of a vector of unknown length").
+func onnxSlice(n *ir.Node, known map[*ir.Value]bool, fresh func() ir.Dim) ir.Shape {
+	out, in := n.Out(0).Shape, n.In(0).Shape
+	if slices.ContainsFunc(n.Inputs[1:], func(v *ir.Value) bool { return v != nil && !foldKnown(v, known) }) {
+		return unknownDims(out.Rank(), fresh)
+	}
+	if !out.Ranked || out.Rank() != in.Rank() {
+		return out
+	}
+	out = out.Clone()
+	for i, d := range in.Dims {
+		if !d.IsKnown() && out.Dims[i] != d {
+			out.Dims[i] = fresh()
+		}
+	}
+	return out
+}
+
+// plainDims is s with every dim onnxcost computed as an expression
+// ((H-1)/2+1, batch*64) made unknown: ONNX's inference carries a symbol
+// through ops that copy a dim, and computes none.
+func plainDims(s ir.Shape, fresh func() ir.Dim) ir.Shape {
+	if !slices.ContainsFunc(s.Dims, compound) {
+		return s
+	}
+	s = s.Clone()
+	for i, d := range s.Dims {
+		if compound(d) {
+			s.Dims[i] = fresh()
+		}
+	}
+	return s
+}
+
+// compound reports whether d is a symbolic expression rather than a
+// symbol (or an unknown dim, whose name starts with "?").
+func compound(d ir.Dim) bool {
+	return d.Sym != "" && !strings.HasPrefix(d.Sym, "?") && strings.ContainsAny(d.Sym, "?()+-*/% ")
+}
+
+// unranked reports whether v is an input of unknown rank.
+func unranked(v *ir.Value) bool { return v != nil && !v.Shape.Ranked }
+
+// rankFree lists the ops whose output shape ONNX infers without their
+// inputs' ranks.
+var rankFree = map[string]bool{"Shape": true, "Size": true, "Range": true, "ConstantOfShape": true,
+	"Constant": true}
+
+// onnxBroadcasts lists the ops whose output shape is their inputs'
+// multidirectional broadcast.
+var onnxBroadcasts = map[string]bool{"Add": true, "Sub": true, "Mul": true, "Div": true, "Pow": true, "Mod": true,
+	"And": true, "Or": true, "Xor": true, "Equal": true, "Greater": true, "Less": true, "GreaterOrEqual": true,
+	"LessOrEqual": true, "Max": true, "Min": true, "Mean": true, "Sum": true, "Where": true, "BitShift": true}
+
+// onnxBroadcast is ONNX's multidirectional broadcast of shapes (all
+// ranked), as its shape inference computes it: a number other than 1
+// wins; a dim no input gives as a number is the one symbol given, the
+// same symbol given by every input, or else unknown.
+func onnxBroadcast(shapes []ir.Shape, fresh func() ir.Dim) ir.Shape {
+	rank := 0
+	for _, s := range shapes {
+		rank = max(rank, s.Rank())
+	}
+	out := make([]ir.Dim, rank)
+	for i := range out {
+		value, syms := int64(1), []ir.Dim(nil)
+		for _, s := range shapes {
+			j := i - (rank - s.Rank())
+			if j < 0 {
+				continue
+			}
+			switch d := s.Dims[j]; {
+			case d.IsKnown():
+				if d.Value != 1 {
+					value = d.Value
+				}
+			default:
+				syms = append(syms, d)
+			}
+		}
+		switch {
+		case value != 1 || len(syms) == 0:
+			out[i] = ir.D(value)
+		case !slices.ContainsFunc(syms, func(d ir.Dim) bool { return d != syms[0] || strings.HasPrefix(d.Sym, "?") }):
+			out[i] = syms[0]
+		default:
+			out[i] = fresh()
+		}
+	}
+	return ir.RankedShape(out...)
+}
+
+// unknownDims is a shape of rank r whose dims are all unknown (unranked
+// when r is -1, the rank of an unranked shape).
+func unknownDims(r int, fresh func() ir.Dim) ir.Shape {
+	if r < 0 {
+		return ir.Unranked()
+	}
+	dims := make([]ir.Dim, r)
+	for i := range dims {
+		dims[i] = fresh()
+	}
+	return ir.RankedShape(dims...)
+}
+
+// foldedByORT reports whether onnxruntime knows n's outputs when it
+// builds the session: a Constant, the Shape or Size of a value whose dims
+// it knew as numbers, or a default-domain op it folds with every input
+// known.
+func foldedByORT(n *ir.Node, known map[*ir.Value]bool) bool {
 	if n.Domain != "" {
-		return anyLost(n, lost), false
+		return false
 	}
 	switch n.OpType {
 	case "Constant":
-		return false, true
+		return true
 	case "Shape", "Size":
 		in := n.In(0)
-		if in == nil {
-			return false, false
-		}
-		s, ok := shapes[in]
-		if !ok {
-			s = in.Shape
-		}
-		return false, !lost[in] && concrete(s)
+		return in != nil && concrete(in.Shape)
 	}
-	if valueDependent[n.OpType] {
-		return true, false
+	if len(n.Inputs) == 0 || noFold[n.OpType] {
+		return false
 	}
-	for _, i := range shapeInputs[n.OpType] {
-		if v := n.In(i); v != nil && !isKnown(v) {
-			return true, false
-		}
-	}
-	all := true
 	for _, v := range n.Inputs {
-		if v != nil && !isKnown(v) {
-			all = false
+		if v != nil && !foldKnown(v, known) {
+			return false
 		}
 	}
-	return anyLost(n, lost), all && len(n.Inputs) > 0 && !noFold[n.OpType]
+	return true
 }
 
-// anyLost reports whether an input of n has a shape onnxruntime lost.
-func anyLost(n *ir.Node, lost map[*ir.Value]bool) bool {
-	for _, v := range n.Inputs {
-		if v != nil && lost[v] {
-			return true
-		}
-	}
-	return false
+// foldKnown reports whether onnxruntime knows v's contents when it builds
+// the session.
+func foldKnown(v *ir.Value, known map[*ir.Value]bool) bool {
+	return v.IsInitializer || known[v] || isOp(v.Producer, "Constant")
 }
 
 // concrete reports whether every dim of s is a number.
@@ -189,7 +499,12 @@ func sessionConcrete(g *ir.Graph, v *ir.Value) bool { return concrete(sessionSha
 // did not know at all, which onnxcost's inference names "?...", matches
 // nothing).
 func sessionSameDims(g *ir.Graph, a, b *ir.Value) bool {
-	sa, sb := sessionShape(g, a), sessionShape(g, b)
+	return sameDims(sessionShape(g, a), sessionShape(g, b))
+}
+
+// sameDims reports whether sa and sb have the same rank and each dim the
+// same number or the same named symbol.
+func sameDims(sa, sb ir.Shape) bool {
 	if !sa.Ranked || !sb.Ranked || sa.Rank() != sb.Rank() {
 		return false
 	}

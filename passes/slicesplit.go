@@ -82,7 +82,7 @@ func matchSliceSplit(g *ir.Graph, x *ir.Value) (*ir.Node, []*ir.Node, bool) {
 		case isOp(c, "Gather"):
 			return nil, nil, false
 		}
-		a, s, e, ok := sliceRange(c, x)
+		a, s, e, ok := sliceRange(g, c, x)
 		if !ok || (axis >= 0 && a != axis) {
 			return nil, nil, false
 		}
@@ -129,10 +129,7 @@ func matchSliceSplit(g *ir.Graph, x *ir.Value) (*ir.Node, []*ir.Node, bool) {
 }
 
 // sessionAxisKnown reports whether onnxruntime, building its graph
-// (ir.Graph.Session), knew x's rank and the length of the axis cut: a
-// Slice input reshaped to a shape computed at run time (a dynamic-batch
-// ViT's qkv) has no shape to it, and its Slices stay (the dynamic-batch
-// ViT-B/16's 36 in onnxruntime 1.23.2's graph).
+// (ir.Graph.Session), knew x's rank and the length of the axis cut.
 func sessionAxisKnown(g *ir.Graph, x *ir.Value, axis int64) bool {
 	s := sessionShape(g, x)
 	return s.Ranked && s.Rank() == x.Shape.Rank() && axis >= 0 && axis < int64(s.Rank()) &&
@@ -141,11 +138,12 @@ func sessionAxisKnown(g *ir.Graph, x *ir.Value, axis int64) bool {
 
 // gatherIndex is Gather n's axis and index on x when its indices are one
 // constant integer (scalar: squeeze, the axis dropped; or one element:
-// kept at 1) and the axis has a known length.
-func gatherIndex(n *ir.Node, x *ir.Value) (axis, index int64, squeeze, ok bool) {
+// kept at 1), one onnxruntime knew when it built the graph, and the axis
+// has a known length.
+func gatherIndex(g *ir.Graph, n *ir.Node, x *ir.Value) (axis, index int64, squeeze, ok bool) {
 	idx := n.In(1)
 	t := ir.Known(idx)
-	if t == nil || len(t.Ints) != 1 || !idx.Shape.Ranked || len(idx.Shape.Dims) > 1 || len(n.Outputs) != 1 || !x.Shape.Ranked {
+	if t == nil || !sessionKnown(g, idx) || len(t.Ints) != 1 || !idx.Shape.Ranked || len(idx.Shape.Dims) > 1 || len(n.Outputs) != 1 || !x.Shape.Ranked {
 		return 0, 0, false, false
 	}
 	r := int64(len(x.Shape.Dims))
@@ -188,10 +186,10 @@ func gathersAsSlices(g *ir.Graph, x *ir.Value) error {
 		var sq, ok bool
 		switch {
 		case isOp(c, "Slice"):
-			a, s, e, ok = sliceRange(c, x)
+			a, s, e, ok = sliceRange(g, c, x)
 		case isOp(c, "Gather"):
 			var i int64
-			a, i, sq, ok = gatherIndex(c, x)
+			a, i, sq, ok = gatherIndex(g, c, x)
 			s, e = i, i+1
 		default:
 			continue
@@ -273,14 +271,17 @@ func gatherAsSlice(g *ir.Graph, x *ir.Value, n *ir.Node, axis, index int64, sque
 
 // sliceRange is Slice n's axis and [start, end) on x, clamped as the
 // operator clamps them, when its starts, ends and axes are one-element
-// integer constants, its step 1 and the axis of known length.
-func sliceRange(n *ir.Node, x *ir.Value) (axis, start, end int64, ok bool) {
+// integer constants onnxruntime knew when it built the graph (a
+// dynamic-batch ViT's qkv Slices take bounds computed from the Shape of
+// their input: its 36 stay in onnxruntime 1.23.2's graph), its step 1
+// and the axis of known length.
+func sliceRange(g *ir.Graph, n *ir.Node, x *ir.Value) (axis, start, end int64, ok bool) {
 	if len(n.Inputs) < 4 || len(n.Outputs) != 1 || !x.Shape.Ranked {
 		return 0, 0, 0, false
 	}
 	one := func(i int) (int64, bool) {
 		t := ir.Known(n.In(i))
-		if t == nil || len(t.Ints) != 1 {
+		if t == nil || len(t.Ints) != 1 || !sessionKnown(g, n.In(i)) {
 			return 0, false
 		}
 		return t.Ints[0], true
