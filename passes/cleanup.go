@@ -26,7 +26,7 @@ func cleanup(g *ir.Graph) (bool, error) {
 		case isOp(n, "Dropout") && dropoutIsNoOp(g, n):
 			// Dropout(x){inference} -> x
 			changed = bypass(g, n) || changed
-		case (isOp(n, "Expand") || isOp(n, "Slice")) && keepsWhole(n):
+		case (isOp(n, "Expand") || isOp(n, "Slice")) && keepsWhole(g, n):
 			// Expand to x's own shape, or a Slice of all of x -> x
 			changed = bypass(g, n) || changed
 		case foldable(g, n):
@@ -48,8 +48,12 @@ func cleanup(g *ir.Graph) (bool, error) {
 // reversing Slice keeps the dims too). onnxruntime removes both at its
 // basic level (ExpandElimination, EliminateSlice), PyTorch's expand and
 // basic slicing are views, and an engine drops identity layers: none runs
-// a kernel for them, where the plans had priced a copy.
-func keepsWhole(n *ir.Node) bool {
+// a kernel for them, where the plans had priced a copy. onnxruntime reads
+// the target or the bounds as constants when it builds the graph
+// (ir.Graph.Session): a dynamic-batch ViT's class-token Expand to
+// [batch, 1, 768] is an identity only once the batch is bound, and it
+// runs it.
+func keepsWhole(g *ir.Graph, n *ir.Node) bool {
 	in, out := n.In(0), n.Out(0)
 	if in == nil || out == nil || !in.Shape.Ranked || !out.Shape.Ranked || in.Shape.Rank() != out.Shape.Rank() {
 		return false
@@ -58,6 +62,9 @@ func keepsWhole(n *ir.Node) bool {
 		if !d.IsKnown() || d != out.Shape.Dims[i] {
 			return false
 		}
+	}
+	if slices.ContainsFunc(n.Inputs[1:], func(v *ir.Value) bool { return v != nil && !sessionKnown(g, v) }) {
+		return false
 	}
 	if isOp(n, "Slice") {
 		if steps := n.In(4); steps != nil {

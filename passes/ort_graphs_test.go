@@ -157,9 +157,10 @@ func ortKernels(g *ir.Graph) int {
 // bounds); each query's 1/8 Div and its Transposes taken into the scores'
 // FusedMatMul (alpha 0.125: the query's shape, from a Reshape to a target
 // of known length, has a rank it knows at opset 17), so no Div on data;
-// 37 Transposes. Before the session view followed ONNX's inference, the
-// plan kept the 12 Divs apart; with it but without the bounds check, it
-// made 12 Splits.
+// 37 Transposes; and the class token's Expand to [batch, 1, 768], an
+// identity only once the batch is bound. Before the session view followed
+// ONNX's inference, the plan kept the 12 Divs apart; with it but without
+// the bounds check, it made 12 Splits; it had dropped the Expand.
 func TestORTPlanViTDynamicBatch(t *testing.T) {
 	m, err := ir.Read(readMaybeGzip(t, "../testdata/saved/vit_b_16.onnx.gz"), ir.ReadOptions{})
 	if err != nil {
@@ -171,7 +172,7 @@ func TestORTPlanViTDynamicBatch(t *testing.T) {
 	for _, n := range m.Graph.Nodes {
 		count[n.OpType]++
 	}
-	for op, want := range map[string]int{"Slice": 36, "Split": 0, "Div": 0, "Transpose": 37, ir.OpFusedMatMul: 60, "Softmax": 12} {
+	for op, want := range map[string]int{"Slice": 36, "Split": 0, "Div": 0, "Transpose": 37, ir.OpFusedMatMul: 60, "Softmax": 12, "Expand": 1} {
 		if count[op] != want {
 			t.Errorf("%d %s, want onnxruntime's %d (ops %s)", count[op], op, want, ops(m.Graph))
 		}
