@@ -63,7 +63,7 @@ func keepsWhole(g *ir.Graph, n *ir.Node) bool {
 			return false
 		}
 	}
-	if slices.ContainsFunc(n.Inputs[1:], func(v *ir.Value) bool { return v != nil && !sessionKnown(g, v) }) {
+	if operandsUnread(n, func(v *ir.Value) bool { return sessionKnown(g, v) }) {
 		return false
 	}
 	if isOp(n, "Slice") {

@@ -332,7 +332,7 @@ func reshapeTo(in ir.Shape, target []int64, fresh func() ir.Dim) ir.Shape {
 // element of a vector of unknown length").
 func onnxSlice(n *ir.Node, known map[*ir.Value]bool, fresh func() ir.Dim) ir.Shape {
 	out, in := n.Out(0).Shape, n.In(0).Shape
-	if slices.ContainsFunc(n.Inputs[1:], func(v *ir.Value) bool { return v != nil && !foldKnown(v, known) }) {
+	if operandsUnread(n, func(v *ir.Value) bool { return foldKnown(v, known) }) {
 		return unknownDims(out.Rank(), fresh)
 	}
 	if !out.Ranked || out.Rank() != in.Rank() {
@@ -367,6 +367,13 @@ func plainDims(s ir.Shape, fresh func() ir.Dim) ir.Shape {
 // symbol (or an unknown dim, whose name starts with "?").
 func compound(d ir.Dim) bool {
 	return d.Sym != "" && !strings.HasPrefix(d.Sym, "?") && strings.ContainsAny(d.Sym, "?()+-*/% ")
+}
+
+// operandsUnread reports whether an input of n after its data (a target,
+// bounds, axes) is one the runtime could not read when it built the graph
+// (read false).
+func operandsUnread(n *ir.Node, read func(*ir.Value) bool) bool {
+	return len(n.Inputs) > 1 && slices.ContainsFunc(n.Inputs[1:], func(v *ir.Value) bool { return v != nil && !read(v) })
 }
 
 // unranked reports whether v is an input of unknown rank.
