@@ -381,8 +381,7 @@ func unranked(v *ir.Value) bool { return v != nil && !v.Shape.Ranked }
 
 // rankFree lists the ops whose output shape ONNX infers without their
 // inputs' ranks.
-var rankFree = map[string]bool{"Shape": true, "Size": true, "Range": true, "ConstantOfShape": true,
-	"Constant": true}
+var rankFree = map[string]bool{"Shape": true, "Size": true, "Range": true, "ConstantOfShape": true}
 
 // onnxBroadcasts lists the ops whose output shape is their inputs'
 // multidirectional broadcast.
@@ -468,9 +467,9 @@ func foldedByORT(n *ir.Node, known map[*ir.Value]bool) bool {
 }
 
 // foldKnown reports whether onnxruntime knows v's contents when it builds
-// the session.
+// the session (a Constant's output is in known: foldedByORT).
 func foldKnown(v *ir.Value, known map[*ir.Value]bool) bool {
-	return v.IsInitializer || known[v] || isOp(v.Producer, "Constant")
+	return v.IsInitializer || known[v]
 }
 
 // concrete reports whether every dim of s is a number.
