@@ -546,6 +546,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 	est.FLOPs += n.FoldedFLOPs()
 	nc.Counts, nc.Params, nc.Launches = est.Counts, est.Params, est.Launches
 	nc.Note = est.Note
+	nc.OnHost = est.Host
 	// Intensity and time are those of what the kernel executes: the
 	// roofline a kernel sits under is set by the work it really does.
 	if bytes := est.Bytes(); bytes > 0 {
@@ -559,7 +560,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		a.released(n)
 	case est.View || est.Launches == 0:
 		// No kernel: no time. A view's output is its input's bytes.
-		if est.View && !folded(n) && !n.BuildTime() && a.l2 != nil {
+		if est.View && !folded(g, n) && !est.Host && !n.BuildTime() && a.l2 != nil {
 			a.l2.view(n)
 		} else {
 			a.released(n)
@@ -630,6 +631,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		// The copies live in the cuDNN call's workspace while it runs.
 		subPeak = max(subPeak, a.layoutTransposes(nc, n, k, &est, &agg))
 		a.autocastCasts(nc, n, &est, &agg)
+		a.sessionCopies(nc, n, g, &est, &agg)
 		a.matmulOperandCopies(nc, n, &est, &agg)
 		a.priceTrailer(nc, n, &est, prec, split, &agg)
 		// The all-reduce after a row-parallel GEMM: on the critical path.
@@ -662,8 +664,11 @@ func (a *analyzer) estimate(n *ir.Node, g *ir.Graph, depth int) (NodeEstimate, f
 	if n.Domain == "" && n.OpType == "Constant" {
 		return NodeEstimate{View: true, Note: "constant: no run-time cost"}, 0, true
 	}
-	if folded(n) {
+	if folded(g, n) {
 		return NodeEstimate{View: true, Note: "constant-folded: output known before run time"}, 0, true
+	}
+	if onHost(g, n) {
+		return NodeEstimate{View: true, Host: true, Note: "on the host: the runtime computes this shape arithmetic on the CPU, no kernel"}, 0, true
 	}
 	rule := LookupRule(n.Domain, n.OpType)
 	if a.appends[n] {
@@ -764,7 +769,11 @@ func builtEstimate(e NodeEstimate) NodeEstimate {
 	}
 }
 
-func folded(n *ir.Node) bool {
+// folded reports whether every output of n is a tensor whose contents
+// were known before the run: computed by inference and, under a runtime
+// that optimized the graph with symbolic dims (ir.Graph.Session), one
+// that runtime could compute when it built the session.
+func folded(g *ir.Graph, n *ir.Node) bool {
 	if len(n.Outputs) == 0 || len(n.Subgraphs()) > 0 {
 		return false
 	}
@@ -773,7 +782,27 @@ func folded(n *ir.Node) bool {
 		if o == nil {
 			continue
 		}
-		if o.Const == nil || !o.Const.HasData {
+		if o.Const == nil || !o.Const.HasData || g.Session != nil && !g.Session.Ahead(o) {
+			return false
+		}
+		any = true
+	}
+	return any
+}
+
+// onHost reports whether the runtime computes every output of n on the
+// CPU at run time (ir.Session.Host): shape arithmetic of a dim symbolic in
+// the file, which onnxruntime's CUDA provider keeps off the GPU.
+func onHost(g *ir.Graph, n *ir.Node) bool {
+	if g.Session == nil || len(n.Outputs) == 0 {
+		return false
+	}
+	any := false
+	for _, o := range n.Outputs {
+		if o == nil {
+			continue
+		}
+		if !g.Session.Host[o] {
 			return false
 		}
 		any = true

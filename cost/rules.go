@@ -86,6 +86,9 @@ type NodeEstimate struct {
 	Note string
 	// View marks a node that launches no kernel (a view or metadata op).
 	View bool
+	// Host marks a View the runtime computes on the CPU at run time
+	// (ir.Session.Host): no kernel, but host time.
+	Host bool
 
 	// composite is set by control-flow rules whose time is the sum of a
 	// subgraph's node times rather than one kernel's.

@@ -45,6 +45,9 @@ func pipelineTime(nodes []report.NodeCost) (total, host, device float64) {
 	for i := range nodes {
 		n := &nodes[i]
 		device += n.TimeS
+		if n.HostWaits {
+			issued = max(issued, finish)
+		}
 		l := n.Launches
 		if l <= 0 || n.HostS <= 0 {
 			// A view's Python call delays the next issue and launches
@@ -98,6 +101,9 @@ func applyRuntime(rep *report.Report, gpu *hwdb.GPU, rt *hwdb.Runtime) {
 	t := &rep.Totals
 	for i, h := range report.NodeHosts(rt.DispatchS, rt.ModuleS, rt.OpCallScale, rep.Nodes) {
 		rep.Nodes[i].HostS = h
+		if rep.Nodes[i].OnHost && rt.DispatchS > 0 {
+			rep.Nodes[i].HostS = rt.HostNodeS
+		}
 	}
 	finish, issue, device := pipelineTime(rep.Nodes)
 	if rt.DispatchS <= 0 {

@@ -42,6 +42,10 @@ func TestPipelineTimeArithmetic(t *testing.T) {
 		{"multi-launch", []report.NodeCost{{TimeS: 4 * us, Launches: 4}}, 3, 13},
 		// No dispatch: the plain sum.
 		{"graph", nodes(1, 2, 3), 0, 6},
+		// The host waits for the device before the second node (it reads
+		// a GPU value in host memory): issued at 2, the first kernel ends
+		// at 22, the second is issued at 22 + 2 and ends at 25, not 23.
+		{"host-waits", []report.NodeCost{{TimeS: 20 * us, Launches: 1}, {TimeS: 1 * us, Launches: 1, HostWaits: true}}, 2, 25},
 	}
 	for _, c := range cases {
 		for i := range c.nodes {

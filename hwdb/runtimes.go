@@ -53,6 +53,11 @@ type Runtime struct {
 	OpCallScale float64 `json:"op_call_scale,omitempty"`
 	// CallS is the fixed cost of one call: enqueue, synchronize, wrapper.
 	CallS float64 `json:"call_s"`
+	// HostNodeS is the host time of a node the runtime computes on the
+	// CPU while it issues the GPU's kernels (onnxruntime's CUDA provider
+	// runs the shape arithmetic of a dim symbolic in the file there:
+	// ir.Session.Host): its executor's step and the small CPU kernel.
+	HostNodeS float64 `json:"host_node_s,omitempty"`
 	// AutogradS is the host time an eager framework's autograd engine
 	// adds per gradient edge of a training step (one per input a
 	// gradient flows to: its node's apply, validation, input buffer and
@@ -192,6 +197,7 @@ var rtFigures = func() map[string]rtFigure {
 	add("module_us", "module_s", usec, 10000, true, func(r *Runtime) *float64 { return &r.ModuleS })
 	add("op_call_scale", "op_call_scale", 1, 10, true, func(r *Runtime) *float64 { return &r.OpCallScale })
 	add("call_us", "call_s", usec, 100000, true, func(r *Runtime) *float64 { return &r.CallS })
+	add("host_node_us", "host_node_s", usec, 10000, true, func(r *Runtime) *float64 { return &r.HostNodeS })
 	add("autograd_us", "autograd_s", usec, 10000, true, func(r *Runtime) *float64 { return &r.AutogradS })
 	add("optim_param_us", "optim_param_s", usec, 10000, true, func(r *Runtime) *float64 { return &r.OptimParamS })
 	add("cudnn_us", "cudnn_s", usec, 10000, true, func(r *Runtime) *float64 { return &r.CudnnS })

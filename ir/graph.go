@@ -152,7 +152,21 @@ type Session struct {
 	// (from initializers, Constants and shapes it knew); with
 	// initializers, the only ones its constant folding takes.
 	Known map[*Value]bool
+	// Host marks the values, not Known, that it computes at run time on
+	// the CPU rather than with GPU kernels (onnxruntime's CUDA provider
+	// runs the shape arithmetic of a dim symbolic in the file there).
+	Host map[*Value]bool
+	// Uploads and Downloads list, per node of the optimized graph, the
+	// values the runtime copies to the device before it (host values it
+	// reads in device memory) and to the host for it (device values it
+	// reads in host memory: the host waits for the device), each value
+	// once (passes.ORTCopies).
+	Uploads, Downloads map[*Node][]*Value
 }
+
+// Ahead reports whether the runtime had v's contents before the run: an
+// initializer or a value it folded.
+func (s *Session) Ahead(v *Value) bool { return v.IsInitializer || s.Known[v] }
 
 // TypeInfo is a declared type from value_info or a graph input/output.
 type TypeInfo struct {

@@ -124,7 +124,9 @@ func dropoutIsNoOp(g *ir.Graph, n *ir.Node) bool {
 
 // foldable reports whether every output of n is a small tensor whose
 // contents inference already computed (Shape, Gather on a shape, shape
-// arithmetic, Constant), so the node can become initializers.
+// arithmetic, Constant), so the node can become initializers; under a
+// runtime that optimized the graph with symbolic dims (ir.Graph.Session),
+// only where that runtime could compute them too.
 func foldable(g *ir.Graph, n *ir.Node) bool {
 	if n.Domain == ir.FusedDomain || isOp(n, "Constant") || len(n.Outputs) == 0 {
 		return false
@@ -137,6 +139,9 @@ func foldable(g *ir.Graph, n *ir.Node) bool {
 		t := ir.Known(o)
 		if t == nil || o.Kind != ir.TensorValue || g.IsGraphOutput(o) || t.NumElements() > ir.DefaultLimits.SmallTensorElems {
 			return false
+		}
+		if !sessionKnown(g, o) {
+			return false // computed at run time, on the host or the GPU (ortplacement.go)
 		}
 		folds = true
 	}

@@ -65,6 +65,7 @@ func ORTSession(m *ir.Model, bound ir.InferOptions) error {
 	var s *ir.Session
 	if ferr == nil {
 		s = sessionView(g, known)
+		s.Host = hostPlaced(g, known, m.Opset(""))
 	}
 	if _, err := ir.InferShapes(m, bound); err != nil {
 		return err

@@ -99,6 +99,12 @@ func computedReshape(b *builder, x *ir.Value) *ir.Value {
 	return b.op("Reshape", nil, x, b.op("Concat", []*ir.Attribute{ir.IntAttr("axis", 0)}, dims...))
 }
 
+// onHostTest reports whether the runtime computes every output of n on
+// the host (ir.Session.Host): shape arithmetic, no kernel.
+func onHostTest(g *ir.Graph, n *ir.Node) bool {
+	return g.Session != nil && allOutputs(n, func(o *ir.Value) bool { return g.Session.Host[o] })
+}
+
 // summarize counts g's kernels by op, "(bias)" marking a fused node that
 // took a bias Add in: "Add×3 Gelu(bias) MatMul×3".
 func summarize(g *ir.Graph) string {
@@ -108,7 +114,7 @@ func summarize(g *ir.Graph) string {
 		case "Reshape", "Unsqueeze", "Squeeze", "Flatten", "Identity", "Shape", "Constant", "Gather", "Concat":
 			continue
 		}
-		if n.BuildTime() {
+		if n.BuildTime() || onHostTest(g, n) {
 			continue
 		}
 		k := n.OpType

@@ -452,6 +452,9 @@ func (l *Loaded) Plan(plan string, opt passes.Options) error {
 	// together, the storage the rest shared with them can go (see
 	// ir.Graph.CompactNodes).
 	l.Model.Graph.CompactNodes()
+	if p.Name == "onnxruntime" {
+		passes.ORTCopies(l.Model.Graph, l.Model.Opset(""))
+	}
 	if !st.Converged {
 		l.Warnings = append(l.Warnings, fmt.Sprintf("fusion passes did not reach a fixpoint in %d iterations (still changing: %s); the fused plan may be incompletely optimised", st.Iterations, ChangedList(st)))
 	}

@@ -39,8 +39,20 @@ type NodeTime struct {
 // of its nodes' prediction (ProfiledTime) are in these terms; the events'
 // shares once carried the gap too, which put a PyTorch trace's small
 // kernels (1-2 µs measured) 50-100% over in profiled_nodes while their
-// nodes' rows read right.
-func kernelTimeS(nd *report.NodeCost) float64 { return max(0, nd.TimeS-nd.LaunchS) }
+// nodes' rows read right. A node the runtime computes on the host
+// (report.NodeCost.OnHost: onnxruntime's CUDA provider's shape arithmetic
+// of a symbolic dim) is what a profile times by its host span: its host_s.
+// hostClass is the kernel_class of a node row the runtime computes on the
+// host (report.NodeCost.OnHost): its errors are the host's, kept apart
+// from the GPU kernels' classes.
+const hostClass = "host"
+
+func kernelTimeS(nd *report.NodeCost) float64 {
+	if nd.OnHost {
+		return nd.HostS
+	}
+	return max(0, nd.TimeS-nd.LaunchS)
+}
 
 // ProfiledTime is one profiled node (event) and what it was matched to:
 // the report nodes its time went to (none when unmatched) and its share of
@@ -956,7 +968,11 @@ func (g *graph) distribute(evs []Event, pools []*pooled) *Match {
 	group := shareGroups(len(g.nodes), pools)
 	for i, nd := range g.nodes {
 		if measured[i] > 0 || count[i] > 0 || g.hasKernel(i) {
-			nt := NodeTime{Name: nd.Name, OpType: nd.OpType, KernelClass: nd.KernelClass,
+			class := nd.KernelClass
+			if nd.OnHost {
+				class = hostClass
+			}
+			nt := NodeTime{Name: nd.Name, OpType: nd.OpType, KernelClass: class,
 				PredictedS: kernelTimeS(&nd), MeasuredS: measured[i], Events: count[i], Profiled: profiled[i], group: -1}
 			if shared[i] > 1 {
 				nt.Shared, nt.group = shared[i], group[i]

@@ -226,6 +226,13 @@ type NodeCost struct {
 	// Not part of TimeS: the host and the device overlap (the report's
 	// runtime section).
 	HostS float64 `json:"host_s,omitempty"`
+	// OnHost marks a node the runtime computes on the CPU at run time
+	// (onnxruntime's CUDA provider's shape arithmetic of a dim symbolic
+	// in the file): no kernel; host_s is its executor step.
+	OnHost bool `json:"on_host,omitempty"`
+	// HostWaits marks a node before which the host waits for the device
+	// to finish (it reads, in host memory, a value a GPU kernel wrote).
+	HostWaits bool `json:"host_waits,omitempty"`
 	// CommunicationS is the all-reduce after this node under tensor
 	// parallelism, included in TimeS; absent on one GPU.
 	CommunicationS float64 `json:"communication_s,omitempty"`
