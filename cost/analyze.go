@@ -793,22 +793,7 @@ func folded(g *ir.Graph, n *ir.Node) bool {
 // onHost reports whether the runtime computes every output of n on the
 // CPU at run time (ir.Session.Host): shape arithmetic of a dim symbolic in
 // the file, which onnxruntime's CUDA provider keeps off the GPU.
-func onHost(g *ir.Graph, n *ir.Node) bool {
-	if g.Session == nil || len(n.Outputs) == 0 {
-		return false
-	}
-	any := false
-	for _, o := range n.Outputs {
-		if o == nil {
-			continue
-		}
-		if !g.Session.Host[o] {
-			return false
-		}
-		any = true
-	}
-	return any
-}
+func onHost(g *ir.Graph, n *ir.Node) bool { return g.Session != nil && g.Session.OnHost(n) }
 
 func (a *analyzer) addUnsupported(n *ir.Node, reason string) {
 	k := ir.QualifiedOp(n.Domain, n.OpType)

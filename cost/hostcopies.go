@@ -9,9 +9,9 @@ import (
 
 // sessionCopies adds to node n the copies its runtime makes between the
 // host and the device for it (ir.Session.Uploads, Downloads): onnxruntime's
-// MemcpyFromHost of a host-computed value a GPU kernel reads (Swin's
-// attention logit scale, a scalar its CUDA provider computes on the
-// CPU), and MemcpyToHost of a GPU value a kernel reads in host memory,
+// MemcpyFromHost of a host-computed value a GPU kernel reads (Swin's and
+// GPT-2's query scale, head_dim ** -0.5 of a dim read from a Shape, which
+// its CUDA provider computes on the CPU), and MemcpyToHost of a GPU value a kernel reads in host memory,
 // after which the host waits for the device (nc.HostWaits). Each is
 // priced as a small copy: a launch and the value's bytes read and
 // written once.

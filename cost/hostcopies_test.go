@@ -50,6 +50,12 @@ func TestSessionHostNodesAndCopies(t *testing.T) {
 	if mq.HostWaits || !nodeByOp(t, waits, "Mul").HostWaits {
 		t.Error("host_waits: want it only where a GPU value is read in host memory")
 	}
+	if notes := strings.Join(placed.Runtime.Notes, "; "); !strings.Contains(notes, "3 nodes run on the host") {
+		t.Errorf("runtime notes %q: want the host nodes counted", notes)
+	}
+	if notes := strings.Join(waits.Runtime.Notes, "; "); !strings.Contains(notes, "waits for the GPU 1 times a call") {
+		t.Errorf("runtime notes %q: want the host's waits counted", notes)
+	}
 	if got, want := placed.Runtime.HostS, rt.CallS+2*rt.DispatchS+3*rt.HostNodeS; got < want*0.999 || got > want*1.001 {
 		t.Errorf("host work %g s, want the call, the Mul and its copy issued, three host nodes: %g s", got, want)
 	}

@@ -99,11 +99,22 @@ func applyRuntime(rep *report.Report, gpu *hwdb.GPU, rt *hwdb.Runtime) {
 		perf.InPlanFillShare, usText(perf.InPlanFillShare*p.FillLaunches*launch), usText(perf.ConvFillShare*p.FillLaunches*launch)))
 
 	t := &rep.Totals
+	onHost, waits := 0, 0
 	for i, h := range report.NodeHosts(rt.DispatchS, rt.ModuleS, rt.OpCallScale, rep.Nodes) {
 		rep.Nodes[i].HostS = h
 		if rep.Nodes[i].OnHost && rt.DispatchS > 0 {
 			rep.Nodes[i].HostS = rt.HostNodeS
+			onHost++
 		}
+		if rep.Nodes[i].HostWaits {
+			waits++
+		}
+	}
+	if onHost > 0 {
+		ri.Notes = append(ri.Notes, fmt.Sprintf("%d nodes run on the host (shape arithmetic of a dim symbolic in the file, which the runtime cannot fold when it builds the session: on_host), %s each (host_node_us)", onHost, usText(rt.HostNodeS)))
+	}
+	if waits > 0 {
+		ri.Notes = append(ri.Notes, fmt.Sprintf("the host waits for the GPU %d times a call (a value a kernel wrote, read on the host: host_waits)", waits))
 	}
 	finish, issue, device := pipelineTime(rep.Nodes)
 	if rt.DispatchS <= 0 {

@@ -168,6 +168,22 @@ type Session struct {
 // initializer or a value it folded.
 func (s *Session) Ahead(v *Value) bool { return v.IsInitializer || s.Known[v] }
 
+// OnHost reports whether the runtime computes every output of n, one at
+// least, on the host (Host).
+func (s *Session) OnHost(n *Node) bool {
+	any := false
+	for _, o := range n.Outputs {
+		if o == nil {
+			continue
+		}
+		if !s.Host[o] {
+			return false
+		}
+		any = true
+	}
+	return any
+}
+
 // TypeInfo is a declared type from value_info or a graph input/output.
 type TypeInfo struct {
 	Kind  ValueKind

@@ -230,5 +230,5 @@ func onDevice(s *ir.Session, n *ir.Node) bool {
 	if isOp(n, "Constant") || n.BuildTime() {
 		return false
 	}
-	return !allOutputs(n, s.Ahead) && !allOutputs(n, func(o *ir.Value) bool { return s.Host[o] })
+	return !allOutputs(n, s.Ahead) && !s.OnHost(n)
 }

@@ -102,7 +102,7 @@ func computedReshape(b *builder, x *ir.Value) *ir.Value {
 // onHostTest reports whether the runtime computes every output of n on
 // the host (ir.Session.Host): shape arithmetic, no kernel.
 func onHostTest(g *ir.Graph, n *ir.Node) bool {
-	return g.Session != nil && allOutputs(n, func(o *ir.Value) bool { return g.Session.Host[o] })
+	return g.Session != nil && g.Session.OnHost(n)
 }
 
 // summarize counts g's kernels by op, "(bias)" marking a fused node that
