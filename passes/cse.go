@@ -12,9 +12,13 @@ import (
 // onnxruntime's CommonSubexpressionElimination does at its basic level
 // (onnxruntime/core/optimizer/common_subexpression_elimination.cc): value
 // numbering over the graph in order, two nodes equal when they have the
-// same op, domain and attributes and equal inputs, one-element constants
-// equal by value (its ConstantSharing, which runs before it, gives equal
-// scalars one initializer). Nodes with subgraphs or a random output keep
+// same op, domain and attributes and equal inputs, constants equal by
+// value (its equivalence classes compare initializers by their bytes, and
+// its ConstantSharing gives equal scalars one initializer first): Swin-T's
+// 45 pairs of Equal and Where over Shape(x) and Mul(ConstantOfShape(s),
+// -1), whose two products it folds to equal [2]-element initializers, are
+// 45 of each in onnxruntime 1.23.2's graph, as here; counted for one
+// element only, the plan had kept 90 of each. Nodes with subgraphs or a random output keep
 // their own values, and so does a node whose output the graph returns.
 // torchvision's RAFT computes each update's flow (coords1 − coords0)
 // twice: onnxruntime 1.23.2 saved the model with one Sub where the
@@ -159,20 +163,22 @@ func nodeKey(n *ir.Node, id func(*ir.Value) int) (string, bool) {
 	return string(b), true
 }
 
-// smallConst is v's contents when v is a constant of at most one element
+// smallConst is v's contents when v is a constant of at most
+// ir.DefaultLimits.SmallTensorElems elements (what inference computes the
+// contents of; a larger one, a weight, is its own value, where onnxruntime
+// would merge two equal weights too, which an export rarely has)
 // that onnxruntime knew when it built the graph (sessionKnown: a
 // dynamic-axis export's shape arithmetic is computed at run time there,
 // and two layers' slices of one mask buffer at computed bounds stay two
 // kernels), else nil.
 func smallConst(g *ir.Graph, v *ir.Value) *ir.Tensor {
-	if c := ir.Known(v); c != nil && c.NumElements() <= 1 && sessionKnown(g, v) {
+	if c := ir.Known(v); c != nil && c.NumElements() <= ir.DefaultLimits.SmallTensorElems && sessionKnown(g, v) {
 		return c
 	}
 	return nil
 }
 
-// constKey is a one-element constant's value number: dtype, dims and
-// value.
+// constKey is a small constant's value number: dtype, dims and values.
 func constKey(c *ir.Tensor) string {
 	return fmt.Sprintf("c%d%v%v%v", c.DType, c.Dims, c.Ints, c.Floats)
 }

@@ -7,9 +7,9 @@ import (
 )
 
 // TestEliminateCommonORT: two nodes of one op, attributes and inputs
-// become one, a chain of them too, and equal one-element constants count
-// as one input (onnxruntime's ConstantSharing); other values, other
-// attributes, random ops and a duplicate the graph returns stay.
+// become one, a chain of them too, and equal constants count as one input
+// (onnxruntime's CSE compares initializers by their bytes); other values,
+// other attributes, random ops and a duplicate the graph returns stay.
 func TestEliminateCommonORT(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -31,6 +31,14 @@ func TestEliminateCommonORT(t *testing.T) {
 			x := b.input("x", 2, 4)
 			b.output(b.op("Add", nil, b.op("Mul", nil, x, b.constant("two", nil, []float64{2})), b.op("Mul", nil, x, b.constant("also_two", nil, []float64{2}))))
 		}, "Mul", 1},
+		{"equal vectors", func(b *builder) {
+			x := b.input("x", 2, 4)
+			b.output(b.op("Add", nil, b.op("Mul", nil, x, b.constant("v", []int64{4}, []float64{1, 2, 3, 4})), b.op("Mul", nil, x, b.constant("also_v", []int64{4}, []float64{1, 2, 3, 4}))))
+		}, "Mul", 1},
+		{"other vectors", func(b *builder) {
+			x := b.input("x", 2, 4)
+			b.output(b.op("Add", nil, b.op("Mul", nil, x, b.constant("v", []int64{4}, []float64{1, 2, 3, 4})), b.op("Mul", nil, x, b.constant("w", []int64{4}, []float64{1, 2, 3, 5}))))
+		}, "Mul", 2},
 		{"other scalars", func(b *builder) {
 			x := b.input("x", 2, 4)
 			b.output(b.op("Add", nil, b.op("Mul", nil, x, b.constant("two", nil, []float64{2})), b.op("Mul", nil, x, b.constant("three", nil, []float64{3}))))

@@ -187,6 +187,40 @@ func TestORTPlanHFModels(t *testing.T) {
 	}
 }
 
+// TestORTPlanSwinDynamicBatch holds the onnxruntime plan on torchvision's
+// Swin-T as exported (batch symbolic, bound to 1) to the graph onnxruntime
+// 1.23.2 built from it (CPU, level all, saved, views aside): 1,737 nodes,
+// of which 7 relative-position-bias Adds its CUDA BiasSoftmax takes, 3
+// Transposes and the CPU layout's ReorderOutput the plan does not run.
+// The rest are the plan's GPU nodes, the shifted windows' attention masks
+// among them (built on every call from a size read off the input's Shape:
+// ConstantOfShape, Slice, Expand, ScatterND on Range-built indices), and
+// 691 nodes it runs on the host (their shape arithmetic).
+func TestORTPlanSwinDynamicBatch(t *testing.T) {
+	model := gunzipTo(t, filepath.Join("..", "..", "testdata", "saved", "swin_t.onnx.gz"), t.TempDir())
+	r, err := pipeline.Run(model, pipeline.Config{GPU: "A100-SXM4-80GB", Batch: 1, Runtime: "onnxruntime"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gpu, host, masks int
+	for _, n := range r.Nodes {
+		switch {
+		case ortViews[n.OpType]:
+		case n.OnHost:
+			host++
+		case n.Launches > 0:
+			gpu++
+			if n.OpType == "ScatterND" || n.OpType == "ConstantOfShape" {
+				masks++
+			}
+		}
+	}
+	if want := 1737 - 7 - 3 - 1; gpu+host != want || host != 691 || masks != 95 {
+		t.Errorf("Swin-T under onnxruntime: %d GPU nodes (%d ScatterND and ConstantOfShape) and %d on the host; want %d in all, 691 on the host, 95 of the masks' ScatterND and ConstantOfShape",
+			gpu, masks, host, want)
+	}
+}
+
 // ortViews are the ops onnxruntime's saved graphs were counted without.
 var ortViews = map[string]bool{"Reshape": true, "Unsqueeze": true, "Squeeze": true, "Flatten": true, "Identity": true, "Shape": true, "Constant": true}
 
