@@ -774,20 +774,9 @@ func builtEstimate(e NodeEstimate) NodeEstimate {
 // that optimized the graph with symbolic dims (ir.Graph.Session), one
 // that runtime could compute when it built the session.
 func folded(g *ir.Graph, n *ir.Node) bool {
-	if len(n.Outputs) == 0 || len(n.Subgraphs()) > 0 {
-		return false
-	}
-	any := false
-	for _, o := range n.Outputs {
-		if o == nil {
-			continue
-		}
-		if o.Const == nil || !o.Const.HasData || g.Session != nil && !g.Session.Ahead(o) {
-			return false
-		}
-		any = true
-	}
-	return any
+	return len(n.Subgraphs()) == 0 && n.AllOutputs(func(o *ir.Value) bool {
+		return o.Const != nil && o.Const.HasData && (g.Session == nil || g.Session.Ahead(o))
+	})
 }
 
 // onHost reports whether the runtime computes every output of n on the

@@ -1,6 +1,8 @@
 package cost
 
 import (
+	"slices"
+
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
@@ -25,7 +27,7 @@ func (a *analyzer) sessionCopies(nc *report.NodeCost, n *ir.Node, g *ir.Graph, e
 		return
 	}
 	sizer := RuleCtx{unknown: true}
-	for _, v := range append(append([]*ir.Value{}, up...), down...) {
+	for _, v := range slices.Concat(up, down) {
 		b := sizer.Numel(v) * float64(max(v.DType.Bits(), 8)) / 8
 		k := perf.Kernel{
 			Class: perf.ClassElementwise, Bytes: 2 * b, WorkingSet: 2 * b,

@@ -171,17 +171,7 @@ func (s *Session) Ahead(v *Value) bool { return v.IsInitializer || s.Known[v] }
 // OnHost reports whether the runtime computes every output of n, one at
 // least, on the host (Host).
 func (s *Session) OnHost(n *Node) bool {
-	any := false
-	for _, o := range n.Outputs {
-		if o == nil {
-			continue
-		}
-		if !s.Host[o] {
-			return false
-		}
-		any = true
-	}
-	return any
+	return n.AllOutputs(func(o *Value) bool { return s.Host[o] })
 }
 
 // TypeInfo is a declared type from value_info or a graph input/output.
@@ -378,6 +368,22 @@ func (n *Node) Out(i int) *Value {
 		return nil
 	}
 	return n.Outputs[i]
+}
+
+// AllOutputs reports whether n has an output and every present one
+// satisfies ok.
+func (n *Node) AllOutputs(ok func(*Value) bool) bool {
+	any := false
+	for _, o := range n.Outputs {
+		if o == nil {
+			continue
+		}
+		if !ok(o) {
+			return false
+		}
+		any = true
+	}
+	return any
 }
 
 // Subgraphs returns the graphs held in the node's attributes, in attribute order.
@@ -956,6 +962,9 @@ func (g *Graph) ReplaceAllUses(old, repl *Value) {
 		}
 	}
 }
+
+// IsGraphInput reports whether v is an input of g (initializers aside).
+func (g *Graph) IsGraphInput(v *Value) bool { return slices.Contains(g.Inputs, v) }
 
 // IsGraphOutput reports whether v is an output of g.
 func (g *Graph) IsGraphOutput(v *Value) bool { return slices.Contains(g.Outputs, v) }

@@ -106,19 +106,15 @@ const smallHostInit = 100
 // before it is.
 func hostPlaced(g *ir.Graph, known map[*ir.Value]bool, opset int64) map[*ir.Value]bool {
 	host := map[*ir.Value]bool{}
-	inputs := map[*ir.Value]bool{}
-	for _, v := range g.Inputs {
-		inputs[v] = true
-	}
 	for _, n := range g.Nodes {
-		if allOutputs(n, func(o *ir.Value) bool { return foldKnown(o, known) }) {
+		if n.AllOutputs(func(o *ir.Value) bool { return foldKnown(o, known) }) {
 			continue // an initializer once the session is built
 		}
 		if n.Domain == "" && (n.OpType == "Shape" || n.OpType == "Size") {
 			markOutputs(n, host)
 			continue
 		}
-		if runsOnHost(n, opset, host, inputs, known) {
+		if runsOnHost(g, n, opset, host, known) {
 			markOutputs(n, host)
 		}
 	}
@@ -129,7 +125,7 @@ func hostPlaced(g *ir.Graph, known map[*ir.Value]bool, opset int64) map[*ir.Valu
 // tensor, and every input is a small initializer, a graph input or a host
 // tensor its CUDA kernel would not read in host memory, none of them
 // 16-bit floats.
-func runsOnHost(n *ir.Node, opset int64, host, inputs, known map[*ir.Value]bool) bool {
+func runsOnHost(g *ir.Graph, n *ir.Node, opset int64, host, known map[*ir.Value]bool) bool {
 	if n.Domain != "" || len(n.Subgraphs()) > 0 {
 		return false
 	}
@@ -147,7 +143,7 @@ func runsOnHost(n *ir.Node, opset int64, host, inputs, known map[*ir.Value]bool)
 			}
 			return false
 		}
-		if inputs[v] {
+		if g.IsGraphInput(v) {
 			continue
 		}
 		if !host[v] || cudaReadsOnHost(n, i, opset) {
@@ -156,22 +152,6 @@ func runsOnHost(n *ir.Node, opset int64, host, inputs, known map[*ir.Value]bool)
 		readsHost = true
 	}
 	return readsHost
-}
-
-// allOutputs reports whether n has an output and every present one
-// satisfies ok.
-func allOutputs(n *ir.Node, ok func(*ir.Value) bool) bool {
-	any := false
-	for _, o := range n.Outputs {
-		if o == nil {
-			continue
-		}
-		if !ok(o) {
-			return false
-		}
-		any = true
-	}
-	return any
 }
 
 // markOutputs marks every output of n in set.
@@ -198,17 +178,13 @@ func ORTCopies(g *ir.Graph, opset int64) {
 		return
 	}
 	s.Uploads, s.Downloads = map[*ir.Node][]*ir.Value{}, map[*ir.Node][]*ir.Value{}
-	inputs := map[*ir.Value]bool{}
-	for _, v := range g.Inputs {
-		inputs[v] = true
-	}
 	up, down := map[*ir.Value]bool{}, map[*ir.Value]bool{}
 	for _, n := range g.Nodes {
 		if !onDevice(s, n) {
 			continue
 		}
 		for i, v := range n.Inputs {
-			if v == nil || s.Ahead(v) || inputs[v] {
+			if v == nil || s.Ahead(v) || g.IsGraphInput(v) {
 				continue
 			}
 			hostIn := cudaReadsOnHost(n, i, opset)
@@ -230,5 +206,5 @@ func onDevice(s *ir.Session, n *ir.Node) bool {
 	if isOp(n, "Constant") || n.BuildTime() {
 		return false
 	}
-	return !allOutputs(n, s.Ahead) && !s.OnHost(n)
+	return !n.AllOutputs(s.Ahead) && !s.OnHost(n)
 }
