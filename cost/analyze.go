@@ -977,8 +977,8 @@ func castOutput(v *ir.Value) bool {
 // with other strides, or "" when n is a kernel:
 //   - a Transpose that moves only dims of size 1 ([b,1,h,d] to
 //     [b,h,1,d], a decode step's heads) leaves every byte where it was:
-//     PyTorch's result is contiguous, onnxruntime's transpose optimizer
-//     makes it a Reshape;
+//     PyTorch's result is contiguous, TensorRT's shuffle a no-op; not
+//     under onnxruntime (ortRuns), which keeps the node and copies;
 //   - under the PyTorch plans, a Transpose of the last two axes that
 //     only matmuls read (q·kᵀ): torch.matmul hands it to cuBLAS as a
 //     transposed operand; or any Transpose only matmuls read whose
@@ -1010,7 +1010,7 @@ func (a *analyzer) strideView(n *ir.Node, g *ir.Graph) string {
 		if !ok {
 			return ""
 		}
-		if unitTranspose(n.In(0), perm) {
+		if unitTranspose(n.In(0), perm) && !a.ortRuns() {
 			return "a transpose that moves only dims of size 1: the same bytes in the same order; no kernel"
 		}
 		if pytorch && readOnlyBy(g, n.Out(0), func(c *ir.Node) bool { return c.Domain == "" && c.OpType == "MatMul" }) {
@@ -1643,6 +1643,14 @@ func (a *analyzer) keepsNCHW() bool {
 // node). A fused plan named under such a runtime (--plan fused
 // --runtime graph) prices TensorRT's, Inductor's or onnxruntime's
 // kernels, which carry none of ATen's latencies.
+// ortRuns reports whether onnxruntime executes the graph. Its
+// optimizer keeps a Transpose that moves only dims of size 1 (1.23.2's
+// saved graphs at every level, shapes static or symbolic), and its CUDA
+// kernel, after dropping those dims, copies the tensor whole with
+// cudaMemcpyAsync (core/providers/cuda/tensor/transpose.cc, DoTranspose:
+// new_rank <= 1): a kernel's bytes, where PyTorch has a view.
+func (a *analyzer) ortRuns() bool { return a.runtime != nil && a.runtime.Plan == "onnxruntime" }
+
 func (a *analyzer) eagerPlan() bool {
 	if a.runtime == nil || a.runtime.Plan != "eager" {
 		return false
