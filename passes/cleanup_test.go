@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"math"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/ir"
@@ -84,30 +85,41 @@ func TestCleanupFoldsShapeArithmetic(t *testing.T) {
 // TestCleanupWholeExpandSlice: an Expand to its input's own shape and a
 // Slice of all of its input are their input (no runtime runs a kernel for
 // them); a broadcasting Expand, a partial Slice and a reversing one stay.
+// Under cleanup-ort a Slice goes only when its bounds are 0 and INT64_MAX
+// (onnxruntime's EliminateSlice), not when it covers its input by shape.
 func TestCleanupWholeExpandSlice(t *testing.T) {
 	ints := func(b *builder, name string, vals ...int64) *ir.Value {
 		v := b.value(name)
 		b.g.AddInitializer(v, ir.IntTensor([]int64{int64(len(vals))}, vals))
 		return v
 	}
+	no := false
 	for _, c := range []struct {
 		name string
 		op   string
 		ins  func(b *builder, x *ir.Value) []*ir.Value
 		gone bool
+		// ort is whether cleanup-ort removes it too (gone unless said).
+		ort *bool
 	}{
-		{"expand to own shape", "Expand", func(b *builder, x *ir.Value) []*ir.Value { return []*ir.Value{x, ints(b, "shape", 2, 4)} }, true},
-		{"expand of ones", "Expand", func(b *builder, x *ir.Value) []*ir.Value { return []*ir.Value{x, ints(b, "shape", 1, 1)} }, true},
-		{"broadcasting expand", "Expand", func(b *builder, x *ir.Value) []*ir.Value { return []*ir.Value{x, ints(b, "shape", 3, 2, 4)} }, false},
+		{"expand to own shape", "Expand", func(b *builder, x *ir.Value) []*ir.Value { return []*ir.Value{x, ints(b, "shape", 2, 4)} }, true, nil},
+		{"expand of ones", "Expand", func(b *builder, x *ir.Value) []*ir.Value { return []*ir.Value{x, ints(b, "shape", 1, 1)} }, true, nil},
+		{"broadcasting expand", "Expand", func(b *builder, x *ir.Value) []*ir.Value { return []*ir.Value{x, ints(b, "shape", 3, 2, 4)} }, false, nil},
 		{"whole slice", "Slice", func(b *builder, x *ir.Value) []*ir.Value {
 			return []*ir.Value{x, ints(b, "starts", 0), ints(b, "ends", 1<<62), ints(b, "axes", 1)}
-		}, true},
+		}, true, &no},
+		{"whole slice to INT64_MAX", "Slice", func(b *builder, x *ir.Value) []*ir.Value {
+			return []*ir.Value{x, ints(b, "starts", 0), ints(b, "ends", math.MaxInt64), ints(b, "axes", 1)}
+		}, true, nil},
+		{"whole slice to its dim", "Slice", func(b *builder, x *ir.Value) []*ir.Value {
+			return []*ir.Value{x, ints(b, "starts", 0, 0), ints(b, "ends", 2, 4), ints(b, "axes", 0, 1)}
+		}, true, &no},
 		{"partial slice", "Slice", func(b *builder, x *ir.Value) []*ir.Value {
 			return []*ir.Value{x, ints(b, "starts", 1), ints(b, "ends", 1<<62), ints(b, "axes", 1)}
-		}, false},
+		}, false, nil},
 		{"reversing slice", "Slice", func(b *builder, x *ir.Value) []*ir.Value {
 			return []*ir.Value{x, ints(b, "starts", -1), ints(b, "ends", -(1 << 62)), ints(b, "axes", 1), ints(b, "steps", -1)}
-		}, false},
+		}, false, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := newBuilder(t)
@@ -117,6 +129,20 @@ func TestCleanupWholeExpandSlice(t *testing.T) {
 			runPasses(t, g, "cleanup")
 			if gone := find(g, c.op) == nil; gone != c.gone {
 				t.Errorf("%s removed %v, want %v: %s", c.name, gone, c.gone, ops(g))
+			}
+		})
+		t.Run(c.name+"/ort", func(t *testing.T) {
+			b := newBuilder(t)
+			x := b.input("x", 2, 4)
+			b.output(b.op("Relu", nil, b.op(c.op, nil, c.ins(b, x)...)))
+			g := b.infer()
+			runPasses(t, g, "cleanup-ort")
+			want := c.gone
+			if c.ort != nil {
+				want = *c.ort
+			}
+			if gone := find(g, c.op) == nil; gone != want {
+				t.Errorf("%s removed %v under cleanup-ort, want %v: %s", c.name, gone, want, ops(g))
 			}
 		})
 	}

@@ -45,6 +45,8 @@ type Plan struct {
 //     after the convolution (bn-pointwise; freezing, which would fold it
 //     into the weights, is off by default).
 //   - onnxruntime (CUDA execution provider, default optimisation level):
+//     no-op nodes removed as its basic level removes them, a Slice only
+//     when its bounds are 0 and INT64_MAX (EliminateSlice: cleanup-ort),
 //     nodes computed from constants alone computed when the session is
 //     built (ConstantFolding: fold-constants), x+0, x·1 and x/1 removed
 //     (NoopElimination: eliminate-noop-ort), nodes computing the same
@@ -106,7 +108,7 @@ var plans = []Plan{
 			"fuse-attention", "fuse-attention-heads", "fuse-attention-seqfirst", "fuse-attention-packed", "fuse-attention-sink", "fuse-attention-layout",
 			"fuse-gemm-bias", "fuse-elementwise"}},
 	{Name: "onnxruntime", Doc: "onnxruntime's CUDA execution provider at its default optimisation level: constant subgraphs computed when the session is built, no-op arithmetic removed and common subexpressions merged, BN and zero Pads folded, norm/GELU/QuickGelu (SiLU) fusions, SkipLayerNorm, attention as separate kernels with its mask Add + Softmax as one, MatMul+bias (with the shapes it knows when it builds the graph: a dynamic-axis export keeps its bias Adds, joined to a GELU or a SkipLayerNorm where it can), MatMul with its transposes and scalar scales; a convolution's activation and residual add as their own kernels; no elementwise-chain or pooling fusion",
-		Passes: []string{"cleanup", "eliminate-cast-ort", "eliminate-noop-ort", "eliminate-common-ort", "fold-constants", "fold-bn", "fold-pad-ort", "fuse-layernorm-ort", "fuse-rmsnorm-ort", "fuse-gelu-ort",
+		Passes: []string{"cleanup-ort", "eliminate-cast-ort", "eliminate-noop-ort", "eliminate-common-ort", "fold-constants", "fold-bn", "fold-pad-ort", "fuse-layernorm-ort", "fuse-rmsnorm-ort", "fuse-gelu-ort",
 			"fuse-bias-softmax", "fuse-quickgelu-ort", "fuse-slice-split-ort", "fold-conv-add", "fuse-gemm-bias-ort", "fuse-bias-gelu-ort", "fuse-matmul-scale", "fuse-skip-layernorm-ort"}},
 }
 
