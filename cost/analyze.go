@@ -1643,6 +1643,13 @@ func (a *analyzer) keepsNCHW() bool {
 // node). A fused plan named under such a runtime (--plan fused
 // --runtime graph) prices TensorRT's, Inductor's or onnxruntime's
 // kernels, which carry none of ATen's latencies.
+func (a *analyzer) eagerPlan() bool {
+	if a.runtime == nil || a.runtime.Plan != "eager" {
+		return false
+	}
+	return a.opt.Plan == "" || a.opt.Plan == "eager" || a.opt.Plan == "unfused"
+}
+
 // ortRuns reports whether onnxruntime executes the graph. Its
 // optimizer keeps a Transpose that moves only dims of size 1 (1.23.2's
 // saved graphs at every level, shapes static or symbolic), and its CUDA
@@ -1650,13 +1657,6 @@ func (a *analyzer) keepsNCHW() bool {
 // cudaMemcpyAsync (core/providers/cuda/tensor/transpose.cc, DoTranspose:
 // new_rank <= 1): a kernel's bytes, where PyTorch has a view.
 func (a *analyzer) ortRuns() bool { return a.runtime != nil && a.runtime.Plan == "onnxruntime" }
-
-func (a *analyzer) eagerPlan() bool {
-	if a.runtime == nil || a.runtime.Plan != "eager" {
-		return false
-	}
-	return a.opt.Plan == "" || a.opt.Plan == "eager" || a.opt.Plan == "unfused"
-}
 
 // ATenRowOp reports whether PyTorch runs a standard op of opType in one of
 // ATen's reduction or row kernels, whose combining tree adds a fixed
