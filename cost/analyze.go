@@ -599,6 +599,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		k.MaxPoolOutputs = a.eagerMaxPoolOutputs(n)
 		k.ChannelsLastCatElements = a.eagerChannelsLastCatElements(n)
 		k.TransposedB = est.Class == perf.ClassGEMM && a.transposedB(n)
+		k.BiasPass = est.Class == perf.ClassGEMM && a.ortRuns() && gemmWithC(n)
 		// The node's own GEMM, before a library's algorithm replaces
 		// it: cuDNN's Winograd choice changes with batch, the shape a
 		// calibration keys by must not.

@@ -64,3 +64,12 @@ func (a *analyzer) moduleWeight(v *ir.Value) bool {
 	}
 	return v != nil && v.IsInitializer && (a.model == nil || a.model.Graph == nil || !slices.Contains(a.model.Graph.Inputs, v))
 }
+
+// gemmWithC reports whether n is a Gemm that adds its C input (ONNX's
+// Gemm, or the plan's fused Gemm with a bias), which onnxruntime's CUDA
+// provider writes into the output before the product
+// (perf.Kernel.BiasPass).
+func gemmWithC(n *ir.Node) bool {
+	gemm := n.Domain == "" && n.OpType == "Gemm" || ir.IsFused(n, ir.OpFusedGemm)
+	return gemm && n.In(2) != nil && n.AttrFloat("beta", 1) != 0
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/costtest"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -84,5 +85,51 @@ func TestTransposedBByRuntime(t *testing.T) {
 	half := Options{Runtime: rt, DType: "fp16"}
 	if a, b := productS(product(t, builds["MatMul over a weight"]).analyze(half)), productS(product(t, builds["MatMul over an argument"]).analyze(half)); a != b {
 		t.Errorf("fp16 under pytorch: TN %.4g s, NN %.4g s, want equal", a, b)
+	}
+}
+
+// TestORTGemmBiasPass: onnxruntime's CUDA Gemm writes C into the output
+// with a cuBLAS call of its own and runs the product onto it (beta = 1):
+// under onnxruntime a Gemm with C is the same product as without it, as
+// a plain cuBLAS call (no epilogue of its own), plus one helper kernel
+// that writes the output once; every other runtime runs one kernel.
+func TestORTGemmBiasPass(t *testing.T) {
+	const m, kn = 256, 768
+	build := func(t *testing.T, withC bool) *builder {
+		b := newBuilder(t)
+		ins := []*ir.Value{b.Input("x", m, kn), b.Weight("w", kn, kn)}
+		if withC {
+			ins = append(ins, b.Weight("c", kn))
+		}
+		y := b.Val("y", ir.Float32, m, kn)
+		b.Node("Gemm", ins, []*ir.Value{y}, ir.IntAttr("transB", 1))
+		b.G.AddOutput(y)
+		return b
+	}
+	for _, name := range []string{"onnxruntime", "tensorrt", "graph"} {
+		rt, err := hwdb.LookupRuntime(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt := Options{Runtime: rt}
+		bare, withC := build(t, false).analyze(opt).Nodes[0], build(t, true).analyze(opt).Nodes[0]
+		helpers := 0.0
+		if name == "onnxruntime" {
+			helpers = 1
+		}
+		if withC.Launches != 1+helpers || withC.HelperLaunches != helpers {
+			t.Errorf("%s: a Gemm with C runs %v kernels (%v helpers), want %v (%v)", name, withC.Launches, withC.HelperLaunches, 1+helpers, helpers)
+		}
+		if name != "onnxruntime" {
+			continue
+		}
+		pass := perf.EstimateKernel(costtest.GPU(), perf.Kernel{Class: perf.ClassElementwise, Bytes: m * kn * 4, WorkingSet: m * kn * 4,
+			Precision: hwdb.FP32, ElemBytes: 4, Launches: 1}, perf.Options{Params: perf.DefaultParams(), Setting: perf.InPlan, Runtime: rt}).TimeS
+		if got := withC.RampS - bare.RampS; math.Abs(got-pass) > 1e-12 {
+			t.Errorf("onnxruntime: the bias pass adds %.4g s of ramp, want the output pass's %.4g s", got, pass)
+		}
+		if withC.ComputeS < bare.ComputeS || withC.ComputeS > bare.ComputeS*1.001 {
+			t.Errorf("onnxruntime: the product with C %.4g s of main loop, without %.4g s: want the same plain product", withC.ComputeS, bare.ComputeS)
+		}
 	}
 }

@@ -199,16 +199,25 @@ func (a *analyzer) planOptions() perf.Options {
 
 // libraryHelpers counts, among a GEMM node's launches, the kernels its
 // library launches around the one the time model plans for it
-// (perf.GEMMPlan.Helpers: cuBLAS's largek zeroing and epilogue), whose
-// time the plan already holds. They are issued inside the library call:
+// (perf.GEMMPlan.Helpers: cuBLAS's largek zeroing and epilogue;
+// onnxruntime's bias pass), whose time the kernel's already holds. They are issued inside the library call:
 // no host time of their own (report.NodeHosts).
 func (a *analyzer) libraryHelpers(nc *report.NodeCost, est *NodeEstimate, k perf.Kernel) {
-	pl, ok := perf.ChooseGEMM(a.gpu, k, a.planOptions())
-	if !ok || pl.Helpers <= 0 {
+	var n int64
+	if pl, ok := perf.ChooseGEMM(a.gpu, k, a.planOptions()); ok {
+		n = pl.Helpers
+	}
+	if k.BiasPass {
+		// onnxruntime's bias pass, a second cuBLAS call of the Gemm
+		// kernel's (perf.Kernel.BiasPass), whose host work the node's
+		// dispatch holds.
+		n++
+	}
+	if n <= 0 {
 		return
 	}
-	est.Launches += float64(pl.Helpers)
+	est.Launches += float64(n)
 	nc.Launches = est.Launches
-	nc.LibraryLaunches += float64(pl.Helpers)
-	nc.HelperLaunches += float64(pl.Helpers)
+	nc.LibraryLaunches += float64(n)
+	nc.HelperLaunches += float64(n)
 }

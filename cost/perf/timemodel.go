@@ -300,6 +300,12 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 		// FLOPs (a float64) still counts all of it.
 		t.ComputeS = max(t.ComputeS, k.FLOPs/(peak*pathEff(k.Precision, p)*classEff(k.Class, p)))
 	}
+	if k.BiasPass && isGEMMClass(k.Class) {
+		// A kernel of its own before the product, in series: a fixed
+		// part of the node's time that no efficiency of the product's
+		// changes, as a ramp is.
+		t.RampS += biasPassS(g, k, o)
+	}
 	var hostFill float64
 	if k.M > 0 && k.N > 0 && k.K > 0 && (isGEMMClass(k.Class) || k.Class == ClassRNN) {
 		t.LatencyS = fillS(launch, p, InPlan)
@@ -1623,6 +1629,10 @@ func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 	if lib.cudnnIMMA = ReformatsFilter(g, k, o); lib.cudnnIMMA {
 		lib.reformatS = filterReformatS(g, k, o)
 	}
+	if k.BiasPass {
+		// The bias went in before the call: a plain cuBLAS product.
+		lib.epilogue = false
+	}
 	if epilogueUnsplit(g, real, lib, k, o) {
 		lib.splitK = false
 	}
@@ -1891,6 +1901,17 @@ func largeKHelpers(g *hwdb.GPU, k Kernel, o Options) (int64, float64) {
 		n, s = n+1, s+EstimateKernel(g, epi, helperOptions(o)).TimeS
 	}
 	return n, s
+}
+
+// biasPassS is the time, gap included, of the call that writes product
+// k's bias into its output before the product (Kernel.BiasPass):
+// onnxruntime's CUDA Gemm broadcasts a C of [N] or [1, N] with a K = 1
+// cuBLAS product, copies an [M, N] one, fills a scalar with cublasCopy,
+// and then calls the GEMM with beta = 1 (core/providers/cuda/math/gemm.cc,
+// ComputeDefault): each pass writes the output once, priced as the
+// elementwise kernel that does.
+func biasPassS(g *hwdb.GPU, k Kernel, o Options) float64 {
+	return outputPassS(g, k, o, max(k.ElemBytes, 1))
 }
 
 // outputPassS is the time, gap included, of a library's helper kernel
