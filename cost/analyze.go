@@ -599,7 +599,6 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		k.MaxPoolOutputs = a.eagerMaxPoolOutputs(n)
 		k.ChannelsLastCatElements = a.eagerChannelsLastCatElements(n)
 		k.TransposedB = est.Class == perf.ClassGEMM && a.transposedB(n)
-		k.BiasPass = est.Class == perf.ClassGEMM && a.ortRuns() && gemmWithC(n)
 		// The node's own GEMM, before a library's algorithm replaces
 		// it: cuDNN's Winograd choice changes with batch, the shape a
 		// calibration keys by must not.
@@ -607,6 +606,9 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		k = a.libraryWinograd(n, &est, k)
 		k = a.libraryFFT(n, &est, k)
 		k = a.nativeDepthwise(nc, n, &est, k)
+		// After the library's algorithm: the bias pass is the runtime's,
+		// whichever kernel cuDNN runs.
+		k.BiasPass = a.ortRuns() && (est.Class == perf.ClassGEMM && gemmWithC(n) || convClass(k.Class) && convWithBias(n))
 		split := a.tp != nil && est.Class.GEMMLike() && depth == 0
 		if split {
 			a.tp.shardKernel(&k)

@@ -3,6 +3,7 @@ package cost
 import (
 	"slices"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -68,8 +69,17 @@ func (a *analyzer) moduleWeight(v *ir.Value) bool {
 // gemmWithC reports whether n is a Gemm that adds its C input (ONNX's
 // Gemm, or the plan's fused Gemm with a bias), which onnxruntime's CUDA
 // provider writes into the output before the product
-// (perf.Kernel.BiasPass).
+// (perf.Kernel.BiasPass). convWithBias is the same for a convolution with
+// a bias, which it adds after the convolution.
 func gemmWithC(n *ir.Node) bool {
 	gemm := n.Domain == "" && n.OpType == "Gemm" || ir.IsFused(n, ir.OpFusedGemm)
 	return gemm && n.In(2) != nil && n.AttrFloat("beta", 1) != 0
 }
+
+func convWithBias(n *ir.Node) bool {
+	conv := n.Domain == "" && (n.OpType == "Conv" || n.OpType == "ConvTranspose") || ir.IsFused(n, ir.OpFusedConv)
+	return conv && n.In(2) != nil
+}
+
+// convClass reports whether c is a convolution's kernel class.
+func convClass(c perf.KernelClass) bool { return c == perf.ClassConv || c == perf.ClassWinograd }

@@ -133,3 +133,45 @@ func TestORTGemmBiasPass(t *testing.T) {
 		}
 	}
 }
+
+// TestORTConvBiasPass: onnxruntime's CUDA Conv adds its bias after the
+// convolution with cudnnAddTensor (its provider's fuse_conv_bias off by
+// default): under onnxruntime a convolution with a bias is two kernels,
+// the second reading the output and writing it back; one elsewhere.
+func TestORTConvBiasPass(t *testing.T) {
+	build := func(t *testing.T, withBias bool) *builder {
+		b := newBuilder(t)
+		ins := []*ir.Value{b.Input("x", 1, 64, 56, 56), b.Weight("w", 64, 64, 1, 1)}
+		if withBias {
+			ins = append(ins, b.Weight("b", 64))
+		}
+		y := b.Val("y", ir.Float32, 1, 64, 56, 56)
+		b.Node("Conv", ins, []*ir.Value{y})
+		b.G.AddOutput(y)
+		return b
+	}
+	for _, name := range []string{"onnxruntime", "tensorrt", "pytorch-compile"} {
+		rt, err := hwdb.LookupRuntime(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt := Options{Runtime: rt, Plan: "unfused"}
+		bare, withB := build(t, false).analyze(opt).Nodes[0], build(t, true).analyze(opt).Nodes[0]
+		want := 0.0
+		if name == "onnxruntime" {
+			want = 1
+		}
+		if withB.HelperLaunches != want || withB.Launches-bare.Launches != want {
+			t.Errorf("%s: a convolution with a bias runs %v kernels (%v helpers), without %v; want %v more", name, withB.Launches, withB.HelperLaunches, bare.Launches, want)
+		}
+		if name != "onnxruntime" {
+			continue
+		}
+		const out = 64 * 56 * 56 * 4
+		pass := perf.EstimateKernel(costtest.GPU(), perf.Kernel{Class: perf.ClassElementwise, FLOPs: out / 4, Bytes: 2 * out, WorkingSet: 2 * out,
+			Precision: hwdb.FP32, ElemBytes: 4, Launches: 1}, perf.Options{Params: perf.DefaultParams(), Setting: perf.InPlan, Runtime: rt}).TimeS
+		if got := withB.RampS - bare.RampS; math.Abs(got-pass) > 1e-12 {
+			t.Errorf("onnxruntime: the bias add adds %.4g s of ramp, want the output pass's %.4g s", got, pass)
+		}
+	}
+}

@@ -190,11 +190,12 @@ type Kernel struct {
 	// Gemm's with transB. cuBLAS's CUDA-core kernels run that layout
 	// slower than A·B (TransposedBCost); its tensor-core ones do not.
 	TransposedB bool
-	// BiasPass marks a product whose runtime writes its bias (C) into the
-	// output with a library call of its own and then runs the product
-	// onto it with beta = 1: onnxruntime's CUDA Gemm (biasPassS). One more
-	// kernel, in series, and a plain cuBLAS product with no cuBLASLt
-	// epilogue (gemmLib.epilogue false).
+	// BiasPass marks a product or convolution whose runtime adds its
+	// bias with a library call of its own (biasPassS): onnxruntime's CUDA
+	// Gemm writes C into the output first and runs the product onto it
+	// with beta = 1, a plain cuBLAS product with no cuBLASLt epilogue
+	// (gemmLib.epilogue false); its Conv adds the bias to the output
+	// after the convolution (cudnnAddTensor). One more kernel, in series.
 	BiasPass bool
 	// ReduceTree marks a reduction PyTorch runs in its reduce_kernel,
 	// whose block and cross-block combining add a fixed latency (aten.go).
