@@ -608,7 +608,7 @@ func (a *analyzer) node(nc *report.NodeCost, n *ir.Node, g *ir.Graph, depth int)
 		k = a.nativeDepthwise(nc, n, &est, k)
 		// After the library's algorithm: the bias pass is the runtime's,
 		// whichever kernel cuDNN runs.
-		k.BiasPass = a.ortRuns() && (est.Class == perf.ClassGEMM && gemmWithC(n) || convClass(k.Class) && convWithBias(n))
+		k.BiasPassBytes = a.ortBiasPassBytes(n, est.Class)
 		split := a.tp != nil && est.Class.GEMMLike() && depth == 0
 		if split {
 			a.tp.shardKernel(&k)

@@ -66,20 +66,33 @@ func (a *analyzer) moduleWeight(v *ir.Value) bool {
 	return v != nil && v.IsInitializer && (a.model == nil || a.model.Graph == nil || !slices.Contains(a.model.Graph.Inputs, v))
 }
 
-// gemmWithC reports whether n is a Gemm that adds its C input (ONNX's
-// Gemm, or the plan's fused Gemm with a bias), which onnxruntime's CUDA
-// provider writes into the output before the product
-// (perf.Kernel.BiasPass). convWithBias is the same for a convolution with
-// a bias, which it adds after the convolution.
+// ortBiasPassBytes are the bytes onnxruntime's CUDA provider moves
+// adding node n's bias with a call of its own (perf.Kernel.BiasPassBytes):
+// a Gemm's C written into the output before the product, a
+// convolution's bias added to its output after it (whichever algorithm
+// cuDNN runs it with); 0 for any other node, and under any other runtime.
+// A tensor-parallel shard's pass is priced whole.
+func (a *analyzer) ortBiasPassBytes(n *ir.Node, cl perf.KernelClass) float64 {
+	switch {
+	case !a.ortRuns():
+		return 0
+	case cl == perf.ClassGEMM && gemmWithC(n):
+		return a.outBytes(n)
+	case convWithBias(n):
+		return 2 * a.outBytes(n)
+	}
+	return 0
+}
+
+// gemmWithC reports whether n is a Gemm that adds its C input: ONNX's
+// Gemm, or the plan's fused Gemm with a bias.
 func gemmWithC(n *ir.Node) bool {
 	gemm := n.Domain == "" && n.OpType == "Gemm" || ir.IsFused(n, ir.OpFusedGemm)
 	return gemm && n.In(2) != nil && n.AttrFloat("beta", 1) != 0
 }
 
+// convWithBias reports whether n is a convolution with a bias input.
 func convWithBias(n *ir.Node) bool {
 	conv := n.Domain == "" && (n.OpType == "Conv" || n.OpType == "ConvTranspose") || ir.IsFused(n, ir.OpFusedConv)
 	return conv && n.In(2) != nil
 }
-
-// convClass reports whether c is a convolution's kernel class.
-func convClass(c perf.KernelClass) bool { return c == perf.ClassConv || c == perf.ClassWinograd }

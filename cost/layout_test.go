@@ -137,16 +137,27 @@ func TestORTGemmBiasPass(t *testing.T) {
 // TestORTConvBiasPass: onnxruntime's CUDA Conv adds its bias after the
 // convolution with cudnnAddTensor (its provider's fuse_conv_bias off by
 // default): under onnxruntime a convolution with a bias is two kernels,
-// the second reading the output and writing it back; one elsewhere.
+// the second reading the output and writing it back, whichever algorithm
+// cuDNN runs (a 3×3 one may be Winograd, whose kernel's M×N is not the
+// output's: on a V100 it is); one kernel elsewhere.
 func TestORTConvBiasPass(t *testing.T) {
-	build := func(t *testing.T, withBias bool) *builder {
+	gpu := testGPU(t, "V100-SXM2-16GB")
+	price := func(b *builder, opt Options) report.NodeCost {
+		r, err := Analyze(b.G, b.M, gpu, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Nodes[0]
+	}
+	build := func(t *testing.T, r int64, withBias bool) *builder {
 		b := newBuilder(t)
-		ins := []*ir.Value{b.Input("x", 1, 64, 56, 56), b.Weight("w", 64, 64, 1, 1)}
+		ins := []*ir.Value{b.Input("x", 1, 64, 56, 56), b.Weight("w", 64, 64, r, r)}
 		if withBias {
 			ins = append(ins, b.Weight("b", 64))
 		}
 		y := b.Val("y", ir.Float32, 1, 64, 56, 56)
-		b.Node("Conv", ins, []*ir.Value{y})
+		p := (r - 1) / 2
+		b.Node("Conv", ins, []*ir.Value{y}, ir.IntsAttr("pads", p, p, p, p))
 		b.G.AddOutput(y)
 		return b
 	}
@@ -156,22 +167,27 @@ func TestORTConvBiasPass(t *testing.T) {
 			t.Fatal(err)
 		}
 		opt := Options{Runtime: rt, Plan: "unfused"}
-		bare, withB := build(t, false).analyze(opt).Nodes[0], build(t, true).analyze(opt).Nodes[0]
-		want := 0.0
-		if name == "onnxruntime" {
-			want = 1
-		}
-		if withB.HelperLaunches != want || withB.Launches-bare.Launches != want {
-			t.Errorf("%s: a convolution with a bias runs %v kernels (%v helpers), without %v; want %v more", name, withB.Launches, withB.HelperLaunches, bare.Launches, want)
-		}
-		if name != "onnxruntime" {
-			continue
-		}
-		const out = 64 * 56 * 56 * 4
-		pass := perf.EstimateKernel(costtest.GPU(), perf.Kernel{Class: perf.ClassElementwise, FLOPs: out / 4, Bytes: 2 * out, WorkingSet: 2 * out,
-			Precision: hwdb.FP32, ElemBytes: 4, Launches: 1}, perf.Options{Params: perf.DefaultParams(), Setting: perf.InPlan, Runtime: rt}).TimeS
-		if got := withB.RampS - bare.RampS; math.Abs(got-pass) > 1e-12 {
-			t.Errorf("onnxruntime: the bias add adds %.4g s of ramp, want the output pass's %.4g s", got, pass)
+		for _, r := range []int64{1, 3} {
+			bare, withB := price(build(t, r, false), opt), price(build(t, r, true), opt)
+			if r == 3 && name == "onnxruntime" && withB.KernelClass != string(perf.ClassWinograd) {
+				t.Errorf("onnxruntime, 3×3 on %s: priced as %s, want cuDNN's Winograd (the case this checks)", gpu.Name, withB.KernelClass)
+			}
+			want := 0.0
+			if name == "onnxruntime" {
+				want = 1
+			}
+			if withB.HelperLaunches != want || withB.Launches-bare.Launches != want {
+				t.Errorf("%s, %d×%d (%s): a convolution with a bias runs %v kernels (%v helpers), without %v; want %v more", name, r, r, withB.KernelClass, withB.Launches, withB.HelperLaunches, bare.Launches, want)
+			}
+			if name != "onnxruntime" {
+				continue
+			}
+			const out = 64 * 56 * 56 * 4
+			pass := perf.EstimateKernel(gpu, perf.Kernel{Class: perf.ClassElementwise, Bytes: 2 * out, WorkingSet: 2 * out,
+				Precision: hwdb.FP32, ElemBytes: 4, Launches: 1}, perf.Options{Params: perf.DefaultParams(), Setting: perf.InPlan, Runtime: rt}).TimeS
+			if got := withB.RampS - bare.RampS; math.Abs(got-pass) > 1e-12 {
+				t.Errorf("onnxruntime, %d×%d (%s): the bias add adds %.4g s of ramp, want the output pass's %.4g s", r, r, withB.KernelClass, got, pass)
+			}
 		}
 	}
 }

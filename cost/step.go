@@ -197,21 +197,19 @@ func (a *analyzer) planOptions() perf.Options {
 	return po
 }
 
-// libraryHelpers counts, among a GEMM node's launches, the kernels its
-// library launches around the one the time model plans for it
-// (perf.GEMMPlan.Helpers: cuBLAS's largek zeroing and epilogue;
-// onnxruntime's bias pass), whose time the kernel's already holds. They are issued inside the library call:
+// libraryHelpers counts, among a GEMM-like node's launches, the kernels
+// its library launches around the one the time model plans for it
+// (perf.GEMMPlan.Helpers: cuBLAS's largek zeroing and epilogue) and
+// onnxruntime's bias pass (perf.Kernel.BiasPassBytes), whose time the
+// kernel's already holds. They are issued inside the node's own call:
 // no host time of their own (report.NodeHosts).
 func (a *analyzer) libraryHelpers(nc *report.NodeCost, est *NodeEstimate, k perf.Kernel) {
 	var n int64
 	if pl, ok := perf.ChooseGEMM(a.gpu, k, a.planOptions()); ok {
 		n = pl.Helpers
 	}
-	if k.BiasPass {
-		// onnxruntime's bias pass, a second cuBLAS call of the Gemm
-		// kernel's (perf.Kernel.BiasPass), whose host work the node's
-		// dispatch holds.
-		n++
+	if k.BiasPassBytes > 0 {
+		n++ // its host work is in the node's dispatch
 	}
 	if n <= 0 {
 		return

@@ -190,13 +190,15 @@ type Kernel struct {
 	// Gemm's with transB. cuBLAS's CUDA-core kernels run that layout
 	// slower than A·B (TransposedBCost); its tensor-core ones do not.
 	TransposedB bool
-	// BiasPass marks a product or convolution whose runtime adds its
-	// bias with a library call of its own (biasPassS): onnxruntime's CUDA
-	// Gemm writes C into the output first and runs the product onto it
-	// with beta = 1, a plain cuBLAS product with no cuBLASLt epilogue
-	// (gemmLib.epilogue false); its Conv adds the bias to the output
-	// after the convolution (cudnnAddTensor). One more kernel, in series.
-	BiasPass bool
+	// BiasPassBytes are the bytes a call of the runtime's own moves to add
+	// the kernel's bias (biasPassS), 0 where the kernel adds it itself:
+	// onnxruntime's CUDA Gemm writes C into the output first (the
+	// output's bytes) and runs the product onto it with beta = 1, a plain
+	// cuBLAS product with no cuBLASLt epilogue (gemmLib.epilogue false);
+	// its Conv adds the bias to the output after the convolution
+	// (cudnnAddTensor: twice the output's bytes). One more kernel, in
+	// series.
+	BiasPassBytes float64
 	// ReduceTree marks a reduction PyTorch runs in its reduce_kernel,
 	// whose block and cross-block combining add a fixed latency (aten.go).
 	ReduceTree bool

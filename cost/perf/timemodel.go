@@ -300,7 +300,7 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 		// FLOPs (a float64) still counts all of it.
 		t.ComputeS = max(t.ComputeS, k.FLOPs/(peak*pathEff(k.Precision, p)*classEff(k.Class, p)))
 	}
-	if k.BiasPass && isGEMMClass(k.Class) {
+	if k.BiasPassBytes > 0 {
 		// A kernel of its own before the product, in series: a fixed
 		// part of the node's time that no efficiency of the product's
 		// changes, as a ramp is.
@@ -1629,8 +1629,8 @@ func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 	if lib.cudnnIMMA = ReformatsFilter(g, k, o); lib.cudnnIMMA {
 		lib.reformatS = filterReformatS(g, k, o)
 	}
-	if k.BiasPass && k.Class == ClassGEMM {
-		// The bias went in before the call: a plain cuBLAS product.
+	if k.BiasPassBytes > 0 {
+		// The runtime adds the bias itself: a plain library call.
 		lib.epilogue = false
 	}
 	if epilogueUnsplit(g, real, lib, k, o) {
@@ -1904,25 +1904,21 @@ func largeKHelpers(g *hwdb.GPU, k Kernel, o Options) (int64, float64) {
 }
 
 // biasPassS is the time, gap included, of the call that adds kernel k's
-// bias (Kernel.BiasPass). onnxruntime's CUDA Gemm broadcasts a C of [N]
-// or [1, N] into the output with a K = 1 cuBLAS product (copies an
-// [M, N] one, fills a scalar with cublasCopy) and then calls the GEMM
-// with beta = 1 (core/providers/cuda/math/gemm.cc, ComputeDefault): a
-// pass that writes the output once. Its Conv, whose cuDNN-frontend graph
-// takes the bias only when the provider's fuse_conv_bias option is set
-// (off by default) or the node is a FusedConv, which its CUDA provider
-// no longer makes, adds it after the convolution with cudnnAddTensor
+// bias (Kernel.BiasPassBytes), priced as the elementwise kernel it is.
+// onnxruntime's CUDA Gemm broadcasts a C of [N] or [1, N] into the
+// output with a K = 1 cuBLAS product (copies an [M, N] one, fills a
+// scalar with cublasCopy) and then calls the GEMM with beta = 1
+// (core/providers/cuda/math/gemm.cc, ComputeDefault): a pass that writes
+// the output once. Its Conv, whose cuDNN-frontend graph takes the bias
+// only when the provider's fuse_conv_bias option is set (off by default)
+// or the node is a FusedConv, which its CUDA provider no longer makes,
+// adds it after the convolution with cudnnAddTensor
 // (core/providers/cuda/nn/conv.cc, ComputeInternal): a pass that reads
-// the output and writes it back. Each is priced as the elementwise
-// kernel it is.
+// the output and writes it back.
 func biasPassS(g *hwdb.GPU, k Kernel, o Options) float64 {
 	eb := max(k.ElemBytes, 1)
-	if k.Class == ClassGEMM {
-		return outputPassS(g, k, o, eb)
-	}
-	out := float64(k.M) * float64(k.N) * float64(max(k.Batch, 1)) * eb
-	add := Kernel{Class: ClassElementwise, FLOPs: out / eb, Bytes: 2 * out, WorkingSet: 2 * out, Precision: hwdb.FP32, ElemBytes: eb, Launches: 1}
-	return EstimateKernel(g, add, helperOptions(o)).TimeS
+	pass := Kernel{Class: ClassElementwise, Bytes: k.BiasPassBytes, WorkingSet: k.BiasPassBytes, Precision: hwdb.FP32, ElemBytes: eb, Launches: 1}
+	return EstimateKernel(g, pass, helperOptions(o)).TimeS
 }
 
 // outputPassS is the time, gap included, of a library's helper kernel
