@@ -107,10 +107,7 @@ func TestORTGemmBiasPass(t *testing.T) {
 		return b
 	}
 	for _, name := range []string{"onnxruntime", "tensorrt", "graph"} {
-		rt, err := hwdb.LookupRuntime(name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rt := testRuntime(t, name)
 		opt := Options{Runtime: rt}
 		bare, withC := build(t, false).analyze(opt).Nodes[0], build(t, true).analyze(opt).Nodes[0]
 		helpers := 0.0
@@ -124,7 +121,7 @@ func TestORTGemmBiasPass(t *testing.T) {
 			continue
 		}
 		pass := perf.EstimateKernel(costtest.GPU(), perf.Kernel{Class: perf.ClassElementwise, Bytes: m * kn * 4, WorkingSet: m * kn * 4,
-			Precision: hwdb.FP32, ElemBytes: 4, Launches: 1}, perf.Options{Params: perf.DefaultParams(), Setting: perf.InPlan, Runtime: rt}).TimeS
+			Precision: hwdb.FP32, ElemBytes: 4, Launches: 1}, planOptionsUnder(rt)).TimeS
 		if got := withC.RampS - bare.RampS; math.Abs(got-pass) > 1e-12 {
 			t.Errorf("onnxruntime: the bias pass adds %.4g s of ramp, want the output pass's %.4g s", got, pass)
 		}
@@ -162,10 +159,7 @@ func TestORTConvBiasPass(t *testing.T) {
 		return b
 	}
 	for _, name := range []string{"onnxruntime", "tensorrt", "pytorch-compile"} {
-		rt, err := hwdb.LookupRuntime(name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rt := testRuntime(t, name)
 		opt := Options{Runtime: rt, Plan: "unfused"}
 		for _, r := range []int64{1, 3} {
 			bare, withB := price(build(t, r, false), opt), price(build(t, r, true), opt)
@@ -184,10 +178,18 @@ func TestORTConvBiasPass(t *testing.T) {
 			}
 			const out = 64 * 56 * 56 * 4
 			pass := perf.EstimateKernel(gpu, perf.Kernel{Class: perf.ClassElementwise, Bytes: 2 * out, WorkingSet: 2 * out,
-				Precision: hwdb.FP32, ElemBytes: 4, Launches: 1}, perf.Options{Params: perf.DefaultParams(), Setting: perf.InPlan, Runtime: rt}).TimeS
+				Precision: hwdb.FP32, ElemBytes: 4, Launches: 1}, planOptionsUnder(rt)).TimeS
 			if got := withB.RampS - bare.RampS; math.Abs(got-pass) > 1e-12 {
 				t.Errorf("onnxruntime, %d×%d (%s): the bias add adds %.4g s of ramp, want the output pass's %.4g s", r, r, withB.KernelClass, got, pass)
 			}
 		}
 	}
+}
+
+// planOptionsUnder are the options Analyze prices a node's helper kernels
+// with under runtime rt.
+func planOptionsUnder(rt *hwdb.Runtime) perf.Options {
+	po := perf.PlanOptions()
+	po.Runtime = rt
+	return po
 }

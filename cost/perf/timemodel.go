@@ -1619,7 +1619,9 @@ func hasEpilogue(k Kernel) bool { return k.FLOPs-k.DequantFLOPs > productFLOPs(k
 // g.
 func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 	conv := k.Class == ClassConv
-	lib := gemmLib{splitK: splitsK(k, o), complex: k.Complex, epilogue: hasEpilogue(k),
+	// A bias the runtime adds with a call of its own (BiasPassBytes) is
+	// no epilogue of the library's: a plain call.
+	lib := gemmLib{splitK: splitsK(k, o), complex: k.Complex, epilogue: hasEpilogue(k) && !(k.BiasPassBytes > 0),
 		wgrad: k.Grad == GradWeight, pixelRows: conv && k.Grad != GradWeight, pixelK: conv && k.Grad == GradWeight,
 		product: k.Class == ClassGEMM, alone: o.Setting == Isolated,
 		fwdConv: (conv || k.Class == ClassWinograd) && k.Grad == ""}
@@ -1628,10 +1630,6 @@ func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 	lib.cudnnDP4A = cudnnDP4AKernels(g, real, k) && callsCuDNN(o.Runtime)
 	if lib.cudnnIMMA = ReformatsFilter(g, k, o); lib.cudnnIMMA {
 		lib.reformatS = filterReformatS(g, k, o)
-	}
-	if k.BiasPassBytes > 0 {
-		// The runtime adds the bias itself: a plain library call.
-		lib.epilogue = false
 	}
 	if epilogueUnsplit(g, real, lib, k, o) {
 		lib.splitK = false
