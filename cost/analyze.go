@@ -252,7 +252,7 @@ func analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	// overhead); a training step then replaces time_s with the step, whose
 	// kernels are priced on the device alone (host dispatch under training
 	// is not modelled yet).
-	applyRuntime(rep, gpu, rt)
+	applyRuntime(rep, gpu, rt, hostIO(g, rt, opt))
 	if opt.Train != nil {
 		if err := opt.Train.Step(&Forward{a: a, g: g, rep: rep, gc: gc}); err != nil {
 			return nil, err

@@ -26,9 +26,8 @@ func (a *analyzer) sessionCopies(nc *report.NodeCost, n *ir.Node, g *ir.Graph, e
 	if len(up)+len(down) == 0 {
 		return
 	}
-	sizer := RuleCtx{unknown: true}
 	for _, v := range slices.Concat(up, down) {
-		b := sizer.Numel(v) * float64(max(v.DType.Bits(), 8)) / 8
+		b := hostBytes(v)
 		k := perf.Kernel{
 			Class: perf.ClassElementwise, Bytes: 2 * b, WorkingSet: 2 * b,
 			Precision: hwdb.FP32, ElemBytes: 4, Launches: 1, Resident: true, DRAMBytes: 2 * b,

@@ -69,7 +69,7 @@ func pipelineTime(nodes []report.NodeCost) (total, host, device float64) {
 // the per-call overhead and the memory floor, all recorded in the report.
 // A profile with no host dispatch (a graph replay) leaves the device sum
 // as the time, unchanged to the last bit.
-func applyRuntime(rep *report.Report, gpu *hwdb.GPU, rt *hwdb.Runtime) {
+func applyRuntime(rep *report.Report, gpu *hwdb.GPU, rt *hwdb.Runtime, io callIO) {
 	p := perf.DefaultParams()
 	launch := perf.LaunchOverhead(gpu, p)
 	ri := &report.Runtime{
@@ -124,7 +124,20 @@ func applyRuntime(rep *report.Report, gpu *hwdb.GPU, rt *hwdb.Runtime) {
 	ri.HostS, ri.DeviceS = rt.CallS+issue, device
 	ri.KernelS = max(0, device-launchSum(rep.Nodes))
 	ri.HostBound = ri.HostS > finish
-	if total := steadyTime(finish, ri.HostS); total != t.TimeS && total > 0 {
+	copies, warning := io.price(ri, gpu)
+	if warning != "" {
+		rep.Warnings = append(rep.Warnings, warning)
+	}
+	// An output copied back to pageable host memory is waited for, as a
+	// runtime that synchronizes each call waits for its kernels: the
+	// next call's host work cannot overlap this call's device work.
+	ri.SyncEachCall = rt.SyncEachCall > 0 || ri.OutputCopyBytes > 0
+	ri.LatencyS = rt.CallS + finish + copies
+	total := steadyTime(finish, ri.HostS)
+	if ri.SyncEachCall {
+		total = ri.LatencyS
+	}
+	if total != t.TimeS && total > 0 {
 		// GEMM/conv share is of the whole time, idle GPU included; the
 		// GPU draws its idle power while it waits on the host.
 		t.GEMMConvTimeShare *= t.TimeS / total
@@ -149,8 +162,10 @@ func applyRuntime(rep *report.Report, gpu *hwdb.GPU, rt *hwdb.Runtime) {
 		bound = "the host is the bottleneck: the GPU idles"
 	}
 	ri.Notes = append(ri.Notes, fmt.Sprintf("host work per call %s (call_us %s + dispatch) vs device %s: %s; time_s is one call of a back-to-back stream", usText(ri.HostS), usText(rt.CallS), usText(device), bound))
-	ri.LatencyS = rt.CallS + finish
 	ri.Notes = append(ri.Notes, fmt.Sprintf("one call timed alone (wrapper, issue, kernels, synchronize) takes %s (latency_s)", usText(ri.LatencyS)))
+	if ri.SyncEachCall {
+		ri.Notes = append(ri.Notes, "each call waits for its kernels before it returns (sync_each_call): back-to-back calls do not overlap, so time_s is latency_s")
+	}
 	ri.MemoryFloorBytes = rt.MemoryFloor()
 	ri.DeviceMemoryBytes = t.PeakMemoryBytes + ri.MemoryFloorBytes
 	rep.Runtime = ri

@@ -118,6 +118,20 @@ type Runtime struct {
 	// and says so (--dtype tf32 prices the TF32 path).
 	TF32Conv float64 `json:"tf32_conv,omitempty"`
 	TF32GEMM float64 `json:"tf32_gemm,omitempty"`
+	// SyncEachCall is 1 when every call ends by waiting for the device
+	// (onnxruntime's session run synchronizes its providers' streams
+	// unless told not to), so back-to-back calls never overlap: a call
+	// takes its latency, the host's per-call work in series with the
+	// kernels. 0: the host's next call overlaps this call's kernels.
+	SyncEachCall float64 `json:"sync_each_call,omitempty"`
+	// HostIO is 1 when a call's inputs arrive in host memory and its
+	// outputs are returned there (a session run fed host arrays, no IO
+	// binding): each input a GPU kernel reads is copied to the device
+	// before the first kernel and each output the GPU wrote copied back
+	// after the last, over the host link (cost's hostIO). 0: inputs
+	// and outputs stay on the device (a framework's CUDA tensors, bound
+	// buffers, a generation loop's cache).
+	HostIO float64 `json:"host_io,omitempty"`
 
 	// ContextBytes is the CUDA context (driver, loaded kernels);
 	// WorkspaceBytes the library handles and workspaces. Their sum is the
@@ -209,6 +223,8 @@ var rtFigures = func() map[string]rtFigure {
 	add("index_select_gather", "index_select_gather", 1, 1, true, func(r *Runtime) *float64 { return &r.IndexSelectGather })
 	add("tf32_conv", "tf32_conv", 1, 1, true, func(r *Runtime) *float64 { return &r.TF32Conv })
 	add("tf32_gemm", "tf32_gemm", 1, 1, true, func(r *Runtime) *float64 { return &r.TF32GEMM })
+	add("sync_each_call", "sync_each_call", 1, 1, true, func(r *Runtime) *float64 { return &r.SyncEachCall })
+	add("host_io", "host_io", 1, 1, true, func(r *Runtime) *float64 { return &r.HostIO })
 	add("context_mib", "context_bytes", mib, 16384, false, func(r *Runtime) *float64 { return &r.ContextBytes })
 	add("workspace_mib", "workspace_bytes", mib, 16384, true, func(r *Runtime) *float64 { return &r.WorkspaceBytes })
 	return m

@@ -174,6 +174,17 @@ func (s *Session) OnHost(n *Node) bool {
 	return n.AllOutputs(func(o *Value) bool { return s.Host[o] })
 }
 
+// OnDevice reports whether the runtime runs n as GPU kernels: not a
+// Constant or a node the build folds, nor one whose outputs it had
+// ahead or computes on the host. Under a nil session (the runtime sees
+// the graph as bound) every other node runs on the device.
+func (s *Session) OnDevice(n *Node) bool {
+	if (n.Domain == "" && n.OpType == "Constant") || n.BuildTime() {
+		return false
+	}
+	return s == nil || (!n.AllOutputs(s.Ahead) && !s.OnHost(n))
+}
+
 // TypeInfo is a declared type from value_info or a graph input/output.
 type TypeInfo struct {
 	Kind  ValueKind

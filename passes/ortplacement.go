@@ -180,7 +180,7 @@ func ORTCopies(g *ir.Graph, opset int64) {
 	s.Uploads, s.Downloads = map[*ir.Node][]*ir.Value{}, map[*ir.Node][]*ir.Value{}
 	up, down := map[*ir.Value]bool{}, map[*ir.Value]bool{}
 	for _, n := range g.Nodes {
-		if !onDevice(s, n) {
+		if !s.OnDevice(n) {
 			continue
 		}
 		for i, v := range n.Inputs {
@@ -198,13 +198,4 @@ func ORTCopies(g *ir.Graph, opset int64) {
 			}
 		}
 	}
-}
-
-// onDevice reports whether the CUDA provider runs n: not a Constant, and
-// not a node whose outputs it folded or computes on the host.
-func onDevice(s *ir.Session, n *ir.Node) bool {
-	if isOp(n, "Constant") || n.BuildTime() {
-		return false
-	}
-	return !n.AllOutputs(s.Ahead) && !s.OnHost(n)
 }

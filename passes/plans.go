@@ -80,7 +80,7 @@ type Plan struct {
 //     FusedConv is the fuse-conv-act pass, for --passes),
 //     a MatMul with its bias (MatMulAddFusion; GemmActivationFusion is a
 //     CPU-only rule; its CUDA Gemm writes the bias into the output with
-//     a cuBLAS call of its own before the product: perf.Kernel.BiasPass); no generic elementwise-chain fusion and no pooling
+//     a cuBLAS call of its own before the product: perf.Kernel.BiasPassBytes); no generic elementwise-chain fusion and no pooling
 //     fusion. The shape-dependent ones (MatMul+bias, SkipLayerNorm) see
 //     the shapes onnxruntime had when it built the graph, dims symbolic
 //     in the file still symbolic (ORTSession, set by the pipeline):

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/onnxcost/onnxcost/hwdb"
 )
 
 func TestGPUsRuntimes(t *testing.T) {
@@ -15,7 +17,7 @@ func TestGPUsRuntimes(t *testing.T) {
 	}
 	code, out, _ = runCLI(t, "gpus", "runtimes", "--format", "json")
 	var rs []map[string]any
-	if code != 0 || json.Unmarshal([]byte(out), &rs) != nil || len(rs) != 7 {
+	if code != 0 || json.Unmarshal([]byte(out), &rs) != nil || len(rs) != len(hwdb.Runtimes()) {
 		t.Fatalf("gpus runtimes --format json: code %d, %d profiles\n%s", code, len(rs), out)
 	}
 	bad := filepath.Join(t.TempDir(), "rt.yaml")

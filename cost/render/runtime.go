@@ -45,7 +45,14 @@ func RuntimeLine(r *report.Report) string {
 		return fmt.Sprintf("runtime %s · %s · %s · per call %s · memory floor %s (context %s, in the training memory's nvidia-smi view)",
 			rt.Name, gap, host, Seconds(rt.CallS), Bytes(rt.MemoryFloorBytes), Bytes(tr.Memory.RuntimeBytes))
 	}
-	return fmt.Sprintf("runtime %s · %s · %s · per call %s, latency %s · memory floor %s (peak %s + floor = %s)",
-		rt.Name, gap, host, Seconds(rt.CallS), Seconds(rt.LatencyS),
-		Bytes(rt.MemoryFloorBytes), Bytes(peak), Bytes(rt.DeviceMemoryBytes))
+	call := fmt.Sprintf("per call %s", Seconds(rt.CallS))
+	if c := rt.HostCopyS(); c > 0 {
+		call += fmt.Sprintf(" + host copies %s (%s in, %s out)", Seconds(c), Bytes(rt.InputCopyBytes), Bytes(rt.OutputCopyBytes))
+	}
+	call += fmt.Sprintf(", latency %s", Seconds(rt.LatencyS))
+	if rt.SyncEachCall {
+		call += " (each call synchronized: time = latency)"
+	}
+	return fmt.Sprintf("runtime %s · %s · %s · %s · memory floor %s (peak %s + floor = %s)",
+		rt.Name, gap, host, call, Bytes(rt.MemoryFloorBytes), Bytes(peak), Bytes(rt.DeviceMemoryBytes))
 }

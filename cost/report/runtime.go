@@ -58,6 +58,20 @@ type Runtime struct {
 	// timed alone with a synchronize, as a host clock around it sees it.
 	CallS    float64 `json:"call_s"`
 	LatencyS float64 `json:"latency_s"`
+	// SyncEachCall is true when every call waits for its kernels before
+	// it returns (hwdb.Runtime.SyncEachCall, or an output copied back to
+	// host memory): calls never overlap and Totals.TimeS is LatencyS.
+	SyncEachCall bool `json:"sync_each_call,omitempty"`
+	// InputCopyBytes and OutputCopyBytes are what one call copies from
+	// host memory to the device (the graph inputs its kernels read) and
+	// back (the outputs they wrote) when the runtime is fed host arrays
+	// (hwdb.Runtime.HostIO); InputCopyS and OutputCopyS the copies' time
+	// over the host link, before the first kernel and after the last, in
+	// LatencyS and Totals.TimeS.
+	InputCopyBytes  float64 `json:"input_copy_bytes,omitempty"`
+	OutputCopyBytes float64 `json:"output_copy_bytes,omitempty"`
+	InputCopyS      float64 `json:"input_copy_s,omitempty"`
+	OutputCopyS     float64 `json:"output_copy_s,omitempty"`
 	// MemoryFloorBytes is what the runtime holds before any tensor (CUDA
 	// context, library workspaces); DeviceMemoryBytes =
 	// Totals.PeakMemoryBytes + MemoryFloorBytes, what nvidia-smi would show.
@@ -99,3 +113,7 @@ func (n *NodeCost) ScopedName() string {
 	}
 	return n.Module + "/" + n.Name
 }
+
+// HostCopyS is the time one call spends copying its inputs and outputs
+// between host and device memory.
+func (r *Runtime) HostCopyS() float64 { return r.InputCopyS + r.OutputCopyS }
