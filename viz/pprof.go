@@ -270,9 +270,24 @@ func profileSamples(r *report.Report) []profileSample {
 	if tr == nil {
 		// The device's wait on the host per call (Runtime.WaitS), so the
 		// samples add up to time_s.
-		if rt := r.Runtime; rt != nil && rt.WaitS > 1e-12*r.Totals.TimeS {
-			out = append(out, profileSample{names: []string{"idle: waiting on the host's dispatch"}, files: []string{"idle"},
-				timeS: rt.WaitS, bound: "host", op: "idle"})
+		rt := r.Runtime
+		if rt == nil {
+			return out
+		}
+		// The host copies of a call's inputs and outputs are part of
+		// that wait (the device runs no kernel), drawn on their own.
+		for _, c := range hostCopies(rt) {
+			if c.timeS > 1e-12*r.Totals.TimeS {
+				out = append(out, profileSample{names: []string{c.name}, files: []string{"host-copy"}, timeS: c.timeS, bound: "host-link", op: "copy"})
+			}
+		}
+		name := "idle: waiting on the host's dispatch"
+		if rt.SyncEachCall {
+			name = "idle: waiting on the host (its dispatch, the call's fixed work and synchronize)"
+		}
+		if wait := rt.WaitS - rt.HostCopyS(); wait > 1e-12*r.Totals.TimeS {
+			out = append(out, profileSample{names: []string{name}, files: []string{"idle"},
+				timeS: wait, bound: "host", op: "idle"})
 		}
 		return out
 	}

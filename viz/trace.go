@@ -275,6 +275,14 @@ func appendPlanEvents(ev []traceEvent, pid int, r *report.Report, c Ceilings, fl
 		st.trainHost(r, c)
 		return st.ev, st.kernels
 	}
+	if rt := r.Runtime; rt != nil && tr == nil && rt.InputCopyS > 0 {
+		// The inputs' copy comes before the first kernel, the host
+		// blocked on it before it issues any.
+		st.lumped(hostCopies(rt)[0].name, "host-copy", rt.InputCopyS)
+		if host != nil {
+			host.issued, host.finish = rt.InputCopyS, rt.InputCopyS
+		}
+	}
 	phase := st.t
 	var fwd float64
 	for i := range r.Nodes {
@@ -306,8 +314,11 @@ func appendPlanEvents(ev []traceEvent, pid int, r *report.Report, c Ceilings, fl
 		}
 	}
 	if tr == nil {
+		if rt := r.Runtime; rt != nil && rt.OutputCopyS > 0 {
+			st.lumped(hostCopies(rt)[1].name, "host-copy", rt.OutputCopyS)
+		}
 		if host != nil {
-			st.wait("idle: waiting on the host (host-bound)", r.Totals.TimeS*1e6-st.t)
+			st.wait(closingWaitName(r.Runtime), r.Totals.TimeS*1e6-st.t)
 		}
 		return st.ev, st.kernels
 	}
@@ -391,6 +402,32 @@ func (h *hostPipeline) issue(s *stream, n *report.NodeCost) {
 	s.wait("idle: waiting on the host's dispatch", (finish-h.finish-n.TimeS)*1e6)
 	h.finish = finish
 	h.issued += l * dispatch
+}
+
+// hostCopy is one direction of a call's copies between host and device
+// memory (report.Runtime's InputCopyS, OutputCopyS).
+type hostCopy struct {
+	name  string
+	timeS float64
+}
+
+// hostCopies are rt's input and output copies, in that order.
+func hostCopies(rt *report.Runtime) [2]hostCopy {
+	return [2]hostCopy{
+		{"copy inputs from host memory (MemcpyHtoD)", rt.InputCopyS},
+		{"copy outputs to host memory (MemcpyDtoH)", rt.OutputCopyS},
+	}
+}
+
+// closingWaitName names the device's wait on the host that closes a
+// call's stream under rt: a call that waits for its kernels
+// (SyncEachCall) then spends its fixed work (call_s) with the device
+// idle; otherwise the host's issue outlasted the kernels.
+func closingWaitName(rt *report.Runtime) string {
+	if rt.SyncEachCall {
+		return "idle: the call's fixed host work (call_s) and its synchronize"
+	}
+	return "idle: waiting on the host (host-bound)"
 }
 
 // wait draws us microseconds of device idle time as an "idle" X event
@@ -555,6 +592,7 @@ func (s *stream) lumped(name, cat string, timeS float64) {
 // waiting on the host, on the interconnect, or a mix of kernels.
 var lumpedBound = map[string]string{
 	"idle":          "host",
+	"host-copy":     "host-link",
 	"communication": "communication",
 	"recompute":     "mixed",
 	"accumulation":  "mixed",
@@ -610,8 +648,8 @@ type TraceSummary struct {
 	EndUS       float64
 	LaunchGapUS float64
 	// Lumped counts the stream's X events that are not one kernel launch
-	// (category "communication", "recompute", "train-extra" or
-	// "accumulation", see Trace);
+	// (category "communication", "recompute", "train-extra",
+	// "accumulation" or "host-copy", see Trace);
 	// Kernels counts the "kernel" ones, Waits the "idle" ones (the
 	// device waiting on the host under --runtime). BusyUS covers all.
 	Lumped int
@@ -694,7 +732,7 @@ func SummarizeTrace(data []byte) ([]TraceSummary, error) {
 			switch e.Cat {
 			case "idle":
 				s.Waits++
-			case "communication", "recompute", "train-extra", "accumulation":
+			case "communication", "recompute", "train-extra", "accumulation", "host-copy":
 				s.Lumped++
 			default: // "kernel", or a writer that names no category
 				s.Kernels++

@@ -399,3 +399,29 @@ func TestTraceHostBound(t *testing.T) {
 		t.Error("no host slice for the view's call")
 	}
 }
+
+// TestTraceHostCopies: a call fed host arrays (onnxruntime's session run)
+// opens its stream with the inputs' copy, before any kernel or dispatch,
+// and closes it with the outputs' copy and, as each call waits for its
+// kernels, the call's fixed host work: the stream ends at time_s.
+func TestTraceHostCopies(t *testing.T) {
+	r := multiLaunchReport()
+	const in, out, call, dispatch = 20e-6, 3e-6, 30e-6, 1e-7
+	r.Runtime = &report.Runtime{Name: "onnxruntime", DispatchS: dispatch, CallS: call, SyncEachCall: true, InputCopyS: in, OutputCopyS: out}
+	for i := range r.Nodes {
+		r.Nodes[i].HostS = r.Nodes[i].Launches * dispatch
+	}
+	r.Totals.TimeS += call + in + out + dispatch
+	data, s := traceOne(t, r)
+	if want := r.Totals.TimeS * 1e6; math.Abs(s.EndUS-want) > 1e-9*want || s.Lumped != 2 {
+		t.Errorf("stream ends at %v µs with %d lumped slices, want %v µs and the two copies", s.EndUS, s.Lumped, want)
+	}
+	text := string(data)
+	first := strings.Index(text, `"cat":"kernel"`)
+	if i := strings.Index(text, "(MemcpyHtoD)"); i < 0 || i > first || !strings.Contains(text, "(MemcpyDtoH)") {
+		t.Error("no input copy before the first kernel, or no output copy")
+	}
+	if !strings.Contains(text, "fixed host work (call_s)") {
+		t.Error("no closing wait for the call's fixed work")
+	}
+}
