@@ -160,6 +160,7 @@ if grep -q H100 "$out/nvidia-smi.txt"; then
 fi
 step 20 layouts "$py" scripts/measure_gpu.py --layouts --out "$out/layouts.csv"
 step 20 grads "$py" scripts/measure_gpu.py --conv-grads --out "$out/conv_grads.csv"
+step 15 link "$py" scripts/measure_gpu.py --host-link --out "$out/host_link.csv"
 step 30 rnn "$py" scripts/measure_gpu.py --rnn --out "$out/rnn.csv"
 # What calibrate needs is the table and the graph-only models it names;
 # the weights were never written (export_graph_only).

@@ -1326,6 +1326,27 @@ def first_load_rows(quick=False):
                 ms = graph_ms(fn, reps=20, iters=10) if on_gpu() else wall_ms(fn, reps=20, iters=5)
                 yield dict(dtype=dn, n=n, mode=mode, ms="%.5f" % ms)
 
+HOST_LINK_FIELDS = ["direction", "memory", "bytes", "ms"]
+
+
+def host_link_rows(quick=False):
+    """Copies between host and device memory as onnxruntime's session run makes them for inputs
+    and outputs fed as host arrays (a copy, then a synchronize: its gpu_data_transfer.cc), each
+    timed whole on the wall clock: h2d and d2h, to and from pageable memory (a NumPy array's, a
+    default CPU tensor's) and pinned memory, 4 KiB to 256 MiB. onnxcost prices such a copy as a
+    launch plus its bytes at perf.HostLinkShare (0.80) of the GPU's pcie_gbps, the pinned rate:
+    `go run ./scripts/choices -gpu GPU host_link.csv` sets both beside the table."""
+    sizes = (1 << 12, 1 << 20) if quick or not on_gpu() else tuple(1 << s for s in range(12, 29, 2))
+    for n in sizes:
+        for memory in ("pageable", "pinned"):
+            host = torch.empty(n, dtype=torch.uint8, pin_memory=memory == "pinned" and on_gpu())
+            dev = torch.empty(n, dtype=torch.uint8, device=DEV)
+            copies = {"h2d": lambda: (dev.copy_(host), sync()), "d2h": lambda: (host.copy_(dev), sync())}
+            reps = 2 if n >= 1 << 26 else 10
+            for direction, fn in copies.items():
+                yield dict(direction=direction, memory=memory, bytes=n, ms="%.5f" % wall_ms(fn, reps=reps, iters=5))
+
+
 HOST_OP_FIELDS = ["op", "mode", "kernels", "us", "kernel_us"]
 
 
@@ -2040,6 +2061,9 @@ def parse_args():
     ap.add_argument("--host-ops", action="store_true",
                     help="the host's cost per eager call by op kind, functional, as a module call and under "
                          "autocast (op,mode,kernels,us,kernel_us): tiny tensors, so runs are host-bound, instead")
+    ap.add_argument("--host-link", action="store_true",
+                    help="copies between host and device memory, each with a synchronize, pageable and "
+                         "pinned, 4 KiB to 256 MiB (direction,memory,bytes,ms), instead")
     ap.add_argument("--llama-decode", action="store_true",
                     help="LLaMA-7B-shaped decode steps (past 1024) at --batches (default 1,8,32) instead")
     ap.add_argument("--train", action="store_true",
@@ -2077,7 +2101,8 @@ def main():
         (a.power, POWER_FIELDS, power_rows),
         (a.clock_window, CLOCK_WINDOW_FIELDS, clock_window_rows),
         (a.first_load, FIRST_LOAD_FIELDS, first_load_rows),
-        (a.host_ops, HOST_OP_FIELDS, host_op_rows)] if on), None)
+        (a.host_ops, HOST_OP_FIELDS, host_op_rows),
+        (a.host_link, HOST_LINK_FIELDS, host_link_rows)] if on), None)
     if sweep:
         fields, rows = sweep
         f, w = open_table(a.out, fields)

@@ -69,6 +69,12 @@ grep -qx 'op,mode,kernels,us,kernel_us' "$tmp/h.csv" || fail "h.csv header chang
 for row in 'linear,module,1' 'conv2d,autocast,1' 'view,functional,0' 'add,fp16-3d,1' 'softmax,fp16-3d,3' 'bert_layer,block,17' 'bottleneck,block,10'; do
 	grep -q "^$row,[0-9.]*,\$" "$tmp/h.csv" || fail "h.csv: no $row row"
 done
+"$PY" scripts/measure_gpu.py --device cpu --host-link --out "$tmp/hl.csv"
+grep -qx 'direction,memory,bytes,ms' "$tmp/hl.csv" || fail "hl.csv header changed"
+for row in 'h2d,pageable,4096' 'd2h,pinned,1048576'; do
+	grep -q "^$row,[0-9.]*\$" "$tmp/hl.csv" || fail "hl.csv: no $row row"
+done
+go run ./scripts/choices -gpu H100 "$tmp/hl.csv" | grep -q '^h2d pageable ' || fail "choices cannot read hl.csv"
 "$PY" scripts/measure_gpu.py --device cpu --power --out "$tmp/p.csv"
 grep -qx 'op,dtype,shape,ms,power_w,clock_mhz' "$tmp/p.csv" || fail "p.csv header changed"
 grep -q '^Conv,fp32,1x256x14x14x256x3,[0-9.]*,,$' "$tmp/p.csv" || fail "p.csv: no batch-1 convolution row"

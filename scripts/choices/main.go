@@ -7,8 +7,10 @@
 // beside perf.EstimateConvGrad's price, --rnn (cuDNN's LSTM and GRU calls)
 // beside the recurrent layer's price, parted into per call and per step, --power (single kernels' board power and clock)
 // beside the power model's, --host-ops (the host's cost per eager call by
-// op kind) beside the pytorch runtime's dispatch_us and module_us. The
-// table's header says which sweep it is.
+// op kind) beside the pytorch runtime's dispatch_us and module_us,
+// --host-link (copies between host and device memory) beside the price
+// of onnxruntime's input and output copies. The table's header says which
+// sweep it is.
 //
 //	go run ./scripts/choices -gpu H200 gemm_choices.csv
 //	go run ./scripts/choices -gpu H200 linear_choices.csv
@@ -18,6 +20,7 @@
 //	go run ./scripts/choices -gpu H200 rnn.csv
 //	go run ./scripts/choices -gpu H200 power.csv
 //	go run ./scripts/choices -gpu H200 host_ops.csv
+//	go run ./scripts/choices -gpu H200 host_link.csv
 //
 // Priced times are the kernels' in a CUDA-graph replay, their operands
 // not resident in L2 (a first call; the sweeps' back-to-back calls find
@@ -71,6 +74,9 @@ func run(w io.Writer, gpuName string, files []string) error {
 	if recs, err := measured.Read(files[0], hostHeader); err == nil {
 		return hostTable(w, files[0], recs)
 	}
+	if recs, err := measured.Read(files[0], hostLinkHeader); err == nil {
+		return hostLinkTable(w, g, files[0], recs)
+	}
 	if recs, err := measured.Read(files[0], convGradHeader); err == nil {
 		return convGradTable(w, g, files[0], recs)
 	}
@@ -79,7 +85,7 @@ func run(w io.Writer, gpuName string, files []string) error {
 	}
 	recs, err := measured.Read(files[0], convHeader)
 	if err != nil {
-		return fmt.Errorf("%s: not a --gemm-choices, --linear-choices, --layouts, --conv-choices, --conv-grads, --rnn, --power or --host-ops table (%v)", files[0], err)
+		return fmt.Errorf("%s: not a --gemm-choices, --linear-choices, --layouts, --conv-choices, --conv-grads, --rnn, --power, --host-ops or --host-link table (%v)", files[0], err)
 	}
 	return convTable(w, g, files[0], recs)
 }
