@@ -176,6 +176,11 @@ func analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 		if rt, err = runtimeOf(opt); err != nil {
 			return nil, err
 		}
+		if rt.CUDAGraph > 0 {
+			if err := captureRefusal(g); err != nil {
+				return nil, fmt.Errorf("runtime %s: %w", rt.Name, err)
+			}
+		}
 	}
 	a, err := setUp(g, m, gpu, opt, rt)
 	if err != nil {

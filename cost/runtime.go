@@ -110,6 +110,15 @@ func applyRuntime(rep *report.Report, gpu *hwdb.GPU, rt *hwdb.Runtime, io callIO
 			waits++
 		}
 	}
+	if rt.CUDAGraph > 0 {
+		hostNodes := 0
+		for i := range rep.Nodes {
+			if rep.Nodes[i].OnHost {
+				hostNodes++
+			}
+		}
+		ri.Notes = append(ri.Notes, fmt.Sprintf("each call replays the session's kernels captured once in a CUDA graph (cuda_graph): no host work per node; %d host node(s) ran at the capture and are not rerun", hostNodes))
+	}
 	if onHost > 0 {
 		ri.Notes = append(ri.Notes, fmt.Sprintf("%d nodes run on the host (shape arithmetic of a dim symbolic in the file, which the runtime cannot fold when it builds the session: on_host), %s each (host_node_us)", onHost, usText(rt.HostNodeS)))
 	}

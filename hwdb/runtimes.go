@@ -132,6 +132,13 @@ type Runtime struct {
 	// and outputs stay on the device (a framework's CUDA tensors, bound
 	// buffers, a generation loop's cache).
 	HostIO float64 `json:"host_io,omitempty"`
+	// CUDAGraph is 1 when the runtime's session captures its kernels in
+	// one CUDA graph over its first runs and every later call replays it
+	// (onnxruntime's enable_cuda_graph): a replay runs no host work per
+	// node, not even the host nodes, and the session refuses a model it
+	// cannot capture (cost's captureRefusal). 0: the profile says nothing
+	// of capture (a PyTorch graph replay's capture is the user's).
+	CUDAGraph float64 `json:"cuda_graph,omitempty"`
 
 	// ContextBytes is the CUDA context (driver, loaded kernels);
 	// WorkspaceBytes the library handles and workspaces. Their sum is the
@@ -225,6 +232,7 @@ var rtFigures = func() map[string]rtFigure {
 	add("tf32_gemm", "tf32_gemm", 1, 1, true, func(r *Runtime) *float64 { return &r.TF32GEMM })
 	add("sync_each_call", "sync_each_call", 1, 1, true, func(r *Runtime) *float64 { return &r.SyncEachCall })
 	add("host_io", "host_io", 1, 1, true, func(r *Runtime) *float64 { return &r.HostIO })
+	add("cuda_graph", "cuda_graph", 1, 1, true, func(r *Runtime) *float64 { return &r.CUDAGraph })
 	add("context_mib", "context_bytes", mib, 16384, false, func(r *Runtime) *float64 { return &r.ContextBytes })
 	add("workspace_mib", "workspace_bytes", mib, 16384, true, func(r *Runtime) *float64 { return &r.WorkspaceBytes })
 	return m

@@ -31,7 +31,7 @@ func TestBuiltinRuntimes(t *testing.T) {
 			t.Errorf("%s: memory floor %g MiB out of the published 200-700 MB context range", r.Name, r.MemoryFloor()/mib)
 		}
 	}
-	want := "graph graph-nhwc onnxruntime onnxruntime-iobinding pytorch pytorch-compile pytorch-compile-graph pytorch-nhwc tensorrt"
+	want := "graph graph-nhwc onnxruntime onnxruntime-cudagraph onnxruntime-iobinding pytorch pytorch-compile pytorch-compile-graph pytorch-nhwc tensorrt"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("runtimes = %s, want %s", got, want)
 	}
@@ -77,7 +77,7 @@ func TestRuntimeRelations(t *testing.T) {
 
 func TestLookupRuntimeUnknown(t *testing.T) {
 	_, err := LookupRuntime("jax")
-	if err == nil || !strings.Contains(err.Error(), `unknown runtime "jax" (known: graph, graph-nhwc, onnxruntime, onnxruntime-iobinding, pytorch, pytorch-compile, pytorch-compile-graph, pytorch-nhwc, tensorrt)`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown runtime "jax" (known: graph, graph-nhwc, onnxruntime, onnxruntime-cudagraph, onnxruntime-iobinding, pytorch, pytorch-compile, pytorch-compile-graph, pytorch-nhwc, tensorrt)`) {
 		t.Errorf("error = %v", err)
 	}
 }
