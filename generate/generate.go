@@ -393,6 +393,14 @@ func (r *runner) cost(batch, past, seq int64) (step, error) {
 		ToolVersion: r.cfg.ToolVersion, ModelName: r.cfg.Model, Bindings: l.Bindings,
 		AppendKVCache: true,
 	}
+	if rt := r.cfg.Runtime; rt != nil && rt.CUDAGraph > 0 && past == 0 {
+		// onnxruntime-genai captures the decode steps only: the prompt's
+		// runs node by node (its first run sets gpu_graph_id -1).
+		if u := rt.UncapturedProfile(); u != nil {
+			co.Runtime = u
+			r.warn(fmt.Sprintf("the prompt's step runs node by node, as %s prices it (a session captures its CUDA graph for the decode steps, whose shapes repeat; onnxruntime-genai runs the first step with capture off); the decode steps replay it under %s", co.Runtime.Name, rt.Name))
+		}
+	}
 	applied := r.cfg.Calibration.For(r.cfg.GPU)
 	if applied != nil { // a nil *Applied in the interface would not be nil
 		co.Calibration = applied

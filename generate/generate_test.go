@@ -333,3 +333,27 @@ func TestIntervals(t *testing.T) {
 		}
 	}
 }
+
+// TestCUDAGraphPromptStep: under onnxruntime-cudagraph the prompt's step
+// runs node by node, as onnxruntime-iobinding prices it (onnxruntime-genai
+// captures the decode steps only), and the decode steps replay: the same
+// TTFT as the bound runtime, a shorter TPOT, and a warning that says so.
+func TestCUDAGraphPromptStep(t *testing.T) {
+	price := func(name string) *Result {
+		rt, err := hwdb.LookupRuntime(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run(t, Config{Model: filepath.Join("..", "testdata", "models", "contrib", "llama_fp16_gqa.onnx"), GPU: gpu(t, "A100"), Runtime: rt, Batch: 1, Prompt: 64, Output: 8})
+	}
+	bound, replay := price("onnxruntime-iobinding"), price("onnxruntime-cudagraph")
+	if replay.TTFTS != bound.TTFTS {
+		t.Errorf("TTFT %.6g s under onnxruntime-cudagraph, %.6g s under onnxruntime-iobinding: want the prompt's step node by node, the same", replay.TTFTS, bound.TTFTS)
+	}
+	if !(replay.TPOTS < bound.TPOTS) {
+		t.Errorf("TPOT %.6g s replayed, %.6g s node by node: want the replay faster", replay.TPOTS, bound.TPOTS)
+	}
+	if !slices.ContainsFunc(replay.Warnings, func(w string) bool { return strings.Contains(w, "the prompt's step runs node by node") }) {
+		t.Errorf("warnings %q: want the prompt's step said to run node by node", replay.Warnings)
+	}
+}

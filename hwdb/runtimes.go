@@ -149,6 +149,23 @@ type Runtime struct {
 	// Sources maps a figure's JSON name to where it comes from.
 	Sources map[string]string `json:"sources"`
 	Notes   []string          `json:"notes,omitempty"`
+
+	// Uncaptured names, for a CUDA-graph profile (CUDAGraph), the
+	// profile a call it does not capture runs as, issuing the kernels
+	// node by node (onnxruntime-genai runs the prompt's step with capture
+	// off, run option gpu_graph_id -1, and captures the decode steps).
+	Uncaptured string `json:"uncaptured,omitempty"`
+	// uncaptured is that profile, resolved by the RuntimeDB.
+	uncaptured *Runtime
+}
+
+// UncapturedProfile is the profile a call r does not capture runs as
+// (Uncaptured), nil when r names none.
+func (r *Runtime) UncapturedProfile() *Runtime {
+	if r.uncaptured == nil {
+		return nil
+	}
+	return r.uncaptured.Clone()
 }
 
 // DefaultRuntime names the profile the cost commands use when no runtime
@@ -286,6 +303,15 @@ func newRuntimeDB(base, user []*Runtime) *RuntimeDB {
 			db.byName[normalize(r.Name)] = r
 		}
 	}
+	// Resolved on copies: the built-in profiles are shared with every
+	// user file's database, whose profiles may replace the one named.
+	for key, r := range db.byName {
+		if r.Uncaptured != "" {
+			c := r.Clone()
+			c.uncaptured = db.byName[normalize(r.Uncaptured)]
+			db.byName[key] = c
+		}
+	}
 	for _, r := range db.byName {
 		db.list = append(db.list, r)
 	}
@@ -382,8 +408,26 @@ func decodeRuntime(n *yaml.Node, origin string, builtin bool, bases *RuntimeDB, 
 		return nil
 	}
 	p.overlay(r, origin, builtin)
+	if r.Uncaptured != "" && !knownProfile(r.Uncaptured, earlier, bases) {
+		el.add(p.keys["uncaptured"], "uncaptured %q is not a known runtime profile", r.Uncaptured)
+	}
 	validateRuntime(r, n.Line, p.base != "", p.set, p.srcLine, el)
 	return r
+}
+
+// knownProfile reports whether name is a profile earlier in the same
+// file or in bases.
+func knownProfile(name string, earlier []*Runtime, bases *RuntimeDB) bool {
+	for _, e := range earlier {
+		if normalize(e.Name) == normalize(name) {
+			return true
+		}
+	}
+	if bases == nil {
+		return false
+	}
+	_, err := bases.Lookup(name)
+	return err == nil
 }
 
 // profileFields is what one profile in a file says, before its base is
@@ -411,7 +455,7 @@ func readProfile(n *yaml.Node, el *errList) *profileFields {
 	for k, v := range mappingFields(n, el, p.keys) {
 		key := k.Value
 		switch key {
-		case "name", "description", "base", "plan":
+		case "name", "description", "base", "plan", "uncaptured":
 			s, ok := scalarString(v)
 			if !ok || strings.TrimSpace(s) == "" || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 				el.add(v.Line, "%s must be a non-empty one-line string", key)
@@ -424,6 +468,8 @@ func readProfile(n *yaml.Node, el *errList) *profileFields {
 				p.own.Description = s
 			case "plan":
 				p.own.Plan = s
+			case "uncaptured":
+				p.own.Uncaptured = s
 			default:
 				p.base = s
 			}
@@ -509,6 +555,9 @@ func (p *profileFields) overlay(r *Runtime, origin string, builtin bool) {
 	}
 	if p.own.Plan != "" {
 		r.Plan = p.own.Plan
+	}
+	if p.own.Uncaptured != "" {
+		r.Uncaptured = p.own.Uncaptured
 	}
 	if p.hasNotes {
 		r.Notes = p.notes

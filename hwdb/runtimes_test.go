@@ -160,6 +160,40 @@ func TestRuntimeJSONRoundTrip(t *testing.T) {
 	}
 }
 
+// TestRuntimeUncaptured: a CUDA-graph profile runs the calls it does not
+// capture as the profile it names (onnxruntime-cudagraph as
+// onnxruntime-iobinding), a profile built on it inherits that, and a
+// user file that replaces the named profile changes its own database's
+// answer, never the built-in one's.
+func TestRuntimeUncaptured(t *testing.T) {
+	cg, err := LookupRuntime("onnxruntime-cudagraph")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := cg.UncapturedProfile()
+	if cg.CUDAGraph != 1 || u == nil || u.Name != "onnxruntime-iobinding" || u.DispatchS <= 0 || u.CUDAGraph != 0 {
+		t.Fatalf("onnxruntime-cudagraph runs uncaptured calls as %+v, want onnxruntime-iobinding's node-by-node dispatch", u)
+	}
+	if g, _ := LookupRuntime("graph"); g.UncapturedProfile() != nil {
+		t.Errorf("graph names an uncaptured profile: %s", g.UncapturedProfile().Name)
+	}
+	body := "- name: onnxruntime-iobinding\n  base: onnxruntime-iobinding\n  dispatch_us: 9\n- name: mine\n  base: onnxruntime-cudagraph\n  call_us: 12\n"
+	db, err := RuntimesWithUserFile(writeTemp(t, "rt.yaml", body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"mine", "onnxruntime-cudagraph"} {
+		r, _ := db.Lookup(name)
+		if u := r.UncapturedProfile(); u == nil || !near(u.DispatchS, 9e-6, 1e-12) {
+			t.Errorf("%s in the user database runs uncaptured calls as %+v, want the file's onnxruntime-iobinding (dispatch 9 us)", name, u)
+		}
+	}
+	cg, _ = LookupRuntime("onnxruntime-cudagraph")
+	if u := cg.UncapturedProfile(); u == nil || near(u.DispatchS, 9e-6, 1e-12) {
+		t.Errorf("the built-in onnxruntime-cudagraph now runs uncaptured calls as %+v: a user file changed it", u)
+	}
+}
+
 func TestRuntimeFileErrors(t *testing.T) {
 	valid := "  kernel_gap_scale: 1\n  dispatch_us: 5\n  call_us: 10\n  context_mib: 300\n"
 	cases := []struct{ name, body, want string }{
@@ -171,6 +205,7 @@ func TestRuntimeFileErrors(t *testing.T) {
 		{"no gap", "- name: X\n  dispatch_us: 5\n  call_us: 10\n  context_mib: 300\n", "kernel_gap_scale (x the GPU's launch_us) or kernel_gap_us is required"},
 		{"missing", "- name: X\n  kernel_gap_scale: 1\n", "X: dispatch_s is required"},
 		{"unknown base", "- name: X\n  base: jax\n", `base "jax" is not a known runtime profile`},
+		{"unknown uncaptured", "- name: X\n" + valid + "  cuda_graph: 1\n  uncaptured: jax\n", `uncaptured "jax" is not a known runtime profile`},
 		{"duplicate", "- name: X\n" + valid + "- name: x\n" + valid, "defined twice"},
 		{"source for absent", "- name: X\n" + valid + "  sources: {workspace_mib: here}\n", "source given for workspace_bytes"},
 		{"bad source key", "- name: X\n" + valid + "  sources: {latency: here}\n", `"latency" is not a runtime figure`},
