@@ -85,20 +85,7 @@ func TestORTCUDAGraph(t *testing.T) {
 	}
 
 	// ... or has control flow.
-	c := newBuilder(t)
-	cond, z := c.Input("cond", 1), c.Input("z", 8, 16)
-	cond.DType = ir.Bool
-	then := ir.NewSubgraph("then", c.G)
-	tOut, err := then.NewValue("t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tOut.DType, tOut.Shape = ir.Float32, ir.KnownShape(8, 16)
-	_ = then.AddNode(&ir.Node{Name: "relu", OpType: "Relu", Inputs: []*ir.Value{z}, Outputs: []*ir.Value{tOut}})
-	then.AddOutput(tOut)
-	out := c.Val("out", ir.Float32, 8, 16)
-	c.Node("If", []*ir.Value{cond}, []*ir.Value{out}, ir.GraphAttr("then_branch", then), ir.GraphAttr("else_branch", then))
-	c.G.AddOutput(out)
+	c, _ := ifOnCapturedInput(t)
 	_, err = Analyze(c.G, c.M, gpu, Options{Runtime: testRuntime(t, "onnxruntime-cudagraph")})
 	if err == nil || !strings.Contains(err.Error(), "control flow (1 node: If") {
 		t.Errorf("a model with an If: error %v, want a refusal naming it", err)

@@ -111,6 +111,15 @@ func TestHostIOPlacement(t *testing.T) {
 
 	// An input only an If's branch reads (an outer value its body
 	// captures) is copied in like one a kernel reads directly.
+	c, z := ifOnCapturedInput(t)
+	if io := hostIO(c.G, rt, Options{}); len(io.in) != 2 || io.in[1] != z {
+		t.Errorf("copied in %v: want cond and z, which only the branch reads", valueNames(io.in))
+	}
+}
+
+// ifOnCapturedInput builds a graph of one If on input cond whose
+// branches relu input z, an outer value they capture, and returns it and z.
+func ifOnCapturedInput(t *testing.T) (*builder, *ir.Value) {
 	c := newBuilder(t)
 	cond, z := c.Input("cond", 1), c.Input("z", 8, 16)
 	cond.DType = ir.Bool
@@ -125,9 +134,7 @@ func TestHostIOPlacement(t *testing.T) {
 	out := c.Val("out", ir.Float32, 8, 16)
 	c.Node("If", []*ir.Value{cond}, []*ir.Value{out}, ir.GraphAttr("then_branch", then), ir.GraphAttr("else_branch", then))
 	c.G.AddOutput(out)
-	if io := hostIO(c.G, rt, Options{}); len(io.in) != 2 || io.in[1] != z {
-		t.Errorf("copied in %v: want cond and z, which only the branch reads", valueNames(io.in))
-	}
+	return c, z
 }
 
 func valueNames(vs []*ir.Value) []string {
