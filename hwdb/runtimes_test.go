@@ -31,7 +31,7 @@ func TestBuiltinRuntimes(t *testing.T) {
 			t.Errorf("%s: memory floor %g MiB out of the published 200-700 MB context range", r.Name, r.MemoryFloor()/mib)
 		}
 	}
-	want := "graph graph-nhwc onnxruntime onnxruntime-cudagraph onnxruntime-iobinding pytorch pytorch-compile pytorch-compile-graph pytorch-nhwc tensorrt"
+	want := "graph graph-nhwc onnxruntime onnxruntime-cudagraph onnxruntime-iobinding pytorch pytorch-compile pytorch-compile-graph pytorch-nhwc tensorrt tensorrt-enqueue"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("runtimes = %s, want %s", got, want)
 	}
@@ -66,6 +66,15 @@ func TestRuntimeRelations(t *testing.T) {
 	if ort.KernelGap(a100) != a100.LaunchS {
 		t.Errorf("stream-launch gap %g, want the GPU's launch_s %g", ort.KernelGap(a100), a100.LaunchS)
 	}
+	// Each graph replay and its stream-launched twin run the same plan;
+	// the twin pays the stream gap and issues every kernel from the host.
+	for _, pair := range [][2]*Runtime{{trt, get("tensorrt-enqueue")}, {get("onnxruntime-cudagraph"), get("onnxruntime-iobinding")}, {get("pytorch-compile-graph"), ptc}} {
+		replay, stream := pair[0], pair[1]
+		if replay.PlanOrFused() != stream.PlanOrFused() || replay.DispatchS != 0 || !(stream.DispatchS > 0) || stream.KernelGap(a100) != a100.LaunchS || !(replay.KernelGap(a100) < stream.KernelGap(a100)) {
+			t.Errorf("%s (plan %s, dispatch %g, gap %g) against %s (plan %s, dispatch %g, gap %g): want one plan, no dispatch and the in-graph gap replayed, dispatch and the stream gap streamed",
+				replay.Name, replay.PlanOrFused(), replay.DispatchS, replay.KernelGap(a100), stream.Name, stream.PlanOrFused(), stream.DispatchS, stream.KernelGap(a100))
+		}
+	}
 	if !(pt.DispatchS > ort.DispatchS) || !(ptc.CallS > pt.CallS) {
 		t.Errorf("dispatch pytorch %g vs onnxruntime %g; call compile %g vs eager %g", pt.DispatchS, ort.DispatchS, ptc.CallS, pt.CallS)
 	}
@@ -77,7 +86,7 @@ func TestRuntimeRelations(t *testing.T) {
 
 func TestLookupRuntimeUnknown(t *testing.T) {
 	_, err := LookupRuntime("jax")
-	if err == nil || !strings.Contains(err.Error(), `unknown runtime "jax" (known: graph, graph-nhwc, onnxruntime, onnxruntime-cudagraph, onnxruntime-iobinding, pytorch, pytorch-compile, pytorch-compile-graph, pytorch-nhwc, tensorrt)`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown runtime "jax" (known: graph, graph-nhwc, onnxruntime, onnxruntime-cudagraph, onnxruntime-iobinding, pytorch, pytorch-compile, pytorch-compile-graph, pytorch-nhwc, tensorrt, tensorrt-enqueue)`) {
 		t.Errorf("error = %v", err)
 	}
 }
