@@ -48,13 +48,27 @@ var restBand = ErrorBand{Family: "*", Class: "rest", Q10: 0.8, Q50: 1, Q90: 1.3,
 var hostBand = ErrorBand{Family: "*", Class: "host", Q10: 0.81, Q50: 1.02, Q90: 1.61,
 	Source: "derived: host-bound eager rows of our H100 and H200 machines (66), measured over priced, 10th/50th/90th percentile, after op_call_scale was fitted on both (see calib/interval.go)"}
 
+// estimatedHostBand is hostBand's for a runtime whose host figures were
+// not fitted on measured calls: every dispatching profile but eager
+// PyTorch's (whose per-op calls, op_call_scale, were fitted on our two
+// machines' rows). onnxruntime's 5 µs a node is cuLaunchKernel's 3.0-3.3
+// µs plus an unmeasured executor step, Inductor's wrapper was timed on
+// another machine (tritonbench), and TensorRT's enqueue "depends on your
+// CPU" (NVIDIA/TensorRT issue #1256). ESTIMATE: the lower tail is the
+// kernel launch alone (3.3 of 5 µs, 0.65), the upper tail hostBand's
+// widened by the spread between our two machines' hosts, whose eager
+// calls ran 1.2-1.45× apart (1.61 × 1.12 ≈ 1.8).
+var estimatedHostBand = ErrorBand{Family: "*", Class: "host", Q10: 0.65, Q50: 1, Q90: 1.8,
+	Source: "ESTIMATE: a runtime's host figures not fitted on measured calls, launch alone to hostBand's tail widened by the spread between hosts (see calib/interval.go)"}
+
 // Interval is the 80% interval [lo, hi] on rep's time per call on gpu,
 // with calibration a in force (nil: none).
 //
 // Each kernel body's error is log-normal with the centre and spread of
 // its band (kernelBand: median Q50, and Q10..Q90 as ±1.2816σ); the rest
 // of the time has restBand's (launch gaps, per-call work) or, for the
-// time the GPU waits on an eager host, hostBand's. The model's log
+// time the GPU waits on an eager host, hostBand's (estimatedHostBand's
+// for a runtime whose host figures are estimates). The model's log
 // error is their time-weighted sum: its centre the weighted centres (a
 // model whose kernels the band says run slow is shifted up), its spread
 // partly correlated — the kernels of one model share a library, clocks
@@ -100,7 +114,8 @@ func Interval(rep *report.Report, gpu *hwdb.GPU, a *Applied) (lo, hi float64) {
 		lineage += b / t * carried
 	}
 	if rest := max(0, t-body); rest > 0 {
-		// An eager host's wait has hostBand's spread, unless a
+		// An eager host's wait has hostBand's spread (a host not
+		// fitted on measured calls estimatedHostBand's), unless a
 		// calibration fitted on this machine has measured its host
 		// (HostFactor). A runtime with no per-kernel dispatch (a graph
 		// replay, a TensorRT engine) waits only on its fixed per-call
@@ -110,7 +125,11 @@ func Interval(rep *report.Report, gpu *hwdb.GPU, a *Applied) (lo, hi float64) {
 			wait = min(max(rt.WaitS, 0), rest)
 		}
 		if wait > 0 {
-			addPart(wait/t, hostBand)
+			band := hostBand
+			if rep.Runtime.OpCallScale <= 0 {
+				band = estimatedHostBand
+			}
+			addPart(wait/t, band)
 		}
 		if rest > wait {
 			addPart((rest-wait)/t, restBand)

@@ -284,7 +284,7 @@ func TestIntervalFollowsPrecision(t *testing.T) {
 // call's interval is wider than the same overhead spent in launch gaps.
 func TestIntervalHostWait(t *testing.T) {
 	gaps := &report.Report{Totals: report.Totals{TimeS: 1e-3}, Runtime: &report.Runtime{}}
-	host := &report.Report{Totals: report.Totals{TimeS: 1e-3}, Runtime: &report.Runtime{DispatchS: 10e-6, WaitS: 0.75e-3}}
+	host := &report.Report{Totals: report.Totals{TimeS: 1e-3}, Runtime: &report.Runtime{DispatchS: 10e-6, OpCallScale: 1.35, WaitS: 0.75e-3}}
 	glo, ghi := Interval(gaps, nil, nil)
 	hlo, hhi := Interval(host, nil, nil)
 	if !(hhi/hlo > ghi/glo) {
@@ -305,6 +305,14 @@ func TestIntervalHostWait(t *testing.T) {
 	s := math.Sqrt(kernelCorrelation*corr*corr + (1-kernelCorrelation)*ind + modelSpread*modelSpread)
 	if !near(hlo, 1e-3*math.Exp(mu-z80*s), 1e-8) || !near(hhi, 1e-3*math.Exp(mu+z80*s), 1e-8) {
 		t.Errorf("host-bound: [%g, %g], want [%g, %g]", hlo, hhi, 1e-3*math.Exp(mu-z80*s), 1e-3*math.Exp(mu+z80*s))
+	}
+	// A runtime whose host figures are estimates (no op_call_scale fitted
+	// on measured eager calls: onnxruntime's executor, a compiled
+	// wrapper, TensorRT's enqueue) waits with estimatedHostBand's wider
+	// spread.
+	est := &report.Report{Totals: report.Totals{TimeS: 1e-3}, Runtime: &report.Runtime{DispatchS: 5e-6, WaitS: 0.75e-3}}
+	if elo, ehi := Interval(est, nil, nil); !(ehi/elo > hhi/hlo) {
+		t.Errorf("estimated host [%g, %g] is no wider than the fitted eager host's [%g, %g]", elo, ehi, hlo, hhi)
 	}
 }
 
