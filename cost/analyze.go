@@ -258,6 +258,9 @@ func analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 	// kernels are priced on the device alone (host dispatch under training
 	// is not modelled yet).
 	applyRuntime(rep, gpu, rt, hostIO(g, rt, opt))
+	if a.tracesArena() {
+		a.applyArena(rep)
+	}
 	if opt.Train != nil {
 		if err := opt.Train.Step(&Forward{a: a, g: g, rep: rep, gc: gc}); err != nil {
 			return nil, err
@@ -329,9 +332,12 @@ func (gc *graphCost) estimate() NodeEstimate {
 type analyzer struct {
 	gpu     *hwdb.GPU
 	runtime *hwdb.Runtime
-	model   *ir.Model
-	opt     Options
-	dtype   ir.DType
+	// arenaEvents is the main graph's allocation order when the runtime
+	// allocates from onnxruntime's arena (tracesArena).
+	arenaEvents []arenaEvent
+	model       *ir.Model
+	opt         Options
+	dtype       ir.DType
 	// lone marks a graph of one node: priced as a call repeated back to
 	// back, its kernel follows itself (perf.Kernel.TensorIterator).
 	lone bool

@@ -95,6 +95,9 @@ func (a *analyzer) peakActivations(g *ir.Graph, views []bool, subPeak []float64,
 		c:     RuleCtx{DType: a.dtype, unknown: true}, // sizes only; shape warnings come from the rules
 	}
 	l.c.flow, _ = a.flowDTypes(nil)
+	if main && a.tracesArena() {
+		l.events = &a.arenaEvents
+	}
 	live, inPlaceNodes := l.allocate()
 	l.lastUses()
 	live += l.foldAppends(a.appends)
@@ -135,6 +138,9 @@ type liveness struct {
 	// (the cache appends of kvappend.go).
 	inPlaceOut map[*ir.Value]bool
 	inPlaceAt  map[int]bool
+	// events, when set, records the walk's allocations and frees in
+	// order (ortarena.go).
+	events *[]arenaEvent
 }
 
 // isActivation reports whether v takes activation memory: weights and
@@ -311,12 +317,19 @@ func (l *liveness) freeLists() [][]*buffer {
 // each node's outputs, take the peak, free what it read last.
 func (l *liveness) walk(live float64, frees [][]*buffer, subPeak []float64) float64 {
 	g := l.g
+	rec := l.recorder()
+	for _, v := range g.Inputs {
+		if b := l.bufOf[v].root(); b != nil && b.lastUse != -2 {
+			rec(b, false, true)
+		}
+	}
 	// Inputs never read are freed at once (but were live at the start).
 	peak := live
 	for _, v := range g.Inputs {
 		if b := l.bufOf[v].root(); b != nil && b.lastUse < 0 {
 			live -= b.bytes
 			b.lastUse = -2
+			rec(b, true, true)
 		}
 	}
 	for i, n := range g.Nodes {
@@ -326,11 +339,42 @@ func (l *liveness) walk(live float64, frees [][]*buffer, subPeak []float64) floa
 				continue
 			}
 			live += b.bytes
+			rec(b, false, false)
 		}
 		peak = max(peak, live+subPeak[i])
+		if subPeak[i] > 0 && l.events != nil {
+			// A body's own peak, taken and given back while it runs.
+			id := -2 - i
+			*l.events = append(*l.events, arenaEvent{id: id, bytes: subPeak[i]}, arenaEvent{id: id, bytes: subPeak[i], free: true})
+		}
 		for _, b := range frees[i] {
 			live -= b.bytes
+			rec(b, true, false)
 		}
 	}
 	return peak
+}
+
+// recorder returns the function walk reports each allocation and free
+// to: a no-op unless l.events is set. A buffer holding a graph output,
+// or a graph input (input true), is one the memory pattern leaves out.
+func (l *liveness) recorder() func(b *buffer, free, input bool) {
+	if l.events == nil {
+		return func(*buffer, bool, bool) {}
+	}
+	ids := map[*buffer]int{}
+	outs := map[*buffer]bool{}
+	for _, o := range l.g.Outputs {
+		if b := l.bufOf[o].root(); b != nil {
+			outs[b] = true
+		}
+	}
+	return func(b *buffer, free, input bool) {
+		id, ok := ids[b]
+		if !ok {
+			id = len(ids)
+			ids[b] = id
+		}
+		*l.events = append(*l.events, arenaEvent{id: id, bytes: b.bytes, free: free, outside: input || outs[b]})
+	}
 }

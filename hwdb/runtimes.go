@@ -139,6 +139,12 @@ type Runtime struct {
 	// cannot capture (cost's captureRefusal). 0: the profile says nothing
 	// of capture (a PyTorch graph replay's capture is the user's).
 	CUDAGraph float64 `json:"cuda_graph,omitempty"`
+	// BFCArena is 1 when the runtime allocates activations from
+	// onnxruntime's BFC arena, which takes device memory in doubling
+	// regions and keeps them (cost's ortArenaReserve): the device memory
+	// a warmed-up session holds is its weights, the arena's regions and
+	// the floor, not the live tensors' peak.
+	BFCArena float64 `json:"bfc_arena,omitempty"`
 
 	// ContextBytes is the CUDA context (driver, loaded kernels);
 	// WorkspaceBytes the library handles and workspaces. Their sum is the
@@ -250,6 +256,7 @@ var rtFigures = func() map[string]rtFigure {
 	add("sync_each_call", "sync_each_call", 1, 1, true, func(r *Runtime) *float64 { return &r.SyncEachCall })
 	add("host_io", "host_io", 1, 1, true, func(r *Runtime) *float64 { return &r.HostIO })
 	add("cuda_graph", "cuda_graph", 1, 1, true, func(r *Runtime) *float64 { return &r.CUDAGraph })
+	add("bfc_arena", "bfc_arena", 1, 1, true, func(r *Runtime) *float64 { return &r.BFCArena })
 	add("context_mib", "context_bytes", mib, 16384, false, func(r *Runtime) *float64 { return &r.ContextBytes })
 	add("workspace_mib", "workspace_bytes", mib, 16384, true, func(r *Runtime) *float64 { return &r.WorkspaceBytes })
 	return m

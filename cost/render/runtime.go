@@ -53,6 +53,10 @@ func RuntimeLine(r *report.Report) string {
 	if rt.SyncEachCall {
 		call += " (each call synchronized: time = latency)"
 	}
+	if rt.ArenaReservedBytes > 0 {
+		return fmt.Sprintf("runtime %s · %s · %s · %s · memory floor %s (weights %s + BFC arena %s + floor = %s; tensors' peak %s)",
+			rt.Name, gap, host, call, Bytes(rt.MemoryFloorBytes), Bytes(r.Totals.ParamBytes), Bytes(rt.ArenaReservedBytes), Bytes(rt.DeviceMemoryBytes), Bytes(r.Totals.PeakActivationBytes))
+	}
 	return fmt.Sprintf("runtime %s · %s · %s · %s · memory floor %s (peak %s + floor = %s)",
 		rt.Name, gap, host, call, Bytes(rt.MemoryFloorBytes), Bytes(peak), Bytes(rt.DeviceMemoryBytes))
 }

@@ -77,6 +77,13 @@ type Runtime struct {
 	// Totals.PeakMemoryBytes + MemoryFloorBytes, what nvidia-smi would show.
 	MemoryFloorBytes  float64 `json:"memory_floor_bytes"`
 	DeviceMemoryBytes float64 `json:"device_memory_bytes"`
+	// ArenaReservedBytes, under a runtime that allocates from
+	// onnxruntime's BFC arena (hwdb.Runtime.BFCArena), is what its
+	// regions hold after two runs; DeviceMemoryBytes is then the weights,
+	// this and the floor. MemoryPatternBytes is the memory pattern's
+	// block, which every run after the first allocates.
+	ArenaReservedBytes float64 `json:"arena_reserved_bytes,omitempty"`
+	MemoryPatternBytes float64 `json:"memory_pattern_bytes,omitempty"`
 	// Notes say in words what was applied (the launch_us scaling above
 	// all, which a --gpu-file user would otherwise not see).
 	Notes []string `json:"notes"`
