@@ -318,9 +318,13 @@ func (l *liveness) freeLists() [][]*buffer {
 func (l *liveness) walk(live float64, frees [][]*buffer, subPeak []float64) float64 {
 	g := l.g
 	rec := l.recorder()
-	for _, v := range g.Inputs {
-		if b := l.bufOf[v].root(); b != nil && b.lastUse != -2 {
-			rec(b, false, true)
+	if l.events != nil {
+		held := map[*buffer]bool{}
+		for _, v := range g.Inputs {
+			if b := l.bufOf[v].root(); b != nil && !held[b] {
+				held[b] = true
+				rec(b, false, true)
+			}
 		}
 	}
 	// Inputs never read are freed at once (but were live at the start).

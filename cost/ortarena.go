@@ -22,8 +22,8 @@ import (
 // merges with free neighbours in its region, never across regions.
 //
 // A session's first run of a shape allocates each tensor as its node runs
-// and frees it after its last reader (the allocation plan's reuse aside);
-// it also traces the allocations into a memory pattern (mem_pattern_
+// and frees it after its last reader, unless the allocation plan gives it
+// a dead buffer of its own size (ortPlanReuse); it also traces the allocations into a memory pattern (mem_pattern_
 // planner.h: each tensor at the lowest offset with a gap that holds it,
 // else past the highest end) whose peak every later run allocates as one
 // block (execution_frame.cc: "pre-allocate the big chunk requested in
@@ -35,9 +35,9 @@ import (
 // The simulation follows the plan's allocation order (memory.go's walk).
 // It leaves out what onnxruntime's streams add (a chunk used on a stream
 // merges only with chunks of that stream until the run releases it), so
-// the first run fragments no more than a single-stream arena would; and
-// the allocation planner's own buffer reuse beyond the in-place kernels
-// memory.go knows.
+// the first run fragments no more than a single-stream arena would, and
+// the cuDNN workspaces the CUDA provider takes from the same arena: both
+// would add to it.
 
 // arena constants (bfc_arena.h ArenaConfig defaults).
 const (
