@@ -30,29 +30,32 @@ func TestORTCUDAGraph(t *testing.T) {
 		_ = shape
 		return b
 	}
-	price := func(name string) (*builder, error, float64, float64, float64, int, string) {
+	// priced is a call under one runtime: its latency, kernel gap, host
+	// work over the nodes, host nodes and notes.
+	type priced struct {
+		latency, gap, host float64
+		onHost             int
+		notes              string
+	}
+	price := func(name string) priced {
+		t.Helper()
 		b := build()
 		r, err := Analyze(b.G, b.M, gpu, Options{Runtime: testRuntime(t, name)})
 		if err != nil {
-			return b, err, 0, 0, 0, 0, ""
+			t.Fatal(err)
 		}
-		host, onHost := 0.0, 0
+		p := priced{latency: r.Runtime.LatencyS, gap: r.Runtime.KernelGapS, notes: strings.Join(r.Runtime.Notes, "\n")}
 		for _, n := range r.Nodes {
-			host += n.HostS
+			p.host += n.HostS
 			if n.OnHost {
-				onHost++
+				p.onHost++
 			}
 		}
-		return b, nil, r.Runtime.LatencyS, r.Runtime.KernelGapS, host, onHost, strings.Join(r.Runtime.Notes, "\n")
+		return p
 	}
-	_, err, bound, boundGap, boundHost, _, _ := price("onnxruntime-iobinding")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err, replay, gap, host, onHost, notes := price("onnxruntime-cudagraph")
-	if err != nil {
-		t.Fatal(err)
-	}
+	boundP, replayP := price("onnxruntime-iobinding"), price("onnxruntime-cudagraph")
+	bound, boundGap, boundHost := boundP.latency, boundP.gap, boundP.host
+	replay, gap, host, onHost, notes := replayP.latency, replayP.gap, replayP.host, replayP.onHost, replayP.notes
 	if host != 0 || boundHost <= 0 {
 		t.Errorf("host work per call: replay %.3g s, iobinding %.3g s: want none on replay, some node by node", host, boundHost)
 	}
@@ -76,7 +79,7 @@ func TestORTCUDAGraph(t *testing.T) {
 		}
 	}
 	b.G.Session.Uploads = map[*ir.Node][]*ir.Value{relu: {relu.Inputs[0]}}
-	_, err = Analyze(b.G, b.M, gpu, Options{Runtime: testRuntime(t, "onnxruntime-cudagraph")})
+	_, err := Analyze(b.G, b.M, gpu, Options{Runtime: testRuntime(t, "onnxruntime-cudagraph")})
 	if err == nil || !strings.Contains(err.Error(), "1 copy: x to the GPU for") {
 		t.Errorf("a call with a memcpy: error %v, want a refusal naming the copy", err)
 	}
