@@ -2,6 +2,7 @@ package cost
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -174,12 +175,7 @@ func (a *bfcArena) free(id int) {
 
 // freeAll releases every live allocation (the end of a run).
 func (a *bfcArena) freeAll() {
-	ids := make([]int, 0, len(a.at))
-	for id := range a.at {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(a.at)) {
 		a.free(id)
 	}
 }
