@@ -96,7 +96,7 @@ func (a *analyzer) peakActivations(g *ir.Graph, views []bool, subPeak []float64,
 	}
 	l.c.flow, _ = a.flowDTypes(nil)
 	if main && a.tracesArena() {
-		l.events = &a.arenaEvents
+		l.events, l.inputsToo, l.inputBytes = &a.arenaEvents, a.runtime.HostIO > 0, &a.arenaInputBytes
 	}
 	live, inPlaceNodes := l.allocate()
 	l.lastUses()
@@ -139,8 +139,12 @@ type liveness struct {
 	inPlaceOut map[*ir.Value]bool
 	inPlaceAt  map[int]bool
 	// events, when set, records the walk's allocations and frees in
-	// order (ortarena.go).
-	events *[]arenaEvent
+	// order (ortarena.go), the graph inputs' among them when inputsToo
+	// (a runtime that copies host inputs into its own device memory);
+	// otherwise inputBytes gets the inputs' bytes (the caller's buffers).
+	events     *[]arenaEvent
+	inputsToo  bool
+	inputBytes *float64
 }
 
 // isActivation reports whether v takes activation memory: weights and
@@ -323,7 +327,11 @@ func (l *liveness) walk(live float64, frees [][]*buffer, subPeak []float64) floa
 		for _, v := range g.Inputs {
 			if b := l.bufOf[v].root(); b != nil && !held[b] {
 				held[b] = true
-				rec(b, false, true)
+				if l.inputsToo {
+					rec(b, false, true)
+				} else {
+					*l.inputBytes += b.bytes
+				}
 			}
 		}
 	}
@@ -333,7 +341,9 @@ func (l *liveness) walk(live float64, frees [][]*buffer, subPeak []float64) floa
 		if b := l.bufOf[v].root(); b != nil && b.lastUse < 0 {
 			live -= b.bytes
 			b.lastUse = -2
-			rec(b, true, true)
+			if l.inputsToo {
+				rec(b, true, true)
+			}
 		}
 	}
 	for i, n := range g.Nodes {

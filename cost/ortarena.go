@@ -331,7 +331,12 @@ func (a *analyzer) applyArena(rep *report.Report) {
 	reserve, pattern := ortArenaReserve(a.arenaEvents)
 	t := &rep.Totals
 	ri.ArenaReservedBytes, ri.MemoryPatternBytes = reserve, pattern
-	ri.DeviceMemoryBytes = t.ParamBytes + max(reserve, t.PeakActivationBytes) + ri.MemoryFloorBytes
-	ri.Notes = append(ri.Notes, fmt.Sprintf("device memory %.4g MB: weights %.4g MB (reserved exactly) + the BFC arena's regions %.4g MB (they double from 1 MiB and are kept: the first run's tensors, %.4g MB at their peak, then the memory pattern's %.4g MB block later runs take) + the floor %.4g MB; arena_extend_strategy kSameAsRequested holds the arena nearer the tensors' peak, and under memory pressure the arena takes less (fits is judged on the tensors)",
-		ri.DeviceMemoryBytes/1e6, t.ParamBytes/1e6, reserve/1e6, t.PeakActivationBytes/1e6, pattern/1e6, ri.MemoryFloorBytes/1e6))
+	// Bound inputs are the caller's buffers, beside the arena.
+	ri.DeviceMemoryBytes = t.ParamBytes + max(reserve+a.arenaInputBytes, t.PeakActivationBytes) + ri.MemoryFloorBytes
+	inputs := "the inputs' copies are in the arena"
+	if a.arenaInputBytes > 0 {
+		inputs = fmt.Sprintf("+ the bound inputs %.4g MB", a.arenaInputBytes/1e6)
+	}
+	ri.Notes = append(ri.Notes, fmt.Sprintf("device memory %.4g MB: weights %.4g MB (reserved exactly) + the BFC arena's regions %.4g MB (they double from 1 MiB and are kept: the first run's tensors, %.4g MB at their peak, then the memory pattern's %.4g MB block later runs take) %s + the floor %.4g MB; arena_extend_strategy kSameAsRequested holds the arena nearer the tensors' peak, and under memory pressure the arena takes less (fits is judged on the tensors)",
+		ri.DeviceMemoryBytes/1e6, t.ParamBytes/1e6, reserve/1e6, t.PeakActivationBytes/1e6, pattern/1e6, inputs, ri.MemoryFloorBytes/1e6))
 }
