@@ -335,12 +335,9 @@ type analyzer struct {
 	// arenaEvents is the main graph's allocation order when the runtime
 	// allocates from onnxruntime's arena (tracesArena).
 	arenaEvents []arenaEvent
-	// arenaInputBytes are the graph inputs' bytes when they are the
-	// caller's device buffers, not the arena's.
-	arenaInputBytes float64
-	model           *ir.Model
-	opt             Options
-	dtype           ir.DType
+	model       *ir.Model
+	opt         Options
+	dtype       ir.DType
 	// lone marks a graph of one node: priced as a call repeated back to
 	// back, its kernel follows itself (perf.Kernel.TensorIterator).
 	lone bool

@@ -65,15 +65,15 @@ func hostIO(g *ir.Graph, rt *hwdb.Runtime, opt Options) callIO {
 }
 
 // markReads marks in read every value n reads: its inputs and, for a
-// control-flow node, whatever the nodes of its bodies read, an outer
-// value (a graph input a Loop's body captures) among them.
+// control-flow node, the outer values its bodies read (a graph input a
+// Loop's body captures).
 func markReads(n *ir.Node, read map[*ir.Value]bool) {
 	for _, v := range n.Inputs {
 		read[v] = true
 	}
 	for _, sg := range n.Subgraphs() {
-		for _, m := range sg.Nodes {
-			markReads(m, read)
+		for _, v := range sg.OuterReads() {
+			read[v] = true
 		}
 	}
 }

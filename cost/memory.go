@@ -96,7 +96,7 @@ func (a *analyzer) peakActivations(g *ir.Graph, views []bool, subPeak []float64,
 	}
 	l.c.flow, _ = a.flowDTypes(nil)
 	if main && a.tracesArena() {
-		l.events, l.inputsToo, l.inputBytes = &a.arenaEvents, a.runtime.HostIO > 0, &a.arenaInputBytes
+		l.events = &a.arenaEvents
 	}
 	live, inPlaceNodes := l.allocate()
 	l.lastUses()
@@ -139,12 +139,8 @@ type liveness struct {
 	inPlaceOut map[*ir.Value]bool
 	inPlaceAt  map[int]bool
 	// events, when set, records the walk's allocations and frees in
-	// order (ortarena.go), the graph inputs' among them when inputsToo
-	// (a runtime that copies host inputs into its own device memory);
-	// otherwise inputBytes gets the inputs' bytes (the caller's buffers).
-	events     *[]arenaEvent
-	inputsToo  bool
-	inputBytes *float64
+	// order (ortarena.go).
+	events *[]arenaEvent
 }
 
 // isActivation reports whether v takes activation memory: weights and
@@ -327,11 +323,7 @@ func (l *liveness) walk(live float64, frees [][]*buffer, subPeak []float64) floa
 		for _, v := range g.Inputs {
 			if b := l.bufOf[v].root(); b != nil && !held[b] {
 				held[b] = true
-				if l.inputsToo {
-					rec(b, false, true)
-				} else {
-					*l.inputBytes += b.bytes
-				}
+				rec(b, false, true)
 			}
 		}
 	}
@@ -341,9 +333,7 @@ func (l *liveness) walk(live float64, frees [][]*buffer, subPeak []float64) floa
 		if b := l.bufOf[v].root(); b != nil && b.lastUse < 0 {
 			live -= b.bytes
 			b.lastUse = -2
-			if l.inputsToo {
-				rec(b, true, true)
-			}
+			rec(b, true, true)
 		}
 	}
 	for i, n := range g.Nodes {
@@ -389,6 +379,6 @@ func (l *liveness) recorder() func(b *buffer, free, input bool) {
 			id = len(ids)
 			ids[b] = id
 		}
-		*l.events = append(*l.events, arenaEvent{id: id, bytes: b.bytes, free: free, outside: input || outs[b]})
+		*l.events = append(*l.events, arenaEvent{id: id, bytes: b.bytes, free: free, outside: input || outs[b], input: input})
 	}
 }

@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -57,6 +58,9 @@ type arenaEvent struct {
 	bytes   float64
 	free    bool
 	outside bool
+	// input marks a graph input's buffer: the arena's under a runtime
+	// that copies host inputs in, else the caller's (ortArenaReserve).
+	input bool
 }
 
 // arenaChunk is one piece of a region: [off, off+size), in use or free.
@@ -72,12 +76,18 @@ type bfcArena struct {
 	regions [][]arenaChunk
 	sizes   []float64
 	curr    float64 // curr_region_allocation_bytes_
-	// at maps a live allocation to its region and offset.
-	at map[int][2]float64
+	// at maps a live allocation to where it is.
+	at map[int]arenaPlace
+}
+
+// arenaPlace is where an allocation lies: its region and offset.
+type arenaPlace struct {
+	region int
+	off    float64
 }
 
 func newBFCArena() *bfcArena {
-	return &bfcArena{curr: arenaInitialChunk, at: map[int][2]float64{}}
+	return &bfcArena{curr: arenaInitialChunk, at: map[int]arenaPlace{}}
 }
 
 // rounded is bytes rounded up to the arena's 256-byte unit.
@@ -114,7 +124,7 @@ func (a *bfcArena) alloc(id int, bytes float64) {
 		ch = &a.regions[r][c]
 	}
 	ch.used = true
-	a.at[id] = [2]float64{float64(r), ch.off}
+	a.at[id] = arenaPlace{r, ch.off}
 }
 
 // bestFit is the smallest free chunk of at least need bytes, the lowest
@@ -158,9 +168,9 @@ func (a *bfcArena) free(id int) {
 		return
 	}
 	delete(a.at, id)
-	r := int(pos[0])
+	r := pos.region
 	cs := a.regions[r]
-	c := slices.IndexFunc(cs, func(ch arenaChunk) bool { return ch.off == pos[1] })
+	c := slices.IndexFunc(cs, func(ch arenaChunk) bool { return ch.off == pos.off })
 	cs[c].used = false
 	if c+1 < len(cs) && !cs[c+1].used {
 		cs[c].size += cs[c+1].size
@@ -216,15 +226,7 @@ func patternPeak(events []arenaEvent) float64 {
 			best = cur
 		}
 		nb := block{id: e.id, off: best, size: size}
-		i, _ := slices.BinarySearchFunc(live, nb, func(x, y block) int {
-			switch {
-			case x.off < y.off:
-				return -1
-			case x.off > y.off:
-				return 1
-			}
-			return 0
-		})
+		i, _ := slices.BinarySearchFunc(live, nb, func(x, y block) int { return cmp.Compare(x.off, y.off) })
 		live = slices.Insert(live, i, nb)
 		peak = max(peak, best+size)
 	}
@@ -281,8 +283,18 @@ func ortPlanReuse(events []arenaEvent) []arenaEvent {
 // ortArenaReserve is the arena a session holds after its first two runs
 // of events: the first allocating tensor by tensor, the second the
 // graph inputs' copies, the memory pattern's block and the graph outputs
-// (a third run asks for the same and finds them free).
-func ortArenaReserve(events []arenaEvent) (reserve, pattern float64) {
+// (a third run asks for the same and finds them free). The graph inputs
+// are the arena's when inputsInArena (a runtime that copies host inputs
+// in), else the caller's buffers, whose bytes are bound.
+func ortArenaReserve(events []arenaEvent, inputsInArena bool) (reserve, pattern, bound float64) {
+	if !inputsInArena {
+		events = slices.DeleteFunc(slices.Clone(events), func(e arenaEvent) bool {
+			if e.input && !e.free {
+				bound += e.bytes
+			}
+			return e.input
+		})
+	}
 	events = ortPlanReuse(events)
 	a := newBFCArena()
 	for _, e := range events {
@@ -309,7 +321,7 @@ func ortArenaReserve(events []arenaEvent) (reserve, pattern float64) {
 		a.alloc(patternID, pattern)
 	}
 	a.freeAll()
-	return a.reserved(), pattern
+	return a.reserved(), pattern, bound
 }
 
 // tracesArena reports whether a prices device memory as onnxruntime's
@@ -328,14 +340,14 @@ func (a *analyzer) applyArena(rep *report.Report) {
 	if ri == nil {
 		return
 	}
-	reserve, pattern := ortArenaReserve(a.arenaEvents)
+	reserve, pattern, bound := ortArenaReserve(a.arenaEvents, a.runtime.HostIO > 0)
 	t := &rep.Totals
 	ri.ArenaReservedBytes, ri.MemoryPatternBytes = reserve, pattern
 	// Bound inputs are the caller's buffers, beside the arena.
-	ri.DeviceMemoryBytes = t.ParamBytes + max(reserve+a.arenaInputBytes, t.PeakActivationBytes) + ri.MemoryFloorBytes
+	ri.DeviceMemoryBytes = t.ParamBytes + max(reserve+bound, t.PeakActivationBytes) + ri.MemoryFloorBytes
 	inputs := "the inputs' copies are in the arena"
-	if a.arenaInputBytes > 0 {
-		inputs = fmt.Sprintf("+ the bound inputs %.4g MB", a.arenaInputBytes/1e6)
+	if bound > 0 {
+		inputs = fmt.Sprintf("+ the bound inputs %.4g MB", bound/1e6)
 	}
 	ri.Notes = append(ri.Notes, fmt.Sprintf("device memory %.4g MB: weights %.4g MB (reserved exactly) + the BFC arena's regions %.4g MB (they double from 1 MiB and are kept: the first run's tensors, %.4g MB at their peak, then the memory pattern's %.4g MB block later runs take) %s + the floor %.4g MB; arena_extend_strategy kSameAsRequested holds the arena nearer the tensors' peak, and under memory pressure the arena takes less (fits is judged on the tensors)",
 		ri.DeviceMemoryBytes/1e6, t.ParamBytes/1e6, reserve/1e6, t.PeakActivationBytes/1e6, pattern/1e6, inputs, ri.MemoryFloorBytes/1e6))

@@ -99,24 +99,25 @@ func applyRuntime(rep *report.Report, gpu *hwdb.GPU, rt *hwdb.Runtime, io callIO
 		perf.InPlanFillShare, usText(perf.InPlanFillShare*p.FillLaunches*launch), usText(perf.ConvFillShare*p.FillLaunches*launch)))
 
 	t := &rep.Totals
-	onHost, waits := 0, 0
+	hostNodes, waits := 0, 0
 	for i, h := range report.NodeHosts(rt.DispatchS, rt.ModuleS, rt.OpCallScale, rep.Nodes) {
 		rep.Nodes[i].HostS = h
+		if rep.Nodes[i].OnHost {
+			hostNodes++
+		}
 		if rep.Nodes[i].OnHost && rt.DispatchS > 0 {
 			rep.Nodes[i].HostS = rt.HostNodeS
-			onHost++
 		}
 		if rep.Nodes[i].HostWaits {
 			waits++
 		}
 	}
+	// Host nodes run each call only where the runtime issues node by node.
+	onHost := hostNodes
+	if rt.DispatchS <= 0 {
+		onHost = 0
+	}
 	if rt.CUDAGraph > 0 {
-		hostNodes := 0
-		for i := range rep.Nodes {
-			if rep.Nodes[i].OnHost {
-				hostNodes++
-			}
-		}
 		ri.Notes = append(ri.Notes, fmt.Sprintf("each call replays the session's kernels captured once in a CUDA graph (cuda_graph): no host work per node; %d host node(s) ran at the capture and are not rerun", hostNodes))
 	}
 	if onHost > 0 {

@@ -1914,9 +1914,7 @@ func largeKHelpers(g *hwdb.GPU, k Kernel, o Options) (int64, float64) {
 // (core/providers/cuda/nn/conv.cc, ComputeInternal): a pass that reads
 // the output and writes it back.
 func biasPassS(g *hwdb.GPU, k Kernel, o Options) float64 {
-	eb := max(k.ElemBytes, 1)
-	pass := Kernel{Class: ClassElementwise, Bytes: k.BiasPassBytes, WorkingSet: k.BiasPassBytes, Precision: hwdb.FP32, ElemBytes: eb, Launches: 1}
-	return EstimateKernel(g, pass, helperOptions(o)).TimeS
+	return elementwisePassS(g, k.BiasPassBytes, max(k.ElemBytes, 1), o)
 }
 
 // outputPassS is the time, gap included, of a library's helper kernel
@@ -1924,8 +1922,14 @@ func biasPassS(g *hwdb.GPU, k Kernel, o Options) float64 {
 // element (largek's zeroing, split-K's reduce), priced as the in-plan
 // elementwise kernel it is.
 func outputPassS(g *hwdb.GPU, k Kernel, o Options, eb float64) float64 {
-	out := float64(k.M) * float64(k.N) * float64(max(k.Batch, 1)) * eb
-	pass := Kernel{Class: ClassElementwise, Bytes: out, WorkingSet: out, Precision: hwdb.FP32, ElemBytes: eb, Launches: 1}
+	return elementwisePassS(g, float64(k.M)*float64(k.N)*float64(max(k.Batch, 1))*eb, eb, o)
+}
+
+// elementwisePassS is the time, gap included, of a library's helper
+// kernel that moves bytes of elements of eb bytes once, in a plan under
+// o's runtime.
+func elementwisePassS(g *hwdb.GPU, bytes, eb float64, o Options) float64 {
+	pass := Kernel{Class: ClassElementwise, Bytes: bytes, WorkingSet: bytes, Precision: hwdb.FP32, ElemBytes: eb, Launches: 1}
 	return EstimateKernel(g, pass, helperOptions(o)).TimeS
 }
 
