@@ -64,7 +64,13 @@ func (a *analyzer) bnPrepKernels(nc *report.NodeCost, n *ir.Node, est *NodeEstim
 // any kernel of the plan: its time and energy to agg, its launches and
 // the bytes it reads and writes to est.
 func (a *analyzer) priceExtra(k perf.Kernel, read, written float64, est *NodeEstimate, agg *aggregate) {
-	pk := a.underControl(k)
+	a.priceExtraWith(a.planOptions(), k, read, written, est, agg)
+}
+
+// priceExtraWith is priceExtra with the kernel priced under o (a
+// library's own kernels at the stream gap: fftTransforms).
+func (a *analyzer) priceExtraWith(o perf.Options, k perf.Kernel, read, written float64, est *NodeEstimate, agg *aggregate) {
+	pk := perf.UnderControl(a.gpu, k, o, a.opt.Power)
 	kt := pk.KernelTime
 	agg.MemoryS += kt.MemoryS
 	agg.LatencyS += kt.LatencyS

@@ -81,8 +81,7 @@ func (a *analyzer) libraryWinograd(n *ir.Node, est *NodeEstimate, k perf.Kernel)
 		return k
 	}
 	w.Bytes, w.WorkingSet, w.Resident, w.DRAMBytes, w.Launches = k.Bytes, k.WorkingSet, k.Resident, k.DRAMBytes, k.Launches
-	po := perf.PlanOptions()
-	po.Runtime = rt
+	po := perf.ChoiceOptions(a.planOptions()) // a replay runs what its eager twin chose
 	if perf.UnderControl(a.gpu, w, po, a.opt.Power).TimeS >= perf.UnderControl(a.gpu, k, po, a.opt.Power).TimeS {
 		return k
 	}
@@ -323,8 +322,7 @@ func (a *analyzer) libraryFFT(n *ir.Node, est *NodeEstimate, k perf.Kernel) perf
 	if !ok {
 		return k
 	}
-	po := perf.PlanOptions()
-	po.Runtime = rt
+	po := perf.ChoiceOptions(a.planOptions()) // a replay runs what its eager twin chose (fftTransforms)
 	fft := perf.UnderControl(a.gpu, gemm, po, a.opt.Power).TimeS
 	for _, t := range transforms {
 		fft += perf.UnderControl(a.gpu, t, po, a.opt.Power).TimeS
@@ -353,13 +351,23 @@ type fftPlan struct {
 // fftTransforms adds, to a convolution libraryFFT ran as FFT, its three
 // transforms (the filter's, the input's and the inverse; perf.FFTConv),
 // and returns the spectra the call's workspace holds while it runs.
+//
+// The transforms keep the stream gap (perf.ChoiceOptions) under a CUDA
+// graph's replay too, as the choice weighed them: FFT wins over implicit
+// GEMM as a layer grows (more images, more channels), so with the
+// replay's shorter gap on its four extra kernels a replay's time fell
+// where the choice switched (H200, 256→256 at 14×14: batch 22 priced
+// 0.14 µs below batch 19; TestLibraryFFT), and physics forbids that. A
+// replayed FFT convolution is priced up to four gaps long (about 1.2 µs
+// each on Hopper) against a convolution of hundreds of µs.
 func (a *analyzer) fftTransforms(nc *report.NodeCost, est *NodeEstimate, agg *aggregate) float64 {
 	if est.fft == nil {
 		return 0
 	}
+	choice := perf.ChoiceOptions(a.planOptions())
 	for _, t := range est.fft.transforms {
 		written := t.Bytes * t.WriteShare
-		a.priceExtra(t, t.Bytes-written, written, est, agg)
+		a.priceExtraWith(choice, t, t.Bytes-written, written, est, agg)
 	}
 	nc.Counts, nc.Launches = est.Counts, est.Launches
 	nc.LibraryLaunches += 4 // within the cuDNN call

@@ -16,6 +16,7 @@ import (
 	"github.com/onnxcost/onnxcost/calib"
 	"github.com/onnxcost/onnxcost/calib/loop"
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/internal/measured"
 	"github.com/onnxcost/onnxcost/pipeline"
 )
 
@@ -220,17 +221,6 @@ func intervalStats(iv [][]float64, meas []float64) (inside, width float64) {
 
 func medianAbsErr(pred, meas []float64) float64 { return median(absErrs(pred, meas)) }
 
-// pairedChange is the median over rows of how much a calibration moved
-// each row's |log(predicted/measured)|: above 0, more rows got worse
-// than better.
-func pairedChange(before, after, meas []float64) float64 {
-	d := make([]float64, len(meas))
-	for i := range meas {
-		d[i] = math.Abs(math.Log(after[i]/meas[i])) - math.Abs(math.Log(before[i]/meas[i]))
-	}
-	return median(d)
-}
-
 // absErrs are the rows' |predicted/measured − 1|.
 func absErrs(pred, meas []float64) []float64 {
 	e := make([]float64, len(pred))
@@ -293,32 +283,6 @@ func loadE2E(t *testing.T) ([]string, map[string]*e2eGPU) {
 		names = append(names, name)
 	}
 	return names, out
-}
-
-// transferTie is how much a transferred calibration may leave the target's
-// held-out median above the uncalibrated one and still count as no worse,
-// at the least: where the sorted errors are sparse at the median, one
-// row crossing it moves it further (oneRowStep).
-const transferTie = 0.0005
-
-// oneRowStep is how far the median of errs moves when one row below it
-// crosses to above it: the step a transfer that barely moves any row can
-// make. T4's 239 held-out rows have 0.78 points between the two errors at
-// their median; P100 -> T4 moves a handful of fp32 GEMMs by 0.04-2.6%
-// and every other row by nothing, and one of them crossing read as
-// 9.59% -> 10.01%. Taken as a tie only where the rows themselves did not
-// get worse (pairedChange): the H200's 37 rows step 3.2 points at their
-// median, and the H100's calibration moves most of them.
-func oneRowStep(errs []float64) float64 {
-	s := slices.Clone(errs)
-	slices.Sort(s)
-	if len(s) < 2 {
-		return 0
-	}
-	base := median(s)
-	s[0] = math.Inf(1)
-	slices.Sort(s)
-	return median(s) - base
 }
 
 func TestCalibrationEndToEnd(t *testing.T) {
@@ -533,10 +497,7 @@ func transfer(t *testing.T, gpus map[string]*e2eGPU) {
 		if most == 0 {
 			most = transferMost
 		}
-		tie, paired := transferTie, pairedChange(base, pred, dst.tb.heldMeas)
-		if paired <= 0 {
-			tie = max(tie, oneRowStep(absErrs(base, dst.tb.heldMeas)))
-		}
+		tie, paired := measured.Tie(base, pred, dst.tb.heldMeas)
 		switch {
 		case after > most:
 			t.Errorf("%s -> %s: transfer left the target at %.2f%% (uncalibrated %.2f%%), bound %.0f%%", p.from, p.to, 100*after, 100*before, 100*most)
@@ -544,7 +505,7 @@ func transfer(t *testing.T, gpus map[string]*e2eGPU) {
 			t.Errorf("%s -> %s: transfer made the target worse: %.2f%% -> %.2f%%", p.from, p.to, 100*before, 100*after)
 		case after > before+tie:
 			t.Logf("%s -> %s: worse than uncalibrated, allowed: %s", p.from, p.to, p.loses)
-		case after > before+transferTie:
+		case after > before+measured.TransferTie:
 			t.Logf("%s -> %s: %.2f%% -> %.2f%%, within one row's step at the median (%.2f points) and the rows' median change in |log error| %+.4f: no worse",
 				p.from, p.to, 100*before, 100*after, 100*tie, paired)
 		}
