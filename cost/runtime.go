@@ -157,9 +157,10 @@ func applyRuntime(rep *report.Report, gpu *hwdb.GPU, rt *hwdb.Runtime, io callIO
 		setTimeEnergy(t, total, t.EnergyJ+ri.WaitEnergyJ)
 	}
 	if rt.DispatchS > 0 && rt.OpCallScale > 0 {
-		ri.Notes = append(ri.Notes, fmt.Sprintf("the host calls each op at its kind's cost (eager PyTorch's, measured per kind: a bare add %s = dispatch_us, a convolution %s, a batch norm %s, a view %s; op_call_scale %g), each further kernel in %s, and each module the nodes enter in %s (module_us × op_call_scale; nodes named with the exporter's module scope): each node's host_s; kernels finish %s after the first issue",
-			usText(rt.DispatchS*rt.OpCallScale), usText(report.HostCallS(rt.DispatchS, rt.OpCallScale, "conv2d")), usText(report.HostCallS(rt.DispatchS, rt.OpCallScale, "batch_norm.module")),
-			usText(report.HostCallS(rt.DispatchS, rt.OpCallScale, "view")), rt.OpCallScale, usText(rt.DispatchS), usText(report.ModuleCallS(rt.ModuleS, rt.OpCallScale)), usText(finish)))
+		s := report.NodesCallsScale(rt.OpCallScale, rep.Nodes)
+		ri.Notes = append(ri.Notes, fmt.Sprintf("the host calls each op at its kind's cost (eager PyTorch's, measured per kind: a bare add %s = dispatch_us, a convolution %s, a batch norm %s, a view %s; × %.4g, op_call_scale %g on the calls that follow another in the forward), each further kernel in %s, and each module the nodes enter in %s (module_us × the same; nodes named with the exporter's module scope): each node's host_s; kernels finish %s after the first issue",
+			usText(rt.DispatchS*s), usText(report.HostCallS(rt.DispatchS, s, "conv2d")), usText(report.HostCallS(rt.DispatchS, s, "batch_norm.module")),
+			usText(report.HostCallS(rt.DispatchS, s, "view")), s, rt.OpCallScale, usText(rt.DispatchS), usText(report.ModuleCallS(rt.ModuleS, s)), usText(finish)))
 	} else if rt.DispatchS > 0 && rt.ModuleS > 0 {
 		ri.Notes = append(ri.Notes, fmt.Sprintf("the host issues each kernel in %s (dispatch_us), and %s for each module the nodes enter (module_us: nodes named with the exporter's module scope); kernels finish %s after the first issue", usText(rt.DispatchS), usText(rt.ModuleS), usText(finish)))
 	} else if rt.DispatchS > 0 {

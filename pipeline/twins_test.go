@@ -21,8 +21,9 @@ var replayTwins = [][2]string{
 }
 
 // TestReplayTwinsRunSameKernels: every node of every fixture launches as
-// many kernels under a replay as under its stream-launched twin, on GPUs
-// of four generations at batch 1 and 32, in fp32 and fp16. It failed
+// many kernels under a replay as under its stream-launched twin, and the
+// replayed call is no slower, on GPUs of four generations at batch 1 and
+// 32, in fp32 and fp16. It failed
 // when the algorithm choices weighed each candidate with the runtime's
 // own gap: DenseNet-121's 14×14 3×3 convolutions ran cuDNN's FFT (five
 // kernels) under graph and implicit GEMM (one) under pytorch on an H100,
@@ -48,15 +49,21 @@ func TestReplayTwinsRunSameKernels(t *testing.T) {
 				for _, batch := range batches {
 					for _, pair := range replayTwins {
 						launches := [2]map[string]float64{}
+						var latency [2]float64
 						for i, rt := range pair {
 							r, err := Run(path, Config{GPU: gpu, DType: dtype, Batch: batch, Runtime: rt, Dims: map[string]int64{"seq": 128}})
 							if err != nil {
 								t.Fatalf("%s %s %s b%d %s: %v", path, gpu, dtype, batch, rt, err)
 							}
+							latency[i] = r.Runtime.LatencyS
 							launches[i] = map[string]float64{}
 							for _, n := range r.Nodes {
 								launches[i][n.Name] = n.Launches
 							}
+						}
+						if !(latency[0] <= latency[1]) {
+							t.Errorf("%s on %s, %s batch %d: a call takes %.4g s under %s, %.4g s under %s: a replay of the same kernels slower",
+								filepath.Base(path), gpu, dtype, batch, latency[0], pair[0], latency[1], pair[1])
 						}
 						for name, n := range launches[0] {
 							if m := launches[1][name]; m != n {

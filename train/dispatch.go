@@ -77,7 +77,10 @@ func (s *step) dispatchStep() {
 		}
 		return
 	}
-	seq := s.stepSequence(stepHost{dispatch: rt.DispatchS, module: rt.ModuleS, autograd: rt.AutogradS, param: rt.OptimParamS, cudnn: rt.CudnnS, scale: rt.OpCallScale})
+	// The forward's calls pay op_call_scale as an inference call's do
+	// (report.CallsScale: all but the first).
+	scale := report.NodesCallsScale(rt.OpCallScale, s.rep.Nodes)
+	seq := s.stepSequence(stepHost{dispatch: rt.DispatchS, module: rt.ModuleS, autograd: rt.AutogradS, param: rt.OptimParamS, cudnn: rt.CudnnS, scale: scale})
 	tr.Dispatch = seq
 	finish, issue := TrainPipeline(seq, rt.CallS)
 	host := rt.CallS + issue

@@ -43,6 +43,35 @@ func TestHostOpTableMatchesMeasured(t *testing.T) {
 	}
 }
 
+// TestCallsScale: a call of one op pays its kind's cost as timed alone,
+// a call of many the scale fitted on whole models less its first call's
+// share, and the scale never falls as ops are added; a runtime without
+// op_call_scale keeps 0.
+func TestCallsScale(t *testing.T) {
+	if got := CallsScale(1.35, 1); got != 1 {
+		t.Errorf("one op: %g, want 1", got)
+	}
+	if got := CallsScale(1.35, 2); math.Abs(got-1.175) > 1e-12 {
+		t.Errorf("two ops: %g, want 1.175", got)
+	}
+	if got := CallsScale(1.35, 300); got < 1.3488 || got > 1.35 {
+		t.Errorf("300 ops: %g, want within 0.1%% of 1.35", got)
+	}
+	if got := CallsScale(0, 5); got != 0 {
+		t.Errorf("no op_call_scale: %g, want 0", got)
+	}
+	for n := 1; n < 50; n++ {
+		if CallsScale(1.35, n+1) < CallsScale(1.35, n) {
+			t.Fatalf("the scale falls from %d to %d ops", n, n+1)
+		}
+	}
+	// A one-node model's host is its kind's, as the host-op table timed it.
+	one := []NodeCost{{Name: "ln", OpType: "LayerNormalization", Inputs: make([]TensorInfo, 3), Launches: 1}}
+	if got, want := NodeHosts(8e-6, 2e-6, 1.35, one)[0], HostKindS(8e-6, "layer_norm"); math.Abs(got-want) > 1e-15 {
+		t.Errorf("a lone LayerNormalization: host %.4g µs, want its kind's %.4g", got*1e6, want*1e6)
+	}
+}
+
 // TestNodeHosts: an eager runtime prices each node by its op's kind, a
 // module's only op in its module form (a convolution only with a bias),
 // a view's call with no kernel, one module call per scope entered (each
@@ -50,7 +79,11 @@ func TestHostOpTableMatchesMeasured(t *testing.T) {
 // own at a driver launch; a runtime without op_call_scale charges
 // dispatch a kernel; a graph replay charges nothing.
 func TestNodeHosts(t *testing.T) {
-	const d, m, s = 8e-6, 2e-6, 1.5
+	const d, m = 8e-6, 2e-6
+	// op_call_scale 1.5 over nine host calls: each pays 1 + 0.5·8/9 of
+	// its kind (CallsScale).
+	const scale = 1.5
+	s := CallsScale(scale, 9)
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Max(math.Abs(a), math.Abs(b)) }
 	kind := func(k string) float64 { return HostKindS(d, k) * s }
 	in := func(n int) []TensorInfo { return make([]TensorInfo, n) }
@@ -67,7 +100,7 @@ func TestNodeHosts(t *testing.T) {
 		{Name: "/w/Transpose", OpType: "Transpose", Params: 10},
 		{Name: "/Constant", OpType: "Constant"},
 	}
-	got := NodeHosts(d, m, s, nodes)
+	got := NodeHosts(d, m, scale, nodes)
 	want := []float64{
 		// conv without a bias: the functional call, its three cuDNN
 		// transposes, and three module calls (layer1, layer1.0, conv1).
@@ -105,7 +138,7 @@ func TestNodeHosts(t *testing.T) {
 			t.Errorf("no op_call_scale: %s: %.3g µs, want %.3g", nodes[i].Name, plain[i]*1e6, w*1e6)
 		}
 	}
-	for i, h := range NodeHosts(0, m, s, nodes) {
+	for i, h := range NodeHosts(0, m, scale, nodes) {
 		if h != 0 {
 			t.Errorf("graph replay: %s has host %g", nodes[i].Name, h)
 		}

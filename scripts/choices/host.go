@@ -13,12 +13,14 @@ import (
 const hostHeader = "op,mode,kernels,us,kernel_us"
 
 // hostTable prints each op kind's measured host cost per eager call
-// beside what the pytorch runtime charges for it (hwdb/runtimes.yaml,
-// cost/report NodeHosts): the kind's cost (report.HostKindS, this very
-// table scaled to dispatch_us) times op_call_scale, the module form for a
-// module's call. The ratio is the same for every kind, the table over a
-// whole model's calls; it says which side of the fitted scale a kind
-// sits. Autocast rows are the functional op with its casts, which the
+// beside what the pytorch runtime charges a model of that one op for it
+// (hwdb/runtimes.yaml, cost/report NodeHosts): the kind's cost
+// (report.HostKindS, this very table scaled to dispatch_us), the module
+// form for a module's call, and no op_call_scale (report.CallsScale: a
+// call of one op is the op called back to back, as the table times it).
+// The ratio is the same for every kind, this machine's host over the
+// one dispatch_us is taken from; it says which side of the fitted scale
+// a kind sits. Autocast rows are the functional op with its casts, which the
 // eager plan prices as kernels of their own; fp16-3d rows the kind as a
 // transformer calls it (16-bit, its ranks and broadcasts); block rows a
 // whole module's call (a transformer layer, a ResNet bottleneck), which
@@ -49,7 +51,7 @@ func hostTable(w io.Writer, path string, recs [][]string) error {
 		// prices it (set it beside the sum of its ops' rows by hand).
 		var charged float64
 		if r[1] != "block" {
-			charged = report.HostCallS(rt.DispatchS, rt.OpCallScale, kind) * 1e6
+			charged = report.HostCallS(rt.DispatchS, report.CallsScale(rt.OpCallScale, 1), kind) * 1e6
 		}
 		ratio := "-"
 		if charged > 0 {
@@ -67,7 +69,7 @@ func hostTable(w io.Writer, path string, recs [][]string) error {
 		fmt.Fprintf(w, "%-12s %-10s %7d %10.2f %10s %10s %8s\n", r[0], r[1], k, us, kus, chargedText, ratio)
 	}
 	for _, m := range sortedModes(byMode) {
-		fmt.Fprintf(w, "%s: median measured/charged %.2f over %d op kinds (dispatch_us %g, op_call_scale %g, module_us %g)\n", m, median(byMode[m]), len(byMode[m]), rt.DispatchS*1e6, rt.OpCallScale, rt.ModuleS*1e6)
+		fmt.Fprintf(w, "%s: median measured/charged %.2f over %d op kinds (dispatch_us %g, module_us %g; op_call_scale %g charged on a model's further calls only)\n", m, median(byMode[m]), len(byMode[m]), rt.DispatchS*1e6, rt.ModuleS*1e6, rt.OpCallScale)
 	}
 	return nil
 }

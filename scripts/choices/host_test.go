@@ -11,8 +11,9 @@ import (
 )
 
 // TestHostTable: a --host-ops table is read one op kind per row, each set
-// beside the pytorch runtime's charge (the kind's host cost times
-// op_call_scale, the module form for a module's call, a view's too), with
+// beside the pytorch runtime's charge for a model of that one op (the
+// kind's host cost, no op_call_scale: report.CallsScale; the module form
+// for a module's call, a view's too), with
 // a median ratio per mode; a time that is not a number is refused naming
 // the file. A format check: the rows are hand-written in a GPU run's
 // shape.
@@ -21,7 +22,7 @@ func TestHostTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	charge := func(kind string) float64 { return report.HostKindS(rt.DispatchS, kind) * rt.OpCallScale * 1e6 }
+	charge := func(kind string) float64 { return report.HostKindS(rt.DispatchS, kind) * 1e6 }
 	write := tableWriter(t, hostHeader+"\n")
 	ok := write("ok.csv", "add,functional,1,6.00,2.10\nlinear,module,1,42.00,3.00\nview,functional,0,1.00,\nlinear,autocast,1,24.00,\n"+
 		"linear,fp16-3d,1,30.00,\nbert_layer,block,17,400.00,60.00\n")
