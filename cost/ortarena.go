@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/internal/bestfit"
 )
 
 // onnxruntime's device memory. Its CUDA provider allocates every
@@ -63,31 +64,19 @@ type arenaEvent struct {
 	input bool
 }
 
-// arenaChunk is one piece of a region: [off, off+size), in use or free.
-type arenaChunk struct {
-	off, size float64
-	used      bool
-}
-
-// bfcArena is the simulated arena: its regions in the order they were
-// taken (a region's index stands for its address), each a list of chunks
-// in address order.
+// bfcArena is the simulated arena: its regions and chunks are bestfit's
+// (one pool; a region's number stands for its address), its rounding,
+// growth and split rule onnxruntime's.
 type bfcArena struct {
-	regions [][]arenaChunk
-	sizes   []float64
-	curr    float64 // curr_region_allocation_bytes_
-	// at maps a live allocation to where it is.
-	at map[int]arenaPlace
-}
-
-// arenaPlace is where an allocation lies: its region and offset.
-type arenaPlace struct {
-	region int
-	off    float64
+	heap bestfit.Heap
+	last float64 // the last region's size
+	curr float64 // curr_region_allocation_bytes_
+	// at maps a live allocation to its chunk.
+	at map[int]*bestfit.Block
 }
 
 func newBFCArena() *bfcArena {
-	return &bfcArena{curr: arenaInitialChunk, at: map[int]arenaPlace{}}
+	return &bfcArena{curr: arenaInitialChunk, at: map[int]*bestfit.Block{}}
 }
 
 // rounded is bytes rounded up to the arena's 256-byte unit.
@@ -96,50 +85,23 @@ func arenaRounded(bytes float64) float64 {
 }
 
 // reserved is the bytes the arena holds: the sum of its regions.
-func (a *bfcArena) reserved() float64 {
-	s := 0.0
-	for _, r := range a.sizes {
-		s += r
-	}
-	return s
-}
+func (a *bfcArena) reserved() float64 { return a.heap.Reserved() }
 
 // alloc places allocation id of bytes, extending the arena when no free
-// chunk holds it.
+// chunk holds it; the chunk is split when the rest is at least as large
+// as the request or max_dead_bytes_per_chunk.
 func (a *bfcArena) alloc(id int, bytes float64) {
 	if bytes <= 0 {
 		return
 	}
 	need := arenaRounded(bytes)
-	r, c := a.bestFit(need)
-	if r < 0 {
+	ch := a.heap.BestFit(0, need)
+	if ch == nil {
 		a.extend(need)
-		r, c = a.bestFit(need)
+		ch = a.heap.BestFit(0, need)
 	}
-	ch := &a.regions[r][c]
-	if ch.size >= 2*need || ch.size-need >= arenaMaxDead {
-		rest := arenaChunk{off: ch.off + need, size: ch.size - need}
-		ch.size = need
-		a.regions[r] = slices.Insert(a.regions[r], c+1, rest)
-		ch = &a.regions[r][c]
-	}
-	ch.used = true
-	a.at[id] = arenaPlace{r, ch.off}
-}
-
-// bestFit is the smallest free chunk of at least need bytes, the lowest
-// address first among equals; -1, -1 when there is none.
-func (a *bfcArena) bestFit(need float64) (region, chunk int) {
-	region, chunk = -1, -1
-	best := math.Inf(1)
-	for r, cs := range a.regions {
-		for c, ch := range cs {
-			if !ch.used && ch.size >= need && ch.size < best {
-				region, chunk, best = r, c, ch.size
-			}
-		}
-	}
-	return region, chunk
+	a.heap.Take(ch, need, ch.Size >= 2*need || ch.Size-need >= arenaMaxDead)
+	a.at[id] = ch
 }
 
 // extend adds a region for a request of need bytes (BFCArena::Extend,
@@ -150,8 +112,8 @@ func (a *bfcArena) extend(need float64) {
 		a.curr *= 2
 		grew = true
 	}
-	a.regions = append(a.regions, []arenaChunk{{size: a.curr}})
-	a.sizes = append(a.sizes, a.curr)
+	a.heap.Grow(0, a.curr)
+	a.last = a.curr
 	if !grew {
 		if a.curr < arenaMaxExtend/2 {
 			a.curr *= 2
@@ -163,24 +125,12 @@ func (a *bfcArena) extend(need float64) {
 
 // free releases allocation id and merges its chunk with free neighbours.
 func (a *bfcArena) free(id int) {
-	pos, ok := a.at[id]
+	ch, ok := a.at[id]
 	if !ok {
 		return
 	}
 	delete(a.at, id)
-	r := pos.region
-	cs := a.regions[r]
-	c := slices.IndexFunc(cs, func(ch arenaChunk) bool { return ch.off == pos.off })
-	cs[c].used = false
-	if c+1 < len(cs) && !cs[c+1].used {
-		cs[c].size += cs[c+1].size
-		cs = slices.Delete(cs, c+1, c+2)
-	}
-	if c > 0 && !cs[c-1].used {
-		cs[c-1].size += cs[c].size
-		cs = slices.Delete(cs, c, c+1)
-	}
-	a.regions[r] = cs
+	a.heap.Release(ch)
 }
 
 // freeAll releases every live allocation (the end of a run).

@@ -42,7 +42,7 @@ func TestBFCArenaRegions(t *testing.T) {
 	for i := range 14 {
 		b.alloc(i, b.curr)
 	}
-	if last := b.sizes[len(b.sizes)-1]; last != arenaMaxExtend || b.curr != arenaMaxExtend {
+	if last := b.last; last != arenaMaxExtend || b.curr != arenaMaxExtend {
 		t.Errorf("region %d MiB, next %d MiB: want the 1 GiB cap", int(last/mib), int(b.curr/mib))
 	}
 }

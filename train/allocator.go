@@ -2,7 +2,8 @@ package train
 
 import (
 	"math"
-	"sort"
+
+	"github.com/onnxcost/onnxcost/internal/bestfit"
 )
 
 // The PyTorch CUDA caching allocator, as training memory's second view
@@ -45,27 +46,18 @@ const (
 	allocRoundLarge    = 2 << 20
 )
 
-// allocBlock is a piece of one segment.
-type allocBlock struct {
-	seg, pool  int // the pool is the segment's: 0 small, 1 large
-	off, size  float64
-	free       bool
-	prev, next *allocBlock
-}
-
-// cachingAllocator is the simulated allocator.
+// cachingAllocator is the simulated allocator: its segments and blocks
+// are bestfit's (pool 0 small, 1 large), its rounding, segment sizes,
+// split rule and release under pressure PyTorch's.
 type cachingAllocator struct {
-	reserved, peak float64
+	heap bestfit.Heap
+	peak float64
 	// limit is the device memory the reserve may take (what CUDA reports
 	// as the GPU's total, less the CUDA context); 0 is none.
 	limit float64
 	// full records that a cudaMalloc would have failed: the reserve met
 	// the limit and cached segments were released to go on.
 	full bool
-	segs int
-	// freeBlocks per pool (0 small, 1 large), sorted by size, then
-	// segment and offset, as the allocator's block sets are.
-	freeBlocks [2][]*allocBlock
 }
 
 func allocRound(bytes float64) float64 {
@@ -92,108 +84,32 @@ func allocSegmentSize(size float64) float64 {
 	return math.Ceil(size/allocRoundLarge) * allocRoundLarge
 }
 
-func blockLess(a, b *allocBlock) bool {
-	if a.size != b.size {
-		return a.size < b.size
-	}
-	if a.seg != b.seg {
-		return a.seg < b.seg
-	}
-	return a.off < b.off
-}
-
-func (c *cachingAllocator) insertFree(pool int, b *allocBlock) {
-	l := c.freeBlocks[pool]
-	i := sort.Search(len(l), func(i int) bool { return !blockLess(l[i], b) })
-	l = append(l, nil)
-	copy(l[i+1:], l[i:])
-	l[i] = b
-	c.freeBlocks[pool] = l
-}
-
-func (c *cachingAllocator) removeFree(pool int, b *allocBlock) {
-	l := c.freeBlocks[pool]
-	i := sort.Search(len(l), func(i int) bool { return !blockLess(l[i], b) })
-	if i < len(l) && l[i] == b {
-		c.freeBlocks[pool] = append(l[:i], l[i+1:]...)
-	}
-}
+// reserved is the bytes the allocator holds from the driver.
+func (c *cachingAllocator) reserved() float64 { return c.heap.Reserved() }
 
 // malloc serves a request of bytes (> 0) and returns its block.
-func (c *cachingAllocator) malloc(bytes float64) *allocBlock {
+func (c *cachingAllocator) malloc(bytes float64) *bestfit.Block {
 	size := allocRound(bytes)
 	pool := allocPool(size)
-	l := c.freeBlocks[pool]
-	i := sort.Search(len(l), func(i int) bool { return l[i].size >= size })
-	var b *allocBlock
-	if i < len(l) {
-		b = l[i]
-		c.removeFree(pool, b)
-	} else {
+	b := c.heap.BestFit(pool, size)
+	if b == nil {
 		seg := allocSegmentSize(size)
-		if c.limit > 0 && c.reserved+seg > c.limit {
+		if c.limit > 0 && c.heap.Reserved()+seg > c.limit {
+			// As the allocator does before it retries a cudaMalloc that
+			// ran out of memory: every wholly free segment goes back.
 			c.full = true
-			c.releaseCached()
+			c.heap.ReleaseEmpty()
 		}
-		c.reserved += seg
-		c.peak = max(c.peak, c.reserved)
-		b = &allocBlock{seg: c.segs, pool: pool, size: seg}
-		c.segs++
+		b = c.heap.Grow(pool, seg)
+		c.peak = max(c.peak, c.heap.Reserved())
 	}
-	b.free = false
-	rest := b.size - size
-	if (pool == 0 && rest >= allocMinBlock) || (pool == 1 && rest > allocSmallSize) {
-		r := &allocBlock{seg: b.seg, pool: pool, off: b.off + size, size: rest, free: true, prev: b, next: b.next}
-		if b.next != nil {
-			b.next.prev = r
-		}
-		b.next = r
-		b.size = size
-		c.insertFree(pool, r)
-	}
+	rest := b.Size - size
+	c.heap.Take(b, size, (pool == 0 && rest >= allocMinBlock) || (pool == 1 && rest > allocSmallSize))
 	return b
 }
 
 // release frees a block, merging it with free neighbours.
-func (c *cachingAllocator) release(b *allocBlock) {
-	pool := b.pool
-	b.free = true
-	if p := b.prev; p != nil && p.free {
-		c.removeFree(pool, p)
-		absorb(p, b)
-		b = p
-	}
-	if n := b.next; n != nil && n.free {
-		c.removeFree(pool, n)
-		absorb(b, n)
-	}
-	c.insertFree(pool, b)
-}
-
-// releaseCached returns every wholly free segment to the driver, as the
-// allocator does before retrying a cudaMalloc that ran out of memory.
-func (c *cachingAllocator) releaseCached() {
-	for pool, l := range c.freeBlocks {
-		kept := l[:0]
-		for _, b := range l {
-			if b.prev == nil && b.next == nil {
-				c.reserved -= b.size
-				continue
-			}
-			kept = append(kept, b)
-		}
-		c.freeBlocks[pool] = kept
-	}
-}
-
-// absorb merges block n, the one after b in its segment, into b.
-func absorb(b, n *allocBlock) {
-	b.size += n.size
-	b.next = n.next
-	if n.next != nil {
-		n.next.prev = b
-	}
-}
+func (c *cachingAllocator) release(b *bestfit.Block) { c.heap.Release(b) }
 
 // memAlloc is one tensor of the training timeline: live from step from to
 // step to, both included (memory.go).
@@ -230,7 +146,7 @@ func allocatorReserve(persist, lazy []float64, allocs []memAlloc, T int, limit f
 		startAt[a.from] = append(startAt[a.from], i)
 		freeAt[a.to+1] = append(freeAt[a.to+1], i)
 	}
-	blocks := make([]*allocBlock, len(allocs))
+	blocks := make([]*bestfit.Block, len(allocs))
 	for step := 0; step < 2; step++ {
 		for t := 0; t <= T; t++ {
 			for _, i := range freeAt[t] {

@@ -417,43 +417,43 @@ func TestCachingAllocator(t *testing.T) {
 	const MiB = 1 << 20
 	var c cachingAllocator
 	a := c.malloc(100) // small: a 2 MiB segment, a 512 B block
-	if a.size != 512 || c.reserved != 2*MiB {
-		t.Fatalf("100 B: block %v, reserved %v", a.size, c.reserved)
+	if a.Size != 512 || c.reserved() != 2*MiB {
+		t.Fatalf("100 B: block %v, reserved %v", a.Size, c.reserved())
 	}
 	c.malloc(MiB) // small pool still (≤ 1 MiB): fits the first segment's rest
-	if c.reserved != 2*MiB {
-		t.Errorf("1 MiB in the small segment's rest: reserved %v", c.reserved)
+	if c.reserved() != 2*MiB {
+		t.Errorf("1 MiB in the small segment's rest: reserved %v", c.reserved())
 	}
 	b := c.malloc(3 * MiB) // large, under 10 MiB: a 20 MiB segment
-	if c.reserved != 22*MiB || b.size != 3*MiB {
-		t.Errorf("3 MiB: reserved %v, block %v", c.reserved, b.size)
+	if c.reserved() != 22*MiB || b.Size != 3*MiB {
+		t.Errorf("3 MiB: reserved %v, block %v", c.reserved(), b.Size)
 	}
 	d := c.malloc(11*MiB + 1) // best fit: the segment's free 17 MiB, rounded to 512 B
-	if c.reserved != 22*MiB || d.size != 11*MiB+512 || d.seg != b.seg {
-		t.Errorf("11 MiB+1: reserved %v, block %v", c.reserved, d.size)
+	if c.reserved() != 22*MiB || d.Size != 11*MiB+512 || d.Seg != b.Seg {
+		t.Errorf("11 MiB+1: reserved %v, block %v", c.reserved(), d.Size)
 	}
 	e := c.malloc(12 * MiB) // 6 MiB-512 free is too small: a new 12 MiB segment (≥ 10 MiB, 2 MiB multiple)
-	if c.reserved != 34*MiB || e.seg == b.seg {
-		t.Errorf("12 MiB: reserved %v", c.reserved)
+	if c.reserved() != 34*MiB || e.Seg == b.Seg {
+		t.Errorf("12 MiB: reserved %v", c.reserved())
 	}
 	c.release(b)
 	c.release(d) // the 20 MiB segment is whole again (merged)
 	f := c.malloc(19 * MiB)
-	if c.reserved != 34*MiB || f.seg != b.seg {
-		t.Errorf("19 MiB after freeing 3 + 11 MiB: reserved %v, segment %d (want %d)", c.reserved, f.seg, b.seg)
+	if c.reserved() != 34*MiB || f.Seg != b.Seg {
+		t.Errorf("19 MiB after freeing 3 + 11 MiB: reserved %v, segment %d (want %d)", c.reserved(), f.Seg, b.Seg)
 	}
 	c.release(e)
 	c.release(f)
 	c.release(a)
-	if c.reserved != 34*MiB {
-		t.Errorf("frees returned memory: %v", c.reserved)
+	if c.reserved() != 34*MiB {
+		t.Errorf("frees returned memory: %v", c.reserved())
 	}
 	// Fragmentation: 12 + 20 MiB are cached and free, yet 25 MiB needs
 	// a segment of its own (rounded up to 26 MiB); its 1 MiB rest is not
 	// split off (the large pool splits only above 1 MiB).
 	g := c.malloc(25 * MiB)
-	if c.reserved != 34*MiB+26*MiB || g.size != 26*MiB {
-		t.Errorf("25 MiB: reserved %v", c.reserved)
+	if c.reserved() != 34*MiB+26*MiB || g.Size != 26*MiB {
+		t.Errorf("25 MiB: reserved %v", c.reserved())
 	}
 }
 
@@ -578,12 +578,12 @@ func TestCachingAllocatorOOMRetry(t *testing.T) {
 	a := c.malloc(12 * MiB) // segment 0: 12 MiB
 	c.malloc(3 * MiB)       // segment 1: 20 MiB, 3 live, 17 free
 	c.release(a)
-	if c.reserved != 32*MiB {
-		t.Fatalf("reserved %v", c.reserved)
+	if c.reserved() != 32*MiB {
+		t.Fatalf("reserved %v", c.reserved())
 	}
 	c.malloc(18 * MiB) // no free block of 18 MiB; 32 + 18 > 40: segment 0 (wholly free) released, segment 1 kept
-	if c.reserved != 38*MiB || c.peak != 38*MiB {
-		t.Errorf("after the retry: reserved %v, peak %v, want 20 + 18 MiB", c.reserved, c.peak)
+	if c.reserved() != 38*MiB || c.peak != 38*MiB {
+		t.Errorf("after the retry: reserved %v, peak %v, want 20 + 18 MiB", c.reserved(), c.peak)
 	}
 	c.malloc(19 * MiB) // 38 + 20 > 40 and nothing wholly free: out of memory, the peak shows it
 	if c.peak != 58*MiB {
