@@ -12,8 +12,12 @@ package perf
 // gap, DenseNet-121's 14×14 3×3 convolutions ran cuDNN's FFT (five
 // kernels) under graph and implicit GEMM (one) under pytorch on an H100,
 // where our H100 run counts the same 426 kernels for both (the eager
-// plan's 430: pipeline TestReplayTwinsRunSameKernels). A nil runtime (the
-// default plan the calibration fits price) is left as it is.
+// plan's 430: pipeline TestReplayTwinsRunSameKernels). A library's
+// helper kernels that only some candidates launch (split-K's reduce,
+// cuDNN's FFT transforms) are priced so under a replay too: a plan
+// priced otherwise than it was chosen can cost less than a smaller
+// problem's (TestProductRowsNeverCheaper under graph). A nil runtime
+// (the default plan the calibration fits price) is left as it is.
 func ChoiceOptions(o Options) Options {
 	r := o.Runtime
 	if r == nil || (r.KernelGapS == 0 && r.KernelGapScale == 1) {

@@ -6,7 +6,13 @@ import "github.com/onnxcost/onnxcost/hwdb"
 // after a split-K plan of product k to sum its K slices into the output
 // (cublasLt's splitKreduce_kernel), or 0 where it runs none: fastestPlan
 // adds it to every split plan it weighs, so a split must save more than
-// the second kernel costs.
+// the second kernel costs. libOf prices it at the stream gap whatever
+// the runtime (ChoiceOptions): the heuristic that picks the plan does
+// not know a CUDA graph will replay it. In a graph its idle gap is
+// shorter (our H200's sweep, replayed: 1.8 µs beyond the kernels a call
+// with it, 1.2 without), so a replayed split product is priced about
+// 0.6 µs long: the sweep's fp32 products 9.45% → 11.3%, TF32 10.1% →
+// 9.25%, all 390 12.5% → 13.0%.
 //
 // Our H200's GEMM-choice sweep (testdata/measured/h200_sxm_gemm_choices.csv:
 // bare torch.matmul, A·B, in a CUDA graph) runs one after 48 of its 130

@@ -1589,9 +1589,7 @@ type gemmLib struct {
 	helperS float64
 	// reduceS: the time of the kernel that sums a split plan's K slices
 	// (splitKReduceS), gap included; 0 where the library runs none.
-	// reduceChoiceS is the same kernel as the library's choice weighs it
-	// (ChoiceOptions: at the stream gap, whatever the runtime's).
-	reduceS, reduceChoiceS float64
+	reduceS float64
 }
 
 // onlyTile is the one tile library kernel l runs, K loop whole, where it
@@ -1639,11 +1637,13 @@ func libOf(g *hwdb.GPU, k Kernel, o Options) gemmLib {
 	if simtLargeK(g, real, lib, k.M, k.N, k.K) {
 		lib.helpers, lib.helperS = largeKHelpers(g, k, o)
 	}
-	lib.reduceS = splitKReduceS(g, k, o, real, lib)
-	lib.reduceChoiceS = lib.reduceS
-	if c := ChoiceOptions(o); c.Runtime != o.Runtime {
-		lib.reduceChoiceS = splitKReduceS(g, k, c, real, lib)
-	}
+	// At the stream gap under a replay too: the library's choice weighs
+	// it so (ChoiceOptions), and a plan priced otherwise than it was
+	// chosen let a replay's time fall as rows grew (an unsplit plan
+	// giving way to a split one with the replay's shorter gap on its
+	// reduce: A10 fp16 161×1024×1024 under graph 0.43 µs below 160 rows;
+	// TestProductRowsNeverCheaper).
+	lib.reduceS = splitKReduceS(g, k, ChoiceOptions(o), real, lib)
 	return lib
 }
 
@@ -1839,10 +1839,6 @@ type GEMMPlan struct {
 	// helper kernels' time: no compute power is drawn for it
 	// (gemmActivity).
 	StallS float64
-	// choiceS is ComputeS as the library's choice weighs the plan: its
-	// helper kernels at the stream gap (ChoiceOptions), so that a CUDA
-	// graph's replay keeps the plan its stream-launched twin chose.
-	choiceS float64
 	// Helpers are the kernels the library launches besides the GEMM's
 	// own for this plan (largek's zeroing and bias epilogue:
 	// largeKHelpers), whose time ComputeS holds: the report counts them
@@ -1874,7 +1870,7 @@ func gemmPlanLib(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 		return best
 	}
 	lk := fastestPlan(g, pr, m, n, k, batch, classEff, p, lib, true)
-	if !(lk.choiceS > best.choiceS) {
+	if !(lk.ComputeS > best.ComputeS) {
 		lk = best
 	}
 	// More rows are never priced faster (the rows are what a batch
@@ -2038,20 +2034,19 @@ func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 		}
 	}
 	perSMBoost := peak / float64(g.SMs) * eff
-	best := GEMMPlan{ComputeS: math.Inf(1), choiceS: math.Inf(1)}
+	best := GEMMPlan{ComputeS: math.Inf(1)}
 	clk := newPathClock(g, p, real)
 	try := func(tl ctaTile, ctas float64, split int64) {
 		t := tileTime(g, clk, real, tl, m, n, k, batch, ctas, split, perSMBoost, p, lib)
 		var helpers int64
 		var stall float64
-		choice := t
 		if split > 1 && lib.reduceS > 0 {
 			// The reduce kernel runs after the split one: in series,
 			// drawing no tensor-core power (StallS).
-			t, helpers, stall, choice = t+lib.reduceS, 1, lib.reduceS, t+lib.reduceChoiceS
+			t, helpers, stall = t+lib.reduceS, 1, lib.reduceS
 		}
-		if choice < best.choiceS {
-			best = GEMMPlan{TileM: tl.m, TileN: tl.n, Split: split, Passes: 1, CTAs: ctas * float64(split), ComputeS: t, Helpers: helpers, StallS: stall, choiceS: choice}
+		if t < best.ComputeS {
+			best = GEMMPlan{TileM: tl.m, TileN: tl.n, Split: split, Passes: 1, CTAs: ctas * float64(split), ComputeS: t, Helpers: helpers, StallS: stall}
 		}
 	}
 	if tl, ok := lib.onlyTile(); ok {
@@ -2061,7 +2056,6 @@ func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 		try(tl, sizeProd(ceilDiv(m, tl.m), ceilDiv(n, tl.n), batch), 1)
 		if lib.reformatS > 0 {
 			best.ComputeS += lib.reformatS
-			best.choiceS += lib.reformatS
 			best.StallS += lib.reformatS
 			best.Helpers++
 		}
@@ -2117,7 +2111,7 @@ func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 				shallowest = 2
 			}
 			for split := max(shallowest, 2); split <= deepest; split++ {
-				if partialSumsS(g, m, n, batch, split, p) >= best.choiceS {
+				if partialSumsS(g, m, n, batch, split, p) >= best.ComputeS {
 					break
 				}
 				try(tl, ctas, split)
@@ -2137,11 +2131,10 @@ func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 		} else {
 			sn = gemvMaxCols
 		}
-		if sub := fastestPlan(g, pr, sm, sn, k, batch, classEff, p, lib, false); float64(passes)*sub.choiceS < best.choiceS {
+		if sub := fastestPlan(g, pr, sm, sn, k, batch, classEff, p, lib, false); float64(passes)*sub.ComputeS < best.ComputeS {
 			best = sub
 			best.Passes *= passes
 			best.ComputeS *= float64(passes)
-			best.choiceS *= float64(passes)
 		}
 	}
 	if q := tensorGranule(real); isTensor(real) && q > 1 && m%q != 0 && m > gemvMaxCols && !lib.pixelRows {
@@ -2149,7 +2142,7 @@ func fastestPlan(g *hwdb.GPU, pr hwdb.Precision, m, n, k, batch int64, classEff 
 		// the aligned kernel: an unaligned M never costs more than the
 		// next aligned one (charged the Unaligned rate alone, 4095 rows
 		// cost 2.6% more than 4096 on every tensor-core GPU).
-		if padded := fastestPlan(g, pr, ceilDiv(m, q)*q, n, k, batch, classEff, p, lib, largeK); padded.choiceS < best.choiceS {
+		if padded := fastestPlan(g, pr, ceilDiv(m, q)*q, n, k, batch, classEff, p, lib, largeK); padded.ComputeS < best.ComputeS {
 			best = padded
 		}
 	}
