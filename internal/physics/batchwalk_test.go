@@ -15,8 +15,10 @@ import (
 // at 2,200-2,300 row counts per tensor-core GPU, by up to 35%, before
 // every split depth was tried and an unaligned M could be padded:
 // cost/perf TestProductRowsNeverCheaper). A few models and GPUs of each
-// kind, the default runtime and PyTorch's eager one; throughput may step
-// down at a wave's edge, time may not fall.
+// kind, the default runtime, PyTorch's eager one and its CUDA-graph
+// replay (whose library helpers are priced as the choice weighed them:
+// cost/perf ChoiceOptions); throughput may step down at a wave's edge,
+// time may not fall.
 func TestTimeNeverFallsBatchByBatch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("prices three models at 48 batches on five GPUs")
@@ -28,6 +30,10 @@ func TestTimeNeverFallsBatchByBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		gpus = append(gpus, g)
+	}
+	graph, err := hwdb.LookupRuntime("graph")
+	if err != nil {
+		t.Fatal(err)
 	}
 	var v violations
 	for _, model := range []string{"zoo:resnet50", bertBase, "zoo:llama-7b?decode=1&past=1024"} {
@@ -44,6 +50,7 @@ func TestTimeNeverFallsBatchByBatch(t *testing.T) {
 					}{
 						{"fused", ld, pipeline.EstimateOptions{DType: dt, Plan: "fused"}},
 						{"eager", eager, pipeline.EstimateOptions{DType: dt, Plan: "eager", Runtime: pytorchRuntime(t)}},
+						{"graph", eager, pipeline.EstimateOptions{DType: dt, Plan: "eager", Runtime: graph}},
 					} {
 						r, err := pipeline.Estimate(run.l.l, g, run.opt)
 						if err != nil {
