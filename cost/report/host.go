@@ -77,7 +77,7 @@ func ModuleCallS(module, scale float64) float64 {
 // it left cold), so only the calls that follow another in the forward
 // pay it, (ops − 1) of ops: a model of one op is that op called back to
 // back, which is how the host-op table timed it (LayerNorm alone
-// 21.9 µs there, priced 38.5 µs a call at the whole scale and 30.1 µs
+// 21.9 µs there, priced 38.5 µs a call at the whole scale and 30.0 µs
 // so, call_us 6 included), and a whole model of hundreds of ops keeps
 // the scale fitted on whole models within a fraction of a percent.
 func CallsScale(scale float64, ops int) float64 {
