@@ -39,7 +39,9 @@ type Result struct {
 	Model string `json:"model"`
 	GPU   string `json:"gpu"`
 	DType string `json:"dtype"`
-	Plan  string `json:"plan"`
+	// Runtime is the execution profile priced, Plan the kernels it runs.
+	Runtime string `json:"runtime"`
+	Plan    string `json:"plan"`
 	// Calibration says which measured calibration corrected the kernel
 	// times (the reports'); absent when none.
 	Calibration string `json:"calibration,omitempty"`
@@ -298,6 +300,9 @@ func (res *Result) price(cfg *Config, settings []perf.PowerControl) error {
 			return err
 		}
 		res.DType, res.Plan = r.DType, r.Plan
+		if r.Runtime != nil {
+			res.Runtime = r.Runtime.Name
+		}
 		for _, w := range r.Warnings {
 			if !seen[w] {
 				seen[w] = true

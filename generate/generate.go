@@ -54,11 +54,15 @@ type Config struct {
 	// past and seq parameters are set by the run, and batch by Batch.
 	Model string
 	GPU   *hwdb.GPU
-	// Runtime is the execution profile; nil is hwdb.DefaultRuntime.
-	Runtime *hwdb.Runtime
-	DType   string // "" is the model's own
-	Plan    string // the plan priced ("" the runtime's own)
-	Passes  passes.Options
+	// Runtime is the execution profile; nil is the model's
+	// (pipeline.ModelRuntime, onnxruntime-iobinding for a model holding
+	// onnxruntime's contrib operators), looked up in Runtimes (nil: the
+	// built-in profiles).
+	Runtime  *hwdb.Runtime
+	Runtimes *hwdb.RuntimeDB
+	DType    string // "" is the model's own
+	Plan     string // the plan priced ("" the runtime's own)
+	Passes   passes.Options
 	// Calibration, when set, corrects the kernel times (calib; applied
 	// on GPU as in pipeline.Estimate).
 	Calibration *calib.Calibration
@@ -162,11 +166,9 @@ func newRunner(cfg Config) (*runner, error) {
 	if err := checkServing(cfg); err != nil {
 		return nil, err
 	}
-	plan, err := pipeline.ResolvePlan(cfg.Plan, cfg.Runtime, nil)
-	if err != nil {
+	if _, err := pipeline.ResolvePlan(cfg.Plan, cfg.Runtime, nil); err != nil {
 		return nil, err
 	}
-	cfg.Plan = plan
 	r := &runner{cfg: cfg, path: name, seen: map[string]bool{}}
 	if pipeline.IsZoo(name) {
 		p, err := r.zooPath()
@@ -186,8 +188,40 @@ func newRunner(cfg Config) (*runner, error) {
 	if r.spec, err = findCache(l.Model.Graph, cfg.Dims); err != nil {
 		return nil, inputErr("%s: %v", name, err)
 	}
+	if err := r.pickRuntime(l); err != nil {
+		return nil, err
+	}
 	r.kvShare = kvShare(r.spec.heads, cfg.GPUs)
 	return r, nil
+}
+
+// pickRuntime settles the runtime and plan once the model is read: with
+// none named, the model's (a decoder holding onnxruntime's contrib
+// operators runs as onnxruntime-genai runs it, ContribCacheRuntime),
+// and a warning where the runtime cannot run those operators.
+func (r *runner) pickRuntime(l *pipeline.Loaded) error {
+	byModel := r.cfg.Runtime == nil
+	if byModel {
+		name := pipeline.ModelRuntime(l)
+		lookup := hwdb.LookupRuntime
+		if r.cfg.Runtimes != nil {
+			lookup = r.cfg.Runtimes.Lookup
+		}
+		rt, err := lookup(name)
+		if err != nil {
+			return inputErr("--runtime %s: %v", name, err)
+		}
+		r.cfg.Runtime = rt
+	}
+	plan, err := pipeline.ResolvePlan(r.cfg.Plan, r.cfg.Runtime, nil)
+	if err != nil {
+		return err
+	}
+	r.cfg.Plan = plan
+	if w := pipeline.ContribWarning(l, r.cfg.Runtime, byModel); w != "" {
+		r.warn(w)
+	}
+	return nil
 }
 
 // zooPath makes a zoo path a decode step with symbolic cache and token

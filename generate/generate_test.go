@@ -357,3 +357,21 @@ func TestCUDAGraphPromptStep(t *testing.T) {
 		t.Errorf("warnings %q: want the prompt's step said to run node by node", replay.Warnings)
 	}
 }
+
+// TestModelRuntime: with no runtime named, an onnxruntime-genai decoder
+// (contrib operators, a key/value cache) is priced as onnxruntime-genai
+// runs it, its cache bound on the device, and the result says why; a zoo
+// decoder keeps the default runtime.
+func TestModelRuntime(t *testing.T) {
+	r := run(t, Config{Model: filepath.Join("..", "testdata", "models", "contrib", "llama_int4_gqa.onnx"), GPU: gpu(t, "A100"), Batch: 1, Prompt: 64, Output: 8})
+	if r.Runtime != "onnxruntime-iobinding" || r.Plan != "onnxruntime" {
+		t.Errorf("runtime %s, plan %s: want onnxruntime-iobinding and its plan, onnxruntime", r.Runtime, r.Plan)
+	}
+	if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "its key/value cache bound on the device") }) {
+		t.Errorf("warnings %q: want the default runtime explained", r.Warnings)
+	}
+	z := run(t, Config{Model: "zoo:llama-tiny", GPU: gpu(t, "A100"), Batch: 1, Prompt: 64, Output: 8})
+	if z.Runtime != hwdb.DefaultRuntime {
+		t.Errorf("zoo decoder priced under %s, want %s", z.Runtime, hwdb.DefaultRuntime)
+	}
+}

@@ -139,6 +139,10 @@ type Loaded struct {
 	// model although no input has a symbol for it.
 	StaticBatch bool
 
+	// contrib counts the model's contrib operators by op type, as read
+	// (contrib.go): they decide the runtime priced when none is named.
+	contrib map[string]int
+
 	// inferOpt is how Model was inferred (bindings, input data): the
 	// onnxruntime plan infers it again without the bindings to see the
 	// shapes onnxruntime builds its graph with (passes.ORTSession).
@@ -239,7 +243,7 @@ func finish(path string, m *ir.Model, opt Options) (*Loaded, error) {
 	if err := checkInputData(m.Graph, iopt.InputData); err != nil {
 		return nil, inputErr("%s: %w", path, err)
 	}
-	l := &Loaded{Path: path, Model: m, Bindings: map[string]int64{}}
+	l := &Loaded{Path: path, Model: m, Bindings: map[string]int64{}, contrib: contribOps(m.Graph)}
 	var rewritten []*ir.Value // outputs a static rewrite must reach
 	rewrote := false
 	var restore func() // undoes the rewrite
@@ -548,6 +552,10 @@ type EstimateOptions struct {
 	Calibration *calib.Calibration
 	// Warm prices a call repeated back to back (cost.Options.Warm).
 	Warm bool
+	// RuntimeByModel says Runtime is the model's default (ModelRuntime),
+	// none having been named: a report of a model with contrib operators
+	// then says why it is priced under onnxruntime.
+	RuntimeByModel bool
 }
 
 // Estimate runs the cost model on a loaded (and planned) model and
@@ -584,6 +592,15 @@ func Estimate(l *Loaded, gpu *hwdb.GPU, opt EstimateOptions) (*report.Report, er
 		}
 	}
 	r.Bindings = l.Bindings
+	rt := opt.Runtime
+	if rt == nil {
+		if rt, err = defaultRuntime(opt.Train); err != nil {
+			return nil, err
+		}
+	}
+	if w := ContribWarning(l, rt, opt.RuntimeByModel); w != "" {
+		r.Warnings = append(r.Warnings, w)
+	}
 	r.Warnings = shortenAll(append(append([]string{}, l.Warnings...), r.Warnings...))
 	return r, nil
 }

@@ -55,11 +55,14 @@ type Config struct {
 	// DType is the compute dtype (--dtype): "" for the model's own, or
 	// one of cost.DTypes().
 	DType string
-	// Runtime names the execution profile (--runtime; "" is
-	// hwdb.DefaultRuntime, or the training step's own under Train);
-	// RuntimeSpec, when set, is used instead.
+	// Runtime names the execution profile (--runtime; "" is the
+	// training step's own under Train, else the model's: ModelRuntime);
+	// RuntimeSpec, when set, is used instead. Runtimes, when set, is
+	// where names are looked up (the built-in profiles with a user's
+	// file over them); nil is the built-in ones.
 	Runtime     string
 	RuntimeSpec *hwdb.Runtime
+	Runtimes    *hwdb.RuntimeDB
 	// PowerCapW (--power-cap) and SMClockMHz (--sm-clock) price every
 	// kernel under a board power limit or an SM clock lock; 0 is the
 	// GPU's default.
@@ -206,13 +209,13 @@ func runModel(src source, cfg Config, mode runMode) (*Result, error) {
 		return nil, err
 	}
 	// The runtime names the plan even when counting (the kernels counted
-	// are those it runs); only pricing uses its figures.
+	// are those it runs); only pricing uses its figures. With none named,
+	// the model decides it once read.
 	rt, err := cfg.runtime()
 	if err != nil {
 		return nil, err
 	}
-	plan, err := ResolvePlan(cfg.Plan, rt, cfg.Train)
-	if err != nil {
+	if _, err := ResolvePlan(cfg.Plan, rt, cfg.Train); err != nil {
 		return nil, err
 	}
 	if mode == mustPrice {
@@ -237,6 +240,16 @@ func runModel(src source, cfg Config, mode runMode) (*Result, error) {
 		return nil, err
 	}
 	res.Loaded = l
+	byModel := rt == nil
+	if byModel {
+		if rt, err = cfg.lookupRuntime(ModelRuntime(l)); err != nil {
+			return nil, err
+		}
+	}
+	plan, err := ResolvePlan(cfg.Plan, rt, cfg.Train)
+	if err != nil {
+		return nil, err
+	}
 	cfg.phase(PhasePlan)
 	popt := ForDType(cfg.Passes, cfg.DType)
 	if cfg.Train != nil {
@@ -249,16 +262,17 @@ func runModel(src source, cfg Config, mode runMode) (*Result, error) {
 		rt = nil
 	}
 	res.Estimate = EstimateOptions{
-		DType:       cfg.DType,
-		Plan:        plan,
-		Runtime:     rt,
-		ToolVersion: cfg.ToolVersion,
-		ModelName:   cfg.ModelName,
-		Power:       cfg.power(),
-		Train:       cfg.Train,
-		GPUs:        cfg.GPUs,
-		Calibration: cfg.Calibration,
-		Warm:        cfg.Warm,
+		DType:          cfg.DType,
+		Plan:           plan,
+		Runtime:        rt,
+		ToolVersion:    cfg.ToolVersion,
+		ModelName:      cfg.ModelName,
+		Power:          cfg.power(),
+		Train:          cfg.Train,
+		GPUs:           cfg.GPUs,
+		Calibration:    cfg.Calibration,
+		Warm:           cfg.Warm,
+		RuntimeByModel: byModel,
 	}
 	cfg.phase(PhaseCost)
 	if mode == mustCount {
@@ -298,16 +312,33 @@ func (cfg *Config) gpu() (*hwdb.GPU, error) {
 	return g, nil
 }
 
-// runtime is the execution profile cfg names.
+// runtime is the execution profile cfg names: nil when none is named
+// and no training step decides it, for the model to (ModelRuntime).
 func (cfg *Config) runtime() (*hwdb.Runtime, error) {
 	if cfg.RuntimeSpec != nil {
 		return cfg.RuntimeSpec, nil
 	}
 	name := strings.TrimSpace(cfg.Runtime)
 	if name == "" {
+		if cfg.Train == nil {
+			return nil, nil
+		}
 		return defaultRuntime(cfg.Train)
 	}
-	return lookupRuntime(name)
+	return cfg.lookupRuntime(name)
+}
+
+// lookupRuntime finds a named profile in cfg.Runtimes, or among the
+// built-in ones.
+func (cfg *Config) lookupRuntime(name string) (*hwdb.Runtime, error) {
+	if cfg.Runtimes == nil {
+		return lookupRuntime(name)
+	}
+	rt, err := cfg.Runtimes.Lookup(name)
+	if err != nil {
+		return nil, inputErr("--runtime %s: %w", name, err)
+	}
+	return rt, nil
 }
 
 // defaultRuntime is the profile priced when none is named:

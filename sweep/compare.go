@@ -22,6 +22,7 @@ type Comparison struct {
 	ToolVersion   string `json:"tool_version"`
 	Model         string `json:"model"`
 	DType         string `json:"dtype"`
+	Runtime       string `json:"runtime"`
 	Plan          string `json:"plan"`
 	// Calibration says which measured calibration corrected the kernel
 	// times (the sweep's); absent when none.
@@ -62,7 +63,7 @@ type ComparisonRow struct {
 // for a GPU not compared is an error. groupSize is the tensor-parallel
 // degree the sweep was costed at (0 or 1: one GPU).
 func Compare(res *Result, prices map[string]float64, groupSize int) (*Comparison, error) {
-	out := &Comparison{SchemaVersion: 1, ToolVersion: res.ToolVersion, Model: res.Model, DType: res.DType, Plan: res.Plan, Calibration: res.Calibration, Warnings: res.Warnings}
+	out := &Comparison{SchemaVersion: 1, ToolVersion: res.ToolVersion, Model: res.Model, DType: res.DType, Runtime: res.Runtime, Plan: res.Plan, Calibration: res.Calibration, Warnings: res.Warnings}
 	// A report over a tensor-parallel group is one GPU's energy while
 	// the group runs in lockstep on the same items: the group's energy
 	// and hourly price are n times one GPU's.
@@ -143,7 +144,7 @@ func ResolvePrices(db *hwdb.DB, prices []Price) (map[string]float64, error) {
 // prints it.
 func WriteCompareText(w io.Writer, r *Comparison) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "onnxcost %s · gpus compare %s · dtype %s · plan %s · batch %d", r.ToolVersion, render.Clean(r.Model), r.DType, r.Plan, r.Batch)
+	fmt.Fprintf(&b, "onnxcost %s · gpus compare %s · dtype %s · runtime %s (%s kernels) · batch %d", r.ToolVersion, render.Clean(r.Model), r.DType, r.Runtime, r.Plan, r.Batch)
 	if r.GPUs > 1 {
 		fmt.Fprintf(&b, " · %d GPUs each (tensor-parallel; energy and cost count all)", r.GPUs)
 	}

@@ -18,7 +18,10 @@ type Result struct {
 	ToolVersion   string `json:"tool_version"`
 	Model         string `json:"model"`
 	DType         string `json:"dtype"`
-	Plan          string `json:"plan"`
+	// Runtime is the execution profile priced, Plan the kernels it runs
+	// (of the first model, when several are swept).
+	Runtime string `json:"runtime"`
+	Plan    string `json:"plan"`
 	// Swept names the dimensions that take more than one value, in the
 	// order rows vary them (params, then dims, then batch fastest).
 	Swept []string `json:"swept"`

@@ -41,8 +41,11 @@ type Config struct {
 	Load pipeline.Options
 	// Estimate holds what every GPU is costed with (DType, Runtime,
 	// ToolVersion, Power, Train, GPUs); Plan and ModelName are set per
-	// point. Train makes every row one training step.
+	// point. Train makes every row one training step. A nil Runtime
+	// outside training is the model's (pipeline.ModelRuntime), looked up
+	// in Runtimes (nil: the built-in profiles) once the model is read.
 	Estimate pipeline.EstimateOptions
+	Runtimes *hwdb.RuntimeDB
 	// Progress, when set, is called before each point is costed with the
 	// points done so far and the total.
 	Progress func(done, total int)
@@ -62,6 +65,9 @@ type Sweeper struct {
 	zoo   *pipeline.ZooSpec
 	warns []string
 	seen  map[string]bool
+	// byModel is set while the runtime waits for the model to name it
+	// (settle, at the first point read).
+	byModel bool
 }
 
 // NewSweeper prepares cfg.Model's sweep (a zoo path is parsed here).
@@ -70,8 +76,10 @@ func NewSweeper(cfg Config) (*Sweeper, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Plan = plan
 	s := &Sweeper{cfg: cfg, seen: map[string]bool{}}
+	if s.byModel = cfg.Estimate.Runtime == nil && cfg.Estimate.Train == nil; !s.byModel {
+		s.cfg.Plan = plan
+	}
 	for _, w := range cfg.Warnings {
 		s.warn(w)
 	}
@@ -126,6 +134,9 @@ func (s *Sweeper) Eval(p Point, batch int64) ([]*report.Report, *pipeline.Loaded
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := s.settle(l); err != nil {
+		return nil, nil, err
+	}
 	po := pipeline.ForDType(s.cfg.Passes, s.cfg.Estimate.DType)
 	if s.cfg.Estimate.Train != nil {
 		po = pipeline.ForTraining(po)
@@ -149,6 +160,42 @@ func (s *Sweeper) Eval(p Point, batch int64) ([]*report.Report, *pipeline.Loaded
 	return reps, l, nil
 }
 
+// settle names the runtime and plan from the first point read, when the
+// model decides them: every point of one model holds the same operators.
+func (s *Sweeper) settle(l *pipeline.Loaded) error {
+	if !s.byModel {
+		return nil
+	}
+	name := pipeline.ModelRuntime(l)
+	lookup := hwdb.LookupRuntime
+	if s.cfg.Runtimes != nil {
+		lookup = s.cfg.Runtimes.Lookup
+	}
+	rt, err := lookup(name)
+	if err != nil {
+		return &pipeline.Error{Err: fmt.Errorf("--runtime %s: %w", name, err)}
+	}
+	plan, err := pipeline.ResolvePlan(s.cfg.Plan, rt, nil)
+	if err != nil {
+		return err
+	}
+	s.cfg.Estimate.Runtime, s.cfg.Estimate.RuntimeByModel, s.cfg.Plan = rt, true, plan
+	s.byModel = false
+	return nil
+}
+
+// RuntimeName is the runtime the sweep prices (the default's until the
+// first point is read, when the model may name another).
+func (s *Sweeper) RuntimeName() string {
+	if rt := s.cfg.Estimate.Runtime; rt != nil {
+		return rt.Name
+	}
+	if s.cfg.Estimate.Train != nil {
+		return s.cfg.Estimate.Train.DefaultRuntime()
+	}
+	return hwdb.DefaultRuntime
+}
+
 // Run sweeps one model.
 func Run(cfg Config) (*Result, error) {
 	s, err := NewSweeper(cfg)
@@ -159,8 +206,8 @@ func Run(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg = s.cfg // with the plan resolved
-	res := &Result{SchemaVersion: SchemaVersion, ToolVersion: cfg.Estimate.ToolVersion, Model: cfg.Model, Plan: cfg.Plan,
+	cfg = s.cfg
+	res := &Result{SchemaVersion: SchemaVersion, ToolVersion: cfg.Estimate.ToolVersion, Model: cfg.Model,
 		Swept: swept(cfg), MaxBatch: map[string]*int64{}, Knee: map[string]*int64{}}
 	for _, g := range cfg.GPUs {
 		res.GPUs = append(res.GPUs, GPU{Name: g.Name, MemoryBytes: g.MemBytes})
@@ -175,6 +222,8 @@ func Run(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The first point read settled the runtime and its plan.
+	res.Runtime, res.Plan = s.RuntimeName(), s.cfg.Plan
 	for i, g := range cfg.GPUs {
 		res.Rows = append(res.Rows, rows[i]...)
 		res.Knee[g.Name] = knee(rows[i])
@@ -614,7 +663,7 @@ func RunModels(models []string, cfg Config) (*Result, error) {
 		}
 		if out == nil {
 			out = &Result{SchemaVersion: res.SchemaVersion, ToolVersion: res.ToolVersion, Model: strings.Join(models, ","), DType: res.DType,
-				Plan: res.Plan, Swept: res.Swept, GPUs: res.GPUs, MaxBatch: map[string]*int64{}, Knee: map[string]*int64{}, Warnings: []string{}}
+				Runtime: res.Runtime, Plan: res.Plan, Swept: res.Swept, GPUs: res.GPUs, MaxBatch: map[string]*int64{}, Knee: map[string]*int64{}, Warnings: []string{}}
 		}
 		out.Rows = append(out.Rows, res.Rows...)
 		for g, v := range res.MaxBatch {

@@ -132,3 +132,21 @@ func TestFindMaxBatchWobble(t *testing.T) {
 		t.Errorf("got %d, %v; want 101", res.Batch, err)
 	}
 }
+
+// TestRunNamesTheRuntime: a sweep says which runtime it prices; with none
+// named the model decides it (onnxruntime for one holding onnxruntime's
+// contrib operators), at the first point read.
+func TestRunNamesTheRuntime(t *testing.T) {
+	for _, c := range []struct{ model, runtime, plan string }{
+		{"../testdata/models/contrib/bert_ms_attention.onnx", "onnxruntime", "onnxruntime"},
+		{"zoo:resnet18", "tensorrt", "fused"},
+	} {
+		res, err := Run(Config{Model: c.model, GPUs: gpus(t, "A100"), Batches: []int64{1, 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Runtime != c.runtime || res.Plan != c.plan {
+			t.Errorf("%s: runtime %s, plan %s; want %s, %s", c.model, res.Runtime, res.Plan, c.runtime, c.plan)
+		}
+	}
+}

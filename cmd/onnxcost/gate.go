@@ -381,9 +381,10 @@ func budgetDefaults(f *costFlags) gate.Settings {
 		rt, _ := hwdb.LookupRuntime(f.runtime)
 		d.Plan = rt.PlanOrFused()
 	}
-	if f.runtime != hwdb.DefaultRuntime {
-		d.Runtime = f.runtime
-	}
+	// A runtime named is written even when it is the default: a model
+	// holding onnxruntime's contrib operators would otherwise be checked
+	// under its own (pipeline.ModelRuntime).
+	d.Runtime = f.runtime
 	d.Dims, _ = parseDims(f.dims)
 	return d
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/onnxcost/onnxcost/generate"
+	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/sweep"
 	"github.com/spf13/cobra"
 )
@@ -124,9 +125,17 @@ func (g *generateFlags) config(c *cobra.Command, model string) (generate.Config,
 	if err != nil {
 		return cfg, err
 	}
-	rt, err := resolveRuntime(g.runtime, g.runtimeFile)
+	// With no --runtime the model decides (generate.Config.Runtime nil),
+	// among the profiles of --runtime-file too.
+	var rt *hwdb.Runtime
+	rts, err := runtimeDB(g.runtimeFile)
 	if err != nil {
 		return cfg, err
+	}
+	if g.runtime != "" {
+		if rt, err = resolveRuntime(g.runtime, g.runtimeFile); err != nil {
+			return cfg, err
+		}
 	}
 	bound, err := parseDims(g.dims)
 	if err != nil {
@@ -137,7 +146,7 @@ func (g *generateFlags) config(c *cobra.Command, model string) (generate.Config,
 		return cfg, err
 	}
 	return generate.Config{
-		Model: model, GPU: gpu, Runtime: rt, DType: g.dtype, Plan: g.plan, Calibration: cal,
+		Model: model, GPU: gpu, Runtime: rt, Runtimes: rts, DType: g.dtype, Plan: g.plan, Calibration: cal,
 		GPUs: int(g.gpus), Batch: g.batch, Prompt: g.prompt, Output: g.output, Dims: bound, Exact: g.exact, ToolVersion: version,
 		Concurrency: conc, TTFTSLOS: g.ttftSLO, TPOTSLOS: g.tpotSLO, PriceUSDPerGPUHour: g.price,
 	}, nil
@@ -152,7 +161,7 @@ func (g *generateFlags) add(c *cobra.Command) {
 	fl.Int64Var(&g.batch, "batch", 0, "sequences generated together `B` (default 1, or batch= of a zoo path)")
 	fl.Var(&g.gpus, "gpus", "tensor-parallel over N GPUs of the kind (as report --gpus, but the KV cache split by heads, ⌈kv_heads/N⌉ per GPU); times and memory are one GPU's")
 	fl.StringVar(&g.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8, the KV cache stored at it, or fp16-amp|bf16-amp (torch.autocast: weights as stored, the KV cache at the half type the projections write) (default: the model's own)")
-	fl.StringVar(&g.runtime, "runtime", "", "execution profile: graph|tensorrt|onnxruntime|pytorch|pytorch-compile (see 'onnxcost gpus runtimes')")
+	fl.StringVar(&g.runtime, "runtime", "", "execution profile: graph|tensorrt|onnxruntime|pytorch|pytorch-compile (see 'onnxcost gpus runtimes'); default tensorrt, or onnxruntime-iobinding for a model holding onnxruntime's contrib operators (com.microsoft), as onnxruntime-genai runs it")
 	fl.StringVar(&g.runtimeFile, "runtime-file", "", "YAML or JSON file with your own runtime profiles")
 	fl.StringVar(&g.plan, "plan", "", planHelp)
 	fl.StringVar(&g.cf.calibration, "calibration", "", "correct kernel times by a calibration from 'onnxcost calibrate' (`CAL.yaml`)")

@@ -73,11 +73,16 @@ func (f *sweepFlags) borrowReportFlags(c *cobra.Command, names ...string) {
 }
 
 // runtime resolves --runtime as report does: a training step, or a call
-// under torch.autocast, runs in PyTorch eager unless told otherwise.
+// under torch.autocast, runs in PyTorch eager unless told otherwise;
+// otherwise nil, for the model to name (sweep.Config.Runtimes).
 func (f *sweepFlags) runtime() (*hwdb.Runtime, error) {
 	name := f.shared.runtime
-	if (f.train || strings.HasSuffix(f.dtype, "-amp")) && !f.shared.given("runtime") {
+	switch {
+	case strings.TrimSpace(name) != "":
+	case f.train || strings.HasSuffix(f.dtype, "-amp"):
 		name = train.Runtime
+	default:
+		return nil, nil
 	}
 	return resolveRuntime(name, f.shared.runtimeFile)
 }
@@ -235,6 +240,9 @@ func (f *sweepFlags) config(model string) (sweep.Config, error) {
 	}
 	rt, err := f.runtime()
 	if err != nil {
+		return cfg, err
+	}
+	if cfg.Runtimes, err = runtimeDB(f.shared.runtimeFile); err != nil {
 		return cfg, err
 	}
 	if cfg.Axes, err = sweep.ParseAxes(f.params, f.dims); err != nil {

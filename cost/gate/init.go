@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/pipeline"
 )
 
@@ -57,7 +59,13 @@ func BudgetYAML(d Settings, entries []BudgetEntry, headroom float64) string {
 	}
 	fmt.Fprintf(&b, "models:\n")
 	for _, e := range entries {
-		fmt.Fprintf(&b, "  - path: %s\n    budgets:\n", yamlQuote(e.Path))
+		fmt.Fprintf(&b, "  - path: %s\n", yamlQuote(e.Path))
+		if rt := e.Report.Runtime; rt != nil && rt.Name != cmp.Or(d.Runtime, hwdb.DefaultRuntime) {
+			// The model named its own runtime (pipeline.ModelRuntime):
+			// written whole, as the defaults are.
+			fmt.Fprintf(&b, "    runtime: %s\n    plan: %s\n", yamlQuote(rt.Name), e.Report.Plan)
+		}
+		fmt.Fprintf(&b, "    budgets:\n")
 		for _, name := range []string{"time", "flops", "launches", "peak_memory"} {
 			m, _ := LookupMetric(name)
 			v := MetricValue(m, e.Report.Totals) * (1 + headroom)

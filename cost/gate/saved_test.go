@@ -2,6 +2,7 @@ package gate
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -127,5 +128,25 @@ func TestBudgetYAML(t *testing.T) {
 		if v := MetricValue(a.Metric, r.Totals) * 1.1; a.Max < v {
 			t.Errorf("%s: max %g below estimate+headroom %g", a.Metric.Name, a.Max, v)
 		}
+	}
+}
+
+// TestBudgetYAMLModelRuntime: a model the defaults' runtime does not
+// price (one whose contrib operators made onnxruntime its default) gets
+// its runtime and plan written in its entry, so check prices it as init
+// did; the others inherit the defaults.
+func TestBudgetYAMLModelRuntime(t *testing.T) {
+	ort := mkReport(1e-3, 1e9, 10)
+	ort.Runtime, ort.Plan = &report.Runtime{Name: "onnxruntime"}, "onnxruntime"
+	trt := mkReport(1e-3, 1e9, 10)
+	trt.Runtime, trt.Plan = &report.Runtime{Name: "tensorrt"}, "fused"
+	text := BudgetYAML(Settings{GPU: "T4", Plan: "fused"}, []BudgetEntry{{Path: "bert.onnx", Report: ort}, {Path: "resnet.onnx", Report: trt}}, 0.1)
+	b, err := ParseBudget("gen.yaml", []byte(text))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	got := [][2]string{{b.Models[0].Settings.Runtime, b.Models[0].Settings.Plan}, {b.Models[1].Settings.Runtime, b.Models[1].Settings.Plan}}
+	if want := [][2]string{{"onnxruntime", "onnxruntime"}, {"", "fused"}}; !slices.Equal(got, want) {
+		t.Errorf("models' runtime and plan %q, want %q\n%s", got, want, text)
 	}
 }

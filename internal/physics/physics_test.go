@@ -334,8 +334,27 @@ func TestPhysics(t *testing.T) {
 		// shape cell is one factor at every batch only if no batch
 		// changes it (cost.kernelShape).
 		var shapes map[string][3]string
+		// ownTimes are the model's own runtime's where it is not the
+		// default fused one (pipeline.ModelRuntime: onnxruntime's for a
+		// model holding its contrib operators), what a user naming no
+		// runtime gets.
+		ownTimes := map[string][]float64{}
 		for bi, b := range mc.batches {
 			ld := load(t, mc.name, b)
+			if own := modelRuntime(t, ld); own != nil {
+				ol := loadPlan(t, mc.name, b, own.PlanOrFused())
+				for _, g := range gpus {
+					for _, dt := range dtypes {
+						r, err := pipeline.Estimate(ol.l, g, pipeline.EstimateOptions{DType: dt, Plan: own.PlanOrFused(), Runtime: own, RuntimeByModel: true})
+						if err != nil {
+							t.Fatalf("%s batch %d on %s %s %s: %v", mc.name, b, g.Name, dt, own.Name, err)
+						}
+						key := g.Name + " " + dt + " " + own.Name
+						checkKernels(&v, fmt.Sprintf("%s batch %d %s", mc.name, b, key), g, r, ol.cold[dt], 0)
+						ownTimes[key] = append(ownTimes[key], r.Totals.TimeS)
+					}
+				}
+			}
 			// The kernels as PyTorch runs them (eager plan, cuDNN's layout
 			// transposes and unsplit forward convolutions, host dispatch)
 			// keep the kernel floors, and their totals never fall with
@@ -386,6 +405,9 @@ func TestPhysics(t *testing.T) {
 					v.add("eager time never falls as batch grows", "%s %s eager: batch %d %.6g s, batch %d %.6g s (%.3f%% less)", mc.name, key, mc.batches[i-1], ts[i-1], mc.batches[i], ts[i], 100*(1-ts[i]/ts[i-1]))
 				}
 			}
+		}
+		for key, ts := range ownTimes {
+			times[key] = ts
 		}
 		for key, ts := range times {
 			for i := 1; i < len(ts); i++ {
@@ -534,6 +556,21 @@ func adversarial(t testing.TB, g *hwdb.GPU) *calib.Calibration {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// modelRuntime is the profile a model is priced under when no runtime is
+// named (pipeline.ModelRuntime), or nil where that is the default one,
+// which the fused walk prices.
+func modelRuntime(t testing.TB, ld *loaded) *hwdb.Runtime {
+	name := pipeline.ModelRuntime(ld.l)
+	if name == hwdb.DefaultRuntime {
+		return nil
+	}
+	rt, err := hwdb.LookupRuntime(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
 }
 
 // pytorchRuntime is the built-in PyTorch eager profile.

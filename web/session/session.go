@@ -84,6 +84,7 @@ func (s *Session) options(st *Settings, rt *hwdb.Runtime) pipeline.EstimateOptio
 	return pipeline.EstimateOptions{
 		DType: st.DType, Plan: st.Plan, Runtime: rt, ToolVersion: s.version, ModelName: s.name,
 		Power: st.power(), Train: st.train(), GPUs: st.GPUs,
+		RuntimeByModel: strings.TrimSpace(st.Runtime) == "" && !st.Train,
 	}
 }
 
@@ -96,6 +97,9 @@ type Session struct {
 	version string
 	db      *hwdb.DB
 	symbols []Symbol
+	// runtime is the profile priced when the settings name none and
+	// train none: the model's (pipeline.ModelRuntime).
+	runtime string
 	// fresh is Open's load, unbound and unplanned, kept for the first
 	// estimate under default bindings (a page's first view): loading is
 	// most of an estimate's cost in WebAssembly. Used once, since the
@@ -143,6 +147,7 @@ func Open(name string, data []byte, toolVersion string) (*Session, error) {
 		return nil, err
 	}
 	s.symbols = symbolsOf(l)
+	s.runtime = pipeline.ModelRuntime(l)
 	s.fresh = l
 	return s, nil
 }
@@ -216,6 +221,11 @@ func (s *Session) check(st *Settings) (*hwdb.GPU, *hwdb.Runtime, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if rt == nil && !st.Train {
+		if rt, err = lookupRuntime(s.runtime); err != nil {
+			return nil, nil, err
+		}
+	}
 	if err := pipeline.CheckValue("--plan", st.Plan, append([]string{""}, pipeline.PlanNames()...)...); err != nil {
 		return nil, nil, err
 	}
@@ -232,8 +242,9 @@ func (s *Session) check(st *Settings) (*hwdb.GPU, *hwdb.Runtime, error) {
 }
 
 // lookupRuntime is the built-in profile --runtime names, with the CLI's
-// message for an unknown one. "" is nil: the cost model's default
-// (tensorrt, and pytorch under training), as `report` without --runtime.
+// message for an unknown one. "" is nil: the training step's own under
+// training, else the session's model's (Session.runtime), as `report`
+// without --runtime.
 func lookupRuntime(name string) (*hwdb.Runtime, error) {
 	if strings.TrimSpace(name) == "" {
 		return nil, nil
@@ -559,5 +570,5 @@ type Choices struct {
 func AllChoices() Choices {
 	return Choices{DTypes: cost.DTypes(), Optimizers: train.Optimizers(), Checkpoints: train.CheckpointModes(),
 		Runtimes: hwdb.Runtimes(), MaxGPUs: pipeline.MaxGPUs, Plans: pipeline.PlanNames(),
-		Defaults: map[string]string{"runtime": hwdb.DefaultRuntime, "train_runtime": train.Runtime, "optimizer": pipeline.DefaultOptimizer, "checkpoint": pipeline.DefaultCheckpoint}}
+		Defaults: map[string]string{"runtime": hwdb.DefaultRuntime, "contrib_runtime": pipeline.ContribRuntime, "train_runtime": train.Runtime, "optimizer": pipeline.DefaultOptimizer, "checkpoint": pipeline.DefaultCheckpoint}}
 }

@@ -79,3 +79,18 @@ func TestSettingsRefusedLikeCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestModelRuntime: a page that names no runtime prices the model under
+// its own (onnxruntime for one holding onnxruntime's contrib operators),
+// as `report` does.
+func TestModelRuntime(t *testing.T) {
+	for name, want := range map[string]string{"contrib/bert_ms_attention.onnx": "onnxruntime", "resnet50.onnx": "tensorrt"} {
+		r, err := open(t, name).Estimate(Settings{GPU: "A100"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Runtime == nil || r.Runtime.Name != want {
+			t.Errorf("%s: priced under %+v, want %s", name, r.Runtime, want)
+		}
+	}
+}

@@ -1,0 +1,153 @@
+package pipeline
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/ir"
+)
+
+// onnxruntime's contrib operators (domain com.microsoft) run in
+// onnxruntime alone: TensorRT's ONNX parser imports the default domain
+// (and its own plugins' ops), and PyTorch has no kernel for them. A model
+// holding one was written for onnxruntime: onnxruntime-genai's int4
+// decoders (MatMulNBits, GroupQueryAttention), the transformer
+// optimizer's BERTs (Attention, SkipLayerNormalization), quantize_dynamic's
+// QAttention, a session's saved optimized graph (FusedConv). Priced under
+// another runtime, each is priced as onnxcost's kernel for it, the kernel
+// a plugin would run.
+
+// ContribRuntime is the runtime a model holding contrib operators is
+// priced under when no runtime is named: session.run with host arrays,
+// as onnxruntime's Python API runs it.
+const ContribRuntime = "onnxruntime"
+
+// ContribCacheRuntime is ContribRuntime for a decoder with a key/value
+// cache among its inputs: onnxruntime-genai binds its inputs, outputs
+// and cache in device memory (its State classes bind OrtValues allocated
+// on the device), so a step copies no cache between host and device, as
+// session.run with host arrays would every step.
+const ContribCacheRuntime = "onnxruntime-iobinding"
+
+// isContribDomain reports whether a node domain is onnxruntime's contrib
+// domain or one of its sub-domains (com.microsoft.nchwc).
+func isContribDomain(d string) bool {
+	return d == "com.microsoft" || strings.HasPrefix(d, "com.microsoft.")
+}
+
+// contribOps counts g's contrib operators by op type, subgraphs included.
+func contribOps(g *ir.Graph) map[string]int {
+	var ops map[string]int
+	var walk func(g *ir.Graph)
+	walk = func(g *ir.Graph) {
+		for _, n := range g.Nodes {
+			if isContribDomain(n.Domain) {
+				if ops == nil {
+					ops = map[string]int{}
+				}
+				ops[n.OpType]++
+			}
+			for _, sub := range n.Subgraphs() {
+				walk(sub)
+			}
+		}
+	}
+	if g != nil {
+		walk(g)
+	}
+	return ops
+}
+
+// ContribOps names the model's contrib operators as read, by count then
+// name ("MatMulNBits ×14, GroupQueryAttention ×2"); "" when it has none.
+func (l *Loaded) ContribOps() string {
+	if len(l.contrib) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(l.contrib))
+	for op := range l.contrib {
+		names = append(names, op)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		a, b := names[i], names[j]
+		if l.contrib[a] != l.contrib[b] {
+			return l.contrib[a] > l.contrib[b]
+		}
+		return a < b
+	})
+	const shown = 4
+	parts := make([]string, 0, shown+1)
+	for i, op := range names {
+		if i == shown {
+			parts = append(parts, fmt.Sprintf("%d more", len(names)-shown))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s ×%d", op, l.contrib[op]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ModelRuntime names the runtime l is priced under when no runtime is
+// named and neither training nor autocast decides it: for a model
+// holding contrib operators ContribCacheRuntime where it has a cache,
+// else ContribRuntime; for any other hwdb.DefaultRuntime.
+func ModelRuntime(l *Loaded) string {
+	switch {
+	case len(l.contrib) == 0:
+		return hwdb.DefaultRuntime
+	case hasCacheInput(l.Model.Graph):
+		return ContribCacheRuntime
+	}
+	return ContribRuntime
+}
+
+// hasCacheInput reports whether g reads a key/value cache: an input of
+// rank 3 or more named past_* or *cache*, as generate finds it.
+func hasCacheInput(g *ir.Graph) bool {
+	for _, in := range g.Inputs {
+		if in == nil || in.IsInitializer || in.Declared == nil || len(in.Declared.Shape.Dims) < 3 {
+			continue
+		}
+		if lower := strings.ToLower(in.Name); strings.Contains(lower, "past") || strings.Contains(lower, "cache") {
+			return true
+		}
+	}
+	return false
+}
+
+// runsContrib reports whether rt is one of onnxruntime's profiles (its
+// plan is onnxruntime's graph).
+func runsContrib(rt *hwdb.Runtime) bool {
+	return rt != nil && rt.PlanOrFused() == "onnxruntime"
+}
+
+// ContribWarning says, for a model holding contrib operators, which
+// runtime prices them and why: the default chosen for the model (byModel),
+// or a runtime that cannot run them. "" for a model without any.
+func ContribWarning(l *Loaded, rt *hwdb.Runtime, byModel bool) string {
+	ops := l.ContribOps()
+	switch {
+	case ops == "":
+		return ""
+	case runsContrib(rt):
+		if !byModel {
+			return ""
+		}
+		cache := ""
+		if rt.Name == ContribCacheRuntime {
+			cache = ", its key/value cache bound on the device as onnxruntime-genai binds it"
+		}
+		return fmt.Sprintf("runtime %s, the default for a model holding onnxruntime's contrib operators (com.microsoft: %s): onnxruntime alone runs them, not TensorRT's ONNX parser nor PyTorch%s; --runtime names another", rt.Name, ops, cache)
+	}
+	who := "TensorRT's ONNX parser does not import them"
+	if rt != nil && rt.PlanOrFused() != "fused" {
+		who = "PyTorch has no kernels for them"
+	}
+	name := hwdb.DefaultRuntime
+	if rt != nil {
+		name = rt.Name
+	}
+	return fmt.Sprintf("runtime %s cannot run onnxruntime's contrib operators (com.microsoft: %s): %s; each is priced as onnxcost's kernel for it, as a plugin would run it; --runtime %s prices the runtime the model is written for", name, ops, who, ModelRuntime(l))
+}
