@@ -202,14 +202,9 @@ func newRunner(cfg Config) (*runner, error) {
 func (r *runner) pickRuntime(l *pipeline.Loaded) error {
 	byModel := r.cfg.Runtime == nil
 	if byModel {
-		name := pipeline.ModelRuntime(l)
-		lookup := hwdb.LookupRuntime
-		if r.cfg.Runtimes != nil {
-			lookup = r.cfg.Runtimes.Lookup
-		}
-		rt, err := lookup(name)
+		rt, err := pipeline.ModelRuntimeIn(l, r.cfg.Runtimes)
 		if err != nil {
-			return inputErr("--runtime %s: %v", name, err)
+			return err
 		}
 		r.cfg.Runtime = rt
 	}

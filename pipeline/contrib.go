@@ -103,6 +103,13 @@ func ModelRuntime(l *Loaded) string {
 	return ContribRuntime
 }
 
+// ModelRuntimeIn is the profile ModelRuntime names, found in db (the
+// built-in profiles with a user's file over them; nil: the built-in ones).
+func ModelRuntimeIn(l *Loaded, db *hwdb.RuntimeDB) (*hwdb.Runtime, error) {
+	cfg := Config{Runtimes: db}
+	return cfg.lookupRuntime(ModelRuntime(l))
+}
+
 // hasCacheInput reports whether g reads a key/value cache: an input of
 // rank 3 or more named past_* or *cache*, as generate finds it.
 func hasCacheInput(g *ir.Graph) bool {

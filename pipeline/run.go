@@ -242,7 +242,7 @@ func runModel(src source, cfg Config, mode runMode) (*Result, error) {
 	res.Loaded = l
 	byModel := rt == nil
 	if byModel {
-		if rt, err = cfg.lookupRuntime(ModelRuntime(l)); err != nil {
+		if rt, err = ModelRuntimeIn(l, cfg.Runtimes); err != nil {
 			return nil, err
 		}
 	}

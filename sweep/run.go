@@ -166,14 +166,9 @@ func (s *Sweeper) settle(l *pipeline.Loaded) error {
 	if !s.byModel {
 		return nil
 	}
-	name := pipeline.ModelRuntime(l)
-	lookup := hwdb.LookupRuntime
-	if s.cfg.Runtimes != nil {
-		lookup = s.cfg.Runtimes.Lookup
-	}
-	rt, err := lookup(name)
+	rt, err := pipeline.ModelRuntimeIn(l, s.cfg.Runtimes)
 	if err != nil {
-		return &pipeline.Error{Err: fmt.Errorf("--runtime %s: %w", name, err)}
+		return err
 	}
 	plan, err := pipeline.ResolvePlan(s.cfg.Plan, rt, nil)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -219,4 +220,33 @@ func smallCalibration(t *testing.T, dir string) string {
 		t.Fatalf("calibrate: exit %d: %s", code, errs)
 	}
 	return cal
+}
+
+// TestModelRuntimeFromRuntimeFile: with no --runtime, a model holding
+// onnxruntime's contrib operators is priced under onnxruntime as the
+// user's --runtime-file defines it, as a named runtime would be.
+func TestModelRuntimeFromRuntimeFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "rt.yaml")
+	if err := os.WriteFile(file, []byte("- name: onnxruntime\n  base: onnxruntime\n  description: mine\n  call_us: 500\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "report", "../../testdata/models/contrib/bert_ms_attention.onnx", "--gpu", "A100", "--runtime-file", file, "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var r struct {
+		Runtime struct {
+			Name  string  `json:"name"`
+			CallS float64 `json:"call_s"`
+		} `json:"runtime"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Runtime.Name != "onnxruntime" || r.Runtime.CallS != 500e-6 {
+		t.Errorf("runtime %+v: want the file's onnxruntime, 500 µs a call", r.Runtime)
+	}
+	if !strings.Contains(errs, "the default for a model holding onnxruntime's contrib operators") {
+		t.Errorf("stderr %q: want the default explained", errs)
+	}
 }
