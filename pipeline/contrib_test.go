@@ -213,9 +213,11 @@ func TestContribInt4Decode(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The kernels onnxcost fuses, replayed (tensorrt): under the
-		// runtime these models default to (onnxruntime-iobinding) the
-		// host's dispatch bounds a step of this small decoder, and
-		// onnxruntime's unfused kernels add their gaps to both.
+		// runtime these models default to (onnxruntime-iobinding) each
+		// kernel's launch gap on a stream, onnxruntime's unfused
+		// pointwise kernels and the call's fixed cost and synchronize,
+		// the same for both, dilute the weights' ratio in a 2-layer
+		// decoder.
 		q := runContribUnder(t, int4, decodeStep, gpu, "tensorrt").Totals.TimeS
 		f := runContribUnder(t, fp16, decodeStep, gpu, "tensorrt").Totals.TimeS
 		if !(q > 0) || f < 2*q {

@@ -41,7 +41,7 @@ func reportLine(m ModelResult) string {
 		return "no report"
 	}
 	r := m.Report
-	line := fmt.Sprintf("GPU %s, %s, plan %s", r.GPU, r.DType, r.Plan)
+	line := fmt.Sprintf("GPU %s, %s, %s", r.GPU, r.DType, render.RuntimePlan(r))
 	if name := r.CalibrationName(); name != "" {
 		line += ", calibrated by " + name
 	}
