@@ -179,8 +179,10 @@ func (r *Runtime) UncapturedProfile() *Runtime {
 // ONNX file costs on a GPU is deploying that file, and the runtime built
 // to run an ONNX file fastest on NVIDIA GPUs is TensorRT (the published
 // inference results onnxcost is checked against are TensorRT's); the
-// other runtimes are a --runtime away, and a training step defaults to
-// PyTorch eager (train.Runtime).
+// other runtimes are a --runtime away, a training step defaults to
+// PyTorch eager (train.Runtime), and a model holding onnxruntime's
+// contrib operators, which TensorRT cannot import, to onnxruntime
+// (pipeline.ModelRuntime).
 const DefaultRuntime = "tensorrt"
 
 // PlanOrFused is the plan the runtime prices a model with.
