@@ -549,3 +549,57 @@ func TestIMMAReformatTakesTheFilterTranspose(t *testing.T) {
 		t.Errorf("tensorrt: %g launches (%g helpers), want its own kernel alone", n.Launches, n.HelperLaunches)
 	}
 }
+
+// TestWinogradWeighsItsFilter: cuDNN times each algorithm's whole call,
+// so a layer runs as Winograd only where the product and its filter's
+// transform together beat implicit GEMM: over a walk of layers, batches
+// and pre-tensor-core GPUs, a Winograd node is never slower than the
+// same layer as implicit GEMM. Under eager PyTorch the call's host time
+// is the convolution's dispatch whichever algorithm runs (the filter's
+// launch is a helper of the call), so leaving Winograd as the batch grows
+// cannot make a host-bound call faster.
+func TestWinogradWeighsItsFilter(t *testing.T) {
+	graph, eager := testRuntime(t, "graph"), testRuntime(t, "pytorch")
+	implicit := func(rt *hwdb.Runtime) *hwdb.Runtime {
+		c := rt.Clone()
+		c.ConvWinograd = 0
+		return c
+	}
+	conv := func(gpu *hwdb.GPU, rt *hwdb.Runtime, batch, ch, hw int64) report.NodeCost {
+		b := newBuilder(t)
+		x := b.Input("x", batch, ch, hw, hw)
+		y := b.Val("y", ir.Float32, batch, ch, hw, hw)
+		b.Node("Conv", []*ir.Value{x, b.Weight("w", ch, ch, 3, 3)}, []*ir.Value{y}, ir.IntsAttr("pads", 1, 1, 1, 1))
+		b.G.Outputs = append(b.G.Outputs, y)
+		r, err := Analyze(b.G, b.M, gpu, Options{DType: "fp32", Runtime: rt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Nodes[0]
+	}
+	chosen := 0
+	for _, name := range []string{"T4", "GTX-1080-Ti", "M40", "P100-PCIe-16GB"} {
+		g := testGPU(t, name)
+		for _, ch := range []int64{64, 256, 512} {
+			for _, hw := range []int64{7, 14, 28} {
+				for _, batch := range []int64{1, 2, 3, 4, 8, 16} {
+					w, d := conv(g, graph, batch, ch, hw), conv(g, implicit(graph), batch, ch, hw)
+					if w.KernelClass != string(perf.ClassWinograd) {
+						continue
+					}
+					chosen++
+					if w.TimeS > d.TimeS*(1+1e-9) {
+						t.Errorf("%s %d ch %d² batch %d: Winograd with its filter %.3g s, implicit GEMM %.3g s", name, ch, hw, batch, w.TimeS, d.TimeS)
+					}
+					we, de := conv(g, eager, batch, ch, hw), conv(g, implicit(eager), batch, ch, hw)
+					if we.KernelClass == string(perf.ClassWinograd) && we.HostS != de.HostS {
+						t.Errorf("%s %d ch %d² batch %d: eager host %.3g s as Winograd, %.3g s as implicit GEMM; want the call's dispatch either way", name, ch, hw, batch, we.HostS, de.HostS)
+					}
+				}
+			}
+		}
+	}
+	if chosen == 0 {
+		t.Fatal("no layer of the walk ran as Winograd")
+	}
+}
