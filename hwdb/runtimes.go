@@ -180,9 +180,9 @@ func (r *Runtime) UncapturedProfile() *Runtime {
 // to run an ONNX file fastest on NVIDIA GPUs is TensorRT (the published
 // inference results onnxcost is checked against are TensorRT's); the
 // other runtimes are a --runtime away, a training step defaults to
-// PyTorch eager (train.Runtime), and a model holding onnxruntime's
-// contrib operators, which TensorRT cannot import, to onnxruntime
-// (pipeline.ModelRuntime).
+// PyTorch eager (train.Runtime), and a model holding operators only
+// onnxruntime runs (its contrib domain, integer ops TensorRT lists as unsupported) to
+// onnxruntime (pipeline.ModelRuntime).
 const DefaultRuntime = "tensorrt"
 
 // PlanOrFused is the plan the runtime prices a model with.

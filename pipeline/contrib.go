@@ -9,15 +9,24 @@ import (
 	"github.com/onnxcost/onnxcost/ir"
 )
 
-// onnxruntime's contrib operators (domain com.microsoft) run in
-// onnxruntime alone: TensorRT's ONNX parser imports the default domain
-// (and its own plugins' ops), and PyTorch has no kernel for them. A model
-// holding one was written for onnxruntime: onnxruntime-genai's int4
-// decoders (MatMulNBits, GroupQueryAttention), the transformer
-// optimizer's BERTs (Attention, SkipLayerNormalization), quantize_dynamic's
-// QAttention, a session's saved optimized graph (FusedConv). Priced under
-// another runtime, each is priced as onnxcost's kernel for it, the kernel
-// a plugin would run.
+// Some operators run in onnxruntime alone. Its contrib operators (domain
+// com.microsoft): TensorRT's ONNX parser imports the default domain (and
+// its own plugins' ops), and PyTorch has no kernel for them. And the
+// default domain's integer-arithmetic ops, which TensorRT's parser lists
+// as unsupported in its operator tables (onnx/onnx-tensorrt
+// docs/operators.md, read for TensorRT 8.4 and 9.2: ConvInteger,
+// MatMulInteger, QLinearConv, QLinearMatMul, DynamicQuantizeLinear;
+// TensorRT takes int8 only as QuantizeLinear/DequantizeLinear pairs). A
+// model holding one was written for onnxruntime: onnxruntime-genai's int4
+// decoders (MatMulNBits, GroupQueryAttention), the transformer optimizer's
+// BERTs (Attention, SkipLayerNormalization), quantize_dynamic's and
+// QOperator-format models, a session's saved optimized graph (FusedConv).
+// Priced under another runtime, each is priced as onnxcost's kernel for
+// it, the kernel a plugin would run.
+
+// tensorRTLacks are the default domain's ops TensorRT's operator tables
+// list as unsupported: onnxruntime's integer arithmetic.
+var tensorRTLacks = map[string]bool{"ConvInteger": true, "MatMulInteger": true, "QLinearConv": true, "QLinearMatMul": true, "DynamicQuantizeLinear": true}
 
 // ContribRuntime is the runtime a model holding contrib operators is
 // priced under when no runtime is named: session.run with host arrays,
@@ -37,17 +46,24 @@ func isContribDomain(d string) bool {
 	return d == "com.microsoft" || strings.HasPrefix(d, "com.microsoft.")
 }
 
-// contribOps counts g's contrib operators by op type, subgraphs included.
-func contribOps(g *ir.Graph) map[string]int {
-	var ops map[string]int
+// ortOnlyOps counts g's operators only onnxruntime runs, by op type,
+// subgraphs included: contrib ones and the default domain's that
+// TensorRT lacks, apart.
+func ortOnlyOps(g *ir.Graph) (contrib, integer map[string]int) {
+	count := func(m *map[string]int, op string) {
+		if *m == nil {
+			*m = map[string]int{}
+		}
+		(*m)[op]++
+	}
 	var walk func(g *ir.Graph)
 	walk = func(g *ir.Graph) {
 		for _, n := range g.Nodes {
-			if isContribDomain(n.Domain) {
-				if ops == nil {
-					ops = map[string]int{}
-				}
-				ops[n.OpType]++
+			switch {
+			case isContribDomain(n.Domain):
+				count(&contrib, n.OpType)
+			case (n.Domain == "" || n.Domain == "ai.onnx") && tensorRTLacks[n.OpType]:
+				count(&integer, n.OpType)
 			}
 			for _, sub := range n.Subgraphs() {
 				walk(sub)
@@ -57,23 +73,20 @@ func contribOps(g *ir.Graph) map[string]int {
 	if g != nil {
 		walk(g)
 	}
-	return ops
+	return contrib, integer
 }
 
-// ContribOps names the model's contrib operators as read, by count then
-// name ("MatMulNBits ×14, GroupQueryAttention ×2"); "" when it has none.
-func (l *Loaded) ContribOps() string {
-	if len(l.contrib) == 0 {
-		return ""
-	}
-	names := make([]string, 0, len(l.contrib))
-	for op := range l.contrib {
+// opList names counted ops by count then name ("MatMulNBits ×14,
+// GroupQueryAttention ×2"), the first few.
+func opList(ops map[string]int) string {
+	names := make([]string, 0, len(ops))
+	for op := range ops {
 		names = append(names, op)
 	}
 	sort.Slice(names, func(i, j int) bool {
 		a, b := names[i], names[j]
-		if l.contrib[a] != l.contrib[b] {
-			return l.contrib[a] > l.contrib[b]
+		if ops[a] != ops[b] {
+			return ops[a] > ops[b]
 		}
 		return a < b
 	})
@@ -84,18 +97,32 @@ func (l *Loaded) ContribOps() string {
 			parts = append(parts, fmt.Sprintf("%d more", len(names)-shown))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s ×%d", op, l.contrib[op]))
+		parts = append(parts, fmt.Sprintf("%s ×%d", op, ops[op]))
 	}
 	return strings.Join(parts, ", ")
 }
 
+// ORTOnlyOps names the model's operators only onnxruntime runs, as read:
+// "com.microsoft: MatMulNBits ×14, GroupQueryAttention ×2; MatMulInteger
+// ×1"; "" when it has none.
+func (l *Loaded) ORTOnlyOps() string {
+	var parts []string
+	if len(l.contrib) > 0 {
+		parts = append(parts, "com.microsoft: "+opList(l.contrib))
+	}
+	if len(l.integer) > 0 {
+		parts = append(parts, opList(l.integer))
+	}
+	return strings.Join(parts, "; ")
+}
+
 // ModelRuntime names the runtime l is priced under when no runtime is
 // named and neither training nor autocast decides it: for a model
-// holding contrib operators ContribCacheRuntime where it has a cache,
-// else ContribRuntime; for any other hwdb.DefaultRuntime.
+// holding operators only onnxruntime runs ContribCacheRuntime where it
+// has a cache, else ContribRuntime; for any other hwdb.DefaultRuntime.
 func ModelRuntime(l *Loaded) string {
 	switch {
-	case len(l.contrib) == 0:
+	case len(l.contrib) == 0 && len(l.integer) == 0:
 		return hwdb.DefaultRuntime
 	case hasCacheInput(l.Model.Graph):
 		return ContribCacheRuntime
@@ -130,11 +157,12 @@ func runsContrib(rt *hwdb.Runtime) bool {
 	return rt != nil && rt.PlanOrFused() == "onnxruntime"
 }
 
-// ContribWarning says, for a model holding contrib operators, which
-// runtime prices them and why: the default chosen for the model (byModel),
-// or a runtime that cannot run them. "" for a model without any.
+// ContribWarning says, for a model holding operators only onnxruntime
+// runs, which runtime prices them and why: the default chosen for the
+// model (byModel), or a runtime that cannot run them. "" for a model
+// without any.
 func ContribWarning(l *Loaded, rt *hwdb.Runtime, byModel bool) string {
-	ops := l.ContribOps()
+	ops := l.ORTOnlyOps()
 	switch {
 	case ops == "":
 		return ""
@@ -146,7 +174,7 @@ func ContribWarning(l *Loaded, rt *hwdb.Runtime, byModel bool) string {
 		if rt.Name == ContribCacheRuntime {
 			cache = ", its key/value cache bound on the device as onnxruntime-genai binds it"
 		}
-		return fmt.Sprintf("runtime %s, the default for a model holding onnxruntime's contrib operators (com.microsoft: %s): onnxruntime alone runs them, not TensorRT's ONNX parser nor PyTorch%s; --runtime names another", rt.Name, ops, cache)
+		return fmt.Sprintf("runtime %s, the default for a model holding operators only onnxruntime runs (%s): not TensorRT's ONNX parser nor PyTorch%s; --runtime names another", rt.Name, ops, cache)
 	}
 	who := "TensorRT's ONNX parser does not import them"
 	if rt != nil && rt.PlanOrFused() != "fused" {
@@ -156,5 +184,5 @@ func ContribWarning(l *Loaded, rt *hwdb.Runtime, byModel bool) string {
 	if rt != nil {
 		name = rt.Name
 	}
-	return fmt.Sprintf("runtime %s cannot run onnxruntime's contrib operators (com.microsoft: %s): %s; each is priced as onnxcost's kernel for it, as a plugin would run it; --runtime %s prices the runtime the model is written for", name, ops, who, ModelRuntime(l))
+	return fmt.Sprintf("runtime %s cannot run the operators only onnxruntime runs (%s): %s; each is priced as onnxcost's kernel for it, as a plugin would run it; --runtime %s prices the runtime the model is written for", name, ops, who, ModelRuntime(l))
 }

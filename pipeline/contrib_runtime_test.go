@@ -9,20 +9,21 @@ import (
 	"github.com/onnxcost/onnxcost/train"
 )
 
-// contribWarnings are a report's warnings about onnxruntime's contrib
-// operators and the runtime pricing them.
+// contribWarnings are a report's warnings about the operators only
+// onnxruntime runs and the runtime pricing them.
 func contribWarnings(r *report.Report) []string {
 	var out []string
 	for _, w := range r.Warnings {
-		if strings.Contains(w, "contrib operators") {
+		if strings.Contains(w, "only onnxruntime runs") {
 			out = append(out, w)
 		}
 	}
 	return out
 }
 
-// TestModelRuntime: with no runtime named, a model holding onnxruntime's
-// contrib operators is priced as onnxruntime runs it (a decoder with a
+// TestModelRuntime: with no runtime named, a model holding operators only
+// onnxruntime runs (its contrib domain, the integer ops TensorRT lacks)
+// is priced as onnxruntime runs it (a decoder with a
 // key/value cache as onnxruntime-genai does, its cache bound on the
 // device), and the report says why; any other model keeps TensorRT with
 // no such word. A runtime named that cannot run the operators is kept and
@@ -31,9 +32,11 @@ func TestModelRuntime(t *testing.T) {
 	for _, c := range []struct {
 		path, runtime, want, warn string
 	}{
-		{"../testdata/models/contrib/llama_int4_gqa.onnx", "", "onnxruntime-iobinding", "the default for a model holding onnxruntime's contrib operators (com.microsoft: MatMulNBits ×"},
+		{"../testdata/models/contrib/llama_int4_gqa.onnx", "", "onnxruntime-iobinding", "the default for a model holding operators only onnxruntime runs (com.microsoft: MatMulNBits ×"},
 		{"../testdata/models/contrib/bert_ms_attention.onnx", "", "onnxruntime", "the default for a model holding"},
-		{"../testdata/models/qoperator/qbert.onnx", "", "onnxruntime", "QAttention ×"},
+		{"../testdata/models/qoperator/qbert.onnx", "", "onnxruntime", "; DynamicQuantizeLinear ×2, MatMulInteger ×1)"},
+		{"../testdata/models/qoperator/qdq_attn_ort_all.onnx", "", "onnxruntime", "QLinearSoftmax ×1; QLinearMatMul ×2)"},
+		{"../testdata/models/qoperator/qdq_attn.onnx", "", "tensorrt", ""},
 		{"../testdata/models/resnet50.onnx", "", "tensorrt", ""},
 		{"zoo:gpt2-small?decode=1&past=16", "", "tensorrt", ""},
 		{"../testdata/models/contrib/llama_int4_gqa.onnx", "tensorrt", "tensorrt", "TensorRT's ONNX parser does not import them"},
@@ -63,7 +66,7 @@ func TestModelRuntime(t *testing.T) {
 
 // TestModelRuntimeWithTraining: a training step keeps PyTorch, its own
 // runtime, whatever operators the model holds, and says PyTorch has no
-// kernels for the contrib ones; ContribOps names the most frequent first.
+// kernels for the contrib ones; ORTOnlyOps names the most frequent first.
 func TestModelRuntimeWithTraining(t *testing.T) {
 	const path = "../testdata/models/contrib/bert_ms_attention.onnx"
 	r, err := pipeline.Run(path, pipeline.Config{GPU: "A100", Train: &train.Options{}})
@@ -80,7 +83,7 @@ func TestModelRuntimeWithTraining(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := l.ContribOps(); got != "SkipLayerNormalization ×4, Attention ×2, BiasGelu ×2, EmbedLayerNormalization ×1" {
-		t.Errorf("ContribOps = %q", got)
+	if got := l.ORTOnlyOps(); got != "com.microsoft: SkipLayerNormalization ×4, Attention ×2, BiasGelu ×2, EmbedLayerNormalization ×1" {
+		t.Errorf("ORTOnlyOps = %q", got)
 	}
 }

@@ -139,9 +139,10 @@ type Loaded struct {
 	// model although no input has a symbol for it.
 	StaticBatch bool
 
-	// contrib counts the model's contrib operators by op type, as read
-	// (contrib.go): they decide the runtime priced when none is named.
-	contrib map[string]int
+	// contrib and integer count the model's operators only onnxruntime
+	// runs, by op type, as read (contrib.go): they decide the runtime
+	// priced when none is named.
+	contrib, integer map[string]int
 
 	// inferOpt is how Model was inferred (bindings, input data): the
 	// onnxruntime plan infers it again without the bindings to see the
@@ -243,7 +244,8 @@ func finish(path string, m *ir.Model, opt Options) (*Loaded, error) {
 	if err := checkInputData(m.Graph, iopt.InputData); err != nil {
 		return nil, inputErr("%s: %w", path, err)
 	}
-	l := &Loaded{Path: path, Model: m, Bindings: map[string]int64{}, contrib: contribOps(m.Graph)}
+	l := &Loaded{Path: path, Model: m, Bindings: map[string]int64{}}
+	l.contrib, l.integer = ortOnlyOps(m.Graph)
 	var rewritten []*ir.Value // outputs a static rewrite must reach
 	rewrote := false
 	var restore func() // undoes the rewrite
@@ -553,8 +555,8 @@ type EstimateOptions struct {
 	// Warm prices a call repeated back to back (cost.Options.Warm).
 	Warm bool
 	// RuntimeByModel says Runtime is the model's default (ModelRuntime),
-	// none having been named: a report of a model with contrib operators
-	// then says why it is priced under onnxruntime.
+	// none having been named: a report of a model with operators only
+	// onnxruntime runs then says why it is priced under onnxruntime.
 	RuntimeByModel bool
 }
 

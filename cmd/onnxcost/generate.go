@@ -161,7 +161,7 @@ func (g *generateFlags) add(c *cobra.Command) {
 	fl.Int64Var(&g.batch, "batch", 0, "sequences generated together `B` (default 1, or batch= of a zoo path)")
 	fl.Var(&g.gpus, "gpus", "tensor-parallel over N GPUs of the kind (as report --gpus, but the KV cache split by heads, ⌈kv_heads/N⌉ per GPU); times and memory are one GPU's")
 	fl.StringVar(&g.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8, the KV cache stored at it, or fp16-amp|bf16-amp (torch.autocast: weights as stored, the KV cache at the half type the projections write) (default: the model's own)")
-	fl.StringVar(&g.runtime, "runtime", "", "execution profile: graph|tensorrt|onnxruntime|pytorch|pytorch-compile (see 'onnxcost gpus runtimes'); default tensorrt, or onnxruntime-iobinding for a model holding onnxruntime's contrib operators (com.microsoft), as onnxruntime-genai runs it")
+	fl.StringVar(&g.runtime, "runtime", "", "execution profile: graph|tensorrt|onnxruntime|pytorch|pytorch-compile (see 'onnxcost gpus runtimes'); default tensorrt, or onnxruntime-iobinding for a model holding operators only onnxruntime runs (com.microsoft's), as onnxruntime-genai runs it")
 	fl.StringVar(&g.runtimeFile, "runtime-file", "", "YAML or JSON file with your own runtime profiles")
 	fl.StringVar(&g.plan, "plan", "", planHelp)
 	fl.StringVar(&g.cf.calibration, "calibration", "", "correct kernel times by a calibration from 'onnxcost calibrate' (`CAL.yaml`)")

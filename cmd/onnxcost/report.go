@@ -65,7 +65,7 @@ func (f *costFlags) addBase(c *cobra.Command) {
 	f.modelFlags.add(c)
 	c.Flags().StringVar(&f.gpu, "gpu", "", "target GPU (see 'onnxcost gpus'); default: $ONNXCOST_GPU, else defaults.gpu of the nearest .onnxcost.yaml (this folder or above, up to the repository root; on Unix only a file and folders that are yours and not writable by everyone)")
 	c.Flags().StringVar(&f.gpuFile, "gpu-file", "", "YAML or JSON file with your own GPU specs (e.g. measured ceilings)")
-	c.Flags().StringVar(&f.runtime, "runtime", "", "runtime to price, and the kernels it runs: tensorrt (fused; the default) | onnxruntime | pytorch (eager) | pytorch-compile (inductor) | graph (eager kernels replayed as a CUDA graph); see 'onnxcost gpus runtimes'. With --train or an autocast --dtype (fp16-amp, bf16-amp) the default is pytorch, for a model holding onnxruntime's contrib operators (com.microsoft) onnxruntime")
+	c.Flags().StringVar(&f.runtime, "runtime", "", "runtime to price, and the kernels it runs: tensorrt (fused; the default) | onnxruntime | pytorch (eager) | pytorch-compile (inductor) | graph (eager kernels replayed as a CUDA graph); see 'onnxcost gpus runtimes'. With --train or an autocast --dtype (fp16-amp, bf16-amp) the default is pytorch, for a model holding operators only onnxruntime runs (com.microsoft's, or integer ops such as MatMulInteger and QLinearConv) onnxruntime")
 	c.Flags().StringVar(&f.runtimeFile, "runtime-file", "", "YAML or JSON file with your own runtime profiles (format of 'onnxcost gpus runtimes'), searched first")
 	c.Flags().StringVar(&f.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8, or fp16-amp|bf16-amp (the fp32 model under torch.autocast) (default: the model's own)")
 	c.Flags().StringVar(&f.plan, "plan", "", planHelp)

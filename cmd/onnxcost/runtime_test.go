@@ -246,7 +246,7 @@ func TestModelRuntimeFromRuntimeFile(t *testing.T) {
 	if r.Runtime.Name != "onnxruntime" || r.Runtime.CallS != 500e-6 {
 		t.Errorf("runtime %+v: want the file's onnxruntime, 500 µs a call", r.Runtime)
 	}
-	if !strings.Contains(errs, "the default for a model holding onnxruntime's contrib operators") {
+	if !strings.Contains(errs, "the default for a model holding operators only onnxruntime runs") {
 		t.Errorf("stderr %q: want the default explained", errs)
 	}
 }

@@ -31,7 +31,7 @@ type Settings struct {
 	GPUFile string `yaml:"gpu_file" json:"gpu_file,omitempty"`
 	// Runtime names the execution profile, RuntimeFile a user file of
 	// profiles (as GPUFile); "" is the model's default (tensorrt, or
-	// onnxruntime for one holding its contrib operators).
+	// onnxruntime for one holding operators only it runs).
 	Runtime     string `yaml:"runtime" json:"runtime,omitempty"`
 	RuntimeFile string `yaml:"runtime_file" json:"runtime_file,omitempty"`
 	// Calibration is a CAL.yaml from `onnxcost calibrate` (as

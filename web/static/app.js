@@ -277,7 +277,7 @@ async function boot() {
     $(sel).innerHTML = lists[k].map((v) => `<option value="${esc(v)}">${esc(v)}${v === def ? " (default)" : ""}</option>`).join("");
   }
   // No runtime chosen is the CLI's default: tensorrt, and pytorch with --train.
-  $("#runtime").insertAdjacentHTML("afterbegin", `<option value="">default (${esc(choices.defaults.runtime)}; ${esc(choices.defaults.contrib_runtime)} for onnxruntime's contrib operators; ${esc(choices.defaults.train_runtime)} with training)</option>`);
+  $("#runtime").insertAdjacentHTML("afterbegin", `<option value="">default (${esc(choices.defaults.runtime)}; ${esc(choices.defaults.contrib_runtime)} for operators only onnxruntime runs; ${esc(choices.defaults.train_runtime)} with training)</option>`);
   for (const r of choices.runtimes) $(`#runtime option[value="${r.name}"]`).title = r.description || "";
   $("#gpus-n").max = String(choices.max_gpus);
   syncControls();
