@@ -55,8 +55,8 @@ type Config struct {
 	Model string
 	GPU   *hwdb.GPU
 	// Runtime is the execution profile; nil is the model's
-	// (pipeline.ModelRuntime, onnxruntime-iobinding for a model holding
-	// onnxruntime's contrib operators), looked up in Runtimes (nil: the
+	// (pipeline.ModelRuntime: onnxruntime-iobinding for a decoder holding
+	// operators only onnxruntime runs), looked up in Runtimes (nil: the
 	// built-in profiles).
 	Runtime  *hwdb.Runtime
 	Runtimes *hwdb.RuntimeDB
@@ -196,8 +196,8 @@ func newRunner(cfg Config) (*runner, error) {
 }
 
 // pickRuntime settles the runtime and plan once the model is read: with
-// none named, the model's (a decoder holding onnxruntime's contrib
-// operators runs as onnxruntime-genai runs it, ContribCacheRuntime),
+// none named, the model's (a decoder holding operators only onnxruntime
+// runs runs as onnxruntime-genai runs it, ContribCacheRuntime),
 // and a warning where the runtime cannot run those operators.
 func (r *runner) pickRuntime(l *pipeline.Loaded) error {
 	byModel := r.cfg.Runtime == nil

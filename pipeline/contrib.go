@@ -28,9 +28,9 @@ import (
 // list as unsupported: onnxruntime's integer arithmetic.
 var tensorRTLacks = map[string]bool{"ConvInteger": true, "MatMulInteger": true, "QLinearConv": true, "QLinearMatMul": true, "DynamicQuantizeLinear": true}
 
-// ContribRuntime is the runtime a model holding contrib operators is
-// priced under when no runtime is named: session.run with host arrays,
-// as onnxruntime's Python API runs it.
+// ContribRuntime is the runtime a model holding operators only
+// onnxruntime runs is priced under when no runtime is named:
+// session.run with host arrays, as onnxruntime's Python API runs it.
 const ContribRuntime = "onnxruntime"
 
 // ContribCacheRuntime is ContribRuntime for a decoder with a key/value
@@ -133,8 +133,7 @@ func ModelRuntime(l *Loaded) string {
 // ModelRuntimeIn is the profile ModelRuntime names, found in db (the
 // built-in profiles with a user's file over them; nil: the built-in ones).
 func ModelRuntimeIn(l *Loaded, db *hwdb.RuntimeDB) (*hwdb.Runtime, error) {
-	cfg := Config{Runtimes: db}
-	return cfg.lookupRuntime(ModelRuntime(l))
+	return lookupRuntimeIn(db, ModelRuntime(l))
 }
 
 // hasCacheInput reports whether g reads a key/value cache: an input of

@@ -331,10 +331,15 @@ func (cfg *Config) runtime() (*hwdb.Runtime, error) {
 // lookupRuntime finds a named profile in cfg.Runtimes, or among the
 // built-in ones.
 func (cfg *Config) lookupRuntime(name string) (*hwdb.Runtime, error) {
-	if cfg.Runtimes == nil {
+	return lookupRuntimeIn(cfg.Runtimes, name)
+}
+
+// lookupRuntimeIn finds a named profile in db (nil: the built-in ones).
+func lookupRuntimeIn(db *hwdb.RuntimeDB, name string) (*hwdb.Runtime, error) {
+	if db == nil {
 		return lookupRuntime(name)
 	}
-	rt, err := cfg.Runtimes.Lookup(name)
+	rt, err := db.Lookup(name)
 	if err != nil {
 		return nil, inputErr("--runtime %s: %w", name, err)
 	}

@@ -382,7 +382,7 @@ func budgetDefaults(f *costFlags) gate.Settings {
 		d.Plan = rt.PlanOrFused()
 	}
 	// A runtime named is written even when it is the default: a model
-	// holding onnxruntime's contrib operators would otherwise be checked
+	// holding operators only onnxruntime runs would otherwise be checked
 	// under its own (pipeline.ModelRuntime).
 	d.Runtime = f.runtime
 	d.Dims, _ = parseDims(f.dims)

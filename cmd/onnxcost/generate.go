@@ -133,7 +133,7 @@ func (g *generateFlags) config(c *cobra.Command, model string) (generate.Config,
 		return cfg, err
 	}
 	if g.runtime != "" {
-		if rt, err = resolveRuntime(g.runtime, g.runtimeFile); err != nil {
+		if rt, err = lookupFlag("--runtime", g.runtime, rts.Lookup); err != nil {
 			return cfg, err
 		}
 	}
