@@ -295,8 +295,7 @@ func findCache(g *ir.Graph, dims map[string]int64) (cacheSpec, error) {
 		if in == nil || in.IsInitializer || in.Declared == nil || !in.Declared.Shape.Ranked {
 			continue
 		}
-		lower := strings.ToLower(in.Name)
-		if len(in.Declared.Shape.Dims) < 3 || !(strings.Contains(lower, "past") || strings.Contains(lower, "cache")) {
+		if !pipeline.IsCacheInput(in) {
 			others = append(others, in)
 			continue
 		}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -136,18 +137,20 @@ func ModelRuntimeIn(l *Loaded, db *hwdb.RuntimeDB) (*hwdb.Runtime, error) {
 	return lookupRuntimeIn(db, ModelRuntime(l))
 }
 
-// hasCacheInput reports whether g reads a key/value cache: an input of
-// rank 3 or more named past_* or *cache*, as generate finds it.
+// hasCacheInput reports whether g reads a key/value cache.
 func hasCacheInput(g *ir.Graph) bool {
-	for _, in := range g.Inputs {
-		if in == nil || in.IsInitializer || in.Declared == nil || len(in.Declared.Shape.Dims) < 3 {
-			continue
-		}
-		if lower := strings.ToLower(in.Name); strings.Contains(lower, "past") || strings.Contains(lower, "cache") {
-			return true
-		}
+	return slices.ContainsFunc(g.Inputs, IsCacheInput)
+}
+
+// IsCacheInput reports whether a graph input is a key/value cache, as
+// exporters name one: declared with rank 3 or more, named past_* or
+// *cache* (past_key_values.0.key, past_key_3, cache_v).
+func IsCacheInput(in *ir.Value) bool {
+	if in == nil || in.IsInitializer || in.Declared == nil || !in.Declared.Shape.Ranked || len(in.Declared.Shape.Dims) < 3 {
+		return false
 	}
-	return false
+	lower := strings.ToLower(in.Name)
+	return strings.Contains(lower, "past") || strings.Contains(lower, "cache")
 }
 
 // runsContrib reports whether rt is one of onnxruntime's profiles (its
