@@ -57,6 +57,37 @@ func loadDiffSide(path string, f *costFlags) (*gate.Side, error) {
 	return &gate.Side{Path: path, Saved: true, Reports: rs}, nil
 }
 
+// oneRuntime prices both models of a diff under one runtime when none is
+// named and each named its own (pipeline.ModelRuntime): a model holding
+// operators only onnxruntime runs against one without (an ORT-optimized
+// export against its source) is a change of model, not of runtime, so the
+// side priced under the default is priced again under the other's.
+func oneRuntime(paths []string, sides []*gate.Side, f *costFlags) error {
+	if strings.TrimSpace(f.runtime) != "" || sides[0].Saved || sides[1].Saved {
+		return nil
+	}
+	name := func(s *gate.Side) string { return s.Reports[0].Report.Runtime.Name }
+	again := -1
+	switch {
+	case name(sides[0]) == name(sides[1]):
+		return nil
+	case name(sides[0]) == hwdb.DefaultRuntime:
+		again = 0
+	case name(sides[1]) == hwdb.DefaultRuntime:
+		again = 1
+	default:
+		return nil // two onnxruntime profiles: Diff says they differ
+	}
+	g := *f
+	g.runtime = name(sides[1-again])
+	r, _, err := estimate(paths[again], &g)
+	if err != nil {
+		return err
+	}
+	sides[again].Reports = []gate.Saved{{Report: r}}
+	return nil
+}
+
 // pickSide returns s's report for a diff against other, warning on
 // stderr about each flag that cannot apply to a saved report.
 func pickSide(s, other *gate.Side, f *costFlags, stderr io.Writer) (*report.Report, error) {
@@ -130,6 +161,9 @@ bytes, launches, params, param_bytes, peak_memory, energy.`,
 			}
 			hs, err := loadDiffSide(args[1], &f)
 			if err != nil {
+				return err
+			}
+			if err := oneRuntime(args, []*gate.Side{bs, hs}, &f); err != nil {
 				return err
 			}
 			base, err := pickSide(bs, hs, &f, stderr)

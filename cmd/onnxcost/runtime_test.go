@@ -250,3 +250,40 @@ func TestModelRuntimeFromRuntimeFile(t *testing.T) {
 		t.Errorf("stderr %q: want the default explained", errs)
 	}
 }
+
+// TestDiffPricesOneRuntime: with no --runtime, a diff of a model against
+// its onnxruntime-optimized graph (which holds operators only onnxruntime
+// runs) prices both under onnxruntime, so the change is the model's, not
+// a runtime's; a runtime named prices both under it.
+func TestDiffPricesOneRuntime(t *testing.T) {
+	base, head := "../../testdata/models/qoperator/qdq_cnn.onnx", "../../testdata/models/qoperator/qdq_cnn_ort_all.onnx"
+	for _, c := range []struct {
+		args []string
+		plan string
+	}{
+		{nil, "onnxruntime"},
+		{[]string{"--runtime", "tensorrt"}, "fused"},
+	} {
+		code, out, errs := runCLI(t, append([]string{"diff", base, head, "--gpu", "A100", "--format", "json"}, c.args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, errs)
+		}
+		var d struct {
+			Base, Head struct {
+				Plan string `json:"plan"`
+			}
+			Warnings []string `json:"warnings"`
+		}
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Base.Plan != c.plan || d.Head.Plan != c.plan {
+			t.Errorf("%v: plans %s and %s, want both %s", c.args, d.Base.Plan, d.Head.Plan, c.plan)
+		}
+		for _, w := range d.Warnings {
+			if strings.Contains(w, "different runtimes") || strings.Contains(w, "different plans") {
+				t.Errorf("%v: %s", c.args, w)
+			}
+		}
+	}
+}
