@@ -29,6 +29,18 @@ import (
 // list as unsupported: onnxruntime's integer arithmetic.
 var tensorRTLacks = map[string]bool{"ConvInteger": true, "MatMulInteger": true, "QLinearConv": true, "QLinearMatMul": true, "DynamicQuantizeLinear": true}
 
+// tensorRTNeedsPlugin are the default domain's other ops both tables read
+// (TensorRT 8.4 and 9.2) list as unsupported. PyTorch runs them, and
+// onnxruntime, so they do not decide the runtime; priced under TensorRT
+// a model holding one says an engine needs a plugin for it (ops added in
+// later opsets, DFT and the window functions, are in 9.2's table only).
+var tensorRTNeedsPlugin = map[string]bool{
+	"BitShift": true, "Compress": true, "ConcatFromSequence": true, "Det": true, "MaxRoiPool": true, "MaxUnpool": true,
+	"Multinomial": true, "NegativeLogLikelihoodLoss": true, "SequenceAt": true, "SequenceConstruct": true, "SequenceEmpty": true,
+	"SequenceErase": true, "SequenceInsert": true, "SequenceLength": true, "SoftmaxCrossEntropyLoss": true, "SplitToSequence": true,
+	"StringNormalizer": true, "TfIdfVectorizer": true, "Unique": true,
+}
+
 // ContribRuntime is the runtime a model holding operators only
 // onnxruntime runs is priced under when no runtime is named:
 // session.run with host arrays, as onnxruntime's Python API runs it.
@@ -49,8 +61,9 @@ func isContribDomain(d string) bool {
 
 // ortOnlyOps counts g's operators only onnxruntime runs, by op type,
 // subgraphs included: contrib ones and the default domain's that
-// TensorRT lacks, apart.
-func ortOnlyOps(g *ir.Graph) (contrib, integer map[string]int) {
+// TensorRT lacks, apart; plugin counts the ops a TensorRT engine would
+// need a plugin for (tensorRTNeedsPlugin).
+func ortOnlyOps(g *ir.Graph) (contrib, integer, plugin map[string]int) {
 	count := func(m *map[string]int, op string) {
 		if *m == nil {
 			*m = map[string]int{}
@@ -65,6 +78,8 @@ func ortOnlyOps(g *ir.Graph) (contrib, integer map[string]int) {
 				count(&contrib, n.OpType)
 			case (n.Domain == "" || n.Domain == "ai.onnx") && tensorRTLacks[n.OpType]:
 				count(&integer, n.OpType)
+			case (n.Domain == "" || n.Domain == "ai.onnx") && tensorRTNeedsPlugin[n.OpType]:
+				count(&plugin, n.OpType)
 			}
 			for _, sub := range n.Subgraphs() {
 				walk(sub)
@@ -74,7 +89,7 @@ func ortOnlyOps(g *ir.Graph) (contrib, integer map[string]int) {
 	if g != nil {
 		walk(g)
 	}
-	return contrib, integer
+	return contrib, integer, plugin
 }
 
 // opList names counted ops by count then name ("MatMulNBits ×14,
@@ -161,11 +176,14 @@ func runsContrib(rt *hwdb.Runtime) bool {
 
 // ContribWarning says, for a model holding operators only onnxruntime
 // runs, which runtime prices them and why: the default chosen for the
-// model (byModel), or a runtime that cannot run them. "" for a model
-// without any.
+// model (byModel), or a runtime that cannot run them; for one holding
+// ops a TensorRT engine needs a plugin for, priced under TensorRT, that.
+// "" for a model without any.
 func ContribWarning(l *Loaded, rt *hwdb.Runtime, byModel bool) string {
 	ops := l.ORTOnlyOps()
 	switch {
+	case ops == "" && len(l.plugin) > 0 && (rt == nil || rt.PlanOrFused() == "fused"):
+		return fmt.Sprintf("TensorRT's operator tables (onnx/onnx-tensorrt docs/operators.md, TensorRT 8.4 and 9.2) list %s as unsupported: an engine of this model needs a plugin for each, priced here as onnxcost's kernel for it", opList(l.plugin))
 	case ops == "":
 		return ""
 	case runsContrib(rt):

@@ -1,8 +1,10 @@
 package pipeline
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -16,7 +18,7 @@ func TestORTOnlyOps(t *testing.T) {
 	l := func(nodes ...*ir.Node) *Loaded {
 		g := &ir.Graph{Nodes: nodes}
 		ld := &Loaded{Model: &ir.Model{Graph: g}}
-		ld.contrib, ld.integer = ortOnlyOps(g)
+		ld.contrib, ld.integer, ld.plugin = ortOnlyOps(g)
 		return ld
 	}
 	mixed := l(node("", "DynamicQuantizeLinear"), node("", "MatMulInteger"), node("ai.onnx", "MatMulInteger"),
@@ -31,5 +33,21 @@ func TestORTOnlyOps(t *testing.T) {
 	qdq := l(node("", "QuantizeLinear"), node("", "DequantizeLinear"), node("", "Conv"))
 	if got := ModelRuntime(qdq); got != "tensorrt" || qdq.ORTOnlyOps() != "" {
 		t.Errorf("a QDQ model: ModelRuntime = %s, ops %q; want tensorrt and none", got, qdq.ORTOnlyOps())
+	}
+	unique := l(node("", "Unique"), node("", "SplitToSequence"), node("", "Unique"))
+	if got := ModelRuntime(unique); got != "tensorrt" {
+		t.Errorf("a model with Unique: ModelRuntime = %s, want tensorrt (PyTorch and onnxruntime run it)", got)
+	}
+	if w := ContribWarning(unique, nil, true); !strings.Contains(w, "list Unique ×2, SplitToSequence ×1 as unsupported: an engine of this model needs a plugin") {
+		t.Errorf("under tensorrt: %q, want the plugin warning", w)
+	}
+	for _, name := range []string{"onnxruntime", "pytorch"} {
+		rt, err := hwdb.LookupRuntime(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := ContribWarning(unique, rt, false); w != "" {
+			t.Errorf("under %s: %q, want none", name, w)
+		}
 	}
 }
