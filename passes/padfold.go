@@ -77,6 +77,12 @@ func foldPadInto(g *ir.Graph, into padInto) (bool, error) {
 		if isOp(c, "AveragePool") && c.AttrInt("count_include_pad", 0) == 0 && slices.ContainsFunc(own, func(p int64) bool { return p != 0 }) {
 			continue // its own padding is left out of the count; the Pad's would not be
 		}
+		if isOp(c, "AveragePool") && c.AttrInt("count_include_pad", 0) == 0 && c.AttrInt("ceil_mode", 0) != 0 {
+			// count_include_pad 1 would also count a ceil_mode window's
+			// overhang past the padding, as onnxruntime divides (PyTorch
+			// does not): the runtimes disagree on the folded pool.
+			continue
+		}
 		merged := slices.Clone(own)
 		for i := range spatial {
 			merged[i] += pads[2+i]

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 
@@ -620,6 +621,10 @@ func pool2d(op string, a convAttrs, x *tensor) *tensor {
 						for s := 0; s < S; s++ {
 							h, w := p*a.strides[0]-a.pads[0]+r, q*a.strides[1]-a.pads[1]+s
 							if h < 0 || h >= H || w < 0 || w >= W {
+								// count_include_pad counts a ceil_mode
+								// window's overhang past the padding too,
+								// as onnxruntime does (PyTorch stops at the
+								// padding: TestRefEvalAveragePoolCeilOverhang).
 								if a.countPad {
 									cnt++
 								}
@@ -762,6 +767,42 @@ func TestRefEvalConv(t *testing.T) {
 	for i, v := range want {
 		if out[0].data[i] != v {
 			t.Fatalf("conv output %v, want %v", out[0].data, want)
+		}
+	}
+}
+
+// TestRefEvalAveragePoolCeilOverhang: an AveragePool in ceil_mode whose
+// last window hangs past the input, with count_include_pad 1, divides by
+// the whole window, overhang included, as onnxruntime 1.23.2's CPU
+// provider computes it: [1 2 3 4] under a 3-wide window, stride 2 →
+// [2, 7/3] (PyTorch's avg_pool1d(count_include_pad=True) stops at the
+// padding: [2, 3.5]); with count_include_pad 0 → [2, 3.5]; with one zero
+// of padding at each end and count_include_pad 1 → [1, 3, 4/3] (PyTorch
+// [1, 3, 2]). The runtimes disagree, so a pass must not switch
+// count_include_pad on a ceil_mode pool (fold-pad: TestFoldPadCeilMode).
+func TestRefEvalAveragePoolCeilOverhang(t *testing.T) {
+	pool := func(pads []int64, countPad int64) []float64 {
+		b := newBuilder(t)
+		x := b.input("x", 1, 1, 1, 4)
+		b.output(b.op("AveragePool", []*ir.Attribute{ir.IntsAttr("kernel_shape", 1, 3), ir.IntsAttr("strides", 1, 2),
+			ir.IntsAttr("pads", pads...), ir.IntAttr("ceil_mode", 1), ir.IntAttr("count_include_pad", countPad)}, x))
+		out, err := evaluate(b.infer(), map[string]*tensor{"x": {dims: []int{1, 1, 1, 4}, data: []float64{1, 2, 3, 4}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out[0].data
+	}
+	for _, c := range []struct {
+		pads     []int64
+		countPad int64
+		want     []float64
+	}{
+		{[]int64{0, 0, 0, 0}, 0, []float64{2, 3.5}},
+		{[]int64{0, 0, 0, 0}, 1, []float64{2, 7.0 / 3}},
+		{[]int64{0, 1, 0, 1}, 1, []float64{1, 3, 4.0 / 3}},
+	} {
+		if got := pool(c.pads, c.countPad); !slices.Equal(got, c.want) {
+			t.Errorf("pads %v count_include_pad %d: %v, want %v", c.pads, c.countPad, got, c.want)
 		}
 	}
 }
