@@ -126,9 +126,9 @@ func TestFoldPadDeclines(t *testing.T) {
 		// count_include_pad 1 would count a ceil_mode window's overhang
 		// too under onnxruntime, not under PyTorch (TestRefEvalAveragePoolCeilOverhang).
 		"ceil-mode pool counting no padding": {ceil: true},
-		"pool without a pads attribute": {noPadsAttr: true, reader: "MaxPool"},
-		"maxpool under the exact fold":  {reader: "MaxPool"},
-		"conv under the PyTorch plans":  {reader: "Conv"},
+		"pool without a pads attribute":      {noPadsAttr: true, reader: "MaxPool"},
+		"maxpool under the exact fold":       {reader: "MaxPool"},
+		"conv under the PyTorch plans":       {reader: "Conv"},
 	})
 	for _, pass := range []string{"fold-pad", "fold-pad-ort", "fold-pad-pool"} {
 		t.Run(pass, func(t *testing.T) {
