@@ -66,10 +66,15 @@ func oneRuntime(paths []string, sides []*gate.Side, f *costFlags) error {
 	if strings.TrimSpace(f.runtime) != "" || sides[0].Saved || sides[1].Saved {
 		return nil
 	}
-	name := func(s *gate.Side) string { return s.Reports[0].Report.Runtime.Name }
+	name := func(s *gate.Side) string {
+		if rt := s.Reports[0].Report.Runtime; rt != nil {
+			return rt.Name
+		}
+		return "" // counted without a GPU
+	}
 	again := -1
 	switch {
-	case name(sides[0]) == name(sides[1]):
+	case name(sides[0]) == name(sides[1]) || name(sides[0]) == "" || name(sides[1]) == "":
 		return nil
 	case name(sides[0]) == hwdb.DefaultRuntime:
 		again = 0
