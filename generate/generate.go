@@ -201,18 +201,11 @@ func newRunner(cfg Config) (*runner, error) {
 // and a warning where the runtime cannot run those operators.
 func (r *runner) pickRuntime(l *pipeline.Loaded) error {
 	byModel := r.cfg.Runtime == nil
-	if byModel {
-		rt, err := pipeline.ModelRuntimeIn(l, r.cfg.Runtimes)
-		if err != nil {
-			return err
-		}
-		r.cfg.Runtime = rt
-	}
-	plan, err := pipeline.ResolvePlan(r.cfg.Plan, r.cfg.Runtime, nil)
+	rt, plan, err := pipeline.SettleRuntime(l, r.cfg.Runtime, r.cfg.Runtimes, r.cfg.Plan, nil)
 	if err != nil {
 		return err
 	}
-	r.cfg.Plan = plan
+	r.cfg.Runtime, r.cfg.Plan = rt, plan
 	if w := pipeline.ContribWarning(l, r.cfg.Runtime, byModel); w != "" {
 		r.warn(w)
 	}

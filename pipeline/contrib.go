@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
 )
@@ -146,10 +147,20 @@ func ModelRuntime(l *Loaded) string {
 	return ContribRuntime
 }
 
-// ModelRuntimeIn is the profile ModelRuntime names, found in db (the
-// built-in profiles with a user's file over them; nil: the built-in ones).
-func ModelRuntimeIn(l *Loaded, db *hwdb.RuntimeDB) (*hwdb.Runtime, error) {
-	return lookupRuntimeIn(db, ModelRuntime(l))
+// SettleRuntime is the runtime and plan a read model is priced with: rt,
+// or where none was named (rt nil) the profile ModelRuntime names, found
+// in db (the built-in profiles with a user's file over them; nil: the
+// built-in ones); plan resolved under it (ResolvePlan). report, sweep and
+// generate settle theirs here once the model is read.
+func SettleRuntime(l *Loaded, rt *hwdb.Runtime, db *hwdb.RuntimeDB, plan string, tr cost.Training) (*hwdb.Runtime, string, error) {
+	if rt == nil {
+		var err error
+		if rt, err = lookupRuntimeIn(db, ModelRuntime(l)); err != nil {
+			return nil, "", err
+		}
+	}
+	plan, err := ResolvePlan(plan, rt, tr)
+	return rt, plan, err
 }
 
 // hasCacheInput reports whether g reads a key/value cache.

@@ -241,12 +241,7 @@ func runModel(src source, cfg Config, mode runMode) (*Result, error) {
 	}
 	res.Loaded = l
 	byModel := rt == nil
-	if byModel {
-		if rt, err = ModelRuntimeIn(l, cfg.Runtimes); err != nil {
-			return nil, err
-		}
-	}
-	plan, err := ResolvePlan(cfg.Plan, rt, cfg.Train)
+	rt, plan, err := SettleRuntime(l, rt, cfg.Runtimes, cfg.Plan, cfg.Train)
 	if err != nil {
 		return nil, err
 	}

@@ -166,11 +166,7 @@ func (s *Sweeper) settle(l *pipeline.Loaded) error {
 	if !s.byModel {
 		return nil
 	}
-	rt, err := pipeline.ModelRuntimeIn(l, s.cfg.Runtimes)
-	if err != nil {
-		return err
-	}
-	plan, err := pipeline.ResolvePlan(s.cfg.Plan, rt, nil)
+	rt, plan, err := pipeline.SettleRuntime(l, nil, s.cfg.Runtimes, s.cfg.Plan, nil)
 	if err != nil {
 		return err
 	}
