@@ -293,7 +293,7 @@ func SweepResultChart(res *sweep.Result, metric, format string) ([]byte, error) 
 		title = strings.Join(names, ", ")
 	}
 	o := SweepOptions{
-		Title:  fmt.Sprintf("%s, dtype %s, %s", title, res.DType, sweepRuntime(res)),
+		Title:  fmt.Sprintf("%s, dtype %s, runtime %s (%s kernels)", title, res.DType, res.Runtime, res.Plan),
 		XLabel: xName,
 		YLabel: "throughput (items/s)",
 	}
@@ -352,13 +352,4 @@ func ModelTitle(p string) string {
 		return p[i+1:]
 	}
 	return p
-}
-
-// sweepRuntime names the runtime and plan a sweep priced ("plan P" alone
-// for a sweep saved before sweeps named their runtime).
-func sweepRuntime(res *sweep.Result) string {
-	if res.Runtime == "" {
-		return "plan " + res.Plan
-	}
-	return fmt.Sprintf("runtime %s (%s kernels)", res.Runtime, res.Plan)
 }
