@@ -163,7 +163,18 @@ type Runtime struct {
 	Uncaptured string `json:"uncaptured,omitempty"`
 	// uncaptured is that profile, resolved by the RuntimeDB.
 	uncaptured *Runtime
+
+	// TensorRTVersion, for a runtime that builds its engine with
+	// TensorRT's ONNX parser, is that release ("10.1", major.minor):
+	// which of the model's operators the parser does not import, so that
+	// an engine needs a plugin for each (pipeline's tables, read from
+	// onnx/onnx-tensorrt by release). "" for other runtimes.
+	TensorRTVersion string `json:"tensorrt_version,omitempty"`
 }
+
+// tensorRTVersionField is TensorRTVersion's name in a profile file and in
+// its sources: a text figure, sourced like the numbers.
+const tensorRTVersionField = "tensorrt_version"
 
 // UncapturedProfile is the profile a call r does not capture runs as
 // (Uncaptured), nil when r names none.
@@ -464,6 +475,14 @@ func readProfile(n *yaml.Node, el *errList) *profileFields {
 	for k, v := range mappingFields(n, el, p.keys) {
 		key := k.Value
 		switch key {
+		case tensorRTVersionField:
+			s, ok := scalarString(v)
+			if !ok || !validTensorRTVersion(s) {
+				el.add(v.Line, "%s must be a TensorRT release as major.minor (10.1, 8.6), got %q", key, v.Value)
+				continue
+			}
+			p.own.TensorRTVersion = s
+			p.set[tensorRTVersionField] = v.Line
 		case "name", "description", "base", "plan", "uncaptured":
 			s, ok := scalarString(v)
 			if !ok || strings.TrimSpace(s) == "" || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
@@ -491,6 +510,9 @@ func readProfile(n *yaml.Node, el *errList) *profileFields {
 			p.notes, p.hasNotes = list, true
 		case "sources":
 			decodeSourceMap(v, p.sources, p.srcLine, el, func(part string) (string, bool) {
+				if part == tensorRTVersionField {
+					return part, true
+				}
 				f, ok := rtFigures[part]
 				return f.json, ok
 			}, "sources: %q is not a runtime figure")
@@ -581,26 +603,48 @@ func (p *profileFields) overlay(r *Runtime, origin string, builtin bool) {
 		r.KernelGapS = 0
 		delete(r.Sources, "kernel_gap_s")
 	}
+	source := func(name string, line int) {
+		switch src, has := p.sources[name]; {
+		case has:
+			r.Sources[name] = src
+		case !builtin:
+			r.Sources[name] = fmt.Sprintf("user file %s:%d", origin, line)
+		default:
+			delete(r.Sources, name)
+		}
+	}
 	for _, f := range rtFigures {
 		line, ok := p.set[f.json]
 		if !ok {
 			continue
 		}
 		*f.ptr(r) = *f.ptr(&p.own)
-		switch src, has := p.sources[f.json]; {
-		case has:
-			r.Sources[f.json] = src
-		case !builtin:
-			r.Sources[f.json] = fmt.Sprintf("user file %s:%d", origin, line)
-		default:
-			delete(r.Sources, f.json)
-		}
+		source(f.json, line)
+	}
+	if line, ok := p.set[tensorRTVersionField]; ok {
+		r.TensorRTVersion = p.own.TensorRTVersion
+		source(tensorRTVersionField, line)
 	}
 	for name, src := range p.sources {
 		if _, setHere := p.set[name]; !setHere {
 			r.Sources[name] = src // re-sourcing an inherited figure
 		}
 	}
+}
+
+// validTensorRTVersion reports whether s reads as a release,
+// major.minor with an optional patch: 10.1, 8.6.1.
+func validTensorRTVersion(s string) bool {
+	parts := strings.Split(s, ".")
+	if len(parts) < 2 || len(parts) > 4 {
+		return false
+	}
+	for _, p := range parts {
+		if _, err := strconv.ParseUint(p, 10, 16); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // validateRuntime checks a finished profile: required figures, exactly one
@@ -642,12 +686,15 @@ func runtimeFigureNames(r *Runtime) []string {
 			names = append(names, f.json)
 		}
 	}
+	if r.TensorRTVersion != "" {
+		names = append(names, tensorRTVersionField)
+	}
 	sort.Strings(names)
 	return names
 }
 
 func runtimeKeys() string {
-	keys := []string{"name", "description", "base", "plan", "notes", "sources"}
+	keys := []string{"name", "description", "base", "plan", "uncaptured", tensorRTVersionField, "notes", "sources"}
 	for k := range rtFigures {
 		keys = append(keys, k)
 	}

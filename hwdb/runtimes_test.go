@@ -222,6 +222,8 @@ func TestRuntimeFileErrors(t *testing.T) {
 		{"no name", "- dispatch_us: 5\n", "has no name"},
 		{"empty", "", "no runtime profiles"},
 		{"syntax", "- name: [\n", "yaml"},
+		{"bad version", "- name: X\n" + valid + "  tensorrt_version: ten\n", `tensorrt_version must be a TensorRT release as major.minor (10.1, 8.6), got "ten"`},
+		{"bare major", "- name: X\n" + valid + "  tensorrt_version: 10\n", "tensorrt_version must be a TensorRT release"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -235,6 +237,37 @@ func TestRuntimeFileErrors(t *testing.T) {
 	_, err := parseRuntimes([]byte("- name: X\n"+valid), "b.yaml", true, nil)
 	if err == nil || !strings.Contains(err.Error(), "X: call_s has no source") {
 		t.Errorf("builtin without sources: %v", err)
+	}
+	bases, err := BuiltinRuntimes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = parseRuntimes([]byte("- name: X\n  base: tensorrt\n  tensorrt_version: \"8.6\"\n"), "b.yaml", true, bases)
+	if err == nil || !strings.Contains(err.Error(), "X: tensorrt_version has no source") {
+		t.Errorf("builtin release without a source: %v", err)
+	}
+}
+
+// TestRuntimeTensorRTVersion: a profile names the TensorRT release its
+// engines are parsed with; one based on tensorrt inherits the built-in's
+// unless it names its own, sourced to the user's file.
+func TestRuntimeTensorRTVersion(t *testing.T) {
+	path := writeTemp(t, "trt.yaml", "- name: trt86\n  base: tensorrt\n  tensorrt_version: 8.6.1\n- name: trtnew\n  base: tensorrt\n")
+	db, err := RuntimesWithUserFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _ := db.Lookup("trt86")
+	if old.TensorRTVersion != "8.6.1" || !strings.HasPrefix(old.Sources["tensorrt_version"], "user file "+path+":3") {
+		t.Errorf("trt86: version %q, source %q", old.TensorRTVersion, old.Sources["tensorrt_version"])
+	}
+	inherited, _ := db.Lookup("trtnew")
+	builtin, _ := LookupRuntime("tensorrt")
+	if inherited.TensorRTVersion == "" || inherited.TensorRTVersion != builtin.TensorRTVersion {
+		t.Errorf("trtnew: version %q, want the built-in tensorrt's %q", inherited.TensorRTVersion, builtin.TensorRTVersion)
+	}
+	if pt, _ := LookupRuntime("pytorch"); pt.TensorRTVersion != "" {
+		t.Errorf("pytorch names TensorRT %q", pt.TensorRTVersion)
 	}
 }
 

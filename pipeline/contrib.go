@@ -14,11 +14,11 @@ import (
 // Some operators run in onnxruntime alone. Its contrib operators (domain
 // com.microsoft): TensorRT's ONNX parser imports the default domain (and
 // its own plugins' ops), and PyTorch has no kernel for them. And the
-// default domain's integer-arithmetic ops, which TensorRT's parser lists
-// as unsupported in its operator tables (onnx/onnx-tensorrt
-// docs/operators.md, read for TensorRT 8.4 and 9.2: ConvInteger,
-// MatMulInteger, QLinearConv, QLinearMatMul, DynamicQuantizeLinear;
-// TensorRT takes int8 only as QuantizeLinear/DequantizeLinear pairs). A
+// default domain's integer-arithmetic ops, which no release of TensorRT's
+// parser imports (trtops.go, 8.0 to 10.1: ConvInteger, MatMulInteger,
+// QLinearConv, QLinearMatMul, DynamicQuantizeLinear; TensorRT takes int8
+// only as QuantizeLinear/DequantizeLinear pairs), and onnxruntime's
+// SimplifiedLayerNormalization written there. A
 // model holding one was written for onnxruntime: onnxruntime-genai's int4
 // decoders (MatMulNBits, GroupQueryAttention), the transformer optimizer's
 // BERTs (Attention, SkipLayerNormalization), quantize_dynamic's and
@@ -26,21 +26,13 @@ import (
 // Priced under another runtime, each is priced as onnxcost's kernel for
 // it, the kernel a plugin would run.
 
-// tensorRTLacks are the default domain's ops TensorRT's operator tables
-// list as unsupported: onnxruntime's integer arithmetic.
-var tensorRTLacks = map[string]bool{"ConvInteger": true, "MatMulInteger": true, "QLinearConv": true, "QLinearMatMul": true, "DynamicQuantizeLinear": true}
-
-// tensorRTNeedsPlugin are the default domain's other ops both tables read
-// (TensorRT 8.4 and 9.2) list as unsupported. PyTorch runs them, and
-// onnxruntime, so they do not decide the runtime; priced under TensorRT
-// a model holding one says an engine needs a plugin for it (ops added in
-// later opsets, DFT and the window functions, are in 9.2's table only).
-var tensorRTNeedsPlugin = map[string]bool{
-	"BitShift": true, "Compress": true, "ConcatFromSequence": true, "Det": true, "MaxRoiPool": true, "MaxUnpool": true,
-	"Multinomial": true, "NegativeLogLikelihoodLoss": true, "SequenceAt": true, "SequenceConstruct": true, "SequenceEmpty": true,
-	"SequenceErase": true, "SequenceInsert": true, "SequenceLength": true, "SoftmaxCrossEntropyLoss": true, "SplitToSequence": true,
-	"StringNormalizer": true, "TfIdfVectorizer": true, "Unique": true,
-}
+// tensorRTLacks are the default domain's ops only onnxruntime runs:
+// its integer arithmetic, which no release of TensorRT's parser imports
+// (trtFirstImported), and SimplifiedLayerNormalization, which onnxruntime
+// registers in the default domain as well as its own (onnxruntime-genai's
+// model builder and the transformer optimizer write it there).
+var tensorRTLacks = map[string]bool{"ConvInteger": true, "MatMulInteger": true, "QLinearConv": true, "QLinearMatMul": true,
+	"DynamicQuantizeLinear": true, "SimplifiedLayerNormalization": true}
 
 // ContribRuntime is the runtime a model holding operators only
 // onnxruntime runs is priced under when no runtime is named:
@@ -61,10 +53,10 @@ func isContribDomain(d string) bool {
 }
 
 // ortOnlyOps counts g's operators only onnxruntime runs, by op type,
-// subgraphs included: contrib ones and the default domain's that
-// TensorRT lacks, apart; plugin counts the ops a TensorRT engine would
-// need a plugin for (tensorRTNeedsPlugin).
-func ortOnlyOps(g *ir.Graph) (contrib, integer, plugin map[string]int) {
+// subgraphs included: contrib ones and the default domain's
+// (tensorRTLacks), apart; trt counts the default domain's others that
+// some release of TensorRT's parser does not import (trtFirstImported).
+func ortOnlyOps(g *ir.Graph) (contrib, integer, trt map[string]int) {
 	count := func(m *map[string]int, op string) {
 		if *m == nil {
 			*m = map[string]int{}
@@ -79,8 +71,10 @@ func ortOnlyOps(g *ir.Graph) (contrib, integer, plugin map[string]int) {
 				count(&contrib, n.OpType)
 			case (n.Domain == "" || n.Domain == "ai.onnx") && tensorRTLacks[n.OpType]:
 				count(&integer, n.OpType)
-			case (n.Domain == "" || n.Domain == "ai.onnx") && tensorRTNeedsPlugin[n.OpType]:
-				count(&plugin, n.OpType)
+			case n.Domain == "" || n.Domain == "ai.onnx":
+				if _, listed := trtFirstImported[n.OpType]; listed {
+					count(&trt, n.OpType)
+				}
 			}
 			for _, sub := range n.Subgraphs() {
 				walk(sub)
@@ -90,7 +84,7 @@ func ortOnlyOps(g *ir.Graph) (contrib, integer, plugin map[string]int) {
 	if g != nil {
 		walk(g)
 	}
-	return contrib, integer, plugin
+	return contrib, integer, trt
 }
 
 // opList names counted ops by count then name ("MatMulNBits ×14,
@@ -188,15 +182,13 @@ func runsContrib(rt *hwdb.Runtime) bool {
 // ContribWarning says, for a model holding operators only onnxruntime
 // runs, which runtime prices them and why: the default chosen for the
 // model (byModel), or a runtime that cannot run them; for one holding
-// ops a TensorRT engine needs a plugin for, priced under TensorRT, that.
-// "" for a model without any.
+// ops the runtime's TensorRT parser does not import (PluginWarning),
+// that. "" for a model without any.
 func ContribWarning(l *Loaded, rt *hwdb.Runtime, byModel bool) string {
 	ops := l.ORTOnlyOps()
 	switch {
-	case ops == "" && len(l.plugin) > 0 && (rt == nil || rt.PlanOrFused() == "fused"):
-		return fmt.Sprintf("TensorRT's operator tables (onnx/onnx-tensorrt docs/operators.md, TensorRT 8.4 and 9.2) list %s as unsupported: an engine of this model needs a plugin for each, priced here as onnxcost's kernel for it", opList(l.plugin))
 	case ops == "":
-		return ""
+		return PluginWarning(l, rt)
 	case runsContrib(rt):
 		if !byModel {
 			return ""
@@ -216,4 +208,54 @@ func ContribWarning(l *Loaded, rt *hwdb.Runtime, byModel bool) string {
 		name = rt.Name
 	}
 	return fmt.Sprintf("runtime %s cannot run the operators only onnxruntime runs (%s): %s; each is priced as onnxcost's kernel for it, as a plugin would run it; --runtime %s prices the runtime the model is written for", name, ops, who, ModelRuntime(l))
+}
+
+// trtParser is the TensorRT release whose parser builds rt's engines:
+// its TensorRTVersion, DefaultTensorRTVersion for a fused-plan profile
+// that names none (and for no runtime, which is the default's); ok false
+// for a runtime that does not parse with TensorRT.
+func trtParser(rt *hwdb.Runtime) (version string, ok bool) {
+	switch {
+	case rt == nil:
+		return DefaultTensorRTVersion, true
+	case rt.TensorRTVersion != "":
+		return rt.TensorRTVersion, true
+	case rt.PlanOrFused() == "fused":
+		return DefaultTensorRTVersion, true
+	}
+	return "", false
+}
+
+// PluginWarning says which of l's operators the TensorRT parser rt
+// builds with does not import (an engine needs a plugin for each,
+// priced as onnxcost's kernel for it); "" when it imports them all or
+// rt does not parse with TensorRT.
+func PluginWarning(l *Loaded, rt *hwdb.Runtime) string {
+	version, ok := trtParser(rt)
+	if !ok || len(l.trt) == 0 {
+		return ""
+	}
+	table, err := trtTable(version)
+	if err != nil {
+		return err.Error()
+	}
+	lacked := map[string]int{}
+	for op, n := range l.trt {
+		if !trtImports(table, op) {
+			lacked[op] = n
+		}
+	}
+	if len(lacked) == 0 {
+		return ""
+	}
+	want, _ := parseTRTVersion(version)
+	read, _ := parseTRTVersion(table)
+	which := "TensorRT " + version + "'s ONNX parser"
+	switch last := trtReleases[len(trtReleases)-1]; {
+	case want != read && table == last:
+		which = fmt.Sprintf("TensorRT %s's ONNX parser (%s's, the newest read here; a later release may import more)", version, table)
+	case want != read:
+		which = fmt.Sprintf("TensorRT %s's ONNX parser (%s's, the nearest release read)", version, table)
+	}
+	return fmt.Sprintf("%s does not import %s (onnx/onnx-tensorrt at that release): an engine of this model needs a plugin for each, priced here as onnxcost's kernel for it", which, opList(lacked))
 }
