@@ -61,10 +61,11 @@ func loadDiffSide(path string, f *costFlags) (*gate.Side, error) {
 // named and each named its own (pipeline.ModelRuntime): a model holding
 // operators only onnxruntime runs against one without (an ORT-optimized
 // export against its source) is a change of model, not of runtime, so the
-// side priced under the default is priced again under the other's.
-func oneRuntime(paths []string, sides []*gate.Side, f *costFlags) error {
+// side priced under the default is priced again under the other's. It
+// returns a warning saying so ("" when nothing was priced again).
+func oneRuntime(paths []string, sides []*gate.Side, f *costFlags) (string, error) {
 	if strings.TrimSpace(f.runtime) != "" || sides[0].Saved || sides[1].Saved {
-		return nil
+		return "", nil
 	}
 	name := func(s *gate.Side) string {
 		if rt := s.Reports[0].Report.Runtime; rt != nil {
@@ -75,22 +76,24 @@ func oneRuntime(paths []string, sides []*gate.Side, f *costFlags) error {
 	again := -1
 	switch {
 	case name(sides[0]) == name(sides[1]) || name(sides[0]) == "" || name(sides[1]) == "":
-		return nil
+		return "", nil
 	case name(sides[0]) == hwdb.DefaultRuntime:
 		again = 0
 	case name(sides[1]) == hwdb.DefaultRuntime:
 		again = 1
 	default:
-		return nil // two onnxruntime profiles: Diff says they differ
+		return "", nil // two onnxruntime profiles: Diff says they differ
 	}
 	g := *f
 	g.runtime = name(sides[1-again])
 	r, _, err := estimate(paths[again], &g)
 	if err != nil {
-		return err
+		return "", err
 	}
 	sides[again].Reports = []gate.Saved{{Report: r}}
-	return nil
+	which := [2]string{"base", "head"}
+	return fmt.Sprintf("%s is priced under %s too, as %s is (%s holds operators only onnxruntime runs; the default is %s), so that the difference is the models' and not the runtimes'; --runtime names one runtime for both",
+		which[again], g.runtime, which[1-again], which[1-again], hwdb.DefaultRuntime), nil
 }
 
 // pickSide returns s's report for a diff against other, warning on
@@ -168,7 +171,8 @@ bytes, launches, params, param_bytes, peak_memory, energy.`,
 			if err != nil {
 				return err
 			}
-			if err := oneRuntime(args, []*gate.Side{bs, hs}, &f); err != nil {
+			repriced, err := oneRuntime(args, []*gate.Side{bs, hs}, &f)
+			if err != nil {
 				return err
 			}
 			base, err := pickSide(bs, hs, &f, stderr)
@@ -180,6 +184,9 @@ bytes, launches, params, param_bytes, peak_memory, energy.`,
 				return err
 			}
 			d := gate.Diff(base, head)
+			if repriced != "" {
+				d.Warnings = append(d.Warnings, repriced)
+			}
 			violations := d.Violations(conds)
 			printWarnings(stderr, d.Warnings)
 			result := gate.DiffResult{ReportDiff: d, FailOn: failOn, Violations: nonNil(violations)}

@@ -258,11 +258,12 @@ func TestModelRuntimeFromRuntimeFile(t *testing.T) {
 func TestDiffPricesOneRuntime(t *testing.T) {
 	base, head := "../../testdata/models/qoperator/qdq_cnn.onnx", "../../testdata/models/qoperator/qdq_cnn_ort_all.onnx"
 	for _, c := range []struct {
-		args []string
-		plan string
+		args          []string
+		plan, runtime string
+		repriced      bool
 	}{
-		{nil, "onnxruntime"},
-		{[]string{"--runtime", "tensorrt"}, "fused"},
+		{nil, "onnxruntime", "onnxruntime", true},
+		{[]string{"--runtime", "tensorrt"}, "fused", "tensorrt", false},
 	} {
 		code, out, errs := runCLI(t, append([]string{"diff", base, head, "--gpu", "A100", "--format", "json"}, c.args...)...)
 		if code != 0 {
@@ -270,20 +271,31 @@ func TestDiffPricesOneRuntime(t *testing.T) {
 		}
 		var d struct {
 			Base, Head struct {
-				Plan string `json:"plan"`
+				Plan    string `json:"plan"`
+				Runtime string `json:"runtime"`
 			}
 			Warnings []string `json:"warnings"`
 		}
 		if err := json.Unmarshal([]byte(out), &d); err != nil {
 			t.Fatal(err)
 		}
-		if d.Base.Plan != c.plan || d.Head.Plan != c.plan {
-			t.Errorf("%v: plans %s and %s, want both %s", c.args, d.Base.Plan, d.Head.Plan, c.plan)
+		if d.Base.Plan != c.plan || d.Head.Plan != c.plan || d.Base.Runtime != c.runtime || d.Head.Runtime != c.runtime {
+			t.Errorf("%v: plans %s and %s, runtimes %s and %s; want both %s under %s", c.args, d.Base.Plan, d.Head.Plan, d.Base.Runtime, d.Head.Runtime, c.plan, c.runtime)
 		}
+		repriced := false
 		for _, w := range d.Warnings {
 			if strings.Contains(w, "different runtimes") || strings.Contains(w, "different plans") {
 				t.Errorf("%v: %s", c.args, w)
 			}
+			repriced = repriced || strings.HasPrefix(w, "base is priced under onnxruntime too, as head is")
+		}
+		if repriced != c.repriced {
+			t.Errorf("%v: warnings %q; want one saying base was priced under head's runtime: %v", c.args, d.Warnings, c.repriced)
+		}
+		// The text names the GPU, dtype and runtime both sides share.
+		_, text, _ := runCLI(t, append([]string{"diff", base, head, "--gpu", "A100"}, c.args...)...)
+		if first, _, _ := strings.Cut(text, "\n"); !strings.HasSuffix(first, " · A100-SXM4-80GB · int8 · runtime "+c.runtime) {
+			t.Errorf("%v: first line %q", c.args, first)
 		}
 	}
 }

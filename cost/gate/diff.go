@@ -46,6 +46,9 @@ type Provenance struct {
 	GPUSpecHash      string `json:"gpu_spec_hash"`
 	DType            string `json:"dtype"`
 	Plan             string `json:"plan"`
+	// Runtime is the execution profile the side was priced under
+	// (runtimeName), absent for counts without a GPU.
+	Runtime string `json:"runtime,omitempty"`
 	// Calibration is the calibration the side was priced with
 	// (report.Report.Calibration), absent without one.
 	Calibration string `json:"calibration,omitempty"`
@@ -63,7 +66,12 @@ type ReportDiff struct {
 }
 
 func provenance(r *report.Report) Provenance {
-	return Provenance{r.Model, r.ToolVersion, r.CostModelVersion, r.GPU, r.GPUSpecHash, r.DType, r.Plan, r.Calibration, r.CalibrationName()}
+	p := Provenance{Model: r.Model, ToolVersion: r.ToolVersion, CostModelVersion: r.CostModelVersion, GPU: r.GPU, GPUSpecHash: r.GPUSpecHash,
+		DType: r.DType, Plan: r.Plan, Calibration: r.Calibration, CalibrationFile: r.CalibrationName()}
+	if r.GPU != "" {
+		p.Runtime = runtimeName(r)
+	}
+	return p
 }
 
 // Diff diffs base against head: the `diff` command.

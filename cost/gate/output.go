@@ -189,11 +189,32 @@ func signedSeconds(s float64) string {
 	return "-" + render.Seconds(-s)
 }
 
+// pricedUnder names the GPU, dtype and runtime the two sides were priced
+// with, each once where both agree and as base → head where they differ
+// (a warning says why that matters): "A100-SXM4-80GB · fp32 · runtime
+// onnxruntime". "" for counts without a GPU on both sides.
+func pricedUnder(b, h Provenance) string {
+	if b.GPU == "" && h.GPU == "" {
+		return ""
+	}
+	pair := func(x, y string) string {
+		x, y = orDefault(x, "none"), orDefault(y, "none")
+		if x == y {
+			return x
+		}
+		return x + " → " + y
+	}
+	return fmt.Sprintf("%s · %s · runtime %s", pair(b.GPU, h.GPU), pair(b.DType, h.DType), pair(b.Runtime, h.Runtime))
+}
+
 // WriteDiffText prints totals and the top changed nodes. The warnings are
 // not repeated here: the command prints them on stderr, where every
 // warning goes.
 func WriteDiffText(w io.Writer, d *ReportDiff, violations []string) {
 	fmt.Fprintf(w, "base %s · head %s", clean(d.Base.Model), clean(d.Head.Model))
+	if where := pricedUnder(d.Base, d.Head); where != "" {
+		fmt.Fprintf(w, " · %s", clean(where))
+	}
 	if c := d.Head.Calibration; c != "" && c == d.Base.Calibration {
 		// Both sides' times are the calibration's (different ones are a
 		// warning of their own).
@@ -237,6 +258,9 @@ func WriteDiffMarkdown(w io.Writer, d *ReportDiff, violations []string) {
 		fmt.Fprintf(w, "### ❌ onnxcost diff: %d condition(s) failed\n\n", len(violations))
 	} else {
 		fmt.Fprintf(w, "### ✅ onnxcost diff\n\n")
+	}
+	if where := pricedUnder(d.Base, d.Head); where != "" {
+		fmt.Fprintf(w, "%s\n\n", md(where))
 	}
 	for _, x := range d.Warnings {
 		fmt.Fprintf(w, "> ⚠️ %s\n\n", md(x))
