@@ -95,7 +95,7 @@ func HTML(w io.Writer, in HTMLInput) error {
 	data := map[string]any{
 		"Notes": notes, "MoreNotes": moreLine,
 		"Model": render.Clean(baseName(r.Model)), "Path": render.Clean(r.Model),
-		"GPU": render.Clean(r.GPU), "Plan": render.Clean(r.Plan), "DType": render.Clean(r.DType),
+		"GPU": render.Clean(r.GPU), "Plan": render.Clean(planText(r)), "DType": render.Clean(r.DType),
 		"Tool": render.Clean(r.ToolVersion), "CostModel": render.Clean(r.CostModelVersion),
 		"Time": render.Seconds(t.TimeS), "FLOPs": render.FLOPs(t.FLOPs), "MACs": render.Count(t.MACs),
 		"Bytes":    render.Bytes(t.BytesRead + t.BytesWritten),

@@ -6,6 +6,7 @@ import (
 
 	"github.com/emicklei/dot"
 	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/cost/report"
 )
 
 // legend draws one plaintext box with the title, the colour key, the halo
@@ -16,8 +17,8 @@ func (d *drawer) legend() {
 	b.WriteString(`<table border="1" cellborder="0" cellspacing="2" cellpadding="2" color="#999999" bgcolor="#ffffff">`)
 	title := fmt.Sprintf("<b>%s</b>", esc(shorten(baseName(r.Model), 48)))
 	b.WriteString(`<tr><td colspan="9" align="left">` + title + `</td></tr>`)
-	sub := fmt.Sprintf("%s · %s plan · dtype %s · total %s · %d nodes",
-		r.GPU, r.Plan, r.DType, render.Seconds(d.l.total), len(r.Nodes))
+	sub := fmt.Sprintf("%s · %s · dtype %s · total %s · %d nodes",
+		r.GPU, planText(r), r.DType, render.Seconds(d.l.total), len(r.Nodes))
 	b.WriteString(`<tr><td colspan="9" align="left">` + small(esc(sub)) + `</td></tr>`)
 
 	// Colour key.
@@ -124,4 +125,14 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// planText names what a drawing's times are for: the runtime and its
+// plan ("runtime tensorrt (fused kernels)", as the text report's header
+// says), or the plan alone for a report priced without one.
+func planText(r *report.Report) string {
+	if r.Runtime == nil {
+		return r.Plan + " plan"
+	}
+	return render.RuntimePlan(r)
 }

@@ -124,7 +124,7 @@ func Profile(r *report.Report) ([]byte, error) {
 	var period []byte
 	period = e.int(period, 1, e.str("time"))
 	period = e.int(period, 2, e.str("nanoseconds"))
-	comment := e.str(fmt.Sprintf("onnxcost %s estimate (cost model %s): %s on %s, %s, plan %s", r.ToolVersion, r.CostModelVersion, r.Model, r.GPU, r.DType, r.Plan))
+	comment := e.str(fmt.Sprintf("onnxcost %s estimate (cost model %s): %s on %s, %s, %s", r.ToolVersion, r.CostModelVersion, r.Model, r.GPU, r.DType, planText(r)))
 	def := e.str("time")
 	// The string table goes after everything that adds to it.
 	out := e.body

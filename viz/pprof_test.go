@@ -93,7 +93,7 @@ func libraryProfile(r *report.Report) *profile.Profile {
 		PeriodType:        &profile.ValueType{Type: "time", Unit: "nanoseconds"},
 		Period:            1,
 		Comments: []string{
-			fmt.Sprintf("onnxcost %s estimate (cost model %s): %s on %s, %s, plan %s", r.ToolVersion, r.CostModelVersion, r.Model, r.GPU, r.DType, r.Plan),
+			fmt.Sprintf("onnxcost %s estimate (cost model %s): %s on %s, %s, %s", r.ToolVersion, r.CostModelVersion, r.Model, r.GPU, r.DType, planText(r)),
 		},
 	}
 	p.Mapping = []*profile.Mapping{{ID: 1, File: r.Model, HasFunctions: true}}

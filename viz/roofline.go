@@ -427,11 +427,14 @@ func topLabels(pts []point, n int, boxes *[]vg.Rectangle, ridges []plot.Plotter)
 }
 
 func rooflineTitle(main, other *report.Report, drawn, skipped int, skippedT float64) string {
-	plans := main.Plan
+	plans := main.Plan + " plan"
 	if other != nil {
 		plans = main.Plan + " (triangles) vs " + other.Plan + " (rings)"
 	}
-	t := fmt.Sprintf("%s on %s, dtype %s: %s plan, %s total", render.Clean(baseName(main.Model)), render.Clean(main.GPU),
+	if main.Runtime != nil {
+		plans = "runtime " + main.Runtime.Name + ", " + plans
+	}
+	t := fmt.Sprintf("%s on %s, dtype %s: %s, %s total", render.Clean(baseName(main.Model)), render.Clean(main.GPU),
 		render.Clean(main.DType), render.Clean(plans), render.Seconds(main.Totals.TimeS))
 	note := fmt.Sprintf("%d nodes drawn (area = share of time)", drawn)
 	if skipped > 0 {

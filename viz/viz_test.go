@@ -2,10 +2,12 @@ package viz
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -391,4 +393,48 @@ func revealing(o GraphOptions, r *report.Report) GraphOptions {
 		o.Reveal = r.Nodes[i].Name
 	}
 	return o
+}
+
+// TestDrawingsNameTheRuntime: a graph's legend, a roofline's title, the
+// HTML page's header and a pprof profile's comment name the runtime a
+// report was priced under, as the text report's header does; one priced
+// without a runtime names its plan alone.
+func TestDrawingsNameTheRuntime(t *testing.T) {
+	r := smallReport()
+	if got := planText(r); got != "fused plan" {
+		t.Errorf("without a runtime: %q", got)
+	}
+	r.Runtime = &report.Runtime{Name: "tensorrt"}
+	const want = "runtime tensorrt (fused kernels)"
+	src, err := DOT(r, CeilingsOf(testGPU()), GraphOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(src, want) {
+		t.Errorf("graph legend does not say %q", want)
+	}
+	if title := rooflineTitle(r, nil, 1, 0, 0); !strings.Contains(title, "runtime tensorrt, fused plan") {
+		t.Errorf("roofline title %q", title)
+	}
+	prof, err := Profile(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(prof, []byte(want)) && !gzipContains(t, prof, want) {
+		t.Errorf("pprof comment does not say %q", want)
+	}
+}
+
+// gzipContains reports whether the gzip stream b holds s.
+func gzipContains(t *testing.T, b []byte, s string) bool {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Contains(data, []byte(s))
 }

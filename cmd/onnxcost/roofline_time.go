@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/cost/render"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/internal/gctune"
@@ -53,8 +54,30 @@ func timeRooflinePoints(model string, f *costFlags, tf *timeRooflineFlags, stder
 	if err := f.passFlags.validate(); err != nil {
 		return nil, "", err
 	}
-	s, err := sweep.NewSweeper(sweep.Config{Model: model, GPUs: []*hwdb.GPU{g}, Plan: f.plan, Passes: f.passFlags.options(),
-		Load: pipeline.Options{InputDataDir: f.inputData, Counted: gctune.SizeHeap}, Estimate: pipeline.EstimateOptions{DType: f.dtype, ToolVersion: version}})
+	if err := f.trainFlags.validate(); err != nil {
+		return nil, "", err
+	}
+	if err := checkPowerControl(g, f.powerControl()); err != nil {
+		return nil, "", err
+	}
+	// Priced as report prices one point: the runtime named (or the
+	// model's), a training step, a power setting, a calibration.
+	rt, err := sweepRuntime(f.runtime, f.runtimeFile, f.train, f.dtype)
+	if err != nil {
+		return nil, "", err
+	}
+	db, err := runtimeDB(f.runtimeFile)
+	if err != nil {
+		return nil, "", err
+	}
+	cal, err := loadCalibration(f.calibration)
+	if err != nil {
+		return nil, "", err
+	}
+	s, err := sweep.NewSweeper(sweep.Config{Model: model, GPUs: []*hwdb.GPU{g}, Plan: f.plan, Passes: f.passFlags.options(), Runtimes: db,
+		Load: pipeline.Options{InputDataDir: f.inputData, Counted: gctune.SizeHeap},
+		Estimate: pipeline.EstimateOptions{DType: f.dtype, Runtime: rt, ToolVersion: version, Power: f.powerControl(),
+			Train: f.trainFlags.options(), GPUs: int(f.gpus), Calibration: cal}})
 	if err != nil {
 		return nil, "", pipeErr(err)
 	}
@@ -63,9 +86,12 @@ func timeRooflinePoints(model string, f *costFlags, tf *timeRooflineFlags, stder
 		return nil, "", err
 	}
 	var pts []viz.TimePoint
-	dtype := ""
+	dtype, priced := "", ""
 	err = s.Along(sweep.Along{Name: name, Values: values, Batch: f.batch, Dims: dims}, func(v int64, r *report.Report) error {
-		dtype = r.DType
+		dtype, priced = r.DType, render.RuntimePlan(r)
+		if r.Totals.Train != nil {
+			priced = "training step, " + priced
+		}
 		tp, ok := viz.TimePointOf(r, tf.node, float64(v))
 		if !ok {
 			return usageErr("--node %q: no such node in %s (names as in 'report')", tf.node, model)
@@ -81,7 +107,7 @@ func timeRooflinePoints(model string, f *costFlags, tf *timeRooflineFlags, stder
 	if tf.node != "" {
 		what += " node " + tf.node
 	}
-	return pts, fmt.Sprintf("%s on %s, dtype %s: time against %s", what, g.Name, dtype, name), nil
+	return pts, fmt.Sprintf("%s on %s, dtype %s, %s: time against %s", what, g.Name, dtype, priced, name), nil
 }
 
 // writeTimeRoofline draws the time-based roofline to out.

@@ -75,3 +75,48 @@ func TestTimeRooflineCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeRooflinePricesTheRuntime: --time prices what report prices at
+// each point (the runtime named, a training step, a power cap) and its
+// title names it; before, it priced the default runtime whatever was
+// asked.
+func TestTimeRooflinePricesTheRuntime(t *testing.T) {
+	dir := t.TempDir()
+	chart := func(args ...string) string {
+		t.Helper()
+		p := filepath.Join(dir, "c.svg")
+		code, _, errs := runCLI(t, append([]string{"roofline", "zoo:resnet18", "--gpu", "A100", "--time", "--sweep", "batch=1,8", "-o", p, "-q"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	seen := map[string]string{}
+	for _, c := range []struct {
+		args  []string
+		title string
+	}{
+		{nil, "dtype fp32, runtime tensorrt (fused kernels): time against batch"},
+		{[]string{"--runtime", "pytorch"}, "dtype fp32, runtime pytorch (eager kernels): time against batch"},
+		{[]string{"--runtime", "graph"}, "dtype fp32, runtime graph (eager kernels): time against batch"},
+		{[]string{"--train"}, "dtype fp32, training step, runtime pytorch (eager kernels): time against batch"},
+		{[]string{"--power-cap", "150"}, "dtype fp32, runtime tensorrt (fused kernels): time against batch"},
+	} {
+		svg := chart(c.args...)
+		if !strings.Contains(svg, c.title) {
+			t.Errorf("%v: the title does not say %q", c.args, c.title)
+		}
+		if prev, dup := seen[svg]; dup {
+			t.Errorf("%v draws the same chart as %s", c.args, prev)
+		}
+		seen[svg] = strings.Join(c.args, " ")
+	}
+	code, _, errs := runCLI(t, "roofline", "zoo:resnet18", "--gpu", "A100", "--time", "--sweep", "batch=1,8", "-o", filepath.Join(dir, "x.svg"), "--power-cap", "5")
+	if code != 2 || !strings.Contains(errs, "power") {
+		t.Errorf("--power-cap 5: exit %d, %q; want 2 naming the cap", code, errs)
+	}
+}

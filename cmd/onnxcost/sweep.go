@@ -76,15 +76,21 @@ func (f *sweepFlags) borrowReportFlags(c *cobra.Command, names ...string) {
 // under torch.autocast, runs in PyTorch eager unless told otherwise;
 // otherwise nil, for the model to name (sweep.Config.Runtimes).
 func (f *sweepFlags) runtime() (*hwdb.Runtime, error) {
-	name := f.shared.runtime
+	return sweepRuntime(f.shared.runtime, f.shared.runtimeFile, f.train, f.dtype)
+}
+
+// sweepRuntime is the profile a sweep of many points prices under: the
+// one named, PyTorch eager for a training step or an autocast dtype, or
+// nil for the model to name once it is read.
+func sweepRuntime(name, runtimeFile string, training bool, dtype string) (*hwdb.Runtime, error) {
 	switch {
 	case strings.TrimSpace(name) != "":
-	case f.train || strings.HasSuffix(f.dtype, "-amp"):
+	case training || strings.HasSuffix(dtype, "-amp"):
 		name = train.Runtime
 	default:
 		return nil, nil
 	}
-	return resolveRuntime(name, f.shared.runtimeFile)
+	return resolveRuntime(name, runtimeFile)
 }
 
 func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
