@@ -31,6 +31,11 @@ totals of both plans.`,
 			if top < 0 {
 				return usageErr("--top must be ≥ 0")
 			}
+			if c.Flags().Changed("plan") {
+				// Hidden, shared with report's flags: taken silently it
+				// would read as a choice the output ignores.
+				return usageErr("--plan: compare prices both plans, unfused and fused; report --plan prices one")
+			}
 			if err := vf.check(f.inputs(args[0])...); err != nil {
 				return err
 			}

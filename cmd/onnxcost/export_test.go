@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/ir"
@@ -81,4 +82,46 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestExportPricesTheRuntime: the overlay is the plan report prices (the
+// runtime's own, or --plan), named in Model Explorer's data set; before,
+// it was the fused plan whatever the runtime ran (PyTorch's eager
+// kernels drawn as TensorRT's fused ones) and --plan was ignored.
+func TestExportPricesTheRuntime(t *testing.T) {
+	dir := t.TempDir()
+	me := filepath.Join(dir, "m.json")
+	seen := map[string]string{}
+	for _, c := range []struct {
+		args []string
+		name string
+	}{
+		{nil, "onnxcost time (ms), runtime tensorrt (fused kernels), A100-SXM4-80GB"},
+		{[]string{"--runtime", "pytorch"}, "onnxcost time (ms), runtime pytorch (eager kernels), A100-SXM4-80GB"},
+		{[]string{"--plan", "unfused"}, "onnxcost time (ms), runtime tensorrt (unfused kernels), A100-SXM4-80GB"},
+	} {
+		if code, _, errs := runCLI(t, append([]string{"export", "zoo:resnet18", "--gpu", "A100", "--model-explorer", me, "-q"}, c.args...)...); code != 0 {
+			t.Fatalf("%v: %s", c.args, errs)
+		}
+		b, err := os.ReadFile(me)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Name != c.name {
+			t.Errorf("%v: data set %q, want %q", c.args, d.Name, c.name)
+		}
+		if prev, dup := seen[string(b)]; dup {
+			t.Errorf("%v: the same overlay as %q", c.args, prev)
+		}
+		seen[string(b)] = d.Name
+	}
+	if code, _, errs := runCLI(t, "compare", "zoo:resnet18", "--gpu", "A100", "--plan", "unfused"); code != 2 || !strings.Contains(errs, "--plan: compare prices both plans") {
+		t.Errorf("compare --plan: exit %d, %q; want 2 refusing it", code, errs)
+	}
 }

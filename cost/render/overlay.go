@@ -139,6 +139,15 @@ type meGradient struct {
 	BgColor string  `json:"bgColor"`
 }
 
+// overlayPlan names what an overlay's times are for: the runtime and its
+// plan, or the plan alone for a report priced without one.
+func overlayPlan(r *report.Report) string {
+	if r.Runtime == nil {
+		return r.Plan + " plan"
+	}
+	return RuntimePlan(r)
+}
+
 // ModelExplorerNodeData writes r as a Model Explorer node data set: each
 // node's time in milliseconds, coloured white (fastest) to red (slowest).
 // When fused kernels give their time to several nodes, group sums would
@@ -147,7 +156,7 @@ type meGradient struct {
 // get 0.
 func ModelExplorerNodeData(r, all *report.Report) ([]byte, error) {
 	d := meGraphNodeData{
-		Name:     fmt.Sprintf("onnxcost time (ms), %s plan, %s", r.Plan, r.GPU),
+		Name:     fmt.Sprintf("onnxcost time (ms), %s, %s", overlayPlan(r), r.GPU),
 		Results:  map[string]meResult{},
 		Gradient: []meGradient{{0, "#ffffff"}, {0.5, "#ffb74d"}, {1, "#d32f2f"}},
 	}
@@ -165,14 +174,15 @@ func ModelExplorerNodeData(r, all *report.Report) ([]byte, error) {
 }
 
 // Overlays writes the three overlay files of a model: Netron's attachment
-// and Model Explorer's data set from the fused plan, and a second Model
-// Explorer data set from the unfused one (nil when unfused is nil), which
-// also names the nodes the fused plan folds away.
-func Overlays(fused, unfused *report.Report) (netron, explorer, explorerUnfused []byte, err error) {
-	if netron, err = NetronAttachment(fused, unfused); err != nil {
+// and Model Explorer's data set from priced (the runtime's own plan, or
+// the one asked for), and a second Model Explorer data set from the
+// unfused plan (nil when unfused is nil), which also names the nodes
+// priced's plan folds away.
+func Overlays(priced, unfused *report.Report) (netron, explorer, explorerUnfused []byte, err error) {
+	if netron, err = NetronAttachment(priced, unfused); err != nil {
 		return nil, nil, nil, err
 	}
-	if explorer, err = ModelExplorerNodeData(fused, unfused); err != nil || unfused == nil {
+	if explorer, err = ModelExplorerNodeData(priced, unfused); err != nil || unfused == nil {
 		return netron, explorer, nil, err
 	}
 	explorerUnfused, err = ModelExplorerNodeData(unfused, nil)
