@@ -56,7 +56,7 @@ func isContribDomain(d string) bool {
 // subgraphs included: contrib ones and the default domain's
 // (tensorRTLacks), apart; trt counts the default domain's others that
 // some release of TensorRT's parser does not import (trtFirstImported).
-func ortOnlyOps(g *ir.Graph) (contrib, integer, trt map[string]int) {
+func ortOnlyOps(g *ir.Graph) (contrib, ortDefault, trt map[string]int) {
 	count := func(m *map[string]int, op string) {
 		if *m == nil {
 			*m = map[string]int{}
@@ -70,7 +70,7 @@ func ortOnlyOps(g *ir.Graph) (contrib, integer, trt map[string]int) {
 			case isContribDomain(n.Domain):
 				count(&contrib, n.OpType)
 			case (n.Domain == "" || n.Domain == "ai.onnx") && tensorRTLacks[n.OpType]:
-				count(&integer, n.OpType)
+				count(&ortDefault, n.OpType)
 			case n.Domain == "" || n.Domain == "ai.onnx":
 				if _, listed := trtFirstImported[n.OpType]; listed {
 					count(&trt, n.OpType)
@@ -84,7 +84,7 @@ func ortOnlyOps(g *ir.Graph) (contrib, integer, trt map[string]int) {
 	if g != nil {
 		walk(g)
 	}
-	return contrib, integer, trt
+	return contrib, ortDefault, trt
 }
 
 // opList names counted ops by count then name ("MatMulNBits ×14,
@@ -121,8 +121,8 @@ func (l *Loaded) ORTOnlyOps() string {
 	if len(l.contrib) > 0 {
 		parts = append(parts, "com.microsoft: "+opList(l.contrib))
 	}
-	if len(l.integer) > 0 {
-		parts = append(parts, opList(l.integer))
+	if len(l.ortDefault) > 0 {
+		parts = append(parts, opList(l.ortDefault))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -133,7 +133,7 @@ func (l *Loaded) ORTOnlyOps() string {
 // has a cache, else ContribRuntime; for any other hwdb.DefaultRuntime.
 func ModelRuntime(l *Loaded) string {
 	switch {
-	case len(l.contrib) == 0 && len(l.integer) == 0:
+	case len(l.contrib) == 0 && len(l.ortDefault) == 0:
 		return hwdb.DefaultRuntime
 	case hasCacheInput(l.Model.Graph):
 		return ContribCacheRuntime
@@ -182,13 +182,13 @@ func runsContrib(rt *hwdb.Runtime) bool {
 // ContribWarning says, for a model holding operators only onnxruntime
 // runs, which runtime prices them and why: the default chosen for the
 // model (byModel), or a runtime that cannot run them; for one holding
-// ops the runtime's TensorRT parser does not import (PluginWarning),
+// ops the runtime's TensorRT parser does not import (pluginWarning),
 // that. "" for a model without any.
 func ContribWarning(l *Loaded, rt *hwdb.Runtime, byModel bool) string {
 	ops := l.ORTOnlyOps()
 	switch {
 	case ops == "":
-		return PluginWarning(l, rt)
+		return pluginWarning(l, rt)
 	case runsContrib(rt):
 		if !byModel {
 			return ""
@@ -226,11 +226,11 @@ func trtParser(rt *hwdb.Runtime) (version string, ok bool) {
 	return "", false
 }
 
-// PluginWarning says which of l's operators the TensorRT parser rt
+// pluginWarning says which of l's operators the TensorRT parser rt
 // builds with does not import (an engine needs a plugin for each,
 // priced as onnxcost's kernel for it); "" when it imports them all or
 // rt does not parse with TensorRT.
-func PluginWarning(l *Loaded, rt *hwdb.Runtime) string {
+func pluginWarning(l *Loaded, rt *hwdb.Runtime) string {
 	version, ok := trtParser(rt)
 	if !ok || len(l.trt) == 0 {
 		return ""

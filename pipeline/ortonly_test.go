@@ -19,7 +19,7 @@ func TestORTOnlyOps(t *testing.T) {
 	l := func(nodes ...*ir.Node) *Loaded {
 		g := &ir.Graph{Nodes: nodes}
 		ld := &Loaded{Model: &ir.Model{Graph: g}}
-		ld.contrib, ld.integer, ld.trt = ortOnlyOps(g)
+		ld.contrib, ld.ortDefault, ld.trt = ortOnlyOps(g)
 		return ld
 	}
 	mixed := l(node("", "DynamicQuantizeLinear"), node("", "MatMulInteger"), node("ai.onnx", "MatMulInteger"),
@@ -61,7 +61,7 @@ func TestPluginWarningByRelease(t *testing.T) {
 	g := &ir.Graph{Nodes: []*ir.Node{{OpType: "NonZero"}, {OpType: "LayerNormalization"}, {OpType: "LayerNormalization"},
 		{OpType: "Unique"}, {OpType: "Relu"}, {Domain: "ai.onnx", OpType: "Trilu"}}}
 	l := &Loaded{Model: &ir.Model{Graph: g}}
-	l.contrib, l.integer, l.trt = ortOnlyOps(g)
+	l.contrib, l.ortDefault, l.trt = ortOnlyOps(g)
 	trt := func(v string) *hwdb.Runtime { return &hwdb.Runtime{Name: "trt", Plan: "fused", TensorRTVersion: v} }
 	for _, c := range []struct {
 		rt   *hwdb.Runtime
@@ -77,7 +77,7 @@ func TestPluginWarningByRelease(t *testing.T) {
 		{trt("10.8"), "TensorRT 10.8's ONNX parser (10.1's, the newest read here; a later release may import more) does not import Unique ×1 ("},
 		{&hwdb.Runtime{Name: "pytorch", Plan: "eager"}, ""},
 	} {
-		w := PluginWarning(l, c.rt)
+		w := pluginWarning(l, c.rt)
 		if c.want == "" && w != "" || !strings.HasPrefix(w, c.want) {
 			name := "no runtime"
 			if c.rt != nil {
@@ -87,7 +87,7 @@ func TestPluginWarningByRelease(t *testing.T) {
 		}
 	}
 	imported := &Loaded{Model: &ir.Model{Graph: &ir.Graph{Nodes: []*ir.Node{{OpType: "NonZero"}}}}}
-	imported.contrib, imported.integer, imported.trt = ortOnlyOps(imported.Model.Graph)
+	imported.contrib, imported.ortDefault, imported.trt = ortOnlyOps(imported.Model.Graph)
 	if w := ContribWarning(imported, nil, true); w != "" {
 		t.Errorf("NonZero under the default TensorRT: %q, want none (imported since 8.5)", w)
 	}

@@ -139,11 +139,12 @@ type Loaded struct {
 	// model although no input has a symbol for it.
 	StaticBatch bool
 
-	// contrib and integer count the model's operators only onnxruntime
-	// runs, by op type, as read (contrib.go): they decide the runtime
-	// priced when none is named. trt counts those some release of
-	// TensorRT's parser does not import (PluginWarning under TensorRT).
-	contrib, integer, trt map[string]int
+	// contrib and ortDefault (the default domain's, tensorRTLacks) count
+	// the model's operators only onnxruntime runs, by op type, as read
+	// (contrib.go): they decide the runtime priced when none is named.
+	// trt counts those some release of TensorRT's parser does not import
+	// (pluginWarning under TensorRT).
+	contrib, ortDefault, trt map[string]int
 
 	// inferOpt is how Model was inferred (bindings, input data): the
 	// onnxruntime plan infers it again without the bindings to see the
@@ -246,7 +247,7 @@ func finish(path string, m *ir.Model, opt Options) (*Loaded, error) {
 		return nil, inputErr("%s: %w", path, err)
 	}
 	l := &Loaded{Path: path, Model: m, Bindings: map[string]int64{}}
-	l.contrib, l.integer, l.trt = ortOnlyOps(m.Graph)
+	l.contrib, l.ortDefault, l.trt = ortOnlyOps(m.Graph)
 	var rewritten []*ir.Value // outputs a static rewrite must reach
 	rewrote := false
 	var restore func() // undoes the rewrite
