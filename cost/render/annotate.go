@@ -83,22 +83,32 @@ func nodeAnnotations(n *report.NodeCost, total float64) []ir.KeyValue {
 // modelAnnotations are the model's totals and the settings behind them.
 func modelAnnotations(r *report.Report) []ir.KeyValue {
 	t := r.Totals
-	return []ir.KeyValue{
-		{Key: annotatePrefix + "summary", Value: fmt.Sprintf("%s on %s (%s, plan %s) · %s · %s moved · %s launches",
-			Seconds(t.TimeS), r.GPU, r.DType, r.Plan, FLOPs(t.FLOPs), Bytes(t.BytesRead+t.BytesWritten), Count(t.Launches))},
+	// What the times are for: the runtime too, where one priced them.
+	what := "plan " + r.Plan
+	if r.Runtime != nil {
+		what = "runtime " + r.Runtime.Name + ", " + r.Plan + " kernels"
+	}
+	kv := []ir.KeyValue{
+		{Key: annotatePrefix + "summary", Value: fmt.Sprintf("%s on %s (%s, %s) · %s · %s moved · %s launches",
+			Seconds(t.TimeS), r.GPU, r.DType, what, FLOPs(t.FLOPs), Bytes(t.BytesRead+t.BytesWritten), Count(t.Launches))},
 		{Key: annotatePrefix + "gpu", Value: r.GPU},
 		{Key: annotatePrefix + "gpu_spec_hash", Value: r.GPUSpecHash},
 		{Key: annotatePrefix + "dtype", Value: r.DType},
 		{Key: annotatePrefix + "plan", Value: r.Plan},
-		{Key: annotatePrefix + "tool_version", Value: r.ToolVersion},
-		{Key: annotatePrefix + "cost_model_version", Value: r.CostModelVersion},
-		{Key: annotatePrefix + "time_s", Value: num(t.TimeS)},
-		{Key: annotatePrefix + "flops", Value: num(t.FLOPs)},
-		{Key: annotatePrefix + "bytes", Value: num(t.BytesRead + t.BytesWritten)},
-		{Key: annotatePrefix + "launches", Value: num(t.Launches)},
-		{Key: annotatePrefix + "peak_memory_bytes", Value: num(t.PeakMemoryBytes)},
-		{Key: annotatePrefix + "energy_j", Value: num(t.EnergyJ)},
 	}
+	if r.Runtime != nil {
+		kv = append(kv, ir.KeyValue{Key: annotatePrefix + "runtime", Value: r.Runtime.Name})
+	}
+	return append(kv,
+		ir.KeyValue{Key: annotatePrefix + "tool_version", Value: r.ToolVersion},
+		ir.KeyValue{Key: annotatePrefix + "cost_model_version", Value: r.CostModelVersion},
+		ir.KeyValue{Key: annotatePrefix + "time_s", Value: num(t.TimeS)},
+		ir.KeyValue{Key: annotatePrefix + "flops", Value: num(t.FLOPs)},
+		ir.KeyValue{Key: annotatePrefix + "bytes", Value: num(t.BytesRead + t.BytesWritten)},
+		ir.KeyValue{Key: annotatePrefix + "launches", Value: num(t.Launches)},
+		ir.KeyValue{Key: annotatePrefix + "peak_memory_bytes", Value: num(t.PeakMemoryBytes)},
+		ir.KeyValue{Key: annotatePrefix + "energy_j", Value: num(t.EnergyJ)},
+	)
 }
 
 // withoutOurs drops earlier onnxcost.* entries.

@@ -36,3 +36,25 @@ func TestAnnotateReplacesItsOwn(t *testing.T) {
 		t.Error("a node the report does not cost was annotated")
 	}
 }
+
+// TestAnnotateNamesTheRuntime: the model's summary and its
+// onnxcost.runtime entry name the runtime the times are for; a report
+// priced without one names its plan alone and writes no runtime entry.
+func TestAnnotateNamesTheRuntime(t *testing.T) {
+	kvs := func(r *report.Report) map[string]string {
+		m := map[string]string{}
+		for _, e := range modelAnnotations(r) {
+			m[e.Key] = e.Value
+		}
+		return m
+	}
+	r := &report.Report{GPU: "A100-SXM4-80GB", DType: "fp16", Plan: "fused", Totals: report.Totals{TimeS: 375e-6}}
+	if kv := kvs(r); kv["onnxcost.runtime"] != "" || kv["onnxcost.summary"] != "375 µs on A100-SXM4-80GB (fp16, plan fused) · 0 FLOP · 0 B moved · 0 launches" {
+		t.Errorf("no runtime: %q", kv)
+	}
+	r.Runtime = &report.Runtime{Name: "onnxruntime-iobinding"}
+	kv := kvs(r)
+	if kv["onnxcost.runtime"] != "onnxruntime-iobinding" || kv["onnxcost.summary"] != "375 µs on A100-SXM4-80GB (fp16, runtime onnxruntime-iobinding, fused kernels) · 0 FLOP · 0 B moved · 0 launches" {
+		t.Errorf("under onnxruntime-iobinding: %q", kv)
+	}
+}
