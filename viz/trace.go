@@ -223,6 +223,7 @@ func traceOther(plans []*report.Report, kernels []int) map[string]any {
 		GPU       string  `json:"gpu"`
 		DType     string  `json:"dtype"`
 		Plan      string  `json:"plan"`
+		Runtime   string  `json:"runtime,omitempty"`
 		TimeS     float64 `json:"time_s"`
 		Launches  float64 `json:"launches"`
 		HostS     float64 `json:"host_s,omitempty"`
@@ -231,8 +232,11 @@ func traceOther(plans []*report.Report, kernels []int) map[string]any {
 	infos := make([]planInfo, len(plans))
 	for i, r := range plans {
 		infos[i] = planInfo{Pid: i + 1, Model: r.Model, GPU: r.GPU, DType: r.DType, Plan: r.Plan, TimeS: r.Totals.TimeS, Launches: float64(kernels[i])}
-		if rt := r.Runtime; rt != nil && rt.DispatchS > 0 {
-			infos[i].HostS, infos[i].DispatchS = rt.HostS, rt.DispatchS
+		if rt := r.Runtime; rt != nil {
+			infos[i].Runtime = rt.Name
+			if rt.DispatchS > 0 {
+				infos[i].HostS, infos[i].DispatchS = rt.HostS, rt.DispatchS
+			}
 		}
 	}
 	return map[string]any{
@@ -247,6 +251,9 @@ func traceOther(plans []*report.Report, kernels []int) map[string]any {
 // flows numbers the host→kernel flow events across the file.
 func appendPlanEvents(ev []traceEvent, pid int, r *report.Report, c Ceilings, flows *int) ([]traceEvent, int) {
 	pname := fmt.Sprintf("%s · %s · %s · plan %s (estimate)", r.Model, r.GPU, r.DType, r.Plan)
+	if r.Runtime != nil {
+		pname = fmt.Sprintf("%s · %s · %s · runtime %s, plan %s (estimate)", r.Model, r.GPU, r.DType, r.Runtime.Name, r.Plan)
+	}
 	ev = append(ev,
 		// Process metadata ignores tid; it names the stream's, not 0,
 		// so no event in the file is on a tid some viewers merge.

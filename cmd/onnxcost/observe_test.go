@@ -226,8 +226,9 @@ func TestCompareTrace(t *testing.T) {
 	uf := &report.Report{Plan: "unfused", Totals: report.Totals{TimeS: cmp.Unfused.TimeS, Launches: cmp.Unfused.Launches}}
 	fu := &report.Report{Plan: "fused", Totals: report.Totals{TimeS: cmp.Fused.TimeS, Launches: cmp.Fused.Launches}}
 	checkTraceTotals(t, "compare", data, uf, fu)
-	if !bytes.Contains(data, []byte("plan unfused (estimate)")) || !bytes.Contains(data, []byte("plan fused (estimate)")) {
-		t.Error("process names do not name the plans")
+	if !bytes.Contains(data, []byte("runtime tensorrt, plan unfused (estimate)")) || !bytes.Contains(data, []byte("runtime tensorrt, plan fused (estimate)")) ||
+		!bytes.Contains(data, []byte(`"runtime":"tensorrt"`)) {
+		t.Error("process names and otherData do not name the runtime and plans")
 	}
 }
 
