@@ -106,8 +106,9 @@ func calibrateProfile(stdout, stderr io.Writer, f *costFlags, model, prof, layer
 		// Times averaged over several calls are of calls that each came
 		// after one like it (onnxruntime's runs after its warm-up,
 		// trtexec's iterations, profiler steps): priced as such unless
-		// --warm=false says otherwise.
-		f.warm = p.Runs > 1
+		// --warm=false says otherwise. A training step's traffic is
+		// priced as its own, warm or not (--warm refuses --train).
+		f.warm = p.Runs > 1 && !f.train
 	}
 	cfg, err := f.config(model)
 	if err != nil {

@@ -29,6 +29,13 @@ func TestCalibrateProfileWarm(t *testing.T) {
 	if warm.Runs < 2 || !warm.Warm || cold.Warm || warm.Runtime != "tensorrt" || cold.Runtime != "tensorrt" {
 		t.Errorf("runs %d: runtime/warm by default %q %v, with --warm=false %q %v; want tensorrt, true and false", warm.Runs, warm.Runtime, warm.Warm, cold.Runtime, cold.Warm)
 	}
+	// --train takes no implicit --warm: a training step's traffic is
+	// priced as its own (an explicit --warm with --train is refused).
+	var train cmp
+	runJSON(t, &train, "calibrate", "--gpu", "H100", "--profile", prof, model, "--format", "json", "--train")
+	if train.Warm {
+		t.Errorf("--train: priced warm")
+	}
 	if !(warm.PredictedS > 0 && warm.PredictedS < cold.PredictedS) {
 		t.Errorf("predicted %g s warm, %g s cold: want the warm call cheaper", warm.PredictedS, cold.PredictedS)
 	}
