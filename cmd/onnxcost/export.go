@@ -41,7 +41,7 @@ func newExportCmd(_, stderr io.Writer) *cobra.Command {
 			return err
 		},
 	}
-	f.addBase(c)
+	f.add(c)
 	c.Flags().StringVar(&nf, "netron", "", "write Netron's attachment to `FILE`.json")
 	c.Flags().StringVar(&mf, "model-explorer", "", "write Model Explorer node data (the time of the plan report prices: the runtime's own, or --plan) to `FILE`.json")
 	c.Flags().StringVar(&uf, "model-explorer-unfused", "", "write Model Explorer node data for the unfused plan to `FILE`.json")

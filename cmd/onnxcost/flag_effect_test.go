@@ -1,0 +1,91 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPricingFlagsChangeEveryOutput: each command that prices a model
+// takes the pricing flags report takes, and each of them changes what it
+// writes. A flag a command accepts and then ignores is a silent wrong
+// answer: `roofline --time` drew the default runtime's chart whatever
+// --runtime, --train or --power-cap said, and `export` overlaid the fused
+// plan under every runtime, until each was caught by hand.
+func TestPricingFlagsChangeEveryOutput(t *testing.T) {
+	dir := t.TempDir()
+	// A command's output: stdout, or the file it writes (out names it).
+	type command struct {
+		name string
+		args []string
+		out  string
+	}
+	file := func(name string) string { return filepath.Join(dir, name) }
+	commands := []command{
+		{"report", []string{"report"}, ""},
+		{"compare", []string{"compare"}, ""},
+		{"graph", []string{"graph", "-o", file("g.dot")}, file("g.dot")},
+		{"html", []string{"html", "-o", file("p.html")}, file("p.html")},
+		{"roofline", []string{"roofline", "-o", file("r.svg")}, file("r.svg")},
+		{"roofline --time", []string{"roofline", "--time", "--sweep", "batch=16,32", "-o", file("t.svg")}, file("t.svg")},
+		{"export", []string{"export", "--netron", file("n.json")}, file("n.json")},
+		{"energy", []string{"energy"}, ""},
+		{"sweep", []string{"sweep"}, ""},
+		{"gpus compare", []string{"gpus", "compare"}, ""},
+	}
+	// Each flag changes the estimate of ResNet-18 at batch 32 on an A100:
+	// the cap binds there, and a second GPU halves each one's work.
+	flags := [][]string{
+		{"--runtime", "pytorch"},
+		{"--dtype", "fp16"},
+		{"--power-cap", "150"},
+		{"--gpus", "2"},
+	}
+	for _, c := range commands {
+		run := func(extra ...string) string {
+			t.Helper()
+			args := append(append(append([]string{}, c.args...), "zoo:resnet18", "--gpu", "A100", "-q"), extra...)
+			if !strings.Contains(strings.Join(args, " "), "--sweep") {
+				args = append(args, "--batch", "32")
+			}
+			if c.out != "" {
+				os.Remove(c.out)
+			}
+			code, stdout, errs := runCLI(t, args...)
+			if code != 0 {
+				t.Fatalf("%s %v: exit %d: %s", c.name, extra, code, errs)
+			}
+			if c.out == "" {
+				return stdout
+			}
+			b, err := os.ReadFile(c.out)
+			if err != nil {
+				t.Fatalf("%s %v: %v", c.name, extra, err)
+			}
+			return string(b)
+		}
+		base := run()
+		for _, f := range flags {
+			if run(f...) == base {
+				t.Errorf("%s %s: the same output as without it", c.name, strings.Join(f, " "))
+			}
+		}
+	}
+	// generate takes no power setting (a generation is priced at the
+	// GPU's default); the others change it too.
+	gen := func(extra ...string) string {
+		t.Helper()
+		code, out, errs := runCLI(t, append([]string{"generate", "zoo:llama-tiny", "--gpu", "A100", "--prompt", "64", "--output", "16", "-q"}, extra...)...)
+		if code != 0 {
+			t.Fatalf("generate %v: exit %d: %s", extra, code, errs)
+		}
+		return out
+	}
+	base := gen()
+	for _, f := range [][]string{{"--runtime", "pytorch"}, {"--dtype", "fp16"}, {"--gpus", "2"}, {"--batch", "8"}} {
+		if gen(f...) == base {
+			t.Errorf("generate %s: the same output as without it", strings.Join(f, " "))
+		}
+	}
+}
