@@ -37,6 +37,7 @@ import (
 
 	"github.com/onnxcost/onnxcost/calib"
 	"github.com/onnxcost/onnxcost/cost"
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
 	"github.com/onnxcost/onnxcost/passes"
@@ -67,6 +68,9 @@ type Config struct {
 	// on GPU as in pipeline.Estimate).
 	Calibration *calib.Calibration
 	GPUs        int // tensor-parallel degree; 0 or 1 is one GPU
+	// Power is a power cap or SM clock lock every step is priced under
+	// (zero: the GPU's default), as report's --power-cap/--sm-clock.
+	Power perf.PowerControl
 	// Batch is the number of sequences (default 1); Prompt and Output
 	// are each one's prompt and generated tokens, both at least 1.
 	Batch, Prompt, Output int64
@@ -410,7 +414,7 @@ func (r *runner) cost(batch, past, seq int64) (step, error) {
 		return step{}, err
 	}
 	co := cost.Options{
-		DType: r.cfg.DType, Plan: r.cfg.Plan, Runtime: r.cfg.Runtime, GPUs: r.cfg.GPUs,
+		DType: r.cfg.DType, Plan: r.cfg.Plan, Runtime: r.cfg.Runtime, GPUs: r.cfg.GPUs, Power: r.cfg.Power,
 		ToolVersion: r.cfg.ToolVersion, ModelName: r.cfg.Model, Bindings: l.Bindings,
 		AppendKVCache: true,
 	}
@@ -425,6 +429,8 @@ func (r *runner) cost(batch, past, seq int64) (step, error) {
 	applied := r.cfg.Calibration.For(r.cfg.GPU)
 	if applied != nil { // a nil *Applied in the interface would not be nil
 		co.Calibration = applied
+		// Its host factor too, as pipeline.Estimate applies it.
+		co.Runtime = applied.ScaleHost(co.Runtime, false)
 	}
 	rep, err := cost.Analyze(l.Model.Graph, l.Model, r.cfg.GPU, co)
 	if err != nil {
@@ -487,6 +493,7 @@ func (r *runner) run() (*Result, error) {
 	}
 	res := &Result{SchemaVersion: SchemaVersion, ToolVersion: cfg.ToolVersion, Model: cfg.Model, GPU: cfg.GPU.Name,
 		DType: cfg.DType, Plan: cfg.Plan, Runtime: rtName, Calibration: describeCalibration(cfg), GPUs: max(cfg.GPUs, 1), Batch: cfg.Batch, Prompt: n, Output: m,
+		PowerCapW: cfg.Power.CapW, SMClockMHz: cfg.Power.SMClockMHz,
 		CacheDim: r.spec.past, CacheInputs: r.spec.inputs, Fit: StepFit{Points: []StepPoint{}}}
 	prefill, err := r.cost(cfg.Batch, 0, n)
 	if err != nil {

@@ -27,9 +27,13 @@ type Result struct {
 	// times (cost/report.Report's); absent when none.
 	Calibration string `json:"calibration,omitempty"`
 	GPUs        int    `json:"gpus"`
-	Batch       int64  `json:"batch"`
-	Prompt      int64  `json:"prompt_tokens"`
-	Output      int64  `json:"output_tokens"`
+	// PowerCapW and SMClockMHz are the power cap and SM clock lock every
+	// step was priced under; absent at the GPU's default.
+	PowerCapW  float64 `json:"power_cap_w,omitempty"`
+	SMClockMHz float64 `json:"sm_clock_mhz,omitempty"`
+	Batch      int64   `json:"batch"`
+	Prompt     int64   `json:"prompt_tokens"`
+	Output     int64   `json:"output_tokens"`
 	// CacheDim is the symbol bound to the cached length (the zoo's and
 	// Optimum's past_sequence_length); CacheInputs counts the cache
 	// inputs (two per layer: keys and values).

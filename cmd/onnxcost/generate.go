@@ -125,6 +125,9 @@ func (g *generateFlags) config(c *cobra.Command, model string) (generate.Config,
 	if err != nil {
 		return cfg, err
 	}
+	if err := checkPowerControl(gpu, g.cf.powerControl()); err != nil {
+		return cfg, err
+	}
 	// With no --runtime the model decides (generate.Config.Runtime nil),
 	// among the profiles of --runtime-file too.
 	var rt *hwdb.Runtime
@@ -147,7 +150,7 @@ func (g *generateFlags) config(c *cobra.Command, model string) (generate.Config,
 	}
 	return generate.Config{
 		Model: model, GPU: gpu, Runtime: rt, Runtimes: rts, DType: g.dtype, Plan: g.plan, Calibration: cal,
-		GPUs: int(g.gpus), Batch: g.batch, Prompt: g.prompt, Output: g.output, Dims: bound, Exact: g.exact, ToolVersion: version,
+		GPUs: int(g.gpus), Power: g.cf.powerControl(), Batch: g.batch, Prompt: g.prompt, Output: g.output, Dims: bound, Exact: g.exact, ToolVersion: version,
 		Concurrency: conc, TTFTSLOS: g.ttftSLO, TPOTSLOS: g.tpotSLO, PriceUSDPerGPUHour: g.price,
 	}, nil
 }
@@ -165,6 +168,8 @@ func (g *generateFlags) add(c *cobra.Command) {
 	fl.StringVar(&g.runtimeFile, "runtime-file", "", "YAML or JSON file with your own runtime profiles")
 	fl.StringVar(&g.plan, "plan", "", planHelp)
 	fl.StringVar(&g.cf.calibration, "calibration", "", "correct kernel times by a calibration from 'onnxcost calibrate' (`CAL.yaml`)")
+	fl.Float64Var(&g.cf.powerCap, "power-cap", 0, "board power limit in watts every step is priced under, as nvidia-smi -pl sets it (default: the GPU's TDP)")
+	fl.Float64Var(&g.cf.smClock, "sm-clock", 0, "lock the SM clock at most this many MHz for every step, as nvidia-smi -lgc does (default: no lock)")
 	fl.StringArrayVar(&g.dims, "dim", nil, "bind another symbolic dim: `NAME=VALUE` (repeatable; the cache and token lengths are bound by generate)")
 	fl.BoolVar(&g.exact, "exact", false, "cost every decode step instead of a line through a few")
 	fl.StringVar(&g.concurrency, "concurrency", "", "serving curve at concurrencies `LIST` (1,4,16 or 1..256 in powers of two)")
