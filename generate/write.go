@@ -26,12 +26,7 @@ func WriteText(w io.Writer, res *Result) error {
 	if res.GPUs > 1 {
 		fmt.Fprintf(&b, " · %d GPUs", res.GPUs)
 	}
-	if res.PowerCapW > 0 {
-		fmt.Fprintf(&b, " · power cap %g W", res.PowerCapW)
-	}
-	if res.SMClockMHz > 0 {
-		fmt.Fprintf(&b, " · SM clock ≤ %g MHz", res.SMClockMHz)
-	}
+	b.WriteString(render.PowerSetting(res.PowerCapW, res.SMClockMHz))
 	if res.Calibration != "" {
 		fmt.Fprintf(&b, "\n%s", res.Calibration)
 	}

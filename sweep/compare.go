@@ -24,6 +24,10 @@ type Comparison struct {
 	DType         string `json:"dtype"`
 	Runtime       string `json:"runtime"`
 	Plan          string `json:"plan"`
+	// PowerCapW and SMClockMHz are the sweep's power setting (absent at
+	// each GPU's default).
+	PowerCapW  float64 `json:"power_cap_w,omitempty"`
+	SMClockMHz float64 `json:"sm_clock_mhz,omitempty"`
 	// Calibration says which measured calibration corrected the kernel
 	// times (the sweep's); absent when none.
 	Calibration string `json:"calibration,omitempty"`
@@ -63,7 +67,8 @@ type ComparisonRow struct {
 // for a GPU not compared is an error. groupSize is the tensor-parallel
 // degree the sweep was costed at (0 or 1: one GPU).
 func Compare(res *Result, prices map[string]float64, groupSize int) (*Comparison, error) {
-	out := &Comparison{SchemaVersion: 1, ToolVersion: res.ToolVersion, Model: res.Model, DType: res.DType, Runtime: res.Runtime, Plan: res.Plan, Calibration: res.Calibration, Warnings: res.Warnings}
+	out := &Comparison{SchemaVersion: 1, ToolVersion: res.ToolVersion, Model: res.Model, DType: res.DType, Runtime: res.Runtime, Plan: res.Plan,
+		PowerCapW: res.PowerCapW, SMClockMHz: res.SMClockMHz, Calibration: res.Calibration, Warnings: res.Warnings}
 	// A report over a tensor-parallel group is one GPU's energy while
 	// the group runs in lockstep on the same items: the group's energy
 	// and hourly price are n times one GPU's.
@@ -144,7 +149,8 @@ func ResolvePrices(db *hwdb.DB, prices []Price) (map[string]float64, error) {
 // prints it.
 func WriteCompareText(w io.Writer, r *Comparison) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "onnxcost %s · gpus compare %s · dtype %s · runtime %s (%s kernels) · batch %d", r.ToolVersion, render.Clean(r.Model), r.DType, r.Runtime, r.Plan, r.Batch)
+	fmt.Fprintf(&b, "onnxcost %s · gpus compare %s · dtype %s · runtime %s (%s kernels)%s · batch %d", r.ToolVersion, render.Clean(r.Model), r.DType, r.Runtime, r.Plan,
+		render.PowerSetting(r.PowerCapW, r.SMClockMHz), r.Batch)
 	if r.GPUs > 1 {
 		fmt.Fprintf(&b, " · %d GPUs each (tensor-parallel; energy and cost count all)", r.GPUs)
 	}

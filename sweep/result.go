@@ -22,6 +22,10 @@ type Result struct {
 	// (of the first model, when several are swept).
 	Runtime string `json:"runtime"`
 	Plan    string `json:"plan"`
+	// PowerCapW and SMClockMHz are the power cap and SM clock lock every
+	// point was priced under; absent at each GPU's default.
+	PowerCapW  float64 `json:"power_cap_w,omitempty"`
+	SMClockMHz float64 `json:"sm_clock_mhz,omitempty"`
 	// Swept names the dimensions that take more than one value, in the
 	// order rows vary them (params, then dims, then batch fastest).
 	Swept []string `json:"swept"`

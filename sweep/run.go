@@ -241,6 +241,7 @@ func Run(cfg Config) (*Result, error) {
 		names[i] = g.Name
 	}
 	res.Warnings = mergeGPUWarnings(s.warns, names)
+	res.PowerCapW, res.SMClockMHz = cfg.Estimate.Power.CapW, cfg.Estimate.Power.SMClockMHz
 	if a := cfg.Estimate.Calibration; a != nil && len(cfg.GPUs) > 0 {
 		res.Calibration = a.For(cfg.GPUs[0]).Describe()
 		if len(cfg.GPUs) > 1 {
@@ -654,7 +655,8 @@ func RunModels(models []string, cfg Config) (*Result, error) {
 		}
 		if out == nil {
 			out = &Result{SchemaVersion: res.SchemaVersion, ToolVersion: res.ToolVersion, Model: strings.Join(models, ","), DType: res.DType,
-				Runtime: res.Runtime, Plan: res.Plan, Swept: res.Swept, GPUs: res.GPUs, MaxBatch: map[string]*int64{}, Knee: map[string]*int64{}, Warnings: []string{}}
+				Runtime: res.Runtime, Plan: res.Plan, PowerCapW: res.PowerCapW, SMClockMHz: res.SMClockMHz, Swept: res.Swept, GPUs: res.GPUs,
+				MaxBatch: map[string]*int64{}, Knee: map[string]*int64{}, Warnings: []string{}}
 		}
 		out.Rows = append(out.Rows, res.Rows...)
 		for g, v := range res.MaxBatch {

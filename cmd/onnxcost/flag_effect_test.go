@@ -67,8 +67,16 @@ func TestPricingFlagsChangeEveryOutput(t *testing.T) {
 		}
 		base := run()
 		for _, f := range flags {
-			if run(f...) == base {
+			out := run(f...)
+			if out == base {
 				t.Errorf("%s %s: the same output as without it", c.name, strings.Join(f, " "))
+			}
+			// A text output names the power setting in its first line, as
+			// it names the runtime (energy's --power-cap is its list of
+			// caps, each a row).
+			first, _, _ := strings.Cut(out, "\n")
+			if f[0] == "--power-cap" && c.out == "" && c.name != "energy" && !strings.Contains(first, "power cap 150 W") {
+				t.Errorf("%s --power-cap 150: first line %q does not name the cap", c.name, first)
 			}
 		}
 	}

@@ -110,6 +110,10 @@ func compareHeader(c *report.Comparison, gpus int) string {
 		on = fmt.Sprintf("one GPU of %d × %s (tensor-parallel)", gpus, c.GPU)
 	}
 	h := fmt.Sprintf("%s on %s, dtype %s: unfused vs fused plan", c.Model, on, c.DType)
+	if c.Runtime != "" {
+		h = fmt.Sprintf("%s on %s, dtype %s, runtime %s%s: unfused vs fused plan", c.Model, on, c.DType, c.Runtime,
+			strings.ReplaceAll(PowerSetting(c.PowerCapW, c.SMClockMHz), " · ", ", "))
+	}
 	if name := c.CalibrationFile; name != "" {
 		h += " · calibrated by " + name
 	}

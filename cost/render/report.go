@@ -156,7 +156,8 @@ func Header(r *report.Report) string {
 	if n := r.Totals.GPUs; n > 1 {
 		gpu = fmt.Sprintf("tensor-parallel over %d × %s", n, r.GPU)
 	}
-	fmt.Fprintf(&b, "onnxcost %s · %s · %s · dtype %s%s · %s", r.ToolVersion, r.Model, gpu, r.DType, quantizedText(r), RuntimePlan(r))
+	fmt.Fprintf(&b, "onnxcost %s · %s · %s · dtype %s%s · %s%s", r.ToolVersion, r.Model, gpu, r.DType, quantizedText(r), RuntimePlan(r),
+		PowerSetting(r.Totals.PowerCapW, r.Totals.SMClockCapMHz))
 	if len(r.Bindings) > 0 {
 		keys := make([]string, 0, len(r.Bindings))
 		for k := range r.Bindings {
@@ -172,6 +173,20 @@ func Header(r *report.Report) string {
 		fmt.Fprintf(&b, " · calibrated by %s", name)
 	}
 	return b.String()
+}
+
+// PowerSetting is a header's note of the power setting every estimate
+// under it was priced at: " · power cap 150 W", " · SM clock ≤ 900 MHz",
+// or "" at the GPU's default.
+func PowerSetting(capW, smClockMHz float64) string {
+	var s string
+	if capW > 0 {
+		s += fmt.Sprintf(" · power cap %g W", capW)
+	}
+	if smClockMHz > 0 {
+		s += fmt.Sprintf(" · SM clock ≤ %g MHz", smClockMHz)
+	}
+	return s
 }
 
 // RuntimePlan names what the times are for: the runtime and the plan of

@@ -12,12 +12,18 @@ import (
 // fused plan of one model, side by side.
 type Comparison struct {
 	Header
-	Model    string           `json:"model"`
-	GPU      string           `json:"gpu"`
-	DType    string           `json:"dtype"`
-	Bindings map[string]int64 `json:"bindings"`
-	Unfused  PlanTotals       `json:"unfused"`
-	Fused    PlanTotals       `json:"fused"`
+	Model string `json:"model"`
+	GPU   string `json:"gpu"`
+	DType string `json:"dtype"`
+	// Runtime is the execution profile both plans were priced under
+	// (absent for counts without a GPU); PowerCapW and SMClockMHz their
+	// power setting (absent at the GPU's default).
+	Runtime    string           `json:"runtime,omitempty"`
+	PowerCapW  float64          `json:"power_cap_w,omitempty"`
+	SMClockMHz float64          `json:"sm_clock_mhz,omitempty"`
+	Bindings   map[string]int64 `json:"bindings"`
+	Unfused    PlanTotals       `json:"unfused"`
+	Fused      PlanTotals       `json:"fused"`
 	// UnfusedTimeIntervalS and FusedTimeIntervalS are the plans' 80%
 	// intervals (Totals.TimeIntervalS); absent where a report has none.
 	// The saving between them is priced by one model, whose systematic
@@ -88,11 +94,15 @@ func Compare(ur, fr *Report, toolVersion string) *Comparison {
 	out := &Comparison{
 		Header: Header{SchemaVersion: SchemaVersion, ToolVersion: toolVersion},
 		Model:  fr.Model, GPU: fr.GPU, DType: fr.DType, Bindings: fr.Bindings,
+		PowerCapW: fr.Totals.PowerCapW, SMClockMHz: fr.Totals.SMClockCapMHz,
 		Unfused: totalsOf(ur), Fused: totalsOf(fr),
 		UnfusedTimeIntervalS: ur.Totals.TimeIntervalS, FusedTimeIntervalS: fr.Totals.TimeIntervalS,
 		Calibration:     fr.Calibration,
 		CalibrationFile: fr.CalibrationName(),
 		UnfusedFusable:  UnfusedFusable(fr), Warnings: append([]string{}, fr.Warnings...),
+	}
+	if fr.Runtime != nil {
+		out.Runtime = fr.Runtime.Name
 	}
 	// Built in place and sorted through an index: a Group is ~170 bytes,
 	// and growing and stably sorting 140k of them by value (the 112k-node
