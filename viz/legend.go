@@ -129,10 +129,11 @@ func plural(n int, word string) string {
 
 // planText names what a drawing's times are for: the runtime and its
 // plan ("runtime tensorrt (fused kernels)", as the text report's header
-// says), or the plan alone for a report priced without one.
+// says) and a power setting, or the plan alone for a report priced
+// without a runtime.
 func planText(r *report.Report) string {
 	if r.Runtime == nil {
 		return r.Plan + " plan"
 	}
-	return render.RuntimePlan(r)
+	return render.RuntimePlan(r) + render.PowerSetting(r.Totals.PowerCapW, r.Totals.SMClockCapMHz)
 }

@@ -423,6 +423,14 @@ func TestDrawingsNameTheRuntime(t *testing.T) {
 	if !bytes.Contains(prof, []byte(want)) && !gzipContains(t, prof, want) {
 		t.Errorf("pprof comment does not say %q", want)
 	}
+	// A power setting is named beside the runtime.
+	r.Totals.PowerCapW = 150
+	if src, err = DOT(r, CeilingsOf(testGPU()), GraphOptions{}); err != nil || !strings.Contains(src, want+" · power cap 150 W") {
+		t.Errorf("graph legend does not name the cap (%v)", err)
+	}
+	if title := rooflineTitle(r, nil, 1, 0, 0); !strings.Contains(title, "runtime tensorrt, fused plan, power cap 150 W") {
+		t.Errorf("roofline title %q", title)
+	}
 }
 
 // gzipContains reports whether the gzip stream b holds s.
