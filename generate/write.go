@@ -26,7 +26,7 @@ func WriteText(w io.Writer, res *Result) error {
 	if res.GPUs > 1 {
 		fmt.Fprintf(&b, " · %d GPUs", res.GPUs)
 	}
-	b.WriteString(render.PowerSetting(res.PowerCapW, res.SMClockMHz))
+	b.WriteString(render.PowerSetting(res.PowerCapW, res.SMClockMHz, " · "))
 	if res.Calibration != "" {
 		fmt.Fprintf(&b, "\n%s", res.Calibration)
 	}

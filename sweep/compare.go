@@ -150,7 +150,7 @@ func ResolvePrices(db *hwdb.DB, prices []Price) (map[string]float64, error) {
 func WriteCompareText(w io.Writer, r *Comparison) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "onnxcost %s · gpus compare %s · dtype %s · runtime %s (%s kernels)%s · batch %d", r.ToolVersion, render.Clean(r.Model), r.DType, r.Runtime, r.Plan,
-		render.PowerSetting(r.PowerCapW, r.SMClockMHz), r.Batch)
+		render.PowerSetting(r.PowerCapW, r.SMClockMHz, " · "), r.Batch)
 	if r.GPUs > 1 {
 		fmt.Fprintf(&b, " · %d GPUs each (tensor-parallel; energy and cost count all)", r.GPUs)
 	}

@@ -127,13 +127,12 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// planText names what a drawing's times are for: the runtime and its
-// plan ("runtime tensorrt (fused kernels)", as the text report's header
-// says) and a power setting, or the plan alone for a report priced
-// without a runtime.
+// planText names what a drawing's times are for: render.PlanText and,
+// where a runtime priced them, a power setting.
 func planText(r *report.Report) string {
-	if r.Runtime == nil {
-		return r.Plan + " plan"
+	s := render.PlanText(r)
+	if r.Runtime != nil {
+		s += render.PowerSetting(r.Totals.PowerCapW, r.Totals.SMClockCapMHz, " · ")
 	}
-	return render.RuntimePlan(r) + render.PowerSetting(r.Totals.PowerCapW, r.Totals.SMClockCapMHz)
+	return s
 }

@@ -294,7 +294,7 @@ func SweepResultChart(res *sweep.Result, metric, format string) ([]byte, error) 
 	}
 	o := SweepOptions{
 		Title: fmt.Sprintf("%s, dtype %s, runtime %s (%s kernels)%s", title, res.DType, res.Runtime, res.Plan,
-			strings.ReplaceAll(render.PowerSetting(res.PowerCapW, res.SMClockMHz), " · ", ", ")),
+			render.PowerSetting(res.PowerCapW, res.SMClockMHz, ", ")),
 		XLabel: xName,
 		YLabel: "throughput (items/s)",
 	}

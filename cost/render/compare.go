@@ -109,11 +109,11 @@ func compareHeader(c *report.Comparison, gpus int) string {
 	if gpus > 1 {
 		on = fmt.Sprintf("one GPU of %d × %s (tensor-parallel)", gpus, c.GPU)
 	}
-	h := fmt.Sprintf("%s on %s, dtype %s: unfused vs fused plan", c.Model, on, c.DType)
+	priced := ""
 	if c.Runtime != "" {
-		h = fmt.Sprintf("%s on %s, dtype %s, runtime %s%s: unfused vs fused plan", c.Model, on, c.DType, c.Runtime,
-			strings.ReplaceAll(PowerSetting(c.PowerCapW, c.SMClockMHz), " · ", ", "))
+		priced = ", runtime " + c.Runtime + PowerSetting(c.PowerCapW, c.SMClockMHz, ", ")
 	}
+	h := fmt.Sprintf("%s on %s, dtype %s%s: unfused vs fused plan", c.Model, on, c.DType, priced)
 	if name := c.CalibrationFile; name != "" {
 		h += " · calibrated by " + name
 	}

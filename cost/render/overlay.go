@@ -139,15 +139,6 @@ type meGradient struct {
 	BgColor string  `json:"bgColor"`
 }
 
-// overlayPlan names what an overlay's times are for: the runtime and its
-// plan, or the plan alone for a report priced without one.
-func overlayPlan(r *report.Report) string {
-	if r.Runtime == nil {
-		return r.Plan + " plan"
-	}
-	return RuntimePlan(r)
-}
-
 // ModelExplorerNodeData writes r as a Model Explorer node data set: each
 // node's time in milliseconds, coloured white (fastest) to red (slowest).
 // When fused kernels give their time to several nodes, group sums would
@@ -156,7 +147,7 @@ func overlayPlan(r *report.Report) string {
 // get 0.
 func ModelExplorerNodeData(r, all *report.Report) ([]byte, error) {
 	d := meGraphNodeData{
-		Name:     fmt.Sprintf("onnxcost time (ms), %s, %s", overlayPlan(r), r.GPU),
+		Name:     fmt.Sprintf("onnxcost time (ms), %s, %s", PlanText(r), r.GPU),
 		Results:  map[string]meResult{},
 		Gradient: []meGradient{{0, "#ffffff"}, {0.5, "#ffb74d"}, {1, "#d32f2f"}},
 	}

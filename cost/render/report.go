@@ -157,7 +157,7 @@ func Header(r *report.Report) string {
 		gpu = fmt.Sprintf("tensor-parallel over %d × %s", n, r.GPU)
 	}
 	fmt.Fprintf(&b, "onnxcost %s · %s · %s · dtype %s%s · %s%s", r.ToolVersion, r.Model, gpu, r.DType, quantizedText(r), RuntimePlan(r),
-		PowerSetting(r.Totals.PowerCapW, r.Totals.SMClockCapMHz))
+		PowerSetting(r.Totals.PowerCapW, r.Totals.SMClockCapMHz, " · "))
 	if len(r.Bindings) > 0 {
 		keys := make([]string, 0, len(r.Bindings))
 		for k := range r.Bindings {
@@ -176,17 +176,27 @@ func Header(r *report.Report) string {
 }
 
 // PowerSetting is a header's note of the power setting every estimate
-// under it was priced at: " · power cap 150 W", " · SM clock ≤ 900 MHz",
-// or "" at the GPU's default.
-func PowerSetting(capW, smClockMHz float64) string {
+// under it was priced at, each part after sep: with " · ", " · power cap
+// 150 W", " · SM clock ≤ 900 MHz"; "" at the GPU's default.
+func PowerSetting(capW, smClockMHz float64, sep string) string {
 	var s string
 	if capW > 0 {
-		s += fmt.Sprintf(" · power cap %g W", capW)
+		s += fmt.Sprintf("%spower cap %g W", sep, capW)
 	}
 	if smClockMHz > 0 {
-		s += fmt.Sprintf(" · SM clock ≤ %g MHz", smClockMHz)
+		s += fmt.Sprintf("%sSM clock ≤ %g MHz", sep, smClockMHz)
 	}
 	return s
+}
+
+// PlanText names what a rendering's times are for: the runtime and the
+// plan of kernels it runs (RuntimePlan), or the plan alone ("fused
+// plan") for a report priced without a runtime.
+func PlanText(r *report.Report) string {
+	if r.Runtime == nil {
+		return r.Plan + " plan"
+	}
+	return RuntimePlan(r)
 }
 
 // RuntimePlan names what the times are for: the runtime and the plan of
