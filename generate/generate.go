@@ -426,12 +426,7 @@ func (r *runner) cost(batch, past, seq int64) (step, error) {
 			r.warn(fmt.Sprintf("the prompt's step runs node by node, as %s prices it (a session captures its CUDA graph for the decode steps, whose shapes repeat; onnxruntime-genai runs the first step with capture off); the decode steps replay it under %s", co.Runtime.Name, rt.Name))
 		}
 	}
-	applied := r.cfg.Calibration.For(r.cfg.GPU)
-	if applied != nil { // a nil *Applied in the interface would not be nil
-		co.Calibration = applied
-		// Its host factor too, as pipeline.Estimate applies it.
-		co.Runtime = applied.ScaleHost(co.Runtime, false)
-	}
+	co, applied := pipeline.WithCalibration(co, r.cfg.Calibration, r.cfg.GPU)
 	rep, err := cost.Analyze(l.Model.Graph, l.Model, r.cfg.GPU, co)
 	if err != nil {
 		return step{}, inputErr("%s: %w", r.cfg.Model, err)

@@ -562,6 +562,20 @@ type EstimateOptions struct {
 	RuntimeByModel bool
 }
 
+// WithCalibration applies cal, as it applies to gpu, to what co prices:
+// its kernel factors and its host factor for co's runtime (a training
+// step's where co trains). It returns the applied calibration, nil
+// without one, for the estimate's interval. Every pricing of a model
+// goes through here, so that none applies one part and not the other.
+func WithCalibration(co cost.Options, cal *calib.Calibration, gpu *hwdb.GPU) (cost.Options, *calib.Applied) {
+	applied := cal.For(gpu)
+	if applied != nil { // a nil *Applied in the interface would not be nil
+		co.Calibration = applied
+		co.Runtime = applied.ScaleHost(co.Runtime, co.Train != nil)
+	}
+	return co, applied
+}
+
 // Estimate runs the cost model on a loaded (and planned) model and
 // attaches its bindings and warnings to the report.
 func Estimate(l *Loaded, gpu *hwdb.GPU, opt EstimateOptions) (*report.Report, error) {
@@ -580,11 +594,7 @@ func Estimate(l *Loaded, gpu *hwdb.GPU, opt EstimateOptions) (*report.Report, er
 		GPUs:        opt.GPUs,
 		Warm:        opt.Warm,
 	}
-	applied := opt.Calibration.For(gpu)
-	if applied != nil { // a nil *Applied in the interface would not be nil
-		co.Calibration = applied
-		co.Runtime = applied.ScaleHost(co.Runtime, opt.Train != nil)
-	}
+	co, applied := WithCalibration(co, opt.Calibration, gpu)
 	r, err := cost.Analyze(l.Model.Graph, l.Model, gpu, co)
 	if err != nil {
 		return nil, inputErr("%s: %w", l.Path, err)
