@@ -477,7 +477,7 @@ func readProfile(n *yaml.Node, el *errList) *profileFields {
 		switch key {
 		case tensorRTVersionField:
 			s, ok := scalarString(v)
-			if !ok || !validTensorRTVersion(s) {
+			if _, _, valid := ParseTensorRTVersion(s); !ok || !valid {
 				el.add(v.Line, "%s must be a TensorRT release as major.minor (10.1, 8.6), got %q", key, v.Value)
 				continue
 			}
@@ -632,19 +632,26 @@ func (p *profileFields) overlay(r *Runtime, origin string, builtin bool) {
 	}
 }
 
-// validTensorRTVersion reports whether s reads as a release,
-// major.minor with an optional patch: 10.1, 8.6.1.
-func validTensorRTVersion(s string) bool {
+// ParseTensorRTVersion reads a TensorRT release as a profile's
+// tensorrt_version gives it, major.minor with up to two more numbers
+// (10.1, 8.6.1, 8.6.1.6), and returns its major and minor; ok false for
+// anything else.
+func ParseTensorRTVersion(s string) (major, minor int, ok bool) {
 	parts := strings.Split(s, ".")
 	if len(parts) < 2 || len(parts) > 4 {
-		return false
+		return 0, 0, false
 	}
-	for _, p := range parts {
-		if _, err := strconv.ParseUint(p, 10, 16); err != nil {
-			return false
+	var n [2]int
+	for i, p := range parts {
+		v, err := strconv.ParseUint(p, 10, 16)
+		if err != nil {
+			return 0, 0, false
+		}
+		if i < 2 {
+			n[i] = int(v)
 		}
 	}
-	return true
+	return n[0], n[1], true
 }
 
 // validateRuntime checks a finished profile: required figures, exactly one

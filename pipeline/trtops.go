@@ -2,8 +2,8 @@ package pipeline
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
+
+	"github.com/onnxcost/onnxcost/hwdb"
 )
 
 // Which of the default domain's operators a TensorRT release's ONNX
@@ -47,22 +47,15 @@ const DefaultTensorRTVersion = "10.1"
 // trtVersion is a release as major and minor.
 type trtVersion struct{ major, minor int }
 
-// parseTRTVersion reads "10.1" or "8.6.1" (the patch is ignored: the
-// tables change by minor release).
+// parseTRTVersion reads "10.1" or "8.6.1" as a profile gives it
+// (hwdb.ParseTensorRTVersion; the patch is ignored: the tables change by
+// minor release).
 func parseTRTVersion(s string) (trtVersion, error) {
-	parts := strings.Split(strings.TrimSpace(s), ".")
-	if len(parts) < 2 {
+	major, minor, ok := hwdb.ParseTensorRTVersion(s)
+	if !ok {
 		return trtVersion{}, fmt.Errorf("TensorRT version %q: want major.minor, as 10.1", s)
 	}
-	var v [2]int
-	for i := range v {
-		n, err := strconv.Atoi(parts[i])
-		if err != nil || n < 0 {
-			return trtVersion{}, fmt.Errorf("TensorRT version %q: want major.minor, as 10.1", s)
-		}
-		v[i] = n
-	}
-	return trtVersion{v[0], v[1]}, nil
+	return trtVersion{major, minor}, nil
 }
 
 func (a trtVersion) less(b trtVersion) bool {
