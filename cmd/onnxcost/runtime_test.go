@@ -265,10 +265,6 @@ func TestDiffPricesOneRuntime(t *testing.T) {
 		{nil, "onnxruntime", "onnxruntime", true},
 		{[]string{"--runtime", "tensorrt"}, "fused", "tensorrt", false},
 	} {
-		code, out, errs := runCLI(t, append([]string{"diff", base, head, "--gpu", "A100", "--format", "json"}, c.args...)...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", c.args, code, errs)
-		}
 		var d struct {
 			Base, Head struct {
 				Plan    string `json:"plan"`
@@ -276,9 +272,7 @@ func TestDiffPricesOneRuntime(t *testing.T) {
 			}
 			Warnings []string `json:"warnings"`
 		}
-		if err := json.Unmarshal([]byte(out), &d); err != nil {
-			t.Fatal(err)
-		}
+		runJSON(t, &d, append([]string{"diff", base, head, "--gpu", "A100", "--format", "json"}, c.args...)...)
 		if d.Base.Plan != c.plan || d.Head.Plan != c.plan || d.Base.Runtime != c.runtime || d.Head.Runtime != c.runtime {
 			t.Errorf("%v: plans %s and %s, runtimes %s and %s; want both %s under %s", c.args, d.Base.Plan, d.Head.Plan, d.Base.Runtime, d.Head.Runtime, c.plan, c.runtime)
 		}
