@@ -15,7 +15,6 @@ import (
 	"github.com/onnxcost/onnxcost/internal/config"
 	"github.com/onnxcost/onnxcost/internal/gctune"
 	"github.com/onnxcost/onnxcost/pipeline"
-	"github.com/onnxcost/onnxcost/train"
 	"github.com/spf13/cobra"
 )
 
@@ -169,17 +168,13 @@ func (f *costFlags) config(path string) (pipeline.Config, error) {
 		if cfg.GPUSpec, err = resolveGPU(f.gpu, f.gpuFile); err != nil {
 			return pipeline.Config{}, err
 		}
-		switch {
-		case strings.TrimSpace(f.runtime) != "": // the flag, a budget's or a profile's
+		// The flag, a budget's or a profile's; else what a training step
+		// or an autocast call runs; else the model decides, among the
+		// profiles of --runtime-file too. f.runtime keeps the choice for
+		// gate.Requested.
+		if f.runtime = requestedRuntime(f.runtime, f.train, f.dtype); f.runtime != "" {
 			cfg.RuntimeSpec, err = resolveRuntime(f.runtime, f.runtimeFile)
-		case f.train || strings.HasSuffix(f.dtype, "-amp"):
-			// A training step, or a call under torch.autocast, runs in
-			// PyTorch eager unless told otherwise.
-			f.runtime = train.Runtime
-			cfg.RuntimeSpec, err = resolveRuntime(f.runtime, f.runtimeFile)
-		default:
-			// The model decides (pipeline.ModelRuntime), among the
-			// profiles of --runtime-file too.
+		} else {
 			cfg.Runtimes, err = runtimeDB(f.runtimeFile)
 		}
 		if err != nil {
