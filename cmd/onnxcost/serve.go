@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"time"
 
+	"github.com/onnxcost/onnxcost/calib"
 	"github.com/onnxcost/onnxcost/internal/gctune"
 	"github.com/onnxcost/onnxcost/internal/safefile"
 	"github.com/onnxcost/onnxcost/pipeline"
@@ -38,7 +39,8 @@ is served read-only at /preload.onnx). --gpu, --dtype, --batch, --dim,
 --plan, --runtime, --train, --optimizer, --checkpoint, --power-cap,
 --sm-clock and --gpus set the page's first settings (the URL's
 #gpu=...&batch=... wins over them), so the page opens on the numbers
-'report MODEL' prints with the same flags.
+'report MODEL' prints with the same flags; --calibration CAL.yaml is in
+force on the page until another file is chosen there or it is removed.
 
 The address is loopback (127.0.0.1:8080) by default; a non-loopback
 address is refused unless --allow-remote is given, since anyone who can
@@ -102,6 +104,7 @@ origin are refused.`,
 	c.Flags().Float64Var(&f.smClock, "sm-clock", 0, "the page's first SM clock lock in MHz (default: no lock)")
 	f.gpus = 1
 	c.Flags().Var(&f.gpus, "gpus", "the page's first tensor-parallel degree")
+	c.Flags().StringVar(&f.calibration, "calibration", "", "the page's first calibration (`CAL.yaml`, from 'onnxcost calibrate'), as report's --calibration")
 	return c
 }
 
@@ -136,6 +139,18 @@ func (f *costFlags) pageSettings() (*session.Settings, error) {
 		Train: f.train, Optimizer: f.optimizer, Checkpoint: f.checkpoint, PowerCap: f.powerCap, SMClock: f.smClock}
 	if f.gpus > 1 {
 		st.GPUs = int(f.gpus)
+	}
+	if f.calibration != "" {
+		// Read and checked here, so that a bad file stops serve as it
+		// stops report; the page sends the text with every call.
+		b, err := safefile.ReadFile(f.calibration, safefile.SideFileLimit)
+		if err != nil {
+			return nil, usageErr("--calibration: calibration %s: %v", f.calibration, safefile.Reason(err))
+		}
+		if _, err := calib.Parse(f.calibration, b); err != nil {
+			return nil, usageErr("--calibration: %v", err)
+		}
+		st.Calibration = &session.CalibrationFile{Name: f.calibration, Text: string(b)}
 	}
 	if f.gpu != "" {
 		g, err := resolveGPU(f.gpu, "")

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/calib"
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/cost/render"
@@ -49,8 +50,21 @@ type Settings struct {
 	SMClock  float64 `json:"sm_clock,omitempty"`
 	// GPUs is the tensor-parallel degree (0 or 1: one GPU).
 	GPUs int `json:"gpus,omitempty"`
+	// Calibration is --calibration: a file 'onnxcost calibrate' wrote,
+	// given by its text (nil: none). The page holds it, not the URL.
+	Calibration *CalibrationFile `json:"calibration,omitempty"`
+	// cal is Calibration read and checked (check sets it).
+	cal *calib.Calibration
 	// Graph is how draw lays out the graph; no other call reads it.
 	Graph *GraphView `json:"graph,omitempty"`
+}
+
+// CalibrationFile is a calibration file as the page read it: its name
+// (as the user's file was called, for messages and the report's
+// calibration line) and its YAML.
+type CalibrationFile struct {
+	Name string `json:"name"`
+	Text string `json:"text"`
 }
 
 // GraphView is the page's view of a large graph: the groups it opened,
@@ -83,7 +97,7 @@ func (st *Settings) train() cost.Training {
 func (s *Session) options(st *Settings, rt *hwdb.Runtime) pipeline.EstimateOptions {
 	return pipeline.EstimateOptions{
 		DType: st.DType, Plan: st.Plan, Runtime: rt, ToolVersion: s.version, ModelName: s.name,
-		Power: st.power(), Train: st.train(), GPUs: st.GPUs,
+		Power: st.power(), Train: st.train(), GPUs: st.GPUs, Calibration: st.cal,
 		RuntimeByModel: strings.TrimSpace(st.Runtime) == "" && !st.Train,
 	}
 }
@@ -105,6 +119,12 @@ type Session struct {
 	// most of an estimate's cost in WebAssembly. Used once, since the
 	// passes rewrite it.
 	fresh *pipeline.Loaded
+	// cal is the last calibration read, keyed by its name and text: the
+	// page sends the file with every call.
+	cal struct {
+		key string
+		c   *calib.Calibration
+	}
 	// drawn keeps the last estimates draw made, by settings: opening a
 	// group of the graph changes only the drawing, and estimating
 	// LLaMA-70B again would cost more than laying out the boxes opened.
@@ -238,7 +258,32 @@ func (s *Session) check(st *Settings) (*hwdb.GPU, *hwdb.Runtime, error) {
 	if err := pipeline.CheckTrain(&st.Optimizer, &st.Checkpoint); err != nil {
 		return nil, nil, err
 	}
+	if st.cal, err = s.calibration(st.Calibration); err != nil {
+		return nil, nil, err
+	}
 	return g, rt, nil
+}
+
+// calibration reads f as --calibration reads a file (calib.Parse: the
+// same checks, the same one-line error naming it); nil for none.
+func (s *Session) calibration(f *CalibrationFile) (*calib.Calibration, error) {
+	if f == nil {
+		return nil, nil
+	}
+	name := strings.TrimSpace(f.Name)
+	if name == "" {
+		name = "calibration.yaml"
+	}
+	key := name + "\x00" + f.Text
+	if s.cal.c != nil && s.cal.key == key {
+		return s.cal.c, nil
+	}
+	c, err := calib.Parse(name, []byte(f.Text))
+	if err != nil {
+		return nil, fmt.Errorf("--calibration: %w", err)
+	}
+	s.cal.key, s.cal.c = key, c
+	return c, nil
 }
 
 // lookupRuntime is the built-in profile --runtime names, with the CLI's

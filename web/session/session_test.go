@@ -3,7 +3,11 @@ package session
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/onnxcost/onnxcost/calib"
+	"github.com/onnxcost/onnxcost/pipeline"
 )
 
 func open(t *testing.T, name string) *Session {
@@ -92,5 +96,81 @@ func TestModelRuntime(t *testing.T) {
 		if r.Runtime == nil || r.Runtime.Name != want {
 			t.Errorf("%s: priced under %+v, want %s", name, r.Runtime, want)
 		}
+	}
+}
+
+// calFile is a hand-written calibration of the A100 (calib's format):
+// its GEMMs 1.2× slower than priced, the rest 0.9×.
+const calFile = `format: 1
+source: {gpu: "A100-SXM4-80GB", family: "Ampere", measurements: "m.csv", rows: 3, date: "", driver: "", runtime: ""}
+fit: {gpu_factor: 0.9, median_abs_err_before: 0.2, median_abs_err_after: 0.05}
+transfer: {same_family: 0.75, other_family: 0.5}
+cells:
+  - {class: gemm, bound: "*", size: "*", n: 3, factor: 1.2}
+bands:
+  - {class: "*", n: 12, q10: 0.9, q90: 1.1}
+`
+
+// TestCalibration: a calibration given by its text prices as
+// --calibration does with the same file (pipeline.Estimate with
+// calib.Parse's reading), on its GPU and transferred to another, in the
+// GPUs table too, and the report's interval line names it; a bad file
+// gets --calibration's one-line error naming it.
+func TestCalibration(t *testing.T) {
+	s := open(t, "resnet50.onnx")
+	f := &CalibrationFile{Name: "a100.yaml", Text: calFile}
+	cal, err := calib.Parse("a100.yaml", []byte(calFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gpu := range []string{"A100-SXM4-80GB", "H100-SXM5-80GB"} {
+		plain, err := s.Estimate(Settings{GPU: gpu, Batch: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Estimate(Settings{GPU: gpu, Batch: 8, Calibration: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := s.load(Settings{Batch: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, rt, err := s.check(&Settings{GPU: gpu, Batch: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt := s.options(&Settings{GPU: gpu, Batch: 8}, rt)
+		opt.Calibration = cal
+		want, err := pipeline.Estimate(l, g, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Totals.TimeS != want.Totals.TimeS || got.Totals.TimeS == plain.Totals.TimeS {
+			t.Errorf("%s: calibrated %g, pipeline with the file %g, uncalibrated %g", gpu, got.Totals.TimeS, want.Totals.TimeS, plain.Totals.TimeS)
+		}
+		if line := Text(got)["interval_line"]; !strings.Contains(line, "a100.yaml") {
+			t.Errorf("%s: the interval line does not name the calibration: %q", gpu, line)
+		}
+		if got.CalibrationFile != "a100.yaml" {
+			t.Errorf("%s: calibration_file %q", gpu, got.CalibrationFile)
+		}
+	}
+	rows, err := s.GPUs(Settings{Batch: 8, Calibration: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := s.GPUs(Settings{Batch: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rows {
+		if rows[i].GPU == "A100-SXM4-80GB" && rows[i].Totals.TimeS == plain[i].Totals.TimeS {
+			t.Errorf("the GPUs table's A100 row ignores the calibration")
+		}
+	}
+	_, err = s.Estimate(Settings{GPU: "A100", Calibration: &CalibrationFile{Name: "bad.yaml", Text: "format: 9\n"}})
+	if want := "--calibration: calibration bad.yaml: format 9, this onnxcost reads format 1"; err == nil || err.Error() != want {
+		t.Errorf("a bad calibration: error %v, want %q", err, want)
 	}
 }

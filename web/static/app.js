@@ -32,6 +32,10 @@ let text = {};           // its totals in the CLI's text units
 let cache = {};          // per-settings results of the slower views
 let selected = null;     // the selected node's name
 let sortKey = "time_s", sortAsc = false, estimates = 0;
+// calibration is --calibration, {name, text} of the file chosen (null:
+// none): sent with every call, kept out of the URL (a file's contents,
+// not a setting one retypes).
+let calibration = null;
 
 // urlBad holds the URL's gpu and batch values the page could not use, by
 // name: serve's settings (or the default) stand in for them, and the page
@@ -81,6 +85,7 @@ function settings() {
   const st = { gpu: state.gpu, dtype: state.dtype, batch: state.batch, dims: state.dims, plan: state.plan, train: state.train };
   for (const [k] of textFlags) st[k] = state[k];
   for (const [k] of numFlags) st[k] = state[k];
+  if (calibration) st.calibration = calibration;
   return JSON.stringify(st);
 }
 
@@ -327,6 +332,7 @@ function applyServed(st) {
   for (const [k, v] of Object.entries(st.dims || {})) if (!p.has("dim." + k)) state.dims[k] = v;
   for (const k of ["runtime", "optimizer", "checkpoint", "power_cap", "sm_clock", "gpus"]) if (st[k] && !p.has(k)) state[k] = st[k];
   if (st.train && !p.has("train")) state.train = true;
+  if (st.calibration && !calibration) calibration = st.calibration;
   syncControls();
 }
 
@@ -371,6 +377,8 @@ function syncControls() {
     $("#power-cap").title = `board power limit (--power-cap); ${g.name}: ` + (g.min_power_w ? `${g.min_power_w}..${Math.max(g.max_power_w || 0, g.tdp_w)} W` : `up to ${Math.max(g.max_power_w || 0, g.tdp_w)} W`) + "; empty: the TDP";
     $("#sm-clock").placeholder = `≤ ${g.boost_clock_mhz}`;
   }
+  $("#cal-name").textContent = calibration ? calibration.name : "none";
+  $("#cal-clear").hidden = !calibration;
   for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("on", b.dataset.tab === state.tab);
   for (const s of document.querySelectorAll(".tab")) s.hidden = s.id !== "tab-" + state.tab;
 }
@@ -399,6 +407,12 @@ function wireControls() {
     if (f) { newModelView(); openModel(f.name, f.name, new Uint8Array(await f.arrayBuffer())); }
     e.target.value = "";
   });
+  $("#cal-file").addEventListener("change", async (e) => {
+    const f = e.target.files[0];
+    if (f) await useCalibration(f);
+    e.target.value = "";
+  });
+  $("#cal-clear").addEventListener("click", () => { calibration = null; syncControls(); if (model) estimate(); });
   const drop = $("#drop");
   window.addEventListener("dragover", (e) => { e.preventDefault(); drop.classList.add("over"); });
   window.addEventListener("dragleave", () => drop.classList.remove("over"));
@@ -406,13 +420,27 @@ function wireControls() {
     e.preventDefault();
     drop.classList.remove("over");
     const f = e.dataTransfer.files[0];
-    if (f) { newModelView(); openModel(f.name, f.name, new Uint8Array(await f.arrayBuffer())); }
+    if (f && isCalibrationFile(f.name)) await useCalibration(f);
+    else if (f) { newModelView(); openModel(f.name, f.name, new Uint8Array(await f.arrayBuffer())); }
   });
   $("#filter").addEventListener("input", renderNodes);
   $("#show-free").addEventListener("change", renderNodes);
   $("#fit").addEventListener("click", () => fitGraph());
   wireGraphTools();
   window.addEventListener("hashchange", () => { readHash(); syncControls(); if (model) estimate(); });
+}
+
+// isCalibrationFile: a dropped file named .yaml or .yml is a calibration
+// ('onnxcost calibrate -o CAL.yaml'), not a model.
+const isCalibrationFile = (name) => /\.ya?ml$/i.test(name);
+
+// useCalibration puts file f in force (as --calibration f) and prices the
+// model again; the Go build reads and checks it, and a bad file gets the
+// CLI's one line, as any bad setting does.
+async function useCalibration(f) {
+  calibration = { name: f.name, text: await f.text() };
+  syncControls();
+  if (model) estimate();
 }
 
 // newModelView forgets the graph's open groups, focus and selection: they
@@ -515,7 +543,8 @@ async function estimate() {
 function renderTitle() {
   const b = Object.entries(report.bindings || {}).map(([k, v]) => `${esc(k)}=${v}`).join(", ");
   $("#title").innerHTML = `<b>${esc(model.display)}</b> on <b>${esc(report.gpu)}</b>, dtype ${esc(report.dtype)}, ${esc(report.plan)} plan` +
-    (b ? `, ${b}` : "") + ` <span class="muted" title="${esc(report.flop_convention)}">· cost model ${esc(report.cost_model_version)} · ${esc(report.flop_convention.split(";")[0])}</span>`;
+    (b ? `, ${b}` : "") + (report.calibration_file ? ` · calibrated by <b>${esc(report.calibration_file)}</b>` : "") +
+    ` <span class="muted" title="${esc(report.flop_convention)}">· cost model ${esc(report.cost_model_version)} · ${esc(report.flop_convention.split(";")[0])}</span>`;
 }
 
 function renderCards() {
