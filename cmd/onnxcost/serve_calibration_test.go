@@ -15,18 +15,6 @@ import (
 	"github.com/onnxcost/onnxcost/web/session"
 )
 
-// pageCalibration is a hand-written calibration of the A100 in calib's
-// format: its GEMM-like kernels 1.2× slower than priced, all 0.9×.
-const pageCalibration = `format: 1
-source: {gpu: "A100-SXM4-80GB", family: "Ampere", measurements: "m.csv", rows: 3, date: "", driver: "", runtime: ""}
-fit: {gpu_factor: 0.9, median_abs_err_before: 0.2, median_abs_err_after: 0.05}
-transfer: {same_family: 0.75, other_family: 0.5}
-cells:
-  - {class: gemm, bound: "*", size: "*", n: 3, factor: 1.2}
-bands:
-  - {class: "*", n: 12, q10: 0.9, q90: 1.1}
-`
-
 // chooseFile puts a file of the given name and text in the file input sel
 // and fires its change event, as a user's pick does.
 func chooseFile(sel, name, text string) chromedp.Action {
@@ -47,13 +35,16 @@ func chooseFile(sel, name, text string) chromedp.Action {
 // page names the file by its own name, the CLI by the path given.
 func TestBrowserCalibration(t *testing.T) {
 	exe, model, pre := browserFixture(t)
-	dir := t.TempDir()
-	cal := filepath.Join(dir, "a100.yaml")
-	bad := filepath.Join(dir, "bad.yaml")
-	for p, body := range map[string]string{cal: pageCalibration, bad: "format: 9\n"} {
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	// A hand-written calibration of the A100 (testdata/calibrations).
+	cal := filepath.Join(repoRoot, "testdata", "calibrations", "a100_hand.cal.yaml")
+	b, err := os.ReadFile(cal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pageCalibration := string(b)
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("format: 9\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	// serve reads and checks the file before it listens.
 	code, out, errs := runCLI(t, "serve", "--calibration", bad, "--addr", "127.0.0.1:0")

@@ -99,27 +99,20 @@ func TestModelRuntime(t *testing.T) {
 	}
 }
 
-// calFile is a hand-written calibration of the A100 (calib's format):
-// its GEMMs 1.2× slower than priced, the rest 0.9×.
-const calFile = `format: 1
-source: {gpu: "A100-SXM4-80GB", family: "Ampere", measurements: "m.csv", rows: 3, date: "", driver: "", runtime: ""}
-fit: {gpu_factor: 0.9, median_abs_err_before: 0.2, median_abs_err_after: 0.05}
-transfer: {same_family: 0.75, other_family: 0.5}
-cells:
-  - {class: gemm, bound: "*", size: "*", n: 3, factor: 1.2}
-bands:
-  - {class: "*", n: 12, q10: 0.9, q90: 1.1}
-`
-
-// TestCalibration: a calibration given by its text prices as
+// TestCalibration: a calibration given by its text (a hand-written one
+// of the A100) prices as
 // --calibration does with the same file (pipeline.Estimate with
 // calib.Parse's reading), on its GPU and transferred to another, in the
 // GPUs table too, and the report's interval line names it; a bad file
 // gets --calibration's one-line error naming it.
 func TestCalibration(t *testing.T) {
 	s := open(t, "resnet50.onnx")
-	f := &CalibrationFile{Name: "a100.yaml", Text: calFile}
-	cal, err := calib.Parse("a100.yaml", []byte(calFile))
+	text, err := os.ReadFile(filepath.Join("..", "..", "testdata", "calibrations", "a100_hand.cal.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &CalibrationFile{Name: "a100.yaml", Text: string(text)}
+	cal, err := calib.Parse("a100.yaml", text)
 	if err != nil {
 		t.Fatal(err)
 	}
