@@ -54,7 +54,11 @@ type Config struct {
 	// Model is a file path or "zoo:NAME?k=v"; a zoo decoder's decode,
 	// past and seq parameters are set by the run, and batch by Batch.
 	Model string
-	GPU   *hwdb.GPU
+	// Data, when set, is the model's bytes, read instead of the file
+	// Model names (which then only names it in messages and the result):
+	// the browser holds a model dropped on it, with no file to open.
+	Data []byte
+	GPU  *hwdb.GPU
 	// Runtime is the execution profile; nil is the model's
 	// (pipeline.ModelRuntime: onnxruntime-iobinding for a decoder holding
 	// operators only onnxruntime runs), looked up in Runtimes (nil: the
@@ -174,7 +178,7 @@ func newRunner(cfg Config) (*runner, error) {
 		return nil, err
 	}
 	r := &runner{cfg: cfg, path: name, seen: map[string]bool{}}
-	if pipeline.IsZoo(name) {
+	if cfg.Data == nil && pipeline.IsZoo(name) {
 		p, err := r.zooPath()
 		if err != nil {
 			return nil, err
@@ -185,7 +189,7 @@ func newRunner(cfg Config) (*runner, error) {
 		r.cfg.Batch = 1
 	}
 	cfg = r.cfg
-	l, err := pipeline.Load(r.path, pipeline.Options{Batch: cfg.Batch, Dims: cfg.Dims})
+	l, err := r.load(pipeline.Options{Batch: cfg.Batch, Dims: cfg.Dims})
 	if err != nil {
 		return nil, err
 	}
@@ -197,6 +201,15 @@ func newRunner(cfg Config) (*runner, error) {
 	}
 	r.kvShare = kvShare(r.spec.heads, cfg.GPUs)
 	return r, nil
+}
+
+// load reads the model afresh (the passes rewrite what they plan): from
+// Config.Data when set, else the file or zoo path.
+func (r *runner) load(opt pipeline.Options) (*pipeline.Loaded, error) {
+	if r.cfg.Data != nil {
+		return pipeline.LoadBytes(r.path, r.cfg.Data, opt)
+	}
+	return pipeline.Load(r.path, opt)
 }
 
 // pickRuntime settles the runtime and plan once the model is read: with
@@ -406,7 +419,7 @@ func (r *runner) cost(batch, past, seq int64) (step, error) {
 	}
 	// EachBatch: a run prices several batches (the serving curve, the
 	// largest batch that fits), so a static batch's rewrite is said once.
-	l, err := pipeline.Load(r.path, pipeline.Options{Batch: batch, Dims: dims, BindAll: true, EachBatch: true})
+	l, err := r.load(pipeline.Options{Batch: batch, Dims: dims, BindAll: true, EachBatch: true})
 	if err != nil {
 		return step{}, err
 	}

@@ -1,7 +1,9 @@
 package generate
 
 import (
+	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -373,5 +375,29 @@ func TestModelRuntime(t *testing.T) {
 	z := run(t, Config{Model: "zoo:llama-tiny", GPU: gpu(t, "A100"), Batch: 1, Prompt: 64, Output: 8})
 	if z.Runtime != hwdb.DefaultRuntime {
 		t.Errorf("zoo decoder priced under %s, want %s", z.Runtime, hwdb.DefaultRuntime)
+	}
+}
+
+// TestModelBytes: a run on the model's bytes (Config.Data, the browser's
+// way) is the run on its file, field for field, and a zoo-looking name
+// with bytes is the bytes' model, not the zoo's.
+func TestModelBytes(t *testing.T) {
+	p := filepath.Join("..", "testdata", "models", "contrib", "llama_int4_gqa.onnx")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Model: p, GPU: gpu(t, "A100"), Batch: 2, Prompt: 64, Output: 8, Concurrency: []int64{1, 4}}
+	file := run(t, cfg)
+	cfg.Data = data
+	mem := run(t, cfg)
+	a, _ := json.Marshal(file)
+	b, _ := json.Marshal(mem)
+	if string(a) != string(b) {
+		t.Errorf("bytes and file differ:\n%s\n%s", a, b)
+	}
+	cfg.Model = "zoo:llama-tiny"
+	if z := run(t, cfg); z.Runtime != file.Runtime || z.KVCacheBytes != file.KVCacheBytes {
+		t.Errorf("bytes named zoo:llama-tiny priced as %s with a %g-byte cache: not the bytes' model", z.Runtime, z.KVCacheBytes)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// wasmBudget is the most bytes the WebAssembly build may have: 13.05 MB
+// wasmBudget is the most bytes the WebAssembly build may have: 13.72 MB
 // today (Go 1.26; it grew from 9.4 MB with the cost model, 24 KB of it
 // for eager memory and module paths, and was raised from 10 MiB, then
 // from 11 MiB at 11.37 MB, after the rules for onnxruntime's contrib ops
@@ -15,12 +15,13 @@ import (
 // 0.43 MB, to keep about a tenth of headroom; then from 12 MiB at 13.05
 // MB, when the page took a calibration file: reading it as the CLI does,
 // calib.Parse and the YAML decoder behind it, took 0.57 MB, 12.49 → 13.05
-// MB). It fails a change that
+// MB; to 15 MiB when it took generate's view of a decoder, package
+// generate, 0.67 MB more). It fails a change that
 // pulls a large package into the browser build, such as the roofline's
 // chart library (gonum plot and its fonts: 17 MB). Of today's build,
 // gonum's Cholesky (calib's fitter) is 122 KB and the op table's Doc
 // strings 13 KB.
-const wasmBudget = 14 << 20
+const wasmBudget = 15 << 20
 
 // TestDistComplete checks the embedded app has every file the page loads,
 // the build's when it was built (scripts/build_web.sh; CI builds it before

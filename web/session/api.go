@@ -39,6 +39,8 @@ var calls = map[string]struct {
 	"compare": {true, func(s *Session, st Settings) (any, error) { return s.Compare(st) }},
 	"gpus":    {true, func(s *Session, st Settings) (any, error) { return s.GPUs(st) }},
 	"draw":    {true, func(s *Session, st Settings) (any, error) { return s.Draw(st) }},
+	// `generate --format json` and its text, for a decoder.
+	"generate": {true, func(s *Session, st Settings) (any, error) { return s.Generate(st) }},
 }
 
 // IsCall says whether fn is one of the page's calls other than open.
@@ -79,7 +81,7 @@ func Opened(s *Session, err error, extra map[string]any) string {
 	if err != nil {
 		return ErrorJSON(err)
 	}
-	m := map[string]any{"name": s.Name(), "symbols": s.Symbols()}
+	m := map[string]any{"name": s.Name(), "symbols": s.Symbols(), "decoder": s.Decoder()}
 	for k, v := range extra {
 		m[k] = v
 	}

@@ -50,6 +50,11 @@ type Settings struct {
 	SMClock  float64 `json:"sm_clock,omitempty"`
 	// GPUs is the tensor-parallel degree (0 or 1: one GPU).
 	GPUs int `json:"gpus,omitempty"`
+	// Prompt and Output are generate's --prompt and --output (0: the
+	// page's defaults, DefaultPrompt and DefaultOutput); only the
+	// generate call reads them.
+	Prompt int64 `json:"prompt,omitempty"`
+	Output int64 `json:"output,omitempty"`
 	// Calibration is --calibration: a file 'onnxcost calibrate' wrote,
 	// given by its text (nil: none). The page holds it, not the URL.
 	Calibration *CalibrationFile `json:"calibration,omitempty"`
@@ -111,6 +116,9 @@ type Session struct {
 	version string
 	db      *hwdb.DB
 	symbols []Symbol
+	// decoder says the model takes a key/value cache: the page offers
+	// generate's view of it.
+	decoder bool
 	// runtime is the profile priced when the settings name none and
 	// train none: the model's (pipeline.ModelRuntime).
 	runtime string
@@ -168,12 +176,16 @@ func Open(name string, data []byte, toolVersion string) (*Session, error) {
 	}
 	s.symbols = symbolsOf(l)
 	s.runtime = pipeline.ModelRuntime(l)
+	s.decoder = isDecoder(l)
 	s.fresh = l
 	return s, nil
 }
 
 // Name is the model's name as given to Open.
 func (s *Session) Name() string { return s.name }
+
+// Decoder says whether the model takes a key/value cache (generate's view).
+func (s *Session) Decoder() bool { return s.decoder }
 
 // Symbols lists the symbolic dims of the model's graph inputs, sorted.
 func (s *Session) Symbols() []Symbol { return s.symbols }

@@ -1,12 +1,15 @@
 package session
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/calib"
+	"github.com/onnxcost/onnxcost/generate"
+	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/pipeline"
 )
 
@@ -165,5 +168,61 @@ func TestCalibration(t *testing.T) {
 	_, err = s.Estimate(Settings{GPU: "A100", Calibration: &CalibrationFile{Name: "bad.yaml", Text: "format: 9\n"}})
 	if want := "--calibration: calibration bad.yaml: format 9, this onnxcost reads format 1"; err == nil || err.Error() != want {
 		t.Errorf("a bad calibration: error %v, want %q", err, want)
+	}
+}
+
+// TestGenerate: a decoder's generation on its bytes is `generate` on its
+// file under the same settings, the page's default lengths when it sets
+// none; a model without a cache is no decoder and gets generate's line.
+func TestGenerate(t *testing.T) {
+	s := open(t, filepath.Join("contrib", "llama_int4_gqa.onnx"))
+	if !s.Decoder() {
+		t.Fatal("llama_int4_gqa.onnx takes a key/value cache: a decoder")
+	}
+	g, err := hwdb.Lookup("A100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []Settings{
+		{GPU: "A100", Batch: 2, Prompt: 64, Output: 16},
+		{GPU: "A100"},
+		{GPU: "A100", Runtime: "onnxruntime", DType: "fp16", PowerCap: 300},
+	} {
+		got, err := s.Generate(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := generate.Config{Model: s.name, GPU: g, DType: st.DType, Batch: st.Batch, Prompt: st.Prompt, Output: st.Output,
+			Power: st.power(), ToolVersion: "test"}
+		if st.Runtime != "" {
+			if cfg.Runtime, err = hwdb.LookupRuntime(st.Runtime); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if cfg.Prompt == 0 {
+			cfg.Prompt, cfg.Output = DefaultPrompt, DefaultOutput
+		}
+		want, err := generate.Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(got.Result)
+		b, _ := json.Marshal(want)
+		if string(a) != string(b) {
+			t.Errorf("%+v: the page's generation differs from generate's:\n%s\n%s", st, a, b)
+		}
+		if !strings.Contains(got.Text, "time to first token") {
+			t.Errorf("%+v: text %q", st, got.Text)
+		}
+	}
+	if _, err := s.Generate(Settings{GPU: "A100", Train: true}); err == nil {
+		t.Error("a generation priced as a training step")
+	}
+	cnn := open(t, "resnet50.onnx")
+	if cnn.Decoder() {
+		t.Error("resnet50.onnx is no decoder")
+	}
+	if _, err := cnn.Generate(Settings{GPU: "A100"}); err == nil || !strings.Contains(err.Error(), "no key/value cache input") {
+		t.Errorf("a CNN's generation: error %v", err)
 	}
 }

@@ -16,6 +16,9 @@ const body = document.body;
 // web/session.Settings; a zero value is the flag's default.
 const state = { gpu: "", dtype: "", batch: 0, dims: {}, plan: "", tab: "nodes",
   runtime: "", train: false, optimizer: "", checkpoint: "", power_cap: 0, sm_clock: 0, gpus: 0,
+  // generate's --prompt and --output (0: the Go build's defaults), read
+  // by the Generation tab only.
+  prompt: 0, output: 0,
   // The graph's view (web/session.GraphView): the open groups' keys, in
   // the order they were opened, and a focus pattern (graph --focus).
   open: [], focus: "" };
@@ -23,6 +26,9 @@ const state = { gpu: "", dtype: "", batch: 0, dims: {}, plan: "", tab: "nodes",
 // each: --power-cap and --sm-clock take decimals, --gpus a whole number.
 const numFlags = [["power_cap", "#power-cap", parseFloat], ["sm_clock", "#sm-clock", parseFloat], ["gpus", "#gpus-n", (v) => parseInt(v, 10)]];
 const textFlags = [["runtime", "#runtime"], ["optimizer", "#optimizer"], ["checkpoint", "#checkpoint"]];
+// generate's lengths, kept in the hash but sent only with the generate
+// call: changing one prices nothing else again.
+const genFlags = [["prompt", "#gen-prompt"], ["output", "#gen-output"]];
 let choices = null;      // the menus' values, from the Go build (session.AllChoices)
 let api = null;          // the Go build's calls: wasmAPI or serverAPI
 let gpuByName = {};      // hwdb entries by canonical name
@@ -54,6 +60,7 @@ function readHash() {
   for (const [k] of textFlags) state[k] = p.get(k) || "";
   for (const [k, , parse] of numFlags) { const v = parse(p.get(k) || ""); state[k] = v > 0 ? v : 0; }
   state.train = p.get("train") === "1";
+  for (const [k] of genFlags) { const v = parseInt(p.get(k) || "", 10); state[k] = v > 0 ? v : 0; }
   state.open = p.getAll("open");
   state.focus = p.get("focus") || "";
   state.dims = {};
@@ -75,6 +82,7 @@ function writeHash() {
   for (const [k] of textFlags) if (state[k]) p.set(k, state[k]);
   if (state.train) p.set("train", "1");
   for (const [k] of numFlags) if (state[k] > 0) p.set(k, String(state[k]));
+  for (const [k] of genFlags) if (state[k] > 0) p.set(k, String(state[k]));
   p.set("tab", state.tab);
   for (const k of state.open) p.append("open", k);
   if (state.focus) p.set("focus", state.focus);
@@ -86,6 +94,13 @@ function settings() {
   for (const [k] of textFlags) st[k] = state[k];
   for (const [k] of numFlags) st[k] = state[k];
   if (calibration) st.calibration = calibration;
+  return JSON.stringify(st);
+}
+
+// genSettings are the settings with generate's lengths.
+function genSettings() {
+  const st = JSON.parse(settings());
+  for (const [k] of genFlags) if (state[k] > 0) st[k] = state[k];
   return JSON.stringify(st);
 }
 
@@ -367,6 +382,7 @@ function syncControls() {
   for (const r of document.querySelectorAll('input[name="plan"]')) r.checked = r.value === state.plan;
   for (const [k, sel] of textFlags) $(sel).value = state[k] || defaultOf(k);
   for (const [k, sel] of numFlags) $(sel).value = state[k] > 0 ? String(state[k]) : "";
+  for (const [k, sel] of genFlags) $(sel).value = state[k] > 0 ? String(state[k]) : "";
   $("#train").checked = state.train;
   $("#train").closest(".group").classList.toggle("off", !state.train);
   // The GPU's own limits, as hints: the CLI refuses a cap or clock
@@ -400,6 +416,13 @@ function wireControls() {
     estimate();
   });
   $("#train").addEventListener("change", (e) => { state.train = e.target.checked; syncControls(); estimate(); });
+  for (const [k, sel] of genFlags) $(sel).addEventListener("change", (e) => {
+    const v = parseInt(e.target.value, 10);
+    state[k] = v > 0 ? v : 0;
+    writeHash();
+    clearError();
+    renderGenerate();
+  });
   $("#settings").addEventListener("submit", (e) => e.preventDefault());
   for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => { state.tab = b.dataset.tab; syncControls(); writeHash(); showTab(); });
   $("#file").addEventListener("change", async (e) => {
@@ -467,7 +490,11 @@ async function openModel(name, display, bytes) {
   if (gen !== opens) return; // another model was opened meanwhile
   timing.openMs = performance.now() - t;
   if (!out) return;
-  model = { name, display, symbols: out.symbols || [] };
+  model = { name, display, symbols: out.symbols || [], decoder: !!out.decoder };
+  // Generation is offered for a decoder only; another model's tab falls
+  // back to the node table.
+  $("#generate-tab").hidden = !model.decoder;
+  if (state.tab === "generate" && !model.decoder) { state.tab = "nodes"; syncControls(); }
   $("#model-name").textContent = display;
   $("#drop").title = "drop another .onnx here, or click to pick one";
   buildDims();
@@ -639,6 +666,7 @@ function showTab() {
   else if (state.tab === "roofline") renderRoofline();
   else if (state.tab === "compare") renderCompare();
   else if (state.tab === "gpus") renderGPUs();
+  else if (state.tab === "generate") renderGenerate();
 }
 
 // ---- node table ----
@@ -1123,6 +1151,36 @@ async function renderCompare() {
     groups.map((g) => `<tr data-name="${esc(g.name)}"><td class="l name" title="${esc(g.name)}">${esc(g.name)}</td><td class="l">${esc(g.op_type || "(removed)")}</td><td class="l name" title="${esc(g.constituents.join(", "))}">${esc(g.constituents.length > 4 ? g.constituents.slice(0, 3).join(", ") + ` … (+${g.constituents.length - 3})` : g.constituents.join(", "))}</td>` +
       `<td>${secs(g.before.time_s)} → ${secs(g.after.time_s)}</td><td>${bytes(g.before.bytes)} → ${bytes(g.after.bytes)}</td><td>${count(g.before.launches)} → ${count(g.after.launches)}</td><td>${secs(g.saving_s)}</td></tr>`).join("") + "</tbody></table></div>";
   if (state.plan === "fused") for (const tr of box.querySelectorAll("tbody tr[data-name]")) tr.addEventListener("click", () => showNode(tr.dataset.name));
+}
+
+// ---- a generation (a decoder's prompt and decode steps) ----
+// renderGenerate shows 'onnxcost generate --format json''s figures as
+// cards (each card's exact number in data-value) and its text report.
+async function renderGenerate() {
+  const box = $("#gen-cards");
+  const s = genSettings();
+  const key = "gen:" + s;
+  if (box.dataset.key === key) return;
+  if (!(key in cache)) cache[key] = call("generate", s);
+  const c = cache;
+  const v = await c[key];
+  if (v === null) { delete c[key]; return; }
+  if (key !== "gen:" + genSettings() || state.tab !== "generate") return;
+  box.dataset.key = key;
+  const r = v.result;
+  const iv = (i) => (i && i.length === 2 ? `80% interval ${secs(i[0])} – ${secs(i[1])}` : "");
+  const cards = [
+    ["ttft_s", "time to first token", secs(r.ttft_s), r.ttft_s, iv(r.ttft_interval_s)],
+    ["tpot_s", "time per output token", secs(r.tpot_s), r.tpot_s, iv(r.tpot_interval_s)],
+    ["e2e_s", "end to end", secs(r.e2e_s), r.e2e_s, iv(r.e2e_interval_s)],
+    ["output_tokens_per_s", "output tokens/s", grouped(r.output_tokens_per_s), r.output_tokens_per_s, `batch ${r.batch} × ${r.output_tokens} tokens`],
+    ["kv_cache_bytes", "KV cache", bytes(r.kv_cache_bytes), r.kv_cache_bytes, `${r.prompt_tokens + r.output_tokens} positions`],
+    ["peak_memory_bytes", "peak memory", bytes(r.peak_memory_bytes), r.peak_memory_bytes, r.fits ? "fits" : "does not fit"],
+    ["max_batch", "largest batch", String(r.max_batch), r.max_batch, "that fits at these lengths"],
+  ];
+  box.innerHTML = cards.map(([k, label, shown, val, sub]) => `<div class="card" data-gen="${k}" data-value="${val}"><div class="k">${esc(label)}</div><div class="v">${esc(shown)}</div><div class="s">${esc(sub)}</div></div>`).join("");
+  // generate's warnings (the CLI's stderr) above its report.
+  $("#gen-text").textContent = (r.warnings || []).map((w) => "warning: " + w + "\n").join("") + v.text;
 }
 
 // ---- every GPU ----
