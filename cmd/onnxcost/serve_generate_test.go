@@ -15,7 +15,8 @@ import (
 	"github.com/onnxcost/onnxcost/web/session"
 )
 
-// TestBrowserGenerate: a decoder opened on the page offers a Generation
+// TestBrowserGenerate: a decoder opened on the page (in WebAssembly
+// when built) offers a Generation
 // tab whose figures are `generate --format json`'s for the same flags,
 // exactly, as the prompt and output lengths and the batch change; its
 // lengths are kept in the URL; a CNN has no such tab.
@@ -27,7 +28,9 @@ func TestBrowserGenerate(t *testing.T) {
 		t.Fatal(err)
 	}
 	pre.Settings = &session.Settings{GPU: "A100-SXM4-80GB"}
-	srv := httptest.NewServer(web.Handler(pre, web.Config{NoWasm: true, Version: version}))
+	// The WebAssembly when the binary embeds it (CI builds it first), as
+	// a user's page runs; else serve's answers.
+	srv := httptest.NewServer(web.Handler(pre, web.Config{Version: version}))
 	defer srv.Close()
 	ctx := newBrowser(t, exe, 150*time.Second)
 	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/#tab=generate"), waitEstimates(1),
