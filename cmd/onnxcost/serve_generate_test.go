@@ -67,6 +67,7 @@ func TestBrowserGenerate(t *testing.T) {
 	}{
 		{"#gen-prompt", "64", []string{"--prompt", "64", "--output", "128"}},
 		{"#gen-output", "16", []string{"--prompt", "64", "--output", "16"}},
+		{"#gen-concurrency", "1..8", []string{"--prompt", "64", "--output", "16", "--concurrency", "1..8"}},
 	}
 	for _, st := range steps {
 		var before string
@@ -82,12 +83,23 @@ func TestBrowserGenerate(t *testing.T) {
 		chromedp.WaitVisible(`#gen-cards[data-key*='"batch":4']`)); err != nil {
 		t.Fatal(err)
 	}
-	check("batch 4", "--prompt", "64", "--output", "16", "--batch", "4")
+	check("batch 4", "--prompt", "64", "--output", "16", "--concurrency", "1..8", "--batch", "4")
+	// The serving curve is generate's text, table and all.
+	var shown string
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector("#gen-text").textContent`, &shown)); err != nil {
+		t.Fatal(err)
+	}
+	_, text, _ := runCLI(t, "generate", model, "--gpu", "A100-SXM4-80GB", "--prompt", "64", "--output", "16", "--concurrency", "1..8", "--batch", "4")
+	// serve names the preloaded model by its base name: it sends no paths.
+	text = strings.ReplaceAll(text, model, filepath.Base(model))
+	if !strings.Contains(shown, "serving at steady state") || !strings.HasSuffix(shown, text) {
+		t.Errorf("the page's generation text is not generate's:\n%s\n---\n%s", shown, text)
+	}
 	var hash string
 	if err := chromedp.Run(ctx, chromedp.Evaluate(`location.hash`, &hash)); err != nil {
 		t.Fatal(err)
 	}
-	for _, kv := range []string{"prompt=64", "output=16", "tab=generate"} {
+	for _, kv := range []string{"prompt=64", "output=16", "concurrency=1..8", "tab=generate"} {
 		if !strings.Contains(hash, kv) {
 			t.Errorf("the URL hash %q does not record %s", hash, kv)
 		}

@@ -3,12 +3,14 @@ package session
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/generate"
 	"github.com/onnxcost/onnxcost/passes"
 	"github.com/onnxcost/onnxcost/pipeline"
+	"github.com/onnxcost/onnxcost/sweep"
 )
 
 // Generation is the generate call's answer: the result as `onnxcost
@@ -20,8 +22,9 @@ type Generation struct {
 
 // Generate is `onnxcost generate MODEL --prompt P --output O` under the
 // settings (st.Prompt and st.Output, 512 and 128 when unset, the page's
-// defaults; the batch, dtype, plan, runtime, power, GPU count and
-// calibration as the flags of the same names), on the model's bytes.
+// defaults; st.Concurrency, the batch, dtype, plan, runtime, power, GPU
+// count and calibration as the flags of the same names), on the model's
+// bytes.
 // A training step is not a generation: with st.Train it refuses; a
 // model without a cache gets generate's own message.
 func (s *Session) Generate(st Settings) (*Generation, error) {
@@ -43,6 +46,11 @@ func (s *Session) Generate(st Settings) (*Generation, error) {
 	}
 	if named {
 		cfg.Runtime = rt
+	}
+	if c := strings.TrimSpace(st.Concurrency); c != "" {
+		if cfg.Concurrency, err = sweep.ParseList(c); err != nil {
+			return nil, fmt.Errorf("--concurrency: %w", err)
+		}
 	}
 	if cfg.Prompt == 0 {
 		cfg.Prompt = DefaultPrompt

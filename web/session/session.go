@@ -52,9 +52,12 @@ type Settings struct {
 	GPUs int `json:"gpus,omitempty"`
 	// Prompt and Output are generate's --prompt and --output (0: the
 	// page's defaults, DefaultPrompt and DefaultOutput); only the
-	// generate call reads them.
+	// generate call reads them, and Concurrency.
 	Prompt int64 `json:"prompt,omitempty"`
 	Output int64 `json:"output,omitempty"`
+	// Concurrency is generate's --concurrency LIST (1,4,16 or 1..256):
+	// the serving curve ("": none).
+	Concurrency string `json:"concurrency,omitempty"`
 	// Calibration is --calibration: a file 'onnxcost calibrate' wrote,
 	// given by its text (nil: none). The page holds it, not the URL.
 	Calibration *CalibrationFile `json:"calibration,omitempty"`

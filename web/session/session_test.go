@@ -184,7 +184,7 @@ func TestGenerate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, st := range []Settings{
-		{GPU: "A100", Batch: 2, Prompt: 64, Output: 16},
+		{GPU: "A100", Batch: 2, Prompt: 64, Output: 16, Concurrency: "1..4"},
 		{GPU: "A100"},
 		{GPU: "A100", Runtime: "onnxruntime", DType: "fp16", PowerCap: 300},
 	} {
@@ -194,6 +194,9 @@ func TestGenerate(t *testing.T) {
 		}
 		cfg := generate.Config{Model: s.name, GPU: g, DType: st.DType, Batch: st.Batch, Prompt: st.Prompt, Output: st.Output,
 			Power: st.power(), ToolVersion: "test"}
+		if st.Concurrency != "" {
+			cfg.Concurrency = []int64{1, 2, 4}
+		}
 		if st.Runtime != "" {
 			if cfg.Runtime, err = hwdb.LookupRuntime(st.Runtime); err != nil {
 				t.Fatal(err)
@@ -214,6 +217,9 @@ func TestGenerate(t *testing.T) {
 		if !strings.Contains(got.Text, "time to first token") {
 			t.Errorf("%+v: text %q", st, got.Text)
 		}
+	}
+	if _, err := s.Generate(Settings{GPU: "A100", Concurrency: "1,x"}); err == nil || !strings.HasPrefix(err.Error(), "--concurrency: ") {
+		t.Errorf("a bad concurrency list: error %v", err)
 	}
 	if _, err := s.Generate(Settings{GPU: "A100", Train: true}); err == nil {
 		t.Error("a generation priced as a training step")

@@ -18,7 +18,7 @@ const state = { gpu: "", dtype: "", batch: 0, dims: {}, plan: "", tab: "nodes",
   runtime: "", train: false, optimizer: "", checkpoint: "", power_cap: 0, sm_clock: 0, gpus: 0,
   // generate's --prompt and --output (0: the Go build's defaults), read
   // by the Generation tab only.
-  prompt: 0, output: 0,
+  prompt: 0, output: 0, concurrency: "",
   // The graph's view (web/session.GraphView): the open groups' keys, in
   // the order they were opened, and a focus pattern (graph --focus).
   open: [], focus: "" };
@@ -28,7 +28,10 @@ const numFlags = [["power_cap", "#power-cap", parseFloat], ["sm_clock", "#sm-clo
 const textFlags = [["runtime", "#runtime"], ["optimizer", "#optimizer"], ["checkpoint", "#checkpoint"]];
 // generate's lengths, kept in the hash but sent only with the generate
 // call: changing one prices nothing else again.
-const genFlags = [["prompt", "#gen-prompt"], ["output", "#gen-output"]];
+// Each with how a control's or the hash's text reads: a count, or
+// --concurrency's LIST as typed (the Go build parses it).
+const positive = (v) => { const n = parseInt(v, 10); return n > 0 ? n : 0; };
+const genFlags = [["prompt", "#gen-prompt", positive], ["output", "#gen-output", positive], ["concurrency", "#gen-concurrency", (v) => v.trim()]];
 let choices = null;      // the menus' values, from the Go build (session.AllChoices)
 let api = null;          // the Go build's calls: wasmAPI or serverAPI
 let gpuByName = {};      // hwdb entries by canonical name
@@ -60,7 +63,7 @@ function readHash() {
   for (const [k] of textFlags) state[k] = p.get(k) || "";
   for (const [k, , parse] of numFlags) { const v = parse(p.get(k) || ""); state[k] = v > 0 ? v : 0; }
   state.train = p.get("train") === "1";
-  for (const [k] of genFlags) { const v = parseInt(p.get(k) || "", 10); state[k] = v > 0 ? v : 0; }
+  for (const [k, , parse] of genFlags) state[k] = parse(p.get(k) || "");
   state.open = p.getAll("open");
   state.focus = p.get("focus") || "";
   state.dims = {};
@@ -82,7 +85,7 @@ function writeHash() {
   for (const [k] of textFlags) if (state[k]) p.set(k, state[k]);
   if (state.train) p.set("train", "1");
   for (const [k] of numFlags) if (state[k] > 0) p.set(k, String(state[k]));
-  for (const [k] of genFlags) if (state[k] > 0) p.set(k, String(state[k]));
+  for (const [k] of genFlags) if (state[k]) p.set(k, String(state[k]));
   p.set("tab", state.tab);
   for (const k of state.open) p.append("open", k);
   if (state.focus) p.set("focus", state.focus);
@@ -100,7 +103,7 @@ function settings() {
 // genSettings are the settings with generate's lengths.
 function genSettings() {
   const st = JSON.parse(settings());
-  for (const [k] of genFlags) if (state[k] > 0) st[k] = state[k];
+  for (const [k] of genFlags) if (state[k]) st[k] = state[k];
   return JSON.stringify(st);
 }
 
@@ -382,7 +385,7 @@ function syncControls() {
   for (const r of document.querySelectorAll('input[name="plan"]')) r.checked = r.value === state.plan;
   for (const [k, sel] of textFlags) $(sel).value = state[k] || defaultOf(k);
   for (const [k, sel] of numFlags) $(sel).value = state[k] > 0 ? String(state[k]) : "";
-  for (const [k, sel] of genFlags) $(sel).value = state[k] > 0 ? String(state[k]) : "";
+  for (const [k, sel] of genFlags) $(sel).value = state[k] ? String(state[k]) : "";
   $("#train").checked = state.train;
   $("#train").closest(".group").classList.toggle("off", !state.train);
   // The GPU's own limits, as hints: the CLI refuses a cap or clock
@@ -416,9 +419,8 @@ function wireControls() {
     estimate();
   });
   $("#train").addEventListener("change", (e) => { state.train = e.target.checked; syncControls(); estimate(); });
-  for (const [k, sel] of genFlags) $(sel).addEventListener("change", (e) => {
-    const v = parseInt(e.target.value, 10);
-    state[k] = v > 0 ? v : 0;
+  for (const [k, sel, parse] of genFlags) $(sel).addEventListener("change", (e) => {
+    state[k] = parse(e.target.value);
     writeHash();
     clearError();
     renderGenerate();
