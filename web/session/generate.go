@@ -20,13 +20,12 @@ type Generation struct {
 	Text   string           `json:"text"`
 }
 
-// Generate is `onnxcost generate MODEL --prompt P --output O` under the
-// settings (st.Prompt and st.Output, 512 and 128 when unset, the page's
-// defaults; st.Concurrency, the batch, dtype, plan, runtime, power, GPU
-// count and calibration as the flags of the same names), on the model's
-// bytes.
-// A training step is not a generation: with st.Train it refuses; a
-// model without a cache gets generate's own message.
+// Generate is `onnxcost generate MODEL --prompt P --output O` on the
+// model's bytes under the settings: st.Prompt and st.Output (512 and 128
+// when unset, the page's defaults), st.Concurrency, and the batch,
+// dtype, plan, runtime, power, GPU count and calibration as the flags of
+// the same names. A training step is not a generation: with st.Train it
+// refuses; a model without a cache gets generate's own message.
 func (s *Session) Generate(st Settings) (*Generation, error) {
 	if st.Train {
 		return nil, errors.New("generate prices inference: a generation is not a training step (untick train)")

@@ -482,6 +482,11 @@ function newModelView() {
 // re-estimates without reading the file again). name is what messages and
 // the report call the model (the CLI names the path it was given).
 let opens = 0; // models opened, to drop a superseded open's answer
+
+// viewKey names what a view shows: its kind, the model (the count of
+// opens: another model under the same settings is another view) and the
+// settings. A tab skips a redraw for the key it last drew.
+const viewKey = (kind, st) => `${kind}:${opens}:${st}`;
 async function openModel(name, display, bytes) {
   clearError();
   model = null;
@@ -792,7 +797,7 @@ let view = null; // the graph's viewBox: {x, y, w, h, W, H}
 function sanitizeID(s) { return s === "" ? "_" : s.replace(/[^a-zA-Z0-9_\-./:]/g, "_"); }
 
 async function renderGraph(reveal) {
-  const key = "graph:" + drawSettings();
+  const key = viewKey("graph", drawSettings());
   const box = $("#graph");
   if (!reveal && box.dataset.key === key) return;
   let views;
@@ -804,10 +809,10 @@ async function renderGraph(reveal) {
     if (!views || gen !== draws) return;
     state.open = views.expanded;
     writeHash();
-    cache["views:" + drawSettings()] = Promise.resolve(views);
+    cache[viewKey("views", drawSettings())] = Promise.resolve(views);
   } else {
     views = await viewsFor();
-    if (!views || gen !== draws || key !== "graph:" + drawSettings()) return;
+    if (!views || gen !== draws || key !== viewKey("graph", drawSettings())) return;
   }
   timing.drawMs = performance.now() - t0;
   $("#graph-status").textContent = "laying out…";
@@ -823,7 +828,7 @@ async function renderGraph(reveal) {
   for (const g of views.groups) groups[g.id] = g;
   graphDepth = views.depth;
   box.innerHTML = svg.replace(/^[\s\S]*?(<svg)/, "$1");
-  box.dataset.key = "graph:" + drawSettings();
+  box.dataset.key = viewKey("graph", drawSettings());
   box.dataset.boxes = String(views.groups.length);
   $("#graph-status").textContent = `${views.groups.length} boxes, laid out in ${timing.graphMs.toFixed(0)} ms`;
   const el = box.querySelector("svg");
@@ -1052,7 +1057,7 @@ function wirePanZoom(el) {
 // cached is the call's answer under the current settings, asked once
 // per settings (an error is asked again next time).
 async function cached(kind, fn) {
-  const key = kind + ":" + settings();
+  const key = viewKey(kind, settings());
   const c = cache;
   if (!(key in c)) c[key] = call(fn, settings());
   const v = await c[key];
@@ -1063,7 +1068,7 @@ async function cached(kind, fn) {
 // viewsFor is draw's answer for the graph as the page shows it now
 // (with no roofline: the graph view is sent, see session.Draw).
 function viewsFor() {
-  const key = "views:" + drawSettings();
+  const key = viewKey("views", drawSettings());
   if (!(key in cache)) cache[key] = call("draw", drawSettings());
   return cache[key].then((v) => { if (v === null) delete cache[key]; return v; });
 }
@@ -1071,10 +1076,10 @@ function viewsFor() {
 // ---- roofline, drawn from viz.RoofOf's placements ----
 async function renderRoofline() {
   const box = $("#roofline");
-  const key = "roof:" + settings();
+  const key = viewKey("roof", settings());
   if (box.dataset.key === key) return;
   const v = await cached("roof", "draw");
-  if (!v || key !== "roof:" + settings()) return;
+  if (!v || key !== viewKey("roof", settings())) return;
   box.dataset.key = key;
   const rf = v.roofline;
   const pts = rf.points, un = rf.unfused || [];
@@ -1137,10 +1142,10 @@ async function renderRoofline() {
 // ---- fused vs unfused (compare) ----
 async function renderCompare() {
   const box = $("#compare");
-  const key = "cmp:" + settings();
+  const key = viewKey("cmp", settings());
   if (box.dataset.key === key) return;
   const c = await cached("cmp", "compare");
-  if (!c || key !== "cmp:" + settings()) return;
+  if (!c || key !== viewKey("cmp", settings())) return;
   box.dataset.key = key;
   const chg = (a, b) => (a ? `${b - a < 0 ? '<span class="good">' : '<span class="bad">'}${(100 * (b - a) / a).toFixed(1)}%</span>` : "–");
   const u = c.unfused, f = c.fused;
@@ -1161,13 +1166,13 @@ async function renderCompare() {
 async function renderGenerate() {
   const box = $("#gen-cards");
   const s = genSettings();
-  const key = "gen:" + s;
+  const key = viewKey("gen", s);
   if (box.dataset.key === key) return;
   if (!(key in cache)) cache[key] = call("generate", s);
   const c = cache;
   const v = await c[key];
   if (v === null) { delete c[key]; return; }
-  if (key !== "gen:" + genSettings() || state.tab !== "generate") return;
+  if (key !== viewKey("gen", genSettings()) || state.tab !== "generate") return;
   box.dataset.key = key;
   const r = v.result;
   const iv = (i) => (i && i.length === 2 ? `80% interval ${secs(i[0])} – ${secs(i[1])}` : "");
@@ -1188,9 +1193,9 @@ async function renderGenerate() {
 // ---- every GPU ----
 let gpuSort = { k: "time", asc: true };
 async function renderGPUs() {
-  const key = "gpus:" + settings();
+  const key = viewKey("gpus", settings());
   const rows = await cached("gpus", "gpus");
-  if (!rows || key !== "gpus:" + settings()) return;
+  if (!rows || key !== viewKey("gpus", settings())) return;
   const cur = rows.find((r) => r.gpu === state.gpu);
   const base = cur && cur.totals ? cur.totals.time_s : 0;
   const batch = state.batch > 0 ? state.batch : 1;
