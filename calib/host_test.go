@@ -207,3 +207,45 @@ func TestCallFloorLearnedFromFastRows(t *testing.T) {
 		t.Errorf("calibrated call %g s, want under %g", s.CallS, 0.6*call)
 	}
 }
+
+// Kernels timed inside a CUDA graph of repeats measure near their device
+// time, below the runtime's per-call floor (10 µs here): the host factor
+// takes the floor down until the rows are the device's, not to the
+// median of measured over floor, which left the smallest rows priced at
+// the floor's remainder (up to 1.6× here). Rows the host really bounds
+// still give their ratio (the median rule's answer), and a factor the
+// rows cannot tell apart is the prior.
+func TestHostLogFactorStopsAtTheDevice(t *testing.T) {
+	var graph []boundRow
+	var ratios []float64
+	for _, dev := range []float64{1.5e-6, 2e-6, 2.5e-6, 3e-6, 3.5e-6, 4e-6, 5e-6, 6e-6} {
+		graph = append(graph, boundRow{meas: 1.05 * dev, host: 10e-6, dev: dev})
+		ratios = append(ratios, math.Log(1.05*dev/10e-6))
+	}
+	lf := hostLogFactor(graph, 0)
+	// Below f·host = 1.575 µs every row is its device's, 5% under; at
+	// it the smallest row is met exactly.
+	if want := math.Log(1.575e-6 / 10e-6); math.Abs(lf-want) > 2*hostLogFactorStep {
+		t.Errorf("graph rows: log factor %.4f, want %.4f (the floor at the smallest row)", lf, want)
+	}
+	miss := func(lf float64) (worst float64) {
+		for _, r := range graph {
+			worst = max(worst, math.Abs(math.Log(r.meas/max(math.Exp(lf)*r.host, r.dev))))
+		}
+		return worst
+	}
+	if old := quantile(ratios, 0.5); miss(lf) > 0.06 || miss(old) < 0.5 {
+		t.Errorf("worst row missed by %.3f in log (want ≤ 0.06), by %.3f under the median rule (want ≥ 0.5)", miss(lf), miss(old))
+	}
+	var eager []boundRow
+	for _, host := range []float64{1e-3, 2e-3, 4e-3, 8e-3} {
+		eager = append(eager, boundRow{meas: 0.8 * host, host: host, dev: 0.1 * host})
+	}
+	if lf := hostLogFactor(eager, 0); math.Abs(lf-math.Log(0.8)) > hostLogFactorStep {
+		t.Errorf("host-bound rows: log factor %.4f, want log 0.8", lf)
+	}
+	flat := []boundRow{{meas: 1e-6, host: 10e-6, dev: 1e-6}, {meas: 1e-6, host: 10e-6, dev: 1e-6}}
+	if lf := hostLogFactor(flat, -0.05); math.Abs(lf-math.Log(0.1)) > hostLogFactorStep {
+		t.Errorf("rows met by any factor up to 0.1: log factor %.4f, want log 0.1, the one nearest the prior", lf)
+	}
+}
