@@ -91,6 +91,12 @@ func sameTotals(t *testing.T, what string, page map[string]float64, cli report.T
 	}
 }
 
+// jsQuote is s as a JavaScript string literal.
+func jsQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
 // waitEstimates waits until the page has rendered n reports.
 func waitEstimates(n int) chromedp.Action {
 	return chromedp.WaitVisible(fmt.Sprintf(`body[data-estimates="%d"][data-state="ready"] #cards`, n))

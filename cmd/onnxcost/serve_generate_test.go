@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"net/http/httptest"
 	"path/filepath"
 	"strconv"
@@ -73,7 +72,7 @@ func TestBrowserGenerate(t *testing.T) {
 		var before string
 		_ = chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector("#gen-cards").dataset.key`, &before))
 		if err := chromedp.Run(ctx, setControl(st.sel, st.value),
-			chromedp.Poll(fmt.Sprintf(`document.querySelector("#gen-cards").dataset.key !== %q`, before), nil)); err != nil {
+			chromedp.Poll(`document.querySelector("#gen-cards").dataset.key !== `+jsQuote(before), nil)); err != nil {
 			t.Fatalf("setting %s to %s: %v", st.sel, st.value, err)
 		}
 		check(st.sel+"="+st.value, st.args...)

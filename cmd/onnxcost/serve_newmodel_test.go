@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
@@ -52,10 +51,4 @@ func TestBrowserNewModelRedrawsTabs(t *testing.T) {
 			t.Errorf("%s tab: %s then %s: %v (still %.80q)", c.tab, c.first, c.second, err, before)
 		}
 	}
-}
-
-// jsQuote is s as a JavaScript string literal.
-func jsQuote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
