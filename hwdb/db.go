@@ -40,11 +40,27 @@ func Builtin() (*DB, error) { return builtin() }
 // replaces that entry; a user alias that a built-in GPU also uses moves to
 // the user's GPU.
 func WithUserFile(path string) (*DB, error) {
-	b, err := builtin()
+	user, err := LoadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	user, err := LoadFile(path)
+	return withUser(user)
+}
+
+// WithUserData is WithUserFile for a file's contents, named name in
+// messages and sources (the browser holds a file the user chose, with no
+// path to open).
+func WithUserData(name string, data []byte) (*DB, error) {
+	user, err := ParseData(name, data)
+	if err != nil {
+		return nil, err
+	}
+	return withUser(user)
+}
+
+// withUser is the built-in database with user's GPUs over it.
+func withUser(user []*GPU) (*DB, error) {
+	b, err := builtin()
 	if err != nil {
 		return nil, err
 	}

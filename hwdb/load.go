@@ -869,9 +869,15 @@ func LoadFile(path string) ([]*GPU, error) {
 		// Named as a parse error is ("FILE: problem"), not "stat FILE: …".
 		return nil, fmt.Errorf("%s: %w", path, safefile.Reason(err))
 	}
+	return ParseData(path, data)
+}
+
+// ParseData is LoadFile for a file's contents; name stands for its path
+// in messages and in the sources of figures it leaves unsourced.
+func ParseData(name string, data []byte) ([]*GPU, error) {
 	b, err := builtin()
 	if err != nil {
 		return nil, err
 	}
-	return parse(data, parseOptions{origin: path, bases: b})
+	return parse(data, parseOptions{origin: name, bases: b})
 }

@@ -40,7 +40,8 @@ is served read-only at /preload.onnx). --gpu, --dtype, --batch, --dim,
 --sm-clock and --gpus set the page's first settings (the URL's
 #gpu=...&batch=... wins over them), so the page opens on the numbers
 'report MODEL' prints with the same flags; --calibration CAL.yaml is in
-force on the page until another file is chosen there or it is removed.
+force on the page until another file is chosen there or it is removed,
+and --gpu-file FILE adds your own GPUs to its menu.
 
 The address is loopback (127.0.0.1:8080) by default; a non-loopback
 address is refused unless --allow-remote is given, since anyone who can
@@ -105,6 +106,7 @@ origin are refused.`,
 	f.gpus = 1
 	c.Flags().Var(&f.gpus, "gpus", "the page's first tensor-parallel degree")
 	c.Flags().StringVar(&f.calibration, "calibration", "", "the page's first calibration (`CAL.yaml`, from 'onnxcost calibrate'), as report's --calibration")
+	c.Flags().StringVar(&f.gpuFile, "gpu-file", "", "the page's GPU file (`FILE`, your own GPU specs), as report's --gpu-file: its GPUs join the page's menu")
 	return c
 }
 
@@ -140,9 +142,9 @@ func (f *costFlags) pageSettings() (*session.Settings, error) {
 	if f.gpus > 1 {
 		st.GPUs = int(f.gpus)
 	}
+	// The files are read and checked here, so that a bad one stops serve
+	// as it stops report; the page sends their text with every call.
 	if f.calibration != "" {
-		// Read and checked here, so that a bad file stops serve as it
-		// stops report; the page sends the text with every call.
 		b, err := safefile.ReadFile(f.calibration, safefile.SideFileLimit)
 		if err != nil {
 			return nil, usageErr("--calibration: calibration %s: %v", f.calibration, safefile.Reason(err))
@@ -150,10 +152,20 @@ func (f *costFlags) pageSettings() (*session.Settings, error) {
 		if _, err := calib.Parse(f.calibration, b); err != nil {
 			return nil, usageErr("--calibration: %v", err)
 		}
-		st.Calibration = &session.CalibrationFile{Name: f.calibration, Text: string(b)}
+		st.Calibration = &session.File{Name: f.calibration, Text: string(b)}
+	}
+	if f.gpuFile != "" {
+		b, err := safefile.ReadFile(f.gpuFile, safefile.SideFileLimit)
+		if err != nil {
+			return nil, usageErr("--gpu-file %s: %v", f.gpuFile, safefile.Reason(err))
+		}
+		st.GPUFile = &session.File{Name: f.gpuFile, Text: string(b)}
+		if _, err := session.GPUDB(st.GPUFile); err != nil {
+			return nil, usageErr("%v", err)
+		}
 	}
 	if f.gpu != "" {
-		g, err := resolveGPU(f.gpu, "")
+		g, err := resolveGPU(f.gpu, f.gpuFile)
 		if err != nil {
 			return nil, err
 		}

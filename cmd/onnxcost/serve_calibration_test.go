@@ -60,7 +60,7 @@ func TestBrowserCalibration(t *testing.T) {
 		t.Fatalf("serve --calibration: page settings %+v", st.Calibration)
 	}
 
-	pre.Settings = &session.Settings{GPU: "A100-SXM4-80GB", Calibration: &session.CalibrationFile{Name: "a100.yaml", Text: pageCalibration}}
+	pre.Settings = &session.Settings{GPU: "A100-SXM4-80GB", Calibration: &session.File{Name: "a100.yaml", Text: pageCalibration}}
 	srv := httptest.NewServer(web.Handler(pre, web.Config{NoWasm: true, Version: version}))
 	defer srv.Close()
 	ctx := newBrowser(t, exe, 120*time.Second)

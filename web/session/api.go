@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/onnxcost/onnxcost/hwdb"
 )
 
 // The page's calls are answered in one of two places: by onnxcost.wasm in
@@ -19,8 +17,9 @@ var calls = map[string]struct {
 	model bool
 	run   func(*Session, Settings) (any, error)
 }{
-	"gpuList": {false, func(*Session, Settings) (any, error) {
-		db, err := hwdb.Builtin()
+	// The GPUs the menu offers: the database's, and --gpu-file's.
+	"gpuList": {false, func(_ *Session, st Settings) (any, error) {
+		db, err := GPUDB(st.GPUFile)
 		if err != nil {
 			return nil, err
 		}

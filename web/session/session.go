@@ -60,19 +60,47 @@ type Settings struct {
 	Concurrency string `json:"concurrency,omitempty"`
 	// Calibration is --calibration: a file 'onnxcost calibrate' wrote,
 	// given by its text (nil: none). The page holds it, not the URL.
-	Calibration *CalibrationFile `json:"calibration,omitempty"`
+	Calibration *File `json:"calibration,omitempty"`
+	// GPUFile is --gpu-file: the user's GPU specs (hwdb's format), by
+	// its text (nil: none); its GPUs join the database's.
+	GPUFile *File `json:"gpu_file,omitempty"`
 	// cal is Calibration read and checked (check sets it).
 	cal *calib.Calibration
 	// Graph is how draw lays out the graph; no other call reads it.
 	Graph *GraphView `json:"graph,omitempty"`
 }
 
-// CalibrationFile is a calibration file as the page read it: its name
-// (as the user's file was called, for messages and the report's
-// calibration line) and its YAML.
-type CalibrationFile struct {
+// File is a file the page read (a calibration, a GPU file): its name,
+// as the user's file was called, which messages and the report name as
+// the CLI names the path it was given, and its text.
+type File struct {
 	Name string `json:"name"`
 	Text string `json:"text"`
+}
+
+// name is f's name, or def for a file given without one.
+func (f *File) name(def string) string {
+	if n := strings.TrimSpace(f.Name); n != "" {
+		return n
+	}
+	return def
+}
+
+// key identifies f's contents under its name.
+func (f *File) key() string { return f.Name + "\x00" + f.Text }
+
+// GPUDB is the GPU database the settings price on: the built-in one, or
+// with --gpu-file's GPUs over it (hwdb.WithUserData: the CLI's reading
+// and its one-line errors).
+func GPUDB(f *File) (*hwdb.DB, error) {
+	if f == nil {
+		return hwdb.Builtin()
+	}
+	db, err := hwdb.WithUserData(f.name("gpus.yaml"), []byte(f.Text))
+	if err != nil {
+		return nil, fmt.Errorf("--gpu-file %v", err)
+	}
+	return db, nil
 }
 
 // GraphView is the page's view of a large graph: the groups it opened,
@@ -130,11 +158,15 @@ type Session struct {
 	// most of an estimate's cost in WebAssembly. Used once, since the
 	// passes rewrite it.
 	fresh *pipeline.Loaded
-	// cal is the last calibration read, keyed by its name and text: the
-	// page sends the file with every call.
+	// cal and gpus are the last calibration and GPU file read, keyed by
+	// name and text (File.key): the page sends its files with every call.
 	cal struct {
 		key string
 		c   *calib.Calibration
+	}
+	gpus struct {
+		key string
+		db  *hwdb.DB
 	}
 	// drawn keeps the last estimates draw made, by settings: opening a
 	// group of the graph changes only the drawing, and estimating
@@ -248,7 +280,11 @@ func (s *Session) check(st *Settings) (*hwdb.GPU, *hwdb.Runtime, error) {
 	if err := pipeline.CheckGPUs(st.GPUs); err != nil {
 		return nil, nil, err
 	}
-	g, err := s.db.Lookup(st.GPU)
+	db, err := s.gpuDB(st.GPUFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := db.Lookup(st.GPU)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--gpu: %w", err)
 	}
@@ -281,24 +317,36 @@ func (s *Session) check(st *Settings) (*hwdb.GPU, *hwdb.Runtime, error) {
 
 // calibration reads f as --calibration reads a file (calib.Parse: the
 // same checks, the same one-line error naming it); nil for none.
-func (s *Session) calibration(f *CalibrationFile) (*calib.Calibration, error) {
+func (s *Session) calibration(f *File) (*calib.Calibration, error) {
 	if f == nil {
 		return nil, nil
 	}
-	name := strings.TrimSpace(f.Name)
-	if name == "" {
-		name = "calibration.yaml"
-	}
-	key := name + "\x00" + f.Text
-	if s.cal.c != nil && s.cal.key == key {
+	if s.cal.c != nil && s.cal.key == f.key() {
 		return s.cal.c, nil
 	}
-	c, err := calib.Parse(name, []byte(f.Text))
+	c, err := calib.Parse(f.name("calibration.yaml"), []byte(f.Text))
 	if err != nil {
 		return nil, fmt.Errorf("--calibration: %w", err)
 	}
-	s.cal.key, s.cal.c = key, c
+	s.cal.key, s.cal.c = f.key(), c
 	return c, nil
+}
+
+// gpuDB is GPUDB(f), the session's built-in database when f is nil and
+// the last file's when it is the same.
+func (s *Session) gpuDB(f *File) (*hwdb.DB, error) {
+	if f == nil {
+		return s.db, nil
+	}
+	if s.gpus.db != nil && s.gpus.key == f.key() {
+		return s.gpus.db, nil
+	}
+	db, err := GPUDB(f)
+	if err != nil {
+		return nil, err
+	}
+	s.gpus.key, s.gpus.db = f.key(), db
+	return db, nil
 }
 
 // lookupRuntime is the built-in profile --runtime names, with the CLI's
@@ -378,7 +426,11 @@ type GPURow struct {
 // ROW` prints. The model is loaded and planned once (neither depends on
 // the GPU) and costed per GPU.
 func (s *Session) GPUs(st Settings) ([]GPURow, error) {
-	all := s.db.All()
+	db, err := s.gpuDB(st.GPUFile)
+	if err != nil {
+		return nil, err
+	}
+	all := db.All()
 	if len(all) == 0 {
 		return nil, fmt.Errorf("the GPU database is empty")
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -114,7 +115,7 @@ func TestCalibration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &CalibrationFile{Name: "a100.yaml", Text: string(text)}
+	f := &File{Name: "a100.yaml", Text: string(text)}
 	cal, err := calib.Parse("a100.yaml", text)
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +166,7 @@ func TestCalibration(t *testing.T) {
 			t.Errorf("the GPUs table's A100 row ignores the calibration")
 		}
 	}
-	_, err = s.Estimate(Settings{GPU: "A100", Calibration: &CalibrationFile{Name: "bad.yaml", Text: "format: 9\n"}})
+	_, err = s.Estimate(Settings{GPU: "A100", Calibration: &File{Name: "bad.yaml", Text: "format: 9\n"}})
 	if want := "--calibration: calibration bad.yaml: format 9, this onnxcost reads format 1"; err == nil || err.Error() != want {
 		t.Errorf("a bad calibration: error %v, want %q", err, want)
 	}
@@ -231,4 +232,77 @@ func TestGenerate(t *testing.T) {
 	if _, err := cnn.Generate(Settings{GPU: "A100"}); err == nil || !strings.Contains(err.Error(), "no key/value cache input") {
 		t.Errorf("a CNN's generation: error %v", err)
 	}
+}
+
+// TestGPUFile: a GPU file given by its text adds its GPUs as --gpu-file
+// does: an estimate on one of them is report's with the file, the GPUs
+// table and the menu list them, and a bad file gets --gpu-file's line.
+func TestGPUFile(t *testing.T) {
+	p := filepath.Join("..", "..", "testdata", "gpus", "my-gpus.yaml")
+	text, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &File{Name: p, Text: string(text)}
+	db, err := hwdb.WithUserFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, "resnet50.onnx")
+	for _, name := range []string{"MyInferenceCard", "lab"} {
+		got, err := s.Estimate(Settings{GPU: name, GPUFile: f, Batch: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := db.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := s.load(Settings{Batch: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The settings as check resolves them (plan, runtime), on a GPU
+		// of the database; the file's GPU is given to pipeline directly.
+		st := Settings{GPU: "A100", Batch: 4}
+		_, rt, err := s.check(&st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := pipeline.Estimate(l, g, s.options(&st, rt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(got)
+		b, _ := json.Marshal(want)
+		if got.GPU != g.Name || string(a) != string(b) {
+			t.Errorf("%s: the page's report on the file's GPU differs from pipeline's with hwdb.WithUserFile:\n%.600s\n%.600s", name, a, b)
+		}
+	}
+	if _, err := s.Estimate(Settings{GPU: "MyInferenceCard"}); err == nil {
+		t.Error("a file's GPU priced without the file")
+	}
+	rows, err := s.GPUs(Settings{GPUFile: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	menu := Call("gpuList", nil, []byte(`{"gpu_file":{"name":"g.yaml","text":`+strconvQuote(string(text))+`}}`))
+	for _, name := range []string{"A100-lab", "MyInferenceCard"} {
+		if !slices.ContainsFunc(rows, func(r GPURow) bool { return r.GPU == name && r.Totals != nil }) {
+			t.Errorf("the GPUs table has no priced row for %s", name)
+		}
+		if !strings.Contains(menu, `"name":"`+name+`"`) {
+			t.Errorf("gpuList does not offer %s", name)
+		}
+	}
+	_, err = s.Estimate(Settings{GPU: "A100", GPUFile: &File{Name: "bad.yaml", Text: "- name: x\n  vendor: Acme\n"}})
+	if err == nil || !strings.HasPrefix(err.Error(), "--gpu-file bad.yaml:1: x: arch is required") {
+		t.Errorf("a bad GPU file: error %v", err)
+	}
+}
+
+// strconvQuote is s as a JSON string.
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

@@ -45,6 +45,8 @@ let sortKey = "time_s", sortAsc = false, estimates = 0;
 // none): sent with every call, kept out of the URL (a file's contents,
 // not a setting one retypes).
 let calibration = null;
+// gpuFile is --gpu-file, {name, text} likewise: its GPUs join the menu.
+let gpuFile = null;
 
 // urlBad holds the URL's gpu and batch values the page could not use, by
 // name: serve's settings (or the default) stand in for them, and the page
@@ -97,6 +99,7 @@ function settings() {
   for (const [k] of textFlags) st[k] = state[k];
   for (const [k] of numFlags) st[k] = state[k];
   if (calibration) st.calibration = calibration;
+  if (gpuFile) st.gpu_file = gpuFile;
   return JSON.stringify(st);
 }
 
@@ -261,6 +264,50 @@ async function connect() {
   return serverAPI(await v.json());
 }
 
+// loadGPUs fills the GPU menu with the database's GPUs and the GPU
+// file's (gpuList under the settings); null when the call failed.
+async function loadGPUs() {
+  const gpus = await call("gpuList", settings());
+  if (!gpus) return null;
+  gpuByName = {};
+  const sel = $("#gpu");
+  sel.innerHTML = "";
+  for (const g of gpus) {
+    gpuByName[g.name] = g;
+    const o = document.createElement("option");
+    o.value = g.name;
+    o.textContent = `${g.name} · ${g.arch}`;
+    sel.append(o);
+  }
+  return gpus;
+}
+
+// findGPU is the GPU a name or alias names, in any case, as --gpu takes it.
+function findGPU(gpus, name) {
+  const want = name.toLowerCase();
+  return gpus.find((g) => g.name.toLowerCase() === want || (g.aliases || []).includes(want));
+}
+
+const defaultGPU = (gpus) => (gpuByName["A100-SXM4-80GB"] ? "A100-SXM4-80GB" : gpus[0].name);
+
+// useGPUFile puts file f in force (null: none) as --gpu-file: the menu
+// offers its GPUs, the first of them chosen (the GPU the file was loaded
+// for), and the model is priced again. A bad file gets the CLI's line,
+// and the menu stays as it was.
+async function useGPUFile(f) {
+  const before = new Set(Object.keys(gpuByName));
+  const was = gpuFile;
+  gpuFile = f ? { name: f.name, text: await f.text() } : null;
+  clearError();
+  const gpus = await loadGPUs();
+  if (!gpus) { gpuFile = was; await loadGPUs(); syncControls(); return; }
+  const added = gpus.find((g) => !before.has(g.name));
+  if (added) state.gpu = added.name;
+  if (!gpuByName[state.gpu]) state.gpu = defaultGPU(gpus);
+  syncControls();
+  if (model) estimate();
+}
+
 // ---- boot ----
 async function boot() {
   readHash();
@@ -270,26 +317,17 @@ async function boot() {
   api = await connect();
   timing.wasmReady = performance.now();
   $("#version").textContent = api.version;
-  const gpus = await call("gpuList");
+  const gpus = await loadGPUs();
   if (!gpus) return;
   timing.gpuList = performance.now();
-  const sel = $("#gpu");
-  for (const g of gpus) {
-    gpuByName[g.name] = g;
-    const o = document.createElement("option");
-    o.value = g.name;
-    o.textContent = `${g.name} · ${g.arch}`;
-    sel.append(o);
-  }
   // The CLI takes a GPU's name in any case, or an alias (--gpu h100);
   // so does the URL.
   if (state.gpu && !gpuByName[state.gpu]) {
-    const want = state.gpu.toLowerCase();
-    const same = gpus.find((g) => g.name.toLowerCase() === want || (g.aliases || []).includes(want));
+    const same = findGPU(gpus, state.gpu);
     if (same) state.gpu = same.name;
     else urlBad.gpu = state.gpu;
   }
-  if (!state.gpu || !gpuByName[state.gpu]) state.gpu = gpuByName["A100-SXM4-80GB"] ? "A100-SXM4-80GB" : gpus[0].name;
+  if (!state.gpu || !gpuByName[state.gpu]) state.gpu = defaultGPU(gpus);
   choices = await call("choices");
   if (!choices) return;
   // Every --plan value, from the list the CLI checks the flag against.
@@ -311,6 +349,8 @@ async function boot() {
   // fixed addresses; a static copy of the page has neither.
   try {
     const p = await preload;
+    // serve's GPU file first: the URL may name one of its GPUs.
+    if (p) await applyServedGPUFile(p.info.settings);
     noteBadURL(p && p.info.settings);
     if (p) {
       applyServed(p.info.settings);
@@ -351,6 +391,20 @@ function applyServed(st) {
   for (const k of ["runtime", "optimizer", "checkpoint", "power_cap", "sm_clock", "gpus"]) if (st[k] && !p.has(k)) state[k] = st[k];
   if (st.train && !p.has("train")) state.train = true;
   if (st.calibration && !calibration) calibration = st.calibration;
+  syncControls();
+}
+
+// applyServedGPUFile takes serve's --gpu-file, and then its --gpu when
+// that names one of the file's GPUs (the menu lacked it before).
+async function applyServedGPUFile(st) {
+  if (!st || !st.gpu_file || gpuFile) return;
+  gpuFile = st.gpu_file;
+  const gpus = await loadGPUs();
+  if (!gpus) return;
+  const p = new URLSearchParams(location.hash.slice(1));
+  const want = p.get("gpu") && !urlBad.gpu ? p.get("gpu") : st.gpu;
+  const g = want && findGPU(gpus, want);
+  if (g) { state.gpu = g.name; delete urlBad.gpu; }
   syncControls();
 }
 
@@ -398,6 +452,8 @@ function syncControls() {
   }
   $("#cal-name").textContent = calibration ? calibration.name : "none";
   $("#cal-clear").hidden = !calibration;
+  $("#gpu-file-name").textContent = gpuFile ? gpuFile.name : "none";
+  $("#gpu-file-clear").hidden = !gpuFile;
   for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("on", b.dataset.tab === state.tab);
   for (const s of document.querySelectorAll(".tab")) s.hidden = s.id !== "tab-" + state.tab;
 }
@@ -438,6 +494,12 @@ function wireControls() {
     e.target.value = "";
   });
   $("#cal-clear").addEventListener("click", () => { calibration = null; syncControls(); if (model) estimate(); });
+  $("#gpu-file").addEventListener("change", async (e) => {
+    const f = e.target.files[0];
+    if (f) await useGPUFile(f);
+    e.target.value = "";
+  });
+  $("#gpu-file-clear").addEventListener("click", () => useGPUFile(null));
   const drop = $("#drop");
   window.addEventListener("dragover", (e) => { e.preventDefault(); drop.classList.add("over"); });
   window.addEventListener("dragleave", () => drop.classList.remove("over"));
