@@ -67,6 +67,8 @@ func TestBrowserGenerate(t *testing.T) {
 		{"#gen-prompt", "64", []string{"--prompt", "64", "--output", "128"}},
 		{"#gen-output", "16", []string{"--prompt", "64", "--output", "16"}},
 		{"#gen-concurrency", "1..8", []string{"--prompt", "64", "--output", "16", "--concurrency", "1..8"}},
+		{"#gen-tpot-slo", "0.0006", []string{"--prompt", "64", "--output", "16", "--concurrency", "1..8", "--tpot-slo", "0.0006"}},
+		{"#gen-price", "2.5", []string{"--prompt", "64", "--output", "16", "--concurrency", "1..8", "--tpot-slo", "0.0006", "--price", "2.5"}},
 	}
 	for _, st := range steps {
 		var before string
@@ -82,23 +84,24 @@ func TestBrowserGenerate(t *testing.T) {
 		chromedp.WaitVisible(`#gen-cards[data-key*='"batch":4']`)); err != nil {
 		t.Fatal(err)
 	}
-	check("batch 4", "--prompt", "64", "--output", "16", "--concurrency", "1..8", "--batch", "4")
+	check("batch 4", "--prompt", "64", "--output", "16", "--concurrency", "1..8", "--tpot-slo", "0.0006", "--price", "2.5", "--batch", "4")
 	// The serving curve is generate's text, table and all.
 	var shown string
 	if err := chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector("#gen-text").textContent`, &shown)); err != nil {
 		t.Fatal(err)
 	}
-	_, text, _ := runCLI(t, "generate", model, "--gpu", "A100-SXM4-80GB", "--prompt", "64", "--output", "16", "--concurrency", "1..8", "--batch", "4")
+	_, text, _ := runCLI(t, "generate", model, "--gpu", "A100-SXM4-80GB", "--prompt", "64", "--output", "16", "--concurrency", "1..8",
+		"--tpot-slo", "0.0006", "--price", "2.5", "--batch", "4")
 	// serve names the preloaded model by its base name: it sends no paths.
 	text = strings.ReplaceAll(text, model, filepath.Base(model))
-	if !strings.Contains(shown, "serving at steady state") || !strings.HasSuffix(shown, text) {
+	if !strings.Contains(shown, "serving at steady state") || !strings.Contains(shown, "best: ") || !strings.HasSuffix(shown, text) {
 		t.Errorf("the page's generation text is not generate's:\n%s\n---\n%s", shown, text)
 	}
 	var hash string
 	if err := chromedp.Run(ctx, chromedp.Evaluate(`location.hash`, &hash)); err != nil {
 		t.Fatal(err)
 	}
-	for _, kv := range []string{"prompt=64", "output=16", "concurrency=1..8", "tab=generate"} {
+	for _, kv := range []string{"prompt=64", "output=16", "concurrency=1..8", "tpot_slo=0.0006", "price=2.5", "tab=generate"} {
 		if !strings.Contains(hash, kv) {
 			t.Errorf("the URL hash %q does not record %s", hash, kv)
 		}

@@ -22,7 +22,8 @@ type Generation struct {
 
 // Generate is `onnxcost generate MODEL --prompt P --output O` on the
 // model's bytes under the settings: st.Prompt and st.Output (512 and 128
-// when unset, the page's defaults), st.Concurrency, and the batch,
+// when unset, the page's defaults), st.Concurrency with its SLOs and
+// price, and the batch,
 // dtype, plan, runtime, power, GPU count and calibration as the flags of
 // the same names. A training step is not a generation: with st.Train it
 // refuses; a model without a cache gets generate's own message.
@@ -42,6 +43,7 @@ func (s *Session) Generate(st Settings) (*Generation, error) {
 		Plan: plan, Passes: passes.Options{DumpTo: io.Discard}, Calibration: st.cal,
 		GPUs: st.GPUs, Power: st.power(), Batch: st.Batch, Prompt: st.Prompt, Output: st.Output,
 		Dims: st.Dims, ToolVersion: s.version,
+		TTFTSLOS: st.TTFTSLO, TPOTSLOS: st.TPOTSLO, PriceUSDPerGPUHour: st.Price,
 	}
 	if named {
 		cfg.Runtime = rt

@@ -56,8 +56,13 @@ type Settings struct {
 	Prompt int64 `json:"prompt,omitempty"`
 	Output int64 `json:"output,omitempty"`
 	// Concurrency is generate's --concurrency LIST (1,4,16 or 1..256):
-	// the serving curve ("": none).
-	Concurrency string `json:"concurrency,omitempty"`
+	// the serving curve ("": none); TTFTSLO and TPOTSLO (seconds) and
+	// Price (USD per GPU-hour) are its --ttft-slo, --tpot-slo and --price
+	// (0: none).
+	Concurrency string  `json:"concurrency,omitempty"`
+	TTFTSLO     float64 `json:"ttft_slo,omitempty"`
+	TPOTSLO     float64 `json:"tpot_slo,omitempty"`
+	Price       float64 `json:"price,omitempty"`
 	// Calibration is --calibration: a file 'onnxcost calibrate' wrote,
 	// given by its text (nil: none). The page holds it, not the URL.
 	Calibration *File `json:"calibration,omitempty"`

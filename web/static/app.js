@@ -16,9 +16,9 @@ const body = document.body;
 // web/session.Settings; a zero value is the flag's default.
 const state = { gpu: "", dtype: "", batch: 0, dims: {}, plan: "", tab: "nodes",
   runtime: "", train: false, optimizer: "", checkpoint: "", power_cap: 0, sm_clock: 0, gpus: 0,
-  // generate's --prompt and --output (0: the Go build's defaults), read
-  // by the Generation tab only.
-  prompt: 0, output: 0, concurrency: "",
+  // generate's --prompt and --output (0: the Go build's defaults), and
+  // its serving curve's flags, read by the Generation tab only.
+  prompt: 0, output: 0, concurrency: "", ttft_slo: 0, tpot_slo: 0, price: 0,
   // The graph's view (web/session.GraphView): the open groups' keys, in
   // the order they were opened, and a focus pattern (graph --focus).
   open: [], focus: "" };
@@ -31,7 +31,9 @@ const textFlags = [["runtime", "#runtime"], ["optimizer", "#optimizer"], ["check
 // Each with how a control's or the hash's text reads: a count, or
 // --concurrency's LIST as typed (the Go build parses it).
 const positive = (v) => { const n = parseInt(v, 10); return n > 0 ? n : 0; };
-const genFlags = [["prompt", "#gen-prompt", positive], ["output", "#gen-output", positive], ["concurrency", "#gen-concurrency", (v) => v.trim()]];
+const positiveReal = (v) => { const x = parseFloat(v); return x > 0 ? x : 0; };
+const genFlags = [["prompt", "#gen-prompt", positive], ["output", "#gen-output", positive], ["concurrency", "#gen-concurrency", (v) => v.trim()],
+  ["ttft_slo", "#gen-ttft-slo", positiveReal], ["tpot_slo", "#gen-tpot-slo", positiveReal], ["price", "#gen-price", positiveReal]];
 let choices = null;      // the menus' values, from the Go build (session.AllChoices)
 let api = null;          // the Go build's calls: wasmAPI or serverAPI
 let gpuByName = {};      // hwdb entries by canonical name
