@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -71,6 +72,15 @@ const (
 	DefaultOptimizer  = "adam"
 	DefaultCheckpoint = "none"
 )
+
+// CheckWarm refuses --warm on a training step, whose traffic between
+// steps the training model prices itself.
+func CheckWarm(warm, training bool) error {
+	if warm && training {
+		return errors.New("--warm prices an inference call repeated back to back; a training step's traffic is priced as its own (drop --warm or --train)")
+	}
+	return nil
+}
 
 // CheckTrain normalizes and checks --optimizer and --checkpoint (both
 // apply only with --train, but are checked whenever given): an empty

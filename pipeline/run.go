@@ -193,8 +193,8 @@ func runModel(src source, cfg Config, mode runMode) (*Result, error) {
 	if err := CheckValue("--dtype", cfg.DType, append([]string{""}, cost.DTypes()...)...); err != nil {
 		return nil, &Error{Err: err}
 	}
-	if cfg.Warm && cfg.Train != nil {
-		return nil, inputErr("--warm prices an inference call repeated back to back; a training step's traffic is priced as its own (drop --warm or --train)")
+	if err := CheckWarm(cfg.Warm, cfg.Train != nil); err != nil {
+		return nil, &Error{Err: err}
 	}
 	res := &Result{}
 	var err error

@@ -99,16 +99,18 @@ func TestBrowserControls(t *testing.T) {
 		{"runtime pytorch, train with sgd, batch 4",
 			[][2]string{{"#runtime", "pytorch"}, {"#optimizer", "sgd"}, {"#train", "on"}, {"#batch", "4"}},
 			[]string{"--gpu", "T4", "--runtime", "pytorch", "--train", "--optimizer", "sgd", "--batch", "4"}},
-		{"adamw with sqrt checkpointing on 2 A100s at bf16",
-			[][2]string{{"#gpu", "A100-SXM4-80GB"}, {"#optimizer", "adamw"}, {"#checkpoint", "sqrt"}, {"#dtype", "bf16"}, {"#gpus-n", "2"}},
-			[]string{"--gpu", "A100-SXM4-80GB", "--runtime", "pytorch", "--train", "--optimizer", "adamw", "--checkpoint", "sqrt", "--batch", "4", "--dtype", "bf16", "--gpus", "2"}},
-		{"inference under TensorRT, 300 W cap, 1200 MHz lock, 4 GPUs",
-			[][2]string{{"#train", "off"}, {"#runtime", "tensorrt"}, {"#power-cap", "300"}, {"#sm-clock", "1200"}, {"#gpus-n", "4"}},
+		{"adamw with sqrt checkpointing on 2 A100s at bf16, 4 micro-batches, 2 DDP replicas",
+			[][2]string{{"#gpu", "A100-SXM4-80GB"}, {"#optimizer", "adamw"}, {"#checkpoint", "sqrt"}, {"#dtype", "bf16"}, {"#gpus-n", "2"},
+				{"#grad-accum", "4"}, {"#data-parallel", "2"}},
+			[]string{"--gpu", "A100-SXM4-80GB", "--runtime", "pytorch", "--train", "--optimizer", "adamw", "--checkpoint", "sqrt", "--batch", "4", "--dtype", "bf16", "--gpus", "2",
+				"--grad-accum", "4", "--data-parallel", "2"}},
+		{"inference under TensorRT, 300 W cap, 1200 MHz lock, 4 GPUs, warm",
+			[][2]string{{"#train", "off"}, {"#runtime", "tensorrt"}, {"#power-cap", "300"}, {"#sm-clock", "1200"}, {"#gpus-n", "4"}, {"#warm", "on"}},
 			// The page keeps its optimizer and checkpoint settings with
 			// training off; the CLI refuses training-only flags without
 			// --train, and they change nothing here.
 			[]string{"--gpu", "A100-SXM4-80GB", "--runtime", "tensorrt", "--batch", "4", "--dtype", "bf16",
-				"--power-cap", "300", "--sm-clock", "1200", "--gpus", "4"}},
+				"--power-cap", "300", "--sm-clock", "1200", "--gpus", "4", "--warm"}},
 	}
 	n := 1
 	for _, st := range steps {
@@ -143,7 +145,8 @@ func TestBrowserControls(t *testing.T) {
 	if err := chromedp.Run(ctx, chromedp.Evaluate(`location.hash`, &hash)); err != nil {
 		t.Fatal(err)
 	}
-	for _, kv := range []string{"runtime=tensorrt", "power_cap=300", "sm_clock=1200", "gpus=4", "optimizer=adamw", "checkpoint=sqrt", "dtype=bf16", "batch=4"} {
+	for _, kv := range []string{"runtime=tensorrt", "power_cap=300", "sm_clock=1200", "gpus=4", "optimizer=adamw", "checkpoint=sqrt", "dtype=bf16", "batch=4",
+		"warm=1", "grad_accum=4", "data_parallel=2"} {
 		if !strings.Contains(hash, kv) {
 			t.Errorf("the URL hash %q does not record %s", hash, kv)
 		}

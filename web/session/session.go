@@ -44,6 +44,13 @@ type Settings struct {
 	Train      bool   `json:"train,omitempty"`
 	Optimizer  string `json:"optimizer,omitempty"`
 	Checkpoint string `json:"checkpoint,omitempty"`
+	// GradAccum and DataParallel are --grad-accum and --data-parallel
+	// (0: 1), read with Train only.
+	GradAccum    int `json:"grad_accum,omitempty"`
+	DataParallel int `json:"data_parallel,omitempty"`
+	// Warm is --warm: a call timed back to back with itself, its operands
+	// in L2 where the call before left them.
+	Warm bool `json:"warm,omitempty"`
 	// PowerCap (W) and SMClock (MHz) price every kernel under a board
 	// power limit or an SM clock lock (0: the GPU's default).
 	PowerCap float64 `json:"power_cap,omitempty"`
@@ -130,7 +137,7 @@ func (st *Settings) train() cost.Training {
 	if !st.Train {
 		return nil
 	}
-	return &train.Options{Optimizer: st.Optimizer, Checkpoint: st.Checkpoint}
+	return &train.Options{Optimizer: st.Optimizer, Checkpoint: st.Checkpoint, GradAccum: max(st.GradAccum, 1), DataParallel: max(st.DataParallel, 1)}
 }
 
 // options is what pipeline.Estimate needs besides the GPU, as `report`
@@ -138,7 +145,7 @@ func (st *Settings) train() cost.Training {
 func (s *Session) options(st *Settings, rt *hwdb.Runtime) pipeline.EstimateOptions {
 	return pipeline.EstimateOptions{
 		DType: st.DType, Plan: st.Plan, Runtime: rt, ToolVersion: s.version, ModelName: s.name,
-		Power: st.power(), Train: st.train(), GPUs: st.GPUs, Calibration: st.cal,
+		Power: st.power(), Train: st.train(), GPUs: st.GPUs, Calibration: st.cal, Warm: st.Warm,
 		RuntimeByModel: strings.TrimSpace(st.Runtime) == "" && !st.Train,
 	}
 }
@@ -313,6 +320,16 @@ func (s *Session) check(st *Settings) (*hwdb.GPU, *hwdb.Runtime, error) {
 	}
 	if err := pipeline.CheckTrain(&st.Optimizer, &st.Checkpoint); err != nil {
 		return nil, nil, err
+	}
+	if err := pipeline.CheckWarm(st.Warm, st.Train); err != nil {
+		return nil, nil, err
+	}
+	// As the CLI's flags; the page keeps them with training off, unused.
+	if st.GradAccum < 0 {
+		return nil, nil, fmt.Errorf("--grad-accum %d: want 1 or more micro-batches per optimizer step", st.GradAccum)
+	}
+	if st.DataParallel < 0 {
+		return nil, nil, fmt.Errorf("--data-parallel %d: want 1 or more replicas", st.DataParallel)
 	}
 	if st.cal, err = s.calibration(st.Calibration); err != nil {
 		return nil, nil, err

@@ -80,6 +80,9 @@ func TestSettingsRefusedLikeCLI(t *testing.T) {
 		{Settings{GPU: "T4", DType: "fp64"}, `--dtype "fp64": want one of fp32|tf32|fp16|bf16|fp8|int8|fp16-amp|bf16-amp`},
 		{Settings{GPU: "T4", Plan: "both"}, `--plan "both": want one of fused|unfused|eager|inductor|onnxruntime`},
 		{Settings{GPU: "T4", Batch: -1}, "--batch must be positive, got -1"},
+		{Settings{GPU: "T4", Train: true, Warm: true}, "--warm prices an inference call repeated back to back; a training step's traffic is priced as its own (drop --warm or --train)"},
+		{Settings{GPU: "T4", Train: true, GradAccum: -2}, "--grad-accum -2: want 1 or more micro-batches per optimizer step"},
+		{Settings{GPU: "T4", Train: true, DataParallel: -1}, "--data-parallel -1: want 1 or more replicas"},
 	} {
 		_, err := s.Estimate(c.st)
 		if err == nil || err.Error() != c.want {

@@ -16,6 +16,7 @@ const body = document.body;
 // web/session.Settings; a zero value is the flag's default.
 const state = { gpu: "", dtype: "", batch: 0, dims: {}, plan: "", tab: "nodes",
   runtime: "", train: false, optimizer: "", checkpoint: "", power_cap: 0, sm_clock: 0, gpus: 0,
+  grad_accum: 0, data_parallel: 0, warm: false,
   // generate's --prompt and --output (0: the Go build's defaults), and
   // its serving curve's flags, read by the Generation tab only.
   prompt: 0, output: 0, concurrency: "", ttft_slo: 0, tpot_slo: 0, price: 0,
@@ -24,7 +25,8 @@ const state = { gpu: "", dtype: "", batch: 0, dims: {}, plan: "", tab: "nodes",
   open: [], focus: "" };
 // The numeric flags kept in the hash by name, with the control that sets
 // each: --power-cap and --sm-clock take decimals, --gpus a whole number.
-const numFlags = [["power_cap", "#power-cap", parseFloat], ["sm_clock", "#sm-clock", parseFloat], ["gpus", "#gpus-n", (v) => parseInt(v, 10)]];
+const numFlags = [["power_cap", "#power-cap", parseFloat], ["sm_clock", "#sm-clock", parseFloat], ["gpus", "#gpus-n", (v) => parseInt(v, 10)],
+  ["grad_accum", "#grad-accum", (v) => parseInt(v, 10)], ["data_parallel", "#data-parallel", (v) => parseInt(v, 10)]];
 const textFlags = [["runtime", "#runtime"], ["optimizer", "#optimizer"], ["checkpoint", "#checkpoint"]];
 // generate's lengths, kept in the hash but sent only with the generate
 // call: changing one prices nothing else again.
@@ -67,6 +69,7 @@ function readHash() {
   for (const [k] of textFlags) state[k] = p.get(k) || "";
   for (const [k, , parse] of numFlags) { const v = parse(p.get(k) || ""); state[k] = v > 0 ? v : 0; }
   state.train = p.get("train") === "1";
+  state.warm = p.get("warm") === "1";
   for (const [k, , parse] of genFlags) state[k] = parse(p.get(k) || "");
   state.open = p.getAll("open");
   state.focus = p.get("focus") || "";
@@ -88,6 +91,7 @@ function writeHash() {
   if (state.plan) p.set("plan", state.plan);
   for (const [k] of textFlags) if (state[k]) p.set(k, state[k]);
   if (state.train) p.set("train", "1");
+  if (state.warm) p.set("warm", "1");
   for (const [k] of numFlags) if (state[k] > 0) p.set(k, String(state[k]));
   for (const [k] of genFlags) if (state[k]) p.set(k, String(state[k]));
   p.set("tab", state.tab);
@@ -97,7 +101,7 @@ function writeHash() {
 }
 
 function settings() {
-  const st = { gpu: state.gpu, dtype: state.dtype, batch: state.batch, dims: state.dims, plan: state.plan, train: state.train };
+  const st = { gpu: state.gpu, dtype: state.dtype, batch: state.batch, dims: state.dims, plan: state.plan, train: state.train, warm: state.warm };
   for (const [k] of textFlags) st[k] = state[k];
   for (const [k] of numFlags) st[k] = state[k];
   if (calibration) st.calibration = calibration;
@@ -390,7 +394,8 @@ function applyServed(st) {
   if (st.batch > 0 && (!p.get("batch") || urlBad.batch)) state.batch = st.batch;
   if (st.plan && !p.get("plan")) state.plan = st.plan;
   for (const [k, v] of Object.entries(st.dims || {})) if (!p.has("dim." + k)) state.dims[k] = v;
-  for (const k of ["runtime", "optimizer", "checkpoint", "power_cap", "sm_clock", "gpus"]) if (st[k] && !p.has(k)) state[k] = st[k];
+  for (const k of ["runtime", "optimizer", "checkpoint", "power_cap", "sm_clock", "gpus", "grad_accum", "data_parallel"]) if (st[k] && !p.has(k)) state[k] = st[k];
+  if (st.warm && !p.has("warm")) state.warm = true;
   if (st.train && !p.has("train")) state.train = true;
   if (st.calibration && !calibration) calibration = st.calibration;
   syncControls();
@@ -443,6 +448,7 @@ function syncControls() {
   for (const [k, sel] of numFlags) $(sel).value = state[k] > 0 ? String(state[k]) : "";
   for (const [k, sel] of genFlags) $(sel).value = state[k] ? String(state[k]) : "";
   $("#train").checked = state.train;
+  $("#warm").checked = state.warm;
   $("#train").closest(".group").classList.toggle("off", !state.train);
   // The GPU's own limits, as hints: the CLI refuses a cap or clock
   // outside them, and so does the page (with its message).
@@ -477,6 +483,7 @@ function wireControls() {
     estimate();
   });
   $("#train").addEventListener("change", (e) => { state.train = e.target.checked; syncControls(); estimate(); });
+  $("#warm").addEventListener("change", (e) => { state.warm = e.target.checked; estimate(); });
   for (const [k, sel, parse] of genFlags) $(sel).addEventListener("change", (e) => {
     state[k] = parse(e.target.value);
     writeHash();
