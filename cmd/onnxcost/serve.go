@@ -36,8 +36,9 @@ built without (a plain 'go install') runs it here, the page sending the
 model to this server, which keeps it in memory only. Either way the model
 stays on this machine. With MODEL the page opens that model on start (it
 is served read-only at /preload.onnx). --gpu, --dtype, --batch, --dim,
---plan, --runtime, --train, --optimizer, --checkpoint, --power-cap,
---sm-clock and --gpus set the page's first settings (the URL's
+--plan, --runtime, --train, --optimizer, --checkpoint, --grad-accum,
+--data-parallel, --warm, --power-cap, --sm-clock and --gpus set the
+page's first settings (the URL's
 #gpu=...&batch=... wins over them), so the page opens on the numbers
 'report MODEL' prints with the same flags; --calibration CAL.yaml is in
 force on the page until another file is chosen there or it is removed,
@@ -105,6 +106,10 @@ origin are refused.`,
 	c.Flags().Float64Var(&f.smClock, "sm-clock", 0, "the page's first SM clock lock in MHz (default: no lock)")
 	f.gpus = 1
 	c.Flags().Var(&f.gpus, "gpus", "the page's first tensor-parallel degree")
+	f.trainFlags.fromFlags = true // zero --grad-accum and --data-parallel are the user's
+	c.Flags().IntVar(&f.gradAccum, "grad-accum", 1, "the page's first gradient accumulation with --train: `K` micro-batches per optimizer step")
+	c.Flags().IntVar(&f.dataParallel, "data-parallel", 1, "the page's first data parallelism with --train: `N` DistributedDataParallel replicas")
+	c.Flags().BoolVar(&f.warm, "warm", false, "the page opens pricing a call repeated back to back (report's --warm)")
 	c.Flags().StringVar(&f.calibration, "calibration", "", "the page's first calibration (`CAL.yaml`, from 'onnxcost calibrate'), as report's --calibration")
 	c.Flags().StringVar(&f.gpuFile, "gpu-file", "", "the page's GPU file (`FILE`, your own GPU specs), as report's --gpu-file: its GPUs join the page's menu")
 	return c
@@ -137,8 +142,29 @@ func (f *costFlags) pageSettings() (*session.Settings, error) {
 	if err := asUsage(pipeline.CheckTrain(&opt, &ckpt)); err != nil {
 		return nil, err
 	}
+	// As report checks them (trainFlags.validate, pipeline.CheckWarm);
+	// 1, the flags' default, is left to the page's own.
+	if !f.fromFlags {
+		// A costFlags built in code: zero is "not set".
+		f.gradAccum, f.dataParallel = max(f.gradAccum, 1), max(f.dataParallel, 1)
+	}
+	if f.dataParallel < 1 {
+		return nil, usageErr("--data-parallel %d: want 1 or more replicas", f.dataParallel)
+	}
+	if f.gradAccum < 1 {
+		return nil, usageErr("--grad-accum %d: want 1 or more micro-batches per optimizer step", f.gradAccum)
+	}
+	if err := asUsage(pipeline.CheckWarm(f.warm, f.train)); err != nil {
+		return nil, err
+	}
 	st := &session.Settings{DType: f.dtype, Batch: f.batch, Dims: dims, Plan: f.plan, Runtime: f.runtime,
-		Train: f.train, Optimizer: f.optimizer, Checkpoint: f.checkpoint, PowerCap: f.powerCap, SMClock: f.smClock}
+		Train: f.train, Optimizer: f.optimizer, Checkpoint: f.checkpoint, PowerCap: f.powerCap, SMClock: f.smClock, Warm: f.warm}
+	if f.gradAccum > 1 {
+		st.GradAccum = f.gradAccum
+	}
+	if f.dataParallel > 1 {
+		st.DataParallel = f.dataParallel
+	}
 	if f.gpus > 1 {
 		st.GPUs = int(f.gpus)
 	}

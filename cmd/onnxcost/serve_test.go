@@ -227,20 +227,24 @@ func TestSessionBadModelsMatchCLI(t *testing.T) {
 	}
 }
 
-// TestServeSettingsFlags: serve's runtime, training, power and --gpus
-// flags become the page's first settings, refused as `report` refuses
+// TestServeSettingsFlags: serve's runtime, training (accumulation and
+// DDP too), --warm, power and --gpus flags become the page's first settings, refused as `report` refuses
 // them (same line, exit 2).
 func TestServeSettingsFlags(t *testing.T) {
 	f := costFlags{gpu: "a100", plan: "fused", runtime: "tensorrt", powerCap: 300, smClock: 1200, gpus: 4,
-		trainFlags: trainFlags{train: true, optimizer: "sgd"}}
+		trainFlags: trainFlags{train: true, optimizer: "sgd", gradAccum: 4, dataParallel: 2}}
 	st, err := f.pageSettings()
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := session.Settings{GPU: "A100-SXM4-80GB", Plan: "fused", Runtime: "tensorrt", Train: true, Optimizer: "sgd",
-		PowerCap: 300, SMClock: 1200, GPUs: 4, Dims: map[string]int64{}}
+		GradAccum: 4, DataParallel: 2, PowerCap: 300, SMClock: 1200, GPUs: 4, Dims: map[string]int64{}}
 	if canonJSON(t, st) != canonJSON(t, &want) {
 		t.Errorf("page settings %+v, want %+v", *st, want)
+	}
+	w := costFlags{gpu: "a100", warm: true, trainFlags: trainFlags{gradAccum: 1, dataParallel: 1}}
+	if st, err := w.pageSettings(); err != nil || !st.Warm || st.GradAccum != 0 || st.DataParallel != 0 {
+		t.Errorf("serve --warm: page settings %+v (%v)", st, err)
 	}
 	m := fixture(t, "alexnet.onnx")
 	for _, flags := range [][]string{
@@ -249,6 +253,9 @@ func TestServeSettingsFlags(t *testing.T) {
 		{"--gpu", "A100", "--sm-clock", "99999"},
 		{"--gpu", "A100", "--optimizer", "nope"},
 		{"--gpu", "A100", "--gpus", "0"},
+		{"--gpu", "A100", "--train", "--warm"},
+		{"--gpu", "A100", "--train", "--grad-accum", "0"},
+		{"--gpu", "A100", "--train", "--data-parallel", "-1"},
 	} {
 		_, _, want := runCLI(t, append([]string{"report", m}, flags...)...)
 		// A flag parse error names the command.
