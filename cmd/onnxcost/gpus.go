@@ -25,6 +25,12 @@ func resolveGPU(name, gpuFile string) (*hwdb.GPU, error) {
 	if err != nil {
 		return nil, err
 	}
+	return lookupGPU(db, name)
+}
+
+// lookupGPU is resolveGPU's lookup in a database already read (serve's,
+// which the page also prices on).
+func lookupGPU(db *hwdb.DB, name string) (*hwdb.GPU, error) {
 	g, err := lookupFlag("--gpu", name, db.Lookup)
 	if err != nil && (strings.Contains(name, ",") || strings.EqualFold(strings.TrimSpace(name), "all")) {
 		// Reached only by the commands that price one GPU: sweep and

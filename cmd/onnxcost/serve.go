@@ -186,12 +186,14 @@ func (f *costFlags) pageSettings() (*session.Settings, error) {
 			return nil, usageErr("--gpu-file %s: %v", f.gpuFile, safefile.Reason(err))
 		}
 		st.GPUFile = &session.File{Name: f.gpuFile, Text: string(b)}
-		if _, err := session.GPUDB(st.GPUFile); err != nil {
-			return nil, usageErr("%v", err)
-		}
+	}
+	// The page's database: read once, the file's GPUs over the built-in.
+	db, err := session.GPUDB(st.GPUFile)
+	if err != nil {
+		return nil, usageErr("%v", err)
 	}
 	if f.gpu != "" {
-		g, err := resolveGPU(f.gpu, f.gpuFile)
+		g, err := lookupGPU(db, f.gpu)
 		if err != nil {
 			return nil, err
 		}

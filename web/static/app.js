@@ -394,7 +394,7 @@ function applyServed(st) {
   if (st.batch > 0 && (!p.get("batch") || urlBad.batch)) state.batch = st.batch;
   if (st.plan && !p.get("plan")) state.plan = st.plan;
   for (const [k, v] of Object.entries(st.dims || {})) if (!p.has("dim." + k)) state.dims[k] = v;
-  for (const k of ["runtime", "optimizer", "checkpoint", "power_cap", "sm_clock", "gpus", "grad_accum", "data_parallel"]) if (st[k] && !p.has(k)) state[k] = st[k];
+  for (const [k] of [...textFlags, ...numFlags]) if (st[k] && !p.has(k)) state[k] = st[k];
   if (st.warm && !p.has("warm")) state.warm = true;
   if (st.train && !p.has("train")) state.train = true;
   if (st.calibration && !calibration) calibration = st.calibration;
