@@ -135,7 +135,7 @@ func ModelRuntime(l *Loaded) string {
 	switch {
 	case len(l.contrib) == 0 && len(l.ortDefault) == 0:
 		return hwdb.DefaultRuntime
-	case hasCacheInput(l.Model.Graph):
+	case HasCacheInput(l.Model.Graph):
 		return ContribCacheRuntime
 	}
 	return ContribRuntime
@@ -157,8 +157,9 @@ func SettleRuntime(l *Loaded, rt *hwdb.Runtime, db *hwdb.RuntimeDB, plan string,
 	return rt, plan, err
 }
 
-// hasCacheInput reports whether g reads a key/value cache.
-func hasCacheInput(g *ir.Graph) bool {
+// HasCacheInput reports whether g reads a key/value cache (IsCacheInput):
+// a decoder generate can run.
+func HasCacheInput(g *ir.Graph) bool {
 	return slices.ContainsFunc(g.Inputs, IsCacheInput)
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/onnxcost/onnxcost/generate"
 	"github.com/onnxcost/onnxcost/passes"
-	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/sweep"
 )
 
@@ -76,14 +75,3 @@ const (
 	DefaultPrompt = 512
 	DefaultOutput = 128
 )
-
-// isDecoder says whether the model takes a key/value cache, which
-// generate needs (pipeline.IsCacheInput, generate's test).
-func isDecoder(l *pipeline.Loaded) bool {
-	for _, in := range l.Model.Graph.Inputs {
-		if in != nil && !in.IsInitializer && pipeline.IsCacheInput(in) {
-			return true
-		}
-	}
-	return false
-}

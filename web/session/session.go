@@ -223,7 +223,7 @@ func Open(name string, data []byte, toolVersion string) (*Session, error) {
 	}
 	s.symbols = symbolsOf(l)
 	s.runtime = pipeline.ModelRuntime(l)
-	s.decoder = isDecoder(l)
+	s.decoder = pipeline.HasCacheInput(l.Model.Graph)
 	s.fresh = l
 	return s, nil
 }
