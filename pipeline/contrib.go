@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"github.com/onnxcost/onnxcost/train"
 	"slices"
 	"sort"
 	"strings"
@@ -125,6 +126,22 @@ func (l *Loaded) ORTOnlyOps() string {
 		parts = append(parts, opList(l.ortDefault))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// RequestedRuntime is the runtime a request names: the one given (a
+// --runtime flag, a budget's or a profile's), else PyTorch eager for a
+// training step or a call under torch.autocast (a -amp dtype: each runs
+// there unless told otherwise), else "" for the model to decide
+// (ModelRuntime). Every command and the browser read it here, so that
+// they cannot disagree.
+func RequestedRuntime(name string, training bool, dtype string) string {
+	switch {
+	case strings.TrimSpace(name) != "":
+		return name
+	case training || strings.HasSuffix(strings.ToLower(strings.TrimSpace(dtype)), "-amp"):
+		return train.Runtime
+	}
+	return ""
 }
 
 // ModelRuntime names the runtime l is priced under when no runtime is

@@ -6,6 +6,7 @@ import (
 
 	"github.com/onnxcost/onnxcost/generate"
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/sweep"
 	"github.com/spf13/cobra"
 )
@@ -128,15 +129,17 @@ func (g *generateFlags) config(c *cobra.Command, model string) (generate.Config,
 	if err := checkPowerControl(gpu, g.cf.powerControl()); err != nil {
 		return cfg, err
 	}
-	// With no --runtime the model decides (generate.Config.Runtime nil),
-	// among the profiles of --runtime-file too.
+	// With no --runtime, a call under torch.autocast runs in PyTorch as
+	// report's does, and otherwise the model decides
+	// (generate.Config.Runtime nil), among the profiles of --runtime-file
+	// too.
 	var rt *hwdb.Runtime
 	rts, err := runtimeDB(g.runtimeFile)
 	if err != nil {
 		return cfg, err
 	}
-	if g.runtime != "" {
-		if rt, err = lookupFlag("--runtime", g.runtime, rts.Lookup); err != nil {
+	if name := pipeline.RequestedRuntime(g.runtime, false, g.dtype); name != "" {
+		if rt, err = lookupFlag("--runtime", name, rts.Lookup); err != nil {
 			return cfg, err
 		}
 	}

@@ -113,3 +113,29 @@ func generateBoth(t *testing.T, args []string, want ...string) generate.Result {
 	}
 	return res
 }
+
+// TestGenerateAutocastRuntime: with no --runtime, a generation under
+// torch.autocast (a -amp dtype) is priced in PyTorch eager, as report
+// prices the same call, not under the model's TensorRT; a named runtime
+// still wins.
+func TestGenerateAutocastRuntime(t *testing.T) {
+	base := []string{"generate", "zoo:llama-tiny", "--gpu", "A100", "--prompt", "32", "--output", "4", "--format", "json"}
+	var amp, named, plain, trt generate.Result
+	runJSON(t, &amp, append(base, "--dtype", "fp16-amp")...)
+	runJSON(t, &named, append(base, "--dtype", "fp16-amp", "--runtime", "pytorch")...)
+	runJSON(t, &plain, append(base, "--dtype", "fp16")...)
+	runJSON(t, &trt, append(base, "--dtype", "fp16-amp", "--runtime", "tensorrt")...)
+	if amp.Runtime != "pytorch" || amp.TTFTS != named.TTFTS || amp.TPOTS != named.TPOTS {
+		t.Errorf("fp16-amp: runtime %s, TTFT %g TPOT %g; --runtime pytorch: TTFT %g TPOT %g", amp.Runtime, amp.TTFTS, amp.TPOTS, named.TTFTS, named.TPOTS)
+	}
+	if plain.Runtime != "tensorrt" || trt.Runtime != "tensorrt" {
+		t.Errorf("fp16 without --runtime priced under %s, fp16-amp with --runtime tensorrt under %s; want tensorrt for both", plain.Runtime, trt.Runtime)
+	}
+	var rep struct {
+		Runtime struct{ Name string } `json:"runtime"`
+	}
+	runJSON(t, &rep, "report", "zoo:llama-tiny", "--gpu", "A100", "--dtype", "fp16-amp", "--format", "json")
+	if rep.Runtime.Name != amp.Runtime {
+		t.Errorf("report --dtype fp16-amp prices under %s, generate under %s", rep.Runtime.Name, amp.Runtime)
+	}
+}

@@ -172,7 +172,7 @@ func (f *costFlags) config(path string) (pipeline.Config, error) {
 		// or an autocast call runs; else the model decides, among the
 		// profiles of --runtime-file too. f.runtime keeps the choice for
 		// gate.Requested.
-		if f.runtime = requestedRuntime(f.runtime, f.train, f.dtype); f.runtime != "" {
+		if f.runtime = pipeline.RequestedRuntime(f.runtime, f.train, f.dtype); f.runtime != "" {
 			cfg.RuntimeSpec, err = resolveRuntime(f.runtime, f.runtimeFile)
 		} else {
 			cfg.Runtimes, err = runtimeDB(f.runtimeFile)

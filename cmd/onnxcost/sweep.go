@@ -13,7 +13,6 @@ import (
 	"github.com/onnxcost/onnxcost/internal/outfile"
 	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/sweep"
-	"github.com/onnxcost/onnxcost/train"
 	"github.com/onnxcost/onnxcost/viz"
 	"github.com/spf13/cobra"
 )
@@ -80,29 +79,14 @@ func (f *sweepFlags) runtime() (*hwdb.Runtime, error) {
 }
 
 // sweepRuntime is the profile a sweep of many points prices under: the
-// one the flags ask for (requestedRuntime), or nil for the model to name
+// one the flags ask for (pipeline.RequestedRuntime), or nil for the model to name
 // once it is read.
 func sweepRuntime(name, runtimeFile string, training bool, dtype string) (*hwdb.Runtime, error) {
-	name = requestedRuntime(name, training, dtype)
+	name = pipeline.RequestedRuntime(name, training, dtype)
 	if name == "" {
 		return nil, nil
 	}
 	return resolveRuntime(name, runtimeFile)
-}
-
-// requestedRuntime is the runtime the flags ask for: --runtime as given,
-// else PyTorch eager for a training step or a call under torch.autocast
-// (each runs there unless told otherwise), else "" for the model to
-// decide (pipeline.ModelRuntime). report and every command that prices
-// many points read it here, so that they cannot disagree.
-func requestedRuntime(name string, training bool, dtype string) string {
-	switch {
-	case strings.TrimSpace(name) != "":
-		return name
-	case training || strings.HasSuffix(dtype, "-amp"):
-		return train.Runtime
-	}
-	return ""
 }
 
 func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
