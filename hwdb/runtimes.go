@@ -301,15 +301,22 @@ func LookupRuntime(name string) (*Runtime, error) { return builtinLookup(builtin
 // with a built-in name replaces it; "base: NAME" starts from a built-in
 // profile and overrides only the figures given.
 func RuntimesWithUserFile(path string) (*RuntimeDB, error) {
-	b, err := builtinRuntimes()
-	if err != nil {
-		return nil, err
-	}
 	data, err := safefile.ReadFile(path, safefile.SideFileLimit)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, safefile.Reason(err))
 	}
-	user, err := parseRuntimes(data, path, false, b)
+	return RuntimesWithUserData(path, data)
+}
+
+// RuntimesWithUserData is RuntimesWithUserFile on a file's contents
+// already read (the browser's, which has no path): name is what its
+// errors call it.
+func RuntimesWithUserData(name string, data []byte) (*RuntimeDB, error) {
+	b, err := builtinRuntimes()
+	if err != nil {
+		return nil, err
+	}
+	user, err := parseRuntimes(data, name, false, b)
 	if err != nil {
 		return nil, err
 	}

@@ -42,7 +42,8 @@ page's first settings (the URL's
 #gpu=...&batch=... wins over them), so the page opens on the numbers
 'report MODEL' prints with the same flags; --calibration CAL.yaml is in
 force on the page until another file is chosen there or it is removed,
-and --gpu-file FILE adds your own GPUs to its menu.
+--gpu-file FILE adds your own GPUs to its menu and --runtime-file FILE
+your own runtime profiles to its runtime menu.
 
 The address is loopback (127.0.0.1:8080) by default; a non-loopback
 address is refused unless --allow-remote is given, since anyone who can
@@ -112,6 +113,7 @@ origin are refused.`,
 	c.Flags().BoolVar(&f.warm, "warm", false, "the page opens pricing a call repeated back to back (report's --warm)")
 	c.Flags().StringVar(&f.calibration, "calibration", "", "the page's first calibration (`CAL.yaml`, from 'onnxcost calibrate'), as report's --calibration")
 	c.Flags().StringVar(&f.gpuFile, "gpu-file", "", "the page's GPU file (`FILE`, your own GPU specs), as report's --gpu-file: its GPUs join the page's menu")
+	c.Flags().StringVar(&f.runtimeFile, "runtime-file", "", "the page's runtime file (`FILE`, your own runtime profiles), as report's --runtime-file: its profiles join the page's menu")
 	return c
 }
 
@@ -130,11 +132,6 @@ func (f *costFlags) pageSettings() (*session.Settings, error) {
 	dims, err := parseDims(f.dims)
 	if err != nil {
 		return nil, err
-	}
-	if f.runtime != "" {
-		if _, err := resolveRuntime(f.runtime, ""); err != nil {
-			return nil, err
-		}
 	}
 	// Flags left out stay empty, so the page's own defaults (and its URL)
 	// apply; validate would fill them in.
@@ -186,6 +183,24 @@ func (f *costFlags) pageSettings() (*session.Settings, error) {
 			return nil, usageErr("--gpu-file %s: %v", f.gpuFile, safefile.Reason(err))
 		}
 		st.GPUFile = &session.File{Name: f.gpuFile, Text: string(b)}
+	}
+	if f.runtimeFile != "" {
+		b, err := safefile.ReadFile(f.runtimeFile, safefile.SideFileLimit)
+		if err != nil {
+			return nil, usageErr("--runtime-file %s: %v", f.runtimeFile, safefile.Reason(err))
+		}
+		st.RuntimeFile = &session.File{Name: f.runtimeFile, Text: string(b)}
+	}
+	// The page's runtimes, read once as its GPUs below: the file's over
+	// the built-in profiles.
+	rts, err := session.RuntimeDB(st.RuntimeFile)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	if f.runtime != "" {
+		if _, err := lookupFlag("--runtime", f.runtime, rts.Lookup); err != nil {
+			return nil, err
+		}
 	}
 	// The page's database: read once, the file's GPUs over the built-in.
 	db, err := session.GPUDB(st.GPUFile)

@@ -104,8 +104,13 @@ func TestBrowserControls(t *testing.T) {
 				{"#grad-accum", "4"}, {"#data-parallel", "2"}},
 			[]string{"--gpu", "A100-SXM4-80GB", "--runtime", "pytorch", "--train", "--optimizer", "adamw", "--checkpoint", "sqrt", "--batch", "4", "--dtype", "bf16", "--gpus", "2",
 				"--grad-accum", "4", "--data-parallel", "2"}},
+		// No runtime named: a call under autocast runs in PyTorch, as
+		// report prices it (the page once priced the model's TensorRT).
+		{"inference under fp16 autocast, the runtime not named",
+			[][2]string{{"#train", "off"}, {"#dtype", "fp16-amp"}},
+			[]string{"--gpu", "A100-SXM4-80GB", "--batch", "4", "--dtype", "fp16-amp", "--gpus", "2"}},
 		{"inference under TensorRT, 300 W cap, 1200 MHz lock, 4 GPUs, warm",
-			[][2]string{{"#train", "off"}, {"#runtime", "tensorrt"}, {"#power-cap", "300"}, {"#sm-clock", "1200"}, {"#gpus-n", "4"}, {"#warm", "on"}},
+			[][2]string{{"#dtype", "bf16"}, {"#runtime", "tensorrt"}, {"#power-cap", "300"}, {"#sm-clock", "1200"}, {"#gpus-n", "4"}, {"#warm", "on"}},
 			// The page keeps its optimizer and checkpoint settings with
 			// training off; the CLI refuses training-only flags without
 			// --train, and they change nothing here.

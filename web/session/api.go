@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -25,6 +26,15 @@ var calls = map[string]struct {
 		}
 		return db.All(), nil
 	}},
+	// The runtime profiles the menu offers: the built-in ones, and
+	// --runtime-file's.
+	"runtimeList": {false, func(_ *Session, st Settings) (any, error) {
+		db, err := RuntimeDB(st.RuntimeFile)
+		if err != nil {
+			return nil, err
+		}
+		return db.All(), nil
+	}},
 	"choices": {false, func(*Session, Settings) (any, error) { return AllChoices(), nil }},
 	// The report (as `report --format json`) with its totals in the CLI's
 	// text units.
@@ -40,6 +50,17 @@ var calls = map[string]struct {
 	"draw":    {true, func(s *Session, st Settings) (any, error) { return s.Draw(st) }},
 	// `generate --format json` and its text, for a decoder.
 	"generate": {true, func(s *Session, st Settings) (any, error) { return s.Generate(st) }},
+}
+
+// CallNames are the page's calls other than open, sorted: the
+// WebAssembly build exports each (web/wasm), serve answers each.
+func CallNames() []string {
+	names := make([]string, 0, len(calls))
+	for fn := range calls {
+		names = append(names, fn)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // IsCall says whether fn is one of the page's calls other than open.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/onnxcost/onnxcost/generate"
 	"github.com/onnxcost/onnxcost/passes"
+	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/sweep"
 )
 
@@ -30,15 +31,16 @@ func (s *Session) Generate(st Settings) (*Generation, error) {
 	if st.Train {
 		return nil, errors.New("generate prices inference: a generation is not a training step (untick train)")
 	}
-	named, plan := strings.TrimSpace(st.Runtime) != "", st.Plan
+	named, plan := pipeline.RequestedRuntime(st.Runtime, false, st.DType) != "", st.Plan
 	gpu, rt, err := s.check(&st)
 	if err != nil {
 		return nil, err
 	}
 	cfg := generate.Config{
 		Model: s.name, Data: s.data, GPU: gpu, DType: st.DType,
-		// As the CLI's flags: a runtime and a plan only where named, so
-		// that the model's own are settled, and said, as generate does.
+		// As the CLI's flags: a runtime (or autocast's) and a plan only
+		// where named, so that the model's own are settled, and said, as
+		// generate does.
 		Plan: plan, Passes: passes.Options{DumpTo: io.Discard}, Calibration: st.cal,
 		GPUs: st.GPUs, Power: st.power(), Batch: st.Batch, Prompt: st.Prompt, Output: st.Output,
 		Dims: st.Dims, ToolVersion: s.version,

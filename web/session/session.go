@@ -76,13 +76,17 @@ type Settings struct {
 	// GPUFile is --gpu-file: the user's GPU specs (hwdb's format), by
 	// its text (nil: none); its GPUs join the database's.
 	GPUFile *File `json:"gpu_file,omitempty"`
+	// RuntimeFile is --runtime-file: the user's runtime profiles
+	// (hwdb/runtimes.yaml's format), by its text (nil: none); they join
+	// the built-in profiles, a profile of the same name replacing one.
+	RuntimeFile *File `json:"runtime_file,omitempty"`
 	// cal is Calibration read and checked (check sets it).
 	cal *calib.Calibration
 	// Graph is how draw lays out the graph; no other call reads it.
 	Graph *GraphView `json:"graph,omitempty"`
 }
 
-// File is a file the page read (a calibration, a GPU file): its name,
+// File is a file the page read (a calibration, a GPU or runtime file): its name,
 // as the user's file was called, which messages and the report name as
 // the CLI names the path it was given, and its text.
 type File struct {
@@ -99,7 +103,13 @@ func (f *File) name(def string) string {
 }
 
 // key identifies f's contents under its name.
-func (f *File) key() string { return f.Name + "\x00" + f.Text }
+// A nil f (no file) has the key "", which no file's is.
+func (f *File) key() string {
+	if f == nil {
+		return ""
+	}
+	return f.Name + "\x00" + f.Text
+}
 
 // GPUDB is the GPU database the settings price on: the built-in one, or
 // with --gpu-file's GPUs over it (hwdb.WithUserData: the CLI's reading
@@ -111,6 +121,20 @@ func GPUDB(f *File) (*hwdb.DB, error) {
 	db, err := hwdb.WithUserData(f.name("gpus.yaml"), []byte(f.Text))
 	if err != nil {
 		return nil, fmt.Errorf("--gpu-file %v", err)
+	}
+	return db, nil
+}
+
+// RuntimeDB is the runtime profiles the settings price under: the
+// built-in ones, or with --runtime-file's over them
+// (hwdb.RuntimesWithUserData: the CLI's reading and its one-line errors).
+func RuntimeDB(f *File) (*hwdb.RuntimeDB, error) {
+	if f == nil {
+		return hwdb.BuiltinRuntimes()
+	}
+	db, err := hwdb.RuntimesWithUserData(f.name("runtimes.yaml"), []byte(f.Text))
+	if err != nil {
+		return nil, fmt.Errorf("--runtime-file %v", err)
 	}
 	return db, nil
 }
@@ -146,7 +170,7 @@ func (s *Session) options(st *Settings, rt *hwdb.Runtime) pipeline.EstimateOptio
 	return pipeline.EstimateOptions{
 		DType: st.DType, Plan: st.Plan, Runtime: rt, ToolVersion: s.version, ModelName: s.name,
 		Power: st.power(), Train: st.train(), GPUs: st.GPUs, Calibration: st.cal, Warm: st.Warm,
-		RuntimeByModel: strings.TrimSpace(st.Runtime) == "" && !st.Train,
+		RuntimeByModel: pipeline.RequestedRuntime(st.Runtime, st.Train, st.DType) == "",
 	}
 }
 
@@ -170,7 +194,8 @@ type Session struct {
 	// most of an estimate's cost in WebAssembly. Used once, since the
 	// passes rewrite it.
 	fresh *pipeline.Loaded
-	// cal and gpus are the last calibration and GPU file read, keyed by
+	// cal, gpus and rts are the last calibration, GPU file and runtime
+	// file read, keyed by
 	// name and text (File.key): the page sends its files with every call.
 	cal struct {
 		key string
@@ -179,6 +204,10 @@ type Session struct {
 	gpus struct {
 		key string
 		db  *hwdb.DB
+	}
+	rts struct {
+		key string
+		db  *hwdb.RuntimeDB
 	}
 	// drawn keeps the last estimates draw made, by settings: opening a
 	// group of the graph changes only the drawing, and estimating
@@ -300,14 +329,19 @@ func (s *Session) check(st *Settings) (*hwdb.GPU, *hwdb.Runtime, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("--gpu: %w", err)
 	}
-	rt, err := lookupRuntime(st.Runtime)
+	rts, err := s.runtimeDB(st.RuntimeFile)
 	if err != nil {
 		return nil, nil, err
 	}
-	if rt == nil && !st.Train {
-		if rt, err = lookupRuntime(s.runtime); err != nil {
-			return nil, nil, err
-		}
+	// The runtime asked for (named, or training's or autocast's), else
+	// the model's, as report settles it.
+	name := pipeline.RequestedRuntime(st.Runtime, st.Train, st.DType)
+	if name == "" {
+		name = s.runtime
+	}
+	rt, err := lookupRuntime(rts, name)
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := pipeline.CheckValue("--plan", st.Plan, append([]string{""}, pipeline.PlanNames()...)...); err != nil {
 		return nil, nil, err
@@ -371,15 +405,23 @@ func (s *Session) gpuDB(f *File) (*hwdb.DB, error) {
 	return db, nil
 }
 
-// lookupRuntime is the built-in profile --runtime names, with the CLI's
-// message for an unknown one. "" is nil: the training step's own under
-// training, else the session's model's (Session.runtime), as `report`
-// without --runtime.
-func lookupRuntime(name string) (*hwdb.Runtime, error) {
-	if strings.TrimSpace(name) == "" {
-		return nil, nil
+// runtimeDB is RuntimeDB(f), kept while f is the same file.
+func (s *Session) runtimeDB(f *File) (*hwdb.RuntimeDB, error) {
+	if s.rts.db != nil && s.rts.key == f.key() {
+		return s.rts.db, nil
 	}
-	rt, err := hwdb.LookupRuntime(name)
+	db, err := RuntimeDB(f)
+	if err != nil {
+		return nil, err
+	}
+	s.rts.key, s.rts.db = f.key(), db
+	return db, nil
+}
+
+// lookupRuntime is the profile of db --runtime names, with the CLI's
+// message for an unknown one.
+func lookupRuntime(db *hwdb.RuntimeDB, name string) (*hwdb.Runtime, error) {
+	rt, err := db.Lookup(name)
 	if err != nil {
 		return nil, fmt.Errorf("--runtime: %w", err)
 	}
@@ -687,10 +729,9 @@ func Text(r *report.Report) map[string]string {
 // Choices are the values the page's menus offer, from the lists the CLI
 // checks its flags against, so that the two cannot disagree.
 type Choices struct {
-	DTypes      []string        `json:"dtypes"`
-	Optimizers  []string        `json:"optimizers"`
-	Checkpoints []string        `json:"checkpoints"`
-	Runtimes    []*hwdb.Runtime `json:"runtimes"`
+	DTypes      []string `json:"dtypes"`
+	Optimizers  []string `json:"optimizers"`
+	Checkpoints []string `json:"checkpoints"`
 	// Plans are the values --plan takes besides the runtime's own ("").
 	Plans []string `json:"plans"`
 	// Defaults are the values of --runtime, --optimizer and --checkpoint
@@ -699,10 +740,11 @@ type Choices struct {
 	MaxGPUs  int               `json:"max_gpus"`
 }
 
-// AllChoices are the page's menus: --dtype, --optimizer, --checkpoint,
-// --runtime and --plan values, and the --gpus limit.
+// AllChoices are the page's menus: --dtype, --optimizer, --checkpoint
+// and --plan values, and the --gpus limit (the runtime menu is
+// runtimeList's, which takes --runtime-file's profiles).
 func AllChoices() Choices {
 	return Choices{DTypes: cost.DTypes(), Optimizers: train.Optimizers(), Checkpoints: train.CheckpointModes(),
-		Runtimes: hwdb.Runtimes(), MaxGPUs: pipeline.MaxGPUs, Plans: pipeline.PlanNames(),
+		MaxGPUs: pipeline.MaxGPUs, Plans: pipeline.PlanNames(),
 		Defaults: map[string]string{"runtime": hwdb.DefaultRuntime, "contrib_runtime": pipeline.ContribRuntime, "train_runtime": train.Runtime, "optimizer": pipeline.DefaultOptimizer, "checkpoint": pipeline.DefaultCheckpoint}}
 }

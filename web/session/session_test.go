@@ -93,16 +93,121 @@ func TestSettingsRefusedLikeCLI(t *testing.T) {
 
 // TestModelRuntime: a page that names no runtime prices the model under
 // its own (onnxruntime for one holding onnxruntime's contrib operators),
-// as `report` does.
+// and a training step or a call under autocast under PyTorch, as
+// `report` does.
 func TestModelRuntime(t *testing.T) {
-	for name, want := range map[string]string{"contrib/bert_ms_attention.onnx": "onnxruntime", "resnet50.onnx": "tensorrt"} {
-		r, err := open(t, name).Estimate(Settings{GPU: "A100"})
+	for _, c := range []struct {
+		model string
+		st    Settings
+		want  string
+	}{
+		{"contrib/bert_ms_attention.onnx", Settings{GPU: "A100"}, "onnxruntime"},
+		{"resnet50.onnx", Settings{GPU: "A100"}, "tensorrt"},
+		{"resnet50.onnx", Settings{GPU: "A100", DType: "fp16-amp"}, "pytorch"},
+		{"resnet50.onnx", Settings{GPU: "A100", DType: "bf16-amp", Runtime: "graph"}, "graph"},
+		{"resnet50.onnx", Settings{GPU: "A100", Train: true}, "pytorch"},
+	} {
+		r, err := open(t, c.model).Estimate(c.st)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Runtime == nil || r.Runtime.Name != want {
-			t.Errorf("%s: priced under %+v, want %s", name, r.Runtime, want)
+		if r.Runtime == nil || r.Runtime.Name != c.want {
+			t.Errorf("%s %+v: priced under %+v, want %s", c.model, c.st, r.Runtime, c.want)
 		}
+	}
+}
+
+// TestRuntimeFile: a runtime file given by its text adds its profiles as
+// --runtime-file does: an estimate under one of them is report's with
+// the file, a profile of a built-in name replaces it (under training and
+// as the model's default too), the menu (runtimeList) lists them, and a
+// bad file gets --runtime-file's line.
+func TestRuntimeFile(t *testing.T) {
+	p := filepath.Join("..", "..", "testdata", "runtimes", "my-runtimes.yaml")
+	text, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fixture with a replaced built-in: the model's default
+	// (tensorrt) and training's (pytorch) are then the file's.
+	over := string(text) + "\n- name: tensorrt\n  base: tensorrt\n  call_us: 40\n- name: pytorch\n  base: pytorch\n  dispatch_us: 30\n"
+	overPath := filepath.Join(t.TempDir(), "over.yaml")
+	if err := os.WriteFile(overPath, []byte(over), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, "resnet50.onnx")
+	g, err := hwdb.Lookup("A100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path, text string
+		st         Settings
+		want       string // the profile report prices under
+		base       string // the built-in profile it starts from
+	}{
+		{p, string(text), Settings{Runtime: "pytorch-lab"}, "pytorch-lab", "pytorch"},
+		{p, string(text), Settings{Runtime: "trt86-enqueue"}, "trt86-enqueue", "tensorrt-enqueue"},
+		{overPath, over, Settings{}, "tensorrt", "tensorrt"},
+		{overPath, over, Settings{Train: true}, "pytorch", "pytorch"},
+	} {
+		st := c.st
+		st.GPU, st.Batch, st.RuntimeFile = "A100", 4, &File{Name: c.path, Text: c.text}
+		got, err := s.Estimate(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, err := hwdb.RuntimesWithUserFile(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt, err := db.Lookup(c.want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The settings as check resolves them without the file (the
+		// plan the file's profile runs), then that profile given to
+		// pipeline directly.
+		plain := st
+		plain.RuntimeFile, plain.Runtime = nil, ""
+		if plain.Plan, err = pipeline.ResolvePlan("", rt, plain.train()); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.check(&plain); err != nil {
+			t.Fatal(err)
+		}
+		l, err := s.load(plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain.Runtime = c.st.Runtime
+		want, err := pipeline.Estimate(l, g, s.options(&plain, rt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(got)
+		b, _ := json.Marshal(want)
+		if string(a) != string(b) {
+			t.Errorf("%s %+v: the page's report differs from pipeline's with hwdb.RuntimesWithUserFile:\n%.600s\n%.600s", c.path, c.st, a, b)
+		}
+		plain.Runtime, plain.Plan = c.base, c.st.Plan
+		without, err := s.Estimate(plain)
+		if w, _ := json.Marshal(without); err != nil || string(w) == string(a) {
+			t.Errorf("%s %+v: the file's profile changes nothing (error %v)", c.path, c.st, err)
+		}
+	}
+	if _, err := s.Estimate(Settings{GPU: "A100", Runtime: "pytorch-lab"}); err == nil {
+		t.Error("a file's runtime priced without the file")
+	}
+	menu := Call("runtimeList", nil, []byte(`{"runtime_file":{"name":"r.yaml","text":`+strconvQuote(string(text))+`}}`))
+	for _, name := range []string{"pytorch-lab", "trt86-enqueue", "tensorrt"} {
+		if !strings.Contains(menu, `"name":"`+name+`"`) {
+			t.Errorf("runtimeList does not offer %s", name)
+		}
+	}
+	_, err = s.Estimate(Settings{GPU: "A100", RuntimeFile: &File{Name: "bad.yaml", Text: "- name: x\n  base: nosuch\n"}})
+	if err == nil || !strings.HasPrefix(err.Error(), "--runtime-file bad.yaml") {
+		t.Errorf("a bad runtime file: error %v", err)
 	}
 }
 

@@ -51,6 +51,9 @@ let sortKey = "time_s", sortAsc = false, estimates = 0;
 let calibration = null;
 // gpuFile is --gpu-file, {name, text} likewise: its GPUs join the menu.
 let gpuFile = null;
+// runtimeFile is --runtime-file, likewise: its profiles join the runtime
+// menu.
+let runtimeFile = null;
 
 // urlBad holds the URL's gpu and batch values the page could not use, by
 // name: serve's settings (or the default) stand in for them, and the page
@@ -106,6 +109,7 @@ function settings() {
   for (const [k] of numFlags) st[k] = state[k];
   if (calibration) st.calibration = calibration;
   if (gpuFile) st.gpu_file = gpuFile;
+  if (runtimeFile) st.runtime_file = runtimeFile;
   return JSON.stringify(st);
 }
 
@@ -314,6 +318,42 @@ async function useGPUFile(f) {
   if (model) estimate();
 }
 
+// loadRuntimes fills the runtime menu with the built-in profiles and the
+// runtime file's (runtimeList under the settings), after the default
+// choice; null when the call failed.
+async function loadRuntimes() {
+  const rts = await call("runtimeList", settings());
+  if (!rts) return null;
+  const sel = $("#runtime");
+  sel.innerHTML = `<option value="">default (${esc(choices.defaults.runtime)}; ${esc(choices.defaults.contrib_runtime)} for operators only onnxruntime runs; ${esc(choices.defaults.train_runtime)} with training or autocast)</option>`;
+  for (const r of rts) {
+    const o = document.createElement("option");
+    o.value = r.name;
+    o.textContent = r.name;
+    o.title = r.description || "";
+    sel.append(o);
+  }
+  return rts;
+}
+
+// useRuntimeFile puts file f in force (null: none) as --runtime-file: the
+// runtime menu offers its profiles, the first it adds chosen, and the
+// model is priced again. A bad file gets the CLI's line, and the menu
+// stays as it was.
+async function useRuntimeFile(f) {
+  const before = new Set([...$("#runtime").options].map((o) => o.value));
+  const was = runtimeFile;
+  runtimeFile = f ? { name: f.name, text: await f.text() } : null;
+  clearError();
+  const rts = await loadRuntimes();
+  if (!rts) { runtimeFile = was; await loadRuntimes(); syncControls(); return; }
+  const added = rts.find((r) => !before.has(r.name));
+  if (added) state.runtime = added.name;
+  if (state.runtime && !rts.some((r) => r.name === state.runtime)) state.runtime = "";
+  syncControls();
+  if (model) estimate();
+}
+
 // ---- boot ----
 async function boot() {
   readHash();
@@ -336,16 +376,19 @@ async function boot() {
   if (!state.gpu || !gpuByName[state.gpu]) state.gpu = defaultGPU(gpus);
   choices = await call("choices");
   if (!choices) return;
-  // Every --plan value, from the list the CLI checks the flag against.
+  // Every --dtype and --plan value, from the lists the CLI checks the
+  // flags against.
+  $("#dtype").insertAdjacentHTML("beforeend", (choices.dtypes || []).map((v) => `<option value="${esc(v)}">${esc(v)}</option>`).join(""));
   $("#plans").innerHTML = (choices.plans || []).map((v) => `<label><input type="radio" name="plan" value="${esc(v)}"> ${esc(v)}</label>`).join("");
-  const lists = { runtime: choices.runtimes.map((r) => r.name), optimizer: choices.optimizers, checkpoint: choices.checkpoints };
+  const lists = { optimizer: choices.optimizers, checkpoint: choices.checkpoints };
   for (const [k, sel] of textFlags) {
+    if (!lists[k]) continue;
     const def = defaultOf(k);
     $(sel).innerHTML = lists[k].map((v) => `<option value="${esc(v)}">${esc(v)}${v === def ? " (default)" : ""}</option>`).join("");
   }
-  // No runtime chosen is the CLI's default: tensorrt, and pytorch with --train.
-  $("#runtime").insertAdjacentHTML("afterbegin", `<option value="">default (${esc(choices.defaults.runtime)}; ${esc(choices.defaults.contrib_runtime)} for operators only onnxruntime runs; ${esc(choices.defaults.train_runtime)} with training)</option>`);
-  for (const r of choices.runtimes) $(`#runtime option[value="${r.name}"]`).title = r.description || "";
+  // No runtime chosen is the CLI's default: the model's, and pytorch for
+  // a training step or autocast.
+  if (!(await loadRuntimes())) return;
   $("#gpus-n").max = String(choices.max_gpus);
   syncControls();
   wireControls();
@@ -355,8 +398,10 @@ async function boot() {
   // fixed addresses; a static copy of the page has neither.
   try {
     const p = await preload;
-    // serve's GPU file first: the URL may name one of its GPUs.
+    // serve's GPU and runtime files first: the URL may name one of
+    // their GPUs or profiles.
     if (p) await applyServedGPUFile(p.info.settings);
+    if (p) await applyServedRuntimeFile(p.info.settings);
     noteBadURL(p && p.info.settings);
     if (p) {
       applyServed(p.info.settings);
@@ -415,6 +460,15 @@ async function applyServedGPUFile(st) {
   syncControls();
 }
 
+// applyServedRuntimeFile takes serve's --runtime-file: its profiles join
+// the menu before serve's --runtime (or the URL's) is chosen from it.
+async function applyServedRuntimeFile(st) {
+  if (!st || !st.runtime_file || runtimeFile) return;
+  runtimeFile = st.runtime_file;
+  await loadRuntimes();
+  syncControls();
+}
+
 // noteBadURL says, in one line, which of the URL's values the page could
 // not use and what it shows instead: serve's setting (st, null from a
 // static copy of the page) or the page's default.
@@ -462,6 +516,8 @@ function syncControls() {
   $("#cal-clear").hidden = !calibration;
   $("#gpu-file-name").textContent = gpuFile ? gpuFile.name : "none";
   $("#gpu-file-clear").hidden = !gpuFile;
+  $("#runtime-file-name").textContent = runtimeFile ? runtimeFile.name : "none";
+  $("#runtime-file-clear").hidden = !runtimeFile;
   for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("on", b.dataset.tab === state.tab);
   for (const s of document.querySelectorAll(".tab")) s.hidden = s.id !== "tab-" + state.tab;
 }
@@ -509,6 +565,12 @@ function wireControls() {
     e.target.value = "";
   });
   $("#gpu-file-clear").addEventListener("click", () => useGPUFile(null));
+  $("#runtime-file").addEventListener("change", async (e) => {
+    const f = e.target.files[0];
+    if (f) await useRuntimeFile(f);
+    e.target.value = "";
+  });
+  $("#runtime-file-clear").addEventListener("click", () => useRuntimeFile(null));
   const drop = $("#drop");
   window.addEventListener("dragover", (e) => { e.preventDefault(); drop.classList.add("over"); });
   window.addEventListener("dragleave", () => drop.classList.remove("over"));

@@ -26,7 +26,7 @@ var current *session.Session
 
 func main() {
 	api := map[string]any{"version": version, "open": js.FuncOf(open)}
-	for _, fn := range []string{"gpuList", "choices", "estimate", "compare", "gpus", "draw", "generate"} {
+	for _, fn := range session.CallNames() {
 		api[fn] = js.FuncOf(func(_ js.Value, args []js.Value) any {
 			var st []byte
 			if len(args) > 0 && args[0].Type() == js.TypeString {
