@@ -42,6 +42,10 @@ type Result struct {
 	// Runtime is the execution profile priced, Plan the kernels it runs.
 	Runtime string `json:"runtime"`
 	Plan    string `json:"plan"`
+	// Warm marks estimates priced as calls repeated back to back
+	// (--warm: L2 holds what the previous call left); absent for first
+	// calls.
+	Warm bool `json:"warm,omitempty"`
 	// Calibration says which measured calibration corrected the kernel
 	// times (the reports'); absent when none.
 	Calibration string `json:"calibration,omitempty"`
@@ -299,7 +303,7 @@ func (res *Result) price(cfg *Config, settings []perf.PowerControl) error {
 		if err != nil {
 			return err
 		}
-		res.DType, res.Plan = r.DType, r.Plan
+		res.DType, res.Plan, res.Warm = r.DType, r.Plan, r.Warm
 		if r.Runtime != nil {
 			res.Runtime = r.Runtime.Name
 		}

@@ -12,7 +12,7 @@ import (
 // per setting, then what Δ is relative to and how settings are modelled.
 func WriteText(w io.Writer, res *Result) error {
 	ref := res.Reference
-	fmt.Fprintf(w, "Model: %s   GPU: %s (TDP %.0f W)   dtype: %s   runtime: %s (%s kernels)\n", render.Clean(res.Model), res.GPU, ref.PowerCapW, res.DType, res.Runtime, res.Plan)
+	fmt.Fprintf(w, "Model: %s   GPU: %s (TDP %.0f W)   dtype: %s   runtime: %s\n", render.Clean(res.Model), res.GPU, ref.PowerCapW, res.DType, render.RuntimeKernels(res.Runtime, res.Plan, res.Warm))
 	if res.Calibration != "" {
 		fmt.Fprintln(w, res.Calibration)
 	}

@@ -28,6 +28,10 @@ type Comparison struct {
 	// each GPU's default).
 	PowerCapW  float64 `json:"power_cap_w,omitempty"`
 	SMClockMHz float64 `json:"sm_clock_mhz,omitempty"`
+	// Warm marks estimates priced as calls repeated back to back
+	// (--warm: L2 holds what the previous call left); absent for first
+	// calls.
+	Warm bool `json:"warm,omitempty"`
 	// Calibration says which measured calibration corrected the kernel
 	// times (the sweep's); absent when none.
 	Calibration string `json:"calibration,omitempty"`
@@ -68,7 +72,7 @@ type ComparisonRow struct {
 // degree the sweep was costed at (0 or 1: one GPU).
 func Compare(res *Result, prices map[string]float64, groupSize int) (*Comparison, error) {
 	out := &Comparison{SchemaVersion: 1, ToolVersion: res.ToolVersion, Model: res.Model, DType: res.DType, Runtime: res.Runtime, Plan: res.Plan,
-		PowerCapW: res.PowerCapW, SMClockMHz: res.SMClockMHz, Calibration: res.Calibration, Warnings: res.Warnings}
+		PowerCapW: res.PowerCapW, SMClockMHz: res.SMClockMHz, Warm: res.Warm, Calibration: res.Calibration, Warnings: res.Warnings}
 	// A report over a tensor-parallel group is one GPU's energy while
 	// the group runs in lockstep on the same items: the group's energy
 	// and hourly price are n times one GPU's.
@@ -149,7 +153,7 @@ func ResolvePrices(db *hwdb.DB, prices []Price) (map[string]float64, error) {
 // prints it.
 func WriteCompareText(w io.Writer, r *Comparison) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "onnxcost %s · gpus compare %s · dtype %s · runtime %s (%s kernels)%s · batch %d", r.ToolVersion, render.Clean(r.Model), r.DType, r.Runtime, r.Plan,
+	fmt.Fprintf(&b, "onnxcost %s · gpus compare %s · dtype %s · runtime %s%s · batch %d", r.ToolVersion, render.Clean(r.Model), r.DType, render.RuntimeKernels(r.Runtime, r.Plan, r.Warm),
 		render.PowerSetting(r.PowerCapW, r.SMClockMHz, " · "), r.Batch)
 	if r.GPUs > 1 {
 		fmt.Fprintf(&b, " · %d GPUs each (tensor-parallel; energy and cost count all)", r.GPUs)

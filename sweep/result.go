@@ -26,6 +26,10 @@ type Result struct {
 	// point was priced under; absent at each GPU's default.
 	PowerCapW  float64 `json:"power_cap_w,omitempty"`
 	SMClockMHz float64 `json:"sm_clock_mhz,omitempty"`
+	// Warm marks estimates priced as calls repeated back to back
+	// (--warm: L2 holds what the previous call left); absent for first
+	// calls.
+	Warm bool `json:"warm,omitempty"`
 	// Swept names the dimensions that take more than one value, in the
 	// order rows vary them (params, then dims, then batch fastest).
 	Swept []string `json:"swept"`

@@ -241,7 +241,7 @@ func Run(cfg Config) (*Result, error) {
 		names[i] = g.Name
 	}
 	res.Warnings = mergeGPUWarnings(s.warns, names)
-	res.PowerCapW, res.SMClockMHz = cfg.Estimate.Power.CapW, cfg.Estimate.Power.SMClockMHz
+	res.PowerCapW, res.SMClockMHz, res.Warm = cfg.Estimate.Power.CapW, cfg.Estimate.Power.SMClockMHz, cfg.Estimate.Warm
 	if a := cfg.Estimate.Calibration; a != nil && len(cfg.GPUs) > 0 {
 		res.Calibration = a.For(cfg.GPUs[0]).Describe()
 		if len(cfg.GPUs) > 1 {
@@ -655,7 +655,7 @@ func RunModels(models []string, cfg Config) (*Result, error) {
 		}
 		if out == nil {
 			out = &Result{SchemaVersion: res.SchemaVersion, ToolVersion: res.ToolVersion, Model: strings.Join(models, ","), DType: res.DType,
-				Runtime: res.Runtime, Plan: res.Plan, PowerCapW: res.PowerCapW, SMClockMHz: res.SMClockMHz, Swept: res.Swept, GPUs: res.GPUs,
+				Runtime: res.Runtime, Plan: res.Plan, PowerCapW: res.PowerCapW, SMClockMHz: res.SMClockMHz, Warm: res.Warm, Swept: res.Swept, GPUs: res.GPUs,
 				MaxBatch: map[string]*int64{}, Knee: map[string]*int64{}, Warnings: []string{}}
 		}
 		out.Rows = append(out.Rows, res.Rows...)

@@ -16,7 +16,7 @@ import (
 // rows, each GPU's knee and largest fitting batch, and the fits.
 func WriteText(w io.Writer, res *Result) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "onnxcost %s · sweep %s · dtype %s · runtime %s (%s kernels)%s", res.ToolVersion, render.Clean(res.Model), res.DType, res.Runtime, res.Plan,
+	fmt.Fprintf(&b, "onnxcost %s · sweep %s · dtype %s · runtime %s%s", res.ToolVersion, render.Clean(res.Model), res.DType, render.RuntimeKernels(res.Runtime, res.Plan, res.Warm),
 		render.PowerSetting(res.PowerCapW, res.SMClockMHz, " · "))
 	if len(res.Swept) > 0 {
 		fmt.Fprintf(&b, " · swept %s", strings.Join(res.Swept, ", "))

@@ -126,7 +126,7 @@ func EnergyChart(series []EnergySeries, o EnergyOptions, format string) ([]byte,
 func EnergyResultChart(res *energy.Result, format string) ([]byte, error) {
 	series, xl := energySeries(res)
 	o := EnergyOptions{
-		Title:  fmt.Sprintf("%s on %s, dtype %s, runtime %s (%s kernels)", ModelTitle(res.Model), res.GPU, res.DType, res.Runtime, res.Plan),
+		Title:  fmt.Sprintf("%s on %s, dtype %s, runtime %s", ModelTitle(res.Model), res.GPU, res.DType, render.RuntimeKernels(res.Runtime, res.Plan, res.Warm)),
 		XLabel: xl,
 		YLabel: "relative to the default (TDP, no clock lock)",
 	}

@@ -433,7 +433,7 @@ func rooflineTitle(main, other *report.Report, drawn, skipped int, skippedT floa
 	}
 	if main.Runtime != nil {
 		plans = "runtime " + main.Runtime.Name + ", " + plans +
-			render.PowerSetting(main.Totals.PowerCapW, main.Totals.SMClockCapMHz, ", ")
+			render.PowerSetting(main.Totals.PowerCapW, main.Totals.SMClockCapMHz, ", ") + render.WarmSetting(main.Warm, ", ")
 	}
 	t := fmt.Sprintf("%s on %s, dtype %s: %s, %s total", render.Clean(baseName(main.Model)), render.Clean(main.GPU),
 		render.Clean(main.DType), render.Clean(plans), render.Seconds(main.Totals.TimeS))

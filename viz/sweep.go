@@ -293,7 +293,7 @@ func SweepResultChart(res *sweep.Result, metric, format string) ([]byte, error) 
 		title = strings.Join(names, ", ")
 	}
 	o := SweepOptions{
-		Title: fmt.Sprintf("%s, dtype %s, runtime %s (%s kernels)%s", title, res.DType, res.Runtime, res.Plan,
+		Title: fmt.Sprintf("%s, dtype %s, runtime %s%s", title, res.DType, render.RuntimeKernels(res.Runtime, res.Plan, res.Warm),
 			render.PowerSetting(res.PowerCapW, res.SMClockMHz, ", ")),
 		XLabel: xName,
 		YLabel: "throughput (items/s)",

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/onnxcost/onnxcost/cost/render"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/ir"
 )
@@ -252,7 +253,8 @@ func traceOther(plans []*report.Report, kernels []int) map[string]any {
 func appendPlanEvents(ev []traceEvent, pid int, r *report.Report, c Ceilings, flows *int) ([]traceEvent, int) {
 	pname := fmt.Sprintf("%s · %s · %s · plan %s (estimate)", r.Model, r.GPU, r.DType, r.Plan)
 	if r.Runtime != nil {
-		pname = fmt.Sprintf("%s · %s · %s · runtime %s, plan %s (estimate)", r.Model, r.GPU, r.DType, r.Runtime.Name, r.Plan)
+		pname = fmt.Sprintf("%s · %s · %s · runtime %s, plan %s%s%s (estimate)", r.Model, r.GPU, r.DType, r.Runtime.Name, r.Plan,
+			render.PowerSetting(r.Totals.PowerCapW, r.Totals.SMClockCapMHz, ", "), render.WarmSetting(r.Warm, ", "))
 	}
 	ev = append(ev,
 		// Process metadata ignores tid; it names the stream's, not 0,

@@ -75,6 +75,7 @@ totals of both plans.`,
 		},
 	}
 	f.add(c)
+	f.addWarm(c)
 	c.Flags().StringVar(&format, "format", "text", "output format: text|json|markdown")
 	c.Flags().IntVar(&top, "top", 0, "show only the `N` groups that save the most (0: all)")
 	// --plan has no meaning here: both plans are shown.

@@ -72,6 +72,7 @@ By default the caps run from the GPU's minimum power limit to its TDP in
 		},
 	}
 	f.addBase(c)
+	f.addWarm(c)
 	f.addSamples(c)
 	c.Flags().StringVar(&caps, "power-cap", "", "power caps in watts: `LIST` (150,200,250 or 150..300:25); default: the GPU's minimum power limit to its TDP in 25 W steps")
 	c.Flags().StringVar(&clocks, "sm-clock", "", "SM clock locks in MHz instead of caps: `LIST` (600,900,1200 or 600..1500:100)")

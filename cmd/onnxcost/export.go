@@ -42,6 +42,7 @@ func newExportCmd(_, stderr io.Writer) *cobra.Command {
 		},
 	}
 	f.add(c)
+	f.addWarm(c)
 	c.Flags().StringVar(&nf, "netron", "", "write Netron's attachment to `FILE`.json")
 	c.Flags().StringVar(&mf, "model-explorer", "", "write Model Explorer node data (the time of the plan report prices: the runtime's own, or --plan) to `FILE`.json")
 	c.Flags().StringVar(&uf, "model-explorer-unfused", "", "write Model Explorer node data for the unfused plan to `FILE`.json")

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -34,20 +35,30 @@ func TestPricingFlagsChangeEveryOutput(t *testing.T) {
 		{"sweep", []string{"sweep"}, ""},
 		{"gpus compare", []string{"gpus", "compare"}, ""},
 	}
-	// Each flag changes the estimate of ResNet-18 at batch 32 on an A100:
-	// the cap binds there, and a second GPU halves each one's work.
-	flags := [][]string{
-		{"--runtime", "pytorch"},
-		{"--dtype", "fp16"},
-		{"--power-cap", "150"},
-		{"--gpus", "2"},
+	// Each flag changes the estimate of ResNet-18 at batch 32 on an A100
+	// (the cap binds there, and a second GPU halves each one's work), and
+	// --warm the small LLaMA's at batch 1: its weights stay in L2 from
+	// call to call (ResNet-18's convolutions read theirs cold either way).
+	// A case's shared settings are priced without the flag too.
+	flags := []struct{ flag, shared []string }{
+		{[]string{"--runtime", "pytorch"}, nil},
+		{[]string{"--dtype", "fp16"}, nil},
+		{[]string{"--power-cap", "150"}, nil},
+		{[]string{"--gpus", "2"}, nil},
+		{[]string{"--warm"}, []string{"zoo:llama-tiny", "--batch", "1"}},
 	}
 	for _, c := range commands {
-		run := func(extra ...string) string {
+		// run prices model (ResNet-18 at batch 32 unless shared names a
+		// model and a batch) with extra flags.
+		run := func(shared []string, extra ...string) string {
 			t.Helper()
-			args := append(append(append([]string{}, c.args...), "zoo:resnet18", "--gpu", "A100", "-q"), extra...)
-			if !strings.Contains(strings.Join(args, " "), "--sweep") {
-				args = append(args, "--batch", "32")
+			if len(shared) == 0 {
+				shared = []string{"zoo:resnet18", "--batch", "32"}
+			}
+			args := append(append(append(append([]string{}, c.args...), shared[0], "--gpu", "A100", "-q"), extra...), shared[1:]...)
+			if slices.Contains(c.args, "--sweep") {
+				// The batch is swept.
+				args = append(append(append([]string{}, c.args...), shared[0], "--gpu", "A100", "-q"), extra...)
 			}
 			if c.out != "" {
 				os.Remove(c.out)
@@ -65,18 +76,21 @@ func TestPricingFlagsChangeEveryOutput(t *testing.T) {
 			}
 			return string(b)
 		}
-		base := run()
-		for _, f := range flags {
-			out := run(f...)
-			if out == base {
+		for _, fc := range flags {
+			f := fc.flag
+			out := run(fc.shared, f...)
+			if out == run(fc.shared) {
 				t.Errorf("%s %s: the same output as without it", c.name, strings.Join(f, " "))
 			}
-			// A text output names the power setting in its first line, as
-			// it names the runtime (energy's --power-cap is its list of
-			// caps, each a row).
+			// A text output names the power setting and a warm call in its
+			// first line, as it names the runtime (energy's --power-cap is
+			// its list of caps, each a row).
 			first, _, _ := strings.Cut(out, "\n")
 			if f[0] == "--power-cap" && c.out == "" && c.name != "energy" && !strings.Contains(first, "power cap 150 W") {
 				t.Errorf("%s --power-cap 150: first line %q does not name the cap", c.name, first)
+			}
+			if f[0] == "--warm" && c.out == "" && !strings.Contains(first, "repeated calls (warm L2)") {
+				t.Errorf("%s --warm: first line %q does not name the warm call", c.name, first)
 			}
 		}
 	}

@@ -212,6 +212,7 @@ bytes, launches, params, param_bytes, peak_memory, energy.`,
 		},
 	}
 	f.add(c)
+	f.addWarm(c)
 	c.Flags().StringVar(&failOn, "fail-on", "", "exit 1 when a condition holds, e.g. 'time>+5%,launches>+0'")
 	c.Flags().StringVar(&format, "format", "text", "output format: text|json|markdown")
 	out.add(c, false)

@@ -184,6 +184,7 @@ drawn instead of a model (edges come from the value names).`,
 		},
 	}
 	f.add(c)
+	f.addWarm(c)
 	g.add(c)
 	c.Flags().StringVarP(&out, "output", "o", "", "write to `FILE` (.dot, .svg, .png or .pdf); default: DOT to stdout")
 	return c

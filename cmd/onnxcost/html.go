@@ -64,6 +64,7 @@ roofline chart (fused and unfused plans).`,
 		},
 	}
 	f.add(c)
+	f.addWarm(c)
 	g.add(c)
 	c.Flags().StringVarP(&out, "output", "o", "", "write the report to `FILE` (.html or .htm)")
 	c.Flags().BoolVar(&full, "full", false, "show both plans and every node even for a model over 20,000 nodes (slow)")

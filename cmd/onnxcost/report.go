@@ -77,6 +77,12 @@ func (f *costFlags) addBase(c *cobra.Command) {
 
 // addSamples adds --samples (report and energy: the commands that print a
 // training step's energy).
+// addWarm adds --warm, which every command that prices a model takes
+// (calibrate and serve declare their own, of another meaning).
+func (f *costFlags) addWarm(c *cobra.Command) {
+	c.Flags().BoolVar(&f.warm, "warm", false, "price a call repeated back to back, as a benchmark loop or CUDA-graph replays time it: L2 holds what the previous call left (default: the first call, every weight and input read from DRAM; not with --train)")
+}
+
 func (f *costFlags) addSamples(c *cobra.Command) {
 	c.Flags().Int64Var(&f.samples, "samples", 0, "with --train: samples per epoch `N`; adds the epoch's time and energy (ceil(N / (batch × grad-accum × data-parallel)) optimizer steps)")
 }
@@ -296,7 +302,7 @@ func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
 	c.Flags().StringVar(&format, "format", "text", "output format: text|json|csv|markdown")
 	c.Flags().IntVar(&top, "top", 0, "show only the `N` costliest nodes, or op types with --by op (0: all; not with --format json)")
 	c.Flags().StringVar(&by, "by", "", "aggregate: op (totals per op type)")
-	c.Flags().BoolVar(&f.warm, "warm", false, "price a call repeated back to back, as a benchmark loop or CUDA-graph replays time it: L2 holds what the previous call left (default: the first call, every weight and input read from DRAM; not with --train)")
+	f.addWarm(c)
 	vf.add(c, true)
 	return c
 }

@@ -115,6 +115,7 @@ point coloured by the floor that dominates it.
 		},
 	}
 	f.add(c)
+	f.addWarm(c)
 	c.Flags().StringVarP(&out, "output", "o", "", "write the chart to `FILE` (.svg, .png or .pdf)")
 	c.Flags().IntVar(&label, "top", viz.DefaultRooflineLabels, "name the `N` costliest points (0: none)")
 	c.Flags().BoolVar(&single, "single", false, "draw only the --plan given, not fused and unfused together")

@@ -74,10 +74,13 @@ func timeRooflinePoints(model string, f *costFlags, tf *timeRooflineFlags, stder
 	if err != nil {
 		return nil, "", err
 	}
+	if err := asUsage(pipeline.CheckWarm(f.warm, f.train)); err != nil {
+		return nil, "", err
+	}
 	s, err := sweep.NewSweeper(sweep.Config{Model: model, GPUs: []*hwdb.GPU{g}, Plan: f.plan, Passes: f.passFlags.options(), Runtimes: db,
 		Load: pipeline.Options{InputDataDir: f.inputData, Counted: gctune.SizeHeap},
 		Estimate: pipeline.EstimateOptions{DType: f.dtype, Runtime: rt, ToolVersion: version, Power: f.powerControl(),
-			Train: f.trainFlags.options(), GPUs: int(f.gpus), Calibration: cal}})
+			Train: f.trainFlags.options(), GPUs: int(f.gpus), Calibration: cal, Warm: f.warm}})
 	if err != nil {
 		return nil, "", pipeErr(err)
 	}

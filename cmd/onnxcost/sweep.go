@@ -54,7 +54,7 @@ func (f *sweepFlags) addCostFlags(c *cobra.Command) {
 	c.Flags().StringVar(&f.dtype, "dtype", "", "compute dtype: fp32|tf32|fp16|bf16|fp8|int8, or fp16-amp|bf16-amp (the fp32 model under torch.autocast) (default: the model's own)")
 	c.Flags().StringVar(&f.plan, "plan", "", planHelp)
 	c.Flags().StringVar(&f.inputData, "input-data", "", "bind graph inputs to the tensors in `DIR`/input_<i>.pb")
-	f.borrowReportFlags(c, "runtime", "runtime-file", "gpus", "power-cap", "sm-clock", "calibration")
+	f.borrowReportFlags(c, "runtime", "runtime-file", "gpus", "power-cap", "sm-clock", "calibration", "warm")
 }
 
 // borrowReportFlags declares the named flags exactly as report declares
@@ -66,6 +66,7 @@ func (f *sweepFlags) addCostFlags(c *cobra.Command) {
 func (f *sweepFlags) borrowReportFlags(c *cobra.Command, names ...string) {
 	scratch := &cobra.Command{Use: c.Name()}
 	f.shared.add(scratch)
+	f.shared.addWarm(scratch)
 	for _, n := range names {
 		c.Flags().AddFlag(scratch.Flags().Lookup(n))
 	}
@@ -260,9 +261,12 @@ func (f *sweepFlags) config(model string) (sweep.Config, error) {
 	}
 	cfg.Model, cfg.FindMaxBatch, cfg.Fit, cfg.FitX, cfg.Plan, cfg.Passes = model, f.findMax, f.fit, f.fitX, f.plan, f.passFlags.options()
 	cfg.Load = pipeline.Options{InputDataDir: f.inputData, Counted: gctune.SizeHeap}
+	if err := asUsage(pipeline.CheckWarm(f.shared.warm, f.train)); err != nil {
+		return cfg, err
+	}
 	cal, err := loadCalibration(f.shared.calibration)
 	cfg.Estimate = pipeline.EstimateOptions{DType: f.dtype, Runtime: rt, ToolVersion: version, Power: f.shared.powerControl(),
-		Train: f.trainFlags.options(), GPUs: int(f.shared.gpus), Calibration: cal}
+		Train: f.trainFlags.options(), GPUs: int(f.shared.gpus), Calibration: cal, Warm: f.shared.warm}
 	return cfg, err
 }
 

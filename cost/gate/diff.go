@@ -49,6 +49,8 @@ type Provenance struct {
 	// Runtime is the execution profile the side was priced under
 	// (runtimeName), absent for counts without a GPU.
 	Runtime string `json:"runtime,omitempty"`
+	// Warm says the side priced a call repeated back to back (--warm).
+	Warm bool `json:"warm,omitempty"`
 	// Calibration is the calibration the side was priced with
 	// (report.Report.Calibration), absent without one.
 	Calibration string `json:"calibration,omitempty"`
@@ -67,7 +69,7 @@ type ReportDiff struct {
 
 func provenance(r *report.Report) Provenance {
 	p := Provenance{Model: r.Model, ToolVersion: r.ToolVersion, CostModelVersion: r.CostModelVersion, GPU: r.GPU, GPUSpecHash: r.GPUSpecHash,
-		DType: r.DType, Plan: r.Plan, Calibration: r.Calibration, CalibrationFile: r.CalibrationName()}
+		DType: r.DType, Plan: r.Plan, Warm: r.Warm, Calibration: r.Calibration, CalibrationFile: r.CalibrationName()}
 	if r.GPU != "" {
 		p.Runtime = runtimeName(r)
 	}
@@ -117,7 +119,17 @@ func provenanceWarnings(b, h Provenance) []string {
 	check("dtypes", "unknown", b.DType, h.DType)
 	check("plans", "unknown", b.Plan, h.Plan)
 	check("calibrations", "none", b.Calibration, h.Calibration)
+	check("calls", "", callText(b.Warm), callText(h.Warm))
 	return w
+}
+
+// callText names the call a side priced: a first call, or one repeated
+// back to back (--warm).
+func callText(warm bool) string {
+	if warm {
+		return "repeated calls, warm L2"
+	}
+	return "a first call"
 }
 
 // bindingText prints bindings as k=v, sorted by name ("none" when empty).

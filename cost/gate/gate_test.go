@@ -272,6 +272,35 @@ func TestDiffSaysWhichCalibration(t *testing.T) {
 	}
 }
 
+// TestDiffSaysWhichCall: sides priced warm (--warm) say so in the first
+// line; a cold side against a warm one carries a warning, since L2 then
+// accounts for part of the change.
+func TestDiffSaysWhichCall(t *testing.T) {
+	base, head := mkReport(1e-3, 1e9, 10), mkReport(1e-3, 1e9, 10)
+	base.GPU, head.GPU = "A100-SXM4-80GB", "A100-SXM4-80GB"
+	base.Warm, head.Warm = true, true
+	d := Diff(base, head)
+	var b bytes.Buffer
+	WriteDiffText(&b, d, nil)
+	if first, _, _ := strings.Cut(b.String(), "\n"); len(d.Warnings) != 0 || !strings.HasSuffix(first, " · repeated calls, warm L2") {
+		t.Errorf("both warm: warnings %q, first line %q", d.Warnings, first)
+	}
+	base.Warm = false
+	d = Diff(base, head)
+	b.Reset()
+	WriteDiffText(&b, d, nil)
+	if first, _, _ := strings.Cut(b.String(), "\n"); len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "different calls (a first call vs repeated calls, warm L2)") ||
+		!strings.HasSuffix(first, " · a first call → repeated calls, warm L2") {
+		t.Errorf("cold base, warm head: warnings %q, first line %q", d.Warnings, first)
+	}
+	base.Warm, head.Warm = false, false
+	b.Reset()
+	WriteDiffText(&b, Diff(base, head), nil)
+	if strings.Contains(b.String(), "call") {
+		t.Errorf("two first calls: the text names the call: %q", b.String())
+	}
+}
+
 // TestCheckSaysWhichCalibration: a check whose models were priced with a
 // calibration names it on each model's text line and in the Markdown
 // footer (each file once); without one neither says "calibrated".

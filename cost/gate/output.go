@@ -204,7 +204,11 @@ func pricedUnder(b, h Provenance) string {
 		}
 		return x + " → " + y
 	}
-	return fmt.Sprintf("%s · %s · runtime %s", pair(b.GPU, h.GPU), pair(b.DType, h.DType), pair(b.Runtime, h.Runtime))
+	s := fmt.Sprintf("%s · %s · runtime %s", pair(b.GPU, h.GPU), pair(b.DType, h.DType), pair(b.Runtime, h.Runtime))
+	if b.Warm || h.Warm {
+		s += " · " + pair(callText(b.Warm), callText(h.Warm))
+	}
+	return s
 }
 
 // WriteDiffText prints totals and the top changed nodes. The warnings are

@@ -189,6 +189,22 @@ func PowerSetting(capW, smClockMHz float64, sep string) string {
 	return s
 }
 
+// WarmSetting is a header's note that every estimate under it prices a
+// call repeated back to back (--warm), after sep; "" for first calls.
+func WarmSetting(warm bool, sep string) string {
+	if !warm {
+		return ""
+	}
+	return sep + "repeated calls (warm L2)"
+}
+
+// RuntimeKernels names a runtime and the plan of kernels it runs, and a
+// warm call: "pytorch (eager kernels)", "graph (eager kernels) ·
+// repeated calls (warm L2)".
+func RuntimeKernels(runtime, plan string, warm bool) string {
+	return fmt.Sprintf("%s (%s kernels)%s", runtime, plan, WarmSetting(warm, " · "))
+}
+
 // PlanText names what a rendering's times are for: the runtime and the
 // plan of kernels it runs (RuntimePlan), or the plan alone ("fused
 // plan") for a report priced without a runtime.
@@ -203,14 +219,10 @@ func PlanText(r *report.Report) string {
 // kernels it runs ("runtime pytorch (eager kernels)"), or the plan alone
 // when counting.
 func RuntimePlan(r *report.Report) string {
-	warm := ""
-	if r.Warm {
-		warm = " · repeated calls (warm L2)"
-	}
 	if r.Runtime == nil {
-		return "plan " + r.Plan + warm
+		return "plan " + r.Plan + WarmSetting(r.Warm, " · ")
 	}
-	return fmt.Sprintf("runtime %s (%s kernels)%s", r.Runtime.Name, r.Plan, warm)
+	return "runtime " + RuntimeKernels(r.Runtime.Name, r.Plan, r.Warm)
 }
 
 // IntervalText is the line that says how far to trust the time: its 80%

@@ -18,12 +18,16 @@ type Comparison struct {
 	// Runtime is the execution profile both plans were priced under
 	// (absent for counts without a GPU); PowerCapW and SMClockMHz their
 	// power setting (absent at the GPU's default).
-	Runtime    string           `json:"runtime,omitempty"`
-	PowerCapW  float64          `json:"power_cap_w,omitempty"`
-	SMClockMHz float64          `json:"sm_clock_mhz,omitempty"`
-	Bindings   map[string]int64 `json:"bindings"`
-	Unfused    PlanTotals       `json:"unfused"`
-	Fused      PlanTotals       `json:"fused"`
+	Runtime    string  `json:"runtime,omitempty"`
+	PowerCapW  float64 `json:"power_cap_w,omitempty"`
+	SMClockMHz float64 `json:"sm_clock_mhz,omitempty"`
+	// Warm marks estimates priced as calls repeated back to back
+	// (--warm: L2 holds what the previous call left); absent for first
+	// calls.
+	Warm     bool             `json:"warm,omitempty"`
+	Bindings map[string]int64 `json:"bindings"`
+	Unfused  PlanTotals       `json:"unfused"`
+	Fused    PlanTotals       `json:"fused"`
 	// UnfusedTimeIntervalS and FusedTimeIntervalS are the plans' 80%
 	// intervals (Totals.TimeIntervalS); absent where a report has none.
 	// The saving between them is priced by one model, whose systematic
@@ -94,7 +98,7 @@ func Compare(ur, fr *Report, toolVersion string) *Comparison {
 	out := &Comparison{
 		Header: Header{SchemaVersion: SchemaVersion, ToolVersion: toolVersion},
 		Model:  fr.Model, GPU: fr.GPU, DType: fr.DType, Bindings: fr.Bindings,
-		PowerCapW: fr.Totals.PowerCapW, SMClockMHz: fr.Totals.SMClockCapMHz,
+		PowerCapW: fr.Totals.PowerCapW, SMClockMHz: fr.Totals.SMClockCapMHz, Warm: fr.Warm,
 		Unfused: totalsOf(ur), Fused: totalsOf(fr),
 		UnfusedTimeIntervalS: ur.Totals.TimeIntervalS, FusedTimeIntervalS: fr.Totals.TimeIntervalS,
 		Calibration:     fr.Calibration,
