@@ -293,3 +293,69 @@ func TestMissingSideFilesNamedOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestBudgetInitGatesWhatItPriced: `budget init` writes every pricing
+// flag it was given into the budget (training and its settings, power
+// cap, GPUs, warm, autocast, calibration and runtime files, the files
+// relative to the budget's own folder wherever it is written), so that
+// `check` prices exactly the estimates its limits came from: each
+// model's time and peak memory in check's JSON equal `report`'s for the
+// same flags. Before, init dropped all of these, and a training step's
+// limits were checked against an inference estimate, which passed.
+func TestBudgetInitGatesWhatItPriced(t *testing.T) {
+	m, err := filepath.Abs(fixture(t, "resnet50.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Relative to the working folder, as a user names files.
+	rtFile := filepath.Join(repoRoot, "testdata", "runtimes", "my-runtimes.yaml")
+	cal := filepath.Join(repoRoot, "testdata", "calibrations", "a100_hand.cal.yaml")
+	for _, flags := range [][]string{
+		{"--batch", "8", "--train", "--optimizer", "sgd", "--checkpoint", "sqrt", "--grad-accum", "2", "--data-parallel", "2", "--power-cap", "200", "--gpus", "2"},
+		{"--batch", "2", "--warm", "--calibration", cal, "--sm-clock", "1100"},
+		{"--batch", "4", "--dtype", "fp16-amp"},
+		{"--batch", "4", "--runtime-file", rtFile, "--runtime", "pytorch-lab", "--dtype", "bf16"},
+	} {
+		dir := filepath.Join(t.TempDir(), "ci")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		budget, out := filepath.Join(dir, "budget.yaml"), filepath.Join(dir, "check.json")
+		args := append([]string{"budget", "init", m, "zoo:alexnet", "--gpu", "A100", "-o", budget, "-q"}, flags...)
+		if code, _, errs := runCLI(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		text, _ := os.ReadFile(budget)
+		if code, stdout, errs := runCLI(t, "check", "-c", budget, "--out-json", out, "-q"); code != 0 {
+			t.Fatalf("%v: check: exit %d: %s%s\n%s", flags, code, stdout, errs, text)
+		}
+		var res struct {
+			Models []struct {
+				Name   string         `json:"name"`
+				Report *report.Report `json:"report"`
+			} `json:"models"`
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &res); err != nil || len(res.Models) != 2 {
+			t.Fatalf("%v: check.json: %v, %d models", flags, err, len(res.Models))
+		}
+		for i, model := range []string{m, "zoo:alexnet"} {
+			want := cliReport(t, append([]string{model, "--gpu", "A100", "-q"}, flags...)...)
+			got := res.Models[i].Report
+			if got == nil || got.Totals.TimeS != want.Totals.TimeS || got.Totals.PeakMemoryBytes != want.Totals.PeakMemoryBytes ||
+				(got.Totals.Train == nil) != (want.Totals.Train == nil) || got.Warm != want.Warm || calibrationFit(got) != calibrationFit(want) {
+				t.Errorf("%v: %s: check priced %g s (%q), report %g s (%q)\nbudget:\n%s", flags, model, got.Totals.TimeS, got.Calibration, want.Totals.TimeS, want.Calibration, text)
+			}
+		}
+	}
+}
+
+// calibrationFit is what r says of its calibration but the file's path
+// (check names the file as the budget resolves it, report as given).
+func calibrationFit(r *report.Report) string {
+	_, fit, _ := strings.Cut(r.Calibration, ".yaml:")
+	return fit
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/internal/config"
 	"github.com/onnxcost/onnxcost/internal/outfile"
+	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/spf13/cobra"
 )
 
@@ -319,8 +321,11 @@ func estimateBudgetModel(b *gate.Budget, mb gate.ModelBudget, pf passFlags) (*re
 	if s.GPU == "" {
 		return nil, usageErr("%s:%d: model %s has no gpu (set defaults.gpu or gpu in the entry, or $%s)", b.File, mb.Line, mb.Name, config.GPUEnv)
 	}
-	f := costFlags{gpu: s.GPU, gpuFile: s.GPUFile, runtime: s.Runtime, runtimeFile: s.RuntimeFile, dtype: s.DType, plan: s.Plan, passFlags: pf, calibration: s.Calibration}
+	f := costFlags{gpu: s.GPU, gpuFile: s.GPUFile, runtime: s.Runtime, runtimeFile: s.RuntimeFile, dtype: s.DType, plan: s.Plan, passFlags: pf, calibration: s.Calibration,
+		powerCap: s.PowerCapW, smClock: s.SMClockMHz, gpus: gpuCount(s.GPUs), warm: s.WarmCall()}
 	f.batch = s.Batch
+	f.train, f.optimizer, f.checkpoint = s.Training(), s.Optimizer, s.Checkpoint
+	f.gradAccum, f.dataParallel = int(s.GradAccum), int(s.DataParallel)
 	for _, k := range slices.Sorted(maps.Keys(s.Dims)) {
 		f.dims = append(f.dims, fmt.Sprintf("%s=%d", k, s.Dims[k]))
 	}
@@ -396,12 +401,16 @@ func newBudgetCmd(stdout, stderr io.Writer) *cobra.Command {
 				// 1 (no --batch or --dim) sets every limit in it.
 				printModelWarnings(stderr, p, r.Warnings)
 				rel := p
-				if r2, err := filepath.Rel(filepath.Dir(outPath), p); err == nil && !filepath.IsAbs(p) {
-					rel = r2
+				if !pipeline.IsZoo(p) {
+					rel = relativeTo(filepath.Dir(outPath), p)
 				}
-				entries = append(entries, gate.BudgetEntry{Path: filepath.ToSlash(rel), Report: r})
+				entries = append(entries, gate.BudgetEntry{Path: rel, Report: r})
 			}
-			text := gate.BudgetYAML(budgetDefaults(&f), entries, h)
+			d, err := budgetDefaults(&f, filepath.Dir(outPath))
+			if err != nil {
+				return err
+			}
+			text := gate.BudgetYAML(d, entries, h)
 			if _, err := gate.ParseBudget(outPath, []byte(text)); err != nil {
 				return fmt.Errorf("internal error: generated budget does not parse: %w", err)
 			}
@@ -413,6 +422,7 @@ func newBudgetCmd(stdout, stderr io.Writer) *cobra.Command {
 		},
 	}
 	f.add(initCmd)
+	f.addWarm(initCmd)
 	initCmd.Flags().StringVar(&headroom, "headroom", "10%", "margin above the current estimates")
 	initCmd.Flags().StringVarP(&outPath, "output", "o", ".onnxcost.yaml", "budget `FILE` to write")
 	initCmd.Flags().BoolVar(&force, "force", false, "overwrite an existing budget file")
@@ -420,12 +430,51 @@ func newBudgetCmd(stdout, stderr io.Writer) *cobra.Command {
 	return root
 }
 
-// budgetDefaults are the defaults a generated budget writes: the cost
-// flags as given.
-func budgetDefaults(f *costFlags) gate.Settings {
-	d := gate.Settings{GPU: f.gpu, GPUFile: f.gpuFile, RuntimeFile: f.runtimeFile, DType: f.dtype, Plan: f.plan, Batch: f.batch}
+// relativeTo is path p, given relative to the working folder (or
+// absolute), as a file in folder dir names it: relative to dir (with
+// forward slashes) where p was relative, else as given. A budget file
+// names its models and files so, and check resolves them against its
+// own folder.
+func relativeTo(dir, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	absDir, err1 := filepath.Abs(dir)
+	absP, err2 := filepath.Abs(p)
+	if err1 != nil || err2 != nil {
+		return p
+	}
+	r, err := filepath.Rel(absDir, absP)
+	if err != nil {
+		return absP
+	}
+	return filepath.ToSlash(r)
+}
+
+// budgetDefaults are the defaults a generated budget writes: every cost
+// flag the estimates were priced with (check prices the budget's
+// settings, so a flag left out would gate another estimate than the one
+// the limits came from), the files relative to the budget's folder
+// (dir), as check reads them.
+func budgetDefaults(f *costFlags, dir string) (gate.Settings, error) {
+	rel := func(p string) string { return relativeTo(dir, p) }
+	d := gate.Settings{GPU: f.gpu, GPUFile: rel(f.gpuFile), RuntimeFile: rel(f.runtimeFile), Calibration: rel(f.calibration),
+		DType: f.dtype, Plan: f.plan, Batch: f.batch,
+		PowerCapW: f.powerCap, SMClockMHz: f.smClock, GPUs: int64(f.gpus)}
+	if f.train {
+		d.Train = &f.train
+		d.Optimizer = cmp.Or(f.optimizer, pipeline.DefaultOptimizer)
+		d.Checkpoint = cmp.Or(f.checkpoint, pipeline.DefaultCheckpoint)
+		d.GradAccum, d.DataParallel = int64(f.gradAccum), int64(f.dataParallel)
+	}
+	if f.warm {
+		d.Warm = &f.warm
+	}
 	if d.Plan == "" { // written whole: the runtime's plan as priced today
-		rt, _ := hwdb.LookupRuntime(f.runtime)
+		rt, err := resolveRuntime(f.runtime, f.runtimeFile)
+		if err != nil {
+			return d, err
+		}
 		d.Plan = rt.PlanOrFused()
 	}
 	// A runtime named is written even when it is the default: a model
@@ -433,5 +482,5 @@ func budgetDefaults(f *costFlags) gate.Settings {
 	// under its own (pipeline.ModelRuntime).
 	d.Runtime = f.runtime
 	d.Dims, _ = parseDims(f.dims)
-	return d
+	return d, nil
 }

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/internal/safefile"
 	"github.com/onnxcost/onnxcost/passes"
+	"github.com/onnxcost/onnxcost/train"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -41,7 +44,32 @@ type Settings struct {
 	Plan        string           `yaml:"plan" json:"plan,omitempty"`
 	Batch       int64            `yaml:"batch" json:"batch,omitempty"`
 	Dims        map[string]int64 `yaml:"dims" json:"dims,omitempty"`
+	// Train prices one training step (--train) with Optimizer,
+	// Checkpoint, GradAccum and DataParallel ("" and 0: the flags'
+	// defaults), which mean nothing without it. nil is unset (a model's
+	// train: false overrides the defaults' true).
+	Train        *bool  `yaml:"train" json:"train,omitempty"`
+	Optimizer    string `yaml:"optimizer" json:"optimizer,omitempty"`
+	Checkpoint   string `yaml:"checkpoint" json:"checkpoint,omitempty"`
+	GradAccum    int64  `yaml:"grad_accum" json:"grad_accum,omitempty"`
+	DataParallel int64  `yaml:"data_parallel" json:"data_parallel,omitempty"`
+	// PowerCapW and SMClockMHz are --power-cap and --sm-clock (0: the
+	// GPU's default), GPUs --gpus (0: one GPU).
+	PowerCapW  float64 `yaml:"power_cap" json:"power_cap,omitempty"`
+	SMClockMHz float64 `yaml:"sm_clock" json:"sm_clock,omitempty"`
+	GPUs       int64   `yaml:"gpus" json:"gpus,omitempty"`
+	// Warm is --warm: a call repeated back to back (nil: unset).
+	Warm *bool `yaml:"warm" json:"warm,omitempty"`
 }
+
+// Training says whether s prices a training step.
+func (s Settings) Training() bool { return s.Train != nil && *s.Train }
+
+// WarmCall says whether s prices a call repeated back to back.
+func (s Settings) WarmCall() bool { return s.Warm != nil && *s.Warm }
+
+// settingKeys are the keys a defaults or model mapping may set.
+const settingKeys = "gpu, gpu_file, runtime, runtime_file, calibration, dtype, plan, batch, dims, train, optimizer, checkpoint, grad_accum, data_parallel, power_cap, sm_clock, gpus, warm"
 
 // merge returns s with o's set (non-zero) fields applied over it.
 func (s Settings) merge(o Settings) Settings {
@@ -59,7 +87,40 @@ func (s Settings) merge(o Settings) Settings {
 		maps.Copy(d, o.Dims)
 		s.Dims = d
 	}
+	if o.Train != nil {
+		s.Train = o.Train
+	}
+	s.Optimizer = cmp.Or(o.Optimizer, s.Optimizer)
+	s.Checkpoint = cmp.Or(o.Checkpoint, s.Checkpoint)
+	s.GradAccum = cmp.Or(o.GradAccum, s.GradAccum)
+	s.DataParallel = cmp.Or(o.DataParallel, s.DataParallel)
+	s.PowerCapW = cmp.Or(o.PowerCapW, s.PowerCapW)
+	s.SMClockMHz = cmp.Or(o.SMClockMHz, s.SMClockMHz)
+	s.GPUs = cmp.Or(o.GPUs, s.GPUs)
+	if o.Warm != nil {
+		s.Warm = o.Warm
+	}
 	return s
+}
+
+// conflict names what s asks for that cannot be priced: a training
+// setting without train, or warm with it; "" when none.
+func (s Settings) conflict() string {
+	if s.Training() {
+		if s.WarmCall() {
+			return "warm: true prices an inference call repeated back to back; a training step's traffic is priced as its own (drop warm or train)"
+		}
+		return ""
+	}
+	for _, set := range []struct {
+		key string
+		on  bool
+	}{{"optimizer", s.Optimizer != ""}, {"checkpoint", s.Checkpoint != ""}, {"grad_accum", s.GradAccum != 0}, {"data_parallel", s.DataParallel != 0}} {
+		if set.on {
+			return set.key + " needs train: true (it sets up a training step; an inference estimate has none)"
+		}
+	}
+	return ""
 }
 
 // Assertion is one budget on one metric of one model.
@@ -199,7 +260,11 @@ func (p *budgetParser) budget(root *yaml.Node, b *Budget) error {
 		return p.errf(root, "no models: add a models: list")
 	}
 	for i := range b.Models {
-		b.Models[i].Settings = b.Defaults.merge(b.Models[i].Settings)
+		mb := &b.Models[i]
+		mb.Settings = b.Defaults.merge(mb.Settings)
+		if c := mb.Settings.conflict(); c != "" {
+			return &ConfigError{File: p.file, Line: mb.Line, Msg: fmt.Sprintf("model %s: %s", mb.Name, c)}
+		}
 	}
 	return nil
 }
@@ -214,7 +279,7 @@ func (p *budgetParser) settings(n *yaml.Node, s *Settings, what string) error {
 		if err == errUnknown {
 			// setting cannot name the file and line; found by FuzzParseBudget
 			// ("defaults: {0}" gave a bare "unknown key").
-			return p.errf(e[0], "unknown key %q in %s (want gpu, gpu_file, runtime, runtime_file, calibration, dtype, plan, batch, dims)", e[0].Value, what)
+			return p.errf(e[0], "unknown key %q in %s (want %s)", e[0].Value, what, settingKeys)
 		}
 		if err != nil {
 			return err
@@ -245,8 +310,8 @@ func (p *budgetParser) setting(k, v *yaml.Node, s *Settings) error {
 		s.Calibration, err = str()
 	case "dtype":
 		s.DType, err = str()
-		if err == nil && !oneOf(s.DType, "fp32", "tf32", "fp16", "bf16", "fp8", "int8") {
-			err = p.errf(v, "dtype %q: want fp32, tf32, fp16, bf16, fp8 or int8", s.DType)
+		if err == nil && !oneOf(s.DType, cost.DTypes()...) {
+			err = p.errf(v, "dtype %q: want one of %s", s.DType, strings.Join(cost.DTypes(), ", "))
 		}
 	case "plan":
 		s.Plan, err = str()
@@ -268,10 +333,52 @@ func (p *budgetParser) setting(k, v *yaml.Node, s *Settings) error {
 			}
 			s.Dims[e[0].Value] = n
 		}
+	case "train":
+		s.Train, err = p.boolean(k, v)
+	case "warm":
+		s.Warm, err = p.boolean(k, v)
+	case "optimizer":
+		s.Optimizer, err = str()
+		if err == nil && !oneOf(s.Optimizer, train.Optimizers()...) {
+			err = p.errf(v, "optimizer %q: want one of %s", s.Optimizer, strings.Join(train.Optimizers(), ", "))
+		}
+	case "checkpoint":
+		s.Checkpoint, err = str()
+		if err == nil && !oneOf(s.Checkpoint, train.CheckpointModes()...) {
+			err = p.errf(v, "checkpoint %q: want one of %s", s.Checkpoint, strings.Join(train.CheckpointModes(), ", "))
+		}
+	case "grad_accum":
+		s.GradAccum, err = p.positive(v, "grad_accum")
+	case "data_parallel":
+		s.DataParallel, err = p.positive(v, "data_parallel")
+	case "gpus":
+		s.GPUs, err = p.positive(v, "gpus")
+	case "power_cap":
+		s.PowerCapW, err = p.positiveNumber(v, "power_cap (W)")
+	case "sm_clock":
+		s.SMClockMHz, err = p.positiveNumber(v, "sm_clock (MHz)")
 	default:
 		return errUnknown
 	}
 	return err
+}
+
+// boolean reads a true/false setting.
+func (p *budgetParser) boolean(k, v *yaml.Node) (*bool, error) {
+	b, err := strconv.ParseBool(v.Value)
+	if v.Kind != yaml.ScalarNode || err != nil || (v.Value != "true" && v.Value != "false") {
+		return nil, p.errf(v, "%s must be true or false, got %q", k.Value, v.Value)
+	}
+	return &b, nil
+}
+
+// positiveNumber reads a finite number above zero.
+func (p *budgetParser) positiveNumber(v *yaml.Node, what string) (float64, error) {
+	x, err := strconv.ParseFloat(v.Value, 64)
+	if v.Kind != yaml.ScalarNode || err != nil || !(x > 0) || math.IsInf(x, 0) {
+		return 0, p.errf(v, "%s must be a number above 0, got %q", what, v.Value)
+	}
+	return x, nil
 }
 
 var errUnknown = fmt.Errorf("unknown key")

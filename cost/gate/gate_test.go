@@ -2,6 +2,7 @@ package gate
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"math"
@@ -185,6 +186,16 @@ func TestBudgetErrorsNameTheLine(t *testing.T) {
 		{"version: 1\nmodels:\n  - budgets: {}\n", 3, "needs a path"},
 		{"version: 1\nmodels: [\n", 2, "not valid YAML"},
 		{"", 0, "empty"},
+		{"version: 1\ndefaults: {train: yes}\nmodels:\n  - path: m.onnx\n", 2, "train must be true or false"},
+		{"version: 1\ndefaults: {optimizer: lion}\nmodels:\n  - path: m.onnx\n", 2, "optimizer \"lion\""},
+		{"version: 1\ndefaults: {power_cap: -5}\nmodels:\n  - path: m.onnx\n", 2, "power_cap (W) must be a number above 0"},
+		{"version: 1\ndefaults: {gpus: 0}\nmodels:\n  - path: m.onnx\n", 2, "gpus must be a positive integer"},
+		{"version: 1\ndefaults: {dtype: fp64}\nmodels:\n  - path: m.onnx\n", 2, "fp16-amp"},
+		// A training setting without a training step, and warm with one,
+		// are refused at the model they reach.
+		{"version: 1\ndefaults: {optimizer: sgd}\nmodels:\n  - path: m.onnx\n", 4, "model m.onnx: optimizer needs train: true"},
+		{"version: 1\ndefaults: {train: true, warm: true}\nmodels:\n  - path: a.onnx\n  - path: m.onnx\n    warm: false\n", 4, "model a.onnx: warm: true prices an inference call"},
+		{"version: 1\ndefaults: {train: true, grad_accum: 2}\nmodels:\n  - path: a.onnx\n  - path: m.onnx\n    train: false\n", 5, "model m.onnx: grad_accum needs train: true"},
 	}
 	for _, c := range cases {
 		_, err := ParseBudget("b.yaml", []byte(c.yaml))
@@ -196,6 +207,41 @@ func TestBudgetErrorsNameTheLine(t *testing.T) {
 		if (c.line > 0 && ce.Line != c.line) || !strings.Contains(ce.Msg, c.want) {
 			t.Errorf("%q: got line %d %q, want line %d containing %q", c.yaml, ce.Line, ce.Msg, c.line, c.want)
 		}
+	}
+}
+
+// TestBudgetSettingsRoundTrip: every setting budget init writes parses
+// back to the same settings, and a model's own settings override the
+// defaults (train: false too).
+func TestBudgetSettingsRoundTrip(t *testing.T) {
+	yes := true
+	d := Settings{GPU: "A100", GPUFile: "gpus.yaml", Runtime: "pytorch", RuntimeFile: "rt.yaml", Calibration: "a.cal.yaml", DType: "fp16-amp", Plan: "eager", Batch: 8,
+		Dims: map[string]int64{"seq": 128}, Train: &yes, Optimizer: "sgd", Checkpoint: "sqrt", GradAccum: 2, DataParallel: 4,
+		PowerCapW: 250.5, SMClockMHz: 1200, GPUs: 2}
+	text := BudgetYAML(d, []BudgetEntry{{Path: "m.onnx", Report: mkReport(1e-3, 1e9, 10)}}, 0.1)
+	b, err := ParseBudget("b.yaml", []byte(text))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	js := func(s Settings) string { j, _ := json.Marshal(s); return string(j) }
+	if got := b.Models[0].Settings; js(got) != js(d) || !got.Training() || got.WarmCall() {
+		t.Errorf("parsed back %+v, wrote %+v:\n%s", got, d, text)
+	}
+	warm := Settings{GPU: "A100", Plan: "fused", Warm: &yes}
+	if b, err = ParseBudget("b.yaml", []byte(BudgetYAML(warm, []BudgetEntry{{Path: "m.onnx", Report: mkReport(1e-3, 1e9, 10)}}, 0.1))); err != nil || !b.Models[0].Settings.WarmCall() {
+		t.Errorf("warm: %v %+v", err, b)
+	}
+	b, err = ParseBudget("b.yaml", []byte("version: 1\ndefaults: {gpu: A100, train: true, optimizer: sgd, power_cap: 300}\nmodels:\n  - path: a.onnx\n  - path: b.onnx\n    train: false\n    optimizer: adam\n"))
+	if err == nil {
+		t.Fatal("a model with train: false and an optimizer parsed")
+	}
+	b, err = ParseBudget("b.yaml", []byte("version: 1\ndefaults: {gpu: A100, train: true, optimizer: sgd, power_cap: 300}\nmodels:\n  - path: a.onnx\n  - path: b.onnx\n    optimizer: adam\n    power_cap: 200\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, m := b.Models[0].Settings, b.Models[1].Settings
+	if !a.Training() || a.Optimizer != "sgd" || a.PowerCapW != 300 || !m.Training() || m.Optimizer != "adam" || m.PowerCapW != 200 {
+		t.Errorf("defaults %+v, override %+v", a, m)
 	}
 }
 

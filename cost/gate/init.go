@@ -39,12 +39,38 @@ func BudgetYAML(d Settings, entries []BudgetEntry, headroom float64) string {
 	if d.RuntimeFile != "" {
 		fmt.Fprintf(&b, "  runtime_file: %s\n", yamlQuote(d.RuntimeFile))
 	}
+	if d.Calibration != "" {
+		fmt.Fprintf(&b, "  calibration: %s\n", yamlQuote(d.Calibration))
+	}
 	if d.DType != "" {
 		fmt.Fprintf(&b, "  dtype: %s\n", d.DType)
 	}
 	fmt.Fprintf(&b, "  plan: %s\n", d.Plan)
 	if d.Batch > 0 {
 		fmt.Fprintf(&b, "  batch: %d\n", d.Batch)
+	}
+	if d.Training() {
+		// Written whole, as priced: a default that moves in a later
+		// release would otherwise move the budget's step.
+		fmt.Fprintf(&b, "  train: true\n  optimizer: %s\n  checkpoint: %s\n", d.Optimizer, d.Checkpoint)
+		if d.GradAccum > 1 {
+			fmt.Fprintf(&b, "  grad_accum: %d\n", d.GradAccum)
+		}
+		if d.DataParallel > 1 {
+			fmt.Fprintf(&b, "  data_parallel: %d\n", d.DataParallel)
+		}
+	}
+	if d.WarmCall() {
+		fmt.Fprintf(&b, "  warm: true\n")
+	}
+	if d.PowerCapW > 0 {
+		fmt.Fprintf(&b, "  power_cap: %s\n", strconv.FormatFloat(d.PowerCapW, 'g', -1, 64))
+	}
+	if d.SMClockMHz > 0 {
+		fmt.Fprintf(&b, "  sm_clock: %s\n", strconv.FormatFloat(d.SMClockMHz, 'g', -1, 64))
+	}
+	if d.GPUs > 1 {
+		fmt.Fprintf(&b, "  gpus: %d\n", d.GPUs)
 	}
 	if len(d.Dims) > 0 {
 		fmt.Fprintf(&b, "  dims:\n")
@@ -105,7 +131,8 @@ func ceilQuantity(v float64, m *Metric) string {
 func yamlQuote(s string) string { return strconv.Quote(s) }
 
 // Resolve returns mb's settings and model path as check costs them: the
-// paths relative to the budget file's folder; a plan left unset is the
+// paths relative to the budget file's folder (a zoo model's name is no
+// path); a plan left unset is the
 // runtime's own, as on the command line. The GPU may still be "" (the
 // caller's default applies).
 func (b *Budget) Resolve(mb ModelBudget) (path string, s Settings) {
@@ -118,6 +145,9 @@ func (b *Budget) Resolve(mb ModelBudget) (path string, s Settings) {
 		return p
 	}
 	s.GPUFile, s.RuntimeFile, s.Calibration = rel(s.GPUFile), rel(s.RuntimeFile), rel(s.Calibration)
+	if pipeline.IsZoo(mb.Path) {
+		return mb.Path, s
+	}
 	return rel(mb.Path), s
 }
 
