@@ -32,6 +32,10 @@ type Comparison struct {
 	// (--warm: L2 holds what the previous call left); absent for first
 	// calls.
 	Warm bool `json:"warm,omitempty"`
+	// Train is the training step every row prices: a row's latency is
+	// one optimizer step, its throughput and cost per item the samples
+	// trained (absent for inference).
+	Train *Train `json:"train,omitempty"`
 	// Calibration says which measured calibration corrected the kernel
 	// times (the sweep's); absent when none.
 	Calibration string `json:"calibration,omitempty"`
@@ -72,7 +76,7 @@ type ComparisonRow struct {
 // degree the sweep was costed at (0 or 1: one GPU).
 func Compare(res *Result, prices map[string]float64, groupSize int) (*Comparison, error) {
 	out := &Comparison{SchemaVersion: 1, ToolVersion: res.ToolVersion, Model: res.Model, DType: res.DType, Runtime: res.Runtime, Plan: res.Plan,
-		PowerCapW: res.PowerCapW, SMClockMHz: res.SMClockMHz, Warm: res.Warm, Calibration: res.Calibration, Warnings: res.Warnings}
+		PowerCapW: res.PowerCapW, SMClockMHz: res.SMClockMHz, Warm: res.Warm, Train: res.Train, Calibration: res.Calibration, Warnings: res.Warnings}
 	// A report over a tensor-parallel group is one GPU's energy while
 	// the group runs in lockstep on the same items: the group's energy
 	// and hourly price are n times one GPU's.
@@ -84,15 +88,22 @@ func Compare(res *Result, prices map[string]float64, groupSize int) (*Comparison
 	for k := range prices {
 		left[k] = true
 	}
+	// A training step trains K micro-batches on each of its
+	// data-parallel replicas, each a group of its own: energy and price
+	// count every replica, as the throughput counts their samples.
+	k, dp := 1, 1
+	if t := res.Train; t != nil {
+		k, dp = max(t.GradAccum, 1), max(t.DataParallel, 1)
+	}
 	for i, r := range res.Rows {
 		out.Batch = r.Batch
-		energy := r.EnergyJ * float64(n)
+		energy := r.EnergyJ * float64(n*dp)
 		row := ComparisonRow{GPU: r.GPU, TimeS: r.TimeS, TimeIntervalS: r.TimeIntervalS, IntervalBasis: r.IntervalBasis, ThroughputPerS: r.ThroughputPerS, PeakMemoryBytes: r.PeakMemoryBytes,
-			MemoryLimitBytes: res.GPUs[i].MemoryBytes, Fits: r.Fits, EnergyJ: energy, EnergyPerItemJ: energy / float64(r.Batch)}
+			MemoryLimitBytes: res.GPUs[i].MemoryBytes, Fits: r.Fits, EnergyJ: energy, EnergyPerItemJ: energy / float64(r.Batch*int64(k*dp))}
 		if p, ok := prices[r.GPU]; ok {
 			row.USDPerHour = &p
 			if r.ThroughputPerS > 0 {
-				m := float64(n) * p / 3600 / r.ThroughputPerS * 1e6
+				m := float64(n*dp) * p / 3600 / r.ThroughputPerS * 1e6
 				row.USDPerMillion = &m
 			}
 			delete(left, r.GPU)
@@ -154,9 +165,12 @@ func ResolvePrices(db *hwdb.DB, prices []Price) (map[string]float64, error) {
 func WriteCompareText(w io.Writer, r *Comparison) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "onnxcost %s · gpus compare %s · dtype %s · runtime %s%s · batch %d", r.ToolVersion, render.Clean(r.Model), r.DType, render.RuntimeKernels(r.Runtime, r.Plan, r.Warm),
-		render.PowerSetting(r.PowerCapW, r.SMClockMHz, " · "), r.Batch)
+		render.PowerSetting(r.PowerCapW, r.SMClockMHz, " · ")+r.Train.Text(" · "), r.Batch)
 	if r.GPUs > 1 {
 		fmt.Fprintf(&b, " · %d GPUs each (tensor-parallel; energy and cost count all)", r.GPUs)
+	}
+	if t := r.Train; t != nil && t.DataParallel > 1 {
+		fmt.Fprintf(&b, " · energy and cost count all %d replicas", t.DataParallel)
 	}
 	if r.Calibration != "" {
 		fmt.Fprintf(&b, "\n%s", r.Calibration)

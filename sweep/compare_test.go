@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/pipeline"
+	"github.com/onnxcost/onnxcost/train"
 )
 
 // TestCompare: a one-point sweep becomes a comparison whose cost per
@@ -29,6 +31,48 @@ func TestCompare(t *testing.T) {
 	}
 	if _, err := Compare(res, map[string]float64{"H100": 2}, 1); err == nil {
 		t.Error("a price for a GPU not compared is accepted")
+	}
+}
+
+// TestCompareTraining: a training step's comparison says so, and counts
+// every sample a step trains (K micro-batches on each data-parallel
+// replica) and every GPU it trains on (tensor-parallel groups ×
+// replicas) in its energy per item and its cost per million samples.
+func TestCompareTraining(t *testing.T) {
+	opt := &train.Options{Optimizer: "sgd", GradAccum: 2, DataParallel: 3}
+	res, err := Run(Config{Model: "zoo:alexnet", GPUs: gpus(t, "A100"), Batches: []int64{8}, Plan: "eager",
+		Estimate: pipeline.EstimateOptions{Train: opt, GPUs: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Train == nil || *res.Train != (Train{Optimizer: "sgd", Checkpoint: "none", GradAccum: 2, DataParallel: 3}) {
+		t.Fatalf("train %+v", res.Train)
+	}
+	cmp, err := Compare(res, map[string]float64{res.GPUs[0].Name: 2}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, row := cmp.Rows[0], res.Rows[0]
+	samples := 8.0 * 2 * 3
+	if want := samples / row.TimeS; r.ThroughputPerS != want {
+		t.Errorf("throughput %v, want %v samples/s", r.ThroughputPerS, want)
+	}
+	if want := row.EnergyJ * 2 * 3; r.EnergyJ != want || r.EnergyPerItemJ != want/samples {
+		t.Errorf("energy %v J (%v per sample), want %v (%v)", r.EnergyJ, r.EnergyPerItemJ, want, want/samples)
+	}
+	if r.USDPerMillion == nil {
+		t.Fatal("a priced GPU has no cost per million")
+	}
+	if want := 6.0 * 2 / 3600 / r.ThroughputPerS * 1e6; *r.USDPerMillion != want {
+		t.Errorf("USD per million %v, want %v (6 GPUs at $2/h)", *r.USDPerMillion, want)
+	}
+	var b strings.Builder
+	if err := WriteCompareText(&b, cmp); err != nil {
+		t.Fatal(err)
+	}
+	if first, _, _ := strings.Cut(b.String(), "\n"); !strings.Contains(first, "training step (optimizer sgd, checkpoint none, grad-accum 2, data-parallel 3)") ||
+		!strings.Contains(first, "energy and cost count all 3 replicas") {
+		t.Errorf("first line %q", first)
 	}
 }
 

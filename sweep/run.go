@@ -10,6 +10,7 @@ import (
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/passes"
 	"github.com/onnxcost/onnxcost/pipeline"
+	"github.com/onnxcost/onnxcost/train"
 )
 
 // Config says what Run sweeps. Errors name the flags of `onnxcost sweep`
@@ -242,6 +243,13 @@ func Run(cfg Config) (*Result, error) {
 	}
 	res.Warnings = mergeGPUWarnings(s.warns, names)
 	res.PowerCapW, res.SMClockMHz, res.Warm = cfg.Estimate.Power.CapW, cfg.Estimate.Power.SMClockMHz, cfg.Estimate.Warm
+	if t, ok := cfg.Estimate.Train.(*train.Options); ok && t != nil {
+		o, c := t.Optimizer, t.Checkpoint
+		if err := pipeline.CheckTrain(&o, &c); err != nil {
+			return nil, err
+		}
+		res.Train = &Train{Optimizer: o, Checkpoint: c, GradAccum: max(t.GradAccum, 1), DataParallel: max(t.DataParallel, 1)}
+	}
 	if a := cfg.Estimate.Calibration; a != nil && len(cfg.GPUs) > 0 {
 		res.Calibration = a.For(cfg.GPUs[0]).Describe()
 		if len(cfg.GPUs) > 1 {
@@ -655,7 +663,7 @@ func RunModels(models []string, cfg Config) (*Result, error) {
 		}
 		if out == nil {
 			out = &Result{SchemaVersion: res.SchemaVersion, ToolVersion: res.ToolVersion, Model: strings.Join(models, ","), DType: res.DType,
-				Runtime: res.Runtime, Plan: res.Plan, PowerCapW: res.PowerCapW, SMClockMHz: res.SMClockMHz, Warm: res.Warm, Swept: res.Swept, GPUs: res.GPUs,
+				Runtime: res.Runtime, Plan: res.Plan, PowerCapW: res.PowerCapW, SMClockMHz: res.SMClockMHz, Warm: res.Warm, Train: res.Train, Swept: res.Swept, GPUs: res.GPUs,
 				MaxBatch: map[string]*int64{}, Knee: map[string]*int64{}, Warnings: []string{}}
 		}
 		out.Rows = append(out.Rows, res.Rows...)

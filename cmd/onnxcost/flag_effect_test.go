@@ -46,6 +46,7 @@ func TestPricingFlagsChangeEveryOutput(t *testing.T) {
 		{[]string{"--power-cap", "150"}, nil},
 		{[]string{"--gpus", "2"}, nil},
 		{[]string{"--warm"}, []string{"zoo:llama-tiny", "--batch", "1"}},
+		{[]string{"--train"}, nil},
 	}
 	for _, c := range commands {
 		// run prices model (ResNet-18 at batch 32 unless shared names a

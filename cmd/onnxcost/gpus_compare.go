@@ -28,6 +28,10 @@ Without --batch, per-item figures use the model's own batch (a zoo
 model's batch parameter, the bound batch symbol, or a static export's
 batch dim). With --gpus N each row is N GPUs of its kind in tensor
 parallel: time and memory are one GPU's, energy and cost the group's.
+With --train each row is one training step (--optimizer, --checkpoint,
+--grad-accum, --data-parallel as report takes them): items are the
+samples it trains (batch × grad-accum × data-parallel), and energy and
+cost count every replica.
 
 Prices are yours: --price GPU=USD_PER_HOUR (repeatable) or --prices FILE, a
 YAML or JSON mapping of GPU name to USD per hour. No price ships with
@@ -44,6 +48,9 @@ onnxcost.
 				f.batch = strconv.FormatInt(batch, 10)
 			}
 			if err := checkFormat(f.format, "text", "json", "csv"); err != nil {
+				return err
+			}
+			if err := f.trainFlags.validate(); err != nil {
 				return err
 			}
 			price, err := readPrices(prices, pricesFile, f.gpuFile)
@@ -70,6 +77,7 @@ onnxcost.
 	c.Flags().StringVar(&pricesFile, "prices", "", "YAML or JSON `FILE` mapping GPU names to USD per hour")
 	c.Flags().StringVar(&f.format, "format", "text", "output format: text|json|csv")
 	f.passFlags.add(c)
+	f.trainFlags.add(c)
 	return c
 }
 

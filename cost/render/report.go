@@ -189,6 +189,24 @@ func PowerSetting(capW, smClockMHz float64, sep string) string {
 	return s
 }
 
+// TrainingSetting is a header's note that every time under it is one
+// training step, after sep: " · training step (optimizer adam,
+// checkpoint none, grad-accum 4, data-parallel 2)"; "" for inference
+// (optimizer "").
+func TrainingSetting(optimizer, checkpoint string, gradAccum, dataParallel int, sep string) string {
+	if optimizer == "" {
+		return ""
+	}
+	s := fmt.Sprintf("%straining step (optimizer %s, checkpoint %s", sep, optimizer, checkpoint)
+	if gradAccum > 1 {
+		s += fmt.Sprintf(", grad-accum %d", gradAccum)
+	}
+	if dataParallel > 1 {
+		s += fmt.Sprintf(", data-parallel %d", dataParallel)
+	}
+	return s + ")"
+}
+
 // WarmSetting is a header's note that every estimate under it prices a
 // call repeated back to back (--warm), after sep; "" for first calls.
 func WarmSetting(warm bool, sep string) string {
