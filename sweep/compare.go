@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"go.yaml.in/yaml/v3"
 )
@@ -35,7 +36,7 @@ type Comparison struct {
 	// Train is the training step every row prices: a row's latency is
 	// one optimizer step, its throughput and cost per item the samples
 	// trained (absent for inference).
-	Train *Train `json:"train,omitempty"`
+	Train *report.TrainSetting `json:"train,omitempty"`
 	// Calibration says which measured calibration corrected the kernel
 	// times (the sweep's); absent when none.
 	Calibration string `json:"calibration,omitempty"`
@@ -165,7 +166,7 @@ func ResolvePrices(db *hwdb.DB, prices []Price) (map[string]float64, error) {
 func WriteCompareText(w io.Writer, r *Comparison) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "onnxcost %s · gpus compare %s · dtype %s · runtime %s%s · batch %d", r.ToolVersion, render.Clean(r.Model), r.DType, render.RuntimeKernels(r.Runtime, r.Plan, r.Warm),
-		render.PowerSetting(r.PowerCapW, r.SMClockMHz, " · ")+r.Train.Text(" · "), r.Batch)
+		render.PowerSetting(r.PowerCapW, r.SMClockMHz, " · ")+render.TrainingSetting(r.Train, " · "), r.Batch)
 	if r.GPUs > 1 {
 		fmt.Fprintf(&b, " · %d GPUs each (tensor-parallel; energy and cost count all)", r.GPUs)
 	}

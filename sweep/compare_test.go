@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/train"
@@ -45,7 +46,7 @@ func TestCompareTraining(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Train == nil || *res.Train != (Train{Optimizer: "sgd", Checkpoint: "none", GradAccum: 2, DataParallel: 3}) {
+	if res.Train == nil || *res.Train != (report.TrainSetting{Optimizer: "sgd", Checkpoint: "none", GradAccum: 2, DataParallel: 3}) {
 		t.Fatalf("train %+v", res.Train)
 	}
 	cmp, err := Compare(res, map[string]float64{res.GPUs[0].Name: 2}, 2)

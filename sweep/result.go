@@ -3,7 +3,7 @@ package sweep
 import (
 	_ "embed"
 
-	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/cost/report"
 )
 
 // SchemaVersion versions the JSON form of Result (Schema).
@@ -37,7 +37,7 @@ type Result struct {
 	// Train is the training step every row prices (--train: a row's
 	// time is one optimizer step, its throughput the samples it trains a
 	// second); absent for inference.
-	Train *Train `json:"train,omitempty"`
+	Train *report.TrainSetting `json:"train,omitempty"`
 	// Swept names the dimensions that take more than one value, in the
 	// order rows vary them (params, then dims, then batch fastest).
 	Swept []string `json:"swept"`
@@ -160,22 +160,4 @@ func batchSwept(rows []Row) bool {
 		}
 	}
 	return false
-}
-
-// Train is the training step a sweep prices.
-type Train struct {
-	Optimizer  string `json:"optimizer"`
-	Checkpoint string `json:"checkpoint"`
-	// GradAccum is micro-batches per optimizer step, DataParallel the
-	// DDP replicas (each 1: none).
-	GradAccum    int `json:"grad_accum"`
-	DataParallel int `json:"data_parallel"`
-}
-
-// Text is the header's note of t ("" for nil), after sep.
-func (t *Train) Text(sep string) string {
-	if t == nil {
-		return ""
-	}
-	return render.TrainingSetting(t.Optimizer, t.Checkpoint, t.GradAccum, t.DataParallel, sep)
 }

@@ -248,7 +248,7 @@ func Run(cfg Config) (*Result, error) {
 		if err := pipeline.CheckTrain(&o, &c); err != nil {
 			return nil, err
 		}
-		res.Train = &Train{Optimizer: o, Checkpoint: c, GradAccum: max(t.GradAccum, 1), DataParallel: max(t.DataParallel, 1)}
+		res.Train = &report.TrainSetting{Optimizer: o, Checkpoint: c, GradAccum: max(t.GradAccum, 1), DataParallel: max(t.DataParallel, 1)}
 	}
 	if a := cfg.Estimate.Calibration; a != nil && len(cfg.GPUs) > 0 {
 		res.Calibration = a.For(cfg.GPUs[0]).Describe()

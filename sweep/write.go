@@ -17,7 +17,7 @@ import (
 func WriteText(w io.Writer, res *Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "onnxcost %s · sweep %s · dtype %s · runtime %s%s", res.ToolVersion, render.Clean(res.Model), res.DType, render.RuntimeKernels(res.Runtime, res.Plan, res.Warm),
-		render.PowerSetting(res.PowerCapW, res.SMClockMHz, " · ")+res.Train.Text(" · "))
+		render.PowerSetting(res.PowerCapW, res.SMClockMHz, " · ")+render.TrainingSetting(res.Train, " · "))
 	if len(res.Swept) > 0 {
 		fmt.Fprintf(&b, " · swept %s", strings.Join(res.Swept, ", "))
 	}

@@ -128,11 +128,11 @@ func plural(n int, word string) string {
 }
 
 // planText names what a drawing's times are for: render.PlanText and,
-// where a runtime priced them, a power setting.
+// where a runtime priced them, a power setting, and a training step.
 func planText(r *report.Report) string {
 	s := render.PlanText(r)
 	if r.Runtime != nil {
 		s += render.PowerSetting(r.Totals.PowerCapW, r.Totals.SMClockCapMHz, " · ")
 	}
-	return s
+	return s + render.TrainingSetting(r.Totals.Train.Setting(), " · ")
 }

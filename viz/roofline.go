@@ -435,6 +435,7 @@ func rooflineTitle(main, other *report.Report, drawn, skipped int, skippedT floa
 		plans = "runtime " + main.Runtime.Name + ", " + plans +
 			render.PowerSetting(main.Totals.PowerCapW, main.Totals.SMClockCapMHz, ", ") + render.WarmSetting(main.Warm, ", ")
 	}
+	plans += render.TrainingSetting(main.Totals.Train.Setting(), ", ")
 	t := fmt.Sprintf("%s on %s, dtype %s: %s, %s total", render.Clean(baseName(main.Model)), render.Clean(main.GPU),
 		render.Clean(main.DType), render.Clean(plans), render.Seconds(main.Totals.TimeS))
 	note := fmt.Sprintf("%d nodes drawn (area = share of time)", drawn)

@@ -294,7 +294,7 @@ func SweepResultChart(res *sweep.Result, metric, format string) ([]byte, error) 
 	}
 	o := SweepOptions{
 		Title: fmt.Sprintf("%s, dtype %s, runtime %s%s", title, res.DType, render.RuntimeKernels(res.Runtime, res.Plan, res.Warm),
-			render.PowerSetting(res.PowerCapW, res.SMClockMHz, ", ")+res.Train.Text(", ")),
+			render.PowerSetting(res.PowerCapW, res.SMClockMHz, ", ")+render.TrainingSetting(res.Train, ", ")),
 		XLabel: xName,
 		YLabel: "throughput (items/s)",
 	}

@@ -111,7 +111,7 @@ func compareHeader(c *report.Comparison, gpus int) string {
 	}
 	priced := ""
 	if c.Runtime != "" {
-		priced = ", runtime " + c.Runtime + PowerSetting(c.PowerCapW, c.SMClockMHz, ", ") + WarmSetting(c.Warm, ", ")
+		priced = ", runtime " + c.Runtime + PowerSetting(c.PowerCapW, c.SMClockMHz, ", ") + WarmSetting(c.Warm, ", ") + TrainingSetting(c.Train, ", ")
 	}
 	h := fmt.Sprintf("%s on %s, dtype %s%s: unfused vs fused plan", c.Model, on, c.DType, priced)
 	if name := c.CalibrationFile; name != "" {

@@ -192,17 +192,17 @@ func PowerSetting(capW, smClockMHz float64, sep string) string {
 // TrainingSetting is a header's note that every time under it is one
 // training step, after sep: " · training step (optimizer adam,
 // checkpoint none, grad-accum 4, data-parallel 2)"; "" for inference
-// (optimizer "").
-func TrainingSetting(optimizer, checkpoint string, gradAccum, dataParallel int, sep string) string {
-	if optimizer == "" {
+// (nil).
+func TrainingSetting(t *report.TrainSetting, sep string) string {
+	if t == nil {
 		return ""
 	}
-	s := fmt.Sprintf("%straining step (optimizer %s, checkpoint %s", sep, optimizer, checkpoint)
-	if gradAccum > 1 {
-		s += fmt.Sprintf(", grad-accum %d", gradAccum)
+	s := fmt.Sprintf("%straining step (optimizer %s, checkpoint %s", sep, t.Optimizer, t.Checkpoint)
+	if t.GradAccum > 1 {
+		s += fmt.Sprintf(", grad-accum %d", t.GradAccum)
 	}
-	if dataParallel > 1 {
-		s += fmt.Sprintf(", data-parallel %d", dataParallel)
+	if t.DataParallel > 1 {
+		s += fmt.Sprintf(", data-parallel %d", t.DataParallel)
 	}
 	return s + ")"
 }

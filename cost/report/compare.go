@@ -24,7 +24,10 @@ type Comparison struct {
 	// Warm marks estimates priced as calls repeated back to back
 	// (--warm: L2 holds what the previous call left); absent for first
 	// calls.
-	Warm     bool             `json:"warm,omitempty"`
+	Warm bool `json:"warm,omitempty"`
+	// Train is the training step both plans' times are of (--train);
+	// absent for inference.
+	Train    *TrainSetting    `json:"train,omitempty"`
 	Bindings map[string]int64 `json:"bindings"`
 	Unfused  PlanTotals       `json:"unfused"`
 	Fused    PlanTotals       `json:"fused"`
@@ -98,7 +101,7 @@ func Compare(ur, fr *Report, toolVersion string) *Comparison {
 	out := &Comparison{
 		Header: Header{SchemaVersion: SchemaVersion, ToolVersion: toolVersion},
 		Model:  fr.Model, GPU: fr.GPU, DType: fr.DType, Bindings: fr.Bindings,
-		PowerCapW: fr.Totals.PowerCapW, SMClockMHz: fr.Totals.SMClockCapMHz, Warm: fr.Warm,
+		PowerCapW: fr.Totals.PowerCapW, SMClockMHz: fr.Totals.SMClockCapMHz, Warm: fr.Warm, Train: fr.Totals.Train.Setting(),
 		Unfused: totalsOf(ur), Fused: totalsOf(fr),
 		UnfusedTimeIntervalS: ur.Totals.TimeIntervalS, FusedTimeIntervalS: fr.Totals.TimeIntervalS,
 		Calibration:     fr.Calibration,

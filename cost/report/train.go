@@ -140,3 +140,22 @@ type TrainMemory struct {
 	// "optimizer".
 	PeakPhase string `json:"peak_phase"`
 }
+
+// TrainSetting names the training step a time is of: what an output
+// priced under --train says in its first line and JSON.
+type TrainSetting struct {
+	Optimizer  string `json:"optimizer"`
+	Checkpoint string `json:"checkpoint"`
+	// GradAccum is micro-batches per optimizer step, DataParallel the
+	// DDP replicas (each 1: none).
+	GradAccum    int `json:"grad_accum"`
+	DataParallel int `json:"data_parallel"`
+}
+
+// Setting is the step t prices; nil for nil (no training step).
+func (t *Train) Setting() *TrainSetting {
+	if t == nil {
+		return nil
+	}
+	return &TrainSetting{Optimizer: t.Optimizer, Checkpoint: t.Checkpoint, GradAccum: max(t.GradAccum, 1), DataParallel: max(t.DataParallel, 1)}
+}
