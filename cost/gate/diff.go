@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/cost/render"
 	"github.com/onnxcost/onnxcost/cost/report"
 )
 
@@ -51,6 +52,9 @@ type Provenance struct {
 	Runtime string `json:"runtime,omitempty"`
 	// Warm says the side priced a call repeated back to back (--warm).
 	Warm bool `json:"warm,omitempty"`
+	// Train is the training step the side's times are of (--train);
+	// absent for inference.
+	Train *report.TrainSetting `json:"train,omitempty"`
 	// Calibration is the calibration the side was priced with
 	// (report.Report.Calibration), absent without one.
 	Calibration string `json:"calibration,omitempty"`
@@ -69,7 +73,7 @@ type ReportDiff struct {
 
 func provenance(r *report.Report) Provenance {
 	p := Provenance{Model: r.Model, ToolVersion: r.ToolVersion, CostModelVersion: r.CostModelVersion, GPU: r.GPU, GPUSpecHash: r.GPUSpecHash,
-		DType: r.DType, Plan: r.Plan, Warm: r.Warm, Calibration: r.Calibration, CalibrationFile: r.CalibrationName()}
+		DType: r.DType, Plan: r.Plan, Warm: r.Warm, Train: r.Totals.Train.Setting(), Calibration: r.Calibration, CalibrationFile: r.CalibrationName()}
 	if r.GPU != "" {
 		p.Runtime = runtimeName(r)
 	}
@@ -120,6 +124,7 @@ func provenanceWarnings(b, h Provenance) []string {
 	check("plans", "unknown", b.Plan, h.Plan)
 	check("calibrations", "none", b.Calibration, h.Calibration)
 	check("calls", "", callText(b.Warm), callText(h.Warm))
+	check("steps", "", stepText(b.Train), stepText(h.Train))
 	return w
 }
 
@@ -130,6 +135,15 @@ func callText(warm bool) string {
 		return "repeated calls, warm L2"
 	}
 	return "a first call"
+}
+
+// stepText names what a side's times are of: an inference call, or a
+// training step and its settings.
+func stepText(t *report.TrainSetting) string {
+	if t == nil {
+		return "an inference call"
+	}
+	return render.TrainingSetting(t, "")
 }
 
 // bindingText prints bindings as k=v, sorted by name ("none" when empty).

@@ -347,6 +347,30 @@ func TestDiffSaysWhichCall(t *testing.T) {
 	}
 }
 
+// TestDiffSaysWhichStep: sides priced as training steps name the step
+// in the first line; a training step against an inference call, or
+// another step, carries a warning.
+func TestDiffSaysWhichStep(t *testing.T) {
+	base, head := mkReport(1e-3, 1e9, 10), mkReport(1e-3, 1e9, 10)
+	base.GPU, head.GPU = "A100-SXM4-80GB", "A100-SXM4-80GB"
+	base.Totals.Train = &report.Train{Optimizer: "adam", Checkpoint: "none", GradAccum: 1, DataParallel: 1}
+	head.Totals.Train = &report.Train{Optimizer: "adam", Checkpoint: "none", GradAccum: 1, DataParallel: 1}
+	d := Diff(base, head)
+	var b bytes.Buffer
+	WriteDiffText(&b, d, nil)
+	if first, _, _ := strings.Cut(b.String(), "\n"); len(d.Warnings) != 0 || !strings.HasSuffix(first, " · training step (optimizer adam, checkpoint none)") {
+		t.Errorf("two steps: warnings %q, first line %q", d.Warnings, first)
+	}
+	head.Totals.Train.GradAccum = 4
+	if d = Diff(base, head); len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "different steps (training step (optimizer adam, checkpoint none) vs training step (optimizer adam, checkpoint none, grad-accum 4))") {
+		t.Errorf("another step: warnings %q", d.Warnings)
+	}
+	base.Totals.Train = nil
+	if d = Diff(base, head); len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "different steps (an inference call vs training step") {
+		t.Errorf("inference against a step: warnings %q", d.Warnings)
+	}
+}
+
 // TestCheckSaysWhichCalibration: a check whose models were priced with a
 // calibration names it on each model's text line and in the Markdown
 // footer (each file once); without one neither says "calibrated".

@@ -208,6 +208,9 @@ func pricedUnder(b, h Provenance) string {
 	if b.Warm || h.Warm {
 		s += " · " + pair(callText(b.Warm), callText(h.Warm))
 	}
+	if b.Train != nil || h.Train != nil {
+		s += " · " + pair(stepText(b.Train), stepText(h.Train))
+	}
 	return s
 }
 
