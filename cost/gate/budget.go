@@ -296,6 +296,14 @@ func (p *budgetParser) setting(k, v *yaml.Node, s *Settings) error {
 		}
 		return v.Value, nil
 	}
+	// choice is a string that must be one of allowed.
+	choice := func(allowed []string) (string, error) {
+		x, err := str()
+		if err == nil && !oneOf(x, allowed...) {
+			err = p.errf(v, "%s %q: want one of %s", k.Value, x, strings.Join(allowed, ", "))
+		}
+		return x, err
+	}
 	var err error
 	switch k.Value {
 	case "gpu":
@@ -309,15 +317,9 @@ func (p *budgetParser) setting(k, v *yaml.Node, s *Settings) error {
 	case "calibration":
 		s.Calibration, err = str()
 	case "dtype":
-		s.DType, err = str()
-		if err == nil && !oneOf(s.DType, cost.DTypes()...) {
-			err = p.errf(v, "dtype %q: want one of %s", s.DType, strings.Join(cost.DTypes(), ", "))
-		}
+		s.DType, err = choice(cost.DTypes())
 	case "plan":
-		s.Plan, err = str()
-		if err == nil && !oneOf(s.Plan, passes.PlanNames()...) {
-			err = p.errf(v, "plan %q: want one of %s", s.Plan, strings.Join(passes.PlanNames(), ", "))
-		}
+		s.Plan, err = choice(passes.PlanNames())
 	case "batch":
 		s.Batch, err = p.positive(v, "batch")
 	case "dims":
@@ -338,15 +340,9 @@ func (p *budgetParser) setting(k, v *yaml.Node, s *Settings) error {
 	case "warm":
 		s.Warm, err = p.boolean(k, v)
 	case "optimizer":
-		s.Optimizer, err = str()
-		if err == nil && !oneOf(s.Optimizer, train.Optimizers()...) {
-			err = p.errf(v, "optimizer %q: want one of %s", s.Optimizer, strings.Join(train.Optimizers(), ", "))
-		}
+		s.Optimizer, err = choice(train.Optimizers())
 	case "checkpoint":
-		s.Checkpoint, err = str()
-		if err == nil && !oneOf(s.Checkpoint, train.CheckpointModes()...) {
-			err = p.errf(v, "checkpoint %q: want one of %s", s.Checkpoint, strings.Join(train.CheckpointModes(), ", "))
-		}
+		s.Checkpoint, err = choice(train.CheckpointModes())
 	case "grad_accum":
 		s.GradAccum, err = p.positive(v, "grad_accum")
 	case "data_parallel":

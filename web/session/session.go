@@ -195,20 +195,10 @@ type Session struct {
 	// passes rewrite it.
 	fresh *pipeline.Loaded
 	// cal, gpus and rts are the last calibration, GPU file and runtime
-	// file read, keyed by
-	// name and text (File.key): the page sends its files with every call.
-	cal struct {
-		key string
-		c   *calib.Calibration
-	}
-	gpus struct {
-		key string
-		db  *hwdb.DB
-	}
-	rts struct {
-		key string
-		db  *hwdb.RuntimeDB
-	}
+	// file read, by name and text (File.key).
+	cal  fileCache[*calib.Calibration]
+	gpus fileCache[*hwdb.DB]
+	rts  fileCache[*hwdb.RuntimeDB]
 	// drawn keeps the last estimates draw made, by settings: opening a
 	// group of the graph changes only the drawing, and estimating
 	// LLaMA-70B again would cost more than laying out the boxes opened.
@@ -371,21 +361,41 @@ func (s *Session) check(st *Settings) (*hwdb.GPU, *hwdb.Runtime, error) {
 	return g, rt, nil
 }
 
+// fileCache keeps what the last file of one kind read to (File.key):
+// the page sends its files with every call, and reading a GPU or runtime
+// database again per call would cost more than the estimate.
+type fileCache[T any] struct {
+	key string
+	v   T
+	ok  bool
+}
+
+// get is read(f), or what it gave for the same file last.
+func (c *fileCache[T]) get(f *File, read func(*File) (T, error)) (T, error) {
+	if c.ok && c.key == f.key() {
+		return c.v, nil
+	}
+	v, err := read(f)
+	if err != nil {
+		return v, err
+	}
+	c.key, c.v, c.ok = f.key(), v, true
+	return v, nil
+}
+
 // calibration reads f as --calibration reads a file (calib.Parse: the
 // same checks, the same one-line error naming it); nil for none.
 func (s *Session) calibration(f *File) (*calib.Calibration, error) {
 	if f == nil {
 		return nil, nil
 	}
-	if s.cal.c != nil && s.cal.key == f.key() {
-		return s.cal.c, nil
-	}
-	c, err := calib.Parse(f.name("calibration.yaml"), []byte(f.Text))
-	if err != nil {
-		return nil, fmt.Errorf("--calibration: %w", err)
-	}
-	s.cal.key, s.cal.c = f.key(), c
-	return c, nil
+	return s.cal.get(f, func(f *File) (*calib.Calibration, error) {
+		c, err := calib.Parse(f.name("calibration.yaml"), []byte(f.Text))
+		if err != nil {
+			return nil, fmt.Errorf("--calibration: %w", err)
+		}
+		return c, nil
+	})
 }
 
 // gpuDB is GPUDB(f), the session's built-in database when f is nil and
@@ -394,29 +404,11 @@ func (s *Session) gpuDB(f *File) (*hwdb.DB, error) {
 	if f == nil {
 		return s.db, nil
 	}
-	if s.gpus.db != nil && s.gpus.key == f.key() {
-		return s.gpus.db, nil
-	}
-	db, err := GPUDB(f)
-	if err != nil {
-		return nil, err
-	}
-	s.gpus.key, s.gpus.db = f.key(), db
-	return db, nil
+	return s.gpus.get(f, GPUDB)
 }
 
 // runtimeDB is RuntimeDB(f), kept while f is the same file.
-func (s *Session) runtimeDB(f *File) (*hwdb.RuntimeDB, error) {
-	if s.rts.db != nil && s.rts.key == f.key() {
-		return s.rts.db, nil
-	}
-	db, err := RuntimeDB(f)
-	if err != nil {
-		return nil, err
-	}
-	s.rts.key, s.rts.db = f.key(), db
-	return db, nil
-}
+func (s *Session) runtimeDB(f *File) (*hwdb.RuntimeDB, error) { return s.rts.get(f, RuntimeDB) }
 
 // lookupRuntime is the profile of db --runtime names, with the CLI's
 // message for an unknown one.

@@ -553,23 +553,16 @@ function wireControls() {
     if (f) { newModelView(); openModel(f.name, f.name, new Uint8Array(await f.arrayBuffer())); }
     e.target.value = "";
   });
-  $("#cal-file").addEventListener("change", async (e) => {
-    const f = e.target.files[0];
-    if (f) await useCalibration(f);
-    e.target.value = "";
-  });
+  // The setting files: each chooser puts its file in force, × removes it.
+  for (const [input, use] of [["#cal-file", useCalibration], ["#gpu-file", useGPUFile], ["#runtime-file", useRuntimeFile]]) {
+    $(input).addEventListener("change", async (e) => {
+      const f = e.target.files[0];
+      if (f) await use(f);
+      e.target.value = ""; // choosing the same file again is a change
+    });
+  }
   $("#cal-clear").addEventListener("click", () => { calibration = null; syncControls(); if (model) estimate(); });
-  $("#gpu-file").addEventListener("change", async (e) => {
-    const f = e.target.files[0];
-    if (f) await useGPUFile(f);
-    e.target.value = "";
-  });
   $("#gpu-file-clear").addEventListener("click", () => useGPUFile(null));
-  $("#runtime-file").addEventListener("change", async (e) => {
-    const f = e.target.files[0];
-    if (f) await useRuntimeFile(f);
-    e.target.value = "";
-  });
   $("#runtime-file-clear").addEventListener("click", () => useRuntimeFile(null));
   const drop = $("#drop");
   window.addEventListener("dragover", (e) => { e.preventDefault(); drop.classList.add("over"); });
