@@ -136,3 +136,30 @@ func TestSchemasAcceptAddedFields(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemasHoldPricingSettings: the JSON each command writes under the
+// settings its first line names (a training step, a warm call) follows
+// its committed schema, with the fields that name them.
+func TestSchemasHoldPricingSettings(t *testing.T) {
+	for _, c := range []struct {
+		schema []byte
+		args   []string
+		field  string
+	}{
+		{report.CompareSchema, []string{"compare", "zoo:alexnet", "--gpu", "T4", "--train", "--grad-accum", "2"}, "train"},
+		{report.CompareSchema, []string{"compare", "zoo:alexnet", "--gpu", "T4", "--warm"}, "warm"},
+		{sweep.Schema, []string{"sweep", "zoo:alexnet", "--gpu", "T4", "--batch", "1,2", "--train", "--optimizer", "sgd"}, "train"},
+		{sweep.Schema, []string{"sweep", "zoo:alexnet", "--gpu", "T4", "--batch", "1,2", "--warm"}, "warm"},
+		{energy.Schema, []string{"energy", "zoo:alexnet", "--gpu", "V100", "--warm"}, "warm"},
+	} {
+		rs := resolveSchema(t, c.schema)
+		var inst map[string]any
+		runJSON(t, &inst, append(c.args, "--format", "json")...)
+		if err := rs.Validate(inst); err != nil {
+			t.Errorf("%v: fails its schema: %v", c.args, err)
+		}
+		if _, ok := inst[c.field]; !ok {
+			t.Errorf("%v: no %q field", c.args, c.field)
+		}
+	}
+}
