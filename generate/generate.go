@@ -217,8 +217,8 @@ func (r *runner) load(opt pipeline.Options) (*pipeline.Loaded, error) {
 // runs runs as onnxruntime-genai runs it, ContribCacheRuntime),
 // and a warning where the runtime cannot run those operators.
 func (r *runner) pickRuntime(l *pipeline.Loaded) error {
-	byModel := r.cfg.Runtime == nil
-	rt, plan, err := pipeline.SettleRuntime(l, r.cfg.Runtime, r.cfg.Runtimes, r.cfg.Plan, nil)
+	byModel := r.cfg.Runtime == nil && pipeline.RequestedRuntime("", false, r.cfg.DType) == ""
+	rt, plan, err := pipeline.SettleRuntime(l, r.cfg.Runtime, r.cfg.Runtimes, r.cfg.Plan, nil, r.cfg.DType)
 	if err != nil {
 		return err
 	}

@@ -159,14 +159,19 @@ func ModelRuntime(l *Loaded) string {
 }
 
 // SettleRuntime is the runtime and plan a read model is priced with: rt,
-// or where none was named (rt nil) the profile ModelRuntime names, found
-// in db (the built-in profiles with a user's file over them; nil: the
-// built-in ones); plan resolved under it (ResolvePlan). report, sweep and
-// generate settle theirs here once the model is read.
-func SettleRuntime(l *Loaded, rt *hwdb.Runtime, db *hwdb.RuntimeDB, plan string, tr cost.Training) (*hwdb.Runtime, string, error) {
+// or where none was named (rt nil) the one a training step or autocast
+// dtype asks for (RequestedRuntime), else the profile ModelRuntime
+// names, found in db (the built-in profiles with a user's file over
+// them; nil: the built-in ones); plan resolved under it (ResolvePlan).
+// report, sweep and generate settle theirs here once the model is read.
+func SettleRuntime(l *Loaded, rt *hwdb.Runtime, db *hwdb.RuntimeDB, plan string, tr cost.Training, dtype string) (*hwdb.Runtime, string, error) {
 	if rt == nil {
+		name := RequestedRuntime("", tr != nil, dtype)
+		if name == "" {
+			name = ModelRuntime(l)
+		}
 		var err error
-		if rt, err = lookupRuntimeIn(db, ModelRuntime(l)); err != nil {
+		if rt, err = lookupRuntimeIn(db, name); err != nil {
 			return nil, "", err
 		}
 	}

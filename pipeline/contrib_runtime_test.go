@@ -1,10 +1,12 @@
 package pipeline_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost/report"
+	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/pipeline"
 	"github.com/onnxcost/onnxcost/train"
 )
@@ -85,5 +87,41 @@ func TestModelRuntimeWithTraining(t *testing.T) {
 	}
 	if got := l.ORTOnlyOps(); got != "com.microsoft: SkipLayerNormalization ×4, Attention ×2, BiasGelu ×2, EmbedLayerNormalization ×1" {
 		t.Errorf("ORTOnlyOps = %q", got)
+	}
+}
+
+// TestRequestedRuntimeInRun: pipeline.Run (what calibrate's measurement
+// rows, sweeps and library users call) settles a runtime left unnamed as
+// every command does: PyTorch for an autocast dtype and for a training
+// step, found among Config.Runtimes, where a user's profile of that name
+// replaces the built-in one; a named runtime wins. An autocast row of a
+// measurements table without a runtime column was priced under
+// TensorRT.
+func TestRequestedRuntimeInRun(t *testing.T) {
+	const path = "../testdata/models/resnet50.onnx"
+	db, err := hwdb.RuntimesWithUserData("rt.yaml", []byte("- name: pytorch\n  base: pytorch\n  dispatch_us: 40\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cfg  pipeline.Config
+		want string
+		user bool // priced under the file's profile
+	}{
+		{pipeline.Config{DType: "fp16-amp"}, "pytorch", false},
+		{pipeline.Config{DType: "bf16-amp", Runtime: "graph"}, "graph", false},
+		{pipeline.Config{DType: "fp16"}, "tensorrt", false},
+		{pipeline.Config{DType: "fp16-amp", Runtimes: db}, "pytorch", true},
+		{pipeline.Config{Train: &train.Options{}, Runtimes: db}, "pytorch", true},
+	} {
+		cfg := c.cfg
+		cfg.GPU, cfg.Batch = "A100", 2
+		r, err := pipeline.Run(path, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Runtime == nil || r.Runtime.Name != c.want || (math.Abs(r.Runtime.DispatchS-40e-6) < 1e-12) != c.user {
+			t.Errorf("dtype %q runtime %q train %v: priced under %+v, want %s (the file's: %v)", c.cfg.DType, c.cfg.Runtime, c.cfg.Train != nil, r.Runtime, c.want, c.user)
+		}
 	}
 }

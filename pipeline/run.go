@@ -241,7 +241,7 @@ func runModel(src source, cfg Config, mode runMode) (*Result, error) {
 	}
 	res.Loaded = l
 	byModel := rt == nil
-	rt, plan, err := SettleRuntime(l, rt, cfg.Runtimes, cfg.Plan, cfg.Train)
+	rt, plan, err := SettleRuntime(l, rt, cfg.Runtimes, cfg.Plan, cfg.Train, cfg.DType)
 	if err != nil {
 		return nil, err
 	}
@@ -313,12 +313,12 @@ func (cfg *Config) runtime() (*hwdb.Runtime, error) {
 	if cfg.RuntimeSpec != nil {
 		return cfg.RuntimeSpec, nil
 	}
-	name := strings.TrimSpace(cfg.Runtime)
+	// A training step or an autocast call asks for PyTorch when no
+	// runtime is named, as every command asks (RequestedRuntime); found
+	// in cfg.Runtimes, where a user's file may replace it.
+	name := strings.TrimSpace(RequestedRuntime(cfg.Runtime, cfg.Train != nil, cfg.DType))
 	if name == "" {
-		if cfg.Train == nil {
-			return nil, nil
-		}
-		return defaultRuntime(cfg.Train)
+		return nil, nil
 	}
 	return cfg.lookupRuntime(name)
 }

@@ -167,11 +167,13 @@ func (s *Sweeper) settle(l *pipeline.Loaded) error {
 	if !s.byModel {
 		return nil
 	}
-	rt, plan, err := pipeline.SettleRuntime(l, nil, s.cfg.Runtimes, s.cfg.Plan, nil)
+	rt, plan, err := pipeline.SettleRuntime(l, nil, s.cfg.Runtimes, s.cfg.Plan, nil, s.cfg.Estimate.DType)
 	if err != nil {
 		return err
 	}
-	s.cfg.Estimate.Runtime, s.cfg.Estimate.RuntimeByModel, s.cfg.Plan = rt, true, plan
+	// The model named it unless the dtype did (autocast: PyTorch).
+	byModel := pipeline.RequestedRuntime("", false, s.cfg.Estimate.DType) == ""
+	s.cfg.Estimate.Runtime, s.cfg.Estimate.RuntimeByModel, s.cfg.Plan = rt, byModel, plan
 	s.byModel = false
 	return nil
 }

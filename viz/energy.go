@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/onnxcost/onnxcost/cost/render"
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/energy"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -126,7 +127,7 @@ func EnergyChart(series []EnergySeries, o EnergyOptions, format string) ([]byte,
 func EnergyResultChart(res *energy.Result, format string) ([]byte, error) {
 	series, xl := energySeries(res)
 	o := EnergyOptions{
-		Title:  fmt.Sprintf("%s on %s, dtype %s, runtime %s", ModelTitle(res.Model), res.GPU, res.DType, render.RuntimeKernels(res.Runtime, res.Plan, res.Warm)),
+		Title:  fmt.Sprintf("%s on %s, dtype %s, runtime %s%s", ModelTitle(res.Model), onGPUs(res.GPU, res.GPUs), res.DType, render.RuntimeKernels(res.Runtime, res.Plan, res.Warm), trainedBy(res)),
 		XLabel: xl,
 		YLabel: "relative to the default (TDP, no clock lock)",
 	}
@@ -155,4 +156,21 @@ func energySeries(res *energy.Result) ([]EnergySeries, string) {
 	}
 	es.Marks = []float64{opt}
 	return []EnergySeries{ts, es}, xl
+}
+
+// onGPUs names the GPU an energy chart is of: one GPU of a
+// tensor-parallel group where there is one (its energy is that GPU's).
+func onGPUs(gpu string, n int) string {
+	if n > 1 {
+		return fmt.Sprintf("one GPU of %d × %s (tensor-parallel)", n, gpu)
+	}
+	return gpu
+}
+
+// trainedBy names the training step an energy chart's rows price.
+func trainedBy(res *energy.Result) string {
+	if t := res.Train; t != nil {
+		return render.TrainingSetting(&report.TrainSetting{Optimizer: t.Optimizer, Checkpoint: t.Checkpoint, GradAccum: t.GradAccum, DataParallel: t.DataParallel}, ", ")
+	}
+	return ""
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/onnxcost/onnxcost/cost/render"
 )
 
 // TestReportGPUsFlag: --gpus N says so in the header and judges fit per
@@ -19,5 +21,32 @@ func TestReportGPUsFlag(t *testing.T) {
 	code, out, errs = runCLI(t, "report", "zoo:alexnet", "--gpu", "t4", "--gpus", "0")
 	if code != 2 || out != "" || !strings.Contains(errs, "--gpus 0") || strings.Count(strings.TrimRight(errs, "\n"), "\n") != 0 {
 		t.Errorf("--gpus 0: exit %d, out %q, err %q", code, out, errs)
+	}
+}
+
+// TestParallelEnergyIsPerGPU: under --gpus N a report's energy and power
+// are one GPU's (as its time is the group's and its memory one GPU's),
+// and every text that prints them says so and gives the group's energy:
+// report's totals line, energy's header (its JSON "gpus"). Printed bare,
+// 2-way ResNet-50's 3 J read as half the 6 J one A100 spends, where the
+// pair spends 6 J.
+func TestParallelEnergyIsPerGPU(t *testing.T) {
+	args := []string{"zoo:resnet50", "--gpu", "A100", "--batch", "32", "--gpus", "2", "-q"}
+	r := cliReport(t, args...)
+	if r.Totals.GPUs != 2 {
+		t.Fatalf("gpus %d", r.Totals.GPUs)
+	}
+	code, out, errs := runCLI(t, append([]string{"report"}, args...)...)
+	want := "energy " + render.EnergyText(r.Totals)
+	if code != 0 || !strings.Contains(out, want) || !strings.Contains(want, " per GPU (") || !strings.Contains(out, "W per GPU") {
+		t.Errorf("report: exit %d (%s), no %q in:\n%s", code, errs, want, out)
+	}
+	var e struct {
+		GPUs int `json:"gpus"`
+	}
+	runJSON(t, &e, append([]string{"energy", "--format", "json"}, args...)...)
+	code, out, _ = runCLI(t, append([]string{"energy"}, args...)...)
+	if e.GPUs != 2 || code != 0 || !strings.Contains(out, "Tensor-parallel over 2 GPUs: avg power and energy are one GPU's") {
+		t.Errorf("energy: JSON gpus %d, text:\n%s", e.GPUs, out)
 	}
 }

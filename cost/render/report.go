@@ -429,8 +429,8 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 	}
 	tt := r.Totals
 	fmt.Fprintf(w, "\n%s MACs%s · params %s (%s) · %s launches%s · peak memory %s · energy %s · GEMM/conv %s of time\n",
-		Count(tt.MACs), executedText(tt.Counts), ParamsCount(tt), Bytes(tt.ParamBytes), Count(tt.Launches), kernelSumText(r), Bytes(tt.PeakMemoryBytes), Joules(tt.EnergyJ), Percent(tt.GEMMConvTimeShare))
-	fmt.Fprintf(w, "power: average %.0f W · energy-delay product %.4g J·s · %s\n", tt.AvgPowerW, tt.EDPJS, powerSetting(tt))
+		Count(tt.MACs), executedText(tt.Counts), ParamsCount(tt), Bytes(tt.ParamBytes), Count(tt.Launches), kernelSumText(r), Bytes(tt.PeakMemoryBytes), EnergyText(tt), Percent(tt.GEMMConvTimeShare))
+	fmt.Fprintf(w, "power: average %.0f W%s · energy-delay product %.4g J·s · %s\n", tt.AvgPowerW, perGPU(tt.GPUs), tt.EDPJS, powerSetting(tt))
 	if line := IntervalText(r); line != "" {
 		fmt.Fprintln(w, line)
 	}
@@ -515,6 +515,24 @@ func writePartial(w io.Writer, r *report.Report) {
 }
 
 // Joules renders energy (µJ, mJ, J).
+// EnergyText is a report's energy as text: under tensor parallelism
+// energy_j is one GPU's, as its time and power are, and the text says so
+// and gives the group's ("3.01 J per GPU (6.02 J for the 2)").
+func EnergyText(tt report.Totals) string {
+	if tt.GPUs > 1 {
+		return fmt.Sprintf("%s per GPU (%s for the %d)", Joules(tt.EnergyJ), Joules(tt.EnergyJ*float64(tt.GPUs)), tt.GPUs)
+	}
+	return Joules(tt.EnergyJ)
+}
+
+// perGPU marks a figure that is one GPU's of a tensor-parallel group.
+func perGPU(gpus int) string {
+	if gpus > 1 {
+		return " per GPU"
+	}
+	return ""
+}
+
 func Joules(j float64) string {
 	switch {
 	case j == 0:
@@ -592,7 +610,7 @@ func Markdown(w io.Writer, r *report.Report, opt Options) error {
 	} else {
 		fmt.Fprintf(w, "| time | FLOPs | MACs | bytes read | bytes written | params | launches | peak memory | energy | GEMM/conv share |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	}
-	fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n\n", Seconds(tt.TimeS), FLOPs(tt.FLOPs), Count(tt.MACs), Bytes(tt.BytesRead), Bytes(tt.BytesWritten), ParamsCount(tt), Count(tt.Launches), Bytes(tt.PeakMemoryBytes), Joules(tt.EnergyJ), Percent(tt.GEMMConvTimeShare))
+	fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n\n", Seconds(tt.TimeS), FLOPs(tt.FLOPs), Count(tt.MACs), Bytes(tt.BytesRead), Bytes(tt.BytesWritten), ParamsCount(tt), Count(tt.Launches), Bytes(tt.PeakMemoryBytes), EnergyText(tt), Percent(tt.GEMMConvTimeShare))
 	if tt.Train != nil {
 		trainMarkdown(w, r)
 	}

@@ -89,8 +89,10 @@ type Totals struct {
 	// interval rests on where they are not the GPU family's own (a
 	// family with none here: its parent's, or every family's together);
 	// absent otherwise (package calib, IntervalBasis).
-	IntervalBasis string  `json:"interval_basis,omitempty"`
-	EnergyJ       float64 `json:"energy_j"`
+	IntervalBasis string `json:"interval_basis,omitempty"`
+	// EnergyJ is the board's energy over the call (under tensor
+	// parallelism, GPUs > 1: one GPU's, the group's GPUs times it).
+	EnergyJ float64 `json:"energy_j"`
 	// AvgPowerW is EnergyJ/TimeS, the board's average power over the
 	// model; EDPJS is the energy-delay product EnergyJ·TimeS.
 	AvgPowerW float64 `json:"avg_power_w"`

@@ -724,7 +724,8 @@ function renderCards() {
     t.gpus > 1
       ? ["per_gpu_peak_memory_bytes", "peak memory per GPU", g.mem_bytes ? `${pct(t.per_gpu_peak_memory_bytes / g.mem_bytes)} of ${bytes(g.mem_bytes)}; whole ${text.peak_memory_bytes}` : ""]
       : ["peak_memory_bytes", "peak memory", g.mem_bytes ? `${pct(t.peak_memory_bytes / g.mem_bytes)} of ${bytes(g.mem_bytes)}` : ""],
-    ["energy_j", "energy", (t.avg_power_w ? `${t.avg_power_w.toFixed(0)} W average` : "") +
+    // Under tensor parallelism energy_j and avg_power_w are one GPU's.
+    ["energy_j", t.gpus > 1 ? "energy per GPU" : "energy", (t.gpus > 1 ? `${joules(t.energy_j * t.gpus)} for the ${t.gpus} · ` : "") + (t.avg_power_w ? `${t.avg_power_w.toFixed(0)} W average` : "") +
       (t.power_cap_w ? ` · cap ${t.power_cap_w} W` : "") + (t.sm_clock_cap_mhz ? ` · SM ≤ ${t.sm_clock_cap_mhz} MHz` : "")],
     ["params", "parameters", text.param_bytes],
     ["gemm_conv_time_share", "GEMM + conv", "of the time"],
