@@ -100,7 +100,7 @@ func HTML(w io.Writer, in HTMLInput) error {
 		"Time": render.Seconds(t.TimeS), "FLOPs": render.FLOPs(t.FLOPs), "MACs": render.Count(t.MACs),
 		"Bytes":    render.Bytes(t.BytesRead + t.BytesWritten),
 		"Params":   render.ParamsCount(t),
-		"Launches": render.Count(t.Launches), "Energy": render.Count(t.EnergyJ) + " J",
+		"Launches": render.Count(t.Launches), "Energy": render.EnergyText(t),
 		"Peak": render.Bytes(t.PeakMemoryBytes), "GEMMShare": render.Percent(t.GEMMConvTimeShare),
 		"Nodes": len(r.Nodes), "Rows": rows, "Omitted": omitted, "Warnings": cleanAll(r.Warnings),
 		"Roofs":    (&drawer{r: r, c: in.Ceil}).ceilingText(),
