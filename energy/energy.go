@@ -46,9 +46,10 @@ type Result struct {
 	// (--warm: L2 holds what the previous call left); absent for first
 	// calls.
 	Warm bool `json:"warm,omitempty"`
-	// GPUs is the tensor-parallel degree when above 1: each row's power
-	// and energy are one GPU's of the group (its time the group's), and
-	// the group draws GPUs times them.
+	// GPUs is how many GPUs one call or step runs on when above 1 (the
+	// tensor-parallel group times a training step's data-parallel
+	// replicas, render.GPUsRunning): each row's power and energy are one
+	// GPU's, and all of them draw GPUs times that.
 	GPUs int `json:"gpus,omitempty"`
 	// Calibration says which measured calibration corrected the kernel
 	// times (the reports'); absent when none.
@@ -264,7 +265,10 @@ func Run(cfg Config) (*Result, error) {
 	}
 	settings, mode, warns := cfg.settings()
 	res := &Result{Header: report.Header{SchemaVersion: report.SchemaVersion, ToolVersion: cfg.Estimate.ToolVersion}, Model: model, GPU: g.Name,
-		Unit: "inference", Warnings: append([]string{}, warns...), Mode: mode, Calibration: r0.Calibration, GPUs: r0.Totals.GPUs}
+		Unit: "inference", Warnings: append([]string{}, warns...), Mode: mode, Calibration: r0.Calibration}
+	if n := render.GPUsRunning(r0.Totals); n > 1 {
+		res.GPUs = n
+	}
 	if tr := r0.Totals.Train; tr != nil {
 		res.Unit = "training step"
 		res.Train = &Train{Optimizer: tr.Optimizer, Checkpoint: tr.Checkpoint, GradAccum: max(tr.GradAccum, 1), DataParallel: max(tr.DataParallel, 1)}

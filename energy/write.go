@@ -14,7 +14,7 @@ func WriteText(w io.Writer, res *Result) error {
 	ref := res.Reference
 	fmt.Fprintf(w, "Model: %s   GPU: %s (TDP %.0f W)   dtype: %s   runtime: %s\n", render.Clean(res.Model), res.GPU, ref.PowerCapW, res.DType, render.RuntimeKernels(res.Runtime, res.Plan, res.Warm))
 	if res.GPUs > 1 {
-		fmt.Fprintf(w, "Tensor-parallel over %d GPUs: avg power and energy are one GPU's; the group draws %d× them\n", res.GPUs, res.GPUs)
+		fmt.Fprintf(w, "On %d GPUs: avg power and energy are one GPU's; all %d draw %d× them\n", res.GPUs, res.GPUs, res.GPUs)
 	}
 	if res.Calibration != "" {
 		fmt.Fprintln(w, res.Calibration)

@@ -158,11 +158,11 @@ func energySeries(res *energy.Result) ([]EnergySeries, string) {
 	return []EnergySeries{ts, es}, xl
 }
 
-// onGPUs names the GPU an energy chart is of: one GPU of a
-// tensor-parallel group where there is one (its energy is that GPU's).
+// onGPUs names the GPU an energy chart is of: one GPU of the n a call
+// or step runs on where there are several (its energy is that GPU's).
 func onGPUs(gpu string, n int) string {
 	if n > 1 {
-		return fmt.Sprintf("one GPU of %d × %s (tensor-parallel)", n, gpu)
+		return fmt.Sprintf("one GPU of %d × %s", n, gpu)
 	}
 	return gpu
 }

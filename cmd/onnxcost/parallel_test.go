@@ -46,7 +46,25 @@ func TestParallelEnergyIsPerGPU(t *testing.T) {
 	}
 	runJSON(t, &e, append([]string{"energy", "--format", "json"}, args...)...)
 	code, out, _ = runCLI(t, append([]string{"energy"}, args...)...)
-	if e.GPUs != 2 || code != 0 || !strings.Contains(out, "Tensor-parallel over 2 GPUs: avg power and energy are one GPU's") {
+	if e.GPUs != 2 || code != 0 || !strings.Contains(out, "On 2 GPUs: avg power and energy are one GPU's") {
 		t.Errorf("energy: JSON gpus %d, text:\n%s", e.GPUs, out)
+	}
+	// A training step over 2 tensor-parallel GPUs on each of 2
+	// data-parallel replicas runs on 4: its step's and epoch's energy.
+	train := append(args, "--train", "--data-parallel", "2", "--samples", "1000")
+	r = cliReport(t, train...)
+	tr := r.Totals.Train
+	code, out, errs = runCLI(t, append([]string{"report"}, train...)...)
+	for _, want := range []string{
+		"training step energy " + render.Joules(tr.StepEnergyJ) + " per GPU (" + render.Joules(4*tr.StepEnergyJ) + " for the 4)",
+		render.Joules(tr.Epoch.EnergyJ) + " per GPU (" + render.Joules(4*tr.Epoch.EnergyJ) + " for the 4)",
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("report --train --data-parallel 2: exit %d (%s), no %q in:\n%s", code, errs, want, out)
+		}
+	}
+	runJSON(t, &e, append([]string{"energy", "--format", "json"}, train...)...)
+	if e.GPUs != 4 {
+		t.Errorf("energy --train --data-parallel 2 --gpus 2: JSON gpus %d, want 4", e.GPUs)
 	}
 }

@@ -8,8 +8,9 @@ import (
 )
 
 // trainEnergyText writes a training step's energy by phase and, with
-// --samples, the epoch's time and energy.
-func trainEnergyText(w io.Writer, tr *report.Train) {
+// --samples, the epoch's time and energy. They are one GPU's: a step on
+// several (gpus, GPUsRunning) says so and gives all of theirs.
+func trainEnergyText(w io.Writer, tr *report.Train, gpus int) {
 	avg := 0.0
 	if tr.StepTimeS > 0 {
 		avg = tr.StepEnergyJ / tr.StepTimeS
@@ -25,11 +26,11 @@ func trainEnergyText(w io.Writer, tr *report.Train) {
 	if tr.WaitEnergyJ > 0 {
 		extra += ", idle while waiting " + Joules(tr.WaitEnergyJ)
 	}
-	fmt.Fprintf(w, "training step energy %s: forward %s%s, backward %s%s, optimizer %s · average %.1f W · EDP %.4g J·s\n",
-		Joules(tr.StepEnergyJ), Joules(tr.ForwardEnergyJ), recompute, Joules(tr.BackwardEnergyJ), extra, Joules(tr.OptimizerEnergyJ), avg, tr.StepEnergyJ*tr.StepTimeS)
+	fmt.Fprintf(w, "training step energy %s: forward %s%s, backward %s%s, optimizer %s · average %.1f W%s · EDP %.4g J·s\n",
+		allGPUs(tr.StepEnergyJ, gpus), Joules(tr.ForwardEnergyJ), recompute, Joules(tr.BackwardEnergyJ), extra, Joules(tr.OptimizerEnergyJ), avg, perGPU(gpus), tr.StepEnergyJ*tr.StepTimeS)
 	if e := tr.Epoch; e != nil {
 		fmt.Fprintf(w, "epoch of %d samples = %d optimizer steps of %d%s: %s, %s · EDP %.4g J·s\n",
-			e.Samples, e.Steps, e.SamplesPerStep, EpochStepMakeup(tr), Seconds(e.TimeS), Joules(e.EnergyJ), e.EDPJS)
+			e.Samples, e.Steps, e.SamplesPerStep, EpochStepMakeup(tr), Seconds(e.TimeS), allGPUs(e.EnergyJ, gpus), e.EDPJS)
 	}
 }
 
@@ -52,4 +53,14 @@ func EpochStepMakeup(tr *report.Train) string {
 		return fmt.Sprintf(" (%s%d micro-batches of %d)", s, k, micro)
 	}
 	return fmt.Sprintf(" (%sbatch %d)", s, micro)
+}
+
+// allGPUs is one GPU's energy j of a step run on gpus GPUs: as is on
+// one, else marked per GPU beside all of theirs ("15.1 J per GPU (60.4 J
+// for the 4)").
+func allGPUs(j float64, gpus int) string {
+	if gpus > 1 {
+		return fmt.Sprintf("%s per GPU (%s for the %d)", Joules(j), Joules(j*float64(gpus)), gpus)
+	}
+	return Joules(j)
 }

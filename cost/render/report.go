@@ -430,7 +430,7 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 	tt := r.Totals
 	fmt.Fprintf(w, "\n%s MACs%s · params %s (%s) · %s launches%s · peak memory %s · energy %s · GEMM/conv %s of time\n",
 		Count(tt.MACs), executedText(tt.Counts), ParamsCount(tt), Bytes(tt.ParamBytes), Count(tt.Launches), kernelSumText(r), Bytes(tt.PeakMemoryBytes), EnergyText(tt), Percent(tt.GEMMConvTimeShare))
-	fmt.Fprintf(w, "power: average %.0f W%s · energy-delay product %.4g J·s · %s\n", tt.AvgPowerW, perGPU(tt.GPUs), tt.EDPJS, powerSetting(tt))
+	fmt.Fprintf(w, "power: average %.0f W%s · energy-delay product %.4g J·s · %s\n", tt.AvgPowerW, perGPU(GPUsRunning(tt)), tt.EDPJS, powerSetting(tt))
 	if line := IntervalText(r); line != "" {
 		fmt.Fprintln(w, line)
 	}
@@ -515,14 +515,21 @@ func writePartial(w io.Writer, r *report.Report) {
 }
 
 // Joules renders energy (µJ, mJ, J).
-// EnergyText is a report's energy as text: under tensor parallelism
-// energy_j is one GPU's, as its time and power are, and the text says so
-// and gives the group's ("3.01 J per GPU (6.02 J for the 2)").
-func EnergyText(tt report.Totals) string {
-	if tt.GPUs > 1 {
-		return fmt.Sprintf("%s per GPU (%s for the %d)", Joules(tt.EnergyJ), Joules(tt.EnergyJ*float64(tt.GPUs)), tt.GPUs)
+// EnergyText is a report's energy as text: on several GPUs (tensor
+// parallelism, a training step's data-parallel replicas) energy_j is one
+// GPU's, as its power is, and the text says so and gives all of theirs
+// ("3.01 J per GPU (6.02 J for the 2)").
+func EnergyText(tt report.Totals) string { return allGPUs(tt.EnergyJ, GPUsRunning(tt)) }
+
+// GPUsRunning is how many GPUs one call or training step runs on: the
+// tensor-parallel group, times a training step's data-parallel replicas.
+// A report's energy and power are one GPU's of them.
+func GPUsRunning(tt report.Totals) int {
+	n := max(tt.GPUs, 1)
+	if tr := tt.Train; tr != nil {
+		n *= max(tr.DataParallel, 1)
 	}
-	return Joules(tt.EnergyJ)
+	return n
 }
 
 // perGPU marks a figure that is one GPU's of a tensor-parallel group.

@@ -95,7 +95,7 @@ func trainText(w io.Writer, r *report.Report, opt Options) error {
 		return err
 	}
 	fmt.Fprintf(w, "\n%s\n", TrainStepLine(tr))
-	trainEnergyText(w, tr)
+	trainEnergyText(w, tr, GPUsRunning(r.Totals))
 	if line := IntervalText(r); line != "" {
 		fmt.Fprintln(w, "step "+line)
 	}

@@ -713,6 +713,7 @@ function renderCards() {
   const batch = state.batch > 0 ? state.batch : 0;
   // [JSON field, label, sub-line, main]; the value is the CLI's text.
   const per = t.gpus > 1 ? ` on ${t.gpus} GPUs` : "";
+  const running = (t.gpus || 1) * (t.train ? t.train.data_parallel || 1 : 1);
   const cards = [
     ["time_s", t.train ? "training step" : "time", (batch ? `${grouped(batch / t.time_s)} samples/s` : `${grouped(1 / t.time_s)} ${t.train ? "steps" : "runs"}/s`) + per, true],
     // A training step's FLOPs card is the forward pass (totals.flops);
@@ -724,8 +725,9 @@ function renderCards() {
     t.gpus > 1
       ? ["per_gpu_peak_memory_bytes", "peak memory per GPU", g.mem_bytes ? `${pct(t.per_gpu_peak_memory_bytes / g.mem_bytes)} of ${bytes(g.mem_bytes)}; whole ${text.peak_memory_bytes}` : ""]
       : ["peak_memory_bytes", "peak memory", g.mem_bytes ? `${pct(t.peak_memory_bytes / g.mem_bytes)} of ${bytes(g.mem_bytes)}` : ""],
-    // Under tensor parallelism energy_j and avg_power_w are one GPU's.
-    ["energy_j", t.gpus > 1 ? "energy per GPU" : "energy", (t.gpus > 1 ? `${joules(t.energy_j * t.gpus)} for the ${t.gpus} · ` : "") + (t.avg_power_w ? `${t.avg_power_w.toFixed(0)} W average` : "") +
+    // On several GPUs (tensor parallel, a step's data-parallel replicas)
+    // energy_j and avg_power_w are one GPU's (render.GPUsRunning).
+    ["energy_j", running > 1 ? "energy per GPU" : "energy", (running > 1 ? `${joules(t.energy_j * running)} for the ${running} · ` : "") + (t.avg_power_w ? `${t.avg_power_w.toFixed(0)} W average` : "") +
       (t.power_cap_w ? ` · cap ${t.power_cap_w} W` : "") + (t.sm_clock_cap_mhz ? ` · SM ≤ ${t.sm_clock_cap_mhz} MHz` : "")],
     ["params", "parameters", text.param_bytes],
     ["gemm_conv_time_share", "GEMM + conv", "of the time"],
