@@ -127,12 +127,7 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// planText names what a drawing's times are for: render.PlanText and,
-// where a runtime priced them, a power setting, and a training step.
+// planText names what a drawing's times are for (render.PricedText).
 func planText(r *report.Report) string {
-	s := render.PlanText(r)
-	if r.Runtime != nil {
-		s += render.PowerSetting(r.Totals.PowerCapW, r.Totals.SMClockCapMHz, " · ")
-	}
-	return s + render.TrainingSetting(r.Totals.Train.Setting(), " · ")
+	return render.PricedText(r)
 }

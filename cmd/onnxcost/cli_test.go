@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -326,8 +327,13 @@ func TestBudgetInitGatesWhatItPriced(t *testing.T) {
 			t.Fatalf("%v: exit %d: %s", args, code, errs)
 		}
 		text, _ := os.ReadFile(budget)
-		if code, stdout, errs := runCLI(t, "check", "-c", budget, "--out-json", out, "-q"); code != 0 {
+		code, stdout, errs := runCLI(t, "check", "-c", budget, "--out-json", out, "-q")
+		if code != 0 {
 			t.Fatalf("%v: check: exit %d: %s%s\n%s", flags, code, stdout, errs, text)
+		}
+		// Each model's line names what it was priced under.
+		if slices.Contains(flags, "--train") && !strings.Contains(stdout, "training step (optimizer sgd, checkpoint sqrt, grad-accum 2, data-parallel 2) · tensor-parallel over 2 GPUs") {
+			t.Errorf("%v: check's model lines do not name the step and the group:\n%s", flags, stdout)
 		}
 		var res struct {
 			Models []struct {

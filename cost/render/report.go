@@ -223,6 +223,23 @@ func RuntimeKernels(runtime, plan string, warm bool) string {
 	return fmt.Sprintf("%s (%s kernels)%s", runtime, plan, WarmSetting(warm, " · "))
 }
 
+// PricedText names everything a report's times were priced under, for a
+// line that stands for the report elsewhere (a check's model line, a
+// drawing's legend): the runtime and its kernels (PlanText, a warm
+// call), and where set the power setting, the training step and the
+// tensor-parallel group.
+func PricedText(r *report.Report) string {
+	s := PlanText(r)
+	if r.Runtime != nil {
+		s += PowerSetting(r.Totals.PowerCapW, r.Totals.SMClockCapMHz, " · ")
+	}
+	s += TrainingSetting(r.Totals.Train.Setting(), " · ")
+	if n := r.Totals.GPUs; n > 1 {
+		s += fmt.Sprintf(" · tensor-parallel over %d GPUs", n)
+	}
+	return s
+}
+
 // PlanText names what a rendering's times are for: the runtime and the
 // plan of kernels it runs (RuntimePlan), or the plan alone ("fused
 // plan") for a report priced without a runtime.
