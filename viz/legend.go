@@ -129,5 +129,5 @@ func plural(n int, word string) string {
 
 // planText names what a drawing's times are for (render.PricedText).
 func planText(r *report.Report) string {
-	return render.PricedText(r)
+	return render.PricedText(r, " · ")
 }

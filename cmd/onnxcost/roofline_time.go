@@ -91,10 +91,7 @@ func timeRooflinePoints(model string, f *costFlags, tf *timeRooflineFlags, stder
 	var pts []viz.TimePoint
 	dtype, priced := "", ""
 	err = s.Along(sweep.Along{Name: name, Values: values, Batch: f.batch, Dims: dims}, func(v int64, r *report.Report) error {
-		dtype, priced = r.DType, render.RuntimePlan(r)+render.PowerSetting(r.Totals.PowerCapW, r.Totals.SMClockCapMHz, ", ")
-		if r.Totals.Train != nil {
-			priced = "training step, " + priced
-		}
+		dtype, priced = r.DType, render.PricedText(r, ", ")
 		tp, ok := viz.TimePointOf(r, tf.node, float64(v))
 		if !ok {
 			return usageErr("--node %q: no such node in %s (names as in 'report')", tf.node, model)

@@ -103,7 +103,8 @@ func TestTimeRooflinePricesTheRuntime(t *testing.T) {
 		{nil, "dtype fp32, runtime tensorrt (fused kernels): time against batch"},
 		{[]string{"--runtime", "pytorch"}, "dtype fp32, runtime pytorch (eager kernels): time against batch"},
 		{[]string{"--runtime", "graph"}, "dtype fp32, runtime graph (eager kernels): time against batch"},
-		{[]string{"--train"}, "dtype fp32, training step, runtime pytorch (eager kernels): time against batch"},
+		{[]string{"--train"}, "dtype fp32, runtime pytorch (eager kernels), training step (optimizer adam, checkpoint none): time against batch"},
+		{[]string{"--gpus", "2"}, "dtype fp32, runtime tensorrt (fused kernels), tensor-parallel over 2 GPUs: time against batch"},
 		{[]string{"--power-cap", "150"}, "dtype fp32, runtime tensorrt (fused kernels), power cap 150 W: time against batch"},
 	} {
 		svg := chart(c.args...)

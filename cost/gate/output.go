@@ -41,7 +41,7 @@ func reportLine(m ModelResult) string {
 		return "no report"
 	}
 	r := m.Report
-	line := fmt.Sprintf("GPU %s, %s, %s", r.GPU, r.DType, render.PricedText(r))
+	line := fmt.Sprintf("GPU %s, %s, %s", r.GPU, r.DType, render.PricedText(r, " · "))
 	if name := r.CalibrationName(); name != "" {
 		line += ", calibrated by " + name
 	}
@@ -136,7 +136,7 @@ func writeProvenance(w io.Writer, res *CheckResult) {
 	for _, m := range res.Models {
 		if m.Report != nil {
 			r := m.Report
-			fmt.Fprintf(w, "<sub>onnxcost %s · cost model %s · GPU %s (spec %s) · %s · %s%s</sub>\n", md(r.ToolVersion), md(r.CostModelVersion), md(r.GPU), md(r.GPUSpecHash), md(r.DType), md(render.PricedText(r)), md(calibrationsText(res)))
+			fmt.Fprintf(w, "<sub>onnxcost %s · cost model %s · GPU %s (spec %s) · %s · %s%s</sub>\n", md(r.ToolVersion), md(r.CostModelVersion), md(r.GPU), md(r.GPUSpecHash), md(r.DType), md(render.PricedText(r, " · ")), md(calibrationsText(res)))
 			return
 		}
 	}

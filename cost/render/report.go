@@ -227,15 +227,15 @@ func RuntimeKernels(runtime, plan string, warm bool) string {
 // line that stands for the report elsewhere (a check's model line, a
 // drawing's legend): the runtime and its kernels (PlanText, a warm
 // call), and where set the power setting, the training step and the
-// tensor-parallel group.
-func PricedText(r *report.Report) string {
+// tensor-parallel group, each after sep.
+func PricedText(r *report.Report, sep string) string {
 	s := PlanText(r)
 	if r.Runtime != nil {
-		s += PowerSetting(r.Totals.PowerCapW, r.Totals.SMClockCapMHz, " · ")
+		s += PowerSetting(r.Totals.PowerCapW, r.Totals.SMClockCapMHz, sep)
 	}
-	s += TrainingSetting(r.Totals.Train.Setting(), " · ")
+	s += TrainingSetting(r.Totals.Train.Setting(), sep)
 	if n := r.Totals.GPUs; n > 1 {
-		s += fmt.Sprintf(" · tensor-parallel over %d GPUs", n)
+		s += fmt.Sprintf("%stensor-parallel over %d GPUs", sep, n)
 	}
 	return s
 }
