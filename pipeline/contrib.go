@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"fmt"
-	"github.com/onnxcost/onnxcost/train"
 	"slices"
 	"sort"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/onnxcost/onnxcost/cost"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/ir"
+	"github.com/onnxcost/onnxcost/train"
 )
 
 // Some operators run in onnxruntime alone. Its contrib operators (domain

@@ -365,3 +365,37 @@ func calibrationFit(r *report.Report) string {
 	_, fit, _ := strings.Cut(r.Calibration, ".yaml:")
 	return fit
 }
+
+// TestBudgetInitInputData: a budget written with --input-data records
+// the folder (relative to the budget) and check binds the inputs to it,
+// as report does: ONNX's Expand conformance model, whose target shape is
+// a graph input, prices differently bound and unbound.
+func TestBudgetInitInputData(t *testing.T) {
+	const dir = "/usr/share/libonnx-testdata/data/node/test_expand_dim_changed"
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("libonnx-testdata is not installed (/usr/share/libonnx-testdata/data)")
+	}
+	m, data := filepath.Join(dir, "model.onnx"), filepath.Join(dir, "test_data_set_0")
+	budget := filepath.Join(t.TempDir(), "budget.yaml")
+	if code, _, errs := runCLI(t, "budget", "init", m, "--gpu", "A100", "--input-data", data, "-o", budget, "-q"); code != 0 {
+		t.Fatalf("budget init: exit %d: %s", code, errs)
+	}
+	out := filepath.Join(filepath.Dir(budget), "check.json")
+	if code, stdout, errs := runCLI(t, "check", "-c", budget, "--out-json", out, "-q"); code != 0 {
+		t.Fatalf("check: exit %d: %s%s", code, stdout, errs)
+	}
+	var res struct {
+		Models []struct {
+			Report *report.Report `json:"report"`
+		} `json:"models"`
+	}
+	b, _ := os.ReadFile(out)
+	if err := json.Unmarshal(b, &res); err != nil || len(res.Models) != 1 || res.Models[0].Report == nil {
+		t.Fatalf("check.json: %v\n%.300s", err, b)
+	}
+	bound, unbound := cliReport(t, m, "--gpu", "A100", "--input-data", data, "-q"), cliReport(t, m, "--gpu", "A100", "-q")
+	got := res.Models[0].Report.Totals
+	if got.BytesRead != bound.Totals.BytesRead || got.TimeS != bound.Totals.TimeS || bound.Totals.BytesRead == unbound.Totals.BytesRead {
+		t.Errorf("check priced %g B in %g s; report with --input-data %g B in %g s, without %g B", got.BytesRead, got.TimeS, bound.Totals.BytesRead, bound.Totals.TimeS, unbound.Totals.BytesRead)
+	}
+}

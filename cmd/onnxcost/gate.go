@@ -323,7 +323,7 @@ func estimateBudgetModel(b *gate.Budget, mb gate.ModelBudget, pf passFlags) (*re
 	}
 	f := costFlags{gpu: s.GPU, gpuFile: s.GPUFile, runtime: s.Runtime, runtimeFile: s.RuntimeFile, dtype: s.DType, plan: s.Plan, passFlags: pf, calibration: s.Calibration,
 		powerCap: s.PowerCapW, smClock: s.SMClockMHz, gpus: gpuCount(s.GPUs), warm: s.WarmCall()}
-	f.batch = s.Batch
+	f.batch, f.inputData = s.Batch, s.InputData
 	f.train, f.optimizer, f.checkpoint = s.Training(), s.Optimizer, s.Checkpoint
 	f.gradAccum, f.dataParallel = int(s.GradAccum), int(s.DataParallel)
 	for _, k := range slices.Sorted(maps.Keys(s.Dims)) {
@@ -418,6 +418,12 @@ func newBudgetCmd(stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(stdout, "wrote %s: %d model(s), %s headroom\n", outPath, len(entries), headroom)
+			// check takes the pass flags itself; a budget does not hold them.
+			for _, name := range []string{"passes", "disable"} {
+				if f.given(name) {
+					printWarnings(stderr, []string{fmt.Sprintf("--%s is not written into %s: give it to every 'onnxcost check' of it, or check prices the default passes against limits set with it", name, outPath)})
+				}
+			}
 			return nil
 		},
 	}
@@ -459,7 +465,7 @@ func relativeTo(dir, p string) string {
 func budgetDefaults(f *costFlags, dir string) (gate.Settings, error) {
 	rel := func(p string) string { return relativeTo(dir, p) }
 	d := gate.Settings{GPU: f.gpu, GPUFile: rel(f.gpuFile), RuntimeFile: rel(f.runtimeFile), Calibration: rel(f.calibration),
-		DType: f.dtype, Plan: f.plan, Batch: f.batch,
+		DType: f.dtype, Plan: f.plan, Batch: f.batch, InputData: rel(f.inputData),
 		PowerCapW: f.powerCap, SMClockMHz: f.smClock, GPUs: int64(f.gpus)}
 	if f.train {
 		d.Train = &f.train

@@ -44,6 +44,9 @@ type Settings struct {
 	Plan        string           `yaml:"plan" json:"plan,omitempty"`
 	Batch       int64            `yaml:"batch" json:"batch,omitempty"`
 	Dims        map[string]int64 `yaml:"dims" json:"dims,omitempty"`
+	// InputData is --input-data: a folder of input_<i>.pb tensors the
+	// graph inputs are bound to (relative to the budget file).
+	InputData string `yaml:"input_data" json:"input_data,omitempty"`
 	// Train prices one training step (--train) with Optimizer,
 	// Checkpoint, GradAccum and DataParallel ("" and 0: the flags'
 	// defaults), which mean nothing without it. nil is unset (a model's
@@ -69,7 +72,7 @@ func (s Settings) Training() bool { return s.Train != nil && *s.Train }
 func (s Settings) WarmCall() bool { return s.Warm != nil && *s.Warm }
 
 // settingKeys are the keys a defaults or model mapping may set.
-const settingKeys = "gpu, gpu_file, runtime, runtime_file, calibration, dtype, plan, batch, dims, train, optimizer, checkpoint, grad_accum, data_parallel, power_cap, sm_clock, gpus, warm"
+const settingKeys = "gpu, gpu_file, runtime, runtime_file, calibration, dtype, plan, batch, dims, input_data, train, optimizer, checkpoint, grad_accum, data_parallel, power_cap, sm_clock, gpus, warm"
 
 // merge returns s with o's set (non-zero) fields applied over it.
 func (s Settings) merge(o Settings) Settings {
@@ -87,6 +90,7 @@ func (s Settings) merge(o Settings) Settings {
 		maps.Copy(d, o.Dims)
 		s.Dims = d
 	}
+	s.InputData = cmp.Or(o.InputData, s.InputData)
 	if o.Train != nil {
 		s.Train = o.Train
 	}
@@ -335,6 +339,8 @@ func (p *budgetParser) setting(k, v *yaml.Node, s *Settings) error {
 			}
 			s.Dims[e[0].Value] = n
 		}
+	case "input_data":
+		s.InputData, err = str()
 	case "train":
 		s.Train, err = p.boolean(k, v)
 	case "warm":

@@ -4,7 +4,8 @@
 // Markdown PR comment, JUnit, GitHub Actions annotations), saved reports
 // (`report --format json`, `check --out-json`) and the budget files
 // `budget init` writes. It works on cost/report types; from pipeline it
-// takes only the naming of zoo models and batch symbols.
+// takes only the naming of zoo models and batch symbols, and from cost
+// and train the lists a budget's settings are checked against.
 //
 // Invariants:
 //   - Outputs are deterministic: metrics in table order, changed nodes

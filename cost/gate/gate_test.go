@@ -216,7 +216,7 @@ func TestBudgetErrorsNameTheLine(t *testing.T) {
 func TestBudgetSettingsRoundTrip(t *testing.T) {
 	yes := true
 	d := Settings{GPU: "A100", GPUFile: "gpus.yaml", Runtime: "pytorch", RuntimeFile: "rt.yaml", Calibration: "a.cal.yaml", DType: "fp16-amp", Plan: "eager", Batch: 8,
-		Dims: map[string]int64{"seq": 128}, Train: &yes, Optimizer: "sgd", Checkpoint: "sqrt", GradAccum: 2, DataParallel: 4,
+		Dims: map[string]int64{"seq": 128}, InputData: "inputs", Train: &yes, Optimizer: "sgd", Checkpoint: "sqrt", GradAccum: 2, DataParallel: 4,
 		PowerCapW: 250.5, SMClockMHz: 1200, GPUs: 2}
 	text := BudgetYAML(d, []BudgetEntry{{Path: "m.onnx", Report: mkReport(1e-3, 1e9, 10)}}, 0.1)
 	b, err := ParseBudget("b.yaml", []byte(text))

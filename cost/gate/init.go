@@ -72,6 +72,9 @@ func BudgetYAML(d Settings, entries []BudgetEntry, headroom float64) string {
 	if d.GPUs > 1 {
 		fmt.Fprintf(&b, "  gpus: %d\n", d.GPUs)
 	}
+	if d.InputData != "" {
+		fmt.Fprintf(&b, "  input_data: %s\n", yamlQuote(d.InputData))
+	}
 	if len(d.Dims) > 0 {
 		fmt.Fprintf(&b, "  dims:\n")
 		keys := make([]string, 0, len(d.Dims))
@@ -144,7 +147,7 @@ func (b *Budget) Resolve(mb ModelBudget) (path string, s Settings) {
 		}
 		return p
 	}
-	s.GPUFile, s.RuntimeFile, s.Calibration = rel(s.GPUFile), rel(s.RuntimeFile), rel(s.Calibration)
+	s.GPUFile, s.RuntimeFile, s.Calibration, s.InputData = rel(s.GPUFile), rel(s.RuntimeFile), rel(s.Calibration), rel(s.InputData)
 	if pipeline.IsZoo(mb.Path) {
 		return mb.Path, s
 	}

@@ -86,9 +86,9 @@ type Settings struct {
 	Graph *GraphView `json:"graph,omitempty"`
 }
 
-// File is a file the page read (a calibration, a GPU or runtime file): its name,
-// as the user's file was called, which messages and the report name as
-// the CLI names the path it was given, and its text.
+// File is a file the page read (a calibration, a GPU or runtime file):
+// its name, as the user's file was called, which messages and the report
+// name as the CLI names the path it was given, and its text.
 type File struct {
 	Name string `json:"name"`
 	Text string `json:"text"`
