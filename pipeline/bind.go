@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/onnxcost/onnxcost/ir"
@@ -315,4 +316,35 @@ func exportedDefect(m *ir.Model, opt ir.InferOptions, restore func(), batchErr e
 		return err
 	}
 	return batchErr
+}
+
+// SamplesPerStep is the batch one training step of l consumes, for an
+// epoch of --samples: batch (--batch) when given, else the value the
+// batch-named dims among dims (--dim NAME=V; IsBatchName) are bound to,
+// when they agree. Neither a symbol the loader assumed to be 1 nor a
+// static graph's leading dim is taken: a [seq, batch] LSTM input leads
+// with the sequence. The errors name --samples and what to give.
+func SamplesPerStep(batch int64, dims []string, l *Loaded) (int64, error) {
+	if batch > 0 {
+		return batch, nil
+	}
+	var syms []string
+	for _, d := range dims {
+		if s, _, ok := strings.Cut(d, "="); ok && IsBatchName(strings.TrimSpace(s)) {
+			syms = append(syms, strings.TrimSpace(s))
+		}
+	}
+	sort.Strings(syms)
+	var v int64
+	for _, s := range syms {
+		b := l.Bindings[s]
+		if v != 0 && b != v {
+			return 0, fmt.Errorf("--samples: the batch dims %s are bound to different values; give the batch per step with --batch N", strings.Join(syms, ", "))
+		}
+		v = b
+	}
+	if v <= 0 {
+		return 0, fmt.Errorf("--samples: the samples per training step are unknown; give them with --batch N")
+	}
+	return v, nil
 }

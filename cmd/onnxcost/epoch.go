@@ -1,9 +1,6 @@
 package main
 
 import (
-	"sort"
-	"strings"
-
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/pipeline"
 )
@@ -30,32 +27,9 @@ func (f *costFlags) applyEpoch(r *report.Report, l *pipeline.Loaded) error {
 	return nil
 }
 
-// samplesPerStep is the batch one training step consumes: --batch, else
-// a --dim binding of a dim named as a batch (--dim batch_size=32), else
-// the user must say. Neither a symbol the loader assumed to be 1 nor a
-// static graph's leading dim is taken: a [seq, batch] LSTM input leads
-// with the sequence.
+// samplesPerStep is pipeline.SamplesPerStep for the model flags, a
+// usage error when it cannot say.
 func samplesPerStep(f *modelFlags, l *pipeline.Loaded) (int64, error) {
-	if f.batch > 0 {
-		return f.batch, nil
-	}
-	var syms []string
-	for _, d := range f.dims {
-		if s, _, ok := strings.Cut(d, "="); ok && pipeline.IsBatchName(strings.TrimSpace(s)) {
-			syms = append(syms, strings.TrimSpace(s))
-		}
-	}
-	sort.Strings(syms)
-	var v int64
-	for _, s := range syms {
-		b := l.Bindings[s]
-		if v != 0 && b != v {
-			return 0, usageErr("--samples: the batch dims %s are bound to different values; give the batch per step with --batch N", strings.Join(syms, ", "))
-		}
-		v = b
-	}
-	if v <= 0 {
-		return 0, usageErr("--samples: the samples per training step are unknown; give them with --batch N")
-	}
-	return v, nil
+	per, err := pipeline.SamplesPerStep(f.batch, f.dims, l)
+	return per, asUsage(err)
 }

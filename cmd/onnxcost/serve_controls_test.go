@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/onnxcost/onnxcost/cost/render"
 	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/web"
 )
@@ -101,9 +102,9 @@ func TestBrowserControls(t *testing.T) {
 			[]string{"--gpu", "T4", "--runtime", "pytorch", "--train", "--optimizer", "sgd", "--batch", "4"}},
 		{"adamw with sqrt checkpointing on 2 A100s at bf16, 4 micro-batches, 2 DDP replicas",
 			[][2]string{{"#gpu", "A100-SXM4-80GB"}, {"#optimizer", "adamw"}, {"#checkpoint", "sqrt"}, {"#dtype", "bf16"}, {"#gpus-n", "2"},
-				{"#grad-accum", "4"}, {"#data-parallel", "2"}},
+				{"#grad-accum", "4"}, {"#data-parallel", "2"}, {"#samples", "1000"}},
 			[]string{"--gpu", "A100-SXM4-80GB", "--runtime", "pytorch", "--train", "--optimizer", "adamw", "--checkpoint", "sqrt", "--batch", "4", "--dtype", "bf16", "--gpus", "2",
-				"--grad-accum", "4", "--data-parallel", "2"}},
+				"--grad-accum", "4", "--data-parallel", "2", "--samples", "1000"}},
 		// No runtime named: a call under autocast runs in PyTorch, as
 		// report prices it (the page once priced the model's TensorRT).
 		{"inference under fp16 autocast, the runtime not named",
@@ -134,6 +135,19 @@ func TestBrowserControls(t *testing.T) {
 		samePower(t, st.what, page, cli.Totals)
 		if cli.Totals.Train != nil {
 			sameTrain(t, st.what, page, cli.Totals.Train)
+			if e := cli.Totals.Train.Epoch; e != nil {
+				var got map[string]string
+				if err := chromedp.Run(ctx, chromedp.Evaluate(`(() => { const e = document.querySelector("#epoch"); return e ? {time: e.dataset.time, energy: e.dataset.energy, steps: e.dataset.steps, text: e.textContent} : {}; })()`, &got)); err != nil {
+					t.Fatal(err)
+				}
+				want := map[string]string{"time": fmt.Sprint(e.TimeS), "energy": fmt.Sprint(e.EnergyJ), "steps": fmt.Sprint(e.Steps),
+					"text": render.EpochLine(cli.Totals.Train, render.GPUsRunning(cli.Totals))}
+				for k, w := range want {
+					if got[k] != w {
+						t.Errorf("%s: the page's epoch %s %q, CLI %q", st.what, k, got[k], w)
+					}
+				}
+			}
 		} else if _, shown := page["train.step_time_s"]; shown {
 			t.Errorf("%s: the page still shows a training step", st.what)
 		}
@@ -151,7 +165,7 @@ func TestBrowserControls(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, kv := range []string{"runtime=tensorrt", "power_cap=300", "sm_clock=1200", "gpus=4", "optimizer=adamw", "checkpoint=sqrt", "dtype=bf16", "batch=4",
-		"warm=1", "grad_accum=4", "data_parallel=2"} {
+		"warm=1", "grad_accum=4", "data_parallel=2", "samples=1000"} {
 		if !strings.Contains(hash, kv) {
 			t.Errorf("the URL hash %q does not record %s", hash, kv)
 		}

@@ -52,6 +52,9 @@ func TestSessionMatchesCLI(t *testing.T) {
 			session.Settings{GPU: "H100-SXM5-80GB", Runtime: "tensorrt", PowerCap: 400, SMClock: 1500, GPUs: 4}},
 		{[]string{"--gpu", "A100-SXM4-80GB", "--train", "--dtype", "bf16", "--optimizer", "adamw", "--checkpoint", "sqrt", "--gpus", "2"},
 			session.Settings{GPU: "A100-SXM4-80GB", Train: true, DType: "bf16", Optimizer: "adamw", Checkpoint: "sqrt", GPUs: 2}},
+		// An epoch of --samples, over data-parallel replicas.
+		{[]string{"--gpu", "A100-SXM4-80GB", "--train", "--batch", "4", "--data-parallel", "2", "--samples", "1000"},
+			session.Settings{GPU: "A100-SXM4-80GB", Train: true, Batch: 4, DataParallel: 2, Samples: 1000}},
 	}
 	compared := 0
 	for _, m := range models {

@@ -28,9 +28,8 @@ func trainEnergyText(w io.Writer, tr *report.Train, gpus int) {
 	}
 	fmt.Fprintf(w, "training step energy %s: forward %s%s, backward %s%s, optimizer %s · average %.1f W%s · EDP %.4g J·s\n",
 		allGPUs(tr.StepEnergyJ, gpus), Joules(tr.ForwardEnergyJ), recompute, Joules(tr.BackwardEnergyJ), extra, Joules(tr.OptimizerEnergyJ), avg, perGPU(gpus), tr.StepEnergyJ*tr.StepTimeS)
-	if e := tr.Epoch; e != nil {
-		fmt.Fprintf(w, "epoch of %d samples = %d optimizer steps of %d%s: %s, %s · EDP %.4g J·s\n",
-			e.Samples, e.Steps, e.SamplesPerStep, EpochStepMakeup(tr), Seconds(e.TimeS), allGPUs(e.EnergyJ, gpus), e.EDPJS)
+	if line := EpochLine(tr, gpus); line != "" {
+		fmt.Fprintln(w, line)
 	}
 }
 
@@ -53,6 +52,17 @@ func EpochStepMakeup(tr *report.Train) string {
 		return fmt.Sprintf(" (%s%d micro-batches of %d)", s, k, micro)
 	}
 	return fmt.Sprintf(" (%sbatch %d)", s, micro)
+}
+
+// EpochLine is --samples' epoch as text: its steps, time and energy (one
+// GPU's of gpus, beside all of theirs); "" without an epoch.
+func EpochLine(tr *report.Train, gpus int) string {
+	e := tr.Epoch
+	if e == nil {
+		return ""
+	}
+	return fmt.Sprintf("epoch of %d samples = %d optimizer steps of %d%s: %s, %s · EDP %.4g J·s",
+		e.Samples, e.Steps, e.SamplesPerStep, EpochStepMakeup(tr), Seconds(e.TimeS), allGPUs(e.EnergyJ, gpus), e.EDPJS)
 }
 
 // allGPUs is one GPU's energy j of a step run on gpus GPUs: as is on

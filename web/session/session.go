@@ -44,6 +44,9 @@ type Settings struct {
 	Train      bool   `json:"train,omitempty"`
 	Optimizer  string `json:"optimizer,omitempty"`
 	Checkpoint string `json:"checkpoint,omitempty"`
+	// Samples is --samples: a training epoch's samples, priced as
+	// ceil(Samples / samples per step) steps (0: no epoch); with Train only.
+	Samples int64 `json:"samples,omitempty"`
 	// GradAccum and DataParallel are --grad-accum and --data-parallel
 	// (0: 1), read with Train only.
 	GradAccum    int `json:"grad_accum,omitempty"`
@@ -446,8 +449,40 @@ func (s *Session) load(st Settings) (*pipeline.Loaded, error) {
 
 // Estimate is `onnxcost report MODEL --format json` under the settings.
 func (s *Session) Estimate(st Settings) (*report.Report, error) {
-	r, _, _, err := s.estimate(st)
-	return r, err
+	r, l, _, err := s.estimate(st)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.epoch(r, l); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// epoch adds --samples' epoch to a training step's report, with report's
+// checks and messages (nothing without Samples). The page keeps Samples
+// with training off, unused, as it keeps the optimizer.
+func (st *Settings) epoch(r *report.Report, l *pipeline.Loaded) error {
+	switch {
+	case st.Samples == 0 || !st.Train:
+		return nil
+	case st.Samples < 0:
+		return fmt.Errorf("--samples %d: want a positive number of samples per epoch", st.Samples)
+	case r.Totals.Train == nil:
+		return fmt.Errorf("--samples prices a training epoch: it needs --train")
+	}
+	dims := make([]string, 0, len(st.Dims))
+	for k, v := range st.Dims {
+		dims = append(dims, fmt.Sprintf("%s=%d", k, v))
+	}
+	per, err := pipeline.SamplesPerStep(st.Batch, dims, l)
+	if err != nil {
+		return err
+	}
+	if err := r.Totals.Train.SetEpoch(st.Samples, per); err != nil {
+		return fmt.Errorf("--samples %d: %v", st.Samples, err)
+	}
+	return nil
 }
 
 func (s *Session) estimate(st Settings) (*report.Report, *pipeline.Loaded, *hwdb.GPU, error) {
@@ -701,6 +736,9 @@ func Text(r *report.Report) map[string]string {
 	}
 	if tr := t.Train; tr != nil {
 		out["train.step_line"] = render.Clean(render.TrainStepLine(tr))
+		if line := render.EpochLine(tr, render.GPUsRunning(t)); line != "" {
+			out["train.epoch_line"] = render.Clean(line)
+		}
 		for k, v := range map[string]float64{"step_time_s": tr.StepTimeS, "forward_time_s": tr.ForwardTimeS,
 			"backward_time_s": tr.BackwardTimeS, "optimizer_time_s": tr.OptimizerTimeS, "recompute_time_s": tr.RecomputeTimeS} {
 			out["train."+k] = render.Seconds(v)

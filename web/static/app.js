@@ -26,7 +26,8 @@ const state = { gpu: "", dtype: "", batch: 0, dims: {}, plan: "", tab: "nodes",
 // The numeric flags kept in the hash by name, with the control that sets
 // each: --power-cap and --sm-clock take decimals, --gpus a whole number.
 const numFlags = [["power_cap", "#power-cap", parseFloat], ["sm_clock", "#sm-clock", parseFloat], ["gpus", "#gpus-n", (v) => parseInt(v, 10)],
-  ["grad_accum", "#grad-accum", (v) => parseInt(v, 10)], ["data_parallel", "#data-parallel", (v) => parseInt(v, 10)]];
+  ["grad_accum", "#grad-accum", (v) => parseInt(v, 10)], ["data_parallel", "#data-parallel", (v) => parseInt(v, 10)],
+  ["samples", "#samples", (v) => parseInt(v, 10)]];
 const textFlags = [["runtime", "#runtime"], ["optimizer", "#optimizer"], ["checkpoint", "#checkpoint"]];
 // generate's lengths, kept in the hash but sent only with the generate
 // call: changing one prices nothing else again.
@@ -771,6 +772,7 @@ function renderTrain() {
     `<table><tr><td></td><td class="num muted">time</td><td class="num muted">FLOPs</td></tr>` +
     phases.map(([l, tk, fk]) => `<tr><td>${esc(l)}</td>${cell(tk, tr[tk])}${fk ? cell(fk, tr[fk]) : "<td></td>"}</tr>`).join("") +
     `<tr><td><b>step</b></td>${cell("step_time_s", tr.step_time_s)}<td></td></tr></table>` +
+    (tr.epoch ? `<div class="muted" id="epoch" data-time="${tr.epoch.time_s}" data-energy="${tr.epoch.energy_j}" data-steps="${tr.epoch.steps}">${esc(text["train.epoch_line"] || "")}</div>` : "") +
     `<div style="flex:1;min-width:340px"><div>device memory: peak <b data-total="train.memory.peak_bytes" data-value="${m.peak_bytes}">${esc(text["train.memory.peak_bytes"])}</b> in ${esc(m.peak_phase)} ` +
     `<span class="muted">(<span data-total="train.memory.tensor_peak_bytes" data-value="${m.tensor_peak_bytes}">${esc(text["train.memory.tensor_peak_bytes"])}</span> tensors)</span></div>` +
     `<div class="stack">${parts.filter(([k]) => m[k] > 0).map(([k, l, c]) => `<span style="width:${(100 * m[k] / sum).toFixed(2)}%;background:${c}" title="${esc(l)}: ${esc(text["train.memory." + k])}"></span>`).join("")}</div>` +
