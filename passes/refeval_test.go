@@ -185,7 +185,7 @@ func evalNode(n *ir.Node, ins []*tensor) ([]*tensor, error) {
 		}
 		return one(reshape(sliceAxis(x, axis, i, i+1), intsOf(dims)))
 	case "Concat":
-		return one(concatLast(ins[0], ins[1]))
+		return one(concatAxis(ins, int(n.AttrInt("axis", 0))))
 	case "Rotary":
 		x := ins[0]
 		d := x.dims[len(x.dims)-1]
