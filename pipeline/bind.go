@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/ir"
 )
 
@@ -347,4 +348,24 @@ func SamplesPerStep(batch int64, dims []string, l *Loaded) (int64, error) {
 		return 0, fmt.Errorf("--samples: the samples per training step are unknown; give them with --batch N")
 	}
 	return v, nil
+}
+
+// SetEpoch adds --samples' epoch of samples samples to r, a training
+// step's report of l: ceil(samples / SamplesPerStep) steps. The CLI and
+// the page give it their flags and get the same checks and messages.
+func SetEpoch(r *report.Report, l *Loaded, samples, batch int64, dims []string) error {
+	if samples <= 0 {
+		return fmt.Errorf("--samples %d: want a positive number of samples per epoch", samples)
+	}
+	if r.Totals.Train == nil {
+		return fmt.Errorf("--samples prices a training epoch: it needs --train")
+	}
+	per, err := SamplesPerStep(batch, dims, l)
+	if err != nil {
+		return err
+	}
+	if err := r.Totals.Train.SetEpoch(samples, per); err != nil {
+		return fmt.Errorf("--samples %d: %v", samples, err)
+	}
+	return nil
 }

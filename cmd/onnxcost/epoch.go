@@ -11,20 +11,7 @@ func (f *costFlags) applyEpoch(r *report.Report, l *pipeline.Loaded) error {
 	if !f.given("samples") {
 		return nil
 	}
-	if f.samples <= 0 {
-		return usageErr("--samples %d: want a positive number of samples per epoch", f.samples)
-	}
-	if !f.train || r.Totals.Train == nil {
-		return usageErr("--samples prices a training epoch: it needs --train")
-	}
-	per, err := samplesPerStep(&f.modelFlags, l)
-	if err != nil {
-		return err
-	}
-	if err := r.Totals.Train.SetEpoch(f.samples, per); err != nil {
-		return usageErr("--samples %d: %v", f.samples, err)
-	}
-	return nil
+	return asUsage(pipeline.SetEpoch(r, l, f.samples, f.batch, f.dims))
 }
 
 // samplesPerStep is pipeline.SamplesPerStep for the model flags, a

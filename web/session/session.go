@@ -463,26 +463,14 @@ func (s *Session) Estimate(st Settings) (*report.Report, error) {
 // checks and messages (nothing without Samples). The page keeps Samples
 // with training off, unused, as it keeps the optimizer.
 func (st *Settings) epoch(r *report.Report, l *pipeline.Loaded) error {
-	switch {
-	case st.Samples == 0 || !st.Train:
+	if st.Samples == 0 || !st.Train {
 		return nil
-	case st.Samples < 0:
-		return fmt.Errorf("--samples %d: want a positive number of samples per epoch", st.Samples)
-	case r.Totals.Train == nil:
-		return fmt.Errorf("--samples prices a training epoch: it needs --train")
 	}
 	dims := make([]string, 0, len(st.Dims))
 	for k, v := range st.Dims {
 		dims = append(dims, fmt.Sprintf("%s=%d", k, v))
 	}
-	per, err := pipeline.SamplesPerStep(st.Batch, dims, l)
-	if err != nil {
-		return err
-	}
-	if err := r.Totals.Train.SetEpoch(st.Samples, per); err != nil {
-		return fmt.Errorf("--samples %d: %v", st.Samples, err)
-	}
-	return nil
+	return pipeline.SetEpoch(r, l, st.Samples, st.Batch, dims)
 }
 
 func (s *Session) estimate(st Settings) (*report.Report, *pipeline.Loaded, *hwdb.GPU, error) {
