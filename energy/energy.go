@@ -126,12 +126,10 @@ type Reference struct {
 
 // Train says which training step the rows price.
 type Train struct {
-	Optimizer  string `json:"optimizer"`
-	Checkpoint string `json:"checkpoint"`
-	// GradAccum (micro-batches per optimizer step) and DataParallel
-	// (replicas) make up, with the batch, the samples one step consumes.
-	GradAccum    int `json:"grad_accum"`
-	DataParallel int `json:"data_parallel"`
+	// The step: optimizer, checkpoint, and the grad-accum micro-batches
+	// and data-parallel replicas that make up, with the batch, the
+	// samples one step consumes (the same JSON keys as sweep's train).
+	report.TrainSetting
 	// Samples, SamplesPerStep and StepsPerEpoch are set with an epoch:
 	// SamplesPerStep = batch × grad_accum × data_parallel.
 	Samples        int64 `json:"samples,omitempty"`
@@ -271,7 +269,7 @@ func Run(cfg Config) (*Result, error) {
 	}
 	if tr := r0.Totals.Train; tr != nil {
 		res.Unit = "training step"
-		res.Train = &Train{Optimizer: tr.Optimizer, Checkpoint: tr.Checkpoint, GradAccum: max(tr.GradAccum, 1), DataParallel: max(tr.DataParallel, 1)}
+		res.Train = &Train{TrainSetting: *tr.Setting()}
 		if e := tr.Epoch; e != nil {
 			res.Train.Samples, res.Train.SamplesPerStep, res.Train.StepsPerEpoch = e.Samples, e.SamplesPerStep, e.Steps
 			res.Train.StepMakeup = render.EpochStepMakeup(tr)

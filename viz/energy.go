@@ -8,7 +8,6 @@ import (
 	"math"
 
 	"github.com/onnxcost/onnxcost/cost/render"
-	"github.com/onnxcost/onnxcost/cost/report"
 	"github.com/onnxcost/onnxcost/energy"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -170,7 +169,7 @@ func onGPUs(gpu string, n int) string {
 // trainedBy names the training step an energy chart's rows price.
 func trainedBy(res *energy.Result) string {
 	if t := res.Train; t != nil {
-		return render.TrainingSetting(&report.TrainSetting{Optimizer: t.Optimizer, Checkpoint: t.Checkpoint, GradAccum: t.GradAccum, DataParallel: t.DataParallel}, ", ")
+		return render.TrainingSetting(&t.TrainSetting, ", ")
 	}
 	return ""
 }
