@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -72,24 +73,32 @@ func TestBrowserGPUFile(t *testing.T) {
 	}
 	check("GPU file chosen", "A100-lab", true)
 
+	badFileRefusedLikeCLI(t, ctx, "#gpu-file", "--gpu-file", model, "- name: x\n  vendor: Acme\n")
+	check("after a bad GPU file", "A100-lab", true)
+}
+
+// badFileRefusedLikeCLI chooses a file named bad.yaml holding text on the
+// page's chooser input (a GPU or runtime file): the page must show the
+// line `report --gpu A100 FLAG bad.yaml` prints (exit 2), and `serve FLAG
+// bad.yaml` must refuse it with that line before it listens.
+func badFileRefusedLikeCLI(t *testing.T, ctx context.Context, input, flag, model, text string) {
+	t.Helper()
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
-	if err := os.WriteFile(bad, []byte("- name: x\n  vendor: Acme\n"), 0o644); err != nil {
+	if err := os.WriteFile(bad, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var shown string
-	err = chromedp.Run(ctx, chromedp.SetUploadFiles("#gpu-file", []string{bad}),
+	err := chromedp.Run(ctx, chromedp.SetUploadFiles(input, []string{bad}),
 		chromedp.WaitVisible(`body[data-state="error"] #error, #error:not([hidden])`),
 		chromedp.Evaluate(`document.querySelector("#error").textContent`, &shown))
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, _, errs := runCLI(t, "report", model, "--gpu", "A100", "--gpu-file", bad)
+	code, _, errs := runCLI(t, "report", model, "--gpu", "A100", flag, bad)
 	if want := strings.ReplaceAll(strings.TrimSpace(errs), bad, "bad.yaml"); code != 2 || shown != want {
-		t.Errorf("a bad GPU file: page %q, CLI (exit %d) %q", shown, code, want)
+		t.Errorf("a bad %s: page %q, CLI (exit %d) %q", flag, shown, code, want)
 	}
-	// serve reads and checks the file before it listens.
-	if c, out, e := runCLI(t, "serve", "--gpu-file", bad, "--addr", "127.0.0.1:0"); c != 2 || out != "" || strings.TrimSpace(e) != strings.TrimSpace(errs) {
-		t.Errorf("serve with a bad GPU file: exit %d, stdout %q, stderr %q; want exit 2 and %q", c, out, e, errs)
+	if c, out, e := runCLI(t, "serve", flag, bad, "--addr", "127.0.0.1:0"); c != 2 || out != "" || strings.TrimSpace(e) != strings.TrimSpace(errs) {
+		t.Errorf("serve with a bad %s: exit %d, stdout %q, stderr %q; want exit 2 and %q", flag, c, out, e, errs)
 	}
-	check("after a bad GPU file", "A100-lab", true)
 }

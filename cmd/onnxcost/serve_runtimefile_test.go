@@ -95,26 +95,7 @@ func TestBrowserRuntimeFile(t *testing.T) {
 	}
 	check("the file's other profile", "trt86-enqueue", "my-runtimes.yaml")
 
-	bad := filepath.Join(t.TempDir(), "bad.yaml")
-	badText := "- name: x\n  base: nosuch\n"
-	if err := os.WriteFile(bad, []byte(badText), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var shown string
-	err = chromedp.Run(ctx, chooseFile("#runtime-file", "bad.yaml", badText),
-		chromedp.WaitVisible(`body[data-state="error"] #error, #error:not([hidden])`),
-		chromedp.Evaluate(`document.querySelector("#error").textContent`, &shown))
-	if err != nil {
-		t.Fatal(err)
-	}
-	code, _, errs := runCLI(t, "report", model, "--gpu", "A100", "--runtime-file", bad)
-	if want := strings.ReplaceAll(strings.TrimSpace(errs), bad, "bad.yaml"); code != 2 || shown != want {
-		t.Errorf("a bad runtime file: page %q, CLI (exit %d) %q", shown, code, want)
-	}
-	// serve reads and checks the file before it listens.
-	if c, out, e := runCLI(t, "serve", "--runtime-file", bad, "--addr", "127.0.0.1:0"); c != 2 || out != "" || strings.TrimSpace(e) != strings.TrimSpace(errs) {
-		t.Errorf("serve with a bad runtime file: exit %d, stdout %q, stderr %q; want exit 2 and %q", c, out, e, errs)
-	}
+	badFileRefusedLikeCLI(t, ctx, "#runtime-file", "--runtime-file", model, "- name: x\n  base: nosuch\n")
 	// The page keeps the last good file in force: the next setting is
 	// priced under it.
 	if err := chromedp.Run(ctx, setControl("#runtime", "pytorch-lab"), waitEstimates(5)); err != nil {
