@@ -181,6 +181,12 @@ func analyze(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*report.Repo
 				return nil, fmt.Errorf("runtime %s: %w", rt.Name, err)
 			}
 		}
+		// A board the runtime's own memory fills holds no model at any
+		// batch; its size is a slip of units, not a verdict to print.
+		if floor := rt.MemoryFloor(); gpu.MemBytes > 0 && opt.Train == nil && gpu.UsableMem(floor) <= 0 {
+			return nil, fmt.Errorf("GPU %s: its %.3g GB of memory is no more than runtime %s's own %.3g GB (CUDA context and library workspaces), so no model fits; is its memory size in the right unit (mem_gib)?",
+				gpu.Name, gpu.CUDAMem()/1e9, rt.Name, floor/1e9)
+		}
 	}
 	a, err := setUp(g, m, gpu, opt, rt)
 	if err != nil {

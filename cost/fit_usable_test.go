@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/onnxcost/onnxcost/cost/report"
@@ -59,5 +60,28 @@ func TestFitUsableTraining(t *testing.T) {
 	applyFit(r, gpu, 1)
 	if r.Totals.Fits || r.Totals.MemoryLimitBytes != 80 {
 		t.Errorf("inference: fits %v against %v, want not fitting CUDA's 90 less the floor of 10", r.Totals.Fits, r.Totals.MemoryLimitBytes)
+	}
+}
+
+// TestRuntimeFloorFillsGPU: a board whose memory the runtime's own floor
+// already takes (a user file's mem_gib written in TiB, say) is refused
+// with one line naming both sizes. It was priced, with "split over at
+// least +Inf GPUs" as its advice, and generate called a model fitting
+// (its limit read as unknown).
+func TestRuntimeFloorFillsGPU(t *testing.T) {
+	e, _ := models.Lookup("resnet50")
+	m, err := e.Build(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := hwdb.Lookup("A100-SXM4-80GB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpu := base.Clone()
+	gpu.Name, gpu.MemBytes, gpu.CUDAMemBytes = "tiny", 1<<20, 0
+	_, err = Analyze(m.Graph, m, gpu, Options{})
+	if err == nil || !strings.Contains(err.Error(), "GPU tiny: its 0.00105 GB of memory is no more than runtime tensorrt's own") {
+		t.Fatalf("error %v, want the runtime floor's refusal", err)
 	}
 }

@@ -409,6 +409,10 @@ func TestLoadFileErrors(t *testing.T) {
 		{"idle at min power", "- name: X\n" + valid + "  idle_w: 20\n  min_power_w: 20\n", "idle power 20 W not below the min power limit 20 W"},
 		{"max power below tdp", "- name: X\n" + valid + "  max_power_w: 20\n", ":12: X: max power limit 20 W below the default limit (TDP) 30 W"},
 		{"min clock above boost", "- name: X\n" + valid + "  min_sm_clock_mhz: 1200\n", "min SM clock 1200 MHz above"},
+		// A figure set here against one inherited from the base: the
+		// message points at the entry (line 2), not at line 0.
+		{"boost below the base's min clock", "# lab board\n- name: X\n  base: A100-SXM4-80GB\n  boost_clock_mhz: 100\n", "bad.yaml:2: X: min SM clock 210 MHz above"},
+		{"tdp below the base's idle", "# lab board\n- name: X\n  base: A100-SXM4-80GB\n  tdp_w: 50\n", "bad.yaml:2: X: idle power"},
 		{"pcie both directions", "- name: X\n" + valid + "  pcie_gen: 4\n  pcie_gbps: 64\n", "PCIe bandwidth 64 GB/s exceeds one direction of PCIe gen 4"},
 		{"nvlink both directions", "- name: X\n" + valid + "  nvlink_gen: 3\n  nvlink_gbps: 600\n", "NVLink bandwidth 600 GB/s exceeds one direction of NVLink gen 3"},
 		{"nvlink without domain", "- name: X\n" + valid + "  nvlink_gen: 3\n  nvlink_gbps: 300\n", "nvlink_gbps and nvlink_domain go together"},

@@ -157,6 +157,16 @@ type entry struct {
 	hasName bool
 }
 
+// lineOf is the line where the entry sets key, or the entry's own line
+// when the figure is its base's: a conflict between an inherited figure
+// and one set here still points into the file.
+func (e *entry) lineOf(key string) int {
+	if l := e.set[key]; l > 0 {
+		return l
+	}
+	return e.line
+}
+
 // parseOptions say how strict a parse is.
 type parseOptions struct {
 	origin  string // file name for messages and default sources
@@ -530,12 +540,12 @@ func resolve(entries []*entry, opt parseOptions, el *errList) []*GPU {
 		case opt.bases != nil:
 			b, err := opt.bases.Lookup(e.base)
 			if err != nil {
-				el.add(e.set["base"], "base: %v", err)
+				el.add(e.lineOf("base"), "base: %v", err)
 				return nil
 			}
 			g = b
 		default:
-			el.add(e.set["base"], "base %q is not defined before use in this file", e.base)
+			el.add(e.lineOf("base"), "base %q is not defined before use in this file", e.base)
 			return nil
 		}
 		inheritedName := g.Name
@@ -692,42 +702,42 @@ func validate(g *GPU, e *entry, opt parseOptions, el *errList) {
 		el.add(line, "%s: peak_tflops.fp32 is required", g.Name)
 	}
 	if g.BaseClockMHz > g.BoostClockMHz && g.BoostClockMHz > 0 {
-		el.add(e.set["base_clock_mhz"], "%s: base clock %g MHz above boost clock %g MHz", g.Name, g.BaseClockMHz, g.BoostClockMHz)
+		el.add(e.lineOf("base_clock_mhz"), "%s: base clock %g MHz above boost clock %g MHz", g.Name, g.BaseClockMHz, g.BoostClockMHz)
 	}
 	if g.SustainedClockMHz > g.BoostClockMHz && g.BoostClockMHz > 0 {
-		el.add(e.set["sustained_clock_mhz"], "%s: sustained clock %g MHz above boost clock %g MHz", g.Name, g.SustainedClockMHz, g.BoostClockMHz)
+		el.add(e.lineOf("sustained_clock_mhz"), "%s: sustained clock %g MHz above boost clock %g MHz", g.Name, g.SustainedClockMHz, g.BoostClockMHz)
 	}
 	if g.StreamEff < 0 || g.StreamEff > 1 {
-		el.add(e.set["stream_eff"], "%s: stream efficiency %g is not a fraction of the memory bandwidth (0 to 1)", g.Name, g.StreamEff)
+		el.add(e.lineOf("stream_eff"), "%s: stream efficiency %g is not a fraction of the memory bandwidth (0 to 1)", g.Name, g.StreamEff)
 	}
 	// A board's CUDA-core products run within a factor of two of the
 	// model's rate; outside it the figure is of something else.
 	if g.VectorGEMMScale != 0 && (g.VectorGEMMScale < 0.5 || g.VectorGEMMScale > 2) {
-		el.add(e.set["vector_gemm_scale"], "%s: vector GEMM scale %g is outside 0.5-2 (the time of a CUDA-core product's main loop over the model's)", g.Name, g.VectorGEMMScale)
+		el.add(e.lineOf("vector_gemm_scale"), "%s: vector GEMM scale %g is outside 0.5-2 (the time of a CUDA-core product's main loop over the model's)", g.Name, g.VectorGEMMScale)
 	}
 	if g.VectorConvScale != 0 && (g.VectorConvScale < 0.5 || g.VectorConvScale > 2) {
-		el.add(e.set["vector_conv_scale"], "%s: vector convolution scale %g is outside 0.5-2 (the time of a CUDA-core convolution's main loop over the model's)", g.Name, g.VectorConvScale)
+		el.add(e.lineOf("vector_conv_scale"), "%s: vector convolution scale %g is outside 0.5-2 (the time of a CUDA-core convolution's main loop over the model's)", g.Name, g.VectorConvScale)
 	}
 	if g.StreamRWEff < 0 || g.StreamRWEff > 1 {
-		el.add(e.set["stream_rw_eff"], "%s: read-write stream efficiency %g is not a share of the stream efficiency (0 to 1)", g.Name, g.StreamRWEff)
+		el.add(e.lineOf("stream_rw_eff"), "%s: read-write stream efficiency %g is not a share of the stream efficiency (0 to 1)", g.Name, g.StreamRWEff)
 	}
 	if g.IdleWatts >= g.TDPWatts && g.TDPWatts > 0 {
-		el.add(e.set["idle_w"], "%s: idle power %g W not below TDP %g W", g.Name, g.IdleWatts, g.TDPWatts)
+		el.add(e.lineOf("idle_w"), "%s: idle power %g W not below TDP %g W", g.Name, g.IdleWatts, g.TDPWatts)
 	}
 	// The whole path costs about a hundred pJ per byte (DRAM access alone
 	// a few pJ per bit): over 1,000 is a slip of units.
 	if g.MemPJPerByte > 1000 {
-		el.add(e.set["mem_pj_per_byte"], "%s: memory energy %g pJ/B is not a per-byte figure (expected tens to a few hundred)", g.Name, g.MemPJPerByte)
+		el.add(e.lineOf("mem_pj_per_byte"), "%s: memory energy %g pJ/B is not a per-byte figure (expected tens to a few hundred)", g.Name, g.MemPJPerByte)
 	}
 	// CUDA reports the nominal size less reservations, never more; below
 	// 3/4 of it is a unit slip (MiB written as GiB) or another board's figure.
 	if g.CUDAMemBytes > 0 && g.MemBytes > 0 && (g.CUDAMemBytes > g.MemBytes || g.CUDAMemBytes < 0.75*g.MemBytes) {
-		el.add(e.set["cuda_mem_bytes"], "%s: CUDA-visible memory %.4g GiB must lie between 3/4 of the nominal %.4g GiB and the nominal size (when changing mem_gib/mem_bytes, give cuda_mem_gib/cuda_mem_bytes for the new size or remove it)", g.Name, g.CUDAMemBytes/gib, g.MemBytes/gib)
+		el.add(e.lineOf("cuda_mem_bytes"), "%s: CUDA-visible memory %.4g GiB must lie between 3/4 of the nominal %.4g GiB and the nominal size (when changing mem_gib/mem_bytes, give cuda_mem_gib/cuda_mem_bytes for the new size or remove it)", g.Name, g.CUDAMemBytes/gib, g.MemBytes/gib)
 	}
 	validatePowerClocks(g, e, el)
 	validateInterconnect(g, e, el)
 	if g.LaunchS > 1e-3 {
-		el.add(e.set["launch_s"], "%s: launch overhead %g s is over 1 ms; launch_us is in microseconds", g.Name, g.LaunchS)
+		el.add(e.lineOf("launch_s"), "%s: launch overhead %g s is over 1 ms; launch_us is in microseconds", g.Name, g.LaunchS)
 	}
 	for _, name := range figureNames(g) {
 		if _, ok := g.Sources[name]; !ok {
@@ -741,7 +751,7 @@ func validate(g *GPU, e *entry, opt parseOptions, el *errList) {
 	}
 	for _, a := range g.Aliases {
 		if normalize(a) == "" {
-			el.add(e.set["aliases"], "%s: alias %q is empty once '-', '_' and spaces are dropped", g.Name, a)
+			el.add(e.lineOf("aliases"), "%s: alias %q is empty once '-', '_' and spaces are dropped", g.Name, a)
 		}
 	}
 	if normalize(g.Name) == "" {
@@ -755,13 +765,13 @@ func validate(g *GPU, e *entry, opt parseOptions, el *errList) {
 // sustained clock inside the range.
 func validatePowerClocks(g *GPU, e *entry, el *errList) {
 	if g.MinPowerW > 0 && g.MinPowerW > g.TDPWatts && g.TDPWatts > 0 {
-		el.add(e.set["min_power_w"], "%s: min power limit %g W above the default limit (TDP) %g W", g.Name, g.MinPowerW, g.TDPWatts)
+		el.add(e.lineOf("min_power_w"), "%s: min power limit %g W above the default limit (TDP) %g W", g.Name, g.MinPowerW, g.TDPWatts)
 	}
 	if g.MaxPowerW > 0 && g.MaxPowerW < g.TDPWatts {
-		el.add(e.set["max_power_w"], "%s: max power limit %g W below the default limit (TDP) %g W", g.Name, g.MaxPowerW, g.TDPWatts)
+		el.add(e.lineOf("max_power_w"), "%s: max power limit %g W below the default limit (TDP) %g W", g.Name, g.MaxPowerW, g.TDPWatts)
 	}
 	if g.MinPowerW > 0 && g.MaxPowerW > 0 && g.MinPowerW > g.MaxPowerW {
-		el.add(e.set["min_power_w"], "%s: min power limit %g W above max power limit %g W", g.Name, g.MinPowerW, g.MaxPowerW)
+		el.add(e.lineOf("min_power_w"), "%s: min power limit %g W above max power limit %g W", g.Name, g.MinPowerW, g.MaxPowerW)
 	}
 	// idle_w is the draw between kernels of a running job, and the power
 	// model holds it fixed under a cap (cost/perf/power.go): a cap at or
@@ -770,11 +780,11 @@ func validatePowerClocks(g *GPU, e *entry, el *errList) {
 	// something else (a busy process, clocks the limit would lower) and
 	// would put part of the GPU's own limit range out of reach.
 	if g.MinPowerW > 0 && g.IdleWatts >= g.MinPowerW {
-		el.add(e.set["idle_w"], "%s: idle power %g W not below the min power limit %g W (idle_w is the draw between kernels, which every settable limit must exceed)", g.Name, g.IdleWatts, g.MinPowerW)
+		el.add(e.lineOf("idle_w"), "%s: idle power %g W not below the min power limit %g W (idle_w is the draw between kernels, which every settable limit must exceed)", g.Name, g.IdleWatts, g.MinPowerW)
 	}
 	if g.MinSMClockMHz > 0 {
 		if floor := max(g.BaseClockMHz, g.SustainedClockMHz); g.MinSMClockMHz > g.BoostClockMHz || (floor > 0 && g.MinSMClockMHz > floor) {
-			el.add(e.set["min_sm_clock_mhz"], "%s: min SM clock %g MHz above the base, sustained or boost clock", g.Name, g.MinSMClockMHz)
+			el.add(e.lineOf("min_sm_clock_mhz"), "%s: min SM clock %g MHz above the base, sustained or boost clock", g.Name, g.MinSMClockMHz)
 		}
 	}
 }
@@ -803,11 +813,11 @@ func validateInterconnect(g *GPU, e *entry, el *errList) {
 		}
 		c, ok := ceil[gen]
 		if !ok {
-			el.add(e.set[genKey], "%s: unknown %s generation %d", g.Name, kind, gen)
+			el.add(e.lineOf(genKey), "%s: unknown %s generation %d", g.Name, kind, gen)
 			return
 		}
 		if bw > c*giga*1.001 {
-			el.add(e.set[bwKey], "%s: %s bandwidth %g GB/s exceeds one direction of %s gen %d (%g GB/s): give bytes/s per direction, not both directions added",
+			el.add(e.lineOf(bwKey), "%s: %s bandwidth %g GB/s exceeds one direction of %s gen %d (%g GB/s): give bytes/s per direction, not both directions added",
 				g.Name, kind, bw/giga, kind, gen, c)
 		}
 	}
@@ -816,7 +826,7 @@ func validateInterconnect(g *GPU, e *entry, el *errList) {
 	if (g.NVLinkBW > 0) != (g.NVLinkDomain > 0) {
 		el.add(e.line, "%s: nvlink_gbps and nvlink_domain go together (how many GPUs the NVLink fabric joins)", g.Name)
 	} else if g.NVLinkDomain == 1 || g.NVLinkDomain > 576 {
-		el.add(e.set["nvlink_domain"], "%s: nvlink_domain %d must be 2..576 GPUs", g.Name, g.NVLinkDomain)
+		el.add(e.lineOf("nvlink_domain"), "%s: nvlink_domain %d must be 2..576 GPUs", g.Name, g.NVLinkDomain)
 	}
 }
 
