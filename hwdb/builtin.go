@@ -67,7 +67,7 @@ var builtin = sync.OnceValues(func() (*DB, error) {
 		j := &builtinGPUs[i]
 		es[i] = &dbEntry{j.name, j.aliases, sync.OnceValues(j.decode)}
 	}
-	db, err := newDB(es, nil)
+	db, err := newDB(es, nil, "")
 	if err != nil {
 		return nil, fmt.Errorf("built-in GPU data: %w", err)
 	}

@@ -81,7 +81,7 @@ func parseYAMLFiles(t *testing.T) ([]*GPU, []*Runtime) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := newDB(decoded(gpus), nil); err != nil {
+	if _, err := newDB(decoded(gpus), nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	slices.SortFunc(gpus, func(a, b *GPU) int { return strings.Compare(a.Name, b.Name) })

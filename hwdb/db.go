@@ -44,7 +44,7 @@ func WithUserFile(path string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return withUser(user)
+	return withUser(user, path)
 }
 
 // WithUserData is WithUserFile for a file's contents, named name in
@@ -55,20 +55,22 @@ func WithUserData(name string, data []byte) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return withUser(user)
+	return withUser(user, name)
 }
 
-// withUser is the built-in database with user's GPUs over it.
-func withUser(user []*GPU) (*DB, error) {
+// withUser is the built-in database with user's GPUs, from file origin,
+// over it.
+func withUser(user []*GPU, origin string) (*DB, error) {
 	b, err := builtin()
 	if err != nil {
 		return nil, err
 	}
-	return newDB(b.entries, decoded(user))
+	return newDB(b.entries, decoded(user), origin+": ")
 }
 
-// newDB indexes base entries overlaid with user entries.
-func newDB(base, user []*dbEntry) (*DB, error) {
+// newDB indexes base entries overlaid with user entries; origin ("FILE: ")
+// prefixes its errors, which only a user's entries can cause.
+func newDB(base, user []*dbEntry, origin string) (*DB, error) {
 	byName := map[string]*dbEntry{}
 	for _, e := range base {
 		byName[normalize(e.name)] = e
@@ -98,10 +100,15 @@ func newDB(base, user []*dbEntry) (*DB, error) {
 			for _, a := range e.aliases {
 				k := normalize(a)
 				if owner, ok := db.index[k]; ok && owner != e && aliasOwner[k] == nil {
-					return nil, fmt.Errorf("alias %q of %s is the name of GPU %s", a, e.name, owner.name)
+					// A user's GPU named like a built-in alias ("A100")
+					// is what that name means now.
+					if !pass && isUser[owner] {
+						continue
+					}
+					return nil, fmt.Errorf("%salias %q of %s is the name of GPU %s", origin, a, e.name, owner.name)
 				}
 				if prev := aliasOwner[k]; prev != nil && prev != e && isUser[prev] == isUser[e] {
-					return nil, fmt.Errorf("alias %q claimed by both %s and %s", a, prev.name, e.name)
+					return nil, fmt.Errorf("%salias %q claimed by both %s and %s", origin, a, prev.name, e.name)
 				}
 				aliasOwner[k] = e
 				db.index[k] = e

@@ -353,6 +353,30 @@ func TestWithUserFileOverride(t *testing.T) {
 	}
 }
 
+// TestUserNameTakesBuiltinAlias: a user's GPU named like a built-in's
+// alias (their lab "A100") is what the name means from then on. The file
+// was refused, blaming the built-in entry ("alias "a100" of
+// A100-SXM4-80GB is the name of GPU A100") without naming the file; found
+// by FuzzGPUFile.
+func TestUserNameTakesBuiltinAlias(t *testing.T) {
+	db, err := WithUserData("lab.yaml", []byte("- name: A100\n  base: A100-SXM4-80GB\n  mem_bw_gbps: 1790\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, err := db.Lookup("a100"); err != nil || g.Name != "A100" || g.MemBW != 1790*giga {
+		t.Errorf("a100 -> %v (%v), want the user's A100", g, err)
+	}
+	if g, err := db.Lookup("A100-SXM4-80GB"); err != nil || g.MemBW == 1790*giga {
+		t.Errorf("the built-in A100-SXM4-80GB changed or went: %v %v", g, err)
+	}
+	// An alias of the user's that names another GPU is still refused,
+	// and the message names the file.
+	_, err = WithUserData("lab.yaml", []byte("- name: X\n  base: T4\n  aliases: [A100-SXM4-80GB]\n"))
+	if err == nil || !strings.HasPrefix(err.Error(), "lab.yaml: alias") {
+		t.Errorf("error %v, want one naming lab.yaml", err)
+	}
+}
+
 // `gpus --format json` output loads back unchanged.
 func TestLoadFileJSONRoundTrip(t *testing.T) {
 	orig := []*GPU{mustGPU(t, "T4"), mustGPU(t, "A100-PCIe-80GB"), mustGPU(t, "A40")}
@@ -412,6 +436,7 @@ func TestLoadFileErrors(t *testing.T) {
 		// A figure set here against one inherited from the base: the
 		// message points at the entry (line 2), not at line 0.
 		{"boost below the base's min clock", "# lab board\n- name: X\n  base: A100-SXM4-80GB\n  boost_clock_mhz: 100\n", "bad.yaml:2: X: min SM clock 210 MHz above"},
+		{"tensor path below the vector path", "- name: X\n  base: P100-PCIe-16GB\n  peak_tflops: {fp16_tensor: 0.5}\n", "bad.yaml:3: X: peak fp16_tensor 0.5 TFLOPS below the vector path's fp16"},
 		{"tdp below the base's idle", "# lab board\n- name: X\n  base: A100-SXM4-80GB\n  tdp_w: 50\n", "bad.yaml:2: X: idle power"},
 		{"pcie both directions", "- name: X\n" + valid + "  pcie_gen: 4\n  pcie_gbps: 64\n", "PCIe bandwidth 64 GB/s exceeds one direction of PCIe gen 4"},
 		{"nvlink both directions", "- name: X\n" + valid + "  nvlink_gen: 3\n  nvlink_gbps: 600\n", "NVLink bandwidth 600 GB/s exceeds one direction of NVLink gen 3"},

@@ -701,6 +701,16 @@ func validate(g *GPU, e *entry, opt parseOptions, el *errList) {
 	if g.Peak[FP32] == 0 {
 		el.add(line, "%s: peak_tflops.fp32 is required", g.Name)
 	}
+	// A tensor path slower than the vector path of its precision is
+	// another figure (a sparse or per-SM number, a unit slip): the cost
+	// model runs a GEMV on the vector path and a tile on the tensor path,
+	// and takes the faster, so such a board would price kernels faster
+	// than its stated peak.
+	for _, pair := range [][2]Precision{{FP16Tensor, FP16}, {BF16Tensor, BF16}, {TF32Tensor, FP32}, {INT8Tensor, INT8}, {FP64Tensor, FP64}} {
+		if t, v := g.Peak[pair[0]], g.Peak[pair[1]]; t > 0 && t < v {
+			el.add(e.lineOf("peak_flops."+string(pair[0])), "%s: peak %s %g TFLOPS below the vector path's %s %g TFLOPS", g.Name, pair[0], t/tera, pair[1], v/tera)
+		}
+	}
 	if g.BaseClockMHz > g.BoostClockMHz && g.BoostClockMHz > 0 {
 		el.add(e.lineOf("base_clock_mhz"), "%s: base clock %g MHz above boost clock %g MHz", g.Name, g.BaseClockMHz, g.BoostClockMHz)
 	}
