@@ -58,6 +58,24 @@ func TestPipelineTimeArithmetic(t *testing.T) {
 	}
 }
 
+// TestPipelineHelperLaunchesRideTheCall: a library's helper kernel (a
+// Winograd filter transform) is issued inside its call, so a node that
+// gains one keeps its host timeline: issued after 10 µs of host work and
+// running 5 µs, the node of one launch ends at 15, and with a helper
+// (2 launches, 1 a helper) at 15 too, where splitting the host time over
+// both launches ended it at 12.5 and a layer that took a helper as the
+// batch grew finished its call earlier.
+func TestPipelineHelperLaunchesRideTheCall(t *testing.T) {
+	us := 1e-6
+	one := []report.NodeCost{{TimeS: 5 * us, Launches: 1, HostS: 10 * us}}
+	helped := []report.NodeCost{{TimeS: 5 * us, Launches: 2, LibraryLaunches: 1, HelperLaunches: 1, HostS: 10 * us}}
+	a, _, _ := pipelineTime(one)
+	b, _, _ := pipelineTime(helped)
+	if math.Abs(a-15*us) > 1e-12 || math.Abs(b-a) > 1e-12 {
+		t.Errorf("one launch %g µs, with a helper %g µs; want 15 both", a/us, b/us)
+	}
+}
+
 // tinyChain is a model of n elementwise kernels on a 1k-element tensor:
 // each kernel is launch-bound, so the runtime decides the time.
 func tinyChain(t *testing.T, n int) *builder {

@@ -241,6 +241,17 @@ func EstimateKernel(g *hwdb.GPU, k Kernel, o Options) KernelTime {
 		t.ComputeS, t.MemoryS = rnnTime(g, k, p, launch)
 	case isGEMMClass(k.Class) && (k.M == 1 || k.N == 1) && k.K > 0:
 		t.ComputeS = gemvCompute(g, k, kernelEff(k, p), p)
+		// The library's tiled kernels take one row too, padded to their
+		// tile: a GEMV never costs more than they do, or a few rows could
+		// cost less than one where the vector rate is far below the
+		// tensor path's (FuzzUserGPU: a user's board with a thousandfold
+		// tensor peak priced a decode step faster at batch 4 than at 1;
+		// no board of the table prices differently with it).
+		if k.M > 0 && k.N > 0 {
+			if tiled := gemmComputeLib(g, k.Precision, k.M, k.N, k.K, max(k.Batch, 1), tiledEff(g, k, p), p, libOf(g, k, o)); tiled > 0 {
+				t.ComputeS = min(t.ComputeS, tiled)
+			}
+		}
 	case isGEMMClass(k.Class) && (k.DequantFLOPs > 0 || convertsOperands(k)) && k.M > 0 && k.N > 0 && k.K > 0:
 		t.ComputeS = weightOnlyCompute(g, k, kernelEff(k, p), p)
 	case k.Class == ClassData && k.Indexed.Indices > 0 && runsATenKernels(o.Runtime):

@@ -336,6 +336,30 @@ func TestGEMVMemoryBound(t *testing.T) {
 	}
 }
 
+// TestOneRowNeverDearerThanFour: a library runs one row on its tiled
+// tensor-core kernels too (padded to the tile) where they beat its GEMV,
+// so a 1-row product's main loop never costs more than 4 rows'. On a
+// board whose vector fp16 rate is far below its tensor rate (a user's
+// file giving a B200 the tensor peak of a thousand; FuzzUserGPU) the
+// GEMV's arithmetic cost more than the 4-row tile's, and a decode step
+// was cheaper at batch 4 than at 1.
+func TestOneRowNeverDearerThanFour(t *testing.T) {
+	b200, err := hwdb.Lookup("B200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := b200.Clone()
+	g.Peak[hwdb.FP16Tensor] *= 1000
+	o := Options{Params: DefaultParams(), Setting: Isolated}
+	for _, nk := range [][2]int64{{256, 256}, {4096, 4096}, {64, 8192}} {
+		one := EstimateKernel(g, GEMMKernel(1, nk[0], nk[1], 1, hwdb.FP16Tensor, 2, 2), o)
+		four := EstimateKernel(g, GEMMKernel(4, nk[0], nk[1], 1, hwdb.FP16Tensor, 2, 2), o)
+		if one.ComputeS > four.ComputeS*(1+1e-12) {
+			t.Errorf("1×%d×%d: compute %g s, above 4 rows' %g s", nk[0], nk[1], one.ComputeS, four.ComputeS)
+		}
+	}
+}
+
 // TestClockBusyFraction: a power-capped board throttles a kernel that
 // fills every SM but not one that keeps a quarter of them busy enough to
 // fit the power budget: f ∝ √(ρ/(busy·FullClockPower)), capped at boost.

@@ -1,0 +1,123 @@
+package physics
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"testing"
+
+	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/pipeline"
+)
+
+// userCases are the models a fuzzed GPU is priced on: a CNN and a
+// decoder step, each at two batches (time must not fall between them).
+var userCases = []struct {
+	path    string
+	batches [2]int64
+}{
+	{"zoo:resnet18", [2]int64{1, 2}},
+	{"zoo:llama-tiny?decode=1&past=256", [2]int64{1, 4}},
+}
+
+// userPlans are the cases loaded under the fused plan (TensorRT's, the
+// default) and the eager one (PyTorch's), at both batches.
+type userPlans struct{ fused, eager [2]*loaded }
+
+var (
+	userLoadOnce sync.Once
+	userLoaded   []userPlans
+)
+
+// FuzzUserGPU holds a user's GPU file to the physics the built-in table
+// is held to (TestPhysics): a GPU the file's validation accepts, however
+// odd its figures, prices no kernel faster than its cold bytes over DRAM
+// bandwidth or its FLOPs over the peak, no average power above TDP, and
+// no time falling as batch grows under PyTorch's plan, whose algorithm
+// choices are priced (the fused plan's Winograd substitution is a shape
+// rule, and a batch-1 layer it leaves to implicit GEMM can cost more than
+// the same layer as Winograd at batch 2: checked on the table's GPUs by
+// TestPhysics, not here). The fuzzer scales a built-in board's
+// figures (a file's likely slips: units off by 1,000, one figure from
+// another board) rather than writing YAML, which mostly fails to parse.
+func FuzzUserGPU(f *testing.F) {
+	f.Add(uint8(0), 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
+	f.Add(uint8(7), 0.125, 8.0, 1.0, 1.0, 1.0, 1.0, 1.0)
+	f.Add(uint8(3), 1.0, 1.0, 0.125, 8.0, 0.5, 1.0, 3.0)
+	f.Add(uint8(11), 4.0, 0.25, 1.0, 0.125, 1.0, 0.2, 1.0)
+	gpus := hwdb.All()
+	f.Fuzz(func(t *testing.T, pick uint8, bw, peak, l2, l2bw, clock, sms, launch float64) {
+		base := gpus[int(pick)%len(gpus)]
+		for _, x := range []float64{bw, peak, l2, l2bw, clock, sms, launch} {
+			// Boards an eighth to eight times the base's in each figure:
+			// another generation, not a slip of units (the file's checks
+			// and FuzzGPUFile cover those). Far outside it the model's
+			// choices are still bound by the kernel floors, but a 32-fold
+			// SM count or a 50-fold clock finds plan edges (a Winograd
+			// batched GEMM 0.4% faster at batch 2 than at 1 on 4,544 SMs)
+			// no real board has.
+			if !(x >= 0.125 && x <= 8) {
+				return
+			}
+		}
+		// The figure as a file writes it: the base's, scaled.
+		file := fmt.Sprintf("- name: fuzzed\n  base: %s\n  mem_bw_gbps: %g\n  l2_mib: %g\n  boost_clock_mhz: %g\n  sms: %d\n  launch_us: %g\n  peak_tflops: {fp32: %g, fp16_tensor: %g}\n",
+			base.Name, base.MemBW/1e9*bw, base.L2Bytes/(1<<20)*l2, base.BoostClockMHz*clock,
+			max(1, int(math.Round(float64(base.SMs)*sms))), base.LaunchS*1e6*launch,
+			base.Peak[hwdb.FP32]/1e12*peak, max(base.Peak[hwdb.FP16Tensor], base.Peak[hwdb.FP32])/1e12*peak)
+		if base.L2BW > 0 {
+			file += fmt.Sprintf("  l2_bw_gbps: %g\n", base.L2BW/1e9*l2bw)
+		}
+		db, err := hwdb.WithUserData("fuzz.yaml", []byte(file))
+		if err != nil {
+			return // refused: FuzzGPUFile holds the message to its contract
+		}
+		g, err := db.Lookup("fuzzed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		userLoadOnce.Do(func() {
+			for _, c := range userCases {
+				var u userPlans
+				for j, b := range c.batches {
+					u.fused[j], u.eager[j] = load(t, c.path, b), loadPlan(t, c.path, b, "eager")
+				}
+				userLoaded = append(userLoaded, u)
+			}
+		})
+		eager := pytorchRuntime(t)
+		var v violations
+		for i, c := range userCases {
+			for _, dt := range dtypes {
+				var times [2]float64
+				for j := range c.batches {
+					where := fmt.Sprintf("%s batch %d %s", c.path, c.batches[j], dt)
+					fl, el := userLoaded[i].fused[j], userLoaded[i].eager[j]
+					r, err := pipeline.Estimate(fl.l, g, pipeline.EstimateOptions{DType: dt, Plan: "fused"})
+					if err != nil {
+						t.Fatalf("%s: %v\n%s", where, err, file)
+					}
+					checkKernels(&v, where, g, r, fl.cold[dt], 0)
+					re, err := pipeline.Estimate(el.l, g, pipeline.EstimateOptions{DType: dt, Plan: "eager", Runtime: eager})
+					if err != nil {
+						t.Fatalf("%s eager: %v\n%s", where, err, file)
+					}
+					checkKernels(&v, where+" eager", g, re, el.cold[dt], 0)
+					for _, x := range []float64{r.Totals.TimeS, re.Totals.TimeS} {
+						if !(x > 0) || math.IsInf(x, 0) {
+							t.Fatalf("%s: time %v\n%s", where, x, file)
+						}
+					}
+					times[j] = re.Totals.TimeS
+				}
+				if times[1] < times[0]*(1-tol) {
+					v.add("eager time never falls as batch grows", "%s %s: %.9g s at %d, %.9g s at %d", c.path, dt, times[0], c.batches[0], times[1], c.batches[1])
+				}
+			}
+		}
+		if v.n > 0 {
+			t.Log(file)
+		}
+		v.report(t)
+	})
+}
