@@ -354,11 +354,8 @@ func SamplesPerStep(batch int64, dims []string, l *Loaded) (int64, error) {
 // step's report of l: ceil(samples / SamplesPerStep) steps. The CLI and
 // the page give it their flags and get the same checks and messages.
 func SetEpoch(r *report.Report, l *Loaded, samples, batch int64, dims []string) error {
-	if samples <= 0 {
-		return fmt.Errorf("--samples %d: want a positive number of samples per epoch", samples)
-	}
-	if r.Totals.Train == nil {
-		return fmt.Errorf("--samples prices a training epoch: it needs --train")
+	if err := CheckEpoch(samples, r.Totals.Train != nil); err != nil {
+		return err
 	}
 	per, err := SamplesPerStep(batch, dims, l)
 	if err != nil {
@@ -366,6 +363,19 @@ func SetEpoch(r *report.Report, l *Loaded, samples, batch int64, dims []string) 
 	}
 	if err := r.Totals.Train.SetEpoch(samples, per); err != nil {
 		return fmt.Errorf("--samples %d: %v", samples, err)
+	}
+	return nil
+}
+
+// CheckEpoch is what SetEpoch asks of a request before any report: a
+// positive count of samples, for a training step. serve checks its
+// --samples with it before the page opens.
+func CheckEpoch(samples int64, train bool) error {
+	if samples <= 0 {
+		return fmt.Errorf("--samples %d: want a positive number of samples per epoch", samples)
+	}
+	if !train {
+		return fmt.Errorf("--samples prices a training epoch: it needs --train")
 	}
 	return nil
 }

@@ -75,14 +75,14 @@ func (f *costFlags) addBase(c *cobra.Command) {
 	f.trainFlags.add(c)
 }
 
-// addSamples adds --samples (report and energy: the commands that print a
-// training step's energy).
 // addWarm adds --warm, which every command that prices a model takes
 // (calibrate and serve declare their own, of another meaning).
 func (f *costFlags) addWarm(c *cobra.Command) {
 	c.Flags().BoolVar(&f.warm, "warm", false, "price a call repeated back to back, as a benchmark loop or CUDA-graph replays time it: L2 holds what the previous call left (default: the first call, every weight and input read from DRAM; not with --train)")
 }
 
+// addSamples adds --samples (report and energy: the commands that print a
+// training step's energy).
 func (f *costFlags) addSamples(c *cobra.Command) {
 	c.Flags().Int64Var(&f.samples, "samples", 0, "with --train: samples per epoch `N`; adds the epoch's time and energy (ceil(N / (batch × grad-accum × data-parallel)) optimizer steps)")
 }

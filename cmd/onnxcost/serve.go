@@ -37,8 +37,8 @@ model to this server, which keeps it in memory only. Either way the model
 stays on this machine. With MODEL the page opens that model on start (it
 is served read-only at /preload.onnx). --gpu, --dtype, --batch, --dim,
 --plan, --runtime, --train, --optimizer, --checkpoint, --grad-accum,
---data-parallel, --warm, --power-cap, --sm-clock and --gpus set the
-page's first settings (the URL's
+--data-parallel, --samples, --warm, --power-cap, --sm-clock and --gpus
+set the page's first settings (the URL's
 #gpu=...&batch=... wins over them), so the page opens on the numbers
 'report MODEL' prints with the same flags; --calibration CAL.yaml is in
 force on the page until another file is chosen there or it is removed,
@@ -53,6 +53,7 @@ origin are refused.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			gctune.UseGCPercent()
+			f.modelFlags.cmd = c // given: an explicit --samples 0 is refused, as report refuses it
 			if err := checkLoopback(addr, allowRemote); err != nil {
 				return err
 			}
@@ -111,6 +112,7 @@ origin are refused.`,
 	c.Flags().IntVar(&f.gradAccum, "grad-accum", 1, "the page's first gradient accumulation with --train: `K` micro-batches per optimizer step")
 	c.Flags().IntVar(&f.dataParallel, "data-parallel", 1, "the page's first data parallelism with --train: `N` DistributedDataParallel replicas")
 	c.Flags().BoolVar(&f.warm, "warm", false, "the page opens pricing a call repeated back to back (report's --warm)")
+	c.Flags().Int64Var(&f.samples, "samples", 0, "the page's first samples per epoch `N` with --train (report's --samples: the epoch's time and energy)")
 	c.Flags().StringVar(&f.calibration, "calibration", "", "the page's first calibration (`CAL.yaml`, from 'onnxcost calibrate'), as report's --calibration")
 	c.Flags().StringVar(&f.gpuFile, "gpu-file", "", "the page's GPU file (`FILE`, your own GPU specs), as report's --gpu-file: its GPUs join the page's menu")
 	c.Flags().StringVar(&f.runtimeFile, "runtime-file", "", "the page's runtime file (`FILE`, your own runtime profiles), as report's --runtime-file: its profiles join the page's menu")
@@ -154,8 +156,14 @@ func (f *costFlags) pageSettings() (*session.Settings, error) {
 	if err := asUsage(pipeline.CheckWarm(f.warm, f.train)); err != nil {
 		return nil, err
 	}
+	if f.samples != 0 || f.given("samples") {
+		if err := asUsage(pipeline.CheckEpoch(f.samples, f.train)); err != nil {
+			return nil, err
+		}
+	}
 	st := &session.Settings{DType: f.dtype, Batch: f.batch, Dims: dims, Plan: f.plan, Runtime: f.runtime,
-		Train: f.train, Optimizer: f.optimizer, Checkpoint: f.checkpoint, PowerCap: f.powerCap, SMClock: f.smClock, Warm: f.warm}
+		Train: f.train, Optimizer: f.optimizer, Checkpoint: f.checkpoint, PowerCap: f.powerCap, SMClock: f.smClock, Warm: f.warm,
+		Samples: f.samples}
 	if f.gradAccum > 1 {
 		st.GradAccum = f.gradAccum
 	}

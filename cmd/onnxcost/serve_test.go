@@ -234,14 +234,14 @@ func TestSessionBadModelsMatchCLI(t *testing.T) {
 // DDP too), --warm, power and --gpus flags become the page's first settings, refused as `report` refuses
 // them (same line, exit 2).
 func TestServeSettingsFlags(t *testing.T) {
-	f := costFlags{gpu: "a100", plan: "fused", runtime: "tensorrt", powerCap: 300, smClock: 1200, gpus: 4,
+	f := costFlags{gpu: "a100", plan: "fused", runtime: "tensorrt", powerCap: 300, smClock: 1200, gpus: 4, samples: 5000,
 		trainFlags: trainFlags{train: true, optimizer: "sgd", gradAccum: 4, dataParallel: 2}}
 	st, err := f.pageSettings()
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := session.Settings{GPU: "A100-SXM4-80GB", Plan: "fused", Runtime: "tensorrt", Train: true, Optimizer: "sgd",
-		GradAccum: 4, DataParallel: 2, PowerCap: 300, SMClock: 1200, GPUs: 4, Dims: map[string]int64{}}
+		GradAccum: 4, DataParallel: 2, PowerCap: 300, SMClock: 1200, GPUs: 4, Samples: 5000, Dims: map[string]int64{}}
 	if canonJSON(t, st) != canonJSON(t, &want) {
 		t.Errorf("page settings %+v, want %+v", *st, want)
 	}
@@ -259,6 +259,9 @@ func TestServeSettingsFlags(t *testing.T) {
 		{"--gpu", "A100", "--train", "--warm"},
 		{"--gpu", "A100", "--train", "--grad-accum", "0"},
 		{"--gpu", "A100", "--train", "--data-parallel", "-1"},
+		{"--gpu", "A100", "--samples", "1000"},
+		{"--gpu", "A100", "--train", "--samples", "0"},
+		{"--gpu", "A100", "--train", "--samples", "-5"},
 	} {
 		_, _, want := runCLI(t, append([]string{"report", m}, flags...)...)
 		// A flag parse error names the command.
