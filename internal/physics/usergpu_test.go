@@ -7,22 +7,32 @@ import (
 	"testing"
 
 	"github.com/onnxcost/onnxcost/hwdb"
+	"github.com/onnxcost/onnxcost/passes"
 	"github.com/onnxcost/onnxcost/pipeline"
+	"github.com/onnxcost/onnxcost/train"
 )
 
-// userCases are the models a fuzzed GPU is priced on: a CNN and a
-// decoder step, each at two batches (time must not fall between them).
+// userCases are the models a fuzzed GPU is priced on: a CNN (for
+// inference and a training step) and a decoder step, each at two batches
+// (time must not fall between them).
 var userCases = []struct {
 	path    string
 	batches [2]int64
+	train   bool // also priced as a training step
 }{
-	{"zoo:resnet18", [2]int64{1, 2}},
-	{"zoo:llama-tiny?decode=1&past=256", [2]int64{1, 4}},
+	{"zoo:resnet18", [2]int64{1, 2}, true},
+	{"zoo:llama-tiny?decode=1&past=256", [2]int64{1, 4}, false},
 }
 
 // userPlans are the cases loaded under the fused plan (TensorRT's, the
 // default) and the eager one (PyTorch's), at both batches.
-type userPlans struct{ fused, eager [2]*loaded }
+type userPlans struct {
+	fused, eager [2]*loaded
+	train        [2]*pipeline.Loaded // the eager plan for a training step
+}
+
+// userStep is the training step FuzzUserGPU prices.
+var userStep = (&train.Options{Optimizer: "sgd"}).Training()
 
 var (
 	userLoadOnce sync.Once
@@ -81,6 +91,17 @@ func FuzzUserGPU(f *testing.F) {
 				var u userPlans
 				for j, b := range c.batches {
 					u.fused[j], u.eager[j] = load(t, c.path, b), loadPlan(t, c.path, b, "eager")
+					if !c.train {
+						continue
+					}
+					l, err := loadTraining(c.path, b)
+					if err == nil {
+						err = l.Plan("eager", pipeline.ForTraining(passes.Options{}))
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					u.train[j] = l
 				}
 				userLoaded = append(userLoaded, u)
 			}
@@ -112,6 +133,32 @@ func FuzzUserGPU(f *testing.F) {
 				}
 				if times[1] < times[0]*(1-tol) {
 					v.add("eager time never falls as batch grows", "%s %s: %.9g s at %d, %.9g s at %d", c.path, dt, times[0], c.batches[0], times[1], c.batches[1])
+				}
+			}
+			// A training step (PyTorch eager, SGD) at fp32 and under
+			// autocast: its step time never falls with batch, and its
+			// average power stays within TDP.
+			for _, dt := range []string{"fp32", "fp16-amp"} {
+				if !c.train {
+					break
+				}
+				var steps [2]float64
+				for j, l := range userLoaded[i].train {
+					r, err := pipeline.Estimate(l, g, pipeline.EstimateOptions{DType: dt, Plan: "eager", Runtime: eager, Train: userStep})
+					if err != nil {
+						t.Fatalf("%s batch %d %s training: %v\n%s", c.path, c.batches[j], dt, err, file)
+					}
+					tr := r.Totals.Train
+					if !(tr.StepTimeS > 0) || math.IsInf(tr.StepTimeS, 0) {
+						t.Fatalf("%s %s training: step %v\n%s", c.path, dt, tr.StepTimeS, file)
+					}
+					if p := tr.StepEnergyJ / tr.StepTimeS; p > g.TDPWatts*(1+tol) {
+						v.add("training power <= TDP", "%s batch %d %s: %.1f W > %.1f W", c.path, c.batches[j], dt, p, g.TDPWatts)
+					}
+					steps[j] = tr.StepTimeS
+				}
+				if steps[1] < steps[0]*(1-tol) {
+					v.add("training step time never falls with batch", "%s %s: %.9g s at %d, %.9g s at %d", c.path, dt, steps[0], c.batches[0], steps[1], c.batches[1])
 				}
 			}
 		}
