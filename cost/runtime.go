@@ -34,10 +34,10 @@ func runtimeOf(opt Options) (*hwdb.Runtime, error) {
 // the total is the slower stage plus the part of the other it cannot hide
 // (the first issue when the device is the bottleneck, the last kernel when
 // the host is). A node of L host-issued launches and device time t is
-// taken as L equal kernels of t/L; for equal kernels the finish time has a closed form (the
-// latest of: the device never idling, only the first kernel waiting for its
-// issue, only the last one waiting), so a loop body of a million launches
-// costs one step.
+// taken as L equal kernels of t/L; for equal kernels the finish time has
+// a closed form (the latest of: the device never idling, only the first
+// kernel waiting for its issue, only the last one waiting), so a loop
+// body of a million launches costs one step.
 //
 // It returns the pipeline time, the host's issue time and the device time.
 func pipelineTime(nodes []report.NodeCost) (total, host, device float64) {
