@@ -8,8 +8,12 @@ import (
 
 // AssertResult is the outcome of one assertion on one model.
 type AssertResult struct {
-	Model   string  `json:"model"`
-	Metric  string  `json:"metric"`
+	Model  string `json:"model"`
+	Metric string `json:"metric"`
+	// Scope is "forward pass" where a training step's budget tests a
+	// count of its forward pass alone (flops, macs, executed_flops,
+	// bytes, launches), absent otherwise.
+	Scope   string  `json:"scope,omitempty"`
 	Kind    string  `json:"kind"` // "max" or "max_increase"
 	Level   Level   `json:"level"`
 	Status  string  `json:"status"` // "pass", "fail" or "skipped" (relative budget without a base)
@@ -107,18 +111,19 @@ func Evaluate(b *Budget, toolVersion string, reports, bases map[string]*report.R
 func evalAssertion(file, model string, a Assertion, r, base *report.Report) []AssertResult {
 	m := a.Metric
 	head := m.get(r.Totals)
+	label := m.Label(r.Totals)
 	var out []AssertResult
 	mk := func(kind, limit string) AssertResult {
-		return AssertResult{Model: model, Metric: m.Name, Kind: kind, Level: a.Level, Limit: limit, Head: head, Line: a.Line, fileName: file}
+		return AssertResult{Model: model, Metric: m.Name, Scope: m.Scope(r.Totals), Kind: kind, Level: a.Level, Limit: limit, Head: head, Line: a.Line, fileName: file}
 	}
 	if a.HasMax {
 		ar := mk("max", "≤ "+Format(a.Max, m))
 		if head > a.Max {
 			ar.Status = "fail"
-			ar.Message = fmt.Sprintf("%s: %s %s exceeds the budget of %s (by %s)", model, m.Name, Format(head, m), Format(a.Max, m), Format(head-a.Max, m))
+			ar.Message = fmt.Sprintf("%s: %s %s exceeds the budget of %s (by %s)", model, label, Format(head, m), Format(a.Max, m), Format(head-a.Max, m))
 		} else {
 			ar.Status = "pass"
-			ar.Message = fmt.Sprintf("%s: %s %s within %s", model, m.Name, Format(head, m), Format(a.Max, m))
+			ar.Message = fmt.Sprintf("%s: %s %s within %s", model, label, Format(head, m), Format(a.Max, m))
 		}
 		if iv := r.Totals.TimeIntervalS; m.Name == "time" && len(iv) == 2 {
 			ar.Interval = intervalVerdict(iv[0], iv[1], a.Max)
@@ -130,17 +135,17 @@ func evalAssertion(file, model string, a Assertion, r, base *report.Report) []As
 		ar := mk("max_increase", fmt.Sprintf("≤ +%g%% vs base", a.MaxIncrease*100))
 		if base == nil {
 			ar.Status = "skipped"
-			ar.Message = fmt.Sprintf("%s: %s relative budget skipped: no base report (pass --base-report)", model, m.Name)
+			ar.Message = fmt.Sprintf("%s: %s relative budget skipped: no base report (pass --base-report)", model, label)
 		} else {
 			ar.Base, ar.HasBase = m.get(base.Totals), true
 			ch := change(m.Name, ar.Base, head)
 			over := ch.Delta > 0 && (ch.Rel == nil || *ch.Rel > a.MaxIncrease)
 			if over {
 				ar.Status = "fail"
-				ar.Message = fmt.Sprintf("%s: %s rose from %s to %s (%s%s), more than the allowed +%g%%", model, m.Name, Format(ar.Base, m), Format(head, m), signed(ch.Delta, m), relText(ch.Rel), a.MaxIncrease*100)
+				ar.Message = fmt.Sprintf("%s: %s rose from %s to %s (%s%s), more than the allowed +%g%%", model, label, Format(ar.Base, m), Format(head, m), signed(ch.Delta, m), relText(ch.Rel), a.MaxIncrease*100)
 			} else {
 				ar.Status = "pass"
-				ar.Message = fmt.Sprintf("%s: %s %s → %s (%s%s) within +%g%%", model, m.Name, Format(ar.Base, m), Format(head, m), signed(ch.Delta, m), relText(ch.Rel), a.MaxIncrease*100)
+				ar.Message = fmt.Sprintf("%s: %s %s → %s (%s%s) within +%g%%", model, label, Format(ar.Base, m), Format(head, m), signed(ch.Delta, m), relText(ch.Rel), a.MaxIncrease*100)
 			}
 		}
 		out = append(out, ar)

@@ -395,3 +395,44 @@ func TestCheckSaysWhichCalibration(t *testing.T) {
 		t.Errorf("markdown footer does not name the calibration once:\n%s", markdown.String())
 	}
 }
+
+// TestTrainingBudgetNamesForwardCounts: under a training step, time,
+// energy and peak memory are the step's, while flops, macs, bytes and
+// launches count the forward pass alone; check's lines, its JSON and its
+// PR table say so, and budget init writes it beside those budgets. A
+// training budget for ResNet-50 read "launches 187" where the step
+// launches 491 (187 forward, 269 backward, 35 optimizer).
+func TestTrainingBudgetNamesForwardCounts(t *testing.T) {
+	b, err := ParseBudget("b.yaml", []byte(budgetYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, train := range []bool{false, true} {
+		r := mkReport(1e-3, 1e9, 10)
+		if train {
+			r.Totals.Train = &report.Train{}
+		}
+		res := Evaluate(b, "t", map[string]*report.Report{"m.onnx": r}, nil)
+		var md bytes.Buffer
+		WriteCheckMarkdown(&md, res)
+		for _, a := range res.Models[0].Results {
+			forward := a.Metric == "flops" || a.Metric == "launches"
+			if want := map[bool]string{true: "forward pass"}[train && forward]; a.Scope != want {
+				t.Errorf("train %v: %s scope %q, want %q", train, a.Metric, a.Scope, want)
+			}
+			if has := strings.Contains(a.Message, a.Metric+" (forward pass)"); has != (train && forward) {
+				t.Errorf("train %v: message %q", train, a.Message)
+			}
+		}
+		if has := strings.Contains(md.String(), "| launches (forward pass) |"); has != train {
+			t.Errorf("train %v: PR table\n%s", train, md.String())
+		}
+		text := BudgetYAML(Settings{GPU: "A100", Plan: "fused"}, []BudgetEntry{{Path: "m.onnx", Report: r}}, 0.1)
+		if has := strings.Contains(text, "launches: { max: \"11\" } # the forward pass's"); has != train {
+			t.Errorf("train %v: budget init wrote\n%s", train, text)
+		}
+		if _, err := ParseBudget("b.yaml", []byte(text)); err != nil {
+			t.Errorf("train %v: %v\n%s", train, err, text)
+		}
+	}
+}

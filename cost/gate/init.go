@@ -105,7 +105,11 @@ func BudgetYAML(d Settings, entries []BudgetEntry, headroom float64) string {
 			if name == "flops" {
 				line += ", level: warn"
 			}
-			fmt.Fprintf(&b, "%s }\n", line)
+			line += " }"
+			if sc := m.Scope(e.Report.Totals); sc != "" {
+				line += " # the " + sc + "'s; time and peak_memory are the step's"
+			}
+			fmt.Fprintf(&b, "%s\n", line)
 		}
 	}
 	return b.String()

@@ -17,20 +17,43 @@ type Metric struct {
 	Unit string // "s", "FLOP", "B", "J" or "" for counts
 	Doc  string
 	get  func(t report.Totals) float64
+	// forward marks a count of the forward pass alone: under a training
+	// step (train: true) it is still the forward's, while time, energy
+	// and peak memory are the step's.
+	forward bool
+}
+
+// Scope is what m counts in totals t, for messages: "forward pass" for a
+// forward-only count of a training step's report, "" otherwise (an
+// inference call, or a metric of the whole step).
+func (m *Metric) Scope(t report.Totals) string {
+	if m.forward && t.Train != nil {
+		return "forward pass"
+	}
+	return ""
+}
+
+// Label is m's name with its scope in t: "flops (forward pass)" under
+// training.
+func (m *Metric) Label(t report.Totals) string {
+	if sc := m.Scope(t); sc != "" {
+		return m.Name + " (" + sc + ")"
+	}
+	return m.Name
 }
 
 // Metrics is the ordered metric table; order is the order of every output.
 var Metrics = []Metric{
-	{"time", "s", "estimated time of one inference", func(t report.Totals) float64 { return t.TimeS }},
-	{"flops", "FLOP", "floating-point operations", func(t report.Totals) float64 { return t.FLOPs }},
-	{"macs", "", "multiply-accumulates", func(t report.Totals) float64 { return t.MACs }},
-	{"executed_flops", "FLOP", "floating-point operations the plan's kernels execute (Winograd: fewer products plus transforms)", func(t report.Totals) float64 { return t.ExecutedFLOPs }},
-	{"bytes", "B", "bytes read and written by all kernels", func(t report.Totals) float64 { return t.BytesRead + t.BytesWritten }},
-	{"launches", "", "kernel launches", func(t report.Totals) float64 { return t.Launches }},
-	{"params", "", "parameters", func(t report.Totals) float64 { return t.Params }},
-	{"param_bytes", "B", "parameter bytes", func(t report.Totals) float64 { return t.ParamBytes }},
-	{"peak_memory", "B", "peak activation memory plus weights", func(t report.Totals) float64 { return t.PeakMemoryBytes }},
-	{"energy", "J", "estimated energy of one inference", func(t report.Totals) float64 { return t.EnergyJ }},
+	{Name: "time", Unit: "s", Doc: "estimated time of one inference (of one training step under train)", get: func(t report.Totals) float64 { return t.TimeS }},
+	{Name: "flops", Unit: "FLOP", Doc: "floating-point operations (the forward pass's under train)", get: func(t report.Totals) float64 { return t.FLOPs }, forward: true},
+	{Name: "macs", Unit: "", Doc: "multiply-accumulates (the forward pass's under train)", get: func(t report.Totals) float64 { return t.MACs }, forward: true},
+	{Name: "executed_flops", Unit: "FLOP", Doc: "floating-point operations the plan's kernels execute (Winograd: fewer products plus transforms; the forward pass's under train)", get: func(t report.Totals) float64 { return t.ExecutedFLOPs }, forward: true},
+	{Name: "bytes", Unit: "B", Doc: "bytes read and written by all kernels (the forward pass's under train)", get: func(t report.Totals) float64 { return t.BytesRead + t.BytesWritten }, forward: true},
+	{Name: "launches", Unit: "", Doc: "kernel launches (the forward pass's under train)", get: func(t report.Totals) float64 { return t.Launches }, forward: true},
+	{Name: "params", Unit: "", Doc: "parameters", get: func(t report.Totals) float64 { return t.Params }},
+	{Name: "param_bytes", Unit: "B", Doc: "parameter bytes", get: func(t report.Totals) float64 { return t.ParamBytes }},
+	{Name: "peak_memory", Unit: "B", Doc: "peak activation memory plus weights (a training step's nvidia-smi view under train)", get: func(t report.Totals) float64 { return t.PeakMemoryBytes }},
+	{Name: "energy", Unit: "J", Doc: "estimated energy of one inference (of one training step under train)", get: func(t report.Totals) float64 { return t.EnergyJ }},
 }
 
 // LookupMetric finds a metric by name (accepting a few common spellings).

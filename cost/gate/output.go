@@ -87,7 +87,11 @@ func WriteCheckMarkdown(w io.Writer, res *CheckResult) {
 				ch := change(met.Name, b, a.Head)
 				delta = md(signed(ch.Delta, met) + relText(ch.Rel))
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", md(m.Name), a.Metric, base, Format(a.Head, met), delta, md(a.Limit+levelSuffix(a.Level)), statusIcon(a))
+			metric := a.Metric
+			if a.Scope != "" {
+				metric += " (" + a.Scope + ")"
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", md(m.Name), metric, base, Format(a.Head, met), delta, md(a.Limit+levelSuffix(a.Level)), statusIcon(a))
 		}
 	}
 	// The PR comment is where CI users read the result, so the estimate's

@@ -40,16 +40,17 @@ var (
 )
 
 // FuzzUserGPU holds a user's GPU file to the physics the built-in table
-// is held to (TestPhysics): a GPU the file's validation accepts, however
-// odd its figures, prices no kernel faster than its cold bytes over DRAM
-// bandwidth or its FLOPs over the peak, no average power above TDP, and
-// no time falling as batch grows under PyTorch's plan, whose algorithm
-// choices are priced (the fused plan's Winograd substitution is a shape
-// rule, and a batch-1 layer it leaves to implicit GEMM can cost more than
-// the same layer as Winograd at batch 2: checked on the table's GPUs by
-// TestPhysics, not here). The fuzzer scales a built-in board's
-// figures (a file's likely slips: units off by 1,000, one figure from
-// another board) rather than writing YAML, which mostly fails to parse.
+// is held to (TestPhysics). A board the file's validation accepts prices
+// no kernel faster than its cold bytes over DRAM bandwidth or its FLOPs
+// over the peak, no average power above TDP (or the cap), and no time
+// falling as a power cap or an SM clock lock is lowered (checkControls,
+// at the first batch) or, under PyTorch's plan and in a training step,
+// as the batch grows. The fused plan's batch growth is left to
+// TestPhysics: its Winograd substitution is a shape rule, and a batch-1
+// layer it leaves to implicit GEMM can cost more than the same layer as
+// Winograd at batch 2. The fuzzer scales a table board's figures (another
+// generation's board) rather than writing YAML, which mostly fails to
+// parse; FuzzGPUFile covers the text.
 func FuzzUserGPU(f *testing.F) {
 	f.Add(uint8(0), 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
 	f.Add(uint8(7), 0.125, 8.0, 1.0, 1.0, 1.0, 1.0, 1.0)
@@ -119,6 +120,11 @@ func FuzzUserGPU(f *testing.F) {
 						t.Fatalf("%s: %v\n%s", where, err, file)
 					}
 					checkKernels(&v, where, g, r, fl.cold[dt], 0)
+					if j == 0 {
+						// Lower power caps and SM clocks: never faster,
+						// the floors and the cap held at each.
+						checkControls(&v, where, g, fl, dt, r)
+					}
 					re, err := pipeline.Estimate(el.l, g, pipeline.EstimateOptions{DType: dt, Plan: "eager", Runtime: eager})
 					if err != nil {
 						t.Fatalf("%s eager: %v\n%s", where, err, file)
