@@ -663,6 +663,34 @@ func TestMinimumCapHolds(t *testing.T) {
 	}
 }
 
+// TestUnmetCapSaysSo: a board whose own clock under its default limit
+// is already its lowest (a user's Titan X Pascal at 4.7× the boost clock
+// and 7.6× the SMs: held to 0.25 of boost, under the assumed 0.3 floor)
+// cannot settle lower under a cap; the run is reported above the cap
+// with the warning every unmet cap gets. It was reported at 244 W under a
+// 150 W cap without a word (FuzzUserGPU).
+func TestUnmetCapSaysSo(t *testing.T) {
+	db, err := hwdb.WithUserData("tx.yaml", []byte("- name: fuzzed\n  base: Titan-X-Pascal\n  boost_clock_mhz: 7655\n  sms: 214\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := db.Lookup("fuzzed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := convReluSum(t)
+	r, err := Analyze(b.G, b.M, g, Options{DType: "fp32", Power: perf.PowerControl{CapW: 150}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Totals.AvgPowerW <= 150 {
+		t.Fatalf("averages %.1f W: the board no longer exceeds the cap, and the test needs one that does", r.Totals.AvgPowerW)
+	}
+	if !strings.Contains(strings.Join(r.Warnings, "\n"), "even at the lowest SM clock") {
+		t.Errorf("averages %.1f W under a 150 W cap with no warning", r.Totals.AvgPowerW)
+	}
+}
+
 // TestWeightTransposeIsAView: torch.onnx writes F.linear of a 3-D input,
 // exported without constant folding, as MatMul(x, Transpose(W)). Under the
 // PyTorch runtimes W.t() is a view the GEMM reads transposed, so the

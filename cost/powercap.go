@@ -56,9 +56,22 @@ func analyzeUnderCap(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*rep
 	if l := opt.Power.SMClockMHz; l > 0 {
 		hi = min(hi, max(l, lo))
 	}
+	// unmet says so where even the lowest clock the run can take draws
+	// more than the cap.
+	unmet := func(r *report.Report, f float64) (*report.Report, error) {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("power cap %g W: the run averages %.0f W even at the lowest SM clock (%.0f MHz); its power is reported above the cap", capW, r.Totals.AvgPowerW, f))
+		return r, nil
+	}
 	top, err := at(hi)
-	if err != nil || excess(top) <= 0 || !(hi > lo) {
+	if err != nil || excess(top) <= 0 {
 		return top, err
+	}
+	if !(hi > lo) {
+		// The board's own clock is its lowest already (a user's board
+		// whose default clock sits under the assumed floor): no lower
+		// clock to settle at. This returned the run above the cap
+		// without a word (FuzzUserGPU).
+		return unmet(top, hi)
 	}
 	best, err := at(lo)
 	if err != nil {
@@ -66,8 +79,7 @@ func analyzeUnderCap(g *ir.Graph, m *ir.Model, gpu *hwdb.GPU, opt Options) (*rep
 	}
 	eLo, eHi := excess(best), excess(top)
 	if eLo > 0 {
-		best.Warnings = append(best.Warnings, fmt.Sprintf("power cap %g W: the run averages %.0f W even at the lowest SM clock (%.0f MHz); its power is reported above the cap", capW, best.Totals.AvgPowerW, lo))
-		return best, nil
+		return unmet(best, lo)
 	}
 	side := 0
 	for i := 0; hi-lo > capClockTolMHz && -eLo > capPowerTol*capW && i < 64; i++ {
