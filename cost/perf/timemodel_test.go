@@ -360,6 +360,31 @@ func TestOneRowNeverDearerThanFour(t *testing.T) {
 	}
 }
 
+// TestRowsNeverDearerThanTheirGEMVs: r rows of a product never cost
+// more than r one-row GEMVs (gemvsS) at any precision: a library has that
+// choice. A small fp16 or int8 product (4×64×172, a tiny decoder's MLP)
+// was priced as its padded tensor tile on 2 SMs.
+func TestRowsNeverDearerThanTheirGEMVs(t *testing.T) {
+	for _, c := range []struct {
+		gpu string
+		pr  hwdb.Precision
+		eb  float64
+	}{{"A100-SXM4-80GB", hwdb.FP16Tensor, 2}, {"H100-SXM5-80GB", hwdb.INT8Tensor, 1}, {"T4", hwdb.FP16Tensor, 2}} {
+		g, err := hwdb.Lookup(c.gpu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := Options{Params: DefaultParams(), Setting: Isolated}
+		one := EstimateKernel(g, GEMMKernel(1, 64, 172, 1, c.pr, c.eb, c.eb), o)
+		for _, r := range []int64{2, 4, 8} {
+			k := EstimateKernel(g, GEMMKernel(r, 64, 172, 1, c.pr, c.eb, c.eb), o)
+			if bound := float64(r) * max(one.ComputeS, k.MemoryS); k.ComputeS > bound*(1+1e-12) {
+				t.Errorf("%s %s: %d rows' main loop %g s, above %d GEMVs' %g s", c.gpu, c.pr, r, k.ComputeS, r, bound)
+			}
+		}
+	}
+}
+
 // TestClockBusyFraction: a power-capped board throttles a kernel that
 // fills every SM but not one that keeps a quarter of them busy enough to
 // fit the power budget: f ∝ √(ρ/(busy·FullClockPower)), capped at boost.

@@ -19,9 +19,10 @@ var userCases = []struct {
 	path    string
 	batches [2]int64
 	train   bool // also priced as a training step
+	decode  bool // a decode step: its fused plan (no convolution) and its tokens/s must not fall either
 }{
-	{"zoo:resnet18", [2]int64{1, 2}, true},
-	{"zoo:llama-tiny?decode=1&past=256", [2]int64{1, 4}, false},
+	{"zoo:resnet18", [2]int64{1, 2}, true, false},
+	{"zoo:llama-tiny?decode=1&past=256", [2]int64{1, 4}, false, true},
 }
 
 // userPlans are the cases loaded under the fused plan (TensorRT's, the
@@ -88,10 +89,16 @@ func FuzzUserGPU(f *testing.F) {
 			}
 		}
 		// The figure as a file writes it: the base's, scaled.
-		file := fmt.Sprintf("- name: fuzzed\n  base: %s\n  mem_bw_gbps: %g\n  l2_mib: %g\n  boost_clock_mhz: %g\n  sms: %d\n  launch_us: %g\n  peak_tflops: {fp32: %g, fp16_tensor: %g}\n",
+		file := fmt.Sprintf("- name: fuzzed\n  base: %s\n  mem_bw_gbps: %g\n  l2_mib: %g\n  boost_clock_mhz: %g\n  sms: %d\n  launch_us: %g\n  peak_tflops: {fp32: %g",
 			base.Name, base.MemBW/1e9*bw, base.L2Bytes/(1<<20)*l2, base.BoostClockMHz*clock,
-			max(1, int(math.Round(float64(base.SMs)*sms))), base.LaunchS*1e6*launch,
-			base.Peak[hwdb.FP32]/1e12*peak, max(base.Peak[hwdb.FP16Tensor], base.Peak[hwdb.FP32])/1e12*peak)
+			max(1, int(math.Round(float64(base.SMs)*sms))), base.LaunchS*1e6*launch, base.Peak[hwdb.FP32]/1e12*peak)
+		// A tensor path only where the board has one: a Pascal board given
+		// one is another architecture (its fp16 GEMVs priced at GP102's
+		// 1/64-rate half vectors beside a tile at the fp32 rate).
+		if t := base.Peak[hwdb.FP16Tensor]; t > 0 {
+			file += fmt.Sprintf(", fp16_tensor: %g", t/1e12*peak)
+		}
+		file += "}\n"
 		if base.L2BW > 0 {
 			file += fmt.Sprintf("  l2_bw_gbps: %g\n", base.L2BW/1e9*l2bw)
 		}
@@ -141,7 +148,7 @@ func FuzzUserGPU(f *testing.F) {
 		var v violations
 		for i, c := range userCases {
 			for _, dt := range dtypes {
-				var times [2]float64
+				var times, fused [2]float64
 				for j := range c.batches {
 					where := fmt.Sprintf("%s batch %d %s", c.path, c.batches[j], dt)
 					fl, el := userLoaded[i].fused[j], userLoaded[i].eager[j]
@@ -165,10 +172,22 @@ func FuzzUserGPU(f *testing.F) {
 							t.Fatalf("%s: time %v\n%s", where, x, file)
 						}
 					}
-					times[j] = re.Totals.TimeS
+					times[j], fused[j] = re.Totals.TimeS, r.Totals.TimeS
 				}
 				if times[1] < times[0]*(1-tol) {
 					v.add("eager time never falls as batch grows", "%s %s: %.9g s at %d, %.9g s at %d", c.path, dt, times[0], c.batches[0], times[1], c.batches[1])
+				}
+				b0, b1 := float64(c.batches[0]), float64(c.batches[1])
+				for plan, ts := range map[string][2]float64{"eager": times, "fused": fused} {
+					if !c.decode {
+						break
+					}
+					if ts[1] < ts[0]*(1-tol) {
+						v.add("decode time never falls as batch grows", "%s %s %s: %.9g s at %g, %.9g s at %g", c.path, dt, plan, ts[0], b0, ts[1], b1)
+					}
+					if b1/ts[1] < b0/ts[0]*(1-tol) {
+						v.add("decode throughput never falls as batch grows", "%s %s %s: %.1f/s at %g, %.1f/s at %g", c.path, dt, plan, b0/ts[0], b0, b1/ts[1], b1)
+					}
 				}
 			}
 			// A training step (PyTorch eager, SGD) at fp32 and under
