@@ -43,17 +43,18 @@ var (
 // FuzzUserGPU holds a user's GPU file to the physics the built-in table
 // is held to (TestPhysics). A board the file's validation accepts prices
 // no kernel faster than its cold bytes over DRAM bandwidth or its FLOPs
-// over the peak, no average power above TDP (or the cap), and no time
-// falling as a power cap or an SM clock lock is lowered (checkControls,
-// at the first batch) or, under PyTorch's plan and in a training step,
-// as the batch grows. The fused plan's batch growth is left to
-// TestPhysics: its Winograd substitution is a shape rule, and a batch-1
-// layer it leaves to implicit GEMM can cost more than the same layer as
-// Winograd at batch 2. The fuzzer scales a table board's figures (nine:
-// bandwidth, peaks, L2 size and bandwidth, clock, SMs, launch cost, TDP
-// with the power limits, idle draw; another generation's board) rather
-// than writing YAML, which mostly fails to parse; FuzzGPUFile covers the
-// text.
+// over the peak (calibrated or not), no average power above TDP (or the
+// cap), and no time falling as a power cap or an SM clock lock is
+// lowered (checkControls, at the first batch) or as the batch grows:
+// under PyTorch's plan, in a training step, and for a decode step (time
+// and tokens/s) under the fused plan too. The fused plan's CNN batch
+// growth is left to TestPhysics: its Winograd substitution is a shape
+// rule, and a batch-1 layer it leaves to implicit GEMM can cost more than
+// the same layer as Winograd at batch 2. The fuzzer scales a table
+// board's figures (nine: bandwidth, peaks, L2 size and bandwidth, clock,
+// SMs, launch cost, TDP with the power limits, idle draw; another
+// generation's board) rather than writing YAML, which mostly fails to
+// parse; FuzzGPUFile covers the text.
 func FuzzUserGPU(f *testing.F) {
 	f.Add(uint8(0), 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
 	f.Add(uint8(7), 0.125, 8.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.5, 1.0)
@@ -161,6 +162,14 @@ func FuzzUserGPU(f *testing.F) {
 						// Lower power caps and SM clocks: never faster,
 						// the floors and the cap held at each.
 						checkControls(&v, where, g, fl, dt, r)
+						// A calibration fitted on this board whose factors
+						// jump 400-fold between size decades and halve the
+						// whole GPU: the floors still hold.
+						rc, err := pipeline.Estimate(fl.l, g, pipeline.EstimateOptions{DType: dt, Plan: "fused", Calibration: adversarial(t, g)})
+						if err != nil {
+							t.Fatalf("%s calibrated: %v\n%s", where, err, file)
+						}
+						checkKernels(&v, where+" calibrated", g, rc, fl.cold[dt], 0)
 					}
 					re, err := pipeline.Estimate(el.l, g, pipeline.EstimateOptions{DType: dt, Plan: "eager", Runtime: eager})
 					if err != nil {
