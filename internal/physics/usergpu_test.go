@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/onnxcost/onnxcost/cost/perf"
 	"github.com/onnxcost/onnxcost/hwdb"
 	"github.com/onnxcost/onnxcost/passes"
 	"github.com/onnxcost/onnxcost/pipeline"
@@ -72,7 +73,7 @@ func FuzzUserGPU(f *testing.F) {
 	// came from such a board).
 	rhoLo, rhoHi := math.Inf(1), 0.0
 	for _, g := range gpus {
-		rho := g.TDPWatts / (float64(g.SMs) * g.BoostClockMHz / 1000)
+		rho := perf.PowerDensity(g)
 		rhoLo, rhoHi = min(rhoLo, rho), max(rhoHi, rho)
 	}
 	f.Fuzz(func(t *testing.T, pick uint8, bw, peak, l2, l2bw, clock, sms, launch, tdp, idle float64) {
@@ -122,7 +123,7 @@ func FuzzUserGPU(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rho := g.TDPWatts / (float64(g.SMs) * g.BoostClockMHz / 1000); rho < rhoLo/2 || rho > 2*rhoHi {
+		if rho := perf.PowerDensity(g); rho < rhoLo/2 || rho > 2*rhoHi {
 			return
 		}
 		userLoadOnce.Do(func() {
