@@ -13,25 +13,14 @@ import (
 // cost model divides and subtracts by. Seeds: the example files and a
 // few entries at the validation's edges.
 func FuzzGPUFile(f *testing.F) {
-	for _, p := range []string{"../testdata/gpus/my-gpus.yaml"} {
-		if b, err := os.ReadFile(p); err == nil {
-			f.Add(b)
-		}
-	}
-	for _, s := range []string{
+	seed(f, "../testdata/gpus/my-gpus.yaml",
 		"- name: X\n  base: A100-SXM4-80GB\n  boost_clock_mhz: 100\n",
 		"- name: X\n  base: T4\n  mem_gib: 0.001\n  tdp_w: null\n",
 		"gpus:\n  - name: X\n    base: H100\n    peak_tflops: {fp16_tensor: 1e-9}\n",
-		"- &a\n  name: X\n  base: L4\n- <<: *a\n  name: Y\n",
-	} {
-		f.Add([]byte(s))
-	}
+		"- &a\n  name: X\n  base: L4\n- <<: *a\n  name: Y\n")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		db, err := WithUserData("fuzz.yaml", data)
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "fuzz.yaml") {
-				t.Fatalf("error does not name the file: %v", err)
-			}
+		if refused(t, err) {
 			return
 		}
 		for _, g := range db.All() {
@@ -73,22 +62,13 @@ func checkGPU(t *testing.T, g *GPU) {
 
 // FuzzRuntimeFile: the runtime file's contract, as FuzzGPUFile's.
 func FuzzRuntimeFile(f *testing.F) {
-	if b, err := os.ReadFile("../testdata/runtimes/my-runtimes.yaml"); err == nil {
-		f.Add(b)
-	}
-	for _, s := range []string{
+	seed(f, "../testdata/runtimes/my-runtimes.yaml",
 		"- name: r\n  base: pytorch\n  dispatch_us: 1e9\n",
 		"- name: r\n  base: onnxruntime\n  context_mib: 0.5\n  cuda_graph: 1\n",
-		"- name: tensorrt\n  base: tensorrt\n  tensorrt_version: \"8.6\"\n",
-	} {
-		f.Add([]byte(s))
-	}
+		"- name: tensorrt\n  base: tensorrt\n  tensorrt_version: \"8.6\"\n")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		db, err := RuntimesWithUserData("fuzz.yaml", data)
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "fuzz.yaml") {
-				t.Fatalf("error does not name the file: %v", err)
-			}
+		if refused(t, err) {
 			return
 		}
 		for _, r := range db.All() {
@@ -103,4 +83,25 @@ func FuzzRuntimeFile(f *testing.F) {
 			}
 		}
 	})
+}
+
+// seed adds the example file at path, where it exists, and texts to f's
+// corpus.
+func seed(f *testing.F, path string, texts ...string) {
+	if b, err := os.ReadFile(path); err == nil {
+		f.Add(b)
+	}
+	for _, s := range texts {
+		f.Add([]byte(s))
+	}
+}
+
+// refused reports whether a parse of "fuzz.yaml" refused it, failing the
+// run where the message does not start with the file's name.
+func refused(t *testing.T, err error) bool {
+	t.Helper()
+	if err != nil && !strings.HasPrefix(err.Error(), "fuzz.yaml") {
+		t.Fatalf("error does not name the file: %v", err)
+	}
+	return err != nil
 }
